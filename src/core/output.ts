@@ -1,0 +1,155 @@
+/**
+ * Everything gwctl prints goes through here: data to stdout (tables, lines, one JSON document),
+ * progress and diagnostics to stderr, and progress only when stderr is a terminal.
+ */
+import {Chalk} from 'chalk'
+import Table from 'cli-table3'
+
+/** Colours are off with `NO_COLOR`, `FORCE_COLOR=0`, or when the stream is not a TTY. */
+function colorLevel(stream: NodeJS.WriteStream): 0 | 1 {
+  if (process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== '') return 0
+  if (process.env.FORCE_COLOR === '0') return 0
+  if (process.env.FORCE_COLOR) return 1
+  return stream.isTTY ? 1 : 0
+}
+
+let stdoutChalk: InstanceType<typeof Chalk> | undefined
+let stderrChalk: InstanceType<typeof Chalk> | undefined
+
+/** Chalk for text bound to stdout. */
+export function color(): InstanceType<typeof Chalk> {
+  stdoutChalk ??= new Chalk({level: colorLevel(process.stdout)})
+  return stdoutChalk
+}
+
+/** Chalk for text bound to stderr. */
+export function colorErr(): InstanceType<typeof Chalk> {
+  stderrChalk ??= new Chalk({level: colorLevel(process.stderr)})
+  return stderrChalk
+}
+
+/** Writes one line of data to stdout. */
+export function out(line = ''): void {
+  process.stdout.write(line + '\n')
+}
+
+/** Writes one line of diagnostics to stderr (warnings, notes, closing stats). */
+export function err(line = ''): void {
+  process.stderr.write(line + '\n')
+}
+
+/** A warning on stderr; it never changes the exit code. */
+export function warn(message: string): void {
+  err(colorErr().yellow('warning: ') + message)
+}
+
+/** Exactly one JSON document on stdout. */
+export function printJson(value: unknown): void {
+  process.stdout.write(JSON.stringify(value, null, 2) + '\n')
+}
+
+/** True when progress may be drawn: stderr is a terminal and the user did not ask for quiet. */
+export function progressEnabled(): boolean {
+  return Boolean(process.stderr.isTTY) && process.env.GWCTL_NO_PROGRESS === undefined
+}
+
+/**
+ * A single status line on stderr that rewrites itself in place. A no-op when stderr is not a
+ * terminal, so scripts and pipes see no progress noise.
+ */
+export class StatusLine {
+  private active = false
+  private readonly enabled = progressEnabled()
+
+  update(text: string): void {
+    if (!this.enabled) return
+    const width = process.stderr.columns || 80
+    const line = text.length >= width ? text.slice(0, width - 1) : text
+    process.stderr.write('\r\x1b[2K' + line)
+    this.active = true
+  }
+
+  /** Clears the line (leaving the cursor at column 0). */
+  done(): void {
+    if (!this.enabled || !this.active) return
+    process.stderr.write('\r\x1b[2K')
+    this.active = false
+  }
+}
+
+export interface Column<T> {
+  header: string
+  value: (row: T) => string | number | undefined | null
+  align?: 'left' | 'right'
+}
+
+/** Renders rows as a plain aligned table (no box drawing: easy to read and to grep). */
+export function renderTable<T>(rows: readonly T[], columns: readonly Column<T>[]): string {
+  const table = new Table({
+    head: columns.map((c) => color().bold(c.header)),
+    colAligns: columns.map((c) => c.align ?? 'left'),
+    chars: {
+      top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
+      bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
+      left: '', 'left-mid': '', mid: '', 'mid-mid': '',
+      right: '', 'right-mid': '', middle: '  ',
+    },
+    style: {head: [], border: [], 'padding-left': 0, 'padding-right': 0},
+  })
+  for (const row of rows) table.push(columns.map((c) => String(c.value(row) ?? '')))
+  return table
+    .toString()
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .join('\n')
+}
+
+/** Prints a table, or `empty` when there are no rows. */
+export function printTable<T>(rows: readonly T[], columns: readonly Column<T>[], empty = 'Nothing to show.'): void {
+  if (rows.length === 0) {
+    out(empty)
+    return
+  }
+  out(renderTable(rows, columns))
+}
+
+/** Prints `key: value` lines with aligned keys; undefined values are skipped. */
+export function printFields(fields: Record<string, unknown>): void {
+  const entries = Object.entries(fields).filter(([, v]) => v !== undefined && v !== null && v !== '')
+  const width = Math.max(0, ...entries.map(([k]) => k.length))
+  for (const [key, value] of entries) {
+    const text = typeof value === 'object' ? JSON.stringify(value) : String(value)
+    out(`${color().dim((key + ':').padEnd(width + 1))} ${text}`)
+  }
+}
+
+/** Masks a secret for display: the first 4 characters, then an ellipsis. */
+export function maskSecret(secret: string | undefined): string {
+  if (!secret) return ''
+  if (secret.length <= 8) return '****'
+  return `${secret.slice(0, 4)}…${'*'.repeat(4)}`
+}
+
+/** "1m 05s" style duration. */
+export function formatDuration(ms: number): string {
+  const total = Math.max(0, Math.round(ms / 1000))
+  const h = Math.floor(total / 3600)
+  const m = Math.floor((total % 3600) / 60)
+  const s = total % 60
+  if (h > 0) return `${h}h ${String(m).padStart(2, '0')}m ${String(s).padStart(2, '0')}s`
+  if (m > 0) return `${m}m ${String(s).padStart(2, '0')}s`
+  return `${s}s`
+}
+
+/** "12.3 MB" style byte count. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`
+  const units = ['KB', 'MB', 'GB']
+  let value = bytes / 1024
+  let unit = 0
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024
+    unit++
+  }
+  return `${value.toFixed(1)} ${units[unit]}`
+}
