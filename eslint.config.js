@@ -17,6 +17,18 @@ export default tseslint.config(
   },
   {
     files: ['**/*.js'],
-    languageOptions: {globals: {process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly', performance: 'readonly', fetch: 'readonly', AbortController: 'readonly'}},
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        Buffer: 'readonly',
+        performance: 'readonly',
+        fetch: 'readonly',
+        AbortController: 'readonly',
+      },
+    },
   },
 )

@@ -8,6 +8,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     // e2e tests spawn bin/run.js (a Node process each); two cores.
     maxWorkers: 2,
+    globalSetup: ['test/global-setup.ts'],
     env: {NO_COLOR: '1', TZ: 'UTC', NODE_EXTRA_CA_CERTS: ''},
   },
 })

@@ -112,7 +112,6 @@ export class InterruptedError extends GwError {
 /** True for errors raised by an aborted signal (undici, fetch, timers). */
 export function isAbortError(error: unknown): boolean {
   return (
-    error instanceof Error &&
-    (error.name === 'AbortError' || (error as {code?: string}).code === 'ABORT_ERR')
+    error instanceof Error && (error.name === 'AbortError' || (error as {code?: string}).code === 'ABORT_ERR')
   )
 }

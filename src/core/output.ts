@@ -89,10 +89,21 @@ export function renderTable<T>(rows: readonly T[], columns: readonly Column<T>[]
     head: columns.map((c) => color().bold(c.header)),
     colAligns: columns.map((c) => c.align ?? 'left'),
     chars: {
-      top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
-      bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-      left: '', 'left-mid': '', mid: '', 'mid-mid': '',
-      right: '', 'right-mid': '', middle: '  ',
+      top: '',
+      'top-mid': '',
+      'top-left': '',
+      'top-right': '',
+      bottom: '',
+      'bottom-mid': '',
+      'bottom-left': '',
+      'bottom-right': '',
+      left: '',
+      'left-mid': '',
+      mid: '',
+      'mid-mid': '',
+      right: '',
+      'right-mid': '',
+      middle: '  ',
     },
     style: {head: [], border: [], 'padding-left': 0, 'padding-right': 0},
   })
@@ -105,7 +116,11 @@ export function renderTable<T>(rows: readonly T[], columns: readonly Column<T>[]
 }
 
 /** Prints a table, or `empty` when there are no rows. */
-export function printTable<T>(rows: readonly T[], columns: readonly Column<T>[], empty = 'Nothing to show.'): void {
+export function printTable<T>(
+  rows: readonly T[],
+  columns: readonly Column<T>[],
+  empty = 'Nothing to show.',
+): void {
   if (rows.length === 0) {
     out(empty)
     return

@@ -1,0 +1,105 @@
+/**
+ * The base of every gwctl command: `--json` and `--verbose`, Ctrl-C handling, and the one place
+ * where errors become output and exit codes.
+ */
+import {Command, Flags} from '@oclif/core'
+
+import {ExitCode, GwError, InterruptedError, UsageError} from './errors.js'
+import {colorErr, err as printErr} from './output.js'
+
+export abstract class BaseCommand extends Command {
+  static enableJsonFlag = true
+
+  static baseFlags = {
+    verbose: Flags.boolean({
+      description: 'Show more detail: request ids, upstream details, stacks of unexpected errors.',
+      helpGroup: 'GLOBAL',
+      env: 'GWCTL_VERBOSE',
+    }),
+  }
+
+  private readonly controller = new AbortController()
+  private interrupts = 0
+  private readonly onSigint = (): void => {
+    this.interrupts++
+    // A second Ctrl-C leaves at once even if something ignores the abort.
+    if (this.interrupts > 1) process.exit(ExitCode.interrupted)
+    this.controller.abort(new InterruptedError())
+  }
+
+  /** Aborted on Ctrl-C / SIGTERM; pass it to every service call. */
+  protected get signal(): AbortSignal {
+    return this.controller.signal
+  }
+
+  /** True when `--verbose` was given (read from argv so it works before and after parse). */
+  protected get verbose(): boolean {
+    return (
+      this.argv.includes('--verbose') ||
+      process.env.GWCTL_VERBOSE === '1' ||
+      process.env.GWCTL_VERBOSE === 'true'
+    )
+  }
+
+  /** Lets a command handle SIGINT itself (the chat REPL cancels a reply but stays). */
+  protected releaseSigint(): void {
+    process.off('SIGINT', this.onSigint)
+  }
+
+  async init(): Promise<void> {
+    await super.init()
+    process.on('SIGINT', this.onSigint)
+    process.on('SIGTERM', this.onSigint)
+  }
+
+  async finally(error: Error | undefined): Promise<void> {
+    process.off('SIGINT', this.onSigint)
+    process.off('SIGTERM', this.onSigint)
+    await super.finally(error)
+  }
+
+  async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}; parse?: unknown}): Promise<never> {
+    // oclif's own exit (this.exit) passes through untouched.
+    if ((error as {code?: string}).code === 'EEXIT') throw error
+    const gw = toGwError(error, this.controller.signal.aborted)
+    if (this.jsonEnabled()) {
+      process.stdout.write(JSON.stringify(gw.toJSON(), null, 2) + '\n')
+    } else {
+      const c = colorErr()
+      printErr(c.red(`Error: ${gw.message}`))
+      if (gw.details && this.verbose) {
+        for (const [key, value] of Object.entries(gw.details)) printErr(c.dim(`  ${key}: ${String(value)}`))
+      } else if (gw.details?.platform_id) {
+        printErr(c.dim(`  platform_id: ${String(gw.details.platform_id)}`))
+      }
+      if (gw.hint) printErr(c.dim(gw.hint))
+      if (gw.exitCode === ExitCode.unexpected && this.verbose && error.stack) printErr(c.dim(error.stack))
+    }
+    this.exit(gw.exitCode)
+  }
+}
+
+/** Any thrown value as a GwError: oclif parse errors are usage errors; the rest is unexpected. */
+export function toGwError(error: unknown, aborted = false): GwError {
+  if (error instanceof GwError) return error
+  const e = error as Error & {oclif?: {exit?: number}; parse?: unknown; code?: string}
+  if (aborted || e?.name === 'AbortError') return new InterruptedError()
+  if (
+    e?.parse !== undefined ||
+    e?.oclif?.exit === 2 ||
+    /^(Missing|Unexpected|Expected|Nonexistent|Parsing|The following error)/.test(e?.message ?? '')
+  ) {
+    return new UsageError(stripAnsi(e.message), {
+      code: 'invalid_flags',
+      hint: 'See --help for the flags of this command.',
+    })
+  }
+  return new GwError('unexpected', e?.message ?? String(error), ExitCode.unexpected, {
+    hint: 'This is a bug in gwctl; run again with --verbose for the stack.',
+  })
+}
+
+function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\x1b\[[0-9;]*m/g, '')
+}

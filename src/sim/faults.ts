@@ -1,0 +1,103 @@
+/**
+ * Fault injection for the simulator: per request with the `x-sim-fault` header, or queued with
+ * `gwctl sim --fault` / `POST /__sim/faults` for requests the caller cannot add headers to.
+ *
+ * Syntax: `status=503,delay=200,reset,times=2,path=/videos,method=POST,message=text,retry-after=1`
+ * - `status=N`      answer N with an error body in the shape of the matched API
+ * - `delay=MS`      wait before the answer's headers
+ * - `reset`         destroy the connection (before headers, or mid-stream for streams)
+ * - `chunk-delay=MS` slow streams: wait between chunks
+ * - `times=N`       a queued fault applies N times (default 1; 0 = forever)
+ * - `path=P`, `method=M` a queued fault only matches requests whose path contains P / method M
+ */
+
+export interface Fault {
+  status?: number
+  delayMs?: number
+  reset?: boolean
+  chunkDelayMs?: number
+  message?: string
+  retryAfter?: string
+  times?: number
+  path?: string
+  method?: string
+}
+
+/** Parses the fault syntax above; throws on unknown keys so typos are not silently ignored. */
+export function parseFault(spec: string): Fault {
+  const fault: Fault = {}
+  for (const part of spec
+    .split(/[,;]/)
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const eq = part.indexOf('=')
+    const key = (eq === -1 ? part : part.slice(0, eq)).trim().toLowerCase()
+    const value = eq === -1 ? '' : part.slice(eq + 1).trim()
+    const num = (): number => {
+      const n = Number(value)
+      if (!Number.isFinite(n) || n < 0) throw new Error(`fault "${key}" needs a number, got "${value}"`)
+      return n
+    }
+    switch (key) {
+      case 'status':
+        fault.status = num()
+        break
+      case 'delay':
+        fault.delayMs = num()
+        break
+      case 'chunk-delay':
+        fault.chunkDelayMs = num()
+        break
+      case 'reset':
+        fault.reset = true
+        break
+      case 'times':
+        fault.times = num()
+        break
+      case 'message':
+        fault.message = value
+        break
+      case 'retry-after':
+        fault.retryAfter = value
+        break
+      case 'path':
+        fault.path = value
+        break
+      case 'method':
+        fault.method = value.toUpperCase()
+        break
+      default:
+        throw new Error(
+          `unknown fault "${key}" (known: status, delay, chunk-delay, reset, times, message, retry-after, path, method)`,
+        )
+    }
+  }
+  return fault
+}
+
+/** A queue of faults that match requests by method and path. */
+export class FaultQueue {
+  private readonly faults: Array<Fault & {left: number}> = []
+
+  add(fault: Fault): void {
+    this.faults.push({...fault, left: fault.times ?? 1})
+  }
+
+  clear(): void {
+    this.faults.length = 0
+  }
+
+  /** Takes the first fault matching this request (consuming one of its uses). */
+  take(method: string, path: string): Fault | undefined {
+    const i = this.faults.findIndex(
+      (f) => (!f.method || f.method === method) && (!f.path || path.includes(f.path)),
+    )
+    if (i === -1) return undefined
+    const fault = this.faults[i]
+    if (fault.left > 0) {
+      fault.left--
+      if (fault.left === 0) this.faults.splice(i, 1)
+    }
+    return fault
+  }
+}

@@ -1,0 +1,324 @@
+/**
+ * The offline simulator of the remote platform (and, as modules are added, of the upstream model
+ * protocols). A real HTTP server on loopback; each API lives in its own module that registers
+ * routes on a shared router.
+ *
+ * Control endpoints (for tests and scripts), not part of any real API:
+ * - `GET /__sim/requests`          every request received (authorization redacted)
+ * - `DELETE /__sim/requests`       forget them
+ * - `POST /__sim/faults`           `{"fault":"status=503,times=2,path=/videos"}` queues a fault
+ * - `DELETE /__sim/faults`         clears queued faults
+ * - `POST /__sim/clock`            `{"advanceSeconds":90000}` moves the simulated clock forward
+ */
+import {once} from 'node:events'
+import type {IncomingMessage, ServerResponse} from 'node:http'
+import {createServer} from 'node:http'
+import type {AddressInfo} from 'node:net'
+import {setTimeout as sleep} from 'node:timers/promises'
+
+import type {Fault} from './faults.js'
+import {FaultQueue, parseFault} from './faults.js'
+import type {SimRequest} from './router.js'
+import {SimRouter, sendJson} from './router.js'
+import {videosModule} from './videos.js'
+
+/** Where the simulated platform API lives below the server root. */
+export const SIM_API_PREFIX = '/api/v1'
+
+export interface SimOptions {
+  port?: number
+  host?: string
+  /** Seconds a video task takes from creation to its end state (default 20). */
+  taskSeconds?: number
+  /** Simulated seconds per real second (default 1). */
+  timeScale?: number
+  /** When set, only this API key is accepted; otherwise any non-empty Bearer key is. */
+  apiKey?: string
+  /** Faults queued at start (syntax of {@link parseFault}). */
+  faults?: string[]
+  /** Largest request body accepted, in bytes (default 10 MiB). */
+  maxBodyBytes?: number
+}
+
+export interface RecordedRequest {
+  method: string
+  path: string
+  query: Record<string, string | string[]>
+  headers: Record<string, string | string[] | undefined>
+  body: unknown
+  at: number
+}
+
+/** The simulated clock: real time, sped up by `timeScale`, plus manual advances. */
+export class SimClock {
+  private readonly start = Date.now()
+  private offsetMs = 0
+  constructor(private readonly scale = 1) {}
+
+  /** Simulated now, in Unix milliseconds. */
+  now(): number {
+    return this.start + (Date.now() - this.start) * this.scale + this.offsetMs
+  }
+
+  advance(seconds: number): void {
+    this.offsetMs += seconds * 1000
+  }
+}
+
+/** Formats an error body in the shape of one API (chosen by path prefix). */
+export type ErrorFormatter = (status: number, message: string, type: string) => unknown
+
+/** What a module gets to register its routes and share the server's facilities. */
+export interface SimContext {
+  readonly options: Required<Pick<SimOptions, 'taskSeconds' | 'timeScale'>> & SimOptions
+  readonly clock: SimClock
+  /** Origin of the server, e.g. `http://127.0.0.1:4010` (known once listening). */
+  origin(): string
+  /** Registers the error shape of the API below `prefix`. */
+  errorFormat(prefix: string, format: ErrorFormatter): void
+  /** Sends an error in the shape registered for the request's path. */
+  sendError(
+    request: SimRequest,
+    status: number,
+    message: string,
+    type?: string,
+    headers?: Record<string, string>,
+  ): void
+  /** The fault that applies to this request (from its header or the queue), if any. */
+  fault(request: SimRequest): Fault | undefined
+}
+
+/** A simulator module: one API's routes. */
+export interface SimModule {
+  name: string
+  register(router: SimRouter, context: SimContext): void
+}
+
+const MODULES: SimModule[] = [videosModule]
+
+export interface Simulator {
+  /** e.g. `http://127.0.0.1:4010` */
+  origin: string
+  /** The platform base URL to configure: origin + `/api/v1`. */
+  baseUrl: string
+  port: number
+  clock: SimClock
+  faults: FaultQueue
+  requests: RecordedRequest[]
+  close(): Promise<void>
+}
+
+const MAX_RECORDED = 2000
+
+/** Starts the simulator and resolves once it listens. */
+export async function startSim(input: SimOptions = {}): Promise<Simulator> {
+  const options = {taskSeconds: 20, timeScale: 1, maxBodyBytes: 10 * 1024 * 1024, ...input}
+  const clock = new SimClock(options.timeScale)
+  const faults = new FaultQueue()
+  for (const spec of options.faults ?? []) faults.add(parseFault(spec))
+  const requests: RecordedRequest[] = []
+  const router = new SimRouter()
+  const formatters: Array<[string, ErrorFormatter]> = []
+  let origin = ''
+  const faultsByRequest = new WeakMap<SimRequest, Fault | undefined>()
+
+  const defaultFormat: ErrorFormatter = (status, message, type) => ({error: {message, type, code: status}})
+  const formatFor = (path: string): ErrorFormatter =>
+    formatters
+      .filter(([prefix]) => path.startsWith(prefix))
+      .sort((a, b) => b[0].length - a[0].length)[0]?.[1] ?? defaultFormat
+
+  const context: SimContext = {
+    options,
+    clock,
+    origin: () => origin,
+    errorFormat: (prefix, format) => formatters.push([prefix, format]),
+    sendError: (request, status, message, type = defaultErrorType(status), headers = {}) =>
+      sendJson(request.res, status, formatFor(request.path)(status, message, type), headers),
+    fault: (request) => faultsByRequest.get(request),
+  }
+  for (const module of MODULES) module.register(router, context)
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent)
+        sendJson(res, 500, {
+          error: {message: `simulator bug: ${(error as Error).message}`, type: 'internal_error'},
+        })
+      else res.destroy()
+    })
+  })
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://sim.local')
+    const path = url.pathname
+    const method = req.method ?? 'GET'
+    const chunks: Buffer[] = []
+    let size = 0
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length
+      if (size > options.maxBodyBytes) {
+        sendJson(res, 413, {error: {message: 'request body too large', type: 'invalid_request_error'}})
+        return
+      }
+      chunks.push(chunk as Buffer)
+    }
+    const rawBody = Buffer.concat(chunks)
+    let body: unknown
+    let badJson = false
+    if (rawBody.length > 0) {
+      try {
+        body = JSON.parse(rawBody.toString('utf8'))
+      } catch {
+        badJson = true
+      }
+    }
+
+    if (path.startsWith('/__sim/')) {
+      control(method, path, body, res)
+      return
+    }
+
+    record(method, url, req, body)
+    const request: SimRequest = {
+      method,
+      path,
+      query: url.searchParams,
+      headers: req.headers,
+      body,
+      rawBody,
+      params: {},
+      req,
+      res,
+    }
+
+    const headerFault = req.headers['x-sim-fault']
+    let fault: Fault | undefined
+    try {
+      fault = typeof headerFault === 'string' ? parseFault(headerFault) : faults.take(method, path)
+    } catch (error) {
+      context.sendError(
+        request,
+        400,
+        `bad x-sim-fault header: ${(error as Error).message}`,
+        'invalid_request_error',
+      )
+      return
+    }
+    faultsByRequest.set(request, fault)
+    if (fault?.delayMs) await sleep(fault.delayMs)
+    if (fault?.reset && !fault.chunkDelayMs && fault.status === undefined) {
+      req.socket.destroy()
+      return
+    }
+    if (fault?.status !== undefined) {
+      const headers: Record<string, string> = fault.retryAfter ? {'retry-after': fault.retryAfter} : {}
+      context.sendError(
+        request,
+        fault.status,
+        fault.message ?? `simulated fault: status ${fault.status}`,
+        defaultErrorType(fault.status),
+        headers,
+      )
+      return
+    }
+
+    const match = router.match(method, path)
+    if (match === undefined) {
+      context.sendError(request, 404, `no such endpoint: ${method} ${path}`, 'not_found_error')
+      return
+    }
+    if (match === 'method') {
+      context.sendError(request, 405, `method ${method} not allowed on ${path}`, 'invalid_request_error')
+      return
+    }
+    if (badJson) {
+      context.sendError(request, 400, 'request body is not valid JSON', 'invalid_request_error')
+      return
+    }
+    if (path.startsWith(SIM_API_PREFIX + '/')) {
+      const auth = req.headers.authorization ?? ''
+      const key = /^Bearer\s+(.+)$/i.exec(auth)?.[1]?.trim()
+      if (!key || (options.apiKey !== undefined && key !== options.apiKey)) {
+        context.sendError(
+          request,
+          401,
+          key ? 'invalid API key' : 'missing Authorization: Bearer <API_KEY>',
+          'authentication_error',
+        )
+        return
+      }
+    }
+    request.params = match.params
+    await match.handler(request)
+  }
+
+  function record(method: string, url: URL, req: IncomingMessage, body: unknown): void {
+    const query: Record<string, string | string[]> = {}
+    for (const key of new Set(url.searchParams.keys())) {
+      const all = url.searchParams.getAll(key)
+      query[key] = all.length === 1 ? all[0] : all
+    }
+    const headers = {...req.headers}
+    for (const secret of ['authorization', 'x-api-key', 'x-goog-api-key', 'x-vendor-api-key']) {
+      if (headers[secret]) headers[secret] = '[redacted]'
+    }
+    requests.push({method, path: url.pathname, query, headers, body, at: Date.now()})
+    if (requests.length > MAX_RECORDED) requests.splice(0, requests.length - MAX_RECORDED)
+  }
+
+  function control(method: string, path: string, body: unknown, res: ServerResponse): void {
+    const b = (body ?? {}) as Record<string, unknown>
+    if (path === '/__sim/requests' && method === 'GET') return sendJson(res, 200, {requests})
+    if (path === '/__sim/requests' && method === 'DELETE') {
+      requests.length = 0
+      return sendJson(res, 200, {ok: true})
+    }
+    if (path === '/__sim/faults' && method === 'POST') {
+      try {
+        faults.add(parseFault(String(b.fault ?? '')))
+      } catch (error) {
+        return sendJson(res, 400, {error: {message: (error as Error).message}})
+      }
+      return sendJson(res, 200, {ok: true})
+    }
+    if (path === '/__sim/faults' && method === 'DELETE') {
+      faults.clear()
+      return sendJson(res, 200, {ok: true})
+    }
+    if (path === '/__sim/clock' && method === 'POST') {
+      clock.advance(Number(b.advanceSeconds ?? 0))
+      return sendJson(res, 200, {now: new Date(clock.now()).toISOString()})
+    }
+    sendJson(res, 404, {error: {message: `no such control endpoint: ${method} ${path}`}})
+  }
+
+  server.keepAliveTimeout = 30_000
+  server.listen(options.port ?? 0, options.host ?? '127.0.0.1')
+  await once(server, 'listening')
+  const port = (server.address() as AddressInfo).port
+  origin = `http://${options.host ?? '127.0.0.1'}:${port}`
+  return {
+    origin,
+    baseUrl: origin + SIM_API_PREFIX,
+    port,
+    clock,
+    faults,
+    requests,
+    close: async () => {
+      server.closeAllConnections()
+      server.close()
+      await once(server, 'close').catch(() => undefined)
+    },
+  }
+}
+
+function defaultErrorType(status: number): string {
+  if (status === 400) return 'invalid_request_error'
+  if (status === 401) return 'authentication_error'
+  if (status === 403) return 'permission_error'
+  if (status === 404) return 'not_found_error'
+  if (status === 429) return 'rate_limit_error'
+  if (status >= 500) return 'api_error'
+  return 'error'
+}

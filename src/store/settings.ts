@@ -1,0 +1,141 @@
+/**
+ * User settings, kept with `conf` in `<home>/settings.json` (mode 0600).
+ *
+ * Keys are flat strings (`chat.model` is one key, not a nested object). Every key a user may set
+ * is listed in {@link SETTINGS}; unknown keys are refused so typos do not go unnoticed.
+ */
+import Conf from 'conf'
+
+import {ConfigError, UsageError} from '../core/errors.js'
+import {ensureHome} from './paths.js'
+
+export interface SettingSpec {
+  description: string
+  /** Shown masked unless `--reveal`. */
+  secret?: boolean
+  /** Environment variable that overrides the stored value. */
+  env?: string
+  /** Returns an error message when the value is not acceptable. */
+  validate?: (value: string) => string | undefined
+}
+
+const httpUrl = (value: string): string | undefined => {
+  try {
+    const url = new URL(value)
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http(s) URL'
+  } catch {
+    return 'must be a URL, e.g. https://host/api/v1'
+  }
+  return undefined
+}
+
+const positiveInt = (value: string): string | undefined =>
+  /^[1-9]\d*$/.test(value) ? undefined : 'must be a positive integer'
+
+/** Every setting gwctl knows. */
+export const SETTINGS = {
+  'base-url': {
+    description: 'Base URL of the remote platform, ending in /api/v1.',
+    env: 'GWCTL_BASE_URL',
+    validate: httpUrl,
+  },
+  'api-key': {description: 'API key of the remote platform.', secret: true, env: 'GWCTL_API_KEY'},
+  'chat.model': {description: 'Default model of `gwctl chat`.', env: 'GWCTL_CHAT_MODEL'},
+  'video.interval': {
+    description: 'Default polling interval of video tasks, in seconds.',
+    validate: positiveInt,
+  },
+  'employee.name': {description: 'Default employee name of `gwctl key issue`.'},
+  'employee.contact': {description: 'Default employee contact (e-mail) of `gwctl key issue`.'},
+  'employee.team': {description: 'Default employee team of `gwctl key issue`.'},
+  'employee.role': {description: 'Default employee role of `gwctl key issue`.'},
+  'gateway.port': {
+    description: 'Port of the local gateway.',
+    env: 'GWCTL_GATEWAY_PORT',
+    validate: positiveInt,
+  },
+  'logs.retention-days': {description: 'Days the gateway keeps request logs.', validate: positiveInt},
+} satisfies Record<string, SettingSpec>
+
+export type SettingKey = keyof typeof SETTINGS
+
+/** Throws a usage error unless `key` is a known setting. */
+export function assertSettingKey(key: string): asserts key is SettingKey {
+  if (!(key in SETTINGS)) {
+    throw new UsageError(`Unknown setting "${key}".`, {
+      code: 'unknown_setting',
+      hint: `Known settings: ${Object.keys(SETTINGS).join(', ')}.`,
+    })
+  }
+}
+
+let store: Conf<Record<string, string>> | undefined
+let storeHome: string | undefined
+
+function open(): Conf<Record<string, string>> {
+  const home = ensureHome()
+  if (store && storeHome === home) return store
+  try {
+    store = new Conf<Record<string, string>>({
+      projectName: 'gwctl',
+      cwd: home,
+      configName: 'settings',
+      configFileMode: 0o600,
+      accessPropertiesByDotNotation: false,
+      clearInvalidConfig: false,
+    })
+  } catch (error) {
+    throw new ConfigError(`The settings file in ${home} cannot be read: ${(error as Error).message}`, {
+      code: 'settings_unreadable',
+      hint: 'Fix or delete settings.json, then run `gwctl config list`.',
+      cause: error,
+    })
+  }
+  storeHome = home
+  return store
+}
+
+/** Path of the settings file. */
+export function settingsPath(): string {
+  return open().path
+}
+
+/** The stored value of a setting (ignores the environment). */
+export function getStoredSetting(key: SettingKey): string | undefined {
+  return open().get(key)
+}
+
+/** The effective value: environment variable first, then the stored value. */
+export function getSetting(key: SettingKey): string | undefined {
+  const spec: SettingSpec = SETTINGS[key]
+  if (spec.env && process.env[spec.env]) return process.env[spec.env]
+  return getStoredSetting(key)
+}
+
+/** Where the effective value comes from. */
+export function settingSource(key: SettingKey): 'env' | 'settings' | 'unset' {
+  const spec: SettingSpec = SETTINGS[key]
+  if (spec.env && process.env[spec.env]) return 'env'
+  return getStoredSetting(key) === undefined ? 'unset' : 'settings'
+}
+
+/** Validates and stores a setting. */
+export function setSetting(key: SettingKey, value: string): void {
+  const spec: SettingSpec = SETTINGS[key]
+  const problem = spec.validate?.(value)
+  if (problem) throw new UsageError(`Setting "${key}" ${problem}.`, {code: 'invalid_setting'})
+  open().set(key, value)
+}
+
+/** Removes a stored setting; returns whether it was set. */
+export function unsetSetting(key: SettingKey): boolean {
+  const conf = open()
+  const had = conf.has(key)
+  conf.delete(key)
+  return had
+}
+
+/** Every stored setting. */
+export function allStoredSettings(): Record<string, string> {
+  return {...open().store}
+}

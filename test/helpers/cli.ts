@@ -1,0 +1,96 @@
+/**
+ * Shared helpers of the end-to-end tests: a temp GWCTL_HOME per test, a free port, and a runner
+ * that spawns the real `bin/run.js` with a fixed environment.
+ */
+import {mkdtempSync, rmSync} from 'node:fs'
+import {createServer} from 'node:net'
+import {tmpdir} from 'node:os'
+import {join, resolve} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import type {ResultPromise} from 'execa'
+import {execa} from 'execa'
+
+export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
+export const BIN = join(ROOT, 'bin', 'run.js')
+
+/** A fresh GWCTL_HOME folder; `cleanup()` removes it. */
+export function tempHome(): {home: string; cleanup: () => void} {
+  const home = mkdtempSync(join(tmpdir(), 'gwctl-test-'))
+  return {home, cleanup: () => rmSync(home, {recursive: true, force: true})}
+}
+
+/** A port that was free a moment ago (never 4317). */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((res, rej) => {
+      const server = createServer()
+      server.unref()
+      server.on('error', rej)
+      server.listen(0, '127.0.0.1', () => {
+        const address = server.address()
+        server.close(() => res(typeof address === 'object' && address ? address.port : 0))
+      })
+    })
+    if (port !== 4317) return port
+  }
+}
+
+export interface CliResult {
+  stdout: string
+  stderr: string
+  exitCode: number
+}
+
+export interface RunOptions {
+  home: string
+  env?: Record<string, string | undefined>
+  input?: string
+  timeoutMs?: number
+}
+
+/** The environment every spawned gwctl gets: isolated home, no colour, UTC, no user overrides. */
+export function cliEnv(
+  home: string,
+  extra: Record<string, string | undefined> = {},
+): Record<string, string | undefined> {
+  return {
+    GWCTL_HOME: home,
+    NO_COLOR: '1',
+    TZ: 'UTC',
+    NODE_EXTRA_CA_CERTS: undefined,
+    GWCTL_BASE_URL: undefined,
+    GWCTL_API_KEY: undefined,
+    GWCTL_GATEWAY_PORT: undefined,
+    GWCTL_VERBOSE: undefined,
+    ...extra,
+  }
+}
+
+/** Runs `gwctl <args>` to completion; never throws on a non-zero exit. */
+export async function runCli(args: string[], options: RunOptions): Promise<CliResult> {
+  const result = await execa('node', [BIN, ...args], {
+    env: cliEnv(options.home, options.env),
+    extendEnv: true,
+    input: options.input,
+    stdin: options.input === undefined ? 'ignore' : undefined,
+    reject: false,
+    timeout: options.timeoutMs ?? 60_000,
+    stripFinalNewline: false,
+  })
+  return {stdout: String(result.stdout), stderr: String(result.stderr), exitCode: result.exitCode ?? -1}
+}
+
+/** Starts `gwctl <args>` without waiting, for long-running commands. */
+export function spawnCli(args: string[], options: RunOptions): ResultPromise {
+  return execa('node', [BIN, ...args], {
+    env: cliEnv(options.home, options.env),
+    extendEnv: true,
+    reject: false,
+    buffer: true,
+  })
+}
+
+/** Parses stdout as exactly one JSON document. */
+export function json<T = any>(result: CliResult): T {
+  return JSON.parse(result.stdout) as T
+}
