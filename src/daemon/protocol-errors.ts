@@ -1,0 +1,91 @@
+/**
+ * Error bodies in each entrance's own protocol (../shared/PROTOCOLS.md), so that the official
+ * SDKs and agent CLIs parse gateway errors like their vendor's.
+ */
+import type {Family} from './types.js'
+
+/** Vendor error `type` for an HTTP status (chat/responses and messages families). */
+export function errorType(family: Family, status: number): string {
+  if (family === 'messages') {
+    const types: Record<number, string> = {
+      400: 'invalid_request_error',
+      401: 'authentication_error',
+      402: 'billing_error',
+      403: 'permission_error',
+      404: 'not_found_error',
+      413: 'request_too_large',
+      429: 'rate_limit_error',
+      529: 'overloaded_error',
+    }
+    return types[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error')
+  }
+  if (status === 401) return 'authentication_error'
+  if (status === 403) return 'permission_error'
+  if (status === 404) return 'not_found_error'
+  if (status === 429) return 'rate_limit_error'
+  if (status >= 500) return 'api_error'
+  return 'invalid_request_error'
+}
+
+/** Google RPC status name for an HTTP status (gemini family). */
+export function googleStatus(status: number): string {
+  const names: Record<number, string> = {
+    400: 'INVALID_ARGUMENT',
+    401: 'UNAUTHENTICATED',
+    403: 'PERMISSION_DENIED',
+    404: 'NOT_FOUND',
+    409: 'ABORTED',
+    429: 'RESOURCE_EXHAUSTED',
+    499: 'CANCELLED',
+    500: 'INTERNAL',
+    501: 'NOT_IMPLEMENTED',
+    502: 'UNAVAILABLE',
+    503: 'UNAVAILABLE',
+    504: 'DEADLINE_EXCEEDED',
+  }
+  return names[status] ?? (status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION')
+}
+
+/** The JSON error body of an HTTP error answer in `family`'s shape. */
+export function errorBody(
+  family: Family,
+  status: number,
+  message: string,
+  options: {code?: string; requestId?: string} = {},
+): unknown {
+  switch (family) {
+    case 'messages':
+      return {
+        type: 'error',
+        error: {type: errorType(family, status), message},
+        request_id: options.requestId ?? null,
+      }
+    case 'gemini':
+      return {error: {code: status, message, status: googleStatus(status)}}
+    default:
+      return {error: {message, type: errorType(family, status), param: null, code: options.code ?? null}}
+  }
+}
+
+/**
+ * The SSE text that ends a stream with an error after the first byte was sent, in `family`'s
+ * shape: chat `data: {"error":…}`, responses `event: error`, messages `event: error`, gemini a
+ * `data:` chunk with `{"error":{code,…}}`.
+ */
+export function streamErrorEvent(
+  family: Family,
+  status: number,
+  message: string,
+  sequenceNumber = 0,
+): string {
+  switch (family) {
+    case 'messages':
+      return `event: error\ndata: ${JSON.stringify({type: 'error', error: {type: errorType(family, status), message}})}\n\n`
+    case 'responses':
+      return `event: error\ndata: ${JSON.stringify({type: 'error', code: errorType(family, status), message, param: null, sequence_number: sequenceNumber})}\n\n`
+    case 'gemini':
+      return `data: ${JSON.stringify({error: {code: status, message, status: googleStatus(status)}})}\n\n`
+    default:
+      return `data: ${JSON.stringify({error: {message, type: errorType(family, status), param: null, code: null}})}\n\n`
+  }
+}
