@@ -18,9 +18,9 @@ import {fileURLToPath} from 'node:url'
 import type {SimRequest} from './router.js'
 import {sendJson} from './router.js'
 import type {SimModule} from './server.js'
-import {SIM_API_PREFIX} from './server.js'
 
-const API = `${SIM_API_PREFIX}/multimodal/gamma`
+// Literal rather than imported: server.ts imports this module (a cycle at load time).
+const API = '/api/v1/multimodal/gamma'
 const PREFIX = `${API}/videos`
 const FILES = '/sim-files/gamma'
 const MODEL = 'Gamma-H3'
