@@ -58,7 +58,7 @@ describe('validateContent: invalid sets name their rule', () => {
     ['two texts', [text(), text('b')], 'one-text'],
     ['empty text', [text('')], 'one-text'],
     ['blank text', [text('   ')], 'one-text'],
-    ['empty array', [], 'content-shape'],
+    ['empty array', [], 'one-text'],
     ['not an array', {type: 'text'}, 'content-shape'],
     ['unknown type', [text(), {type: 'file_url', file_url: {url: 'x'}}], 'content-shape'],
     ['image without url', [text(), {type: 'image_url', image_url: {}}], 'content-shape'],

@@ -70,8 +70,8 @@ function rule(name: string, message: string): UsageError {
 
 /** Checks the shape of each item: known type, its URL object, a role that fits the type. */
 function checkShapes(content: unknown): asserts content is GammaContentItem[] {
-  if (!Array.isArray(content) || content.length === 0) {
-    throw rule('content-shape', 'content must be a non-empty array of items.')
+  if (!Array.isArray(content)) {
+    throw rule('content-shape', 'content must be an array of items.')
   }
   content.forEach((raw, i) => {
     const where = `item ${i + 1}`
@@ -112,7 +112,10 @@ export function validateContent(content: unknown, purpose: ContentPurpose): {tex
   checkShapes(content)
   const texts = content.filter((c) => c.type === 'text')
   if (texts.length !== 1) {
-    throw rule('one-text', `content needs exactly one text item (the prompt); it has ${texts.length}.`)
+    throw rule(
+      'one-text',
+      `content needs exactly one text item (the prompt, --text); it has ${texts.length}.`,
+    )
   }
   if (!(texts[0] as {text: string}).text.trim()) {
     throw rule('one-text', 'the text item (the prompt) must not be empty.')
