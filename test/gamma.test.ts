@@ -8,7 +8,7 @@ import {GAMMA, gammaEnv, textToVideo} from './helpers/gamma.js'
 
 const FAST = ['--interval', '0.1', '--timeout', '30']
 
-describe('gwctl gamma generate / analyze / regenerate', () => {
+describe('gwctl gamma generate / analyze / regenerate', {timeout: 120_000}, () => {
   let env: GammaEnv | undefined
   afterEach(async () => {
     await env?.close()
