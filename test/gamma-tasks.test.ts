@@ -196,4 +196,13 @@ describe('gwctl gamma list / cancel / get', {timeout: 120_000}, () => {
       usage: {total_seconds: 13, input_seconds: 5, output_seconds: 8, input_image_count: 0},
     })
   })
+
+  it('stops waiting at --timeout with exit 5 and leaves the task running', async () => {
+    env = await gammaEnv(1000)
+    const id = await env.create('video_generation', textToVideo('slow'))
+    const r = await env.run(['poll', id, '--interval', '0.1', '--timeout', '0.3', '--json'])
+    expect(r.exitCode).toBe(5)
+    expect(json(r).error).toMatchObject({code: 'wait_timeout', task_id: id, status: 'queued'})
+    expect(json(await env.run(['get', id, '--json'])).task.status).toBe('queued')
+  })
 })
