@@ -14,9 +14,21 @@ import {
 } from './gamma-content.js'
 
 const text = (t = 'a red fox') => ({type: 'text', text: t})
-const img = (role?: string) => ({type: 'image_url', image_url: {url: 'https://x/a.png'}, ...(role ? {role} : {})})
-const vid = (role?: string) => ({type: 'video_url', video_url: {url: 'https://x/a.mp4'}, ...(role ? {role} : {})})
-const aud = (role?: string) => ({type: 'audio_url', audio_url: {url: 'https://x/a.mp3'}, ...(role ? {role} : {})})
+const img = (role?: string) => ({
+  type: 'image_url',
+  image_url: {url: 'https://x/a.png'},
+  ...(role ? {role} : {}),
+})
+const vid = (role?: string) => ({
+  type: 'video_url',
+  video_url: {url: 'https://x/a.mp4'},
+  ...(role ? {role} : {}),
+})
+const aud = (role?: string) => ({
+  type: 'audio_url',
+  audio_url: {url: 'https://x/a.mp3'},
+  ...(role ? {role} : {}),
+})
 
 function ruleOf(fn: () => unknown): string | undefined {
   try {
@@ -43,7 +55,13 @@ describe('validateContent: allowed sets (spec 2.1)', () => {
     ['text + reference audio', [text(), aud('reference_audio')], false],
     [
       'text + mix of references',
-      [text(), img('reference_image'), img('reference_image'), vid('reference_video'), aud('reference_audio')],
+      [
+        text(),
+        img('reference_image'),
+        img('reference_image'),
+        vid('reference_video'),
+        aud('reference_audio'),
+      ],
       false,
     ],
   ])('%s', (_name, content, textOnly) => {
@@ -63,9 +81,21 @@ describe('validateContent: invalid sets name their rule', () => {
     ['unknown type', [text(), {type: 'file_url', file_url: {url: 'x'}}], 'content-shape'],
     ['image without url', [text(), {type: 'image_url', image_url: {}}], 'content-shape'],
     ['text item without text', [{type: 'text'}], 'content-shape'],
-    ['frame + reference image', [text(), img('first_frame'), img('reference_image')], 'frames-xor-references'],
-    ['last frame + reference video', [text(), img('last_frame'), vid('reference_video')], 'frames-xor-references'],
-    ['image without role + reference audio', [text(), img(), aud('reference_audio')], 'frames-xor-references'],
+    [
+      'frame + reference image',
+      [text(), img('first_frame'), img('reference_image')],
+      'frames-xor-references',
+    ],
+    [
+      'last frame + reference video',
+      [text(), img('last_frame'), vid('reference_video')],
+      'frames-xor-references',
+    ],
+    [
+      'image without role + reference audio',
+      [text(), img(), aud('reference_audio')],
+      'frames-xor-references',
+    ],
     ['two first frames', [text(), img('first_frame'), img('first_frame')], 'allowed-combination'],
     ['two images without role', [text(), img(), img()], 'allowed-combination'],
     ['image without role + last frame', [text(), img(), img('last_frame')], 'allowed-combination'],
@@ -85,11 +115,19 @@ describe('validateContent: regeneration by original video', () => {
   it.each([
     ['text + base video', [text(), vid('base_video')], undefined],
     ['frames + base video', [text(), img('first_frame'), img('last_frame'), vid('base_video')], undefined],
-    ['references + base video', [text(), img('reference_image'), vid('reference_video'), vid('base_video')], undefined],
+    [
+      'references + base video',
+      [text(), img('reference_image'), vid('reference_video'), vid('base_video')],
+      undefined,
+    ],
     ['no base video', [text(), img('first_frame')], 'one-base-video'],
     ['two base videos', [text(), vid('base_video'), vid('base_video')], 'one-base-video'],
     ['no text', [vid('base_video')], 'one-text'],
-    ['frames + references + base video', [text(), img(), vid('reference_video'), vid('base_video')], 'frames-xor-references'],
+    [
+      'frames + references + base video',
+      [text(), img(), vid('reference_video'), vid('base_video')],
+      'frames-xor-references',
+    ],
   ])('%s', (_name, content, rule) => {
     expect(ruleOf(() => validateContent(content, 'regeneration'))).toBe(rule)
   })
@@ -136,9 +174,19 @@ describe('duration, resolution, ratio', () => {
 
 describe('request builders', () => {
   it('builds a generation request with the spec field names', () => {
-    const content = contentFromInput({text: 'a fox', firstFrame: 'https://x/f.png', lastFrame: 'https://x/l.png'})
+    const content = contentFromInput({
+      text: 'a fox',
+      firstFrame: 'https://x/f.png',
+      lastFrame: 'https://x/l.png',
+    })
     expect(
-      buildGenerationRequest({content, resolution: '2K', duration: '8', watermark: true, callbackUrl: 'https://cb'}),
+      buildGenerationRequest({
+        content,
+        resolution: '2K',
+        duration: '8',
+        watermark: true,
+        callbackUrl: 'https://cb',
+      }),
     ).toEqual({
       model: 'Gamma-H3',
       content: [
@@ -167,20 +215,28 @@ describe('request builders', () => {
       resolution: '2K',
       source_task_id: 'cgt-1',
     })
-    const content = contentFromInput({text: 'a fox', refAudios: ['https://x/a.mp3'], baseVideo: 'https://x/v.mp4'})
+    const content = contentFromInput({
+      text: 'a fox',
+      refAudios: ['https://x/a.mp3'],
+      baseVideo: 'https://x/v.mp4',
+    })
     expect(buildRegenerationRequest({content}).content?.at(-1)).toEqual({
       type: 'video_url',
       video_url: {url: 'https://x/v.mp4'},
       role: 'base_video',
     })
-    expect(ruleOf(() => buildRegenerationRequest({sourceTaskId: 'cgt-1', resolution: '768P'}))).toBe('resolution')
+    expect(ruleOf(() => buildRegenerationRequest({sourceTaskId: 'cgt-1', resolution: '768P'}))).toBe(
+      'resolution',
+    )
     expect(ruleOf(() => buildRegenerationRequest({sourceTaskId: 'cgt-1', content}))).toBe('regeneration-form')
     expect(ruleOf(() => buildRegenerationRequest({}))).toBe('regeneration-form')
   })
 
   it('reads a raw content array or a request body from JSON', () => {
     expect(parseContentJson('[{"type":"text","text":"x"}]', 'f.json')).toEqual([{type: 'text', text: 'x'}])
-    expect(parseContentJson('{"content":[{"type":"text","text":"x"}]}', 'f.json')).toEqual([{type: 'text', text: 'x'}])
+    expect(parseContentJson('{"content":[{"type":"text","text":"x"}]}', 'f.json')).toEqual([
+      {type: 'text', text: 'x'},
+    ])
     expect(() => parseContentJson('[', 'f.json')).toThrow(/f.json is not valid JSON/)
   })
 })
