@@ -111,6 +111,15 @@ export async function readContent(
     return [...content, ...contentFromInput({baseVideo: extra.baseVideo})]
   }
   const text = flags.text === '-' ? (await readStdin('--text')).trim() : flags.text
+  if (flags.text === '-' && text === '') {
+    throw new UsageError(
+      'Rule "one-text": --text - read nothing from stdin (did the command before the pipe fail?).',
+      {
+        code: 'content_rule',
+        details: {rule: 'one-text'},
+      },
+    )
+  }
   return contentFromInput({
     text,
     firstFrame: flags['first-frame'],
