@@ -1,7 +1,6 @@
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {freePort} from '../../test/helpers/cli.js'
-
 import type {Simulator} from './server.js'
 import {startSim} from './server.js'
 
