@@ -1,5 +1,6 @@
 import {afterEach, describe, expect, it} from 'vitest'
 
+import type {CliResult} from './helpers/cli.js'
 import {json} from './helpers/cli.js'
 import type {GammaEnv} from './helpers/gamma.js'
 import {GAMMA, gammaEnv, textToVideo} from './helpers/gamma.js'
@@ -25,7 +26,7 @@ describe('gwctl gamma list / cancel / get', {timeout: 120_000}, () => {
     return {A, B, C, D}
   }
 
-  const ids = (r: {stdout: string}) => json(r).items.map((t: {id: string}) => t.id)
+  const ids = (r: CliResult) => json(r).items.map((t: {id: string}) => t.id)
 
   it('lists newest first with a total, and applies each filter (AND, counted in total)', async () => {
     env = await gammaEnv(1000)
@@ -103,7 +104,7 @@ describe('gwctl gamma list / cancel / get', {timeout: 120_000}, () => {
     const res = await fetch(`${env.sim.origin}${GAMMA}/query/video_generation?filter.status=bogus`, {
       headers: {authorization: 'Bearer sk-x'},
     })
-    const body = await res.json()
+    const body = (await res.json()) as {platform_id: string}
     expect(body).toMatchObject({items: [], total: 0})
     expect(res.headers.get('platform-id')).toBe(body.platform_id)
     env.sim.requests.length = 0

@@ -18,9 +18,9 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import type {Fault} from './faults.js'
 import {FaultQueue, parseFault} from './faults.js'
+import {gammaModule} from './gamma.js'
 import type {SimRequest} from './router.js'
 import {SimRouter, sendJson} from './router.js'
-import {gammaModule} from './gamma.js'
 import {videosModule} from './videos.js'
 
 /** Where the simulated platform API lives below the server root. */

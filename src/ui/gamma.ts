@@ -184,22 +184,31 @@ export async function waitWithStatus(
   options: {interval: number; timeout: number; signal: AbortSignal; verbose: boolean},
 ): Promise<GammaTaskResponse> {
   const line = new StatusLine()
+  const started = Date.now()
   let last = ''
+  const show = (): void => {
+    if (last) line.update(`Task ${id}: ${last} (${formatDuration(Date.now() - started)})`)
+  }
+  // Between polls (15 s by default) the elapsed time still moves every second.
+  const ticker = setInterval(show, 1000)
+  ticker.unref()
   try {
     return await waitForGammaTask(api, id, {
       intervalMs: Math.max(50, options.interval * 1000),
       timeoutMs: options.timeout * 1000,
       signal: options.signal,
-      onUpdate: (response, elapsed) => {
-        line.update(`Task ${id}: ${response.task.status} (${formatDuration(elapsed)})`)
-        if (options.verbose && response.task.status !== last) {
-          line.done()
-          notePlatformId(true, `query (${response.task.status})`, response.platform_id)
-        }
+      onUpdate: (response) => {
+        const changed = response.task.status !== last
         last = response.task.status
+        if (options.verbose && changed) {
+          line.done()
+          notePlatformId(true, `query (${last})`, response.platform_id)
+        }
+        show()
       },
     })
   } finally {
+    clearInterval(ticker)
     line.done()
   }
 }
