@@ -1,6 +1,7 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {AuthError, GwError, NotFoundError, UpstreamError} from '../core/errors.js'
+import type {GwError} from '../core/errors.js'
+import {AuthError, NotFoundError, UpstreamError} from '../core/errors.js'
 import type {Simulator} from '../sim/server.js'
 import {startSim} from '../sim/server.js'
 import {PlatformClient, backoffDelay, parseRetryAfter} from './http.js'

@@ -1,6 +1,7 @@
 /** Human output of video tasks, shared by the `gwctl video` commands. */
 import type {VideoSubmission, VideoTask} from '../api/videos.js'
-import {StatusLine, colorErr, err, formatBytes, formatDuration, printFields, warn} from '../core/output.js'
+import type {StatusLine} from '../core/output.js'
+import {colorErr, err, formatBytes, formatDuration, printFields, warn} from '../core/output.js'
 
 /** Prints a submission or a queried task as aligned fields. */
 export function printTask(task: VideoTask | VideoSubmission, extra: Record<string, unknown> = {}): void {
