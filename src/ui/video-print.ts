@@ -15,7 +15,9 @@ export function printTask(task: VideoTask | VideoSubmission, extra: Record<strin
     completed: t.completed_at,
     seconds: t.seconds ?? t.usage?.seconds,
     size: t.size ?? t.usage?.size,
-    'billed seconds': t.usage?.seconds,
+    // Billing can exceed the length (Alpha counts reference videos too, spec 1.6).
+    'billed seconds':
+      t.usage?.seconds !== undefined && t.usage.seconds !== t.seconds ? t.usage.seconds : undefined,
     video_url: t.video_url,
     error: t.error,
     ...extra,
