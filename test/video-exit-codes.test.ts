@@ -2,7 +2,7 @@ import {afterEach, describe, expect, it} from 'vitest'
 
 import type {Simulator} from '../src/sim/server.js'
 import {startSim} from '../src/sim/server.js'
-import {json, runCli, tempHome} from './helpers/cli.js'
+import {json, runCli, spawnCli, tempHome} from './helpers/cli.js'
 
 const IMG = 'https://img.example/a.png'
 const IMG2 = 'https://img.example/b.png'
@@ -128,5 +128,35 @@ describe('gwctl video exit codes', () => {
     })
     expect(r.exitCode).toBe(5)
     expect(r.stderr).toContain(`gwctl video poll ${created.id}`)
+  })
+
+  it('7: an id the platform never issued', async () => {
+    const {run} = await setup()
+    const r = await run(['get', 'task_nope', '--json'])
+    expect(r.exitCode).toBe(7)
+    expect(json(r).error).toMatchObject({
+      code: 'task_not_found',
+      hint: expect.stringContaining('gwctl video list'),
+    })
+  })
+
+  it('130: Ctrl-C stops waiting and names the command that resumes', async () => {
+    sim = await startSim({taskSeconds: 600})
+    const t = tempHome()
+    cleanup = t.cleanup
+    const env = {GWCTL_BASE_URL: sim.baseUrl, GWCTL_API_KEY: 'k'}
+    const created = json(
+      await runCli(['video', 'create', '--model', 'Alpha2.6-T2V', '--prompt', 'x', '--json'], {
+        home: t.home,
+        env,
+      }),
+    )
+    const child = spawnCli(['video', 'poll', created.id, '--interval', '30'], {home: t.home, env})
+    // Interrupt once the command is inside its wait loop (it has queried the task).
+    while (!sim.requests.some((r) => r.method === 'GET')) await new Promise((r) => setTimeout(r, 50))
+    child.kill('SIGINT')
+    const r = await child
+    expect(r.exitCode).toBe(130)
+    expect(String(r.stderr)).toContain(`gwctl video poll ${created.id}`)
   })
 })

@@ -167,7 +167,19 @@ export async function getVideoTask(
 ): Promise<VideoTask> {
   const known = findVideoTask(id)
   const client = options.client ?? platformClient()
-  const task = await videos(client).get(id, options.provider ?? known?.provider, {signal: options.signal})
+  const task = await videos(client)
+    .get(id, options.provider ?? known?.provider, {signal: options.signal})
+    .catch((error: unknown) => {
+      if (error instanceof NotFoundError) {
+        throw new NotFoundError(`${error.message} (task ${id})`, {
+          code: 'task_not_found',
+          hint: `Check the id (\`gwctl video list\` shows the tasks created here); ids are kept for 24 hours.`,
+          details: error.details,
+          cause: error,
+        })
+      }
+      throw error
+    })
   journalStatus({...task, id: task.id ?? id}, known)
   return task
 }
