@@ -157,7 +157,7 @@ describe('gwctl video (end to end against the simulator)', () => {
   })
 
   it('--json shapes of create, get, poll, list and models', async () => {
-    const {run} = await setup()
+    const {run, sim} = await setup({taskSeconds: 600})
     const created = json(await run(['create', '--model', 'Alpha2.6-T2V', '--prompt', 'fox', '--json']))
     expect(Object.keys(created).sort()).toEqual(['id', 'model', 'provider', 'seconds', 'size', 'status'])
     const got = json(await run(['get', created.id, '--json']))
@@ -166,6 +166,7 @@ describe('gwctl video (end to end against the simulator)', () => {
       status: expect.stringMatching(/^(queued|in_progress)$/),
       created_at: expect.any(String),
     })
+    sim.clock.advance(600)
     const polled = json(await run(['poll', created.id, '--interval', '1', '--json']))
     expect(polled).toMatchObject({id: created.id, status: 'completed', usage: {video_count: 1}})
     const list = json(await run(['list', '--json']))
