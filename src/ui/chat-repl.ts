@@ -47,6 +47,8 @@ export async function runChatRepl(options: ReplOptions): Promise<UsageTotals> {
   const {session, client} = options
   const tty = Boolean(process.stdin.isTTY)
   const rl = createInterface({input: process.stdin, output: process.stderr, terminal: tty})
+  // Taken now, so lines (and the end of piped input) that arrive during the first turn are queued.
+  const lines = rl[Symbol.asyncIterator]()
   const c = colorErr()
   rl.setPrompt(c.bold('> '))
   let turn: AbortController | undefined
@@ -125,8 +127,10 @@ export async function runChatRepl(options: ReplOptions): Promise<UsageTotals> {
   try {
     if (options.firstMessage) await send(options.firstMessage)
     prompt()
-    for await (const line of rl) {
-      const command = parseReplLine(line)
+    for (;;) {
+      const next = await lines.next()
+      if (next.done) break
+      const command = parseReplLine(next.value as string)
       switch (command.kind) {
         case 'empty':
           break
@@ -153,7 +157,7 @@ export async function runChatRepl(options: ReplOptions): Promise<UsageTotals> {
           }
           break
         case 'help':
-          for (const line of HELP) err(line)
+          for (const help of HELP) err(help)
           break
         case 'unknown':
           printError(new Error(`Unknown command /${command.name}; /help lists the commands.`))
