@@ -103,7 +103,11 @@ describe('gwctl chat --interactive (piped input)', () => {
   })
 
   it('refuses --json with the REPL', async () => {
-    const r = await runCli(['chat', '-i', '-m', 'sim-mini', '--json'], {home: home.home, env: env(), input: ''})
+    const r = await runCli(['chat', '-i', '-m', 'sim-mini', '--json'], {
+      home: home.home,
+      env: env(),
+      input: '',
+    })
     expect(r.exitCode).toBe(2)
     expect(JSON.parse(r.stdout).error.message).toContain('--json cannot be used')
   })

@@ -38,8 +38,12 @@ describe('gwctl chat', () => {
   it('streams the answer to stdout and a stats line to stderr, asking for exact usage', async () => {
     const r = await chat(['--model', 'sim-pro', 'hello', 'world'])
     expect(r.exitCode).toBe(0)
-    expect(r.stdout).toBe('Hello from alpha-cloud! You said: "hello world". This is a simulated reply of sim-pro.\n')
-    expect(r.stderr).toMatch(/^alpha-cloud · sim-pro · \d+ prompt \(0 cached\) \+ 14 completion \(0 reasoning\) tokens · first token [\d.]+ s · [\d.]+ tokens\/s\n$/)
+    expect(r.stdout).toBe(
+      'Hello from alpha-cloud! You said: "hello world". This is a simulated reply of sim-pro.\n',
+    )
+    expect(r.stderr).toMatch(
+      /^alpha-cloud · sim-pro · \d+ prompt \(0 cached\) \+ 14 completion \(0 reasoning\) tokens · first token [\d.]+ s · [\d.]+ tokens\/s\n$/,
+    )
     const [body] = chatRequests()
     expect(body).toEqual({
       model: 'sim-pro',
@@ -169,7 +173,15 @@ describe('gwctl chat', () => {
   it('lets routing flags decide the provider, and reports when none fits', async () => {
     const cheap = await chat(['-m', 'sim-mini', '--sort', 'input_price', 'x'])
     expect(cheap.stdout).toContain('Hello from delta-cheap!')
-    const json = await chat(['-m', 'sim-mini', '--provider', '{"order":["beta-ai"]}', '--ignore', 'beta-ai', 'x'])
+    const json = await chat([
+      '-m',
+      'sim-mini',
+      '--provider',
+      '{"order":["beta-ai"]}',
+      '--ignore',
+      'beta-ai',
+      'x',
+    ])
     expect(json.stdout).toContain('Hello from alpha-cloud!')
     expect(chatRequests()[1].provider).toEqual({order: ['beta-ai'], ignore: ['beta-ai']})
     const none = await chat(['-m', 'sim-mini', '--only', 'beta-ai', '--latency-range', '0,0.1', 'x'])
@@ -203,7 +215,11 @@ describe('gwctl chat', () => {
     const j = await chat(['-m', 'sim-mini', '--json', 'please [error-mid-stream] fail'])
     expect(j.exitCode).toBe(5)
     const error = json(j).error
-    expect(error).toMatchObject({code: 'stream_error', provider: 'alpha-cloud', upstream_code: 'provider_stream_error'})
+    expect(error).toMatchObject({
+      code: 'stream_error',
+      provider: 'alpha-cloud',
+      upstream_code: 'provider_stream_error',
+    })
     expect(error.partial_text).toMatch(/^Hello from alpha-cloud!/)
   })
 

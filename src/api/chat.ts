@@ -58,7 +58,12 @@ export interface ChatRequest {
   presence_penalty?: number
   response_format?: {type: 'text' | 'json_object'}
   enable_thinking?: boolean
-  extra_body?: {provider?: ProviderPreferences; enable_thinking?: boolean; timeout?: number; [k: string]: unknown}
+  extra_body?: {
+    provider?: ProviderPreferences
+    enable_thinking?: boolean
+    timeout?: number
+    [k: string]: unknown
+  }
   provider?: ProviderPreferences
   [key: string]: unknown
 }

@@ -23,7 +23,10 @@ export interface ModelList {
 }
 
 /** Lists the models; accepts `{data:[...]}` and a bare array. */
-export async function listModels(client: PlatformClient, options: {signal?: AbortSignal} = {}): Promise<ModelList> {
+export async function listModels(
+  client: PlatformClient,
+  options: {signal?: AbortSignal} = {},
+): Promise<ModelList> {
   const res = await client.request<ModelList | ModelInfo[]>('GET', '/models', {signal: options.signal})
   const body = res.body
   if (Array.isArray(body)) return {object: 'list', data: body}

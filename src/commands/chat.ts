@@ -35,16 +35,28 @@ export default class Chat extends BaseCommand {
   static args = {}
 
   static flags = {
-    model: Flags.string({char: 'm', description: 'Model name (default: setting chat.model / GWCTL_CHAT_MODEL).'}),
+    model: Flags.string({
+      char: 'm',
+      description: 'Model name (default: setting chat.model / GWCTL_CHAT_MODEL).',
+    }),
     system: Flags.string({char: 's', description: 'System prompt.'}),
-    image: Flags.string({description: 'Image URL to attach (repeatable).', multiple: true, helpGroup: SAMPLING}),
-    video: Flags.string({description: 'Video URL to attach (repeatable).', multiple: true, helpGroup: SAMPLING}),
+    image: Flags.string({
+      description: 'Image URL to attach (repeatable).',
+      multiple: true,
+      helpGroup: SAMPLING,
+    }),
+    video: Flags.string({
+      description: 'Video URL to attach (repeatable).',
+      multiple: true,
+      helpGroup: SAMPLING,
+    }),
     temperature: Flags.string({description: 'Sampling temperature, 0 to 2.', helpGroup: SAMPLING}),
     'top-p': Flags.string({description: 'Nucleus sampling, 0 to 1.', helpGroup: SAMPLING}),
     'top-k': Flags.string({description: 'Top-k sampling, an integer greater than 0.', helpGroup: SAMPLING}),
     'presence-penalty': Flags.string({description: 'Presence penalty, -2 to 2.', helpGroup: SAMPLING}),
     'max-tokens': Flags.string({
-      description: 'Maximum output tokens, sent as max_completion_tokens (use --param max_tokens=N for the older name).',
+      description:
+        'Maximum output tokens, sent as max_completion_tokens (use --param max_tokens=N for the older name).',
       helpGroup: SAMPLING,
     }),
     thinking: Flags.boolean({
@@ -79,8 +91,14 @@ export default class Chat extends BaseCommand {
         'Rank providers by these keys, first key first: input_price, output_price, throughput, latency, input_length.',
       helpGroup: ROUTING,
     }),
-    'input-price-range': Flags.string({description: 'Input price MIN,MAX per 1M tokens.', helpGroup: ROUTING}),
-    'output-price-range': Flags.string({description: 'Output price MIN,MAX per 1M tokens.', helpGroup: ROUTING}),
+    'input-price-range': Flags.string({
+      description: 'Input price MIN,MAX per 1M tokens.',
+      helpGroup: ROUTING,
+    }),
+    'output-price-range': Flags.string({
+      description: 'Output price MIN,MAX per 1M tokens.',
+      helpGroup: ROUTING,
+    }),
     'throughput-range': Flags.string({description: 'Throughput MIN,MAX in tokens/s.', helpGroup: ROUTING}),
     'latency-range': Flags.string({description: 'Latency MIN,MAX in seconds.', helpGroup: ROUTING}),
     'input-length-range': Flags.string({
@@ -145,7 +163,8 @@ export default class Chat extends BaseCommand {
       },
     }
     const timeout = Number(flags.timeout)
-    const headersTimeoutMs = Number.isFinite(timeout) && timeout > 0 ? Math.max(60_000, timeout * 1000 + 10_000) : undefined
+    const headersTimeoutMs =
+      Number.isFinite(timeout) && timeout > 0 ? Math.max(60_000, timeout * 1000 + 10_000) : undefined
     const images = flags.image ?? []
     const videos = flags.video ?? []
 
@@ -158,7 +177,9 @@ export default class Chat extends BaseCommand {
         })
       }
       if (words.includes('-')) {
-        throw new UsageError('"-" (read stdin) cannot be used with the interactive chat.', {code: 'invalid_flags'})
+        throw new UsageError('"-" (read stdin) cannot be used with the interactive chat.', {
+          code: 'invalid_flags',
+        })
       }
       const session = new ChatSession(base)
       const text = words.join(' ')
@@ -180,7 +201,10 @@ export default class Chat extends BaseCommand {
 
     const message = await composeMessage(words, this.signal)
     const user: ChatMessage = userMessage(message, images, videos)
-    const request = buildChatRequest({...base, messages: message || images.length || videos.length ? [user] : []})
+    const request = buildChatRequest({
+      ...base,
+      messages: message || images.length || videos.length ? [user] : [],
+    })
     const client = platformClient()
     const json = this.jsonEnabled()
     const printer = turnPrinter({showReasoning: !flags['hide-reasoning'] && !json})
@@ -204,7 +228,10 @@ export default class Chat extends BaseCommand {
         details: {...e.details, provider: result.provider, partial_text: result.text},
       })
     }
-    const output: Record<string, unknown> & {timing: ChatTiming} = {...result.completion, timing: result.timing}
+    const output: Record<string, unknown> & {timing: ChatTiming} = {
+      ...result.completion,
+      timing: result.timing,
+    }
     return output
   }
 }

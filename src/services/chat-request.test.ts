@@ -21,14 +21,34 @@ describe('buildChatRequest: options -> request body', () => {
     ['--no-thinking', {thinking: false}, {enable_thinking: false}],
     ['--json-object', {jsonObject: true}, {response_format: {type: 'json_object'}}],
     ['--timeout goes in extra_body', {timeoutSeconds: '30'}, {extra_body: {timeout: 30}}],
-    ['--param passes through (JSON or string, dotted keys nest)', {params: ['seed=7', 'user=alice', 'a.b=[1]']}, {seed: 7, user: 'alice', a: {b: [1]}}],
+    [
+      '--param passes through (JSON or string, dotted keys nest)',
+      {params: ['seed=7', 'user=alice', 'a.b=[1]']},
+      {seed: 7, user: 'alice', a: {b: [1]}},
+    ],
     ['--param max_tokens for older services', {params: ['max_tokens=5']}, {max_tokens: 5}],
     ['a named option beats --param', {params: ['temperature=1.5'], temperature: '0.2'}, {temperature: 0.2}],
-    ['--only/--ignore/--order lists', {provider: {only: 'a, b', ignore: 'c', order: 'b,a'}}, {provider: {only: ['a', 'b'], ignore: ['c'], order: ['b', 'a']}}],
-    ['--sort keeps priority order', {provider: {sort: 'latency,input_price'}}, {provider: {sort: ['latency', 'input_price']}}],
+    [
+      '--only/--ignore/--order lists',
+      {provider: {only: 'a, b', ignore: 'c', order: 'b,a'}},
+      {provider: {only: ['a', 'b'], ignore: ['c'], order: ['b', 'a']}},
+    ],
+    [
+      '--sort keeps priority order',
+      {provider: {sort: 'latency,input_price'}},
+      {provider: {sort: ['latency', 'input_price']}},
+    ],
     [
       'ranges become [min, max]',
-      {provider: {inputPriceRange: '0,1.5', outputPriceRange: '1,2', throughputRange: '50,500', latencyRange: '0,0.5', inputLengthRange: '1000,64000'}},
+      {
+        provider: {
+          inputPriceRange: '0,1.5',
+          outputPriceRange: '1,2',
+          throughputRange: '50,500',
+          latencyRange: '0,0.5',
+          inputLengthRange: '1000,64000',
+        },
+      },
       {
         provider: {
           input_price_range: [0, 1.5],
@@ -39,9 +59,17 @@ describe('buildChatRequest: options -> request body', () => {
         },
       },
     ],
-    ['--no-prompt-length-filter', {provider: {promptLengthFilter: false}}, {provider: {allow_filter_prompt_length: false}}],
+    [
+      '--no-prompt-length-filter',
+      {provider: {promptLengthFilter: false}},
+      {provider: {allow_filter_prompt_length: false}},
+    ],
     ['--fallbacks / --no-fallbacks', {provider: {fallbacks: false}}, {provider: {allow_fallbacks: false}}],
-    ['--provider JSON, flags override its keys', {provider: {json: '{"only":["x"],"sort":["throughput"]}', only: 'y'}}, {provider: {only: ['y'], sort: ['throughput']}}],
+    [
+      '--provider JSON, flags override its keys',
+      {provider: {json: '{"only":["x"],"sort":["throughput"]}', only: 'y'}},
+      {provider: {only: ['y'], sort: ['throughput']}},
+    ],
   ])('%s', (_name, input, expected) => {
     expect(build(input)).toMatchObject(expected)
   })
@@ -78,10 +106,20 @@ describe('buildChatRequest: validation before sending', () => {
     ['range with one number', {provider: {latencyRange: '5'}}, 'invalid_range', /two numbers/],
     ['range with min > max', {provider: {inputPriceRange: '2,1'}}, 'invalid_range', /greater than max/],
     ['range not numbers', {provider: {throughputRange: 'a,b'}}, 'invalid_range', /two numbers/],
-    ['input length range of fractions', {provider: {inputLengthRange: '0.5,10'}}, 'invalid_range', /integers/],
+    [
+      'input length range of fractions',
+      {provider: {inputLengthRange: '0.5,10'}},
+      'invalid_range',
+      /integers/,
+    ],
     ['unknown sort key', {provider: {sort: 'price'}}, 'invalid_provider_sort', /Unknown sort key "price"/],
     ['bad --provider JSON', {provider: {json: '{only:'}}, 'invalid_provider_json', /not valid JSON/],
-    ['--provider JSON with a bad range', {provider: {json: '{"latency_range":[3,1]}'}}, 'invalid_range', /greater than max/],
+    [
+      '--provider JSON with a bad range',
+      {provider: {json: '{"latency_range":[3,1]}'}},
+      'invalid_range',
+      /greater than max/,
+    ],
     ['--param without =', {params: ['seed']}, 'invalid_param', /key=value/],
     ['--param setting messages', {params: ['messages=[]']}, 'invalid_param', /cannot set "messages"/],
     ['no model', {model: ''}, 'missing_model', /No model/],

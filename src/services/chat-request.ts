@@ -81,7 +81,9 @@ function checkUrl(url: string, flag: string): string {
   } catch {
     // fall through
   }
-  throw new UsageError(`${flag} must be an http(s) or data: URL, got "${url}".`, {code: 'invalid_content_url'})
+  throw new UsageError(`${flag} must be an http(s) or data: URL, got "${url}".`, {
+    code: 'invalid_content_url',
+  })
 }
 
 function toNumber(value: number | string, name: string): number {

@@ -24,7 +24,10 @@ describe('parseReplLine', () => {
   })
 })
 
-const chunk = (delta: Record<string, unknown>, extra: Partial<ChatCompletionChunk> = {}): ChatCompletionChunk => ({
+const chunk = (
+  delta: Record<string, unknown>,
+  extra: Partial<ChatCompletionChunk> = {},
+): ChatCompletionChunk => ({
   id: 'c1',
   object: 'chat.completion.chunk',
   created: 1,
@@ -41,7 +44,9 @@ describe('ChunkAccumulator', () => {
     expect(acc.add(chunk({reasoning_content: 'think '}))).toEqual({content: undefined, reasoning: 'think '})
     acc.add(chunk({content: 'Hel'}))
     acc.add(chunk({content: 'lo'}))
-    acc.add(chunk({tool_calls: [{index: 0, id: 'call_1', type: 'function', function: {name: 'f', arguments: ''}}]}))
+    acc.add(
+      chunk({tool_calls: [{index: 0, id: 'call_1', type: 'function', function: {name: 'f', arguments: ''}}]}),
+    )
     acc.add(chunk({tool_calls: [{index: 0, function: {arguments: '{"a":'}}]}))
     acc.add(chunk({tool_calls: [{index: 0, function: {arguments: '1}'}}]}))
     acc.add({...chunk({}), choices: [{index: 0, delta: {}, finish_reason: 'tool_calls'}]})

@@ -81,7 +81,12 @@ export class ChatSession {
 
   /** The request for the next user message (history included); validates like a one-shot chat. */
   request(user: ChatMessage): ChatRequest {
-    return buildChatRequest({...this.base, model: this.model, system: this.system, messages: [...this.messages, user]})
+    return buildChatRequest({
+      ...this.base,
+      model: this.model,
+      system: this.system,
+      messages: [...this.messages, user],
+    })
   }
 
   /**

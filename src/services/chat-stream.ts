@@ -165,7 +165,11 @@ export class ChunkAccumulator {
     if (content) this.text += content
     if (reasoning) this.reasoning += reasoning
     for (const call of delta.tool_calls ?? []) {
-      const slot = (this.toolCalls[call.index] ??= {id: '', type: 'function', function: {name: '', arguments: ''}})
+      const slot = (this.toolCalls[call.index] ??= {
+        id: '',
+        type: 'function',
+        function: {name: '', arguments: ''},
+      })
       if (call.id) slot.id = call.id
       if (call.function?.name) slot.function.name += call.function.name
       if (call.function?.arguments) slot.function.arguments += call.function.arguments
@@ -174,7 +178,10 @@ export class ChunkAccumulator {
   }
 
   completion(): ChatCompletion {
-    const message: ChatMessage = {role: 'assistant', content: this.toolCalls.length && !this.text ? null : this.text}
+    const message: ChatMessage = {
+      role: 'assistant',
+      content: this.toolCalls.length && !this.text ? null : this.text,
+    }
     if (this.reasoning) message.reasoning_content = this.reasoning
     if (this.toolCalls.length) message.tool_calls = this.toolCalls.filter(Boolean)
     return {

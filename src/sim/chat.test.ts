@@ -84,10 +84,15 @@ describe('simulated chat completions through the openai SDK', () => {
 
   it('reports reasoning tokens of the reasoning model and cached tokens of a repeated prefix', async () => {
     const client = platform()
-    const messages = [{role: 'system' as const, content: 'You are terse.'}, {role: 'user' as const, content: 'one'}]
+    const messages = [
+      {role: 'system' as const, content: 'You are terse.'},
+      {role: 'user' as const, content: 'one'},
+    ]
     const first = await client.chat.completions.create({model: 'sim-reasoner', messages})
     expect(first.usage?.completion_tokens_details?.reasoning_tokens).toBeGreaterThan(0)
-    expect((first.choices[0].message as unknown as {reasoning_content: string}).reasoning_content).toBeTruthy()
+    expect(
+      (first.choices[0].message as unknown as {reasoning_content: string}).reasoning_content,
+    ).toBeTruthy()
     expect(first.usage?.prompt_tokens_details?.cached_tokens).toBe(0)
     const second = await client.chat.completions.create({
       model: 'sim-reasoner',
@@ -98,7 +103,11 @@ describe('simulated chat completions through the openai SDK', () => {
 
   it('raises APIError for bad requests, bad keys and a mid-stream error payload', async () => {
     await expect(
-      platform().chat.completions.create({model: 'sim-mini', messages: [{role: 'user', content: 'x'}], temperature: 3}),
+      platform().chat.completions.create({
+        model: 'sim-mini',
+        messages: [{role: 'user', content: 'x'}],
+        temperature: 3,
+      }),
     ).rejects.toMatchObject({status: 400, error: {param: 'temperature'}})
     const locked = await startSim({apiKey: 'right-key'})
     try {
@@ -158,10 +167,12 @@ describe('simulated provider routing', () => {
 
   it('filters providers by prompt length unless asked not to', async () => {
     const long = 'word '.repeat(2000)
-    expect(await ask({only: ['delta-cheap', 'beta-ai'], sort: ['input_price']}, 'sim-mini', long)).toBe('beta-ai')
-    expect(
-      await ask({only: ['delta-cheap'], allow_filter_prompt_length: false}, 'sim-mini', long),
-    ).toBe('400 context_length_exceeded')
+    expect(await ask({only: ['delta-cheap', 'beta-ai'], sort: ['input_price']}, 'sim-mini', long)).toBe(
+      'beta-ai',
+    )
+    expect(await ask({only: ['delta-cheap'], allow_filter_prompt_length: false}, 'sim-mini', long)).toBe(
+      '400 context_length_exceeded',
+    )
   })
 
   it('lets the top-level provider override extra_body.provider', async () => {

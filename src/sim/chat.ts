@@ -195,7 +195,8 @@ export function providerPrefs(body: Record<string, any>): Record<string, any> {
 
 /** Validates the body of a chat request; throws a {@link ChatSimError}. */
 export function validateChatBody(body: unknown): asserts body is Record<string, any> {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw bad('request body must be a JSON object')
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw bad('request body must be a JSON object')
   const b = body as Record<string, any>
   if (typeof b.model !== 'string' || !b.model) throw bad('model is required', 'model')
   if (!Array.isArray(b.messages) || b.messages.length === 0) {
@@ -205,7 +206,10 @@ export function validateChatBody(body: unknown): asserts body is Record<string, 
     if (!m || typeof m !== 'object') throw bad(`messages[${i}] must be an object`, `messages[${i}]`)
     const role = m.role ?? 'user'
     if (!['system', 'developer', 'user', 'assistant', 'tool'].includes(role as string)) {
-      throw bad(`messages[${i}].role must be system, developer, user, assistant or tool`, `messages[${i}].role`)
+      throw bad(
+        `messages[${i}].role must be system, developer, user, assistant or tool`,
+        `messages[${i}].role`,
+      )
     }
     if (m.content === undefined && !(role === 'assistant' && m.tool_calls)) {
       throw bad(`messages[${i}].content is required`, `messages[${i}].content`)
@@ -284,7 +288,13 @@ const inRange = (value: number, range: unknown): boolean =>
 export function routeProvider(model: string, prefs: Record<string, any>, promptTokens: number): RouteResult {
   const serving = SIM_PROVIDERS.filter((p) => p.models.includes(model))
   if (serving.length === 0) {
-    throw new ChatSimError(404, `model "${model}" does not exist`, 'not_found_error', 'model_not_found', 'model')
+    throw new ChatSimError(
+      404,
+      `model "${model}" does not exist`,
+      'not_found_error',
+      'model_not_found',
+      'model',
+    )
   }
   const only: string[] | undefined = prefs.only
   const ignore: string[] = prefs.ignore ?? []
@@ -402,7 +412,10 @@ export function planChat(body: Record<string, any>, cache: PromptCache, nowSecon
     const n = Math.min(2000, Math.max(1, Number(lengthMatch[1])))
     text = Array.from({length: n}, (_, i) => FILLER[i % FILLER.length]).join(' ') + '.'
   } else {
-    const seen = [images ? `${images} image${images > 1 ? 's' : ''}` : '', videos ? `${videos} video${videos > 1 ? 's' : ''}` : '']
+    const seen = [
+      images ? `${images} image${images > 1 ? 's' : ''}` : '',
+      videos ? `${videos} video${videos > 1 ? 's' : ''}` : '',
+    ]
       .filter(Boolean)
       .join(' and ')
     text =
@@ -414,7 +427,9 @@ export function planChat(body: Record<string, any>, cache: PromptCache, nowSecon
     text = JSON.stringify({reply: text, provider: provider.name, model: model.id})
   }
   const reasoning = reasoningOn
-    ? words(`Let me think about "${snippet.slice(0, 30)}". The user wants a short answer, so I will keep it brief.`)
+    ? words(
+        `Let me think about "${snippet.slice(0, 30)}". The user wants a short answer, so I will keep it brief.`,
+      )
     : []
   let content = words(text)
 
@@ -425,7 +440,11 @@ export function planChat(body: Record<string, any>, cache: PromptCache, nowSecon
     const props = Object.keys(fn.parameters?.properties ?? {})
     const args: Record<string, string> = {}
     for (const key of props) args[key] = snippet.slice(0, 20) || 'value'
-    toolCall = {id: `call_${(++sequence).toString(36)}`, name: String(fn.name ?? 'tool'), arguments: JSON.stringify(args)}
+    toolCall = {
+      id: `call_${(++sequence).toString(36)}`,
+      name: String(fn.name ?? 'tool'),
+      arguments: JSON.stringify(args),
+    }
     content = []
   }
 
@@ -456,7 +475,9 @@ export function planChat(body: Record<string, any>, cache: PromptCache, nowSecon
       prompt_tokens_details: {cached_tokens: cached},
       completion_tokens_details: {reasoning_tokens: reasoningOut.length},
     },
-    errorAfter: prompt.includes('[error-mid-stream]') ? Math.max(1, Math.floor(content.length / 2)) : undefined,
+    errorAfter: prompt.includes('[error-mid-stream]')
+      ? Math.max(1, Math.floor(content.length / 2))
+      : undefined,
     includeUsage: body.stream_options?.include_usage === true,
   }
 }

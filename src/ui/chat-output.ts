@@ -61,7 +61,8 @@ export function statsLine(result: ChatTurnResult): string {
   } else {
     parts.push('no usage reported')
   }
-  if (result.timing.first_token_ms !== undefined) parts.push(`first token ${seconds(result.timing.first_token_ms)}`)
+  if (result.timing.first_token_ms !== undefined)
+    parts.push(`first token ${seconds(result.timing.first_token_ms)}`)
   else parts.push(`took ${seconds(result.timing.total_ms)}`)
   if (result.timing.tokens_per_second !== undefined) parts.push(`${result.timing.tokens_per_second} tokens/s`)
   if (result.finishReason && result.finishReason !== 'stop') parts.push(`finish: ${result.finishReason}`)
