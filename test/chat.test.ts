@@ -223,6 +223,19 @@ describe('gwctl chat', () => {
     expect(error.partial_text).toMatch(/^Hello from alpha-cloud!/)
   })
 
+  it('reports a connection cut mid-stream (exit 5) and a first token later than --timeout', async () => {
+    sim.faults.add({reset: true, chunkDelayMs: 1, path: '/chat/completions'})
+    const cut = await chat(['-m', 'sim-mini', 'cut me off'])
+    expect(cut.exitCode).toBe(5)
+    expect(cut.stdout).toMatch(/^Hello/)
+    expect(cut.stderr).toMatch(/Error: The stream (broke off|ended before)/)
+
+    const late = await chat(['-m', 'sim-mini', '--only', 'delta-cheap', '--timeout', '1', 'x'])
+    expect(late.exitCode).toBe(5)
+    expect(late.stderr).toContain('sent no first token within 1 s')
+    expect(chatRequests()[1].extra_body).toEqual({timeout: 1})
+  })
+
   it('prints the assembled completion once with --json, streamed or not', async () => {
     for (const extra of [[], ['--no-stream']]) {
       const r = await chat(['-m', 'sim-reasoner', '--json', ...extra, 'think'])

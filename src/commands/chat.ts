@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import {Args, Flags} from '@oclif/core'
 
 import type {ChatMessage} from '../api/chat.js'
 import {platformClient} from '../api/http.js'
@@ -32,7 +32,9 @@ export default class Chat extends BaseCommand {
   ]
 
   static strict = false
-  static args = {}
+  static args = {
+    message: Args.string({description: 'The message; several words are joined, "-" reads stdin in place.'}),
+  }
 
   static flags = {
     model: Flags.string({
