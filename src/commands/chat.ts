@@ -3,7 +3,7 @@ import {Args, Flags} from '@oclif/core'
 import type {ChatMessage} from '../api/chat.js'
 import {platformClient} from '../api/http.js'
 import {BaseCommand} from '../core/base-command.js'
-import {GwError, UpstreamError, UsageError} from '../core/errors.js'
+import {GwError, InterruptedError, UpstreamError, UsageError} from '../core/errors.js'
 import type {ChatInput} from '../services/chat-request.js'
 import {buildChatRequest, userMessage} from '../services/chat-request.js'
 import {ChatSession} from '../services/chat-session.js'
@@ -198,6 +198,7 @@ export default class Chat extends BaseCommand {
         firstMessage: first,
         signal: this.signal,
       })
+      if (this.signal.aborted) throw new InterruptedError()
       return undefined
     }
 

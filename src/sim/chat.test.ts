@@ -82,6 +82,17 @@ describe('simulated chat completions through the openai SDK', () => {
     expect(final).not.toHaveProperty('provider')
   })
 
+  it('accepts any model name on the vendor-style mount, but not on the platform', async () => {
+    const completion = await vendor().chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{role: 'user', content: 'hi'}],
+    })
+    expect(completion.model).toBe('gpt-4o-mini')
+    await expect(
+      platform().chat.completions.create({model: 'gpt-4o-mini', messages: [{role: 'user', content: 'hi'}]}),
+    ).rejects.toMatchObject({status: 404, code: 'model_not_found'})
+  })
+
   it('reports reasoning tokens of the reasoning model and cached tokens of a repeated prefix', async () => {
     const client = platform()
     const messages = [

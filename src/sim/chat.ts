@@ -6,7 +6,8 @@
  *   and a `provider` field on every chunk and on the non-stream object.
  * - `POST /v1/chat/completions`, `GET /v1/models`: a vendor-style upstream (no `provider` field),
  *   for the gateway's tests. Any non-empty `Authorization: Bearer <key>` is accepted (or only the
- *   simulator's `--api-key`).
+ *   simulator's `--api-key`), and any model name (answered like `sim-mini` under that name).
+ * A further mount is one line: `router.add('POST', path, chatCompletionsHandler(context, {...}))`.
  *
  * Behaviour a caller can steer through the prompt (the text of the last user message):
  * - `[error-mid-stream]`: a stream sends about half of its tokens, then
@@ -384,10 +385,26 @@ function promptTokensOf(messages: Msg[]): number {
 let sequence = 0
 
 /** Decides the whole answer of a validated request. */
-export function planChat(body: Record<string, any>, cache: PromptCache, nowSeconds: number): ChatPlan {
+export function planChat(
+  body: Record<string, any>,
+  cache: PromptCache,
+  nowSeconds: number,
+  options: {anyModel?: boolean} = {},
+): ChatPlan {
+  const known = SIM_CHAT_MODELS.find((m) => m.id === body.model)
+  // A vendor-style upstream takes any model name and answers like sim-mini under that name.
+  const model: SimChatModel =
+    known ??
+    (options.anyModel
+      ? {id: body.model, reasoning: false, contextLength: 128_000}
+      : {id: body.model, reasoning: false, contextLength: 0})
   const messages = body.messages as Msg[]
   const promptTokens = promptTokensOf(messages)
-  const route = routeProvider(body.model, providerPrefs(body), promptTokens)
+  const route = routeProvider(
+    known || !options.anyModel ? body.model : 'sim-mini',
+    providerPrefs(body),
+    promptTokens,
+  )
   const provider = route.provider
   if (promptTokens > provider.maxInputTokens) {
     throw bad(
@@ -396,7 +413,6 @@ export function planChat(body: Record<string, any>, cache: PromptCache, nowSecon
       'context_length_exceeded',
     )
   }
-  const model = SIM_CHAT_MODELS.find((m) => m.id === body.model) as SimChatModel
   const last = messages[messages.length - 1]
   const lastUser = [...messages].reverse().find((m) => (m.role ?? 'user') === 'user')
   const {text: prompt, images, videos} = contentText(lastUser?.content)
@@ -562,8 +578,10 @@ export interface ChatMountOptions {
   providerField: boolean
   /** Check `Authorization: Bearer` here (mounts outside `/api/v1`, which the server checks). */
   checkAuth: boolean
-  /** Shared prompt cache (one per simulator). */
-  cache: PromptCache
+  /** Accept any model name (answering like sim-mini), as a stand-in for a vendor's API. */
+  anyModel?: boolean
+  /** Prompt cache, shared between mounts of one simulator (default: one per handler). */
+  cache?: PromptCache
 }
 
 function sendChatError(request: SimRequest, error: ChatSimError): void {
@@ -587,12 +605,13 @@ function authorized(context: SimContext, request: SimRequest): boolean {
 
 /** `POST …/chat/completions`, for any mount point. */
 export function chatCompletionsHandler(context: SimContext, options: ChatMountOptions): SimHandler {
+  const cache = options.cache ?? new PromptCache()
   return async (request) => {
     if (options.checkAuth && !authorized(context, request)) return
     let plan: ChatPlan
     try {
       validateChatBody(request.body)
-      plan = planChat(request.body, options.cache, context.clock.now() / 1000)
+      plan = planChat(request.body, cache, context.clock.now() / 1000, {anyModel: options.anyModel})
     } catch (error) {
       if (error instanceof ChatSimError) return sendChatError(request, error)
       throw error
@@ -643,7 +662,10 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
  * reasoning, providers:[{name, input_price, output_price, throughput, latency, max_input_tokens}]}]}`.
  * The vendor-style mount leaves out the extensions.
  */
-export function modelsHandler(context: SimContext, options: Omit<ChatMountOptions, 'cache'>): SimHandler {
+export function modelsHandler(
+  context: SimContext,
+  options: Pick<ChatMountOptions, 'providerField' | 'checkAuth'>,
+): SimHandler {
   return (request) => {
     if (options.checkAuth && !authorized(context, request)) return
     const created = 1_760_000_000
@@ -679,7 +701,7 @@ export const chatModule: SimModule = {
       context.errorFormat(prefix, openAiErrorBody)
     }
     const platform = {providerField: true, checkAuth: false, cache}
-    const vendor = {providerField: false, checkAuth: true, cache}
+    const vendor = {providerField: false, checkAuth: true, anyModel: true, cache}
     router.add('POST', SIM_API_PREFIX + '/chat/completions', chatCompletionsHandler(context, platform))
     router.add('GET', SIM_API_PREFIX + '/models', modelsHandler(context, platform))
     router.add('POST', '/v1/chat/completions', chatCompletionsHandler(context, vendor))
