@@ -1,4 +1,4 @@
-import {Args, Flags} from '@oclif/core'
+import {Flags} from '@oclif/core'
 
 import type {ChatMessage} from '../api/chat.js'
 import {platformClient} from '../api/http.js'
@@ -32,9 +32,9 @@ export default class Chat extends BaseCommand {
   ]
 
   static strict = false
-  static args = {
-    message: Args.string({description: 'The message; several words are joined, "-" reads stdin in place.'}),
-  }
+  // No declared args: oclif would read piped stdin into a missing arg; stdin is handled here.
+  static args = {}
+  static usage = ['chat [MESSAGE...] [FLAGS]']
 
   static flags = {
     model: Flags.string({
