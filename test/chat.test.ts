@@ -279,6 +279,20 @@ describe('gwctl chat', () => {
     expect(chatRequests()[0].response_format).toEqual({type: 'json_object'})
   })
 
+  it('passes tools through --param and shows the streamed tool call', async () => {
+    const tools = [
+      {
+        type: 'function',
+        function: {name: 'get_weather', parameters: {type: 'object', properties: {city: {type: 'string'}}}},
+      },
+    ]
+    const r = await chat(['-m', 'sim-mini', '--param', `tools=${JSON.stringify(tools)}`, 'Paris'])
+    expect(r.exitCode).toBe(0)
+    expect(r.stdout).toMatch(/^tool call call_\w+: get_weather\(\{"city":"Paris"\}\)\n$/)
+    expect(r.stderr).toContain('finish: tool_calls')
+    expect(chatRequests()[0].tools).toEqual(tools)
+  })
+
   it('aborts at once on Ctrl-C and exits 130', async () => {
     sim.faults.add({chunkDelayMs: 500, path: '/chat/completions'})
     const child = spawnCli(['chat', '-m', 'sim-mini', 'long [words=50]'], {home: home.home, env: env()})

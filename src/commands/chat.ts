@@ -10,7 +10,7 @@ import {ChatSession} from '../services/chat-session.js'
 import type {ChatTiming} from '../services/chat-stream.js'
 import {runChatTurn} from '../services/chat-stream.js'
 import {getSetting} from '../store/settings.js'
-import {printStats, turnPrinter} from '../ui/chat-output.js'
+import {printStats, printToolCalls, turnPrinter} from '../ui/chat-output.js'
 
 const ROUTING = 'PROVIDER ROUTING'
 const SAMPLING = 'REQUEST'
@@ -45,11 +45,13 @@ export default class Chat extends BaseCommand {
     image: Flags.string({
       description: 'Image URL to attach (repeatable).',
       multiple: true,
+      multipleNonGreedy: true,
       helpGroup: SAMPLING,
     }),
     video: Flags.string({
       description: 'Video URL to attach (repeatable).',
       multiple: true,
+      multipleNonGreedy: true,
       helpGroup: SAMPLING,
     }),
     temperature: Flags.string({description: 'Sampling temperature, 0 to 2.', helpGroup: SAMPLING}),
@@ -83,6 +85,7 @@ export default class Chat extends BaseCommand {
     param: Flags.string({
       description: 'Extra request field key=value (repeatable; JSON values parsed, dotted keys nest).',
       multiple: true,
+      multipleNonGreedy: true,
       helpGroup: SAMPLING,
     }),
     only: Flags.string({description: 'Allow only these providers (a,b).', helpGroup: ROUTING}),
@@ -219,6 +222,7 @@ export default class Chat extends BaseCommand {
     })
     if (!json) {
       printer.finish()
+      printToolCalls(result)
       if (result.usage || !result.error) printStats(result)
     }
     if (result.error) {

@@ -41,6 +41,13 @@ export function turnPrinter(options: {showReasoning: boolean}): TurnPrinter {
   }
 }
 
+/** Prints the tool calls of an answer on stdout, one `name(arguments)` line each. */
+export function printToolCalls(result: ChatTurnResult): void {
+  for (const call of result.completion.choices[0]?.message.tool_calls ?? []) {
+    process.stdout.write(`tool call ${call.id}: ${call.function.name}(${call.function.arguments})\n`)
+  }
+}
+
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`
 
 /**

@@ -13,7 +13,7 @@ import type {ChatMessage} from '../api/chat.js'
 import type {ChatSession, UsageTotals} from '../services/chat-session.js'
 import {parseReplLine} from '../services/chat-session.js'
 import {runChatTurn} from '../services/chat-stream.js'
-import {printStats, totalsLine, turnPrinter} from './chat-output.js'
+import {printStats, printToolCalls, totalsLine, turnPrinter} from './chat-output.js'
 
 export interface ReplOptions {
   session: ChatSession
@@ -103,6 +103,7 @@ export async function runChatRepl(options: ReplOptions): Promise<UsageTotals> {
         onReasoning: printer.onReasoning,
       })
       printer.finish()
+      printToolCalls(result)
       if (result.error instanceof InterruptedError) err(c.dim('(reply cancelled)'))
       else if (result.error) printError(result.error)
       if (result.usage || !result.error) printStats(result)
