@@ -21,6 +21,7 @@ import {FaultQueue, parseFault} from './faults.js'
 import {gammaModule} from './gamma.js'
 import type {SimRequest} from './router.js'
 import {SimRouter, sendJson} from './router.js'
+import {chatModule} from './chat.js'
 import {videosModule} from './videos.js'
 
 /** Where the simulated platform API lives below the server root. */
@@ -102,7 +103,7 @@ export interface SimModule {
   register(router: SimRouter, context: SimContext): void
 }
 
-const MODULES: SimModule[] = [videosModule, gammaModule]
+const MODULES: SimModule[] = [videosModule, gammaModule, chatModule]
 
 export interface Simulator {
   /** e.g. `http://127.0.0.1:4010` */
