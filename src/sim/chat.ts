@@ -632,7 +632,9 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
       )
     }
     // Time to first token, then one chunk per 1/throughput seconds, sped up by the time scale.
-    await sleep((plan.provider.latency * 1000) / scale)
+    // Below a millisecond a timer would still wait ~1 ms: skip it (benchmarks run at a huge time scale).
+    const firstTokenMs = (plan.provider.latency * 1000) / scale
+    if (firstTokenMs >= 1) await sleep(firstTokenMs)
     const headers = {'x-request-id': `req_${plan.id}`}
     if (body.stream === true) {
       await sendSse(request.res, completionChunks(plan, options.providerField), {

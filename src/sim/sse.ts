@@ -37,7 +37,7 @@ export async function sendSse(
       res.destroy()
       return
     }
-    if (gap > 0 && i > 0) await sleep(gap)
+    if (gap >= 1 && i > 0) await sleep(gap)
     if (res.destroyed) return
     const {event, data} = events[i]
     const payload = typeof data === 'string' ? data : JSON.stringify(data)
