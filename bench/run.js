@@ -1,0 +1,216 @@
+// gwctl benchmarks: `npm run bench` (builds first). Every number is taken in one run on this
+// machine, against the simulator on loopback, and reported as a ratio against a baseline measured
+// in the same run. Results are written between the markers of bench/README.md.
+import {spawn} from 'node:child_process'
+import {readFileSync, writeFileSync} from 'node:fs'
+import {cpus} from 'node:os'
+import {createInterface} from 'node:readline'
+import autocannon from 'autocannon'
+import {Client} from 'undici'
+
+const QUICK = process.argv.includes('--quick')
+const SEQ_N = QUICK ? 300 : 2000
+const TTFB_N = QUICK ? 100 : 500
+const LOAD_SECONDS = QUICK ? 3 : 8
+const CONNECTIONS = 64
+
+const children = []
+process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')))
+
+/** Starts a child that prints `READY <port>`; resolves the port. */
+async function startChild(cmd, args, env = {}) {
+  const child = spawn(cmd, args, {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: {...process.env, NODE_EXTRA_CA_CERTS: '', ...env},
+  })
+  children.push(child)
+  const lines = createInterface({input: child.stdout})
+  for await (const line of lines) {
+    const m = /^READY (\d+)/.exec(line)
+    if (m) return {port: Number(m[1]), child}
+  }
+  throw new Error(`${args.join(' ')} exited before it was ready`)
+}
+
+const CHAT_BODY = JSON.stringify({
+  model: 'sim-mini',
+  messages: [{role: 'user', content: 'Say hello in five words.'}],
+})
+const STREAM_BODY = JSON.stringify({
+  model: 'sim-mini',
+  stream: true,
+  stream_options: {include_usage: true},
+  messages: [{role: 'user', content: 'Say hello in five words.'}],
+})
+
+function quantiles(samples) {
+  const s = [...samples].sort((a, b) => a - b)
+  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))]
+  return {median: q(0.5), p99: q(0.99)}
+}
+
+/** Sequential requests over one keep-alive connection: time to the end of the body. */
+async function sequential(origin, headers, body, n) {
+  const client = new Client(origin, {keepAliveTimeout: 30_000})
+  const samples = []
+  for (let i = 0; i < n + 50; i++) {
+    const t0 = performance.now()
+    const res = await client.request({method: 'POST', path: '/v1/chat/completions', headers, body})
+    await res.body.text()
+    if (res.statusCode !== 200) throw new Error(`${origin} answered ${res.statusCode}`)
+    if (i >= 50) samples.push(performance.now() - t0)
+  }
+  await client.close()
+  return quantiles(samples)
+}
+
+/** Sequential streams: time to the first body byte. */
+async function firstByte(origin, headers, n) {
+  const client = new Client(origin, {keepAliveTimeout: 30_000})
+  const samples = []
+  for (let i = 0; i < n + 20; i++) {
+    const t0 = performance.now()
+    const res = await client.request({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers,
+      body: STREAM_BODY,
+    })
+    let first
+    for await (const chunk of res.body) if (chunk.length > 0) first ??= performance.now() - t0
+    if (i >= 20) samples.push(first)
+  }
+  await client.close()
+  return quantiles(samples)
+}
+
+async function throughput(origin, headers) {
+  const result = await autocannon({
+    url: `${origin}/v1/chat/completions`,
+    method: 'POST',
+    headers,
+    body: CHAT_BODY,
+    connections: CONNECTIONS,
+    duration: LOAD_SECONDS,
+  })
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${origin}: ${result.non2xx} non-2xx, ${result.errors} errors`)
+  return result.requests.average
+}
+
+const fmt = (n, d = 3) => (n === undefined ? 'n/a' : n.toFixed(d))
+
+async function main() {
+  const sim = await startChild('node', ['bench/servers.js', 'sim'])
+  const simOrigin = `http://127.0.0.1:${sim.port}`
+  const bare = await startChild('node', ['bench/servers.js', 'bare', simOrigin])
+  const targets = [
+    {
+      name: 'direct',
+      origin: simOrigin,
+      headers: {'content-type': 'application/json', authorization: 'Bearer sim'},
+    },
+    {
+      name: 'bare pass-through',
+      origin: `http://127.0.0.1:${bare.port}`,
+      headers: {'content-type': 'application/json', authorization: 'Bearer sim'},
+    },
+  ]
+  const gateway = await startGatewayTarget(simOrigin).catch((error) => {
+    console.error(`gateway not benchmarked: ${error.message}`)
+    return undefined
+  })
+  if (gateway) targets.push(gateway)
+
+  const rows = {}
+  for (const t of targets) {
+    console.error(`· ${t.name}: sequential latency (${SEQ_N} requests)`)
+    rows[t.name] = {latency: await sequential(t.origin, t.headers, CHAT_BODY, SEQ_N)}
+  }
+  for (const t of targets) {
+    console.error(`· ${t.name}: time to first byte of streams (${TTFB_N})`)
+    rows[t.name].ttfb = await firstByte(t.origin, t.headers, TTFB_N)
+  }
+  for (const t of targets) {
+    console.error(`· ${t.name}: throughput at ${CONNECTIONS} connections (${LOAD_SECONDS} s)`)
+    rows[t.name].rps = await throughput(t.origin, t.headers)
+  }
+  const extra = gateway?.micro ? await gateway.micro() : []
+
+  const direct = rows.direct
+  const bareRow = rows['bare pass-through']
+  const gw = rows.gateway
+  const addedBare = bareRow.latency.median - direct.latency.median
+  const lines = []
+  lines.push(
+    `Run: ${new Date().toISOString()} · ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'} · Node ${process.version}${QUICK ? ' · --quick' : ''}`,
+  )
+  lines.push('')
+  lines.push('| path | median ms | p99 ms | added median ms | first byte median ms | req/s at 64 conns |')
+  lines.push('|---|---|---|---|---|---|')
+  for (const [name, r] of Object.entries(rows)) {
+    lines.push(
+      `| ${name} | ${fmt(r.latency.median)} | ${fmt(r.latency.p99)} | ${name === 'direct' ? '-' : fmt(r.latency.median - direct.latency.median)} | ${fmt(r.ttfb.median)} | ${Math.round(r.rps)} |`,
+    )
+  }
+  lines.push('')
+  if (gw) {
+    const addedGw = gw.latency.median - direct.latency.median
+    const checks = [
+      [
+        'added median latency ≤ 1.25 × bare',
+        addedGw / addedBare,
+        1.25,
+        `${fmt(addedGw)} ms vs ${fmt(addedBare)} ms`,
+        (v, t) => v <= t,
+      ],
+      [
+        'throughput ≥ 0.85 × bare',
+        gw.rps / bareRow.rps,
+        0.85,
+        `${Math.round(gw.rps)} vs ${Math.round(bareRow.rps)} req/s`,
+        (v, t) => v >= t,
+      ],
+      [
+        'added first byte ≤ bare + 0.2 ms',
+        gw.ttfb.median - direct.ttfb.median - (bareRow.ttfb.median - direct.ttfb.median),
+        0.2,
+        `${fmt(gw.ttfb.median - direct.ttfb.median)} ms vs ${fmt(bareRow.ttfb.median - direct.ttfb.median)} ms`,
+        (v, t) => v <= t,
+      ],
+      ...extra,
+    ]
+    lines.push('| target | measured | limit | detail | met |')
+    lines.push('|---|---|---|---|---|')
+    for (const [name, value, limit, detail, ok] of checks)
+      lines.push(
+        `| ${name} | ${fmt(value, 2)} | ${limit} | ${detail} | ${ok(value, limit) ? 'yes' : '**no**'} |`,
+      )
+  } else {
+    lines.push('(gateway not benchmarked in this run)')
+  }
+  lines.push(
+    `\nReference ratios of this run: bare throughput / direct = ${fmt(bareRow.rps / direct.rps, 2)}; bare added median = ${fmt(addedBare)} ms.`,
+  )
+  const table = lines.join('\n')
+  console.log(table)
+  const readmePath = new URL('./README.md', import.meta.url)
+  const readme = readFileSync(readmePath, 'utf8')
+  const updated = readme.replace(
+    /<!-- results -->[\s\S]*<!-- \/results -->/,
+    `<!-- results -->\n${table}\n<!-- /results -->`,
+  )
+  if (!QUICK) writeFileSync(readmePath, updated)
+}
+
+/** The gateway in front of the simulator, with one agent key (filled in once the gateway routes). */
+async function startGatewayTarget() {
+  throw new Error('the gateway does not route yet')
+}
+
+main()
+  .then(() => process.exit(0))
+  .catch((error) => {
+    console.error(error)
+    process.exit(1)
+  })
