@@ -9,15 +9,11 @@ import {StateStore, lockState, removeStaleTempFiles} from '../store/state.js'
 import {entranceRoutes} from './entrances.js'
 import {KeyIndex} from './keys.js'
 import {managementRoutes} from './management.js'
-import {claimPidFile, releasePidFile} from './pidfile.js'
+import {DEFAULT_DRAIN_MS, claimPidFile, releasePidFile} from './pidfile.js'
 import {describePortTaken} from './port-holder.js'
 import type {GatewayContext, Route} from './server.js'
 import {listen} from './server.js'
 
-/** The default gateway port (spec 8). */
-export const DEFAULT_PORT = 4317
-/** How long a stop waits for in-flight requests by default. */
-export const DEFAULT_DRAIN_MS = 10_000
 /** Last-seen times are saved at most this often. */
 const TOUCH_SAVE_MS = 5_000
 

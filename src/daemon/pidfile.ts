@@ -7,6 +7,11 @@ import {existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 
 import {homeFile} from '../store/paths.js'
 
+/** The default gateway port (spec 8). */
+export const DEFAULT_PORT = 4317
+/** How long a stop waits for in-flight requests by default. */
+export const DEFAULT_DRAIN_MS = 10_000
+
 export interface PidInfo {
   pid: number
   port: number

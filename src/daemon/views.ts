@@ -53,7 +53,9 @@ export function agentViews(state: GatewayState): AgentView[] {
   }
   return state.agents.map((a) => {
     const e = employees.get(a.employeeId)
-    const family = a.lastEntrance ?? agentKind(a.type)?.family ?? 'chat'
+    // A known coding agent speaks its own protocol; a generic agent is routed by what it last used.
+    const kind = agentKind(a.type)
+    const family = kind && kind.type !== 'generic_agent' ? kind.family : (a.lastEntrance ?? kind?.family ?? 'chat')
     const targets = policies.get(a.policyId)?.routes[family] ?? []
     const key = activeKey.get(a.id)
     return {
