@@ -52,15 +52,18 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     )
   }
 
-  let release: (() => Promise<void>) | undefined
   let timer: NodeJS.Timeout | undefined
   try {
-    release = await lockState(statePath, {
-      waitMs: 5000,
-      onCompromised: (error) => log(`${new Date().toISOString()} warning: state lock compromised: ${error.message}`),
-    })
-    removeStaleTempFiles(statePath)
-    const store = await StateStore.open(statePath)
+    // Load under the lock, so a CLI change that started before this daemon claimed the pid file is
+    // complete (and seen) first.
+    const release = await lockState(statePath, {waitMs: 5000})
+    let store: StateStore
+    try {
+      removeStaleTempFiles(statePath)
+      store = await StateStore.open(statePath, {mode: 'daemon'})
+    } finally {
+      await release()
+    }
     if (store.created) await store.save()
 
     let dirty = false
@@ -116,7 +119,6 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     log(`${new Date().toISOString()} stopped`)
   } finally {
     if (timer) clearTimeout(timer)
-    await release?.().catch(() => undefined)
     releasePidFile()
   }
 }

@@ -2,6 +2,7 @@
  * Issuing gateway keys from the CLI: through the running daemon (the key works at once), or,
  * when it is stopped, straight into the state file under the cross-process lock.
  */
+import {setTimeout as sleep} from 'node:timers/promises'
 import {execa} from 'execa'
 
 import {GwError, GatewayDownError, UsageError} from '../core/errors.js'
@@ -68,20 +69,31 @@ export interface IssuedKey extends IssueResponse {
 export async function issueGatewayKey(input: IssueKeyInput, options: {signal?: AbortSignal} = {}): Promise<IssuedKey> {
   const request = await withEmployeeDefaults(input)
   validateIssueRequest(request) // the same rules as the daemon, before anything is sent
-  const running = runningDaemon()
-  if (running) {
-    try {
-      const res = await daemonClient(running.port).request<IssueResponse>('POST', '/api/keys/issue', {
-        body: request,
-        signal: options.signal,
-      })
-      return {...res.body, via: 'daemon'}
-    } catch (error) {
-      throw fromDaemonError(error)
+  for (let attempt = 0; ; attempt++) {
+    const running = runningDaemon()
+    if (running) {
+      try {
+        const res = await daemonClient(running.port).request<IssueResponse>('POST', '/api/keys/issue', {
+          body: request,
+          signal: options.signal,
+        })
+        return {...res.body, via: 'daemon'}
+      } catch (error) {
+        // a daemon that is still starting answers in a moment
+        if (attempt < 50 && (error as GwError).code === 'network') {
+          await sleep(100, undefined, {signal: options.signal})
+          continue
+        }
+        throw fromDaemonError(error)
+      }
     }
+    const response = await withState((store) => {
+      // A daemon that started meanwhile owns the keys: hand over to it.
+      if (runningDaemon()) return undefined
+      return issueKey(store.data, validateIssueRequest(request)).response
+    }, homeFile('state'))
+    if (response) return {...response, via: 'state-file'}
   }
-  const response = await withState((store) => issueKey(store.data, validateIssueRequest(request)).response, homeFile('state'))
-  return {...response, via: 'state-file'}
 }
 
 /** Turns an error answer of the daemon into the CLI's error model. */

@@ -11,8 +11,10 @@
  * whose change was made while a write ran waits for the next write, which includes it.
  *
  * Locking: one writer at a time across processes, with proper-lockfile (`state.json.lock`). The
- * daemon holds the lock for its whole life; the CLI takes it for one change when the daemon is
- * stopped.
+ * daemon takes it for each write and owns employees, agents and keys while it runs (the CLI asks
+ * it over HTTP); policies and providers on disk may be changed by other processes at run time
+ * (under the lock) and are loaded by the daemon at its next start. The CLI takes the lock for one
+ * whole change (read, change, write).
  */
 import {randomBytes, randomUUID} from 'node:crypto'
 import {chmodSync, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
@@ -237,7 +239,15 @@ export class AtomicJsonFile<T> implements Adapter<T> {
   private queued: Promise<void> | null = null
   private latest: T | null = null
 
-  constructor(readonly path: string) {}
+  constructor(
+    readonly path: string,
+    private readonly options: {
+      /** Takes the cross-process lock around each write (the daemon; the CLI locks a whole change). */
+      lock?: boolean
+      /** Last look at the data before it is written (under the lock). */
+      beforeWrite?: (data: T) => Promise<T>
+    } = {},
+  ) {}
 
   async read(): Promise<T | null> {
     let text: string
@@ -270,7 +280,16 @@ export class AtomicJsonFile<T> implements Adapter<T> {
   }
 
   private async flush(): Promise<void> {
-    const text = JSON.stringify(this.latest, null, 2) + '\n'
+    const release = this.options.lock ? await lockState(this.path) : undefined
+    try {
+      const data = this.options.beforeWrite ? await this.options.beforeWrite(this.latest as T) : this.latest
+      await this.writeDurably(JSON.stringify(data, null, 2) + '\n')
+    } finally {
+      await release?.().catch(() => undefined)
+    }
+  }
+
+  private async writeDurably(text: string): Promise<void> {
     const temp = join(dirname(this.path), `.${basename(this.path)}.${process.pid}.${randomUUID()}.tmp`)
     const handle = await open(temp, 'wx', 0o600)
     try {
@@ -324,10 +343,21 @@ export class StateStore {
     return this.db.data
   }
 
-  /** Reads and validates the state file; a missing file gives a fresh seeded state. */
-  static async open(path: string = homeFile('state')): Promise<StateStore> {
+  /**
+   * Reads and validates the state file; a missing file gives a fresh seeded state.
+   *
+   * `mode: 'daemon'`: the daemon keeps the file open for its whole life without holding the lock;
+   * each write takes the lock, and keeps the policies and providers that are on disk (other
+   * processes may save those at run time; the daemon loads them at its next start), writing only
+   * its own employees, agents and keys.
+   */
+  static async open(path: string = homeFile('state'), options: {mode?: 'daemon' | 'locked'} = {}): Promise<StateStore> {
     ensureHome()
-    const db = new Low<GatewayState>(new AtomicJsonFile<GatewayState>(path), initialState())
+    const adapter =
+      options.mode === 'daemon'
+        ? new AtomicJsonFile<GatewayState>(path, {lock: true, beforeWrite: (data) => keepDiskConfig(path, data)})
+        : new AtomicJsonFile<GatewayState>(path)
+    const db = new Low<GatewayState>(adapter, initialState())
     const existed = existsSync(path)
     await db.read()
     if (existed) {
@@ -342,6 +372,18 @@ export class StateStore {
   async save(): Promise<void> {
     await this.db.write()
   }
+}
+
+/** `data` with the policies and providers currently on disk (when the file is readable). */
+async function keepDiskConfig(path: string, data: GatewayState): Promise<GatewayState> {
+  let disk: Partial<GatewayState> | undefined
+  try {
+    disk = JSON.parse(await readFile(path, 'utf8')) as Partial<GatewayState>
+  } catch {
+    return data
+  }
+  if (!Array.isArray(disk.policies) || !Array.isArray(disk.providers) || disk.secret !== data.secret) return data
+  return {...data, policies: disk.policies, providers: disk.providers}
 }
 
 function fixMode(path: string): void {
@@ -444,8 +486,9 @@ export async function lockState(
   }
   writeFileSync(ownerFile(path), `${process.pid}\n`, {mode: 0o600})
   return async () => {
-    rmSync(ownerFile(path), {force: true})
+    // The lock first: a crash in between leaves only an owner file, which the next holder replaces.
     await release()
+    rmSync(ownerFile(path), {force: true})
   }
 }
 

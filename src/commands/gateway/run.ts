@@ -24,11 +24,23 @@ export default class GatewayRun extends BaseCommand {
   async run(): Promise<void> {
     const {flags} = await this.parse(GatewayRun)
     const {runDaemon} = await import('../../daemon/lifecycle.js')
-    await runDaemon({
-      port: resolvePort(flags.port),
-      version: this.config.version,
-      signal: this.signal,
-      drainMs: flags.drain * 1000,
-    })
+    // The first SIGTERM/SIGINT starts a graceful stop; repeats (some libraries re-raise the
+    // signal) must not cut the drain short: the stop has its own bound.
+    this.releaseSignals()
+    const stop = new AbortController()
+    const onSignal = (): void => stop.abort()
+    process.on('SIGTERM', onSignal)
+    process.on('SIGINT', onSignal)
+    try {
+      await runDaemon({
+        port: resolvePort(flags.port),
+        version: this.config.version,
+        signal: stop.signal,
+        drainMs: flags.drain * 1000,
+      })
+    } finally {
+      process.off('SIGTERM', onSignal)
+      process.off('SIGINT', onSignal)
+    }
   }
 }
