@@ -45,7 +45,8 @@ async function setup() {
   started.push({home: t.home})
   const port = await freePort()
   const env = {GWCTL_GATEWAY_PORT: String(port)}
-  const cli = (args: string[], extra: Record<string, string> = {}) => runCli(args, {home: t.home, env: {...env, ...extra}})
+  const cli = (args: string[], extra: Record<string, string> = {}) =>
+    runCli(args, {home: t.home, env: {...env, ...extra}})
   const base = `http://127.0.0.1:${port}`
   return {home: t.home, port, base, cli}
 }
@@ -150,7 +151,18 @@ describe('gwctl key issue', () => {
   it('issues through the running daemon (works at once), rotates, and refuses a repeat within 5 s', async () => {
     const {cli, base, home} = await setup()
     expect((await cli(['gateway', 'start'])).exitCode).toBe(0)
-    const args = ['key', 'issue', '--agent-name', 'laptop', '--agent-type', 'claude_code', '--employee-name', 'Ada', '--employee-contact', 'ada@example.com']
+    const args = [
+      'key',
+      'issue',
+      '--agent-name',
+      'laptop',
+      '--agent-type',
+      'claude_code',
+      '--employee-name',
+      'Ada',
+      '--employee-contact',
+      'ada@example.com',
+    ]
     const r = await cli(args)
     expect(r.exitCode, r.stderr).toBe(0)
     const m = /^keyValue: (gw-[0-9A-Za-z]{46})\n$/.exec(r.stdout)
@@ -177,13 +189,21 @@ describe('gwctl key issue', () => {
     const r = await cli(['key', 'issue', '--agent-name', 'ci', '--agent-type', 'generic_agent', '--json'])
     expect(r.exitCode, r.stderr).toBe(0)
     const issued = json(r)
-    expect(issued).toMatchObject({via: 'state-file', policyId: 'default', keyPrefix: issued.keyValue.slice(0, 9) + '…'})
+    expect(issued).toMatchObject({
+      via: 'state-file',
+      policyId: 'default',
+      keyPrefix: issued.keyValue.slice(0, 9) + '…',
+    })
     const text = readFileSync(join(home, 'state.json'), 'utf8')
     expect(text).not.toContain(issued.keyValue)
     expect(JSON.parse(text).employees[0]).toMatchObject({name: 'Grace', contact: 'grace@example.com'})
 
     const agents = json(await cli(['agents', 'list', '--json']))
-    expect(agents.agents[0]).toMatchObject({agentId: issued.agentId, keyPrefix: issued.keyPrefix, enabled: false})
+    expect(agents.agents[0]).toMatchObject({
+      agentId: issued.agentId,
+      keyPrefix: issued.keyPrefix,
+      enabled: false,
+    })
     expect(json(await cli(['agents', 'list', '--enabled', '--json'])).agents).toEqual([])
 
     expect((await cli(['gateway', 'start'])).exitCode).toBe(0)
@@ -193,7 +213,16 @@ describe('gwctl key issue', () => {
   it('refuses a sub-agent kind without a parent before sending anything', async () => {
     const {cli} = await setup()
     const r = await cli([
-      'key', 'issue', '--agent-name', 'x', '--agent-type', 'codex_subagent', '--employee-name', 'A', '--employee-contact', 'a@b.c',
+      'key',
+      'issue',
+      '--agent-name',
+      'x',
+      '--agent-type',
+      'codex_subagent',
+      '--employee-name',
+      'A',
+      '--employee-contact',
+      'a@b.c',
     ])
     expect(r.exitCode).toBe(2)
     expect(r.stderr).toContain('parentAgentId')
@@ -226,6 +255,7 @@ describe('crash safety', () => {
     )
     while (alive(pid)) await new Promise((r) => setTimeout(r, 20))
     expect(keys.length).toBeGreaterThanOrEqual(30)
+    expect(keys.length + failed).toBe(100)
 
     const state = JSON.parse(readFileSync(join(home, 'state.json'), 'utf8'))
     expect(state.version).toBe(1)
@@ -249,7 +279,18 @@ describe('status and doctor', () => {
     expect(json(downJson)).toMatchObject({healthy: false, gateway: {state: 'Stopped'}})
 
     expect((await cli(['gateway', 'start'])).exitCode).toBe(0)
-    await cli(['key', 'issue', '--agent-name', 'a', '--agent-type', 'codex', '--employee-name', 'A', '--employee-contact', 'a@b.c'])
+    await cli([
+      'key',
+      'issue',
+      '--agent-name',
+      'a',
+      '--agent-type',
+      'codex',
+      '--employee-name',
+      'A',
+      '--employee-contact',
+      'a@b.c',
+    ])
     const up = await cli(['status', '--quiet'])
     expect(up).toMatchObject({exitCode: 0, stdout: '', stderr: ''})
     const snapshot = json(await cli(['status', '--json']))

@@ -6,7 +6,8 @@ import {runDoctor} from '../services/doctor.js'
 
 export default class Doctor extends BaseCommand {
   static summary = 'Checks the installation: settings, gateway state file, gateway port.'
-  static description = 'Prints one line per check with pass or fail and a fix hint. Exits 0 only when every check passes, else 3.'
+  static description =
+    'Prints one line per check with pass or fail and a fix hint. Exits 0 only when every check passes, else 3.'
   static examples = ['<%= config.bin %> doctor', '<%= config.bin %> doctor --json']
 
   async run(): Promise<{ok: boolean; checks: DoctorResult[]}> {

@@ -8,7 +8,8 @@ import {getStatus} from '../services/status.js'
 
 export default class Status extends BaseCommand {
   static summary = 'Prints a one-time snapshot: gateway state, agents, agents per route, latest request.'
-  static description = 'Exits 0 when the gateway runs and answers, 6 when it is stopped or unhealthy. --quiet prints nothing (for scripts).'
+  static description =
+    'Exits 0 when the gateway runs and answers, 6 when it is stopped or unhealthy. --quiet prints nothing (for scripts).'
   static examples = [
     '<%= config.bin %> status',
     '<%= config.bin %> status --quiet && echo gateway up',
@@ -39,7 +40,9 @@ export default class Status extends BaseCommand {
       uptime: g.uptimeSeconds === null ? undefined : formatDuration(g.uptimeSeconds * 1000),
       version: g.version ?? undefined,
       agents: `${snapshot.agents.discovered} (${snapshot.agents.enabled} with a bound route)`,
-      'latest request': snapshot.latestRequestAt ? new Date(snapshot.latestRequestAt * 1000).toISOString() : 'none',
+      'latest request': snapshot.latestRequestAt
+        ? new Date(snapshot.latestRequestAt * 1000).toISOString()
+        : 'none',
     })
     if (snapshot.agentsPerRoute.length > 0) {
       out()

@@ -42,7 +42,13 @@ export const AGENT_KINDS: readonly AgentKind[] = [
     subagent: true,
     defaultPolicy: 'default',
   },
-  {type: 'codex', description: 'Codex CLI main session.', family: 'responses', subagent: false, defaultPolicy: 'default'},
+  {
+    type: 'codex',
+    description: 'Codex CLI main session.',
+    family: 'responses',
+    subagent: false,
+    defaultPolicy: 'default',
+  },
   {
     type: 'codex_subagent',
     description: 'A Codex sub-agent (spawned thread).',

@@ -111,14 +111,29 @@ describe('issueKey', () => {
     const parent = issueKey(state, validateIssueRequest(base), 0)
     const child = issueKey(
       state,
-      validateIssueRequest({...base, agentName: 'reviewer', agentType: 'claude_code_subagent', parentAgentId: parent.agent.id}),
+      validateIssueRequest({
+        ...base,
+        agentName: 'reviewer',
+        agentType: 'claude_code_subagent',
+        parentAgentId: parent.agent.id,
+      }),
       0,
     )
-    expect(child.agent).toMatchObject({parentAgentId: parent.agent.id, parentAgentName: 'laptop', policyId: 'default'})
+    expect(child.agent).toMatchObject({
+      parentAgentId: parent.agent.id,
+      parentAgentName: 'laptop',
+      policyId: 'default',
+    })
     expect(() =>
-      issueKey(state, validateIssueRequest({...base, agentType: 'codex_subagent', parentAgentId: 'agt_nope'}), 0),
+      issueKey(
+        state,
+        validateIssueRequest({...base, agentType: 'codex_subagent', parentAgentId: 'agt_nope'}),
+        0,
+      ),
     ).toThrow(/not a known agent/)
-    expect(() => issueKey(state, validateIssueRequest({...base, policyId: 'nope'}), 0)).toThrow(/Unknown policyId/)
+    expect(() => issueKey(state, validateIssueRequest({...base, policyId: 'nope'}), 0)).toThrow(
+      /Unknown policyId/,
+    )
   })
 })
 

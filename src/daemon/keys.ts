@@ -120,7 +120,8 @@ export class KeyIndex {
         ok: false,
         status: 400,
         reason: 'forged',
-        message: 'The gateway key is malformed (its checksum does not match); copy it again from `gwctl key issue`.',
+        message:
+          'The gateway key is malformed (its checksum does not match); copy it again from `gwctl key issue`.',
       }
     }
     if (parsed.kind === 'foreign') {
@@ -203,13 +204,24 @@ export function validateIssueRequest(body: unknown): IssueRequest {
   const b = body as Record<string, unknown>
   const missing = REQUIRED.filter((f) => typeof b[f] !== 'string' || (b[f] as string).trim() === '')
   if (missing.length > 0) {
-    throw new IssueError(400, 'missing_fields', `Missing required field${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}.`)
+    throw new IssueError(
+      400,
+      'missing_fields',
+      `Missing required field${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}.`,
+    )
   }
   const wrong = [...REQUIRED, ...OPTIONAL].filter(
-    (f) => b[f] !== undefined && b[f] !== null && (typeof b[f] !== 'string' || (b[f] as string).length > MAX_FIELD),
+    (f) =>
+      b[f] !== undefined &&
+      b[f] !== null &&
+      (typeof b[f] !== 'string' || (b[f] as string).length > MAX_FIELD),
   )
   if (wrong.length > 0) {
-    throw new IssueError(400, 'invalid_fields', `Fields must be strings of at most ${MAX_FIELD} characters: ${wrong.join(', ')}.`)
+    throw new IssueError(
+      400,
+      'invalid_fields',
+      `Fields must be strings of at most ${MAX_FIELD} characters: ${wrong.join(', ')}.`,
+    )
   }
   const input: Record<string, string> = {}
   for (const f of [...REQUIRED, ...OPTIONAL]) {
@@ -225,7 +237,11 @@ export function validateIssueRequest(body: unknown): IssueRequest {
     )
   }
   if (kind.subagent && !input.parentAgentId) {
-    throw new IssueError(400, 'missing_fields', `Missing required field: parentAgentId (agentType ${kind.type} is a sub-agent kind).`)
+    throw new IssueError(
+      400,
+      'missing_fields',
+      `Missing required field: parentAgentId (agentType ${kind.type} is a sub-agent kind).`,
+    )
   }
   return input as unknown as IssueRequest
 }
@@ -262,7 +278,12 @@ export function issueKey(state: GatewayState, input: IssueRequest, nowMs = Date.
   let parent: AgentRecord | undefined
   if (input.parentAgentId) {
     parent = state.agents.find((a) => a.id === input.parentAgentId)
-    if (!parent) throw new IssueError(400, 'unknown_parent', `parentAgentId "${input.parentAgentId}" is not a known agent.`)
+    if (!parent)
+      throw new IssueError(
+        400,
+        'unknown_parent',
+        `parentAgentId "${input.parentAgentId}" is not a known agent.`,
+      )
   }
 
   const contact = input.employeeContact.toLowerCase()

@@ -80,7 +80,11 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           timer = undefined
           if (!dirty) return
           dirty = false
-          store.save().catch((error: Error) => log(`${new Date().toISOString()} warning: save failed: ${error.message}`))
+          store
+            .save()
+            .catch((error: Error) =>
+              log(`${new Date().toISOString()} warning: save failed: ${error.message}`),
+            )
         }, TOUCH_SAVE_MS)
       },
     }
@@ -96,9 +100,14 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
         })
       }
       if (code === 'EACCES') {
-        throw new DaemonStartError('port_denied', `Port ${options.port} may not be used by this user.`, ExitCode.unexpected, {
-          hint: 'Pick a port above 1024 with --port.',
-        })
+        throw new DaemonStartError(
+          'port_denied',
+          `Port ${options.port} may not be used by this user.`,
+          ExitCode.unexpected,
+          {
+            hint: 'Pick a port above 1024 with --port.',
+          },
+        )
       }
       throw error
     }

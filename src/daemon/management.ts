@@ -23,13 +23,18 @@ function endpointDocs(port: number): EndpointDoc[] {
   const base = `http://127.0.0.1:${port}`
   const key = 'gw-...'
   return [
-    {method: 'GET', path: '/health', purpose: 'Liveness: {status:"ok", timestamp}.', example: `curl ${base}/health`},
+    {
+      method: 'GET',
+      path: '/health',
+      purpose: 'Liveness: {status:"ok", timestamp}.',
+      example: `curl ${base}/health`,
+    },
     {method: 'GET', path: '/help', purpose: 'This page.', example: `curl ${base}/help`},
     {
       method: 'POST',
       path: '/api/keys/issue',
       purpose:
-        'Issues a key for an agent (creates or updates the employee and the agent; rotates the agent\'s previous key). The key is shown once. Same agent again within 5 s: 429.',
+        "Issues a key for an agent (creates or updates the employee and the agent; rotates the agent's previous key). The key is shown once. Same agent again within 5 s: 429.",
       example: `curl -X POST ${base}/api/keys/issue -H 'Content-Type: application/json' -d '{"employeeName":"Ada","employeeContact":"ada@example.com","agentName":"laptop","agentType":"claude_code"}'`,
     },
     {
@@ -91,7 +96,10 @@ function endpointDocs(port: number): EndpointDoc[] {
 }
 
 function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'})[c]!)
+  return text.replace(
+    /[&<>"']/g,
+    (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'})[c]!,
+  )
 }
 
 /** The `/help` page. */
@@ -130,9 +138,15 @@ function isJsonContentType(value: string | undefined): boolean {
 
 async function issue(request: GatewayRequest, context: GatewayContext): Promise<void> {
   if (!isJsonContentType(request.headers['content-type'])) {
-    sendError(request.res, 'chat', 400, 'The body must be JSON with the header Content-Type: application/json.', {
-      code: 'invalid_content_type',
-    })
+    sendError(
+      request.res,
+      'chat',
+      400,
+      'The body must be JSON with the header Content-Type: application/json.',
+      {
+        code: 'invalid_content_type',
+      },
+    )
     return
   }
   const body = request.json()
@@ -143,7 +157,8 @@ async function issue(request: GatewayRequest, context: GatewayContext): Promise<
     if (error instanceof IssueError) {
       sendError(request.res, 'chat', error.status, error.message, {
         code: error.code,
-        headers: error.retryAfterSeconds === undefined ? {} : {'retry-after': String(error.retryAfterSeconds)},
+        headers:
+          error.retryAfterSeconds === undefined ? {} : {'retry-after': String(error.retryAfterSeconds)},
       })
       return
     }
@@ -167,7 +182,9 @@ export function managementRoutes(): Route[] {
     handler,
   })
   return [
-    m('GET', '/health', (request) => sendJson(request.res, 200, {status: 'ok', timestamp: Math.floor(Date.now() / 1000)})),
+    m('GET', '/health', (request) =>
+      sendJson(request.res, 200, {status: 'ok', timestamp: Math.floor(Date.now() / 1000)}),
+    ),
     m('GET', '/help', (request, context) => {
       const html = helpPage(context)
       request.res.writeHead(200, {
@@ -178,8 +195,12 @@ export function managementRoutes(): Route[] {
       request.res.end(html)
     }),
     m('POST', '/api/keys/issue', issue),
-    m('GET', '/api/agents', (request, context) => sendJson(request.res, 200, {agents: agentViews(context.store.data)})),
-    m('GET', '/api/keys', (request, context) => sendJson(request.res, 200, {keys: keyViews(context.store.data)})),
+    m('GET', '/api/agents', (request, context) =>
+      sendJson(request.res, 200, {agents: agentViews(context.store.data)}),
+    ),
+    m('GET', '/api/keys', (request, context) =>
+      sendJson(request.res, 200, {keys: keyViews(context.store.data)}),
+    ),
     m('GET', '/api/status', (request, context) => {
       const state = context.store.data
       const views = agentViews(state)

@@ -60,7 +60,10 @@ export function runningDaemon(path: string = homeFile('pid')): PidInfo | undefin
  * Claims the pid file for this process. Returns false when a live daemon holds it; replaces a
  * stale one.
  */
-export function claimPidFile(port: number, path: string = homeFile('pid')): {ok: true} | {ok: false; holder: PidInfo} {
+export function claimPidFile(
+  port: number,
+  path: string = homeFile('pid'),
+): {ok: true} | {ok: false; holder: PidInfo} {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       writeFileSync(path, `${process.pid}\n${port}\n`, {flag: 'wx', mode: 0o600})

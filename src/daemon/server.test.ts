@@ -76,7 +76,11 @@ function injector(context: GatewayContext) {
     options: {headers?: Record<string, string>; body?: unknown} = {},
   ): Promise<Injected> => {
     const raw =
-      options.body === undefined ? '' : typeof options.body === 'string' ? options.body : JSON.stringify(options.body)
+      options.body === undefined
+        ? ''
+        : typeof options.body === 'string'
+          ? options.body
+          : JSON.stringify(options.body)
     const req = Object.assign(Readable.from(raw ? [Buffer.from(raw)] : []), {
       method,
       url,
@@ -126,7 +130,16 @@ describe('gateway handler (no socket)', () => {
     expect(Number.isInteger(health.body.timestamp)).toBe(true)
     const help = await call('GET', '/help')
     expect(help.headers['content-type']).toMatch(/text\/html/)
-    for (const path of ['/health', '/api/keys/issue', '/api/agents', '/api/keys', '/v1/chat/completions', '/v1/responses', '/v1/messages', ':generateContent']) {
+    for (const path of [
+      '/health',
+      '/api/keys/issue',
+      '/api/agents',
+      '/api/keys',
+      '/v1/chat/completions',
+      '/v1/responses',
+      '/v1/messages',
+      ':generateContent',
+    ]) {
       expect(help.text).toContain(path)
     }
     expect(help.text).toContain('curl ')
@@ -158,7 +171,14 @@ describe('gateway handler (no socket)', () => {
     expect(keys.text).not.toContain(key)
     expect(keys.text).not.toContain(context.store.data.keys[0].hash)
     const agents = await call('GET', '/api/agents')
-    expect(agents.body.agents[0]).toMatchObject({agentId: issued.body.agentId, keyPrefix: issued.body.keyPrefix, policyId: 'claude_code_default', route: {family: 'messages', targets: []}, enabled: false, lastSeenAt: null})
+    expect(agents.body.agents[0]).toMatchObject({
+      agentId: issued.body.agentId,
+      keyPrefix: issued.body.keyPrefix,
+      policyId: 'claude_code_default',
+      route: {family: 'messages', targets: []},
+      enabled: false,
+      lastSeenAt: null,
+    })
     expect(readFileSync(context.store.path, 'utf8')).not.toContain(key)
     expect(lines.join('\n')).not.toContain(key)
   })
@@ -168,8 +188,13 @@ describe('gateway handler (no socket)', () => {
     const call = injector(context)
     const missing = await call('POST', '/api/keys/issue', {headers: json, body: {agentType: 'codex'}})
     expect(missing.status).toBe(400)
-    expect(missing.body.error.message).toBe('Missing required fields: employeeName, employeeContact, agentName.')
-    const sub = await call('POST', '/api/keys/issue', {headers: json, body: {...person, agentName: 'a', agentType: 'codex_subagent'}})
+    expect(missing.body.error.message).toBe(
+      'Missing required fields: employeeName, employeeContact, agentName.',
+    )
+    const sub = await call('POST', '/api/keys/issue', {
+      headers: json,
+      body: {...person, agentName: 'a', agentType: 'codex_subagent'},
+    })
     expect(sub.status).toBe(400)
     expect(sub.body.error.message).toContain('parentAgentId')
     const bad = await call('POST', '/api/keys/issue', {headers: json, body: '{"agentName":'})
@@ -212,8 +237,20 @@ const ENTRANCES: Array<{
   family: 'chat' | 'responses' | 'messages' | 'gemini'
   forms: Array<(key: string) => {headers?: Record<string, string>; query?: string}>
 }> = [
-  {name: 'chat', method: 'POST', path: '/v1/chat/completions', family: 'chat', forms: [(k) => ({headers: {authorization: `Bearer ${k}`}})]},
-  {name: 'responses', method: 'POST', path: '/v1/responses', family: 'responses', forms: [(k) => ({headers: {authorization: `Bearer ${k}`}})]},
+  {
+    name: 'chat',
+    method: 'POST',
+    path: '/v1/chat/completions',
+    family: 'chat',
+    forms: [(k) => ({headers: {authorization: `Bearer ${k}`}})],
+  },
+  {
+    name: 'responses',
+    method: 'POST',
+    path: '/v1/responses',
+    family: 'responses',
+    forms: [(k) => ({headers: {authorization: `Bearer ${k}`}})],
+  },
   {
     name: 'messages',
     method: 'POST',
@@ -247,7 +284,13 @@ const ENTRANCES: Array<{
     family: 'gemini',
     forms: [(k) => ({headers: {'x-goog-api-key': k}}), (k) => ({query: `key=${k}`})],
   },
-  {name: 'models', method: 'GET', path: '/v1/models', family: 'chat', forms: [(k) => ({headers: {authorization: `Bearer ${k}`}})]},
+  {
+    name: 'models',
+    method: 'GET',
+    path: '/v1/models',
+    family: 'chat',
+    forms: [(k) => ({headers: {authorization: `Bearer ${k}`}})],
+  },
 ]
 
 function expectShape(family: string, body: any, status: number): void {
@@ -295,7 +338,10 @@ describe('gateway server (real socket)', () => {
       })
       return {status: res.status, headers: res.headers, body: (await res.json()) as any}
     }
-    const call = async (e: (typeof ENTRANCES)[number], cred: {headers?: Record<string, string>; query?: string}) => {
+    const call = async (
+      e: (typeof ENTRANCES)[number],
+      cred: {headers?: Record<string, string>; query?: string},
+    ) => {
       const url = base + e.path + (cred.query ? (e.path.includes('?') ? '&' : '?') + cred.query : '')
       const res = await fetch(url, {
         method: e.method,
@@ -359,10 +405,18 @@ describe('gateway server (real socket)', () => {
   it('limits body size and answers malformed JSON on an entrance with 400 in its shape', async () => {
     const {issue, base} = await start()
     const key = (await issue('a')).body.keyValue as string
-    const bad = await fetch(`${base}/v1/messages`, {method: 'POST', headers: {'x-api-key': key, ...json}, body: '{"model":'})
+    const bad = await fetch(`${base}/v1/messages`, {
+      method: 'POST',
+      headers: {'x-api-key': key, ...json},
+      body: '{"model":',
+    })
     expect(bad.status).toBe(400)
     expect(((await bad.json()) as any).type).toBe('error')
-    const big = await fetch(`${base}/api/keys/issue`, {method: 'POST', headers: json, body: 'x'.repeat(100_000)})
+    const big = await fetch(`${base}/api/keys/issue`, {
+      method: 'POST',
+      headers: json,
+      body: 'x'.repeat(100_000),
+    })
     expect(big.status).toBe(413)
   })
 })

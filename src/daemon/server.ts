@@ -71,7 +71,12 @@ export interface Route {
 }
 
 /** Sends a JSON answer. */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body)
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
@@ -124,7 +129,9 @@ function matchRoute(
     pathMatched ??= route
     if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return {route, params}
   }
-  return pathMatched ? {allow: routes.filter((r) => r.path === pathMatched!.path).map((r) => r.method)} : undefined
+  return pathMatched
+    ? {allow: routes.filter((r) => r.path === pathMatched!.path).map((r) => r.method)}
+    : undefined
 }
 
 /**

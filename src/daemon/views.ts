@@ -55,7 +55,8 @@ export function agentViews(state: GatewayState): AgentView[] {
     const e = employees.get(a.employeeId)
     // A known coding agent speaks its own protocol; a generic agent is routed by what it last used.
     const kind = agentKind(a.type)
-    const family = kind && kind.type !== 'generic_agent' ? kind.family : (a.lastEntrance ?? kind?.family ?? 'chat')
+    const family =
+      kind && kind.type !== 'generic_agent' ? kind.family : (a.lastEntrance ?? kind?.family ?? 'chat')
     const targets = policies.get(a.policyId)?.routes[family] ?? []
     const key = activeKey.get(a.id)
     return {
@@ -129,6 +130,7 @@ export function agentsPerRoute(views: readonly AgentView[]): RouteCount[] {
 /** Unix seconds of the latest request any agent made, or null. */
 export function latestRequestAt(state: GatewayState): number | null {
   let latest: number | null = null
-  for (const a of state.agents) if (a.lastSeenAt !== undefined && (latest === null || a.lastSeenAt > latest)) latest = a.lastSeenAt
+  for (const a of state.agents)
+    if (a.lastSeenAt !== undefined && (latest === null || a.lastSeenAt > latest)) latest = a.lastSeenAt
   return latest
 }

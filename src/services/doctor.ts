@@ -60,7 +60,11 @@ const stateCheck: DoctorCheck = {
   title: 'Gateway state file is schema-valid and private (0600)',
   async run() {
     const check = inspectStateFile(homeFile('state'))
-    if (!check.exists) return {ok: true, detail: `${check.path} not created yet (the first key issue or gateway start creates it)`}
+    if (!check.exists)
+      return {
+        ok: true,
+        detail: `${check.path} not created yet (the first key issue or gateway start creates it)`,
+      }
     if (check.problems.length > 0) {
       return {
         ok: false,
@@ -94,7 +98,8 @@ const portCheck: DoctorCheck = {
   async run() {
     const port = portForCheck()
     const daemon = runningDaemon()
-    if (daemon && daemon.port === port) return {ok: true, detail: `port ${port} is the gateway's (pid ${daemon.pid})`}
+    if (daemon && daemon.port === port)
+      return {ok: true, detail: `port ${port} is the gateway's (pid ${daemon.pid})`}
     if (await isPortFree(port)) return {ok: true, detail: `port ${port} is free`}
     return {
       ok: false,
@@ -108,7 +113,9 @@ const portCheck: DoctorCheck = {
 export const DOCTOR_CHECKS: DoctorCheck[] = [settingsCheck, stateCheck, portCheck]
 
 /** Runs every check (one failing check never stops the others). */
-export async function runDoctor(checks: readonly DoctorCheck[] = DOCTOR_CHECKS): Promise<{ok: boolean; checks: DoctorResult[]}> {
+export async function runDoctor(
+  checks: readonly DoctorCheck[] = DOCTOR_CHECKS,
+): Promise<{ok: boolean; checks: DoctorResult[]}> {
   const results: DoctorResult[] = []
   for (const check of checks) {
     let outcome: CheckOutcome

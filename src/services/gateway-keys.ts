@@ -66,7 +66,10 @@ export interface IssuedKey extends IssueResponse {
 }
 
 /** Issues a key: via the daemon when it runs, else into the state file under the lock. */
-export async function issueGatewayKey(input: IssueKeyInput, options: {signal?: AbortSignal} = {}): Promise<IssuedKey> {
+export async function issueGatewayKey(
+  input: IssueKeyInput,
+  options: {signal?: AbortSignal} = {},
+): Promise<IssuedKey> {
   const request = await withEmployeeDefaults(input)
   validateIssueRequest(request) // the same rules as the daemon, before anything is sent
   for (let attempt = 0; ; attempt++) {

@@ -68,7 +68,9 @@ export interface GatewayState {
 }
 
 /** The gateway's state from the pid file and its `/api/status`. */
-export async function getGatewayState(options: {port?: number; signal?: AbortSignal} = {}): Promise<GatewayState> {
+export async function getGatewayState(
+  options: {port?: number; signal?: AbortSignal} = {},
+): Promise<GatewayState> {
   const info = readPidFile()
   const running = runningDaemon()
   const port = running?.port || options.port || resolvePort()
@@ -77,7 +79,9 @@ export async function getGatewayState(options: {port?: number; signal?: AbortSig
     return {...base, state: 'Stopped', pid: null, stalePidFile: info !== undefined}
   }
   try {
-    const res = await daemonClient(port).request<DaemonSnapshot>('GET', '/api/status', {signal: options.signal})
+    const res = await daemonClient(port).request<DaemonSnapshot>('GET', '/api/status', {
+      signal: options.signal,
+    })
     const d = res.body
     return {
       ...base,
@@ -178,7 +182,9 @@ export interface StopOptions {
 }
 
 /** Stops the daemon with SIGTERM (it drains in-flight requests), SIGKILL after the bound. */
-export async function stopGateway(options: StopOptions = {}): Promise<{wasRunning: boolean; pid: number | null}> {
+export async function stopGateway(
+  options: StopOptions = {},
+): Promise<{wasRunning: boolean; pid: number | null}> {
   const info = readPidFile()
   const running = runningDaemon()
   if (!running) {

@@ -41,7 +41,9 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
   let views: ReturnType<typeof agentViews> = []
   let latest: number | null = null
   let problem =
-    gw.state === 'Unhealthy' ? 'The gateway process is alive but does not answer.' : 'The gateway is not running.'
+    gw.state === 'Unhealthy'
+      ? 'The gateway process is alive but does not answer.'
+      : 'The gateway is not running.'
   try {
     const store = await StateStore.open(homeFile('state'))
     views = agentViews(store.data)

@@ -3,7 +3,14 @@ import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {tempHome} from '../../test/helpers/cli.js'
-import {StateCorruptError, StateLockedError, StateStore, inspectStateFile, lockState, withState} from './state.js'
+import {
+  StateCorruptError,
+  StateLockedError,
+  StateStore,
+  inspectStateFile,
+  lockState,
+  withState,
+} from './state.js'
 
 describe('state store', () => {
   let home: string

@@ -351,11 +351,17 @@ export class StateStore {
    * processes may save those at run time; the daemon loads them at its next start), writing only
    * its own employees, agents and keys.
    */
-  static async open(path: string = homeFile('state'), options: {mode?: 'daemon' | 'locked'} = {}): Promise<StateStore> {
+  static async open(
+    path: string = homeFile('state'),
+    options: {mode?: 'daemon' | 'locked'} = {},
+  ): Promise<StateStore> {
     ensureHome()
     const adapter =
       options.mode === 'daemon'
-        ? new AtomicJsonFile<GatewayState>(path, {lock: true, beforeWrite: (data) => keepDiskConfig(path, data)})
+        ? new AtomicJsonFile<GatewayState>(path, {
+            lock: true,
+            beforeWrite: (data) => keepDiskConfig(path, data),
+          })
         : new AtomicJsonFile<GatewayState>(path)
     const db = new Low<GatewayState>(adapter, initialState())
     const existed = existsSync(path)
@@ -382,7 +388,8 @@ async function keepDiskConfig(path: string, data: GatewayState): Promise<Gateway
   } catch {
     return data
   }
-  if (!Array.isArray(disk.policies) || !Array.isArray(disk.providers) || disk.secret !== data.secret) return data
+  if (!Array.isArray(disk.policies) || !Array.isArray(disk.providers) || disk.secret !== data.secret)
+    return data
   return {...data, policies: disk.policies, providers: disk.providers}
 }
 

@@ -37,7 +37,10 @@ export default class AgentsList extends BaseCommand {
           {header: 'EMPLOYEE', value: (a) => a.employee?.contact ?? '-'},
           {header: 'ROUTE', value: (a) => routeLabel(a.policyId, a.route)},
           {header: 'KEY', value: (a) => a.keyPrefix ?? '-'},
-          {header: 'LAST SEEN', value: (a) => (a.lastSeenAt ? new Date(a.lastSeenAt * 1000).toISOString() : 'never')},
+          {
+            header: 'LAST SEEN',
+            value: (a) => (a.lastSeenAt ? new Date(a.lastSeenAt * 1000).toISOString() : 'never'),
+          },
         ],
         flags.enabled ? 'No agent has a bound route.' : 'No agents yet: issue a key with `gwctl key issue`.',
       )

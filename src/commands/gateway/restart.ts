@@ -14,7 +14,11 @@ export default class GatewayRestart extends BaseCommand {
 
   static flags = {
     port: Flags.integer({description: 'Port to start on (default: the running one).', min: 1, max: 65535}),
-    drain: Flags.integer({description: 'Seconds in-flight requests may take to finish.', default: 10, min: 0}),
+    drain: Flags.integer({
+      description: 'Seconds in-flight requests may take to finish.',
+      default: 10,
+      min: 0,
+    }),
   }
 
   async run(): Promise<GatewayState> {

@@ -18,7 +18,11 @@ export default class GatewayRun extends BaseCommand {
       min: 1,
       max: 65535,
     }),
-    drain: Flags.integer({description: 'Seconds in-flight requests may take to finish on stop.', default: 10, min: 0}),
+    drain: Flags.integer({
+      description: 'Seconds in-flight requests may take to finish on stop.',
+      default: 10,
+      min: 0,
+    }),
   }
 
   async run(): Promise<void> {

@@ -12,13 +12,18 @@ export default class GatewayStop extends BaseCommand {
   static examples = ['<%= config.bin %> gateway stop', '<%= config.bin %> gateway stop --drain 30']
 
   static flags = {
-    drain: Flags.integer({description: 'Seconds in-flight requests may take to finish.', default: 10, min: 0}),
+    drain: Flags.integer({
+      description: 'Seconds in-flight requests may take to finish.',
+      default: 10,
+      min: 0,
+    }),
   }
 
   async run(): Promise<{wasRunning: boolean; pid: number | null}> {
     const {flags} = await this.parse(GatewayStop)
     const result = await stopGateway({drainMs: flags.drain * 1000, signal: this.signal})
-    if (!this.jsonEnabled()) out(result.wasRunning ? `Gateway stopped (pid ${result.pid}).` : 'Gateway was not running.')
+    if (!this.jsonEnabled())
+      out(result.wasRunning ? `Gateway stopped (pid ${result.pid}).` : 'Gateway was not running.')
     return result
   }
 }

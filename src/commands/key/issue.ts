@@ -26,12 +26,16 @@ export default class KeyIssue extends BaseCommand {
       required: true,
       options: AGENT_KINDS.map((k) => k.type),
     }),
-    'policy-id': Flags.string({description: 'Policy to bind (default `default`; `claude_code_default` for claude_code).'}),
+    'policy-id': Flags.string({
+      description: 'Policy to bind (default `default`; `claude_code_default` for claude_code).',
+    }),
     'parent-agent-id': Flags.string({description: 'Parent agent id (required for sub-agent kinds).'}),
     'parent-agent-name': Flags.string({description: 'Parent agent name (display only).'}),
     'source-tool': Flags.string({description: 'Tool that asked for the key.'}),
     'config-path': Flags.string({description: "Location of the agent's native configuration."}),
-    'employee-name': Flags.string({description: 'Owner name (default: setting employee.name, else git user.name).'}),
+    'employee-name': Flags.string({
+      description: 'Owner name (default: setting employee.name, else git user.name).',
+    }),
     'employee-contact': Flags.string({
       description: 'Owner contact (default: setting employee.contact, else git user.email).',
     }),
