@@ -4,6 +4,7 @@ import {createServer} from 'node:net'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
+import {withState} from '../src/store/state.js'
 import {freePort, json, runCli, tempHome} from './helpers/cli.js'
 
 /** Every daemon a test started, killed in afterEach even when the test failed. */
@@ -120,6 +121,43 @@ describe('gateway lifecycle', () => {
     expect(log).not.toContain(key)
   })
 
+  it('loads policies saved at run time on restart, and its own saves keep them meanwhile', async () => {
+    const {home, cli, base} = await setup()
+    expect((await cli(['gateway', 'start'])).exitCode).toBe(0)
+    const saved = process.env.GWCTL_HOME
+    process.env.GWCTL_HOME = home
+    try {
+      // another process (a policy editor) saves a policy under the lock while the daemon runs
+      await withState(
+        (store) => {
+          store.data.policies.push({...store.data.policies[0], id: 'team'})
+        },
+        join(home, 'state.json'),
+      )
+    } finally {
+      if (saved === undefined) delete process.env.GWCTL_HOME
+      else process.env.GWCTL_HOME = saved
+    }
+    const issue = (agentName: string) =>
+      fetch(`${base}/api/keys/issue`, {
+        method: 'POST',
+        headers: {'content-type': 'application/json'},
+        body: JSON.stringify({...person, agentName, agentType: 'codex', policyId: 'team'}),
+      })
+    const before = await issue('a')
+    expect(before.status).toBe(400) // not loaded yet
+    expect(((await before.json()) as any).error.message).toContain('Unknown policyId "team"')
+    expect((await issueHttp(base, 'b')).status).toBe(200) // the daemon writes the state meanwhile
+    expect(
+      JSON.parse(readFileSync(join(home, 'state.json'), 'utf8')).policies.map((p: any) => p.id),
+    ).toContain('team')
+
+    expect((await cli(['gateway', 'restart'])).exitCode).toBe(0)
+    const after = await issue('a')
+    expect(after.status).toBe(200)
+    expect(((await after.json()) as any).policyId).toBe('team')
+  })
+
   it('detects a stale pid file after kill -9 and starts again', async () => {
     const {home, cli, base} = await setup()
     expect((await cli(['gateway', 'start'])).exitCode).toBe(0)
@@ -208,6 +246,21 @@ describe('gwctl key issue', () => {
 
     expect((await cli(['gateway', 'start'])).exitCode).toBe(0)
     expect(await useKey(base, issued.keyValue)).toBe(503)
+  })
+
+  it('defaults the employee to git user.name / user.email when flags and settings are absent', async () => {
+    const {cli} = await setup()
+    const r = await cli(['key', 'issue', '--agent-name', 'x', '--agent-type', 'gemini_cli', '--json'], {
+      GIT_CONFIG_COUNT: '2',
+      GIT_CONFIG_KEY_0: 'user.name',
+      GIT_CONFIG_VALUE_0: 'Git Person',
+      GIT_CONFIG_KEY_1: 'user.email',
+      GIT_CONFIG_VALUE_1: 'git@example.com',
+    })
+    expect(r.exitCode, r.stderr).toBe(0)
+    const agents = json(await cli(['agents', 'list', '--json']))
+    expect(agents.agents[0].employee).toMatchObject({name: 'Git Person', contact: 'git@example.com'})
+    expect(agents.agents[0].route.family).toBe('gemini')
   })
 
   it('refuses a sub-agent kind without a parent before sending anything', async () => {

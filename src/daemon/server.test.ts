@@ -420,3 +420,134 @@ describe('gateway server (real socket)', () => {
     expect(big.status).toBe(413)
   })
 })
+
+describe('official SDKs read the gateway errors in their own protocol', () => {
+  let cleanup: () => void
+  let saved: string | undefined
+  let server: RunningServer | undefined
+  beforeEach(() => {
+    const t = tempHome()
+    cleanup = t.cleanup
+    saved = process.env.GWCTL_HOME
+    process.env.GWCTL_HOME = t.home
+  })
+  afterEach(async () => {
+    await server?.stop(0)
+    server = undefined
+    if (saved === undefined) delete process.env.GWCTL_HOME
+    else process.env.GWCTL_HOME = saved
+    cleanup()
+  })
+
+  it('openai, @anthropic-ai/sdk and @google/genai get typed errors with the gateway message', async () => {
+    const port = await freePort()
+    const {context} = await setup(port)
+    server = await listen(gatewayRoutes(), context, port)
+    const base = `http://127.0.0.1:${port}`
+    const res = await fetch(`${base}/api/keys/issue`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({...person, agentName: 'sdk', agentType: 'generic_agent'}),
+    })
+    const key = ((await res.json()) as any).keyValue as string
+
+    const {default: OpenAI} = await import('openai')
+    const openai = new OpenAI({apiKey: key, baseURL: `${base}/v1`, maxRetries: 0})
+    const chat = await openai.chat.completions
+      .create({model: 'm', messages: [{role: 'user', content: 'hi'}]})
+      .catch((e) => e)
+    expect(chat).toBeInstanceOf(OpenAI.APIError)
+    expect(chat.status).toBe(503)
+    expect(chat.message).toContain('No provider is configured')
+    const unknown = await new OpenAI({apiKey: generateKey(), baseURL: `${base}/v1`, maxRetries: 0}).responses
+      .create({model: 'm', input: 'hi'})
+      .catch((e) => e)
+    expect(unknown).toBeInstanceOf(OpenAI.AuthenticationError)
+
+    const {default: Anthropic} = await import('@anthropic-ai/sdk')
+    const anthropic = new Anthropic({apiKey: key, baseURL: base, maxRetries: 0})
+    const msg = await anthropic.messages
+      .create({model: 'm', max_tokens: 8, messages: [{role: 'user', content: 'hi'}]})
+      .catch((e) => e)
+    expect(msg).toBeInstanceOf(Anthropic.APIError)
+    expect(msg.status).toBe(503)
+    expect(msg.error).toMatchObject({type: 'error', error: {type: 'api_error'}})
+    const forged = await new Anthropic({
+      apiKey: key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a'),
+      baseURL: base,
+      maxRetries: 0,
+    }).messages
+      .create({model: 'm', max_tokens: 8, messages: [{role: 'user', content: 'hi'}]})
+      .catch((e) => e)
+    expect(forged).toBeInstanceOf(Anthropic.BadRequestError)
+
+    const {GoogleGenAI, ApiError} = await import('@google/genai')
+    const genai = new GoogleGenAI({apiKey: key, httpOptions: {baseUrl: base}})
+    const gem = await genai.models
+      .generateContent({model: 'gemini-2.5-flash', contents: 'hi'})
+      .catch((e) => e)
+    expect(gem).toBeInstanceOf(ApiError)
+    expect(gem.status).toBe(503)
+    expect(gem.message).toContain('No provider is configured')
+  })
+})
+
+describe('graceful stop', () => {
+  let cleanup: () => void
+  let saved: string | undefined
+  beforeEach(() => {
+    const t = tempHome()
+    cleanup = t.cleanup
+    saved = process.env.GWCTL_HOME
+    process.env.GWCTL_HOME = t.home
+  })
+  afterEach(() => {
+    if (saved === undefined) delete process.env.GWCTL_HOME
+    else process.env.GWCTL_HOME = saved
+    cleanup()
+  })
+
+  it('lets an in-flight request finish, refuses new connections, and cuts requests that outlive the bound', async () => {
+    const port = await freePort()
+    const {context} = await setup(port)
+    let release: () => void = () => undefined
+    const routes = [
+      {
+        method: 'GET',
+        path: '/slow',
+        family: 'chat' as const,
+        management: true,
+        maxBodyBytes: 1024,
+        handler: async (request: any) => {
+          await new Promise<void>((resolve) => (release = resolve))
+          request.res.writeHead(200, {'content-type': 'text/plain'})
+          request.res.end('done')
+        },
+      },
+      {
+        method: 'GET',
+        path: '/hang',
+        family: 'chat' as const,
+        management: true,
+        maxBodyBytes: 1024,
+        handler: () => new Promise<void>(() => undefined),
+      },
+    ]
+    const server = await listen(routes, context, port)
+    const slow = fetch(`http://127.0.0.1:${port}/slow`).then(async (r) => [r.status, await r.text()])
+    await new Promise((r) => setTimeout(r, 100))
+    const stopping = server.stop(10_000)
+    await new Promise((r) => setTimeout(r, 100))
+    await expect(fetch(`http://127.0.0.1:${port}/slow`)).rejects.toThrow()
+    release()
+    expect(await slow).toEqual([200, 'done'])
+    await stopping
+
+    const port2 = await freePort()
+    const server2 = await listen(routes, {...context, port: port2}, port2)
+    const hung = fetch(`http://127.0.0.1:${port2}/hang`).catch((e: Error) => e)
+    await new Promise((r) => setTimeout(r, 100))
+    await server2.stop(200)
+    expect(await hung).toBeInstanceOf(Error)
+  })
+})

@@ -54,7 +54,7 @@ export interface DaemonSnapshot {
   latestRequestAt: number | null
 }
 
-export interface GatewayState {
+export interface GatewayInfo {
   state: 'Running' | 'Stopped' | 'Unhealthy'
   url: string
   port: number
@@ -70,7 +70,7 @@ export interface GatewayState {
 /** The gateway's state from the pid file and its `/api/status`. */
 export async function getGatewayState(
   options: {port?: number; signal?: AbortSignal} = {},
-): Promise<GatewayState> {
+): Promise<GatewayInfo> {
   const info = readPidFile()
   const running = runningDaemon()
   const port = running?.port || options.port || resolvePort()
@@ -127,7 +127,7 @@ export interface StartOptions {
 }
 
 /** Spawns the daemon detached and waits until `/health` answers. */
-export async function startGateway(options: StartOptions = {}): Promise<GatewayState> {
+export async function startGateway(options: StartOptions = {}): Promise<GatewayInfo> {
   ensureHome()
   const running = runningDaemon()
   if (running) {
@@ -203,7 +203,7 @@ export async function stopGateway(
 }
 
 /** Stops (if running) and starts again, on the same port unless another is given. */
-export async function restartGateway(options: StartOptions & StopOptions = {}): Promise<GatewayState> {
+export async function restartGateway(options: StartOptions & StopOptions = {}): Promise<GatewayInfo> {
   const running = runningDaemon()
   await stopGateway(options)
   return startGateway({...options, port: options.port ?? running?.port})
@@ -219,7 +219,7 @@ export function requireRunning(): {pid: number; port: number} {
 }
 
 /** The lines `gwctl gateway` prints, as data. */
-export function gatewayStateFields(state: GatewayState): Record<string, string | number | undefined> {
+export function gatewayStateFields(state: GatewayInfo): Record<string, string | number | undefined> {
   return {
     state: state.state,
     url: state.url,

@@ -3,12 +3,12 @@ import type {RouteCount} from '../daemon/views.js'
 import {agentViews, agentsPerRoute, latestRequestAt} from '../daemon/views.js'
 import {homeFile} from '../store/paths.js'
 import {StateStore} from '../store/state.js'
-import type {GatewayState} from './gateway.js'
+import type {GatewayInfo} from './gateway.js'
 import {getGatewayState} from './gateway.js'
 
 export interface StatusSnapshot {
   healthy: boolean
-  gateway: Pick<GatewayState, 'state' | 'url' | 'port' | 'pid' | 'version' | 'uptimeSeconds'>
+  gateway: Pick<GatewayInfo, 'state' | 'url' | 'port' | 'pid' | 'version' | 'uptimeSeconds'>
   /** Agents known to the gateway (discovery of local agents adds to this later). */
   agents: {discovered: number; enabled: number}
   agentsPerRoute: RouteCount[]

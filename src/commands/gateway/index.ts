@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {printFields} from '../../core/output.js'
-import type {GatewayState} from '../../services/gateway.js'
+import type {GatewayInfo} from '../../services/gateway.js'
 import {gatewayStateFields, getGatewayState} from '../../services/gateway.js'
 
 export default class Gateway extends BaseCommand {
@@ -16,7 +16,7 @@ export default class Gateway extends BaseCommand {
     port: Flags.integer({description: 'Port to report when the gateway is stopped.', min: 1, max: 65535}),
   }
 
-  async run(): Promise<GatewayState> {
+  async run(): Promise<GatewayInfo> {
     const {flags} = await this.parse(Gateway)
     const state = await getGatewayState({port: flags.port, signal: this.signal})
     if (!this.jsonEnabled()) printFields(gatewayStateFields(state))

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {out, printFields} from '../../core/output.js'
-import type {GatewayState} from '../../services/gateway.js'
+import type {GatewayInfo} from '../../services/gateway.js'
 import {restartGateway, gatewayStateFields} from '../../services/gateway.js'
 
 export default class GatewayRestart extends BaseCommand {
@@ -21,7 +21,7 @@ export default class GatewayRestart extends BaseCommand {
     }),
   }
 
-  async run(): Promise<GatewayState> {
+  async run(): Promise<GatewayInfo> {
     const {flags} = await this.parse(GatewayRestart)
     const state = await restartGateway({port: flags.port, drainMs: flags.drain * 1000, signal: this.signal})
     if (!this.jsonEnabled()) {

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {out, printFields} from '../../core/output.js'
-import type {GatewayState} from '../../services/gateway.js'
+import type {GatewayInfo} from '../../services/gateway.js'
 import {startGateway, gatewayStateFields} from '../../services/gateway.js'
 
 export default class GatewayStart extends BaseCommand {
@@ -20,7 +20,7 @@ export default class GatewayStart extends BaseCommand {
     }),
   }
 
-  async run(): Promise<GatewayState> {
+  async run(): Promise<GatewayInfo> {
     const {flags} = await this.parse(GatewayStart)
     const state = await startGateway({port: flags.port, signal: this.signal})
     if (!this.jsonEnabled()) {
