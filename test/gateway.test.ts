@@ -80,7 +80,8 @@ async function listenOn(port: number): Promise<Server> {
   return server
 }
 
-describe('gateway lifecycle', () => {
+// Each test spawns several CLI processes and daemons: generous bounds on a loaded machine.
+describe('gateway lifecycle', {timeout: 120_000}, () => {
   it('starts detached, refuses a second start, reports its state, stops, and restarts with keys intact', async () => {
     const {home, port, base, cli} = await setup()
     const stopped = json(await cli(['gateway', '--json']))
@@ -185,7 +186,7 @@ describe('gateway lifecycle', () => {
   })
 })
 
-describe('gwctl key issue', () => {
+describe('gwctl key issue', {timeout: 120_000}, () => {
   it('issues through the running daemon (works at once), rotates, and refuses a repeat within 5 s', async () => {
     const {cli, base, home} = await setup()
     expect((await cli(['gateway', 'start'])).exitCode).toBe(0)
@@ -282,7 +283,7 @@ describe('gwctl key issue', () => {
   })
 })
 
-describe('crash safety', () => {
+describe('crash safety', {timeout: 120_000}, () => {
   it('survives kill -9 during 100 concurrent issue calls: the state parses and every key answered 200 authenticates', async () => {
     const {cli, base, home} = await setup()
     expect((await cli(['gateway', 'start'])).exitCode).toBe(0)
@@ -322,7 +323,7 @@ describe('crash safety', () => {
   })
 })
 
-describe('status and doctor', () => {
+describe('status and doctor', {timeout: 120_000}, () => {
   it('status --quiet exits 6 when stopped and 0 when running, printing nothing', async () => {
     const {cli} = await setup()
     const down = await cli(['status', '--quiet'])

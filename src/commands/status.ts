@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../core/base-command.js'
 import {ExitCode} from '../core/errors.js'
-import {formatDuration, out, printFields, printJson, printTable} from '../core/output.js'
+import {colorErr, err, formatDuration, out, printFields, printJson, printTable} from '../core/output.js'
 import type {StatusSnapshot} from '../services/status.js'
 import {getStatus} from '../services/status.js'
 
@@ -51,7 +51,14 @@ export default class Status extends BaseCommand {
         {header: 'AGENTS', value: (r) => r.agents, align: 'right'},
       ])
     }
-    if (!snapshot.healthy) this.exit(ExitCode.gatewayDown)
+    if (!snapshot.healthy) {
+      err(
+        colorErr().dim(
+          `${snapshot.problem ?? 'The gateway is not healthy.'} Start it with \`gwctl gateway start\`.`,
+        ),
+      )
+      this.exit(ExitCode.gatewayDown)
+    }
     return snapshot
   }
 }

@@ -81,9 +81,16 @@ function fromLsof(port: number): PortHolder | undefined {
   return pid ? {pid: Number(pid), command} : undefined
 }
 
+function fromSs(port: number): PortHolder | undefined {
+  const result = spawnSync('ss', ['-Hltnp', `sport = :${port}`], {encoding: 'utf8', timeout: 3000})
+  if (result.status !== 0 || !result.stdout) return undefined
+  const m = /users:\(\("([^"]*)",pid=(\d+)/.exec(result.stdout)
+  return m ? {pid: Number(m[2]), command: m[1]} : undefined
+}
+
 /** The process listening on `port`, when it can be found. */
 export function findPortHolder(port: number): PortHolder | undefined {
-  return process.platform === 'linux' ? (fromProc(port) ?? fromLsof(port)) : fromLsof(port)
+  return process.platform === 'linux' ? (fromProc(port) ?? fromSs(port) ?? fromLsof(port)) : fromLsof(port)
 }
 
 /** True when nothing accepts a listen on 127.0.0.1:`port` right now. */
@@ -99,6 +106,7 @@ export async function isPortFree(port: number): Promise<boolean> {
 export function describePortTaken(port: number): string {
   const holder = findPortHolder(port)
   if (!holder) return `Port ${port} on 127.0.0.1 is taken by another process.`
-  const command = holder.command.length > 120 ? holder.command.slice(0, 117) + '...' : holder.command
+  const oneLine = holder.command.replace(/\s+/g, ' ').trim()
+  const command = oneLine.length > 120 ? oneLine.slice(0, 117) + '...' : oneLine
   return `Port ${port} on 127.0.0.1 is taken by pid ${holder.pid}${command ? ` (${command})` : ''}.`
 }

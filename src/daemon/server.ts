@@ -13,7 +13,7 @@ import type {IncomingHttpHeaders, IncomingMessage, ServerResponse} from 'node:ht
 import {createServer} from 'node:http'
 import type {AddressInfo} from 'node:net'
 
-import type {GatewayState, StateStore} from '../store/state.js'
+import type {StateStore} from '../store/state.js'
 import type {KeyIndex} from './keys.js'
 import {errorBody} from './protocol-errors.js'
 import type {Family} from './types.js'
@@ -151,10 +151,12 @@ export function createHandler(
     const url = new URL(req.url ?? '/', 'http://gateway.invalid')
     const path = url.pathname
     let agentId: string | undefined
-    res.on('finish', () => {
+    let request: GatewayRequest | undefined
+    res.on('close', () => {
       // Path only: the query may carry a key (`?key=`), headers carry keys too.
+      const status = res.writableFinished ? String(res.statusCode) : `${res.statusCode} aborted`
       context.log(
-        `${new Date().toISOString()} ${method} ${path} ${res.statusCode} ${Date.now() - started}ms${agentId ? ` agent=${agentId}` : ''}`,
+        `${new Date().toISOString()} ${method} ${path} ${status} ${Date.now() - started}ms${(agentId ?? request?.agentId) ? ` agent=${agentId ?? request?.agentId}` : ''}`,
       )
     })
 
@@ -228,7 +230,7 @@ export function createHandler(
       if (!res.writableFinished) controller.abort()
     })
     let parsed: {value: unknown} | undefined
-    const request: GatewayRequest = {
+    request = {
       method,
       path,
       query: url.searchParams,
@@ -325,9 +327,4 @@ export async function listen(
       await closed
     },
   }
-}
-
-/** The state of the live context (convenience for handlers). */
-export function stateOf(context: GatewayContext): GatewayState {
-  return context.store.data
 }
