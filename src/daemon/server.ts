@@ -150,13 +150,13 @@ export function createHandler(
     const method = req.method ?? 'GET'
     const url = new URL(req.url ?? '/', 'http://gateway.invalid')
     const path = url.pathname
-    let agentId: string | undefined
-    let request: GatewayRequest | undefined
+    // The log line is written when the response closes, which may be inside the handler.
+    const current: {request?: GatewayRequest} = {}
     res.on('close', () => {
       // Path only: the query may carry a key (`?key=`), headers carry keys too.
       const status = res.writableFinished ? String(res.statusCode) : `${res.statusCode} aborted`
       context.log(
-        `${new Date().toISOString()} ${method} ${path} ${status} ${Date.now() - started}ms${(agentId ?? request?.agentId) ? ` agent=${agentId ?? request?.agentId}` : ''}`,
+        `${new Date().toISOString()} ${method} ${path} ${status} ${Date.now() - started}ms${current.request?.agentId ? ` agent=${current.request.agentId}` : ''}`,
       )
     })
 
@@ -230,7 +230,7 @@ export function createHandler(
       if (!res.writableFinished) controller.abort()
     })
     let parsed: {value: unknown} | undefined
-    request = {
+    const request: GatewayRequest = {
       method,
       path,
       query: url.searchParams,
@@ -250,11 +250,10 @@ export function createHandler(
         }
       },
     }
+    current.request = request
     try {
       await route.handler(request, context)
-      agentId = request.agentId
     } catch (error) {
-      agentId = request.agentId
       if (res.headersSent) {
         res.destroy()
         return
