@@ -47,7 +47,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     throw new DaemonStartError(
       'already_running',
       `The gateway is already running (pid ${claim.holder.pid}, port ${claim.holder.port}).`,
-      ExitCode.unexpected,
+      ExitCode.usage,
       {hint: 'Stop it with `gwctl gateway stop`, or use `gwctl gateway restart`.'},
     )
   }
@@ -95,7 +95,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'EADDRINUSE') {
-        throw new DaemonStartError('port_in_use', describePortTaken(options.port), ExitCode.unexpected, {
+        throw new DaemonStartError('port_in_use', describePortTaken(options.port), ExitCode.usage, {
           hint: 'Stop that process, or pick another port with --port or GWCTL_GATEWAY_PORT.',
         })
       }
