@@ -68,7 +68,7 @@ export interface GatewayInfo {
 }
 
 /** The gateway's state from the pid file and its `/api/status`. */
-export async function getGatewayState(
+export async function getGatewayInfo(
   options: {port?: number; signal?: AbortSignal} = {},
 ): Promise<GatewayInfo> {
   const info = readPidFile()
@@ -166,7 +166,7 @@ export async function startGateway(options: StartOptions = {}): Promise<GatewayI
         hint: `See the daemon log ${logPath}.`,
       })
     }
-    if (runningDaemon() && (await healthy(port, options.signal))) return getGatewayState({port})
+    if (runningDaemon() && (await healthy(port, options.signal))) return getGatewayInfo({port})
     await sleep(100, undefined, {signal: options.signal})
   }
   throw new GatewayDownError(`The gateway did not answer on port ${port} in time.`, {

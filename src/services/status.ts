@@ -4,7 +4,7 @@ import {agentViews, agentsPerRoute, latestRequestAt} from '../daemon/views.js'
 import {homeFile} from '../store/paths.js'
 import {StateStore} from '../store/state.js'
 import type {GatewayInfo} from './gateway.js'
-import {getGatewayState} from './gateway.js'
+import {getGatewayInfo} from './gateway.js'
 
 export interface StatusSnapshot {
   healthy: boolean
@@ -20,7 +20,7 @@ export interface StatusSnapshot {
 
 /** The snapshot: from the running daemon, or from the state file when it is stopped. */
 export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<StatusSnapshot> {
-  const gw = await getGatewayState(options)
+  const gw = await getGatewayInfo(options)
   const gateway = {
     state: gw.state,
     url: gw.url,

@@ -295,9 +295,12 @@ export class AtomicJsonFile<T> implements Adapter<T> {
     try {
       await handle.writeFile(text, 'utf8')
       await handle.sync()
-    } finally {
+    } catch (error) {
       await handle.close()
+      await rm(temp, {force: true})
+      throw error
     }
+    await handle.close()
     try {
       await rename(temp, this.path)
     } catch (error) {

@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../core/base-command.js'
 import {printFields} from '../../core/output.js'
 import type {GatewayInfo} from '../../services/gateway.js'
-import {gatewayStateFields, getGatewayState} from '../../services/gateway.js'
+import {gatewayStateFields, getGatewayInfo} from '../../services/gateway.js'
 
 export default class Gateway extends BaseCommand {
   static summary = 'Prints the state of the local gateway: Running or Stopped, pid, port, uptime, version.'
@@ -18,7 +18,7 @@ export default class Gateway extends BaseCommand {
 
   async run(): Promise<GatewayInfo> {
     const {flags} = await this.parse(Gateway)
-    const state = await getGatewayState({port: flags.port, signal: this.signal})
+    const state = await getGatewayInfo({port: flags.port, signal: this.signal})
     if (!this.jsonEnabled()) printFields(gatewayStateFields(state))
     return state
   }
