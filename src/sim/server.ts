@@ -18,8 +18,10 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import type {Fault} from './faults.js'
 import {FaultQueue, parseFault} from './faults.js'
+import {gammaModule} from './gamma.js'
 import type {SimRequest} from './router.js'
 import {SimRouter, sendJson} from './router.js'
+import {chatModule} from './chat.js'
 import {videosModule} from './videos.js'
 
 /** Where the simulated platform API lives below the server root. */
@@ -74,8 +76,15 @@ export interface SimContext {
   readonly clock: SimClock
   /** Origin of the server, e.g. `http://127.0.0.1:4010` (known once listening). */
   origin(): string
-  /** Registers the error shape of the API below `prefix`. */
-  errorFormat(prefix: string, format: ErrorFormatter): void
+  /**
+   * Registers the error shape of the API below `prefix`; `headers` (optional) adds headers derived
+   * from the error body (e.g. a request id header that repeats a body field).
+   */
+  errorFormat(
+    prefix: string,
+    format: ErrorFormatter,
+    headers?: (body: unknown) => Record<string, string>,
+  ): void
   /** Sends an error in the shape registered for the request's path. */
   sendError(
     request: SimRequest,
@@ -94,7 +103,7 @@ export interface SimModule {
   register(router: SimRouter, context: SimContext): void
 }
 
-const MODULES: SimModule[] = [videosModule]
+const MODULES: SimModule[] = [videosModule, gammaModule, chatModule]
 
 export interface Simulator {
   /** e.g. `http://127.0.0.1:4010` */
@@ -118,23 +127,24 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
   for (const spec of options.faults ?? []) faults.add(parseFault(spec))
   const requests: RecordedRequest[] = []
   const router = new SimRouter()
-  const formatters: Array<[string, ErrorFormatter]> = []
+  const formatters: Array<[string, ErrorFormatter, ((body: unknown) => Record<string, string>)?]> = []
   let origin = ''
   const faultsByRequest = new WeakMap<SimRequest, Fault | undefined>()
 
   const defaultFormat: ErrorFormatter = (status, message, type) => ({error: {message, type, code: status}})
-  const formatFor = (path: string): ErrorFormatter =>
-    formatters
-      .filter(([prefix]) => path.startsWith(prefix))
-      .sort((a, b) => b[0].length - a[0].length)[0]?.[1] ?? defaultFormat
+  const formatterFor = (path: string) =>
+    formatters.filter(([prefix]) => path.startsWith(prefix)).sort((a, b) => b[0].length - a[0].length)[0]
 
   const context: SimContext = {
     options,
     clock,
     origin: () => origin,
-    errorFormat: (prefix, format) => formatters.push([prefix, format]),
-    sendError: (request, status, message, type = defaultErrorType(status), headers = {}) =>
-      sendJson(request.res, status, formatFor(request.path)(status, message, type), headers),
+    errorFormat: (prefix, format, headers) => formatters.push([prefix, format, headers]),
+    sendError: (request, status, message, type = defaultErrorType(status), headers = {}) => {
+      const [, format = defaultFormat, headersOf] = formatterFor(request.path) ?? []
+      const body = format(status, message, type)
+      sendJson(request.res, status, body, {...headersOf?.(body), ...headers})
+    },
     fault: (request) => faultsByRequest.get(request),
   }
   for (const module of MODULES) module.register(router, context)

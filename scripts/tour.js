@@ -1,0 +1,95 @@
+#!/usr/bin/env node
+// The offline tour (`npm run tour`, after `npm run build`): starts the simulator, runs a few real
+// gwctl commands against it with a throw-away GWCTL_HOME, then stops the simulator and cleans up.
+// Other areas add their steps to STEPS; each step is one gwctl command line.
+import {spawn, spawnSync} from 'node:child_process'
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join, resolve} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)))
+const BIN = join(ROOT, 'bin', 'run.js')
+const home = mkdtempSync(join(tmpdir(), 'gwctl-tour-'))
+const clip = join(home, 'fox.mp4')
+
+/** @param {string} baseUrl */
+const STEPS = (baseUrl) => [
+  {
+    say: 'Point gwctl at the simulator (settings live in GWCTL_HOME, mode 0600).',
+    args: ['config', 'set', 'base-url', baseUrl],
+  },
+  {args: ['config', 'set', 'api-key', 'sim-tour-key']},
+  {say: 'The video models and the rules gwctl checks before sending anything.', args: ['video', 'models']},
+  {
+    say: 'A rule broken locally: exit 2, nothing sent.',
+    args: ['video', 'create', '--model', 'BetaQ2-Text2Video', '--prompt', 'a fox', '--duration', '12'],
+    expectExit: 2,
+  },
+  {
+    say: 'Create a task, wait for it (the sim finishes in 3 s) and download the video.',
+    args: [
+      'video',
+      'create',
+      '--model',
+      'Alpha2.6-T2V',
+      '--prompt',
+      'a red fox in fresh snow',
+      '--size',
+      '1280x720',
+      '--interval',
+      '1',
+      '--output',
+      clip,
+    ],
+  },
+  {say: 'The local journal of created tasks.', args: ['video', 'list']},
+]
+
+/** Starts `gwctl sim --port 0` and resolves with its base URL and process. */
+function startSim() {
+  const child = spawn(process.execPath, [BIN, 'sim', '--port', '0', '--task-seconds', '3'], {
+    env: {...process.env, GWCTL_HOME: home},
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  return new Promise((resolveStart, reject) => {
+    let text = ''
+    child.stdout.on('data', (chunk) => {
+      text += chunk
+      const match = /^base-url: (\S+)$/m.exec(text)
+      if (match) resolveStart({child, baseUrl: match[1]})
+    })
+    child.on('exit', (code) => reject(new Error(`the simulator exited early (code ${code})`)))
+  })
+}
+
+const bold = process.stdout.isTTY && !process.env.NO_COLOR ? (t) => `\x1b[1m${t}\x1b[0m` : (t) => t
+
+function run(step) {
+  const shown = step.args.map((a) => (/[\s"]/.test(a) ? JSON.stringify(a) : a)).join(' ')
+  console.log(`\n${bold(`$ gwctl ${shown}`)}`)
+  const result = spawnSync(process.execPath, [BIN, ...step.args], {
+    env: {...process.env, GWCTL_HOME: home, GWCTL_BASE_URL: '', GWCTL_API_KEY: ''},
+    stdio: 'inherit',
+  })
+  const expected = step.expectExit ?? 0
+  if (result.status !== expected) throw new Error(`step exited ${result.status}, expected ${expected}`)
+}
+
+let sim
+try {
+  sim = await startSim()
+  console.log(`gwctl tour: simulator at ${sim.baseUrl} (an offline stand-in, not the real service)`)
+  for (const step of STEPS(sim.baseUrl)) {
+    if (step.say) console.log(`\n# ${step.say}`)
+    run(step)
+  }
+  console.log('\nTour done. Try `gwctl sim` in one terminal and the commands above in another.')
+} catch (error) {
+  console.error(`tour failed: ${error.message}`)
+  process.exitCode = 1
+} finally {
+  sim?.child.removeAllListeners('exit')
+  sim?.child.kill('SIGINT')
+  rmSync(home, {recursive: true, force: true})
+}

@@ -1,0 +1,133 @@
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import type {GwError} from '../core/errors.js'
+import {AuthError, NotFoundError, UpstreamError} from '../core/errors.js'
+import type {Simulator} from '../sim/server.js'
+import {startSim} from '../sim/server.js'
+import {PlatformClient, backoffDelay, parseRetryAfter} from './http.js'
+import {videos} from './videos.js'
+
+const KEY = 'sk-test-very-secret-key-0001'
+const BODY = {model: 'Alpha2.6-T2V', prompt: 'a fox'}
+
+describe('PlatformClient against the simulator', () => {
+  let sim: Simulator
+  let client: PlatformClient
+  beforeEach(async () => {
+    sim = await startSim({taskSeconds: 1, apiKey: KEY})
+    client = new PlatformClient({baseUrl: sim.baseUrl, apiKey: KEY, backoffMs: 1})
+  })
+  afterEach(async () => {
+    await sim.close()
+  })
+
+  const count = (method: string) =>
+    sim.requests.filter((r) => r.method === method && r.path.endsWith('/videos')).length
+
+  it('retries a 429 with Retry-After, even for POST, and then succeeds', async () => {
+    sim.faults.add({status: 429, retryAfter: '0', method: 'POST', path: '/videos'})
+    const task = await videos(client).create(BODY)
+    expect(task.status).toBe('queued')
+    expect(count('POST')).toBe(2)
+  })
+
+  it('retries 503 for GET until it answers', async () => {
+    const {id} = await videos(client).create(BODY)
+    sim.faults.add({status: 503, method: 'GET', times: 2})
+    const task = await videos(client).get(id)
+    expect(task.id).toBe(id)
+    expect(sim.requests.filter((r) => r.method === 'GET').length).toBe(3)
+  })
+
+  it('does not retry a POST answered 502 (the create may have happened)', async () => {
+    sim.faults.add({status: 502, method: 'POST'})
+    const error = await videos(client)
+      .create(BODY)
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(UpstreamError)
+    expect((error as UpstreamError).status).toBe(502)
+    expect((error as UpstreamError).exitCode).toBe(5)
+    expect(count('POST')).toBe(1)
+  })
+
+  it('gives up after the last attempt and keeps the upstream status and message', async () => {
+    sim.faults.add({status: 504, method: 'GET', times: 0, message: 'gateway timeout upstream'})
+    const error = (await videos(client)
+      .get('task_x')
+      .catch((e: unknown) => e)) as UpstreamError
+    expect(error.status).toBe(504)
+    expect(error.message).toContain('gateway timeout upstream')
+    expect(sim.requests.filter((r) => r.method === 'GET').length).toBe(4)
+  })
+
+  it('does not wait for a Retry-After beyond 60 s', async () => {
+    sim.faults.add({status: 429, retryAfter: '3600', method: 'POST'})
+    const error = (await videos(client)
+      .create(BODY)
+      .catch((e: unknown) => e)) as UpstreamError
+    expect(error.code).toBe('rate_limited')
+    expect(count('POST')).toBe(1)
+  })
+
+  it('maps 401 to AuthError (exit 4) without the key anywhere', async () => {
+    const bad = new PlatformClient({baseUrl: sim.baseUrl, apiKey: 'sk-wrong-secret-9999', backoffMs: 1})
+    const error = (await videos(bad)
+      .get('task_x')
+      .catch((e: unknown) => e)) as AuthError
+    expect(error).toBeInstanceOf(AuthError)
+    expect(error.exitCode).toBe(4)
+    expect(error.hint).toContain('gwctl config set api-key')
+    const text = JSON.stringify(error.toJSON()) + error.message + (error.stack ?? '')
+    expect(text).not.toContain('sk-wrong-secret-9999')
+    expect(sim.requests.at(-1)?.headers.authorization).toBe('[redacted]')
+  })
+
+  it('maps 404 to NotFoundError (exit 7) and 400 to an upstream error carrying the message', async () => {
+    const missing = await videos(client)
+      .get('task_never')
+      .catch((e: unknown) => e)
+    expect(missing).toBeInstanceOf(NotFoundError)
+    expect((missing as NotFoundError).exitCode).toBe(7)
+    const bad = (await videos(client)
+      .create({model: 'Nope'})
+      .catch((e: unknown) => e)) as UpstreamError
+    expect(bad.status).toBe(400)
+    expect(bad.message).toContain('unknown model: Nope')
+  })
+
+  it('keeps the key out of network errors', async () => {
+    const url = sim.baseUrl
+    await sim.close()
+    const gone = new PlatformClient({baseUrl: url, apiKey: KEY, backoffMs: 1, attempts: 2})
+    const error = (await videos(gone)
+      .get('task_x')
+      .catch((e: unknown) => e)) as GwError
+    expect(error.code).toBe('network')
+    expect(JSON.stringify(error.toJSON()) + error.message).not.toContain(KEY)
+    sim = await startSim({taskSeconds: 1})
+  })
+})
+
+describe('retry helpers', () => {
+  it.each([
+    [{'retry-after': '2'}, 2000],
+    [{'retry-after': '0.5'}, 500],
+    [{'retry-after-ms': '150'}, 150],
+    [{'retry-after': 'soon'}, undefined],
+    [{}, undefined],
+  ])('parseRetryAfter(%j) = %s', (headers, ms) => {
+    expect(parseRetryAfter(headers)).toBe(ms)
+  })
+
+  it('parses an HTTP date', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z')
+    expect(parseRetryAfter({'retry-after': 'Thu, 01 Jan 2026 00:00:05 GMT'}, now)).toBe(5000)
+  })
+
+  it('backs off with full jitter, capped at 8 s', () => {
+    expect(backoffDelay(0, 400, () => 1)).toBe(400)
+    expect(backoffDelay(3, 400, () => 0.5)).toBe(1600)
+    expect(backoffDelay(10, 400, () => 1)).toBe(8000)
+    expect(backoffDelay(5, 400, () => 0)).toBe(0)
+  })
+})

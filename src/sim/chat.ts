@@ -1,0 +1,710 @@
+/**
+ * Simulator module of the chat-completions API (spec part A, ../shared/PROTOCOLS.md A1).
+ *
+ * Mounts:
+ * - `POST /api/v1/chat/completions`, `GET /api/v1/models`: the platform, with provider routing
+ *   and a `provider` field on every chunk and on the non-stream object.
+ * - `POST /v1/chat/completions`, `GET /v1/models`: a vendor-style upstream (no `provider` field),
+ *   for the gateway's tests. Any non-empty `Authorization: Bearer <key>` is accepted (or only the
+ *   simulator's `--api-key`), and any model name (answered like `sim-mini` under that name).
+ * A further mount is one line: `router.add('POST', path, chatCompletionsHandler(context, {...}))`.
+ *
+ * Behaviour a caller can steer through the prompt (the text of the last user message):
+ * - `[error-mid-stream]`: a stream sends about half of its tokens, then
+ *   `data: {"error":{...}}` and ends without `[DONE]`; a non-stream request gets a 502.
+ * - `[words=N]`: the reply is N words long (1-2000), to watch streaming.
+ * Cached tokens: a request whose leading messages were already sent in an earlier request
+ * reports those tokens as `prompt_tokens_details.cached_tokens` (as a prompt cache would).
+ * Tools: when `tools` are given and the last message is from the user, the reply is a call of the
+ * first tool (`finish_reason: "tool_calls"`), streamed in the A1 shape.
+ */
+import {setTimeout as sleep} from 'node:timers/promises'
+
+import type {SimRequest, SimHandler} from './router.js'
+import {sendJson} from './router.js'
+import type {SimContext, SimModule} from './server.js'
+import type {SseEvent} from './sse.js'
+import {sendSse, simTokens} from './sse.js'
+
+/** A simulated model. */
+export interface SimChatModel {
+  id: string
+  /** Emits `reasoning_content` unless `enable_thinking: false`. */
+  reasoning: boolean
+  contextLength: number
+}
+
+/** A simulated provider: prices per 1M tokens, tokens/s, seconds to first token. */
+export interface SimProvider {
+  name: string
+  inputPrice: number
+  outputPrice: number
+  throughput: number
+  latency: number
+  maxInputTokens: number
+  models: string[]
+}
+
+export const SIM_CHAT_MODELS: readonly SimChatModel[] = [
+  {id: 'sim-mini', reasoning: false, contextLength: 128_000},
+  {id: 'sim-pro', reasoning: false, contextLength: 128_000},
+  {id: 'sim-reasoner', reasoning: true, contextLength: 64_000},
+]
+
+/** Catalog order is the default order when a request gives no `order` or `sort`. */
+export const SIM_PROVIDERS: readonly SimProvider[] = [
+  {
+    name: 'alpha-cloud',
+    inputPrice: 0.5,
+    outputPrice: 1.5,
+    throughput: 80,
+    latency: 0.4,
+    maxInputTokens: 128_000,
+    models: ['sim-mini', 'sim-pro', 'sim-reasoner'],
+  },
+  {
+    name: 'beta-ai',
+    inputPrice: 0.2,
+    outputPrice: 0.8,
+    throughput: 40,
+    latency: 0.8,
+    maxInputTokens: 32_000,
+    models: ['sim-mini', 'sim-pro'],
+  },
+  {
+    name: 'gamma-fast',
+    inputPrice: 1,
+    outputPrice: 3,
+    throughput: 200,
+    latency: 0.15,
+    maxInputTokens: 64_000,
+    models: ['sim-mini', 'sim-pro', 'sim-reasoner'],
+  },
+  {
+    name: 'delta-cheap',
+    inputPrice: 0.1,
+    outputPrice: 0.4,
+    throughput: 25,
+    latency: 1.2,
+    maxInputTokens: 2000,
+    models: ['sim-mini'],
+  },
+]
+
+export const SORT_KEYS = [
+  'input_price',
+  'output_price',
+  'throughput',
+  'latency',
+  'input_length',
+  'price_multiplier',
+] as const
+
+/** An error answer of the chat API, in the OpenAI shape. */
+export class ChatSimError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly type: string,
+    readonly code: string | null = null,
+    readonly param: string | null = null,
+  ) {
+    super(message)
+  }
+
+  body(): unknown {
+    return {error: {message: this.message, type: this.type, param: this.param, code: this.code}}
+  }
+}
+
+/** OpenAI error body (`{error:{message,type,param,code}}`), for `context.errorFormat`. */
+export function openAiErrorBody(_status: number, message: string, type: string): unknown {
+  return {error: {message, type, param: null, code: null}}
+}
+
+const bad = (message: string, param: string | null = null, code: string | null = null): ChatSimError =>
+  new ChatSimError(400, message, 'invalid_request_error', code, param)
+
+/** `SIM_API_PREFIX` of server.ts, repeated: server.ts imports this module, so no value import back. */
+const SIM_API_PREFIX = '/api/v1'
+
+// ---------------------------------------------------------------------------------------------
+// Request reading
+
+type Msg = {role?: unknown; content?: unknown; tool_calls?: unknown; tool_call_id?: unknown}
+
+/** The text of a message's content (string or content items); other items are counted. */
+export function contentText(content: unknown): {text: string; images: number; videos: number} {
+  if (typeof content === 'string') return {text: content, images: 0, videos: 0}
+  let text = ''
+  let images = 0
+  let videos = 0
+  if (Array.isArray(content)) {
+    for (const item of content as Array<Record<string, any>>) {
+      if (item?.type === 'text' && typeof item.text === 'string') text += (text ? '\n' : '') + item.text
+      else if (item?.type === 'image_url') images++
+      else if (item?.type === 'video_url') videos++
+    }
+  }
+  return {text, images, videos}
+}
+
+function checkRange(body: Record<string, any>, name: string, min: number, max: number): void {
+  const v = body[name]
+  if (v === undefined || v === null) return
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
+    throw bad(`${name} must be a number from ${min} to ${max}`, name)
+  }
+}
+
+/** The provider preferences of a request: top-level `provider` overrides `extra_body.provider`. */
+export function providerPrefs(body: Record<string, any>): Record<string, any> {
+  const top = body.provider
+  const extra = body.extra_body?.provider
+  const prefs = top && typeof top === 'object' ? top : extra && typeof extra === 'object' ? extra : {}
+  for (const key of ['only', 'ignore', 'order', 'sort']) {
+    const v = prefs[key]
+    if (v !== undefined && (!Array.isArray(v) || v.some((s) => typeof s !== 'string'))) {
+      throw bad(`provider.${key} must be an array of strings`, `provider.${key}`)
+    }
+  }
+  for (const key of prefs.sort ?? []) {
+    if (!(SORT_KEYS as readonly string[]).includes(key)) {
+      throw bad(`provider.sort: unknown key "${key}" (known: ${SORT_KEYS.join(', ')})`, 'provider.sort')
+    }
+  }
+  for (const key of [
+    'input_price_range',
+    'output_price_range',
+    'throughput_range',
+    'latency_range',
+    'input_length_range',
+  ]) {
+    const v = prefs[key]
+    if (v === undefined) continue
+    if (
+      !Array.isArray(v) ||
+      v.length !== 2 ||
+      v.some((n) => typeof n !== 'number' || !Number.isFinite(n)) ||
+      v[0] > v[1]
+    ) {
+      throw bad(`provider.${key} must be [min, max] with min <= max`, `provider.${key}`)
+    }
+  }
+  return prefs
+}
+
+/** Validates the body of a chat request; throws a {@link ChatSimError}. */
+export function validateChatBody(body: unknown): asserts body is Record<string, any> {
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw bad('request body must be a JSON object')
+  const b = body as Record<string, any>
+  if (typeof b.model !== 'string' || !b.model) throw bad('model is required', 'model')
+  if (!Array.isArray(b.messages) || b.messages.length === 0) {
+    throw bad('messages must be a non-empty array', 'messages')
+  }
+  for (const [i, m] of (b.messages as Msg[]).entries()) {
+    if (!m || typeof m !== 'object') throw bad(`messages[${i}] must be an object`, `messages[${i}]`)
+    const role = m.role ?? 'user'
+    if (!['system', 'developer', 'user', 'assistant', 'tool'].includes(role as string)) {
+      throw bad(
+        `messages[${i}].role must be system, developer, user, assistant or tool`,
+        `messages[${i}].role`,
+      )
+    }
+    if (m.content === undefined && !(role === 'assistant' && m.tool_calls)) {
+      throw bad(`messages[${i}].content is required`, `messages[${i}].content`)
+    }
+  }
+  checkRange(b, 'temperature', 0, 2)
+  checkRange(b, 'top_p', 0, 1)
+  checkRange(b, 'presence_penalty', -2, 2)
+  if (b.top_k !== undefined && (!Number.isInteger(b.top_k) || b.top_k <= 0)) {
+    throw bad('top_k must be an integer greater than 0', 'top_k')
+  }
+  for (const name of ['max_tokens', 'max_completion_tokens']) {
+    if (b[name] !== undefined && b[name] !== null && (!Number.isInteger(b[name]) || b[name] <= 0)) {
+      throw bad(`${name} must be a positive integer`, name)
+    }
+  }
+  const rf = b.response_format?.type
+  if (rf !== undefined && !['text', 'json_object', 'json_schema'].includes(rf)) {
+    throw bad('response_format.type must be text or json_object', 'response_format.type')
+  }
+  providerPrefs(b)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routing
+
+export interface RouteResult {
+  provider: SimProvider
+  /** True when no provider passed the filters and a fallback was taken. */
+  fallback: boolean
+}
+
+function sortValue(p: SimProvider, key: string): number {
+  switch (key) {
+    case 'input_price':
+      return p.inputPrice
+    case 'output_price':
+      return p.outputPrice
+    case 'throughput':
+      return -p.throughput
+    case 'latency':
+      return p.latency
+    case 'input_length':
+      return -p.maxInputTokens
+    default:
+      return p.inputPrice + p.outputPrice
+  }
+}
+
+function rank(list: SimProvider[], prefs: Record<string, any>): SimProvider[] {
+  const order: string[] = prefs.order ?? []
+  const sort: string[] = prefs.sort ?? []
+  const pos = (p: SimProvider): number => {
+    const i = order.indexOf(p.name)
+    return i === -1 ? order.length : i
+  }
+  return [...list].sort((a, b) => {
+    if (pos(a) !== pos(b)) return pos(a) - pos(b)
+    for (const key of sort) {
+      const d = sortValue(a, key) - sortValue(b, key)
+      if (d !== 0) return d
+    }
+    return SIM_PROVIDERS.indexOf(a) - SIM_PROVIDERS.indexOf(b)
+  })
+}
+
+const inRange = (value: number, range: unknown): boolean =>
+  !Array.isArray(range) || (value >= range[0] && value <= range[1])
+
+/**
+ * Picks the serving provider: `only`/`ignore` scope the candidates, the ranges and the prompt
+ * length filter them, `order` then `sort` rank them. When nothing fits and `allow_fallbacks`
+ * (default: false when `only` is given, otherwise true), the best-ranked provider outside the
+ * filters that can take the prompt answers; otherwise a 404 `no_provider_available`.
+ */
+export function routeProvider(model: string, prefs: Record<string, any>, promptTokens: number): RouteResult {
+  const serving = SIM_PROVIDERS.filter((p) => p.models.includes(model))
+  if (serving.length === 0) {
+    throw new ChatSimError(
+      404,
+      `model "${model}" does not exist`,
+      'not_found_error',
+      'model_not_found',
+      'model',
+    )
+  }
+  const only: string[] | undefined = prefs.only
+  const ignore: string[] = prefs.ignore ?? []
+  const lengthFilter = prefs.allow_filter_prompt_length !== false
+  const fits = serving.filter(
+    (p) =>
+      (!only || only.includes(p.name)) &&
+      !ignore.includes(p.name) &&
+      inRange(p.inputPrice, prefs.input_price_range) &&
+      inRange(p.outputPrice, prefs.output_price_range) &&
+      inRange(p.throughput, prefs.throughput_range) &&
+      inRange(p.latency, prefs.latency_range) &&
+      inRange(p.maxInputTokens, prefs.input_length_range) &&
+      (!lengthFilter || p.maxInputTokens >= promptTokens),
+  )
+  if (fits.length > 0) return {provider: rank(fits, prefs)[0], fallback: false}
+  const allowFallbacks = typeof prefs.allow_fallbacks === 'boolean' ? prefs.allow_fallbacks : !only
+  if (allowFallbacks) {
+    const others = serving.filter((p) => !ignore.includes(p.name) && p.maxInputTokens >= promptTokens)
+    if (others.length > 0) return {provider: rank(others, prefs)[0], fallback: true}
+  }
+  throw new ChatSimError(
+    404,
+    `no provider of "${model}" fits the provider preferences` +
+      (allowFallbacks ? '' : ' and fallbacks are off (provider.allow_fallbacks)'),
+    'not_found_error',
+    'no_provider_available',
+    'provider',
+  )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Answers
+
+/** Everything an answer needs, decided before the first byte is sent. */
+export interface ChatPlan {
+  id: string
+  created: number
+  model: string
+  provider: SimProvider
+  reasoning: string[]
+  content: string[]
+  toolCall?: {id: string; name: string; arguments: string}
+  finishReason: 'stop' | 'length' | 'tool_calls'
+  usage: {
+    prompt_tokens: number
+    completion_tokens: number
+    total_tokens: number
+    prompt_tokens_details: {cached_tokens: number}
+    completion_tokens_details: {reasoning_tokens: number}
+  }
+  /** Index into `content` after which a mid-stream error is sent. */
+  errorAfter?: number
+  includeUsage: boolean
+}
+
+/** Remembers message prefixes, to report cached prompt tokens like a prompt cache. */
+export class PromptCache {
+  private readonly seen = new Set<string>()
+
+  /** Cached tokens of the longest known prefix of `messages`; remembers all of them. */
+  lookup(messages: Msg[], tokensOf: (m: Msg[]) => number): number {
+    let cached = 0
+    for (let i = messages.length - 1; i >= 1; i--) {
+      if (this.seen.has(JSON.stringify(messages.slice(0, i)))) {
+        cached = tokensOf(messages.slice(0, i))
+        break
+      }
+    }
+    if (this.seen.size > 5000) this.seen.clear()
+    this.seen.add(JSON.stringify(messages))
+    return cached
+  }
+}
+
+const words = (text: string): string[] => text.match(/\S+\s*/g) ?? []
+
+const FILLER =
+  'the simulator streams this reply word by word so that clients can show tokens as they arrive and measure time to first token and throughput'.split(
+    ' ',
+  )
+
+function promptTokensOf(messages: Msg[]): number {
+  return messages.reduce((n, m) => n + 4 + simTokens(contentText(m.content).text || ' '), 0)
+}
+
+let sequence = 0
+
+/** Decides the whole answer of a validated request. */
+export function planChat(
+  body: Record<string, any>,
+  cache: PromptCache,
+  nowSeconds: number,
+  options: {anyModel?: boolean} = {},
+): ChatPlan {
+  const known = SIM_CHAT_MODELS.find((m) => m.id === body.model)
+  // A vendor-style upstream takes any model name and answers like sim-mini under that name.
+  const model: SimChatModel =
+    known ??
+    (options.anyModel
+      ? {id: body.model, reasoning: false, contextLength: 128_000}
+      : {id: body.model, reasoning: false, contextLength: 0})
+  const messages = body.messages as Msg[]
+  const promptTokens = promptTokensOf(messages)
+  const route = routeProvider(
+    known || !options.anyModel ? body.model : 'sim-mini',
+    providerPrefs(body),
+    promptTokens,
+  )
+  const provider = route.provider
+  if (promptTokens > provider.maxInputTokens) {
+    throw bad(
+      `prompt is ${promptTokens} tokens; provider ${provider.name} accepts at most ${provider.maxInputTokens}`,
+      'messages',
+      'context_length_exceeded',
+    )
+  }
+  const last = messages[messages.length - 1]
+  const lastUser = [...messages].reverse().find((m) => (m.role ?? 'user') === 'user')
+  const {text: prompt, images, videos} = contentText(lastUser?.content)
+  const thinking = body.enable_thinking ?? body.extra_body?.enable_thinking
+  const reasoningOn = model.reasoning && thinking !== false
+  const snippet = prompt.replace(/\s+/g, ' ').trim().slice(0, 60)
+  const lengthMatch = /\[words=(\d+)\]/.exec(prompt)
+
+  let text: string
+  if ((last.role ?? 'user') === 'tool') {
+    text = `The tool answered: ${contentText(last.content).text.slice(0, 200)}`
+  } else if (lengthMatch) {
+    const n = Math.min(2000, Math.max(1, Number(lengthMatch[1])))
+    text = Array.from({length: n}, (_, i) => FILLER[i % FILLER.length]).join(' ') + '.'
+  } else {
+    const seen = [
+      images ? `${images} image${images > 1 ? 's' : ''}` : '',
+      videos ? `${videos} video${videos > 1 ? 's' : ''}` : '',
+    ]
+      .filter(Boolean)
+      .join(' and ')
+    text =
+      `Hello from ${provider.name}! You said: "${snippet}".` +
+      (seen ? ` I received ${seen}.` : '') +
+      ` This is a simulated reply of ${model.id}.`
+  }
+  if (body.response_format?.type === 'json_object') {
+    text = JSON.stringify({reply: text, provider: provider.name, model: model.id})
+  }
+  const reasoning = reasoningOn
+    ? words(
+        `Let me think about "${snippet.slice(0, 30)}". The user wants a short answer, so I will keep it brief.`,
+      )
+    : []
+  let content = words(text)
+
+  let toolCall: ChatPlan['toolCall']
+  const tools = Array.isArray(body.tools) ? body.tools : []
+  if (tools.length > 0 && body.tool_choice !== 'none' && (last.role ?? 'user') === 'user') {
+    const fn = tools[0]?.function ?? {}
+    const props = Object.keys(fn.parameters?.properties ?? {})
+    const args: Record<string, string> = {}
+    for (const key of props) args[key] = snippet.slice(0, 20) || 'value'
+    toolCall = {
+      id: `call_${(++sequence).toString(36)}`,
+      name: String(fn.name ?? 'tool'),
+      arguments: JSON.stringify(args),
+    }
+    content = []
+  }
+
+  let finishReason: ChatPlan['finishReason'] = toolCall ? 'tool_calls' : 'stop'
+  const limit = body.max_completion_tokens ?? body.max_tokens
+  let reasoningOut = reasoning
+  if (typeof limit === 'number' && !toolCall && reasoning.length + content.length > limit) {
+    reasoningOut = reasoning.slice(0, limit)
+    content = content.slice(0, Math.max(0, limit - reasoningOut.length))
+    finishReason = 'length'
+  }
+  const toolTokens = toolCall ? simTokens(toolCall.name + toolCall.arguments) : 0
+  const completion = reasoningOut.length + content.length + toolTokens
+  const cached = cache.lookup(messages, promptTokensOf)
+  return {
+    id: `chatcmpl-sim${(++sequence).toString(36)}${Math.floor(nowSeconds).toString(36)}`,
+    created: Math.floor(nowSeconds),
+    model: model.id,
+    provider,
+    reasoning: reasoningOut,
+    content,
+    toolCall,
+    finishReason,
+    usage: {
+      prompt_tokens: promptTokens,
+      completion_tokens: completion,
+      total_tokens: promptTokens + completion,
+      prompt_tokens_details: {cached_tokens: cached},
+      completion_tokens_details: {reasoning_tokens: reasoningOut.length},
+    },
+    errorAfter: prompt.includes('[error-mid-stream]')
+      ? Math.max(1, Math.floor(content.length / 2))
+      : undefined,
+    includeUsage: body.stream_options?.include_usage === true,
+  }
+}
+
+/** The non-stream `chat.completion` object. */
+export function completionObject(plan: ChatPlan, withProvider: boolean): Record<string, unknown> {
+  const message: Record<string, unknown> = {
+    role: 'assistant',
+    content: plan.toolCall ? null : plan.content.join(''),
+    refusal: null,
+  }
+  if (plan.reasoning.length > 0) message.reasoning_content = plan.reasoning.join('')
+  if (plan.toolCall) {
+    message.tool_calls = [
+      {
+        id: plan.toolCall.id,
+        type: 'function',
+        function: {name: plan.toolCall.name, arguments: plan.toolCall.arguments},
+      },
+    ]
+  }
+  return {
+    id: plan.id,
+    object: 'chat.completion',
+    created: plan.created,
+    model: plan.model,
+    ...(withProvider ? {provider: plan.provider.name} : {}),
+    choices: [{index: 0, message, logprobs: null, finish_reason: plan.finishReason}],
+    usage: plan.usage,
+  }
+}
+
+/** The SSE events of a streamed answer, `[DONE]` included (or the error event instead). */
+export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEvent[] {
+  const base = (): Record<string, unknown> => ({
+    id: plan.id,
+    object: 'chat.completion.chunk',
+    created: plan.created,
+    model: plan.model,
+    ...(withProvider ? {provider: plan.provider.name} : {}),
+  })
+  const usageNull = plan.includeUsage ? {usage: null} : {}
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null): SseEvent => ({
+    data: {...base(), choices: [{index: 0, delta, logprobs: null, finish_reason: finish}], ...usageNull},
+  })
+  const events: SseEvent[] = [chunk({role: 'assistant', content: ''})]
+  for (const piece of plan.reasoning) events.push(chunk({reasoning_content: piece}))
+  if (plan.toolCall) {
+    const {id, name, arguments: args} = plan.toolCall
+    events.push(chunk({tool_calls: [{index: 0, id, type: 'function', function: {name, arguments: ''}}]}))
+    for (let i = 0; i < args.length; i += 8) {
+      events.push(chunk({tool_calls: [{index: 0, function: {arguments: args.slice(i, i + 8)}}]}))
+    }
+  }
+  for (const [i, piece] of plan.content.entries()) {
+    if (plan.errorAfter !== undefined && i === plan.errorAfter) {
+      events.push({
+        data: {
+          error: {
+            message: `provider ${plan.provider.name} failed mid-stream (simulated by [error-mid-stream])`,
+            type: 'api_error',
+            param: null,
+            code: 'provider_stream_error',
+          },
+        },
+      })
+      return events
+    }
+    events.push(chunk({content: piece}))
+  }
+  events.push(chunk({}, plan.finishReason))
+  if (plan.includeUsage) events.push({data: {...base(), choices: [], usage: plan.usage}})
+  events.push({data: '[DONE]'})
+  return events
+}
+
+// ---------------------------------------------------------------------------------------------
+// Handlers
+
+export interface ChatMountOptions {
+  /** Add the `provider` extension (platform mount) or not (vendor-style upstream). */
+  providerField: boolean
+  /** Check `Authorization: Bearer` here (mounts outside `/api/v1`, which the server checks). */
+  checkAuth: boolean
+  /** Accept any model name (answering like sim-mini), as a stand-in for a vendor's API. */
+  anyModel?: boolean
+  /** Prompt cache, shared between mounts of one simulator (default: one per handler). */
+  cache?: PromptCache
+}
+
+function sendChatError(request: SimRequest, error: ChatSimError): void {
+  sendJson(request.res, error.status, error.body())
+}
+
+function authorized(context: SimContext, request: SimRequest): boolean {
+  const key = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '')?.[1]?.trim()
+  if (key && (context.options.apiKey === undefined || key === context.options.apiKey)) return true
+  sendChatError(
+    request,
+    new ChatSimError(
+      401,
+      key ? 'Incorrect API key provided.' : 'Missing Authorization: Bearer <API_KEY>.',
+      'invalid_request_error',
+      'invalid_api_key',
+    ),
+  )
+  return false
+}
+
+/** `POST …/chat/completions`, for any mount point. */
+export function chatCompletionsHandler(context: SimContext, options: ChatMountOptions): SimHandler {
+  const cache = options.cache ?? new PromptCache()
+  return async (request) => {
+    if (options.checkAuth && !authorized(context, request)) return
+    let plan: ChatPlan
+    try {
+      validateChatBody(request.body)
+      plan = planChat(request.body, cache, context.clock.now() / 1000, {anyModel: options.anyModel})
+    } catch (error) {
+      if (error instanceof ChatSimError) return sendChatError(request, error)
+      throw error
+    }
+    const body = request.body as Record<string, any>
+    const scale = context.options.timeScale
+    const timeout = body.extra_body?.timeout
+    if (typeof timeout === 'number' && timeout > 0 && plan.provider.latency > timeout) {
+      await sleep((timeout * 1000) / scale)
+      return sendChatError(
+        request,
+        new ChatSimError(
+          504,
+          `provider ${plan.provider.name} sent no first token within ${timeout} s (extra_body.timeout)`,
+          'timeout_error',
+          'first_token_timeout',
+        ),
+      )
+    }
+    // Time to first token, then one chunk per 1/throughput seconds, sped up by the time scale.
+    await sleep((plan.provider.latency * 1000) / scale)
+    const headers = {'x-request-id': `req_${plan.id}`}
+    if (body.stream === true) {
+      await sendSse(request.res, completionChunks(plan, options.providerField), {
+        fault: context.fault(request),
+        headers,
+        delayMs: 1000 / plan.provider.throughput / scale,
+      })
+      return
+    }
+    if (plan.errorAfter !== undefined) {
+      return sendChatError(
+        request,
+        new ChatSimError(
+          502,
+          `provider ${plan.provider.name} failed (simulated by [error-mid-stream])`,
+          'api_error',
+          'provider_error',
+        ),
+      )
+    }
+    sendJson(request.res, 200, completionObject(plan, options.providerField), headers)
+  }
+}
+
+/**
+ * `GET …/models`: `{object:"list", data:[{id, object:"model", created, owned_by, context_length,
+ * reasoning, providers:[{name, input_price, output_price, throughput, latency, max_input_tokens}]}]}`.
+ * The vendor-style mount leaves out the extensions.
+ */
+export function modelsHandler(
+  context: SimContext,
+  options: Pick<ChatMountOptions, 'providerField' | 'checkAuth'>,
+): SimHandler {
+  return (request) => {
+    if (options.checkAuth && !authorized(context, request)) return
+    const created = 1_760_000_000
+    const data = SIM_CHAT_MODELS.map((m) => ({
+      id: m.id,
+      object: 'model',
+      created,
+      owned_by: 'sim',
+      ...(options.providerField
+        ? {
+            context_length: m.contextLength,
+            reasoning: m.reasoning,
+            providers: SIM_PROVIDERS.filter((p) => p.models.includes(m.id)).map((p) => ({
+              name: p.name,
+              input_price: p.inputPrice,
+              output_price: p.outputPrice,
+              throughput: p.throughput,
+              latency: p.latency,
+              max_input_tokens: p.maxInputTokens,
+            })),
+          }
+        : {}),
+    }))
+    sendJson(request.res, 200, {object: 'list', data})
+  }
+}
+
+export const chatModule: SimModule = {
+  name: 'chat',
+  register(router, context) {
+    const cache = new PromptCache()
+    for (const prefix of [SIM_API_PREFIX + '/chat', SIM_API_PREFIX + '/models', '/v1/chat', '/v1/models']) {
+      context.errorFormat(prefix, openAiErrorBody)
+    }
+    const platform = {providerField: true, checkAuth: false, cache}
+    const vendor = {providerField: false, checkAuth: true, anyModel: true, cache}
+    router.add('POST', SIM_API_PREFIX + '/chat/completions', chatCompletionsHandler(context, platform))
+    router.add('GET', SIM_API_PREFIX + '/models', modelsHandler(context, platform))
+    router.add('POST', '/v1/chat/completions', chatCompletionsHandler(context, vendor))
+    router.add('GET', '/v1/models', modelsHandler(context, vendor))
+  },
+}

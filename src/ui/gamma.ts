@@ -1,0 +1,272 @@
+/**
+ * What the `gwctl gamma` commands share: their content and waiting flags, reading content from
+ * flags, files and stdin, and the human rendering of tasks. Commands stay thin around these.
+ */
+import {readFile} from 'node:fs/promises'
+import {Flags} from '@oclif/core'
+
+import type {GammaApi, GammaCreated, GammaTask, GammaTaskResponse} from '../api/gamma.js'
+import {UsageError} from '../core/errors.js'
+import {StatusLine, colorErr, err, formatBytes, formatDuration, out, printFields} from '../core/output.js'
+import type {ContentInput} from '../services/gamma-content.js'
+import {contentFromInput, parseContentJson} from '../services/gamma-content.js'
+import {downloadGammaVideo, waitForGammaTask} from '../services/gamma-tasks.js'
+
+const CONTENT_FLAGS = ['text', 'first-frame', 'last-frame', 'image', 'ref-image', 'ref-video', 'ref-audio']
+
+export const contentFlags = {
+  text: Flags.string({
+    char: 't',
+    description: 'The prompt (the one text item); "-" reads it from stdin.',
+    helpGroup: 'CONTENT',
+  }),
+  'first-frame': Flags.string({description: 'Image URL of the first frame.', helpGroup: 'CONTENT'}),
+  'last-frame': Flags.string({description: 'Image URL of the last frame.', helpGroup: 'CONTENT'}),
+  image: Flags.string({
+    description: 'Image URL without role (a first frame); repeatable.',
+    multiple: true,
+    helpGroup: 'CONTENT',
+  }),
+  'ref-image': Flags.string({
+    description: 'Reference image URL (repeatable).',
+    multiple: true,
+    helpGroup: 'CONTENT',
+  }),
+  'ref-video': Flags.string({
+    description: 'Reference video URL (repeatable).',
+    multiple: true,
+    helpGroup: 'CONTENT',
+  }),
+  'ref-audio': Flags.string({
+    description: 'Reference audio URL (repeatable).',
+    multiple: true,
+    helpGroup: 'CONTENT',
+  }),
+  content: Flags.string({
+    description:
+      'A JSON file holding the raw content array (or a request body with "content"); "-" reads stdin.',
+    exclusive: CONTENT_FLAGS,
+    helpGroup: 'CONTENT',
+  }),
+}
+
+const seconds = Flags.custom<number>({
+  parse: async (input) => {
+    const n = Number(input)
+    if (!Number.isFinite(n) || n < 0) throw new Error(`Expected a number of seconds, got "${input}".`)
+    return n
+  },
+})
+
+export const waitFlags = {
+  wait: Flags.boolean({char: 'w', description: 'Wait until the task is final.'}),
+  interval: seconds({description: 'Seconds between polls while waiting.', default: 15}),
+  timeout: seconds({description: 'Give up waiting after this many seconds (0 = never).', default: 1800}),
+}
+
+export const outputFlags = {
+  output: Flags.string({char: 'o', description: 'Download the finished video to FILE (implies --wait).'}),
+  force: Flags.boolean({description: 'Overwrite the --output file when it exists.'}),
+}
+
+let stdinUsed = false
+async function readStdin(what: string): Promise<string> {
+  if (stdinUsed)
+    throw new UsageError(`Only one of the inputs can be "-" (stdin); ${what} cannot be the second.`)
+  stdinUsed = true
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+export interface ContentFlagValues {
+  text?: string
+  'first-frame'?: string
+  'last-frame'?: string
+  image?: string[]
+  'ref-image'?: string[]
+  'ref-video'?: string[]
+  'ref-audio'?: string[]
+  content?: string
+}
+
+/** The content array from `--content FILE|-` or from the content flags (`--text -` reads stdin). */
+export async function readContent(
+  flags: ContentFlagValues,
+  extra: Partial<ContentInput> = {},
+): Promise<unknown> {
+  if (flags.content !== undefined) {
+    const source = flags.content === '-' ? 'stdin' : flags.content
+    let text: string
+    try {
+      text = flags.content === '-' ? await readStdin('--content') : await readFile(flags.content, 'utf8')
+    } catch (error) {
+      if (error instanceof UsageError) throw error
+      throw new UsageError(`Cannot read --content ${flags.content}: ${(error as Error).message}`, {
+        code: 'invalid_content_file',
+      })
+    }
+    const content = parseContentJson(text, source)
+    if (extra.baseVideo === undefined || !Array.isArray(content)) return content
+    return [...content, ...contentFromInput({baseVideo: extra.baseVideo})]
+  }
+  const text = flags.text === '-' ? (await readStdin('--text')).trim() : flags.text
+  if (flags.text === '-' && text === '') {
+    throw new UsageError(
+      'Rule "one-text": --text - read nothing from stdin (did the command before the pipe fail?).',
+      {
+        code: 'content_rule',
+        details: {rule: 'one-text'},
+      },
+    )
+  }
+  return contentFromInput({
+    text,
+    firstFrame: flags['first-frame'],
+    lastFrame: flags['last-frame'],
+    images: flags.image,
+    refImages: flags['ref-image'],
+    refVideos: flags['ref-video'],
+    refAudios: flags['ref-audio'],
+    ...extra,
+  })
+}
+
+export function isoTime(unixSeconds: number | undefined): string | undefined {
+  if (typeof unixSeconds !== 'number') return undefined
+  return new Date(unixSeconds * 1000).toISOString().replace('.000Z', 'Z')
+}
+
+/** One line of usage, in the units the task type is billed in. */
+export function usageLine(task: GammaTask): string | undefined {
+  const u = task.usage
+  if (!u) return undefined
+  if (u.total_tokens !== undefined || u.prompt_tokens !== undefined) {
+    return `${u.total_tokens ?? 0} tokens (prompt ${u.prompt_tokens ?? 0}, completion ${u.completion_tokens ?? 0})`
+  }
+  const parts = [
+    `${u.total_seconds ?? 0} s billed (input ${u.input_seconds ?? 0} s, output ${u.output_seconds ?? 0} s)`,
+  ]
+  if (u.input_image_count !== undefined) parts.push(`${u.input_image_count} image(s)`)
+  return parts.join(', ')
+}
+
+/** Prints a task as aligned fields. */
+export function printTask(response: GammaTaskResponse, verbose: boolean): void {
+  const {task} = response
+  printFields({
+    id: task.id,
+    status: task.status,
+    type: task.task_type,
+    model: task.model,
+    modality: task.modality,
+    resolution: task.resolution,
+    duration: task.duration === undefined ? undefined : `${task.duration} s`,
+    ratio: task.ratio,
+    created: isoTime(task.created_at),
+    updated: isoTime(task.updated_at),
+    url: task.content?.url,
+    prompt: task.content?.prompt,
+    usage: usageLine(task),
+    platform_id: verbose ? response.platform_id : undefined,
+  })
+}
+
+/** With --verbose, the platform id of a successful answer goes to stderr. */
+export function notePlatformId(verbose: boolean, what: string, platformId: string | undefined): void {
+  if (verbose && platformId) err(colorErr().dim(`${what} platform_id: ${platformId}`))
+}
+
+/** Waits with a status line on a terminal (elapsed time and status). */
+export async function waitWithStatus(
+  api: GammaApi,
+  id: string,
+  options: {interval: number; timeout: number; signal: AbortSignal; verbose: boolean},
+): Promise<GammaTaskResponse> {
+  const line = new StatusLine()
+  const started = Date.now()
+  let last = ''
+  const show = (): void => {
+    if (last) line.update(`Task ${id}: ${last} (${formatDuration(Date.now() - started)})`)
+  }
+  // Between polls (15 s by default) the elapsed time still moves every second.
+  const ticker = setInterval(show, 1000)
+  ticker.unref()
+  try {
+    return await waitForGammaTask(api, id, {
+      intervalMs: Math.max(50, options.interval * 1000),
+      timeoutMs: options.timeout * 1000,
+      signal: options.signal,
+      onUpdate: (response) => {
+        const changed = response.task.status !== last
+        last = response.task.status
+        if (options.verbose && changed) {
+          line.done()
+          notePlatformId(true, `query (${last})`, response.platform_id)
+        }
+        show()
+      },
+    })
+  } finally {
+    clearInterval(ticker)
+    line.done()
+  }
+}
+
+/** Downloads the video with a progress line on a terminal. */
+export async function downloadWithProgress(
+  api: GammaApi,
+  task: GammaTask,
+  dest: string,
+  signal: AbortSignal,
+): Promise<{path: string; bytes: number}> {
+  const line = new StatusLine()
+  try {
+    return await downloadGammaVideo(api, task, dest, {
+      signal,
+      onProgress: (received, total) =>
+        line.update(
+          `Downloading ${dest}: ${formatBytes(received)}${total ? ` of ${formatBytes(total)} (${Math.floor((received / total) * 100)}%)` : ''}`,
+        ),
+    })
+  } finally {
+    line.done()
+  }
+}
+
+export type GammaResult = (GammaCreated | (GammaTaskResponse & {task_id: string})) & {
+  file?: {path: string; bytes: number}
+}
+
+/** After a create: print the id, or wait (and download) as the flags ask. */
+export async function finishCreate(
+  api: GammaApi,
+  created: GammaCreated,
+  flags: {wait: boolean; interval: number; timeout: number; output?: string},
+  c: {json: boolean; verbose: boolean; signal: AbortSignal},
+): Promise<GammaResult> {
+  const human = !c.json
+  if (human) notePlatformId(c.verbose, 'create', created.platform_id)
+  if (!flags.wait && flags.output === undefined) {
+    if (human) {
+      printFields({task_id: created.task_id})
+      err(colorErr().dim(`Follow it with: gwctl gamma poll ${created.task_id}`))
+    }
+    return created
+  }
+  if (human) err(colorErr().dim(`Created task ${created.task_id}; waiting.`))
+  const final = await waitWithStatus(api, created.task_id, {
+    interval: flags.interval,
+    timeout: flags.timeout,
+    signal: c.signal,
+    verbose: c.verbose,
+  })
+  const result: GammaResult = {task_id: created.task_id, ...final}
+  if (flags.output !== undefined)
+    result.file = await downloadWithProgress(api, final.task, flags.output, c.signal)
+  if (human) {
+    printTask(final, c.verbose)
+    if (result.file) out(`Saved ${result.file.path} (${formatBytes(result.file.bytes)}).`)
+  }
+  return result
+}
