@@ -25,8 +25,6 @@ export interface DaemonOptions {
   drainMs?: number
   /** One line to the daemon log (default: stdout). */
   log?: (line: string) => void
-  /** Called once the server listens. */
-  onListening?: (port: number) => void
 }
 
 /** Every route of the gateway (management first). */
@@ -66,7 +64,6 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     }
     if (store.created) await store.save()
 
-    let dirty = false
     const context: GatewayContext = {
       store,
       index: new KeyIndex(store.data),
@@ -75,11 +72,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       startedAt: Date.now(),
       log,
       touch() {
-        dirty = true
         timer ??= setTimeout(() => {
           timer = undefined
-          if (!dirty) return
-          dirty = false
           store
             .save()
             .catch((error: Error) =>
@@ -114,7 +108,6 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     log(
       `${new Date().toISOString()} gwctl gateway ${options.version} listening on http://127.0.0.1:${server.port} (pid ${process.pid}, ${store.data.agents.length} agents, ${store.data.policies.length} policies, ${store.data.providers.length} providers)`,
     )
-    options.onListening?.(server.port)
 
     await new Promise<void>((resolve) => {
       if (options.signal.aborted) resolve()
