@@ -46,6 +46,12 @@ export abstract class BaseCommand extends Command {
     process.off('SIGINT', this.onSigint)
   }
 
+  /** Lets a command handle SIGINT and SIGTERM itself (the gateway daemon drains on either). */
+  protected releaseSignals(): void {
+    process.off('SIGINT', this.onSigint)
+    process.off('SIGTERM', this.onSigint)
+  }
+
   async init(): Promise<void> {
     await super.init()
     process.on('SIGINT', this.onSigint)

@@ -1,0 +1,32 @@
+import {Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../core/base-command.js'
+import {out, printFields} from '../../core/output.js'
+import type {GatewayInfo} from '../../services/gateway.js'
+import {startGateway, gatewayStateFields} from '../../services/gateway.js'
+
+export default class GatewayStart extends BaseCommand {
+  static summary = 'Starts the gateway daemon in the background and waits until it answers.'
+  static description =
+    'Spawns `gwctl gateway run` detached, with its log in <GWCTL_HOME>/gateway.log and its pid in <GWCTL_HOME>/gateway.pid. Refuses when it already runs or when the port is taken (naming the process that holds it, where that can be found).'
+
+  static examples = ['<%= config.bin %> gateway start', '<%= config.bin %> gateway start --port 4400']
+
+  static flags = {
+    port: Flags.integer({
+      description: 'Port on 127.0.0.1 (default: GWCTL_GATEWAY_PORT, setting gateway.port, else 4317).',
+      min: 1,
+      max: 65535,
+    }),
+  }
+
+  async run(): Promise<GatewayInfo> {
+    const {flags} = await this.parse(GatewayStart)
+    const state = await startGateway({port: flags.port, signal: this.signal})
+    if (!this.jsonEnabled()) {
+      out(`Gateway running at ${state.url}`)
+      printFields(gatewayStateFields(state))
+    }
+    return state
+  }
+}

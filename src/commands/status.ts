@@ -1,0 +1,64 @@
+import {Flags} from '@oclif/core'
+
+import {BaseCommand} from '../core/base-command.js'
+import {ExitCode} from '../core/errors.js'
+import {colorErr, err, formatDuration, out, printFields, printJson, printTable} from '../core/output.js'
+import type {StatusSnapshot} from '../services/status.js'
+import {getStatus} from '../services/status.js'
+
+export default class Status extends BaseCommand {
+  static summary = 'Prints a one-time snapshot: gateway state, agents, agents per route, latest request.'
+  static description =
+    'Exits 0 when the gateway runs and answers, 6 when it is stopped or unhealthy. --quiet prints nothing (for scripts).'
+  static examples = [
+    '<%= config.bin %> status',
+    '<%= config.bin %> status --quiet && echo gateway up',
+    '<%= config.bin %> status --json',
+  ]
+
+  static flags = {quiet: Flags.boolean({char: 'q', description: 'Print nothing; only the exit code tells.'})}
+
+  async run(): Promise<StatusSnapshot> {
+    const {flags} = await this.parse(Status)
+    const snapshot = await getStatus({signal: this.signal})
+    if (flags.quiet) {
+      if (!snapshot.healthy) this.exit(ExitCode.gatewayDown)
+      return snapshot
+    }
+    if (this.jsonEnabled()) {
+      if (!snapshot.healthy) {
+        printJson(snapshot)
+        this.exit(ExitCode.gatewayDown)
+      }
+      return snapshot
+    }
+    const g = snapshot.gateway
+    printFields({
+      gateway: g.state,
+      url: g.url,
+      pid: g.pid ?? undefined,
+      uptime: g.uptimeSeconds === null ? undefined : formatDuration(g.uptimeSeconds * 1000),
+      version: g.version ?? undefined,
+      agents: `${snapshot.agents.discovered} (${snapshot.agents.enabled} with a bound route)`,
+      'latest request': snapshot.latestRequestAt
+        ? new Date(snapshot.latestRequestAt * 1000).toISOString()
+        : 'none',
+    })
+    if (snapshot.agentsPerRoute.length > 0) {
+      out()
+      printTable(snapshot.agentsPerRoute, [
+        {header: 'ROUTE', value: (r) => r.route},
+        {header: 'AGENTS', value: (r) => r.agents, align: 'right'},
+      ])
+    }
+    if (!snapshot.healthy) {
+      err(
+        colorErr().dim(
+          `${snapshot.problem ?? 'The gateway is not healthy.'} Start it with \`gwctl gateway start\`.`,
+        ),
+      )
+      this.exit(ExitCode.gatewayDown)
+    }
+    return snapshot
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * The model entrances (spec 4.2 plus what real clients call): authentication with each
+ * protocol's credential forms, then one call to {@link forward}.
+ *
+ * | entrance | credentials |
+ * |---|---|
+ * | `POST /v1/chat/completions` | `Authorization: Bearer` |
+ * | `POST /v1/responses` | `Authorization: Bearer` |
+ * | `POST /v1/messages` (also `?beta=true`), `POST /v1/messages/count_tokens` | `x-api-key` or Bearer |
+ * | `POST /v1beta/models/{model}:generateContent`, `:streamGenerateContent`, `:countTokens` | `x-vendor-api-key`, `x-goog-api-key`, `?key=` or Bearer |
+ * | `GET /v1/models` | Bearer or `x-api-key` |
+ */
+import type {IncomingHttpHeaders} from 'node:http'
+
+import type {Entrance, EntranceRequest, Identity} from './forward.js'
+import {forward} from './forward.js'
+import type {GatewayContext, GatewayRequest, Route} from './server.js'
+import {sendError} from './server.js'
+import type {Family} from './types.js'
+
+/** Largest model request body (images and long histories are big). */
+export const ENTRANCE_MAX_BODY = 32 * 1024 * 1024
+
+type CredentialForm = 'bearer' | 'x-api-key' | 'x-vendor-api-key' | 'x-goog-api-key' | 'query-key'
+
+const CREDENTIALS: Record<Family | 'models', CredentialForm[]> = {
+  chat: ['bearer'],
+  responses: ['bearer'],
+  messages: ['x-api-key', 'bearer'],
+  gemini: ['x-vendor-api-key', 'x-goog-api-key', 'query-key', 'bearer'],
+  models: ['bearer', 'x-api-key'],
+}
+
+const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'x-vendor-api-key', 'x-goog-api-key']
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name]
+  const s = Array.isArray(v) ? v[0] : v
+  return s === undefined ? undefined : s.trim()
+}
+
+/** The credential a request presents in one of `forms` (first found wins), or undefined. */
+export function presentedKey(
+  headers: IncomingHttpHeaders,
+  query: URLSearchParams,
+  forms: readonly CredentialForm[],
+): string | undefined {
+  for (const form of forms) {
+    let value: string | undefined
+    if (form === 'bearer') {
+      const auth = header(headers, 'authorization')
+      const m = auth ? /^Bearer\s+(.+)$/i.exec(auth) : null
+      value = m?.[1].trim()
+    } else if (form === 'query-key') {
+      value = query.get('key')?.trim()
+    } else {
+      value = header(headers, form)
+    }
+    if (value) return value
+  }
+  return undefined
+}
+
+function withoutCredentials(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const copy: IncomingHttpHeaders = {...headers}
+  for (const name of [...CREDENTIAL_HEADERS, 'host']) delete copy[name]
+  return copy
+}
+
+function entranceHandler(entrance: (request: GatewayRequest) => Entrance, credentials: CredentialForm[]) {
+  return async (request: GatewayRequest, context: GatewayContext): Promise<void> => {
+    const e = entrance(request)
+    const verdict = context.index.verify(presentedKey(request.headers, request.query, credentials))
+    if (!verdict.ok) {
+      const hint =
+        verdict.reason === 'missing'
+          ? ` Send it as ${describeForms(credentials)}.`
+          : verdict.reason === 'revoked' || verdict.reason === 'unknown'
+            ? ' Issue one with `gwctl key issue`.'
+            : ''
+      sendError(request.res, e.family, verdict.status, verdict.message + hint, {
+        code: verdict.reason === 'forged' ? 'invalid_api_key' : 'unauthorized',
+      })
+      return
+    }
+    const {key, agent} = verdict
+    request.agentId = agent.id
+    const now = Math.floor(Date.now() / 1000)
+    agent.lastSeenAt = now
+    agent.lastEntrance = e.family
+    key.lastUsedAt = now
+    context.lastRequestAt = now
+    context.touch()
+
+    const body = e.operation === 'models' ? undefined : request.json()
+    const query = new URLSearchParams(request.query)
+    query.delete('key')
+    const forwarded: EntranceRequest = {
+      method: request.method,
+      path: request.path,
+      query,
+      headers: withoutCredentials(request.headers),
+      body,
+      rawBody: request.rawBody,
+      signal: request.signal,
+      state: context.store.data,
+    }
+    const identity: Identity = {
+      agentId: agent.id,
+      agentName: agent.name,
+      agentType: agent.type,
+      employeeId: agent.employeeId,
+      keyId: key.id,
+      keyPrefix: key.prefix,
+      policyId: agent.policyId,
+    }
+    await forward(e, forwarded, request.res, identity)
+  }
+}
+
+function describeForms(forms: readonly CredentialForm[]): string {
+  const names: Record<CredentialForm, string> = {
+    bearer: '`Authorization: Bearer gw-...`',
+    'x-api-key': '`x-api-key: gw-...`',
+    'x-vendor-api-key': '`x-vendor-api-key: gw-...`',
+    'x-goog-api-key': '`x-goog-api-key: gw-...`',
+    'query-key': '`?key=gw-...`',
+  }
+  return forms.map((f) => names[f]).join(' or ')
+}
+
+function route(
+  method: string,
+  path: string | RegExp,
+  family: Family,
+  credentials: CredentialForm[],
+  entrance: (request: GatewayRequest) => Entrance,
+): Route {
+  return {
+    method,
+    path,
+    family,
+    management: false,
+    maxBodyBytes: ENTRANCE_MAX_BODY,
+    handler: entranceHandler(entrance, credentials),
+  }
+}
+
+/** Every model entrance. */
+export function entranceRoutes(): Route[] {
+  return [
+    route('POST', '/v1/chat/completions', 'chat', CREDENTIALS.chat, () => ({
+      family: 'chat',
+      operation: 'generate',
+      stream: false,
+    })),
+    route('POST', '/v1/responses', 'responses', CREDENTIALS.responses, () => ({
+      family: 'responses',
+      operation: 'generate',
+      stream: false,
+    })),
+    route('POST', '/v1/messages', 'messages', CREDENTIALS.messages, () => ({
+      family: 'messages',
+      operation: 'generate',
+      stream: false,
+    })),
+    route('POST', '/v1/messages/count_tokens', 'messages', CREDENTIALS.messages, () => ({
+      family: 'messages',
+      operation: 'count_tokens',
+      stream: false,
+    })),
+    route(
+      'POST',
+      /^\/v1beta\/models\/(?<model>[^/:]+):(?<method>generateContent|streamGenerateContent|countTokens)$/,
+      'gemini',
+      CREDENTIALS.gemini,
+      (request) => ({
+        family: 'gemini',
+        operation: request.params.method === 'countTokens' ? 'count_tokens' : 'generate',
+        model: decodeURIComponent(request.params.model),
+        stream: request.params.method === 'streamGenerateContent',
+      }),
+    ),
+    route('GET', '/v1/models', 'chat', CREDENTIALS.models, () => ({
+      family: 'chat',
+      operation: 'models',
+      stream: false,
+    })),
+  ]
+}

@@ -1,0 +1,148 @@
+import {describe, expect, it} from 'vitest'
+
+import {initialState} from '../store/state.js'
+import {
+  IssueError,
+  KeyIndex,
+  displayPrefix,
+  generateKey,
+  hashKey,
+  issueKey,
+  parseKey,
+  validateIssueRequest,
+} from './keys.js'
+
+const base = {
+  employeeName: 'Ada Lovelace',
+  employeeContact: 'ada@example.com',
+  agentName: 'laptop',
+  agentType: 'claude_code',
+}
+
+function flip(key: string, at: number): string {
+  const c = key[at]
+  return key.slice(0, at) + (c === 'A' ? 'B' : 'A') + key.slice(at + 1)
+}
+
+describe('key format', () => {
+  it('is gw- + 40 base62 characters + a 6-character checksum, and random', () => {
+    const key = generateKey()
+    expect(key).toMatch(/^gw-[0-9A-Za-z]{46}$/)
+    expect(generateKey()).not.toBe(key)
+    expect(parseKey(key)).toEqual({kind: 'valid', key})
+  })
+
+  it('tells forged keys (prefix, bad checksum or shape) from foreign ones', () => {
+    const key = generateKey()
+    expect(parseKey(flip(key, 10))).toEqual({kind: 'forged'})
+    expect(parseKey(flip(key, key.length - 1))).toEqual({kind: 'forged'})
+    expect(parseKey(key.slice(0, -1))).toEqual({kind: 'forged'})
+    expect(parseKey('gw-short')).toEqual({kind: 'forged'})
+    expect(parseKey('sk-' + key.slice(3))).toEqual({kind: 'foreign'})
+  })
+
+  it('accepts the gw_ spelling of the prefix as the same key', () => {
+    const key = generateKey()
+    expect(parseKey('gw_' + key.slice(3))).toEqual({kind: 'valid', key})
+  })
+
+  it('shows a prefix with an ellipsis and hashes with the install secret', () => {
+    const key = generateKey()
+    expect(displayPrefix(key)).toBe(key.slice(0, 9) + '…')
+    const s1 = initialState().secret
+    const s2 = initialState().secret
+    expect(hashKey(s1, key)).toMatch(/^[0-9a-f]{64}$/)
+    expect(hashKey(s1, key)).not.toBe(hashKey(s2, key))
+  })
+})
+
+describe('validateIssueRequest', () => {
+  it('names every missing required field', () => {
+    expect(() => validateIssueRequest({agentType: 'codex'})).toThrow(
+      'Missing required fields: employeeName, employeeContact, agentName.',
+    )
+    expect(() => validateIssueRequest('x')).toThrow(IssueError)
+  })
+
+  it('requires parentAgentId for sub-agent kinds and refuses unknown kinds', () => {
+    expect(() => validateIssueRequest({...base, agentType: 'claude_code_subagent'})).toThrow(/parentAgentId/)
+    expect(() => validateIssueRequest({...base, agentType: 'robot'})).toThrow(/Known kinds: generic_agent/)
+  })
+})
+
+describe('issueKey', () => {
+  it('creates employee, agent and key; stores only the hash; defaults the policy by kind', () => {
+    const state = initialState()
+    const r = issueKey(state, validateIssueRequest(base), 1_000_000)
+    expect(r.response).toMatchObject({policyId: 'claude_code_default', createdAt: 1000})
+    expect(r.response.keyPrefix).toBe(r.response.keyValue.slice(0, 9) + '…')
+    expect(JSON.stringify(state)).not.toContain(r.response.keyValue)
+    expect(state.keys[0].hash).toBe(hashKey(state.secret, r.response.keyValue))
+    const generic = issueKey(state, validateIssueRequest({...base, agentType: 'generic_agent'}), 1_000_000)
+    expect(generic.response.policyId).toBe('default')
+    expect(state.employees).toHaveLength(1)
+    expect(state.agents).toHaveLength(2)
+  })
+
+  it('rotates: the old key is revoked at once; a second issue within 5 s is 429 with the wait', () => {
+    const state = initialState()
+    const index = new KeyIndex(state)
+    const first = issueKey(state, validateIssueRequest(base), 1_000_000)
+    index.add(first.key, first.agent)
+    expect(index.verify(first.response.keyValue).ok).toBe(true)
+
+    let limited: IssueError | undefined
+    try {
+      issueKey(state, validateIssueRequest(base), 1_003_500)
+    } catch (error) {
+      limited = error as IssueError
+    }
+    expect(limited).toMatchObject({status: 429, code: 'rate_limited', retryAfterSeconds: 2})
+
+    const second = issueKey(state, validateIssueRequest(base), 1_005_000)
+    index.add(second.key, second.agent)
+    expect(second.response.agentId).toBe(first.response.agentId)
+    expect(index.verify(first.response.keyValue)).toMatchObject({ok: false, status: 401, reason: 'revoked'})
+    expect(index.verify(second.response.keyValue).ok).toBe(true)
+  })
+
+  it('links a sub-agent to an existing parent and refuses an unknown parent or policy', () => {
+    const state = initialState()
+    const parent = issueKey(state, validateIssueRequest(base), 0)
+    const child = issueKey(
+      state,
+      validateIssueRequest({
+        ...base,
+        agentName: 'reviewer',
+        agentType: 'claude_code_subagent',
+        parentAgentId: parent.agent.id,
+      }),
+      0,
+    )
+    expect(child.agent).toMatchObject({
+      parentAgentId: parent.agent.id,
+      parentAgentName: 'laptop',
+      policyId: 'default',
+    })
+    expect(() =>
+      issueKey(
+        state,
+        validateIssueRequest({...base, agentType: 'codex_subagent', parentAgentId: 'agt_nope'}),
+        0,
+      ),
+    ).toThrow(/not a known agent/)
+    expect(() => issueKey(state, validateIssueRequest({...base, policyId: 'nope'}), 0)).toThrow(
+      /Unknown policyId/,
+    )
+  })
+})
+
+describe('KeyIndex.verify', () => {
+  it('answers 401 for missing and unknown keys and 400 for forged ones', () => {
+    const index = new KeyIndex(initialState())
+    expect(index.verify(undefined)).toMatchObject({ok: false, status: 401, reason: 'missing'})
+    expect(index.verify(generateKey())).toMatchObject({ok: false, status: 401, reason: 'unknown'})
+    expect(index.verify('sk-anything')).toMatchObject({ok: false, status: 401})
+    expect(index.verify(flip(generateKey(), 12))).toMatchObject({ok: false, status: 400, reason: 'forged'})
+  })
+})

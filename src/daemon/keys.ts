@@ -1,0 +1,382 @@
+/**
+ * Gateway keys: format, checksum, hashing, verification, issue and rotation.
+ *
+ * Format: `gw-` + 40 random base62 characters (238 bits) + 6 base62 characters of the CRC-32 of
+ * those 40 (the GitHub token scheme). The checksum tells a typo or a made-up key apart from a
+ * real one without any lookup: a key with the gateway prefix whose checksum fails is forged
+ * (400); a well-formed key that is not on record, or revoked, is refused with 401.
+ *
+ * Storage: only HMAC-SHA256(install secret, key) in hex, which is also the O(1) lookup index,
+ * and a display prefix. The hash found by the lookup is compared again in constant time.
+ */
+import {createHmac, randomBytes, timingSafeEqual} from 'node:crypto'
+import {crc32} from 'node:zlib'
+
+import {ExitCode, GwError} from '../core/errors.js'
+import type {AgentRecord, EmployeeRecord, GatewayState, KeyRecord} from '../store/state.js'
+import {AGENT_KINDS, agentKind} from './agent-kinds.js'
+
+/** The prefix of every issued key. */
+export const KEY_PREFIX = 'gw-'
+/** The spec also writes the prefix `gw_`: accepted as a spelling of `gw-` when verifying. */
+export const KEY_PREFIX_ALT = 'gw_'
+const BODY_LENGTH = 40
+const CHECKSUM_LENGTH = 6
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+/** Characters of the key shown in listings (prefix included), then an ellipsis. */
+const DISPLAY_CHARS = KEY_PREFIX.length + 6
+/** One issue per agent per this many milliseconds. */
+export const ISSUE_INTERVAL_MS = 5_000
+
+function randomBase62(length: number): string {
+  let result = ''
+  while (result.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      // 248 = 4 * 62: rejecting larger bytes keeps every character equally likely
+      if (byte < 248 && result.length < length) result += BASE62[byte % 62]
+    }
+  }
+  return result
+}
+
+function checksum(body: string): string {
+  let n = crc32(body)
+  let text = ''
+  for (let i = 0; i < CHECKSUM_LENGTH; i++) {
+    text = BASE62[n % 62] + text
+    n = Math.floor(n / 62)
+  }
+  return text
+}
+
+/** A new random key. */
+export function generateKey(): string {
+  const body = randomBase62(BODY_LENGTH)
+  return KEY_PREFIX + body + checksum(body)
+}
+
+/**
+ * Classifies a presented credential: `foreign` (no gateway prefix: not ours), `forged` (has the
+ * prefix but a wrong shape or checksum), or `valid` with the canonical (`gw-`) spelling.
+ */
+export function parseKey(value: string): {kind: 'foreign'} | {kind: 'forged'} | {kind: 'valid'; key: string} {
+  if (!value.startsWith(KEY_PREFIX) && !value.startsWith(KEY_PREFIX_ALT)) return {kind: 'foreign'}
+  const rest = value.slice(KEY_PREFIX.length)
+  if (rest.length !== BODY_LENGTH + CHECKSUM_LENGTH || !/^[0-9A-Za-z]+$/.test(rest)) return {kind: 'forged'}
+  const body = rest.slice(0, BODY_LENGTH)
+  if (checksum(body) !== rest.slice(BODY_LENGTH)) return {kind: 'forged'}
+  return {kind: 'valid', key: KEY_PREFIX + rest}
+}
+
+/** HMAC-SHA256 of a key under the install secret, hex. */
+export function hashKey(secret: string, key: string): string {
+  return createHmac('sha256', Buffer.from(secret, 'hex')).update(key, 'utf8').digest('hex')
+}
+
+/** The display prefix of a key: its first characters and an ellipsis. */
+export function displayPrefix(key: string): string {
+  return key.slice(0, DISPLAY_CHARS) + '…'
+}
+
+export type Verification =
+  | {ok: true; key: KeyRecord; agent: AgentRecord}
+  | {ok: false; status: 400 | 401; reason: 'missing' | 'forged' | 'unknown' | 'revoked'; message: string}
+
+/** The O(1) index hash -> key record, kept in step with the state by the daemon. */
+export class KeyIndex {
+  private readonly byHash = new Map<string, KeyRecord>()
+  private readonly agents = new Map<string, AgentRecord>()
+
+  constructor(private readonly state: GatewayState) {
+    this.rebuild()
+  }
+
+  /** Rebuilds both maps from the state (after a reload). */
+  rebuild(): void {
+    this.byHash.clear()
+    this.agents.clear()
+    for (const key of this.state.keys) this.byHash.set(key.hash, key)
+    for (const agent of this.state.agents) this.agents.set(agent.id, agent)
+  }
+
+  /** Records a new key and agent (the state already holds them). */
+  add(key: KeyRecord, agent: AgentRecord): void {
+    this.byHash.set(key.hash, key)
+    this.agents.set(agent.id, agent)
+  }
+
+  agent(id: string): AgentRecord | undefined {
+    return this.agents.get(id)
+  }
+
+  /** Checks a presented credential (undefined when the request carried none). */
+  verify(presented: string | undefined): Verification {
+    if (presented === undefined || presented === '') {
+      return {ok: false, status: 401, reason: 'missing', message: 'A gateway key is required.'}
+    }
+    const parsed = parseKey(presented)
+    if (parsed.kind === 'forged') {
+      return {
+        ok: false,
+        status: 400,
+        reason: 'forged',
+        message:
+          'The gateway key is malformed (its checksum does not match); copy it again from `gwctl key issue`.',
+      }
+    }
+    if (parsed.kind === 'foreign') {
+      return {ok: false, status: 401, reason: 'unknown', message: 'The key is not a gateway key.'}
+    }
+    const hash = hashKey(this.state.secret, parsed.key)
+    const record = this.byHash.get(hash)
+    if (!record || !timingSafeEqual(Buffer.from(record.hash, 'hex'), Buffer.from(hash, 'hex'))) {
+      return {ok: false, status: 401, reason: 'unknown', message: 'The gateway key is not known.'}
+    }
+    const agent = this.agents.get(record.agentId)
+    if (record.revokedAt !== undefined || !agent) {
+      return {
+        ok: false,
+        status: 401,
+        reason: 'revoked',
+        message: 'The gateway key was revoked (a newer key was issued for this agent).',
+      }
+    }
+    return {ok: true, key: record, agent}
+  }
+}
+
+/** A refused key issue: status 400, 404 or 429. */
+export class IssueError extends GwError {
+  constructor(
+    readonly status: 400 | 429,
+    code: string,
+    message: string,
+    readonly retryAfterSeconds?: number,
+    hint?: string,
+  ) {
+    super(code, message, ExitCode.usage, {hint})
+  }
+}
+
+/** The body of `POST /api/keys/issue` (spec 2.3). */
+export interface IssueRequest {
+  employeeName: string
+  employeeContact: string
+  employeeTeam?: string
+  employeeRole?: string
+  agentName: string
+  agentType: string
+  parentAgentId?: string
+  parentAgentName?: string
+  sourceTool?: string
+  configPath?: string
+  policyId?: string
+}
+
+/** The success answer of `POST /api/keys/issue` (spec 2.3). */
+export interface IssueResponse {
+  employeeId: string
+  agentId: string
+  policyId: string
+  keyId: string
+  keyPrefix: string
+  keyValue: string
+  createdAt: number
+}
+
+const REQUIRED = ['employeeName', 'employeeContact', 'agentName', 'agentType'] as const
+const OPTIONAL = [
+  'employeeTeam',
+  'employeeRole',
+  'parentAgentId',
+  'parentAgentName',
+  'sourceTool',
+  'configPath',
+  'policyId',
+] as const
+const MAX_FIELD = 500
+
+/** Checks an issue body; throws {@link IssueError} 400 naming every missing or bad field. */
+export function validateIssueRequest(body: unknown): IssueRequest {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    throw new IssueError(400, 'invalid_body', 'The body must be a JSON object (spec 2.3).')
+  }
+  const b = body as Record<string, unknown>
+  const missing = REQUIRED.filter((f) => typeof b[f] !== 'string' || (b[f] as string).trim() === '')
+  if (missing.length > 0) {
+    throw new IssueError(
+      400,
+      'missing_fields',
+      `Missing required field${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}.`,
+    )
+  }
+  const wrong = [...REQUIRED, ...OPTIONAL].filter(
+    (f) =>
+      b[f] !== undefined &&
+      b[f] !== null &&
+      (typeof b[f] !== 'string' || (b[f] as string).length > MAX_FIELD),
+  )
+  if (wrong.length > 0) {
+    throw new IssueError(
+      400,
+      'invalid_fields',
+      `Fields must be strings of at most ${MAX_FIELD} characters: ${wrong.join(', ')}.`,
+    )
+  }
+  const input: Record<string, string> = {}
+  for (const f of [...REQUIRED, ...OPTIONAL]) {
+    const v = b[f]
+    if (typeof v === 'string' && v.trim() !== '') input[f] = v.trim()
+  }
+  const kind = agentKind(input.agentType)
+  if (!kind) {
+    throw new IssueError(
+      400,
+      'unknown_agent_type',
+      `Unknown agentType "${input.agentType}". Known kinds: ${AGENT_KINDS.map((k) => k.type).join(', ')}.`,
+    )
+  }
+  if (kind.subagent && !input.parentAgentId) {
+    throw new IssueError(
+      400,
+      'missing_fields',
+      `Missing required field: parentAgentId (agentType ${kind.type} is a sub-agent kind).`,
+    )
+  }
+  return input as unknown as IssueRequest
+}
+
+function newId(prefix: string): string {
+  return `${prefix}_${randomBytes(8).toString('hex')}`
+}
+
+/** What an issue changed, for the daemon's index. */
+export interface IssueResult {
+  response: IssueResponse
+  agent: AgentRecord
+  key: KeyRecord
+}
+
+/**
+ * Issues a key in `state` (changing it in place): creates or updates the employee (by contact)
+ * and the agent (by employee, kind, name and parent), revokes the agent's previous keys, and
+ * records the new key's hash. Refuses a second issue for the same agent within 5 s (429).
+ * The caller saves the state before answering.
+ */
+export function issueKey(state: GatewayState, input: IssueRequest, nowMs = Date.now()): IssueResult {
+  const now = Math.floor(nowMs / 1000)
+  const kind = agentKind(input.agentType)
+  if (!kind) throw new IssueError(400, 'unknown_agent_type', `Unknown agentType "${input.agentType}".`)
+  const policyId = input.policyId ?? kind.defaultPolicy
+  if (!state.policies.some((p) => p.id === policyId)) {
+    throw new IssueError(
+      400,
+      'unknown_policy',
+      `Unknown policyId "${policyId}". Known policies: ${state.policies.map((p) => p.id).join(', ')}.`,
+    )
+  }
+  let parent: AgentRecord | undefined
+  if (input.parentAgentId) {
+    parent = state.agents.find((a) => a.id === input.parentAgentId)
+    if (!parent)
+      throw new IssueError(
+        400,
+        'unknown_parent',
+        `parentAgentId "${input.parentAgentId}" is not a known agent.`,
+      )
+  }
+
+  const contact = input.employeeContact.toLowerCase()
+  let employee = state.employees.find((e) => e.contact.toLowerCase() === contact)
+  let agent = employee
+    ? state.agents.find(
+        (a) =>
+          a.employeeId === employee!.id &&
+          a.type === input.agentType &&
+          a.name === input.agentName &&
+          (a.parentAgentId ?? '') === (input.parentAgentId ?? ''),
+      )
+    : undefined
+
+  if (agent?.lastIssuedAtMs !== undefined && nowMs - agent.lastIssuedAtMs < ISSUE_INTERVAL_MS) {
+    const wait = Math.max(1, Math.ceil((agent.lastIssuedAtMs + ISSUE_INTERVAL_MS - nowMs) / 1000))
+    throw new IssueError(
+      429,
+      'rate_limited',
+      `A key was issued for this agent less than 5 seconds ago; retry in ${wait} s.`,
+      wait,
+      `Wait ${wait} s before issuing again.`,
+    )
+  }
+
+  if (employee) {
+    employee.name = input.employeeName
+    if (input.employeeTeam !== undefined) employee.team = input.employeeTeam
+    if (input.employeeRole !== undefined) employee.role = input.employeeRole
+    employee.updatedAt = now
+  } else {
+    employee = {
+      id: newId('emp'),
+      name: input.employeeName,
+      contact: input.employeeContact,
+      ...(input.employeeTeam === undefined ? {} : {team: input.employeeTeam}),
+      ...(input.employeeRole === undefined ? {} : {role: input.employeeRole}),
+      createdAt: now,
+      updatedAt: now,
+    } satisfies EmployeeRecord
+    state.employees.push(employee)
+  }
+
+  const details = {
+    ...(input.parentAgentId === undefined ? {} : {parentAgentId: input.parentAgentId}),
+    ...(input.parentAgentName === undefined
+      ? parent
+        ? {parentAgentName: parent.name}
+        : {}
+      : {parentAgentName: input.parentAgentName}),
+    ...(input.sourceTool === undefined ? {} : {sourceTool: input.sourceTool}),
+    ...(input.configPath === undefined ? {} : {configPath: input.configPath}),
+  }
+  if (agent) {
+    Object.assign(agent, details, {policyId, updatedAt: now, lastIssuedAtMs: nowMs})
+  } else {
+    agent = {
+      id: newId('agt'),
+      name: input.agentName,
+      type: input.agentType,
+      employeeId: employee.id,
+      ...details,
+      policyId,
+      createdAt: now,
+      updatedAt: now,
+      lastIssuedAtMs: nowMs,
+    } satisfies AgentRecord
+    state.agents.push(agent)
+  }
+
+  for (const old of state.keys) {
+    if (old.agentId === agent.id && old.revokedAt === undefined) old.revokedAt = now
+  }
+  const value = generateKey()
+  const key: KeyRecord = {
+    id: newId('key'),
+    agentId: agent.id,
+    hash: hashKey(state.secret, value),
+    prefix: displayPrefix(value),
+    createdAt: now,
+  }
+  state.keys.push(key)
+  return {
+    response: {
+      employeeId: employee.id,
+      agentId: agent.id,
+      policyId,
+      keyId: key.id,
+      keyPrefix: key.prefix,
+      keyValue: value,
+      createdAt: now,
+    },
+    agent,
+    key,
+  }
+}

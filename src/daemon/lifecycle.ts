@@ -1,0 +1,126 @@
+/**
+ * The daemon in the foreground (`gwctl gateway run`; `gateway start` spawns it detached):
+ * single-instance pid file, the state lock held for life, state load, listen on 127.0.0.1,
+ * lazy saves of last-seen times, and a graceful stop on abort (SIGTERM / SIGINT).
+ */
+import {GwError, ExitCode} from '../core/errors.js'
+import {homeFile} from '../store/paths.js'
+import {StateStore, lockState, removeStaleTempFiles} from '../store/state.js'
+import {entranceRoutes} from './entrances.js'
+import {KeyIndex} from './keys.js'
+import {managementRoutes} from './management.js'
+import {DEFAULT_DRAIN_MS, claimPidFile, releasePidFile} from './pidfile.js'
+import {describePortTaken} from './port-holder.js'
+import type {GatewayContext, Route} from './server.js'
+import {listen} from './server.js'
+
+/** Last-seen times are saved at most this often. */
+const TOUCH_SAVE_MS = 5_000
+
+export interface DaemonOptions {
+  port: number
+  version: string
+  /** Aborting it stops the daemon gracefully. */
+  signal: AbortSignal
+  drainMs?: number
+  /** One line to the daemon log (default: stdout). */
+  log?: (line: string) => void
+}
+
+/** Every route of the gateway (management first). */
+export function gatewayRoutes(): Route[] {
+  return [...managementRoutes(), ...entranceRoutes()]
+}
+
+/** The daemon could not start. */
+export class DaemonStartError extends GwError {}
+
+/** Runs the daemon until `signal` aborts; resolves after a graceful stop. */
+export async function runDaemon(options: DaemonOptions): Promise<void> {
+  const log = options.log ?? ((line: string) => process.stdout.write(line + '\n'))
+  const statePath = homeFile('state')
+
+  const claim = claimPidFile(options.port)
+  if (!claim.ok) {
+    throw new DaemonStartError(
+      'already_running',
+      `The gateway is already running (pid ${claim.holder.pid}, port ${claim.holder.port}).`,
+      ExitCode.usage,
+      {hint: 'Stop it with `gwctl gateway stop`, or use `gwctl gateway restart`.'},
+    )
+  }
+
+  let timer: NodeJS.Timeout | undefined
+  try {
+    // Load under the lock, so a CLI change that started before this daemon claimed the pid file is
+    // complete (and seen) first.
+    const release = await lockState(statePath, {waitMs: 5000})
+    let store: StateStore
+    try {
+      removeStaleTempFiles(statePath)
+      store = await StateStore.open(statePath, {mode: 'daemon'})
+    } finally {
+      await release()
+    }
+    if (store.created) await store.save()
+
+    const context: GatewayContext = {
+      store,
+      index: new KeyIndex(store.data),
+      port: options.port,
+      version: options.version,
+      startedAt: Date.now(),
+      log,
+      touch() {
+        timer ??= setTimeout(() => {
+          timer = undefined
+          store
+            .save()
+            .catch((error: Error) =>
+              log(`${new Date().toISOString()} warning: save failed: ${error.message}`),
+            )
+        }, TOUCH_SAVE_MS)
+      },
+    }
+
+    let server
+    try {
+      server = await listen(gatewayRoutes(), context, options.port)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'EADDRINUSE') {
+        throw new DaemonStartError('port_in_use', describePortTaken(options.port), ExitCode.usage, {
+          hint: 'Stop that process, or pick another port with --port or GWCTL_GATEWAY_PORT.',
+        })
+      }
+      if (code === 'EACCES') {
+        throw new DaemonStartError(
+          'port_denied',
+          `Port ${options.port} may not be used by this user.`,
+          ExitCode.unexpected,
+          {
+            hint: 'Pick a port above 1024 with --port.',
+          },
+        )
+      }
+      throw error
+    }
+    log(
+      `${new Date().toISOString()} gwctl gateway ${options.version} listening on http://127.0.0.1:${server.port} (pid ${process.pid}, ${store.data.agents.length} agents, ${store.data.policies.length} policies, ${store.data.providers.length} providers)`,
+    )
+
+    await new Promise<void>((resolve) => {
+      if (options.signal.aborted) resolve()
+      else options.signal.addEventListener('abort', () => resolve(), {once: true})
+    })
+    log(`${new Date().toISOString()} stopping: draining in-flight requests`)
+    await server.stop(options.drainMs ?? DEFAULT_DRAIN_MS)
+    if (timer) clearTimeout(timer)
+    timer = undefined
+    await store.save()
+    log(`${new Date().toISOString()} stopped`)
+  } finally {
+    if (timer) clearTimeout(timer)
+    releasePidFile()
+  }
+}

@@ -1,0 +1,222 @@
+/**
+ * The management API (spec 4.3): health, the help page, key issue, agents and keys. No key is
+ * needed (spec 5.3); the server's Host and Origin checks keep browsers of other sites out.
+ */
+import {IssueError, issueKey, validateIssueRequest} from './keys.js'
+import type {GatewayContext, GatewayRequest, Route} from './server.js'
+import {sendError, sendJson} from './server.js'
+import {agentViews, agentsPerRoute, keyViews, latestRequestAt} from './views.js'
+import {AGENT_KINDS} from './agent-kinds.js'
+
+/** Largest management request body. */
+export const MANAGEMENT_MAX_BODY = 64 * 1024
+
+/** One documented endpoint, for `/help`. */
+interface EndpointDoc {
+  method: string
+  path: string
+  purpose: string
+  example: string
+}
+
+function endpointDocs(port: number): EndpointDoc[] {
+  const base = `http://127.0.0.1:${port}`
+  const key = 'gw-...'
+  return [
+    {
+      method: 'GET',
+      path: '/health',
+      purpose: 'Liveness: {status:"ok", timestamp}.',
+      example: `curl ${base}/health`,
+    },
+    {method: 'GET', path: '/help', purpose: 'This page.', example: `curl ${base}/help`},
+    {
+      method: 'POST',
+      path: '/api/keys/issue',
+      purpose:
+        "Issues a key for an agent (creates or updates the employee and the agent; rotates the agent's previous key). The key is shown once. Same agent again within 5 s: 429.",
+      example: `curl -X POST ${base}/api/keys/issue -H 'Content-Type: application/json' -d '{"employeeName":"Ada","employeeContact":"ada@example.com","agentName":"laptop","agentType":"claude_code"}'`,
+    },
+    {
+      method: 'GET',
+      path: '/api/agents',
+      purpose: 'Agents with parent-child relations, policy, route, key prefix and last seen time.',
+      example: `curl ${base}/api/agents`,
+    },
+    {
+      method: 'GET',
+      path: '/api/keys',
+      purpose: 'Issued keys: prefix and metadata, never the key.',
+      example: `curl ${base}/api/keys`,
+    },
+    {
+      method: 'GET',
+      path: '/api/status',
+      purpose: 'Daemon snapshot: pid, port, version, uptime, agents, agents per route, latest request.',
+      example: `curl ${base}/api/status`,
+    },
+    {
+      method: 'POST',
+      path: '/v1/chat/completions',
+      purpose: 'Chat-completions entrance. Credential: Authorization: Bearer.',
+      example: `curl ${base}/v1/chat/completions -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '{"model":"m","messages":[{"role":"user","content":"Hi"}]}'`,
+    },
+    {
+      method: 'POST',
+      path: '/v1/responses',
+      purpose: 'Responses entrance. Credential: Authorization: Bearer.',
+      example: `curl ${base}/v1/responses -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '{"model":"m","input":"Hi"}'`,
+    },
+    {
+      method: 'POST',
+      path: '/v1/messages',
+      purpose: 'Messages entrance (also ?beta=true). Credential: x-api-key or Bearer.',
+      example: `curl ${base}/v1/messages -H 'x-api-key: ${key}' -H 'anthropic-version: 2023-06-01' -H 'Content-Type: application/json' -d '{"model":"m","max_tokens":64,"messages":[{"role":"user","content":"Hi"}]}'`,
+    },
+    {
+      method: 'POST',
+      path: '/v1/messages/count_tokens',
+      purpose: 'Token count of a messages request. Credential: x-api-key or Bearer.',
+      example: `curl ${base}/v1/messages/count_tokens -H 'x-api-key: ${key}' -H 'Content-Type: application/json' -d '{"model":"m","messages":[{"role":"user","content":"Hi"}]}'`,
+    },
+    {
+      method: 'POST',
+      path: '/v1beta/models/{model}:generateContent',
+      purpose:
+        'GenerateContent entrance; also :streamGenerateContent?alt=sse and :countTokens. Credential: x-vendor-api-key, x-goog-api-key, ?key= or Bearer.',
+      example: `curl '${base}/v1beta/models/m:generateContent' -H 'x-goog-api-key: ${key}' -H 'Content-Type: application/json' -d '{"contents":[{"role":"user","parts":[{"text":"Hi"}]}]}'`,
+    },
+    {
+      method: 'GET',
+      path: '/v1/models',
+      purpose: 'Models available to the calling agent. Credential: Bearer or x-api-key.',
+      example: `curl ${base}/v1/models -H 'Authorization: Bearer ${key}'`,
+    },
+  ]
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(
+    /[&<>"']/g,
+    (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'})[c]!,
+  )
+}
+
+/** The `/help` page. */
+export function helpPage(context: Pick<GatewayContext, 'port' | 'version'>): string {
+  const rows = endpointDocs(context.port)
+    .map(
+      (e) =>
+        `<tr><td><code>${e.method}</code></td><td><code>${escapeHtml(e.path)}</code></td><td>${escapeHtml(e.purpose)}</td><td><pre>${escapeHtml(e.example)}</pre></td></tr>`,
+    )
+    .join('\n')
+  const kinds = AGENT_KINDS.map(
+    (k) =>
+      `<li><code>${k.type}</code> — ${escapeHtml(k.description)} (${k.family}${k.subagent ? ', needs parentAgentId' : ''}; default policy <code>${k.defaultPolicy}</code>)</li>`,
+  ).join('\n')
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>gwctl gateway</title>
+<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.4em;vertical-align:top;text-align:left}pre{white-space:pre-wrap;margin:0}</style>
+</head><body>
+<h1>gwctl gateway ${escapeHtml(context.version)}</h1>
+<p>Listening on <code>http://127.0.0.1:${context.port}</code> (loopback only). Management endpoints need no key; model entrances need a gateway key (<code>gw-…</code>) from <code>POST /api/keys/issue</code> or <code>gwctl key issue</code>.</p>
+<table><thead><tr><th>Method</th><th>Path</th><th>Purpose</th><th>Example</th></tr></thead>
+<tbody>
+${rows}
+</tbody></table>
+<h2>Agent kinds</h2>
+<ul>
+${kinds}
+</ul>
+</body></html>
+`
+}
+
+function isJsonContentType(value: string | undefined): boolean {
+  return value !== undefined && /^application\/([\w.+-]*\+)?json\s*(;|$)/i.test(value.trim())
+}
+
+async function issue(request: GatewayRequest, context: GatewayContext): Promise<void> {
+  if (!isJsonContentType(request.headers['content-type'])) {
+    sendError(
+      request.res,
+      'chat',
+      400,
+      'The body must be JSON with the header Content-Type: application/json.',
+      {
+        code: 'invalid_content_type',
+      },
+    )
+    return
+  }
+  const body = request.json()
+  let result
+  try {
+    result = issueKey(context.store.data, validateIssueRequest(body))
+  } catch (error) {
+    if (error instanceof IssueError) {
+      sendError(request.res, 'chat', error.status, error.message, {
+        code: error.code,
+        headers:
+          error.retryAfterSeconds === undefined ? {} : {'retry-after': String(error.retryAfterSeconds)},
+      })
+      return
+    }
+    throw error
+  }
+  context.index.add(result.key, result.agent)
+  // The key is answered only once it is on disk: every 200 survives a crash.
+  await context.store.save()
+  request.agentId = result.agent.id
+  sendJson(request.res, 200, result.response)
+}
+
+/** Every management route. */
+export function managementRoutes(): Route[] {
+  const m = (method: string, path: string, handler: Route['handler']): Route => ({
+    method,
+    path,
+    family: 'chat',
+    management: true,
+    maxBodyBytes: MANAGEMENT_MAX_BODY,
+    handler,
+  })
+  return [
+    m('GET', '/health', (request) =>
+      sendJson(request.res, 200, {status: 'ok', timestamp: Math.floor(Date.now() / 1000)}),
+    ),
+    m('GET', '/help', (request, context) => {
+      const html = helpPage(context)
+      request.res.writeHead(200, {
+        'content-type': 'text/html; charset=utf-8',
+        'content-length': Buffer.byteLength(html),
+        'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+      })
+      request.res.end(html)
+    }),
+    m('POST', '/api/keys/issue', issue),
+    m('GET', '/api/agents', (request, context) =>
+      sendJson(request.res, 200, {agents: agentViews(context.store.data)}),
+    ),
+    m('GET', '/api/keys', (request, context) =>
+      sendJson(request.res, 200, {keys: keyViews(context.store.data)}),
+    ),
+    m('GET', '/api/status', (request, context) => {
+      const state = context.store.data
+      const views = agentViews(state)
+      const latest = Math.max(context.lastRequestAt ?? 0, latestRequestAt(state) ?? 0)
+      sendJson(request.res, 200, {
+        status: 'ok',
+        pid: process.pid,
+        port: context.port,
+        version: context.version,
+        startedAt: Math.floor(context.startedAt / 1000),
+        uptimeSeconds: Math.floor((Date.now() - context.startedAt) / 1000),
+        agents: views.length,
+        enabledAgents: views.filter((v) => v.enabled).length,
+        agentsPerRoute: agentsPerRoute(views),
+        latestRequestAt: latest || null,
+      })
+    }),
+  ]
+}

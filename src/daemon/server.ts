@@ -1,0 +1,329 @@
+/**
+ * The gateway's HTTP server: node:http on 127.0.0.1 only, one route table, and the checks every
+ * request passes before its handler runs.
+ *
+ * - `Host` must be a loopback name with this port (a DNS-rebinding page has its own host name).
+ * - Management calls with a browser `Origin` that is not this gateway are refused (CSRF).
+ * - No CORS headers are ever sent, so a browser page cannot read any answer.
+ * - Request bodies are size-limited per route; malformed JSON is a 400.
+ * - Unknown paths get a 404 JSON error, a known path with another method a 405.
+ * - `stop()` stops accepting, lets in-flight requests finish up to a bound, then cuts the rest.
+ */
+import type {IncomingHttpHeaders, IncomingMessage, ServerResponse} from 'node:http'
+import {createServer} from 'node:http'
+import type {AddressInfo} from 'node:net'
+
+import type {StateStore} from '../store/state.js'
+import type {KeyIndex} from './keys.js'
+import {errorBody} from './protocol-errors.js'
+import type {Family} from './types.js'
+
+/** What handlers share: the state, the key index, the port, the log. */
+export interface GatewayContext {
+  store: StateStore
+  index: KeyIndex
+  /** The port this gateway listens on (for the Host check). */
+  port: number
+  version: string
+  /** Unix milliseconds. */
+  startedAt: number
+  /** Unix seconds of the latest authenticated model request. */
+  lastRequestAt?: number
+  /** One line to the daemon log. Never pass secrets. */
+  log(line: string): void
+  /** Schedules a lazy save of small changes (last seen times). */
+  touch(): void
+}
+
+/** A request as handlers see it. */
+export interface GatewayRequest {
+  method: string
+  path: string
+  query: URLSearchParams
+  headers: IncomingHttpHeaders
+  rawBody: Buffer
+  params: Record<string, string>
+  req: IncomingMessage
+  res: ServerResponse
+  /** The parsed JSON body (undefined when empty); throws {@link BadJsonError}. */
+  json(): unknown
+  /** Aborted when the client disconnects before the answer is complete. */
+  signal: AbortSignal
+  /** Set by an entrance after authentication, for the log line. */
+  agentId?: string
+}
+
+export class BadJsonError extends Error {}
+
+export type Handler = (request: GatewayRequest, context: GatewayContext) => void | Promise<void>
+
+export interface Route {
+  method: string
+  /** A full-path RegExp (named groups become params) or a literal path. */
+  path: string | RegExp
+  /** Error shape of this route. */
+  family: Family
+  /** Management route: subject to the Origin check. */
+  management: boolean
+  /** Largest body accepted (bytes). */
+  maxBodyBytes: number
+  handler: Handler
+}
+
+/** Sends a JSON answer. */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body)
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    ...headers,
+  })
+  res.end(text)
+}
+
+/** Sends an error in `family`'s shape. */
+export function sendError(
+  res: ServerResponse,
+  family: Family,
+  status: number,
+  message: string,
+  options: {code?: string; headers?: Record<string, string>} = {},
+): void {
+  sendJson(res, status, errorBody(family, status, message, {code: options.code}), options.headers)
+}
+
+/** The error shape for a path no route claims. */
+function familyOfPath(path: string): Family {
+  if (path.startsWith('/v1beta/')) return 'gemini'
+  if (path.startsWith('/v1/messages')) return 'messages'
+  if (path.startsWith('/v1/responses')) return 'responses'
+  return 'chat'
+}
+
+/** Loopback names a client may use in `Host` / `Origin`. */
+function allowedHosts(port: number): Set<string> {
+  return new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`])
+}
+
+function matchRoute(
+  routes: readonly Route[],
+  method: string,
+  path: string,
+): {route: Route; params: Record<string, string>} | {allow: string[]} | undefined {
+  let pathMatched: Route | undefined
+  for (const route of routes) {
+    let params: Record<string, string> | undefined
+    if (typeof route.path === 'string') {
+      if (route.path === path) params = {}
+    } else {
+      const m = route.path.exec(path)
+      if (m) params = {...(m.groups ?? {})}
+    }
+    if (!params) continue
+    pathMatched ??= route
+    if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return {route, params}
+  }
+  return pathMatched
+    ? {allow: routes.filter((r) => r.path === pathMatched!.path).map((r) => r.method)}
+    : undefined
+}
+
+/**
+ * The request handler, usable without a socket (tests call it with in-memory request and
+ * response objects) and by the real server.
+ */
+export function createHandler(
+  routes: readonly Route[],
+  context: GatewayContext,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const hosts = allowedHosts(context.port)
+  const origins = new Set([...hosts].map((h) => `http://${h}`))
+
+  return async (req, res) => {
+    const started = Date.now()
+    const method = req.method ?? 'GET'
+    const url = new URL(req.url ?? '/', 'http://gateway.invalid')
+    const path = url.pathname
+    // The log line is written when the response closes, which may be inside the handler.
+    const current: {request?: GatewayRequest} = {}
+    res.on('close', () => {
+      // Path only: the query may carry a key (`?key=`), headers carry keys too.
+      const status = res.writableFinished ? String(res.statusCode) : `${res.statusCode} aborted`
+      context.log(
+        `${new Date().toISOString()} ${method} ${path} ${status} ${Date.now() - started}ms${current.request?.agentId ? ` agent=${current.request.agentId}` : ''}`,
+      )
+    })
+
+    const host = req.headers.host
+    if (!host || !hosts.has(host.toLowerCase())) {
+      drain(req)
+      sendError(
+        res,
+        familyOfPath(path),
+        403,
+        `Host "${host ?? ''}" is not a loopback name of this gateway; use http://127.0.0.1:${context.port}.`,
+        {code: 'bad_host'},
+      )
+      return
+    }
+
+    const match = matchRoute(routes, method, path)
+    if (!match) {
+      drain(req)
+      sendError(res, familyOfPath(path), 404, `No such endpoint: ${method} ${path}. See GET /help.`, {
+        code: 'not_found',
+      })
+      return
+    }
+    if ('allow' in match) {
+      drain(req)
+      sendError(res, familyOfPath(path), 405, `${method} is not allowed on ${path}.`, {
+        code: 'method_not_allowed',
+        headers: {allow: match.allow.join(', ')},
+      })
+      return
+    }
+    const {route, params} = match
+
+    const origin = req.headers.origin
+    if (route.management && origin !== undefined && !origins.has(origin.toLowerCase())) {
+      drain(req)
+      sendError(res, route.family, 403, `Cross-origin requests are refused (Origin "${origin}").`, {
+        code: 'bad_origin',
+      })
+      return
+    }
+
+    const declared = Number(req.headers['content-length'] ?? 0)
+    if (declared > route.maxBodyBytes) {
+      drain(req)
+      sendError(res, route.family, 413, `The request body is larger than ${route.maxBodyBytes} bytes.`, {
+        code: 'body_too_large',
+        headers: {connection: 'close'},
+      })
+      return
+    }
+    const chunks: Buffer[] = []
+    let size = 0
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length
+      if (size > route.maxBodyBytes) {
+        sendError(res, route.family, 413, `The request body is larger than ${route.maxBodyBytes} bytes.`, {
+          code: 'body_too_large',
+          headers: {connection: 'close'},
+        })
+        req.destroy()
+        return
+      }
+      chunks.push(chunk as Buffer)
+    }
+    const rawBody = Buffer.concat(chunks)
+
+    const controller = new AbortController()
+    res.on('close', () => {
+      if (!res.writableFinished) controller.abort()
+    })
+    let parsed: {value: unknown} | undefined
+    const request: GatewayRequest = {
+      method,
+      path,
+      query: url.searchParams,
+      headers: req.headers,
+      rawBody,
+      params,
+      req,
+      res,
+      signal: controller.signal,
+      json() {
+        if (parsed) return parsed.value
+        if (rawBody.length === 0) return (parsed = {value: undefined}).value
+        try {
+          return (parsed = {value: JSON.parse(rawBody.toString('utf8'))}).value
+        } catch (error) {
+          throw new BadJsonError(`The request body is not valid JSON: ${(error as Error).message}`)
+        }
+      },
+    }
+    current.request = request
+    try {
+      await route.handler(request, context)
+    } catch (error) {
+      if (res.headersSent) {
+        res.destroy()
+        return
+      }
+      if (error instanceof BadJsonError) {
+        sendError(res, route.family, 400, error.message, {code: 'invalid_json'})
+        return
+      }
+      context.log(`${new Date().toISOString()} error in ${method} ${path}: ${(error as Error).message}`)
+      sendError(res, route.family, 500, 'The gateway failed to handle the request; see the daemon log.', {
+        code: 'internal_error',
+      })
+    }
+  }
+}
+
+function drain(req: IncomingMessage): void {
+  req.resume()
+}
+
+export interface RunningServer {
+  port: number
+  /** Stops accepting, waits for in-flight requests up to `drainMs`, then closes every connection. */
+  stop(drainMs?: number): Promise<void>
+}
+
+/** Listens on 127.0.0.1:`port`; rejects with the listen error (EADDRINUSE, EACCES). */
+export async function listen(
+  routes: readonly Route[],
+  context: GatewayContext,
+  port: number,
+): Promise<RunningServer> {
+  const handler = createHandler(routes, context)
+  let inFlight = 0
+  let idle: (() => void) | undefined
+  const server = createServer((req, res) => {
+    inFlight++
+    res.on('close', () => {
+      inFlight--
+      if (inFlight === 0) idle?.()
+    })
+    handler(req, res).catch(() => res.destroy())
+  })
+  server.headersTimeout = 30_000
+  server.requestTimeout = 0 // streams may run long; idle upstreams are timed out by routing
+  server.keepAliveTimeout = 5_000
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen({port, host: '127.0.0.1', exclusive: true}, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  const actual = (server.address() as AddressInfo).port
+  return {
+    port: actual,
+    async stop(drainMs = 10_000) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      server.closeIdleConnections()
+      if (inFlight > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, drainMs)
+          idle = () => {
+            clearTimeout(timer)
+            resolve()
+          }
+        })
+      }
+      server.closeAllConnections()
+      await closed
+    },
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * `gwctl doctor`: a list of independent checks, each with pass/fail, what it found and how to
+ * fix it. Later work adds its own checks to {@link DOCTOR_CHECKS} (log database, scan paths).
+ */
+import {existsSync, readFileSync} from 'node:fs'
+
+import {DEFAULT_PORT, runningDaemon} from '../daemon/pidfile.js'
+import {describePortTaken, isPortFree} from '../daemon/port-holder.js'
+import {homeFile} from '../store/paths.js'
+import {inspectStateFile} from '../store/state.js'
+import {resolvePort} from './gateway.js'
+
+export interface CheckOutcome {
+  ok: boolean
+  /** What was found. */
+  detail: string
+  /** How to fix it (failures). */
+  hint?: string
+}
+
+export interface DoctorCheck {
+  id: string
+  title: string
+  run(): Promise<CheckOutcome>
+}
+
+export interface DoctorResult extends CheckOutcome {
+  id: string
+  title: string
+}
+
+const settingsCheck: DoctorCheck = {
+  id: 'settings',
+  title: 'Settings file exists and parses',
+  async run() {
+    const path = homeFile('settings')
+    if (!existsSync(path)) {
+      return {
+        ok: false,
+        detail: `${path} does not exist`,
+        hint: 'Create it by storing a setting, e.g. `gwctl config set base-url https://<host>/api/v1`.',
+      }
+    }
+    try {
+      const data = JSON.parse(readFileSync(path, 'utf8')) as unknown
+      if (!data || typeof data !== 'object' || Array.isArray(data)) throw new Error('not a JSON object')
+      return {ok: true, detail: `${path} (${Object.keys(data).length} settings)`}
+    } catch (error) {
+      return {
+        ok: false,
+        detail: `${path} does not parse: ${(error as Error).message}`,
+        hint: `Fix the JSON by hand, or move it away and set the values again: mv ${path} ${path}.bad`,
+      }
+    }
+  },
+}
+
+const stateCheck: DoctorCheck = {
+  id: 'state',
+  title: 'Gateway state file is schema-valid and private (0600)',
+  async run() {
+    const check = inspectStateFile(homeFile('state'))
+    if (!check.exists)
+      return {
+        ok: true,
+        detail: `${check.path} not created yet (the first key issue or gateway start creates it)`,
+      }
+    if (check.problems.length > 0) {
+      return {
+        ok: false,
+        detail: `${check.path} is not valid: ${check.problems.slice(0, 3).join('; ')}`,
+        hint: `Restore it from a backup, or move it away to start afresh (every key is then lost): mv ${check.path} ${check.path}.bad`,
+      }
+    }
+    if (check.mode !== 0o600) {
+      return {
+        ok: false,
+        detail: `${check.path} has mode ${check.mode?.toString(8).padStart(4, '0')}; it holds the key secret`,
+        hint: `chmod 600 ${check.path}`,
+      }
+    }
+    return {ok: true, detail: `${check.path} (valid, 0600)`}
+  },
+}
+
+function portForCheck(): number {
+  try {
+    return resolvePort()
+  } catch {
+    const env = Number(process.env.GWCTL_GATEWAY_PORT)
+    return Number.isInteger(env) && env > 0 ? env : DEFAULT_PORT
+  }
+}
+
+const portCheck: DoctorCheck = {
+  id: 'port',
+  title: 'Gateway port is not taken by another process',
+  async run() {
+    const port = portForCheck()
+    const daemon = runningDaemon()
+    if (daemon && daemon.port === port)
+      return {ok: true, detail: `port ${port} is the gateway's (pid ${daemon.pid})`}
+    if (await isPortFree(port)) return {ok: true, detail: `port ${port} is free`}
+    return {
+      ok: false,
+      detail: describePortTaken(port),
+      hint: 'Stop that process, or choose another port: `gwctl config set gateway.port <PORT>` or GWCTL_GATEWAY_PORT.',
+    }
+  },
+}
+
+/** Every check, in the order printed. Append new checks here. */
+export const DOCTOR_CHECKS: DoctorCheck[] = [settingsCheck, stateCheck, portCheck]
+
+/** Runs every check (one failing check never stops the others). */
+export async function runDoctor(
+  checks: readonly DoctorCheck[] = DOCTOR_CHECKS,
+): Promise<{ok: boolean; checks: DoctorResult[]}> {
+  const results: DoctorResult[] = []
+  for (const check of checks) {
+    let outcome: CheckOutcome
+    try {
+      outcome = await check.run()
+    } catch (error) {
+      outcome = {ok: false, detail: `the check failed: ${(error as Error).message}`}
+    }
+    results.push({id: check.id, title: check.title, ...outcome})
+  }
+  return {ok: results.every((r) => r.ok), checks: results}
+}

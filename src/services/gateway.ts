@@ -1,0 +1,234 @@
+/**
+ * Managing the gateway daemon from the CLI: port resolution, state, detached start, stop,
+ * restart, and the client of its management API.
+ */
+import {spawn} from 'node:child_process'
+import {closeSync, existsSync, openSync, readFileSync, rmSync} from 'node:fs'
+import {fileURLToPath} from 'node:url'
+import {setTimeout as sleep} from 'node:timers/promises'
+
+import {PlatformClient} from '../api/http.js'
+import {GatewayDownError, GwError, UsageError} from '../core/errors.js'
+import {formatDuration} from '../core/output.js'
+import {DEFAULT_DRAIN_MS, DEFAULT_PORT, isAlive, readPidFile, runningDaemon} from '../daemon/pidfile.js'
+import {describePortTaken, isPortFree} from '../daemon/port-holder.js'
+import {ensureHome, homeFile} from '../store/paths.js'
+import {getSetting} from '../store/settings.js'
+
+/** The port to use: flag > GWCTL_GATEWAY_PORT > setting `gateway.port` > 4317. */
+export function resolvePort(flag?: number): number {
+  if (flag !== undefined) return flag
+  const value = getSetting('gateway.port')
+  if (value === undefined) return DEFAULT_PORT
+  const port = Number(value)
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new UsageError(`The gateway port "${value}" is not a port number.`, {
+      code: 'invalid_port',
+      hint: 'Set GWCTL_GATEWAY_PORT or `gwctl config set gateway.port` to 1-65535.',
+    })
+  }
+  return port
+}
+
+/** A client of the daemon's management API (one attempt, short timeouts: it is local). */
+export function daemonClient(port: number): PlatformClient {
+  return new PlatformClient({
+    baseUrl: `http://127.0.0.1:${port}`,
+    apiKey: 'none',
+    attempts: 1,
+    timeouts: {connect: 2_000, headers: 10_000, body: 10_000},
+  })
+}
+
+/** What `/api/status` answers. */
+export interface DaemonSnapshot {
+  status: 'ok'
+  pid: number
+  port: number
+  version: string
+  startedAt: number
+  uptimeSeconds: number
+  agents: number
+  enabledAgents: number
+  agentsPerRoute: Array<{route: string; policyId: string; family: string; agents: number}>
+  latestRequestAt: number | null
+}
+
+export interface GatewayInfo {
+  state: 'Running' | 'Stopped' | 'Unhealthy'
+  url: string
+  port: number
+  pid: number | null
+  version: string | null
+  uptimeSeconds: number | null
+  startedAt: number | null
+  /** The pid file named a process that is gone (after a crash or `kill -9`). */
+  stalePidFile: boolean
+  daemon?: DaemonSnapshot
+}
+
+/** The gateway's state from the pid file and its `/api/status`. */
+export async function getGatewayInfo(
+  options: {port?: number; signal?: AbortSignal} = {},
+): Promise<GatewayInfo> {
+  const info = readPidFile()
+  const running = runningDaemon()
+  const port = running?.port || options.port || resolvePort()
+  const base = {url: `http://127.0.0.1:${port}`, port, version: null, uptimeSeconds: null, startedAt: null}
+  if (!running) {
+    return {...base, state: 'Stopped', pid: null, stalePidFile: info !== undefined}
+  }
+  try {
+    const res = await daemonClient(port).request<DaemonSnapshot>('GET', '/api/status', {
+      signal: options.signal,
+    })
+    const d = res.body
+    return {
+      ...base,
+      state: 'Running',
+      pid: d.pid,
+      version: d.version,
+      uptimeSeconds: d.uptimeSeconds,
+      startedAt: d.startedAt,
+      stalePidFile: false,
+      daemon: d,
+    }
+  } catch {
+    return {...base, state: 'Unhealthy', pid: running.pid, stalePidFile: false}
+  }
+}
+
+function binPath(): string {
+  return fileURLToPath(new URL('../../bin/run.js', import.meta.url))
+}
+
+function logTail(path: string, lines = 5): string {
+  try {
+    return readFileSync(path, 'utf8').trim().split('\n').slice(-lines).join('\n')
+  } catch {
+    return ''
+  }
+}
+
+async function healthy(port: number, signal?: AbortSignal): Promise<boolean> {
+  try {
+    const res = await daemonClient(port).request<{status?: string}>('GET', '/health', {signal})
+    return res.body?.status === 'ok'
+  } catch {
+    return false
+  }
+}
+
+export interface StartOptions {
+  port?: number
+  signal?: AbortSignal
+  /** How long to wait for `/health` (ms, default 15000). */
+  timeoutMs?: number
+}
+
+/** Spawns the daemon detached and waits until `/health` answers. */
+export async function startGateway(options: StartOptions = {}): Promise<GatewayInfo> {
+  ensureHome()
+  const running = runningDaemon()
+  if (running) {
+    throw new UsageError(`The gateway is already running (pid ${running.pid}, port ${running.port}).`, {
+      code: 'already_running',
+      hint: 'Use `gwctl gateway restart` to reload policies and providers, or `gwctl gateway stop`.',
+    })
+  }
+  const pidPath = homeFile('pid')
+  if (existsSync(pidPath)) rmSync(pidPath, {force: true}) // stale: its process is gone
+  const port = resolvePort(options.port)
+  if (!(await isPortFree(port))) {
+    throw new UsageError(describePortTaken(port), {
+      code: 'port_in_use',
+      hint: 'Stop that process, or choose another port with --port, GWCTL_GATEWAY_PORT or `gwctl config set gateway.port`.',
+    })
+  }
+  const logPath = homeFile('daemonLog')
+  const logFd = openSync(logPath, 'a', 0o600)
+  let exited: number | null | undefined
+  try {
+    const child = spawn(process.execPath, [binPath(), 'gateway', 'run', '--port', String(port)], {
+      detached: true,
+      stdio: ['ignore', logFd, logFd],
+      env: {...process.env, NO_COLOR: '1'},
+    })
+    child.on('exit', (code) => (exited = code))
+    child.unref()
+  } finally {
+    closeSync(logFd)
+  }
+  const deadline = Date.now() + (options.timeoutMs ?? 15_000)
+  while (Date.now() < deadline) {
+    if (exited !== undefined) {
+      throw new GwError('start_failed', `The gateway did not start:\n${logTail(logPath)}`, 1, {
+        hint: `See the daemon log ${logPath}.`,
+      })
+    }
+    if (runningDaemon() && (await healthy(port, options.signal))) return getGatewayInfo({port})
+    await sleep(100, undefined, {signal: options.signal})
+  }
+  throw new GatewayDownError(`The gateway did not answer on port ${port} in time.`, {
+    code: 'start_timeout',
+    hint: `See the daemon log ${logPath}.`,
+  })
+}
+
+export interface StopOptions {
+  /** How long in-flight requests may take to finish (ms). */
+  drainMs?: number
+  signal?: AbortSignal
+}
+
+/** Stops the daemon with SIGTERM (it drains in-flight requests), SIGKILL after the bound. */
+export async function stopGateway(
+  options: StopOptions = {},
+): Promise<{wasRunning: boolean; pid: number | null}> {
+  const info = readPidFile()
+  const running = runningDaemon()
+  if (!running) {
+    if (info) rmSync(homeFile('pid'), {force: true})
+    return {wasRunning: false, pid: null}
+  }
+  process.kill(running.pid, 'SIGTERM')
+  const deadline = Date.now() + (options.drainMs ?? DEFAULT_DRAIN_MS) + 5_000
+  while (isAlive(running.pid) && Date.now() < deadline) await sleep(50)
+  if (isAlive(running.pid)) {
+    process.kill(running.pid, 'SIGKILL')
+    while (isAlive(running.pid)) await sleep(50)
+  }
+  if (readPidFile()?.pid === running.pid) rmSync(homeFile('pid'), {force: true})
+  return {wasRunning: true, pid: running.pid}
+}
+
+/** Stops (if running) and starts again, on the same port unless another is given. */
+export async function restartGateway(options: StartOptions & StopOptions = {}): Promise<GatewayInfo> {
+  const running = runningDaemon()
+  await stopGateway(options)
+  return startGateway({...options, port: options.port ?? running?.port})
+}
+
+/** Asks the running daemon; a GatewayDownError when it is not running. */
+export function requireRunning(): {pid: number; port: number} {
+  const running = runningDaemon()
+  if (!running) {
+    throw new GatewayDownError('The gateway is not running.', {hint: 'Start it with `gwctl gateway start`.'})
+  }
+  return running
+}
+
+/** The lines `gwctl gateway` prints, as data. */
+export function gatewayStateFields(state: GatewayInfo): Record<string, string | number | undefined> {
+  return {
+    state: state.state,
+    url: state.url,
+    pid: state.pid ?? undefined,
+    port: state.port,
+    uptime: state.uptimeSeconds === null ? undefined : formatDuration(state.uptimeSeconds * 1000),
+    version: state.version ?? undefined,
+    note: state.stalePidFile
+      ? 'a stale pid file was found (the daemon was killed); `gwctl gateway start` replaces it'
+      : undefined,
+  }
+}

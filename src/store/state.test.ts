@@ -1,0 +1,79 @@
+import {mkdirSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {tempHome} from '../../test/helpers/cli.js'
+import {
+  StateCorruptError,
+  StateLockedError,
+  StateStore,
+  inspectStateFile,
+  lockState,
+  withState,
+} from './state.js'
+
+describe('state store', () => {
+  let home: string
+  let cleanup: () => void
+  let saved: string | undefined
+  beforeEach(() => {
+    ;({home, cleanup} = tempHome())
+    saved = process.env.GWCTL_HOME
+    process.env.GWCTL_HOME = home
+  })
+  afterEach(() => {
+    if (saved === undefined) delete process.env.GWCTL_HOME
+    else process.env.GWCTL_HOME = saved
+    cleanup()
+  })
+
+  it('seeds default policies and a secret, and writes the file with mode 0600 and no temp file left', async () => {
+    const path = join(home, 'state.json')
+    const store = await StateStore.open(path)
+    expect(store.created).toBe(true)
+    expect(store.data.policies.map((p) => p.id)).toEqual(['default', 'claude_code_default'])
+    expect(store.data.policies[0].routes).toEqual({})
+    await store.save()
+    expect(statSync(path).mode & 0o777).toBe(0o600)
+    expect(readdirSync(home).filter((n) => n.endsWith('.tmp'))).toEqual([])
+    const again = await StateStore.open(path)
+    expect(again.created).toBe(false)
+    expect(again.data.secret).toBe(store.data.secret)
+  })
+
+  it('coalesces concurrent saves and every change of every caller is on disk when its save resolves', async () => {
+    const path = join(home, 'state.json')
+    const store = await StateStore.open(path)
+    await Promise.all(
+      Array.from({length: 50}, async (_, i) => {
+        store.data.employees.push({id: `e${i}`, name: 'n', contact: `c${i}`, createdAt: 1, updatedAt: 1})
+        await store.save()
+        const onDisk = JSON.parse(readFileSync(path, 'utf8'))
+        expect(onDisk.employees.some((e: {id: string}) => e.id === `e${i}`)).toBe(true)
+      }),
+    )
+  })
+
+  it('refuses a file that is not JSON or breaks the schema, and inspect reports it', async () => {
+    const path = join(home, 'state.json')
+    writeFileSync(path, '{"version":1,', {mode: 0o600})
+    await expect(StateStore.open(path)).rejects.toBeInstanceOf(StateCorruptError)
+    expect(inspectStateFile(path).problems[0]).toMatch(/not JSON/)
+    writeFileSync(path, JSON.stringify({version: 1, secret: 'x', employees: []}))
+    await expect(StateStore.open(path)).rejects.toThrow(/secret|required/)
+    expect(inspectStateFile(path).problems.length).toBeGreaterThan(0)
+  })
+
+  it('locks across writers, and breaks a lock whose owner process is gone', async () => {
+    const path = join(home, 'state.json')
+    const release = await lockState(path)
+    await expect(withState(() => 1, path, {waitMs: 200})).rejects.toBeInstanceOf(StateLockedError)
+    await release()
+    expect(await withState((s) => s.data.policies.length, path)).toBe(2)
+
+    // a lock left by a killed process (pid 2^22+ never exists on Linux defaults)
+    mkdirSync(`${path}.lock`)
+    writeFileSync(`${path}.lock.owner`, '4194304999\n')
+    expect(await withState(() => 'ok', path, {waitMs: 200})).toBe('ok')
+  })
+})

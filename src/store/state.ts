@@ -1,0 +1,529 @@
+/**
+ * The gateway state: employees, agents, keys (hashed), policies, providers and the per-install
+ * secret, in one JSON file `<home>/state.json` kept with lowdb.
+ *
+ * Durability: lowdb's own `JSONFile` writes through steno, which writes a temp file and renames
+ * it (atomic against a crash of the process) but never calls fsync and creates the temp file with
+ * the umask's mode (0644 here). So the store gives lowdb its own adapter, {@link AtomicJsonFile}:
+ * the same temp-and-rename, plus mode 0600 from the first byte, fsync of the file before the
+ * rename and of the folder after it. A `kill -9` (or power loss) at any moment leaves either the
+ * old or the new file, never a torn one. Concurrent writes are coalesced (group commit): a caller
+ * whose change was made while a write ran waits for the next write, which includes it.
+ *
+ * Locking: one writer at a time across processes, with proper-lockfile (`state.json.lock`). The
+ * daemon takes it for each write and owns employees, agents and keys while it runs (the CLI asks
+ * it over HTTP); policies and providers on disk may be changed by other processes at run time
+ * (under the lock) and are loaded by the daemon at its next start. The CLI takes the lock for one
+ * whole change (read, change, write).
+ */
+import {randomBytes, randomUUID} from 'node:crypto'
+import {chmodSync, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {open, readFile, rename, rm} from 'node:fs/promises'
+import {basename, dirname, join} from 'node:path'
+import {Ajv} from 'ajv'
+import type {Adapter} from 'lowdb'
+import {Low} from 'lowdb'
+import lockfile from 'proper-lockfile'
+
+import {ConfigError, GwError} from '../core/errors.js'
+import type {Family, PolicyConfig, ProviderConfig} from '../daemon/types.js'
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS, FAMILIES} from '../daemon/types.js'
+import {ensureHome, homeFile} from './paths.js'
+
+/** The human owner of agents. */
+export interface EmployeeRecord {
+  id: string
+  name: string
+  /** Contact, e-mail recommended; the natural key of an employee (compared case-insensitively). */
+  contact: string
+  team?: string
+  role?: string
+  createdAt: number
+  updatedAt: number
+}
+
+/** An agent known to the gateway. Times are Unix seconds unless the name says otherwise. */
+export interface AgentRecord {
+  id: string
+  name: string
+  type: string
+  employeeId: string
+  parentAgentId?: string
+  parentAgentName?: string
+  sourceTool?: string
+  configPath?: string
+  policyId: string
+  createdAt: number
+  updatedAt: number
+  /** Unix milliseconds of the last key issue (the 5 s issue limit). */
+  lastIssuedAtMs?: number
+  lastSeenAt?: number
+  /** Entrance family of the agent's latest authenticated request. */
+  lastEntrance?: Family
+}
+
+/** A key: never the key itself, only its HMAC under the install secret and a display prefix. */
+export interface KeyRecord {
+  id: string
+  agentId: string
+  /** HMAC-SHA256(secret, key), hex: the lookup index. */
+  hash: string
+  /** First characters of the key followed by an ellipsis. */
+  prefix: string
+  createdAt: number
+  revokedAt?: number
+  lastUsedAt?: number
+}
+
+export interface GatewayState {
+  version: 1
+  /** Per-install HMAC secret (hex); the file is 0600. */
+  secret: string
+  employees: EmployeeRecord[]
+  agents: AgentRecord[]
+  keys: KeyRecord[]
+  policies: PolicyConfig[]
+  providers: ProviderConfig[]
+}
+
+/** The main coding-agent kind whose agents default to `<kind>_default` (see agent-kinds). */
+export const SEEDED_POLICY_IDS = ['default', 'claude_code_default'] as const
+
+function seedPolicy(id: string, description: string): PolicyConfig {
+  return {
+    id,
+    description,
+    routes: {},
+    fallbacks: true,
+    breaker: {...DEFAULT_BREAKER},
+    timeouts: {...DEFAULT_TIMEOUTS},
+  }
+}
+
+/** A fresh state: a new secret, the seeded policies with empty routes, nothing else. */
+export function initialState(): GatewayState {
+  return {
+    version: 1,
+    secret: randomBytes(32).toString('hex'),
+    employees: [],
+    agents: [],
+    keys: [],
+    policies: [
+      seedPolicy('default', 'Default policy of every agent kind without its own.'),
+      seedPolicy('claude_code_default', 'Default policy of claude_code agents.'),
+    ],
+    providers: [],
+  }
+}
+
+const optionalString = {type: 'string'}
+const unixSeconds = {type: 'integer', minimum: 0}
+
+/**
+ * JSON Schema of the state file. Policies and providers may carry more fields than listed (the
+ * router owns them); the records of this module are closed.
+ */
+export const STATE_SCHEMA = {
+  type: 'object',
+  required: ['version', 'secret', 'employees', 'agents', 'keys', 'policies', 'providers'],
+  properties: {
+    version: {const: 1},
+    secret: {type: 'string', pattern: '^[0-9a-f]{64}$'},
+    employees: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'name', 'contact', 'createdAt', 'updatedAt'],
+        properties: {
+          id: {type: 'string', minLength: 1},
+          name: {type: 'string', minLength: 1},
+          contact: {type: 'string', minLength: 1},
+          team: optionalString,
+          role: optionalString,
+          createdAt: unixSeconds,
+          updatedAt: unixSeconds,
+        },
+      },
+    },
+    agents: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'name', 'type', 'employeeId', 'policyId', 'createdAt', 'updatedAt'],
+        properties: {
+          id: {type: 'string', minLength: 1},
+          name: {type: 'string', minLength: 1},
+          type: {type: 'string', minLength: 1},
+          employeeId: {type: 'string', minLength: 1},
+          parentAgentId: optionalString,
+          parentAgentName: optionalString,
+          sourceTool: optionalString,
+          configPath: optionalString,
+          policyId: {type: 'string', minLength: 1},
+          createdAt: unixSeconds,
+          updatedAt: unixSeconds,
+          lastIssuedAtMs: {type: 'integer', minimum: 0},
+          lastSeenAt: unixSeconds,
+          lastEntrance: {enum: [...FAMILIES]},
+        },
+      },
+    },
+    keys: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'agentId', 'hash', 'prefix', 'createdAt'],
+        properties: {
+          id: {type: 'string', minLength: 1},
+          agentId: {type: 'string', minLength: 1},
+          hash: {type: 'string', pattern: '^[0-9a-f]{64}$'},
+          prefix: {type: 'string', minLength: 1},
+          createdAt: unixSeconds,
+          revokedAt: unixSeconds,
+          lastUsedAt: unixSeconds,
+        },
+      },
+    },
+    policies: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'routes'],
+        properties: {id: {type: 'string', minLength: 1}, routes: {type: 'object'}},
+      },
+    },
+    providers: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name', 'family', 'baseUrl'],
+        properties: {
+          name: {type: 'string', minLength: 1},
+          family: {enum: [...FAMILIES]},
+          baseUrl: {type: 'string', minLength: 1},
+        },
+      },
+    },
+  },
+} as const
+
+let validator: ReturnType<Ajv['compile']> | undefined
+
+/** Validates a parsed state; returns a list of problems (empty when valid). */
+export function validateState(data: unknown): string[] {
+  validator ??= new Ajv({allErrors: true, strict: false}).compile(STATE_SCHEMA)
+  if (validator(data)) return []
+  return (validator.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`)
+}
+
+/** The state file is unreadable or breaks the schema. */
+export class StateCorruptError extends ConfigError {
+  constructor(path: string, problem: string) {
+    super(`The gateway state file ${path} is not valid: ${problem}`, {
+      code: 'state_invalid',
+      hint: `Restore it from a backup, or move it away to start afresh (every key is then lost): mv ${path} ${path}.bad`,
+    })
+  }
+}
+
+/**
+ * A lowdb adapter that writes atomically and durably with mode 0600 (see the module comment).
+ * Writes are serialised and coalesced: `write()` resolves once a write that started after the
+ * call (and so holds the caller's change) is on disk.
+ */
+export class AtomicJsonFile<T> implements Adapter<T> {
+  private running: Promise<void> | null = null
+  private queued: Promise<void> | null = null
+  private latest: T | null = null
+
+  constructor(
+    readonly path: string,
+    private readonly options: {
+      /** Takes the cross-process lock around each write (the daemon; the CLI locks a whole change). */
+      lock?: boolean
+      /** Last look at the data before it is written (under the lock). */
+      beforeWrite?: (data: T) => Promise<T>
+    } = {},
+  ) {}
+
+  async read(): Promise<T | null> {
+    let text: string
+    try {
+      text = await readFile(this.path, 'utf8')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+      throw error
+    }
+    try {
+      return JSON.parse(text) as T
+    } catch (error) {
+      throw new StateCorruptError(this.path, `not JSON (${(error as Error).message})`)
+    }
+  }
+
+  write(data: T): Promise<void> {
+    this.latest = data
+    if (!this.running) {
+      this.running = this.flush().finally(() => (this.running = null))
+      return this.running
+    }
+    this.queued ??= this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = null
+        return this.write(this.latest as T)
+      })
+    return this.queued
+  }
+
+  private async flush(): Promise<void> {
+    const release = this.options.lock ? await lockState(this.path) : undefined
+    try {
+      const data = this.options.beforeWrite ? await this.options.beforeWrite(this.latest as T) : this.latest
+      await this.writeDurably(JSON.stringify(data, null, 2) + '\n')
+    } finally {
+      await release?.().catch(() => undefined)
+    }
+  }
+
+  private async writeDurably(text: string): Promise<void> {
+    const temp = join(dirname(this.path), `.${basename(this.path)}.${process.pid}.${randomUUID()}.tmp`)
+    const handle = await open(temp, 'wx', 0o600)
+    try {
+      await handle.writeFile(text, 'utf8')
+      await handle.sync()
+    } catch (error) {
+      await handle.close()
+      await rm(temp, {force: true})
+      throw error
+    }
+    await handle.close()
+    try {
+      await rename(temp, this.path)
+    } catch (error) {
+      await rm(temp, {force: true})
+      throw error
+    }
+    await syncDir(dirname(this.path))
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  let handle
+  try {
+    handle = await open(dir, 'r')
+    await handle.sync()
+  } catch {
+    // some platforms (Windows) cannot fsync a folder; the rename is still atomic
+  } finally {
+    await handle?.close()
+  }
+}
+
+/** Removes temp files left by a writer killed mid-write. */
+export function removeStaleTempFiles(path: string): void {
+  const dir = dirname(path)
+  const prefix = `.${basename(path)}.`
+  if (!existsSync(dir)) return
+  for (const name of readdirSync(dir)) {
+    if (name.startsWith(prefix) && name.endsWith('.tmp')) rmSync(join(dir, name), {force: true})
+  }
+}
+
+/** The open state: `data` is the live object; change it, then `await save()`. */
+export class StateStore {
+  private constructor(
+    readonly path: string,
+    private readonly db: Low<GatewayState>,
+    /** True when the file did not exist and `data` is a fresh seed (not yet written). */
+    readonly created: boolean,
+  ) {}
+
+  get data(): GatewayState {
+    return this.db.data
+  }
+
+  /**
+   * Reads and validates the state file; a missing file gives a fresh seeded state.
+   *
+   * `mode: 'daemon'`: the daemon keeps the file open for its whole life without holding the lock;
+   * each write takes the lock, and keeps the policies and providers that are on disk (other
+   * processes may save those at run time; the daemon loads them at its next start), writing only
+   * its own employees, agents and keys.
+   */
+  static async open(
+    path: string = homeFile('state'),
+    options: {mode?: 'daemon' | 'locked'} = {},
+  ): Promise<StateStore> {
+    ensureHome()
+    const adapter =
+      options.mode === 'daemon'
+        ? new AtomicJsonFile<GatewayState>(path, {
+            lock: true,
+            beforeWrite: (data) => keepDiskConfig(path, data),
+          })
+        : new AtomicJsonFile<GatewayState>(path)
+    const db = new Low<GatewayState>(adapter, initialState())
+    const existed = existsSync(path)
+    await db.read()
+    if (existed) {
+      const problems = validateState(db.data)
+      if (problems.length > 0) throw new StateCorruptError(path, problems.slice(0, 3).join('; '))
+      fixMode(path)
+    }
+    return new StateStore(path, db, !existed)
+  }
+
+  /** Writes the current data durably (group commit with concurrent callers). */
+  async save(): Promise<void> {
+    await this.db.write()
+  }
+}
+
+/** `data` with the policies and providers currently on disk (when the file is readable). */
+async function keepDiskConfig(path: string, data: GatewayState): Promise<GatewayState> {
+  let disk: Partial<GatewayState> | undefined
+  try {
+    disk = JSON.parse(await readFile(path, 'utf8')) as Partial<GatewayState>
+  } catch {
+    return data
+  }
+  if (!Array.isArray(disk.policies) || !Array.isArray(disk.providers) || disk.secret !== data.secret)
+    return data
+  return {...data, policies: disk.policies, providers: disk.providers}
+}
+
+function fixMode(path: string): void {
+  try {
+    if ((statSync(path).mode & 0o777) !== 0o600) chmodSync(path, 0o600)
+  } catch {
+    // not ours: doctor reports it
+  }
+}
+
+/** What doctor needs to know about the state file, without changing it. */
+export interface StateFileCheck {
+  path: string
+  exists: boolean
+  mode?: number
+  problems: string[]
+}
+
+/** Checks the state file: parses, schema-valid, mode. Never throws, never writes. */
+export function inspectStateFile(path: string = homeFile('state')): StateFileCheck {
+  if (!existsSync(path)) return {path, exists: false, problems: []}
+  const mode = statSync(path).mode & 0o777
+  let data: unknown
+  try {
+    data = JSON.parse(readFileSync(path, 'utf8'))
+  } catch (error) {
+    return {path, exists: true, mode, problems: [`not JSON (${(error as Error).message})`]}
+  }
+  return {path, exists: true, mode, problems: validateState(data)}
+}
+
+/** Options of the state lock. */
+export interface StateLockOptions {
+  /** How long to keep trying when another process holds the lock (ms, default 3000). */
+  waitMs?: number
+  /** Called when the held lock was lost (its mtime could not be refreshed in time). */
+  onCompromised?: (error: Error) => void
+}
+
+/** The lock is held by another process (the daemon, or another gwctl writing). */
+export class StateLockedError extends GwError {
+  constructor(path: string) {
+    super('state_locked', `The gateway state ${path} is locked by another process.`, 1, {
+      hint: 'The gateway is probably starting or running: try again, or check `gwctl gateway`.',
+    })
+  }
+}
+
+function ownerFile(path: string): string {
+  return `${path}.lock.owner`
+}
+
+function ownerAlive(path: string): boolean {
+  let pid: number
+  try {
+    pid = Number(readFileSync(ownerFile(path), 'utf8').trim())
+  } catch {
+    return true // no owner recorded (yet): assume a live holder
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return true
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/**
+ * Takes the cross-process lock of the state file; resolves to its release function. The holder's
+ * pid is kept beside the lock, so a lock left by a killed process is broken at once instead of
+ * after the 10 s staleness period.
+ */
+export async function lockState(
+  path: string = homeFile('state'),
+  options: StateLockOptions = {},
+): Promise<() => Promise<void>> {
+  ensureHome()
+  const waitMs = options.waitMs ?? 3000
+  const attempt = (retries: number) =>
+    lockfile.lock(path, {
+      realpath: false,
+      stale: 10_000,
+      update: 2_000,
+      retries: {retries, minTimeout: 100, maxTimeout: 100, factor: 1},
+      onCompromised: options.onCompromised ?? (() => undefined),
+    })
+  let release: () => Promise<void>
+  try {
+    try {
+      release = await attempt(0)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
+      if (!ownerAlive(path)) breakStateLock(path)
+      release = await attempt(Math.max(0, Math.ceil(waitMs / 100)))
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOCKED') throw new StateLockedError(path)
+    throw error
+  }
+  writeFileSync(ownerFile(path), `${process.pid}\n`, {mode: 0o600})
+  return async () => {
+    // The lock first: a crash in between leaves only an owner file, which the next holder replaces.
+    await release()
+    rmSync(ownerFile(path), {force: true})
+  }
+}
+
+/** Removes a lock left by a process that no longer exists (the caller knows it is dead). */
+export function breakStateLock(path: string = homeFile('state')): void {
+  rmSync(ownerFile(path), {force: true})
+  rmSync(`${path}.lock`, {recursive: true, force: true})
+}
+
+/**
+ * Runs `change` on the state under the cross-process lock, then saves. For the CLI when the
+ * daemon is stopped.
+ */
+export async function withState<T>(
+  change: (store: StateStore) => T | Promise<T>,
+  path: string = homeFile('state'),
+  options: StateLockOptions = {},
+): Promise<T> {
+  const release = await lockState(path, options)
+  try {
+    const store = await StateStore.open(path)
+    const result = await change(store)
+    await store.save()
+    return result
+  } finally {
+    await release().catch(() => undefined)
+  }
+}
