@@ -20,6 +20,7 @@ import type {Fault} from './faults.js'
 import {FaultQueue, parseFault} from './faults.js'
 import type {SimRequest} from './router.js'
 import {SimRouter, sendJson} from './router.js'
+import {upstreamModule} from './upstream/index.js'
 import {videosModule} from './videos.js'
 
 /** Where the simulated platform API lives below the server root. */
@@ -94,7 +95,7 @@ export interface SimModule {
   register(router: SimRouter, context: SimContext): void
 }
 
-const MODULES: SimModule[] = [videosModule]
+const MODULES: SimModule[] = [videosModule, upstreamModule]
 
 export interface Simulator {
   /** e.g. `http://127.0.0.1:4010` */
