@@ -86,7 +86,12 @@ describe('schemas', () => {
   })
 
   it('reports bad fields readably', async () => {
-    const problems = await schemaProblems('provider', {name: 'x', family: 'grpc', baseUrl: 'ftp://x', extra: 1})
+    const problems = await schemaProblems('provider', {
+      name: 'x',
+      family: 'grpc',
+      baseUrl: 'ftp://x',
+      extra: 1,
+    })
     expect(problems).toEqual(
       expect.arrayContaining([
         'provider /: must NOT have additional properties (extra)',
@@ -94,9 +99,9 @@ describe('schemas', () => {
         expect.stringContaining('provider /baseUrl: must match pattern'),
       ]),
     )
-    expect(await schemaProblems('policy', {...policy({}), breaker: {failureThreshold: 0, cooldownMs: 1}})).toEqual([
-      'policy /breaker/failureThreshold: must be >= 1',
-    ])
+    expect(
+      await schemaProblems('policy', {...policy({}), breaker: {failureThreshold: 0, cooldownMs: 1}}),
+    ).toEqual(['policy /breaker/failureThreshold: must be >= 1'])
   })
 })
 

@@ -215,7 +215,13 @@ export function defaultProviders(options: DefaultProviderOptions = {}): Provider
     const credential = {env: 'OPENAI_API_KEY'}
     providers.push(
       {name: 'openai', family: 'chat', baseUrl: 'https://api.openai.com', credential, origin: 'env'},
-      {name: 'openai-responses', family: 'responses', baseUrl: 'https://api.openai.com', credential, origin: 'env'},
+      {
+        name: 'openai-responses',
+        family: 'responses',
+        baseUrl: 'https://api.openai.com',
+        credential,
+        origin: 'env',
+      },
     )
   }
   if (env.ANTHROPIC_API_KEY)
