@@ -85,7 +85,7 @@ function handle(context: SimContext) {
       context.sendError(
         request,
         403,
-        'Method doesn\'t allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.',
+        "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
       )
       return
     }

@@ -29,8 +29,7 @@ function lastIsToolResult(messages: unknown): boolean {
   if (!Array.isArray(messages)) return false
   const last = messages.at(-1) as Body | undefined
   return (
-    Array.isArray(last?.content) &&
-    (last.content as Body[]).some((block) => block?.type === 'tool_result')
+    Array.isArray(last?.content) && (last.content as Body[]).some((block) => block?.type === 'tool_result')
   )
 }
 
@@ -98,7 +97,11 @@ function handleMessages(context: SimContext) {
     const id = simId('msg_')
     const blocks: Body[] = []
     if (answer.thinking)
-      blocks.push({type: 'thinking', thinking: answer.thinking, signature: Buffer.from(id).toString('base64')})
+      blocks.push({
+        type: 'thinking',
+        thinking: answer.thinking,
+        signature: Buffer.from(id).toString('base64'),
+      })
     if (answer.tool)
       blocks.push({type: 'tool_use', id: simId('toolu_'), name: answer.tool.name, input: answer.tool.args})
     else blocks.push({type: 'text', text: answer.text})
@@ -128,7 +131,11 @@ function handleMessages(context: SimContext) {
     })
     blocks.forEach((block, index) => {
       if (block.type === 'thinking') {
-        push({type: 'content_block_start', index, content_block: {type: 'thinking', thinking: '', signature: ''}})
+        push({
+          type: 'content_block_start',
+          index,
+          content_block: {type: 'thinking', thinking: '', signature: ''},
+        })
         if (index === 0) push({type: 'ping'})
         for (const thinking of deltas(String(block.thinking)))
           push({type: 'content_block_delta', index, delta: {type: 'thinking_delta', thinking}})

@@ -82,9 +82,7 @@ function handle(context: SimContext) {
       const item: Body = {
         type: 'reasoning',
         id: simId('rs_'),
-        summary: (body.reasoning as Body).summary
-          ? [{type: 'summary_text', text: answer.thinking}]
-          : [],
+        summary: (body.reasoning as Body).summary ? [{type: 'summary_text', text: answer.thinking}] : [],
       }
       if (include.includes('reasoning.encrypted_content'))
         item.encrypted_content = Buffer.from(answer.thinking).toString('base64')

@@ -18,8 +18,7 @@ afterAll(async () => {
 })
 
 const openai = (): OpenAI => new OpenAI({apiKey: 'sk-test', baseURL: sim.origin + '/v1', maxRetries: 0})
-const anthropic = (): Anthropic =>
-  new Anthropic({apiKey: 'sk-ant-test', baseURL: sim.origin, maxRetries: 0})
+const anthropic = (): Anthropic => new Anthropic({apiKey: 'sk-ant-test', baseURL: sim.origin, maxRetries: 0})
 const genai = (): GoogleGenAI =>
   new GoogleGenAI({apiKey: 'g-test', httpOptions: {baseUrl: sim.origin, retryOptions: {attempts: 1}}})
 
@@ -43,7 +42,10 @@ describe('responses upstream', () => {
   })
 
   it('streams the exact event sequence the SDK accumulates', async () => {
-    const stream = openai().responses.stream({model: 'gpt-sim', input: [{role: 'user', content: 'hello there'}]})
+    const stream = openai().responses.stream({
+      model: 'gpt-sim',
+      input: [{role: 'user', content: 'hello there'}],
+    })
     const types: string[] = []
     const sequence: number[] = []
     for await (const event of stream) {
@@ -56,7 +58,9 @@ describe('responses upstream', () => {
     expect(types.at(-1)).toBe('response.completed')
     expect(types).toContain('response.output_text.delta')
     expect(sequence).toEqual(sequence.map((_, i) => i))
-    expect(final.usage?.total_tokens).toBe((final.usage?.input_tokens ?? 0) + (final.usage?.output_tokens ?? 0))
+    expect(final.usage?.total_tokens).toBe(
+      (final.usage?.input_tokens ?? 0) + (final.usage?.output_tokens ?? 0),
+    )
   })
 
   it('calls a function tool when asked to', async () => {
@@ -68,7 +72,11 @@ describe('responses upstream', () => {
     })
     let item: unknown
     for await (const event of response) if (event.type === 'response.output_item.done') item = event.item
-    expect(item).toMatchObject({type: 'function_call', name: 'lookup', arguments: '{"query":"please use a tool"}'})
+    expect(item).toMatchObject({
+      type: 'function_call',
+      name: 'lookup',
+      arguments: '{"query":"please use a tool"}',
+    })
   })
 
   it('answers errors in the OpenAI shape', async () => {
@@ -81,7 +89,11 @@ describe('responses upstream', () => {
 })
 
 describe('messages upstream', () => {
-  const body = {model: 'claude-sim', max_tokens: 100, messages: [{role: 'user' as const, content: 'Hi there'}]}
+  const body = {
+    model: 'claude-sim',
+    max_tokens: 100,
+    messages: [{role: 'user' as const, content: 'Hi there'}],
+  }
   const prompt = simTokens(JSON.stringify([null, body.messages, null]))
 
   it('answers a non-streaming request with cache usage and a request-id', async () => {
@@ -146,7 +158,10 @@ describe('gemini upstream', () => {
   })
 
   it('streams data-only chunks; the last carries finishReason and usage', async () => {
-    const stream = await genai().models.generateContentStream({model: 'gemini-sim', contents: 'Stream please'})
+    const stream = await genai().models.generateContentStream({
+      model: 'gemini-sim',
+      contents: 'Stream please',
+    })
     let text = ''
     let last: unknown
     for await (const chunk of stream) {
@@ -154,7 +169,10 @@ describe('gemini upstream', () => {
       last = chunk
     }
     expect(text).toBe('PONG from sim: Stream please')
-    expect(last).toMatchObject({candidates: [{finishReason: 'STOP'}], usageMetadata: {candidatesTokenCount: simTokens(text)}})
+    expect(last).toMatchObject({
+      candidates: [{finishReason: 'STOP'}],
+      usageMetadata: {candidatesTokenCount: simTokens(text)},
+    })
   })
 
   it('calls a function when tools are given and asked for', async () => {

@@ -1,5 +1,5 @@
 import type {Json, Reader, Usage} from './tap.js'
-import {num, obj} from './tap.js'
+import {obj} from './tap.js'
 
 /**
  * Messages: `message_start.message.usage`, then each `message_delta.usage` overwrites the
