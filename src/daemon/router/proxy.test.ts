@@ -296,7 +296,7 @@ describe('routing and failure', () => {
       targets: [{provider: provider('dead', family, deadOrigin)}, simTarget(family)],
       fallbacks: false,
     })
-    const shapes: Record<Family, [string, string, unknown]> = {
+    const shapes: Record<Family, [string, string, object]> = {
       chat: [
         '/v1/chat/completions',
         JSON.stringify({model: 'm', messages: []}),
