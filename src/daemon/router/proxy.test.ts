@@ -19,7 +19,7 @@ import type {Family, ProviderConfig, TimeoutSettings} from '../types.js'
 import {DEFAULT_TIMEOUTS} from '../types.js'
 import {BreakerRegistry} from './breaker.js'
 import type {ProxyResult, ProxyTarget} from './proxy.js'
-import {proxyRequest, UpstreamPools, upstreamPath} from './proxy.js'
+import {proxyRequest, topLevelFields, UpstreamPools, upstreamPath} from './proxy.js'
 
 const GW_KEY = 'gw-SECRETgatewaykey0123456789'
 
@@ -624,5 +624,34 @@ describe('upstreamPath', () => {
     expect(upstreamPath('http://h/x/v1beta', '/v1beta/models/g:countTokens').path).toBe(
       '/x/v1beta/models/g:countTokens',
     )
+  })
+})
+
+describe('topLevelFields', () => {
+  const scan = (value: unknown): unknown =>
+    topLevelFields(Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)))
+
+  it('reads the top-level model and stream, never nested ones', () => {
+    expect(
+      scan({
+        metadata: {model: 'nested', stream: false},
+        messages: [{content: '"model":"x"'}],
+        model: 'top',
+        stream: true,
+      }),
+    ).toEqual({
+      model: 'top',
+      stream: true,
+    })
+    expect(scan({model: 'm', max_tokens: 5, messages: [{role: 'user', content: 'x'}]})).toEqual({model: 'm'})
+    expect(scan(' {"stream" : false , "model" : "claude"} ')).toEqual({model: 'claude', stream: false})
+  })
+
+  it('gives up (so the caller parses) on odd values and non-objects', () => {
+    expect(scan({model: 'with \\ escape'})).toBeUndefined()
+    expect(scan({model: 'modèle'})).toBeUndefined()
+    expect(scan({model: 5})).toBeUndefined()
+    expect(scan([1, 2])).toBeUndefined()
+    expect(scan('{"model":"unterminated')).toBeUndefined()
   })
 })
