@@ -35,6 +35,7 @@ describe('CircuitBreaker', () => {
     advance(999)
     expect(breaker.state).toBe('open')
     expect(breaker.snapshot().retryAt).toBe(breaker.snapshot().openedAt! + 1000)
+    expect(breaker.snapshot().retryInMs).toBe(1)
     advance(1)
     expect(breaker.state).toBe('half-open')
     expect(breaker.tryAcquire()).toBe(true)

@@ -19,6 +19,8 @@ export interface BreakerSnapshot {
   openedAt: number | null
   /** Unix ms when an open breaker lets a trial through, or null. */
   retryAt: number | null
+  /** Milliseconds until an open breaker lets a trial through, or null. */
+  retryInMs: number | null
   lastError: string | null
 }
 
@@ -96,12 +98,15 @@ export class CircuitBreaker {
 
   snapshot(): BreakerSnapshot {
     const state = this.state
+    const retryAt =
+      state === 'open' && this.openedAt !== null ? this.openedAt + this.settings.cooldownMs : null
     return {
       provider: this.provider,
       state,
       consecutiveFailures: this.failures,
       openedAt: this.openedAt,
-      retryAt: state === 'open' && this.openedAt !== null ? this.openedAt + this.settings.cooldownMs : null,
+      retryAt,
+      retryInMs: retryAt === null ? null : Math.max(0, retryAt - this.clock()),
       lastError: this.lastError,
     }
   }
@@ -138,6 +143,7 @@ export class BreakerRegistry {
         consecutiveFailures: 0,
         openedAt: null,
         retryAt: null,
+        retryInMs: null,
         lastError: null,
       }
     )

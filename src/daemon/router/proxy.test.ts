@@ -333,13 +333,21 @@ describe('routing and failure', () => {
     )
     route = (family) => ({targets: [simTarget(family, 'sim', {breaker: breakers.get('sim')})]})
     sim.faults.add(parseFault('status=500,times=3,path=/v1/messages'))
-    const send = async (): Promise<{status: number; json: Record<string, unknown>}> => {
+    const send = async (): Promise<{
+      status: number
+      json: Record<string, unknown>
+      retryAfter: string | null
+    }> => {
       const res = await fetch(`${gatewayUrl}/v1/messages`, {
         method: 'POST',
         headers: {'x-api-key': GW_KEY},
         body: JSON.stringify({model: 'm', max_tokens: 5, messages: [{role: 'user', content: 'x'}]}),
       })
-      return {status: res.status, json: (await res.json()) as Record<string, unknown>}
+      return {
+        status: res.status,
+        json: (await res.json()) as Record<string, unknown>,
+        retryAfter: res.headers.get('retry-after'),
+      }
     }
     expect((await send()).status).toBe(500)
     expect(breakers.snapshotOf('sim').state).toBe('closed')
@@ -348,7 +356,8 @@ describe('routing and failure', () => {
     const open = await send()
     expect(open.status).toBe(503)
     expect(open.json).toMatchObject({type: 'error', error: {type: 'api_error'}})
-    expect(JSON.stringify(open.json)).toContain('circuit-broken (open): sim')
+    expect(JSON.stringify(open.json)).toContain('circuit-broken (open): sim; retry in 10 s')
+    expect(open.retryAfter).toBe('10')
     expect(sim.requests).toHaveLength(2)
     now += 10_000
     expect(breakers.snapshotOf('sim').state).toBe('half-open')

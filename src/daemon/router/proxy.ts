@@ -464,6 +464,30 @@ class ChatUsageChunkFilter {
   }
 }
 
+/**
+ * Answers an error made by the gateway itself (400 cross-family policy, 502, 503, ...) in the
+ * entrance family's error shape, with a request id in the header its clients read.
+ */
+export function sendFamilyError(
+  res: ServerResponse,
+  family: Family,
+  status: number,
+  message: string,
+  options: {requestId?: string; headers?: Record<string, string>} = {},
+): string {
+  const requestId = options.requestId ?? mintRequestId()
+  if (res.headersSent || res.destroyed) return requestId
+  const text = JSON.stringify(errorBody(family, status, message, {requestId}))
+  res.writeHead(status, {
+    ...options.headers,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    [requestIdHeader(family)]: requestId,
+  })
+  res.end(text)
+  return requestId
+}
+
 /** Sends one request through the targets; never throws for upstream trouble (see the result). */
 export async function proxyRequest(
   request: ProxyRequest,
@@ -512,18 +536,11 @@ export async function proxyRequest(
     options.signal?.removeEventListener('abort', onSignal)
   }
 
-  const sendGatewayError = (status: number, message: string): void => {
+  const sendGatewayError = (status: number, message: string, headers: Record<string, string> = {}): void => {
     result.status = status
     result.error = message
     result.requestId ||= mintRequestId()
-    if (res.headersSent || res.destroyed) return
-    const text = JSON.stringify(errorBody(family, status, message, {requestId: result.requestId}))
-    res.writeHead(status, {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(text),
-      [requestIdHeader(family)]: result.requestId,
-    })
-    res.end(text)
+    sendFamilyError(res, family, status, message, {requestId: result.requestId, headers})
   }
 
   const targets = options.targets
@@ -606,14 +623,16 @@ export async function proxyRequest(
     }
     if (tried === 0 && attempts.some((a) => a.skipped === 'circuit-open')) {
       const open = attempts.filter((a) => a.skipped === 'circuit-open').map((a) => a.provider)
-      const retryAt = Math.min(
-        ...targets.map((t) => t.breaker?.snapshot().retryAt ?? Number.POSITIVE_INFINITY),
+      const retryIn = Math.min(
+        ...targets.map((t) => t.breaker?.snapshot().retryInMs ?? Number.POSITIVE_INFINITY),
       )
-      const wait = Number.isFinite(retryAt)
-        ? `; retry in ${Math.max(1, Math.ceil((retryAt - Date.now()) / 1000))} s`
-        : ''
+      const seconds = Number.isFinite(retryIn) ? Math.max(1, Math.ceil(retryIn / 1000)) : undefined
       result.provider = open[0] ?? null
-      sendGatewayError(503, `every compatible provider is circuit-broken (open): ${open.join(', ')}${wait}`)
+      sendGatewayError(
+        503,
+        `every compatible provider is circuit-broken (open): ${open.join(', ')}${seconds ? `; retry in ${seconds} s` : ''}`,
+        seconds ? {'retry-after': String(seconds)} : {},
+      )
       return finish()
     }
     sendGatewayError(
