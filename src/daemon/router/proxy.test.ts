@@ -212,10 +212,12 @@ describe('SDKs through the proxy to the simulator: usage recorded to the token',
 
 describe('routing and failure', () => {
   it('falls back in policy order: connect error, then 503, then success', async () => {
+    sim.faults.add(parseFault('reset,times=1,path=/v1/messages'))
     sim.faults.add(parseFault('status=503,times=1,path=/v1/messages'))
     route = (family) => ({
       targets: [
         {provider: provider('dead', family, deadOrigin)},
+        simTarget(family, 'dropped'),
         simTarget(family, 'flaky'),
         simTarget(family, 'good', {model: 'claude-rewritten'}),
       ],
@@ -237,10 +239,12 @@ describe('routing and failure', () => {
     })
     expect(result.attempts).toEqual([
       {provider: 'dead', error: 'dead: connection refused'},
+      {provider: 'dropped', error: 'dropped: connection reset by upstream'},
       {provider: 'flaky', status: 503, error: 'flaky: upstream answered 503'},
       {provider: 'good', status: 200},
     ])
     expect(sim.requests.map((r) => (r.body as {model: string}).model)).toEqual([
+      'claude-asked',
       'claude-asked',
       'claude-rewritten',
     ])
@@ -662,5 +666,66 @@ describe('topLevelFields', () => {
     expect(scan({model: 5})).toBeUndefined()
     expect(scan([1, 2])).toBeUndefined()
     expect(scan('{"model":"unterminated')).toBeUndefined()
+  })
+})
+
+describe('idle timeout and simulator faults', () => {
+  it('an upstream silent for longer than idleMs after the first byte ends the stream with an error event', async () => {
+    const upstream = await customUpstream(async (_req, res) => {
+      res.writeHead(200, {'content-type': 'text/event-stream'})
+      res.write(
+        'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":3,"output_tokens":1}}}\n\n',
+      )
+      await sleep(3000)
+      res.end()
+    })
+    try {
+      route = (family) => ({
+        targets: [{provider: provider('stalls', family, upstream.origin)}],
+        timeouts: {...DEFAULT_TIMEOUTS, idleMs: 200},
+      })
+      const res = await fetch(`${gatewayUrl}/v1/messages`, {
+        method: 'POST',
+        body: '{"model":"m","stream":true}',
+      })
+      const text = await res.text()
+      expect(text).toMatch(/^event: message_start\n/)
+      expect(text).toContain(
+        'event: error\ndata: {"type":"error","error":{"type":"api_error","message":"stalls: stream broke after the first byte: upstream silent for 200 ms (idle timeout)"}}',
+      )
+      const [result] = await waitForResults(1)
+      expect(result.usage).toMatchObject({inputTokens: 3, outputTokens: 1})
+    } finally {
+      upstream.close()
+    }
+  })
+
+  it('x-sim-fault reaches simulator providers only', async () => {
+    const seen: IncomingMessage['headers'][] = []
+    const upstream = await customUpstream((req, res) => {
+      seen.push(req.headers)
+      res.writeHead(200, {'content-type': 'application/json'})
+      res.end('{}')
+    })
+    try {
+      route = (family) => ({targets: [{provider: {...provider('sim', family, sim.origin), origin: 'sim'}}]})
+      const res = await fetch(`${gatewayUrl}/v1/responses`, {
+        method: 'POST',
+        headers: {'x-sim-fault': 'status=418'},
+        body: '{"model":"m","input":"x"}',
+      })
+      expect(res.status).toBe(418)
+      route = (family) => ({targets: [{provider: provider('real', family, upstream.origin)}]})
+      await (
+        await fetch(`${gatewayUrl}/v1/responses`, {
+          method: 'POST',
+          headers: {'x-sim-fault': 'status=418'},
+          body: '{}',
+        })
+      ).text()
+      expect(seen[0]['x-sim-fault']).toBeUndefined()
+    } finally {
+      upstream.close()
+    }
   })
 })

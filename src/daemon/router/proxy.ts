@@ -128,8 +128,6 @@ const FORWARD_HEADERS = new Set([
   'accept',
   'user-agent',
   'openai-beta',
-  'openai-organization',
-  'openai-project',
   'x-goog-api-client',
   'x-app',
   'originator',
@@ -373,6 +371,9 @@ function forwardHeaders(
     if (FORWARD_HEADERS.has(name) || FORWARD_PREFIXES.some((p) => name.startsWith(p)))
       headers[name] = Array.isArray(value) ? value.join(', ') : value
   }
+  // fault injection of the simulator reaches only simulator providers
+  if (provider.origin === 'sim' && typeof incoming['x-sim-fault'] === 'string')
+    headers['x-sim-fault'] = incoming['x-sim-fault']
   headers['content-type'] ??= 'application/json'
   if (length > 0) headers['content-length'] = String(length)
   if (provider.family === 'messages') headers['anthropic-version'] ??= '2023-06-01'
