@@ -158,10 +158,18 @@ const requestIdHeader = (family: Family): string => (family === 'messages' ? 're
 
 const mintRequestId = (): string => `req_${randomBytes(12).toString('hex')}`
 
+const parsedBases = new Map<string, {origin: string; path: string}>()
+
 /** Joins a provider base URL and an entrance path (`.../v1` + `/v1/x` -> `.../v1/x`). */
 export function upstreamPath(baseUrl: string, path: string): {origin: string; path: string} {
-  const base = new URL(baseUrl)
-  const basePath = base.pathname.replace(/\/+$/, '')
+  let base = parsedBases.get(baseUrl)
+  if (!base) {
+    const url = new URL(baseUrl)
+    base = {origin: url.origin, path: url.pathname.replace(/\/+$/, '')}
+    if (parsedBases.size > 1000) parsedBases.clear()
+    parsedBases.set(baseUrl, base)
+  }
+  const basePath = base.path
   let rest = path
   for (const version of ['/v1', '/v1beta']) {
     if (basePath.endsWith(version) && (rest.startsWith(version + '/') || rest.startsWith(version + '?'))) {
@@ -189,9 +197,12 @@ interface Prepared {
 function prepare(request: ProxyRequest): Prepared {
   const q = request.url.indexOf('?')
   const path = q === -1 ? request.url : request.url.slice(0, q)
-  const params = new URLSearchParams(q === -1 ? '' : request.url.slice(q + 1))
-  params.delete('key')
-  const query = params.toString()
+  let query = ''
+  if (q !== -1) {
+    const params = new URLSearchParams(request.url.slice(q + 1))
+    params.delete('key')
+    query = params.toString()
+  }
   if (request.family === 'gemini') {
     const m = GEMINI_PATH.exec(path)
     const requested = m ? decodeURIComponent(m[2]) : null
