@@ -405,7 +405,7 @@ describe('routing and failure', () => {
       [
         '/v1/responses',
         {model: 'm', input: 'x', stream: true},
-        /event: error\ndata: \{"type":"error","code":"api_error",.*"sequence_number":0\}\n\n$/,
+        /event: error\ndata: \{"type":"error","code":"api_error",.*"sequence_number":(\d+)\}\n\n$/,
       ],
       [
         '/v1beta/models/g:streamGenerateContent?alt=sse',
@@ -420,6 +420,12 @@ describe('routing and failure', () => {
       const text = await res.text()
       expect(text.startsWith('event: ') || text.startsWith('data: ')).toBe(true)
       expect(text).toMatch(tail)
+      if (path === '/v1/responses') {
+        // the error event continues the stream's sequence numbers
+        const numbers = [...text.matchAll(/"sequence_number":(\d+)/g)].map((m) => Number(m[1]))
+        expect(numbers.length).toBeGreaterThan(2)
+        expect(numbers).toEqual(numbers.map((_, i) => i))
+      }
     }
     const all = await waitForResults(3)
     expect(all.every((r) => r.error?.includes('stream broke after the first byte'))).toBe(true)
@@ -724,6 +730,29 @@ describe('idle timeout and simulator faults', () => {
         })
       ).text()
       expect(seen[0]['x-sim-fault']).toBeUndefined()
+    } finally {
+      upstream.close()
+    }
+  })
+})
+
+describe('a stream that breaks mid-event', () => {
+  it('starts the error event on its own after a blank line', async () => {
+    const upstream = await customUpstream((_req, res) => {
+      res.writeHead(200, {'content-type': 'text/event-stream'})
+      res.write('data: {"candidates":[{"content":{"parts":[{"text":"PO"}]}}]}\n\ndata: {"candidates":[{"cont')
+      setTimeout(() => res.destroy(), 20)
+    })
+    try {
+      route = (family) => ({targets: [{provider: provider('breaks', family, upstream.origin)}]})
+      const res = await fetch(`${gatewayUrl}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+        method: 'POST',
+        body: '{}',
+      })
+      const text = await res.text()
+      expect(text).toMatch(
+        /"cont\n\ndata: \{"error":\{"code":502,"message":"breaks: stream broke after the first byte: [^"]+","status":"UNAVAILABLE"\}\}\n\n$/,
+      )
     } finally {
       upstream.close()
     }

@@ -679,9 +679,15 @@ export async function proxyRequest(
 
     const tap = status < 300 ? createUsageTap(family, sse) : undefined
     const filter = sse && prepared.addedUsage && status < 300 ? new ChatUsageChunkFilter() : undefined
+    // the last bytes sent, to start an error event on a line of its own if a stream breaks mid-event
+    let tail = ''
     const write = async (data: Uint8Array | string): Promise<void> => {
       if (data.length === 0 || res.destroyed) return
       if (result.ttfbMs === null) result.ttfbMs = performance.now() - started
+      tail =
+        typeof data === 'string'
+          ? data.slice(-2)
+          : String.fromCharCode(...data.subarray(Math.max(0, data.length - 2)))
       if (!res.write(data)) await drained(res)
     }
     try {
@@ -709,7 +715,8 @@ export async function proxyRequest(
       result.error = message
       target.breaker?.recordFailure(message)
       if (sse && !res.destroyed) {
-        res.end(streamErrorEvent(family, 502, message))
+        const separator = tail === '' || tail.endsWith('\n\n') || tail === '\r\r' ? '' : '\n\n'
+        res.end(separator + streamErrorEvent(family, 502, message, tap?.nextSequence() ?? 0))
       } else res.destroy()
     }
   }

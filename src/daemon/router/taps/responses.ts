@@ -4,8 +4,11 @@ import {num, obj} from './tap.js'
 /** Responses: `usage` of the JSON body, or of `response.completed` (or `.incomplete`/`.failed`). */
 export class ResponsesReader implements Reader {
   private last?: Json
+  /** `sequence_number` of the last stream event seen. */
+  lastSequence?: number
   onPayload(payload: Json): void {
     const type = payload.type
+    if (typeof payload.sequence_number === 'number') this.lastSequence = payload.sequence_number
     if (type === undefined && payload.object === 'response') {
       const usage = obj(payload.usage)
       if (usage) this.last = usage

@@ -27,6 +27,8 @@ export interface UsageTap {
   end(): void
   /** The usage read so far, or undefined when the answer carried none. */
   usage(): Usage | undefined
+  /** Responses streams: the `sequence_number` an event appended now should carry. */
+  nextSequence(): number
 }
 
 export type Json = Record<string, unknown>
@@ -43,6 +45,7 @@ export const MAX_TAPPED_JSON_BYTES = 16 * 1024 * 1024
 export interface Reader {
   onPayload(payload: Json, event: string | undefined): void
   usage(): Usage | undefined
+  lastSequence?: number
 }
 
 export class Tap implements UsageTap {
@@ -100,5 +103,9 @@ export class Tap implements UsageTap {
 
   usage(): Usage | undefined {
     return this.reader.usage()
+  }
+
+  nextSequence(): number {
+    return this.reader.lastSequence === undefined ? 0 : this.reader.lastSequence + 1
   }
 }
