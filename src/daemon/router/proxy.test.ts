@@ -758,3 +758,42 @@ describe('a stream that breaks mid-event', () => {
     }
   })
 })
+
+describe('pass-through streaming', () => {
+  it('the client gets each event while the upstream is still streaming (nothing buffered)', async () => {
+    let release: () => void = () => undefined
+    const released = new Promise<void>((resolve) => (release = resolve))
+    const upstream = await customUpstream(async (_req, res) => {
+      res.writeHead(200, {'content-type': 'text/event-stream', 'request-id': 'req_upstream1'})
+      res.write(
+        'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":4,"output_tokens":1}}}\n\n',
+      )
+      await released
+      res.write(
+        'event: message_delta\ndata: {"type":"message_delta","delta":{},"usage":{"output_tokens":9}}\n\n',
+      )
+      res.end('event: message_stop\ndata: {"type":"message_stop"}\n\n')
+    })
+    try {
+      route = (family) => ({targets: [{provider: provider('streamer', family, upstream.origin)}]})
+      const res = await fetch(`${gatewayUrl}/v1/messages`, {
+        method: 'POST',
+        body: '{"model":"m","stream":true}',
+      })
+      expect(res.headers.get('request-id')).toBe('req_upstream1')
+      const reader = res.body!.getReader()
+      const first = new TextDecoder().decode((await reader.read()).value)
+      expect(first).toContain('message_start')
+      release()
+      let rest = ''
+      for (let r = await reader.read(); !r.done; r = await reader.read())
+        rest += new TextDecoder().decode(r.value)
+      expect(rest).toContain('message_stop')
+      const [result] = await waitForResults(1)
+      expect(result.usage).toMatchObject({inputTokens: 4, outputTokens: 9})
+      expect(result.requestId).toBe('req_upstream1')
+    } finally {
+      upstream.close()
+    }
+  })
+})
