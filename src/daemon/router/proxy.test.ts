@@ -243,6 +243,9 @@ describe('routing and failure', () => {
       {provider: 'flaky', status: 503, error: 'flaky: upstream answered 503'},
       {provider: 'good', status: 200},
     ])
+    expect(result.error).toBe(
+      'fell back after: dead: connection refused; dropped: connection reset by upstream; flaky: upstream answered 503',
+    )
     expect(sim.requests.map((r) => (r.body as {model: string}).model)).toEqual([
       'claude-asked',
       'claude-asked',

@@ -621,7 +621,12 @@ export async function proxyRequest(
           continue
         }
         result.error = message
-      } else attempts.push({provider: provider.name, status})
+      } else {
+        attempts.push({provider: provider.name, status})
+        // an answer after earlier failures keeps why it fell back; a clean answer has no error
+        const failed = attempts.filter((a) => a.error).map((a) => a.error)
+        result.error = failed.length > 0 ? `fell back after: ${failed.join('; ')}` : null
+      }
 
       await relay(upstream, status, target)
       return finish()
@@ -630,7 +635,7 @@ export async function proxyRequest(
     if (result.clientAborted || clientGone.signal.aborted) {
       result.clientAborted = true
       result.status = 499
-      result.error ??= 'client closed the connection'
+      result.error = 'client closed the connection'
       return finish()
     }
     if (tried === 0 && attempts.some((a) => a.skipped === 'circuit-open')) {
