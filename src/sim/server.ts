@@ -22,6 +22,7 @@ import {gammaModule} from './gamma.js'
 import type {SimRequest} from './router.js'
 import {SimRouter, sendJson} from './router.js'
 import {chatModule} from './chat.js'
+import {upstreamModule} from './upstream/index.js'
 import {videosModule} from './videos.js'
 
 /** Where the simulated platform API lives below the server root. */
@@ -103,7 +104,7 @@ export interface SimModule {
   register(router: SimRouter, context: SimContext): void
 }
 
-const MODULES: SimModule[] = [videosModule, gammaModule, chatModule]
+const MODULES: SimModule[] = [videosModule, gammaModule, chatModule, upstreamModule]
 
 export interface Simulator {
   /** e.g. `http://127.0.0.1:4010` */

@@ -1,0 +1,297 @@
+/**
+ * Policies and providers: JSON Schemas (for the state store), validation, route resolution
+ * (entrance family -> ordered targets), default providers, and credentials.
+ */
+import type {ValidateFunction} from 'ajv'
+
+import type {Credential, Family, PolicyConfig, PolicyTarget, ProviderConfig} from '../types.js'
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS, FAMILIES} from '../types.js'
+
+/** A request the router cannot route: `status` is the HTTP status to answer (400, 502 or 503). */
+export class RouteError extends Error {
+  constructor(
+    readonly status: 400 | 502 | 503,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'RouteError'
+  }
+}
+
+const credentialSchema = {
+  oneOf: [
+    {
+      type: 'object',
+      required: ['env'],
+      additionalProperties: false,
+      properties: {env: {type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$'}},
+    },
+    {
+      type: 'object',
+      required: ['secret'],
+      additionalProperties: false,
+      properties: {secret: {type: 'string', minLength: 1}},
+    },
+  ],
+} as const
+
+/** JSON Schema of {@link ProviderConfig}. */
+export const PROVIDER_SCHEMA = {
+  $id: 'gwctl/provider',
+  type: 'object',
+  required: ['name', 'family', 'baseUrl'],
+  additionalProperties: false,
+  properties: {
+    name: {type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$'},
+    family: {enum: [...FAMILIES]},
+    baseUrl: {type: 'string', pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$'},
+    credential: credentialSchema,
+    models: {type: 'object', additionalProperties: {type: 'string', minLength: 1}},
+    prices: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        input: {type: 'number', minimum: 0},
+        output: {type: 'number', minimum: 0},
+        cachedInput: {type: 'number', minimum: 0},
+      },
+    },
+    origin: {enum: ['user', 'env', 'platform', 'sim']},
+  },
+} as const
+
+const targetSchema = {
+  type: 'object',
+  required: ['provider'],
+  additionalProperties: false,
+  properties: {provider: {type: 'string', minLength: 1}, model: {type: 'string', minLength: 1}},
+} as const
+
+/** JSON Schema of {@link PolicyConfig}. */
+export const POLICY_SCHEMA = {
+  $id: 'gwctl/policy',
+  type: 'object',
+  required: ['id', 'routes', 'fallbacks', 'breaker', 'timeouts'],
+  additionalProperties: false,
+  properties: {
+    id: {type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$'},
+    description: {type: 'string'},
+    routes: {
+      type: 'object',
+      additionalProperties: false,
+      properties: Object.fromEntries(FAMILIES.map((f) => [f, {type: 'array', items: targetSchema}])),
+    },
+    fallbacks: {type: 'boolean'},
+    breaker: {
+      type: 'object',
+      required: ['failureThreshold', 'cooldownMs'],
+      additionalProperties: false,
+      properties: {
+        failureThreshold: {type: 'integer', minimum: 1},
+        cooldownMs: {type: 'integer', minimum: 0},
+      },
+    },
+    timeouts: {
+      type: 'object',
+      required: ['connectMs', 'firstByteMs', 'idleMs'],
+      additionalProperties: false,
+      properties: {
+        connectMs: {type: 'integer', minimum: 1},
+        firstByteMs: {type: 'integer', minimum: 1},
+        idleMs: {type: 'integer', minimum: 1},
+      },
+    },
+  },
+} as const
+
+let validators: {provider: ValidateFunction; policy: ValidateFunction} | undefined
+
+async function compiled(): Promise<NonNullable<typeof validators>> {
+  if (!validators) {
+    const {Ajv} = await import('ajv')
+    const ajv = new Ajv({allErrors: true, strict: true})
+    validators = {provider: ajv.compile(PROVIDER_SCHEMA), policy: ajv.compile(POLICY_SCHEMA)}
+  }
+  return validators
+}
+
+/** Schema problems of a provider or policy value, as readable lines (empty when valid). */
+export async function schemaProblems(kind: 'provider' | 'policy', value: unknown): Promise<string[]> {
+  const validate = (await compiled())[kind]
+  if (validate(value)) return []
+  return (validate.errors ?? []).map((e) => {
+    const where = e.instancePath || '/'
+    const extra =
+      e.keyword === 'additionalProperties'
+        ? ` (${String((e.params as {additionalProperty?: string}).additionalProperty)})`
+        : e.keyword === 'enum'
+          ? ` (${((e.params as {allowedValues?: unknown[]}).allowedValues ?? []).join(', ')})`
+          : ''
+    return `${kind} ${where}: ${e.message ?? 'invalid'}${extra}`
+  })
+}
+
+/** Rules beyond the schema: every target names a known provider of the route's family. */
+export function policyProblems(policy: PolicyConfig, providers: readonly ProviderConfig[]): string[] {
+  const byName = new Map(providers.map((p) => [p.name, p]))
+  const problems: string[] = []
+  for (const family of FAMILIES) {
+    for (const target of policy.routes[family] ?? []) {
+      const provider = byName.get(target.provider)
+      if (!provider)
+        problems.push(`policy ${policy.id}: ${family} target "${target.provider}" is not a known provider`)
+      else if (provider.family !== family)
+        problems.push(
+          `policy ${policy.id}: ${family} target "${target.provider}" speaks ${provider.family}, not ${family}`,
+        )
+    }
+  }
+  return problems
+}
+
+export interface ResolvedTarget {
+  provider: ProviderConfig
+  /** Model rewrite of the target, if any. */
+  model?: string
+}
+
+/**
+ * The ordered targets of `family` in `policy`. Throws {@link RouteError}: 400 for a target whose
+ * provider speaks another family (spec 7), 502 when the policy has no usable target.
+ * Targets naming unknown providers are skipped.
+ */
+export function resolveTargets(
+  policy: PolicyConfig,
+  family: Family,
+  providers: readonly ProviderConfig[],
+): ResolvedTarget[] {
+  const byName = new Map(providers.map((p) => [p.name, p]))
+  const targets: ResolvedTarget[] = []
+  for (const target of policy.routes[family] ?? ([] as PolicyTarget[])) {
+    const provider = byName.get(target.provider)
+    if (!provider) continue
+    if (provider.family !== family)
+      throw new RouteError(
+        400,
+        `policy "${policy.id}" routes ${family} requests to provider "${provider.name}", which speaks ${provider.family}; fix the policy (cross-family targets are not allowed)`,
+      )
+    targets.push(target.model ? {provider, model: target.model} : {provider})
+  }
+  if (targets.length === 0)
+    throw new RouteError(502, `policy "${policy.id}" has no provider configured for ${family} requests`)
+  return targets
+}
+
+/** The upstream model for a request: the target's rewrite, else the provider's mapping, else as asked. */
+export function upstreamModel(target: ResolvedTarget, requested: string | undefined): string | undefined {
+  if (target.model) return target.model
+  if (requested !== undefined && target.provider.models?.[requested]) return target.provider.models[requested]
+  return requested
+}
+
+export interface DefaultProviderOptions {
+  env?: NodeJS.ProcessEnv
+  /** The remote platform, from settings `base-url` / `api-key` (or their env overrides). */
+  platform?: {baseUrl?: string; apiKey?: string; apiKeyFromEnv?: string}
+  /** Origin of the simulator when the gateway runs with `--sim`, e.g. `http://127.0.0.1:4010`. */
+  simOrigin?: string
+}
+
+/** Providers derived from the simulator, vendor env vars and the platform settings, in that order. */
+export function defaultProviders(options: DefaultProviderOptions = {}): ProviderConfig[] {
+  const env = options.env ?? process.env
+  const providers: ProviderConfig[] = []
+  if (options.simOrigin) {
+    for (const family of FAMILIES)
+      providers.push({
+        name: `sim-${family}`,
+        family,
+        baseUrl: options.simOrigin,
+        credential: {secret: 'sim-key'},
+        origin: 'sim',
+      })
+  }
+  if (env.OPENAI_API_KEY) {
+    const credential = {env: 'OPENAI_API_KEY'}
+    providers.push(
+      {name: 'openai', family: 'chat', baseUrl: 'https://api.openai.com', credential, origin: 'env'},
+      {
+        name: 'openai-responses',
+        family: 'responses',
+        baseUrl: 'https://api.openai.com',
+        credential,
+        origin: 'env',
+      },
+    )
+  }
+  if (env.ANTHROPIC_API_KEY)
+    providers.push({
+      name: 'anthropic',
+      family: 'messages',
+      baseUrl: 'https://api.anthropic.com',
+      credential: {env: 'ANTHROPIC_API_KEY'},
+      origin: 'env',
+    })
+  const geminiVar = env.GEMINI_API_KEY ? 'GEMINI_API_KEY' : env.GOOGLE_API_KEY ? 'GOOGLE_API_KEY' : undefined
+  if (geminiVar)
+    providers.push({
+      name: 'gemini',
+      family: 'gemini',
+      baseUrl: 'https://generativelanguage.googleapis.com',
+      credential: {env: geminiVar},
+      origin: 'env',
+    })
+  const platform = options.platform
+  if (platform?.baseUrl) {
+    const credential: Credential | undefined = platform.apiKeyFromEnv
+      ? {env: platform.apiKeyFromEnv}
+      : platform.apiKey
+        ? {secret: platform.apiKey}
+        : undefined
+    providers.push({
+      name: 'platform',
+      family: 'chat',
+      baseUrl: platform.baseUrl,
+      ...(credential ? {credential} : {}),
+      origin: 'platform',
+    })
+  }
+  return providers
+}
+
+/**
+ * A policy routing each family to the given providers in order. When simulator providers are
+ * present, a family with a simulator provider routes only to it, so `--sim` never leaves the machine.
+ */
+export function defaultPolicy(providers: readonly ProviderConfig[], id = 'default'): PolicyConfig {
+  const routes: PolicyConfig['routes'] = {}
+  for (const family of FAMILIES) {
+    const ofFamily = providers.filter((p) => p.family === family)
+    const sim = ofFamily.filter((p) => p.origin === 'sim')
+    const chosen = sim.length > 0 ? sim : ofFamily
+    if (chosen.length > 0) routes[family] = chosen.map((p) => ({provider: p.name}))
+  }
+  return {id, routes, fallbacks: true, breaker: {...DEFAULT_BREAKER}, timeouts: {...DEFAULT_TIMEOUTS}}
+}
+
+/** The credential value, read at request time (env vars may change between requests). */
+export function resolveCredential(
+  credential: Credential | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  if (!credential) return undefined
+  if ('env' in credential) return env[credential.env] || undefined
+  return credential.secret || undefined
+}
+
+/** How a credential is shown: `env OPENAI_API_KEY` or `secret (stored)`; never the value. */
+export function describeCredential(credential: Credential | undefined): string {
+  if (!credential) return 'none'
+  return 'env' in credential ? `env ${credential.env}` : 'secret (stored)'
+}
+
+/** A provider safe to print or return from the management API: the secret value replaced. */
+export function redactProvider(provider: ProviderConfig): ProviderConfig {
+  if (!provider.credential || !('secret' in provider.credential)) return provider
+  return {...provider, credential: {secret: '[redacted]'}}
+}

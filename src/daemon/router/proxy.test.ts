@@ -1,0 +1,802 @@
+/**
+ * The proxy in front of the simulator (and of small custom upstreams where the sim cannot show
+ * something), behind a tiny node:http server that plays the daemon's part.
+ */
+import Anthropic from '@anthropic-ai/sdk'
+import {GoogleGenAI} from '@google/genai'
+import type {IncomingMessage, Server, ServerResponse} from 'node:http'
+import {createServer} from 'node:http'
+import type {AddressInfo} from 'node:net'
+import {setTimeout as sleep} from 'node:timers/promises'
+import OpenAI from 'openai'
+import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
+
+import {freePort} from '../../../test/helpers/cli.js'
+import {parseFault} from '../../sim/faults.js'
+import type {Simulator} from '../../sim/server.js'
+import {startSim} from '../../sim/server.js'
+import type {Family, ProviderConfig, TimeoutSettings} from '../types.js'
+import {DEFAULT_TIMEOUTS} from '../types.js'
+import {BreakerRegistry} from './breaker.js'
+import type {ProxyResult, ProxyTarget} from './proxy.js'
+import {proxyRequest, topLevelFields, UpstreamPools, upstreamPath} from './proxy.js'
+
+const GW_KEY = 'gw-SECRETgatewaykey0123456789'
+
+interface Route {
+  targets: ProxyTarget[]
+  fallbacks?: boolean
+  timeouts?: TimeoutSettings
+}
+
+let sim: Simulator
+let pools: UpstreamPools
+let gateway: Server
+let gatewayUrl: string
+let results: ProxyResult[] = []
+let route: (family: Family) => Route
+
+function familyOf(url: string): Family {
+  if (url.startsWith('/v1/chat/')) return 'chat'
+  if (url.startsWith('/v1/responses')) return 'responses'
+  if (url.startsWith('/v1/messages')) return 'messages'
+  return 'gemini'
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  for await (const chunk of req) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks)
+}
+
+const provider = (name: string, family: Family, baseUrl: string): ProviderConfig => ({
+  name,
+  family,
+  baseUrl,
+  credential: {secret: `upstream-key-${name}`},
+})
+
+/** The sim as a provider of `family` (several names may share the sim). */
+const simTarget = (
+  family: Family,
+  name = `sim-${family}`,
+  extra: Partial<ProxyTarget> = {},
+): ProxyTarget => ({
+  provider: provider(name, family, sim.origin),
+  ...extra,
+})
+
+let deadOrigin: string
+
+async function waitForResults(n: number): Promise<ProxyResult[]> {
+  for (let i = 0; i < 400 && results.length < n; i++) await sleep(5)
+  return results
+}
+
+beforeAll(async () => {
+  sim = await startSim()
+  pools = new UpstreamPools()
+  deadOrigin = `http://127.0.0.1:${await freePort()}`
+  gateway = createServer(async (req, res) => {
+    const url = req.url ?? '/'
+    const family = familyOf(url)
+    const body = await readBody(req)
+    const r = route(family)
+    const result = await proxyRequest(
+      {family, method: req.method ?? 'POST', url, headers: req.headers, body},
+      res,
+      {targets: r.targets, fallbacks: r.fallbacks ?? true, timeouts: r.timeouts ?? DEFAULT_TIMEOUTS, pools},
+    )
+    results.push(result)
+  })
+  gateway.listen(0, '127.0.0.1')
+  await new Promise((resolve) => gateway.once('listening', resolve))
+  gatewayUrl = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`
+})
+
+afterEach(() => {
+  results = []
+  sim.faults.clear()
+  sim.requests.length = 0
+})
+
+afterAll(async () => {
+  gateway.closeAllConnections()
+  gateway.close()
+  await pools.close()
+  await sim.close()
+})
+
+describe('SDKs through the proxy to the simulator: usage recorded to the token', () => {
+  beforeAll(() => {
+    route = (family) => ({targets: [simTarget(family)]})
+  })
+
+  it('openai responses, non-stream and stream', async () => {
+    const client = new OpenAI({apiKey: GW_KEY, baseURL: gatewayUrl + '/v1', maxRetries: 0})
+    const plain = await client.responses.create({
+      model: 'gpt-sim',
+      input: 'count my tokens',
+      reasoning: {effort: 'low'},
+    })
+    const stream = client.responses.stream({model: 'gpt-sim', input: 'and stream them'})
+    const streamed = await stream.finalResponse()
+    const [r1, r2] = await waitForResults(2)
+    for (const [result, response] of [
+      [r1, plain],
+      [r2, streamed],
+    ] as const) {
+      const u = response.usage!
+      expect(result.usage).toEqual({
+        inputTokens: u.input_tokens,
+        outputTokens: u.output_tokens,
+        cacheReadTokens: u.input_tokens_details.cached_tokens,
+        cacheCreationTokens: 0,
+        reasoningTokens: u.output_tokens_details.reasoning_tokens,
+      })
+      expect(result).toMatchObject({
+        status: 200,
+        provider: 'sim-responses',
+        model: 'gpt-sim',
+        fallback: false,
+      })
+    }
+    expect(r1.usage?.reasoningTokens).toBeGreaterThan(0)
+    expect(r2.stream).toBe(true)
+    expect(r2.ttfbMs).not.toBeNull()
+  })
+
+  it('anthropic messages: stream().finalMessage(), non-stream, countTokens (beta path)', async () => {
+    const client = new Anthropic({apiKey: GW_KEY, baseURL: gatewayUrl, maxRetries: 0})
+    const params = {model: 'claude-sim', max_tokens: 64, messages: [{role: 'user' as const, content: 'Hi'}]}
+    const streamed = await client.messages
+      .stream({...params, thinking: {type: 'enabled', budget_tokens: 1024}})
+      .finalMessage()
+    const {data: plain, response} = await client.messages.create(params).withResponse()
+    const count = await client.beta.messages.countTokens({model: 'claude-sim', messages: params.messages})
+    expect(count.input_tokens).toBeGreaterThan(0)
+    expect(response.headers.get('request-id')).toMatch(/^req_/)
+    const [r1, r2, r3] = await waitForResults(3)
+    for (const [result, message] of [
+      [r1, streamed],
+      [r2, plain],
+    ] as const) {
+      const u = message.usage
+      const cacheRead = u.cache_read_input_tokens ?? 0
+      const cacheCreation = u.cache_creation_input_tokens ?? 0
+      expect(result.usage).toEqual({
+        inputTokens: u.input_tokens + cacheRead + cacheCreation,
+        outputTokens: u.output_tokens,
+        cacheReadTokens: cacheRead,
+        cacheCreationTokens: cacheCreation,
+        reasoningTokens: 0,
+      })
+    }
+    expect(r2.requestId).toBe(response.headers.get('request-id'))
+    expect(r3).toMatchObject({status: 200, usage: null})
+    expect(sim.requests.at(-1)).toMatchObject({path: '/v1/messages/count_tokens', query: {beta: 'true'}})
+  })
+
+  it('google genai generateContent and generateContentStream', async () => {
+    const client = new GoogleGenAI({apiKey: GW_KEY, httpOptions: {baseUrl: gatewayUrl}})
+    const plain = await client.models.generateContent({
+      model: 'gemini-sim',
+      contents: 'hello',
+      config: {thinkingConfig: {thinkingBudget: 100}},
+    })
+    let last
+    for await (const chunk of await client.models.generateContentStream({
+      model: 'gemini-sim',
+      contents: 'stream',
+    }))
+      last = chunk
+    const [r1, r2] = await waitForResults(2)
+    for (const [result, response] of [
+      [r1, plain],
+      [r2, last!],
+    ] as const) {
+      const m = response.usageMetadata!
+      expect(result.usage).toEqual({
+        inputTokens: m.promptTokenCount,
+        outputTokens: (m.candidatesTokenCount ?? 0) + (m.thoughtsTokenCount ?? 0),
+        cacheReadTokens: m.cachedContentTokenCount,
+        cacheCreationTokens: 0,
+        reasoningTokens: m.thoughtsTokenCount ?? 0,
+      })
+    }
+    expect(r1.usage?.reasoningTokens).toBeGreaterThan(0)
+    // the sim sends no request id for Gemini: the proxy mints one
+    expect(r2.requestId).toMatch(/^req_[0-9a-f]{24}$/)
+  })
+})
+
+describe('routing and failure', () => {
+  it('falls back in policy order: connect error, then 503, then success', async () => {
+    sim.faults.add(parseFault('reset,times=1,path=/v1/messages'))
+    sim.faults.add(parseFault('status=503,times=1,path=/v1/messages'))
+    route = (family) => ({
+      targets: [
+        {provider: provider('dead', family, deadOrigin)},
+        simTarget(family, 'dropped'),
+        simTarget(family, 'flaky'),
+        simTarget(family, 'good', {model: 'claude-rewritten'}),
+      ],
+    })
+    const client = new Anthropic({apiKey: GW_KEY, baseURL: gatewayUrl, maxRetries: 0})
+    const message = await client.messages.create({
+      model: 'claude-asked',
+      max_tokens: 10,
+      messages: [{role: 'user', content: 'x'}],
+    })
+    expect(message.model).toBe('claude-rewritten')
+    const [result] = await waitForResults(1)
+    expect(result).toMatchObject({
+      status: 200,
+      provider: 'good',
+      model: 'claude-rewritten',
+      requestedModel: 'claude-asked',
+      fallback: true,
+    })
+    expect(result.attempts).toEqual([
+      {provider: 'dead', error: 'dead: connection refused'},
+      {provider: 'dropped', error: 'dropped: connection reset by upstream'},
+      {provider: 'flaky', status: 503, error: 'flaky: upstream answered 503'},
+      {provider: 'good', status: 200},
+    ])
+    expect(result.error).toBe(
+      'fell back after: dead: connection refused; dropped: connection reset by upstream; flaky: upstream answered 503',
+    )
+    expect(sim.requests.map((r) => (r.body as {model: string}).model)).toEqual([
+      'claude-asked',
+      'claude-asked',
+      'claude-rewritten',
+    ])
+  })
+
+  it('falls back on a first-byte timeout and on 429, and rewrites the Gemini model in the path', async () => {
+    sim.faults.add(parseFault('delay=2000,times=1,path=:generateContent'))
+    sim.faults.add(parseFault('status=429,times=1,path=:generateContent'))
+    route = (family) => ({
+      targets: [
+        simTarget(family, 'slow'),
+        simTarget(family, 'limited'),
+        simTarget(family, 'fast', {model: 'gemini-other'}),
+      ],
+      timeouts: {...DEFAULT_TIMEOUTS, firstByteMs: 200},
+    })
+    const res = await fetch(`${gatewayUrl}/v1beta/models/gemini-sim:generateContent?key=${GW_KEY}`, {
+      method: 'POST',
+      body: JSON.stringify({contents: [{parts: [{text: 'hi'}]}]}),
+    })
+    expect(res.status).toBe(200)
+    const [result] = await waitForResults(1)
+    expect(result.attempts.map((a) => a.error)).toEqual([
+      'slow: no answer within 200 ms (first-byte timeout)',
+      'limited: upstream answered 429',
+      undefined,
+    ])
+    expect(result).toMatchObject({provider: 'fast', model: 'gemini-other', fallback: true})
+    expect(sim.requests.map((r) => r.path)).toEqual([
+      '/v1beta/models/gemini-sim:generateContent',
+      '/v1beta/models/gemini-sim:generateContent',
+      '/v1beta/models/gemini-other:generateContent',
+    ])
+    expect(sim.requests.every((r) => Object.keys(r.query).length === 0)).toBe(true)
+  })
+
+  it('passes the last upstream 429 through with retry-after when nothing is left to try', async () => {
+    sim.faults.add(parseFault('status=429,retry-after=7,times=1,path=/v1/responses'))
+    route = (family) => ({targets: [simTarget(family)]})
+    const res = await fetch(`${gatewayUrl}/v1/responses`, {
+      method: 'POST',
+      headers: {authorization: `Bearer ${GW_KEY}`},
+      body: JSON.stringify({model: 'm', input: 'x'}),
+    })
+    expect(res.status).toBe(429)
+    expect(res.headers.get('retry-after')).toBe('7')
+    expect(((await res.json()) as {error: {type: string}}).error.type).toBe('rate_limit_error')
+    expect(res.headers.get('x-request-id')).toMatch(/^req_/)
+  })
+
+  it("answers 502 in each family's error shape when no fallback is left", async () => {
+    route = (family) => ({
+      targets: [{provider: provider('dead', family, deadOrigin)}, simTarget(family)],
+      fallbacks: false,
+    })
+    const shapes: Record<Family, [string, string, object]> = {
+      chat: [
+        '/v1/chat/completions',
+        JSON.stringify({model: 'm', messages: []}),
+        {error: {type: 'api_error', param: null, code: null}},
+      ],
+      responses: ['/v1/responses', JSON.stringify({model: 'm', input: 'x'}), {error: {type: 'api_error'}}],
+      messages: [
+        '/v1/messages',
+        JSON.stringify({model: 'm', messages: []}),
+        {type: 'error', error: {type: 'api_error'}},
+      ],
+      gemini: [
+        '/v1beta/models/g:generateContent',
+        JSON.stringify({contents: []}),
+        {error: {code: 502, status: 'UNAVAILABLE'}},
+      ],
+    }
+    for (const [family, [path, body, shape]] of Object.entries(shapes)) {
+      const res = await fetch(gatewayUrl + path, {method: 'POST', body})
+      expect(res.status, family).toBe(502)
+      const json = (await res.json()) as Record<string, unknown>
+      expect(json, family).toMatchObject(shape)
+      expect(JSON.stringify(json)).toContain('connection refused')
+      if (family === 'messages') expect(json.request_id).toBe(res.headers.get('request-id'))
+    }
+    expect(sim.requests).toHaveLength(0)
+  })
+
+  it('breaker: opens after N failures (then 503 in the family shape), half-opens after the cooldown, closes on success', async () => {
+    let now = 1_000_000
+    const breakers = new BreakerRegistry(
+      () => ({failureThreshold: 2, cooldownMs: 10_000}),
+      () => now,
+    )
+    route = (family) => ({targets: [simTarget(family, 'sim', {breaker: breakers.get('sim')})]})
+    sim.faults.add(parseFault('status=500,times=3,path=/v1/messages'))
+    const send = async (): Promise<{
+      status: number
+      json: Record<string, unknown>
+      retryAfter: string | null
+    }> => {
+      const res = await fetch(`${gatewayUrl}/v1/messages`, {
+        method: 'POST',
+        headers: {'x-api-key': GW_KEY},
+        body: JSON.stringify({model: 'm', max_tokens: 5, messages: [{role: 'user', content: 'x'}]}),
+      })
+      return {
+        status: res.status,
+        json: (await res.json()) as Record<string, unknown>,
+        retryAfter: res.headers.get('retry-after'),
+      }
+    }
+    expect((await send()).status).toBe(500)
+    expect(breakers.snapshotOf('sim').state).toBe('closed')
+    expect((await send()).status).toBe(500)
+    expect(breakers.snapshotOf('sim')).toMatchObject({state: 'open', consecutiveFailures: 2})
+    const open = await send()
+    expect(open.status).toBe(503)
+    expect(open.json).toMatchObject({type: 'error', error: {type: 'api_error'}})
+    expect(JSON.stringify(open.json)).toContain('circuit-broken (open): sim; retry in 10 s')
+    expect(open.retryAfter).toBe('10')
+    expect(sim.requests).toHaveLength(2)
+    now += 10_000
+    expect(breakers.snapshotOf('sim').state).toBe('half-open')
+    expect((await send()).status).toBe(500) // the trial fails: open again
+    expect(breakers.snapshotOf('sim').state).toBe('open')
+    now += 10_000
+    expect((await send()).status).toBe(200)
+    expect(breakers.snapshotOf('sim')).toMatchObject({state: 'closed', consecutiveFailures: 0})
+  })
+
+  it('skips an open breaker and uses the next target', async () => {
+    const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
+    breakers.get('first').recordFailure('down')
+    route = (family) => ({
+      targets: [
+        simTarget(family, 'first', {breaker: breakers.get('first')}),
+        simTarget(family, 'second', {breaker: breakers.get('second')}),
+      ],
+    })
+    const res = await fetch(`${gatewayUrl}/v1/responses`, {
+      method: 'POST',
+      body: JSON.stringify({model: 'm', input: 'x'}),
+    })
+    expect(res.status).toBe(200)
+    const [result] = await waitForResults(1)
+    expect(result.attempts).toEqual([
+      {provider: 'first', skipped: 'circuit-open'},
+      {provider: 'second', status: 200},
+    ])
+    expect(result.fallback).toBe(true)
+  })
+
+  it("a reset mid-stream ends the stream with the family's error event", async () => {
+    route = (family) => ({targets: [simTarget(family)]})
+    const cases: Array<[string, unknown, RegExp]> = [
+      [
+        '/v1/messages',
+        {model: 'm', max_tokens: 5, stream: true, messages: [{role: 'user', content: 'x'}]},
+        /event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"sim-messages: stream broke after the first byte: connection reset by upstream"\}\}\n\n$/,
+      ],
+      [
+        '/v1/responses',
+        {model: 'm', input: 'x', stream: true},
+        /event: error\ndata: \{"type":"error","code":"api_error",.*"sequence_number":(\d+)\}\n\n$/,
+      ],
+      [
+        '/v1beta/models/g:streamGenerateContent?alt=sse',
+        {contents: [{parts: [{text: 'x'}]}]},
+        /data: \{"error":\{"code":502,"message":"sim-gemini: stream broke.*","status":"UNAVAILABLE"\}\}\n\n$/,
+      ],
+    ]
+    for (const [path, body, tail] of cases) {
+      sim.faults.add(parseFault('reset,chunk-delay=5,times=1'))
+      const res = await fetch(gatewayUrl + path, {method: 'POST', body: JSON.stringify(body)})
+      expect(res.status).toBe(200)
+      const text = await res.text()
+      expect(text.startsWith('event: ') || text.startsWith('data: ')).toBe(true)
+      expect(text).toMatch(tail)
+      if (path === '/v1/responses') {
+        // the error event continues the stream's sequence numbers
+        const numbers = [...text.matchAll(/"sequence_number":(\d+)/g)].map((m) => Number(m[1]))
+        expect(numbers.length).toBeGreaterThan(2)
+        expect(numbers).toEqual(numbers.map((_, i) => i))
+      }
+    }
+    const all = await waitForResults(3)
+    expect(all.every((r) => r.error?.includes('stream broke after the first byte'))).toBe(true)
+  })
+
+  it('the anthropic SDK sees the mid-stream error as an APIError', async () => {
+    route = (family) => ({targets: [simTarget(family)]})
+    sim.faults.add(parseFault('reset,chunk-delay=5,times=1'))
+    const client = new Anthropic({apiKey: GW_KEY, baseURL: gatewayUrl, maxRetries: 0})
+    const error = await client.messages
+      .stream({model: 'm', max_tokens: 5, messages: [{role: 'user', content: 'x'}]})
+      .finalMessage()
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(Anthropic.APIError)
+  })
+})
+
+/** A custom upstream that records raw requests (headers unredacted) and answers per family. */
+async function customUpstream(
+  handler: (req: IncomingMessage, res: ServerResponse, body: Buffer) => void | Promise<void>,
+): Promise<{origin: string; close: () => void}> {
+  const server = createServer(async (req, res) => handler(req, res, await readBody(req)))
+  server.listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => {
+      server.closeAllConnections()
+      server.close()
+    },
+  }
+}
+
+describe('what leaves the machine', () => {
+  it('never forwards the gateway key; sets the provider credential in its family form; forwards protocol headers', async () => {
+    const seen: Array<{url: string; headers: IncomingMessage['headers']}> = []
+    const upstream = await customUpstream((req, res) => {
+      seen.push({url: req.url ?? '', headers: req.headers})
+      res.writeHead(200, {'content-type': 'application/json'})
+      res.end('{}')
+    })
+    try {
+      route = (family) => ({targets: [{provider: provider(`u-${family}`, family, upstream.origin)}]})
+      const credentialHeaders = {
+        authorization: `Bearer ${GW_KEY}`,
+        'x-api-key': GW_KEY,
+        'x-goog-api-key': GW_KEY,
+        'x-vendor-api-key': GW_KEY,
+        cookie: `session=${GW_KEY}`,
+        'x-gw-project': 'proj',
+        'anthropic-version': '2023-06-01',
+        'anthropic-beta': 'claude-code-20250219',
+        'openai-beta': 'responses=v1',
+        'user-agent': 'test-agent/1.0',
+      }
+      for (const path of [
+        '/v1/chat/completions',
+        '/v1/responses',
+        '/v1/messages?beta=true',
+        `/v1beta/models/g:generateContent?key=${GW_KEY}&alt=json`,
+      ])
+        await (
+          await fetch(gatewayUrl + path, {method: 'POST', headers: credentialHeaders, body: '{"model":"m"}'})
+        ).text()
+      expect(seen).toHaveLength(4)
+      for (const {url, headers} of seen) {
+        expect(JSON.stringify({url, headers})).not.toContain('SECRETgatewaykey')
+        expect(headers.cookie).toBeUndefined()
+        expect(headers['x-gw-project']).toBeUndefined()
+        expect(headers['x-vendor-api-key']).toBeUndefined()
+        expect(headers['anthropic-beta']).toBe('claude-code-20250219')
+        expect(headers['user-agent']).toBe('test-agent/1.0')
+      }
+      const [chat, responses, messages, gemini] = seen
+      expect(chat.headers.authorization).toBe('Bearer upstream-key-u-chat')
+      expect(responses.headers.authorization).toBe('Bearer upstream-key-u-responses')
+      expect(messages.headers['x-api-key']).toBe('upstream-key-u-messages')
+      expect(messages.headers.authorization).toBeUndefined()
+      expect(messages.url).toBe('/v1/messages?beta=true')
+      expect(gemini.headers['x-goog-api-key']).toBe('upstream-key-u-gemini')
+      expect(gemini.url).toBe('/v1beta/models/g:generateContent?alt=json')
+    } finally {
+      upstream.close()
+    }
+  })
+
+  it('a provider whose env credential is unset is skipped with a clear reason', async () => {
+    route = (family) => ({
+      targets: [
+        {provider: {...provider('needs-env', family, sim.origin), credential: {env: 'GWCTL_TEST_UNSET_VAR'}}},
+      ],
+    })
+    const res = await fetch(`${gatewayUrl}/v1/responses`, {method: 'POST', body: '{"model":"m","input":"x"}'})
+    expect(res.status).toBe(502)
+    expect(await res.text()).toContain('environment variable GWCTL_TEST_UNSET_VAR is not set')
+    expect(sim.requests).toHaveLength(0)
+  })
+})
+
+describe('chat streams and client aborts', () => {
+  const chunk = (extra: object): string =>
+    `data: ${JSON.stringify({id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', ...extra})}\n\n`
+
+  it('asks upstream for stream usage and hides the extra usage chunk from a client that did not ask', async () => {
+    const bodies: Array<Record<string, unknown>> = []
+    const upstream = await customUpstream((_req, res, body) => {
+      const json = JSON.parse(body.toString()) as Record<string, unknown>
+      bodies.push(json)
+      res.writeHead(200, {'content-type': 'text/event-stream'})
+      res.write(
+        chunk({
+          choices: [{index: 0, delta: {role: 'assistant', content: ''}, finish_reason: null}],
+          usage: null,
+        }),
+      )
+      res.write(chunk({choices: [{index: 0, delta: {content: 'Hi'}, finish_reason: null}], usage: null}))
+      res.write(chunk({choices: [{index: 0, delta: {}, finish_reason: 'stop'}], usage: null}))
+      if ((json.stream_options as {include_usage?: boolean} | undefined)?.include_usage)
+        // split across writes, to prove the filter waits only for a whole event
+        for (const part of chunk({
+          choices: [],
+          usage: {prompt_tokens: 9, completion_tokens: 2, total_tokens: 11},
+        }).match(/.{1,10}/gs)!)
+          res.write(part)
+      res.end('data: [DONE]\n\n')
+    })
+    try {
+      route = (family) => ({targets: [{provider: provider('chat-up', family, upstream.origin)}]})
+      const client = new OpenAI({apiKey: GW_KEY, baseURL: gatewayUrl + '/v1', maxRetries: 0})
+      const seen: unknown[] = []
+      for await (const c of await client.chat.completions.create({
+        model: 'm',
+        messages: [{role: 'user', content: 'x'}],
+        stream: true,
+      }))
+        seen.push(c)
+      expect(seen).toHaveLength(3)
+      expect(seen.every((c) => (c as {choices: unknown[]}).choices.length === 1)).toBe(true)
+      const withUsage: unknown[] = []
+      for await (const c of await client.chat.completions.create({
+        model: 'm',
+        messages: [{role: 'user', content: 'x'}],
+        stream: true,
+        stream_options: {include_usage: true},
+      }))
+        withUsage.push(c)
+      expect(withUsage).toHaveLength(4)
+      expect(withUsage.at(-1)).toMatchObject({choices: [], usage: {prompt_tokens: 9}})
+      expect(bodies.map((b) => b.stream_options)).toEqual([{include_usage: true}, {include_usage: true}])
+      const [r1, r2] = await waitForResults(2)
+      expect(r1.usage).toEqual({
+        inputTokens: 9,
+        outputTokens: 2,
+        cacheReadTokens: 0,
+        cacheCreationTokens: 0,
+        reasoningTokens: 0,
+      })
+      expect(r2.usage).toEqual(r1.usage)
+      expect(r1.requestId).toMatch(/^req_/)
+    } finally {
+      upstream.close()
+    }
+  })
+
+  it('a client disconnect aborts the upstream request at once', async () => {
+    let upstreamClosedEarly: () => void = () => undefined
+    const closed = new Promise<void>((resolve) => (upstreamClosedEarly = resolve))
+    let finished = false
+    const upstream = await customUpstream(async (_req, res) => {
+      res.on('close', () => {
+        if (!finished) upstreamClosedEarly()
+      })
+      res.writeHead(200, {'content-type': 'text/event-stream'})
+      for (let i = 0; i < 200 && !res.destroyed; i++) {
+        res.write(chunk({choices: [{index: 0, delta: {content: `${i}`}, finish_reason: null}], usage: null}))
+        await sleep(50)
+      }
+      finished = true
+      res.end('data: [DONE]\n\n')
+    })
+    try {
+      route = (family) => ({targets: [{provider: provider('slow', family, upstream.origin)}]})
+      const controller = new AbortController()
+      const res = await fetch(`${gatewayUrl}/v1/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify({model: 'm', stream: true, stream_options: {include_usage: true}, messages: []}),
+        signal: controller.signal,
+      })
+      const reader = res.body!.getReader()
+      const first = await reader.read()
+      expect(new TextDecoder().decode(first.value)).toContain('"content":"0"')
+      controller.abort()
+      await closed
+      expect(finished).toBe(false)
+      const [result] = await waitForResults(1)
+      expect(result).toMatchObject({clientAborted: true, error: 'client closed the connection'})
+    } finally {
+      upstream.close()
+    }
+  })
+})
+
+describe('upstreamPath', () => {
+  it('joins base URLs and entrance paths without doubling the version', () => {
+    expect(upstreamPath('https://api.anthropic.com', '/v1/messages?beta=true')).toEqual({
+      origin: 'https://api.anthropic.com',
+      path: '/v1/messages?beta=true',
+    })
+    expect(upstreamPath('https://platform.test/api/v1/', '/v1/chat/completions').path).toBe(
+      '/api/v1/chat/completions',
+    )
+    expect(upstreamPath('http://127.0.0.1:9/proxy', '/v1beta/models/g:generateContent').path).toBe(
+      '/proxy/v1beta/models/g:generateContent',
+    )
+    expect(upstreamPath('http://h/x/v1beta', '/v1beta/models/g:countTokens').path).toBe(
+      '/x/v1beta/models/g:countTokens',
+    )
+  })
+})
+
+describe('topLevelFields', () => {
+  const scan = (value: unknown): unknown =>
+    topLevelFields(Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)))
+
+  it('reads the top-level model and stream, never nested ones', () => {
+    expect(
+      scan({
+        metadata: {model: 'nested', stream: false},
+        messages: [{content: '"model":"x"'}],
+        model: 'top',
+        stream: true,
+      }),
+    ).toEqual({
+      model: 'top',
+      stream: true,
+    })
+    expect(scan({model: 'm', max_tokens: 5, messages: [{role: 'user', content: 'x'}]})).toEqual({model: 'm'})
+    expect(scan(' {"stream" : false , "model" : "claude"} ')).toEqual({model: 'claude', stream: false})
+  })
+
+  it('gives up (so the caller parses) on odd values and non-objects', () => {
+    expect(scan({model: 'with \\ escape'})).toBeUndefined()
+    expect(scan({model: 'modèle'})).toBeUndefined()
+    expect(scan({model: 5})).toBeUndefined()
+    expect(scan([1, 2])).toBeUndefined()
+    expect(scan('{"model":"unterminated')).toBeUndefined()
+  })
+})
+
+describe('idle timeout and simulator faults', () => {
+  it('an upstream silent for longer than idleMs after the first byte ends the stream with an error event', async () => {
+    const upstream = await customUpstream(async (_req, res) => {
+      res.writeHead(200, {'content-type': 'text/event-stream'})
+      res.write(
+        'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":3,"output_tokens":1}}}\n\n',
+      )
+      await sleep(3000)
+      res.end()
+    })
+    try {
+      route = (family) => ({
+        targets: [{provider: provider('stalls', family, upstream.origin)}],
+        timeouts: {...DEFAULT_TIMEOUTS, idleMs: 200},
+      })
+      const res = await fetch(`${gatewayUrl}/v1/messages`, {
+        method: 'POST',
+        body: '{"model":"m","stream":true}',
+      })
+      const text = await res.text()
+      expect(text).toMatch(/^event: message_start\n/)
+      expect(text).toContain(
+        'event: error\ndata: {"type":"error","error":{"type":"api_error","message":"stalls: stream broke after the first byte: upstream silent for 200 ms (idle timeout)"}}',
+      )
+      const [result] = await waitForResults(1)
+      expect(result.usage).toMatchObject({inputTokens: 3, outputTokens: 1})
+    } finally {
+      upstream.close()
+    }
+  })
+
+  it('x-sim-fault reaches simulator providers only', async () => {
+    const seen: IncomingMessage['headers'][] = []
+    const upstream = await customUpstream((req, res) => {
+      seen.push(req.headers)
+      res.writeHead(200, {'content-type': 'application/json'})
+      res.end('{}')
+    })
+    try {
+      route = (family) => ({targets: [{provider: {...provider('sim', family, sim.origin), origin: 'sim'}}]})
+      const res = await fetch(`${gatewayUrl}/v1/responses`, {
+        method: 'POST',
+        headers: {'x-sim-fault': 'status=418'},
+        body: '{"model":"m","input":"x"}',
+      })
+      expect(res.status).toBe(418)
+      route = (family) => ({targets: [{provider: provider('real', family, upstream.origin)}]})
+      await (
+        await fetch(`${gatewayUrl}/v1/responses`, {
+          method: 'POST',
+          headers: {'x-sim-fault': 'status=418'},
+          body: '{}',
+        })
+      ).text()
+      expect(seen[0]['x-sim-fault']).toBeUndefined()
+    } finally {
+      upstream.close()
+    }
+  })
+})
+
+describe('a stream that breaks mid-event', () => {
+  it('starts the error event on its own after a blank line', async () => {
+    const upstream = await customUpstream((_req, res) => {
+      res.writeHead(200, {'content-type': 'text/event-stream'})
+      res.write('data: {"candidates":[{"content":{"parts":[{"text":"PO"}]}}]}\n\ndata: {"candidates":[{"cont')
+      setTimeout(() => res.destroy(), 20)
+    })
+    try {
+      route = (family) => ({targets: [{provider: provider('breaks', family, upstream.origin)}]})
+      const res = await fetch(`${gatewayUrl}/v1beta/models/g:streamGenerateContent?alt=sse`, {
+        method: 'POST',
+        body: '{}',
+      })
+      const text = await res.text()
+      expect(text).toMatch(
+        /"cont\n\ndata: \{"error":\{"code":502,"message":"breaks: stream broke after the first byte: [^"]+","status":"UNAVAILABLE"\}\}\n\n$/,
+      )
+    } finally {
+      upstream.close()
+    }
+  })
+})
+
+describe('pass-through streaming', () => {
+  it('the client gets each event while the upstream is still streaming (nothing buffered)', async () => {
+    let release: () => void = () => undefined
+    const released = new Promise<void>((resolve) => (release = resolve))
+    const upstream = await customUpstream(async (_req, res) => {
+      res.writeHead(200, {'content-type': 'text/event-stream', 'request-id': 'req_upstream1'})
+      res.write(
+        'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":4,"output_tokens":1}}}\n\n',
+      )
+      await released
+      res.write(
+        'event: message_delta\ndata: {"type":"message_delta","delta":{},"usage":{"output_tokens":9}}\n\n',
+      )
+      res.end('event: message_stop\ndata: {"type":"message_stop"}\n\n')
+    })
+    try {
+      route = (family) => ({targets: [{provider: provider('streamer', family, upstream.origin)}]})
+      const res = await fetch(`${gatewayUrl}/v1/messages`, {
+        method: 'POST',
+        body: '{"model":"m","stream":true}',
+      })
+      expect(res.headers.get('request-id')).toBe('req_upstream1')
+      const reader = res.body!.getReader()
+      const first = new TextDecoder().decode((await reader.read()).value)
+      expect(first).toContain('message_start')
+      release()
+      let rest = ''
+      for (let r = await reader.read(); !r.done; r = await reader.read())
+        rest += new TextDecoder().decode(r.value)
+      expect(rest).toContain('message_stop')
+      const [result] = await waitForResults(1)
+      expect(result.usage).toMatchObject({inputTokens: 4, outputTokens: 9})
+      expect(result.requestId).toBe('req_upstream1')
+    } finally {
+      upstream.close()
+    }
+  })
+})

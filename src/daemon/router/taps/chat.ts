@@ -1,0 +1,22 @@
+import type {Json, Reader, Usage} from './tap.js'
+import {num, obj} from './tap.js'
+
+/** Chat completions: `usage` of the JSON body, or of the usage chunk of a stream. */
+export class ChatReader implements Reader {
+  private last?: Json
+  onPayload(payload: Json): void {
+    const usage = obj(payload.usage)
+    if (usage) this.last = usage
+  }
+  usage(): Usage | undefined {
+    const u = this.last
+    if (!u) return undefined
+    return {
+      inputTokens: num(u.prompt_tokens),
+      outputTokens: num(u.completion_tokens),
+      cacheReadTokens: num(obj(u.prompt_tokens_details)?.cached_tokens),
+      cacheCreationTokens: 0,
+      reasoningTokens: num(obj(u.completion_tokens_details)?.reasoning_tokens),
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import type {Json, Reader, Usage} from './tap.js'
+import {obj} from './tap.js'
+
+/**
+ * Messages: `message_start.message.usage`, then each `message_delta.usage` overwrites the
+ * counters it carries (they are cumulative: never add them up). `input_tokens` excludes cache tokens.
+ */
+export class MessagesReader implements Reader {
+  private counters?: {input: number; cacheRead: number; cacheCreation: number; output: number}
+  private apply(usage: Json, reset: boolean): void {
+    const c = reset || !this.counters ? {input: 0, cacheRead: 0, cacheCreation: 0, output: 0} : this.counters
+    const set = (key: keyof typeof c, value: unknown): void => {
+      if (typeof value === 'number') c[key] = value
+    }
+    set('input', usage.input_tokens)
+    set('cacheRead', usage.cache_read_input_tokens)
+    set('cacheCreation', usage.cache_creation_input_tokens)
+    set('output', usage.output_tokens)
+    this.counters = c
+  }
+  onPayload(payload: Json): void {
+    if (payload.type === 'message_start') {
+      const usage = obj(obj(payload.message)?.usage)
+      if (usage) this.apply(usage, true)
+    } else if (payload.type === 'message_delta') {
+      const usage = obj(payload.usage)
+      if (usage) this.apply(usage, false)
+    } else if (payload.type === 'message') {
+      const usage = obj(payload.usage)
+      if (usage) this.apply(usage, true)
+    }
+  }
+  usage(): Usage | undefined {
+    const c = this.counters
+    if (!c) return undefined
+    return {
+      inputTokens: c.input + c.cacheRead + c.cacheCreation,
+      outputTokens: c.output,
+      cacheReadTokens: c.cacheRead,
+      cacheCreationTokens: c.cacheCreation,
+      reasoningTokens: 0,
+    }
+  }
+}

@@ -1,0 +1,33 @@
+import type {Json, Reader, Usage} from './tap.js'
+import {num, obj} from './tap.js'
+
+/** Responses: `usage` of the JSON body, or of `response.completed` (or `.incomplete`/`.failed`). */
+export class ResponsesReader implements Reader {
+  private last?: Json
+  /** `sequence_number` of the last stream event seen. */
+  lastSequence?: number
+  onPayload(payload: Json): void {
+    const type = payload.type
+    if (typeof payload.sequence_number === 'number') this.lastSequence = payload.sequence_number
+    if (type === undefined && payload.object === 'response') {
+      const usage = obj(payload.usage)
+      if (usage) this.last = usage
+      return
+    }
+    if (type === 'response.completed' || type === 'response.incomplete' || type === 'response.failed') {
+      const usage = obj(obj(payload.response)?.usage)
+      if (usage) this.last = usage
+    }
+  }
+  usage(): Usage | undefined {
+    const u = this.last
+    if (!u) return undefined
+    return {
+      inputTokens: num(u.input_tokens),
+      outputTokens: num(u.output_tokens),
+      cacheReadTokens: num(obj(u.input_tokens_details)?.cached_tokens),
+      cacheCreationTokens: 0,
+      reasoningTokens: num(obj(u.output_tokens_details)?.reasoning_tokens),
+    }
+  }
+}

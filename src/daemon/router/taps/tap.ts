@@ -1,0 +1,111 @@
+/**
+ * Usage taps: read token usage from an upstream answer on the side, chunk by chunk, without
+ * holding a byte back from the client. One tap per protocol family; SSE answers go through an
+ * `eventsource-parser` instance, JSON answers are collected (up to a cap) and parsed at the end.
+ *
+ * Normalised counts (the same meaning for every protocol, so usage pivots can add them up):
+ * - `inputTokens`  every prompt token, including cache reads and cache writes
+ * - `cacheReadTokens`, `cacheCreationTokens`  the parts of `inputTokens` read from / written to a cache
+ * - `outputTokens` every generated token, including reasoning/thinking
+ * - `reasoningTokens` the part of `outputTokens` spent reasoning (when the protocol reports it)
+ */
+import type {EventSourceMessage} from 'eventsource-parser'
+import {createParser} from 'eventsource-parser'
+
+export interface Usage {
+  inputTokens: number
+  outputTokens: number
+  cacheReadTokens: number
+  cacheCreationTokens: number
+  reasoningTokens: number
+}
+
+export interface UsageTap {
+  /** Feeds one chunk of the answer body, as sent to the client. */
+  feed(chunk: Uint8Array): void
+  /** Call once the body ended (or failed). */
+  end(): void
+  /** The usage read so far, or undefined when the answer carried none. */
+  usage(): Usage | undefined
+  /** Responses streams: the `sequence_number` an event appended now should carry. */
+  nextSequence(): number
+}
+
+export type Json = Record<string, unknown>
+
+export const num = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) ? value : 0
+export const obj = (value: unknown): Json | undefined =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined
+
+/** Largest JSON answer the tap collects to read usage from (bigger answers are passed on untapped). */
+export const MAX_TAPPED_JSON_BYTES = 16 * 1024 * 1024
+
+/** Protocol-specific part of a tap: what to do with each JSON payload (SSE event data or whole body). */
+export interface Reader {
+  onPayload(payload: Json, event: string | undefined): void
+  usage(): Usage | undefined
+  lastSequence?: number
+}
+
+export class Tap implements UsageTap {
+  private readonly parser
+  private readonly decoder = new TextDecoder()
+  private readonly chunks: Uint8Array[] = []
+  private size = 0
+
+  constructor(
+    private readonly reader: Reader,
+    private readonly sse: boolean,
+  ) {
+    this.parser = sse
+      ? createParser({
+          onEvent: (message: EventSourceMessage) => {
+            if (!message.data || message.data[0] !== '{') return
+            let payload: unknown
+            try {
+              payload = JSON.parse(message.data)
+            } catch {
+              return
+            }
+            const p = obj(payload)
+            if (p) this.reader.onPayload(p, message.event)
+          },
+        })
+      : undefined
+  }
+
+  feed(chunk: Uint8Array): void {
+    if (this.parser) {
+      this.parser.feed(this.decoder.decode(chunk, {stream: true}))
+      return
+    }
+    this.size += chunk.length
+    if (this.size <= MAX_TAPPED_JSON_BYTES) this.chunks.push(chunk)
+  }
+
+  end(): void {
+    if (this.parser) {
+      this.parser.feed(this.decoder.decode())
+      // a last event without its blank line still counts (the stream ended anyway)
+      this.parser.feed('\n\n')
+      return
+    }
+    if (this.size === 0 || this.size > MAX_TAPPED_JSON_BYTES) return
+    try {
+      const p = obj(JSON.parse(Buffer.concat(this.chunks).toString('utf8')))
+      if (p) this.reader.onPayload(p, undefined)
+    } catch {
+      // not JSON: no usage
+    }
+    this.chunks.length = 0
+  }
+
+  usage(): Usage | undefined {
+    return this.reader.usage()
+  }
+
+  nextSequence(): number {
+    return this.reader.lastSequence === undefined ? 0 : this.reader.lastSequence + 1
+  }
+}

@@ -1,0 +1,174 @@
+import {describe, expect, it} from 'vitest'
+
+import {createUsageTap} from './index.js'
+
+/** Feeds `text` in pieces of `size` bytes (splitting lines, events and multi-byte characters). */
+function tapped(family: Parameters<typeof createUsageTap>[0], sse: boolean, text: string, size = 7) {
+  const tap = createUsageTap(family, sse)
+  const bytes = Buffer.from(text)
+  for (let i = 0; i < bytes.length; i += size) tap.feed(bytes.subarray(i, i + size))
+  tap.end()
+  return tap.usage()
+}
+
+const chatStream =
+  [
+    'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1730000000,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}],"usage":null}',
+    'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1730000000,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"Héllo ✓"},"finish_reason":null}],"usage":null}',
+    'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1730000000,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}',
+    'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1730000000,"model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":4},"completion_tokens_details":{"reasoning_tokens":1}}}',
+    'data: [DONE]',
+  ].join('\n\n') + '\n\n'
+
+const responsesStream = `event: response.created
+data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1","status":"in_progress","output":[],"usage":null}}
+
+event: response.output_item.added
+data: {"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"message","id":"msg_1","role":"assistant","status":"in_progress","content":[]}}
+
+event: response.output_text.delta
+data: {"type":"response.output_text.delta","sequence_number":2,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hello","logprobs":[]}
+
+event: response.completed
+data: {"type":"response.completed","sequence_number":3,"response":{"id":"resp_1","status":"completed","usage":{"input_tokens":11,"input_tokens_details":{"cached_tokens":3},"output_tokens":7,"output_tokens_details":{"reasoning_tokens":2},"total_tokens":18}}}
+
+`
+
+const messagesStream = `event: message_start
+data: {"type":"message_start","message":{"id":"msg_01X","type":"message","role":"assistant","model":"claude","content":[],"stop_reason":null,"usage":{"input_tokens":11,"cache_creation_input_tokens":2,"cache_read_input_tokens":3,"output_tokens":1}}}
+
+event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}
+
+event: ping
+data: {"type":"ping"}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"PONG"}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5}}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":7,"input_tokens":null}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+`
+
+const geminiStream =
+  [
+    'data: {"candidates":[{"content":{"role":"model","parts":[{"text":"PONG"}]},"index":0}],"usageMetadata":{"promptTokenCount":11,"totalTokenCount":11},"modelVersion":"gemini-2.5-flash","responseId":"abc"}',
+    'data: {"candidates":[{"content":{"role":"model","parts":[{"text":" from fake"}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":11,"candidatesTokenCount":7,"totalTokenCount":22,"cachedContentTokenCount":3,"thoughtsTokenCount":4},"modelVersion":"gemini-2.5-flash","responseId":"abc"}',
+  ].join('\r\n\r\n') + '\r\n\r\n'
+
+describe('usage taps', () => {
+  it('chat: the usage chunk of a stream, whatever the chunking', () => {
+    const expected = {
+      inputTokens: 12,
+      outputTokens: 3,
+      cacheReadTokens: 4,
+      cacheCreationTokens: 0,
+      reasoningTokens: 1,
+    }
+    for (const size of [1, 3, 64, 100_000]) expect(tapped('chat', true, chatStream, size)).toEqual(expected)
+  })
+
+  it('chat: a stream without a usage chunk has no usage', () => {
+    expect(
+      tapped('chat', true, chatStream.split('\n\n').slice(0, 3).join('\n\n') + '\n\ndata: [DONE]\n\n'),
+    ).toBeUndefined()
+  })
+
+  it('chat: a JSON body', () => {
+    const body = JSON.stringify({
+      id: 'chatcmpl-1',
+      object: 'chat.completion',
+      choices: [{index: 0, message: {role: 'assistant', content: 'Hello!'}, finish_reason: 'stop'}],
+      usage: {
+        prompt_tokens: 12,
+        completion_tokens: 3,
+        total_tokens: 15,
+        prompt_tokens_details: {cached_tokens: 0},
+      },
+    })
+    expect(tapped('chat', false, body)).toEqual({
+      inputTokens: 12,
+      outputTokens: 3,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
+      reasoningTokens: 0,
+    })
+  })
+
+  it('responses: response.completed of a stream, and a JSON body', () => {
+    const expected = {
+      inputTokens: 11,
+      outputTokens: 7,
+      cacheReadTokens: 3,
+      cacheCreationTokens: 0,
+      reasoningTokens: 2,
+    }
+    expect(tapped('responses', true, responsesStream, 5)).toEqual(expected)
+    const body = {
+      id: 'resp_1',
+      object: 'response',
+      status: 'completed',
+      output: [],
+      usage: {
+        input_tokens: 11,
+        input_tokens_details: {cached_tokens: 3},
+        output_tokens: 7,
+        output_tokens_details: {reasoning_tokens: 2},
+      },
+    }
+    expect(tapped('responses', false, JSON.stringify(body))).toEqual(expected)
+  })
+
+  it('messages: message_start then cumulative message_delta usage (overwritten, never added)', () => {
+    // input 11 + cache read 3 + cache write 2 = 16 prompt tokens; output 7 (not 1 + 5 + 7)
+    expect(tapped('messages', true, messagesStream, 11)).toEqual({
+      inputTokens: 16,
+      outputTokens: 7,
+      cacheReadTokens: 3,
+      cacheCreationTokens: 2,
+      reasoningTokens: 0,
+    })
+  })
+
+  it('messages: a JSON body', () => {
+    const body = {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      content: [{type: 'text', text: 'Hello!'}],
+      usage: {input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 5, output_tokens: 3},
+    }
+    expect(tapped('messages', false, JSON.stringify(body))).toMatchObject({
+      inputTokens: 17,
+      cacheReadTokens: 5,
+      outputTokens: 3,
+    })
+  })
+
+  it('gemini: the last usageMetadata wins; prompt includes cached; thoughts count as output', () => {
+    expect(tapped('gemini', true, geminiStream, 13)).toEqual({
+      inputTokens: 11,
+      outputTokens: 11,
+      cacheReadTokens: 3,
+      cacheCreationTokens: 0,
+      reasoningTokens: 4,
+    })
+  })
+
+  it('ignores bodies that are not JSON and error bodies', () => {
+    expect(tapped('messages', false, '<html>bad gateway</html>')).toBeUndefined()
+    expect(
+      tapped('gemini', false, '{"error":{"code":503,"message":"x","status":"UNAVAILABLE"}}'),
+    ).toBeUndefined()
+  })
+})

@@ -1,0 +1,141 @@
+/**
+ * Shared pieces of the simulated vendor upstreams (Responses, Messages, Gemini): deterministic
+ * replies and usage, credential checks, ids.
+ *
+ * Usage is a pure function of the request so tests can predict it to the token:
+ * - `prompt`   = simTokens(JSON of the prompt-bearing fields: system/instructions, messages/input/contents, tools)
+ * - `cacheRead` = floor(prompt / 4), `cacheCreation` = floor(prompt / 8) (Messages only)
+ * - `reasoning` = simTokens(thinking text) when the request asks for reasoning/thinking, else 0
+ * - `output`   = simTokens(reply text, or the tool call's JSON arguments)
+ */
+import {simTokens} from '../sse.js'
+
+export interface SimUsage {
+  prompt: number
+  cacheRead: number
+  cacheCreation: number
+  reasoning: number
+  output: number
+}
+
+/** What the simulated model answers: text, or a call of the first tool. */
+export interface SimAnswer {
+  text: string
+  thinking?: string
+  tool?: {name: string; args: Record<string, unknown>}
+  usage: SimUsage
+}
+
+let counter = 0
+/** A short unique id with a vendor prefix (`msg_sim0001a2b3`). */
+export function simId(prefix: string): string {
+  counter++
+  return `${prefix}${counter.toString(36).padStart(4, '0')}${Math.random().toString(36).slice(2, 8)}`
+}
+
+/** True when the user's last text asks for a tool, e.g. "please use a tool" / "call tool". */
+export function wantsTool(lastUserText: string): boolean {
+  return /\b(use|call)\s+(a\s+|the\s+)?tools?\b/i.test(lastUserText)
+}
+
+/** The deterministic answer for a request. */
+export function simAnswer(options: {
+  promptParts: unknown
+  lastUserText: string
+  reasoning: boolean
+  toolName?: string
+  forceTool?: boolean
+  messagesCache?: boolean
+  jsonSchema?: unknown
+}): SimAnswer {
+  const prompt = simTokens(JSON.stringify(options.promptParts ?? ''))
+  const snippet = options.lastUserText.replace(/\s+/g, ' ').trim().slice(0, 60)
+  const thinking = options.reasoning ? `The user wrote "${snippet}". A short answer will do.` : undefined
+  const reasoning = thinking ? simTokens(thinking) : 0
+  const usageBase = {
+    prompt,
+    cacheRead: Math.floor(prompt / 4),
+    cacheCreation: options.messagesCache ? Math.floor(prompt / 8) : 0,
+    reasoning,
+  }
+  if (options.toolName && (options.forceTool || wantsTool(options.lastUserText))) {
+    const args = {query: snippet || 'sim'}
+    return {
+      text: '',
+      thinking,
+      tool: {name: options.toolName, args},
+      usage: {...usageBase, output: simTokens(JSON.stringify(args))},
+    }
+  }
+  const text =
+    options.jsonSchema === undefined
+      ? `PONG from sim: ${snippet || 'hello'}`
+      : JSON.stringify(instanceOf(options.jsonSchema))
+  return {text, thinking, usage: {...usageBase, output: simTokens(text)}}
+}
+
+/** Splits text into a few stream deltas (word groups), never losing a character. */
+export function deltas(text: string, parts = 3): string[] {
+  if (text.length === 0) return []
+  const size = Math.max(1, Math.ceil(text.length / parts))
+  const out: string[] = []
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size))
+  return out
+}
+
+/** A minimal JSON value fitting a JSON Schema (or Gemini's OpenAPI-style schema). */
+export function instanceOf(schema: unknown): unknown {
+  if (!schema || typeof schema !== 'object') return {}
+  const s = schema as Record<string, unknown>
+  if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0]
+  const type = String(Array.isArray(s.type) ? s.type[0] : (s.type ?? 'object')).toLowerCase()
+  switch (type) {
+    case 'object': {
+      const props = (s.properties ?? {}) as Record<string, unknown>
+      return Object.fromEntries(Object.entries(props).map(([k, v]) => [k, instanceOf(v)]))
+    }
+    case 'array':
+      return []
+    case 'integer':
+    case 'number':
+      return typeof s.minimum === 'number' ? Math.max(s.minimum, 1) : 1
+    case 'boolean':
+      return false
+    case 'null':
+      return null
+    default:
+      return 'sim'
+  }
+}
+
+/** Text of a content value in any vendor's shape (string, parts array, blocks). */
+export function textOf(content: unknown): string {
+  if (typeof content === 'string') return content
+  if (Array.isArray(content))
+    return content
+      .map((part) => {
+        if (typeof part === 'string') return part
+        const p = part as Record<string, unknown>
+        return typeof p.text === 'string' ? p.text : ''
+      })
+      .filter(Boolean)
+      .join('\n')
+  return ''
+}
+
+/** The bearer token of an `Authorization` header, if any. */
+export function bearer(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const auth = headers.authorization
+  const value = Array.isArray(auth) ? auth[0] : auth
+  const token = /^Bearer\s+(.+)$/i.exec(value ?? '')?.[1]?.trim()
+  return token || undefined
+}
+
+/** First value of a header. */
+export function header(
+  headers: Record<string, string | string[] | undefined>,
+  name: string,
+): string | undefined {
+  const value = headers[name]
+  return (Array.isArray(value) ? value[0] : value)?.trim() || undefined
+}

@@ -1,0 +1,189 @@
+/**
+ * Simulated Anthropic Messages upstream: `POST /v1/messages` and `/v1/messages/count_tokens`
+ * (also with `?beta=true`), exact stream order, `request-id` header, Anthropic error shape.
+ */
+import {errorBody} from '../../daemon/protocol-errors.js'
+import type {SimRequest, SimRouter} from '../router.js'
+import {sendJson} from '../router.js'
+import type {SimContext} from '../server.js'
+import type {SseEvent} from '../sse.js'
+import {sendSse} from '../sse.js'
+import type {SimAnswer} from './common.js'
+import {bearer, deltas, header, simAnswer, simId, textOf} from './common.js'
+
+type Body = Record<string, unknown>
+
+function lastUserText(messages: unknown): string {
+  if (!Array.isArray(messages)) return ''
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as Body
+    if (m?.role === 'user') {
+      const text = textOf(m.content)
+      if (text) return text
+    }
+  }
+  return ''
+}
+
+function lastIsToolResult(messages: unknown): boolean {
+  if (!Array.isArray(messages)) return false
+  const last = messages.at(-1) as Body | undefined
+  return (
+    Array.isArray(last?.content) && (last.content as Body[]).some((block) => block?.type === 'tool_result')
+  )
+}
+
+/** The sim's answer to a Messages request. */
+export function messagesAnswer(body: Body): SimAnswer {
+  const tools = Array.isArray(body.tools) ? (body.tools as Body[]) : []
+  const customTool = tools.find((t) => typeof t.name === 'string' && (!t.type || t.type === 'custom'))
+  const thinking = body.thinking as Body | undefined
+  const toolChoice = body.tool_choice as Body | undefined
+  return simAnswer({
+    promptParts: [body.system ?? null, body.messages ?? null, body.tools ?? null],
+    lastUserText: lastUserText(body.messages),
+    reasoning: !!thinking && thinking.type !== 'disabled',
+    toolName: lastIsToolResult(body.messages) ? undefined : (customTool?.name as string | undefined),
+    forceTool: toolChoice?.type === 'any' || toolChoice?.type === 'tool',
+    messagesCache: true,
+  })
+}
+
+/** The final usage object of a Messages answer (`input_tokens` excludes cache tokens). */
+export function messagesUsage(answer: SimAnswer): Body {
+  const u = answer.usage
+  return {
+    input_tokens: u.prompt - u.cacheRead - u.cacheCreation,
+    cache_creation_input_tokens: u.cacheCreation,
+    cache_read_input_tokens: u.cacheRead,
+    cache_creation: {ephemeral_5m_input_tokens: u.cacheCreation, ephemeral_1h_input_tokens: 0},
+    output_tokens: u.output + u.reasoning,
+    service_tier: 'standard',
+  }
+}
+
+function authenticate(context: SimContext, request: SimRequest): boolean {
+  if (header(request.headers, 'x-api-key') || bearer(request.headers)) return true
+  context.sendError(request, 401, 'x-api-key header is required', 'authentication_error', {
+    'request-id': simId('req_'),
+  })
+  return false
+}
+
+function validate(context: SimContext, request: SimRequest, needMaxTokens: boolean): Body | undefined {
+  const body = (request.body ?? {}) as Body
+  const problem =
+    typeof body.model !== 'string' || body.model === ''
+      ? 'model: Field required'
+      : !Array.isArray(body.messages)
+        ? 'messages: Field required'
+        : needMaxTokens && typeof body.max_tokens !== 'number'
+          ? 'max_tokens: Field required'
+          : undefined
+  if (problem) {
+    context.sendError(request, 400, problem, 'invalid_request_error', {'request-id': simId('req_')})
+    return undefined
+  }
+  return body
+}
+
+function handleMessages(context: SimContext) {
+  return async (request: SimRequest): Promise<void> => {
+    if (!authenticate(context, request)) return
+    const body = validate(context, request, true)
+    if (!body) return
+    const answer = messagesAnswer(body)
+    const requestId = simId('req_')
+    const id = simId('msg_')
+    const blocks: Body[] = []
+    if (answer.thinking)
+      blocks.push({
+        type: 'thinking',
+        thinking: answer.thinking,
+        signature: Buffer.from(id).toString('base64'),
+      })
+    if (answer.tool)
+      blocks.push({type: 'tool_use', id: simId('toolu_'), name: answer.tool.name, input: answer.tool.args})
+    else blocks.push({type: 'text', text: answer.text})
+    const stopReason = answer.tool ? 'tool_use' : 'end_turn'
+    const usage = messagesUsage(answer)
+    const message = {
+      id,
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content: blocks,
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage,
+    }
+    if (body.stream !== true) {
+      sendJson(request.res, 200, message, {'request-id': requestId})
+      return
+    }
+    const events: SseEvent[] = []
+    const push = (payload: Body): void => {
+      events.push({event: String(payload.type), data: payload})
+    }
+    push({
+      type: 'message_start',
+      message: {...message, content: [], stop_reason: null, usage: {...usage, output_tokens: 1}},
+    })
+    blocks.forEach((block, index) => {
+      if (block.type === 'thinking') {
+        push({
+          type: 'content_block_start',
+          index,
+          content_block: {type: 'thinking', thinking: '', signature: ''},
+        })
+        if (index === 0) push({type: 'ping'})
+        for (const thinking of deltas(String(block.thinking)))
+          push({type: 'content_block_delta', index, delta: {type: 'thinking_delta', thinking}})
+        push({
+          type: 'content_block_delta',
+          index,
+          delta: {type: 'signature_delta', signature: block.signature},
+        })
+      } else if (block.type === 'tool_use') {
+        push({type: 'content_block_start', index, content_block: {...block, input: {}}})
+        if (index === 0) push({type: 'ping'})
+        for (const partial_json of deltas(JSON.stringify(block.input)))
+          push({type: 'content_block_delta', index, delta: {type: 'input_json_delta', partial_json}})
+      } else {
+        push({type: 'content_block_start', index, content_block: {type: 'text', text: ''}})
+        if (index === 0) push({type: 'ping'})
+        for (const text of deltas(String(block.text)))
+          push({type: 'content_block_delta', index, delta: {type: 'text_delta', text}})
+      }
+      push({type: 'content_block_stop', index})
+    })
+    push({
+      type: 'message_delta',
+      delta: {stop_reason: stopReason, stop_sequence: null},
+      usage: {
+        input_tokens: usage.input_tokens,
+        cache_creation_input_tokens: usage.cache_creation_input_tokens,
+        cache_read_input_tokens: usage.cache_read_input_tokens,
+        output_tokens: usage.output_tokens,
+      },
+    })
+    push({type: 'message_stop'})
+    await sendSse(request.res, events, {fault: context.fault(request), headers: {'request-id': requestId}})
+  }
+}
+
+function handleCountTokens(context: SimContext) {
+  return (request: SimRequest): void => {
+    if (!authenticate(context, request)) return
+    const body = validate(context, request, false)
+    if (!body) return
+    const answer = messagesAnswer(body)
+    sendJson(request.res, 200, {input_tokens: answer.usage.prompt}, {'request-id': simId('req_')})
+  }
+}
+
+export function registerMessages(router: SimRouter, context: SimContext): void {
+  context.errorFormat('/v1/messages', (status, message) => errorBody('messages', status, message))
+  router.add('POST', '/v1/messages', handleMessages(context))
+  router.add('POST', '/v1/messages/count_tokens', handleCountTokens(context))
+}

@@ -1,0 +1,194 @@
+/**
+ * Simulated OpenAI Responses upstream: `POST /v1/responses` (JSON or SSE with `event:` lines,
+ * `sequence_number`, no `[DONE]`, ending with `response.completed` and its usage).
+ */
+import {errorBody} from '../../daemon/protocol-errors.js'
+import type {SimRequest, SimRouter} from '../router.js'
+import {sendJson} from '../router.js'
+import type {SimContext} from '../server.js'
+import type {SseEvent} from '../sse.js'
+import {sendSse} from '../sse.js'
+import type {SimAnswer} from './common.js'
+import {bearer, deltas, simAnswer, simId, textOf} from './common.js'
+
+type Body = Record<string, unknown>
+
+function lastUserText(input: unknown): string {
+  if (typeof input === 'string') return input
+  if (!Array.isArray(input)) return ''
+  for (let i = input.length - 1; i >= 0; i--) {
+    const item = input[i] as Body
+    if (item?.role === 'user') return textOf(item.content)
+  }
+  return ''
+}
+
+function firstFunctionTool(tools: unknown): string | undefined {
+  if (!Array.isArray(tools)) return undefined
+  const tool = tools.find((t) => (t as Body)?.type === 'function') as Body | undefined
+  return typeof tool?.name === 'string' ? tool.name : undefined
+}
+
+/** The sim's answer and the final `response` object of a Responses request. */
+export function responsesAnswer(body: Body): SimAnswer {
+  const input = body.input
+  const lastIsToolOutput =
+    Array.isArray(input) && (input.at(-1) as Body | undefined)?.type === 'function_call_output'
+  const toolChoice = body.tool_choice
+  const reasoning = body.reasoning as Body | undefined
+  return simAnswer({
+    promptParts: [body.instructions ?? null, input ?? null, body.tools ?? null],
+    lastUserText: lastUserText(input),
+    reasoning: !!reasoning && reasoning.effort !== 'none',
+    toolName: lastIsToolOutput ? undefined : firstFunctionTool(body.tools),
+    forceTool: toolChoice === 'required' || (toolChoice as Body | undefined)?.type === 'function',
+    jsonSchema: ((body.text as Body | undefined)?.format as Body | undefined)?.schema,
+  })
+}
+
+export function responsesUsage(answer: SimAnswer): Body {
+  const u = answer.usage
+  const output = u.output + u.reasoning
+  return {
+    input_tokens: u.prompt,
+    input_tokens_details: {cached_tokens: u.cacheRead},
+    output_tokens: output,
+    output_tokens_details: {reasoning_tokens: u.reasoning},
+    total_tokens: u.prompt + output,
+  }
+}
+
+function handle(context: SimContext) {
+  return async (request: SimRequest): Promise<void> => {
+    if (!bearer(request.headers)) {
+      context.sendError(request, 401, 'Missing bearer authentication in header', 'invalid_request_error')
+      return
+    }
+    const body = (request.body ?? {}) as Body
+    if (typeof body.model !== 'string' || body.model === '') {
+      context.sendError(request, 400, 'Missing required parameter: model', 'invalid_request_error')
+      return
+    }
+    if (body.input === undefined) {
+      context.sendError(request, 400, 'Missing required parameter: input', 'invalid_request_error')
+      return
+    }
+    const answer = responsesAnswer(body)
+    const created = Math.floor(context.clock.now() / 1000)
+    const id = simId('resp_')
+    const include = Array.isArray(body.include) ? (body.include as string[]) : []
+    const items: Body[] = []
+    if (answer.thinking) {
+      const item: Body = {
+        type: 'reasoning',
+        id: simId('rs_'),
+        summary: (body.reasoning as Body).summary ? [{type: 'summary_text', text: answer.thinking}] : [],
+      }
+      if (include.includes('reasoning.encrypted_content'))
+        item.encrypted_content = Buffer.from(answer.thinking).toString('base64')
+      items.push(item)
+    }
+    if (answer.tool) {
+      items.push({
+        type: 'function_call',
+        id: simId('fc_'),
+        call_id: simId('call_'),
+        name: answer.tool.name,
+        arguments: JSON.stringify(answer.tool.args),
+        status: 'completed',
+      })
+    } else {
+      items.push({
+        type: 'message',
+        id: simId('msg_'),
+        role: 'assistant',
+        status: 'completed',
+        content: [{type: 'output_text', text: answer.text, annotations: []}],
+      })
+    }
+    const base: Body = {
+      id,
+      object: 'response',
+      created_at: created,
+      model: body.model,
+      instructions: body.instructions ?? null,
+      tools: body.tools ?? [],
+      tool_choice: body.tool_choice ?? 'auto',
+      parallel_tool_calls: body.parallel_tool_calls ?? true,
+      store: body.store ?? true,
+      reasoning: body.reasoning ?? null,
+      text: body.text ?? {format: {type: 'text'}},
+      previous_response_id: body.previous_response_id ?? null,
+      metadata: {},
+      error: null,
+      incomplete_details: null,
+    }
+    const completed = {...base, status: 'completed', output: items, usage: responsesUsage(answer)}
+    const requestId = simId('req_')
+    if (body.stream !== true) {
+      sendJson(request.res, 200, completed, {'x-request-id': requestId})
+      return
+    }
+    const events: SseEvent[] = []
+    const push = (payload: Body): void => {
+      events.push({event: String(payload.type), data: {...payload, sequence_number: events.length}})
+    }
+    const inProgress = {...base, status: 'in_progress', output: [], usage: null}
+    push({type: 'response.created', response: inProgress})
+    push({type: 'response.in_progress', response: inProgress})
+    items.forEach((item, outputIndex) => {
+      if (item.type === 'reasoning') {
+        push({type: 'response.output_item.added', output_index: outputIndex, item: {...item, summary: []}})
+        push({type: 'response.output_item.done', output_index: outputIndex, item})
+      } else if (item.type === 'function_call') {
+        push({
+          type: 'response.output_item.added',
+          output_index: outputIndex,
+          item: {...item, arguments: '', status: 'in_progress'},
+        })
+        for (const delta of deltas(String(item.arguments)))
+          push({
+            type: 'response.function_call_arguments.delta',
+            item_id: item.id,
+            output_index: outputIndex,
+            delta,
+          })
+        push({
+          type: 'response.function_call_arguments.done',
+          item_id: item.id,
+          output_index: outputIndex,
+          arguments: item.arguments,
+        })
+        push({type: 'response.output_item.done', output_index: outputIndex, item})
+      } else {
+        const ids = {item_id: item.id, output_index: outputIndex, content_index: 0}
+        push({
+          type: 'response.output_item.added',
+          output_index: outputIndex,
+          item: {...item, status: 'in_progress', content: []},
+        })
+        push({
+          type: 'response.content_part.added',
+          ...ids,
+          part: {type: 'output_text', text: '', annotations: []},
+        })
+        for (const delta of deltas(answer.text))
+          push({type: 'response.output_text.delta', ...ids, delta, logprobs: []})
+        push({type: 'response.output_text.done', ...ids, text: answer.text, logprobs: []})
+        push({
+          type: 'response.content_part.done',
+          ...ids,
+          part: {type: 'output_text', text: answer.text, annotations: []},
+        })
+        push({type: 'response.output_item.done', output_index: outputIndex, item})
+      }
+    })
+    push({type: 'response.completed', response: completed})
+    await sendSse(request.res, events, {fault: context.fault(request), headers: {'x-request-id': requestId}})
+  }
+}
+
+export function registerResponses(router: SimRouter, context: SimContext): void {
+  context.errorFormat('/v1/responses', (status, message) => errorBody('responses', status, message))
+  router.add('POST', '/v1/responses', handle(context))
+}

@@ -1,0 +1,213 @@
+/** The official SDKs against the simulated upstreams directly: the sim speaks each protocol. */
+import Anthropic from '@anthropic-ai/sdk'
+import {GoogleGenAI} from '@google/genai'
+import OpenAI from 'openai'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import type {Simulator} from '../server.js'
+import {startSim} from '../server.js'
+import {simTokens} from '../sse.js'
+
+let sim: Simulator
+
+beforeAll(async () => {
+  sim = await startSim()
+})
+afterAll(async () => {
+  await sim.close()
+})
+
+const openai = (): OpenAI => new OpenAI({apiKey: 'sk-test', baseURL: sim.origin + '/v1', maxRetries: 0})
+const anthropic = (): Anthropic => new Anthropic({apiKey: 'sk-ant-test', baseURL: sim.origin, maxRetries: 0})
+const genai = (): GoogleGenAI =>
+  new GoogleGenAI({apiKey: 'g-test', httpOptions: {baseUrl: sim.origin, retryOptions: {attempts: 1}}})
+
+describe('responses upstream', () => {
+  it('answers a non-streaming request with usage incl. cached and reasoning tokens', async () => {
+    const input = 'say hi'
+    const response = await openai().responses.create({
+      model: 'gpt-sim',
+      input,
+      store: false,
+      reasoning: {effort: 'low', summary: 'auto'},
+      include: ['reasoning.encrypted_content'],
+    })
+    expect(response.output_text).toBe('PONG from sim: say hi')
+    const prompt = simTokens(JSON.stringify([null, input, null]))
+    expect(response.usage?.input_tokens).toBe(prompt)
+    expect(response.usage?.input_tokens_details.cached_tokens).toBe(Math.floor(prompt / 4))
+    expect(response.usage?.output_tokens_details.reasoning_tokens).toBeGreaterThan(0)
+    const reasoning = response.output.find((item) => item.type === 'reasoning')
+    expect(reasoning?.encrypted_content).toBeTruthy()
+  })
+
+  it('streams the exact event sequence the SDK accumulates', async () => {
+    const stream = openai().responses.stream({
+      model: 'gpt-sim',
+      input: [{role: 'user', content: 'hello there'}],
+    })
+    const types: string[] = []
+    const sequence: number[] = []
+    for await (const event of stream) {
+      types.push(event.type)
+      sequence.push(event.sequence_number)
+    }
+    const final = await stream.finalResponse()
+    expect(final.output_text).toBe('PONG from sim: hello there')
+    expect(types[0]).toBe('response.created')
+    expect(types.at(-1)).toBe('response.completed')
+    expect(types).toContain('response.output_text.delta')
+    expect(sequence).toEqual(sequence.map((_, i) => i))
+    expect(final.usage?.total_tokens).toBe(
+      (final.usage?.input_tokens ?? 0) + (final.usage?.output_tokens ?? 0),
+    )
+  })
+
+  it('calls a function tool when asked to', async () => {
+    const response = await openai().responses.create({
+      model: 'gpt-sim',
+      input: 'please use a tool',
+      tools: [{type: 'function', name: 'lookup', parameters: {type: 'object'}, strict: false}],
+      stream: true,
+    })
+    let item: unknown
+    for await (const event of response) if (event.type === 'response.output_item.done') item = event.item
+    expect(item).toMatchObject({
+      type: 'function_call',
+      name: 'lookup',
+      arguments: '{"query":"please use a tool"}',
+    })
+  })
+
+  it('answers errors in the OpenAI shape', async () => {
+    const error = await openai()
+      .responses.create({model: 'gpt-sim', input: 'x'}, {headers: {'x-sim-fault': 'status=429'}})
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError)
+    expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({type: 'rate_limit_error'})
+  })
+})
+
+describe('messages upstream', () => {
+  const body = {
+    model: 'claude-sim',
+    max_tokens: 100,
+    messages: [{role: 'user' as const, content: 'Hi there'}],
+  }
+  const prompt = simTokens(JSON.stringify([null, body.messages, null]))
+
+  it('answers a non-streaming request with cache usage and a request-id', async () => {
+    const {data, response} = await anthropic().messages.create(body).withResponse()
+    expect(data.content).toEqual([{type: 'text', text: 'PONG from sim: Hi there'}])
+    expect(response.headers.get('request-id')).toMatch(/^req_/)
+    expect(data.usage.cache_read_input_tokens).toBe(Math.floor(prompt / 4))
+    expect(data.usage.cache_creation_input_tokens).toBe(Math.floor(prompt / 8))
+    expect(data.usage.input_tokens).toBe(prompt - Math.floor(prompt / 4) - Math.floor(prompt / 8))
+  })
+
+  it('streams in the exact order, with thinking and a tool call (beta path)', async () => {
+    const stream = anthropic().beta.messages.stream({
+      ...body,
+      messages: [{role: 'user', content: 'call the tool'}],
+      thinking: {type: 'enabled', budget_tokens: 1024},
+      tools: [{name: 'lookup', input_schema: {type: 'object'}}],
+    })
+    const types: string[] = []
+    stream.on('streamEvent', (event) => types.push(event.type))
+    const message = await stream.finalMessage()
+    expect(types[0]).toBe('message_start')
+    expect(types.slice(-2)).toEqual(['message_delta', 'message_stop'])
+    expect(message.content.map((b) => b.type)).toEqual(['thinking', 'tool_use'])
+    expect(message.content[1]).toMatchObject({name: 'lookup', input: {query: 'call the tool'}})
+    expect(message.stop_reason).toBe('tool_use')
+    expect(message.usage.output_tokens).toBeGreaterThan(1)
+    expect(sim.requests.at(-1)?.query).toEqual({beta: 'true'})
+  })
+
+  it('counts tokens', async () => {
+    const result = await anthropic().messages.countTokens({model: 'claude-sim', messages: body.messages})
+    expect(result.input_tokens).toBe(prompt)
+  })
+
+  it('answers errors in the Anthropic shape', async () => {
+    const error = await anthropic()
+      .messages.create(body, {headers: {'x-sim-fault': 'status=529'}})
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(Anthropic.APIError)
+    expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+      type: 'error',
+      error: {type: 'overloaded_error'},
+    })
+  })
+})
+
+describe('gemini upstream', () => {
+  it('generates content with usageMetadata incl. cached and thoughts tokens', async () => {
+    const result = await genai().models.generateContent({
+      model: 'gemini-sim',
+      contents: 'Hello gemini',
+      config: {thinkingConfig: {thinkingBudget: 512, includeThoughts: true}},
+    })
+    expect(result.text).toBe('PONG from sim: Hello gemini')
+    const meta = result.usageMetadata!
+    expect(meta.cachedContentTokenCount).toBe(Math.floor((meta.promptTokenCount ?? 0) / 4))
+    expect(meta.thoughtsTokenCount).toBeGreaterThan(0)
+    expect(meta.totalTokenCount).toBe(
+      (meta.promptTokenCount ?? 0) + (meta.candidatesTokenCount ?? 0) + (meta.thoughtsTokenCount ?? 0),
+    )
+  })
+
+  it('streams data-only chunks; the last carries finishReason and usage', async () => {
+    const stream = await genai().models.generateContentStream({
+      model: 'gemini-sim',
+      contents: 'Stream please',
+    })
+    let text = ''
+    let last: unknown
+    for await (const chunk of stream) {
+      text += chunk.text ?? ''
+      last = chunk
+    }
+    expect(text).toBe('PONG from sim: Stream please')
+    expect(last).toMatchObject({
+      candidates: [{finishReason: 'STOP'}],
+      usageMetadata: {candidatesTokenCount: simTokens(text)},
+    })
+  })
+
+  it('calls a function when tools are given and asked for', async () => {
+    const result = await genai().models.generateContent({
+      model: 'gemini-sim',
+      contents: 'use a tool now',
+      config: {tools: [{functionDeclarations: [{name: 'lookup'}]}]},
+    })
+    expect(result.functionCalls).toEqual([{name: 'lookup', args: {query: 'use a tool now'}}])
+  })
+
+  it('answers JSON mode with an object fitting the schema', async () => {
+    const result = await genai().models.generateContent({
+      model: 'gemini-sim',
+      contents: 'classify',
+      config: {
+        responseMimeType: 'application/json',
+        responseJsonSchema: {
+          type: 'object',
+          properties: {reasoning: {type: 'string'}, score: {type: 'integer', minimum: 1, maximum: 100}},
+        },
+      },
+    })
+    expect(JSON.parse(result.text ?? '')).toEqual({reasoning: 'sim', score: 1})
+  })
+
+  it('counts tokens and answers errors in the Google shape', async () => {
+    const count = await genai().models.countTokens({model: 'gemini-sim', contents: 'abc'})
+    expect(count.totalTokens).toBeGreaterThan(0)
+    const error = await new GoogleGenAI({
+      apiKey: 'g-test',
+      httpOptions: {baseUrl: sim.origin, headers: {'x-sim-fault': 'status=503'}},
+    }).models
+      .generateContent({model: 'gemini-sim', contents: 'x'})
+      .catch((e: unknown) => e)
+    expect((error as Error).message).toContain('UNAVAILABLE')
+  })
+})

@@ -1,0 +1,197 @@
+import {existsSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {setTimeout as sleep} from 'node:timers/promises'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {tempHome} from '../../test/helpers/cli.js'
+import type {LogEntry} from './log-store.js'
+import {LogStore} from './log-store.js'
+
+const HOUR = 3_600_000
+const T0 = Date.UTC(2026, 10, 20, 10, 30) // 10:30 UTC
+
+function entry(extra: Partial<LogEntry> = {}): LogEntry {
+  return {
+    time: T0,
+    agentId: 'agent-a',
+    keyPrefix: 'gw-aaaa…',
+    policyId: 'default',
+    entrance: 'messages',
+    requestedModel: 'claude-x',
+    provider: 'anthropic',
+    model: 'claude-x',
+    status: 200,
+    fallback: false,
+    inputTokens: 10,
+    outputTokens: 5,
+    cacheReadTokens: 2,
+    cacheCreationTokens: 1,
+    reasoningTokens: 0,
+    latencyMs: 12.5,
+    ttfbMs: 3.25,
+    error: null,
+    project: 'proj-1',
+    requestId: 'req_1',
+    ...extra,
+  }
+}
+
+let home: {home: string; cleanup: () => void}
+let path: string
+let store: LogStore
+
+beforeEach(async () => {
+  home = tempHome()
+  path = join(home.home, 'logs.db')
+  store = await LogStore.open(path, {flushMs: 20, now: () => T0 + HOUR})
+})
+afterEach(() => {
+  store.close()
+  home.cleanup()
+})
+
+describe('LogStore', () => {
+  it('batches appends off the caller and writes them within flushMs', async () => {
+    for (let i = 0; i < 3; i++) store.append(entry({requestId: `req_${i}`}))
+    expect(store.pending).toBe(3)
+    await sleep(100)
+    expect(store.pending).toBe(0)
+    const rows = await LogStore.open(path).then((other) => {
+      const r = other.queryLogs()
+      other.close()
+      return r
+    })
+    expect(rows.map((r) => r.requestId)).toEqual(['req_2', 'req_1', 'req_0'])
+    expect(rows[0]).toMatchObject({...entry({requestId: 'req_2'}), id: 3})
+  })
+
+  it('writes a full batch at once', async () => {
+    const small = await LogStore.open(join(home.home, 'small.db'), {batchSize: 2, flushMs: 60_000})
+    small.append(entry())
+    small.append(entry())
+    await sleep(20)
+    expect(small.pending).toBe(0)
+    small.close()
+  })
+
+  it('filters logs by agent, policy, status, since, and limits (default 50)', () => {
+    for (let i = 0; i < 60; i++) store.append(entry({time: T0 + i * 1000}))
+    store.append(entry({agentId: 'agent-b', policyId: 'strict', status: 429, time: T0 + 100_000}))
+    store.append(entry({agentId: 'agent-b', status: 502, error: 'upstream failed', time: T0 + 101_000}))
+    store.append(entry({agentId: 'agent-c', fallback: true, time: T0 + 102_000}))
+    expect(store.queryLogs()).toHaveLength(50)
+    expect(store.queryLogs({limit: 1000})).toHaveLength(63)
+    expect(store.queryLogs({agentId: 'agent-b'}).map((r) => r.status)).toEqual([502, 429])
+    expect(store.queryLogs({policyId: 'strict'}).map((r) => r.status)).toEqual([429])
+    expect(store.queryLogs({status: '4xx'}).map((r) => r.status)).toEqual([429])
+    expect(store.queryLogs({status: '5xx'})[0]).toMatchObject({status: 502, error: 'upstream failed'})
+    expect(store.queryLogs({status: 'fallback'}).map((r) => r.agentId)).toEqual(['agent-c'])
+    expect(store.queryLogs({status: '2xx', limit: 1000})).toHaveLength(61)
+    expect(store.queryLogs({since: (T0 + 59_000) / 1000}).map((r) => r.time)).toEqual([
+      T0 + 102_000,
+      T0 + 101_000,
+      T0 + 100_000,
+      T0 + 59_000,
+    ])
+  })
+
+  it('pivots usage by agent, key, provider, model and project, with filters', () => {
+    store.append(entry())
+    store.append(entry({inputTokens: 100, outputTokens: 50, reasoningTokens: 7}))
+    store.append(
+      entry({agentId: 'agent-b', keyPrefix: 'gw-bbbb…', provider: 'sim', model: 'm2', project: null}),
+    )
+    store.append(
+      entry({
+        agentId: 'agent-b',
+        status: 503,
+        fallback: true,
+        provider: 'sim',
+        inputTokens: 0,
+        outputTokens: 0,
+        cacheReadTokens: 0,
+        cacheCreationTokens: 0,
+      }),
+    )
+    expect(store.usage({pivot: 'agent'})).toEqual([
+      {
+        key: 'agent-a',
+        requests: 2,
+        errors: 0,
+        fallbacks: 0,
+        inputTokens: 110,
+        outputTokens: 55,
+        cacheReadTokens: 4,
+        cacheCreationTokens: 2,
+        reasoningTokens: 7,
+      },
+      {
+        key: 'agent-b',
+        requests: 2,
+        errors: 1,
+        fallbacks: 1,
+        inputTokens: 10,
+        outputTokens: 5,
+        cacheReadTokens: 2,
+        cacheCreationTokens: 1,
+        reasoningTokens: 0,
+      },
+    ])
+    expect(store.usage({pivot: 'key'}).map((r) => [r.key, r.requests])).toEqual([
+      ['gw-aaaa…', 3],
+      ['gw-bbbb…', 1],
+    ])
+    expect(store.usage({pivot: 'provider'}).map((r) => [r.key, r.requests])).toEqual([
+      ['anthropic', 2],
+      ['sim', 2],
+    ])
+    expect(store.usage({pivot: 'model'}).map((r) => r.key)).toEqual(['claude-x', 'm2'])
+    expect(store.usage({pivot: 'project'}).map((r) => [r.key, r.requests])).toEqual([
+      ['proj-1', 3],
+      [null, 1],
+    ])
+    expect(store.usage()).toEqual([expect.objectContaining({key: 'all', requests: 4, inputTokens: 120})])
+    expect(store.usage({pivot: 'agent', status: '5xx'})).toEqual([
+      expect.objectContaining({key: 'agent-b', requests: 1}),
+    ])
+    expect(store.usage({pivot: 'agent', status: 'fallback'}).map((r) => r.key)).toEqual(['agent-b'])
+    expect(store.usage({pivot: 'model', agentId: 'agent-b'}).map((r) => r.key)).toEqual(['m2', 'claude-x'])
+  })
+
+  it('usage since a time inside an hour is exact (roll-up plus the partial hour)', () => {
+    store.append(entry({time: T0 - 10 * 60_000, inputTokens: 1})) // 10:20
+    store.append(entry({time: T0 + 10 * 60_000, inputTokens: 10})) // 10:40
+    store.append(entry({time: T0 + HOUR, inputTokens: 100})) // 11:30
+    store.append(entry({time: T0 + 2 * HOUR, inputTokens: 1000})) // 12:30
+    const since = (t: number): number => store.usage({since: t / 1000})[0]?.inputTokens ?? 0
+    expect(since(T0)).toBe(1110)
+    expect(since(T0 - 20 * 60_000)).toBe(1111)
+    expect(since(T0 + 10 * 60_000)).toBe(1110)
+    expect(since(T0 + 10 * 60_000 + 1)).toBe(1100)
+    expect(since(T0 + 2 * HOUR)).toBe(1000)
+    expect(since(T0 + 3 * HOUR)).toBe(0)
+  })
+
+  it('retention deletes rows older than N days, from logs and usage', () => {
+    const DAY = 24 * HOUR
+    store.append(entry({time: T0 - 10 * DAY, requestId: 'old'}))
+    store.append(entry({time: T0 - 2 * DAY, requestId: 'recent'}))
+    store.append(entry({time: T0, requestId: 'now'}))
+    expect(store.prune(7)).toBe(1)
+    expect(store.queryLogs().map((r) => r.requestId)).toEqual(['now', 'recent'])
+    expect(store.usage()[0].requests).toBe(2)
+  })
+
+  it('integrity check passes on a good file and fails on a corrupted one', async () => {
+    store.append(entry())
+    store.flush()
+    expect(store.integrityCheck()).toEqual({ok: true, problems: []})
+    expect(await LogStore.check(join(home.home, 'none.db'))).toEqual({ok: true, problems: []})
+    const bad = join(home.home, 'bad.db')
+    writeFileSync(bad, 'this is not a database '.repeat(100))
+    const result = await LogStore.check(bad)
+    expect(result.ok).toBe(false)
+    expect(result.problems.join(' ')).toMatch(/not a database/)
+    expect(existsSync(path + '-wal')).toBe(true)
+  })
+})

@@ -1,0 +1,490 @@
+/**
+ * The gateway's request log: one row per request in SQLite (better-sqlite3, WAL), written in
+ * batches off the response path, with an hourly roll-up kept in the same transaction so usage
+ * pivots stay fast over millions of rows.
+ *
+ * `better-sqlite3` is a native module: it is imported only when a store is opened.
+ */
+import {mkdirSync} from 'node:fs'
+import {dirname} from 'node:path'
+
+import type BetterSqlite3 from 'better-sqlite3'
+
+/** One request, as the gateway logs it. Times are Unix milliseconds. */
+export interface LogEntry {
+  time: number
+  agentId: string | null
+  keyPrefix: string | null
+  policyId: string | null
+  /** Entrance family: chat, responses, messages, gemini. */
+  entrance: string
+  /** What the client asked for (the requested model). */
+  requestedModel: string | null
+  /** Provider and upstream model that answered (or were tried last). */
+  provider: string | null
+  model: string | null
+  status: number
+  fallback: boolean
+  inputTokens: number
+  outputTokens: number
+  cacheReadTokens: number
+  cacheCreationTokens: number
+  reasoningTokens: number
+  latencyMs: number
+  ttfbMs: number | null
+  error: string | null
+  /** `x-gw-project` header, else the agent's project. */
+  project: string | null
+  requestId?: string | null
+}
+
+export interface LogRow extends LogEntry {
+  id: number
+  requestId: string | null
+}
+
+export type StatusFilter = '2xx' | '4xx' | '5xx' | 'fallback'
+export const STATUS_FILTERS: readonly StatusFilter[] = ['2xx', '4xx', '5xx', 'fallback']
+
+export interface LogFilters {
+  agentId?: string
+  policyId?: string
+  status?: StatusFilter
+  /** Unix seconds: only requests at or after. */
+  since?: number
+  /** Most rows returned by {@link LogStore.queryLogs} (default 50). */
+  limit?: number
+}
+
+export type Pivot = 'agent' | 'key' | 'provider' | 'model' | 'project' | 'policy'
+export const PIVOTS: readonly Pivot[] = ['agent', 'key', 'provider', 'model', 'project', 'policy']
+
+export interface UsageRow {
+  /** The pivot value (null for rows without one, e.g. no project); `all` without a pivot. */
+  key: string | null
+  requests: number
+  /** Requests answered with a status of 400 or more. */
+  errors: number
+  fallbacks: number
+  inputTokens: number
+  outputTokens: number
+  cacheReadTokens: number
+  cacheCreationTokens: number
+  reasoningTokens: number
+}
+
+export interface LogStoreOptions {
+  /** Delete rows older than this many days (on open and every hour); none when undefined. */
+  retentionDays?: number
+  /** Longest time a logged request waits in memory before its batch is written (default 100 ms). */
+  flushMs?: number
+  /** A batch is written as soon as it holds this many rows (default 500). */
+  batchSize?: number
+  /** Clock for tests (Unix ms). */
+  now?: () => number
+}
+
+const HOUR_MS = 3_600_000
+const DAY_MS = 86_400_000
+
+const PIVOT_COLUMNS: Record<Pivot, string> = {
+  agent: 'agent_id',
+  key: 'key_prefix',
+  provider: 'provider',
+  model: 'model',
+  project: 'project',
+  policy: 'policy_id',
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS logs (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  agent_id TEXT,
+  key_prefix TEXT,
+  policy_id TEXT,
+  entrance TEXT NOT NULL,
+  requested_model TEXT,
+  provider TEXT,
+  model TEXT,
+  status INTEGER NOT NULL,
+  fallback INTEGER NOT NULL DEFAULT 0,
+  input_tokens INTEGER NOT NULL DEFAULT 0,
+  output_tokens INTEGER NOT NULL DEFAULT 0,
+  cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+  cache_creation_tokens INTEGER NOT NULL DEFAULT 0,
+  reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+  latency_ms REAL NOT NULL DEFAULT 0,
+  ttfb_ms REAL,
+  error TEXT,
+  project TEXT,
+  request_id TEXT
+);
+CREATE INDEX IF NOT EXISTS logs_ts ON logs (ts);
+CREATE INDEX IF NOT EXISTS logs_agent_ts ON logs (agent_id, ts);
+CREATE INDEX IF NOT EXISTS logs_policy_ts ON logs (policy_id, ts);
+CREATE TABLE IF NOT EXISTS usage_hourly (
+  hour INTEGER NOT NULL,
+  agent_id TEXT NOT NULL DEFAULT '',
+  key_prefix TEXT NOT NULL DEFAULT '',
+  policy_id TEXT NOT NULL DEFAULT '',
+  provider TEXT NOT NULL DEFAULT '',
+  model TEXT NOT NULL DEFAULT '',
+  project TEXT NOT NULL DEFAULT '',
+  status_class TEXT NOT NULL,
+  fallback INTEGER NOT NULL,
+  requests INTEGER NOT NULL,
+  errors INTEGER NOT NULL,
+  input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  cache_read_tokens INTEGER NOT NULL,
+  cache_creation_tokens INTEGER NOT NULL,
+  reasoning_tokens INTEGER NOT NULL,
+  PRIMARY KEY (hour, agent_id, key_prefix, policy_id, provider, model, project, status_class, fallback)
+) WITHOUT ROWID;
+`
+
+/** `2xx`/`4xx`/`5xx` (1xx and 3xx count with 2xx; the 499 of a client that left counts as 4xx). */
+function statusClass(status: number): string {
+  if (status >= 500) return '5xx'
+  if (status >= 400) return '4xx'
+  return '2xx'
+}
+
+type Db = BetterSqlite3.Database
+type Statement = BetterSqlite3.Statement
+
+export class LogStore {
+  private queue: LogEntry[] = []
+  private timer: NodeJS.Timeout | undefined
+  private pruneTimer: NodeJS.Timeout | undefined
+  private readonly insertRow: Statement
+  private readonly upsertHour: Statement
+  private readonly flushMs: number
+  private readonly batchSize: number
+  private readonly now: () => number
+  private closed = false
+
+  private constructor(
+    private readonly db: Db,
+    private readonly options: LogStoreOptions,
+  ) {
+    this.flushMs = options.flushMs ?? 100
+    this.batchSize = options.batchSize ?? 500
+    this.now = options.now ?? Date.now
+    this.insertRow =
+      db.prepare(`INSERT INTO logs (ts, agent_id, key_prefix, policy_id, entrance, requested_model,
+      provider, model, status, fallback, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
+      reasoning_tokens, latency_ms, ttfb_ms, error, project, request_id)
+      VALUES (@ts, @agentId, @keyPrefix, @policyId, @entrance, @requestedModel, @provider, @model, @status,
+      @fallback, @inputTokens, @outputTokens, @cacheReadTokens, @cacheCreationTokens, @reasoningTokens,
+      @latencyMs, @ttfbMs, @error, @project, @requestId)`)
+    this.upsertHour =
+      db.prepare(`INSERT INTO usage_hourly (hour, agent_id, key_prefix, policy_id, provider, model,
+      project, status_class, fallback, requests, errors, input_tokens, output_tokens, cache_read_tokens,
+      cache_creation_tokens, reasoning_tokens)
+      VALUES (@hour, @agentId, @keyPrefix, @policyId, @provider, @model, @project, @statusClass, @fallback, 1,
+      @isError, @inputTokens, @outputTokens, @cacheReadTokens, @cacheCreationTokens, @reasoningTokens)
+      ON CONFLICT DO UPDATE SET requests = requests + 1, errors = errors + excluded.errors,
+      input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens,
+      cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
+      cache_creation_tokens = cache_creation_tokens + excluded.cache_creation_tokens,
+      reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens`)
+  }
+
+  /** Opens (creating when missing) the log database at `path`. */
+  static async open(path: string, options: LogStoreOptions = {}): Promise<LogStore> {
+    const {default: Database} = await import('better-sqlite3')
+    mkdirSync(dirname(path), {recursive: true, mode: 0o700})
+    const db = new Database(path)
+    db.pragma('journal_mode = WAL')
+    db.pragma('synchronous = NORMAL')
+    db.pragma('busy_timeout = 2000')
+    db.exec(SCHEMA)
+    const store = new LogStore(db, options)
+    if (options.retentionDays !== undefined) {
+      store.prune(options.retentionDays)
+      store.pruneTimer = setInterval(() => store.prune(options.retentionDays!), HOUR_MS)
+      store.pruneTimer.unref()
+    }
+    return store
+  }
+
+  /**
+   * Checks the database file at `path` (for `doctor`): `PRAGMA integrity_check`. A missing file
+   * is fine (nothing logged yet).
+   */
+  static async check(path: string): Promise<{ok: boolean; problems: string[]}> {
+    const {existsSync} = await import('node:fs')
+    if (!existsSync(path)) return {ok: true, problems: []}
+    const {default: Database} = await import('better-sqlite3')
+    let db: Db | undefined
+    try {
+      db = new Database(path, {readonly: true, fileMustExist: true})
+      return integrity(db)
+    } catch (error) {
+      return {ok: false, problems: [(error as Error).message]}
+    } finally {
+      db?.close()
+    }
+  }
+
+  /** Queues one request's row; it is written within `flushMs`, in a batch. Never throws. */
+  append(entry: LogEntry): void {
+    if (this.closed) return
+    this.queue.push(entry)
+    if (this.queue.length >= this.batchSize) {
+      if (this.timer) clearTimeout(this.timer)
+      this.timer = undefined
+      setImmediate(() => this.flushQuietly())
+    } else if (!this.timer) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined
+        this.flushQuietly()
+      }, this.flushMs)
+      this.timer.unref()
+    }
+  }
+
+  /** Writes every queued row now, in one transaction. */
+  flush(): void {
+    if (this.queue.length === 0) return
+    const batch = this.queue
+    this.queue = []
+    this.writeBatch(batch)
+  }
+
+  /** Rows waiting to be written. */
+  get pending(): number {
+    return this.queue.length
+  }
+
+  private flushQuietly(): void {
+    try {
+      this.flush()
+    } catch (error) {
+      // A full disk must not take the gateway down; the rows of this batch are lost.
+      process.emitWarning(`gwctl log store: could not write a batch: ${(error as Error).message}`)
+    }
+  }
+
+  private readonly writeBatch = (batch: LogEntry[]): void => {
+    this.db.transaction((rows: LogEntry[]) => {
+      for (const e of rows) {
+        const params = {
+          ts: Math.round(e.time),
+          agentId: e.agentId,
+          keyPrefix: e.keyPrefix,
+          policyId: e.policyId,
+          entrance: e.entrance,
+          requestedModel: e.requestedModel,
+          provider: e.provider,
+          model: e.model,
+          status: e.status,
+          fallback: e.fallback ? 1 : 0,
+          inputTokens: e.inputTokens,
+          outputTokens: e.outputTokens,
+          cacheReadTokens: e.cacheReadTokens,
+          cacheCreationTokens: e.cacheCreationTokens,
+          reasoningTokens: e.reasoningTokens,
+          latencyMs: e.latencyMs,
+          ttfbMs: e.ttfbMs,
+          error: e.error,
+          project: e.project,
+          requestId: e.requestId ?? null,
+        }
+        this.insertRow.run(params)
+        this.upsertHour.run({
+          hour: Math.floor(params.ts / HOUR_MS),
+          agentId: e.agentId ?? '',
+          keyPrefix: e.keyPrefix ?? '',
+          policyId: e.policyId ?? '',
+          provider: e.provider ?? '',
+          model: e.model ?? '',
+          project: e.project ?? '',
+          statusClass: statusClass(e.status),
+          fallback: params.fallback,
+          isError: e.status >= 400 ? 1 : 0,
+          inputTokens: e.inputTokens,
+          outputTokens: e.outputTokens,
+          cacheReadTokens: e.cacheReadTokens,
+          cacheCreationTokens: e.cacheCreationTokens,
+          reasoningTokens: e.reasoningTokens,
+        })
+      }
+    })(batch)
+  }
+
+  /** Recent requests, newest first (queued rows are written first so they show up). */
+  queryLogs(filters: LogFilters = {}): LogRow[] {
+    this.flush()
+    const where: string[] = []
+    const params: Record<string, unknown> = {}
+    if (filters.agentId !== undefined) {
+      where.push('agent_id = @agentId')
+      params.agentId = filters.agentId
+    }
+    if (filters.policyId !== undefined) {
+      where.push('policy_id = @policyId')
+      params.policyId = filters.policyId
+    }
+    if (filters.since !== undefined) {
+      where.push('ts >= @since')
+      params.since = Math.round(filters.since * 1000)
+    }
+    switch (filters.status) {
+      case '2xx':
+        where.push('status < 400')
+        break
+      case '4xx':
+        where.push('status >= 400 AND status < 500')
+        break
+      case '5xx':
+        where.push('status >= 500')
+        break
+      case 'fallback':
+        where.push('fallback = 1')
+        break
+    }
+    params.limit = Math.max(0, Math.floor(filters.limit ?? 50))
+    const sql = `SELECT * FROM logs ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
+      ORDER BY ts DESC, id DESC LIMIT @limit`
+    return (this.db.prepare(sql).all(params) as Array<Record<string, unknown>>).map(toRow)
+  }
+
+  /**
+   * Usage summed per pivot value (one row `all` without a pivot), largest token total first.
+   * Reads the hourly roll-up, plus the raw rows of the partial hour after `since`.
+   */
+  usage(filters: Omit<LogFilters, 'limit'> & {pivot?: Pivot} = {}): UsageRow[] {
+    this.flush()
+    const column = filters.pivot ? PIVOT_COLUMNS[filters.pivot] : undefined
+    const hourWhere: string[] = []
+    const rawWhere: string[] = []
+    const params: Record<string, unknown> = {}
+    if (filters.agentId !== undefined) {
+      hourWhere.push('agent_id = @agentId')
+      rawWhere.push('agent_id = @agentId')
+      params.agentId = filters.agentId
+    }
+    if (filters.policyId !== undefined) {
+      hourWhere.push('policy_id = @policyId')
+      rawWhere.push('policy_id = @policyId')
+      params.policyId = filters.policyId
+    }
+    switch (filters.status) {
+      case '2xx':
+      case '4xx':
+      case '5xx':
+        hourWhere.push('status_class = @statusClass')
+        params.statusClass = filters.status
+        rawWhere.push(
+          filters.status === '2xx'
+            ? 'status < 400'
+            : filters.status === '4xx'
+              ? 'status >= 400 AND status < 500'
+              : 'status >= 500',
+        )
+        break
+      case 'fallback':
+        hourWhere.push('fallback = 1')
+        rawWhere.push('fallback = 1')
+        break
+    }
+    let rawPart = ''
+    if (filters.since !== undefined) {
+      const sinceMs = Math.round(filters.since * 1000)
+      const firstFullHour = Math.ceil(sinceMs / HOUR_MS)
+      hourWhere.push('hour >= @firstFullHour')
+      params.firstFullHour = firstFullHour
+      params.sinceMs = sinceMs
+      params.hourStartMs = firstFullHour * HOUR_MS
+      const keyExpr = column ? `COALESCE(${column}, '')` : "'all'"
+      rawPart = `UNION ALL SELECT ${keyExpr} AS k, 1, CASE WHEN status >= 400 THEN 1 ELSE 0 END, fallback,
+        input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens
+        FROM logs WHERE ${['ts >= @sinceMs', 'ts < @hourStartMs', ...rawWhere].join(' AND ')}`
+    }
+    const hourKey = column ?? "'all'"
+    const sql = `SELECT k, SUM(requests) AS requests, SUM(errors) AS errors, SUM(fallbacks) AS fallbacks,
+        SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens,
+        SUM(cache_read_tokens) AS cache_read_tokens, SUM(cache_creation_tokens) AS cache_creation_tokens,
+        SUM(reasoning_tokens) AS reasoning_tokens
+      FROM (
+        SELECT ${hourKey} AS k, requests, errors, CASE WHEN fallback = 1 THEN requests ELSE 0 END AS fallbacks,
+          input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens
+        FROM usage_hourly ${hourWhere.length ? 'WHERE ' + hourWhere.join(' AND ') : ''}
+        ${rawPart}
+      )
+      GROUP BY k
+      ORDER BY (SUM(input_tokens) + SUM(output_tokens)) DESC, SUM(requests) DESC, k`
+    return (this.db.prepare(sql).all(params) as Array<Record<string, number | string>>).map((r) => ({
+      key: r.k === '' ? null : String(r.k),
+      requests: Number(r.requests),
+      errors: Number(r.errors),
+      fallbacks: Number(r.fallbacks),
+      inputTokens: Number(r.input_tokens),
+      outputTokens: Number(r.output_tokens),
+      cacheReadTokens: Number(r.cache_read_tokens),
+      cacheCreationTokens: Number(r.cache_creation_tokens),
+      reasoningTokens: Number(r.reasoning_tokens),
+    }))
+  }
+
+  /** Deletes rows (and whole roll-up hours) older than `days` days; returns the log rows deleted. */
+  prune(days: number): number {
+    this.flush()
+    const cutoff = this.now() - days * DAY_MS
+    return this.db.transaction(() => {
+      const deleted = this.db.prepare('DELETE FROM logs WHERE ts < ?').run(cutoff).changes
+      this.db.prepare('DELETE FROM usage_hourly WHERE hour < ?').run(Math.floor(cutoff / HOUR_MS))
+      return deleted
+    })()
+  }
+
+  /** `PRAGMA integrity_check` of the open database. */
+  integrityCheck(): {ok: boolean; problems: string[]} {
+    return integrity(this.db)
+  }
+
+  /** Writes what is queued and closes the database. */
+  close(): void {
+    if (this.closed) return
+    if (this.timer) clearTimeout(this.timer)
+    if (this.pruneTimer) clearInterval(this.pruneTimer)
+    this.flushQuietly()
+    this.closed = true
+    this.db.close()
+  }
+}
+
+function integrity(db: Db): {ok: boolean; problems: string[]} {
+  const rows = db.pragma('integrity_check') as Array<{integrity_check: string}>
+  const problems = rows.map((r) => r.integrity_check).filter((m) => m !== 'ok')
+  return {ok: problems.length === 0, problems}
+}
+
+function toRow(r: Record<string, unknown>): LogRow {
+  return {
+    id: Number(r.id),
+    time: Number(r.ts),
+    agentId: (r.agent_id as string | null) ?? null,
+    keyPrefix: (r.key_prefix as string | null) ?? null,
+    policyId: (r.policy_id as string | null) ?? null,
+    entrance: String(r.entrance),
+    requestedModel: (r.requested_model as string | null) ?? null,
+    provider: (r.provider as string | null) ?? null,
+    model: (r.model as string | null) ?? null,
+    status: Number(r.status),
+    fallback: r.fallback === 1,
+    inputTokens: Number(r.input_tokens),
+    outputTokens: Number(r.output_tokens),
+    cacheReadTokens: Number(r.cache_read_tokens),
+    cacheCreationTokens: Number(r.cache_creation_tokens),
+    reasoningTokens: Number(r.reasoning_tokens),
+    latencyMs: Number(r.latency_ms),
+    ttfbMs: r.ttfb_ms === null ? null : Number(r.ttfb_ms),
+    error: (r.error as string | null) ?? null,
+    project: (r.project as string | null) ?? null,
+    requestId: (r.request_id as string | null) ?? null,
+  }
+}
