@@ -19,7 +19,7 @@ import {dirname, join, resolve} from 'node:path'
 import {createInterface} from 'node:readline'
 import {fileURLToPath, pathToFileURL} from 'node:url'
 
-import {AGENTS} from './agents.js'
+import {AGENTS, PROMPT} from './agents.js'
 import {diff, freePort, getJson, run, tail} from './lib.js'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
@@ -163,8 +163,8 @@ async function runAgent(agent, setup) {
   const answer = agent.answerOf(result.stdout)
   const history = agent.history({home, workdir})
   const wanted = expected?.text ?? history.text
-  if (!/PONG from sim/.test(answer))
-    problems.push(`the output has no "PONG from sim": ${JSON.stringify(answer.slice(0, 200))}`)
+  if (!answer.includes(`PONG from sim: ${PROMPT}`))
+    problems.push(`the output has no "PONG from sim: ${PROMPT}": ${JSON.stringify(answer.slice(0, 200))}`)
   else if (wanted && !answer.includes(wanted))
     problems.push(`the output lacks the answer ${JSON.stringify(wanted)}`)
 
