@@ -23,7 +23,8 @@ import {AGENTS, PROMPT} from './agents.js'
 import {diff, freePort, getJson, run, tail} from './lib.js'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
-const ROOT = resolve(HERE, '../..')
+// GWCTL_AGENTS_ROOT: run another checkout's build (e.g. a branch under test) with this suite.
+const ROOT = resolve(process.env.GWCTL_AGENTS_ROOT ?? resolve(HERE, '../..'))
 const CACHE = join(HERE, '.cache')
 const BIN = join(ROOT, 'bin', 'run.js')
 
@@ -223,7 +224,7 @@ async function main() {
       const info = await gwctl(['gateway', 'start', '--sim', '--json'], gwEnv)
       gatewayStarted = true
       origin = info.url ?? `http://127.0.0.1:${gwEnv.GWCTL_GATEWAY_PORT}`
-      simOrigin = info.sim?.origin ?? info.daemon?.sim?.origin
+      simOrigin = info.daemon?.simOrigin ?? undefined
       log(
         `mode: gateway (each CLI -> gwctl gateway at ${origin} -> simulator${simOrigin ? ` at ${simOrigin}` : ''}); temp ${tmp}`,
       )
