@@ -98,7 +98,8 @@ function geminiHistory(home, workdir) {
 /**
  * Each agent: npm package and version (AGENT-CLIS.md), gateway agent type and entrance family,
  * `prepare()` writing its config and returning its command line, `history()` reading what it
- * recorded, `mainCall()` telling the model call whose usage its history records, and `simUsage()`
+ * recorded, `isMainCall()` telling the model call whose usage its history records, `isModelCall()`
+ * every model call (each one gets a gateway log row), and `simUsage()`
  * computing what the simulator answered to a recorded request (the sim is deterministic).
  */
 export const AGENTS = [
@@ -133,6 +134,7 @@ export const AGENTS = [
     },
     history: ({home, workdir}) => claudeHistory(home, workdir),
     isMainCall: (path) => path === '/v1/messages',
+    isModelCall: (path) => path === '/v1/messages',
     simUsage(sim, body) {
       const answer = sim.messages.messagesAnswer(body)
       const u = sim.messages.messagesUsage(answer)
@@ -183,6 +185,7 @@ export const AGENTS = [
     answerOf: (stdout) => stdout,
     history: ({home}) => codexHistory(home),
     isMainCall: (path) => path === '/v1/responses',
+    isModelCall: (path) => path === '/v1/responses',
     simUsage(sim, body) {
       const answer = sim.responses.responsesAnswer(body)
       const u = sim.responses.responsesUsage(answer)
@@ -227,6 +230,8 @@ export const AGENTS = [
     answerOf: (stdout) => stdout,
     history: ({home, workdir}) => geminiHistory(home, workdir),
     isMainCall: (path) => /:streamGenerateContent$/.test(path),
+    // Also the model router's JSON-mode classifier call (`:generateContent`).
+    isModelCall: (path) => /:(stream)?[gG]enerateContent$/.test(path),
     simUsage(sim, body) {
       const answer = sim.gemini.geminiAnswer(body)
       const u = sim.gemini.geminiUsage(answer)

@@ -17,6 +17,7 @@ import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync}
 import {tmpdir} from 'node:os'
 import {dirname, join, resolve} from 'node:path'
 import {createInterface} from 'node:readline'
+import {setTimeout as sleep} from 'node:timers/promises'
 import {fileURLToPath, pathToFileURL} from 'node:url'
 
 import {AGENTS, PROMPT} from './agents.js'
@@ -151,14 +152,17 @@ async function runAgent(agent, setup) {
 
   // What the simulator answered (when its request record can be read).
   let expected
+  let simCalls = []
   if (simOrigin) {
     const {body} = await getJson(`${simOrigin}/__sim/requests`)
-    const calls = (body.requests ?? []).filter((r) => r.method === 'POST' && agent.isMainCall(r.path))
-    notes.push(
-      `sim saw ${(body.requests ?? []).map((r) => `${r.method} ${r.path}`).join(', ') || 'no request'}`,
-    )
-    if (calls.length === 0) problems.push('the simulator got no model call')
-    else expected = agent.simUsage(sim, calls.at(-1).body)
+    const requests = body.requests ?? []
+    simCalls = requests
+      .filter((r) => r.method === 'POST' && agent.isModelCall(r.path))
+      .map((r) => ({path: r.path, ...agent.simUsage(sim, r.body)}))
+    notes.push(`sim saw ${requests.map((r) => `${r.method} ${r.path}`).join(', ') || 'no request'}`)
+    const main = simCalls.filter((c) => agent.isMainCall(c.path)).at(-1)
+    if (!main) problems.push('the simulator got no model call')
+    else expected = main
   }
 
   const answer = agent.answerOf(result.stdout)
@@ -176,18 +180,25 @@ async function runAgent(agent, setup) {
   }
 
   if (agentId) {
-    const rows = await gatewayLogs(origin, agentId)
+    // Rows are written in batches off the response path: wait briefly for every call's row.
+    let rows = await gatewayLogs(origin, agentId)
+    for (let i = 0; i < 20 && rows && rows.length < Math.max(1, simCalls.length); i++) {
+      await sleep(100)
+      rows = await gatewayLogs(origin, agentId)
+    }
     if (rows === undefined)
       notes.push('gateway log: SKIPPED (GET /api/logs is 404: the daemon routing wiring has not landed)')
     else {
-      const ok = rows.filter((r) => r.status === 200 && r.entrance === agent.family)
-      const want = expected?.usage ?? history.usage
-      const match = want && ok.find((r) => diff('', r.usage, want).length === 0)
       notes.push(
         `gateway log: ${rows.length} row(s) for ${agentId}: ${rows.map((r) => `${r.entrance} ${r.status} ${fmtUsage(r.usage)}`).join('; ')}`,
       )
+      const ok = rows.filter((r) => r.status === 200 && r.entrance === agent.family)
+      const matches = (want) => ok.some((r) => diff('', r.usage, want).length === 0)
+      // Every model call the simulator answered (else the one the history records) has its row.
+      const wanted = simCalls.length > 0 ? simCalls.map((c) => c.usage) : [history.usage].filter(Boolean)
       if (ok.length === 0) problems.push(`gateway log: no 200 ${agent.family} row for ${agentId}`)
-      else if (!match) problems.push(`gateway log: no row with the usage ${fmtUsage(want)}`)
+      for (const want of wanted)
+        if (!matches(want)) problems.push(`gateway log: no 200 row with the usage ${fmtUsage(want)}`)
     }
   }
   return {ok: problems.length === 0, ms: result.ms, problems, notes, result}
