@@ -135,7 +135,39 @@ async function main() {
     console.error(`· ${t.name}: throughput at ${CONNECTIONS} connections (${LOAD_SECONDS} s)`)
     rows[t.name].rps = await throughput(t.origin, t.headers)
   }
-  const extra = gateway?.micro ? await gateway.micro() : []
+  console.error('· key lookup at 10 and 100 000 keys')
+  const {keyLookup, logStoreRate, pivot} = await import('./micro.js')
+  const {small: key10, large: key100k} = keyLookup(10, 100_000)
+  console.error('· log store at 2 000 rows/s')
+  const logRate = await logStoreRate(QUICK ? 2 : 5)
+  console.error(`· usage pivots over ${QUICK ? '200 000' : '1 000 000'} rows (filling takes a while)`)
+  const pivots = await pivot(QUICK ? 200_000 : 1_000_000)
+  const worstPivot = Math.max(...Object.values(pivots))
+  const extra = [
+    [
+      'key lookup 100 000 / 10 keys',
+      key100k / key10,
+      1.5,
+      `${fmt(key10 / 1000, 2)} µs vs ${fmt(key100k / 1000, 2)} µs per verify`,
+      (v, t) => v <= t,
+    ],
+    [
+      'log store keeps up with 2 000 rows/s',
+      logRate.rate / 2000,
+      0.9,
+      `${Math.round(logRate.rate)} rows/s written; loop delay p99 ${fmt(logRate.p99DelayMs, 1)} ms, max ${fmt(logRate.maxDelayMs, 1)} ms; queue peak ${logRate.maxPending}`,
+      (v, t) => v >= t,
+    ],
+    [
+      'slowest usage pivot (ms)',
+      worstPivot,
+      150,
+      Object.entries(pivots)
+        .map(([k, v]) => `${k} ${fmt(v, 0)}`)
+        .join(', '),
+      (v, t) => v <= t,
+    ],
+  ]
 
   const direct = rows.direct
   const bareRow = rows['bare pass-through']
@@ -187,7 +219,14 @@ async function main() {
         `| ${name} | ${fmt(value, 2)} | ${limit} | ${detail} | ${ok(value, limit) ? 'yes' : '**no**'} |`,
       )
   } else {
-    lines.push('(gateway not benchmarked in this run)')
+    lines.push('(gateway HTTP paths not benchmarked in this run)')
+    lines.push('')
+    lines.push('| target | measured | limit | detail | met |')
+    lines.push('|---|---|---|---|---|')
+    for (const [name, value, limit, detail, ok] of extra)
+      lines.push(
+        `| ${name} | ${fmt(value, 2)} | ${limit} | ${detail} | ${ok(value, limit) ? 'yes' : '**no**'} |`,
+      )
   }
   lines.push(
     `\nReference ratios of this run: bare throughput / direct = ${fmt(bareRow.rps / direct.rps, 2)}; bare added median = ${fmt(addedBare)} ms.`,
