@@ -413,7 +413,7 @@ describe('logs and usage (gateway stopped: the log database)', () => {
       errors: 1,
       fallbacks: 1,
       inputTokens: 7100,
-      outputTokens: 30,
+      outputTokens: 20,
     })
 
     const recent = await cli(['usage', '--pivot', 'agent', '--since', '1d'])
