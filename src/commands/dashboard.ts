@@ -34,7 +34,7 @@ export default class Dashboard extends BaseCommand {
     }
     this.releaseSigint()
     const {runLiveDashboard} = await import('../ui/dashboard/live.js')
-    await runLiveDashboard((signal) => getDashboard({port, signal}), this.signal)
+    await runLiveDashboard((signal) => getDashboard({port, signal}), {initial: data, signal: this.signal})
     return undefined
   }
 }

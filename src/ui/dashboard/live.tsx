@@ -10,12 +10,14 @@ import {DashboardView} from './view.js'
 
 export interface LiveDashboardProps {
   load: (signal: AbortSignal) => Promise<DashboardData>
+  /** What to draw before the first refresh. */
+  initial?: DashboardData | null
   intervalMs?: number
 }
 
-export function LiveDashboard({load, intervalMs = 1000}: LiveDashboardProps) {
+export function LiveDashboard({load, initial = null, intervalMs = 1000}: LiveDashboardProps) {
   const {exit} = useApp()
-  const [data, setData] = useState<DashboardData | null>(null)
+  const [data, setData] = useState<DashboardData | null>(initial)
   const [error, setError] = useState<string | null>(null)
   useInput((input, key) => {
     if (input === 'q' || (key.ctrl && input === 'c')) exit()
@@ -45,9 +47,10 @@ export function LiveDashboard({load, intervalMs = 1000}: LiveDashboardProps) {
 /** Draws the live dashboard until the user quits (or the signal aborts). */
 export async function runLiveDashboard(
   load: (signal: AbortSignal) => Promise<DashboardData>,
-  signal?: AbortSignal,
+  options: {initial?: DashboardData; signal?: AbortSignal} = {},
 ): Promise<void> {
-  const app = render(<LiveDashboard load={load} />, {exitOnCtrlC: true})
+  const {signal} = options
+  const app = render(<LiveDashboard load={load} initial={options.initial} />, {exitOnCtrlC: true})
   const onAbort = () => app.unmount()
   signal?.addEventListener('abort', onAbort, {once: true})
   try {
