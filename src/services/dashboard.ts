@@ -14,6 +14,9 @@ export interface DashboardTarget {
   provider: string
   model?: string
   circuit?: BreakerSnapshot | null
+  /** Accepted too: a breaker snapshot under `breaker`, or its state alone. */
+  breaker?: Pick<BreakerSnapshot, 'state'> | null
+  state?: string
 }
 
 /** One route (policy + entrance family); fields beyond these are passed through. */
@@ -56,12 +59,31 @@ export function routeName(r: DashboardRoute): string {
   return `${r.policyId ?? '?'}/${r.family ?? '?'}`
 }
 
+/**
+ * The targets of a route, in order. Without a `targets` list they are read from the route label
+ * (`default/chat -> a, b:model`), with no breaker state.
+ */
+export function targetsOf(r: DashboardRoute): DashboardTarget[] {
+  if (Array.isArray(r.targets)) return r.targets
+  const label = typeof r.route === 'string' ? r.route.split(' -> ')[1] : undefined
+  if (!label || label === '(no provider)') return []
+  return label.split(', ').map((text) => {
+    const at = text.indexOf(':')
+    return at < 0 ? {provider: text} : {provider: text.slice(0, at), model: text.slice(at + 1)}
+  })
+}
+
+/** A target's breaker state: `closed` when the gateway tracks none for it yet. */
+export function targetState(t: DashboardTarget): string {
+  return t.circuit?.state ?? t.breaker?.state ?? t.state ?? 'closed'
+}
+
 /** `anthropic (closed), sim-messages:claude-sim (open)` */
 export function routeTargets(r: DashboardRoute): string {
-  const targets = r.targets ?? []
+  const targets = targetsOf(r)
   if (targets.length === 0) return '(no provider)'
   return targets
-    .map((t) => `${t.model ? `${t.provider}:${t.model}` : t.provider} (${t.circuit?.state ?? 'closed'})`)
+    .map((t) => `${t.model ? `${t.provider}:${t.model}` : t.provider} (${targetState(t)})`)
     .join(', ')
 }
 

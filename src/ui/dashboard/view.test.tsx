@@ -109,3 +109,21 @@ describe('dashboardText', () => {
     expect(text).toMatch(/claude-sim\s+1,234\s+1,500,000\s+8\s+0/)
   })
 })
+
+describe('routes without a targets list', () => {
+  it('reads the targets from the route label, and breaker states under other names', () => {
+    const lines = frame({
+      data: {
+        ...data,
+        routes: [
+          {route: 'team/chat -> corp, openai:gpt-5', policyId: 'team', family: 'chat', agents: 1},
+          {policyId: 'p', family: 'gemini', targets: [{provider: 'g', breaker: {state: 'open'}}]},
+          {route: 'q/messages -> (no provider)', agents: 0},
+        ],
+      },
+    })
+    expect(lines.find((l) => l.startsWith('team/chat'))).toMatch(/corp \[closed\] → openai:gpt-5 \[closed\]$/)
+    expect(lines.find((l) => l.startsWith('p/gemini'))).toMatch(/g \[open\]$/)
+    expect(lines.find((l) => l.startsWith('q/messages'))).toMatch(/0 agents\s+\(no provider\)$/)
+  })
+})

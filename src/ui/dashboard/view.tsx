@@ -5,7 +5,7 @@
 import {Box, Text} from 'ink'
 
 import type {DashboardData} from '../../services/dashboard.js'
-import {routeName, uptimeLabel} from '../../services/dashboard.js'
+import {routeName, targetState, targetsOf, uptimeLabel} from '../../services/dashboard.js'
 import {formatCount, formatTime} from '../../services/logs.js'
 
 export interface DashboardViewProps {
@@ -48,9 +48,9 @@ export function DashboardView({data, error, maxRequests = 8}: DashboardViewProps
         <Box key={routeName(r)}>
           <Text>{cell(routeName(r), 32)} </Text>
           <Text dimColor>{cell(r.agents === undefined ? '' : `${r.agents} agents`, 10)} </Text>
-          {(r.targets ?? []).length === 0 ? <Text dimColor>(no provider)</Text> : null}
-          {(r.targets ?? []).map((t, i) => {
-            const state = t.circuit?.state ?? 'closed'
+          {targetsOf(r).length === 0 ? <Text dimColor>(no provider)</Text> : null}
+          {targetsOf(r).map((t, i) => {
+            const state = targetState(t)
             return (
               <Text key={`${t.provider}-${i}`}>
                 {i > 0 ? ' → ' : ''}
