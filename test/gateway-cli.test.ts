@@ -596,6 +596,18 @@ describe('against a running gateway (fake management API)', () => {
     expect(ghost.stderr).toContain('unknown agent "ghost"')
   })
 
+  it('a gateway error answer exits 5 and says the gateway answered', async () => {
+    const gw = await fakeGateway({
+      '/api/logs': () => [
+        503,
+        {error: {message: 'Routing is not running in this gateway.', code: 'no_routing'}},
+      ],
+    })
+    const r = await gw.cli(['logs'])
+    expect(r.exitCode).toBe(5)
+    expect(r.stderr).toContain('The gateway answered 503: Routing is not running in this gateway.')
+  })
+
   it('dashboard --json prints /api/dashboard; without a terminal a text snapshot', async () => {
     const dashboard = {
       routes: [

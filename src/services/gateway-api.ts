@@ -3,7 +3,7 @@
  * dashboard), or learning that it is not there so the caller can fall back to the files.
  */
 import type {GwError} from '../core/errors.js'
-import {NotFoundError} from '../core/errors.js'
+import {NotFoundError, UpstreamError} from '../core/errors.js'
 import {runningDaemon} from '../daemon/pidfile.js'
 import {daemonClient, resolvePort} from './gateway.js'
 import {fromDaemonError} from './gateway-keys.js'
@@ -44,8 +44,15 @@ export async function gatewayGet<T>(
 
 function fromManagementError(error: unknown): GwError {
   const e = error as GwError
-  if (e?.details?.status === 404) {
-    return new NotFoundError(e.message.replace(/^The platform answered \d+: /, ''))
+  const status = e?.details?.status as number | undefined
+  const message = e?.message?.replace(/^The platform answered \d+: /, '')
+  if (status === 404) return new NotFoundError(message)
+  if (status !== undefined && status >= 500) {
+    return new UpstreamError(`The gateway answered ${status}: ${message}`, {
+      code: String(e.details?.upstream_code ?? 'gateway_error'),
+      status,
+      hint: 'See the daemon log (`gwctl doctor` names it); `gwctl gateway restart` may help.',
+    })
   }
   return fromDaemonError(error)
 }

@@ -151,7 +151,7 @@ function familiesUsing(policies: readonly PolicyConfig[], name: string): Family[
 
 /**
  * Providers from the running gateway (with circuit state), else from the state file. With an
- * agent (id or name): only the providers its policy routes its family to, in policy order.
+ * agent (id or name): only the providers its policy routes to, family by family, in order.
  */
 export async function listProviders(
   options: {agent?: string; signal?: AbortSignal} = {},
@@ -173,17 +173,32 @@ export async function listProviders(
   let agent: ProviderList['agent']
   if (options.agent !== undefined) {
     const views = agentViews(store.data)
-    const view = views.find((v) => v.agentId === options.agent) ?? views.find((v) => v.name === options.agent)
+    let view = views.find((v) => v.agentId === options.agent)
     if (!view) {
-      throw new NotFoundError(`No agent "${options.agent}".`, {hint: 'See `gwctl agents list`.'})
+      const named = views.filter((v) => v.name === options.agent)
+      if (named.length > 1) {
+        throw new UsageError(
+          `Several agents are named "${options.agent}" (${named.map((v) => v.agentId).join(', ')}); give the agent id.`,
+          {code: 'ambiguous_agent'},
+        )
+      }
+      view = named[0]
+    }
+    if (!view) {
+      throw new NotFoundError(`No agent has the id or name "${options.agent}".`, {
+        hint: 'See `gwctl agents list`.',
+      })
     }
     agent = {agentId: view.agentId, name: view.name, policyId: view.policyId, family: view.route.family}
+    // As the gateway answers: every provider the agent's policy routes to, family by family, in order.
+    const policy = policies.find((p) => p.id === view.policyId)
     const byName = new Map(providers.map((p) => [p.name, p]))
     chosen = []
-    for (const target of view.route.targets) {
-      const p = byName.get(target.provider)
-      if (p && p.family === view.route.family && !chosen.includes(p)) chosen.push(p)
-    }
+    for (const family of FAMILIES)
+      for (const target of policy?.routes[family] ?? []) {
+        const p = byName.get(target.provider)
+        if (p && p.family === family && !chosen.includes(p)) chosen.push(p)
+      }
   }
   return {
     providers: chosen.map((p) => ({

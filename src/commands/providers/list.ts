@@ -9,7 +9,7 @@ export default class ProvidersList extends BaseCommand {
   static summary = "Lists the gateway's providers, or those compatible with an agent's policy."
   static description =
     "From the running gateway, with each provider's circuit state (closed, open, half-open), or from the state file when it is stopped " +
-    '(circuit "unknown (gateway stopped)"). With AGENT (id or name): only the providers its policy routes its protocol to, in order. ' +
+    '(circuit "unknown (gateway stopped)"). With AGENT (id or name): only the providers its policy routes to, family by family in policy order. ' +
     'Credentials are shown as `env VAR` or `secret (stored)`, never their value.'
 
   static examples = [
