@@ -114,7 +114,7 @@ function entranceHandler(entrance: (request: GatewayRequest) => Entrance, creden
       keyPrefix: key.prefix,
       policyId: agent.policyId,
     }
-    await forward(e, forwarded, request.res, identity)
+    await forward(e, forwarded, request.res, identity, context)
   }
 }
 
