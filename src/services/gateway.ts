@@ -243,6 +243,7 @@ export function gatewayStateFields(state: GatewayInfo): Record<string, string | 
     port: state.port,
     uptime: state.uptimeSeconds === null ? undefined : formatDuration(state.uptimeSeconds * 1000),
     version: state.version ?? undefined,
+    simulator: state.daemon?.simOrigin ?? undefined,
     note: state.stalePidFile
       ? 'a stale pid file was found (the daemon was killed); `gwctl gateway start` replaces it'
       : undefined,
