@@ -95,7 +95,19 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     for (const policy of policies)
       for (const problem of policyProblems(policy, providers))
         log(`${new Date().toISOString()} warning: ${problem}`)
-    const logs = await LogStore.open(homeFile('logDb'), {retentionDays: retentionDays()})
+    let logs: LogStore
+    try {
+      logs = await LogStore.open(homeFile('logDb'), {retentionDays: retentionDays()})
+    } catch (error) {
+      throw new DaemonStartError(
+        'log_db_unreadable',
+        `The request log database ${homeFile('logDb')} cannot be opened: ${(error as Error).message}`,
+        ExitCode.unexpected,
+        {
+          hint: `Run \`gwctl doctor\`; to start afresh move it away: mv ${homeFile('logDb')} ${homeFile('logDb')}.bad`,
+        },
+      )
+    }
     routing = {
       router: new Router({logStore: logs}),
       logs,
