@@ -423,6 +423,10 @@ describe('gateway routing end to end', {timeout: 120_000}, () => {
       }),
     )
 
+    const help = await (await fetch(`${base}/help`)).text()
+    for (const path of ['/api/logs', '/api/usage', '/api/providers', '/api/dashboard'])
+      expect(help).toContain(path)
+
     // /v1/models: what each agent may use on its own protocol
     const models = await openai.models.list()
     expect(models.data.map((m) => m.id)).toEqual(['sim-mini', 'sim-pro', 'sim-reasoner'])
