@@ -2,8 +2,10 @@
 // machine, against the simulator on loopback, and reported as a ratio against a baseline measured
 // in the same run. Results are written between the markers of bench/README.md.
 import {spawn} from 'node:child_process'
-import {readFileSync, writeFileSync} from 'node:fs'
-import {cpus} from 'node:os'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {createServer as createNetServer} from 'node:net'
+import {cpus, tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {createInterface} from 'node:readline'
 import autocannon from 'autocannon'
 import {Client} from 'undici'
@@ -242,9 +244,67 @@ async function main() {
   if (!QUICK) writeFileSync(readmePath, updated)
 }
 
-/** The gateway in front of the simulator, with one agent key (filled in once the gateway routes). */
-async function startGatewayTarget() {
-  throw new Error('the gateway does not route yet')
+/**
+ * The gateway (`gwctl gateway run`, built) in front of the simulator: a temp GWCTL_HOME whose
+ * state has one chat provider (the bench's simulator) routed by the default policy, and one agent
+ * key. Every request is authenticated, routed, tapped for usage and logged.
+ */
+async function startGatewayTarget(simOrigin) {
+  const home = mkdtempSync(join(tmpdir(), 'gwctl-bench-'))
+  process.on('exit', () => rmSync(home, {recursive: true, force: true}))
+  process.env.GWCTL_HOME = home
+  const {withState} = await import('../dist/store/state.js')
+  await withState(
+    (store) => {
+      store.data.providers.push({
+        name: 'bench-sim',
+        family: 'chat',
+        baseUrl: simOrigin,
+        credential: {secret: 'sim'},
+      })
+      store.data.policies.find((p) => p.id === 'default').routes = {chat: [{provider: 'bench-sim'}]}
+    },
+    join(home, 'state.json'),
+  )
+  const port = await new Promise((resolve, reject) => {
+    const server = createNetServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const {port: p} = server.address()
+      server.close(() => resolve(p))
+    })
+  })
+  const child = spawn('node', ['bin/run.js', 'gateway', 'run', '--port', String(port)], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: {...process.env, GWCTL_HOME: home, NODE_EXTRA_CA_CERTS: '', NO_COLOR: '1'},
+  })
+  children.push(child)
+  const origin = `http://127.0.0.1:${port}`
+  for (let i = 0; ; i++) {
+    const ok = await fetch(`${origin}/health`).then(
+      (r) => r.ok,
+      () => false,
+    )
+    if (ok) break
+    if (i > 100) throw new Error('the gateway did not start')
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  const res = await fetch(`${origin}/api/keys/issue`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json'},
+    body: JSON.stringify({
+      employeeName: 'Bench',
+      employeeContact: 'bench@example.com',
+      agentName: 'bench',
+      agentType: 'generic_agent',
+    }),
+  })
+  const {keyValue} = await res.json()
+  return {
+    name: 'gateway',
+    origin,
+    headers: {'content-type': 'application/json', authorization: `Bearer ${keyValue}`},
+  }
 }
 
 main()
