@@ -2,8 +2,10 @@
 // machine, against the simulator on loopback, and reported as a ratio against a baseline measured
 // in the same run. Results are written between the markers of bench/README.md.
 import {spawn} from 'node:child_process'
-import {readFileSync, writeFileSync} from 'node:fs'
-import {cpus} from 'node:os'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {createServer as createNetServer} from 'node:net'
+import {cpus, tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {createInterface} from 'node:readline'
 import autocannon from 'autocannon'
 import {Client} from 'undici'
@@ -135,7 +137,39 @@ async function main() {
     console.error(`· ${t.name}: throughput at ${CONNECTIONS} connections (${LOAD_SECONDS} s)`)
     rows[t.name].rps = await throughput(t.origin, t.headers)
   }
-  const extra = gateway?.micro ? await gateway.micro() : []
+  console.error('· key lookup at 10 and 100 000 keys')
+  const {keyLookup, logStoreRate, pivot} = await import('./micro.js')
+  const {small: key10, large: key100k} = keyLookup(10, 100_000)
+  console.error('· log store at 2 000 rows/s')
+  const logRate = await logStoreRate(QUICK ? 2 : 5)
+  console.error(`· usage pivots over ${QUICK ? '200 000' : '1 000 000'} rows (filling takes a while)`)
+  const pivots = await pivot(QUICK ? 200_000 : 1_000_000)
+  const worstPivot = Math.max(...Object.values(pivots))
+  const extra = [
+    [
+      'key lookup 100 000 / 10 keys',
+      key100k / key10,
+      1.5,
+      `${fmt(key10 / 1000, 2)} µs vs ${fmt(key100k / 1000, 2)} µs per verify`,
+      (v, t) => v <= t,
+    ],
+    [
+      'log store keeps up with 2 000 rows/s',
+      logRate.rate / 2000,
+      0.9,
+      `${Math.round(logRate.rate)} rows/s written; loop delay p99 ${fmt(logRate.p99DelayMs, 1)} ms, max ${fmt(logRate.maxDelayMs, 1)} ms; queue peak ${logRate.maxPending}`,
+      (v, t) => v >= t,
+    ],
+    [
+      'slowest usage pivot (ms)',
+      worstPivot,
+      150,
+      Object.entries(pivots)
+        .map(([k, v]) => `${k} ${fmt(v, 0)}`)
+        .join(', '),
+      (v, t) => v <= t,
+    ],
+  ]
 
   const direct = rows.direct
   const bareRow = rows['bare pass-through']
@@ -187,7 +221,14 @@ async function main() {
         `| ${name} | ${fmt(value, 2)} | ${limit} | ${detail} | ${ok(value, limit) ? 'yes' : '**no**'} |`,
       )
   } else {
-    lines.push('(gateway not benchmarked in this run)')
+    lines.push('(gateway HTTP paths not benchmarked in this run)')
+    lines.push('')
+    lines.push('| target | measured | limit | detail | met |')
+    lines.push('|---|---|---|---|---|')
+    for (const [name, value, limit, detail, ok] of extra)
+      lines.push(
+        `| ${name} | ${fmt(value, 2)} | ${limit} | ${detail} | ${ok(value, limit) ? 'yes' : '**no**'} |`,
+      )
   }
   lines.push(
     `\nReference ratios of this run: bare throughput / direct = ${fmt(bareRow.rps / direct.rps, 2)}; bare added median = ${fmt(addedBare)} ms.`,
@@ -203,9 +244,67 @@ async function main() {
   if (!QUICK) writeFileSync(readmePath, updated)
 }
 
-/** The gateway in front of the simulator, with one agent key (filled in once the gateway routes). */
-async function startGatewayTarget() {
-  throw new Error('the gateway does not route yet')
+/**
+ * The gateway (`gwctl gateway run`, built) in front of the simulator: a temp GWCTL_HOME whose
+ * state has one chat provider (the bench's simulator) routed by the default policy, and one agent
+ * key. Every request is authenticated, routed, tapped for usage and logged.
+ */
+async function startGatewayTarget(simOrigin) {
+  const home = mkdtempSync(join(tmpdir(), 'gwctl-bench-'))
+  process.on('exit', () => rmSync(home, {recursive: true, force: true}))
+  process.env.GWCTL_HOME = home
+  const {withState} = await import('../dist/store/state.js')
+  await withState(
+    (store) => {
+      store.data.providers.push({
+        name: 'bench-sim',
+        family: 'chat',
+        baseUrl: simOrigin,
+        credential: {secret: 'sim'},
+      })
+      store.data.policies.find((p) => p.id === 'default').routes = {chat: [{provider: 'bench-sim'}]}
+    },
+    join(home, 'state.json'),
+  )
+  const port = await new Promise((resolve, reject) => {
+    const server = createNetServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const {port: p} = server.address()
+      server.close(() => resolve(p))
+    })
+  })
+  const child = spawn('node', ['bin/run.js', 'gateway', 'run', '--port', String(port)], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: {...process.env, GWCTL_HOME: home, NODE_EXTRA_CA_CERTS: '', NO_COLOR: '1'},
+  })
+  children.push(child)
+  const origin = `http://127.0.0.1:${port}`
+  for (let i = 0; ; i++) {
+    const ok = await fetch(`${origin}/health`).then(
+      (r) => r.ok,
+      () => false,
+    )
+    if (ok) break
+    if (i > 100) throw new Error('the gateway did not start')
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  const res = await fetch(`${origin}/api/keys/issue`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json'},
+    body: JSON.stringify({
+      employeeName: 'Bench',
+      employeeContact: 'bench@example.com',
+      agentName: 'bench',
+      agentType: 'generic_agent',
+    }),
+  })
+  const {keyValue} = await res.json()
+  return {
+    name: 'gateway',
+    origin,
+    headers: {'content-type': 'application/json', authorization: `Bearer ${keyValue}`},
+  }
 }
 
 main()

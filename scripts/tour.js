@@ -44,6 +44,29 @@ const STEPS = (baseUrl) => [
     ],
   },
   {say: 'The local journal of created tasks.', args: ['video', 'list']},
+  {
+    say: 'A Gamma-H3 multimodal task: text plus a first frame, waited for.',
+    args: [
+      'gamma',
+      'generate',
+      '--text',
+      'the fox jumps into the snow',
+      '--first-frame',
+      'https://example.com/fox.png',
+      '--resolution',
+      '768P',
+      '--duration',
+      '5',
+      '--wait',
+      '--interval',
+      '1',
+    ],
+  },
+  {say: 'Chat models and their simulated providers.', args: ['models']},
+  {
+    say: 'A streamed chat answer; provider routing picks the cheapest input price.',
+    args: ['chat', '--model', 'sim-mini', '--sort', 'input_price', 'Say hello to the tour.'],
+  },
 ]
 
 /** Starts `gwctl sim --port 0` and resolves with its base URL and process. */
@@ -70,7 +93,7 @@ function run(step) {
   console.log(`\n${bold(`$ gwctl ${shown}`)}`)
   const result = spawnSync(process.execPath, [BIN, ...step.args], {
     env: {...process.env, GWCTL_HOME: home, GWCTL_BASE_URL: '', GWCTL_API_KEY: ''},
-    stdio: 'inherit',
+    stdio: ['ignore', 'inherit', 'inherit'],
   })
   const expected = step.expectExit ?? 0
   if (result.status !== expected) throw new Error(`step exited ${result.status}, expected ${expected}`)

@@ -87,7 +87,8 @@ function entranceHandler(entrance: (request: GatewayRequest) => Entrance, creden
     request.agentId = agent.id
     const now = Math.floor(Date.now() / 1000)
     agent.lastSeenAt = now
-    agent.lastEntrance = e.family
+    // `GET /v1/models` says nothing about the protocol the agent speaks
+    if (e.operation !== 'models') agent.lastEntrance = e.family
     key.lastUsedAt = now
     context.lastRequestAt = now
     context.touch()
@@ -114,7 +115,7 @@ function entranceHandler(entrance: (request: GatewayRequest) => Entrance, creden
       keyPrefix: key.prefix,
       policyId: agent.policyId,
     }
-    await forward(e, forwarded, request.res, identity)
+    await forward(e, forwarded, request.res, identity, context)
   }
 }
 

@@ -2,13 +2,19 @@
  * The seam between the gateway core (authentication) and routing. Every authenticated model
  * request ends here, once, with the entrance it came in at, the request, the response to write,
  * and who is calling. Routing (policies, providers, breakers, proxy, usage taps) replaces the
- * body of {@link forward}; until then it answers an honest 503.
+ * body is the router (`context.routing`); without one it answers an honest 503.
  */
 import type {IncomingHttpHeaders, ServerResponse} from 'node:http'
 
 import type {GatewayState} from '../store/state.js'
+import {agentKind} from './agent-kinds.js'
 import {errorBody} from './protocol-errors.js'
-import type {Family} from './types.js'
+import type {RequestIdentity} from './router/log-entry.js'
+import {logEntryFor} from './router/log-entry.js'
+import type {ProxyResult} from './router/proxy.js'
+import type {GatewayContext} from './server.js'
+import {sendJson} from './server.js'
+import type {Family, PolicyConfig, ProviderConfig} from './types.js'
 
 /** Where a request came in. */
 export interface Entrance {
@@ -60,15 +66,121 @@ export interface EntranceRequest {
  * Answers one authenticated model request. Writes the whole answer to `response` (status,
  * headers, body or stream) and resolves when done; never throws for an upstream failure (it
  * answers in the entrance's shape instead).
+ *
+ * - `models`: the models this agent may use (see {@link modelsFor}), in the OpenAI list shape.
+ * - A policy with no target for the entrance's family: 503 `no_provider` (logged).
+ * - Otherwise the router: targets in order, breakers, fallbacks, usage, one log row. The project
+ *   of the row is the `x-gw-project` header, else the agent's name.
  */
 export async function forward(
   entrance: Entrance,
-  _request: EntranceRequest,
+  request: EntranceRequest,
   response: ServerResponse,
   identity: Identity,
+  context?: Pick<GatewayContext, 'routing' | 'startedAt'>,
 ): Promise<void> {
-  const message = `No provider is configured for this route (policy "${identity.policyId}", ${entrance.family}). Add a provider and a route to the policy, then restart the gateway.`
-  const text = JSON.stringify(errorBody(entrance.family, 503, message, {code: 'no_provider'}))
-  response.writeHead(503, {'content-type': 'application/json', 'content-length': Buffer.byteLength(text)})
-  response.end(text)
+  const routing = context?.routing
+  const policy = routing?.policies.get(identity.policyId)
+  if (routing && entrance.operation === 'models') {
+    const family = modelsFamily(request.headers, identity)
+    const created = Math.floor((context?.startedAt ?? Date.now()) / 1000)
+    const data = modelsFor(policy, family, routing.providers).map((m) => ({
+      id: m.id,
+      object: 'model',
+      created,
+      owned_by: m.provider,
+    }))
+    sendJson(response, 200, {object: 'list', data})
+    return
+  }
+  const time = Date.now()
+  const who = {
+    agentId: identity.agentId,
+    keyPrefix: identity.keyPrefix,
+    policyId: identity.policyId,
+    project: identity.agentName,
+  }
+  if (!routing || (policy && (policy.routes[entrance.family] ?? []).length === 0)) {
+    const message = `No provider is configured for this route (policy "${identity.policyId}", ${entrance.family}). Add a provider and a route to the policy, then restart the gateway.`
+    const text = JSON.stringify(errorBody(entrance.family, 503, message, {code: 'no_provider'}))
+    response.writeHead(503, {'content-type': 'application/json', 'content-length': Buffer.byteLength(text)})
+    response.end(text)
+    routing?.logs.append(
+      logEntryFor(entrance.family, projectOf(request.headers, who), failure(503, message, time), time),
+    )
+    return
+  }
+  const query = request.query.toString()
+  await routing.router.route(
+    {
+      family: entrance.family,
+      method: request.method,
+      url: query ? `${request.path}?${query}` : request.path,
+      headers: request.headers,
+      body: request.rawBody,
+      signal: request.signal,
+      policy,
+      providers: routing.providers,
+      identity: who,
+    },
+    response,
+  )
+}
+
+function projectOf(headers: IncomingHttpHeaders, who: RequestIdentity): RequestIdentity {
+  const header = headers['x-gw-project']
+  return typeof header === 'string' && header.trim() ? {...who, project: header.trim()} : who
+}
+
+function failure(status: number, error: string, time: number): ProxyResult {
+  return {
+    status,
+    provider: null,
+    model: null,
+    requestedModel: null,
+    fallback: false,
+    stream: false,
+    usage: null,
+    latencyMs: Date.now() - time,
+    ttfbMs: null,
+    error,
+    requestId: '',
+    clientAborted: false,
+    attempts: [],
+  }
+}
+
+/**
+ * The family whose targets `GET /v1/models` lists: messages when the client sends
+ * `anthropic-version`, else the agent kind's protocol (generic agents: chat).
+ */
+export function modelsFamily(headers: IncomingHttpHeaders, identity: Pick<Identity, 'agentType'>): Family {
+  if (headers['anthropic-version'] !== undefined) return 'messages'
+  const kind = agentKind(identity.agentType)
+  return kind && kind.type !== 'generic_agent' ? kind.family : 'chat'
+}
+
+/**
+ * The models an agent may ask for on a route: each target's model rewrite, else the requested
+ * names of its provider's `models` map; in route order, without repeats.
+ */
+export function modelsFor(
+  policy: PolicyConfig | undefined,
+  family: Family,
+  providers: readonly ProviderConfig[],
+): Array<{id: string; provider: string}> {
+  const byName = new Map(providers.map((p) => [p.name, p]))
+  const seen = new Set<string>()
+  const models: Array<{id: string; provider: string}> = []
+  for (const target of policy?.routes[family] ?? []) {
+    const provider = byName.get(target.provider)
+    if (!provider || provider.family !== family) continue
+    const ids = target.model ? [target.model] : Object.keys(provider.models ?? {})
+    for (const id of ids) {
+      if (seen.has(id)) continue
+      seen.add(id)
+      models.push({id, provider: provider.name})
+    }
+  }
+  return models
 }

@@ -4,13 +4,19 @@
  * lazy saves of last-seen times, and a graceful stop on abort (SIGTERM / SIGINT).
  */
 import {GwError, ExitCode} from '../core/errors.js'
+import {LogStore} from '../store/log-store.js'
 import {homeFile} from '../store/paths.js'
+import {getSetting} from '../store/settings.js'
 import {StateStore, lockState, removeStaleTempFiles} from '../store/state.js'
 import {entranceRoutes} from './entrances.js'
 import {KeyIndex} from './keys.js'
 import {managementRoutes} from './management.js'
 import {DEFAULT_DRAIN_MS, claimPidFile, releasePidFile} from './pidfile.js'
 import {describePortTaken} from './port-holder.js'
+import {Router} from './router/index.js'
+import {policyProblems} from './router/policy.js'
+import type {Routing} from './routing.js'
+import {effectivePolicies, effectiveProviders, platformSettings} from './routing.js'
 import type {GatewayContext, Route} from './server.js'
 import {listen} from './server.js'
 
@@ -25,6 +31,16 @@ export interface DaemonOptions {
   drainMs?: number
   /** One line to the daemon log (default: stdout). */
   log?: (line: string) => void
+  /** Start the simulator in-process and add its providers (`--sim`). */
+  sim?: boolean
+}
+
+/** Days of request logs kept: setting `logs.retention-days`, default 30. */
+export const DEFAULT_RETENTION_DAYS = 30
+
+function retentionDays(): number {
+  const value = Number(getSetting('logs.retention-days'))
+  return Number.isInteger(value) && value > 0 ? value : DEFAULT_RETENTION_DAYS
 }
 
 /** Every route of the gateway (management first). */
@@ -51,6 +67,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   }
 
   let timer: NodeJS.Timeout | undefined
+  let routing: Routing | undefined
+  let sim: {origin: string; close(): Promise<void>} | undefined
   try {
     // Load under the lock, so a CLI change that started before this daemon claimed the pid file is
     // complete (and seen) first.
@@ -64,6 +82,40 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     }
     if (store.created) await store.save()
 
+    if (options.sim) {
+      const {startSim} = await import('../sim/server.js')
+      sim = await startSim({port: 0, host: '127.0.0.1'})
+    }
+    const providers = effectiveProviders(store.data, {
+      env: process.env,
+      platform: platformSettings(),
+      simOrigin: sim?.origin,
+    })
+    const policies = effectivePolicies(store.data.policies, providers)
+    for (const policy of policies)
+      for (const problem of policyProblems(policy, providers))
+        log(`${new Date().toISOString()} warning: ${problem}`)
+    let logs: LogStore
+    try {
+      logs = await LogStore.open(homeFile('logDb'), {retentionDays: retentionDays()})
+    } catch (error) {
+      throw new DaemonStartError(
+        'log_db_unreadable',
+        `The request log database ${homeFile('logDb')} cannot be opened: ${(error as Error).message}`,
+        ExitCode.unexpected,
+        {
+          hint: `Run \`gwctl doctor\`; to start afresh move it away: mv ${homeFile('logDb')} ${homeFile('logDb')}.bad`,
+        },
+      )
+    }
+    routing = {
+      router: new Router({logStore: logs}),
+      logs,
+      providers,
+      policies: new Map(policies.map((p) => [p.id, p])),
+      simOrigin: sim?.origin,
+    }
+
     const context: GatewayContext = {
       store,
       index: new KeyIndex(store.data),
@@ -71,6 +123,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       version: options.version,
       startedAt: Date.now(),
       log,
+      routing,
       touch() {
         timer ??= setTimeout(() => {
           timer = undefined
@@ -106,7 +159,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       throw error
     }
     log(
-      `${new Date().toISOString()} gwctl gateway ${options.version} listening on http://127.0.0.1:${server.port} (pid ${process.pid}, ${store.data.agents.length} agents, ${store.data.policies.length} policies, ${store.data.providers.length} providers)`,
+      `${new Date().toISOString()} gwctl gateway ${options.version} listening on http://127.0.0.1:${server.port} (pid ${process.pid}, ${store.data.agents.length} agents, ${store.data.policies.length} policies, ${providers.length} providers${sim ? `, simulator at ${sim.origin}` : ''})`,
     )
 
     await new Promise<void>((resolve) => {
@@ -121,6 +174,11 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     log(`${new Date().toISOString()} stopped`)
   } finally {
     if (timer) clearTimeout(timer)
+    if (routing) {
+      await routing.router.close().catch(() => undefined)
+      routing.logs.close() // writes the queued rows first
+    }
+    await sim?.close().catch(() => undefined)
     releasePidFile()
   }
 }

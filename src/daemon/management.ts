@@ -1,10 +1,19 @@
 /**
- * The management API (spec 4.3): health, the help page, key issue, agents and keys. No key is
+ * The management API (spec 4.3): health, the help page, key issue, agents, keys, and routing's
+ * logs, usage, providers and dashboard (routing-api.ts). No key is
  * needed (spec 5.3); the server's Host and Origin checks keep browsers of other sites out.
  */
 import {IssueError, issueKey, validateIssueRequest} from './keys.js'
 import type {GatewayContext, GatewayRequest, Route} from './server.js'
 import {sendError, sendJson} from './server.js'
+import {routedState} from './routing.js'
+import {
+  dashboardHandler,
+  logsHandler,
+  providersHandler,
+  routedAgentViews,
+  usageHandler,
+} from './routing-api.js'
 import {agentViews, agentsPerRoute, keyViews, latestRequestAt} from './views.js'
 import {AGENT_KINDS} from './agent-kinds.js'
 
@@ -40,7 +49,8 @@ function endpointDocs(port: number): EndpointDoc[] {
     {
       method: 'GET',
       path: '/api/agents',
-      purpose: 'Agents with parent-child relations, policy, route, key prefix and last seen time.',
+      purpose:
+        'Agents with parent-child relations, policy, route (targets with their circuit state), key prefix and last seen time.',
       example: `curl ${base}/api/agents`,
     },
     {
@@ -48,6 +58,34 @@ function endpointDocs(port: number): EndpointDoc[] {
       path: '/api/keys',
       purpose: 'Issued keys: prefix and metadata, never the key.',
       example: `curl ${base}/api/keys`,
+    },
+    {
+      method: 'GET',
+      path: '/api/logs',
+      purpose:
+        'Recent requests, newest first: {logs:[…]}. Filters: agent_id, policy_id, status (2xx, 4xx, 5xx, fallback), since (Unix seconds), limit (default 50).',
+      example: `curl '${base}/api/logs?status=5xx&since=1795300000&limit=20'`,
+    },
+    {
+      method: 'GET',
+      path: '/api/usage',
+      purpose:
+        'Token usage summed: {pivot, rows:[…], totals}. The logs filters (without limit) plus pivot (agent, key, provider, model, project, policy).',
+      example: `curl '${base}/api/usage?pivot=model&since=1795300000'`,
+    },
+    {
+      method: 'GET',
+      path: '/api/providers',
+      purpose:
+        "Providers (credentials redacted) with circuit state, families and the policies routing to them; ?agent=ID_OR_NAME keeps those the agent's policy routes to, in route order.",
+      example: `curl '${base}/api/providers?agent=laptop'`,
+    },
+    {
+      method: 'GET',
+      path: '/api/dashboard',
+      purpose:
+        "Routes with their targets' circuit state, recent_requests (last 20), recent_usage (per model, last 24 h) and the gateway (pid, port, uptime_s, version).",
+      example: `curl ${base}/api/dashboard`,
     },
     {
       method: 'GET',
@@ -89,7 +127,8 @@ function endpointDocs(port: number): EndpointDoc[] {
     {
       method: 'GET',
       path: '/v1/models',
-      purpose: 'Models available to the calling agent. Credential: Bearer or x-api-key.',
+      purpose:
+        "Models the calling agent may use (its policy's targets for its protocol), OpenAI list shape. Credential: Bearer or x-api-key.",
       example: `curl ${base}/v1/models -H 'Authorization: Bearer ${key}'`,
     },
   ]
@@ -196,14 +235,18 @@ export function managementRoutes(): Route[] {
     }),
     m('POST', '/api/keys/issue', issue),
     m('GET', '/api/agents', (request, context) =>
-      sendJson(request.res, 200, {agents: agentViews(context.store.data)}),
+      sendJson(request.res, 200, {agents: routedAgentViews(context.store.data, context.routing)}),
     ),
+    m('GET', '/api/logs', logsHandler),
+    m('GET', '/api/usage', usageHandler),
+    m('GET', '/api/providers', providersHandler),
+    m('GET', '/api/dashboard', dashboardHandler),
     m('GET', '/api/keys', (request, context) =>
       sendJson(request.res, 200, {keys: keyViews(context.store.data)}),
     ),
     m('GET', '/api/status', (request, context) => {
       const state = context.store.data
-      const views = agentViews(state)
+      const views = agentViews(routedState(state, context.routing))
       const latest = Math.max(context.lastRequestAt ?? 0, latestRequestAt(state) ?? 0)
       sendJson(request.res, 200, {
         status: 'ok',
@@ -216,6 +259,7 @@ export function managementRoutes(): Route[] {
         enabledAgents: views.filter((v) => v.enabled).length,
         agentsPerRoute: agentsPerRoute(views),
         latestRequestAt: latest || null,
+        simOrigin: context.routing?.simOrigin ?? null,
       })
     }),
   ]

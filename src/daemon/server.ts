@@ -16,6 +16,7 @@ import type {AddressInfo} from 'node:net'
 import type {StateStore} from '../store/state.js'
 import type {KeyIndex} from './keys.js'
 import {errorBody} from './protocol-errors.js'
+import type {Routing} from './routing.js'
 import type {Family} from './types.js'
 
 /** What handlers share: the state, the key index, the port, the log. */
@@ -33,6 +34,8 @@ export interface GatewayContext {
   log(line: string): void
   /** Schedules a lazy save of small changes (last seen times). */
   touch(): void
+  /** Router, log store, effective providers and policies (absent: every model call gets 503). */
+  routing?: Routing
 }
 
 /** A request as handlers see it. */

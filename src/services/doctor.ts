@@ -6,8 +6,12 @@ import {existsSync, readFileSync} from 'node:fs'
 
 import {DEFAULT_PORT, runningDaemon} from '../daemon/pidfile.js'
 import {describePortTaken, isPortFree} from '../daemon/port-holder.js'
+import {effectiveProviders, platformSettings} from '../daemon/routing.js'
+import {policyProblems} from '../daemon/router/policy.js'
+import type {PolicyConfig, ProviderConfig} from '../daemon/types.js'
+import {LogStore} from '../store/log-store.js'
 import {homeFile} from '../store/paths.js'
-import {inspectStateFile} from '../store/state.js'
+import {inspectStateFile, upgradeState, validateState} from '../store/state.js'
 import {resolvePort} from './gateway.js'
 
 export interface CheckOutcome {
@@ -109,8 +113,58 @@ const portCheck: DoctorCheck = {
   },
 }
 
+const logDbCheck: DoctorCheck = {
+  id: 'log-db',
+  title: 'Request log database passes its integrity check',
+  async run() {
+    const path = homeFile('logDb')
+    if (!existsSync(path)) return {ok: true, detail: `${path} not created yet (the gateway creates it)`}
+    const check = await LogStore.check(path)
+    if (check.ok) return {ok: true, detail: `${path} (integrity ok)`}
+    return {
+      ok: false,
+      detail: `${path} is damaged: ${check.problems.slice(0, 3).join('; ')}`,
+      hint: `Stop the gateway and move the database away (the request logs are lost; a new one is created at start): gwctl gateway stop && mv ${path} ${path}.bad`,
+    }
+  },
+}
+
+const policiesCheck: DoctorCheck = {
+  id: 'policies',
+  title: 'Policies route only to known providers of the same protocol family',
+  async run() {
+    const path = homeFile('state')
+    if (!existsSync(path)) return {ok: true, detail: 'no state file yet (seeded policies have no targets)'}
+    let data: {policies: PolicyConfig[]; providers: ProviderConfig[]}
+    try {
+      data = upgradeState(JSON.parse(readFileSync(path, 'utf8'))) as typeof data
+    } catch {
+      return {ok: true, detail: 'skipped: the state file does not parse (see the state check)'}
+    }
+    if (validateState(data).length > 0)
+      return {ok: true, detail: 'skipped: the state file is not valid (see the state check)'}
+    // The simulator's providers exist whenever the gateway runs with --sim.
+    let platform
+    try {
+      platform = platformSettings()
+    } catch {
+      platform = undefined
+    }
+    const providers = effectiveProviders(data, {platform, simOrigin: 'http://127.0.0.1:1'})
+    const problems = data.policies.flatMap((p) => policyProblems(p, providers))
+    if (problems.length === 0)
+      return {ok: true, detail: `${data.policies.length} policies, ${providers.length} providers known`}
+    return {
+      ok: false,
+      detail:
+        problems.slice(0, 5).join('; ') + (problems.length > 5 ? ` (+${problems.length - 5} more)` : ''),
+      hint: 'Point each route at providers of its own family (`gwctl providers list`, `gwctl policies ...`), then `gwctl gateway restart`. A cross-family target is refused with 400 at request time.',
+    }
+  },
+}
+
 /** Every check, in the order printed. Append new checks here. */
-export const DOCTOR_CHECKS: DoctorCheck[] = [settingsCheck, stateCheck, portCheck]
+export const DOCTOR_CHECKS: DoctorCheck[] = [settingsCheck, stateCheck, portCheck, logDbCheck, policiesCheck]
 
 /** Runs every check (one failing check never stops the others). */
 export async function runDoctor(

@@ -52,6 +52,8 @@ export interface DaemonSnapshot {
   enabledAgents: number
   agentsPerRoute: Array<{route: string; policyId: string; family: string; agents: number}>
   latestRequestAt: number | null
+  /** Origin of the in-process simulator when started with `--sim`, else null. */
+  simOrigin?: string | null
 }
 
 export interface GatewayInfo {
@@ -124,6 +126,8 @@ export interface StartOptions {
   signal?: AbortSignal
   /** How long to wait for `/health` (ms, default 15000). */
   timeoutMs?: number
+  /** Run the simulator in the daemon and route to it (`--sim`). */
+  sim?: boolean
 }
 
 /** Spawns the daemon detached and waits until `/health` answers. */
@@ -149,11 +153,15 @@ export async function startGateway(options: StartOptions = {}): Promise<GatewayI
   const logFd = openSync(logPath, 'a', 0o600)
   let exited: number | null | undefined
   try {
-    const child = spawn(process.execPath, [binPath(), 'gateway', 'run', '--port', String(port)], {
-      detached: true,
-      stdio: ['ignore', logFd, logFd],
-      env: {...process.env, NO_COLOR: '1'},
-    })
+    const child = spawn(
+      process.execPath,
+      [binPath(), 'gateway', 'run', '--port', String(port), ...(options.sim ? ['--sim'] : [])],
+      {
+        detached: true,
+        stdio: ['ignore', logFd, logFd],
+        env: {...process.env, NO_COLOR: '1'},
+      },
+    )
     child.on('exit', (code) => (exited = code))
     child.unref()
   } finally {
@@ -202,11 +210,19 @@ export async function stopGateway(
   return {wasRunning: true, pid: running.pid}
 }
 
-/** Stops (if running) and starts again, on the same port unless another is given. */
+/**
+ * Stops (if running) and starts again, on the same port unless another is given, and with the
+ * simulator when the running daemon had it unless `sim` says otherwise.
+ */
 export async function restartGateway(options: StartOptions & StopOptions = {}): Promise<GatewayInfo> {
   const running = runningDaemon()
+  let sim = options.sim
+  if (sim === undefined && running) {
+    const info = await getGatewayInfo({port: running.port, signal: options.signal})
+    sim = Boolean(info.daemon?.simOrigin)
+  }
   await stopGateway(options)
-  return startGateway({...options, port: options.port ?? running?.port})
+  return startGateway({...options, sim, port: options.port ?? running?.port})
 }
 
 /** Asks the running daemon; a GatewayDownError when it is not running. */
@@ -227,6 +243,7 @@ export function gatewayStateFields(state: GatewayInfo): Record<string, string | 
     port: state.port,
     uptime: state.uptimeSeconds === null ? undefined : formatDuration(state.uptimeSeconds * 1000),
     version: state.version ?? undefined,
+    simulator: state.daemon?.simOrigin ?? undefined,
     note: state.stalePidFile
       ? 'a stale pid file was found (the daemon was killed); `gwctl gateway start` replaces it'
       : undefined,

@@ -26,6 +26,7 @@ import {Low} from 'lowdb'
 import lockfile from 'proper-lockfile'
 
 import {ConfigError, GwError} from '../core/errors.js'
+import {POLICY_SCHEMA, PROVIDER_SCHEMA} from '../daemon/router/policy.js'
 import type {Family, PolicyConfig, ProviderConfig} from '../daemon/types.js'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS, FAMILIES} from '../daemon/types.js'
 import {ensureHome, homeFile} from './paths.js'
@@ -119,9 +120,14 @@ export function initialState(): GatewayState {
 const optionalString = {type: 'string'}
 const unixSeconds = {type: 'integer', minimum: 0}
 
+function withoutId<T extends {$id: string}>(schema: T): Omit<T, '$id'> {
+  const {$id: _id, ...rest} = schema
+  return rest
+}
+
 /**
- * JSON Schema of the state file. Policies and providers may carry more fields than listed (the
- * router owns them); the records of this module are closed.
+ * JSON Schema of the state file. Policies and providers use the router's schemas
+ * (`POLICY_SCHEMA`, `PROVIDER_SCHEMA`: one definition for the state, the CLI and the daemon).
  */
 export const STATE_SCHEMA = {
   type: 'object',
@@ -187,30 +193,28 @@ export const STATE_SCHEMA = {
         },
       },
     },
-    policies: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'routes'],
-        properties: {id: {type: 'string', minLength: 1}, routes: {type: 'object'}},
-      },
-    },
-    providers: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['name', 'family', 'baseUrl'],
-        properties: {
-          name: {type: 'string', minLength: 1},
-          family: {enum: [...FAMILIES]},
-          baseUrl: {type: 'string', minLength: 1},
-        },
-      },
-    },
+    policies: {type: 'array', items: withoutId(POLICY_SCHEMA)},
+    providers: {type: 'array', items: withoutId(PROVIDER_SCHEMA)},
   },
 } as const
 
 let validator: ReturnType<Ajv['compile']> | undefined
+
+/**
+ * Fills what older state files may lack, in place: policies without `fallbacks`, `breaker` or
+ * `timeouts` get the defaults. Returns `data`.
+ */
+export function upgradeState(data: unknown): unknown {
+  const policies = (data as {policies?: unknown} | null)?.policies
+  if (!Array.isArray(policies)) return data
+  for (const p of policies as Array<Record<string, unknown>>) {
+    if (!p || typeof p !== 'object') continue
+    p.fallbacks ??= true
+    p.breaker ??= {...DEFAULT_BREAKER}
+    p.timeouts ??= {...DEFAULT_TIMEOUTS}
+  }
+  return data
+}
 
 /** Validates a parsed state; returns a list of problems (empty when valid). */
 export function validateState(data: unknown): string[] {
@@ -370,7 +374,7 @@ export class StateStore {
     const existed = existsSync(path)
     await db.read()
     if (existed) {
-      const problems = validateState(db.data)
+      const problems = validateState(upgradeState(db.data))
       if (problems.length > 0) throw new StateCorruptError(path, problems.slice(0, 3).join('; '))
       fixMode(path)
     }
@@ -422,7 +426,7 @@ export function inspectStateFile(path: string = homeFile('state')): StateFileChe
   } catch (error) {
     return {path, exists: true, mode, problems: [`not JSON (${(error as Error).message})`]}
   }
-  return {path, exists: true, mode, problems: validateState(data)}
+  return {path, exists: true, mode, problems: validateState(upgradeState(data))}
 }
 
 /** Options of the state lock. */

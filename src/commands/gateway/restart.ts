@@ -10,10 +10,15 @@ export default class GatewayRestart extends BaseCommand {
   static description =
     'Stops the daemon gracefully (if it runs) and starts it again on the same port (or --port). Keys issued through the daemon work at once and need no restart.'
 
-  static examples = ['<%= config.bin %> gateway restart']
+  static examples = ['<%= config.bin %> gateway restart', '<%= config.bin %> gateway restart --no-sim']
 
   static flags = {
     port: Flags.integer({description: 'Port to start on (default: the running one).', min: 1, max: 65535}),
+    sim: Flags.boolean({
+      description:
+        'Run the offline simulator inside the daemon and route to it (default: as the running daemon did).',
+      allowNo: true,
+    }),
     drain: Flags.integer({
       description: 'Seconds in-flight requests may take to finish.',
       default: 10,
@@ -23,7 +28,12 @@ export default class GatewayRestart extends BaseCommand {
 
   async run(): Promise<GatewayInfo> {
     const {flags} = await this.parse(GatewayRestart)
-    const state = await restartGateway({port: flags.port, drainMs: flags.drain * 1000, signal: this.signal})
+    const state = await restartGateway({
+      port: flags.port,
+      sim: flags.sim,
+      drainMs: flags.drain * 1000,
+      signal: this.signal,
+    })
     if (!this.jsonEnabled()) {
       out(`Gateway restarted at ${state.url}`)
       printFields(gatewayStateFields(state))

@@ -8,7 +8,11 @@ export default class GatewayRun extends BaseCommand {
   static description =
     'Serves on 127.0.0.1 until SIGTERM or Ctrl-C, then drains in-flight requests and exits. Logs one line per request (method, path, status, time, agent id; never keys or headers) to stdout.'
 
-  static examples = ['<%= config.bin %> gateway run', '<%= config.bin %> gateway run --port 4400']
+  static examples = [
+    '<%= config.bin %> gateway run',
+    '<%= config.bin %> gateway run --port 4400',
+    '<%= config.bin %> gateway run --sim',
+  ]
 
   static enableJsonFlag = false
 
@@ -17,6 +21,10 @@ export default class GatewayRun extends BaseCommand {
       description: 'Port on 127.0.0.1 (default: GWCTL_GATEWAY_PORT, setting gateway.port, else 4317).',
       min: 1,
       max: 65535,
+    }),
+    sim: Flags.boolean({
+      description:
+        'Also run the offline simulator inside the daemon and route every protocol to it (nothing leaves the machine).',
     }),
     drain: Flags.integer({
       description: 'Seconds in-flight requests may take to finish on stop.',
@@ -41,6 +49,7 @@ export default class GatewayRun extends BaseCommand {
         version: this.config.version,
         signal: stop.signal,
         drainMs: flags.drain * 1000,
+        sim: flags.sim,
       })
     } finally {
       process.off('SIGTERM', onSignal)

@@ -10,7 +10,11 @@ export default class GatewayStart extends BaseCommand {
   static description =
     'Spawns `gwctl gateway run` detached, with its log in <GWCTL_HOME>/gateway.log and its pid in <GWCTL_HOME>/gateway.pid. Refuses when it already runs or when the port is taken (naming the process that holds it, where that can be found).'
 
-  static examples = ['<%= config.bin %> gateway start', '<%= config.bin %> gateway start --port 4400']
+  static examples = [
+    '<%= config.bin %> gateway start',
+    '<%= config.bin %> gateway start --port 4400',
+    '<%= config.bin %> gateway start --sim',
+  ]
 
   static flags = {
     port: Flags.integer({
@@ -18,11 +22,15 @@ export default class GatewayStart extends BaseCommand {
       min: 1,
       max: 65535,
     }),
+    sim: Flags.boolean({
+      description:
+        'Also run the offline simulator inside the daemon and route every protocol to it (nothing leaves the machine).',
+    }),
   }
 
   async run(): Promise<GatewayInfo> {
     const {flags} = await this.parse(GatewayStart)
-    const state = await startGateway({port: flags.port, signal: this.signal})
+    const state = await startGateway({port: flags.port, sim: flags.sim, signal: this.signal})
     if (!this.jsonEnabled()) {
       out(`Gateway running at ${state.url}`)
       printFields(gatewayStateFields(state))

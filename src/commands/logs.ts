@@ -1,0 +1,58 @@
+import {Flags} from '@oclif/core'
+
+import {BaseCommand} from '../core/base-command.js'
+import {isAbortError} from '../core/errors.js'
+import {colorErr, err, out, printTable} from '../core/output.js'
+import {filtersFromFlags} from '../services/log-filters.js'
+import type {LogsResult} from '../services/logs.js'
+import {LOG_COLUMNS, STATUS_VALUES, followLines, followLogs, getLogs} from '../services/logs.js'
+
+export default class Logs extends BaseCommand {
+  static summary = "Shows the gateway's request log."
+  static description =
+    'One line per request, oldest at the top: time, agent, entrance, provider/model, status, fallback, tokens in/out/cached, latency, ' +
+    'time to first byte and error. Reads the running gateway (GET /api/logs), or the log database directly when it is stopped. ' +
+    '--follow keeps polling and prints new requests until Ctrl-C (with --json: one JSON row per line). ' +
+    '--since takes a duration back from now (30m, 1h, 7d) or Unix seconds.'
+
+  static examples = [
+    '<%= config.bin %> logs',
+    '<%= config.bin %> logs --agent agt_0123456789abcdef --status 5xx --since 1h',
+    '<%= config.bin %> logs --status fallback --limit 200 --json',
+    '<%= config.bin %> logs --follow',
+  ]
+
+  static flags = {
+    agent: Flags.string({description: 'Only this agent id.'}),
+    policy: Flags.string({description: 'Only this policy id.'}),
+    status: Flags.string({description: 'Only this status class.', options: [...STATUS_VALUES]}),
+    since: Flags.string({description: 'Only requests since: 30m, 1h, 7d, or Unix seconds.'}),
+    limit: Flags.integer({description: 'Most rows (default 50).'}),
+    follow: Flags.boolean({char: 'f', description: 'Keep printing new requests until Ctrl-C.'}),
+  }
+
+  async run(): Promise<LogsResult | undefined> {
+    const {flags} = await this.parse(Logs)
+    const filters = filtersFromFlags(flags)
+    if (flags.follow) {
+      let header = !this.jsonEnabled()
+      try {
+        await followLogs({...filters, signal: this.signal}, (rows) => {
+          if (this.jsonEnabled()) for (const r of rows) out(JSON.stringify(r))
+          else for (const line of followLines(rows, header)) out(line)
+          header = false
+        })
+      } catch (error) {
+        if (!this.signal.aborted && !isAbortError(error)) throw error
+      }
+      return undefined
+    }
+    const result = await getLogs({...filters, signal: this.signal})
+    if (!this.jsonEnabled()) {
+      printTable([...result.logs].reverse(), LOG_COLUMNS, 'No requests logged yet.')
+      if (result.source === 'database')
+        err(colorErr().dim('The gateway is stopped: read from the log database.'))
+    }
+    return result
+  }
+}

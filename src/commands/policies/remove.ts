@@ -1,0 +1,28 @@
+import {Args} from '@oclif/core'
+
+import {BaseCommand} from '../../core/base-command.js'
+import {colorErr, err, out} from '../../core/output.js'
+import type {PolicyConfig} from '../../daemon/types.js'
+import {removePolicy} from '../../services/policies.js'
+
+export default class PoliciesRemove extends BaseCommand {
+  static summary = 'Removes a routing policy.'
+  static description =
+    'Refused (exit 2) for `default` and while agents are bound to the policy; exit 7 when there is no such policy. `gwctl gateway restart` applies it.'
+
+  static examples = ['<%= config.bin %> policies remove team-a']
+
+  static args = {
+    id: Args.string({description: 'Policy id.', required: true, ignoreStdin: true}),
+  }
+
+  async run(): Promise<{policy: PolicyConfig; appliesOn: string}> {
+    const {args} = await this.parse(PoliciesRemove)
+    const policy = await removePolicy(args.id)
+    if (!this.jsonEnabled()) {
+      out(`Removed policy ${policy.id}.`)
+      err(colorErr().dim('Run `gwctl gateway restart` to apply it.'))
+    }
+    return {policy, appliesOn: 'gwctl gateway restart'}
+  }
+}

@@ -1,0 +1,44 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../core/base-command.js'
+import {colorErr, err, out} from '../../core/output.js'
+import type {PolicyConfig} from '../../daemon/types.js'
+import {FAMILIES} from '../../daemon/types.js'
+import {routePolicy, routeLines} from '../../services/policies.js'
+
+export default class PoliciesRoute extends BaseCommand {
+  static summary = "Sets one entrance family's ordered targets in a policy."
+  static description =
+    'Replaces the targets of --family with the --target values, tried in the order given (PROVIDER, or PROVIDER:MODEL to rewrite the model). ' +
+    'Creates the policy with default fallbacks, breaker and timeouts when it does not exist. A target of another family or an unknown provider exits 2. ' +
+    '`gwctl gateway restart` applies it.'
+
+  static examples = [
+    '<%= config.bin %> policies route default --family messages --target anthropic --target sim-messages:claude-sim',
+    '<%= config.bin %> policies route team-a --family responses --target openai-responses:gpt-5',
+  ]
+
+  static args = {
+    id: Args.string({description: 'Policy id.', required: true, ignoreStdin: true}),
+  }
+
+  static flags = {
+    family: Flags.string({description: 'Entrance family.', required: true, options: [...FAMILIES]}),
+    target: Flags.string({
+      description: 'PROVIDER or PROVIDER:MODEL, in order (repeatable).',
+      required: true,
+      multiple: true,
+    }),
+  }
+
+  async run(): Promise<{policy: PolicyConfig; created: boolean; appliesOn: string}> {
+    const {args, flags} = await this.parse(PoliciesRoute)
+    const result = await routePolicy(args.id, flags.family, flags.target)
+    if (!this.jsonEnabled()) {
+      const line = routeLines(result.policy).find((l) => l.startsWith(`${flags.family} -> `))
+      out(`${result.created ? 'Created' : 'Updated'} policy ${result.policy.id}: ${line ?? flags.family}`)
+      err(colorErr().dim('Run `gwctl gateway restart` to apply it.'))
+    }
+    return {...result, appliesOn: 'gwctl gateway restart'}
+  }
+}

@@ -1,0 +1,43 @@
+import {Args} from '@oclif/core'
+
+import {BaseCommand} from '../../core/base-command.js'
+import {out, printFields} from '../../core/output.js'
+import type {PolicyConfig} from '../../daemon/types.js'
+import {getPolicy, routeLines} from '../../services/policies.js'
+
+export default class PoliciesShow extends BaseCommand {
+  static summary = 'Shows one routing policy.'
+  static description =
+    'Its routes, fallbacks, breaker and timeouts. With --json, the policy document itself, as `policies set --file` accepts it. Exit 7 when there is no such policy.'
+
+  static examples = [
+    '<%= config.bin %> policies show default',
+    '<%= config.bin %> policies show claude_code_default --json > policy.json',
+  ]
+
+  static args = {
+    id: Args.string({description: 'Policy id.', required: true, ignoreStdin: true}),
+  }
+
+  async run(): Promise<PolicyConfig> {
+    const {args} = await this.parse(PoliciesShow)
+    const policy = await getPolicy(args.id)
+    if (!this.jsonEnabled()) {
+      printFields({
+        id: policy.id,
+        description: policy.description,
+        fallbacks: policy.fallbacks === false ? 'off' : 'on',
+        breaker: policy.breaker
+          ? `opens after ${policy.breaker.failureThreshold} consecutive failures, retries after ${policy.breaker.cooldownMs} ms`
+          : undefined,
+        timeouts: policy.timeouts
+          ? `connect ${policy.timeouts.connectMs} ms, first byte ${policy.timeouts.firstByteMs} ms, idle ${policy.timeouts.idleMs} ms`
+          : undefined,
+      })
+      out('routes:')
+      const lines = routeLines(policy)
+      for (const line of lines.length > 0 ? lines : ['(none)']) out(`  ${line}`)
+    }
+    return policy
+  }
+}

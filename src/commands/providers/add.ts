@@ -1,0 +1,85 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../core/base-command.js'
+import {UsageError} from '../../core/errors.js'
+import {colorErr, err, out} from '../../core/output.js'
+import type {ProviderConfig} from '../../daemon/types.js'
+import {FAMILIES} from '../../daemon/types.js'
+import {addProvider, credentialLabel} from '../../services/providers.js'
+import {readAllStdin} from '../../services/stdin.js'
+
+export default class ProvidersAdd extends BaseCommand {
+  static summary = 'Adds an upstream provider to the gateway.'
+  static description =
+    'Validates the provider and writes it to the state file under its lock; `gwctl gateway restart` applies it. ' +
+    'The credential is the name of an environment variable (--api-key-env, read at each request) or a key piped on stdin ' +
+    '(--api-key-stdin), stored in the 0600 state file and never printed.'
+
+  static examples = [
+    '<%= config.bin %> providers add anthropic-eu --family messages --base-url https://api.anthropic.com --api-key-env ANTHROPIC_EU_KEY',
+    'printf %s "$KEY" | <%= config.bin %> providers add corp-chat --family chat --base-url https://llm.example.com/v1 --api-key-stdin',
+    '<%= config.bin %> providers add openai-mini --family chat --base-url https://api.openai.com --api-key-env OPENAI_API_KEY --model gpt-5=gpt-5-mini --input-price 0.25 --output-price 2',
+  ]
+
+  static args = {
+    name: Args.string({
+      description: 'Provider name (letters, digits, `.`, `_`, `-`).',
+      required: true,
+      ignoreStdin: true,
+    }),
+  }
+
+  static flags = {
+    family: Flags.string({
+      description: 'Protocol the provider speaks.',
+      required: true,
+      options: [...FAMILIES],
+    }),
+    'base-url': Flags.string({
+      description: 'Upstream base URL, e.g. https://api.anthropic.com.',
+      required: true,
+    }),
+    'api-key-env': Flags.string({
+      description: 'Environment variable holding the key (read at each request).',
+      exclusive: ['api-key-stdin'],
+    }),
+    'api-key-stdin': Flags.boolean({
+      description: 'Read the key from stdin and store it (0600, never printed).',
+      exclusive: ['api-key-env'],
+    }),
+    model: Flags.string({description: 'Model mapping FROM=TO (repeatable).', multiple: true}),
+    'input-price': Flags.string({description: 'Price per 1M input tokens.'}),
+    'output-price': Flags.string({description: 'Price per 1M output tokens.'}),
+  }
+
+  async run(): Promise<{provider: ProviderConfig; appliesOn: string}> {
+    const {args, flags} = await this.parse(ProvidersAdd)
+    const secret = flags['api-key-stdin'] ? await readAllStdin('--api-key-stdin', this.signal) : undefined
+    const provider = await addProvider({
+      name: args.name,
+      family: flags.family,
+      baseUrl: flags['base-url'],
+      apiKeyEnv: flags['api-key-env'],
+      apiKeySecret: secret,
+      models: flags.model,
+      inputPrice: price(flags['input-price'], '--input-price'),
+      outputPrice: price(flags['output-price'], '--output-price'),
+    })
+    if (!this.jsonEnabled()) {
+      out(
+        `Added provider ${provider.name} (${provider.family}, ${provider.baseUrl}, credential: ${credentialLabel(provider)}).`,
+      )
+      err(colorErr().dim('Run `gwctl gateway restart` to apply it.'))
+    }
+    return {provider, appliesOn: 'gwctl gateway restart'}
+  }
+}
+
+function price(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined
+  const n = Number(value)
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0) {
+    throw new UsageError(`${flag} must be a number of 0 or more, not "${value}".`, {code: 'invalid_price'})
+  }
+  return n
+}

@@ -1,0 +1,60 @@
+import {Args} from '@oclif/core'
+
+import {BaseCommand} from '../../core/base-command.js'
+import {colorErr, err, printTable} from '../../core/output.js'
+import type {ProviderList} from '../../services/providers.js'
+import {circuitLabel, credentialLabel, listProviders} from '../../services/providers.js'
+
+export default class ProvidersList extends BaseCommand {
+  static summary = "Lists the gateway's providers, or those compatible with an agent's policy."
+  static description =
+    "From the running gateway, with each provider's circuit state (closed, open, half-open), or from the state file when it is stopped " +
+    '(circuit "unknown (gateway stopped)"). With AGENT (id or name): only the providers its policy routes to, family by family in policy order. ' +
+    'Credentials are shown as `env VAR` or `secret (stored)`, never their value.'
+
+  static examples = [
+    '<%= config.bin %> providers list',
+    '<%= config.bin %> providers list laptop',
+    '<%= config.bin %> providers list agt_0123456789abcdef --json',
+  ]
+
+  static args = {
+    agent: Args.string({description: 'Agent id or name.', ignoreStdin: true}),
+  }
+
+  async run(): Promise<ProviderList> {
+    const {args} = await this.parse(ProvidersList)
+    const list = await listProviders({agent: args.agent, signal: this.signal})
+    if (!this.jsonEnabled()) {
+      printTable(
+        list.providers,
+        [
+          {header: 'NAME', value: (p) => p.name},
+          {header: 'FAMILY', value: (p) => p.family},
+          {header: 'BASE URL', value: (p) => p.baseUrl},
+          {header: 'CREDENTIAL', value: (p) => credentialLabel(p)},
+          {
+            header: 'MODELS',
+            value: (p) =>
+              Object.entries(p.models ?? {})
+                .map(([from, to]) => `${from}=${to}`)
+                .join(', ') || '-',
+          },
+          {header: 'ORIGIN', value: (p) => p.origin ?? 'user'},
+          {header: 'POLICIES', value: (p) => p.policies.join(', ') || '-'},
+          {header: 'CIRCUIT', value: (p) => circuitLabel(p, list.source)},
+        ],
+        args.agent
+          ? `No provider is routed for agent ${args.agent}: see \`gwctl policies show\`.`
+          : 'No providers yet: add one with `gwctl providers add`.',
+      )
+      if (list.source === 'state-file')
+        err(
+          colorErr().dim(
+            'The gateway is stopped: providers from the state file; defaults from env vars, the platform and --sim appear when it runs.',
+          ),
+        )
+    }
+    return list
+  }
+}

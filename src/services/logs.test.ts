@@ -1,0 +1,169 @@
+import {describe, expect, it} from 'vitest'
+
+import {renderTable} from '../core/output.js'
+import type {LogRow, UsageRow} from '../store/log-store.js'
+import {filtersFromFlags} from './log-filters.js'
+import {LOG_COLUMNS, followLines, parseLimit, parseSince, usageColumns, usageTotals} from './logs.js'
+
+const NOW = Date.UTC(2026, 10, 22, 12, 0, 0)
+
+function row(over: Partial<LogRow> = {}): LogRow {
+  return {
+    id: 1,
+    time: Date.UTC(2026, 10, 22, 11, 59, 30),
+    agentId: 'agt_a',
+    keyPrefix: 'gw-abc…',
+    policyId: 'default',
+    entrance: 'messages',
+    requestedModel: 'claude',
+    provider: 'anthropic',
+    model: 'claude-sonnet',
+    status: 200,
+    fallback: false,
+    inputTokens: 1200,
+    outputTokens: 34,
+    cacheReadTokens: 100,
+    cacheCreationTokens: 20,
+    reasoningTokens: 0,
+    latencyMs: 812.4,
+    ttfbMs: 95.6,
+    error: null,
+    project: null,
+    requestId: 'req_1',
+    ...over,
+  }
+}
+
+describe('parseSince', () => {
+  it('reads durations back from now', () => {
+    expect(parseSince('1h', NOW)).toBe(NOW / 1000 - 3600)
+    expect(parseSince('7d', NOW)).toBe(NOW / 1000 - 7 * 86_400)
+    expect(parseSince('30m', NOW)).toBe(NOW / 1000 - 1800)
+    expect(parseSince('2w', NOW)).toBe(NOW / 1000 - 14 * 86_400)
+    expect(parseSince('45s', NOW)).toBe(NOW / 1000 - 45)
+  })
+
+  it('takes Unix seconds as they are', () => {
+    expect(parseSince('1763800000', NOW)).toBe(1_763_800_000)
+  })
+
+  it('refuses anything else with exit 2', () => {
+    for (const bad of ['yesterday', '1y', '-1h', '', '1.5.2h']) {
+      expect(() => parseSince(bad, NOW)).toThrow(
+        expect.objectContaining({exitCode: 2, code: 'invalid_since'}),
+      )
+    }
+  })
+})
+
+describe('parseLimit and filtersFromFlags', () => {
+  it('accepts 1..10000 and refuses the rest', () => {
+    expect(parseLimit(undefined)).toBeUndefined()
+    expect(parseLimit(1)).toBe(1)
+    expect(parseLimit(10_000)).toBe(10_000)
+    expect(() => parseLimit(0)).toThrow(expect.objectContaining({exitCode: 2}))
+    expect(() => parseLimit(10_001)).toThrow(expect.objectContaining({exitCode: 2}))
+  })
+
+  it('maps flags to store filters', () => {
+    expect(
+      filtersFromFlags({agent: 'agt_a', policy: 'p', status: '5xx', since: '1h', limit: 5}, NOW),
+    ).toEqual({agentId: 'agt_a', policyId: 'p', status: '5xx', since: NOW / 1000 - 3600, limit: 5})
+    expect(filtersFromFlags({}, NOW)).toEqual({})
+  })
+})
+
+describe('log table', () => {
+  it('renders every column a user reads', () => {
+    const text = renderTable(
+      [row(), row({id: 2, status: 502, fallback: true, error: 'upstream\nrefused', ttfbMs: null})],
+      LOG_COLUMNS,
+    )
+    const [header, first, second] = text.split('\n')
+    expect(header.split(/\s{2,}/)).toEqual([
+      'TIME',
+      'AGENT',
+      'ENTRANCE',
+      'PROVIDER/MODEL',
+      'STATUS',
+      'FALLBACK',
+      'IN',
+      'OUT',
+      'CACHED',
+      'LATENCY',
+      'TTFB',
+      'ERROR',
+    ])
+    expect(first.split(/\s+/)).toEqual([
+      '2026-11-22',
+      '11:59:30',
+      'agt_a',
+      'messages',
+      'anthropic/claude-sonnet',
+      '200',
+      '-',
+      '1200',
+      '34',
+      '120',
+      '812ms',
+      '96ms',
+    ])
+    expect(second).toMatch(/502\s+yes\s+1200\s+34\s+120\s+812ms\s+-\s+upstream refused$/)
+  })
+
+  it('follow lines keep fixed columns across batches', () => {
+    const [header, a] = followLines([row()], true)
+    const [b] = followLines([row({agentId: 'agt_much_longer_agent_id_here', status: 429})])
+    expect(header.startsWith('TIME')).toBe(true)
+    expect(a.indexOf('messages')).toBe(b.indexOf('messages'))
+    expect(a.indexOf('messages')).toBe(header.indexOf('ENTRANCE'))
+    expect(b).toContain('agt_much_longer_age…')
+  })
+})
+
+describe('usage', () => {
+  const rows: UsageRow[] = [
+    {
+      key: 'm1',
+      requests: 3,
+      errors: 1,
+      fallbacks: 1,
+      inputTokens: 1000,
+      outputTokens: 200,
+      cacheReadTokens: 10,
+      cacheCreationTokens: 5,
+      reasoningTokens: 7,
+    },
+    {
+      key: null,
+      requests: 1,
+      errors: 0,
+      fallbacks: 0,
+      inputTokens: 2_000_000,
+      outputTokens: 1,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
+      reasoningTokens: 0,
+    },
+  ]
+
+  it('sums totals', () => {
+    expect(usageTotals(rows)).toEqual({
+      requests: 4,
+      errors: 1,
+      fallbacks: 1,
+      inputTokens: 2_001_000,
+      outputTokens: 201,
+      cacheReadTokens: 10,
+      cacheCreationTokens: 5,
+      reasoningTokens: 7,
+    })
+  })
+
+  it('renders the pivot column, grouped counts and (none)', () => {
+    const text = renderTable(rows, usageColumns('model'))
+    expect(text.split('\n')[0]).toMatch(/^MODEL\s+REQUESTS\s+ERRORS/)
+    expect(text).toContain('2,000,000')
+    expect(text.split('\n')[2]).toMatch(/^\(none\)/)
+  })
+})

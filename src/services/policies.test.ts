@@ -1,0 +1,88 @@
+import {describe, expect, it} from 'vitest'
+
+import type {ProviderConfig} from '../daemon/types.js'
+import {checkPolicy, knownProviders, parsePolicyText, parseTarget, routeLines} from './policies.js'
+
+describe('parseTarget', () => {
+  it('reads PROVIDER and PROVIDER:MODEL (models may hold colons)', () => {
+    expect(parseTarget('anthropic')).toEqual({provider: 'anthropic'})
+    expect(parseTarget('sim-messages:claude-sim')).toEqual({provider: 'sim-messages', model: 'claude-sim'})
+    expect(parseTarget('bedrock:anthropic.claude:v2')).toEqual({
+      provider: 'bedrock',
+      model: 'anthropic.claude:v2',
+    })
+  })
+
+  it('refuses empty parts with exit 2', () => {
+    for (const bad of ['', ':m', 'p:'])
+      expect(() => parseTarget(bad)).toThrow(expect.objectContaining({exitCode: 2}))
+  })
+})
+
+describe('parsePolicyText', () => {
+  it('fills the defaults and the id', () => {
+    const p = parsePolicyText('team', '{"routes":{"chat":[{"provider":"openai"}]}}')
+    expect(p).toMatchObject({
+      id: 'team',
+      fallbacks: true,
+      breaker: {failureThreshold: 5, cooldownMs: 30_000},
+      timeouts: {connectMs: 5_000},
+    })
+  })
+
+  it('refuses bad JSON, non-objects and a different id', () => {
+    expect(() => parsePolicyText('a', '{')).toThrow(
+      expect.objectContaining({code: 'invalid_json', exitCode: 2}),
+    )
+    expect(() => parsePolicyText('a', '[]')).toThrow(expect.objectContaining({exitCode: 2}))
+    expect(() => parsePolicyText('a', '{"id":"b","routes":{}}')).toThrow(/differs/)
+  })
+})
+
+describe('checkPolicy', () => {
+  const mine: ProviderConfig = {name: 'corp', family: 'chat', baseUrl: 'https://x'}
+  const known = knownProviders({providers: [mine]})
+
+  it('knows the default providers by their fixed names and families', () => {
+    const names = Object.fromEntries(known.map((p) => [p.name, p.family]))
+    expect(names).toMatchObject({
+      corp: 'chat',
+      'sim-messages': 'messages',
+      anthropic: 'messages',
+      'openai-responses': 'responses',
+      gemini: 'gemini',
+      platform: 'chat',
+    })
+  })
+
+  it('accepts a policy routing each family to its own kind', async () => {
+    const policy = parsePolicyText(
+      'p',
+      '{"routes":{"chat":[{"provider":"corp"}],"messages":[{"provider":"anthropic"}]}}',
+    )
+    expect(await checkPolicy(policy, known)).toEqual([])
+  })
+
+  it('names cross-family targets, unknown providers and schema problems', async () => {
+    const cross = parsePolicyText('p', '{"routes":{"messages":[{"provider":"corp"}]}}')
+    expect(await checkPolicy(cross, known)).toEqual([
+      'policy p: messages target "corp" speaks chat, not messages',
+    ])
+    const unknown = parsePolicyText('p', '{"routes":{"chat":[{"provider":"nope"}]}}')
+    expect((await checkPolicy(unknown, known))[0]).toMatch(/"nope" is not a known provider/)
+    const schema = parsePolicyText('p', '{"routes":{"video":[]},"fallbacks":"yes"}')
+    const problems = await checkPolicy(schema, known)
+    expect(problems.join('\n')).toMatch(/video/)
+    expect(problems.join('\n')).toMatch(/fallbacks/)
+  })
+})
+
+describe('routeLines', () => {
+  it('prints routed families in the fixed family order', () => {
+    const p = parsePolicyText(
+      'p',
+      '{"routes":{"messages":[{"provider":"a"},{"provider":"b","model":"m"}],"chat":[{"provider":"c"}],"gemini":[]}}',
+    )
+    expect(routeLines(p as never)).toEqual(['chat -> c', 'messages -> a, b:m'])
+  })
+})

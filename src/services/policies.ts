@@ -1,0 +1,184 @@
+/**
+ * `gwctl policies`: routing policies in the state file. Every change is validated against
+ * POLICY_SCHEMA and the cross-family/unknown-provider rules, written under the state lock, and
+ * takes effect when the gateway (re)starts.
+ */
+import {NotFoundError, UsageError} from '../core/errors.js'
+import {defaultProviders, policyProblems, schemaProblems} from '../daemon/router/policy.js'
+import type {Family, PolicyConfig, PolicyTarget, ProviderConfig} from '../daemon/types.js'
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS, FAMILIES} from '../daemon/types.js'
+import {homeFile} from '../store/paths.js'
+import type {GatewayState} from '../store/state.js'
+import {StateStore, withState} from '../store/state.js'
+
+/** Every policy in the state file. */
+export async function listPolicies(): Promise<PolicyConfig[]> {
+  const store = await StateStore.open(homeFile('state'))
+  return store.data.policies
+}
+
+/** One policy; exit 7 when there is none with this id. */
+export async function getPolicy(id: string): Promise<PolicyConfig> {
+  const policy = (await listPolicies()).find((p) => p.id === id)
+  if (!policy) throw policyNotFound(id)
+  return policy
+}
+
+function policyNotFound(id: string): NotFoundError {
+  return new NotFoundError(`No policy "${id}".`, {hint: 'See `gwctl policies list`.'})
+}
+
+/**
+ * The providers a policy may name: those in the state, plus the defaults the gateway derives at
+ * start (vendor env vars, the platform, `--sim`) under their fixed names, unless a state
+ * provider has taken the name.
+ */
+export function knownProviders(state: Pick<GatewayState, 'providers'>): ProviderConfig[] {
+  const defaults = defaultProviders({
+    env: {OPENAI_API_KEY: '-', ANTHROPIC_API_KEY: '-', GEMINI_API_KEY: '-'},
+    platform: {baseUrl: 'http://platform.invalid'},
+    simOrigin: 'http://sim.invalid',
+  })
+  const names = new Set(state.providers.map((p) => p.name))
+  return [...state.providers, ...defaults.filter((p) => !names.has(p.name))]
+}
+
+/** Schema and routing problems of a policy (empty when it may be saved). */
+export async function checkPolicy(policy: unknown, providers: readonly ProviderConfig[]): Promise<string[]> {
+  const problems = await schemaProblems('policy', policy)
+  if (problems.length > 0) return problems
+  return policyProblems(policy as PolicyConfig, providers)
+}
+
+function refuse(problems: string[]): never {
+  throw new UsageError(`The policy is not valid: ${problems.join('; ')}`, {
+    code: 'invalid_policy',
+    hint: 'A target must name a provider of its route family (`gwctl providers list`); see README "Routing" for the policy format.',
+  })
+}
+
+/** Parses policy JSON text; fills fallbacks, breaker and timeouts with the defaults when missing. */
+export function parsePolicyText(id: string, text: string): Record<string, unknown> {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw new UsageError(`The policy is not JSON: ${(error as Error).message}`, {code: 'invalid_json'})
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new UsageError('The policy must be a JSON object.', {code: 'invalid_policy'})
+  }
+  const policy = value as Record<string, unknown>
+  if (policy.id !== undefined && policy.id !== id) {
+    throw new UsageError(`The file's policy id "${String(policy.id)}" differs from "${id}".`, {
+      code: 'policy_id_mismatch',
+      hint: 'Leave "id" out of the file, or make it match the command line.',
+    })
+  }
+  return {
+    fallbacks: true,
+    breaker: {...DEFAULT_BREAKER},
+    timeouts: {...DEFAULT_TIMEOUTS},
+    routes: {},
+    ...policy,
+    id,
+  }
+}
+
+/** Creates or replaces a policy from JSON text. */
+export async function setPolicy(id: string, text: string): Promise<{policy: PolicyConfig; created: boolean}> {
+  const candidate = parsePolicyText(id, text)
+  const schema = await schemaProblems('policy', candidate)
+  if (schema.length > 0) refuse(schema)
+  return withState(async (store) => {
+    const problems = await checkPolicy(candidate, knownProviders(store.data))
+    if (problems.length > 0) refuse(problems)
+    const policy = candidate as unknown as PolicyConfig
+    const index = store.data.policies.findIndex((p) => p.id === id)
+    if (index >= 0) store.data.policies[index] = policy
+    else store.data.policies.push(policy)
+    return {policy, created: index < 0}
+  }, homeFile('state'))
+}
+
+/** `PROVIDER` or `PROVIDER:MODEL` -> a target (the model may itself hold colons). */
+export function parseTarget(text: string): PolicyTarget {
+  const at = text.indexOf(':')
+  const provider = (at < 0 ? text : text.slice(0, at)).trim()
+  const model = at < 0 ? '' : text.slice(at + 1).trim()
+  if (!provider || (at >= 0 && !model)) {
+    throw new UsageError(`The target "${text}" is not PROVIDER or PROVIDER:MODEL.`, {
+      code: 'invalid_target',
+      hint: 'e.g. --target anthropic --target openai-responses:gpt-5',
+    })
+  }
+  return model ? {provider, model} : {provider}
+}
+
+/** Sets one family's ordered targets (creating the policy with defaults when it is new). */
+export async function routePolicy(
+  id: string,
+  family: string,
+  targets: readonly string[],
+): Promise<{policy: PolicyConfig; created: boolean}> {
+  if (!(FAMILIES as readonly string[]).includes(family)) {
+    throw new UsageError(`"${family}" is not a family (${FAMILIES.join(', ')}).`, {code: 'invalid_family'})
+  }
+  if (targets.length === 0) {
+    throw new UsageError('Give at least one --target.', {code: 'missing_target'})
+  }
+  const parsed = targets.map(parseTarget)
+  return withState(async (store) => {
+    const existing = store.data.policies.find((p) => p.id === id)
+    const base: PolicyConfig = existing ?? {
+      id,
+      routes: {},
+      fallbacks: true,
+      breaker: {...DEFAULT_BREAKER},
+      timeouts: {...DEFAULT_TIMEOUTS},
+    }
+    const policy: PolicyConfig = {...base, routes: {...base.routes, [family as Family]: parsed}}
+    const problems = await checkPolicy(policy, knownProviders(store.data))
+    if (problems.length > 0) refuse(problems)
+    if (existing) store.data.policies[store.data.policies.indexOf(existing)] = policy
+    else store.data.policies.push(policy)
+    return {policy, created: !existing}
+  }, homeFile('state'))
+}
+
+/** Removes a policy; refused (exit 2) for `default` and while agents are bound to it. */
+export async function removePolicy(id: string): Promise<PolicyConfig> {
+  if (id === 'default') {
+    throw new UsageError(
+      'The `default` policy cannot be removed: agents without their own fall back to it.',
+      {
+        code: 'policy_required',
+        hint: 'Change its routes instead: gwctl policies route default --family FAMILY --target PROVIDER',
+      },
+    )
+  }
+  return withState((store) => {
+    const index = store.data.policies.findIndex((p) => p.id === id)
+    if (index < 0) throw policyNotFound(id)
+    const bound = store.data.agents.filter((a) => a.policyId === id)
+    if (bound.length > 0) {
+      throw new UsageError(
+        `${bound.length} agent${bound.length === 1 ? ' is' : 's are'} bound to policy "${id}" (${bound
+          .slice(0, 3)
+          .map((a) => a.name)
+          .join(', ')}${bound.length > 3 ? ', ...' : ''}).`,
+        {code: 'policy_in_use', hint: 'Issue their keys with another --policy-id first.'},
+      )
+    }
+    const [removed] = store.data.policies.splice(index, 1)
+    return removed
+  }, homeFile('state'))
+}
+
+/** `messages -> anthropic, sim-messages:claude-sim` lines of a policy, one per routed family. */
+export function routeLines(policy: PolicyConfig): string[] {
+  return FAMILIES.filter((f) => (policy.routes[f] ?? []).length > 0).map(
+    (f) =>
+      `${f} -> ${(policy.routes[f] ?? []).map((t) => (t.model ? `${t.provider}:${t.model}` : t.provider)).join(', ')}`,
+  )
+}

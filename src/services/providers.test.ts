@@ -1,0 +1,94 @@
+import {describe, expect, it} from 'vitest'
+
+import {buildProvider, circuitLabel, credentialLabel, parseModelMappings} from './providers.js'
+import type {ProviderView} from './providers.js'
+
+const base = {name: 'corp', family: 'chat', baseUrl: 'https://llm.example.com/v1/'}
+
+describe('buildProvider', () => {
+  it('builds a valid provider from the flags', async () => {
+    const p = await buildProvider({
+      ...base,
+      apiKeyEnv: 'CORP_KEY',
+      models: ['gpt-5=gpt-5-mini'],
+      inputPrice: 0.25,
+      outputPrice: 2,
+    })
+    expect(p).toEqual({
+      name: 'corp',
+      family: 'chat',
+      baseUrl: 'https://llm.example.com/v1',
+      origin: 'user',
+      credential: {env: 'CORP_KEY'},
+      models: {'gpt-5': 'gpt-5-mini'},
+      prices: {input: 0.25, output: 2},
+    })
+  })
+
+  it('stores a stdin key as a secret, trimmed', async () => {
+    const p = await buildProvider({...base, apiKeySecret: 'sk-123\n'})
+    expect(p.credential).toEqual({secret: 'sk-123'})
+  })
+
+  it.each([
+    [{...base, family: 'grpc'}, /family/],
+    [{...base, baseUrl: 'ftp://x'}, /baseUrl/],
+    [{...base, name: 'has space'}, /name/],
+    [{...base, apiKeyEnv: '1BAD'}, /credential/],
+  ])('refuses %o with exit 2', async (input, problem) => {
+    await expect(buildProvider(input)).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(problem),
+    })
+  })
+
+  it('refuses both credential kinds, and an empty stdin key', async () => {
+    await expect(buildProvider({...base, apiKeyEnv: 'A', apiKeySecret: 'b'})).rejects.toMatchObject({
+      exitCode: 2,
+    })
+    await expect(buildProvider({...base, apiKeySecret: ' \n'})).rejects.toMatchObject({
+      exitCode: 2,
+      code: 'missing_api_key',
+    })
+  })
+})
+
+describe('parseModelMappings', () => {
+  it('reads FROM=TO and refuses the rest', () => {
+    expect(parseModelMappings([])).toBeUndefined()
+    expect(parseModelMappings(['a=b', 'c=d=e'])).toEqual({a: 'b', c: 'd=e'})
+    for (const bad of ['a', '=b', 'a=']) expect(() => parseModelMappings([bad])).toThrow(/FROM=TO/)
+  })
+})
+
+describe('labels', () => {
+  const view = (circuit: ProviderView['circuit']): ProviderView => ({
+    name: 'p',
+    family: 'chat',
+    baseUrl: 'http://x',
+    circuit,
+    families: [],
+    policies: [],
+  })
+  const snap = {provider: 'p', openedAt: null, retryAt: null, retryInMs: null, lastError: null}
+
+  it('shows the circuit, or why it is unknown', () => {
+    expect(circuitLabel(view(null), 'state-file')).toBe('unknown (gateway stopped)')
+    expect(circuitLabel(view(null), 'gateway')).toBe('closed')
+    expect(
+      circuitLabel(view({...snap, state: 'open', consecutiveFailures: 5, retryInMs: 11_200}), 'gateway'),
+    ).toBe('open (retry in 12s)')
+    expect(circuitLabel(view({...snap, state: 'half-open', consecutiveFailures: 5}), 'gateway')).toBe(
+      'half-open',
+    )
+    expect(circuitLabel(view({...snap, state: 'closed', consecutiveFailures: 2}), 'gateway')).toBe(
+      'closed (2 failed)',
+    )
+  })
+
+  it('never shows a secret value', () => {
+    expect(credentialLabel({...view(null), credential: {secret: 'sk-live-xyz'}})).toBe('secret (stored)')
+    expect(credentialLabel({...view(null), credential: {env: 'OPENAI_API_KEY'}})).toBe('env OPENAI_API_KEY')
+    expect(credentialLabel(view(null))).toBe('none')
+  })
+})

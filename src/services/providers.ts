@@ -1,0 +1,228 @@
+/**
+ * `gwctl providers`: the upstream providers of the gateway. Changes go to the state file under
+ * its lock and take effect when the gateway (re)starts; the list comes from the running gateway
+ * (with each provider's circuit state) or, when it is stopped, from the state file.
+ */
+import {NotFoundError, UsageError} from '../core/errors.js'
+import type {BreakerSnapshot} from '../daemon/router/breaker.js'
+import {describeCredential, redactProvider, schemaProblems} from '../daemon/router/policy.js'
+import type {Family, PolicyConfig, ProviderConfig} from '../daemon/types.js'
+import {FAMILIES} from '../daemon/types.js'
+import {homeFile} from '../store/paths.js'
+import {StateStore, withState} from '../store/state.js'
+import {agentViews} from '../daemon/views.js'
+import {gatewayGet, liveGatewayPort} from './gateway-api.js'
+
+/** A provider as listed: redacted, with its breaker and where policies use it. */
+export interface ProviderView extends ProviderConfig {
+  /** The breaker's state while the gateway runs; null when it is stopped (or not tracked yet). */
+  circuit: BreakerSnapshot | null
+  /** Entrance families whose routes target this provider (in any policy). */
+  families: Family[]
+  /** Policies that target this provider. */
+  policies: string[]
+}
+
+export interface ProviderList {
+  providers: ProviderView[]
+  /** Where the list came from: the running gateway, or the state file. */
+  source: 'gateway' | 'state-file'
+  /** The agent whose compatible providers were asked for. */
+  agent?: {agentId: string; name: string; policyId: string; family: Family}
+}
+
+export interface AddProviderInput {
+  name: string
+  family: string
+  baseUrl: string
+  /** Name of the environment variable holding the key. */
+  apiKeyEnv?: string
+  /** The key itself (from stdin); stored 0600 in the state, never printed. */
+  apiKeySecret?: string
+  /** `FROM=TO` model mappings. */
+  models?: readonly string[]
+  inputPrice?: number
+  outputPrice?: number
+}
+
+/** `FROM=TO` pairs -> a mapping; exit 2 naming the bad pair. */
+export function parseModelMappings(pairs: readonly string[] = []): Record<string, string> | undefined {
+  if (pairs.length === 0) return undefined
+  const models: Record<string, string> = {}
+  for (const pair of pairs) {
+    const at = pair.indexOf('=')
+    const from = at > 0 ? pair.slice(0, at).trim() : ''
+    const to = at > 0 ? pair.slice(at + 1).trim() : ''
+    if (!from || !to) {
+      throw new UsageError(`The model mapping "${pair}" is not FROM=TO.`, {
+        code: 'invalid_model_mapping',
+        hint: 'e.g. --model claude-sonnet-4-5=claude-sonnet-4-5-20250929',
+      })
+    }
+    models[from] = to
+  }
+  return models
+}
+
+/** The provider `add` would store, validated against PROVIDER_SCHEMA (exit 2 on a problem). */
+export async function buildProvider(input: AddProviderInput): Promise<ProviderConfig> {
+  if (input.apiKeyEnv !== undefined && input.apiKeySecret !== undefined) {
+    throw new UsageError('Give either --api-key-env or --api-key-stdin, not both.', {code: 'invalid_flags'})
+  }
+  if (input.apiKeySecret !== undefined && input.apiKeySecret.trim() === '') {
+    throw new UsageError('No API key arrived on stdin.', {
+      code: 'missing_api_key',
+      hint: 'e.g. printf %s "$KEY" | gwctl providers add NAME ... --api-key-stdin',
+    })
+  }
+  const provider: ProviderConfig = {
+    name: input.name,
+    family: input.family as Family,
+    baseUrl: input.baseUrl.replace(/\/+$/, ''),
+    origin: 'user',
+  }
+  if (input.apiKeyEnv !== undefined) provider.credential = {env: input.apiKeyEnv}
+  if (input.apiKeySecret !== undefined) provider.credential = {secret: input.apiKeySecret.trim()}
+  const models = parseModelMappings(input.models)
+  if (models) provider.models = models
+  if (input.inputPrice !== undefined || input.outputPrice !== undefined) {
+    provider.prices = {}
+    if (input.inputPrice !== undefined) provider.prices.input = input.inputPrice
+    if (input.outputPrice !== undefined) provider.prices.output = input.outputPrice
+  }
+  const problems = await schemaProblems('provider', provider)
+  if (problems.length > 0) {
+    throw new UsageError(`The provider is not valid: ${problems.join('; ')}`, {
+      code: 'invalid_provider',
+      hint: 'Names are letters, digits, `.`, `_`, `-`; the base URL is http(s)://host[/path]; env var names are shell names.',
+    })
+  }
+  return provider
+}
+
+/** Adds a provider to the state file (under its lock). Returns it redacted. */
+export async function addProvider(input: AddProviderInput): Promise<ProviderConfig> {
+  const provider = await buildProvider(input)
+  await withState((store) => {
+    if (store.data.providers.some((p) => p.name === provider.name)) {
+      throw new UsageError(`A provider named "${provider.name}" already exists.`, {
+        code: 'provider_exists',
+        hint: `Remove it first: gwctl providers remove ${provider.name}`,
+      })
+    }
+    store.data.providers.push(provider)
+  }, homeFile('state'))
+  return redactProvider(provider)
+}
+
+/** Removes a provider; refused (exit 2) while a policy still routes to it. */
+export async function removeProvider(name: string): Promise<ProviderConfig> {
+  return withState((store) => {
+    const index = store.data.providers.findIndex((p) => p.name === name)
+    if (index < 0) {
+      throw new NotFoundError(`No provider named "${name}" in the state file.`, {
+        hint: 'See `gwctl providers list`. Default providers (env vars, platform, --sim) cannot be removed.',
+      })
+    }
+    const users = policiesUsing(store.data.policies, name)
+    if (users.length > 0) {
+      throw new UsageError(
+        `${users.length === 1 ? 'Policy' : 'Policies'} ${users.join(', ')} still ${users.length === 1 ? 'routes' : 'route'} to provider "${name}".`,
+        {
+          code: 'provider_in_use',
+          hint: `Change their routes first, e.g. gwctl policies route ${users[0]} --family ${store.data.providers[index].family} --target OTHER`,
+        },
+      )
+    }
+    const [removed] = store.data.providers.splice(index, 1)
+    return redactProvider(removed)
+  }, homeFile('state'))
+}
+
+function policiesUsing(policies: readonly PolicyConfig[], name: string): string[] {
+  return policies
+    .filter((p) => FAMILIES.some((f) => (p.routes[f] ?? []).some((t) => t.provider === name)))
+    .map((p) => p.id)
+}
+
+function familiesUsing(policies: readonly PolicyConfig[], name: string): Family[] {
+  return FAMILIES.filter((f) => policies.some((p) => (p.routes[f] ?? []).some((t) => t.provider === name)))
+}
+
+/**
+ * Providers from the running gateway (with circuit state), else from the state file. With an
+ * agent (id or name): only the providers its policy routes to, family by family, in order.
+ */
+export async function listProviders(
+  options: {agent?: string; signal?: AbortSignal} = {},
+): Promise<ProviderList> {
+  const port = await liveGatewayPort(options.signal)
+  if (port !== undefined) {
+    const body = await gatewayGet<{providers: ProviderView[]}>(
+      port,
+      '/api/providers',
+      {agent: options.agent},
+      options.signal,
+    )
+    // Defence in depth: whatever the daemon sent, no secret value leaves this function.
+    return {providers: body.providers.map((p) => ({...p, ...redactProvider(p)})), source: 'gateway'}
+  }
+  const store = await StateStore.open(homeFile('state'))
+  const {policies, providers} = store.data
+  let chosen: ProviderConfig[] = providers
+  let agent: ProviderList['agent']
+  if (options.agent !== undefined) {
+    const views = agentViews(store.data)
+    let view = views.find((v) => v.agentId === options.agent)
+    if (!view) {
+      const named = views.filter((v) => v.name === options.agent)
+      if (named.length > 1) {
+        throw new UsageError(
+          `Several agents are named "${options.agent}" (${named.map((v) => v.agentId).join(', ')}); give the agent id.`,
+          {code: 'ambiguous_agent'},
+        )
+      }
+      view = named[0]
+    }
+    if (!view) {
+      throw new NotFoundError(`No agent has the id or name "${options.agent}".`, {
+        hint: 'See `gwctl agents list`.',
+      })
+    }
+    agent = {agentId: view.agentId, name: view.name, policyId: view.policyId, family: view.route.family}
+    // As the gateway answers: every provider the agent's policy routes to, family by family, in order.
+    const policy = policies.find((p) => p.id === view.policyId)
+    const byName = new Map(providers.map((p) => [p.name, p]))
+    chosen = []
+    for (const family of FAMILIES)
+      for (const target of policy?.routes[family] ?? []) {
+        const p = byName.get(target.provider)
+        if (p && p.family === family && !chosen.includes(p)) chosen.push(p)
+      }
+  }
+  return {
+    providers: chosen.map((p) => ({
+      ...redactProvider(p),
+      circuit: null,
+      families: familiesUsing(policies, p.name),
+      policies: policiesUsing(policies, p.name),
+    })),
+    source: 'state-file',
+    ...(agent ? {agent} : {}),
+  }
+}
+
+/** The circuit column: `closed`, `open (retry in 12s)`, or why it is unknown. */
+export function circuitLabel(view: ProviderView, source: ProviderList['source']): string {
+  if (source === 'state-file') return 'unknown (gateway stopped)'
+  const c = view.circuit
+  if (!c) return 'closed'
+  if (c.state === 'open' && c.retryInMs !== null) return `open (retry in ${Math.ceil(c.retryInMs / 1000)}s)`
+  if (c.consecutiveFailures > 0 && c.state === 'closed') return `closed (${c.consecutiveFailures} failed)`
+  return c.state
+}
+
+/** The credential column: `env VAR`, `secret (stored)` or `none`; never a value. */
+export function credentialLabel(view: ProviderConfig): string {
+  return describeCredential(view.credential)
+}
