@@ -7,6 +7,7 @@
 //   npm run test:agents -- --only codex    one or more agents (comma-separated)
 //   npm run test:agents -- --keep          keep the temp folders (homes, histories, gateway log)
 //   npm run test:agents -- --verbose       print every CLI's stdout and stderr, not only a failing one's
+//   npm run test:agents -- --strace        also trace every connect() of each CLI (needs strace): loopback only, no DNS
 //
 // It installs the CLIs once into test/agents/.cache/<agent> with plain `npm install`, builds gwctl
 // when dist/ is missing, and per agent checks: exit 0, the simulator's answer in the output, the
@@ -31,12 +32,15 @@ const BIN = join(ROOT, 'bin', 'run.js')
 
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log('usage: npm run test:agents [-- --direct] [--only claude,codex,gemini] [--keep] [--verbose]')
+  console.log(
+    'usage: npm run test:agents [-- --direct] [--only claude,codex,gemini] [--keep] [--verbose] [--strace]',
+  )
   process.exit(0)
 }
 const DIRECT = argv.includes('--direct')
 const KEEP = argv.includes('--keep')
 const VERBOSE = argv.includes('--verbose')
+const STRACE = argv.includes('--strace')
 const onlyAt = argv.indexOf('--only')
 const ONLY = onlyAt >= 0 ? new Set(String(argv[onlyAt + 1] ?? '').split(',')) : undefined
 const agents = AGENTS.filter((a) => !ONLY || ONLY.has(a.name))
@@ -132,6 +136,24 @@ async function gatewayLogs(origin, agentId) {
   }))
 }
 
+/** The inet `connect()` calls of an strace log: off-loopback addresses and DNS (port 53) ones. */
+function connectsOf(traceFile) {
+  const remote = []
+  let dns = 0
+  let count = 0
+  const text = existsSync(traceFile) ? readFileSync(traceFile, 'utf8') : ''
+  for (const line of text.split('\n')) {
+    if (!line.includes('connect(') || !/AF_INET6?\b/.test(line)) continue
+    count++
+    const port = Number(/sin6?_port=htons\((\d+)\)/.exec(line)?.[1])
+    const address =
+      /inet_addr\("([^"]+)"\)/.exec(line)?.[1] ?? /inet_pton\(AF_INET6, "([^"]+)"/.exec(line)?.[1] ?? '?'
+    if (port === 53) dns++
+    if (!/^(127\.|::1$|::ffff:127\.)/.test(address)) remote.push(`${address}:${port}`)
+  }
+  return {remote, dns, count}
+}
+
 const fmtUsage = (u) =>
   u ? `in ${u.input} (cache read ${u.cacheRead}, write ${u.cacheCreation}) out ${u.output}` : 'none'
 
@@ -145,10 +167,19 @@ async function runAgent(agent, setup) {
   if (simOrigin) await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
 
   const {env, args} = agent.prepare({home, binDir, origin, key})
-  const result = await run('timeout', ['120', join(binDir, agent.bin), ...args], {cwd: workdir, env})
+  const command = ['timeout', '120', join(binDir, agent.bin), ...args]
+  const traceFile = join(tmp, `${agent.name}.strace`)
+  if (STRACE) command.unshift('strace', '-f', '-qq', '-e', 'trace=connect', '-o', traceFile)
+  const result = await run(command[0], command.slice(1), {cwd: workdir, env})
   const problems = []
   const notes = []
   if (result.code !== 0) problems.push(`exit ${result.code}${result.code === 124 ? ' (timed out)' : ''}`)
+  if (STRACE) {
+    const {remote, dns, count} = connectsOf(traceFile)
+    notes.push(`strace: ${count} inet connect() call(s), ${remote.length} off loopback, ${dns} to port 53`)
+    if (remote.length > 0) problems.push(`connected off loopback: ${[...new Set(remote)].join(', ')}`)
+    if (dns > 0) problems.push(`made ${dns} DNS connection(s)`)
+  }
 
   // What the simulator answered (when its request record can be read).
   let expected
