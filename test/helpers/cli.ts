@@ -62,6 +62,11 @@ export function cliEnv(
     GWCTL_API_KEY: undefined,
     GWCTL_GATEWAY_PORT: undefined,
     GWCTL_VERBOSE: undefined,
+    // Vendor keys would give the gateway default routes to real vendors: tests stay on loopback.
+    OPENAI_API_KEY: undefined,
+    ANTHROPIC_API_KEY: undefined,
+    GEMINI_API_KEY: undefined,
+    GOOGLE_API_KEY: undefined,
     ...extra,
   }
 }
