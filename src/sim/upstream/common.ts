@@ -123,6 +123,20 @@ export function textOf(content: unknown): string {
   return ''
 }
 
+/**
+ * The last non-empty text part of a content value: the prompt itself when an agent puts context
+ * blocks before it in the same message (Claude Code's `<system-reminder>`, Gemini CLI's
+ * `<session_context>`).
+ */
+export function lastTextOf(content: unknown): string {
+  if (!Array.isArray(content)) return textOf(content)
+  for (let i = content.length - 1; i >= 0; i--) {
+    const text = textOf([content[i]])
+    if (text.trim()) return text
+  }
+  return ''
+}
+
 /** The bearer token of an `Authorization` header, if any. */
 export function bearer(headers: Record<string, string | string[] | undefined>): string | undefined {
   const auth = headers.authorization

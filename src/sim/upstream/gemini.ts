@@ -8,7 +8,7 @@ import {sendJson} from '../router.js'
 import type {SimContext} from '../server.js'
 import {sendSse} from '../sse.js'
 import type {SimAnswer} from './common.js'
-import {bearer, deltas, header, simAnswer, simId, textOf} from './common.js'
+import {bearer, deltas, header, lastTextOf, simAnswer, simId} from './common.js'
 
 type Body = Record<string, unknown>
 
@@ -17,7 +17,7 @@ function lastUserText(contents: unknown): string {
   for (let i = contents.length - 1; i >= 0; i--) {
     const c = contents[i] as Body
     if (!c?.role || c.role === 'user') {
-      const text = textOf(c?.parts)
+      const text = lastTextOf(c?.parts)
       if (text) return text
     }
   }

@@ -9,7 +9,7 @@ import type {SimContext} from '../server.js'
 import type {SseEvent} from '../sse.js'
 import {sendSse} from '../sse.js'
 import type {SimAnswer} from './common.js'
-import {bearer, deltas, header, simAnswer, simId, textOf} from './common.js'
+import {bearer, deltas, header, lastTextOf, simAnswer, simId} from './common.js'
 
 type Body = Record<string, unknown>
 
@@ -18,7 +18,7 @@ function lastUserText(messages: unknown): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i] as Body
     if (m?.role === 'user') {
-      const text = textOf(m.content)
+      const text = lastTextOf(m.content)
       if (text) return text
     }
   }

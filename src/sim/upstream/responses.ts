@@ -9,7 +9,7 @@ import type {SimContext} from '../server.js'
 import type {SseEvent} from '../sse.js'
 import {sendSse} from '../sse.js'
 import type {SimAnswer} from './common.js'
-import {bearer, deltas, simAnswer, simId, textOf} from './common.js'
+import {bearer, deltas, lastTextOf, simAnswer, simId} from './common.js'
 
 type Body = Record<string, unknown>
 
@@ -18,7 +18,7 @@ function lastUserText(input: unknown): string {
   if (!Array.isArray(input)) return ''
   for (let i = input.length - 1; i >= 0; i--) {
     const item = input[i] as Body
-    if (item?.role === 'user') return textOf(item.content)
+    if (item?.role === 'user') return lastTextOf(item.content)
   }
   return ''
 }

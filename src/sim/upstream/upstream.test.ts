@@ -124,6 +124,35 @@ describe('messages upstream', () => {
     expect(sim.requests.at(-1)?.query).toEqual({beta: 'true'})
   })
 
+  it('answers a Claude Code request: HEAD / warm-up, context block before the prompt, system role in messages, large body', async () => {
+    const warmUp = await fetch(sim.origin + '/', {method: 'HEAD'})
+    expect(warmUp.status).toBe(200)
+    const stream = anthropic().beta.messages.stream({
+      model: 'claude-sim',
+      max_tokens: 64000,
+      system: [
+        {type: 'text', text: 'x-anthropic-billing-header: cc_version=0;'},
+        {type: 'text', text: 'y'.repeat(80_000)},
+      ],
+      thinking: {type: 'adaptive'} as never,
+      tools: [{name: 'Bash', input_schema: {type: 'object'}}],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {type: 'text', text: '<system-reminder>Use the tools when needed.</system-reminder>'},
+            {type: 'text', text: 'say hi', cache_control: {type: 'ephemeral'}},
+          ],
+        },
+        {role: 'system', content: 'mid-conversation system text'} as never,
+      ],
+    })
+    const message = await stream.finalMessage()
+    expect(message.content.at(-1)).toEqual({type: 'text', text: 'PONG from sim: say hi'})
+    expect(message.stop_reason).toBe('end_turn')
+    expect(message.usage.output_tokens).toBeGreaterThan(simTokens('PONG from sim: say hi'))
+  })
+
   it('counts tokens', async () => {
     const result = await anthropic().messages.countTokens({model: 'claude-sim', messages: body.messages})
     expect(result.input_tokens).toBe(prompt)
@@ -155,6 +184,14 @@ describe('gemini upstream', () => {
     expect(meta.totalTokenCount).toBe(
       (meta.promptTokenCount ?? 0) + (meta.candidatesTokenCount ?? 0) + (meta.thoughtsTokenCount ?? 0),
     )
+  })
+
+  it('answers the prompt, not the context part before it (Gemini CLI)', async () => {
+    const result = await genai().models.generateContent({
+      model: 'gemini-sim',
+      contents: [{role: 'user', parts: [{text: '<session_context>cwd</session_context>'}, {text: 'say hi'}]}],
+    })
+    expect(result.text).toBe('PONG from sim: say hi')
   })
 
   it('streams data-only chunks; the last carries finishReason and usage', async () => {
