@@ -4,6 +4,7 @@
 // Other areas add their steps to STEPS; each step is one gwctl command line.
 import {spawn, spawnSync} from 'node:child_process'
 import {mkdtempSync, rmSync} from 'node:fs'
+import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -88,15 +89,89 @@ function startSim() {
 
 const bold = process.stdout.isTTY && !process.env.NO_COLOR ? (t) => `\x1b[1m${t}\x1b[0m` : (t) => t
 
+/** Runs one step; with `capture` its stdout is returned instead of shown. */
 function run(step) {
   const shown = step.args.map((a) => (/[\s"]/.test(a) ? JSON.stringify(a) : a)).join(' ')
-  console.log(`\n${bold(`$ gwctl ${shown}`)}`)
+  const envShown = Object.entries(step.showEnv ?? {})
+    .map(([k, v]) => `${k}=${v} `)
+    .join('')
+  console.log(`\n${bold(`$ ${envShown}gwctl ${shown}`)}`)
   const result = spawnSync(process.execPath, [BIN, ...step.args], {
-    env: {...process.env, GWCTL_HOME: home, GWCTL_BASE_URL: '', GWCTL_API_KEY: ''},
-    stdio: ['ignore', 'inherit', 'inherit'],
+    env: {
+      ...process.env,
+      GWCTL_HOME: home,
+      GWCTL_BASE_URL: '',
+      GWCTL_API_KEY: '',
+      ...vendorKeysOff,
+      ...step.env,
+    },
+    stdio: ['ignore', step.capture ? 'pipe' : 'inherit', 'inherit'],
+    encoding: 'utf8',
   })
   const expected = step.expectExit ?? 0
   if (result.status !== expected) throw new Error(`step exited ${result.status}, expected ${expected}`)
+  return result.stdout
+}
+
+// The gateway would add routes to real vendors for keys found in the environment: not in a tour.
+const vendorKeysOff = {OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', GEMINI_API_KEY: '', GOOGLE_API_KEY: ''}
+
+/** A loopback port that was free a moment ago (never 4317, so a real gateway is left alone). */
+function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const {port} = server.address()
+      server.close(() => resolvePort(port))
+    })
+  })
+}
+
+/** The gateway part: start it with its own simulator, issue a key, chat through it, read the log. */
+async function gatewayTour() {
+  const port = String(await freePort())
+  const env = {GWCTL_GATEWAY_PORT: port}
+  console.log('\n# The local key gateway, in front of its built-in simulator (never 4317 in the tour).')
+  run({args: ['gateway', 'start', '--sim'], env})
+  try {
+    const issued = run({
+      args: [
+        'key',
+        'issue',
+        '--agent-name',
+        'tour-agent',
+        '--agent-type',
+        'generic_agent',
+        '--employee-name',
+        'Tour',
+        '--employee-contact',
+        'tour@example.com',
+        '--json',
+      ],
+      env,
+      capture: true,
+    })
+    const {keyValue, agentId} = JSON.parse(issued)
+    console.log(`agent ${agentId} got a key (shown once; the gateway stores only its HMAC)`)
+    console.log(
+      '\n# Any OpenAI-compatible client can use it; here gwctl chat itself, pointed at the gateway.',
+    )
+    run({
+      args: ['chat', '--model', 'sim-mini', '--no-stream', 'Hello through the gateway.'],
+      env: {...env, GWCTL_BASE_URL: `http://127.0.0.1:${port}/v1`, GWCTL_API_KEY: keyValue},
+      showEnv: {GWCTL_BASE_URL: `http://127.0.0.1:${port}/v1`, GWCTL_API_KEY: 'gw-…'},
+    })
+    console.log(
+      '\n# Every request is logged with its tokens; usage pivots by agent, key, provider, model or project.',
+    )
+    await new Promise((r) => setTimeout(r, 300)) // log rows are written in batches every 100 ms
+    run({args: ['logs', '--limit', '5'], env})
+    run({args: ['usage', '--pivot', 'agent'], env})
+    run({args: ['status'], env})
+  } finally {
+    run({args: ['gateway', 'stop'], env})
+  }
 }
 
 let sim
@@ -107,6 +182,7 @@ try {
     if (step.say) console.log(`\n# ${step.say}`)
     run(step)
   }
+  await gatewayTour()
   console.log('\nTour done. Try `gwctl sim` in one terminal and the commands above in another.')
 } catch (error) {
   console.error(`tour failed: ${error.message}`)

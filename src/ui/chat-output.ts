@@ -56,7 +56,8 @@ const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`
  */
 export function statsLine(result: ChatTurnResult): string {
   const parts: string[] = []
-  parts.push(result.provider ?? 'provider unknown')
+  // Endpoints without the platform's `provider` extension (e.g. the local gateway) name none.
+  if (result.provider) parts.push(result.provider)
   if (result.completion.model) parts.push(result.completion.model)
   const u = result.usage
   if (u) {
