@@ -9,8 +9,8 @@
  * - `GET /api/dashboard` -> `{routes, recent_requests, recent_usage, gateway}`.
  * A bad parameter value is a 400 naming it (`code: invalid_parameter`, `param`).
  */
-import type {LogFilters, LogRow, Pivot, StatusFilter, UsageRow} from '../store/log-store.js'
-import {PIVOTS, STATUS_FILTERS} from '../store/log-store.js'
+import type {LogFilters, LogRow, Pivot, StatusFilter} from '../store/log-store.js'
+import {PIVOTS, STATUS_FILTERS, usageTotals} from '../store/log-store.js'
 import type {GatewayState} from '../store/state.js'
 import type {BreakerSnapshot} from './router/breaker.js'
 import {redactProvider} from './router/policy.js'
@@ -104,33 +104,6 @@ export function parsePivot(query: URLSearchParams): Pivot | undefined {
       `Query parameter "pivot" must be one of ${PIVOTS.join(', ')} (got "${pivot}").`,
     )
   return pivot as Pivot
-}
-
-export interface UsageTotals {
-  requests: number
-  errors: number
-  fallbacks: number
-  inputTokens: number
-  outputTokens: number
-  cacheReadTokens: number
-  cacheCreationTokens: number
-  reasoningTokens: number
-}
-
-/** The sum of usage rows. */
-export function usageTotals(rows: readonly UsageRow[]): UsageTotals {
-  const totals: UsageTotals = {
-    requests: 0,
-    errors: 0,
-    fallbacks: 0,
-    inputTokens: 0,
-    outputTokens: 0,
-    cacheReadTokens: 0,
-    cacheCreationTokens: 0,
-    reasoningTokens: 0,
-  }
-  for (const r of rows) for (const k of Object.keys(totals) as Array<keyof UsageTotals>) totals[k] += r[k]
-  return totals
 }
 
 /** A policy target with its provider's breaker state (null: the provider is not known). */

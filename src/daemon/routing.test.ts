@@ -1,7 +1,8 @@
 import {describe, expect, it} from 'vitest'
 
 import {modelsFamily, modelsFor} from './forward.js'
-import {ParameterError, parseLogFilters, parsePivot, usageTotals} from './routing-api.js'
+import {usageTotals} from '../store/log-store.js'
+import {ParameterError, parseLogFilters, parsePivot} from './routing-api.js'
 import {effectivePolicies, effectiveProviders} from './routing.js'
 import type {PolicyConfig, ProviderConfig} from './types.js'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from './types.js'

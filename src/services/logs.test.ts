@@ -3,7 +3,8 @@ import {describe, expect, it} from 'vitest'
 import {renderTable} from '../core/output.js'
 import type {LogRow, UsageRow} from '../store/log-store.js'
 import {filtersFromFlags} from './log-filters.js'
-import {LOG_COLUMNS, followLines, parseLimit, parseSince, usageColumns, usageTotals} from './logs.js'
+import {usageTotals} from '../store/log-store.js'
+import {LOG_COLUMNS, followLines, parseLimit, parseSince, usageColumns} from './logs.js'
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0)
 

@@ -8,7 +8,16 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import {UsageError} from '../core/errors.js'
 import type {Column} from '../core/output.js'
-import type {LogFilters, LogRow, LogStore, Pivot, StatusFilter, UsageRow} from '../store/log-store.js'
+import type {
+  LogFilters,
+  LogRow,
+  LogStore,
+  Pivot,
+  StatusFilter,
+  UsageRow,
+  UsageTotals,
+} from '../store/log-store.js'
+import {usageTotals} from '../store/log-store.js'
 import {homeFile} from '../store/paths.js'
 import {gatewayGet, liveGatewayPort} from './gateway-api.js'
 
@@ -122,29 +131,11 @@ export async function followLogs(
   }
 }
 
-export type UsageTotals = Omit<UsageRow, 'key'>
-
 export interface UsageResult {
   pivot: Pivot | null
   rows: UsageRow[]
   totals: UsageTotals
   source: 'gateway' | 'database'
-}
-
-/** The sum of usage rows. */
-export function usageTotals(rows: readonly UsageRow[]): UsageTotals {
-  const totals: UsageTotals = {
-    requests: 0,
-    errors: 0,
-    fallbacks: 0,
-    inputTokens: 0,
-    outputTokens: 0,
-    cacheReadTokens: 0,
-    cacheCreationTokens: 0,
-    reasoningTokens: 0,
-  }
-  for (const r of rows) for (const k of Object.keys(totals) as Array<keyof UsageTotals>) totals[k] += r[k]
-  return totals
 }
 
 /** Usage per pivot value, from the gateway or the log database. */

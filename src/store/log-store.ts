@@ -488,3 +488,22 @@ function toRow(r: Record<string, unknown>): LogRow {
     requestId: (r.request_id as string | null) ?? null,
   }
 }
+
+/** The sum of usage rows (every field of a row but its pivot key). */
+export type UsageTotals = Omit<UsageRow, 'key'>
+
+/** Adds up usage rows, for the totals line of `gwctl usage` and `/api/usage`. */
+export function usageTotals(rows: readonly UsageRow[]): UsageTotals {
+  const totals: UsageTotals = {
+    requests: 0,
+    errors: 0,
+    fallbacks: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheCreationTokens: 0,
+    reasoningTokens: 0,
+  }
+  for (const r of rows) for (const k of Object.keys(totals) as Array<keyof UsageTotals>) totals[k] += r[k]
+  return totals
+}
