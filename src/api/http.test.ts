@@ -50,6 +50,16 @@ describe('PlatformClient against the simulator', () => {
     expect(count('POST')).toBe(1)
   })
 
+  it('never repeats its API key when the platform quotes it in an error', async () => {
+    sim.faults.add({status: 401, method: 'GET', message: `Incorrect API key provided: ${KEY}.`})
+    const error = (await videos(client)
+      .get('task_x')
+      .catch((e: unknown) => e)) as AuthError
+    expect(error).toBeInstanceOf(AuthError)
+    expect(error.message).toBe('The platform answered 401: Incorrect API key provided: [redacted].')
+    expect(JSON.stringify(error.toJSON())).not.toContain(KEY)
+  })
+
   it('gives up after the last attempt and keeps the upstream status and message', async () => {
     sim.faults.add({status: 504, method: 'GET', times: 0, message: 'gateway timeout upstream'})
     const error = (await videos(client)
