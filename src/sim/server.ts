@@ -4,7 +4,7 @@
  * routes on a shared router.
  *
  * Control endpoints (for tests and scripts), not part of any real API:
- * - `GET /__sim/requests`          every request received (authorization redacted)
+ * - `GET /__sim/requests`          every request received (credentials redacted)
  * - `DELETE /__sim/requests`       forget them
  * - `POST /__sim/faults`           `{"fault":"status=503,times=2,path=/videos"}` queues a fault
  * - `DELETE /__sim/faults`         clears queued faults
@@ -274,6 +274,7 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
     for (const secret of ['authorization', 'x-api-key', 'x-goog-api-key', 'x-vendor-api-key']) {
       if (headers[secret]) headers[secret] = '[redacted]'
     }
+    if (query.key !== undefined) query.key = '[redacted]' // the Gemini `?key=` credential
     requests.push({method, path: url.pathname, query, headers, body, at: Date.now()})
     if (requests.length > MAX_RECORDED) requests.splice(0, requests.length - MAX_RECORDED)
   }
