@@ -26,4 +26,22 @@ describe('simulator request record', () => {
     expect(listed).not.toContain(secret)
     expect(JSON.stringify(sim.requests)).not.toContain(secret)
   })
+
+  it('refuses a foreign Host (DNS rebinding) and serves the loopback names', async () => {
+    const {request} = await import('node:http')
+    const get = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(`${sim.origin}/__sim/requests`, {headers: {host}}, (res) => {
+          res.resume()
+          resolve(res.statusCode ?? 0)
+        })
+        req.on('error', reject)
+        req.end()
+      })
+    const port = new URL(sim.origin).port
+    expect(await get('evil.example')).toBe(403)
+    expect(await get(`127.0.0.1.evil.example:${port}`)).toBe(403)
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`])
+      expect(await get(host)).toBe(200)
+  })
 })

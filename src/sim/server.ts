@@ -164,6 +164,18 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
     const url = new URL(req.url ?? '/', 'http://sim.local')
     const path = url.pathname
     const method = req.method ?? 'GET'
+    // DNS rebinding: a web page whose own name now points at 127.0.0.1 must not read what the
+    // simulator recorded (prompts of agents behind `gateway --sim`) or queue faults.
+    if (!loopbackHost(req.headers.host, options.host)) {
+      req.resume()
+      sendJson(res, 403, {
+        error: {
+          message: `Host "${req.headers.host}" is not a loopback name of this simulator.`,
+          type: 'permission_error',
+        },
+      })
+      return
+    }
     const chunks: Buffer[] = []
     let size = 0
     for await (const chunk of req) {
@@ -323,6 +335,18 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
       await once(server, 'close').catch(() => undefined)
     },
   }
+}
+
+/** True for a `Host` naming the loopback interface (or the host the simulator was bound to); any port. */
+function loopbackHost(host: string | undefined, boundHost: string | undefined): boolean {
+  if (host === undefined) return true // HTTP/1.0 clients; browsers always send it
+  let name: string
+  try {
+    name = new URL(`http://${host}`).hostname
+  } catch {
+    return false
+  }
+  return ['127.0.0.1', 'localhost', '[::1]'].includes(name) || name === boundHost
 }
 
 function defaultErrorType(status: number): string {
