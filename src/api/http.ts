@@ -23,6 +23,7 @@ import {
   InterruptedError,
   NotFoundError,
   UpstreamError,
+  UsageError,
   isAbortError,
 } from '../core/errors.js'
 import {getSetting} from '../store/settings.js'
@@ -230,6 +231,16 @@ export class PlatformClient {
 
   /** Absolute URL of a path below the base URL, with query parameters (arrays repeat the key). */
   url(path: string, query?: RequestOptions['query']): URL {
+    // An id `..` (or `.`) would be resolved away by URL: `DELETE /videos/..` reaches `/` instead.
+    const dots = path.split(/[/?#]/).find((segment) => /^(\.|%2e){1,2}$/i.test(segment))
+    if (dots !== undefined) {
+      throw new UsageError(
+        `"${decodeURIComponent(dots)}" is not a valid id: it would name another endpoint.`,
+        {
+          code: 'invalid_id',
+        },
+      )
+    }
     const url = new URL(this.baseUrl + (path.startsWith('/') ? path : `/${path}`))
     for (const [key, value] of Object.entries(query ?? {})) {
       if (value === undefined) continue
