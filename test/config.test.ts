@@ -47,6 +47,12 @@ describe('gwctl config', () => {
     const bad = await runCli(['config', 'set', 'base-url', 'ftp://x'], {home: t.home})
     expect(bad.exitCode).toBe(2)
     expect(bad.stderr).toContain('must be an http(s) URL')
+    const userinfo = await runCli(['config', 'set', 'base-url', 'https://u:sk-in-url@h/api/v1'], {
+      home: t.home,
+    })
+    expect(userinfo.exitCode).toBe(2)
+    expect(userinfo.stderr).toContain('must not carry credentials')
+    expect(userinfo.stdout + userinfo.stderr).not.toContain('sk-in-url')
     const missing = await runCli(['config', 'get', 'base-url'], {home: t.home})
     expect(missing.exitCode).toBe(7)
     const removed = await runCli(['config', 'unset', 'base-url', '--json'], {home: t.home})

@@ -1,4 +1,4 @@
-import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {chmodSync, existsSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
 import type {Server} from 'node:net'
 import {createServer} from 'node:net'
 import {join} from 'node:path'
@@ -381,5 +381,105 @@ describe('status and doctor', {timeout: 120_000}, () => {
     const portCheck = taken.checks.find((c: any) => c.id === 'port')
     expect(portCheck.ok).toBe(false)
     expect(portCheck.detail).toContain(`pid ${process.pid}`)
+  })
+
+  it('keeps every file private and writes no secret to its log, log database or any listing', async () => {
+    const {home, base, cli} = await setup()
+    const secret = 'sk-provider-secret-0001'
+    const platformKey = 'sk-platform-secret-0002'
+    // a log left 0644 by an older version is made private too
+    writeFileSync(join(home, 'gateway.log'), '', {mode: 0o644})
+    chmodSync(join(home, 'gateway.log'), 0o644)
+    const add = await cli(
+      [
+        'providers',
+        'add',
+        'corp',
+        '--family',
+        'chat',
+        '--base-url',
+        'http://127.0.0.1:9/v1',
+        '--api-key-stdin',
+      ],
+      {},
+    )
+    expect(add.exitCode).toBe(2) // no stdin: the key is required
+    const added = await runCli(
+      [
+        'providers',
+        'add',
+        'corp',
+        '--family',
+        'chat',
+        '--base-url',
+        'http://127.0.0.1:9/v1',
+        '--api-key-stdin',
+        '--json',
+      ],
+      {home, input: secret},
+    )
+    expect(added.exitCode, added.stderr).toBe(0)
+    await cli(['config', 'set', 'base-url', 'http://127.0.0.1:9/api/v1'])
+    await cli(['config', 'set', 'api-key', platformKey])
+    expect((await cli(['gateway', 'start', '--sim'])).exitCode).toBe(0)
+    const issued = await cli([
+      'key',
+      'issue',
+      '--agent-name',
+      'a',
+      '--agent-type',
+      'gemini_cli',
+      '--employee-name',
+      'A',
+      '--employee-contact',
+      'a@b.c',
+    ])
+    const key = /keyValue: (\S+)/.exec(issued.stdout)![1]
+    const gemini = {contents: [{role: 'user', parts: [{text: 'hi'}]}]}
+    for (const [url, headers] of [
+      [`${base}/v1beta/models/gemini-sim:generateContent?key=${key}`, {}],
+      [`${base}/v1beta/models/gemini-sim:generateContent`, {'x-goog-api-key': key}],
+      [`${base}/v1beta/models/gemini-sim:generateContent?key=${key}x`, {}],
+      [`${base}/v1/chat/completions`, {authorization: `Bearer ${key}`}],
+    ] as const) {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: {'content-type': 'application/json', ...headers},
+        body: JSON.stringify(gemini),
+      })
+      expect(await res.text()).not.toContain(key)
+    }
+    const outputs = await Promise.all(
+      [
+        ['providers', 'list'],
+        ['providers', 'list', '--json'],
+        ['agents', 'list', '--json'],
+        ['logs', '--json'],
+        ['usage', '--json'],
+        ['dashboard', '--json'],
+        ['config', 'list', '--json'],
+        ['status', '--json'],
+      ].map(async (args) => {
+        const r = await cli(args)
+        return r.stdout + r.stderr
+      }),
+    )
+    for (const path of ['/api/providers', '/api/dashboard', '/api/agents', '/api/keys', '/api/logs'])
+      outputs.push(await (await fetch(base + path)).text())
+    expect((await cli(['gateway', 'stop'])).exitCode).toBe(0)
+
+    const files = readdirSync(home)
+    expect(files).toEqual(expect.arrayContaining(['gateway.log', 'logs.db', 'settings.json', 'state.json']))
+    const modes = Object.fromEntries(
+      files.map((f) => [f, (statSync(join(home, f)).mode & 0o777).toString(8)]),
+    )
+    expect(modes).toEqual(Object.fromEntries(files.map((f) => [f, '600'])))
+    expect((statSync(home).mode & 0o777).toString(8)).toBe('700')
+    const stored = files.filter((f) => f !== 'state.json' && f !== 'settings.json')
+    const written = [...stored.map((f) => readFileSync(join(home, f)).toString('latin1')), ...outputs].join(
+      '\n',
+    )
+    for (const value of [key, secret, platformKey]) expect(written).not.toContain(value)
+    expect(readFileSync(join(home, 'state.json'), 'utf8')).not.toContain(key)
   })
 })

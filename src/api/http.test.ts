@@ -50,6 +50,26 @@ describe('PlatformClient against the simulator', () => {
     expect(count('POST')).toBe(1)
   })
 
+  it('refuses an id of dots (URL would resolve it to another endpoint) and sends nothing', async () => {
+    for (const id of ['..', '.'])
+      await expect(videos(client).get(id)).rejects.toMatchObject({exitCode: 2, code: 'invalid_id'})
+    await expect(client.request('DELETE', '/multimodal/gamma/videos/%2E%2e')).rejects.toMatchObject({
+      code: 'invalid_id',
+    })
+    expect(sim.requests).toHaveLength(0)
+    expect(client.url('/videos/a..b').pathname).toBe('/api/v1/videos/a..b')
+  })
+
+  it('never repeats its API key when the platform quotes it in an error', async () => {
+    sim.faults.add({status: 401, method: 'GET', message: `Incorrect API key provided: ${KEY}.`})
+    const error = (await videos(client)
+      .get('task_x')
+      .catch((e: unknown) => e)) as AuthError
+    expect(error).toBeInstanceOf(AuthError)
+    expect(error.message).toBe('The platform answered 401: Incorrect API key provided: [redacted].')
+    expect(JSON.stringify(error.toJSON())).not.toContain(KEY)
+  })
+
   it('gives up after the last attempt and keeps the upstream status and message', async () => {
     sim.faults.add({status: 504, method: 'GET', times: 0, message: 'gateway timeout upstream'})
     const error = (await videos(client)

@@ -23,6 +23,7 @@ import {
   InterruptedError,
   NotFoundError,
   UpstreamError,
+  UsageError,
   isAbortError,
 } from '../core/errors.js'
 import {getSetting} from '../store/settings.js'
@@ -230,6 +231,16 @@ export class PlatformClient {
 
   /** Absolute URL of a path below the base URL, with query parameters (arrays repeat the key). */
   url(path: string, query?: RequestOptions['query']): URL {
+    // An id `..` (or `.`) would be resolved away by URL: `DELETE /videos/..` reaches `/` instead.
+    const dots = path.split(/[/?#]/).find((segment) => /^(\.|%2e){1,2}$/i.test(segment))
+    if (dots !== undefined) {
+      throw new UsageError(
+        `"${decodeURIComponent(dots)}" is not a valid id: it would name another endpoint.`,
+        {
+          code: 'invalid_id',
+        },
+      )
+    }
     const url = new URL(this.baseUrl + (path.startsWith('/') ? path : `/${path}`))
     for (const [key, value] of Object.entries(query ?? {})) {
       if (value === undefined) continue
@@ -282,7 +293,7 @@ export class PlatformClient {
       const retryable = (idempotent ? RETRY_STATUS_IDEMPOTENT : RETRY_STATUS_UNSAFE).has(res.statusCode)
       const retryAfter = parseRetryAfter(res.headers)
       if (last || !retryable || (retryAfter !== undefined && retryAfter > MAX_RETRY_AFTER_MS)) {
-        throw errorFromResponse(res.statusCode, body, res.headers)
+        throw this.redacted(errorFromResponse(res.statusCode, body, res.headers))
       }
       await this.pause(retryAfter ?? backoffDelay(attempt, this.backoffMs), options.signal)
     }
@@ -310,7 +321,7 @@ export class PlatformClient {
     }
     if (res.statusCode >= 400) {
       const text = await res.body.text()
-      throw errorFromResponse(res.statusCode, parseBody(text), res.headers)
+      throw this.redacted(errorFromResponse(res.statusCode, parseBody(text), res.headers))
     }
     return res
   }
@@ -343,7 +354,7 @@ export class PlatformClient {
     }
     if (res.statusCode >= 400) {
       const text = await res.body.text()
-      const error = errorFromResponse(res.statusCode, parseBody(text), res.headers)
+      const error = this.redacted(errorFromResponse(res.statusCode, parseBody(text), res.headers))
       if (res.statusCode === 403 || res.statusCode === 404 || res.statusCode === 410) {
         throw new NotFoundError(`The video file is no longer available (${res.statusCode}).`, {
           code: 'video_expired',
@@ -379,6 +390,20 @@ export class PlatformClient {
       throw networkError(error, url.origin)
     }
     return {bytes: received}
+  }
+
+  /**
+   * The error with this client's API key cut out of its message and details: some services quote
+   * the key they refused ("Incorrect API key provided: sk-..."), or echo the request headers.
+   */
+  private redacted(error: GwError): GwError {
+    const key = this.apiKey
+    if (key.length < 8) return error
+    const clean = (text: string): string => text.split(key).join('[redacted]')
+    error.message = clean(error.message)
+    for (const [name, value] of Object.entries(error.details ?? {}))
+      if (typeof value === 'string') error.details![name] = clean(value)
+    return error
   }
 
   private async pause(ms: number, signal?: AbortSignal): Promise<void> {

@@ -77,6 +77,19 @@ export class StatusLine {
   }
 }
 
+// C0 controls but tab and newline, DEL and C1 (0x9b is a one-byte CSI)
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
+
+/**
+ * Text from elsewhere (agent names, requested models, platform fields) made safe for a terminal:
+ * control characters are shown as `\xHH` instead of being sent, so no escape sequence in the data
+ * can recolour, retitle, rewrite or hide what is printed.
+ */
+export function printable(text: string): string {
+  return text.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
+}
+
 export interface Column<T> {
   header: string
   value: (row: T) => string | number | undefined | null
@@ -107,7 +120,7 @@ export function renderTable<T>(rows: readonly T[], columns: readonly Column<T>[]
     },
     style: {head: [], border: [], 'padding-left': 0, 'padding-right': 0},
   })
-  for (const row of rows) table.push(columns.map((c) => String(c.value(row) ?? '')))
+  for (const row of rows) table.push(columns.map((c) => printable(String(c.value(row) ?? ''))))
   return table
     .toString()
     .split('\n')
@@ -134,7 +147,7 @@ export function printFields(fields: Record<string, unknown>): void {
   const width = Math.max(0, ...entries.map(([k]) => k.length))
   for (const [key, value] of entries) {
     const text = typeof value === 'object' ? JSON.stringify(value) : String(value)
-    out(`${color().dim((key + ':').padEnd(width + 1))} ${text}`)
+    out(`${color().dim((key + ':').padEnd(width + 1))} ${printable(text)}`)
   }
 }
 

@@ -67,9 +67,22 @@ function withoutCredentials(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   return copy
 }
 
-function entranceHandler(entrance: (request: GatewayRequest) => Entrance, credentials: CredentialForm[]) {
+function entranceHandler(
+  family: Family,
+  entrance: (request: GatewayRequest) => Entrance,
+  credentials: CredentialForm[],
+) {
   return async (request: GatewayRequest, context: GatewayContext): Promise<void> => {
-    const e = entrance(request)
+    let e: Entrance
+    try {
+      e = entrance(request)
+    } catch (error) {
+      if (!(error instanceof URIError)) throw error
+      sendError(request.res, family, 400, `The path ${request.path} is not validly percent-encoded.`, {
+        code: 'invalid_path',
+      })
+      return
+    }
     const verdict = context.index.verify(presentedKey(request.headers, request.query, credentials))
     if (!verdict.ok) {
       const hint =
@@ -143,7 +156,7 @@ function route(
     family,
     management: false,
     maxBodyBytes: ENTRANCE_MAX_BODY,
-    handler: entranceHandler(entrance, credentials),
+    handler: entranceHandler(family, entrance, credentials),
   }
 }
 

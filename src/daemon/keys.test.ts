@@ -64,6 +64,16 @@ describe('validateIssueRequest', () => {
     expect(() => validateIssueRequest('x')).toThrow(IssueError)
   })
 
+  it('refuses control characters (terminal escape sequences, line breaks) and names the fields', () => {
+    expect(() => validateIssueRequest({...base, agentName: 'x\u001b]52;c;cHdu\u0007'})).toThrow(
+      'Fields must not contain control characters (line breaks, escape sequences): agentName.',
+    )
+    expect(() => validateIssueRequest({...base, employeeName: 'A\nB', configPath: 'a\u0000'})).toThrow(
+      /: employeeName, configPath\.$/,
+    )
+    expect(validateIssueRequest({...base, agentName: 'Ada’s laptop ✓'}).agentName).toBe('Ada’s laptop ✓')
+  })
+
   it('requires parentAgentId for sub-agent kinds and refuses unknown kinds', () => {
     expect(() => validateIssueRequest({...base, agentType: 'claude_code_subagent'})).toThrow(/parentAgentId/)
     expect(() => validateIssueRequest({...base, agentType: 'robot'})).toThrow(/Known kinds: generic_agent/)

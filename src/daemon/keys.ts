@@ -195,6 +195,8 @@ const OPTIONAL = [
   'policyId',
 ] as const
 const MAX_FIELD = 500
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/
 
 /** Checks an issue body; throws {@link IssueError} 400 naming every missing or bad field. */
 export function validateIssueRequest(body: unknown): IssueRequest {
@@ -221,6 +223,17 @@ export function validateIssueRequest(body: unknown): IssueRequest {
       400,
       'invalid_fields',
       `Fields must be strings of at most ${MAX_FIELD} characters: ${wrong.join(', ')}.`,
+    )
+  }
+  // Names are printed in terminals (agents list, dashboard): an escape sequence must not get there.
+  const control = [...REQUIRED, ...OPTIONAL].filter(
+    (f) => typeof b[f] === 'string' && CONTROL_CHARACTERS.test(b[f] as string),
+  )
+  if (control.length > 0) {
+    throw new IssueError(
+      400,
+      'invalid_fields',
+      `Fields must not contain control characters (line breaks, escape sequences): ${control.join(', ')}.`,
     )
   }
   const input: Record<string, string> = {}

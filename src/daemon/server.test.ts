@@ -395,6 +395,21 @@ describe('gateway server (real socket)', () => {
     expect((await call(responses, responses.forms[0](second.body.keyValue))).status).toBe(503)
   })
 
+  it('answers a model name that is not validly percent-encoded with 400 in the Gemini shape, not 500', async () => {
+    const {issue, base, lines} = await start()
+    const key = (await issue('a')).body.keyValue as string
+    const res = await fetch(`${base}/v1beta/models/%E0%A4%A:generateContent`, {
+      method: 'POST',
+      headers: {'x-goog-api-key': key, ...json},
+      body: '{}',
+    })
+    expect(res.status).toBe(400)
+    const body = (await res.json()) as any
+    expect(body.error.status).toBe('INVALID_ARGUMENT')
+    expect(body.error.message).toMatch(/not validly percent-encoded/)
+    expect(lines.join('\n')).not.toMatch(/error in POST/)
+  })
+
   it('limits body size and answers malformed JSON on an entrance with 400 in its shape', async () => {
     const {issue, base} = await start()
     const key = (await issue('a')).body.keyValue as string

@@ -156,4 +156,11 @@ describe('parseParams', () => {
       obj: {a: 1},
     })
   })
+
+  it('refuses __proto__ in a key instead of changing Object.prototype', () => {
+    for (const key of ['__proto__.polluted', 'extra_body.__proto__.polluted', '__proto__'])
+      expect(() => parseParams([`${key}=1`])).toThrow(/"__proto__" is not a field name/)
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+    expect(parseParams(['constructor.prototype.x=1'])).toEqual({constructor: {prototype: {x: 1}}})
+  })
 })

@@ -151,6 +151,12 @@ export function parseParams(params: string[]): Record<string, unknown> {
         hint: 'Example: --param seed=7 --param stop=\'["END"]\'',
       })
     }
+    if (key.split('.').includes('__proto__')) {
+      // `target['__proto__']` is Object.prototype: setting below it would change every object
+      throw new UsageError(`--param cannot set "${key}": "__proto__" is not a field name.`, {
+        code: 'invalid_param',
+      })
+    }
     if (key === 'messages' || key === 'stream' || key === 'model') {
       throw new UsageError(`--param cannot set "${key}"; it has its own flag or argument.`, {
         code: 'invalid_param',

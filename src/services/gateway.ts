@@ -3,7 +3,7 @@
  * restart, and the client of its management API.
  */
 import {spawn} from 'node:child_process'
-import {closeSync, existsSync, openSync, readFileSync, rmSync} from 'node:fs'
+import {closeSync, existsSync, fchmodSync, openSync, readFileSync, rmSync} from 'node:fs'
 import {fileURLToPath} from 'node:url'
 import {setTimeout as sleep} from 'node:timers/promises'
 
@@ -151,6 +151,11 @@ export async function startGateway(options: StartOptions = {}): Promise<GatewayI
   }
   const logPath = homeFile('daemonLog')
   const logFd = openSync(logPath, 'a', 0o600)
+  try {
+    fchmodSync(logFd, 0o600) // also a log an older version (or a user) created with 0644
+  } catch {
+    // not ours to change
+  }
   let exited: number | null | undefined
   try {
     const child = spawn(

@@ -35,6 +35,8 @@ describe('buildProvider', () => {
     [{...base, baseUrl: 'ftp://x'}, /baseUrl/],
     [{...base, name: 'has space'}, /name/],
     [{...base, apiKeyEnv: '1BAD'}, /credential/],
+    [{...base, baseUrl: 'https://user:sk-in-url@llm.example.com/v1'}, /must not carry credentials/],
+    [{...base, baseUrl: 'https://sk-in-url@llm.example.com'}, /must not carry credentials/],
   ])('refuses %o with exit 2', async (input, problem) => {
     await expect(buildProvider(input)).rejects.toMatchObject({
       exitCode: 2,
@@ -58,6 +60,13 @@ describe('parseModelMappings', () => {
     expect(parseModelMappings([])).toBeUndefined()
     expect(parseModelMappings(['a=b', 'c=d=e'])).toEqual({a: 'b', c: 'd=e'})
     for (const bad of ['a', '=b', 'a=']) expect(() => parseModelMappings([bad])).toThrow(/FROM=TO/)
+  })
+
+  it('keeps `__proto__` and `constructor` as ordinary model names', () => {
+    const models = parseModelMappings(['__proto__=x', 'constructor=y'])!
+    expect(Object.keys(models)).toEqual(['__proto__', 'constructor'])
+    expect(Object.getPrototypeOf(models)).toBe(Object.prototype)
+    expect(JSON.parse(JSON.stringify(models))).toEqual(JSON.parse('{"__proto__":"x","constructor":"y"}'))
   })
 })
 

@@ -48,7 +48,7 @@ export interface AddProviderInput {
 /** `FROM=TO` pairs -> a mapping; exit 2 naming the bad pair. */
 export function parseModelMappings(pairs: readonly string[] = []): Record<string, string> | undefined {
   if (pairs.length === 0) return undefined
-  const models: Record<string, string> = {}
+  const models: Array<[string, string]> = []
   for (const pair of pairs) {
     const at = pair.indexOf('=')
     const from = at > 0 ? pair.slice(0, at).trim() : ''
@@ -59,9 +59,19 @@ export function parseModelMappings(pairs: readonly string[] = []): Record<string
         hint: 'e.g. --model claude-sonnet-4-5=claude-sonnet-4-5-20250929',
       })
     }
-    models[from] = to
+    models.push([from, to])
   }
-  return models
+  // fromEntries defines own keys: `__proto__=x` is a mapping like any other, not a prototype
+  return Object.fromEntries(models)
+}
+
+function hasUserinfo(url: string): boolean {
+  try {
+    const parsed = new URL(url)
+    return parsed.username !== '' || parsed.password !== ''
+  } catch {
+    return false // the schema names the problem
+  }
 }
 
 /** The provider `add` would store, validated against PROVIDER_SCHEMA (exit 2 on a problem). */
@@ -73,6 +83,12 @@ export async function buildProvider(input: AddProviderInput): Promise<ProviderCo
     throw new UsageError('No API key arrived on stdin.', {
       code: 'missing_api_key',
       hint: 'e.g. printf %s "$KEY" | gwctl providers add NAME ... --api-key-stdin',
+    })
+  }
+  if (hasUserinfo(input.baseUrl)) {
+    throw new UsageError('The base URL must not carry credentials (user:password@host).', {
+      code: 'invalid_provider',
+      hint: 'Listings would show them and the gateway never sends them: pass the key with --api-key-env or --api-key-stdin.',
     })
   }
   const provider: ProviderConfig = {

@@ -625,4 +625,8 @@ describe('parseParams', () => {
   ])('%s', (pair, value) => {
     expect(parseParams([pair])).toEqual({a: value})
   })
+
+  it('refuses __proto__ instead of silently replacing the prototype', () => {
+    expect(() => parseParams(['__proto__={"prompt":"x"}'])).toThrow(/"__proto__" is not a field name/)
+  })
 })

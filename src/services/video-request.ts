@@ -205,6 +205,10 @@ export function parseParams(pairs: readonly string[] = []): Record<string, unkno
         'Example: --param sim_outcome=failed',
       )
     }
+    if (key === '__proto__') {
+      // `out['__proto__'] = ...` would replace the prototype, not add a field
+      throw rule('invalid_param', `--param "${pair}": "__proto__" is not a field name.`)
+    }
     const text = pair.slice(eq + 1)
     try {
       out[key] = JSON.parse(text)

@@ -4,7 +4,7 @@
  * routes on a shared router.
  *
  * Control endpoints (for tests and scripts), not part of any real API:
- * - `GET /__sim/requests`          every request received (authorization redacted)
+ * - `GET /__sim/requests`          every request received (credentials redacted)
  * - `DELETE /__sim/requests`       forget them
  * - `POST /__sim/faults`           `{"fault":"status=503,times=2,path=/videos"}` queues a fault
  * - `DELETE /__sim/faults`         clears queued faults
@@ -164,6 +164,18 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
     const url = new URL(req.url ?? '/', 'http://sim.local')
     const path = url.pathname
     const method = req.method ?? 'GET'
+    // DNS rebinding: a web page whose own name now points at 127.0.0.1 must not read what the
+    // simulator recorded (prompts of agents behind `gateway --sim`) or queue faults.
+    if (!loopbackHost(req.headers.host, options.host)) {
+      req.resume()
+      sendJson(res, 403, {
+        error: {
+          message: `Host "${req.headers.host}" is not a loopback name of this simulator.`,
+          type: 'permission_error',
+        },
+      })
+      return
+    }
     const chunks: Buffer[] = []
     let size = 0
     for await (const chunk of req) {
@@ -274,6 +286,7 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
     for (const secret of ['authorization', 'x-api-key', 'x-goog-api-key', 'x-vendor-api-key']) {
       if (headers[secret]) headers[secret] = '[redacted]'
     }
+    if (query.key !== undefined) query.key = '[redacted]' // the Gemini `?key=` credential
     requests.push({method, path: url.pathname, query, headers, body, at: Date.now()})
     if (requests.length > MAX_RECORDED) requests.splice(0, requests.length - MAX_RECORDED)
   }
@@ -322,6 +335,18 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
       await once(server, 'close').catch(() => undefined)
     },
   }
+}
+
+/** True for a `Host` naming the loopback interface (or the host the simulator was bound to); any port. */
+function loopbackHost(host: string | undefined, boundHost: string | undefined): boolean {
+  if (host === undefined) return true // HTTP/1.0 clients; browsers always send it
+  let name: string
+  try {
+    name = new URL(`http://${host}`).hostname
+  } catch {
+    return false
+  }
+  return ['127.0.0.1', 'localhost', '[::1]'].includes(name) || name === boundHost
 }
 
 function defaultErrorType(status: number): string {

@@ -1,4 +1,4 @@
-import {existsSync, writeFileSync} from 'node:fs'
+import {chmodSync, existsSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
@@ -193,5 +193,26 @@ describe('LogStore', () => {
     expect(result.ok).toBe(false)
     expect(result.problems.join(' ')).toMatch(/not a database/)
     expect(existsSync(path + '-wal')).toBe(true)
+  })
+
+  it('keeps the database and its -wal and -shm files private (0600), also an older 0644 file', async () => {
+    const mode = (file: string): string => (statSync(file).mode & 0o777).toString(8)
+    const old = process.umask(0o022)
+    try {
+      const fresh = join(home.home, 'fresh.db')
+      const other = await LogStore.open(fresh)
+      other.append(entry())
+      other.flush()
+      expect([mode(fresh), mode(fresh + '-wal'), mode(fresh + '-shm')]).toEqual(['600', '600', '600'])
+      other.close()
+      chmodSync(fresh, 0o644)
+      const again = await LogStore.open(fresh)
+      again.append(entry())
+      again.flush()
+      expect([mode(fresh), mode(fresh + '-wal'), mode(fresh + '-shm')]).toEqual(['600', '600', '600'])
+      again.close()
+    } finally {
+      process.umask(old)
+    }
   })
 })

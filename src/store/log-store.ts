@@ -5,7 +5,7 @@
  *
  * `better-sqlite3` is a native module: it is imported only when a store is opened.
  */
-import {mkdirSync} from 'node:fs'
+import {chmodSync, closeSync, existsSync, mkdirSync, openSync} from 'node:fs'
 import {dirname} from 'node:path'
 
 import type BetterSqlite3 from 'better-sqlite3'
@@ -196,6 +196,7 @@ export class LogStore {
   static async open(path: string, options: LogStoreOptions = {}): Promise<LogStore> {
     const {default: Database} = await import('better-sqlite3')
     mkdirSync(dirname(path), {recursive: true, mode: 0o700})
+    privateFiles(path)
     const db = new Database(path)
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = NORMAL')
@@ -454,6 +455,22 @@ export class LogStore {
     this.flushQuietly()
     this.closed = true
     this.db.close()
+  }
+}
+
+/**
+ * Makes the database and its WAL and shared-memory files mode 0600 before SQLite opens them.
+ * SQLite creates a new database with mode 0644 (less the umask) and gives the `-wal` and `-shm`
+ * files the mode of the database, so the database is created here, empty, with 0600 first.
+ */
+function privateFiles(path: string): void {
+  closeSync(openSync(path, 'a', 0o600))
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      if (existsSync(file)) chmodSync(file, 0o600)
+    } catch {
+      // a file of another user: SQLite reports what it cannot open
+    }
   }
 }
 

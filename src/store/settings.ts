@@ -23,6 +23,8 @@ const httpUrl = (value: string): string | undefined => {
   try {
     const url = new URL(value)
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http(s) URL'
+    // it is shown in `config list`; the key belongs in the masked setting api-key
+    if (url.username || url.password) return 'must not carry credentials (user:password@host); set api-key'
   } catch {
     return 'must be a URL, e.g. https://host/api/v1'
   }

@@ -76,4 +76,17 @@ describe('state store', () => {
     writeFileSync(`${path}.lock.owner`, '4194304999\n')
     expect(await withState(() => 'ok', path, {waitMs: 200})).toBe('ok')
   })
+
+  it('keeps the lock folder and its owner file private while the lock is held', async () => {
+    const path = join(home, 'state.json')
+    const old = process.umask(0o022)
+    try {
+      const release = await lockState(path)
+      expect((statSync(`${path}.lock`).mode & 0o777).toString(8)).toBe('700')
+      expect((statSync(`${path}.lock.owner`).mode & 0o777).toString(8)).toBe('600')
+      await release()
+    } finally {
+      process.umask(old)
+    }
+  })
 })

@@ -498,6 +498,11 @@ export async function lockState(
     if ((error as NodeJS.ErrnoException).code === 'ELOCKED') throw new StateLockedError(path)
     throw error
   }
+  try {
+    chmodSync(`${path}.lock`, 0o700) // proper-lockfile makes the lock folder with the umask's mode
+  } catch {
+    // a lock of another user: nothing to keep private here
+  }
   writeFileSync(ownerFile(path), `${process.pid}\n`, {mode: 0o600})
   return async () => {
     // The lock first: a crash in between leaves only an owner file, which the next holder replaces.

@@ -1,4 +1,4 @@
-import {appendFileSync, mkdtempSync, readFileSync, rmSync, statSync} from 'node:fs'
+import {appendFileSync, chmodSync, mkdtempSync, readFileSync, rmSync, statSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
@@ -27,6 +27,13 @@ describe('video journal', () => {
       created_at: at,
       status: 'queued',
     }) as const
+
+  it('makes a journal left 0644 private again on the next append', () => {
+    appendFileSync(journalPath(), '', {mode: 0o644})
+    chmodSync(journalPath(), 0o644)
+    appendJournal(created('t1', '2026-01-01T00:00:00.000Z'))
+    expect((statSync(journalPath()).mode & 0o777).toString(8)).toBe('600')
+  })
 
   it('writes a 0600 file and folds status events into the last known status', () => {
     appendJournal(created('t1', '2026-01-01T00:00:00.000Z'))

@@ -73,7 +73,8 @@ export function appendJournal(event: JournalEvent): void {
   // After a torn last line, start on a fresh line so this event stays readable.
   const prefix = exists && !endsWithNewline(path) ? '\n' : ''
   appendFileSync(path, prefix + JSON.stringify(event) + '\n', {mode: 0o600})
-  if (!exists) chmodSync(path, 0o600)
+  // the mode of a new file is subject to the umask, and an older journal may be 0644
+  if (!exists || (statSync(path).mode & 0o777) !== 0o600) chmodSync(path, 0o600)
 }
 
 /** Every readable event, oldest first; torn or foreign lines are skipped. */

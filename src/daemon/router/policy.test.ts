@@ -44,6 +44,12 @@ describe('resolveTargets', () => {
     expect(upstreamModel(targets[1], 'other')).toBe('other')
   })
 
+  it('maps only the names the provider lists: `constructor` and `__proto__` pass through as asked', () => {
+    const [target] = resolveTargets(policy({messages: [{provider: 'a'}]}), 'messages', providers)
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty'])
+      expect(upstreamModel(target, name)).toBe(name)
+  })
+
   it('rejects a cross-family target with a 400', () => {
     const error = (() => {
       try {

@@ -185,7 +185,10 @@ export function resolveTargets(
 /** The upstream model for a request: the target's rewrite, else the provider's mapping, else as asked. */
 export function upstreamModel(target: ResolvedTarget, requested: string | undefined): string | undefined {
   if (target.model) return target.model
-  if (requested !== undefined && target.provider.models?.[requested]) return target.provider.models[requested]
+  const models = target.provider.models
+  // own keys only: a requested `constructor` or `__proto__` is a name, not Object.prototype's
+  if (requested !== undefined && models && Object.hasOwn(models, requested) && models[requested])
+    return models[requested]
   return requested
 }
 

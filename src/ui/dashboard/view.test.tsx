@@ -92,6 +92,22 @@ describe('DashboardView', () => {
     expect(lines.at(-1)).toBe('refreshes every second · q or Ctrl-C quits')
   })
 
+  it('shows control characters of requested models as \\xHH, never as escape sequences', () => {
+    const model = 'x\u001b]0;owned\u0007\u001b[2J'
+    const lines = frame({
+      data: {
+        ...data,
+        recent_requests: [{...data.recent_requests[0], model}],
+        recent_usage: [{...data.recent_usage[0], key: model}],
+      },
+    })
+    const text = lines.join('\n')
+    expect(text).not.toContain('\u001b]')
+    expect(text).not.toContain('\u001b[2J')
+    expect(text).toContain('sim-messages/x\\x1b]0;owned')
+    expect(text).toContain('x\\x1b]0;owned\\x07\\x1b[2J')
+  })
+
   it('says when the gateway went away, and shows empty sections', () => {
     const lines = frame({data: null, error: 'The gateway is not running.'})
     expect(lines[0]).toBe('gwctl dashboard  gateway: The gateway is not running.')

@@ -4,6 +4,7 @@
  */
 import {Box, Text} from 'ink'
 
+import {printable} from '../../core/output.js'
 import type {DashboardData} from '../../services/dashboard.js'
 import {routeName, targetState, targetsOf, uptimeLabel} from '../../services/dashboard.js'
 import {formatCount, formatTime} from '../../services/logs.js'
@@ -17,7 +18,7 @@ export interface DashboardViewProps {
 }
 
 function cell(text: string | number, width: number, right = false): string {
-  const s = String(text)
+  const s = printable(String(text)) // models come from agents' requests: no escape sequences
   const cut = s.length > width ? s.slice(0, Math.max(0, width - 1)) + '…' : s
   return right ? cut.padStart(width) : cut.padEnd(width)
 }

@@ -1,0 +1,47 @@
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import type {Simulator} from './server.js'
+import {startSim} from './server.js'
+
+describe('simulator request record', () => {
+  let sim: Simulator
+  beforeEach(async () => {
+    sim = await startSim({})
+  })
+  afterEach(async () => {
+    await sim.close()
+  })
+
+  it('keeps no credential: headers and the Gemini ?key= are redacted', async () => {
+    const secret = 'AIza-very-secret-key-0001'
+    const res = await fetch(`${sim.origin}/v1beta/models/gemini-sim:generateContent?key=${secret}&alt=json`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json', 'x-goog-api-key': secret},
+      body: JSON.stringify({contents: [{role: 'user', parts: [{text: 'hi'}]}]}),
+    })
+    await res.arrayBuffer()
+    const listed = await (await fetch(`${sim.origin}/__sim/requests`)).text()
+    expect(listed).toContain('"alt":"json"')
+    expect(listed).toContain('"key":"[redacted]"')
+    expect(listed).not.toContain(secret)
+    expect(JSON.stringify(sim.requests)).not.toContain(secret)
+  })
+
+  it('refuses a foreign Host (DNS rebinding) and serves the loopback names', async () => {
+    const {request} = await import('node:http')
+    const get = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(`${sim.origin}/__sim/requests`, {headers: {host}}, (res) => {
+          res.resume()
+          resolve(res.statusCode ?? 0)
+        })
+        req.on('error', reject)
+        req.end()
+      })
+    const port = new URL(sim.origin).port
+    expect(await get('evil.example')).toBe(403)
+    expect(await get(`127.0.0.1.evil.example:${port}`)).toBe(403)
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`])
+      expect(await get(host)).toBe(200)
+  })
+})
