@@ -712,13 +712,35 @@ export async function proxyRequest(
       headers['content-length'] = String(upstream.headers['content-length'])
     result.status = status
     res.writeHead(status, headers)
-    if (sse) res.flushHeaders()
+    // A stream's headers go out with its first chunk when that chunk is already here (one packet,
+    // one wake-up of the client, like a bare pass-through); otherwise at the end of this event
+    // loop turn, so a client still sees them as soon as upstream sent them.
+    if (sse)
+      setImmediate(() => {
+        if (result.ttfbMs === null && !res.destroyed) res.flushHeaders()
+      })
 
     const tap = status < 300 ? createUsageTap(family, sse) : undefined
     const filter = sse && prepared.addedUsage && status < 300 ? new ChatUsageChunkFilter() : undefined
     // the last bytes sent, to start an error event on a line of its own if a stream breaks mid-event
     let last = '' as Uint8Array | string
     const body = upstream.body
+    // An SSE tap parses every event (a JSON.parse each): it is fed on the next tick, after the
+    // socket write of the chunk (node:http flushes a response's writes on the next tick, queued
+    // before this one), so parsing never delays a byte. A JSON tap only collects: fed at once.
+    let tapQueue: Buffer[] | undefined
+    const feedTap = (): void => {
+      const queue = tapQueue
+      tapQueue = undefined
+      if (queue) for (const chunk of queue) tap!.feed(chunk)
+    }
+    const tapLater = (chunk: Buffer): void => {
+      if (tapQueue) tapQueue.push(chunk)
+      else {
+        tapQueue = [chunk]
+        process.nextTick(feedTap)
+      }
+    }
     // 'data' events rather than `for await`: no Promise per chunk, and each chunk is written to
     // the client in the tick it arrives, before the usage tap reads it (the tap is off the
     // critical path). Backpressure: pause the upstream until the client drains.
@@ -741,7 +763,10 @@ export async function proxyRequest(
           return
         }
         send(filter ? filter.push(chunk) : chunk)
-        tap?.feed(chunk)
+        if (tap) {
+          if (sse) tapLater(chunk)
+          else tap.feed(chunk)
+        }
       })
       body.on('end', () => {
         if (filter && !res.destroyed) send(filter.flush())
@@ -752,7 +777,10 @@ export async function proxyRequest(
     })
     // Past this point the answer has been handed to the socket (a success) or has failed: the
     // usage parse below no longer delays a byte to the client.
-    tap?.end()
+    if (tap) {
+      feedTap()
+      tap.end()
+    }
     result.usage = tap?.usage() ?? null
     if (!broken) {
       if (status < 500 && status !== 429) target.breaker?.recordSuccess()
