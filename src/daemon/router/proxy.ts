@@ -656,7 +656,7 @@ export async function proxyRequest(
       } else {
         attempts.push({provider: provider.name, status})
         // an answer after earlier failures keeps why it fell back; a clean answer has no error
-        const failed = attempts.filter((a) => a.error).map((a) => a.error)
+        const failed = attempts.length > 1 ? attempts.filter((a) => a.error).map((a) => a.error) : []
         result.error = failed.length > 0 ? `fell back after: ${failed.join('; ')}` : null
       }
 
