@@ -176,9 +176,7 @@ export class LogStore {
       db.prepare(`INSERT INTO logs (ts, agent_id, key_prefix, policy_id, entrance, requested_model,
       provider, model, status, fallback, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
       reasoning_tokens, latency_ms, ttfb_ms, error, project, request_id)
-      VALUES (@ts, @agentId, @keyPrefix, @policyId, @entrance, @requestedModel, @provider, @model, @status,
-      @fallback, @inputTokens, @outputTokens, @cacheReadTokens, @cacheCreationTokens, @reasoningTokens,
-      @latencyMs, @ttfbMs, @error, @project, @requestId)`)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     this.upsertHour =
       db.prepare(`INSERT INTO usage_hourly (hour, agent_id, key_prefix, policy_id, provider, model,
       project, status_class, fallback, requests, errors, input_tokens, output_tokens, cache_read_tokens,
@@ -319,28 +317,30 @@ export class LogStore {
     }
     this.db.transaction((rows: LogEntry[]) => {
       for (const e of rows) {
-        this.insertRow.run({
-          ts: Math.round(e.time),
-          agentId: e.agentId,
-          keyPrefix: e.keyPrefix,
-          policyId: e.policyId,
-          entrance: e.entrance,
-          requestedModel: e.requestedModel,
-          provider: e.provider,
-          model: e.model,
-          status: e.status,
-          fallback: e.fallback ? 1 : 0,
-          inputTokens: e.inputTokens,
-          outputTokens: e.outputTokens,
-          cacheReadTokens: e.cacheReadTokens,
-          cacheCreationTokens: e.cacheCreationTokens,
-          reasoningTokens: e.reasoningTokens,
-          latencyMs: e.latencyMs,
-          ttfbMs: e.ttfbMs,
-          error: e.error,
-          project: e.project,
-          requestId: e.requestId ?? null,
-        })
+        // positional parameters, in the column order above: binding them is cheaper than
+        // looking up 20 named properties per row
+        this.insertRow.run(
+          Math.round(e.time),
+          e.agentId,
+          e.keyPrefix,
+          e.policyId,
+          e.entrance,
+          e.requestedModel,
+          e.provider,
+          e.model,
+          e.status,
+          e.fallback ? 1 : 0,
+          e.inputTokens,
+          e.outputTokens,
+          e.cacheReadTokens,
+          e.cacheCreationTokens,
+          e.reasoningTokens,
+          e.latencyMs,
+          e.ttfbMs,
+          e.error,
+          e.project,
+          e.requestId ?? null,
+        )
       }
       for (const sum of hours.values()) this.upsertHour.run(sum)
     })(batch)
