@@ -56,8 +56,11 @@ export interface EntranceRequest {
   /** Parsed JSON body, or undefined when empty. */
   body: unknown
   rawBody: Buffer
-  /** Aborted when the client goes away: abort the upstream request with it. */
-  signal: AbortSignal
+  /**
+   * Aborts the upstream request. Optional: the router already aborts it when the client closes
+   * the response early.
+   */
+  signal?: AbortSignal
   /** The live gateway state (policies, providers); read only. */
   state: GatewayState
 }

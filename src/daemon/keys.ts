@@ -70,7 +70,15 @@ export function parseKey(value: string): {kind: 'foreign'} | {kind: 'forged'} | 
 
 /** HMAC-SHA256 of a key under the install secret, hex. */
 export function hashKey(secret: string, key: string): string {
-  return createHmac('sha256', Buffer.from(secret, 'hex')).update(key, 'utf8').digest('hex')
+  return createHmac('sha256', secretBytes(secret)).update(key, 'utf8').digest('hex')
+}
+
+// Every authenticated request hashes its key: decode the (install-wide, rarely changing) hex
+// secret once instead of per request.
+let cachedSecret: {hex: string; bytes: Buffer} | undefined
+function secretBytes(hex: string): Buffer {
+  if (cachedSecret?.hex !== hex) cachedSecret = {hex, bytes: Buffer.from(hex, 'hex')}
+  return cachedSecret.bytes
 }
 
 /** The display prefix of a key: its first characters and an ellipsis. */

@@ -53,7 +53,8 @@ export class DaemonStartError extends GwError {}
 
 /** Runs the daemon until `signal` aborts; resolves after a graceful stop. */
 export async function runDaemon(options: DaemonOptions): Promise<void> {
-  const log = options.log ?? ((line: string) => process.stdout.write(line + '\n'))
+  const stdoutLog = options.log ? undefined : batchedStdout()
+  const log = options.log ?? stdoutLog!.log
   const statePath = homeFile('state')
 
   const claim = claimPidFile(options.port)
@@ -180,5 +181,26 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     }
     await sim?.close().catch(() => undefined)
     releasePidFile()
+    stdoutLog?.flush()
+  }
+}
+
+/**
+ * Daemon log lines to stdout, written together once per event loop turn: every request logs a
+ * line, and stdout to a file is one synchronous write per call.
+ */
+function batchedStdout(): {log: (line: string) => void; flush: () => void} {
+  let pending = ''
+  const flush = (): void => {
+    const text = pending
+    pending = ''
+    if (text) process.stdout.write(text)
+  }
+  return {
+    log(line) {
+      if (!pending) setImmediate(flush)
+      pending += line + '\n'
+    },
+    flush,
   }
 }

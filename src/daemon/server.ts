@@ -42,6 +42,8 @@ export interface GatewayContext {
 export interface GatewayRequest {
   method: string
   path: string
+  /** The raw query string, without `?` ('' when none). */
+  search: string
   query: URLSearchParams
   headers: IncomingHttpHeaders
   rawBody: Buffer
@@ -151,8 +153,7 @@ export function createHandler(
   return async (req, res) => {
     const started = Date.now()
     const method = req.method ?? 'GET'
-    const url = new URL(req.url ?? '/', 'http://gateway.invalid')
-    const path = url.pathname
+    const {path, search} = splitUrl(req.url ?? '/')
     // The log line is written when the response closes, which may be inside the handler.
     const current: {request?: GatewayRequest} = {}
     res.on('close', () => {
@@ -212,37 +213,46 @@ export function createHandler(
       })
       return
     }
-    const chunks: Buffer[] = []
-    let size = 0
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length
-      if (size > route.maxBodyBytes) {
-        sendError(res, route.family, 413, `The request body is larger than ${route.maxBodyBytes} bytes.`, {
-          code: 'body_too_large',
-          headers: {connection: 'close'},
-        })
-        req.destroy()
-        return
-      }
-      chunks.push(chunk as Buffer)
+    const rawBody = await readBody(req, route.maxBodyBytes)
+    if (!rawBody) {
+      sendError(res, route.family, 413, `The request body is larger than ${route.maxBodyBytes} bytes.`, {
+        code: 'body_too_large',
+        headers: {connection: 'close'},
+      })
+      req.destroy()
+      return
     }
-    const rawBody = Buffer.concat(chunks)
 
-    const controller = new AbortController()
-    res.on('close', () => {
-      if (!res.writableFinished) controller.abort()
-    })
     let parsed: {value: unknown} | undefined
+    // `query` and `signal` are made on first use: model requests (the hot path) rarely need
+    // either, and an AbortController plus a 'close' listener per request is measurable.
+    let query: URLSearchParams | undefined
+    let signal: AbortSignal | undefined
     const request: GatewayRequest = {
       method,
       path,
-      query: url.searchParams,
+      search,
+      get query() {
+        query ??= new URLSearchParams(search)
+        return query
+      },
       headers: req.headers,
       rawBody,
       params,
       req,
       res,
-      signal: controller.signal,
+      get signal() {
+        if (!signal) {
+          const controller = new AbortController()
+          signal = controller.signal
+          if (res.destroyed && !res.writableFinished) controller.abort()
+          else
+            res.on('close', () => {
+              if (!res.writableFinished) controller.abort()
+            })
+        }
+        return signal
+      },
       json() {
         if (parsed) return parsed.value
         if (rawBody.length === 0) return (parsed = {value: undefined}).value
@@ -271,6 +281,53 @@ export function createHandler(
       })
     }
   }
+}
+
+/** Characters that `new URL()` leaves as they are in a path (RFC 3986 pchar without `%`). */
+const PLAIN_PATH = /^\/(?!\/)[\w\-.~:@!$&'()*+,;=/]*$/
+const DOT_SEGMENT = /\/\.\.?(?:\/|$)/
+
+/**
+ * Path and raw query of a request target. A plain path (the norm) is taken as is, which saves a
+ * `new URL()` per request; anything `new URL()` would rewrite (dot segments, `%`, backslashes,
+ * `//`, characters it percent-encodes) still goes through it, so the result is the same.
+ */
+export function splitUrl(target: string): {path: string; search: string} {
+  const q = target.indexOf('?')
+  const rawPath = q === -1 ? target : target.slice(0, q)
+  const rawSearch = q === -1 ? '' : target.slice(q + 1)
+  if (PLAIN_PATH.test(rawPath) && !DOT_SEGMENT.test(rawPath) && !rawSearch.includes('#'))
+    return {path: rawPath, search: rawSearch}
+  const url = new URL(target, 'http://gateway.invalid')
+  return {path: url.pathname, search: url.search.slice(1)}
+}
+
+/**
+ * The whole request body, or undefined when it grows past `max` bytes. Collected from 'data'
+ * events: an async iterator costs a Promise per chunk and more per request.
+ */
+function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length
+      if (size > max) {
+        req.off('data', onData)
+        req.pause()
+        resolve(undefined)
+        return
+      }
+      chunks.push(chunk)
+    }
+    req.on('data', onData)
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)))
+    req.once('error', reject)
+    // a client that goes away mid-body: the same failure the async iterator reported
+    req.once('close', () => {
+      if (!req.complete) reject(new Error('the client closed the connection before the body ended'))
+    })
+  })
 }
 
 function drain(req: IncomingMessage): void {

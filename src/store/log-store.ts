@@ -176,16 +176,14 @@ export class LogStore {
       db.prepare(`INSERT INTO logs (ts, agent_id, key_prefix, policy_id, entrance, requested_model,
       provider, model, status, fallback, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
       reasoning_tokens, latency_ms, ttfb_ms, error, project, request_id)
-      VALUES (@ts, @agentId, @keyPrefix, @policyId, @entrance, @requestedModel, @provider, @model, @status,
-      @fallback, @inputTokens, @outputTokens, @cacheReadTokens, @cacheCreationTokens, @reasoningTokens,
-      @latencyMs, @ttfbMs, @error, @project, @requestId)`)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     this.upsertHour =
       db.prepare(`INSERT INTO usage_hourly (hour, agent_id, key_prefix, policy_id, provider, model,
       project, status_class, fallback, requests, errors, input_tokens, output_tokens, cache_read_tokens,
       cache_creation_tokens, reasoning_tokens)
-      VALUES (@hour, @agentId, @keyPrefix, @policyId, @provider, @model, @project, @statusClass, @fallback, 1,
-      @isError, @inputTokens, @outputTokens, @cacheReadTokens, @cacheCreationTokens, @reasoningTokens)
-      ON CONFLICT DO UPDATE SET requests = requests + 1, errors = errors + excluded.errors,
+      VALUES (@hour, @agentId, @keyPrefix, @policyId, @provider, @model, @project, @statusClass, @fallback,
+      @requests, @isError, @inputTokens, @outputTokens, @cacheReadTokens, @cacheCreationTokens, @reasoningTokens)
+      ON CONFLICT DO UPDATE SET requests = requests + excluded.requests, errors = errors + excluded.errors,
       input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens,
       cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
       cache_creation_tokens = cache_creation_tokens + excluded.cache_creation_tokens,
@@ -270,41 +268,46 @@ export class LogStore {
   }
 
   private readonly writeBatch = (batch: LogEntry[]): void => {
-    this.db.transaction((rows: LogEntry[]) => {
-      for (const e of rows) {
-        const params = {
-          ts: Math.round(e.time),
-          agentId: e.agentId,
-          keyPrefix: e.keyPrefix,
-          policyId: e.policyId,
-          entrance: e.entrance,
-          requestedModel: e.requestedModel,
-          provider: e.provider,
-          model: e.model,
-          status: e.status,
-          fallback: e.fallback ? 1 : 0,
-          inputTokens: e.inputTokens,
-          outputTokens: e.outputTokens,
-          cacheReadTokens: e.cacheReadTokens,
-          cacheCreationTokens: e.cacheCreationTokens,
-          reasoningTokens: e.reasoningTokens,
-          latencyMs: e.latencyMs,
-          ttfbMs: e.ttfbMs,
-          error: e.error,
-          project: e.project,
-          requestId: e.requestId ?? null,
-        }
-        this.insertRow.run(params)
-        this.upsertHour.run({
-          hour: Math.floor(params.ts / HOUR_MS),
+    // The hourly rows of a batch are summed in memory first: at a steady request rate most rows of
+    // a batch share one (hour, agent, provider, model, ...) bucket, so this is one upsert per
+    // bucket instead of one per request.
+    const hours = new Map<string, Record<string, string | number>>()
+    for (const e of batch) {
+      const hour = Math.floor(Math.round(e.time) / HOUR_MS)
+      const fallback = e.fallback ? 1 : 0
+      const klass = statusClass(e.status)
+      const key = JSON.stringify([
+        hour,
+        e.agentId,
+        e.keyPrefix,
+        e.policyId,
+        e.provider,
+        e.model,
+        e.project,
+        klass,
+        fallback,
+      ])
+      const sum = hours.get(key)
+      if (sum) {
+        ;(sum.requests as number)++
+        ;(sum.isError as number) += e.status >= 400 ? 1 : 0
+        ;(sum.inputTokens as number) += e.inputTokens
+        ;(sum.outputTokens as number) += e.outputTokens
+        ;(sum.cacheReadTokens as number) += e.cacheReadTokens
+        ;(sum.cacheCreationTokens as number) += e.cacheCreationTokens
+        ;(sum.reasoningTokens as number) += e.reasoningTokens
+      } else
+        hours.set(key, {
+          hour,
           agentId: e.agentId ?? '',
           keyPrefix: e.keyPrefix ?? '',
           policyId: e.policyId ?? '',
           provider: e.provider ?? '',
           model: e.model ?? '',
           project: e.project ?? '',
-          statusClass: statusClass(e.status),
-          fallback: params.fallback,
+          statusClass: klass,
+          fallback,
+          requests: 1,
           isError: e.status >= 400 ? 1 : 0,
           inputTokens: e.inputTokens,
           outputTokens: e.outputTokens,
@@ -312,7 +315,35 @@ export class LogStore {
           cacheCreationTokens: e.cacheCreationTokens,
           reasoningTokens: e.reasoningTokens,
         })
+    }
+    this.db.transaction((rows: LogEntry[]) => {
+      for (const e of rows) {
+        // positional parameters, in the column order above: binding them is cheaper than
+        // looking up 20 named properties per row
+        this.insertRow.run(
+          Math.round(e.time),
+          e.agentId,
+          e.keyPrefix,
+          e.policyId,
+          e.entrance,
+          e.requestedModel,
+          e.provider,
+          e.model,
+          e.status,
+          e.fallback ? 1 : 0,
+          e.inputTokens,
+          e.outputTokens,
+          e.cacheReadTokens,
+          e.cacheCreationTokens,
+          e.reasoningTokens,
+          e.latencyMs,
+          e.ttfbMs,
+          e.error,
+          e.project,
+          e.requestId ?? null,
+        )
       }
+      for (const sum of hours.values()) this.upsertHour.run(sum)
     })(batch)
   }
 

@@ -155,6 +155,22 @@ export interface ResolvedTarget {
   model?: string
 }
 
+// The daemon routes every request against the same providers array (built once at start):
+// index it once per array rather than building a Map per request. The index remembers the
+// elements it was built from, so an array edited in place is re-indexed.
+const byNameCache = new WeakMap<
+  readonly ProviderConfig[],
+  {items: ProviderConfig[]; byName: Map<string, ProviderConfig>}
+>()
+function providersByName(providers: readonly ProviderConfig[]): Map<string, ProviderConfig> {
+  const cached = byNameCache.get(providers)
+  if (cached && cached.items.length === providers.length && cached.items.every((p, i) => p === providers[i]))
+    return cached.byName
+  const byName = new Map(providers.map((p) => [p.name, p]))
+  byNameCache.set(providers, {items: [...providers], byName})
+  return byName
+}
+
 /**
  * The ordered targets of `family` in `policy`. Throws {@link RouteError}: 400 for a target whose
  * provider speaks another family (spec 7), 502 when the policy has no usable target.
@@ -165,7 +181,7 @@ export function resolveTargets(
   family: Family,
   providers: readonly ProviderConfig[],
 ): ResolvedTarget[] {
-  const byName = new Map(providers.map((p) => [p.name, p]))
+  const byName = providersByName(providers)
   const targets: ResolvedTarget[] = []
   for (const target of policy.routes[family] ?? ([] as PolicyTarget[])) {
     const provider = byName.get(target.provider)

@@ -13,6 +13,7 @@
  * - A client disconnect aborts the upstream request at once.
  */
 import {randomBytes} from 'node:crypto'
+import {EventEmitter} from 'node:events'
 import type {IncomingHttpHeaders, ServerResponse} from 'node:http'
 import {performance} from 'node:perf_hooks'
 import {Pool} from 'undici'
@@ -138,6 +139,12 @@ const FORWARD_HEADERS = new Set([
 ])
 const FORWARD_PREFIXES = ['anthropic-', 'x-stainless-', 'x-codex-', 'x-claude-code-']
 
+// Header filters run for every header of every request and answer: plain loops, no closures.
+function hasPrefix(name: string, prefixes: readonly string[]): boolean {
+  for (const prefix of prefixes) if (name.startsWith(prefix)) return true
+  return false
+}
+
 /** Response headers passed back to the client. */
 const RETURN_HEADERS = new Set([
   'content-type',
@@ -234,13 +241,19 @@ function prepare(request: ProxyRequest): Prepared {
   let stream: boolean
   let addedUsage = false
   let streamOptions: Record<string, unknown> | undefined
-  if (request.family === 'chat') {
-    // chat needs stream_options: parse the (small) body
+  // Chat streams need `stream_options` (to ask upstream for usage): only they are parsed. A
+  // non-stream chat body is scanned for model/stream like the other families, saving a
+  // JSON.parse of every chat request.
+  const chatFields = request.family === 'chat' ? topLevelFields(request.body) : undefined
+  if (request.family === 'chat' && !(chatFields && chatFields.stream !== true)) {
     const body = parse()
     requested = typeof body?.model === 'string' ? body.model : null
     stream = body?.stream === true
     streamOptions = body?.stream_options as Record<string, unknown> | undefined
     addedUsage = stream && !!body && streamOptions?.include_usage !== true
+  } else if (chatFields) {
+    requested = chatFields.model ?? null
+    stream = false
   } else {
     // agents send large bodies (Claude Code ~76 KB): read model/stream without parsing them
     const fields = topLevelFields(request.body, false)
@@ -377,9 +390,10 @@ function forwardHeaders(
   length: number,
 ): Record<string, string> {
   const headers: Record<string, string> = {}
-  for (const [name, value] of Object.entries(incoming)) {
+  for (const name in incoming) {
+    const value = incoming[name]
     if (value === undefined) continue
-    if (FORWARD_HEADERS.has(name) || FORWARD_PREFIXES.some((p) => name.startsWith(p)))
+    if (FORWARD_HEADERS.has(name) || hasPrefix(name, FORWARD_PREFIXES))
       headers[name] = Array.isArray(value) ? value.join(', ') : value
   }
   // fault injection of the simulator reaches only simulator providers
@@ -400,9 +414,10 @@ function returnHeaders(
   upstream: Record<string, string | string[] | undefined>,
 ): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {}
-  for (const [name, value] of Object.entries(upstream)) {
+  for (const name in upstream) {
+    const value = upstream[name]
     if (value === undefined) continue
-    if (RETURN_HEADERS.has(name) || RETURN_PREFIXES.some((p) => name.startsWith(p))) headers[name] = value
+    if (RETURN_HEADERS.has(name) || hasPrefix(name, RETURN_PREFIXES)) headers[name] = value
   }
   return headers
 }
@@ -500,6 +515,23 @@ export function sendFamilyError(
   return requestId
 }
 
+/**
+ * Aborts the upstream request when the client leaves. undici takes an EventEmitter as `signal`;
+ * an AbortController (an EventTarget) costs noticeably more per request to create and to
+ * subscribe to, and this one is created for every proxied request.
+ */
+class ClientGone extends EventEmitter {
+  aborted = false
+  reason: unknown = undefined
+
+  abort(reason: unknown): void {
+    if (this.aborted) return
+    this.aborted = true
+    this.reason = reason
+    this.emit('abort')
+  }
+}
+
 /** Sends one request through the targets; never throws for upstream trouble (see the result). */
 export async function proxyRequest(
   request: ProxyRequest,
@@ -533,7 +565,7 @@ export async function proxyRequest(
   }
 
   // Client disconnect (or the caller's signal) aborts whatever upstream request is running.
-  const clientGone = new AbortController()
+  const clientGone = new ClientGone()
   const onClose = (): void => {
     if (!res.writableFinished) {
       result.clientAborted = true
@@ -562,7 +594,7 @@ export async function proxyRequest(
 
   try {
     for (let i = 0; i < targets.length; i++) {
-      if (clientGone.signal.aborted) break
+      if (clientGone.aborted) break
       const target = targets[i]
       const provider = target.provider
       if (target.breaker && !target.breaker.tryAcquire()) {
@@ -596,10 +628,10 @@ export async function proxyRequest(
           path: fullPath,
           headers: forwardHeaders(request.headers, provider, credential, body.length),
           body: body.length > 0 ? body : undefined,
-          signal: clientGone.signal,
+          signal: clientGone,
         })
       } catch (error) {
-        if (clientGone.signal.aborted) {
+        if (clientGone.aborted) {
           target.breaker?.release()
           break
         }
@@ -624,7 +656,7 @@ export async function proxyRequest(
       } else {
         attempts.push({provider: provider.name, status})
         // an answer after earlier failures keeps why it fell back; a clean answer has no error
-        const failed = attempts.filter((a) => a.error).map((a) => a.error)
+        const failed = attempts.length > 1 ? attempts.filter((a) => a.error).map((a) => a.error) : []
         result.error = failed.length > 0 ? `fell back after: ${failed.join('; ')}` : null
       }
 
@@ -632,7 +664,7 @@ export async function proxyRequest(
       return finish()
     }
 
-    if (result.clientAborted || clientGone.signal.aborted) {
+    if (result.clientAborted || clientGone.aborted) {
       result.clientAborted = true
       result.status = 499
       result.error = 'client closed the connection'
@@ -680,61 +712,100 @@ export async function proxyRequest(
       headers['content-length'] = String(upstream.headers['content-length'])
     result.status = status
     res.writeHead(status, headers)
-    if (sse) res.flushHeaders()
+    // A stream's headers go out with its first chunk when that chunk is already here (one packet,
+    // one wake-up of the client, like a bare pass-through); otherwise at the end of this event
+    // loop turn, so a client still sees them as soon as upstream sent them.
+    if (sse)
+      setImmediate(() => {
+        if (result.ttfbMs === null && !res.destroyed) res.flushHeaders()
+      })
 
     const tap = status < 300 ? createUsageTap(family, sse) : undefined
     const filter = sse && prepared.addedUsage && status < 300 ? new ChatUsageChunkFilter() : undefined
     // the last bytes sent, to start an error event on a line of its own if a stream breaks mid-event
-    let tail = ''
-    const write = async (data: Uint8Array | string): Promise<void> => {
-      if (data.length === 0 || res.destroyed) return
-      if (result.ttfbMs === null) result.ttfbMs = performance.now() - started
-      tail =
-        typeof data === 'string'
-          ? data.slice(-2)
-          : String.fromCharCode(...data.subarray(Math.max(0, data.length - 2)))
-      if (!res.write(data)) await drained(res)
+    let last = '' as Uint8Array | string
+    const body = upstream.body
+    // An SSE tap parses every event (a JSON.parse each): it is fed on the next tick, after the
+    // socket write of the chunk (node:http flushes a response's writes on the next tick, queued
+    // before this one), so parsing never delays a byte. A JSON tap only collects: fed at once.
+    let tapQueue: Buffer[] | undefined
+    const feedTap = (): void => {
+      const queue = tapQueue
+      tapQueue = undefined
+      if (queue) for (const chunk of queue) tap!.feed(chunk)
     }
-    try {
-      for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
-        tap?.feed(chunk)
-        await write(filter ? filter.push(chunk) : chunk)
-        if (res.destroyed) throw new Error('client closed the connection')
+    const tapLater = (chunk: Buffer): void => {
+      if (tapQueue) tapQueue.push(chunk)
+      else {
+        tapQueue = [chunk]
+        process.nextTick(feedTap)
       }
-      if (filter) await write(filter.flush())
-      tap?.end()
-      result.usage = tap?.usage() ?? null
+    }
+    // 'data' events rather than `for await`: no Promise per chunk, and each chunk is written to
+    // the client in the tick it arrives, before the usage tap reads it (the tap is off the
+    // critical path). Backpressure: pause the upstream until the client drains.
+    const broken = await new Promise<{error: unknown} | undefined>((resolve) => {
+      const resume = (): void => {
+        body.resume()
+      }
+      const send = (data: Uint8Array | string): void => {
+        if (data.length === 0) return
+        if (result.ttfbMs === null) result.ttfbMs = performance.now() - started
+        last = data
+        if (!res.write(data)) {
+          body.pause()
+          res.once('drain', resume)
+        }
+      }
+      body.on('data', (chunk: Buffer) => {
+        if (res.destroyed) {
+          resolve({error: new Error('client closed the connection')})
+          return
+        }
+        send(filter ? filter.push(chunk) : chunk)
+        if (tap) {
+          if (sse) tapLater(chunk)
+          else tap.feed(chunk)
+        }
+      })
+      body.on('end', () => {
+        if (filter && !res.destroyed) send(filter.flush())
+        if (!res.destroyed) res.end()
+        resolve(undefined)
+      })
+      body.on('error', (error) => resolve({error}))
+    })
+    // Past this point the answer has been handed to the socket (a success) or has failed: the
+    // usage parse below no longer delays a byte to the client.
+    if (tap) {
+      feedTap()
+      tap.end()
+    }
+    result.usage = tap?.usage() ?? null
+    if (!broken) {
       if (status < 500 && status !== 429) target.breaker?.recordSuccess()
-      res.end()
-    } catch (error) {
-      tap?.end()
-      result.usage = tap?.usage() ?? null
-      if (clientGone.signal.aborted || result.clientAborted) {
-        result.clientAborted = true
-        result.error = 'client closed the connection'
-        target.breaker?.release()
-        upstream.body.destroy()
-        return
-      }
-      const message = `${target.provider.name}: stream broke after the first byte: ${describeError(error, options.timeouts)}`
-      result.error = message
-      target.breaker?.recordFailure(message)
-      if (sse && !res.destroyed) {
-        const separator = tail === '' || tail.endsWith('\n\n') || tail === '\r\r' ? '' : '\n\n'
-        res.end(separator + streamErrorEvent(family, 502, message, tap?.nextSequence() ?? 0))
-      } else res.destroy()
+      return
     }
+    if (clientGone.aborted || result.clientAborted || res.destroyed) {
+      result.clientAborted = true
+      result.error = 'client closed the connection'
+      target.breaker?.release()
+      body.destroy()
+      return
+    }
+    const message = `${target.provider.name}: stream broke after the first byte: ${describeError(broken.error, options.timeouts)}`
+    result.error = message
+    target.breaker?.recordFailure(message)
+    if (sse && !res.destroyed) {
+      const tail =
+        typeof last === 'string'
+          ? last.slice(-2)
+          : Buffer.from(last.buffer, last.byteOffset, last.byteLength).toString(
+              'latin1',
+              Math.max(0, last.byteLength - 2),
+            )
+      const separator = tail === '' || tail.endsWith('\n\n') || tail === '\r\r' ? '' : '\n\n'
+      res.end(separator + streamErrorEvent(family, 502, message, tap?.nextSequence() ?? 0))
+    } else res.destroy()
   }
-}
-
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      res.off('drain', done)
-      res.off('close', done)
-      resolve()
-    }
-    res.on('drain', done)
-    res.on('close', done)
-  })
 }

@@ -93,7 +93,12 @@ export class Tap implements UsageTap {
     }
     if (this.size === 0 || this.size > MAX_TAPPED_JSON_BYTES) return
     try {
-      const p = obj(JSON.parse(Buffer.concat(this.chunks).toString('utf8')))
+      // one chunk (the usual small answer): no copy
+      const only = this.chunks.length === 1 ? this.chunks[0] : undefined
+      const body = only
+        ? Buffer.from(only.buffer, only.byteOffset, only.byteLength)
+        : Buffer.concat(this.chunks)
+      const p = obj(JSON.parse(body.toString('utf8')))
       if (p) this.reader.onPayload(p, undefined)
     } catch {
       // not JSON: no usage
