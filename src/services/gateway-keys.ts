@@ -3,7 +3,6 @@
  * when it is stopped, straight into the state file under the cross-process lock.
  */
 import {setTimeout as sleep} from 'node:timers/promises'
-import {execa} from 'execa'
 
 import {GwError, GatewayDownError, UsageError} from '../core/errors.js'
 import type {IssueRequest, IssueResponse} from '../daemon/keys.js'
@@ -24,6 +23,9 @@ export type IssueKeyInput = Omit<IssueRequest, 'employeeName' | 'employeeContact
 
 async function gitConfig(name: string): Promise<string | undefined> {
   try {
+    // execa is ~260 modules: loaded only when a default is really needed, not at start-up of
+    // `agents list`, `logs`, `usage` and the other commands that share this service.
+    const {execa} = await import('execa')
     const r = await execa('git', ['config', '--get', name], {reject: false, timeout: 3000, stdin: 'ignore'})
     const value = String(r.stdout).trim()
     return r.exitCode === 0 && value ? value : undefined
