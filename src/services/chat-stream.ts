@@ -123,13 +123,20 @@ export async function runChatTurn(
   }
 }
 
-/** Adds a next step to "no provider fits" answers (the platform's 404 `no_provider_available`). */
+const NEXT_STEPS: Record<string, string> = {
+  no_provider_available:
+    'Loosen the routing flags (--only, --ignore, the ranges) or allow fallbacks with --fallbacks.',
+  model_not_found: 'Run `gwctl models` for the model names, then pass one with --model.',
+}
+
+/** Adds a next step to "no provider fits" and "unknown model" answers (the platform's 404s). */
 function withRoutingHint(error: unknown): unknown {
-  if (error instanceof GwError && error.details?.upstream_code === 'no_provider_available' && !error.hint) {
+  const hint = error instanceof GwError ? NEXT_STEPS[String(error.details?.upstream_code)] : undefined
+  if (error instanceof GwError && hint && !error.hint) {
     return new GwError(error.code, error.message, error.exitCode, {
       details: error.details,
       cause: error,
-      hint: 'Loosen the routing flags (--only, --ignore, the ranges) or allow fallbacks with --fallbacks.',
+      hint,
     })
   }
   return error

@@ -1,0 +1,37 @@
+/**
+ * What a new user trips over: next steps in error messages, one JSON document with --json, exit
+ * codes as the README's table says.
+ */
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import type {Simulator} from '../src/sim/server.js'
+import {startSim} from '../src/sim/server.js'
+import {json, runCli, tempHome} from './helpers/cli.js'
+
+let sim: Simulator
+let home: {home: string; cleanup: () => void}
+
+beforeEach(async () => {
+  sim = await startSim({timeScale: 100})
+  home = tempHome()
+})
+afterEach(async () => {
+  await sim.close()
+  home.cleanup()
+})
+
+const env = (): Record<string, string> => ({GWCTL_BASE_URL: sim.baseUrl, GWCTL_API_KEY: 'test-key'})
+
+describe('messages say what to do next', () => {
+  it('chat with an unknown model points at `gwctl models` (exit 7)', async () => {
+    const r = await runCli(['chat', '--model', 'no-such-model', 'hi'], {home: home.home, env: env()})
+    expect(r.exitCode).toBe(7)
+    expect(r.stderr).toContain('gwctl models')
+    const j = await runCli(['chat', '--model', 'no-such-model', 'hi', '--json'], {
+      home: home.home,
+      env: env(),
+    })
+    expect(j.exitCode).toBe(7)
+    expect(json(j).error.hint).toContain('gwctl models')
+  })
+})
