@@ -34,4 +34,11 @@ describe('messages say what to do next', () => {
     expect(j.exitCode).toBe(7)
     expect(json(j).error.hint).toContain('gwctl models')
   })
+
+  it('a missing argument says "--help" once', async () => {
+    const r = await runCli(['config', 'set'], {home: home.home})
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toContain('Missing 2 required args')
+    expect(r.stderr.match(/--help/g)).toHaveLength(1)
+  })
 })

@@ -95,7 +95,11 @@ export function toGwError(error: unknown, aborted = false): GwError {
     e?.oclif?.exit === 2 ||
     /^(Missing|Unexpected|Expected|Nonexistent|Parsing|The following error)/.test(e?.message ?? '')
   ) {
-    return new UsageError(stripAnsi(e.message), {
+    // oclif ends some messages with its own "See more help with --help": the hint says it once.
+    const message = stripAnsi(e.message)
+      .replace(/\n?See more help with --help\s*$/, '')
+      .trimEnd()
+    return new UsageError(message, {
       code: 'invalid_flags',
       hint: 'See --help for the flags of this command.',
     })
