@@ -42,3 +42,20 @@ describe('messages say what to do next', () => {
     expect(r.stderr.match(/--help/g)).toHaveLength(1)
   })
 })
+
+describe('unknown commands', () => {
+  it('suggest the closest command and exit 2', async () => {
+    const r = await runCli(['video', 'creat', '-m', 'x'], {home: home.home})
+    expect(r.exitCode).toBe(2)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toContain('Unknown command "video creat"')
+    expect(r.stderr).toContain('gwctl video create')
+  })
+
+  it('print one JSON error document with --json', async () => {
+    const r = await runCli(['policy', 'list', '--json'], {home: home.home})
+    expect(r.exitCode).toBe(2)
+    expect(json(r).error).toMatchObject({code: 'unknown_command'})
+    expect(json(r).error.hint).toContain('gwctl policies list')
+  })
+})
