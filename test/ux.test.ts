@@ -40,6 +40,17 @@ describe('messages say what to do next', () => {
     expect(r.exitCode).toBe(2)
     expect(r.stderr).toContain('Missing 2 required args')
     expect(r.stderr.match(/--help/g)).toHaveLength(1)
+    expect(r.stderr).toContain('gwctl config set --help')
+  })
+
+  it("a missing flag is named as typed, without oclif's wrapper", async () => {
+    const r = await runCli(['video', 'create', '--prompt', 'x', '--json'], {home: home.home})
+    expect(r.exitCode).toBe(2)
+    expect(json(r).error).toMatchObject({
+      code: 'invalid_flags',
+      message: 'Missing required flag --model',
+      hint: 'Run `gwctl video create --help` for its flags.',
+    })
   })
 })
 
