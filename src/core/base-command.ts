@@ -107,7 +107,7 @@ export function toGwError(error: unknown, aborted = false): GwError {
     const message = stripAnsi(e.message)
       .replace(/\n?See more help with --help\s*$/, '')
       .replace(/^The following error occurred:\n\s*([^\n]*)$/, '$1')
-      .replace(/^Missing required flag (\w[\w-]*)$/gm, 'Missing required flag --$1')
+      .replace(/^(\s*)Missing required flag (\w[\w-]*)$/gm, '$1Missing required flag --$2')
       .replace(/^Parsing (--[\w-]+)\s*\n\s*/, '$1: ')
       .trimEnd()
     return new UsageError(message, {
