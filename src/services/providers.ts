@@ -163,7 +163,11 @@ export async function listProviders(
       '/api/providers',
       {agent: options.agent},
       options.signal,
-    )
+    ).catch((error: unknown) => {
+      // The daemon's 404 points at its API; say it as the stopped-gateway path does.
+      if (error instanceof NotFoundError && options.agent !== undefined) throw unknownAgent(options.agent)
+      throw error
+    })
     // Defence in depth: whatever the daemon sent, no secret value leaves this function.
     return {providers: body.providers.map((p) => ({...p, ...redactProvider(p)})), source: 'gateway'}
   }
@@ -185,9 +189,7 @@ export async function listProviders(
       view = named[0]
     }
     if (!view) {
-      throw new NotFoundError(`No agent has the id or name "${options.agent}".`, {
-        hint: 'See `gwctl agents list`.',
-      })
+      throw unknownAgent(options.agent)
     }
     agent = {agentId: view.agentId, name: view.name, policyId: view.policyId, family: view.route.family}
     // As the gateway answers: every provider the agent's policy routes to, family by family, in order.
@@ -225,4 +227,10 @@ export function circuitLabel(view: ProviderView, source: ProviderList['source'])
 /** The credential column: `env VAR`, `secret (stored)` or `none`; never a value. */
 export function credentialLabel(view: ProviderConfig): string {
   return describeCredential(view.credential)
+}
+
+function unknownAgent(agent: string): NotFoundError {
+  return new NotFoundError(`No agent has the id or name "${agent}".`, {
+    hint: 'See `gwctl agents list` for the ids and names.',
+  })
 }
