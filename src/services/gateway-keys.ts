@@ -73,7 +73,11 @@ export async function issueGatewayKey(
   options: {signal?: AbortSignal} = {},
 ): Promise<IssuedKey> {
   const request = await withEmployeeDefaults(input)
-  validateIssueRequest(request) // the same rules as the daemon, before anything is sent
+  try {
+    validateIssueRequest(request) // the same rules as the daemon, before anything is sent
+  } catch (error) {
+    throw withFlagHint(error)
+  }
   for (let attempt = 0; ; attempt++) {
     const running = runningDaemon()
     if (running) {
@@ -99,6 +103,32 @@ export async function issueGatewayKey(
     }, homeFile('state'))
     if (response) return {...response, via: 'state-file'}
   }
+}
+
+/** The flag of `gwctl key issue` that sets each field of the issue request. */
+const FLAG_OF_FIELD: Record<string, string> = {
+  agentName: '--agent-name',
+  agentType: '--agent-type',
+  parentAgentId: '--parent-agent-id',
+  parentAgentName: '--parent-agent-name',
+  policyId: '--policy-id',
+  sourceTool: '--source-tool',
+  configPath: '--config-path',
+  employeeName: '--employee-name',
+  employeeContact: '--employee-contact',
+  employeeTeam: '--employee-team',
+  employeeRole: '--employee-role',
+}
+
+/** The daemon's rules speak of request fields; a CLI user needs the flags that set them. */
+function withFlagHint(error: unknown): unknown {
+  if (!(error instanceof GwError) || error.hint) return error
+  const flags = Object.entries(FLAG_OF_FIELD)
+    .filter(([field]) => new RegExp(`\\b${field}\\b`).test(error.message.split('(')[0]))
+    .map(([, flag]) => flag)
+  if (flags.length === 0) return error
+  const parent = flags.includes('--parent-agent-id') ? " (the parent's id is in `gwctl agents list`)" : ''
+  return new UsageError(error.message, {code: error.code, hint: `Pass ${flags.join(', ')}${parent}.`})
 }
 
 /** Turns an error answer of the daemon into the CLI's error model. */
