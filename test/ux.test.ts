@@ -70,3 +70,55 @@ describe('unknown commands', () => {
     expect(json(r).error.hint).toContain('gwctl policies list')
   })
 })
+
+describe('gateway commands, gateway stopped', () => {
+  it('providers list with an unknown agent points at `gwctl agents list` (exit 7)', async () => {
+    const r = await runCli(['providers', 'list', 'nosuchagent', '--json'], {home: home.home})
+    expect(r.exitCode).toBe(7)
+    expect(json(r).error.hint).toContain('gwctl agents list')
+  })
+
+  it('key issue for a sub-agent without a parent names the flag to pass (exit 2)', async () => {
+    const r = await runCli(
+      [
+        'key',
+        'issue',
+        '--agent-name',
+        'a',
+        '--agent-type',
+        'codex_subagent',
+        '--employee-name',
+        'Ada',
+        '--employee-contact',
+        'ada@example.com',
+      ],
+      {home: home.home},
+    )
+    expect(r.exitCode).toBe(2)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toContain('Pass --parent-agent-id')
+  })
+})
+
+describe('a file that is not there is "not found" (exit 7)', () => {
+  it('policies set --file', async () => {
+    const r = await runCli(['policies', 'set', 'team-a', '--file', `${home.home}/nope.json`, '--json'], {
+      home: home.home,
+    })
+    expect(r.exitCode).toBe(7)
+    expect(json(r).error.code).toBe('file_not_found')
+  })
+
+  it('gamma generate --content', async () => {
+    const r = await runCli(
+      ['gamma', 'generate', '--content', `${home.home}/nope.json`, '-r', '768P', '-d', '5'],
+      {
+        home: home.home,
+        env: env(),
+      },
+    )
+    expect(r.exitCode).toBe(7)
+    expect(r.stderr).toContain('No file')
+    expect(sim.requests.filter((q) => q.path.includes('gamma'))).toHaveLength(0)
+  })
+})
