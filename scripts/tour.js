@@ -155,7 +155,7 @@ async function gatewayTour() {
     const {keyValue, agentId} = JSON.parse(issued)
     // The JSON holds the key itself: the tour shows what it read from it, not the document.
     console.log(
-      `# (read from the JSON above: agent ${agentId} and its key, shown once; the gateway stores only its HMAC)`,
+      `# (the tour keeps the JSON to itself: agent ${agentId} got a key, shown once; the gateway stores only its HMAC)`,
     )
     console.log(
       '\n# Any OpenAI-compatible client can use it; here gwctl chat itself, pointed at the gateway.',
