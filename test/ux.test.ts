@@ -122,3 +122,14 @@ describe('a file that is not there is "not found" (exit 7)', () => {
     expect(sim.requests.filter((q) => q.path.includes('gamma'))).toHaveLength(0)
   })
 })
+
+describe('--json prints one document', () => {
+  it('status --quiet --json with the gateway stopped (exit 6)', async () => {
+    const r = await runCli(['status', '--quiet', '--json'], {home: home.home})
+    expect(r.exitCode).toBe(6)
+    expect(json(r)).toMatchObject({healthy: false, gateway: {state: 'Stopped'}})
+    const quiet = await runCli(['status', '--quiet'], {home: home.home})
+    expect(quiet.exitCode).toBe(6)
+    expect(quiet.stdout + quiet.stderr).toBe('')
+  })
+})
