@@ -175,7 +175,14 @@ export function errorFromResponse(
   }
   if (status === 404) return new NotFoundError(message, {details})
   const code = status === 429 ? 'rate_limited' : status >= 500 ? 'upstream_unavailable' : 'bad_request'
-  return new UpstreamError(message, {code, status, details})
+  // What to do next (gwctl has already retried what was safe to retry).
+  const hint =
+    status === 429
+      ? 'The platform is limiting requests: wait a little and run the command again.'
+      : status >= 500
+        ? 'The platform failed on its side: try again in a while (--verbose shows the ids to quote to support).'
+        : undefined
+  return new UpstreamError(message, {code, status, details, hint})
 }
 
 function networkError(error: unknown, origin: string): GwError {
