@@ -133,3 +133,12 @@ describe('--json prints one document', () => {
     expect(quiet.stdout + quiet.stderr).toBe('')
   })
 })
+
+describe('tables', () => {
+  it('models marks the fields a plain OpenAI list lacks with "-" (a gateway, a vendor)', async () => {
+    const vendor = sim.baseUrl.replace(/\/api\/v1$/, '/v1')
+    const r = await runCli(['models'], {home: home.home, env: {GWCTL_BASE_URL: vendor, GWCTL_API_KEY: 'k'}})
+    expect(r.exitCode).toBe(0)
+    expect(r.stdout).toMatch(/^sim-mini\s+\S+\s+-\s+-\s+-$/m)
+  })
+})
