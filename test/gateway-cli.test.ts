@@ -305,7 +305,7 @@ describe('policies (gateway stopped: the state file)', () => {
     expect(list.stdout).toMatch(
       /^team-a\s+chat -> corp; messages -> sim-messages:claude-sim\s+on\s+5 fails \/ 30s$/m,
     )
-    expect(list.stdout).toMatch(/^default\s+\(none\)/m)
+    expect(list.stdout).toMatch(/^default\s+\(none: default routes\)/m)
 
     expect((await cli(['policies', 'remove', 'default'])).exitCode).toBe(2)
     const removed = await cli(['policies', 'remove', 'team-a'])
