@@ -224,8 +224,15 @@ export function circuitLabel(view: ProviderView, source: ProviderList['source'])
   return c.state
 }
 
-/** The credential column: `env VAR`, `secret (stored)` or `none`; never a value. */
-export function credentialLabel(view: ProviderConfig): string {
+/**
+ * The credential column: `env VAR`, `secret (stored)` or `none`; never a value. The defaults that
+ * the gateway makes up say where their key comes from (none of them is stored in the state file).
+ */
+export function credentialLabel(view: ProviderConfig & {origin?: string}): string {
+  if (view.credential && 'secret' in view.credential) {
+    if (view.origin === 'platform') return 'setting api-key'
+    if (view.origin === 'sim') return 'simulator'
+  }
   return describeCredential(view.credential)
 }
 
