@@ -142,3 +142,16 @@ describe('tables', () => {
     expect(r.stdout).toMatch(/^sim-mini\s+\S+\s+-\s+-\s+-$/m)
   })
 })
+
+describe('gamma rules name the flag that fixes them', () => {
+  it('text-to-video without a ratio says to add --ratio (exit 2, nothing sent)', async () => {
+    const r = await runCli(['gamma', 'generate', '-t', 'a fox', '-r', '768P', '-d', '5', '--json'], {
+      home: home.home,
+      env: env(),
+    })
+    expect(r.exitCode).toBe(2)
+    expect(json(r).error).toMatchObject({code: 'content_rule', rule: 'text-to-video-ratio'})
+    expect(json(r).error.hint).toContain('--ratio 16:9')
+    expect(sim.requests).toHaveLength(0)
+  })
+})
