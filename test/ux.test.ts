@@ -155,3 +155,15 @@ describe('gamma rules name the flag that fixes them', () => {
     expect(sim.requests).toHaveLength(0)
   })
 })
+
+describe('bad settings are configuration errors, not bugs', () => {
+  it('a GWCTL_BASE_URL that is not a URL exits 3 with the fix', async () => {
+    const r = await runCli(['models', '--json'], {
+      home: home.home,
+      env: {GWCTL_BASE_URL: 'notaurl', GWCTL_API_KEY: 'k'},
+    })
+    expect(r.exitCode).toBe(3)
+    expect(json(r).error).toMatchObject({code: 'invalid_base_url'})
+    expect(json(r).error.hint).toContain('GWCTL_BASE_URL')
+  })
+})

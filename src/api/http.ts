@@ -422,6 +422,13 @@ export function platformClient(
       hint: 'Run `gwctl config set base-url https://<host>/api/v1` or set GWCTL_BASE_URL (try `gwctl sim` for an offline simulator).',
     })
   }
+  if (!/^https?:\/\//i.test(baseUrl) || !URL.canParse(baseUrl)) {
+    // A bad GWCTL_BASE_URL bypasses `config set`'s check: say so instead of failing as a bug.
+    throw new ConfigError(`The platform base URL "${baseUrl}" is not an http(s) URL.`, {
+      code: 'invalid_base_url',
+      hint: 'Fix GWCTL_BASE_URL, or run `gwctl config set base-url https://<host>/api/v1` (`gwctl config list` shows where it comes from).',
+    })
+  }
   if (!apiKey) {
     throw new ConfigError('No platform API key is set.', {
       code: 'missing_api_key',
