@@ -166,4 +166,11 @@ describe('bad settings are configuration errors, not bugs', () => {
     expect(json(r).error).toMatchObject({code: 'invalid_base_url'})
     expect(json(r).error.hint).toContain('GWCTL_BASE_URL')
   })
+
+  it('config set gateway.port refuses a number that is no port (exit 2)', async () => {
+    const r = await runCli(['config', 'set', 'gateway.port', '70000'], {home: home.home})
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toContain('1-65535')
+    expect((await runCli(['config', 'set', 'gateway.port', '4318'], {home: home.home})).exitCode).toBe(0)
+  })
 })

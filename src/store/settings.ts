@@ -32,6 +32,9 @@ const httpUrl = (value: string): string | undefined => {
 const positiveInt = (value: string): string | undefined =>
   /^[1-9]\d*$/.test(value) ? undefined : 'must be a positive integer'
 
+const port = (value: string): string | undefined =>
+  /^[1-9]\d*$/.test(value) && Number(value) <= 65535 ? undefined : 'must be a port number, 1-65535'
+
 /** Every setting gwctl knows. */
 export const SETTINGS = {
   'base-url': {
@@ -52,7 +55,7 @@ export const SETTINGS = {
   'gateway.port': {
     description: 'Port of the local gateway.',
     env: 'GWCTL_GATEWAY_PORT',
-    validate: positiveInt,
+    validate: port,
   },
   'logs.retention-days': {description: 'Days the gateway keeps request logs.', validate: positiveInt},
 } satisfies Record<string, SettingSpec>
