@@ -174,3 +174,14 @@ describe('bad settings are configuration errors, not bugs', () => {
     expect((await runCli(['config', 'set', 'gateway.port', '4318'], {home: home.home})).exitCode).toBe(0)
   })
 })
+
+describe('typos in setting names', () => {
+  it('config set suggests the setting meant (exit 2, nothing stored)', async () => {
+    const r = await runCli(['config', 'set', 'employe.name', 'Ada', '--json'], {home: home.home})
+    expect(r.exitCode).toBe(2)
+    expect(json(r).error).toMatchObject({code: 'unknown_setting'})
+    expect(json(r).error.hint).toContain('Did you mean "employee.name"?')
+    const list = await runCli(['config', 'get', 'employee.name'], {home: home.home})
+    expect(list.exitCode).toBe(7)
+  })
+})

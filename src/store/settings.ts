@@ -7,6 +7,7 @@
 import Conf from 'conf'
 
 import {ConfigError, UsageError} from '../core/errors.js'
+import {closest} from '../core/suggest.js'
 import {ensureHome} from './paths.js'
 
 export interface SettingSpec {
@@ -62,12 +63,17 @@ export const SETTINGS = {
 
 export type SettingKey = keyof typeof SETTINGS
 
+function didYouMean(key: string): string {
+  const near = closest(key, Object.keys(SETTINGS))
+  return near ? `Did you mean "${near}"? ` : ''
+}
+
 /** Throws a usage error unless `key` is a known setting. */
 export function assertSettingKey(key: string): asserts key is SettingKey {
   if (!(key in SETTINGS)) {
     throw new UsageError(`Unknown setting "${key}".`, {
       code: 'unknown_setting',
-      hint: `Known settings: ${Object.keys(SETTINGS).join(', ')}.`,
+      hint: `${didYouMean(key)}Known settings: ${Object.keys(SETTINGS).join(', ')}.`,
     })
   }
 }

@@ -6,23 +6,7 @@
 import type {Hook} from '@oclif/core'
 
 import {UsageError} from '../../core/errors.js'
-
-/** Levenshtein distance, small strings only. */
-function distance(a: string, b: string): number {
-  let previous = Array.from({length: b.length + 1}, (_, i) => i)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(
-        previous[j] + 1,
-        current[j - 1] + 1,
-        previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1),
-      )
-    }
-    previous = current
-  }
-  return previous[b.length]
-}
+import {editDistance} from '../../core/suggest.js'
 
 /**
  * The command id closest to what was typed, compared over the same number of words; a longer
@@ -33,7 +17,7 @@ export function closestCommand(typed: string[], ids: string[]): string | undefin
   for (const id of ids) {
     const words = id.split(':')
     if (typed.length < words.length) continue
-    const score = distance(typed.slice(0, words.length).join(' '), words.join(' '))
+    const score = editDistance(typed.slice(0, words.length).join(' '), words.join(' '))
     if (score > Math.max(1, Math.floor(words.join(' ').length / 3))) continue
     if (!best || words.length > best.words || (words.length === best.words && score < best.score)) {
       best = {id, score, words: words.length}
