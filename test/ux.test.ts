@@ -185,3 +185,24 @@ describe('typos in setting names', () => {
     expect(list.exitCode).toBe(7)
   })
 })
+
+describe('help and version, the usual ways', () => {
+  it('`gwctl help config set` and `gwctl config set -h` print the command help', async () => {
+    for (const args of [
+      ['help', 'config', 'set'],
+      ['config', 'set', '-h'],
+    ]) {
+      const r = await runCli(args, {home: home.home})
+      expect(r.exitCode).toBe(0)
+      expect(r.stdout).toContain('$ gwctl config set KEY VALUE')
+    }
+  })
+
+  it('`gwctl version` and `-v` print the version', async () => {
+    for (const args of [['version'], ['-v']]) {
+      const r = await runCli(args, {home: home.home})
+      expect(r.exitCode).toBe(0)
+      expect(r.stdout).toMatch(/^gwctl\/\d+\.\d+\.\d+ /)
+    }
+  })
+})

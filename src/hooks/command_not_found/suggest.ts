@@ -28,6 +28,13 @@ export function closestCommand(typed: string[], ids: string[]): string | undefin
 
 const hook: Hook.CommandNotFound = async function (options) {
   const typed = options.id.split(':')
+  // `gwctl help [COMMAND...]`, as in git and npm: the same as `gwctl [COMMAND...] --help`.
+  if (typed[0] === 'help') {
+    const {loadHelpClass} = await import('@oclif/core')
+    const Help = await loadHelpClass(options.config)
+    await new Help(options.config).showHelp([...typed.slice(1), ...(options.argv ?? [])])
+    return
+  }
   const ids = options.config.commands.filter((c) => !c.hidden).map((c) => c.id)
   const topics = options.config.topics.map((t) => t.name)
   const suggestion = closestCommand(typed, [...ids, ...topics])
