@@ -17,7 +17,7 @@ export default class PoliciesSet extends BaseCommand {
 
   static examples = [
     '<%= config.bin %> policies set team-a --file team-a.json',
-    `echo '{"routes":{"messages":[{"provider":"anthropic"}]}}' | <%= config.bin %> policies set team-a --file -`,
+    `$ echo '{"routes":{"messages":[{"provider":"anthropic"}]}}' | <%= config.bin %> policies set team-a --file -`,
   ]
 
   static args = {

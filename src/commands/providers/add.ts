@@ -17,7 +17,7 @@ export default class ProvidersAdd extends BaseCommand {
 
   static examples = [
     '<%= config.bin %> providers add anthropic-eu --family messages --base-url https://api.anthropic.com --api-key-env ANTHROPIC_EU_KEY',
-    'printf %s "$KEY" | <%= config.bin %> providers add corp-chat --family chat --base-url https://llm.example.com/v1 --api-key-stdin',
+    '$ printf %s "$KEY" | <%= config.bin %> providers add corp-chat --family chat --base-url https://llm.example.com/v1 --api-key-stdin',
     '<%= config.bin %> providers add openai-mini --family chat --base-url https://api.openai.com --api-key-env OPENAI_API_KEY --model gpt-5=gpt-5-mini --input-price 0.25 --output-price 2',
   ]
 
