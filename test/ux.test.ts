@@ -49,7 +49,7 @@ describe('messages say what to do next', () => {
     expect(json(r).error).toMatchObject({
       code: 'invalid_flags',
       message: 'Missing required flag --model',
-      hint: 'Run `gwctl video create --help` for its flags.',
+      hint: 'Run `gwctl video create --help` for its usage.',
     })
   })
 })

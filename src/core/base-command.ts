@@ -71,7 +71,7 @@ export abstract class BaseCommand extends Command {
     if (gw.code === 'invalid_flags' && this.id) {
       gw = new UsageError(gw.message, {
         code: gw.code,
-        hint: `Run \`gwctl ${this.id.replaceAll(':', ' ')} --help\` for its flags.`,
+        hint: `Run \`gwctl ${this.id.replaceAll(':', ' ')} --help\` for its usage.`,
       })
     }
     if (this.jsonEnabled()) {
