@@ -206,3 +206,34 @@ describe('help and version, the usual ways', () => {
     }
   })
 })
+
+describe('status with the gateway stopped', () => {
+  it('an agent on a policy without targets is on default routes, not "no provider" (exit 6)', async () => {
+    const issued = await runCli(
+      [
+        'key',
+        'issue',
+        '--agent-name',
+        'a',
+        '--agent-type',
+        'codex',
+        '--employee-name',
+        'A',
+        '--employee-contact',
+        'a@b.c',
+      ],
+      {home: home.home},
+    )
+    expect(issued.exitCode).toBe(0)
+    const r = await runCli(['status', '--json'], {home: home.home})
+    expect(r.exitCode).toBe(6)
+    expect(json(r).agentsPerRoute).toEqual([
+      {
+        route: 'default/responses -> (default routes at start)',
+        policyId: 'default',
+        family: 'responses',
+        agents: 1,
+      },
+    ])
+  })
+})
