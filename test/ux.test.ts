@@ -2,10 +2,12 @@
  * What a new user trips over: next steps in error messages, one JSON document with --json, exit
  * codes as the README's table says.
  */
+import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import type {Simulator} from '../src/sim/server.js'
 import {startSim} from '../src/sim/server.js'
+import {LogStore} from '../src/store/log-store.js'
 import {json, runCli, tempHome} from './helpers/cli.js'
 
 let sim: Simulator
@@ -235,5 +237,65 @@ describe('status with the gateway stopped', () => {
         agents: 1,
       },
     ])
+  })
+})
+
+describe('logs and usage --agent', () => {
+  it('take an agent name as providers list does; an unknown name exits 7; an empty filter says so', async () => {
+    const issued = await runCli(
+      [
+        'key',
+        'issue',
+        '--agent-name',
+        'laptop',
+        '--agent-type',
+        'codex',
+        '--employee-name',
+        'A',
+        '--employee-contact',
+        'a@b.c',
+        '--json',
+      ],
+      {home: home.home},
+    )
+    const {agentId} = json(issued)
+    const store = await LogStore.open(join(home.home, 'logs.db'))
+    store.append({
+      time: Date.now() - 1000,
+      agentId,
+      keyPrefix: 'gw-aaaa…',
+      policyId: 'default',
+      entrance: 'responses',
+      requestedModel: 'sim-mini',
+      provider: 'sim-responses',
+      model: 'sim-mini',
+      status: 200,
+      fallback: false,
+      inputTokens: 5,
+      outputTokens: 7,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
+      reasoningTokens: 0,
+      latencyMs: 10,
+      ttfbMs: 5,
+      error: null,
+      project: 'laptop',
+      requestId: null,
+    })
+    store.close()
+
+    const byName = await runCli(['logs', '--agent', 'laptop', '--json'], {home: home.home})
+    expect(byName.exitCode).toBe(0)
+    expect(json(byName).logs.map((r: {agentId: string}) => r.agentId)).toEqual([agentId])
+    const usage = await runCli(['usage', '--agent', 'laptop', '--json'], {home: home.home})
+    expect(json(usage).totals).toMatchObject({requests: 1, inputTokens: 5, outputTokens: 7})
+
+    const ghost = await runCli(['logs', '--agent', 'ghost'], {home: home.home})
+    expect(ghost.exitCode).toBe(7)
+    expect(ghost.stderr).toContain('gwctl agents list')
+
+    const none = await runCli(['logs', '--status', '5xx'], {home: home.home})
+    expect(none.exitCode).toBe(0)
+    expect(none.stdout).toBe('No requests match these filters.\n')
   })
 })
