@@ -137,7 +137,10 @@ export function fromDaemonError(error: unknown): GwError {
   const status = error.details?.status as number | undefined
   const message = error.message.replace(/^The platform answered \d+: /, '')
   if (status === 429) {
-    return new UsageError(message, {code: 'rate_limited', hint: 'One key per agent per 5 seconds.'})
+    return new UsageError(message, {
+      code: 'rate_limited',
+      hint: 'The key issued then is the live one; issuing again after the wait rotates it (one key per agent per 5 s).',
+    })
   }
   if (status !== undefined && status >= 400 && status < 500) {
     return new UsageError(message, {code: String(error.details?.upstream_code ?? 'bad_request')})
