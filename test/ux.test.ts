@@ -177,6 +177,15 @@ describe('bad settings are configuration errors, not bugs', () => {
   })
 })
 
+describe('config set refuses an empty value', () => {
+  it('exit 2, nothing stored, and the hint names config unset', async () => {
+    const r = await runCli(['config', 'set', 'api-key', ''], {home: home.home})
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toContain('gwctl config unset api-key')
+    expect((await runCli(['config', 'get', 'api-key'], {home: home.home})).exitCode).toBe(7)
+  })
+})
+
 describe('typos in setting names', () => {
   it('config set suggests the setting meant (exit 2, nothing stored)', async () => {
     const r = await runCli(['config', 'set', 'employe.name', 'Ada', '--json'], {home: home.home})

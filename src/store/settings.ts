@@ -131,6 +131,13 @@ export function settingSource(key: SettingKey): 'env' | 'settings' | 'unset' {
 /** Validates and stores a setting. */
 export function setSetting(key: SettingKey, value: string): void {
   const spec: SettingSpec = SETTINGS[key]
+  if (value.trim() === '') {
+    // An empty value would read as "not set" everywhere, yet show as stored.
+    throw new UsageError(`Setting "${key}" cannot be empty.`, {
+      code: 'invalid_setting',
+      hint: `To remove it: gwctl config unset ${key}`,
+    })
+  }
   const problem = spec.validate?.(value)
   if (problem) throw new UsageError(`Setting "${key}" ${problem}.`, {code: 'invalid_setting'})
   open().set(key, value)
