@@ -25,6 +25,16 @@ afterEach(async () => {
 const env = (): Record<string, string> => ({GWCTL_BASE_URL: sim.baseUrl, GWCTL_API_KEY: 'test-key'})
 
 describe('messages say what to do next', () => {
+  it('a reply cut mid-stream says it is incomplete and names the provider to avoid (exit 5)', async () => {
+    const r = await runCli(['chat', '--model', 'sim-pro', '[error-mid-stream] hi'], {
+      home: home.home,
+      env: env(),
+    })
+    expect(r.exitCode).toBe(5)
+    expect(r.stdout).toContain('Hello from alpha-cloud')
+    expect(r.stderr).toContain('incomplete: try again, or route around alpha-cloud with --ignore alpha-cloud')
+  })
+
   it('chat with an unknown model points at `gwctl models` (exit 7)', async () => {
     const r = await runCli(['chat', '--model', 'no-such-model', 'hi'], {home: home.home, env: env()})
     expect(r.exitCode).toBe(7)

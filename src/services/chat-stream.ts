@@ -12,7 +12,7 @@ import type {
 } from '../api/chat.js'
 import {createChatCompletion, streamChatCompletion} from '../api/chat.js'
 import type {PlatformClient} from '../api/http.js'
-import {GwError, InterruptedError} from '../core/errors.js'
+import {GwError, InterruptedError, UpstreamError} from '../core/errors.js'
 
 export interface ChatTiming {
   /** Milliseconds from sending to the first text (content or reasoning); streams only. */
@@ -100,7 +100,7 @@ export async function runChatTurn(
   } catch (e) {
     const gw = e as GwError
     if (!started && !(gw instanceof InterruptedError)) throw withRoutingHint(e)
-    error = gw
+    error = withMidStreamHint(gw, acc.completion().provider)
   }
   const end = now()
   const completion = acc.completion()
@@ -140,6 +140,20 @@ function withRoutingHint(error: unknown): unknown {
     })
   }
   return error
+}
+
+/** A reply cut short: say that the text is partial and how to avoid the provider that failed. */
+function withMidStreamHint(error: GwError, provider: string | undefined): GwError {
+  if (!(error instanceof UpstreamError) || error.hint) return error
+  if (error.code !== 'stream_error' && error.code !== 'stream_interrupted') return error
+  const avoid = provider ? `, or route around ${provider} with --ignore ${provider}` : ''
+  return new UpstreamError(error.message, {
+    code: error.code,
+    status: error.status,
+    details: error.details,
+    cause: error,
+    hint: `The reply above is incomplete: try again${avoid}.`,
+  })
 }
 
 const round1 = (n: number): number => Math.round(n * 10) / 10
