@@ -318,3 +318,21 @@ describe('logs and usage --agent', () => {
     expect(none.stdout).toBe('No requests match these filters.\n')
   })
 })
+
+describe('the same short flags across video and gamma', () => {
+  it('video create takes -d and -r like gamma generate', async () => {
+    const r = await runCli(
+      ['video', 'create', '-m', 'BetaQ3-Turbo-Text2Video', '-p', 'waves', '-r', '720P', '-d', '6', '--json'],
+      {
+        home: home.home,
+        env: env(),
+      },
+    )
+    expect(r.exitCode).toBe(0)
+    const sent = sim.requests.find((q) => q.method === 'POST' && q.path === '/api/v1/videos')?.body as Record<
+      string,
+      unknown
+    >
+    expect(sent).toMatchObject({resolution: '720P', duration: 6})
+  })
+})
