@@ -8,7 +8,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import type {Simulator} from '../src/sim/server.js'
 import {startSim} from '../src/sim/server.js'
 import {LogStore} from '../src/store/log-store.js'
-import {json, runCli, tempHome} from './helpers/cli.js'
+import {freePort, json, runCli, tempHome} from './helpers/cli.js'
 
 let sim: Simulator
 let home: {home: string; cleanup: () => void}
@@ -334,5 +334,18 @@ describe('the same short flags across video and gamma', () => {
       unknown
     >
     expect(sent).toMatchObject({resolution: '720P', duration: 6})
+  })
+})
+
+describe('gateway restart with the gateway stopped', () => {
+  it('says it started the gateway rather than "restarted" it', async () => {
+    const port = String(await freePort())
+    try {
+      const r = await runCli(['gateway', 'restart', '--port', port], {home: home.home})
+      expect(r.exitCode).toBe(0)
+      expect(r.stdout).toContain(`Gateway was not running; started at http://127.0.0.1:${port}`)
+    } finally {
+      await runCli(['gateway', 'stop'], {home: home.home})
+    }
   })
 })
