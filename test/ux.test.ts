@@ -349,3 +349,48 @@ describe('gateway restart with the gateway stopped', () => {
     }
   })
 })
+
+describe('providers add warns about a credential that will not work', () => {
+  it('none at all, or an env var that is not set (stderr only, exit 0, stdout still one JSON document)', async () => {
+    const none = await runCli(
+      ['providers', 'add', 'nocred', '--family', 'chat', '--base-url', 'https://x.example', '--json'],
+      {
+        home: home.home,
+      },
+    )
+    expect(none.exitCode).toBe(0)
+    expect(json(none).provider.name).toBe('nocred')
+    expect(none.stderr).toContain('nocred has no credential')
+    const unset = await runCli(
+      [
+        'providers',
+        'add',
+        'envcred',
+        '--family',
+        'chat',
+        '--base-url',
+        'https://x.example',
+        '--api-key-env',
+        'GWCTL_TEST_UNSET_KEY',
+      ],
+      {home: home.home, env: {GWCTL_TEST_UNSET_KEY: undefined}},
+    )
+    expect(unset.exitCode).toBe(0)
+    expect(unset.stderr).toContain('GWCTL_TEST_UNSET_KEY is not set in this shell')
+    const set = await runCli(
+      [
+        'providers',
+        'add',
+        'envset',
+        '--family',
+        'chat',
+        '--base-url',
+        'https://x.example',
+        '--api-key-env',
+        'GWCTL_TEST_SET_KEY',
+      ],
+      {home: home.home, env: {GWCTL_TEST_SET_KEY: 'k'}},
+    )
+    expect(set.stderr).not.toContain('warning')
+  })
+})

@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {UsageError} from '../../core/errors.js'
-import {colorErr, err, out} from '../../core/output.js'
+import {colorErr, err, out, warn} from '../../core/output.js'
 import type {ProviderConfig} from '../../daemon/types.js'
 import {FAMILIES} from '../../daemon/types.js'
 import {addProvider, credentialLabel} from '../../services/providers.js'
@@ -65,6 +65,16 @@ export default class ProvidersAdd extends BaseCommand {
       inputPrice: price(flags['input-price'], '--input-price'),
       outputPrice: price(flags['output-price'], '--output-price'),
     })
+    const envName = flags['api-key-env']
+    if (!provider.credential) {
+      warn(
+        `${provider.name} has no credential: requests go upstream without a key. Add one with --api-key-env VAR or --api-key-stdin if the upstream needs it.`,
+      )
+    } else if (envName && !process.env[envName]) {
+      warn(
+        `${envName} is not set in this shell; the gateway reads it from its own environment at each request.`,
+      )
+    }
     if (!this.jsonEnabled()) {
       out(
         `Added provider ${provider.name} (${provider.family}, ${provider.baseUrl}, credential: ${credentialLabel(provider)}).`,
