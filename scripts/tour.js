@@ -153,7 +153,10 @@ async function gatewayTour() {
       capture: true,
     })
     const {keyValue, agentId} = JSON.parse(issued)
-    console.log(`agent ${agentId} got a key (shown once; the gateway stores only its HMAC)`)
+    // The JSON holds the key itself: the tour shows what it read from it, not the document.
+    console.log(
+      `# (the tour keeps the JSON to itself: agent ${agentId} got a key, shown once; the gateway stores only its HMAC)`,
+    )
     console.log(
       '\n# Any OpenAI-compatible client can use it; here gwctl chat itself, pointed at the gateway.',
     )

@@ -305,7 +305,7 @@ describe('policies (gateway stopped: the state file)', () => {
     expect(list.stdout).toMatch(
       /^team-a\s+chat -> corp; messages -> sim-messages:claude-sim\s+on\s+5 fails \/ 30s$/m,
     )
-    expect(list.stdout).toMatch(/^default\s+\(none\)/m)
+    expect(list.stdout).toMatch(/^default\s+\(none: default routes\)/m)
 
     expect((await cli(['policies', 'remove', 'default'])).exitCode).toBe(2)
     const removed = await cli(['policies', 'remove', 'team-a'])
@@ -593,7 +593,8 @@ describe('against a running gateway (fake management API)', () => {
     for (const r of [list, asJson]) expect(r.stdout + r.stderr).not.toContain(SECRET)
     const ghost = await gw.cli(['providers', 'list', 'ghost'])
     expect(ghost.exitCode).toBe(7)
-    expect(ghost.stderr).toContain('unknown agent "ghost"')
+    expect(ghost.stderr).toContain('No agent has the id or name "ghost"')
+    expect(ghost.stderr).toContain('gwctl agents list')
   })
 
   it('a gateway error answer exits 5 and says the gateway answered', async () => {

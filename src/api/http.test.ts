@@ -77,6 +77,7 @@ describe('PlatformClient against the simulator', () => {
       .catch((e: unknown) => e)) as UpstreamError
     expect(error.status).toBe(504)
     expect(error.message).toContain('gateway timeout upstream')
+    expect(error.hint).toContain('try again in a while')
     expect(sim.requests.filter((r) => r.method === 'GET').length).toBe(4)
   })
 
@@ -86,6 +87,7 @@ describe('PlatformClient against the simulator', () => {
       .create(BODY)
       .catch((e: unknown) => e)) as UpstreamError
     expect(error.code).toBe('rate_limited')
+    expect(error.hint).toContain('run the command again')
     expect(count('POST')).toBe(1)
   })
 

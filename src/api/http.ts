@@ -176,7 +176,14 @@ export function errorFromResponse(
   }
   if (status === 404) return new NotFoundError(message, {details})
   const code = status === 429 ? 'rate_limited' : status >= 500 ? 'upstream_unavailable' : 'bad_request'
-  return new UpstreamError(message, {code, status, details})
+  // What to do next (gwctl has already retried what was safe to retry).
+  const hint =
+    status === 429
+      ? 'The platform is limiting requests: wait a little and run the command again.'
+      : status >= 500
+        ? 'The platform failed on its side: try again in a while (--verbose shows the ids to quote to support).'
+        : undefined
+  return new UpstreamError(message, {code, status, details, hint})
 }
 
 function networkError(error: unknown, origin: string): GwError {
@@ -438,6 +445,13 @@ export function platformClient(
     throw new ConfigError('No platform base URL is set.', {
       code: 'missing_base_url',
       hint: 'Run `gwctl config set base-url https://<host>/api/v1` or set GWCTL_BASE_URL (try `gwctl sim` for an offline simulator).',
+    })
+  }
+  if (!/^https?:\/\//i.test(baseUrl) || !URL.canParse(baseUrl)) {
+    // A bad GWCTL_BASE_URL bypasses `config set`'s check: say so instead of failing as a bug.
+    throw new ConfigError(`The platform base URL "${baseUrl}" is not an http(s) URL.`, {
+      code: 'invalid_base_url',
+      hint: 'Fix GWCTL_BASE_URL, or run `gwctl config set base-url https://<host>/api/v1` (`gwctl config list` shows where it comes from).',
     })
   }
   if (!apiKey) {

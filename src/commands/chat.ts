@@ -25,7 +25,7 @@ export default class Chat extends BaseCommand {
 
   static examples = [
     '<%= config.bin %> chat --model sim-pro "Explain SSE in one sentence"',
-    'git diff | <%= config.bin %> chat "review this"',
+    '$ git diff | <%= config.bin %> chat "review this"',
     '<%= config.bin %> chat --model sim-mini --only beta-ai,gamma-fast --sort latency "hi"',
     '<%= config.bin %> chat --model sim-reasoner --hide-reasoning --json "2+2?" | jq -r .choices[0].message.content',
     '<%= config.bin %> chat --interactive --model sim-pro --system "Be brief."',

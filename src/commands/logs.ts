@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../core/base-command.js'
 import {isAbortError} from '../core/errors.js'
 import {colorErr, err, out, printTable} from '../core/output.js'
-import {filtersFromFlags} from '../services/log-filters.js'
+import {filtersFromFlags, isFiltered, resolveAgentFilter} from '../services/log-filters.js'
 import type {LogsResult} from '../services/logs.js'
 import {LOG_COLUMNS, STATUS_VALUES, followLines, followLogs, getLogs} from '../services/logs.js'
 
@@ -23,7 +23,7 @@ export default class Logs extends BaseCommand {
   ]
 
   static flags = {
-    agent: Flags.string({description: 'Only this agent id.'}),
+    agent: Flags.string({description: 'Only this agent (id or name).'}),
     policy: Flags.string({description: 'Only this policy id.'}),
     status: Flags.string({description: 'Only this status class.', options: [...STATUS_VALUES]}),
     since: Flags.string({description: 'Only requests since: 30m, 1h, 7d, or Unix seconds.'}),
@@ -33,7 +33,7 @@ export default class Logs extends BaseCommand {
 
   async run(): Promise<LogsResult | undefined> {
     const {flags} = await this.parse(Logs)
-    const filters = filtersFromFlags(flags)
+    const filters = await resolveAgentFilter(filtersFromFlags(flags), this.signal)
     if (flags.follow) {
       let header = !this.jsonEnabled()
       try {
@@ -49,7 +49,11 @@ export default class Logs extends BaseCommand {
     }
     const result = await getLogs({...filters, signal: this.signal})
     if (!this.jsonEnabled()) {
-      printTable([...result.logs].reverse(), LOG_COLUMNS, 'No requests logged yet.')
+      printTable(
+        [...result.logs].reverse(),
+        LOG_COLUMNS,
+        isFiltered(filters) ? 'No requests match these filters.' : 'No requests logged yet.',
+      )
       if (result.source === 'database')
         err(colorErr().dim('The gateway is stopped: read from the log database.'))
     }

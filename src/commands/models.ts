@@ -21,9 +21,9 @@ export default class Models extends BaseCommand {
         [
           {header: 'MODEL', value: (m) => m.id},
           {header: 'OWNED BY', value: (m) => m.owned_by},
-          {header: 'CONTEXT', value: (m) => m.context_length, align: 'right'},
-          {header: 'REASONING', value: (m) => (m.reasoning === undefined ? '' : m.reasoning ? 'yes' : 'no')},
-          {header: 'PROVIDERS', value: (m) => m.providers?.map((p) => p.name).join(', ')},
+          {header: 'CONTEXT', value: (m) => m.context_length ?? '-', align: 'right'},
+          {header: 'REASONING', value: (m) => (m.reasoning === undefined ? '-' : m.reasoning ? 'yes' : 'no')},
+          {header: 'PROVIDERS', value: (m) => m.providers?.map((p) => p.name).join(', ') || '-'},
         ],
         'The platform lists no models.',
       )

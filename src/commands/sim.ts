@@ -12,7 +12,7 @@ export default class Sim extends BaseCommand {
 
   static examples = [
     '<%= config.bin %> sim --port 4010',
-    'GWCTL_BASE_URL=http://127.0.0.1:4010/api/v1 GWCTL_API_KEY=sim <%= config.bin %> video create --model Alpha2.6-T2V --prompt "a cat" --wait',
+    '$ GWCTL_BASE_URL=http://127.0.0.1:4010/api/v1 GWCTL_API_KEY=sim <%= config.bin %> video create --model Alpha2.6-T2V --prompt "a cat" --wait',
     '<%= config.bin %> sim --task-seconds 5 --fault "status=503,times=2,path=/videos,method=POST"',
   ]
 

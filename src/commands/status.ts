@@ -16,12 +16,18 @@ export default class Status extends BaseCommand {
     '<%= config.bin %> status --json',
   ]
 
-  static flags = {quiet: Flags.boolean({char: 'q', description: 'Print nothing; only the exit code tells.'})}
+  static flags = {
+    quiet: Flags.boolean({
+      char: 'q',
+      description: 'Print nothing; only the exit code tells (--json still prints).',
+    }),
+  }
 
   async run(): Promise<StatusSnapshot> {
     const {flags} = await this.parse(Status)
     const snapshot = await getStatus({signal: this.signal})
-    if (flags.quiet) {
+    // --json always prints its one document: --quiet silences the human output only.
+    if (flags.quiet && !this.jsonEnabled()) {
       if (!snapshot.healthy) this.exit(ExitCode.gatewayDown)
       return snapshot
     }

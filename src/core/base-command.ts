@@ -67,7 +67,13 @@ export abstract class BaseCommand extends Command {
   async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}; parse?: unknown}): Promise<never> {
     // oclif's own exit (this.exit) passes through untouched.
     if ((error as {code?: string}).code === 'EEXIT') throw error
-    const gw = toGwError(error, this.controller.signal.aborted)
+    let gw = toGwError(error, this.controller.signal.aborted)
+    if (gw.code === 'invalid_flags' && this.id) {
+      gw = new UsageError(gw.message, {
+        code: gw.code,
+        hint: `Run \`gwctl ${this.id.replaceAll(':', ' ')} --help\` for its usage.`,
+      })
+    }
     if (this.jsonEnabled()) {
       process.stdout.write(JSON.stringify(gw.toJSON(), null, 2) + '\n')
     } else {
@@ -95,7 +101,16 @@ export function toGwError(error: unknown, aborted = false): GwError {
     e?.oclif?.exit === 2 ||
     /^(Missing|Unexpected|Expected|Nonexistent|Parsing|The following error)/.test(e?.message ?? '')
   ) {
-    return new UsageError(stripAnsi(e.message), {
+    // oclif ends some messages with its own "See more help with --help": the hint says it once.
+    // A single error comes without oclif's "The following error occurred:" wrapper, and a
+    // missing flag is named as it is typed (`--model`, not `model`).
+    const message = stripAnsi(e.message)
+      .replace(/\n?See more help with --help\s*$/, '')
+      .replace(/^The following error occurred:\n\s*([^\n]*)$/, '$1')
+      .replace(/^(\s*)Missing required flag (\w[\w-]*)$/gm, '$1Missing required flag --$2')
+      .replace(/^Parsing (--[\w-]+)\s*\n\s*/, '$1: ')
+      .trimEnd()
+    return new UsageError(message, {
       code: 'invalid_flags',
       hint: 'See --help for the flags of this command.',
     })

@@ -326,7 +326,7 @@ export function issueKey(state: GatewayState, input: IssueRequest, nowMs = Date.
       'rate_limited',
       `A key was issued for this agent less than 5 seconds ago; retry in ${wait} s.`,
       wait,
-      `Wait ${wait} s before issuing again.`,
+      'The key issued then is the live one; issuing again after the wait rotates it (one key per agent per 5 s).',
     )
   }
 

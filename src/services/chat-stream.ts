@@ -12,7 +12,7 @@ import type {
 } from '../api/chat.js'
 import {createChatCompletion, streamChatCompletion} from '../api/chat.js'
 import type {PlatformClient} from '../api/http.js'
-import {GwError, InterruptedError} from '../core/errors.js'
+import {GwError, InterruptedError, UpstreamError} from '../core/errors.js'
 
 export interface ChatTiming {
   /** Milliseconds from sending to the first text (content or reasoning); streams only. */
@@ -100,7 +100,7 @@ export async function runChatTurn(
   } catch (e) {
     const gw = e as GwError
     if (!started && !(gw instanceof InterruptedError)) throw withRoutingHint(e)
-    error = gw
+    error = withMidStreamHint(gw, acc.completion().provider)
   }
   const end = now()
   const completion = acc.completion()
@@ -123,16 +123,37 @@ export async function runChatTurn(
   }
 }
 
-/** Adds a next step to "no provider fits" answers (the platform's 404 `no_provider_available`). */
+const NEXT_STEPS: Record<string, string> = {
+  no_provider_available:
+    'Loosen the routing flags (--only, --ignore, the ranges) or allow fallbacks with --fallbacks.',
+  model_not_found: 'Run `gwctl models` for the model names, then pass one with --model.',
+}
+
+/** Adds a next step to "no provider fits" and "unknown model" answers (the platform's 404s). */
 function withRoutingHint(error: unknown): unknown {
-  if (error instanceof GwError && error.details?.upstream_code === 'no_provider_available' && !error.hint) {
+  const hint = error instanceof GwError ? NEXT_STEPS[String(error.details?.upstream_code)] : undefined
+  if (error instanceof GwError && hint && !error.hint) {
     return new GwError(error.code, error.message, error.exitCode, {
       details: error.details,
       cause: error,
-      hint: 'Loosen the routing flags (--only, --ignore, the ranges) or allow fallbacks with --fallbacks.',
+      hint,
     })
   }
   return error
+}
+
+/** A reply cut short: say that the text is partial and how to avoid the provider that failed. */
+function withMidStreamHint(error: GwError, provider: string | undefined): GwError {
+  if (!(error instanceof UpstreamError) || error.hint) return error
+  if (error.code !== 'stream_error' && error.code !== 'stream_interrupted') return error
+  const avoid = provider ? `, or route around ${provider} with --ignore ${provider}` : ''
+  return new UpstreamError(error.message, {
+    code: error.code,
+    status: error.status,
+    details: error.details,
+    cause: error,
+    hint: `The reply above is incomplete: try again${avoid}.`,
+  })
 }
 
 const round1 = (n: number): number => Math.round(n * 10) / 10

@@ -60,11 +60,21 @@ const ROLES_BY_TYPE: Record<string, ReadonlyArray<string | undefined>> = {
   audio_url: ['reference_audio'],
 }
 
+/** The flag that fixes a rule, where one flag does. */
+const FIX: Record<string, string> = {
+  'text-to-video-ratio': 'Add a ratio, e.g. --ratio 16:9.',
+  ratio: 'Pass --ratio with one of the listed values.',
+  duration: 'Pass --duration (-d) with 4 to 15 seconds, e.g. -d 5.',
+  resolution: 'Pass --resolution (-r) with one of the listed values.',
+}
+
 function rule(name: string, message: string): UsageError {
   return new UsageError(`Rule "${name}": ${message}`, {
     code: 'content_rule',
     details: {rule: name},
-    hint: 'See `gwctl gamma generate --help` and the gamma section of the README for the content rules.',
+    hint:
+      FIX[name] ??
+      'See `gwctl gamma generate --help` and the gamma section of the README for the content rules.',
   })
 }
 

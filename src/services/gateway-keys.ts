@@ -3,7 +3,6 @@
  * when it is stopped, straight into the state file under the cross-process lock.
  */
 import {setTimeout as sleep} from 'node:timers/promises'
-import {execa} from 'execa'
 
 import {GwError, GatewayDownError, UsageError} from '../core/errors.js'
 import type {IssueRequest, IssueResponse} from '../daemon/keys.js'
@@ -24,6 +23,9 @@ export type IssueKeyInput = Omit<IssueRequest, 'employeeName' | 'employeeContact
 
 async function gitConfig(name: string): Promise<string | undefined> {
   try {
+    // execa is ~260 modules: loaded only when a default is really needed, not at start-up of
+    // `agents list`, `logs`, `usage` and the other commands that share this service.
+    const {execa} = await import('execa')
     const r = await execa('git', ['config', '--get', name], {reject: false, timeout: 3000, stdin: 'ignore'})
     const value = String(r.stdout).trim()
     return r.exitCode === 0 && value ? value : undefined
@@ -71,7 +73,11 @@ export async function issueGatewayKey(
   options: {signal?: AbortSignal} = {},
 ): Promise<IssuedKey> {
   const request = await withEmployeeDefaults(input)
-  validateIssueRequest(request) // the same rules as the daemon, before anything is sent
+  try {
+    validateIssueRequest(request) // the same rules as the daemon, before anything is sent
+  } catch (error) {
+    throw withFlagHint(error)
+  }
   for (let attempt = 0; ; attempt++) {
     const running = runningDaemon()
     if (running) {
@@ -99,13 +105,42 @@ export async function issueGatewayKey(
   }
 }
 
+/** The flag of `gwctl key issue` that sets each field of the issue request. */
+const FLAG_OF_FIELD: Record<string, string> = {
+  agentName: '--agent-name',
+  agentType: '--agent-type',
+  parentAgentId: '--parent-agent-id',
+  parentAgentName: '--parent-agent-name',
+  policyId: '--policy-id',
+  sourceTool: '--source-tool',
+  configPath: '--config-path',
+  employeeName: '--employee-name',
+  employeeContact: '--employee-contact',
+  employeeTeam: '--employee-team',
+  employeeRole: '--employee-role',
+}
+
+/** The daemon's rules speak of request fields; a CLI user needs the flags that set them. */
+function withFlagHint(error: unknown): unknown {
+  if (!(error instanceof GwError) || error.hint) return error
+  const flags = Object.entries(FLAG_OF_FIELD)
+    .filter(([field]) => new RegExp(`\\b${field}\\b`).test(error.message.split('(')[0]))
+    .map(([, flag]) => flag)
+  if (flags.length === 0) return error
+  const parent = flags.includes('--parent-agent-id') ? " (the parent's id is in `gwctl agents list`)" : ''
+  return new UsageError(error.message, {code: error.code, hint: `Pass ${flags.join(', ')}${parent}.`})
+}
+
 /** Turns an error answer of the daemon into the CLI's error model. */
 export function fromDaemonError(error: unknown): GwError {
   if (!(error instanceof GwError)) return error as GwError
   const status = error.details?.status as number | undefined
   const message = error.message.replace(/^The platform answered \d+: /, '')
   if (status === 429) {
-    return new UsageError(message, {code: 'rate_limited', hint: 'One key per agent per 5 seconds.'})
+    return new UsageError(message, {
+      code: 'rate_limited',
+      hint: 'The key issued then is the live one; issuing again after the wait rotates it (one key per agent per 5 s).',
+    })
   }
   if (status !== undefined && status >= 400 && status < 500) {
     return new UsageError(message, {code: String(error.details?.upstream_code ?? 'bad_request')})

@@ -230,6 +230,11 @@ export async function restartGateway(options: StartOptions & StopOptions = {}): 
   return startGateway({...options, sim, port: options.port ?? running?.port})
 }
 
+/** True while a gateway daemon of this GWCTL_HOME runs. */
+export function isGatewayRunning(): boolean {
+  return runningDaemon() !== undefined
+}
+
 /** Asks the running daemon; a GatewayDownError when it is not running. */
 export function requireRunning(): {pid: number; port: number} {
   const running = runningDaemon()

@@ -1,5 +1,7 @@
 /** The filter flags shared by `gwctl logs` and `gwctl usage`, turned into store filters. */
+import {NotFoundError, UsageError} from '../core/errors.js'
 import type {LogFilters, StatusFilter} from '../store/log-store.js'
+import {listAgents} from './gateway-keys.js'
 import {parseLimit, parseSince} from './logs.js'
 
 export interface FilterFlags {
@@ -19,4 +21,34 @@ export function filtersFromFlags(flags: FilterFlags, nowMs: number = Date.now())
   const limit = parseLimit(flags.limit)
   if (limit !== undefined) filters.limit = limit
   return filters
+}
+
+/** True when any filter narrows the rows (the limit does not). */
+export function isFiltered(filters: LogFilters): boolean {
+  return [filters.agentId, filters.policyId, filters.status, filters.since].some((v) => v !== undefined)
+}
+
+/**
+ * `--agent` takes an agent id or name, as `gwctl providers list AGENT` does: a name becomes the id
+ * the log rows carry. A name no agent has is refused (exit 7) instead of matching nothing.
+ */
+export async function resolveAgentFilter(filters: LogFilters, signal?: AbortSignal): Promise<LogFilters> {
+  const wanted = filters.agentId
+  // An id is used as given: the log keeps rows of agents the state may not know (any more).
+  if (wanted === undefined || wanted.startsWith('agt_')) return filters
+  const agents = await listAgents({signal})
+  if (agents.some((a) => a.agentId === wanted)) return filters
+  const named = agents.filter((a) => a.name === wanted)
+  if (named.length > 1) {
+    throw new UsageError(
+      `Several agents are named "${wanted}" (${named.map((a) => a.agentId).join(', ')}); give the agent id.`,
+      {code: 'ambiguous_agent'},
+    )
+  }
+  if (named.length === 0) {
+    throw new NotFoundError(`No agent has the id or name "${wanted}".`, {
+      hint: 'See `gwctl agents list` for the ids and names.',
+    })
+  }
+  return {...filters, agentId: named[0].agentId}
 }

@@ -99,5 +99,11 @@ describe('labels', () => {
     expect(credentialLabel({...view(null), credential: {secret: 'sk-live-xyz'}})).toBe('secret (stored)')
     expect(credentialLabel({...view(null), credential: {env: 'OPENAI_API_KEY'}})).toBe('env OPENAI_API_KEY')
     expect(credentialLabel(view(null))).toBe('none')
+    expect(credentialLabel({...view(null), credential: {secret: '[redacted]'}, origin: 'platform'})).toBe(
+      'setting api-key',
+    )
+    expect(credentialLabel({...view(null), credential: {secret: '[redacted]'}, origin: 'sim'})).toBe(
+      'simulator',
+    )
   })
 })

@@ -179,7 +179,11 @@ export async function listProviders(
       '/api/providers',
       {agent: options.agent},
       options.signal,
-    )
+    ).catch((error: unknown) => {
+      // The daemon's 404 points at its API; say it as the stopped-gateway path does.
+      if (error instanceof NotFoundError && options.agent !== undefined) throw unknownAgent(options.agent)
+      throw error
+    })
     // Defence in depth: whatever the daemon sent, no secret value leaves this function.
     return {providers: body.providers.map((p) => ({...p, ...redactProvider(p)})), source: 'gateway'}
   }
@@ -201,9 +205,7 @@ export async function listProviders(
       view = named[0]
     }
     if (!view) {
-      throw new NotFoundError(`No agent has the id or name "${options.agent}".`, {
-        hint: 'See `gwctl agents list`.',
-      })
+      throw unknownAgent(options.agent)
     }
     agent = {agentId: view.agentId, name: view.name, policyId: view.policyId, family: view.route.family}
     // As the gateway answers: every provider the agent's policy routes to, family by family, in order.
@@ -238,7 +240,20 @@ export function circuitLabel(view: ProviderView, source: ProviderList['source'])
   return c.state
 }
 
-/** The credential column: `env VAR`, `secret (stored)` or `none`; never a value. */
-export function credentialLabel(view: ProviderConfig): string {
+/**
+ * The credential column: `env VAR`, `secret (stored)` or `none`; never a value. The defaults that
+ * the gateway makes up say where their key comes from (none of them is stored in the state file).
+ */
+export function credentialLabel(view: ProviderConfig & {origin?: string}): string {
+  if (view.credential && 'secret' in view.credential) {
+    if (view.origin === 'platform') return 'setting api-key'
+    if (view.origin === 'sim') return 'simulator'
+  }
   return describeCredential(view.credential)
+}
+
+function unknownAgent(agent: string): NotFoundError {
+  return new NotFoundError(`No agent has the id or name "${agent}".`, {
+    hint: 'See `gwctl agents list` for the ids and names.',
+  })
 }

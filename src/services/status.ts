@@ -39,6 +39,7 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
     }
   }
   let views: ReturnType<typeof agentViews> = []
+  let perRoute: RouteCount[] = []
   let latest: number | null = null
   let problem =
     gw.state === 'Unhealthy'
@@ -48,6 +49,16 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
     const store = await StateStore.open(homeFile('state'))
     views = agentViews(store.data)
     latest = latestRequestAt(store.data)
+    // A policy without any target gets default routes when the gateway starts (README "Routing"):
+    // with the gateway stopped it is not "no provider" yet.
+    const empty = new Set(
+      store.data.policies.filter((p) => Object.values(p.routes).every((t) => !t?.length)).map((p) => p.id),
+    )
+    perRoute = agentsPerRoute(views).map((r) =>
+      empty.has(r.policyId) && r.route.endsWith('(no provider)')
+        ? {...r, route: r.route.replace('(no provider)', '(default routes at start)')}
+        : r,
+    )
   } catch (error) {
     problem += ` ${(error as Error).message}`
   }
@@ -55,7 +66,7 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
     healthy: false,
     gateway,
     agents: {discovered: views.length, enabled: views.filter((v) => v.enabled).length},
-    agentsPerRoute: agentsPerRoute(views),
+    agentsPerRoute: perRoute,
     latestRequestAt: latest,
     problem,
   }

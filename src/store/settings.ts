@@ -7,6 +7,7 @@
 import Conf from 'conf'
 
 import {ConfigError, UsageError} from '../core/errors.js'
+import {closest} from '../core/suggest.js'
 import {ensureHome} from './paths.js'
 
 export interface SettingSpec {
@@ -34,6 +35,9 @@ const httpUrl = (value: string): string | undefined => {
 const positiveInt = (value: string): string | undefined =>
   /^[1-9]\d*$/.test(value) ? undefined : 'must be a positive integer'
 
+const port = (value: string): string | undefined =>
+  /^[1-9]\d*$/.test(value) && Number(value) <= 65535 ? undefined : 'must be a port number, 1-65535'
+
 /** Every setting gwctl knows. */
 export const SETTINGS = {
   'base-url': {
@@ -54,19 +58,24 @@ export const SETTINGS = {
   'gateway.port': {
     description: 'Port of the local gateway.',
     env: 'GWCTL_GATEWAY_PORT',
-    validate: positiveInt,
+    validate: port,
   },
   'logs.retention-days': {description: 'Days the gateway keeps request logs.', validate: positiveInt},
 } satisfies Record<string, SettingSpec>
 
 export type SettingKey = keyof typeof SETTINGS
 
+function didYouMean(key: string): string {
+  const near = closest(key, Object.keys(SETTINGS))
+  return near ? `Did you mean "${near}"? ` : ''
+}
+
 /** Throws a usage error unless `key` is a known setting. */
 export function assertSettingKey(key: string): asserts key is SettingKey {
   if (!(key in SETTINGS)) {
     throw new UsageError(`Unknown setting "${key}".`, {
       code: 'unknown_setting',
-      hint: `Known settings: ${Object.keys(SETTINGS).join(', ')}.`,
+      hint: `${didYouMean(key)}Known settings: ${Object.keys(SETTINGS).join(', ')}.`,
     })
   }
 }
@@ -124,6 +133,13 @@ export function settingSource(key: SettingKey): 'env' | 'settings' | 'unset' {
 /** Validates and stores a setting. */
 export function setSetting(key: SettingKey, value: string): void {
   const spec: SettingSpec = SETTINGS[key]
+  if (value.trim() === '') {
+    // An empty value would read as "not set" everywhere, yet show as stored.
+    throw new UsageError(`Setting "${key}" cannot be empty.`, {
+      code: 'invalid_setting',
+      hint: `To remove it: gwctl config unset ${key}`,
+    })
+  }
   const problem = spec.validate?.(value)
   if (problem) throw new UsageError(`Setting "${key}" ${problem}.`, {code: 'invalid_setting'})
   open().set(key, value)

@@ -6,7 +6,7 @@ import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
 
 import type {GammaApi, GammaCreated, GammaTask, GammaTaskResponse} from '../api/gamma.js'
-import {UsageError} from '../core/errors.js'
+import {NotFoundError, UsageError} from '../core/errors.js'
 import {StatusLine, colorErr, err, formatBytes, formatDuration, out, printFields} from '../core/output.js'
 import type {ContentInput} from '../services/gamma-content.js'
 import {contentFromInput, parseContentJson} from '../services/gamma-content.js'
@@ -102,6 +102,12 @@ export async function readContent(
       text = flags.content === '-' ? await readStdin('--content') : await readFile(flags.content, 'utf8')
     } catch (error) {
       if (error instanceof UsageError) throw error
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        throw new NotFoundError(`No file ${flags.content} (--content).`, {
+          code: 'file_not_found',
+          hint: 'Give the path of a JSON content array, or `--content -` to read it from stdin.',
+        })
+      }
       throw new UsageError(`Cannot read --content ${flags.content}: ${(error as Error).message}`, {
         code: 'invalid_content_file',
       })

@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../core/base-command.js'
 import {out, printFields} from '../../core/output.js'
 import type {GatewayInfo} from '../../services/gateway.js'
-import {restartGateway, gatewayStateFields} from '../../services/gateway.js'
+import {gatewayStateFields, isGatewayRunning, restartGateway} from '../../services/gateway.js'
 
 export default class GatewayRestart extends BaseCommand {
   static summary = 'Restarts the gateway to load policy and provider changes.'
@@ -28,6 +28,7 @@ export default class GatewayRestart extends BaseCommand {
 
   async run(): Promise<GatewayInfo> {
     const {flags} = await this.parse(GatewayRestart)
+    const wasRunning = isGatewayRunning()
     const state = await restartGateway({
       port: flags.port,
       sim: flags.sim,
@@ -35,7 +36,9 @@ export default class GatewayRestart extends BaseCommand {
       signal: this.signal,
     })
     if (!this.jsonEnabled()) {
-      out(`Gateway restarted at ${state.url}`)
+      out(
+        wasRunning ? `Gateway restarted at ${state.url}` : `Gateway was not running; started at ${state.url}`,
+      )
       printFields(gatewayStateFields(state))
     }
     return state

@@ -19,7 +19,7 @@ export default class PoliciesList extends BaseCommand {
         policies,
         [
           {header: 'ID', value: (p) => p.id},
-          {header: 'ROUTES', value: (p) => routeLines(p).join('; ') || '(none)'},
+          {header: 'ROUTES', value: (p) => routeLines(p).join('; ') || '(none: default routes)'},
           {header: 'FALLBACKS', value: (p) => (p.fallbacks === false ? 'off' : 'on')},
           {
             header: 'BREAKER',

@@ -2,7 +2,7 @@ import {readFile} from 'node:fs/promises'
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
-import {UsageError} from '../../core/errors.js'
+import {NotFoundError, UsageError} from '../../core/errors.js'
 import {colorErr, err, out} from '../../core/output.js'
 import type {PolicyConfig} from '../../daemon/types.js'
 import {setPolicy} from '../../services/policies.js'
@@ -17,7 +17,7 @@ export default class PoliciesSet extends BaseCommand {
 
   static examples = [
     '<%= config.bin %> policies set team-a --file team-a.json',
-    `echo '{"routes":{"messages":[{"provider":"anthropic"}]}}' | <%= config.bin %> policies set team-a --file -`,
+    `$ echo '{"routes":{"messages":[{"provider":"anthropic"}]}}' | <%= config.bin %> policies set team-a --file -`,
   ]
 
   static args = {
@@ -36,9 +36,15 @@ export default class PoliciesSet extends BaseCommand {
       try {
         text = await readFile(flags.file, 'utf8')
       } catch (error) {
-        throw new UsageError(`Cannot read ${flags.file}: ${(error as Error).message}`, {
-          code: 'file_unreadable',
-        })
+        const e = error as NodeJS.ErrnoException
+        // A file that is not there is "not found" (exit 7), as the README's table says.
+        if (e.code === 'ENOENT') {
+          throw new NotFoundError(`No file ${flags.file}.`, {
+            code: 'file_not_found',
+            hint: 'Give the path of a policy JSON file, or `--file -` to read it from stdin.',
+          })
+        }
+        throw new UsageError(`Cannot read ${flags.file}: ${e.message}`, {code: 'file_unreadable'})
       }
     }
     const result = await setPolicy(args.id, text)

@@ -5,6 +5,9 @@ import {out, printFields} from '../../core/output.js'
 import type {PolicyConfig} from '../../daemon/types.js'
 import {getPolicy, routeLines} from '../../services/policies.js'
 
+/** An empty policy is not a dead end: the gateway gives it default routes when it starts. */
+const NO_ROUTES = '(none: the gateway routes each family to its available providers; see `gwctl status`)'
+
 export default class PoliciesShow extends BaseCommand {
   static summary = 'Shows one routing policy.'
   static description =
@@ -36,7 +39,7 @@ export default class PoliciesShow extends BaseCommand {
       })
       out('routes:')
       const lines = routeLines(policy)
-      for (const line of lines.length > 0 ? lines : ['(none)']) out(`  ${line}`)
+      for (const line of lines.length > 0 ? lines : [NO_ROUTES]) out(`  ${line}`)
     }
     return policy
   }

@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {UsageError} from '../../core/errors.js'
-import {colorErr, err, out} from '../../core/output.js'
+import {colorErr, err, out, warn} from '../../core/output.js'
 import type {ProviderConfig} from '../../daemon/types.js'
 import {FAMILIES} from '../../daemon/types.js'
 import {addProvider, credentialLabel} from '../../services/providers.js'
@@ -17,7 +17,7 @@ export default class ProvidersAdd extends BaseCommand {
 
   static examples = [
     '<%= config.bin %> providers add anthropic-eu --family messages --base-url https://api.anthropic.com --api-key-env ANTHROPIC_EU_KEY',
-    'printf %s "$KEY" | <%= config.bin %> providers add corp-chat --family chat --base-url https://llm.example.com/v1 --api-key-stdin',
+    '$ printf %s "$KEY" | <%= config.bin %> providers add corp-chat --family chat --base-url https://llm.example.com/v1 --api-key-stdin',
     '<%= config.bin %> providers add openai-mini --family chat --base-url https://api.openai.com --api-key-env OPENAI_API_KEY --model gpt-5=gpt-5-mini --input-price 0.25 --output-price 2',
   ]
 
@@ -65,6 +65,16 @@ export default class ProvidersAdd extends BaseCommand {
       inputPrice: price(flags['input-price'], '--input-price'),
       outputPrice: price(flags['output-price'], '--output-price'),
     })
+    const envName = flags['api-key-env']
+    if (!provider.credential) {
+      warn(
+        `${provider.name} has no credential: requests go upstream without a key. Add one with --api-key-env VAR or --api-key-stdin if the upstream needs it.`,
+      )
+    } else if (envName && !process.env[envName]) {
+      warn(
+        `${envName} is not set in this shell; the gateway reads it from its own environment at each request.`,
+      )
+    }
     if (!this.jsonEnabled()) {
       out(
         `Added provider ${provider.name} (${provider.family}, ${provider.baseUrl}, credential: ${credentialLabel(provider)}).`,

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {colorErr, err, out, renderTable} from '../../core/output.js'
-import {filtersFromFlags} from '../../services/log-filters.js'
+import {filtersFromFlags, isFiltered, resolveAgentFilter} from '../../services/log-filters.js'
 import type {UsageResult} from '../../services/logs.js'
 import {STATUS_VALUES, USAGE_PIVOTS, getUsage, usageColumns} from '../../services/logs.js'
 import type {Pivot} from '../../store/log-store.js'
@@ -23,17 +23,18 @@ export default class Usage extends BaseCommand {
   static flags = {
     pivot: Flags.string({description: 'Group by.', options: [...USAGE_PIVOTS]}),
     since: Flags.string({description: 'Only requests since: 30m, 1h, 7d, or Unix seconds.'}),
-    agent: Flags.string({description: 'Only this agent id.'}),
+    agent: Flags.string({description: 'Only this agent (id or name).'}),
     policy: Flags.string({description: 'Only this policy id.'}),
     status: Flags.string({description: 'Only this status class.', options: [...STATUS_VALUES]}),
   }
 
   async run(): Promise<UsageResult> {
     const {flags} = await this.parse(Usage)
-    const filters = filtersFromFlags(flags)
+    const filters = await resolveAgentFilter(filtersFromFlags(flags), this.signal)
     const result = await getUsage({...filters, pivot: flags.pivot as Pivot | undefined, signal: this.signal})
     if (!this.jsonEnabled()) {
-      if (result.rows.length === 0) out('No usage logged yet.')
+      if (result.rows.length === 0)
+        out(isFiltered(filters) ? 'No requests match these filters.' : 'No usage logged yet.')
       else {
         const columns = usageColumns(result.pivot)
         const rows = result.pivot ? [...result.rows, {key: 'TOTAL', ...result.totals}] : result.rows

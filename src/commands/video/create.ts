@@ -59,10 +59,12 @@ export default class VideoCreate extends BaseCommand {
       multiple: true,
     }),
     duration: Flags.string({
+      char: 'd',
       description:
         'Beta: length in seconds (range per model, default 5; 0 = auto on BetaQ2-Pro-Reference2Video).',
     }),
     resolution: Flags.string({
+      char: 'r',
       description: 'Beta: 540P, 720P or 1080P (lower case accepted). Required for first-and-last-frame.',
     }),
     audio: Flags.boolean({description: 'Beta: generate audio (Q3 models).', allowNo: true}),

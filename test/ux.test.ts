@@ -1,0 +1,396 @@
+/**
+ * What a new user trips over: next steps in error messages, one JSON document with --json, exit
+ * codes as the README's table says.
+ */
+import {join} from 'node:path'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import type {Simulator} from '../src/sim/server.js'
+import {startSim} from '../src/sim/server.js'
+import {LogStore} from '../src/store/log-store.js'
+import {freePort, json, runCli, tempHome} from './helpers/cli.js'
+
+let sim: Simulator
+let home: {home: string; cleanup: () => void}
+
+beforeEach(async () => {
+  sim = await startSim({timeScale: 100})
+  home = tempHome()
+})
+afterEach(async () => {
+  await sim.close()
+  home.cleanup()
+})
+
+const env = (): Record<string, string> => ({GWCTL_BASE_URL: sim.baseUrl, GWCTL_API_KEY: 'test-key'})
+
+describe('messages say what to do next', () => {
+  it('a reply cut mid-stream says it is incomplete and names the provider to avoid (exit 5)', async () => {
+    const r = await runCli(['chat', '--model', 'sim-pro', '[error-mid-stream] hi'], {
+      home: home.home,
+      env: env(),
+    })
+    expect(r.exitCode).toBe(5)
+    expect(r.stdout).toContain('Hello from alpha-cloud')
+    expect(r.stderr).toContain('incomplete: try again, or route around alpha-cloud with --ignore alpha-cloud')
+  })
+
+  it('chat with an unknown model points at `gwctl models` (exit 7)', async () => {
+    const r = await runCli(['chat', '--model', 'no-such-model', 'hi'], {home: home.home, env: env()})
+    expect(r.exitCode).toBe(7)
+    expect(r.stderr).toContain('gwctl models')
+    const j = await runCli(['chat', '--model', 'no-such-model', 'hi', '--json'], {
+      home: home.home,
+      env: env(),
+    })
+    expect(j.exitCode).toBe(7)
+    expect(json(j).error.hint).toContain('gwctl models')
+  })
+
+  it('a missing argument says "--help" once', async () => {
+    const r = await runCli(['config', 'set'], {home: home.home})
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toContain('Missing 2 required args')
+    expect(r.stderr.match(/--help/g)).toHaveLength(1)
+    expect(r.stderr).toContain('gwctl config set --help')
+  })
+
+  it("a missing flag is named as typed, without oclif's wrapper", async () => {
+    const r = await runCli(['video', 'create', '--prompt', 'x', '--json'], {home: home.home})
+    expect(r.exitCode).toBe(2)
+    expect(json(r).error).toMatchObject({
+      code: 'invalid_flags',
+      message: 'Missing required flag --model',
+      hint: 'Run `gwctl video create --help` for its usage.',
+    })
+  })
+})
+
+describe('unknown commands', () => {
+  it('suggest the closest command and exit 2', async () => {
+    const r = await runCli(['video', 'creat', '-m', 'x'], {home: home.home})
+    expect(r.exitCode).toBe(2)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toContain('Unknown command "video creat"')
+    expect(r.stderr).toContain('gwctl video create')
+  })
+
+  it('print one JSON error document with --json', async () => {
+    const r = await runCli(['policy', 'list', '--json'], {home: home.home})
+    expect(r.exitCode).toBe(2)
+    expect(json(r).error).toMatchObject({code: 'unknown_command'})
+    expect(json(r).error.hint).toContain('gwctl policies list')
+  })
+})
+
+describe('gateway commands, gateway stopped', () => {
+  it('providers list with an unknown agent points at `gwctl agents list` (exit 7)', async () => {
+    const r = await runCli(['providers', 'list', 'nosuchagent', '--json'], {home: home.home})
+    expect(r.exitCode).toBe(7)
+    expect(json(r).error.hint).toContain('gwctl agents list')
+  })
+
+  it('key issue for a sub-agent without a parent names the flag to pass (exit 2)', async () => {
+    const r = await runCli(
+      [
+        'key',
+        'issue',
+        '--agent-name',
+        'a',
+        '--agent-type',
+        'codex_subagent',
+        '--employee-name',
+        'Ada',
+        '--employee-contact',
+        'ada@example.com',
+      ],
+      {home: home.home},
+    )
+    expect(r.exitCode).toBe(2)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toContain('Pass --parent-agent-id')
+  })
+})
+
+describe('a file that is not there is "not found" (exit 7)', () => {
+  it('policies set --file', async () => {
+    const r = await runCli(['policies', 'set', 'team-a', '--file', `${home.home}/nope.json`, '--json'], {
+      home: home.home,
+    })
+    expect(r.exitCode).toBe(7)
+    expect(json(r).error.code).toBe('file_not_found')
+  })
+
+  it('gamma generate --content', async () => {
+    const r = await runCli(
+      ['gamma', 'generate', '--content', `${home.home}/nope.json`, '-r', '768P', '-d', '5'],
+      {
+        home: home.home,
+        env: env(),
+      },
+    )
+    expect(r.exitCode).toBe(7)
+    expect(r.stderr).toContain('No file')
+    expect(sim.requests.filter((q) => q.path.includes('gamma'))).toHaveLength(0)
+  })
+})
+
+describe('--json prints one document', () => {
+  it('status --quiet --json with the gateway stopped (exit 6)', async () => {
+    const r = await runCli(['status', '--quiet', '--json'], {home: home.home})
+    expect(r.exitCode).toBe(6)
+    expect(json(r)).toMatchObject({healthy: false, gateway: {state: 'Stopped'}})
+    const quiet = await runCli(['status', '--quiet'], {home: home.home})
+    expect(quiet.exitCode).toBe(6)
+    expect(quiet.stdout + quiet.stderr).toBe('')
+  })
+})
+
+describe('tables', () => {
+  it('models marks the fields a plain OpenAI list lacks with "-" (a gateway, a vendor)', async () => {
+    const vendor = sim.baseUrl.replace(/\/api\/v1$/, '/v1')
+    const r = await runCli(['models'], {home: home.home, env: {GWCTL_BASE_URL: vendor, GWCTL_API_KEY: 'k'}})
+    expect(r.exitCode).toBe(0)
+    expect(r.stdout).toMatch(/^sim-mini\s+\S+\s+-\s+-\s+-$/m)
+  })
+})
+
+describe('gamma rules name the flag that fixes them', () => {
+  it('text-to-video without a ratio says to add --ratio (exit 2, nothing sent)', async () => {
+    const r = await runCli(['gamma', 'generate', '-t', 'a fox', '-r', '768P', '-d', '5', '--json'], {
+      home: home.home,
+      env: env(),
+    })
+    expect(r.exitCode).toBe(2)
+    expect(json(r).error).toMatchObject({code: 'content_rule', rule: 'text-to-video-ratio'})
+    expect(json(r).error.hint).toContain('--ratio 16:9')
+    expect(sim.requests).toHaveLength(0)
+  })
+})
+
+describe('bad settings are configuration errors, not bugs', () => {
+  it('a GWCTL_BASE_URL that is not a URL exits 3 with the fix', async () => {
+    const r = await runCli(['models', '--json'], {
+      home: home.home,
+      env: {GWCTL_BASE_URL: 'notaurl', GWCTL_API_KEY: 'k'},
+    })
+    expect(r.exitCode).toBe(3)
+    expect(json(r).error).toMatchObject({code: 'invalid_base_url'})
+    expect(json(r).error.hint).toContain('GWCTL_BASE_URL')
+  })
+
+  it('config set gateway.port refuses a number that is no port (exit 2)', async () => {
+    const r = await runCli(['config', 'set', 'gateway.port', '70000'], {home: home.home})
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toContain('1-65535')
+    expect((await runCli(['config', 'set', 'gateway.port', '4318'], {home: home.home})).exitCode).toBe(0)
+  })
+})
+
+describe('config set refuses an empty value', () => {
+  it('exit 2, nothing stored, and the hint names config unset', async () => {
+    const r = await runCli(['config', 'set', 'api-key', ''], {home: home.home})
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toContain('gwctl config unset api-key')
+    expect((await runCli(['config', 'get', 'api-key'], {home: home.home})).exitCode).toBe(7)
+  })
+})
+
+describe('typos in setting names', () => {
+  it('config set suggests the setting meant (exit 2, nothing stored)', async () => {
+    const r = await runCli(['config', 'set', 'employe.name', 'Ada', '--json'], {home: home.home})
+    expect(r.exitCode).toBe(2)
+    expect(json(r).error).toMatchObject({code: 'unknown_setting'})
+    expect(json(r).error.hint).toContain('Did you mean "employee.name"?')
+    const list = await runCli(['config', 'get', 'employee.name'], {home: home.home})
+    expect(list.exitCode).toBe(7)
+  })
+})
+
+describe('help and version, the usual ways', () => {
+  it('`gwctl help config set` and `gwctl config set -h` print the command help', async () => {
+    for (const args of [
+      ['help', 'config', 'set'],
+      ['config', 'set', '-h'],
+    ]) {
+      const r = await runCli(args, {home: home.home})
+      expect(r.exitCode).toBe(0)
+      expect(r.stdout).toContain('$ gwctl config set KEY VALUE')
+    }
+  })
+
+  it('`gwctl version` and `-v` print the version', async () => {
+    for (const args of [['version'], ['-v']]) {
+      const r = await runCli(args, {home: home.home})
+      expect(r.exitCode).toBe(0)
+      expect(r.stdout).toMatch(/^gwctl\/\d+\.\d+\.\d+ /)
+    }
+  })
+})
+
+describe('status with the gateway stopped', () => {
+  it('an agent on a policy without targets is on default routes, not "no provider" (exit 6)', async () => {
+    const issued = await runCli(
+      [
+        'key',
+        'issue',
+        '--agent-name',
+        'a',
+        '--agent-type',
+        'codex',
+        '--employee-name',
+        'A',
+        '--employee-contact',
+        'a@b.c',
+      ],
+      {home: home.home},
+    )
+    expect(issued.exitCode).toBe(0)
+    const r = await runCli(['status', '--json'], {home: home.home})
+    expect(r.exitCode).toBe(6)
+    expect(json(r).agentsPerRoute).toEqual([
+      {
+        route: 'default/responses -> (default routes at start)',
+        policyId: 'default',
+        family: 'responses',
+        agents: 1,
+      },
+    ])
+  })
+})
+
+describe('logs and usage --agent', () => {
+  it('take an agent name as providers list does; an unknown name exits 7; an empty filter says so', async () => {
+    const issued = await runCli(
+      [
+        'key',
+        'issue',
+        '--agent-name',
+        'laptop',
+        '--agent-type',
+        'codex',
+        '--employee-name',
+        'A',
+        '--employee-contact',
+        'a@b.c',
+        '--json',
+      ],
+      {home: home.home},
+    )
+    const {agentId} = json(issued)
+    const store = await LogStore.open(join(home.home, 'logs.db'))
+    store.append({
+      time: Date.now() - 1000,
+      agentId,
+      keyPrefix: 'gw-aaaa…',
+      policyId: 'default',
+      entrance: 'responses',
+      requestedModel: 'sim-mini',
+      provider: 'sim-responses',
+      model: 'sim-mini',
+      status: 200,
+      fallback: false,
+      inputTokens: 5,
+      outputTokens: 7,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
+      reasoningTokens: 0,
+      latencyMs: 10,
+      ttfbMs: 5,
+      error: null,
+      project: 'laptop',
+      requestId: null,
+    })
+    store.close()
+
+    const byName = await runCli(['logs', '--agent', 'laptop', '--json'], {home: home.home})
+    expect(byName.exitCode).toBe(0)
+    expect(json(byName).logs.map((r: {agentId: string}) => r.agentId)).toEqual([agentId])
+    const usage = await runCli(['usage', '--agent', 'laptop', '--json'], {home: home.home})
+    expect(json(usage).totals).toMatchObject({requests: 1, inputTokens: 5, outputTokens: 7})
+
+    const ghost = await runCli(['logs', '--agent', 'ghost'], {home: home.home})
+    expect(ghost.exitCode).toBe(7)
+    expect(ghost.stderr).toContain('gwctl agents list')
+
+    const none = await runCli(['logs', '--status', '5xx'], {home: home.home})
+    expect(none.exitCode).toBe(0)
+    expect(none.stdout).toBe('No requests match these filters.\n')
+  })
+})
+
+describe('the same short flags across video and gamma', () => {
+  it('video create takes -d and -r like gamma generate', async () => {
+    const r = await runCli(
+      ['video', 'create', '-m', 'BetaQ3-Turbo-Text2Video', '-p', 'waves', '-r', '720P', '-d', '6', '--json'],
+      {
+        home: home.home,
+        env: env(),
+      },
+    )
+    expect(r.exitCode).toBe(0)
+    const sent = sim.requests.find((q) => q.method === 'POST' && q.path === '/api/v1/videos')?.body as Record<
+      string,
+      unknown
+    >
+    expect(sent).toMatchObject({resolution: '720P', duration: 6})
+  })
+})
+
+describe('gateway restart with the gateway stopped', () => {
+  it('says it started the gateway rather than "restarted" it', async () => {
+    const port = String(await freePort())
+    try {
+      const r = await runCli(['gateway', 'restart', '--port', port], {home: home.home})
+      expect(r.exitCode).toBe(0)
+      expect(r.stdout).toContain(`Gateway was not running; started at http://127.0.0.1:${port}`)
+    } finally {
+      await runCli(['gateway', 'stop'], {home: home.home})
+    }
+  })
+})
+
+describe('providers add warns about a credential that will not work', () => {
+  it('none at all, or an env var that is not set (stderr only, exit 0, stdout still one JSON document)', async () => {
+    const none = await runCli(
+      ['providers', 'add', 'nocred', '--family', 'chat', '--base-url', 'https://x.example', '--json'],
+      {
+        home: home.home,
+      },
+    )
+    expect(none.exitCode).toBe(0)
+    expect(json(none).provider.name).toBe('nocred')
+    expect(none.stderr).toContain('nocred has no credential')
+    const unset = await runCli(
+      [
+        'providers',
+        'add',
+        'envcred',
+        '--family',
+        'chat',
+        '--base-url',
+        'https://x.example',
+        '--api-key-env',
+        'GWCTL_TEST_UNSET_KEY',
+      ],
+      {home: home.home, env: {GWCTL_TEST_UNSET_KEY: undefined}},
+    )
+    expect(unset.exitCode).toBe(0)
+    expect(unset.stderr).toContain('GWCTL_TEST_UNSET_KEY is not set in this shell')
+    const set = await runCli(
+      [
+        'providers',
+        'add',
+        'envset',
+        '--family',
+        'chat',
+        '--base-url',
+        'https://x.example',
+        '--api-key-env',
+        'GWCTL_TEST_SET_KEY',
+      ],
+      {home: home.home, env: {GWCTL_TEST_SET_KEY: 'k'}},
+    )
+    expect(set.stderr).not.toContain('warning')
+  })
+})
