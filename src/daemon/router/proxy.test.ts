@@ -515,6 +515,27 @@ describe('what leaves the machine', () => {
     }
   })
 
+  it("redacts the provider's credential when an upstream error quotes it back", async () => {
+    const upstream = await customUpstream((req, res) => {
+      const key = String(req.headers.authorization ?? req.headers['x-api-key']).replace(/^Bearer /, '')
+      const text = JSON.stringify({
+        error: {message: `Incorrect API key provided: ${key}.`, type: 'invalid_request_error'},
+      })
+      res.writeHead(401, {'content-type': 'application/json', 'content-length': Buffer.byteLength(text)})
+      res.end(text)
+    })
+    try {
+      route = (family) => ({targets: [{provider: provider(`u-${family}`, family, upstream.origin)}]})
+      const res = await fetch(`${gatewayUrl}/v1/chat/completions`, {method: 'POST', body: '{"model":"m"}'})
+      const text = await res.text()
+      expect(res.status).toBe(401)
+      expect(text).not.toContain('upstream-key-u-chat')
+      expect(JSON.parse(text).error.message).toBe('Incorrect API key provided: [redacted].')
+    } finally {
+      upstream.close()
+    }
+  })
+
   it('a provider whose env credential is unset is skipped with a clear reason', async () => {
     route = (family) => ({
       targets: [

@@ -660,7 +660,7 @@ export async function proxyRequest(
         result.error = failed.length > 0 ? `fell back after: ${failed.join('; ')}` : null
       }
 
-      await relay(upstream, status, target)
+      await relay(upstream, status, target, credential)
       return finish()
     }
 
@@ -699,6 +699,7 @@ export async function proxyRequest(
     upstream: Awaited<ReturnType<Pool['request']>>,
     status: number,
     target: ProxyTarget,
+    credential: string | undefined,
   ): Promise<void> {
     const headers = returnHeaders(upstream.headers)
     const idName = requestIdHeader(family)
@@ -708,6 +709,18 @@ export async function proxyRequest(
     const contentType = String(headers['content-type'] ?? '')
     const sse = /text\/event-stream/i.test(contentType)
     result.stream = sse
+    if (status >= 400 && !sse && credential && !headers['content-encoding']) {
+      // Some vendors quote the key back in an error ("Incorrect API key provided: sk-…"): an
+      // agent must never see the provider's credential. Error answers are small: buffer, redact.
+      const text = (await upstream.body.text()).split(credential).join('[redacted]')
+      headers['content-length'] = String(Buffer.byteLength(text))
+      result.status = status
+      result.ttfbMs = performance.now() - started
+      res.writeHead(status, headers)
+      res.end(text)
+      if (status < 500 && status !== 429) target.breaker?.recordSuccess()
+      return
+    }
     if (!sse && upstream.headers['content-length'] !== undefined)
       headers['content-length'] = String(upstream.headers['content-length'])
     result.status = status
