@@ -11,7 +11,7 @@ import {agentKind} from './agent-kinds.js'
 import {errorBody} from './protocol-errors.js'
 import type {RequestIdentity} from './router/log-entry.js'
 import {logEntryFor} from './router/log-entry.js'
-import type {ProxyResult} from './router/proxy.js'
+import {gatewayAnswered} from './router/proxy.js'
 import type {GatewayContext} from './server.js'
 import {sendJson} from './server.js'
 import type {Family, PolicyConfig, ProviderConfig} from './types.js'
@@ -109,7 +109,12 @@ export async function forward(
     response.writeHead(503, {'content-type': 'application/json', 'content-length': Buffer.byteLength(text)})
     response.end(text)
     routing?.logs.append(
-      logEntryFor(entrance.family, projectOf(request.headers, who), failure(503, message, time), time),
+      logEntryFor(
+        entrance.family,
+        projectOf(request.headers, who),
+        gatewayAnswered(503, message, time),
+        time,
+      ),
     )
     return
   }
@@ -133,24 +138,6 @@ export async function forward(
 function projectOf(headers: IncomingHttpHeaders, who: RequestIdentity): RequestIdentity {
   const header = headers['x-gw-project']
   return typeof header === 'string' && header.trim() ? {...who, project: header.trim()} : who
-}
-
-function failure(status: number, error: string, time: number): ProxyResult {
-  return {
-    status,
-    provider: null,
-    model: null,
-    requestedModel: null,
-    fallback: false,
-    stream: false,
-    usage: null,
-    latencyMs: Date.now() - time,
-    ttfbMs: null,
-    error,
-    requestId: '',
-    clientAborted: false,
-    attempts: [],
-  }
 }
 
 /**

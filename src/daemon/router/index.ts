@@ -13,7 +13,7 @@ import type {RequestIdentity} from './log-entry.js'
 import {logEntryFor} from './log-entry.js'
 import {resolveTargets, RouteError} from './policy.js'
 import type {ProxyResult} from './proxy.js'
-import {proxyRequest, sendFamilyError, UpstreamPools} from './proxy.js'
+import {gatewayAnswered, proxyRequest, sendFamilyError, UpstreamPools} from './proxy.js'
 
 export {BreakerRegistry, CircuitBreaker} from './breaker.js'
 export type {BreakerSnapshot, BreakerState} from './breaker.js'
@@ -99,21 +99,7 @@ export class Router {
     } catch (error) {
       if (!(error instanceof RouteError)) throw error
       const requestId = sendFamilyError(res, input.family, error.status, error.message)
-      result = {
-        status: error.status,
-        provider: null,
-        model: null,
-        requestedModel: null,
-        fallback: false,
-        stream: false,
-        usage: null,
-        latencyMs: Date.now() - time,
-        ttfbMs: null,
-        error: error.message,
-        requestId,
-        clientAborted: false,
-        attempts: [],
-      }
+      result = gatewayAnswered(error.status, error.message, time, requestId)
     }
     this.options.logStore?.append(logEntryFor(input.family, identity, result, time))
     return result

@@ -89,6 +89,30 @@ export interface ProxyResult {
   attempts: ProxyAttempt[]
 }
 
+/** The result of a request the gateway answered itself, before any upstream was tried. */
+export function gatewayAnswered(
+  status: number,
+  error: string,
+  startedAt: number,
+  requestId = '',
+): ProxyResult {
+  return {
+    status,
+    provider: null,
+    model: null,
+    requestedModel: null,
+    fallback: false,
+    stream: false,
+    usage: null,
+    latencyMs: Date.now() - startedAt,
+    ttfbMs: null,
+    error,
+    requestId,
+    clientAborted: false,
+    attempts: [],
+  }
+}
+
 /** One keep-alive undici Pool per upstream origin (and timeout set). */
 export class UpstreamPools {
   private readonly pools = new Map<string, Pool>()
