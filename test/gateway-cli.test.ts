@@ -12,6 +12,7 @@ import {afterEach, describe, expect, it} from 'vitest'
 import type {LogEntry, LogRow, UsageRow} from '../src/store/log-store.js'
 import {LogStore} from '../src/store/log-store.js'
 import {freePort, json, runCli, spawnCli, tempHome} from './helpers/cli.js'
+import {keyIssueArgs} from './helpers/gateway.js'
 
 const cleanups: Array<() => void | Promise<void>> = []
 afterEach(async () => {
@@ -208,16 +209,7 @@ describe('providers (gateway stopped: the state file)', () => {
     expect(route.exitCode).toBe(0)
     expect(route.stdout).toBe('Updated policy claude_code_default: messages -> msg-b, msg-a:claude-x\n')
     const issued = await cli([
-      'key',
-      'issue',
-      '--agent-name',
-      'laptop',
-      '--agent-type',
-      'claude_code',
-      '--employee-name',
-      'Ada',
-      '--employee-contact',
-      'ada@example.com',
+      ...keyIssueArgs('laptop', 'claude_code', {name: 'Ada', contact: 'ada@example.com'}),
       '--json',
     ])
     expect(issued.exitCode).toBe(0)

@@ -3,7 +3,7 @@
  * SDKs as unmodified clients, the log store's rows checked against what the simulator reported,
  * fallbacks, breakers, cross-family policies, the management endpoints and doctor.
  */
-import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import Anthropic from '@anthropic-ai/sdk'
 import {GoogleGenAI} from '@google/genai'
@@ -13,50 +13,25 @@ import {afterEach, describe, expect, it} from 'vitest'
 import type {PolicyConfig, ProviderConfig} from '../src/daemon/types.js'
 import {withState} from '../src/store/state.js'
 import {freePort, json, runCli, tempHome} from './helpers/cli.js'
+import {killDaemon} from './helpers/gateway.js'
 
 const started: string[] = []
 const cleanups: Array<() => void> = []
 
-function daemonPid(home: string): number | undefined {
-  const path = join(home, 'gateway.pid')
-  if (!existsSync(path)) return undefined
-  const pid = Number(readFileSync(path, 'utf8').split('\n')[0])
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
 afterEach(async () => {
   for (const home of started.splice(0)) {
     await runCli(['gateway', 'stop', '--drain', '1'], {home})
-    const pid = daemonPid(home)
-    if (pid && alive(pid)) process.kill(pid, 'SIGKILL')
+    await killDaemon(home)
   }
   for (const c of cleanups.splice(0)) c()
 })
-
-/** No vendor key of the test machine may turn into a default provider (nothing leaves the machine). */
-const NO_VENDOR_KEYS = {
-  OPENAI_API_KEY: undefined,
-  ANTHROPIC_API_KEY: undefined,
-  GEMINI_API_KEY: undefined,
-  GOOGLE_API_KEY: undefined,
-}
 
 async function setup(options: {policies?: PolicyConfig[]; providers?: ProviderConfig[]} = {}) {
   const t = tempHome()
   cleanups.push(t.cleanup)
   const port = await freePort()
   const home = t.home
-  const cli = (args: string[]) =>
-    runCli(args, {home, env: {GWCTL_GATEWAY_PORT: String(port), ...NO_VENDOR_KEYS}})
+  const cli = (args: string[]) => runCli(args, {home, env: {GWCTL_GATEWAY_PORT: String(port)}})
   if (options.policies || options.providers) {
     const previous = process.env.GWCTL_HOME
     process.env.GWCTL_HOME = home
@@ -564,7 +539,7 @@ describe('gateway routing end to end', {timeout: 120_000}, () => {
     const t = tempHome()
     cleanups.push(t.cleanup)
     const env = {GWCTL_HOME: t.home}
-    const cli = (args: string[]) => runCli(args, {home: t.home, env: NO_VENDOR_KEYS})
+    const cli = (args: string[]) => runCli(args, {home: t.home})
     writeFileSync(join(t.home, 'settings.json'), '{}')
     const healthy = await cli(['doctor', '--json'])
     expect(json(healthy).checks.filter((c: any) => ['log-db', 'policies'].includes(c.id))).toEqual([

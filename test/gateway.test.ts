@@ -6,36 +6,15 @@ import {afterEach, describe, expect, it} from 'vitest'
 
 import {withState} from '../src/store/state.js'
 import {freePort, json, runCli, tempHome} from './helpers/cli.js'
+import {alive, daemonPid, killDaemon, keyIssueArgs} from './helpers/gateway.js'
 
 /** Every daemon a test started, killed in afterEach even when the test failed. */
 const started: Array<{home: string}> = []
 const cleanups: Array<() => void> = []
 const servers: Server[] = []
 
-function daemonPid(home: string): number | undefined {
-  const path = join(home, 'gateway.pid')
-  if (!existsSync(path)) return undefined
-  const pid = Number(readFileSync(path, 'utf8').split('\n')[0])
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
 afterEach(async () => {
-  for (const {home} of started.splice(0)) {
-    const pid = daemonPid(home)
-    if (pid && alive(pid)) {
-      process.kill(pid, 'SIGKILL')
-      for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20))
-    }
-  }
+  for (const {home} of started.splice(0)) await killDaemon(home)
   for (const s of servers.splice(0)) s.close()
   for (const c of cleanups.splice(0)) c()
 })
@@ -190,18 +169,7 @@ describe('gwctl key issue', {timeout: 120_000}, () => {
   it('issues through the running daemon (works at once), rotates, and refuses a repeat within 5 s', async () => {
     const {cli, base, home} = await setup()
     expect((await cli(['gateway', 'start'])).exitCode).toBe(0)
-    const args = [
-      'key',
-      'issue',
-      '--agent-name',
-      'laptop',
-      '--agent-type',
-      'claude_code',
-      '--employee-name',
-      'Ada',
-      '--employee-contact',
-      'ada@example.com',
-    ]
+    const args = keyIssueArgs('laptop', 'claude_code', {name: 'Ada', contact: 'ada@example.com'})
     const r = await cli(args)
     expect(r.exitCode, r.stderr).toBe(0)
     const m = /^keyValue: (gw-[0-9A-Za-z]{46})\n$/.exec(r.stdout)
@@ -266,18 +234,7 @@ describe('gwctl key issue', {timeout: 120_000}, () => {
 
   it('refuses a sub-agent kind without a parent before sending anything', async () => {
     const {cli} = await setup()
-    const r = await cli([
-      'key',
-      'issue',
-      '--agent-name',
-      'x',
-      '--agent-type',
-      'codex_subagent',
-      '--employee-name',
-      'A',
-      '--employee-contact',
-      'a@b.c',
-    ])
+    const r = await cli(keyIssueArgs('x', 'codex_subagent'))
     expect(r.exitCode).toBe(2)
     expect(r.stderr).toContain('parentAgentId')
   })
@@ -333,18 +290,7 @@ describe('status and doctor', {timeout: 120_000}, () => {
     expect(json(downJson)).toMatchObject({healthy: false, gateway: {state: 'Stopped'}})
 
     expect((await cli(['gateway', 'start'])).exitCode).toBe(0)
-    await cli([
-      'key',
-      'issue',
-      '--agent-name',
-      'a',
-      '--agent-type',
-      'codex',
-      '--employee-name',
-      'A',
-      '--employee-contact',
-      'a@b.c',
-    ])
+    await cli(keyIssueArgs('a', 'codex'))
     const up = await cli(['status', '--quiet'])
     expect(up).toMatchObject({exitCode: 0, stdout: '', stderr: ''})
     const snapshot = json(await cli(['status', '--json']))
@@ -422,18 +368,7 @@ describe('status and doctor', {timeout: 120_000}, () => {
     await cli(['config', 'set', 'base-url', 'http://127.0.0.1:9/api/v1'])
     await cli(['config', 'set', 'api-key', platformKey])
     expect((await cli(['gateway', 'start', '--sim'])).exitCode).toBe(0)
-    const issued = await cli([
-      'key',
-      'issue',
-      '--agent-name',
-      'a',
-      '--agent-type',
-      'gemini_cli',
-      '--employee-name',
-      'A',
-      '--employee-contact',
-      'a@b.c',
-    ])
+    const issued = await cli(keyIssueArgs('a', 'gemini_cli'))
     const key = /keyValue: (\S+)/.exec(issued.stdout)![1]
     const gemini = {contents: [{role: 'user', parts: [{text: 'hi'}]}]}
     for (const [url, headers] of [

@@ -9,6 +9,7 @@ import type {Simulator} from '../src/sim/server.js'
 import {startSim} from '../src/sim/server.js'
 import {LogStore} from '../src/store/log-store.js'
 import {freePort, json, runCli, tempHome} from './helpers/cli.js'
+import {keyIssueArgs} from './helpers/gateway.js'
 
 let sim: Simulator
 let home: {home: string; cleanup: () => void}
@@ -91,21 +92,9 @@ describe('gateway commands, gateway stopped', () => {
   })
 
   it('key issue for a sub-agent without a parent names the flag to pass (exit 2)', async () => {
-    const r = await runCli(
-      [
-        'key',
-        'issue',
-        '--agent-name',
-        'a',
-        '--agent-type',
-        'codex_subagent',
-        '--employee-name',
-        'Ada',
-        '--employee-contact',
-        'ada@example.com',
-      ],
-      {home: home.home},
-    )
+    const r = await runCli(keyIssueArgs('a', 'codex_subagent', {name: 'Ada', contact: 'ada@example.com'}), {
+      home: home.home,
+    })
     expect(r.exitCode).toBe(2)
     expect(r.stdout).toBe('')
     expect(r.stderr).toContain('Pass --parent-agent-id')
@@ -230,21 +219,7 @@ describe('help and version, the usual ways', () => {
 
 describe('status with the gateway stopped', () => {
   it('an agent on a policy without targets is on default routes, not "no provider" (exit 6)', async () => {
-    const issued = await runCli(
-      [
-        'key',
-        'issue',
-        '--agent-name',
-        'a',
-        '--agent-type',
-        'codex',
-        '--employee-name',
-        'A',
-        '--employee-contact',
-        'a@b.c',
-      ],
-      {home: home.home},
-    )
+    const issued = await runCli(keyIssueArgs('a', 'codex'), {home: home.home})
     expect(issued.exitCode).toBe(0)
     const r = await runCli(['status', '--json'], {home: home.home})
     expect(r.exitCode).toBe(6)
@@ -261,22 +236,7 @@ describe('status with the gateway stopped', () => {
 
 describe('logs and usage --agent', () => {
   it('take an agent name as providers list does; an unknown name exits 7; an empty filter says so', async () => {
-    const issued = await runCli(
-      [
-        'key',
-        'issue',
-        '--agent-name',
-        'laptop',
-        '--agent-type',
-        'codex',
-        '--employee-name',
-        'A',
-        '--employee-contact',
-        'a@b.c',
-        '--json',
-      ],
-      {home: home.home},
-    )
+    const issued = await runCli([...keyIssueArgs('laptop', 'codex'), '--json'], {home: home.home})
     const {agentId} = json(issued)
     const store = await LogStore.open(join(home.home, 'logs.db'))
     store.append({

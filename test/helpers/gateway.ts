@@ -1,0 +1,48 @@
+/** Helpers of the tests that start a real gateway daemon. */
+import {existsSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+/** The pid in `<home>/gateway.pid`, if there is one. */
+export function daemonPid(home: string): number | undefined {
+  const path = join(home, 'gateway.pid')
+  if (!existsSync(path)) return undefined
+  const pid = Number(readFileSync(path, 'utf8').split('\n')[0])
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined
+}
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Kills the daemon of `home` (if any) and waits until it is gone. */
+export async function killDaemon(home: string): Promise<void> {
+  const pid = daemonPid(home)
+  if (!pid || !alive(pid)) return
+  process.kill(pid, 'SIGKILL')
+  for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20))
+}
+
+/** `gwctl key issue` arguments with the employee given, so neither settings nor git are needed. */
+export function keyIssueArgs(
+  agentName: string,
+  agentType: string,
+  employee: {name: string; contact: string} = {name: 'A', contact: 'a@b.c'},
+): string[] {
+  return [
+    'key',
+    'issue',
+    '--agent-name',
+    agentName,
+    '--agent-type',
+    agentType,
+    '--employee-name',
+    employee.name,
+    '--employee-contact',
+    employee.contact,
+  ]
+}
