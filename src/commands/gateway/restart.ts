@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
+import {drainFlag} from '../../ui/gateway-flags.js'
 import {out, printFields} from '../../core/output.js'
 import type {GatewayInfo} from '../../services/gateway.js'
 import {gatewayStateFields, isGatewayRunning, restartGateway} from '../../services/gateway.js'
@@ -19,11 +20,7 @@ export default class GatewayRestart extends BaseCommand {
         'Run the offline simulator inside the daemon and route to it (default: as the running daemon did).',
       allowNo: true,
     }),
-    drain: Flags.integer({
-      description: 'Seconds in-flight requests may take to finish.',
-      default: 10,
-      min: 0,
-    }),
+    drain: drainFlag,
   }
 
   async run(): Promise<GatewayInfo> {

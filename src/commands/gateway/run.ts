@@ -1,6 +1,5 @@
-import {Flags} from '@oclif/core'
-
 import {BaseCommand} from '../../core/base-command.js'
+import {drainFlag, simFlag, startPortFlag} from '../../ui/gateway-flags.js'
 import {resolvePort} from '../../services/gateway.js'
 
 export default class GatewayRun extends BaseCommand {
@@ -17,20 +16,9 @@ export default class GatewayRun extends BaseCommand {
   static enableJsonFlag = false
 
   static flags = {
-    port: Flags.integer({
-      description: 'Port on 127.0.0.1 (default: GWCTL_GATEWAY_PORT, setting gateway.port, else 4317).',
-      min: 1,
-      max: 65535,
-    }),
-    sim: Flags.boolean({
-      description:
-        'Also run the offline simulator inside the daemon and route every protocol to it (nothing leaves the machine).',
-    }),
-    drain: Flags.integer({
-      description: 'Seconds in-flight requests may take to finish on stop.',
-      default: 10,
-      min: 0,
-    }),
+    port: startPortFlag,
+    sim: simFlag,
+    drain: drainFlag,
   }
 
   async run(): Promise<void> {

@@ -1,6 +1,5 @@
-import {Flags} from '@oclif/core'
-
 import {BaseCommand} from '../../core/base-command.js'
+import {simFlag, startPortFlag} from '../../ui/gateway-flags.js'
 import {out, printFields} from '../../core/output.js'
 import type {GatewayInfo} from '../../services/gateway.js'
 import {startGateway, gatewayStateFields} from '../../services/gateway.js'
@@ -17,15 +16,8 @@ export default class GatewayStart extends BaseCommand {
   ]
 
   static flags = {
-    port: Flags.integer({
-      description: 'Port on 127.0.0.1 (default: GWCTL_GATEWAY_PORT, setting gateway.port, else 4317).',
-      min: 1,
-      max: 65535,
-    }),
-    sim: Flags.boolean({
-      description:
-        'Also run the offline simulator inside the daemon and route every protocol to it (nothing leaves the machine).',
-    }),
+    port: startPortFlag,
+    sim: simFlag,
   }
 
   async run(): Promise<GatewayInfo> {

@@ -1,6 +1,5 @@
-import {Flags} from '@oclif/core'
-
 import {BaseCommand} from '../../core/base-command.js'
+import {drainFlag} from '../../ui/gateway-flags.js'
 import {out} from '../../core/output.js'
 import {stopGateway} from '../../services/gateway.js'
 
@@ -12,11 +11,7 @@ export default class GatewayStop extends BaseCommand {
   static examples = ['<%= config.bin %> gateway stop', '<%= config.bin %> gateway stop --drain 30']
 
   static flags = {
-    drain: Flags.integer({
-      description: 'Seconds in-flight requests may take to finish.',
-      default: 10,
-      min: 0,
-    }),
+    drain: drainFlag,
   }
 
   async run(): Promise<{wasRunning: boolean; pid: number | null}> {
