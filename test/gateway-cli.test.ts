@@ -133,7 +133,7 @@ describe('providers (gateway stopped: the state file)', () => {
   })
 
   it('refuses invalid providers with exit 2 and writes nothing', async () => {
-    const {home, cli} = await stopped()
+    const {cli} = await stopped()
     const bad = await cli([
       'providers',
       'add',
@@ -157,7 +157,6 @@ describe('providers (gateway stopped: the state file)', () => {
     expect(empty.stderr).toContain('No API key arrived on stdin.')
     const list = await cli(['providers', 'list', '--json'])
     expect(json(list).providers).toEqual([])
-    expect(home).toBeTruthy()
   })
 
   it('lists the providers compatible with an agent, and refuses a provider still routed', async () => {
@@ -429,7 +428,7 @@ describe('logs and usage (gateway stopped: the log database)', () => {
   })
 
   it('says so when nothing was logged, and dashboard --json exits 6', async () => {
-    const {home, cli} = await stopped()
+    const {cli} = await stopped()
     const logs = await cli(['logs'])
     expect(logs.exitCode).toBe(0)
     expect(logs.stdout).toBe('No requests logged yet.\n')
@@ -441,7 +440,6 @@ describe('logs and usage (gateway stopped: the log database)', () => {
     const text = await cli(['dashboard'])
     expect(text.exitCode).toBe(6)
     expect(text.stderr).toContain('The gateway is not running.')
-    expect(home).toBeTruthy()
   })
 
   it('bare gwctl prints the help when stdout is not a terminal', async () => {
