@@ -1,4 +1,10 @@
+import {mkdtempSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {defineConfig} from 'vitest/config'
+
+// No test reads or writes the real home folder (agent discovery and history scanners look there).
+const testHome = mkdtempSync(join(tmpdir(), 'gwctl-test-home-'))
 
 export default defineConfig({
   test: {
@@ -9,6 +15,15 @@ export default defineConfig({
     // e2e tests spawn bin/run.js (a Node process each); two cores.
     maxWorkers: 2,
     globalSetup: ['test/global-setup.ts'],
-    env: {NO_COLOR: '1', TZ: 'UTC', NODE_EXTRA_CA_CERTS: ''},
+    env: {
+      NO_COLOR: '1',
+      TZ: 'UTC',
+      NODE_EXTRA_CA_CERTS: '',
+      HOME: testHome,
+      CLAUDE_CONFIG_DIR: '',
+      CODEX_HOME: '',
+      GEMINI_CLI_HOME: '',
+      GEMINI_DATA_DIR: '',
+    },
   },
 })

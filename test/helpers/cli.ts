@@ -67,6 +67,16 @@ export function cliEnv(
     ANTHROPIC_API_KEY: undefined,
     GEMINI_API_KEY: undefined,
     GOOGLE_API_KEY: undefined,
+    // Agent discovery and the history scanners read the user's home: never the real one.
+    HOME: join(home, 'user-home'),
+    XDG_CONFIG_HOME: undefined,
+    CLAUDE_CONFIG_DIR: undefined,
+    CODEX_HOME: undefined,
+    GEMINI_CLI_HOME: undefined,
+    GEMINI_DATA_DIR: undefined,
+    ANTHROPIC_BASE_URL: undefined,
+    ANTHROPIC_AUTH_TOKEN: undefined,
+    GOOGLE_GEMINI_BASE_URL: undefined,
     ...extra,
   }
 }
