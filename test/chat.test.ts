@@ -191,11 +191,11 @@ describe('gwctl chat', () => {
   })
 
   it.each([
-    [['--temperature', '3'], 'must be between 0 and 2', 'temperature is 0.0-2.0'],
-    [['--top-p', '1.5'], 'must be between 0 and 1', 'top_p is 0.0-1.0'],
-    [['--presence-penalty', '-3'], 'must be between -2 and 2', 'presence_penalty is -2.0 to 2.0'],
-    [['--top-k', '0'], 'integer greater than 0', 'top_k is greater than 0'],
-    [['--latency-range', '2,1'], 'min 2 is greater than max 1', 'min <= max'],
+    [['--temperature', '3'], 'must be between 0 and 2', '--temperature from 0.0 to 2.0'],
+    [['--top-p', '1.5'], 'must be between 0 and 1', '--top-p from 0.0 to 1.0'],
+    [['--presence-penalty', '-3'], 'must be between -2 and 2', '--presence-penalty from -2.0 to 2.0'],
+    [['--top-k', '0'], 'integer greater than 0', 'e.g. --top-k 40'],
+    [['--latency-range', '2,1'], 'min 2 is greater than max 1', 'MIN <= MAX'],
     [['--sort', 'cost'], 'Unknown sort key "cost"', 'input_price, output_price'],
   ])('refuses %j before sending (exit 2)', async (flags, message, rule) => {
     const r = await chat(['-m', 'sim-mini', ...flags, 'x'])

@@ -164,7 +164,13 @@ describe('gwctl gamma list / cancel / get', {timeout: 120_000}, () => {
 
     // succeeded and failed -> deleted
     env.sim.clock.advance(1000)
-    expect(json(await env.run(['get', failing, '--json'])).task.status).toBe('failed')
+    // a failed task exits 8 as in `video get`, with the reason
+    const got = await env.run(['get', failing, '--json'])
+    expect(got.exitCode).toBe(8)
+    expect(json(got).error).toMatchObject({code: 'task_failed', task_id: failing, status: 'failed'})
+    const human = await env.run(['get', failing])
+    expect(human.exitCode).toBe(8)
+    expect(human.stdout).toMatch(/^reason: +the platform gave no reason/m)
     const deleted = await env.run(['cancel', running, '--json'])
     expect(deleted.exitCode).toBe(0)
     expect(json(deleted)).toMatchObject({task_id: running, action: 'deleted', status: 'deleted'})

@@ -137,7 +137,8 @@ describe('gwctl gamma generate / analyze / regenerate', {timeout: 120_000}, () =
       ...FAST,
     ])
     expect(r.exitCode).toBe(8)
-    expect(r.stderr).toMatch(/Task cgt-\S+ failed\./)
+    expect(r.stderr).toMatch(/Task cgt-\S+ failed: the platform gave no reason\./)
+    expect(r.stderr).not.toContain('--verbose')
     expect(r.stderr).toMatch(/platform_id: pid-/)
   })
 

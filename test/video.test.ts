@@ -265,7 +265,7 @@ describe('gwctl video (end to end against the simulator)', () => {
       '720x1280',
     ])
     expect(r.exitCode).toBe(0)
-    expect(r.stderr).toContain('warning: audio on BetaQ2-Turbo-Img2Video')
+    expect(r.stderr).toContain('warning: --audio on BetaQ2-Turbo-Img2Video')
     expect(r.stderr).toContain('warning: size 720*1280 without resolution is ignored')
     expect(r.stdout).not.toContain('warning')
     expect(posts()[0].body).toMatchObject({audio: true, size: '720*1280'})

@@ -129,6 +129,7 @@ export async function createChatCompletion(
     body: {...body, stream: false},
     signal: options.signal,
     headersTimeoutMs: options.headersTimeoutMs,
+    userTimeoutSeconds: userTimeout(body),
   })
   return res.body
 }
@@ -145,7 +146,11 @@ export async function* streamChatCompletion(
 ): AsyncGenerator<ChatCompletionChunk> {
   let res
   try {
-    res = await client.stream('/chat/completions', {...body, stream: true}, options)
+    res = await client.stream(
+      '/chat/completions',
+      {...body, stream: true},
+      {...options, userTimeoutSeconds: userTimeout(body)},
+    )
   } catch (error) {
     if (options.signal?.aborted) throw new InterruptedError('Request aborted.')
     throw error
@@ -195,6 +200,12 @@ export async function* streamChatCompletion(
       {code: 'stream_interrupted'},
     )
   }
+}
+
+/** The first-token deadline the user set (`--timeout` -> `extra_body.timeout`), if any. */
+function userTimeout(body: ChatRequest): number | undefined {
+  const timeout = (body.extra_body as {timeout?: unknown} | undefined)?.timeout
+  return typeof timeout === 'number' ? timeout : undefined
 }
 
 function parseChunk(data: string): ChatCompletionChunk {

@@ -26,7 +26,7 @@ import {
   UsageError,
   isAbortError,
 } from '../core/errors.js'
-import {getSetting} from '../store/settings.js'
+import {getCheckedSetting, getSetting} from '../store/settings.js'
 
 /** Timeouts in milliseconds. */
 export interface Timeouts {
@@ -56,6 +56,8 @@ export interface RequestOptions {
   signal?: AbortSignal
   /** Overrides the header timeout (e.g. a chat that waits long for its first token). */
   headersTimeoutMs?: number
+  /** A deadline the user put in the request body (seconds), so a 504 can be blamed on it. */
+  userTimeoutSeconds?: number
 }
 
 export interface ApiResponse<T> {
@@ -154,11 +156,31 @@ export function describeProblem(
   return {message, type, code, numericCode: numeric?.[1], platformId}
 }
 
-/** Maps an error answer of the platform to a typed error. */
+/** What the client knew when an error answer came back, so the message can say why. */
+export interface ErrorContext {
+  /** Who answered: the remote platform, or the local gwctl gateway (a base URL on its port). */
+  answeredBy?: 'platform' | 'gateway'
+  method?: string
+  /** The path below the base URL (`/videos`). */
+  path?: string
+  /** The base URL the request went to. */
+  baseUrl?: string
+  /** A deadline the user set on the request (chat --timeout -> extra_body.timeout), in seconds. */
+  userTimeoutSeconds?: number
+}
+
+const WHO = {platform: 'The platform', gateway: 'The local gateway'} as const
+
+/**
+ * Maps an error answer to a typed error: the one place that words HTTP errors. It names who
+ * answered, reads `Retry-After`, says when a 504 came from the user's own `--timeout`, and hints
+ * at the base URL when an endpoint is missing.
+ */
 export function errorFromResponse(
   status: number,
   body: unknown,
   headers: Record<string, string | string[] | undefined> = {},
+  context: ErrorContext = {},
 ): GwError {
   const problem = describeProblem(status, body, headers)
   const details: Record<string, unknown> = {status}
@@ -166,24 +188,72 @@ export function errorFromResponse(
   if (problem.code) details.upstream_code = problem.code
   if (problem.numericCode) details.numeric_code = problem.numericCode
   if (problem.platformId) details.platform_id = problem.platformId
-  const message = `The platform answered ${status}: ${problem.message}`
-  if (status === 401 || status === 403) {
+  const by = context.answeredBy ?? 'platform'
+  if (context.answeredBy) details.answered_by = by
+  const message = `${WHO[by]} answered ${status}: ${problem.message}`
+  // A key the gateway cannot parse (forged checksum) is answered 400 `invalid_api_key`: it is
+  // still a credentials problem, exit 4 like 401/403.
+  const badKey =
+    status === 400 && (problem.code === 'invalid_api_key' || problem.type === 'authentication_error')
+  if (status === 401 || status === 403 || badKey) {
     return new AuthError(message, {
-      code: status === 401 ? 'unauthorized' : 'forbidden',
+      code: status === 403 ? 'forbidden' : badKey ? 'invalid_api_key' : 'unauthorized',
       details,
-      hint: 'Check the API key: `gwctl config set api-key <KEY>` or set GWCTL_API_KEY.',
+      hint:
+        by === 'gateway'
+          ? 'The gateway refused the key: use the gw-... key `gwctl key issue` printed (issue a new one with `gwctl key issue`), in GWCTL_API_KEY or `gwctl config set api-key`.'
+          : 'Check the API key: `gwctl config set api-key <KEY>` or set GWCTL_API_KEY.',
     })
   }
-  if (status === 404) return new NotFoundError(message, {details})
+  if (status === 404) {
+    const endpointHint = missingEndpointHint(problem.message, context)
+    if (endpointHint)
+      return new NotFoundError(message, {code: 'no_such_endpoint', details, hint: endpointHint})
+    return new NotFoundError(message, {details})
+  }
   const code = status === 429 ? 'rate_limited' : status >= 500 ? 'upstream_unavailable' : 'bad_request'
+  if (status === 504 && context.userTimeoutSeconds !== undefined) {
+    return new UpstreamError(message, {
+      code: 'timeout_reached',
+      status,
+      details: {...details, timeout_seconds: context.userTimeoutSeconds},
+      hint: `Your --timeout ${context.userTimeoutSeconds} (seconds to the first token) ran out first: raise it, e.g. --timeout ${Math.max(60, context.userTimeoutSeconds * 4)}, or leave it out.`,
+    })
+  }
   // What to do next (gwctl has already retried what was safe to retry).
+  const retryAfterMs = parseRetryAfter(headers)
+  const waitText =
+    retryAfterMs === undefined
+      ? 'wait a little'
+      : `wait ${Math.max(1, Math.ceil(retryAfterMs / 1000))} s (its Retry-After)`
+  if (retryAfterMs !== undefined) details.retry_after_seconds = Math.max(1, Math.ceil(retryAfterMs / 1000))
   const hint =
     status === 429
-      ? 'The platform is limiting requests: wait a little and run the command again.'
+      ? `${WHO[by]} is limiting requests: ${waitText} and run the command again.`
       : status >= 500
-        ? 'The platform failed on its side: try again in a while (--verbose shows the ids to quote to support).'
+        ? by === 'gateway'
+          ? 'The gateway or its upstream failed: `gwctl logs` shows the request and `gwctl status` the providers.'
+          : 'The platform failed on its side: try again in a while (--verbose shows the ids to quote to support).'
         : undefined
   return new UpstreamError(message, {code, status, details, hint})
+}
+
+/**
+ * A 404 for an endpoint (not for a task id) almost always means a base URL without `/api/v1`.
+ * Returns the hint, or undefined when the 404 is about a record.
+ */
+function missingEndpointHint(message: string, context: ErrorContext): string | undefined {
+  if (context.answeredBy === 'gateway') return undefined
+  const base = context.baseUrl?.replace(/\/+$/, '')
+  const saysEndpoint =
+    /no such (endpoint|route|path)|cannot (get|post|delete)|unknown (endpoint|route|path)|route not found/i.test(
+      message,
+    )
+  const baseLacksApi = base !== undefined && !/\/api\/v1$/.test(new URL(base).pathname)
+  if (!saysEndpoint && !baseLacksApi) return undefined
+  return base
+    ? `No such endpoint below ${base}: the base URL should end in /api/v1 (e.g. ${new URL(base).origin}/api/v1). Fix it with \`gwctl config set base-url\` or GWCTL_BASE_URL.`
+    : 'No such endpoint: the base URL should end in /api/v1.'
 }
 
 function networkError(error: unknown, origin: string): GwError {
@@ -257,6 +327,21 @@ export class PlatformClient {
     return url
   }
 
+  /** Who answers this client: the local gwctl gateway when the base URL is on its loopback port. */
+  get answeredBy(): 'platform' | 'gateway' {
+    return isLocalGateway(this.baseUrl) ? 'gateway' : 'platform'
+  }
+
+  private context(method: string, path: string, options: RequestOptions): ErrorContext {
+    return {
+      answeredBy: this.answeredBy,
+      method,
+      path,
+      baseUrl: this.baseUrl,
+      userTimeoutSeconds: options.userTimeoutSeconds,
+    }
+  }
+
   private headers(extra?: Record<string, string>, json = false): Record<string, string> {
     return {
       authorization: `Bearer ${this.apiKey}`,
@@ -300,7 +385,9 @@ export class PlatformClient {
       const retryable = (idempotent ? RETRY_STATUS_IDEMPOTENT : RETRY_STATUS_UNSAFE).has(res.statusCode)
       const retryAfter = parseRetryAfter(res.headers)
       if (last || !retryable || (retryAfter !== undefined && retryAfter > MAX_RETRY_AFTER_MS)) {
-        throw this.redacted(errorFromResponse(res.statusCode, body, res.headers))
+        throw this.redacted(
+          errorFromResponse(res.statusCode, body, res.headers, this.context(method, path, options)),
+        )
       }
       await this.pause(retryAfter ?? backoffDelay(attempt, this.backoffMs), options.signal)
     }
@@ -328,7 +415,9 @@ export class PlatformClient {
     }
     if (res.statusCode >= 400) {
       const text = await res.body.text()
-      throw this.redacted(errorFromResponse(res.statusCode, parseBody(text), res.headers))
+      throw this.redacted(
+        errorFromResponse(res.statusCode, parseBody(text), res.headers, this.context('POST', path, options)),
+      )
     }
     return res
   }
@@ -423,6 +512,29 @@ export class PlatformClient {
   }
 }
 
+/**
+ * True when `baseUrl` points at the local gwctl gateway: a loopback host on the gateway's port
+ * (GWCTL_GATEWAY_PORT / gateway.port, else 4317) or a loopback base ending in `/v1` (the
+ * gateway's own prefix; the platform's ends in `/api/v1`).
+ */
+export function isLocalGateway(baseUrl: string): boolean {
+  let url: URL
+  try {
+    url = new URL(baseUrl)
+  } catch {
+    return false
+  }
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) return false
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80))
+  let gatewayPort = 4317
+  try {
+    gatewayPort = Number(getSetting('gateway.port') ?? 4317)
+  } catch {
+    // an unreadable settings file is reported elsewhere; the default port stands
+  }
+  return port === gatewayPort || /^\/v1\/?$/.test(url.pathname)
+}
+
 function parseBody(text: string): unknown {
   if (!text) return undefined
   try {
@@ -439,19 +551,12 @@ function parseBody(text: string): unknown {
 export function platformClient(
   overrides: {baseUrl?: string; apiKey?: string} & Omit<ClientOptions, 'baseUrl' | 'apiKey'> = {},
 ): PlatformClient {
-  const baseUrl = overrides.baseUrl ?? getSetting('base-url')
-  const apiKey = overrides.apiKey ?? getSetting('api-key')
+  const baseUrl = overrides.baseUrl ?? getCheckedSetting('base-url')
+  const apiKey = overrides.apiKey ?? getCheckedSetting('api-key')
   if (!baseUrl) {
     throw new ConfigError('No platform base URL is set.', {
       code: 'missing_base_url',
       hint: 'Run `gwctl config set base-url https://<host>/api/v1` or set GWCTL_BASE_URL (try `gwctl sim` for an offline simulator).',
-    })
-  }
-  if (!/^https?:\/\//i.test(baseUrl) || !URL.canParse(baseUrl)) {
-    // A bad GWCTL_BASE_URL bypasses `config set`'s check: say so instead of failing as a bug.
-    throw new ConfigError(`The platform base URL "${baseUrl}" is not an http(s) URL.`, {
-      code: 'invalid_base_url',
-      hint: 'Fix GWCTL_BASE_URL, or run `gwctl config set base-url https://<host>/api/v1` (`gwctl config list` shows where it comes from).',
     })
   }
   if (!apiKey) {

@@ -4,6 +4,7 @@ import type {ChatMessage} from '../api/chat.js'
 import {platformClient} from '../api/http.js'
 import {BaseCommand} from '../core/base-command.js'
 import {GwError, InterruptedError, UpstreamError, UsageError} from '../core/errors.js'
+import {warn} from '../core/output.js'
 import type {ChatInput} from '../services/chat-request.js'
 import {buildChatRequest, userMessage} from '../services/chat-request.js'
 import {ChatSession} from '../services/chat-session.js'
@@ -152,6 +153,7 @@ export default class Chat extends BaseCommand {
       stream: flags.stream,
       timeoutSeconds: flags.timeout,
       params: flags.param,
+      onWarning: warnOnce(),
       provider: {
         json: flags.provider,
         only: flags.only,
@@ -266,4 +268,14 @@ async function readStdin(signal: AbortSignal): Promise<string> {
     throw new UsageError(`stdin cannot be read: ${(error as Error).message}.`, {code: 'stdin_unreadable'})
   }
   return Buffer.concat(chunks).toString('utf8')
+}
+
+/** A warning printed once, though the interactive chat rebuilds the request every turn. */
+function warnOnce(): (warning: string) => void {
+  const said = new Set<string>()
+  return (warning) => {
+    if (said.has(warning)) return
+    said.add(warning)
+    warn(warning)
+  }
 }

@@ -136,10 +136,18 @@ describe('buildChatRequest: validation before sending', () => {
     expect((error as Error).message).toMatch(message)
   })
 
-  it('names the spec rule in the hint', () => {
+  it('names the flag and its allowed values in the hint, never a spec section', () => {
     expect(() => build({temperature: '3'})).toThrow(
-      expect.objectContaining({hint: 'Rule (spec 2.1): temperature is 0.0-2.0.'}),
+      expect.objectContaining({hint: 'Allowed: --temperature from 0.0 to 2.0, e.g. --temperature 0.7.'}),
     )
+  })
+
+  it('warns about a --param value that looks like JSON but does not parse, and sends it as text', () => {
+    const warnings: string[] = []
+    const request = build({params: ['n={bad', 'x=plain'], onWarning: (w) => warnings.push(w)})
+    expect(request).toMatchObject({n: '{bad', x: 'plain'})
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain('--param n: "{bad" looks like JSON but does not parse')
   })
 
   it('refuses bad image URLs', () => {

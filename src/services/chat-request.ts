@@ -4,6 +4,7 @@
  */
 import type {ChatMessage, ChatRequest, ContentItem, ProviderPreferences} from '../api/chat.js'
 import {UsageError} from '../core/errors.js'
+import {parseParamValue} from '../core/input-rules.js'
 
 /** Sort keys of the provider object (spec 2.1; `price_multiplier` is in one schema variant). */
 export const PROVIDER_SORT_KEYS = [
@@ -61,6 +62,8 @@ export interface ChatInput {
   /** `key=value` passthrough parameters; values are JSON when they parse, strings otherwise. */
   params?: string[]
   provider?: ProviderInput
+  /** Told about input that is sent but probably not meant (a `--param` value that is broken JSON). */
+  onWarning?: (warning: string) => void
 }
 
 /** A user message: plain text, or content items when images or videos are attached. */
@@ -96,23 +99,24 @@ function toNumber(value: number | string, name: string): number {
 
 const snake = (flag: string): string => flag.replace(/^--/, '').replace(/[-.]/g, '_')
 
-function numberIn(value: number | string, name: string, min: number, max: number, rule: string): number {
+// The ranges are those of the chat spec (section 2.1); messages name the flag, never the spec.
+function numberIn(value: number | string, name: string, min: number, max: number, example: string): number {
   const n = toNumber(value, name)
   if (n < min || n > max) {
     throw new UsageError(`${name} must be between ${min} and ${max}, got ${n}.`, {
       code: `invalid_${snake(name)}`,
-      hint: `Rule (spec 2.1): ${rule}.`,
+      hint: `Allowed: ${name} from ${min.toFixed(1)} to ${max.toFixed(1)}, e.g. ${name} ${example}.`,
     })
   }
   return n
 }
 
-function positiveInt(value: number | string, name: string, rule: string): number {
+function positiveInt(value: number | string, name: string, example: string): number {
   const n = toNumber(value, name)
   if (!Number.isInteger(n) || n <= 0) {
     throw new UsageError(`${name} must be an integer greater than 0, got ${n}.`, {
       code: `invalid_${snake(name)}`,
-      hint: `Rule (spec 2.1): ${rule}.`,
+      hint: `Allowed: a whole number from 1 up, e.g. ${name} ${example}.`,
     })
   }
   return n
@@ -140,7 +144,10 @@ export function parseRange(value: string, flag: string): [number, number] {
 }
 
 /** Parses `key=value` passthrough parameters; dotted keys nest (`extra_body.x=1`). */
-export function parseParams(params: string[]): Record<string, unknown> {
+export function parseParams(
+  params: string[],
+  onWarning?: (warning: string) => void,
+): Record<string, unknown> {
   const result: Record<string, any> = {}
   for (const param of params) {
     const eq = param.indexOf('=')
@@ -162,13 +169,8 @@ export function parseParams(params: string[]): Record<string, unknown> {
         code: 'invalid_param',
       })
     }
-    const raw = param.slice(eq + 1)
-    let value: unknown = raw
-    try {
-      value = JSON.parse(raw)
-    } catch {
-      // a plain string
-    }
+    const {value, warning} = parseParamValue(key, param.slice(eq + 1))
+    if (warning) onWarning?.(warning)
     const path = key.split('.')
     let target = result
     for (const part of path.slice(0, -1)) {
@@ -193,7 +195,7 @@ export function validateProvider(provider: ProviderPreferences): void {
     if (!(PROVIDER_SORT_KEYS as readonly string[]).includes(key)) {
       throw new UsageError(`Unknown sort key "${key}".`, {
         code: 'invalid_provider_sort',
-        hint: `Sort keys (spec 2.1): ${PROVIDER_SORT_KEYS.join(', ')}; priority falls in the order given.`,
+        hint: `Sort keys: ${PROVIDER_SORT_KEYS.join(', ')}; priority falls in the order given, e.g. --sort ${PROVIDER_SORT_KEYS.slice(0, 2).join(',')}.`,
       })
     }
   }
@@ -207,13 +209,13 @@ export function validateProvider(provider: ProviderPreferences): void {
     if (v[0] > v[1]) {
       throw new UsageError(`${flag}: min ${v[0]} is greater than max ${v[1]}.`, {
         code: 'invalid_range',
-        hint: 'Rule (spec 2.1): a range is [min, max] with min <= max.',
+        hint: 'A range is MIN,MAX with MIN <= MAX, e.g. 0,2.5.',
       })
     }
     if (key === 'input_length_range' && v.some((n) => !Number.isInteger(n))) {
       throw new UsageError(`${flag} must hold integers.`, {
         code: 'invalid_range',
-        hint: 'Rule (spec 2.1): input_length_range holds integers.',
+        hint: 'input_length_range holds whole numbers, e.g. 1000,8000.',
       })
     }
   }
@@ -284,7 +286,7 @@ export function buildChatRequest(input: ChatInput): ChatRequest {
       hint: 'Give the message as arguments, pipe it on stdin, or use --interactive.',
     })
   }
-  const params = parseParams(input.params ?? [])
+  const params = parseParams(input.params ?? [], input.onWarning)
   const request: ChatRequest = {...params, model, messages}
   const stream = input.stream ?? true
   request.stream = stream
@@ -295,30 +297,20 @@ export function buildChatRequest(input: ChatInput): ChatRequest {
     delete request.stream_options
   }
   if (input.temperature !== undefined) {
-    request.temperature = numberIn(input.temperature, '--temperature', 0, 2, 'temperature is 0.0-2.0')
+    request.temperature = numberIn(input.temperature, '--temperature', 0, 2, '0.7')
   }
-  if (input.topP !== undefined) request.top_p = numberIn(input.topP, '--top-p', 0, 1, 'top_p is 0.0-1.0')
-  if (input.topK !== undefined) request.top_k = positiveInt(input.topK, '--top-k', 'top_k is greater than 0')
+  if (input.topP !== undefined) request.top_p = numberIn(input.topP, '--top-p', 0, 1, '0.9')
+  if (input.topK !== undefined) request.top_k = positiveInt(input.topK, '--top-k', '40')
   if (input.presencePenalty !== undefined) {
-    request.presence_penalty = numberIn(
-      input.presencePenalty,
-      '--presence-penalty',
-      -2,
-      2,
-      'presence_penalty is -2.0 to 2.0',
-    )
+    request.presence_penalty = numberIn(input.presencePenalty, '--presence-penalty', -2, 2, '0.5')
   }
   if (input.maxTokens !== undefined) {
-    request.max_completion_tokens = positiveInt(
-      input.maxTokens,
-      '--max-tokens',
-      'max_completion_tokens is a positive integer',
-    )
+    request.max_completion_tokens = positiveInt(input.maxTokens, '--max-tokens', '1024')
   }
   if (input.thinking !== undefined) request.enable_thinking = input.thinking
   if (input.jsonObject) request.response_format = {type: 'json_object'}
   if (input.timeoutSeconds !== undefined) {
-    const timeout = positiveInt(input.timeoutSeconds, '--timeout', 'extra_body.timeout is integer seconds')
+    const timeout = positiveInt(input.timeoutSeconds, '--timeout', '60')
     request.extra_body = {...(params.extra_body as object | undefined), timeout}
   }
   const provider = buildProvider(input.provider)

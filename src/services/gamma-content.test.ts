@@ -133,6 +133,33 @@ describe('validateContent: regeneration by original video', () => {
   })
 })
 
+describe('one URL rule with video: inputs are http(s) URLs', () => {
+  it.each([
+    ['notaurl', '--first-frame'],
+    ['ftp://x/a.png', '--first-frame'],
+    ['file:///etc/passwd', '--first-frame'],
+  ])('refuses %s, naming the flag and the URL', (url, flag) => {
+    const content = contentFromInput({text: 'x', firstFrame: url})
+    expect(ruleOf(() => validateContent(content, 'generation'))).toBe('http-url')
+    expect(() => validateContent(content, 'generation')).toThrow(`${flag}) must be an http(s) URL`)
+  })
+
+  it('refuses a callback URL that is not http(s)', () => {
+    const content = contentFromInput({text: 'x'})
+    const build = () =>
+      buildGenerationRequest({content, resolution: '768P', duration: 5, ratio: '16:9', callbackUrl: 'nope'})
+    expect(ruleOf(build)).toBe('http-url')
+  })
+})
+
+describe('a missing required flag says it is required', () => {
+  it('duration and resolution', () => {
+    expect(() => validateDuration(undefined)).toThrow('--duration (-d) is required')
+    expect(() => validateDuration(undefined)).not.toThrow('undefined')
+    expect(() => validateResolution(undefined, 'generation')).toThrow('--resolution (-r) is required')
+  })
+})
+
 describe('duration, resolution, ratio', () => {
   it.each([
     [4, undefined],

@@ -3,6 +3,7 @@
  * sent. Every failure is a `UsageError` whose message names the rule it broke.
  */
 import {UsageError} from '../core/errors.js'
+import {HTTP_URL_HINT, isHttpUrl} from '../core/input-rules.js'
 import type {
   GammaContentItem,
   GammaContextRequest,
@@ -60,8 +61,26 @@ const ROLES_BY_TYPE: Record<string, ReadonlyArray<string | undefined>> = {
   audio_url: ['reference_audio'],
 }
 
+/** The flag an item comes from, for messages: `--first-frame`, `--ref-video`, ... */
+function describeItem(item: Record<string, any>): string {
+  const flags: Record<string, string> = {
+    first_frame: '--first-frame',
+    last_frame: '--last-frame',
+    reference_image: '--ref-image',
+    reference_video: '--ref-video',
+    reference_audio: '--ref-audio',
+    base_video: '--base-video',
+  }
+  return typeof item.role === 'string' && flags[item.role]
+    ? flags[item.role]
+    : item.type === 'image_url'
+      ? '--image'
+      : String(item.type)
+}
+
 /** The flag that fixes a rule, where one flag does. */
 const FIX: Record<string, string> = {
+  'http-url': HTTP_URL_HINT,
   'text-to-video-ratio': 'Add a ratio, e.g. --ratio 16:9.',
   ratio: 'Pass --ratio with one of the listed values.',
   duration: 'Pass --duration (-d) with 4 to 15 seconds, e.g. -d 5.',
@@ -99,6 +118,12 @@ function checkShapes(content: unknown): asserts content is GammaContentItem[] {
       const url = item[item.type]?.url
       if (typeof url !== 'string' || url.trim() === '') {
         throw rule('content-shape', `${where} (${item.type}) needs {"${item.type}": {"url": "..."}}.`)
+      }
+      if (!isHttpUrl(url)) {
+        throw rule(
+          'http-url',
+          `${where} (${describeItem(item)}) must be an http(s) URL; got ${JSON.stringify(url)}.`,
+        )
       }
     }
     if (item.role !== undefined && typeof item.role !== 'string') {
@@ -165,9 +190,19 @@ export function validateContent(content: unknown, purpose: ContentPurpose): {tex
   return {textOnly: media.length === 0}
 }
 
+/** The callback URL follows the same URL rule as the content. */
+function checkCallbackUrl(url: string): string {
+  if (!isHttpUrl(url))
+    throw rule('http-url', `--callback-url must be an http(s) URL; got ${JSON.stringify(url)}.`)
+  return url
+}
+
 /** Duration: a whole number of seconds, 4-15. */
 export function validateDuration(duration: unknown): number {
-  const n = typeof duration === 'string' && duration.trim() !== '' ? Number(duration) : duration
+  if (duration === undefined || (typeof duration === 'string' && duration.trim() === '')) {
+    throw rule('duration', '--duration (-d) is required: whole seconds from 4 to 15.')
+  }
+  const n = typeof duration === 'string' ? Number(duration) : duration
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 4 || n > 15) {
     throw rule(
       'duration',
@@ -180,6 +215,9 @@ export function validateDuration(duration: unknown): number {
 /** Resolution: 768P or 2K for generation; only 2K for regeneration. */
 export function validateResolution(resolution: unknown, purpose: 'generation' | 'regeneration'): string {
   const allowed: readonly string[] = purpose === 'regeneration' ? ['2K'] : GAMMA_RESOLUTIONS
+  if (resolution === undefined && purpose === 'generation') {
+    throw rule('resolution', `--resolution (-r) is required: ${allowed.join(' or ')}.`)
+  }
   if (typeof resolution !== 'string' || !allowed.includes(resolution)) {
     throw rule(
       'resolution',
@@ -228,7 +266,7 @@ export function buildGenerationRequest(input: GenerationInput): GammaGenerationR
     duration,
     ...(ratio === undefined ? {} : {ratio}),
     ...(input.watermark ? {aigc_watermark: true} : {}),
-    ...(input.callbackUrl ? {callback_url: input.callbackUrl} : {}),
+    ...(input.callbackUrl ? {callback_url: checkCallbackUrl(input.callbackUrl)} : {}),
   }
 }
 
@@ -244,7 +282,7 @@ export function buildContextRequest(
     content: input.content as GammaContentItem[],
     duration,
     ...(ratio === undefined ? {} : {ratio}),
-    ...(input.callbackUrl ? {callback_url: input.callbackUrl} : {}),
+    ...(input.callbackUrl ? {callback_url: checkCallbackUrl(input.callbackUrl)} : {}),
   }
 }
 
@@ -271,7 +309,7 @@ export function buildRegenerationRequest(input: RegenerationInput): GammaRegener
     model: GAMMA_MODEL,
     resolution,
     ...(input.watermark ? {aigc_watermark: true} : {}),
-    ...(input.callbackUrl ? {callback_url: input.callbackUrl} : {}),
+    ...(input.callbackUrl ? {callback_url: checkCallbackUrl(input.callbackUrl)} : {}),
   }
   if (input.sourceTaskId !== undefined) {
     if (!input.sourceTaskId.trim()) throw rule('regeneration-form', 'the source task id is empty.')

@@ -3,7 +3,6 @@
  * data out; no flags and no printing.
  */
 import {existsSync} from 'node:fs'
-import {setTimeout as sleep} from 'node:timers/promises'
 
 import type {
   GammaApi,
@@ -21,14 +20,8 @@ import type {
 import {GammaApi as GammaApiClass} from '../api/gamma.js'
 import type {PlatformClient} from '../api/http.js'
 import {platformClient} from '../api/http.js'
-import {
-  InterruptedError,
-  NotFoundError,
-  TaskFailedError,
-  UpstreamError,
-  UsageError,
-  isAbortError,
-} from '../core/errors.js'
+import {NotFoundError, TaskFailedError, UpstreamError, UsageError} from '../core/errors.js'
+import {waitForTask} from './task-wait.js'
 
 /** Largest page the CLI asks for (the spec does not give a maximum; the simulator enforces 100). */
 export const GAMMA_MAX_PAGE_SIZE = 100
@@ -49,7 +42,7 @@ const NOT_VISIBLE_HINT = `Tasks are visible for ${GAMMA_VISIBILITY_DAYS} days af
 
 /** Adds the visibility hint to a not-found answer of the query endpoint. */
 function explainNotFound(error: unknown, id: string): unknown {
-  if (error instanceof NotFoundError && !error.hint) {
+  if (error instanceof NotFoundError && error.code !== 'no_such_endpoint') {
     return new NotFoundError(`Task ${id} is unknown or no longer visible. ${error.message}`, {
       code: 'task_not_visible',
       hint: NOT_VISIBLE_HINT,
@@ -139,49 +132,75 @@ export interface WaitOptions {
 }
 
 /**
- * Polls a task until it is final. Resolves on `succeeded`; throws TaskFailedError (exit 8) on
- * `failed` or `cancelled`, UpstreamError `wait_timeout` when the timeout passes first.
+ * Why a task failed, in the platform's words when it gave any (the spec has no error field, so
+ * any of the usual names is read), else "the platform gave no reason".
+ */
+export function gammaFailureReason(task: GammaTask): string {
+  for (const key of ['error', 'error_message', 'message', 'reason', 'fail_reason']) {
+    const value = task[key]
+    if (typeof value === 'string' && value.trim()) return value.trim()
+    if (value && typeof value === 'object' && typeof (value as {message?: unknown}).message === 'string')
+      return (value as {message: string}).message
+  }
+  return 'the platform gave no reason'
+}
+
+/**
+ * Throws the exit-8 error of a failed task, and with `cancelled` also of a cancelled one (a wait
+ * for a result that will never come); returns otherwise. `gamma get` shows a cancelled task
+ * without failing: cancelling is what the user asked for.
+ */
+export function assertGammaTaskNotEnded(
+  response: GammaTaskResponse,
+  id = response.task.id,
+  {cancelled = true}: {cancelled?: boolean} = {},
+): void {
+  const {task} = response
+  const details = {
+    task_id: id,
+    status: task.status,
+    ...(response.platform_id ? {platform_id: response.platform_id} : {}),
+  }
+  if (task.status === 'failed') {
+    throw new TaskFailedError(`Task ${id} failed: ${gammaFailureReason(task)}.`, {
+      details,
+      hint: 'Change the content and create a new task (`gwctl gamma generate`); quote the platform_id to support.',
+    })
+  }
+  if (cancelled && task.status === 'cancelled') {
+    throw new TaskFailedError(`Task ${id} was cancelled.`, {code: 'task_cancelled', details})
+  }
+}
+
+/**
+ * Polls a task until it is final (the shared wait of `task-wait.ts`). Resolves on `succeeded`;
+ * throws TaskFailedError (exit 8) on `failed` or `cancelled`, `wait_timeout` (exit 5) when the
+ * timeout passes first, and names `gwctl gamma poll ID` on every other way out.
  */
 export async function waitForGammaTask(
   api: GammaApi,
   id: string,
   options: WaitOptions,
 ): Promise<GammaTaskResponse> {
-  const started = Date.now()
-  for (;;) {
-    const response = await getGammaTask(api, id, options.signal)
-    const elapsed = Date.now() - started
-    options.onUpdate?.(response, elapsed)
-    const {task} = response
-    const details = {
-      task_id: id,
-      status: task.status,
-      ...(response.platform_id ? {platform_id: response.platform_id} : {}),
-    }
-    if (task.status === 'succeeded') return response
-    if (task.status === 'failed') {
-      throw new TaskFailedError(`Task ${id} failed.`, {
-        details,
-        hint: `Inspect it with \`gwctl gamma get ${id} --verbose\`; quote the platform_id to support.`,
-      })
-    }
-    if (task.status === 'cancelled') {
-      throw new TaskFailedError(`Task ${id} was cancelled.`, {code: 'task_cancelled', details})
-    }
-    if (options.timeoutMs > 0 && elapsed + options.intervalMs > options.timeoutMs) {
-      throw new UpstreamError(`Task ${id} is still ${task.status} after ${Math.round(elapsed / 1000)} s.`, {
-        code: 'wait_timeout',
-        details,
-        hint: `It keeps running on the platform: \`gwctl gamma poll ${id}\` later.`,
-      })
-    }
-    try {
-      await sleep(options.intervalMs, undefined, {signal: options.signal})
-    } catch (error) {
-      if (isAbortError(error)) throw new InterruptedError(`Stopped waiting for task ${id}; it keeps running.`)
-      throw error
-    }
-  }
+  return waitForTask<GammaTaskResponse>(
+    {
+      id,
+      resume: `gwctl gamma poll ${id}`,
+      query: (signal) => getGammaTask(api, id, signal),
+      status: (response) => response.task.status,
+      settled: (response) => {
+        if (response.task.status === 'succeeded') return true
+        assertGammaTaskNotEnded(response, id)
+        return false
+      },
+    },
+    {
+      intervalMs: options.intervalMs,
+      timeoutSeconds: options.timeoutMs / 1000,
+      signal: options.signal,
+      onUpdate: options.onUpdate,
+    },
+  )
 }
 
 /** Refuses to overwrite an existing file without `force` (checked before anything is sent). */

@@ -580,7 +580,7 @@ describe('buildVideoRequest: warnings', () => {
     [
       'Q2-Turbo I2V audio (listed as supported)',
       {model: 'BetaQ2-Turbo-Img2Video', imgUrl: URL_A, audio: true},
-      ['lists audio as supported'],
+      ['documented for the Q3 models'],
     ],
     [
       'Q2-Pro start-end audio (listed as supported)',
@@ -592,7 +592,7 @@ describe('buildVideoRequest: warnings', () => {
         resolution: '720P',
         audio: true,
       },
-      ['spec 4.3.3'],
+      ['documented for the Q3 models', 'Leave out --audio'],
     ],
     [
       'size without resolution',

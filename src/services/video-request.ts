@@ -25,6 +25,7 @@ import {
 } from '../api/video-catalog.js'
 import type {VideoCreateBody} from '../api/videos.js'
 import {UsageError} from '../core/errors.js'
+import {HTTP_URL_HINT, isHttpUrl, parseParamValue} from '../core/input-rules.js'
 
 /** How the two frames of a first-and-last-frame request go on the wire (spec 4.3.2). */
 export type FramesShape = 'fields' | 'reference-images'
@@ -193,7 +194,10 @@ export function numberish(value: number | string | undefined): number | string |
 }
 
 /** Parses `key=value` pairs; values are JSON when they parse (`5`, `true`, `{"a":1}`), else text. */
-export function parseParams(pairs: readonly string[] = []): Record<string, unknown> {
+export function parseParams(
+  pairs: readonly string[] = [],
+  onWarning?: (warning: string) => void,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   for (const pair of pairs) {
     const eq = pair.indexOf('=')
@@ -209,12 +213,9 @@ export function parseParams(pairs: readonly string[] = []): Record<string, unkno
       // `out['__proto__'] = ...` would replace the prototype, not add a field
       throw rule('invalid_param', `--param "${pair}": "__proto__" is not a field name.`)
     }
-    const text = pair.slice(eq + 1)
-    try {
-      out[key] = JSON.parse(text)
-    } catch {
-      out[key] = text
-    }
+    const {value, warning} = parseParamValue(key, pair.slice(eq + 1))
+    out[key] = value
+    if (warning) onWarning?.(warning)
   }
   return out
 }
@@ -251,9 +252,11 @@ function knownModel(name: string): VideoModel {
 /** Builds (and unless told not to, validates) the create body. Nothing is sent here. */
 export function buildVideoRequest(options: VideoRequestOptions): VideoRequest {
   const validate = options.validate !== false
-  const params = parseParams(options.params)
+  const paramWarnings: string[] = []
+  const params = parseParams(options.params, (w) => paramWarnings.push(w))
   if (options.nativeInput !== undefined || options.nativeParameters !== undefined) {
-    return buildNative(options, params, validate)
+    const native = buildNative(options, params, validate)
+    return {...native, warnings: [...paramWarnings, ...native.warnings]}
   }
   const model = validate ? knownModel(options.model) : findVideoModel(options.model)
   const name = model?.name ?? options.model
@@ -298,7 +301,7 @@ export function buildVideoRequest(options: VideoRequestOptions): VideoRequest {
   Object.assign(body, params)
   body.model = name
 
-  const warnings: string[] = []
+  const warnings: string[] = [...paramWarnings]
   if (validate && model) {
     if (model.duration.required && body.duration === undefined) body.duration = model.duration.default
     validateStandardBody(body, model, warnings)
@@ -333,7 +336,8 @@ function buildNative(
   if (standard.length > 0) {
     throw rule(
       'native_and_standard',
-      `${standard.join(', ')} cannot be combined with --native-input/--native-parameters: the platform would use the native body and drop them (spec 1.4).`,
+      // spec 1.4: the native format wins over the standard fields
+      `${standard.join(', ')} cannot be combined with --native-input/--native-parameters: the platform would use the native body and drop them.`,
       'Put those values into --native-input or --native-parameters instead.',
     )
   }
@@ -388,21 +392,10 @@ function checkUrls(body: Record<string, unknown>): void {
         throw rule(
           'invalid_url',
           `${field} must hold http(s) URLs; got ${JSON.stringify(item)}.`,
-          'The platform fetches inputs itself: give a publicly reachable http:// or https:// URL.',
+          HTTP_URL_HINT,
         )
       }
     }
-  }
-}
-
-/** True for an absolute http: or https: URL. */
-export function isHttpUrl(value: unknown): boolean {
-  if (typeof value !== 'string') return false
-  try {
-    const url = new URL(value)
-    return url.protocol === 'http:' || url.protocol === 'https:'
-  } catch {
-    return false
   }
 }
 
@@ -615,7 +608,8 @@ function checkAudio(model: VideoModel, warnings: string[]): void {
   if (model.audio === 'supported') return
   if (model.audio === 'listed-as-supported') {
     warnings.push(
-      `audio on ${model.name}: the spec's model table lists audio as supported but its parameter text limits audio to the Q3 series; what the platform does is not documented (spec 4.3.3).`,
+      // spec 4.3.3: the model table and the parameter text disagree
+      `--audio on ${model.name}: audio is documented for the Q3 models (BetaQ3-*); whether ${model.name} honours it is not documented. Leave out --audio, or pick a Q3 model.`,
     )
     return
   }

@@ -4,26 +4,18 @@
  */
 import {existsSync, statSync} from 'node:fs'
 import {dirname, resolve} from 'node:path'
-import {setTimeout as sleep} from 'node:timers/promises'
 
 import type {PlatformClient} from '../api/http.js'
 import {platformClient} from '../api/http.js'
 import type {VideoSubmission, VideoTask} from '../api/videos.js'
 import {isExpiredStatus, videos} from '../api/videos.js'
-import {
-  ExitCode,
-  GwError,
-  InterruptedError,
-  NotFoundError,
-  TaskFailedError,
-  UsageError,
-  isAbortError,
-} from '../core/errors.js'
+import {NotFoundError, TaskFailedError, UsageError} from '../core/errors.js'
 import {getSetting} from '../store/settings.js'
 import type {JournalTask} from '../store/video-journal.js'
 import {appendJournal, findVideoTask, listVideoTasks} from '../store/video-journal.js'
 import type {VideoRequest, VideoRequestOptions} from './video-request.js'
 import {buildVideoRequest} from './video-request.js'
+import {waitForTask} from './task-wait.js'
 
 /** The polling interval the spec suggests (section 3). */
 export const DEFAULT_INTERVAL_SECONDS = 15
@@ -31,7 +23,7 @@ export const DEFAULT_INTERVAL_SECONDS = 15
 export interface WaitOptions {
   /** Seconds between queries (default: setting `video.interval`, else 15). */
   intervalSeconds?: number
-  /** Give up waiting after this many seconds (the task keeps running). */
+  /** Give up waiting after this many seconds (the task keeps running); 0 or none = never. */
   timeoutSeconds?: number
   signal?: AbortSignal
   /** Called after each query and about once a second while waiting. */
@@ -170,7 +162,8 @@ export async function getVideoTask(
   const task = await videos(client)
     .get(id, options.provider ?? known?.provider, {signal: options.signal})
     .catch((error: unknown) => {
-      if (error instanceof NotFoundError) {
+      // a missing endpoint (base URL without /api/v1) keeps its own hint
+      if (error instanceof NotFoundError && error.code !== 'no_such_endpoint') {
         throw new NotFoundError(`${error.message} (task ${id})`, {
           code: 'task_not_found',
           hint: `Check the id (\`gwctl video list\` shows the tasks created here); ids are kept for 24 hours.`,
@@ -195,7 +188,7 @@ export function expiredTaskError(id: string): NotFoundError {
 
 /** The error for a task that ended in `failed`. Exit 8. */
 export function failedTaskError(task: VideoTask): TaskFailedError {
-  return new TaskFailedError(`Task ${task.id} failed: ${task.error || 'the platform gave no error text'}`, {
+  return new TaskFailedError(`Task ${task.id} failed: ${task.error || 'the platform gave no reason'}.`, {
     hint: 'Change the request and create a new task (`gwctl video create`).',
     details: {id: task.id, status: task.status},
   })
@@ -207,50 +200,32 @@ export function assertTaskNotEnded(task: VideoTask, id = task.id): void {
   if (isExpiredStatus(String(task.status))) throw expiredTaskError(id)
 }
 
-async function pause(ms: number, signal: AbortSignal | undefined, id: string): Promise<void> {
-  try {
-    await sleep(ms, undefined, {signal})
-  } catch (error) {
-    if (isAbortError(error)) {
-      throw new InterruptedError('Stopped waiting.', {
-        hint: `The task keeps running: \`gwctl video poll ${id}\` picks it up again.`,
-      })
-    }
-    throw error
-  }
-}
-
 /** Polls until the task completes; failed -> exit 8, UNKNOWN -> exit 7, timeout -> exit 5. */
 export async function waitForVideoTask(
   id: string,
   options: WaitOptions & ClientOption & {provider?: string} = {},
 ): Promise<VideoTask> {
-  const intervalMs = resolveInterval(options.intervalSeconds) * 1000
-  const start = Date.now()
-  const deadline = options.timeoutSeconds ? start + options.timeoutSeconds * 1000 : Infinity
   const client = options.client ?? platformClient()
-  for (;;) {
-    const task = await getVideoTask(id, {provider: options.provider, signal: options.signal, client})
-    options.onProgress?.(task, Date.now() - start)
-    if (task.status === 'completed') return task
-    assertTaskNotEnded(task, id)
-    if (Date.now() >= deadline) {
-      throw new GwError(
-        'wait_timeout',
-        `Task ${id} is still ${task.status} after ${options.timeoutSeconds} s.`,
-        ExitCode.upstream,
-        {
-          hint: `The task keeps running: \`gwctl video poll ${id}\` waits again.`,
-          details: {id, status: task.status},
-        },
-      )
-    }
-    const until = Math.min(Date.now() + intervalMs, deadline)
-    while (Date.now() < until) {
-      await pause(Math.min(1000, until - Date.now()), options.signal, id)
-      options.onProgress?.(task, Date.now() - start)
-    }
-  }
+  return waitForTask<VideoTask>(
+    {
+      id,
+      resume: `gwctl video poll ${id}`,
+      query: (signal) => getVideoTask(id, {provider: options.provider, signal, client}),
+      status: (task) => String(task.status),
+      settled: (task) => {
+        if (task.status === 'completed') return true
+        assertTaskNotEnded(task, id)
+        return false
+      },
+    },
+    {
+      intervalMs: resolveInterval(options.intervalSeconds) * 1000,
+      timeoutSeconds: options.timeoutSeconds,
+      signal: options.signal,
+      onUpdate: options.onProgress,
+      onTick: options.onProgress,
+    },
+  )
 }
 
 /** Downloads the video of a completed task; refuses other states with the matching error. */

@@ -32,6 +32,17 @@ const httpUrl = (value: string): string | undefined => {
   return undefined
 }
 
+/**
+ * An API key is one token: a key of only whitespace (or with a space or line break in it, as
+ * pasted from a file) is refused here instead of being sent and answered 401.
+ */
+export const apiKeyRule = (value: string): string | undefined =>
+  value.trim() === ''
+    ? 'is only whitespace'
+    : /\s/.test(value)
+      ? 'contains whitespace (a space, tab or line break); an API key is one word'
+      : undefined
+
 const positiveInt = (value: string): string | undefined =>
   /^[1-9]\d*$/.test(value) ? undefined : 'must be a positive integer'
 
@@ -45,7 +56,12 @@ export const SETTINGS = {
     env: 'GWCTL_BASE_URL',
     validate: httpUrl,
   },
-  'api-key': {description: 'API key of the remote platform.', secret: true, env: 'GWCTL_API_KEY'},
+  'api-key': {
+    description: 'API key of the remote platform.',
+    secret: true,
+    env: 'GWCTL_API_KEY',
+    validate: apiKeyRule,
+  },
   'chat.model': {description: 'Default model of `gwctl chat`.', env: 'GWCTL_CHAT_MODEL'},
   'video.interval': {
     description: 'Default polling interval of video tasks, in seconds.',
@@ -121,6 +137,27 @@ export function getSetting(key: SettingKey): string | undefined {
   const spec: SettingSpec = SETTINGS[key]
   if (spec.env && process.env[spec.env]) return process.env[spec.env]
   return getStoredSetting(key)
+}
+
+/**
+ * The effective value, checked with the setting's rule wherever it comes from: an environment
+ * variable or a hand-edited settings file bypasses `config set`'s check, so a bad value is a
+ * configuration error (exit 3) that names where it came from and how to fix it.
+ */
+export function getCheckedSetting(key: SettingKey): string | undefined {
+  const spec: SettingSpec = SETTINGS[key]
+  const value = getSetting(key)
+  if (value === undefined) return undefined
+  const problem = spec.validate?.(value)
+  if (!problem) return value
+  const fromEnv = settingSource(key) === 'env'
+  const where = fromEnv ? `${spec.env}` : `Setting "${key}" in ${settingsPath()}`
+  throw new ConfigError(`${fromEnv ? `${where} (setting "${key}")` : where} ${problem}.`, {
+    code: `invalid_${key.replace(/[.-]/g, '_')}`,
+    hint: fromEnv
+      ? `Fix ${spec.env}, or unset it and run \`gwctl config set ${key} <VALUE>\`.`
+      : `Run \`gwctl config set ${key} <VALUE>\` (\`gwctl config list\` shows where each value comes from).`,
+  })
 }
 
 /** Where the effective value comes from. */

@@ -10,7 +10,7 @@ import {NotFoundError, UsageError} from '../core/errors.js'
 import {StatusLine, colorErr, err, formatBytes, formatDuration, out, printFields} from '../core/output.js'
 import type {ContentInput} from '../services/gamma-content.js'
 import {contentFromInput, parseContentJson} from '../services/gamma-content.js'
-import {downloadGammaVideo, waitForGammaTask} from '../services/gamma-tasks.js'
+import {downloadGammaVideo, gammaFailureReason, waitForGammaTask} from '../services/gamma-tasks.js'
 
 const CONTENT_FLAGS = ['text', 'first-frame', 'last-frame', 'image', 'ref-image', 'ref-video', 'ref-audio']
 
@@ -61,7 +61,10 @@ const seconds = Flags.custom<number>({
 export const waitFlags = {
   wait: Flags.boolean({char: 'w', description: 'Wait until the task is final.'}),
   interval: seconds({description: 'Seconds between polls while waiting.', default: 15}),
-  timeout: seconds({description: 'Give up waiting after this many seconds (0 = never).', default: 1800}),
+  timeout: seconds({
+    description: 'Stop waiting after this many seconds (0 = never; the task keeps running).',
+    default: 1800,
+  }),
 }
 
 export const outputFlags = {
@@ -174,6 +177,7 @@ export function printTask(response: GammaTaskResponse, verbose: boolean): void {
     url: task.content?.url,
     prompt: task.content?.prompt,
     usage: usageLine(task),
+    reason: task.status === 'failed' ? gammaFailureReason(task) : undefined,
     platform_id: verbose ? response.platform_id : undefined,
   })
 }

@@ -19,7 +19,7 @@ export function printTask(task: VideoTask | VideoSubmission, extra: Record<strin
     'billed seconds':
       t.usage?.seconds !== undefined && t.usage.seconds !== t.seconds ? t.usage.seconds : undefined,
     video_url: t.video_url,
-    error: t.error,
+    error: t.status === 'failed' ? t.error || 'the platform gave no reason' : t.error,
     ...extra,
   })
 }

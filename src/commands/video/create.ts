@@ -97,8 +97,8 @@ export default class VideoCreate extends BaseCommand {
       env: 'GWCTL_VIDEO_INTERVAL',
     }),
     timeout: Flags.integer({
-      description: 'Stop waiting after this many seconds (the task keeps running).',
-      min: 1,
+      description: 'Stop waiting after this many seconds (0 = never; the task keeps running).',
+      min: 0,
     }),
     output: Flags.string({
       char: 'o',

@@ -25,7 +25,10 @@ export default class VideoPoll extends BaseCommand {
       min: 1,
       env: 'GWCTL_VIDEO_INTERVAL',
     }),
-    timeout: Flags.integer({description: 'Stop waiting after this many seconds.', min: 1}),
+    timeout: Flags.integer({
+      description: 'Stop waiting after this many seconds (0 = never; the task keeps running).',
+      min: 0,
+    }),
     output: Flags.string({char: 'o', description: 'Download the finished video to this file.'}),
     force: Flags.boolean({description: 'Overwrite the --output file if it exists.'}),
     provider: Flags.string({description: 'Provider hint sent with each query (default: from the journal).'}),
