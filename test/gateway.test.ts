@@ -318,7 +318,7 @@ describe('status and doctor', {timeout: 120_000}, () => {
     expect(corrupt.stdout).toMatch(/FAIL\s+Gateway state file.*not JSON/)
     expect(corrupt.stdout).toContain('fix: ')
     const startCorrupt = await cli(['gateway', 'start'])
-    expect(startCorrupt.exitCode).not.toBe(0)
+    expect(startCorrupt.exitCode).toBe(3)
     expect(startCorrupt.stderr).toContain('not valid')
 
     await listenOn(port)

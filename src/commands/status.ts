@@ -60,7 +60,7 @@ export default class Status extends BaseCommand {
     if (!snapshot.healthy) {
       err(
         colorErr().dim(
-          `${snapshot.problem ?? 'The gateway is not healthy.'} Start it with \`gwctl gateway start\`.`,
+          `${snapshot.problem ?? 'The gateway is not healthy.'} ${snapshot.fix ?? 'Start it with `gwctl gateway start`.'}`,
         ),
       )
       this.exit(ExitCode.gatewayDown)

@@ -12,7 +12,7 @@ import type {PolicyConfig, ProviderConfig} from '../daemon/types.js'
 import {LogStore} from '../store/log-store.js'
 import {homeFile} from '../store/paths.js'
 import {inspectStateFile, upgradeState, validateState} from '../store/state.js'
-import {resolvePort} from './gateway.js'
+import {HUNG_HINT, PROBE_TIMEOUT_MS, getGatewayInfo, resolvePort} from './gateway.js'
 
 export interface CheckOutcome {
   ok: boolean
@@ -39,10 +39,14 @@ const settingsCheck: DoctorCheck = {
   async run() {
     const path = homeFile('settings')
     if (!existsSync(path)) {
+      // Nothing to parse yet: a fresh install may run on GWCTL_BASE_URL/GWCTL_API_KEY alone.
+      const env = ['GWCTL_BASE_URL', 'GWCTL_API_KEY'].filter((name) => process.env[name])
       return {
-        ok: false,
-        detail: `${path} does not exist`,
-        hint: 'Create it by storing a setting, e.g. `gwctl config set base-url https://<host>/api/v1`.',
+        ok: true,
+        detail:
+          env.length > 0
+            ? `${path} not created yet (environment variables in use: ${env.join(', ')})`
+            : `${path} not created yet (\`gwctl config set\` creates it)`,
       }
     }
     try {
@@ -100,8 +104,9 @@ const portCheck: DoctorCheck = {
   id: 'port',
   title: 'Gateway port is not taken by another process',
   async run() {
-    const port = portForCheck()
+    // the running daemon listens where `gateway start --port` put it, not where settings say
     const daemon = runningDaemon()
+    const port = daemon?.port || portForCheck()
     if (daemon && daemon.port === port)
       return {ok: true, detail: `port ${port} is the gateway's (pid ${daemon.pid})`}
     if (await isPortFree(port)) return {ok: true, detail: `port ${port} is free`}
@@ -163,8 +168,32 @@ const policiesCheck: DoctorCheck = {
   },
 }
 
+const gatewayCheck: DoctorCheck = {
+  id: 'gateway',
+  title: 'A running gateway answers',
+  async run() {
+    const daemon = runningDaemon()
+    if (!daemon) return {ok: true, detail: 'not running (`gwctl gateway start` starts it)'}
+    const info = await getGatewayInfo({port: daemon.port})
+    if (info.state === 'Running')
+      return {ok: true, detail: `pid ${daemon.pid} answers on port ${daemon.port} (${info.version ?? '?'})`}
+    return {
+      ok: false,
+      detail: `pid ${daemon.pid} is alive but did not answer on port ${daemon.port} within ${PROBE_TIMEOUT_MS / 1000} s (hung)`,
+      hint: HUNG_HINT,
+    }
+  },
+}
+
 /** Every check, in the order printed. Append new checks here. */
-export const DOCTOR_CHECKS: DoctorCheck[] = [settingsCheck, stateCheck, portCheck, logDbCheck, policiesCheck]
+export const DOCTOR_CHECKS: DoctorCheck[] = [
+  settingsCheck,
+  stateCheck,
+  portCheck,
+  gatewayCheck,
+  logDbCheck,
+  policiesCheck,
+]
 
 /** Runs every check (one failing check never stops the others). */
 export async function runDoctor(

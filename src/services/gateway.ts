@@ -8,12 +8,14 @@ import {fileURLToPath} from 'node:url'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import {PlatformClient} from '../api/http.js'
-import {GatewayDownError, GwError, UsageError} from '../core/errors.js'
+import type {ExitCodeValue} from '../core/errors.js'
+import {ExitCode, GatewayDownError, GwError, UsageError} from '../core/errors.js'
 import {formatDuration} from '../core/output.js'
 import {DEFAULT_DRAIN_MS, DEFAULT_PORT, isAlive, readPidFile, runningDaemon} from '../daemon/pidfile.js'
 import {describePortTaken, isPortFree} from '../daemon/port-holder.js'
 import {ensureHome, homeFile} from '../store/paths.js'
 import {getSetting} from '../store/settings.js'
+import {StateCorruptError, inspectStateFile} from '../store/state.js'
 
 /** The port to use: flag > GWCTL_GATEWAY_PORT > setting `gateway.port` > 4317. */
 export function resolvePort(flag?: number): number {
@@ -69,6 +71,13 @@ export interface GatewayInfo {
   daemon?: DaemonSnapshot
 }
 
+/** How long `status`, `doctor` and `restart` wait for a running daemon to answer (ms). */
+export const PROBE_TIMEOUT_MS = 2_000
+
+/** What to do about a daemon that is alive but does not answer. */
+export const HUNG_HINT =
+  'Recover with `gwctl gateway restart`: it stops the unresponsive process (killing it after the --drain bound) and starts a new one.'
+
 /** The gateway's state from the pid file and its `/api/status`. */
 export async function getGatewayInfo(
   options: {port?: number; signal?: AbortSignal} = {},
@@ -81,8 +90,10 @@ export async function getGatewayInfo(
     return {...base, state: 'Stopped', pid: null, stalePidFile: info !== undefined}
   }
   try {
+    // a hung daemon (alive, not answering) must not hold `status` for the client's 10 s
     const res = await daemonClient(port).request<DaemonSnapshot>('GET', '/api/status', {
       signal: options.signal,
+      headersTimeoutMs: PROBE_TIMEOUT_MS,
     })
     const d = res.body
     return {
@@ -142,6 +153,10 @@ export async function startGateway(options: StartOptions = {}): Promise<GatewayI
   }
   const pidPath = homeFile('pid')
   if (existsSync(pidPath)) rmSync(pidPath, {force: true}) // stale: its process is gone
+  // the daemon would refuse a broken state file: say so here, as every other command does (exit 3)
+  const state = inspectStateFile()
+  if (state.exists && state.problems.length > 0)
+    throw new StateCorruptError(state.path, state.problems.join('; '))
   const port = resolvePort(options.port)
   if (!(await isPortFree(port))) {
     throw new UsageError(describePortTaken(port), {
@@ -175,9 +190,16 @@ export async function startGateway(options: StartOptions = {}): Promise<GatewayI
   const deadline = Date.now() + (options.timeoutMs ?? 15_000)
   while (Date.now() < deadline) {
     if (exited !== undefined) {
-      throw new GwError('start_failed', `The gateway did not start:\n${logTail(logPath)}`, 1, {
-        hint: `See the daemon log ${logPath}.`,
-      })
+      // the daemon's own exit code says what kind of failure it was (3: bad state file, ...)
+      const code = Object.values(ExitCode).includes(exited as ExitCodeValue) && exited ? exited : 1
+      throw new GwError(
+        'start_failed',
+        `The gateway did not start:\n${logTail(logPath)}`,
+        code as ExitCodeValue,
+        {
+          hint: `See the daemon log ${logPath}.`,
+        },
+      )
     }
     if (runningDaemon() && (await healthy(port, options.signal))) return getGatewayInfo({port})
     await sleep(100, undefined, {signal: options.signal})
@@ -203,6 +225,12 @@ export async function stopGateway(
   if (!running) {
     if (info) rmSync(homeFile('pid'), {force: true})
     return {wasRunning: false, pid: null}
+  }
+  // a stopped process (SIGSTOP, Ctrl-Z) would hold SIGTERM pending until the kill: let it drain
+  try {
+    process.kill(running.pid, 'SIGCONT')
+  } catch {
+    // gone already
   }
   process.kill(running.pid, 'SIGTERM')
   const deadline = Date.now() + (options.drainMs ?? DEFAULT_DRAIN_MS) + 5_000

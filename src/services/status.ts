@@ -4,7 +4,7 @@ import {agentViews, agentsPerRoute, latestRequestAt} from '../daemon/views.js'
 import {homeFile} from '../store/paths.js'
 import {StateStore} from '../store/state.js'
 import type {GatewayInfo} from './gateway.js'
-import {getGatewayInfo} from './gateway.js'
+import {HUNG_HINT, PROBE_TIMEOUT_MS, getGatewayInfo} from './gateway.js'
 
 export interface StatusSnapshot {
   healthy: boolean
@@ -16,6 +16,8 @@ export interface StatusSnapshot {
   latestRequestAt: number | null
   /** Why the snapshot is not healthy, when it is not. */
   problem?: string
+  /** The command that fixes it, when it is not healthy. */
+  fix?: string
 }
 
 /** The snapshot: from the running daemon, or from the state file when it is stopped. */
@@ -41,10 +43,11 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
   let views: ReturnType<typeof agentViews> = []
   let perRoute: RouteCount[] = []
   let latest: number | null = null
-  let problem =
-    gw.state === 'Unhealthy'
-      ? 'The gateway process is alive but does not answer.'
-      : 'The gateway is not running.'
+  const hung = gw.state === 'Unhealthy'
+  let problem = hung
+    ? `The gateway process (pid ${gw.pid}) is alive but did not answer within ${PROBE_TIMEOUT_MS / 1000} s.`
+    : 'The gateway is not running.'
+  const fix = hung ? HUNG_HINT : 'Start it with `gwctl gateway start`.'
   try {
     const store = await StateStore.open(homeFile('state'))
     views = agentViews(store.data)
@@ -69,5 +72,6 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
     agentsPerRoute: perRoute,
     latestRequestAt: latest,
     problem,
+    fix,
   }
 }

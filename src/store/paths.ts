@@ -2,9 +2,11 @@
  * Where gwctl keeps its files. One folder holds everything: `GWCTL_HOME` when set, else
  * `$XDG_CONFIG_HOME/gwctl` (or `~/.config/gwctl`).
  */
-import {chmodSync, mkdirSync} from 'node:fs'
+import {chmodSync, existsSync, mkdirSync, statSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {join} from 'node:path'
+
+import {ConfigError} from '../core/errors.js'
 
 /** The gwctl home folder (not created). */
 export function homeDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -13,10 +15,33 @@ export function homeDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(base, 'gwctl')
 }
 
-/** Creates the home folder (mode 0700) when missing and returns it. */
+/**
+ * Creates the home folder (mode 0700) when missing and returns it. A home that is a file, lies
+ * below a file, or may not be created is a configuration error (exit 3) naming the path.
+ */
 export function ensureHome(env: NodeJS.ProcessEnv = process.env): string {
   const dir = homeDir(env)
-  mkdirSync(dir, {recursive: true, mode: 0o700})
+  try {
+    if (existsSync(dir) && !statSync(dir).isDirectory())
+      throw Object.assign(new Error('file'), {code: 'EEXIST'})
+    mkdirSync(dir, {recursive: true, mode: 0o700})
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    const from = env.GWCTL_HOME ? 'GWCTL_HOME' : 'The gwctl home folder'
+    const what =
+      code === 'EEXIST' || code === 'ENOTDIR'
+        ? 'is a file, or lies below one; it must be a folder'
+        : code === 'EACCES' || code === 'EPERM'
+          ? 'cannot be created: permission denied'
+          : `cannot be created (${(error as Error).message})`
+    throw new ConfigError(`${from} ${dir} ${what}.`, {
+      code: 'invalid_home',
+      hint: env.GWCTL_HOME
+        ? 'Point GWCTL_HOME at a folder (it is created when missing), e.g. export GWCTL_HOME=~/.config/gwctl.'
+        : `Move the file ${dir} away, or set GWCTL_HOME to a folder.`,
+      cause: error,
+    })
+  }
   try {
     chmodSync(dir, 0o700)
   } catch {

@@ -1,0 +1,124 @@
+/**
+ * Issue 13, the gateway as people run it: exit codes of a broken home, doctor on a fresh install
+ * and on a daemon started with --port, a hung daemon, and who answered a refused key.
+ */
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import {freePort, json, runCli, tempHome} from './helpers/cli.js'
+import {daemonPid, killDaemon} from './helpers/gateway.js'
+
+const homes: string[] = []
+const cleanups: Array<() => void> = []
+afterEach(async () => {
+  for (const home of homes.splice(0)) {
+    const pid = daemonPid(home)
+    if (pid) {
+      try {
+        process.kill(pid, 'SIGCONT')
+      } catch {
+        // gone
+      }
+    }
+    await killDaemon(home)
+  }
+  for (const cleanup of cleanups.splice(0)) cleanup()
+})
+
+function setup() {
+  const t = tempHome()
+  homes.push(t.home)
+  cleanups.push(t.cleanup)
+  const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, {home: t.home, env})
+  return {home: t.home, cli}
+}
+
+describe('exit codes as the README table says', () => {
+  it('GWCTL_HOME pointing at a file is a configuration error (exit 3) naming the path', async () => {
+    const {home} = setup()
+    const file = join(home, 'not-a-folder')
+    writeFileSync(file, 'x')
+    for (const args of [['config', 'list'], ['status'], ['agents', 'list']]) {
+      const r = await runCli(args, {home: file})
+      expect(r.exitCode, args.join(' ')).toBe(3)
+      expect(r.stderr).toContain(`GWCTL_HOME ${file} is a file`)
+      expect(r.stderr).not.toContain('bug in gwctl')
+    }
+  })
+
+  it('an invalid state.json exits 3 from gateway start as from every other command', async () => {
+    const {home, cli} = setup()
+    writeFileSync(join(home, 'state.json'), '{"version":1,', {mode: 0o600})
+    const port = String(await freePort())
+    const start = await cli(['gateway', 'start', '--port', port])
+    expect(start.exitCode).toBe(3)
+    expect(start.stderr).toContain('state.json is not valid')
+    expect((await cli(['agents', 'list'])).exitCode).toBe(3)
+    expect(daemonPid(home)).toBeUndefined()
+  })
+})
+
+describe('doctor', () => {
+  it('on a fresh install with environment variables only: settings "not created yet", a pass', async () => {
+    const {home, cli} = setup()
+    const env = {GWCTL_BASE_URL: 'http://127.0.0.1:9/api/v1', GWCTL_API_KEY: 'k'}
+    const r = await cli(['doctor', '--json'], env)
+    const settings = json(r).checks.find((c: {id: string}) => c.id === 'settings')
+    expect(settings).toMatchObject({ok: true})
+    expect(settings.detail).toContain('not created yet (environment variables in use')
+    writeFileSync(join(home, 'settings.json'), '{bad', {mode: 0o600})
+    const broken = await cli(['doctor', '--json'], env)
+    expect(broken.exitCode).not.toBe(0)
+    expect(json(broken).checks.find((c: {id: string}) => c.id === 'settings').ok).toBe(false)
+  })
+})
+
+describe('a gateway started with --port, then hung', {timeout: 120_000}, () => {
+  it('doctor checks its port; status, doctor and restart deal with the hang', async () => {
+    const {home, cli} = setup()
+    const port = await freePort()
+    const start = await cli(['gateway', 'start', '--port', String(port)])
+    expect(start.exitCode, start.stderr).toBe(0)
+
+    const doctor = json(await cli(['doctor', '--json']))
+    const portCheck = doctor.checks.find((c: {id: string}) => c.id === 'port')
+    expect(portCheck).toMatchObject({ok: true})
+    expect(portCheck.detail).toContain(`port ${port} is the gateway's`)
+    expect(doctor.checks.find((c: {id: string}) => c.id === 'gateway')).toMatchObject({ok: true})
+
+    const pid = daemonPid(home)!
+    process.kill(pid, 'SIGSTOP')
+    const status = await cli(['status'])
+    expect(status.exitCode).toBe(6)
+    expect(status.stderr).toContain(`pid ${pid}) is alive but did not answer`)
+    expect(status.stderr).toContain('gwctl gateway restart')
+    expect(status.stderr).not.toContain('gateway start')
+
+    const hung = json(await cli(['doctor', '--json']))
+    const gatewayCheck = hung.checks.find((c: {id: string}) => c.id === 'gateway')
+    expect(gatewayCheck).toMatchObject({ok: false})
+    expect(gatewayCheck.detail).toContain('(hung)')
+
+    const restart = await cli(['gateway', 'restart', '--drain', '0'])
+    expect(restart.exitCode, restart.stderr).toBe(0)
+    expect(daemonPid(home)).not.toBe(pid)
+    const after = json(await cli(['status', '--json']))
+    expect(after).toMatchObject({healthy: true, gateway: {state: 'Running', port}})
+  })
+})
+
+describe('who answered', {timeout: 120_000}, () => {
+  it('a malformed gateway key answered 400 by the gateway is an auth error (exit 4) naming the gateway', async () => {
+    const {cli} = setup()
+    const port = await freePort()
+    expect((await cli(['gateway', 'start', '--port', String(port)])).exitCode).toBe(0)
+    const r = await cli(['chat', '-m', 'm', 'hi', '--json'], {
+      GWCTL_BASE_URL: `http://127.0.0.1:${port}/v1`,
+      GWCTL_API_KEY: 'gw-notavalidkey0000',
+    })
+    expect(r.exitCode).toBe(4)
+    expect(json(r).error.message).toMatch(/^The local gateway answered 400: The gateway key is malformed/)
+    expect(json(r).error.hint).toContain('gwctl key issue')
+  })
+})
