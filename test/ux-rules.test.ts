@@ -134,6 +134,17 @@ describe('messages in the user words', () => {
     expect(r.stderr).not.toMatch(/spec \d/)
   })
 
+  it('schema errors read as sentences naming the field and an example, not JSON Schema', async () => {
+    const r = await runCli(['providers', 'add', 'x', '--family', 'chat', '--base-url', 'htp://x y'], {
+      home: home.home,
+    })
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toContain(
+      'provider field "baseUrl" (--base-url) must be an http(s) URL without spaces, query or fragment, e.g. https://api.openai.com/v1.',
+    )
+    expect(r.stderr).not.toMatch(/must match pattern|\^https/)
+  })
+
   it('a 404 for an endpoint hints that the base URL should end in /api/v1', async () => {
     const r = await run(['video', 'create', '-m', 'Alpha2.6-T2V', '--prompt', 'x', '--json'], {
       GWCTL_BASE_URL: sim.origin,

@@ -26,6 +26,7 @@ import {Low} from 'lowdb'
 import lockfile from 'proper-lockfile'
 
 import {ConfigError, GwError} from '../core/errors.js'
+import {describeSchemaErrors} from '../core/schema-errors.js'
 import {POLICY_SCHEMA, PROVIDER_SCHEMA} from '../daemon/router/policy.js'
 import type {Family, PolicyConfig, ProviderConfig} from '../daemon/types.js'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS, FAMILIES} from '../daemon/types.js'
@@ -220,7 +221,7 @@ export function upgradeState(data: unknown): unknown {
 export function validateState(data: unknown): string[] {
   validator ??= new Ajv({allErrors: true, strict: false}).compile(STATE_SCHEMA)
   if (validator(data)) return []
-  return (validator.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`)
+  return describeSchemaErrors('state', validator.errors ?? [])
 }
 
 /** The state file is unreadable or breaks the schema. */

@@ -100,14 +100,21 @@ describe('schemas', () => {
     })
     expect(problems).toEqual(
       expect.arrayContaining([
-        'provider /: must NOT have additional properties (extra)',
-        expect.stringContaining('provider /family: must be equal to one of the allowed values'),
-        expect.stringContaining('provider /baseUrl: must match pattern'),
+        'The provider has a field gwctl does not know: "extra"; remove it (check its spelling).',
+        'provider field "family" (--family) must be one of chat, responses, messages, gemini.',
+        'provider field "baseUrl" (--base-url) must be an http(s) URL without spaces, query or fragment, e.g. https://api.openai.com/v1.',
       ]),
     )
+    // no raw schema text reaches a user
+    expect(problems.join(' ')).not.toMatch(/must match pattern|\^https|NOT have/)
     expect(
       await schemaProblems('policy', {...policy({}), breaker: {failureThreshold: 0, cooldownMs: 1}}),
-    ).toEqual(['policy /breaker/failureThreshold: must be >= 1'])
+    ).toEqual(['policy field "breaker.failureThreshold" must be 1 or more, e.g. 5.'])
+    expect(
+      await schemaProblems('provider', {name: 'x', family: 'chat', baseUrl: 'https://x', credential: {e: 1}}),
+    ).toEqual([
+      'provider field "credential" must be either {"env": "VAR_NAME"} or {"secret": "..."}, e.g. --api-key-env OPENAI_API_KEY.',
+    ])
   })
 })
 

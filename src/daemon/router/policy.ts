@@ -4,6 +4,9 @@
  */
 import type {ValidateFunction} from 'ajv'
 
+import type {FieldHelp} from '../../core/schema-errors.js'
+import {describeSchemaErrors} from '../../core/schema-errors.js'
+
 import type {Credential, Family, PolicyConfig, PolicyTarget, ProviderConfig} from '../types.js'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS, FAMILIES} from '../types.js'
 
@@ -115,20 +118,33 @@ async function compiled(): Promise<NonNullable<typeof validators>> {
   return validators
 }
 
-/** Schema problems of a provider or policy value, as readable lines (empty when valid). */
+const NAME_RULE = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+
+/** How schema errors name the fields of providers and policies (see core/schema-errors.ts). */
+const FIELD_HELP: Record<string, FieldHelp> = {
+  name: {label: 'NAME', rule: NAME_RULE, example: 'my-openai'},
+  id: {label: 'ID', rule: NAME_RULE, example: 'team-default'},
+  family: {label: '--family'},
+  baseUrl: {
+    label: '--base-url',
+    rule: 'an http(s) URL without spaces, query or fragment',
+    example: 'https://api.openai.com/v1',
+  },
+  credential: {
+    rule: 'either {"env": "VAR_NAME"} or {"secret": "..."}',
+    example: '--api-key-env OPENAI_API_KEY',
+  },
+  'credential.env': {label: '--api-key-env', rule: 'a shell variable name', example: 'OPENAI_API_KEY'},
+  failureThreshold: {example: '5'},
+  cooldownMs: {example: '30000'},
+  provider: {example: '"openai"'},
+}
+
+/** Schema problems of a provider or policy value, as sentences (empty when valid). */
 export async function schemaProblems(kind: 'provider' | 'policy', value: unknown): Promise<string[]> {
   const validate = (await compiled())[kind]
   if (validate(value)) return []
-  return (validate.errors ?? []).map((e) => {
-    const where = e.instancePath || '/'
-    const extra =
-      e.keyword === 'additionalProperties'
-        ? ` (${String((e.params as {additionalProperty?: string}).additionalProperty)})`
-        : e.keyword === 'enum'
-          ? ` (${((e.params as {allowedValues?: unknown[]}).allowedValues ?? []).join(', ')})`
-          : ''
-    return `${kind} ${where}: ${e.message ?? 'invalid'}${extra}`
-  })
+  return describeSchemaErrors(kind, validate.errors ?? [], FIELD_HELP)
 }
 
 /** Rules beyond the schema: every target names a known provider of the route's family. */
