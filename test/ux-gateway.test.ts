@@ -7,7 +7,7 @@ import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {freePort, json, runCli, tempHome} from './helpers/cli.js'
-import {daemonPid, killDaemon} from './helpers/gateway.js'
+import {daemonPid, keyIssueArgs, killDaemon} from './helpers/gateway.js'
 
 const homes: string[] = []
 const cleanups: Array<() => void> = []
@@ -120,5 +120,50 @@ describe('who answered', {timeout: 120_000}, () => {
     expect(r.exitCode).toBe(4)
     expect(json(r).error.message).toMatch(/^The local gateway answered 400: The gateway key is malformed/)
     expect(json(r).error.hint).toContain('gwctl key issue')
+  })
+})
+
+describe('providers list', {timeout: 120_000}, () => {
+  it('lists only the providers of the agent family, and marks providers added while running "pending restart"', async () => {
+    const {cli} = setup()
+    const add = (name: string, family: string) =>
+      cli([
+        'providers',
+        'add',
+        name,
+        '--family',
+        family,
+        '--base-url',
+        `http://${name}.test`,
+        '--api-key-env',
+        'K',
+      ])
+    expect((await add('msg-b', 'messages')).exitCode).toBe(0)
+    expect((await add('chat-c', 'chat')).exitCode).toBe(0)
+    for (const [family, target] of [
+      ['messages', 'msg-b'],
+      ['chat', 'chat-c'],
+    ])
+      expect(
+        (await cli(['policies', 'route', 'claude_code_default', '--family', family, '--target', target]))
+          .exitCode,
+      ).toBe(0)
+    expect((await cli(keyIssueArgs('laptop', 'claude_code'))).exitCode).toBe(0)
+    const stopped = json(await cli(['providers', 'list', 'laptop', '--json']))
+    expect(stopped.providers.map((p: {name: string}) => p.name)).toEqual(['msg-b'])
+
+    const port = await freePort()
+    expect((await cli(['gateway', 'start', '--port', String(port)])).exitCode).toBe(0)
+    const live = json(await cli(['providers', 'list', 'laptop', '--json']))
+    expect(live.providers.map((p: {name: string}) => p.name)).toEqual(['msg-b'])
+
+    expect((await add('late', 'chat')).exitCode).toBe(0)
+    const table = await cli(['providers', 'list'])
+    expect(table.stdout).toMatch(/^late\s+chat\s+http:\/\/late\.test\s.*pending restart \(added\)$/m)
+    expect(table.stderr).toContain('gwctl gateway restart')
+    expect((await cli(['gateway', 'restart', '--drain', '0'])).exitCode).toBe(0)
+    const after = await cli(['providers', 'list'])
+    expect(after.stdout).toMatch(/^late\s+chat\s/m)
+    expect(after.stdout).not.toContain('pending restart')
   })
 })

@@ -45,7 +45,7 @@ export async function gatewayGet<T>(
 function fromManagementError(error: unknown): GwError {
   const e = error as GwError
   const status = e?.details?.status as number | undefined
-  const message = e?.message?.replace(/^The platform answered \d+: /, '')
+  const message = e?.message?.replace(/^The (platform|local gateway) answered \d+: /, '')
   if (status === 404) return new NotFoundError(message)
   if (status !== undefined && status >= 500) {
     return new UpstreamError(`The gateway answered ${status}: ${message}`, {

@@ -135,7 +135,7 @@ function withFlagHint(error: unknown): unknown {
 export function fromDaemonError(error: unknown): GwError {
   if (!(error instanceof GwError)) return error as GwError
   const status = error.details?.status as number | undefined
-  const message = error.message.replace(/^The platform answered \d+: /, '')
+  const message = error.message.replace(/^The (platform|local gateway) answered \d+: /, '')
   if (status === 429) {
     return new UsageError(message, {
       code: 'rate_limited',

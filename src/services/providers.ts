@@ -21,6 +21,11 @@ export interface ProviderView extends ProviderConfig {
   families: Family[]
   /** Policies that target this provider. */
   policies: string[]
+  /**
+   * A change in the state file the running gateway has not loaded yet (`gwctl gateway restart`
+   * loads it): `added` (not live yet), `removed` (still live), `changed` (live with old values).
+   */
+  pending?: 'added' | 'removed' | 'changed'
 }
 
 export interface ProviderList {
@@ -173,6 +178,15 @@ export async function listProviders(
   options: {agent?: string; signal?: AbortSignal} = {},
 ): Promise<ProviderList> {
   const port = await liveGatewayPort(options.signal)
+  const store = await StateStore.open(homeFile('state'))
+  const {policies, providers} = store.data
+  let agentView: AgentViewOf | undefined
+  try {
+    agentView = options.agent === undefined ? undefined : findAgent(store.data, options.agent)
+  } catch (error) {
+    // the running daemon may know an agent its state file does not show yet: let it answer
+    if (!(error instanceof NotFoundError && port !== undefined)) throw error
+  }
   if (port !== undefined) {
     const body = await gatewayGet<{providers: ProviderView[]}>(
       port,
@@ -185,38 +199,28 @@ export async function listProviders(
       throw error
     })
     // Defence in depth: whatever the daemon sent, no secret value leaves this function.
-    return {providers: body.providers.map((p) => ({...p, ...redactProvider(p)})), source: 'gateway'}
+    let live: ProviderView[] = body.providers.map((p) => ({...p, ...redactProvider(p)}))
+    if (options.agent !== undefined) {
+      if (!agentView) return {providers: live, source: 'gateway'}
+      // An agent speaks one protocol: only providers of its entrance family can serve it.
+      live = live.filter((p) => p.family === agentView.route.family)
+      return {providers: live, source: 'gateway', agent: agentSummary(agentView)}
+    }
+    return {providers: withPending(live, providers, policies), source: 'gateway'}
   }
-  const store = await StateStore.open(homeFile('state'))
-  const {policies, providers} = store.data
   let chosen: ProviderConfig[] = providers
   let agent: ProviderList['agent']
-  if (options.agent !== undefined) {
-    const views = agentViews(store.data)
-    let view = views.find((v) => v.agentId === options.agent)
-    if (!view) {
-      const named = views.filter((v) => v.name === options.agent)
-      if (named.length > 1) {
-        throw new UsageError(
-          `Several agents are named "${options.agent}" (${named.map((v) => v.agentId).join(', ')}); give the agent id.`,
-          {code: 'ambiguous_agent'},
-        )
-      }
-      view = named[0]
-    }
-    if (!view) {
-      throw unknownAgent(options.agent)
-    }
-    agent = {agentId: view.agentId, name: view.name, policyId: view.policyId, family: view.route.family}
-    // As the gateway answers: every provider the agent's policy routes to, family by family, in order.
-    const policy = policies.find((p) => p.id === view.policyId)
+  if (agentView) {
+    agent = agentSummary(agentView)
+    // As the gateway answers: the providers the agent's policy routes to for its family, in order.
+    const policy = policies.find((p) => p.id === agentView.policyId)
     const byName = new Map(providers.map((p) => [p.name, p]))
+    const family = agentView.route.family
     chosen = []
-    for (const family of FAMILIES)
-      for (const target of policy?.routes[family] ?? []) {
-        const p = byName.get(target.provider)
-        if (p && p.family === family && !chosen.includes(p)) chosen.push(p)
-      }
+    for (const target of policy?.routes[family] ?? []) {
+      const p = byName.get(target.provider)
+      if (p && p.family === family && !chosen.includes(p)) chosen.push(p)
+    }
   }
   return {
     providers: chosen.map((p) => ({
@@ -230,9 +234,67 @@ export async function listProviders(
   }
 }
 
+type AgentViewOf = ReturnType<typeof agentViews>[number]
+
+function findAgent(state: Parameters<typeof agentViews>[0], agent: string): AgentViewOf {
+  const views = agentViews(state)
+  const byId = views.find((v) => v.agentId === agent)
+  if (byId) return byId
+  const named = views.filter((v) => v.name === agent)
+  if (named.length > 1) {
+    throw new UsageError(
+      `Several agents are named "${agent}" (${named.map((v) => v.agentId).join(', ')}); give the agent id.`,
+      {code: 'ambiguous_agent'},
+    )
+  }
+  if (!named[0]) throw unknownAgent(agent)
+  return named[0]
+}
+
+function agentSummary(view: AgentViewOf): NonNullable<ProviderList['agent']> {
+  return {agentId: view.agentId, name: view.name, policyId: view.policyId, family: view.route.family}
+}
+
+/**
+ * The live list with what the state file changed since the gateway started: added providers are
+ * shown (not live yet), removed or changed ones marked, as `policies list` shows the file.
+ */
+function withPending(
+  live: ProviderView[],
+  stored: readonly ProviderConfig[],
+  policies: readonly PolicyConfig[],
+): ProviderView[] {
+  const storedByName = new Map(stored.map((p) => [p.name, p]))
+  const liveNames = new Set(live.map((p) => p.name))
+  const marked = live.map((p): ProviderView => {
+    const now = storedByName.get(p.name)
+    if ((p.origin ?? 'user') !== 'user') return p
+    if (!now) return {...p, pending: 'removed'}
+    const same =
+      now.family === p.family &&
+      now.baseUrl === p.baseUrl &&
+      JSON.stringify(now.models ?? {}) === JSON.stringify(p.models ?? {})
+    return same ? p : {...p, pending: 'changed'}
+  })
+  const added = stored
+    .filter((p) => !liveNames.has(p.name))
+    .map(
+      (p): ProviderView => ({
+        ...redactProvider(p),
+        circuit: null,
+        families: familiesUsing(policies, p.name),
+        policies: policiesUsing(policies, p.name),
+        pending: 'added',
+      }),
+    )
+  return [...marked, ...added]
+}
+
 /** The circuit column: `closed`, `open (retry in 12s)`, or why it is unknown. */
 export function circuitLabel(view: ProviderView, source: ProviderList['source']): string {
+  if (view.pending === 'added') return 'pending restart (added)'
   if (source === 'state-file') return 'unknown (gateway stopped)'
+  if (view.pending === 'removed') return 'pending restart (removed)'
   const c = view.circuit
   if (!c) return 'closed'
   if (c.state === 'open' && c.retryInMs !== null) return `open (retry in ${Math.ceil(c.retryInMs / 1000)}s)`

@@ -9,7 +9,8 @@ export default class ProvidersList extends BaseCommand {
   static summary = "Lists the gateway's providers, or those compatible with an agent's policy."
   static description =
     "From the running gateway, with each provider's circuit state (closed, open, half-open), or from the state file when it is stopped " +
-    '(circuit "unknown (gateway stopped)"). With AGENT (id or name): only the providers its policy routes to, family by family in policy order. ' +
+    '(circuit "unknown (gateway stopped)"). With AGENT (id or name): only the providers its policy routes to for the protocol family the agent speaks, in policy order. ' +
+    'Providers added, changed or removed while the gateway runs are listed and marked "pending restart". ' +
     'Credentials are shown as `env VAR` or `secret (stored)`, never their value.'
 
   static examples = [
@@ -29,7 +30,10 @@ export default class ProvidersList extends BaseCommand {
       printTable(
         list.providers,
         [
-          {header: 'NAME', value: (p) => p.name},
+          {
+            header: 'NAME',
+            value: (p) => (p.pending === 'changed' ? `${p.name} (pending restart: changed)` : p.name),
+          },
           {header: 'FAMILY', value: (p) => p.family},
           {header: 'BASE URL', value: (p) => p.baseUrl},
           {header: 'CREDENTIAL', value: (p) => credentialLabel(p)},
@@ -48,6 +52,12 @@ export default class ProvidersList extends BaseCommand {
           ? `No provider is routed for agent ${args.agent}: see \`gwctl policies show\`.`
           : 'No providers yet: add one with `gwctl providers add`.',
       )
+      if (list.providers.some((p) => p.pending))
+        err(
+          colorErr().dim(
+            'Providers marked "pending restart" changed in the state file since the gateway started: `gwctl gateway restart` loads them.',
+          ),
+        )
       if (list.source === 'state-file')
         err(
           colorErr().dim(
