@@ -278,15 +278,13 @@ function withPending(
   })
   const added = stored
     .filter((p) => !liveNames.has(p.name))
-    .map(
-      (p): ProviderView => ({
-        ...redactProvider(p),
-        circuit: null,
-        families: familiesUsing(policies, p.name),
-        policies: policiesUsing(policies, p.name),
-        pending: 'added',
-      }),
-    )
+    .map((p): ProviderView => ({
+      ...redactProvider(p),
+      circuit: null,
+      families: familiesUsing(policies, p.name),
+      policies: policiesUsing(policies, p.name),
+      pending: 'added',
+    }))
   return [...marked, ...added]
 }
 
