@@ -167,3 +167,38 @@ describe('providers list', {timeout: 120_000}, () => {
     expect(after.stdout).not.toContain('pending restart')
   })
 })
+
+describe('what identifies an agent (name + employee)', {timeout: 120_000}, () => {
+  it('re-issuing for an existing name without --employee-* rotates that agent; another kind is refused', async () => {
+    const {cli} = setup()
+    const first = json(
+      await cli([
+        ...keyIssueArgs('laptop', 'claude_code', {name: 'Ada', contact: 'ada@example.com'}),
+        '--json',
+      ]),
+    )
+    // the default employee (settings) is someone else: still the same agent
+    await cli(['config', 'set', 'employee.name', 'Bob'])
+    await cli(['config', 'set', 'employee.contact', 'bob@example.com'])
+    await new Promise((r) => setTimeout(r, 5_100)) // one issue per agent per 5 s
+    const again = await cli([
+      'key',
+      'issue',
+      '--agent-name',
+      'laptop',
+      '--agent-type',
+      'claude_code',
+      '--json',
+    ])
+    expect(again.exitCode, again.stderr).toBe(0)
+    expect(json(again)).toMatchObject({agentId: first.agentId, rotated: true})
+    const agents = json(await cli(['agents', 'list', '--json']))
+    expect(agents.agents ?? agents).toHaveLength(1)
+    expect((await cli(['providers', 'list', 'laptop'])).exitCode).toBe(0)
+
+    const other = await cli(['key', 'issue', '--agent-name', 'laptop', '--agent-type', 'codex'])
+    expect(other.exitCode).toBe(2)
+    expect(other.stderr).toContain('already exists as claude_code')
+    expect(other.stderr).toContain('--agent-type claude_code')
+  })
+})

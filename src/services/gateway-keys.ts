@@ -4,7 +4,7 @@
  */
 import {setTimeout as sleep} from 'node:timers/promises'
 
-import {GwError, GatewayDownError, UsageError} from '../core/errors.js'
+import {ExitCode, GwError, GatewayDownError, UsageError} from '../core/errors.js'
 import type {IssueRequest, IssueResponse} from '../daemon/keys.js'
 import {issueKey, validateIssueRequest} from '../daemon/keys.js'
 import {runningDaemon} from '../daemon/pidfile.js'
@@ -65,6 +65,71 @@ export async function withEmployeeDefaults(input: IssueKeyInput): Promise<IssueR
 /** Where the key was issued. */
 export interface IssuedKey extends IssueResponse {
   via: 'daemon' | 'state-file'
+  /** The agent existed: its previous key is revoked. */
+  rotated: boolean
+}
+
+/**
+ * What identifies an agent: its name and its employee (plus its parent, for sub-agents). Given
+ * without `--employee-*`, a name that exists means that agent: its key is rotated, whoever the
+ * default employee (settings, git) is. Several agents of that name, or one of another kind,
+ * are refused with the choice, never silently duplicated.
+ */
+async function resolveAgentIdentity(
+  input: IssueKeyInput,
+  signal?: AbortSignal,
+): Promise<{input: IssueKeyInput; existing: boolean}> {
+  let agents: AgentView[]
+  try {
+    agents = await listAgents({signal})
+  } catch (error) {
+    // a daemon still starting cannot list yet; the issue below waits for it
+    if ((error as GwError).exitCode === ExitCode.gatewayDown || (error as GwError).code === 'network')
+      return {input, existing: false}
+    throw error
+  }
+  const named = agents.filter(
+    (a) => a.name === input.agentName && (a.parentAgentId ?? '') === (input.parentAgentId ?? ''),
+  )
+  if (named.length === 0) return {input, existing: false}
+  const sameContact = (a: AgentView, contact: string | undefined): boolean =>
+    contact !== undefined && a.employee?.contact.toLowerCase() === contact.toLowerCase()
+  let chosen: AgentView | undefined
+  if (input.employeeContact !== undefined) {
+    chosen = named.find((a) => sameContact(a, input.employeeContact))
+    if (!chosen) return {input, existing: false} // a new agent of another employee, as asked
+  } else if (named.length === 1) {
+    chosen = named[0]
+  } else {
+    const contact = getSetting('employee.contact') ?? (await gitConfig('user.email'))
+    chosen = named.find((a) => sameContact(a, contact))
+    if (!chosen) {
+      throw new UsageError(
+        `Several agents are named "${input.agentName}": ${named.map((a) => `${a.agentId} (${a.employee?.contact ?? 'no employee'})`).join(', ')}.`,
+        {
+          code: 'ambiguous_agent',
+          hint: 'An agent is its name plus its employee: pass --employee-contact of the one whose key to rotate.',
+        },
+      )
+    }
+  }
+  if (chosen.type !== input.agentType) {
+    throw new UsageError(
+      `Agent "${input.agentName}" of ${chosen.employee?.contact ?? 'no employee'} already exists as ${chosen.type} (${chosen.agentId}), not ${input.agentType}.`,
+      {
+        code: 'agent_exists',
+        hint: `Pass --agent-type ${chosen.type} to rotate its key, or choose another --agent-name.`,
+      },
+    )
+  }
+  return {
+    input: {
+      ...input,
+      employeeContact: chosen.employee?.contact ?? input.employeeContact,
+      employeeName: input.employeeName ?? chosen.employee?.name,
+    },
+    existing: true,
+  }
 }
 
 /** Issues a key: via the daemon when it runs, else into the state file under the lock. */
@@ -72,7 +137,8 @@ export async function issueGatewayKey(
   input: IssueKeyInput,
   options: {signal?: AbortSignal} = {},
 ): Promise<IssuedKey> {
-  const request = await withEmployeeDefaults(input)
+  const identity = await resolveAgentIdentity(input, options.signal)
+  const request = await withEmployeeDefaults(identity.input)
   try {
     validateIssueRequest(request) // the same rules as the daemon, before anything is sent
   } catch (error) {
@@ -86,7 +152,7 @@ export async function issueGatewayKey(
           body: request,
           signal: options.signal,
         })
-        return {...res.body, via: 'daemon'}
+        return {...res.body, via: 'daemon', rotated: identity.existing}
       } catch (error) {
         // a daemon that is still starting answers in a moment
         if (attempt < 50 && (error as GwError).code === 'network') {
@@ -101,7 +167,7 @@ export async function issueGatewayKey(
       if (runningDaemon()) return undefined
       return issueKey(store.data, validateIssueRequest(request)).response
     }, homeFile('state'))
-    if (response) return {...response, via: 'state-file'}
+    if (response) return {...response, via: 'state-file', rotated: identity.existing}
   }
 }
 

@@ -11,7 +11,8 @@ export default class KeyIssue extends BaseCommand {
   static description =
     'Mirrors POST /api/keys/issue. Talks to the running gateway so the key works at once; when the gateway is stopped, writes the state file directly under a lock. ' +
     'Prints `keyValue: <key>` on stdout; the key is shown only this once. Issuing again for the same agent revokes its old key at once; the same agent again within 5 s is refused. ' +
-    'Employee fields default to the settings employee.*, else to git user.name / user.email.'
+    'Employee fields default to the settings employee.*, else to git user.name / user.email. An agent is its name ' +
+    "plus its employee: issuing again for an existing --agent-name (without --employee-*) rotates that agent's key."
 
   static examples = [
     '<%= config.bin %> key issue --agent-name laptop --agent-type claude_code',
@@ -66,7 +67,7 @@ export default class KeyIssue extends BaseCommand {
       const c = colorErr()
       err(
         c.dim(
-          `agentId ${issued.agentId}, policy ${issued.policyId}, key ${issued.keyPrefix} (${issued.via === 'daemon' ? 'live in the running gateway' : 'written to the state file; the gateway loads it when it starts'}). The key is shown only once.`,
+          `${issued.rotated ? 'Rotated: the previous key of this agent no longer works. ' : ''}agentId ${issued.agentId}, policy ${issued.policyId}, key ${issued.keyPrefix} (${issued.via === 'daemon' ? 'live in the running gateway' : 'written to the state file; the gateway loads it when it starts'}). The key is shown only once.`,
         ),
       )
     }
