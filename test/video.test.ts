@@ -144,7 +144,7 @@ describe('gwctl video (end to end against the simulator)', () => {
   })
 
   it('prints concise human output and a journal table', async () => {
-    const {run} = await setup()
+    const {run, sim} = await setup({taskSeconds: 600})
     const created = await run(['create', '--model', 'BetaQ3-Pro-Text2Video', '--prompt', 'a quiet lake'])
     expect(created.exitCode).toBe(0)
     expect(created.stdout).toMatch(/^id: +task_\w+$/m)
@@ -152,8 +152,21 @@ describe('gwctl video (end to end against the simulator)', () => {
     expect(created.stdout).toMatch(/^provider: +sim-beta-studio$/m)
     expect(created.stderr).toContain('gwctl video poll task_')
     const list = await run(['list'])
-    expect(list.stdout).toMatch(/^ID +STATUS +MODEL +PROVIDER +CREATED +PROMPT$/m)
-    expect(list.stdout).toMatch(/task_\w+ +queued +BetaQ3-Pro-Text2Video +sim-beta-studio .* a quiet lake$/m)
+    expect(list.stdout).toMatch(/^ID +LAST SEEN +MODEL +PROVIDER +CREATED +PROMPT$/m)
+    expect(list.stdout).toMatch(
+      /task_\w+ +queued at \d{4}-\d\d-\d\dT\S+Z +BetaQ3-Pro-Text2Video +sim-beta-studio .* a quiet lake$/m,
+    )
+    expect(list.stderr).toContain('gwctl video list --refresh')
+    // --refresh asks the platform about the tasks not finished when last seen
+    sim.clock.advance(3600)
+    const before = sim.requests.length
+    const refreshed = await run(['list', '--refresh'])
+    expect(refreshed.exitCode).toBe(0)
+    expect(refreshed.stdout).toMatch(/task_\w+ +completed at \S+ +BetaQ3-Pro-Text2Video/m)
+    expect(sim.requests.length - before).toBe(1)
+    // a finished task is not asked again
+    await run(['list', '--refresh'])
+    expect(sim.requests.length - before).toBe(1)
   })
 
   it('--json shapes of create, get, poll, list and models', async () => {

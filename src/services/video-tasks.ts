@@ -136,9 +136,12 @@ export async function createVideoTask(
   return result
 }
 
-/** Records a status the journal has not seen yet (tasks created elsewhere are not journaled). */
-function journalStatus(task: VideoTask, known: JournalTask | undefined): void {
-  if (!known || known.status === task.status) return
+/**
+ * Records a status the journal has not seen yet (tasks created elsewhere are not journaled);
+ * with `seen`, also an unchanged one, so `video list` can say when it was last seen.
+ */
+function journalStatus(task: VideoTask, known: JournalTask | undefined, seen = false): void {
+  if (!known || (known.status === task.status && !seen)) return
   appendJournal({
     type: 'status',
     id: task.id ?? known.id,
@@ -155,7 +158,7 @@ function journalStatus(task: VideoTask, known: JournalTask | undefined): void {
  */
 export async function getVideoTask(
   id: string,
-  options: {provider?: string; signal?: AbortSignal} & ClientOption = {},
+  options: {provider?: string; signal?: AbortSignal; recordSeen?: boolean} & ClientOption = {},
 ): Promise<VideoTask> {
   const known = findVideoTask(id)
   const client = options.client ?? platformClient()
@@ -173,7 +176,7 @@ export async function getVideoTask(
       }
       throw error
     })
-  journalStatus({...task, id: task.id ?? id}, known)
+  journalStatus({...task, id: task.id ?? id}, known, options.recordSeen)
   return task
 }
 
@@ -290,4 +293,31 @@ export async function pollVideoTask(
 /** The journal's tasks, newest first. */
 export function listJournaledVideoTasks(): JournalTask[] {
   return listVideoTasks()
+}
+
+/** Statuses after which a task never changes: `video list --refresh` does not ask again. */
+const FINISHED = new Set(['completed', 'failed', 'UNKNOWN', 'unknown', 'expired'])
+
+/**
+ * `video list --refresh`: queries the platform once for every listed task that had not finished
+ * when last seen, records what it answers, and returns the journal as it is then. A task the
+ * platform no longer knows is reported through `onWarning`, not thrown.
+ */
+export async function refreshVideoTasks(
+  tasks: readonly JournalTask[],
+  options: {signal?: AbortSignal; onWarning?: (warning: string) => void} & ClientOption = {},
+): Promise<{tasks: JournalTask[]; refreshed: number}> {
+  const open = tasks.filter((t) => !FINISHED.has(t.status))
+  if (open.length === 0) return {tasks: [...tasks], refreshed: 0}
+  const client = options.client ?? platformClient()
+  for (const task of open) {
+    try {
+      await getVideoTask(task.id, {signal: options.signal, client, recordSeen: true})
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error
+      options.onWarning?.(`${task.id}: ${error.message}`)
+    }
+  }
+  const fresh = new Map(listVideoTasks().map((t) => [t.id, t]))
+  return {tasks: tasks.map((t) => fresh.get(t.id) ?? t), refreshed: open.length}
 }
