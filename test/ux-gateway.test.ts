@@ -121,6 +121,42 @@ describe('who answered', {timeout: 120_000}, () => {
     expect(json(r).error.message).toMatch(/^The local gateway answered 400: The gateway key is malformed/)
     expect(json(r).error.hint).toContain('gwctl key issue')
   })
+
+  it('requests refused for their key are logged (no key material) and counted in usage --status 4xx', async () => {
+    const {cli} = setup()
+    const port = await freePort()
+    expect((await cli(['gateway', 'start', '--port', String(port)])).exitCode).toBe(0)
+    const issued = json(await cli([...keyIssueArgs('laptop', 'codex'), '--json']))
+    const base = `http://127.0.0.1:${port}`
+    const post = (headers: Record<string, string>) =>
+      fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {'content-type': 'application/json', ...headers},
+        body: JSON.stringify({model: 'm', messages: [{role: 'user', content: 'hi'}]}),
+      }).then((res) => res.status)
+    const forged = 'gw-forgedkeymaterial0000'
+    expect(await post({})).toBe(401)
+    expect(await post({authorization: `Bearer ${forged}`})).toBe(400)
+    // a well-formed key that is no longer live: issuing again (after the 5 s window) revokes it
+    await new Promise((r) => setTimeout(r, 5_100))
+    expect((await cli(keyIssueArgs('laptop', 'codex'))).exitCode).toBe(0)
+    expect(await post({authorization: `Bearer ${issued.keyValue}`})).toBe(401)
+
+    const logs = await cli(['logs', '--status', '4xx', '--json'])
+    expect(logs.exitCode).toBe(0)
+    const rows = json(logs).logs as Array<{status: number; error: string; keyPrefix: string | null}>
+    expect(rows.map((r) => [r.status, r.error]).sort()).toEqual([
+      [400, 'refused: malformed gateway key'],
+      [401, 'refused: no gateway key'],
+      [401, 'refused: revoked key'],
+    ])
+    expect(rows.find((r) => r.error === 'refused: revoked key')!.keyPrefix).toBe(issued.keyPrefix)
+    expect(rows.find((r) => r.status === 400)!.keyPrefix).toBeNull()
+    expect(logs.stdout).not.toContain(forged)
+    expect(logs.stdout).not.toContain(issued.keyValue)
+    const usage = json(await cli(['usage', '--status', '4xx', '--json']))
+    expect(usage.totals).toMatchObject({requests: 3, errors: 3})
+  })
 })
 
 describe('providers list', {timeout: 120_000}, () => {

@@ -14,6 +14,7 @@ import type {IncomingHttpHeaders} from 'node:http'
 
 import type {Entrance, EntranceRequest, Identity} from './forward.js'
 import {forward} from './forward.js'
+import {logRefused} from './refused-log.js'
 import type {GatewayContext, GatewayRequest, Route} from './server.js'
 import {sendError} from './server.js'
 import type {Family} from './types.js'
@@ -89,10 +90,10 @@ function entranceHandler(
       })
       return
     }
-    const verdict = context.index.verify(
-      presentedKey(request.headers, request.search ? request.query : NO_QUERY, credentials),
-    )
+    const presented = presentedKey(request.headers, request.search ? request.query : NO_QUERY, credentials)
+    const verdict = context.index.verify(presented)
     if (!verdict.ok) {
+      logRefused(context, e.family, presented, verdict)
       const hint =
         verdict.reason === 'missing'
           ? ` Send it as ${describeForms(credentials)}.`

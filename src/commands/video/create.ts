@@ -89,7 +89,10 @@ export default class VideoCreate extends BaseCommand {
       description: 'Provider-native `input` object as JSON (model name sent in lower case).',
     }),
     'native-parameters': Flags.string({description: 'Provider-native `parameters` object as JSON.'}),
-    'no-validate': Flags.boolean({description: 'Send the request without checking the documented rules of the model (sizes, durations, fields).'}),
+    'no-validate': Flags.boolean({
+      description:
+        'Send the request without checking the documented rules of the model (sizes, durations, fields).',
+    }),
     wait: Flags.boolean({char: 'w', description: 'Poll until the task completes or fails.'}),
     interval: Flags.integer({
       description: 'Seconds between polls (default: setting video.interval, else 15).',
