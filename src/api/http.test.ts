@@ -4,7 +4,7 @@ import type {GwError} from '../core/errors.js'
 import {AuthError, NotFoundError, UpstreamError} from '../core/errors.js'
 import type {Simulator} from '../sim/server.js'
 import {startSim} from '../sim/server.js'
-import {PlatformClient, backoffDelay, parseRetryAfter} from './http.js'
+import {PlatformClient, backoffDelay, errorFromResponse, parseRetryAfter} from './http.js'
 import {videos} from './videos.js'
 
 const KEY = 'sk-test-very-secret-key-0001'
@@ -151,5 +151,55 @@ describe('retry helpers', () => {
     expect(backoffDelay(3, 400, () => 0.5)).toBe(1600)
     expect(backoffDelay(10, 400, () => 1)).toBe(8000)
     expect(backoffDelay(5, 400, () => 0)).toBe(0)
+  })
+})
+
+describe('errorFromResponse: the one place that words HTTP errors', () => {
+  it('names who answered', () => {
+    expect(errorFromResponse(500, {error: {message: 'x'}}).message).toBe('The platform answered 500: x')
+    expect(errorFromResponse(500, {error: {message: 'x'}}, {}, {answeredBy: 'gateway'}).message).toBe(
+      'The local gateway answered 500: x',
+    )
+  })
+
+  it('a malformed gateway key (400 invalid_api_key) is an auth error, exit 4', () => {
+    const error = errorFromResponse(
+      400,
+      {error: {message: 'The gateway key is malformed', code: 'invalid_api_key'}},
+      {},
+      {answeredBy: 'gateway'},
+    )
+    expect(error).toBeInstanceOf(AuthError)
+    expect(error.exitCode).toBe(4)
+    expect(error.hint).toContain('gwctl key issue')
+  })
+
+  it('a 404 for an endpoint below a base URL without /api/v1 hints at the base URL', () => {
+    const error = errorFromResponse(
+      404,
+      {error: {message: 'no such endpoint: POST /videos'}},
+      {},
+      {
+        baseUrl: 'http://host:9',
+      },
+    )
+    expect(error).toMatchObject({code: 'no_such_endpoint', exitCode: 7})
+    expect(error.hint).toContain('http://host:9/api/v1')
+    // a task that is not there, below a good base URL, is just not found
+    const task = errorFromResponse(
+      404,
+      {error: {message: 'task not found'}},
+      {},
+      {baseUrl: 'http://h/api/v1'},
+    )
+    expect(task.code).toBe('not_found')
+  })
+
+  it('a 504 after the user own --timeout says so; a 429 says how long Retry-After asks', () => {
+    const late = errorFromResponse(504, {error: {message: 'no first token'}}, {}, {userTimeoutSeconds: 1})
+    expect(late.hint).toContain('Your --timeout 1')
+    expect(errorFromResponse(504, {}).hint).toContain('failed on its side')
+    expect(errorFromResponse(429, {}, {'retry-after': '120'}).hint).toContain('wait 120 s')
+    expect(errorFromResponse(429, {}).hint).toContain('wait a little')
   })
 })

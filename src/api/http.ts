@@ -47,6 +47,8 @@ export interface ClientOptions {
   /** Base backoff in ms (default 400); tests make it small. */
   backoffMs?: number
   dispatcher?: Dispatcher
+  /** Who answers at this base URL, for error messages (default: guessed from the URL). */
+  answeredBy?: 'platform' | 'gateway'
 }
 
 export interface RequestOptions {
@@ -296,6 +298,7 @@ export class PlatformClient {
   private readonly backoffMs: number
   private readonly timeouts: Timeouts
   private readonly dispatcher: Dispatcher
+  private readonly answerer?: 'platform' | 'gateway'
 
   constructor(options: ClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '')
@@ -304,6 +307,7 @@ export class PlatformClient {
     this.backoffMs = options.backoffMs ?? 400
     this.timeouts = {...DEFAULT_TIMEOUTS, ...options.timeouts}
     this.dispatcher = options.dispatcher ?? defaultAgent()
+    this.answerer = options.answeredBy
   }
 
   /** Absolute URL of a path below the base URL, with query parameters (arrays repeat the key). */
@@ -329,7 +333,7 @@ export class PlatformClient {
 
   /** Who answers this client: the local gwctl gateway when the base URL is on its loopback port. */
   get answeredBy(): 'platform' | 'gateway' {
-    return isLocalGateway(this.baseUrl) ? 'gateway' : 'platform'
+    return this.answerer ?? (isLocalGateway(this.baseUrl) ? 'gateway' : 'platform')
   }
 
   private context(method: string, path: string, options: RequestOptions): ErrorContext {

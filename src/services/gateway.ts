@@ -37,6 +37,7 @@ export function daemonClient(port: number): PlatformClient {
   return new PlatformClient({
     baseUrl: `http://127.0.0.1:${port}`,
     apiKey: 'none',
+    answeredBy: 'gateway',
     attempts: 1,
     timeouts: {connect: 2_000, headers: 10_000, body: 10_000},
   })
