@@ -39,7 +39,7 @@ describe('exit codes as the README table says', () => {
     const {home} = setup()
     const file = join(home, 'not-a-folder')
     writeFileSync(file, 'x')
-    for (const args of [['config', 'list'], ['status'], ['agents', 'list']]) {
+    for (const args of [['config', 'list'], ['status'], ['agents', 'list'], ['video', 'list']]) {
       const r = await runCli(args, {home: file})
       expect(r.exitCode, args.join(' ')).toBe(3)
       expect(r.stderr).toContain(`GWCTL_HOME ${file} is a file`)

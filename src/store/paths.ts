@@ -20,27 +20,11 @@ export function homeDir(env: NodeJS.ProcessEnv = process.env): string {
  * below a file, or may not be created is a configuration error (exit 3) naming the path.
  */
 export function ensureHome(env: NodeJS.ProcessEnv = process.env): string {
-  const dir = homeDir(env)
+  const dir = checkHome(env)
   try {
-    if (existsSync(dir) && !statSync(dir).isDirectory())
-      throw Object.assign(new Error('file'), {code: 'EEXIST'})
     mkdirSync(dir, {recursive: true, mode: 0o700})
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    const from = env.GWCTL_HOME ? 'GWCTL_HOME' : 'The gwctl home folder'
-    const what =
-      code === 'EEXIST' || code === 'ENOTDIR'
-        ? 'is a file, or lies below one; it must be a folder'
-        : code === 'EACCES' || code === 'EPERM'
-          ? 'cannot be created: permission denied'
-          : `cannot be created (${(error as Error).message})`
-    throw new ConfigError(`${from} ${dir} ${what}.`, {
-      code: 'invalid_home',
-      hint: env.GWCTL_HOME
-        ? 'Point GWCTL_HOME at a folder (it is created when missing), e.g. export GWCTL_HOME=~/.config/gwctl.'
-        : `Move the file ${dir} away, or set GWCTL_HOME to a folder.`,
-      cause: error,
-    })
+    throw homeError(dir, error, env)
   }
   try {
     chmodSync(dir, 0o700)
@@ -48,6 +32,36 @@ export function ensureHome(env: NodeJS.ProcessEnv = process.env): string {
     // not ours to change (e.g. a shared folder): the files inside are still 0600
   }
   return dir
+}
+
+/**
+ * The home folder, refused (exit 3) when it exists but is no folder: for readers that need not
+ * create it but must not take a file for an empty home.
+ */
+export function checkHome(env: NodeJS.ProcessEnv = process.env): string {
+  const dir = homeDir(env)
+  if (existsSync(dir) && !statSync(dir).isDirectory()) {
+    throw homeError(dir, Object.assign(new Error('not a folder'), {code: 'EEXIST'}), env)
+  }
+  return dir
+}
+
+function homeError(dir: string, error: unknown, env: NodeJS.ProcessEnv): ConfigError {
+  const code = (error as NodeJS.ErrnoException).code
+  const from = env.GWCTL_HOME ? 'GWCTL_HOME' : 'The gwctl home folder'
+  const what =
+    code === 'EEXIST' || code === 'ENOTDIR'
+      ? 'is a file, or lies below one; it must be a folder'
+      : code === 'EACCES' || code === 'EPERM'
+        ? 'cannot be created: permission denied'
+        : `cannot be created (${(error as Error).message})`
+  return new ConfigError(`${from} ${dir} ${what}.`, {
+    code: 'invalid_home',
+    hint: env.GWCTL_HOME
+      ? 'Point GWCTL_HOME at a folder (it is created when missing), e.g. export GWCTL_HOME=~/.config/gwctl.'
+      : `Move the file ${dir} away, or set GWCTL_HOME to a folder.`,
+    cause: error,
+  })
 }
 
 /** Paths of every file gwctl writes, relative to the home folder. */

@@ -18,7 +18,7 @@ import {
   statSync,
 } from 'node:fs'
 
-import {ensureHome, homeFile} from './paths.js'
+import {checkHome, ensureHome, homeFile} from './paths.js'
 
 /** One line of the journal. */
 export type JournalEvent =
@@ -79,6 +79,7 @@ export function appendJournal(event: JournalEvent): void {
 
 /** Every readable event, oldest first; torn or foreign lines are skipped. */
 export function readJournal(): JournalEvent[] {
+  checkHome()
   const path = journalPath()
   if (!existsSync(path)) return []
   const events: JournalEvent[] = []
