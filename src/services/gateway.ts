@@ -81,7 +81,7 @@ export const HUNG_HINT =
 
 /** The gateway's state from the pid file and its `/api/status`. */
 export async function getGatewayInfo(
-  options: {port?: number; signal?: AbortSignal} = {},
+  options: {port?: number; signal?: AbortSignal; probeTimeoutMs?: number} = {},
 ): Promise<GatewayInfo> {
   const info = readPidFile()
   const running = runningDaemon()
@@ -94,7 +94,7 @@ export async function getGatewayInfo(
     // a hung daemon (alive, not answering) must not hold `status` for the client's 10 s
     const res = await daemonClient(port).request<DaemonSnapshot>('GET', '/api/status', {
       signal: options.signal,
-      headersTimeoutMs: PROBE_TIMEOUT_MS,
+      headersTimeoutMs: options.probeTimeoutMs ?? PROBE_TIMEOUT_MS,
     })
     const d = res.body
     return {
@@ -252,7 +252,8 @@ export async function restartGateway(options: StartOptions & StopOptions = {}): 
   const running = runningDaemon()
   let sim = options.sim
   if (sim === undefined && running) {
-    const info = await getGatewayInfo({port: running.port, signal: options.signal})
+    // a busy daemon gets the client's full 10 s here: a missed answer would drop its --sim
+    const info = await getGatewayInfo({port: running.port, signal: options.signal, probeTimeoutMs: 10_000})
     sim = Boolean(info.daemon?.simOrigin)
   }
   await stopGateway(options)
