@@ -15,7 +15,6 @@ import {DEFAULT_DRAIN_MS, DEFAULT_PORT, isAlive, readPidFile, runningDaemon} fro
 import {describePortTaken, isPortFree} from '../daemon/port-holder.js'
 import {ensureHome, homeFile} from '../store/paths.js'
 import {getSetting} from '../store/settings.js'
-import {StateCorruptError, inspectStateFile} from '../store/state.js'
 
 /** The port to use: flag > GWCTL_GATEWAY_PORT > setting `gateway.port` > 4317. */
 export function resolvePort(flag?: number): number {
@@ -155,6 +154,8 @@ export async function startGateway(options: StartOptions = {}): Promise<GatewayI
   const pidPath = homeFile('pid')
   if (existsSync(pidPath)) rmSync(pidPath, {force: true}) // stale: its process is gone
   // the daemon would refuse a broken state file: say so here, as every other command does (exit 3)
+  // (loaded here: `status`, `logs` and `usage` share this module and need no schema validator)
+  const {StateCorruptError, inspectStateFile} = await import('../store/state.js')
   const state = inspectStateFile()
   if (state.exists && state.problems.length > 0)
     throw new StateCorruptError(state.path, state.problems.join('; '))
