@@ -4,7 +4,7 @@ import type {GwError} from '../core/errors.js'
 import {AuthError, NotFoundError, UpstreamError} from '../core/errors.js'
 import type {Simulator} from '../sim/server.js'
 import {startSim} from '../sim/server.js'
-import {PlatformClient, backoffDelay, errorFromResponse, parseRetryAfter} from './http.js'
+import {PlatformClient, backoffDelay, errorFromResponse, isLocalGateway, parseRetryAfter} from './http.js'
 import {videos} from './videos.js'
 
 const KEY = 'sk-test-very-secret-key-0001'
@@ -201,5 +201,14 @@ describe('errorFromResponse: the one place that words HTTP errors', () => {
     expect(errorFromResponse(504, {}).hint).toContain('failed on its side')
     expect(errorFromResponse(429, {}, {'retry-after': '120'}).hint).toContain('wait 120 s')
     expect(errorFromResponse(429, {}).hint).toContain('wait a little')
+  })
+})
+
+describe('isLocalGateway', () => {
+  it('is a loopback base on the gateway port, not any local server', () => {
+    expect(isLocalGateway('http://127.0.0.1:4317/v1')).toBe(true)
+    expect(isLocalGateway('http://localhost:4317')).toBe(true)
+    expect(isLocalGateway('http://127.0.0.1:8000/v1')).toBe(false)
+    expect(isLocalGateway('https://api.example.com:4317/v1')).toBe(false)
   })
 })

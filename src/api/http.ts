@@ -10,7 +10,7 @@
  *   the trailing numeric code of gamma messages.
  */
 import {once} from 'node:events'
-import {createWriteStream} from 'node:fs'
+import {createWriteStream, readFileSync} from 'node:fs'
 import {rename, rm} from 'node:fs/promises'
 import {setTimeout as sleep} from 'node:timers/promises'
 import type {Dispatcher} from 'undici'
@@ -26,6 +26,7 @@ import {
   UsageError,
   isAbortError,
 } from '../core/errors.js'
+import {homeFile} from '../store/paths.js'
 import {getCheckedSetting, getSetting} from '../store/settings.js'
 
 /** Timeouts in milliseconds. */
@@ -517,9 +518,9 @@ export class PlatformClient {
 }
 
 /**
- * True when `baseUrl` points at the local gwctl gateway: a loopback host on the gateway's port
- * (GWCTL_GATEWAY_PORT / gateway.port, else 4317) or a loopback base ending in `/v1` (the
- * gateway's own prefix; the platform's ends in `/api/v1`).
+ * True when `baseUrl` points at the local gwctl gateway: a loopback host on the port of the
+ * running daemon (its pid file) or the configured gateway port (GWCTL_GATEWAY_PORT /
+ * gateway.port, else 4317).
  */
 export function isLocalGateway(baseUrl: string): boolean {
   let url: URL
@@ -530,13 +531,21 @@ export function isLocalGateway(baseUrl: string): boolean {
   }
   if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) return false
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80))
-  let gatewayPort = 4317
+  const ports = new Set<number>([4317])
   try {
-    gatewayPort = Number(getSetting('gateway.port') ?? 4317)
+    const configured = getSetting('gateway.port')
+    if (configured) ports.add(Number(configured))
   } catch {
-    // an unreadable settings file is reported elsewhere; the default port stands
+    // an unreadable settings file is reported elsewhere
   }
-  return port === gatewayPort || /^\/v1\/?$/.test(url.pathname)
+  try {
+    // the pid file holds "PID PORT" (written by the daemon; read here without the daemon's code)
+    const daemonPort = Number(readFileSync(homeFile('pid'), 'utf8').trim().split(/\s+/)[1])
+    if (Number.isInteger(daemonPort) && daemonPort > 0) ports.add(daemonPort)
+  } catch {
+    // no daemon
+  }
+  return ports.has(port)
 }
 
 function parseBody(text: string): unknown {
