@@ -94,6 +94,9 @@ describe('a gateway started with --port, then hung', {timeout: 120_000}, () => {
     expect(status.stderr).toContain(`pid ${pid}) is alive but did not answer`)
     expect(status.stderr).toContain('gwctl gateway restart')
     expect(status.stderr).not.toContain('gateway start')
+    const shown = await cli(['gateway'])
+    expect(shown.stdout).toMatch(/^state: +Unhealthy$/m)
+    expect(shown.stdout).toContain('did not answer within 2 s. Recover with `gwctl gateway restart`')
 
     const hung = json(await cli(['doctor', '--json']))
     const gatewayCheck = hung.checks.find((c: {id: string}) => c.id === 'gateway')

@@ -287,6 +287,8 @@ export function gatewayStateFields(state: GatewayInfo): Record<string, string | 
     simulator: state.daemon?.simOrigin ?? undefined,
     note: state.stalePidFile
       ? 'a stale pid file was found (the daemon was killed); `gwctl gateway start` replaces it'
-      : undefined,
+      : state.state === 'Unhealthy'
+        ? `the process is alive but did not answer within ${PROBE_TIMEOUT_MS / 1000} s. ${HUNG_HINT}`
+        : undefined,
   }
 }
