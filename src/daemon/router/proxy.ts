@@ -20,14 +20,14 @@ import {EventEmitter} from 'node:events'
 import type {ServerResponse} from 'node:http'
 import {performance} from 'node:perf_hooks'
 
-import {answerNoTarget, describeError} from './error-shape.js'
+import {answerNoTarget, describeError, sendFamilyError} from './error-shape.js'
 import {forwardHeaders} from './headers.js'
 import {upstreamModel} from './policy.js'
 import {defaultPools, upstreamPath} from './pools.js'
 import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult} from './proxy-types.js'
 import {relay} from './relay.js'
 import type {RelayContext} from './relay.js'
-import {prepare} from './request-body.js'
+import {prepare, RequestBodyError} from './request-body.js'
 import {acquireTarget, canTryAfter} from './targets.js'
 
 export {sendFamilyError} from './error-shape.js'
@@ -35,6 +35,9 @@ export {defaultPools, UpstreamPools, upstreamPath} from './pools.js'
 export {gatewayAnswered} from './proxy-types.js'
 export type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget} from './proxy-types.js'
 export {topLevelFields} from './request-body.js'
+
+/** Request bodies above this size use a connection of their own (closed after the answer). */
+const RESET_BODY_BYTES = 1024 * 1024
 
 /**
  * Aborts the upstream request when the client leaves. undici takes an EventEmitter as `signal`;
@@ -108,9 +111,11 @@ export async function proxyRequest(
 
   const targets = options.targets
   let tried = 0
+  // set by a try after which no other target may be tried (a failure with fallbacks off)
+  let stop = false
   try {
     for (let i = 0; i < targets.length; i++) {
-      if (clientGone.aborted) break
+      if (clientGone.aborted || stop) break
       const target = targets[i]
       const provider = target.provider
       const acquired = acquireTarget(target, env, attempts)
@@ -120,56 +125,26 @@ export async function proxyRequest(
         continue
       }
       const {credential} = acquired
-      tried++
+      // Whatever ends this try (an exception included) settles the breaker permit: a half-open
+      // trial left taken would keep the provider circuit-broken until the gateway restarts.
       const model = upstreamModel(target, prepared.requestedModel ?? undefined) ?? null
-      result.provider = provider.name
-      result.model = model
-      result.fallback = i > 0
-      const body = prepared.bodyFor(model)
-      const {origin, path} = upstreamPath(provider.baseUrl, prepared.pathFor(model))
-      const fullPath = prepared.query ? `${path}?${prepared.query}` : path
-
-      let upstream
+      let body: Buffer
       try {
-        upstream = await pools.get(origin, options.timeouts).request({
-          method: request.method as 'POST',
-          path: fullPath,
-          headers: forwardHeaders(request.headers, provider, credential, body.length),
-          body: body.length > 0 ? body : undefined,
-          signal: clientGone,
-        })
+        body = prepared.bodyFor(model)
       } catch (error) {
-        if (clientGone.aborted) {
-          target.breaker?.release()
-          break
-        }
-        const message = `${provider.name}: ${describeError(error, options.timeouts)}`
-        target.breaker?.recordFailure(message)
-        attempts.push({provider: provider.name, error: message})
-        result.error = message
-        if (options.fallbacks && canTryAfter(targets, i)) continue
-        break
+        target.breaker?.release()
+        if (!(error instanceof RequestBodyError)) throw error
+        result.status = 400
+        result.error = error.message
+        result.requestId = sendFamilyError(res, family, 400, error.message)
+        return finish()
       }
-
-      const status = upstream.statusCode
-      if (status >= 500 || status === 429) {
-        const message = `${provider.name}: upstream answered ${status}`
-        target.breaker?.recordFailure(message)
-        attempts.push({provider: provider.name, status, error: message})
-        if (options.fallbacks && canTryAfter(targets, i)) {
-          await upstream.body.dump().catch(() => undefined)
-          continue
-        }
-        result.error = message
-      } else {
-        attempts.push({provider: provider.name, status})
-        // an answer after earlier failures keeps why it fell back; a clean answer has no error
-        const failed = attempts.length > 1 ? attempts.filter((a) => a.error).map((a) => a.error) : []
-        result.error = failed.length > 0 ? `fell back after: ${failed.join('; ')}` : null
+      try {
+        if (await tryTarget(i, model, body, credential)) return finish()
+      } catch (error) {
+        target.breaker?.release()
+        throw error
       }
-
-      await relay(relayContext, upstream, status, target, credential)
-      return finish()
     }
 
     if (result.clientAborted || clientGone.aborted) {
@@ -183,5 +158,68 @@ export async function proxyRequest(
   } finally {
     res.off('close', onClose)
     options.signal?.removeEventListener('abort', onSignal)
+  }
+
+  /** One try of target `i`: true when it answered (relayed), false to go on with the next. */
+  async function tryTarget(
+    i: number,
+    model: string | null,
+    body: Buffer,
+    credential: string | undefined,
+  ): Promise<boolean> {
+    const target = targets[i]
+    const provider = target.provider
+    tried++
+    result.provider = provider.name
+    result.model = model
+    result.fallback = i > 0
+    const {origin, path} = upstreamPath(provider.baseUrl, prepared.pathFor(model))
+    const fullPath = prepared.query ? `${path}?${prepared.query}` : path
+
+    let upstream
+    try {
+      upstream = await pools.get(origin, options.timeouts).request({
+        method: request.method as 'POST',
+        path: fullPath,
+        headers: forwardHeaders(request.headers, provider, credential, body.length),
+        body: body.length > 0 ? body : undefined,
+        // An upstream may answer a large body (413) without reading it: the unread rest would
+        // block the next request on that keep-alive connection. Such requests get their own.
+        reset: body.length > RESET_BODY_BYTES,
+        signal: clientGone,
+      })
+    } catch (error) {
+      if (clientGone.aborted) {
+        target.breaker?.release()
+        return false
+      }
+      const message = `${provider.name}: ${describeError(error, options.timeouts)}`
+      target.breaker?.recordFailure(message)
+      attempts.push({provider: provider.name, error: message})
+      result.error = message
+      if (options.fallbacks && canTryAfter(targets, i)) return false
+      stop = true
+      return false
+    }
+
+    const status = upstream.statusCode
+    if (status >= 500 || status === 429) {
+      const message = `${provider.name}: upstream answered ${status}`
+      target.breaker?.recordFailure(message)
+      attempts.push({provider: provider.name, status, error: message})
+      if (options.fallbacks && canTryAfter(targets, i)) {
+        await upstream.body.dump().catch(() => undefined)
+        return false
+      }
+      result.error = message
+    } else {
+      attempts.push({provider: provider.name, status})
+      // an answer after earlier failures keeps why it fell back; a clean answer has no error
+      const failed = attempts.length > 1 ? attempts.filter((a) => a.error).map((a) => a.error) : []
+      result.error = failed.length > 0 ? `fell back after: ${failed.join('; ')}` : null
+    }
+
+    await relay(relayContext, upstream, status, target, credential)
+    return true
   }
 }

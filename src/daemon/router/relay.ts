@@ -7,9 +7,9 @@ import type {ServerResponse} from 'node:http'
 import {performance} from 'node:perf_hooks'
 import type {Dispatcher} from 'undici'
 
-import {streamErrorEvent} from '../protocol-errors.js'
+import {errorBody, streamErrorEvent} from '../protocol-errors.js'
 import type {Family, TimeoutSettings} from '../types.js'
-import {describeError} from './error-shape.js'
+import {describeError, sendFamilyError} from './error-shape.js'
 import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'
 import type {ProxyResult, ProxyTarget} from './proxy-types.js'
 import {createUsageTap} from './taps/index.js'
@@ -60,6 +60,15 @@ class ChatUsageChunkFilter {
   }
 }
 
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** What one relay needs of the request it answers. */
 export interface RelayContext {
   res: ServerResponse
@@ -92,10 +101,34 @@ export async function relay(
   const contentType = String(headers['content-type'] ?? '')
   const sse = /text\/event-stream/i.test(contentType)
   result.stream = sse
-  if (status >= 400 && !sse && credential && !headers['content-encoding']) {
-    // Some vendors quote the key back in an error ("Incorrect API key provided: sk-…"): an
-    // agent must never see the provider's credential. Error answers are small: buffer, redact.
-    const text = (await upstream.body.text()).split(credential).join('[redacted]')
+  if (status >= 400 && !sse && !headers['content-encoding']) {
+    // Error answers are small: buffered, so that one cut off mid-way settles the breaker and is
+    // answered in the entrance's shape, one that is not JSON (an HTML page, nothing) is wrapped in
+    // that shape, and a key some vendors quote back ("Incorrect API key provided: sk-…") is
+    // redacted: an agent never sees the provider's credential.
+    let text: string
+    try {
+      text = await upstream.body.text()
+    } catch (error) {
+      const message = `${target.provider.name}: the error answer (${status}) broke off: ${describeError(error, ctx.timeouts)}`
+      target.breaker?.recordFailure(message)
+      result.status = 502
+      result.error = message
+      sendFamilyError(res, family, 502, message, {requestId: result.requestId})
+      return
+    }
+    if (credential) text = text.split(credential).join('[redacted]')
+    if (!/json/i.test(contentType) || !isJson(text)) {
+      const excerpt = text
+        .replace(/<[^>]*>/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim()
+        .slice(0, 200)
+      const message = `${target.provider.name}: upstream answered ${status}${excerpt ? `: ${excerpt}` : ' with an empty body'}`
+      result.error ??= message
+      text = JSON.stringify(errorBody(family, status, message, {requestId: result.requestId}))
+      headers['content-type'] = 'application/json'
+    }
     headers['content-length'] = String(Buffer.byteLength(text))
     result.status = status
     result.ttfbMs = performance.now() - started

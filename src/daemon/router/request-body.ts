@@ -6,6 +6,9 @@ import type {ProxyRequest} from './proxy-types.js'
 
 const GEMINI_PATH = /^(\/v1beta\/models\/)([^/:]+)(:[A-Za-z]+)$/
 
+/** A request body the gateway cannot send on (answered 400 in the entrance's shape). */
+export class RequestBodyError extends Error {}
+
 export interface Prepared {
   requestedModel: string | null
   stream: boolean
@@ -96,7 +99,14 @@ export function prepare(request: ProxyRequest): Prepared {
         const copy: Record<string, unknown> = {...body}
         if (model !== null) copy.model = model
         if (addedUsage) copy.stream_options = {...streamOptions, include_usage: true}
-        out = Buffer.from(JSON.stringify(copy))
+        try {
+          out = Buffer.from(JSON.stringify(copy))
+        } catch (error) {
+          // JSON.stringify recurses: a body nested some thousands deep overflows the stack
+          throw new RequestBodyError(
+            `The request body could not be re-encoded for the upstream (${(error as Error).message}); nest its JSON less deeply.`,
+          )
+        }
         bodies.set(model, out)
       }
       return out
