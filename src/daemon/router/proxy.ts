@@ -117,7 +117,6 @@ export async function proxyRequest(
     for (let i = 0; i < targets.length; i++) {
       if (clientGone.aborted || stop) break
       const target = targets[i]
-      const provider = target.provider
       const acquired = acquireTarget(target, env, attempts)
       if (!acquired) continue
       if ('skipped' in acquired) {
