@@ -357,6 +357,28 @@ export async function listen(
     })
     handler(req, res).catch(() => res.destroy())
   })
+  // Requests Node's parser refuses (CR/NUL in a header, duplicate Content-Length, headers over
+  // 16 KB) get a JSON error too, where the socket still takes one
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || error.code === 'ECONNRESET') {
+      socket.destroy()
+      return
+    }
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW'
+    const status = tooLarge ? 431 : 400
+    const text = JSON.stringify({
+      error: {
+        message: tooLarge
+          ? 'The request headers are larger than 16 KB.'
+          : `The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}).`,
+        type: 'invalid_request_error',
+        code: tooLarge ? 'headers_too_large' : 'bad_request',
+      },
+    })
+    socket.end(
+      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+    )
+  })
   server.headersTimeout = 30_000
   server.requestTimeout = 0 // streams may run long; idle upstreams are timed out by routing
   server.keepAliveTimeout = 5_000

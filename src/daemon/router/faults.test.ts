@@ -12,7 +12,7 @@ import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import type {LogEntry, LogStore} from '../../store/log-store.js'
 import type {Family, PolicyConfig, ProviderConfig, TimeoutSettings} from '../types.js'
-import {DEFAULT_TIMEOUTS} from '../types.js'
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../types.js'
 import {BreakerRegistry} from './breaker.js'
 import {Router} from './index.js'
 import type {ProxyResult, ProxyTarget} from './proxy.js'
@@ -241,7 +241,13 @@ describe('an unexpected error in the proxy', () => {
     })
     // a base URL that is not a URL makes the proxy throw (the policy check would refuse it at start)
     const providers: ProviderConfig[] = [provider('broken', 'messages', 'not a url')]
-    const policy: PolicyConfig = {id: 'p', routes: {messages: [{provider: 'broken'}]}, fallbacks: true}
+    const policy: PolicyConfig = {
+      id: 'p',
+      routes: {messages: [{provider: 'broken'}]},
+      fallbacks: true,
+      breaker: DEFAULT_BREAKER,
+      timeouts: DEFAULT_TIMEOUTS,
+    }
     const server = createServer(async (req, res) => {
       const body = await readBody(req)
       await router.route(
