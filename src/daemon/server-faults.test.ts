@@ -81,6 +81,10 @@ describe('requests the HTTP parser refuses', () => {
     )
     expect(big).toMatch(/^HTTP\/1\.1 431 /)
     expect(bodyOf(big)).toMatchObject({error: {code: 'headers_too_large'}})
+    // a path `new URL` would read as a host (`//`) is a 404 in JSON, not a closed socket
+    const slashes = await raw(port, `GET // HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`)
+    expect(slashes).toMatch(/^HTTP\/1\.1 404 /)
+    expect(bodyOf(slashes)).toMatchObject({error: {code: 'not_found'}})
     const health = await fetch(`http://127.0.0.1:${port}/health`)
     expect(health.status).toBe(200)
   })
