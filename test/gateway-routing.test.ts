@@ -509,17 +509,25 @@ describe('gateway routing end to end', {timeout: 120_000}, () => {
     expect(JSON.stringify(all.body)).not.toContain('"x"')
     expect(all.body.providers.find((p: any) => p.name === 'sim-chat')).toMatchObject({
       families: ['chat'],
-      policies: ['default', 'claude_code_default', 'fb'],
+      // brk routes only messages: its chat family stays on the default route (issue 14, item 3)
+      policies: ['default', 'claude_code_default', 'fb', 'brk'],
       circuit: {state: 'closed'},
     })
     const forFb = await get(base, '/api/providers?agent=fallback-agent')
+    // fb routes chat itself; its other families stay on the default routes (the simulator's)
     expect(forFb.body.providers.map((p: any) => [p.name, p.circuit.state])).toEqual([
       ['dead-chat', 'closed'],
       ['sim-chat', 'closed'],
+      ['sim-responses', 'closed'],
+      ['sim-messages', 'closed'],
+      ['sim-gemini', 'closed'],
     ])
     const forBrk = await get(base, `/api/providers?agent=${brk.agentId}`)
     expect(forBrk.body.providers.map((p: any) => [p.name, p.circuit.state])).toEqual([
+      ['sim-chat', 'closed'],
+      ['sim-responses', 'closed'],
       ['dead-messages', 'open'],
+      ['sim-gemini', 'closed'],
     ])
     expect((await get(base, '/api/providers?agent=nobody')).status).toBe(404)
 

@@ -64,10 +64,21 @@ describe('validateIssueRequest', () => {
     expect(() => validateIssueRequest('x')).toThrow(IssueError)
   })
 
+  it('names each field of the wrong type with its type, even when every field is present', () => {
+    expect(() =>
+      validateIssueRequest({employeeName: 1, employeeContact: true, agentName: ['a'], agentType: {}}),
+    ).toThrow(
+      'Fields must be strings: employeeName is a number, employeeContact is a boolean, agentName is an array, agentType is an object.',
+    )
+  })
+
   it('refuses control characters (terminal escape sequences, line breaks) and names the fields', () => {
     expect(() => validateIssueRequest({...base, agentName: 'x\u001b]52;c;cHdu\u0007'})).toThrow(
-      'Fields must not contain control characters (line breaks, escape sequences): agentName.',
+      'Fields must not contain control characters (line breaks, escape sequences, bidirectional overrides): agentName.',
     )
+    // a right-to-left override makes a name read backwards in a terminal
+    expect(() => validateIssueRequest({...base, agentName: 'evil\u202Etxt.exe'})).toThrow(/: agentName\.$/)
+    expect(() => validateIssueRequest({...base, employeeName: 'a\u2066b'})).toThrow(/: employeeName\.$/)
     expect(() => validateIssueRequest({...base, employeeName: 'A\nB', configPath: 'a\u0000'})).toThrow(
       /: employeeName, configPath\.$/,
     )

@@ -203,8 +203,10 @@ const OPTIONAL = [
   'policyId',
 ] as const
 const MAX_FIELD = 500
+// C0/C1 controls, and the bidirectional marks, embeddings, overrides and isolates (U+202E makes a
+// name read backwards in a terminal)
 // eslint-disable-next-line no-control-regex
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/
 
 /** Checks an issue body; throws {@link IssueError} 400 naming every missing or bad field. */
 export function validateIssueRequest(body: unknown): IssueRequest {
@@ -212,6 +214,21 @@ export function validateIssueRequest(body: unknown): IssueRequest {
     throw new IssueError(400, 'invalid_body', 'The body must be a JSON object (spec 2.3).')
   }
   const b = body as Record<string, unknown>
+  // a field of the wrong type is named with its type, not called missing
+  const typeName = (v: unknown): string => {
+    const t = Array.isArray(v) ? 'array' : typeof v
+    return `${/^[aeiou]/.test(t) ? 'an' : 'a'} ${t}`
+  }
+  const mistyped = [...REQUIRED, ...OPTIONAL].filter(
+    (f) => b[f] !== undefined && b[f] !== null && typeof b[f] !== 'string',
+  )
+  if (mistyped.length > 0) {
+    throw new IssueError(
+      400,
+      'invalid_fields',
+      `Fields must be strings: ${mistyped.map((f) => `${f} is ${typeName(b[f])}`).join(', ')}.`,
+    )
+  }
   const missing = REQUIRED.filter((f) => typeof b[f] !== 'string' || (b[f] as string).trim() === '')
   if (missing.length > 0) {
     throw new IssueError(
@@ -220,17 +237,14 @@ export function validateIssueRequest(body: unknown): IssueRequest {
       `Missing required field${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}.`,
     )
   }
-  const wrong = [...REQUIRED, ...OPTIONAL].filter(
-    (f) =>
-      b[f] !== undefined &&
-      b[f] !== null &&
-      (typeof b[f] !== 'string' || (b[f] as string).length > MAX_FIELD),
+  const tooLong = [...REQUIRED, ...OPTIONAL].filter(
+    (f) => typeof b[f] === 'string' && (b[f] as string).length > MAX_FIELD,
   )
-  if (wrong.length > 0) {
+  if (tooLong.length > 0) {
     throw new IssueError(
       400,
       'invalid_fields',
-      `Fields must be strings of at most ${MAX_FIELD} characters: ${wrong.join(', ')}.`,
+      `Fields must be strings of at most ${MAX_FIELD} characters: ${tooLong.join(', ')}.`,
     )
   }
   // Names are printed in terminals (agents list, dashboard): an escape sequence must not get there.
@@ -241,7 +255,7 @@ export function validateIssueRequest(body: unknown): IssueRequest {
     throw new IssueError(
       400,
       'invalid_fields',
-      `Fields must not contain control characters (line breaks, escape sequences): ${control.join(', ')}.`,
+      `Fields must not contain control characters (line breaks, escape sequences, bidirectional overrides): ${control.join(', ')}.`,
     )
   }
   const input: Record<string, string> = {}

@@ -110,7 +110,10 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       )
     }
     routing = {
-      router: new Router({logStore: logs}),
+      router: new Router({
+        logStore: logs,
+        onError: (message) => log(`${new Date().toISOString()} error: ${message}`),
+      }),
       logs,
       providers,
       policies: new Map(policies.map((p) => [p.id, p])),

@@ -3,8 +3,10 @@
  * the port. Created with O_EXCL by the daemon itself; a pid file whose process is gone (after a
  * `kill -9`) is stale and is replaced.
  */
-import {existsSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {dirname} from 'node:path'
 
+import {processAlive} from '../core/process.js'
 import {homeFile} from '../store/paths.js'
 
 /** The default gateway port (spec 8). */
@@ -29,14 +31,9 @@ export function readPidFile(path: string = homeFile('pid')): PidInfo | undefined
   }
 }
 
-/** True when a process with this pid exists (and may be signalled by us). */
+/** True when a process with this pid exists and has not exited (a zombie is dead). */
 export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
+  return processAlive(pid)
 }
 
 /** True when `pid` looks like a gwctl daemon (on Linux, from its command line). */
@@ -64,6 +61,8 @@ export function claimPidFile(
   port: number,
   path: string = homeFile('pid'),
 ): {ok: true} | {ok: false; holder: PidInfo} {
+  // `gateway run` may be the first thing run on a fresh GWCTL_HOME: the folder may not exist yet
+  mkdirSync(dirname(path), {recursive: true, mode: 0o700})
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       writeFileSync(path, `${process.pid}\n${port}\n`, {flag: 'wx', mode: 0o600})

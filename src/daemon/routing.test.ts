@@ -3,7 +3,7 @@ import {describe, expect, it} from 'vitest'
 import {modelsFamily, modelsFor} from './forward.js'
 import {usageTotals} from '../store/log-store.js'
 import {ParameterError, parseLogFilters, parsePivot} from './routing-api.js'
-import {effectivePolicies, effectiveProviders} from './routing.js'
+import {effectivePolicies, effectiveProviders, familiesOnDefaults} from './routing.js'
 import type {PolicyConfig, ProviderConfig} from './types.js'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from './types.js'
 
@@ -33,7 +33,7 @@ describe('effective providers and policies', () => {
     expect(providers[2].models).toEqual({'claude-sim': 'claude-sim'})
   })
 
-  it('fills only policies without any target with the default routes (the simulator alone when it runs)', () => {
+  it('fills each family without targets with the default routes (the simulator alone when it runs), keeping written ones', () => {
     const providers = effectiveProviders(
       {providers: []},
       {env: {OPENAI_API_KEY: 'k'}, simOrigin: 'http://127.0.0.1:1'},
@@ -46,7 +46,15 @@ describe('effective providers and policies', () => {
       messages: [{provider: 'sim-messages'}],
       gemini: [{provider: 'sim-gemini'}],
     })
-    expect(team).toBe(written)
+    // routing one family keeps the others on their defaults (issue 14, item 3)
+    expect(team.routes).toEqual({
+      chat: [{provider: 'sim-chat'}],
+      responses: [{provider: 'sim-responses'}],
+      messages: [{provider: 'anthropic'}],
+      gemini: [{provider: 'sim-gemini'}],
+    })
+    expect(familiesOnDefaults(written)).toEqual(['chat', 'responses', 'gemini'])
+    expect(written.routes).toEqual({messages: [{provider: 'anthropic'}]})
     const withoutSim = effectivePolicies(
       [policy('default', {})],
       effectiveProviders({providers: []}, {env: {OPENAI_API_KEY: 'k'}}),

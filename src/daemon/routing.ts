@@ -6,10 +6,10 @@
  * - Providers: the user's (state file) first, then the defaults (`defaultProviders`: the simulator
  *   with `--sim`, vendor env vars, the platform settings); a default whose name a user provider
  *   already has is left out.
- * - Default routes: a policy whose routes are all empty (the seeded `default` and
- *   `claude_code_default` until a user adds targets) routes each family to the available
- *   providers of that family (`defaultPolicy`: only the simulator's when it runs). A policy with
- *   at least one target is used exactly as written.
+ * - Default routes: each family a policy has no targets for (all of them in the seeded `default`
+ *   and `claude_code_default` until a user adds targets) routes to the available providers of
+ *   that family (`defaultPolicy`: only the simulator's when it runs). A family with targets of
+ *   its own is used exactly as written; routing one family never takes the others' defaults.
  */
 import type {LogStore} from '../store/log-store.js'
 import {getSetting} from '../store/settings.js'
@@ -54,17 +54,28 @@ export function effectiveProviders(
   return [...user, ...defaults]
 }
 
-/** True when a policy has no target at all (it then gets the default routes). */
-export function hasNoRoutes(policy: PolicyConfig): boolean {
-  return FAMILIES.every((f) => (policy.routes[f] ?? []).length === 0)
+/** The families of a policy that have no targets of their own (they get the default routes). */
+export function familiesOnDefaults(policy: PolicyConfig): Family[] {
+  return FAMILIES.filter((f) => (policy.routes[f] ?? []).length === 0)
 }
 
-/** The policies as routed: empty ones get routes to the available providers per family. */
+/** The policies as routed: each family without targets gets routes to its available providers. */
 export function effectivePolicies(
   policies: readonly PolicyConfig[],
   providers: readonly ProviderConfig[],
 ): PolicyConfig[] {
-  return policies.map((p) => (hasNoRoutes(p) ? {...p, routes: defaultPolicy(providers, p.id).routes} : p))
+  let defaults: PolicyConfig['routes'] | undefined
+  return policies.map((p) => {
+    const missing = familiesOnDefaults(p)
+    if (missing.length === 0) return p
+    defaults ??= defaultPolicy(providers, p.id).routes
+    const routes: PolicyConfig['routes'] = {...p.routes}
+    for (const family of missing) {
+      if (defaults[family]) routes[family] = defaults[family]
+      else delete routes[family]
+    }
+    return {...p, routes}
+  })
 }
 
 /** A state whose policies are the effective ones (for the views). */

@@ -298,7 +298,16 @@ export function splitUrl(target: string): {path: string; search: string} {
   const rawSearch = q === -1 ? '' : target.slice(q + 1)
   if (PLAIN_PATH.test(rawPath) && !DOT_SEGMENT.test(rawPath) && !rawSearch.includes('#'))
     return {path: rawPath, search: rawSearch}
-  const url = new URL(target, 'http://gateway.invalid')
+  // `//x` would be read as a host by `new URL(target, base)`: origin + target keeps it a path
+  let url: URL
+  try {
+    url = new URL(
+      target.startsWith('/') ? 'http://gateway.invalid' + target : target,
+      'http://gateway.invalid',
+    )
+  } catch {
+    return {path: rawPath, search: rawSearch} // no route matches it: a 404 in JSON
+  }
   return {path: url.pathname, search: url.search.slice(1)}
 }
 
@@ -355,7 +364,36 @@ export async function listen(
       inFlight--
       if (inFlight === 0) idle?.()
     })
-    handler(req, res).catch(() => res.destroy())
+    handler(req, res).catch((error: Error) => {
+      context.log(`${new Date().toISOString()} error in ${req.method} request: ${error.message}`)
+      if (res.headersSent) res.destroy()
+      else
+        sendError(res, 'chat', 500, 'The gateway failed to handle the request; see the daemon log.', {
+          code: 'internal_error',
+        })
+    })
+  })
+  // Requests Node's parser refuses (CR/NUL in a header, duplicate Content-Length, headers over
+  // 16 KB) get a JSON error too, where the socket still takes one
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || error.code === 'ECONNRESET') {
+      socket.destroy()
+      return
+    }
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW'
+    const status = tooLarge ? 431 : 400
+    const text = JSON.stringify({
+      error: {
+        message: tooLarge
+          ? 'The request headers are larger than 16 KB.'
+          : `The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}).`,
+        type: 'invalid_request_error',
+        code: tooLarge ? 'headers_too_large' : 'bad_request',
+      },
+    })
+    socket.end(
+      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+    )
   })
   server.headersTimeout = 30_000
   server.requestTimeout = 0 // streams may run long; idle upstreams are timed out by routing

@@ -176,6 +176,16 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
       })
       return
     }
+    // The gateway's Origin rule for what controls the simulator: a page of another origin (or an
+    // opaque `null` one) must not queue faults or read recorded prompts.
+    const origin = req.headers.origin
+    if (path.startsWith('/__sim/') && origin !== undefined && !sameHostOrigin(origin, req.headers.host)) {
+      req.resume()
+      sendJson(res, 403, {
+        error: {message: `Cross-origin requests are refused (Origin "${origin}").`, type: 'permission_error'},
+      })
+      return
+    }
     const chunks: Buffer[] = []
     let size = 0
     for await (const chunk of req) {
@@ -338,6 +348,11 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
 }
 
 /** True for a `Host` naming the loopback interface (or the host the simulator was bound to); any port. */
+/** True when `origin` is `http://` + the Host the request was sent to (a loopback name). */
+function sameHostOrigin(origin: string, host: string | undefined): boolean {
+  return host !== undefined && origin.toLowerCase() === `http://${host.toLowerCase()}`
+}
+
 function loopbackHost(host: string | undefined, boundHost: string | undefined): boolean {
   if (host === undefined) return true // HTTP/1.0 clients; browsers always send it
   let name: string

@@ -26,6 +26,7 @@ import {Low} from 'lowdb'
 import lockfile from 'proper-lockfile'
 
 import {ConfigError, GwError} from '../core/errors.js'
+import {processAlive} from '../core/process.js'
 import {describeSchemaErrors} from '../core/schema-errors.js'
 import {POLICY_SCHEMA, PROVIDER_SCHEMA} from '../daemon/router/policy.js'
 import type {Family, PolicyConfig, ProviderConfig} from '../daemon/types.js'
@@ -451,20 +452,25 @@ function ownerFile(path: string): string {
   return `${path}.lock.owner`
 }
 
+/**
+ * True while the lock may have a live holder. Its holder is dead when the owner file names a
+ * process that is gone or a zombie, or when there is no owner file although the lock has not been
+ * touched for a second (a holder writes the file right after taking the lock, and refreshes the
+ * lock every 2 s: no owner file and an old lock means the holder died in between).
+ */
 function ownerAlive(path: string): boolean {
   let pid: number
   try {
     pid = Number(readFileSync(ownerFile(path), 'utf8').trim())
   } catch {
-    return true // no owner recorded (yet): assume a live holder
+    try {
+      return Date.now() - statSync(`${path}.lock`).mtimeMs < 1000
+    } catch {
+      return true // the lock is gone too: the next attempt takes it
+    }
   }
   if (!Number.isInteger(pid) || pid <= 0) return true
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
+  return processAlive(pid)
 }
 
 /**
@@ -488,12 +494,24 @@ export async function lockState(
     })
   let release: () => Promise<void>
   try {
-    try {
-      release = await attempt(0)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
-      if (!ownerAlive(path)) breakStateLock(path)
-      release = await attempt(Math.max(0, Math.ceil(waitMs / 100)))
+    // Every retry looks at the holder again: one that dies (or turns zombie) while we wait is
+    // taken over at once; a live holder is waited for up to `waitMs`.
+    const deadline = Date.now() + waitMs
+    let takeovers = 0
+    for (;;) {
+      try {
+        release = await attempt(0)
+        break
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
+        if (takeovers < 3 && !ownerAlive(path)) {
+          takeovers++
+          breakStateLock(path)
+          continue
+        }
+        if (Date.now() >= deadline) throw error
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
     }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ELOCKED') throw new StateLockedError(path)

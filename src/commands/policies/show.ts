@@ -3,6 +3,7 @@ import {Args} from '@oclif/core'
 import {BaseCommand} from '../../core/base-command.js'
 import {out, printFields} from '../../core/output.js'
 import type {PolicyConfig} from '../../daemon/types.js'
+import {FAMILIES} from '../../daemon/types.js'
 import {getPolicy, routeLines} from '../../services/policies.js'
 
 /** An empty policy is not a dead end: the gateway gives it default routes when it starts. */
@@ -40,6 +41,10 @@ export default class PoliciesShow extends BaseCommand {
       out('routes:')
       const lines = routeLines(policy)
       for (const line of lines.length > 0 ? lines : [NO_ROUTES]) out(`  ${line}`)
+      // a family without targets of its own keeps the default routes, whatever the others have
+      const onDefaults = FAMILIES.filter((f) => (policy.routes[f] ?? []).length === 0)
+      if (lines.length > 0 && onDefaults.length > 0)
+        out(`  ${onDefaults.join(', ')}: on defaults (the available providers of each family)`)
     }
     return policy
   }

@@ -30,6 +30,8 @@ export interface RouterOptions {
   logStore?: LogStore
   /** Where `{env}` credentials are read (default `process.env`). */
   env?: NodeJS.ProcessEnv
+  /** Told about an unexpected error of one request (the daemon log). */
+  onError?: (message: string) => void
   /** Clock of the breakers (tests). */
   clock?: Clock
 }
@@ -97,9 +99,23 @@ export class Router {
         },
       )
     } catch (error) {
-      if (!(error instanceof RouteError)) throw error
-      const requestId = sendFamilyError(res, input.family, error.status, error.message)
-      result = gatewayAnswered(error.status, error.message, time, requestId)
+      if (error instanceof RouteError) {
+        const requestId = sendFamilyError(res, input.family, error.status, error.message)
+        result = gatewayAnswered(error.status, error.message, time, requestId)
+      } else {
+        // A bug or an exhausted resource, not an upstream answer: answered in the entrance's
+        // shape (a stream already started is cut) and logged like any other request.
+        const message = `internal error in the gateway: ${(error as Error)?.message ?? String(error)}`
+        this.options.onError?.(message)
+        if (res.headersSent) res.destroy()
+        const requestId = sendFamilyError(
+          res,
+          input.family,
+          500,
+          'The gateway failed to handle the request; see the daemon log.',
+        )
+        result = gatewayAnswered(500, message, time, requestId)
+      }
     }
     this.options.logStore?.append(logEntryFor(input.family, identity, result, time))
     return result

@@ -1,0 +1,92 @@
+/**
+ * Error shaping: what an upstream failure is called in results and logs, and the gateway's own
+ * error answers (502 nothing answered, 503 every breaker open, ...) in the entrance family's shape.
+ */
+import type {ServerResponse} from 'node:http'
+
+import {errorBody} from '../protocol-errors.js'
+import type {Family, TimeoutSettings} from '../types.js'
+import {mintRequestId, requestIdHeader} from './headers.js'
+import type {ProxyResult, ProxyTarget} from './proxy-types.js'
+
+/** A short, human reason for an upstream request error (timeouts named with their setting). */
+export function describeError(error: unknown, timeouts: TimeoutSettings): string {
+  const e = error as {code?: string; message?: string; cause?: {code?: string; message?: string}}
+  const code = e?.code ?? e?.cause?.code
+  switch (code) {
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return `connect timeout after ${timeouts.connectMs} ms`
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return `no answer within ${timeouts.firstByteMs} ms (first-byte timeout)`
+    case 'UND_ERR_BODY_TIMEOUT':
+      return `upstream silent for ${timeouts.idleMs} ms (idle timeout)`
+    case 'ECONNREFUSED':
+      return 'connection refused'
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'connection reset by upstream'
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'upstream host not found'
+    default:
+      return (e?.message ?? String(error)) + (code ? ` (${code})` : '')
+  }
+}
+
+/**
+ * Answers an error made by the gateway itself (400 cross-family policy, 502, 503, ...) in the
+ * entrance family's error shape, with a request id in the header its clients read.
+ */
+export function sendFamilyError(
+  res: ServerResponse,
+  family: Family,
+  status: number,
+  message: string,
+  options: {requestId?: string; headers?: Record<string, string>} = {},
+): string {
+  const requestId = options.requestId ?? mintRequestId()
+  if (res.headersSent || res.destroyed) return requestId
+  const text = JSON.stringify(errorBody(family, status, message, {requestId}))
+  res.writeHead(status, {
+    ...options.headers,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    [requestIdHeader(family)]: requestId,
+  })
+  res.end(text)
+  return requestId
+}
+
+/** Answers a request the gateway could not send anywhere: 503 when every target tried was circuit-broken, else 502. */
+export function answerNoTarget(
+  res: ServerResponse,
+  family: Family,
+  result: ProxyResult,
+  targets: readonly ProxyTarget[],
+  tried: number,
+): void {
+  const attempts = result.attempts
+  let status: number
+  let message: string
+  let headers: Record<string, string> = {}
+  if (tried === 0 && attempts.some((a) => a.skipped === 'circuit-open')) {
+    const open = attempts.filter((a) => a.skipped === 'circuit-open').map((a) => a.provider)
+    const retryIn = Math.min(
+      ...targets.map((t) => t.breaker?.snapshot().retryInMs ?? Number.POSITIVE_INFINITY),
+    )
+    const seconds = Number.isFinite(retryIn) ? Math.max(1, Math.ceil(retryIn / 1000)) : undefined
+    result.provider = open[0] ?? null
+    status = 503
+    message = `every compatible provider is circuit-broken (open): ${open.join(', ')}${seconds ? `; retry in ${seconds} s` : ''}`
+    if (seconds) headers = {'retry-after': String(seconds)}
+  } else {
+    status = 502
+    message = result.error
+      ? `upstream request failed and no fallback is left: ${result.error}`
+      : `no provider is configured for ${family} requests`
+  }
+  result.status = status
+  result.error = message
+  result.requestId ||= mintRequestId()
+  sendFamilyError(res, family, status, message, {requestId: result.requestId, headers})
+}

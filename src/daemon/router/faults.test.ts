@@ -1,0 +1,285 @@
+/**
+ * Faults found by probing the daemon (issue 14), each as a fast deterministic test: what ends a
+ * breaker trial settles it, unexpected errors are answered in the entrance's shape and logged, a
+ * large body answered early does not block the next request, upstream errors that are not JSON
+ * are wrapped.
+ */
+import type {IncomingMessage, Server, ServerResponse} from 'node:http'
+import {createServer} from 'node:http'
+import type {AddressInfo, Socket} from 'node:net'
+import {createServer as createNetServer} from 'node:net'
+import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
+
+import type {LogEntry, LogStore} from '../../store/log-store.js'
+import type {Family, PolicyConfig, ProviderConfig, TimeoutSettings} from '../types.js'
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../types.js'
+import {BreakerRegistry} from './breaker.js'
+import {Router} from './index.js'
+import type {ProxyResult, ProxyTarget} from './proxy.js'
+import {proxyRequest, UpstreamPools} from './proxy.js'
+
+let pools: UpstreamPools
+let gateway: Server
+let gatewayUrl: string
+let results: ProxyResult[] = []
+let route: () => {targets: ProxyTarget[]; timeouts?: TimeoutSettings}
+const closers: (() => void)[] = []
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  for await (const chunk of req) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks)
+}
+
+const provider = (name: string, family: Family, baseUrl: string): ProviderConfig => ({
+  name,
+  family,
+  baseUrl,
+  credential: {secret: `upstream-key-${name}`},
+})
+
+async function upstreamServer(
+  handler: (req: IncomingMessage, res: ServerResponse, body: Buffer) => void | Promise<void>,
+): Promise<string> {
+  const server = createServer(async (req, res) => handler(req, res, await readBody(req)))
+  server.listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  closers.push(() => {
+    server.closeAllConnections()
+    server.close()
+  })
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+const chatOk = (res: ServerResponse): void => {
+  const text = JSON.stringify({
+    id: 'c1',
+    object: 'chat.completion',
+    choices: [{index: 0, message: {role: 'assistant', content: 'ok'}, finish_reason: 'stop'}],
+    usage: {prompt_tokens: 3, completion_tokens: 1, total_tokens: 4},
+  })
+  res.writeHead(200, {'content-type': 'application/json', 'content-length': Buffer.byteLength(text)})
+  res.end(text)
+}
+
+const chat = (body: string | Buffer): Promise<Response> =>
+  fetch(`${gatewayUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json'},
+    body,
+  })
+
+beforeAll(async () => {
+  pools = new UpstreamPools()
+  gateway = createServer(async (req, res) => {
+    const body = await readBody(req)
+    const r = route()
+    results.push(
+      await proxyRequest(
+        {family: 'chat', method: req.method ?? 'POST', url: req.url ?? '/', headers: req.headers, body},
+        res,
+        {targets: r.targets, fallbacks: true, timeouts: r.timeouts ?? DEFAULT_TIMEOUTS, pools},
+      ),
+    )
+  })
+  gateway.listen(0, '127.0.0.1')
+  await new Promise((resolve) => gateway.once('listening', resolve))
+  gatewayUrl = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`
+})
+
+afterEach(() => {
+  results = []
+  for (const close of closers.splice(0)) close()
+})
+
+afterAll(async () => {
+  gateway.closeAllConnections()
+  gateway.close()
+  await pools.close()
+})
+
+/** A breaker already open, whose cooldown has just passed (the next request is its one trial). */
+function halfOpen(name: string): {breakers: BreakerRegistry; advance: (ms: number) => void} {
+  let now = 1_000_000
+  const breakers = new BreakerRegistry(
+    () => ({failureThreshold: 1, cooldownMs: 30_000}),
+    () => now,
+  )
+  breakers.get(name).recordFailure('status 500')
+  now += 30_000
+  expect(breakers.snapshotOf(name).state).toBe('half-open')
+  return {breakers, advance: (ms) => (now += ms)}
+}
+
+describe('a breaker trial is settled whatever ends it', () => {
+  it('a streaming chat nested 20 000 deep is answered 400 in the chat shape and leaves the trial free', async () => {
+    const origin = await upstreamServer((_req, res) => chatOk(res))
+    const {breakers} = halfOpen('up')
+    route = () => ({targets: [{provider: provider('up', 'chat', origin), breaker: breakers.get('up')}]})
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000)
+    const res = await chat(`{"model":"m","stream":true,"messages":[{"role":"user","content":${deep}}]}`)
+    expect(res.status).toBe(400)
+    const body = (await res.json()) as {error: {type: string; message: string}}
+    expect(body.error.type).toBe('invalid_request_error')
+    expect(body.error.message).toMatch(/nest its JSON less deeply/)
+    // the trial was given back: the next request takes it, and its success closes the breaker
+    expect(breakers.snapshotOf('up').state).toBe('half-open')
+    const next = await chat('{"model":"m","messages":[{"role":"user","content":"hi"}]}')
+    expect(next.status).toBe(200)
+    expect(breakers.snapshotOf('up').state).toBe('closed')
+  })
+
+  it('an error answer cut off mid-way counts as a failure (502 in the chat shape), and the breaker closes after its next cooldown', async () => {
+    let cut = true
+    const origin = await upstreamServer((_req, res) => {
+      if (!cut) return chatOk(res)
+      res.writeHead(500, {'content-type': 'application/json', 'content-length': '200'})
+      res.write('{"error":{"message":"boo')
+      setTimeout(() => res.destroy(), 20)
+    })
+    const {breakers, advance} = halfOpen('up')
+    route = () => ({targets: [{provider: provider('up', 'chat', origin), breaker: breakers.get('up')}]})
+    const res = await chat('{"model":"m","messages":[]}')
+    expect(res.status).toBe(502)
+    const body = (await res.json()) as {error: {message: string}}
+    expect(body.error.message).toMatch(/broke off/)
+    expect(breakers.snapshotOf('up').state).toBe('open')
+    const open = await chat('{"model":"m","messages":[]}')
+    expect(open.status).toBe(503)
+    expect(open.headers.get('retry-after')).toBe('30')
+    cut = false
+    advance(30_000)
+    expect((await chat('{"model":"m","messages":[]}')).status).toBe(200)
+    expect(breakers.snapshotOf('up').state).toBe('closed')
+  })
+})
+
+describe('upstream errors that are not JSON', () => {
+  it('an HTML 502 page and an empty 503 are wrapped in the entrance shape; a quoted key is redacted', async () => {
+    let answer = 0
+    const origin = await upstreamServer((_req, res) => {
+      answer++
+      if (answer === 1) {
+        res.writeHead(502, {'content-type': 'text/html'})
+        res.end('<html><body><h1>502 Bad Gateway</h1> nginx upstream-key-up</body></html>')
+      } else {
+        res.writeHead(503)
+        res.end()
+      }
+    })
+    route = () => ({targets: [{provider: provider('up', 'chat', origin)}]})
+    const html = await chat('{"model":"m","messages":[]}')
+    expect(html.status).toBe(502)
+    expect(html.headers.get('content-type')).toBe('application/json')
+    const text = await html.text()
+    expect(text).not.toContain('upstream-key-up')
+    const body = JSON.parse(text) as {error: {message: string; type: string}}
+    expect(body.error.message).toContain('502 Bad Gateway nginx [redacted]')
+    const empty = await chat('{"model":"m","messages":[]}')
+    expect(empty.status).toBe(503)
+    expect(((await empty.json()) as {error: {message: string}}).error.message).toMatch(/empty body/)
+  })
+})
+
+describe('a large body answered before it was read', () => {
+  it('does not block the next request (each such body has a connection of its own)', async () => {
+    // A raw upstream that answers 413 to a large body and then stops reading the connection (as
+    // the simulator did): the unread bytes would sit in front of the next request.
+    const sockets: Socket[] = []
+    const server = createNetServer((socket) => {
+      sockets.push(socket)
+      let head = ''
+      socket.on('data', (chunk: Buffer) => {
+        head += chunk.toString('latin1')
+        const end = head.indexOf('\r\n\r\n')
+        if (end === -1) return
+        const length = Number(/content-length:\s*(\d+)/i.exec(head.slice(0, end))?.[1] ?? 0)
+        if (length > 1_000_000) {
+          socket.pause()
+          const text = '{"error":{"message":"request body too large","type":"invalid_request_error"}}'
+          socket.write(
+            `HTTP/1.1 413 Payload Too Large\r\ncontent-type: application/json\r\ncontent-length: ${text.length}\r\n\r\n${text}`,
+          )
+          return
+        }
+        if (head.length - end - 4 < length) return
+        head = ''
+        const text =
+          '{"id":"c","object":"chat.completion","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}'
+        socket.write(
+          `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${text.length}\r\n\r\n${text}`,
+        )
+      })
+    })
+    server.listen(0, '127.0.0.1')
+    await new Promise((resolve) => server.once('listening', resolve))
+    closers.push(() => {
+      for (const s of sockets) s.destroy()
+      server.close()
+    })
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    route = () => ({
+      targets: [{provider: provider('up', 'chat', origin)}],
+      // a hang shows as a first-byte timeout (502) rather than a test timeout
+      timeouts: {...DEFAULT_TIMEOUTS, firstByteMs: 3000},
+    })
+    const big = await chat(`{"model":"m","messages":[{"role":"user","content":"${'x'.repeat(8_000_000)}"}]}`)
+    expect(big.status).toBe(413)
+    const next = await chat('{"model":"m","messages":[{"role":"user","content":"hi"}]}')
+    expect(next.status).toBe(200)
+    expect(results.map((r) => r.status)).toEqual([413, 200])
+  })
+})
+
+describe('an unexpected error in the proxy', () => {
+  it('is answered 500 in the entrance shape and logged with a row', async () => {
+    const rows: LogEntry[] = []
+    const errors: string[] = []
+    const router = new Router({
+      logStore: {append: (row: LogEntry) => rows.push(row)} as unknown as LogStore,
+      onError: (message) => errors.push(message),
+    })
+    // a base URL that is not a URL makes the proxy throw (the policy check would refuse it at start)
+    const providers: ProviderConfig[] = [provider('broken', 'messages', 'not a url')]
+    const policy: PolicyConfig = {
+      id: 'p',
+      routes: {messages: [{provider: 'broken'}]},
+      fallbacks: true,
+      breaker: DEFAULT_BREAKER,
+      timeouts: DEFAULT_TIMEOUTS,
+    }
+    const server = createServer(async (req, res) => {
+      const body = await readBody(req)
+      await router.route(
+        {
+          family: 'messages',
+          method: 'POST',
+          url: '/v1/messages',
+          headers: req.headers,
+          body,
+          policy,
+          providers,
+          identity: {agentId: 'agt_1', keyPrefix: 'gw-x', policyId: 'p', project: 'proj'},
+        },
+        res,
+      )
+    })
+    server.listen(0, '127.0.0.1')
+    await new Promise((resolve) => server.once('listening', resolve))
+    closers.push(() => server.close())
+    const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/messages`, {
+      method: 'POST',
+      body: '{"model":"claude","max_tokens":5,"messages":[]}',
+    })
+    expect(res.status).toBe(500)
+    const body = (await res.json()) as {type: string; error: {type: string}}
+    expect(body).toMatchObject({type: 'error', error: {type: 'api_error'}})
+    expect(rows).toHaveLength(1)
+    expect(rows[0]).toMatchObject({status: 500, entrance: 'messages', agentId: 'agt_1'})
+    expect(rows[0].error).toMatch(/internal error in the gateway/)
+    expect(errors).toHaveLength(1)
+    // the breaker permit was given back: the provider is not left circuit-broken
+    expect(router.breakers.snapshotOf('broken').state).toBe('closed')
+    await router.close()
+  })
+})

@@ -1,0 +1,91 @@
+/**
+ * Header rewriting: which request headers go upstream (never credentials or cookies; the
+ * provider's credential is set in its protocol's form), which answer headers come back, and the
+ * request id header each family reads.
+ */
+import {randomBytes} from 'node:crypto'
+import type {IncomingHttpHeaders} from 'node:http'
+
+import type {Family, ProviderConfig} from '../types.js'
+
+/** Request headers forwarded upstream: protocol headers only, never credentials or cookies. */
+const FORWARD_HEADERS = new Set([
+  'content-type',
+  'accept',
+  'user-agent',
+  'openai-beta',
+  'x-goog-api-client',
+  'x-app',
+  'originator',
+  'session-id',
+  'thread-id',
+  'x-client-request-id',
+  'idempotency-key',
+])
+const FORWARD_PREFIXES = ['anthropic-', 'x-stainless-', 'x-codex-', 'x-claude-code-']
+
+// Header filters run for every header of every request and answer: plain loops, no closures.
+function hasPrefix(name: string, prefixes: readonly string[]): boolean {
+  for (const prefix of prefixes) if (name.startsWith(prefix)) return true
+  return false
+}
+
+/** Response headers passed back to the client. */
+const RETURN_HEADERS = new Set([
+  'content-type',
+  'content-encoding',
+  'cache-control',
+  'request-id',
+  'x-request-id',
+  'retry-after',
+  'retry-after-ms',
+  'x-should-retry',
+  'openai-processing-ms',
+  'openai-version',
+])
+const RETURN_PREFIXES = ['x-ratelimit-', 'anthropic-ratelimit-', 'ratelimit-', 'x-goog-']
+
+/** The id header clients of each family read. */
+export const requestIdHeader = (family: Family): string =>
+  family === 'messages' ? 'request-id' : 'x-request-id'
+
+export const mintRequestId = (): string => `req_${randomBytes(12).toString('hex')}`
+
+export function forwardHeaders(
+  incoming: IncomingHttpHeaders,
+  provider: ProviderConfig,
+  credential: string | undefined,
+  length: number,
+): Record<string, string> {
+  const headers: Record<string, string> = {}
+  for (const name in incoming) {
+    const value = incoming[name]
+    if (value === undefined) continue
+    if (FORWARD_HEADERS.has(name) || hasPrefix(name, FORWARD_PREFIXES))
+      headers[name] = Array.isArray(value) ? value.join(', ') : value
+  }
+  // fault injection of the simulator reaches only simulator providers
+  if (provider.origin === 'sim' && typeof incoming['x-sim-fault'] === 'string')
+    headers['x-sim-fault'] = incoming['x-sim-fault']
+  headers['content-type'] ??= 'application/json'
+  if (length > 0) headers['content-length'] = String(length)
+  if (provider.family === 'messages') headers['anthropic-version'] ??= '2023-06-01'
+  if (credential) {
+    if (provider.family === 'messages') headers['x-api-key'] = credential
+    else if (provider.family === 'gemini') headers['x-goog-api-key'] = credential
+    else headers.authorization = `Bearer ${credential}`
+  }
+  return headers
+}
+
+export function returnHeaders(
+  upstream: Record<string, string | string[] | undefined>,
+): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {}
+  for (const name in upstream) {
+    const value = upstream[name]
+    if (value === undefined) continue
+    if (RETURN_HEADERS.has(name) || hasPrefix(name, RETURN_PREFIXES)) headers[name] = value
+  }
+  return headers
+}

@@ -1,0 +1,95 @@
+/** The shapes the proxy takes and gives: targets, the request, options, attempts and the result. */
+import type {IncomingHttpHeaders} from 'node:http'
+
+import type {Family, ProviderConfig, TimeoutSettings} from '../types.js'
+import type {CircuitBreaker} from './breaker.js'
+import type {UpstreamPools} from './pools.js'
+import type {Usage} from './taps/index.js'
+
+export interface ProxyTarget {
+  provider: ProviderConfig
+  /** Model rewrite of the policy target. */
+  model?: string
+  /** The provider's breaker; without one the target is always tried. */
+  breaker?: CircuitBreaker
+}
+
+export interface ProxyRequest {
+  /** Entrance family (decides the error shapes, the usage tap and the credential form). */
+  family: Family
+  method: string
+  /** Path and query as received, e.g. `/v1/messages?beta=true`. */
+  url: string
+  headers: IncomingHttpHeaders
+  /** The raw request body (empty for none). */
+  body: Buffer
+}
+
+export interface ProxyOptions {
+  targets: readonly ProxyTarget[]
+  timeouts: TimeoutSettings
+  /** Try the next target after a failure before the first byte (policy `fallbacks`). */
+  fallbacks: boolean
+  /** Where `{env}` credentials are read, at request time (default `process.env`). */
+  env?: NodeJS.ProcessEnv
+  /** Connection pools (default: one shared set per process). */
+  pools?: UpstreamPools
+  /** Aborts the upstream request (in addition to the client closing `res`). */
+  signal?: AbortSignal
+}
+
+export interface ProxyAttempt {
+  provider: string
+  /** Upstream HTTP status, when one came back. */
+  status?: number
+  error?: string
+  skipped?: 'circuit-open' | 'no-credential'
+}
+
+export interface ProxyResult {
+  /** HTTP status sent to the client (499 when the client left before an answer). */
+  status: number
+  /** Provider and upstream model that answered (or were tried last), null when none was tried. */
+  provider: string | null
+  model: string | null
+  /** Model the client asked for (body `model`, or the Gemini path). */
+  requestedModel: string | null
+  /** True when the answer came from (or the last try was) a target other than the policy's first. */
+  fallback: boolean
+  stream: boolean
+  usage: Usage | null
+  /** Milliseconds from the call to the end of the answer. */
+  latencyMs: number
+  /** Milliseconds until the first body byte was written to the client, null when none was. */
+  ttfbMs: number | null
+  /** Why the request failed (or how a stream broke after it started), null on success. */
+  error: string | null
+  /** The request id the client saw (upstream's, or minted here). */
+  requestId: string
+  clientAborted: boolean
+  attempts: ProxyAttempt[]
+}
+
+/** The result of a request the gateway answered itself, before any upstream was tried. */
+export function gatewayAnswered(
+  status: number,
+  error: string,
+  startedAt: number,
+  requestId = '',
+): ProxyResult {
+  return {
+    status,
+    provider: null,
+    model: null,
+    requestedModel: null,
+    fallback: false,
+    stream: false,
+    usage: null,
+    latencyMs: Date.now() - startedAt,
+    ttfbMs: null,
+    error,
+    requestId,
+    clientAborted: false,
+    attempts: [],
+  }
+}

@@ -1,0 +1,239 @@
+/**
+ * The streaming relay: passes an upstream answer to the client byte for byte as it arrives
+ * (backpressure honoured), feeds the usage tap off the critical path, and ends a stream that
+ * breaks after its first byte with an error event in the entrance's protocol.
+ */
+import type {ServerResponse} from 'node:http'
+import {performance} from 'node:perf_hooks'
+import type {Dispatcher} from 'undici'
+
+import {errorBody, streamErrorEvent} from '../protocol-errors.js'
+import type {Family, TimeoutSettings} from '../types.js'
+import {describeError, sendFamilyError} from './error-shape.js'
+import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'
+import type {ProxyResult, ProxyTarget} from './proxy-types.js'
+import {createUsageTap} from './taps/index.js'
+
+/**
+ * Drops the usage-only chunk (`"choices":[]` with `usage`) of a chat stream whose client did not
+ * ask for usage. Complete events pass on at once; only an incomplete trailing event waits for
+ * its end (a client could not use half an event anyway).
+ */
+class ChatUsageChunkFilter {
+  private pending = ''
+  private readonly decoder = new TextDecoder()
+
+  push(chunk: Uint8Array): string {
+    const text = this.pending + this.decoder.decode(chunk, {stream: true})
+    const boundary = /\r\n\r\n|\n\n|\r\r/g
+    let out = ''
+    let start = 0
+    for (let m = boundary.exec(text); m; m = boundary.exec(text)) {
+      const end = m.index + m[0].length
+      const event = text.slice(start, end)
+      if (!this.isUsageOnly(event)) out += event
+      start = end
+    }
+    this.pending = text.slice(start)
+    return out
+  }
+
+  flush(): string {
+    const rest = this.pending + this.decoder.decode()
+    this.pending = ''
+    return this.isUsageOnly(rest) ? '' : rest
+  }
+
+  private isUsageOnly(event: string): boolean {
+    if (!event.includes('"usage"') || !/"choices"\s*:\s*\[\s*\]/.test(event)) return false
+    const data = event
+      .split(/\r\n|\n|\r/)
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => line.slice(5).replace(/^ /, ''))
+      .join('\n')
+    try {
+      const payload = JSON.parse(data) as {choices?: unknown[]; usage?: unknown}
+      return Array.isArray(payload.choices) && payload.choices.length === 0 && !!payload.usage
+    } catch {
+      return false
+    }
+  }
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** What one relay needs of the request it answers. */
+export interface RelayContext {
+  res: ServerResponse
+  family: Family
+  /** Filled in: status, request id, ttfb, usage, error, stream. */
+  result: ProxyResult
+  /** `performance.now()` at the start of the request. */
+  started: number
+  /** The proxy asked upstream for stream usage the client did not ask for (chat). */
+  addedUsage: boolean
+  timeouts: TimeoutSettings
+  /** Set when the client left (or the caller aborted). */
+  clientGone: {readonly aborted: boolean}
+}
+
+/** Relays one upstream answer to the client and settles the target's breaker by its outcome. */
+export async function relay(
+  ctx: RelayContext,
+  upstream: Dispatcher.ResponseData,
+  status: number,
+  target: ProxyTarget,
+  credential: string | undefined,
+): Promise<void> {
+  const {res, family, result, started, clientGone} = ctx
+  const headers = returnHeaders(upstream.headers)
+  const idName = requestIdHeader(family)
+  const upstreamId = headers[idName] ?? headers['request-id'] ?? headers['x-request-id']
+  result.requestId = (Array.isArray(upstreamId) ? upstreamId[0] : upstreamId) ?? mintRequestId()
+  headers[idName] ??= result.requestId
+  const contentType = String(headers['content-type'] ?? '')
+  const sse = /text\/event-stream/i.test(contentType)
+  result.stream = sse
+  if (status >= 400 && !sse && !headers['content-encoding']) {
+    // Error answers are small: buffered, so that one cut off mid-way settles the breaker and is
+    // answered in the entrance's shape, one that is not JSON (an HTML page, nothing) is wrapped in
+    // that shape, and a key some vendors quote back ("Incorrect API key provided: sk-…") is
+    // redacted: an agent never sees the provider's credential.
+    let text: string
+    try {
+      text = await upstream.body.text()
+    } catch (error) {
+      const message = `${target.provider.name}: the error answer (${status}) broke off: ${describeError(error, ctx.timeouts)}`
+      target.breaker?.recordFailure(message)
+      result.status = 502
+      result.error = message
+      sendFamilyError(res, family, 502, message, {requestId: result.requestId})
+      return
+    }
+    if (credential) text = text.split(credential).join('[redacted]')
+    if (!/json/i.test(contentType) || !isJson(text)) {
+      const excerpt = text
+        .replace(/<[^>]*>/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim()
+        .slice(0, 200)
+      const message = `${target.provider.name}: upstream answered ${status}${excerpt ? `: ${excerpt}` : ' with an empty body'}`
+      result.error ??= message
+      text = JSON.stringify(errorBody(family, status, message, {requestId: result.requestId}))
+      headers['content-type'] = 'application/json'
+    }
+    headers['content-length'] = String(Buffer.byteLength(text))
+    result.status = status
+    result.ttfbMs = performance.now() - started
+    res.writeHead(status, headers)
+    res.end(text)
+    if (status < 500 && status !== 429) target.breaker?.recordSuccess()
+    return
+  }
+  if (!sse && upstream.headers['content-length'] !== undefined)
+    headers['content-length'] = String(upstream.headers['content-length'])
+  result.status = status
+  res.writeHead(status, headers)
+  // A stream's headers go out with its first chunk when that chunk is already here (one packet,
+  // one wake-up of the client, like a bare pass-through); otherwise at the end of this event
+  // loop turn, so a client still sees them as soon as upstream sent them.
+  if (sse)
+    setImmediate(() => {
+      if (result.ttfbMs === null && !res.destroyed) res.flushHeaders()
+    })
+
+  const tap = status < 300 ? createUsageTap(family, sse) : undefined
+  const filter = sse && ctx.addedUsage && status < 300 ? new ChatUsageChunkFilter() : undefined
+  // the last bytes sent, to start an error event on a line of its own if a stream breaks mid-event
+  let last = '' as Uint8Array | string
+  const body = upstream.body
+  // An SSE tap parses every event (a JSON.parse each): it is fed on the next tick, after the
+  // socket write of the chunk (node:http flushes a response's writes on the next tick, queued
+  // before this one), so parsing never delays a byte. A JSON tap only collects: fed at once.
+  let tapQueue: Buffer[] | undefined
+  const feedTap = (): void => {
+    const queue = tapQueue
+    tapQueue = undefined
+    if (queue) for (const chunk of queue) tap!.feed(chunk)
+  }
+  const tapLater = (chunk: Buffer): void => {
+    if (tapQueue) tapQueue.push(chunk)
+    else {
+      tapQueue = [chunk]
+      process.nextTick(feedTap)
+    }
+  }
+  // 'data' events rather than `for await`: no Promise per chunk, and each chunk is written to
+  // the client in the tick it arrives, before the usage tap reads it (the tap is off the
+  // critical path). Backpressure: pause the upstream until the client drains.
+  const broken = await new Promise<{error: unknown} | undefined>((resolve) => {
+    const resume = (): void => {
+      body.resume()
+    }
+    const send = (data: Uint8Array | string): void => {
+      if (data.length === 0) return
+      if (result.ttfbMs === null) result.ttfbMs = performance.now() - started
+      last = data
+      if (!res.write(data)) {
+        body.pause()
+        res.once('drain', resume)
+      }
+    }
+    body.on('data', (chunk: Buffer) => {
+      if (res.destroyed) {
+        resolve({error: new Error('client closed the connection')})
+        return
+      }
+      send(filter ? filter.push(chunk) : chunk)
+      if (tap) {
+        if (sse) tapLater(chunk)
+        else tap.feed(chunk)
+      }
+    })
+    body.on('end', () => {
+      if (filter && !res.destroyed) send(filter.flush())
+      if (!res.destroyed) res.end()
+      resolve(undefined)
+    })
+    body.on('error', (error) => resolve({error}))
+  })
+  // Past this point the answer has been handed to the socket (a success) or has failed: the
+  // usage parse below no longer delays a byte to the client.
+  if (tap) {
+    feedTap()
+    tap.end()
+  }
+  result.usage = tap?.usage() ?? null
+  if (!broken) {
+    if (status < 500 && status !== 429) target.breaker?.recordSuccess()
+    return
+  }
+  if (clientGone.aborted || result.clientAborted || res.destroyed) {
+    result.clientAborted = true
+    result.error = 'client closed the connection'
+    target.breaker?.release()
+    body.destroy()
+    return
+  }
+  const message = `${target.provider.name}: stream broke after the first byte: ${describeError(broken.error, ctx.timeouts)}`
+  result.error = message
+  target.breaker?.recordFailure(message)
+  if (sse && !res.destroyed) {
+    const tail =
+      typeof last === 'string'
+        ? last.slice(-2)
+        : Buffer.from(last.buffer, last.byteOffset, last.byteLength).toString(
+            'latin1',
+            Math.max(0, last.byteLength - 2),
+          )
+    const separator = tail === '' || tail.endsWith('\n\n') || tail === '\r\r' ? '' : '\n\n'
+    res.end(separator + streamErrorEvent(family, 502, message, tap?.nextSequence() ?? 0))
+  } else res.destroy()
+}

@@ -1,0 +1,48 @@
+/**
+ * Target selection: which of a policy's targets may be tried now (breaker closed, or its
+ * half-open trial free; credential present), and whether any is left after a failure.
+ */
+import {resolveCredential} from './policy.js'
+import type {ProxyAttempt, ProxyTarget} from './proxy-types.js'
+
+/** A target that may be sent the request: its breaker permit (if any) is held by the caller. */
+export interface Acquired {
+  credential: string | undefined
+}
+
+/**
+ * Takes a target for one try: its breaker permit and its credential. Null (and the attempt
+ * recorded, the permit given back) when its breaker is open; `{skipped}` with the reason when
+ * its credential is missing.
+ */
+export function acquireTarget(
+  target: ProxyTarget,
+  env: NodeJS.ProcessEnv,
+  attempts: ProxyAttempt[],
+): Acquired | {skipped: string} | null {
+  const provider = target.provider
+  if (target.breaker && !target.breaker.tryAcquire()) {
+    attempts.push({provider: provider.name, skipped: 'circuit-open'})
+    return null
+  }
+  const credential = resolveCredential(provider.credential, env)
+  if (provider.credential && !credential) {
+    target.breaker?.release()
+    const reason =
+      'env' in provider.credential
+        ? `provider ${provider.name}: environment variable ${provider.credential.env} is not set`
+        : `provider ${provider.name}: no credential`
+    attempts.push({provider: provider.name, skipped: 'no-credential', error: reason})
+    return {skipped: reason}
+  }
+  return {credential}
+}
+
+/** True when a target after index `i` could still be tried (no breaker, or one that allows a try). */
+export function canTryAfter(targets: readonly ProxyTarget[], i: number): boolean {
+  for (let j = i + 1; j < targets.length; j++) {
+    const breaker = targets[j].breaker
+    if (!breaker || breaker.canTry()) return true
+  }
+  return false
+}

@@ -1,0 +1,120 @@
+/**
+ * What a hostile or broken client sees at the socket (issue 14): requests Node's HTTP parser
+ * refuses get a JSON error, and the simulator's control endpoints follow the gateway's Origin rule.
+ */
+import {connect} from 'node:net'
+import {join} from 'node:path'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {freePort, tempHome} from '../../test/helpers/cli.js'
+import {startSim} from '../sim/server.js'
+import {StateStore} from '../store/state.js'
+import {KeyIndex} from './keys.js'
+import {gatewayRoutes} from './lifecycle.js'
+import type {GatewayContext, RunningServer} from './server.js'
+import {listen} from './server.js'
+
+let server: RunningServer | undefined
+let cleanup: () => void = () => undefined
+let saved: string | undefined
+
+beforeEach(() => {
+  const t = tempHome()
+  cleanup = t.cleanup
+  saved = process.env.GWCTL_HOME
+  process.env.GWCTL_HOME = t.home
+})
+
+afterEach(async () => {
+  await server?.stop(0)
+  server = undefined
+  if (saved === undefined) delete process.env.GWCTL_HOME
+  else process.env.GWCTL_HOME = saved
+  cleanup()
+})
+
+async function start(): Promise<number> {
+  const port = await freePort()
+  const store = await StateStore.open(join(process.env.GWCTL_HOME!, 'state.json'))
+  const context: GatewayContext = {
+    store,
+    index: new KeyIndex(store.data),
+    port,
+    version: 'test',
+    startedAt: Date.now(),
+    log: () => undefined,
+    touch: () => undefined,
+  }
+  server = await listen(gatewayRoutes(), context, port)
+  return port
+}
+
+/** Sends raw bytes on a new connection; resolves to everything the server answered. */
+function raw(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1')
+    let answer = ''
+    socket.on('data', (chunk) => (answer += chunk.toString('latin1')))
+    socket.on('end', () => resolve(answer))
+    socket.on('error', reject)
+    socket.write(bytes)
+  })
+}
+
+const bodyOf = (answer: string): unknown => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))
+
+describe('requests the HTTP parser refuses', () => {
+  it('answer 400 or 431 with a JSON error, and the gateway serves the next request', async () => {
+    const port = await start()
+    const cases = [
+      `POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Bad: a\u0000b\r\n\r\n`,
+      `POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`,
+    ]
+    for (const request of cases) {
+      const answer = await raw(port, request)
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /)
+      expect(bodyOf(answer)).toMatchObject({error: {type: 'invalid_request_error', code: 'bad_request'}})
+    }
+    const big = await raw(
+      port,
+      `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    )
+    expect(big).toMatch(/^HTTP\/1\.1 431 /)
+    expect(bodyOf(big)).toMatchObject({error: {code: 'headers_too_large'}})
+    // a path `new URL` would read as a host (`//`) is a 404 in JSON, not a closed socket
+    const slashes = await raw(port, `GET // HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`)
+    expect(slashes).toMatch(/^HTTP\/1\.1 404 /)
+    expect(bodyOf(slashes)).toMatchObject({error: {code: 'not_found'}})
+    const health = await fetch(`http://127.0.0.1:${port}/health`)
+    expect(health.status).toBe(200)
+  })
+})
+
+describe('the simulator control endpoints', () => {
+  it('refuse cross-origin and `null` origins with 403, and take same-origin and Origin-less requests', async () => {
+    const sim = await startSim({port: 0, host: '127.0.0.1'})
+    try {
+      for (const origin of ['http://evil.example', 'null']) {
+        for (const [method, path] of [
+          ['POST', '/__sim/faults'],
+          ['GET', '/__sim/requests'],
+        ]) {
+          const res = await fetch(sim.origin + path, {
+            method,
+            headers: {origin, 'content-type': 'application/json'},
+            body: method === 'POST' ? '{"fault":"status=500"}' : undefined,
+          })
+          expect(res.status).toBe(403)
+          expect(((await res.json()) as {error: {type: string}}).error.type).toBe('permission_error')
+        }
+      }
+      expect(sim.faults.take('POST', '/v1/chat/completions')).toBeUndefined() // no fault was queued
+      const same = await fetch(sim.origin + '/__sim/requests', {headers: {origin: sim.origin}})
+      expect(same.status).toBe(200)
+      const none = await fetch(sim.origin + '/__sim/requests')
+      expect(none.status).toBe(200)
+    } finally {
+      await sim.close()
+    }
+  })
+})

@@ -1,0 +1,105 @@
+/**
+ * The state lock after a crash (issue 14, item 2): a lock whose holder is dead, or a zombie not
+ * yet reaped, is taken over at once; a live holder is still respected.
+ */
+import {spawn} from 'node:child_process'
+import {mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {processAlive} from '../core/process.js'
+import {lockState, StateLockedError} from './state.js'
+
+let dir: string
+let path: string
+const children: number[] = []
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'gwctl-lock-'))
+  path = join(dir, 'state.json')
+})
+
+afterEach(() => {
+  for (const pid of children.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
+  rmSync(dir, {recursive: true, force: true})
+})
+
+/** A lock as a holder leaves it (proper-lockfile's folder, the owner file beside it). */
+function leaveLock(owner: number | undefined, ageMs = 0): void {
+  mkdirSync(`${path}.lock`)
+  if (owner !== undefined) writeFileSync(`${path}.lock.owner`, `${owner}\n`)
+  const when = (Date.now() - ageMs) / 1000
+  utimesSync(`${path}.lock`, when, when)
+}
+
+/** The pid of a process that has exited. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', ''], {stdio: 'ignore'})
+  await new Promise((resolve) => child.once('exit', resolve))
+  return child.pid!
+}
+
+/** The pid of a zombie: a child of `sleep 30` (which never reaps it) that has exited. */
+async function zombiePid(): Promise<number> {
+  const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  })
+  children.push(parent.pid!)
+  const pid = await new Promise<number>((resolve) =>
+    parent.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim()))),
+  )
+  for (let i = 0; i < 100; i++) {
+    if (!processAlive(pid)) break
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  return pid
+}
+
+describe('state lock takeover', () => {
+  it('takes over at once a lock whose holder has exited', async () => {
+    leaveLock(await deadPid())
+    const release = await lockState(path, {waitMs: 0})
+    await release()
+  })
+
+  it('takes over a lock whose holder is a zombie not yet reaped', async () => {
+    const zombie = await zombiePid()
+    // the process still exists (a signal reaches it) but it is a zombie
+    expect(() => process.kill(zombie, 0)).not.toThrow()
+    expect(processAlive(zombie)).toBe(false)
+    leaveLock(zombie)
+    const release = await lockState(path, {waitMs: 0})
+    await release()
+  })
+
+  it('takes over a lock without an owner file once it has not been refreshed for a second', async () => {
+    leaveLock(undefined, 5000)
+    const release = await lockState(path, {waitMs: 0})
+    await release()
+  })
+
+  it('respects a live holder (and a fresh lock whose owner file is not written yet)', async () => {
+    const release = await lockState(path)
+    await expect(lockState(path, {waitMs: 300})).rejects.toBeInstanceOf(StateLockedError)
+    await release()
+    leaveLock(undefined)
+    await expect(lockState(path, {waitMs: 0})).rejects.toBeInstanceOf(StateLockedError)
+  })
+
+  it('takes the lock as soon as a live holder dies while it waits', async () => {
+    const holder = spawn('sleep', ['30'], {stdio: 'ignore'})
+    children.push(holder.pid!)
+    leaveLock(holder.pid!)
+    setTimeout(() => holder.kill('SIGKILL'), 300)
+    const release = await lockState(path, {waitMs: 5000})
+    await release()
+    expect(holder.exitCode ?? holder.signalCode).toBeTruthy()
+  })
+})

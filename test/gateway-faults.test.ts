@@ -1,0 +1,115 @@
+/**
+ * Faults of the real daemon (issue 14), the fast deterministic versions: `gateway run` on a fresh
+ * home, routing one family keeping the others' defaults, and `gateway start` right after `kill -9`
+ * while key issues were in flight.
+ */
+import {existsSync, rmSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import {freePort, json, runCli, spawnCli, tempHome} from './helpers/cli.js'
+import {daemonPid, keyIssueArgs, killDaemon} from './helpers/gateway.js'
+
+const cleanups: Array<() => void | Promise<void>> = []
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c()
+})
+
+async function isolatedHome() {
+  const t = tempHome()
+  const port = await freePort()
+  const env = {GWCTL_GATEWAY_PORT: String(port)}
+  const cli = (args: string[]) => runCli(args, {home: t.home, env})
+  cleanups.push(t.cleanup, () => killDaemon(t.home))
+  return {home: t.home, port, env, cli, base: `http://127.0.0.1:${port}`}
+}
+
+async function waitForHealth(base: string): Promise<Response> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      return await fetch(`${base}/health`)
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+  throw new Error('the gateway never answered /health')
+}
+
+describe('gateway faults end to end', () => {
+  it('`gateway run` starts on a GWCTL_HOME that does not exist yet and stops cleanly on SIGTERM', async () => {
+    const {home, port, base} = await isolatedHome()
+    rmSync(home, {recursive: true, force: true})
+    const run = spawnCli(['gateway', 'run', '--port', String(port)], {home})
+    const health = await waitForHealth(base)
+    expect(health.status).toBe(200)
+    expect(existsSync(join(home, 'gateway.pid'))).toBe(true)
+    run.kill('SIGTERM')
+    const done = await run
+    expect(done.exitCode).toBe(0)
+    expect(String(done.stderr)).not.toMatch(/This is a bug/)
+  })
+
+  it('routing one family keeps the defaults of the others; `policies show` says which', async () => {
+    const {cli, base} = await isolatedHome()
+    const route = await cli(['policies', 'route', 'default', '--family', 'chat', '--target', 'sim-chat'])
+    expect(route.exitCode).toBe(0)
+    expect(route.stdout.endsWith('\n')).toBe(true)
+    const show = await cli(['policies', 'show', 'default'])
+    expect(show.stdout).toContain('chat -> sim-chat')
+    expect(show.stdout).toContain('responses, messages, gemini: on defaults')
+    expect((await cli(['gateway', 'start', '--sim'])).exitCode).toBe(0)
+    const issued = json(await cli([...keyIssueArgs('codex-a', 'codex'), '--json']))
+    const res = await fetch(`${base}/v1/responses`, {
+      method: 'POST',
+      headers: {authorization: `Bearer ${issued.keyValue}`, 'content-type': 'application/json'},
+      body: JSON.stringify({model: 'sim-mini', input: 'hi'}),
+    })
+    expect(res.status).toBe(200)
+    const chat = await fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {authorization: `Bearer ${issued.keyValue}`, 'content-type': 'application/json'},
+      body: JSON.stringify({model: 'sim-mini', messages: [{role: 'user', content: 'hi'}]}),
+    })
+    expect(chat.status).toBe(200)
+  })
+
+  it('after kill -9 during key issues, `gateway start` succeeds at once and every key answered 200 still works', async () => {
+    const {home, env, cli, base} = await isolatedHome()
+    const keys: string[] = []
+    for (let loop = 0; loop < 3; loop++) {
+      const start = await cli(['gateway', 'start', '--sim'])
+      expect(start.exitCode, start.stderr).toBe(0)
+      // key issues in flight when the daemon dies
+      const inflight = [0, 1, 2].map((i) =>
+        fetch(`${base}/api/keys/issue`, {
+          method: 'POST',
+          headers: {'content-type': 'application/json'},
+          body: JSON.stringify({
+            employeeName: 'A',
+            employeeContact: 'a@b.c',
+            agentName: `agent-${loop}-${i}`,
+            agentType: 'generic_agent',
+          }),
+        })
+          .then(async (r) =>
+            r.status === 200 ? ((await r.json()) as {keyValue: string}).keyValue : undefined,
+          )
+          .catch(() => undefined),
+      )
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      await killDaemon(home)
+      for (const key of await Promise.all(inflight)) if (key) keys.push(key)
+      expect(daemonPid(home)).toBeDefined() // the dead daemon's pid file is left behind
+    }
+    const start = await runCli(['gateway', 'start', '--sim'], {home, env})
+    expect(start.exitCode, start.stderr).toBe(0)
+    for (const key of keys) {
+      const res = await fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json'},
+        body: JSON.stringify({model: 'sim-mini', messages: [{role: 'user', content: 'hi'}]}),
+      })
+      expect(res.status).toBe(200)
+    }
+  })
+})
