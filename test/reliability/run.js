@@ -36,7 +36,7 @@ const DOC = join(ROOT, 'docs', 'RELIABILITY.md')
 const when = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
 let failed = false
 
-if (!existsSync(join(ROOT, 'dist', 'index.js'))) {
+if (!existsSync(join(ROOT, 'dist', 'store', 'state.js'))) {
   console.log('building gwctl (dist/ is missing)')
   const build = await run('npm', ['run', 'build'], {env: process.env})
   if (build.code !== 0) throw new Error(build.stderr)
