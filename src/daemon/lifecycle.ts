@@ -68,6 +68,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   }
 
   let timer: NodeJS.Timeout | undefined
+  let onWarning: ((warning: Error) => void) | undefined
   let routing: Routing | undefined
   let sim: {origin: string; close(): Promise<void>} | undefined
   try {
@@ -140,6 +141,16 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       },
     }
 
+    // The log store reports a batch it could not write (a full or read-only disk) as a process
+    // warning: the first is logged, and /health says the gateway is degraded from then on.
+    onWarning = (warning: Error): void => {
+      if (!warning.message.startsWith('gwctl log store:')) return
+      if (!context.degraded)
+        log(`${new Date().toISOString()} error: ${warning.message} (usage rows are being lost)`)
+      context.degraded = `${warning.message.replace(/^gwctl /, '')} (since ${new Date().toISOString()})`
+    }
+    process.on('warning', onWarning)
+
     let server
     try {
       server = await listen(gatewayRoutes(), context, options.port)
@@ -178,6 +189,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     log(`${new Date().toISOString()} stopped`)
   } finally {
     if (timer) clearTimeout(timer)
+    if (onWarning) process.off('warning', onWarning)
     if (routing) {
       await routing.router.close().catch(() => undefined)
       routing.logs.close() // writes the queued rows first

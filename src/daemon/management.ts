@@ -221,8 +221,13 @@ export function managementRoutes(): Route[] {
     handler,
   })
   return [
-    m('GET', '/health', (request) =>
-      sendJson(request.res, 200, {status: 'ok', timestamp: Math.floor(Date.now() / 1000)}),
+    // model traffic still flows when the log store cannot write: 200, with the reason
+    m('GET', '/health', (request, context) =>
+      sendJson(request.res, 200, {
+        status: 'ok',
+        timestamp: Math.floor(Date.now() / 1000),
+        ...(context.degraded ? {degraded: context.degraded} : {}),
+      }),
     ),
     m('GET', '/help', (request, context) => {
       const html = helpPage(context)

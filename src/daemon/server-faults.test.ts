@@ -118,3 +118,32 @@ describe('the simulator control endpoints', () => {
     }
   })
 })
+
+describe('a log store that cannot write', () => {
+  it('leaves /health at 200 with a `degraded` reason, logged once in the daemon log', async () => {
+    const {runDaemon} = await import('./lifecycle.js')
+    const port = await freePort()
+    const lines: string[] = []
+    const stop = new AbortController()
+    const running = runDaemon({port, version: 'test', signal: stop.signal, log: (l) => lines.push(l)})
+    const base = `http://127.0.0.1:${port}`
+    let health: Response | undefined
+    for (let i = 0; i < 100 && !health; i++) {
+      health = await fetch(`${base}/health`).catch(() => undefined)
+      if (!health) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(((await health!.json()) as {degraded?: string}).degraded).toBeUndefined()
+    // what the log store emits when a batch cannot be written (SQLITE_FULL, EROFS)
+    process.emitWarning('gwctl log store: could not write a batch: database or disk is full')
+    process.emitWarning('gwctl log store: could not write a batch: database or disk is full')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const after = await fetch(`${base}/health`)
+    expect(after.status).toBe(200)
+    const body = (await after.json()) as {status: string; timestamp: number; degraded?: string}
+    expect(body.status).toBe('ok')
+    expect(body.degraded).toMatch(/^log store: could not write a batch: database or disk is full/)
+    expect(lines.filter((l) => l.includes('usage rows are being lost'))).toHaveLength(1)
+    stop.abort()
+    await running
+  })
+})

@@ -30,6 +30,8 @@ export interface GatewayContext {
   startedAt: number
   /** Unix seconds of the latest authenticated model request. */
   lastRequestAt?: number
+  /** Why the gateway works in a degraded way (e.g. the log store cannot write), shown by /health. */
+  degraded?: string
   /** One line to the daemon log. Never pass secrets. */
   log(line: string): void
   /** Schedules a lazy save of small changes (last seen times). */

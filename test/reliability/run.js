@@ -36,7 +36,7 @@ const DOC = join(ROOT, 'docs', 'RELIABILITY.md')
 const when = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
 let failed = false
 
-if (!existsSync(join(ROOT, 'dist', 'index.js'))) {
+if (!existsSync(join(ROOT, 'dist', 'store', 'state.js'))) {
   console.log('building gwctl (dist/ is missing)')
   const build = await run('npm', ['run', 'build'], {env: process.env})
   if (build.code !== 0) throw new Error(build.stderr)
@@ -106,7 +106,7 @@ if (only.has('crash')) {
     check(c.stateInvalid === 0, `${c.stateInvalid} times the state did not parse and validate`),
     check(
       c.keysRejected === 0,
-      `${c.keysChecked} agents' latest keys answered 200 checked after the last restart, ${c.keysRejected} rejected (${c.keysAnswered200} issues answered 200 in all)`,
+      `${c.keysChecked} agents' latest keys answered 200 checked after the last restart: ${c.keysRejected} lost, ${c.keysSuperseded} rotated out by a later issue that was stored but whose answer the kill cut off (${c.keysAnswered200} issues answered 200 in all)`,
     ),
   ])
   for (const x of c.failures.slice(0, 10)) console.log('  ', x)

@@ -181,6 +181,30 @@ describe('upstream errors that are not JSON', () => {
   })
 })
 
+describe('upstream errors in another shape', () => {
+  it('a JSON error that is not in the entrance shape ({"detail": ...}) is wrapped; one in the shape passes as it is', async () => {
+    let shaped = false
+    const origin = await upstreamServer((_req, res) => {
+      const text = shaped
+        ? '{"error":{"message":"model overloaded","type":"server_error","code":null}}'
+        : '{"detail":"Internal Server Error"}'
+      res.writeHead(500, {'content-type': 'application/json'})
+      res.end(text)
+    })
+    route = () => ({targets: [{provider: provider('up', 'chat', origin)}]})
+    const wrapped = await chat('{"model":"m","messages":[]}')
+    expect(wrapped.status).toBe(500)
+    const body = (await wrapped.json()) as {error: {message: string; type: string}}
+    expect(body.error.type).toBe('api_error')
+    expect(body.error.message).toContain('up: upstream answered 500: {"detail":"Internal Server Error"}')
+    shaped = true
+    const passed = await chat('{"model":"m","messages":[]}')
+    expect(await passed.json()).toEqual({
+      error: {message: 'model overloaded', type: 'server_error', code: null},
+    })
+  })
+})
+
 describe('a large body answered before it was read', () => {
   it('does not block the next request (each such body has a connection of its own)', async () => {
     // A raw upstream that answers 413 to a large body and then stops reading the connection (as

@@ -60,13 +60,22 @@ class ChatUsageChunkFilter {
   }
 }
 
-function isJson(text: string): boolean {
+/**
+ * True when an error body is JSON in the error shape of `family` (what its SDKs read). A body in
+ * another shape (a proxy in between, an upstream's own bug page) is wrapped by the caller.
+ */
+function inFamilyShape(family: Family, text: string): boolean {
+  let body: {type?: unknown; error?: {type?: unknown; message?: unknown; status?: unknown}}
   try {
-    JSON.parse(text)
-    return true
+    body = JSON.parse(text) as typeof body
   } catch {
     return false
   }
+  const error = body?.error
+  if (!error || typeof error !== 'object') return false
+  if (family === 'messages') return body.type === 'error' && typeof error.type === 'string'
+  if (family === 'gemini') return typeof error.status === 'string' || typeof error.message === 'string'
+  return typeof error.message === 'string'
 }
 
 /** What one relay needs of the request it answers. */
@@ -118,7 +127,7 @@ export async function relay(
       return
     }
     if (credential) text = text.split(credential).join('[redacted]')
-    if (!/json/i.test(contentType) || !isJson(text)) {
+    if (!/json/i.test(contentType) || !inFamilyShape(family, text)) {
       const excerpt = text
         .replace(/<[^>]*>/g, ' ')
         .replace(/\s+/g, ' ')
