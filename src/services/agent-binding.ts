@@ -22,13 +22,15 @@ import type {AgentTool} from '../scanners/agent-homes.js'
 import {AGENT_TOOLS, agentHome} from '../scanners/agent-homes.js'
 import {binderOf} from '../scanners/config/binders.js'
 import {assertWritable, hashBytes, readBytes, writeAtomic} from '../scanners/config/file-io.js'
+import type {AgentView} from '../daemon/views.js'
 import type {DiscoveredAgent} from '../scanners/discovery.js'
+import {scannedTools} from '../scanners/scan-status.js'
 import {TOOL_AGENT_TYPE, discoverAgents} from '../scanners/discovery.js'
 import {homeFile} from '../store/paths.js'
 import type {BindingRecord, GatewayState} from '../store/state.js'
 import {StateStore, withState} from '../store/state.js'
 import {resolvePort} from './gateway.js'
-import {issueGatewayKey, revokeGatewayKey, withEmployeeDefaults} from './gateway-keys.js'
+import {issueGatewayKey, listAgents, revokeGatewayKey, withEmployeeDefaults} from './gateway-keys.js'
 
 /** One thing wrong with a binding and the command that fixes it. */
 export interface BindingProblem {
@@ -538,4 +540,105 @@ async function disableOne(tool: AgentTool, options: DisableOptions): Promise<Dis
     notes,
     keyRevoked,
   }
+}
+
+/** One row of `gwctl agents list`: an agent holding a key, a discovered agent, or both. */
+export interface AgentRow extends Omit<AgentView, 'agentId' | 'createdAt'> {
+  /** Null for a discovered agent that holds no key. */
+  agentId: string | null
+  createdAt: number | null
+  /** The tool it is (or belongs to), when known. */
+  tool: AgentTool | null
+  /** Found on this machine by discovery. */
+  discovered: boolean
+  /** Its history is in the log database (the history scanners ran over it). */
+  scanned: boolean
+  historyPath: string | null
+  historyExists: boolean
+  binding: BindingStatus
+}
+
+export interface ListAgentRowsOptions {
+  /** Only agents whose route is bound (their traffic goes through the gateway). */
+  enabled?: boolean
+  /** Also discovered agents that are not enabled, or whose history is not scanned yet. */
+  all?: boolean
+  signal?: AbortSignal
+  env?: NodeJS.ProcessEnv
+}
+
+/**
+ * The agents of `gwctl agents list`: those holding keys (from the running gateway, else the
+ * state file) merged with the agents discovered on this machine; a discovered agent that holds
+ * a key is one row. Default: key holders and discovered agents whose history was scanned.
+ */
+export async function listAgentRows(options: ListAgentRowsOptions = {}): Promise<AgentRow[]> {
+  const env = options.env ?? process.env
+  const [views, store, scanned] = await Promise.all([
+    listAgents({signal: options.signal}),
+    StateStore.open(homeFile('state')),
+    scannedTools(),
+  ])
+  const state = store.data
+  const statuses = await bindingStatuses(state)
+  const discovered = discoverAgents(env).filter((d) => d.installed)
+  const boundAgent = new Map((state.bindings ?? []).map((b) => [b.agentId, b.tool as AgentTool]))
+
+  const matchOf = (v: AgentView): DiscoveredAgent | undefined => {
+    const tool = boundAgent.get(v.agentId)
+    if (tool) return discovered.find((d) => d.tool === tool && !d.parentName)
+    return discovered.find((d) => d.name === v.name && d.agentType === v.type)
+  }
+  const used = new Set<DiscoveredAgent>()
+  const rows: AgentRow[] = views.map((v) => {
+    const d = matchOf(v)
+    if (d) used.add(d)
+    const tool = d?.tool ?? boundAgent.get(v.agentId) ?? AGENT_TOOLS.find((t) => t === v.sourceTool) ?? null
+    const binding =
+      tool && !d?.parentName && statuses.get(tool)?.agentId === v.agentId
+        ? statuses.get(tool)!
+        : {state: 'unbound' as const}
+    return {
+      ...v,
+      configPath: v.configPath ?? d?.configPath ?? null,
+      tool,
+      discovered: d !== undefined,
+      scanned: tool !== null && scanned.has(tool),
+      historyPath: d?.historyPath ?? null,
+      historyExists: d?.historyExists ?? false,
+      binding,
+    }
+  })
+  const idOfTool = new Map(rows.filter((r) => r.tool && !r.parentAgentId).map((r) => [r.tool!, r.agentId]))
+  for (const d of discovered) {
+    if (used.has(d)) continue
+    const targets: AgentView['route']['targets'] = []
+    rows.push({
+      agentId: null,
+      name: d.name,
+      type: d.agentType,
+      employee: null,
+      parentAgentId: d.parentName ? (idOfTool.get(d.tool) ?? null) : null,
+      parentAgentName: d.parentName ?? null,
+      childAgentIds: [],
+      policyId: '-',
+      route: {family: d.family, targets},
+      enabled: false,
+      keyId: null,
+      keyPrefix: null,
+      sourceTool: d.tool,
+      configPath: d.configPath,
+      createdAt: null,
+      lastSeenAt: null,
+      tool: d.tool,
+      discovered: true,
+      scanned: scanned.has(d.tool),
+      historyPath: d.historyPath,
+      historyExists: d.historyExists,
+      binding: d.parentName ? {state: 'unbound'} : (statuses.get(d.tool) ?? {state: 'unbound'}),
+    })
+  }
+  if (options.enabled) return rows.filter((r) => r.enabled)
+  if (options.all) return rows
+  return rows.filter((r) => r.agentId !== null || (r.scanned && !r.parentAgentName))
 }
