@@ -98,7 +98,12 @@ export function setGwctlSection(text: string, section: string | undefined): stri
     if (section === undefined) {
       // take one blank line before it with it, so an append followed by a removal leaves no gap
       let start = s.start
-      if (start > 0 && lines[start - 1].trim() === '' && (s.end >= lines.length || start === 1)) start--
+      if (
+        start > 0 &&
+        lines[start - 1].trim() === '' &&
+        (s.end >= lines.length || lines[s.end].trim() === '')
+      )
+        start--
       lines.splice(start, s.end - start)
     } else {
       lines.splice(s.start, s.end - s.start, section.endsWith('\n') ? section : section + eol)
