@@ -160,7 +160,12 @@ export function bindCodexConfig(text: string | null, path: string, baseUrl: stri
   const eol = eolOf(source)
   let next = setModelProviderLine(source, `model_provider = "${CODEX_PROVIDER_ID}"`)
   next = setGwctlSection(next, gwctlSectionFor(baseUrl, key, eol))
-  const after = parseToml(next, path)
+  let after: Table
+  try {
+    after = parse(next) as Table
+  } catch {
+    after = {}
+  }
   const provider = (after.model_providers as Table | undefined)?.[CODEX_PROVIDER_ID] as Table | undefined
   if (
     after.model_provider !== CODEX_PROVIDER_ID ||
