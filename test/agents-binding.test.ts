@@ -188,7 +188,7 @@ describe('agents enable/disable', () => {
     expect((await cli(['agents', 'enable', 'claude-code'])).exitCode).toBe(0)
     const settings = () => JSON.parse(readFileSync(paths.claude, 'utf8').replace(/\/\/ mine/, ''))
     const send = (key: string) =>
-      fetch(`${settings().env.ANTHROPIC_BASE_URL}/v1/messages`, {
+      fetch(`http://127.0.0.1:${port}/v1/messages`, {
         method: 'POST',
         headers: {
           authorization: `Bearer ${key}`,
@@ -201,6 +201,7 @@ describe('agents enable/disable', () => {
           messages: [{role: 'user', content: 'hi'}],
         }),
       })
+    expect(settings().env.ANTHROPIC_BASE_URL).toBe(`http://127.0.0.1:${port}`)
     const key = settings().env.ANTHROPIC_AUTH_TOKEN as string
     const ok = await send(key)
     expect(ok.status, await ok.clone().text()).toBe(200)
