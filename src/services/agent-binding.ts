@@ -20,7 +20,7 @@ import {hashKey, parseKey} from '../daemon/keys.js'
 import {runningDaemon} from '../daemon/pidfile.js'
 import type {AgentTool} from '../scanners/agent-homes.js'
 import {AGENT_TOOLS, agentHome} from '../scanners/agent-homes.js'
-import {binderOf} from '../scanners/config/binders.js'
+import type {ToolBinder} from '../scanners/config/binders.js'
 import {assertWritable, hashBytes, readBytes, writeAtomic} from '../scanners/config/file-io.js'
 import type {AgentView} from '../daemon/views.js'
 import type {DiscoveredAgent} from '../scanners/discovery.js'
@@ -98,6 +98,15 @@ export interface DisableResult {
   /** Values of the user's that were put back (surgical restore). */
   notes: string[]
   keyRevoked: boolean
+}
+
+/**
+ * The config editors of `tool` (jsonc-parser, smol-toml): loaded only when a binding exists or is
+ * being changed, so `agents list`, `status` and `doctor` without bindings never load them.
+ */
+async function loadBinder(tool: AgentTool): Promise<ToolBinder> {
+  const {binderOf} = await import('../scanners/config/binders.js')
+  return binderOf(tool)
 }
 
 function baseUrlOf(port: number): string {
@@ -199,7 +208,7 @@ export function bindingStatus(
   tool: AgentTool,
   state: GatewayState,
   texts: Array<string | null>,
-  options: {port: number; gatewayRunning: boolean},
+  options: {port: number; gatewayRunning: boolean; binder: ToolBinder},
 ): BindingStatus {
   const record = state.bindings?.find((b) => b.tool === tool)
   if (!record) return {state: 'unbound'}
@@ -215,7 +224,7 @@ export function bindingStatus(
       fix: record.phase === 'binding' ? enable : `gwctl agents disable ${tool}`,
     })
   } else {
-    const target = binderOf(tool).target(texts)
+    const target = options.binder.target(texts)
     const port = portOfUrl(target.baseUrl)
     if (port === undefined) {
       problems.push({
@@ -263,8 +272,15 @@ export async function bindingStatuses(
   const result = new Map<AgentTool, BindingStatus>()
   for (const tool of AGENT_TOOLS) {
     const record = state.bindings?.find((b) => b.tool === tool)
-    const texts = record ? (await readTexts(record.files.map((f) => f.path))).texts : []
-    result.set(tool, bindingStatus(tool, state, texts, {port, gatewayRunning}))
+    if (!record) {
+      result.set(tool, {state: 'unbound'})
+      continue
+    }
+    const {texts} = await readTexts(record.files.map((f) => f.path))
+    result.set(
+      tool,
+      bindingStatus(tool, state, texts, {port, gatewayRunning, binder: await loadBinder(tool)}),
+    )
   }
   return result
 }
@@ -332,7 +348,7 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
     await reconcileBinding(tool)
     state = (await StateStore.open(statePath)).data
   }
-  const binder = binderOf(tool)
+  const binder = await loadBinder(tool)
   const paths = binder.files(agentHome(tool, env))
   const {texts} = await readTexts(paths)
   binder.check(texts, paths) // a broken file: exit 3 before any key is issued
@@ -341,7 +357,7 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
   const port = options.port ?? currentPort()
   const baseUrl = baseUrlOf(port)
   const record = state.bindings?.find((b) => b.tool === tool)
-  const status = bindingStatus(tool, state, texts, {port, gatewayRunning: true})
+  const status = bindingStatus(tool, state, texts, {port, gatewayRunning: true, binder})
   const agentName = tool
   if (record && status.state === 'bound' && !status.modified && !options.rotate && !options.policyId) {
     const key = state.keys.find((k) => k.id === record.keyId)
@@ -484,7 +500,7 @@ async function disableOne(tool: AgentTool, options: DisableOptions): Promise<Dis
     // an interrupted disable had finished its files: only the state was left to settle
     return {tool, restore: 'exact', files: [], deleted: [], notes: [], keyRevoked: false}
   }
-  const binder = binderOf(tool)
+  const binder = await loadBinder(tool)
   const paths = record.files.map((f) => f.path)
   const {bytes, texts} = await readTexts(paths)
   for (const p of paths) if (bytes[paths.indexOf(p)] !== null) await assertWritable(p)
