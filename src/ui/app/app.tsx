@@ -12,7 +12,7 @@ import type {LogRow} from '../../store/log-store.js'
 import type {AppActions, UsagePivot} from './data.js'
 import {USAGE_PIVOTS} from './data.js'
 import type {AppAgent, AppData} from './model.js'
-import {EMPTY_DATA, agentNames, bindingOf, cell, matchesFilter, policyRoutes, withBreaker} from './model.js'
+import {EMPTY_DATA, agentNames, bindingOf, cell, matchesFilter, routeRows, withBreaker} from './model.js'
 import {AgentsView, RequestDetail, RequestsView, RoutesView, UsageView} from './views.js'
 
 export const VIEWS = ['Agents', 'Routes', 'Requests', 'Usage'] as const
@@ -40,7 +40,7 @@ export interface AppProps {
 }
 
 const HINTS: Record<ViewName, string> = {
-  Agents: '↑↓ select · e enable · d disable · r rotate key · p policy',
+  Agents: 'e enable · d disable · r rotate key · p policy',
   Routes: '↑↓ select · Enter reorder targets',
   Requests: '↑↓ select · Enter details · / filter',
   Usage: '←→ group by · ↑↓ select',
@@ -150,7 +150,7 @@ export function App({
     () => data.requests.filter((r) => matchesFilter(r, filter, names)),
     [data.requests, filter, names],
   )
-  const routes = useMemo(() => policyRoutes(data.policies), [data.policies])
+  const routes = useMemo(() => routeRows(data), [data])
   const counts: Record<ViewName, number> = {
     Agents: data.agents.length,
     Routes: routes.length,
@@ -283,10 +283,7 @@ export function App({
     } else if (view === 'Routes') {
       const r = routes[sel]
       if (key.return && r) {
-        const targets = (data.policies.find((p) => p.id === r.policyId)?.routes[r.family] ?? []).map((t) =>
-          t.model ? `${t.provider}:${t.model}` : t.provider,
-        )
-        setEditing({targets, selected: 0})
+        setEditing({targets: [...r.targets], selected: 0})
       }
     } else if (view === 'Requests') {
       if (input === '/') {

@@ -8,6 +8,7 @@ import type {BreakerSnapshot} from '../../daemon/router/breaker.js'
 import type {Family, PolicyConfig} from '../../daemon/types.js'
 import type {AgentView} from '../../daemon/views.js'
 import type {DashboardRoute} from '../../services/dashboard.js'
+import {targetsOf} from '../../services/dashboard.js'
 import type {LogEntry, LogRow, UsageRow} from '../../store/log-store.js'
 
 export interface GatewayInfo {
@@ -233,12 +234,33 @@ export function circuitText(
   return state
 }
 
-/** Every (policy, family) with targets, in policy order. */
-export function policyRoutes(policies: readonly PolicyConfig[]): Array<{policyId: string; family: Family}> {
-  const out: Array<{policyId: string; family: Family}> = []
-  for (const p of policies)
+export interface RouteRow {
+  policyId: string
+  family: Family
+  /** `provider` or `provider:model`, in order. */
+  targets: string[]
+  agents: number | null
+}
+
+/**
+ * The routes: the gateway's effective ones (its dashboard, with default routes filled in) while
+ * it runs, else every (policy, family) with targets in the state file.
+ */
+export function routeRows(data: Pick<AppData, 'routes' | 'policies'>): RouteRow[] {
+  const label = (t: {provider: string; model?: string}) => (t.model ? `${t.provider}:${t.model}` : t.provider)
+  if (data.routes.length > 0) {
+    return data.routes.map((r) => ({
+      policyId: r.policyId ?? '?',
+      family: (r.family ?? 'chat') as Family,
+      targets: targetsOf(r).map(label),
+      agents: typeof r.agents === 'number' ? r.agents : null,
+    }))
+  }
+  const out: RouteRow[] = []
+  for (const p of data.policies)
     for (const [family, targets] of Object.entries(p.routes))
-      if ((targets ?? []).length > 0) out.push({policyId: p.id, family: family as Family})
+      if ((targets ?? []).length > 0)
+        out.push({policyId: p.id, family: family as Family, targets: targets!.map(label), agents: null})
   return out
 }
 

@@ -24,7 +24,7 @@ import {
   heatmap,
   hourlyTokens,
   lastRequest,
-  policyRoutes,
+  routeRows,
   providerHealth,
   sparkline,
   todayTokens,
@@ -164,7 +164,7 @@ export interface RoutesViewProps extends ViewProps {
 
 export function RoutesView({data, width, height, selected, now, color, editing}: RoutesViewProps) {
   const w = width - 1
-  const routes = policyRoutes(data.policies)
+  const routes = routeRows(data)
   if (routes.length === 0) {
     return (
       <Box flexDirection="column">
@@ -176,59 +176,51 @@ export function RoutesView({data, width, height, selected, now, color, editing}:
     )
   }
   const health = providerHealth(data.history, now)
-  const [from, to] = windowOf(routes.length, selected, Math.max(1, height - 8))
-  const current = routes[selected]
-  const policy = data.policies.find((p) => p.id === current?.policyId)
-  const targets =
-    editing?.targets ??
-    (policy?.routes[current!.family] ?? []).map((t) => (t.model ? `${t.provider}:${t.model}` : t.provider))
-  const agentsOn = (policyId: string, family: string) =>
-    data.agents.filter((a) => a.policyId === policyId && a.route.family === family).length
+  const current = routes[Math.min(selected, routes.length - 1)]
+  const targets = editing?.targets ?? current.targets
+  const [from, to] = windowOf(routes.length, selected, Math.max(1, height - 5 - targets.length))
+  const state = (target: string) => circuitText(breakerOf(data.routes, target.split(':')[0]), now)
   return (
     <Box flexDirection="column">
-      <Text bold>{' ' + cell(`${cell('ROUTE', 28)} ${cell('AGENTS', 6, true)}  TARGETS`, w)}</Text>
-      {routes.slice(from, to).map((r, i) => {
-        const list = (data.policies.find((p) => p.id === r.policyId)?.routes[r.family] ?? [])
-          .map((t) => `${t.provider} [${circuitText(breakerOf(data.routes, t.provider), now)}]`)
-          .join(' → ')
-        return (
-          <Row
-            key={`${r.policyId}/${r.family}`}
-            selected={from + i === selected}
-            color={color}
-            text={cell(
-              `${cell(`${r.policyId}/${r.family}`, 28)} ${cell(agentsOn(r.policyId, r.family), 6, true)}  ${list}`,
-              w,
-            )}
-          />
-        )
-      })}
+      <Text bold>{' ' + cell(`${cell('ROUTE', 28)} ${cell('AGENTS', 6, true)}  TARGETS [CIRCUIT]`, w)}</Text>
+      {routes.slice(from, to).map((r, i) => (
+        <Row
+          key={`${r.policyId}/${r.family}`}
+          selected={from + i === selected}
+          color={color}
+          text={cell(
+            `${cell(`${r.policyId}/${r.family}`, 28)} ${cell(r.agents ?? '', 6, true)}  ${r.targets.map((t) => `${t} [${state(t)}]`).join(' → ') || '(no target)'}`,
+            w,
+          )}
+        />
+      ))}
       <Box flexDirection="column" marginTop={1}>
         <Text bold>
           {' ' +
             cell(
-              `${editing ? 'Reorder' : 'Targets of'} ${current?.policyId}/${current?.family}${editing ? ' (+/- move, a apply, Esc cancel)' : ' (Enter reorders)'}`,
+              editing
+                ? `Reorder ${current.policyId}/${current.family}: ↑↓ select, +/- move, a apply, Esc cancel`
+                : `Targets of ${current.policyId}/${current.family} (Enter reorders)`,
               w,
             )}
         </Text>
         <Text>
           {' ' +
             cell(
-              `${cell('#', 3)}${cell('TARGET', 30)} ${cell('CIRCUIT', 10)} ${cell('ERR 5m', 8, true)} ${cell('P50', 8, true)}`,
+              `${cell('#', 3)}${cell('TARGET', 30)} ${cell('CIRCUIT', 10)} ${cell('ERR 5m', 8, true)} ${cell('P50 5m', 8, true)}`,
               w,
             )}
         </Text>
         {targets.map((t, i) => {
-          const provider = t.split(':')[0]
-          const h: ProviderHealth | undefined = health.get(provider)
-          const state = circuitText(breakerOf(data.routes, provider), now)
+          const h: ProviderHealth | undefined = health.get(t.split(':')[0])
+          const s = state(t)
           const rate = h && h.requests > 0 ? `${Math.round((h.errors / h.requests) * 100)}%` : '-'
           return (
             <Text key={t + i}>
               {editing && editing.selected === i ? '›' : ' '}
               {cell(`${i + 1}.`, 3)}
-              {cell(t, 30)} <Text color={stateColor(state, color)}>{cell(state, 10)}</Text>{' '}
-              {cell(rate, 8, true)} {cell(h?.p50 == null ? '-' : `${Math.round(h.p50)}ms`, 8, true)}
+              {cell(t, 30)} <Text color={stateColor(s, color)}>{cell(s, 10)}</Text> {cell(rate, 8, true)}{' '}
+              {cell(h?.p50 == null ? '-' : `${Math.round(h.p50)}ms`, 8, true)}
             </Text>
           )
         })}
@@ -344,13 +336,13 @@ export function UsageView({data, width, height, selected, now, color, pivot}: Us
   const tabs = ['agent', 'model', 'provider', 'project', 'key']
     .map((p) => (p === pivot ? `[${p}]` : ` ${p} `))
     .join('')
-  const keyW = Math.max(10, w - (9 + 1 + 9 + 1 + 9 + 1 + 9 + (withCost ? 10 : 0)))
+  const keyW = Math.max(10, w - 40 - (withCost ? 10 : 0))
   const listH = Math.max(1, height - 10)
   const [from, to] = windowOf(rows.length, selected, listH)
   const label = (r: AppUsageRow) => (pivot === 'agent' ? agentLabel(r.key, names) : (r.key ?? '(none)'))
   return (
     <Box flexDirection="column">
-      <Text>{' ' + cell(`by ${tabs}  (←/→)   last 28 days · source: gateway`, w)}</Text>
+      <Text>{' ' + cell(`by ${tabs} (←→) · last 28 days, gateway`, w)}</Text>
       <Text bold>
         {' ' +
           cell(
