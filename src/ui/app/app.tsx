@@ -46,6 +46,17 @@ const HINTS: Record<ViewName, string> = {
   Usage: '←→ group by · ↑↓ select',
 }
 
+/** useState whose latest value is also readable at once (in a ref), before the next render. */
+function useLatest<T>(initial: T): [T, (value: T) => void, {current: T}] {
+  const [value, setValue] = useState<T>(initial)
+  const ref = useRef<T>(initial)
+  const set = useCallback((next: T) => {
+    ref.current = next
+    setValue(next)
+  }, [])
+  return [value, set, ref]
+}
+
 export function App({
   actions,
   initial,
@@ -61,18 +72,18 @@ export function App({
   const height = Math.max(16, rows ?? stdout?.rows ?? 24)
   const [data, setData] = useState<AppData>(initial ?? EMPTY_DATA)
   const [up, setUp] = useState<boolean>(Boolean(initial?.gateway))
-  const [view, setView] = useState<ViewName>(initialView)
-  const [selected, setSelected] = useState<Record<ViewName, number>>({
+  const [view, setView, viewRef] = useLatest<ViewName>(initialView)
+  const [selected, setSelected, selectedRef] = useLatest<Record<ViewName, number>>({
     Agents: 0,
     Routes: 0,
     Requests: 0,
     Usage: 0,
   })
   const [filter, setFilter] = useState('')
-  const [typing, setTyping] = useState(false)
+  const [typing, setTyping, typingRef] = useLatest(false)
   const [pivot, setPivot] = useState<UsagePivot>('agent')
-  const [modal, setModal] = useState<Modal | null>(null)
-  const [editing, setEditing] = useState<{targets: string[]; selected: number} | null>(null)
+  const [modal, setModal, modalRef] = useLatest<Modal | null>(null)
+  const [editing, setEditing, editingRef] = useLatest<{targets: string[]; selected: number} | null>(null)
   const [status, setStatus] = useState<string>('')
   const [, setTick] = useState(0)
   const reloadTimer = useRef<NodeJS.Timeout | undefined>(undefined)
@@ -158,8 +169,10 @@ export function App({
     Usage: (data.usage[pivot] ?? []).length,
   }
   const sel = Math.min(selected[view], Math.max(0, counts[view] - 1))
-  const select = (n: number) =>
-    setSelected((s) => ({...s, [view]: Math.max(0, Math.min(n, counts[view] - 1))}))
+  const select = (n: number) => {
+    const v = viewRef.current
+    setSelected({...selectedRef.current, [v]: Math.max(0, Math.min(n, counts[v] - 1))})
+  }
 
   const run = (title: string, action: () => Promise<void>) => setModal({kind: 'confirm', title, run: action})
   const perform = async (action: () => Promise<void>) => {
@@ -167,6 +180,7 @@ export function App({
     setStatus('working…')
     try {
       await action()
+      setStatus((s) => (s === 'working…' ? '' : s))
       await reload()
     } catch (error) {
       setModal({kind: 'message', text: (error as Error).message, error: true})
@@ -175,6 +189,12 @@ export function App({
   }
 
   useInput((input, key) => {
+    // Keys typed faster than the screen redraws must see the state the previous key left.
+    const modal = modalRef.current
+    const typing = typingRef.current
+    const editing = editingRef.current
+    const view = viewRef.current
+    const sel = Math.min(selectedRef.current[view], Math.max(0, counts[view] - 1))
     if (modal) {
       if (modal.kind === 'confirm') {
         if (input === 'y' || input === 'Y') void perform(modal.run)
@@ -236,6 +256,7 @@ export function App({
       }
       return
     }
+    setStatus('')
     if (input === 'q' || (key.ctrl && input === 'c')) {
       exit()
       return
@@ -299,7 +320,7 @@ export function App({
   })
 
   const t = now()
-  const bodyHeight = height - 5
+  const bodyHeight = height - 4
   const viewProps = {data, width, height: bodyHeight, selected: sel, now: t, color}
   const g = data.gateway
   return (
