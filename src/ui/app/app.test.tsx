@@ -246,9 +246,9 @@ function mount(options: {data?: AppData | null; view?: ViewName; actions?: Fake}
     />,
   )
   mounted.push(() => r.unmount())
-  // eslint-disable-next-line no-control-regex
   const frame = () =>
     (r.lastFrame() ?? '')
+      // eslint-disable-next-line no-control-regex
       .replace(/\x1b\[[0-9;?]*[a-zA-Z]/g, '')
       .split('\n')
       .map((l) => l.trimEnd())
