@@ -4,6 +4,7 @@
  * picker, help). Keyboard: Tab / 1-4 switch views, arrows + Enter select, / filters requests,
  * ? help, q quits. Live: it follows the gateway's event stream and reloads only on events.
  */
+import type {Key} from 'ink'
 import {Box, Text, useApp, useInput, useStdout} from 'ink'
 import {useCallback, useEffect, useMemo, useRef, useState} from 'react'
 
@@ -188,7 +189,12 @@ export function App({
     }
   }
 
-  useInput((input, key) => {
+  const onKey = (input: string, key: Key): void => {
+    // Keys that arrive in one chunk (typed fast, pasted) are one key each, except in the filter.
+    if (input.length > 1 && !typingRef.current && !key.ctrl && !key.meta) {
+      for (const ch of input) onKey(ch, {...key, return: ch === '\r'})
+      return
+    }
     // Keys typed faster than the screen redraws must see the state the previous key left.
     const modal = modalRef.current
     const typing = typingRef.current
@@ -317,7 +323,8 @@ export function App({
       if (key.leftArrow || input === 'h')
         setPivot(USAGE_PIVOTS[(i + USAGE_PIVOTS.length - 1) % USAGE_PIVOTS.length])
     }
-  })
+  }
+  useInput(onKey)
 
   const t = now()
   const bodyHeight = height - 4
