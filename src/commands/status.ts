@@ -46,6 +46,7 @@ export default class Status extends BaseCommand {
       uptime: g.uptimeSeconds === null ? undefined : formatDuration(g.uptimeSeconds * 1000),
       version: g.version ?? undefined,
       agents: `${snapshot.agents.discovered} (${snapshot.agents.enabled} with a bound route)`,
+      'coding agents': `${snapshot.localAgents.discovered} found, ${snapshot.localAgents.bound} bound${snapshot.localAgents.stale.length > 0 ? ` (${snapshot.localAgents.stale.length} stale)` : ''}`,
       'latest request': snapshot.latestRequestAt
         ? new Date(snapshot.latestRequestAt * 1000).toISOString()
         : 'none',
@@ -56,6 +57,10 @@ export default class Status extends BaseCommand {
         {header: 'ROUTE', value: (r) => r.route},
         {header: 'AGENTS', value: (r) => r.agents, align: 'right'},
       ])
+    }
+    for (const s of snapshot.localAgents.stale) {
+      for (const p of s.problems)
+        err(colorErr().yellow(`Stale binding of ${s.tool}: ${p.problem}. Fix: ${p.fix}`))
     }
     if (!snapshot.healthy) {
       err(

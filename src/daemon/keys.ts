@@ -401,3 +401,17 @@ export function issueKey(state: GatewayState, input: IssueRequest, nowMs = Date.
     key,
   }
 }
+
+/** Revokes the key `keyId` in `state` (in place); revoking a revoked key is a no-op success. */
+export function revokeKeyInState(
+  state: GatewayState,
+  keyId: unknown,
+  nowMs = Date.now(),
+): {ok: true; key: KeyRecord} | {ok: false; status: 400 | 404; code: string; message: string} {
+  if (typeof keyId !== 'string' || keyId === '')
+    return {ok: false, status: 400, code: 'missing_fields', message: 'Missing required field: keyId.'}
+  const key = state.keys.find((k) => k.id === keyId)
+  if (!key) return {ok: false, status: 404, code: 'not_found', message: `No key with id "${keyId}".`}
+  key.revokedAt ??= Math.floor(nowMs / 1000)
+  return {ok: true, key}
+}

@@ -3,7 +3,7 @@
  * logs, usage, providers and dashboard (routing-api.ts). No key is
  * needed (spec 5.3); the server's Host and Origin checks keep browsers of other sites out.
  */
-import {IssueError, issueKey, validateIssueRequest} from './keys.js'
+import {IssueError, issueKey, revokeKeyInState, validateIssueRequest} from './keys.js'
 import type {GatewayContext, GatewayRequest, Route} from './server.js'
 import {sendError, sendJson} from './server.js'
 import {routedState} from './routing.js'
@@ -46,6 +46,12 @@ function endpointDocs(port: number): EndpointDoc[] {
       purpose:
         "Issues a key for an agent (creates or updates the employee and the agent; rotates the agent's previous key). The key is shown once. Same agent again within 5 s: 429.",
       example: `curl -X POST ${base}/api/keys/issue -H 'Content-Type: application/json' -d '{"employeeName":"Ada","employeeContact":"ada@example.com","agentName":"laptop","agentType":"claude_code"}'`,
+    },
+    {
+      method: 'POST',
+      path: '/api/keys/revoke',
+      purpose: 'Revokes one key by id (`gwctl agents disable`); the next request with it gets 401.',
+      example: `curl -X POST ${base}/api/keys/revoke -H 'Content-Type: application/json' -d '{"keyId":"key_..."}'`,
     },
     {
       method: 'GET',
@@ -212,6 +218,20 @@ async function issue(request: GatewayRequest, context: GatewayContext): Promise<
   sendJson(request.res, 200, result.response)
 }
 
+/** `POST /api/keys/revoke` `{keyId}`: revokes one key at once (agents disable). */
+async function revoke(request: GatewayRequest, context: GatewayContext): Promise<void> {
+  const body = (isJsonContentType(request.headers['content-type']) ? request.json() : undefined) as
+    {keyId?: unknown} | undefined
+  const result = revokeKeyInState(context.store.data, body?.keyId)
+  if (!result.ok) {
+    sendError(request.res, 'chat', result.status, result.message, {code: result.code})
+    return
+  }
+  // the index holds the same record objects: the revocation applies to the next request
+  await context.store.save()
+  sendJson(request.res, 200, {keyId: result.key.id, revokedAt: result.key.revokedAt})
+}
+
 /** Every management route. */
 export function managementRoutes(): Route[] {
   const m = (method: string, path: string, handler: Route['handler']): Route => ({
@@ -236,6 +256,7 @@ export function managementRoutes(): Route[] {
       request.res.end(html)
     }),
     m('POST', '/api/keys/issue', issue),
+    m('POST', '/api/keys/revoke', revoke),
     m('GET', '/api/agents', (request, context) =>
       sendJson(request.res, 200, {agents: routedAgentViews(context.store.data, context.routing)}),
     ),

@@ -163,8 +163,81 @@ const policiesCheck: DoctorCheck = {
   },
 }
 
+const scanPathsCheck: DoctorCheck = {
+  id: 'scan-paths',
+  title: "Coding agents' config and history folders are readable (or not installed)",
+  async run() {
+    const {agentHomes} = await import('../scanners/agent-homes.js')
+    const {pathReadable} = await import('../scanners/discovery.js')
+    const found: string[] = []
+    const unreadable: string[] = []
+    for (const home of agentHomes()) {
+      const roots = home.roots.filter((r) => existsSync(r.dir))
+      if (roots.length === 0) {
+        found.push(`${home.tool}: not installed (looked for ${home.roots.map((r) => r.dir).join(', ')})`)
+        continue
+      }
+      const paths = [...roots.map((r) => r.dir), ...home.historyDirs.filter((d) => existsSync(d))]
+      const bad = paths.filter((p) => !pathReadable(p))
+      unreadable.push(...bad)
+      const history = home.historyDirs.filter((d) => existsSync(d))
+      found.push(
+        `${home.tool}: ${roots.map((r) => r.dir).join(', ')}${history.length > 0 ? `, history ${history.join(', ')}` : ', no history yet'}${bad.length > 0 ? ' (not readable)' : ''}`,
+      )
+    }
+    if (unreadable.length > 0) {
+      return {
+        ok: false,
+        detail: found.join('; '),
+        hint: `gwctl cannot read ${unreadable.join(', ')}: check the owner and mode (ls -ld <folder>).`,
+      }
+    }
+    return {ok: true, detail: found.join('; ')}
+  },
+}
+
+const bindingsCheck: DoctorCheck = {
+  id: 'bindings',
+  title: 'Agent bindings point at the current gateway port with a live key',
+  async run() {
+    const path = homeFile('state')
+    if (!existsSync(path)) return {ok: true, detail: 'no agent is bound (`gwctl agents enable <agent>`)'}
+    const {StateStore} = await import('../store/state.js')
+    let state
+    try {
+      state = (await StateStore.open(path)).data
+    } catch {
+      return {ok: true, detail: 'skipped: the state file is not valid (see the state check)'}
+    }
+    if (!state.bindings?.length)
+      return {ok: true, detail: 'no agent is bound (`gwctl agents enable <agent>`)'}
+    const {bindingStatuses} = await import('./agent-binding.js')
+    const statuses = await bindingStatuses(state, {port: portForCheck()})
+    const stale = [...statuses].filter(([, s]) => s.state === 'stale')
+    const bound = [...statuses].filter(([, s]) => s.state === 'bound').map(([t]) => t)
+    if (stale.length === 0) return {ok: true, detail: `bound: ${bound.join(', ')} (port ${portForCheck()})`}
+    const problems = stale.map(
+      ([tool, s]) => `${tool}: ${(s.problems ?? []).map((p) => p.problem).join('; ')}`,
+    )
+    const fixes = [...new Set(stale.flatMap(([, s]) => (s.problems ?? []).map((p) => `\`${p.fix}\``)))]
+    return {
+      ok: false,
+      detail: `stale binding${stale.length > 1 ? 's' : ''}: ${problems.join(' | ')}`,
+      hint: `Fix with ${fixes.join(', ')}; or undo a binding with \`gwctl agents disable <agent>\`. A stopped gateway leaves bindings in place, so bound agents fail fast with "connection refused".`,
+    }
+  },
+}
+
 /** Every check, in the order printed. Append new checks here. */
-export const DOCTOR_CHECKS: DoctorCheck[] = [settingsCheck, stateCheck, portCheck, logDbCheck, policiesCheck]
+export const DOCTOR_CHECKS: DoctorCheck[] = [
+  settingsCheck,
+  stateCheck,
+  portCheck,
+  logDbCheck,
+  policiesCheck,
+  scanPathsCheck,
+  bindingsCheck,
+]
 
 /** Runs every check (one failing check never stops the others). */
 export async function runDoctor(

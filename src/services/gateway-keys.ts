@@ -6,7 +6,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import {GwError, GatewayDownError, UsageError} from '../core/errors.js'
 import type {IssueRequest, IssueResponse} from '../daemon/keys.js'
-import {issueKey, validateIssueRequest} from '../daemon/keys.js'
+import {issueKey, revokeKeyInState, validateIssueRequest} from '../daemon/keys.js'
 import {runningDaemon} from '../daemon/pidfile.js'
 import type {AgentView} from '../daemon/views.js'
 import {agentViews} from '../daemon/views.js'
@@ -168,4 +168,25 @@ export async function listAgents(options: {signal?: AbortSignal} = {}): Promise<
   }
   const store = await StateStore.open(homeFile('state'))
   return agentViews(store.data)
+}
+
+/** Revokes one key: via the daemon when it runs (effective at once), else in the state file. */
+export async function revokeGatewayKey(keyId: string, options: {signal?: AbortSignal} = {}): Promise<void> {
+  const running = runningDaemon()
+  if (running) {
+    try {
+      await daemonClient(running.port).request('POST', '/api/keys/revoke', {
+        body: {keyId},
+        signal: options.signal,
+      })
+      return
+    } catch (error) {
+      const gw = fromDaemonError(error)
+      if (gw.exitCode !== 6) throw gw
+      // the daemon went away meanwhile: the state file is the owner again
+    }
+  }
+  await withState((store) => {
+    revokeKeyInState(store.data, keyId)
+  }, homeFile('state'))
 }

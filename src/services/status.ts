@@ -1,5 +1,8 @@
 /** The one-time snapshot of `gwctl status` (spec 10). */
 import type {RouteCount} from '../daemon/views.js'
+import {discoverAgents} from '../scanners/discovery.js'
+import type {BindingProblem} from './agent-binding.js'
+import {bindingStatuses} from './agent-binding.js'
 import {agentViews, agentsPerRoute, latestRequestAt} from '../daemon/views.js'
 import {homeFile} from '../store/paths.js'
 import {StateStore} from '../store/state.js'
@@ -11,6 +14,8 @@ export interface StatusSnapshot {
   gateway: Pick<GatewayInfo, 'state' | 'url' | 'port' | 'pid' | 'version' | 'uptimeSeconds'>
   /** Agents known to the gateway (discovery of local agents adds to this later). */
   agents: {discovered: number; enabled: number}
+  /** Coding agents found on this machine and how many are bound to the gateway. */
+  localAgents: {discovered: number; bound: number; stale: Array<{tool: string; problems: BindingProblem[]}>}
   agentsPerRoute: RouteCount[]
   /** Unix seconds of the latest model request, or null. */
   latestRequestAt: number | null
@@ -29,10 +34,12 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
     version: gw.version,
     uptimeSeconds: gw.uptimeSeconds,
   }
+  const localAgents = await localAgentCounts(gw.port, Boolean(gw.daemon))
   if (gw.daemon) {
     return {
       healthy: true,
       gateway,
+      localAgents,
       agents: {discovered: gw.daemon.agents, enabled: gw.daemon.enabledAgents},
       agentsPerRoute: gw.daemon.agentsPerRoute as RouteCount[],
       latestRequestAt: gw.daemon.latestRequestAt,
@@ -65,9 +72,32 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
   return {
     healthy: false,
     gateway,
+    localAgents,
     agents: {discovered: views.length, enabled: views.filter((v) => v.enabled).length},
     agentsPerRoute: perRoute,
     latestRequestAt: latest,
     problem,
+  }
+}
+
+/** Discovered coding agents, bound ones, and each stale binding with its fix. */
+async function localAgentCounts(
+  port: number,
+  gatewayRunning: boolean,
+): Promise<StatusSnapshot['localAgents']> {
+  const discovered = discoverAgents().filter((d) => d.installed && !d.parentName).length
+  try {
+    const store = await StateStore.open(homeFile('state'))
+    if (!store.data.bindings?.length) return {discovered, bound: 0, stale: []}
+    const statuses = [...(await bindingStatuses(store.data, {port, gatewayRunning}))]
+    return {
+      discovered,
+      bound: statuses.filter(([, s]) => s.state !== 'unbound').length,
+      stale: statuses
+        .filter(([, s]) => s.state === 'stale')
+        .map(([tool, s]) => ({tool, problems: s.problems ?? []})),
+    }
+  } catch {
+    return {discovered, bound: 0, stale: []}
   }
 }

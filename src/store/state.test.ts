@@ -54,6 +54,33 @@ describe('state store', () => {
     )
   })
 
+  it('keeps the bindings the CLI wrote on disk when the daemon saves its own data', async () => {
+    const path = join(home, 'state.json')
+    await (await StateStore.open(path)).save() // a file without bindings is valid (older files)
+    const daemon = await StateStore.open(path, {mode: 'daemon'})
+    const binding = {
+      tool: 'codex',
+      agentId: 'agt_1',
+      keyId: 'key_1',
+      port: 4999,
+      phase: 'bound' as const,
+      files: [{path: '/h/.codex/config.toml', original: null, writtenHash: 'a'.repeat(64)}],
+      createdAt: 1,
+      updatedAt: 1,
+    }
+    await withState((store) => {
+      store.data.bindings = [binding]
+    }, path)
+    daemon.data.employees.push({id: 'e1', name: 'n', contact: 'c', createdAt: 1, updatedAt: 1})
+    await daemon.save()
+    const onDisk = JSON.parse(readFileSync(path, 'utf8'))
+    expect(onDisk.bindings).toEqual([binding])
+    expect(onDisk.employees).toHaveLength(1)
+    onDisk.bindings[0].phase = 'half'
+    writeFileSync(path, JSON.stringify(onDisk), {mode: 0o600})
+    await expect(StateStore.open(path)).rejects.toThrow(/bindings\/0\/phase/)
+  })
+
   it('refuses a file that is not JSON or breaks the schema, and inspect reports it', async () => {
     const path = join(home, 'state.json')
     writeFileSync(path, '{"version":1,', {mode: 0o600})

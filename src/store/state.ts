@@ -76,6 +76,34 @@ export interface KeyRecord {
   lastUsedAt?: number
 }
 
+/**
+ * One config file that `gwctl agents enable` changed. `original` is the file's bytes before gwctl
+ * first touched it (base64; null: the file did not exist). Hashes are SHA-256 hex of whole files;
+ * the key gwctl wrote is never stored, only the hash of the file that holds it.
+ */
+export interface BindingFileRecord {
+  path: string
+  original: string | null
+  /** Hash of the bytes gwctl wrote last; null while the first write is under way. */
+  writtenHash: string | null
+  /** A write in progress: the hash of the bytes about to be written ('absent': a delete). */
+  pendingHash?: string
+}
+
+/** A route binding: an agent's own config points at this gateway with this agent's key. */
+export interface BindingRecord {
+  /** The discovered tool: claude-code, codex or gemini-cli. */
+  tool: string
+  agentId: string
+  keyId: string
+  port: number
+  /** bound, or a change under way (a crash left it: the next enable/disable reconciles). */
+  phase: 'binding' | 'bound' | 'unbinding'
+  files: BindingFileRecord[]
+  createdAt: number
+  updatedAt: number
+}
+
 export interface GatewayState {
   version: 1
   /** Per-install HMAC secret (hex); the file is 0600. */
@@ -85,6 +113,8 @@ export interface GatewayState {
   keys: KeyRecord[]
   policies: PolicyConfig[]
   providers: ProviderConfig[]
+  /** Route bindings of `gwctl agents enable` (absent in files written before them). */
+  bindings?: BindingRecord[]
 }
 
 /** The main coding-agent kind whose agents default to `<kind>_default` (see agent-kinds). */
@@ -195,6 +225,37 @@ export const STATE_SCHEMA = {
     },
     policies: {type: 'array', items: withoutId(POLICY_SCHEMA)},
     providers: {type: 'array', items: withoutId(PROVIDER_SCHEMA)},
+    bindings: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['tool', 'agentId', 'keyId', 'port', 'phase', 'files', 'createdAt', 'updatedAt'],
+        properties: {
+          tool: {type: 'string', minLength: 1},
+          agentId: {type: 'string', minLength: 1},
+          keyId: {type: 'string', minLength: 1},
+          port: {type: 'integer', minimum: 1, maximum: 65535},
+          phase: {enum: ['binding', 'bound', 'unbinding']},
+          files: {
+            type: 'array',
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['path', 'original', 'writtenHash'],
+              properties: {
+                path: {type: 'string', minLength: 1},
+                original: {type: ['string', 'null']},
+                writtenHash: {type: ['string', 'null']},
+                pendingHash: {type: 'string'},
+              },
+            },
+          },
+          createdAt: unixSeconds,
+          updatedAt: unixSeconds,
+        },
+      },
+    },
   },
 } as const
 
@@ -355,8 +416,8 @@ export class StateStore {
    *
    * `mode: 'daemon'`: the daemon keeps the file open for its whole life without holding the lock;
    * each write takes the lock, and keeps the policies and providers that are on disk (other
-   * processes may save those at run time; the daemon loads them at its next start), writing only
-   * its own employees, agents and keys.
+   * processes may save those at run time; the daemon loads them at its next start), and the
+   * bindings on disk (the CLI's), writing only its own employees, agents and keys.
    */
   static async open(
     path: string = homeFile('state'),
@@ -397,7 +458,13 @@ async function keepDiskConfig(path: string, data: GatewayState): Promise<Gateway
   }
   if (!Array.isArray(disk.policies) || !Array.isArray(disk.providers) || disk.secret !== data.secret)
     return data
-  return {...data, policies: disk.policies, providers: disk.providers}
+  // Bindings are written by the CLI under the lock at run time: the disk copy is the live one.
+  return {
+    ...data,
+    policies: disk.policies,
+    providers: disk.providers,
+    ...(Array.isArray(disk.bindings) ? {bindings: disk.bindings} : {}),
+  }
 }
 
 function fixMode(path: string): void {

@@ -105,18 +105,20 @@ function geminiHistory(home, workdir) {
 export const AGENTS = [
   {
     name: 'claude',
+    tool: 'claude-code',
     title: 'claude -p',
     pkg: '@anthropic-ai/claude-code',
     version: '2.1.197',
     bin: 'claude',
     agentType: 'claude_code',
     family: 'messages',
-    prepare({home, binDir, origin, key}) {
+    prepare({home, binDir, origin, key, bind}) {
+      // bind: `gwctl agents enable claude-code` writes the URL and key into settings.json
+      mkdirSync(join(home, '.claude'), {recursive: true})
       return {
         env: {
           ...baseEnv(home, binDir),
-          ANTHROPIC_BASE_URL: origin,
-          ANTHROPIC_AUTH_TOKEN: key,
+          ...(bind ? {} : {ANTHROPIC_BASE_URL: origin, ANTHROPIC_AUTH_TOKEN: key}),
           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
           DISABLE_TELEMETRY: '1',
           DISABLE_AUTOUPDATER: '1',
@@ -151,25 +153,32 @@ export const AGENTS = [
   },
   {
     name: 'codex',
+    tool: 'codex',
     title: 'codex exec',
     pkg: '@openai/codex',
     version: '0.169.0',
     bin: 'codex',
     agentType: 'codex',
     family: 'responses',
-    prepare({home, binDir, origin, key}) {
+    prepare({home, binDir, origin, key, bind}) {
       mkdirSync(join(home, '.codex'), {recursive: true})
+      // bind: `gwctl agents enable codex` adds model_provider and [model_providers.gwctl]
+      const provider = bind
+        ? []
+        : [
+            'model_provider = "gw"',
+            '[model_providers.gw]',
+            'name = "Gateway"',
+            `base_url = "${origin}/v1"`,
+            'env_key = "GW_KEY"',
+            'wire_api = "responses"',
+          ]
       writeFileSync(
         join(home, '.codex', 'config.toml'),
         [
           'model = "gw-model"',
-          'model_provider = "gw"',
           'check_for_update_on_startup = false',
-          '[model_providers.gw]',
-          'name = "Gateway"',
-          `base_url = "${origin}/v1"`,
-          'env_key = "GW_KEY"',
-          'wire_api = "responses"',
+          ...provider,
           '[analytics]',
           'enabled = false',
           '[features]',
@@ -178,7 +187,7 @@ export const AGENTS = [
         ].join('\n'),
       )
       return {
-        env: {...baseEnv(home, binDir), GW_KEY: key},
+        env: {...baseEnv(home, binDir), ...(bind ? {} : {GW_KEY: key})},
         args: ['exec', '--skip-git-repo-check', PROMPT],
       }
     },
@@ -202,26 +211,27 @@ export const AGENTS = [
   },
   {
     name: 'gemini',
+    tool: 'gemini-cli',
     title: 'gemini -p',
     pkg: '@google/gemini-cli',
     version: '0.61.0',
     bin: 'gemini',
     agentType: 'gemini_cli',
     family: 'gemini',
-    prepare({home, binDir, origin, key}) {
+    prepare({home, binDir, origin, key, bind}) {
       mkdirSync(join(home, '.gemini'), {recursive: true})
+      // bind: `gwctl agents enable gemini-cli` writes .env and security.auth.selectedType
       writeFileSync(
         join(home, '.gemini', 'settings.json'),
         JSON.stringify({
-          security: {auth: {selectedType: 'gemini-api-key'}},
+          ...(bind ? {} : {security: {auth: {selectedType: 'gemini-api-key'}}}),
           privacy: {usageStatisticsEnabled: false},
         }),
       )
       return {
         env: {
           ...baseEnv(home, binDir),
-          GOOGLE_GEMINI_BASE_URL: origin,
-          GEMINI_API_KEY: key,
+          ...(bind ? {} : {GOOGLE_GEMINI_BASE_URL: origin, GEMINI_API_KEY: key}),
           GEMINI_CLI_TRUST_WORKSPACE: 'true',
         },
         args: ['-p', PROMPT],

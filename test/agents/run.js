@@ -4,6 +4,9 @@
 //
 //   npm run test:agents                    through the gateway (`gwctl gateway start --sim`)
 //   npm run test:agents -- --direct        each CLI straight against `gwctl sim` (no gateway)
+//   npm run test:agents -- --bind          `gwctl agents enable <agent>` writes each CLI's own config
+//                                          (no URL or key in its environment); after
+//                                          `gwctl agents disable` the same command must not reach the gateway
 //   npm run test:agents -- --only codex    one or more agents (comma-separated)
 //   npm run test:agents -- --keep          keep the temp folders (homes, histories, gateway log)
 //   npm run test:agents -- --verbose       print every CLI's stdout and stderr, not only a failing one's
@@ -33,11 +36,12 @@ const BIN = join(ROOT, 'bin', 'run.js')
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
   console.log(
-    'usage: npm run test:agents [-- --direct] [--only claude,codex,gemini] [--keep] [--verbose] [--strace]',
+    'usage: npm run test:agents [-- --direct | --bind] [--only claude,codex,gemini] [--keep] [--verbose] [--strace]',
   )
   process.exit(0)
 }
 const DIRECT = argv.includes('--direct')
+const BIND = argv.includes('--bind') && !DIRECT
 const KEEP = argv.includes('--keep')
 const VERBOSE = argv.includes('--verbose')
 const STRACE = argv.includes('--strace')
@@ -159,14 +163,14 @@ const fmtUsage = (u) =>
 
 /** Runs one agent and checks what it did. Resolves `{ok, lines}`. */
 async function runAgent(agent, setup) {
-  const {tmp, origin, binDir, key, agentId, sim, simOrigin} = setup
+  const {tmp, origin, binDir, key, agentId, sim, simOrigin, bind} = setup
   const home = join(tmp, `${agent.name}-home`)
   const workdir = join(tmp, `${agent.name}-work`)
   mkdirSync(join(home, 'tmp'), {recursive: true})
   mkdirSync(workdir, {recursive: true})
   if (simOrigin) await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
 
-  const {env, args} = agent.prepare({home, binDir, origin, key})
+  const {env, args} = setup.prepared ?? agent.prepare({home, binDir, origin, key, bind})
   const command = ['timeout', '120', join(binDir, agent.bin), ...args]
   const traceFile = join(tmp, `${agent.name}.strace`)
   if (STRACE) command.unshift('strace', '-f', '-qq', '-e', 'trace=connect', '-o', traceFile)
@@ -235,6 +239,55 @@ async function runAgent(agent, setup) {
   return {ok: problems.length === 0, ms: result.ms, problems, notes, result}
 }
 
+/**
+ * `--bind`: the CLI gets only HOME and its no-telemetry settings; `gwctl agents enable` (run with
+ * the same HOME) writes the gateway URL and the agent's key into its own config. The request
+ * must reach the gateway and be logged for the agent named after the tool. After
+ * `gwctl agents disable`, the same command must not reach the gateway.
+ */
+async function bindAgent(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}) {
+  const home = join(tmp, `${agent.name}-home`)
+  mkdirSync(join(home, 'tmp'), {recursive: true})
+  const prepared = agent.prepare({home, binDir: bins[agent.name], bind: true})
+  const leaked = Object.keys(prepared.env).filter((k) => /^(ANTHROPIC_|GOOGLE_|GEMINI_API|GW_KEY)/.test(k))
+  const env = {...gwEnv, HOME: home}
+  const enabled = await gwctl(['agents', 'enable', agent.tool, '--json'], env)
+  const setup = {tmp, origin, binDir: bins[agent.name], agentId: enabled.agentId, sim, simOrigin, prepared}
+  const r = await runAgent(agent, setup)
+  if (leaked.length > 0) r.problems.push(`the CLI's environment has ${leaked.join(', ')}`)
+  const {body} = await getJson(`${origin}/api/agents`)
+  const row = (body.agents ?? []).find((a) => a.agentId === enabled.agentId)
+  if (row?.name !== agent.tool)
+    r.problems.push(`the gateway's agent is named ${row?.name}, not ${agent.tool}`)
+  if (row?.lastSeenAt == null) r.problems.push(`the gateway never saw ${agent.tool}`)
+  log(
+    `${r.problems.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(6)} enable: ${(r.ms / 1000).toFixed(1)} s`,
+  )
+  for (const note of r.notes) log(`    ${note}`)
+  for (const problem of r.problems) log(`    ! ${problem}`)
+  if (r.problems.length > 0 || VERBOSE)
+    log(`    stdout:\n${tail(r.result.stdout)}\n    stderr:\n${tail(r.result.stderr)}`)
+
+  // disable: the same command no longer reaches the gateway
+  await gwctl(['agents', 'disable', agent.tool], env)
+  const before = (await gatewayLogs(origin, enabled.agentId))?.length ?? 0
+  const workdir = join(tmp, `${agent.name}-work`)
+  const command = ['timeout', '60', join(bins[agent.name], agent.bin), ...prepared.args]
+  const after = await run(command[0], command.slice(1), {cwd: workdir, env: prepared.env})
+  await sleep(500)
+  const rows = (await gatewayLogs(origin, enabled.agentId))?.length ?? 0
+  const offProblems = []
+  if (rows !== before) offProblems.push(`after disable the gateway logged ${rows - before} more request(s)`)
+  if (after.stdout.includes(`PONG from sim: ${PROMPT}`))
+    offProblems.push('after disable it still got the answer')
+  log(
+    `${offProblems.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(6)} disable: exit ${after.code}, gateway rows ${before} -> ${rows}`,
+  )
+  for (const problem of offProblems) log(`    ! ${problem}`)
+  const problems = [...r.problems, ...offProblems]
+  return {agent: agent.name, ok: problems.length === 0, seconds: Math.round(r.ms / 100) / 10, problems}
+}
+
 async function main() {
   await ensureBuilt()
   const bins = {}
@@ -272,6 +325,10 @@ async function main() {
       )
     }
     for (const agent of agents) {
+      if (BIND) {
+        outcome.push(await bindAgent(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}))
+        continue
+      }
       let key = 'sim-key'
       let agentId
       if (!DIRECT) {
@@ -317,9 +374,12 @@ async function main() {
   const failed = agents.length - passed
   mkdirSync(CACHE, {recursive: true})
   writeFileSync(
-    join(CACHE, `last-result${DIRECT ? '-direct' : ''}.json`),
-    JSON.stringify({at: new Date().toISOString(), mode: DIRECT ? 'direct' : 'gateway', outcome}, null, 2) +
-      '\n',
+    join(CACHE, `last-result${DIRECT ? '-direct' : BIND ? '-bind' : ''}.json`),
+    JSON.stringify(
+      {at: new Date().toISOString(), mode: DIRECT ? 'direct' : BIND ? 'bind' : 'gateway', outcome},
+      null,
+      2,
+    ) + '\n',
   )
   log(`${passed} passed, ${failed} failed`)
   process.exitCode = failed === 0 ? 0 : 1

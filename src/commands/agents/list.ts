@@ -2,14 +2,20 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {printTable} from '../../core/output.js'
-import type {AgentView} from '../../daemon/views.js'
 import {routeLabel} from '../../daemon/views.js'
-import {listAgents} from '../../services/gateway-keys.js'
+import type {AgentRow} from '../../services/agent-binding.js'
+import {listAgentRows} from '../../services/agent-binding.js'
+
+function bindingLabel(r: AgentRow): string {
+  if (r.binding.state !== 'stale') return r.binding.state
+  return `stale: ${r.binding.problems?.[0]?.problem ?? 'see gwctl doctor'}`
+}
 
 export default class AgentsList extends BaseCommand {
-  static summary = 'Lists the agents known to the gateway.'
+  static summary = 'Lists the agents known to the gateway and the coding agents found on this machine.'
   static description =
-    'Agents come from the running gateway, or from its state file when it is stopped. --enabled shows only agents whose policy has a route for their protocol; --all shows every agent (discovery of local agents that hold no key comes later).'
+    'Agents holding keys come from the running gateway, or from its state file when it is stopped; Claude Code, Codex and Gemini CLI are found in their config folders (honouring CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME). ' +
+    'A found agent that holds a key is one row. Default: agents holding keys, and found agents whose history was scanned. --enabled: only agents whose traffic goes through the gateway (route bound). --all: every agent, including found ones that are not enabled or not scanned, and Claude Code sub-agents.'
 
   static examples = [
     '<%= config.bin %> agents list',
@@ -19,30 +25,38 @@ export default class AgentsList extends BaseCommand {
 
   static flags = {
     enabled: Flags.boolean({description: 'Only agents with a bound route.', exclusive: ['all']}),
-    all: Flags.boolean({description: 'Every agent, enabled or not.', exclusive: ['enabled']}),
+    all: Flags.boolean({description: 'Every agent, enabled or not, scanned or not.', exclusive: ['enabled']}),
   }
 
-  async run(): Promise<{agents: AgentView[]}> {
+  async run(): Promise<{agents: AgentRow[]}> {
     const {flags} = await this.parse(AgentsList)
-    const all = await listAgents({signal: this.signal})
-    const agents = flags.enabled ? all.filter((a) => a.enabled) : all
+    const agents = await listAgentRows({enabled: flags.enabled, all: flags.all, signal: this.signal})
     if (!this.jsonEnabled()) {
       printTable(
         agents,
         [
-          {header: 'AGENT ID', value: (a) => a.agentId},
           {header: 'NAME', value: (a) => a.name},
           {header: 'TYPE', value: (a) => a.type},
-          {header: 'PARENT', value: (a) => a.parentAgentId ?? '-'},
+          {header: 'PARENT', value: (a) => a.parentAgentName ?? '-'},
           {header: 'EMPLOYEE', value: (a) => a.employee?.contact ?? '-'},
-          {header: 'ROUTE', value: (a) => routeLabel(a.policyId, a.route)},
+          {header: 'ROUTE', value: (a) => (a.agentId ? routeLabel(a.policyId, a.route) : '-')},
+          {header: 'BINDING', value: (a) => (a.tool && !a.parentAgentName ? bindingLabel(a) : '-')},
+          {
+            header: 'HISTORY',
+            value: (a) =>
+              !a.discovered ? '-' : a.scanned ? 'scanned' : a.historyExists ? 'not scanned' : 'none',
+          },
           {header: 'KEY', value: (a) => a.keyPrefix ?? '-'},
           {
             header: 'LAST SEEN',
             value: (a) => (a.lastSeenAt ? new Date(a.lastSeenAt * 1000).toISOString() : 'never'),
           },
         ],
-        flags.enabled ? 'No agent has a bound route.' : 'No agents yet: issue a key with `gwctl key issue`.',
+        flags.enabled
+          ? 'No agent has a bound route.'
+          : flags.all
+            ? 'No agents yet: none holds a key and no coding agent was found in this HOME.'
+            : 'No agents yet: `gwctl agents enable claude-code` (or codex, gemini-cli) binds one; `--all` shows every agent found.',
       )
     }
     return {agents}

@@ -1,0 +1,63 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../core/base-command.js'
+import {colorErr, err, out} from '../../core/output.js'
+import type {EnableResult} from '../../services/agent-binding.js'
+import {enableAgent} from '../../services/agent-binding.js'
+
+export default class AgentsEnable extends BaseCommand {
+  static summary = "Points an installed coding agent's own config at the gateway, with a key of its own."
+  static description =
+    'Claude Code: settings.json env ANTHROPIC_BASE_URL + ANTHROPIC_AUTH_TOKEN. Codex: config.toml model_provider "gwctl" and [model_providers.gwctl] (base_url .../v1, wire_api "responses", experimental_bearer_token). ' +
+    'Gemini CLI: ~/.gemini/.env GOOGLE_GEMINI_BASE_URL + GEMINI_API_KEY, and settings.json security.auth.selectedType "gemini-api-key". ' +
+    'Every other byte of those files stays; the original bytes are kept in the gateway state so `gwctl agents disable` restores them exactly. ' +
+    'Enabling a bound agent again does nothing; --rotate issues a new key and rewrites the config.'
+
+  static examples = [
+    '<%= config.bin %> agents enable claude-code',
+    '<%= config.bin %> agents enable codex --policy default',
+    '<%= config.bin %> agents enable gemini-cli --rotate --json',
+  ]
+
+  static args = {
+    agent: Args.string({
+      description: 'claude-code, codex or gemini-cli (or the name/id of a bound agent).',
+      required: true,
+      ignoreStdin: true,
+    }),
+  }
+
+  static flags = {
+    policy: Flags.string({
+      description: "Policy of the agent's key (default: the default policy of its kind).",
+    }),
+    rotate: Flags.boolean({
+      description: 'Issue a new key and rewrite the config even when the binding is live.',
+    }),
+  }
+
+  async run(): Promise<EnableResult> {
+    const {args, flags} = await this.parse(AgentsEnable)
+    const result = await enableAgent({
+      agent: args.agent,
+      policyId: flags.policy,
+      rotate: flags.rotate,
+      signal: this.signal,
+    })
+    if (!this.jsonEnabled()) {
+      if (result.outcome === 'already-bound') {
+        out(
+          `${result.tool} is already bound to ${result.baseUrl} (key ${result.keyPrefix}); nothing changed.`,
+        )
+        err(colorErr().dim('Pass --rotate to issue a new key and rewrite its config.'))
+      } else {
+        out(
+          `${result.tool} ${result.outcome === 'rebound' ? 'rebound' : 'bound'} to ${result.baseUrl} with ${result.keyIssued ? 'a new' : 'its'} key ${result.keyPrefix}.`,
+        )
+        for (const f of result.files) out(`  wrote ${f}`)
+        err(colorErr().dim(`Undo with \`gwctl agents disable ${result.tool}\`.`))
+      }
+    }
+    return result
+  }
+}

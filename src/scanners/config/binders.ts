@@ -1,0 +1,189 @@
+/**
+ * What route binding writes into each agent's own config, and how it is taken out again.
+ *
+ * - Claude Code: `settings.json` `env.ANTHROPIC_BASE_URL` and `env.ANTHROPIC_AUTH_TOKEN`
+ *   (Claude Code applies its settings' `env` block to its process).
+ * - Codex: `config.toml` `model_provider = "gwctl"` and a `[model_providers.gwctl]` table with
+ *   the gateway's `/v1`, `wire_api = "responses"` and the key as `experimental_bearer_token`
+ *   (Codex sends it as `Authorization: Bearer`, no variable to export).
+ * - Gemini CLI: `~/.gemini/.env` `GOOGLE_GEMINI_BASE_URL` and `GEMINI_API_KEY`, and
+ *   `settings.json` `security.auth.selectedType = "gemini-api-key"` (without it the base URL
+ *   selects an auth type the CLI itself refuses).
+ */
+import type {AgentHome, AgentTool} from '../agent-homes.js'
+import {bindCodexConfig, codexTarget, gwctlSectionText, modelProviderLine, parseToml} from './codex-toml.js'
+import {setGwctlSection, setModelProviderLine} from './codex-toml.js'
+import {getEnvLine, getEnvValue, setEnvLine, setEnvValue} from './dotenv-file.js'
+import {
+  checkJsonObject,
+  getJsonString,
+  hasJsonValue,
+  isEmptyJsonObject,
+  setJsonValue,
+} from './json-settings.js'
+
+/** Where an agent's config sends its model traffic (what gwctl reads back). */
+export interface BindingTarget {
+  baseUrl?: string
+  key?: string
+}
+
+/** The route-binding logic of one tool, over whole file texts (null: the file does not exist). */
+export interface ToolBinder {
+  tool: AgentTool
+  /** The files this binding changes. */
+  files(home: AgentHome): string[]
+  /** Throws exit 3 when a file does not parse (nothing is written then). */
+  check(texts: Array<string | null>, paths: string[]): void
+  /** The texts that point the agent at `baseUrl` with `key`. */
+  bind(texts: Array<string | null>, paths: string[], baseUrl: string, key: string): string[]
+  /** Where the files point now. */
+  target(texts: Array<string | null>): BindingTarget
+  /**
+   * Removes only gwctl's entries from files the user changed since, putting back the values they
+   * replaced in `originals`. Returns the new texts and a description of each restored value.
+   */
+  strip(
+    texts: Array<string | null>,
+    originals: Array<string | null>,
+  ): {texts: Array<string | null>; notes: string[]}
+}
+
+type JsonEntry = {keys: string[]; value: (baseUrl: string, key: string) => string}
+
+function stripJson(
+  text: string | null,
+  original: string | null,
+  entries: JsonEntry[],
+  label: string,
+  notes: string[],
+): string | null {
+  if (text === null) return null
+  let next = text
+  for (const e of entries) {
+    const old = getJsonString(original, e.keys)
+    if (old !== undefined) {
+      next = setJsonValue(next, e.keys, old)
+      notes.push(`${label} ${e.keys.join('.')} restored to its previous value`)
+    } else if (hasJsonValue(next, e.keys)) {
+      next = setJsonValue(next, e.keys, undefined)
+    }
+    // a parent object gwctl created and that is empty now goes too
+    for (let depth = e.keys.length - 1; depth > 0; depth--) {
+      const parent = e.keys.slice(0, depth)
+      if (!hasJsonValue(original, parent) && isEmptyJsonObject(next, parent))
+        next = setJsonValue(next, parent, undefined)
+    }
+  }
+  return next
+}
+
+const CLAUDE_ENTRIES: JsonEntry[] = [
+  {keys: ['env', 'ANTHROPIC_BASE_URL'], value: (url) => url},
+  {keys: ['env', 'ANTHROPIC_AUTH_TOKEN'], value: (_url, key) => key},
+]
+
+const claudeBinder: ToolBinder = {
+  tool: 'claude-code',
+  files: (home) => [home.configFile],
+  check(texts, paths) {
+    if (texts[0] !== null) checkJsonObject(texts[0], paths[0])
+  },
+  bind(texts, paths, baseUrl, key) {
+    this.check(texts, paths)
+    let text = texts[0] ?? ''
+    for (const e of CLAUDE_ENTRIES) text = setJsonValue(text, e.keys, e.value(baseUrl, key))
+    return [text]
+  },
+  target(texts) {
+    return {
+      baseUrl: getJsonString(texts[0], ['env', 'ANTHROPIC_BASE_URL']),
+      key: getJsonString(texts[0], ['env', 'ANTHROPIC_AUTH_TOKEN']),
+    }
+  },
+  strip(texts, originals) {
+    const notes: string[] = []
+    return {texts: [stripJson(texts[0], originals[0], CLAUDE_ENTRIES, 'settings.json', notes)], notes}
+  },
+}
+
+const codexBinder: ToolBinder = {
+  tool: 'codex',
+  files: (home) => [home.configFile],
+  check(texts, paths) {
+    if (texts[0] !== null) parseToml(texts[0], paths[0])
+  },
+  bind(texts, paths, baseUrl, key) {
+    return [bindCodexConfig(texts[0], paths[0], baseUrl, key)]
+  },
+  target(texts) {
+    return codexTarget(texts[0])
+  },
+  strip(texts, originals) {
+    const notes: string[] = []
+    if (texts[0] === null) return {texts: [null], notes}
+    let next = texts[0]
+    const oldLine = modelProviderLine(originals[0])
+    const line = modelProviderLine(next)
+    if (line !== undefined && /=\s*["']gwctl["']/.test(line)) {
+      next = setModelProviderLine(next, oldLine)
+      if (oldLine !== undefined) notes.push(`config.toml ${oldLine.trim()} restored`)
+    }
+    next = setGwctlSection(next, gwctlSectionText(originals[0]))
+    return {texts: [next], notes}
+  },
+}
+
+const GEMINI_ENV_KEYS = ['GOOGLE_GEMINI_BASE_URL', 'GEMINI_API_KEY'] as const
+const GEMINI_SETTINGS: JsonEntry[] = [
+  {keys: ['security', 'auth', 'selectedType'], value: () => 'gemini-api-key'},
+]
+
+const geminiBinder: ToolBinder = {
+  tool: 'gemini-cli',
+  // settings.json first, .env second
+  files: (home) => [home.configFile, home.extraConfigFiles[0]],
+  check(texts, paths) {
+    if (texts[0] !== null) checkJsonObject(texts[0], paths[0])
+  },
+  bind(texts, paths, baseUrl, key) {
+    this.check(texts, paths)
+    let settings = texts[0] ?? ''
+    for (const e of GEMINI_SETTINGS) settings = setJsonValue(settings, e.keys, e.value(baseUrl, key))
+    let env = texts[1] ?? ''
+    env = setEnvValue(env, 'GOOGLE_GEMINI_BASE_URL', baseUrl)
+    env = setEnvValue(env, 'GEMINI_API_KEY', key)
+    return [settings, env]
+  },
+  target(texts) {
+    return {
+      baseUrl: getEnvValue(texts[1], 'GOOGLE_GEMINI_BASE_URL'),
+      key: getEnvValue(texts[1], 'GEMINI_API_KEY'),
+    }
+  },
+  strip(texts, originals) {
+    const notes: string[] = []
+    const settings = stripJson(texts[0], originals[0], GEMINI_SETTINGS, 'settings.json', notes)
+    let env = texts[1]
+    if (env !== null) {
+      for (const k of GEMINI_ENV_KEYS) {
+        const old = getEnvLine(originals[1], k)
+        env = setEnvLine(env, k, old)
+        if (old !== undefined) notes.push(`.env ${k} restored to its previous value`)
+      }
+    }
+    return {texts: [settings, env], notes}
+  },
+}
+
+/** The binder of `tool`. */
+export function binderOf(tool: AgentTool): ToolBinder {
+  switch (tool) {
+    case 'claude-code':
+      return claudeBinder
+    case 'codex':
+      return codexBinder
+    case 'gemini-cli':
+      return geminiBinder
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * Reading and writing an agent's own config files for route binding: whole files as bytes,
+ * hashed with SHA-256, written through a temp file + fsync + rename that keeps the file's mode
+ * (new files get 0600), so a crash at any moment leaves the old file or the new one.
+ */
+import {createHash, randomUUID} from 'node:crypto'
+import {constants, existsSync} from 'node:fs'
+import {access, mkdir, open, readFile, rename, rm, stat} from 'node:fs/promises'
+import {basename, dirname, join} from 'node:path'
+
+import {ConfigError} from '../../core/errors.js'
+
+/** SHA-256 hex of a file's bytes; `absent` for a missing file. */
+export function hashBytes(bytes: Buffer | string | null): string {
+  if (bytes === null) return 'absent'
+  return createHash('sha256').update(bytes).digest('hex')
+}
+
+/** The file's bytes, or null when it does not exist. */
+export async function readBytes(path: string): Promise<Buffer | null> {
+  try {
+    return await readFile(path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw new ConfigError(`Cannot read ${path}: ${(error as Error).message}`, {code: 'config_unreadable'})
+  }
+}
+
+/** Throws exit 3 when `path` (or, for a new file, its folder) cannot be written. */
+export async function assertWritable(path: string): Promise<void> {
+  const target = existsSync(path) ? path : nearestExisting(dirname(path))
+  try {
+    await access(target, constants.W_OK)
+    if (target === path) await access(dirname(path), constants.W_OK) // the rename needs the folder
+  } catch {
+    throw new ConfigError(`${path} is not writable; nothing was changed.`, {
+      code: 'config_not_writable',
+      hint: `Check its owner and mode (ls -l ${target}), then run the command again.`,
+    })
+  }
+}
+
+function nearestExisting(dir: string): string {
+  let d = dir
+  while (!existsSync(d) && dirname(d) !== d) d = dirname(d)
+  return d
+}
+
+/**
+ * Replaces `path` with `bytes` atomically, keeping its mode (0600 for a new file); `null`
+ * deletes it. The folder is fsynced after the rename.
+ */
+export async function writeAtomic(path: string, bytes: Buffer | string | null): Promise<void> {
+  const dir = dirname(path)
+  if (bytes === null) {
+    await rm(path, {force: true})
+    await syncDir(dir)
+    return
+  }
+  let mode = 0o600
+  try {
+    mode = (await stat(path)).mode & 0o7777
+  } catch {
+    await mkdir(dir, {recursive: true, mode: 0o700})
+  }
+  const temp = join(dir, `.${basename(path)}.gwctl-${process.pid}-${randomUUID()}.tmp`)
+  const handle = await open(temp, 'wx', mode)
+  try {
+    await handle.writeFile(bytes)
+    await handle.chmod(mode) // the umask may have narrowed it
+    await handle.sync()
+  } catch (error) {
+    await handle.close()
+    await rm(temp, {force: true})
+    throw error
+  }
+  await handle.close()
+  try {
+    await rename(temp, path)
+  } catch (error) {
+    await rm(temp, {force: true})
+    throw error
+  }
+  await syncDir(dir)
+}
+
+async function syncDir(dir: string): Promise<void> {
+  let handle
+  try {
+    handle = await open(dir, 'r')
+    await handle.sync()
+  } catch {
+    // not every platform can fsync a folder; the rename is still atomic
+  } finally {
+    await handle?.close()
+  }
+}
+
+/** The line ending a text uses (CRLF when its first line break is one). */
+export function eolOf(text: string): '\n' | '\r\n' {
+  const i = text.indexOf('\n')
+  return i > 0 && text[i - 1] === '\r' ? '\r\n' : '\n'
+}

@@ -1,0 +1,660 @@
+/**
+ * Route binding (`gwctl agents enable/disable`): points an installed coding agent's own config at
+ * the local gateway with a key of its own, and undoes that exactly.
+ *
+ * Crash safety, in this order:
+ * 1. the state records the intent under the lock: the original bytes of every file (first
+ *    enable only), and the hash of the bytes about to be written (`pendingHash`);
+ * 2. each config file is replaced atomically (temp + fsync + rename, its mode kept);
+ * 3. the state marks the binding `bound` (`writtenHash`).
+ * `disable` does the same with the restore target. A `kill -9` anywhere leaves every file either
+ * old or new, and the next enable/disable reconciles the state by hashing the files. The key
+ * itself is never stored by gwctl: only in the agent's file, and as a hash of that file.
+ *
+ * Plain option objects in, plain results out: the CLI and a terminal UI render the same data.
+ */
+import {hostname, userInfo} from 'node:os'
+
+import {GwError, NotFoundError, UsageError} from '../core/errors.js'
+import {hashKey, parseKey} from '../daemon/keys.js'
+import {runningDaemon} from '../daemon/pidfile.js'
+import type {AgentTool} from '../scanners/agent-homes.js'
+import {AGENT_TOOLS, agentHome} from '../scanners/agent-homes.js'
+import type {ToolBinder} from '../scanners/config/binders.js'
+import {assertWritable, hashBytes, readBytes, writeAtomic} from '../scanners/config/file-io.js'
+import type {AgentView} from '../daemon/views.js'
+import type {DiscoveredAgent} from '../scanners/discovery.js'
+import {scannedTools} from '../scanners/scan-status.js'
+import {TOOL_AGENT_TYPE, discoverAgents} from '../scanners/discovery.js'
+import {homeFile} from '../store/paths.js'
+import type {BindingRecord, GatewayState} from '../store/state.js'
+import {StateStore, withState} from '../store/state.js'
+import {resolvePort} from './gateway.js'
+import {issueGatewayKey, listAgents, revokeGatewayKey, withEmployeeDefaults} from './gateway-keys.js'
+
+/** One thing wrong with a binding and the command that fixes it. */
+export interface BindingProblem {
+  problem: string
+  fix: string
+}
+
+/** How an agent's config relates to the gateway (`binding` of `agents list --json`). */
+export interface BindingStatus {
+  state: 'bound' | 'unbound' | 'stale'
+  /** The port the config was bound to, and the key id it holds (bound or stale). */
+  port?: number
+  keyId?: string
+  agentId?: string
+  /** Files gwctl changed. */
+  files?: string[]
+  /** The user changed a bound file since gwctl wrote it. */
+  modified?: boolean
+  /** Why it is stale, each with its fix. */
+  problems?: BindingProblem[]
+}
+
+export interface EnableOptions {
+  /** A discovered name (`claude-code`, `codex`, `gemini-cli`) or an agent's name or id. */
+  agent: string
+  policyId?: string
+  /** Issue a new key and rewrite the config even when the binding is live. */
+  rotate?: boolean
+  /** Gateway port to bind to (default: the running gateway's, else the configured one). */
+  port?: number
+  signal?: AbortSignal
+  env?: NodeJS.ProcessEnv
+}
+
+export interface EnableResult {
+  tool: AgentTool
+  agentName: string
+  agentId: string
+  keyId: string
+  keyPrefix: string
+  port: number
+  baseUrl: string
+  files: string[]
+  /** `bound` (new), `already-bound` (nothing written), `rebound` (rewritten). */
+  outcome: 'bound' | 'already-bound' | 'rebound'
+  /** Whether a new key was issued (else the key in the config was reused). */
+  keyIssued: boolean
+}
+
+export interface DisableOptions {
+  agent?: string
+  all?: boolean
+  keepKey?: boolean
+  signal?: AbortSignal
+  env?: NodeJS.ProcessEnv
+}
+
+export interface DisableResult {
+  tool: AgentTool
+  /** `exact`: every file byte-identical to before; `surgical`: the user changed a file since. */
+  restore: 'exact' | 'surgical'
+  files: string[]
+  /** Files deleted because gwctl had created them. */
+  deleted: string[]
+  /** Values of the user's that were put back (surgical restore). */
+  notes: string[]
+  keyRevoked: boolean
+}
+
+/**
+ * The config editors of `tool` (jsonc-parser, smol-toml): loaded only when a binding exists or is
+ * being changed, so `agents list`, `status` and `doctor` without bindings never load them.
+ */
+async function loadBinder(tool: AgentTool): Promise<ToolBinder> {
+  const {binderOf} = await import('../scanners/config/binders.js')
+  return binderOf(tool)
+}
+
+function baseUrlOf(port: number): string {
+  return `http://127.0.0.1:${port}`
+}
+
+/** The gateway port a binding should use: the running gateway's, else the configured one. */
+export function currentPort(): number {
+  return runningDaemon()?.port ?? resolvePort()
+}
+
+function toolNames(): string {
+  return AGENT_TOOLS.join(', ')
+}
+
+/**
+ * The tool named by `name`: a discovered name, or the name/id of an agent that holds a key and
+ * was bound (or issued) for a tool. Unknown: exit 7 listing the names; not installed: exit 7
+ * naming the folder looked for.
+ */
+export function resolveTool(
+  name: string,
+  state: GatewayState | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): {tool: AgentTool; discovered: DiscoveredAgent} {
+  const discovered = discoverAgents(env)
+  let tool = AGENT_TOOLS.find((t) => t === name)
+  if (!tool && state) {
+    const agent = state.agents.find((a) => a.id === name || a.name === name)
+    const bound = agent && state.bindings?.find((b) => b.agentId === agent.id)
+    const viaSource = AGENT_TOOLS.find((t) => t === agent?.sourceTool)
+    tool = (bound?.tool as AgentTool | undefined) ?? viaSource
+  }
+  if (!tool) {
+    const sub = discovered.find((d) => d.parentName && d.name === name)
+    if (sub) {
+      throw new UsageError(`"${name}" is a sub-agent of ${sub.parentName}: it uses its parent's config.`, {
+        code: 'subagent_not_bindable',
+        hint: `Enable the parent instead: gwctl agents enable ${sub.parentName}`,
+      })
+    }
+    throw new NotFoundError(`Unknown agent "${name}". Agents gwctl can bind: ${toolNames()}.`, {
+      code: 'unknown_agent',
+      hint: 'See `gwctl agents list --all` for the agents found on this machine.',
+    })
+  }
+  const main = discovered.find((d) => d.tool === tool && !d.parentName)!
+  return {tool, discovered: main}
+}
+
+function requireInstalled(d: DiscoveredAgent): void {
+  if (d.installed) return
+  throw new NotFoundError(
+    `${d.name} is not installed for this user: ${d.configDir} does not exist${d.configDirSource === 'default' ? '' : ` (set by ${d.configDirSource})`}.`,
+    {
+      code: 'agent_not_installed',
+      hint: `Install and run ${d.name} once (it creates that folder), or point ${d.configDirSource === 'default' ? 'its home variable' : d.configDirSource} at its config folder.`,
+    },
+  )
+}
+
+async function readTexts(
+  paths: string[],
+): Promise<{bytes: Array<Buffer | null>; texts: Array<string | null>}> {
+  const bytes = await Promise.all(paths.map((p) => readBytes(p)))
+  return {bytes, texts: bytes.map((b) => (b === null ? null : b.toString('utf8')))}
+}
+
+/** The live key record `value` is, when it belongs to `agentId` (else undefined). */
+function liveKeyId(state: GatewayState, value: string | undefined, agentId?: string): string | undefined {
+  if (!value) return undefined
+  const parsed = parseKey(value)
+  if (parsed.kind !== 'valid') return undefined
+  const hash = hashKey(state.secret, parsed.key)
+  const key = state.keys.find((k) => k.hash === hash)
+  if (!key || key.revokedAt !== undefined) return undefined
+  if (agentId !== undefined && key.agentId !== agentId) return undefined
+  if (!state.agents.some((a) => a.id === key.agentId)) return undefined
+  return key.id
+}
+
+function portOfUrl(url: string | undefined): number | undefined {
+  if (!url) return undefined
+  try {
+    const u = new URL(url)
+    if (u.hostname !== '127.0.0.1' && u.hostname !== 'localhost') return undefined
+    return Number(u.port || (u.protocol === 'https:' ? 443 : 80))
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The binding state of `tool` from the state and its files as they are now. Stale: the config
+ * points at another port or a key that is not live, the gateway is not running, or a change was
+ * interrupted.
+ */
+export function bindingStatus(
+  tool: AgentTool,
+  state: GatewayState,
+  texts: Array<string | null>,
+  options: {port: number; gatewayRunning: boolean; binder: ToolBinder},
+): BindingStatus {
+  const record = state.bindings?.find((b) => b.tool === tool)
+  if (!record) return {state: 'unbound'}
+  const files = record.files.map((f) => f.path)
+  const modified = record.files.some(
+    (f, i) => f.writtenHash !== null && hashBytes(texts[i]) !== f.writtenHash,
+  )
+  const problems: BindingProblem[] = []
+  const enable = `gwctl agents enable ${tool}`
+  if (record.phase !== 'bound') {
+    problems.push({
+      problem: `an ${record.phase === 'binding' ? 'enable' : 'disable'} was interrupted`,
+      fix: record.phase === 'binding' ? enable : `gwctl agents disable ${tool}`,
+    })
+  } else {
+    const target = options.binder.target(texts)
+    const port = portOfUrl(target.baseUrl)
+    if (port === undefined) {
+      problems.push({
+        problem: `its config no longer points at the gateway (${target.baseUrl ?? 'no base URL'})`,
+        fix: `${enable} (or gwctl agents disable ${tool})`,
+      })
+    } else if (port !== options.port) {
+      problems.push({
+        problem: `its config points at port ${port}, the gateway uses ${options.port}`,
+        fix: enable,
+      })
+    }
+    if (target.key === undefined || liveKeyId(state, target.key, record.agentId) === undefined) {
+      problems.push({
+        problem:
+          target.key === undefined ? 'its config holds no gateway key' : 'its key was revoked or rotated',
+        fix: enable,
+      })
+    }
+    if (!options.gatewayRunning) {
+      problems.push({
+        problem: 'the gateway is not running (the agent gets connection refused)',
+        fix: 'gwctl gateway start',
+      })
+    }
+  }
+  return {
+    state: problems.length > 0 ? 'stale' : 'bound',
+    port: record.port,
+    keyId: record.keyId,
+    agentId: record.agentId,
+    files,
+    modified,
+    ...(problems.length > 0 ? {problems} : {}),
+  }
+}
+
+/** Binding states of every tool from disk (no state written). */
+export async function bindingStatuses(
+  state: GatewayState,
+  options: {port?: number; gatewayRunning?: boolean} = {},
+): Promise<Map<AgentTool, BindingStatus>> {
+  const port = options.port ?? currentPort()
+  const gatewayRunning = options.gatewayRunning ?? runningDaemon() !== undefined
+  const result = new Map<AgentTool, BindingStatus>()
+  for (const tool of AGENT_TOOLS) {
+    const record = state.bindings?.find((b) => b.tool === tool)
+    if (!record) {
+      result.set(tool, {state: 'unbound'})
+      continue
+    }
+    const {texts} = await readTexts(record.files.map((f) => f.path))
+    result.set(
+      tool,
+      bindingStatus(tool, state, texts, {port, gatewayRunning, binder: await loadBinder(tool)}),
+    )
+  }
+  return result
+}
+
+function b64(bytes: Buffer | null): string | null {
+  return bytes === null ? null : bytes.toString('base64')
+}
+
+function fromB64(text: string | null): Buffer | null {
+  return text === null ? null : Buffer.from(text, 'base64')
+}
+
+/**
+ * Settles a binding a crash left half-done, by hashing its files: each file is either what gwctl
+ * was about to write or what was there before. Changes only the state.
+ */
+export async function reconcileBinding(tool: AgentTool): Promise<void> {
+  await withState(async (store) => {
+    const bindings = store.data.bindings ?? []
+    const record = bindings.find((b) => b.tool === tool)
+    if (!record || record.phase === 'bound') return
+    const {bytes} = await readTexts(record.files.map((f) => f.path))
+    const hashes = bytes.map((b) => hashBytes(b))
+    if (record.phase === 'binding') {
+      record.files.forEach((f, i) => {
+        if (f.pendingHash !== undefined && hashes[i] === f.pendingHash) f.writtenHash = f.pendingHash
+        delete f.pendingHash
+      })
+      if (record.files.every((f) => f.writtenHash === null)) {
+        store.data.bindings = bindings.filter((b) => b !== record) // nothing was written
+        return
+      }
+    } else {
+      const done = record.files.map((f, i) => f.pendingHash !== undefined && hashes[i] === f.pendingHash)
+      if (done.every(Boolean)) {
+        store.data.bindings = bindings.filter((b) => b !== record)
+        return
+      }
+      record.files.forEach((f) => delete f.pendingHash)
+    }
+    record.phase = 'bound'
+    record.updatedAt = Math.floor(Date.now() / 1000)
+  }, homeFile('state'))
+}
+
+async function employee(): Promise<{employeeName: string; employeeContact: string}> {
+  try {
+    const filled = await withEmployeeDefaults({agentName: 'x', agentType: 'generic_agent'})
+    return {employeeName: filled.employeeName, employeeContact: filled.employeeContact}
+  } catch (error) {
+    if (!(error instanceof GwError) || error.code !== 'missing_fields') throw error
+    const user = userInfo().username
+    return {employeeName: user, employeeContact: `${user}@${hostname()}`}
+  }
+}
+
+/** `gwctl agents enable`: binds `options.agent` to the gateway (see the module comment). */
+export async function enableAgent(options: EnableOptions): Promise<EnableResult> {
+  const env = options.env ?? process.env
+  const statePath = homeFile('state')
+  let state = (await StateStore.open(statePath)).data
+  const {tool, discovered} = resolveTool(options.agent, state, env)
+  requireInstalled(discovered)
+  if (state.bindings?.some((b) => b.tool === tool && b.phase !== 'bound')) {
+    await reconcileBinding(tool)
+    state = (await StateStore.open(statePath)).data
+  }
+  const binder = await loadBinder(tool)
+  const paths = binder.files(agentHome(tool, env))
+  const {texts} = await readTexts(paths)
+  binder.check(texts, paths) // a broken file: exit 3 before any key is issued
+  for (const p of paths) await assertWritable(p)
+
+  const port = options.port ?? currentPort()
+  const baseUrl = baseUrlOf(port)
+  const record = state.bindings?.find((b) => b.tool === tool)
+  const status = bindingStatus(tool, state, texts, {port, gatewayRunning: true, binder})
+  const agentName = tool
+  if (record && status.state === 'bound' && !status.modified && !options.rotate && !options.policyId) {
+    const key = state.keys.find((k) => k.id === record.keyId)
+    return {
+      tool,
+      agentName,
+      agentId: record.agentId,
+      keyId: record.keyId,
+      keyPrefix: key?.prefix ?? '',
+      port,
+      baseUrl,
+      files: paths,
+      outcome: 'already-bound',
+      keyIssued: false,
+    }
+  }
+
+  // The key: the one already in the config when it is still live for this agent, else a new one.
+  const inConfig = binder.target(texts).key
+  const reusable =
+    !options.rotate && !options.policyId && record ? liveKeyId(state, inConfig, record.agentId) : undefined
+  let keyValue: string
+  let keyId: string
+  let keyPrefix: string
+  let agentId: string
+  if (reusable && inConfig) {
+    keyValue = inConfig
+    keyId = reusable
+    keyPrefix = state.keys.find((k) => k.id === reusable)!.prefix
+    agentId = record!.agentId
+  } else {
+    const issued = await issueGatewayKey(
+      {
+        ...(await employee()),
+        agentName,
+        agentType: TOOL_AGENT_TYPE[tool],
+        sourceTool: tool,
+        configPath: paths[0],
+        ...(options.policyId ? {policyId: options.policyId} : {}),
+      },
+      {signal: options.signal},
+    )
+    keyValue = issued.keyValue
+    keyId = issued.keyId
+    keyPrefix = issued.keyPrefix
+    agentId = issued.agentId
+  }
+
+  const next = binder.bind(texts, paths, baseUrl, keyValue)
+  const now = Math.floor(Date.now() / 1000)
+  // 1. intent, with the original bytes (a user edit since the last write becomes the new baseline)
+  await withState(async (store) => {
+    const bindings = (store.data.bindings ??= [])
+    let rec = bindings.find((b) => b.tool === tool)
+    const {bytes} = await readTexts(paths)
+    if (!rec) {
+      rec = {tool, agentId, keyId, port, phase: 'binding', files: [], createdAt: now, updatedAt: now}
+      rec.files = paths.map((path, i) => ({path, original: b64(bytes[i]), writtenHash: null}))
+      bindings.push(rec)
+    } else if (rec.files.some((f, i) => f.writtenHash !== hashBytes(bytes[i]))) {
+      const originals = rec.files.map((f) => fromB64(f.original)?.toString('utf8') ?? null)
+      const stripped = binder.strip(
+        bytes.map((b) => (b === null ? null : b.toString('utf8'))),
+        originals,
+      ).texts
+      rec.files.forEach((f, i) => {
+        if (f.writtenHash !== hashBytes(bytes[i])) {
+          // unchanged by the user since gwctl's original: keep the exact original
+          const s = stripped[i]
+          f.original = s !== null && s === originals[i] ? f.original : b64(s === null ? null : Buffer.from(s))
+        }
+      })
+    }
+    Object.assign(rec, {
+      agentId,
+      keyId,
+      port,
+      phase: 'binding',
+      updatedAt: now,
+    } satisfies Partial<BindingRecord>)
+    rec.files.forEach((f, i) => (f.pendingHash = hashBytes(next[i])))
+  }, statePath)
+  // 2. the files, each atomically
+  for (let i = 0; i < paths.length; i++) {
+    if (next[i] !== texts[i]) await writeAtomic(paths[i], next[i])
+  }
+  // 3. done
+  await withState((store) => {
+    const rec = store.data.bindings?.find((b) => b.tool === tool)
+    if (!rec) return
+    rec.files.forEach((f) => {
+      f.writtenHash = f.pendingHash ?? f.writtenHash
+      delete f.pendingHash
+    })
+    rec.phase = 'bound'
+    rec.updatedAt = Math.floor(Date.now() / 1000)
+  }, statePath)
+  return {
+    tool,
+    agentName,
+    agentId,
+    keyId,
+    keyPrefix,
+    port,
+    baseUrl,
+    files: paths,
+    outcome: record ? 'rebound' : 'bound',
+    keyIssued: !reusable,
+  }
+}
+
+/** `gwctl agents disable`: undoes the binding of one tool, or of every bound tool (`all`). */
+export async function disableAgents(options: DisableOptions): Promise<DisableResult[]> {
+  const env = options.env ?? process.env
+  const state = (await StateStore.open(homeFile('state'))).data
+  let tools: AgentTool[]
+  if (options.all) {
+    tools = (state.bindings ?? []).map((b) => b.tool as AgentTool)
+  } else {
+    if (!options.agent) throw new UsageError('Name an agent, or pass --all.', {code: 'missing_agent'})
+    const {tool} = resolveTool(options.agent, state, env)
+    if (!state.bindings?.some((b) => b.tool === tool)) {
+      throw new NotFoundError(`${tool} is not bound to the gateway: nothing to undo.`, {
+        code: 'not_bound',
+        hint: 'See `gwctl agents list --all` for the binding of each agent.',
+      })
+    }
+    tools = [tool]
+  }
+  const results: DisableResult[] = []
+  for (const tool of tools) results.push(await disableOne(tool, options))
+  return results
+}
+
+async function disableOne(tool: AgentTool, options: DisableOptions): Promise<DisableResult> {
+  const statePath = homeFile('state')
+  await reconcileBinding(tool)
+  let record = (await StateStore.open(statePath)).data.bindings?.find((b) => b.tool === tool)
+  if (!record) {
+    // an interrupted disable had finished its files: only the state was left to settle
+    return {tool, restore: 'exact', files: [], deleted: [], notes: [], keyRevoked: false}
+  }
+  const binder = await loadBinder(tool)
+  const paths = record.files.map((f) => f.path)
+  const {bytes, texts} = await readTexts(paths)
+  for (const p of paths) if (bytes[paths.indexOf(p)] !== null) await assertWritable(p)
+  const originals = record.files.map((f) => fromB64(f.original))
+  const untouched = record.files.map((f, i) => f.writtenHash === hashBytes(bytes[i]))
+  let stripped: Array<string | null> = texts
+  let notes: string[] = []
+  if (!untouched.every(Boolean)) {
+    binder.check(
+      texts.map((t, i) => (untouched[i] ? null : t)),
+      paths,
+    )
+    const s = binder.strip(
+      texts,
+      originals.map((o) => (o === null ? null : o.toString('utf8'))),
+    )
+    stripped = s.texts
+    notes = s.notes
+  }
+  const targets: Array<Buffer | string | null> = record.files.map((_, i) =>
+    untouched[i] ? originals[i] : texts[i] === null ? null : stripped[i],
+  )
+  // 1. intent
+  await withState((store) => {
+    const rec = store.data.bindings?.find((b) => b.tool === tool)
+    if (!rec) return
+    rec.phase = 'unbinding'
+    rec.files.forEach((f, i) => (f.pendingHash = hashBytes(targets[i])))
+    rec.updatedAt = Math.floor(Date.now() / 1000)
+  }, statePath)
+  // 2. the files
+  const deleted: string[] = []
+  for (let i = 0; i < paths.length; i++) {
+    const target = targets[i]
+    if (target === null && bytes[i] !== null) deleted.push(paths[i])
+    if (hashBytes(target) !== hashBytes(bytes[i])) await writeAtomic(paths[i], target)
+  }
+  // 3. done
+  await withState((store) => {
+    store.data.bindings = (store.data.bindings ?? []).filter((b) => b.tool !== tool)
+  }, statePath)
+  record = record as BindingRecord
+  let keyRevoked = false
+  if (!options.keepKey) {
+    await revokeGatewayKey(record.keyId, {signal: options.signal})
+    keyRevoked = true
+  }
+  return {
+    tool,
+    restore: untouched.every(Boolean) ? 'exact' : 'surgical',
+    files: paths,
+    deleted,
+    notes,
+    keyRevoked,
+  }
+}
+
+/** One row of `gwctl agents list`: an agent holding a key, a discovered agent, or both. */
+export interface AgentRow extends Omit<AgentView, 'agentId' | 'createdAt'> {
+  /** Null for a discovered agent that holds no key. */
+  agentId: string | null
+  createdAt: number | null
+  /** The tool it is (or belongs to), when known. */
+  tool: AgentTool | null
+  /** Found on this machine by discovery. */
+  discovered: boolean
+  /** Its history is in the log database (the history scanners ran over it). */
+  scanned: boolean
+  historyPath: string | null
+  historyExists: boolean
+  binding: BindingStatus
+}
+
+export interface ListAgentRowsOptions {
+  /** Only agents whose route is bound (their traffic goes through the gateway). */
+  enabled?: boolean
+  /** Also discovered agents that are not enabled, or whose history is not scanned yet. */
+  all?: boolean
+  signal?: AbortSignal
+  env?: NodeJS.ProcessEnv
+}
+
+/**
+ * The agents of `gwctl agents list`: those holding keys (from the running gateway, else the
+ * state file) merged with the agents discovered on this machine; a discovered agent that holds
+ * a key is one row. Default: key holders and discovered agents whose history was scanned.
+ */
+export async function listAgentRows(options: ListAgentRowsOptions = {}): Promise<AgentRow[]> {
+  const env = options.env ?? process.env
+  const [views, store, scanned] = await Promise.all([
+    listAgents({signal: options.signal}),
+    StateStore.open(homeFile('state')),
+    scannedTools(),
+  ])
+  const state = store.data
+  const statuses = await bindingStatuses(state)
+  const discovered = discoverAgents(env).filter((d) => d.installed)
+  const boundAgent = new Map((state.bindings ?? []).map((b) => [b.agentId, b.tool as AgentTool]))
+
+  const matchOf = (v: AgentView): DiscoveredAgent | undefined => {
+    const tool = boundAgent.get(v.agentId)
+    if (tool) return discovered.find((d) => d.tool === tool && !d.parentName)
+    return discovered.find((d) => d.name === v.name && d.agentType === v.type)
+  }
+  const used = new Set<DiscoveredAgent>()
+  const rows: AgentRow[] = views.map((v) => {
+    const d = matchOf(v)
+    if (d) used.add(d)
+    const tool = d?.tool ?? boundAgent.get(v.agentId) ?? AGENT_TOOLS.find((t) => t === v.sourceTool) ?? null
+    const binding =
+      tool && !d?.parentName && statuses.get(tool)?.agentId === v.agentId
+        ? statuses.get(tool)!
+        : {state: 'unbound' as const}
+    return {
+      ...v,
+      configPath: v.configPath ?? d?.configPath ?? null,
+      tool,
+      discovered: d !== undefined,
+      scanned: tool !== null && scanned.has(tool),
+      historyPath: d?.historyPath ?? null,
+      historyExists: d?.historyExists ?? false,
+      binding,
+    }
+  })
+  const idOfTool = new Map(rows.filter((r) => r.tool && !r.parentAgentId).map((r) => [r.tool!, r.agentId]))
+  for (const d of discovered) {
+    if (used.has(d)) continue
+    const targets: AgentView['route']['targets'] = []
+    rows.push({
+      agentId: null,
+      name: d.name,
+      type: d.agentType,
+      employee: null,
+      parentAgentId: d.parentName ? (idOfTool.get(d.tool) ?? null) : null,
+      parentAgentName: d.parentName ?? null,
+      childAgentIds: [],
+      policyId: '-',
+      route: {family: d.family, targets},
+      enabled: false,
+      keyId: null,
+      keyPrefix: null,
+      sourceTool: d.tool,
+      configPath: d.configPath,
+      createdAt: null,
+      lastSeenAt: null,
+      tool: d.tool,
+      discovered: true,
+      scanned: scanned.has(d.tool),
+      historyPath: d.historyPath,
+      historyExists: d.historyExists,
+      binding: d.parentName ? {state: 'unbound'} : (statuses.get(d.tool) ?? {state: 'unbound'}),
+    })
+  }
+  if (options.enabled) return rows.filter((r) => r.enabled)
+  if (options.all) return rows
+  return rows.filter((r) => r.agentId !== null || (r.scanned && !r.parentAgentName))
+}

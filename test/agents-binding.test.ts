@@ -1,0 +1,241 @@
+/**
+ * `gwctl agents enable/disable` end to end, in a temp HOME: what each binding writes, the exact
+ * undo, a user's edit kept, the refusals, an interrupted change, and real traffic through the
+ * gateway with the key the binding wrote.
+ */
+import {chmodSync, mkdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import {freePort, json, runCli, tempHome} from './helpers/cli.js'
+import {killDaemon} from './helpers/gateway.js'
+
+const cleanups: Array<() => void | Promise<void>> = []
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c()
+})
+
+const CLAUDE = '{\r\n  // mine\r\n  "model":   "opus",\r\n  "env": { "FOO": "1" }\r\n}\r\n'
+const CODEX =
+  '# codex\nmodel = "gpt-5"  # pinned\nmodel_provider = "openai"\n\n[analytics]\nenabled = false\n'
+const GEMINI_ENV = '# gemini\nexport GEMINI_API_KEY=user-key\n'
+
+async function setup(options: {install?: Array<'claude' | 'codex' | 'gemini'>} = {}) {
+  const t = tempHome()
+  cleanups.push(t.cleanup)
+  const user = join(t.home, 'user-home')
+  const port = await freePort()
+  const cli = (args: string[], env: Record<string, string> = {}) =>
+    runCli(args, {home: t.home, env: {GWCTL_GATEWAY_PORT: String(port), ...env}})
+  const paths = {
+    claude: join(user, '.claude', 'settings.json'),
+    codex: join(user, '.codex', 'config.toml'),
+    geminiEnv: join(user, '.gemini', '.env'),
+    geminiSettings: join(user, '.gemini', 'settings.json'),
+  }
+  const install = options.install ?? ['claude', 'codex', 'gemini']
+  if (install.includes('claude')) {
+    mkdirSync(join(user, '.claude'), {recursive: true})
+    writeFileSync(paths.claude, CLAUDE, {mode: 0o640})
+    chmodSync(paths.claude, 0o640)
+  }
+  if (install.includes('codex')) {
+    mkdirSync(join(user, '.codex'), {recursive: true})
+    writeFileSync(paths.codex, CODEX)
+  }
+  if (install.includes('gemini')) {
+    mkdirSync(join(user, '.gemini'), {recursive: true})
+    writeFileSync(paths.geminiEnv, GEMINI_ENV)
+  }
+  const state = () => JSON.parse(readFileSync(join(t.home, 'state.json'), 'utf8'))
+  return {home: t.home, user, port, cli, paths, state}
+}
+
+describe('agents enable/disable', () => {
+  it('writes what each agent reads, and disable puts every file back byte for byte', async () => {
+    const {cli, paths, port, state, home} = await setup()
+    for (const agent of ['claude-code', 'codex', 'gemini-cli']) {
+      const r = await cli(['agents', 'enable', agent, '--json'])
+      expect(r.exitCode, r.stderr).toBe(0)
+      expect(json(r)).toMatchObject({tool: agent, outcome: 'bound', port, keyIssued: true})
+    }
+    const base = `http://127.0.0.1:${port}`
+    const claude = readFileSync(paths.claude, 'utf8')
+    const claudeKey = /"ANTHROPIC_AUTH_TOKEN": "(gw-[^"]+)"/.exec(claude)?.[1]
+    expect(claude).toContain(`"ANTHROPIC_BASE_URL": "${base}"`)
+    expect(claude.startsWith('{\r\n  // mine\r\n  "model":   "opus",\r\n')).toBe(true)
+    expect(statSync(paths.claude).mode & 0o777).toBe(0o640)
+    const codex = readFileSync(paths.codex, 'utf8')
+    expect(codex).toContain('model = "gpt-5"  # pinned\nmodel_provider = "gwctl"\n')
+    expect(codex).toContain(
+      `[model_providers.gwctl]\nname = "gwctl gateway"\nbase_url = "${base}/v1"\nwire_api = "responses"\n`,
+    )
+    expect(readFileSync(paths.geminiEnv, 'utf8')).toMatch(
+      new RegExp(`^# gemini\\nexport GEMINI_API_KEY=gw-\\w+\\nGOOGLE_GEMINI_BASE_URL=${base}\\n$`),
+    )
+    expect(JSON.parse(readFileSync(paths.geminiSettings, 'utf8'))).toEqual({
+      security: {auth: {selectedType: 'gemini-api-key'}},
+    })
+    expect(statSync(paths.geminiSettings).mode & 0o777).toBe(0o600)
+    // gwctl's own state never holds a key: only hashes of the files that do
+    expect(readFileSync(join(home, 'state.json'), 'utf8')).not.toContain(claudeKey)
+    expect(state().bindings.map((b: any) => [b.tool, b.phase])).toEqual([
+      ['claude-code', 'bound'],
+      ['codex', 'bound'],
+      ['gemini-cli', 'bound'],
+    ])
+
+    const list = json(await cli(['agents', 'list', '--json'])).agents
+    expect(list.map((a: any) => [a.name, a.discovered, a.binding.state])).toEqual([
+      ['claude-code', true, 'stale'],
+      ['codex', true, 'stale'],
+      ['gemini-cli', true, 'stale'],
+    ])
+    expect(list[0].binding.problems).toEqual([
+      {problem: 'the gateway is not running (the agent gets connection refused)', fix: 'gwctl gateway start'},
+    ])
+    expect(list[0]).toMatchObject({
+      scanned: false,
+      configPath: paths.claude,
+      keyPrefix: expect.stringMatching(/^gw-/),
+    })
+
+    const again = await cli(['agents', 'enable', 'codex'])
+    expect(again.exitCode).toBe(0)
+    expect(again.stdout).toContain('codex is already bound')
+
+    const off = await cli(['agents', 'disable', '--all'])
+    expect(off.exitCode, off.stderr).toBe(0)
+    expect(off.stdout).toContain(
+      'claude-code unbound: its config is byte-identical to before gwctl (key revoked).',
+    )
+    expect(readFileSync(paths.claude, 'utf8')).toBe(CLAUDE)
+    expect(statSync(paths.claude).mode & 0o777).toBe(0o640)
+    expect(readFileSync(paths.codex, 'utf8')).toBe(CODEX)
+    expect(readFileSync(paths.geminiEnv, 'utf8')).toBe(GEMINI_ENV)
+    expect(() => statSync(paths.geminiSettings)).toThrow() // gwctl created it: gone
+    expect(state().bindings).toEqual([])
+    expect(state().keys.every((k: any) => typeof k.revokedAt === 'number')).toBe(true)
+  })
+
+  it('keeps a user edit made while bound and restores the value gwctl replaced', async () => {
+    const {cli, paths} = await setup({install: ['codex', 'claude']})
+    expect((await cli(['agents', 'enable', 'codex'])).exitCode).toBe(0)
+    writeFileSync(paths.codex, readFileSync(paths.codex, 'utf8') + '\n[profiles.fast]\nmodel = "o4"\n')
+    expect((await cli(['agents', 'enable', 'claude-code'])).exitCode).toBe(0)
+    const claude = readFileSync(paths.claude, 'utf8').replace('"model":   "opus"', '"model":   "sonnet"')
+    writeFileSync(paths.claude, claude)
+
+    const r = await cli(['agents', 'disable', 'codex', '--keep-key'])
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout).toContain(
+      "codex unbound: you changed its config since, so only gwctl's entries were removed (key kept).",
+    )
+    expect(r.stdout).toContain('model_provider = "openai" restored')
+    expect(readFileSync(paths.codex, 'utf8')).toBe(CODEX + '\n[profiles.fast]\nmodel = "o4"\n')
+
+    expect((await cli(['agents', 'disable', 'claude-code'])).exitCode).toBe(0)
+    const after = readFileSync(paths.claude, 'utf8')
+    expect(after.startsWith('{\r\n  // mine\r\n  "model":   "sonnet",\r\n')).toBe(true)
+    expect(JSON.parse(after.replace('// mine', ''))).toEqual({model: 'sonnet', env: {FOO: '1'}})
+  })
+
+  it('refuses unknown and missing agents (7) and broken configs (3) without writing anything', async () => {
+    const {cli, paths, user, home} = await setup({install: ['claude', 'codex']})
+    const unknown = await cli(['agents', 'enable', 'cursor'])
+    expect(unknown.exitCode).toBe(7)
+    expect(unknown.stderr).toContain(
+      'Unknown agent "cursor". Agents gwctl can bind: claude-code, codex, gemini-cli.',
+    )
+    const missing = await cli(['agents', 'enable', 'gemini-cli'])
+    expect(missing.exitCode).toBe(7)
+    expect(missing.stderr).toContain(
+      `gemini-cli is not installed for this user: ${join(user, '.gemini')} does not exist`,
+    )
+    writeFileSync(paths.codex, 'model = "x"\n[broken\n')
+    const broken = await cli(['agents', 'enable', 'codex'])
+    expect(broken.exitCode).toBe(3)
+    expect(broken.stderr).toContain(`${paths.codex} does not parse`)
+    expect(readFileSync(paths.codex, 'utf8')).toBe('model = "x"\n[broken\n')
+    const notBound = await cli(['agents', 'disable', 'claude-code'])
+    expect(notBound.exitCode).toBe(7)
+    expect(() => statSync(join(home, 'state.json'))).toThrow() // no key was issued, nothing recorded
+  })
+
+  it('settles a change interrupted after the file was written (kill -9) from the file hashes', async () => {
+    const {cli, paths, home, state} = await setup({install: ['claude']})
+    expect((await cli(['agents', 'enable', 'claude-code'])).exitCode).toBe(0)
+    // what a kill between "file written" and "state marked bound" leaves behind
+    const s = state()
+    s.bindings[0].phase = 'binding'
+    s.bindings[0].files[0].pendingHash = s.bindings[0].files[0].writtenHash
+    s.bindings[0].files[0].writtenHash = null
+    writeFileSync(join(home, 'state.json'), JSON.stringify(s), {mode: 0o600})
+    const list = json(await cli(['agents', 'list', '--json'])).agents
+    expect(list[0].binding).toMatchObject({
+      state: 'stale',
+      problems: [{problem: 'an enable was interrupted', fix: 'gwctl agents enable claude-code'}],
+    })
+    const off = await cli(['agents', 'disable', 'claude-code'])
+    expect(off.exitCode, off.stderr).toBe(0)
+    expect(readFileSync(paths.claude, 'utf8')).toBe(CLAUDE)
+  })
+
+  it('routes the bound agent through a running gateway; rotation and port changes make bindings stale', async () => {
+    const {cli, paths, port, home} = await setup({install: ['claude']})
+    cleanups.push(() => killDaemon(home))
+    expect((await cli(['gateway', 'start', '--sim'])).exitCode).toBe(0)
+    expect((await cli(['agents', 'enable', 'claude-code'])).exitCode).toBe(0)
+    const settings = () => JSON.parse(readFileSync(paths.claude, 'utf8').replace(/\/\/ mine/, ''))
+    const send = (key: string) =>
+      fetch(`http://127.0.0.1:${port}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'anthropic-version': '2023-06-01',
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({
+          model: 'claude-sim',
+          max_tokens: 16,
+          messages: [{role: 'user', content: 'hi'}],
+        }),
+      })
+    expect(settings().env.ANTHROPIC_BASE_URL).toBe(`http://127.0.0.1:${port}`)
+    const key = settings().env.ANTHROPIC_AUTH_TOKEN as string
+    const ok = await send(key)
+    expect(ok.status, await ok.clone().text()).toBe(200)
+    await ok.arrayBuffer()
+    const agents = json(await cli(['agents', 'list', '--json'])).agents
+    expect(agents[0]).toMatchObject({
+      name: 'claude-code',
+      binding: {state: 'bound', port},
+      lastSeenAt: expect.any(Number),
+    })
+    expect((await cli(['doctor', '--json'])).stdout).toContain('bound: claude-code')
+
+    // a key issued meanwhile (rotation outside the binding) leaves the config with a dead key
+    await new Promise((r) => setTimeout(r, 5_100)) // one issue per agent per 5 s
+    const rotated = await cli(['agents', 'enable', 'claude-code', '--rotate', '--json'])
+    expect(rotated.exitCode, rotated.stderr).toBe(0)
+    expect(json(rotated)).toMatchObject({outcome: 'rebound', keyIssued: true})
+    expect((await send(key)).status).toBe(401)
+    const newKey = settings().env.ANTHROPIC_AUTH_TOKEN as string
+    expect(newKey).not.toBe(key)
+
+    // the gateway moved to another port: status and doctor name the binding and its fix
+    expect((await cli(['gateway', 'stop'])).exitCode).toBe(0)
+    const moved = {GWCTL_GATEWAY_PORT: String(port + 1)}
+    const stale = await cli(['status'], moved)
+    expect(stale.stderr).toContain(
+      `Stale binding of claude-code: its config points at port ${port}, the gateway uses ${port + 1}. Fix: gwctl agents enable claude-code`,
+    )
+    expect(stale.stderr).toContain('Fix: gwctl gateway start')
+    const doctor = json(await cli(['doctor', '--json'], moved))
+    expect(doctor.checks.find((c: any) => c.id === 'bindings')).toMatchObject({ok: false})
+    expect((await cli(['gateway', 'start', '--sim'])).exitCode).toBe(0)
+
+    expect((await cli(['agents', 'disable', 'claude-code'])).exitCode).toBe(0)
+    expect((await send(newKey)).status).toBe(401)
+  }, 120_000)
+})
