@@ -2,9 +2,10 @@
  * The terminal app for real: `gwctl open` in a pseudo-terminal (80x24) against a gateway started
  * with `--sim`. A request made with the official `openai` SDK shows in the Requests view within
  * a second (the event stream, not polling); Enter opens it; the app rotates a key that then
- * works; it says "gateway stopped" when the gateway goes away and reconnects when it is back.
+ * works; it binds the discovered Claude Code (`agents list --json` says bound); it says "gateway stopped" when the gateway goes away and reconnects when it is back.
  */
 import {spawn} from 'node:child_process'
+import {mkdirSync, writeFileSync} from 'node:fs'
 import {spawnSync} from 'node:child_process'
 import {createInterface} from 'node:readline'
 import {join} from 'node:path'
@@ -51,7 +52,7 @@ function terminal(home: string, args: string[], env: Record<string, string> = {}
 }
 
 describe.skipIf(!hasPython)('gwctl open in a terminal', () => {
-  it('streams requests live, opens one, rotates a key, and follows the gateway through a restart', async () => {
+  it('streams requests live, opens one, rotates a key, enables an agent, follows the gateway through a restart', async () => {
     const t = tempHome()
     cleanups.push(t.cleanup)
     const home = t.home
@@ -61,6 +62,9 @@ describe.skipIf(!hasPython)('gwctl open in a terminal', () => {
     cleanups.push(() => killDaemon(home))
     expect((await cli(['gateway', 'start', '--sim', '--port', String(port)])).exitCode).toBe(0)
     const issued = json(await cli([...keyIssueArgs('build-bot', 'codex'), '--json']))
+    // an installed Claude Code for the Agents view to bind (its settings file in the test's HOME)
+    mkdirSync(join(home, 'user-home', '.claude'), {recursive: true})
+    writeFileSync(join(home, 'user-home', '.claude', 'settings.json'), '{"model": "opus"}\n')
 
     const app = terminal(home, ['open'], env)
     expect(await app.expect(`running 127.0.0.1:${port}`)).toMatchObject({ok: true})
@@ -100,6 +104,25 @@ describe.skipIf(!hasPython)('gwctl open in a terminal', () => {
     ).toBeGreaterThan(0)
     await app.send('\r')
 
+    // enable the discovered Claude Code from the Agents view, after confirmation
+    const rows = json(await cli(['agents', 'list', '--all', '--json'])).agents as Array<{
+      name: string
+      tool: string | null
+    }>
+    const at = rows.findIndex((r) => r.tool === 'claude-code')
+    expect(at).toBeGreaterThanOrEqual(0)
+    for (let i = 0; i < at; i++) await app.send('\u001b[B')
+    await app.mark()
+    await app.send('e')
+    expect(await app.expect('Enable the route binding of')).toMatchObject({ok: true})
+    await app.send('y')
+    expect(await app.expect(`claude-code bound to http://127.0.0.1:${port}`)).toMatchObject({ok: true})
+    const listed = json(await cli(['agents', 'list', '--json'])).agents as Array<{
+      tool: string | null
+      binding: {state: string}
+    }>
+    expect(listed.find((r) => r.tool === 'claude-code')?.binding.state).toBe('bound')
+
     // the gateway goes away and comes back: the app says so, then reconnects by itself
     await app.mark()
     expect((await cli(['gateway', 'stop', '--drain', '1'])).exitCode).toBe(0)
@@ -120,5 +143,16 @@ describe.skipIf(!hasPython)('gwctl open in a terminal', () => {
     expect(await app.expect('No agents yet.')).toMatchObject({ok: true})
     await app.send('q')
     expect(await app.wait()).toMatchObject({exit: 0})
+  })
+
+  it('not on a terminal, bare gwctl prints the top-level help and gwctl open says it needs one', async () => {
+    const t = tempHome()
+    cleanups.push(t.cleanup)
+    const bare = await runCli([], {home: t.home})
+    expect(bare.exitCode).toBe(0)
+    expect(bare.stdout).toContain('USAGE')
+    const open = await runCli(['open'], {home: t.home})
+    expect(open.exitCode).toBe(2)
+    expect(open.stderr).toContain('`gwctl open` needs a terminal.')
   })
 })

@@ -293,6 +293,12 @@ export function App({
         run(`Disable the route binding of ${agent.name}?`, async () =>
           setStatus(await actions.setBinding(agent, false)),
         )
+      else if ((input === 'r' || input === 'p') && agent.keyed === false)
+        setModal({
+          kind: 'message',
+          text: `${agent.name} holds no key yet: enable it (e) to bind it to the gateway with a key of its own.`,
+          error: true,
+        })
       else if (input === 'r')
         run(`Rotate the key of ${agent.name}? The old key stops working now.`, async () => {
           const k = await actions.rotateKey(agent)

@@ -3,7 +3,6 @@
  * loader, and the actions (rotate a key, change a policy, bind or unbind a route, reorder a
  * route's targets, start the gateway). The app takes them as an object, so tests pass fakes.
  */
-import {UsageError} from '../../core/errors.js'
 import type {PolicyConfig} from '../../daemon/types.js'
 import {getDashboard} from '../../services/dashboard.js'
 import {liveGatewayPort} from '../../services/gateway-api.js'
@@ -44,21 +43,39 @@ function reissue(agent: AppAgent, policyId: string = agent.policyId) {
 }
 
 /**
- * Route binding (`gwctl agents enable|disable`) belongs to the agents issue's service
- * (src/services/agent-binding.ts). This is the one place the app calls it: point it there.
+ * Route binding: `gwctl agents enable|disable` (src/services/agent-binding.ts, the same service
+ * as the commands). A discovered agent is named by its tool (`claude-code`), others by name.
  */
 export async function setAgentBinding(agent: AppAgent, bound: boolean): Promise<string> {
-  throw new UsageError(
-    `Cannot ${bound ? 'enable' : 'disable'} ${agent.name}: route binding is not in this build of gwctl.`,
-    {code: 'binding_unavailable', hint: 'Change its policy instead (p), or its routes in the Routes view.'},
-  )
+  const {disableAgents, enableAgent} = await import('../../services/agent-binding.js')
+  const target = agent.tool ?? agent.name
+  if (bound) {
+    const r = await enableAgent({agent: target})
+    if (r.outcome === 'already-bound') return `${r.tool} is already bound to ${r.baseUrl}; nothing changed.`
+    return `${r.tool} bound to ${r.baseUrl} with key ${r.keyPrefix} (wrote ${r.files.join(', ')}).`
+  }
+  const [r] = await disableAgents({agent: target})
+  if (!r) return `${agent.name} was not bound; nothing changed.`
+  return `${r.tool} unbound: ${r.restore === 'exact' ? 'files restored byte for byte' : 'your later edits kept'}${r.keyRevoked ? ', key revoked' : ''}.`
+}
+
+/** Agents with keys and agents discovered on this machine (`gwctl agents list --all`). */
+async function loadAgents(signal: AbortSignal): Promise<AppAgent[]> {
+  const {listAgentRows} = await import('../../services/agent-binding.js')
+  const rows = await listAgentRows({all: true, signal})
+  return rows.map((r) => ({
+    ...r,
+    agentId: r.agentId ?? `(not keyed) ${r.tool ?? r.name}`,
+    createdAt: r.createdAt ?? 0,
+    keyed: r.agentId !== null,
+  }))
 }
 
 async function loadData(signal: AbortSignal): Promise<AppData> {
   const port = await liveGatewayPort(signal)
   const since = Math.floor(Date.now() / 1000) - 28 * 86_400
   const policies: PolicyConfig[] = await listPolicies().catch(() => [])
-  const agents = (await listAgents({signal}).catch(() => [])) as AppAgent[]
+  const agents = await loadAgents(signal).catch(async () => (await listAgents({signal})) as AppAgent[])
   if (port === undefined) {
     const [requests, history] = await Promise.all([
       getLogs({limit: 200, signal}).catch(() => ({logs: []})),

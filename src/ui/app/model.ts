@@ -22,6 +22,10 @@ export interface GatewayInfo {
 export type AppAgent = AgentView & {
   binding?: {state?: string} | null
   discovered?: boolean
+  /** `claude-code`, `codex`, `gemini-cli` when known (what `agents enable` takes). */
+  tool?: string | null
+  /** False for a discovered agent that holds no key yet (rotate and policy need one). */
+  keyed?: boolean
 }
 
 /** A usage row; the history issue adds cost and sources (shown when present). */
