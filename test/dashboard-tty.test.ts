@@ -1,6 +1,6 @@
 /**
  * The live dashboard on a real terminal (a pseudo-terminal driven by python3): `gwctl dashboard`
- * and bare `gwctl` draw it from a running gateway (a fake one whose command line says
+ * draws it from a running gateway (a fake one whose command line says
  * `gateway run`, named by the pid file), and q quits with exit 0.
  */
 import type {ChildProcess} from 'node:child_process'
@@ -69,34 +69,5 @@ describe.skipIf(!hasPython)('live dashboard on a terminal', () => {
     expect(r.exit).toBe(0)
     expect(r.output).toContain(`gateway running on 127.0.0.1:${port}`)
     expect(r.output).toMatch(/default\/messages\s+3 agents\s+sim-messages \[half-open\]/)
-  })
-
-  it('bare gwctl opens it while the gateway runs, and prints the help when it is stopped', async () => {
-    const t = tempHome()
-    cleanups.push(t.cleanup)
-    const stopped = spawnSync(
-      'python3',
-      [join(ROOT, 'test/helpers/run-in-pty.py'), 'USAGE', '', 'node', BIN],
-      {
-        env: Object.fromEntries(
-          Object.entries({
-            ...process.env,
-            ...cliEnv(t.home, {GWCTL_GATEWAY_PORT: String(await freePort())}),
-          }).filter(([, v]) => v !== undefined),
-        ) as Record<string, string>,
-        encoding: 'utf8',
-        timeout: 40_000,
-      },
-    )
-    const help = JSON.parse(stopped.stdout) as {exit: number; output: string}
-    expect(help.exit).toBe(0)
-    expect(help.output).toContain('USAGE')
-    expect(help.output).not.toContain('gwctl dashboard  gateway')
-
-    await fakeDaemon(t.home)
-    const r = inTerminal(t.home, [])
-    expect(r.exit).toBe(0)
-    expect(r.output).toContain('gwctl dashboard  gateway running')
-    expect(r.output).not.toContain('USAGE')
   })
 })

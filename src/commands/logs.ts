@@ -5,14 +5,26 @@ import {isAbortError} from '../core/errors.js'
 import {colorErr, err, out, printTable} from '../core/output.js'
 import {filtersFromFlags, isFiltered, resolveAgentFilter} from '../services/log-filters.js'
 import type {LogsResult} from '../services/logs.js'
-import {LOG_COLUMNS, STATUS_VALUES, followLines, followLogs, getLogs} from '../services/logs.js'
+import type {NamedLogRow} from '../services/logs.js'
+import {
+  LOG_COLUMNS,
+  STATUS_VALUES,
+  agentCell,
+  agentNames,
+  followLines,
+  followLogs,
+  getLogs,
+  withAgentNames,
+} from '../services/logs.js'
 
 export default class Logs extends BaseCommand {
   static summary = "Shows the gateway's request log."
   static description =
     'One line per request, oldest at the top: time, agent, entrance, provider/model, status, fallback, tokens in/out/cached, latency, ' +
     'time to first byte and error. Reads the running gateway (GET /api/logs), or the log database directly when it is stopped. ' +
-    '--follow keeps polling and prints new requests until Ctrl-C (with --json: one JSON row per line). ' +
+    'Agents show by name (--verbose adds the id; --json has agentId and agentName). ' +
+    "--follow prints each new request as it finishes, from the gateway's event stream, until Ctrl-C (with --json: one JSON row per line); " +
+    'it waits while the gateway is stopped and picks up again when it restarts. ' +
     '--since takes a duration back from now (30m, 1h, 7d) or Unix seconds.'
 
   static examples = [
@@ -34,23 +46,34 @@ export default class Logs extends BaseCommand {
   async run(): Promise<LogsResult | undefined> {
     const {flags} = await this.parse(Logs)
     const filters = await resolveAgentFilter(filtersFromFlags(flags), this.signal)
+    let names = await agentNames(this.signal)
+    // text shows `name (id)` with --verbose; --json always has both fields
+    const forText = (rows: NamedLogRow[]) => rows.map((r) => ({...r, agentName: agentCell(r, this.verbose)}))
     if (flags.follow) {
       let header = !this.jsonEnabled()
       try {
-        await followLogs({...filters, signal: this.signal}, (rows) => {
-          if (this.jsonEnabled()) for (const r of rows) out(JSON.stringify(r))
-          else for (const line of followLines(rows, header)) out(line)
-          header = false
-        })
+        await followLogs(
+          {...filters, signal: this.signal},
+          async (rows) => {
+            if (rows.some((r) => r.agentId && !names.byId.has(r.agentId)))
+              names = await agentNames(this.signal)
+            const named = withAgentNames(rows, names)
+            if (this.jsonEnabled()) for (const r of named) out(JSON.stringify(r))
+            else for (const line of followLines(forText(named), header)) out(line)
+            header = false
+          },
+          {onDown: (reason) => err(colorErr().dim(`${reason} Waiting for it to start…`))},
+        )
       } catch (error) {
         if (!this.signal.aborted && !isAbortError(error)) throw error
       }
       return undefined
     }
-    const result = await getLogs({...filters, signal: this.signal})
+    const fetched = await getLogs({...filters, signal: this.signal})
+    const result = {...fetched, logs: withAgentNames(fetched.logs, names)}
     if (!this.jsonEnabled()) {
       printTable(
-        [...result.logs].reverse(),
+        forText([...result.logs].reverse()),
         LOG_COLUMNS,
         isFiltered(filters) ? 'No requests match these filters.' : 'No requests logged yet.',
       )

@@ -4,6 +4,7 @@
  * and who is calling. Routing (policies, providers, breakers, proxy, usage taps) replaces the
  * body is the router (`context.routing`); without one it answers an honest 503.
  */
+import {emitGatewayEvent} from './events.js'
 import type {IncomingHttpHeaders, ServerResponse} from 'node:http'
 
 import type {GatewayState} from '../store/state.js'
@@ -108,14 +109,14 @@ export async function forward(
     const text = JSON.stringify(errorBody(entrance.family, 503, message, {code: 'no_provider'}))
     response.writeHead(503, {'content-type': 'application/json', 'content-length': Buffer.byteLength(text)})
     response.end(text)
-    routing?.logs.append(
-      logEntryFor(
-        entrance.family,
-        projectOf(request.headers, who),
-        gatewayAnswered(503, message, time),
-        time,
-      ),
+    const entry = logEntryFor(
+      entrance.family,
+      projectOf(request.headers, who),
+      gatewayAnswered(503, message, time),
+      time,
     )
+    routing?.logs.append(entry)
+    emitGatewayEvent({type: 'request', entry})
     return
   }
   const query = request.query.toString()

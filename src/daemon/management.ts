@@ -16,6 +16,7 @@ import {
 } from './routing-api.js'
 import {agentViews, agentsPerRoute, keyViews, latestRequestAt} from './views.js'
 import {AGENT_KINDS} from './agent-kinds.js'
+import {emitGatewayEvent, eventsHandler} from './events.js'
 
 /** Largest management request body. */
 export const MANAGEMENT_MAX_BODY = 64 * 1024
@@ -213,6 +214,7 @@ async function issue(request: GatewayRequest, context: GatewayContext): Promise<
   // The key is answered only once it is on disk: every 200 survives a crash.
   await context.store.save()
   request.agentId = result.agent.id
+  emitGatewayEvent({type: 'agent', agentId: result.agent.id, change: 'key issued'})
   sendJson(request.res, 200, result.response)
 }
 
@@ -267,6 +269,7 @@ export function managementRoutes(): Route[] {
     m('GET', '/api/usage', usageHandler),
     m('GET', '/api/providers', providersHandler),
     m('GET', '/api/dashboard', dashboardHandler),
+    m('GET', '/api/events', eventsHandler),
     m('GET', '/api/keys', (request, context) =>
       sendJson(request.res, 200, {keys: keyViews(context.store.data)}),
     ),

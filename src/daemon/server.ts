@@ -15,6 +15,7 @@ import type {AddressInfo} from 'node:net'
 
 import type {StateStore} from '../store/state.js'
 import type {KeyIndex} from './keys.js'
+import {closeEventStreams} from './events.js'
 import {errorBody} from './protocol-errors.js'
 import type {Routing} from './routing.js'
 import type {Family} from './types.js'
@@ -412,6 +413,7 @@ export async function listen(
     port: actual,
     async stop(drainMs = 10_000) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      closeEventStreams()
       server.closeIdleConnections()
       if (inFlight > 0) {
         await new Promise<void>((resolve) => {

@@ -7,7 +7,7 @@ import {renderTable} from '../core/output.js'
 import type {BreakerSnapshot} from '../daemon/router/breaker.js'
 import type {LogRow, UsageRow} from '../store/log-store.js'
 import {gatewayGet, liveGatewayPort} from './gateway-api.js'
-import {formatCount, formatTime} from './logs.js'
+import {agentCell, agentNames, formatCount, formatTime, withAgentNames} from './logs.js'
 
 /** One target of a route, as the dashboard shows it. */
 export interface DashboardTarget {
@@ -31,7 +31,8 @@ export interface DashboardRoute {
 
 export interface DashboardData {
   routes: DashboardRoute[]
-  recent_requests: LogRow[]
+  /** Newest first, with each agent's name beside its id. */
+  recent_requests: Array<LogRow & {agentName?: string | null}>
   recent_usage: UsageRow[]
   gateway: {pid: number; port: number; uptime_s: number; version: string}
 }
@@ -44,10 +45,13 @@ export async function getDashboard(
   if (port === undefined) {
     throw new GatewayDownError('The gateway is not running.', {hint: 'Start it with `gwctl gateway start`.'})
   }
-  const data = await gatewayGet<Partial<DashboardData>>(port, '/api/dashboard', {}, options.signal)
+  const [data, names] = await Promise.all([
+    gatewayGet<Partial<DashboardData>>(port, '/api/dashboard', {}, options.signal),
+    agentNames(options.signal),
+  ])
   return {
     routes: data.routes ?? [],
-    recent_requests: data.recent_requests ?? [],
+    recent_requests: withAgentNames(data.recent_requests ?? [], names),
     recent_usage: data.recent_usage ?? [],
     gateway: data.gateway ?? {pid: 0, port, uptime_s: 0, version: ''},
   }
@@ -119,7 +123,7 @@ export function dashboardText(data: DashboardData): string {
       ? '  (none)'
       : renderTable(data.recent_requests.slice(0, 10), [
           {header: 'TIME', value: (r) => formatTime(r.time)},
-          {header: 'AGENT', value: (r) => r.agentId ?? '-'},
+          {header: 'AGENT', value: (r) => agentCell(r)},
           {header: 'PROVIDER/MODEL', value: (r) => (r.provider ? `${r.provider}/${r.model ?? '?'}` : '-')},
           {header: 'STATUS', value: (r) => r.status, align: 'right'},
           {header: 'IN', value: (r) => r.inputTokens, align: 'right'},

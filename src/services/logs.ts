@@ -4,11 +4,11 @@
  * loaded only then).
  */
 import {existsSync} from 'node:fs'
-import {setTimeout as sleep} from 'node:timers/promises'
 
 import {UsageError} from '../core/errors.js'
 import type {Column} from '../core/output.js'
 import type {
+  LogEntry,
   LogFilters,
   LogRow,
   LogStore,
@@ -20,6 +20,7 @@ import type {
 import {usageTotals} from '../store/log-store.js'
 import {homeFile} from '../store/paths.js'
 import {gatewayGet, liveGatewayPort} from './gateway-api.js'
+import type {GatewayEvent} from './gateway-events.js'
 
 /** Pivots of `gwctl usage` (spec 4.3; the store also knows `policy`). */
 export const USAGE_PIVOTS = ['agent', 'key', 'provider', 'model', 'project'] as const
@@ -99,38 +100,6 @@ export async function getLogs(query: LogQuery = {}): Promise<LogsResult> {
   return {logs, source: 'database'}
 }
 
-/**
- * Polls for new rows every `intervalMs` and hands each new batch (oldest first) to `onRows`,
- * until the signal aborts. The first batch is the latest `limit` rows.
- */
-export async function followLogs(
-  query: LogQuery,
-  onRows: (rows: LogRow[]) => void,
-  options: {intervalMs?: number} = {},
-): Promise<void> {
-  const seen = new Set<number>()
-  let since = query.since
-  let first = true
-  while (!query.signal?.aborted) {
-    const {logs} = await getLogs({...query, since, limit: first ? query.limit : 1000})
-    const fresh = logs.filter((r) => !seen.has(r.id)).reverse()
-    for (const r of fresh) {
-      seen.add(r.id)
-      const s = Math.floor(r.time / 1000)
-      if (since === undefined || s > since) since = s
-    }
-    // Rows at the same second as `since` come back again; forget the older ids.
-    if (seen.size > 5000) for (const id of [...seen].slice(0, seen.size - 2000)) seen.delete(id)
-    if (fresh.length > 0) onRows(fresh)
-    first = false
-    try {
-      await sleep(options.intervalMs ?? 1000, undefined, {signal: query.signal})
-    } catch {
-      return
-    }
-  }
-}
-
 export interface UsageResult {
   pivot: Pivot | null
   rows: UsageRow[]
@@ -160,6 +129,119 @@ export async function getUsage(query: Omit<LogQuery, 'limit'> & {pivot?: Pivot} 
   return {pivot: filters.pivot ?? null, rows, totals: usageTotals(rows), source: 'database'}
 }
 
+/** Who an agent id and a key prefix belong to, by name (`gwctl agents list`'s data). */
+export interface AgentNames {
+  byId: Map<string, string>
+  byKeyPrefix: Map<string, string>
+}
+
+/** Names of the known agents; empty maps when neither the gateway nor the state file answers. */
+export async function agentNames(signal?: AbortSignal): Promise<AgentNames> {
+  try {
+    const {listAgents} = await import('./gateway-keys.js')
+    const agents = await listAgents({signal})
+    return {
+      byId: new Map(agents.map((a) => [a.agentId, a.name])),
+      byKeyPrefix: new Map(agents.filter((a) => a.keyPrefix).map((a) => [a.keyPrefix!, a.name])),
+    }
+  } catch {
+    return {byId: new Map(), byKeyPrefix: new Map()}
+  }
+}
+
+/** A log row with its agent's name beside the id (null when the agent is unknown). */
+export type NamedLogRow = LogRow & {agentName: string | null}
+
+export function withAgentNames(rows: readonly LogRow[], names: AgentNames): NamedLogRow[] {
+  return rows.map((r) => ({...r, agentName: r.agentId ? (names.byId.get(r.agentId) ?? null) : null}))
+}
+
+/** `laptop`; with `verbose`, `laptop (agt_…)`; the id when the name is unknown. */
+export function agentCell(r: Pick<LogRow, 'agentId'> & {agentName?: string | null}, verbose = false): string {
+  if (!r.agentId) return '-'
+  if (!r.agentName) return r.agentId
+  return verbose ? `${r.agentName} (${r.agentId})` : r.agentName
+}
+
+/** A usage row's pivot value with the agent's name for the agent and key pivots. */
+export function usageKeyLabel(
+  pivot: Pivot | null,
+  key: string | null,
+  names: AgentNames,
+  verbose = false,
+): string | null {
+  if (key === null) return null
+  const name =
+    pivot === 'agent' ? names.byId.get(key) : pivot === 'key' ? names.byKeyPrefix.get(key) : undefined
+  if (!name) return key
+  if (pivot === 'agent') return verbose ? `${name} (${key})` : name
+  return `${key} (${name})`
+}
+
+/** True when a log row passes the filters (the event stream sends every row). */
+export function rowMatches(r: LogEntry, filters: LogFilters): boolean {
+  if (filters.agentId && r.agentId !== filters.agentId) return false
+  if (filters.policyId && r.policyId !== filters.policyId) return false
+  if (filters.since !== undefined && r.time < filters.since * 1000) return false
+  if (filters.status === 'fallback') return r.fallback
+  if (filters.status) return Math.floor(r.status / 100) === Number(filters.status[0])
+  return true
+}
+
+/**
+ * `gwctl logs --follow`: the latest `limit` rows, then each request as it finishes, from the
+ * gateway's event stream (no polling). Waits for the gateway while it is stopped and picks up
+ * again when it restarts; `onDown` says so. Runs until the signal aborts.
+ */
+export async function followLogs(
+  query: LogQuery,
+  onRows: (rows: LogRow[]) => void | Promise<void>,
+  options: {onDown?: (reason: string) => void; retryMs?: number} = {},
+): Promise<void> {
+  const {signal, ...filters} = query
+  const seen = new Set<string>()
+  const keyOf = (r: LogEntry) => `${r.time}|${r.requestId ?? ''}|${r.agentId ?? ''}|${r.status}`
+  let nextId = -1
+  let backlog: LogRow[] | null = null
+  let first = true
+  let printing: Promise<void> = Promise.resolve()
+  const emit = (rows: LogRow[]) => {
+    const fresh = rows.filter((r) => !seen.has(keyOf(r)))
+    for (const r of fresh) seen.add(keyOf(r))
+    if (seen.size > 5000) for (const k of [...seen].slice(0, 3000)) seen.delete(k)
+    if (fresh.length > 0) printing = printing.then(() => onRows(fresh)).catch(() => undefined)
+  }
+  const {followEvents} = await import('./gateway-events.js')
+  await followEvents(
+    () => liveGatewayPort(signal).catch(() => undefined),
+    {
+      onUp() {
+        // events that arrive while the backlog loads wait behind it
+        backlog = []
+        const since = first ? filters.since : Math.floor(Date.now() / 1000) - 60
+        void getLogs({...filters, since, limit: first ? filters.limit : 1000, signal})
+          .then(({logs}) => emit([...logs].reverse()))
+          .catch(() => undefined)
+          .finally(() => {
+            const waiting = backlog ?? []
+            backlog = null
+            emit(waiting)
+          })
+        first = false
+      },
+      onDown: options.onDown,
+      onEvent(event: GatewayEvent) {
+        if (event.type !== 'request' || !rowMatches(event.entry, filters)) return
+        const row: LogRow = {...event.entry, id: nextId--, requestId: event.entry.requestId ?? null}
+        if (backlog) backlog.push(row)
+        else emit([row])
+      },
+    },
+    {signal, retryMs: options.retryMs},
+  )
+  await printing
+}
+
 /** `2026-11-22 03:57:11` in local time. */
 export function formatTime(ms: number): string {
   const d = new Date(ms)
@@ -181,9 +263,9 @@ export function formatCount(n: number): string {
 }
 
 /** The columns of the log table (oldest row at the top). */
-export const LOG_COLUMNS: Column<LogRow>[] = [
+export const LOG_COLUMNS: Column<LogRow & {agentName?: string | null}>[] = [
   {header: 'TIME', value: (r) => formatTime(r.time)},
-  {header: 'AGENT', value: (r) => r.agentId ?? '-'},
+  {header: 'AGENT', value: (r) => agentCell(r)},
   {header: 'ENTRANCE', value: (r) => r.entrance},
   {
     header: 'PROVIDER/MODEL',
@@ -203,7 +285,10 @@ export const LOG_COLUMNS: Column<LogRow>[] = [
 const FOLLOW_WIDTHS = [19, 20, 9, 32, 6, 8, 7, 7, 7, 9, 8, 0]
 
 /** One line per row with fixed column widths, for `--follow`; the header when `header`. */
-export function followLines(rows: readonly LogRow[], header = false): string[] {
+export function followLines(
+  rows: readonly (LogRow & {agentName?: string | null})[],
+  header = false,
+): string[] {
   const line = (cells: string[]) =>
     cells
       .map((cell, i) => {
@@ -219,9 +304,15 @@ export function followLines(rows: readonly LogRow[], header = false): string[] {
 }
 
 /** The columns of the usage table; the first is the pivot value. */
-export function usageColumns(pivot: Pivot | null): Column<UsageRow & {key: string | null}>[] {
+export function usageColumns(
+  pivot: Pivot | null,
+  label: (key: string | null) => string | null = (key) => key,
+): Column<UsageRow & {key: string | null}>[] {
   return [
-    {header: (pivot ?? 'scope').toUpperCase(), value: (r) => r.key ?? '(none)'},
+    {
+      header: (pivot ?? 'scope').toUpperCase(),
+      value: (r) => (r.key === 'TOTAL' ? 'TOTAL' : label(r.key)) ?? '(none)',
+    },
     {header: 'REQUESTS', value: (r) => formatCount(r.requests), align: 'right'},
     {header: 'ERRORS', value: (r) => formatCount(r.errors), align: 'right'},
     {header: 'FALLBACKS', value: (r) => formatCount(r.fallbacks), align: 'right'},

@@ -4,7 +4,14 @@ import {BaseCommand} from '../../core/base-command.js'
 import {colorErr, err, out, renderTable} from '../../core/output.js'
 import {filtersFromFlags, isFiltered, resolveAgentFilter} from '../../services/log-filters.js'
 import type {UsageResult} from '../../services/logs.js'
-import {STATUS_VALUES, USAGE_PIVOTS, getUsage, usageColumns} from '../../services/logs.js'
+import {
+  STATUS_VALUES,
+  USAGE_PIVOTS,
+  agentNames,
+  getUsage,
+  usageColumns,
+  usageKeyLabel,
+} from '../../services/logs.js'
 import type {Pivot} from '../../store/log-store.js'
 
 export default class Usage extends BaseCommand {
@@ -31,12 +38,19 @@ export default class Usage extends BaseCommand {
   async run(): Promise<UsageResult> {
     const {flags} = await this.parse(Usage)
     const filters = await resolveAgentFilter(filtersFromFlags(flags), this.signal)
-    const result = await getUsage({...filters, pivot: flags.pivot as Pivot | undefined, signal: this.signal})
+    const usage = await getUsage({...filters, pivot: flags.pivot as Pivot | undefined, signal: this.signal})
+    // agent and key pivots show the agent's name (JSON: `name` beside the key)
+    const names = usage.pivot === 'agent' || usage.pivot === 'key' ? await agentNames(this.signal) : undefined
+    const label = (k: string | null, verbose = this.verbose) =>
+      names ? usageKeyLabel(usage.pivot, k, names, verbose) : k
+    const nameOf = (k: string | null) =>
+      k === null ? null : ((usage.pivot === 'agent' ? names?.byId : names?.byKeyPrefix)?.get(k) ?? null)
+    const result = names ? {...usage, rows: usage.rows.map((r) => ({...r, name: nameOf(r.key)}))} : usage
     if (!this.jsonEnabled()) {
       if (result.rows.length === 0)
         out(isFiltered(filters) ? 'No requests match these filters.' : 'No usage logged yet.')
       else {
-        const columns = usageColumns(result.pivot)
+        const columns = usageColumns(result.pivot, (k) => label(k))
         const rows = result.pivot ? [...result.rows, {key: 'TOTAL', ...result.totals}] : result.rows
         out(renderTable(rows, columns))
       }

@@ -9,6 +9,8 @@
 import type {BreakerSettings} from '../types.js'
 import {DEFAULT_BREAKER} from '../types.js'
 
+import {emitGatewayEvent} from '../events.js'
+
 export type BreakerState = 'closed' | 'open' | 'half-open'
 
 export interface BreakerSnapshot {
@@ -75,6 +77,7 @@ export class CircuitBreaker {
   }
 
   recordSuccess(): void {
+    if (this.stateValue !== 'closed') this.changed('closed')
     this.stateValue = 'closed'
     this.failures = 0
     this.openedAt = null
@@ -88,7 +91,15 @@ export class CircuitBreaker {
       this.stateValue = 'open'
       this.openedAt = this.clock()
       this.trialInFlight = false
+      this.changed('open')
     }
+  }
+
+  /** Tells the event stream (`GET /api/events`). */
+  private changed(state: BreakerState): void {
+    const retryAt =
+      state === 'open' && this.openedAt !== null ? this.openedAt + this.settings.cooldownMs : null
+    emitGatewayEvent({type: 'breaker', provider: this.provider, state, retryAt})
   }
 
   /** Releases a half-open trial that ended neither in success nor failure (e.g. client abort). */

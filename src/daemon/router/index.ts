@@ -2,6 +2,7 @@
  * The routing engine in one object, for the daemon's `forward`: policy -> targets -> breakers ->
  * proxy -> log row. Holds what lives as long as the daemon (connection pools, breakers).
  */
+import {emitGatewayEvent} from '../events.js'
 import type {IncomingHttpHeaders, ServerResponse} from 'node:http'
 
 import type {LogStore} from '../../store/log-store.js'
@@ -117,7 +118,9 @@ export class Router {
         result = gatewayAnswered(500, message, time, requestId)
       }
     }
-    this.options.logStore?.append(logEntryFor(input.family, identity, result, time))
+    const entry = logEntryFor(input.family, identity, result, time)
+    this.options.logStore?.append(entry)
+    emitGatewayEvent({type: 'request', entry})
     return result
   }
 

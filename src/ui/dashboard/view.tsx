@@ -7,7 +7,7 @@ import {Box, Text} from 'ink'
 import {printable} from '../../core/output.js'
 import type {DashboardData} from '../../services/dashboard.js'
 import {routeName, targetState, targetsOf, uptimeLabel} from '../../services/dashboard.js'
-import {formatCount, formatTime} from '../../services/logs.js'
+import {agentCell, formatCount, formatTime} from '../../services/logs.js'
 
 export interface DashboardViewProps {
   data: DashboardData | null
@@ -67,7 +67,7 @@ export function DashboardView({data, error, maxRequests = 8}: DashboardViewProps
       {(data?.recent_requests ?? []).length === 0 ? <Text dimColor> (none)</Text> : null}
       {(data?.recent_requests ?? []).slice(0, maxRequests).map((r) => (
         <Text key={r.id} color={r.status >= 400 ? 'red' : undefined}>
-          {cell(formatTime(r.time).slice(11), 8)} {cell(r.agentId ?? '-', 18)}{' '}
+          {cell(formatTime(r.time).slice(11), 8)} {cell(agentCell(r), 18)}{' '}
           {cell(r.provider ? `${r.provider}/${r.model ?? '?'}` : '-', 30)} {cell(r.status, 3, true)}
           {r.fallback ? ' fb' : '   '} {cell(`${r.inputTokens}/${r.outputTokens}`, 13, true)}{' '}
           {cell(`${Math.round(r.latencyMs)}ms`, 8, true)}

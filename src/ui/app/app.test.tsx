@@ -1,0 +1,485 @@
+/**
+ * The terminal app, frame by frame (ink-testing-library, 80x24, no colour): each view, empty
+ * states and errors, and keyboard flows (switch view, filter, details, enable with confirmation,
+ * a rotated key shown once), with fake actions standing in for the services.
+ */
+process.env.TZ = 'UTC'
+
+import {render} from 'ink-testing-library'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import type {EventHandlers, GatewayEvent} from '../../services/gateway-events.js'
+import type {LogRow} from '../../store/log-store.js'
+import type {ViewName} from './app.js'
+import {App} from './app.js'
+import type {AppActions} from './data.js'
+import type {AppAgent, AppData} from './model.js'
+import {EMPTY_DATA} from './model.js'
+import {AGENTS, DETAIL, EMPTY, REQUESTS, ROUTES, USAGE} from './frames.fixture.js'
+
+const NOW = Date.UTC(2026, 10, 22, 12, 0, 0)
+
+function agent(over: Partial<AppAgent>): AppAgent {
+  return {
+    agentId: 'agt_0000000000000001',
+    name: 'laptop',
+    type: 'claude_code',
+    employee: {id: 'emp_1', name: 'Ada', contact: 'ada@example.com'},
+    parentAgentId: null,
+    parentAgentName: null,
+    childAgentIds: [],
+    policyId: 'claude_code_default',
+    route: {
+      family: 'messages',
+      targets: [{provider: 'anthropic'}, {provider: 'sim-messages', model: 'claude-sim'}],
+    },
+    enabled: true,
+    keyId: 'key_1',
+    keyPrefix: 'gw-AbCdEf…',
+    sourceTool: null,
+    configPath: null,
+    createdAt: 1,
+    lastSeenAt: null,
+    ...over,
+  }
+}
+
+function row(over: Partial<LogRow>): LogRow {
+  return {
+    id: 1,
+    time: NOW - 60_000,
+    agentId: 'agt_0000000000000001',
+    keyPrefix: 'gw-AbCdEf…',
+    policyId: 'claude_code_default',
+    entrance: 'messages',
+    requestedModel: 'claude',
+    provider: 'sim-messages',
+    model: 'claude-sim',
+    status: 200,
+    fallback: false,
+    inputTokens: 1200,
+    outputTokens: 80,
+    cacheReadTokens: 10,
+    cacheCreationTokens: 0,
+    reasoningTokens: 3,
+    latencyMs: 41.2,
+    ttfbMs: 9,
+    error: null,
+    project: null,
+    requestId: 'req_1',
+    ...over,
+  }
+}
+
+const circuit = (
+  provider: string,
+  state: 'open' | 'closed' | 'half-open',
+  retryAt: number | null = null,
+) => ({
+  provider,
+  state,
+  consecutiveFailures: state === 'open' ? 5 : 0,
+  openedAt: null,
+  retryAt,
+  retryInMs: null,
+  lastError: null,
+})
+
+const requests = [
+  row({
+    id: 3,
+    time: NOW - 10_000,
+    status: 502,
+    provider: 'anthropic',
+    model: 'claude',
+    error: 'upstream 502',
+    agentId: 'agt_0000000000000002',
+  }),
+  row({id: 2, time: NOW - 20_000, fallback: true}),
+  row({id: 1, time: NOW - 3_600_000 * 5}),
+]
+
+const DATA: AppData = {
+  gateway: {pid: 42, port: 43123, uptime_s: 3725, version: '0.1.0'},
+  agents: [
+    agent({}),
+    agent({
+      agentId: 'agt_0000000000000002',
+      name: 'reviewer',
+      type: 'claude_subagent',
+      parentAgentId: 'agt_0000000000000001',
+      parentAgentName: 'laptop',
+      enabled: false,
+      route: {family: 'messages', targets: []},
+    }),
+  ],
+  policies: [
+    {
+      id: 'default',
+      routes: {},
+      fallbacks: true,
+      breaker: {failureThreshold: 5, cooldownMs: 30_000},
+      timeouts: {} as never,
+    },
+    {
+      id: 'claude_code_default',
+      routes: {},
+      fallbacks: true,
+      breaker: {failureThreshold: 5, cooldownMs: 30_000},
+      timeouts: {} as never,
+    },
+  ],
+  routes: [
+    {
+      policyId: 'claude_code_default',
+      family: 'messages',
+      agents: 2,
+      targets: [
+        {provider: 'anthropic', circuit: circuit('anthropic', 'open', NOW + 12_000)},
+        {provider: 'sim-messages', model: 'claude-sim', circuit: circuit('sim-messages', 'closed')},
+      ],
+    },
+    {policyId: 'default', family: 'chat', agents: 0, targets: [{provider: 'sim-chat', circuit: null}]},
+  ],
+  requests,
+  history: [...requests].reverse(),
+  usage: {
+    agent: [
+      {
+        key: 'agt_0000000000000001',
+        requests: 2,
+        errors: 0,
+        fallbacks: 1,
+        inputTokens: 2400,
+        outputTokens: 160,
+        cacheReadTokens: 20,
+        cacheCreationTokens: 0,
+        reasoningTokens: 6,
+      },
+      {
+        key: 'agt_0000000000000002',
+        requests: 1,
+        errors: 1,
+        fallbacks: 0,
+        inputTokens: 1200,
+        outputTokens: 80,
+        cacheReadTokens: 10,
+        cacheCreationTokens: 0,
+        reasoningTokens: 3,
+      },
+    ],
+    model: [
+      {
+        key: 'claude-sim',
+        requests: 2,
+        errors: 0,
+        fallbacks: 1,
+        inputTokens: 2400,
+        outputTokens: 160,
+        cacheReadTokens: 20,
+        cacheCreationTokens: 0,
+        reasoningTokens: 6,
+        cost: 0.0123,
+      },
+    ],
+  },
+  loadedAt: NOW,
+}
+
+interface Fake extends AppActions {
+  calls: string[]
+  handlers?: EventHandlers
+}
+
+function fakeActions(data: AppData = DATA, over: Partial<AppActions> = {}): Fake {
+  const fake: Fake = {
+    calls: [],
+    async load() {
+      fake.calls.push('load')
+      return data
+    },
+    async rotateKey(a) {
+      fake.calls.push(`rotate ${a.name}`)
+      return 'gw-NEWKEY0123456789'
+    },
+    async setPolicy(a, p) {
+      fake.calls.push(`policy ${a.name} ${p}`)
+      return 'gw-POLICYKEY'
+    },
+    async setBinding(a, bound) {
+      fake.calls.push(`${bound ? 'enable' : 'disable'} ${a.name}`)
+      return `${a.name} ${bound ? 'enabled' : 'disabled'}.`
+    },
+    async reorder(p, f, t) {
+      fake.calls.push(`reorder ${p}/${f} ${t.join(',')}`)
+      return 'saved; gateway restarted'
+    },
+    async startGateway() {
+      fake.calls.push('start')
+      return 'started'
+    },
+    subscribe(handlers, signal) {
+      fake.handlers = handlers
+      return new Promise((resolve) => signal.addEventListener('abort', () => resolve()))
+    },
+    ...over,
+  }
+  return fake
+}
+
+const mounted: Array<() => void> = []
+afterEach(() => {
+  for (const u of mounted.splice(0)) u()
+})
+
+function mount(options: {data?: AppData | null; view?: ViewName; actions?: Fake} = {}) {
+  const actions = options.actions ?? fakeActions(options.data ?? DATA)
+  const r = render(
+    <App
+      actions={actions}
+      initial={options.data === null ? undefined : (options.data ?? DATA)}
+      initialView={options.view}
+      color={false}
+      columns={80}
+      rows={24}
+      now={() => NOW}
+    />,
+  )
+  mounted.push(() => r.unmount())
+  const frame = () =>
+    (r.lastFrame() ?? '')
+      // eslint-disable-next-line no-control-regex
+      .replace(/\x1b\[[0-9;?]*[a-zA-Z]/g, '')
+      .split('\n')
+      .map((l) => l.trimEnd())
+      .join('\n')
+  const press = async (...keys: string[]) => {
+    for (const k of keys) {
+      r.stdin.write(k)
+      await tick()
+    }
+  }
+  return {...r, frame, press, actions}
+}
+
+const tick = (ms = 30) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** The lines of a frame between the tab bar and the hint bar that are not blank. */
+const body = (frame: string) =>
+  frame
+    .split('\n')
+    .slice(3, -1)
+    .filter((l) => l.trim() !== '')
+
+describe('views at 80x24', () => {
+  it.each([
+    ['Agents', AGENTS],
+    ['Routes', ROUTES],
+    ['Requests', REQUESTS],
+    ['Usage', USAGE],
+  ] as const)('%s is exactly its frame', async (view, expected) => {
+    const app = mount({view})
+    await tick()
+    expect(app.frame()).toBe(expected)
+    expect(app.frame().split('\n')).toHaveLength(24)
+    for (const line of app.frame().split('\n')) expect(line.length).toBeLessThanOrEqual(80)
+  })
+
+  it('says the gateway is stopped and what to do when there is nothing yet', async () => {
+    const app = mount({data: {...EMPTY_DATA, loadedAt: NOW}})
+    await tick()
+    expect(app.frame()).toBe(EMPTY)
+    await app.press('3')
+    expect(body(app.frame())).toEqual([' No requests yet.', ' They appear here as agents call the gateway.'])
+    await app.press('2')
+    expect(body(app.frame())[0]).toBe(' No routes: no policy has a target.')
+    await app.press('4')
+    expect(body(app.frame())).toContain(' No usage: the gateway is stopped.')
+  })
+
+  it('uses the width it has: a wider terminal shows more of each route', async () => {
+    const r = render(
+      <App actions={fakeActions()} initial={DATA} color={false} columns={120} rows={24} now={() => NOW} />,
+    )
+    mounted.push(() => r.unmount())
+    await tick()
+    const line = r
+      .lastFrame()!
+      .split('\n')
+      .find((l) => l.startsWith('›laptop'))!
+    expect(line.trimEnd()).toMatch(/anthropic→sim-messages$/)
+    expect(line.length).toBeLessThanOrEqual(120)
+  })
+
+  it('escapes control characters in names and models', async () => {
+    const evil = 'x\u001b]0;owned\u0007'
+    const app = mount({
+      view: 'Requests',
+      data: {...DATA, agents: [agent({name: evil})], requests: [row({model: evil})]},
+    })
+    await tick()
+    expect(app.lastFrame()).not.toContain('\u001b]0')
+    expect(app.frame()).toContain('x\\x1b]0;owned')
+  })
+})
+
+describe('keyboard', () => {
+  it('Tab, Shift-Tab and number keys switch views; q quits', async () => {
+    const app = mount()
+    await tick()
+    await app.press('\t')
+    expect(app.frame().split('\n')[1]).toBe(' 1 Agents [2 Routes] 3 Requests  4 Usage')
+    await app.press('4')
+    expect(app.frame().split('\n')[1]).toBe(' 1 Agents  2 Routes  3 Requests [4 Usage]')
+    await app.press('\t')
+    expect(app.frame().split('\n')[1]).toBe('[1 Agents] 2 Routes  3 Requests  4 Usage')
+    await app.press('\u001b[Z') // Shift-Tab
+    expect(app.frame().split('\n')[1]).toBe(' 1 Agents  2 Routes  3 Requests [4 Usage]')
+  })
+
+  it('enables the selected agent only after confirmation, through the binding action', async () => {
+    const actions = fakeActions()
+    const app = mount({actions})
+    await tick()
+    await app.press('\u001b[B') // down: reviewer
+    await app.press('e')
+    expect(body(app.frame())).toEqual([
+      '┌──────────────────────────────────────────────────────────────────────────────┐',
+      '│ Confirm                                                                      │',
+      '│ Enable the route binding of reviewer?                                        │',
+      '│ y yes · n no                                                                 │',
+      '└──────────────────────────────────────────────────────────────────────────────┘',
+    ])
+    expect(actions.calls).not.toContain('enable reviewer')
+    await app.press('n')
+    expect(actions.calls).not.toContain('enable reviewer')
+    await app.press('e', 'y')
+    await tick()
+    expect(actions.calls).toContain('enable reviewer')
+    expect(actions.calls.at(-1)).toBe('load') // the view reloads after the action
+    expect(app.frame().split('\n').at(-1)).toBe('reviewer enabled.')
+  })
+
+  it("shows an action's error in a box, and the app goes on", async () => {
+    const actions = fakeActions(DATA, {
+      setBinding: async () => {
+        throw new Error('Cannot disable laptop: route binding is not in this build of gwctl.')
+      },
+    })
+    const app = mount({actions})
+    await tick()
+    await app.press('d', 'y')
+    await tick()
+    expect(body(app.frame())).toContain(
+      '│ Cannot disable laptop: route binding is not in this build of gwctl.          │',
+    )
+    await app.press('\r')
+    expect(app.frame()).toBe(AGENTS)
+  })
+
+  it('shows a rotated key once, in a box the user dismisses', async () => {
+    const actions = fakeActions()
+    const app = mount({actions})
+    await tick()
+    await app.press('r', 'y')
+    await tick()
+    expect(actions.calls).toContain('rotate laptop')
+    expect(body(app.frame())).toContain(
+      '║ gw-NEWKEY0123456789                                                          ║',
+    )
+    await app.press('\r')
+    expect(app.frame()).not.toContain('gw-NEWKEY0123456789')
+    expect(app.frame()).toBe(AGENTS)
+  })
+
+  it('changes the policy from a picker, after confirmation', async () => {
+    const actions = fakeActions()
+    const app = mount({actions})
+    await tick()
+    await app.press('p')
+    expect(body(app.frame())).toContain(
+      '│ › claude_code_default (current)                                              │',
+    )
+    await app.press('\u001b[A', '\r', 'y')
+    await tick()
+    expect(actions.calls).toContain('policy laptop default')
+    expect(app.frame()).toContain('gw-POLICYKEY')
+  })
+
+  it('reorders a route and applies it with gateway restart semantics', async () => {
+    const actions = fakeActions()
+    const app = mount({view: 'Routes', actions})
+    await tick()
+    await app.press('\r', '+')
+    expect(body(app.frame()).slice(-2)).toEqual([
+      ' 1. sim-messages:claude-sim        closed           0%     41ms',
+      '›2. anthropic                      open 12s       100%     41ms',
+    ])
+    await app.press('a')
+    expect(app.frame()).toContain('restart the gateway (gateway restart: in-flight')
+    await app.press('y')
+    await tick()
+    expect(actions.calls).toContain('reorder claude_code_default/messages sim-messages:claude-sim,anthropic')
+  })
+
+  it('filters requests with /, and Enter opens one', async () => {
+    const app = mount({view: 'Requests'})
+    await tick()
+    await app.press('/', 'f', 'a', 'l', 'l', 'b', 'a', 'c', 'k', '\r')
+    expect(body(app.frame())).toEqual([
+      ' TIME     AGENT          PROVIDER/MODEL             STATUS TOKENS IN/OUT LATENCY',
+      '›11:59:40 laptop         sim-messages/claude-sim    200 fb       1.2k/80    41ms',
+    ])
+    await app.press('/', 'r', 'e', 'v', '\r')
+    expect(app.frame().split('\n')[1]).toBe(' 1 Agents  2 Routes [3 Requests] 4 Usage   filter: rev')
+    await app.press('\r')
+    expect(app.frame().split('\n').slice(2)).toEqual(DETAIL.split('\n').slice(2))
+    await app.press('\u001b')
+    await tick()
+    await app.press('/', '\u001b') // Esc clears the filter
+    expect(body(app.frame())).toHaveLength(4)
+  })
+
+  it('groups usage by model with ←/→, with cost when the usage service has it', async () => {
+    const app = mount({view: 'Usage'})
+    await tick()
+    await app.press('\u001b[C')
+    expect(body(app.frame()).slice(0, 3)).toEqual([
+      ' by  agent [model] provider  project  key  (←→) · last 28 days, gateway',
+      ' MODEL                          REQUESTS     INPUT    OUTPUT    CACHED      COST',
+      '›claude-sim                            2      2.4k       160        20     $0.01',
+    ])
+  })
+})
+
+describe('live', () => {
+  it('draws a finished request at the top as its event arrives, and a breaker change', async () => {
+    const actions = fakeActions()
+    const app = mount({view: 'Requests', actions})
+    await tick()
+    const event: GatewayEvent = {
+      type: 'request',
+      entry: {...row({}), time: NOW - 1000, agentId: 'agt_0000000000000002', model: 'live-model'},
+    }
+    actions.handlers!.onEvent(event)
+    await tick()
+    expect(body(app.frame())[1]).toBe(
+      '›11:59:59 reviewer       sim-messages/live-model       200       1.2k/80    41ms',
+    )
+    actions.handlers!.onEvent({type: 'breaker', provider: 'anthropic', state: 'half-open', retryAt: null})
+    await app.press('2')
+    expect(body(app.frame())[1]).toContain('anthropic [half-open] → sim-messages:clau…')
+  })
+
+  it('shows "gateway stopped" while the stream is down and comes back when it reconnects', async () => {
+    const actions = fakeActions()
+    const app = mount({actions})
+    await tick()
+    actions.handlers!.onDown!('The gateway stopped.')
+    await tick()
+    expect(app.frame().split('\n')[0]).toBe('gwctl ○ gateway stopped · S starts it')
+    actions.handlers!.onUp!({pid: 1, port: 43123, version: '0.1.0'})
+    await tick()
+    expect(app.frame().split('\n')[0]).toBe('gwctl ● running 127.0.0.1:43123 · up 1h 02m 05s · v0.1.0')
+  })
+})
