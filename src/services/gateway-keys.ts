@@ -82,7 +82,9 @@ export async function issueGatewayKey(
     const running = runningDaemon()
     if (running) {
       try {
-        const res = await daemonClient(running.port).request<IssueResponse>('POST', '/api/keys/issue', {
+        const res = await (
+          await daemonClient(running.port)
+        ).request<IssueResponse>('POST', '/api/keys/issue', {
           body: request,
           signal: options.signal,
         })
@@ -158,7 +160,9 @@ export async function listAgents(options: {signal?: AbortSignal} = {}): Promise<
   const running = runningDaemon()
   if (running) {
     try {
-      const res = await daemonClient(running.port).request<{agents: AgentView[]}>('GET', '/api/agents', {
+      const res = await (
+        await daemonClient(running.port)
+      ).request<{agents: AgentView[]}>('GET', '/api/agents', {
         signal: options.signal,
       })
       return res.body.agents

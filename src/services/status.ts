@@ -2,7 +2,6 @@
 import type {RouteCount} from '../daemon/views.js'
 import {agentViews, agentsPerRoute, latestRequestAt} from '../daemon/views.js'
 import {homeFile} from '../store/paths.js'
-import {StateStore} from '../store/state.js'
 import type {GatewayInfo} from './gateway.js'
 import {getGatewayInfo} from './gateway.js'
 
@@ -46,6 +45,8 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
       ? 'The gateway process is alive but does not answer.'
       : 'The gateway is not running.'
   try {
+    // Loaded only here: with the daemon answering, the snapshot comes from it.
+    const {StateStore} = await import('../store/state.js')
     const store = await StateStore.open(homeFile('state'))
     views = agentViews(store.data)
     latest = latestRequestAt(store.data)
