@@ -62,7 +62,9 @@ describe('log store durability', {timeout: 120_000}, () => {
     expect(alive(pid)).toBe(false)
 
     const db = new Database(join(t.home, 'logs.db'), {readonly: true})
-    cleanups.push(() => db.close())
+    cleanups.push(() => {
+      db.close()
+    })
     const rows = db
       .prepare("SELECT status, output_tokens FROM logs WHERE entrance = 'chat' AND status = 200")
       .all() as Array<{status: number; output_tokens: number}>
