@@ -4,7 +4,7 @@
 import {spawn} from 'node:child_process'
 import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {createServer as createNetServer} from 'node:net'
-import {cpus, tmpdir} from 'node:os'
+import {cpus, loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {createInterface} from 'node:readline'
 import autocannon from 'autocannon'
@@ -86,7 +86,24 @@ async function firstByte(origin, headers, n) {
   return quantiles(samples)
 }
 
-async function throughput(origin, headers) {
+/** Resident set size of a process in MB (from /proc; undefined where there is no /proc). */
+function rssMB(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return m ? Number(m[1]) / 1024 : undefined
+  } catch {
+    return undefined
+  }
+}
+
+async function throughput(origin, headers, pid) {
+  let peak
+  const sampler = pid
+    ? setInterval(() => {
+        const v = rssMB(pid)
+        if (v !== undefined) peak = Math.max(peak ?? 0, v)
+      }, 200)
+    : undefined
   const result = await autocannon({
     url: `${origin}/v1/chat/completions`,
     method: 'POST',
@@ -97,7 +114,8 @@ async function throughput(origin, headers) {
   })
   if (result.non2xx > 0 || result.errors > 0)
     throw new Error(`${origin}: ${result.non2xx} non-2xx, ${result.errors} errors`)
-  return result.requests.average
+  if (sampler) clearInterval(sampler)
+  return {rps: result.requests.average, peakRssMB: peak}
 }
 
 const fmt = (n, d = 3) => (n === undefined ? 'n/a' : n.toFixed(d))
@@ -115,6 +133,7 @@ async function main() {
     {
       name: 'bare pass-through',
       origin: `http://127.0.0.1:${bare.port}`,
+      pid: bare.child.pid,
       headers: {'content-type': 'application/json', authorization: 'Bearer sim'},
     },
   ]
@@ -135,8 +154,13 @@ async function main() {
   }
   for (const t of targets) {
     console.error(`· ${t.name}: throughput at ${CONNECTIONS} connections (${LOAD_SECONDS} s)`)
-    rows[t.name].rps = await throughput(t.origin, t.headers)
+    const {rps, peakRssMB} = await throughput(t.origin, t.headers, t.pid)
+    rows[t.name].rps = rps
+    rows[t.name].peakRssMB = peakRssMB
   }
+  console.error('· CLI start-up against a bare oclif 4 hello command (interleaved runs)')
+  const {cliStartup} = await import('./cli.js')
+  const cliRows = await cliStartup({runs: QUICK ? 5 : 15, simOrigin})
   console.error('· key lookup at 10 and 100 000 keys')
   const {keyLookup, logStoreRate, pivot} = await import('./micro.js')
   const {small: key10, large: key100k} = keyLookup(10, 100_000)
@@ -180,11 +204,13 @@ async function main() {
     `Run: ${new Date().toISOString()} · ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'} · Node ${process.version}${QUICK ? ' · --quick' : ''}`,
   )
   lines.push('')
-  lines.push('| path | median ms | p99 ms | added median ms | first byte median ms | req/s at 64 conns |')
-  lines.push('|---|---|---|---|---|---|')
+  lines.push(
+    '| path | median ms | p99 ms | added median ms | first byte median ms | req/s at 64 conns | peak RSS under load MB |',
+  )
+  lines.push('|---|---|---|---|---|---|---|')
   for (const [name, r] of Object.entries(rows)) {
     lines.push(
-      `| ${name} | ${fmt(r.latency.median)} | ${fmt(r.latency.p99)} | ${name === 'direct' ? '-' : fmt(r.latency.median - direct.latency.median)} | ${fmt(r.ttfb.median)} | ${Math.round(r.rps)} |`,
+      `| ${name} | ${fmt(r.latency.median)} | ${fmt(r.latency.p99)} | ${name === 'direct' ? '-' : fmt(r.latency.median - direct.latency.median)} | ${fmt(r.ttfb.median)} | ${Math.round(r.rps)} | ${fmt(r.peakRssMB, 0)} |`,
     )
   }
   lines.push('')
@@ -212,6 +238,14 @@ async function main() {
         `${fmt(gw.ttfb.median - direct.ttfb.median)} ms vs ${fmt(bareRow.ttfb.median - direct.ttfb.median)} ms`,
         (v, t) => v <= t,
       ],
+      ['daemon idle RSS ≤ 60 MB', gateway.idleRssMB, 60, 'after start and one key issue', (v, t) => v <= t],
+      [
+        'daemon RSS under load ≤ bare',
+        gw.peakRssMB / bareRow.peakRssMB,
+        1,
+        `${fmt(gw.peakRssMB, 0)} MB vs ${fmt(bareRow.peakRssMB, 0)} MB at ${CONNECTIONS} connections`,
+        (v, t) => v <= t,
+      ],
       ...extra,
     ]
     lines.push('| target | measured | limit | detail | met |')
@@ -230,6 +264,20 @@ async function main() {
         `| ${name} | ${fmt(value, 2)} | ${limit} | ${detail} | ${ok(value, limit) ? 'yes' : '**no**'} |`,
       )
   }
+  lines.push('')
+  lines.push('| CLI start-up (whole process) | median ms | peak RSS MiB | × bare oclif hello | limit | met |')
+  lines.push('|---|---|---|---|---|---|')
+  for (const r of cliRows) {
+    const limited = r.name !== 'bare oclif 4 hello' && r.name !== 'gwctl --version'
+    lines.push(
+      `| ${r.name} | ${fmt(r.medianMs, 0)} | ${fmt(r.rssMiB, 0)} | ${fmt(r.ratio, 2)} | ${limited ? '1.15' : '-'} | ${limited ? (r.ratio <= 1.15 ? 'yes' : '**no**') : '-'} |`,
+    )
+  }
+  lines.push(
+    `\nLoad average at the end of the run: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(', ')} (1, 5, 15 min; other work on this machine shares its cores).`,
+  )
   lines.push(
     `\nReference ratios of this run: bare throughput / direct = ${fmt(bareRow.rps / direct.rps, 2)}; bare added median = ${fmt(addedBare)} ms.`,
   )
@@ -300,9 +348,13 @@ async function startGatewayTarget(simOrigin) {
     }),
   })
   const {keyValue} = await res.json()
+  // Idle: started, one key issued, no model traffic yet; a second after, so start-up garbage settles.
+  await new Promise((r) => setTimeout(r, 1000))
   return {
     name: 'gateway',
     origin,
+    pid: child.pid,
+    idleRssMB: rssMB(child.pid),
     headers: {'content-type': 'application/json', authorization: `Bearer ${keyValue}`},
   }
 }

@@ -2,8 +2,10 @@
  * Everything gwctl prints goes through here: data to stdout (tables, lines, one JSON document),
  * progress and diagnostics to stderr, and progress only when stderr is a terminal.
  */
+import {createRequire} from 'node:module'
+
 import {Chalk} from 'chalk'
-import Table from 'cli-table3'
+import type TableType from 'cli-table3'
 
 /** Colours are off with `NO_COLOR`, `FORCE_COLOR=0`, or when the stream is not a TTY. */
 function colorLevel(stream: NodeJS.WriteStream): 0 | 1 {
@@ -96,8 +98,18 @@ export interface Column<T> {
   align?: 'left' | 'right'
 }
 
+const requireCjs = createRequire(import.meta.url)
+let tableClass: typeof TableType | undefined
+
+/** cli-table3 (CommonJS) is loaded on the first table: `--quiet` and `--json` runs never draw one. */
+function loadTable(): typeof TableType {
+  tableClass ??= requireCjs('cli-table3') as typeof TableType
+  return tableClass
+}
+
 /** Renders rows as a plain aligned table (no box drawing: easy to read and to grep). */
 export function renderTable<T>(rows: readonly T[], columns: readonly Column<T>[]): string {
+  const Table = loadTable()
   const table = new Table({
     head: columns.map((c) => color().bold(c.header)),
     colAligns: columns.map((c) => c.align ?? 'left'),

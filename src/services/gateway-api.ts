@@ -16,7 +16,7 @@ export async function liveGatewayPort(signal?: AbortSignal): Promise<number | un
   const running = runningDaemon()
   const port = running?.port || resolvePort()
   try {
-    const client = daemonClient(port)
+    const client = await daemonClient(port)
     const res = await client.request<{status?: string}>('GET', '/health', {signal})
     return res.body?.status === 'ok' ? port : undefined
   } catch (error) {
@@ -35,7 +35,7 @@ export async function gatewayGet<T>(
   signal?: AbortSignal,
 ): Promise<T> {
   try {
-    const res = await daemonClient(port).request<T>('GET', path, {query, signal})
+    const res = await (await daemonClient(port)).request<T>('GET', path, {query, signal})
     return res.body
   } catch (error) {
     throw fromManagementError(error)

@@ -148,7 +148,9 @@ export async function issueGatewayKey(
     const running = runningDaemon()
     if (running) {
       try {
-        const res = await daemonClient(running.port).request<IssueResponse>('POST', '/api/keys/issue', {
+        const res = await (
+          await daemonClient(running.port)
+        ).request<IssueResponse>('POST', '/api/keys/issue', {
           body: request,
           signal: options.signal,
         })
@@ -224,7 +226,9 @@ export async function listAgents(options: {signal?: AbortSignal} = {}): Promise<
   const running = runningDaemon()
   if (running) {
     try {
-      const res = await daemonClient(running.port).request<{agents: AgentView[]}>('GET', '/api/agents', {
+      const res = await (
+        await daemonClient(running.port)
+      ).request<{agents: AgentView[]}>('GET', '/api/agents', {
         signal: options.signal,
       })
       return res.body.agents
@@ -241,7 +245,9 @@ export async function revokeGatewayKey(keyId: string, options: {signal?: AbortSi
   const running = runningDaemon()
   if (running) {
     try {
-      await daemonClient(running.port).request('POST', '/api/keys/revoke', {
+      await (
+        await daemonClient(running.port)
+      ).request('POST', '/api/keys/revoke', {
         body: {keyId},
         signal: options.signal,
       })

@@ -7,7 +7,7 @@ import {closeSync, existsSync, fchmodSync, openSync, readFileSync, rmSync} from 
 import {fileURLToPath} from 'node:url'
 import {setTimeout as sleep} from 'node:timers/promises'
 
-import {PlatformClient} from '../api/http.js'
+import type {PlatformClient} from '../api/http.js'
 import type {ExitCodeValue} from '../core/errors.js'
 import {ExitCode, GatewayDownError, GwError, UsageError} from '../core/errors.js'
 import {formatDuration} from '../core/output.js'
@@ -31,8 +31,12 @@ export function resolvePort(flag?: number): number {
   return port
 }
 
-/** A client of the daemon's management API (one attempt, short timeouts: it is local). */
-export function daemonClient(port: number): PlatformClient {
+/**
+ * A client of the daemon's management API (one attempt, short timeouts: it is local). The HTTP
+ * client (undici) is loaded on first use: `status` with the gateway stopped never needs it.
+ */
+export async function daemonClient(port: number): Promise<PlatformClient> {
+  const {PlatformClient} = await import('../api/http.js')
   return new PlatformClient({
     baseUrl: `http://127.0.0.1:${port}`,
     apiKey: 'none',
@@ -91,7 +95,9 @@ export async function getGatewayInfo(
   }
   try {
     // a hung daemon (alive, not answering) must not hold `status` for the client's 10 s
-    const res = await daemonClient(port).request<DaemonSnapshot>('GET', '/api/status', {
+    const res = await (
+      await daemonClient(port)
+    ).request<DaemonSnapshot>('GET', '/api/status', {
       signal: options.signal,
       headersTimeoutMs: options.probeTimeoutMs ?? PROBE_TIMEOUT_MS,
     })
@@ -125,7 +131,7 @@ function logTail(path: string, lines = 5): string {
 
 async function healthy(port: number, signal?: AbortSignal): Promise<boolean> {
   try {
-    const res = await daemonClient(port).request<{status?: string}>('GET', '/health', {signal})
+    const res = await (await daemonClient(port)).request<{status?: string}>('GET', '/health', {signal})
     return res.body?.status === 'ok'
   } catch {
     return false

@@ -5,7 +5,6 @@ import type {BindingProblem} from './agent-binding.js'
 import {bindingStatuses} from './agent-binding.js'
 import {agentViews, agentsPerRoute, latestRequestAt} from '../daemon/views.js'
 import {homeFile} from '../store/paths.js'
-import {StateStore} from '../store/state.js'
 import type {GatewayInfo} from './gateway.js'
 import {HUNG_HINT, PROBE_TIMEOUT_MS, getGatewayInfo} from './gateway.js'
 
@@ -56,6 +55,8 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
     : 'The gateway is not running.'
   const fix = hung ? HUNG_HINT : 'Start it with `gwctl gateway start`.'
   try {
+    // Loaded only here: with the daemon answering, the snapshot comes from it.
+    const {StateStore} = await import('../store/state.js')
     const store = await StateStore.open(homeFile('state'))
     views = agentViews(store.data)
     latest = latestRequestAt(store.data)
@@ -91,6 +92,7 @@ async function localAgentCounts(
 ): Promise<StatusSnapshot['localAgents']> {
   const discovered = discoverAgents().filter((d) => d.installed && !d.parentName).length
   try {
+    const {StateStore} = await import('../store/state.js')
     const store = await StateStore.open(homeFile('state'))
     if (!store.data.bindings?.length) return {discovered, bound: 0, stale: []}
     const statuses = [...(await bindingStatuses(store.data, {port, gatewayRunning}))]

@@ -65,6 +65,16 @@ describe('LogStore', () => {
     expect(rows[0]).toMatchObject({...entry({requestId: 'req_2'}), id: 3})
   })
 
+  it('writes every queued row on close (the SIGTERM path), with no window left to wait for', async () => {
+    const slow = await LogStore.open(join(home.home, 'slow.db'), {flushMs: 60_000})
+    for (let i = 0; i < 5; i++) slow.append(entry({requestId: `q_${i}`}))
+    expect(slow.pending).toBe(5)
+    slow.close()
+    const other = await LogStore.open(join(home.home, 'slow.db'))
+    expect(other.queryLogs().map((r) => r.requestId)).toEqual(['q_4', 'q_3', 'q_2', 'q_1', 'q_0'])
+    other.close()
+  })
+
   it('writes a full batch at once', async () => {
     const small = await LogStore.open(join(home.home, 'small.db'), {batchSize: 2, flushMs: 60_000})
     small.append(entry())

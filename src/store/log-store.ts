@@ -76,7 +76,10 @@ export interface UsageRow {
 export interface LogStoreOptions {
   /** Delete rows older than this many days (on open and every hour); none when undefined. */
   retentionDays?: number
-  /** Longest time a logged request waits in memory before its batch is written (default 100 ms). */
+  /**
+   * Longest time a logged request waits in memory before its batch is written (default 10 ms):
+   * the most a `kill -9` or a power cut can lose. SIGTERM/SIGINT write the queue before exit.
+   */
   flushMs?: number
   /** A batch is written as soon as it holds this many rows (default 500). */
   batchSize?: number
@@ -154,6 +157,13 @@ function statusClass(status: number): string {
 type Db = BetterSqlite3.Database
 type Statement = BetterSqlite3.Statement
 
+/**
+ * Batch window: a row is committed (WAL, one transaction per batch) at most this long after the
+ * answer ended. At 10 ms a batch holds ~50 rows at 5 000 req/s: one transaction per batch keeps the
+ * write cost per row low, while a crash loses only the last few milliseconds of rows.
+ */
+export const DEFAULT_FLUSH_MS = 10
+
 export class LogStore {
   private queue: LogEntry[] = []
   private timer: NodeJS.Timeout | undefined
@@ -169,7 +179,7 @@ export class LogStore {
     private readonly db: Db,
     private readonly options: LogStoreOptions,
   ) {
-    this.flushMs = options.flushMs ?? 100
+    this.flushMs = options.flushMs ?? DEFAULT_FLUSH_MS
     this.batchSize = options.batchSize ?? 500
     this.now = options.now ?? Date.now
     this.insertRow =

@@ -1,10 +1,13 @@
 /**
- * User settings, kept with `conf` in `<home>/settings.json` (mode 0600).
+ * User settings, kept in `<home>/settings.json` (mode 0600): one flat JSON object of strings, read
+ * with one `readFileSync` and written through temp file + fsync + rename. (It was `conf`, whose
+ * import alone pulled ajv and a dozen modules into every command that reads the gateway port.)
  *
  * Keys are flat strings (`chat.model` is one key, not a nested object). Every key a user may set
  * is listed in {@link SETTINGS}; unknown keys are refused so typos do not go unnoticed.
  */
-import Conf from 'conf'
+import {closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync} from 'node:fs'
+import {join} from 'node:path'
 
 import {ConfigError, UsageError} from '../core/errors.js'
 import {closest} from '../core/suggest.js'
@@ -96,40 +99,77 @@ export function assertSettingKey(key: string): asserts key is SettingKey {
   }
 }
 
-let store: Conf<Record<string, string>> | undefined
-let storeHome: string | undefined
+function path(): string {
+  return join(ensureHome(), 'settings.json')
+}
 
-function open(): Conf<Record<string, string>> {
-  const home = ensureHome()
-  if (store && storeHome === home) return store
+function unreadable(file: string, error: unknown): ConfigError {
+  return new ConfigError(`The settings file in ${file} cannot be read: ${(error as Error).message}`, {
+    code: 'settings_unreadable',
+    hint: 'Fix or delete settings.json, then run `gwctl config list`.',
+    cause: error,
+  })
+}
+
+/** The stored settings ({} when the file does not exist yet). */
+function read(): Record<string, string> {
+  const file = path()
+  let text: string
   try {
-    store = new Conf<Record<string, string>>({
-      projectName: 'gwctl',
-      cwd: home,
-      configName: 'settings',
-      configFileMode: 0o600,
-      accessPropertiesByDotNotation: false,
-      clearInvalidConfig: false,
-    })
+    text = readFileSync(file, 'utf8')
   } catch (error) {
-    throw new ConfigError(`The settings file in ${home} cannot be read: ${(error as Error).message}`, {
-      code: 'settings_unreadable',
-      hint: 'Fix or delete settings.json, then run `gwctl config list`.',
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw unreadable(file, error)
+    try {
+      // An empty, private file marks the home as initialised (as before); reads never need it.
+      closeSync(openSync(file, 'a', 0o600))
+    } catch {
+      // a read-only home still reads as "nothing set"
+    }
+    return {}
+  }
+  let data: unknown
+  try {
+    data = text.trim() === '' ? {} : JSON.parse(text)
+  } catch (error) {
+    throw unreadable(file, error)
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw unreadable(file, new Error('not a JSON object'))
+  return data as Record<string, string>
+}
+
+/** Writes the settings: temp file (0600 from the first byte) + fsync + rename. */
+function write(data: Record<string, string>): void {
+  const file = path()
+  const temp = `${file}.${process.pid}.tmp`
+  try {
+    const fd = openSync(temp, 'w', 0o600)
+    try {
+      writeSync(fd, `${JSON.stringify(data, undefined, '\t')}\n`)
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+    renameSync(temp, file)
+  } catch (error) {
+    rmSync(temp, {force: true})
+    throw new ConfigError(`The settings file ${file} cannot be written: ${(error as Error).message}`, {
+      code: 'settings_unwritable',
+      hint: `Check the permissions of ${file} and its folder.`,
       cause: error,
     })
   }
-  storeHome = home
-  return store
 }
 
 /** Path of the settings file. */
 export function settingsPath(): string {
-  return open().path
+  return path()
 }
 
 /** The stored value of a setting (ignores the environment). */
 export function getStoredSetting(key: SettingKey): string | undefined {
-  return open().get(key)
+  const value = read()[key]
+  return typeof value === 'string' ? value : undefined
 }
 
 /** The effective value: environment variable first, then the stored value. */
@@ -179,18 +219,19 @@ export function setSetting(key: SettingKey, value: string): void {
   }
   const problem = spec.validate?.(value)
   if (problem) throw new UsageError(`Setting "${key}" ${problem}.`, {code: 'invalid_setting'})
-  open().set(key, value)
+  write({...read(), [key]: value})
 }
 
 /** Removes a stored setting; returns whether it was set. */
 export function unsetSetting(key: SettingKey): boolean {
-  const conf = open()
-  const had = conf.has(key)
-  conf.delete(key)
-  return had
+  const data = read()
+  if (!(key in data)) return false
+  delete data[key]
+  write(data)
+  return true
 }
 
 /** Every stored setting. */
 export function allStoredSettings(): Record<string, string> {
-  return {...open().store}
+  return read()
 }

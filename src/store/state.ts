@@ -28,9 +28,8 @@ import lockfile from 'proper-lockfile'
 import {ConfigError, GwError} from '../core/errors.js'
 import {processAlive} from '../core/process.js'
 import {describeSchemaErrors} from '../core/schema-errors.js'
-import {POLICY_SCHEMA, PROVIDER_SCHEMA} from '../daemon/router/policy.js'
-import type {Family, PolicyConfig, ProviderConfig} from '../daemon/types.js'
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS, FAMILIES} from '../daemon/types.js'
+import type {Family, PolicyConfig, ProviderConfig} from './schema.js'
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS, FAMILIES, POLICY_SCHEMA, PROVIDER_SCHEMA} from './schema.js'
 import {ensureHome, homeFile} from './paths.js'
 
 /** The human owner of agents. */

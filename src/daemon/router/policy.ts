@@ -8,7 +8,10 @@ import type {FieldHelp} from '../../core/schema-errors.js'
 import {describeSchemaErrors} from '../../core/schema-errors.js'
 
 import type {Credential, Family, PolicyConfig, PolicyTarget, ProviderConfig} from '../types.js'
+import {POLICY_SCHEMA, PROVIDER_SCHEMA} from '../../store/schema.js'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS, FAMILIES} from '../types.js'
+
+export {POLICY_SCHEMA, PROVIDER_SCHEMA} from '../../store/schema.js'
 
 /** A request the router cannot route: `status` is the HTTP status to answer (400, 502 or 503). */
 export class RouteError extends Error {
@@ -20,92 +23,6 @@ export class RouteError extends Error {
     this.name = 'RouteError'
   }
 }
-
-const credentialSchema = {
-  oneOf: [
-    {
-      type: 'object',
-      required: ['env'],
-      additionalProperties: false,
-      properties: {env: {type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$'}},
-    },
-    {
-      type: 'object',
-      required: ['secret'],
-      additionalProperties: false,
-      properties: {secret: {type: 'string', minLength: 1}},
-    },
-  ],
-} as const
-
-/** JSON Schema of {@link ProviderConfig}. */
-export const PROVIDER_SCHEMA = {
-  $id: 'gwctl/provider',
-  type: 'object',
-  required: ['name', 'family', 'baseUrl'],
-  additionalProperties: false,
-  properties: {
-    name: {type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$'},
-    family: {enum: [...FAMILIES]},
-    baseUrl: {type: 'string', pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$'},
-    credential: credentialSchema,
-    models: {type: 'object', additionalProperties: {type: 'string', minLength: 1}},
-    prices: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        input: {type: 'number', minimum: 0},
-        output: {type: 'number', minimum: 0},
-        cachedInput: {type: 'number', minimum: 0},
-      },
-    },
-    origin: {enum: ['user', 'env', 'platform', 'sim']},
-  },
-} as const
-
-const targetSchema = {
-  type: 'object',
-  required: ['provider'],
-  additionalProperties: false,
-  properties: {provider: {type: 'string', minLength: 1}, model: {type: 'string', minLength: 1}},
-} as const
-
-/** JSON Schema of {@link PolicyConfig}. */
-export const POLICY_SCHEMA = {
-  $id: 'gwctl/policy',
-  type: 'object',
-  required: ['id', 'routes', 'fallbacks', 'breaker', 'timeouts'],
-  additionalProperties: false,
-  properties: {
-    id: {type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$'},
-    description: {type: 'string'},
-    routes: {
-      type: 'object',
-      additionalProperties: false,
-      properties: Object.fromEntries(FAMILIES.map((f) => [f, {type: 'array', items: targetSchema}])),
-    },
-    fallbacks: {type: 'boolean'},
-    breaker: {
-      type: 'object',
-      required: ['failureThreshold', 'cooldownMs'],
-      additionalProperties: false,
-      properties: {
-        failureThreshold: {type: 'integer', minimum: 1},
-        cooldownMs: {type: 'integer', minimum: 0},
-      },
-    },
-    timeouts: {
-      type: 'object',
-      required: ['connectMs', 'firstByteMs', 'idleMs'],
-      additionalProperties: false,
-      properties: {
-        connectMs: {type: 'integer', minimum: 1},
-        firstByteMs: {type: 'integer', minimum: 1},
-        idleMs: {type: 'integer', minimum: 1},
-      },
-    },
-  },
-} as const
 
 let validators: {provider: ValidateFunction; policy: ValidateFunction} | undefined
 

@@ -1,0 +1,121 @@
+// CLI start-up: whole-process timings of gwctl commands against a bare oclif 4 hello command,
+// median of interleaved runs (each round runs every command once, in turn, so all of them see
+// the same noise). Peak RSS from /usr/bin/time when the machine has it.
+//   node bench/cli.js [--runs 15] [--sim-origin http://127.0.0.1:PORT]   (standalone)
+//   import {cliStartup} from './cli.js'                                  (from bench/run.js)
+import {spawnSync} from 'node:child_process'
+import {existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join, resolve} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)))
+
+/**
+ * A bare oclif 4 project with one `hello` command, in a temp folder, using this repo's
+ * @oclif/core (symlinked node_modules) and the same bin/run.js shape as gwctl (compile cache on).
+ */
+function helloProject() {
+  const dir = mkdtempSync(join(tmpdir(), 'gwctl-bench-hello-'))
+  process.on('exit', () => rmSync(dir, {recursive: true, force: true}))
+  mkdirSync(join(dir, 'bin'))
+  mkdirSync(join(dir, 'commands'))
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'))
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({
+      name: 'hello',
+      version: '1.0.0',
+      type: 'module',
+      oclif: {bin: 'hello', dirname: 'hello', commands: './commands'},
+    }),
+  )
+  writeFileSync(
+    join(dir, 'bin', 'run.js'),
+    `import module from 'node:module'\nmodule.enableCompileCache?.()\nconst {execute} = await import('@oclif/core')\nawait execute({dir: import.meta.url})\n`,
+  )
+  writeFileSync(
+    join(dir, 'commands', 'hello.js'),
+    `import {Command} from '@oclif/core'\nexport default class Hello extends Command {\n  static description = 'Say hello'\n  async run() {\n    this.log('hello world')\n  }\n}\n`,
+  )
+  return join(dir, 'bin', 'run.js')
+}
+
+function median(samples) {
+  const s = [...samples].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)]
+}
+
+const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined
+
+/** One whole-process run: wall ms (and peak RSS in MiB when /usr/bin/time exists). */
+function runOnce(args, env) {
+  const t0 = performance.now()
+  const r = TIME
+    ? spawnSync(TIME, ['-f', '__RSS %M', 'node', ...args], {env, encoding: 'utf8'})
+    : spawnSync('node', args, {env, encoding: 'utf8'})
+  const ms = performance.now() - t0
+  const m = /__RSS (\d+)/.exec(r.stderr ?? '')
+  return {ms, rssMiB: m ? Number(m[1]) / 1024 : undefined, status: r.status}
+}
+
+/**
+ * Times the baseline and each gwctl command `runs` times, interleaved. `simOrigin` is a running
+ * simulator (for `video models`). Returns rows {name, medianMs, rssMiB, ratio, status}.
+ */
+export async function cliStartup({runs = 15, simOrigin} = {}) {
+  const home = mkdtempSync(join(tmpdir(), 'gwctl-bench-cli-'))
+  process.on('exit', () => rmSync(home, {recursive: true, force: true}))
+  const env = {
+    ...process.env,
+    NODE_EXTRA_CA_CERTS: '',
+    NO_COLOR: '1',
+    GWCTL_HOME: home,
+    HOME: join(home, 'user-home'),
+    ...(simOrigin ? {GWCTL_BASE_URL: `${simOrigin}/api/v1`, GWCTL_API_KEY: 'sim'} : {}),
+  }
+  const hello = helloProject()
+  const gw = join(ROOT, 'bin', 'run.js')
+  const cmds = [
+    {name: 'bare oclif 4 hello', args: [hello, 'hello']},
+    {name: 'gwctl --version', args: [gw, '--version']},
+    {name: 'gwctl status --quiet', args: [gw, 'status', '--quiet']},
+    {name: 'gwctl status --json', args: [gw, 'status', '--json']},
+    {name: 'gwctl logs --limit 5', args: [gw, 'logs', '--limit', '5']},
+    {name: 'gwctl usage --json', args: [gw, 'usage', '--json']},
+    ...(simOrigin ? [{name: 'gwctl video models --json', args: [gw, 'video', 'models', '--json']}] : []),
+  ]
+  // Warm-up: fills the compile cache and the OS file cache for every command.
+  for (const c of cmds) runOnce(c.args, env)
+  const samples = cmds.map(() => ({ms: [], rss: [], status: undefined}))
+  for (let round = 0; round < runs; round++)
+    for (const [i, c] of cmds.entries()) {
+      const r = runOnce(c.args, env)
+      samples[i].ms.push(r.ms)
+      if (r.rssMiB !== undefined) samples[i].rss.push(r.rssMiB)
+      samples[i].status = r.status
+    }
+  const base = median(samples[0].ms)
+  return cmds.map((c, i) => ({
+    name: c.name,
+    medianMs: median(samples[i].ms),
+    rssMiB: samples[i].rss.length > 0 ? Math.max(...samples[i].rss) : undefined,
+    ratio: median(samples[i].ms) / base,
+    status: samples[i].status,
+  }))
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const i = process.argv.indexOf('--runs')
+  const j = process.argv.indexOf('--sim-origin')
+  const rows = await cliStartup({
+    runs: i > 0 ? Number(process.argv[i + 1]) : 15,
+    simOrigin: j > 0 ? process.argv[j + 1] : undefined,
+  })
+  console.log('| command | median ms | peak RSS MiB | x hello | exit |')
+  console.log('|---|---|---|---|---|')
+  for (const r of rows)
+    console.log(
+      `| ${r.name} | ${r.medianMs.toFixed(0)} | ${r.rssMiB?.toFixed(0) ?? '-'} | ${r.ratio.toFixed(2)} | ${r.status} |`,
+    )
+}
