@@ -456,9 +456,17 @@ async function fakeGateway(routes: Record<string, (url: URL) => [number, unknown
   const t = tempHome()
   cleanups.push(t.cleanup)
   const requests: URL[] = []
+  const streams: ServerResponse[] = []
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1')
     requests.push(url)
+    if (url.pathname === '/api/events') {
+      // the event stream: hello now, then whatever the test emits
+      res.writeHead(200, {'content-type': 'text/event-stream'})
+      res.write('id: 0\nevent: hello\ndata: {"pid":1,"port":1,"version":"0.1.0"}\n\n')
+      streams.push(res)
+      return
+    }
     const handler =
       url.pathname === '/health' ? () => [200, {status: 'ok', timestamp: 1}] : routes[url.pathname]
     const [status, body] = handler ? handler(url) : [404, {error: {message: 'not found'}}]
@@ -467,10 +475,19 @@ async function fakeGateway(routes: Record<string, (url: URL) => [number, unknown
   })
   const port = await freePort()
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', r))
-  cleanups.push(() => new Promise<void>((r) => server.close(() => r())))
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        for (const s of streams) s.end()
+        server.close(() => r())
+      }),
+  )
   const env = {GWCTL_GATEWAY_PORT: String(port)}
   const cli = (args: string[]) => runCli(args, {home: t.home, env})
-  return {home: t.home, port, env, requests, cli}
+  const emit = (event: object) => {
+    for (const s of streams) s.write(`event: x\ndata: ${JSON.stringify(event)}\n\n`)
+  }
+  return {home: t.home, port, env, requests, cli, streams, emit}
 }
 
 const liveRow = (id: number, over: Partial<LogRow> = {}): LogRow => ({...entry(over), id, requestId: null})
@@ -611,7 +628,11 @@ describe('against a running gateway (fake management API)', () => {
     const gw = await fakeGateway({'/api/dashboard': () => [200, dashboard]})
     const asJson = await gw.cli(['dashboard', '--json'])
     expect(asJson.exitCode).toBe(0)
-    expect(json(asJson)).toEqual(dashboard)
+    // each request has its agent's name beside the id (null: this agent is unknown)
+    expect(json(asJson)).toEqual({
+      ...dashboard,
+      recent_requests: dashboard.recent_requests.map((r) => ({...r, agentName: null})),
+    })
     const text = await gw.cli(['dashboard'])
     expect(text.exitCode).toBe(0)
     expect(text.stdout).toContain('Gateway: running on 127.0.0.1:1 (pid 999, up 1m 01s, v0.1.0)')
@@ -619,7 +640,7 @@ describe('against a running gateway (fake management API)', () => {
     expect(text.stdout).toMatch(/agt_d\s+openai\/gpt-5\s+200/)
   })
 
-  it('logs --follow prints new rows as they arrive, each once, until Ctrl-C', async () => {
+  it('logs --follow prints the latest rows, then each request from the event stream, each once, until Ctrl-C', async () => {
     const rows: LogRow[] = [liveRow(1, {agentId: 'agt_first', time: Date.now() - 5000})]
     const gw = await fakeGateway({
       '/api/logs': (url) => {
@@ -643,8 +664,11 @@ describe('against a running gateway (fake management API)', () => {
       expect(output).toContain(text)
     }
     await waitFor('agt_first')
-    rows.push(liveRow(2, {agentId: 'agt_second', time: Date.now()}))
+    // the next row comes from the event stream, not from polling /api/logs
+    const polled = gw.requests.filter((u) => u.pathname === '/api/logs').length
+    gw.emit({type: 'request', entry: entry({agentId: 'agt_second', time: Date.now()})})
     await waitFor('agt_second')
+    expect(gw.requests.filter((u) => u.pathname === '/api/logs').length).toBe(polled)
     child.kill('SIGINT')
     const result = await child
     expect(result.exitCode).toBe(0)

@@ -229,6 +229,7 @@ async function revoke(request: GatewayRequest, context: GatewayContext): Promise
   }
   // the index holds the same record objects: the revocation applies to the next request
   await context.store.save()
+  emitGatewayEvent({type: 'agent', agentId: result.key.agentId ?? null, change: 'key revoked'})
   sendJson(request.res, 200, {keyId: result.key.id, revokedAt: result.key.revokedAt})
 }
 
