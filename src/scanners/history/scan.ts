@@ -49,6 +49,8 @@ export interface ScanOptions {
   /** Only these tools. */
   tools?: readonly AgentTool[]
   signal?: AbortSignal
+  /** Awaited after each file read (the daemon yields to its event loop there). */
+  betweenFiles?: () => Promise<unknown>
 }
 
 async function walk(
@@ -200,6 +202,7 @@ export async function scanHistory(store: HistoryStore, options: ScanOptions = {}
     const applied = store.applyFile(cursor, records, reset)
     stats.filesRead++
     stats.rows += applied.rows
+    if (options.betweenFiles) await options.betweenFiles()
     bump(stats, 'duplicate', applied.duplicates)
     bump(stats, 'replay', applied.replays)
   }
