@@ -50,6 +50,9 @@ const BUCKET_MS = 900_000
 const GATEWAY_TOOL = `CASE entrance WHEN 'messages' THEN 'claude-code' WHEN 'responses' THEN 'codex'
   WHEN 'gemini' THEN 'gemini-cli' ELSE NULL END`
 
+/** The gateway logs every prompt token as input; here input is what was not read from or written to cache. */
+export const GATEWAY_INPUT = 'MAX(input_tokens - cache_read_tokens - cache_creation_tokens, 0)'
+
 const PIVOT_EXPR: Record<UsagePivotAll, string> = {
   agent: 'agent_id',
   key: 'key_prefix',
@@ -72,7 +75,7 @@ function sourceSql(db: BetterSqlite3.Database, source: UsageSource): string {
   const parts: string[] = []
   if (source !== 'history' && logs)
     parts.push(`SELECT ts, agent_id, key_prefix, policy_id, provider, model, project, NULL AS session,
-      ${GATEWAY_TOOL} AS tool, status, fallback, input_tokens, output_tokens, cache_read_tokens,
+      ${GATEWAY_TOOL} AS tool, status, fallback, ${GATEWAY_INPUT} AS input_tokens, output_tokens, cache_read_tokens,
       cache_creation_tokens, reasoning_tokens FROM logs`)
   if (source !== 'gateway' && hasTable(db, 'history')) {
     const notLogged =
