@@ -10,6 +10,7 @@ import type {Column} from '../core/output.js'
 import type {AgentTool} from '../scanners/agent-homes.js'
 import type {ScanStats} from '../scanners/history/scan.js'
 import type {HistoryStore} from '../store/history-store.js'
+import type {Reconciliation} from '../store/reconcile-query.js'
 import type {UsageGroup, UsagePivotAll, UsageQueryFilters} from '../store/usage-query.js'
 import {homeFile} from '../store/paths.js'
 import {liveGatewayPort} from './gateway-api.js'
@@ -215,4 +216,24 @@ export function reportColumns(pivot: UsagePivotAll | null): Column<UsageReportRo
     {header: 'TOTAL', value: (r) => formatCount(r.totalTokens), align: 'right'},
     {header: 'COST', value: (r) => formatCost(r), align: 'right'},
   ]
+}
+
+export type ReconcileResult = Reconciliation & {since: number}
+
+/** `gwctl usage reconcile`: gateway log vs agent history since `since` (Unix seconds). */
+export async function reconcileUsage(options: {
+  since: number
+  tool?: AgentTool
+  signal?: AbortSignal
+}): Promise<ReconcileResult> {
+  if ((await liveGatewayPort(options.signal)) === undefined) await rescanHistory({signal: options.signal})
+  const empty = {since: options.since, days: [], onlyHistory: [], onlyGateway: [], differences: []}
+  if (!existsSync(homeFile('logDb'))) return empty
+  const {reconcile} = await import('../store/reconcile-query.js')
+  const store = await openHistory()
+  try {
+    return {since: options.since, ...reconcile(store.db, {sinceMs: options.since * 1000, tool: options.tool})}
+  } finally {
+    store.close()
+  }
 }
