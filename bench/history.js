@@ -158,7 +158,11 @@ function generate(home, mb, linesPerFile = 400) {
 function timed(cmd, args, env) {
   const started = performance.now()
   const r = spawnSync('/usr/bin/time', ['-f', '%M', cmd, ...args], {
-    env: {...process.env, NODE_EXTRA_CA_CERTS: '', ...env},
+    env: Object.fromEntries(
+      Object.entries({...process.env, NODE_EXTRA_CA_CERTS: undefined, ...env}).filter(
+        ([, v]) => v !== undefined,
+      ),
+    ),
     encoding: 'utf8',
     maxBuffer: 1 << 28,
   })
@@ -175,11 +179,11 @@ export async function runHistoryBench({mb = 1000} = {}) {
   const env = {
     HOME: home,
     GWCTL_HOME: join(dir, 'gw'),
-    XDG_CONFIG_HOME: '',
-    CLAUDE_CONFIG_DIR: '',
-    CODEX_HOME: '',
-    GEMINI_DATA_DIR: '',
-    GEMINI_CLI_HOME: '',
+    XDG_CONFIG_HOME: undefined,
+    CLAUDE_CONFIG_DIR: undefined,
+    CODEX_HOME: undefined,
+    GEMINI_DATA_DIR: undefined,
+    GEMINI_CLI_HOME: undefined,
   }
   const results = {}
   try {
@@ -224,7 +228,12 @@ export async function runHistoryBench({mb = 1000} = {}) {
     const home2 = join(dir2, 'user-home')
     for (let f = 0; f < 10_000; f++)
       writeFile(join(home2, '.claude', 'projects', `-p${f % 100}`, `s${f}.jsonl`), claudeLines(f, 1))
-    const env2 = {HOME: home2, GWCTL_HOME: join(dir2, 'gw'), XDG_CONFIG_HOME: '', CLAUDE_CONFIG_DIR: ''}
+    const env2 = {
+      HOME: home2,
+      GWCTL_HOME: join(dir2, 'gw'),
+      XDG_CONFIG_HOME: undefined,
+      CLAUDE_CONFIG_DIR: '',
+    }
     timed(process.execPath, [join(ROOT, 'bin', 'run.js'), 'usage', 'rescan', '--json'], env2)
     const again = timed(
       process.execPath,
