@@ -360,6 +360,12 @@ async function startGatewayTarget(simOrigin) {
 }
 
 main()
+  // History rescan vs ccusage (bench/history.js; CCUSAGE_BIN for the comparison, --no-history skips it).
+  .then(async () => {
+    if (process.argv.includes('--no-history')) return
+    const {runHistoryBench} = await import('./history.js')
+    console.log('history:', JSON.stringify(await runHistoryBench({mb: QUICK ? 50 : 1000}), null, 2))
+  })
   .then(() => process.exit(0))
   .catch((error) => {
     console.error(error)

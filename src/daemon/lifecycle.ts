@@ -16,6 +16,8 @@ import {describePortTaken} from './port-holder.js'
 import {Router} from './router/index.js'
 import {policyProblems} from './router/policy.js'
 import type {Routing} from './routing.js'
+import type {HistoryScanner} from './history-scanner.js'
+import {startHistoryScanner} from './history-scanner.js'
 import {effectivePolicies, effectiveProviders, platformSettings} from './routing.js'
 import type {GatewayContext, Route} from './server.js'
 import {listen} from './server.js'
@@ -71,6 +73,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   let onWarning: ((warning: Error) => void) | undefined
   let routing: Routing | undefined
   let sim: {origin: string; close(): Promise<void>} | undefined
+  let historyScanner: HistoryScanner | undefined
   try {
     // Load under the lock, so a CLI change that started before this daemon claimed the pid file is
     // complete (and seen) first.
@@ -173,6 +176,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       }
       throw error
     }
+    // Agent history into the log database: on start and every 60 s, off the request path.
+    historyScanner = await startHistoryScanner({dbPath: homeFile('logDb'), log})
     log(
       `${new Date().toISOString()} gwctl gateway ${options.version} listening on http://127.0.0.1:${server.port} (pid ${process.pid}, ${store.data.agents.length} agents, ${store.data.policies.length} policies, ${providers.length} providers${sim ? `, simulator at ${sim.origin}` : ''})`,
     )
@@ -190,6 +195,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   } finally {
     if (timer) clearTimeout(timer)
     if (onWarning) process.off('warning', onWarning)
+    await historyScanner?.stop().catch(() => undefined)
     if (routing) {
       await routing.router.close().catch(() => undefined)
       routing.logs.close() // writes the queued rows first

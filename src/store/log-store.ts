@@ -504,7 +504,7 @@ export class LogStore {
  * SQLite creates a new database with mode 0644 (less the umask) and gives the `-wal` and `-shm`
  * files the mode of the database, so the database is created here, empty, with 0600 first.
  */
-function privateFiles(path: string): void {
+export function privateFiles(path: string): void {
   closeSync(openSync(path, 'a', 0o600))
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
     try {

@@ -2,6 +2,8 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {colorErr, err, out, renderTable} from '../../core/output.js'
+import {AGENT_TOOLS} from '../../scanners/agent-homes.js'
+import type {AgentTool} from '../../scanners/agent-homes.js'
 import {filtersFromFlags, isFiltered, resolveAgentFilter} from '../../services/log-filters.js'
 import type {UsageResult} from '../../services/logs.js'
 import {
@@ -12,51 +14,134 @@ import {
   usageColumns,
   usageKeyLabel,
 } from '../../services/logs.js'
+import type {UsageReport} from '../../services/usage.js'
+import {
+  USAGE_PIVOTS_ALL,
+  checkTimezone,
+  historyHasRows,
+  reportColumns,
+  rescanHistory,
+  usageReport,
+} from '../../services/usage.js'
 import type {Pivot} from '../../store/log-store.js'
+import type {UsagePivotAll, UsageSource} from '../../store/usage-query.js'
+import {USAGE_SOURCES} from '../../store/usage-query.js'
 
 export default class Usage extends BaseCommand {
-  static summary = 'Shows token usage through the gateway, pivoted.'
+  static summary =
+    'Shows token usage and cost, through the gateway and from the agents’ own history, pivoted.'
   static description =
-    'Requests, errors, fallbacks and tokens (input, output, cache read/write, reasoning) per agent, key, provider, model or project, ' +
-    'largest first, with totals. Reads the running gateway (GET /api/usage), or the log database directly when it is stopped. ' +
-    '--since takes a duration back from now (30m, 1h, 7d) or Unix seconds; without it, all logged requests count.'
+    'Requests, errors, fallbacks, tokens (input, output, cache read/write, reasoning, total) and estimated cost per agent, key, ' +
+    'provider, model, project, day, tool or session, largest first, with totals. --source gateway counts what passed through the ' +
+    'gateway, history what Claude Code, Codex CLI and Gemini CLI recorded in their session logs, all (default) both, each request ' +
+    'once (a history line whose request id the gateway logged is the same request). Without a running daemon the history is ' +
+    'scanned incrementally first. --since takes a duration back from now (30m, 1h, 7d) or Unix seconds.'
 
   static examples = [
     '<%= config.bin %> usage',
-    '<%= config.bin %> usage --pivot model --since 7d',
+    '<%= config.bin %> usage --pivot day --timezone Europe/Paris --since 7d',
+    '<%= config.bin %> usage --source history --tool codex --pivot session --json',
     '<%= config.bin %> usage --pivot project --agent agt_0123456789abcdef --json',
   ]
 
   static flags = {
-    pivot: Flags.string({description: 'Group by.', options: [...USAGE_PIVOTS]}),
+    pivot: Flags.string({
+      description: 'Group by (day is UTC unless --timezone).',
+      options: [...USAGE_PIVOTS_ALL],
+    }),
+    source: Flags.string({
+      description: 'Which records to count.',
+      options: [...USAGE_SOURCES],
+      default: 'all',
+    }),
+    tool: Flags.string({description: 'Only this agent tool.', options: [...AGENT_TOOLS]}),
+    timezone: Flags.string({description: 'IANA time zone of the day pivot (default UTC).'}),
     since: Flags.string({description: 'Only requests since: 30m, 1h, 7d, or Unix seconds.'}),
     agent: Flags.string({description: 'Only this agent (id or name).'}),
     policy: Flags.string({description: 'Only this policy id.'}),
     status: Flags.string({description: 'Only this status class.', options: [...STATUS_VALUES]}),
   }
 
-  async run(): Promise<UsageResult> {
+  async run(): Promise<UsageResult | UsageReport> {
     const {flags} = await this.parse(Usage)
+    checkTimezone(flags.timezone)
     const filters = await resolveAgentFilter(filtersFromFlags(flags), this.signal)
-    const usage = await getUsage({...filters, pivot: flags.pivot as Pivot | undefined, signal: this.signal})
-    // agent and key pivots show the agent's name (JSON: `name` beside the key)
-    const names = usage.pivot === 'agent' || usage.pivot === 'key' ? await agentNames(this.signal) : undefined
-    const label = (k: string | null, verbose = this.verbose) =>
-      names ? usageKeyLabel(usage.pivot, k, names, verbose) : k
-    const nameOf = (k: string | null) =>
-      k === null ? null : ((usage.pivot === 'agent' ? names?.byId : names?.byKeyPrefix)?.get(k) ?? null)
-    const result = names ? {...usage, rows: usage.rows.map((r) => ({...r, name: nameOf(r.key)}))} : usage
-    if (!this.jsonEnabled()) {
-      if (result.rows.length === 0)
-        out(isFiltered(filters) ? 'No requests match these filters.' : 'No usage logged yet.')
-      else {
-        const columns = usageColumns(result.pivot, (k) => label(k))
-        const rows = result.pivot ? [...result.rows, {key: 'TOTAL', ...result.totals}] : result.rows
-        out(renderTable(rows, columns))
+    const source = flags.source as UsageSource
+    const pivot = flags.pivot as UsagePivotAll | undefined
+    // agent and key pivots show the agent's name (JSON: `name` beside the key; the id with --verbose)
+    const names = pivot === 'agent' || pivot === 'key' ? await agentNames(this.signal) : undefined
+    const label = (k: string | null) => (names ? usageKeyLabel(pivot as Pivot, k, names, this.verbose) : k)
+    const withName = <R extends {key: string | null}>(r: R): R | (R & {name: string | null}) =>
+      names
+        ? {
+            ...r,
+            name:
+              r.key === null
+                ? null
+                : ((pivot === 'agent' ? names.byId : names.byKeyPrefix).get(r.key) ?? null),
+          }
+        : r
+    const gatewayShaped =
+      (pivot === undefined || (USAGE_PIVOTS as readonly string[]).includes(pivot)) &&
+      !flags.tool &&
+      !flags.timezone
+    // The gateway's own answer (its API while it runs) when nothing else is asked for or recorded.
+    if (gatewayShaped && (source === 'gateway' || (source === 'all' && !(await this.historyRecorded())))) {
+      const result = await getUsage({...filters, pivot: pivot as Pivot | undefined, signal: this.signal})
+      const withTotal = <
+        T extends {
+          inputTokens: number
+          outputTokens: number
+          cacheReadTokens: number
+          cacheCreationTokens: number
+        },
+      >(
+        r: T,
+      ) => ({...r, totalTokens: r.inputTokens + r.outputTokens + r.cacheReadTokens + r.cacheCreationTokens})
+      const cost = await usageReport({...filters, source: 'gateway', pivot, signal: this.signal}).catch(
+        () => undefined,
+      )
+      const costOf = (key: string | null) => cost?.rows.find((c) => c.key === key)?.costUSD ?? null
+      const augmented = {
+        ...result,
+        rows: result.rows.map((r) => ({...withTotal(r), costUSD: costOf(r.key)})),
+        totals: {...withTotal(result.totals), costUSD: cost?.totals.costUSD ?? null},
       }
-      if (result.source === 'database')
-        err(colorErr().dim('The gateway is stopped: read from the log database.'))
+      if (!this.jsonEnabled()) {
+        if (result.rows.length === 0)
+          out(isFiltered(filters) ? 'No requests match these filters.' : 'No usage logged yet.')
+        else {
+          const columns = usageColumns(result.pivot, label)
+          const rows = result.pivot ? [...result.rows, {key: 'TOTAL', ...result.totals}] : result.rows
+          out(renderTable(rows, columns))
+        }
+        if (result.source === 'database')
+          err(colorErr().dim('The gateway is stopped: read from the log database.'))
+      }
+      return {...augmented, rows: augmented.rows.map((r) => withName(r))}
     }
-    return result
+    const report = await usageReport({
+      ...filters,
+      source,
+      pivot,
+      tool: flags.tool as AgentTool | undefined,
+      timezone: flags.timezone,
+      signal: this.signal,
+    })
+    if (!this.jsonEnabled()) {
+      if (report.rows.length === 0) out('No usage matches these filters.')
+      else {
+        const rows = report.pivot ? [...report.rows, {key: 'TOTAL', ...report.totals}] : report.rows
+        out(renderTable(rows, reportColumns(report.pivot, label)))
+      }
+    }
+    return {...report, rows: report.rows.map((r) => withName(r))}
+  }
+
+  /** Whether any agent history is recorded (scanning it first when no daemon does). */
+  private async historyRecorded(): Promise<boolean> {
+    const {liveGatewayPort} = await import('../../services/gateway-api.js')
+    if ((await liveGatewayPort(this.signal)) === undefined) await rescanHistory({signal: this.signal})
+    return historyHasRows()
   }
 }

@@ -39,6 +39,8 @@ export function logEntryFor(
     ttfbMs: result.ttfbMs === null ? null : Math.round(result.ttfbMs * 100) / 100,
     error: result.error,
     project: identity.project,
-    requestId: result.requestId || null,
+    // The id the agent's history will hold: the response id of the body where the protocol has
+    // one the agent records (Codex), else the request-id header forwarded or minted.
+    requestId: usage?.responseId || result.requestId || null,
   }
 }

@@ -4,11 +4,14 @@ import {num, obj} from './tap.js'
 /** Responses: `usage` of the JSON body, or of `response.completed` (or `.incomplete`/`.failed`). */
 export class ResponsesReader implements Reader {
   private last?: Json
+  private id?: string
   /** `sequence_number` of the last stream event seen. */
   lastSequence?: number
   onPayload(payload: Json): void {
     const type = payload.type
     if (typeof payload.sequence_number === 'number') this.lastSequence = payload.sequence_number
+    const response = type === undefined ? payload : obj(payload.response)
+    if (response && typeof response.id === 'string' && response.id !== '') this.id = response.id
     if (type === undefined && payload.object === 'response') {
       const usage = obj(payload.usage)
       if (usage) this.last = usage
@@ -28,6 +31,7 @@ export class ResponsesReader implements Reader {
       cacheReadTokens: num(obj(u.input_tokens_details)?.cached_tokens),
       cacheCreationTokens: 0,
       reasoningTokens: num(obj(u.output_tokens_details)?.reasoning_tokens),
+      ...(this.id ? {responseId: this.id} : {}),
     }
   }
 }

@@ -18,6 +18,11 @@ export interface Usage {
   cacheReadTokens: number
   cacheCreationTokens: number
   reasoningTokens: number
+  /**
+   * The id the answer body gives the response, when the agent records that instead of the
+   * request-id header (Responses: `resp_…`, Codex's `response_id`); the log row keys on it.
+   */
+  responseId?: string
 }
 
 export interface UsageTap {

@@ -105,13 +105,14 @@ describe('usage taps', () => {
     })
   })
 
-  it('responses: response.completed of a stream, and a JSON body', () => {
+  it('responses: response.completed of a stream, and a JSON body; the response id Codex records', () => {
     const expected = {
       inputTokens: 11,
       outputTokens: 7,
       cacheReadTokens: 3,
       cacheCreationTokens: 0,
       reasoningTokens: 2,
+      responseId: 'resp_1',
     }
     expect(tapped('responses', true, responsesStream, 5)).toEqual(expected)
     const body = {

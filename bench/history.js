@@ -1,0 +1,254 @@
+/**
+ * History bench: generates a Claude Code + Codex CLI + Gemini CLI history of about `--mb` MB
+ * (default 1000; 50 with --quick) in a temp HOME, then times
+ *   1. `gwctl usage rescan --json` (full rescan into a fresh logs.db), with its peak RSS,
+ *   2. an incremental rescan of 10 000 unchanged files (goal <= 100 ms),
+ *   3. `ccusage daily --json --offline` on the same files when CCUSAGE_BIN points at ccusage
+ *      20.0.24 (`npm install ccusage@20.0.24` in a temp folder, never in this repo).
+ * Run alone: `node bench/history.js [--mb 200] [--quick]`; `npm run bench` runs it last.
+ */
+import {spawnSync} from 'node:child_process'
+import {closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+const ROOT = new URL('..', import.meta.url).pathname
+const pad = 'x'.repeat(600)
+
+function writeFile(path, lines) {
+  mkdirSync(join(path, '..'), {recursive: true})
+  const fd = openSync(path, 'w')
+  writeSync(fd, lines.join('\n') + '\n')
+  closeSync(fd)
+}
+
+const day = (i) => new Date(Date.UTC(2025, 7, 1) + (i % 60) * 86_400_000 + (i % 1440) * 60_000).toISOString()
+
+function claudeLines(f, n) {
+  const out = []
+  for (let i = 0; i < n; i++) {
+    const ts = day(f * 7 + i)
+    if (i % 3 === 0)
+      out.push(
+        JSON.stringify({
+          type: 'user',
+          sessionId: `s${f}`,
+          message: {role: 'user', content: pad},
+          timestamp: ts,
+        }),
+      )
+    out.push(
+      JSON.stringify({
+        parentUuid: null,
+        isSidechain: false,
+        cwd: `/work/p${f % 20}`,
+        sessionId: `s${f}`,
+        version: '1.0.85',
+        type: 'assistant',
+        message: {
+          id: `msg_${f}_${i}`,
+          role: 'assistant',
+          model: 'claude-sonnet-4-20250514',
+          content: [{type: 'text', text: pad}],
+          usage: {
+            input_tokens: 3,
+            cache_creation_input_tokens: 300,
+            cache_read_input_tokens: 1000,
+            output_tokens: 40,
+          },
+        },
+        requestId: `req_${f}_${i}`,
+        uuid: `u${i}`,
+        timestamp: ts,
+      }),
+    )
+  }
+  return out
+}
+
+function codexLines(f, n) {
+  const out = [
+    JSON.stringify({
+      timestamp: day(f),
+      type: 'session_meta',
+      payload: {id: `cx${f}`, cwd: `/work/c${f % 10}`},
+    }),
+    JSON.stringify({timestamp: day(f), type: 'turn_context', payload: {model: 'gpt-5.2-codex'}}),
+  ]
+  let total = 0
+  for (let i = 0; i < n; i++) {
+    total += 1100
+    const u = (t) => ({
+      input_tokens: t,
+      cached_input_tokens: Math.floor(t / 2),
+      output_tokens: 100,
+      reasoning_output_tokens: 20,
+      total_tokens: t + 100,
+    })
+    out.push(
+      JSON.stringify({
+        timestamp: day(f + i),
+        type: 'response_item',
+        payload: {type: 'message', role: 'assistant', content: [{type: 'output_text', text: pad}]},
+      }),
+    )
+    out.push(
+      JSON.stringify({
+        timestamp: day(f + i),
+        type: 'event_msg',
+        payload: {type: 'token_count', info: {last_token_usage: u(1000), total_token_usage: u(total)}},
+      }),
+    )
+  }
+  return out
+}
+
+function geminiLines(f, n) {
+  const out = [JSON.stringify({sessionId: `g${f}`, projectHash: 'h', startTime: day(f), kind: 'main'})]
+  for (let i = 0; i < n; i++) {
+    out.push(JSON.stringify({id: `u${i}`, timestamp: day(f + i), type: 'user', content: pad}))
+    out.push(
+      JSON.stringify({
+        id: `m${i}`,
+        timestamp: day(f + i),
+        type: 'gemini',
+        content: pad,
+        model: 'gemini-2.5-pro',
+        tokens: {input: 1200, output: 80, cached: 1000, thoughts: 40, tool: 0, total: 1320},
+      }),
+    )
+  }
+  return out
+}
+
+/** Writes about `mb` MB of history under `home`; returns the file count. */
+function generate(home, mb, linesPerFile = 400) {
+  const target = mb * 1024 * 1024
+  let bytes = 0
+  let f = 0
+  while (bytes < target) {
+    const kind = f % 3
+    const lines =
+      kind === 0
+        ? claudeLines(f, linesPerFile)
+        : kind === 1
+          ? codexLines(f, linesPerFile / 2)
+          : geminiLines(f, linesPerFile / 2)
+    const path =
+      kind === 0
+        ? join(home, '.claude', 'projects', `-work-p${f % 20}`, `s${f}.jsonl`)
+        : kind === 1
+          ? join(
+              home,
+              '.codex',
+              'sessions',
+              '2025',
+              '08',
+              String((f % 28) + 1).padStart(2, '0'),
+              `rollout-2025-08-01T00-00-00-${f}.jsonl`,
+            )
+          : join(home, '.gemini', 'tmp', `proj${f % 10}`, 'chats', `session-2025-08-01T00-00-${f}.jsonl`)
+    writeFile(path, lines)
+    bytes += lines.reduce((n, l) => n + l.length + 1, 0)
+    f++
+  }
+  return {files: f, bytes}
+}
+
+function timed(cmd, args, env) {
+  const started = performance.now()
+  const r = spawnSync('/usr/bin/time', ['-f', '%M', cmd, ...args], {
+    env: Object.fromEntries(
+      Object.entries({...process.env, NODE_EXTRA_CA_CERTS: undefined, ...env}).filter(
+        ([, v]) => v !== undefined,
+      ),
+    ),
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  })
+  const ms = performance.now() - started
+  const rssKb = Number((r.stderr.trim().split('\n').pop() ?? '').trim())
+  if (r.status !== 0)
+    throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr.slice(0, 500)}`)
+  return {ms, rssMb: Number.isFinite(rssKb) ? rssKb / 1024 : undefined, stdout: r.stdout}
+}
+
+export async function runHistoryBench({mb = 1000} = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'gwctl-bench-history-'))
+  const home = join(dir, 'user-home')
+  const env = {
+    HOME: home,
+    GWCTL_HOME: join(dir, 'gw'),
+    XDG_CONFIG_HOME: undefined,
+    CLAUDE_CONFIG_DIR: undefined,
+    CODEX_HOME: undefined,
+    GEMINI_DATA_DIR: undefined,
+    GEMINI_CLI_HOME: undefined,
+  }
+  const results = {}
+  try {
+    const g0 = performance.now()
+    const gen = generate(home, mb)
+    results.generated = {
+      files: gen.files,
+      mb: Math.round(gen.bytes / 1048576),
+      seconds: Math.round((performance.now() - g0) / 100) / 10,
+    }
+    const full = timed(process.execPath, [join(ROOT, 'bin', 'run.js'), 'usage', 'rescan', '--json'], env)
+    const stats = JSON.parse(full.stdout)
+    results.gwctlRescan = {
+      ms: Math.round(full.ms),
+      scanMs: stats.durationMs,
+      rows: stats.rows,
+      lines: stats.lines,
+      rssMb: Math.round(full.rssMb),
+    }
+    const again = timed(
+      process.execPath,
+      [join(ROOT, 'bin', 'run.js'), 'usage', 'rescan', '--incremental', '--json'],
+      env,
+    )
+    results.gwctlNoChange = {
+      ms: Math.round(again.ms),
+      scanMs: JSON.parse(again.stdout).durationMs,
+      files: gen.files,
+    }
+    const ccusage = process.env.CCUSAGE_BIN
+    if (ccusage) {
+      const c = timed(ccusage, ['daily', '--json', '--offline'], env)
+      results.ccusage = {ms: Math.round(c.ms), rssMb: Math.round(c.rssMb)}
+      results.ratio = Math.round((c.ms / full.ms) * 100) / 100
+    } else results.ccusage = 'skipped: set CCUSAGE_BIN to a ccusage 20.0.24 binary'
+  } finally {
+    rmSync(dir, {recursive: true, force: true})
+  }
+  // 10 000 small unchanged files: the incremental scan only stats them.
+  const dir2 = mkdtempSync(join(tmpdir(), 'gwctl-bench-history-'))
+  try {
+    const home2 = join(dir2, 'user-home')
+    for (let f = 0; f < 10_000; f++)
+      writeFile(join(home2, '.claude', 'projects', `-p${f % 100}`, `s${f}.jsonl`), claudeLines(f, 1))
+    const env2 = {
+      HOME: home2,
+      GWCTL_HOME: join(dir2, 'gw'),
+      XDG_CONFIG_HOME: undefined,
+      CLAUDE_CONFIG_DIR: '',
+    }
+    timed(process.execPath, [join(ROOT, 'bin', 'run.js'), 'usage', 'rescan', '--json'], env2)
+    const again = timed(
+      process.execPath,
+      [join(ROOT, 'bin', 'run.js'), 'usage', 'rescan', '--incremental', '--json'],
+      env2,
+    )
+    results.noChange10k = {scanMs: JSON.parse(again.stdout).durationMs, commandMs: Math.round(again.ms)}
+  } finally {
+    rmSync(dir2, {recursive: true, force: true})
+  }
+  return results
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const i = process.argv.indexOf('--mb')
+  const mb = i > 0 ? Number(process.argv[i + 1]) : process.argv.includes('--quick') ? 50 : 1000
+  runHistoryBench({mb}).then((r) => console.log(JSON.stringify(r, null, 2)))
+}

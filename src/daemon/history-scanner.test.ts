@@ -1,0 +1,53 @@
+import {appendFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {tempHome} from '../../test/helpers/cli.js'
+import {writeFixtureHistory} from '../../test/helpers/history.js'
+import {HistoryStore} from '../store/history-store.js'
+import {scanPeriodMs, startHistoryScanner} from './history-scanner.js'
+
+describe('daemon history scanner', () => {
+  let home: {home: string; cleanup: () => void}
+  beforeEach(() => {
+    home = tempHome()
+  })
+  afterEach(() => home.cleanup())
+
+  it('scans on start, then again each period, reading only what was added', async () => {
+    const env = {HOME: join(home.home, 'user-home')}
+    const paths = writeFixtureHistory(env.HOME)
+    const lines: string[] = []
+    const dbPath = join(home.home, 'logs.db')
+    const scanner = (await startHistoryScanner({dbPath, log: (l) => lines.push(l), periodMs: 50, env}))!
+    await scanner.idle
+    const reader = await HistoryStore.open(dbPath)
+    const count = (tool: string) =>
+      (reader.db.prepare('SELECT COUNT(*) AS n FROM history WHERE tool = ?').get(tool) as {n: number}).n
+    expect(count('codex')).toBe(3)
+    expect(lines.some((l) => l.includes('history scan: 5/5 files read, 10 rows'))).toBe(true)
+
+    appendFileSync(
+      paths.codex,
+      JSON.stringify({
+        timestamp: '2025-08-21T11:00:00Z',
+        type: 'event_msg',
+        payload: {type: 'token_count', info: {last_token_usage: {input_tokens: 5, output_tokens: 1}}},
+      }) + '\n',
+    )
+    await expect.poll(() => count('codex'), {timeout: 5000}).toBe(4)
+    expect(lines.some((l) => l.includes('history scan: 1/5 files read, 1 rows'))).toBe(true)
+    await scanner.stop()
+    reader.close()
+  })
+
+  it('takes its period from GWCTL_HISTORY_SCAN_MS; 0 turns it off', async () => {
+    expect(scanPeriodMs({})).toBe(60_000)
+    expect(scanPeriodMs({GWCTL_HISTORY_SCAN_MS: '250'})).toBe(250)
+    expect(scanPeriodMs({GWCTL_HISTORY_SCAN_MS: 'x'})).toBe(60_000)
+    expect(
+      await startHistoryScanner({dbPath: join(home.home, 'logs.db'), log: () => {}, periodMs: 0}),
+    ).toBeUndefined()
+  })
+})

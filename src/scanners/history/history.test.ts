@@ -1,0 +1,157 @@
+import {appendFileSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {tempHome} from '../../../test/helpers/cli.js'
+import {EXPECTED, writeFixtureHistory} from '../../../test/helpers/history.js'
+import {HistoryStore} from '../../store/history-store.js'
+import {scanHistory} from './scan.js'
+
+function totalsByToolDay(store: HistoryStore) {
+  const rows = store.db
+    .prepare(
+      `SELECT tool, strftime('%Y-%m-%d', ts / 1000, 'unixepoch') AS day, COUNT(*) AS requests,
+        SUM(input_tokens) AS inputTokens, SUM(output_tokens) AS outputTokens, SUM(cache_read_tokens) AS cacheReadTokens,
+        SUM(cache_creation_tokens) AS cacheCreationTokens, SUM(reasoning_tokens) AS reasoningTokens,
+        SUM(total_tokens) AS totalTokens
+       FROM history GROUP BY tool, day ORDER BY tool, day`,
+    )
+    .all() as Array<Record<string, string | number>>
+  const out: Record<string, Record<string, Record<string, number>>> = {}
+  for (const {tool, day, ...rest} of rows)
+    (out[tool as string] ??= {})[day as string] = rest as Record<string, number>
+  return out
+}
+
+describe('history scanners', () => {
+  let home: string
+  let cleanup: () => void
+  let store: HistoryStore
+  let env: NodeJS.ProcessEnv
+  beforeEach(async () => {
+    ;({home, cleanup} = tempHome())
+    env = {HOME: join(home, 'user-home')}
+    store = await HistoryStore.open(join(home, 'logs.db'))
+  })
+  afterEach(() => {
+    store.close()
+    cleanup()
+  })
+
+  it('counts each tool per UTC day by the A6 rules and our two Claude fixes', async () => {
+    writeFixtureHistory(env.HOME!)
+    const stats = await scanHistory(store, {env})
+    expect(stats.errors).toEqual([])
+    expect(stats.files).toBe(5)
+    expect(totalsByToolDay(store)).toEqual(EXPECTED)
+    expect(stats.skipped).toMatchObject({'invalid-json': 1, 'invalid-field': 1, replay: 1})
+    // The Claude TTL breakdown is kept apart (zeros here), the request ids are kept.
+    const a = store.db.prepare(`SELECT * FROM history WHERE request_id = 'req_A'`).get() as Record<
+      string,
+      unknown
+    >
+    expect(a).toMatchObject({
+      cache_creation_tokens: 100,
+      cache_5m_tokens: 0,
+      cache_1h_tokens: 0,
+      project: '/work/repo',
+    })
+    const codex = store.db
+      .prepare(`SELECT request_id, model, session FROM history WHERE tool = 'codex' ORDER BY ts`)
+      .all()
+    expect(codex).toEqual([
+      {request_id: 'resp_1', model: 'gpt-5.2-codex', session: 'sess-codex-1'},
+      {request_id: null, model: 'gpt-5.2-codex', session: 'sess-codex-1'},
+      {request_id: null, model: 'gpt-5', session: null},
+    ])
+    expect(store.db.prepare('SELECT DISTINCT tool FROM history_files ORDER BY tool').all()).toEqual([
+      {tool: 'claude-code'},
+      {tool: 'codex'},
+      {tool: 'gemini-cli'},
+    ])
+  })
+
+  it('is incremental: nothing changes on a second scan, a completed last line counts once, a full rescan agrees', async () => {
+    const paths = writeFixtureHistory(env.HOME!)
+    await scanHistory(store, {env})
+    const again = await scanHistory(store, {env})
+    expect(again.filesRead).toBe(0)
+    expect(again.rows).toBe(0)
+    expect(totalsByToolDay(store)).toEqual(EXPECTED)
+
+    // The agent finishes its truncated last line, then writes one more response.
+    const text = readFileSync(paths.claude, 'utf8')
+    const cut = text.slice(text.lastIndexOf('\n') + 1)
+    const full = JSON.stringify({
+      isSidechain: false,
+      cwd: '/work/repo',
+      sessionId: 'sess-claude-1',
+      version: '1.0.85',
+      message: {
+        id: 'msg_C',
+        model: 'claude-sonnet-4-20250514',
+        usage: {input_tokens: 1000, output_tokens: 1000},
+      },
+      requestId: 'req_C',
+      timestamp: '2025-08-21T00:02:00.000Z',
+    })
+    writeFileSync(paths.claude, text.slice(0, text.length - cut.length) + full + '\n')
+    const third = await scanHistory(store, {env})
+    expect(third.filesRead).toBe(1)
+    expect(third.rows).toBe(1)
+    expect(totalsByToolDay(store)['claude-code']['2025-08-21']).toMatchObject({
+      requests: 2,
+      totalTokens: 2010,
+    })
+
+    // Codex keeps its cumulative state across scans: a new total counts only its growth.
+    appendFileSync(
+      paths.codex,
+      JSON.stringify({
+        timestamp: '2025-08-21T10:02:00Z',
+        type: 'event_msg',
+        payload: {
+          type: 'token_count',
+          info: {
+            total_token_usage: {
+              input_tokens: 1600,
+              cached_input_tokens: 250,
+              output_tokens: 210,
+              total_tokens: 1810,
+            },
+          },
+        },
+      }) + '\n',
+    )
+    await scanHistory(store, {env})
+    expect(totalsByToolDay(store).codex['2025-08-21']).toMatchObject({
+      requests: 3,
+      inputTokens: 1350,
+      outputTokens: 210,
+    })
+
+    const before = totalsByToolDay(store)
+    const rescan = await scanHistory(store, {env, full: true})
+    expect(rescan.filesRead).toBe(5)
+    expect(totalsByToolDay(store)).toEqual(before)
+  })
+
+  it('rescans a replaced or shrunk file whole', async () => {
+    const paths = writeFixtureHistory(env.HOME!)
+    await scanHistory(store, {env})
+    writeFileSync(paths.gemini, readFileSync(paths.gemini, 'utf8').split('\n').slice(0, 3).join('\n') + '\n')
+    await scanHistory(store, {env})
+    expect(totalsByToolDay(store)['gemini-cli']['2025-08-21']).toMatchObject({requests: 1, outputTokens: 120})
+  })
+
+  it('reports an unreadable folder and goes on', async () => {
+    if (process.getuid?.() === 0) return // root reads everything
+    writeFixtureHistory(env.HOME!)
+    const locked = join(env.HOME!, '.claude', 'projects', '-locked')
+    mkdirSync(locked, {mode: 0o000})
+    const stats = await scanHistory(store, {env})
+    expect(stats.errors).toEqual([{path: locked, error: 'EACCES'}])
+    expect(totalsByToolDay(store)).toEqual(EXPECTED)
+  })
+})

@@ -1,0 +1,60 @@
+/**
+ * Streams the complete lines of a file from a byte offset, up to the size the file had when the
+ * scan began (a file that grows during the scan is read consistently; the rest waits for the next
+ * scan). A last line without its newline (an agent still writing) is not returned, and the
+ * returned offset stays before it so the next scan reads it whole.
+ */
+import {open} from 'node:fs/promises'
+
+const CHUNK = 1 << 20
+
+export interface LineChunk {
+  text: string
+  /** Byte offset of the line's first byte. */
+  offset: number
+}
+
+/**
+ * Calls `onLine` for every complete line in `[from, size)` and returns the offset just after the
+ * last newline read. Blank lines are passed over.
+ */
+export async function readLines(
+  path: string,
+  from: number,
+  size: number,
+  onLine: (line: LineChunk) => void,
+): Promise<number> {
+  const fh = await open(path, 'r')
+  try {
+    let pos = from
+    let carry: Buffer | undefined
+    let carryStart = from
+    let end = from
+    const buf = Buffer.allocUnsafe(CHUNK)
+    while (pos < size) {
+      const {bytesRead} = await fh.read(buf, 0, Math.min(CHUNK, size - pos), pos)
+      if (bytesRead === 0) break
+      const chunk: Buffer = carry
+        ? Buffer.concat([carry, buf.subarray(0, bytesRead)])
+        : buf.subarray(0, bytesRead)
+      const base = carry ? carryStart : pos
+      pos += bytesRead
+      let start = 0
+      for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
+        if (nl > start) {
+          const text = chunk.toString('utf8', start, nl)
+          if (text.trim() !== '') onLine({text, offset: base + start})
+        }
+        start = nl + 1
+        end = base + start
+      }
+      if (start < chunk.length) {
+        carry = Buffer.from(chunk.subarray(start))
+        carryStart = base + start
+      } else carry = undefined
+    }
+    return end
+  } finally {
+    await fh.close()
+  }
+}

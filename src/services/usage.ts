@@ -1,0 +1,245 @@
+/**
+ * `gwctl usage` across sources (gateway log, agent history, both), `gwctl usage rescan` and
+ * `gwctl usage reconcile`. The history lives in the log database; without a running daemon
+ * (which scans every 60 s) `gwctl usage` scans incrementally before answering.
+ */
+import {existsSync} from 'node:fs'
+
+import {UsageError} from '../core/errors.js'
+import type {Column} from '../core/output.js'
+import type {AgentTool} from '../scanners/agent-homes.js'
+import type {ScanStats} from '../scanners/history/scan.js'
+import type {HistoryStore} from '../store/history-store.js'
+import type {Reconciliation} from '../store/reconcile-query.js'
+import type {UsageGroup, UsagePivotAll, UsageQueryFilters} from '../store/usage-query.js'
+import {homeFile} from '../store/paths.js'
+import {liveGatewayPort} from './gateway-api.js'
+import {formatCount} from './logs.js'
+import type {Pricer} from './usage-cost.js'
+
+/** Pivots `gwctl usage` offers. */
+export const USAGE_PIVOTS_ALL = [
+  'agent',
+  'key',
+  'provider',
+  'model',
+  'project',
+  'day',
+  'tool',
+  'session',
+] as const
+
+export interface UsageReportRow {
+  key: string | null
+  requests: number
+  errors: number
+  fallbacks: number
+  inputTokens: number
+  outputTokens: number
+  cacheReadTokens: number
+  cacheCreationTokens: number
+  reasoningTokens: number
+  totalTokens: number
+  /** Estimated USD; null when no model of the row has a price ("unpriced"). */
+  costUSD: number | null
+  /** Models of the row without a price (their tokens are not in `costUSD`). */
+  unpricedModels: string[]
+}
+
+export interface UsageReport {
+  pivot: UsagePivotAll | null
+  /** Which sources were counted. */
+  include: UsageQueryFilters['source']
+  rows: UsageReportRow[]
+  totals: Omit<UsageReportRow, 'key'>
+  source: 'database'
+  /** The incremental scan done before answering (no daemon running), if any. */
+  scan?: Pick<ScanStats, 'files' | 'filesRead' | 'rows' | 'durationMs'>
+}
+
+/** Opens the history tables in the log database. */
+export async function openHistory(): Promise<HistoryStore> {
+  const {HistoryStore: Store} = await import('../store/history-store.js')
+  return Store.open(homeFile('logDb'))
+}
+
+/** Scans the agents' history into the log database: incremental, or every file whole (`full`). */
+export async function rescanHistory(
+  options: {full?: boolean; tools?: AgentTool[]; signal?: AbortSignal} = {},
+): Promise<ScanStats> {
+  const {scanHistory} = await import('../scanners/history/scan.js')
+  const store = await openHistory()
+  try {
+    return await scanHistory(store, options)
+  } finally {
+    store.close()
+  }
+}
+
+/** Checks a `--timezone` value. */
+export function checkTimezone(zone: string | undefined): void {
+  if (zone === undefined) return
+  try {
+    new Intl.DateTimeFormat('en-US', {timeZone: zone})
+  } catch {
+    throw new UsageError(
+      `"${zone}" is not a time zone: use an IANA name such as UTC, Europe/Paris or America/New_York.`,
+      {
+        code: 'invalid_timezone',
+      },
+    )
+  }
+}
+
+const emptyTotals = (): Omit<UsageReportRow, 'key'> => ({
+  requests: 0,
+  errors: 0,
+  fallbacks: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheCreationTokens: 0,
+  reasoningTokens: 0,
+  totalTokens: 0,
+  costUSD: null,
+  unpricedModels: [],
+})
+
+const TOKEN_FIELDS = [
+  'requests',
+  'errors',
+  'fallbacks',
+  'inputTokens',
+  'outputTokens',
+  'cacheReadTokens',
+  'cacheCreationTokens',
+  'reasoningTokens',
+] as const
+
+function add(
+  into: Omit<UsageReportRow, 'key'>,
+  g: Omit<UsageReportRow, 'key' | 'totalTokens' | 'costUSD' | 'unpricedModels'>,
+  cost: number | null,
+  model: string | null,
+): void {
+  for (const k of TOKEN_FIELDS) into[k] += g[k]
+  into.totalTokens += g.inputTokens + g.outputTokens + g.cacheReadTokens + g.cacheCreationTokens
+  const tokens = g.inputTokens + g.outputTokens + g.cacheReadTokens + g.cacheCreationTokens
+  if (cost !== null) into.costUSD = (into.costUSD ?? 0) + cost
+  else if (tokens > 0) {
+    const name = model ?? '(unknown)'
+    if (!into.unpricedModels.includes(name)) into.unpricedModels.push(name)
+  }
+}
+
+/** Folds model groups into pivot rows with totals and cost. */
+export function reportRows(
+  groups: readonly UsageGroup[],
+  pricer: Pricer,
+  pivot: UsagePivotAll | null,
+): Pick<UsageReport, 'rows' | 'totals'> {
+  const byKey = new Map<string | null, UsageReportRow>()
+  const totals = emptyTotals()
+  for (const g of groups) {
+    let row = byKey.get(g.key)
+    if (!row) byKey.set(g.key, (row = {key: g.key, ...emptyTotals()}))
+    const cost = pricer.cost(g.model, g, g.provider)
+    add(row, g, cost, g.model)
+    add(totals, g, cost, g.model)
+  }
+  const rows = [...byKey.values()]
+  if (pivot === 'day') rows.sort((a, b) => String(a.key).localeCompare(String(b.key)))
+  else
+    rows.sort(
+      (a, b) =>
+        b.totalTokens - a.totalTokens ||
+        b.requests - a.requests ||
+        String(a.key).localeCompare(String(b.key)),
+    )
+  return {rows, totals}
+}
+
+/** Usage from the log database over the chosen sources, scanning history first when no daemon runs. */
+export async function usageReport(filters: UsageQueryFilters & {signal?: AbortSignal}): Promise<UsageReport> {
+  const {signal, ...query} = filters
+  checkTimezone(query.timezone)
+  const live = (await liveGatewayPort(signal)) !== undefined
+  let scan: UsageReport['scan']
+  if (!live && query.source !== 'gateway') {
+    const s = await rescanHistory({signal})
+    scan = {files: s.files, filesRead: s.filesRead, rows: s.rows, durationMs: s.durationMs}
+  }
+  const empty = {pivot: query.pivot ?? null, include: query.source, source: 'database' as const, scan}
+  if (!existsSync(homeFile('logDb'))) return {...empty, rows: [], totals: emptyTotals()}
+  const [{usageGroups}, {createPricer}] = await Promise.all([
+    import('../store/usage-query.js'),
+    import('./usage-cost.js'),
+  ])
+  const store = await openHistory()
+  try {
+    const groups = usageGroups(store.db, query)
+    return {...empty, ...reportRows(groups, await createPricer(), query.pivot ?? null)}
+  } finally {
+    store.close()
+  }
+}
+
+/** Whether the history tables hold any row (false when there is no database yet). */
+export async function historyHasRows(): Promise<boolean> {
+  if (!existsSync(homeFile('logDb'))) return false
+  const store = await openHistory()
+  try {
+    return store.db.prepare('SELECT 1 FROM history LIMIT 1').get() !== undefined
+  } finally {
+    store.close()
+  }
+}
+
+/** `$1.23`, `unpriced`, or `$1.23+` when some models of the row are unpriced. */
+export function formatCost(row: Pick<UsageReportRow, 'costUSD' | 'unpricedModels'>): string {
+  if (row.costUSD === null) return row.unpricedModels.length > 0 ? 'unpriced' : '-'
+  const text = `$${row.costUSD.toFixed(row.costUSD < 1 ? 4 : 2)}`
+  return row.unpricedModels.length > 0 ? `${text}+` : text
+}
+
+/** The columns of the cross-source usage table. */
+export function reportColumns(
+  pivot: UsagePivotAll | null,
+  label: (key: string | null) => string | null = (key) => key,
+): Column<UsageReportRow>[] {
+  return [
+    {
+      header: (pivot ?? 'scope').toUpperCase(),
+      value: (r) => (r.key === 'TOTAL' ? 'TOTAL' : label(r.key)) ?? '(none)',
+    },
+    {header: 'REQUESTS', value: (r) => formatCount(r.requests), align: 'right'},
+    {header: 'ERRORS', value: (r) => formatCount(r.errors), align: 'right'},
+    {header: 'INPUT', value: (r) => formatCount(r.inputTokens), align: 'right'},
+    {header: 'OUTPUT', value: (r) => formatCount(r.outputTokens), align: 'right'},
+    {header: 'CACHE READ', value: (r) => formatCount(r.cacheReadTokens), align: 'right'},
+    {header: 'CACHE WRITE', value: (r) => formatCount(r.cacheCreationTokens), align: 'right'},
+    {header: 'REASONING', value: (r) => formatCount(r.reasoningTokens), align: 'right'},
+    {header: 'TOTAL', value: (r) => formatCount(r.totalTokens), align: 'right'},
+    {header: 'COST', value: (r) => formatCost(r), align: 'right'},
+  ]
+}
+
+export type ReconcileResult = Reconciliation & {since: number}
+
+/** `gwctl usage reconcile`: gateway log vs agent history since `since` (Unix seconds). */
+export async function reconcileUsage(options: {
+  since: number
+  tool?: AgentTool
+  signal?: AbortSignal
+}): Promise<ReconcileResult> {
+  if ((await liveGatewayPort(options.signal)) === undefined) await rescanHistory({signal: options.signal})
+  const empty = {since: options.since, days: [], onlyHistory: [], onlyGateway: [], differences: []}
+  if (!existsSync(homeFile('logDb'))) return empty
+  const {reconcile} = await import('../store/reconcile-query.js')
+  const store = await openHistory()
+  try {
+    return {since: options.since, ...reconcile(store.db, {sinceMs: options.since * 1000, tool: options.tool})}
+  } finally {
+    store.close()
+  }
+}

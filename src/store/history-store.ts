@@ -1,0 +1,198 @@
+/**
+ * Agent history rows and the per-file scan cursors, in the gateway's log database
+ * (`<GWCTL_HOME>/logs.db`, own tables), so usage can join them with the gateway's rows.
+ *
+ * - `history_files`: one cursor per history file (inode, size, mtime, byte offset after the last
+ *   complete line read, and the parser's state). The `agents` service reads
+ *   `SELECT DISTINCT tool FROM history_files` to tell whether a tool's history was scanned.
+ * - `history`: one row per response, keyed so a rescan or a second copy never counts twice.
+ *
+ * Each file's rows and its cursor are written in one transaction: a kill mid-scan leaves every
+ * file either fully applied or untouched. `better-sqlite3` is imported only when opened.
+ */
+import {mkdirSync} from 'node:fs'
+import {dirname} from 'node:path'
+
+import type BetterSqlite3 from 'better-sqlite3'
+
+import type {AgentTool} from '../scanners/agent-homes.js'
+import type {HistoryRecord} from '../scanners/history/types.js'
+import {privateFiles} from './log-store.js'
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS history_files (
+  path TEXT PRIMARY KEY,
+  tool TEXT NOT NULL,
+  inode INTEGER NOT NULL DEFAULT 0,
+  size INTEGER NOT NULL DEFAULT 0,
+  mtime_ms REAL NOT NULL DEFAULT 0,
+  offset INTEGER NOT NULL DEFAULT 0,
+  state TEXT,
+  scanned_at INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS history (
+  key TEXT PRIMARY KEY,
+  tool TEXT NOT NULL,
+  path TEXT NOT NULL,
+  ts INTEGER NOT NULL,
+  model TEXT,
+  session TEXT,
+  project TEXT,
+  request_id TEXT,
+  input_tokens INTEGER NOT NULL DEFAULT 0,
+  output_tokens INTEGER NOT NULL DEFAULT 0,
+  cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+  cache_creation_tokens INTEGER NOT NULL DEFAULT 0,
+  cache_5m_tokens INTEGER NOT NULL DEFAULT 0,
+  cache_1h_tokens INTEGER NOT NULL DEFAULT 0,
+  reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+  total_tokens INTEGER NOT NULL DEFAULT 0,
+  sidechain INTEGER NOT NULL DEFAULT 0,
+  message_id TEXT
+);
+CREATE INDEX IF NOT EXISTS history_ts ON history (ts);
+CREATE INDEX IF NOT EXISTS history_path ON history (path);
+CREATE INDEX IF NOT EXISTS history_request ON history (request_id) WHERE request_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS history_message ON history (message_id) WHERE message_id IS NOT NULL;
+`
+
+/** A file's scan position. */
+export interface FileCursor {
+  path: string
+  tool: AgentTool
+  inode: number
+  size: number
+  mtimeMs: number
+  offset: number
+  state: unknown
+}
+
+/** What applying one file did. */
+export interface ApplyResult {
+  /** Rows inserted or replaced. */
+  rows: number
+  /** Claude keys already held by a better copy. */
+  duplicates: number
+  /** Claude `/btw` sidechain replays dropped. */
+  replays: number
+}
+
+type Db = BetterSqlite3.Database
+
+export class HistoryStore {
+  private readonly upsertClaude: BetterSqlite3.Statement
+  private readonly upsertOther: BetterSqlite3.Statement
+  private readonly parentOf: BetterSqlite3.Statement
+  private readonly dropReplays: BetterSqlite3.Statement
+  private readonly putCursor: BetterSqlite3.Statement
+  private readonly deleteFileRows: BetterSqlite3.Statement
+
+  private constructor(readonly db: Db) {
+    const cols = `(key, tool, path, ts, model, session, project, request_id, input_tokens, output_tokens,
+      cache_read_tokens, cache_creation_tokens, cache_5m_tokens, cache_1h_tokens, reasoning_tokens,
+      total_tokens, sidechain, message_id) VALUES (@key, @tool, @path, @time, @model, @session, @project,
+      @requestId, @inputTokens, @outputTokens, @cacheReadTokens, @cacheCreationTokens, @cache5mTokens,
+      @cache1hTokens, @reasoningTokens, @totalTokens, @sidechain, @messageId)`
+    const set = `tool = excluded.tool, path = excluded.path, ts = excluded.ts, model = excluded.model,
+      session = excluded.session, project = excluded.project, request_id = excluded.request_id,
+      input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+      cache_read_tokens = excluded.cache_read_tokens, cache_creation_tokens = excluded.cache_creation_tokens,
+      cache_5m_tokens = excluded.cache_5m_tokens, cache_1h_tokens = excluded.cache_1h_tokens,
+      reasoning_tokens = excluded.reasoning_tokens, total_tokens = excluded.total_tokens,
+      sidechain = excluded.sidechain, message_id = excluded.message_id`
+    // Claude: keep the non-sidechain copy, then the larger one (ccusage's preference).
+    this.upsertClaude = db.prepare(`INSERT INTO history ${cols} ON CONFLICT(key) DO UPDATE SET ${set}
+      WHERE excluded.sidechain < history.sidechain
+        OR (excluded.sidechain = history.sidechain AND excluded.total_tokens > history.total_tokens)`)
+    // Codex and Gemini: the last copy of a key wins.
+    this.upsertOther = db.prepare(`INSERT INTO history ${cols} ON CONFLICT(key) DO UPDATE SET ${set}`)
+    this.parentOf = db.prepare(
+      `SELECT 1 FROM history WHERE message_id = ? AND sidechain = 0 AND key <> ? LIMIT 1`,
+    )
+    this.dropReplays = db.prepare(`DELETE FROM history WHERE message_id = ? AND sidechain = 1 AND key <> ?`)
+    this.putCursor =
+      db.prepare(`INSERT INTO history_files (path, tool, inode, size, mtime_ms, offset, state, scanned_at)
+      VALUES (@path, @tool, @inode, @size, @mtimeMs, @offset, @state, @scannedAt)
+      ON CONFLICT(path) DO UPDATE SET tool = excluded.tool, inode = excluded.inode, size = excluded.size,
+        mtime_ms = excluded.mtime_ms, offset = excluded.offset, state = excluded.state, scanned_at = excluded.scanned_at`)
+    this.deleteFileRows = db.prepare('DELETE FROM history WHERE path = ?')
+  }
+
+  /** Opens (creating when missing) the history tables in the database at `path`. */
+  static async open(path: string): Promise<HistoryStore> {
+    const {default: Database} = await import('better-sqlite3')
+    mkdirSync(dirname(path), {recursive: true, mode: 0o700})
+    privateFiles(path)
+    const db = new Database(path)
+    db.pragma('journal_mode = WAL')
+    db.pragma('synchronous = NORMAL')
+    db.pragma('busy_timeout = 5000')
+    db.exec(SCHEMA)
+    privateFiles(path)
+    return new HistoryStore(db)
+  }
+
+  /** Every file's cursor, by path. */
+  cursors(): Map<string, FileCursor> {
+    const rows = this.db.prepare('SELECT * FROM history_files').all() as Array<Record<string, unknown>>
+    return new Map(
+      rows.map((r) => [
+        String(r.path),
+        {
+          path: String(r.path),
+          tool: r.tool as AgentTool,
+          inode: Number(r.inode),
+          size: Number(r.size),
+          mtimeMs: Number(r.mtime_ms),
+          offset: Number(r.offset),
+          state: typeof r.state === 'string' ? (JSON.parse(r.state) as unknown) : null,
+        },
+      ]),
+    )
+  }
+
+  /**
+   * Writes one file's new rows and its cursor in one transaction. `reset` first removes the rows
+   * the file held (a full rescan, or a file that shrank or was replaced).
+   */
+  applyFile(cursor: FileCursor, records: readonly HistoryRecord[], reset: boolean): ApplyResult {
+    const result: ApplyResult = {rows: 0, duplicates: 0, replays: 0}
+    this.db.transaction(() => {
+      if (reset) this.deleteFileRows.run(cursor.path)
+      for (const r of records) {
+        const row = {...r, path: cursor.path, sidechain: r.sidechain ? 1 : 0}
+        if (r.tool === 'claude-code') {
+          if (r.messageId) {
+            // `/btw`: a sidechain line repeating the parent's message.id under another requestId.
+            if (r.sidechain && this.parentOf.get(r.messageId, r.key)) {
+              result.replays++
+              continue
+            }
+            if (!r.sidechain) result.replays += this.dropReplays.run(r.messageId, r.key).changes
+          }
+          const changes = this.upsertClaude.run(row).changes
+          if (changes === 0) result.duplicates++
+          else result.rows++
+        } else {
+          this.upsertOther.run(row)
+          result.rows++
+        }
+      }
+      this.putCursor.run({
+        path: cursor.path,
+        tool: cursor.tool,
+        inode: cursor.inode,
+        size: cursor.size,
+        mtimeMs: cursor.mtimeMs,
+        offset: cursor.offset,
+        state: cursor.state === null || cursor.state === undefined ? null : JSON.stringify(cursor.state),
+        scannedAt: Date.now(),
+      })
+    })()
+    return result
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close()
+  }
+}

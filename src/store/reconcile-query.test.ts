@@ -1,0 +1,118 @@
+import {join} from 'node:path'
+
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {tempHome} from '../../test/helpers/cli.js'
+import {writeFixtureHistory} from '../../test/helpers/history.js'
+import {scanHistory} from '../scanners/history/scan.js'
+import {HistoryStore} from './history-store.js'
+import type {LogEntry} from './log-store.js'
+import {LogStore} from './log-store.js'
+import {reconcile} from './reconcile-query.js'
+import {usageGroups} from './usage-query.js'
+
+const entry = (o: Partial<LogEntry>): LogEntry => ({
+  time: Date.parse('2025-08-21T10:00:05Z'),
+  agentId: 'agt_1',
+  keyPrefix: 'gwk_1',
+  policyId: 'default',
+  entrance: 'messages',
+  requestedModel: null,
+  provider: 'sim',
+  model: 'm',
+  status: 200,
+  fallback: false,
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheCreationTokens: 0,
+  reasoningTokens: 0,
+  latencyMs: 1,
+  ttfbMs: 1,
+  error: null,
+  project: null,
+  ...o,
+})
+
+describe('reconcile and --source all', () => {
+  let home: {home: string; cleanup: () => void}
+  let logs: LogStore
+  let history: HistoryStore
+  beforeEach(async () => {
+    home = tempHome()
+    const db = join(home.home, 'logs.db')
+    logs = await LogStore.open(db)
+    history = await HistoryStore.open(db)
+    const env = {HOME: join(home.home, 'user-home')}
+    writeFixtureHistory(env.HOME)
+    await scanHistory(history, {env})
+    // Claude msg_A through the gateway: the gateway counts cache tokens inside input.
+    logs.append(
+      entry({
+        time: Date.parse('2025-08-20T23:59:31Z'),
+        requestId: 'req_A',
+        inputTokens: 160,
+        outputTokens: 20,
+        cacheReadTokens: 50,
+        cacheCreationTokens: 100,
+      }),
+    )
+    // Codex resp_1, one output token apart.
+    logs.append(
+      entry({
+        entrance: 'responses',
+        requestId: 'resp_1',
+        inputTokens: 1000,
+        outputTokens: 126,
+        cacheReadTokens: 250,
+      }),
+    )
+    // A request the history does not have (yet).
+    logs.append(entry({requestId: 'req_GW', inputTokens: 5, outputTokens: 5}))
+    logs.flush()
+  })
+  afterEach(() => {
+    logs.close()
+    history.close()
+    home.cleanup()
+  })
+
+  it('matches by request id, lists what only one side has and the token differences', () => {
+    const r = reconcile(history.db, {sinceMs: 0})
+    expect(r.differences).toEqual([
+      {
+        requestId: 'resp_1',
+        tool: 'codex',
+        time: Date.parse('2025-08-21T10:00:05Z'),
+        gateway: {inputTokens: 750, outputTokens: 126, cacheReadTokens: 250, cacheCreationTokens: 0},
+        history: {inputTokens: 750, outputTokens: 125, cacheReadTokens: 250, cacheCreationTokens: 0},
+      },
+    ])
+    expect(r.onlyGateway.map((g) => g.requestId)).toEqual(['req_GW'])
+    expect(r.onlyHistory).toHaveLength(6)
+    const claude20 = r.days.find((d) => d.tool === 'claude-code' && d.day === '2025-08-20')
+    expect(claude20).toMatchObject({
+      matched: 1,
+      onlyHistory: 0,
+      onlyGateway: 0,
+      differing: 0,
+      gatewayTokens: 180,
+      historyTokens: 180,
+    })
+    const claude21 = r.days.find((d) => d.tool === 'claude-code' && d.day === '2025-08-21')
+    expect(claude21).toMatchObject({matched: 0, onlyHistory: 1, onlyGateway: 1})
+    expect(
+      reconcile(history.db, {sinceMs: 0, tool: 'gemini-cli'}).days.every((d) => d.tool === 'gemini-cli'),
+    ).toBe(true)
+  })
+
+  it('--source all counts a request the gateway logged once', () => {
+    const requests = (source: 'gateway' | 'history' | 'all') =>
+      usageGroups(history.db, {source, pivot: 'tool'})
+        .filter((g) => g.key === 'claude-code')
+        .reduce((n, g) => n + g.requests, 0)
+    expect(requests('gateway')).toBe(2)
+    expect(requests('history')).toBe(2)
+    expect(requests('all')).toBe(3)
+  })
+})

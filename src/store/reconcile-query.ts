@@ -1,0 +1,154 @@
+/**
+ * Request-level reconciliation of the gateway's log with the agents' own history, both in the
+ * log database: a history row and a gateway row with the same request id are the same request
+ * (Claude Code records the `request-id` header, Codex the Responses `id`, which the gateway logs).
+ */
+import type BetterSqlite3 from 'better-sqlite3'
+
+import type {AgentTool} from '../scanners/agent-homes.js'
+import {GATEWAY_INPUT} from './usage-query.js'
+
+export interface ReconcileTokens {
+  inputTokens: number
+  outputTokens: number
+  cacheReadTokens: number
+  cacheCreationTokens: number
+}
+
+export interface ReconcileRequest extends ReconcileTokens {
+  requestId: string | null
+  tool: AgentTool
+  time: number
+  model: string | null
+}
+
+export interface ReconcileDay {
+  tool: AgentTool
+  /** UTC day. */
+  day: string
+  matched: number
+  onlyHistory: number
+  onlyGateway: number
+  /** Matched requests whose token counts differ. */
+  differing: number
+  gatewayTokens: number
+  historyTokens: number
+}
+
+export interface Reconciliation {
+  days: ReconcileDay[]
+  onlyHistory: ReconcileRequest[]
+  onlyGateway: ReconcileRequest[]
+  differences: Array<{
+    requestId: string
+    tool: AgentTool
+    time: number
+    gateway: ReconcileTokens
+    history: ReconcileTokens
+  }>
+}
+
+const FIELDS = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheCreationTokens'] as const
+const sum = (t: ReconcileTokens) => t.inputTokens + t.outputTokens + t.cacheReadTokens + t.cacheCreationTokens
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+
+function hasTable(db: BetterSqlite3.Database, name: string): boolean {
+  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined
+}
+
+function rows(db: BetterSqlite3.Database, sql: string, params: Record<string, unknown>): ReconcileRequest[] {
+  return (db.prepare(sql).all(params) as Array<Record<string, unknown>>).map((r) => ({
+    requestId: (r.request_id as string | null) ?? null,
+    tool: r.tool as AgentTool,
+    time: Number(r.ts),
+    model: (r.model as string | null) ?? null,
+    inputTokens: Number(r.i),
+    outputTokens: Number(r.o),
+    cacheReadTokens: Number(r.cr),
+    cacheCreationTokens: Number(r.cc),
+  }))
+}
+
+/** Reconciles requests since `sinceMs` (of one tool, or every agent tool). */
+export function reconcile(
+  db: BetterSqlite3.Database,
+  options: {sinceMs: number; tool?: AgentTool},
+): Reconciliation {
+  const params = {sinceMs: options.sinceMs, tool: options.tool ?? null}
+  const gateway = hasTable(db, 'logs')
+    ? rows(
+        db,
+        `SELECT * FROM (SELECT request_id, ts, model, CASE entrance WHEN 'messages' THEN 'claude-code'
+            WHEN 'responses' THEN 'codex' WHEN 'gemini' THEN 'gemini-cli' END AS tool,
+            ${GATEWAY_INPUT} AS i, output_tokens AS o, cache_read_tokens AS cr, cache_creation_tokens AS cc
+          FROM logs WHERE ts >= @sinceMs AND status < 400)
+        WHERE tool IS NOT NULL AND (@tool IS NULL OR tool = @tool)`,
+        params,
+      )
+    : []
+  const history = hasTable(db, 'history')
+    ? rows(
+        db,
+        `SELECT request_id, ts, model, tool, input_tokens AS i, output_tokens AS o, cache_read_tokens AS cr,
+          cache_creation_tokens AS cc FROM history WHERE ts >= @sinceMs AND (@tool IS NULL OR tool = @tool)`,
+        params,
+      )
+    : []
+  const byId = new Map<string, ReconcileRequest>()
+  for (const g of gateway) if (g.requestId) byId.set(g.requestId, g)
+  const result: Reconciliation = {days: [], onlyHistory: [], onlyGateway: [], differences: []}
+  const days = new Map<string, ReconcileDay>()
+  const bucket = (tool: AgentTool, time: number) => {
+    const k = `${tool} ${day(time)}`
+    let d = days.get(k)
+    if (!d)
+      days.set(
+        k,
+        (d = {
+          tool,
+          day: day(time),
+          matched: 0,
+          onlyHistory: 0,
+          onlyGateway: 0,
+          differing: 0,
+          gatewayTokens: 0,
+          historyTokens: 0,
+        }),
+      )
+    return d
+  }
+  const matched = new Set<string>()
+  for (const h of history) {
+    const g = h.requestId ? byId.get(h.requestId) : undefined
+    const d = bucket(h.tool, g?.time ?? h.time)
+    d.historyTokens += sum(h)
+    if (!g) {
+      d.onlyHistory++
+      result.onlyHistory.push(h)
+      continue
+    }
+    matched.add(g.requestId!)
+    d.matched++
+    if (FIELDS.some((f) => g[f] !== h[f])) {
+      d.differing++
+      const pick = (t: ReconcileTokens) =>
+        Object.fromEntries(FIELDS.map((f) => [f, t[f]])) as unknown as ReconcileTokens
+      result.differences.push({
+        requestId: g.requestId!,
+        tool: g.tool,
+        time: g.time,
+        gateway: pick(g),
+        history: pick(h),
+      })
+    }
+  }
+  for (const g of gateway) {
+    const d = bucket(g.tool, g.time)
+    d.gatewayTokens += sum(g)
+    if (g.requestId && matched.has(g.requestId)) continue
+    d.onlyGateway++
+    result.onlyGateway.push(g)
+  }
+  result.days = [...days.values()].sort((a, b) => a.day.localeCompare(b.day) || a.tool.localeCompare(b.tool))
+  return result
+}
