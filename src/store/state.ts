@@ -16,15 +16,16 @@
  * (under the lock) and are loaded by the daemon at its next start. The CLI takes the lock for one
  * whole change (read, change, write).
  */
-import {randomBytes, randomUUID} from 'node:crypto'
+import {randomBytes} from 'node:crypto'
 import {chmodSync, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
-import {open, readFile, rename, rm} from 'node:fs/promises'
+import {readFile} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
 import {Ajv} from 'ajv'
 import type {Adapter} from 'lowdb'
 import {Low} from 'lowdb'
 import lockfile from 'proper-lockfile'
 
+import {writeFileAtomic} from '../core/atomic-file.js'
 import {ConfigError, GwError} from '../core/errors.js'
 import {processAlive} from '../core/process.js'
 import {describeSchemaErrors} from '../core/schema-errors.js'
@@ -356,36 +357,7 @@ export class AtomicJsonFile<T> implements Adapter<T> {
   }
 
   private async writeDurably(text: string): Promise<void> {
-    const temp = join(dirname(this.path), `.${basename(this.path)}.${process.pid}.${randomUUID()}.tmp`)
-    const handle = await open(temp, 'wx', 0o600)
-    try {
-      await handle.writeFile(text, 'utf8')
-      await handle.sync()
-    } catch (error) {
-      await handle.close()
-      await rm(temp, {force: true})
-      throw error
-    }
-    await handle.close()
-    try {
-      await rename(temp, this.path)
-    } catch (error) {
-      await rm(temp, {force: true})
-      throw error
-    }
-    await syncDir(dirname(this.path))
-  }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  let handle
-  try {
-    handle = await open(dir, 'r')
-    await handle.sync()
-  } catch {
-    // some platforms (Windows) cannot fsync a folder; the rename is still atomic
-  } finally {
-    await handle?.close()
+    await writeFileAtomic(this.path, text, 0o600)
   }
 }
 

@@ -3,11 +3,12 @@
  * hashed with SHA-256, written through a temp file + fsync + rename that keeps the file's mode
  * (new files get 0600), so a crash at any moment leaves the old file or the new one.
  */
-import {createHash, randomUUID} from 'node:crypto'
+import {createHash} from 'node:crypto'
 import {constants, existsSync} from 'node:fs'
-import {access, mkdir, open, readFile, rename, rm, stat} from 'node:fs/promises'
-import {basename, dirname, join} from 'node:path'
+import {access, mkdir, readFile, rm, stat} from 'node:fs/promises'
+import {dirname} from 'node:path'
 
+import {syncDir, writeFileAtomic} from '../../core/atomic-file.js'
 import {ConfigError} from '../../core/errors.js'
 
 /** SHA-256 hex of a file's bytes; `absent` for a missing file. */
@@ -63,37 +64,7 @@ export async function writeAtomic(path: string, bytes: Buffer | string | null): 
   } catch {
     await mkdir(dir, {recursive: true, mode: 0o700})
   }
-  const temp = join(dir, `.${basename(path)}.gwctl-${process.pid}-${randomUUID()}.tmp`)
-  const handle = await open(temp, 'wx', mode)
-  try {
-    await handle.writeFile(bytes)
-    await handle.chmod(mode) // the umask may have narrowed it
-    await handle.sync()
-  } catch (error) {
-    await handle.close()
-    await rm(temp, {force: true})
-    throw error
-  }
-  await handle.close()
-  try {
-    await rename(temp, path)
-  } catch (error) {
-    await rm(temp, {force: true})
-    throw error
-  }
-  await syncDir(dir)
-}
-
-async function syncDir(dir: string): Promise<void> {
-  let handle
-  try {
-    handle = await open(dir, 'r')
-    await handle.sync()
-  } catch {
-    // not every platform can fsync a folder; the rename is still atomic
-  } finally {
-    await handle?.close()
-  }
+  await writeFileAtomic(path, bytes, mode)
 }
 
 /** The line ending a text uses (CRLF when its first line break is one). */
