@@ -78,7 +78,9 @@ describe('state store', () => {
     expect(onDisk.employees).toHaveLength(1)
     onDisk.bindings[0].phase = 'half'
     writeFileSync(path, JSON.stringify(onDisk), {mode: 0o600})
-    await expect(StateStore.open(path)).rejects.toThrow(/"bindings\[0\]\.phase" must be one of binding, bound, unbinding/)
+    await expect(StateStore.open(path)).rejects.toThrow(
+      /"bindings\[0\]\.phase" must be one of binding, bound, unbinding/,
+    )
   })
 
   it('refuses a file that is not JSON or breaks the schema, and inspect reports it', async () => {
