@@ -212,10 +212,12 @@ const bindingsCheck: DoctorCheck = {
     if (!state.bindings?.length)
       return {ok: true, detail: 'no agent is bound (`gwctl agents enable <agent>`)'}
     const {bindingStatuses} = await import('./agent-binding.js')
-    const statuses = await bindingStatuses(state, {port: portForCheck()})
+    // the running gateway's port wins over the configured one (it may run with --port)
+    const port = runningDaemon()?.port ?? portForCheck()
+    const statuses = await bindingStatuses(state, {port})
     const stale = [...statuses].filter(([, s]) => s.state === 'stale')
     const bound = [...statuses].filter(([, s]) => s.state === 'bound').map(([t]) => t)
-    if (stale.length === 0) return {ok: true, detail: `bound: ${bound.join(', ')} (port ${portForCheck()})`}
+    if (stale.length === 0) return {ok: true, detail: `bound: ${bound.join(', ')} (port ${port})`}
     const problems = stale.map(
       ([tool, s]) => `${tool}: ${(s.problems ?? []).map((p) => p.problem).join('; ')}`,
     )
