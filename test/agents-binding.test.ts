@@ -116,7 +116,7 @@ describe('agents enable/disable', () => {
     expect(() => statSync(paths.geminiSettings)).toThrow() // gwctl created it: gone
     expect(state().bindings).toEqual([])
     expect(state().keys.every((k: any) => typeof k.revokedAt === 'number')).toBe(true)
-  })
+  }, 90_000)
 
   it('keeps a user edit made while bound and restores the value gwctl replaced', async () => {
     const {cli, paths} = await setup({install: ['codex', 'claude']})
@@ -138,7 +138,7 @@ describe('agents enable/disable', () => {
     const after = readFileSync(paths.claude, 'utf8')
     expect(after.startsWith('{\r\n  // mine\r\n  "model":   "sonnet",\r\n')).toBe(true)
     expect(JSON.parse(after.replace('// mine', ''))).toEqual({model: 'sonnet', env: {FOO: '1'}})
-  })
+  }, 90_000)
 
   it('refuses unknown and missing agents (7) and broken configs (3) without writing anything', async () => {
     const {cli, paths, user, home} = await setup({install: ['claude', 'codex']})
@@ -160,7 +160,7 @@ describe('agents enable/disable', () => {
     const notBound = await cli(['agents', 'disable', 'claude-code'])
     expect(notBound.exitCode).toBe(7)
     expect(() => statSync(join(home, 'state.json'))).toThrow() // no key was issued, nothing recorded
-  })
+  }, 90_000)
 
   it('settles a change interrupted after the file was written (kill -9) from the file hashes', async () => {
     const {cli, paths, home, state} = await setup({install: ['claude']})
@@ -179,7 +179,7 @@ describe('agents enable/disable', () => {
     const off = await cli(['agents', 'disable', 'claude-code'])
     expect(off.exitCode, off.stderr).toBe(0)
     expect(readFileSync(paths.claude, 'utf8')).toBe(CLAUDE)
-  })
+  }, 90_000)
 
   it('routes the bound agent through a running gateway; rotation and port changes make bindings stale', async () => {
     const {cli, paths, port, home} = await setup({install: ['claude']})

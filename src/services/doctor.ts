@@ -234,8 +234,8 @@ const bindingsCheck: DoctorCheck = {
     if (!state.bindings?.length)
       return {ok: true, detail: 'no agent is bound (`gwctl agents enable <agent>`)'}
     const {bindingStatuses} = await import('./agent-binding.js')
-    // A binding must point at the port the gateway really serves (the running daemon's, from its pid file).
-    const port = runningDaemon()?.port || portForCheck()
+    // the running gateway's port wins over the configured one (it may run with --port)
+    const port = runningDaemon()?.port ?? portForCheck()
     const statuses = await bindingStatuses(state, {port})
     const stale = [...statuses].filter(([, s]) => s.state === 'stale')
     const bound = [...statuses].filter(([, s]) => s.state === 'bound').map(([t]) => t)

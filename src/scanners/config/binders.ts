@@ -49,7 +49,17 @@ export interface ToolBinder {
   ): {texts: Array<string | null>; notes: string[]}
 }
 
-type JsonEntry = {keys: string[]; value: (baseUrl: string, key: string) => string}
+/** A JSON entry gwctl sets while bound (`value` undefined: removed while bound). */
+type JsonEntry = {keys: string[]; value: (baseUrl: string, key: string) => string | undefined}
+
+function applyJson(text: string, entries: JsonEntry[], baseUrl: string, key: string): string {
+  let next = text
+  for (const e of entries) {
+    const value = e.value(baseUrl, key)
+    if (value !== undefined || hasJsonValue(next, e.keys)) next = setJsonValue(next, e.keys, value)
+  }
+  return next
+}
 
 function stripJson(
   text: string | null,
@@ -81,6 +91,8 @@ function stripJson(
 const CLAUDE_ENTRIES: JsonEntry[] = [
   {keys: ['env', 'ANTHROPIC_BASE_URL'], value: (url) => url},
   {keys: ['env', 'ANTHROPIC_AUTH_TOKEN'], value: (_url, key) => key},
+  // a vendor key beside the token would be sent as x-api-key: out while bound, back on disable
+  {keys: ['env', 'ANTHROPIC_API_KEY'], value: () => undefined},
 ]
 
 const claudeBinder: ToolBinder = {
@@ -91,9 +103,7 @@ const claudeBinder: ToolBinder = {
   },
   bind(texts, paths, baseUrl, key) {
     this.check(texts, paths)
-    let text = texts[0] ?? ''
-    for (const e of CLAUDE_ENTRIES) text = setJsonValue(text, e.keys, e.value(baseUrl, key))
-    return [text]
+    return [applyJson(texts[0] ?? '', CLAUDE_ENTRIES, baseUrl, key)]
   },
   target(texts) {
     return {
@@ -148,8 +158,7 @@ const geminiBinder: ToolBinder = {
   },
   bind(texts, paths, baseUrl, key) {
     this.check(texts, paths)
-    let settings = texts[0] ?? ''
-    for (const e of GEMINI_SETTINGS) settings = setJsonValue(settings, e.keys, e.value(baseUrl, key))
+    const settings = applyJson(texts[0] ?? '', GEMINI_SETTINGS, baseUrl, key)
     let env = texts[1] ?? ''
     env = setEnvValue(env, 'GOOGLE_GEMINI_BASE_URL', baseUrl)
     env = setEnvValue(env, 'GEMINI_API_KEY', key)

@@ -115,6 +115,17 @@ describe('Gemini .env', () => {
 })
 
 describe('Claude Code settings.json', () => {
+  it('takes a vendor ANTHROPIC_API_KEY out while bound and puts it back on strip', () => {
+    const claude = binderOf('claude-code')
+    const original = '{"env": {"ANTHROPIC_API_KEY": "sk-ant-mine", "X": "1"}}\n'
+    const [bound] = claude.bind([original], ['/s.json'], URL, KEY)
+    expect(JSON.parse(bound).env).toEqual({X: '1', ANTHROPIC_BASE_URL: URL, ANTHROPIC_AUTH_TOKEN: KEY})
+    const edited = bound.replace('"X": "1"', '"X": "2"')
+    const {texts, notes} = claude.strip([edited], [original])
+    expect(JSON.parse(texts[0]!).env).toEqual({X: '2', ANTHROPIC_API_KEY: 'sk-ant-mine'})
+    expect(notes).toEqual(['settings.json env.ANTHROPIC_API_KEY restored to its previous value'])
+  })
+
   it('creates env in a new file and strips it away again', () => {
     const claude = binderOf('claude-code')
     const [text] = claude.bind([null], ['/s.json'], URL, KEY)
