@@ -133,6 +133,8 @@ describe('SDKs through the proxy to the simulator: usage recorded to the token',
         cacheReadTokens: u.input_tokens_details.cached_tokens,
         cacheCreationTokens: 0,
         reasoningTokens: u.output_tokens_details.reasoning_tokens,
+        // the id Codex records as token_usage_record.response_id: the key of `usage reconcile`
+        responseId: response.id,
       })
       expect(result).toMatchObject({
         status: 200,
