@@ -2,6 +2,8 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
+import {processAlive} from '../../src/core/process.js'
+
 /** The pid in `<home>/gateway.pid`, if there is one. */
 export function daemonPid(home: string): number | undefined {
   const path = join(home, 'gateway.pid')
@@ -11,12 +13,9 @@ export function daemonPid(home: string): number | undefined {
 }
 
 export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
+  // A daemon that exited but is not reaped yet (its parent, often PID 1 in a container, has not
+  // waited for it) is a zombie: dead, as the gateway itself judges it.
+  return processAlive(pid)
 }
 
 /** Kills the daemon of `home` (if any) and waits until it is gone. */
