@@ -33,6 +33,7 @@ export default class Dashboard extends BaseCommand {
       return undefined
     }
     this.releaseSigint()
+    delete process.env.CI // as in `gwctl open`: on a terminal, Ink must draw every frame
     const {runLiveDashboard} = await import('../ui/dashboard/live.js')
     await runLiveDashboard((signal) => getDashboard({port, signal}), {initial: data, signal: this.signal})
     return undefined

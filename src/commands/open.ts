@@ -33,6 +33,9 @@ export default class Open extends BaseCommand {
       })
     }
     this.releaseSigint()
+    // Ink draws only the last frame when it thinks it runs in CI (is-in-ci reads `CI` when Ink is
+    // imported); a terminal was just checked, so a shell that exports CI=true still gets the app.
+    delete process.env.CI
     const {runApp} = await import('../ui/app/run.js')
     const view = (flags.view[0].toUpperCase() + flags.view.slice(1)) as
       'Agents' | 'Routes' | 'Requests' | 'Usage'
