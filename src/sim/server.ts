@@ -16,6 +16,7 @@ import {createServer} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {setTimeout as sleep} from 'node:timers/promises'
 
+import {nestsDeeperThan} from '../core/json-depth.js'
 import type {Fault} from './faults.js'
 import {FaultQueue, parseFault} from './faults.js'
 import {gammaModule} from './gamma.js'
@@ -119,6 +120,8 @@ export interface Simulator {
 }
 
 const MAX_RECORDED = 2000
+/** Deeper JSON than this is refused with a 400: the handlers walk bodies recursively. */
+const MAX_BODY_DEPTH = 512
 
 /** Starts the simulator and resolves once it listens. */
 export async function startSim(input: SimOptions = {}): Promise<Simulator> {
@@ -267,6 +270,15 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
     }
     if (badJson) {
       context.sendError(request, 400, 'request body is not valid JSON', 'invalid_request_error')
+      return
+    }
+    if (rawBody.length > 2 * MAX_BODY_DEPTH && nestsDeeperThan(rawBody, MAX_BODY_DEPTH)) {
+      context.sendError(
+        request,
+        400,
+        `request body nests JSON deeper than ${MAX_BODY_DEPTH} levels`,
+        'invalid_request_error',
+      )
       return
     }
     if (path.startsWith(SIM_API_PREFIX + '/')) {

@@ -158,6 +158,22 @@ describe('messages upstream', () => {
     expect(result.input_tokens).toBe(prompt)
   })
 
+  it('refuses a body nested 20 000 deep with a 400 in the Anthropic shape, for count_tokens too', async () => {
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000)
+    for (const path of ['/v1/messages/count_tokens', '/v1/messages']) {
+      const response = await fetch(sim.origin + path, {
+        method: 'POST',
+        headers: {'content-type': 'application/json', 'x-api-key': 'sk-ant-test'},
+        body: `{"model":"claude-sim","max_tokens":5,"messages":[{"role":"user","content":${deep}}]}`,
+      })
+      expect(response.status).toBe(400)
+      expect(await response.json()).toMatchObject({
+        type: 'error',
+        error: {type: 'invalid_request_error', message: 'request body nests JSON deeper than 512 levels'},
+      })
+    }
+  })
+
   it('answers errors in the Anthropic shape', async () => {
     const error = await anthropic()
       .messages.create(body, {headers: {'x-sim-fault': 'status=529'}})
