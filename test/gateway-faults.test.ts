@@ -3,7 +3,18 @@
  * home, routing one family keeping the others' defaults, and `gateway start` right after `kill -9`
  * while key issues were in flight.
  */
-import {existsSync, rmSync} from 'node:fs'
+import {execFileSync} from 'node:child_process'
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
@@ -112,4 +123,95 @@ describe('gateway faults end to end', () => {
       expect(res.status).toBe(200)
     }
   })
+})
+
+/** A small tmpfs of our own, when this machine lets us mount one (root in a VM or container). */
+function smallTmpfs(megabytes: number): {dir: string; unmount: () => void} | undefined {
+  if (process.platform !== 'linux' || process.getuid?.() !== 0) return undefined
+  const dir = mkdtempSync(join(tmpdir(), 'gwctl-tmpfs-'))
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${megabytes}m,mode=0700`, 'tmpfs', dir], {
+      stdio: 'ignore',
+    })
+  } catch {
+    rmSync(dir, {recursive: true, force: true})
+    return undefined
+  }
+  return {
+    dir,
+    unmount: () => {
+      execFileSync('umount', ['-l', dir], {stdio: 'ignore'})
+      rmSync(dir, {recursive: true, force: true})
+    },
+  }
+}
+
+/** Writes zeros into `path` until the file system says it is full. */
+function fillDisk(path: string): void {
+  const fd = openSync(path, 'w')
+  const chunk = Buffer.alloc(64 * 1024)
+  try {
+    for (;;) writeSync(fd, chunk)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error
+  } finally {
+    closeSync(fd)
+  }
+}
+
+const tmpfs = smallTmpfs(8) // unmounted by its test's cleanup
+
+describe.skipIf(!tmpfs)('a GWCTL_HOME whose disk fills up (a real 8 MB tmpfs)', () => {
+  it('keeps model traffic flowing, says `degraded` on /health and in `gwctl status`, loses nothing stored, and recovers', async () => {
+    const home = join(tmpfs!.dir, 'home')
+    mkdirSync(home, {mode: 0o700})
+    const port = await freePort()
+    const env = {GWCTL_GATEWAY_PORT: String(port)}
+    const cli = (args: string[]) => runCli(args, {home, env})
+    const base = `http://127.0.0.1:${port}`
+    cleanups.push(tmpfs!.unmount, () => killDaemon(home))
+    expect((await cli(['gateway', 'start', '--sim'])).exitCode).toBe(0)
+    const issued = json(await cli([...keyIssueArgs('codex-a', 'codex'), '--json']))
+    const chat = (content: string) =>
+      fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {authorization: `Bearer ${issued.keyValue}`, 'content-type': 'application/json'},
+        body: JSON.stringify({model: 'sim-mini', messages: [{role: 'user', content}]}),
+      })
+    for (let i = 0; i < 3; i++) expect((await chat(`before ${i}`)).status).toBe(200)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const before = json(await cli(['logs', '--json', '--limit', '100']))
+    expect(before.logs ?? before).toHaveLength(3)
+
+    const filler = join(tmpfs!.dir, 'filler')
+    fillDisk(filler)
+    for (let i = 0; i < 10; i++) {
+      const res = await chat(`during ${i} ${'x'.repeat(2000)}`)
+      expect(res.status).toBe(200)
+      expect(((await res.json()) as {choices: unknown[]}).choices).toHaveLength(1)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const health = await fetch(`${base}/health`)
+    expect(health.status).toBe(200)
+    const body = (await health.json()) as {status: string; timestamp: number; degraded?: string}
+    expect(body.status).toBe('ok')
+    expect(body.degraded).toMatch(/^log store: could not write a batch: database or disk is full/)
+    const status = await cli(['status'])
+    expect(status.exitCode).toBe(0)
+    expect(status.stdout).toMatch(/gateway:\s+Running \(degraded\)/)
+    expect(status.stderr).toContain('The gateway is degraded: log store: could not write a batch')
+    expect(json(await cli(['status', '--json'])).degraded).toMatch(/database or disk is full/)
+
+    rmSync(filler)
+    expect((await chat('after')).status).toBe(200)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(((await (await fetch(`${base}/health`)).json()) as {degraded?: string}).degraded).toBeUndefined()
+    const after = json(await cli(['logs', '--json', '--limit', '100']))
+    const rows = (after.logs ?? after) as Array<{requestId: string}>
+    // the three stored before the disk filled up are all there; the requests in between are lost
+    for (const row of before.logs ?? before) expect(rows.map((r) => r.requestId)).toContain(row.requestId)
+    const daemonLog = readFileSync(join(home, 'gateway.log'), 'utf8')
+    expect(daemonLog).toContain('log store: writing again')
+    expect((await cli(['gateway', 'stop'])).exitCode).toBe(0)
+  }, 90_000)
 })

@@ -4,6 +4,7 @@ import {BaseCommand} from '../core/base-command.js'
 import {ExitCode} from '../core/errors.js'
 import {colorErr, err, formatDuration, out, printFields, printJson, printTable} from '../core/output.js'
 import type {StatusSnapshot} from '../services/status.js'
+import {homeFile} from '../store/paths.js'
 import {getStatus} from '../services/status.js'
 
 export default class Status extends BaseCommand {
@@ -40,7 +41,8 @@ export default class Status extends BaseCommand {
     }
     const g = snapshot.gateway
     printFields({
-      gateway: g.state,
+      gateway: snapshot.degraded ? `${g.state} (degraded)` : g.state,
+      degraded: snapshot.degraded,
       url: g.url,
       pid: g.pid ?? undefined,
       uptime: g.uptimeSeconds === null ? undefined : formatDuration(g.uptimeSeconds * 1000),
@@ -58,6 +60,12 @@ export default class Status extends BaseCommand {
         {header: 'AGENTS', value: (r) => r.agents, align: 'right'},
       ])
     }
+    if (snapshot.degraded)
+      err(
+        colorErr().yellow(
+          `The gateway is degraded: ${snapshot.degraded}. Model traffic still flows; the daemon log ${homeFile('daemonLog')} says more.`,
+        ),
+      )
     for (const s of snapshot.localAgents.stale) {
       for (const p of s.problems)
         err(colorErr().yellow(`Stale binding of ${s.tool}: ${p.problem}. Fix: ${p.fix}`))

@@ -3,6 +3,8 @@
  * single-instance pid file, the state lock held for life, state load, listen on 127.0.0.1,
  * lazy saves of last-seen times, and a graceful stop on abort (SIGTERM / SIGINT).
  */
+import {fstatSync, writeSync} from 'node:fs'
+
 import {GwError, ExitCode} from '../core/errors.js'
 import {LogStore} from '../store/log-store.js'
 import {homeFile} from '../store/paths.js'
@@ -70,7 +72,11 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   }
 
   let timer: NodeJS.Timeout | undefined
-  let onWarning: ((warning: Error) => void) | undefined
+  // Until the gateway context exists, a log store problem (a full disk at start) waits here.
+  let earlyProblem: string | undefined
+  let onLogProblem = (problem: string | undefined): void => {
+    earlyProblem = problem
+  }
   let routing: Routing | undefined
   let sim: {origin: string; close(): Promise<void>} | undefined
   let historyScanner: HistoryScanner | undefined
@@ -102,7 +108,10 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
         log(`${new Date().toISOString()} warning: ${problem}`)
     let logs: LogStore
     try {
-      logs = await LogStore.open(homeFile('logDb'), {retentionDays: retentionDays()})
+      logs = await LogStore.open(homeFile('logDb'), {
+        retentionDays: retentionDays(),
+        onWriteProblem: (problem) => onLogProblem(problem),
+      })
     } catch (error) {
       throw new DaemonStartError(
         'log_db_unreadable',
@@ -144,15 +153,19 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       },
     }
 
-    // The log store reports a batch it could not write (a full or read-only disk) as a process
-    // warning: the first is logged, and /health says the gateway is degraded from then on.
-    onWarning = (warning: Error): void => {
-      if (!warning.message.startsWith('gwctl log store:')) return
-      if (!context.degraded)
-        log(`${new Date().toISOString()} error: ${warning.message} (usage rows are being lost)`)
-      context.degraded = `${warning.message.replace(/^gwctl /, '')} (since ${new Date().toISOString()})`
+    // The log store reports when its writes start failing (a full or read-only disk) and when they
+    // work again: each change is logged once, and /health says the gateway is degraded meanwhile.
+    onLogProblem = (problem) => {
+      const now = new Date().toISOString()
+      if (problem) {
+        log(`${now} error: log store: ${problem} (usage rows are being lost; model traffic still flows)`)
+        context.degraded = `log store: ${problem} (since ${now})`
+      } else if (context.degraded) {
+        log(`${now} log store: writing again (rows of the requests in between are lost)`)
+        context.degraded = undefined
+      }
     }
-    process.on('warning', onWarning)
+    if (earlyProblem) onLogProblem(earlyProblem)
 
     let server
     try {
@@ -194,7 +207,6 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     log(`${new Date().toISOString()} stopped`)
   } finally {
     if (timer) clearTimeout(timer)
-    if (onWarning) process.off('warning', onWarning)
     await historyScanner?.stop().catch(() => undefined)
     if (routing) {
       await routing.router.close().catch(() => undefined)
@@ -212,10 +224,29 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
  */
 function batchedStdout(): {log: (line: string) => void; flush: () => void} {
   let pending = ''
+  let lost = 0
+  // A detached daemon's stdout is its log file. Written with writeSync, a full or read-only disk
+  // throws here, where it is caught: process.stdout would emit an unhandled 'error' and kill the
+  // daemon, which must keep serving. A terminal or a pipe (`gateway run`) keeps process.stdout.
+  const toFile = isFile(1)
   const flush = (): void => {
     const text = pending
     pending = ''
-    if (text) process.stdout.write(text)
+    if (!text) return
+    if (!toFile) {
+      process.stdout.write(text)
+      return
+    }
+    const note =
+      lost > 0
+        ? `${new Date().toISOString()} warning: ${lost} daemon log lines were lost (the disk was full or unwritable)\n`
+        : ''
+    try {
+      writeSync(1, note + text)
+      lost = 0
+    } catch {
+      lost += text.split('\n').length - 1
+    }
   }
   return {
     log(line) {
@@ -223,5 +254,13 @@ function batchedStdout(): {log: (line: string) => void; flush: () => void} {
       pending += line + '\n'
     },
     flush,
+  }
+}
+
+function isFile(fd: number): boolean {
+  try {
+    return fstatSync(fd).isFile()
+  } catch {
+    return false
   }
 }

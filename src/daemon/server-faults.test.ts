@@ -4,7 +4,7 @@
  */
 import {connect} from 'node:net'
 import {join} from 'node:path'
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 
 import {freePort, tempHome} from '../../test/helpers/cli.js'
 import {startSim} from '../sim/server.js'
@@ -120,7 +120,15 @@ describe('the simulator control endpoints', () => {
 })
 
 describe('a log store that cannot write', () => {
-  it('leaves /health at 200 with a `degraded` reason, logged once in the daemon log', async () => {
+  it('leaves /health and /api/status at 200 with a `degraded` reason, logged once, cleared when writes work again', async () => {
+    const {LogStore} = await import('../store/log-store.js')
+    const opened: Array<Awaited<ReturnType<typeof LogStore.open>>> = []
+    const open = LogStore.open.bind(LogStore)
+    const spy = vi.spyOn(LogStore, 'open').mockImplementation(async (path, options) => {
+      const store = await open(path, options)
+      opened.push(store)
+      return store
+    })
     const {runDaemon} = await import('./lifecycle.js')
     const port = await freePort()
     const lines: string[] = []
@@ -133,17 +141,49 @@ describe('a log store that cannot write', () => {
       if (!health) await new Promise((resolve) => setTimeout(resolve, 50))
     }
     expect(((await health!.json()) as {degraded?: string}).degraded).toBeUndefined()
-    // what the log store emits when a batch cannot be written (SQLITE_FULL, EROFS)
-    process.emitWarning('gwctl log store: could not write a batch: database or disk is full')
-    process.emitWarning('gwctl log store: could not write a batch: database or disk is full')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-    const after = await fetch(`${base}/health`)
-    expect(after.status).toBe(200)
-    const body = (await after.json()) as {status: string; timestamp: number; degraded?: string}
-    expect(body.status).toBe('ok')
-    expect(body.degraded).toMatch(/^log store: could not write a batch: database or disk is full/)
+    // SQLite's page limit makes every write fail with SQLITE_FULL, as a full disk does
+    const db = (opened[0] as unknown as {db: {pragma(source: string, options?: object): unknown}}).db
+    db.pragma(`max_page_count = ${Number(db.pragma('page_count', {simple: true}))}`)
+    const row = {
+      time: Date.now(),
+      agentId: 'a',
+      keyPrefix: 'gw-x',
+      policyId: 'default',
+      entrance: 'chat' as const,
+      requestedModel: 'm',
+      provider: 'p',
+      model: 'm',
+      status: 200,
+      fallback: false,
+      inputTokens: 1,
+      outputTokens: 1,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
+      reasoningTokens: 0,
+      latencyMs: 1,
+      ttfbMs: 1,
+      error: null,
+      project: null,
+      requestId: 'r',
+    }
+    for (let i = 0; i < 50; i++) opened[0].append({...row, error: 'x'.repeat(400)})
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    for (const path of ['/health', '/api/status']) {
+      const after = await fetch(base + path)
+      expect(after.status).toBe(200)
+      const body = (await after.json()) as {status: string; degraded?: string}
+      expect(body.status).toBe('ok')
+      expect(body.degraded).toMatch(/^log store: could not write a batch: database or disk is full \(since /)
+    }
     expect(lines.filter((l) => l.includes('usage rows are being lost'))).toHaveLength(1)
+
+    db.pragma('max_page_count = 1000000')
+    opened[0].append(row)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(((await (await fetch(`${base}/health`)).json()) as {degraded?: string}).degraded).toBeUndefined()
+    expect(lines.filter((l) => l.includes('log store: writing again'))).toHaveLength(1)
     stop.abort()
     await running
+    spy.mockRestore()
   })
 })

@@ -60,6 +60,8 @@ export interface DaemonSnapshot {
   latestRequestAt: number | null
   /** Origin of the in-process simulator when started with `--sim`, else null. */
   simOrigin?: string | null
+  /** Why the gateway works in a degraded way (as on `/health`), e.g. the log store cannot write. */
+  degraded?: string
 }
 
 export interface GatewayInfo {

@@ -226,3 +226,34 @@ describe('LogStore', () => {
     }
   })
 })
+
+describe('a disk that fills up', () => {
+  it('keeps what is stored, reports the failure once and the recovery once, and never throws', async () => {
+    const problems: Array<string | undefined> = []
+    const full = await LogStore.open(join(home.home, 'full.db'), {
+      flushMs: 5,
+      now: () => T0 + HOUR,
+      onWriteProblem: (problem) => problems.push(problem),
+    })
+    full.append(entry({requestId: 'before'}))
+    full.flush()
+    // SQLite's own limit on the database's pages: every write that needs a new page now fails
+    // with SQLITE_FULL, exactly as on a full disk.
+    const db = (full as unknown as {db: {pragma(source: string, options?: object): unknown}}).db
+    db.pragma(`max_page_count = ${Number(db.pragma('page_count', {simple: true}))}`)
+    for (let i = 0; i < 200; i++)
+      expect(() => full.append(entry({requestId: `lost-${i}`, error: 'x'.repeat(500)}))).not.toThrow()
+    await sleep(50)
+    expect(problems).toEqual(['could not write a batch: database or disk is full'])
+    // reads still answer, with what was stored before the disk filled up
+    expect(full.queryLogs().map((r) => r.requestId)).toEqual(['before'])
+    expect(full.usage()[0]).toMatchObject({requests: 1})
+
+    db.pragma('max_page_count = 1000000')
+    full.append(entry({requestId: 'after'}))
+    await sleep(50)
+    expect(problems).toEqual(['could not write a batch: database or disk is full', undefined])
+    expect(full.queryLogs().map((r) => r.requestId)).toEqual(['after', 'before'])
+    full.close()
+  })
+})

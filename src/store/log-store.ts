@@ -85,6 +85,11 @@ export interface LogStoreOptions {
   batchSize?: number
   /** Clock for tests (Unix ms). */
   now?: () => number
+  /**
+   * Told when writing starts failing (a full or read-only disk: the message) and when it works
+   * again (undefined), once per change: the batches in between are lost, model traffic is not.
+   */
+  onWriteProblem?: (problem: string | undefined) => void
 }
 
 const HOUR_MS = 3_600_000
@@ -174,6 +179,8 @@ export class LogStore {
   private readonly batchSize: number
   private readonly now: () => number
   private closed = false
+  /** Why the last write failed, until one works again. */
+  private writeProblem: string | undefined
 
   private constructor(
     private readonly db: Db,
@@ -212,8 +219,16 @@ export class LogStore {
     db.exec(SCHEMA)
     const store = new LogStore(db, options)
     if (options.retentionDays !== undefined) {
-      store.prune(options.retentionDays)
-      store.pruneTimer = setInterval(() => store.prune(options.retentionDays!), HOUR_MS)
+      const prune = (): void => {
+        try {
+          store.prune(options.retentionDays!)
+        } catch (error) {
+          // a full disk can refuse even a DELETE's journal: pruning waits for the next hour
+          store.reportProblem(`could not prune old rows: ${(error as Error).message}`)
+        }
+      }
+      prune()
+      store.pruneTimer = setInterval(prune, HOUR_MS)
       store.pruneTimer.unref()
     }
     return store
@@ -271,10 +286,21 @@ export class LogStore {
   private flushQuietly(): void {
     try {
       this.flush()
+      if (this.writeProblem !== undefined && this.queue.length === 0) {
+        this.writeProblem = undefined
+        this.options.onWriteProblem?.(undefined)
+      }
     } catch (error) {
       // A full disk must not take the gateway down; the rows of this batch are lost.
-      process.emitWarning(`gwctl log store: could not write a batch: ${(error as Error).message}`)
+      this.reportProblem(`could not write a batch: ${(error as Error).message}`)
     }
+  }
+
+  private reportProblem(problem: string): void {
+    if (this.writeProblem !== undefined) return
+    this.writeProblem = problem
+    if (this.options.onWriteProblem) this.options.onWriteProblem(problem)
+    else process.emitWarning(`gwctl log store: ${problem}`)
   }
 
   private readonly writeBatch = (batch: LogEntry[]): void => {
@@ -359,7 +385,7 @@ export class LogStore {
 
   /** Recent requests, newest first (queued rows are written first so they show up). */
   queryLogs(filters: LogFilters = {}): LogRow[] {
-    this.flush()
+    this.flushQuietly()
     const where: string[] = []
     const params: Record<string, unknown> = {}
     if (filters.agentId !== undefined) {
@@ -399,7 +425,7 @@ export class LogStore {
    * Reads the hourly roll-up, plus the raw rows of the partial hour after `since`.
    */
   usage(filters: Omit<LogFilters, 'limit'> & {pivot?: Pivot} = {}): UsageRow[] {
-    this.flush()
+    this.flushQuietly()
     const column = filters.pivot ? PIVOT_COLUMNS[filters.pivot] : undefined
     const hourWhere: string[] = []
     const rawWhere: string[] = []
@@ -474,7 +500,7 @@ export class LogStore {
 
   /** Deletes rows (and whole roll-up hours) older than `days` days; returns the log rows deleted. */
   prune(days: number): number {
-    this.flush()
+    this.flushQuietly()
     const cutoff = this.now() - days * DAY_MS
     return this.db.transaction(() => {
       const deleted = this.db.prepare('DELETE FROM logs WHERE ts < ?').run(cutoff).changes
