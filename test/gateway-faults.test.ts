@@ -196,14 +196,23 @@ describe.skipIf(!tmpfs)('a GWCTL_HOME whose disk fills up (a real 8 MB tmpfs)', 
     const body = (await health.json()) as {status: string; timestamp: number; degraded?: string}
     expect(body.status).toBe('ok')
     expect(body.degraded).toMatch(/^log store: could not write a batch: database or disk is full/)
+    // re-issuing (a rotation) cannot be saved: refused, and the key in use keeps working
+    const rotate = await cli([...keyIssueArgs('codex-a', 'codex'), '--json'])
+    expect(rotate.exitCode).not.toBe(0)
+    expect(rotate.stdout + rotate.stderr).toMatch(
+      /The key was not issued: the gateway could not save .*state\.json: ENOSPC/,
+    )
+    expect((await chat('still mine')).status).toBe(200)
     const status = await cli(['status'])
     expect(status.exitCode).toBe(0)
     expect(status.stdout).toMatch(/gateway:\s+Running \(degraded\)/)
     expect(status.stderr).toContain('The gateway is degraded: log store: could not write a batch')
+    expect(status.stderr).toContain('state: could not save')
     expect(json(await cli(['status', '--json'])).degraded).toMatch(/database or disk is full/)
 
     rmSync(filler)
     expect((await chat('after')).status).toBe(200)
+    expect((await cli([...keyIssueArgs('codex-a', 'codex'), '--json'])).exitCode).toBe(0)
     await new Promise((resolve) => setTimeout(resolve, 200))
     expect(((await (await fetch(`${base}/health`)).json()) as {degraded?: string}).degraded).toBeUndefined()
     const after = json(await cli(['logs', '--json', '--limit', '100']))

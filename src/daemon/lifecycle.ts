@@ -133,6 +133,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       simOrigin: sim?.origin,
     }
 
+    // sources of degradation (`log store`, `state`) and why
+    const problems = new Map<string, string>()
     const context: GatewayContext = {
       store,
       index: new KeyIndex(store.data),
@@ -141,30 +143,36 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       startedAt: Date.now(),
       log,
       routing,
+      degrade(source, reason) {
+        const now = new Date().toISOString()
+        if (reason === undefined) {
+          if (!problems.delete(source)) return
+          log(`${now} ${source}: writing again`)
+        } else {
+          if (problems.has(source)) return
+          problems.set(source, `${source}: ${reason} (since ${now})`)
+          log(`${now} error: ${source}: ${reason}`)
+        }
+        context.degraded = problems.size > 0 ? [...problems.values()].join('; ') : undefined
+      },
       touch() {
         timer ??= setTimeout(() => {
           timer = undefined
           store
             .save()
-            .catch((error: Error) =>
-              log(`${new Date().toISOString()} warning: save failed: ${error.message}`),
-            )
+            .then(() => context.degrade?.('state', undefined))
+            .catch((error: Error) => {
+              context.degrade?.('state', `could not save ${store.path}: ${error.message}`)
+              context.touch() // try again later: the last-seen times are still only in memory
+            })
         }, TOUCH_SAVE_MS)
       },
     }
 
     // The log store reports when its writes start failing (a full or read-only disk) and when they
-    // work again: each change is logged once, and /health says the gateway is degraded meanwhile.
-    onLogProblem = (problem) => {
-      const now = new Date().toISOString()
-      if (problem) {
-        log(`${now} error: log store: ${problem} (usage rows are being lost; model traffic still flows)`)
-        context.degraded = `log store: ${problem} (since ${now})`
-      } else if (context.degraded) {
-        log(`${now} log store: writing again (rows of the requests in between are lost)`)
-        context.degraded = undefined
-      }
-    }
+    // work again: each change is logged once, and /health says the gateway is degraded meanwhile
+    // (usage rows of the requests in between are lost; model traffic still flows).
+    onLogProblem = (problem) => context.degrade?.('log store', problem)
     if (earlyProblem) onLogProblem(earlyProblem)
 
     let server

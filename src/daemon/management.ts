@@ -196,6 +196,9 @@ async function issue(request: GatewayRequest, context: GatewayContext): Promise<
     return
   }
   const body = request.json()
+  // what the state was, to put back when the new key cannot be saved (a full or read-only disk):
+  // a key the caller never receives must not work, nor may a rotation revoke the key in use
+  const before = structuredClone(context.store.data)
   let result
   try {
     result = issueKey(context.store.data, validateIssueRequest(body))
@@ -212,7 +215,7 @@ async function issue(request: GatewayRequest, context: GatewayContext): Promise<
   }
   context.index.add(result.key, result.agent)
   // The key is answered only once it is on disk: every 200 survives a crash.
-  await context.store.save()
+  if (!(await saved(request, context, before, 'The key was not issued'))) return
   request.agentId = result.agent.id
   emitGatewayEvent({type: 'agent', agentId: result.agent.id, change: 'key issued'})
   sendJson(request.res, 200, result.response)
@@ -222,15 +225,50 @@ async function issue(request: GatewayRequest, context: GatewayContext): Promise<
 async function revoke(request: GatewayRequest, context: GatewayContext): Promise<void> {
   const body = (isJsonContentType(request.headers['content-type']) ? request.json() : undefined) as
     {keyId?: unknown} | undefined
+  const before = structuredClone(context.store.data)
   const result = revokeKeyInState(context.store.data, body?.keyId)
   if (!result.ok) {
     sendError(request.res, 'chat', result.status, result.message, {code: result.code})
     return
   }
   // the index holds the same record objects: the revocation applies to the next request
-  await context.store.save()
+  if (!(await saved(request, context, before, 'The key was not revoked'))) return
   emitGatewayEvent({type: 'agent', agentId: result.key.agentId ?? null, change: 'key revoked'})
   sendJson(request.res, 200, {keyId: result.key.id, revokedAt: result.key.revokedAt})
+}
+
+/**
+ * Saves the state; when the disk refuses, puts `before` back (the key index with it), answers 503
+ * and reports the gateway degraded, so what the caller was told matches what is on disk.
+ */
+async function saved(
+  request: GatewayRequest,
+  context: GatewayContext,
+  before: GatewayContext['store']['data'],
+  what: string,
+): Promise<boolean> {
+  try {
+    await context.store.save()
+    context.degrade?.('state', undefined)
+    return true
+  } catch (error) {
+    const data = context.store.data as unknown as Record<string, unknown>
+    for (const key of Object.keys(data)) delete data[key]
+    Object.assign(data, before)
+    context.index.rebuild()
+    const reason = `could not save ${context.store.path}: ${(error as Error).message}`
+    context.degrade?.('state', reason)
+    sendError(
+      request.res,
+      'chat',
+      503,
+      `${what}: the gateway ${reason}. Free space or make it writable, then try again.`,
+      {
+        code: 'state_unwritable',
+      },
+    )
+    return false
+  }
 }
 
 /** Every management route. */

@@ -175,7 +175,7 @@ describe('a log store that cannot write', () => {
       expect(body.status).toBe('ok')
       expect(body.degraded).toMatch(/^log store: could not write a batch: database or disk is full \(since /)
     }
-    expect(lines.filter((l) => l.includes('usage rows are being lost'))).toHaveLength(1)
+    expect(lines.filter((l) => l.includes('error: log store: could not write a batch'))).toHaveLength(1)
 
     db.pragma('max_page_count = 1000000')
     opened[0].append(row)

@@ -33,6 +33,11 @@ export interface GatewayContext {
   lastRequestAt?: number
   /** Why the gateway works in a degraded way (e.g. the log store cannot write), shown by /health. */
   degraded?: string
+  /**
+   * Reports (a reason) or clears (undefined) one source of degradation, `log store` or `state`:
+   * logged once per change, joined into `degraded`.
+   */
+  degrade?(source: string, reason: string | undefined): void
   /** One line to the daemon log. Never pass secrets. */
   log(line: string): void
   /** Schedules a lazy save of small changes (last seen times). */

@@ -560,7 +560,13 @@ export async function lockState(
   } catch {
     // a lock of another user: nothing to keep private here
   }
-  writeFileSync(ownerFile(path), `${process.pid}\n`, {mode: 0o600})
+  try {
+    writeFileSync(ownerFile(path), `${process.pid}\n`, {mode: 0o600})
+  } catch (error) {
+    // a full disk: give the lock back, or it would outlive this write and refuse every later one
+    await release().catch(() => undefined)
+    throw error
+  }
   return async () => {
     // The lock first: a crash in between leaves only an owner file, which the next holder replaces.
     await release()

@@ -22,8 +22,8 @@ export async function freePort() {
 }
 
 /** A fresh GWCTL_HOME (and HOME inside it) with a free port; `cleanup` kills what is left. */
-export async function isolatedGateway(name) {
-  const home = mkdtempSync(join(tmpdir(), `gwctl-rel-${name}-`))
+export async function isolatedGateway(name, {parent = tmpdir()} = {}) {
+  const home = mkdtempSync(join(parent, `gwctl-rel-${name}-`))
   mkdirSync(join(home, 'user-home'))
   const port = await freePort()
   const env = {

@@ -9,7 +9,7 @@ import {isolatedGateway, issueKey, openFds, ROOT, rssBytes, sleep} from './lib.j
 
 const require = createRequire(join(ROOT, 'package.json'))
 
-const KINDS = [
+export const KINDS = [
   {
     path: '/v1/chat/completions',
     body: {
@@ -108,6 +108,11 @@ export async function soak({seconds = 600, rate = 200, log = console.log} = {}) 
       'x-api-key': key,
       'content-type': 'application/json',
     }
+    // Descriptors with no traffic: compared with the same after the run, once the client has
+    // closed its connections and the keep-alive pools have let theirs go. Under load the count
+    // follows the concurrency (a client socket, and a pooled upstream socket on both ends when the
+    // simulator runs in the daemon), so only idle counts say whether one leaked.
+    figures.fdsIdleBefore = openFds(pid)
     const one = async (kind) => {
       figures.sent++
       try {
@@ -142,6 +147,10 @@ export async function soak({seconds = 600, rate = 200, log = console.log} = {}) 
     const warmUpMs = Math.max(5_000, seconds * 100) // 10 % of the run
     let baseline
     let samples = 0
+    // RSS every 5 s: one reading swings by tens of MiB with the garbage collector's rhythm, so
+    // growth compares medians: of the readings in the 10 % after warm-up, and of the last 10 %
+    const rss = []
+    let nextSample = t0
     let next = t0
     let i = 0
     while (Date.now() - t0 < seconds * 1000) {
@@ -157,7 +166,14 @@ export async function soak({seconds = 600, rate = 200, log = console.log} = {}) 
           `  soak: baseline after warm-up: RSS ${(baseline.rss / 2 ** 20).toFixed(1)} MiB, ${baseline.fds} fds`,
         )
       }
-      if (++samples % 2000 === 0) log(`  soak: ${Math.round((now - t0) / 1000)} s, ${figures.sent} sent`)
+      if (now >= nextSample) {
+        rss.push({at: now - t0, bytes: rssBytes(pid)})
+        nextSample += 5_000
+      }
+      if (++samples % 2000 === 0)
+        log(
+          `  soak: ${Math.round((now - t0) / 1000)} s, ${figures.sent} sent, RSS ${(rssBytes(pid) / 2 ** 20).toFixed(1)} MiB, ${openFds(pid)} fds`,
+        )
       await sleep(Math.max(1, next - Date.now()))
     }
     await Promise.all(inflight)
@@ -166,12 +182,27 @@ export async function soak({seconds = 600, rate = 200, log = console.log} = {}) 
     await sleep(500)
     const end = {rss: rssBytes(pid), fds: openFds(pid)}
     baseline ??= end
-    figures.rssBaselineMiB = baseline.rss / 2 ** 20
-    figures.rssEndMiB = end.rss / 2 ** 20
-    figures.rssGrowthPct = ((end.rss - baseline.rss) / baseline.rss) * 100
+    const median = (xs) => {
+      const sorted = xs.map((x) => x.bytes).sort((a, b) => a - b)
+      return sorted.length ? sorted[Math.floor(sorted.length / 2)] : end.rss
+    }
+    const runMs = seconds * 1000
+    const early = median(rss.filter((x) => x.at >= warmUpMs && x.at < warmUpMs + runMs / 10))
+    const late = median(rss.filter((x) => x.at >= runMs * 0.9))
+    figures.rssSamples = rss.length
+    figures.rssBaselineMiB = early / 2 ** 20
+    figures.rssEndMiB = late / 2 ** 20
+    figures.rssGrowthPct = ((late - early) / early) * 100
+    figures.rssMaxMiB = Math.max(...rss.map((x) => x.bytes)) / 2 ** 20
     figures.fdsBaseline = baseline.fds
     figures.fdsEnd = end.fds
     await dispatcher.close()
+    // idle again: the upstream pool and the simulator keep idle connections for 30 s
+    for (let waited = 0; waited < 45_000; waited += 250) {
+      figures.fdsIdleAfter = openFds(pid)
+      if (figures.fdsIdleAfter <= figures.fdsIdleBefore) break
+      await sleep(250)
+    }
     // a graceful stop writes the queued rows; then count them
     const stop = await gw.cli(['gateway', 'stop'])
     if (stop.code !== 0) throw new Error(`gateway stop failed: ${stop.stderr}`)
