@@ -307,3 +307,54 @@ describe('an unexpected error in the proxy', () => {
     await router.close()
   })
 })
+
+describe('a 200 answer the gateway must not pass on unchanged', () => {
+  it('masks the provider key quoted back in a JSON 200 (content-length kept) and in a stream, even split across chunks', async () => {
+    const key = 'upstream-key-echo'
+    const origin = await upstreamServer((req, res, body) => {
+      if (JSON.parse(body.toString()).stream) {
+        res.writeHead(200, {'content-type': 'text/event-stream'})
+        const event = `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"your key is ${key}"}}]}\n\n`
+        const cut = event.indexOf(key) + 5
+        res.write(event.slice(0, cut))
+        setTimeout(() => {
+          res.write(event.slice(cut))
+          res.end('data: [DONE]\n\n')
+        }, 20)
+        return
+      }
+      const text = JSON.stringify({
+        id: 'c1',
+        object: 'chat.completion',
+        choices: [{index: 0, message: {role: 'assistant', content: `echo: ${req.headers.authorization}`}}],
+        usage: {prompt_tokens: 3, completion_tokens: 1, total_tokens: 4},
+      })
+      res.writeHead(200, {'content-type': 'application/json', 'content-length': Buffer.byteLength(text)})
+      res.end(text)
+    })
+    route = () => ({targets: [{provider: provider('echo', 'chat', origin)}]})
+    const plain = await chat('{"model":"m","messages":[]}')
+    expect(plain.status).toBe(200)
+    const body = (await plain.json()) as {choices: Array<{message: {content: string}}>}
+    expect(body.choices[0].message.content).toBe(`echo: Bearer [redacted]${'*'.repeat(key.length - 10)}`)
+    const stream = await chat('{"model":"m","stream":true,"messages":[]}')
+    const text = await stream.text()
+    expect(text).not.toContain(key)
+    expect(text).toContain(`your key is [redacted]${'*'.repeat(key.length - 10)}"`)
+    expect(text.endsWith('data: [DONE]\n\n')).toBe(true)
+  })
+
+  it('passes a 200 with malformed JSON on as it came, and flags it in the log row', async () => {
+    const origin = await upstreamServer((_req, res) => {
+      res.writeHead(200, {'content-type': 'application/json'})
+      res.end('{"id":"c1","choices":[{"index":0,')
+    })
+    route = () => ({targets: [{provider: provider('bad', 'chat', origin)}]})
+    const res = await chat('{"model":"m","messages":[]}')
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe('{"id":"c1","choices":[{"index":0,')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(results.at(-1)).toMatchObject({status: 200, usage: null})
+    expect(results.at(-1)!.error).toMatch(/^bad: upstream answered 200 with malformed JSON \(/)
+  })
+})

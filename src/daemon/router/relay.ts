@@ -12,6 +12,7 @@ import type {Family, TimeoutSettings} from '../types.js'
 import {describeError, sendFamilyError} from './error-shape.js'
 import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'
 import type {ProxyResult, ProxyTarget} from './proxy-types.js'
+import {SecretRedactor} from './redact.js'
 import {createUsageTap} from './taps/index.js'
 
 /**
@@ -160,6 +161,12 @@ export async function relay(
 
   const tap = status < 300 ? createUsageTap(family, sse) : undefined
   const filter = sse && ctx.addedUsage && status < 300 ? new ChatUsageChunkFilter() : undefined
+  // the provider key quoted back in an answer is masked (a key shorter than 8 characters is a
+  // test value that could also be an ordinary word of the answer)
+  const redactor =
+    credential && credential.length >= 8 && !headers['content-encoding']
+      ? new SecretRedactor(credential)
+      : undefined
   // the last bytes sent, to start an error event on a line of its own if a stream breaks mid-event
   let last = '' as Uint8Array | string
   const body = upstream.body
@@ -200,13 +207,16 @@ export async function relay(
         resolve({error: new Error('client closed the connection')})
         return
       }
-      send(filter ? filter.push(chunk) : chunk)
+      const out = redactor ? redactor.push(chunk) : chunk
+      send(filter ? filter.push(out) : out)
       if (tap) {
         if (sse) tapLater(chunk)
         else tap.feed(chunk)
       }
     })
     body.on('end', () => {
+      const rest = redactor?.flush()
+      if (rest?.length && !res.destroyed) send(filter ? filter.push(rest) : rest)
       if (filter && !res.destroyed) send(filter.flush())
       if (!res.destroyed) res.end()
       resolve(undefined)
@@ -220,6 +230,9 @@ export async function relay(
     tap.end()
   }
   result.usage = tap?.usage() ?? null
+  const malformed = broken ? undefined : tap?.malformed()
+  // the client got what the upstream sent; the log row says it was not what the protocol promises
+  if (malformed) result.error = `${target.provider.name}: upstream answered ${status} with ${malformed}`
   if (!broken) {
     if (status < 500 && status !== 429) target.breaker?.recordSuccess()
     return

@@ -34,6 +34,8 @@ export interface UsageTap {
   usage(): Usage | undefined
   /** Responses streams: the `sequence_number` an event appended now should carry. */
   nextSequence(): number
+  /** After `end()`: what was malformed about the answer (not JSON, broken event data), if anything. */
+  malformed(): string | undefined
 }
 
 export type Json = Record<string, unknown>
@@ -58,6 +60,8 @@ export class Tap implements UsageTap {
   private readonly decoder = new TextDecoder()
   private readonly chunks: Uint8Array[] = []
   private size = 0
+  private badEvents = 0
+  private badBody: string | undefined
 
   constructor(
     private readonly reader: Reader,
@@ -71,6 +75,7 @@ export class Tap implements UsageTap {
             try {
               payload = JSON.parse(message.data)
             } catch {
+              this.badEvents++
               return
             }
             const p = obj(payload)
@@ -96,7 +101,11 @@ export class Tap implements UsageTap {
       this.parser.feed('\n\n')
       return
     }
-    if (this.size === 0 || this.size > MAX_TAPPED_JSON_BYTES) return
+    if (this.size === 0) {
+      this.badBody = 'an empty body instead of JSON'
+      return
+    }
+    if (this.size > MAX_TAPPED_JSON_BYTES) return
     try {
       // one chunk (the usual small answer): no copy
       const only = this.chunks.length === 1 ? this.chunks[0] : undefined
@@ -105,10 +114,18 @@ export class Tap implements UsageTap {
         : Buffer.concat(this.chunks)
       const p = obj(JSON.parse(body.toString('utf8')))
       if (p) this.reader.onPayload(p, undefined)
-    } catch {
-      // not JSON: no usage
+    } catch (error) {
+      // not JSON: no usage, and the log row says so
+      this.badBody = `malformed JSON (${(error as Error).message})`
     }
     this.chunks.length = 0
+  }
+
+  malformed(): string | undefined {
+    if (this.badBody) return this.badBody
+    return this.badEvents > 0
+      ? `${this.badEvents} stream event${this.badEvents === 1 ? '' : 's'} of malformed JSON`
+      : undefined
   }
 
   usage(): Usage | undefined {
