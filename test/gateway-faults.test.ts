@@ -65,6 +65,22 @@ describe('gateway faults end to end', () => {
     const route = await cli(['policies', 'route', 'default', '--family', 'chat', '--target', 'sim-chat'])
     expect(route.exitCode).toBe(0)
     expect(route.stdout.endsWith('\n')).toBe(true)
+    expect(route.stderr).toMatch(/(^|\n)Run `gwctl gateway restart` to apply it\.\n$/)
+    // the hint after a table starts on a line of its own and ends its line (a report had them run together)
+    const added = await cli([
+      'providers',
+      'add',
+      'my-openai',
+      '--family',
+      'chat',
+      '--base-url',
+      'http://127.0.0.1:9/v1',
+      '--api-key-env',
+      'OPENAI_API_KEY',
+    ])
+    expect(added.exitCode).toBe(0)
+    expect(added.stdout.endsWith('\n')).toBe(true)
+    expect(added.stderr).toMatch(/(^|\n)Run `gwctl gateway restart` to apply it\.\n$/)
     const show = await cli(['policies', 'show', 'default'])
     expect(show.stdout).toContain('chat -> sim-chat')
     expect(show.stdout).toContain('responses, messages, gemini: on defaults')
