@@ -7,6 +7,8 @@
  * - `delay=MS`      wait before the answer's headers
  * - `reset`         destroy the connection (before headers, or mid-stream for streams)
  * - `chunk-delay=MS` slow streams: wait between chunks
+ * - `malformed`     a 200 whose JSON is cut in half (a JSON answer), or whose middle stream event is
+ *                   (`content-length` then matches the cut body)
  * - `times=N`       a queued fault applies N times (default 1; 0 = forever)
  * - `path=P`, `method=M` a queued fault only matches requests whose path contains P / method M
  */
@@ -16,6 +18,7 @@ export interface Fault {
   delayMs?: number
   reset?: boolean
   chunkDelayMs?: number
+  malformed?: boolean
   message?: string
   retryAfter?: string
   times?: number
@@ -51,6 +54,9 @@ export function parseFault(spec: string): Fault {
       case 'reset':
         fault.reset = true
         break
+      case 'malformed':
+        fault.malformed = true
+        break
       case 'times':
         fault.times = num()
         break
@@ -68,7 +74,7 @@ export function parseFault(spec: string): Fault {
         break
       default:
         throw new Error(
-          `unknown fault "${key}" (known: status, delay, chunk-delay, reset, times, message, retry-after, path, method)`,
+          `unknown fault "${key}" (known: status, delay, chunk-delay, reset, malformed, times, message, retry-after, path, method)`,
         )
     }
   }

@@ -242,6 +242,7 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
       return
     }
     faultsByRequest.set(request, fault)
+    if (fault?.malformed) cutJsonAnswer(res)
     if (fault?.delayMs) await sleep(fault.delayMs)
     if (fault?.reset && !fault.chunkDelayMs && fault.status === undefined) {
       req.socket.destroy()
@@ -384,4 +385,28 @@ function defaultErrorType(status: number): string {
   if (status === 429) return 'rate_limit_error'
   if (status >= 500) return 'api_error'
   return 'error'
+}
+
+/**
+ * The `malformed` fault for JSON answers: the body this response ends with is cut in half (sent
+ * without its `content-length`), as an upstream that breaks its JSON would send it. Streams cut an
+ * event instead (sse.ts).
+ */
+function cutJsonAnswer(res: ServerResponse): void {
+  let json = false
+  const writeHead = res.writeHead.bind(res) as (status: number, headers?: unknown) => ServerResponse
+  res.writeHead = ((status: number, headers?: unknown) => {
+    if (headers && typeof headers === 'object' && !Array.isArray(headers)) {
+      const copy = {...(headers as Record<string, unknown>)}
+      json = /json/.test(String(copy['content-type'] ?? res.getHeader('content-type') ?? ''))
+      delete copy['content-length']
+      return writeHead(status, copy)
+    }
+    return writeHead(status, headers)
+  }) as ServerResponse['writeHead']
+  const end = res.end.bind(res) as (chunk?: unknown) => ServerResponse
+  res.end = ((chunk?: unknown) => {
+    if (typeof chunk !== 'string' || !json) return end(chunk)
+    return end(chunk.slice(0, Math.ceil(chunk.length / 2)))
+  }) as ServerResponse['end']
 }

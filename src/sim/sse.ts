@@ -40,7 +40,9 @@ export async function sendSse(
     if (gap >= 1 && i > 0) await sleep(gap)
     if (res.destroyed) return
     const {event, data} = events[i]
-    const payload = typeof data === 'string' ? data : JSON.stringify(data)
+    let payload = typeof data === 'string' ? data : JSON.stringify(data)
+    if (options.fault?.malformed && i === Math.floor(events.length / 2) && payload.startsWith('{'))
+      payload = payload.slice(0, Math.ceil(payload.length / 2))
     res.write((event ? `event: ${event}\n` : '') + `data: ${payload}\n\n`)
   }
   res.end()

@@ -4,7 +4,7 @@
 // its seconds. Prints the figures, writes them into docs/RELIABILITY.md (between the markers of
 // each part) and exits 1 when a check fails.
 //
-//   npm run test:reliability                            everything (fuzz 10 000, crash 50, disk, soak 600 s)
+//   npm run test:reliability                            everything (fuzz 10 000, crash 50, upstream, disk, soak 600 s)
 //   npm run test:reliability -- --only fuzz,crash       some parts
 //   npm run test:reliability -- --fuzz-count 20000 --seed 42
 //   npm run test:reliability -- --loops 10
@@ -18,11 +18,12 @@ import {crash} from './crash.js'
 import {fuzz} from './fuzz.js'
 import {ROOT, run} from './lib.js'
 import {diskTrouble} from './disk.js'
+import {upstreamFaults} from './upstream.js'
 import {soak} from './soak.js'
 
 const {values: flags} = parseArgs({
   options: {
-    only: {type: 'string', default: 'fuzz,crash,disk,soak'},
+    only: {type: 'string', default: 'fuzz,crash,upstream,disk,soak'},
     'fuzz-count': {type: 'string', default: '10000'},
     seed: {type: 'string'},
     loops: {type: 'string', default: '50'},
@@ -111,6 +112,36 @@ if (only.has('crash')) {
     ),
   ])
   for (const x of c.failures.slice(0, 10)) console.log('  ', x)
+}
+
+if (only.has('upstream')) {
+  console.log('upstream faults ...')
+  const u = await upstreamFaults()
+  const rows = []
+  const cases = [...new Set(u.outcomes.map((o) => o.case))]
+  for (const name of cases) {
+    const of = u.outcomes.filter((o) => o.case === name)
+    const bad = of.filter((o) => o.problems.length > 0)
+    const where = [...new Set(of.map((o) => `${o.family}${o.stream ? ' stream' : ''}`))].join(', ')
+    rows.push(
+      check(
+        bad.length === 0,
+        `${name}: ${of.length - bad.length}/${of.length} as promised (${where}); slowest ${Math.max(...of.map((o) => o.ms))} ms${bad.length ? `; ${bad.map((o) => `${o.family}${o.stream ? ' stream' : ''}: ${o.problems.join(', ')}`).join(' | ')}` : ''}`,
+      ),
+    )
+  }
+  const b = u.breaker
+  rows.push(
+    check(
+      b.opened === 'open' &&
+        b.skippedProvider === 'alt-chat' &&
+        b.halfOpen === 'half-open' &&
+        b.trialProvider === 'up-chat' &&
+        b.closed === 'closed',
+      `breaker of up-chat (threshold 3, cooldown 2 s): ${b.opened} after 3 failures, next request served by ${b.skippedProvider}; ${b.halfOpen} after the cooldown; its trial served by ${b.trialProvider} (${b.trialStatus}); then ${b.closed}`,
+    ),
+  )
+  record('upstream', rows)
 }
 
 if (only.has('disk')) {
