@@ -144,7 +144,10 @@ export async function soak({seconds = 600, rate = 200, log = console.log} = {}) 
     }
     const inflight = new Set()
     const t0 = Date.now()
-    const warmUpMs = Math.max(5_000, seconds * 100) // 10 % of the run
+    // V8 sizes its heap to the traffic over the first minutes (RSS climbs, then swings around a
+    // level with each major GC): the first 20 % of the run is warm-up, then growth is measured
+    // from the next 10 % to the last 10 %, where a leak would still show as a steady climb.
+    const warmUpMs = Math.max(5_000, seconds * 200)
     let baseline
     let samples = 0
     // RSS every 5 s: one reading swings by tens of MiB with the garbage collector's rhythm, so
