@@ -1,7 +1,7 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import type {Simulator} from './server.js'
-import {startSim} from './server.js'
+import {jsonNestingDepth, MAX_BODY_DEPTH, startSim} from './server.js'
 
 describe('simulator request record', () => {
   let sim: Simulator
@@ -43,5 +43,34 @@ describe('simulator request record', () => {
     expect(await get(`127.0.0.1.evil.example:${port}`)).toBe(403)
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`])
       expect(await get(host)).toBe(200)
+  })
+
+  it('answers a body nested 100 000 deep with a typed 400 in the route shape, and stays up', async () => {
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000)
+    const messages = await fetch(`${sim.origin}/v1/messages/count_tokens`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json', 'x-api-key': 'k', 'anthropic-version': '2023-06-01'},
+      body: `{"model":"claude-sim","messages":[{"role":"user","content":${deep}}]}`,
+    })
+    expect(messages.status).toBe(400)
+    const error = (await messages.json()) as {type: string; error: {type: string; message: string}}
+    expect(error.type).toBe('error') // the Anthropic shape
+    expect(error.error.type).toBe('invalid_request_error')
+    expect(error.error.message).toContain(`nested more than ${MAX_BODY_DEPTH} levels`)
+    const chat = await fetch(`${sim.origin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json', authorization: 'Bearer k'},
+      body: `{"model":"gpt-sim","messages":${deep}}`,
+    })
+    expect(chat.status).toBe(400)
+    expect(((await chat.json()) as {error: {message: string}}).error.message).toContain('nested')
+    expect((await fetch(`${sim.origin}/__sim/requests`)).status).toBe(200)
+  })
+
+  it('counts nesting depth without recursion, skipping brackets inside strings', () => {
+    expect(jsonNestingDepth('{"a":[1,{"b":"[[[{{"}]}')).toBe(3)
+    expect(jsonNestingDepth('["\\\\",[]]')).toBe(2) // an escaped backslash ends no string
+    expect(jsonNestingDepth('["\\"[["]')).toBe(1) // an escaped quote
+    expect(jsonNestingDepth('['.repeat(MAX_BODY_DEPTH) + ']'.repeat(MAX_BODY_DEPTH))).toBe(MAX_BODY_DEPTH)
   })
 })

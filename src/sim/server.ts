@@ -120,6 +120,32 @@ export interface Simulator {
 
 const MAX_RECORDED = 2000
 
+/** The deepest JSON nesting the simulator accepts (real requests stay far below). */
+export const MAX_BODY_DEPTH = 512
+
+/**
+ * The deepest `{`/`[` nesting in a JSON text, counted iteratively (strings and their escapes
+ * skipped), so a 100 000-deep body costs one pass and no stack.
+ */
+export function jsonNestingDepth(text: string): number {
+  let depth = 0
+  let max = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c)
+        i++ // backslash: skip the escaped character
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x7b || c === 0x5b) {
+      depth++
+      if (depth > max) max = depth
+    } else if (c === 0x7d || c === 0x5d) depth--
+  }
+  return max
+}
+
 /** Starts the simulator and resolves once it listens. */
 export async function startSim(input: SimOptions = {}): Promise<Simulator> {
   const options = {taskSeconds: 20, timeScale: 1, maxBodyBytes: 10 * 1024 * 1024, ...input}
@@ -199,11 +225,18 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
     const rawBody = Buffer.concat(chunks)
     let body: unknown
     let badJson = false
+    let tooDeep = false
     if (rawBody.length > 0) {
-      try {
-        body = JSON.parse(rawBody.toString('utf8'))
-      } catch {
-        badJson = true
+      const text = rawBody.toString('utf8')
+      // A body nested deeper than any real request would make the handlers' JSON.stringify (token
+      // counts, /__sim/requests) overflow the stack: refuse it before parsing, as a typed 400.
+      if (jsonNestingDepth(text) > MAX_BODY_DEPTH) tooDeep = true
+      else {
+        try {
+          body = JSON.parse(text)
+        } catch {
+          badJson = true
+        }
       }
     }
 
@@ -267,6 +300,15 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
     }
     if (badJson) {
       context.sendError(request, 400, 'request body is not valid JSON', 'invalid_request_error')
+      return
+    }
+    if (tooDeep) {
+      context.sendError(
+        request,
+        400,
+        `request body is nested more than ${MAX_BODY_DEPTH} levels deep`,
+        'invalid_request_error',
+      )
       return
     }
     if (path.startsWith(SIM_API_PREFIX + '/')) {
