@@ -40,7 +40,7 @@ export default class Status extends BaseCommand {
     }
     const g = snapshot.gateway
     printFields({
-      gateway: g.state,
+      gateway: snapshot.degraded ? `${g.state} (degraded)` : g.state,
       url: g.url,
       pid: g.pid ?? undefined,
       uptime: g.uptimeSeconds === null ? undefined : formatDuration(g.uptimeSeconds * 1000),
@@ -58,6 +58,12 @@ export default class Status extends BaseCommand {
         {header: 'AGENTS', value: (r) => r.agents, align: 'right'},
       ])
     }
+    if (snapshot.degraded)
+      err(
+        colorErr().yellow(
+          `Degraded: ${snapshot.degraded}. Model traffic still flows; see \`gwctl gateway logs\`.`,
+        ),
+      )
     for (const s of snapshot.localAgents.stale) {
       for (const p of s.problems)
         err(colorErr().yellow(`Stale binding of ${s.tool}: ${p.problem}. Fix: ${p.fix}`))

@@ -290,6 +290,7 @@ export function managementRoutes(): Route[] {
         agentsPerRoute: agentsPerRoute(views),
         latestRequestAt: latest || null,
         simOrigin: context.routing?.simOrigin ?? null,
+        ...(context.degraded ? {degraded: context.degraded} : {}),
       })
     }),
   ]

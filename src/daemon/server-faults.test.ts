@@ -2,11 +2,13 @@
  * What a hostile or broken client sees at the socket (issue 14): requests Node's HTTP parser
  * refuses get a JSON error, and the simulator's control endpoints follow the gateway's Origin rule.
  */
+import {spawn} from 'node:child_process'
+import {writeFileSync} from 'node:fs'
 import {connect} from 'node:net'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {freePort, tempHome} from '../../test/helpers/cli.js'
+import {freePort, runCli, tempHome} from '../../test/helpers/cli.js'
 import {startSim} from '../sim/server.js'
 import {StateStore} from '../store/state.js'
 import {KeyIndex} from './keys.js'
@@ -143,6 +145,29 @@ describe('a log store that cannot write', () => {
     expect(body.status).toBe('ok')
     expect(body.degraded).toMatch(/^log store: could not write a batch: database or disk is full/)
     expect(lines.filter((l) => l.includes('usage rows are being lost'))).toHaveLength(1)
+    // `gwctl status` (a separate process) says so, in words and in --json; the exit stays 0
+    // The CLI trusts a pid file whose process looks like `gateway run`: a stand-in process holds
+    // that name while this test process serves the port.
+    const home = process.env.GWCTL_HOME!
+    const standIn = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', 'gateway', 'run'], {
+      stdio: 'ignore',
+    })
+    try {
+      writeFileSync(join(home, 'gateway.pid'), `${standIn.pid}\n${port}\n`)
+      const human = await runCli(['status'], {home})
+      expect(human.exitCode).toBe(0)
+      expect(human.stdout).toMatch(/gateway:\s+Running \(degraded\)/)
+      expect(human.stderr).toContain('Degraded: log store: could not write a batch: database or disk is full')
+      const asJson = await runCli(['status', '--json'], {home})
+      expect(asJson.exitCode).toBe(0)
+      const snapshot = JSON.parse(asJson.stdout) as {healthy: boolean; degraded?: string}
+      expect(snapshot.healthy).toBe(true)
+      expect(snapshot.degraded).toMatch(
+        /^log store: could not write a batch: database or disk is full \(since /,
+      )
+    } finally {
+      standIn.kill()
+    }
     stop.abort()
     await running
   })

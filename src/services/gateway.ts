@@ -60,6 +60,8 @@ export interface DaemonSnapshot {
   latestRequestAt: number | null
   /** Origin of the in-process simulator when started with `--sim`, else null. */
   simOrigin?: string | null
+  /** Why the daemon works in a degraded way (the log store cannot write), as /health says. */
+  degraded?: string
 }
 
 export interface GatewayInfo {

@@ -18,6 +18,8 @@ export interface StatusSnapshot {
   agentsPerRoute: RouteCount[]
   /** Unix seconds of the latest model request, or null. */
   latestRequestAt: number | null
+  /** Why the running gateway works in a degraded way (e.g. the log store cannot write), from /health. */
+  degraded?: string
   /** Why the snapshot is not healthy, when it is not. */
   problem?: string
   /** The command that fixes it, when it is not healthy. */
@@ -44,6 +46,7 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
       agents: {discovered: gw.daemon.agents, enabled: gw.daemon.enabledAgents},
       agentsPerRoute: gw.daemon.agentsPerRoute as RouteCount[],
       latestRequestAt: gw.daemon.latestRequestAt,
+      ...(gw.daemon.degraded ? {degraded: gw.daemon.degraded} : {}),
     }
   }
   let views: ReturnType<typeof agentViews> = []
