@@ -12,6 +12,7 @@ import type {Family, TimeoutSettings} from '../types.js'
 import {describeError, sendFamilyError} from './error-shape.js'
 import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'
 import type {ProxyResult, ProxyTarget} from './proxy-types.js'
+import {keyRedactor} from './redact.js'
 import {createUsageTap} from './taps/index.js'
 
 /**
@@ -160,6 +161,8 @@ export async function relay(
 
   const tap = status < 300 ? createUsageTap(family, sse) : undefined
   const filter = sse && ctx.addedUsage && status < 300 ? new ChatUsageChunkFilter() : undefined
+  // a provider key quoted back in the answer is masked chunk by chunk (redact.ts)
+  const redactor = keyRedactor(credential)
   // the last bytes sent, to start an error event on a line of its own if a stream breaks mid-event
   let last = '' as Uint8Array | string
   const body = upstream.body
@@ -200,13 +203,18 @@ export async function relay(
         resolve({error: new Error('client closed the connection')})
         return
       }
-      send(filter ? filter.push(chunk) : chunk)
+      const data = redactor ? redactor.push(chunk) : chunk
+      send(filter ? filter.push(data) : data)
       if (tap) {
         if (sse) tapLater(chunk)
         else tap.feed(chunk)
       }
     })
     body.on('end', () => {
+      if (redactor && !res.destroyed) {
+        const rest = redactor.flush()
+        send(filter ? filter.push(rest) : rest)
+      }
       if (filter && !res.destroyed) send(filter.flush())
       if (!res.destroyed) res.end()
       resolve(undefined)
@@ -220,6 +228,8 @@ export async function relay(
     tap.end()
   }
   result.usage = tap?.usage() ?? null
+  // a 200 whose JSON does not parse reached the client as sent; its row says so
+  if (tap?.malformed) result.error ??= `${target.provider.name}: ${tap.malformed}`
   if (!broken) {
     if (status < 500 && status !== 429) target.breaker?.recordSuccess()
     return

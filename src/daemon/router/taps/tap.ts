@@ -34,6 +34,8 @@ export interface UsageTap {
   usage(): Usage | undefined
   /** Responses streams: the `sequence_number` an event appended now should carry. */
   nextSequence(): number
+  /** Set by end() when the answer (or an SSE event's JSON) did not parse: what was wrong. */
+  malformed?: string
 }
 
 export type Json = Record<string, unknown>
@@ -58,6 +60,7 @@ export class Tap implements UsageTap {
   private readonly decoder = new TextDecoder()
   private readonly chunks: Uint8Array[] = []
   private size = 0
+  malformed: string | undefined
 
   constructor(
     private readonly reader: Reader,
@@ -71,6 +74,7 @@ export class Tap implements UsageTap {
             try {
               payload = JSON.parse(message.data)
             } catch {
+              this.malformed ??= 'an event of the stream is not valid JSON'
               return
             }
             const p = obj(payload)
@@ -106,7 +110,8 @@ export class Tap implements UsageTap {
       const p = obj(JSON.parse(body.toString('utf8')))
       if (p) this.reader.onPayload(p, undefined)
     } catch {
-      // not JSON: no usage
+      // not JSON: no usage, and the log row says so
+      this.malformed = 'the answer is not valid JSON'
     }
     this.chunks.length = 0
   }
