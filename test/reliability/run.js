@@ -127,7 +127,7 @@ if (only.has('soak')) {
     ),
     check(
       s.rssGrowthPct <= 10,
-      `RSS ${s.rssBaselineMiB.toFixed(1)} MiB after warm-up -> ${s.rssEndMiB.toFixed(1)} MiB at the end (${s.rssGrowthPct.toFixed(1)} %)`,
+      `RSS ${s.rssBaselineMiB.toFixed(1)} MiB after warm-up -> ${s.rssEndMiB.toFixed(1)} MiB at the end (${s.rssGrowthPct.toFixed(1)} %); every tenth of the run: ${s.rssTrajectoryMiB.join(', ')} MiB`,
     ),
     check(s.fdsEnd <= s.fdsBaseline + 16, `open fds ${s.fdsBaseline} -> ${s.fdsEnd}`),
     check(

@@ -142,6 +142,10 @@ export async function soak({seconds = 600, rate = 200, log = console.log} = {}) 
     const warmUpMs = Math.max(5_000, seconds * 100) // 10 % of the run
     let baseline
     let samples = 0
+    // RSS every tenth of the run: a curve that flattens is warm-up, one that keeps rising a leak
+    const sampleEveryMs = Math.max(1_000, seconds * 100)
+    let nextSample = t0 + sampleEveryMs
+    figures.rssTrajectoryMiB = []
     let next = t0
     let i = 0
     while (Date.now() - t0 < seconds * 1000) {
@@ -156,6 +160,10 @@ export async function soak({seconds = 600, rate = 200, log = console.log} = {}) 
         log(
           `  soak: baseline after warm-up: RSS ${(baseline.rss / 2 ** 20).toFixed(1)} MiB, ${baseline.fds} fds`,
         )
+      }
+      if (now >= nextSample) {
+        nextSample += sampleEveryMs
+        figures.rssTrajectoryMiB.push(Math.round(rssBytes(pid) / 2 ** 20))
       }
       if (++samples % 2000 === 0) log(`  soak: ${Math.round((now - t0) / 1000)} s, ${figures.sent} sent`)
       await sleep(Math.max(1, next - Date.now()))
