@@ -46,11 +46,14 @@ export class KeyRedactor {
       }
     }
     // the longest tail of `data` that could start the key: held for the next chunk
+    // (a plain loop over at most key.length - 1 bytes: cheaper than native calls per candidate)
+    const length = data.length
     const first = key[0]
-    for (let i = Math.max(0, data.length - key.length + 1); i < data.length; i++) {
-      i = data.indexOf(first, i)
-      if (i === -1) break
-      if (data.subarray(i).equals(key.subarray(0, data.length - i))) {
+    for (let i = Math.max(0, length - key.length + 1); i < length; i++) {
+      if (data[i] !== first) continue
+      let j = 1
+      while (i + j < length && data[i + j] === key[j]) j++
+      if (i + j === length) {
         this.held = data.subarray(i)
         return data.subarray(0, i)
       }
