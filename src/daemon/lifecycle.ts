@@ -215,7 +215,13 @@ function batchedStdout(): {log: (line: string) => void; flush: () => void} {
   const flush = (): void => {
     const text = pending
     pending = ''
-    if (text) process.stdout.write(text)
+    if (!text) return
+    try {
+      process.stdout.write(text)
+    } catch {
+      // stdout is the daemon log file: a full or read-only disk makes this synchronous write
+      // throw (ENOSPC, EROFS). The lines are dropped; the gateway keeps serving (issue 14).
+    }
   }
   return {
     log(line) {

@@ -15,6 +15,7 @@ import {join} from 'node:path'
 import {parseArgs} from 'node:util'
 
 import {crash} from './crash.js'
+import {disk} from './disk.js'
 import {fuzz} from './fuzz.js'
 import {ROOT, run} from './lib.js'
 import {soak} from './soak.js'
@@ -110,6 +111,32 @@ if (only.has('crash')) {
     ),
   ])
   for (const x of c.failures.slice(0, 10)) console.log('  ', x)
+}
+
+if (only.has('disk')) {
+  console.log('disk ...')
+  const d = await disk()
+  if (d.skipped) record('disk', [`| skipped | ${d.skipped} |`])
+  else
+    record('disk', [
+      check(
+        d.okWhileFull === d.sentWhileFull,
+        `${d.okWhileFull}/${d.sentWhileFull} chats answered 200 with GWCTL_HOME (a 4 MiB tmpfs) full`,
+      ),
+      check(d.logLines === 1, `the log store's failure logged ${d.logLines} time(s) in the daemon log`),
+      check(
+        d.healthStatus === 200 && Boolean(d.degraded),
+        `/health ${d.healthStatus} (${d.healthFields}); degraded: ${d.degraded}`,
+      ),
+      check(
+        d.statusExit === 0 && d.statusSays,
+        `\`gwctl status\` exit ${d.statusExit}, shows "Running (degraded)" and the reason: ${d.statusSays}`,
+      ),
+      check(
+        d.after >= d.before,
+        `rows stored before the disk filled: ${d.before}; in logs.db after the stop: ${d.after}`,
+      ),
+    ])
 }
 
 if (only.has('soak')) {
