@@ -139,6 +139,36 @@ describe('gateway faults end to end', () => {
       expect(res.status).toBe(200)
     }
   })
+
+  it('with the gateway stopped, every line of `providers add/list` and `policies route` ends in a newline', async () => {
+    const {cli} = await isolatedHome()
+    // The issue saw "…(gateway stopped)Run `gwctl gateway restart` to apply it.": a table or a hint
+    // that does not end its line glues the next output to it. Each stream must end with "\n".
+    const add = await cli([
+      'providers',
+      'add',
+      'p1',
+      '--family',
+      'chat',
+      '--base-url',
+      'http://127.0.0.1:9/v1',
+    ])
+    expect(add.exitCode).toBe(0)
+    expect(add.stdout).toBe('Added provider p1 (chat, http://127.0.0.1:9/v1, credential: none).\n')
+    expect(add.stderr).toMatch(/\nRun `gwctl gateway restart` to apply it\.\n$/)
+    const list = await cli(['providers', 'list'])
+    expect(list.exitCode).toBe(0)
+    expect(list.stdout).toMatch(/^NAME +FAMILY .*\n(.*\n)*p1 +chat .* unknown \(gateway stopped\)\n$/)
+    expect(list.stderr).toMatch(/^The gateway is stopped: .*\n$/)
+    const route = await cli(['policies', 'route', 'default', '--family', 'chat', '--target', 'p1'])
+    expect(route.exitCode).toBe(0)
+    expect(route.stdout).toBe('Updated policy default: chat -> p1\n')
+    expect(route.stderr).toBe('Run `gwctl gateway restart` to apply it.\n')
+    // what a terminal shows when both streams go to it, in order
+    expect(list.stdout + route.stdout + route.stderr).toContain(
+      'unknown (gateway stopped)\nUpdated policy default: chat -> p1\nRun `gwctl gateway restart` to apply it.\n',
+    )
+  })
 })
 
 /** A small tmpfs of our own, when this machine lets us mount one (root in a VM or container). */

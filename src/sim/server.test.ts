@@ -44,4 +44,26 @@ describe('simulator request record', () => {
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`])
       expect(await get(host)).toBe(200)
   })
+
+  it('answers a body nested 100 000 deep with a typed 400 in the route shape, and stays up', async () => {
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000)
+    const messages = await fetch(`${sim.origin}/v1/messages/count_tokens`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json', 'x-api-key': 'k', 'anthropic-version': '2023-06-01'},
+      body: `{"model":"claude-sim","messages":[{"role":"user","content":${deep}}]}`,
+    })
+    expect(messages.status).toBe(400)
+    const error = (await messages.json()) as {type: string; error: {type: string; message: string}}
+    expect(error.type).toBe('error') // the Anthropic shape
+    expect(error.error.type).toBe('invalid_request_error')
+    expect(error.error.message).toBe('request body nests JSON deeper than 512 levels')
+    const chat = await fetch(`${sim.origin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json', authorization: 'Bearer k'},
+      body: `{"model":"gpt-sim","messages":${deep}}`,
+    })
+    expect(chat.status).toBe(400)
+    expect(((await chat.json()) as {error: {message: string}}).error.message).toContain('nests JSON deeper')
+    expect((await fetch(`${sim.origin}/__sim/requests`)).status).toBe(200)
+  })
 })

@@ -210,6 +210,10 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
       }
     }
 
+    // checked once here: the record is serialised by /__sim/requests, which must not overflow either
+    const tooDeep = rawBody.length > 2 * MAX_BODY_DEPTH && nestsDeeperThan(rawBody, MAX_BODY_DEPTH)
+    if (tooDeep) body = `[a body nested deeper than ${MAX_BODY_DEPTH} levels, ${rawBody.length} bytes]`
+
     if (path.startsWith('/__sim/')) {
       control(method, path, body, res)
       return
@@ -273,7 +277,7 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
       context.sendError(request, 400, 'request body is not valid JSON', 'invalid_request_error')
       return
     }
-    if (rawBody.length > 2 * MAX_BODY_DEPTH && nestsDeeperThan(rawBody, MAX_BODY_DEPTH)) {
+    if (tooDeep) {
       context.sendError(
         request,
         400,

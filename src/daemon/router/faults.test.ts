@@ -76,7 +76,13 @@ beforeAll(async () => {
     const r = route()
     results.push(
       await proxyRequest(
-        {family: 'chat', method: req.method ?? 'POST', url: req.url ?? '/', headers: req.headers, body},
+        {
+          family: (req.headers['x-test-family'] as Family | undefined) ?? 'chat',
+          method: req.method ?? 'POST',
+          url: req.url ?? '/',
+          headers: req.headers,
+          body,
+        },
         res,
         {targets: r.targets, fallbacks: true, timeouts: r.timeouts ?? DEFAULT_TIMEOUTS, pools},
       ),
@@ -178,6 +184,95 @@ describe('upstream errors that are not JSON', () => {
     const empty = await chat('{"model":"m","messages":[]}')
     expect(empty.status).toBe(503)
     expect(((await empty.json()) as {error: {message: string}}).error.message).toMatch(/empty body/)
+  })
+})
+
+describe('an HTML or empty upstream error, for each entrance', () => {
+  const shapes: Record<Family, (body: any) => string> = {
+    chat: (b) => b.error.message,
+    responses: (b) => b.error.message,
+    messages: (b) => (b.type === 'error' ? b.error.message : 'not the messages shape'),
+    gemini: (b) =>
+      typeof b.error.code === 'number' && typeof b.error.status === 'string' ? b.error.message : 'no',
+  }
+  for (const family of ['chat', 'responses', 'messages', 'gemini'] as Family[]) {
+    it(`is wrapped in the ${family} error shape`, async () => {
+      let answer = 0
+      const origin = await upstreamServer((_req, res) => {
+        answer++
+        if (answer === 1) {
+          res.writeHead(502, {'content-type': 'text/html'})
+          res.end('<html><body><h1>502 Bad Gateway</h1></body></html>')
+        } else {
+          res.writeHead(500)
+          res.end()
+        }
+      })
+      route = () => ({targets: [{provider: provider('up', family, origin)}]})
+      const send = () =>
+        fetch(`${gatewayUrl}/x`, {method: 'POST', headers: {'x-test-family': family}, body: '{}'})
+      const html = await send()
+      expect(html.status).toBe(502)
+      expect(html.headers.get('content-type')).toBe('application/json')
+      expect(shapes[family](await html.json())).toBe('up: upstream answered 502: 502 Bad Gateway')
+      const empty = await send()
+      expect(empty.status).toBe(500)
+      expect(shapes[family](await empty.json())).toBe('up: upstream answered 500 with an empty body')
+    })
+  }
+})
+
+describe('a 200 answer that quotes the provider key or is not JSON', () => {
+  const KEY = 'upstream-key-echo'
+  it('a key echoed in a JSON 200 is masked, the Content-Length still exact', async () => {
+    const origin = await upstreamServer((_req, res) => {
+      const text = `{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"your key is ${KEY}"}}]}`
+      res.writeHead(200, {'content-type': 'application/json', 'content-length': Buffer.byteLength(text)})
+      res.end(text)
+    })
+    route = () => ({targets: [{provider: provider('echo', 'chat', origin)}]})
+    const res = await chat('{"model":"m","messages":[]}')
+    expect(res.status).toBe(200)
+    const text = await res.text()
+    expect(text).not.toContain(KEY)
+    expect(JSON.parse(text).choices[0].message.content).toBe('your key is [redacted]*******')
+    expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(text))
+  })
+
+  it('a key split across two chunks of a stream is masked; the stream is not held back', async () => {
+    let second: () => void = () => undefined
+    const secondSent = new Promise<void>((resolve) => (second = resolve))
+    const origin = await upstreamServer(async (_req, res) => {
+      res.writeHead(200, {'content-type': 'text/event-stream'})
+      res.write(`data: {"choices":[{"index":0,"delta":{"content":"first"}}]}\n\n`)
+      res.write(`data: {"choices":[{"index":0,"delta":{"content":"key ${KEY.slice(0, 6)}`)
+      await secondSent
+      res.end(`${KEY.slice(6)}"}}]}\n\ndata: [DONE]\n\n`)
+    })
+    route = () => ({targets: [{provider: provider('echo', 'chat', origin)}]})
+    const res = await chat('{"model":"m","messages":[],"stream":true}')
+    expect(res.status).toBe(200)
+    const reader = res.body!.getReader()
+    let text = ''
+    // the first event arrives before the upstream sends the rest: nothing buffered but the key's start
+    while (!text.includes('first')) text += new TextDecoder().decode((await reader.read()).value)
+    second()
+    for (;;) {
+      const {value, done} = await reader.read()
+      if (done) break
+      text += new TextDecoder().decode(value)
+    }
+    expect(text).not.toContain(KEY)
+    expect(text).toContain('"content":"key [redacted]*******"}')
+    expect(text.endsWith('data: [DONE]\n\n')).toBe(true)
+  })
+
+  it('a well-formed 200 has no error in its row', async () => {
+    const origin = await upstreamServer((_req, res) => chatOk(res))
+    route = () => ({targets: [{provider: provider('good', 'chat', origin)}]})
+    const res = await chat('{"model":"m","messages":[]}')
+    await res.text()
+    expect(results[0].error).toBeNull()
   })
 })
 
