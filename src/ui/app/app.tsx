@@ -2,7 +2,7 @@
  * The terminal app: header (gateway state, port, uptime, version), view tabs, the current view,
  * a hint bar, and modal boxes (confirmation, a new key shown once, a request's details, a policy
  * picker, help). Keyboard: Tab / 1-4 switch views, arrows + Enter select, / filters requests,
- * ? help, q quits. Live: it follows the gateway's event stream and reloads only on events.
+ * ? help, q quits. Live: it follows the gateway's event stream and applies each event to its data.
  */
 import type {Key} from 'ink'
 import {Box, Text, useApp, useInput, useStdout} from 'ink'
@@ -13,7 +13,16 @@ import type {LogRow} from '../../store/log-store.js'
 import type {AppActions, UsagePivot} from './data.js'
 import {USAGE_PIVOTS} from './data.js'
 import type {AppAgent, AppData} from './model.js'
-import {EMPTY_DATA, agentNames, bindingOf, cell, matchesFilter, routeRows, withBreaker} from './model.js'
+import {
+  EMPTY_DATA,
+  agentNames,
+  applyRequest,
+  bindingOf,
+  cell,
+  matchesFilter,
+  routeRows,
+  withBreaker,
+} from './model.js'
 import {AgentsView, RequestDetail, RequestsView, RoutesView, UsageView} from './views.js'
 
 export const VIEWS = ['Agents', 'Routes', 'Requests', 'Usage'] as const
@@ -123,22 +132,25 @@ export function App({
         },
         onDown: () => setUp(false),
         onEvent: (event) => {
+          // Each event changes only the part of the data it is about: no reload, so only the
+          // lines that show it redraw (a full reload happens on connect and reconnect only).
           if (event.type === 'request') {
-            // the new row is drawn now; usage and per-agent totals follow with one reload
-            setData((d) => ({
-              ...d,
-              requests: [
-                {...event.entry, id: -Date.now(), requestId: event.entry.requestId ?? null},
-                ...d.requests,
-              ].slice(0, 500),
-              history: [...d.history, event.entry],
-            }))
-            reloadSoon(1000)
+            setData((d) => applyRequest(d, event.entry, actions.cost?.(event.entry)))
           } else if (event.type === 'breaker') {
             setData((d) => ({
               ...d,
               routes: withBreaker(d.routes, event.provider, event.state, event.retryAt),
             }))
+          } else if (event.type === 'agent' && actions.loadAgents) {
+            actions
+              .loadAgents(signal)
+              .then((agents) => setData((d) => ({...d, agents})))
+              .catch(() => undefined)
+          } else if (event.type === 'usage' && actions.loadUsage) {
+            actions
+              .loadUsage(signal)
+              .then((usage) => setData((d) => ({...d, usage})))
+              .catch(() => undefined)
           } else reloadSoon(0)
         },
       },

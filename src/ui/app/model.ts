@@ -28,8 +28,16 @@ export type AppAgent = AgentView & {
   keyed?: boolean
 }
 
-/** A usage row; the history issue adds cost and sources (shown when present). */
-export type AppUsageRow = UsageRow & {cost?: number | null; costUsd?: number | null}
+/**
+ * A usage row with its cost from the usage service (`gwctl usage`): `costUSD` null and models in
+ * `unpricedModels` when no price is known ("unpriced", never 0).
+ */
+export type AppUsageRow = UsageRow & {
+  cost?: number | null
+  costUsd?: number | null
+  costUSD?: number | null
+  unpricedModels?: string[]
+}
 
 export interface AppData {
   /** null: the gateway is stopped. */
@@ -308,6 +316,87 @@ export function breakerOf(
 
 /** The cost of a usage row when the usage service knows it. */
 export function costOf(r: AppUsageRow): number | null {
-  const c = r.cost ?? r.costUsd
+  const c = r.costUSD ?? r.cost ?? r.costUsd
   return typeof c === 'number' ? c : null
+}
+
+/** `$1.23`, `$0.0123`, `unpriced` (no price known: never `$0`), `$1.23+` (some models unpriced). */
+export function costText(r: AppUsageRow): string {
+  const c = costOf(r)
+  const unpriced = (r.unpricedModels ?? []).length > 0
+  if (c === null) return unpriced ? 'unpriced' : '-'
+  return `$${c.toFixed(c < 1 ? 4 : 2)}${unpriced ? '+' : ''}`
+}
+
+/** Which field of a request each usage grouping sums by. */
+const PIVOT_FIELDS = {
+  agent: 'agentId',
+  model: 'model',
+  provider: 'provider',
+  project: 'project',
+  key: 'keyPrefix',
+} as const satisfies Record<string, keyof LogEntry>
+
+/**
+ * Applies one finished request (the event stream's `request`) to the data: the row on top of the
+ * requests, the entry in the history (today's tokens, buckets, provider health) and its tokens and
+ * cost added to its row of each usage grouping. `cost` is the pricer's answer for the request:
+ * null when its model has no price (the row becomes unpriced-in-part, never $0), undefined when
+ * there is no pricer (the cost stays as it was).
+ */
+export function applyRequest(
+  data: AppData,
+  entry: LogEntry,
+  cost?: number | null,
+  id = -Date.now(),
+): AppData {
+  const usage: AppData['usage'] = {}
+  const tokens = entry.inputTokens + entry.outputTokens + entry.cacheReadTokens + entry.cacheCreationTokens
+  for (const [pivot, rows] of Object.entries(data.usage)) {
+    const field = PIVOT_FIELDS[pivot as keyof typeof PIVOT_FIELDS]
+    if (!rows || !field) {
+      usage[pivot] = rows
+      continue
+    }
+    const key = (entry[field] as string | null) ?? null
+    const i = rows.findIndex((r) => r.key === key)
+    const before: AppUsageRow =
+      i >= 0
+        ? rows[i]
+        : {
+            key,
+            requests: 0,
+            errors: 0,
+            fallbacks: 0,
+            inputTokens: 0,
+            outputTokens: 0,
+            cacheReadTokens: 0,
+            cacheCreationTokens: 0,
+            reasoningTokens: 0,
+          }
+    const after: AppUsageRow = {
+      ...before,
+      requests: before.requests + 1,
+      errors: before.errors + (entry.status >= 400 ? 1 : 0),
+      fallbacks: before.fallbacks + (entry.fallback ? 1 : 0),
+      inputTokens: before.inputTokens + entry.inputTokens,
+      outputTokens: before.outputTokens + entry.outputTokens,
+      cacheReadTokens: before.cacheReadTokens + entry.cacheReadTokens,
+      cacheCreationTokens: before.cacheCreationTokens + entry.cacheCreationTokens,
+      reasoningTokens: before.reasoningTokens + entry.reasoningTokens,
+    }
+    if (typeof cost === 'number') after.costUSD = (costOf(before) ?? 0) + cost
+    else if (cost === null && tokens > 0) {
+      const model = entry.model ?? '(unknown)'
+      const unpriced = before.unpricedModels ?? []
+      after.unpricedModels = unpriced.includes(model) ? unpriced : [...unpriced, model]
+    }
+    usage[pivot] = i >= 0 ? rows.map((r, j) => (j === i ? after : r)) : [...rows, after]
+  }
+  return {
+    ...data,
+    requests: [{...entry, id, requestId: entry.requestId ?? null}, ...data.requests].slice(0, 500),
+    history: [...data.history, entry],
+    usage,
+  }
 }

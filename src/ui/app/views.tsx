@@ -20,6 +20,7 @@ import {
   clock,
   compact,
   costOf,
+  costText,
   dailyTokens,
   heatmap,
   hourlyTokens,
@@ -330,7 +331,7 @@ export function UsageView({data, width, height, selected, now, color, pivot}: Us
   const w = width - 1
   const names = agentNames(data.agents)
   const rows: AppUsageRow[] = data.usage[pivot] ?? []
-  const withCost = rows.some((r) => costOf(r) !== null)
+  const withCost = rows.some((r) => costOf(r) !== null || (r.unpricedModels ?? []).length > 0)
   const hourly = hourlyTokens(data.history, now)
   const days = dailyTokens(data.history, now, 28)
   const tabs = ['agent', 'model', 'provider', 'project', 'key']
@@ -351,17 +352,16 @@ export function UsageView({data, width, height, selected, now, color, pivot}: Us
           )}
       </Text>
       {rows.length === 0 ? (
-        <Text>{cell(data.gateway ? ' No usage yet.' : ' No usage: the gateway is stopped.', w)}</Text>
+        <Text>{cell(' No usage yet: requests through the gateway are counted here.', w)}</Text>
       ) : (
         rows.slice(from, to).map((r, i) => {
-          const cost = costOf(r)
           return (
             <Row
               key={`${r.key}`}
               selected={from + i === selected}
               color={color}
               text={cell(
-                `${cell(label(r), keyW)} ${cell(compact(r.requests), 9, true)} ${cell(compact(r.inputTokens), 9, true)} ${cell(compact(r.outputTokens), 9, true)} ${cell(compact(r.cacheReadTokens + r.cacheCreationTokens), 9, true)}${withCost ? ` ${cell(cost === null ? '-' : `$${cost.toFixed(2)}`, 9, true)}` : ''}`,
+                `${cell(label(r), keyW)} ${cell(compact(r.requests), 9, true)} ${cell(compact(r.inputTokens), 9, true)} ${cell(compact(r.outputTokens), 9, true)} ${cell(compact(r.cacheReadTokens + r.cacheCreationTokens), 9, true)}${withCost ? ` ${cell(costText(r), 9, true)}` : ''}`,
                 w,
               )}
             />
