@@ -445,10 +445,54 @@ describe('keyboard', () => {
     await tick()
     await app.press('\u001b[C')
     expect(body(app.frame()).slice(0, 3)).toEqual([
-      ' by  agent [model] provider  project  key  (←→) · last 28 days, gateway',
+      ' by  agent [model] provider  tool  day  project  key  · gateway, 28 days',
       ' MODEL                          REQUESTS     INPUT    OUTPUT    CACHED      COST',
       '›claude-sim                            2      2.4k       160        20   $0.0123',
     ])
+  })
+})
+
+describe('usage sources', () => {
+  it('s switches the source (gateway, history, all) through the usage service; history ignores gateway requests', async () => {
+    const history = {
+      agent: [
+        {
+          key: 'agt_0000000000000001',
+          requests: 7,
+          errors: 0,
+          fallbacks: 0,
+          inputTokens: 9000,
+          outputTokens: 900,
+          cacheReadTokens: 0,
+          cacheCreationTokens: 0,
+          reasoningTokens: 0,
+          costUSD: 1.5,
+          unpricedModels: [],
+        },
+      ],
+    }
+    const actions = fakeActions(DATA, {
+      loadUsage: async (_signal, source) => {
+        actions.calls.push(`usage ${source}`)
+        return source === 'history' ? history : DATA.usage
+      },
+    })
+    const app = mount({view: 'Usage', actions})
+    await tick()
+    await app.press('s')
+    expect(body(app.frame()).slice(0, 3)).toEqual([
+      ' by [agent] model  provider  tool  day  project  key  · history, 28 days',
+      ' AGENT                          REQUESTS     INPUT    OUTPUT    CACHED      COST',
+      '›laptop                                7      9.0k       900         0     $1.50',
+    ])
+    actions.handlers!.onEvent({type: 'request', entry: {...row({}), time: NOW - 1000}})
+    await tick()
+    expect(body(app.frame())[2]).toBe(
+      '›laptop                                7      9.0k       900         0     $1.50',
+    )
+    await app.press('s')
+    expect(body(app.frame())[0]).toBe(' by [agent] model  provider  tool  day  project  key  · all, 28 days')
+    expect(actions.calls).toEqual(['usage history', 'usage all'])
   })
 })
 

@@ -12,6 +12,8 @@ import {uptimeLabel} from '../../services/dashboard.js'
 import type {LogRow} from '../../store/log-store.js'
 import type {AppActions, UsagePivot} from './data.js'
 import {USAGE_PIVOTS} from './data.js'
+import type {UsageSource} from '../../store/usage-query.js'
+import {USAGE_SOURCES} from '../../store/usage-query.js'
 import type {AppAgent, AppData} from './model.js'
 import {
   EMPTY_DATA,
@@ -53,7 +55,7 @@ const HINTS: Record<ViewName, string> = {
   Agents: 'e enable · d disable · r rotate key · p policy',
   Routes: '↑↓ select · Enter reorder targets',
   Requests: '↑↓ select · Enter details · / filter',
-  Usage: '←→ group by · ↑↓ select',
+  Usage: '←→ group by · s source · ↑↓ select',
 }
 
 /** useState whose latest value is also readable at once (in a ref), before the next render. */
@@ -92,6 +94,7 @@ export function App({
   const [filter, setFilter] = useState('')
   const [typing, setTyping, typingRef] = useLatest(false)
   const [pivot, setPivot] = useState<UsagePivot>('agent')
+  const [source, setSource, sourceRef] = useLatest<UsageSource>('gateway')
   const [modal, setModal, modalRef] = useLatest<Modal | null>(null)
   const [editing, setEditing, editingRef] = useLatest<{targets: string[]; selected: number} | null>(null)
   const [status, setStatus] = useState<string>('')
@@ -135,7 +138,9 @@ export function App({
           // Each event changes only the part of the data it is about: no reload, so only the
           // lines that show it redraw (a full reload happens on connect and reconnect only).
           if (event.type === 'request') {
-            setData((d) => applyRequest(d, event.entry, actions.cost?.(event.entry)))
+            // the history source does not count gateway requests
+            const usage = sourceRef.current !== 'history'
+            setData((d) => applyRequest(d, event.entry, actions.cost?.(event.entry), {usage}))
           } else if (event.type === 'breaker') {
             setData((d) => ({
               ...d,
@@ -148,7 +153,7 @@ export function App({
               .catch(() => undefined)
           } else if (event.type === 'usage' && actions.loadUsage) {
             actions
-              .loadUsage(signal)
+              .loadUsage(signal, sourceRef.current)
               .then((usage) => setData((d) => ({...d, usage})))
               .catch(() => undefined)
           } else reloadSoon(0)
@@ -340,6 +345,19 @@ export function App({
       if (key.rightArrow || input === 'l') setPivot(USAGE_PIVOTS[(i + 1) % USAGE_PIVOTS.length])
       if (key.leftArrow || input === 'h')
         setPivot(USAGE_PIVOTS[(i + USAGE_PIVOTS.length - 1) % USAGE_PIVOTS.length])
+      if (input === 's' && actions.loadUsage) {
+        const next = USAGE_SOURCES[(USAGE_SOURCES.indexOf(sourceRef.current) + 1) % USAGE_SOURCES.length]
+        setSource(next)
+        setStatus(`loading usage from ${next}…`)
+        actions
+          .loadUsage(controller.current.signal, next)
+          .then((usage) => {
+            if (sourceRef.current !== next) return
+            setData((d) => ({...d, usage}))
+            setStatus('')
+          })
+          .catch((error: Error) => setStatus(error.message))
+      }
     }
   }
   useInput(onKey)
@@ -383,7 +401,7 @@ export function App({
         ) : view === 'Requests' ? (
           <RequestsView {...viewProps} filter={filter} rows={requestRows} />
         ) : (
-          <UsageView {...viewProps} pivot={pivot} />
+          <UsageView {...viewProps} pivot={pivot} source={source} />
         )}
       </Box>
       <Text dimColor={color}>
@@ -431,7 +449,8 @@ function ModalBox({
       'e d                    enable / disable the agent’s route binding',
       'r                      rotate the agent’s key',
       'p                      change the agent’s policy',
-      '← → (h l)              usage: group by agent, model, provider, …',
+      '← → (h l)              usage: group by agent, model, provider, tool, day, …',
+      's                      usage: source gateway, history (agents’ logs), all',
       'S                      start the gateway when it is stopped',
       '?                      this help · q quit',
     )

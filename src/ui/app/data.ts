@@ -13,9 +13,11 @@ import {getLogs} from '../../services/logs.js'
 import {listPolicies, routePolicy} from '../../services/policies.js'
 import type {Pricer} from '../../services/usage-cost.js'
 import type {LogEntry} from '../../store/log-store.js'
+import type {UsageSource} from '../../store/usage-query.js'
 import type {AppAgent, AppData, AppUsageRow} from './model.js'
+import {uncachedInput} from './model.js'
 
-export const USAGE_PIVOTS = ['agent', 'model', 'provider', 'project', 'key'] as const
+export const USAGE_PIVOTS = ['agent', 'model', 'provider', 'tool', 'day', 'project', 'key'] as const
 export type UsagePivot = (typeof USAGE_PIVOTS)[number]
 
 export interface AppActions {
@@ -23,8 +25,11 @@ export interface AppActions {
   load(signal: AbortSignal): Promise<AppData>
   /** Only the agents (an `agent` event); without it the app reloads everything. */
   loadAgents?(signal: AbortSignal): Promise<AppAgent[]>
-  /** Only the usage groupings (a `usage` event); without it the app reloads everything. */
-  loadUsage?(signal: AbortSignal): Promise<AppData['usage']>
+  /**
+   * Only the usage groupings of one source (a `usage` event, the user switching source); without
+   * it the app reloads everything.
+   */
+  loadUsage?(signal: AbortSignal, source?: UsageSource): Promise<AppData['usage']>
   /** The cost of one finished request (null: unpriced), once the price table is loaded. */
   cost?(entry: LogEntry): number | null | undefined
   /** Issues a new key for the agent (the old one stops working); returns the key, shown once. */
@@ -87,22 +92,23 @@ const agentsOrKeys = (signal: AbortSignal) =>
 let pricer: Pricer | undefined
 
 /**
- * Gateway usage of the last 28 days per grouping, with cost: the same service and price table as
- * `gwctl usage --source gateway` (read from the log database, so it shows while the gateway is
- * stopped too).
+ * Usage of the last 28 days per grouping, with cost: the same service and price table as
+ * `gwctl usage --source gateway|history|all` (read from the log database, so it shows while the
+ * gateway is stopped too). History and all scan the agents' logs first when no daemon runs, so
+ * their groupings are asked one after the other.
  */
-async function loadUsage(signal: AbortSignal): Promise<AppData['usage']> {
+async function loadUsage(signal: AbortSignal, source: UsageSource = 'gateway'): Promise<AppData['usage']> {
   const since = Math.floor(Date.now() / 1000) - 28 * 86_400
   const [{usageReport}, {createPricer}] = await Promise.all([
     import('../../services/usage.js'),
     import('../../services/usage-cost.js'),
   ])
   pricer ??= await createPricer()
-  const reports = await Promise.all(
-    USAGE_PIVOTS.map((pivot) =>
-      usageReport({source: 'gateway', pivot, since, signal}).catch(() => ({rows: [] as AppUsageRow[]})),
-    ),
-  )
+  const one = (pivot: UsagePivot) =>
+    usageReport({source, pivot, since, signal}).catch(() => ({rows: [] as AppUsageRow[]}))
+  const reports: Array<{rows: AppUsageRow[]}> = []
+  if (source === 'gateway') reports.push(...(await Promise.all(USAGE_PIVOTS.map(one))))
+  else for (const pivot of USAGE_PIVOTS) reports.push(await one(pivot))
   return Object.fromEntries(USAGE_PIVOTS.map((p, i) => [p, reports[i].rows]))
 }
 
@@ -134,7 +140,7 @@ export const liveActions: AppActions = {
   load: loadData,
   loadAgents: agentsOrKeys,
   loadUsage,
-  cost: (entry) => pricer?.cost(entry.model, entry, entry.provider),
+  cost: (entry) => pricer?.cost(entry.model, {...entry, inputTokens: uncachedInput(entry)}, entry.provider),
   async rotateKey(agent) {
     return (await reissue(agent)).keyValue
   },

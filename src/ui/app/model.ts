@@ -328,14 +328,35 @@ export function costText(r: AppUsageRow): string {
   return `$${c.toFixed(c < 1 ? 4 : 2)}${unpriced ? '+' : ''}`
 }
 
-/** Which field of a request each usage grouping sums by. */
-const PIVOT_FIELDS = {
-  agent: 'agentId',
-  model: 'model',
-  provider: 'provider',
-  project: 'project',
-  key: 'keyPrefix',
-} as const satisfies Record<string, keyof LogEntry>
+const ENTRANCE_TOOLS: Record<string, string> = {
+  messages: 'claude-code',
+  responses: 'codex',
+  gemini: 'gemini-cli',
+}
+
+/**
+ * The usage row a request counts in, per grouping, as the usage service groups gateway rows
+ * (tool by entrance, day in UTC); undefined for a grouping it cannot tell.
+ */
+export function usageKeyOf(pivot: string, e: LogEntry): string | null | undefined {
+  const fields: Record<string, string | null> = {
+    agent: e.agentId,
+    model: e.model,
+    provider: e.provider,
+    project: e.project,
+    key: e.keyPrefix,
+    tool: ENTRANCE_TOOLS[e.entrance] ?? null,
+    day: new Date(e.time).toISOString().slice(0, 10),
+  }
+  return pivot in fields ? (fields[pivot] === '' ? null : fields[pivot]) : undefined
+}
+
+/** Input tokens as the usage service counts them: without the cache reads and writes. */
+export function uncachedInput(
+  e: Pick<LogEntry, 'inputTokens' | 'cacheReadTokens' | 'cacheCreationTokens'>,
+): number {
+  return Math.max(e.inputTokens - e.cacheReadTokens - e.cacheCreationTokens, 0)
+}
 
 /**
  * Applies one finished request (the event stream's `request`) to the data: the row on top of the
@@ -348,17 +369,17 @@ export function applyRequest(
   data: AppData,
   entry: LogEntry,
   cost?: number | null,
-  id = -Date.now(),
+  options: {usage?: boolean; id?: number} = {},
 ): AppData {
   const usage: AppData['usage'] = {}
-  const tokens = entry.inputTokens + entry.outputTokens + entry.cacheReadTokens + entry.cacheCreationTokens
+  const input = uncachedInput(entry)
+  const tokens = input + entry.outputTokens + entry.cacheReadTokens + entry.cacheCreationTokens
   for (const [pivot, rows] of Object.entries(data.usage)) {
-    const field = PIVOT_FIELDS[pivot as keyof typeof PIVOT_FIELDS]
-    if (!rows || !field) {
+    const key = usageKeyOf(pivot, entry)
+    if (!rows || key === undefined || options.usage === false) {
       usage[pivot] = rows
       continue
     }
-    const key = (entry[field] as string | null) ?? null
     const i = rows.findIndex((r) => r.key === key)
     const before: AppUsageRow =
       i >= 0
@@ -379,7 +400,7 @@ export function applyRequest(
       requests: before.requests + 1,
       errors: before.errors + (entry.status >= 400 ? 1 : 0),
       fallbacks: before.fallbacks + (entry.fallback ? 1 : 0),
-      inputTokens: before.inputTokens + entry.inputTokens,
+      inputTokens: before.inputTokens + input,
       outputTokens: before.outputTokens + entry.outputTokens,
       cacheReadTokens: before.cacheReadTokens + entry.cacheReadTokens,
       cacheCreationTokens: before.cacheCreationTokens + entry.cacheCreationTokens,
@@ -395,7 +416,10 @@ export function applyRequest(
   }
   return {
     ...data,
-    requests: [{...entry, id, requestId: entry.requestId ?? null}, ...data.requests].slice(0, 500),
+    requests: [
+      {...entry, id: options.id ?? -Date.now(), requestId: entry.requestId ?? null},
+      ...data.requests,
+    ].slice(0, 500),
     history: [...data.history, entry],
     usage,
   }

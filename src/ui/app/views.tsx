@@ -7,7 +7,9 @@ import {Box, Text} from 'ink'
 
 import type {DashboardRoute} from '../../services/dashboard.js'
 import type {LogRow} from '../../store/log-store.js'
+import type {UsageSource} from '../../store/usage-query.js'
 import type {UsagePivot} from './data.js'
+import {USAGE_PIVOTS} from './data.js'
 import type {AppAgent, AppData, AppUsageRow, ProviderHealth} from './model.js'
 import {
   ago,
@@ -325,25 +327,33 @@ export function RequestDetail({row, names, width}: {row: LogRow; names: Map<stri
 
 export interface UsageViewProps extends ViewProps {
   pivot: UsagePivot
+  source?: UsageSource
 }
 
-export function UsageView({data, width, height, selected, now, color, pivot}: UsageViewProps) {
+export function UsageView({
+  data,
+  width,
+  height,
+  selected,
+  now,
+  color,
+  pivot,
+  source = 'gateway',
+}: UsageViewProps) {
   const w = width - 1
   const names = agentNames(data.agents)
   const rows: AppUsageRow[] = data.usage[pivot] ?? []
   const withCost = rows.some((r) => costOf(r) !== null || (r.unpricedModels ?? []).length > 0)
   const hourly = hourlyTokens(data.history, now)
   const days = dailyTokens(data.history, now, 28)
-  const tabs = ['agent', 'model', 'provider', 'project', 'key']
-    .map((p) => (p === pivot ? `[${p}]` : ` ${p} `))
-    .join('')
+  const tabs = USAGE_PIVOTS.map((p) => (p === pivot ? `[${p}]` : ` ${p} `)).join('')
   const keyW = Math.max(10, w - 40 - (withCost ? 10 : 0))
   const listH = Math.max(1, height - 10)
   const [from, to] = windowOf(rows.length, selected, listH)
   const label = (r: AppUsageRow) => (pivot === 'agent' ? agentLabel(r.key, names) : (r.key ?? '(none)'))
   return (
     <Box flexDirection="column">
-      <Text>{' ' + cell(`by ${tabs} (←→) · last 28 days, gateway`, w)}</Text>
+      <Text>{' ' + cell(`by ${tabs} · ${source}, 28 days`, w)}</Text>
       <Text bold>
         {' ' +
           cell(
@@ -352,7 +362,14 @@ export function UsageView({data, width, height, selected, now, color, pivot}: Us
           )}
       </Text>
       {rows.length === 0 ? (
-        <Text>{cell(' No usage yet: requests through the gateway are counted here.', w)}</Text>
+        <Text>
+          {cell(
+            source === 'history'
+              ? ' No usage in the agents’ history yet.'
+              : ' No usage yet: requests through the gateway are counted here.',
+            w,
+          )}
+        </Text>
       ) : (
         rows.slice(from, to).map((r, i) => {
           return (
