@@ -452,6 +452,21 @@ describe('keyboard', () => {
   })
 })
 
+describe('usage by key', () => {
+  it("names each key's agent beside its prefix", async () => {
+    const usage = {
+      key: [{...DATA.usage.agent![0], key: 'gw-AbCdEf…', costUSD: 0.25, unpricedModels: []}],
+    }
+    const agents = DATA.agents.map((a) => (a.name === 'reviewer' ? {...a, keyPrefix: 'gw-ZyXwVu…'} : a))
+    const app = mount({view: 'Usage', data: {...DATA, agents, usage}})
+    await tick()
+    await app.press('\u001b[D')
+    expect(body(app.frame())[2]).toBe(
+      '›gw-AbCdEf… (laptop)                   2      2.4k       160        20   $0.2500',
+    )
+  })
+})
+
 describe('usage sources', () => {
   it('s switches the source (gateway, history, all) through the usage service; history ignores gateway requests', async () => {
     const history = {

@@ -350,7 +350,13 @@ export function UsageView({
   const keyW = Math.max(10, w - 40 - (withCost ? 10 : 0))
   const listH = Math.max(1, height - 10)
   const [from, to] = windowOf(rows.length, selected, listH)
-  const label = (r: AppUsageRow) => (pivot === 'agent' ? agentLabel(r.key, names) : (r.key ?? '(none)'))
+  const byKey = new Map(data.agents.filter((a) => a.keyPrefix).map((a) => [a.keyPrefix, a.name]))
+  const label = (r: AppUsageRow) =>
+    pivot === 'agent'
+      ? agentLabel(r.key, names)
+      : pivot === 'key' && r.key && byKey.has(r.key)
+        ? `${r.key} (${byKey.get(r.key)})`
+        : (r.key ?? '(none)')
   return (
     <Box flexDirection="column">
       <Text>{' ' + cell(`by ${tabs} · ${source}, 28 days`, w)}</Text>
