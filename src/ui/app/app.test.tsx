@@ -155,6 +155,8 @@ const DATA: AppData = {
         cacheReadTokens: 20,
         cacheCreationTokens: 0,
         reasoningTokens: 6,
+        costUSD: 0.0246,
+        unpricedModels: [],
       },
       {
         key: 'agt_0000000000000002',
@@ -166,6 +168,8 @@ const DATA: AppData = {
         cacheReadTokens: 10,
         cacheCreationTokens: 0,
         reasoningTokens: 3,
+        costUSD: null,
+        unpricedModels: ['claude'],
       },
     ],
     model: [
