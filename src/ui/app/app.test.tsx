@@ -456,6 +456,17 @@ describe('keyboard', () => {
   })
 })
 
+describe("agents' cost today", () => {
+  it('shows the selected agent’s cost today from the pricer, unpriced (never $0) without a price', async () => {
+    const actions = fakeActions(DATA, {cost: (e) => (e.provider === 'sim-messages' ? 0.01 : null)})
+    const app = mount({actions})
+    await tick()
+    expect(body(app.frame())[4]).toBe(' parent - · children - · last request 20s ago · today $0.0200')
+    await app.press('j')
+    expect(body(app.frame())[4]).toBe(' parent laptop · children - · last request 10s ago · today unpriced')
+  })
+})
+
 describe('usage by key', () => {
   it("names each key's agent beside its prefix", async () => {
     const usage = {

@@ -23,6 +23,8 @@ import {
   cell,
   matchesFilter,
   routeRows,
+  startOfDay,
+  todayCost,
   withBreaker,
 } from './model.js'
 import {AgentsView, RequestDetail, RequestsView, RoutesView, UsageView} from './views.js'
@@ -180,6 +182,11 @@ export function App({
     [data.requests, filter, names],
   )
   const routes = useMemo(() => routeRows(data), [data])
+  const day = startOfDay(now())
+  const costs = useMemo(
+    () => (actions.cost ? todayCost(data.history, day, actions.cost) : undefined),
+    [data.history, day, actions],
+  )
   const counts: Record<ViewName, number> = {
     Agents: data.agents.length,
     Routes: routes.length,
@@ -395,7 +402,7 @@ export function App({
         {modal ? (
           <ModalBox modal={modal} width={width} policies={data.policies.map((p) => p.id)} names={names} />
         ) : view === 'Agents' ? (
-          <AgentsView {...viewProps} />
+          <AgentsView {...viewProps} costs={costs} />
         ) : view === 'Routes' ? (
           <RoutesView {...viewProps} editing={editing} />
         ) : view === 'Requests' ? (

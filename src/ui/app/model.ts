@@ -314,14 +314,40 @@ export function breakerOf(
   return null
 }
 
+type CostFields = Pick<AppUsageRow, 'cost' | 'costUsd' | 'costUSD' | 'unpricedModels'>
+
+/**
+ * Cost per agent since local midnight, with the usage service's pricer (`price`); an agent whose
+ * requests have no price is unpriced (never $0).
+ */
+export function todayCost(
+  history: readonly LogEntry[],
+  now: number,
+  price: (e: LogEntry) => number | null | undefined,
+): Map<string, CostFields> {
+  const since = startOfDay(now)
+  const out = new Map<string, {costUSD: number | null; unpricedModels: string[]}>()
+  for (const r of history) {
+    if (r.time < since || !r.agentId) continue
+    const c = price(r)
+    if (c === undefined) continue
+    const row = out.get(r.agentId) ?? {costUSD: null, unpricedModels: []}
+    if (c !== null) row.costUSD = (row.costUSD ?? 0) + c
+    else if (!row.unpricedModels.includes(r.model ?? '(unknown)'))
+      row.unpricedModels.push(r.model ?? '(unknown)')
+    out.set(r.agentId, row)
+  }
+  return out
+}
+
 /** The cost of a usage row when the usage service knows it. */
-export function costOf(r: AppUsageRow): number | null {
+export function costOf(r: CostFields): number | null {
   const c = r.costUSD ?? r.cost ?? r.costUsd
   return typeof c === 'number' ? c : null
 }
 
 /** `$1.23`, `$0.0123`, `unpriced` (no price known: never `$0`), `$1.23+` (some models unpriced). */
-export function costText(r: AppUsageRow): string {
+export function costText(r: CostFields): string {
   const c = costOf(r)
   const unpriced = (r.unpricedModels ?? []).length > 0
   if (c === null) return unpriced ? 'unpriced' : '-'

@@ -75,7 +75,15 @@ function stateColor(text: string, color: boolean): string | undefined {
 // ---------------------------------------------------------------------------------------------
 // Agents
 
-export function AgentsView({data, width, height, selected, now, color}: ViewProps) {
+export function AgentsView({
+  data,
+  width,
+  height,
+  selected,
+  now,
+  color,
+  costs,
+}: ViewProps & {costs?: Map<string, Parameters<typeof costText>[0]>}) {
   const w = width - 1
   if (data.agents.length === 0) {
     return (
@@ -120,7 +128,7 @@ export function AgentsView({data, width, height, selected, now, color}: ViewProp
           <Text>
             {' ' +
               cell(
-                `parent ${agent.parentAgentName ?? '-'} · children ${children} · last request ${ago(seen, now)}`,
+                `parent ${agent.parentAgentName ?? '-'} · children ${children} · last request ${ago(seen, now)}${costs?.has(agent.agentId) ? ` · today ${costText(costs.get(agent.agentId)!)}` : ''}`,
                 w,
               )}
           </Text>
