@@ -4,5 +4,12 @@ import module from 'node:module'
 
 module.enableCompileCache?.()
 
-const {execute} = await import('@oclif/core')
-await execute({dir: import.meta.url})
+if (process.argv[2] === '__complete') {
+  // A Tab in the shell (`gwctl completion`): answered without oclif, from the script's tree and the state file.
+  const {main} = await import('../dist/completion/engine.js')
+  const text = main(process.argv.slice(3))
+  if (text) process.stdout.write(text + '\n')
+} else {
+  const {execute} = await import('@oclif/core')
+  await execute({dir: import.meta.url})
+}

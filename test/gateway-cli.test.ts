@@ -419,11 +419,14 @@ describe('logs and usage (gateway stopped: the log database)', () => {
       'CACHE READ',
       'CACHE WRITE',
       'REASONING',
+      'COST',
     ])
     expect(ul.slice(1).map((l) => l.split(/\s{2,}/))).toEqual([
-      ['agt_a', '1', '0', '0', '100', '10', '5', '1', '0'],
-      ['agt_b', '1', '1', '1', '0', '0', '0', '0', '0'],
-      ['TOTAL', '2', '1', '1', '100', '10', '5', '1', '0'],
+      // cost as in every usage table: a model without a price is "unpriced" (never $0), a
+      // total with unpriced parts ends in +
+      ['agt_a', '1', '0', '0', '100', '10', '5', '1', '0', 'unpriced'],
+      ['agt_b', '1', '1', '1', '0', '0', '0', '0', '0', '$0.0000'],
+      ['TOTAL', '2', '1', '1', '100', '10', '5', '1', '0', '$0.0000+'],
     ])
   })
 

@@ -18,6 +18,7 @@ import type {UsageReport} from '../../services/usage.js'
 import {
   USAGE_PIVOTS_ALL,
   checkTimezone,
+  formatCost,
   historyHasRows,
   reportColumns,
   rescanHistory,
@@ -111,7 +112,15 @@ export default class Usage extends BaseCommand {
         if (result.rows.length === 0)
           out(isFiltered(filters) ? 'No requests match these filters.' : 'No usage logged yet.')
         else {
-          const columns = usageColumns(result.pivot, label)
+          // the same cost as the other sources' table (usage-cost): `unpriced`, never $0
+          const priced = (key: string | null) => {
+            const c = key === 'TOTAL' ? cost?.totals : cost?.rows.find((x) => x.key === key)
+            return c ? formatCost(c) : '-'
+          }
+          const columns = [
+            ...usageColumns(result.pivot, label),
+            {header: 'COST', value: (r: {key: string | null}) => priced(r.key), align: 'right' as const},
+          ]
           const rows = result.pivot ? [...result.rows, {key: 'TOTAL', ...result.totals}] : result.rows
           out(renderTable(rows, columns))
         }

@@ -155,6 +155,8 @@ const DATA: AppData = {
         cacheReadTokens: 20,
         cacheCreationTokens: 0,
         reasoningTokens: 6,
+        costUSD: 0.0246,
+        unpricedModels: [],
       },
       {
         key: 'agt_0000000000000002',
@@ -166,6 +168,8 @@ const DATA: AppData = {
         cacheReadTokens: 10,
         cacheCreationTokens: 0,
         reasoningTokens: 3,
+        costUSD: null,
+        unpricedModels: ['claude'],
       },
     ],
     model: [
@@ -294,7 +298,7 @@ describe('views at 80x24', () => {
     await app.press('2')
     expect(body(app.frame())[0]).toBe(' No routes: no policy has a target.')
     await app.press('4')
-    expect(body(app.frame())).toContain(' No usage: the gateway is stopped.')
+    expect(body(app.frame())).toContain(' No usage yet: requests through the gateway are counted here.')
   })
 
   it('uses the width it has: a wider terminal shows more of each route', async () => {
@@ -445,10 +449,80 @@ describe('keyboard', () => {
     await tick()
     await app.press('\u001b[C')
     expect(body(app.frame()).slice(0, 3)).toEqual([
-      ' by  agent [model] provider  project  key  (←→) · last 28 days, gateway',
+      ' by  agent [model] provider  tool  day  project  key  · gateway, 28 days',
       ' MODEL                          REQUESTS     INPUT    OUTPUT    CACHED      COST',
-      '›claude-sim                            2      2.4k       160        20     $0.01',
+      '›claude-sim                            2      2.4k       160        20   $0.0123',
     ])
+  })
+})
+
+describe("agents' cost today", () => {
+  it('shows the selected agent’s cost today from the pricer, unpriced (never $0) without a price', async () => {
+    const actions = fakeActions(DATA, {cost: (e) => (e.provider === 'sim-messages' ? 0.01 : null)})
+    const app = mount({actions})
+    await tick()
+    expect(body(app.frame())[4]).toBe(' parent - · children - · last request 20s ago · today $0.0200')
+    await app.press('j')
+    expect(body(app.frame())[4]).toBe(' parent laptop · children - · last request 10s ago · today unpriced')
+  })
+})
+
+describe('usage by key', () => {
+  it("names each key's agent beside its prefix", async () => {
+    const usage = {
+      key: [{...DATA.usage.agent![0], key: 'gw-AbCdEf…', costUSD: 0.25, unpricedModels: []}],
+    }
+    const agents = DATA.agents.map((a) => (a.name === 'reviewer' ? {...a, keyPrefix: 'gw-ZyXwVu…'} : a))
+    const app = mount({view: 'Usage', data: {...DATA, agents, usage}})
+    await tick()
+    await app.press('\u001b[D')
+    expect(body(app.frame())[2]).toBe(
+      '›gw-AbCdEf… (laptop)                   2      2.4k       160        20   $0.2500',
+    )
+  })
+})
+
+describe('usage sources', () => {
+  it('s switches the source (gateway, history, all) through the usage service; history ignores gateway requests', async () => {
+    const history = {
+      agent: [
+        {
+          key: 'agt_0000000000000001',
+          requests: 7,
+          errors: 0,
+          fallbacks: 0,
+          inputTokens: 9000,
+          outputTokens: 900,
+          cacheReadTokens: 0,
+          cacheCreationTokens: 0,
+          reasoningTokens: 0,
+          costUSD: 1.5,
+          unpricedModels: [],
+        },
+      ],
+    }
+    const actions = fakeActions(DATA, {
+      loadUsage: async (_signal, source) => {
+        actions.calls.push(`usage ${source}`)
+        return source === 'history' ? history : DATA.usage
+      },
+    })
+    const app = mount({view: 'Usage', actions})
+    await tick()
+    await app.press('s')
+    expect(body(app.frame()).slice(0, 3)).toEqual([
+      ' by [agent] model  provider  tool  day  project  key  · history, 28 days',
+      ' AGENT                          REQUESTS     INPUT    OUTPUT    CACHED      COST',
+      '›laptop                                7      9.0k       900         0     $1.50',
+    ])
+    actions.handlers!.onEvent({type: 'request', entry: {...row({}), time: NOW - 1000}})
+    await tick()
+    expect(body(app.frame())[2]).toBe(
+      '›laptop                                7      9.0k       900         0     $1.50',
+    )
+    await app.press('s')
+    expect(body(app.frame())[0]).toBe(' by [agent] model  provider  tool  day  project  key  · all, 28 days')
+    expect(actions.calls).toEqual(['usage history', 'usage all'])
   })
 })
 
@@ -469,6 +543,65 @@ describe('live', () => {
     actions.handlers!.onEvent({type: 'breaker', provider: 'anthropic', state: 'half-open', retryAt: null})
     await app.press('2')
     expect(body(app.frame())[1]).toContain('anthropic [half-open] → sim-messages:clau…')
+  })
+
+  it('applies a request event to the open view only: one new row, usage and cost added, no reload', async () => {
+    const actions = fakeActions(DATA, {cost: (e) => (e.model === 'claude-sim' ? 0.5 : null)})
+    const app = mount({view: 'Usage', actions})
+    await tick()
+    await app.press('\u001b[C')
+    const before = app.frame().split('\n')
+    actions.handlers!.onEvent({type: 'request', entry: {...row({}), time: NOW - 1000}})
+    await tick()
+    const after = app.frame().split('\n')
+    const changed = after.map((l, i) => (l === before[i] ? null : i)).filter((i) => i !== null)
+    // the model's row (requests, tokens, cost), and the sparkline's last hour
+    expect(changed).toEqual([5, 7])
+    expect(after[5]).toBe('›claude-sim                            3      3.6k       240        30   $0.5123')
+    expect(after[7]).toMatch(/^ tokens\/hour, 24h .*█ +max 3\.8k$/)
+    // a model without a price: a new row, unpriced (never $0)
+    actions.handlers!.onEvent({type: 'request', entry: {...row({}), time: NOW - 500, model: 'mystery'}})
+    await tick()
+    expect(body(app.frame())[3]).toBe(
+      ' mystery                               1      1.2k        80        10  unpriced',
+    )
+    expect(actions.calls.filter((c) => c === 'load')).toEqual([])
+  })
+
+  it('reloads only the agents on an agent event, only the usage on a usage event', async () => {
+    const renamed = DATA.agents.map((a, i) => (i === 0 ? {...a, name: 'desk'} : a))
+    const actions = fakeActions(DATA, {
+      loadAgents: async () => {
+        actions.calls.push('agents')
+        return renamed
+      },
+      loadUsage: async () => {
+        actions.calls.push('usage')
+        return {agent: [], model: []}
+      },
+    })
+    const app = mount({actions})
+    await tick()
+    actions.handlers!.onEvent({type: 'agent', agentId: 'agt_0000000000000001', change: 'rotated'})
+    await tick()
+    expect(body(app.frame())[1]).toMatch(/^›desk /)
+    actions.handlers!.onEvent({type: 'usage', rows: 3})
+    await app.press('4')
+    expect(body(app.frame())).toContain(' No usage yet: requests through the gateway are counted here.')
+    expect(actions.calls).toEqual(['agents', 'usage'])
+  })
+
+  it('reloads everything when the stream (re)connects after a gateway restart', async () => {
+    const actions = fakeActions()
+    const app = mount({actions})
+    await tick()
+    actions.handlers!.onDown!('The gateway stopped.')
+    await tick()
+    expect(app.frame().split('\n')[0]).toBe('gwctl ○ gateway stopped · S starts it')
+    actions.handlers!.onUp!({pid: 2, port: 43123, version: '0.1.0'})
+    await tick()
+    expect(actions.calls).toEqual(['load'])
+    expect(app.frame().split('\n')[0]).toMatch(/^gwctl ● running 127\.0\.0\.1:43123/)
   })
 
   it('shows "gateway stopped" while the stream is down and comes back when it reconnects', async () => {

@@ -2,7 +2,7 @@
  * The terminal app: header (gateway state, port, uptime, version), view tabs, the current view,
  * a hint bar, and modal boxes (confirmation, a new key shown once, a request's details, a policy
  * picker, help). Keyboard: Tab / 1-4 switch views, arrows + Enter select, / filters requests,
- * ? help, q quits. Live: it follows the gateway's event stream and reloads only on events.
+ * ? help, q quits. Live: it follows the gateway's event stream and applies each event to its data.
  */
 import type {Key} from 'ink'
 import {Box, Text, useApp, useInput, useStdout} from 'ink'
@@ -12,8 +12,21 @@ import {uptimeLabel} from '../../services/dashboard.js'
 import type {LogRow} from '../../store/log-store.js'
 import type {AppActions, UsagePivot} from './data.js'
 import {USAGE_PIVOTS} from './data.js'
+import type {UsageSource} from '../../store/usage-query.js'
+import {USAGE_SOURCES} from '../../store/usage-query.js'
 import type {AppAgent, AppData} from './model.js'
-import {EMPTY_DATA, agentNames, bindingOf, cell, matchesFilter, routeRows, withBreaker} from './model.js'
+import {
+  EMPTY_DATA,
+  agentNames,
+  applyRequest,
+  bindingOf,
+  cell,
+  matchesFilter,
+  routeRows,
+  startOfDay,
+  todayCost,
+  withBreaker,
+} from './model.js'
 import {AgentsView, RequestDetail, RequestsView, RoutesView, UsageView} from './views.js'
 
 export const VIEWS = ['Agents', 'Routes', 'Requests', 'Usage'] as const
@@ -44,7 +57,7 @@ const HINTS: Record<ViewName, string> = {
   Agents: 'e enable · d disable · r rotate key · p policy',
   Routes: '↑↓ select · Enter reorder targets',
   Requests: '↑↓ select · Enter details · / filter',
-  Usage: '←→ group by · ↑↓ select',
+  Usage: '←→ group by · s source · ↑↓ select',
 }
 
 /** useState whose latest value is also readable at once (in a ref), before the next render. */
@@ -83,6 +96,7 @@ export function App({
   const [filter, setFilter] = useState('')
   const [typing, setTyping, typingRef] = useLatest(false)
   const [pivot, setPivot] = useState<UsagePivot>('agent')
+  const [source, setSource, sourceRef] = useLatest<UsageSource>('gateway')
   const [modal, setModal, modalRef] = useLatest<Modal | null>(null)
   const [editing, setEditing, editingRef] = useLatest<{targets: string[]; selected: number} | null>(null)
   const [status, setStatus] = useState<string>('')
@@ -123,22 +137,27 @@ export function App({
         },
         onDown: () => setUp(false),
         onEvent: (event) => {
+          // Each event changes only the part of the data it is about: no reload, so only the
+          // lines that show it redraw (a full reload happens on connect and reconnect only).
           if (event.type === 'request') {
-            // the new row is drawn now; usage and per-agent totals follow with one reload
-            setData((d) => ({
-              ...d,
-              requests: [
-                {...event.entry, id: -Date.now(), requestId: event.entry.requestId ?? null},
-                ...d.requests,
-              ].slice(0, 500),
-              history: [...d.history, event.entry],
-            }))
-            reloadSoon(1000)
+            // the history source does not count gateway requests
+            const usage = sourceRef.current !== 'history'
+            setData((d) => applyRequest(d, event.entry, actions.cost?.(event.entry), {usage}))
           } else if (event.type === 'breaker') {
             setData((d) => ({
               ...d,
               routes: withBreaker(d.routes, event.provider, event.state, event.retryAt),
             }))
+          } else if (event.type === 'agent' && actions.loadAgents) {
+            actions
+              .loadAgents(signal)
+              .then((agents) => setData((d) => ({...d, agents})))
+              .catch(() => undefined)
+          } else if (event.type === 'usage' && actions.loadUsage) {
+            actions
+              .loadUsage(signal, sourceRef.current)
+              .then((usage) => setData((d) => ({...d, usage})))
+              .catch(() => undefined)
           } else reloadSoon(0)
         },
       },
@@ -163,6 +182,11 @@ export function App({
     [data.requests, filter, names],
   )
   const routes = useMemo(() => routeRows(data), [data])
+  const day = startOfDay(now())
+  const costs = useMemo(
+    () => (actions.cost ? todayCost(data.history, day, actions.cost) : undefined),
+    [data.history, day, actions],
+  )
   const counts: Record<ViewName, number> = {
     Agents: data.agents.length,
     Routes: routes.length,
@@ -328,6 +352,19 @@ export function App({
       if (key.rightArrow || input === 'l') setPivot(USAGE_PIVOTS[(i + 1) % USAGE_PIVOTS.length])
       if (key.leftArrow || input === 'h')
         setPivot(USAGE_PIVOTS[(i + USAGE_PIVOTS.length - 1) % USAGE_PIVOTS.length])
+      if (input === 's' && actions.loadUsage) {
+        const next = USAGE_SOURCES[(USAGE_SOURCES.indexOf(sourceRef.current) + 1) % USAGE_SOURCES.length]
+        setSource(next)
+        setStatus(`loading usage from ${next}…`)
+        actions
+          .loadUsage(controller.current.signal, next)
+          .then((usage) => {
+            if (sourceRef.current !== next) return
+            setData((d) => ({...d, usage}))
+            setStatus('')
+          })
+          .catch((error: Error) => setStatus(error.message))
+      }
     }
   }
   useInput(onKey)
@@ -365,13 +402,13 @@ export function App({
         {modal ? (
           <ModalBox modal={modal} width={width} policies={data.policies.map((p) => p.id)} names={names} />
         ) : view === 'Agents' ? (
-          <AgentsView {...viewProps} />
+          <AgentsView {...viewProps} costs={costs} />
         ) : view === 'Routes' ? (
           <RoutesView {...viewProps} editing={editing} />
         ) : view === 'Requests' ? (
           <RequestsView {...viewProps} filter={filter} rows={requestRows} />
         ) : (
-          <UsageView {...viewProps} pivot={pivot} />
+          <UsageView {...viewProps} pivot={pivot} source={source} />
         )}
       </Box>
       <Text dimColor={color}>
@@ -419,7 +456,8 @@ function ModalBox({
       'e d                    enable / disable the agent’s route binding',
       'r                      rotate the agent’s key',
       'p                      change the agent’s policy',
-      '← → (h l)              usage: group by agent, model, provider, …',
+      '← → (h l)              usage: group by agent, model, provider, tool, day, …',
+      's                      usage: source gateway, history (agents’ logs), all',
       'S                      start the gateway when it is stopped',
       '?                      this help · q quit',
     )

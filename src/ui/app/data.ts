@@ -9,15 +9,29 @@ import {liveGatewayPort} from '../../services/gateway-api.js'
 import type {EventHandlers} from '../../services/gateway-events.js'
 import {followEvents} from '../../services/gateway-events.js'
 import {issueGatewayKey, listAgents} from '../../services/gateway-keys.js'
-import {getLogs, getUsage} from '../../services/logs.js'
+import {getLogs} from '../../services/logs.js'
 import {listPolicies, routePolicy} from '../../services/policies.js'
+import type {Pricer} from '../../services/usage-cost.js'
+import type {LogEntry} from '../../store/log-store.js'
+import type {UsageSource} from '../../store/usage-query.js'
 import type {AppAgent, AppData, AppUsageRow} from './model.js'
+import {uncachedInput} from './model.js'
 
-export const USAGE_PIVOTS = ['agent', 'model', 'provider', 'project', 'key'] as const
+export const USAGE_PIVOTS = ['agent', 'model', 'provider', 'tool', 'day', 'project', 'key'] as const
 export type UsagePivot = (typeof USAGE_PIVOTS)[number]
 
 export interface AppActions {
+  /** Everything: on start and on each (re)connect to the gateway. */
   load(signal: AbortSignal): Promise<AppData>
+  /** Only the agents (an `agent` event); without it the app reloads everything. */
+  loadAgents?(signal: AbortSignal): Promise<AppAgent[]>
+  /**
+   * Only the usage groupings of one source (a `usage` event, the user switching source); without
+   * it the app reloads everything.
+   */
+  loadUsage?(signal: AbortSignal, source?: UsageSource): Promise<AppData['usage']>
+  /** The cost of one finished request (null: unpriced), once the price table is loaded. */
+  cost?(entry: LogEntry): number | null | undefined
   /** Issues a new key for the agent (the old one stops working); returns the key, shown once. */
   rotateKey(agent: AppAgent): Promise<string>
   /** Re-issues the agent's key with another policy; returns the new key, shown once. */
@@ -71,43 +85,52 @@ async function loadAgents(signal: AbortSignal): Promise<AppAgent[]> {
   }))
 }
 
+const agentsOrKeys = (signal: AbortSignal) =>
+  loadAgents(signal).catch(async () => (await listAgents({signal})) as AppAgent[])
+
+/** The price table of `gwctl usage`, loaded once with the first usage. */
+let pricer: Pricer | undefined
+
+/**
+ * Usage of the last 28 days per grouping, with cost: the same service and price table as
+ * `gwctl usage --source gateway|history|all` (read from the log database, so it shows while the
+ * gateway is stopped too). History and all scan the agents' logs first when no daemon runs, so
+ * their groupings are asked one after the other.
+ */
+async function loadUsage(signal: AbortSignal, source: UsageSource = 'gateway'): Promise<AppData['usage']> {
+  const since = Math.floor(Date.now() / 1000) - 28 * 86_400
+  const [{usageReport}, {createPricer}] = await Promise.all([
+    import('../../services/usage.js'),
+    import('../../services/usage-cost.js'),
+  ])
+  pricer ??= await createPricer()
+  const one = (pivot: UsagePivot) =>
+    usageReport({source, pivot, since, signal}).catch(() => ({rows: [] as AppUsageRow[]}))
+  const reports: Array<{rows: AppUsageRow[]}> = []
+  if (source === 'gateway') reports.push(...(await Promise.all(USAGE_PIVOTS.map(one))))
+  else for (const pivot of USAGE_PIVOTS) reports.push(await one(pivot))
+  return Object.fromEntries(USAGE_PIVOTS.map((p, i) => [p, reports[i].rows]))
+}
+
 async function loadData(signal: AbortSignal): Promise<AppData> {
   const port = await liveGatewayPort(signal)
   const since = Math.floor(Date.now() / 1000) - 28 * 86_400
   const policies: PolicyConfig[] = await listPolicies().catch(() => [])
-  const agents = await loadAgents(signal).catch(async () => (await listAgents({signal})) as AppAgent[])
-  if (port === undefined) {
-    const [requests, history] = await Promise.all([
-      getLogs({limit: 200, signal}).catch(() => ({logs: []})),
-      getLogs({since, limit: 10_000, signal}).catch(() => ({logs: []})),
-    ])
-    return {
-      gateway: null,
-      agents,
-      policies,
-      routes: [],
-      requests: requests.logs,
-      history: history.logs,
-      usage: {},
-      loadedAt: Date.now(),
-    }
-  }
-  const [dashboard, requests, history, ...usage] = await Promise.all([
-    getDashboard({port, signal}),
-    getLogs({limit: 200, signal}),
-    getLogs({since, limit: 10_000, signal}),
-    ...USAGE_PIVOTS.map((pivot) =>
-      getUsage({pivot, since, signal}).catch(() => ({rows: [] as AppUsageRow[]})),
-    ),
+  const [agents, usage, requests, history, dashboard] = await Promise.all([
+    agentsOrKeys(signal),
+    loadUsage(signal).catch(() => ({})),
+    getLogs({limit: 200, signal}).catch(() => ({logs: []})),
+    getLogs({since, limit: 10_000, signal}).catch(() => ({logs: []})),
+    port === undefined ? undefined : getDashboard({port, signal}),
   ])
   return {
-    gateway: dashboard.gateway,
+    gateway: dashboard?.gateway ?? null,
     agents,
     policies,
-    routes: dashboard.routes,
+    routes: dashboard?.routes ?? [],
     requests: requests.logs,
     history: history.logs,
-    usage: Object.fromEntries(USAGE_PIVOTS.map((p, i) => [p, usage[i].rows])),
+    usage,
     loadedAt: Date.now(),
   }
 }
@@ -115,6 +138,9 @@ async function loadData(signal: AbortSignal): Promise<AppData> {
 /** The app's actions on this machine's gateway. */
 export const liveActions: AppActions = {
   load: loadData,
+  loadAgents: agentsOrKeys,
+  loadUsage,
+  cost: (entry) => pricer?.cost(entry.model, {...entry, inputTokens: uncachedInput(entry)}, entry.provider),
   async rotateKey(agent) {
     return (await reissue(agent)).keyValue
   },

@@ -81,10 +81,10 @@ export const USAGE = [
   'gwctl ● running 127.0.0.1:43123 · up 1h 02m 05s · v0.1.0',
   ' 1 Agents  2 Routes  3 Requests [4 Usage]',
   '',
-  ' by [agent] model  provider  project  key  (←→) · last 28 days, gateway',
-  ' AGENT                                    REQUESTS     INPUT    OUTPUT    CACHED',
-  '›laptop                                          2      2.4k       160        20',
-  ' reviewer                                        1      1.2k        80        10',
+  ' by [agent] model  provider  tool  day  project  key  · gateway, 28 days',
+  ' AGENT                          REQUESTS     INPUT    OUTPUT    CACHED      COST',
+  '›laptop                                2      2.4k       160        20   $0.0246',
+  ' reviewer                              1      1.2k        80        10  unpriced',
   '',
   ' tokens/hour, 24h                    ▄   █  max 2.6k',
   ' tokens/day, 4 weeks (oldest week first, · none … █ most)',
@@ -101,7 +101,7 @@ export const USAGE = [
   '',
   '',
   '',
-  '←→ group by · ↑↓ select · Tab view · ? help · q quit',
+  '←→ group by · s source · ↑↓ select · Tab view · ? help · q quit',
 ].join('\n')
 export const EMPTY = [
   'gwctl ○ gateway stopped · S starts it',

@@ -28,8 +28,16 @@ export type AppAgent = AgentView & {
   keyed?: boolean
 }
 
-/** A usage row; the history issue adds cost and sources (shown when present). */
-export type AppUsageRow = UsageRow & {cost?: number | null; costUsd?: number | null}
+/**
+ * A usage row with its cost from the usage service (`gwctl usage`): `costUSD` null and models in
+ * `unpricedModels` when no price is known ("unpriced", never 0).
+ */
+export type AppUsageRow = UsageRow & {
+  cost?: number | null
+  costUsd?: number | null
+  costUSD?: number | null
+  unpricedModels?: string[]
+}
 
 export interface AppData {
   /** null: the gateway is stopped. */
@@ -306,8 +314,139 @@ export function breakerOf(
   return null
 }
 
+type CostFields = Pick<AppUsageRow, 'cost' | 'costUsd' | 'costUSD' | 'unpricedModels'>
+
+/**
+ * Cost per agent since local midnight, with the usage service's pricer (`price`); an agent whose
+ * requests have no price is unpriced (never $0).
+ */
+export function todayCost(
+  history: readonly LogEntry[],
+  now: number,
+  price: (e: LogEntry) => number | null | undefined,
+): Map<string, CostFields> {
+  const since = startOfDay(now)
+  const out = new Map<string, {costUSD: number | null; unpricedModels: string[]}>()
+  for (const r of history) {
+    if (r.time < since || !r.agentId) continue
+    const c = price(r)
+    if (c === undefined) continue
+    const row = out.get(r.agentId) ?? {costUSD: null, unpricedModels: []}
+    if (c !== null) row.costUSD = (row.costUSD ?? 0) + c
+    else if (!row.unpricedModels.includes(r.model ?? '(unknown)'))
+      row.unpricedModels.push(r.model ?? '(unknown)')
+    out.set(r.agentId, row)
+  }
+  return out
+}
+
 /** The cost of a usage row when the usage service knows it. */
-export function costOf(r: AppUsageRow): number | null {
-  const c = r.cost ?? r.costUsd
+export function costOf(r: CostFields): number | null {
+  const c = r.costUSD ?? r.cost ?? r.costUsd
   return typeof c === 'number' ? c : null
+}
+
+/** `$1.23`, `$0.0123`, `unpriced` (no price known: never `$0`), `$1.23+` (some models unpriced). */
+export function costText(r: CostFields): string {
+  const c = costOf(r)
+  const unpriced = (r.unpricedModels ?? []).length > 0
+  if (c === null) return unpriced ? 'unpriced' : '-'
+  return `$${c.toFixed(c < 1 ? 4 : 2)}${unpriced ? '+' : ''}`
+}
+
+const ENTRANCE_TOOLS: Record<string, string> = {
+  messages: 'claude-code',
+  responses: 'codex',
+  gemini: 'gemini-cli',
+}
+
+/**
+ * The usage row a request counts in, per grouping, as the usage service groups gateway rows
+ * (tool by entrance, day in UTC); undefined for a grouping it cannot tell.
+ */
+export function usageKeyOf(pivot: string, e: LogEntry): string | null | undefined {
+  const fields: Record<string, string | null> = {
+    agent: e.agentId,
+    model: e.model,
+    provider: e.provider,
+    project: e.project,
+    key: e.keyPrefix,
+    tool: ENTRANCE_TOOLS[e.entrance] ?? null,
+    day: new Date(e.time).toISOString().slice(0, 10),
+  }
+  return pivot in fields ? (fields[pivot] === '' ? null : fields[pivot]) : undefined
+}
+
+/** Input tokens as the usage service counts them: without the cache reads and writes. */
+export function uncachedInput(
+  e: Pick<LogEntry, 'inputTokens' | 'cacheReadTokens' | 'cacheCreationTokens'>,
+): number {
+  return Math.max(e.inputTokens - e.cacheReadTokens - e.cacheCreationTokens, 0)
+}
+
+/**
+ * Applies one finished request (the event stream's `request`) to the data: the row on top of the
+ * requests, the entry in the history (today's tokens, buckets, provider health) and its tokens and
+ * cost added to its row of each usage grouping. `cost` is the pricer's answer for the request:
+ * null when its model has no price (the row becomes unpriced-in-part, never $0), undefined when
+ * there is no pricer (the cost stays as it was).
+ */
+export function applyRequest(
+  data: AppData,
+  entry: LogEntry,
+  cost?: number | null,
+  options: {usage?: boolean; id?: number} = {},
+): AppData {
+  const usage: AppData['usage'] = {}
+  const input = uncachedInput(entry)
+  const tokens = input + entry.outputTokens + entry.cacheReadTokens + entry.cacheCreationTokens
+  for (const [pivot, rows] of Object.entries(data.usage)) {
+    const key = usageKeyOf(pivot, entry)
+    if (!rows || key === undefined || options.usage === false) {
+      usage[pivot] = rows
+      continue
+    }
+    const i = rows.findIndex((r) => r.key === key)
+    const before: AppUsageRow =
+      i >= 0
+        ? rows[i]
+        : {
+            key,
+            requests: 0,
+            errors: 0,
+            fallbacks: 0,
+            inputTokens: 0,
+            outputTokens: 0,
+            cacheReadTokens: 0,
+            cacheCreationTokens: 0,
+            reasoningTokens: 0,
+          }
+    const after: AppUsageRow = {
+      ...before,
+      requests: before.requests + 1,
+      errors: before.errors + (entry.status >= 400 ? 1 : 0),
+      fallbacks: before.fallbacks + (entry.fallback ? 1 : 0),
+      inputTokens: before.inputTokens + input,
+      outputTokens: before.outputTokens + entry.outputTokens,
+      cacheReadTokens: before.cacheReadTokens + entry.cacheReadTokens,
+      cacheCreationTokens: before.cacheCreationTokens + entry.cacheCreationTokens,
+      reasoningTokens: before.reasoningTokens + entry.reasoningTokens,
+    }
+    if (typeof cost === 'number') after.costUSD = (costOf(before) ?? 0) + cost
+    else if (cost === null && tokens > 0) {
+      const model = entry.model ?? '(unknown)'
+      const unpriced = before.unpricedModels ?? []
+      after.unpricedModels = unpriced.includes(model) ? unpriced : [...unpriced, model]
+    }
+    usage[pivot] = i >= 0 ? rows.map((r, j) => (j === i ? after : r)) : [...rows, after]
+  }
+  return {
+    ...data,
+    requests: [
+      {...entry, id: options.id ?? -Date.now(), requestId: entry.requestId ?? null},
+      ...data.requests,
+    ].slice(0, 500),
+    history: [...data.history, entry],
+    usage,
+  }
 }

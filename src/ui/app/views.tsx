@@ -7,7 +7,9 @@ import {Box, Text} from 'ink'
 
 import type {DashboardRoute} from '../../services/dashboard.js'
 import type {LogRow} from '../../store/log-store.js'
+import type {UsageSource} from '../../store/usage-query.js'
 import type {UsagePivot} from './data.js'
+import {USAGE_PIVOTS} from './data.js'
 import type {AppAgent, AppData, AppUsageRow, ProviderHealth} from './model.js'
 import {
   ago,
@@ -20,6 +22,7 @@ import {
   clock,
   compact,
   costOf,
+  costText,
   dailyTokens,
   heatmap,
   hourlyTokens,
@@ -72,7 +75,15 @@ function stateColor(text: string, color: boolean): string | undefined {
 // ---------------------------------------------------------------------------------------------
 // Agents
 
-export function AgentsView({data, width, height, selected, now, color}: ViewProps) {
+export function AgentsView({
+  data,
+  width,
+  height,
+  selected,
+  now,
+  color,
+  costs,
+}: ViewProps & {costs?: Map<string, Parameters<typeof costText>[0]>}) {
   const w = width - 1
   if (data.agents.length === 0) {
     return (
@@ -117,7 +128,7 @@ export function AgentsView({data, width, height, selected, now, color}: ViewProp
           <Text>
             {' ' +
               cell(
-                `parent ${agent.parentAgentName ?? '-'} · children ${children} · last request ${ago(seen, now)}`,
+                `parent ${agent.parentAgentName ?? '-'} · children ${children} · last request ${ago(seen, now)}${costs?.has(agent.agentId) ? ` · today ${costText(costs.get(agent.agentId)!)}` : ''}`,
                 w,
               )}
           </Text>
@@ -324,25 +335,39 @@ export function RequestDetail({row, names, width}: {row: LogRow; names: Map<stri
 
 export interface UsageViewProps extends ViewProps {
   pivot: UsagePivot
+  source?: UsageSource
 }
 
-export function UsageView({data, width, height, selected, now, color, pivot}: UsageViewProps) {
+export function UsageView({
+  data,
+  width,
+  height,
+  selected,
+  now,
+  color,
+  pivot,
+  source = 'gateway',
+}: UsageViewProps) {
   const w = width - 1
   const names = agentNames(data.agents)
   const rows: AppUsageRow[] = data.usage[pivot] ?? []
-  const withCost = rows.some((r) => costOf(r) !== null)
+  const withCost = rows.some((r) => costOf(r) !== null || (r.unpricedModels ?? []).length > 0)
   const hourly = hourlyTokens(data.history, now)
   const days = dailyTokens(data.history, now, 28)
-  const tabs = ['agent', 'model', 'provider', 'project', 'key']
-    .map((p) => (p === pivot ? `[${p}]` : ` ${p} `))
-    .join('')
+  const tabs = USAGE_PIVOTS.map((p) => (p === pivot ? `[${p}]` : ` ${p} `)).join('')
   const keyW = Math.max(10, w - 40 - (withCost ? 10 : 0))
   const listH = Math.max(1, height - 10)
   const [from, to] = windowOf(rows.length, selected, listH)
-  const label = (r: AppUsageRow) => (pivot === 'agent' ? agentLabel(r.key, names) : (r.key ?? '(none)'))
+  const byKey = new Map(data.agents.filter((a) => a.keyPrefix).map((a) => [a.keyPrefix, a.name]))
+  const label = (r: AppUsageRow) =>
+    pivot === 'agent'
+      ? agentLabel(r.key, names)
+      : pivot === 'key' && r.key && byKey.has(r.key)
+        ? `${r.key} (${byKey.get(r.key)})`
+        : (r.key ?? '(none)')
   return (
     <Box flexDirection="column">
-      <Text>{' ' + cell(`by ${tabs} (←→) · last 28 days, gateway`, w)}</Text>
+      <Text>{' ' + cell(`by ${tabs} · ${source}, 28 days`, w)}</Text>
       <Text bold>
         {' ' +
           cell(
@@ -351,17 +376,23 @@ export function UsageView({data, width, height, selected, now, color, pivot}: Us
           )}
       </Text>
       {rows.length === 0 ? (
-        <Text>{cell(data.gateway ? ' No usage yet.' : ' No usage: the gateway is stopped.', w)}</Text>
+        <Text>
+          {cell(
+            source === 'history'
+              ? ' No usage in the agents’ history yet.'
+              : ' No usage yet: requests through the gateway are counted here.',
+            w,
+          )}
+        </Text>
       ) : (
         rows.slice(from, to).map((r, i) => {
-          const cost = costOf(r)
           return (
             <Row
               key={`${r.key}`}
               selected={from + i === selected}
               color={color}
               text={cell(
-                `${cell(label(r), keyW)} ${cell(compact(r.requests), 9, true)} ${cell(compact(r.inputTokens), 9, true)} ${cell(compact(r.outputTokens), 9, true)} ${cell(compact(r.cacheReadTokens + r.cacheCreationTokens), 9, true)}${withCost ? ` ${cell(cost === null ? '-' : `$${cost.toFixed(2)}`, 9, true)}` : ''}`,
+                `${cell(label(r), keyW)} ${cell(compact(r.requests), 9, true)} ${cell(compact(r.inputTokens), 9, true)} ${cell(compact(r.outputTokens), 9, true)} ${cell(compact(r.cacheReadTokens + r.cacheCreationTokens), 9, true)}${withCost ? ` ${cell(costText(r), 9, true)}` : ''}`,
                 w,
               )}
             />

@@ -2,10 +2,11 @@
  * The live dashboard (Ink): polls the gateway every second and redraws; q or Ctrl-C quits.
  * Imported only by `gwctl dashboard` on a terminal, so Ink and React never load at start-up.
  */
-import {render, useApp, useInput} from 'ink'
+import {useApp, useInput} from 'ink'
 import {useEffect, useState} from 'react'
 
 import type {DashboardData} from '../../services/dashboard.js'
+import {runScreen} from '../screen.js'
 import {DashboardView} from './view.js'
 
 export interface LiveDashboardProps {
@@ -49,13 +50,9 @@ export async function runLiveDashboard(
   load: (signal: AbortSignal) => Promise<DashboardData>,
   options: {initial?: DashboardData; signal?: AbortSignal} = {},
 ): Promise<void> {
-  const {signal} = options
-  const app = render(<LiveDashboard load={load} initial={options.initial} />, {exitOnCtrlC: true})
-  const onAbort = () => app.unmount()
-  signal?.addEventListener('abort', onAbort, {once: true})
-  try {
-    await app.waitUntilExit()
-  } finally {
-    signal?.removeEventListener('abort', onAbort)
-  }
+  // Inline, as before: the dashboard stays on screen after q (a last snapshot in the scrollback).
+  await runScreen(<LiveDashboard load={load} initial={options.initial} />, {
+    signal: options.signal,
+    alternateScreen: false,
+  })
 }
