@@ -154,4 +154,27 @@ describe('history scanners', () => {
     expect(stats.errors).toEqual([{path: locked, error: 'EACCES'}])
     expect(totalsByToolDay(store)).toEqual(EXPECTED)
   })
+
+  it('moves rows of the first (rowid) history table into the keyed one, losing none', async () => {
+    writeFixtureHistory(join(home, 'user-home'))
+    await scanHistory(store, {env})
+    const before = totalsByToolDay(store)
+    // Rebuild the old layout: the same columns in a rowid table, with the rows and cursors kept.
+    store.db.exec(`ALTER TABLE history RENAME TO h; CREATE TABLE history AS SELECT * FROM h; DROP TABLE h;`)
+    const oldSql = store.db.prepare("SELECT sql FROM sqlite_master WHERE name = 'history'").get() as {
+      sql: string
+    }
+    expect(oldSql.sql).not.toMatch(/WITHOUT ROWID/)
+    store.close()
+    store = await HistoryStore.open(join(home, 'logs.db'))
+    const sql = store.db.prepare("SELECT sql FROM sqlite_master WHERE name = 'history'").get() as {
+      sql: string
+    }
+    expect(sql.sql).toMatch(/WITHOUT ROWID/)
+    expect(totalsByToolDay(store)).toEqual(before)
+    // Cursors survived: nothing is read again, and a full rescan still agrees.
+    expect((await scanHistory(store, {env})).filesRead).toBe(0)
+    await scanHistory(store, {env, full: true})
+    expect(totalsByToolDay(store)).toEqual(before)
+  })
 })

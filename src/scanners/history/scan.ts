@@ -142,6 +142,9 @@ function parserFor(file: HistoryFile, state: unknown): LineParser {
   }
 }
 
+const BATCH_ROWS = 20_000
+const BATCH_FILES = 200
+
 const bump = (stats: ScanStats, reason: SkipReason | 'replay', n = 1) => {
   if (n > 0) stats.skipped[reason] = (stats.skipped[reason] ?? 0) + n
 }
@@ -153,8 +156,25 @@ export async function scanHistory(store: HistoryStore, options: ScanOptions = {}
   const files = await findHistoryFiles(options, stats.errors)
   stats.files = files.length
   const cursors = store.cursors()
+  // Small files are written several to a transaction (each with its cursor, so a kill still leaves
+  // every file fully applied or untouched); a batch is flushed at BATCH_ROWS rows or BATCH_FILES files.
+  let batch: Array<{cursor: FileCursor; records: HistoryRecord[]; reset: boolean}> = []
+  let batchRows = 0
+  const flush = () => {
+    if (batch.length === 0) return
+    for (const applied of store.applyFiles(batch)) {
+      stats.rows += applied.rows
+      bump(stats, 'duplicate', applied.duplicates)
+      bump(stats, 'replay', applied.replays)
+    }
+    batch = []
+    batchRows = 0
+  }
   for (const file of files) {
-    options.signal?.throwIfAborted()
+    if (options.signal?.aborted) {
+      flush()
+      options.signal.throwIfAborted()
+    }
     let st
     try {
       // Synchronous: an unchanged file costs one stat, and 10 000 of them stay well under 100 ms.
@@ -201,13 +221,13 @@ export async function scanHistory(store: HistoryStore, options: ScanOptions = {}
       offset,
       state: parser.state(),
     }
-    const applied = store.applyFile(cursor, records, reset)
+    batch.push({cursor, records, reset})
+    batchRows += records.length
     stats.filesRead++
-    stats.rows += applied.rows
+    if (batchRows >= BATCH_ROWS || batch.length >= BATCH_FILES) flush()
     if (options.betweenFiles) await options.betweenFiles()
-    bump(stats, 'duplicate', applied.duplicates)
-    bump(stats, 'replay', applied.replays)
   }
+  flush()
   stats.durationMs = Math.round(performance.now() - started)
   return stats
 }
