@@ -53,7 +53,8 @@ CREATE TABLE IF NOT EXISTS history (
 CREATE INDEX IF NOT EXISTS history_ts ON history (ts);
 CREATE INDEX IF NOT EXISTS history_path ON history (path);
 CREATE INDEX IF NOT EXISTS history_request ON history (request_id) WHERE request_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS history_message ON history (message_id) WHERE message_id IS NOT NULL;
+DROP INDEX IF EXISTS history_message;
+CREATE INDEX IF NOT EXISTS history_side_message ON history (message_id) WHERE sidechain = 1;
 `
 
 /**
@@ -67,7 +68,13 @@ function migrateWithoutRowid(db: Db): void {
   if (!row || /WITHOUT ROWID/i.test(row.sql)) return
   db.transaction(() => {
     db.exec('ALTER TABLE history RENAME TO history_old')
-    for (const index of ['history_ts', 'history_path', 'history_request', 'history_message'])
+    for (const index of [
+      'history_ts',
+      'history_path',
+      'history_request',
+      'history_message',
+      'history_side_message',
+    ])
       db.exec(`DROP INDEX IF EXISTS ${index}`)
     db.exec(SCHEMA)
     db.exec('INSERT OR REPLACE INTO history SELECT * FROM history_old')
@@ -125,8 +132,11 @@ export class HistoryStore {
         OR (excluded.sidechain = history.sidechain AND excluded.total_tokens > history.total_tokens)`)
     // Codex and Gemini: the last copy of a key wins.
     this.upsertOther = db.prepare(`INSERT INTO history ${cols} ON CONFLICT(key) DO UPDATE SET ${set}`)
+    // A Claude key starts `c:<message.id>:`, so the primary key finds a message's main-chain rows
+    // (no index on every row's message_id: only sidechain rows are indexed by it).
     this.parentOf = db.prepare(
-      `SELECT 1 FROM history WHERE message_id = ? AND sidechain = 0 AND key <> ? LIMIT 1`,
+      `SELECT 1 FROM history WHERE key >= 'c:' || @m || ':' AND key < 'c:' || @m || ';'
+        AND message_id = @m AND sidechain = 0 AND key <> @key LIMIT 1`,
     )
     this.dropReplays = db.prepare(`DELETE FROM history WHERE message_id = ? AND sidechain = 1 AND key <> ?`)
     this.putCursor =
@@ -231,7 +241,7 @@ export class HistoryStore {
       if (r.tool === 'claude-code') {
         if (r.messageId) {
           // `/btw`: a sidechain line repeating the parent's message.id under another requestId.
-          if (r.sidechain && this.parentOf.get(r.messageId, r.key)) {
+          if (r.sidechain && this.parentOf.get({m: r.messageId, key: r.key})) {
             result.replays++
             continue
           }
