@@ -93,6 +93,26 @@ export interface FileCursor {
   state: unknown
 }
 
+/** A cursor read from the table; its parser state is parsed on first use. */
+class StoredCursor implements FileCursor {
+  private parsed: unknown
+  constructor(
+    readonly path: string,
+    readonly tool: AgentTool,
+    readonly inode: number,
+    readonly size: number,
+    readonly mtimeMs: number,
+    readonly offset: number,
+    private readonly json: string | null,
+  ) {}
+
+  get state(): unknown {
+    if (this.parsed === undefined)
+      this.parsed = this.json === null ? null : (JSON.parse(this.json) as unknown)
+    return this.parsed
+  }
+}
+
 /** What applying one file did. */
 export interface ApplyResult {
   /** Rows inserted or replaced. */
@@ -172,23 +192,22 @@ export class HistoryStore {
     return new HistoryStore(db)
   }
 
-  /** Every file's cursor, by path. */
+  /**
+   * Every file's cursor, by path. Read as raw arrays and with each parser state parsed only when
+   * asked for (a no-change scan of 10 000 files reads 10 000 cursors and parses none).
+   */
   cursors(): Map<string, FileCursor> {
-    const rows = this.db.prepare('SELECT * FROM history_files').all() as Array<Record<string, unknown>>
-    return new Map(
-      rows.map((r) => [
-        String(r.path),
-        {
-          path: String(r.path),
-          tool: r.tool as AgentTool,
-          inode: Number(r.inode),
-          size: Number(r.size),
-          mtimeMs: Number(r.mtime_ms),
-          offset: Number(r.offset),
-          state: typeof r.state === 'string' ? (JSON.parse(r.state) as unknown) : null,
-        },
-      ]),
-    )
+    const rows = this.db
+      .prepare('SELECT path, tool, inode, size, mtime_ms, offset, state FROM history_files')
+      .raw()
+      .all() as Array<[string, AgentTool, number, number, number, number, string | null]>
+    const map = new Map<string, FileCursor>()
+    for (const [path, tool, inode, size, mtimeMs, offset, state] of rows)
+      map.set(
+        path,
+        new StoredCursor(path, tool, Number(inode), Number(size), Number(mtimeMs), Number(offset), state),
+      )
+    return map
   }
 
   /**

@@ -5,8 +5,8 @@
  * rescan reads every file whole. Unreadable files and folders are reported and skipped.
  */
 import type {Dirent} from 'node:fs'
-import {statSync} from 'node:fs'
-import {readFile, readdir} from 'node:fs/promises'
+import {readdirSync, statSync} from 'node:fs'
+import {readFile} from 'node:fs/promises'
 import {join, relative, sep} from 'node:path'
 
 import type {AgentTool} from '../agent-homes.js'
@@ -54,27 +54,25 @@ export interface ScanOptions {
   betweenFiles?: () => Promise<unknown>
 }
 
-async function walk(
+/** Synchronous: a hundred folders cost less than the thread-pool round trips of async readdir. */
+function walk(
   dir: string,
   accept: (name: string) => boolean,
   errors: ScanStats['errors'],
   out: string[],
-): Promise<void> {
+): void {
   let entries: Dirent[]
   try {
-    entries = await readdir(dir, {withFileTypes: true})
+    entries = readdirSync(dir, {withFileTypes: true})
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code !== 'ENOENT' && code !== 'ENOTDIR') errors.push({path: dir, error: String(code ?? error)})
     return
   }
-  const subdirs: Promise<void>[] = []
   for (const e of entries) {
-    const p = join(dir, e.name)
-    if (e.isDirectory()) subdirs.push(walk(p, accept, errors, out))
-    else if ((e.isFile() || e.isSymbolicLink()) && accept(e.name)) out.push(p)
+    if (e.isDirectory()) walk(join(dir, e.name), accept, errors, out)
+    else if ((e.isFile() || e.isSymbolicLink()) && accept(e.name)) out.push(join(dir, e.name))
   }
-  await Promise.all(subdirs)
 }
 
 /** Every history file of the selected tools, in a stable order. */
@@ -89,7 +87,7 @@ export async function findHistoryFiles(
     if (home.tool === 'claude-code') {
       for (const dir of home.historyDirs) {
         const paths: string[] = []
-        await walk(dir, (n) => n.endsWith('.jsonl'), errors, paths)
+        walk(dir, (n) => n.endsWith('.jsonl'), errors, paths)
         for (const path of paths.sort())
           found.push({tool: 'claude-code', path, whole: false, context: {path, keyPath: path, project: null}})
       }
@@ -98,7 +96,7 @@ export async function findHistoryFiles(
       const seen = new Set<string>()
       for (const dir of home.historyDirs) {
         const paths: string[] = []
-        await walk(dir, (n) => n.startsWith('rollout-') && n.endsWith('.jsonl'), errors, paths)
+        walk(dir, (n) => n.startsWith('rollout-') && n.endsWith('.jsonl'), errors, paths)
         for (const path of paths.sort()) {
           const rel = relative(dir, path)
           if (seen.has(rel)) continue
@@ -109,7 +107,7 @@ export async function findHistoryFiles(
     } else {
       for (const dir of home.historyDirs) {
         const paths: string[] = []
-        await walk(
+        walk(
           dir,
           (n) => n.endsWith('.jsonl') || (n.startsWith('session-') && n.endsWith('.json')),
           errors,
