@@ -63,10 +63,16 @@ CREATE INDEX IF NOT EXISTS history_side_message ON history (message_id) WHERE si
  * history files are gone since (Claude Code deletes old sessions) are kept.
  */
 function migrateWithoutRowid(db: Db): void {
-  const row = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'history'").get() as
-    {sql: string} | undefined
-  if (!row || /WITHOUT ROWID/i.test(row.sql)) return
+  const sql = () =>
+    (
+      db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'history'").get() as
+        {sql: string} | undefined
+    )?.sql
+  const old = (text: string | undefined) => text !== undefined && !/WITHOUT ROWID/i.test(text)
+  if (!old(sql())) return
+  // IMMEDIATE, and checked again inside: a daemon and a command opening at once migrate once.
   db.transaction(() => {
+    if (!old(sql())) return
     db.exec('ALTER TABLE history RENAME TO history_old')
     for (const index of [
       'history_ts',
@@ -79,7 +85,7 @@ function migrateWithoutRowid(db: Db): void {
     db.exec(SCHEMA)
     db.exec('INSERT OR REPLACE INTO history SELECT * FROM history_old')
     db.exec('DROP TABLE history_old')
-  })()
+  }).immediate()
 }
 
 /** A file's scan position. */
