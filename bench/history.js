@@ -122,7 +122,7 @@ function geminiLines(f, n) {
 }
 
 /** Writes about `mb` MB of history under `home`; returns the file count. */
-function generate(home, mb, linesPerFile = 400) {
+export function generate(home, mb, linesPerFile = 400) {
   const target = mb * 1024 * 1024
   let bytes = 0
   let f = 0

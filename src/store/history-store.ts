@@ -49,12 +49,44 @@ CREATE TABLE IF NOT EXISTS history (
   total_tokens INTEGER NOT NULL DEFAULT 0,
   sidechain INTEGER NOT NULL DEFAULT 0,
   message_id TEXT
-);
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS history_ts ON history (ts);
 CREATE INDEX IF NOT EXISTS history_path ON history (path);
 CREATE INDEX IF NOT EXISTS history_request ON history (request_id) WHERE request_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS history_message ON history (message_id) WHERE message_id IS NOT NULL;
+DROP INDEX IF EXISTS history_message;
+CREATE INDEX IF NOT EXISTS history_side_message ON history (message_id) WHERE sidechain = 1;
 `
+
+/**
+ * The first `history` table had a rowid beside its text key: every row cost two b-tree inserts.
+ * Its rows are copied into the keyed (WITHOUT ROWID) table once, in one transaction; rows whose
+ * history files are gone since (Claude Code deletes old sessions) are kept.
+ */
+function migrateWithoutRowid(db: Db): void {
+  const sql = () =>
+    (
+      db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'history'").get() as
+        {sql: string} | undefined
+    )?.sql
+  const old = (text: string | undefined) => text !== undefined && !/WITHOUT ROWID/i.test(text)
+  if (!old(sql())) return
+  // IMMEDIATE, and checked again inside: a daemon and a command opening at once migrate once.
+  db.transaction(() => {
+    if (!old(sql())) return
+    db.exec('ALTER TABLE history RENAME TO history_old')
+    for (const index of [
+      'history_ts',
+      'history_path',
+      'history_request',
+      'history_message',
+      'history_side_message',
+    ])
+      db.exec(`DROP INDEX IF EXISTS ${index}`)
+    db.exec(SCHEMA)
+    db.exec('INSERT OR REPLACE INTO history SELECT * FROM history_old')
+    db.exec('DROP TABLE history_old')
+  }).immediate()
+}
 
 /** A file's scan position. */
 export interface FileCursor {
@@ -65,6 +97,26 @@ export interface FileCursor {
   mtimeMs: number
   offset: number
   state: unknown
+}
+
+/** A cursor read from the table; its parser state is parsed on first use. */
+class StoredCursor implements FileCursor {
+  private parsed: unknown
+  constructor(
+    readonly path: string,
+    readonly tool: AgentTool,
+    readonly inode: number,
+    readonly size: number,
+    readonly mtimeMs: number,
+    readonly offset: number,
+    private readonly json: string | null,
+  ) {}
+
+  get state(): unknown {
+    if (this.parsed === undefined)
+      this.parsed = this.json === null ? null : (JSON.parse(this.json) as unknown)
+    return this.parsed
+  }
 }
 
 /** What applying one file did. */
@@ -86,13 +138,13 @@ export class HistoryStore {
   private readonly dropReplays: BetterSqlite3.Statement
   private readonly putCursor: BetterSqlite3.Statement
   private readonly deleteFileRows: BetterSqlite3.Statement
+  /** Sidechain rows held: while none, a main-chain row has no `/btw` replay to drop. */
+  private sidechains: number | undefined
 
   private constructor(readonly db: Db) {
     const cols = `(key, tool, path, ts, model, session, project, request_id, input_tokens, output_tokens,
       cache_read_tokens, cache_creation_tokens, cache_5m_tokens, cache_1h_tokens, reasoning_tokens,
-      total_tokens, sidechain, message_id) VALUES (@key, @tool, @path, @time, @model, @session, @project,
-      @requestId, @inputTokens, @outputTokens, @cacheReadTokens, @cacheCreationTokens, @cache5mTokens,
-      @cache1hTokens, @reasoningTokens, @totalTokens, @sidechain, @messageId)`
+      total_tokens, sidechain, message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
     const set = `tool = excluded.tool, path = excluded.path, ts = excluded.ts, model = excluded.model,
       session = excluded.session, project = excluded.project, request_id = excluded.request_id,
       input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
@@ -106,8 +158,11 @@ export class HistoryStore {
         OR (excluded.sidechain = history.sidechain AND excluded.total_tokens > history.total_tokens)`)
     // Codex and Gemini: the last copy of a key wins.
     this.upsertOther = db.prepare(`INSERT INTO history ${cols} ON CONFLICT(key) DO UPDATE SET ${set}`)
+    // A Claude key starts `c:<message.id>:`, so the primary key finds a message's main-chain rows
+    // (no index on every row's message_id: only sidechain rows are indexed by it).
     this.parentOf = db.prepare(
-      `SELECT 1 FROM history WHERE message_id = ? AND sidechain = 0 AND key <> ? LIMIT 1`,
+      `SELECT 1 FROM history WHERE key >= 'c:' || @m || ':' AND key < 'c:' || @m || ';'
+        AND message_id = @m AND sidechain = 0 AND key <> @key LIMIT 1`,
     )
     this.dropReplays = db.prepare(`DELETE FROM history WHERE message_id = ? AND sidechain = 1 AND key <> ?`)
     this.putCursor =
@@ -116,6 +171,14 @@ export class HistoryStore {
       ON CONFLICT(path) DO UPDATE SET tool = excluded.tool, inode = excluded.inode, size = excluded.size,
         mtime_ms = excluded.mtime_ms, offset = excluded.offset, state = excluded.state, scanned_at = excluded.scanned_at`)
     this.deleteFileRows = db.prepare('DELETE FROM history WHERE path = ?')
+  }
+
+  /** Whether any sidechain row is held (counted once, on first need, then kept up to date). */
+  private hasSidechains(): boolean {
+    this.sidechains ??= (
+      this.db.prepare('SELECT EXISTS (SELECT 1 FROM history WHERE sidechain = 1) AS n').get() as {n: number}
+    ).n
+    return this.sidechains > 0
   }
 
   /** Opens (creating when missing) the history tables in the database at `path`. */
@@ -127,28 +190,30 @@ export class HistoryStore {
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = NORMAL')
     db.pragma('busy_timeout = 5000')
+    // A rescan writes many index pages: a 64 MB page cache keeps them in memory between commits.
+    db.pragma('cache_size = -65536')
+    migrateWithoutRowid(db)
     db.exec(SCHEMA)
     privateFiles(path)
     return new HistoryStore(db)
   }
 
-  /** Every file's cursor, by path. */
+  /**
+   * Every file's cursor, by path. Read as raw arrays and with each parser state parsed only when
+   * asked for (a no-change scan of 10 000 files reads 10 000 cursors and parses none).
+   */
   cursors(): Map<string, FileCursor> {
-    const rows = this.db.prepare('SELECT * FROM history_files').all() as Array<Record<string, unknown>>
-    return new Map(
-      rows.map((r) => [
-        String(r.path),
-        {
-          path: String(r.path),
-          tool: r.tool as AgentTool,
-          inode: Number(r.inode),
-          size: Number(r.size),
-          mtimeMs: Number(r.mtime_ms),
-          offset: Number(r.offset),
-          state: typeof r.state === 'string' ? (JSON.parse(r.state) as unknown) : null,
-        },
-      ]),
-    )
+    const rows = this.db
+      .prepare('SELECT path, tool, inode, size, mtime_ms, offset, state FROM history_files')
+      .raw()
+      .all() as Array<[string, AgentTool, number, number, number, number, string | null]>
+    const map = new Map<string, FileCursor>()
+    for (const [path, tool, inode, size, mtimeMs, offset, state] of rows)
+      map.set(
+        path,
+        new StoredCursor(path, tool, Number(inode), Number(size), Number(mtimeMs), Number(offset), state),
+      )
+    return map
   }
 
   /**
@@ -156,39 +221,79 @@ export class HistoryStore {
    * the file held (a full rescan, or a file that shrank or was replaced).
    */
   applyFile(cursor: FileCursor, records: readonly HistoryRecord[], reset: boolean): ApplyResult {
-    const result: ApplyResult = {rows: 0, duplicates: 0, replays: 0}
+    return this.applyFiles([{cursor, records, reset}])[0]
+  }
+
+  /**
+   * Writes several files' rows and cursors in one transaction (a scan batches small files): a
+   * kill leaves each file of the batch either fully applied with its cursor, or untouched.
+   */
+  applyFiles(
+    batch: ReadonlyArray<{cursor: FileCursor; records: readonly HistoryRecord[]; reset: boolean}>,
+  ): ApplyResult[] {
+    const results: ApplyResult[] = []
     this.db.transaction(() => {
-      if (reset) this.deleteFileRows.run(cursor.path)
-      for (const r of records) {
-        const row = {...r, path: cursor.path, sidechain: r.sidechain ? 1 : 0}
-        if (r.tool === 'claude-code') {
-          if (r.messageId) {
-            // `/btw`: a sidechain line repeating the parent's message.id under another requestId.
-            if (r.sidechain && this.parentOf.get(r.messageId, r.key)) {
-              result.replays++
-              continue
-            }
-            if (!r.sidechain) result.replays += this.dropReplays.run(r.messageId, r.key).changes
-          }
-          const changes = this.upsertClaude.run(row).changes
-          if (changes === 0) result.duplicates++
-          else result.rows++
-        } else {
-          this.upsertOther.run(row)
-          result.rows++
-        }
-      }
-      this.putCursor.run({
-        path: cursor.path,
-        tool: cursor.tool,
-        inode: cursor.inode,
-        size: cursor.size,
-        mtimeMs: cursor.mtimeMs,
-        offset: cursor.offset,
-        state: cursor.state === null || cursor.state === undefined ? null : JSON.stringify(cursor.state),
-        scannedAt: Date.now(),
-      })
+      for (const {cursor, records, reset} of batch) results.push(this.applyOne(cursor, records, reset))
     })()
+    return results
+  }
+
+  private applyOne(cursor: FileCursor, records: readonly HistoryRecord[], reset: boolean): ApplyResult {
+    const result: ApplyResult = {rows: 0, duplicates: 0, replays: 0}
+    if (reset) this.deleteFileRows.run(cursor.path)
+    for (const r of records) {
+      // Positional values: no per-row object is built for the statement.
+      const values = [
+        r.key,
+        r.tool,
+        cursor.path,
+        r.time,
+        r.model,
+        r.session,
+        r.project,
+        r.requestId,
+        r.inputTokens,
+        r.outputTokens,
+        r.cacheReadTokens,
+        r.cacheCreationTokens,
+        r.cache5mTokens,
+        r.cache1hTokens,
+        r.reasoningTokens,
+        r.totalTokens,
+        r.sidechain ? 1 : 0,
+        r.messageId,
+      ]
+      if (r.tool === 'claude-code') {
+        if (r.messageId) {
+          // `/btw`: a sidechain line repeating the parent's message.id under another requestId.
+          if (r.sidechain && this.parentOf.get({m: r.messageId, key: r.key})) {
+            result.replays++
+            continue
+          }
+          if (!r.sidechain && this.hasSidechains())
+            result.replays += this.dropReplays.run(r.messageId, r.key).changes
+        }
+        const changes = this.upsertClaude.run(values).changes
+        if (changes === 0) result.duplicates++
+        else {
+          result.rows++
+          if (r.sidechain) this.sidechains = (this.sidechains ?? 0) + 1
+        }
+      } else {
+        this.upsertOther.run(values)
+        result.rows++
+      }
+    }
+    this.putCursor.run({
+      path: cursor.path,
+      tool: cursor.tool,
+      inode: cursor.inode,
+      size: cursor.size,
+      mtimeMs: cursor.mtimeMs,
+      offset: cursor.offset,
+      state: cursor.state === null || cursor.state === undefined ? null : JSON.stringify(cursor.state),
+      scannedAt: Date.now(),
+    })
     return result
   }
 

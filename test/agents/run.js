@@ -240,6 +240,28 @@ async function runAgent(agent, setup) {
 }
 
 /**
+ * Runs `gwctl usage rescan` on the CLI's HOME, then `gwctl usage reconcile --json` for its tool:
+ * every request must be matched by id, with no token difference. Gemini CLI records no response
+ * id, so its requests cannot match by id (README "Reconcile"): reported, not failed.
+ */
+async function reconcileCheck(agent, env) {
+  const problems = []
+  await gwctl(['usage', 'rescan', '--tool', agent.tool, '--json'], env)
+  const rec = await gwctl(['usage', 'reconcile', '--since', '1d', '--tool', agent.tool, '--json'], env)
+  const matched = rec.days.reduce((n, d) => n + d.matched, 0)
+  const fmt = (list) => list.map((q) => q.requestId ?? '(no id)').join(', ')
+  const found = [
+    matched === 0 ? 'no request matched' : undefined,
+    rec.onlyHistory.length > 0 ? `only in the history: ${fmt(rec.onlyHistory)}` : undefined,
+    rec.onlyGateway.length > 0 ? `only in the gateway log: ${fmt(rec.onlyGateway)}` : undefined,
+    rec.differences.length > 0 ? `token differences: ${JSON.stringify(rec.differences)}` : undefined,
+  ].filter(Boolean)
+  if (agent.tool === 'gemini-cli') for (const f of found) log(`    (known: Gemini CLI records no id) ${f}`)
+  else problems.push(...found.map((f) => `reconcile: ${f}`))
+  return problems
+}
+
+/**
  * `--bind`: the CLI gets only HOME and its no-telemetry settings; `gwctl agents enable` (run with
  * the same HOME) writes the gateway URL and the agent's key into its own config. The request
  * must reach the gateway and be logged for the agent named after the tool. After
@@ -267,6 +289,12 @@ async function bindAgent(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}) {
   for (const problem of r.problems) log(`    ! ${problem}`)
   if (r.problems.length > 0 || VERBOSE)
     log(`    stdout:\n${tail(r.result.stdout)}\n    stderr:\n${tail(r.result.stderr)}`)
+
+  // The CLI's own history reconciles with the gateway log: every request matched, no token difference.
+  const recProblems = await reconcileCheck(agent, env)
+  log(`${recProblems.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(6)} reconcile`)
+  for (const problem of recProblems) log(`    ! ${problem}`)
+  r.problems.push(...recProblems)
 
   // disable: the same command no longer reaches the gateway
   await gwctl(['agents', 'disable', agent.tool], env)

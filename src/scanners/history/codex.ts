@@ -5,6 +5,8 @@
  * repeats the previous cumulative total is the same response reported again; cached input is part
  * of input and reasoning part of output (clamped). The `token_usage_record` line just before holds
  * the same numbers plus the Responses `response_id`: it lends its id and is not counted itself.
+ * A sub-agent rollout (`session_meta.source.subagent.thread_spawn`) starts with its parent's
+ * history replayed: token_counts within its first second are the parent's, already counted there.
  */
 import type {FileContext, HistoryRecord, LineParser, SkipReason} from './types.js'
 import {num, obj, str} from './types.js'
@@ -26,7 +28,12 @@ export interface CodexState {
   cwd: string | null
   prevTotal: Totals | null
   responseId: string | null
+  /** A `thread_spawn` sub-agent rollout: when its session began (Unix ms). */
+  spawnedAt?: number | null
 }
+
+/** Token counts this soon after a sub-agent's start are its parent's, replayed. */
+const REPLAY_WINDOW_MS = 1000
 
 function totals(v: unknown): Totals | null {
   const o = obj(v)
@@ -67,6 +74,12 @@ export function codexParser(file: FileContext, saved?: unknown): LineParser {
       if (line.type === 'session_meta') {
         s.session = str(payload.id) ?? s.session
         s.cwd = str(payload.cwd) ?? s.cwd
+        const source = obj(payload.source)
+        const spawn = obj(obj(source?.subagent)?.thread_spawn)
+        if (spawn) {
+          const at = Date.parse(String(payload.timestamp ?? line.timestamp))
+          s.spawnedAt = Number.isFinite(at) ? at : null
+        }
         return 'no-usage'
       }
       if (line.type === 'turn_context') {
@@ -83,6 +96,10 @@ export function codexParser(file: FileContext, saved?: unknown): LineParser {
       if (!info) return 'no-usage'
       const time = typeof line.timestamp === 'string' ? Date.parse(line.timestamp) : Number.NaN
       if (!Number.isFinite(time)) return 'invalid-field'
+      if (typeof s.spawnedAt === 'number' && time - s.spawnedAt < REPLAY_WINDOW_MS) {
+        s.responseId = null
+        return 'replay'
+      }
       const total = totals(info.total_token_usage)
       if (total && s.prevTotal && same(total, s.prevTotal)) return 'duplicate'
       let used = totals(info.last_token_usage)

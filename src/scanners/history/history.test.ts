@@ -154,4 +154,87 @@ describe('history scanners', () => {
     expect(stats.errors).toEqual([{path: locked, error: 'EACCES'}])
     expect(totalsByToolDay(store)).toEqual(EXPECTED)
   })
+
+  it('moves rows of the first (rowid) history table into the keyed one, losing none', async () => {
+    writeFixtureHistory(join(home, 'user-home'))
+    await scanHistory(store, {env})
+    const before = totalsByToolDay(store)
+    // Rebuild the old layout: the same columns in a rowid table, with the rows and cursors kept.
+    store.db.exec(`ALTER TABLE history RENAME TO h; CREATE TABLE history AS SELECT * FROM h; DROP TABLE h;`)
+    const oldSql = store.db.prepare("SELECT sql FROM sqlite_master WHERE name = 'history'").get() as {
+      sql: string
+    }
+    expect(oldSql.sql).not.toMatch(/WITHOUT ROWID/)
+    store.close()
+    store = await HistoryStore.open(join(home, 'logs.db'))
+    const sql = store.db.prepare("SELECT sql FROM sqlite_master WHERE name = 'history'").get() as {
+      sql: string
+    }
+    expect(sql.sql).toMatch(/WITHOUT ROWID/)
+    expect(totalsByToolDay(store)).toEqual(before)
+    // Cursors survived: nothing is read again, and a full rescan still agrees.
+    expect((await scanHistory(store, {env})).filesRead).toBe(0)
+    await scanHistory(store, {env, full: true})
+    expect(totalsByToolDay(store)).toEqual(before)
+  })
+
+  it('skips the parent token_counts a thread_spawn sub-agent rollout replays in its first second', async () => {
+    const dir = join(home, 'user-home', '.codex', 'sessions', '2025', '09', '01')
+    mkdirSync(dir, {recursive: true})
+    const tc = (timestamp: string, input: number, output: number, cumulative: number) =>
+      JSON.stringify({
+        timestamp,
+        type: 'event_msg',
+        payload: {
+          type: 'token_count',
+          info: {
+            last_token_usage: {
+              input_tokens: input,
+              cached_input_tokens: 0,
+              output_tokens: output,
+              total_tokens: input + output,
+            },
+            total_token_usage: {
+              input_tokens: cumulative,
+              cached_input_tokens: 0,
+              output_tokens: 0,
+              total_tokens: cumulative,
+            },
+          },
+        },
+      })
+    const meta = (id: string, timestamp: string, source: unknown) =>
+      JSON.stringify({timestamp, type: 'session_meta', payload: {id, timestamp, cwd: '/w', source}})
+    const parent = [
+      meta('parent-1', '2025-09-01T10:00:00.000Z', 'cli'),
+      tc('2025-09-01T10:00:05.000Z', 100, 10, 110),
+    ]
+    const child = [
+      meta('child-1', '2025-09-01T10:00:06.000Z', {
+        subagent: {thread_spawn: {parent_thread_id: 'parent-1', depth: 1}},
+      }),
+      // The parent's count, replayed 0.2 s after the spawn: already counted in the parent's file.
+      tc('2025-09-01T10:00:06.200Z', 100, 10, 110),
+      // The sub-agent's own response, later: counted.
+      tc('2025-09-01T10:00:09.000Z', 7, 3, 10),
+    ]
+    writeFileSync(join(dir, 'rollout-2025-09-01T10-00-00-parent.jsonl'), parent.join('\n') + '\n')
+    writeFileSync(join(dir, 'rollout-2025-09-01T10-00-06-child.jsonl'), child.join('\n') + '\n')
+    const stats = await scanHistory(store, {env, tools: ['codex']})
+    expect(stats.skipped.replay).toBe(1)
+    const rows = store.db
+      .prepare('SELECT session, input_tokens AS i, output_tokens AS o FROM history ORDER BY ts')
+      .all()
+    expect(rows).toEqual([
+      {session: 'parent-1', i: 100, o: 10},
+      {session: 'child-1', i: 7, o: 3},
+    ])
+    // The rule survives an incremental scan: the sub-agent's state is kept with its cursor.
+    appendFileSync(
+      join(dir, 'rollout-2025-09-01T10-00-06-child.jsonl'),
+      tc('2025-09-01T10:00:09.500Z', 1, 1, 12) + '\n',
+    )
+    await scanHistory(store, {env, tools: ['codex']})
+    expect(store.db.prepare('SELECT COUNT(*) AS n FROM history').get()).toEqual({n: 3})
+  })
 })

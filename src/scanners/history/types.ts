@@ -34,7 +34,14 @@ export interface HistoryRecord {
 }
 
 /** Why a line was not counted. */
-export type SkipReason = 'no-usage' | 'invalid-json' | 'invalid-field' | 'zero-usage' | 'duplicate'
+export type SkipReason =
+  | 'no-usage'
+  | 'invalid-json'
+  | 'invalid-field'
+  | 'zero-usage'
+  | 'duplicate'
+  /** Claude `/btw` sidechain replays; Codex parent token_counts replayed into a spawned sub-agent. */
+  | 'replay'
 
 /** A line parser for one file; `state` survives between incremental scans (JSON). */
 export interface LineParser {
