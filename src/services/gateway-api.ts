@@ -3,7 +3,8 @@
  * dashboard), or learning that it is not there so the caller can fall back to the files.
  */
 import type {GwError} from '../core/errors.js'
-import {NotFoundError, UpstreamError} from '../core/errors.js'
+import {InterruptedError, NotFoundError, UpstreamError} from '../core/errors.js'
+import {probeHealth} from '../core/loopback-probe.js'
 import {runningDaemon} from '../daemon/pidfile.js'
 import {daemonClient, resolvePort} from './gateway.js'
 import {fromDaemonError} from './gateway-keys.js'
@@ -15,14 +16,11 @@ import {fromDaemonError} from './gateway-keys.js'
 export async function liveGatewayPort(signal?: AbortSignal): Promise<number | undefined> {
   const running = runningDaemon()
   const port = running?.port || resolvePort()
-  try {
-    const client = await daemonClient(port)
-    const res = await client.request<{status?: string}>('GET', '/health', {signal})
-    return res.body?.status === 'ok' ? port : undefined
-  } catch (error) {
-    if (signal?.aborted) throw error
-    return undefined
-  }
+  // node:http, not the undici management client: when the daemon is stopped the caller reads
+  // the files itself and never pays for loading undici.
+  const ok = await probeHealth(port, {signal})
+  if (signal?.aborted) throw new InterruptedError('Request aborted.')
+  return ok ? port : undefined
 }
 
 export type Query = Record<string, string | number | undefined>
