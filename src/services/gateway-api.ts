@@ -7,7 +7,6 @@ import {InterruptedError, NotFoundError, UpstreamError} from '../core/errors.js'
 import {probeHealth} from '../core/loopback-probe.js'
 import {runningDaemon} from '../daemon/pidfile.js'
 import {daemonClient, resolvePort} from './gateway.js'
-import {fromDaemonError} from './gateway-keys.js'
 
 /**
  * The port of a gateway that answers, or undefined when none does. The pid file names the
@@ -36,11 +35,11 @@ export async function gatewayGet<T>(
     const res = await (await daemonClient(port)).request<T>('GET', path, {query, signal})
     return res.body
   } catch (error) {
-    throw fromManagementError(error)
+    throw await fromManagementError(error)
   }
 }
 
-function fromManagementError(error: unknown): GwError {
+async function fromManagementError(error: unknown): Promise<GwError> {
   const e = error as GwError
   const status = e?.details?.status as number | undefined
   const message = e?.message?.replace(/^The (platform|local gateway) answered \d+: /, '')
@@ -52,5 +51,7 @@ function fromManagementError(error: unknown): GwError {
       hint: 'See the daemon log (`gwctl doctor` names it); `gwctl gateway restart` may help.',
     })
   }
+  // gateway-keys pulls in the state store; only an error path needs it.
+  const {fromDaemonError} = await import('./gateway-keys.js')
   return fromDaemonError(error)
 }
