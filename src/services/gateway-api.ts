@@ -3,10 +3,10 @@
  * dashboard), or learning that it is not there so the caller can fall back to the files.
  */
 import type {GwError} from '../core/errors.js'
-import {NotFoundError, UpstreamError} from '../core/errors.js'
+import {InterruptedError, NotFoundError, UpstreamError} from '../core/errors.js'
+import {probeHealth} from '../core/loopback-probe.js'
 import {runningDaemon} from '../daemon/pidfile.js'
 import {daemonClient, resolvePort} from './gateway.js'
-import {fromDaemonError} from './gateway-keys.js'
 
 /**
  * The port of a gateway that answers, or undefined when none does. The pid file names the
@@ -15,14 +15,11 @@ import {fromDaemonError} from './gateway-keys.js'
 export async function liveGatewayPort(signal?: AbortSignal): Promise<number | undefined> {
   const running = runningDaemon()
   const port = running?.port || resolvePort()
-  try {
-    const client = await daemonClient(port)
-    const res = await client.request<{status?: string}>('GET', '/health', {signal})
-    return res.body?.status === 'ok' ? port : undefined
-  } catch (error) {
-    if (signal?.aborted) throw error
-    return undefined
-  }
+  // node:http, not the undici management client: when the daemon is stopped the caller reads
+  // the files itself and never pays for loading undici.
+  const ok = await probeHealth(port, {signal})
+  if (signal?.aborted) throw new InterruptedError('Request aborted.')
+  return ok ? port : undefined
 }
 
 export type Query = Record<string, string | number | undefined>
@@ -38,11 +35,11 @@ export async function gatewayGet<T>(
     const res = await (await daemonClient(port)).request<T>('GET', path, {query, signal})
     return res.body
   } catch (error) {
-    throw fromManagementError(error)
+    throw await fromManagementError(error)
   }
 }
 
-function fromManagementError(error: unknown): GwError {
+async function fromManagementError(error: unknown): Promise<GwError> {
   const e = error as GwError
   const status = e?.details?.status as number | undefined
   const message = e?.message?.replace(/^The (platform|local gateway) answered \d+: /, '')
@@ -54,5 +51,7 @@ function fromManagementError(error: unknown): GwError {
       hint: 'See the daemon log (`gwctl doctor` names it); `gwctl gateway restart` may help.',
     })
   }
+  // gateway-keys pulls in the state store; only an error path needs it.
+  const {fromDaemonError} = await import('./gateway-keys.js')
   return fromDaemonError(error)
 }

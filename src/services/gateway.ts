@@ -10,6 +10,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import type {PlatformClient} from '../api/http.js'
 import type {ExitCodeValue} from '../core/errors.js'
 import {ExitCode, GatewayDownError, GwError, UsageError} from '../core/errors.js'
+import {probeHealth} from '../core/loopback-probe.js'
 import {formatDuration} from '../core/output.js'
 import {DEFAULT_DRAIN_MS, DEFAULT_PORT, isAlive, readPidFile, runningDaemon} from '../daemon/pidfile.js'
 import {describePortTaken, isPortFree} from '../daemon/port-holder.js'
@@ -131,13 +132,8 @@ function logTail(path: string, lines = 5): string {
   }
 }
 
-async function healthy(port: number, signal?: AbortSignal): Promise<boolean> {
-  try {
-    const res = await (await daemonClient(port)).request<{status?: string}>('GET', '/health', {signal})
-    return res.body?.status === 'ok'
-  } catch {
-    return false
-  }
+function healthy(port: number, signal?: AbortSignal): Promise<boolean> {
+  return probeHealth(port, {signal, timeoutMs: 10_000})
 }
 
 export interface StartOptions {

@@ -1,7 +1,6 @@
 /** The filter flags shared by `gwctl logs` and `gwctl usage`, turned into store filters. */
 import {NotFoundError, UsageError} from '../core/errors.js'
 import type {LogFilters, StatusFilter} from '../store/log-store.js'
-import {listAgents} from './gateway-keys.js'
 import {parseLimit, parseSince} from './logs.js'
 
 export interface FilterFlags {
@@ -36,6 +35,8 @@ export async function resolveAgentFilter(filters: LogFilters, signal?: AbortSign
   const wanted = filters.agentId
   // An id is used as given: the log keeps rows of agents the state may not know (any more).
   if (wanted === undefined || wanted.startsWith('agt_')) return filters
+  // Loaded only for a name: the state store (lowdb, ajv, proper-lockfile) costs start-up.
+  const {listAgents} = await import('./gateway-keys.js')
   const agents = await listAgents({signal})
   if (agents.some((a) => a.agentId === wanted)) return filters
   const named = agents.filter((a) => a.name === wanted)
