@@ -6,6 +6,8 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {tempHome} from '../../test/helpers/cli.js'
 import {writeFixtureHistory} from '../../test/helpers/history.js'
 import {HistoryStore} from '../store/history-store.js'
+import type {GatewayEvent} from './events.js'
+import {onGatewayEvent} from './events.js'
 import {scanPeriodMs, startHistoryScanner} from './history-scanner.js'
 
 describe('daemon history scanner', () => {
@@ -19,6 +21,8 @@ describe('daemon history scanner', () => {
     const env = {HOME: join(home.home, 'user-home')}
     const paths = writeFixtureHistory(env.HOME)
     const lines: string[] = []
+    const events: GatewayEvent[] = []
+    const off = onGatewayEvent((event) => events.push(event))
     const dbPath = join(home.home, 'logs.db')
     const scanner = (await startHistoryScanner({dbPath, log: (l) => lines.push(l), periodMs: 50, env}))!
     await scanner.idle
@@ -27,6 +31,8 @@ describe('daemon history scanner', () => {
       (reader.db.prepare('SELECT COUNT(*) AS n FROM history WHERE tool = ?').get(tool) as {n: number}).n
     expect(count('codex')).toBe(3)
     expect(lines.some((l) => l.includes('history scan: 5/5 files read, 10 rows'))).toBe(true)
+    // the event stream says usage rows were added (the app's usage view applies it)
+    expect(events).toContainEqual({type: 'usage', rows: 10})
 
     appendFileSync(
       paths.codex,
@@ -38,6 +44,8 @@ describe('daemon history scanner', () => {
     )
     await expect.poll(() => count('codex'), {timeout: 5000}).toBe(4)
     expect(lines.some((l) => l.includes('history scan: 1/5 files read, 1 rows'))).toBe(true)
+    await expect.poll(() => events).toContainEqual({type: 'usage', rows: 1})
+    off()
     await scanner.stop()
     reader.close()
   })

@@ -7,6 +7,7 @@
 import {setImmediate as yieldLoop} from 'node:timers/promises'
 
 import type {HistoryStore} from '../store/history-store.js'
+import {emitGatewayEvent} from './events.js'
 
 export const HISTORY_SCAN_MS = 60_000
 
@@ -47,6 +48,8 @@ export async function startHistoryScanner(options: {
         signal: abort.signal,
         betweenFiles: () => yieldLoop(),
       })
+      // the terminal app adds the new history rows to its usage view without polling
+      if (stats.rows > 0) emitGatewayEvent({type: 'usage', rows: stats.rows})
       if (stats.filesRead > 0 || stats.errors.length > 0)
         options.log(
           `${new Date().toISOString()} history scan: ${stats.filesRead}/${stats.files} files read, ${stats.rows} rows, ${stats.errors.length} unreadable, ${stats.durationMs} ms`,
