@@ -5,7 +5,6 @@ import {ExitCode} from '../core/errors.js'
 import {colorErr, err, formatDuration, out, printFields, printJson, printTable} from '../core/output.js'
 import type {StatusSnapshot} from '../services/status.js'
 import {homeFile} from '../store/paths.js'
-import {getStatus} from '../services/status.js'
 
 export default class Status extends BaseCommand {
   static summary = 'Prints a one-time snapshot: gateway state, agents, agents per route, latest request.'
@@ -26,12 +25,17 @@ export default class Status extends BaseCommand {
 
   async run(): Promise<StatusSnapshot> {
     const {flags} = await this.parse(Status)
+    if (flags.quiet && !this.jsonEnabled()) {
+      // Scripts call this in loops: only whether the gateway runs and answers, nothing else loaded
+      // (no state file, no agent discovery).
+      const {getGatewayInfo} = await import('../services/gateway.js')
+      const info = await getGatewayInfo({signal: this.signal})
+      if (info.state !== 'Running') this.exit(ExitCode.gatewayDown)
+      return {healthy: true} as StatusSnapshot
+    }
+    const {getStatus} = await import('../services/status.js')
     const snapshot = await getStatus({signal: this.signal})
     // --json always prints its one document: --quiet silences the human output only.
-    if (flags.quiet && !this.jsonEnabled()) {
-      if (!snapshot.healthy) this.exit(ExitCode.gatewayDown)
-      return snapshot
-    }
     if (this.jsonEnabled()) {
       if (!snapshot.healthy) {
         printJson(snapshot)
