@@ -245,9 +245,14 @@ describe('a disk that fills up', () => {
       expect(() => full.append(entry({requestId: `lost-${i}`, error: 'x'.repeat(500)}))).not.toThrow()
     await sleep(50)
     expect(problems).toEqual(['could not write a batch: database or disk is full'])
-    // reads still answer, with what was stored before the disk filled up
+    // reads still answer, with what was stored before the disk filled up, and do not count as
+    // the disk working again
     expect(full.queryLogs().map((r) => r.requestId)).toEqual(['before'])
     expect(full.usage()[0]).toMatchObject({requests: 1})
+    expect(problems).toHaveLength(1)
+    full.append(entry({requestId: 'still-lost', error: 'x'.repeat(4000)}))
+    await sleep(30)
+    expect(problems).toHaveLength(1)
 
     db.pragma('max_page_count = 1000000')
     full.append(entry({requestId: 'after'}))

@@ -285,8 +285,11 @@ export class LogStore {
 
   private flushQuietly(): void {
     try {
+      const wrote = this.queue.length > 0
       this.flush()
-      if (this.writeProblem !== undefined && this.queue.length === 0) {
+      // only a batch actually written says the disk works again (a query's flush of an empty
+      // queue does not)
+      if (wrote && this.writeProblem !== undefined) {
         this.writeProblem = undefined
         this.options.onWriteProblem?.(undefined)
       }
