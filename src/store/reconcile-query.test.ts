@@ -106,6 +106,25 @@ describe('reconcile and --source all', () => {
     ).toBe(true)
   })
 
+  it('matches Gemini CLI rows (no request id) by tool, model and time; an extra gateway call stays only-gateway', () => {
+    const at = (t: string) => Date.parse(`2025-08-21T${t}Z`)
+    const gemini = (time: number, requestId: string, model = 'gemini-2.5-pro') =>
+      entry({entrance: 'gemini', time, requestId, model, inputTokens: 7, outputTokens: 3})
+    logs.append(gemini(at('12:00:03'), 'g-answer')) // the answer of m1 (history 12:00:02)
+    logs.append(gemini(at('12:00:04'), 'g-internal')) // an internal call the history does not record
+    logs.append(gemini(at('12:05:01'), 'g-m2')) // m2 (history 12:05:00)
+    logs.append(gemini(at('12:05:02'), 'g-other-model', 'gemini-2.5-flash'))
+    logs.flush()
+    const r = reconcile(history.db, {sinceMs: 0, tool: 'gemini-cli'})
+    const day21 = r.days.find((d) => d.day === '2025-08-21')!
+    expect(day21).toMatchObject({matched: 2, matchedByTime: 2, onlyGateway: 2, onlyHistory: 0})
+    expect(r.onlyGateway.map((g) => g.requestId).sort()).toEqual(['g-internal', 'g-other-model'])
+    // matched by time, the token counts are still compared (and listed under the gateway's id)
+    expect(r.differences.map((d) => d.requestId).sort()).toEqual(['g-answer', 'g-m2'])
+    // a history row with no gateway row near it stays only-history (the 20th: nothing logged)
+    expect(r.days.find((d) => d.day === '2025-08-20')).toMatchObject({matched: 0, onlyHistory: 1})
+  })
+
   it('--source all counts a request the gateway logged once', () => {
     const requests = (source: 'gateway' | 'history' | 'all') =>
       usageGroups(history.db, {source, pivot: 'tool'})

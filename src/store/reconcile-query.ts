@@ -2,6 +2,9 @@
  * Request-level reconciliation of the gateway's log with the agents' own history, both in the
  * log database: a history row and a gateway row with the same request id are the same request
  * (Claude Code records the `request-id` header, Codex the Responses `id`, which the gateway logs).
+ * Gemini CLI records no id at all: its history rows are matched to the gateway's rows of the same
+ * tool and model by time instead (within {@link TIME_MATCH_MS}, equal token counts first, then the
+ * nearest), and counted as `matchedByTime`.
  */
 import type BetterSqlite3 from 'better-sqlite3'
 
@@ -27,6 +30,8 @@ export interface ReconcileDay {
   /** UTC day. */
   day: string
   matched: number
+  /** Of `matched`: history rows without a request id (Gemini CLI) matched by tool, model and time. */
+  matchedByTime: number
   onlyHistory: number
   onlyGateway: number
   /** Matched requests whose token counts differ. */
@@ -49,6 +54,8 @@ export interface Reconciliation {
 }
 
 const FIELDS = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheCreationTokens'] as const
+/** How far apart a history row without a request id and its gateway row may be (ms). */
+export const TIME_MATCH_MS = 5 * 60_000
 const sum = (t: ReconcileTokens) => t.inputTokens + t.outputTokens + t.cacheReadTokens + t.cacheCreationTokens
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
@@ -108,6 +115,7 @@ export function reconcile(
           tool,
           day: day(time),
           matched: 0,
+          matchedByTime: 0,
           onlyHistory: 0,
           onlyGateway: 0,
           differing: 0,
@@ -117,9 +125,36 @@ export function reconcile(
       )
     return d
   }
-  const matched = new Set<string>()
+  const matched = new Set<ReconcileRequest>()
+  const historyIds = new Set(history.flatMap((h) => (h.requestId ? [h.requestId] : [])))
+  // gateway rows a history row without an id may be: by tool, oldest first
+  const idless = new Map<AgentTool, ReconcileRequest[]>()
+  for (const g of gateway) {
+    const list = idless.get(g.tool) ?? []
+    list.push(g)
+    idless.set(g.tool, list)
+  }
+  const byTime = (h: ReconcileRequest): ReconcileRequest | undefined => {
+    let best: ReconcileRequest | undefined
+    let bestScore = Infinity
+    for (const g of idless.get(h.tool) ?? []) {
+      if (matched.has(g) || (g.requestId && historyIds.has(g.requestId))) continue
+      if (h.model && g.model && h.model !== g.model) continue
+      const gap = Math.abs(g.time - h.time)
+      if (gap > TIME_MATCH_MS) continue
+      // equal tokens first, then the nearest in time
+      const score = (FIELDS.every((f) => g[f] === h[f]) ? 0 : TIME_MATCH_MS + 1) + gap
+      if (score < bestScore) {
+        best = g
+        bestScore = score
+      }
+    }
+    return best
+  }
   for (const h of history) {
-    const g = h.requestId ? byId.get(h.requestId) : undefined
+    const byIdMatch = h.requestId ? byId.get(h.requestId) : undefined
+    // only Gemini CLI records no id; the other tools' rows without one stay unmatched
+    const g = byIdMatch ?? (!h.requestId && h.tool === 'gemini-cli' ? byTime(h) : undefined)
     const d = bucket(h.tool, g?.time ?? h.time)
     d.historyTokens += sum(h)
     if (!g) {
@@ -127,14 +162,15 @@ export function reconcile(
       result.onlyHistory.push(h)
       continue
     }
-    matched.add(g.requestId!)
+    matched.add(g)
     d.matched++
+    if (!byIdMatch) d.matchedByTime++
     if (FIELDS.some((f) => g[f] !== h[f])) {
       d.differing++
       const pick = (t: ReconcileTokens) =>
         Object.fromEntries(FIELDS.map((f) => [f, t[f]])) as unknown as ReconcileTokens
       result.differences.push({
-        requestId: g.requestId!,
+        requestId: g.requestId ?? '',
         tool: g.tool,
         time: g.time,
         gateway: pick(g),
@@ -145,7 +181,7 @@ export function reconcile(
   for (const g of gateway) {
     const d = bucket(g.tool, g.time)
     d.gatewayTokens += sum(g)
-    if (g.requestId && matched.has(g.requestId)) continue
+    if (matched.has(g)) continue
     d.onlyGateway++
     result.onlyGateway.push(g)
   }

@@ -13,7 +13,8 @@ export default class UsageReconcile extends BaseCommand {
   static description =
     'Per tool and UTC day: requests matched by request id, only in the agent history (traffic that bypassed the gateway), ' +
     'only in the gateway log (history lost or not yet written), and matched requests whose token counts differ, each listed ' +
-    'with its request id. The history is scanned incrementally first when no daemon does it.'
+    'with its request id. Gemini CLI records no request id: its rows are matched by tool, model and time (within 5 minutes; ' +
+    'equal tokens first), counted in BY TIME. The history is scanned incrementally first when no daemon does it.'
 
   static examples = [
     '<%= config.bin %> usage reconcile',
@@ -46,6 +47,7 @@ export default class UsageReconcile extends BaseCommand {
           {header: 'DAY', value: (d) => d.day},
           {header: 'TOOL', value: (d) => d.tool},
           {header: 'MATCHED', value: (d) => formatCount(d.matched), align: 'right'},
+          {header: 'BY TIME', value: (d) => formatCount(d.matchedByTime), align: 'right'},
           {header: 'ONLY HISTORY', value: (d) => formatCount(d.onlyHistory), align: 'right'},
           {header: 'ONLY GATEWAY', value: (d) => formatCount(d.onlyGateway), align: 'right'},
           {header: 'TOKENS DIFFER', value: (d) => formatCount(d.differing), align: 'right'},
