@@ -72,6 +72,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   }
 
   let timer: NodeJS.Timeout | undefined
+  let stopping = false
   // Until the gateway context exists, a log store problem (a full disk at start) waits here.
   let earlyProblem: string | undefined
   let onLogProblem = (problem: string | undefined): void => {
@@ -156,6 +157,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
         context.degraded = problems.size > 0 ? [...problems.values()].join('; ') : undefined
       },
       touch() {
+        if (stopping) return // the final save on stop writes what is left
         timer ??= setTimeout(() => {
           timer = undefined
           store
@@ -214,6 +216,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     await store.save()
     log(`${new Date().toISOString()} stopped`)
   } finally {
+    stopping = true
     if (timer) clearTimeout(timer)
     await historyScanner?.stop().catch(() => undefined)
     if (routing) {
