@@ -84,7 +84,9 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   try {
     // Load under the lock, so a CLI change that started before this daemon claimed the pid file is
     // complete (and seen) first.
-    const release = await lockState(statePath, {waitMs: 5000})
+    // A live holder is a CLI change in progress (milliseconds each, but a burst of them queues on
+    // a loaded machine): wait for it, well inside `gateway start`'s 15 s wait for /health.
+    const release = await lockState(statePath, {waitMs: 10_000})
     let store: StateStore
     try {
       removeStaleTempFiles(statePath)

@@ -480,9 +480,19 @@ export interface StateLockOptions {
 /** The lock is held by another process (the daemon, or another gwctl writing). */
 export class StateLockedError extends GwError {
   constructor(path: string) {
-    super('state_locked', `The gateway state ${path} is locked by another process.`, 1, {
+    super('state_locked', `The gateway state ${path} is locked by another process${holder(path)}.`, 1, {
       hint: 'The gateway is probably starting or running: try again, or check `gwctl gateway`.',
     })
+  }
+}
+
+/** Who holds the lock, as its owner file says (for the message: which process to look at). */
+function holder(path: string): string {
+  try {
+    const pid = Number(readFileSync(ownerFile(path), 'utf8').trim())
+    return Number.isInteger(pid) && pid > 0 ? ` (pid ${pid}, ${processAlive(pid) ? 'alive' : 'gone'})` : ''
+  } catch {
+    return ''
   }
 }
 
