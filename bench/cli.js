@@ -4,7 +4,7 @@
 //   node bench/cli.js [--runs 15] [--sim-origin http://127.0.0.1:PORT]   (standalone)
 //   import {cliStartup} from './cli.js'                                  (from bench/run.js)
 import {spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -39,6 +39,76 @@ function helloProject() {
     `import {Command} from '@oclif/core'\nexport default class Hello extends Command {\n  static description = 'Say hello'\n  async run() {\n    this.log('hello world')\n  }\n}\n`,
   )
   return join(dir, 'bin', 'run.js')
+}
+
+/**
+ * Fills the bench's GWCTL_HOME the way a user's looks after a week: agents with keys (state.json,
+ * written by the real `gwctl key issue` with the daemon stopped) and 20 000 gateway log rows of
+ * priced models over the last 7 days (logs.db, written through the log store). So `status` reads
+ * and validates a real state file, `logs` names agents, and `usage` prices rows.
+ */
+async function populateHome(env, gw) {
+  const agents = [
+    ['alice-claude', 'claude_code'],
+    ['alice-codex', 'codex'],
+    ['alice-gemini', 'gemini_cli'],
+    ['ci-bot', 'generic_agent'],
+  ]
+  for (const [name, type] of agents) {
+    const r = spawnSync(
+      'node',
+      [
+        gw,
+        'key',
+        'issue',
+        '--agent-name',
+        name,
+        '--agent-type',
+        type,
+        '--employee-name',
+        'Alice',
+        '--employee-contact',
+        'alice@example.com',
+        '--json',
+      ],
+      {env, encoding: 'utf8'},
+    )
+    if (r.status !== 0) throw new Error(`key issue failed: ${r.stderr}`)
+  }
+  const state = JSON.parse(readFileSync(join(env.GWCTL_HOME, 'state.json'), 'utf8'))
+  const {LogStore} = await import('../dist/store/log-store.js')
+  const store = await LogStore.open(join(env.GWCTL_HOME, 'logs.db'), {batchSize: 1e9, flushMs: 1e9})
+  const models = ['claude-sonnet-4-5', 'gpt-5', 'gemini-2.5-pro', 'claude-haiku-4-5']
+  const entrances = ['messages', 'responses', 'gemini', 'chat']
+  const now = Date.now()
+  const rows = 20_000
+  for (let i = 0; i < rows; i++) {
+    const agent = state.agents[i % state.agents.length]
+    store.append({
+      time: now - 7 * 86_400_000 + Math.floor((i / rows) * 7 * 86_400_000),
+      agentId: agent.id,
+      keyPrefix: state.keys.find((k) => k.agentId === agent.id)?.prefix ?? null,
+      policyId: agent.policyId,
+      entrance: entrances[i % 4],
+      requestedModel: models[i % 4],
+      provider: 'platform',
+      model: models[i % 4],
+      status: i % 50 === 0 ? 502 : 200,
+      fallback: false,
+      inputTokens: 1000 + (i % 300),
+      outputTokens: 200 + (i % 50),
+      cacheReadTokens: 5000 + (i % 100),
+      cacheCreationTokens: i % 7,
+      reasoningTokens: i % 11,
+      latencyMs: 300 + (i % 500),
+      ttfbMs: 100 + (i % 90),
+      error: null,
+      project: `/home/alice/project-${i % 5}`,
+      requestId: `req_${i}`,
+    })
+  }
+  store.flush()
+  store.close()
 }
 
 function median(samples) {
@@ -76,6 +146,7 @@ export async function cliStartup({runs = 15, simOrigin} = {}) {
   }
   const hello = helloProject()
   const gw = join(ROOT, 'bin', 'run.js')
+  await populateHome(env, gw)
   const cmds = [
     {name: 'bare oclif 4 hello', args: [hello, 'hello']},
     {name: 'gwctl --version', args: [gw, '--version']},

@@ -1,7 +1,9 @@
-import {mkdirSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
+import {describeSchemaErrors} from '../core/schema-errors.js'
 import {tempHome} from '../../test/helpers/cli.js'
 import {
   StateCorruptError,
@@ -118,4 +120,42 @@ describe('state store', () => {
       process.umask(old)
     }
   })
+})
+
+describe('the state validator npm run build generates (ajv standalone code)', () => {
+  const generated = join(import.meta.dirname, '../../dist/store/state-validator.cjs')
+  // `npm test` builds first; a bare `vitest run` without a build has nothing to compare.
+  it.runIf(existsSync(generated))(
+    'gives the same verdict and the same sentences as the schema compiled at run time',
+    async () => {
+      const {Ajv} = await import('ajv')
+      const {STATE_SCHEMA, STATE_VALIDATOR_OPTIONS} = await import('./state.js')
+      const compiled = new Ajv(STATE_VALIDATOR_OPTIONS).compile(STATE_SCHEMA)
+      const built = createRequire(import.meta.url)(generated) as typeof compiled
+      const {home, cleanup} = tempHome()
+      try {
+        const store = await StateStore.open(join(home, 'state.json'))
+        const good = structuredClone(store.data) as unknown as Record<string, unknown>
+        const cases: unknown[] = [
+          good,
+          {...good, secret: 'not-hex'},
+          {...good, version: 2},
+          {...good, agents: [{id: 'a', name: ''}]},
+          {...good, keys: [{id: 'k', agentId: 'a', hash: 'x', prefix: 'gw-', createdAt: -1, extra: 1}]},
+          {...good, policies: [{...(good.policies as object[])[0], fallbacks: 'yes'}]},
+          [],
+          null,
+        ]
+        for (const data of cases) {
+          expect(built(data)).toBe(compiled(data))
+          expect(describeSchemaErrors('state', built.errors ?? [])).toEqual(
+            describeSchemaErrors('state', compiled.errors ?? []),
+          )
+        }
+        expect(compiled(good)).toBe(true)
+      } finally {
+        cleanup()
+      }
+    },
+  )
 })

@@ -19,11 +19,11 @@
 import {randomBytes} from 'node:crypto'
 import {chmodSync, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {readFile} from 'node:fs/promises'
+import {createRequire} from 'node:module'
 import {basename, dirname, join} from 'node:path'
-import {Ajv} from 'ajv'
+import type {Ajv as AjvClass, ErrorObject} from 'ajv'
 import type {Adapter} from 'lowdb'
 import {Low} from 'lowdb'
-import lockfile from 'proper-lockfile'
 
 import {writeFileAtomic} from '../core/atomic-file.js'
 import {ConfigError, GwError} from '../core/errors.js'
@@ -261,7 +261,36 @@ export const STATE_SCHEMA = {
   },
 } as const
 
-let validator: ReturnType<Ajv['compile']> | undefined
+/** A compiled validator: true when valid, else its `errors` say why. */
+interface StateValidator {
+  (data: unknown): boolean
+  errors?: ErrorObject[] | null
+}
+
+let validator: StateValidator | undefined
+
+/**
+ * The state validator. `npm run build` writes it as ajv standalone code
+ * (`dist/store/state-validator.cjs`, by `scripts/gen-validators.js`), so a command that reads the
+ * state neither loads ajv's compiler nor compiles the schema (about 40 ms of every `status` and
+ * `logs`). Run from the sources (tests), where there is no generated file, it is compiled here.
+ */
+function stateValidator(): StateValidator {
+  const require = createRequire(import.meta.url)
+  try {
+    return require('./state-validator.cjs') as StateValidator
+  } catch (error) {
+    const missing =
+      (error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' &&
+      String((error as Error).message).includes('state-validator.cjs')
+    if (!missing) throw error
+  }
+  const {Ajv} = require('ajv') as {Ajv: typeof AjvClass}
+  return new Ajv(STATE_VALIDATOR_OPTIONS).compile(STATE_SCHEMA)
+}
+
+/** The ajv options of the state validator (the build's generator uses the same). */
+export const STATE_VALIDATOR_OPTIONS = {allErrors: true, strict: false} as const
 
 /**
  * Fills what older state files may lack, in place: policies without `fallbacks`, `breaker` or
@@ -281,7 +310,7 @@ export function upgradeState(data: unknown): unknown {
 
 /** Validates a parsed state; returns a list of problems (empty when valid). */
 export function validateState(data: unknown): string[] {
-  validator ??= new Ajv({allErrors: true, strict: false}).compile(STATE_SCHEMA)
+  validator ??= stateValidator()
   if (validator(data)) return []
   return describeSchemaErrors('state', validator.errors ?? [])
 }
@@ -532,6 +561,7 @@ export async function lockState(
 ): Promise<() => Promise<void>> {
   ensureHome()
   const waitMs = options.waitMs ?? 3000
+  const {default: lockfile} = await import('proper-lockfile')
   const attempt = (retries: number) =>
     lockfile.lock(path, {
       realpath: false,
