@@ -6,6 +6,7 @@
 import {spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
+import {createServer} from 'node:net'
 import {join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
@@ -47,7 +48,7 @@ function helloProject() {
  * priced models over the last 7 days (logs.db, written through the log store). So `status` reads
  * and validates a real state file, `logs` names agents, and `usage` prices rows.
  */
-async function populateHome(env, gw) {
+export async function populateHome(env, gw) {
   const agents = [
     ['alice-claude', 'claude_code'],
     ['alice-codex', 'codex'],
@@ -111,6 +112,16 @@ async function populateHome(env, gw) {
   store.close()
 }
 
+function freePort() {
+  return new Promise((done, fail) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const {port} = server.address()
+      server.close(() => done(port))
+    })
+    server.on('error', fail)
+  })
+}
+
 function median(samples) {
   const s = [...samples].sort((a, b) => a - b)
   return s[Math.floor(s.length / 2)]
@@ -147,25 +158,51 @@ export async function cliStartup({runs = 15, simOrigin} = {}) {
   const hello = helloProject()
   const gw = join(ROOT, 'bin', 'run.js')
   await populateHome(env, gw)
+  const read = [
+    ['status --quiet', ['status', '--quiet']],
+    ['status --json', ['status', '--json']],
+    ['logs --limit 5', ['logs', '--limit', '5']],
+    ['usage --json', ['usage', '--json']],
+  ]
   const cmds = [
     {name: 'bare oclif 4 hello', args: [hello, 'hello']},
     {name: 'gwctl --version', args: [gw, '--version']},
-    {name: 'gwctl status --quiet', args: [gw, 'status', '--quiet']},
-    {name: 'gwctl status --json', args: [gw, 'status', '--json']},
-    {name: 'gwctl logs --limit 5', args: [gw, 'logs', '--limit', '5']},
-    {name: 'gwctl usage --json', args: [gw, 'usage', '--json']},
+    ...read.map(([name, args]) => ({name: `gwctl ${name}`, args: [gw, ...args], when: 'stopped'})),
+    ...read.map(([name, args]) => ({
+      name: `gwctl ${name} (gateway running)`,
+      args: [gw, ...args],
+      when: 'running',
+    })),
     ...(simOrigin ? [{name: 'gwctl video models --json', args: [gw, 'video', 'models', '--json']}] : []),
   ]
-  // Warm-up: fills the compile cache and the OS file cache for every command.
-  for (const c of cmds) runOnce(c.args, env)
+  // Each round runs every command once, in turn, the gateway stopped for some and running for
+  // the others (started and stopped once per round, outside the timings).
   const samples = cmds.map(() => ({ms: [], rss: [], status: undefined}))
-  for (let round = 0; round < runs; round++)
-    for (const [i, c] of cmds.entries()) {
-      const r = runOnce(c.args, env)
-      samples[i].ms.push(r.ms)
-      if (r.rssMiB !== undefined) samples[i].rss.push(r.rssMiB)
-      samples[i].status = r.status
+  const gatewayPort = String(await freePort())
+  const gateway = (verb) => {
+    const r = spawnSync('node', [gw, 'gateway', verb, ...(verb === 'start' ? ['--port', gatewayPort] : [])], {
+      env,
+      encoding: 'utf8',
+    })
+    if (r.status !== 0) throw new Error(`gateway ${verb} failed: ${r.stderr}`)
+  }
+  const round = (record) => {
+    for (const when of [undefined, 'stopped', 'running']) {
+      if (when === 'running') gateway('start')
+      for (const [i, c] of cmds.entries()) {
+        if (c.when !== when) continue
+        const r = runOnce(c.args, env)
+        if (!record) continue
+        samples[i].ms.push(r.ms)
+        if (r.rssMiB !== undefined) samples[i].rss.push(r.rssMiB)
+        samples[i].status = r.status
+      }
+      if (when === 'running') gateway('stop')
     }
+  }
+  // Warm-up: the OS file cache for every command.
+  round(false)
+  for (let r = 0; r < runs; r++) round(true)
   const base = median(samples[0].ms)
   return cmds.map((c, i) => ({
     name: c.name,

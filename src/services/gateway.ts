@@ -7,7 +7,7 @@ import {closeSync, existsSync, fchmodSync, openSync, readFileSync, rmSync} from 
 import {fileURLToPath} from 'node:url'
 import {setTimeout as sleep} from 'node:timers/promises'
 
-import type {PlatformClient} from '../api/http.js'
+import type {LoopbackClient} from '../api/loopback-client.js'
 import type {ExitCodeValue} from '../core/errors.js'
 import {ExitCode, GatewayDownError, GwError, UsageError} from '../core/errors.js'
 import {probeHealth} from '../core/loopback-probe.js'
@@ -33,18 +33,13 @@ export function resolvePort(flag?: number): number {
 }
 
 /**
- * A client of the daemon's management API (one attempt, short timeouts: it is local). The HTTP
- * client (undici) is loaded on first use: `status` with the gateway stopped never needs it.
+ * A client of the daemon's management API (one attempt, short timeouts: it is local), on node:http
+ * and loaded on first use: `status` with the gateway stopped never needs it, and no daemon call
+ * pays for loading the platform's undici client (more than the whole answer costs).
  */
-export async function daemonClient(port: number): Promise<PlatformClient> {
-  const {PlatformClient} = await import('../api/http.js')
-  return new PlatformClient({
-    baseUrl: `http://127.0.0.1:${port}`,
-    apiKey: 'none',
-    answeredBy: 'gateway',
-    attempts: 1,
-    timeouts: {connect: 2_000, headers: 10_000, body: 10_000},
-  })
+export async function daemonClient(port: number): Promise<LoopbackClient> {
+  const {LoopbackClient} = await import('../api/loopback-client.js')
+  return new LoopbackClient(port)
 }
 
 /** What `/api/status` answers. */
