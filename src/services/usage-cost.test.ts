@@ -46,4 +46,27 @@ describe('usage cost', () => {
     expect(totals.costUSD).toBeCloseTo(18.3, 6)
     expect(totals.requests).toBe(3)
   })
+
+  it('applies long-context tiers per request, not to a sum of many requests', async () => {
+    const pricer = await createPricer(new Map())
+    // claude-sonnet-4-5: $3 input and $15 output per 1M, $6 and $22.50 for a request over 200k input.
+    const sum = {inputTokens: 1_000_000, outputTokens: 100_000, cacheReadTokens: 0, cacheCreationTokens: 0}
+    // 1 000 requests of 1 000 input and 100 output tokens each: all at the base price.
+    expect(pricer.cost('claude-sonnet-4-5', {...sum, requests: 1000})).toBeCloseTo(3 + 1.5, 6)
+    // The same tokens in one request: the long-context price.
+    expect(pricer.cost('claude-sonnet-4-5', sum)).toBeCloseTo(6 + 2.25, 6)
+    // A usage row of 1 000 such requests costs what its requests cost one by one.
+    const {rows} = reportRows(
+      [{...group('a', 'claude-sonnet-4-5'), ...sum, requests: 1000}],
+      pricer,
+      'project',
+    )
+    const one = pricer.cost('claude-sonnet-4-5', {
+      inputTokens: 1000,
+      outputTokens: 100,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
+    })!
+    expect(rows[0].costUSD).toBeCloseTo(one * 1000, 6)
+  })
 })

@@ -15,6 +15,12 @@ export interface CostTokens {
   outputTokens: number
   cacheReadTokens: number
   cacheCreationTokens: number
+  /**
+   * How many requests these tokens add up (default 1). Long-context tiers apply per request
+   * (Claude Sonnet 4.5 and Gemini 2.5 Pro cost twice as much for a request over 200k input tokens),
+   * so a sum is priced as `requests` times a request of the average size, never as one huge request.
+   */
+  requests?: number
 }
 
 export interface ProviderPrices {
@@ -60,19 +66,20 @@ export async function createPricer(
       }
       if (!model || known.get(model) === false) return null
       try {
+        const n = t.requests !== undefined && t.requests > 1 ? t.requests : 1
         const r = calcPrice(
           {
             // genai-prices counts cache reads and writes inside input_tokens.
-            input_tokens: t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens,
-            cache_read_tokens: t.cacheReadTokens,
-            cache_write_tokens: t.cacheCreationTokens,
-            output_tokens: t.outputTokens,
+            input_tokens: (t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens) / n,
+            cache_read_tokens: t.cacheReadTokens / n,
+            cache_write_tokens: t.cacheCreationTokens / n,
+            output_tokens: t.outputTokens / n,
           },
           model,
         )
         const price = r?.total_price
         known.set(model, typeof price === 'number')
-        return typeof price === 'number' ? price : null
+        return typeof price === 'number' ? price * n : null
       } catch {
         known.set(model, false)
         return null
