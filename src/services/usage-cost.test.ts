@@ -1,3 +1,6 @@
+import {mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {formatCost, reportRows} from './usage.js'
@@ -68,5 +71,56 @@ describe('usage cost', () => {
       cacheCreationTokens: 0,
     })!
     expect(rows[0].costUSD).toBeCloseTo(one * 1000, 6)
+  })
+
+  it('memoises what the table says per model, so a later run prices without loading it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gwctl-price-memo-'))
+    try {
+      const memoPath = join(dir, 'price-memo.json')
+      const small = {inputTokens: 1000, outputTokens: 100, cacheReadTokens: 5000, cacheCreationTokens: 10}
+      const big = {inputTokens: 300_000, outputTokens: 1000, cacheReadTokens: 0, cacheCreationTokens: 0}
+      const first = await createPricer(new Map(), memoPath)
+      const costs = [
+        first.cost('claude-sonnet-4-5', small),
+        first.cost('claude-sonnet-4-5', big),
+        first.cost('nope-x', small),
+      ]
+      expect(costs[2]).toBeNull()
+      const memo = JSON.parse(readFileSync(memoPath, 'utf8'))
+      expect(memo.models['nope-x']).toBeNull()
+      // claude-sonnet-4-5 is linear up to 200k input tokens per request, then its long-context tier.
+      const entry = memo.models['claude-sonnet-4-5']
+      expect(entry.input).toBeCloseTo(3e-6, 12)
+      expect(entry.output).toBeCloseTo(15e-6, 12)
+      expect(entry.linearUpTo).toBe(200_000)
+      expect(statSync(memoPath).mode & 0o777).toBe(0o600)
+      const second = await createPricer(new Map(), memoPath)
+      expect([
+        second.cost('claude-sonnet-4-5', small),
+        second.cost('claude-sonnet-4-5', big),
+        second.cost('nope-x', small),
+      ]).toEqual(costs)
+      expect(costs[1]).toBeCloseTo(300_000 * 6e-6 + 1000 * 22.5e-6, 9)
+
+      // The memo is what answers small requests (a changed rate shows), the table the big ones...
+      memo.models['claude-sonnet-4-5'].input = 1
+      writeFileSync(memoPath, JSON.stringify(memo))
+      const tampered = await createPricer(new Map(), memoPath)
+      expect(
+        tampered.cost('claude-sonnet-4-5', {
+          ...small,
+          cacheReadTokens: 0,
+          cacheCreationTokens: 0,
+          outputTokens: 0,
+        }),
+      ).toBe(1000)
+      expect(tampered.cost('claude-sonnet-4-5', big)).toBeCloseTo(costs[1]!, 9)
+      // ...and a memo of another table version is not used.
+      writeFileSync(memoPath, JSON.stringify({...memo, table: '0.0.0-old'}))
+      const fresh = await createPricer(new Map(), memoPath)
+      expect(fresh.cost('claude-sonnet-4-5', small)).toBeCloseTo(costs[0]!, 12)
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
   })
 })

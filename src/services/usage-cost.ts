@@ -1,10 +1,13 @@
 /**
  * Cost estimates for usage rows, from the offline, cache-aware price table that
- * `@pydantic/genai-prices` ships (loaded only when a cost is asked for; nothing is fetched from
- * the network). A provider's own `--input-price/--output-price` (USD per 1M tokens) wins for the
+ * `@pydantic/genai-prices` ships (nothing is fetched from the network; what it says of each model
+ * is memoised in `price-memo.json`, so the table is loaded only for a model priced for the first
+ * time). A provider's own `--input-price/--output-price` (USD per 1M tokens) wins for the
  * requests it answered. A model neither knows is unpriced: `null`, never 0.
  */
-import {readFileSync} from 'node:fs'
+import {readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {dirname, join} from 'node:path'
 
 import type {calcPrice as CalcPriceFn} from '@pydantic/genai-prices'
 
@@ -46,12 +49,131 @@ export function providerPrices(path = homeFile('state')): Map<string, ProviderPr
   }
 }
 
-/** Loads the price table and returns a pricer (memoised per model). */
+type CalcPrice = typeof CalcPriceFn
+
+/**
+ * What the price table says of one model, kept in `price-memo.json` so that `gwctl usage` and the
+ * app do not load the table (about 50 ms) to price models they have priced before. USD per token;
+ * `linearUpTo` is the largest request (input tokens, cache included) for which the price was
+ * checked to be these rates times the tokens: a bigger average request (a long-context tier) asks
+ * the table itself. `null`: the table does not know the model.
+ */
+interface MemoEntry {
+  input: number
+  output: number
+  cacheRead: number
+  cacheWrite: number
+  linearUpTo: number
+}
+
+interface PriceMemo {
+  /** The genai-prices version the entries come from: another version starts afresh. */
+  table: string
+  models: Record<string, MemoEntry | null>
+}
+
+const require = createRequire(import.meta.url)
+
+function tableVersion(): string {
+  try {
+    const main = require.resolve('@pydantic/genai-prices')
+    return (JSON.parse(readFileSync(join(dirname(main), '..', 'package.json'), 'utf8')) as {version: string})
+      .version
+  } catch {
+    return 'unknown'
+  }
+}
+
+function readMemo(path: string, table: string): PriceMemo {
+  try {
+    const memo = JSON.parse(readFileSync(path, 'utf8')) as PriceMemo
+    if (memo.table === table && memo.models && typeof memo.models === 'object') return memo
+  } catch {
+    // none yet, or unreadable: a cache, rebuilt as models are priced
+  }
+  return {table, models: {}}
+}
+
+function writeMemo(path: string, memo: PriceMemo): void {
+  const temp = `${path}.${process.pid}.tmp`
+  try {
+    writeFileSync(temp, JSON.stringify(memo), {mode: 0o600})
+    renameSync(temp, path)
+  } catch {
+    rmSync(temp, {force: true}) // a read-only home: prices still work, only slower next time
+  }
+}
+
+const PROBE_SIZES = [1_000, 16_000, 32_000, 64_000, 128_000, 200_000, 256_000, 500_000, 1_000_000, 2_000_000]
+
+/** The model's per-token rates and how far they hold, from the table; null when it has no price. */
+function memoEntry(calcPrice: CalcPrice, model: string): MemoEntry | null {
+  const price = (
+    input: number,
+    cacheRead: number,
+    cacheWrite: number,
+    output: number,
+  ): number | undefined => {
+    const r = calcPrice(
+      {
+        input_tokens: input,
+        cache_read_tokens: cacheRead,
+        cache_write_tokens: cacheWrite,
+        output_tokens: output,
+      },
+      model,
+    )
+    return typeof r?.total_price === 'number' ? r.total_price : undefined
+  }
+  try {
+    const unit = 1_000
+    const inputCost = price(unit, 0, 0, 0)
+    if (inputCost === undefined) return null
+    const entry: MemoEntry = {
+      input: inputCost / unit,
+      output: (price(0, 0, 0, unit) ?? Number.NaN) / unit,
+      cacheRead: (price(unit, unit, 0, 0) ?? Number.NaN) / unit,
+      cacheWrite: (price(unit, 0, unit, 0) ?? Number.NaN) / unit,
+      linearUpTo: 0,
+    }
+    if (![entry.output, entry.cacheRead, entry.cacheWrite].every(Number.isFinite)) return null
+    // Check a request of every component at growing sizes until the table stops being linear.
+    for (const size of PROBE_SIZES) {
+      const [cacheRead, cacheWrite, output] = [size / 2, size / 8, size / 10]
+      const expected = linearCost(entry, size - cacheRead - cacheWrite, cacheRead, cacheWrite, output)
+      const actual = price(size, cacheRead, cacheWrite, output)
+      if (actual === undefined || Math.abs(actual - expected) > 1e-9 * Math.max(1, expected)) break
+      entry.linearUpTo = size
+    }
+    return entry
+  } catch {
+    return null
+  }
+}
+
+function linearCost(
+  e: MemoEntry,
+  input: number,
+  cacheRead: number,
+  cacheWrite: number,
+  output: number,
+): number {
+  return input * e.input + cacheRead * e.cacheRead + cacheWrite * e.cacheWrite + output * e.output
+}
+
+/**
+ * A pricer (memoised per model). The price table is loaded only for a model not in
+ * `price-memo.json` yet, or for requests bigger than its memo says the rates hold for.
+ */
 export async function createPricer(
   overrides: Map<string, ProviderPrices> = providerPrices(),
+  memoPath: string = homeFile('priceMemo'),
 ): Promise<Pricer> {
-  const {calcPrice} = (await import('@pydantic/genai-prices')) as {calcPrice: typeof CalcPriceFn}
-  const known = new Map<string, boolean>()
+  const memo = readMemo(memoPath, tableVersion())
+  let calcPrice: CalcPrice | undefined
+  // the CommonJS build: a synchronous load, on the first model the memo cannot answer
+  const table = (): CalcPrice =>
+    (calcPrice ??= (require('@pydantic/genai-prices') as {calcPrice: CalcPrice}).calcPrice)
   return {
     cost(model, t, provider) {
       const own = provider ? overrides.get(provider) : undefined
@@ -64,24 +186,30 @@ export async function createPricer(
           1e6
         )
       }
-      if (!model || known.get(model) === false) return null
+      if (!model) return null
+      if (!(model in memo.models)) {
+        memo.models[model] = memoEntry(table(), model)
+        writeMemo(memoPath, memo)
+      }
+      const entry = memo.models[model]
+      if (!entry) return null
+      const n = t.requests !== undefined && t.requests > 1 ? t.requests : 1
+      const perRequestInput = (t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens) / n
+      if (perRequestInput <= entry.linearUpTo)
+        return linearCost(entry, t.inputTokens, t.cacheReadTokens, t.cacheCreationTokens, t.outputTokens)
       try {
-        const n = t.requests !== undefined && t.requests > 1 ? t.requests : 1
-        const r = calcPrice(
+        const r = table()(
           {
             // genai-prices counts cache reads and writes inside input_tokens.
-            input_tokens: (t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens) / n,
+            input_tokens: perRequestInput,
             cache_read_tokens: t.cacheReadTokens / n,
             cache_write_tokens: t.cacheCreationTokens / n,
             output_tokens: t.outputTokens / n,
           },
           model,
         )
-        const price = r?.total_price
-        known.set(model, typeof price === 'number')
-        return typeof price === 'number' ? price * n : null
+        return typeof r?.total_price === 'number' ? r.total_price * n : null
       } catch {
-        known.set(model, false)
         return null
       }
     },

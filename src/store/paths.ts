@@ -72,6 +72,7 @@ export const files = {
   pid: 'gateway.pid',
   daemonLog: 'gateway.log',
   videoJournal: 'video-tasks.jsonl',
+  priceMemo: 'price-memo.json',
 } as const
 
 /** Absolute path of one of {@link files}. */
