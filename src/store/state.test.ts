@@ -95,6 +95,28 @@ describe('state store', () => {
     expect(inspectStateFile(path).problems.length).toBeGreaterThan(0)
   })
 
+  it('validates each version of the file once: a checked one is not validated again, any change is', async () => {
+    const path = join(home, 'state.json')
+    const first = await StateStore.open(path)
+    await first.save()
+    await StateStore.open(path) // validates and remembers this version
+    const checked = readFileSync(`${path}.checked`, 'utf8')
+    expect(statSync(`${path}.checked`).mode & 0o777).toBe(0o600)
+    await StateStore.open(path)
+    expect(readFileSync(`${path}.checked`, 'utf8')).toBe(checked)
+    // The same size, changed in place (same inode): an invalid secret must still be refused.
+    const text = readFileSync(path, 'utf8')
+    const secret = JSON.parse(text).secret as string
+    const broken = text.replace(secret, 'Z'.repeat(secret.length))
+    expect(broken.length).toBe(text.length)
+    writeFileSync(path, broken)
+    await expect(StateStore.open(path)).rejects.toThrow(/secret/)
+    // A stamp file that says anything else is no proof either.
+    writeFileSync(`${path}.checked`, 'nonsense')
+    await expect(StateStore.open(path)).rejects.toThrow(/secret/)
+    expect(readdirSync(home).filter((n) => n.endsWith('.tmp'))).toEqual([])
+  })
+
   it('locks across writers, and breaks a lock whose owner process is gone', async () => {
     const path = join(home, 'state.json')
     const release = await lockState(path)

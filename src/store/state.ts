@@ -16,9 +16,19 @@
  * (under the lock) and are loaded by the daemon at its next start. The CLI takes the lock for one
  * whole change (read, change, write).
  */
-import {randomBytes} from 'node:crypto'
-import {chmodSync, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
-import {readFile} from 'node:fs/promises'
+import type {randomBytes as RandomBytes} from 'node:crypto'
+import type {BigIntStats} from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
+import {open, readFile} from 'node:fs/promises'
 import {createRequire} from 'node:module'
 import {basename, dirname, join} from 'node:path'
 import type {Ajv as AjvClass, ErrorObject} from 'ajv'
@@ -137,7 +147,10 @@ function seedPolicy(id: string, description: string): PolicyConfig {
 export function initialState(): GatewayState {
   return {
     version: 1,
-    secret: randomBytes(32).toString('hex'),
+    // node:crypto loaded only to seed a new state: commands that read one never need it
+    secret: (createRequire(import.meta.url)('node:crypto') as {randomBytes: typeof RandomBytes})
+      .randomBytes(32)
+      .toString('hex'),
     employees: [],
     agents: [],
     keys: [],
@@ -345,11 +358,21 @@ export class AtomicJsonFile<T> implements Adapter<T> {
     } = {},
   ) {}
 
+  /** Which version of the file the last `read()` read (see {@link fileStamp}). */
+  lastReadStamp: string | undefined
+
   async read(): Promise<T | null> {
     let text: string
     try {
-      text = await readFile(this.path, 'utf8')
+      const file = await open(this.path, 'r')
+      try {
+        this.lastReadStamp = fileStamp(await file.stat({bigint: true}))
+        text = await file.readFile('utf8')
+      } finally {
+        await file.close()
+      }
     } catch (error) {
+      this.lastReadStamp = undefined
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
       throw error
     }
@@ -437,8 +460,13 @@ export class StateStore {
     const existed = existsSync(path)
     await db.read()
     if (existed) {
-      const problems = validateState(upgradeState(db.data))
-      if (problems.length > 0) throw new StateCorruptError(path, problems.slice(0, 3).join('; '))
+      upgradeState(db.data)
+      const stamp = adapter.lastReadStamp
+      if (stamp === undefined || !checkedBefore(path, stamp)) {
+        const problems = validateState(db.data)
+        if (problems.length > 0) throw new StateCorruptError(path, problems.slice(0, 3).join('; '))
+        if (stamp !== undefined) rememberChecked(path, stamp)
+      }
       fixMode(path)
     }
     return new StateStore(path, db, !existed)
@@ -447,6 +475,53 @@ export class StateStore {
   /** Writes the current data durably (group commit with concurrent callers). */
   async save(): Promise<void> {
     await this.db.write()
+  }
+}
+
+/**
+ * One version of a file: inode, size, change and modification times in nanoseconds. Every gwctl
+ * write replaces the file (a new inode); any other change moves its change time, which no one can
+ * set back. So two equal stamps are the same bytes.
+ */
+function fileStamp(st: BigIntStats): string {
+  return `${st.ino}:${st.size}:${st.ctimeNs}:${st.mtimeNs}`
+}
+
+let schemaPrint: string | undefined
+
+/** What a stamp of a checked file is kept with: the schema it passed (another gwctl checks again). */
+function checkedLine(stamp: string): string {
+  schemaPrint ??= String(fnv1a(JSON.stringify(STATE_SCHEMA)))
+  return `${stamp} ${schemaPrint}\n`
+}
+
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0
+  return h
+}
+
+/**
+ * True when this very version of the state file passed the schema before (`state.json.checked`).
+ * Reading commands (`status`, `logs`) then skip validating it: loading and running the validator
+ * costs more than the rest of reading the state.
+ */
+function checkedBefore(path: string, stamp: string): boolean {
+  try {
+    return readFileSync(`${path}.checked`, 'utf8') === checkedLine(stamp)
+  } catch {
+    return false
+  }
+}
+
+function rememberChecked(path: string, stamp: string): void {
+  // named like the state's own temp files, so removeStaleTempFiles clears one a kill left
+  const temp = join(dirname(path), `.${basename(path)}.checked.${process.pid}.tmp`)
+  try {
+    writeFileSync(temp, checkedLine(stamp), {mode: 0o600})
+    renameSync(temp, `${path}.checked`)
+  } catch {
+    rmSync(temp, {force: true}) // a read-only home: the next read validates again, that is all
   }
 }
 
