@@ -3,11 +3,11 @@
  * holds the command tree (commands, flags, their fixed options) and, on each Tab, runs
  * `gwctl __complete <words…>`: bin/run.js answers that without loading oclif, from the tree and
  * the state file read directly (agent names, policy ids, model names). Nothing here imports more
- * than node:fs, so a Tab costs one bare Node start.
+ * than node:fs and the home folder's paths, so a Tab costs one bare Node start.
  */
 import {readFileSync} from 'node:fs'
-import {homedir} from 'node:os'
-import {join} from 'node:path'
+
+import {homeFile} from '../store/paths.js'
 
 /** Kinds of values read from the state file. */
 export const VALUE_KINDS = ['agent', 'agent-or-tool', 'policy', 'model'] as const
@@ -41,8 +41,7 @@ const plain = (s: unknown): s is string =>
 
 /** The state file, as the gateway and the CLI share it (GWCTL_HOME, else XDG_CONFIG_HOME/gwctl). */
 export function stateFile(env: NodeJS.ProcessEnv = process.env): string {
-  const home = env.GWCTL_HOME || join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'gwctl')
-  return join(home, 'state.json')
+  return homeFile('state', env)
 }
 
 interface StateShape {
