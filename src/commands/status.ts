@@ -23,7 +23,7 @@ export default class Status extends BaseCommand {
     }),
   }
 
-  async run(): Promise<StatusSnapshot> {
+  async run(): Promise<StatusSnapshot | {healthy: true}> {
     const {flags} = await this.parse(Status)
     if (flags.quiet && !this.jsonEnabled()) {
       // Scripts call this in loops: only whether the gateway runs and answers, nothing else loaded
@@ -31,7 +31,7 @@ export default class Status extends BaseCommand {
       const {getGatewayInfo} = await import('../services/gateway.js')
       const info = await getGatewayInfo({signal: this.signal})
       if (info.state !== 'Running') this.exit(ExitCode.gatewayDown)
-      return {healthy: true} as StatusSnapshot
+      return {healthy: true}
     }
     const {getStatus} = await import('../services/status.js')
     const snapshot = await getStatus({signal: this.signal})
