@@ -12,7 +12,8 @@ import {killDaemon} from './helpers/gateway.js'
 
 const cleanups: Array<() => void | Promise<void>> = []
 afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c()
+  // last in, first out: a daemon is killed before its home (holding its pid file) is removed
+  for (const c of cleanups.splice(0).reverse()) await c()
 })
 
 const CLAUDE = '{\r\n  // mine\r\n  "model":   "opus",\r\n  "env": { "FOO": "1" }\r\n}\r\n'
