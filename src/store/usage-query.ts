@@ -69,21 +69,65 @@ function hasTable(db: BetterSqlite3.Database, name: string): boolean {
   return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined
 }
 
+const HOUR_MS = 3_600_000
+
+/**
+ * Whether the gateway's rows can come from its hourly roll-up (`usage_hourly`, one row per hour,
+ * agent, key, policy, provider, model, project, status class and fallback) instead of one row per
+ * request: the roll-up has no entrance (so no tool), and hours fold into days only in zones whose
+ * offset is whole hours. Reading it is what keeps `gwctl usage` fast on a big log (a million
+ * requests: a few thousand roll-up rows instead of a million).
+ */
+function hourlyServes(f: UsageQueryFilters): boolean {
+  if (f.tool !== undefined || f.pivot === 'tool' || f.pivot === 'session') return false
+  if (f.pivot === 'day' && f.timezone !== undefined && !wholeHourZone(f.timezone)) return false
+  return true
+}
+
+/** True when `zone` is a whole number of hours from UTC, now and half a year from now. */
+function wholeHourZone(zone: string): boolean {
+  const minutes = (at: Date) => {
+    const parts = new Intl.DateTimeFormat('en-US', {timeZone: zone, minute: 'numeric'}).formatToParts(at)
+    return Number(parts.find((p) => p.type === 'minute')?.value ?? 'NaN') - at.getUTCMinutes()
+  }
+  const now = new Date()
+  return minutes(now) === 0 && minutes(new Date(now.getTime() + 182 * 86_400_000)) === 0
+}
+
+/** The gateway's rows: one per request, or the hourly roll-up plus the requests before its first hour. */
+function gatewaySql(f: UsageQueryFilters, hourly: boolean): string {
+  const perRequest = (where: string) => `SELECT ts, agent_id, key_prefix, policy_id, provider, model, project,
+      NULL AS session, ${GATEWAY_TOOL} AS tool, status, 1 AS requests, CASE WHEN status >= 400 THEN 1 ELSE 0 END AS errors,
+      fallback, fallback AS fallbacks, ${GATEWAY_INPUT} AS input_tokens, output_tokens, cache_read_tokens,
+      cache_creation_tokens, reasoning_tokens FROM logs ${where}`
+  if (!hourly) return perRequest('')
+  // An hour counts whole from its start: `ts >= since` keeps the hours from the first full one;
+  // the requests between `since` and that hour come from the log itself.
+  const rolled = `SELECT hour * ${HOUR_MS} AS ts, NULLIF(agent_id, '') AS agent_id, NULLIF(key_prefix, '') AS key_prefix,
+      NULLIF(policy_id, '') AS policy_id, NULLIF(provider, '') AS provider, NULLIF(model, '') AS model,
+      NULLIF(project, '') AS project, NULL AS session, NULL AS tool,
+      CASE status_class WHEN '5xx' THEN 500 WHEN '4xx' THEN 400 ELSE 200 END AS status, requests, errors,
+      fallback, fallback * requests AS fallbacks, MAX(input_tokens - cache_read_tokens - cache_creation_tokens, 0) AS input_tokens,
+      output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens FROM usage_hourly`
+  if (f.since === undefined) return rolled
+  const firstHourMs = Math.ceil(Math.round(f.since * 1000) / HOUR_MS) * HOUR_MS
+  return `${rolled} UNION ALL ${perRequest(`WHERE ts < ${firstHourMs}`)}`
+}
+
 /** The union of the selected sources as one row set with common columns. */
-function sourceSql(db: BetterSqlite3.Database, source: UsageSource): string {
+function sourceSql(db: BetterSqlite3.Database, f: UsageQueryFilters, rollUp: boolean): string {
+  const source = f.source
   const logs = hasTable(db, 'logs')
   const parts: string[] = []
   if (source !== 'history' && logs)
-    parts.push(`SELECT ts, agent_id, key_prefix, policy_id, provider, model, project, NULL AS session,
-      ${GATEWAY_TOOL} AS tool, status, fallback, ${GATEWAY_INPUT} AS input_tokens, output_tokens, cache_read_tokens,
-      cache_creation_tokens, reasoning_tokens FROM logs`)
+    parts.push(gatewaySql(f, rollUp && hourlyServes(f) && hasTable(db, 'usage_hourly')))
   if (source !== 'gateway' && hasTable(db, 'history')) {
     const notLogged =
       source === 'all' && logs
         ? `WHERE request_id IS NULL OR request_id NOT IN (SELECT request_id FROM logs WHERE request_id IS NOT NULL)`
         : ''
     parts.push(`SELECT ts, NULL AS agent_id, NULL AS key_prefix, NULL AS policy_id, NULL AS provider, model,
-      project, session, tool, 200 AS status, 0 AS fallback, input_tokens,
+      project, session, tool, 200 AS status, 1 AS requests, 0 AS errors, 0 AS fallback, 0 AS fallbacks, input_tokens,
       output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens FROM history ${notLogged}`)
   }
   return parts.length > 0 ? parts.join(' UNION ALL ') : ''
@@ -99,9 +143,16 @@ export function dayFormat(timeZone = 'UTC'): Intl.DateTimeFormat {
   return new Intl.DateTimeFormat('en-CA', {timeZone, year: 'numeric', month: '2-digit', day: '2-digit'})
 }
 
-/** Usage grouped by pivot value, provider and model. */
-export function usageGroups(db: BetterSqlite3.Database, f: UsageQueryFilters): UsageGroup[] {
-  const from = sourceSql(db, f.source)
+/**
+ * Usage grouped by pivot value, provider and model. `rollUp: false` reads the gateway's rows one
+ * per request even where the hourly roll-up would serve (the tests compare both).
+ */
+export function usageGroups(
+  db: BetterSqlite3.Database,
+  f: UsageQueryFilters,
+  options: {rollUp?: boolean} = {},
+): UsageGroup[] {
+  const from = sourceSql(db, f, options.rollUp ?? true)
   if (from === '') return []
   const where: string[] = []
   const params: Record<string, unknown> = {}
@@ -126,8 +177,8 @@ export function usageGroups(db: BetterSqlite3.Database, f: UsageQueryFilters): U
   else if (f.status === '5xx') where.push('status >= 500')
   else if (f.status === 'fallback') where.push('fallback = 1')
   const keyExpr = f.pivot ? PIVOT_EXPR[f.pivot] : `'all'`
-  const sql = `SELECT ${keyExpr} AS k, provider, model, COUNT(*) AS requests,
-      SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END) AS errors, SUM(fallback) AS fallbacks,
+  const sql = `SELECT ${keyExpr} AS k, provider, model, SUM(requests) AS requests,
+      SUM(errors) AS errors, SUM(fallbacks) AS fallbacks,
       SUM(input_tokens) AS i, SUM(output_tokens) AS o, SUM(cache_read_tokens) AS cr,
       SUM(cache_creation_tokens) AS cc, SUM(reasoning_tokens) AS r
     FROM (${from}) ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
