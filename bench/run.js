@@ -142,6 +142,14 @@ async function main() {
     return undefined
   })
   if (gateway) targets.push(gateway)
+  if (!process.argv.includes('--no-portkey')) {
+    const {startPortkeyTarget} = await import('./portkey.js')
+    const portkey = await startPortkeyTarget(simOrigin, children).catch((error) => {
+      console.error(`Portkey (peer row) not benchmarked: ${error.message}`)
+      return undefined
+    })
+    if (portkey) targets.push(portkey)
+  }
 
   const rows = {}
   for (const t of targets) {
