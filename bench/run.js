@@ -301,7 +301,7 @@ async function main() {
 }
 
 /**
- * The gateway (`gwctl gateway run`, built) in front of the simulator: a temp GWCTL_HOME whose
+ * The gateway (the daemon `gwctl gateway start` runs, built) in front of the simulator: a temp GWCTL_HOME whose
  * state has one chat provider (the bench's simulator) routed by the default policy, and one agent
  * key. Every request is authenticated, routed, tapped for usage and logged.
  */
@@ -330,7 +330,8 @@ async function startGatewayTarget(simOrigin) {
       server.close(() => resolve(p))
     })
   })
-  const child = spawn('node', ['bin/run.js', 'gateway', 'run', '--port', String(port)], {
+  // what `gwctl gateway start` spawns: the daemon's own entry point, without oclif
+  const child = spawn('node', ['dist/daemon/main.js', '--port', String(port)], {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {...process.env, GWCTL_HOME: home, NODE_EXTRA_CA_CERTS: '', NO_COLOR: '1'},
   })

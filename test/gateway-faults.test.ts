@@ -100,6 +100,32 @@ describe('gateway faults end to end', () => {
     expect(chat.status).toBe(200)
   })
 
+  it('`gateway start` runs the daemon from its own entry point, without oclif; a bad argument there exits 2', async () => {
+    const {home, cli, port} = await isolatedHome()
+    const start = await cli(['gateway', 'start'])
+    expect(start.exitCode, start.stderr).toBe(0)
+    const pid = daemonPid(home)!
+    if (existsSync(`/proc/${pid}/cmdline`)) {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+      expect(argv[1]).toMatch(/dist\/daemon\/main\.js$/)
+      expect(argv.slice(2, 4)).toEqual(['--port', String(port)])
+    }
+    expect((await cli(['status', '--quiet'])).exitCode).toBe(0)
+    expect((await cli(['gateway', 'stop'])).exitCode).toBe(0)
+    const entry = join(import.meta.dirname, '../dist/daemon/main.js')
+    let failure: {status?: number; stderr?: Buffer} = {}
+    try {
+      execFileSync(process.execPath, [entry, '--port', '0'], {
+        env: {...process.env, GWCTL_HOME: home},
+        stdio: 'pipe',
+      })
+    } catch (error) {
+      failure = error as typeof failure
+    }
+    expect(failure.status).toBe(2)
+    expect(String(failure.stderr)).toContain('usage: main.js --port <1-65535>')
+  })
+
   it('after kill -9 during key issues, `gateway start` succeeds at once and every key answered 200 still works', async () => {
     const {home, env, cli, base} = await isolatedHome()
     const keys: string[] = []

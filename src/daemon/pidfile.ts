@@ -40,7 +40,8 @@ export function isAlive(pid: number): boolean {
 export function looksLikeDaemon(pid: number): boolean {
   try {
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')
-    return /gateway run/.test(cmdline)
+    // `gwctl gateway run` in the foreground, or the detached daemon's own entry point
+    return /gateway run|daemon\/main\.js/.test(cmdline)
   } catch {
     return isAlive(pid) // no /proc (macOS): trust the pid
   }

@@ -115,8 +115,9 @@ export async function getGatewayInfo(
   }
 }
 
-function binPath(): string {
-  return fileURLToPath(new URL('../../bin/run.js', import.meta.url))
+/** The daemon's own entry point (no oclif: see `daemon/main.ts`). */
+function daemonEntry(): string {
+  return fileURLToPath(new URL('../daemon/main.js', import.meta.url))
 }
 
 function logTail(path: string, lines = 5): string {
@@ -176,7 +177,7 @@ export async function startGateway(options: StartOptions = {}): Promise<GatewayI
   try {
     const child = spawn(
       process.execPath,
-      [binPath(), 'gateway', 'run', '--port', String(port), ...(options.sim ? ['--sim'] : [])],
+      [daemonEntry(), '--port', String(port), ...(options.sim ? ['--sim'] : [])],
       {
         detached: true,
         stdio: ['ignore', logFd, logFd],

@@ -7,7 +7,7 @@ import {startGateway, gatewayStateFields} from '../../services/gateway.js'
 export default class GatewayStart extends BaseCommand {
   static summary = 'Starts the gateway daemon in the background and waits until it answers.'
   static description =
-    'Spawns `gwctl gateway run` detached, with its log in <GWCTL_HOME>/gateway.log and its pid in <GWCTL_HOME>/gateway.pid. Refuses when it already runs or when the port is taken (naming the process that holds it, where that can be found).'
+    'Spawns the daemon detached (what `gwctl gateway run` runs, without the CLI around it), with its log in <GWCTL_HOME>/gateway.log and its pid in <GWCTL_HOME>/gateway.pid. Refuses when it already runs or when the port is taken (naming the process that holds it, where that can be found).'
 
   static examples = [
     '<%= config.bin %> gateway start',
