@@ -124,7 +124,11 @@ export function agentsPerRoute(views: readonly AgentView[]): RouteCount[] {
     entry.agents++
     counts.set(label, entry)
   }
-  return [...counts.values()].sort((a, b) => b.agents - a.agents || a.route.localeCompare(b.route))
+  // code-unit order, not localeCompare: route labels are ids, and collation would page ICU's
+  // tables (about 3 MB) into the daemon the first time `status` asks
+  return [...counts.values()].sort(
+    (a, b) => b.agents - a.agents || (a.route < b.route ? -1 : a.route > b.route ? 1 : 0),
+  )
 }
 
 /** Unix seconds of the latest request any agent made, or null. */
