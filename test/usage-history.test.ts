@@ -5,6 +5,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {scanHistory} from '../src/scanners/history/scan.js'
 import {HistoryStore} from '../src/store/history-store.js'
+import {LogStore} from '../src/store/log-store.js'
 import {json, runCli, spawnCli, tempHome} from './helpers/cli.js'
 import {EXPECTED, writeFixtureHistory} from './helpers/history.js'
 
@@ -42,6 +43,48 @@ describe('gwctl usage from agent history', () => {
         expect(row.unpricedModels).toEqual([])
       }
     }
+  })
+
+  it('--source all counts a Gemini CLI call the gateway logged once (matched by time, as reconcile does)', async () => {
+    const logs = await LogStore.open(join(home.home, 'logs.db'))
+    const call = (time: string, requestId: string) =>
+      logs.append({
+        time: Date.parse(`2025-08-21T${time}Z`),
+        agentId: 'agt_1',
+        keyPrefix: 'gwk_1',
+        policyId: 'default',
+        entrance: 'gemini',
+        requestedModel: null,
+        provider: 'sim',
+        model: 'gemini-2.5-pro',
+        status: 200,
+        fallback: false,
+        inputTokens: 7,
+        outputTokens: 3,
+        cacheReadTokens: 0,
+        cacheCreationTokens: 0,
+        reasoningTokens: 0,
+        latencyMs: 1,
+        ttfbMs: 1,
+        error: null,
+        project: null,
+        requestId,
+      })
+    call('12:00:03', 'g-answer') // the fixture's m1 (history 12:00:02)
+    call('12:05:01', 'g-m2') // m2 (history 12:05:00)
+    call('18:00:00', 'g-internal') // nothing in the history near it
+    logs.close()
+    const requests = async (source: string) => {
+      const r = json(await cli(['usage', '--source', source, '--tool', 'gemini-cli', '--json']))
+      return r.totals.requests as number
+    }
+    expect(await requests('gateway')).toBe(3)
+    expect(await requests('history')).toBe(3)
+    // 3 gateway calls + 3 history rows, 2 of them the same calls
+    expect(await requests('all')).toBe(4)
+    const reconcile = json(await cli(['usage', 'reconcile', '--since', '1', '--tool', 'gemini-cli', '--json']))
+    const byTime = reconcile.days.reduce((n: number, d: {matchedByTime: number}) => n + d.matchedByTime, 0)
+    expect(byTime).toBe(2)
   })
 
   it('folds days in --timezone, pivots by session and tool, and rejects an unknown zone', async () => {

@@ -1,7 +1,8 @@
 /**
  * Usage across sources: the gateway's request log (`logs`) and the agents' own history
  * (`history`), in the same SQLite file. `all` never counts a request twice: a history row whose
- * request id the gateway logged is the same request, and the gateway's row stands for it.
+ * request id the gateway logged is the same request, and the gateway's row stands for it; so does
+ * a Gemini CLI row (no request id) that reconcile matches to a gateway row by time.
  *
  * Rows come back grouped by pivot value and model (and provider), so the caller can price each
  * model; the `day` pivot is grouped in 15-minute buckets and folded into days of any time zone.
@@ -69,7 +70,11 @@ function hasTable(db: BetterSqlite3.Database, name: string): boolean {
   return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined
 }
 
-/** The union of the selected sources as one row set with common columns. */
+/**
+ * The union of the selected sources as one row set with common columns. `all` leaves out the
+ * history rows the gateway logged: by request id, and the keys in `@timeMatched` (a JSON array of
+ * the Gemini CLI rows `timeMatchedHistoryKeys` in reconcile-query.ts matched by time).
+ */
 function sourceSql(db: BetterSqlite3.Database, source: UsageSource): string {
   const logs = hasTable(db, 'logs')
   const parts: string[] = []
@@ -80,7 +85,8 @@ function sourceSql(db: BetterSqlite3.Database, source: UsageSource): string {
   if (source !== 'gateway' && hasTable(db, 'history')) {
     const notLogged =
       source === 'all' && logs
-        ? `WHERE request_id IS NULL OR request_id NOT IN (SELECT request_id FROM logs WHERE request_id IS NOT NULL)`
+        ? `WHERE (request_id IS NULL OR request_id NOT IN (SELECT request_id FROM logs WHERE request_id IS NOT NULL))
+            AND key NOT IN (SELECT value FROM json_each(@timeMatched))`
         : ''
     parts.push(`SELECT ts, NULL AS agent_id, NULL AS key_prefix, NULL AS policy_id, NULL AS provider, model,
       project, session, tool, 200 AS status, 0 AS fallback, input_tokens,
@@ -99,12 +105,20 @@ export function dayFormat(timeZone = 'UTC'): Intl.DateTimeFormat {
   return new Intl.DateTimeFormat('en-CA', {timeZone, year: 'numeric', month: '2-digit', day: '2-digit'})
 }
 
-/** Usage grouped by pivot value, provider and model. */
-export function usageGroups(db: BetterSqlite3.Database, f: UsageQueryFilters): UsageGroup[] {
+/**
+ * Usage grouped by pivot value, provider and model. With `source: 'all'`, `timeMatched` holds the
+ * keys of history rows matched to gateway rows by time (counted once, as the gateway's).
+ */
+export function usageGroups(
+  db: BetterSqlite3.Database,
+  f: UsageQueryFilters,
+  timeMatched: readonly string[] = [],
+): UsageGroup[] {
   const from = sourceSql(db, f.source)
   if (from === '') return []
   const where: string[] = []
   const params: Record<string, unknown> = {}
+  if (from.includes('@timeMatched')) params.timeMatched = JSON.stringify(timeMatched)
   if (f.tool) {
     where.push('tool = @tool')
     params.tool = f.tool
