@@ -82,7 +82,9 @@ describe('gwctl usage from agent history', () => {
     expect(await requests('history')).toBe(3)
     // 3 gateway calls + 3 history rows, 2 of them the same calls
     expect(await requests('all')).toBe(4)
-    const reconcile = json(await cli(['usage', 'reconcile', '--since', '1', '--tool', 'gemini-cli', '--json']))
+    const reconcile = json(
+      await cli(['usage', 'reconcile', '--since', '1', '--tool', 'gemini-cli', '--json']),
+    )
     const byTime = reconcile.days.reduce((n: number, d: {matchedByTime: number}) => n + d.matchedByTime, 0)
     expect(byTime).toBe(2)
   })
