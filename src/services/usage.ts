@@ -13,6 +13,7 @@ import type {HistoryStore} from '../store/history-store.js'
 import type {Reconciliation} from '../store/reconcile-query.js'
 import type {UsageGroup, UsagePivotAll, UsageQueryFilters} from '../store/usage-query.js'
 import {homeFile} from '../store/paths.js'
+import {zeroTotals} from '../store/usage-sql.js'
 import {liveGatewayPort} from './gateway-api.js'
 import {formatCount} from './logs.js'
 import type {Pricer} from './usage-cost.js'
@@ -92,14 +93,7 @@ export function checkTimezone(zone: string | undefined): void {
 }
 
 const emptyTotals = (): Omit<UsageReportRow, 'key'> => ({
-  requests: 0,
-  errors: 0,
-  fallbacks: 0,
-  inputTokens: 0,
-  outputTokens: 0,
-  cacheReadTokens: 0,
-  cacheCreationTokens: 0,
-  reasoningTokens: 0,
+  ...zeroTotals(),
   totalTokens: 0,
   costUSD: null,
   unpricedModels: [],

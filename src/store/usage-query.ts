@@ -11,6 +11,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 
 import type {AgentTool} from '../scanners/agent-homes.js'
 import type {StatusFilter} from './log-store.js'
+import {statusCondition, TOKEN_SUMS, usageCounts} from './usage-sql.js'
 
 export type UsageSource = 'gateway' | 'history' | 'all'
 export const USAGE_SOURCES: readonly UsageSource[] = ['gateway', 'history', 'all']
@@ -135,15 +136,10 @@ export function usageGroups(
     where.push('ts >= @sinceMs')
     params.sinceMs = Math.round(f.since * 1000)
   }
-  if (f.status === '2xx') where.push('status < 400')
-  else if (f.status === '4xx') where.push('status >= 400 AND status < 500')
-  else if (f.status === '5xx') where.push('status >= 500')
-  else if (f.status === 'fallback') where.push('fallback = 1')
+  if (f.status) where.push(statusCondition(f.status))
   const keyExpr = f.pivot ? PIVOT_EXPR[f.pivot] : `'all'`
   const sql = `SELECT ${keyExpr} AS k, provider, model, COUNT(*) AS requests,
-      SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END) AS errors, SUM(fallback) AS fallbacks,
-      SUM(input_tokens) AS i, SUM(output_tokens) AS o, SUM(cache_read_tokens) AS cr,
-      SUM(cache_creation_tokens) AS cc, SUM(reasoning_tokens) AS r
+      SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END) AS errors, SUM(fallback) AS fallbacks, ${TOKEN_SUMS}
     FROM (${from}) ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
     GROUP BY k, provider, model`
   const rows = db.prepare(sql).all(params) as Array<Record<string, number | string | null>>
@@ -152,13 +148,6 @@ export function usageGroups(
     key: format ? dayIn(Number(r.k) * BUCKET_MS, format) : r.k === null || r.k === '' ? null : String(r.k),
     provider: r.provider === null ? null : String(r.provider),
     model: r.model === null ? null : String(r.model),
-    requests: Number(r.requests),
-    errors: Number(r.errors),
-    fallbacks: Number(r.fallbacks),
-    inputTokens: Number(r.i),
-    outputTokens: Number(r.o),
-    cacheReadTokens: Number(r.cr),
-    cacheCreationTokens: Number(r.cc),
-    reasoningTokens: Number(r.r),
+    ...usageCounts(r),
   }))
 }
