@@ -50,7 +50,9 @@ const COLUMN_NAMES = `key, tool, path, ts, model, session, project, request_id, 
 const HISTORY_INDEXES = `
 CREATE INDEX IF NOT EXISTS history_ts ON history (ts);
 CREATE INDEX IF NOT EXISTS history_path ON history (path);
-CREATE INDEX IF NOT EXISTS history_request ON history (request_id) WHERE request_id IS NOT NULL;
+-- No query looks a history row up by request id (reconcile matches in memory, usage --source all
+-- looks the gateway's ids up): the index only cost every insert and every full rescan.
+DROP INDEX IF EXISTS history_request;
 DROP INDEX IF EXISTS history_message;
 CREATE INDEX IF NOT EXISTS history_side_message ON history (message_id) WHERE sidechain = 1;
 `
@@ -337,8 +339,14 @@ export class HistoryStore {
         let written = 0
         db.exec(`DROP TABLE IF EXISTS history_next;
           CREATE TABLE history_next (${HISTORY_COLUMNS}) WITHOUT ROWID;`)
-        for (const name of names) {
+        for (const [i, name] of names.entries()) {
           read += (db.prepare(`SELECT COUNT(*) AS n FROM ${name}.scan_rows`).get() as {n: number}).n
+          // Into the empty table, a plain copy of the same layout: SQLite copies the b-tree's
+          // records without decoding them (the "transfer optimization").
+          if (i === 0) {
+            written += db.prepare(`INSERT INTO history_next SELECT * FROM ${name}.staged`).run().changes
+            continue
+          }
           // `WHERE true`: an upsert after a SELECT needs a WHERE to parse.
           written += db
             .prepare(
@@ -391,7 +399,7 @@ export class HistoryStore {
 }
 
 /** Positional values (no per-row object is built for the statement), in COLUMN_NAMES order. */
-function rowValues(r: HistoryRecord, path: string): unknown[] {
+function rowValues(r: HistoryRecord, path: string | number | bigint): unknown[] {
   return [
     r.key,
     r.tool,
@@ -432,14 +440,19 @@ export class Scratch {
   private readonly insertFile: BetterSqlite3.Statement
 
   private constructor(private readonly db: Db) {
-    db.exec(`CREATE TABLE scan_rows (${HISTORY_COLUMNS.replace('key TEXT PRIMARY KEY', 'key TEXT NOT NULL')});
-      CREATE TABLE scan_files (path TEXT PRIMARY KEY, tool TEXT NOT NULL, inode INTEGER NOT NULL,
-        size INTEGER NOT NULL, mtime_ms REAL NOT NULL, offset INTEGER NOT NULL, state TEXT,
-        scanned_at INTEGER NOT NULL);`)
-    this.insertRow = db.prepare(
-      `INSERT INTO scan_rows (${COLUMN_NAMES}) VALUES (${Array(18).fill('?').join(', ')})`,
+    // Rows name their file by number (a path bound once per file, not once per row).
+    const columns = HISTORY_COLUMNS.replace('key TEXT PRIMARY KEY', 'key TEXT NOT NULL').replace(
+      'path TEXT NOT NULL',
+      'file INTEGER NOT NULL',
     )
-    this.insertFile = db.prepare(`INSERT OR REPLACE INTO scan_files
+    db.exec(`CREATE TABLE scan_rows (${columns});
+      CREATE TABLE scan_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, tool TEXT NOT NULL,
+        inode INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL, offset INTEGER NOT NULL,
+        state TEXT, scanned_at INTEGER NOT NULL);`)
+    this.insertRow = db.prepare(
+      `INSERT INTO scan_rows (${COLUMN_NAMES.replace('path', 'file')}) VALUES (${Array(18).fill('?').join(', ')})`,
+    )
+    this.insertFile = db.prepare(`INSERT INTO scan_files
       (path, tool, inode, size, mtime_ms, offset, state, scanned_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
   }
 
@@ -463,9 +476,18 @@ export class Scratch {
     const now = Date.now()
     this.db.transaction(() => {
       for (const {cursor, records} of batch) {
-        for (const r of records) this.insertRow.run(rowValues(r, cursor.path))
         const c = cursor
-        this.insertFile.run(c.path, c.tool, c.inode, c.size, c.mtimeMs, c.offset, stateJson(c), now)
+        const file = this.insertFile.run(
+          c.path,
+          c.tool,
+          c.inode,
+          c.size,
+          c.mtimeMs,
+          c.offset,
+          stateJson(c),
+          now,
+        )
+        for (const r of records) this.insertRow.run(rowValues(r, file.lastInsertRowid))
       }
     })()
   }
@@ -477,7 +499,11 @@ export class Scratch {
    */
   finish(): void {
     this.db.exec(`CREATE TABLE staged (${HISTORY_COLUMNS}) WITHOUT ROWID;
-      INSERT INTO staged (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM scan_rows WHERE true ORDER BY key, rowid
+      INSERT INTO staged (${COLUMN_NAMES})
+        SELECT ${COLUMN_NAMES.split(',')
+          .map((c) => (c.trim() === 'path' ? 'f.path' : `r.${c.trim()}`))
+          .join(', ')}
+        FROM scan_rows r JOIN scan_files f ON f.id = r.file WHERE true ORDER BY r.key, r.rowid
         ON CONFLICT(key) DO UPDATE SET ${SET_ALL}
         WHERE excluded.tool <> 'claude-code' OR ${CLAUDE_BETTER('staged')};`)
   }
