@@ -3,13 +3,13 @@
  * (default 1000; 50 with --quick) in a temp HOME, then times
  *   1. `gwctl usage rescan --json` (full rescan into a fresh logs.db), with its peak RSS,
  *   2. an incremental rescan of 10 000 unchanged files (goal <= 100 ms),
- *   3. `ccusage daily --json --offline` on the same files when CCUSAGE_BIN points at ccusage
- *      20.0.24 (`npm install ccusage@20.0.24` in a temp folder, never in this repo).
+ *   3. `ccusage daily --json --offline` on the same files: ccusage 20.0.24, installed with npm
+ *      into a temp folder (never into this repo), or CCUSAGE_BIN.
  * Run alone: `node bench/history.js [--mb 200] [--quick]`; `npm run bench` runs it last.
  */
 import {spawnSync} from 'node:child_process'
 import {closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 const ROOT = new URL('..', import.meta.url).pathname
@@ -157,7 +157,8 @@ export function generate(home, mb, linesPerFile = 400) {
 
 function timed(cmd, args, env) {
   const started = performance.now()
-  const r = spawnSync('/usr/bin/time', ['-f', '%M', cmd, ...args], {
+  process.stderr.write(`history bench: ${[cmd, ...args].join(' ').slice(-80)}\n`)
+  const r = spawnSync('/usr/bin/time', ['-f', '%M %U %S', cmd, ...args], {
     env: Object.fromEntries(
       Object.entries({...process.env, NODE_EXTRA_CA_CERTS: undefined, ...env}).filter(
         ([, v]) => v !== undefined,
@@ -167,10 +168,32 @@ function timed(cmd, args, env) {
     maxBuffer: 1 << 28,
   })
   const ms = performance.now() - started
-  const rssKb = Number((r.stderr.trim().split('\n').pop() ?? '').trim())
+  const [rssKb, user, sys] = (r.stderr.trim().split('\n').pop() ?? '').trim().split(' ').map(Number)
   if (r.status !== 0)
     throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr.slice(0, 500)}`)
-  return {ms, rssMb: Number.isFinite(rssKb) ? rssKb / 1024 : undefined, stdout: r.stdout}
+  return {
+    ms,
+    rssMb: Number.isFinite(rssKb) ? rssKb / 1024 : undefined,
+    cpuS: Math.round((user + sys) * 10) / 10,
+    stdout: r.stdout,
+  }
+}
+
+/**
+ * The ccusage binary to compare with: CCUSAGE_BIN, else ccusage 20.0.24 installed with npm into
+ * a temp folder (never into this repo); undefined when that fails (offline).
+ */
+function ccusageBin(dir) {
+  if (process.env.CCUSAGE_BIN) return process.env.CCUSAGE_BIN
+  const prefix = join(dir, 'ccusage')
+  mkdirSync(prefix, {recursive: true})
+  const r = spawnSync(
+    'npm',
+    ['install', '--prefix', prefix, '--no-save', '--no-audit', '--no-fund', 'ccusage@20.0.24'],
+    // no stdin, and never more than a minute (an unreachable or hanging registry: compared without)
+    {encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000},
+  )
+  return r.status === 0 ? join(prefix, 'node_modules', '.bin', 'ccusage') : undefined
 }
 
 export async function runHistoryBench({mb = 1000} = {}) {
@@ -199,9 +222,11 @@ export async function runHistoryBench({mb = 1000} = {}) {
     results.gwctlRescan = {
       ms: Math.round(full.ms),
       scanMs: stats.durationMs,
-      rows: stats.rows,
+      files: stats.files,
       lines: stats.lines,
+      rows: stats.rows,
       rssMb: Math.round(full.rssMb),
+      cpuS: full.cpuS,
     }
     const again = timed(
       process.execPath,
@@ -213,12 +238,13 @@ export async function runHistoryBench({mb = 1000} = {}) {
       scanMs: JSON.parse(again.stdout).durationMs,
       files: gen.files,
     }
-    const ccusage = process.env.CCUSAGE_BIN
+    const ccusage = ccusageBin(dir)
     if (ccusage) {
       const c = timed(ccusage, ['daily', '--json', '--offline'], env)
-      results.ccusage = {ms: Math.round(c.ms), rssMb: Math.round(c.rssMb)}
+      results.ccusage = {ms: Math.round(c.ms), rssMb: Math.round(c.rssMb), cpuS: c.cpuS}
+      // > 1: gwctl is faster
       results.ratio = Math.round((c.ms / full.ms) * 100) / 100
-    } else results.ccusage = 'skipped: set CCUSAGE_BIN to a ccusage 20.0.24 binary'
+    } else results.ccusage = 'skipped: could not install ccusage@20.0.24 (set CCUSAGE_BIN)'
   } finally {
     rmSync(dir, {recursive: true, force: true})
   }
@@ -241,6 +267,7 @@ export async function runHistoryBench({mb = 1000} = {}) {
       env2,
     )
     results.noChange10k = {scanMs: JSON.parse(again.stdout).durationMs, commandMs: Math.round(again.ms)}
+    results.loadAverage = loadavg().map((n) => Math.round(n * 100) / 100)
   } finally {
     rmSync(dir2, {recursive: true, force: true})
   }

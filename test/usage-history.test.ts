@@ -1,8 +1,12 @@
-import {join} from 'node:path'
+import {existsSync, mkdirSync, readdirSync, writeFileSync} from 'node:fs'
+import {dirname, join} from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {json, runCli, tempHome} from './helpers/cli.js'
+import {scanHistory} from '../src/scanners/history/scan.js'
+import {HistoryStore} from '../src/store/history-store.js'
+import {LogStore} from '../src/store/log-store.js'
+import {json, runCli, spawnCli, tempHome} from './helpers/cli.js'
 import {EXPECTED, writeFixtureHistory} from './helpers/history.js'
 
 describe('gwctl usage from agent history', () => {
@@ -17,12 +21,14 @@ describe('gwctl usage from agent history', () => {
   it('rescan --json reports what it read; usage --source history --pivot day matches the expected totals per tool', async () => {
     const rescan = await cli(['usage', 'rescan', '--json'])
     expect(rescan.exitCode).toBe(0)
-    expect(json(rescan)).toMatchObject({files: 5, filesRead: 5, rows: 10, errors: []})
+    // rows: the rows held from these files; duplicates: copies of a response already counted
+    // (two Claude content-block lines, a rewritten Gemini message, a repeated Codex total).
+    expect(json(rescan)).toMatchObject({files: 5, filesRead: 5, rows: 8, errors: []})
     expect(json(rescan).skipped).toMatchObject({
       'invalid-json': 1,
       'invalid-field': 1,
       replay: 1,
-      duplicate: 2,
+      duplicate: 4,
     })
 
     for (const [tool, days] of Object.entries(EXPECTED)) {
@@ -37,6 +43,50 @@ describe('gwctl usage from agent history', () => {
         expect(row.unpricedModels).toEqual([])
       }
     }
+  })
+
+  it('--source all counts a Gemini CLI call the gateway logged once (matched by time, as reconcile does)', async () => {
+    const logs = await LogStore.open(join(home.home, 'logs.db'))
+    const call = (time: string, requestId: string) =>
+      logs.append({
+        time: Date.parse(`2025-08-21T${time}Z`),
+        agentId: 'agt_1',
+        keyPrefix: 'gwk_1',
+        policyId: 'default',
+        entrance: 'gemini',
+        requestedModel: null,
+        provider: 'sim',
+        model: 'gemini-2.5-pro',
+        status: 200,
+        fallback: false,
+        inputTokens: 7,
+        outputTokens: 3,
+        cacheReadTokens: 0,
+        cacheCreationTokens: 0,
+        reasoningTokens: 0,
+        latencyMs: 1,
+        ttfbMs: 1,
+        error: null,
+        project: null,
+        requestId,
+      })
+    call('12:00:03', 'g-answer') // the fixture's m1 (history 12:00:02)
+    call('12:05:01', 'g-m2') // m2 (history 12:05:00)
+    call('18:00:00', 'g-internal') // nothing in the history near it
+    logs.close()
+    const requests = async (source: string) => {
+      const r = json(await cli(['usage', '--source', source, '--tool', 'gemini-cli', '--json']))
+      return r.totals.requests as number
+    }
+    expect(await requests('gateway')).toBe(3)
+    expect(await requests('history')).toBe(3)
+    // 3 gateway calls + 3 history rows, 2 of them the same calls
+    expect(await requests('all')).toBe(4)
+    const reconcile = json(
+      await cli(['usage', 'reconcile', '--since', '1', '--tool', 'gemini-cli', '--json']),
+    )
+    const byTime = reconcile.days.reduce((n: number, d: {matchedByTime: number}) => n + d.matchedByTime, 0)
+    expect(byTime).toBe(2)
   })
 
   it('folds days in --timezone, pivots by session and tool, and rejects an unknown zone', async () => {
@@ -85,5 +135,170 @@ describe('gwctl usage from agent history', () => {
     const bad = await cli(['usage', '--pivot', 'day', '--timezone', 'Mars/Olympus'])
     expect(bad.exitCode).toBe(2)
     expect(bad.stderr).toContain('not a time zone')
+  })
+})
+
+/**
+ * About 12 MB of history (enough for the staged rescan's two reader threads), with copies of the
+ * same responses in the first and the last files, so the dedup rules must hold across threads.
+ */
+function writeLargeHistory(userHome: string): void {
+  const pad = 'y'.repeat(400)
+  const write = (path: string, lines: unknown[]) => {
+    mkdirSync(dirname(path), {recursive: true})
+    writeFileSync(path, lines.map((l) => JSON.stringify(l)).join('\n') + '\n')
+  }
+  const ts = (f: number, i: number) => new Date(Date.UTC(2025, 8, 1) + f * 3_600_000 + i * 1000).toISOString()
+  const claude = (f: number, i: number, msg: string, output: number, sidechain = false) => ({
+    isSidechain: sidechain,
+    cwd: `/w/p${f % 3}`,
+    sessionId: `s${f}`,
+    version: '1.0.85',
+    type: 'assistant',
+    message: {
+      id: msg,
+      model: 'claude-sonnet-4-20250514',
+      content: [{type: 'text', text: pad}],
+      usage: {
+        input_tokens: 5,
+        output_tokens: output,
+        cache_read_input_tokens: 100,
+        cache_creation_input_tokens: 10,
+      },
+    },
+    requestId: `req_${msg}`,
+    timestamp: ts(f, i),
+  })
+  for (let f = 0; f < 30; f++) {
+    const lines: unknown[] = []
+    for (let i = 0; i < 600; i++) lines.push(claude(f, i, `m_${f}_${i}`, 10 + (i % 7)))
+    // The same responses in the first and the last file: the larger copy wins, whichever is read last.
+    if (f === 0 || f === 29) lines.push(claude(f, 900, 'shared_1', f === 0 ? 500 : 50))
+    if (f === 0 || f === 29) lines.push(claude(f, 901, 'shared_2', f === 0 ? 50 : 500))
+    // A `/btw` sidechain replay of the first file's message, in the last file: dropped.
+    if (f === 29) lines.push({...claude(f, 902, 'm_0_1', 99, true), requestId: 'req_other'})
+    write(join(userHome, '.claude', 'projects', `-w-p${f % 3}`, `s${f}.jsonl`), lines)
+  }
+  for (let f = 0; f < 20; f++) {
+    const lines: unknown[] = [
+      {timestamp: ts(f, 0), type: 'session_meta', payload: {id: `cx${f}`, cwd: '/w/c'}},
+      {timestamp: ts(f, 0), type: 'turn_context', payload: {model: 'gpt-5.2-codex'}},
+    ]
+    for (let i = 0; i < 300; i++) {
+      lines.push({timestamp: ts(f, i), type: 'response_item', payload: {type: 'message', text: pad}})
+      const u = (n: number) => ({
+        input_tokens: n,
+        cached_input_tokens: n / 2,
+        output_tokens: 10,
+        total_tokens: n + 10,
+      })
+      lines.push({
+        timestamp: ts(f, i),
+        type: 'event_msg',
+        payload: {type: 'token_count', info: {last_token_usage: u(100), total_token_usage: u(100 * (i + 1))}},
+      })
+    }
+    write(
+      join(userHome, '.codex', 'sessions', '2025', '09', '01', `rollout-2025-09-01T00-00-${f}.jsonl`),
+      lines,
+    )
+  }
+  for (let f = 0; f < 20; f++) {
+    // Two files of one session: the later file's copy of a message id wins.
+    const lines: unknown[] = [{sessionId: f < 2 ? 'g-shared' : `g${f}`, kind: 'main'}]
+    for (let i = 0; i < 300; i++) {
+      lines.push({id: `u${i}`, timestamp: ts(f, i), type: 'user', content: pad})
+      lines.push({
+        id: `m${i}`,
+        timestamp: ts(f, i),
+        type: 'gemini',
+        content: pad,
+        model: 'gemini-2.5-pro',
+        tokens: {input: 100 + f, output: 8, cached: 50, thoughts: 4, tool: 0, total: 112 + f},
+      })
+    }
+    write(
+      join(userHome, '.gemini', 'tmp', `proj${f % 2}`, 'chats', `session-2025-09-01T00-00-${f}.jsonl`),
+      lines,
+    )
+  }
+}
+
+const allRows = (store: HistoryStore) =>
+  store.db.prepare('SELECT * FROM history ORDER BY key').all() as Array<Record<string, unknown>>
+
+describe('gwctl usage rescan of a large history (staged, two reader threads)', () => {
+  let home: {home: string; cleanup: () => void}
+  beforeEach(() => {
+    home = tempHome()
+    writeLargeHistory(join(home.home, 'user-home'))
+  })
+  afterEach(() => home.cleanup())
+  const cli = (args: string[]) => runCli(args, {home: home.home})
+
+  it('holds exactly the rows the file-by-file scan writes, and leaves no scratch file', async () => {
+    const rescan = await cli(['usage', 'rescan', '--json'])
+    expect(rescan.exitCode).toBe(0)
+    const stats = json(rescan)
+    expect(stats).toMatchObject({files: 70, filesRead: 70, errors: []})
+    // 2 Claude copies, 300 Gemini messages of the session split over two files
+    expect(stats.skipped).toMatchObject({duplicate: 302, replay: 1})
+    expect(readdirSync(home.home).filter((n) => n.includes('.rescan-'))).toEqual([])
+
+    const staged = await HistoryStore.open(join(home.home, 'logs.db'))
+    const reference = await HistoryStore.open(join(home.home, 'reference.db'))
+    try {
+      await scanHistory(reference, {env: {HOME: join(home.home, 'user-home')}, staged: false})
+      const rows = allRows(staged)
+      expect(rows.length).toBe(30 * 600 + 2 + 20 * 300 + 18 * 300 + 300)
+      expect(stats.rows).toBe(rows.length)
+      expect(rows).toEqual(allRows(reference))
+      const shared = staged.db
+        .prepare("SELECT key, output_tokens FROM history WHERE key LIKE 'c:shared_%' ORDER BY key")
+        .all()
+      expect(shared).toEqual([
+        {key: 'c:shared_1:req_shared_1', output_tokens: 500},
+        {key: 'c:shared_2:req_shared_2', output_tokens: 500},
+      ])
+      const cursors = staged.db.prepare('SELECT COUNT(*) AS n FROM history_files').get()
+      expect(cursors).toEqual({n: 70})
+    } finally {
+      staged.close()
+      reference.close()
+    }
+    // Nothing changed since: an incremental scan reads nothing.
+    expect(json(await cli(['usage', 'rescan', '--incremental', '--json']))).toMatchObject({
+      filesRead: 0,
+      rows: 0,
+    })
+  })
+
+  it('killed mid-rescan, leaves the database as it was; the next rescan removes the scratch files', async () => {
+    expect((await cli(['usage', 'rescan', '--json', '--tool', 'codex'])).exitCode).toBe(0)
+    const before = await HistoryStore.open(join(home.home, 'logs.db'))
+    const codexRows = allRows(before)
+    before.close()
+    expect(codexRows.length).toBe(20 * 300)
+
+    const child = spawnCli(['usage', 'rescan', '--json'], {home: home.home})
+    // Kill as soon as the reader threads have started writing their scratch databases.
+    const started = Date.now()
+    while (!readdirSync(home.home).some((n) => n.includes('.rescan-')) && Date.now() - started < 20_000)
+      await new Promise((r) => setTimeout(r, 5))
+    child.kill('SIGKILL')
+    await child
+    const scratch = readdirSync(home.home).filter((n) => n.includes('.rescan-'))
+    expect(scratch.length).toBeGreaterThan(0)
+
+    const after = await HistoryStore.open(join(home.home, 'logs.db'))
+    try {
+      expect(after.db.pragma('integrity_check')).toEqual([{integrity_check: 'ok'}])
+      expect(allRows(after)).toEqual(codexRows)
+    } finally {
+      after.close()
+    }
+    const again = await cli(['usage', 'rescan', '--json'])
+    expect(json(again)).toMatchObject({filesRead: 70, errors: []})
+    for (const name of scratch) expect(existsSync(join(home.home, name))).toBe(false)
   })
 })

@@ -47,6 +47,8 @@ export async function startHistoryScanner(options: {
         env: options.env,
         signal: abort.signal,
         betweenFiles: () => yieldLoop(),
+        // file by file, yielding between files: a staged merge would hold the event loop
+        staged: false,
       })
       // the terminal app adds the new history rows to its usage view without polling
       if (stats.rows > 0) emitGatewayEvent({type: 'usage', rows: stats.rows})

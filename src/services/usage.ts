@@ -13,6 +13,7 @@ import type {HistoryStore} from '../store/history-store.js'
 import type {Reconciliation} from '../store/reconcile-query.js'
 import type {UsageGroup, UsagePivotAll, UsageQueryFilters} from '../store/usage-query.js'
 import {homeFile} from '../store/paths.js'
+import {zeroTotals} from '../store/usage-sql.js'
 import {liveGatewayPort} from './gateway-api.js'
 import {formatCount} from './logs.js'
 import type {Pricer} from './usage-cost.js'
@@ -92,14 +93,7 @@ export function checkTimezone(zone: string | undefined): void {
 }
 
 const emptyTotals = (): Omit<UsageReportRow, 'key'> => ({
-  requests: 0,
-  errors: 0,
-  fallbacks: 0,
-  inputTokens: 0,
-  outputTokens: 0,
-  cacheReadTokens: 0,
-  cacheCreationTokens: 0,
-  reasoningTokens: 0,
+  ...zeroTotals(),
   totalTokens: 0,
   costUSD: null,
   unpricedModels: [],
@@ -171,13 +165,19 @@ export async function usageReport(filters: UsageQueryFilters & {signal?: AbortSi
   }
   const empty = {pivot: query.pivot ?? null, include: query.source, source: 'database' as const, scan}
   if (!existsSync(homeFile('logDb'))) return {...empty, rows: [], totals: emptyTotals()}
-  const [{usageGroups}, {createPricer}] = await Promise.all([
+  const [{usageGroups}, {createPricer}, {timeMatchedHistoryKeys}] = await Promise.all([
     import('../store/usage-query.js'),
     import('./usage-cost.js'),
+    import('../store/reconcile-query.js'),
   ])
   const store = await openHistory()
   try {
-    const groups = usageGroups(store.db, query)
+    // Gemini CLI records no request id: `all` counts the calls reconcile matches by time once.
+    const timeMatched =
+      query.source === 'all' && (query.tool === undefined || query.tool === 'gemini-cli')
+        ? timeMatchedHistoryKeys(store.db, {sinceMs: query.since === undefined ? 0 : query.since * 1000})
+        : []
+    const groups = usageGroups(store.db, query, timeMatched)
     return {...empty, ...reportRows(groups, await createPricer(), query.pivot ?? null)}
   } finally {
     store.close()

@@ -10,27 +10,19 @@
  * Each file's rows and its cursor are written in one transaction: a kill mid-scan leaves every
  * file either fully applied or untouched. `better-sqlite3` is imported only when opened.
  */
-import {mkdirSync} from 'node:fs'
-import {dirname} from 'node:path'
+import {closeSync, mkdirSync, openSync, readdirSync, rmSync} from 'node:fs'
+import {basename, dirname, join} from 'node:path'
 
 import type BetterSqlite3 from 'better-sqlite3'
+
+import {processAlive} from '../core/process.js'
 
 import type {AgentTool} from '../scanners/agent-homes.js'
 import type {HistoryRecord} from '../scanners/history/types.js'
 import {privateFiles} from './log-store.js'
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS history_files (
-  path TEXT PRIMARY KEY,
-  tool TEXT NOT NULL,
-  inode INTEGER NOT NULL DEFAULT 0,
-  size INTEGER NOT NULL DEFAULT 0,
-  mtime_ms REAL NOT NULL DEFAULT 0,
-  offset INTEGER NOT NULL DEFAULT 0,
-  state TEXT,
-  scanned_at INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS history (
+/** The `history` table's columns (also the full rescan's staging and rebuilt tables). */
+const HISTORY_COLUMNS = `
   key TEXT PRIMARY KEY,
   tool TEXT NOT NULL,
   path TEXT NOT NULL,
@@ -48,14 +40,50 @@ CREATE TABLE IF NOT EXISTS history (
   reasoning_tokens INTEGER NOT NULL DEFAULT 0,
   total_tokens INTEGER NOT NULL DEFAULT 0,
   sidechain INTEGER NOT NULL DEFAULT 0,
-  message_id TEXT
-) WITHOUT ROWID;
+  message_id TEXT`
+
+/** Column names in table order, for positional inserts and `INSERT ... SELECT`. */
+const COLUMN_NAMES = `key, tool, path, ts, model, session, project, request_id, input_tokens, output_tokens,
+  cache_read_tokens, cache_creation_tokens, cache_5m_tokens, cache_1h_tokens, reasoning_tokens,
+  total_tokens, sidechain, message_id`
+
+const HISTORY_INDEXES = `
 CREATE INDEX IF NOT EXISTS history_ts ON history (ts);
 CREATE INDEX IF NOT EXISTS history_path ON history (path);
-CREATE INDEX IF NOT EXISTS history_request ON history (request_id) WHERE request_id IS NOT NULL;
+-- No query looks a history row up by request id (reconcile matches in memory, usage --source all
+-- looks the gateway's ids up): the index only cost every insert and every full rescan.
+DROP INDEX IF EXISTS history_request;
 DROP INDEX IF EXISTS history_message;
 CREATE INDEX IF NOT EXISTS history_side_message ON history (message_id) WHERE sidechain = 1;
 `
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS history_files (
+  path TEXT PRIMARY KEY,
+  tool TEXT NOT NULL,
+  inode INTEGER NOT NULL DEFAULT 0,
+  size INTEGER NOT NULL DEFAULT 0,
+  mtime_ms REAL NOT NULL DEFAULT 0,
+  offset INTEGER NOT NULL DEFAULT 0,
+  state TEXT,
+  scanned_at INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS history (${HISTORY_COLUMNS}
+) WITHOUT ROWID;
+${HISTORY_INDEXES}`
+
+/** An upsert's SET list: every column from `excluded`. */
+const SET_ALL = `tool = excluded.tool, path = excluded.path, ts = excluded.ts, model = excluded.model,
+  session = excluded.session, project = excluded.project, request_id = excluded.request_id,
+  input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+  cache_read_tokens = excluded.cache_read_tokens, cache_creation_tokens = excluded.cache_creation_tokens,
+  cache_5m_tokens = excluded.cache_5m_tokens, cache_1h_tokens = excluded.cache_1h_tokens,
+  reasoning_tokens = excluded.reasoning_tokens, total_tokens = excluded.total_tokens,
+  sidechain = excluded.sidechain, message_id = excluded.message_id`
+
+/** Claude's rule between two copies of a key: the non-sidechain copy, then the larger one. */
+const CLAUDE_BETTER = (table: string) => `(excluded.sidechain < ${table}.sidechain
+  OR (excluded.sidechain = ${table}.sidechain AND excluded.total_tokens > ${table}.total_tokens))`
 
 /**
  * The first `history` table had a rowid beside its text key: every row cost two b-tree inserts.
@@ -99,23 +127,35 @@ export interface FileCursor {
   state: unknown
 }
 
-/** A cursor read from the table; its parser state is parsed on first use. */
+/**
+ * A cursor read from the table for the unchanged-file check: its tool and parser state are read
+ * (and the state parsed) only when a changed file needs them.
+ */
 class StoredCursor implements FileCursor {
-  private parsed: unknown
+  private loaded: {tool: AgentTool; state: unknown} | undefined
   constructor(
     readonly path: string,
-    readonly tool: AgentTool,
     readonly inode: number,
     readonly size: number,
     readonly mtimeMs: number,
     readonly offset: number,
-    private readonly json: string | null,
+    private readonly load: BetterSqlite3.Statement,
   ) {}
 
+  private get rest(): {tool: AgentTool; state: unknown} {
+    if (!this.loaded) {
+      const row = this.load.get(this.path) as {tool: AgentTool; state: string | null}
+      this.loaded = {tool: row.tool, state: row.state === null ? null : (JSON.parse(row.state) as unknown)}
+    }
+    return this.loaded
+  }
+
+  get tool(): AgentTool {
+    return this.rest.tool
+  }
+
   get state(): unknown {
-    if (this.parsed === undefined)
-      this.parsed = this.json === null ? null : (JSON.parse(this.json) as unknown)
-    return this.parsed
+    return this.rest.state
   }
 }
 
@@ -142,22 +182,12 @@ export class HistoryStore {
   private sidechains: number | undefined
 
   private constructor(readonly db: Db) {
-    const cols = `(key, tool, path, ts, model, session, project, request_id, input_tokens, output_tokens,
-      cache_read_tokens, cache_creation_tokens, cache_5m_tokens, cache_1h_tokens, reasoning_tokens,
-      total_tokens, sidechain, message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-    const set = `tool = excluded.tool, path = excluded.path, ts = excluded.ts, model = excluded.model,
-      session = excluded.session, project = excluded.project, request_id = excluded.request_id,
-      input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-      cache_read_tokens = excluded.cache_read_tokens, cache_creation_tokens = excluded.cache_creation_tokens,
-      cache_5m_tokens = excluded.cache_5m_tokens, cache_1h_tokens = excluded.cache_1h_tokens,
-      reasoning_tokens = excluded.reasoning_tokens, total_tokens = excluded.total_tokens,
-      sidechain = excluded.sidechain, message_id = excluded.message_id`
+    const cols = `(${COLUMN_NAMES}) VALUES (${Array(18).fill('?').join(', ')})`
     // Claude: keep the non-sidechain copy, then the larger one (ccusage's preference).
-    this.upsertClaude = db.prepare(`INSERT INTO history ${cols} ON CONFLICT(key) DO UPDATE SET ${set}
-      WHERE excluded.sidechain < history.sidechain
-        OR (excluded.sidechain = history.sidechain AND excluded.total_tokens > history.total_tokens)`)
+    this.upsertClaude = db.prepare(`INSERT INTO history ${cols} ON CONFLICT(key) DO UPDATE SET ${SET_ALL}
+      WHERE ${CLAUDE_BETTER('history')}`)
     // Codex and Gemini: the last copy of a key wins.
-    this.upsertOther = db.prepare(`INSERT INTO history ${cols} ON CONFLICT(key) DO UPDATE SET ${set}`)
+    this.upsertOther = db.prepare(`INSERT INTO history ${cols} ON CONFLICT(key) DO UPDATE SET ${SET_ALL}`)
     // A Claude key starts `c:<message.id>:`, so the primary key finds a message's main-chain rows
     // (no index on every row's message_id: only sidechain rows are indexed by it).
     this.parentOf = db.prepare(
@@ -192,6 +222,8 @@ export class HistoryStore {
     db.pragma('busy_timeout = 5000')
     // A rescan writes many index pages: a 64 MB page cache keeps them in memory between commits.
     db.pragma('cache_size = -65536')
+    // CREATE INDEX and large sorts may use a helper thread (a full rescan builds four indexes).
+    db.pragma('threads = 2')
     migrateWithoutRowid(db)
     db.exec(SCHEMA)
     privateFiles(path)
@@ -199,20 +231,18 @@ export class HistoryStore {
   }
 
   /**
-   * Every file's cursor, by path. Read as raw arrays and with each parser state parsed only when
-   * asked for (a no-change scan of 10 000 files reads 10 000 cursors and parses none).
+   * Every file's cursor, by path: the four numbers the unchanged-file check needs, as raw rows
+   * (a no-change scan of 10 000 files reads 10 000 of them and nothing else).
    */
   cursors(): Map<string, FileCursor> {
     const rows = this.db
-      .prepare('SELECT path, tool, inode, size, mtime_ms, offset, state FROM history_files')
+      .prepare('SELECT path, inode, size, mtime_ms, offset FROM history_files')
       .raw()
-      .all() as Array<[string, AgentTool, number, number, number, number, string | null]>
+      .all() as Array<[string, number, number, number, number]>
+    const load = this.db.prepare('SELECT tool, state FROM history_files WHERE path = ?')
     const map = new Map<string, FileCursor>()
-    for (const [path, tool, inode, size, mtimeMs, offset, state] of rows)
-      map.set(
-        path,
-        new StoredCursor(path, tool, Number(inode), Number(size), Number(mtimeMs), Number(offset), state),
-      )
+    for (const [path, inode, size, mtimeMs, offset] of rows)
+      map.set(path, new StoredCursor(path, inode, size, mtimeMs, offset, load))
     return map
   }
 
@@ -242,27 +272,7 @@ export class HistoryStore {
     const result: ApplyResult = {rows: 0, duplicates: 0, replays: 0}
     if (reset) this.deleteFileRows.run(cursor.path)
     for (const r of records) {
-      // Positional values: no per-row object is built for the statement.
-      const values = [
-        r.key,
-        r.tool,
-        cursor.path,
-        r.time,
-        r.model,
-        r.session,
-        r.project,
-        r.requestId,
-        r.inputTokens,
-        r.outputTokens,
-        r.cacheReadTokens,
-        r.cacheCreationTokens,
-        r.cache5mTokens,
-        r.cache1hTokens,
-        r.reasoningTokens,
-        r.totalTokens,
-        r.sidechain ? 1 : 0,
-        r.messageId,
-      ]
+      const values = rowValues(r, cursor.path)
       if (r.tool === 'claude-code') {
         if (r.messageId) {
           // `/btw`: a sidechain line repeating the parent's message.id under another requestId.
@@ -284,17 +294,218 @@ export class HistoryStore {
         result.rows++
       }
     }
-    this.putCursor.run({
-      path: cursor.path,
-      tool: cursor.tool,
-      inode: cursor.inode,
-      size: cursor.size,
-      mtimeMs: cursor.mtimeMs,
-      offset: cursor.offset,
-      state: cursor.state === null || cursor.state === undefined ? null : JSON.stringify(cursor.state),
-      scannedAt: Date.now(),
-    })
+    this.putCursor.run({...cursor, state: stateJson(cursor), scannedAt: Date.now()})
     return result
+  }
+
+  /** Where a rescan's `n`th scratch database goes: beside the log database, named for this process. */
+  scratchPath(n: number): string {
+    return `${this.db.name}.rescan-${process.pid}-${n}`
+  }
+
+  /** Removes the scratch files an interrupted rescan (its process gone) left. */
+  removeStaleScratch(): void {
+    const dir = dirname(this.db.name)
+    const prefix = `${basename(this.db.name)}.rescan-`
+    let names: string[]
+    try {
+      names = readdirSync(dir)
+    } catch {
+      return
+    }
+    for (const name of names) {
+      if (!name.startsWith(prefix)) continue
+      const pid = Number(name.slice(prefix.length).split('-')[0])
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) continue
+      rmSync(join(dir, name), {force: true})
+    }
+  }
+
+  /**
+   * Replaces the rows of every file in the scratch databases (see `Scratch`) with theirs, keeps
+   * the rows of files not read (another tool, a deleted session, an unreadable file), applies
+   * the `/btw` replay rule and writes the cursors, in one IMMEDIATE transaction. Scratch files
+   * come in scan order: on a key held by two, the later one wins (Claude: by its rule).
+   */
+  mergeScratch(paths: readonly string[]): ApplyResult {
+    const db = this.db
+    const result: ApplyResult = {rows: 0, duplicates: 0, replays: 0}
+    const names = paths.map((_, i) => `scratch${i}`)
+    paths.forEach((path, i) => db.prepare(`ATTACH DATABASE ? AS ${names[i]}`).run(path))
+    this.sidechains = undefined
+    try {
+      db.transaction(() => {
+        let read = 0
+        let written = 0
+        db.exec(`DROP TABLE IF EXISTS history_next;
+          CREATE TABLE history_next (${HISTORY_COLUMNS}) WITHOUT ROWID;`)
+        for (const [i, name] of names.entries()) {
+          read += (db.prepare(`SELECT COUNT(*) AS n FROM ${name}.scan_rows`).get() as {n: number}).n
+          // Into the empty table, a plain copy of the same layout: SQLite copies the b-tree's
+          // records without decoding them (the "transfer optimization").
+          if (i === 0) {
+            written += db.prepare(`INSERT INTO history_next SELECT * FROM ${name}.staged`).run().changes
+            continue
+          }
+          // `WHERE true`: an upsert after a SELECT needs a WHERE to parse.
+          written += db
+            .prepare(
+              `INSERT INTO history_next (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM ${name}.staged
+                WHERE true ORDER BY key
+                ON CONFLICT(key) DO UPDATE SET ${SET_ALL}
+                WHERE excluded.tool <> 'claude-code' OR ${CLAUDE_BETTER('history_next')}`,
+            )
+            .run().changes
+        }
+        // Every row was written with its file's cursor: the files not read are found by cursor
+        // and their rows by the path index. A copy just read of the same key stays, unless
+        // Claude's rule prefers the kept one.
+        const read_ = names.map((n) => `SELECT path FROM ${n}.scan_files`).join(' UNION ALL ')
+        db.prepare(
+          `INSERT INTO history_next (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM history
+            WHERE path IN (SELECT path FROM history_files WHERE path NOT IN (${read_}))
+            ORDER BY key
+            ON CONFLICT(key) DO UPDATE SET ${SET_ALL}
+            WHERE excluded.tool = 'claude-code' AND ${CLAUDE_BETTER('history_next')}`,
+        ).run()
+        db.exec(`DROP TABLE history; ALTER TABLE history_next RENAME TO history; ${HISTORY_INDEXES}`)
+        // `/btw`: a sidechain row repeating a main-chain row's message.id under another requestId.
+        result.replays = db
+          .prepare(
+            `DELETE FROM history WHERE sidechain = 1 AND message_id IS NOT NULL AND EXISTS (
+              SELECT 1 FROM history m WHERE m.key >= 'c:' || history.message_id || ':'
+                AND m.key < 'c:' || history.message_id || ';' AND m.message_id = history.message_id
+                AND m.sidechain = 0 AND m.key <> history.key)`,
+          )
+          .run().changes
+        for (const name of names)
+          db.exec(`INSERT INTO history_files (path, tool, inode, size, mtime_ms, offset, state, scanned_at)
+            SELECT path, tool, inode, size, mtime_ms, offset, state, scanned_at FROM ${name}.scan_files WHERE true
+            ON CONFLICT(path) DO UPDATE SET tool = excluded.tool, inode = excluded.inode, size = excluded.size,
+              mtime_ms = excluded.mtime_ms, offset = excluded.offset, state = excluded.state,
+              scanned_at = excluded.scanned_at`)
+        result.rows = written - result.replays
+        result.duplicates = read - written
+      }).immediate()
+    } finally {
+      for (const name of names) db.exec(`DETACH DATABASE ${name}`)
+    }
+    return result
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close()
+  }
+}
+
+/** Positional values (no per-row object is built for the statement), in COLUMN_NAMES order. */
+function rowValues(r: HistoryRecord, path: string | number | bigint): unknown[] {
+  return [
+    r.key,
+    r.tool,
+    path,
+    r.time,
+    r.model,
+    r.session,
+    r.project,
+    r.requestId,
+    r.inputTokens,
+    r.outputTokens,
+    r.cacheReadTokens,
+    r.cacheCreationTokens,
+    r.cache5mTokens,
+    r.cache1hTokens,
+    r.reasoningTokens,
+    r.totalTokens,
+    r.sidechain ? 1 : 0,
+    r.messageId,
+  ]
+}
+
+const stateJson = (cursor: FileCursor): string | null =>
+  cursor.state === null || cursor.state === undefined ? null : JSON.stringify(cursor.state)
+
+/**
+ * A full rescan (or a first scan) does not upsert row by row: inserting random keys one at a time
+ * into a b-tree larger than the page cache was most of a 1 GB rescan. Files are read into scratch
+ * databases instead (`Scratch`, one per worker thread: unjournaled files beside the log database,
+ * private to this rescan), each deduplicated there in key order; `HistoryStore.mergeScratch` then
+ * builds the new `history` table from them in key order, keeps the rows of files not read, builds
+ * the indexes by sorting, and swaps it in with the cursors in one transaction. A kill before that
+ * transaction commits leaves the database exactly as it was: an interrupted full rescan changes
+ * nothing (its scratch files are removed by the next one).
+ */
+export class Scratch {
+  private readonly insertRow: BetterSqlite3.Statement
+  private readonly insertFile: BetterSqlite3.Statement
+
+  private constructor(private readonly db: Db) {
+    // Rows name their file by number (a path bound once per file, not once per row).
+    const columns = HISTORY_COLUMNS.replace('key TEXT PRIMARY KEY', 'key TEXT NOT NULL').replace(
+      'path TEXT NOT NULL',
+      'file INTEGER NOT NULL',
+    )
+    db.exec(`CREATE TABLE scan_rows (${columns});
+      CREATE TABLE scan_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, tool TEXT NOT NULL,
+        inode INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL, offset INTEGER NOT NULL,
+        state TEXT, scanned_at INTEGER NOT NULL);`)
+    this.insertRow = db.prepare(
+      `INSERT INTO scan_rows (${COLUMN_NAMES.replace('path', 'file')}) VALUES (${Array(18).fill('?').join(', ')})`,
+    )
+    this.insertFile = db.prepare(`INSERT INTO scan_files
+      (path, tool, inode, size, mtime_ms, offset, state, scanned_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+  }
+
+  /** Creates the scratch database at `path` (replacing any file there), mode 0600. */
+  static async create(path: string): Promise<Scratch> {
+    const {default: Database} = await import('better-sqlite3')
+    rmSync(path, {force: true})
+    closeSync(openSync(path, 'wx', 0o600))
+    const db = new Database(path)
+    // Scratch: nothing to recover after a crash, so no journal and no fsync.
+    db.pragma('journal_mode = OFF')
+    db.pragma('synchronous = OFF')
+    // 16 MB of pages and sorter memory per reader thread (two run at once, beside the merge's 64 MB).
+    db.pragma('cache_size = -16384')
+    db.pragma('threads = 2')
+    return new Scratch(db)
+  }
+
+  /** Adds files read whole: their rows (in file order) and cursors. */
+  add(batch: ReadonlyArray<{cursor: FileCursor; records: readonly HistoryRecord[]}>): void {
+    const now = Date.now()
+    this.db.transaction(() => {
+      for (const {cursor, records} of batch) {
+        const c = cursor
+        const file = this.insertFile.run(
+          c.path,
+          c.tool,
+          c.inode,
+          c.size,
+          c.mtimeMs,
+          c.offset,
+          stateJson(c),
+          now,
+        )
+        for (const r of records) this.insertRow.run(rowValues(r, file.lastInsertRowid))
+      }
+    })()
+  }
+
+  /**
+   * Builds `staged`, keyed like `history`, from the rows in key order, applying the dedup rules:
+   * Claude keeps the non-sidechain copy, then the larger (the first on a tie); Codex and Gemini
+   * the last copy.
+   */
+  finish(): void {
+    this.db.exec(`CREATE TABLE staged (${HISTORY_COLUMNS}) WITHOUT ROWID;
+      INSERT INTO staged (${COLUMN_NAMES})
+        SELECT ${COLUMN_NAMES.split(',')
+          .map((c) => (c.trim() === 'path' ? 'f.path' : `r.${c.trim()}`))
+          .join(', ')}
+        FROM scan_rows r JOIN scan_files f ON f.id = r.file WHERE true ORDER BY r.key, r.rowid
+        ON CONFLICT(key) DO UPDATE SET ${SET_ALL}
+        WHERE excluded.tool <> 'claude-code' OR ${CLAUDE_BETTER('staged')};`)
   }
 
   close(): void {

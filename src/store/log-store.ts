@@ -10,6 +10,8 @@ import {dirname} from 'node:path'
 
 import type BetterSqlite3 from 'better-sqlite3'
 
+import {statusCondition, TOKEN_SUMS, usageCounts, zeroTotals} from './usage-sql.js'
+
 /** One request, as the gateway logs it. Times are Unix milliseconds. */
 export interface LogEntry {
   time: number
@@ -403,20 +405,7 @@ export class LogStore {
       where.push('ts >= @since')
       params.since = Math.round(filters.since * 1000)
     }
-    switch (filters.status) {
-      case '2xx':
-        where.push('status < 400')
-        break
-      case '4xx':
-        where.push('status >= 400 AND status < 500')
-        break
-      case '5xx':
-        where.push('status >= 500')
-        break
-      case 'fallback':
-        where.push('fallback = 1')
-        break
-    }
+    if (filters.status) where.push(statusCondition(filters.status))
     params.limit = Math.max(0, Math.floor(filters.limit ?? 50))
     const sql = `SELECT * FROM logs ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
       ORDER BY ts DESC, id DESC LIMIT @limit`
@@ -449,17 +438,11 @@ export class LogStore {
       case '5xx':
         hourWhere.push('status_class = @statusClass')
         params.statusClass = filters.status
-        rawWhere.push(
-          filters.status === '2xx'
-            ? 'status < 400'
-            : filters.status === '4xx'
-              ? 'status >= 400 AND status < 500'
-              : 'status >= 500',
-        )
+        rawWhere.push(statusCondition(filters.status))
         break
       case 'fallback':
         hourWhere.push('fallback = 1')
-        rawWhere.push('fallback = 1')
+        rawWhere.push(statusCondition(filters.status))
         break
     }
     let rawPart = ''
@@ -477,9 +460,7 @@ export class LogStore {
     }
     const hourKey = column ?? "'all'"
     const sql = `SELECT k, SUM(requests) AS requests, SUM(errors) AS errors, SUM(fallbacks) AS fallbacks,
-        SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens,
-        SUM(cache_read_tokens) AS cache_read_tokens, SUM(cache_creation_tokens) AS cache_creation_tokens,
-        SUM(reasoning_tokens) AS reasoning_tokens
+        ${TOKEN_SUMS}
       FROM (
         SELECT ${hourKey} AS k, requests, errors, CASE WHEN fallback = 1 THEN requests ELSE 0 END AS fallbacks,
           input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens
@@ -490,14 +471,7 @@ export class LogStore {
       ORDER BY (SUM(input_tokens) + SUM(output_tokens)) DESC, SUM(requests) DESC, k`
     return (this.db.prepare(sql).all(params) as Array<Record<string, number | string>>).map((r) => ({
       key: r.k === '' ? null : String(r.k),
-      requests: Number(r.requests),
-      errors: Number(r.errors),
-      fallbacks: Number(r.fallbacks),
-      inputTokens: Number(r.input_tokens),
-      outputTokens: Number(r.output_tokens),
-      cacheReadTokens: Number(r.cache_read_tokens),
-      cacheCreationTokens: Number(r.cache_creation_tokens),
-      reasoningTokens: Number(r.reasoning_tokens),
+      ...usageCounts(r),
     }))
   }
 
@@ -581,16 +555,7 @@ export type UsageTotals = Omit<UsageRow, 'key'>
 
 /** Adds up usage rows, for the totals line of `gwctl usage` and `/api/usage`. */
 export function usageTotals(rows: readonly UsageRow[]): UsageTotals {
-  const totals: UsageTotals = {
-    requests: 0,
-    errors: 0,
-    fallbacks: 0,
-    inputTokens: 0,
-    outputTokens: 0,
-    cacheReadTokens: 0,
-    cacheCreationTokens: 0,
-    reasoningTokens: 0,
-  }
+  const totals = zeroTotals()
   for (const r of rows) for (const k of Object.keys(totals) as Array<keyof UsageTotals>) totals[k] += r[k]
   return totals
 }

@@ -8,7 +8,7 @@ import {scanHistory} from '../scanners/history/scan.js'
 import {HistoryStore} from './history-store.js'
 import type {LogEntry} from './log-store.js'
 import {LogStore} from './log-store.js'
-import {reconcile} from './reconcile-query.js'
+import {reconcile, timeMatchedHistoryKeys} from './reconcile-query.js'
 import {usageGroups} from './usage-query.js'
 
 const entry = (o: Partial<LogEntry>): LogEntry => ({
@@ -133,5 +133,45 @@ describe('reconcile and --source all', () => {
     expect(requests('gateway')).toBe(2)
     expect(requests('history')).toBe(2)
     expect(requests('all')).toBe(3)
+  })
+
+  it('--source all counts a Gemini CLI call (no request id) once, by the matching reconcile uses', () => {
+    const at = (t: string) => Date.parse(`2025-08-21T${t}Z`)
+    const gemini = (time: number, requestId: string, model = 'gemini-2.5-pro') =>
+      entry({entrance: 'gemini', time, requestId, model, inputTokens: 7, outputTokens: 3})
+    logs.append(gemini(at('12:00:03'), 'g-answer'))
+    logs.append(gemini(at('12:00:04'), 'g-internal'))
+    logs.append(gemini(at('12:05:01'), 'g-m2'))
+    logs.append(gemini(at('12:05:02'), 'g-other-model', 'gemini-2.5-flash'))
+    logs.flush()
+    const keys = timeMatchedHistoryKeys(history.db)
+    const r = reconcile(history.db, {sinceMs: 0, tool: 'gemini-cli'})
+    expect(keys).toHaveLength(r.days.reduce((n, d) => n + d.matchedByTime, 0))
+    expect(keys).toHaveLength(2)
+    const count = (tool: string, source: 'gateway' | 'history' | 'all', matched: string[] = []) =>
+      usageGroups(history.db, {source, pivot: 'tool'}, matched)
+        .filter((g) => g.key === tool)
+        .reduce((n, g) => ({requests: n.requests + g.requests, output: n.output + g.outputTokens}), {
+          requests: 0,
+          output: 0,
+        })
+    const gateway = count('gemini-cli', 'gateway')
+    const own = count('gemini-cli', 'history')
+    expect(gateway.requests).toBe(4)
+    expect(own.requests).toBe(3)
+    // 4 gateway calls + 3 history rows, 2 of them the same calls: 5 requests, not 7
+    const all = count('gemini-cli', 'all', keys)
+    expect(all.requests).toBe(5)
+    // the matched pair counts the gateway's tokens: the unmatched history row's are added
+    const unmatched = history.db
+      .prepare(
+        `SELECT SUM(output_tokens) AS o FROM history WHERE tool = 'gemini-cli'
+          AND key NOT IN (SELECT value FROM json_each(?))`,
+      )
+      .get(JSON.stringify(keys)) as {o: number}
+    expect(all.output).toBe(gateway.output + unmatched.o)
+    // Claude rows are still deduplicated by request id; --since narrows the matching too
+    expect(count('claude-code', 'all', keys).requests).toBe(3)
+    expect(timeMatchedHistoryKeys(history.db, {sinceMs: at('12:05:00')})).toHaveLength(1)
   })
 })

@@ -19,6 +19,8 @@ export interface ReconcileTokens {
 }
 
 export interface ReconcileRequest extends ReconcileTokens {
+  /** The history row's key (only when asked for). */
+  key?: string
   requestId: string | null
   tool: AgentTool
   time: number
@@ -65,6 +67,7 @@ function hasTable(db: BetterSqlite3.Database, name: string): boolean {
 
 function rows(db: BetterSqlite3.Database, sql: string, params: Record<string, unknown>): ReconcileRequest[] {
   return (db.prepare(sql).all(params) as Array<Record<string, unknown>>).map((r) => ({
+    ...(r.key === undefined ? {} : {key: r.key as string}),
     requestId: (r.request_id as string | null) ?? null,
     tool: r.tool as AgentTool,
     time: Number(r.ts),
@@ -76,11 +79,11 @@ function rows(db: BetterSqlite3.Database, sql: string, params: Record<string, un
   }))
 }
 
-/** Reconciles requests since `sinceMs` (of one tool, or every agent tool). */
-export function reconcile(
+/** The gateway's successful agent requests and the history rows since `sinceMs` (of one tool or all). */
+function load(
   db: BetterSqlite3.Database,
-  options: {sinceMs: number; tool?: AgentTool},
-): Reconciliation {
+  options: {sinceMs: number; tool?: AgentTool; keys?: boolean},
+): {gateway: ReconcileRequest[]; history: ReconcileRequest[]} {
   const params = {sinceMs: options.sinceMs, tool: options.tool ?? null}
   const gateway = hasTable(db, 'logs')
     ? rows(
@@ -96,11 +99,33 @@ export function reconcile(
   const history = hasTable(db, 'history')
     ? rows(
         db,
-        `SELECT request_id, ts, model, tool, input_tokens AS i, output_tokens AS o, cache_read_tokens AS cr,
-          cache_creation_tokens AS cc FROM history WHERE ts >= @sinceMs AND (@tool IS NULL OR tool = @tool)`,
+        `SELECT ${options.keys ? 'key, ' : ''}request_id, ts, model, tool, input_tokens AS i, output_tokens AS o,
+          cache_read_tokens AS cr, cache_creation_tokens AS cc
+          FROM history WHERE ts >= @sinceMs AND (@tool IS NULL OR tool = @tool)`,
         params,
       )
     : []
+  return {gateway, history}
+}
+
+/**
+ * The keys of the history rows `usage reconcile` matches to a gateway row by time (Gemini CLI):
+ * `gwctl usage --source all` counts those requests once, as the gateway's rows.
+ */
+export function timeMatchedHistoryKeys(
+  db: BetterSqlite3.Database,
+  options: {sinceMs?: number} = {},
+): string[] {
+  const {gateway, history} = load(db, {sinceMs: options.sinceMs ?? 0, tool: 'gemini-cli', keys: true})
+  return [...matchByTime(history, gateway).keys()].map((h) => h.key!)
+}
+
+/** Reconciles requests since `sinceMs` (of one tool, or every agent tool). */
+export function reconcile(
+  db: BetterSqlite3.Database,
+  options: {sinceMs: number; tool?: AgentTool},
+): Reconciliation {
+  const {gateway, history} = load(db, options)
   const byId = new Map<string, ReconcileRequest>()
   for (const g of gateway) if (g.requestId) byId.set(g.requestId, g)
   const result: Reconciliation = {days: [], onlyHistory: [], onlyGateway: [], differences: []}
@@ -126,35 +151,11 @@ export function reconcile(
     return d
   }
   const matched = new Set<ReconcileRequest>()
-  const historyIds = new Set(history.flatMap((h) => (h.requestId ? [h.requestId] : [])))
-  // gateway rows a history row without an id may be: by tool, oldest first
-  const idless = new Map<AgentTool, ReconcileRequest[]>()
-  for (const g of gateway) {
-    const list = idless.get(g.tool) ?? []
-    list.push(g)
-    idless.set(g.tool, list)
-  }
-  const byTime = (h: ReconcileRequest): ReconcileRequest | undefined => {
-    let best: ReconcileRequest | undefined
-    let bestScore = Infinity
-    for (const g of idless.get(h.tool) ?? []) {
-      if (matched.has(g) || (g.requestId && historyIds.has(g.requestId))) continue
-      if (h.model && g.model && h.model !== g.model) continue
-      const gap = Math.abs(g.time - h.time)
-      if (gap > TIME_MATCH_MS) continue
-      // equal tokens first, then the nearest in time
-      const score = (FIELDS.every((f) => g[f] === h[f]) ? 0 : TIME_MATCH_MS + 1) + gap
-      if (score < bestScore) {
-        best = g
-        bestScore = score
-      }
-    }
-    return best
-  }
+  const timeMatches = matchByTime(history, gateway)
   for (const h of history) {
     const byIdMatch = h.requestId ? byId.get(h.requestId) : undefined
     // only Gemini CLI records no id; the other tools' rows without one stay unmatched
-    const g = byIdMatch ?? (!h.requestId && h.tool === 'gemini-cli' ? byTime(h) : undefined)
+    const g = byIdMatch ?? timeMatches.get(h)
     const d = bucket(h.tool, g?.time ?? h.time)
     d.historyTokens += sum(h)
     if (!g) {
@@ -186,5 +187,57 @@ export function reconcile(
     result.onlyGateway.push(g)
   }
   result.days = [...days.values()].sort((a, b) => a.day.localeCompare(b.day) || a.tool.localeCompare(b.tool))
+  return result
+}
+
+/**
+ * Gemini CLI history rows (no request id) matched to gateway rows of the same tool and model by
+ * time: within {@link TIME_MATCH_MS}, equal token counts first, then the nearest; each gateway
+ * row at most once, history rows in time order. Gateway rows whose request id some history row
+ * holds are that row's, never matched by time. The one rule for `usage reconcile` and for
+ * `gwctl usage --source all` (which counts a matched pair once).
+ */
+export function matchByTime<H extends ReconcileRequest>(
+  history: readonly H[],
+  gateway: readonly ReconcileRequest[],
+): Map<H, ReconcileRequest> {
+  const result = new Map<H, ReconcileRequest>()
+  const idless = history
+    .filter((h) => !h.requestId && h.tool === 'gemini-cli')
+    .sort((a, b) => a.time - b.time)
+  if (idless.length === 0) return result
+  const historyIds = new Set(history.flatMap((h) => (h.requestId ? [h.requestId] : [])))
+  // candidates, oldest first: a binary search finds each history row's window
+  const candidates = gateway
+    .filter((g) => g.tool === 'gemini-cli' && !(g.requestId && historyIds.has(g.requestId)))
+    .sort((a, b) => a.time - b.time)
+  const taken = new Set<ReconcileRequest>()
+  for (const h of idless) {
+    let lo = 0
+    let hi = candidates.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (candidates[mid].time < h.time - TIME_MATCH_MS) lo = mid + 1
+      else hi = mid
+    }
+    let best: ReconcileRequest | undefined
+    let bestScore = Infinity
+    for (let i = lo; i < candidates.length && candidates[i].time <= h.time + TIME_MATCH_MS; i++) {
+      const g = candidates[i]
+      if (taken.has(g)) continue
+      if (h.model && g.model && h.model !== g.model) continue
+      const gap = Math.abs(g.time - h.time)
+      // equal tokens first, then the nearest in time
+      const score = (FIELDS.every((f) => g[f] === h[f]) ? 0 : TIME_MATCH_MS + 1) + gap
+      if (score < bestScore) {
+        best = g
+        bestScore = score
+      }
+    }
+    if (best) {
+      taken.add(best)
+      result.set(h, best)
+    }
+  }
   return result
 }

@@ -121,7 +121,7 @@ describe('usage from the hourly roll-up', () => {
             cases.push({source: 'gateway', pivot: 'day', timezone: 'Europe/Paris', since})
             for (const f of cases) {
               const rolled = usageGroups(db, f)
-              const perRequest = usageGroups(db, f, {rollUp: false})
+              const perRequest = usageGroups(db, f, [], {rollUp: false})
               expect(merged(rolled), JSON.stringify(f)).toEqual(merged(perRequest))
             }
           } finally {

@@ -1,7 +1,8 @@
 /**
  * Usage across sources: the gateway's request log (`logs`) and the agents' own history
  * (`history`), in the same SQLite file. `all` never counts a request twice: a history row whose
- * request id the gateway logged is the same request, and the gateway's row stands for it.
+ * request id the gateway logged is the same request, and the gateway's row stands for it; so does
+ * a Gemini CLI row (no request id) that reconcile matches to a gateway row by time.
  *
  * Rows come back grouped by pivot value and model (and provider), so the caller can price each
  * model; the `day` pivot is grouped in 15-minute buckets and folded into days of any time zone.
@@ -10,6 +11,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 
 import type {AgentTool} from '../scanners/agent-homes.js'
 import type {StatusFilter} from './log-store.js'
+import {statusCondition, TOKEN_SUMS, usageCounts} from './usage-sql.js'
 
 export type UsageSource = 'gateway' | 'history' | 'all'
 export const USAGE_SOURCES: readonly UsageSource[] = ['gateway', 'history', 'all']
@@ -114,7 +116,11 @@ function gatewaySql(f: UsageQueryFilters, hourly: boolean): string {
   return `${rolled} UNION ALL ${perRequest(`WHERE ts < ${firstHourMs}`)}`
 }
 
-/** The union of the selected sources as one row set with common columns. */
+/**
+ * The union of the selected sources as one row set with common columns. `all` leaves out the
+ * history rows the gateway logged: by request id, and the keys in `@timeMatched` (a JSON array of
+ * the Gemini CLI rows `timeMatchedHistoryKeys` in reconcile-query.ts matched by time).
+ */
 function sourceSql(db: BetterSqlite3.Database, f: UsageQueryFilters, rollUp: boolean): string {
   const source = f.source
   const logs = hasTable(db, 'logs')
@@ -124,7 +130,8 @@ function sourceSql(db: BetterSqlite3.Database, f: UsageQueryFilters, rollUp: boo
   if (source !== 'gateway' && hasTable(db, 'history')) {
     const notLogged =
       source === 'all' && logs
-        ? `WHERE request_id IS NULL OR request_id NOT IN (SELECT request_id FROM logs WHERE request_id IS NOT NULL)`
+        ? `WHERE (request_id IS NULL OR request_id NOT IN (SELECT request_id FROM logs WHERE request_id IS NOT NULL))
+            AND key NOT IN (SELECT value FROM json_each(@timeMatched))`
         : ''
     parts.push(`SELECT ts, NULL AS agent_id, NULL AS key_prefix, NULL AS policy_id, NULL AS provider, model,
       project, session, tool, 200 AS status, 1 AS requests, 0 AS errors, 0 AS fallback, 0 AS fallbacks, input_tokens,
@@ -144,18 +151,22 @@ export function dayFormat(timeZone = 'UTC'): Intl.DateTimeFormat {
 }
 
 /**
- * Usage grouped by pivot value, provider and model. `rollUp: false` reads the gateway's rows one
- * per request even where the hourly roll-up would serve (the tests compare both).
+ * Usage grouped by pivot value, provider and model. With `source: 'all'`, `timeMatched` holds the
+ * keys of history rows matched to gateway rows by time (counted once, as the gateway's).
+ * `rollUp: false` reads the gateway's rows one per request even where the hourly roll-up would
+ * serve (the tests compare both).
  */
 export function usageGroups(
   db: BetterSqlite3.Database,
   f: UsageQueryFilters,
+  timeMatched: readonly string[] = [],
   options: {rollUp?: boolean} = {},
 ): UsageGroup[] {
   const from = sourceSql(db, f, options.rollUp ?? true)
   if (from === '') return []
   const where: string[] = []
   const params: Record<string, unknown> = {}
+  if (from.includes('@timeMatched')) params.timeMatched = JSON.stringify(timeMatched)
   if (f.tool) {
     where.push('tool = @tool')
     params.tool = f.tool
@@ -172,15 +183,10 @@ export function usageGroups(
     where.push('ts >= @sinceMs')
     params.sinceMs = Math.round(f.since * 1000)
   }
-  if (f.status === '2xx') where.push('status < 400')
-  else if (f.status === '4xx') where.push('status >= 400 AND status < 500')
-  else if (f.status === '5xx') where.push('status >= 500')
-  else if (f.status === 'fallback') where.push('fallback = 1')
+  if (f.status) where.push(statusCondition(f.status))
   const keyExpr = f.pivot ? PIVOT_EXPR[f.pivot] : `'all'`
   const sql = `SELECT ${keyExpr} AS k, provider, model, SUM(requests) AS requests,
-      SUM(errors) AS errors, SUM(fallbacks) AS fallbacks,
-      SUM(input_tokens) AS i, SUM(output_tokens) AS o, SUM(cache_read_tokens) AS cr,
-      SUM(cache_creation_tokens) AS cc, SUM(reasoning_tokens) AS r
+      SUM(errors) AS errors, SUM(fallbacks) AS fallbacks, ${TOKEN_SUMS}
     FROM (${from}) ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
     GROUP BY k, provider, model`
   const rows = db.prepare(sql).all(params) as Array<Record<string, number | string | null>>
@@ -189,13 +195,6 @@ export function usageGroups(
     key: format ? dayIn(Number(r.k) * BUCKET_MS, format) : r.k === null || r.k === '' ? null : String(r.k),
     provider: r.provider === null ? null : String(r.provider),
     model: r.model === null ? null : String(r.model),
-    requests: Number(r.requests),
-    errors: Number(r.errors),
-    fallbacks: Number(r.fallbacks),
-    inputTokens: Number(r.i),
-    outputTokens: Number(r.o),
-    cacheReadTokens: Number(r.cr),
-    cacheCreationTokens: Number(r.cc),
-    reasoningTokens: Number(r.r),
+    ...usageCounts(r),
   }))
 }

@@ -4,7 +4,7 @@
  * scan). A last line without its newline (an agent still writing) is not returned, and the
  * returned offset stays before it so the next scan reads it whole.
  */
-import {open} from 'node:fs/promises'
+import {closeSync, openSync, readSync} from 'node:fs'
 
 const CHUNK = 1 << 20
 
@@ -24,15 +24,18 @@ export async function readLines(
   size: number,
   onLine: (line: LineChunk) => void,
 ): Promise<number> {
-  const fh = await open(path, 'r')
+  // Synchronous: a history file is mostly small, and three thread-pool round trips (open, read,
+  // close) per file cost more than the reads (a 1 MB read from the page cache is well under 1 ms).
+  const fd = openSync(path, 'r')
   try {
     let pos = from
     let carry: Buffer | undefined
     let carryStart = from
     let end = from
-    const buf = Buffer.allocUnsafe(CHUNK)
+    // Sized to the file: 10 000 small files must not allocate 10 000 MB of buffers.
+    const buf = Buffer.allocUnsafe(Math.max(1, Math.min(CHUNK, size - from)))
     while (pos < size) {
-      const {bytesRead} = await fh.read(buf, 0, Math.min(CHUNK, size - pos), pos)
+      const bytesRead = readSync(fd, buf, 0, Math.min(buf.length, size - pos), pos)
       if (bytesRead === 0) break
       const chunk: Buffer = carry
         ? Buffer.concat([carry, buf.subarray(0, bytesRead)])
@@ -55,6 +58,6 @@ export async function readLines(
     }
     return end
   } finally {
-    await fh.close()
+    closeSync(fd)
   }
 }

@@ -1,0 +1,86 @@
+/**
+ * Reading one history file from its cursor (or whole) with its tool's parser: shared by the
+ * incremental scan (scan.ts) and the staged full rescan (stage.ts, also in worker threads).
+ */
+import type {Stats} from 'node:fs'
+import {readFile} from 'node:fs/promises'
+
+import type {FileCursor} from '../../store/history-store.js'
+import {claudeParser} from './claude.js'
+import {codexParser} from './codex.js'
+import {geminiParser, parseGeminiJson} from './gemini.js'
+import {readLines} from './lines.js'
+import type {HistoryFile, ScanStats} from './scan.js'
+import type {HistoryRecord, LineParser, SkipReason} from './types.js'
+
+function parserFor(file: HistoryFile, state: unknown): LineParser {
+  switch (file.tool) {
+    case 'claude-code':
+      return claudeParser(file.context)
+    case 'codex':
+      return codexParser(file.context, state)
+    case 'gemini-cli':
+      return geminiParser(file.context, state)
+  }
+}
+
+export const bump = (stats: Pick<ScanStats, 'skipped'>, reason: SkipReason | 'replay', n = 1) => {
+  if (n > 0) stats.skipped[reason] = (stats.skipped[reason] ?? 0) + n
+}
+
+/** A file read from its cursor (or whole): its new rows and its next cursor. */
+export interface FileRead {
+  cursor: FileCursor
+  records: HistoryRecord[]
+  /** The file's rows are replaced (read whole), not added to. */
+  reset: boolean
+}
+
+/**
+ * Reads one file from its cursor, or whole when `full`, new, replaced, shrunk or a whole-file
+ * format; counts lines and skips into `stats`. Undefined (and the error recorded) when unreadable.
+ */
+export async function readHistoryFile(
+  file: HistoryFile,
+  st: Stats,
+  old: FileCursor | undefined,
+  full: boolean,
+  stats: Pick<ScanStats, 'lines' | 'skipped' | 'errors'>,
+): Promise<FileRead | undefined> {
+  const reset = full || !old || old.inode !== st.ino || st.size < old.offset || file.whole
+  const from = reset ? 0 : old.offset
+  const parser = parserFor(file, reset ? null : old?.state)
+  const records: HistoryRecord[] = []
+  let offset = from
+  try {
+    if (file.whole) {
+      const text = await readFile(file.path, 'utf8')
+      const parsed = parseGeminiJson(text, file.context)
+      records.push(...parsed.records)
+      for (const [k, n] of Object.entries(parsed.skipped)) bump(stats, k as SkipReason, n)
+      stats.lines += 1
+      offset = Buffer.byteLength(text)
+    } else {
+      offset = await readLines(file.path, from, st.size, ({text, offset: at}) => {
+        stats.lines++
+        const r = parser.line(text, at)
+        if (typeof r === 'string') bump(stats, r)
+        else records.push(r)
+      })
+    }
+  } catch (error) {
+    stats.errors.push({path: file.path, error: String((error as NodeJS.ErrnoException).code ?? error)})
+    return undefined
+  }
+  const cursor: FileCursor = {
+    path: file.path,
+    tool: file.tool,
+    inode: st.ino,
+    // A truncated last line stays unread (offset before it) until the file grows.
+    size: st.size,
+    mtimeMs: st.mtimeMs,
+    offset,
+    state: parser.state(),
+  }
+  return {cursor, records, reset}
+}

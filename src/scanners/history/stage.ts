@@ -1,0 +1,101 @@
+/**
+ * The staged full rescan (also a first scan): files are read whole into scratch databases (see
+ * `Scratch` in history-store.ts), in two worker threads when there is enough to read, and merged
+ * into the log database in one transaction at the end. Parsing (JSON) and the scratch inserts
+ * run beside each other on two cores; the main thread only merges.
+ */
+import {statSync} from 'node:fs'
+import {Worker} from 'node:worker_threads'
+
+import {Scratch} from '../../store/history-store.js'
+import type {FileRead} from './read.js'
+import {readHistoryFile} from './read.js'
+import type {HistoryFile, ScanStats} from './scan.js'
+
+/** One part of a staged rescan: these files, in scan order, into the scratch database `scratch`. */
+export interface StageJob {
+  scratch: string
+  files: HistoryFile[]
+}
+
+export type StageResult = Pick<ScanStats, 'filesRead' | 'lines' | 'skipped' | 'errors'>
+
+/** Below this many bytes to read, one part is read in-process (a worker costs its start-up). */
+export const WORKER_MIN_BYTES = 8 * 1024 * 1024
+
+const BATCH_ROWS = 20_000
+const BATCH_FILES = 200
+
+/** Reads every file of the job whole into its scratch database. */
+export async function stageFiles(job: StageJob, signal?: AbortSignal): Promise<StageResult> {
+  const stats: StageResult = {filesRead: 0, lines: 0, skipped: {}, errors: []}
+  const scratch = await Scratch.create(job.scratch)
+  try {
+    let batch: FileRead[] = []
+    let rows = 0
+    for (const file of job.files) {
+      signal?.throwIfAborted()
+      let st
+      try {
+        st = statSync(file.path)
+      } catch (error) {
+        stats.errors.push({path: file.path, error: String((error as NodeJS.ErrnoException).code ?? error)})
+        continue
+      }
+      const read = await readHistoryFile(file, st, undefined, true, stats)
+      if (!read) continue
+      stats.filesRead++
+      batch.push(read)
+      rows += read.records.length
+      if (rows >= BATCH_ROWS || batch.length >= BATCH_FILES) {
+        scratch.add(batch)
+        batch = []
+        rows = 0
+      }
+    }
+    scratch.add(batch)
+    scratch.finish()
+  } finally {
+    scratch.close()
+  }
+  return stats
+}
+
+/** Runs a job in a worker thread; an abort terminates the worker. */
+export function stageInWorker(job: StageJob, signal?: AbortSignal): Promise<StageResult> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('stage-worker.js', import.meta.url), {workerData: job})
+    const onAbort = () => void worker.terminate()
+    signal?.addEventListener('abort', onAbort, {once: true})
+    let result: StageResult | undefined
+    let failure: unknown
+    worker.once('message', (m: StageResult) => (result = m))
+    worker.once('error', (error) => (failure = error))
+    worker.once('exit', (code) => {
+      signal?.removeEventListener('abort', onAbort)
+      if (result) resolve(result)
+      else if (signal?.aborted) reject(signal.reason as Error)
+      else reject(failure ?? new Error(`the history reader thread exited with code ${code}`))
+    })
+  })
+}
+
+/**
+ * Splits the files, in order, into `n` contiguous parts of about the same number of bytes (the
+ * parts stay in scan order, so "the later copy wins" holds across them).
+ */
+export function splitBySize(
+  files: readonly HistoryFile[],
+  sizes: readonly number[],
+  n: number,
+): HistoryFile[][] {
+  const total = sizes.reduce((a, b) => a + b, 0)
+  const parts: HistoryFile[][] = [[]]
+  let acc = 0
+  files.forEach((file, i) => {
+    if (acc >= (total * parts.length) / n && parts.length < n) parts.push([])
+    parts[parts.length - 1].push(file)
+    acc += sizes[i]
+  })
+  return parts.filter((p) => p.length > 0)
+}
