@@ -1,6 +1,7 @@
 import {chmodSync, existsSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
+import Database from 'better-sqlite3'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {tempHome} from '../../test/helpers/cli.js'
@@ -63,6 +64,30 @@ describe('LogStore', () => {
     })
     expect(rows.map((r) => r.requestId)).toEqual(['req_2', 'req_1', 'req_0'])
     expect(rows[0]).toMatchObject({...entry({requestId: 'req_2'}), id: 3})
+  })
+
+  it('keeps every row while another process holds the write lock, and writes them in order after', async () => {
+    const problems: Array<string | undefined> = []
+    const own = await LogStore.open(join(home.home, 'locked.db'), {
+      flushMs: 20,
+      onWriteProblem: (p) => problems.push(p),
+    })
+    // another process (a `usage rescan` swapping its table in) takes the write lock for a while
+    const other = new Database(join(home.home, 'locked.db'))
+    other.pragma('busy_timeout = 0')
+    other.exec('BEGIN IMMEDIATE')
+    for (let i = 0; i < 30; i++) own.append(entry({requestId: `req_${i}`}))
+    await sleep(600) // several flush attempts find the lock
+    expect(own.pending).toBe(30)
+    other.exec('COMMIT')
+    other.close()
+    await sleep(500)
+    expect(own.pending).toBe(0)
+    expect(own.queryLogs({limit: 100}).map((r) => r.requestId)).toEqual(
+      Array.from({length: 30}, (_, i) => `req_${29 - i}`),
+    )
+    expect(problems).toEqual([]) // a short lock is not a problem worth reporting
+    own.close()
   })
 
   it('writes every queued row on close (the SIGTERM path), with no window left to wait for', async () => {

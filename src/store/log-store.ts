@@ -95,6 +95,12 @@ export interface LogStoreOptions {
 }
 
 const HOUR_MS = 3_600_000
+/** How soon a batch that found the database locked is tried again (ms). */
+const BUSY_RETRY_MS = 250
+/** A lock held this long is reported (degraded) (ms). */
+const BUSY_REPORT_MS = 30_000
+/** Rows kept while the database stays locked; beyond, the oldest are dropped and reported. */
+const MAX_QUEUED_ROWS = 200_000
 const DAY_MS = 86_400_000
 
 const PIVOT_COLUMNS: Record<Pivot, string> = {
@@ -183,6 +189,8 @@ export class LogStore {
   private closed = false
   /** Why the last write failed, until one works again. */
   private writeProblem: string | undefined
+  /** Since when writes have found the database locked by another process (ms). */
+  private busySince: number | undefined
 
   private constructor(
     private readonly db: Db,
@@ -217,7 +225,9 @@ export class LogStore {
     const db = new Database(path)
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = NORMAL')
-    db.pragma('busy_timeout = 2000')
+    // short: a write is synchronous, and the gateway's event loop must not wait on another
+    // process's lock (a busy batch is queued again instead, see flushQuietly)
+    db.pragma('busy_timeout = 100')
     db.exec(SCHEMA)
     const store = new LogStore(db, options)
     if (options.retentionDays !== undefined) {
@@ -259,7 +269,8 @@ export class LogStore {
   append(entry: LogEntry): void {
     if (this.closed) return
     this.queue.push(entry)
-    if (this.queue.length >= this.batchSize) {
+    // while another process holds the lock, only the retry timer tries again
+    if (this.queue.length >= this.batchSize && this.busySince === undefined) {
       if (this.timer) clearTimeout(this.timer)
       this.timer = undefined
       setImmediate(() => this.flushQuietly())
@@ -286,16 +297,45 @@ export class LogStore {
   }
 
   private flushQuietly(): void {
+    if (this.queue.length === 0) return
+    const batch = this.queue
+    this.queue = []
     try {
-      const wrote = this.queue.length > 0
-      this.flush()
+      this.writeBatch(batch)
+      this.busySince = undefined
       // only a batch actually written says the disk works again (a query's flush of an empty
       // queue does not)
-      if (wrote && this.writeProblem !== undefined) {
+      if (this.writeProblem !== undefined) {
         this.writeProblem = undefined
         this.options.onWriteProblem?.(undefined)
       }
     } catch (error) {
+      if ((error as {code?: string}).code === 'SQLITE_BUSY' && !this.closed) {
+        // Another process holds the write lock (`gwctl usage rescan` swapping its history table
+        // in takes seconds on a big history): nothing of the batch was written, so it goes back
+        // to the head of the queue and is tried again shortly, in order, without blocking the
+        // event loop for more than the short busy timeout. Only a lock held for long, or a queue
+        // grown past its bound, is a problem worth reporting.
+        this.queue = batch.concat(this.queue)
+        this.busySince ??= Date.now()
+        if (Date.now() - this.busySince > BUSY_REPORT_MS)
+          this.reportProblem(
+            `the log database has been locked by another process for ${Math.round((Date.now() - this.busySince) / 1000)} s`,
+          )
+        if (this.queue.length > MAX_QUEUED_ROWS) {
+          const lost = this.queue.length - MAX_QUEUED_ROWS
+          this.queue = this.queue.slice(lost)
+          this.reportProblem(`the log database stayed locked: ${lost} rows were dropped to bound memory`)
+        }
+        if (!this.timer) {
+          this.timer = setTimeout(() => {
+            this.timer = undefined
+            this.flushQuietly()
+          }, BUSY_RETRY_MS)
+          this.timer.unref()
+        }
+        return
+      }
       // A full disk must not take the gateway down; the rows of this batch are lost.
       this.reportProblem(`could not write a batch: ${(error as Error).message}`)
     }
