@@ -55,6 +55,24 @@ export function gatewayRoutes(): Route[] {
 /** The daemon could not start. */
 export class DaemonStartError extends GwError {}
 
+/**
+ * Runs the daemon until SIGTERM or SIGINT (`gateway run` and the detached daemon's entry point).
+ * The first signal starts a graceful stop; repeats (some libraries re-raise the signal) must not
+ * cut the drain short: the stop has its own bound.
+ */
+export async function runDaemonUntilSignalled(options: Omit<DaemonOptions, 'signal'>): Promise<void> {
+  const stop = new AbortController()
+  const onSignal = (): void => stop.abort()
+  process.on('SIGTERM', onSignal)
+  process.on('SIGINT', onSignal)
+  try {
+    await runDaemon({...options, signal: stop.signal})
+  } finally {
+    process.off('SIGTERM', onSignal)
+    process.off('SIGINT', onSignal)
+  }
+}
+
 /** Runs the daemon until `signal` aborts; resolves after a graceful stop. */
 export async function runDaemon(options: DaemonOptions): Promise<void> {
   const stdoutLog = options.log ? undefined : batchedStdout()

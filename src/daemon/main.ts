@@ -11,7 +11,7 @@
 import {readFileSync} from 'node:fs'
 
 import {ExitCode, GwError} from '../core/errors.js'
-import {runDaemon} from './lifecycle.js'
+import {runDaemonUntilSignalled} from './lifecycle.js'
 
 /** `--name value` of argv, or undefined. */
 function option(argv: readonly string[], name: string): string | undefined {
@@ -29,28 +29,14 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   const {version} = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
     version: string
   }
-  // The first SIGTERM/SIGINT starts a graceful stop; repeats must not cut the drain short.
-  const stop = new AbortController()
-  const onSignal = (): void => stop.abort()
-  process.on('SIGTERM', onSignal)
-  process.on('SIGINT', onSignal)
   try {
-    await runDaemon({
-      port,
-      version,
-      signal: stop.signal,
-      drainMs: drainSeconds * 1000,
-      sim: argv.includes('--sim'),
-    })
+    await runDaemonUntilSignalled({port, version, drainMs: drainSeconds * 1000, sim: argv.includes('--sim')})
     return ExitCode.ok
   } catch (error) {
     const gw = error instanceof GwError ? error : undefined
     process.stderr.write(`Error: ${gw ? gw.message : ((error as Error)?.stack ?? String(error))}\n`)
     if (gw?.hint) process.stderr.write(`${gw.hint}\n`)
     return gw ? gw.exitCode : ExitCode.unexpected
-  } finally {
-    process.off('SIGTERM', onSignal)
-    process.off('SIGINT', onSignal)
   }
 }
 

@@ -23,25 +23,13 @@ export default class GatewayRun extends BaseCommand {
 
   async run(): Promise<void> {
     const {flags} = await this.parse(GatewayRun)
-    const {runDaemon} = await import('../../daemon/lifecycle.js')
-    // The first SIGTERM/SIGINT starts a graceful stop; repeats (some libraries re-raise the
-    // signal) must not cut the drain short: the stop has its own bound.
-    this.releaseSignals()
-    const stop = new AbortController()
-    const onSignal = (): void => stop.abort()
-    process.on('SIGTERM', onSignal)
-    process.on('SIGINT', onSignal)
-    try {
-      await runDaemon({
-        port: resolvePort(flags.port),
-        version: this.config.version,
-        signal: stop.signal,
-        drainMs: flags.drain * 1000,
-        sim: flags.sim,
-      })
-    } finally {
-      process.off('SIGTERM', onSignal)
-      process.off('SIGINT', onSignal)
-    }
+    const {runDaemonUntilSignalled} = await import('../../daemon/lifecycle.js')
+    this.releaseSignals() // the daemon stops on SIGTERM/SIGINT itself, draining first
+    await runDaemonUntilSignalled({
+      port: resolvePort(flags.port),
+      version: this.config.version,
+      drainMs: flags.drain * 1000,
+      sim: flags.sim,
+    })
   }
 }

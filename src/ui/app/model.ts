@@ -10,6 +10,7 @@ import type {AgentView} from '../../daemon/views.js'
 import type {DashboardRoute} from '../../services/dashboard.js'
 import {targetsOf} from '../../services/dashboard.js'
 import type {LogEntry, LogRow, UsageRow} from '../../store/log-store.js'
+import {zeroTotals} from '../../store/usage-sql.js'
 
 export interface GatewayInfo {
   pid: number
@@ -407,20 +408,7 @@ export function applyRequest(
       continue
     }
     const i = rows.findIndex((r) => r.key === key)
-    const before: AppUsageRow =
-      i >= 0
-        ? rows[i]
-        : {
-            key,
-            requests: 0,
-            errors: 0,
-            fallbacks: 0,
-            inputTokens: 0,
-            outputTokens: 0,
-            cacheReadTokens: 0,
-            cacheCreationTokens: 0,
-            reasoningTokens: 0,
-          }
+    const before: AppUsageRow = i >= 0 ? rows[i] : {key, ...zeroTotals()}
     const after: AppUsageRow = {
       ...before,
       requests: before.requests + 1,
