@@ -6,6 +6,8 @@ import {createServer} from 'node:http'
 import {Pool} from 'undici'
 
 const [kind, upstream] = process.argv.slice(2)
+// a clean exit on SIGTERM, so that a --cpu-prof run writes its profile
+process.on('SIGTERM', () => process.exit(0))
 
 if (kind === 'sim') {
   const {startSim} = await import('../dist/sim/server.js')

@@ -166,4 +166,27 @@ describe('KeyIndex.verify', () => {
     expect(index.verify('sk-anything')).toMatchObject({ok: false, status: 401})
     expect(index.verify(flip(generateKey(), 12))).toMatchObject({ok: false, status: 400, reason: 'forged'})
   })
+
+  it('remembers a verified key without trusting it past a revocation or a reload that drops it', () => {
+    const state = initialState()
+    const index = new KeyIndex(state)
+    const issued = issueKey(state, validateIssueRequest(base), 1_000_000)
+    index.add(issued.key, issued.agent)
+    const key = issued.response.keyValue
+    expect(index.verify(key).ok).toBe(true)
+    expect(index.verify(key).ok).toBe(true) // the remembered path
+    // the gw_ spelling of the same key is the same key
+    expect(index.verify(key.replace('gw-', 'gw_')).ok).toBe(true)
+    // a key one character off never matches the remembered one
+    expect(index.verify(flip(key, 12)).ok).toBe(false)
+
+    issued.key.revokedAt = 1_000_500
+    expect(index.verify(key)).toMatchObject({ok: false, status: 401, reason: 'revoked'})
+    delete issued.key.revokedAt
+    expect(index.verify(key).ok).toBe(true)
+
+    state.keys = []
+    index.rebuild()
+    expect(index.verify(key)).toMatchObject({ok: false, status: 401, reason: 'unknown'})
+  })
 })

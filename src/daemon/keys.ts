@@ -86,6 +86,9 @@ export function displayPrefix(key: string): string {
   return key.slice(0, DISPLAY_CHARS) + '…'
 }
 
+/** Verified credentials remembered (a gateway serves a handful of agents; a bound on the worst case). */
+const VERIFIED_CACHE_SIZE = 4096
+
 export type Verification =
   | {ok: true; key: KeyRecord; agent: AgentRecord}
   | {ok: false; status: 400 | 401; reason: 'missing' | 'forged' | 'unknown' | 'revoked'; message: string}
@@ -94,6 +97,13 @@ export type Verification =
 export class KeyIndex {
   private readonly byHash = new Map<string, KeyRecord>()
   private readonly agents = new Map<string, AgentRecord>()
+  /**
+   * Credentials that verified, as presented, to their record: an agent sends the same key with
+   * every request, and the HMAC (a hash object per call) was the largest single cost of a proxied
+   * request. Only keys that verified get in, so made-up keys cannot fill it; revocation is still
+   * checked on every request (it is a field of the record), and a reload clears it.
+   */
+  private readonly verified = new Map<string, KeyRecord>()
 
   constructor(private readonly state: GatewayState) {
     this.rebuild()
@@ -103,6 +113,7 @@ export class KeyIndex {
   rebuild(): void {
     this.byHash.clear()
     this.agents.clear()
+    this.verified.clear()
     for (const key of this.state.keys) this.byHash.set(key.hash, key)
     for (const agent of this.state.agents) this.agents.set(agent.id, agent)
   }
@@ -122,6 +133,8 @@ export class KeyIndex {
     if (presented === undefined || presented === '') {
       return {ok: false, status: 401, reason: 'missing', message: 'A gateway key is required.'}
     }
+    const known = this.verified.get(presented)
+    if (known) return this.standing(known)
     const parsed = parseKey(presented)
     if (parsed.kind === 'forged') {
       return {
@@ -140,6 +153,16 @@ export class KeyIndex {
     if (!record || !timingSafeEqual(Buffer.from(record.hash, 'hex'), Buffer.from(hash, 'hex'))) {
       return {ok: false, status: 401, reason: 'unknown', message: 'The gateway key is not known.'}
     }
+    const verdict = this.standing(record)
+    if (verdict.ok) {
+      if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear()
+      this.verified.set(presented, record)
+    }
+    return verdict
+  }
+
+  /** A genuine key's verdict: accepted unless revoked or its agent is gone. */
+  private standing(record: KeyRecord): Verification {
     const agent = this.agents.get(record.agentId)
     if (record.revokedAt !== undefined || !agent) {
       return {
