@@ -241,24 +241,37 @@ async function runAgent(agent, setup) {
 
 /**
  * Runs `gwctl usage rescan` on the CLI's HOME, then `gwctl usage reconcile --json` for its tool:
- * every request must be matched by id, with no token difference. Gemini CLI records no response
- * id, so its requests cannot match by id (README "Reconcile"): reported, not failed.
+ * every request the CLI recorded must be matched, with no token difference. Gemini CLI records no
+ * response id, so its requests match by time and model (`matchedByTime`), and it never records
+ * its utility calls (the model router's classifier on a lite model): a gateway-only request of a
+ * model the history does not hold is that, and is reported; one of a recorded model fails.
  */
 async function reconcileCheck(agent, env) {
-  const problems = []
   await gwctl(['usage', 'rescan', '--tool', agent.tool, '--json'], env)
   const rec = await gwctl(['usage', 'reconcile', '--since', '1d', '--tool', agent.tool, '--json'], env)
   const matched = rec.days.reduce((n, d) => n + d.matched, 0)
-  const fmt = (list) => list.map((q) => q.requestId ?? '(no id)').join(', ')
-  const found = [
+  const byTime = rec.days.reduce((n, d) => n + (d.matchedByTime ?? 0), 0)
+  const fmt = (list) => list.map((q) => `${q.requestId ?? '(no id)'} (${q.model ?? 'no model'})`).join(', ')
+  let onlyGateway = rec.onlyGateway
+  if (agent.tool === 'gemini-cli') {
+    const {rows} = await gwctl(
+      ['usage', '--source', 'history', '--tool', agent.tool, '--pivot', 'model', '--since', '1d', '--json'],
+      env,
+    )
+    const recorded = new Set(rows.map((r) => r.key))
+    const utility = onlyGateway.filter((q) => !recorded.has(q.model))
+    if (utility.length > 0) log(`    gateway-only utility calls (Gemini CLI never records them): ${fmt(utility)}`)
+    onlyGateway = onlyGateway.filter((q) => recorded.has(q.model))
+    log(`    matched ${matched} request(s), ${byTime} of them by time and model`)
+  }
+  return [
     matched === 0 ? 'no request matched' : undefined,
     rec.onlyHistory.length > 0 ? `only in the history: ${fmt(rec.onlyHistory)}` : undefined,
-    rec.onlyGateway.length > 0 ? `only in the gateway log: ${fmt(rec.onlyGateway)}` : undefined,
+    onlyGateway.length > 0 ? `only in the gateway log: ${fmt(onlyGateway)}` : undefined,
     rec.differences.length > 0 ? `token differences: ${JSON.stringify(rec.differences)}` : undefined,
-  ].filter(Boolean)
-  if (agent.tool === 'gemini-cli') for (const f of found) log(`    (known: Gemini CLI records no id) ${f}`)
-  else problems.push(...found.map((f) => `reconcile: ${f}`))
-  return problems
+  ]
+    .filter(Boolean)
+    .map((f) => `reconcile: ${f}`)
 }
 
 /**
