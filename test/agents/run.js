@@ -260,7 +260,8 @@ async function reconcileCheck(agent, env) {
     )
     const recorded = new Set(rows.map((r) => r.key))
     const utility = onlyGateway.filter((q) => !recorded.has(q.model))
-    if (utility.length > 0) log(`    gateway-only utility calls (Gemini CLI never records them): ${fmt(utility)}`)
+    if (utility.length > 0)
+      log(`    gateway-only utility calls (Gemini CLI never records them): ${fmt(utility)}`)
     onlyGateway = onlyGateway.filter((q) => recorded.has(q.model))
     log(`    matched ${matched} request(s), ${byTime} of them by time and model`)
   }
