@@ -10,7 +10,11 @@ import {dirname} from 'node:path'
 
 import type BetterSqlite3 from 'better-sqlite3'
 
-import {statusCondition, TOKEN_SUMS, usageCounts, zeroTotals} from './usage-sql.js'
+import {HOUR_MS, selectLogs, selectUsage} from './log-query.js'
+import type {LogFilters, LogRow, Pivot, UsageRow} from './log-query.js'
+
+export {PIVOTS, STATUS_FILTERS, usageTotals} from './log-query.js'
+export type {LogFilters, LogRow, Pivot, StatusFilter, UsageRow, UsageTotals} from './log-query.js'
 
 /** One request, as the gateway logs it. Times are Unix milliseconds. */
 export interface LogEntry {
@@ -40,41 +44,6 @@ export interface LogEntry {
   requestId?: string | null
 }
 
-export interface LogRow extends LogEntry {
-  id: number
-  requestId: string | null
-}
-
-export type StatusFilter = '2xx' | '4xx' | '5xx' | 'fallback'
-export const STATUS_FILTERS: readonly StatusFilter[] = ['2xx', '4xx', '5xx', 'fallback']
-
-export interface LogFilters {
-  agentId?: string
-  policyId?: string
-  status?: StatusFilter
-  /** Unix seconds: only requests at or after. */
-  since?: number
-  /** Most rows returned by {@link LogStore.queryLogs} (default 50). */
-  limit?: number
-}
-
-export type Pivot = 'agent' | 'key' | 'provider' | 'model' | 'project' | 'policy'
-export const PIVOTS: readonly Pivot[] = ['agent', 'key', 'provider', 'model', 'project', 'policy']
-
-export interface UsageRow {
-  /** The pivot value (null for rows without one, e.g. no project); `all` without a pivot. */
-  key: string | null
-  requests: number
-  /** Requests answered with a status of 400 or more. */
-  errors: number
-  fallbacks: number
-  inputTokens: number
-  outputTokens: number
-  cacheReadTokens: number
-  cacheCreationTokens: number
-  reasoningTokens: number
-}
-
 export interface LogStoreOptions {
   /** Delete rows older than this many days (on open and every hour); none when undefined. */
   retentionDays?: number
@@ -94,7 +63,6 @@ export interface LogStoreOptions {
   onWriteProblem?: (problem: string | undefined) => void
 }
 
-const HOUR_MS = 3_600_000
 /** How soon a batch that found the database locked is tried again (ms). */
 const BUSY_RETRY_MS = 250
 /** A lock held this long is reported (degraded) (ms). */
@@ -102,15 +70,6 @@ const BUSY_REPORT_MS = 30_000
 /** Rows kept while the database stays locked; beyond, the oldest are dropped and reported. */
 const MAX_QUEUED_ROWS = 200_000
 const DAY_MS = 86_400_000
-
-const PIVOT_COLUMNS: Record<Pivot, string> = {
-  agent: 'agent_id',
-  key: 'key_prefix',
-  provider: 'provider',
-  model: 'model',
-  project: 'project',
-  policy: 'policy_id',
-}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS logs (
@@ -431,25 +390,7 @@ export class LogStore {
   /** Recent requests, newest first (queued rows are written first so they show up). */
   queryLogs(filters: LogFilters = {}): LogRow[] {
     this.flushQuietly()
-    const where: string[] = []
-    const params: Record<string, unknown> = {}
-    if (filters.agentId !== undefined) {
-      where.push('agent_id = @agentId')
-      params.agentId = filters.agentId
-    }
-    if (filters.policyId !== undefined) {
-      where.push('policy_id = @policyId')
-      params.policyId = filters.policyId
-    }
-    if (filters.since !== undefined) {
-      where.push('ts >= @since')
-      params.since = Math.round(filters.since * 1000)
-    }
-    if (filters.status) where.push(statusCondition(filters.status))
-    params.limit = Math.max(0, Math.floor(filters.limit ?? 50))
-    const sql = `SELECT * FROM logs ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
-      ORDER BY ts DESC, id DESC LIMIT @limit`
-    return (this.db.prepare(sql).all(params) as Array<Record<string, unknown>>).map(toRow)
+    return selectLogs(this.db, filters)
   }
 
   /**
@@ -458,61 +399,7 @@ export class LogStore {
    */
   usage(filters: Omit<LogFilters, 'limit'> & {pivot?: Pivot} = {}): UsageRow[] {
     this.flushQuietly()
-    const column = filters.pivot ? PIVOT_COLUMNS[filters.pivot] : undefined
-    const hourWhere: string[] = []
-    const rawWhere: string[] = []
-    const params: Record<string, unknown> = {}
-    if (filters.agentId !== undefined) {
-      hourWhere.push('agent_id = @agentId')
-      rawWhere.push('agent_id = @agentId')
-      params.agentId = filters.agentId
-    }
-    if (filters.policyId !== undefined) {
-      hourWhere.push('policy_id = @policyId')
-      rawWhere.push('policy_id = @policyId')
-      params.policyId = filters.policyId
-    }
-    switch (filters.status) {
-      case '2xx':
-      case '4xx':
-      case '5xx':
-        hourWhere.push('status_class = @statusClass')
-        params.statusClass = filters.status
-        rawWhere.push(statusCondition(filters.status))
-        break
-      case 'fallback':
-        hourWhere.push('fallback = 1')
-        rawWhere.push(statusCondition(filters.status))
-        break
-    }
-    let rawPart = ''
-    if (filters.since !== undefined) {
-      const sinceMs = Math.round(filters.since * 1000)
-      const firstFullHour = Math.ceil(sinceMs / HOUR_MS)
-      hourWhere.push('hour >= @firstFullHour')
-      params.firstFullHour = firstFullHour
-      params.sinceMs = sinceMs
-      params.hourStartMs = firstFullHour * HOUR_MS
-      const keyExpr = column ? `COALESCE(${column}, '')` : "'all'"
-      rawPart = `UNION ALL SELECT ${keyExpr} AS k, 1, CASE WHEN status >= 400 THEN 1 ELSE 0 END, fallback,
-        input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens
-        FROM logs WHERE ${['ts >= @sinceMs', 'ts < @hourStartMs', ...rawWhere].join(' AND ')}`
-    }
-    const hourKey = column ?? "'all'"
-    const sql = `SELECT k, SUM(requests) AS requests, SUM(errors) AS errors, SUM(fallbacks) AS fallbacks,
-        ${TOKEN_SUMS}
-      FROM (
-        SELECT ${hourKey} AS k, requests, errors, CASE WHEN fallback = 1 THEN requests ELSE 0 END AS fallbacks,
-          input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens
-        FROM usage_hourly ${hourWhere.length ? 'WHERE ' + hourWhere.join(' AND ') : ''}
-        ${rawPart}
-      )
-      GROUP BY k
-      ORDER BY (SUM(input_tokens) + SUM(output_tokens)) DESC, SUM(requests) DESC, k`
-    return (this.db.prepare(sql).all(params) as Array<Record<string, number | string>>).map((r) => ({
-      key: r.k === '' ? null : String(r.k),
-      ...usageCounts(r),
-    }))
+    return selectUsage(this.db, filters)
   }
 
   /** Deletes rows (and whole roll-up hours) older than `days` days; returns the log rows deleted. */
@@ -562,40 +449,4 @@ function integrity(db: Db): {ok: boolean; problems: string[]} {
   const rows = db.pragma('integrity_check') as Array<{integrity_check: string}>
   const problems = rows.map((r) => r.integrity_check).filter((m) => m !== 'ok')
   return {ok: problems.length === 0, problems}
-}
-
-function toRow(r: Record<string, unknown>): LogRow {
-  return {
-    id: Number(r.id),
-    time: Number(r.ts),
-    agentId: (r.agent_id as string | null) ?? null,
-    keyPrefix: (r.key_prefix as string | null) ?? null,
-    policyId: (r.policy_id as string | null) ?? null,
-    entrance: String(r.entrance),
-    requestedModel: (r.requested_model as string | null) ?? null,
-    provider: (r.provider as string | null) ?? null,
-    model: (r.model as string | null) ?? null,
-    status: Number(r.status),
-    fallback: r.fallback === 1,
-    inputTokens: Number(r.input_tokens),
-    outputTokens: Number(r.output_tokens),
-    cacheReadTokens: Number(r.cache_read_tokens),
-    cacheCreationTokens: Number(r.cache_creation_tokens),
-    reasoningTokens: Number(r.reasoning_tokens),
-    latencyMs: Number(r.latency_ms),
-    ttfbMs: r.ttfb_ms === null ? null : Number(r.ttfb_ms),
-    error: (r.error as string | null) ?? null,
-    project: (r.project as string | null) ?? null,
-    requestId: (r.request_id as string | null) ?? null,
-  }
-}
-
-/** The sum of usage rows (every field of a row but its pivot key). */
-export type UsageTotals = Omit<UsageRow, 'key'>
-
-/** Adds up usage rows, for the totals line of `gwctl usage` and `/api/usage`. */
-export function usageTotals(rows: readonly UsageRow[]): UsageTotals {
-  const totals = zeroTotals()
-  for (const r of rows) for (const k of Object.keys(totals) as Array<keyof UsageTotals>) totals[k] += r[k]
-  return totals
 }
