@@ -9,7 +9,7 @@ import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {processAlive} from '../core/process.js'
-import {lockState, StateLockedError} from './state.js'
+import {lockState, StateLockedError} from './state-lock.js'
 
 let dir: string
 let path: string

@@ -5,14 +5,8 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {describeSchemaErrors} from '../core/schema-errors.js'
 import {tempHome} from '../../test/helpers/cli.js'
-import {
-  StateCorruptError,
-  StateLockedError,
-  StateStore,
-  inspectStateFile,
-  lockState,
-  withState,
-} from './state.js'
+import {StateLockedError, lockState} from './state-lock.js'
+import {StateCorruptError, StateStore, inspectStateFile, withState} from './state.js'
 
 describe('state store', () => {
   let home: string

@@ -1,0 +1,132 @@
+/**
+ * The cross-process lock of the state file (proper-lockfile, `state.json.lock`), with the
+ * holder's pid beside it (`state.json.lock.owner`) so a lock left by a killed process is broken
+ * at once. Loaded only by what writes the state (`withState`, the daemon).
+ */
+import {chmodSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+
+import {GwError} from '../core/errors.js'
+import {processAlive} from '../core/process.js'
+import {ensureHome, homeFile} from './paths.js'
+
+/** Options of the state lock. */
+export interface StateLockOptions {
+  /** How long to keep trying when another process holds the lock (ms, default 3000). */
+  waitMs?: number
+  /** Called when the held lock was lost (its mtime could not be refreshed in time). */
+  onCompromised?: (error: Error) => void
+}
+
+/** The lock is held by another process (the daemon, or another gwctl writing). */
+export class StateLockedError extends GwError {
+  constructor(path: string) {
+    super('state_locked', `The gateway state ${path} is locked by another process${holder(path)}.`, 1, {
+      hint: 'The gateway is probably starting or running: try again, or check `gwctl gateway`.',
+    })
+  }
+}
+
+/** Who holds the lock, as its owner file says (for the message: which process to look at). */
+function holder(path: string): string {
+  try {
+    const pid = Number(readFileSync(ownerFile(path), 'utf8').trim())
+    return Number.isInteger(pid) && pid > 0 ? ` (pid ${pid}, ${processAlive(pid) ? 'alive' : 'gone'})` : ''
+  } catch {
+    return ''
+  }
+}
+
+function ownerFile(path: string): string {
+  return `${path}.lock.owner`
+}
+
+/**
+ * True while the lock may have a live holder. Its holder is dead when the owner file names a
+ * process that is gone or a zombie, or when there is no owner file although the lock has not been
+ * touched for a second (a holder writes the file right after taking the lock, and refreshes the
+ * lock every 2 s: no owner file and an old lock means the holder died in between).
+ */
+function ownerAlive(path: string): boolean {
+  let pid: number
+  try {
+    pid = Number(readFileSync(ownerFile(path), 'utf8').trim())
+  } catch {
+    try {
+      return Date.now() - statSync(`${path}.lock`).mtimeMs < 1000
+    } catch {
+      return true // the lock is gone too: the next attempt takes it
+    }
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return true
+  return processAlive(pid)
+}
+
+/**
+ * Takes the cross-process lock of the state file; resolves to its release function. The holder's
+ * pid is kept beside the lock, so a lock left by a killed process is broken at once instead of
+ * after the 10 s staleness period.
+ */
+export async function lockState(
+  path: string = homeFile('state'),
+  options: StateLockOptions = {},
+): Promise<() => Promise<void>> {
+  ensureHome()
+  const waitMs = options.waitMs ?? 3000
+  const {default: lockfile} = await import('proper-lockfile')
+  const attempt = (retries: number) =>
+    lockfile.lock(path, {
+      realpath: false,
+      stale: 10_000,
+      update: 2_000,
+      retries: {retries, minTimeout: 100, maxTimeout: 100, factor: 1},
+      onCompromised: options.onCompromised ?? (() => undefined),
+    })
+  let release: () => Promise<void>
+  try {
+    // Every retry looks at the holder again: one that dies (or turns zombie) while we wait is
+    // taken over at once; a live holder is waited for up to `waitMs`.
+    const deadline = Date.now() + waitMs
+    let takeovers = 0
+    for (;;) {
+      try {
+        release = await attempt(0)
+        break
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
+        if (takeovers < 3 && !ownerAlive(path)) {
+          takeovers++
+          breakStateLock(path)
+          continue
+        }
+        if (Date.now() >= deadline) throw error
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOCKED') throw new StateLockedError(path)
+    throw error
+  }
+  try {
+    chmodSync(`${path}.lock`, 0o700) // proper-lockfile makes the lock folder with the umask's mode
+  } catch {
+    // a lock of another user: nothing to keep private here
+  }
+  try {
+    writeFileSync(ownerFile(path), `${process.pid}\n`, {mode: 0o600})
+  } catch (error) {
+    // a full disk: give the lock back, or it would outlive this write and refuse every later one
+    await release().catch(() => undefined)
+    throw error
+  }
+  return async () => {
+    // The lock first: a crash in between leaves only an owner file, which the next holder replaces.
+    await release()
+    rmSync(ownerFile(path), {force: true})
+  }
+}
+
+/** Removes a lock left by a process that no longer exists (the caller knows it is dead). */
+export function breakStateLock(path: string = homeFile('state')): void {
+  rmSync(ownerFile(path), {force: true})
+  rmSync(`${path}.lock`, {recursive: true, force: true})
+}
