@@ -5,7 +5,7 @@
  * time). A provider's own `--input-price/--output-price` (USD per 1M tokens) wins for the
  * requests it answered. A model neither knows is unpriced: `null`, never 0.
  */
-import {readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
+import {readFileSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {dirname, join} from 'node:path'
 
@@ -67,14 +67,32 @@ interface MemoEntry {
 }
 
 interface PriceMemo {
-  /** The genai-prices version the entries come from: another version starts afresh. */
+  /** The table the entries come from ({@link tableKey}): another table starts afresh. */
   table: string
   models: Record<string, MemoEntry | null>
 }
 
 const require = createRequire(import.meta.url)
 
-function tableVersion(): string {
+/** What `prices.json` holds: the downloaded provider list and where and when it came from. */
+export interface SavedPrices {
+  source: string
+  fetchedAt: string
+  /** The provider list, as the data file has it (genai-prices' `Provider[]`). */
+  data: unknown[]
+}
+
+export interface Library {
+  REMOTE_DATA_JSON_URL: string
+  updatePrices: (factory: (options: {setProviderData: (data: unknown) => void}) => void) => void
+  /** The provider list in use (the bundled one until data is loaded). */
+  waitForUpdate: () => Promise<unknown[] | null>
+}
+
+export const library = (): Library => require('@pydantic/genai-prices') as Library
+
+/** The version of the bundled table (the genai-prices package). */
+export function bundledVersion(): string {
   try {
     const main = require.resolve('@pydantic/genai-prices')
     return (JSON.parse(readFileSync(join(dirname(main), '..', 'package.json'), 'utf8')) as {version: string})
@@ -82,6 +100,66 @@ function tableVersion(): string {
   } catch {
     return 'unknown'
   }
+}
+
+/**
+ * Reads `prices.json`. Undefined when there is none; throws a sentence when it is not usable
+ * (not JSON, or not the shape `update` writes).
+ */
+export function readSavedPrices(path: string = homeFile('prices')): SavedPrices | undefined {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw new Error(`cannot read ${path}: ${(error as Error).message}`)
+  }
+  let saved: SavedPrices
+  try {
+    saved = JSON.parse(text) as SavedPrices
+  } catch (error) {
+    throw new Error(`${path} is not JSON (${(error as Error).message})`)
+  }
+  if (!saved || !Array.isArray(saved.data) || typeof saved.source !== 'string')
+    throw new Error(`${path} is not a price table written by \`gwctl usage prices update\``)
+  return saved
+}
+
+/**
+ * The key of the table in use, for the price memo: the bundled version, plus the time
+ * prices.json was written when there is one (an update starts the memo afresh).
+ */
+export function tableKey(path: string = homeFile('prices')): string {
+  try {
+    return `${bundledVersion()}+prices@${statSync(path).mtimeMs}`
+  } catch {
+    return bundledVersion()
+  }
+}
+
+/**
+ * Makes the library price from prices.json when there is a usable one (else its bundled table).
+ * Returns the problem when prices.json exists but cannot be loaded.
+ */
+export function activateSavedPrices(path: string = homeFile('prices')): string | undefined {
+  let saved: SavedPrices | undefined
+  try {
+    saved = readSavedPrices(path)
+  } catch (error) {
+    return (error as Error).message
+  }
+  if (!saved) return undefined
+  try {
+    loadPriceData(library(), saved.data)
+  } catch (error) {
+    return `${path} cannot be loaded (${(error as Error).message}); the bundled table is used`
+  }
+  return undefined
+}
+
+/** Hands a provider list to the library, synchronously; throws what it refuses. */
+export function loadPriceData(lib: Library, data: unknown): void {
+  lib.updatePrices(({setProviderData}) => setProviderData(data))
 }
 
 function readMemo(path: string, table: string): PriceMemo {
@@ -168,12 +246,20 @@ function linearCost(
 export async function createPricer(
   overrides: Map<string, ProviderPrices> = providerPrices(),
   memoPath: string = homeFile('priceMemo'),
+  pricesPath: string = homeFile('prices'),
 ): Promise<Pricer> {
-  const memo = readMemo(memoPath, tableVersion())
+  const memo = readMemo(memoPath, tableKey(pricesPath))
   let calcPrice: CalcPrice | undefined
   // the CommonJS build: a synchronous load, on the first model the memo cannot answer
-  const table = (): CalcPrice =>
-    (calcPrice ??= (require('@pydantic/genai-prices') as {calcPrice: CalcPrice}).calcPrice)
+  const table = (): CalcPrice => {
+    if (!calcPrice) {
+      // a table downloaded by `gwctl usage prices update` wins over the bundled one; one that
+      // cannot be loaded is reported by `gwctl usage prices`, and the bundled table is used
+      activateSavedPrices(pricesPath)
+      calcPrice = (library() as unknown as {calcPrice: CalcPrice}).calcPrice
+    }
+    return calcPrice
+  }
   return {
     cost(model, t, provider) {
       const own = provider ? overrides.get(provider) : undefined

@@ -73,6 +73,7 @@ export const files = {
   daemonLog: 'gateway.log',
   videoJournal: 'video-tasks.jsonl',
   priceMemo: 'price-memo.json',
+  prices: 'prices.json',
 } as const
 
 /** Absolute path of one of {@link files}. */

@@ -62,6 +62,8 @@ export function cliEnv(
     GWCTL_API_KEY: undefined,
     GWCTL_GATEWAY_PORT: undefined,
     GWCTL_VERBOSE: undefined,
+    // `usage prices update` downloads only from where a test points it
+    GWCTL_PRICES_URL: undefined,
     // Vendor keys would give the gateway default routes to real vendors: tests stay on loopback.
     OPENAI_API_KEY: undefined,
     ANTHROPIC_API_KEY: undefined,
