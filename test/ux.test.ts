@@ -76,6 +76,22 @@ describe('unknown commands', () => {
     expect(r.stderr).toContain('gwctl video create')
   })
 
+  it('are coloured only when asked for (FORCE_COLOR) and never under NO_COLOR or in a pipe', async () => {
+    const forced = await runCli(['statuz'], {home: home.home, env: {FORCE_COLOR: '1', NO_COLOR: undefined}})
+    expect(forced.stderr).toContain('\u001b[31mError: Unknown command "statuz".\u001b[39m')
+    expect(forced.stderr).toContain('\u001b[2mDid you mean `gwctl status`?')
+    const none = await runCli(['statuz'], {home: home.home, env: {FORCE_COLOR: '1', NO_COLOR: '1'}})
+    const piped = await runCli(['statuz'], {
+      home: home.home,
+      env: {NO_COLOR: undefined, FORCE_COLOR: undefined},
+    })
+    for (const r of [none, piped]) {
+      expect(r.exitCode).toBe(2)
+      expect(r.stderr).not.toContain('\u001b[')
+      expect(r.stderr).toContain('Error: Unknown command "statuz".')
+    }
+  })
+
   it('print one JSON error document with --json', async () => {
     const r = await runCli(['policy', 'list', '--json'], {home: home.home})
     expect(r.exitCode).toBe(2)

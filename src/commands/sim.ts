@@ -71,7 +71,7 @@ export default class Sim extends BaseCommand {
     })
     const c = colorErr()
     err(
-      c.yellow.bold('gwctl simulator') +
+      c.yellowBold('gwctl simulator') +
         c.yellow(' — offline stand-in for the platform, not the real service'),
     )
     out(`base-url: ${sim.baseUrl}`)

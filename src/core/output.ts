@@ -3,7 +3,8 @@
  * progress and diagnostics to stderr, and progress only when stderr is a terminal.
  */
 
-import {Chalk} from 'chalk'
+import {styleText} from 'node:util'
+
 import stringWidth from 'string-width'
 
 /** Colours are off with `NO_COLOR`, `FORCE_COLOR=0`, or when the stream is not a TTY. */
@@ -14,19 +15,55 @@ function colorLevel(stream: NodeJS.WriteStream): 0 | 1 {
   return stream.isTTY ? 1 : 0
 }
 
-let stdoutChalk: InstanceType<typeof Chalk> | undefined
-let stderrChalk: InstanceType<typeof Chalk> | undefined
+type Paint = (text: string) => string
 
-/** Chalk for text bound to stdout. */
-export function color(): InstanceType<typeof Chalk> {
-  stdoutChalk ??= new Chalk({level: colorLevel(process.stdout)})
-  return stdoutChalk
+/** The few styles gwctl prints with; plain text when colours are off. */
+export interface Colors {
+  dim: Paint
+  bold: Paint
+  red: Paint
+  green: Paint
+  yellow: Paint
+  /** Yellow and bold (a warning's label). */
+  yellowBold: Paint
 }
 
-/** Chalk for text bound to stderr. */
-export function colorErr(): InstanceType<typeof Chalk> {
-  stderrChalk ??= new Chalk({level: colorLevel(process.stderr)})
-  return stderrChalk
+type Style = Parameters<typeof styleText>[0]
+
+/**
+ * Colours from Node's own `util.styleText` (Node 20.12+), which gwctl decides to use or not
+ * itself ({@link colorLevel}); no colour library is loaded on start-up.
+ */
+function colors(level: 0 | 1): Colors {
+  const paint =
+    (...styles: Style[]): Paint =>
+    (text) =>
+      level === 0
+        ? text
+        : styles.reduceRight<string>((t, style) => styleText(style, t, {validateStream: false}), text)
+  return {
+    dim: paint('dim'),
+    bold: paint('bold'),
+    red: paint('red'),
+    green: paint('green'),
+    yellow: paint('yellow'),
+    yellowBold: paint('yellow', 'bold'),
+  }
+}
+
+let stdoutColors: Colors | undefined
+let stderrColors: Colors | undefined
+
+/** Colours for text bound to stdout. */
+export function color(): Colors {
+  stdoutColors ??= colors(colorLevel(process.stdout))
+  return stdoutColors
+}
+
+/** Colours for text bound to stderr. */
+export function colorErr(): Colors {
+  stderrColors ??= colors(colorLevel(process.stderr))
+  return stderrColors
 }
 
 /** Writes one line of data to stdout. */
