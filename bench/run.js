@@ -2,7 +2,7 @@
 // machine, against the simulator on loopback, and reported as a ratio against a baseline measured
 // in the same run. Results are written between the markers of bench/README.md.
 import {spawn} from 'node:child_process'
-import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, openSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {createServer as createNetServer} from 'node:net'
 import {cpus, loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -341,9 +341,10 @@ async function startGatewayTarget(simOrigin) {
       server.close(() => resolve(p))
     })
   })
-  // what `gwctl gateway start` spawns: the daemon's own entry point, without oclif
+  // what `gwctl gateway start` spawns: the daemon's own entry point, without oclif, its stdout
+  // appended to gateway.log (a line per request, as for a user)
   const child = spawn('node', ['dist/daemon/main.js', '--port', String(port)], {
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', openSync(join(home, 'gateway.log'), 'a', 0o600), 'inherit'],
     env: {...process.env, GWCTL_HOME: home, NODE_EXTRA_CA_CERTS: '', NO_COLOR: '1'},
   })
   children.push(child)
