@@ -7,17 +7,17 @@ import {existsSync} from 'node:fs'
 
 import {UsageError} from '../core/errors.js'
 import type {Column} from '../core/output.js'
+import type {LogReader} from '../store/log-query.js'
+import {usageTotals} from '../store/log-query.js'
 import type {
   LogEntry,
   LogFilters,
   LogRow,
-  LogStore,
   Pivot,
   StatusFilter,
   UsageRow,
   UsageTotals,
 } from '../store/log-store.js'
-import {usageTotals} from '../store/log-store.js'
 import {homeFile} from '../store/paths.js'
 import {gatewayGet, liveGatewayPort} from './gateway-api.js'
 import type {GatewayEvent} from './gateway-events.js'
@@ -76,15 +76,17 @@ function apiQuery(filters: LogFilters & {pivot?: string}): Record<string, string
   }
 }
 
-async function withDatabase<T>(use: (store: LogStore) => T): Promise<T | undefined> {
+/** Reads the log database (read-only); undefined when nothing was ever logged. */
+async function withDatabase<T>(use: (store: LogReader) => T): Promise<T | undefined> {
   const path = homeFile('logDb')
   if (!existsSync(path)) return undefined
-  const {LogStore: Store} = await import('../store/log-store.js')
-  const store = await Store.open(path)
+  const {openLogReader} = await import('../store/log-query.js')
+  const reader = await openLogReader(path)
+  if (!reader) return undefined
   try {
-    return use(store)
+    return use(reader)
   } finally {
-    store.close()
+    reader.close()
   }
 }
 

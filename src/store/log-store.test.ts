@@ -6,6 +6,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {tempHome} from '../../test/helpers/cli.js'
 import type {LogEntry} from './log-store.js'
+import {openLogReader} from './log-query.js'
 import {LogStore} from './log-store.js'
 
 const HOUR = 3_600_000
@@ -215,6 +216,31 @@ describe('LogStore', () => {
     expect(store.prune(7)).toBe(1)
     expect(store.queryLogs().map((r) => r.requestId)).toEqual(['now', 'recent'])
     expect(store.usage()[0].requests).toBe(2)
+  })
+
+  it('reads read-only what the writer committed (also while it holds rows), and nothing from an empty or missing file', async () => {
+    store.append(entry({requestId: 'req_a'}))
+    store.append(entry({requestId: 'req_b', time: T0 + 1000, status: 502}))
+    store.flush()
+    store.append(entry({requestId: 'req_queued'})) // not flushed yet: not in the file
+    const reader = (await openLogReader(path))!
+    try {
+      expect(reader.queryLogs({}).map((r) => r.requestId)).toEqual(['req_b', 'req_a'])
+      expect(reader.queryLogs({status: '5xx'}).map((r) => r.requestId)).toEqual(['req_b'])
+      expect(reader.usage({pivot: 'model'})).toMatchObject([{key: 'claude-x', requests: 2, errors: 1}])
+      // the writer keeps writing while a reader is open
+      store.flush()
+      expect(reader.queryLogs({}).map((r) => r.requestId)).toContain('req_queued')
+    } finally {
+      reader.close()
+    }
+    expect(await openLogReader(join(home.home, 'none.db'))).toBeUndefined()
+    const empty = join(home.home, 'empty.db')
+    new Database(empty).close()
+    expect(await openLogReader(empty)).toBeUndefined()
+    const bad = join(home.home, 'bad.db')
+    writeFileSync(bad, 'this is not a database '.repeat(100))
+    await expect(openLogReader(bad)).rejects.toThrow(/not a database/)
   })
 
   it('integrity check passes on a good file and fails on a corrupted one', async () => {
