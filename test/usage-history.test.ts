@@ -224,8 +224,11 @@ function writeLargeHistory(userHome: string): void {
   }
 }
 
+/** Every row, its file named by path (the two databases number files differently). */
 const allRows = (store: HistoryStore) =>
-  store.db.prepare('SELECT * FROM history ORDER BY key').all() as Array<Record<string, unknown>>
+  store.db
+    .prepare('SELECT h.*, f.path AS file FROM history h JOIN history_files f ON f.id = h.file ORDER BY h.key')
+    .all() as Array<Record<string, unknown>>
 
 describe('gwctl usage rescan of a large history (staged, two reader threads)', () => {
   let home: {home: string; cleanup: () => void}

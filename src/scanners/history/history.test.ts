@@ -155,26 +155,37 @@ describe('history scanners', () => {
     expect(totalsByToolDay(store)).toEqual(EXPECTED)
   })
 
-  it('moves rows of the first (rowid) history table into the keyed one, losing none', async () => {
+  it('drops a history of an earlier layout and reads every file again, in one rescan', async () => {
     writeFixtureHistory(join(home, 'user-home'))
     await scanHistory(store, {env})
     const before = totalsByToolDay(store)
-    // Rebuild the old layout: the same columns in a rowid table, with the rows and cursors kept.
-    store.db.exec(`ALTER TABLE history RENAME TO h; CREATE TABLE history AS SELECT * FROM h; DROP TABLE h;`)
-    const oldSql = store.db.prepare("SELECT sql FROM sqlite_master WHERE name = 'history'").get() as {
-      sql: string
-    }
-    expect(oldSql.sql).not.toMatch(/WITHOUT ROWID/)
+    // The layout before: a `history` table (a path on every row) and cursors keyed by path only.
+    store.db.exec(`DROP VIEW history; DROP TABLE history_rows; DROP TABLE history_files;
+      CREATE TABLE history_files (path TEXT PRIMARY KEY, tool TEXT NOT NULL, inode INTEGER NOT NULL DEFAULT 0,
+        size INTEGER NOT NULL DEFAULT 0, mtime_ms REAL NOT NULL DEFAULT 0, offset INTEGER NOT NULL DEFAULT 0,
+        state TEXT, scanned_at INTEGER NOT NULL DEFAULT 0);
+      INSERT INTO history_files (path, tool) VALUES ('/gone.jsonl', 'codex');
+      CREATE TABLE history (key TEXT PRIMARY KEY, tool TEXT NOT NULL, path TEXT NOT NULL, ts INTEGER NOT NULL,
+        total_tokens INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+      INSERT INTO history VALUES ('x:old', 'codex', '/gone.jsonl', 1, 5);
+      CREATE INDEX history_path ON history (path);`)
     store.close()
     store = await HistoryStore.open(join(home, 'logs.db'))
-    const sql = store.db.prepare("SELECT sql FROM sqlite_master WHERE name = 'history'").get() as {
-      sql: string
-    }
-    expect(sql.sql).toMatch(/WITHOUT ROWID/)
-    expect(totalsByToolDay(store)).toEqual(before)
-    // Cursors survived: nothing is read again, and a full rescan still agrees.
-    expect((await scanHistory(store, {env})).filesRead).toBe(0)
-    await scanHistory(store, {env, full: true})
+    const objects = store.db
+      .prepare(`SELECT type, name FROM sqlite_master WHERE name LIKE 'history%' ORDER BY name`)
+      .all()
+    expect(objects).toEqual([
+      {type: 'view', name: 'history'},
+      {type: 'index', name: 'history_file'},
+      {type: 'table', name: 'history_files'},
+      {type: 'table', name: 'history_rows'},
+      {type: 'index', name: 'history_side_message'},
+      {type: 'index', name: 'history_ts'},
+    ])
+    expect(store.db.prepare('SELECT COUNT(*) AS n FROM history_files').get()).toEqual({n: 0})
+    expect(totalsByToolDay(store)).toEqual({})
+    // No cursor left: the next scan reads every file whole and counts the same.
+    expect((await scanHistory(store, {env})).filesRead).toBe(5)
     expect(totalsByToolDay(store)).toEqual(before)
   })
 

@@ -20,6 +20,8 @@ export interface HistoryFile {
   context: FileContext
   /** Gemini legacy `.json`: parsed whole. */
   whole: boolean
+  /** A staged rescan's number for the file (`history_files.id`). */
+  id?: number
 }
 
 export interface ScanStats {
@@ -148,7 +150,7 @@ export async function scanHistory(store: HistoryStore, options: ScanOptions = {}
   const cursors = store.cursors()
   // A full rescan, or a first scan, reads every file whole: staged (stage.ts), not upserted.
   if ((options.full || cursors.size === 0) && options.staged !== false)
-    await stagedScan(store, files, options, stats)
+    await stagedScan(store, files, cursors, options, stats)
   else await incrementalScan(store, files, cursors, options, stats)
   stats.durationMs = Math.round(performance.now() - started)
   return stats
@@ -162,12 +164,16 @@ const count = (stats: ScanStats, applied: ApplyResult) => {
 
 async function stagedScan(
   store: HistoryStore,
-  files: readonly HistoryFile[],
+  files: HistoryFile[],
+  cursors: Map<string, FileCursor>,
   options: ScanOptions,
   stats: ScanStats,
 ): Promise<void> {
   const {splitBySize, stageFiles, stageInWorker, WORKER_MIN_BYTES} = await import('./stage.js')
   store.removeStaleScratch()
+  // Every file gets its number up front: the reader threads write it into the rows.
+  let next = store.newFileIds()
+  files = files.map((f) => ({...f, id: cursors.get(f.path)?.id ?? next++}))
   const sizes = files.map((f) => {
     try {
       return statSync(f.path).size
@@ -187,13 +193,15 @@ async function stagedScan(
       ),
     )
     options.signal?.throwIfAborted()
+    let read = 0
     for (const r of results) {
+      read += r.rowsRead
       stats.filesRead += r.filesRead
       stats.lines += r.lines
       stats.errors.push(...r.errors)
       for (const [k, n] of Object.entries(r.skipped)) bump(stats, k as keyof ScanStats['skipped'], n)
     }
-    count(stats, store.mergeScratch(scratches))
+    count(stats, store.mergeScratch(scratches, read))
   } finally {
     for (const path of scratches) rmSync(path, {force: true})
   }

@@ -18,7 +18,10 @@ export interface StageJob {
   files: HistoryFile[]
 }
 
-export type StageResult = Pick<ScanStats, 'filesRead' | 'lines' | 'skipped' | 'errors'>
+export type StageResult = Pick<ScanStats, 'filesRead' | 'lines' | 'skipped' | 'errors'> & {
+  /** Rows read (before the part's own duplicates were dropped). */
+  rowsRead: number
+}
 
 /** Below this many bytes to read, one part is read in-process (a worker costs its start-up). */
 export const WORKER_MIN_BYTES = 8 * 1024 * 1024
@@ -28,7 +31,7 @@ const BATCH_FILES = 200
 
 /** Reads every file of the job whole into its scratch database. */
 export async function stageFiles(job: StageJob, signal?: AbortSignal): Promise<StageResult> {
-  const stats: StageResult = {filesRead: 0, lines: 0, skipped: {}, errors: []}
+  const stats: StageResult = {filesRead: 0, lines: 0, skipped: {}, errors: [], rowsRead: 0}
   const scratch = await Scratch.create(job.scratch)
   try {
     let batch: FileRead[] = []
@@ -44,6 +47,7 @@ export async function stageFiles(job: StageJob, signal?: AbortSignal): Promise<S
       }
       const read = await readHistoryFile(file, st, undefined, true, stats)
       if (!read) continue
+      read.cursor.id = file.id
       stats.filesRead++
       batch.push(read)
       rows += read.records.length
@@ -55,6 +59,7 @@ export async function stageFiles(job: StageJob, signal?: AbortSignal): Promise<S
     }
     scratch.add(batch)
     scratch.finish()
+    stats.rowsRead = scratch.added
   } finally {
     scratch.close()
   }
