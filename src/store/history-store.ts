@@ -193,6 +193,40 @@ class StoredCursor implements FileCursor {
   }
 }
 
+/** A cursor as read: path, id, inode, size, mtime_ms, offset. */
+type CursorRow = [string, number, number, number, number, number]
+
+/** The cursors of a scan, by path. */
+export class Cursors {
+  private readonly rows = new Map<string, CursorRow>()
+  constructor(
+    rows: readonly CursorRow[],
+    private readonly load: BetterSqlite3.Statement,
+  ) {
+    for (const row of rows) this.rows.set(row[0], row)
+  }
+
+  get size(): number {
+    return this.rows.size
+  }
+
+  /** Whether `path` has a cursor with this inode, size and mtime (the file was not touched since). */
+  unchanged(path: string, st: {ino: number; size: number; mtimeMs: number}): boolean {
+    const row = this.rows.get(path)
+    return row !== undefined && row[2] === st.ino && row[3] === st.size && row[4] === st.mtimeMs
+  }
+
+  /** The file number of `path`, if it has a cursor. */
+  id(path: string): number | undefined {
+    return this.rows.get(path)?.[1]
+  }
+
+  get(path: string): FileCursor | undefined {
+    const row = this.rows.get(path)
+    return row && new StoredCursor(row[1], row[0], row[2], row[3], row[4], row[5], this.load)
+  }
+}
+
 /** What applying one file did. */
 export interface ApplyResult {
   /** Rows inserted or replaced. */
@@ -368,19 +402,16 @@ export class HistoryStore {
   }
 
   /**
-   * Every file's cursor, by path: the numbers the unchanged-file check needs, as raw rows (a
-   * no-change scan of 10 000 files reads 10 000 of them and nothing else).
+   * Every file's cursor, by path: the numbers the unchanged-file check needs, read in one query
+   * as raw rows (a no-change scan of 10 000 files reads 10 000 of them and nothing else, and
+   * builds a cursor object only for a file that changed).
    */
-  cursors(): Map<string, FileCursor> {
+  cursors(): Cursors {
     const rows = this.db
-      .prepare('SELECT id, path, inode, size, mtime_ms, offset FROM history_files')
+      .prepare('SELECT path, id, inode, size, mtime_ms, offset FROM history_files')
       .raw()
-      .all() as Array<[number, string, number, number, number, number]>
-    const load = this.db.prepare('SELECT tool, state FROM history_files WHERE id = ?')
-    const map = new Map<string, FileCursor>()
-    for (const [id, path, inode, size, mtimeMs, offset] of rows)
-      map.set(path, new StoredCursor(id, path, inode, size, mtimeMs, offset, load))
-    return map
+      .all() as CursorRow[]
+    return new Cursors(rows, this.db.prepare('SELECT tool, state FROM history_files WHERE id = ?'))
   }
 
   /**

@@ -83,6 +83,7 @@ export async function readHistoryFile(
     return undefined
   }
   const cursor: FileCursor = {
+    id: old?.id,
     path: file.path,
     tool: file.tool,
     inode: st.ino,

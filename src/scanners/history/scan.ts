@@ -10,7 +10,7 @@ import {relative, sep} from 'node:path'
 
 import type {AgentTool} from '../agent-homes.js'
 import {agentHomes} from '../agent-homes.js'
-import type {ApplyResult, FileCursor, HistoryStore} from '../../store/history-store.js'
+import type {ApplyResult, Cursors, FileCursor, HistoryStore} from '../../store/history-store.js'
 import {bump, readHistoryFile} from './read.js'
 import type {FileContext, HistoryRecord, SkipReason} from './types.js'
 
@@ -138,6 +138,8 @@ export async function findHistoryFiles(
   return found
 }
 
+const NO_THROW = {throwIfNoEntry: false} as const
+
 const BATCH_ROWS = 20_000
 const BATCH_FILES = 200
 
@@ -165,7 +167,7 @@ const count = (stats: ScanStats, applied: ApplyResult) => {
 async function stagedScan(
   store: HistoryStore,
   files: HistoryFile[],
-  cursors: Map<string, FileCursor>,
+  cursors: Cursors,
   options: ScanOptions,
   stats: ScanStats,
 ): Promise<void> {
@@ -173,7 +175,7 @@ async function stagedScan(
   store.removeStaleScratch()
   // Every file gets its number up front: the reader threads write it into the rows.
   let next = store.newFileIds()
-  files = files.map((f) => ({...f, id: cursors.get(f.path)?.id ?? next++}))
+  files = files.map((f) => ({...f, id: cursors.id(f.path) ?? next++}))
   const sizes = files.map((f) => {
     try {
       return statSync(f.path).size
@@ -210,7 +212,7 @@ async function stagedScan(
 async function incrementalScan(
   store: HistoryStore,
   files: readonly HistoryFile[],
-  cursors: Map<string, FileCursor>,
+  cursors: Cursors,
   options: ScanOptions,
   stats: ScanStats,
 ): Promise<void> {
@@ -231,15 +233,18 @@ async function incrementalScan(
     }
     let st
     try {
-      // Synchronous: an unchanged file costs one stat.
-      st = statSync(file.path)
+      // Synchronous: an unchanged file costs one stat (and no object of ours).
+      st = statSync(file.path, NO_THROW)
     } catch (error) {
       stats.errors.push({path: file.path, error: String((error as NodeJS.ErrnoException).code ?? error)})
       continue
     }
+    if (!st) {
+      stats.errors.push({path: file.path, error: 'ENOENT'})
+      continue
+    }
+    if (!options.full && cursors.unchanged(file.path, st)) continue
     const old = cursors.get(file.path)
-    const unchanged = old && old.inode === st.ino && old.size === st.size && old.mtimeMs === st.mtimeMs
-    if (unchanged && !options.full) continue
     const read = await readHistoryFile(file, st, old, options.full === true, stats)
     if (!read) continue
     batch.push(read)
