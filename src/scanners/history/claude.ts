@@ -13,8 +13,11 @@ const SEMVER = /^\d+\.\d+\.\d+/
 const NOT_NULL = ['requestId', 'sessionId', 'version', 'costUSD', 'cwd', 'isApiErrorMessage'] as const
 const NOT_EMPTY = ['sessionId', 'requestId'] as const
 
-/** A line holding none of these is not counted (checked on the raw bytes). */
-const MARKERS = markerBytes('"usage":{', '"usage": {')
+/**
+ * The line reader decodes only lines holding this (on the raw bytes; `line` checks the exact
+ * markers): one search covers both spellings below.
+ */
+const MARKERS = markerBytes('"usage":')
 
 export function claudeParser(file: FileContext): LineParser {
   return {

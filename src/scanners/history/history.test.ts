@@ -274,7 +274,14 @@ describe('readLines with usage markers', () => {
     let others = 0
     const markers = [Buffer.from('"usage":{'), Buffer.from('"usage": {')]
     const size = Buffer.byteLength(lines.join('\n'))
-    const end = await readLines(path, 0, size, (l) => seen.push(l), markers, () => others++)
+    const end = await readLines(
+      path,
+      0,
+      size,
+      (l) => seen.push(l),
+      markers,
+      () => others++,
+    )
     expect(seen.map((l) => l.text)).toEqual([lines[3], lines[5]])
     // Byte offsets: the é before it is two bytes.
     expect(seen[0].offset).toBe(Buffer.byteLength(lines.slice(0, 3).join('\n') + '\n'))

@@ -50,8 +50,8 @@ export interface LineParser {
   /** State to persist with the file's cursor. */
   state(): unknown
   /**
-   * A line holding none of these bytes is `no-usage` (the line reader skips it undecoded); `line`
-   * checks the same itself.
+   * A line holding none of these bytes is `no-usage` (the line reader skips it undecoded): every
+   * line `line` counts holds one (`line` checks its exact markers itself).
    */
   markers: readonly Buffer[]
 }
