@@ -265,20 +265,22 @@ class Inserter {
   private push(v: unknown[], r: HistoryRecord, file: number): number {
     v.push(r.key, file, r.time, r.model, r.session, r.project, r.requestId)
     v.push(r.inputTokens, r.outputTokens, r.cacheReadTokens)
+    // A bit per optional column bound (in STORED order after the base columns).
+    const optional = [r.cacheCreationTokens, r.cache5mTokens, r.cache1hTokens, r.reasoningTokens]
     let shape = 0
-    const optional = (bit: number, value: number | string | null) => {
-      if (value === 0 || value === null) return
-      shape |= bit
-      v.push(value)
-    }
-    optional(1, r.cacheCreationTokens)
-    optional(2, r.cache5mTokens)
-    optional(4, r.cache1hTokens)
-    optional(8, r.reasoningTokens)
+    for (let i = 0; i < 4; i++)
+      if (optional[i] !== 0) {
+        shape |= 1 << i
+        v.push(optional[i])
+      }
     if (r.sidechain) {
-      optional(16, 1)
+      shape |= 16
+      v.push(1)
       // Kept on sidechain rows only: a main-chain row's message id is in its key.
-      optional(32, r.messageId)
+      if (r.messageId !== null) {
+        shape |= 32
+        v.push(r.messageId)
+      }
     }
     return shape
   }
