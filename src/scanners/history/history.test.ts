@@ -1,4 +1,4 @@
-import {appendFileSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
@@ -188,6 +188,61 @@ describe('history scanners', () => {
     // No cursor left: the next scan reads every file whole and counts the same.
     expect((await scanHistory(store, {env})).filesRead).toBe(5)
     expect(totalsByToolDay(store)).toEqual(before)
+  })
+
+  it('numbers files once: a full rescan keeps the numbers, gives new files free ones, and swaps nothing on a clash', async () => {
+    writeFixtureHistory(env.HOME!)
+    await scanHistory(store, {env})
+    const numbers = () =>
+      store.db.prepare('SELECT id, path FROM history_files ORDER BY path').all() as Array<{
+        id: number
+        path: string
+      }>
+    const before = numbers()
+    expect(new Set(before.map((f) => f.id)).size).toBe(5)
+    await scanHistory(store, {env, full: true})
+    expect(numbers()).toEqual(before)
+    // Every row names a file that has a cursor.
+    const orphans = store.db
+      .prepare('SELECT COUNT(*) AS n FROM history_rows WHERE file NOT IN (SELECT id FROM history_files)')
+      .get()
+    expect(orphans).toEqual({n: 0})
+
+    // A new file, and (as if another process had numbered a file meanwhile) its number taken.
+    const extra = join(env.HOME!, '.codex', 'sessions', '2025', '09', '01', 'rollout-extra.jsonl')
+    mkdirSync(join(extra, '..'), {recursive: true})
+    writeFileSync(
+      extra,
+      [
+        {timestamp: '2025-09-01T00:00:00.000Z', type: 'session_meta', payload: {id: 'sx', cwd: '/w'}},
+        {
+          timestamp: '2025-09-01T00:00:01.000Z',
+          type: 'event_msg',
+          payload: {type: 'token_count', info: {last_token_usage: {input_tokens: 10, output_tokens: 5}}},
+        },
+      ]
+        .map((l) => JSON.stringify(l))
+        .join('\n') + '\n',
+    )
+    const totals = totalsByToolDay(store)
+    store.db
+      .prepare(`INSERT INTO history_files (id, path, tool) VALUES (999999, '/gone.jsonl', 'codex')`)
+      .run()
+    const held = numbers()
+    const newFileIds = store.newFileIds.bind(store)
+    store.newFileIds = () => 999999
+    await expect(scanHistory(store, {env, full: true})).rejects.toThrow(
+      /changed during the rescan.*run it again/,
+    )
+    expect(numbers()).toEqual(held)
+    expect(totalsByToolDay(store)).toEqual(totals)
+    expect(readdirSync(home).filter((n) => n.includes('.rescan-'))).toEqual([])
+    store.newFileIds = newFileIds
+    await scanHistory(store, {env, full: true})
+    const after = numbers()
+    expect(after.filter((f) => f.path !== extra)).toEqual(held)
+    expect(after.find((f) => f.path === extra)!.id).toBeGreaterThan(999999)
+    expect(totalsByToolDay(store).codex['2025-09-01']).toMatchObject({requests: 1, totalTokens: 15})
   })
 
   it('skips the parent token_counts a thread_spawn sub-agent rollout replays in its first second', async () => {
