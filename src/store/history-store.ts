@@ -506,8 +506,8 @@ export class HistoryStore {
   /**
    * Replaces the rows of every file in the scratch databases (see `Scratch`) with theirs, keeps
    * the rows of files not read (another tool, a deleted session, an unreadable file), applies
-   * the `/btw` replay rule and writes the cursors, in one IMMEDIATE transaction. Scratch files
-   * come in scan order: on a key held by two, the later one wins (Claude: by its rule). `read`:
+   * the `/btw` replay rule and writes the cursors, in one IMMEDIATE transaction. On a key held by
+   * two scratch databases, the copies' files' places in the scan decide (as in one reader). `read`:
    * the rows the scratch databases were given (their duplicates already dropped).
    */
   mergeScratch(paths: readonly string[], read: number): ApplyResult {
@@ -527,26 +527,36 @@ export class HistoryStore {
           )
           .get() as {path: string} | undefined
         if (clash) throw new Error(`the history changed during the rescan (${clash.path}): run it again`)
-        let written = 0
         db.exec(`DROP TABLE IF EXISTS history_next;
-          CREATE TABLE history_next (${HISTORY_COLUMNS}) WITHOUT ROWID;`)
+          CREATE TABLE history_next (${HISTORY_COLUMNS}) WITHOUT ROWID;
+          DROP TABLE IF EXISTS temp.scan_order;
+          CREATE TEMP TABLE scan_order (id INTEGER PRIMARY KEY, ord INTEGER NOT NULL);
+          ${names.map((n) => `INSERT INTO temp.scan_order SELECT id, ord FROM ${n}.scan_files;`).join('\n')}`)
         for (const [i, name] of names.entries()) {
           // Into the empty table, a plain copy of the same layout: SQLite copies the b-tree's
           // records without decoding them (the "transfer optimization").
           if (i === 0) {
-            written += db.prepare(`INSERT INTO history_next SELECT * FROM ${name}.staged`).run().changes
+            db.prepare(`INSERT INTO history_next SELECT * FROM ${name}.staged`).run()
             continue
           }
+          // A key held by both: the readers took files in turns, so the copies are ordered by
+          // their files' places in the scan (`ord`): Codex and Gemini keep the later copy,
+          // Claude the non-sidechain one, then the larger, then the earlier (as one reader would).
           // `WHERE true`: an upsert after a SELECT needs a WHERE to parse.
-          written += db
-            .prepare(
-              `INSERT INTO history_next (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM ${name}.staged
+          const ord = (file: string) => `(SELECT ord FROM temp.scan_order WHERE id = ${file})`
+          db.prepare(
+            `INSERT INTO history_next (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM ${name}.staged
                 WHERE true ORDER BY key
                 ON CONFLICT(key) DO UPDATE SET ${SET_ALL}
-                WHERE substr(excluded.key, 1, 1) <> 'c' OR ${CLAUDE_BETTER('history_next')}`,
-            )
-            .run().changes
+                WHERE CASE WHEN substr(excluded.key, 1, 1) <> 'c'
+                  THEN ${ord('excluded.file')} > ${ord('history_next.file')}
+                  ELSE ${CLAUDE_BETTER('history_next')} OR (excluded.sidechain = history_next.sidechain
+                    AND ${TOTAL('excluded')} = ${TOTAL('history_next')}
+                    AND ${ord('excluded.file')} < ${ord('history_next.file')}) END`,
+          ).run()
         }
+        // Rows kept (`changes` would count a copy replacing another as one more).
+        const written = (db.prepare('SELECT COUNT(*) AS n FROM history_next').get() as {n: number}).n
         // The files not read keep their rows (found by file number). A copy just read of the
         // same key stays, unless Claude's rule prefers the kept one.
         const readPaths = names.map((n) => `SELECT path FROM ${n}.scan_files`).join(' UNION ALL ')
@@ -579,6 +589,7 @@ export class HistoryStore {
         result.duplicates = read - written
       }).immediate()
     } finally {
+      db.exec('DROP TABLE IF EXISTS temp.scan_order')
       for (const name of names) db.exec(`DETACH DATABASE ${name}`)
     }
     return result
@@ -623,10 +634,10 @@ export class Scratch {
   private constructor(private readonly db: Db) {
     db.exec(`CREATE TABLE scan_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, tool TEXT NOT NULL,
         inode INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL, offset INTEGER NOT NULL,
-        state TEXT, scanned_at INTEGER NOT NULL);
+        state TEXT, scanned_at INTEGER NOT NULL, ord INTEGER NOT NULL);
       CREATE TABLE staged (${HISTORY_COLUMNS}) WITHOUT ROWID;`)
     this.insertFile = db.prepare(
-      `INSERT INTO scan_files (id, ${CURSOR_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO scan_files (id, ${CURSOR_COLUMNS}, ord) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
   }
 
@@ -644,13 +655,27 @@ export class Scratch {
     return new Scratch(db)
   }
 
-  /** Adds files read whole: their cursors (each with its number, `id`) and rows, in file order. */
-  add(batch: ReadonlyArray<{cursor: FileCursor; records: readonly HistoryRecord[]}>): void {
+  /**
+   * Adds files read whole: their cursors (each with its number, `id`), places in the scan order
+   * (ascending from call to call) and rows, in file order.
+   */
+  add(batch: ReadonlyArray<{cursor: FileCursor; records: readonly HistoryRecord[]; order: number}>): void {
     const now = Date.now()
     this.db.transaction(() => {
-      for (const {cursor: c, records} of batch) {
+      for (const {cursor: c, records, order} of batch) {
         if (c.id === undefined) throw new Error(`no file number for ${c.path}`)
-        this.insertFile.run(c.id, c.path, c.tool, c.inode, c.size, c.mtimeMs, c.offset, stateJson(c), now)
+        this.insertFile.run(
+          c.id,
+          c.path,
+          c.tool,
+          c.inode,
+          c.size,
+          c.mtimeMs,
+          c.offset,
+          stateJson(c),
+          now,
+          order,
+        )
         for (const r of records) this.rows.push({r, file: c.id})
         this.added += records.length
       }

@@ -171,27 +171,22 @@ async function stagedScan(
   options: ScanOptions,
   stats: ScanStats,
 ): Promise<void> {
-  const {splitBySize, stageFiles, stageInWorker, WORKER_MIN_BYTES} = await import('./stage.js')
+  const {sharedCounter, stageFiles, stageInWorker, WORKER_MIN_BYTES} = await import('./stage.js')
   store.removeStaleScratch()
   // Every file gets its number up front: the reader threads write it into the rows.
   let next = store.newFileIds()
   files = files.map((f) => ({...f, id: cursors.id(f.path) ?? next++}))
-  const sizes = files.map((f) => {
-    try {
-      return statSync(f.path).size
-    } catch {
-      return 0
-    }
-  })
-  const bytes = sizes.reduce((a, b) => a + b, 0)
-  const parts = bytes >= WORKER_MIN_BYTES ? splitBySize(files, sizes, 2) : [files.slice()]
-  const scratches = parts.map((_, i) => store.scratchPath(i))
+  let bytes = 0
+  for (const f of files) bytes += statSync(f.path, {throwIfNoEntry: false})?.size ?? 0
+  const readers = bytes >= WORKER_MIN_BYTES ? 2 : 1
+  const scratches = Array.from({length: readers}, (_, i) => store.scratchPath(i))
+  const counter = sharedCounter()
   try {
     const results = await Promise.all(
-      parts.map((part, i) =>
-        parts.length > 1
-          ? stageInWorker({scratch: scratches[i], files: part}, options.signal)
-          : stageFiles({scratch: scratches[i], files: part}, options.signal),
+      scratches.map((scratch) =>
+        readers > 1
+          ? stageInWorker({scratch, files, next: counter}, options.signal)
+          : stageFiles({scratch, files, next: counter}, options.signal),
       ),
     )
     options.signal?.throwIfAborted()
