@@ -175,6 +175,8 @@ function writeLargeHistory(userHome: string): void {
     // The same responses in the first and the last file: the larger copy wins, whichever is read last.
     if (f === 0 || f === 29) lines.push(claude(f, 900, 'shared_1', f === 0 ? 500 : 50))
     if (f === 0 || f === 29) lines.push(claude(f, 901, 'shared_2', f === 0 ? 50 : 500))
+    // Equal copies: the earlier file's stays (whichever reader thread read it).
+    if (f === 0 || f === 29) lines.push(claude(f, 903, 'shared_3', 70))
     // A `/btw` sidechain replay of the first file's message, in the last file: dropped.
     if (f === 29) lines.push({...claude(f, 902, 'm_0_1', 99, true), requestId: 'req_other'})
     write(join(userHome, '.claude', 'projects', `-w-p${f % 3}`, `s${f}.jsonl`), lines)
@@ -224,8 +226,11 @@ function writeLargeHistory(userHome: string): void {
   }
 }
 
+/** Every row, its file named by path (the two databases number files differently). */
 const allRows = (store: HistoryStore) =>
-  store.db.prepare('SELECT * FROM history ORDER BY key').all() as Array<Record<string, unknown>>
+  store.db
+    .prepare('SELECT h.*, f.path AS file FROM history h JOIN history_files f ON f.id = h.file ORDER BY h.key')
+    .all() as Array<Record<string, unknown>>
 
 describe('gwctl usage rescan of a large history (staged, two reader threads)', () => {
   let home: {home: string; cleanup: () => void}
@@ -242,7 +247,7 @@ describe('gwctl usage rescan of a large history (staged, two reader threads)', (
     const stats = json(rescan)
     expect(stats).toMatchObject({files: 70, filesRead: 70, errors: []})
     // 2 Claude copies, 300 Gemini messages of the session split over two files
-    expect(stats.skipped).toMatchObject({duplicate: 302, replay: 1})
+    expect(stats.skipped).toMatchObject({duplicate: 303, replay: 1})
     expect(readdirSync(home.home).filter((n) => n.includes('.rescan-'))).toEqual([])
 
     const staged = await HistoryStore.open(join(home.home, 'logs.db'))
@@ -250,7 +255,7 @@ describe('gwctl usage rescan of a large history (staged, two reader threads)', (
     try {
       await scanHistory(reference, {env: {HOME: join(home.home, 'user-home')}, staged: false})
       const rows = allRows(staged)
-      expect(rows.length).toBe(30 * 600 + 2 + 20 * 300 + 18 * 300 + 300)
+      expect(rows.length).toBe(30 * 600 + 3 + 20 * 300 + 18 * 300 + 300)
       expect(stats.rows).toBe(rows.length)
       expect(rows).toEqual(allRows(reference))
       const shared = staged.db
@@ -259,7 +264,10 @@ describe('gwctl usage rescan of a large history (staged, two reader threads)', (
       expect(shared).toEqual([
         {key: 'c:shared_1:req_shared_1', output_tokens: 500},
         {key: 'c:shared_2:req_shared_2', output_tokens: 500},
+        {key: 'c:shared_3:req_shared_3', output_tokens: 70},
       ])
+      const tie = rows.find((r) => r.key === 'c:shared_3:req_shared_3')!
+      expect(tie.file).toMatch(/s0\.jsonl$/)
       const cursors = staged.db.prepare('SELECT COUNT(*) AS n FROM history_files').get()
       expect(cursors).toEqual({n: 70})
     } finally {

@@ -21,11 +21,38 @@ import type {AgentTool} from '../scanners/agent-homes.js'
 import type {HistoryRecord} from '../scanners/history/types.js'
 import {privateFiles} from './log-store.js'
 
-/** The `history` table's columns (also the full rescan's staging and rebuilt tables). */
+/**
+ * The `history` table's stored columns (also the staged rescan's scratch table), in order. Rows
+ * name their file by number (`history_files.id`), not by path; `message_id` is kept only on
+ * Claude sidechain rows (the `/btw` replay rule): a main-chain row's message id is in its key
+ * (`c:<message.id>:<requestId>`). Zeros and NULLs take no bytes in a SQLite record.
+ */
+const STORED = [
+  'key',
+  'file',
+  'ts',
+  'model',
+  'session',
+  'project',
+  'request_id',
+  'input_tokens',
+  'output_tokens',
+  'cache_read_tokens',
+  'cache_creation_tokens',
+  'cache_5m_tokens',
+  'cache_1h_tokens',
+  'reasoning_tokens',
+  'sidechain',
+  'message_id',
+] as const
+
+/** Columns after the first BASE_COLUMNS are bound only when not zero/NULL (see `Inserter`). */
+const BASE_COLUMNS = 10
+
+/** The rows' table, `history_rows` (also the scratch databases' `staged`). */
 const HISTORY_COLUMNS = `
   key TEXT PRIMARY KEY,
-  tool TEXT NOT NULL,
-  path TEXT NOT NULL,
+  file INTEGER NOT NULL,
   ts INTEGER NOT NULL,
   model TEXT,
   session TEXT,
@@ -38,28 +65,35 @@ const HISTORY_COLUMNS = `
   cache_5m_tokens INTEGER NOT NULL DEFAULT 0,
   cache_1h_tokens INTEGER NOT NULL DEFAULT 0,
   reasoning_tokens INTEGER NOT NULL DEFAULT 0,
-  total_tokens INTEGER NOT NULL DEFAULT 0,
   sidechain INTEGER NOT NULL DEFAULT 0,
   message_id TEXT`
 
-/** Column names in table order, for positional inserts and `INSERT ... SELECT`. */
-const COLUMN_NAMES = `key, tool, path, ts, model, session, project, request_id, input_tokens, output_tokens,
-  cache_read_tokens, cache_creation_tokens, cache_5m_tokens, cache_1h_tokens, reasoning_tokens,
-  total_tokens, sidechain, message_id`
+/** Stored column names in table order, for positional inserts and `INSERT ... SELECT`. */
+const COLUMN_NAMES = STORED.join(', ')
+
+/** The sum `total_tokens` holds, for upserts (`excluded.` of a generated column is not relied on). */
+const TOTAL = (t: string) =>
+  `(${t}.input_tokens + ${t}.output_tokens + ${t}.cache_read_tokens + ${t}.cache_creation_tokens)`
 
 const HISTORY_INDEXES = `
-CREATE INDEX IF NOT EXISTS history_ts ON history (ts);
-CREATE INDEX IF NOT EXISTS history_path ON history (path);
--- No query looks a history row up by request id (reconcile matches in memory, usage --source all
--- looks the gateway's ids up): the index only cost every insert and every full rescan.
-DROP INDEX IF EXISTS history_request;
-DROP INDEX IF EXISTS history_message;
-CREATE INDEX IF NOT EXISTS history_side_message ON history (message_id) WHERE sidechain = 1;
+CREATE INDEX IF NOT EXISTS history_ts ON history_rows (ts);
+CREATE INDEX IF NOT EXISTS history_file ON history_rows (file);
+CREATE INDEX IF NOT EXISTS history_side_message ON history_rows (message_id) WHERE sidechain = 1;
 `
+
+/**
+ * What queries read: `history`, the rows with `tool` (from the key's prefix) and `total_tokens`
+ * computed, not stored (a generated column would stop SQLite copying a table page by page).
+ */
+const HISTORY_VIEW = `CREATE VIEW IF NOT EXISTS history AS SELECT ${STORED.join(', ')},
+  CASE substr(key, 1, 1) WHEN 'c' THEN 'claude-code' WHEN 'x' THEN 'codex' ELSE 'gemini-cli' END AS tool,
+  input_tokens + output_tokens + cache_read_tokens + cache_creation_tokens AS total_tokens
+  FROM history_rows;`
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS history_files (
-  path TEXT PRIMARY KEY,
+  id INTEGER PRIMARY KEY,
+  path TEXT NOT NULL UNIQUE,
   tool TEXT NOT NULL,
   inode INTEGER NOT NULL DEFAULT 0,
   size INTEGER NOT NULL DEFAULT 0,
@@ -68,56 +102,55 @@ CREATE TABLE IF NOT EXISTS history_files (
   state TEXT,
   scanned_at INTEGER NOT NULL DEFAULT 0
 );
-CREATE TABLE IF NOT EXISTS history (${HISTORY_COLUMNS}
+CREATE TABLE IF NOT EXISTS history_rows (${HISTORY_COLUMNS}
 ) WITHOUT ROWID;
-${HISTORY_INDEXES}`
+${HISTORY_INDEXES}
+${HISTORY_VIEW}`
 
-/** An upsert's SET list: every column from `excluded`. */
-const SET_ALL = `tool = excluded.tool, path = excluded.path, ts = excluded.ts, model = excluded.model,
-  session = excluded.session, project = excluded.project, request_id = excluded.request_id,
-  input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-  cache_read_tokens = excluded.cache_read_tokens, cache_creation_tokens = excluded.cache_creation_tokens,
-  cache_5m_tokens = excluded.cache_5m_tokens, cache_1h_tokens = excluded.cache_1h_tokens,
-  reasoning_tokens = excluded.reasoning_tokens, total_tokens = excluded.total_tokens,
-  sidechain = excluded.sidechain, message_id = excluded.message_id`
+/** An upsert's SET list: every stored column from `excluded`. */
+const SET_ALL = STORED.filter((c) => c !== 'key')
+  .map((c) => `${c} = excluded.${c}`)
+  .join(', ')
 
 /** Claude's rule between two copies of a key: the non-sidechain copy, then the larger one. */
 const CLAUDE_BETTER = (table: string) => `(excluded.sidechain < ${table}.sidechain
-  OR (excluded.sidechain = ${table}.sidechain AND excluded.total_tokens > ${table}.total_tokens))`
+  OR (excluded.sidechain = ${table}.sidechain AND ${TOTAL('excluded')} > ${TOTAL(table)}))`
 
 /**
- * The first `history` table had a rowid beside its text key: every row cost two b-tree inserts.
- * Its rows are copied into the keyed (WITHOUT ROWID) table once, in one transaction; rows whose
- * history files are gone since (Claude Code deletes old sessions) are kept.
+ * The history tables are a cache of the agents' files. Earlier layouts (a `history` table with a
+ * path per row, stored `tool`/`total_tokens` and a `message_id` on every row; cursors without a
+ * number) are dropped whole, in one transaction: the next scan finds no cursor and reads every
+ * file again (staged).
  */
-function migrateWithoutRowid(db: Db): void {
-  const sql = () =>
-    (
-      db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'history'").get() as
-        {sql: string} | undefined
-    )?.sql
-  const old = (text: string | undefined) => text !== undefined && !/WITHOUT ROWID/i.test(text)
-  if (!old(sql())) return
+function migrate(db: Db): void {
+  const old = () =>
+    db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history'`).get() !== undefined ||
+    ((db.prepare(`SELECT name FROM pragma_table_info('history_files')`).all() as Array<{name: string}>)
+      .length > 0 &&
+      db.prepare(`SELECT 1 FROM pragma_table_info('history_files') WHERE name = 'id'`).get() === undefined)
+  if (!old()) return
   // IMMEDIATE, and checked again inside: a daemon and a command opening at once migrate once.
   db.transaction(() => {
-    if (!old(sql())) return
-    db.exec('ALTER TABLE history RENAME TO history_old')
+    if (!old()) return
     for (const index of [
       'history_ts',
       'history_path',
+      'history_file',
       'history_request',
       'history_message',
       'history_side_message',
     ])
       db.exec(`DROP INDEX IF EXISTS ${index}`)
+    db.exec('DROP TABLE IF EXISTS history; DROP TABLE IF EXISTS history_files;')
+    db.exec('DROP VIEW IF EXISTS history; DROP TABLE IF EXISTS history_rows;')
     db.exec(SCHEMA)
-    db.exec('INSERT OR REPLACE INTO history SELECT * FROM history_old')
-    db.exec('DROP TABLE history_old')
   }).immediate()
 }
 
 /** A file's scan position. */
 export interface FileCursor {
+  /** `history_files.id`: the number the file's rows carry (unset: a file not seen before). */
+  id?: number
   path: string
   tool: AgentTool
   inode: number
@@ -134,6 +167,7 @@ export interface FileCursor {
 class StoredCursor implements FileCursor {
   private loaded: {tool: AgentTool; state: unknown} | undefined
   constructor(
+    readonly id: number,
     readonly path: string,
     readonly inode: number,
     readonly size: number,
@@ -144,7 +178,7 @@ class StoredCursor implements FileCursor {
 
   private get rest(): {tool: AgentTool; state: unknown} {
     if (!this.loaded) {
-      const row = this.load.get(this.path) as {tool: AgentTool; state: string | null}
+      const row = this.load.get(this.id) as {tool: AgentTool; state: string | null}
       this.loaded = {tool: row.tool, state: row.state === null ? null : (JSON.parse(row.state) as unknown)}
     }
     return this.loaded
@@ -156,6 +190,40 @@ class StoredCursor implements FileCursor {
 
   get state(): unknown {
     return this.rest.state
+  }
+}
+
+/** A cursor as read: path, id, inode, size, mtime_ms, offset. */
+type CursorRow = [string, number, number, number, number, number]
+
+/** The cursors of a scan, by path. */
+export class Cursors {
+  private readonly rows = new Map<string, CursorRow>()
+  constructor(
+    rows: readonly CursorRow[],
+    private readonly load: BetterSqlite3.Statement,
+  ) {
+    for (const row of rows) this.rows.set(row[0], row)
+  }
+
+  get size(): number {
+    return this.rows.size
+  }
+
+  /** Whether `path` has a cursor with this inode, size and mtime (the file was not touched since). */
+  unchanged(path: string, st: {ino: number; size: number; mtimeMs: number}): boolean {
+    const row = this.rows.get(path)
+    return row !== undefined && row[2] === st.ino && row[3] === st.size && row[4] === st.mtimeMs
+  }
+
+  /** The file number of `path`, if it has a cursor. */
+  id(path: string): number | undefined {
+    return this.rows.get(path)?.[1]
+  }
+
+  get(path: string): FileCursor | undefined {
+    const row = this.rows.get(path)
+    return row && new StoredCursor(row[1], row[0], row[2], row[3], row[4], row[5], this.load)
   }
 }
 
@@ -171,9 +239,100 @@ export interface ApplyResult {
 
 type Db = BetterSqlite3.Database
 
+/** The cursor columns written by a scan (`id` aside). */
+const CURSOR_COLUMNS = 'path, tool, inode, size, mtime_ms, offset, state, scanned_at'
+const CURSOR_UPDATE = `tool = excluded.tool, inode = excluded.inode, size = excluded.size,
+  mtime_ms = excluded.mtime_ms, offset = excluded.offset, state = excluded.state, scanned_at = excluded.scanned_at`
+
+/**
+ * Inserts rows binding only what they hold: the first BASE_COLUMNS values always, each later
+ * column only when not zero/NULL (its default). Every bound value costs (a Codex or Gemini row
+ * has 10, not 16), so there is one prepared statement per shape, made on first use.
+ */
+class Inserter {
+  private readonly statements = new Map<number, BetterSqlite3.Statement>()
+  private readonly values: unknown[] = []
+  /** Rows of one shape waiting for `add` to write them several to a statement. */
+  private pending = 0
+  private pendingShape = -1
+  constructor(
+    private readonly db: Db,
+    /** The statement for `columns` and `values` (one `(?, ...)` group per row). */
+    private readonly sql: (columns: string, values: string) => string,
+  ) {}
+
+  /** The shape of `r` (a bit per optional column it binds); its values are pushed onto `v`. */
+  private push(v: unknown[], r: HistoryRecord, file: number): number {
+    v.push(r.key, file, r.time, r.model, r.session, r.project, r.requestId)
+    v.push(r.inputTokens, r.outputTokens, r.cacheReadTokens)
+    // A bit per optional column bound (in STORED order after the base columns).
+    const optional = [r.cacheCreationTokens, r.cache5mTokens, r.cache1hTokens, r.reasoningTokens]
+    let shape = 0
+    for (let i = 0; i < 4; i++)
+      if (optional[i] !== 0) {
+        shape |= 1 << i
+        v.push(optional[i])
+      }
+    if (r.sidechain) {
+      shape |= 16
+      v.push(1)
+      // Kept on sidechain rows only: a main-chain row's message id is in its key.
+      if (r.messageId !== null) {
+        shape |= 32
+        v.push(r.messageId)
+      }
+    }
+    return shape
+  }
+
+  private statement(shape: number, rows: number): BetterSqlite3.Statement {
+    let statement = this.statements.get(shape * 1024 + rows)
+    if (!statement) {
+      const columns = STORED.filter((_, i) => i < BASE_COLUMNS || shape & (1 << (i - BASE_COLUMNS)))
+      const group = `(${columns.map(() => '?').join(', ')})`
+      statement = this.db.prepare(this.sql(columns.join(', '), Array(rows).fill(group).join(', ')))
+      this.statements.set(shape * 1024 + rows, statement)
+    }
+    return statement
+  }
+
+  /** Writes one row now (an upsert's changes count is per row). */
+  run(r: HistoryRecord, file: number): BetterSqlite3.RunResult {
+    const v = this.values
+    v.length = 0
+    return this.statement(this.push(v, r, file), 1).run(v)
+  }
+
+  /**
+   * Adds a row to write, MANY_ROWS to a statement while they have the same shape (a third less
+   * time per row than one statement each); `flush` writes the rest. Plain inserts only.
+   */
+  add(r: HistoryRecord, file: number): void {
+    const v = this.values
+    const at = v.length
+    const shape = this.push(v, r, file)
+    if (shape !== this.pendingShape && this.pending > 0) {
+      const next = v.splice(at)
+      this.flush()
+      v.push(...next)
+    }
+    this.pendingShape = shape
+    if (++this.pending === MANY_ROWS) this.flush()
+  }
+
+  flush(): void {
+    if (this.pending > 0) this.statement(this.pendingShape, this.pending).run(this.values)
+    this.values.length = 0
+    this.pending = 0
+  }
+}
+
+/** Rows per statement of a bulk insert. */
+const MANY_ROWS = 32
+
 export class HistoryStore {
-  private readonly upsertClaude: BetterSqlite3.Statement
-  private readonly upsertOther: BetterSqlite3.Statement
+  private readonly upsertClaude: Inserter
+  private readonly upsertOther: Inserter
   private readonly parentOf: BetterSqlite3.Statement
   private readonly dropReplays: BetterSqlite3.Statement
   private readonly putCursor: BetterSqlite3.Statement
@@ -182,31 +341,45 @@ export class HistoryStore {
   private sidechains: number | undefined
 
   private constructor(readonly db: Db) {
-    const cols = `(${COLUMN_NAMES}) VALUES (${Array(18).fill('?').join(', ')})`
+    // A row replacing another takes every stored column from it: unbound ones are their defaults.
+    const setAll = (columns: string) => {
+      const bound = new Set(columns.split(', '))
+      return STORED.filter((c) => c !== 'key')
+        .map((c) => `${c} = ${bound.has(c) ? `excluded.${c}` : c === 'message_id' ? 'NULL' : '0'}`)
+        .join(', ')
+    }
     // Claude: keep the non-sidechain copy, then the larger one (ccusage's preference).
-    this.upsertClaude = db.prepare(`INSERT INTO history ${cols} ON CONFLICT(key) DO UPDATE SET ${SET_ALL}
-      WHERE ${CLAUDE_BETTER('history')}`)
-    // Codex and Gemini: the last copy of a key wins.
-    this.upsertOther = db.prepare(`INSERT INTO history ${cols} ON CONFLICT(key) DO UPDATE SET ${SET_ALL}`)
-    // A Claude key starts `c:<message.id>:`, so the primary key finds a message's main-chain rows
-    // (no index on every row's message_id: only sidechain rows are indexed by it).
-    this.parentOf = db.prepare(
-      `SELECT 1 FROM history WHERE key >= 'c:' || @m || ':' AND key < 'c:' || @m || ';'
-        AND message_id = @m AND sidechain = 0 AND key <> @key LIMIT 1`,
+    this.upsertClaude = new Inserter(
+      db,
+      (columns, values) => `INSERT INTO history_rows (${columns}) VALUES ${values}
+        ON CONFLICT(key) DO UPDATE SET ${setAll(columns)} WHERE ${CLAUDE_BETTER('history_rows')}`,
     )
-    this.dropReplays = db.prepare(`DELETE FROM history WHERE message_id = ? AND sidechain = 1 AND key <> ?`)
-    this.putCursor =
-      db.prepare(`INSERT INTO history_files (path, tool, inode, size, mtime_ms, offset, state, scanned_at)
+    // Codex and Gemini: the last copy of a key wins.
+    this.upsertOther = new Inserter(
+      db,
+      (columns, values) => `INSERT INTO history_rows (${columns}) VALUES ${values}
+        ON CONFLICT(key) DO UPDATE SET ${setAll(columns)}`,
+    )
+    // A main-chain row of message @m has the key `c:<m>:<request id>` (found by the primary key).
+    this.parentOf = db.prepare(
+      `SELECT 1 FROM history_rows WHERE key >= 'c:' || @m || ':' AND key < 'c:' || @m || ';'
+        AND key = 'c:' || @m || ':' || coalesce(request_id, '') AND sidechain = 0 AND key <> @key LIMIT 1`,
+    )
+    this.dropReplays = db.prepare(
+      `DELETE FROM history_rows WHERE message_id = ? AND sidechain = 1 AND key <> ?`,
+    )
+    this.putCursor = db.prepare(`INSERT INTO history_files (${CURSOR_COLUMNS})
       VALUES (@path, @tool, @inode, @size, @mtimeMs, @offset, @state, @scannedAt)
-      ON CONFLICT(path) DO UPDATE SET tool = excluded.tool, inode = excluded.inode, size = excluded.size,
-        mtime_ms = excluded.mtime_ms, offset = excluded.offset, state = excluded.state, scanned_at = excluded.scanned_at`)
-    this.deleteFileRows = db.prepare('DELETE FROM history WHERE path = ?')
+      ON CONFLICT(path) DO UPDATE SET ${CURSOR_UPDATE} RETURNING id`)
+    this.deleteFileRows = db.prepare('DELETE FROM history_rows WHERE file = ?')
   }
 
   /** Whether any sidechain row is held (counted once, on first need, then kept up to date). */
   private hasSidechains(): boolean {
     this.sidechains ??= (
-      this.db.prepare('SELECT EXISTS (SELECT 1 FROM history WHERE sidechain = 1) AS n').get() as {n: number}
+      this.db.prepare('SELECT EXISTS (SELECT 1 FROM history_rows WHERE sidechain = 1) AS n').get() as {
+        n: number
+      }
     ).n
     return this.sidechains > 0
   }
@@ -222,28 +395,25 @@ export class HistoryStore {
     db.pragma('busy_timeout = 5000')
     // A rescan writes many index pages: a 64 MB page cache keeps them in memory between commits.
     db.pragma('cache_size = -65536')
-    // CREATE INDEX and large sorts may use a helper thread (a full rescan builds four indexes).
+    // CREATE INDEX and large sorts may use a helper thread (a full rescan builds the indexes).
     db.pragma('threads = 2')
-    migrateWithoutRowid(db)
+    migrate(db)
     db.exec(SCHEMA)
     privateFiles(path)
     return new HistoryStore(db)
   }
 
   /**
-   * Every file's cursor, by path: the four numbers the unchanged-file check needs, as raw rows
-   * (a no-change scan of 10 000 files reads 10 000 of them and nothing else).
+   * Every file's cursor, by path: the numbers the unchanged-file check needs, read in one query
+   * as raw rows (a no-change scan of 10 000 files reads 10 000 of them and nothing else, and
+   * builds a cursor object only for a file that changed).
    */
-  cursors(): Map<string, FileCursor> {
+  cursors(): Cursors {
     const rows = this.db
-      .prepare('SELECT path, inode, size, mtime_ms, offset FROM history_files')
+      .prepare('SELECT path, id, inode, size, mtime_ms, offset FROM history_files')
       .raw()
-      .all() as Array<[string, number, number, number, number]>
-    const load = this.db.prepare('SELECT tool, state FROM history_files WHERE path = ?')
-    const map = new Map<string, FileCursor>()
-    for (const [path, inode, size, mtimeMs, offset] of rows)
-      map.set(path, new StoredCursor(path, inode, size, mtimeMs, offset, load))
-    return map
+      .all() as CursorRow[]
+    return new Cursors(rows, this.db.prepare('SELECT tool, state FROM history_files WHERE id = ?'))
   }
 
   /**
@@ -270,9 +440,11 @@ export class HistoryStore {
 
   private applyOne(cursor: FileCursor, records: readonly HistoryRecord[], reset: boolean): ApplyResult {
     const result: ApplyResult = {rows: 0, duplicates: 0, replays: 0}
-    if (reset) this.deleteFileRows.run(cursor.path)
+    const {id} = this.putCursor.get({...cursor, state: stateJson(cursor), scannedAt: Date.now()}) as {
+      id: number
+    }
+    if (reset) this.deleteFileRows.run(id)
     for (const r of records) {
-      const values = rowValues(r, cursor.path)
       if (r.tool === 'claude-code') {
         if (r.messageId) {
           // `/btw`: a sidechain line repeating the parent's message.id under another requestId.
@@ -283,19 +455,29 @@ export class HistoryStore {
           if (!r.sidechain && this.hasSidechains())
             result.replays += this.dropReplays.run(r.messageId, r.key).changes
         }
-        const changes = this.upsertClaude.run(values).changes
+        const changes = this.upsertClaude.run(r, id).changes
         if (changes === 0) result.duplicates++
         else {
           result.rows++
           if (r.sidechain) this.sidechains = (this.sidechains ?? 0) + 1
         }
       } else {
-        this.upsertOther.run(values)
+        this.upsertOther.run(r, id)
         result.rows++
       }
     }
-    this.putCursor.run({...cursor, state: stateJson(cursor), scannedAt: Date.now()})
     return result
+  }
+
+  /**
+   * Numbers for files without a cursor, for a staged rescan's rows: far above the highest held,
+   * so that a daemon adding files meanwhile (it takes the next numbers) never takes one of them.
+   */
+  newFileIds(): number {
+    const {max} = this.db.prepare('SELECT coalesce(max(id), 0) AS max FROM history_files').get() as {
+      max: number
+    }
+    return max + NEW_ID_GAP
   }
 
   /** Where a rescan's `n`th scratch database goes: beside the log database, named for this process. */
@@ -324,10 +506,11 @@ export class HistoryStore {
   /**
    * Replaces the rows of every file in the scratch databases (see `Scratch`) with theirs, keeps
    * the rows of files not read (another tool, a deleted session, an unreadable file), applies
-   * the `/btw` replay rule and writes the cursors, in one IMMEDIATE transaction. Scratch files
-   * come in scan order: on a key held by two, the later one wins (Claude: by its rule).
+   * the `/btw` replay rule and writes the cursors, in one IMMEDIATE transaction. On a key held by
+   * two scratch databases, the copies' files' places in the scan decide (as in one reader). `read`:
+   * the rows the scratch databases were given (their duplicates already dropped).
    */
-  mergeScratch(paths: readonly string[]): ApplyResult {
+  mergeScratch(paths: readonly string[], read: number): ApplyResult {
     const db = this.db
     const result: ApplyResult = {rows: 0, duplicates: 0, replays: 0}
     const names = paths.map((_, i) => `scratch${i}`)
@@ -335,59 +518,78 @@ export class HistoryStore {
     this.sidechains = undefined
     try {
       db.transaction(() => {
-        let read = 0
-        let written = 0
+        const scanned = names.map((n) => `SELECT id, path FROM ${n}.scan_files`).join(' UNION ALL ')
+        // A file numbered before the rescan began keeps its number; a new one got a number far
+        // above any held, unless (never seen) another file took it since: then nothing is swapped.
+        const clash = db
+          .prepare(
+            `SELECT s.path FROM (${scanned}) s JOIN history_files h ON h.id = s.id AND h.path <> s.path LIMIT 1`,
+          )
+          .get() as {path: string} | undefined
+        if (clash) throw new Error(`the history changed during the rescan (${clash.path}): run it again`)
         db.exec(`DROP TABLE IF EXISTS history_next;
-          CREATE TABLE history_next (${HISTORY_COLUMNS}) WITHOUT ROWID;`)
+          CREATE TABLE history_next (${HISTORY_COLUMNS}) WITHOUT ROWID;
+          DROP TABLE IF EXISTS temp.scan_order;
+          CREATE TEMP TABLE scan_order (id INTEGER PRIMARY KEY, ord INTEGER NOT NULL);
+          ${names.map((n) => `INSERT INTO temp.scan_order SELECT id, ord FROM ${n}.scan_files;`).join('\n')}`)
         for (const [i, name] of names.entries()) {
-          read += (db.prepare(`SELECT COUNT(*) AS n FROM ${name}.scan_rows`).get() as {n: number}).n
           // Into the empty table, a plain copy of the same layout: SQLite copies the b-tree's
           // records without decoding them (the "transfer optimization").
           if (i === 0) {
-            written += db.prepare(`INSERT INTO history_next SELECT * FROM ${name}.staged`).run().changes
+            db.prepare(`INSERT INTO history_next SELECT * FROM ${name}.staged`).run()
             continue
           }
+          // A key held by both: the readers took files in turns, so the copies are ordered by
+          // their files' places in the scan (`ord`): Codex and Gemini keep the later copy,
+          // Claude the non-sidechain one, then the larger, then the earlier (as one reader would).
           // `WHERE true`: an upsert after a SELECT needs a WHERE to parse.
-          written += db
-            .prepare(
-              `INSERT INTO history_next (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM ${name}.staged
+          const ord = (file: string) => `(SELECT ord FROM temp.scan_order WHERE id = ${file})`
+          db.prepare(
+            `INSERT INTO history_next (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM ${name}.staged
                 WHERE true ORDER BY key
                 ON CONFLICT(key) DO UPDATE SET ${SET_ALL}
-                WHERE excluded.tool <> 'claude-code' OR ${CLAUDE_BETTER('history_next')}`,
-            )
-            .run().changes
+                WHERE CASE WHEN substr(excluded.key, 1, 1) <> 'c'
+                  THEN ${ord('excluded.file')} > ${ord('history_next.file')}
+                  ELSE ${CLAUDE_BETTER('history_next')} OR (excluded.sidechain = history_next.sidechain
+                    AND ${TOTAL('excluded')} = ${TOTAL('history_next')}
+                    AND ${ord('excluded.file')} < ${ord('history_next.file')}) END`,
+          ).run()
         }
-        // Every row was written with its file's cursor: the files not read are found by cursor
-        // and their rows by the path index. A copy just read of the same key stays, unless
-        // Claude's rule prefers the kept one.
-        const read_ = names.map((n) => `SELECT path FROM ${n}.scan_files`).join(' UNION ALL ')
+        // Rows kept (`changes` would count a copy replacing another as one more).
+        const written = (db.prepare('SELECT COUNT(*) AS n FROM history_next').get() as {n: number}).n
+        // The files not read keep their rows (found by file number). A copy just read of the
+        // same key stays, unless Claude's rule prefers the kept one.
+        const readPaths = names.map((n) => `SELECT path FROM ${n}.scan_files`).join(' UNION ALL ')
         db.prepare(
-          `INSERT INTO history_next (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM history
-            WHERE path IN (SELECT path FROM history_files WHERE path NOT IN (${read_}))
+          `INSERT INTO history_next (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM history_rows
+            WHERE file IN (SELECT id FROM history_files WHERE path NOT IN (${readPaths}))
             ORDER BY key
             ON CONFLICT(key) DO UPDATE SET ${SET_ALL}
-            WHERE excluded.tool = 'claude-code' AND ${CLAUDE_BETTER('history_next')}`,
+            WHERE substr(excluded.key, 1, 1) = 'c' AND ${CLAUDE_BETTER('history_next')}`,
         ).run()
-        db.exec(`DROP TABLE history; ALTER TABLE history_next RENAME TO history; ${HISTORY_INDEXES}`)
+        db.exec(`DROP VIEW history; DROP TABLE history_rows; ALTER TABLE history_next RENAME TO history_rows;
+          ${HISTORY_INDEXES} ${HISTORY_VIEW}`)
         // `/btw`: a sidechain row repeating a main-chain row's message.id under another requestId.
         result.replays = db
           .prepare(
-            `DELETE FROM history WHERE sidechain = 1 AND message_id IS NOT NULL AND EXISTS (
-              SELECT 1 FROM history m WHERE m.key >= 'c:' || history.message_id || ':'
-                AND m.key < 'c:' || history.message_id || ';' AND m.message_id = history.message_id
-                AND m.sidechain = 0 AND m.key <> history.key)`,
+            `DELETE FROM history_rows AS s WHERE sidechain = 1 AND message_id IS NOT NULL AND EXISTS (
+              SELECT 1 FROM history_rows m WHERE m.key >= 'c:' || s.message_id || ':'
+                AND m.key < 'c:' || s.message_id || ';'
+                AND m.key = 'c:' || s.message_id || ':' || coalesce(m.request_id, '')
+                AND m.sidechain = 0 AND m.key <> s.key)`,
           )
           .run().changes
+        // The cursors, with the numbers the rows carry (a file a daemon added meanwhile under
+        // another number takes this one: its rows were left out above).
         for (const name of names)
-          db.exec(`INSERT INTO history_files (path, tool, inode, size, mtime_ms, offset, state, scanned_at)
-            SELECT path, tool, inode, size, mtime_ms, offset, state, scanned_at FROM ${name}.scan_files WHERE true
-            ON CONFLICT(path) DO UPDATE SET tool = excluded.tool, inode = excluded.inode, size = excluded.size,
-              mtime_ms = excluded.mtime_ms, offset = excluded.offset, state = excluded.state,
-              scanned_at = excluded.scanned_at`)
+          db.exec(`INSERT INTO history_files (id, ${CURSOR_COLUMNS})
+            SELECT id, ${CURSOR_COLUMNS} FROM ${name}.scan_files WHERE true
+            ON CONFLICT(path) DO UPDATE SET id = excluded.id, ${CURSOR_UPDATE}`)
         result.rows = written - result.replays
         result.duplicates = read - written
       }).immediate()
     } finally {
+      db.exec('DROP TABLE IF EXISTS temp.scan_order')
       for (const name of names) db.exec(`DETACH DATABASE ${name}`)
     }
     return result
@@ -398,62 +600,45 @@ export class HistoryStore {
   }
 }
 
-/** Positional values (no per-row object is built for the statement), in COLUMN_NAMES order. */
-function rowValues(r: HistoryRecord, path: string | number | bigint): unknown[] {
-  return [
-    r.key,
-    r.tool,
-    path,
-    r.time,
-    r.model,
-    r.session,
-    r.project,
-    r.requestId,
-    r.inputTokens,
-    r.outputTokens,
-    r.cacheReadTokens,
-    r.cacheCreationTokens,
-    r.cache5mTokens,
-    r.cache1hTokens,
-    r.reasoningTokens,
-    r.totalTokens,
-    r.sidechain ? 1 : 0,
-    r.messageId,
-  ]
-}
+/** How far above the highest file number a staged rescan numbers new files. */
+const NEW_ID_GAP = 100_000
 
 const stateJson = (cursor: FileCursor): string | null =>
   cursor.state === null || cursor.state === undefined ? null : JSON.stringify(cursor.state)
+
+/** Claude's rule between two copies of a key (the later `b` wins only when better); others: the later. */
+function better(b: HistoryRecord, a: HistoryRecord): boolean {
+  if (b.tool !== 'claude-code') return true
+  if (b.sidechain !== a.sidechain) return !b.sidechain
+  return b.totalTokens > a.totalTokens
+}
 
 /**
  * A full rescan (or a first scan) does not upsert row by row: inserting random keys one at a time
  * into a b-tree larger than the page cache was most of a 1 GB rescan. Files are read into scratch
  * databases instead (`Scratch`, one per worker thread: unjournaled files beside the log database,
- * private to this rescan), each deduplicated there in key order; `HistoryStore.mergeScratch` then
- * builds the new `history` table from them in key order, keeps the rows of files not read, builds
- * the indexes by sorting, and swaps it in with the cursors in one transaction. A kill before that
- * transaction commits leaves the database exactly as it was: an interrupted full rescan changes
- * nothing (its scratch files are removed by the next one).
+ * private to this rescan): the rows are deduplicated in memory and written once, in key order, as
+ * the table `staged` (keyed like `history`); `HistoryStore.mergeScratch` then builds the new
+ * `history` table from them in key order, keeps the rows of files not read, builds the indexes by
+ * sorting, and swaps it in with the cursors in one transaction. A kill before that transaction
+ * commits leaves the database exactly as it was: an interrupted full rescan changes nothing (its
+ * scratch files are removed by the next one).
  */
 export class Scratch {
-  private readonly insertRow: BetterSqlite3.Statement
   private readonly insertFile: BetterSqlite3.Statement
+  /** The part's rows, in file order, with their file's number. */
+  private rows: Array<{r: HistoryRecord; file: number}> = []
+  /** Rows given (before dedup). */
+  added = 0
 
   private constructor(private readonly db: Db) {
-    // Rows name their file by number (a path bound once per file, not once per row).
-    const columns = HISTORY_COLUMNS.replace('key TEXT PRIMARY KEY', 'key TEXT NOT NULL').replace(
-      'path TEXT NOT NULL',
-      'file INTEGER NOT NULL',
-    )
-    db.exec(`CREATE TABLE scan_rows (${columns});
-      CREATE TABLE scan_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, tool TEXT NOT NULL,
+    db.exec(`CREATE TABLE scan_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, tool TEXT NOT NULL,
         inode INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL, offset INTEGER NOT NULL,
-        state TEXT, scanned_at INTEGER NOT NULL);`)
-    this.insertRow = db.prepare(
-      `INSERT INTO scan_rows (${COLUMN_NAMES.replace('path', 'file')}) VALUES (${Array(18).fill('?').join(', ')})`,
+        state TEXT, scanned_at INTEGER NOT NULL, ord INTEGER NOT NULL);
+      CREATE TABLE staged (${HISTORY_COLUMNS}) WITHOUT ROWID;`)
+    this.insertFile = db.prepare(
+      `INSERT INTO scan_files (id, ${CURSOR_COLUMNS}, ord) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    this.insertFile = db.prepare(`INSERT INTO scan_files
-      (path, tool, inode, size, mtime_ms, offset, state, scanned_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
   }
 
   /** Creates the scratch database at `path` (replacing any file there), mode 0600. */
@@ -465,19 +650,22 @@ export class Scratch {
     // Scratch: nothing to recover after a crash, so no journal and no fsync.
     db.pragma('journal_mode = OFF')
     db.pragma('synchronous = OFF')
-    // 16 MB of pages and sorter memory per reader thread (two run at once, beside the merge's 64 MB).
+    // 16 MB of pages per reader thread (two run at once, beside the merge's 64 MB).
     db.pragma('cache_size = -16384')
-    db.pragma('threads = 2')
     return new Scratch(db)
   }
 
-  /** Adds files read whole: their rows (in file order) and cursors. */
-  add(batch: ReadonlyArray<{cursor: FileCursor; records: readonly HistoryRecord[]}>): void {
+  /**
+   * Adds files read whole: their cursors (each with its number, `id`), places in the scan order
+   * (ascending from call to call) and rows, in file order.
+   */
+  add(batch: ReadonlyArray<{cursor: FileCursor; records: readonly HistoryRecord[]; order: number}>): void {
     const now = Date.now()
     this.db.transaction(() => {
-      for (const {cursor, records} of batch) {
-        const c = cursor
-        const file = this.insertFile.run(
+      for (const {cursor: c, records, order} of batch) {
+        if (c.id === undefined) throw new Error(`no file number for ${c.path}`)
+        this.insertFile.run(
+          c.id,
           c.path,
           c.tool,
           c.inode,
@@ -486,26 +674,38 @@ export class Scratch {
           c.offset,
           stateJson(c),
           now,
+          order,
         )
-        for (const r of records) this.insertRow.run(rowValues(r, file.lastInsertRowid))
+        for (const r of records) this.rows.push({r, file: c.id})
+        this.added += records.length
       }
     })()
   }
 
   /**
-   * Builds `staged`, keyed like `history`, from the rows in key order, applying the dedup rules:
-   * Claude keeps the non-sidechain copy, then the larger (the first on a tie); Codex and Gemini
-   * the last copy.
+   * Writes the rows in key order as `staged` (appended to the b-tree, never sorted there), one per
+   * key: of the copies of a key (next to each other after a stable sort, in file order) the one
+   * the dedup rule keeps.
    */
   finish(): void {
-    this.db.exec(`CREATE TABLE staged (${HISTORY_COLUMNS}) WITHOUT ROWID;
-      INSERT INTO staged (${COLUMN_NAMES})
-        SELECT ${COLUMN_NAMES.split(',')
-          .map((c) => (c.trim() === 'path' ? 'f.path' : `r.${c.trim()}`))
-          .join(', ')}
-        FROM scan_rows r JOIN scan_files f ON f.id = r.file WHERE true ORDER BY r.key, r.rowid
-        ON CONFLICT(key) DO UPDATE SET ${SET_ALL}
-        WHERE excluded.tool <> 'claude-code' OR ${CLAUDE_BETTER('staged')};`)
+    const rows = this.rows
+    this.rows = []
+    rows.sort((a, b) => (a.r.key < b.r.key ? -1 : a.r.key > b.r.key ? 1 : 0))
+    const insert = new Inserter(
+      this.db,
+      (columns, values) => `INSERT INTO staged (${columns}) VALUES ${values}`,
+    )
+    this.db.transaction(() => {
+      for (let i = 0; i < rows.length; i++) {
+        let kept = rows[i]
+        while (i + 1 < rows.length && rows[i + 1].r.key === kept.r.key) {
+          i++
+          if (better(rows[i].r, kept.r)) kept = rows[i]
+        }
+        insert.add(kept.r, kept.file)
+      }
+      insert.flush()
+    })()
   }
 
   close(): void {

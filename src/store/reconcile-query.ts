@@ -62,7 +62,10 @@ const sum = (t: ReconcileTokens) => t.inputTokens + t.outputTokens + t.cacheRead
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
 function hasTable(db: BetterSqlite3.Database, name: string): boolean {
-  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined
+  return (
+    db.prepare(`SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?`).get(name) !==
+    undefined
+  )
 }
 
 function rows(db: BetterSqlite3.Database, sql: string, params: Record<string, unknown>): ReconcileRequest[] {

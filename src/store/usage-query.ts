@@ -68,7 +68,10 @@ const PIVOT_EXPR: Record<UsagePivotAll, string> = {
 }
 
 function hasTable(db: BetterSqlite3.Database, name: string): boolean {
-  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined
+  return (
+    db.prepare(`SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?`).get(name) !==
+    undefined
+  )
 }
 
 const HOUR_MS = 3_600_000

@@ -6,15 +6,22 @@
  * TTL breakdown, which Claude Code writes as zeros when the server sends none.
  */
 import type {FileContext, HistoryRecord, LineParser, SkipReason} from './types.js'
-import {num, obj, str} from './types.js'
+import {markerBytes, num, obj, str} from './types.js'
 
 const SEMVER = /^\d+\.\d+\.\d+/
 /** Fields that, when present as `null`, make ccusage drop the line. */
 const NOT_NULL = ['requestId', 'sessionId', 'version', 'costUSD', 'cwd', 'isApiErrorMessage'] as const
 const NOT_EMPTY = ['sessionId', 'requestId'] as const
 
+/**
+ * The line reader decodes only lines holding this (on the raw bytes; `line` checks the exact
+ * markers): one search covers both spellings below.
+ */
+const MARKERS = markerBytes('"usage":')
+
 export function claudeParser(file: FileContext): LineParser {
   return {
+    markers: MARKERS,
     state: () => null,
     line(text: string, offset: number): HistoryRecord | SkipReason {
       if (!text.includes('"usage":{') && !text.includes('"usage": {')) return 'no-usage'

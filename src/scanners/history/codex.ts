@@ -9,7 +9,7 @@
  * history replayed: token_counts within its first second are the parent's, already counted there.
  */
 import type {FileContext, HistoryRecord, LineParser, SkipReason} from './types.js'
-import {num, obj, str} from './types.js'
+import {markerBytes, num, obj, str} from './types.js'
 
 /** Model ccusage assumes when a rollout names none. */
 export const CODEX_FALLBACK_MODEL = 'gpt-5'
@@ -50,10 +50,14 @@ function totals(v: unknown): Totals | null {
 const same = (a: Totals, b: Totals) =>
   a.input === b.input && a.cached === b.cached && a.output === b.output && a.total === b.total
 
+/** A line holding none of these is not counted (checked on the raw bytes). */
+const MARKERS = markerBytes('"token_count"', '"turn_context"', '"session_meta"', '"token_usage_record"')
+
 export function codexParser(file: FileContext, saved?: unknown): LineParser {
   const s: CodexState = {model: null, session: null, cwd: null, prevTotal: null, responseId: null}
   Object.assign(s, obj(saved) ?? {})
   return {
+    markers: MARKERS,
     state: () => s,
     line(text: string, offset: number): HistoryRecord | SkipReason {
       if (

@@ -6,7 +6,7 @@
  * count as output and are also kept apart as reasoning (as the gateway's Gemini tap does).
  */
 import type {FileContext, HistoryRecord, LineParser, SkipReason} from './types.js'
-import {num, obj, str} from './types.js'
+import {markerBytes, num, obj, str} from './types.js'
 
 export interface GeminiState {
   session: string | null
@@ -53,10 +53,14 @@ function geminiRecord(
 }
 
 /** A `.jsonl` recording, line by line. */
+/** A line holding none of these is not counted (checked on the raw bytes). */
+const MARKERS = markerBytes('"tokens"', '"sessionId"')
+
 export function geminiParser(file: FileContext, saved?: unknown): LineParser {
   const s: GeminiState = {session: null}
   Object.assign(s, obj(saved) ?? {})
   return {
+    markers: MARKERS,
     state: () => s,
     line(text: string): HistoryRecord | SkipReason {
       if (!text.includes('"tokens"') && !text.includes('"sessionId"')) return 'no-usage'

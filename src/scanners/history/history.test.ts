@@ -1,4 +1,4 @@
-import {appendFileSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
@@ -6,6 +6,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {tempHome} from '../../../test/helpers/cli.js'
 import {EXPECTED, writeFixtureHistory} from '../../../test/helpers/history.js'
 import {HistoryStore} from '../../store/history-store.js'
+import {readLines} from './lines.js'
 import {scanHistory} from './scan.js'
 
 function totalsByToolDay(store: HistoryStore) {
@@ -155,27 +156,93 @@ describe('history scanners', () => {
     expect(totalsByToolDay(store)).toEqual(EXPECTED)
   })
 
-  it('moves rows of the first (rowid) history table into the keyed one, losing none', async () => {
+  it('drops a history of an earlier layout and reads every file again, in one rescan', async () => {
     writeFixtureHistory(join(home, 'user-home'))
     await scanHistory(store, {env})
     const before = totalsByToolDay(store)
-    // Rebuild the old layout: the same columns in a rowid table, with the rows and cursors kept.
-    store.db.exec(`ALTER TABLE history RENAME TO h; CREATE TABLE history AS SELECT * FROM h; DROP TABLE h;`)
-    const oldSql = store.db.prepare("SELECT sql FROM sqlite_master WHERE name = 'history'").get() as {
-      sql: string
-    }
-    expect(oldSql.sql).not.toMatch(/WITHOUT ROWID/)
+    // The layout before: a `history` table (a path on every row) and cursors keyed by path only.
+    store.db.exec(`DROP VIEW history; DROP TABLE history_rows; DROP TABLE history_files;
+      CREATE TABLE history_files (path TEXT PRIMARY KEY, tool TEXT NOT NULL, inode INTEGER NOT NULL DEFAULT 0,
+        size INTEGER NOT NULL DEFAULT 0, mtime_ms REAL NOT NULL DEFAULT 0, offset INTEGER NOT NULL DEFAULT 0,
+        state TEXT, scanned_at INTEGER NOT NULL DEFAULT 0);
+      INSERT INTO history_files (path, tool) VALUES ('/gone.jsonl', 'codex');
+      CREATE TABLE history (key TEXT PRIMARY KEY, tool TEXT NOT NULL, path TEXT NOT NULL, ts INTEGER NOT NULL,
+        total_tokens INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+      INSERT INTO history VALUES ('x:old', 'codex', '/gone.jsonl', 1, 5);
+      CREATE INDEX history_path ON history (path);`)
     store.close()
     store = await HistoryStore.open(join(home, 'logs.db'))
-    const sql = store.db.prepare("SELECT sql FROM sqlite_master WHERE name = 'history'").get() as {
-      sql: string
-    }
-    expect(sql.sql).toMatch(/WITHOUT ROWID/)
+    const objects = store.db
+      .prepare(`SELECT type, name FROM sqlite_master WHERE name LIKE 'history%' ORDER BY name`)
+      .all()
+    expect(objects).toEqual([
+      {type: 'view', name: 'history'},
+      {type: 'index', name: 'history_file'},
+      {type: 'table', name: 'history_files'},
+      {type: 'table', name: 'history_rows'},
+      {type: 'index', name: 'history_side_message'},
+      {type: 'index', name: 'history_ts'},
+    ])
+    expect(store.db.prepare('SELECT COUNT(*) AS n FROM history_files').get()).toEqual({n: 0})
+    expect(totalsByToolDay(store)).toEqual({})
+    // No cursor left: the next scan reads every file whole and counts the same.
+    expect((await scanHistory(store, {env})).filesRead).toBe(5)
     expect(totalsByToolDay(store)).toEqual(before)
-    // Cursors survived: nothing is read again, and a full rescan still agrees.
-    expect((await scanHistory(store, {env})).filesRead).toBe(0)
+  })
+
+  it('numbers files once: a full rescan keeps the numbers, gives new files free ones, and swaps nothing on a clash', async () => {
+    writeFixtureHistory(env.HOME!)
+    await scanHistory(store, {env})
+    const numbers = () =>
+      store.db.prepare('SELECT id, path FROM history_files ORDER BY path').all() as Array<{
+        id: number
+        path: string
+      }>
+    const before = numbers()
+    expect(new Set(before.map((f) => f.id)).size).toBe(5)
     await scanHistory(store, {env, full: true})
-    expect(totalsByToolDay(store)).toEqual(before)
+    expect(numbers()).toEqual(before)
+    // Every row names a file that has a cursor.
+    const orphans = store.db
+      .prepare('SELECT COUNT(*) AS n FROM history_rows WHERE file NOT IN (SELECT id FROM history_files)')
+      .get()
+    expect(orphans).toEqual({n: 0})
+
+    // A new file, and (as if another process had numbered a file meanwhile) its number taken.
+    const extra = join(env.HOME!, '.codex', 'sessions', '2025', '09', '01', 'rollout-extra.jsonl')
+    mkdirSync(join(extra, '..'), {recursive: true})
+    writeFileSync(
+      extra,
+      [
+        {timestamp: '2025-09-01T00:00:00.000Z', type: 'session_meta', payload: {id: 'sx', cwd: '/w'}},
+        {
+          timestamp: '2025-09-01T00:00:01.000Z',
+          type: 'event_msg',
+          payload: {type: 'token_count', info: {last_token_usage: {input_tokens: 10, output_tokens: 5}}},
+        },
+      ]
+        .map((l) => JSON.stringify(l))
+        .join('\n') + '\n',
+    )
+    const totals = totalsByToolDay(store)
+    store.db
+      .prepare(`INSERT INTO history_files (id, path, tool) VALUES (999999, '/gone.jsonl', 'codex')`)
+      .run()
+    const held = numbers()
+    const newFileIds = store.newFileIds.bind(store)
+    store.newFileIds = () => 999999
+    await expect(scanHistory(store, {env, full: true})).rejects.toThrow(
+      /changed during the rescan.*run it again/,
+    )
+    expect(numbers()).toEqual(held)
+    expect(totalsByToolDay(store)).toEqual(totals)
+    expect(readdirSync(home).filter((n) => n.includes('.rescan-'))).toEqual([])
+    store.newFileIds = newFileIds
+    await scanHistory(store, {env, full: true})
+    const after = numbers()
+    expect(after.filter((f) => f.path !== extra)).toEqual(held)
+    expect(after.find((f) => f.path === extra)!.id).toBeGreaterThan(999999)
+    expect(totalsByToolDay(store).codex['2025-09-01']).toMatchObject({requests: 1, totalTokens: 15})
   })
 
   it('skips the parent token_counts a thread_spawn sub-agent rollout replays in its first second', async () => {
@@ -236,5 +303,49 @@ describe('history scanners', () => {
     )
     await scanHistory(store, {env, tools: ['codex']})
     expect(store.db.prepare('SELECT COUNT(*) AS n FROM history').get()).toEqual({n: 3})
+  })
+})
+
+describe('readLines with usage markers', () => {
+  let home: string
+  let cleanup: () => void
+  beforeEach(() => ({home, cleanup} = tempHome()))
+  afterEach(() => cleanup())
+
+  it('decodes only the lines holding a marker, counts the others, passes blank ones over', async () => {
+    const path = join(home, 'h.jsonl')
+    const lines = [
+      '{"type":"user","text":"no usage here"}',
+      '   ',
+      '\u00a0\t\u3000',
+      '{"message":{"usage":{"input_tokens":1}}}',
+      '{"text":"caf\u00e9","x":"token_count"}',
+      '{"usage": {"spaced":true}}',
+      '',
+      '{"last":"usage":{"but no newline"',
+    ]
+    writeFileSync(path, lines.join('\n'))
+    const seen: Array<{text: string; offset: number}> = []
+    let others = 0
+    const markers = [Buffer.from('"usage":{'), Buffer.from('"usage": {')]
+    const size = Buffer.byteLength(lines.join('\n'))
+    const end = await readLines(
+      path,
+      0,
+      size,
+      (l) => seen.push(l),
+      markers,
+      () => others++,
+    )
+    expect(seen.map((l) => l.text)).toEqual([lines[3], lines[5]])
+    // Byte offsets: the é before it is two bytes.
+    expect(seen[0].offset).toBe(Buffer.byteLength(lines.slice(0, 3).join('\n') + '\n'))
+    expect(others).toBe(2)
+    // The last line has no newline yet: not read, and the offset stays before it.
+    expect(end).toBe(size - Buffer.byteLength(lines[7]))
+    // Without markers every non-blank line is decoded, at the same offsets.
+    const all: string[] = []
+    await readLines(path, 0, size, (l) => all.push(l.text))
+    expect(all).toEqual([lines[0], lines[3], lines[4], lines[5]])
   })
 })

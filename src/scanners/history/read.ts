@@ -61,18 +61,29 @@ export async function readHistoryFile(
       stats.lines += 1
       offset = Buffer.byteLength(text)
     } else {
-      offset = await readLines(file.path, from, st.size, ({text, offset: at}) => {
-        stats.lines++
-        const r = parser.line(text, at)
-        if (typeof r === 'string') bump(stats, r)
-        else records.push(r)
-      })
+      let other = 0
+      offset = await readLines(
+        file.path,
+        from,
+        st.size,
+        ({text, offset: at}) => {
+          stats.lines++
+          const r = parser.line(text, at)
+          if (typeof r === 'string') bump(stats, r)
+          else records.push(r)
+        },
+        parser.markers,
+        () => other++,
+      )
+      stats.lines += other
+      bump(stats, 'no-usage', other)
     }
   } catch (error) {
     stats.errors.push({path: file.path, error: String((error as NodeJS.ErrnoException).code ?? error)})
     return undefined
   }
   const cursor: FileCursor = {
+    id: old?.id,
     path: file.path,
     tool: file.tool,
     inode: st.ino,

@@ -10,7 +10,7 @@ import {relative, sep} from 'node:path'
 
 import type {AgentTool} from '../agent-homes.js'
 import {agentHomes} from '../agent-homes.js'
-import type {ApplyResult, FileCursor, HistoryStore} from '../../store/history-store.js'
+import type {ApplyResult, Cursors, FileCursor, HistoryStore} from '../../store/history-store.js'
 import {bump, readHistoryFile} from './read.js'
 import type {FileContext, HistoryRecord, SkipReason} from './types.js'
 
@@ -20,6 +20,8 @@ export interface HistoryFile {
   context: FileContext
   /** Gemini legacy `.json`: parsed whole. */
   whole: boolean
+  /** A staged rescan's number for the file (`history_files.id`). */
+  id?: number
 }
 
 export interface ScanStats {
@@ -136,6 +138,8 @@ export async function findHistoryFiles(
   return found
 }
 
+const NO_THROW = {throwIfNoEntry: false} as const
+
 const BATCH_ROWS = 20_000
 const BATCH_FILES = 200
 
@@ -148,7 +152,7 @@ export async function scanHistory(store: HistoryStore, options: ScanOptions = {}
   const cursors = store.cursors()
   // A full rescan, or a first scan, reads every file whole: staged (stage.ts), not upserted.
   if ((options.full || cursors.size === 0) && options.staged !== false)
-    await stagedScan(store, files, options, stats)
+    await stagedScan(store, files, cursors, options, stats)
   else await incrementalScan(store, files, cursors, options, stats)
   stats.durationMs = Math.round(performance.now() - started)
   return stats
@@ -162,38 +166,39 @@ const count = (stats: ScanStats, applied: ApplyResult) => {
 
 async function stagedScan(
   store: HistoryStore,
-  files: readonly HistoryFile[],
+  files: HistoryFile[],
+  cursors: Cursors,
   options: ScanOptions,
   stats: ScanStats,
 ): Promise<void> {
-  const {splitBySize, stageFiles, stageInWorker, WORKER_MIN_BYTES} = await import('./stage.js')
+  const {sharedCounter, stageFiles, stageInWorker, WORKER_MIN_BYTES} = await import('./stage.js')
   store.removeStaleScratch()
-  const sizes = files.map((f) => {
-    try {
-      return statSync(f.path).size
-    } catch {
-      return 0
-    }
-  })
-  const bytes = sizes.reduce((a, b) => a + b, 0)
-  const parts = bytes >= WORKER_MIN_BYTES ? splitBySize(files, sizes, 2) : [files.slice()]
-  const scratches = parts.map((_, i) => store.scratchPath(i))
+  // Every file gets its number up front: the reader threads write it into the rows.
+  let next = store.newFileIds()
+  files = files.map((f) => ({...f, id: cursors.id(f.path) ?? next++}))
+  let bytes = 0
+  for (const f of files) bytes += statSync(f.path, {throwIfNoEntry: false})?.size ?? 0
+  const readers = bytes >= WORKER_MIN_BYTES ? 2 : 1
+  const scratches = Array.from({length: readers}, (_, i) => store.scratchPath(i))
+  const counter = sharedCounter()
   try {
     const results = await Promise.all(
-      parts.map((part, i) =>
-        parts.length > 1
-          ? stageInWorker({scratch: scratches[i], files: part}, options.signal)
-          : stageFiles({scratch: scratches[i], files: part}, options.signal),
+      scratches.map((scratch) =>
+        readers > 1
+          ? stageInWorker({scratch, files, next: counter}, options.signal)
+          : stageFiles({scratch, files, next: counter}, options.signal),
       ),
     )
     options.signal?.throwIfAborted()
+    let read = 0
     for (const r of results) {
+      read += r.rowsRead
       stats.filesRead += r.filesRead
       stats.lines += r.lines
       stats.errors.push(...r.errors)
       for (const [k, n] of Object.entries(r.skipped)) bump(stats, k as keyof ScanStats['skipped'], n)
     }
-    count(stats, store.mergeScratch(scratches))
+    count(stats, store.mergeScratch(scratches, read))
   } finally {
     for (const path of scratches) rmSync(path, {force: true})
   }
@@ -202,7 +207,7 @@ async function stagedScan(
 async function incrementalScan(
   store: HistoryStore,
   files: readonly HistoryFile[],
-  cursors: Map<string, FileCursor>,
+  cursors: Cursors,
   options: ScanOptions,
   stats: ScanStats,
 ): Promise<void> {
@@ -223,15 +228,18 @@ async function incrementalScan(
     }
     let st
     try {
-      // Synchronous: an unchanged file costs one stat.
-      st = statSync(file.path)
+      // Synchronous: an unchanged file costs one stat (and no object of ours).
+      st = statSync(file.path, NO_THROW)
     } catch (error) {
       stats.errors.push({path: file.path, error: String((error as NodeJS.ErrnoException).code ?? error)})
       continue
     }
+    if (!st) {
+      stats.errors.push({path: file.path, error: 'ENOENT'})
+      continue
+    }
+    if (!options.full && cursors.unchanged(file.path, st)) continue
     const old = cursors.get(file.path)
-    const unchanged = old && old.inode === st.ino && old.size === st.size && old.mtimeMs === st.mtimeMs
-    if (unchanged && !options.full) continue
     const read = await readHistoryFile(file, st, old, options.full === true, stats)
     if (!read) continue
     batch.push(read)

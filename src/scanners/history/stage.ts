@@ -2,7 +2,10 @@
  * The staged full rescan (also a first scan): files are read whole into scratch databases (see
  * `Scratch` in history-store.ts), in two worker threads when there is enough to read, and merged
  * into the log database in one transaction at the end. Parsing (JSON) and the scratch inserts
- * run beside each other on two cores; the main thread only merges.
+ * run beside each other on two cores; the main thread only merges. The threads take the files
+ * one at a time, in scan order, from a shared counter (not a half each: a Claude Code byte costs
+ * more to parse than a Codex one, and one thread finished a second before the other); each
+ * file keeps its place in the scan order (`order`), by which the merge decides between copies.
  */
 import {statSync} from 'node:fs'
 import {Worker} from 'node:worker_threads'
@@ -12,13 +15,24 @@ import type {FileRead} from './read.js'
 import {readHistoryFile} from './read.js'
 import type {HistoryFile, ScanStats} from './scan.js'
 
-/** One part of a staged rescan: these files, in scan order, into the scratch database `scratch`. */
+/**
+ * One reader of a staged rescan: the files it takes from `files` (all of them, in scan order; the
+ * next index to take is in `next`, shared by the readers) go into the scratch database `scratch`.
+ */
 export interface StageJob {
   scratch: string
   files: HistoryFile[]
+  /** An Int32Array's buffer: the index of the next file to take. */
+  next: SharedArrayBuffer
 }
 
-export type StageResult = Pick<ScanStats, 'filesRead' | 'lines' | 'skipped' | 'errors'>
+/** A counter the readers of one rescan share. */
+export const sharedCounter = (): SharedArrayBuffer => new SharedArrayBuffer(4)
+
+export type StageResult = Pick<ScanStats, 'filesRead' | 'lines' | 'skipped' | 'errors'> & {
+  /** Rows read (before the part's own duplicates were dropped). */
+  rowsRead: number
+}
 
 /** Below this many bytes to read, one part is read in-process (a worker costs its start-up). */
 export const WORKER_MIN_BYTES = 8 * 1024 * 1024
@@ -28,12 +42,14 @@ const BATCH_FILES = 200
 
 /** Reads every file of the job whole into its scratch database. */
 export async function stageFiles(job: StageJob, signal?: AbortSignal): Promise<StageResult> {
-  const stats: StageResult = {filesRead: 0, lines: 0, skipped: {}, errors: []}
+  const stats: StageResult = {filesRead: 0, lines: 0, skipped: {}, errors: [], rowsRead: 0}
   const scratch = await Scratch.create(job.scratch)
   try {
-    let batch: FileRead[] = []
+    let batch: Array<FileRead & {order: number}> = []
     let rows = 0
-    for (const file of job.files) {
+    const next = new Int32Array(job.next)
+    for (let i = Atomics.add(next, 0, 1); i < job.files.length; i = Atomics.add(next, 0, 1)) {
+      const file = job.files[i]
       signal?.throwIfAborted()
       let st
       try {
@@ -44,8 +60,9 @@ export async function stageFiles(job: StageJob, signal?: AbortSignal): Promise<S
       }
       const read = await readHistoryFile(file, st, undefined, true, stats)
       if (!read) continue
+      read.cursor.id = file.id
       stats.filesRead++
-      batch.push(read)
+      batch.push({...read, order: i})
       rows += read.records.length
       if (rows >= BATCH_ROWS || batch.length >= BATCH_FILES) {
         scratch.add(batch)
@@ -55,6 +72,7 @@ export async function stageFiles(job: StageJob, signal?: AbortSignal): Promise<S
     }
     scratch.add(batch)
     scratch.finish()
+    stats.rowsRead = scratch.added
   } finally {
     scratch.close()
   }
@@ -78,24 +96,4 @@ export function stageInWorker(job: StageJob, signal?: AbortSignal): Promise<Stag
       else reject(failure ?? new Error(`the history reader thread exited with code ${code}`))
     })
   })
-}
-
-/**
- * Splits the files, in order, into `n` contiguous parts of about the same number of bytes (the
- * parts stay in scan order, so "the later copy wins" holds across them).
- */
-export function splitBySize(
-  files: readonly HistoryFile[],
-  sizes: readonly number[],
-  n: number,
-): HistoryFile[][] {
-  const total = sizes.reduce((a, b) => a + b, 0)
-  const parts: HistoryFile[][] = [[]]
-  let acc = 0
-  files.forEach((file, i) => {
-    if (acc >= (total * parts.length) / n && parts.length < n) parts.push([])
-    parts[parts.length - 1].push(file)
-    acc += sizes[i]
-  })
-  return parts.filter((p) => p.length > 0)
 }

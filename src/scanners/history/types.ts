@@ -49,7 +49,15 @@ export interface LineParser {
   line(text: string, offset: number): HistoryRecord | SkipReason
   /** State to persist with the file's cursor. */
   state(): unknown
+  /**
+   * A line holding none of these bytes is `no-usage` (the line reader skips it undecoded): every
+   * line `line` counts holds one (`line` checks its exact markers itself).
+   */
+  markers: readonly Buffer[]
 }
+
+/** The UTF-8 bytes of each marker. */
+export const markerBytes = (...markers: string[]): readonly Buffer[] => markers.map((m) => Buffer.from(m))
 
 /** What a parser knows about its file. */
 export interface FileContext {
