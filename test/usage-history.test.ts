@@ -239,47 +239,57 @@ describe('gwctl usage rescan of a large history (staged, two reader threads)', (
     writeLargeHistory(join(home.home, 'user-home'))
   })
   afterEach(() => home.cleanup())
-  const cli = (args: string[]) => runCli(args, {home: home.home})
+  const cli = (args: string[], env?: Record<string, string>) => runCli(args, {home: home.home, env})
 
-  it('holds exactly the rows the file-by-file scan writes, and leaves no scratch file', async () => {
-    const rescan = await cli(['usage', 'rescan', '--json'])
-    expect(rescan.exitCode).toBe(0)
-    const stats = json(rescan)
-    expect(stats).toMatchObject({files: 70, filesRead: 70, errors: []})
-    // 2 Claude copies, 300 Gemini messages of the session split over two files
-    expect(stats.skipped).toMatchObject({duplicate: 303, replay: 1})
-    expect(readdirSync(home.home).filter((n) => n.includes('.rescan-'))).toEqual([])
+  it.each([
+    ['all rows held by each reader until it has read its files', undefined],
+    // a reader writing every 500 rows: copies of a key in different writes are upserted by the rule
+    ['each reader writing every 500 rows (memory bounded)', '500'],
+  ])(
+    'holds exactly the rows the file-by-file scan writes, and leaves no scratch file: %s',
+    async (_, spill) => {
+      const rescan = await cli(
+        ['usage', 'rescan', '--json'],
+        spill ? {GWCTL_HISTORY_SPILL_ROWS: spill} : undefined,
+      )
+      expect(rescan.exitCode).toBe(0)
+      const stats = json(rescan)
+      expect(stats).toMatchObject({files: 70, filesRead: 70, errors: []})
+      // 2 Claude copies, 300 Gemini messages of the session split over two files
+      expect(stats.skipped).toMatchObject({duplicate: 303, replay: 1})
+      expect(readdirSync(home.home).filter((n) => n.includes('.rescan-'))).toEqual([])
 
-    const staged = await HistoryStore.open(join(home.home, 'logs.db'))
-    const reference = await HistoryStore.open(join(home.home, 'reference.db'))
-    try {
-      await scanHistory(reference, {env: {HOME: join(home.home, 'user-home')}, staged: false})
-      const rows = allRows(staged)
-      expect(rows.length).toBe(30 * 600 + 3 + 20 * 300 + 18 * 300 + 300)
-      expect(stats.rows).toBe(rows.length)
-      expect(rows).toEqual(allRows(reference))
-      const shared = staged.db
-        .prepare("SELECT key, output_tokens FROM history WHERE key LIKE 'c:shared_%' ORDER BY key")
-        .all()
-      expect(shared).toEqual([
-        {key: 'c:shared_1:req_shared_1', output_tokens: 500},
-        {key: 'c:shared_2:req_shared_2', output_tokens: 500},
-        {key: 'c:shared_3:req_shared_3', output_tokens: 70},
-      ])
-      const tie = rows.find((r) => r.key === 'c:shared_3:req_shared_3')!
-      expect(tie.file).toMatch(/s0\.jsonl$/)
-      const cursors = staged.db.prepare('SELECT COUNT(*) AS n FROM history_files').get()
-      expect(cursors).toEqual({n: 70})
-    } finally {
-      staged.close()
-      reference.close()
-    }
-    // Nothing changed since: an incremental scan reads nothing.
-    expect(json(await cli(['usage', 'rescan', '--incremental', '--json']))).toMatchObject({
-      filesRead: 0,
-      rows: 0,
-    })
-  })
+      const staged = await HistoryStore.open(join(home.home, 'logs.db'))
+      const reference = await HistoryStore.open(join(home.home, 'reference.db'))
+      try {
+        await scanHistory(reference, {env: {HOME: join(home.home, 'user-home')}, staged: false})
+        const rows = allRows(staged)
+        expect(rows.length).toBe(30 * 600 + 3 + 20 * 300 + 18 * 300 + 300)
+        expect(stats.rows).toBe(rows.length)
+        expect(rows).toEqual(allRows(reference))
+        const shared = staged.db
+          .prepare("SELECT key, output_tokens FROM history WHERE key LIKE 'c:shared_%' ORDER BY key")
+          .all()
+        expect(shared).toEqual([
+          {key: 'c:shared_1:req_shared_1', output_tokens: 500},
+          {key: 'c:shared_2:req_shared_2', output_tokens: 500},
+          {key: 'c:shared_3:req_shared_3', output_tokens: 70},
+        ])
+        const tie = rows.find((r) => r.key === 'c:shared_3:req_shared_3')!
+        expect(tie.file).toMatch(/s0\.jsonl$/)
+        const cursors = staged.db.prepare('SELECT COUNT(*) AS n FROM history_files').get()
+        expect(cursors).toEqual({n: 70})
+      } finally {
+        staged.close()
+        reference.close()
+      }
+      // Nothing changed since: an incremental scan reads nothing.
+      expect(json(await cli(['usage', 'rescan', '--incremental', '--json']))).toMatchObject({
+        filesRead: 0,
+        rows: 0,
+      })
+    },
+  )
 
   it('killed mid-rescan, leaves the database as it was; the next rescan removes the scratch files', async () => {
     expect((await cli(['usage', 'rescan', '--json', '--tool', 'codex'])).exitCode).toBe(0)

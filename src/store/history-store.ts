@@ -112,6 +112,14 @@ const SET_ALL = STORED.filter((c) => c !== 'key')
   .map((c) => `${c} = excluded.${c}`)
   .join(', ')
 
+/** A row replacing another takes every stored column from it: unbound ones are their defaults. */
+function setAll(columns: string): string {
+  const bound = new Set(columns.split(', '))
+  return STORED.filter((c) => c !== 'key')
+    .map((c) => `${c} = ${bound.has(c) ? `excluded.${c}` : c === 'message_id' ? 'NULL' : '0'}`)
+    .join(', ')
+}
+
 /** Claude's rule between two copies of a key: the non-sidechain copy, then the larger one. */
 const CLAUDE_BETTER = (table: string) => `(excluded.sidechain < ${table}.sidechain
   OR (excluded.sidechain = ${table}.sidechain AND ${TOTAL('excluded')} > ${TOTAL(table)}))`
@@ -341,13 +349,6 @@ export class HistoryStore {
   private sidechains: number | undefined
 
   private constructor(readonly db: Db) {
-    // A row replacing another takes every stored column from it: unbound ones are their defaults.
-    const setAll = (columns: string) => {
-      const bound = new Set(columns.split(', '))
-      return STORED.filter((c) => c !== 'key')
-        .map((c) => `${c} = ${bound.has(c) ? `excluded.${c}` : c === 'message_id' ? 'NULL' : '0'}`)
-        .join(', ')
-    }
     // Claude: keep the non-sidechain copy, then the larger one (ccusage's preference).
     this.upsertClaude = new Inserter(
       db,
@@ -600,6 +601,12 @@ export class HistoryStore {
   }
 }
 
+/**
+ * Rows a reader thread holds before writing them to its scratch table: a bigger history costs
+ * more writes, not more memory. Tests lower it (`GWCTL_HISTORY_SPILL_ROWS`) to cover the upsert.
+ */
+export const spillRows = (): number => Number(process.env.GWCTL_HISTORY_SPILL_ROWS) || 150_000
+
 /** How far above the highest file number a staged rescan numbers new files. */
 const NEW_ID_GAP = 100_000
 
@@ -626,10 +633,12 @@ function better(b: HistoryRecord, a: HistoryRecord): boolean {
  */
 export class Scratch {
   private readonly insertFile: BetterSqlite3.Statement
-  /** The part's rows, in file order, with their file's number. */
+  /** The part's rows not written yet, in file order, with their file's number. */
   private rows: Array<{r: HistoryRecord; file: number}> = []
   /** Rows given (before dedup). */
   added = 0
+  /** Rows were written to `staged` already: the next ones are upserted by the dedup rule. */
+  private spilled = false
 
   private constructor(private readonly db: Db) {
     db.exec(`CREATE TABLE scan_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, tool TEXT NOT NULL,
@@ -680,20 +689,33 @@ export class Scratch {
         this.added += records.length
       }
     })()
+    if (this.rows.length >= spillRows()) this.spill()
+  }
+
+  /** Writes the rows still held (see {@link spill}). */
+  finish(): void {
+    this.spill()
   }
 
   /**
-   * Writes the rows in key order as `staged` (appended to the b-tree, never sorted there), one per
-   * key: of the copies of a key (next to each other after a stable sort, in file order) the one
-   * the dedup rule keeps.
+   * Writes the rows held in key order to `staged`, one per key: of the copies of a key (next to
+   * each other after a stable sort, in file order) the one the dedup rule keeps. The first time,
+   * into the empty table (appended to the b-tree, never sorted there); after that, upserted by the
+   * same rule (a later file's copy replaces an earlier one unless Claude's rule keeps the earlier):
+   * a reader holds at most `spillRows()` rows, so its memory does not grow with the history.
    */
-  finish(): void {
+  private spill(): void {
     const rows = this.rows
     this.rows = []
+    if (rows.length === 0) return
     rows.sort((a, b) => (a.r.key < b.r.key ? -1 : a.r.key > b.r.key ? 1 : 0))
-    const insert = new Inserter(
-      this.db,
-      (columns, values) => `INSERT INTO staged (${columns}) VALUES ${values}`,
+    const upsert = this.spilled
+    const insert = new Inserter(this.db, (columns, values) =>
+      upsert
+        ? `INSERT INTO staged (${columns}) VALUES ${values}
+          ON CONFLICT(key) DO UPDATE SET ${setAll(columns)}
+          WHERE substr(excluded.key, 1, 1) <> 'c' OR ${CLAUDE_BETTER('staged')}`
+        : `INSERT INTO staged (${columns}) VALUES ${values}`,
     )
     this.db.transaction(() => {
       for (let i = 0; i < rows.length; i++) {
@@ -706,6 +728,7 @@ export class Scratch {
       }
       insert.flush()
     })()
+    this.spilled = true
   }
 
   close(): void {

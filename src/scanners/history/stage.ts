@@ -10,7 +10,7 @@
 import {statSync} from 'node:fs'
 import {Worker} from 'node:worker_threads'
 
-import {Scratch} from '../../store/history-store.js'
+import {Scratch, spillRows} from '../../store/history-store.js'
 import type {FileRead} from './read.js'
 import {readHistoryFile} from './read.js'
 import type {HistoryFile, ScanStats} from './scan.js'
@@ -47,6 +47,8 @@ export async function stageFiles(job: StageJob, signal?: AbortSignal): Promise<S
   try {
     let batch: Array<FileRead & {order: number}> = []
     let rows = 0
+    // never more rows held than the scratch table writes out at a time
+    const batchRows = Math.min(BATCH_ROWS, spillRows())
     const next = new Int32Array(job.next)
     for (let i = Atomics.add(next, 0, 1); i < job.files.length; i = Atomics.add(next, 0, 1)) {
       const file = job.files[i]
@@ -64,7 +66,7 @@ export async function stageFiles(job: StageJob, signal?: AbortSignal): Promise<S
       stats.filesRead++
       batch.push({...read, order: i})
       rows += read.records.length
-      if (rows >= BATCH_ROWS || batch.length >= BATCH_FILES) {
+      if (rows >= batchRows || batch.length >= BATCH_FILES) {
         scratch.add(batch)
         batch = []
         rows = 0
