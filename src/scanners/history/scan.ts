@@ -150,8 +150,10 @@ export async function scanHistory(store: HistoryStore, options: ScanOptions = {}
   const files = await findHistoryFiles(options, stats.errors)
   stats.files = files.length
   const cursors = store.cursors()
-  // A full rescan, or a first scan, reads every file whole: staged (stage.ts), not upserted.
-  if ((options.full || cursors.size === 0) && options.staged !== false)
+  // A full rescan, or a first scan, reads every file whole: staged (stage.ts), not upserted. With
+  // no history at all there is nothing to stage: `gwctl usage` on a machine without agents must
+  // not build and merge scratch databases on every call.
+  if ((options.full || (cursors.size === 0 && files.length > 0)) && options.staged !== false)
     await stagedScan(store, files, cursors, options, stats)
   else await incrementalScan(store, files, cursors, options, stats)
   stats.durationMs = Math.round(performance.now() - started)
