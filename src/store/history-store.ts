@@ -125,6 +125,22 @@ const CLAUDE_BETTER = (table: string) => `(excluded.sidechain < ${table}.sidecha
   OR (excluded.sidechain = ${table}.sidechain AND ${TOTAL('excluded')} > ${TOTAL(table)}))`
 
 /**
+ * True when every table, view and index of this layout is there (one query): the usual open,
+ * which then runs neither the migration checks nor the schema's statements. An earlier layout
+ * lacks `history_rows` (and has a `history` table where the view goes).
+ */
+function schemaCurrent(db: Db): boolean {
+  const {n} = db
+    .prepare(
+      `SELECT count(*) AS n FROM sqlite_master WHERE (type = 'table' AND name IN ('history_files', 'history_rows'))
+        OR (type = 'view' AND name = 'history')
+        OR (type = 'index' AND name IN ('history_ts', 'history_file', 'history_side_message'))`,
+    )
+    .get() as {n: number}
+  return n === 6
+}
+
+/**
  * The history tables are a cache of the agents' files. Earlier layouts (a `history` table with a
  * path per row, stored `tool`/`total_tokens` and a `message_id` on every row; cursors without a
  * number) are dropped whole, in one transaction: the next scan finds no cursor and reads every
@@ -398,8 +414,10 @@ export class HistoryStore {
     db.pragma('cache_size = -65536')
     // CREATE INDEX and large sorts may use a helper thread (a full rescan builds the indexes).
     db.pragma('threads = 2')
-    migrate(db)
-    db.exec(SCHEMA)
+    if (!schemaCurrent(db)) {
+      migrate(db)
+      db.exec(SCHEMA)
+    }
     privateFiles(path)
     return new HistoryStore(db)
   }
