@@ -10,6 +10,7 @@ import type {Column} from '../core/output.js'
 import type {AgentTool} from '../scanners/agent-homes.js'
 import type {ScanStats} from '../scanners/history/scan.js'
 import type {HistoryStore} from '../store/history-store.js'
+import type {UsageRow} from '../store/log-query.js'
 import type {Reconciliation} from '../store/reconcile-query.js'
 import type {UsageGroup, UsagePivotAll, UsageQueryFilters} from '../store/usage-query.js'
 import {homeFile} from '../store/paths.js'
@@ -30,16 +31,8 @@ export const USAGE_PIVOTS_ALL = [
   'session',
 ] as const
 
-export interface UsageReportRow {
-  key: string | null
-  requests: number
-  errors: number
-  fallbacks: number
-  inputTokens: number
-  outputTokens: number
-  cacheReadTokens: number
-  cacheCreationTokens: number
-  reasoningTokens: number
+/** A usage row (the gateway's fields, the same for history) with its total and cost. */
+export interface UsageReportRow extends UsageRow {
   totalTokens: number
   /** Estimated USD; null when no model of the row has a price ("unpriced"). */
   costUSD: number | null
