@@ -14,7 +14,7 @@ import type {UsageRow} from '../store/log-query.js'
 import type {Reconciliation} from '../store/reconcile-query.js'
 import type {UsageGroup, UsagePivotAll, UsageQueryFilters} from '../store/usage-query.js'
 import {homeFile} from '../store/paths.js'
-import {zeroTotals} from '../store/usage-sql.js'
+import {COUNT_FIELDS, zeroTotals} from '../store/usage-sql.js'
 import {liveGatewayPort} from './gateway-api.js'
 import {formatCount} from './logs.js'
 import type {Pricer} from './usage-cost.js'
@@ -92,24 +92,13 @@ const emptyTotals = (): Omit<UsageReportRow, 'key'> => ({
   unpricedModels: [],
 })
 
-const TOKEN_FIELDS = [
-  'requests',
-  'errors',
-  'fallbacks',
-  'inputTokens',
-  'outputTokens',
-  'cacheReadTokens',
-  'cacheCreationTokens',
-  'reasoningTokens',
-] as const
-
 function add(
   into: Omit<UsageReportRow, 'key'>,
   g: Omit<UsageReportRow, 'key' | 'totalTokens' | 'costUSD' | 'unpricedModels'>,
   cost: number | null,
   model: string | null,
 ): void {
-  for (const k of TOKEN_FIELDS) into[k] += g[k]
+  for (const k of COUNT_FIELDS) into[k] += g[k]
   into.totalTokens += g.inputTokens + g.outputTokens + g.cacheReadTokens + g.cacheCreationTokens
   const tokens = g.inputTokens + g.outputTokens + g.cacheReadTokens + g.cacheCreationTokens
   if (cost !== null) into.costUSD = (into.costUSD ?? 0) + cost

@@ -6,7 +6,14 @@
 import type BetterSqlite3 from 'better-sqlite3'
 
 import type {LogEntry} from './log-store.js'
-import {statusCondition, TOKEN_SUMS, usageCounts, zeroTotals} from './usage-sql.js'
+import {
+  COUNT_FIELDS,
+  logRowConditions,
+  statusCondition,
+  TOKEN_SUMS,
+  usageCounts,
+  zeroTotals,
+} from './usage-sql.js'
 
 type Db = BetterSqlite3.Database
 
@@ -58,21 +65,8 @@ const PIVOT_COLUMNS: Record<Pivot, string> = {
 
 /** Recent requests, newest first. */
 export function selectLogs(db: Db, filters: LogFilters = {}): LogRow[] {
-  const where: string[] = []
   const params: Record<string, unknown> = {}
-  if (filters.agentId !== undefined) {
-    where.push('agent_id = @agentId')
-    params.agentId = filters.agentId
-  }
-  if (filters.policyId !== undefined) {
-    where.push('policy_id = @policyId')
-    params.policyId = filters.policyId
-  }
-  if (filters.since !== undefined) {
-    where.push('ts >= @since')
-    params.since = Math.round(filters.since * 1000)
-  }
-  if (filters.status) where.push(statusCondition(filters.status))
+  const where = logRowConditions(filters, params)
   params.limit = Math.max(0, Math.floor(filters.limit ?? 50))
   const sql = `SELECT * FROM logs ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
     ORDER BY ts DESC, id DESC LIMIT @limit`
@@ -173,7 +167,7 @@ export type UsageTotals = Omit<UsageRow, 'key'>
 /** Adds up usage rows, for the totals line of `gwctl usage` and `/api/usage`. */
 export function usageTotals(rows: readonly UsageRow[]): UsageTotals {
   const totals = zeroTotals()
-  for (const r of rows) for (const k of Object.keys(totals) as Array<keyof UsageTotals>) totals[k] += r[k]
+  for (const r of rows) for (const k of COUNT_FIELDS) totals[k] += r[k]
   return totals
 }
 

@@ -9,6 +9,7 @@ import type {LogEntry} from './log-store.js'
 import {LogStore} from './log-store.js'
 import type {UsageGroup, UsageQueryFilters} from './usage-query.js'
 import {usageGroups} from './usage-query.js'
+import {COUNT_FIELDS} from './usage-sql.js'
 
 const HOUR = 3_600_000
 const START = Date.parse('2026-11-20T00:00:00Z')
@@ -33,21 +34,11 @@ const entryArb = fc.record({
 /** Groups summed by (key, provider, model), in a fixed order (the day pivot folds buckets into days later). */
 function merged(groups: UsageGroup[]): UsageGroup[] {
   const byKey = new Map<string, UsageGroup>()
-  const fields = [
-    'requests',
-    'errors',
-    'fallbacks',
-    'inputTokens',
-    'outputTokens',
-    'cacheReadTokens',
-    'cacheCreationTokens',
-    'reasoningTokens',
-  ] as const
   for (const g of groups) {
     const id = JSON.stringify([g.key, g.provider, g.model])
     const into = byKey.get(id)
     if (!into) byKey.set(id, {...g})
-    else for (const k of fields) into[k] += g[k]
+    else for (const k of COUNT_FIELDS) into[k] += g[k]
   }
   return [...byKey.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, g]) => g)
 }

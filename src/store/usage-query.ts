@@ -11,7 +11,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 
 import type {AgentTool} from '../scanners/agent-homes.js'
 import type {StatusFilter} from './log-store.js'
-import {statusCondition, TOKEN_SUMS, usageCounts} from './usage-sql.js'
+import {logRowConditions, TOKEN_SUMS, usageCounts} from './usage-sql.js'
 
 export type UsageSource = 'gateway' | 'history' | 'all'
 export const USAGE_SOURCES: readonly UsageSource[] = ['gateway', 'history', 'all']
@@ -174,19 +174,7 @@ export function usageGroups(
     where.push('tool = @tool')
     params.tool = f.tool
   }
-  if (f.agentId !== undefined) {
-    where.push('agent_id = @agentId')
-    params.agentId = f.agentId
-  }
-  if (f.policyId !== undefined) {
-    where.push('policy_id = @policyId')
-    params.policyId = f.policyId
-  }
-  if (f.since !== undefined) {
-    where.push('ts >= @sinceMs')
-    params.sinceMs = Math.round(f.since * 1000)
-  }
-  if (f.status) where.push(statusCondition(f.status))
+  where.push(...logRowConditions(f, params))
   const keyExpr = f.pivot ? PIVOT_EXPR[f.pivot] : `'all'`
   const sql = `SELECT ${keyExpr} AS k, provider, model, SUM(requests) AS requests,
       SUM(errors) AS errors, SUM(fallbacks) AS fallbacks, ${TOKEN_SUMS}

@@ -2,7 +2,7 @@
  * SQL shared by the gateway's own usage and log queries (log-store.ts) and the cross-source usage
  * (usage-query.ts): the status filter on raw log rows, the token sums and the row they map to.
  */
-import type {StatusFilter, UsageTotals} from './log-store.js'
+import type {LogFilters, StatusFilter, UsageTotals} from './log-query.js'
 
 /** The condition a `--status` filter puts on raw rows (`status`, `fallback` columns). */
 export function statusCondition(status: StatusFilter): string {
@@ -16,6 +16,29 @@ export function statusCondition(status: StatusFilter): string {
     case 'fallback':
       return 'fallback = 1'
   }
+}
+
+/**
+ * The conditions the gateway filters (agent, policy, `since` in Unix seconds, status) put on raw
+ * log rows (`agent_id`, `policy_id`, `ts` in ms, `status`, `fallback`); their values go into
+ * `params`. Shared by `gwctl logs` and both usage queries.
+ */
+export function logRowConditions(f: Omit<LogFilters, 'limit'>, params: Record<string, unknown>): string[] {
+  const where: string[] = []
+  if (f.agentId !== undefined) {
+    where.push('agent_id = @agentId')
+    params.agentId = f.agentId
+  }
+  if (f.policyId !== undefined) {
+    where.push('policy_id = @policyId')
+    params.policyId = f.policyId
+  }
+  if (f.since !== undefined) {
+    where.push('ts >= @sinceMs')
+    params.sinceMs = Math.round(f.since * 1000)
+  }
+  if (f.status) where.push(statusCondition(f.status))
+  return where
 }
 
 /** The token sums of a usage query, as the columns {@link usageCounts} reads. */
@@ -36,6 +59,18 @@ export function usageCounts(r: Record<string, unknown>): UsageTotals {
     reasoningTokens: Number(r.reasoning_tokens),
   }
 }
+
+/** The fields of usage counts, in display order. */
+export const COUNT_FIELDS = [
+  'requests',
+  'errors',
+  'fallbacks',
+  'inputTokens',
+  'outputTokens',
+  'cacheReadTokens',
+  'cacheCreationTokens',
+  'reasoningTokens',
+] as const satisfies ReadonlyArray<keyof UsageTotals>
 
 /** Usage counts of nothing. */
 export function zeroTotals(): UsageTotals {
