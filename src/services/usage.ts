@@ -166,11 +166,21 @@ export async function usageReport(filters: UsageQueryFilters & {signal?: AbortSi
   }
 }
 
-/** Whether the history tables hold any row (false when there is no database yet). */
-export async function historyHasRows(): Promise<boolean> {
-  if (!existsSync(homeFile('logDb'))) return false
+/**
+ * Whether the history tables hold any row (false when there is no database yet); `scanFirst`
+ * scans incrementally before asking.
+ */
+export async function historyHasRows(
+  options: {scanFirst?: boolean; signal?: AbortSignal} = {},
+): Promise<boolean> {
+  if (!options.scanFirst && !existsSync(homeFile('logDb'))) return false
   const store = await openHistory()
   try {
+    // scanned and asked on one connection (`gwctl usage` without a daemon does both)
+    if (options.scanFirst) {
+      const {scanHistory} = await import('../scanners/history/scan.js')
+      await scanHistory(store, {signal: options.signal})
+    }
     return store.db.prepare('SELECT 1 FROM history LIMIT 1').get() !== undefined
   } finally {
     store.close()

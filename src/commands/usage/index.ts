@@ -21,7 +21,6 @@ import {
   formatCost,
   historyHasRows,
   reportColumns,
-  rescanHistory,
   usageReport,
 } from '../../services/usage.js'
 import type {Pivot} from '../../store/log-store.js'
@@ -150,7 +149,7 @@ export default class Usage extends BaseCommand {
   /** Whether any agent history is recorded (scanning it first when no daemon does). */
   private async historyRecorded(): Promise<boolean> {
     const {liveGatewayPort} = await import('../../services/gateway-api.js')
-    if ((await liveGatewayPort(this.signal)) === undefined) await rescanHistory({signal: this.signal})
-    return historyHasRows()
+    const scanFirst = (await liveGatewayPort(this.signal)) === undefined
+    return historyHasRows({scanFirst, signal: this.signal})
   }
 }
