@@ -10,6 +10,12 @@ if (process.argv[2] === '__complete') {
   const text = main(process.argv.slice(3))
   if (text) process.stdout.write(text + '\n')
 } else {
+  // On load, @oclif/core checks Node against its own `engines` with semver: 48 modules, about a
+  // tenth of every command's start-up. gwctl's own `engines` is checked by npm at install. Unset
+  // again at once, so the daemon and the agents gwctl starts never inherit it.
+  const skipEngineCheck = process.env.OCLIF_DISABLE_ENGINE_WARNING === undefined
+  if (skipEngineCheck) process.env.OCLIF_DISABLE_ENGINE_WARNING = '1'
   const {execute} = await import('@oclif/core')
+  if (skipEngineCheck) delete process.env.OCLIF_DISABLE_ENGINE_WARNING
   await execute({dir: import.meta.url})
 }

@@ -15,8 +15,8 @@ export async function scannedTools(dbPath: string = homeFile('logDb')): Promise<
   if (!existsSync(dbPath)) return result
   let db
   try {
-    const {default: Database} = await import('better-sqlite3')
-    db = new Database(dbPath, {readonly: true, fileMustExist: true})
+    const {openSqlite} = await import('../store/sqlite.js')
+    db = openSqlite(dbPath, {readonly: true, fileMustExist: true})
     const table = db
       .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history_files'")
       .get()

@@ -19,7 +19,7 @@ import {processAlive} from '../core/process.js'
 
 import type {AgentTool} from '../scanners/agent-homes.js'
 import type {HistoryRecord} from '../scanners/history/types.js'
-import {privateFiles} from './log-store.js'
+import {openSqlite, privateFiles} from './sqlite.js'
 
 /**
  * The `history` table's stored columns (also the staged rescan's scratch table), in order. Rows
@@ -403,10 +403,9 @@ export class HistoryStore {
 
   /** Opens (creating when missing) the history tables in the database at `path`. */
   static async open(path: string): Promise<HistoryStore> {
-    const {default: Database} = await import('better-sqlite3')
     mkdirSync(dirname(path), {recursive: true, mode: 0o700})
     privateFiles(path)
-    const db = new Database(path)
+    const db = openSqlite(path)
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = NORMAL')
     db.pragma('busy_timeout = 5000')
@@ -670,10 +669,9 @@ export class Scratch {
 
   /** Creates the scratch database at `path` (replacing any file there), mode 0600. */
   static async create(path: string): Promise<Scratch> {
-    const {default: Database} = await import('better-sqlite3')
     rmSync(path, {force: true})
     closeSync(openSync(path, 'wx', 0o600))
-    const db = new Database(path)
+    const db = openSqlite(path)
     // Scratch: nothing to recover after a crash, so no journal and no fsync.
     db.pragma('journal_mode = OFF')
     db.pragma('synchronous = OFF')

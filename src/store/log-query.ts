@@ -185,10 +185,10 @@ export interface LogReader {
  * logged); a damaged file throws.
  */
 export async function openLogReader(path: string): Promise<LogReader | undefined> {
-  const {default: Database} = await import('better-sqlite3')
+  const {openSqlite} = await import('./sqlite.js')
   let db: Db
   try {
-    db = new Database(path, {readonly: true, fileMustExist: true})
+    db = openSqlite(path, {readonly: true, fileMustExist: true})
   } catch (error) {
     if ((error as {code?: string}).code === 'SQLITE_CANTOPEN') return undefined
     throw error

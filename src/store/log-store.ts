@@ -5,12 +5,13 @@
  *
  * `better-sqlite3` is a native module: it is imported only when a store is opened.
  */
-import {chmodSync, closeSync, existsSync, mkdirSync, openSync} from 'node:fs'
+import {mkdirSync} from 'node:fs'
 import {dirname} from 'node:path'
 
 import type BetterSqlite3 from 'better-sqlite3'
 
 import {HOUR_MS, selectLogs, selectUsage} from './log-query.js'
+import {openSqlite, privateFiles} from './sqlite.js'
 import type {LogFilters, LogRow, Pivot, UsageRow} from './log-query.js'
 
 export {PIVOTS, STATUS_FILTERS, usageTotals} from './log-query.js'
@@ -178,10 +179,9 @@ export class LogStore {
 
   /** Opens (creating when missing) the log database at `path`. */
   static async open(path: string, options: LogStoreOptions = {}): Promise<LogStore> {
-    const {default: Database} = await import('better-sqlite3')
     mkdirSync(dirname(path), {recursive: true, mode: 0o700})
     privateFiles(path)
-    const db = new Database(path)
+    const db = openSqlite(path)
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = NORMAL')
     // short: a write is synchronous, and the gateway's event loop must not wait on another
@@ -212,10 +212,9 @@ export class LogStore {
   static async check(path: string): Promise<{ok: boolean; problems: string[]}> {
     const {existsSync} = await import('node:fs')
     if (!existsSync(path)) return {ok: true, problems: []}
-    const {default: Database} = await import('better-sqlite3')
     let db: Db | undefined
     try {
-      db = new Database(path, {readonly: true, fileMustExist: true})
+      db = openSqlite(path, {readonly: true, fileMustExist: true})
       return integrity(db)
     } catch (error) {
       return {ok: false, problems: [(error as Error).message]}
@@ -426,22 +425,6 @@ export class LogStore {
     this.flushQuietly()
     this.closed = true
     this.db.close()
-  }
-}
-
-/**
- * Makes the database and its WAL and shared-memory files mode 0600 before SQLite opens them.
- * SQLite creates a new database with mode 0644 (less the umask) and gives the `-wal` and `-shm`
- * files the mode of the database, so the database is created here, empty, with 0600 first.
- */
-export function privateFiles(path: string): void {
-  closeSync(openSync(path, 'a', 0o600))
-  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
-    try {
-      if (existsSync(file)) chmodSync(file, 0o600)
-    } catch {
-      // a file of another user: SQLite reports what it cannot open
-    }
   }
 }
 

@@ -1,0 +1,45 @@
+/**
+ * Opening SQLite files, for every store (log, history, scratch). better-sqlite3 is a CommonJS
+ * package with a native addon: it is loaded with `require`, on the first open, and its addon is
+ * named by path. An ESM `import` of it parses each of its files for their exports, and the
+ * `bindings` package it uses by default searches a dozen paths for the addon; together about
+ * 6 ms of every command that opens a database (`gwctl logs`, `gwctl usage`).
+ */
+import {chmodSync, closeSync, existsSync, openSync} from 'node:fs'
+import {createRequire} from 'node:module'
+
+import type BetterSqlite3 from 'better-sqlite3'
+
+const require = createRequire(import.meta.url)
+let Database: typeof BetterSqlite3 | undefined
+/** The addon's path; null when it is not where npm builds it (then `bindings` finds it). */
+let addon: string | null | undefined
+
+/** Opens (or creates, unless `fileMustExist`/`readonly`) the database at `path`. */
+export function openSqlite(path: string, options: BetterSqlite3.Options = {}): BetterSqlite3.Database {
+  Database ??= require('better-sqlite3') as typeof BetterSqlite3
+  if (addon === undefined) {
+    try {
+      addon = require.resolve('better-sqlite3/build/Release/better_sqlite3.node')
+    } catch {
+      addon = null
+    }
+  }
+  return new Database(path, addon ? {nativeBinding: addon, ...options} : options)
+}
+
+/**
+ * Makes the database and its WAL and shared-memory files mode 0600 before SQLite opens them.
+ * SQLite creates a new database with mode 0644 (less the umask) and gives the `-wal` and `-shm`
+ * files the mode of the database, so the database is created here, empty, with 0600 first.
+ */
+export function privateFiles(path: string): void {
+  closeSync(openSync(path, 'a', 0o600))
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      if (existsSync(file)) chmodSync(file, 0o600)
+    } catch {
+      // a file of another user: SQLite reports what it cannot open
+    }
+  }
+}

@@ -1,0 +1,10 @@
+process.env.GWCTL_HOME='/tmp/prof/bh'; process.env.HOME='/tmp/prof/bh/user-home'
+const T=()=>performance.now(); let a=T()
+const ga = await import('./dist/services/gateway-api.js'); let b=T()
+const port = await ga.liveGatewayPort(); let c=T()
+const u = await import('./dist/services/usage.js'); let d=T()
+const has = await u.historyHasRows({scanFirst:true}); let e=T()
+const l = await import('./dist/services/logs.js'); let f=T()
+const r = await l.getUsage({}); let g=T()
+const rep = await u.usageReport({source:'gateway'}); let h=T()
+console.log(`import ga ${(b-a).toFixed(1)} probe ${(c-b).toFixed(1)} import usage ${(d-c).toFixed(1)} hasRows ${(e-d).toFixed(1)} import logs ${(f-e).toFixed(1)} getUsage ${(g-f).toFixed(1)} usageReport ${(h-g).toFixed(1)}`)
