@@ -1,10 +1,23 @@
-import {describe, expect, it} from 'vitest'
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
+
+import {tempHome} from '../../test/helpers/cli.js'
 
 import {renderTable} from '../core/output.js'
 import type {LogRow, UsageRow} from '../store/log-store.js'
 import {filtersFromFlags} from './log-filters.js'
 import {usageTotals} from '../store/log-store.js'
-import {LOG_COLUMNS, followLines, parseLimit, parseSince, usageColumns} from './logs.js'
+import {issueGatewayKey, listAgents} from './gateway-keys.js'
+import {
+  LOG_COLUMNS,
+  agentNames,
+  followLines,
+  namesFromStateFile,
+  parseLimit,
+  parseSince,
+  usageColumns,
+} from './logs.js'
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0)
 
@@ -166,5 +179,59 @@ describe('usage', () => {
     expect(text.split('\n')[0]).toMatch(/^MODEL\s+REQUESTS\s+ERRORS/)
     expect(text).toContain('2,000,000')
     expect(text.split('\n')[2]).toMatch(/^\(none\)/)
+  })
+})
+
+describe('agent names without a daemon (the state file read as it is)', () => {
+  let home: string
+  let cleanup: () => void
+  let saved: string | undefined
+  beforeEach(() => {
+    ;({home, cleanup} = tempHome())
+    saved = process.env.GWCTL_HOME
+    process.env.GWCTL_HOME = home
+  })
+  afterEach(() => {
+    if (saved === undefined) delete process.env.GWCTL_HOME
+    else process.env.GWCTL_HOME = saved
+    cleanup()
+  })
+
+  const issue = (agentName: string) =>
+    issueGatewayKey({
+      agentName,
+      agentType: 'claude_code',
+      employeeName: 'Alice',
+      employeeContact: 'a@example.com',
+    })
+
+  it('names agents and their active keys as the state store does, and not a rotated-out key', async () => {
+    const first = await issue('alice-claude')
+    await issue('ci-bot')
+    // the same agent again, past the 5 s issue limit: a new key, the old one revoked
+    vi.useFakeTimers({toFake: ['Date']})
+    vi.setSystemTime(Date.now() + 6_000)
+    const rotated = await issue('alice-claude').finally(() => vi.useRealTimers())
+    expect(rotated.rotated).toBe(true)
+    const state = join(home, 'state.json')
+    const light = namesFromStateFile(state)!
+    const views = await listAgents()
+    expect([...light.byId]).toEqual(views.map((a) => [a.agentId, a.name]))
+    expect([...light.byKeyPrefix].sort()).toEqual(
+      views.map((a) => [a.keyPrefix!, a.name] as [string, string]).sort(),
+    )
+    expect(light.byKeyPrefix.has(first.keyPrefix)).toBe(false)
+    expect(await agentNames()).toEqual(light)
+  })
+
+  it('is empty without a state file, and leaves an unexpected shape to the store', () => {
+    const state = join(home, 'state.json')
+    expect(namesFromStateFile(state)).toEqual({byId: new Map(), byKeyPrefix: new Map()})
+    writeFileSync(state, '{"agents": [{"id": 1}], "keys": []}')
+    expect(namesFromStateFile(state)).toBeUndefined()
+    writeFileSync(state, '{"agents": [], "keys": {}}')
+    expect(namesFromStateFile(state)).toBeUndefined()
+    writeFileSync(state, 'not json')
+    expect(namesFromStateFile(state)).toBeUndefined()
   })
 })

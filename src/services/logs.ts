@@ -3,7 +3,7 @@
  * management API, or straight from the log database when it is stopped (better-sqlite3 is
  * loaded only then).
  */
-import {existsSync} from 'node:fs'
+import {existsSync, readFileSync} from 'node:fs'
 
 import {UsageError} from '../core/errors.js'
 import type {Column} from '../core/output.js'
@@ -19,6 +19,7 @@ import type {
   UsageTotals,
 } from '../store/log-store.js'
 import {homeFile} from '../store/paths.js'
+import {runningDaemon} from '../daemon/pidfile.js'
 import {gatewayGet, liveGatewayPort} from './gateway-api.js'
 import type {GatewayEvent} from './gateway-events.js'
 
@@ -137,9 +138,44 @@ export interface AgentNames {
   byKeyPrefix: Map<string, string>
 }
 
+/**
+ * Agent names straight from the state file, as `listAgents` would name them (an agent's active
+ * key names it, a revoked one does not), without the state store: `gwctl logs` prints names on
+ * every call, and the store (lowdb, the schema and its validator, the key helpers) is about a
+ * dozen modules to load. Undefined when the file does not have the expected shape: the caller
+ * then asks the store, which reports what is wrong. Empty when there is no state file yet.
+ */
+export function namesFromStateFile(path: string): AgentNames | undefined {
+  let data: {agents?: unknown; keys?: unknown}
+  try {
+    data = JSON.parse(readFileSync(path, 'utf8')) as typeof data
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {byId: new Map(), byKeyPrefix: new Map()}
+    return undefined
+  }
+  const {agents, keys} = data ?? {}
+  if (!Array.isArray(agents) || !Array.isArray(keys)) return undefined
+  const byId = new Map<string, string>()
+  for (const a of agents as Array<{id?: unknown; name?: unknown}>) {
+    if (typeof a?.id !== 'string' || typeof a.name !== 'string') return undefined
+    byId.set(a.id, a.name)
+  }
+  const byKeyPrefix = new Map<string, string>()
+  for (const k of keys as Array<{prefix?: unknown; agentId?: unknown; revokedAt?: unknown}>) {
+    if (typeof k?.prefix !== 'string' || typeof k.agentId !== 'string') return undefined
+    const name = byId.get(k.agentId)
+    if (k.revokedAt === undefined && name !== undefined) byKeyPrefix.set(k.prefix, name)
+  }
+  return {byId, byKeyPrefix}
+}
+
 /** Names of the known agents; empty maps when neither the gateway nor the state file answers. */
 export async function agentNames(signal?: AbortSignal): Promise<AgentNames> {
   try {
+    if (!runningDaemon()) {
+      const names = namesFromStateFile(homeFile('state'))
+      if (names) return names
+    }
     const {listAgents} = await import('./gateway-keys.js')
     const agents = await listAgents({signal})
     return {

@@ -2,9 +2,9 @@
 import type {RouteCount} from '../daemon/views.js'
 import {discoverAgents} from '../scanners/discovery.js'
 import type {BindingProblem} from './agent-binding.js'
-import {bindingStatuses} from './agent-binding.js'
 import {agentViews, agentsPerRoute, latestRequestAt} from '../daemon/views.js'
 import {homeFile} from '../store/paths.js'
+import type {GatewayState} from '../store/state-schema.js'
 import type {GatewayInfo} from './gateway.js'
 import {HUNG_HINT, PROBE_TIMEOUT_MS, getGatewayInfo} from './gateway.js'
 
@@ -37,7 +37,16 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
     version: gw.version,
     uptimeSeconds: gw.uptimeSeconds,
   }
-  const localAgents = await localAgentCounts(gw.port, Boolean(gw.daemon))
+  // The state file, read once (a running daemon answers for everything else but the bindings).
+  let state: GatewayState | undefined
+  let stateProblem = ''
+  try {
+    const {StateStore} = await import('../store/state.js')
+    state = (await StateStore.open(homeFile('state'))).data
+  } catch (error) {
+    stateProblem = (error as Error).message
+  }
+  const localAgents = await localAgentCounts(state, gw.port, Boolean(gw.daemon))
   if (gw.daemon) {
     return {
       healthy: true,
@@ -57,25 +66,20 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
     ? `The gateway process (pid ${gw.pid}) is alive but did not answer within ${PROBE_TIMEOUT_MS / 1000} s.`
     : 'The gateway is not running.'
   const fix = hung ? HUNG_HINT : 'Start it with `gwctl gateway start`.'
-  try {
-    // Loaded only here: with the daemon answering, the snapshot comes from it.
-    const {StateStore} = await import('../store/state.js')
-    const store = await StateStore.open(homeFile('state'))
-    views = agentViews(store.data)
-    latest = latestRequestAt(store.data)
+  if (state) {
+    views = agentViews(state)
+    latest = latestRequestAt(state)
     // A policy without any target gets default routes when the gateway starts (README "Routing"):
     // with the gateway stopped it is not "no provider" yet.
     const empty = new Set(
-      store.data.policies.filter((p) => Object.values(p.routes).every((t) => !t?.length)).map((p) => p.id),
+      state.policies.filter((p) => Object.values(p.routes).every((t) => !t?.length)).map((p) => p.id),
     )
     perRoute = agentsPerRoute(views).map((r) =>
       empty.has(r.policyId) && r.route.endsWith('(no provider)')
         ? {...r, route: r.route.replace('(no provider)', '(default routes at start)')}
         : r,
     )
-  } catch (error) {
-    problem += ` ${(error as Error).message}`
-  }
+  } else problem += ` ${stateProblem}`
   return {
     healthy: false,
     gateway,
@@ -90,15 +94,16 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
 
 /** Discovered coding agents, bound ones, and each stale binding with its fix. */
 async function localAgentCounts(
+  state: GatewayState | undefined,
   port: number,
   gatewayRunning: boolean,
 ): Promise<StatusSnapshot['localAgents']> {
   const discovered = discoverAgents().filter((d) => d.installed && !d.parentName).length
+  if (!state?.bindings?.length) return {discovered, bound: 0, stale: []}
   try {
-    const {StateStore} = await import('../store/state.js')
-    const store = await StateStore.open(homeFile('state'))
-    if (!store.data.bindings?.length) return {discovered, bound: 0, stale: []}
-    const statuses = [...(await bindingStatuses(store.data, {port, gatewayRunning}))]
+    // Loaded only when an agent is bound: the binding checks read the agents' config files.
+    const {bindingStatuses} = await import('./agent-binding.js')
+    const statuses = [...(await bindingStatuses(state, {port, gatewayRunning}))]
     return {
       discovered,
       bound: statuses.filter(([, s]) => s.state !== 'unbound').length,

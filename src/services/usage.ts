@@ -147,17 +147,18 @@ export async function usageReport(filters: UsageQueryFilters & {signal?: AbortSi
   }
   const empty = {pivot: query.pivot ?? null, include: query.source, source: 'database' as const, scan}
   if (!existsSync(homeFile('logDb'))) return {...empty, rows: [], totals: emptyTotals()}
-  const [{usageGroups}, {createPricer}, {timeMatchedHistoryKeys}] = await Promise.all([
+  const [{usageGroups}, {createPricer}] = await Promise.all([
     import('../store/usage-query.js'),
     import('./usage-cost.js'),
-    import('../store/reconcile-query.js'),
   ])
   const store = await openHistory()
   try {
     // Gemini CLI records no request id: `all` counts the calls reconcile matches by time once.
     const timeMatched =
       query.source === 'all' && (query.tool === undefined || query.tool === 'gemini-cli')
-        ? timeMatchedHistoryKeys(store.db, {sinceMs: query.since === undefined ? 0 : query.since * 1000})
+        ? (await import('../store/reconcile-query.js')).timeMatchedHistoryKeys(store.db, {
+            sinceMs: query.since === undefined ? 0 : query.since * 1000,
+          })
         : []
     const groups = usageGroups(store.db, query, timeMatched)
     return {...empty, ...reportRows(groups, await createPricer(), query.pivot ?? null)}

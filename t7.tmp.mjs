@@ -1,0 +1,12 @@
+const T=()=>performance.now(); const o=[]; let a=T(); const m=(n)=>{const b=T(); o.push(n+' '+(b-a).toFixed(1)); a=b}
+await import('./dist/core/errors.js'); m('errors')
+await import('./dist/store/paths.js'); m('paths')
+await import('./dist/services/gateway.js'); m('gateway')
+await import('lowdb'); m('lowdb')
+await import('./dist/core/atomic-file.js'); m('atomic')
+await import('./dist/store/state-schema.js'); m('state-schema')
+await import('./dist/store/state.js'); m('state')
+await import('./dist/daemon/keys.js'); m('keys')
+await import('./dist/daemon/views.js'); m('views')
+await import('./dist/services/gateway-keys.js'); m('gk')
+console.log(o.join(' | '))
