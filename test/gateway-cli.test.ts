@@ -512,6 +512,7 @@ describe('against a running gateway (fake management API)', () => {
     ]
     const gw = await fakeGateway({
       '/api/logs': () => [200, {logs: [liveRow(9, {agentId: 'agt_live', model: 'm-live'})]}],
+      '/api/agents': () => [200, {agents: [{agentId: 'agt_live', name: 'live-bot', keyPrefix: 'gw_live'}]}],
       '/api/usage': (url) => [
         200,
         {pivot: url.searchParams.get('pivot'), rows: usageRows, totals: {...usageRows[0], key: undefined}},
@@ -529,7 +530,8 @@ describe('against a running gateway (fake management API)', () => {
       '5',
     ])
     expect(logs.exitCode).toBe(0)
-    expect(logs.stdout).toMatch(/agt_live\s+messages\s+anthropic\/m-live\s+200/)
+    // the agent named by the daemon's own list
+    expect(logs.stdout).toMatch(/live-bot\s+messages\s+anthropic\/m-live\s+200/)
     expect(logs.stderr).toBe('')
     const q = gw.requests.find((u) => u.pathname === '/api/logs')!
     expect(Object.fromEntries(q.searchParams)).toEqual({

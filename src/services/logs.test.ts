@@ -2,7 +2,7 @@ import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 
-import {tempHome} from '../../test/helpers/cli.js'
+import {freePort, tempHome} from '../../test/helpers/cli.js'
 
 import {renderTable} from '../core/output.js'
 import type {LogRow, UsageRow} from '../store/log-store.js'
@@ -185,15 +185,18 @@ describe('usage', () => {
 describe('agent names without a daemon (the state file read as it is)', () => {
   let home: string
   let cleanup: () => void
-  let saved: string | undefined
-  beforeEach(() => {
+  let saved: Record<string, string | undefined>
+  beforeEach(async () => {
     ;({home, cleanup} = tempHome())
-    saved = process.env.GWCTL_HOME
+    saved = {GWCTL_HOME: process.env.GWCTL_HOME, GWCTL_GATEWAY_PORT: process.env.GWCTL_GATEWAY_PORT}
     process.env.GWCTL_HOME = home
+    process.env.GWCTL_GATEWAY_PORT = String(await freePort()) // no gateway there
   })
   afterEach(() => {
-    if (saved === undefined) delete process.env.GWCTL_HOME
-    else process.env.GWCTL_HOME = saved
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k]
+      else process.env[k] = v
+    }
     cleanup()
   })
 

@@ -19,9 +19,9 @@ import type {
   UsageTotals,
 } from '../store/log-store.js'
 import {homeFile} from '../store/paths.js'
-import {runningDaemon} from '../daemon/pidfile.js'
 import {gatewayGet, liveGatewayPort} from './gateway-api.js'
 import type {GatewayEvent} from './gateway-events.js'
+import type {AgentView} from '../daemon/views.js'
 
 /** Pivots of `gwctl usage` (spec 4.3; the store also knows `policy`). */
 export const USAGE_PIVOTS = ['agent', 'key', 'provider', 'model', 'project'] as const
@@ -172,12 +172,17 @@ export function namesFromStateFile(path: string): AgentNames | undefined {
 /** Names of the known agents; empty maps when neither the gateway nor the state file answers. */
 export async function agentNames(signal?: AbortSignal): Promise<AgentNames> {
   try {
-    if (!runningDaemon()) {
+    // the gateway that answers `gwctl logs` names its agents (as `gwctl agents list` shows them)
+    const port = await liveGatewayPort(signal)
+    let agents: Array<Pick<AgentView, 'agentId' | 'name' | 'keyPrefix'>>
+    if (port !== undefined) {
+      agents = (await gatewayGet<{agents: AgentView[]}>(port, '/api/agents', {}, signal)).agents
+    } else {
       const names = namesFromStateFile(homeFile('state'))
       if (names) return names
+      const {listAgents} = await import('./gateway-keys.js')
+      agents = await listAgents({signal})
     }
-    const {listAgents} = await import('./gateway-keys.js')
-    const agents = await listAgents({signal})
     return {
       byId: new Map(agents.map((a) => [a.agentId, a.name])),
       byKeyPrefix: new Map(agents.filter((a) => a.keyPrefix).map((a) => [a.keyPrefix!, a.name])),

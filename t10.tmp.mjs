@@ -1,0 +1,11 @@
+await import('@oclif/core'); await import('./dist/core/output.js'); await import('./dist/services/gateway.js')
+const T=()=>performance.now(); const o=[]; let a=T(); const m=(n)=>{const b=T(); o.push(n+' '+(b-a).toFixed(1)); a=b}
+await import('node:crypto'); m('crypto')
+await import('node:fs/promises'); m('fs/promises')
+await import('lowdb'); m('lowdb')
+await import('./dist/core/schema-errors.js'); m('schema-errors')
+await import('./dist/store/schema.js'); m('schema')
+await import('./dist/store/state-schema.js'); m('state-schema')
+await import('./dist/core/atomic-file.js'); m('atomic')
+await import('./dist/store/state.js'); m('state')
+console.log(o.join(' | '))
