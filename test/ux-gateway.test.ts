@@ -91,6 +91,9 @@ describe('a gateway started with --port, then hung', {timeout: 120_000}, () => {
     process.kill(pid, 'SIGSTOP')
     const status = await cli(['status'])
     expect(status.exitCode).toBe(6)
+    // scripts' check: a live pid that does not answer /health is down too, and prints nothing
+    const quiet = await cli(['status', '--quiet'])
+    expect([quiet.exitCode, quiet.stdout, quiet.stderr]).toEqual([6, '', ''])
     expect(status.stderr).toContain(`pid ${pid}) is alive but did not answer`)
     expect(status.stderr).toContain('gwctl gateway restart')
     expect(status.stderr).not.toContain('gateway start')

@@ -28,9 +28,8 @@ export default class Status extends BaseCommand {
     if (flags.quiet && !this.jsonEnabled()) {
       // Scripts call this in loops: only whether the gateway runs and answers, nothing else loaded
       // (no state file, no agent discovery).
-      const {getGatewayInfo} = await import('../services/gateway.js')
-      const info = await getGatewayInfo({signal: this.signal})
-      if (info.state !== 'Running') this.exit(ExitCode.gatewayDown)
+      const {gatewayAnswers} = await import('../services/gateway.js')
+      if (!(await gatewayAnswers({signal: this.signal}))) this.exit(ExitCode.gatewayDown)
       return {healthy: true}
     }
     const {getStatus} = await import('../services/status.js')

@@ -115,6 +115,17 @@ export async function getGatewayInfo(
   }
 }
 
+/**
+ * Whether the daemon runs and answers (`gwctl status --quiet`): its pid file names a live daemon
+ * and `/health` answers ok within the probe timeout. The same answer as `getGatewayInfo`'s
+ * state `Running`, without asking for the whole snapshot.
+ */
+export async function gatewayAnswers(options: {signal?: AbortSignal} = {}): Promise<boolean> {
+  const running = runningDaemon()
+  if (!running) return false
+  return probeHealth(running.port, {signal: options.signal, timeoutMs: PROBE_TIMEOUT_MS})
+}
+
 /** The daemon's own entry point (no oclif: see `daemon/main.ts`). */
 function daemonEntry(): string {
   return fileURLToPath(new URL('../daemon/main.js', import.meta.url))
