@@ -139,9 +139,9 @@ export function reportRows(
 export async function usageReport(filters: UsageQueryFilters & {signal?: AbortSignal}): Promise<UsageReport> {
   const {signal, ...query} = filters
   checkTimezone(query.timezone)
-  const live = (await liveGatewayPort(signal)) !== undefined
   let scan: UsageReport['scan']
-  if (!live && query.source !== 'gateway') {
+  // the gateway's rows need no scan (nor the probe that decides on one)
+  if (query.source !== 'gateway' && (await liveGatewayPort(signal)) === undefined) {
     const s = await rescanHistory({signal})
     scan = {files: s.files, filesRead: s.filesRead, rows: s.rows, durationMs: s.durationMs}
   }
