@@ -2,7 +2,7 @@ import {createServer, type Server} from 'node:http'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {freePort} from '../../test/helpers/cli.js'
-import {probeHealth, readAnswer} from './loopback-probe.js'
+import {probeHealth} from './loopback-probe.js'
 
 let server: Server | undefined
 
@@ -53,33 +53,6 @@ describe('probeHealth (the CLI asking the local gateway whether it is there, wit
     controller.abort()
     expect(await pending).toBe(false)
     server.closeAllConnections()
-  })
-})
-
-describe('readAnswer (the probe reads HTTP/1.1 itself)', () => {
-  const bytes = (text: string) => Buffer.from(text, 'latin1')
-
-  it('waits for the whole body a content-length announces', () => {
-    const whole = 'HTTP/1.1 200 OK\r\nContent-Length: 15\r\nX-Note: a:b\r\n\r\n{"status":"ok"}'
-    expect(readAnswer(bytes(whole.slice(0, 20)), false)).toBeUndefined()
-    expect(readAnswer(bytes(whole.slice(0, -3)), false)).toBeUndefined()
-    expect(readAnswer(bytes(whole.slice(0, -3)), true)).toBeUndefined()
-    expect(readAnswer(bytes(whole), false)).toEqual({status: 200, body: '{"status":"ok"}'})
-  })
-
-  it('joins a chunked body, and reads to the end of the connection without a length', () => {
-    const chunked =
-      'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4\r\n{"st\r\nb\r\natus":"ok"}\r\n0\r\n\r\n'
-    expect(readAnswer(bytes(chunked.slice(0, 60)), false)).toBeUndefined()
-    expect(readAnswer(bytes(chunked), false)).toEqual({status: 200, body: '{"status":"ok"}'})
-    const open = 'HTTP/1.0 503 Busy\r\n\r\n{"status":"ok"}'
-    expect(readAnswer(bytes(open), false)).toBeUndefined()
-    expect(readAnswer(bytes(open), true)).toEqual({status: 503, body: '{"status":"ok"}'})
-  })
-
-  it('calls anything else malformed (status 0)', () => {
-    expect(readAnswer(bytes('SSH-2.0-OpenSSH\r\n\r\n'), true)).toEqual({status: 0, body: ''})
-    expect(readAnswer(bytes('HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n{}'), false)?.status).toBe(0)
   })
 })
 
