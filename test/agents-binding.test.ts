@@ -214,6 +214,8 @@ describe('agents enable/disable', () => {
       lastSeenAt: expect.any(Number),
     })
     expect((await cli(['doctor', '--json'])).stdout).toContain('bound: claude-code')
+    // the running gateway's status counts the binding (read from the state file beside the daemon)
+    expect(json(await cli(['status', '--json'])).localAgents).toMatchObject({bound: 1, stale: []})
 
     // a key issued meanwhile (rotation outside the binding) leaves the config with a dead key
     await new Promise((r) => setTimeout(r, 5_100)) // one issue per agent per 5 s

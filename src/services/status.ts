@@ -1,4 +1,6 @@
 /** The one-time snapshot of `gwctl status` (spec 10). */
+import {readFileSync} from 'node:fs'
+
 import type {RouteCount} from '../daemon/views.js'
 import {discoverAgents} from '../scanners/discovery.js'
 import type {BindingProblem} from './agent-binding.js'
@@ -37,14 +39,17 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
     version: gw.version,
     uptimeSeconds: gw.uptimeSeconds,
   }
-  // The state file, read once (a running daemon answers for everything else but the bindings).
+  // The state file, read once: a running daemon answers for everything but the bindings, so
+  // then the store (lowdb, the schema) is opened only when the file holds bindings.
   let state: GatewayState | undefined
   let stateProblem = ''
-  try {
-    const {StateStore} = await import('../store/state.js')
-    state = (await StateStore.open(homeFile('state'))).data
-  } catch (error) {
-    stateProblem = (error as Error).message
+  if (!gw.daemon || mayHoldBindings(homeFile('state'))) {
+    try {
+      const {StateStore} = await import('../store/state.js')
+      state = (await StateStore.open(homeFile('state'))).data
+    } catch (error) {
+      stateProblem = (error as Error).message
+    }
   }
   const localAgents = await localAgentCounts(state, gw.port, Boolean(gw.daemon))
   if (gw.daemon) {
@@ -89,6 +94,17 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
     latestRequestAt: latest,
     problem,
     fix,
+  }
+}
+
+/** False only when the state file reads as JSON with an empty (or no) binding list. */
+function mayHoldBindings(path: string): boolean {
+  try {
+    const {bindings} = JSON.parse(readFileSync(path, 'utf8')) as {bindings?: unknown}
+    if (bindings === undefined) return false
+    return !Array.isArray(bindings) || bindings.length > 0
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT'
   }
 }
 
