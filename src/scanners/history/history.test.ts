@@ -77,6 +77,35 @@ describe('history scanners', () => {
     ])
   })
 
+  it('reads the changed files of a folder in path order, not in the order the walk finds them', async () => {
+    writeFixtureHistory(env.HOME!)
+    await scanHistory(store, {env})
+    // A session and its sub-agent hold the same response (equal sizes, both main chain): the copy
+    // earlier in path order wins, as in a full rescan. The walk finds the sub-agent's file first
+    // (`s1/...` is listed before `s1.jsonl`), path order puts `s1.jsonl` first ('.' < '/').
+    const project = join(env.HOME!, '.claude', 'projects', '-work-order')
+    const line = (cwd: string) =>
+      JSON.stringify({
+        type: 'assistant',
+        isSidechain: false,
+        cwd,
+        sessionId: 's1',
+        version: '1.0.85',
+        requestId: 'req_Z',
+        timestamp: '2025-08-22T00:00:01.000Z',
+        message: {id: 'msg_Z', model: 'claude-sonnet-4-20250514', usage: {input_tokens: 5, output_tokens: 5}},
+      }) + '\n'
+    mkdirSync(join(project, 's1', 'subagents'), {recursive: true})
+    writeFileSync(join(project, 's1', 'subagents', 'agent-1.jsonl'), line('/work/sub'))
+    writeFileSync(join(project, 's1.jsonl'), line('/work/main'))
+    const scan = await scanHistory(store, {env})
+    expect(scan.filesRead).toBe(2)
+    const row = () => store.db.prepare(`SELECT project FROM history WHERE key = 'c:msg_Z:req_Z'`).get()
+    expect(row()).toEqual({project: '/work/main'})
+    await scanHistory(store, {env, full: true})
+    expect(row()).toEqual({project: '/work/main'})
+  })
+
   it('is incremental: nothing changes on a second scan, a completed last line counts once, a full rescan agrees', async () => {
     const paths = writeFixtureHistory(env.HOME!)
     await scanHistory(store, {env})
