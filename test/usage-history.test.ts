@@ -319,4 +319,25 @@ describe('gwctl usage rescan of a large history (staged, two reader threads)', (
     expect(json(again)).toMatchObject({filesRead: 70, errors: []})
     for (const name of scratch) expect(existsSync(join(home.home, name))).toBe(false)
   })
+  it('stops at Ctrl-C while this thread reads beside the worker: exit 130, the database as it was, no scratch file', async () => {
+    expect((await cli(['usage', 'rescan', '--json', '--tool', 'codex'])).exitCode).toBe(0)
+    const before = await HistoryStore.open(join(home.home, 'logs.db'))
+    const codexRows = allRows(before)
+    before.close()
+
+    const child = spawnCli(['usage', 'rescan', '--json'], {home: home.home})
+    const started = Date.now()
+    while (!readdirSync(home.home).some((n) => n.includes('.rescan-')) && Date.now() - started < 20_000)
+      await new Promise((r) => setTimeout(r, 5))
+    child.kill('SIGINT')
+    const result = await child
+    expect(result.exitCode).toBe(130)
+    expect(readdirSync(home.home).filter((n) => n.includes('.rescan-'))).toEqual([])
+    const after = await HistoryStore.open(join(home.home, 'logs.db'))
+    try {
+      expect(allRows(after)).toEqual(codexRows)
+    } finally {
+      after.close()
+    }
+  })
 })

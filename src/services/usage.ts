@@ -9,7 +9,6 @@ import {UsageError} from '../core/errors.js'
 import type {Column} from '../core/output.js'
 import type {AgentTool} from '../scanners/agent-homes.js'
 import type {ScanStats} from '../scanners/history/scan.js'
-import type {HistoryStore} from '../store/history-store.js'
 import type {UsageRow} from '../store/log-query.js'
 import type {Reconciliation} from '../store/reconcile-query.js'
 import type {UsageGroup, UsagePivotAll, UsageQueryFilters} from '../store/usage-query.js'
@@ -18,6 +17,9 @@ import {COUNT_FIELDS, zeroTotals} from '../store/usage-sql.js'
 import {liveGatewayPort} from './gateway-api.js'
 import {formatCount} from './logs.js'
 import type {Pricer} from './usage-cost.js'
+import {openHistory, rescanHistory} from './usage-rescan.js'
+
+export {openHistory, rescanHistory}
 
 /** Pivots `gwctl usage` offers. */
 export const USAGE_PIVOTS_ALL = [
@@ -49,25 +51,6 @@ export interface UsageReport {
   source: 'database'
   /** The incremental scan done before answering (no daemon running), if any. */
   scan?: Pick<ScanStats, 'files' | 'filesRead' | 'rows' | 'durationMs'>
-}
-
-/** Opens the history tables in the log database. */
-export async function openHistory(): Promise<HistoryStore> {
-  const {HistoryStore: Store} = await import('../store/history-store.js')
-  return Store.open(homeFile('logDb'))
-}
-
-/** Scans the agents' history into the log database: incremental, or every file whole (`full`). */
-export async function rescanHistory(
-  options: {full?: boolean; tools?: AgentTool[]; signal?: AbortSignal} = {},
-): Promise<ScanStats> {
-  const {scanHistory} = await import('../scanners/history/scan.js')
-  const store = await openHistory()
-  try {
-    return await scanHistory(store, options)
-  } finally {
-    store.close()
-  }
 }
 
 /** Checks a `--timezone` value. */

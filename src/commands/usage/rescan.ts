@@ -5,8 +5,7 @@ import {err, out, renderTable} from '../../core/output.js'
 import {AGENT_TOOLS} from '../../scanners/agent-homes.js'
 import type {AgentTool} from '../../scanners/agent-homes.js'
 import type {ScanStats} from '../../scanners/history/scan.js'
-import {formatCount} from '../../services/logs.js'
-import {rescanHistory} from '../../services/usage.js'
+import {rescanHistory} from '../../services/usage-rescan.js'
 
 export default class UsageRescan extends BaseCommand {
   static summary = 'Rescans the local history of Claude Code, Codex CLI and Gemini CLI.'
@@ -30,6 +29,8 @@ export default class UsageRescan extends BaseCommand {
       signal: this.signal,
     })
     if (!this.jsonEnabled()) {
+      // Only for the table: its imports (the gateway's) are no part of a rescan.
+      const {formatCount} = await import('../../services/logs.js')
       const skipped = Object.entries(stats.skipped)
         .map(([k, n]) => `${k} ${formatCount(n)}`)
         .join(', ')

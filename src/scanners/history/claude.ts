@@ -6,25 +6,31 @@
  * TTL breakdown, which Claude Code writes as zeros when the server sends none.
  */
 import type {FileContext, HistoryRecord, LineParser, SkipReason} from './types.js'
-import {markerBytes, num, obj, str} from './types.js'
+import {num, obj, parseTime, str} from './types.js'
 
 const SEMVER = /^\d+\.\d+\.\d+/
-/** Fields that, when present as `null`, make ccusage drop the line. */
-const NOT_NULL = ['requestId', 'sessionId', 'version', 'costUSD', 'cwd', 'isApiErrorMessage'] as const
-const NOT_EMPTY = ['sessionId', 'requestId'] as const
+const USAGE = Buffer.from('"usage":')
+const OPEN = 0x7b
+const SPACE = 0x20
 
 /**
- * The line reader decodes only lines holding this (on the raw bytes; `line` checks the exact
- * markers): one search covers both spellings below.
+ * Whether the line holds a usage object (`"usage":{` or `"usage": {`): the line reader decodes
+ * only such lines. Searched from the end, where Claude Code writes `usage` (after the message
+ * text): three times faster than from the start on its assistant lines.
  */
-const MARKERS = markerBytes('"usage":')
+function holdsUsage(line: Buffer): boolean {
+  for (let at = line.lastIndexOf(USAGE); at !== -1; at = at === 0 ? -1 : line.lastIndexOf(USAGE, at - 1)) {
+    const next = line[at + USAGE.length]
+    if (next === OPEN || (next === SPACE && line[at + USAGE.length + 1] === OPEN)) return true
+  }
+  return false
+}
 
 export function claudeParser(file: FileContext): LineParser {
   return {
-    markers: MARKERS,
+    holds: holdsUsage,
     state: () => null,
     line(text: string, offset: number): HistoryRecord | SkipReason {
-      if (!text.includes('"usage":{') && !text.includes('"usage": {')) return 'no-usage'
       let line: Record<string, unknown>
       try {
         line = JSON.parse(text) as Record<string, unknown>
@@ -34,8 +40,18 @@ export function claudeParser(file: FileContext): LineParser {
       const message = obj(line.message)
       const usage = obj(message?.usage)
       if (!message || !usage) return 'no-usage'
-      for (const k of NOT_NULL) if (line[k] === null) return 'invalid-field'
-      for (const k of NOT_EMPTY) if (line[k] === '') return 'invalid-field'
+      // Fields that, present as `null` (or an empty id), make ccusage drop the line.
+      if (
+        line.requestId === null ||
+        line.sessionId === null ||
+        line.version === null ||
+        line.costUSD === null ||
+        line.cwd === null ||
+        line.isApiErrorMessage === null ||
+        line.sessionId === '' ||
+        line.requestId === ''
+      )
+        return 'invalid-field'
       if (message.id === null || message.id === '' || message.model === null || message.model === '')
         return 'invalid-field'
       if (
@@ -48,7 +64,7 @@ export function claudeParser(file: FileContext): LineParser {
         return 'invalid-field'
       if (typeof usage.input_tokens !== 'number' || typeof usage.output_tokens !== 'number')
         return 'invalid-field'
-      const time = typeof line.timestamp === 'string' ? Date.parse(line.timestamp) : Number.NaN
+      const time = typeof line.timestamp === 'string' ? parseTime(line.timestamp) : Number.NaN
       if (!Number.isFinite(time)) return 'invalid-field'
 
       const breakdown = obj(usage.cache_creation)

@@ -9,7 +9,7 @@
  * history replayed: token_counts within its first second are the parent's, already counted there.
  */
 import type {FileContext, HistoryRecord, LineParser, SkipReason} from './types.js'
-import {markerBytes, num, obj, str} from './types.js'
+import {holdsOneOf, num, obj, parseTime, str} from './types.js'
 
 /** Model ccusage assumes when a rollout names none. */
 export const CODEX_FALLBACK_MODEL = 'gpt-5'
@@ -50,23 +50,16 @@ function totals(v: unknown): Totals | null {
 const same = (a: Totals, b: Totals) =>
   a.input === b.input && a.cached === b.cached && a.output === b.output && a.total === b.total
 
-/** A line holding none of these is not counted (checked on the raw bytes). */
-const MARKERS = markerBytes('"token_count"', '"turn_context"', '"session_meta"', '"token_usage_record"')
+/** A line holding none of these is not counted (searched from the start: they are the line's `type`). */
+const HOLDS = holdsOneOf(['"token_count"', '"turn_context"', '"session_meta"', '"token_usage_record"'])
 
 export function codexParser(file: FileContext, saved?: unknown): LineParser {
   const s: CodexState = {model: null, session: null, cwd: null, prevTotal: null, responseId: null}
   Object.assign(s, obj(saved) ?? {})
   return {
-    markers: MARKERS,
+    holds: HOLDS,
     state: () => s,
     line(text: string, offset: number): HistoryRecord | SkipReason {
-      if (
-        !text.includes('"token_count"') &&
-        !text.includes('"turn_context"') &&
-        !text.includes('"session_meta"') &&
-        !text.includes('"token_usage_record"')
-      )
-        return 'no-usage'
       let line: Record<string, unknown>
       try {
         line = JSON.parse(text) as Record<string, unknown>
@@ -98,7 +91,7 @@ export function codexParser(file: FileContext, saved?: unknown): LineParser {
       if (line.type !== 'event_msg' || payload.type !== 'token_count') return 'no-usage'
       const info = obj(payload.info)
       if (!info) return 'no-usage'
-      const time = typeof line.timestamp === 'string' ? Date.parse(line.timestamp) : Number.NaN
+      const time = typeof line.timestamp === 'string' ? parseTime(line.timestamp) : Number.NaN
       if (!Number.isFinite(time)) return 'invalid-field'
       if (typeof s.spawnedAt === 'number' && time - s.spawnedAt < REPLAY_WINDOW_MS) {
         s.responseId = null

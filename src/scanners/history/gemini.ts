@@ -6,7 +6,7 @@
  * count as output and are also kept apart as reasoning (as the gateway's Gemini tap does).
  */
 import type {FileContext, HistoryRecord, LineParser, SkipReason} from './types.js'
-import {markerBytes, num, obj, str} from './types.js'
+import {holdsOneOf, num, obj, parseTime, str} from './types.js'
 
 export interface GeminiState {
   session: string | null
@@ -20,7 +20,7 @@ function geminiRecord(
   const tokens = obj(m.tokens)
   if (m.type !== 'gemini' || !tokens) return 'no-usage'
   const id = str(m.id)
-  const time = typeof m.timestamp === 'string' ? Date.parse(m.timestamp) : Number.NaN
+  const time = typeof m.timestamp === 'string' ? parseTime(m.timestamp) : Number.NaN
   if (!id || !Number.isFinite(time)) return 'invalid-field'
   const input = num(tokens.input)
   const output = num(tokens.output)
@@ -52,18 +52,19 @@ function geminiRecord(
   }
 }
 
-/** A `.jsonl` recording, line by line. */
-/** A line holding none of these is not counted (checked on the raw bytes). */
-const MARKERS = markerBytes('"tokens"', '"sessionId"')
+/**
+ * A `.jsonl` recording, line by line. A line holding none of these is not counted (searched from
+ * the end: `tokens` follows the message text).
+ */
+const HOLDS = holdsOneOf(['"tokens"', '"sessionId"'], true)
 
 export function geminiParser(file: FileContext, saved?: unknown): LineParser {
   const s: GeminiState = {session: null}
   Object.assign(s, obj(saved) ?? {})
   return {
-    markers: MARKERS,
+    holds: HOLDS,
     state: () => s,
     line(text: string): HistoryRecord | SkipReason {
-      if (!text.includes('"tokens"') && !text.includes('"sessionId"')) return 'no-usage'
       let m: Record<string, unknown>
       try {
         m = JSON.parse(text) as Record<string, unknown>

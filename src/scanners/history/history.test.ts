@@ -6,8 +6,12 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {tempHome} from '../../../test/helpers/cli.js'
 import {EXPECTED, writeFixtureHistory} from '../../../test/helpers/history.js'
 import {HistoryStore} from '../../store/history-store.js'
+import {claudeParser} from './claude.js'
+import {codexParser} from './codex.js'
+import {geminiParser} from './gemini.js'
 import {readLines} from './lines.js'
 import {scanHistory} from './scan.js'
+import {parseTime} from './types.js'
 
 function totalsByToolDay(store: HistoryStore) {
   const rows = store.db
@@ -71,6 +75,35 @@ describe('history scanners', () => {
       {tool: 'codex'},
       {tool: 'gemini-cli'},
     ])
+  })
+
+  it('reads the changed files of a folder in path order, not in the order the walk finds them', async () => {
+    writeFixtureHistory(env.HOME!)
+    await scanHistory(store, {env})
+    // A session and its sub-agent hold the same response (equal sizes, both main chain): the copy
+    // earlier in path order wins, as in a full rescan. The walk finds the sub-agent's file first
+    // (`s1/...` is listed before `s1.jsonl`), path order puts `s1.jsonl` first ('.' < '/').
+    const project = join(env.HOME!, '.claude', 'projects', '-work-order')
+    const line = (cwd: string) =>
+      JSON.stringify({
+        type: 'assistant',
+        isSidechain: false,
+        cwd,
+        sessionId: 's1',
+        version: '1.0.85',
+        requestId: 'req_Z',
+        timestamp: '2025-08-22T00:00:01.000Z',
+        message: {id: 'msg_Z', model: 'claude-sonnet-4-20250514', usage: {input_tokens: 5, output_tokens: 5}},
+      }) + '\n'
+    mkdirSync(join(project, 's1', 'subagents'), {recursive: true})
+    writeFileSync(join(project, 's1', 'subagents', 'agent-1.jsonl'), line('/work/sub'))
+    writeFileSync(join(project, 's1.jsonl'), line('/work/main'))
+    const scan = await scanHistory(store, {env})
+    expect(scan.filesRead).toBe(2)
+    const row = () => store.db.prepare(`SELECT project FROM history WHERE key = 'c:msg_Z:req_Z'`).get()
+    expect(row()).toEqual({project: '/work/main'})
+    await scanHistory(store, {env, full: true})
+    expect(row()).toEqual({project: '/work/main'})
   })
 
   it('is incremental: nothing changes on a second scan, a completed last line counts once, a full rescan agrees', async () => {
@@ -327,14 +360,14 @@ describe('readLines with usage markers', () => {
     writeFileSync(path, lines.join('\n'))
     const seen: Array<{text: string; offset: number}> = []
     let others = 0
-    const markers = [Buffer.from('"usage":{'), Buffer.from('"usage": {')]
+    const {holds} = claudeParser({path, keyPath: path, project: null})
     const size = Buffer.byteLength(lines.join('\n'))
     const end = await readLines(
       path,
       0,
       size,
       (l) => seen.push(l),
-      markers,
+      holds,
       () => others++,
     )
     expect(seen.map((l) => l.text)).toEqual([lines[3], lines[5]])
@@ -343,9 +376,72 @@ describe('readLines with usage markers', () => {
     expect(others).toBe(2)
     // The last line has no newline yet: not read, and the offset stays before it.
     expect(end).toBe(size - Buffer.byteLength(lines[7]))
-    // Without markers every non-blank line is decoded, at the same offsets.
+    // Without `holds` every non-blank line is decoded, at the same offsets.
     const all: string[] = []
     await readLines(path, 0, size, (l) => all.push(l.text))
     expect(all).toEqual([lines[0], lines[3], lines[4], lines[5]])
+  })
+})
+
+describe("the parsers' line tests and time stamps", () => {
+  const claude = claudeParser({path: 'p', keyPath: 'p', project: null}).holds
+  const ask = (holds: (line: Buffer) => boolean, text: string) => holds(Buffer.from(text))
+
+  it('says yes exactly to the lines whose text holds a marker, wherever and however often it occurs', () => {
+    // Claude: `"usage":{` or `"usage": {`, searched from the end, past other `"usage":` runs.
+    for (const [text, yes] of [
+      ['"usage":{"a":1}', true],
+      ['"usage": {"a":1}', true],
+      ['{"usage":  {"a":1}}', false],
+      ['{"usage":null,"x":"\\"usage\\":"}', false],
+      ['{"m":{"usage":{"a":1}},"t":"\\"usage\\": null","u":"\\"usage\\":"}', true],
+      ['{"usage":{"a":1},"x":"\\"usage\\": 1","y":"\\"usage\\":"}', true],
+      ['"usage":', false],
+      ['"usage": ', false],
+      ['{"text":"caf\u00e9 \u3000","usage":{}}', true],
+      ['', false],
+    ] as const) {
+      expect(ask(claude, text), text).toBe(yes)
+      expect(text.includes('"usage":{') || text.includes('"usage": {'), text).toBe(yes)
+    }
+    const codex = codexParser({path: 'p', keyPath: 'p', project: null}).holds
+    const gemini = geminiParser({path: 'p', keyPath: 'p', project: null}).holds
+    expect(ask(codex, '{"type":"event_msg","payload":{"type":"token_count"}}')).toBe(true)
+    expect(ask(codex, '{"type":"response_item","payload":{"text":"token count"}}')).toBe(false)
+    expect(ask(codex, '{"x":1,"type":"token_usage_record"}')).toBe(true)
+    expect(ask(gemini, '{"sessionId":"s","kind":"main"}')).toBe(true)
+    expect(ask(gemini, '{"type":"gemini","content":"x","tokens":{"input":1}}')).toBe(true)
+    expect(ask(gemini, '{"type":"user","content":"some tokens"}')).toBe(false)
+  })
+
+  it('reads time stamps exactly as Date.parse does', () => {
+    const samples = [
+      '2025-08-01T00:00:00.000Z',
+      '2024-02-29T23:59:59.999Z',
+      '2025-02-29T12:00:00.000Z',
+      '2025-04-31T12:00:00.000Z',
+      '2025-12-31T23:59:59.999Z',
+      '2025-01-01T24:00:00.000Z',
+      '2025-01-01T23:60:00.000Z',
+      '2025-01-01T23:59:60.000Z',
+      '2025-13-01T00:00:00.000Z',
+      '2025-00-10T00:00:00.000Z',
+      '2025-01-00T00:00:00.000Z',
+      '0999-01-01T00:00:00.000Z',
+      '0025-01-01T00:00:00.000Z',
+      '2025-01-01T00:00:00.000+',
+      '2025-01-01T00:00:00Z',
+      '2025-01-01T00:00:00.000+02:00',
+      '2025-01-01 00:00:00.000Z',
+      '2025-0a-01T00:00:00.000Z',
+      '2025-01-01T00:00:00.00aZ',
+      '2025-08-01',
+      'not a date',
+      '',
+    ]
+    // and one stamp every 7 hours 13 minutes 17.123 seconds over two years, every day of the month
+    for (let t = Date.UTC(2024, 0, 1); t < Date.UTC(2026, 0, 1); t += 25_997_123)
+      samples.push(new Date(t).toISOString())
+    for (const s of samples) expect(parseTime(s), s).toBe(Date.parse(s))
   })
 })

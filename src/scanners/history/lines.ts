@@ -26,17 +26,6 @@ function blank(chunk: Buffer, start: number, end: number): boolean {
 }
 
 /**
- * Whether bytes `[start, end)` hold one of `markers` (a marker has no newline). Searched line by
- * line: one search of the whole chunk per marker measured slower (Node's search is slower
- * over a long haystack than over a line).
- */
-function holds(chunk: Buffer, start: number, end: number, markers: readonly Buffer[]): boolean {
-  const line = chunk.subarray(start, end)
-  for (const m of markers) if (line.indexOf(m) !== -1) return true
-  return false
-}
-
-/**
  * One read buffer per thread, grown to the largest file read (at most CHUNK) and reused: a new
  * buffer per file is fresh memory from the system, and the read into it page-faults every 4 KB
  * (most of a reader thread's time in `read`; 10 000 small files must not allocate 10 000 MB
@@ -51,16 +40,17 @@ const buffer = (bytes: number): Buffer => {
 
 /**
  * Calls `onLine` for every complete line in `[from, size)` and returns the offset just after the
- * last newline read. Blank lines are passed over. With `markers`, a line holding none of them is
- * never decoded to a string: `onOther` is called instead (most lines of a history file carry a
- * message text, not a usage record).
+ * last newline read. Blank lines are passed over. With `holds`, a line it says no to is never
+ * decoded to a string: `onOther` is called instead (most lines of a history file carry a message
+ * text, not a usage record). It is asked line by line: one search of the whole chunk per marker
+ * measured slower (also when each marker's next place is remembered).
  */
 export async function readLines(
   path: string,
   from: number,
   size: number,
   onLine: (line: LineChunk) => void,
-  markers?: readonly Buffer[],
+  holds?: (line: Buffer) => boolean,
   onOther?: () => void,
 ): Promise<number> {
   // Synchronous: a history file is mostly small, and three thread-pool round trips (open, read,
@@ -83,7 +73,7 @@ export async function readLines(
       let start = 0
       for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
         if (nl > start) {
-          if (markers && !holds(chunk, start, nl, markers)) {
+          if (holds && !holds(chunk.subarray(start, nl))) {
             if (!blank(chunk, start, nl)) onOther?.()
           } else {
             const text = chunk.toString('utf8', start, nl)

@@ -72,7 +72,7 @@ export async function readHistoryFile(
           if (typeof r === 'string') bump(stats, r)
           else records.push(r)
         },
-        parser.markers,
+        parser.holds,
         () => other++,
       )
       stats.lines += other

@@ -4,9 +4,9 @@
  * match its cursor is not opened; one that shrank or was replaced is read again whole; a full
  * rescan reads every file whole. Unreadable files and folders are reported and skipped.
  */
-import type {Dirent} from 'node:fs'
+import type {Dirent, Stats} from 'node:fs'
 import {readdirSync, rmSync, statSync} from 'node:fs'
-import {relative, sep} from 'node:path'
+import {sep} from 'node:path'
 
 import type {AgentTool} from '../agent-homes.js'
 import {agentHomes} from '../agent-homes.js'
@@ -84,58 +84,86 @@ function walk(
   }
 }
 
+/** One history folder's files as the walk found them (unsorted, not yet filtered). */
+interface Found {
+  tool: AgentTool
+  /** The folder with a trailing separator: what follows it in a path is the path's relative part. */
+  prefix: string
+  paths: string[]
+  /** Codex: relative paths taken already (sessions/ before archived_sessions/ of the same home). */
+  seen: Set<string>
+}
+
+/** Every history folder's files, folders in scan order (homes, then each home's folders). */
+function walkHistory(options: ScanOptions, errors: ScanStats['errors']): Found[] {
+  const tools = options.tools ?? ['claude-code', 'codex', 'gemini-cli']
+  const found: Found[] = []
+  for (const home of agentHomes(options.env)) {
+    if (!tools.includes(home.tool)) continue
+    const accept =
+      home.tool === 'claude-code'
+        ? (n: string) => n.endsWith('.jsonl')
+        : home.tool === 'codex'
+          ? (n: string) => n.startsWith('rollout-') && n.endsWith('.jsonl')
+          : (n: string) => n.endsWith('.jsonl') || (n.startsWith('session-') && n.endsWith('.json'))
+    const seen = new Set<string>()
+    for (const dir of home.historyDirs) {
+      const paths: string[] = []
+      walk(dir, accept, errors, paths)
+      found.push({tool: home.tool, prefix: dir.endsWith(sep) ? dir : dir + sep, paths, seen})
+    }
+  }
+  return found
+}
+
+/**
+ * Whether the scan reads `path` of `found`: Codex reads a relative path once (the sessions/ copy
+ * wins over archived_sessions/: their folders come in that order), Gemini CLI only under `chats/`.
+ * Called once per path, in any order within a folder.
+ */
+function reads(found: Found, path: string): boolean {
+  if (found.tool === 'codex') {
+    const rel = path.slice(found.prefix.length)
+    if (found.seen.has(rel)) return false
+    found.seen.add(rel)
+    return true
+  }
+  return found.tool === 'claude-code' || path.slice(found.prefix.length).split(sep).includes('chats')
+}
+
+function historyFile(found: Found, path: string): HistoryFile {
+  const rel = path.slice(found.prefix.length)
+  switch (found.tool) {
+    case 'claude-code':
+      return {tool: 'claude-code', path, whole: false, context: {path, keyPath: path, project: null}}
+    case 'codex':
+      return {tool: 'codex', path, whole: false, context: {path, keyPath: rel, project: null}}
+    case 'gemini-cli': {
+      const parts = rel.split(sep)
+      return {
+        tool: 'gemini-cli',
+        path,
+        whole: path.endsWith('.json'),
+        context: {path, keyPath: path, project: parts.length > 2 ? parts[0] : null},
+      }
+    }
+  }
+}
+
+/** The files of walked folders, in the scan's order: folder by folder, each sorted by path. */
+function sortedFiles(walked: readonly Found[]): HistoryFile[] {
+  const files: HistoryFile[] = []
+  for (const found of walked)
+    for (const path of found.paths.sort()) if (reads(found, path)) files.push(historyFile(found, path))
+  return files
+}
+
 /** Every history file of the selected tools, in a stable order. */
 export async function findHistoryFiles(
   options: ScanOptions,
   errors: ScanStats['errors'] = [],
 ): Promise<HistoryFile[]> {
-  const tools = options.tools ?? ['claude-code', 'codex', 'gemini-cli']
-  const found: HistoryFile[] = []
-  for (const home of agentHomes(options.env)) {
-    if (!tools.includes(home.tool)) continue
-    if (home.tool === 'claude-code') {
-      for (const dir of home.historyDirs) {
-        const paths: string[] = []
-        walk(dir, (n) => n.endsWith('.jsonl'), errors, paths)
-        for (const path of paths.sort())
-          found.push({tool: 'claude-code', path, whole: false, context: {path, keyPath: path, project: null}})
-      }
-    } else if (home.tool === 'codex') {
-      // The same relative path in sessions/ and archived_sessions/: the sessions/ copy wins.
-      const seen = new Set<string>()
-      for (const dir of home.historyDirs) {
-        const paths: string[] = []
-        walk(dir, (n) => n.startsWith('rollout-') && n.endsWith('.jsonl'), errors, paths)
-        for (const path of paths.sort()) {
-          const rel = relative(dir, path)
-          if (seen.has(rel)) continue
-          seen.add(rel)
-          found.push({tool: 'codex', path, whole: false, context: {path, keyPath: rel, project: null}})
-        }
-      }
-    } else {
-      for (const dir of home.historyDirs) {
-        const paths: string[] = []
-        walk(
-          dir,
-          (n) => n.endsWith('.jsonl') || (n.startsWith('session-') && n.endsWith('.json')),
-          errors,
-          paths,
-        )
-        for (const path of paths.sort()) {
-          const parts = relative(dir, path).split(sep)
-          if (!parts.includes('chats')) continue
-          found.push({
-            tool: 'gemini-cli',
-            path,
-            whole: path.endsWith('.json'),
-            context: {path, keyPath: path, project: parts.length > 2 ? parts[0] : null},
-          })
-        }
-      }
-    }
-  }
-  return found
+  return sortedFiles(walkHistory(options, errors))
 }
 
 const NO_THROW = {throwIfNoEntry: false} as const
@@ -147,15 +175,19 @@ const BATCH_FILES = 200
 export async function scanHistory(store: HistoryStore, options: ScanOptions = {}): Promise<ScanStats> {
   const started = performance.now()
   const stats: ScanStats = {files: 0, filesRead: 0, lines: 0, rows: 0, skipped: {}, errors: [], durationMs: 0}
-  const files = await findHistoryFiles(options, stats.errors)
-  stats.files = files.length
+  const walked = walkHistory(options, stats.errors)
   const cursors = store.cursors()
   // A full rescan, or a first scan, reads every file whole: staged (stage.ts), not upserted. With
   // no history at all there is nothing to stage: `gwctl usage` on a machine without agents must
   // not build and merge scratch databases on every call.
-  if ((options.full || (cursors.size === 0 && files.length > 0)) && options.staged !== false)
+  if (
+    (options.full || (cursors.size === 0 && walked.some((f) => f.paths.length > 0))) &&
+    options.staged !== false
+  ) {
+    const files = sortedFiles(walked)
+    stats.files = files.length
     await stagedScan(store, files, cursors, options, stats)
-  else await incrementalScan(store, files, cursors, options, stats)
+  } else await incrementalScan(store, walked, cursors, options, stats)
   stats.durationMs = Math.round(performance.now() - started)
   return stats
 }
@@ -180,15 +212,18 @@ async function stagedScan(
   files = files.map((f) => ({...f, id: cursors.id(f.path) ?? next++}))
   let bytes = 0
   for (const f of files) bytes += statSync(f.path, {throwIfNoEntry: false})?.size ?? 0
+  // Two readers when there is enough to read: a worker thread and this thread, which reads
+  // while the worker starts (a worker's start-up, about 0.1-0.3 s under load, was idle time of
+  // both when two workers read) and yields now and then (a Ctrl-C is seen at once).
   const readers = bytes >= WORKER_MIN_BYTES ? 2 : 1
   const scratches = Array.from({length: readers}, (_, i) => store.scratchPath(i))
   const counter = sharedCounter()
   try {
     const results = await Promise.all(
-      scratches.map((scratch) =>
-        readers > 1
+      scratches.map((scratch, i) =>
+        i > 0
           ? stageInWorker({scratch, files, next: counter}, options.signal)
-          : stageFiles({scratch, files, next: counter}, options.signal),
+          : stageFiles({scratch, files, next: counter}, options.signal, readers > 1),
       ),
     )
     options.signal?.throwIfAborted()
@@ -206,9 +241,14 @@ async function stagedScan(
   }
 }
 
+/**
+ * Reads the files that changed since their cursor (all with `full`). An unchanged file costs one
+ * `stat` and nothing else: no sort, no object (a no-change scan of 10 000 files is mostly stats).
+ * The changed files of a folder are then read in path order, as a full scan reads them.
+ */
 async function incrementalScan(
   store: HistoryStore,
-  files: readonly HistoryFile[],
+  walked: readonly Found[],
   cursors: Cursors,
   options: ScanOptions,
   stats: ScanStats,
@@ -223,32 +263,40 @@ async function incrementalScan(
     batch = []
     batchRows = 0
   }
-  for (const file of files) {
-    if (options.signal?.aborted) {
-      flush()
-      options.signal.throwIfAborted()
+  for (const found of walked) {
+    const changed: Array<{path: string; st: Stats}> = []
+    for (const path of found.paths) {
+      if (!reads(found, path)) continue
+      stats.files++
+      let st
+      try {
+        // Synchronous: an unchanged file costs one stat (and no object of ours).
+        st = statSync(path, NO_THROW)
+      } catch (error) {
+        stats.errors.push({path, error: String((error as NodeJS.ErrnoException).code ?? error)})
+        continue
+      }
+      if (!st) {
+        stats.errors.push({path, error: 'ENOENT'})
+        continue
+      }
+      if (options.full || !cursors.unchanged(path, st)) changed.push({path, st})
     }
-    let st
-    try {
-      // Synchronous: an unchanged file costs one stat (and no object of ours).
-      st = statSync(file.path, NO_THROW)
-    } catch (error) {
-      stats.errors.push({path: file.path, error: String((error as NodeJS.ErrnoException).code ?? error)})
-      continue
+    changed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    for (const {path, st} of changed) {
+      if (options.signal?.aborted) {
+        flush()
+        options.signal.throwIfAborted()
+      }
+      const old = cursors.get(path)
+      const read = await readHistoryFile(historyFile(found, path), st, old, options.full === true, stats)
+      if (!read) continue
+      batch.push(read)
+      batchRows += read.records.length
+      stats.filesRead++
+      if (batchRows >= BATCH_ROWS || batch.length >= BATCH_FILES) flush()
+      if (options.betweenFiles) await options.betweenFiles()
     }
-    if (!st) {
-      stats.errors.push({path: file.path, error: 'ENOENT'})
-      continue
-    }
-    if (!options.full && cursors.unchanged(file.path, st)) continue
-    const old = cursors.get(file.path)
-    const read = await readHistoryFile(file, st, old, options.full === true, stats)
-    if (!read) continue
-    batch.push(read)
-    batchRows += read.records.length
-    stats.filesRead++
-    if (batchRows >= BATCH_ROWS || batch.length >= BATCH_FILES) flush()
-    if (options.betweenFiles) await options.betweenFiles()
   }
   flush()
 }

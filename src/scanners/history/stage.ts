@@ -1,9 +1,8 @@
 /**
  * The staged full rescan (also a first scan): files are read whole into scratch databases (see
- * `Scratch` in history-store.ts), in two worker threads when there is enough to read, and merged
- * into the log database in one transaction at the end. Parsing (JSON) and the scratch inserts
- * run beside each other on two cores; the main thread only merges. The threads take the files
- * one at a time, in scan order, from a shared counter (not a half each: a Claude Code byte costs
+ * `Scratch` in history-store.ts), by two readers when there is enough to read (a worker thread and
+ * the main thread, which then merges), and merged into the log database in one transaction at the
+ * end: parsing (JSON) and the scratch inserts run on two cores. The readers take the files one at a time, in scan order, from a shared counter (not a half each: a Claude Code byte costs
  * more to parse than a Codex one, and one thread finished a second before the other); each
  * file keeps its place in the scan order (`order`), by which the merge decides between copies.
  */
@@ -40,8 +39,14 @@ export const WORKER_MIN_BYTES = 8 * 1024 * 1024
 const BATCH_ROWS = 20_000
 const BATCH_FILES = 200
 
-/** Reads every file of the job whole into its scratch database. */
-export async function stageFiles(job: StageJob, signal?: AbortSignal): Promise<StageResult> {
+/** How often a reader on the main thread lets its event loop run (signals, the worker's messages). */
+const YIELD_MS = 25
+
+/**
+ * Reads every file of the job whole into its scratch database. `yields`: on the main thread
+ * beside a worker, the event loop runs every YIELD_MS (a reader never awaits a real I/O).
+ */
+export async function stageFiles(job: StageJob, signal?: AbortSignal, yields = false): Promise<StageResult> {
   const stats: StageResult = {filesRead: 0, lines: 0, skipped: {}, errors: [], rowsRead: 0}
   const scratch = await Scratch.create(job.scratch)
   try {
@@ -50,8 +55,13 @@ export async function stageFiles(job: StageJob, signal?: AbortSignal): Promise<S
     // never more rows held than the scratch table writes out at a time
     const batchRows = Math.min(BATCH_ROWS, spillRows())
     const next = new Int32Array(job.next)
+    let yielded = performance.now()
     for (let i = Atomics.add(next, 0, 1); i < job.files.length; i = Atomics.add(next, 0, 1)) {
       const file = job.files[i]
+      if (yields && performance.now() - yielded > YIELD_MS) {
+        await new Promise((resolve) => setImmediate(resolve))
+        yielded = performance.now()
+      }
       signal?.throwIfAborted()
       let st
       try {

@@ -45,19 +45,35 @@ export type SkipReason =
 
 /** A line parser for one file; `state` survives between incremental scans (JSON). */
 export interface LineParser {
-  /** Parses one complete line that starts at byte `offset`. */
+  /** Parses one complete line that starts at byte `offset` and that `holds` says yes to. */
   line(text: string, offset: number): HistoryRecord | SkipReason
   /** State to persist with the file's cursor. */
   state(): unknown
   /**
-   * A line holding none of these bytes is `no-usage` (the line reader skips it undecoded): every
-   * line `line` counts holds one (`line` checks its exact markers itself).
+   * Whether a line's raw bytes can make a record: a line for which this is false is `no-usage`
+   * and the line reader skips it undecoded (most lines of a history file carry a message text);
+   * `line` is given only lines for which it is true, and checks nothing of it again. A search of
+   * the bytes gives the same answer as one of the decoded text: an ASCII run decodes to itself.
    */
-  markers: readonly Buffer[]
+  holds(line: Buffer): boolean
 }
 
-/** The UTF-8 bytes of each marker. */
-export const markerBytes = (...markers: string[]): readonly Buffer[] => markers.map((m) => Buffer.from(m))
+/**
+ * A `holds` for lines that count only when they hold one of `markers`, searched from the line's
+ * start, or from its end (`fromEnd`) when the marker usually sits near it (after the message text).
+ */
+export function holdsOneOf(markers: readonly string[], fromEnd = false): (line: Buffer) => boolean {
+  const bytes = markers.map((m) => Buffer.from(m))
+  return fromEnd
+    ? (line) => {
+        for (const m of bytes) if (line.lastIndexOf(m) !== -1) return true
+        return false
+      }
+    : (line) => {
+        for (const m of bytes) if (line.indexOf(m) !== -1) return true
+        return false
+      }
+}
 
 /** What a parser knows about its file. */
 export interface FileContext {
@@ -72,3 +88,44 @@ export const num = (v: unknown): number => (typeof v === 'number' && Number.isFi
 export const obj = (v: unknown): Record<string, unknown> | undefined =>
   v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined
 export const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null)
+
+/** The number the `n` characters of `s` from `at` spell, or -1 if one is not a digit. */
+function digits(s: string, at: number, n: number): number {
+  let v = 0
+  for (let i = at; i < at + n; i++) {
+    const c = s.charCodeAt(i) - 48
+    if (c < 0 || c > 9) return -1
+    v = v * 10 + c
+  }
+  return v
+}
+
+/**
+ * `Date.parse(s)`, with the form every agent writes (`2025-08-01T12:34:56.789Z`) read by hand:
+ * `Date.parse` is a tenth of a history line's cost. Only plain values take the short way (year
+ * 1000 or later, day 1-28, hour 0-23, minute and second 0-59), where `Date.UTC` gives exactly
+ * what `Date.parse` does; any other string or value is left to `Date.parse`.
+ */
+export function parseTime(s: string): number {
+  if (
+    s.length === 24 &&
+    s.charCodeAt(4) === 45 &&
+    s.charCodeAt(7) === 45 &&
+    s.charCodeAt(10) === 84 &&
+    s.charCodeAt(13) === 58 &&
+    s.charCodeAt(16) === 58 &&
+    s.charCodeAt(19) === 46 &&
+    s.charCodeAt(23) === 90
+  ) {
+    const y = digits(s, 0, 4)
+    const mo = digits(s, 5, 2)
+    const d = digits(s, 8, 2)
+    const h = digits(s, 11, 2)
+    const mi = digits(s, 14, 2)
+    const se = digits(s, 17, 2)
+    const ms = digits(s, 20, 3)
+    if (y >= 1000 && mo >= 1 && mo <= 12 && d >= 1 && d <= 28 && h >= 0 && h <= 23 && mi >= 0 && mi <= 59)
+      if (se >= 0 && se <= 59 && ms >= 0) return Date.UTC(y, mo - 1, d, h, mi, se, ms)
+  }
+  return Date.parse(s)
+}
