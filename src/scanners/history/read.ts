@@ -12,6 +12,7 @@ import {geminiParser, parseGeminiJson} from './gemini.js'
 import {readLines} from './lines.js'
 import type {HistoryFile, ScanStats} from './scan.js'
 import type {HistoryRecord, LineParser, SkipReason} from './types.js'
+import {bump} from './types.js'
 
 function parserFor(file: HistoryFile, state: unknown): LineParser {
   switch (file.tool) {
@@ -22,10 +23,6 @@ function parserFor(file: HistoryFile, state: unknown): LineParser {
     case 'gemini-cli':
       return geminiParser(file.context, state)
   }
-}
-
-export const bump = (stats: Pick<ScanStats, 'skipped'>, reason: SkipReason | 'replay', n = 1) => {
-  if (n > 0) stats.skipped[reason] = (stats.skipped[reason] ?? 0) + n
 }
 
 /** A file read from its cursor (or whole): its new rows and its next cursor. */

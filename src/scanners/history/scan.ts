@@ -11,8 +11,9 @@ import {sep} from 'node:path'
 import type {AgentTool} from '../agent-homes.js'
 import {agentHomes} from '../agent-homes.js'
 import type {ApplyResult, Cursors, FileCursor, HistoryStore} from '../../store/history-store.js'
-import {bump, readHistoryFile} from './read.js'
 import type {FileContext, HistoryRecord, SkipReason} from './types.js'
+import {bump} from './types.js'
+import type {readHistoryFile as ReadHistoryFile} from './read.js'
 
 export interface HistoryFile {
   tool: AgentTool
@@ -283,13 +284,16 @@ async function incrementalScan(
       if (options.full || !cursors.unchanged(path, st)) changed.push({path, st})
     }
     changed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    let readChanged: typeof ReadHistoryFile | undefined
     for (const {path, st} of changed) {
       if (options.signal?.aborted) {
         flush()
         options.signal.throwIfAborted()
       }
       const old = cursors.get(path)
-      const read = await readHistoryFile(historyFile(found, path), st, old, options.full === true, stats)
+      // the parsers load with the first changed file: a scan with nothing new never needs them
+      readChanged ??= (await import('./read.js')).readHistoryFile
+      const read = await readChanged(historyFile(found, path), st, old, options.full === true, stats)
       if (!read) continue
       batch.push(read)
       batchRows += read.records.length

@@ -129,3 +129,12 @@ export function parseTime(s: string): number {
   }
   return Date.parse(s)
 }
+
+/** Counts `n` skipped lines (or rows) under `reason`. */
+export const bump = (
+  stats: {skipped: Partial<Record<SkipReason, number>>},
+  reason: SkipReason,
+  n = 1,
+): void => {
+  if (n > 0) stats.skipped[reason] = (stats.skipped[reason] ?? 0) + n
+}
