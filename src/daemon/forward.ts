@@ -127,6 +127,7 @@ export async function forward(
       url: query ? `${request.path}?${query}` : request.path,
       headers: request.headers,
       body: request.rawBody,
+      json: request.body,
       signal: request.signal,
       policy,
       providers: routing.providers,
