@@ -117,8 +117,11 @@ function entranceHandler(
 
     const body = e.operation === 'models' ? undefined : request.json()
     // most requests have no query string: skip parsing one
-    const query = request.search ? new URLSearchParams(request.query) : new URLSearchParams()
-    query.delete('key')
+    let query = NO_QUERY
+    if (request.search) {
+      query = new URLSearchParams(request.query)
+      query.delete('key')
+    }
     const forwarded: EntranceRequest = {
       method: request.method,
       path: request.path,

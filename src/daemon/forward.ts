@@ -50,7 +50,7 @@ export interface EntranceRequest {
   method: string
   /** Path without the query string, e.g. `/v1/messages`. */
   path: string
-  /** Query parameters without `key` (the gemini credential form). */
+  /** Query parameters without `key` (the gemini credential form). Read only: a request without a query shares one empty object. */
   query: URLSearchParams
   /** Request headers without `authorization`, `x-api-key`, `x-goog-api-key`, `x-vendor-api-key`, `host`. */
   headers: IncomingHttpHeaders
@@ -127,6 +127,7 @@ export async function forward(
       url: query ? `${request.path}?${query}` : request.path,
       headers: request.headers,
       body: request.rawBody,
+      json: request.body,
       signal: request.signal,
       policy,
       providers: routing.providers,

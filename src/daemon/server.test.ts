@@ -532,3 +532,25 @@ describe('graceful stop', () => {
     expect(await hung).toBeInstanceOf(Error)
   })
 })
+
+describe('isoTime', () => {
+  it('writes the same time as toISOString', async () => {
+    const {isoTime} = await import('./server.js')
+    const base = Date.UTC(2026, 10, 23, 11, 17, 18)
+    for (const ms of [
+      0,
+      -1,
+      5,
+      59,
+      999,
+      base,
+      base + 7,
+      base + 42,
+      base + 999,
+      base + 1000,
+      base + 61_001,
+      253402300799999,
+    ])
+      expect(isoTime(ms), String(ms)).toBe(new Date(ms).toISOString())
+  })
+})

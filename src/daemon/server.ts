@@ -111,6 +111,26 @@ export function sendError(
   sendJson(res, status, errorBody(family, status, message, {code: options.code}), options.headers)
 }
 
+let isoSecond = -1
+let isoPrefix = ''
+
+/**
+ * `new Date(ms).toISOString()`, with the part up to the second made once a second: the daemon
+ * writes one log line per request.
+ */
+export function isoTime(ms: number): string {
+  const second = Math.floor(ms / 1000)
+  if (second !== isoSecond) {
+    const iso = new Date(second * 1000).toISOString()
+    // a year beyond 9999 (or before 0) has another shape: no shortcut
+    if (iso.length !== 24) return new Date(ms).toISOString()
+    isoSecond = second
+    isoPrefix = iso.slice(0, 20)
+  }
+  const millis = ms - second * 1000
+  return `${isoPrefix}${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`
+}
+
 /** The error shape for a path no route claims. */
 function familyOfPath(path: string): Family {
   if (path.startsWith('/v1beta/')) return 'gemini'
@@ -148,6 +168,62 @@ function matchRoute(
 }
 
 /**
+ * A request as handlers see it. A class rather than an object literal per request: its getters
+ * live on the prototype, and `query`, `signal` and the parsed body are made on first use (model
+ * requests, the hot path, rarely need the first two; an AbortController plus a 'close' listener
+ * per request is measurable).
+ */
+class Request implements GatewayRequest {
+  readonly headers: IncomingHttpHeaders
+  agentId?: string
+  private parsed: {value: unknown} | undefined = undefined
+  private queryValue: URLSearchParams | undefined = undefined
+  private signalValue: AbortSignal | undefined = undefined
+
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly search: string,
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly rawBody: Buffer,
+    readonly params: Record<string, string>,
+  ) {
+    this.headers = req.headers
+  }
+
+  get query(): URLSearchParams {
+    this.queryValue ??= new URLSearchParams(this.search)
+    return this.queryValue
+  }
+
+  get signal(): AbortSignal {
+    if (!this.signalValue) {
+      const controller = new AbortController()
+      this.signalValue = controller.signal
+      const res = this.res
+      if (res.destroyed && !res.writableFinished) controller.abort()
+      else
+        res.on('close', () => {
+          if (!res.writableFinished) controller.abort()
+        })
+    }
+    return this.signalValue
+  }
+
+  json(): unknown {
+    if (this.parsed) return this.parsed.value
+    const rawBody = this.rawBody
+    if (rawBody.length === 0) return (this.parsed = {value: undefined}).value
+    try {
+      return (this.parsed = {value: JSON.parse(rawBody.toString('utf8'))}).value
+    } catch (error) {
+      throw new BadJsonError(`The request body is not valid JSON: ${(error as Error).message}`)
+    }
+  }
+}
+
+/**
  * The request handler, usable without a socket (tests call it with in-memory request and
  * response objects) and by the real server.
  */
@@ -163,12 +239,14 @@ export function createHandler(
     const method = req.method ?? 'GET'
     const {path, search} = splitUrl(req.url ?? '/')
     // The log line is written when the response closes, which may be inside the handler.
-    const current: {request?: GatewayRequest} = {}
+    let request: Request | undefined = undefined
     res.on('close', () => {
       // Path only: the query may carry a key (`?key=`), headers carry keys too.
       const status = res.writableFinished ? String(res.statusCode) : `${res.statusCode} aborted`
+      const now = Date.now()
+      const agentId = request?.agentId
       context.log(
-        `${new Date().toISOString()} ${method} ${path} ${status} ${Date.now() - started}ms${current.request?.agentId ? ` agent=${current.request.agentId}` : ''}`,
+        `${isoTime(now)} ${method} ${path} ${status} ${now - started}ms${agentId ? ` agent=${agentId}` : ''}`,
       )
     })
 
@@ -231,47 +309,7 @@ export function createHandler(
       return
     }
 
-    let parsed: {value: unknown} | undefined
-    // `query` and `signal` are made on first use: model requests (the hot path) rarely need
-    // either, and an AbortController plus a 'close' listener per request is measurable.
-    let query: URLSearchParams | undefined
-    let signal: AbortSignal | undefined
-    const request: GatewayRequest = {
-      method,
-      path,
-      search,
-      get query() {
-        query ??= new URLSearchParams(search)
-        return query
-      },
-      headers: req.headers,
-      rawBody,
-      params,
-      req,
-      res,
-      get signal() {
-        if (!signal) {
-          const controller = new AbortController()
-          signal = controller.signal
-          if (res.destroyed && !res.writableFinished) controller.abort()
-          else
-            res.on('close', () => {
-              if (!res.writableFinished) controller.abort()
-            })
-        }
-        return signal
-      },
-      json() {
-        if (parsed) return parsed.value
-        if (rawBody.length === 0) return (parsed = {value: undefined}).value
-        try {
-          return (parsed = {value: JSON.parse(rawBody.toString('utf8'))}).value
-        } catch (error) {
-          throw new BadJsonError(`The request body is not valid JSON: ${(error as Error).message}`)
-        }
-      },
-    }
-    current.request = request
+    request = new Request(method, path, search, req, res, rawBody, params)
     try {
       await route.handler(request, context)
     } catch (error) {

@@ -101,6 +101,39 @@ describe('LogStore', () => {
     other.close()
   })
 
+  it('writes a batch of any size in multi-row statements, every column of every row in order', () => {
+    // 64 + 16 + 4 + 1 + 1 + 1 rows: every statement size, and the leftover single rows
+    const rows = Array.from({length: 87}, (_, i) =>
+      entry({
+        time: T0 + i,
+        agentId: i % 3 === 0 ? null : `agent-${i % 3}`,
+        status: i % 5 === 0 ? 502 : 200,
+        fallback: i % 7 === 0,
+        inputTokens: i,
+        outputTokens: 2 * i,
+        latencyMs: i + 0.25,
+        ttfbMs: i % 4 === 0 ? null : i / 4,
+        error: i % 5 === 0 ? `err ${i}` : null,
+        requestId: `req_${i}`,
+      }),
+    )
+    for (const row of rows) store.append(row)
+    store.flush()
+    const stored = store.queryLogs({limit: 200}).reverse()
+    expect(stored).toHaveLength(87)
+    stored.forEach((row, i) => expect(row).toEqual({...rows[i], id: i + 1}))
+    const byAgent = Object.fromEntries(store.usage({pivot: 'agent'}).map((u) => [u.key, u.requests]))
+    expect(byAgent).toEqual({null: 29, 'agent-1': 29, 'agent-2': 29})
+  })
+
+  it('keeps roll-up buckets apart when a field holds the separator of their keys', () => {
+    store.append(entry({model: 'a\u0000b', project: 'c'}))
+    store.append(entry({model: 'a', project: 'b\u0000c'}))
+    store.flush()
+    const byModel = Object.fromEntries(store.usage({pivot: 'model'}).map((u) => [u.key, u.requests]))
+    expect(byModel).toEqual({a: 1, 'a\u0000b': 1})
+  })
+
   it('writes a full batch at once', async () => {
     const small = await LogStore.open(join(home.home, 'small.db'), {batchSize: 2, flushMs: 60_000})
     small.append(entry())

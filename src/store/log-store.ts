@@ -130,6 +130,48 @@ function statusClass(status: number): string {
 type Db = BetterSqlite3.Database
 type Statement = BetterSqlite3.Statement
 
+/** One usage_hourly bucket of a batch (the named parameters of the upsert). */
+interface HourSum {
+  hour: number
+  agentId: string
+  keyPrefix: string
+  policyId: string
+  provider: string
+  model: string
+  project: string
+  statusClass: string
+  fallback: number
+  requests: number
+  isError: number
+  inputTokens: number
+  outputTokens: number
+  cacheReadTokens: number
+  cacheCreationTokens: number
+  reasoningTokens: number
+}
+
+const INSERT_LOGS = `INSERT INTO logs (ts, agent_id, key_prefix, policy_id, entrance, requested_model,
+  provider, model, status, fallback, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
+  reasoning_tokens, latency_ms, ttfb_ms, error, project, request_id) VALUES`
+const ROW_COLUMNS = 20
+const ROW_VALUES = `(${Array(ROW_COLUMNS).fill('?').join(', ')})`
+/** Rows per INSERT statement, largest first (64 rows bind 1 280 values; SQLite allows 32 766). */
+const INSERT_CHUNKS = [64, 16, 4, 1]
+
+/**
+ * The roll-up bucket of a row, as a Map key: its fields joined by NUL (null and '' are one bucket,
+ * as in the table). A field holding a NUL itself (a client's model name can) would make two
+ * buckets' keys collide: such a row's key is the JSON of its fields instead.
+ */
+function bucketKey(hour: number, e: LogEntry, klass: string, fallback: number): string {
+  const key = `${hour}\u0000${e.agentId ?? ''}\u0000${e.keyPrefix ?? ''}\u0000${e.policyId ?? ''}\u0000${e.provider ?? ''}\u0000${e.model ?? ''}\u0000${e.project ?? ''}\u0000${klass}\u0000${fallback}`
+  // 8 separators: more means a field held a NUL
+  let separators = 0
+  for (let i = key.indexOf('\u0000'); i !== -1; i = key.indexOf('\u0000', i + 1)) separators++
+  if (separators === 8) return key
+  return `json:${JSON.stringify([hour, e.agentId, e.keyPrefix, e.policyId, e.provider, e.model, e.project, klass, fallback])}`
+}
+
 /**
  * Batch window: a row is committed (WAL, one transaction per batch) at most this long after the
  * answer ended. At 10 ms a batch holds ~50 rows at 5 000 req/s: one transaction per batch keeps the
@@ -141,8 +183,11 @@ export class LogStore {
   private queue: LogEntry[] = []
   private timer: NodeJS.Timeout | undefined
   private pruneTimer: NodeJS.Timeout | undefined
-  private readonly insertRow: Statement
+  /** Multi-row INSERTs of the logs table, by rows per statement (see INSERT_CHUNKS). */
+  private readonly inserts = new Map<number, Statement>()
   private readonly upsertHour: Statement
+  /** One transaction around a batch (made once: better-sqlite3 builds its wrappers per call). */
+  private readonly writeInTransaction: (rows: LogEntry[], hours: Iterable<HourSum>) => void
   private readonly flushMs: number
   private readonly batchSize: number
   private readonly now: () => number
@@ -159,11 +204,6 @@ export class LogStore {
     this.flushMs = options.flushMs ?? DEFAULT_FLUSH_MS
     this.batchSize = options.batchSize ?? 500
     this.now = options.now ?? Date.now
-    this.insertRow =
-      db.prepare(`INSERT INTO logs (ts, agent_id, key_prefix, policy_id, entrance, requested_model,
-      provider, model, status, fallback, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
-      reasoning_tokens, latency_ms, ttfb_ms, error, project, request_id)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     this.upsertHour =
       db.prepare(`INSERT INTO usage_hourly (hour, agent_id, key_prefix, policy_id, provider, model,
       project, status_class, fallback, requests, errors, input_tokens, output_tokens, cache_read_tokens,
@@ -175,6 +215,62 @@ export class LogStore {
       cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
       cache_creation_tokens = cache_creation_tokens + excluded.cache_creation_tokens,
       reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens`)
+    this.writeInTransaction = db.transaction((rows: LogEntry[], hours: Iterable<HourSum>) => {
+      this.insertRows(rows)
+      for (const sum of hours) this.upsertHour.run(sum)
+    })
+  }
+
+  /** The INSERT of `rows` log rows in one statement (prepared on first use). */
+  private insertOf(rows: number): Statement {
+    let statement = this.inserts.get(rows)
+    if (!statement) {
+      statement = this.db.prepare(`${INSERT_LOGS} ${Array(rows).fill(ROW_VALUES).join(', ')}`)
+      this.inserts.set(rows, statement)
+    }
+    return statement
+  }
+
+  /**
+   * Inserts a batch's rows with as few statements as the chunk sizes allow (a batch of 15 rows is
+   * three statements, not 15): fewer calls into SQLite, each binding a flat array of values.
+   */
+  private insertRows(rows: LogEntry[]): void {
+    let i = 0
+    for (const size of INSERT_CHUNKS) {
+      if (rows.length - i < size) continue
+      const statement = this.insertOf(size)
+      const values: unknown[] = new Array(size * ROW_COLUMNS)
+      while (rows.length - i >= size) {
+        let v = 0
+        for (let k = 0; k < size; k++) {
+          const e = rows[i + k]
+          // in the column order of INSERT_LOGS
+          values[v++] = Math.round(e.time)
+          values[v++] = e.agentId
+          values[v++] = e.keyPrefix
+          values[v++] = e.policyId
+          values[v++] = e.entrance
+          values[v++] = e.requestedModel
+          values[v++] = e.provider
+          values[v++] = e.model
+          values[v++] = e.status
+          values[v++] = e.fallback ? 1 : 0
+          values[v++] = e.inputTokens
+          values[v++] = e.outputTokens
+          values[v++] = e.cacheReadTokens
+          values[v++] = e.cacheCreationTokens
+          values[v++] = e.reasoningTokens
+          values[v++] = e.latencyMs
+          values[v++] = e.ttfbMs
+          values[v++] = e.error
+          values[v++] = e.project
+          values[v++] = e.requestId ?? null
+        }
+        statement.run(values)
+        i += size
+      }
+    }
   }
 
   /** Opens (creating when missing) the log database at `path`. */
@@ -310,31 +406,21 @@ export class LogStore {
     // The hourly rows of a batch are summed in memory first: at a steady request rate most rows of
     // a batch share one (hour, agent, provider, model, ...) bucket, so this is one upsert per
     // bucket instead of one per request.
-    const hours = new Map<string, Record<string, string | number>>()
+    const hours = new Map<string, HourSum>()
     for (const e of batch) {
       const hour = Math.floor(Math.round(e.time) / HOUR_MS)
       const fallback = e.fallback ? 1 : 0
       const klass = statusClass(e.status)
-      const key = JSON.stringify([
-        hour,
-        e.agentId,
-        e.keyPrefix,
-        e.policyId,
-        e.provider,
-        e.model,
-        e.project,
-        klass,
-        fallback,
-      ])
+      const key = bucketKey(hour, e, klass, fallback)
       const sum = hours.get(key)
       if (sum) {
-        ;(sum.requests as number)++
-        ;(sum.isError as number) += e.status >= 400 ? 1 : 0
-        ;(sum.inputTokens as number) += e.inputTokens
-        ;(sum.outputTokens as number) += e.outputTokens
-        ;(sum.cacheReadTokens as number) += e.cacheReadTokens
-        ;(sum.cacheCreationTokens as number) += e.cacheCreationTokens
-        ;(sum.reasoningTokens as number) += e.reasoningTokens
+        sum.requests++
+        sum.isError += e.status >= 400 ? 1 : 0
+        sum.inputTokens += e.inputTokens
+        sum.outputTokens += e.outputTokens
+        sum.cacheReadTokens += e.cacheReadTokens
+        sum.cacheCreationTokens += e.cacheCreationTokens
+        sum.reasoningTokens += e.reasoningTokens
       } else
         hours.set(key, {
           hour,
@@ -355,35 +441,7 @@ export class LogStore {
           reasoningTokens: e.reasoningTokens,
         })
     }
-    this.db.transaction((rows: LogEntry[]) => {
-      for (const e of rows) {
-        // positional parameters, in the column order above: binding them is cheaper than
-        // looking up 20 named properties per row
-        this.insertRow.run(
-          Math.round(e.time),
-          e.agentId,
-          e.keyPrefix,
-          e.policyId,
-          e.entrance,
-          e.requestedModel,
-          e.provider,
-          e.model,
-          e.status,
-          e.fallback ? 1 : 0,
-          e.inputTokens,
-          e.outputTokens,
-          e.cacheReadTokens,
-          e.cacheCreationTokens,
-          e.reasoningTokens,
-          e.latencyMs,
-          e.ttfbMs,
-          e.error,
-          e.project,
-          e.requestId ?? null,
-        )
-      }
-      for (const sum of hours.values()) this.upsertHour.run(sum)
-    })(batch)
+    this.writeInTransaction(batch, hours.values())
   }
 
   /** Recent requests, newest first (queued rows are written first so they show up). */

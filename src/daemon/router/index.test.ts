@@ -131,4 +131,37 @@ describe('Router', () => {
       ['sim-responses', 'closed'],
     ])
   })
+
+  it('follows a policy whose route changes, in place or as a new object (targets are resolved once per policy)', async () => {
+    const ask = () =>
+      fetch(`${url}/v1/messages`, {
+        method: 'POST',
+        headers: {'x-test-policy': 'changing'},
+        body: JSON.stringify({model: 'claude-sim', max_tokens: 1, messages: [{role: 'user', content: 'hi'}]}),
+      })
+    const messagesProvider = providers.find((p) => p.family === 'messages')!.name
+    policies.changing = {
+      ...policies.default,
+      id: 'changing',
+      routes: {messages: [{provider: messagesProvider}]},
+    }
+    expect((await ask()).status).toBe(200)
+    expect((await ask()).status).toBe(200)
+    // the same policy object, its route edited in place: now the cross-family target
+    policies.changing.routes.messages![0] = {provider: 'wrong'}
+    expect((await ask()).status).toBe(400)
+    // a new policy object (a reload) routing to the right provider again, with a model rewrite
+    policies.changing = {
+      ...policies.changing,
+      routes: {messages: [{provider: messagesProvider, model: 'claude-sim'}]},
+    }
+    const res = await ask()
+    expect(res.status).toBe(200)
+    expect(store.queryLogs({policyId: 'changing'}).map((r) => [r.status, r.provider])).toEqual([
+      [200, messagesProvider],
+      [400, null],
+      [200, messagesProvider],
+      [200, messagesProvider],
+    ])
+  })
 })

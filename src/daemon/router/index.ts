@@ -6,14 +6,14 @@ import {emitGatewayEvent} from '../events.js'
 import type {IncomingHttpHeaders, ServerResponse} from 'node:http'
 
 import type {LogStore} from '../../store/log-store.js'
-import type {Family, PolicyConfig, ProviderConfig} from '../types.js'
+import type {Family, PolicyConfig, PolicyTarget, ProviderConfig} from '../types.js'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../types.js'
 import type {BreakerSnapshot, Clock} from './breaker.js'
 import {BreakerRegistry} from './breaker.js'
 import type {RequestIdentity} from './log-entry.js'
 import {logEntryFor} from './log-entry.js'
 import {resolveTargets, RouteError} from './policy.js'
-import type {ProxyResult} from './proxy.js'
+import type {ProxyResult, ProxyTarget} from './proxy.js'
 import {gatewayAnswered, proxyRequest, sendFamilyError, UpstreamPools} from './proxy.js'
 
 export {BreakerRegistry, CircuitBreaker} from './breaker.js'
@@ -44,6 +44,11 @@ export interface RouteInput {
   url: string
   headers: IncomingHttpHeaders
   body: Buffer
+  /**
+   * The body as the entrance already parsed it (undefined: not parsed, or empty); saves the
+   * router reading `model`/`stream` from the raw bytes again.
+   */
+  json?: unknown
   /** Aborted when the client goes away. */
   signal?: AbortSignal
   /** The caller's policy (undefined: unknown policy id, answered 502). */
@@ -53,9 +58,33 @@ export interface RouteInput {
   identity: RequestIdentity
 }
 
+/** True when `a` holds the same providers as `b` (a list edited in place is not the same). */
+function sameItems(a: readonly ProviderConfig[], b: readonly ProviderConfig[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/** True when a policy's route still names the same providers and models as when it was resolved. */
+function sameRoutes(a: readonly PolicyTarget[], b: readonly PolicyTarget[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++)
+    if (a[i].provider !== b[i].provider || a[i].model !== b[i].model) return false
+  return true
+}
+
+interface ResolvedRoute {
+  /** Copies of what the targets were resolved from, to notice an in-place edit. */
+  providers: ProviderConfig[]
+  routes: PolicyTarget[]
+  targets: ProxyTarget[]
+}
+
 export class Router {
   readonly pools = new UpstreamPools()
   readonly breakers: BreakerRegistry
+  /** Resolved targets per policy object and family (see targetsOf). */
+  private readonly resolved = new WeakMap<PolicyConfig, Map<Family, ResolvedRoute>>()
 
   constructor(private readonly options: RouterOptions = {}) {
     this.breakers = new BreakerRegistry(() => DEFAULT_BREAKER, options.clock)
@@ -65,10 +94,8 @@ export class Router {
   async route(input: RouteInput, res: ServerResponse): Promise<ProxyResult> {
     const time = Date.now()
     const header = input.headers['x-gw-project']
-    const identity: RequestIdentity = {
-      ...input.identity,
-      project: typeof header === 'string' && header.trim() ? header.trim() : input.identity.project,
-    }
+    const project = typeof header === 'string' ? header.trim() : ''
+    const identity: RequestIdentity = project ? {...input.identity, project} : input.identity
     let result: ProxyResult
     try {
       if (!input.policy)
@@ -77,10 +104,7 @@ export class Router {
           `policy "${identity.policyId ?? ''}" does not exist; fix the agent's policy`,
         )
       const policy = input.policy
-      const targets = resolveTargets(policy, input.family, input.providers).map((t) => ({
-        ...t,
-        breaker: this.breakers.get(t.provider.name, policy.breaker ?? DEFAULT_BREAKER),
-      }))
+      const targets = this.targetsOf(policy, input.family, input.providers)
       result = await proxyRequest(
         {
           family: input.family,
@@ -88,6 +112,7 @@ export class Router {
           url: input.url,
           headers: input.headers,
           body: input.body,
+          json: input.json,
         },
         res,
         {
@@ -122,6 +147,41 @@ export class Router {
     this.options.logStore?.append(entry)
     emitGatewayEvent({type: 'request', entry})
     return result
+  }
+
+  /**
+   * The targets of `family` in `policy`, each with its provider's breaker: resolved once per
+   * policy object and provider list (a reload brings new ones), not per request. The breaker
+   * still takes the policy's settings on every request, as when it was looked up each time.
+   */
+  private targetsOf(
+    policy: PolicyConfig,
+    family: Family,
+    providers: readonly ProviderConfig[],
+  ): readonly ProxyTarget[] {
+    let byFamily = this.resolved.get(policy)
+    if (!byFamily) {
+      byFamily = new Map()
+      this.resolved.set(policy, byFamily)
+    }
+    const settings = policy.breaker ?? DEFAULT_BREAKER
+    const routes = policy.routes[family] ?? []
+    const cached = byFamily.get(family)
+    if (cached && sameItems(cached.providers, providers) && sameRoutes(cached.routes, routes)) {
+      for (const target of cached.targets) target.breaker!.configure(settings)
+      return cached.targets
+    }
+    // throws RouteError for a policy that cannot route `family`: not cached, so it is thrown again
+    const targets = resolveTargets(policy, family, providers).map((t) => ({
+      ...t,
+      breaker: this.breakers.get(t.provider.name, settings),
+    }))
+    byFamily.set(family, {
+      providers: [...providers],
+      routes: routes.map((r) => ({...r})),
+      targets,
+    })
+    return targets
   }
 
   /** Breaker state of each provider (closed for those never used). */

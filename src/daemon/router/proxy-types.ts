@@ -23,6 +23,11 @@ export interface ProxyRequest {
   headers: IncomingHttpHeaders
   /** The raw request body (empty for none). */
   body: Buffer
+  /**
+   * The body already parsed by the caller (the entrance validates it as JSON), or undefined to
+   * read `model`/`stream` from the raw bytes. Read only: never changed by the proxy.
+   */
+  json?: unknown
 }
 
 export interface ProxyOptions {

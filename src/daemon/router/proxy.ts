@@ -96,7 +96,8 @@ export async function proxyRequest(
       clientGone.abort(new Error('client closed the connection'))
     }
   }
-  res.once('close', onClose)
+  // `on` + `off` rather than `once`: no wrapper per request (onClose runs at most once anyway)
+  res.on('close', onClose)
   const onSignal = (): void => clientGone.abort(options.signal?.reason)
   options.signal?.addEventListener('abort', onSignal, {once: true})
   const relayContext: RelayContext = {

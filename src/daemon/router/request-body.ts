@@ -44,6 +44,13 @@ export function prepare(request: ProxyRequest): Prepared {
   }
   let json: Record<string, unknown> | undefined
   let parsedOnce = false
+  if (request.json !== undefined) {
+    // the entrance parsed the body already (it answers 400 to one that is not JSON): read that
+    parsedOnce = true
+    const given = request.json
+    if (given !== null && typeof given === 'object' && !Array.isArray(given))
+      json = given as Record<string, unknown>
+  }
   const parse = (): Record<string, unknown> | undefined => {
     if (parsedOnce) return json
     parsedOnce = true
@@ -64,7 +71,7 @@ export function prepare(request: ProxyRequest): Prepared {
   // Chat streams need `stream_options` (to ask upstream for usage): only they are parsed. A
   // non-stream chat body is scanned for model/stream like the other families, saving a
   // JSON.parse of every chat request.
-  const chatFields = request.family === 'chat' ? topLevelFields(request.body) : undefined
+  const chatFields = request.family === 'chat' && !parsedOnce ? topLevelFields(request.body) : undefined
   if (request.family === 'chat' && !(chatFields && chatFields.stream !== true)) {
     const body = parse()
     requested = typeof body?.model === 'string' ? body.model : null
@@ -76,7 +83,7 @@ export function prepare(request: ProxyRequest): Prepared {
     stream = false
   } else {
     // agents send large bodies (Claude Code ~76 KB): read model/stream without parsing them
-    const fields = topLevelFields(request.body, false)
+    const fields = parsedOnce ? undefined : topLevelFields(request.body, false)
     if (fields) {
       requested = typeof fields.model === 'string' ? fields.model : null
       stream = fields.stream === true
@@ -86,7 +93,8 @@ export function prepare(request: ProxyRequest): Prepared {
       stream = body?.stream === true
     }
   }
-  const bodies = new Map<string | null, Buffer>()
+  // bodies re-encoded for an upstream model (made on first need: most requests send theirs as is)
+  let bodies: Map<string | null, Buffer> | undefined
   return {
     requestedModel: requested,
     stream,
@@ -94,6 +102,7 @@ export function prepare(request: ProxyRequest): Prepared {
       if (model === requested && !addedUsage) return request.body
       const body = parse()
       if (!body) return request.body
+      bodies ??= new Map()
       let out = bodies.get(model)
       if (!out) {
         const copy: Record<string, unknown> = {...body}

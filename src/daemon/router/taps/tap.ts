@@ -57,7 +57,8 @@ export interface Reader {
 
 export class Tap implements UsageTap {
   private readonly parser
-  private readonly decoder = new TextDecoder()
+  /** SSE only: a JSON answer is collected as bytes and decoded once. */
+  private readonly decoder: InstanceType<typeof TextDecoder> | undefined
   private readonly chunks: Uint8Array[] = []
   private size = 0
   private badEvents = 0
@@ -83,11 +84,12 @@ export class Tap implements UsageTap {
           },
         })
       : undefined
+    this.decoder = sse ? new TextDecoder() : undefined
   }
 
   feed(chunk: Uint8Array): void {
     if (this.parser) {
-      this.parser.feed(this.decoder.decode(chunk, {stream: true}))
+      this.parser.feed(this.decoder!.decode(chunk, {stream: true}))
       return
     }
     this.size += chunk.length
@@ -96,7 +98,7 @@ export class Tap implements UsageTap {
 
   end(): void {
     if (this.parser) {
-      this.parser.feed(this.decoder.decode())
+      this.parser.feed(this.decoder!.decode())
       // a last event without its blank line still counts (the stream ended anyway)
       this.parser.feed('\n\n')
       return
