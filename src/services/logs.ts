@@ -139,11 +139,11 @@ export interface AgentNames {
 }
 
 /**
- * Agent names straight from the state file, as `listAgents` would name them (an agent's active
- * key names it, a revoked one does not), without the state store: `gwctl logs` prints names on
- * every call, and the store (lowdb, the schema and its validator, the key helpers) is about a
- * dozen modules to load. Undefined when the file does not have the expected shape: the caller
- * then asks the store, which reports what is wrong. Empty when there is no state file yet.
+ * Agent names straight from the state file, without the state store (lowdb, the schema and its
+ * validator, the key helpers: about a dozen modules, and `gwctl logs` prints names on every
+ * call). Every key not revoked names its agent (as `listAgents` names an agent by its active key;
+ * a revoked key names nobody). Undefined when the file does not have the expected shape: the
+ * caller then asks the store, which reports what is wrong. Empty when there is no state file yet.
  */
 export function namesFromStateFile(path: string): AgentNames | undefined {
   let data: {agents?: unknown; keys?: unknown}
