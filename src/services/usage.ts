@@ -5,6 +5,8 @@
  */
 import {existsSync} from 'node:fs'
 
+import type BetterSqlite3 from 'better-sqlite3'
+
 import {UsageError} from '../core/errors.js'
 import type {Column} from '../core/output.js'
 import type {AgentTool} from '../scanners/agent-homes.js'
@@ -134,17 +136,42 @@ export async function usageReport(filters: UsageQueryFilters & {signal?: AbortSi
     import('../store/usage-query.js'),
     import('./usage-cost.js'),
   ])
+  // Gemini CLI records no request id: `all` counts the calls reconcile matches by time once.
+  const timeMatchedKeys =
+    query.source === 'all' && (query.tool === undefined || query.tool === 'gemini-cli')
+      ? (await import('../store/reconcile-query.js')).timeMatchedHistoryKeys
+      : undefined
+  const groups = await readUsageDatabase((db) =>
+    usageGroups(
+      db,
+      query,
+      timeMatchedKeys?.(db, {sinceMs: query.since === undefined ? 0 : query.since * 1000}) ?? [],
+    ),
+  )
+  return {...empty, ...reportRows(groups, await createPricer(), query.pivot ?? null)}
+}
+
+/**
+ * Runs `read` on a read-only connection to the log database: usage only reads it, and the
+ * history tables are already in their current layout wherever a scan or a daemon opened the
+ * history store (its open checks the layout and migrates; loading it is most of what a read-only
+ * `gwctl usage` would otherwise load). A read that fails there (a database of an older layout
+ * nobody opened since) runs again on the history store, which migrates it first.
+ */
+async function readUsageDatabase<T>(read: (db: BetterSqlite3.Database) => T): Promise<T> {
+  const {openSqlite} = await import('../store/sqlite.js')
+  let db: BetterSqlite3.Database | undefined
+  try {
+    db = openSqlite(homeFile('logDb'), {readonly: true, fileMustExist: true})
+    return read(db)
+  } catch (error) {
+    if (!(error instanceof Error) || error.name !== 'SqliteError') throw error
+  } finally {
+    db?.close()
+  }
   const store = await openHistory()
   try {
-    // Gemini CLI records no request id: `all` counts the calls reconcile matches by time once.
-    const timeMatched =
-      query.source === 'all' && (query.tool === undefined || query.tool === 'gemini-cli')
-        ? (await import('../store/reconcile-query.js')).timeMatchedHistoryKeys(store.db, {
-            sinceMs: query.since === undefined ? 0 : query.since * 1000,
-          })
-        : []
-    const groups = usageGroups(store.db, query, timeMatched)
-    return {...empty, ...reportRows(groups, await createPricer(), query.pivot ?? null)}
+    return read(store.db)
   } finally {
     store.close()
   }
@@ -157,15 +184,16 @@ export async function usageReport(filters: UsageQueryFilters & {signal?: AbortSi
 export async function historyHasRows(
   options: {scanFirst?: boolean; signal?: AbortSignal} = {},
 ): Promise<boolean> {
-  if (!options.scanFirst && !existsSync(homeFile('logDb'))) return false
+  const hasRows = (db: BetterSqlite3.Database): boolean =>
+    db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'history'").get() !== undefined &&
+    db.prepare('SELECT 1 FROM history LIMIT 1').get() !== undefined
+  if (!options.scanFirst) return existsSync(homeFile('logDb')) && readUsageDatabase(hasRows)
   const store = await openHistory()
   try {
     // scanned and asked on one connection (`gwctl usage` without a daemon does both)
-    if (options.scanFirst) {
-      const {scanHistory} = await import('../scanners/history/scan.js')
-      await scanHistory(store, {signal: options.signal})
-    }
-    return store.db.prepare('SELECT 1 FROM history LIMIT 1').get() !== undefined
+    const {scanHistory} = await import('../scanners/history/scan.js')
+    await scanHistory(store, {signal: options.signal})
+    return hasRows(store.db)
   } finally {
     store.close()
   }

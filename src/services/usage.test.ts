@@ -1,0 +1,57 @@
+import {createServer, type Server} from 'node:http'
+import {join} from 'node:path'
+import Database from 'better-sqlite3'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {freePort, tempHome} from '../../test/helpers/cli.js'
+import {historyHasRows, usageReport} from './usage.js'
+
+describe('usage read from the log database beside a running gateway', () => {
+  let home: string
+  let cleanup: () => void
+  let saved: Record<string, string | undefined>
+  let health: Server
+  beforeEach(async () => {
+    ;({home, cleanup} = tempHome())
+    const port = await freePort()
+    saved = {GWCTL_HOME: process.env.GWCTL_HOME, GWCTL_GATEWAY_PORT: process.env.GWCTL_GATEWAY_PORT}
+    process.env.GWCTL_HOME = home
+    process.env.GWCTL_GATEWAY_PORT = String(port)
+    // a gateway that answers: no scan before reading, the read-only connection is used
+    health = createServer((_req, res) => res.end('{"status":"ok"}'))
+    await new Promise<void>((resolve) => health.listen(port, '127.0.0.1', () => resolve()))
+  })
+  afterEach(async () => {
+    await new Promise<void>((resolve) => health.close(() => resolve()))
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k]
+      else process.env[k] = v
+    }
+    cleanup()
+  })
+
+  it('reads a database of an earlier history layout through the history store, which migrates it', async () => {
+    const path = join(home, 'logs.db')
+    const old = new Database(path)
+    old.exec(`CREATE TABLE history (key TEXT PRIMARY KEY, tool TEXT NOT NULL, path TEXT NOT NULL, ts INTEGER NOT NULL,
+      total_tokens INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+      INSERT INTO history VALUES ('x:old', 'codex', '/gone.jsonl', 1, 5);`)
+    old.close()
+    // the old table has rows, but not the columns usage reads: the store migrates, then reads
+    const report = await usageReport({source: 'history', pivot: 'tool'})
+    expect(report).toMatchObject({rows: [], scan: undefined, totals: {requests: 0, totalTokens: 0}})
+    const db = new Database(path, {readonly: true})
+    expect(db.prepare("SELECT type FROM sqlite_master WHERE name = 'history'").get()).toEqual({type: 'view'})
+    db.close()
+    expect(await historyHasRows()).toBe(false)
+  })
+
+  it('says there is no history in a log database without history tables, and none without a database', async () => {
+    expect(await historyHasRows()).toBe(false)
+    const db = new Database(join(home, 'logs.db'))
+    db.exec('CREATE TABLE logs (id INTEGER PRIMARY KEY)')
+    db.close()
+    expect(await historyHasRows()).toBe(false)
+    expect((await usageReport({source: 'history'})).rows).toEqual([])
+  })
+})
