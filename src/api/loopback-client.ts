@@ -4,10 +4,10 @@
  *
  * The platform client (`http.ts`) runs on undici, whose loading costs 140-230 ms of start-up on
  * Node 20 (no compile cache), and node:http's first request costs 10-14 ms: too much for
- * `status`, `logs`, `usage` and `key issue`, which only ask the daemon on this machine. This client keeps the platform client's `request` contract
- * (JSON in, JSON out, typed errors worded by `http-errors.ts`, code `network` when nothing
- * answers) with one attempt and no retries: the daemon is local, and its callers decide what a
- * failure means (stopped, starting, hung).
+ * `status`, `logs`, `usage` and `key issue`, which only ask the daemon on this machine. This
+ * client keeps the platform client's `request` contract (JSON in, JSON out, typed errors worded
+ * by `http-errors.ts`, code `network` when nothing answers) with one attempt and no retries: the
+ * daemon is local, and its callers decide what a failure means (stopped, starting, hung).
  */
 import {InterruptedError} from '../core/errors.js'
 import {exchange} from '../core/http1.js'
