@@ -10,7 +10,7 @@
 import type BetterSqlite3 from 'better-sqlite3'
 
 import type {AgentTool} from '../scanners/agent-homes.js'
-import type {StatusFilter} from './log-store.js'
+import type {StatusFilter, UsageRow} from './log-query.js'
 import {logRowConditions, TOKEN_SUMS, usageCounts} from './usage-sql.js'
 
 export type UsageSource = 'gateway' | 'history' | 'all'
@@ -31,19 +31,10 @@ export interface UsageQueryFilters {
   timezone?: string
 }
 
-/** One group: pivot value x provider x model. */
-export interface UsageGroup {
-  key: string | null
+/** One group: pivot value x provider x model, with the gateway's usage counts. */
+export interface UsageGroup extends UsageRow {
   provider: string | null
   model: string | null
-  requests: number
-  errors: number
-  fallbacks: number
-  inputTokens: number
-  outputTokens: number
-  cacheReadTokens: number
-  cacheCreationTokens: number
-  reasoningTokens: number
 }
 
 const BUCKET_MS = 900_000
