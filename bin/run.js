@@ -10,6 +10,9 @@ if (process.argv[2] === '__complete') {
   const text = main(process.argv.slice(3))
   if (text) process.stdout.write(text + '\n')
 } else {
+  // oclif sorts the command ids with localeCompare on every start: see id-collation.ts.
+  const {collateIdsWithoutIcu} = await import('../dist/core/id-collation.js')
+  collateIdsWithoutIcu()
   // On load, @oclif/core checks Node against its own `engines` with semver: 48 modules, about a
   // tenth of every command's start-up. gwctl's own `engines` is checked by npm at install. Unset
   // again at once, so the daemon and the agents gwctl starts never inherit it.

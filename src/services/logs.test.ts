@@ -13,6 +13,7 @@ import {
   LOG_COLUMNS,
   agentNames,
   followLines,
+  formatCount,
   namesFromStateFile,
   parseLimit,
   parseSince,
@@ -236,5 +237,17 @@ describe('agent names without a daemon (the state file read as it is)', () => {
     expect(namesFromStateFile(state)).toBeUndefined()
     writeFileSync(state, 'not json')
     expect(namesFromStateFile(state)).toBeUndefined()
+  })
+})
+
+describe('formatCount', () => {
+  it('groups integers in threes as en-US does', () => {
+    const samples = [0, 7, 12, 123, 1234, 12345, 123456, 1234567, 1000000, -1, -1234, -1234567, 2 ** 53 - 1]
+    for (const n of samples) expect(formatCount(n)).toBe(n.toLocaleString('en-US'))
+  })
+
+  it('leaves fractions and non-finite numbers to toLocaleString', () => {
+    expect(formatCount(1234.5)).toBe('1,234.5')
+    expect(formatCount(Number.NaN)).toBe('NaN')
   })
 })

@@ -300,9 +300,16 @@ function truncate(text: string, max: number): string {
   return text.length > max ? text.slice(0, max - 1) + '…' : text
 }
 
-/** `1,234,567` */
+/**
+ * `1,234,567`. By hand for integers: the first `toLocaleString` of a process sets up ICU's number
+ * format, 20-25 ms of a `gwctl usage`.
+ */
 export function formatCount(n: number): string {
-  return n.toLocaleString('en-US')
+  if (!Number.isSafeInteger(n)) return n.toLocaleString('en-US')
+  const digits = String(Math.abs(n))
+  let out = digits.slice(0, digits.length % 3 || 3)
+  for (let i = out.length; i < digits.length; i += 3) out += ',' + digits.slice(i, i + 3)
+  return n < 0 ? '-' + out : out
 }
 
 /** The columns of the log table (oldest row at the top). */
