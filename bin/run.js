@@ -18,6 +18,10 @@ if (process.argv[2] === '__complete') {
   // again at once, so the daemon and the agents gwctl starts never inherit it.
   const skipEngineCheck = process.env.OCLIF_DISABLE_ENGINE_WARNING === undefined
   if (skipEngineCheck) process.env.OCLIF_DISABLE_ENGINE_WARNING = '1'
+  // gwctl runs its compiled dist/: never oclif's TypeScript lookup, which with NODE_ENV=development
+  // or test (common in a developer's shell, and vitest's) loads the TypeScript compiler into every
+  // command, +250 ms and +38 MB.
+  globalThis.oclif = {...globalThis.oclif, enableAutoTranspile: false}
   const {execute} = await import('@oclif/core')
   if (skipEngineCheck) delete process.env.OCLIF_DISABLE_ENGINE_WARNING
   await execute({dir: import.meta.url})

@@ -4,14 +4,14 @@
  * then fsync of the folder. A `kill -9` or power loss at any moment leaves either the old or the
  * new file, never a torn one. Temp files are named `.<name>.gwctl-<pid>-<uuid>.tmp`.
  */
-import {randomUUID} from 'node:crypto'
 import {open, rename, rm} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
 
 /** Replaces `path` with `data` atomically; the new file gets `mode` (0600 unless said). */
 export async function writeFileAtomic(path: string, data: Buffer | string, mode = 0o600): Promise<void> {
   const dir = dirname(path)
-  const temp = join(dir, `.${basename(path)}.gwctl-${process.pid}-${randomUUID()}.tmp`)
+  // the global `crypto` loads node:crypto on first use (4-6 ms): only commands that write pay it
+  const temp = join(dir, `.${basename(path)}.gwctl-${process.pid}-${crypto.randomUUID()}.tmp`)
   const handle = await open(temp, 'wx', mode)
   try {
     await handle.writeFile(data)

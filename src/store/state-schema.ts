@@ -259,7 +259,9 @@ let validator: StateValidator | undefined
 function stateValidator(): StateValidator {
   const require = createRequire(import.meta.url)
   try {
-    return require('./state-validator.cjs') as StateValidator
+    // named from one folder below the root of the build (dist/store/, or dist/chunks/ where the
+    // bundle puts this module; src/store/ in tests, where there is none)
+    return require('../store/state-validator.cjs') as StateValidator
   } catch (error) {
     const missing =
       (error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' &&

@@ -171,9 +171,12 @@ export class StateStore {
             beforeWrite: (data) => keepDiskConfig(path, data),
           })
         : new AtomicJsonFile<GatewayState>(path)
-    const db = new Low<GatewayState>(adapter, initialState())
+    // A fresh state draws a new secret (node:crypto, 4-6 ms to load): made only when there is no
+    // file to read. lowdb takes any default but undefined: null stands for "none yet".
+    const db = new Low<GatewayState>(adapter, null as unknown as GatewayState)
     const existed = existsSync(path)
     await db.read()
+    if (db.data === null) db.data = initialState()
     if (existed) {
       upgradeState(db.data)
       const stamp = adapter.lastReadStamp

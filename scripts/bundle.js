@@ -1,0 +1,161 @@
+#!/usr/bin/env node
+// Build step (after tsc, before the validators and the manifest): bundles tsc's output in
+// build/js into dist/ with rollup, so a command loads a handful of files instead of 20-40.
+//
+// Node 20 has no compile cache for ES modules: each one costs 0.5-1 ms to resolve, read, compile,
+// link and run, about a tenth of `gwctl status --json`'s start-up. Rollup keeps every module
+// once (one instance of each class and cache in a process) and every dynamic `import()` a
+// boundary, so the parts a command loads lazily stay lazy. Three kinds of files:
+// - entries, at their own path: the oclif commands and hooks, and every file something outside
+//   the bundle names by path (the daemon, the history reader worker and the module that starts
+//   it, the completion engine, the modules bench/ and test/ import);
+// - two shared chunks, for the modules that many entries load and that load nothing heavy:
+//   `dist/chunks/core-*.js` (also loaded by the daemon and the completion engine: node: built-ins
+//   only in its whole static closure) and `dist/chunks/cli-*.js` (commands and hooks only:
+//   @oclif/core and string-width too, which every command has loaded before its code runs);
+// - rollup's own chunks, in dist/chunks/, for the rest (what lowdb, undici, ink need, ...).
+// A module that finds a file by `new URL(relative, import.meta.url)` must sit where tsc put it
+// or one folder below dist/ (chunks/ is one folder below dist/ too): ENTRY_PATTERNS keeps the
+// deeper ones in place.
+import {existsSync, readFileSync, readdirSync, rmSync} from 'node:fs'
+import {builtinModules} from 'node:module'
+import {dirname, join, relative, resolve, sep} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {rollup} from 'rollup'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const FROM = join(ROOT, 'build', 'js')
+const TO = join(ROOT, 'dist')
+
+const ENTRY_PATTERNS = [
+  /^commands\//,
+  /^hooks\//,
+  /^completion\/engine\.js$/,
+  /^core\/id-collation\.js$/, // bin/run.js
+  /^daemon\/main\.js$/, // spawned by `gateway start`; reads ../../package.json
+  /^daemon\/keys\.js$/, // bench/micro.js
+  /^scanners\/history\/stage(-worker)?\.js$/, // the worker thread, started by path from stage.js
+  /^sim\/server\.js$/, // bench/servers.js
+  /^sim\/upstream\//, // test/agents
+  /^store\/(state|log-store)\.js$/, // scripts/gen-validators.js, bench/, test/reliability
+]
+
+/**
+ * How many of the ~65 entries must load a module (statically) for it to go to a shared chunk.
+ * Lower puts more into core.js and cli.js than a given command needs: at 3, `status --json` read
+ * 199 KB in 7 files where unbundled it read 104 KB in 25, and was no faster; at 15, 105 KB in 11.
+ */
+const SHARED_MIN_ENTRIES = 15
+const BUILTIN = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)])
+/** What every command has loaded before its own code runs: oclif, and string-width by our output. */
+const CLI_FREE = new Set([...BUILTIN, '@oclif/core', 'string-width'])
+const isCliEntry = (id) => /^(commands|hooks)\//.test(name(id))
+
+function walk(dir) {
+  return readdirSync(dir, {withFileTypes: true}).flatMap((e) =>
+    e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : [],
+  )
+}
+
+const name = (file) => relative(FROM, file).split(sep).join('/')
+const input = Object.fromEntries(
+  walk(FROM)
+    .filter((file) => ENTRY_PATTERNS.some((p) => p.test(name(file))))
+    .map((file) => [name(file).replace(/\.js$/, ''), file]),
+)
+
+/**
+ * The shared chunk of each module that has one: `core` when entries other than commands load it
+ * too (the daemon, the completion engine: then its whole static closure may import node:
+ * built-ins only), `cli` when only commands and hooks do (oclif and string-width allowed).
+ */
+function sharedChunks(getModuleInfo, ids) {
+  // whether a module's whole static closure imports only `allowed` packages (no entry inside it)
+  const closureWithin = (allowed) => {
+    const memo = new Map()
+    const within = (id, seen) => {
+      if (seen.has(id)) return true
+      seen.add(id)
+      const info = getModuleInfo(id)
+      return (
+        info !== null &&
+        !info.isEntry &&
+        info.importedIds.every((dep) =>
+          getModuleInfo(dep)?.isExternal ? allowed.has(dep) : within(dep, seen),
+        )
+      )
+    }
+    return (id) => {
+      if (!memo.has(id)) memo.set(id, within(id, new Set()))
+      return memo.get(id)
+    }
+  }
+  const builtinOnly = closureWithin(BUILTIN)
+  const cliOnly = closureWithin(CLI_FREE)
+  const users = new Map()
+  for (const entry of ids.filter((id) => getModuleInfo(id)?.isEntry)) {
+    const seen = new Set()
+    const stack = [entry]
+    while (stack.length > 0) {
+      for (const dep of getModuleInfo(stack.pop())?.importedIds ?? []) {
+        if (seen.has(dep) || getModuleInfo(dep)?.isExternal) continue
+        seen.add(dep)
+        users.set(dep, [...(users.get(dep) ?? []), entry])
+        stack.push(dep)
+      }
+    }
+  }
+  const chunks = new Map()
+  for (const [id, entries] of users) {
+    if (entries.length < SHARED_MIN_ENTRIES) continue
+    if (entries.every(isCliEntry) ? cliOnly(id) : builtinOnly(id)) {
+      chunks.set(id, entries.every(isCliEntry) && !builtinOnly(id) ? 'cli' : 'core')
+    }
+  }
+  return chunks
+}
+
+let chunks
+const bundle = await rollup({
+  input,
+  external: (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0'),
+  preserveEntrySignatures: 'exports-only',
+  onwarn(warning, warn) {
+    if (warning.code === 'CIRCULAR_DEPENDENCY') return
+    warn(warning)
+    if (warning.code !== 'EMPTY_BUNDLE') process.exitCode = 1
+  },
+})
+rmSync(TO, {recursive: true, force: true})
+await bundle.write({
+  dir: TO,
+  format: 'es',
+  entryFileNames: '[name].js',
+  chunkFileNames: 'chunks/[name]-[hash].js',
+  manualChunks(id, {getModuleInfo, getModuleIds}) {
+    chunks ??= sharedChunks(getModuleInfo, [...getModuleIds()])
+    return chunks.get(id)
+  },
+  generatedCode: 'es2015',
+})
+await bundle.close()
+const files = walk(TO).length
+// Every file a bundled module names relative to itself must be there (or be made by the build's
+// next step): a module moved into dist/chunks/ from two folders down would miss it silently.
+const GENERATED = new Set([join(TO, 'store', 'state-validator.cjs')])
+const RELATIVE = /new URL\((['"])([^'":]+)\1, import\.meta\.url\)|require\((['"])(\.\.?\/[^'"]+)\3\)/g
+for (const file of walk(TO)) {
+  for (const m of readFileSync(file, 'utf8').matchAll(RELATIVE)) {
+    const target = resolve(dirname(file), m[2] ?? m[4])
+    if (!existsSync(target) && !GENERATED.has(target)) {
+      console.error(
+        `${relative(ROOT, file)} names ${m[2] ?? m[4]}, which is not at ${relative(ROOT, target)}`,
+      )
+      process.exitCode = 1
+    }
+  }
+}
+const count = (chunk) => [...(chunks?.values() ?? [])].filter((c) => c === chunk).length
+console.log(
+  `bundled ${Object.keys(input).length} entries, ${count('core')} modules into core and ${count('cli')} into cli: ${files} files in dist/`,
+)

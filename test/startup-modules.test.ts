@@ -1,0 +1,143 @@
+// What the read commands load: the files of the bundled build (scripts/bundle.js) and the node:
+// built-ins. Structure, not timings: each assertion names a load that once cost milliseconds
+// of every call (node:crypto 4-6 ms, ajv's compiler about 40 ms, ICU's collator 8-10 ms).
+import {spawnSync} from 'node:child_process'
+import {readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import {BIN, ROOT, cliEnv, tempHome} from './helpers/cli.js'
+
+/**
+ * A preload that lists every file the process loads (ES modules through a resolve hook, which runs
+ * on the loader's thread and appends to the file itself; CommonJS through the resolver) and, at
+ * exit, every node: built-in.
+ */
+const PRELOAD = `
+import {createRequire, register} from 'node:module'
+import {appendFileSync} from 'node:fs'
+register('data:text/javascript,' + encodeURIComponent(\`
+import {appendFileSync} from 'node:fs'
+export async function resolve(specifier, context, next) {
+  const r = await next(specifier, context)
+  if (r.url.startsWith('file:')) appendFileSync(process.env.MODULES_OUT, r.url + '\\\\n')
+  return r
+}\`))
+const Module = createRequire(import.meta.url)('node:module')
+const resolveFilename = Module._resolveFilename
+Module._resolveFilename = function (...args) {
+  const file = resolveFilename.apply(this, args)
+  if (file.startsWith('/')) appendFileSync(process.env.MODULES_OUT, 'file://' + file + '\\n')
+  return file
+}
+process.on('exit', () => {
+  for (const m of process.moduleLoadList) if (m.startsWith('NativeModule ')) appendFileSync(process.env.MODULES_OUT, 'node:' + m.slice(13) + '\\n')
+})
+`
+
+interface Loaded {
+  exitCode: number | null
+  /** Files under dist/, relative to it. */
+  dist: string[]
+  /** Files under node_modules/, relative to it. */
+  modules: string[]
+  /** Files under node_modules/, by package. */
+  packages: Set<string>
+  builtins: Set<string>
+}
+
+describe('what a read command loads', () => {
+  const cleanups: Array<() => void> = []
+  afterEach(() => {
+    while (cleanups.length > 0) cleanups.pop()!()
+  })
+
+  function load(home: string, args: string[], extra: Record<string, string | undefined> = {}): Loaded {
+    const preload = join(home, 'preload.mjs')
+    const out = join(home, 'modules.txt')
+    writeFileSync(preload, PRELOAD)
+    const r = spawnSync(process.execPath, ['--import', preload, BIN, ...args], {
+      env: {...process.env, ...cliEnv(home), MODULES_OUT: out, ...extra} as NodeJS.ProcessEnv,
+      encoding: 'utf8',
+    })
+    const lines = readFileSync(out, 'utf8').split('\n').filter(Boolean)
+    const urls = lines.filter((l) => l.startsWith('file:'))
+    const builtins = lines.filter((l) => l.startsWith('node:')).map((l) => l.slice(5))
+    const files = urls
+      .filter((u) => u.startsWith('file://'))
+      .map((u) => decodeURIComponent(new URL(u).pathname))
+    const under = (folder: string) => [
+      ...new Set(
+        files
+          .filter((f) => f.startsWith(join(ROOT, folder) + '/'))
+          .map((f) => f.slice(ROOT.length + folder.length + 2)),
+      ),
+    ]
+    const dist = under('dist')
+    const packages = new Set(
+      files
+        .filter((f) => f.includes('/node_modules/'))
+        .map((f) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f)![1]),
+    )
+    return {exitCode: r.status, dist, modules: under('node_modules'), packages, builtins: new Set(builtins)}
+  }
+
+  function home(): string {
+    const {home, cleanup} = tempHome()
+    cleanups.push(cleanup)
+    return home
+  }
+
+  it('status --json on a new state file: the generated validator, not ajv; no crypto, SQLite or Ink', () => {
+    const h = home()
+    const issue = spawnSync(
+      process.execPath,
+      [
+        BIN,
+        'key',
+        'issue',
+        '--agent-name',
+        'a',
+        '--agent-type',
+        'codex',
+        '--employee-name',
+        'A',
+        '--employee-contact',
+        'a@example.com',
+      ],
+      {env: {...process.env, ...cliEnv(h)} as NodeJS.ProcessEnv, encoding: 'utf8'},
+    )
+    expect(issue.status, issue.stderr).toBe(0)
+    // a state file nobody has checked yet: status validates it
+    rmSync(join(h, 'state.json.checked'), {force: true})
+    const loaded = load(h, ['status', '--json'])
+    expect(loaded.exitCode).toBe(6) // the gateway is stopped
+    expect(loaded.packages).toContain('lowdb')
+    // the standalone validator needs one small ajv runtime helper, never its compiler
+    expect(loaded.dist).toContain('store/state-validator.cjs')
+    expect(loaded.modules.filter((m) => m.startsWith('ajv/') && !m.startsWith('ajv/dist/runtime/'))).toEqual(
+      [],
+    )
+    expect(loaded.packages).not.toContain('better-sqlite3')
+    expect(loaded.packages).not.toContain('ink')
+    expect(loaded.packages).not.toContain('undici')
+    expect(loaded.packages).not.toContain('typescript') // vitest's NODE_ENV=test: see bin/run.js
+    expect(loaded.builtins).not.toContain('crypto')
+    // bundled: the command, its chunks, the init hook and bin/run.js's collation, not 25 modules
+    expect(loaded.dist.length, loaded.dist.join(' ')).toBeLessThanOrEqual(12)
+  })
+
+  it('logs and usage read SQLite without crypto, ajv or Ink', () => {
+    const h = home()
+    for (const args of [
+      ['logs', '--limit', '5'],
+      ['usage', '--json'],
+    ]) {
+      const loaded = load(h, args)
+      expect(loaded.exitCode, args.join(' ')).toBe(0)
+      expect(loaded.builtins, args.join(' ')).not.toContain('crypto')
+      for (const heavy of ['ajv', 'ink', 'react', 'undici', 'typescript'])
+        expect(loaded.packages, args.join(' ')).not.toContain(heavy)
+    }
+  })
+})
