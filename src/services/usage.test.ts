@@ -1,5 +1,6 @@
+import {existsSync, mkdirSync, rmSync, writeFileSync} from 'node:fs'
 import {createServer, type Server} from 'node:http'
-import {join} from 'node:path'
+import {dirname, join} from 'node:path'
 import Database from 'better-sqlite3'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
@@ -53,5 +54,54 @@ describe('usage read from the log database beside a running gateway', () => {
     db.close()
     expect(await historyHasRows()).toBe(false)
     expect((await usageReport({source: 'history'})).rows).toEqual([])
+  })
+})
+
+describe('whether agent history is recorded, scanned first when no daemon runs', () => {
+  let home: string
+  let cleanup: () => void
+  let saved: Record<string, string | undefined>
+  beforeEach(async () => {
+    ;({home, cleanup} = tempHome())
+    saved = {
+      GWCTL_HOME: process.env.GWCTL_HOME,
+      GWCTL_GATEWAY_PORT: process.env.GWCTL_GATEWAY_PORT,
+      HOME: process.env.HOME,
+    }
+    process.env.GWCTL_HOME = home
+    process.env.GWCTL_GATEWAY_PORT = String(await freePort()) // nothing listens there
+    process.env.HOME = join(home, 'user-home')
+  })
+  afterEach(() => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k]
+      else process.env[k] = v
+    }
+    cleanup()
+  })
+
+  it('scans a history folder, keeps counting its rows when the folder is gone, and opens nothing without either', async () => {
+    const db = join(home, 'logs.db')
+    // no agent history folder and no database: nothing is opened, so no database is created
+    expect(await historyHasRows({scanFirst: true})).toBe(false)
+    expect(existsSync(db)).toBe(false)
+
+    const session = join(home, 'user-home', '.claude', 'projects', '-w-p', 's1.jsonl')
+    mkdirSync(dirname(session), {recursive: true})
+    const line = {
+      type: 'assistant',
+      sessionId: 's1',
+      cwd: '/w/p',
+      requestId: 'req_1',
+      timestamp: '2025-09-01T10:00:00.000Z',
+      message: {id: 'msg_1', model: 'claude-sonnet-4-5', usage: {input_tokens: 5, output_tokens: 7}},
+    }
+    writeFileSync(session, JSON.stringify(line) + '\n')
+    expect(await historyHasRows({scanFirst: true})).toBe(true)
+
+    // the rows a scan recorded stay when the agent's folder goes (an incremental scan never drops them)
+    rmSync(join(home, 'user-home', '.claude'), {recursive: true})
+    expect(await historyHasRows({scanFirst: true})).toBe(true)
+    expect((await usageReport({source: 'history'})).totals).toMatchObject({requests: 1, outputTokens: 7})
   })
 })

@@ -10,6 +10,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 import {UsageError} from '../core/errors.js'
 import type {Column} from '../core/output.js'
 import type {AgentTool} from '../scanners/agent-homes.js'
+import {agentHomes} from '../scanners/agent-homes.js'
 import type {ScanStats} from '../scanners/history/scan.js'
 import type {UsageRow} from '../store/log-query.js'
 import type {Reconciliation} from '../store/reconcile-query.js'
@@ -187,7 +188,11 @@ export async function historyHasRows(
   const hasRows = (db: BetterSqlite3.Database): boolean =>
     db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'history'").get() !== undefined &&
     db.prepare('SELECT 1 FROM history LIMIT 1').get() !== undefined
-  if (!options.scanFirst) return existsSync(homeFile('logDb')) && readUsageDatabase(hasRows)
+  const recorded = () => existsSync(homeFile('logDb')) && readUsageDatabase(hasRows)
+  if (!options.scanFirst) return recorded()
+  // No agent history folder on this machine: an incremental scan would find nothing to read, so
+  // the history store (opened to write, its layout checked) is not opened either.
+  if (!agentHomes().some((home) => home.historyDirs.some((dir) => existsSync(dir)))) return recorded()
   const store = await openHistory()
   try {
     // scanned and asked on one connection (`gwctl usage` without a daemon does both)
