@@ -97,8 +97,13 @@ function sharedChunks(getModuleInfo, ids) {
   for (const entry of ids.filter((id) => getModuleInfo(id)?.isEntry)) {
     const seen = new Set()
     const stack = [entry]
+    // what the daemon (or another entry outside the CLI) may load later counts as its too, so
+    // nothing it imports lazily lands in the cli chunk, which would bring oclif into it
+    const edges = (info) =>
+      isCliEntry(entry) ? info.importedIds : [...info.importedIds, ...info.dynamicallyImportedIds]
     while (stack.length > 0) {
-      for (const dep of getModuleInfo(stack.pop())?.importedIds ?? []) {
+      const info = getModuleInfo(stack.pop())
+      for (const dep of info ? edges(info) : []) {
         if (seen.has(dep) || getModuleInfo(dep)?.isExternal) continue
         seen.add(dep)
         users.set(dep, [...(users.get(dep) ?? []), entry])
@@ -128,7 +133,7 @@ const bundle = await rollup({
   },
 })
 rmSync(TO, {recursive: true, force: true})
-await bundle.write({
+const {output} = await bundle.write({
   dir: TO,
   format: 'es',
   entryFileNames: '[name].js',
@@ -153,6 +158,22 @@ for (const file of walk(TO)) {
         `${relative(ROOT, file)} names ${m[2] ?? m[4]}, which is not at ${relative(ROOT, target)}`,
       )
       process.exitCode = 1
+    }
+  }
+}
+// The daemon and the completion engine never load oclif or Ink, however lazily.
+const byName = new Map(output.map((o) => [o.fileName, o]))
+for (const start of ['daemon/main.js', 'completion/engine.js', 'scanners/history/stage-worker.js']) {
+  const seen = new Set([start])
+  const stack = [start]
+  while (stack.length > 0) {
+    const chunk = byName.get(stack.pop())
+    for (const dep of [...(chunk?.imports ?? []), ...(chunk?.dynamicImports ?? [])]) {
+      if (['@oclif/core', 'ink', 'react'].includes(dep)) {
+        console.error(`${start} can load ${dep} (through ${chunk.fileName})`)
+        process.exitCode = 1
+      }
+      if (!seen.has(dep) && byName.has(dep)) (stack.push(dep), seen.add(dep))
     }
   }
 }
