@@ -173,7 +173,9 @@ for (const start of ['daemon/main.js', 'completion/engine.js', 'scanners/history
         console.error(`${start} can load ${dep} (through ${chunk.fileName})`)
         process.exitCode = 1
       }
-      if (!seen.has(dep) && byName.has(dep)) (stack.push(dep), seen.add(dep))
+      if (seen.has(dep) || !byName.has(dep)) continue
+      seen.add(dep)
+      stack.push(dep)
     }
   }
 }
