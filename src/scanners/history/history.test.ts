@@ -184,10 +184,23 @@ describe('history scanners', () => {
       .all() as Array<[string, number, number, number]>
     expect(cursors).toHaveLength(5)
     const [p, s] = snapshot()!
-    expect(JSON.parse(p)).toEqual(cursors.map((c) => c[0]))
-    expect(JSON.parse(s)).toEqual(cursors.flatMap((c) => c.slice(1)))
+    const listed = (JSON.parse(p) as string[]).map((path, i) => [
+      path,
+      ...(JSON.parse(s) as number[]).slice(3 * i, 3 * i + 3),
+    ])
+    const byPath = (a: unknown[], b: unknown[]) => String(a[0]).localeCompare(String(b[0]))
+    expect(listed.sort(byPath)).toEqual(cursors.sort(byPath))
     expect(store.cursors().fromSnapshot).toBe(true)
     expect((await scanHistory(store, {env})).filesRead).toBe(0)
+
+    // Listed in another order than the walk's (another file system's order), nothing is missed.
+    const reversed = listed.reverse()
+    store.db
+      .prepare('UPDATE history_cursor_snapshot SET paths = ?, stats = ?')
+      .run(JSON.stringify(reversed.map((r) => r[0])), JSON.stringify(reversed.flatMap((r) => r.slice(1))))
+    expect((await scanHistory(store, {env})).filesRead).toBe(0)
+    appendFileSync(paths.claude, '\n')
+    expect((await scanHistory(store, {env})).filesRead).toBe(1)
 
     // A writer that does not rewrite it (the daemon, an older gwctl, plain SQL): the trigger drops it.
     store.db.prepare('UPDATE history_files SET offset = offset WHERE path = ?').run(paths.gemini)

@@ -162,7 +162,9 @@ function historyFile(found: Found, path: string): HistoryFile {
 function sortedFiles(walked: readonly Found[]): HistoryFile[] {
   const files: HistoryFile[] = []
   for (const found of walked)
-    for (const path of found.paths.sort()) if (reads(found, path)) files.push(historyFile(found, path))
+    // a sorted copy: the walk's order is the cursor snapshot's (see `saveCursorSnapshot`)
+    for (const path of found.paths.slice().sort())
+      if (reads(found, path)) files.push(historyFile(found, path))
   return files
 }
 
@@ -198,9 +200,14 @@ export async function scanHistory(store: HistoryStore, options: ScanOptions = {}
   } else await incrementalScan(store, walked, cursors, options, stats)
   // Any cursor written (or none read from a snapshot): write it again for the next scan.
   if (options.snapshot !== false && (!cursors.fromSnapshot || stats.filesRead > 0 || options.full))
-    store.saveCursorSnapshot()
+    store.saveCursorSnapshot(walkOrder(walked))
   stats.durationMs = Math.round(performance.now() - started)
   return stats
+}
+
+/** Every walked path, in the walk's order. */
+function* walkOrder(walked: readonly Found[]): Generator<string> {
+  for (const found of walked) yield* found.paths
 }
 
 const count = (stats: ScanStats, applied: ApplyResult) => {
