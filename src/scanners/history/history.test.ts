@@ -201,6 +201,7 @@ describe('history scanners', () => {
     expect((await scanHistory(store, {env})).filesRead).toBe(0)
     appendFileSync(paths.claude, '\n')
     expect((await scanHistory(store, {env})).filesRead).toBe(1)
+    expect((await scanHistory(store, {env})).filesRead).toBe(0)
 
     // A writer that does not rewrite it (the daemon, an older gwctl, plain SQL): the trigger drops it.
     store.db.prepare('UPDATE history_files SET offset = offset WHERE path = ?').run(paths.gemini)
@@ -228,6 +229,10 @@ describe('history scanners', () => {
     appendFileSync(paths.codex, line(1700))
     expect((await scanHistory(store, {env})).filesRead).toBe(1)
     expect(totalsByToolDay(store).codex['2025-08-21'].requests).toBe(codexBefore + 2)
+    // A scan that read a file leaves it missing (while an agent writes, scans read the table
+    // anyway); the next one that reads nothing writes it.
+    expect(snapshot()).toBeUndefined()
+    expect((await scanHistory(store, {env})).filesRead).toBe(0)
     expect(store.cursors().fromSnapshot).toBe(true)
 
     // A snapshot of another format, or not matching its own lengths, is not read.

@@ -58,10 +58,11 @@ export interface ScanOptions {
   /** Awaited after each file read (the daemon yields to its event loop there). */
   betweenFiles?: () => Promise<unknown>
   /**
-   * Writes the cursor snapshot after a scan that changed the cursors or found none (default
-   * true): the next no-change scan reads it in one row. The daemon passes false: rebuilding it
-   * (20-40 ms for 10 000 files) after each minute's scan of a live session would stall its event
-   * loop for the commands that, while it runs, do not scan.
+   * Writes the cursor snapshot (default true) after a staged scan, or after a scan that found
+   * none and changed nothing: the next no-change scan reads it in one row. Not after a scan that
+   * read a changed file: while an agent writes, every scan reads the table anyway (as without
+   * a snapshot), and rebuilding it (30-40 ms for 10 000 files) would come on top. The daemon
+   * passes false: its minute's scans would rebuild it for commands that, while it runs, do not scan.
    */
   snapshot?: boolean
 }
@@ -190,16 +191,16 @@ export async function scanHistory(store: HistoryStore, options: ScanOptions = {}
   // A full rescan, or a first scan, reads every file whole: staged (stage.ts), not upserted. With
   // no history at all there is nothing to stage: `gwctl usage` on a machine without agents must
   // not build and merge scratch databases on every call.
-  if (
+  const staged =
     (options.full || (cursors.size === 0 && walked.some((f) => f.paths.length > 0))) &&
     options.staged !== false
-  ) {
+  if (staged) {
     const files = sortedFiles(walked)
     stats.files = files.length
     await stagedScan(store, files, cursors, options, stats)
   } else await incrementalScan(store, walked, cursors, options, stats)
-  // Any cursor written (or none read from a snapshot): write it again for the next scan.
-  if (options.snapshot !== false && (!cursors.fromSnapshot || stats.filesRead > 0 || options.full))
+  // A staged scan wrote every cursor; a scan without a snapshot that wrote none writes one.
+  if (options.snapshot !== false && (staged || (!cursors.fromSnapshot && stats.filesRead === 0)))
     store.saveCursorSnapshot(walkOrder(walked))
   stats.durationMs = Math.round(performance.now() - started)
   return stats
