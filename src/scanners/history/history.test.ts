@@ -1,6 +1,7 @@
 import {appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
+import Database from 'better-sqlite3'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {tempHome} from '../../../test/helpers/cli.js'
@@ -241,6 +242,26 @@ describe('history scanners', () => {
     store.db.exec(`UPDATE history_cursor_snapshot SET format = 1, stats = '[1, 2]'`)
     expect(store.cursors().fromSnapshot).toBe(false)
     expect((await scanHistory(store, {env})).filesRead).toBe(0)
+  })
+
+  it('scans as before when another writer holds the database while it would write the snapshot', async () => {
+    writeFixtureHistory(env.HOME!)
+    await scanHistory(store, {env})
+    store.db.exec('UPDATE history_files SET offset = offset')
+    const other = new Database(join(home, 'logs.db'))
+    try {
+      other.exec('BEGIN IMMEDIATE')
+      store.db.pragma('busy_timeout = 20')
+      const stats = await scanHistory(store, {env})
+      expect(stats.filesRead).toBe(0)
+      expect(stats.errors).toEqual([])
+      expect(store.cursors().fromSnapshot).toBe(false)
+      other.exec('ROLLBACK')
+      await scanHistory(store, {env})
+      expect(store.cursors().fromSnapshot).toBe(true)
+    } finally {
+      other.close()
+    }
   })
 
   it('keeps no snapshot from before its triggers: an open that adds them drops it', async () => {

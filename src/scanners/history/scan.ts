@@ -201,7 +201,13 @@ export async function scanHistory(store: HistoryStore, options: ScanOptions = {}
   } else await incrementalScan(store, walked, cursors, options, stats)
   // A staged scan wrote every cursor; a scan without a snapshot that wrote none writes one.
   if (options.snapshot !== false && (staged || (!cursors.fromSnapshot && stats.filesRead === 0)))
-    store.saveCursorSnapshot(walkOrder(walked))
+    try {
+      store.saveCursorSnapshot(walkOrder(walked))
+    } catch (error) {
+      // A database another writer holds (or a read-only one) only costs the next scan the table.
+      const code = String((error as {code?: unknown}).code)
+      if (!code.startsWith('SQLITE_BUSY') && !code.startsWith('SQLITE_READONLY')) throw error
+    }
   stats.durationMs = Math.round(performance.now() - started)
   return stats
 }
