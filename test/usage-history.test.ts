@@ -1,4 +1,4 @@
-import {existsSync, mkdirSync, readdirSync, writeFileSync} from 'node:fs'
+import {appendFileSync, existsSync, mkdirSync, readdirSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
@@ -43,6 +43,48 @@ describe('gwctl usage from agent history', () => {
         expect(row.unpricedModels).toEqual([])
       }
     }
+  })
+
+  it('rescan --incremental reads nothing after a rescan, then exactly the file an agent appended to', async () => {
+    expect((await cli(['usage', 'rescan', '--json'])).exitCode).toBe(0)
+    // The no-change scan reads the cursors from their snapshot, which the rescan wrote.
+    const again = await cli(['usage', 'rescan', '--incremental', '--json'])
+    expect(again.exitCode).toBe(0)
+    expect(json(again)).toMatchObject({files: 5, filesRead: 0, rows: 0})
+    const claude = join(home.home, 'user-home', '.claude', 'projects', '-work-repo', 'sess-claude-1.jsonl')
+    // (after the fixture's unfinished last line, which the newline ends: an invalid line)
+    appendFileSync(
+      claude,
+      '\n' +
+        JSON.stringify({
+          type: 'assistant',
+          isSidechain: false,
+          sessionId: 'sess-claude-1',
+          message: {
+            id: 'msg_appended',
+            model: 'claude-sonnet-4-20250514',
+            usage: {input_tokens: 7, output_tokens: 5},
+          },
+          requestId: 'req_appended',
+          timestamp: '2025-08-22T08:00:00.000Z',
+        }) +
+        '\n',
+    )
+    const third = await cli(['usage', 'rescan', '--incremental', '--json'])
+    expect(json(third)).toMatchObject({files: 5, filesRead: 1, rows: 1})
+    const day = await cli([
+      'usage',
+      '--source',
+      'history',
+      '--tool',
+      'claude-code',
+      '--pivot',
+      'day',
+      '--json',
+    ])
+    const rows = json(day).rows as Array<Record<string, unknown>>
+    expect(rows.find((r) => r.key === '2025-08-22')).toMatchObject({requests: 1, totalTokens: 12})
+    expect(json(await cli(['usage', 'rescan', '--incremental', '--json']))).toMatchObject({filesRead: 0})
   })
 
   it('--source all counts a Gemini CLI call the gateway logged once (matched by time, as reconcile does)', async () => {

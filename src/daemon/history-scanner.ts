@@ -49,6 +49,8 @@ export async function startHistoryScanner(options: {
         betweenFiles: () => yieldLoop(),
         // file by file, yielding between files: a staged merge would hold the event loop
         staged: false,
+        // nor a snapshot rebuild after each scan that read something (see ScanOptions.snapshot)
+        snapshot: false,
       })
       // the terminal app adds the new history rows to its usage view without polling
       if (stats.rows > 0) emitGatewayEvent({type: 'usage', rows: stats.rows})

@@ -6,6 +6,10 @@
  *   complete line read, and the parser's state). The `agents` service reads
  *   `SELECT DISTINCT tool FROM history_files` to tell whether a tool's history was scanned.
  * - `history`: one row per response, keyed so a rescan or a second copy never counts twice.
+ * - `history_cursor_snapshot`: at most one row, the cursors' path, inode, size and mtime as two
+ *   JSON texts (a no-change scan of 10 000 files reads it in one row instead of 10 000). Triggers
+ *   delete it in the transaction of any change to `history_files`, so it never disagrees with
+ *   the table: missing, the table is read, and the scan writes it again (`saveCursorSnapshot`).
  *
  * Each file's rows and its cursor are written in one transaction: a kill mid-scan leaves every
  * file either fully applied or untouched. `better-sqlite3` is imported only when opened.
@@ -90,6 +94,12 @@ const HISTORY_VIEW = `CREATE VIEW IF NOT EXISTS history AS SELECT ${STORED.join(
   input_tokens + output_tokens + cache_read_tokens + cache_creation_tokens AS total_tokens
   FROM history_rows;`
 
+/** Any change to a cursor drops the snapshot in the same transaction (one trigger each). */
+const SNAPSHOT_TRIGGERS = ['insert', 'update', 'delete'] as const
+
+/** The snapshot's layout: a row of another format is not read (the table is). */
+const SNAPSHOT_FORMAT = 1
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS history_files (
   id INTEGER PRIMARY KEY,
@@ -105,7 +115,17 @@ CREATE TABLE IF NOT EXISTS history_files (
 CREATE TABLE IF NOT EXISTS history_rows (${HISTORY_COLUMNS}
 ) WITHOUT ROWID;
 ${HISTORY_INDEXES}
-${HISTORY_VIEW}`
+${HISTORY_VIEW}
+CREATE TABLE IF NOT EXISTS history_cursor_snapshot (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  format INTEGER NOT NULL,
+  paths TEXT NOT NULL,
+  stats TEXT NOT NULL
+);
+${SNAPSHOT_TRIGGERS.map(
+  (t) => `CREATE TRIGGER IF NOT EXISTS history_files_${t} AFTER ${t.toUpperCase()} ON history_files
+  BEGIN DELETE FROM history_cursor_snapshot; END;`,
+).join('\n')}`
 
 /** An upsert's SET list: every stored column from `excluded`. */
 const SET_ALL = STORED.filter((c) => c !== 'key')
@@ -125,19 +145,21 @@ const CLAUDE_BETTER = (table: string) => `(excluded.sidechain < ${table}.sidecha
   OR (excluded.sidechain = ${table}.sidechain AND ${TOTAL('excluded')} > ${TOTAL(table)}))`
 
 /**
- * True when every table, view and index of this layout is there (one query): the usual open,
- * which then runs neither the migration checks nor the schema's statements. An earlier layout
- * lacks `history_rows` (and has a `history` table where the view goes).
+ * True when every table, view, index and trigger of this layout is there (one query): the usual
+ * open, which then runs neither the migration checks nor the schema's statements. An earlier
+ * layout lacks `history_rows` (and has a `history` table where the view goes), or the snapshot.
  */
 function schemaCurrent(db: Db): boolean {
   const {n} = db
     .prepare(
-      `SELECT count(*) AS n FROM sqlite_master WHERE (type = 'table' AND name IN ('history_files', 'history_rows'))
+      `SELECT count(*) AS n FROM sqlite_master WHERE (type = 'table'
+          AND name IN ('history_files', 'history_rows', 'history_cursor_snapshot'))
         OR (type = 'view' AND name = 'history')
-        OR (type = 'index' AND name IN ('history_ts', 'history_file', 'history_side_message'))`,
+        OR (type = 'index' AND name IN ('history_ts', 'history_file', 'history_side_message'))
+        OR (type = 'trigger' AND name IN (${SNAPSHOT_TRIGGERS.map((t) => `'history_files_${t}'`).join(', ')}))`,
     )
     .get() as {n: number}
-  return n === 6
+  return n === 7 + SNAPSHOT_TRIGGERS.length
 }
 
 /**
@@ -167,6 +189,7 @@ function migrate(db: Db): void {
       db.exec(`DROP INDEX IF EXISTS ${index}`)
     db.exec('DROP TABLE IF EXISTS history; DROP TABLE IF EXISTS history_files;')
     db.exec('DROP VIEW IF EXISTS history; DROP TABLE IF EXISTS history_rows;')
+    db.exec('DROP TABLE IF EXISTS history_cursor_snapshot')
     db.exec(SCHEMA)
   }).immediate()
 }
@@ -184,33 +207,58 @@ export interface FileCursor {
   state: unknown
 }
 
-/** A cursor as read for the unchanged-file check: path, inode, size, mtime_ms. */
-type CursorRow = [string, number, number, number]
-
 /**
  * The cursors of a scan, by path: only the numbers the unchanged-file check needs (a no-change
- * scan of 10 000 files reads 10 000 of them and nothing else); a changed file's number, offset,
- * tool and parser state are read when it is read, the file numbers of all when a rescan stages.
+ * scan of 10 000 files reads 10 000 of them and nothing else), from the snapshot when there is
+ * one; a changed file's number, offset, tool and parser state are read when it is read, the
+ * file numbers of all when a rescan stages.
  */
 export class Cursors {
-  private readonly rows = new Map<string, CursorRow>()
+  /**
+   * Path -> its place in `paths` (`stats` holds inode, size and mtime_ms at 3 * place), built on
+   * the first path not found at `next`: the snapshot lists the paths in the order the last scan
+   * walked them, so a scan walking the same folders asks for them in that order and a no-change
+   * scan builds no map (5 ms and a hash of each path, for 10 000).
+   */
+  private index: Map<string, number> | undefined
+  /** The place after the last path found: where the walk's next path usually is. */
+  private next = 0
   private ids: Map<string, number> | undefined
   private load: BetterSqlite3.Statement | undefined
   constructor(
-    rows: readonly CursorRow[],
+    private readonly paths: readonly string[],
+    private readonly stats: readonly number[],
     private readonly db: Db,
-  ) {
-    for (const row of rows) this.rows.set(row[0], row)
-  }
+    /** Read from the snapshot (false: from the table, and no snapshot was there). */
+    readonly fromSnapshot: boolean,
+  ) {}
 
   get size(): number {
-    return this.rows.size
+    return this.paths.length
+  }
+
+  /** The place of `path` in `paths`, if it has a cursor. */
+  private place(path: string): number | undefined {
+    const at = this.next
+    if (at < this.paths.length && this.paths[at] === path) {
+      this.next = at + 1
+      return at
+    }
+    if (!this.index) {
+      this.index = new Map()
+      for (let i = 0; i < this.paths.length; i++) this.index.set(this.paths[i], i)
+    }
+    const i = this.index.get(path)
+    if (i !== undefined) this.next = i + 1
+    return i
   }
 
   /** Whether `path` has a cursor with this inode, size and mtime (the file was not touched since). */
   unchanged(path: string, st: {ino: number; size: number; mtimeMs: number}): boolean {
-    const row = this.rows.get(path)
-    return row !== undefined && row[1] === st.ino && row[2] === st.size && row[3] === st.mtimeMs
+    const i = this.place(path)
+    if (i === undefined) return false
+    const at = 3 * i
+    return this.stats[at] === st.ino && this.stats[at + 1] === st.size && this.stats[at + 2] === st.mtimeMs
   }
 
   /** The file number of `path`, if it has a cursor (all read in one query on first use). */
@@ -222,8 +270,8 @@ export class Cursors {
   }
 
   get(path: string): FileCursor | undefined {
-    const row = this.rows.get(path)
-    if (!row) return undefined
+    const i = this.place(path)
+    if (i === undefined) return undefined
     this.load ??= this.db.prepare('SELECT id, offset, tool, state FROM history_files WHERE path = ?')
     const rest = this.load.get(path) as
       {id: number; offset: number; tool: AgentTool; state: string | null} | undefined
@@ -232,9 +280,9 @@ export class Cursors {
       id: rest.id,
       path,
       tool: rest.tool,
-      inode: row[1],
-      size: row[2],
-      mtimeMs: row[3],
+      inode: this.stats[3 * i],
+      size: this.stats[3 * i + 1],
+      mtimeMs: this.stats[3 * i + 2],
       offset: rest.offset,
       state: rest.state === null ? null : (JSON.parse(rest.state) as unknown),
     }
@@ -406,23 +454,85 @@ export class HistoryStore {
     db.pragma(`cache_size = ${CACHE_KB}`)
     if (!schemaCurrent(db)) {
       migrate(db)
-      db.exec(SCHEMA)
+      // A snapshot kept while a trigger was missing may not mirror the cursors: dropped with it.
+      db.transaction(() => {
+        db.exec(SCHEMA)
+        db.exec('DELETE FROM history_cursor_snapshot')
+      }).immediate()
     }
     privateFiles(path)
     return new HistoryStore(db)
   }
 
   /**
-   * Every file's cursor, by path: the numbers the unchanged-file check needs, read in one query
-   * as raw rows (a no-change scan of 10 000 files reads 10 000 of them and nothing else, and
-   * builds a cursor object only for a file that changed).
+   * Every file's cursor, by path: the numbers the unchanged-file check needs. From the snapshot
+   * when there is one (one row, two `JSON.parse`s: 8-11 ms for 10 000 files against 20-32 ms for
+   * 10 000 rows), else from the table; no cursor object is built until a file changed.
    */
   cursors(): Cursors {
+    const snap = this.db
+      .prepare('SELECT format, paths, stats FROM history_cursor_snapshot WHERE id = 1')
+      .raw()
+      .get() as [number, string, string] | undefined
+    if (snap && snap[0] === SNAPSHOT_FORMAT) {
+      const paths = JSON.parse(snap[1]) as unknown
+      const stats = JSON.parse(snap[2]) as unknown
+      if (Array.isArray(paths) && Array.isArray(stats) && stats.length === 3 * paths.length)
+        return new Cursors(paths as string[], stats as number[], this.db, true)
+    }
+    const {paths, stats} = this.cursorTable()
+    return new Cursors(paths, stats, this.db, false)
+  }
+
+  /** Every cursor's path, and inode, size and mtime_ms three numbers a path, from the table. */
+  private cursorTable(): {paths: string[]; stats: number[]} {
     const rows = this.db
       .prepare('SELECT path, inode, size, mtime_ms FROM history_files')
       .raw()
-      .all() as CursorRow[]
-    return new Cursors(rows, this.db)
+      .all() as Array<[string, number, number, number]>
+    const paths = new Array<string>(rows.length)
+    const stats = new Array<number>(3 * rows.length)
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i]
+      paths[i] = row[0]
+      stats[3 * i] = row[1]
+      stats[3 * i + 1] = row[2]
+      stats[3 * i + 2] = row[3]
+    }
+    return {paths, stats}
+  }
+
+  /**
+   * Writes the cursor snapshot when there is none, from the table read in the same IMMEDIATE
+   * transaction: it mirrors the cursors exactly, and the triggers drop it with the next change
+   * (JSON numbers round-trip exactly: an mtime of 1732373973123.4567 reads back the same). The
+   * paths of `order` (the walk's order) come first, in that order; the other cursors after them.
+   */
+  saveCursorSnapshot(order: Iterable<string> = []): void {
+    this.db
+      .transaction(() => {
+        if (this.db.prepare('SELECT 1 FROM history_cursor_snapshot').get() !== undefined) return
+        const table = this.cursorTable()
+        const place = new Map<string, number>()
+        for (let i = 0; i < table.paths.length; i++) place.set(table.paths[i], i)
+        const paths: string[] = []
+        const stats: number[] = []
+        const put = (i: number) => {
+          paths.push(table.paths[i])
+          stats.push(table.stats[3 * i], table.stats[3 * i + 1], table.stats[3 * i + 2])
+        }
+        for (const path of order) {
+          const i = place.get(path)
+          if (i === undefined) continue
+          put(i)
+          place.delete(path)
+        }
+        for (const i of place.values()) put(i)
+        this.db
+          .prepare('INSERT INTO history_cursor_snapshot (id, format, paths, stats) VALUES (1, ?, ?, ?)')
+          .run(SNAPSHOT_FORMAT, JSON.stringify(paths), JSON.stringify(stats))
+      })
+      .immediate()
   }
 
   /**

@@ -1,6 +1,7 @@
 import {appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
+import Database from 'better-sqlite3'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {tempHome} from '../../../test/helpers/cli.js'
@@ -171,6 +172,114 @@ describe('history scanners', () => {
     expect(totalsByToolDay(store)).toEqual(before)
   })
 
+  it('reads the cursors from their snapshot, which any change to a cursor drops in its own transaction', async () => {
+    const paths = writeFixtureHistory(env.HOME!)
+    const snapshot = () =>
+      store.db.prepare('SELECT paths, stats FROM history_cursor_snapshot').raw().get() as
+        [string, string] | undefined
+    await scanHistory(store, {env})
+    // The scan that wrote the cursors wrote their snapshot: every path, its inode, size and mtime.
+    const cursors = store.db
+      .prepare('SELECT path, inode, size, mtime_ms FROM history_files ORDER BY id')
+      .raw()
+      .all() as Array<[string, number, number, number]>
+    expect(cursors).toHaveLength(5)
+    const [p, s] = snapshot()!
+    const listed = (JSON.parse(p) as string[]).map((path, i) => [
+      path,
+      ...(JSON.parse(s) as number[]).slice(3 * i, 3 * i + 3),
+    ])
+    const byPath = (a: unknown[], b: unknown[]) => String(a[0]).localeCompare(String(b[0]))
+    expect(listed.sort(byPath)).toEqual(cursors.sort(byPath))
+    expect(store.cursors().fromSnapshot).toBe(true)
+    expect((await scanHistory(store, {env})).filesRead).toBe(0)
+
+    // Listed in another order than the walk's (another file system's order), nothing is missed.
+    const reversed = listed.reverse()
+    store.db
+      .prepare('UPDATE history_cursor_snapshot SET paths = ?, stats = ?')
+      .run(JSON.stringify(reversed.map((r) => r[0])), JSON.stringify(reversed.flatMap((r) => r.slice(1))))
+    expect((await scanHistory(store, {env})).filesRead).toBe(0)
+    appendFileSync(paths.claude, '\n')
+    expect((await scanHistory(store, {env})).filesRead).toBe(1)
+    expect((await scanHistory(store, {env})).filesRead).toBe(0)
+
+    // A writer that does not rewrite it (the daemon, an older gwctl, plain SQL): the trigger drops it.
+    store.db.prepare('UPDATE history_files SET offset = offset WHERE path = ?').run(paths.gemini)
+    expect(snapshot()).toBeUndefined()
+    expect(store.cursors().fromSnapshot).toBe(false)
+    // The next scan reads the table, finds nothing changed and writes the snapshot again.
+    expect((await scanHistory(store, {env})).filesRead).toBe(0)
+    expect(snapshot()).toBeDefined()
+
+    // A daemon scan (snapshot: false) reads an appended file: its cursor moves, the snapshot goes.
+    const codexBefore = totalsByToolDay(store).codex['2025-08-21'].requests
+    const line = (total: number) =>
+      JSON.stringify({
+        timestamp: '2025-08-21T10:02:00Z',
+        type: 'event_msg',
+        payload: {
+          type: 'token_count',
+          info: {total_token_usage: {input_tokens: total, output_tokens: 210, total_tokens: total + 210}},
+        },
+      }) + '\n'
+    appendFileSync(paths.codex, line(1600))
+    expect((await scanHistory(store, {env, snapshot: false})).filesRead).toBe(1)
+    expect(snapshot()).toBeUndefined()
+    // Changed again: found from the table's cursor (a snapshot kept from before would hold the old one).
+    appendFileSync(paths.codex, line(1700))
+    expect((await scanHistory(store, {env})).filesRead).toBe(1)
+    expect(totalsByToolDay(store).codex['2025-08-21'].requests).toBe(codexBefore + 2)
+    // A scan that read a file leaves it missing (while an agent writes, scans read the table
+    // anyway); the next one that reads nothing writes it.
+    expect(snapshot()).toBeUndefined()
+    expect((await scanHistory(store, {env})).filesRead).toBe(0)
+    expect(store.cursors().fromSnapshot).toBe(true)
+
+    // A snapshot of another format, or not matching its own lengths, is not read.
+    store.db.exec(`UPDATE history_cursor_snapshot SET format = 99`)
+    expect(store.cursors().fromSnapshot).toBe(false)
+    store.db.exec(`UPDATE history_cursor_snapshot SET format = 1, stats = '[1, 2]'`)
+    expect(store.cursors().fromSnapshot).toBe(false)
+    expect((await scanHistory(store, {env})).filesRead).toBe(0)
+  })
+
+  it('scans as before when another writer holds the database while it would write the snapshot', async () => {
+    writeFixtureHistory(env.HOME!)
+    await scanHistory(store, {env})
+    store.db.exec('UPDATE history_files SET offset = offset')
+    const other = new Database(join(home, 'logs.db'))
+    try {
+      other.exec('BEGIN IMMEDIATE')
+      store.db.pragma('busy_timeout = 20')
+      const stats = await scanHistory(store, {env})
+      expect(stats.filesRead).toBe(0)
+      expect(stats.errors).toEqual([])
+      expect(store.cursors().fromSnapshot).toBe(false)
+      other.exec('ROLLBACK')
+      await scanHistory(store, {env})
+      expect(store.cursors().fromSnapshot).toBe(true)
+    } finally {
+      other.close()
+    }
+  })
+
+  it('keeps no snapshot from before its triggers: an open that adds them drops it', async () => {
+    writeFixtureHistory(env.HOME!)
+    await scanHistory(store, {env})
+    // A layout whose triggers are missing: a cursor changed while they were gone.
+    store.db.exec(`DROP TRIGGER history_files_update; UPDATE history_files SET size = 0`)
+    store.close()
+    store = await HistoryStore.open(join(home, 'logs.db'))
+    expect(store.db.prepare('SELECT COUNT(*) AS n FROM history_cursor_snapshot').get()).toEqual({n: 0})
+    expect(store.db.prepare(`SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'trigger'`).get()).toEqual({
+      n: 3,
+    })
+    // Every file's size differs from its cursor: each is read again (from its offset: no new rows).
+    expect((await scanHistory(store, {env})).filesRead).toBe(5)
+    expect(totalsByToolDay(store)).toEqual(EXPECTED)
+  })
+
   it('rescans a replaced or shrunk file whole', async () => {
     const paths = writeFixtureHistory(env.HOME!)
     await scanHistory(store, {env})
@@ -210,13 +319,19 @@ describe('history scanners', () => {
       .all()
     expect(objects).toEqual([
       {type: 'view', name: 'history'},
+      {type: 'table', name: 'history_cursor_snapshot'},
       {type: 'index', name: 'history_file'},
       {type: 'table', name: 'history_files'},
+      {type: 'trigger', name: 'history_files_delete'},
+      {type: 'trigger', name: 'history_files_insert'},
+      {type: 'trigger', name: 'history_files_update'},
       {type: 'table', name: 'history_rows'},
       {type: 'index', name: 'history_side_message'},
       {type: 'index', name: 'history_ts'},
     ])
     expect(store.db.prepare('SELECT COUNT(*) AS n FROM history_files').get()).toEqual({n: 0})
+    // The snapshot of the dropped cursors went with them (it would say every file is unchanged).
+    expect(store.db.prepare('SELECT COUNT(*) AS n FROM history_cursor_snapshot').get()).toEqual({n: 0})
     expect(totalsByToolDay(store)).toEqual({})
     // No cursor left: the next scan reads every file whole and counts the same.
     expect((await scanHistory(store, {env})).filesRead).toBe(5)
