@@ -20,9 +20,9 @@
 // deeper ones in place.
 import {existsSync, readFileSync, readdirSync, rmSync} from 'node:fs'
 import {builtinModules} from 'node:module'
-import {dirname, join, relative, resolve, sep} from 'node:path'
+import {dirname, isAbsolute, join, relative, resolve, sep} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {rollup} from 'rollup'
+import {rollup} from '@rollup/wasm-node'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const FROM = join(ROOT, 'build', 'js')
@@ -124,7 +124,7 @@ function sharedChunks(getModuleInfo, ids) {
 let chunks
 const bundle = await rollup({
   input,
-  external: (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0'),
+  external: (id) => !id.startsWith('.') && !isAbsolute(id) && !id.startsWith('\0'),
   preserveEntrySignatures: 'exports-only',
   onwarn(warning, warn) {
     if (warning.code === 'CIRCULAR_DEPENDENCY') return
@@ -149,7 +149,8 @@ const files = walk(TO).length
 // Every file a bundled module names relative to itself must be there (or be made by the build's
 // next step): a module moved into dist/chunks/ from two folders down would miss it silently.
 const GENERATED = new Set([join(TO, 'store', 'state-validator.cjs')])
-const RELATIVE = /new URL\((['"])([^'":]+)\1, import\.meta\.url\)|require\((['"])(\.\.?\/[^'"]+)\3\)/g
+const RELATIVE =
+  /new URL\((['"])([^'":]+)\1, import\.meta\.url\)|require(?:\$\d+)?\((['"])(\.\.?\/[^'"]+)\3\)/g
 for (const file of walk(TO)) {
   for (const m of readFileSync(file, 'utf8').matchAll(RELATIVE)) {
     const target = resolve(dirname(file), m[2] ?? m[4])
@@ -169,7 +170,7 @@ for (const start of ['daemon/main.js', 'completion/engine.js', 'scanners/history
   while (stack.length > 0) {
     const chunk = byName.get(stack.pop())
     for (const dep of [...(chunk?.imports ?? []), ...(chunk?.dynamicImports ?? [])]) {
-      if (['@oclif/core', 'ink', 'react'].includes(dep)) {
+      if (['@oclif/core', 'ink', 'react'].some((pkg) => dep === pkg || dep.startsWith(`${pkg}/`))) {
         console.error(`${start} can load ${dep} (through ${chunk.fileName})`)
         process.exitCode = 1
       }

@@ -122,7 +122,7 @@ describe('what a read command loads', () => {
     expect(loaded.packages).not.toContain('ink')
     expect(loaded.packages).not.toContain('undici')
     expect(loaded.packages).not.toContain('typescript') // vitest's NODE_ENV=test: see bin/run.js
-    expect(loaded.builtins).not.toContain('crypto')
+    expect([...loaded.builtins].filter((b) => b.includes('crypto'))).toEqual([])
     // bundled: the command, its chunks, the init hook and bin/run.js's collation, not 25 modules
     expect(loaded.dist.length, loaded.dist.join(' ')).toBeLessThanOrEqual(12)
   })
@@ -135,7 +135,10 @@ describe('what a read command loads', () => {
     ]) {
       const loaded = load(h, args)
       expect(loaded.exitCode, args.join(' ')).toBe(0)
-      expect(loaded.builtins, args.join(' ')).not.toContain('crypto')
+      expect(
+        [...loaded.builtins].filter((b) => b.includes('crypto')),
+        args.join(' '),
+      ).toEqual([])
       for (const heavy of ['ajv', 'ink', 'react', 'undici', 'typescript'])
         expect(loaded.packages, args.join(' ')).not.toContain(heavy)
     }

@@ -64,6 +64,10 @@ describe('command id collation without ICU', () => {
     expect(rootCollation({LANG: 'da_DK.UTF-8'})).toBe(false)
     expect(rootCollation({LANG: 'en_US.UTF-8', LC_ALL: 'lt_LT'})).toBe(false)
     expect(rootCollation({LC_MESSAGES: 'sv_SE'})).toBe(false)
+    // a modifier turns the C locale into ICU's en-US-posix, which orders digits before `:`
+    expect(rootCollation({LANG: 'C@x'})).toBe(false)
+    expect(rootCollation({LC_ALL: 'en_US.UTF-8@euro'})).toBe(false)
+    expect(rootCollation({LANG: 'en_GB.UTF-8'})).toBe(true)
     expect(rootCollation({})).toBe(true)
     expect(rootCollation({LANG: 'C.UTF-8', LC_ALL: 'POSIX'})).toBe(true)
     undo = collateIdsWithoutIcu({LANG: 'da_DK.UTF-8'})

@@ -3,10 +3,11 @@
  * ms to set up on its first use: a twentieth of a command's start-up (a one-command CLI never
  * compares two ids, so never pays it). Ids are `[a-z0-9:-]`, where the root collation (English's
  * too, and what the C locale gets) orders character by character `-` < `:` < digits < letters.
- * Compared here with that rank, the sign is ICU's for every such pair (the test checks all of
- * them up to four characters against ICU). Anything else still goes to ICU: another string, a
- * locales or options argument, or a default locale with its own order (`LC_ALL`, `LC_MESSAGES`,
- * `LANG`; Danish sorts `aa` after `z`). Installed by bin/run.js for the CLI process only.
+ * Compared here with that rank, the sign is ICU's (the test checks every pair of single
+ * characters, and every pair of strings up to four characters over `-:09az`). Anything else
+ * still goes to ICU: another string, a locales or options argument, or a default locale with its
+ * own order (`LC_ALL`, `LC_MESSAGES`, `LANG`; Danish sorts `aa` after `z`). Installed by
+ * bin/run.js for the CLI process only.
  */
 
 const ID = /^[a-z0-9:-]*$/
@@ -30,7 +31,8 @@ export function compareIds(a: string, b: string): number {
 export function rootCollation(env: NodeJS.ProcessEnv = process.env): boolean {
   return ['LC_ALL', 'LC_MESSAGES', 'LANG'].every((name) => {
     const value = env[name]
-    return !value || /^(?:C|POSIX|en)(?:[._@-]|$)/.test(value)
+    // no `@modifier`: `C@x` makes ICU's default `en-US-posix`, which orders digits before `:`
+    return !value || /^(?:C|POSIX|en)(?:[._-][^@]*)?$/.test(value)
   })
 }
 

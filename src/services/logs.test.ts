@@ -249,5 +249,6 @@ describe('formatCount', () => {
   it('leaves fractions and non-finite numbers to toLocaleString', () => {
     expect(formatCount(1234.5)).toBe('1,234.5')
     expect(formatCount(Number.NaN)).toBe('NaN')
+    expect(formatCount(-0)).toBe((-0).toLocaleString('en-US'))
   })
 })

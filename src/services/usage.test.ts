@@ -63,14 +63,15 @@ describe('whether agent history is recorded, scanned first when no daemon runs',
   let saved: Record<string, string | undefined>
   beforeEach(async () => {
     ;({home, cleanup} = tempHome())
-    saved = {
-      GWCTL_HOME: process.env.GWCTL_HOME,
-      GWCTL_GATEWAY_PORT: process.env.GWCTL_GATEWAY_PORT,
-      HOME: process.env.HOME,
-    }
+    const names = ['GWCTL_HOME', 'GWCTL_GATEWAY_PORT', 'HOME', 'XDG_CONFIG_HOME']
+    const agents = ['CLAUDE_CONFIG_DIR', 'CODEX_HOME', 'GEMINI_CLI_HOME', 'GEMINI_DATA_DIR']
+    saved = Object.fromEntries([...names, ...agents].map((k) => [k, process.env[k]]))
     process.env.GWCTL_HOME = home
     process.env.GWCTL_GATEWAY_PORT = String(await freePort()) // nothing listens there
+    // the agents' homes inside the temp folder, whatever this machine's environment names
     process.env.HOME = join(home, 'user-home')
+    process.env.XDG_CONFIG_HOME = join(home, 'user-home', '.config')
+    for (const k of agents) delete process.env[k]
   })
   afterEach(() => {
     for (const [k, v] of Object.entries(saved)) {
