@@ -20,6 +20,7 @@ export default defineConfig({
       TZ: 'UTC',
       NODE_EXTRA_CA_CERTS: '',
       HOME: testHome,
+      XDG_CONFIG_HOME: join(testHome, '.config'),
       CLAUDE_CONFIG_DIR: '',
       CODEX_HOME: '',
       GEMINI_CLI_HOME: '',
