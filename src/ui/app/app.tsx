@@ -367,7 +367,13 @@ export function App({
       }
     }
   }
-  useInput(onKey)
+  // One stable handler that calls the latest render's onKey: Ink re-subscribes a new handler in an
+  // effect after the screen is drawn, and a key arriving between the two (a busy machine) went to
+  // the previous render's closure, e.g. an Enter on a request row that closure had not seen yet.
+  const latestOnKey = useRef(onKey)
+  latestOnKey.current = onKey
+  const handleKey = useCallback((input: string, key: Key) => latestOnKey.current(input, key), [])
+  useInput(handleKey)
 
   const t = now()
   const bodyHeight = height - 4
