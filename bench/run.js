@@ -209,6 +209,10 @@ async function main() {
   console.error(`· usage pivots over ${QUICK ? '200 000' : '1 000 000'} rows (filling takes a while)`)
   const pivots = await pivot(QUICK ? 200_000 : 1_000_000)
   const worstPivot = Math.max(...Object.values(pivots))
+  const NO_HISTORY = process.argv.includes('--no-history')
+  const scanMB = QUICK ? 50 : 150
+  if (!NO_HISTORY) console.error(`· daemon memory after its history scan of ${scanMB} MB of agent history`)
+  const scanRss = NO_HISTORY ? undefined : await historyScanRss(scanMB)
   const extra = [
     [
       'key lookup 100 000 / 10 keys',
@@ -323,6 +327,10 @@ async function main() {
       `| ${r.name} | ${fmt(r.medianMs, 0)} | ${fmt(r.rssMiB, 0)} | ${fmt(r.ratio, 2)} | ${limited ? '1.15' : '-'} | ${limited ? (r.ratio <= 1.15 ? 'yes' : '**no**') : '-'} |`,
     )
   }
+  if (scanRss)
+    lines.push(
+      `\nDaemon RSS after its history scan of ${scanRss.mb} MB of agent history (${scanRss.files} files): ${fmt(scanRss.on.peakMB, 0)} MB peak, ${fmt(scanRss.on.soonMB, 0)} MB 2 s after the scan, ${fmt(scanRss.on.afterMB, 0)} MB 35 s after; the same daemon with the scanner off: ${fmt(scanRss.off.afterMB, 0)} MB (not a target).`,
+    )
   lines.push(
     `\nLoad average at the end of the run: ${loadavg()
       .map((l) => l.toFixed(2))
@@ -364,31 +372,10 @@ async function startGatewayTarget(simOrigin) {
     },
     join(home, 'state.json'),
   )
-  const port = await new Promise((resolve, reject) => {
-    const server = createNetServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const {port: p} = server.address()
-      server.close(() => resolve(p))
-    })
-  })
-  // what `gwctl gateway start` spawns: the daemon's own entry point, without oclif, its stdout
-  // appended to gateway.log (a line per request, as for a user)
-  const child = spawn('node', ['dist/daemon/main.js', '--port', String(port)], {
-    stdio: ['ignore', openSync(join(home, 'gateway.log'), 'a', 0o600), 'inherit'],
-    env: {...process.env, GWCTL_HOME: home, NODE_EXTRA_CA_CERTS: '', NO_COLOR: '1'},
-  })
-  children.push(child)
-  const origin = `http://127.0.0.1:${port}`
-  for (let i = 0; ; i++) {
-    const ok = await fetch(`${origin}/health`).then(
-      (r) => r.ok,
-      () => false,
-    )
-    if (ok) break
-    if (i > 100) throw new Error('the gateway did not start')
-    await new Promise((r) => setTimeout(r, 100))
-  }
+  const port = await freePort()
+  // an empty HOME: the daemon's history scanner finds no agent history (the real home's would
+  // make its memory depend on this machine; historyScanRss measures a scan on its own)
+  const {child, origin} = await spawnDaemon(home, port, join(home, 'user-home'))
   const res = await fetch(`${origin}/api/keys/issue`, {
     method: 'POST',
     headers: {'content-type': 'application/json'},
@@ -409,6 +396,80 @@ async function startGatewayTarget(simOrigin) {
     idleRssMB: rssMB(child.pid),
     headers: {'content-type': 'application/json', authorization: `Bearer ${keyValue}`},
   }
+}
+
+/** A free loopback port. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createNetServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const {port: p} = server.address()
+      server.close(() => resolve(p))
+    })
+  })
+}
+
+/**
+ * What `gwctl gateway start` spawns: the daemon's own entry point, without oclif, its stdout
+ * appended to `<home>/gateway.log` (a line per request, as for a user); resolves once it answers
+ * /health.
+ */
+async function spawnDaemon(home, port, userHome, env = {}) {
+  const child = spawn('node', ['dist/daemon/main.js', '--port', String(port)], {
+    stdio: ['ignore', openSync(join(home, 'gateway.log'), 'a', 0o600), 'inherit'],
+    env: {...process.env, GWCTL_HOME: home, HOME: userHome, NODE_EXTRA_CA_CERTS: '', NO_COLOR: '1', ...env},
+  })
+  children.push(child)
+  const origin = `http://127.0.0.1:${port}`
+  for (let i = 0; ; i++) {
+    const ok = await fetch(`${origin}/health`).then(
+      (r) => r.ok,
+      () => false,
+    )
+    if (ok) break
+    if (i > 100) throw new Error('the gateway did not start')
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return {child, origin}
+}
+
+/**
+ * The daemon's resident memory after the history scan it runs at start (and every minute), over
+ * `mb` MB of generated Claude Code, Codex CLI and Gemini CLI history (bench/history.js's
+ * generator): the same daemon with the scanner off (`GWCTL_HISTORY_SCAN_MS=0`) is the baseline.
+ * Not a target of issue 12; it shows what a user with a long history sees in `ps`.
+ */
+async function historyScanRss(mb) {
+  const {generate} = await import('./history.js')
+  const base = mkdtempSync(join(tmpdir(), 'gwctl-bench-scan-'))
+  process.on('exit', () => rmSync(base, {recursive: true, force: true}))
+  const userHome = join(base, 'user-home')
+  const {files} = generate(userHome, mb)
+  const out = {mb, files}
+  for (const scan of ['0', '']) {
+    const home = mkdtempSync(join(base, 'gw-'))
+    const {child} = await spawnDaemon(home, await freePort(), userHome, {GWCTL_HISTORY_SCAN_MS: scan})
+    const t0 = Date.now()
+    let peak = 0
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 200))
+      peak = Math.max(peak, rssMB(child.pid) ?? 0)
+      const log = readFileSync(join(home, 'gateway.log'), 'utf8')
+      if (scan === '0' || /history scan: /.test(log)) break
+      if (Date.now() - t0 > 120_000) throw new Error('the daemon did not log its history scan in 2 minutes')
+    }
+    // two seconds after the scan, and 35 s after: V8's memory reducer may by then have given the
+    // scan's young and old generation back (50 MB of history: 109 MB, then 66 in some runs)
+    await new Promise((r) => setTimeout(r, 2000))
+    const soonMB = rssMB(child.pid)
+    await new Promise((r) => setTimeout(r, 33_000))
+    out[scan === '0' ? 'off' : 'on'] = {peakMB: Math.max(peak, soonMB), soonMB, afterMB: rssMB(child.pid)}
+    const gone = new Promise((r) => child.once('exit', r))
+    child.kill('SIGTERM')
+    await gone
+  }
+  return out
 }
 
 main()
