@@ -46,10 +46,13 @@ export default class Logs extends BaseCommand {
   async run(): Promise<LogsResult | undefined> {
     const {flags} = await this.parse(Logs)
     const filters = await resolveAgentFilter(filtersFromFlags(flags), this.signal)
+    // the rows and the names behind them asked at once (with a running gateway, two round trips each)
+    const fetching = flags.follow ? undefined : getLogs({...filters, signal: this.signal})
+    fetching?.catch(() => undefined) // awaited below; a failure must not go unhandled meanwhile
     let names = await agentNames(this.signal)
     // text shows `name (id)` with --verbose; --json always has both fields
     const forText = (rows: NamedLogRow[]) => rows.map((r) => ({...r, agentName: agentCell(r, this.verbose)}))
-    if (flags.follow) {
+    if (!fetching) {
       let header = !this.jsonEnabled()
       try {
         await followLogs(
@@ -69,7 +72,7 @@ export default class Logs extends BaseCommand {
       }
       return undefined
     }
-    const fetched = await getLogs({...filters, signal: this.signal})
+    const fetched = await fetching
     const result = {...fetched, logs: withAgentNames(fetched.logs, names)}
     if (!this.jsonEnabled()) {
       printTable(
