@@ -45,6 +45,18 @@ describe('gwctl usage from agent history', () => {
     }
   })
 
+  it('usage without a daemon scans once before answering and reports that scan', async () => {
+    // the first call reads every file; its report says so (a second scan in the same call read
+    // nothing and reported that instead)
+    const first = await cli(['usage', '--json'])
+    expect(first.exitCode, first.stderr).toBe(0)
+    expect(json(first).scan).toMatchObject({files: 5, filesRead: 5, rows: 8})
+    expect(json(first).totals.requests).toBeGreaterThan(0)
+    const second = await cli(['usage', '--json'])
+    expect(json(second).scan).toMatchObject({files: 5, filesRead: 0, rows: 0})
+    expect(json(second).totals).toEqual(json(first).totals)
+  })
+
   it('rescan --incremental reads nothing after a rescan, then exactly the file an agent appended to', async () => {
     expect((await cli(['usage', 'rescan', '--json'])).exitCode).toBe(0)
     // The no-change scan reads the cursors from their snapshot, which the rescan wrote.

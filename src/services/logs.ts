@@ -111,9 +111,15 @@ export interface UsageResult {
 }
 
 /** Usage per pivot value, from the gateway or the log database. */
-export async function getUsage(query: Omit<LogQuery, 'limit'> & {pivot?: Pivot} = {}): Promise<UsageResult> {
-  const {signal, ...filters} = query
-  const port = await liveGatewayPort(signal)
+export async function getUsage(
+  query: Omit<LogQuery, 'limit'> & {
+    pivot?: Pivot
+    /** The port of the gateway that answers when the caller has asked already (null: none does). */
+    gatewayPort?: number | null
+  } = {},
+): Promise<UsageResult> {
+  const {signal, gatewayPort, ...filters} = query
+  const port = gatewayPort === undefined ? await liveGatewayPort(signal) : (gatewayPort ?? undefined)
   if (port !== undefined) {
     const body = await gatewayGet<{pivot?: Pivot | null; rows: UsageRow[]; totals?: UsageTotals}>(
       port,

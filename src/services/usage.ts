@@ -121,15 +121,20 @@ export function reportRows(
   return {rows, totals}
 }
 
-/** Usage from the log database over the chosen sources, scanning history first when no daemon runs. */
-export async function usageReport(filters: UsageQueryFilters & {signal?: AbortSignal}): Promise<UsageReport> {
-  const {signal, ...query} = filters
+/**
+ * Usage from the log database over the chosen sources, scanning history first when no daemon runs.
+ * `scanned`: the caller's own scan just before (its summary), or null when it found a daemon,
+ * which scans; undefined to decide here.
+ */
+export async function usageReport(
+  filters: UsageQueryFilters & {signal?: AbortSignal; scanned?: UsageReport['scan'] | null},
+): Promise<UsageReport> {
+  const {signal, scanned, ...query} = filters
   checkTimezone(query.timezone)
-  let scan: UsageReport['scan']
+  let scan = scanned ?? undefined
   // the gateway's rows need no scan (nor the probe that decides on one)
-  if (query.source !== 'gateway' && (await liveGatewayPort(signal)) === undefined) {
-    const s = await rescanHistory({signal})
-    scan = {files: s.files, filesRead: s.filesRead, rows: s.rows, durationMs: s.durationMs}
+  if (scanned === undefined && query.source !== 'gateway' && (await liveGatewayPort(signal)) === undefined) {
+    scan = scanSummary(await rescanHistory({signal}))
   }
   const empty = {pivot: query.pivot ?? null, include: query.source, source: 'database' as const, scan}
   if (!existsSync(homeFile('logDb'))) return {...empty, rows: [], totals: emptyTotals()}
@@ -183,7 +188,12 @@ async function readUsageDatabase<T>(read: (db: BetterSqlite3.Database) => T): Pr
  * scans incrementally before asking.
  */
 export async function historyHasRows(
-  options: {scanFirst?: boolean; signal?: AbortSignal} = {},
+  options: {
+    scanFirst?: boolean
+    signal?: AbortSignal
+    /** Told what the scan read (nothing, when there is no history folder to scan). */
+    onScan?: (scan: NonNullable<UsageReport['scan']>) => void
+  } = {},
 ): Promise<boolean> {
   const hasRows = (db: BetterSqlite3.Database): boolean =>
     db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'history'").get() !== undefined &&
@@ -192,16 +202,25 @@ export async function historyHasRows(
   if (!options.scanFirst) return recorded()
   // No agent history folder on this machine: an incremental scan would find nothing to read, so
   // the history store (opened to write, its layout checked) is not opened either.
-  if (!agentHomes().some((home) => home.historyDirs.some((dir) => existsSync(dir)))) return recorded()
+  if (!agentHomes().some((home) => home.historyDirs.some((dir) => existsSync(dir)))) {
+    options.onScan?.({files: 0, filesRead: 0, rows: 0, durationMs: 0})
+    return recorded()
+  }
   const store = await openHistory()
   try {
     // scanned and asked on one connection (`gwctl usage` without a daemon does both)
     const {scanHistory} = await import('../scanners/history/scan.js')
-    await scanHistory(store, {signal: options.signal})
+    // (not inside `onScan?.(…)`: an optional call skips its arguments when there is no callback)
+    const stats = await scanHistory(store, {signal: options.signal})
+    options.onScan?.(scanSummary(stats))
     return hasRows(store.db)
   } finally {
     store.close()
   }
+}
+
+function scanSummary(s: ScanStats): NonNullable<UsageReport['scan']> {
+  return {files: s.files, filesRead: s.filesRead, rows: s.rows, durationMs: s.durationMs}
 }
 
 /** `$1.23`, `unpriced`, or `$1.23+` when some models of the row are unpriced. */

@@ -4,6 +4,7 @@ import {BaseCommand} from '../../core/base-command.js'
 import {colorErr, err, out, renderTable} from '../../core/output.js'
 import {AGENT_TOOLS} from '../../scanners/agent-homes.js'
 import type {AgentTool} from '../../scanners/agent-homes.js'
+import {liveGatewayPort} from '../../services/gateway-api.js'
 import {filtersFromFlags, isFiltered, resolveAgentFilter} from '../../services/log-filters.js'
 import type {UsageResult} from '../../services/logs.js'
 import {
@@ -86,8 +87,25 @@ export default class Usage extends BaseCommand {
       !flags.tool &&
       !flags.timezone
     // The gateway's own answer (its API while it runs) when nothing else is asked for or recorded.
-    if (gatewayShaped && (source === 'gateway' || (source === 'all' && !(await this.historyRecorded())))) {
-      const result = await getUsage({...filters, pivot: pivot as Pivot | undefined, signal: this.signal})
+    // `all` asks first whether any agent history is recorded (scanning it when no daemon does)
+    const live = gatewayShaped && source === 'all' ? await liveGatewayPort(this.signal) : undefined
+    // and the report below reuses that scan: one scan per call (a no-change scan stats every file)
+    let scanned: UsageReport['scan'] | null = live === undefined ? undefined : null
+    const historyFirst =
+      gatewayShaped && source === 'all'
+        ? await historyHasRows({
+            scanFirst: live === undefined,
+            signal: this.signal,
+            onScan: (s) => (scanned = s),
+          })
+        : undefined
+    if (gatewayShaped && (source === 'gateway' || historyFirst === false)) {
+      const result = await getUsage({
+        ...filters,
+        pivot: pivot as Pivot | undefined,
+        signal: this.signal,
+        ...(source === 'all' ? {gatewayPort: live ?? null} : {}),
+      })
       const withTotal = <
         T extends {
           inputTokens: number
@@ -135,6 +153,7 @@ export default class Usage extends BaseCommand {
       tool: flags.tool as AgentTool | undefined,
       timezone: flags.timezone,
       signal: this.signal,
+      ...(historyFirst === undefined ? {} : {scanned}),
     })
     if (!this.jsonEnabled()) {
       if (report.rows.length === 0) out('No usage matches these filters.')
@@ -144,12 +163,5 @@ export default class Usage extends BaseCommand {
       }
     }
     return {...report, rows: report.rows.map((r) => withName(r))}
-  }
-
-  /** Whether any agent history is recorded (scanning it first when no daemon does). */
-  private async historyRecorded(): Promise<boolean> {
-    const {liveGatewayPort} = await import('../../services/gateway-api.js')
-    const scanFirst = (await liveGatewayPort(this.signal)) === undefined
-    return historyHasRows({scanFirst, signal: this.signal})
   }
 }
