@@ -2,7 +2,7 @@ import {existsSync, mkdirSync, rmSync, writeFileSync} from 'node:fs'
 import {createServer, type Server} from 'node:http'
 import {dirname, join} from 'node:path'
 import Database from 'better-sqlite3'
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 
 import {freePort, tempHome} from '../../test/helpers/cli.js'
 import {historyHasRows, usageReport} from './usage.js'
@@ -10,24 +10,19 @@ import {historyHasRows, usageReport} from './usage.js'
 describe('usage read from the log database beside a running gateway', () => {
   let home: string
   let cleanup: () => void
-  let saved: Record<string, string | undefined>
   let health: Server
   beforeEach(async () => {
     ;({home, cleanup} = tempHome())
     const port = await freePort()
-    saved = {GWCTL_HOME: process.env.GWCTL_HOME, GWCTL_GATEWAY_PORT: process.env.GWCTL_GATEWAY_PORT}
-    process.env.GWCTL_HOME = home
-    process.env.GWCTL_GATEWAY_PORT = String(port)
+    vi.stubEnv('GWCTL_HOME', home)
+    vi.stubEnv('GWCTL_GATEWAY_PORT', String(port))
     // a gateway that answers: no scan before reading, the read-only connection is used
     health = createServer((_req, res) => res.end('{"status":"ok"}'))
     await new Promise<void>((resolve) => health.listen(port, '127.0.0.1', () => resolve()))
   })
   afterEach(async () => {
     await new Promise<void>((resolve) => health.close(() => resolve()))
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k]
-      else process.env[k] = v
-    }
+    vi.unstubAllEnvs()
     cleanup()
   })
 
@@ -60,24 +55,18 @@ describe('usage read from the log database beside a running gateway', () => {
 describe('whether agent history is recorded, scanned first when no daemon runs', () => {
   let home: string
   let cleanup: () => void
-  let saved: Record<string, string | undefined>
   beforeEach(async () => {
     ;({home, cleanup} = tempHome())
-    const names = ['GWCTL_HOME', 'GWCTL_GATEWAY_PORT', 'HOME', 'XDG_CONFIG_HOME']
-    const agents = ['CLAUDE_CONFIG_DIR', 'CODEX_HOME', 'GEMINI_CLI_HOME', 'GEMINI_DATA_DIR']
-    saved = Object.fromEntries([...names, ...agents].map((k) => [k, process.env[k]]))
-    process.env.GWCTL_HOME = home
-    process.env.GWCTL_GATEWAY_PORT = String(await freePort()) // nothing listens there
+    vi.stubEnv('GWCTL_HOME', home)
+    vi.stubEnv('GWCTL_GATEWAY_PORT', String(await freePort())) // nothing listens there
     // the agents' homes inside the temp folder, whatever this machine's environment names
-    process.env.HOME = join(home, 'user-home')
-    process.env.XDG_CONFIG_HOME = join(home, 'user-home', '.config')
-    for (const k of agents) delete process.env[k]
+    vi.stubEnv('HOME', join(home, 'user-home'))
+    vi.stubEnv('XDG_CONFIG_HOME', join(home, 'user-home', '.config'))
+    for (const k of ['CLAUDE_CONFIG_DIR', 'CODEX_HOME', 'GEMINI_CLI_HOME', 'GEMINI_DATA_DIR'])
+      vi.stubEnv(k, undefined)
   })
   afterEach(() => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k]
-      else process.env[k] = v
-    }
+    vi.unstubAllEnvs()
     cleanup()
   })
 
