@@ -145,6 +145,17 @@ const CLAUDE_BETTER = (table: string) => `(excluded.sidechain < ${table}.sidecha
   OR (excluded.sidechain = ${table}.sidechain AND ${TOTAL('excluded')} > ${TOTAL(table)}))`
 
 /**
+ * The rule between two copies of a key read by one rescan, as one reader reading the files in scan
+ * order would apply it (`ord(file)`: SQL for the place in the scan of the file numbered `file`):
+ * Codex and Gemini keep the later copy, Claude the non-sidechain one, then the larger, then the
+ * earlier. An upsert's WHERE: true when `excluded` replaces the row held in `table`.
+ */
+const SCAN_ORDER_RULE = (table: string, ord: (file: string) => string) => `CASE
+  WHEN substr(excluded.key, 1, 1) <> 'c' THEN ${ord('excluded.file')} > ${ord(`${table}.file`)}
+  ELSE ${CLAUDE_BETTER(table)} OR (excluded.sidechain = ${table}.sidechain
+    AND ${TOTAL('excluded')} = ${TOTAL(table)} AND ${ord('excluded.file')} < ${ord(`${table}.file`)}) END`
+
+/**
  * True when every table, view, index and trigger of this layout is there (one query): the usual
  * open, which then runs neither the migration checks nor the schema's statements. An earlier
  * layout lacks `history_rows` (and has a `history` table where the view goes), or the snapshot.
@@ -671,12 +682,7 @@ export class HistoryStore {
           db.prepare(
             `INSERT INTO history_next (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM ${name}.staged
                 WHERE true ORDER BY key
-                ON CONFLICT(key) DO UPDATE SET ${SET_ALL}
-                WHERE CASE WHEN substr(excluded.key, 1, 1) <> 'c'
-                  THEN ${ord('excluded.file')} > ${ord('history_next.file')}
-                  ELSE ${CLAUDE_BETTER('history_next')} OR (excluded.sidechain = history_next.sidechain
-                    AND ${TOTAL('excluded')} = ${TOTAL('history_next')}
-                    AND ${ord('excluded.file')} < ${ord('history_next.file')}) END`,
+                ON CONFLICT(key) DO UPDATE SET ${SET_ALL} WHERE ${SCAN_ORDER_RULE('history_next', ord)}`,
           ).run()
         }
         // Rows kept (`changes` would count a copy replacing another as one more).
@@ -751,49 +757,57 @@ function better(b: HistoryRecord, a: HistoryRecord): boolean {
 /**
  * A full rescan (or a first scan) does not upsert row by row: inserting random keys one at a time
  * into a b-tree larger than the page cache was most of a 1 GB rescan. Files are read into scratch
- * databases instead (`Scratch`, one per worker thread: unjournaled files beside the log database,
- * private to this rescan): the rows are deduplicated in memory and written once, in key order, as
- * the table `staged` (keyed like `history`); `HistoryStore.mergeScratch` then builds the new
- * `history` table from them in key order, keeps the rows of files not read, builds the indexes by
- * sorting, and swaps it in with the cursors in one transaction. A kill before that transaction
- * commits leaves the database exactly as it was: an interrupted full rescan changes nothing (its
- * scratch files are removed by the next one).
+ * databases instead (`Scratch`: unjournaled files beside the log database, private to this
+ * rescan): the rows are deduplicated in memory and written in key order to the table `staged`
+ * (keyed like `history`). With two readers, the worker thread writes a series of small scratch
+ * databases, "chunks", and the main thread merges each finished chunk into its own scratch while
+ * both still read (`mergeChunk`), so the copies of a key read by the two threads are settled
+ * while both cores are busy, not after. `HistoryStore.mergeScratch` then builds the new `history`
+ * table from the one scratch (a page-by-page copy), keeps the rows of files not read, builds the
+ * indexes by sorting, and swaps it in with the cursors in one transaction. A kill before that
+ * transaction commits leaves the database exactly as it was: an interrupted full rescan changes
+ * nothing (its scratch files are removed by the next one).
  */
 export class Scratch {
   private readonly insertFile: BetterSqlite3.Statement
   /** The part's rows not written yet, in file order, with their file's number. */
   private rows: Array<{r: HistoryRecord; file: number}> = []
-  /** Rows given (before dedup). */
+  /** Rows given (before dedup; a merged chunk's rows are its reader's). */
   added = 0
-  /** Rows were written to `staged` already: the next ones are upserted by the dedup rule. */
+  /** `staged` holds rows already: the next ones are upserted by the scan-order rule. */
   private spilled = false
 
-  private constructor(private readonly db: Db) {
-    db.exec(`CREATE TABLE scan_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, tool TEXT NOT NULL,
-        inode INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL, offset INTEGER NOT NULL,
-        state TEXT, scanned_at INTEGER NOT NULL, ord INTEGER NOT NULL);
-      CREATE TABLE staged (${HISTORY_COLUMNS}) WITHOUT ROWID;`)
+  private constructor(
+    private readonly db: Db,
+    readonly path: string,
+  ) {
+    db.exec(`CREATE TABLE IF NOT EXISTS scan_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE,
+        tool TEXT NOT NULL, inode INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL,
+        offset INTEGER NOT NULL, state TEXT, scanned_at INTEGER NOT NULL, ord INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS staged (${HISTORY_COLUMNS}) WITHOUT ROWID;`)
     this.insertFile = db.prepare(
       `INSERT INTO scan_files (id, ${CURSOR_COLUMNS}, ord) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
   }
 
-  /** Creates the scratch database at `path` (replacing any file there), mode 0600. */
-  static async create(path: string): Promise<Scratch> {
+  /**
+   * Creates the scratch database at `path` (replacing any file there), mode 0600. `cacheKb`: its
+   * page cache; the main thread's scratch, which takes the worker's chunks, gets a larger one.
+   */
+  static async create(path: string, cacheKb = SCRATCH_CACHE_KB): Promise<Scratch> {
     rmSync(path, {force: true})
     closeSync(openSync(path, 'wx', 0o600))
     const db = openSqlite(path)
     // Scratch: nothing to recover after a crash, so no journal and no fsync.
     db.pragma('journal_mode = OFF')
     db.pragma('synchronous = OFF')
-    // 16 MB of pages per reader thread (two run at once, beside the merge's 64 MB).
-    db.pragma('cache_size = -16384')
-    return new Scratch(db)
+    db.pragma(`cache_size = ${cacheKb}`)
+    return new Scratch(db, path)
   }
 
   /**
    * Adds files read whole: their cursors (each with its number, `id`), places in the scan order
-   * (ascending from call to call) and rows, in file order.
+   * and rows, in file order.
    */
   add(batch: ReadonlyArray<{cursor: FileCursor; records: readonly HistoryRecord[]; order: number}>): void {
     const now = Date.now()
@@ -825,11 +839,32 @@ export class Scratch {
   }
 
   /**
+   * Merges a finished chunk (another reader's scratch, closed) into this one and removes it: its
+   * cursors, and its rows upserted by the scan-order rule. The rows this reader still holds meet
+   * them at the next spill, by the same rule.
+   */
+  mergeChunk(path: string): void {
+    const db = this.db
+    db.prepare('ATTACH DATABASE ? AS chunk').run(path)
+    try {
+      db.transaction(() => {
+        db.exec(`INSERT INTO scan_files SELECT * FROM chunk.scan_files`)
+        db.exec(`INSERT INTO staged (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM chunk.staged
+            WHERE true ORDER BY key
+            ON CONFLICT(key) DO UPDATE SET ${SET_ALL} WHERE ${SCAN_ORDER_RULE('staged', SCRATCH_ORD)}`)
+      })()
+    } finally {
+      db.exec('DETACH DATABASE chunk')
+    }
+    rmSync(path, {force: true})
+    this.spilled = true
+  }
+
+  /**
    * Writes the rows held in key order to `staged`, one per key: of the copies of a key (next to
-   * each other after a stable sort, in file order) the one the dedup rule keeps. The first time,
-   * into the empty table (appended to the b-tree, never sorted there); after that, upserted by the
-   * same rule (a later file's copy replaces an earlier one unless Claude's rule keeps the earlier):
-   * a reader holds at most `spillRows()` rows, so its memory does not grow with the history.
+   * each other after a stable sort, in file order) the one the dedup rule keeps. Into an empty
+   * table, appended to the b-tree (never sorted there); after that, upserted by the scan-order
+   * rule: a reader holds at most `spillRows()` rows, so its memory does not grow with the history.
    */
   private spill(): void {
     const rows = this.rows
@@ -840,8 +875,7 @@ export class Scratch {
     const insert = new Inserter(this.db, (columns, values) =>
       upsert
         ? `INSERT INTO staged (${columns}) VALUES ${values}
-          ON CONFLICT(key) DO UPDATE SET ${setAll(columns)}
-          WHERE substr(excluded.key, 1, 1) <> 'c' OR ${CLAUDE_BETTER('staged')}`
+          ON CONFLICT(key) DO UPDATE SET ${setAll(columns)} WHERE ${SCAN_ORDER_RULE('staged', SCRATCH_ORD)}`
         : `INSERT INTO staged (${columns}) VALUES ${values}`,
     )
     this.db.transaction(() => {
@@ -862,3 +896,10 @@ export class Scratch {
     if (this.db.open) this.db.close()
   }
 }
+
+/** A file's place in the scan, in a scratch database (its `scan_files` holds every file it has rows of). */
+const SCRATCH_ORD = (file: string) => `(SELECT ord FROM scan_files WHERE id = ${file})`
+
+/** A reader's scratch page cache (KiB, negative): 16 MB; the main thread's, which takes chunks: 128 MB. */
+export const SCRATCH_CACHE_KB = -16384
+export const MAIN_SCRATCH_CACHE_KB = -131072

@@ -14,6 +14,7 @@ import type {ApplyResult, Cursors, FileCursor, HistoryStore} from '../../store/h
 import type {FileContext, HistoryRecord, SkipReason} from './types.js'
 import {bump} from './types.js'
 import type {readHistoryFile as ReadHistoryFile} from './read.js'
+import type {StageResult} from './stage.js'
 
 export interface HistoryFile {
   tool: AgentTool
@@ -230,7 +231,7 @@ async function stagedScan(
   options: ScanOptions,
   stats: ScanStats,
 ): Promise<void> {
-  const {sharedCounter, stageFiles, stageInWorker, WORKER_MIN_BYTES} = await import('./stage.js')
+  const {removeChunks, sharedCounter, stageFiles, stageInWorker, WORKER_MIN_BYTES} = await import('./stage.js')
   store.removeStaleScratch()
   // Every file gets its number up front: the reader threads write it into the rows.
   let next = store.newFileIds()
@@ -240,17 +241,34 @@ async function stagedScan(
   // Two readers when there is enough to read: a worker thread and this thread, which reads
   // while the worker starts (a worker's start-up, about 0.1-0.3 s under load, was idle time of
   // both when two workers read) and yields now and then (a Ctrl-C is seen at once).
+  // The worker hands its rows over in chunks, which this thread merges into its scratch while both
+  // read: the one scratch left is merged into the log database.
   const readers = bytes >= WORKER_MIN_BYTES ? 2 : 1
-  const scratches = Array.from({length: readers}, (_, i) => store.scratchPath(i))
+  const scratch = store.scratchPath(0)
+  const chunks = store.scratchPath(1)
   const counter = sharedCounter()
+  let worker: Promise<StageResult> | undefined
+  // the worker stops with the scan's signal, and with a failure of this thread's part
+  const stopWorker = new AbortController()
+  const forward = () => stopWorker.abort(options.signal?.reason)
+  options.signal?.addEventListener('abort', forward, {once: true})
   try {
-    const results = await Promise.all(
-      scratches.map((scratch, i) =>
-        i > 0
-          ? stageInWorker({scratch, files, next: counter}, options.signal)
-          : stageFiles({scratch, files, next: counter}, options.signal, readers > 1),
+    const inbox: string[] = []
+    worker =
+      readers > 1
+        ? stageInWorker({scratch: chunks, files, next: counter, chunks: true}, stopWorker.signal, (p) =>
+            inbox.push(p),
+          )
+        : undefined
+    const results = await Promise.all([
+      stageFiles(
+        {scratch, files, next: counter},
+        options.signal,
+        readers > 1,
+        worker && {inbox, done: worker},
       ),
-    )
+      ...(worker ? [worker] : []),
+    ])
     options.signal?.throwIfAborted()
     let read = 0
     for (const r of results) {
@@ -260,9 +278,16 @@ async function stagedScan(
       stats.errors.push(...r.errors)
       for (const [k, n] of Object.entries(r.skipped)) bump(stats, k as keyof ScanStats['skipped'], n)
     }
-    count(stats, store.mergeScratch(scratches, read))
+    count(stats, store.mergeScratch([scratch], read))
   } finally {
-    for (const path of scratches) rmSync(path, {force: true})
+    // an interrupted worker may still be writing a chunk: removed once it has exited
+    options.signal?.removeEventListener('abort', forward)
+    if (worker) {
+      stopWorker.abort()
+      await worker.catch(() => undefined)
+    }
+    rmSync(scratch, {force: true})
+    removeChunks(chunks)
   }
 }
 

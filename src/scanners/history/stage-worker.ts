@@ -1,7 +1,13 @@
-/** Worker thread of the staged rescan (stage.ts): reads its part into its scratch database. */
+/**
+ * Worker thread of the staged rescan (stage.ts): reads its part into chunks, handing each one
+ * over when complete, then posts its result.
+ */
 import {parentPort, workerData} from 'node:worker_threads'
 
 import type {StageJob} from './stage.js'
 import {stageFiles} from './stage.js'
 
-parentPort?.postMessage(await stageFiles(workerData as StageJob))
+const result = await stageFiles(workerData as StageJob, undefined, false, undefined, (chunk) =>
+  parentPort?.postMessage({chunk}),
+)
+parentPort?.postMessage(result)

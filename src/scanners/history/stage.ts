@@ -1,28 +1,35 @@
 /**
  * The staged full rescan (also a first scan): files are read whole into scratch databases (see
- * `Scratch` in history-store.ts), by two readers when there is enough to read (a worker thread and
- * the main thread, which then merges), and merged into the log database in one transaction at the
- * end: parsing (JSON) and the scratch inserts run on two cores. The readers take the files one at a time, in scan order, from a shared counter (not a half each: a Claude Code byte costs
- * more to parse than a Codex one, and one thread finished a second before the other); each
- * file keeps its place in the scan order (`order`), by which the merge decides between copies.
+ * `Scratch` in history-store.ts) and merged into the log database in one transaction at the end.
+ * With enough to read there are two readers, a worker thread and the main thread: parsing (JSON)
+ * and the scratch inserts run on two cores. The readers take the files one at a time, in scan
+ * order, from a shared counter (not a half each: a Claude Code byte costs more to parse than a
+ * Codex one); each file keeps its place in the scan order (`order`), by which copies of a key are
+ * decided. The worker hands its rows over in chunks (a scratch database every CHUNK_ROWS rows),
+ * which the main thread merges into its own scratch between its files: when the last file is
+ * read, one scratch holds every row, and the final merge copies it page by page.
  */
-import {statSync} from 'node:fs'
+import {readdirSync, rmSync, statSync} from 'node:fs'
+import {basename, dirname, join} from 'node:path'
 import {Worker} from 'node:worker_threads'
 
-import {Scratch, spillRows} from '../../store/history-store.js'
+import {MAIN_SCRATCH_CACHE_KB, Scratch, spillRows} from '../../store/history-store.js'
 import type {FileRead} from './read.js'
 import {readHistoryFile} from './read.js'
 import type {HistoryFile, ScanStats} from './scan.js'
 
 /**
  * One reader of a staged rescan: the files it takes from `files` (all of them, in scan order; the
- * next index to take is in `next`, shared by the readers) go into the scratch database `scratch`.
+ * next index to take is in `next`, shared by the readers) go into the scratch database `scratch`
+ * (with `chunks`: into `<scratch>.c<n>`, a new one every CHUNK_ROWS rows, each handed over when
+ * complete).
  */
 export interface StageJob {
   scratch: string
   files: HistoryFile[]
   /** An Int32Array's buffer: the index of the next file to take. */
   next: SharedArrayBuffer
+  chunks?: boolean
 }
 
 /** A counter the readers of one rescan share. */
@@ -39,16 +46,59 @@ export const WORKER_MIN_BYTES = 8 * 1024 * 1024
 const BATCH_ROWS = 20_000
 const BATCH_FILES = 200
 
+/**
+ * Rows of a worker's chunk: small, so that the last one (merged after the reading) is quick; at
+ * 1 GB of history, about 20 chunks, each 3-5 ms of set-up.
+ */
+const CHUNK_ROWS = 20_000
+
 /** How often a reader on the main thread lets its event loop run (signals, the worker's messages). */
 const YIELD_MS = 25
 
 /**
- * Reads every file of the job whole into its scratch database. `yields`: on the main thread
- * beside a worker, the event loop runs every YIELD_MS (a reader never awaits a real I/O).
+ * The main thread's side of the chunks: the finished chunks' paths as the worker's messages bring
+ * them (`inbox`), and the worker's end (its result, after its last chunk).
  */
-export async function stageFiles(job: StageJob, signal?: AbortSignal, yields = false): Promise<StageResult> {
+export interface ChunkInbox {
+  inbox: string[]
+  done: Promise<StageResult>
+}
+
+/** Where a worker's `n`th chunk goes. */
+const chunkPath = (scratch: string, n: number) => `${scratch}.c${n}`
+
+/** Removes the chunk files of `scratch` (an interrupted rescan leaves some behind). */
+export function removeChunks(scratch: string): void {
+  const prefix = `${basename(scratch)}.c`
+  let names: string[]
+  try {
+    names = readdirSync(dirname(scratch))
+  } catch {
+    return
+  }
+  for (const name of names) if (name.startsWith(prefix)) rmSync(join(dirname(scratch), name), {force: true})
+}
+
+/**
+ * Reads every file of the job whole into its scratch database. `yields`: on the main thread
+ * beside a worker, the event loop runs every YIELD_MS (a reader never awaits a real I/O), and the
+ * worker's finished chunks (`chunks`) are merged then; after the last file, the rest of them.
+ * `onChunk` (the worker): called with each finished chunk's path.
+ */
+export async function stageFiles(
+  job: StageJob,
+  signal?: AbortSignal,
+  yields = false,
+  chunks?: ChunkInbox,
+  onChunk?: (path: string) => void,
+): Promise<StageResult> {
   const stats: StageResult = {filesRead: 0, lines: 0, skipped: {}, errors: [], rowsRead: 0}
-  const scratch = await Scratch.create(job.scratch)
+  let chunk = 0
+  const path = () => (job.chunks ? chunkPath(job.scratch, chunk) : job.scratch)
+  let scratch = await Scratch.create(path(), chunks ? MAIN_SCRATCH_CACHE_KB : undefined)
+  const merge = () => {
+    for (let p = chunks?.inbox.shift(); p !== undefined; p = chunks?.inbox.shift()) scratch.mergeChunk(p)
+  }
   try {
     let batch: Array<FileRead & {order: number}> = []
     let rows = 0
@@ -56,10 +106,25 @@ export async function stageFiles(job: StageJob, signal?: AbortSignal, yields = f
     const batchRows = Math.min(BATCH_ROWS, spillRows())
     const next = new Int32Array(job.next)
     let yielded = performance.now()
+    const add = async () => {
+      scratch.add(batch)
+      batch = []
+      rows = 0
+      if (job.chunks && scratch.added >= Math.min(CHUNK_ROWS, spillRows())) {
+        // hand the chunk over, and go on in a new one
+        scratch.finish()
+        stats.rowsRead += scratch.added
+        scratch.close()
+        onChunk?.(scratch.path)
+        chunk++
+        scratch = await Scratch.create(path())
+      }
+    }
     for (let i = Atomics.add(next, 0, 1); i < job.files.length; i = Atomics.add(next, 0, 1)) {
       const file = job.files[i]
       if (yields && performance.now() - yielded > YIELD_MS) {
         await new Promise((resolve) => setImmediate(resolve))
+        merge()
         yielded = performance.now()
       }
       signal?.throwIfAborted()
@@ -76,30 +141,53 @@ export async function stageFiles(job: StageJob, signal?: AbortSignal, yields = f
       stats.filesRead++
       batch.push({...read, order: i})
       rows += read.records.length
-      if (rows >= batchRows || batch.length >= BATCH_FILES) {
-        scratch.add(batch)
-        batch = []
-        rows = 0
-      }
+      if (rows >= batchRows || batch.length >= BATCH_FILES) await add()
     }
     scratch.add(batch)
+    if (chunks) {
+      // the worker's last chunks: merged as they come, then its result
+      const done = chunks.done
+      let finished = false
+      void done.then(
+        () => (finished = true),
+        () => (finished = true),
+      )
+      while (!finished) {
+        merge()
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        signal?.throwIfAborted()
+      }
+      await done
+      merge()
+    }
     scratch.finish()
-    stats.rowsRead = scratch.added
+    stats.rowsRead += scratch.added
+    if (job.chunks) {
+      scratch.close()
+      onChunk?.(scratch.path)
+    }
   } finally {
     scratch.close()
   }
   return stats
 }
 
-/** Runs a job in a worker thread; an abort terminates the worker. */
-export function stageInWorker(job: StageJob, signal?: AbortSignal): Promise<StageResult> {
+/** Runs a job in a worker thread (`onChunk`: each chunk it finishes); an abort terminates the worker. */
+export function stageInWorker(
+  job: StageJob,
+  signal?: AbortSignal,
+  onChunk?: (path: string) => void,
+): Promise<StageResult> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('stage-worker.js', import.meta.url), {workerData: job})
     const onAbort = () => void worker.terminate()
     signal?.addEventListener('abort', onAbort, {once: true})
     let result: StageResult | undefined
     let failure: unknown
-    worker.once('message', (m: StageResult) => (result = m))
+    worker.on('message', (m: StageResult | {chunk: string}) => {
+      if ('chunk' in m) onChunk?.(m.chunk)
+      else result = m
+    })
     worker.once('error', (error) => (failure = error))
     worker.once('exit', (code) => {
       signal?.removeEventListener('abort', onAbort)
