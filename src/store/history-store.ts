@@ -651,6 +651,7 @@ export class HistoryStore {
     // 60 MB of indexes; the merge took 3.1-3.8 s with 64 MB, 2.6-2.9 s with 256 MB). Pages are
     // allocated as used: a small history costs no more.
     db.pragma(`cache_size = ${MERGE_CACHE_KB}`)
+    const rollback = this.enterRollbackJournal()
     try {
       db.transaction(() => {
         const scanned = names.map((n) => `SELECT id, path FROM ${n}.scan_files`).join(' UNION ALL ')
@@ -722,8 +723,40 @@ export class HistoryStore {
       db.pragma(`cache_size = ${CACHE_KB}`)
       db.exec('DROP TABLE IF EXISTS temp.scan_order')
       for (const name of names) db.exec(`DETACH DATABASE ${name}`)
+      if (rollback) this.leaveRollbackJournal()
     }
     return result
+  }
+
+  /**
+   * Alone on the database (no daemon, no other connection), a rescan's merge runs in rollback
+   * journal mode: the new table's pages are written once, straight into the file (a rollback
+   * journal keeps only the pages changed in place), instead of into the WAL and then again by
+   * the checkpoint (1 GB of history: 150 MB of table and indexes; the commit took 0.67-0.72 s and
+   * 0.07-0.11 s more at close in WAL mode, 0.28-0.31 s this way). FULL sync while it lasts. False
+   * when another connection holds the database open (the mode cannot change then): WAL, as
+   * always. A kill meanwhile leaves a hot journal, rolled back by the next open, which also sets
+   * WAL again (every open does).
+   */
+  private enterRollbackJournal(): boolean {
+    try {
+      if (this.db.pragma('main.journal_mode = DELETE', {simple: true}) !== 'delete') return false
+    } catch (error) {
+      if (String((error as {code?: unknown}).code).startsWith('SQLITE_BUSY')) return false
+      throw error
+    }
+    this.db.pragma('synchronous = FULL')
+    return true
+  }
+
+  /** Back to WAL after the merge (if another process opened meanwhile, its open set WAL already). */
+  private leaveRollbackJournal(): void {
+    try {
+      this.db.pragma('main.journal_mode = WAL')
+    } catch (error) {
+      if (!String((error as {code?: unknown}).code).startsWith('SQLITE_BUSY')) throw error
+    }
+    this.db.pragma('synchronous = NORMAL')
   }
 
   close(): void {

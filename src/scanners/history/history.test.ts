@@ -1,8 +1,10 @@
+import {spawn} from 'node:child_process'
 import {appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
 import {join} from 'node:path'
 
 import Database from 'better-sqlite3'
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 
 import {tempHome} from '../../../test/helpers/cli.js'
 import {EXPECTED, writeFixtureHistory} from '../../../test/helpers/history.js'
@@ -13,6 +15,8 @@ import {geminiParser} from './gemini.js'
 import {readLines} from './lines.js'
 import {scanHistory} from './scan.js'
 import {parseTime} from './types.js'
+
+const require = createRequire(import.meta.url)
 
 function totalsByToolDay(store: HistoryStore) {
   const rows = store.db
@@ -262,6 +266,66 @@ describe('history scanners', () => {
     } finally {
       other.close()
     }
+  })
+
+  it('merges a rescan in rollback-journal mode only when alone on the database, and leaves it in WAL', async () => {
+    writeFixtureHistory(env.HOME!)
+    const pragma = vi.spyOn(store.db, 'pragma')
+    const modes = () =>
+      pragma.mock.calls.flatMap(([p], i) => {
+        const r = pragma.mock.results[i]
+        return p === 'main.journal_mode = DELETE'
+          ? [r.type === 'throw' ? (r.value as {code: string}).code : r.value]
+          : []
+      })
+    // A reader holds the database open (a daemon would): the merge stays in WAL mode.
+    const other = new Database(join(home, 'logs.db'), {readonly: true})
+    try {
+      other.prepare('SELECT count(*) FROM history_files').get()
+      await scanHistory(store, {env, full: true})
+      expect(modes()).toEqual(['SQLITE_BUSY'])
+      expect(other.pragma('journal_mode', {simple: true})).toBe('wal')
+    } finally {
+      other.close()
+    }
+    expect(totalsByToolDay(store)).toEqual(EXPECTED)
+    // Alone: the mode changes for the merge, and back.
+    await scanHistory(store, {env, full: true})
+    expect(modes()).toEqual(['SQLITE_BUSY', 'delete'])
+    expect(store.db.pragma('journal_mode', {simple: true})).toBe('wal')
+    expect(store.db.pragma('synchronous', {simple: true})).toBe(1)
+    expect(totalsByToolDay(store)).toEqual(EXPECTED)
+    expect(readdirSync(home).filter((n) => n.endsWith('-journal'))).toEqual([])
+  })
+
+  it('rolls back a merge killed in rollback-journal mode, and opens in WAL again', async () => {
+    writeFixtureHistory(env.HOME!)
+    await scanHistory(store, {env})
+    const before = totalsByToolDay(store)
+    store.close()
+    // A process killed mid-transaction in rollback-journal mode, pages already written: a hot journal.
+    const script = `
+      const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))})
+      const db = new Database(${JSON.stringify(join(home, 'logs.db'))})
+      db.pragma('journal_mode = DELETE')
+      db.pragma('cache_size = 10')
+      db.exec("BEGIN IMMEDIATE; DELETE FROM history_rows; CREATE TABLE filler (x)")
+      const insert = db.prepare('INSERT INTO filler VALUES (?)')
+      for (let i = 0; i < 2000; i++) insert.run('x'.repeat(500))
+      process.stdout.write('ready')
+      setInterval(() => {}, 1000)`
+    const child = spawn(process.execPath, ['-e', script], {stdio: ['ignore', 'pipe', 'inherit']})
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()))
+    expect(readdirSync(home)).toContain('logs.db-journal')
+    child.kill('SIGKILL')
+    await new Promise((resolve) => child.once('exit', resolve))
+    store = await HistoryStore.open(join(home, 'logs.db'))
+    expect(store.db.pragma('journal_mode', {simple: true})).toBe('wal')
+    expect(store.db.pragma('integrity_check')).toEqual([{integrity_check: 'ok'}])
+    expect(totalsByToolDay(store)).toEqual(before)
+    expect(store.db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE name = 'filler'`).get()).toEqual({
+      n: 0,
+    })
   })
 
   it('keeps no snapshot from before its triggers: an open that adds them drops it', async () => {

@@ -231,7 +231,8 @@ async function stagedScan(
   options: ScanOptions,
   stats: ScanStats,
 ): Promise<void> {
-  const {removeChunks, sharedCounter, stageFiles, stageInWorker, WORKER_MIN_BYTES} = await import('./stage.js')
+  const {removeChunks, sharedCounter, stageFiles, stageInWorker, WORKER_MIN_BYTES} =
+    await import('./stage.js')
   store.removeStaleScratch()
   // Every file gets its number up front: the reader threads write it into the rows.
   let next = store.newFileIds()
