@@ -9,7 +9,7 @@
 import type BetterSqlite3 from 'better-sqlite3'
 
 import type {AgentTool} from '../scanners/agent-homes.js'
-import {GATEWAY_INPUT} from './usage-query.js'
+import {GATEWAY_INPUT, historySince} from './usage-query.js'
 
 export interface ReconcileTokens {
   inputTokens: number
@@ -99,12 +99,13 @@ function load(
         params,
       )
     : []
+  const since = hasTable(db, 'history') && options.sinceMs > 0 ? historySince(db, options.sinceMs) : ''
   const history = hasTable(db, 'history')
     ? rows(
         db,
         `SELECT ${options.keys ? 'key, ' : ''}request_id, ts, model, tool, input_tokens AS i, output_tokens AS o,
           cache_read_tokens AS cr, cache_creation_tokens AS cc
-          FROM history WHERE ts >= @sinceMs AND (@tool IS NULL OR tool = @tool)`,
+          FROM history WHERE ts >= @sinceMs AND (@tool IS NULL OR tool = @tool) ${since ? `AND ${since}` : ''}`,
         params,
       )
     : []

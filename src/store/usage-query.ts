@@ -65,6 +65,22 @@ function hasTable(db: BetterSqlite3.Database, name: string): boolean {
   )
 }
 
+/**
+ * The condition that keeps the history rows of the files that may hold one at or after
+ * `@sinceMs` (a file's `history_files.max_ts` is the latest time of any row read from it), when
+ * they are few: the rows have no index on `ts`, and their file's rows are found by `history_file`.
+ * Otherwise (most files are that recent, or a layout without `max_ts`) none: a scan of every row
+ * is the faster way then (815 000 rows, every file recent: 124 ms scanned, 655 ms through the
+ * files' index, 158 ms with an index on `ts`).
+ */
+export function historySince(db: BetterSqlite3.Database, sinceMs: number): string {
+  if (!db.prepare(`SELECT 1 FROM pragma_table_info('history_files') WHERE name = 'max_ts'`).get()) return ''
+  const {recent, files} = db
+    .prepare(`SELECT count(*) FILTER (WHERE max_ts >= ?) AS recent, count(*) AS files FROM history_files`)
+    .get(sinceMs) as {recent: number; files: number}
+  return recent * 8 <= files ? 'file IN (SELECT id FROM history_files WHERE max_ts >= @sinceMs)' : ''
+}
+
 const HOUR_MS = 3_600_000
 
 /**
@@ -122,14 +138,18 @@ function sourceSql(db: BetterSqlite3.Database, f: UsageQueryFilters, rollUp: boo
   if (source !== 'history' && logs)
     parts.push(gatewaySql(f, rollUp && hourlyServes(f) && hasTable(db, 'usage_hourly')))
   if (source !== 'gateway' && hasTable(db, 'history')) {
-    const notLogged =
-      source === 'all' && logs
-        ? `WHERE (request_id IS NULL OR request_id NOT IN (SELECT request_id FROM logs WHERE request_id IS NOT NULL))
-            AND key NOT IN (SELECT value FROM json_each(@timeMatched))`
-        : ''
+    const where: string[] = []
+    if (source === 'all' && logs)
+      where.push(`(request_id IS NULL OR request_id NOT IN (SELECT request_id FROM logs WHERE request_id IS NOT NULL))
+            AND key NOT IN (SELECT value FROM json_each(@timeMatched))`)
+    // `since`: only the files with a row that late (the rows have no time index; the outer
+    // `ts >= @sinceMs` still applies)
+    const since = f.since === undefined ? '' : historySince(db, Math.round(f.since * 1000))
+    if (since) where.push(since)
     parts.push(`SELECT ts, NULL AS agent_id, NULL AS key_prefix, NULL AS policy_id, NULL AS provider, model,
       project, session, tool, 200 AS status, 1 AS requests, 0 AS errors, 0 AS fallback, 0 AS fallbacks, input_tokens,
-      output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens FROM history ${notLogged}`)
+      output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens FROM history
+      ${where.length ? 'WHERE ' + where.join(' AND ') : ''}`)
   }
   return parts.length > 0 ? parts.join(' UNION ALL ') : ''
 }

@@ -9,6 +9,7 @@ import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 import {tempHome} from '../../../test/helpers/cli.js'
 import {EXPECTED, writeFixtureHistory} from '../../../test/helpers/history.js'
 import {HistoryStore} from '../../store/history-store.js'
+import {historySince, usageGroups} from '../../store/usage-query.js'
 import {claudeParser} from './claude.js'
 import {codexParser} from './codex.js'
 import {geminiParser} from './gemini.js'
@@ -328,6 +329,92 @@ describe('history scanners', () => {
     })
   })
 
+  it("filters by time through each file's latest row: scanned, appended to, shrunk, and after an upgrade", async () => {
+    const paths = writeFixtureHistory(env.HOME!)
+    // 40 sessions of a year before: a --since within the fixture's days takes its few files' rows
+    const old = JSON.parse(
+      readFileSync(paths.claude, 'utf8')
+        .split('\n')
+        .find((l) => l.includes('"usage"'))!,
+    )
+    for (let i = 0; i < 40; i++) {
+      const dir = join(env.HOME!, '.claude', 'projects', '-old')
+      mkdirSync(dir, {recursive: true})
+      const line = {
+        ...old,
+        requestId: `req_old${i}`,
+        timestamp: `2024-08-01T00:00:${String(i).padStart(2, '0')}.000Z`,
+      }
+      writeFileSync(
+        join(dir, `old${i}.jsonl`),
+        JSON.stringify({...line, message: {...old.message, id: `msg_old${i}`}}) + '\n',
+      )
+    }
+    await scanHistory(store, {env})
+    // every distinct row time, and one past the last: --since at each gives what a scan of all rows gives
+    const times = (
+      store.db.prepare('SELECT DISTINCT ts FROM history ORDER BY ts').pluck().all() as number[]
+    ).concat(Number.MAX_SAFE_INTEGER)
+    const check = () => {
+      expect(
+        store.db.prepare(`SELECT count(*) FROM sqlite_master WHERE name = 'history_ts'`).pluck().get(),
+      ).toBe(0)
+      const paths = new Set<string>()
+      for (const ts of times) {
+        paths.add(historySince(store.db, ts) ? 'files' : 'scan')
+        const groups = usageGroups(store.db, {source: 'history', since: ts / 1000})
+        const requests = groups.reduce((n, g) => n + g.requests, 0)
+        const expected = store.db.prepare('SELECT count(*) FROM history WHERE ts >= ?').pluck().get(ts)
+        expect(requests, `since ${ts}`).toBe(expected)
+      }
+      // both ways were taken: the recent files' rows, and a scan of every row
+      expect([...paths].sort()).toEqual(['files', 'scan'])
+      // no row is later than its file's max_ts (an upper bound: a copy that lost to another file's counts too)
+      expect(
+        store.db
+          .prepare(
+            `SELECT count(*) FROM history_rows h JOIN history_files f ON f.id = h.file
+              WHERE f.max_ts IS NULL OR h.ts > f.max_ts`,
+          )
+          .pluck()
+          .get(),
+      ).toBe(0)
+    }
+    check()
+    // an appended response later than anything before: its file's max_ts moves
+    const line = JSON.parse(
+      readFileSync(paths.claude, 'utf8')
+        .split('\n')
+        .find((l) => l.includes('"usage"'))!,
+    )
+    line.message.id = 'msg_later'
+    line.requestId = 'req_later'
+    line.timestamp = '2025-12-31T23:00:00.000Z'
+    appendFileSync(paths.claude, JSON.stringify(line) + '\n')
+    expect((await scanHistory(store, {env})).filesRead).toBe(1)
+    times.splice(-1, 0, Date.parse(line.timestamp))
+    check()
+    // then an earlier one: the file's max_ts stays where its later rows are
+    line.message.id = 'msg_earlier'
+    line.requestId = 'req_earlier'
+    line.timestamp = '2025-01-01T00:00:00.000Z'
+    appendFileSync(paths.claude, JSON.stringify(line) + '\n')
+    expect((await scanHistory(store, {env})).filesRead).toBe(1)
+    times.unshift(Date.parse(line.timestamp))
+    check()
+    // a shrunk file is read whole: its max_ts is its rows' again
+    writeFileSync(paths.gemini, readFileSync(paths.gemini, 'utf8').split('\n').slice(0, 3).join('\n') + '\n')
+    await scanHistory(store, {env})
+    check()
+    // the layout before max_ts, with an index on ts: the open adds and fills the column, drops the index
+    store.db.exec(
+      'ALTER TABLE history_files DROP COLUMN max_ts; CREATE INDEX history_ts ON history_rows (ts)',
+    )
+    store.close()
+    store = await HistoryStore.open(join(home, 'logs.db'))
+    check()
+  })
+
   it('keeps no snapshot from before its triggers: an open that adds them drops it', async () => {
     writeFixtureHistory(env.HOME!)
     await scanHistory(store, {env})
@@ -391,7 +478,6 @@ describe('history scanners', () => {
       {type: 'trigger', name: 'history_files_update'},
       {type: 'table', name: 'history_rows'},
       {type: 'index', name: 'history_side_message'},
-      {type: 'index', name: 'history_ts'},
     ])
     expect(store.db.prepare('SELECT COUNT(*) AS n FROM history_files').get()).toEqual({n: 0})
     // The snapshot of the dropped cursors went with them (it would say every file is unchanged).
