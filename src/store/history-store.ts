@@ -23,7 +23,7 @@ import {processAlive} from '../core/process.js'
 
 import type {AgentTool} from '../scanners/agent-homes.js'
 import type {HistoryRecord} from '../scanners/history/types.js'
-import {openSqlite, privateFiles} from './sqlite.js'
+import {openSqlite, privateFiles, walMode} from './sqlite.js'
 
 /**
  * The `history` table's stored columns (also the staged rescan's scratch table), in order. Rows
@@ -485,7 +485,7 @@ export class HistoryStore {
     mkdirSync(dirname(path), {recursive: true, mode: 0o700})
     privateFiles(path)
     const db = openSqlite(path)
-    db.pragma('journal_mode = WAL')
+    await walMode(db)
     db.pragma('synchronous = NORMAL')
     db.pragma('busy_timeout = 5000')
     // A rescan writes many index pages: a 64 MB page cache keeps them in memory between commits

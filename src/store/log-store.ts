@@ -11,7 +11,7 @@ import {dirname} from 'node:path'
 import type BetterSqlite3 from 'better-sqlite3'
 
 import {HOUR_MS, selectLogs, selectUsage} from './log-query.js'
-import {openSqlite, privateFiles} from './sqlite.js'
+import {openSqlite, privateFiles, walMode} from './sqlite.js'
 import type {LogFilters, LogRow, Pivot, UsageRow} from './log-query.js'
 
 export {PIVOTS, STATUS_FILTERS, usageTotals} from './log-query.js'
@@ -278,7 +278,7 @@ export class LogStore {
     mkdirSync(dirname(path), {recursive: true, mode: 0o700})
     privateFiles(path)
     const db = openSqlite(path)
-    db.pragma('journal_mode = WAL')
+    await walMode(db)
     db.pragma('synchronous = NORMAL')
     // short: a write is synchronous, and the gateway's event loop must not wait on another
     // process's lock (a busy batch is queued again instead, see flushQuietly)

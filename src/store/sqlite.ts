@@ -15,7 +15,12 @@ let Database: typeof BetterSqlite3 | undefined
 /** The addon's path; null when it is not where npm builds it (then `bindings` finds it). */
 let addon: string | null | undefined
 
-/** Opens (or creates, unless `fileMustExist`/`readonly`) the database at `path`. */
+/**
+ * Opens (or creates, unless `fileMustExist`/`readonly`) the database at `path`. A read-only open
+ * of a database with a rollback journal beside it (a history rescan's merge was killed, see
+ * `HistoryStore.mergeScratch`) first opens it to write, which rolls the journal back: a read-only
+ * connection cannot, and would fail with SQLITE_READONLY_ROLLBACK until some writer opened it.
+ */
 export function openSqlite(path: string, options: BetterSqlite3.Options = {}): BetterSqlite3.Database {
   Database ??= require('better-sqlite3') as typeof BetterSqlite3
   if (addon === undefined) {
@@ -25,7 +30,17 @@ export function openSqlite(path: string, options: BetterSqlite3.Options = {}): B
       addon = null
     }
   }
-  return new Database(path, addon ? {nativeBinding: addon, ...options} : options)
+  const open = (o: BetterSqlite3.Options) => new Database!(path, addon ? {nativeBinding: addon, ...o} : o)
+  if (options.readonly && existsSync(`${path}-journal`)) {
+    // a journal of a transaction still running is not hot: this read just waits or reads past it
+    const writer = open({fileMustExist: true})
+    try {
+      writer.pragma('schema_version')
+    } finally {
+      writer.close()
+    }
+  }
+  return open(options)
 }
 
 /**
@@ -41,5 +56,25 @@ export function privateFiles(path: string): void {
     } catch {
       // a file of another user: SQLite reports what it cannot open
     }
+  }
+}
+
+/**
+ * Sets WAL mode, as every read-write open of `logs.db` does. A connection in rollback-journal
+ * mode holding a write transaction (a history rescan's merge, alone on the database, see
+ * `HistoryStore.mergeScratch`) makes the change fail at once with SQLITE_BUSY, without waiting
+ * for the busy timeout: it is tried again every 20 ms for up to `waitMs`.
+ */
+export async function walMode(db: BetterSqlite3.Database, waitMs = 10_000): Promise<void> {
+  const until = Date.now() + waitMs
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL')
+      return
+    } catch (error) {
+      if (!String((error as {code?: unknown}).code).startsWith('SQLITE_BUSY') || Date.now() > until)
+        throw error
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }

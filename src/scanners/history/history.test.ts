@@ -9,6 +9,8 @@ import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 import {tempHome} from '../../../test/helpers/cli.js'
 import {EXPECTED, writeFixtureHistory} from '../../../test/helpers/history.js'
 import {HistoryStore} from '../../store/history-store.js'
+import {LogStore} from '../../store/log-store.js'
+import {openSqlite} from '../../store/sqlite.js'
 import {historySince, usageGroups} from '../../store/usage-query.js'
 import {claudeParser} from './claude.js'
 import {codexParser} from './codex.js'
@@ -316,10 +318,19 @@ describe('history scanners', () => {
       process.stdout.write('ready')
       setInterval(() => {}, 1000)`
     const child = spawn(process.execPath, ['-e', script], {stdio: ['ignore', 'pipe', 'inherit']})
+    const exited = new Promise((resolve) => child.once('exit', resolve))
     await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()))
     expect(readdirSync(home)).toContain('logs.db-journal')
     child.kill('SIGKILL')
-    await new Promise((resolve) => child.once('exit', resolve))
+    await exited
+    // a read-only open (gwctl logs, usage) first has the journal rolled back
+    const reader = openSqlite(join(home, 'logs.db'), {readonly: true, fileMustExist: true})
+    try {
+      expect(reader.prepare('SELECT count(*) FROM history_rows').pluck().get()).toBeGreaterThan(0)
+    } finally {
+      reader.close()
+    }
+    expect(readdirSync(home)).not.toContain('logs.db-journal')
     store = await HistoryStore.open(join(home, 'logs.db'))
     expect(store.db.pragma('journal_mode', {simple: true})).toBe('wal')
     expect(store.db.pragma('integrity_check')).toEqual([{integrity_check: 'ok'}])
@@ -413,6 +424,42 @@ describe('history scanners', () => {
     store.close()
     store = await HistoryStore.open(join(home, 'logs.db'))
     check()
+  })
+
+  it("waits to open while a rescan's merge holds the database in rollback-journal mode", async () => {
+    writeFixtureHistory(env.HOME!)
+    await scanHistory(store, {env})
+    store.close()
+    // What a merge does alone on the database: rollback-journal mode, a write transaction, then WAL.
+    const script = `
+      const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))})
+      const db = new Database(${JSON.stringify(join(home, 'logs.db'))})
+      db.pragma('journal_mode = DELETE')
+      db.exec('BEGIN IMMEDIATE; CREATE TABLE merge_marker (x)')
+      process.stdout.write('holding')
+      setTimeout(() => {
+        db.exec('COMMIT')
+        db.pragma('journal_mode = WAL')
+        db.close()
+      }, 400)`
+    const child = spawn(process.execPath, ['-e', script], {stdio: ['ignore', 'pipe', 'inherit']})
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()))
+    // Changing the journal mode fails at once while the transaction lasts: the opens try again.
+    const [history, logs] = await Promise.all([
+      HistoryStore.open(join(home, 'logs.db')),
+      LogStore.open(join(home, 'logs.db')),
+    ])
+    store = history
+    try {
+      expect(store.db.pragma('journal_mode', {simple: true})).toBe('wal')
+      expect(
+        store.db.prepare(`SELECT count(*) FROM sqlite_master WHERE name = 'merge_marker'`).pluck().get(),
+      ).toBe(1)
+    } finally {
+      logs.close()
+    }
+    await exited
   })
 
   it('keeps no snapshot from before its triggers: an open that adds them drops it', async () => {
