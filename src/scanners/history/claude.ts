@@ -5,43 +5,10 @@
  * once, and cache writes come from `cache_creation_input_tokens` (the billed total), not from the
  * TTL breakdown, which Claude Code writes as zeros when the server sends none.
  */
-import type {Picked, Picker} from './pick.js'
-import {picker} from './pick.js'
 import type {FileContext, HistoryRecord, LineParser, SkipReason} from './types.js'
-import {num, parseTime, str} from './types.js'
+import {num, obj, parseTime, str} from './types.js'
 
 const SEMVER = /^\d+\.\d+\.\d+/
-
-/** Every key `line` reads, in the order it destructures them (see pick.ts): the message text is never built. */
-const KEYS = [
-  'requestId',
-  'sessionId',
-  'version',
-  'costUSD',
-  'cwd',
-  'isApiErrorMessage',
-  'isSidechain',
-  'timestamp',
-  [
-    'message',
-    [
-      'id',
-      'model',
-      [
-        'usage',
-        [
-          'speed',
-          'input_tokens',
-          'output_tokens',
-          'cache_creation_input_tokens',
-          'cache_read_input_tokens',
-          ['cache_creation', ['ephemeral_5m_input_tokens', 'ephemeral_1h_input_tokens']],
-        ],
-      ],
-    ],
-  ],
-] as const
-let pick: Picker | undefined
 const USAGE = Buffer.from('"usage":')
 const OPEN = 0x7b
 const SPACE = 0x20
@@ -60,68 +27,69 @@ function holdsUsage(line: Buffer): boolean {
 }
 
 export function claudeParser(file: FileContext): LineParser {
-  pick ??= picker(KEYS)
-  const pickLine = pick
   return {
     holds: holdsUsage,
     state: () => null,
     line(text: string, offset: number): HistoryRecord | SkipReason {
-      const line = pickLine(text)
-      if (line === undefined) return 'invalid-json'
-      const [
-        requestId,
-        sessionId,
-        version,
-        costUSD,
-        cwd,
-        isApiErrorMessage,
-        isSidechain,
-        timestamp,
-        message,
-      ] = line
-      const [id, model, usage] = (message as Picked | undefined) ?? []
+      let line: Record<string, unknown>
+      try {
+        line = JSON.parse(text) as Record<string, unknown>
+      } catch {
+        return 'invalid-json'
+      }
+      const message = obj(line.message)
+      const usage = obj(message?.usage)
       if (!message || !usage) return 'no-usage'
-      const [speed, input, output, cacheCreation, cacheRead, breakdown] = usage as Picked
       // Fields that, present as `null` (or an empty id), make ccusage drop the line.
       if (
-        requestId === null ||
-        sessionId === null ||
-        version === null ||
-        costUSD === null ||
-        cwd === null ||
-        isApiErrorMessage === null ||
-        sessionId === '' ||
-        requestId === ''
+        line.requestId === null ||
+        line.sessionId === null ||
+        line.version === null ||
+        line.costUSD === null ||
+        line.cwd === null ||
+        line.isApiErrorMessage === null ||
+        line.sessionId === '' ||
+        line.requestId === ''
       )
         return 'invalid-field'
-      if (id === null || id === '' || model === null || model === '') return 'invalid-field'
-      if (speed === null || cacheCreation === null || cacheRead === null) return 'invalid-field'
-      if (version !== undefined && !(typeof version === 'string' && SEMVER.test(version)))
+      if (message.id === null || message.id === '' || message.model === null || message.model === '')
         return 'invalid-field'
-      if (typeof input !== 'number' || typeof output !== 'number') return 'invalid-field'
-      const time = typeof timestamp === 'string' ? parseTime(timestamp) : Number.NaN
+      if (
+        usage.speed === null ||
+        usage.cache_creation_input_tokens === null ||
+        usage.cache_read_input_tokens === null
+      )
+        return 'invalid-field'
+      if (line.version !== undefined && !(typeof line.version === 'string' && SEMVER.test(line.version)))
+        return 'invalid-field'
+      if (typeof usage.input_tokens !== 'number' || typeof usage.output_tokens !== 'number')
+        return 'invalid-field'
+      const time = typeof line.timestamp === 'string' ? parseTime(line.timestamp) : Number.NaN
       if (!Number.isFinite(time)) return 'invalid-field'
 
-      const [cache5mRaw, cache1hRaw] = (breakdown as Picked | undefined) ?? []
-      const cache5m = num(cache5mRaw)
-      const cache1h = num(cache1hRaw)
-      const inputTokens = num(input)
-      const outputTokens = num(output)
-      const cacheReadTokens = num(cacheRead)
-      const cacheCreationTokens = typeof cacheCreation === 'number' ? num(cacheCreation) : cache5m + cache1h
-      let modelName = str(model)
-      if (modelName === '<synthetic>') modelName = null
-      else if (modelName && speed === 'fast') modelName += '-fast'
-      const messageId = str(id)
-      const request = str(requestId)
+      const breakdown = obj(usage.cache_creation)
+      const cache5m = num(breakdown?.ephemeral_5m_input_tokens)
+      const cache1h = num(breakdown?.ephemeral_1h_input_tokens)
+      const inputTokens = num(usage.input_tokens)
+      const outputTokens = num(usage.output_tokens)
+      const cacheReadTokens = num(usage.cache_read_input_tokens)
+      const cacheCreationTokens =
+        typeof usage.cache_creation_input_tokens === 'number'
+          ? num(usage.cache_creation_input_tokens)
+          : cache5m + cache1h
+      let model = str(message.model)
+      if (model === '<synthetic>') model = null
+      else if (model && usage.speed === 'fast') model += '-fast'
+      const messageId = str(message.id)
+      const requestId = str(line.requestId)
       return {
-        key: messageId ? `c:${messageId}:${request ?? ''}` : `c:${file.keyPath}:${offset}`,
+        key: messageId ? `c:${messageId}:${requestId ?? ''}` : `c:${file.keyPath}:${offset}`,
         tool: 'claude-code',
         time,
-        model: modelName,
-        session: str(sessionId),
-        project: str(cwd),
-        requestId: request,
+        model,
+        session: str(line.sessionId),
+        project: str(line.cwd),
+        requestId,
         inputTokens,
         outputTokens,
         cacheReadTokens,
@@ -130,7 +98,7 @@ export function claudeParser(file: FileContext): LineParser {
         cache1hTokens: cache1h,
         reasoningTokens: 0,
         totalTokens: inputTokens + outputTokens + cacheReadTokens + cacheCreationTokens,
-        sidechain: isSidechain === true,
+        sidechain: line.isSidechain === true,
         messageId,
       }
     },

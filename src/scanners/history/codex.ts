@@ -8,8 +8,6 @@
  * A sub-agent rollout (`session_meta.source.subagent.thread_spawn`) starts with its parent's
  * history replayed: token_counts within its first second are the parent's, already counted there.
  */
-import type {Picked, Picker} from './pick.js'
-import {picker} from './pick.js'
 import type {FileContext, HistoryRecord, LineParser, SkipReason} from './types.js'
 import {holdsOneOf, num, obj, parseTime, str} from './types.js'
 
@@ -37,45 +35,15 @@ export interface CodexState {
 /** Token counts this soon after a sub-agent's start are its parent's, replayed. */
 const REPLAY_WINDOW_MS = 1000
 
-/** The keys of a token usage object, in the order `totals` reads them. */
-const TOTALS = [
-  'input_tokens',
-  'cached_input_tokens',
-  'cache_read_input_tokens',
-  'output_tokens',
-  'reasoning_output_tokens',
-  'total_tokens',
-] as const
-
-/** Every key `line` reads, in the order it destructures them (see pick.ts). */
-const KEYS = [
-  'type',
-  'timestamp',
-  [
-    'payload',
-    [
-      'type',
-      'id',
-      'cwd',
-      'timestamp',
-      'model',
-      'response_id',
-      ['source', [['subagent', [['thread_spawn', []]]]]],
-      ['info', ['model', ['total_token_usage', TOTALS], ['last_token_usage', TOTALS]]],
-    ],
-  ],
-] as const
-let pick: Picker | undefined
-
 function totals(v: unknown): Totals | null {
-  if (!v) return null
-  const [input, cached, cacheRead, output, reasoning, total] = v as Picked
+  const o = obj(v)
+  if (!o) return null
   return {
-    input: num(input),
-    cached: num(cached ?? cacheRead),
-    output: num(output),
-    reasoning: num(reasoning),
-    total: num(total),
+    input: num(o.input_tokens),
+    cached: num(o.cached_input_tokens ?? o.cache_read_input_tokens),
+    output: num(o.output_tokens),
+    reasoning: num(o.reasoning_output_tokens),
+    total: num(o.total_tokens),
   }
 }
 
@@ -88,50 +56,50 @@ const HOLDS = holdsOneOf(['"token_count"', '"turn_context"', '"session_meta"', '
 export function codexParser(file: FileContext, saved?: unknown): LineParser {
   const s: CodexState = {model: null, session: null, cwd: null, prevTotal: null, responseId: null}
   Object.assign(s, obj(saved) ?? {})
-  pick ??= picker(KEYS)
-  const pickLine = pick
   return {
     holds: HOLDS,
     state: () => s,
     line(text: string, offset: number): HistoryRecord | SkipReason {
-      const line = pickLine(text)
-      if (line === undefined) return 'invalid-json'
-      const [type, timestamp, payload] = line
+      let line: Record<string, unknown>
+      try {
+        line = JSON.parse(text) as Record<string, unknown>
+      } catch {
+        return 'invalid-json'
+      }
+      const payload = obj(line.payload)
       if (!payload) return 'no-usage'
-      const [payloadType, id, cwd, payloadTimestamp, payloadModel, responseId, source, info] =
-        payload as Picked
-      if (type === 'session_meta') {
-        s.session = str(id) ?? s.session
-        s.cwd = str(cwd) ?? s.cwd
-        const [subagent] = (source as Picked | undefined) ?? []
-        const [spawn] = (subagent as Picked | undefined) ?? []
+      if (line.type === 'session_meta') {
+        s.session = str(payload.id) ?? s.session
+        s.cwd = str(payload.cwd) ?? s.cwd
+        const source = obj(payload.source)
+        const spawn = obj(obj(source?.subagent)?.thread_spawn)
         if (spawn) {
-          const at = Date.parse(String(payloadTimestamp ?? timestamp))
+          const at = Date.parse(String(payload.timestamp ?? line.timestamp))
           s.spawnedAt = Number.isFinite(at) ? at : null
         }
         return 'no-usage'
       }
-      if (type === 'turn_context') {
-        s.model = str(payloadModel) ?? s.model
-        s.cwd = str(cwd) ?? s.cwd
+      if (line.type === 'turn_context') {
+        s.model = str(payload.model) ?? s.model
+        s.cwd = str(payload.cwd) ?? s.cwd
         return 'no-usage'
       }
-      if (type === 'token_usage_record') {
-        s.responseId = str(responseId)
+      if (line.type === 'token_usage_record') {
+        s.responseId = str(payload.response_id)
         return 'no-usage'
       }
-      if (type !== 'event_msg' || payloadType !== 'token_count') return 'no-usage'
+      if (line.type !== 'event_msg' || payload.type !== 'token_count') return 'no-usage'
+      const info = obj(payload.info)
       if (!info) return 'no-usage'
-      const [infoModel, totalUsage, lastUsage] = info as Picked
-      const time = typeof timestamp === 'string' ? parseTime(timestamp) : Number.NaN
+      const time = typeof line.timestamp === 'string' ? parseTime(line.timestamp) : Number.NaN
       if (!Number.isFinite(time)) return 'invalid-field'
       if (typeof s.spawnedAt === 'number' && time - s.spawnedAt < REPLAY_WINDOW_MS) {
         s.responseId = null
         return 'replay'
       }
-      const total = totals(totalUsage)
+      const total = totals(info.total_token_usage)
       if (total && s.prevTotal && same(total, s.prevTotal)) return 'duplicate'
-      let used = totals(lastUsage)
+      let used = totals(info.last_token_usage)
       if (!used && total) {
         const p = s.prevTotal ?? {input: 0, cached: 0, output: 0, reasoning: 0, total: 0}
         used = {
@@ -150,7 +118,7 @@ export function codexParser(file: FileContext, saved?: unknown): LineParser {
         return 'zero-usage'
       const cacheRead = Math.min(used.cached, used.input)
       const output = used.output
-      const model = str(infoModel) ?? str(payloadModel) ?? s.model ?? CODEX_FALLBACK_MODEL
+      const model = str(info.model) ?? str(payload.model) ?? s.model ?? CODEX_FALLBACK_MODEL
       return {
         key: `x:${file.keyPath}:${offset}`,
         tool: 'codex',

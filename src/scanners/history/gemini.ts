@@ -5,8 +5,6 @@
  * includes `cached` when `total` says so; `tool` (tool-use prompt) counts as input; `thoughts`
  * count as output and are also kept apart as reasoning (as the gateway's Gemini tap does).
  */
-import type {Picked, Picker} from './pick.js'
-import {picker} from './pick.js'
 import type {FileContext, HistoryRecord, LineParser, SkipReason} from './types.js'
 import {holdsOneOf, num, obj, parseTime, str} from './types.js'
 
@@ -60,39 +58,24 @@ function geminiRecord(
  */
 const HOLDS = holdsOneOf(['"tokens"', '"sessionId"'], true)
 
-/** Every key a `.jsonl` line's reading uses, in the order of `Message` (see pick.ts). */
-const KEYS = [
-  'type',
-  'sessionId',
-  'id',
-  'timestamp',
-  'model',
-  ['tokens', ['input', 'output', 'cached', 'thoughts', 'tool', 'total']],
-] as const
-let pick: Picker | undefined
-
 export function geminiParser(file: FileContext, saved?: unknown): LineParser {
   const s: GeminiState = {session: null}
   Object.assign(s, obj(saved) ?? {})
-  pick ??= picker(KEYS)
-  const pickLine = pick
   return {
     holds: HOLDS,
     state: () => s,
     line(text: string): HistoryRecord | SkipReason {
-      const v = pickLine(text)
-      if (v === undefined) return 'invalid-json'
-      const [type, sessionId, id, timestamp, model, tokens] = v
-      if (type === undefined && typeof sessionId === 'string') {
-        s.session = sessionId
+      let m: Record<string, unknown>
+      try {
+        m = JSON.parse(text) as Record<string, unknown>
+      } catch {
+        return 'invalid-json'
+      }
+      if (m.type === undefined && typeof m.sessionId === 'string') {
+        s.session = m.sessionId
         return 'no-usage'
       }
-      const [input, output, cached, thoughts, tool, total] = (tokens as Picked | undefined) ?? []
-      return geminiRecord(
-        {type, id, timestamp, model, tokens: tokens && {input, output, cached, thoughts, tool, total}},
-        s,
-        file,
-      )
+      return geminiRecord(m, s, file)
     },
   }
 }
