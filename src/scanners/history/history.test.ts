@@ -500,7 +500,7 @@ describe('readLines with usage markers', () => {
 
 describe("the parsers' line tests and time stamps", () => {
   const claude = claudeParser({path: 'p', keyPath: 'p', project: null}).holds
-  const ask = (holds: (line: Buffer) => boolean, text: string) => holds(Buffer.from(text))
+  const ask = (holds: (line: string) => boolean, text: string) => holds(text)
 
   it('says yes exactly to the lines whose text holds a marker, wherever and however often it occurs', () => {
     // Claude: `"usage":{` or `"usage": {`, searched from the end, past other `"usage":` runs.
