@@ -12,7 +12,7 @@ import {codexParser} from './codex.js'
 import {geminiParser} from './gemini.js'
 import {readLines} from './lines.js'
 import {scanHistory} from './scan.js'
-import {parseTime} from './types.js'
+import {holdsOneOf, parseTime} from './types.js'
 
 function totalsByToolDay(store: HistoryStore) {
   const rows = store.db
@@ -527,6 +527,9 @@ describe("the parsers' line tests and time stamps", () => {
     expect(ask(gemini, '{"sessionId":"s","kind":"main"}')).toBe(true)
     expect(ask(gemini, '{"type":"gemini","content":"x","tokens":{"input":1}}')).toBe(true)
     expect(ask(gemini, '{"type":"user","content":"some tokens"}')).toBe(false)
+    // Markers are literal text, not patterns.
+    const odd = holdsOneOf(['a.b', '(x|y)'])
+    expect([odd('a.b'), odd('axb'), odd('(x|y)'), odd('x')]).toEqual([true, false, true, false])
   })
 
   it('reads time stamps exactly as Date.parse does', () => {
