@@ -9,22 +9,13 @@ import type {FileContext, HistoryRecord, LineParser, SkipReason} from './types.j
 import {num, obj, parseTime, str} from './types.js'
 
 const SEMVER = /^\d+\.\d+\.\d+/
-const USAGE = Buffer.from('"usage":')
-const OPEN = 0x7b
-const SPACE = 0x20
-
 /**
- * Whether the line holds a usage object (`"usage":{` or `"usage": {`): the line reader decodes
- * only such lines. Searched from the end, where Claude Code writes `usage` (after the message
- * text): three times faster than from the start on its assistant lines.
+ * Whether the line holds a usage object (`"usage":{` or `"usage": {`): only such lines are
+ * parsed. A regular expression: V8 skips through the line for it, 2-3 times faster than a loop of
+ * `indexOf('"usage":')` (and a string's `lastIndexOf` is a plain loop, slower still).
  */
-function holdsUsage(line: Buffer): boolean {
-  for (let at = line.lastIndexOf(USAGE); at !== -1; at = at === 0 ? -1 : line.lastIndexOf(USAGE, at - 1)) {
-    const next = line[at + USAGE.length]
-    if (next === OPEN || (next === SPACE && line[at + USAGE.length + 1] === OPEN)) return true
-  }
-  return false
-}
+const USAGE = /"usage": ?\{/
+const holdsUsage = (line: string): boolean => USAGE.test(line)
 
 export function claudeParser(file: FileContext): LineParser {
   return {

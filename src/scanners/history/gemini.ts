@@ -52,11 +52,8 @@ function geminiRecord(
   }
 }
 
-/**
- * A `.jsonl` recording, line by line. A line holding none of these is not counted (searched from
- * the end: `tokens` follows the message text).
- */
-const HOLDS = holdsOneOf(['"tokens"', '"sessionId"'], true)
+/** A `.jsonl` recording, line by line: a line holding neither is not counted. */
+const HOLDS = holdsOneOf(['"tokens"', '"sessionId"'])
 
 export function geminiParser(file: FileContext, saved?: unknown): LineParser {
   const s: GeminiState = {session: null}

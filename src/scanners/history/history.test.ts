@@ -17,7 +17,7 @@ import {codexParser} from './codex.js'
 import {geminiParser} from './gemini.js'
 import {readLines} from './lines.js'
 import {scanHistory} from './scan.js'
-import {parseTime} from './types.js'
+import {holdsOneOf, parseTime} from './types.js'
 
 const require = createRequire(import.meta.url)
 
@@ -697,7 +697,7 @@ describe('readLines with usage markers', () => {
 
 describe("the parsers' line tests and time stamps", () => {
   const claude = claudeParser({path: 'p', keyPath: 'p', project: null}).holds
-  const ask = (holds: (line: Buffer) => boolean, text: string) => holds(Buffer.from(text))
+  const ask = (holds: (line: string) => boolean, text: string) => holds(text)
 
   it('says yes exactly to the lines whose text holds a marker, wherever and however often it occurs', () => {
     // Claude: `"usage":{` or `"usage": {`, searched from the end, past other `"usage":` runs.
@@ -724,6 +724,9 @@ describe("the parsers' line tests and time stamps", () => {
     expect(ask(gemini, '{"sessionId":"s","kind":"main"}')).toBe(true)
     expect(ask(gemini, '{"type":"gemini","content":"x","tokens":{"input":1}}')).toBe(true)
     expect(ask(gemini, '{"type":"user","content":"some tokens"}')).toBe(false)
+    // Markers are literal text, not patterns.
+    const odd = holdsOneOf(['a.b', '(x|y)'])
+    expect([odd('a.b'), odd('axb'), odd('(x|y)'), odd('x')]).toEqual([true, false, true, false])
   })
 
   it('reads time stamps exactly as Date.parse does', () => {

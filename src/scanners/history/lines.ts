@@ -7,6 +7,7 @@
 import {closeSync, openSync, readSync} from 'node:fs'
 
 const CHUNK = 1 << 20
+const WINDOW = 1 << 15
 
 export interface LineChunk {
   text: string
@@ -14,16 +15,9 @@ export interface LineChunk {
   offset: number
 }
 
-/** Whether bytes `[start, end)` are only whitespace (as `String.prototype.trim` sees it). */
-function blank(chunk: Buffer, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) {
-    const b = chunk[i]
-    if (b === 32 || (b >= 9 && b <= 13)) continue
-    // Non-ASCII: Unicode spaces (U+00A0, U+FEFF, ...) are decoded to be sure.
-    return b < 128 ? false : chunk.toString('utf8', start, end).trim() === ''
-  }
-  return true
-}
+/** Whether a line is only whitespace (as `String.prototype.trim` sees it). */
+const blank = (line: string): boolean =>
+  line.length === 0 || ((line.charCodeAt(0) <= 32 || line.charCodeAt(0) >= 128) && line.trim() === '')
 
 /**
  * One read buffer per thread, grown to the largest file read (at most CHUNK) and reused: a new
@@ -38,21 +32,69 @@ const buffer = (bytes: number): Buffer => {
   return shared
 }
 
+/** The lines of `chunk[from, to)` (`to` at a newline), decoded at once, their byte offsets from `base`. */
+function lines(
+  chunk: Buffer,
+  from: number,
+  to: number,
+  base: number,
+  take: (text: string, offset: number) => void,
+) {
+  const text = chunk.toString('utf8', from, to)
+  if (text.length === to - from) {
+    // ASCII: a character is a byte.
+    for (let start = 0; ;) {
+      const nl = text.indexOf('\n', start)
+      take(text.slice(start, nl === -1 ? text.length : nl), base + from + start)
+      if (nl === -1) return
+      start = nl + 1
+    }
+  } else if (!text.includes('\uFFFD')) {
+    let offset = base + from
+    for (let start = 0; ;) {
+      const nl = text.indexOf('\n', start)
+      const line = text.slice(start, nl === -1 ? text.length : nl)
+      take(line, offset)
+      if (nl === -1) return
+      offset += Buffer.byteLength(line) + 1
+      start = nl + 1
+    }
+  } else {
+    for (let start = from; start <= to;) {
+      const nl = chunk.indexOf(10, start)
+      take(chunk.toString('utf8', start, nl), base + start)
+      start = nl + 1
+    }
+  }
+}
+
 /**
  * Calls `onLine` for every complete line in `[from, size)` and returns the offset just after the
- * last newline read. Blank lines are passed over. With `holds`, a line it says no to is never
- * decoded to a string: `onOther` is called instead (most lines of a history file carry a message
- * text, not a usage record). It is asked line by line: one search of the whole chunk per marker
- * measured slower (also when each marker's next place is remembered).
+ * last newline read. Blank lines are passed over. With `holds`, a line it says no to goes to
+ * `onOther` instead (most lines of a history file carry a message text, not a usage record).
+ *
+ * The complete lines of each read are decoded WINDOW bytes at a time and cut with string
+ * searches: per line, a Buffer's `indexOf`, `subarray` and `toString` are three calls into C++ and
+ * an object each, which cost more than decoding every line (the marker tests then search
+ * strings). A window's string stays below V8's large-object size, even two bytes a character, so
+ * it is young memory, reused (a 1 MB string is fresh pages every time: slower than line by line).
+ * Byte offsets: in an ASCII window the string's indexes are bytes; otherwise each line's UTF-8
+ * length is added up, which gives the file's bytes back only when they were valid UTF-8 (no U+FFFD
+ * in the text): a window holding U+FFFD is cut by its bytes, line by line.
  */
 export async function readLines(
   path: string,
   from: number,
   size: number,
   onLine: (line: LineChunk) => void,
-  holds?: (line: Buffer) => boolean,
+  holds?: (line: string) => boolean,
   onOther?: () => void,
 ): Promise<number> {
+  const take = (text: string, offset: number): void => {
+    if (blank(text)) return
+    if (!holds || holds(text)) onLine({text, offset})
+    else onOther?.()
+  }
   // Synchronous: a history file is mostly small, and three thread-pool round trips (open, read,
   // close) per file cost more than the reads (a 1 MB read from the page cache is well under 1 ms).
   const fd = openSync(path, 'r')
@@ -70,22 +112,19 @@ export async function readLines(
         : buf.subarray(0, bytesRead)
       const base = carry ? carryStart : pos
       pos += bytesRead
-      let start = 0
-      for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
-        if (nl > start) {
-          if (holds && !holds(chunk.subarray(start, nl))) {
-            if (!blank(chunk, start, nl)) onOther?.()
-          } else {
-            const text = chunk.toString('utf8', start, nl)
-            if (text.trim() !== '') onLine({text, offset: base + start})
-          }
-        }
-        start = nl + 1
-        end = base + start
+      const last = chunk.lastIndexOf(10)
+      // Decoded a window at a time: a string under V8's large-object size is young memory, reused;
+      // a 1 MB one is fresh pages each time.
+      for (let at = 0; at < last;) {
+        let to = at + WINDOW < last ? chunk.lastIndexOf(10, at + WINDOW) : last
+        if (to < at) to = chunk.indexOf(10, at)
+        lines(chunk, at, to, base, take)
+        at = to + 1
       }
-      if (start < chunk.length) {
-        carry = Buffer.from(chunk.subarray(start))
-        carryStart = base + start
+      if (last !== -1) end = base + last + 1
+      if (last + 1 < chunk.length) {
+        carry = Buffer.from(chunk.subarray(last + 1))
+        carryStart = base + last + 1
       } else carry = undefined
     }
     return end

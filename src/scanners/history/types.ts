@@ -50,29 +50,22 @@ export interface LineParser {
   /** State to persist with the file's cursor. */
   state(): unknown
   /**
-   * Whether a line's raw bytes can make a record: a line for which this is false is `no-usage`
-   * and the line reader skips it undecoded (most lines of a history file carry a message text);
-   * `line` is given only lines for which it is true, and checks nothing of it again. A search of
-   * the bytes gives the same answer as one of the decoded text: an ASCII run decodes to itself.
+   * Whether a line can make a record: a line for which this is false is `no-usage` and never
+   * parsed (most lines of a history file carry a message text); `line` is given only lines for
+   * which it is true, and checks nothing of it again. The markers are ASCII, and an ASCII byte
+   * decodes to itself even beside invalid UTF-8: searching the text is searching the bytes.
    */
-  holds(line: Buffer): boolean
+  holds(line: string): boolean
 }
 
 /**
- * A `holds` for lines that count only when they hold one of `markers`, searched from the line's
- * start, or from its end (`fromEnd`) when the marker usually sits near it (after the message text).
+ * A `holds` for lines that count only when they hold one of `markers`: one regular expression
+ * (V8 skips through a line for an alternation of literals, 4-5 times faster than four `includes`
+ * on a Codex line that holds none).
  */
-export function holdsOneOf(markers: readonly string[], fromEnd = false): (line: Buffer) => boolean {
-  const bytes = markers.map((m) => Buffer.from(m))
-  return fromEnd
-    ? (line) => {
-        for (const m of bytes) if (line.lastIndexOf(m) !== -1) return true
-        return false
-      }
-    : (line) => {
-        for (const m of bytes) if (line.indexOf(m) !== -1) return true
-        return false
-      }
+export function holdsOneOf(markers: readonly string[]): (line: string) => boolean {
+  const any = new RegExp(markers.map((m) => m.replaceAll(/[$()*+.?[\\\]^{|}]/g, '\\$&')).join('|'))
+  return (line) => any.test(line)
 }
 
 /** What a parser knows about its file. */
