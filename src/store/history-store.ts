@@ -88,8 +88,8 @@ const SIDE_INDEX = (name: string, table: string) =>
 
 /**
  * No index on `ts`: a time filter (`--since`) takes the files whose `history_files.max_ts` is in
- * range, then their rows by `history_file` (`historySince` in usage-query.ts). Sorting 815 000 rows by time was
- * most of a 1 GB rescan's index builds (0.92 of 1.34 s).
+ * range, then their rows by `history_file` (`historySince` in usage-query.ts). Sorting 815 000
+ * rows by time was most of a 1 GB rescan's index builds (0.92 of 1.34 s).
  */
 const HISTORY_INDEXES = `
 CREATE INDEX IF NOT EXISTS history_file ON history_rows (file);
