@@ -23,7 +23,7 @@ import {processAlive} from '../core/process.js'
 
 import type {AgentTool} from '../scanners/agent-homes.js'
 import type {HistoryRecord} from '../scanners/history/types.js'
-import {openSqlite, privateFiles, walMode} from './sqlite.js'
+import {isBusy, openSqlite, privateFiles, walMode} from './sqlite.js'
 
 /**
  * The `history` table's stored columns (also the staged rescan's scratch table), in order. Rows
@@ -658,8 +658,11 @@ export class HistoryStore {
     return `${this.db.name}.rescan-${process.pid}-${n}`
   }
 
-  /** Removes the scratch files an interrupted rescan (its process gone) left. */
-  removeStaleScratch(): void {
+  /**
+   * Removes the scratch files (a rescan's scratch databases and the worker's chunks) of this
+   * process and of rescans whose process is gone; those of a rescan still running are kept.
+   */
+  removeScratchFiles(): void {
     const dir = dirname(this.db.name)
     const prefix = `${basename(this.db.name)}.rescan-`
     let names: string[]
@@ -677,17 +680,16 @@ export class HistoryStore {
   }
 
   /**
-   * Replaces the rows of every file in the scratch databases (see `Scratch`) with theirs, keeps
-   * the rows of files not read (another tool, a deleted session, an unreadable file), applies
-   * the `/btw` replay rule and writes the cursors, in one IMMEDIATE transaction. On a key held by
-   * two scratch databases, the copies' files' places in the scan decide (as in one reader). `read`:
-   * the rows the scratch databases were given (their duplicates already dropped).
+   * Replaces the rows of every file in the scratch database (see `Scratch`: the one left when the
+   * readers are done) with theirs, keeps the rows of files not read (another tool, a deleted
+   * session, an unreadable file), applies the `/btw` replay rule and writes the cursors, in one
+   * IMMEDIATE transaction. `read`: the rows the readers were given (before their duplicates were
+   * dropped).
    */
-  mergeScratch(paths: readonly string[], read: number): ApplyResult {
+  mergeScratch(path: string, read: number): ApplyResult {
     const db = this.db
     const result: ApplyResult = {rows: 0, duplicates: 0, replays: 0}
-    const names = paths.map((_, i) => `scratch${i}`)
-    paths.forEach((path, i) => db.prepare(`ATTACH DATABASE ? AS ${names[i]}`).run(path))
+    db.prepare('ATTACH DATABASE ? AS scratch').run(path)
     this.sidechains = undefined
     // The new table and its indexes are written in one transaction: with the 64 MB cache they
     // spilled to the WAL and were read back for the index builds (1 GB of history: a 90 MB table,
@@ -697,51 +699,31 @@ export class HistoryStore {
     const rollback = this.enterRollbackJournal()
     try {
       db.transaction(() => {
-        const scanned = names.map((n) => `SELECT id, path FROM ${n}.scan_files`).join(' UNION ALL ')
         // A file numbered before the rescan began keeps its number; a new one got a number far
         // above any held, unless (never seen) another file took it since: then nothing is swapped.
         const clash = db
           .prepare(
-            `SELECT s.path FROM (${scanned}) s JOIN history_files h ON h.id = s.id AND h.path <> s.path LIMIT 1`,
+            `SELECT s.path FROM scratch.scan_files s JOIN history_files h ON h.id = s.id AND h.path <> s.path LIMIT 1`,
           )
           .get() as {path: string} | undefined
         if (clash) throw new Error(`the history changed during the rescan (${clash.path}): run it again`)
-        // The sidechain index is made on the empty table (the old table's goes first: an index
-        // name is the database's) and copied with the rows, from the scratch's own: building it
-        // after would read every row again for the few sidechain ones.
+        // Into the empty table, a plain copy of the same layout: SQLite copies the b-tree's
+        // records without decoding them (the "transfer optimization"). The sidechain index is
+        // made on the empty table (the old table's goes first: an index name is the database's)
+        // and copied with the rows, from the scratch's own: building it after would read every
+        // row again for the few sidechain ones.
         db.exec(`DROP TABLE IF EXISTS history_next;
           CREATE TABLE history_next (${HISTORY_COLUMNS}) WITHOUT ROWID;
           DROP INDEX IF EXISTS history_side_message;
           ${SIDE_INDEX('history_side_message', 'history_next')}
-          DROP TABLE IF EXISTS temp.scan_order;
-          CREATE TEMP TABLE scan_order (id INTEGER PRIMARY KEY, ord INTEGER NOT NULL);
-          ${names.map((n) => `INSERT INTO temp.scan_order SELECT id, ord FROM ${n}.scan_files;`).join('\n')}`)
-        for (const [i, name] of names.entries()) {
-          // Into the empty table, a plain copy of the same layout: SQLite copies the b-tree's
-          // records without decoding them (the "transfer optimization").
-          if (i === 0) {
-            db.prepare(`INSERT INTO history_next SELECT * FROM ${name}.staged`).run()
-            continue
-          }
-          // A key held by both: the readers took files in turns, so the copies are ordered by
-          // their files' places in the scan (`ord`): Codex and Gemini keep the later copy,
-          // Claude the non-sidechain one, then the larger, then the earlier (as one reader would).
-          // `WHERE true`: an upsert after a SELECT needs a WHERE to parse.
-          const ord = (file: string) => `(SELECT ord FROM temp.scan_order WHERE id = ${file})`
-          db.prepare(
-            `INSERT INTO history_next (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM ${name}.staged
-                WHERE true ORDER BY key
-                ON CONFLICT(key) DO UPDATE SET ${SET_ALL} WHERE ${SCAN_ORDER_RULE('history_next', ord)}`,
-          ).run()
-        }
+          INSERT INTO history_next SELECT * FROM scratch.staged;`)
         // Rows kept (`changes` would count a copy replacing another as one more).
         const written = (db.prepare('SELECT COUNT(*) AS n FROM history_next').get() as {n: number}).n
         // The files not read keep their rows (found by file number). A copy just read of the
         // same key stays, unless Claude's rule prefers the kept one.
-        const readPaths = names.map((n) => `SELECT path FROM ${n}.scan_files`).join(' UNION ALL ')
         db.prepare(
           `INSERT INTO history_next (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM history_rows
-            WHERE file IN (SELECT id FROM history_files WHERE path NOT IN (${readPaths}))
+            WHERE file IN (SELECT id FROM history_files WHERE path NOT IN (SELECT path FROM scratch.scan_files))
             ORDER BY key
             ON CONFLICT(key) DO UPDATE SET ${SET_ALL}
             WHERE substr(excluded.key, 1, 1) = 'c' AND ${CLAUDE_BETTER('history_next')}`,
@@ -760,17 +742,15 @@ export class HistoryStore {
           .run().changes
         // The cursors, with the numbers the rows carry (a file a daemon added meanwhile under
         // another number takes this one: its rows were left out above).
-        for (const name of names)
-          db.exec(`INSERT INTO history_files (id, ${CURSOR_COLUMNS})
-            SELECT id, ${CURSOR_COLUMNS} FROM ${name}.scan_files WHERE true
-            ON CONFLICT(path) DO UPDATE SET id = excluded.id, ${CURSOR_UPDATE}`)
+        db.exec(`INSERT INTO history_files (id, ${CURSOR_COLUMNS})
+          SELECT id, ${CURSOR_COLUMNS} FROM scratch.scan_files WHERE true
+          ON CONFLICT(path) DO UPDATE SET id = excluded.id, ${CURSOR_UPDATE}`)
         result.rows = written - result.replays
         result.duplicates = read - written
       }).immediate()
     } finally {
       db.pragma(`cache_size = ${CACHE_KB}`)
-      db.exec('DROP TABLE IF EXISTS temp.scan_order')
-      for (const name of names) db.exec(`DETACH DATABASE ${name}`)
+      db.exec('DETACH DATABASE scratch')
       if (rollback) this.leaveRollbackJournal()
     }
     return result
@@ -790,7 +770,7 @@ export class HistoryStore {
     try {
       if (this.db.pragma('main.journal_mode = DELETE', {simple: true}) !== 'delete') return false
     } catch (error) {
-      if (String((error as {code?: unknown}).code).startsWith('SQLITE_BUSY')) return false
+      if (isBusy(error)) return false
       throw error
     }
     this.db.pragma('synchronous = FULL')
@@ -802,7 +782,7 @@ export class HistoryStore {
     try {
       this.db.pragma('main.journal_mode = WAL')
     } catch (error) {
-      if (!String((error as {code?: unknown}).code).startsWith('SQLITE_BUSY')) throw error
+      if (!isBusy(error)) throw error
     }
     this.db.pragma('synchronous = NORMAL')
   }

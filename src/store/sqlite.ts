@@ -72,9 +72,12 @@ export async function walMode(db: BetterSqlite3.Database, waitMs = 10_000): Prom
       db.pragma('journal_mode = WAL')
       return
     } catch (error) {
-      if (!String((error as {code?: unknown}).code).startsWith('SQLITE_BUSY') || Date.now() > until)
-        throw error
+      if (!isBusy(error) || Date.now() > until) throw error
     }
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
+
+/** Whether `error` is SQLite's "database is locked" (SQLITE_BUSY or one of its extended codes). */
+export const isBusy = (error: unknown): boolean =>
+  String((error as {code?: unknown} | undefined)?.code).startsWith('SQLITE_BUSY')

@@ -5,7 +5,7 @@
  * rescan reads every file whole. Unreadable files and folders are reported and skipped.
  */
 import type {Dirent, Stats} from 'node:fs'
-import {readdirSync, rmSync, statSync} from 'node:fs'
+import {readdirSync, statSync} from 'node:fs'
 import {sep} from 'node:path'
 
 import type {AgentTool} from '../agent-homes.js'
@@ -231,9 +231,8 @@ async function stagedScan(
   options: ScanOptions,
   stats: ScanStats,
 ): Promise<void> {
-  const {removeChunks, sharedCounter, stageFiles, stageInWorker, WORKER_MIN_BYTES} =
-    await import('./stage.js')
-  store.removeStaleScratch()
+  const {sharedCounter, stageFiles, stageInWorker, WORKER_MIN_BYTES} = await import('./stage.js')
+  store.removeScratchFiles()
   // Every file gets its number up front: the reader threads write it into the rows.
   let next = store.newFileIds()
   files = files.map((f) => ({...f, id: cursors.id(f.path) ?? next++}))
@@ -262,12 +261,7 @@ async function stagedScan(
           )
         : undefined
     const results = await Promise.all([
-      stageFiles(
-        {scratch, files, next: counter},
-        options.signal,
-        readers > 1,
-        worker && {inbox, done: worker},
-      ),
+      stageFiles({scratch, files, next: counter}, options.signal, worker && {inbox, done: worker}),
       ...(worker ? [worker] : []),
     ])
     options.signal?.throwIfAborted()
@@ -279,7 +273,7 @@ async function stagedScan(
       stats.errors.push(...r.errors)
       for (const [k, n] of Object.entries(r.skipped)) bump(stats, k as keyof ScanStats['skipped'], n)
     }
-    count(stats, store.mergeScratch([scratch], read))
+    count(stats, store.mergeScratch(scratch, read))
   } finally {
     // an interrupted worker may still be writing a chunk: removed once it has exited
     options.signal?.removeEventListener('abort', forward)
@@ -287,8 +281,7 @@ async function stagedScan(
       stopWorker.abort()
       await worker.catch(() => undefined)
     }
-    rmSync(scratch, {force: true})
-    removeChunks(chunks)
+    store.removeScratchFiles()
   }
 }
 

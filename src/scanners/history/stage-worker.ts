@@ -7,7 +7,7 @@ import {parentPort, workerData} from 'node:worker_threads'
 import type {StageJob} from './stage.js'
 import {stageFiles} from './stage.js'
 
-const result = await stageFiles(workerData as StageJob, undefined, false, undefined, (chunk) =>
+const result = await stageFiles(workerData as StageJob, undefined, undefined, (chunk) =>
   parentPort?.postMessage({chunk}),
 )
 parentPort?.postMessage(result)

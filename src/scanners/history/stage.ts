@@ -9,8 +9,7 @@
  * which the main thread merges into its own scratch between its files: when the last file is
  * read, one scratch holds every row, and the final merge copies it page by page.
  */
-import {readdirSync, rmSync, statSync} from 'node:fs'
-import {basename, dirname, join} from 'node:path'
+import {statSync} from 'node:fs'
 import {Worker} from 'node:worker_threads'
 
 import {MAIN_SCRATCH_CACHE_KB, Scratch, spillRows} from '../../store/history-store.js'
@@ -67,31 +66,19 @@ export interface ChunkInbox {
 /** Where a worker's `n`th chunk goes. */
 const chunkPath = (scratch: string, n: number) => `${scratch}.c${n}`
 
-/** Removes the chunk files of `scratch` (an interrupted rescan leaves some behind). */
-export function removeChunks(scratch: string): void {
-  const prefix = `${basename(scratch)}.c`
-  let names: string[]
-  try {
-    names = readdirSync(dirname(scratch))
-  } catch {
-    return
-  }
-  for (const name of names) if (name.startsWith(prefix)) rmSync(join(dirname(scratch), name), {force: true})
-}
-
 /**
- * Reads every file of the job whole into its scratch database. `yields`: on the main thread
- * beside a worker, the event loop runs every YIELD_MS (a reader never awaits a real I/O), and the
- * worker's finished chunks (`chunks`) are merged then; after the last file, the rest of them.
+ * Reads every file of the job whole into its scratch database. With `chunks` (the main thread
+ * beside a worker), the event loop runs every YIELD_MS (a reader never awaits a real I/O), and the
+ * worker's finished chunks are merged then; after the last file, the rest of them.
  * `onChunk` (the worker): called with each finished chunk's path.
  */
 export async function stageFiles(
   job: StageJob,
   signal?: AbortSignal,
-  yields = false,
   chunks?: ChunkInbox,
   onChunk?: (path: string) => void,
 ): Promise<StageResult> {
+  const yields = chunks !== undefined
   const stats: StageResult = {filesRead: 0, lines: 0, skipped: {}, errors: [], rowsRead: 0}
   let chunk = 0
   const path = () => (job.chunks ? chunkPath(job.scratch, chunk) : job.scratch)
