@@ -84,6 +84,43 @@ describe('readLines', () => {
   beforeEach(() => ({home, cleanup} = tempHome()))
   afterEach(() => cleanup())
 
+  it('decodes only the lines holding a marker, counts the others, passes blank ones over', async () => {
+    const path = join(home, 'h.jsonl')
+    const lines = [
+      '{"type":"user","text":"no usage here"}',
+      '   ',
+      '\u00a0\t\u3000',
+      '{"message":{"usage":{"input_tokens":1}}}',
+      '{"text":"caf\u00e9","x":"token_count"}',
+      '{"usage": {"spaced":true}}',
+      '',
+      '{"last":"usage":{"but no newline"',
+    ]
+    writeFileSync(path, lines.join('\n'))
+    const seen: Array<{text: string; offset: number}> = []
+    let others = 0
+    const {holds} = claudeParser({path, keyPath: path, project: null})
+    const size = Buffer.byteLength(lines.join('\n'))
+    const end = await readLines(
+      path,
+      0,
+      size,
+      (l) => seen.push(l),
+      holds,
+      () => others++,
+    )
+    expect(seen.map((l) => l.text)).toEqual([lines[3], lines[5]])
+    // Byte offsets: the é before it is two bytes.
+    expect(seen[0].offset).toBe(Buffer.byteLength(lines.slice(0, 3).join('\n') + '\n'))
+    expect(others).toBe(2)
+    // The last line has no newline yet: not read, and the offset stays before it.
+    expect(end).toBe(size - Buffer.byteLength(lines[7]))
+    // Without `holds` every non-blank line is decoded, at the same offsets.
+    const all: string[] = []
+    await readLines(path, 0, size, (l) => all.push(l.text))
+    expect(all).toEqual([lines[0], lines[3], lines[4], lines[5]])
+  })
+
   it('gives every line, its byte offset and the end exactly as splitting the bytes would, in any text', async () => {
     const ctx = {path: 'p', keyPath: 'p', project: null}
     const tests = [claudeParser(ctx).holds, codexParser(ctx).holds, geminiParser(ctx).holds]
