@@ -233,6 +233,8 @@ function writeLargeHistory(userHome: string): void {
     if (f === 0 || f === 29) lines.push(claude(f, 903, 'shared_3', 70))
     // A `/btw` sidechain replay of the first file's message, in the last file: dropped.
     if (f === 29) lines.push({...claude(f, 902, 'm_0_1', 99, true), requestId: 'req_other'})
+    // Copies in one file: the later larger one wins; an equal later one does not replace.
+    if (f === 3) lines.push(claude(f, 950, 'm_3_7', 999), claude(f, 951, 'm_3_8', 10 + (8 % 7)))
     write(join(userHome, '.claude', 'projects', `-w-p${f % 3}`, `s${f}.jsonl`), lines)
   }
   for (let f = 0; f < 20; f++) {
@@ -273,6 +275,15 @@ function writeLargeHistory(userHome: string): void {
         tokens: {input: 100 + f, output: 8, cached: 50, thoughts: 4, tool: 0, total: 112 + f},
       })
     }
+    // A message rewritten later in the same file: the last copy wins.
+    if (f === 5)
+      lines.push({
+        id: 'm7',
+        timestamp: ts(f, 7),
+        type: 'gemini',
+        model: 'gemini-2.5-pro',
+        tokens: {input: 1, output: 99, cached: 0, thoughts: 0, tool: 0, total: 100},
+      })
     write(
       join(userHome, '.gemini', 'tmp', `proj${f % 2}`, 'chats', `session-2025-09-01T00-00-${f}.jsonl`),
       lines,
@@ -296,21 +307,21 @@ describe('gwctl usage rescan of a large history (staged, two reader threads)', (
   const cli = (args: string[], env?: Record<string, string>) => runCli(args, {home: home.home, env})
 
   it.each([
-    ['all rows held by each reader until it has read its files', undefined],
-    // a reader writing every 500 rows: copies of a key in different writes are upserted by the rule
-    ['each reader writing every 500 rows (memory bounded)', '500'],
+    ['the worker handing its rows over every 20 000 rows (the default)', undefined],
+    // chunks of 500 rows: many merges, each deciding copies of a key by the rule
+    ['the worker handing its rows over every 500 rows', '500'],
   ])(
     'holds exactly the rows the file-by-file scan writes, and leaves no scratch file: %s',
     async (_, spill) => {
       const rescan = await cli(
         ['usage', 'rescan', '--json'],
-        spill ? {GWCTL_HISTORY_SPILL_ROWS: spill} : undefined,
+        spill ? {GWCTL_HISTORY_CHUNK_ROWS: spill} : undefined,
       )
       expect(rescan.exitCode).toBe(0)
       const stats = json(rescan)
       expect(stats).toMatchObject({files: 70, filesRead: 70, errors: []})
       // 2 Claude copies, 300 Gemini messages of the session split over two files
-      expect(stats.skipped).toMatchObject({duplicate: 303, replay: 1})
+      expect(stats.skipped).toMatchObject({duplicate: 306, replay: 1})
       expect(readdirSync(home.home).filter((n) => n.includes('.rescan-'))).toEqual([])
 
       const staged = await HistoryStore.open(join(home.home, 'logs.db'))
@@ -331,6 +342,11 @@ describe('gwctl usage rescan of a large history (staged, two reader threads)', (
         ])
         const tie = rows.find((r) => r.key === 'c:shared_3:req_shared_3')!
         expect(tie.file).toMatch(/s0\.jsonl$/)
+        // copies in one file: the later larger one, the earlier of equal ones, Gemini's last one
+        const row = (key: string) => rows.find((r) => r.key === key)!
+        expect(row('c:m_3_7:req_m_3_7').output_tokens).toBe(999)
+        expect(row('c:m_3_8:req_m_3_8').ts).toBe(Date.UTC(2025, 8, 1) + 3 * 3_600_000 + 8 * 1000)
+        expect(rows.filter((r) => String(r.key).endsWith(':m7') && r.output_tokens === 99)).toHaveLength(1)
         const cursors = staged.db.prepare('SELECT COUNT(*) AS n FROM history_files').get()
         expect(cursors).toEqual({n: 70})
       } finally {

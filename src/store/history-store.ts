@@ -160,10 +160,12 @@ const CLAUDE_BETTER = (table: string) => `(excluded.sidechain < ${table}.sidecha
  * The rule between two copies of a key read by one rescan, as one reader reading the files in scan
  * order would apply it (`ord(file)`: SQL for the place in the scan of the file numbered `file`):
  * Codex and Gemini keep the later copy, Claude the non-sidechain one, then the larger, then the
- * earlier. An upsert's WHERE: true when `excluded` replaces the row held in `table`.
+ * earlier. An upsert's WHERE: true when `excluded` replaces the row held in `table`. Two copies
+ * from one file (one place in the scan) come from one reader, which upserts a file's rows in file
+ * order: there `excluded` is the later one.
  */
 const SCAN_ORDER_RULE = (table: string, ord: (file: string) => string) => `CASE
-  WHEN substr(excluded.key, 1, 1) <> 'c' THEN ${ord('excluded.file')} > ${ord(`${table}.file`)}
+  WHEN substr(excluded.key, 1, 1) <> 'c' THEN ${ord('excluded.file')} >= ${ord(`${table}.file`)}
   ELSE ${CLAUDE_BETTER(table)} OR (excluded.sidechain = ${table}.sidechain
     AND ${TOTAL('excluded')} = ${TOTAL(table)} AND ${ord('excluded.file')} < ${ord(`${table}.file`)}) END`
 
@@ -793,10 +795,11 @@ export class HistoryStore {
 }
 
 /**
- * Rows a reader thread holds before writing them to its scratch table: a bigger history costs
- * more writes, not more memory. Tests lower it (`GWCTL_HISTORY_SPILL_ROWS`) to cover the upsert.
+ * Rows of a worker's chunk (see `Scratch`): small, so that the last one, merged after the reading,
+ * is quick; at 1 GB of history about 40 chunks, each 3-5 ms of set-up. Tests lower it
+ * (`GWCTL_HISTORY_CHUNK_ROWS`) to merge many chunks.
  */
-export const spillRows = (): number => Number(process.env.GWCTL_HISTORY_SPILL_ROWS) || 40_000
+export const chunkRows = (): number => Number(process.env.GWCTL_HISTORY_CHUNK_ROWS) || 20_000
 
 /** The page cache (negative: KiB) of the history store's connection, and during a rescan's merge. */
 const CACHE_KB = -65536
@@ -808,35 +811,27 @@ const NEW_ID_GAP = 100_000
 const stateJson = (cursor: FileCursor): string | null =>
   cursor.state === null || cursor.state === undefined ? null : JSON.stringify(cursor.state)
 
-/** Claude's rule between two copies of a key (the later `b` wins only when better); others: the later. */
-function better(b: HistoryRecord, a: HistoryRecord): boolean {
-  if (b.tool !== 'claude-code') return true
-  if (b.sidechain !== a.sidechain) return !b.sidechain
-  return b.totalTokens > a.totalTokens
-}
-
 /**
- * A full rescan (or a first scan) does not upsert row by row: inserting random keys one at a time
- * into a b-tree larger than the page cache was most of a 1 GB rescan. Files are read into scratch
- * databases instead (`Scratch`: unjournaled files beside the log database, private to this
- * rescan): the rows are deduplicated in memory and written in key order to the table `staged`
- * (keyed like `history`). With two readers, the worker thread writes a series of small scratch
- * databases, "chunks", and the main thread merges each finished chunk into its own scratch while
- * both still read (`mergeChunk`), so the copies of a key read by the two threads are settled
- * while both cores are busy, not after. `HistoryStore.mergeScratch` then builds the new `history`
- * table from the one scratch (a page-by-page copy), keeps the rows of files not read, builds the
- * indexes by sorting, and swaps it in with the cursors in one transaction. A kill before that
- * transaction commits leaves the database exactly as it was: an interrupted full rescan changes
- * nothing (its scratch files are removed by the next one).
+ * A full rescan (or a first scan) is not written into `history` row by row: each of its rows
+ * would be an upsert into a b-tree as large as the history, in the log database, with its
+ * indexes. Files are read into scratch databases instead (`Scratch`: unjournaled files beside the
+ * log database, private to this rescan), keyed like `history`: each file's rows go in as soon as
+ * it is read (no record outlives its file: at 1 GB, holding 40 000 rows to sort them cost 0.65 s
+ * more garbage collection than it saved), upserted by the scan-order rule, in one transaction
+ * that stays open between files. With two readers, the worker thread writes a series of small
+ * scratch databases, "chunks", and the main thread merges each finished chunk into its own
+ * scratch, in key order, while both still read (`mergeChunk`), so the copies of a key read by the
+ * two threads are settled while both cores are busy, not after. `HistoryStore.mergeScratch` then
+ * builds the new `history` table from the one scratch (a page-by-page copy), keeps the rows of
+ * files not read, builds the indexes by sorting, and swaps it in with the cursors in one
+ * transaction. A kill before that transaction commits leaves the database exactly as it was: an
+ * interrupted full rescan changes nothing (its scratch files are removed by the next one).
  */
 export class Scratch {
   private readonly insertFile: BetterSqlite3.Statement
-  /** The part's rows not written yet, in file order, with their file's number. */
-  private rows: Array<{r: HistoryRecord; file: number}> = []
+  private readonly upsert: Inserter
   /** Rows given (before dedup; a merged chunk's rows are its reader's). */
   added = 0
-  /** `staged` holds rows already: the next ones are upserted by the scan-order rule. */
-  private spilled = false
 
   private constructor(
     private readonly db: Db,
@@ -851,6 +846,11 @@ export class Scratch {
     this.insertFile = db.prepare(
       `INSERT INTO scan_files (id, ${CURSOR_COLUMNS}, ord) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
+    this.upsert = new Inserter(
+      db,
+      (columns, values) => `INSERT INTO staged (${columns}) VALUES ${values}
+        ON CONFLICT(key) DO UPDATE SET ${setAll(columns)} WHERE ${SCAN_ORDER_RULE('staged', SCRATCH_ORD)}`,
+    )
   }
 
   /**
@@ -861,54 +861,57 @@ export class Scratch {
     rmSync(path, {force: true})
     closeSync(openSync(path, 'wx', 0o600))
     const db = openSqlite(path)
-    // Scratch: nothing to recover after a crash, so no journal and no fsync.
-    db.pragma('journal_mode = OFF')
+    // Scratch: nothing to recover after a crash, so no journal and no fsync. better-sqlite3
+    // opens in defensive mode, which refuses `journal_mode = OFF` (the scratch then kept a
+    // rollback journal: 28 MB written at 1 GB); unsafe mode lifts that for this one pragma.
+    db.unsafeMode(true)
+    const mode = db.pragma('journal_mode = OFF', {simple: true})
+    db.unsafeMode(false)
+    if (mode !== 'off') throw new Error(`a scratch database kept journal mode ${String(mode)}`)
     db.pragma('synchronous = OFF')
     db.pragma(`cache_size = ${cacheKb}`)
     return new Scratch(db, path)
   }
 
   /**
-   * Adds files read whole: their cursors (each with its number, `id`), places in the scan order
-   * and rows, in file order.
+   * Adds a file read whole: its cursor (with its number, `id`), its place in the scan order and
+   * its rows, in file order, each upserted by the scan-order rule (a later copy of a key in the
+   * same file is later in the scan). In the transaction that `commit` ends: no commit per file,
+   * which would write the pages the file touched every time.
    */
-  add(batch: ReadonlyArray<{cursor: FileCursor; records: readonly HistoryRecord[]; order: number}>): void {
-    const now = Date.now()
-    this.db.transaction(() => {
-      for (const {cursor: c, records, order} of batch) {
-        if (c.id === undefined) throw new Error(`no file number for ${c.path}`)
-        this.insertFile.run(
-          c.id,
-          c.path,
-          c.tool,
-          c.inode,
-          c.size,
-          c.mtimeMs,
-          c.offset,
-          stateJson(c),
-          now,
-          maxTime(records),
-          order,
-        )
-        for (const r of records) this.rows.push({r, file: c.id})
-        this.added += records.length
-      }
-    })()
-    if (this.rows.length >= spillRows()) this.spill()
+  add(cursor: FileCursor, records: readonly HistoryRecord[], order: number): void {
+    if (cursor.id === undefined) throw new Error(`no file number for ${cursor.path}`)
+    if (!this.db.inTransaction) this.db.exec('BEGIN')
+    this.insertFile.run(
+      cursor.id,
+      cursor.path,
+      cursor.tool,
+      cursor.inode,
+      cursor.size,
+      cursor.mtimeMs,
+      cursor.offset,
+      stateJson(cursor),
+      Date.now(),
+      maxTime(records),
+      order,
+    )
+    for (const r of records) this.upsert.add(r, cursor.id)
+    this.upsert.flush()
+    this.added += records.length
   }
 
-  /** Writes the rows still held (see {@link spill}). */
-  finish(): void {
-    this.spill()
+  /** Writes what was added (before a chunk is merged, handed over, or copied). */
+  commit(): void {
+    if (this.db.inTransaction) this.db.exec('COMMIT')
   }
 
   /**
    * Merges a finished chunk (another reader's scratch, closed) into this one and removes it: its
-   * cursors, and its rows upserted by the scan-order rule. The rows this reader still holds meet
-   * them at the next spill, by the same rule.
+   * cursors, and its rows upserted by the scan-order rule, in key order.
    */
   mergeChunk(path: string): void {
     const db = this.db
+    this.commit()
     db.prepare('ATTACH DATABASE ? AS chunk').run(path)
     try {
       db.transaction(() => {
@@ -921,41 +924,9 @@ export class Scratch {
       db.exec('DETACH DATABASE chunk')
     }
     rmSync(path, {force: true})
-    this.spilled = true
   }
 
-  /**
-   * Writes the rows held in key order to `staged`, one per key: of the copies of a key (next to
-   * each other after a stable sort, in file order) the one the dedup rule keeps. Into an empty
-   * table, appended to the b-tree (never sorted there); after that, upserted by the scan-order
-   * rule: a reader holds at most `spillRows()` rows, so its memory does not grow with the history.
-   */
-  private spill(): void {
-    const rows = this.rows
-    this.rows = []
-    if (rows.length === 0) return
-    rows.sort((a, b) => (a.r.key < b.r.key ? -1 : a.r.key > b.r.key ? 1 : 0))
-    const upsert = this.spilled
-    const insert = new Inserter(this.db, (columns, values) =>
-      upsert
-        ? `INSERT INTO staged (${columns}) VALUES ${values}
-          ON CONFLICT(key) DO UPDATE SET ${setAll(columns)} WHERE ${SCAN_ORDER_RULE('staged', SCRATCH_ORD)}`
-        : `INSERT INTO staged (${columns}) VALUES ${values}`,
-    )
-    this.db.transaction(() => {
-      for (let i = 0; i < rows.length; i++) {
-        let kept = rows[i]
-        while (i + 1 < rows.length && rows[i + 1].r.key === kept.r.key) {
-          i++
-          if (better(rows[i].r, kept.r)) kept = rows[i]
-        }
-        insert.add(kept.r, kept.file)
-      }
-      insert.flush()
-    })()
-    this.spilled = true
-  }
-
+  /** Closes the database; what `commit` did not write is dropped (an interrupted rescan). */
   close(): void {
     if (this.db.open) this.db.close()
   }

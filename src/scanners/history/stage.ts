@@ -5,22 +5,21 @@
  * and the scratch inserts run on two cores. The readers take the files one at a time, in scan
  * order, from a shared counter (not a half each: a Claude Code byte costs more to parse than a
  * Codex one); each file keeps its place in the scan order (`order`), by which copies of a key are
- * decided. The worker hands its rows over in chunks (a scratch database every CHUNK_ROWS rows),
+ * decided. The worker hands its rows over in chunks (a scratch database every `chunkRows()` rows),
  * which the main thread merges into its own scratch between its files: when the last file is
  * read, one scratch holds every row, and the final merge copies it page by page.
  */
 import {statSync} from 'node:fs'
 import {Worker} from 'node:worker_threads'
 
-import {MAIN_SCRATCH_CACHE_KB, Scratch, spillRows} from '../../store/history-store.js'
-import type {FileRead} from './read.js'
+import {chunkRows, MAIN_SCRATCH_CACHE_KB, Scratch} from '../../store/history-store.js'
 import {readHistoryFile} from './read.js'
 import type {HistoryFile, ScanStats} from './scan.js'
 
 /**
  * One reader of a staged rescan: the files it takes from `files` (all of them, in scan order; the
  * next index to take is in `next`, shared by the readers) go into the scratch database `scratch`
- * (with `chunks`: into `<scratch>.c<n>`, a new one every CHUNK_ROWS rows, each handed over when
+ * (with `chunks`: into `<scratch>.c<n>`, a new one every `chunkRows()` rows, each handed over when
  * complete).
  */
 export interface StageJob {
@@ -42,15 +41,6 @@ export type StageResult = Pick<ScanStats, 'filesRead' | 'lines' | 'skipped' | 'e
 /** Below this many bytes to read, one part is read in-process (a worker costs its start-up). */
 export const WORKER_MIN_BYTES = 8 * 1024 * 1024
 
-const BATCH_ROWS = 20_000
-const BATCH_FILES = 200
-
-/**
- * Rows of a worker's chunk: small, so that the last one (merged after the reading) is quick; at
- * 1 GB of history, about 20 chunks, each 3-5 ms of set-up.
- */
-const CHUNK_ROWS = 20_000
-
 /** How often a reader on the main thread lets its event loop run (signals, the worker's messages). */
 const YIELD_MS = 25
 
@@ -67,10 +57,11 @@ export interface ChunkInbox {
 const chunkPath = (scratch: string, n: number) => `${scratch}.c${n}`
 
 /**
- * Reads every file of the job whole into its scratch database. With `chunks` (the main thread
- * beside a worker), the event loop runs every YIELD_MS (a reader never awaits a real I/O), and the
- * worker's finished chunks are merged then; after the last file, the rest of them.
- * `onChunk` (the worker): called with each finished chunk's path.
+ * Reads every file of the job whole into its scratch database, each file's rows written as soon
+ * as it is read. With `chunks` (the main thread beside a worker), the event loop runs every
+ * YIELD_MS (a reader never awaits a real I/O), and the worker's finished chunks are merged then;
+ * after the last file, the rest of them. `onChunk` (the worker): called with each finished
+ * chunk's path.
  */
 export async function stageFiles(
   job: StageJob,
@@ -87,26 +78,9 @@ export async function stageFiles(
     for (let p = chunks?.inbox.shift(); p !== undefined; p = chunks?.inbox.shift()) scratch.mergeChunk(p)
   }
   try {
-    let batch: Array<FileRead & {order: number}> = []
-    let rows = 0
-    // never more rows held than the scratch table writes out at a time
-    const batchRows = Math.min(BATCH_ROWS, spillRows())
     const next = new Int32Array(job.next)
+    const perChunk = chunkRows()
     let yielded = performance.now()
-    const add = async () => {
-      scratch.add(batch)
-      batch = []
-      rows = 0
-      if (job.chunks && scratch.added >= Math.min(CHUNK_ROWS, spillRows())) {
-        // hand the chunk over, and go on in a new one
-        scratch.finish()
-        stats.rowsRead += scratch.added
-        scratch.close()
-        onChunk?.(scratch.path)
-        chunk++
-        scratch = await Scratch.create(path())
-      }
-    }
     for (let i = Atomics.add(next, 0, 1); i < job.files.length; i = Atomics.add(next, 0, 1)) {
       const file = job.files[i]
       if (yields && performance.now() - yielded > YIELD_MS) {
@@ -126,11 +100,18 @@ export async function stageFiles(
       if (!read) continue
       read.cursor.id = file.id
       stats.filesRead++
-      batch.push({...read, order: i})
-      rows += read.records.length
-      if (rows >= batchRows || batch.length >= BATCH_FILES) await add()
+      scratch.add(read.cursor, read.records, i)
+      if (job.chunks && scratch.added >= perChunk) {
+        // hand the chunk over, and go on in a new one
+        scratch.commit()
+        stats.rowsRead += scratch.added
+        scratch.close()
+        onChunk?.(scratch.path)
+        chunk++
+        scratch = await Scratch.create(path())
+      }
     }
-    scratch.add(batch)
+    scratch.commit()
     if (chunks) {
       // the worker's last chunks: merged as they come, then its result
       const done = chunks.done
@@ -147,7 +128,6 @@ export async function stageFiles(
       await done
       merge()
     }
-    scratch.finish()
     stats.rowsRead += scratch.added
     if (job.chunks) {
       scratch.close()
