@@ -697,6 +697,8 @@ describe("the parsers' line tests and time stamps", () => {
       '2025-13-01T00:00:00.000Z',
       '2025-00-10T00:00:00.000Z',
       '2025-01-00T00:00:00.000Z',
+      '2025-01-32T00:00:00.000Z',
+      '2025-02-31T00:00:00.000Z',
       '0999-01-01T00:00:00.000Z',
       '0025-01-01T00:00:00.000Z',
       '2025-01-01T00:00:00.000+',
@@ -712,6 +714,14 @@ describe("the parsers' line tests and time stamps", () => {
     // and one stamp every 7 hours 13 minutes 17.123 seconds over two years, every day of the month
     for (let t = Date.UTC(2024, 0, 1); t < Date.UTC(2026, 0, 1); t += 25_997_123)
       samples.push(new Date(t).toISOString())
-    for (const s of samples) expect(parseTime(s), s).toBe(Date.parse(s))
+    // every day from 1000 to 2999 (leap years and centuries), and the 29th-31st of each month
+    for (let t = Date.UTC(1000, 0, 1); t < Date.UTC(3000, 0, 1); t += 86_400_000 + 3_599_001)
+      samples.push(new Date(t).toISOString())
+    for (const y of [1900, 2000, 2023, 2024, 2100])
+      for (let m = 1; m <= 12; m++)
+        for (const d of [29, 30, 31]) samples.push(`${y}-${String(m).padStart(2, '0')}-${d}T00:00:00.000Z`)
+    const differ = samples.filter((s) => !Object.is(parseTime(s), Date.parse(s)))
+    expect(differ).toEqual([])
+    expect(samples.length).toBeGreaterThan(700_000)
   })
 })

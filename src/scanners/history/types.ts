@@ -82,22 +82,29 @@ export const obj = (v: unknown): Record<string, unknown> | undefined =>
   v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined
 export const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null)
 
-/** The number the `n` characters of `s` from `at` spell, or -1 if one is not a digit. */
-function digits(s: string, at: number, n: number): number {
-  let v = 0
-  for (let i = at; i < at + n; i++) {
-    const c = s.charCodeAt(i) - 48
-    if (c < 0 || c > 9) return -1
-    v = v * 10 + c
-  }
-  return v
+/** The number the two characters of `s` from `at` spell, or -1 if one is not a digit. */
+function twoDigits(s: string, at: number): number {
+  const a = s.charCodeAt(at) - 48
+  const b = s.charCodeAt(at + 1) - 48
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1
+}
+
+/** Days from 1970-01-01 to the date (proleptic Gregorian; Howard Hinnant's `days_from_civil`). */
+function civilDays(y: number, m: number, d: number): number {
+  if (m <= 2) y--
+  const era = Math.floor(y / 400)
+  const yoe = y - era * 400
+  const doy = Math.floor((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1
+  return era * 146_097 + yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy - 719_468
 }
 
 /**
- * `Date.parse(s)`, with the form every agent writes (`2025-08-01T12:34:56.789Z`) read by hand:
- * `Date.parse` is a tenth of a history line's cost. Only plain values take the short way (year
- * 1000 or later, day 1-28, hour 0-23, minute and second 0-59), where `Date.UTC` gives exactly
- * what `Date.parse` does; any other string or value is left to `Date.parse`.
+ * `Date.parse(s)`, with the form every agent writes (`2025-08-01T12:34:56.789Z`) read by hand, in
+ * integer arithmetic: `Date.parse` was a tenth of a history line's cost, and `Date.UTC` still
+ * 0.1 us a row more. Only plain values take the short way (year 1000 or later, day 1-31, hour
+ * 0-23, minute and second 0-59), where the result is exactly what `Date.parse` gives (which, like
+ * this, rolls a day past the month's end over: 2025-02-30 is March 2); any other string or value
+ * is left to `Date.parse`.
  */
 export function parseTime(s: string): number {
   if (
@@ -110,15 +117,29 @@ export function parseTime(s: string): number {
     s.charCodeAt(19) === 46 &&
     s.charCodeAt(23) === 90
   ) {
-    const y = digits(s, 0, 4)
-    const mo = digits(s, 5, 2)
-    const d = digits(s, 8, 2)
-    const h = digits(s, 11, 2)
-    const mi = digits(s, 14, 2)
-    const se = digits(s, 17, 2)
-    const ms = digits(s, 20, 3)
-    if (y >= 1000 && mo >= 1 && mo <= 12 && d >= 1 && d <= 28 && h >= 0 && h <= 23 && mi >= 0 && mi <= 59)
-      if (se >= 0 && se <= 59 && ms >= 0) return Date.UTC(y, mo - 1, d, h, mi, se, ms)
+    const century = twoDigits(s, 0)
+    const year = twoDigits(s, 2)
+    const mo = twoDigits(s, 5)
+    const d = twoDigits(s, 8)
+    const h = twoDigits(s, 11)
+    const mi = twoDigits(s, 14)
+    const se = twoDigits(s, 17)
+    const cs = twoDigits(s, 20)
+    const m3 = s.charCodeAt(22) - 48
+    const y = century * 100 + year
+    if (
+      century >= 10 &&
+      year >= 0 &&
+      mo >= 1 &&
+      mo <= 12 &&
+      d >= 1 &&
+      h >= 0 &&
+      h <= 23 &&
+      mi >= 0 &&
+      mi <= 59
+    )
+      if (se >= 0 && se <= 59 && cs >= 0 && m3 >= 0 && m3 <= 9 && d <= 31)
+        return civilDays(y, mo, d) * 86_400_000 + h * 3_600_000 + mi * 60_000 + se * 1000 + cs * 10 + m3
   }
   return Date.parse(s)
 }
