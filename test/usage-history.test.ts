@@ -307,15 +307,15 @@ describe('gwctl usage rescan of a large history (staged, two reader threads)', (
   const cli = (args: string[], env?: Record<string, string>) => runCli(args, {home: home.home, env})
 
   it.each([
-    ['the worker handing its rows over every 20 000 rows (the default)', undefined],
-    // chunks of 500 rows: many merges, each deciding copies of a key by the rule
-    ['the worker handing its rows over every 500 rows', '500'],
+    ['a reader finding the scratch taken reads on (the default)', undefined],
+    // every file waits its turn to write
+    ['a reader waiting its turn with each file', '1'],
   ])(
     'holds exactly the rows the file-by-file scan writes, and leaves no scratch file: %s',
-    async (_, spill) => {
+    async (_, wait) => {
       const rescan = await cli(
         ['usage', 'rescan', '--json'],
-        spill ? {GWCTL_HISTORY_CHUNK_ROWS: spill} : undefined,
+        wait ? {GWCTL_HISTORY_WAIT_ROWS: wait} : undefined,
       )
       expect(rescan.exitCode).toBe(0)
       const stats = json(rescan)

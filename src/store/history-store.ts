@@ -661,7 +661,7 @@ export class HistoryStore {
   }
 
   /**
-   * Removes the scratch files (a rescan's scratch databases and the worker's chunks) of this
+   * Removes the scratch files (a rescan's scratch database) of this
    * process and of rescans whose process is gone; those of a rescan still running are kept.
    */
   removeScratchFiles(): void {
@@ -794,13 +794,6 @@ export class HistoryStore {
   }
 }
 
-/**
- * Rows of a worker's chunk (see `Scratch`): small, so that the last one, merged after the reading,
- * is quick; at 1 GB of history about 40 chunks, each 3-5 ms of set-up. Tests lower it
- * (`GWCTL_HISTORY_CHUNK_ROWS`) to merge many chunks.
- */
-export const chunkRows = (): number => Number(process.env.GWCTL_HISTORY_CHUNK_ROWS) || 20_000
-
 /** The page cache (negative: KiB) of the history store's connection, and during a rescan's merge. */
 const CACHE_KB = -65536
 const MERGE_CACHE_KB = -262144
@@ -814,35 +807,40 @@ const stateJson = (cursor: FileCursor): string | null =>
 /**
  * A full rescan (or a first scan) is not written into `history` row by row: each of its rows
  * would be an upsert into a b-tree as large as the history, in the log database, with its
- * indexes. Files are read into scratch databases instead (`Scratch`: unjournaled files beside the
- * log database, private to this rescan), keyed like `history`: each file's rows go in as soon as
- * it is read (no record outlives its file: at 1 GB, holding 40 000 rows to sort them cost 0.65 s
- * more garbage collection than it saved), upserted by the scan-order rule, in one transaction
- * that stays open between files. With two readers, the worker thread writes a series of small
- * scratch databases, "chunks", and the main thread merges each finished chunk into its own
- * scratch, in key order, while both still read (`mergeChunk`), so the copies of a key read by the
- * two threads are settled while both cores are busy, not after. `HistoryStore.mergeScratch` then
- * builds the new `history` table from the one scratch (a page-by-page copy), keeps the rows of
- * files not read, builds the indexes by sorting, and swaps it in with the cursors in one
- * transaction. A kill before that transaction commits leaves the database exactly as it was: an
- * interrupted full rescan changes nothing (its scratch files are removed by the next one).
+ * indexes. Files are read into a scratch database instead (`Scratch`: an unjournaled file beside
+ * the log database, private to this rescan), keyed like `history`: each file's rows go in as soon
+ * as it is read (no record outlives its file for long: at 1 GB, holding 40 000 rows to sort them
+ * cost 0.65 s more garbage collection than it saved), upserted by the scan-order rule, so that the
+ * copies of a key are decided as they come. With two readers (the main thread and a worker),
+ * both write into the one scratch, each through its own connection, taking turns under a lock
+ * they share (`shared`): a reader that finds the lock taken keeps its rows and reads on, and
+ * writes them with its next file (it waits only with `waitRows()` rows held). Each turn is one
+ * transaction; the other connection's pages are read again through a memory map, not copied.
+ * (Before, the worker wrote chunks the main thread merged: every one of its rows was written
+ * twice, 1.2 s of the main thread's time at 1 GB.) `HistoryStore.mergeScratch` then builds the
+ * new `history` table from the scratch (a page-by-page copy), keeps the rows of files not read,
+ * builds the indexes by sorting, and swaps it in with the cursors in one transaction. A kill
+ * before that transaction commits leaves the database exactly as it was: an interrupted full
+ * rescan changes nothing (its scratch file is removed by the next one).
  */
 export class Scratch {
   private readonly insertFile: BetterSqlite3.Statement
   private readonly upsert: Inserter
-  /** Rows given (before dedup; a merged chunk's rows are its reader's). */
+  /** The write lock the readers share (`shared[1]`; 1: taken), when there are two. */
+  private readonly lock: Int32Array | undefined
+  /** Files read and not written yet (the lock was taken), with their rows' count. */
+  private pending: Array<{cursor: FileCursor; records: readonly HistoryRecord[]; order: number}> = []
+  private pendingRows = 0
+  private readonly waitRows = waitRows()
+  /** Rows given (before dedup). */
   added = 0
 
   private constructor(
     private readonly db: Db,
     readonly path: string,
+    shared?: SharedArrayBuffer,
   ) {
-    db.exec(`CREATE TABLE IF NOT EXISTS scan_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE,
-        tool TEXT NOT NULL, inode INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL,
-        offset INTEGER NOT NULL, state TEXT, scanned_at INTEGER NOT NULL, max_ts INTEGER,
-        ord INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS staged (${HISTORY_COLUMNS}) WITHOUT ROWID;
-      ${SIDE_INDEX('staged_side_message', 'staged')}`)
+    this.lock = shared && new Int32Array(shared, 4, 1)
     this.insertFile = db.prepare(
       `INSERT INTO scan_files (id, ${CURSOR_COLUMNS}, ord) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
@@ -854,13 +852,29 @@ export class Scratch {
   }
 
   /**
-   * Creates the scratch database at `path` (replacing any file there), mode 0600. `cacheKb`: its
-   * page cache; the main thread's scratch, which takes the worker's chunks, gets a larger one.
+   * Creates the scratch database at `path` (replacing any file there), mode 0600, with its tables.
+   * `shared`: the readers' shared state, when another reader writes it too (see `open`).
    */
-  static async create(path: string, cacheKb = SCRATCH_CACHE_KB): Promise<Scratch> {
+  static async create(path: string, shared?: SharedArrayBuffer): Promise<Scratch> {
     rmSync(path, {force: true})
     closeSync(openSync(path, 'wx', 0o600))
-    const db = openSqlite(path)
+    const db = Scratch.connect(path)
+    db.exec(`CREATE TABLE scan_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE,
+        tool TEXT NOT NULL, inode INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL,
+        offset INTEGER NOT NULL, state TEXT, scanned_at INTEGER NOT NULL, max_ts INTEGER,
+        ord INTEGER NOT NULL);
+      CREATE TABLE staged (${HISTORY_COLUMNS}) WITHOUT ROWID;
+      ${SIDE_INDEX('staged_side_message', 'staged')}`)
+    return new Scratch(db, path, shared)
+  }
+
+  /** The second reader's connection to a scratch database `create` made. */
+  static open(path: string, shared: SharedArrayBuffer): Scratch {
+    return new Scratch(Scratch.connect(path, true), path, shared)
+  }
+
+  private static connect(path: string, mustExist = false): Db {
+    const db = openSqlite(path, {fileMustExist: mustExist})
     // Scratch: nothing to recover after a crash, so no journal and no fsync. better-sqlite3
     // opens in defensive mode, which refuses `journal_mode = OFF` (the scratch then kept a
     // rollback journal: 28 MB written at 1 GB); unsafe mode lifts that for this one pragma.
@@ -869,19 +883,64 @@ export class Scratch {
     db.unsafeMode(false)
     if (mode !== 'off') throw new Error(`a scratch database kept journal mode ${String(mode)}`)
     db.pragma('synchronous = OFF')
-    db.pragma(`cache_size = ${cacheKb}`)
-    return new Scratch(db, path)
+    db.pragma(`cache_size = ${SCRATCH_CACHE_KB}`)
+    // the other reader's writes: read through the map, not again into this connection's cache
+    db.pragma(`mmap_size = ${SCRATCH_MMAP}`)
+    return db
   }
 
   /**
    * Adds a file read whole: its cursor (with its number, `id`), its place in the scan order and
    * its rows, in file order, each upserted by the scan-order rule (a later copy of a key in the
-   * same file is later in the scan). In the transaction that `commit` ends: no commit per file,
-   * which would write the pages the file touched every time.
+   * same file is later in the scan). Alone, in a transaction `commit` ends (no commit per file,
+   * which would write the pages the file touched every time); with another reader, at once if
+   * the write lock is free, else with a later file.
    */
   add(cursor: FileCursor, records: readonly HistoryRecord[], order: number): void {
     if (cursor.id === undefined) throw new Error(`no file number for ${cursor.path}`)
-    if (!this.db.inTransaction) this.db.exec('BEGIN')
+    this.added += records.length
+    if (!this.lock) {
+      if (!this.db.inTransaction) this.db.exec('BEGIN')
+      this.write(cursor, records, order)
+      return
+    }
+    this.pending.push({cursor, records, order})
+    this.pendingRows += records.length
+    this.flush(this.pendingRows >= this.waitRows)
+  }
+
+  /** Writes what was added (the reader's last file read). */
+  commit(): void {
+    if (this.lock) this.flush(true)
+    else if (this.db.inTransaction) this.db.exec('COMMIT')
+  }
+
+  /** Writes the pending files in one transaction, if the lock is free (`wait`: once it is). */
+  private flush(wait: boolean): void {
+    const lock = this.lock!
+    if (this.pending.length === 0) return
+    if (Atomics.compareExchange(lock, 0, 0, 1) !== 0) {
+      if (!wait) return
+      const deadline = Date.now() + LOCK_TIMEOUT_MS
+      while (Atomics.compareExchange(lock, 0, 0, 1) !== 0) {
+        if (Date.now() > deadline)
+          throw new Error('the other history reader held the scratch database too long')
+        Atomics.wait(lock, 0, 1, 20)
+      }
+    }
+    try {
+      this.db.transaction(() => {
+        for (const {cursor, records, order} of this.pending) this.write(cursor, records, order)
+      })()
+    } finally {
+      Atomics.store(lock, 0, 0)
+      Atomics.notify(lock, 0)
+    }
+    this.pending = []
+    this.pendingRows = 0
+  }
+
+  private write(cursor: FileCursor, records: readonly HistoryRecord[], order: number): void {
     this.insertFile.run(
       cursor.id,
       cursor.path,
@@ -895,46 +954,30 @@ export class Scratch {
       maxTime(records),
       order,
     )
-    for (const r of records) this.upsert.add(r, cursor.id)
+    for (const r of records) this.upsert.add(r, cursor.id!)
     this.upsert.flush()
-    this.added += records.length
   }
 
-  /** Writes what was added (before a chunk is merged, handed over, or copied). */
-  commit(): void {
-    if (this.db.inTransaction) this.db.exec('COMMIT')
-  }
-
-  /**
-   * Merges a finished chunk (another reader's scratch, closed) into this one and removes it: its
-   * cursors, and its rows upserted by the scan-order rule, in key order.
-   */
-  mergeChunk(path: string): void {
-    const db = this.db
-    this.commit()
-    db.prepare('ATTACH DATABASE ? AS chunk').run(path)
-    try {
-      db.transaction(() => {
-        db.exec(`INSERT INTO scan_files SELECT * FROM chunk.scan_files`)
-        db.exec(`INSERT INTO staged (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM chunk.staged
-            WHERE true ORDER BY key
-            ON CONFLICT(key) DO UPDATE SET ${SET_ALL} WHERE ${SCAN_ORDER_RULE('staged', SCRATCH_ORD)}`)
-      })()
-    } finally {
-      db.exec('DETACH DATABASE chunk')
-    }
-    rmSync(path, {force: true})
-  }
-
-  /** Closes the database; what `commit` did not write is dropped (an interrupted rescan). */
+  /** Closes the database; what was not written is dropped (an interrupted rescan). */
   close(): void {
     if (this.db.open) this.db.close()
   }
 }
 
+/**
+ * Rows a reader holds, the write lock taken, before it waits for it. Tests lower it
+ * (`GWCTL_HISTORY_WAIT_ROWS`) to make every file wait its turn.
+ */
+const waitRows = (): number => Number(process.env.GWCTL_HISTORY_WAIT_ROWS) || 20_000
+
+/** How long a reader waits for the write lock before it gives up (the other reader is stuck). */
+const LOCK_TIMEOUT_MS = 60_000
+
+/** A scratch database is read through a memory map up to this size. */
+const SCRATCH_MMAP = 1 << 30
+
 /** A file's place in the scan, in a scratch database (its `scan_files` holds every file it has rows of). */
 const SCRATCH_ORD = (file: string) => `(SELECT ord FROM scan_files WHERE id = ${file})`
 
-/** A reader's scratch page cache (KiB, negative): 16 MB; the main thread's, which takes chunks: 128 MB. */
-export const SCRATCH_CACHE_KB = -16384
-export const MAIN_SCRATCH_CACHE_KB = -131072
+/** A scratch connection's page cache (KiB, negative): 64 MB (pages read come from the map). */
+const SCRATCH_CACHE_KB = -65536

@@ -231,7 +231,8 @@ async function stagedScan(
   options: ScanOptions,
   stats: ScanStats,
 ): Promise<void> {
-  const {sharedCounter, stageFiles, stageInWorker, WORKER_MIN_BYTES} = await import('./stage.js')
+  const {sharedState, stageFiles, stageInWorker, WORKER_MIN_BYTES} = await import('./stage.js')
+  const {Scratch} = await import('../../store/history-store.js')
   store.removeScratchFiles()
   // Every file gets its number up front: the reader threads write it into the rows.
   let next = store.newFileIds()
@@ -240,30 +241,23 @@ async function stagedScan(
   for (const f of files) bytes += statSync(f.path, {throwIfNoEntry: false})?.size ?? 0
   // Two readers when there is enough to read: a worker thread and this thread, which reads
   // while the worker starts (a worker's start-up, about 0.1-0.3 s under load, was idle time of
-  // both when two workers read) and yields now and then (a Ctrl-C is seen at once).
-  // The worker hands its rows over in chunks, which this thread merges into its scratch while both
-  // read: the one scratch left is merged into the log database.
+  // both when two workers read) and yields now and then (a Ctrl-C is seen at once). Both write
+  // into one scratch database, taking turns: it is merged into the log database.
   const readers = bytes >= WORKER_MIN_BYTES ? 2 : 1
-  const scratch = store.scratchPath(0)
-  const chunks = store.scratchPath(1)
-  const counter = sharedCounter()
+  const path = store.scratchPath(0)
+  const shared = sharedState()
+  const job = {scratch: path, files, shared}
+  const scratch = await Scratch.create(path, readers > 1 ? shared : undefined)
   let worker: Promise<StageResult> | undefined
   // the worker stops with the scan's signal, and with a failure of this thread's part
   const stopWorker = new AbortController()
   const forward = () => stopWorker.abort(options.signal?.reason)
   options.signal?.addEventListener('abort', forward, {once: true})
   try {
-    const inbox: string[] = []
-    worker =
-      readers > 1
-        ? stageInWorker({scratch: chunks, files, next: counter, chunks: true}, stopWorker.signal, (p) =>
-            inbox.push(p),
-          )
-        : undefined
-    const results = await Promise.all([
-      stageFiles({scratch, files, next: counter}, options.signal, worker && {inbox, done: worker}),
-      ...(worker ? [worker] : []),
-    ])
+    worker = readers > 1 ? stageInWorker(job, stopWorker.signal) : undefined
+    const results = [await stageFiles(job, scratch, options.signal, true)]
+    scratch.close()
+    if (worker) results.push(await worker)
     options.signal?.throwIfAborted()
     let read = 0
     for (const r of results) {
@@ -273,9 +267,10 @@ async function stagedScan(
       stats.errors.push(...r.errors)
       for (const [k, n] of Object.entries(r.skipped)) bump(stats, k as keyof ScanStats['skipped'], n)
     }
-    count(stats, store.mergeScratch(scratch, read))
+    count(stats, store.mergeScratch(path, read))
   } finally {
-    // an interrupted worker may still be writing a chunk: removed once it has exited
+    scratch.close()
+    // an interrupted worker may still be writing: its scratch is removed once it has exited
     options.signal?.removeEventListener('abort', forward)
     if (worker) {
       stopWorker.abort()

@@ -1,13 +1,17 @@
 /**
- * Worker thread of the staged rescan (stage.ts): reads its part into chunks, handing each one
- * over when complete, then posts its result.
+ * Worker thread of the staged rescan (stage.ts): reads its part into the scratch database the
+ * main thread created, then posts its result.
  */
 import {parentPort, workerData} from 'node:worker_threads'
 
+import {Scratch} from '../../store/history-store.js'
 import type {StageJob} from './stage.js'
 import {stageFiles} from './stage.js'
 
-const result = await stageFiles(workerData as StageJob, undefined, undefined, (chunk) =>
-  parentPort?.postMessage({chunk}),
-)
-parentPort?.postMessage(result)
+const job = workerData as StageJob
+const scratch = Scratch.open(job.scratch, job.shared)
+try {
+  parentPort?.postMessage(await stageFiles(job, scratch))
+} finally {
+  scratch.close()
+}
