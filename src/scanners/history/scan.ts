@@ -237,8 +237,12 @@ async function stagedScan(
   // Every file gets its number up front: the reader threads write it into the rows.
   let next = store.newFileIds()
   files = files.map((f) => ({...f, id: cursors.id(f.path) ?? next++}))
+  // (enough to know that there is enough: at 1 GB, statting every file took 25 ms)
   let bytes = 0
-  for (const f of files) bytes += statSync(f.path, {throwIfNoEntry: false})?.size ?? 0
+  for (const f of files) {
+    bytes += statSync(f.path, {throwIfNoEntry: false})?.size ?? 0
+    if (bytes >= WORKER_MIN_BYTES) break
+  }
   // Two readers when there is enough to read: a worker thread and this thread, which reads
   // while the worker starts (a worker's start-up, about 0.1-0.3 s under load, was idle time of
   // both when two workers read) and yields now and then (a Ctrl-C is seen at once). Both write
