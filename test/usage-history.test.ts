@@ -205,8 +205,9 @@ function writeLargeHistory(userHome: string): void {
   const ts = (f: number, i: number) => new Date(Date.UTC(2025, 8, 1) + f * 3_600_000 + i * 1000).toISOString()
   const claude = (f: number, i: number, msg: string, output: number, sidechain = false) => ({
     isSidechain: sidechain,
-    cwd: `/w/p${f % 3}`,
-    sessionId: `s${f}`,
+    // one session moves to another folder, then goes on under another session id
+    cwd: f === 4 && i >= 300 ? '/w/moved' : `/w/p${f % 3}`,
+    sessionId: f === 4 && i >= 450 ? 's4-resumed' : `s${f}`,
     version: '1.0.85',
     type: 'assistant',
     message: {

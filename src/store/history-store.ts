@@ -356,7 +356,9 @@ function maxTime(records: readonly HistoryRecord[]): number | null {
 /**
  * Inserts rows binding only what they hold: the first BASE_COLUMNS values always, each later
  * column only when not zero/NULL (its default). Every bound value costs (a Codex or Gemini row
- * has 10, not 16), so there is one prepared statement per shape, made on first use.
+ * has 10, not 16), so there is one prepared statement per shape, made on first use. With
+ * `shared` (rows added a file at a time), a statement's rows that have the same file, session
+ * and project bind them once, as numbered parameters every row names: a string costs most to bind.
  */
 class Inserter {
   private readonly statements = new Map<number, BetterSqlite3.Statement>()
@@ -368,11 +370,17 @@ class Inserter {
     private readonly db: Db,
     /** The statement for `columns` and `values` (one `(?, ...)` group per row). */
     private readonly sql: (columns: string, values: string) => string,
-  ) {}
+    shared = false,
+  ) {
+    if (shared) this.sharedValues = {file: 0, session: null, project: null}
+  }
+  /** With `shared`: the file, session and project of the rows waiting. */
+  private readonly sharedValues: {file: number; session: string | null; project: string | null} | undefined
 
   /** The shape of `r` (a bit per optional column it binds); its values are pushed onto `v`. */
-  private push(v: unknown[], r: HistoryRecord, file: number): number {
-    v.push(r.key, file, r.time, r.model, r.session, r.project, r.requestId)
+  private push(v: unknown[], r: HistoryRecord, file: number, own = false): number {
+    if (own) v.push(r.key, r.time, r.model, r.requestId)
+    else v.push(r.key, file, r.time, r.model, r.session, r.project, r.requestId)
     v.push(r.inputTokens, r.outputTokens, r.cacheReadTokens)
     // A bit per optional column bound (in STORED order after the base columns).
     const optional = [r.cacheCreationTokens, r.cache5mTokens, r.cache1hTokens, r.reasoningTokens]
@@ -391,14 +399,19 @@ class Inserter {
         v.push(r.messageId)
       }
     }
-    return shape
+    return own ? shape | SHARED_SHAPE : shape
   }
 
   private statement(shape: number, rows: number): BetterSqlite3.Statement {
     let statement = this.statements.get(shape * 1024 + rows)
     if (!statement) {
-      const columns = STORED.filter((_, i) => i < BASE_COLUMNS || shape & (1 << (i - BASE_COLUMNS)))
-      const group = `(${columns.map(() => '?').join(', ')})`
+      let columns: string[] = STORED.filter((_, i) => i < BASE_COLUMNS || shape & (1 << (i - BASE_COLUMNS)))
+      let group = `(${columns.map(() => '?').join(', ')})`
+      if (shape & SHARED_SHAPE) {
+        // the shared columns first, named (numbered 1-3 in every row), then the row's own, anonymous
+        columns = [...SHARED_COLUMNS, ...columns.filter((c) => !SHARED_COLUMNS.includes(c))]
+        group = `(@file, @session, @project${', ?'.repeat(columns.length - SHARED_COLUMNS.length)})`
+      }
       statement = this.db.prepare(this.sql(columns.join(', '), Array(rows).fill(group).join(', ')))
       this.statements.set(shape * 1024 + rows, statement)
     }
@@ -418,23 +431,44 @@ class Inserter {
    */
   add(r: HistoryRecord, file: number): void {
     const v = this.values
+    const shared = this.sharedValues
+    // a row of another file, session or project ends the statement's rows
+    if (
+      shared &&
+      this.pending > 0 &&
+      (shared.file !== file || shared.session !== r.session || shared.project !== r.project)
+    )
+      this.flush()
     const at = v.length
-    const shape = this.push(v, r, file)
+    const shape = this.push(v, r, file, shared !== undefined)
     if (shape !== this.pendingShape && this.pending > 0) {
       const next = v.splice(at)
       this.flush()
       v.push(...next)
+    }
+    if (shared && this.pending === 0) {
+      shared.file = file
+      shared.session = r.session
+      shared.project = r.project
     }
     this.pendingShape = shape
     if (++this.pending === MANY_ROWS) this.flush()
   }
 
   flush(): void {
-    if (this.pending > 0) this.statement(this.pendingShape, this.pending).run(this.values)
+    if (this.pending > 0) {
+      const statement = this.statement(this.pendingShape, this.pending)
+      if (this.sharedValues) statement.run(this.values, this.sharedValues)
+      else statement.run(this.values)
+    }
     this.values.length = 0
     this.pending = 0
   }
 }
+
+/** The columns a `shared` Inserter binds once per statement, and the bit of its statements' shapes. */
+const SHARED_COLUMNS: readonly string[] = ['file', 'session', 'project']
+const SHARED_SHAPE = 64
 
 /** Rows per statement of a bulk insert. */
 const MANY_ROWS = 32
@@ -849,6 +883,7 @@ export class Scratch {
       db,
       (columns, values) => `INSERT INTO staged (${columns}) VALUES ${values}
         ON CONFLICT(key) DO UPDATE SET ${setAll(columns)} WHERE ${SCAN_ORDER_RULE('staged', SCRATCH_ORD)}`,
+      true,
     )
   }
 
