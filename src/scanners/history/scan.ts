@@ -253,13 +253,21 @@ async function stagedScan(
   const job = {scratch: path, files, shared}
   const scratch = await Scratch.create(path, readers > 1 ? shared : undefined)
   let worker: Promise<StageResult> | undefined
-  // the worker stops with the scan's signal, and with a failure of this thread's part
+  // the worker stops with the scan's signal, and with a failure of this thread's part; this
+  // thread's reading stops with the scan's signal, and with a failure of the worker
   const stopWorker = new AbortController()
-  const forward = () => stopWorker.abort(options.signal?.reason)
+  const stopReading = new AbortController()
+  const forward = () => {
+    stopWorker.abort(options.signal?.reason)
+    stopReading.abort(options.signal?.reason)
+  }
   options.signal?.addEventListener('abort', forward, {once: true})
+  if (options.signal?.aborted) forward()
   try {
     worker = readers > 1 ? stageInWorker(job, stopWorker.signal) : undefined
-    const results = [await stageFiles(job, scratch, options.signal, true)]
+    // (handled at once: a worker failing while this thread reads is no unhandled rejection)
+    worker?.catch((error: unknown) => stopReading.abort(error))
+    const results = [await stageFiles(job, scratch, stopReading.signal, true)]
     scratch.close()
     if (worker) results.push(await worker)
     options.signal?.throwIfAborted()
