@@ -212,7 +212,8 @@ function writeLargeHistory(userHome: string): void {
     type: 'assistant',
     message: {
       id: msg,
-      model: 'claude-sonnet-4-20250514',
+      // now and then another model in the same session
+      model: f === 4 && i % 50 === 7 ? 'claude-haiku-4-5' : 'claude-sonnet-4-20250514',
       content: [{type: 'text', text: pad}],
       usage: {
         input_tokens: 5,

@@ -357,8 +357,9 @@ function maxTime(records: readonly HistoryRecord[]): number | null {
  * Inserts rows binding only what they hold: the first BASE_COLUMNS values always, each later
  * column only when not zero/NULL (its default). Every bound value costs (a Codex or Gemini row
  * has 10, not 16), so there is one prepared statement per shape, made on first use. With
- * `shared` (rows added a file at a time), a statement's rows that have the same file, session
- * and project bind them once, as numbered parameters every row names: a string costs most to bind.
+ * `shared` (rows added a file at a time), a statement's rows that have the same file, session,
+ * project and model bind them once, as named parameters every row names: a string costs most to
+ * bind (a file's rows nearly always share them; a change ends the statement's rows).
  */
 class Inserter {
   private readonly statements = new Map<number, BetterSqlite3.Statement>()
@@ -372,14 +373,15 @@ class Inserter {
     private readonly sql: (columns: string, values: string) => string,
     shared = false,
   ) {
-    if (shared) this.sharedValues = {file: 0, session: null, project: null}
+    if (shared) this.sharedValues = {file: 0, session: null, project: null, model: null}
   }
-  /** With `shared`: the file, session and project of the rows waiting. */
-  private readonly sharedValues: {file: number; session: string | null; project: string | null} | undefined
+  /** With `shared`: the file, session, project and model of the rows waiting. */
+  private readonly sharedValues:
+    {file: number; session: string | null; project: string | null; model: string | null} | undefined
 
   /** The shape of `r` (a bit per optional column it binds); its values are pushed onto `v`. */
   private push(v: unknown[], r: HistoryRecord, file: number, own = false): number {
-    if (own) v.push(r.key, r.time, r.model, r.requestId)
+    if (own) v.push(r.key, r.time, r.requestId)
     else v.push(r.key, file, r.time, r.model, r.session, r.project, r.requestId)
     v.push(r.inputTokens, r.outputTokens, r.cacheReadTokens)
     // A bit per optional column bound (in STORED order after the base columns).
@@ -408,9 +410,9 @@ class Inserter {
       let columns: string[] = STORED.filter((_, i) => i < BASE_COLUMNS || shape & (1 << (i - BASE_COLUMNS)))
       let group = `(${columns.map(() => '?').join(', ')})`
       if (shape & SHARED_SHAPE) {
-        // the shared columns first, named (numbered 1-3 in every row), then the row's own, anonymous
+        // the shared columns first, named (numbered 1-4 in every row), then the row's own, anonymous
         columns = [...SHARED_COLUMNS, ...columns.filter((c) => !SHARED_COLUMNS.includes(c))]
-        group = `(@file, @session, @project${', ?'.repeat(columns.length - SHARED_COLUMNS.length)})`
+        group = `(@file, @session, @project, @model${', ?'.repeat(columns.length - SHARED_COLUMNS.length)})`
       }
       statement = this.db.prepare(this.sql(columns.join(', '), Array(rows).fill(group).join(', ')))
       this.statements.set(shape * 1024 + rows, statement)
@@ -432,11 +434,14 @@ class Inserter {
   add(r: HistoryRecord, file: number): void {
     const v = this.values
     const shared = this.sharedValues
-    // a row of another file, session or project ends the statement's rows
+    // a row of another file, session, project or model ends the statement's rows
     if (
       shared &&
       this.pending > 0 &&
-      (shared.file !== file || shared.session !== r.session || shared.project !== r.project)
+      (shared.file !== file ||
+        shared.session !== r.session ||
+        shared.project !== r.project ||
+        shared.model !== r.model)
     )
       this.flush()
     const at = v.length
@@ -450,6 +455,7 @@ class Inserter {
       shared.file = file
       shared.session = r.session
       shared.project = r.project
+      shared.model = r.model
     }
     this.pendingShape = shape
     if (++this.pending === MANY_ROWS) this.flush()
@@ -467,7 +473,7 @@ class Inserter {
 }
 
 /** The columns a `shared` Inserter binds once per statement, and the bit of its statements' shapes. */
-const SHARED_COLUMNS: readonly string[] = ['file', 'session', 'project']
+const SHARED_COLUMNS: readonly string[] = ['file', 'session', 'project', 'model']
 const SHARED_SHAPE = 64
 
 /** Rows per statement of a bulk insert. */
