@@ -356,10 +356,10 @@ function maxTime(records: readonly HistoryRecord[]): number | null {
 /**
  * Inserts rows binding only what they hold: the first BASE_COLUMNS values always, each later
  * column only when not zero/NULL (its default). Every bound value costs (a Codex or Gemini row
- * has 10, not 16), so there is one prepared statement per shape, made on first use. With
- * `shared` (rows added a file at a time), a statement's rows that have the same file, session,
- * project and model bind them once, as named parameters every row names: a string costs most to
- * bind (a file's rows nearly always share them; a change ends the statement's rows).
+ * has 10, not 16), so there is one prepared statement per shape, made on first use. `add` (rows
+ * added a file at a time) writes several rows to a statement, and binds the file, session, project
+ * and model they share once, as named parameters every row names: a string costs most to bind (a
+ * file's rows nearly always share them; a change ends the statement's rows).
  */
 class Inserter {
   private readonly statements = new Map<number, BetterSqlite3.Statement>()
@@ -367,26 +367,31 @@ class Inserter {
   /** Rows of one shape waiting for `add` to write them several to a statement. */
   private pending = 0
   private pendingShape = -1
+  /** The file, session, project and model of the rows waiting. */
+  private readonly shared: {
+    file: number
+    session: string | null
+    project: string | null
+    model: string | null
+  } = {file: 0, session: null, project: null, model: null}
+
   constructor(
     private readonly db: Db,
     /** The statement for `columns` and `values` (one `(?, ...)` group per row). */
     private readonly sql: (columns: string, values: string) => string,
-    shared = false,
-  ) {
-    if (shared) this.sharedValues = {file: 0, session: null, project: null, model: null}
-  }
-  /** With `shared`: the file, session, project and model of the rows waiting. */
-  private readonly sharedValues:
-    {file: number; session: string | null; project: string | null; model: string | null} | undefined
+  ) {}
 
-  /** The shape of `r` (a bit per optional column it binds); its values are pushed onto `v`. */
-  private push(v: unknown[], r: HistoryRecord, file: number, own = false): number {
-    if (own) v.push(r.key, r.time, r.requestId)
+  /**
+   * The shape of `r` (a bit per optional column it binds, and BULK for the statements of `add`);
+   * its values (`bulk`: but the shared ones) are pushed onto `v`.
+   */
+  private push(v: unknown[], r: HistoryRecord, file: number, bulk: boolean): number {
+    if (bulk) v.push(r.key, r.time, r.requestId)
     else v.push(r.key, file, r.time, r.model, r.session, r.project, r.requestId)
     v.push(r.inputTokens, r.outputTokens, r.cacheReadTokens)
     // A bit per optional column bound (in STORED order after the base columns).
     const optional = [r.cacheCreationTokens, r.cache5mTokens, r.cache1hTokens, r.reasoningTokens]
-    let shape = 0
+    let shape = bulk ? BULK : 0
     for (let i = 0; i < 4; i++)
       if (optional[i] !== 0) {
         shape |= 1 << i
@@ -401,7 +406,7 @@ class Inserter {
         v.push(r.messageId)
       }
     }
-    return own ? shape | SHARED_SHAPE : shape
+    return shape
   }
 
   private statement(shape: number, rows: number): BetterSqlite3.Statement {
@@ -409,7 +414,7 @@ class Inserter {
     if (!statement) {
       let columns: string[] = STORED.filter((_, i) => i < BASE_COLUMNS || shape & (1 << (i - BASE_COLUMNS)))
       let group = `(${columns.map(() => '?').join(', ')})`
-      if (shape & SHARED_SHAPE) {
+      if (shape & BULK) {
         // the shared columns first, named (numbered 1-4 in every row), then the row's own, anonymous
         columns = [...SHARED_COLUMNS, ...columns.filter((c) => !SHARED_COLUMNS.includes(c))]
         group = `(@file, @session, @project, @model${', ?'.repeat(columns.length - SHARED_COLUMNS.length)})`
@@ -424,19 +429,17 @@ class Inserter {
   run(r: HistoryRecord, file: number): BetterSqlite3.RunResult {
     const v = this.values
     v.length = 0
-    return this.statement(this.push(v, r, file), 1).run(v)
+    return this.statement(this.push(v, r, file, false), 1).run(v)
   }
 
   /**
-   * Adds a row to write, MANY_ROWS to a statement while they have the same shape (a third less
-   * time per row than one statement each); `flush` writes the rest. Plain inserts only.
+   * Adds a row to write, MANY_ROWS to a statement while they have the same shape, file, session,
+   * project and model (a third less time per row than one statement each); `flush` writes the rest.
    */
   add(r: HistoryRecord, file: number): void {
     const v = this.values
-    const shared = this.sharedValues
-    // a row of another file, session, project or model ends the statement's rows
+    const shared = this.shared
     if (
-      shared &&
       this.pending > 0 &&
       (shared.file !== file ||
         shared.session !== r.session ||
@@ -445,13 +448,13 @@ class Inserter {
     )
       this.flush()
     const at = v.length
-    const shape = this.push(v, r, file, shared !== undefined)
+    const shape = this.push(v, r, file, true)
     if (shape !== this.pendingShape && this.pending > 0) {
       const next = v.splice(at)
       this.flush()
       v.push(...next)
     }
-    if (shared && this.pending === 0) {
+    if (this.pending === 0) {
       shared.file = file
       shared.session = r.session
       shared.project = r.project
@@ -462,19 +465,15 @@ class Inserter {
   }
 
   flush(): void {
-    if (this.pending > 0) {
-      const statement = this.statement(this.pendingShape, this.pending)
-      if (this.sharedValues) statement.run(this.values, this.sharedValues)
-      else statement.run(this.values)
-    }
+    if (this.pending > 0) this.statement(this.pendingShape, this.pending).run(this.values, this.shared)
     this.values.length = 0
     this.pending = 0
   }
 }
 
-/** The columns a `shared` Inserter binds once per statement, and the bit of its statements' shapes. */
+/** The columns `add` binds once per statement, and the bit of its statements' shapes. */
 const SHARED_COLUMNS: readonly string[] = ['file', 'session', 'project', 'model']
-const SHARED_SHAPE = 64
+const BULK = 64
 
 /** Rows per statement of a bulk insert. */
 const MANY_ROWS = 32
@@ -889,7 +888,6 @@ export class Scratch {
       db,
       (columns, values) => `INSERT INTO staged (${columns}) VALUES ${values}
         ON CONFLICT(key) DO UPDATE SET ${setAll(columns)} WHERE ${SCAN_ORDER_RULE('staged', SCRATCH_ORD)}`,
-      true,
     )
   }
 
