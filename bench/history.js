@@ -1,6 +1,7 @@
 /**
  * History bench: generates a Claude Code + Codex CLI + Gemini CLI history of about `--mb` MB
- * (default 1000; 50 with --quick) in a temp HOME, flushes it to disk (`sync`), then times
+ * (default 1000; 50 with --quick) in a temp HOME, flushes it to disk (`sync`), reads it once
+ * (untimed), then times
  *   1. `gwctl usage rescan --json` (full rescan into a fresh logs.db), with its peak RSS, and
  *      `ccusage daily --json --offline` on the same files (ccusage 20.0.24, installed with npm
  *      into a temp folder, never into this repo, or CCUSAGE_BIN), each twice, in the order
@@ -10,7 +11,17 @@
  * Run alone: `node bench/history.js [--mb 200] [--quick]`; `npm run bench` runs it last.
  */
 import {spawnSync} from 'node:child_process'
-import {closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync} from 'node:fs'
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  writeSync,
+} from 'node:fs'
 import {loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -157,6 +168,26 @@ export function generate(home, mb, linesPerFile = 400) {
   return {files: f, bytes}
 }
 
+/**
+ * Reads every file under `dir` once (untimed): right after the generator wrote them, the first
+ * tool to read the files was 0.4-1.0 s slower than the same tool later in the same run (gwctl
+ * first in four full runs, and in runs by hand; with the files read once before, not).
+ */
+function readAll(dir) {
+  const buf = Buffer.allocUnsafe(1 << 20)
+  let bytes = 0
+  for (const e of readdirSync(dir, {withFileTypes: true, recursive: true})) {
+    if (!e.isFile()) continue
+    const fd = openSync(join(e.parentPath ?? e.path, e.name), 'r')
+    try {
+      for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0;) bytes += n
+    } finally {
+      closeSync(fd)
+    }
+  }
+  return bytes
+}
+
 /** Dirty page cache waiting for write-back, MB (Linux; undefined elsewhere). */
 function dirtyMb() {
   try {
@@ -235,6 +266,9 @@ export async function runHistoryBench({mb = 1000} = {}) {
     const ccusage = ccusageBin(dir)
     spawnSync('sync')
     results.dirtyMbAfterSync = dirtyMb()
+    const w0 = performance.now()
+    readAll(home)
+    results.warmReadMs = Math.round(performance.now() - w0)
     const rescan = (n) =>
       timed(process.execPath, [join(ROOT, 'bin', 'run.js'), 'usage', 'rescan', '--json'], {
         ...env,
