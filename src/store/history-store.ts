@@ -871,7 +871,7 @@ export class Scratch {
   /** Files read and not written yet (the lock was taken), with their rows' count. */
   private pending: Array<{cursor: FileCursor; records: readonly HistoryRecord[]; order: number}> = []
   private pendingRows = 0
-  private readonly waitRows = waitRows()
+  private readonly waitAt = waitRows()
   /** Rows given (before dedup). */
   added = 0
 
@@ -944,7 +944,7 @@ export class Scratch {
     }
     this.pending.push({cursor, records, order})
     this.pendingRows += records.length
-    this.flush(this.pendingRows >= this.waitRows)
+    this.flush(this.pendingRows >= this.waitAt)
   }
 
   /** Writes what was added (the reader's last file read). */
