@@ -322,7 +322,8 @@ describe('gwctl usage rescan of a large history (staged, two reader threads)', (
       expect(rescan.exitCode).toBe(0)
       const stats = json(rescan)
       expect(stats).toMatchObject({files: 70, filesRead: 70, errors: []})
-      // 2 Claude copies, 300 Gemini messages of the session split over two files
+      // Claude: 3 copies across files, 2 within one; Gemini: 300 messages of the session split
+      // over two files, 1 rewritten within one
       expect(stats.skipped).toMatchObject({duplicate: 306, replay: 1})
       expect(readdirSync(home.home).filter((n) => n.includes('.rescan-'))).toEqual([])
 
