@@ -694,9 +694,9 @@ export class HistoryStore {
     return max + NEW_ID_GAP
   }
 
-  /** Where a rescan's `n`th scratch database goes: beside the log database, named for this process. */
-  scratchPath(n: number): string {
-    return `${this.db.name}.rescan-${process.pid}-${n}`
+  /** Where a rescan's scratch database goes: beside the log database, named for this process. */
+  scratchPath(): string {
+    return `${this.db.name}.rescan-${process.pid}`
   }
 
   /**
@@ -895,7 +895,7 @@ export class Scratch {
    * Creates the scratch database at `path` (replacing any file there), mode 0600, with its tables.
    * `shared`: the readers' shared state, when another reader writes it too (see `open`).
    */
-  static async create(path: string, shared?: SharedArrayBuffer): Promise<Scratch> {
+  static create(path: string, shared?: SharedArrayBuffer): Scratch {
     rmSync(path, {force: true})
     closeSync(openSync(path, 'wx', 0o600))
     const db = Scratch.connect(path)

@@ -248,10 +248,10 @@ async function stagedScan(
   // both when two workers read) and yields now and then (a Ctrl-C is seen at once). Both write
   // into one scratch database, taking turns: it is merged into the log database.
   const readers = bytes >= WORKER_MIN_BYTES ? 2 : 1
-  const path = store.scratchPath(0)
+  const path = store.scratchPath()
   const shared = sharedState()
   const job = {scratch: path, files, shared}
-  const scratch = await Scratch.create(path, readers > 1 ? shared : undefined)
+  const scratch = Scratch.create(path, readers > 1 ? shared : undefined)
   let worker: Promise<StageResult> | undefined
   // the worker stops with the scan's signal, and with a failure of this thread's part; this
   // thread's reading stops with the scan's signal, and with a failure of the worker
