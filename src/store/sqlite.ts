@@ -44,17 +44,30 @@ export function openSqlite(path: string, options: BetterSqlite3.Options = {}): B
 }
 
 /**
- * Makes the database and its WAL and shared-memory files mode 0600 before SQLite opens them.
- * SQLite creates a new database with mode 0644 (less the umask) and gives the `-wal` and `-shm`
- * files the mode of the database, so the database is created here, empty, with 0600 first.
+ * Makes the database and its WAL and shared-memory files mode 0600. SQLite creates a new database
+ * with mode 0644 (less the umask) and gives the `-wal` and `-shm` files the mode of the database,
+ * so a missing database is created here, empty, with 0600 first; an existing one is only chmod-ed.
+ *
+ * Never open an existing database file outside SQLite: on Linux, closing any descriptor of a file
+ * drops every POSIX lock this process holds on it, SQLite's included ("How To Corrupt An SQLite
+ * Database File", 2.2). With its locks gone, another connection's process (an outside `sqlite3`
+ * reader) believes it is the last one, checkpoints and deletes the `-wal` and `-shm` files under
+ * this process's connection, and later commits are lost or corrupt the database. `chmod` and
+ * `stat` take no descriptor; an exclusive create (`wx`) only opens a file nobody has open.
  */
 export function privateFiles(path: string): void {
-  closeSync(openSync(path, 'a', 0o600))
+  if (!existsSync(path)) {
+    try {
+      closeSync(openSync(path, 'wx', 0o600))
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
+  }
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
     try {
-      if (existsSync(file)) chmodSync(file, 0o600)
+      chmodSync(file, 0o600)
     } catch {
-      // a file of another user: SQLite reports what it cannot open
+      // missing, or a file of another user: SQLite reports what it cannot open
     }
   }
 }
