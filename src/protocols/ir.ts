@@ -1,0 +1,306 @@
+/**
+ * The one intermediate representation (IR) of a model request, a model answer and a stream event
+ * that translation between the four protocol families goes through. Each family has one codec
+ * (`src/protocols/<family>.ts`) with a decoder and an encoder for each; a translated request is
+ * `encode_to(decode_from(body))`, so there are four codecs, not twelve translators.
+ *
+ * Rules every codec keeps:
+ * - Pure: no I/O, no clock, no randomness except where a codec is given `ids`. Nothing here
+ *   imports outside `src/protocols/` and `src/core/`.
+ * - Counts have gwctl's one meaning for every protocol (the same as the usage taps):
+ *   `inputTokens` is every prompt token, cache reads and cache writes included; `outputTokens`
+ *   every generated token, reasoning included; `reasoningTokens` the part of output spent
+ *   reasoning; `cacheReadTokens` / `cacheCreationTokens` the parts of input read from / written to
+ *   a cache (`cache1hTokens` the part of the writes kept one hour, when the protocol says).
+ * - Opaque state that a vendor needs back on the next turn (Anthropic thinking signatures and
+ *   redacted thinking, Gemini `thoughtSignature`, Responses reasoning `encrypted_content`,
+ *   DeepSeek-style `reasoning_content`) is an {@link Opaque} tagged with the family that made it.
+ *   An encoder of an upstream request sends an opaque value only to the family that made it; an
+ *   encoder of a client answer whose protocol has a string field for it wraps a foreign value
+ *   with {@link wrapOpaque} so that the client sends it back verbatim, and the decoder of the next
+ *   request unwraps it with {@link unwrapOpaque}.
+ */
+
+/** The four protocol families (the same names as the gateway's entrances and providers). */
+export type Family = 'chat' | 'responses' | 'messages' | 'gemini'
+
+/** A value only the family that made it can read (a signature, encrypted reasoning, ...). */
+export interface Opaque {
+  family: Family
+  value: string
+}
+
+/** JSON Schema, as the client sent it (passed on untouched where the target accepts it). */
+export type JsonSchema = Record<string, unknown>
+
+export interface TextPart {
+  type: 'text'
+  text: string
+  /** A prompt-cache breakpoint ends here (Anthropic `cache_control`). */
+  cache?: 'ephemeral' | '1h'
+}
+
+export interface ImagePart {
+  type: 'image'
+  /** `image/png`, ... (required with `data`). */
+  mediaType?: string
+  /** Base64 bytes, without a `data:` prefix. */
+  data?: string
+  /** A URL (http(s)); a `data:` URL is decoded into `mediaType` + `data` by the decoders. */
+  url?: string
+}
+
+/**
+ * Reasoning (thinking) the model produced. `text` may be empty (encrypted or redacted only).
+ * `signature`: Anthropic's thinking signature, Gemini's thoughtSignature, or (family `chat`) a
+ * marker that the text came from a chat upstream's `reasoning_content` (value `''`).
+ * `redacted`: Anthropic `redacted_thinking.data`. `encrypted`: a Responses reasoning item, as
+ * the JSON text `{"id":…,"encrypted_content":…}` (family `responses`).
+ */
+export interface ReasoningPart {
+  type: 'reasoning'
+  text: string
+  signature?: Opaque
+  redacted?: Opaque
+  encrypted?: Opaque
+}
+
+export interface ToolCallPart {
+  type: 'tool_call'
+  /** The call id (`call_…`, `toolu_…`; Gemini has none: the decoder makes one). */
+  id: string
+  name: string
+  /** The arguments as JSON text, exactly as the model produced them (`"{}"` when empty). */
+  arguments: string
+  /** Gemini `thoughtSignature` carried on a `functionCall` part. */
+  signature?: Opaque
+}
+
+export interface ToolResultPart {
+  type: 'tool_result'
+  callId: string
+  /** The tool's name when the protocol says it (Gemini needs it: decoders fill it from the call). */
+  name?: string
+  content: Array<TextPart | ImagePart>
+  isError?: boolean
+}
+
+export type Part = TextPart | ImagePart | ReasoningPart | ToolCallPart | ToolResultPart
+
+/**
+ * One turn. Tool results travel in `user` turns (as in Messages); a decoder of a protocol with a
+ * `tool` role or `function_call_output` items merges consecutive results into one user turn.
+ */
+export interface Message {
+  role: 'user' | 'assistant'
+  parts: Part[]
+}
+
+export interface FunctionTool {
+  name: string
+  description?: string
+  parameters: JsonSchema
+}
+
+export type ToolChoice = {type: 'auto'} | {type: 'none'} | {type: 'required'} | {type: 'tool'; name: string}
+
+export type ResponseFormat =
+  | {type: 'text'}
+  | {type: 'json_object'}
+  | {type: 'json_schema'; name?: string; schema: JsonSchema; strict?: boolean}
+
+export type Effort = 'minimal' | 'low' | 'medium' | 'high'
+
+export interface ReasoningSettings {
+  /** Reasoning off (Anthropic `thinking.type: disabled`, Gemini `thinkingBudget: 0`, effort none). */
+  disabled?: boolean
+  effort?: Effort
+  /** Tokens the model may spend thinking (Anthropic `budget_tokens`, Gemini `thinkingBudget`). */
+  budgetTokens?: number
+  /** The client wants the reasoning text back (Gemini `includeThoughts`, Responses `summary`). */
+  include?: boolean
+}
+
+export interface Request {
+  /** The model the client asked for (Gemini: from the path). */
+  model: string | null
+  /** System prompt / instructions / developer messages, in order. */
+  system: TextPart[]
+  messages: Message[]
+  tools: FunctionTool[]
+  /**
+   * Built-in tools the source protocol named (web search, code interpreter, ...) that have no
+   * function form: kept only for the same family (`raw`), dropped elsewhere with `note`.
+   */
+  builtinTools?: Array<{family: Family; raw: unknown}>
+  toolChoice?: ToolChoice
+  parallelToolCalls?: boolean
+  maxTokens?: number
+  temperature?: number
+  topP?: number
+  stop?: string[]
+  responseFormat?: ResponseFormat
+  reasoning?: ReasoningSettings
+  stream: boolean
+  /** Responses `previous_response_id` (a translating route holds or refuses it). */
+  previousResponseId?: string
+  /** Responses `prompt_cache_key` / a client's cache hint, passed where the target has one. */
+  cacheKey?: string
+  /** An end-user id (`user`, `metadata.user_id`), passed where the target has one. */
+  user?: string
+}
+
+export type StopReason =
+  | 'end'
+  | 'max_tokens'
+  | 'tool_use'
+  | 'stop_sequence'
+  | 'content_filter'
+  | 'refusal'
+  | 'pause'
+  | 'context_window'
+
+export interface Usage {
+  inputTokens: number
+  outputTokens: number
+  cacheReadTokens: number
+  cacheCreationTokens: number
+  /** The part of `cacheCreationTokens` written for one hour (Anthropic), when known. */
+  cache1hTokens?: number
+  reasoningTokens: number
+}
+
+export interface Response {
+  id: string
+  model: string
+  /** The assistant's parts in order (reasoning, text, tool calls). */
+  parts: Part[]
+  stop: StopReason
+  /** The stop sequence that ended the answer, when `stop` is `stop_sequence`. */
+  stopSequence?: string
+  usage: Usage
+}
+
+/**
+ * A stream as a sequence of blocks, each opened, filled by deltas and closed (the Messages
+ * shape, the most structured of the four). Decoders of the other protocols open and close
+ * blocks themselves (a chat stream's `delta.content` after `delta.reasoning_content` closes the
+ * reasoning block and opens a text block). Indexes count blocks from 0 in order of opening;
+ * at most one text or reasoning block is open at a time, tool-call blocks may interleave
+ * (several tool calls streamed in parallel).
+ *
+ * A complete stream is: `start`, blocks, `stop`, optionally `usage` (cumulative: each one
+ * replaces the counts it names), `end`. A stream that breaks is: ..., `error`.
+ */
+export type StreamEvent =
+  | {type: 'start'; id: string; model: string; usage?: Partial<Usage>}
+  | {type: 'block_start'; index: number; block: BlockStart}
+  | {type: 'text_delta'; index: number; text: string}
+  | {type: 'reasoning_delta'; index: number; text: string}
+  /** A reasoning block's opaque state (it may come before, among or after its text deltas). */
+  | {type: 'reasoning_opaque'; index: number; signature?: Opaque; redacted?: Opaque; encrypted?: Opaque}
+  | {type: 'tool_args_delta'; index: number; json: string}
+  | {type: 'block_stop'; index: number}
+  | {type: 'stop'; reason: StopReason; stopSequence?: string}
+  | {type: 'usage'; usage: Partial<Usage>}
+  | {type: 'end'}
+  | {type: 'error'; status: number; message: string; code?: string}
+
+export type BlockStart =
+  {type: 'text'} | {type: 'reasoning'} | {type: 'tool_call'; id: string; name: string; signature?: Opaque}
+
+/** A request the codec cannot represent or that breaks its protocol's rules: answered 400. */
+export class TranslationError extends Error {
+  constructor(
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message)
+    this.name = 'TranslationError'
+  }
+}
+
+/** Reasoning and signatures kept across turns for clients whose protocol cannot carry them. */
+export interface CarryStore {
+  get(key: string): Part[] | undefined
+  set(key: string, parts: Part[]): void
+}
+
+/** What every codec's functions may be given. */
+export interface CodecContext {
+  /** Kept opaque state for protocols with no field to carry it (chat clients). */
+  carry?: CarryStore
+  /** Makes ids for things the source had none for (Gemini tool calls, responses). */
+  newId?: (prefix: string) => string
+}
+
+const WRAP = 'gwx1.'
+
+/**
+ * The string a client of `clientFamily` is given for `opaque`: the vendor's own value when the
+ * client speaks that vendor's protocol (a client going straight to the vendor later still works),
+ * else `gwx1.<family>.<value>`, which only gwctl reads back.
+ */
+export function wrapOpaque(clientFamily: Family, opaque: Opaque): string {
+  return opaque.family === clientFamily ? opaque.value : `${WRAP}${opaque.family}.${opaque.value}`
+}
+
+/** The inverse of {@link wrapOpaque}: a string a client of `clientFamily` sent back. */
+export function unwrapOpaque(clientFamily: Family, value: string): Opaque {
+  if (value.startsWith(WRAP)) {
+    const dot = value.indexOf('.', WRAP.length)
+    const family = value.slice(WRAP.length, dot) as Family
+    if (
+      dot > 0 &&
+      (family === 'chat' || family === 'responses' || family === 'messages' || family === 'gemini')
+    )
+      return {family, value: value.slice(dot + 1)}
+  }
+  return {family: clientFamily, value}
+}
+
+export const emptyUsage = (): Usage => ({
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheCreationTokens: 0,
+  reasoningTokens: 0,
+})
+
+/**
+ * One family's codec. Requests and answers are parsed JSON; streams are SSE events, decoded one
+ * at a time (`event` is the SSE `event:` name, `data` the raw `data:` text) and encoded into SSE
+ * text ready to write (several events may come out of one).
+ */
+export interface Codec {
+  readonly family: Family
+  /** A client's request body (and, for Gemini, the model and stream flag from its path). */
+  decodeRequest(body: unknown, ctx: CodecContext & {model?: string | null; stream?: boolean}): Request
+  /** The body to send to an upstream of this family for `request`, asking for `model`. */
+  encodeRequest(request: Request, model: string, ctx?: CodecContext): Record<string, unknown>
+  /** The path (below the provider's base URL) of a request of this family. */
+  path(model: string, stream: boolean): string
+  /** An upstream's non-stream answer. */
+  decodeResponse(body: unknown, ctx?: CodecContext): Response
+  /** A non-stream answer for a client of this family. */
+  encodeResponse(response: Response, ctx?: CodecContext): Record<string, unknown>
+  /** Reads an upstream's stream of this family. */
+  streamDecoder(ctx?: CodecContext): StreamDecoder
+  /** Writes a stream for a client of this family. */
+  streamEncoder(ctx?: CodecContext & {model?: string}): StreamEncoder
+}
+
+export interface StreamDecoder {
+  /** One SSE event of the upstream; returns the IR events it amounts to. */
+  event(name: string | undefined, data: string): StreamEvent[]
+  /**
+   * The upstream's stream ended. Returns what remains (closing open blocks); a stream that ended
+   * without its protocol's terminal event yields an `error` event.
+   */
+  end(): StreamEvent[]
+}
+
+export interface StreamEncoder {
+  /** The SSE text for one IR event ('' when it needs no bytes of its own). */
+  event(event: StreamEvent): string
+}
