@@ -100,6 +100,12 @@ export interface FunctionTool {
   name: string
   description?: string
   parameters: JsonSchema
+  /**
+   * A Responses `custom` (free-form) tool, such as Codex's `apply_patch`: elsewhere it is a
+   * function with one string parameter `input`, and its calls come back to a Responses client as
+   * `custom_tool_call` items. `format` is the tool's grammar, kept for a Responses upstream.
+   */
+  custom?: {format?: unknown}
 }
 
 export type ToolChoice = {type: 'auto'} | {type: 'none'} | {type: 'required'} | {type: 'tool'; name: string}
@@ -232,6 +238,13 @@ export interface CodecContext {
   carry?: CarryStore
   /** Makes ids for things the source had none for (Gemini tool calls, responses). */
   newId?: (prefix: string) => string
+  /**
+   * The client's request, decoded (given to the encoders of the client's answer): which tools
+   * are custom, whether a chat client asked for stream usage, the model it asked for.
+   */
+  request?: Request
+  /** Chat streams: the client asked for the usage chunk (`stream_options.include_usage`). */
+  includeUsage?: boolean
 }
 
 const WRAP = 'gwx1.'
