@@ -1,0 +1,178 @@
+/**
+ * What the Responses codec's request, answer and stream code share: usage in both directions,
+ * output items for a Responses client, reasoning items and their `encrypted_content`.
+ */
+import {randomUUID} from 'node:crypto'
+
+import type {CodecContext, Opaque, Part, ReasoningPart, Request, StopReason, Usage} from './ir.js'
+import {emptyUsage, wrapOpaque} from './ir.js'
+
+export type Body = Record<string, unknown>
+
+export const isObject = (value: unknown): value is Body =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+export const num = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) ? value : 0
+
+export function newId(ctx: CodecContext | undefined, prefix: string): string {
+  return ctx?.newId?.(prefix) ?? `${prefix}_${randomUUID().replace(/-/g, '')}`
+}
+
+/** `resp_…` for an answer id of another family (Codex and the SDK only need it to be a string). */
+export const responseId = (id: string): string => (id.startsWith('resp_') ? id : `resp_${id}`)
+
+export function usageFromResponses(raw: unknown): Partial<Usage> | undefined {
+  if (!isObject(raw)) return undefined
+  const input = isObject(raw.input_tokens_details) ? raw.input_tokens_details : {}
+  const output = isObject(raw.output_tokens_details) ? raw.output_tokens_details : {}
+  return {
+    inputTokens: num(raw.input_tokens),
+    outputTokens: num(raw.output_tokens),
+    cacheReadTokens: num(input.cached_tokens),
+    reasoningTokens: num(output.reasoning_tokens),
+  }
+}
+
+export function usageToResponses(usage: Usage): Body {
+  return {
+    input_tokens: usage.inputTokens,
+    input_tokens_details: {cached_tokens: usage.cacheReadTokens},
+    output_tokens: usage.outputTokens,
+    output_tokens_details: {reasoning_tokens: usage.reasoningTokens},
+    total_tokens: usage.inputTokens + usage.outputTokens,
+  }
+}
+
+export const fullUsage = (usage: Partial<Usage> | undefined): Usage => ({...emptyUsage(), ...usage})
+
+/** Whether the client's request declared `name` as a Responses `custom` tool. */
+export const isCustomTool = (request: Request | undefined, name: string): boolean =>
+  !!request?.tools.some((tool) => tool.name === name && tool.custom)
+
+/** The free-form input of a custom tool call from its IR arguments `{"input": …}`. */
+export function customInput(args: string): string {
+  try {
+    const parsed: unknown = JSON.parse(args)
+    if (isObject(parsed) && typeof parsed.input === 'string') return parsed.input
+  } catch {
+    // not JSON: the model wrote the input itself
+  }
+  return args
+}
+
+/** The one opaque a reasoning part carries (a Responses item has one string field for it). */
+export const opaqueOf = (part: ReasoningPart): Opaque | undefined =>
+  part.encrypted ?? part.signature ?? part.redacted
+
+/** A reasoning output item for a Responses client (`summary` from the text, the opaque wrapped). */
+export function reasoningItem(part: ReasoningPart, fallbackId: string): Body {
+  let id = fallbackId
+  let encrypted: string | undefined
+  if (part.encrypted?.family === 'responses') {
+    const own = parseOwnReasoning(part.encrypted.value)
+    if (own.id) id = own.id
+    encrypted = own.encrypted_content
+  } else {
+    const opaque = opaqueOf(part)
+    if (opaque) encrypted = wrapOpaque('responses', opaque)
+  }
+  const item: Body = {
+    type: 'reasoning',
+    id,
+    summary: part.text ? [{type: 'summary_text', text: part.text}] : [],
+  }
+  if (encrypted !== undefined) item.encrypted_content = encrypted
+  return item
+}
+
+/** `{"id":…,"encrypted_content":…}`, the value of a Responses-family `encrypted` opaque. */
+export function parseOwnReasoning(value: string): {id?: string; encrypted_content?: string} {
+  try {
+    const parsed: unknown = JSON.parse(value)
+    if (isObject(parsed))
+      return {
+        id: typeof parsed.id === 'string' ? parsed.id : undefined,
+        encrypted_content:
+          typeof parsed.encrypted_content === 'string' ? parsed.encrypted_content : undefined,
+      }
+  } catch {
+    // a bare value: the encrypted content itself
+  }
+  return {encrypted_content: value}
+}
+
+export const ownReasoning = (id: unknown, encrypted: unknown): Opaque | undefined =>
+  typeof encrypted === 'string' && encrypted
+    ? {family: 'responses', value: JSON.stringify({id, encrypted_content: encrypted})}
+    : undefined
+
+/** Whether any of these reasoning parts holds state of a family other than `client`'s. */
+export const hasForeignOpaque = (parts: Part[], client: string): boolean =>
+  parts.some(
+    (p) =>
+      p.type === 'reasoning' &&
+      [p.signature, p.redacted, p.encrypted].some((o) => o !== undefined && o.family !== client),
+  )
+
+/** A tool call's own signature (Gemini) as a reasoning part, so a Responses client keeps it. */
+export const signaturePart = (signature: Opaque): ReasoningPart => ({type: 'reasoning', text: '', signature})
+
+export function functionCallItem(
+  ctx: CodecContext | undefined,
+  call: {id: string; name: string; arguments: string},
+  itemId: string,
+  status: 'in_progress' | 'completed',
+): Body {
+  if (isCustomTool(ctx?.request, call.name))
+    return {
+      type: 'custom_tool_call',
+      id: itemId,
+      call_id: call.id,
+      name: call.name,
+      input: status === 'completed' ? customInput(call.arguments) : '',
+      status,
+    }
+  return {
+    type: 'function_call',
+    id: itemId,
+    call_id: call.id,
+    name: call.name,
+    arguments: status === 'completed' ? call.arguments || '{}' : '',
+    status,
+  }
+}
+
+export function statusOf(stop: StopReason): {status: string; incomplete_details: Body | null} {
+  if (stop === 'max_tokens' || stop === 'context_window')
+    return {status: 'incomplete', incomplete_details: {reason: 'max_output_tokens'}}
+  if (stop === 'content_filter') return {status: 'incomplete', incomplete_details: {reason: 'content_filter'}}
+  return {status: 'completed', incomplete_details: null}
+}
+
+/** The response object of a Responses answer (non-stream body, and the stream's snapshots). */
+export function responseObject(fields: {
+  id: string
+  model: string
+  createdAt: number
+  status: string
+  output: Body[]
+  usage: Usage | null
+  incompleteDetails?: Body | null
+  request?: Request
+}): Body {
+  return {
+    id: responseId(fields.id),
+    object: 'response',
+    created_at: fields.createdAt,
+    status: fields.status,
+    error: null,
+    incomplete_details: fields.incompleteDetails ?? null,
+    model: fields.model,
+    output: fields.output,
+    parallel_tool_calls: fields.request?.parallelToolCalls ?? true,
+    tool_choice: 'auto',
+    tools: [],
+    usage: fields.usage ? usageToResponses(fields.usage) : null,
+  }
+}

@@ -1,0 +1,479 @@
+/**
+ * The OpenAI Responses codec (`POST /v1/responses`, Codex's protocol): requests and answers
+ * both ways; the stream code is in `responses-stream.ts`.
+ */
+import type {
+  Codec,
+  CodecContext,
+  Effort,
+  FunctionTool,
+  ImagePart,
+  Message,
+  Part,
+  ReasoningPart,
+  Request,
+  Response,
+  ResponseFormat,
+  StopReason,
+  TextPart,
+  ToolChoice,
+  ToolResultPart,
+} from './ir.js'
+import {TranslationError, unwrapOpaque} from './ir.js'
+import type {Body} from './responses-items.js'
+import {
+  customInput,
+  fullUsage,
+  functionCallItem,
+  hasForeignOpaque,
+  isObject,
+  newId,
+  ownReasoning,
+  parseOwnReasoning,
+  reasoningItem,
+  responseObject,
+  signaturePart,
+  statusOf,
+  usageFromResponses,
+} from './responses-items.js'
+import {ResponsesStreamDecoder, ResponsesStreamEncoder} from './responses-stream.js'
+
+const CUSTOM_PARAMETERS = {type: 'object', properties: {input: {type: 'string'}}, required: ['input']}
+
+export function imageFromUrl(url: string): ImagePart {
+  const m = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s.exec(url)
+  return m ? {type: 'image', mediaType: m[1], data: m[2]} : {type: 'image', url}
+}
+
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
+
+/** Text and images of a message's `content` or a tool output (string or parts). */
+function contentParts(content: unknown): Array<TextPart | ImagePart> {
+  if (typeof content === 'string') return content ? [{type: 'text', text: content}] : []
+  if (!Array.isArray(content)) return []
+  const parts: Array<TextPart | ImagePart> = []
+  for (const raw of content) {
+    if (!isObject(raw)) continue
+    if (typeof raw.text === 'string') parts.push({type: 'text', text: raw.text})
+    else if (raw.type === 'refusal' && typeof raw.refusal === 'string')
+      parts.push({type: 'text', text: raw.refusal})
+    else if (raw.type === 'input_image') {
+      const url = str(raw.image_url) ?? (isObject(raw.image_url) ? str(raw.image_url.url) : undefined)
+      if (url) parts.push(imageFromUrl(url))
+    }
+  }
+  return parts
+}
+
+function reasoningFromItem(item: Body): ReasoningPart {
+  const summary = Array.isArray(item.summary) ? item.summary : []
+  const texts = summary.filter(isObject).map((s) => str(s.text) ?? '')
+  const part: ReasoningPart = {type: 'reasoning', text: texts.filter(Boolean).join('\n\n')}
+  const encrypted = str(item.encrypted_content)
+  if (encrypted) {
+    const opaque = unwrapOpaque('responses', encrypted)
+    if (opaque.family === 'responses') part.encrypted = ownReasoning(item.id, encrypted)
+    else part.signature = opaque
+  }
+  return part
+}
+
+function toolChoice(raw: unknown): ToolChoice | undefined {
+  if (raw === 'auto' || raw === 'none' || raw === 'required') return {type: raw}
+  if (isObject(raw) && (raw.type === 'function' || raw.type === 'custom') && typeof raw.name === 'string')
+    return {type: 'tool', name: raw.name}
+  return undefined
+}
+
+function responseFormat(text: unknown): ResponseFormat | undefined {
+  const format = isObject(text) ? text.format : undefined
+  if (!isObject(format)) return undefined
+  if (format.type === 'json_object') return {type: 'json_object'}
+  if (format.type === 'json_schema' && isObject(format.schema))
+    return {
+      type: 'json_schema',
+      name: str(format.name),
+      schema: format.schema,
+      ...(typeof format.strict === 'boolean' ? {strict: format.strict} : {}),
+    }
+  if (format.type === 'text') return {type: 'text'}
+  return undefined
+}
+
+const EFFORTS: Record<string, Effort> = {
+  minimal: 'minimal',
+  low: 'low',
+  medium: 'medium',
+  high: 'high',
+  xhigh: 'high',
+}
+
+function decodeRequest(body: unknown, ctx: CodecContext): Request {
+  if (!isObject(body)) throw new TranslationError('request body must be a JSON object')
+  const system: TextPart[] = []
+  if (typeof body.instructions === 'string' && body.instructions)
+    system.push({type: 'text', text: body.instructions})
+  const messages: Message[] = []
+  const callNames = new Map<string, string>()
+  const push = (role: Message['role'], parts: Part[]) => {
+    if (!parts.length) return
+    const last = messages.at(-1)
+    if (last?.role === role) last.parts.push(...parts)
+    else messages.push({role, parts})
+  }
+  const input =
+    typeof body.input === 'string' ? [{type: 'message', role: 'user', content: body.input}] : body.input
+  for (const item of Array.isArray(input) ? input : []) {
+    if (!isObject(item)) continue
+    const type = item.type ?? (item.role ? 'message' : undefined)
+    if (type === 'message') {
+      const parts = contentParts(item.content)
+      if (item.role === 'system' || item.role === 'developer')
+        system.push(...parts.filter((p): p is TextPart => p.type === 'text'))
+      else push(item.role === 'assistant' ? 'assistant' : 'user', parts)
+    } else if (type === 'function_call' || type === 'custom_tool_call') {
+      const id = str(item.call_id) ?? str(item.id) ?? ''
+      const name = str(item.name) ?? ''
+      callNames.set(id, name)
+      const args =
+        type === 'custom_tool_call'
+          ? JSON.stringify({input: str(item.input) ?? ''})
+          : str(item.arguments) || '{}'
+      push('assistant', [{type: 'tool_call', id, name, arguments: args}])
+    } else if (type === 'function_call_output' || type === 'custom_tool_call_output') {
+      const callId = str(item.call_id) ?? ''
+      const result: ToolResultPart = {type: 'tool_result', callId, content: contentParts(item.output)}
+      const name = callNames.get(callId)
+      if (name) result.name = name
+      push('user', [result])
+    } else if (type === 'reasoning') push('assistant', [reasoningFromItem(item)])
+  }
+  for (const message of messages) if (message.role === 'assistant') restoreCarried(message, ctx)
+
+  const tools: FunctionTool[] = []
+  const builtinTools: NonNullable<Request['builtinTools']> = []
+  for (const tool of Array.isArray(body.tools) ? body.tools : []) {
+    if (!isObject(tool)) continue
+    if (tool.type === 'function' && typeof tool.name === 'string')
+      tools.push({
+        name: tool.name,
+        ...(typeof tool.description === 'string' ? {description: tool.description} : {}),
+        parameters: isObject(tool.parameters) ? tool.parameters : {type: 'object', properties: {}},
+      })
+    else if (tool.type === 'custom' && typeof tool.name === 'string')
+      tools.push({
+        name: tool.name,
+        ...(typeof tool.description === 'string' ? {description: tool.description} : {}),
+        parameters: structuredClone(CUSTOM_PARAMETERS),
+        custom: {format: tool.format},
+      })
+    else builtinTools.push({family: 'responses', raw: tool})
+  }
+
+  const request: Request = {
+    model: str(body.model) ?? null,
+    system,
+    messages,
+    tools,
+    stream: body.stream === true,
+  }
+  if (builtinTools.length) request.builtinTools = builtinTools
+  const choice = toolChoice(body.tool_choice)
+  if (choice) request.toolChoice = choice
+  if (typeof body.parallel_tool_calls === 'boolean') request.parallelToolCalls = body.parallel_tool_calls
+  if (typeof body.max_output_tokens === 'number') request.maxTokens = body.max_output_tokens
+  if (typeof body.temperature === 'number') request.temperature = body.temperature
+  if (typeof body.top_p === 'number') request.topP = body.top_p
+  const format = responseFormat(body.text)
+  if (format) request.responseFormat = format
+  if (isObject(body.reasoning)) {
+    const effort = str(body.reasoning.effort)
+    if (effort === 'none') request.reasoning = {disabled: true}
+    else
+      request.reasoning = {
+        ...(effort && EFFORTS[effort] ? {effort: EFFORTS[effort]} : {}),
+        include: body.reasoning.summary !== undefined && body.reasoning.summary !== null,
+      }
+  }
+  if (typeof body.previous_response_id === 'string') request.previousResponseId = body.previous_response_id
+  if (typeof body.prompt_cache_key === 'string') request.cacheKey = body.prompt_cache_key
+  if (typeof body.user === 'string') request.user = body.user
+  return request
+}
+
+/** CARRY: an assistant turn whose tool call has no reasoning before it gets the kept parts. */
+function restoreCarried(message: Message, ctx: CodecContext): void {
+  if (!ctx.carry) return
+  const first = message.parts.findIndex((p) => p.type === 'tool_call')
+  if (first < 0 || message.parts.slice(0, first).some((p) => p.type === 'reasoning')) return
+  for (const part of message.parts)
+    if (part.type === 'tool_call') {
+      const kept = ctx.carry.get(part.id)
+      if (kept?.length) {
+        message.parts.splice(first, 0, ...kept)
+        return
+      }
+    }
+}
+
+function effortOf(request: Request): Effort | undefined {
+  const r = request.reasoning
+  if (!r || r.disabled) return undefined
+  if (r.effort) return r.effort
+  if (r.budgetTokens === undefined) return undefined
+  return r.budgetTokens <= 1024 ? 'low' : r.budgetTokens <= 8192 ? 'medium' : 'high'
+}
+
+function encodeRequest(request: Request, model: string): Record<string, unknown> {
+  const customs = new Set(request.tools.filter((t) => t.custom).map((t) => t.name))
+  const callNames = new Map<string, string>()
+  const input: Body[] = []
+  for (const message of request.messages) {
+    let content: Body[] = []
+    const flush = () => {
+      if (content.length) input.push({type: 'message', role: message.role, content})
+      content = []
+    }
+    for (const part of message.parts) {
+      if (part.type === 'text')
+        content.push({type: message.role === 'assistant' ? 'output_text' : 'input_text', text: part.text})
+      else if (part.type === 'image') {
+        if (message.role === 'assistant') continue
+        const url = part.data ? `data:${part.mediaType ?? 'image/png'};base64,${part.data}` : part.url
+        if (url) content.push({type: 'input_image', image_url: url, detail: 'auto'})
+      } else if (part.type === 'reasoning') {
+        flush()
+        if (part.encrypted?.family !== 'responses' || !part.encrypted.value) continue
+        const own = parseOwnReasoning(part.encrypted.value)
+        if (!own.encrypted_content) continue
+        input.push({
+          type: 'reasoning',
+          ...(own.id ? {id: own.id} : {}),
+          summary: part.text ? [{type: 'summary_text', text: part.text}] : [],
+          encrypted_content: own.encrypted_content,
+        })
+      } else if (part.type === 'tool_call') {
+        flush()
+        callNames.set(part.id, part.name)
+        input.push(
+          customs.has(part.name)
+            ? {
+                type: 'custom_tool_call',
+                call_id: part.id,
+                name: part.name,
+                input: customInput(part.arguments),
+              }
+            : {type: 'function_call', call_id: part.id, name: part.name, arguments: part.arguments || '{}'},
+        )
+      } else if (part.type === 'tool_result') {
+        flush()
+        const name = part.name ?? callNames.get(part.callId)
+        const images = part.content.some((c) => c.type === 'image')
+        const text = part.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
+        const output = images
+          ? part.content.map((c) =>
+              c.type === 'text'
+                ? {type: 'input_text', text: c.text}
+                : {
+                    type: 'input_image',
+                    image_url: c.data ? `data:${c.mediaType ?? 'image/png'};base64,${c.data}` : c.url,
+                  },
+            )
+          : text
+        input.push({
+          type: name && customs.has(name) ? 'custom_tool_call_output' : 'function_call_output',
+          call_id: part.callId,
+          output,
+        })
+      }
+    }
+    flush()
+  }
+  const body: Body = {model, input}
+  const instructions = request.system.map((p) => p.text).join('\n\n')
+  if (instructions) body.instructions = instructions
+  const tools: unknown[] = request.tools.map((tool) =>
+    tool.custom
+      ? {
+          type: 'custom',
+          name: tool.name,
+          ...(tool.description ? {description: tool.description} : {}),
+          ...(tool.custom.format !== undefined ? {format: tool.custom.format} : {}),
+        }
+      : {
+          type: 'function',
+          name: tool.name,
+          ...(tool.description ? {description: tool.description} : {}),
+          parameters: tool.parameters,
+          strict: false,
+        },
+  )
+  for (const builtin of request.builtinTools ?? [])
+    if (builtin.family === 'responses') tools.push(builtin.raw)
+  if (tools.length) body.tools = tools
+  const choice = request.toolChoice
+  if (choice)
+    body.tool_choice =
+      choice.type === 'tool'
+        ? {type: customs.has(choice.name) ? 'custom' : 'function', name: choice.name}
+        : choice.type
+  if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls
+  if (request.maxTokens !== undefined) body.max_output_tokens = request.maxTokens
+  if (request.temperature !== undefined) body.temperature = request.temperature
+  if (request.topP !== undefined) body.top_p = request.topP
+  const format = request.responseFormat
+  if (format)
+    body.text = {
+      format:
+        format.type === 'json_schema'
+          ? {
+              type: 'json_schema',
+              name: format.name ?? 'response',
+              schema: format.schema,
+              ...(format.strict !== undefined ? {strict: format.strict} : {}),
+            }
+          : {type: format.type},
+    }
+  const effort = effortOf(request)
+  if (request.reasoning && !request.reasoning.disabled) {
+    body.reasoning = {...(effort ? {effort} : {}), ...(request.reasoning.include ? {summary: 'auto'} : {})}
+    body.store = false
+    body.include = ['reasoning.encrypted_content']
+  }
+  if (request.previousResponseId) body.previous_response_id = request.previousResponseId
+  if (request.cacheKey) body.prompt_cache_key = request.cacheKey
+  if (request.user) body.user = request.user
+  body.stream = request.stream
+  return body
+}
+
+/** The parts of one output item of a Responses answer. */
+export function partsOfItem(item: Body): Part[] {
+  if (item.type === 'message') return contentParts(item.content)
+  if (item.type === 'function_call')
+    return [
+      {
+        type: 'tool_call',
+        id: str(item.call_id) ?? str(item.id) ?? '',
+        name: str(item.name) ?? '',
+        arguments: str(item.arguments) || '{}',
+      },
+    ]
+  if (item.type === 'custom_tool_call')
+    return [
+      {
+        type: 'tool_call',
+        id: str(item.call_id) ?? str(item.id) ?? '',
+        name: str(item.name) ?? '',
+        arguments: JSON.stringify({input: str(item.input) ?? ''}),
+      },
+    ]
+  if (item.type === 'reasoning') {
+    const summary = (Array.isArray(item.summary) ? item.summary : []).filter(isObject)
+    const content = (Array.isArray(item.content) ? item.content : []).filter(isObject)
+    const texts = (summary.length ? summary : content).map((s) => str(s.text) ?? '').filter(Boolean)
+    const part: ReasoningPart = {type: 'reasoning', text: texts.join('\n\n')}
+    const encrypted = ownReasoning(item.id, item.encrypted_content)
+    if (encrypted) part.encrypted = encrypted
+    return [part]
+  }
+  return []
+}
+
+export function stopOf(
+  status: unknown,
+  incomplete: unknown,
+  toolCalls: boolean,
+  refusal: boolean,
+): StopReason {
+  if (status === 'incomplete') {
+    const reason = isObject(incomplete) ? incomplete.reason : undefined
+    return reason === 'content_filter' ? 'content_filter' : 'max_tokens'
+  }
+  return toolCalls ? 'tool_use' : refusal ? 'refusal' : 'end'
+}
+
+function decodeResponse(body: unknown, ctx?: CodecContext): Response {
+  if (!isObject(body)) throw new TranslationError('upstream answer is not a JSON object', 502)
+  if (body.status === 'failed' || isObject(body.error)) {
+    const error = isObject(body.error) ? body.error : {}
+    throw new TranslationError(str(error.message) ?? 'upstream response failed', 502)
+  }
+  const parts: Part[] = []
+  let refusal = false
+  for (const item of Array.isArray(body.output) ? body.output : []) {
+    if (!isObject(item)) continue
+    parts.push(...partsOfItem(item))
+    if (item.type === 'message' && Array.isArray(item.content))
+      refusal ||= item.content.some((c) => isObject(c) && c.type === 'refusal')
+  }
+  return {
+    id: str(body.id) ?? newId(ctx, 'resp'),
+    model: str(body.model) ?? '',
+    parts,
+    stop: stopOf(
+      body.status,
+      body.incomplete_details,
+      parts.some((p) => p.type === 'tool_call'),
+      refusal,
+    ),
+    usage: fullUsage(usageFromResponses(body.usage)),
+  }
+}
+
+function encodeResponse(response: Response, ctx?: CodecContext): Record<string, unknown> {
+  const output: Body[] = []
+  const reasoning: Part[] = []
+  let message: Body | undefined
+  for (const part of response.parts) {
+    if (part.type === 'text') {
+      if (!message) {
+        message = {
+          type: 'message',
+          id: newId(ctx, 'msg'),
+          role: 'assistant',
+          status: 'completed',
+          content: [],
+        }
+        output.push(message)
+      }
+      ;(message.content as Body[]).push({type: 'output_text', text: part.text, annotations: []})
+      continue
+    }
+    message = undefined
+    if (part.type === 'reasoning') {
+      reasoning.push(part)
+      output.push(reasoningItem(part, newId(ctx, 'rs')))
+    } else if (part.type === 'tool_call') {
+      if (part.signature) {
+        const sig = signaturePart(part.signature)
+        reasoning.push(sig)
+        output.push(reasoningItem(sig, newId(ctx, 'rs')))
+      }
+      if (hasForeignOpaque(reasoning, 'responses')) ctx?.carry?.set(part.id, [...reasoning])
+      output.push(functionCallItem(ctx, part, newId(ctx, 'fc'), 'completed'))
+    }
+  }
+  const {status, incomplete_details} = statusOf(response.stop)
+  return responseObject({
+    id: response.id,
+    model: ctx?.request?.model ?? response.model,
+    createdAt: Math.floor(Date.now() / 1000),
+    status,
+    incompleteDetails: incomplete_details,
+    output,
+    usage: response.usage,
+    request: ctx?.request,
+  })
+}
+
+export const responsesCodec: Codec = {
+  family: 'responses',
+  decodeRequest,
+  encodeRequest,
+  path: () => '/v1/responses',
+  decodeResponse,
+  encodeResponse,
+  streamDecoder: (ctx) => new ResponsesStreamDecoder(ctx),
+  streamEncoder: (ctx) => new ResponsesStreamEncoder(ctx),
+}
