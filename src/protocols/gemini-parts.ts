@@ -1,0 +1,77 @@
+/**
+ * What the Gemini codec's answer and stream code share: a candidate's parts, finish reasons and
+ * usage in both directions.
+ */
+import type {CodecContext, Part, StopReason, Usage} from './ir.js'
+import type {Body} from './responses-items.js'
+import {isObject, newId, num} from './responses-items.js'
+
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
+
+const FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY'])
+
+/** The IR stop reason of a `finishReason` (STOP after function calls is `tool_use`). */
+export function stopOfFinish(finish: string | undefined, toolCalls: boolean): StopReason {
+  if (finish === 'MAX_TOKENS') return 'max_tokens'
+  if (finish && FILTERED.has(finish)) return 'content_filter'
+  return toolCalls ? 'tool_use' : 'end'
+}
+
+export function finishReasonOf(stop: StopReason): string {
+  if (stop === 'max_tokens' || stop === 'context_window') return 'MAX_TOKENS'
+  if (stop === 'content_filter' || stop === 'refusal') return 'SAFETY'
+  return 'STOP'
+}
+
+export function usageFromGemini(raw: unknown): Partial<Usage> | undefined {
+  if (!isObject(raw)) return undefined
+  const thoughts = num(raw.thoughtsTokenCount)
+  return {
+    inputTokens: num(raw.promptTokenCount) + num(raw.toolUsePromptTokenCount),
+    outputTokens: num(raw.candidatesTokenCount) + thoughts,
+    cacheReadTokens: num(raw.cachedContentTokenCount),
+    reasoningTokens: thoughts,
+  }
+}
+
+export function usageToGemini(usage: Usage): Body {
+  const out: Body = {
+    promptTokenCount: usage.inputTokens,
+    candidatesTokenCount: Math.max(0, usage.outputTokens - usage.reasoningTokens),
+    totalTokenCount: usage.inputTokens + usage.outputTokens,
+  }
+  if (usage.cacheReadTokens) out.cachedContentTokenCount = usage.cacheReadTokens
+  if (usage.reasoningTokens) out.thoughtsTokenCount = usage.reasoningTokens
+  return out
+}
+
+/** The IR parts of a candidate's content (a thoughtSignature on a text part: a reasoning part). */
+export function partsOfCandidate(candidate: Body, ctx?: CodecContext): Part[] {
+  const parts: Part[] = []
+  const raw =
+    isObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : []
+  for (const p of raw) {
+    if (!isObject(p)) continue
+    const sig = str(p.thoughtSignature)
+      ? {family: 'gemini' as const, value: p.thoughtSignature as string}
+      : undefined
+    if (typeof p.text === 'string') {
+      if (p.thought === true) parts.push({type: 'reasoning', text: p.text, ...(sig && {signature: sig})})
+      else {
+        if (sig) parts.push({type: 'reasoning', text: '', signature: sig})
+        if (p.text) parts.push({type: 'text', text: p.text})
+      }
+    } else if (isObject(p.functionCall)) {
+      const fc = p.functionCall
+      parts.push({
+        type: 'tool_call',
+        id: str(fc.id) ?? newId(ctx, 'call'),
+        name: str(fc.name) ?? '',
+        arguments: JSON.stringify(isObject(fc.args) ? fc.args : {}),
+        ...(sig && {signature: sig}),
+      })
+    } else if (isObject(p.inlineData))
+      parts.push({type: 'image', mediaType: str(p.inlineData.mimeType), data: str(p.inlineData.data) ?? ''})
+  }
+  return parts
+}

@@ -1,0 +1,291 @@
+/**
+ * Gemini streams (`alt=sse`: `data: <GenerateContentResponse>` events, no terminal event but a
+ * chunk with `finishReason`): the decoder opens and closes IR blocks itself; the encoder writes
+ * the chunks `@google/genai` and Gemini CLI read.
+ */
+import type {
+  CodecContext,
+  Opaque,
+  Part,
+  ReasoningPart,
+  StopReason,
+  StreamDecoder,
+  StreamEncoder,
+  StreamEvent,
+  Usage,
+} from './ir.js'
+import {wrapOpaque} from './ir.js'
+import {finishReasonOf, stopOfFinish, usageFromGemini, usageToGemini} from './gemini-parts.js'
+import type {Body} from './responses-items.js'
+import {fullUsage, hasForeignOpaque, isObject, newId} from './responses-items.js'
+
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
+
+export class GeminiStreamDecoder implements StreamDecoder {
+  private started = false
+  private finished = false
+  private done = false
+  private next = 0
+  private open: {index: number; kind: 'text' | 'reasoning'} | undefined
+  private toolCalls = false
+  private heldUsage: Partial<Usage> | undefined
+
+  constructor(private readonly ctx?: CodecContext) {}
+
+  event(_name: string | undefined, data: string): StreamEvent[] {
+    if (this.done) return []
+    let chunk: unknown
+    try {
+      chunk = JSON.parse(data)
+    } catch {
+      return []
+    }
+    if (!isObject(chunk)) return []
+    if (isObject(chunk.error)) {
+      this.done = true
+      const code = typeof chunk.error.code === 'number' ? chunk.error.code : 502
+      return [
+        {
+          type: 'error',
+          status: code >= 400 ? code : 502,
+          message: str(chunk.error.message) ?? 'upstream error',
+          ...(str(chunk.error.status) && {code: str(chunk.error.status)}),
+        },
+      ]
+    }
+    const out: StreamEvent[] = []
+    if (!this.started) {
+      this.started = true
+      out.push({
+        type: 'start',
+        id: str(chunk.responseId) ?? newId(this.ctx, 'resp'),
+        model: str(chunk.modelVersion) ?? '',
+      })
+    }
+    const candidate =
+      Array.isArray(chunk.candidates) && isObject(chunk.candidates[0]) ? chunk.candidates[0] : {}
+    const parts =
+      isObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : []
+    for (const p of parts) if (isObject(p)) this.part(out, p)
+    const finish = str(candidate.finishReason)
+    const blocked = isObject(chunk.promptFeedback) && chunk.promptFeedback.blockReason !== undefined
+    const usage = usageFromGemini(chunk.usageMetadata)
+    if (usage) this.heldUsage = usage
+    if (finish === 'MALFORMED_FUNCTION_CALL') {
+      this.done = true
+      out.push({type: 'error', status: 502, message: 'upstream produced a malformed function call'})
+      return out
+    }
+    if ((finish || blocked) && !this.finished) {
+      this.close(out)
+      this.finished = true
+      const reason: StopReason = blocked ? 'content_filter' : stopOfFinish(finish, this.toolCalls)
+      out.push({type: 'stop', reason})
+      if (this.heldUsage) out.push({type: 'usage', usage: this.heldUsage})
+    } else if (this.finished && usage) out.push({type: 'usage', usage})
+    return out
+  }
+
+  end(): StreamEvent[] {
+    if (this.done) return []
+    this.done = true
+    if (!this.finished)
+      return [{type: 'error', status: 502, message: 'upstream stream ended before a chunk with finishReason'}]
+    const out: StreamEvent[] = []
+    this.close(out)
+    out.push({type: 'end'})
+    return out
+  }
+
+  private part(out: StreamEvent[], p: Body): void {
+    const sig: Opaque | undefined = str(p.thoughtSignature)
+      ? {family: 'gemini', value: p.thoughtSignature as string}
+      : undefined
+    if (typeof p.text === 'string') {
+      if (p.thought === true) {
+        const index = this.ensure(out, 'reasoning')
+        if (p.text) out.push({type: 'reasoning_delta', index, text: p.text})
+        if (sig) out.push({type: 'reasoning_opaque', index, signature: sig})
+        return
+      }
+      if (sig) {
+        const index = this.ensure(out, 'reasoning')
+        out.push({type: 'reasoning_opaque', index, signature: sig})
+      }
+      if (p.text) out.push({type: 'text_delta', index: this.ensure(out, 'text'), text: p.text})
+    } else if (isObject(p.functionCall)) {
+      this.close(out)
+      const fc = p.functionCall
+      const index = this.next++
+      this.toolCalls = true
+      out.push({
+        type: 'block_start',
+        index,
+        block: {
+          type: 'tool_call',
+          id: str(fc.id) ?? newId(this.ctx, 'call'),
+          name: str(fc.name) ?? '',
+          ...(sig && {signature: sig}),
+        },
+      })
+      out.push({type: 'tool_args_delta', index, json: JSON.stringify(isObject(fc.args) ? fc.args : {})})
+      out.push({type: 'block_stop', index})
+    }
+  }
+
+  private ensure(out: StreamEvent[], kind: 'text' | 'reasoning'): number {
+    if (this.open?.kind === kind) return this.open.index
+    this.close(out)
+    this.open = {index: this.next++, kind}
+    out.push({type: 'block_start', index: this.open.index, block: {type: kind}})
+    return this.open.index
+  }
+
+  private close(out: StreamEvent[]): void {
+    if (!this.open) return
+    out.push({type: 'block_stop', index: this.open.index})
+    this.open = undefined
+  }
+}
+
+const STATUS: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL',
+  503: 'UNAVAILABLE',
+  504: 'DEADLINE_EXCEEDED',
+}
+
+/** Gemini's `status` name for an HTTP status. */
+export const statusName = (code: number): string =>
+  STATUS[code] ?? (code >= 500 ? 'UNAVAILABLE' : 'INVALID_ARGUMENT')
+
+/** Writes `data: <GenerateContentResponse>` chunks for a Gemini client. */
+export class GeminiStreamEncoder implements StreamEncoder {
+  private id = ''
+  private model: string
+  private finished = false
+  private stop: StopReason = 'end'
+  private usage: Partial<Usage> = {}
+  private readonly calls = new Map<number, {id: string; name: string; args: string; signature?: Opaque}>()
+  private readonly thinking = new Map<number, ReasoningPart>()
+  private readonly reasoning: Part[] = []
+
+  constructor(private readonly ctx?: CodecContext & {model?: string}) {
+    this.model = ctx?.request?.model ?? ctx?.model ?? ''
+  }
+
+  event(event: StreamEvent): string {
+    if (this.finished) return ''
+    if (!this.id && event.type !== 'error')
+      this.id = (event.type === 'start' && event.id) || newId(this.ctx, 'resp')
+    switch (event.type) {
+      case 'start':
+        if (!this.model) this.model = event.model
+        return ''
+      case 'text_delta':
+        return event.text ? this.chunk([{text: event.text}]) : ''
+      case 'block_start':
+        if (event.block.type === 'tool_call')
+          this.calls.set(event.index, {
+            id: event.block.id,
+            name: event.block.name,
+            args: '',
+            ...(event.block.signature && {signature: event.block.signature}),
+          })
+        else if (event.block.type === 'reasoning')
+          this.thinking.set(event.index, {type: 'reasoning', text: ''})
+        return ''
+      case 'reasoning_delta': {
+        const part = this.thinking.get(event.index)
+        if (part) part.text += event.text
+        return event.text ? this.chunk([{text: event.text, thought: true}]) : ''
+      }
+      case 'reasoning_opaque': {
+        const part = this.thinking.get(event.index)
+        const {signature, redacted, encrypted} = event
+        if (part)
+          Object.assign(part, signature && {signature}, redacted && {redacted}, encrypted && {encrypted})
+        const opaque = signature ?? encrypted ?? redacted
+        return opaque
+          ? this.chunk([{text: '', thought: true, thoughtSignature: wrapOpaque('gemini', opaque)}])
+          : ''
+      }
+      case 'tool_args_delta': {
+        const call = this.calls.get(event.index)
+        if (call) call.args += event.json
+        return ''
+      }
+      case 'block_stop':
+        return this.blockStop(event.index)
+      case 'stop':
+        this.stop = event.reason
+        return ''
+      case 'usage':
+        this.usage = {...this.usage, ...event.usage}
+        return ''
+      case 'end': {
+        let out = ''
+        for (const index of [...this.calls.keys()]) out += this.blockStop(index)
+        this.finished = true
+        return (
+          out +
+          this.data({
+            candidates: [
+              {content: {role: 'model', parts: []}, finishReason: finishReasonOf(this.stop), index: 0},
+            ],
+            usageMetadata: usageToGemini(fullUsage(this.usage)),
+            modelVersion: this.model,
+            responseId: this.id,
+          })
+        )
+      }
+      case 'error':
+        this.finished = true
+        return `data: ${JSON.stringify({
+          error: {code: event.status, message: event.message, status: statusName(event.status)},
+        })}\n\n`
+    }
+  }
+
+  private blockStop(index: number): string {
+    const thought = this.thinking.get(index)
+    if (thought) {
+      this.thinking.delete(index)
+      this.reasoning.push(thought)
+      return ''
+    }
+    const call = this.calls.get(index)
+    if (!call) return ''
+    this.calls.delete(index)
+    if (hasForeignOpaque(this.reasoning, 'gemini')) this.ctx?.carry?.set(call.id, [...this.reasoning])
+    let args: unknown = {}
+    try {
+      const parsed: unknown = JSON.parse(call.args || '{}')
+      if (isObject(parsed)) args = parsed
+    } catch {
+      // unparseable arguments: the call goes out with none
+    }
+    return this.chunk([
+      {
+        functionCall: {name: call.name, args, id: call.id},
+        ...(call.signature && {thoughtSignature: wrapOpaque('gemini', call.signature)}),
+      },
+    ])
+  }
+
+  private chunk(parts: Body[]): string {
+    return this.data({
+      candidates: [{content: {role: 'model', parts}, index: 0}],
+      modelVersion: this.model,
+      responseId: this.id,
+    })
+  }
+
+  private data(body: Body): string {
+    return `data: ${JSON.stringify(body)}\n\n`
+  }
+}

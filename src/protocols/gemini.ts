@@ -1,0 +1,440 @@
+/**
+ * The Gemini codec (`generateContent` / `streamGenerateContent?alt=sse`, Gemini CLI's protocol):
+ * requests and answers both ways; the stream code is in `gemini-stream.ts`.
+ */
+import type {
+  Codec,
+  CodecContext,
+  Effort,
+  FunctionTool,
+  ImagePart,
+  JsonSchema,
+  Message,
+  Opaque,
+  Part,
+  Request,
+  Response,
+  StopReason,
+  TextPart,
+  ToolCallPart,
+} from './ir.js'
+import {TranslationError, unwrapOpaque, wrapOpaque} from './ir.js'
+import {GeminiStreamDecoder, GeminiStreamEncoder} from './gemini-stream.js'
+import {
+  finishReasonOf,
+  partsOfCandidate,
+  stopOfFinish,
+  usageFromGemini,
+  usageToGemini,
+} from './gemini-parts.js'
+import type {Body} from './responses-items.js'
+import {fullUsage, hasForeignOpaque, isObject, newId} from './responses-items.js'
+
+/** Gemini 3 accepts this in place of a thought signature it did not make (documented). */
+export const SKIP_SIGNATURE = 'skip_thought_signature_validator'
+
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
+
+const TYPE_NAMES = new Set(['STRING', 'NUMBER', 'INTEGER', 'BOOLEAN', 'ARRAY', 'OBJECT', 'NULL'])
+
+/** OpenAPI-style schema (`"type": "OBJECT"`) to JSON Schema's lower-case type names, recursively. */
+export function normaliseSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(normaliseSchema)
+  if (!isObject(schema)) return schema
+  const out: Body = {}
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'type' && typeof value === 'string' && TYPE_NAMES.has(value)) out[key] = value.toLowerCase()
+    else if (key === 'type' && Array.isArray(value))
+      out[key] = value.map((v) => (typeof v === 'string' && TYPE_NAMES.has(v) ? v.toLowerCase() : v))
+    else out[key] = key === 'enum' || key === 'required' || key === 'example' ? value : normaliseSchema(value)
+  }
+  return out
+}
+
+const partsOf = (content: unknown): unknown[] =>
+  isObject(content) && Array.isArray(content.parts) ? content.parts : []
+
+function responseContent(response: unknown): {content: TextPart[]; isError: boolean} {
+  if (isObject(response)) {
+    const keys = Object.keys(response)
+    if (keys.length === 1 && typeof response.output === 'string')
+      return {content: [{type: 'text', text: response.output}], isError: false}
+    if (keys.length === 1 && response.error !== undefined) {
+      const text = typeof response.error === 'string' ? response.error : JSON.stringify(response.error)
+      return {content: [{type: 'text', text}], isError: true}
+    }
+  }
+  return {content: [{type: 'text', text: JSON.stringify(response ?? {})}], isError: false}
+}
+
+function decodeRequest(
+  body: unknown,
+  ctx: CodecContext & {model?: string | null; stream?: boolean},
+): Request {
+  if (!isObject(body)) throw new TranslationError('request body must be a JSON object')
+  const system: TextPart[] = []
+  for (const p of partsOf(body.systemInstruction ?? body.system_instruction))
+    if (isObject(p) && typeof p.text === 'string') system.push({type: 'text', text: p.text})
+
+  const messages: Message[] = []
+  const pending: Array<{id: string; name: string}> = []
+  const contents = Array.isArray(body.contents) ? body.contents : []
+  contents.forEach((content, turn) => {
+    const role = isObject(content) && content.role === 'model' ? 'assistant' : 'user'
+    const parts: Part[] = []
+    let calls = 0
+    for (const p of partsOf(content)) {
+      if (!isObject(p)) continue
+      const sig = str(p.thoughtSignature) ? unwrapOpaque('gemini', p.thoughtSignature as string) : undefined
+      if (typeof p.text === 'string') {
+        if (p.thought === true) parts.push({type: 'reasoning', text: p.text, ...(sig && {signature: sig})})
+        else {
+          if (sig) parts.push({type: 'reasoning', text: '', signature: sig})
+          if (p.text) parts.push({type: 'text', text: p.text})
+        }
+      } else if (isObject(p.inlineData)) {
+        parts.push({type: 'image', mediaType: str(p.inlineData.mimeType), data: str(p.inlineData.data) ?? ''})
+      } else if (isObject(p.fileData)) {
+        const image: ImagePart = {type: 'image', url: str(p.fileData.fileUri) ?? ''}
+        if (str(p.fileData.mimeType)) image.mediaType = str(p.fileData.mimeType)
+        parts.push(image)
+      } else if (isObject(p.functionCall)) {
+        const fc = p.functionCall
+        const call: ToolCallPart = {
+          type: 'tool_call',
+          id: str(fc.id) ?? `call_${turn}_${calls}`,
+          name: str(fc.name) ?? '',
+          arguments: JSON.stringify(isObject(fc.args) ? fc.args : {}),
+        }
+        calls++
+        if (sig) call.signature = sig
+        pending.push({id: call.id, name: call.name})
+        parts.push(call)
+      } else if (isObject(p.functionResponse)) {
+        const fr = p.functionResponse
+        const name = str(fr.name) ?? ''
+        let id = str(fr.id)
+        const at = id ? pending.findIndex((c) => c.id === id) : pending.findIndex((c) => c.name === name)
+        if (at >= 0) {
+          id ??= pending[at].id
+          pending.splice(at, 1)
+        }
+        const {content: out, isError} = responseContent(fr.response)
+        parts.push({
+          type: 'tool_result',
+          callId: id ?? `call_${name}`,
+          name,
+          content: out,
+          ...(isError ? {isError} : {}),
+        })
+      }
+    }
+    if (!parts.length) return
+    const last = messages.at(-1)
+    if (last?.role === role) last.parts.push(...parts)
+    else messages.push({role, parts})
+  })
+  for (const message of messages) if (message.role === 'assistant') restoreCarried(message, ctx)
+
+  const tools: FunctionTool[] = []
+  const builtinTools: NonNullable<Request['builtinTools']> = []
+  for (const tool of Array.isArray(body.tools) ? body.tools : []) {
+    if (!isObject(tool)) continue
+    const decls = tool.functionDeclarations ?? tool.function_declarations
+    if (Array.isArray(decls)) {
+      for (const d of decls) {
+        if (!isObject(d) || typeof d.name !== 'string') continue
+        const parameters = isObject(d.parametersJsonSchema)
+          ? d.parametersJsonSchema
+          : isObject(d.parameters)
+            ? (normaliseSchema(d.parameters) as JsonSchema)
+            : {type: 'object', properties: {}}
+        tools.push({
+          name: d.name,
+          ...(typeof d.description === 'string' && {description: d.description}),
+          parameters,
+        })
+      }
+      const rest = Object.keys(tool).filter(
+        (k) => k !== 'functionDeclarations' && k !== 'function_declarations',
+      )
+      if (!rest.length) continue
+    }
+    builtinTools.push({family: 'gemini', raw: tool})
+  }
+
+  const request: Request = {model: ctx.model ?? null, system, messages, tools, stream: ctx.stream ?? false}
+  if (builtinTools.length) request.builtinTools = builtinTools
+  const fcc = isObject(body.toolConfig) ? body.toolConfig.functionCallingConfig : undefined
+  if (isObject(fcc)) {
+    const names = Array.isArray(fcc.allowedFunctionNames) ? fcc.allowedFunctionNames : []
+    if (fcc.mode === 'NONE') request.toolChoice = {type: 'none'}
+    else if (fcc.mode === 'ANY')
+      request.toolChoice =
+        names.length === 1 && typeof names[0] === 'string'
+          ? {type: 'tool', name: names[0]}
+          : {type: 'required'}
+    else if (fcc.mode === 'AUTO' || fcc.mode === 'VALIDATED') request.toolChoice = {type: 'auto'}
+  }
+  const config = isObject(body.generationConfig) ? body.generationConfig : {}
+  if (typeof config.temperature === 'number') request.temperature = config.temperature
+  if (typeof config.topP === 'number') request.topP = config.topP
+  if (typeof config.maxOutputTokens === 'number') request.maxTokens = config.maxOutputTokens
+  if (Array.isArray(config.stopSequences))
+    request.stop = config.stopSequences.filter((s) => typeof s === 'string')
+  if (config.responseMimeType === 'application/json') {
+    const schema = isObject(config.responseJsonSchema)
+      ? config.responseJsonSchema
+      : isObject(config.responseSchema)
+        ? (normaliseSchema(config.responseSchema) as JsonSchema)
+        : undefined
+    request.responseFormat = schema ? {type: 'json_schema', schema} : {type: 'json_object'}
+  }
+  const thinking = isObject(config.thinkingConfig) ? config.thinkingConfig : undefined
+  if (thinking) {
+    const budget = thinking.thinkingBudget
+    const level = str(thinking.thinkingLevel)?.toLowerCase()
+    if (budget === 0) request.reasoning = {disabled: true}
+    else
+      request.reasoning = {
+        ...(typeof budget === 'number' && budget > 0 && {budgetTokens: budget}),
+        ...((level === 'minimal' || level === 'low' || level === 'medium' || level === 'high') && {
+          effort: level as Effort,
+        }),
+        ...(typeof thinking.includeThoughts === 'boolean' && {include: thinking.includeThoughts}),
+      }
+  }
+  return request
+}
+
+/** CARRY: Gemini CLI drops thought parts; the kept reasoning goes back before the call. */
+function restoreCarried(message: Message, ctx: CodecContext): void {
+  if (!ctx.carry) return
+  const first = message.parts.findIndex((p) => p.type === 'tool_call')
+  if (first < 0 || message.parts.slice(0, first).some((p) => p.type === 'reasoning')) return
+  for (const part of message.parts)
+    if (part.type === 'tool_call') {
+      const kept = ctx.carry.get(part.id)
+      if (kept?.length) {
+        message.parts.splice(first, 0, ...kept)
+        return
+      }
+    }
+}
+
+const ownSig = (opaque: Opaque | undefined): string | undefined =>
+  opaque?.family === 'gemini' && opaque.value ? opaque.value : undefined
+
+function parseArgs(args: string): Body {
+  try {
+    const parsed: unknown = JSON.parse(args)
+    return isObject(parsed) ? parsed : {}
+  } catch {
+    return {}
+  }
+}
+
+function guessMime(url: string): string {
+  const ext = /\.([a-z0-9]+)(?:[?#]|$)/i.exec(url)?.[1]?.toLowerCase()
+  return ext === 'png'
+    ? 'image/png'
+    : ext === 'gif'
+      ? 'image/gif'
+      : ext === 'webp'
+        ? 'image/webp'
+        : 'image/jpeg'
+}
+
+const imagePart = (part: ImagePart): Body =>
+  part.data
+    ? {inlineData: {mimeType: part.mediaType ?? 'image/png', data: part.data}}
+    : {fileData: {mimeType: part.mediaType ?? guessMime(part.url ?? ''), fileUri: part.url ?? ''}}
+
+const BUDGETS: Record<Effort, number> = {minimal: 512, low: 1024, medium: 8192, high: 24576}
+
+function encodeModelParts(parts: Part[]): Body[] {
+  const out: Body[] = []
+  let pendingSig: string | undefined // from a reasoning part with no text: goes on the next part
+  let turnSig: string | undefined // the turn's reasoning signature, for its first functionCall
+  let firstCall = true
+  for (const part of parts) {
+    if (part.type === 'reasoning') {
+      const sig = ownSig(part.signature)
+      if (!sig) continue
+      turnSig = sig
+      if (part.text) out.push({text: part.text, thought: true, thoughtSignature: sig})
+      else pendingSig = sig
+    } else if (part.type === 'text') {
+      out.push({text: part.text, ...(pendingSig && {thoughtSignature: pendingSig})})
+      if (pendingSig) turnSig = undefined
+      pendingSig = undefined
+    } else if (part.type === 'image') out.push(imagePart(part))
+    else if (part.type === 'tool_call') {
+      let sig = ownSig(part.signature) ?? pendingSig
+      if (!sig && firstCall) sig = turnSig ?? SKIP_SIGNATURE
+      out.push({
+        functionCall: {name: part.name, args: parseArgs(part.arguments), id: part.id},
+        ...(sig && {thoughtSignature: sig}),
+      })
+      pendingSig = undefined
+      firstCall = false
+    }
+  }
+  if (pendingSig) out.push({text: '', thoughtSignature: pendingSig})
+  return out
+}
+
+function encodeRequest(request: Request, model: string): Record<string, unknown> {
+  void model
+  const callNames = new Map<string, string>()
+  const contents: Body[] = []
+  for (const message of request.messages) {
+    let parts: Body[]
+    if (message.role === 'assistant') {
+      for (const p of message.parts) if (p.type === 'tool_call') callNames.set(p.id, p.name)
+      parts = encodeModelParts(message.parts)
+    } else {
+      parts = []
+      for (const part of message.parts) {
+        if (part.type === 'text') parts.push({text: part.text})
+        else if (part.type === 'image') parts.push(imagePart(part))
+        else if (part.type === 'tool_result') {
+          const text = part.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
+          parts.push({
+            functionResponse: {
+              name: part.name ?? callNames.get(part.callId) ?? '',
+              id: part.callId,
+              response: part.isError ? {error: text} : {output: text},
+            },
+          })
+          for (const c of part.content) if (c.type === 'image') parts.push(imagePart(c))
+        }
+      }
+    }
+    if (!parts.length) continue
+    const role = message.role === 'assistant' ? 'model' : 'user'
+    const last = contents.at(-1)
+    if (last?.role === role) (last.parts as Body[]).push(...parts)
+    else contents.push({role, parts})
+  }
+  const body: Body = {contents}
+  if (request.system.length) body.systemInstruction = {parts: request.system.map((p) => ({text: p.text}))}
+  const tools: unknown[] = []
+  if (request.tools.length)
+    tools.push({
+      functionDeclarations: request.tools.map((t) => ({
+        name: t.name,
+        ...(t.description && {description: t.description}),
+        parametersJsonSchema: t.parameters,
+      })),
+    })
+  for (const builtin of request.builtinTools ?? []) if (builtin.family === 'gemini') tools.push(builtin.raw)
+  if (tools.length) body.tools = tools
+  const choice = request.toolChoice
+  if (choice)
+    body.toolConfig = {
+      functionCallingConfig:
+        choice.type === 'tool'
+          ? {mode: 'ANY', allowedFunctionNames: [choice.name]}
+          : {mode: choice.type === 'none' ? 'NONE' : choice.type === 'required' ? 'ANY' : 'AUTO'},
+    }
+  const config: Body = {}
+  if (request.temperature !== undefined) config.temperature = request.temperature
+  if (request.topP !== undefined) config.topP = request.topP
+  if (request.maxTokens !== undefined) config.maxOutputTokens = request.maxTokens
+  if (request.stop?.length) config.stopSequences = request.stop
+  const format = request.responseFormat
+  if (format && format.type !== 'text') {
+    config.responseMimeType = 'application/json'
+    if (format.type === 'json_schema') config.responseJsonSchema = format.schema
+  }
+  const r = request.reasoning
+  if (r) {
+    const thinking: Body = {}
+    if (r.disabled) thinking.thinkingBudget = 0
+    else if (r.budgetTokens !== undefined) thinking.thinkingBudget = r.budgetTokens
+    else if (r.effort) thinking.thinkingBudget = BUDGETS[r.effort]
+    if (!r.disabled && r.include !== undefined) thinking.includeThoughts = r.include
+    if (Object.keys(thinking).length) config.thinkingConfig = thinking
+  }
+  if (Object.keys(config).length) body.generationConfig = config
+  return body
+}
+
+function decodeResponse(body: unknown, ctx?: CodecContext): Response {
+  if (!isObject(body)) throw new TranslationError('upstream answer is not a JSON object', 502)
+  if (isObject(body.error)) throw new TranslationError(str(body.error.message) ?? 'upstream error', 502)
+  const candidate = Array.isArray(body.candidates) && isObject(body.candidates[0]) ? body.candidates[0] : {}
+  const parts = partsOfCandidate(candidate, ctx)
+  const blocked = isObject(body.promptFeedback) && body.promptFeedback.blockReason !== undefined
+  const finish = str(candidate.finishReason)
+  if (finish === 'MALFORMED_FUNCTION_CALL')
+    throw new TranslationError('upstream produced a malformed function call', 502)
+  const stop: StopReason = blocked
+    ? 'content_filter'
+    : stopOfFinish(
+        finish,
+        parts.some((p) => p.type === 'tool_call'),
+      )
+  return {
+    id: str(body.responseId) ?? newId(ctx, 'resp'),
+    model: str(body.modelVersion) ?? '',
+    parts,
+    stop,
+    usage: fullUsage(usageFromGemini(body.usageMetadata)),
+  }
+}
+
+/** A Gemini client's parts for IR parts (opaques wrapped; CARRY for each tool call). */
+export function clientParts(parts: Part[], ctx?: CodecContext): Body[] {
+  const out: Body[] = []
+  const reasoning: Part[] = []
+  for (const part of parts) {
+    if (part.type === 'text') out.push({text: part.text})
+    else if (part.type === 'reasoning') {
+      reasoning.push(part)
+      const opaque = part.signature ?? part.encrypted ?? part.redacted
+      if (part.text || opaque)
+        out.push({
+          text: part.text,
+          thought: true,
+          ...(opaque && {thoughtSignature: wrapOpaque('gemini', opaque)}),
+        })
+    } else if (part.type === 'tool_call') {
+      if (hasForeignOpaque(reasoning, 'gemini')) ctx?.carry?.set(part.id, [...reasoning])
+      out.push({
+        functionCall: {name: part.name, args: parseArgs(part.arguments), id: part.id},
+        ...(part.signature && {thoughtSignature: wrapOpaque('gemini', part.signature)}),
+      })
+    } else if (part.type === 'image' && part.data)
+      out.push({inlineData: {mimeType: part.mediaType ?? 'image/png', data: part.data}})
+  }
+  return out
+}
+
+function encodeResponse(response: Response, ctx?: CodecContext): Record<string, unknown> {
+  return {
+    candidates: [
+      {
+        content: {role: 'model', parts: clientParts(response.parts, ctx)},
+        finishReason: finishReasonOf(response.stop),
+        index: 0,
+      },
+    ],
+    usageMetadata: usageToGemini(response.usage),
+    modelVersion: ctx?.request?.model ?? response.model,
+    responseId: response.id,
+  }
+}
+
+export const geminiCodec: Codec = {
+  family: 'gemini',
+  decodeRequest,
+  encodeRequest,
+  path: (model, stream) =>
+    `/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
+  decodeResponse,
+  encodeResponse,
+  streamDecoder: (ctx) => new GeminiStreamDecoder(ctx),
+  streamEncoder: (ctx) => new GeminiStreamEncoder(ctx),
+}
