@@ -244,10 +244,14 @@ export class GeminiStreamEncoder implements StreamEncoder {
         )
       }
       case 'error':
+        // @google/genai throws ApiError only for a network read that is exactly `{"error":…}`
+        // (a `data: {"error":…}` event is yielded as an empty answer). Unframed and with no
+        // delimiter after it, a read that coalesced it with earlier bytes still throws
+        // ("Incomplete JSON segment at the end").
         this.finished = true
-        return `data: ${JSON.stringify({
+        return JSON.stringify({
           error: {code: event.status, message: event.message, status: statusName(event.status)},
-        })}\n\n`
+        })
     }
   }
 
