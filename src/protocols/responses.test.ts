@@ -1,0 +1,255 @@
+import {describe, expect, it} from 'vitest'
+
+import type {StreamEvent} from './ir.js'
+import {responsesCodec} from './responses.js'
+
+const run = (events: Array<Record<string, unknown>>, end = true): StreamEvent[] => {
+  const dec = responsesCodec.streamDecoder({newId: (p) => `${p}_x`})
+  const out = events.flatMap((e) => dec.event(e.type as string, JSON.stringify(e)))
+  return end ? [...out, ...dec.end()] : out
+}
+
+describe('responses decodeRequest', () => {
+  it('reads Codex items: developer to system, custom tools, reasoning both own and wrapped', () => {
+    const r = responsesCodec.decodeRequest(
+      {
+        model: 'gpt-5',
+        instructions: 'I',
+        input: [
+          {type: 'message', role: 'developer', content: [{type: 'input_text', text: 'D'}]},
+          {
+            type: 'message',
+            role: 'user',
+            content: [{type: 'input_image', image_url: 'data:image/png;base64,AAA'}],
+          },
+          {
+            type: 'reasoning',
+            id: 'rs_1',
+            summary: [{type: 'summary_text', text: 'a'}],
+            encrypted_content: 'OWN',
+          },
+          {type: 'reasoning', id: 'rs_2', summary: [], encrypted_content: 'gwx1.messages.SIG'},
+          {type: 'custom_tool_call', call_id: 'c1', name: 'apply_patch', input: 'P'},
+          {type: 'custom_tool_call_output', call_id: 'c1', output: 'done'},
+        ],
+        tools: [{type: 'custom', name: 'apply_patch', format: {type: 'grammar'}}, {type: 'local_shell'}],
+        tool_choice: {type: 'function', name: 'apply_patch'},
+        max_output_tokens: 100,
+        reasoning: {effort: 'high', summary: 'auto'},
+        text: {format: {type: 'json_schema', name: 'x', schema: {type: 'object'}, strict: true}},
+        prompt_cache_key: 'k',
+        previous_response_id: 'resp_0',
+        stream: true,
+      },
+      {},
+    )
+    expect(r.system).toEqual([
+      {type: 'text', text: 'I'},
+      {type: 'text', text: 'D'},
+    ])
+    expect(r.messages[0].parts).toEqual([{type: 'image', mediaType: 'image/png', data: 'AAA'}])
+    expect(r.messages[1].parts).toEqual([
+      {
+        type: 'reasoning',
+        text: 'a',
+        encrypted: {family: 'responses', value: '{"id":"rs_1","encrypted_content":"OWN"}'},
+      },
+      {type: 'reasoning', text: '', signature: {family: 'messages', value: 'SIG'}},
+      {type: 'tool_call', id: 'c1', name: 'apply_patch', arguments: '{"input":"P"}'},
+    ])
+    expect(r.messages[2].parts).toEqual([
+      {type: 'tool_result', callId: 'c1', name: 'apply_patch', content: [{type: 'text', text: 'done'}]},
+    ])
+    expect(r.tools[0]).toMatchObject({name: 'apply_patch', custom: {format: {type: 'grammar'}}})
+    expect(r.builtinTools).toEqual([{family: 'responses', raw: {type: 'local_shell'}}])
+    expect(r).toMatchObject({
+      toolChoice: {type: 'tool', name: 'apply_patch'},
+      maxTokens: 100,
+      reasoning: {effort: 'high', include: true},
+      responseFormat: {type: 'json_schema', name: 'x', schema: {type: 'object'}, strict: true},
+      cacheKey: 'k',
+      previousResponseId: 'resp_0',
+      stream: true,
+    })
+  })
+
+  it('round trips to a Responses upstream: own reasoning restored, foreign dropped, custom calls restored', () => {
+    const body = {
+      model: 'm',
+      input: [
+        {type: 'message', role: 'user', content: [{type: 'input_text', text: 'hi'}]},
+        {
+          type: 'reasoning',
+          id: 'rs_1',
+          summary: [{type: 'summary_text', text: 'a'}],
+          encrypted_content: 'OWN',
+        },
+        {type: 'reasoning', id: 'rs_2', summary: [], encrypted_content: 'gwx1.gemini.G'},
+        {type: 'custom_tool_call', call_id: 'c1', name: 'apply_patch', input: 'P'},
+        {type: 'custom_tool_call_output', call_id: 'c1', output: 'done'},
+      ],
+      tools: [{type: 'custom', name: 'apply_patch', format: {type: 'grammar'}}],
+      reasoning: {effort: 'low'},
+      stream: false,
+    }
+    const up = responsesCodec.encodeRequest(responsesCodec.decodeRequest(body, {}), 'm2')
+    expect(up.input).toEqual([
+      {type: 'message', role: 'user', content: [{type: 'input_text', text: 'hi'}]},
+      {type: 'reasoning', id: 'rs_1', summary: [{type: 'summary_text', text: 'a'}], encrypted_content: 'OWN'},
+      {type: 'custom_tool_call', call_id: 'c1', name: 'apply_patch', input: 'P'},
+      {type: 'custom_tool_call_output', call_id: 'c1', output: 'done'},
+    ])
+    expect(up).toMatchObject({
+      model: 'm2',
+      tools: [{type: 'custom', name: 'apply_patch', format: {type: 'grammar'}}],
+      reasoning: {effort: 'low'},
+      store: false,
+      include: ['reasoning.encrypted_content'],
+      stream: false,
+    })
+  })
+})
+
+describe('responses decodeResponse', () => {
+  it('reads items, usage and an incomplete status', () => {
+    const r = responsesCodec.decodeResponse({
+      id: 'resp_1',
+      model: 'm',
+      status: 'incomplete',
+      incomplete_details: {reason: 'max_output_tokens'},
+      output: [
+        {type: 'reasoning', id: 'rs_1', summary: [{type: 'summary_text', text: 's'}], encrypted_content: 'E'},
+        {type: 'message', content: [{type: 'output_text', text: 'Hi'}]},
+      ],
+      usage: {
+        input_tokens: 10,
+        input_tokens_details: {cached_tokens: 4},
+        output_tokens: 5,
+        output_tokens_details: {reasoning_tokens: 2},
+      },
+    })
+    expect(r.stop).toBe('max_tokens')
+    expect(r.parts[0]).toEqual({
+      type: 'reasoning',
+      text: 's',
+      encrypted: {family: 'responses', value: '{"id":"rs_1","encrypted_content":"E"}'},
+    })
+    expect(r.usage).toEqual({
+      inputTokens: 10,
+      outputTokens: 5,
+      cacheReadTokens: 4,
+      cacheCreationTokens: 0,
+      reasoningTokens: 2,
+    })
+  })
+})
+
+describe('responses stream decoder', () => {
+  const created = {type: 'response.created', response: {id: 'resp_1', model: 'm'}}
+  const completed = {
+    type: 'response.completed',
+    response: {status: 'completed', usage: {input_tokens: 3, output_tokens: 1}},
+  }
+
+  it('uses done arguments when no delta came, and empty arguments stay empty until the IR default', () => {
+    const events = run([
+      created,
+      {
+        type: 'response.output_item.added',
+        output_index: 0,
+        item: {type: 'function_call', call_id: 'c1', name: 'f'},
+      },
+      {type: 'response.function_call_arguments.done', output_index: 0, arguments: '{"a":1}'},
+      {
+        type: 'response.output_item.done',
+        output_index: 0,
+        item: {type: 'function_call', call_id: 'c1', name: 'f', arguments: '{"a":1}'},
+      },
+      completed,
+    ])
+    expect(events.filter((e) => e.type === 'tool_args_delta')).toEqual([
+      {type: 'tool_args_delta', index: 0, json: '{"a":1}'},
+    ])
+    expect(events.slice(-3)).toEqual([
+      {type: 'stop', reason: 'tool_use'},
+      {type: 'usage', usage: {inputTokens: 3, outputTokens: 1, cacheReadTokens: 0, reasoningTokens: 0}},
+      {type: 'end'},
+    ])
+  })
+
+  it('streams a custom tool call input as the {"input": …} arguments', () => {
+    const events = run([
+      created,
+      {
+        type: 'response.output_item.added',
+        output_index: 0,
+        item: {type: 'custom_tool_call', call_id: 'c', name: 'apply_patch'},
+      },
+      {type: 'response.custom_tool_call_input.delta', output_index: 0, delta: 'a"b\n'},
+      {
+        type: 'response.output_item.done',
+        output_index: 0,
+        item: {type: 'custom_tool_call', call_id: 'c', name: 'apply_patch', input: 'a"b\n'},
+      },
+      completed,
+    ])
+    const json = events.flatMap((e) => (e.type === 'tool_args_delta' ? [e.json] : [])).join('')
+    expect(JSON.parse(json)).toEqual({input: 'a"b\n'})
+  })
+
+  it('text, reasoning with encrypted content, in order', () => {
+    const events = run([
+      created,
+      {type: 'response.output_item.added', output_index: 0, item: {type: 'reasoning', id: 'rs_1'}},
+      {type: 'response.reasoning_summary_text.delta', output_index: 0, summary_index: 0, delta: 'x'},
+      {
+        type: 'response.output_item.done',
+        output_index: 0,
+        item: {type: 'reasoning', id: 'rs_1', encrypted_content: 'E'},
+      },
+      {type: 'response.output_item.added', output_index: 1, item: {type: 'message'}},
+      {type: 'response.content_part.added', output_index: 1, content_index: 0, part: {type: 'output_text'}},
+      {type: 'response.output_text.delta', output_index: 1, content_index: 0, delta: 'Hi'},
+      {type: 'response.content_part.done', output_index: 1, content_index: 0},
+      {
+        type: 'response.output_item.done',
+        output_index: 1,
+        item: {type: 'message', content: [{type: 'output_text', text: 'Hi'}]},
+      },
+      completed,
+    ])
+    expect(events.slice(1, 8)).toEqual([
+      {type: 'block_start', index: 0, block: {type: 'reasoning'}},
+      {type: 'reasoning_delta', index: 0, text: 'x'},
+      {
+        type: 'reasoning_opaque',
+        index: 0,
+        encrypted: {family: 'responses', value: '{"id":"rs_1","encrypted_content":"E"}'},
+      },
+      {type: 'block_stop', index: 0},
+      {type: 'block_start', index: 1, block: {type: 'text'}},
+      {type: 'text_delta', index: 1, text: 'Hi'},
+      {type: 'block_stop', index: 1},
+    ])
+  })
+
+  it('a stream without response.completed is an error, and so are response.failed and error', () => {
+    expect(run([created]).at(-1)).toEqual({
+      type: 'error',
+      status: 502,
+      message: 'upstream stream ended before response.completed',
+    })
+    expect(
+      run([
+        created,
+        {type: 'response.failed', response: {error: {code: 'rate_limit_exceeded', message: 'slow'}}},
+      ]).at(-1),
+    ).toEqual({type: 'error', status: 429, message: 'slow', code: 'rate_limit_exceeded'})
+    expect(
+      run([created, {type: 'error', code: 'server_error', message: 'boom'}], false).at(-1),
+    ).toMatchObject({
+      type: 'error',
+      message: 'boom',
+    })
+  })
+})
