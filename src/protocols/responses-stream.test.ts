@@ -117,7 +117,9 @@ describe('responses stream encoder, read by openai-node', () => {
       ]),
       true,
     )
-    await expect(client.responses.stream({model: 'm', input: 'hi'}).finalResponse()).rejects.toThrow(/upstream broke/)
+    await expect(client.responses.stream({model: 'm', input: 'hi'}).finalResponse()).rejects.toThrow(
+      /upstream broke/,
+    )
   })
 
   it('gives responses.create() the non-stream answer', async () => {
@@ -126,12 +128,22 @@ describe('responses stream encoder, read by openai-node', () => {
         id: 'r1',
         model: 'up',
         parts: [
-          {type: 'reasoning', text: 'plan', encrypted: {family: 'responses', value: '{"id":"rs_9","encrypted_content":"ENC"}'}},
+          {
+            type: 'reasoning',
+            text: 'plan',
+            encrypted: {family: 'responses', value: '{"id":"rs_9","encrypted_content":"ENC"}'},
+          },
           {type: 'text', text: 'Done.'},
           {type: 'tool_call', id: 'call_7', name: 'shell', arguments: '{"cmd":"pwd"}'},
         ],
         stop: 'tool_use',
-        usage: {inputTokens: 10, outputTokens: 3, cacheReadTokens: 0, cacheCreationTokens: 0, reasoningTokens: 1},
+        usage: {
+          inputTokens: 10,
+          outputTokens: 3,
+          cacheReadTokens: 0,
+          cacheCreationTokens: 0,
+          reasoningTokens: 1,
+        },
       },
       ctx(),
     )
@@ -139,7 +151,11 @@ describe('responses stream encoder, read by openai-node', () => {
     const res = await client.responses.create({model: 'm', input: 'hi'})
     expect(res.output_text).toBe('Done.')
     expect(res.output[0]).toMatchObject({type: 'reasoning', id: 'rs_9', encrypted_content: 'ENC'})
-    expect(res.output[2]).toMatchObject({type: 'function_call', call_id: 'call_7', arguments: '{"cmd":"pwd"}'})
+    expect(res.output[2]).toMatchObject({
+      type: 'function_call',
+      call_id: 'call_7',
+      arguments: '{"cmd":"pwd"}',
+    })
     expect(res.usage?.output_tokens_details.reasoning_tokens).toBe(1)
   })
 })

@@ -36,7 +36,8 @@ import {
   statusOf,
   usageFromResponses,
 } from './responses-items.js'
-import {ResponsesStreamDecoder, ResponsesStreamEncoder} from './responses-stream.js'
+import {ResponsesStreamDecoder} from './responses-stream.js'
+import {ResponsesStreamEncoder} from './responses-stream-encoder.js'
 
 const CUSTOM_PARAMETERS = {type: 'object', properties: {input: {type: 'string'}}, required: ['input']}
 

@@ -1,0 +1,250 @@
+import {describe, expect, it} from 'vitest'
+
+import {geminiCodec, SKIP_SIGNATURE} from './gemini.js'
+import type {Request, StreamEvent} from './ir.js'
+
+const base: Request = {model: 'g', system: [], messages: [], tools: [], stream: false}
+
+describe('gemini decodeRequest', () => {
+  it('pairs functionResponses by id or by name, makes ids, unwraps signatures, maps config', () => {
+    const r = geminiCodec.decodeRequest(
+      {
+        contents: [
+          {role: 'user', parts: [{text: 'hi'}, {inlineData: {mimeType: 'image/png', data: 'AA'}}]},
+          {
+            role: 'model',
+            parts: [
+              {text: 'plan', thought: true, thoughtSignature: 'gwx1.messages.SIG'},
+              {functionCall: {name: 'a', args: {x: 1}}, thoughtSignature: 'OWN'},
+              {functionCall: {name: 'b', args: {}}},
+            ],
+          },
+          {
+            role: 'user',
+            parts: [
+              {functionResponse: {name: 'b', response: {output: 'B'}}},
+              {functionResponse: {name: 'a', response: {error: 'bad'}}},
+            ],
+          },
+        ],
+        tools: [
+          {
+            functionDeclarations: [
+              {name: 'a', parameters: {type: 'OBJECT', properties: {x: {type: 'INTEGER'}}}},
+            ],
+          },
+          {googleSearch: {}},
+        ],
+        toolConfig: {functionCallingConfig: {mode: 'ANY', allowedFunctionNames: ['a']}},
+        generationConfig: {
+          maxOutputTokens: 10,
+          stopSequences: ['X'],
+          responseMimeType: 'application/json',
+          responseSchema: {type: 'OBJECT'},
+          thinkingConfig: {thinkingBudget: 0},
+        },
+      },
+      {model: 'gemini-x', stream: true},
+    )
+    expect(r.messages[1].parts).toEqual([
+      {type: 'reasoning', text: 'plan', signature: {family: 'messages', value: 'SIG'}},
+      {
+        type: 'tool_call',
+        id: 'call_1_0',
+        name: 'a',
+        arguments: '{"x":1}',
+        signature: {family: 'gemini', value: 'OWN'},
+      },
+      {type: 'tool_call', id: 'call_1_1', name: 'b', arguments: '{}'},
+    ])
+    expect(r.messages[2].parts).toEqual([
+      {type: 'tool_result', callId: 'call_1_1', name: 'b', content: [{type: 'text', text: 'B'}]},
+      {
+        type: 'tool_result',
+        callId: 'call_1_0',
+        name: 'a',
+        content: [{type: 'text', text: 'bad'}],
+        isError: true,
+      },
+    ])
+    expect(r.tools[0].parameters).toEqual({type: 'object', properties: {x: {type: 'integer'}}})
+    expect(r.builtinTools).toEqual([{family: 'gemini', raw: {googleSearch: {}}}])
+    expect(r).toMatchObject({
+      model: 'gemini-x',
+      stream: true,
+      toolChoice: {type: 'tool', name: 'a'},
+      maxTokens: 10,
+      stop: ['X'],
+      responseFormat: {type: 'json_schema', schema: {type: 'object'}},
+      reasoning: {disabled: true},
+    })
+  })
+})
+
+describe('gemini encodeRequest', () => {
+  it('signs the first call with the skip value when no Gemini signature exists, drops foreign reasoning', () => {
+    const body = geminiCodec.encodeRequest(
+      {
+        ...base,
+        messages: [
+          {role: 'user', parts: [{type: 'text', text: 'hi'}]},
+          {
+            role: 'assistant',
+            parts: [
+              {type: 'reasoning', text: 'x', signature: {family: 'messages', value: 'SIG'}},
+              {type: 'tool_call', id: 'c1', name: 'a', arguments: ''},
+              {type: 'tool_call', id: 'c2', name: 'b', arguments: 'not json'},
+            ],
+          },
+          {role: 'user', parts: [{type: 'tool_result', callId: 'c1', content: [{type: 'text', text: 'A'}]}]},
+          {role: 'user', parts: [{type: 'text', text: 'more'}]},
+        ],
+        reasoning: {effort: 'high', include: false},
+        toolChoice: {type: 'required'},
+      },
+      'g',
+    )
+    expect(body.contents).toEqual([
+      {role: 'user', parts: [{text: 'hi'}]},
+      {
+        role: 'model',
+        parts: [
+          {functionCall: {name: 'a', args: {}, id: 'c1'}, thoughtSignature: SKIP_SIGNATURE},
+          {functionCall: {name: 'b', args: {}, id: 'c2'}},
+        ],
+      },
+      {
+        role: 'user',
+        parts: [{functionResponse: {name: 'a', id: 'c1', response: {output: 'A'}}}, {text: 'more'}],
+      },
+    ])
+    expect(body.generationConfig).toEqual({thinkingConfig: {thinkingBudget: 24576, includeThoughts: false}})
+    expect(body.toolConfig).toEqual({functionCallingConfig: {mode: 'ANY'}})
+    expect(geminiCodec.path('g', false)).toBe('/v1beta/models/g:generateContent')
+  })
+
+  it('round trips Gemini thought signatures on thoughts, text and calls', () => {
+    const contents = [
+      {role: 'user', parts: [{text: 'hi'}]},
+      {
+        role: 'model',
+        parts: [
+          {text: 'think', thought: true, thoughtSignature: 'T'},
+          {text: 'Hello', thoughtSignature: 'X'},
+          {functionCall: {name: 'a', args: {q: 1}, id: 'i1'}, thoughtSignature: 'F'},
+        ],
+      },
+    ]
+    const body = geminiCodec.encodeRequest(geminiCodec.decodeRequest({contents}, {model: 'g'}), 'g')
+    expect(body.contents).toEqual(contents)
+  })
+})
+
+describe('gemini answers', () => {
+  it('decodes a response: thoughts, call, finish, usage', () => {
+    const r = geminiCodec.decodeResponse(
+      {
+        candidates: [
+          {
+            content: {
+              parts: [
+                {text: 't', thought: true},
+                {functionCall: {name: 'f', args: {}}, thoughtSignature: 'S'},
+              ],
+            },
+            finishReason: 'STOP',
+          },
+        ],
+        usageMetadata: {
+          promptTokenCount: 10,
+          cachedContentTokenCount: 4,
+          candidatesTokenCount: 3,
+          thoughtsTokenCount: 2,
+          toolUsePromptTokenCount: 1,
+        },
+        responseId: 'r',
+      },
+      {newId: (p) => `${p}_1`},
+    )
+    expect(r.stop).toBe('tool_use')
+    expect(r.parts[1]).toEqual({
+      type: 'tool_call',
+      id: 'call_1',
+      name: 'f',
+      arguments: '{}',
+      signature: {family: 'gemini', value: 'S'},
+    })
+    expect(r.usage).toEqual({
+      inputTokens: 11,
+      outputTokens: 5,
+      cacheReadTokens: 4,
+      cacheCreationTokens: 0,
+      reasoningTokens: 2,
+    })
+    expect(geminiCodec.decodeResponse({candidates: [], promptFeedback: {blockReason: 'SAFETY'}}).stop).toBe(
+      'content_filter',
+    )
+    expect(() =>
+      geminiCodec.decodeResponse({candidates: [{finishReason: 'MALFORMED_FUNCTION_CALL'}]}),
+    ).toThrow()
+  })
+})
+
+describe('gemini stream decoder', () => {
+  const run = (chunks: unknown[]): StreamEvent[] => {
+    const dec = geminiCodec.streamDecoder({newId: (p) => `${p}_n`})
+    return [...chunks.flatMap((c) => dec.event(undefined, JSON.stringify(c))), ...dec.end()]
+  }
+
+  it('opens and closes blocks, emits a whole call, holds usage until the finish chunk', () => {
+    const events = run([
+      {
+        candidates: [{content: {parts: [{text: 'a', thought: true}]}}],
+        usageMetadata: {promptTokenCount: 5},
+        responseId: 'r',
+        modelVersion: 'v',
+      },
+      {candidates: [{content: {parts: [{text: 'Hi', thoughtSignature: 'S'}]}}]},
+      {
+        candidates: [
+          {content: {parts: [{functionCall: {name: 'f', args: {}, id: 'c'}}]}, finishReason: 'STOP'},
+        ],
+        usageMetadata: {promptTokenCount: 5, candidatesTokenCount: 2},
+      },
+    ])
+    expect(events).toEqual([
+      {type: 'start', id: 'r', model: 'v'},
+      {type: 'block_start', index: 0, block: {type: 'reasoning'}},
+      {type: 'reasoning_delta', index: 0, text: 'a'},
+      {type: 'reasoning_opaque', index: 0, signature: {family: 'gemini', value: 'S'}},
+      {type: 'block_stop', index: 0},
+      {type: 'block_start', index: 1, block: {type: 'text'}},
+      {type: 'text_delta', index: 1, text: 'Hi'},
+      {type: 'block_stop', index: 1},
+      {type: 'block_start', index: 2, block: {type: 'tool_call', id: 'c', name: 'f'}},
+      {type: 'tool_args_delta', index: 2, json: '{}'},
+      {type: 'block_stop', index: 2},
+      {type: 'stop', reason: 'tool_use'},
+      {type: 'usage', usage: {inputTokens: 5, outputTokens: 2, cacheReadTokens: 0, reasoningTokens: 0}},
+      {type: 'end'},
+    ])
+  })
+
+  it('no finishReason, MALFORMED_FUNCTION_CALL and an error chunk are errors', () => {
+    expect(run([{candidates: [{content: {parts: [{text: 'x'}]}}]}]).at(-1)).toMatchObject({
+      type: 'error',
+      status: 502,
+    })
+    expect(run([{candidates: [{finishReason: 'MALFORMED_FUNCTION_CALL'}]}]).at(-1)).toMatchObject({
+      type: 'error',
+      status: 502,
+    })
+    expect(run([{error: {code: 429, message: 'quota', status: 'RESOURCE_EXHAUSTED'}}])).toEqual([
+      {type: 'error', status: 429, message: 'quota', code: 'RESOURCE_EXHAUSTED'},
+    ])
+    expect(run([{candidates: [{finishReason: 'SAFETY'}]}]).at(-2)).toEqual({
+      type: 'stop',
+      reason: 'content_filter',
+    })
+  })
+})

@@ -1,0 +1,311 @@
+/** The Responses stream encoder: the events openai-node's `responses.stream()` and Codex need. */
+import type {
+  CodecContext,
+  Opaque,
+  Part,
+  ReasoningPart,
+  StopReason,
+  StreamEncoder,
+  StreamEvent,
+  Usage,
+} from './ir.js'
+import type {Body} from './responses-items.js'
+import {
+  customInput,
+  fullUsage,
+  functionCallItem,
+  hasForeignOpaque,
+  isCustomTool,
+  newId,
+  reasoningItem,
+  responseObject,
+  signaturePart,
+  statusOf,
+} from './responses-items.js'
+
+interface EncBlock {
+  kind: 'text' | 'reasoning' | 'tool'
+  outputIndex: number
+  itemId: string
+  text: string
+  opaque?: {signature?: Opaque; redacted?: Opaque; encrypted?: Opaque}
+  call?: {id: string; name: string; custom: boolean}
+}
+
+/** Writes a Responses stream (`event:` + `data:` lines, `sequence_number` from 0). */
+export class ResponsesStreamEncoder implements StreamEncoder {
+  private seq = 0
+  private started = false
+  private finished = false
+  private id = ''
+  private model: string
+  private readonly createdAt = Math.floor(Date.now() / 1000)
+  private readonly output: Body[] = []
+  private readonly blocks = new Map<number, EncBlock>()
+  private readonly reasoning: Part[] = []
+  private stop: StopReason = 'end'
+  private usage: Partial<Usage> = {}
+
+  constructor(private readonly ctx?: CodecContext & {model?: string}) {
+    this.model = ctx?.request?.model ?? ctx?.model ?? ''
+  }
+
+  event(event: StreamEvent): string {
+    if (this.finished) return ''
+    let out = ''
+    if (!this.started && event.type !== 'error') out += this.start(event.type === 'start' ? event : undefined)
+    switch (event.type) {
+      case 'block_start':
+        out += this.blockStart(event.index, event.block)
+        break
+      case 'text_delta': {
+        const block = this.blocks.get(event.index)
+        if (!block || block.kind !== 'text') break
+        block.text += event.text
+        out += this.emit('response.output_text.delta', {
+          ...this.at(block),
+          content_index: 0,
+          delta: event.text,
+          logprobs: [],
+        })
+        break
+      }
+      case 'reasoning_delta': {
+        const block = this.blocks.get(event.index)
+        if (!block || block.kind !== 'reasoning') break
+        block.text += event.text
+        out += this.emit('response.reasoning_summary_text.delta', {
+          ...this.at(block),
+          summary_index: 0,
+          delta: event.text,
+        })
+        break
+      }
+      case 'reasoning_opaque': {
+        const block = this.blocks.get(event.index)
+        if (block?.kind === 'reasoning') {
+          const {signature, redacted, encrypted} = event
+          block.opaque = {
+            ...block.opaque,
+            ...(signature && {signature}),
+            ...(redacted && {redacted}),
+            ...(encrypted && {encrypted}),
+          }
+        }
+        break
+      }
+      case 'tool_args_delta': {
+        const block = this.blocks.get(event.index)
+        if (!block?.call) break
+        block.text += event.json
+        if (!block.call.custom && event.json)
+          out += this.emit('response.function_call_arguments.delta', {...this.at(block), delta: event.json})
+        break
+      }
+      case 'block_stop':
+        out += this.blockStop(event.index)
+        break
+      case 'stop':
+        this.stop = event.reason
+        break
+      case 'usage':
+        this.usage = {...this.usage, ...event.usage}
+        break
+      case 'end':
+        for (const index of [...this.blocks.keys()]) out += this.blockStop(index)
+        out += this.complete()
+        break
+      case 'error': {
+        const code = event.code ?? (event.status === 429 ? 'rate_limit_exceeded' : 'server_error')
+        const error = {type: 'error', code, message: event.message, param: null}
+        // openai-node throws on a payload with `error`; Codex reads `response.failed`.
+        out += this.emit('error', {...error, error: {...error}})
+        out += this.emit('response.failed', {
+          response: {
+            ...this.snapshot('failed'),
+            error: {code, message: event.message},
+          },
+        })
+        this.finished = true
+        break
+      }
+    }
+    return out
+  }
+
+  private start(event?: {id: string; model: string}): string {
+    this.started = true
+    this.id = event?.id || newId(this.ctx, 'resp')
+    if (!this.model) this.model = event?.model ?? ''
+    return (
+      this.emit('response.created', {response: this.snapshot('in_progress')}) +
+      this.emit('response.in_progress', {response: this.snapshot('in_progress')})
+    )
+  }
+
+  private snapshot(
+    status: string,
+    output: Body[] = [],
+    usage: Usage | null = null,
+    incomplete?: Body | null,
+  ): Body {
+    return responseObject({
+      id: this.id,
+      model: this.model,
+      createdAt: this.createdAt,
+      status,
+      output,
+      usage,
+      incompleteDetails: incomplete,
+      request: this.ctx?.request,
+    })
+  }
+
+  private at(block: EncBlock): Body {
+    return {item_id: block.itemId, output_index: block.outputIndex}
+  }
+
+  private blockStart(index: number, start: Extract<StreamEvent, {type: 'block_start'}>['block']): string {
+    const outputIndex = this.output.length
+    let out = ''
+    if (start.type === 'text') {
+      const block: EncBlock = {kind: 'text', outputIndex, itemId: newId(this.ctx, 'msg'), text: ''}
+      this.blocks.set(index, block)
+      this.output.push({
+        type: 'message',
+        id: block.itemId,
+        role: 'assistant',
+        status: 'in_progress',
+        content: [],
+      })
+      out += this.emit('response.output_item.added', {
+        output_index: outputIndex,
+        item: this.output[outputIndex],
+      })
+      out += this.emit('response.content_part.added', {
+        ...this.at(block),
+        content_index: 0,
+        part: {type: 'output_text', text: '', annotations: []},
+      })
+    } else if (start.type === 'reasoning') {
+      const block: EncBlock = {kind: 'reasoning', outputIndex, itemId: newId(this.ctx, 'rs'), text: ''}
+      this.blocks.set(index, block)
+      this.output.push({type: 'reasoning', id: block.itemId, summary: []})
+      out += this.emit('response.output_item.added', {
+        output_index: outputIndex,
+        item: this.output[outputIndex],
+      })
+      out += this.emit('response.reasoning_summary_part.added', {
+        ...this.at(block),
+        summary_index: 0,
+        part: {type: 'summary_text', text: ''},
+      })
+    } else {
+      if (start.signature) out += this.signatureItem(start.signature)
+      const custom = isCustomTool(this.ctx?.request, start.name)
+      const block: EncBlock = {
+        kind: 'tool',
+        outputIndex: this.output.length,
+        itemId: newId(this.ctx, custom ? 'ctc' : 'fc'),
+        text: '',
+        call: {id: start.id, name: start.name, custom},
+      }
+      this.blocks.set(index, block)
+      const item = functionCallItem(
+        this.ctx,
+        {id: start.id, name: start.name, arguments: ''},
+        block.itemId,
+        'in_progress',
+      )
+      this.output.push(item)
+      out += this.emit('response.output_item.added', {output_index: block.outputIndex, item})
+    }
+    return out
+  }
+
+  /** A Gemini call's own thoughtSignature travels as a reasoning item before the call. */
+  private signatureItem(signature: Opaque): string {
+    const part = signaturePart(signature)
+    this.reasoning.push(part)
+    const item = reasoningItem(part, newId(this.ctx, 'rs'))
+    const outputIndex = this.output.length
+    this.output.push(item)
+    return (
+      this.emit('response.output_item.added', {
+        output_index: outputIndex,
+        item: {...item, encrypted_content: undefined},
+      }) + this.emit('response.output_item.done', {output_index: outputIndex, item})
+    )
+  }
+
+  private blockStop(index: number): string {
+    const block = this.blocks.get(index)
+    if (!block) return ''
+    this.blocks.delete(index)
+    let out = ''
+    if (block.kind === 'text') {
+      const part = {type: 'output_text', text: block.text, annotations: []}
+      const item = {
+        type: 'message',
+        id: block.itemId,
+        role: 'assistant',
+        status: 'completed',
+        content: [part],
+      }
+      this.output[block.outputIndex] = item
+      out += this.emit('response.output_text.done', {
+        ...this.at(block),
+        content_index: 0,
+        text: block.text,
+        logprobs: [],
+      })
+      out += this.emit('response.content_part.done', {...this.at(block), content_index: 0, part})
+      out += this.emit('response.output_item.done', {output_index: block.outputIndex, item})
+    } else if (block.kind === 'reasoning') {
+      const part: ReasoningPart = {type: 'reasoning', text: block.text, ...block.opaque}
+      this.reasoning.push(part)
+      const item = reasoningItem(part, block.itemId)
+      this.output[block.outputIndex] = item
+      const summaryPart = {type: 'summary_text', text: block.text}
+      out += this.emit('response.reasoning_summary_text.done', {
+        ...this.at(block),
+        summary_index: 0,
+        text: block.text,
+      })
+      out += this.emit('response.reasoning_summary_part.done', {
+        ...this.at(block),
+        summary_index: 0,
+        part: summaryPart,
+      })
+      out += this.emit('response.output_item.done', {output_index: block.outputIndex, item})
+    } else if (block.call) {
+      const call = {id: block.call.id, name: block.call.name, arguments: block.text || '{}'}
+      if (hasForeignOpaque(this.reasoning, 'responses')) this.ctx?.carry?.set(call.id, [...this.reasoning])
+      const item = functionCallItem(this.ctx, call, block.itemId, 'completed')
+      this.output[block.outputIndex] = item
+      if (block.call.custom) {
+        const input = customInput(call.arguments)
+        out += this.emit('response.custom_tool_call_input.delta', {...this.at(block), delta: input})
+        out += this.emit('response.custom_tool_call_input.done', {...this.at(block), input})
+      } else
+        out += this.emit('response.function_call_arguments.done', {
+          ...this.at(block),
+          arguments: call.arguments,
+        })
+      out += this.emit('response.output_item.done', {output_index: block.outputIndex, item})
+    }
+    return out
+  }
+
+  private complete(): string {
+    this.finished = true
+    const {status, incomplete_details} = statusOf(this.stop)
+    const response = this.snapshot(status, this.output, fullUsage(this.usage), incomplete_details)
+    return this.emit(status === 'incomplete' ? 'response.incomplete' : 'response.completed', {response})
+  }
+
+  private emit(type: string, fields: Body): string {
+    const data = {type, sequence_number: this.seq++, ...fields}
+    return `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`
+  }
+}
