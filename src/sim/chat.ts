@@ -25,6 +25,16 @@ import {sendJson} from './router.js'
 import type {SimContext, SimModule} from './server.js'
 import type {SseEvent} from './sse.js'
 import {sendSse, simTokens} from './sse.js'
+import type {Quirks} from './upstream/quirks.js'
+import {
+  NO_QUIRKS,
+  argsPieces,
+  quirkCalls,
+  selectQuirks,
+  strictFieldsProblem,
+  unknownQuirkMessage,
+} from './upstream/quirks.js'
+import {chatHistoryProblem} from './upstream/turn-checks.js'
 
 /** A simulated model. */
 export interface SimChatModel {
@@ -339,6 +349,10 @@ export interface ChatPlan {
   reasoning: string[]
   content: string[]
   toolCall?: {id: string; name: string; arguments: string}
+  /** Further calls in the same answer (quirk `parallel-tools`). */
+  moreToolCalls?: Array<{id: string; name: string; arguments: string}>
+  /** Quirks of the answer's wire form (upstream/quirks.ts). */
+  quirks?: Quirks
   finishReason: 'stop' | 'length' | 'tool_calls'
   usage: {
     prompt_tokens: number
@@ -389,8 +403,9 @@ export function planChat(
   body: Record<string, any>,
   cache: PromptCache,
   nowSeconds: number,
-  options: {anyModel?: boolean} = {},
+  options: {anyModel?: boolean; quirks?: Quirks} = {},
 ): ChatPlan {
+  const quirks = options.quirks ?? NO_QUIRKS
   const known = SIM_CHAT_MODELS.find((m) => m.id === body.model)
   // A vendor-style upstream takes any model name and answers like sim-mini under that name.
   const model: SimChatModel =
@@ -417,7 +432,10 @@ export function planChat(
   const lastUser = [...messages].reverse().find((m) => (m.role ?? 'user') === 'user')
   const {text: prompt, images, videos} = contentText(lastUser?.content)
   const thinking = body.enable_thinking ?? body.extra_body?.enable_thinking
-  const reasoningOn = model.reasoning && thinking !== false
+  const reasoningOn =
+    (model.reasoning || quirks.has('reasoning-content') || /reasoner/i.test(model.id)) && thinking !== false
+  const historyProblem = reasoningOn ? chatHistoryProblem(messages) : undefined
+  if (historyProblem) throw bad(historyProblem, 'messages')
   const snippet = prompt.replace(/\s+/g, ' ').trim().slice(0, 60)
   const lengthMatch = /\[words=(\d+)\]/.exec(prompt)
 
@@ -450,17 +468,24 @@ export function planChat(
   let content = words(text)
 
   let toolCall: ChatPlan['toolCall']
+  let moreToolCalls: ChatPlan['moreToolCalls']
   const tools = Array.isArray(body.tools) ? body.tools : []
   if (tools.length > 0 && body.tool_choice !== 'none' && (last.role ?? 'user') === 'user') {
-    const fn = tools[0]?.function ?? {}
-    const props = Object.keys(fn.parameters?.properties ?? {})
-    const args: Record<string, string> = {}
-    for (const key of props) args[key] = snippet.slice(0, 20) || 'value'
-    toolCall = {
-      id: `call_${(++sequence).toString(36)}`,
-      name: String(fn.name ?? 'tool'),
-      arguments: JSON.stringify(args),
+    const callOf = (tool: any): {name: string; args: Record<string, unknown>} => {
+      const fn = tool?.function ?? {}
+      const props = Object.keys(fn.parameters?.properties ?? {})
+      const args: Record<string, string> = {}
+      for (const key of props) args[key] = snippet.slice(0, 20) || 'value'
+      return {name: String(fn.name ?? 'tool'), args}
     }
+    const [first, ...more] = quirkCalls(callOf(tools[0]), tools[1] ? callOf(tools[1]) : undefined, quirks)
+    const withId = (call: {name: string; args: unknown}) => ({
+      id: `call_${(++sequence).toString(36)}`,
+      name: call.name,
+      arguments: quirks.has('empty-args') ? '' : JSON.stringify(call.args),
+    })
+    toolCall = withId(first)
+    if (more.length > 0) moreToolCalls = more.map(withId)
     content = []
   }
 
@@ -472,7 +497,10 @@ export function planChat(
     content = content.slice(0, Math.max(0, limit - reasoningOut.length))
     finishReason = 'length'
   }
-  const toolTokens = toolCall ? simTokens(toolCall.name + toolCall.arguments) : 0
+  const toolTokens = [toolCall, ...(moreToolCalls ?? [])].reduce(
+    (n, call) => n + (call ? simTokens(call.name + call.arguments) : 0),
+    0,
+  )
   const completion = reasoningOut.length + content.length + toolTokens
   const cached = cache.lookup(messages, promptTokensOf)
   return {
@@ -483,6 +511,8 @@ export function planChat(
     reasoning: reasoningOut,
     content,
     toolCall,
+    ...(moreToolCalls ? {moreToolCalls} : {}),
+    ...(quirks.size > 0 ? {quirks} : {}),
     finishReason,
     usage: {
       prompt_tokens: promptTokens,
@@ -507,13 +537,11 @@ export function completionObject(plan: ChatPlan, withProvider: boolean): Record<
   }
   if (plan.reasoning.length > 0) message.reasoning_content = plan.reasoning.join('')
   if (plan.toolCall) {
-    message.tool_calls = [
-      {
-        id: plan.toolCall.id,
-        type: 'function',
-        function: {name: plan.toolCall.name, arguments: plan.toolCall.arguments},
-      },
-    ]
+    message.tool_calls = [plan.toolCall, ...(plan.moreToolCalls ?? [])].map((call) => ({
+      id: call.id,
+      type: 'function',
+      function: {name: call.name, arguments: call.arguments},
+    }))
   }
   return {
     id: plan.id,
@@ -541,12 +569,17 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
   })
   const events: SseEvent[] = [chunk({role: 'assistant', content: ''})]
   for (const piece of plan.reasoning) events.push(chunk({reasoning_content: piece}))
+  const quirks = plan.quirks ?? NO_QUIRKS
   if (plan.toolCall) {
-    const {id, name, arguments: args} = plan.toolCall
-    events.push(chunk({tool_calls: [{index: 0, id, type: 'function', function: {name, arguments: ''}}]}))
-    for (let i = 0; i < args.length; i += 8) {
-      events.push(chunk({tool_calls: [{index: 0, function: {arguments: args.slice(i, i + 8)}}]}))
-    }
+    const calls = [plan.toolCall, ...(plan.moreToolCalls ?? [])]
+    for (const [index, {id, name}] of calls.entries())
+      events.push(chunk({tool_calls: [{index, id, type: 'function', function: {name, arguments: ''}}]}))
+    const bySize = (args: string): string[] => args.match(/[\s\S]{1,8}/g) ?? []
+    const pieces = calls.map((call) => argsPieces(call.arguments, quirks, bySize))
+    // One call: its pieces in order; parallel calls: interleaved by index (0, 1, 0, 1, ...).
+    for (let i = 0; pieces.some((list) => i < list.length); i++)
+      for (const [index, list] of pieces.entries())
+        if (i < list.length) events.push(chunk({tool_calls: [{index, function: {arguments: list[i]}}]}))
   }
   for (const [i, piece] of plan.content.entries()) {
     if (plan.errorAfter !== undefined && i === plan.errorAfter) {
@@ -564,9 +597,15 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
     }
     events.push(chunk({content: piece}))
   }
-  events.push(chunk({}, plan.finishReason))
-  if (plan.includeUsage) events.push({data: {...base(), choices: [], usage: plan.usage}})
-  events.push({data: '[DONE]'})
+  const finish = quirks.has('no-finish-reason') ? null : plan.finishReason
+  if (quirks.has('usage-last')) {
+    const last = chunk({}, finish)
+    events.push({data: {...(last.data as Record<string, unknown>), usage: plan.usage}})
+  } else {
+    if (finish) events.push(chunk({}, finish))
+    if (plan.includeUsage) events.push({data: {...base(), choices: [], usage: plan.usage}})
+  }
+  if (!quirks.has('no-terminal')) events.push({data: '[DONE]'})
   return events
 }
 
@@ -609,14 +648,23 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
   return async (request) => {
     if (options.checkAuth && !authorized(context, request)) return
     let plan: ChatPlan
+    let body: Record<string, any>
     try {
-      validateChatBody(request.body)
-      plan = planChat(request.body, cache, context.clock.now() / 1000, {anyModel: options.anyModel})
+      const raw = request.body as Record<string, any> | undefined
+      const selection = selectQuirks(request.headers, raw?.model)
+      if (selection.unknown.length > 0) throw bad(unknownQuirkMessage(selection.unknown))
+      body = raw && typeof raw === 'object' && !Array.isArray(raw) ? {...raw, model: selection.model} : raw!
+      validateChatBody(body)
+      const strict = selection.quirks.has('strict-fields') ? strictFieldsProblem(body) : undefined
+      if (strict) throw bad(strict)
+      plan = planChat(body, cache, context.clock.now() / 1000, {
+        anyModel: options.anyModel,
+        quirks: selection.quirks,
+      })
     } catch (error) {
       if (error instanceof ChatSimError) return sendChatError(request, error)
       throw error
     }
-    const body = request.body as Record<string, any>
     const scale = context.options.timeScale
     const timeout = body.extra_body?.timeout
     if (typeof timeout === 'number' && timeout > 0 && plan.provider.latency > timeout) {

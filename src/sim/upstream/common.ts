@@ -23,6 +23,8 @@ export interface SimAnswer {
   text: string
   thinking?: string
   tool?: {name: string; args: Record<string, unknown>}
+  /** Further calls in the same answer (quirk `parallel-tools`). */
+  moreTools?: Array<{name: string; args: Record<string, unknown>}>
   usage: SimUsage
 }
 
@@ -47,6 +49,8 @@ export function simAnswer(options: {
   forceTool?: boolean
   messagesCache?: boolean
   jsonSchema?: unknown
+  /** The tool result the request ends with: the answer quotes it, so a tool loop ends. */
+  toolResult?: string
 }): SimAnswer {
   const prompt = simTokens(JSON.stringify(options.promptParts ?? ''))
   const snippet = options.lastUserText.replace(/\s+/g, ' ').trim().slice(0, 60)
@@ -68,9 +72,11 @@ export function simAnswer(options: {
     }
   }
   const text =
-    options.jsonSchema === undefined
-      ? `PONG from sim: ${snippet || 'hello'}`
-      : JSON.stringify(instanceOf(options.jsonSchema))
+    options.toolResult !== undefined
+      ? `The tool answered: ${options.toolResult.slice(0, 200)}`
+      : options.jsonSchema === undefined
+        ? `PONG from sim: ${snippet || 'hello'}`
+        : JSON.stringify(instanceOf(options.jsonSchema))
   return {text, thinking, usage: {...usageBase, output: simTokens(text)}}
 }
 
@@ -152,4 +158,11 @@ export function header(
 ): string | undefined {
   const value = headers[name]
   return (Array.isArray(value) ? value[0] : value)?.trim() || undefined
+}
+
+/** The text of a tool result in any vendor's shape (string, text blocks, or a JSON value). */
+export function toolResultText(value: unknown): string {
+  if (typeof value === 'string') return value
+  if (Array.isArray(value)) return textOf(value)
+  return value === undefined ? '' : JSON.stringify(value)
 }

@@ -6,9 +6,12 @@ import {errorBody} from '../../daemon/protocol-errors.js'
 import type {SimRequest, SimRouter} from '../router.js'
 import {sendJson} from '../router.js'
 import type {SimContext} from '../server.js'
-import {sendSse} from '../sse.js'
+import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'
-import {bearer, deltas, header, lastTextOf, simAnswer, simId} from './common.js'
+import {bearer, deltas, header, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
+import type {Quirks} from './quirks.js'
+import {NO_QUIRKS, quirkAnswer, selectQuirks, unknownQuirkMessage} from './quirks.js'
+import {functionCallSignature, geminiHistoryProblem} from './turn-checks.js'
 
 type Body = Record<string, unknown>
 
@@ -40,20 +43,46 @@ function firstFunction(tools: unknown): string | undefined {
   return undefined
 }
 
-/** The sim's answer to a Gemini request. */
-export function geminiAnswer(body: Body): SimAnswer {
+/** The second declared function (quirk `parallel-tools`). */
+function secondFunction(tools: unknown): string | undefined {
+  if (!Array.isArray(tools)) return undefined
+  const names = (tools as Body[])
+    .flatMap((tool) =>
+      Array.isArray(tool?.functionDeclarations) ? (tool.functionDeclarations as Body[]) : [],
+    )
+    .map((decl) => decl?.name)
+  return typeof names[1] === 'string' ? names[1] : undefined
+}
+
+/** The response of the last functionResponse part of the last content. */
+function lastFunctionResponse(contents: unknown): string | undefined {
+  if (!lastIsFunctionResponse(contents)) return undefined
+  const parts = ((contents as Body[]).at(-1)!.parts as Body[]).filter((p) => p?.functionResponse)
+  return toolResultText((parts.at(-1)?.functionResponse as Body | undefined)?.response)
+}
+
+/** True when the sim signs the first functionCall part: thinking on, or any `gemini-3*` model. */
+export function geminiSigns(model: string, body: Body): boolean {
+  const thinking = ((body.generationConfig ?? {}) as Body).thinkingConfig as Body | undefined
+  return model.startsWith('gemini-3') || (!!thinking && thinking.thinkingBudget !== 0)
+}
+
+/** The sim's answer to a Gemini request (with `quirks`, as {@link quirkAnswer} changes it). */
+export function geminiAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer {
   const config = (body.generationConfig ?? {}) as Body
   const thinking = config.thinkingConfig as Body | undefined
   const mode = ((body.toolConfig as Body | undefined)?.functionCallingConfig as Body | undefined)?.mode
   const json = config.responseMimeType === 'application/json'
-  return simAnswer({
+  const answer = simAnswer({
     promptParts: [body.systemInstruction ?? null, body.contents ?? null, body.tools ?? null],
     lastUserText: lastUserText(body.contents),
     reasoning: !!thinking && thinking.thinkingBudget !== 0,
     toolName: lastIsFunctionResponse(body.contents) ? undefined : firstFunction(body.tools),
     forceTool: mode === 'ANY',
     jsonSchema: json ? (config.responseJsonSchema ?? config.responseSchema ?? {type: 'object'}) : undefined,
+    toolResult: lastFunctionResponse(body.contents),
   })
+  return quirkAnswer(answer, secondFunction(body.tools), quirks, simTokens)
 }
 
 /** `usageMetadata` of an answer (`promptTokenCount` includes the cached tokens). */
@@ -80,7 +109,15 @@ function authenticated(request: SimRequest): boolean {
 
 function handle(context: SimContext) {
   return async (request: SimRequest): Promise<void> => {
-    const {model, method} = request.params
+    const {method} = request.params
+    let rawModel = request.params.model
+    try {
+      rawModel = decodeURIComponent(rawModel)
+    } catch {
+      // not percent-encoded: keep it as it is
+    }
+    const selection = selectQuirks(request.headers, rawModel)
+    const {model, quirks} = selection
     if (!authenticated(request)) {
       context.sendError(
         request,
@@ -94,7 +131,16 @@ function handle(context: SimContext) {
       context.sendError(request, 400, '* GenerateContentRequest.contents: contents is not specified')
       return
     }
-    const answer = geminiAnswer(body)
+    if (selection.unknown.length > 0) {
+      context.sendError(request, 400, unknownQuirkMessage(selection.unknown))
+      return
+    }
+    const problem = method === 'countTokens' ? undefined : geminiHistoryProblem(model, body.contents)
+    if (problem) {
+      context.sendError(request, 400, problem)
+      return
+    }
+    const answer = geminiAnswer(body, quirks)
     if (method === 'countTokens') {
       sendJson(request.res, 200, {
         totalTokens: answer.usage.prompt,
@@ -117,7 +163,16 @@ function handle(context: SimContext) {
     const usageMetadata = geminiUsage(answer)
     const parts: Body[] = []
     if (answer.thinking && includeThoughts) parts.push({text: answer.thinking, thought: true})
-    if (answer.tool) parts.push({functionCall: {name: answer.tool.name, args: answer.tool.args}})
+    if (answer.tool)
+      for (const [i, tool] of [answer.tool, ...(answer.moreTools ?? [])].entries()) {
+        const args = quirks.has('empty-args') ? {} : tool.args
+        parts.push({
+          functionCall: {name: tool.name, args},
+          ...(i === 0 && geminiSigns(model, body)
+            ? {thoughtSignature: functionCallSignature(tool.name, args)}
+            : {}),
+        })
+      }
     else parts.push({text: answer.text})
 
     if (method === 'generateContent') {
@@ -131,11 +186,12 @@ function handle(context: SimContext) {
     }
     const events: Body[] = []
     if (answer.thinking && includeThoughts) events.push(chunk([{text: answer.thinking, thought: true}]))
-    if (answer.tool) events.push(chunk([parts.at(-1)!]))
+    if (answer.tool) events.push(chunk(parts.filter((p) => p.functionCall !== undefined)))
     else for (const text of deltas(answer.text)) events.push(chunk([{text}]))
     const last = events.pop() ?? chunk([{text: ''}])
     const lastCandidate = (last.candidates as Body[])[0]
-    events.push({...last, candidates: [{...lastCandidate, ...final}], usageMetadata})
+    const end = quirks.has('no-terminal') ? {} : final
+    events.push({...last, candidates: [{...lastCandidate, ...end}], usageMetadata})
     await sendSse(
       request.res,
       events.map((data) => ({data})),

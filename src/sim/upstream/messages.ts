@@ -7,9 +7,12 @@ import type {SimRequest, SimRouter} from '../router.js'
 import {sendJson} from '../router.js'
 import type {SimContext} from '../server.js'
 import type {SseEvent} from '../sse.js'
-import {sendSse} from '../sse.js'
+import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'
-import {bearer, deltas, header, lastTextOf, simAnswer, simId} from './common.js'
+import {bearer, deltas, header, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
+import type {Quirks} from './quirks.js'
+import {NO_QUIRKS, argsPieces, quirkAnswer, selectQuirks, unknownQuirkMessage} from './quirks.js'
+import {messagesHistoryProblem, thinkingSignature} from './turn-checks.js'
 
 type Body = Record<string, unknown>
 
@@ -33,20 +36,32 @@ function lastIsToolResult(messages: unknown): boolean {
   )
 }
 
-/** The sim's answer to a Messages request. */
-export function messagesAnswer(body: Body): SimAnswer {
+/** The text of the last tool_result block of the last message. */
+function lastToolResult(messages: unknown): string | undefined {
+  if (!lastIsToolResult(messages)) return undefined
+  const blocks = ((messages as Body[]).at(-1)!.content as Body[]).filter((b) => b?.type === 'tool_result')
+  return toolResultText(blocks.at(-1)?.content)
+}
+
+const isCustomTool = (t: Body): boolean => typeof t.name === 'string' && (!t.type || t.type === 'custom')
+
+/** The sim's answer to a Messages request (with `quirks`, as {@link quirkAnswer} changes it). */
+export function messagesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer {
   const tools = Array.isArray(body.tools) ? (body.tools as Body[]) : []
-  const customTool = tools.find((t) => typeof t.name === 'string' && (!t.type || t.type === 'custom'))
+  const customTool = tools.find(isCustomTool)
   const thinking = body.thinking as Body | undefined
   const toolChoice = body.tool_choice as Body | undefined
-  return simAnswer({
+  const answer = simAnswer({
     promptParts: [body.system ?? null, body.messages ?? null, body.tools ?? null],
     lastUserText: lastUserText(body.messages),
     reasoning: !!thinking && thinking.type !== 'disabled',
     toolName: lastIsToolResult(body.messages) ? undefined : (customTool?.name as string | undefined),
     forceTool: toolChoice?.type === 'any' || toolChoice?.type === 'tool',
     messagesCache: true,
+    toolResult: lastToolResult(body.messages),
   })
+  const second = tools.filter(isCustomTool)[1]?.name as string | undefined
+  return quirkAnswer(answer, second, quirks, simTokens)
 }
 
 /** The final usage object of a Messages answer (`input_tokens` excludes cache tokens). */
@@ -90,9 +105,21 @@ function validate(context: SimContext, request: SimRequest, needMaxTokens: boole
 function handleMessages(context: SimContext) {
   return async (request: SimRequest): Promise<void> => {
     if (!authenticate(context, request)) return
-    const body = validate(context, request, true)
-    if (!body) return
-    const answer = messagesAnswer(body)
+    const selection = selectQuirks(request.headers, (request.body as Body | undefined)?.model)
+    if (selection.unknown.length > 0) {
+      context.sendError(request, 400, unknownQuirkMessage(selection.unknown), 'invalid_request_error')
+      return
+    }
+    const quirks = selection.quirks
+    const validated = validate(context, request, true)
+    if (!validated) return
+    const body: Body = {...validated, model: selection.model}
+    const problem = messagesHistoryProblem(body)
+    if (problem) {
+      context.sendError(request, 400, problem, 'invalid_request_error', {'request-id': simId('req_')})
+      return
+    }
+    const answer = messagesAnswer(body, quirks)
     const requestId = simId('req_')
     const id = simId('msg_')
     const blocks: Body[] = []
@@ -100,10 +127,16 @@ function handleMessages(context: SimContext) {
       blocks.push({
         type: 'thinking',
         thinking: answer.thinking,
-        signature: Buffer.from(id).toString('base64'),
+        signature: thinkingSignature(answer.thinking),
       })
     if (answer.tool)
-      blocks.push({type: 'tool_use', id: simId('toolu_'), name: answer.tool.name, input: answer.tool.args})
+      for (const tool of [answer.tool, ...(answer.moreTools ?? [])])
+        blocks.push({
+          type: 'tool_use',
+          id: simId('toolu_'),
+          name: tool.name,
+          input: quirks.has('empty-args') ? {} : tool.args,
+        })
     else blocks.push({type: 'text', text: answer.text})
     const stopReason = answer.tool ? 'tool_use' : 'end_turn'
     const usage = messagesUsage(answer)
@@ -147,7 +180,7 @@ function handleMessages(context: SimContext) {
       } else if (block.type === 'tool_use') {
         push({type: 'content_block_start', index, content_block: {...block, input: {}}})
         if (index === 0) push({type: 'ping'})
-        for (const partial_json of deltas(JSON.stringify(block.input)))
+        for (const partial_json of argsPieces(JSON.stringify(block.input), quirks, deltas))
           push({type: 'content_block_delta', index, delta: {type: 'input_json_delta', partial_json}})
       } else {
         push({type: 'content_block_start', index, content_block: {type: 'text', text: ''}})
@@ -167,7 +200,7 @@ function handleMessages(context: SimContext) {
         output_tokens: usage.output_tokens,
       },
     })
-    push({type: 'message_stop'})
+    if (!quirks.has('no-terminal')) push({type: 'message_stop'})
     await sendSse(request.res, events, {fault: context.fault(request), headers: {'request-id': requestId}})
   }
 }

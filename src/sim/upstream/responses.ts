@@ -7,9 +7,12 @@ import type {SimRequest, SimRouter} from '../router.js'
 import {sendJson} from '../router.js'
 import type {SimContext} from '../server.js'
 import type {SseEvent} from '../sse.js'
-import {sendSse} from '../sse.js'
+import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'
-import {bearer, deltas, lastTextOf, simAnswer, simId} from './common.js'
+import {bearer, deltas, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
+import type {Quirks} from './quirks.js'
+import {NO_QUIRKS, argsPieces, argsText, quirkAnswer, selectQuirks, unknownQuirkMessage} from './quirks.js'
+import {encryptReasoning, responsesHistoryProblem} from './turn-checks.js'
 
 type Body = Record<string, unknown>
 
@@ -23,27 +26,29 @@ function lastUserText(input: unknown): string {
   return ''
 }
 
-function firstFunctionTool(tools: unknown): string | undefined {
+function firstFunctionTool(tools: unknown, nth = 0): string | undefined {
   if (!Array.isArray(tools)) return undefined
-  const tool = tools.find((t) => (t as Body)?.type === 'function') as Body | undefined
+  const tool = tools.filter((t) => (t as Body)?.type === 'function')[nth] as Body | undefined
   return typeof tool?.name === 'string' ? tool.name : undefined
 }
 
 /** The sim's answer and the final `response` object of a Responses request. */
-export function responsesAnswer(body: Body): SimAnswer {
+export function responsesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer {
   const input = body.input
-  const lastIsToolOutput =
-    Array.isArray(input) && (input.at(-1) as Body | undefined)?.type === 'function_call_output'
+  const lastItem = Array.isArray(input) ? (input.at(-1) as Body | undefined) : undefined
+  const lastIsToolOutput = lastItem?.type === 'function_call_output'
   const toolChoice = body.tool_choice
   const reasoning = body.reasoning as Body | undefined
-  return simAnswer({
+  const answer = simAnswer({
     promptParts: [body.instructions ?? null, input ?? null, body.tools ?? null],
     lastUserText: lastUserText(input),
     reasoning: !!reasoning && reasoning.effort !== 'none',
     toolName: lastIsToolOutput ? undefined : firstFunctionTool(body.tools),
     forceTool: toolChoice === 'required' || (toolChoice as Body | undefined)?.type === 'function',
     jsonSchema: ((body.text as Body | undefined)?.format as Body | undefined)?.schema,
+    toolResult: lastIsToolOutput ? toolResultText(lastItem?.output) : undefined,
   })
+  return quirkAnswer(answer, firstFunctionTool(body.tools, 1), quirks, simTokens)
 }
 
 export function responsesUsage(answer: SimAnswer): Body {
@@ -64,7 +69,13 @@ function handle(context: SimContext) {
       context.sendError(request, 401, 'Missing bearer authentication in header', 'invalid_request_error')
       return
     }
-    const body = (request.body ?? {}) as Body
+    const selection = selectQuirks(request.headers, (request.body as Body | undefined)?.model)
+    if (selection.unknown.length > 0) {
+      context.sendError(request, 400, unknownQuirkMessage(selection.unknown), 'invalid_request_error')
+      return
+    }
+    const quirks = selection.quirks
+    const body: Body = {...((request.body ?? {}) as Body), model: selection.model}
     if (typeof body.model !== 'string' || body.model === '') {
       context.sendError(request, 400, 'Missing required parameter: model', 'invalid_request_error')
       return
@@ -73,7 +84,12 @@ function handle(context: SimContext) {
       context.sendError(request, 400, 'Missing required parameter: input', 'invalid_request_error')
       return
     }
-    const answer = responsesAnswer(body)
+    const problem = responsesHistoryProblem(body.input)
+    if (problem) {
+      sendJson(request.res, 400, errorBody('responses', 400, problem, {code: 'invalid_encrypted_content'}))
+      return
+    }
+    const answer = responsesAnswer(body, quirks)
     const created = Math.floor(context.clock.now() / 1000)
     const id = simId('resp_')
     const include = Array.isArray(body.include) ? (body.include as string[]) : []
@@ -85,18 +101,19 @@ function handle(context: SimContext) {
         summary: (body.reasoning as Body).summary ? [{type: 'summary_text', text: answer.thinking}] : [],
       }
       if (include.includes('reasoning.encrypted_content'))
-        item.encrypted_content = Buffer.from(answer.thinking).toString('base64')
+        item.encrypted_content = encryptReasoning(answer.thinking)
       items.push(item)
     }
     if (answer.tool) {
-      items.push({
-        type: 'function_call',
-        id: simId('fc_'),
-        call_id: simId('call_'),
-        name: answer.tool.name,
-        arguments: JSON.stringify(answer.tool.args),
-        status: 'completed',
-      })
+      for (const tool of [answer.tool, ...(answer.moreTools ?? [])])
+        items.push({
+          type: 'function_call',
+          id: simId('fc_'),
+          call_id: simId('call_'),
+          name: tool.name,
+          arguments: argsText(tool.args, quirks),
+          status: 'completed',
+        })
     } else {
       items.push({
         type: 'message',
@@ -146,7 +163,7 @@ function handle(context: SimContext) {
           output_index: outputIndex,
           item: {...item, arguments: '', status: 'in_progress'},
         })
-        for (const delta of deltas(String(item.arguments)))
+        for (const delta of argsPieces(String(item.arguments), quirks, deltas))
           push({
             type: 'response.function_call_arguments.delta',
             item_id: item.id,
@@ -183,7 +200,7 @@ function handle(context: SimContext) {
         push({type: 'response.output_item.done', output_index: outputIndex, item})
       }
     })
-    push({type: 'response.completed', response: completed})
+    if (!quirks.has('no-terminal')) push({type: 'response.completed', response: completed})
     await sendSse(request.res, events, {fault: context.fault(request), headers: {'x-request-id': requestId}})
   }
 }

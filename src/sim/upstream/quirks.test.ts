@@ -1,0 +1,287 @@
+/** Quirks on demand, seen on the wire: exact chunks of each family's stream. */
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import type {Simulator} from '../server.js'
+import {startSim} from '../server.js'
+import {cutPieces, selectQuirks} from './quirks.js'
+
+let sim: Simulator
+
+beforeAll(async () => {
+  sim = await startSim({timeScale: 1000})
+})
+afterAll(async () => {
+  await sim.close()
+})
+
+type Json = Record<string, any>
+type Event = {event?: string; data: any}
+
+const AUTH = {
+  authorization: 'Bearer sk-test',
+  'x-api-key': 'sk-ant-test',
+  'x-goog-api-key': 'g-test',
+  'anthropic-version': '2023-06-01',
+}
+
+async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(sim.origin + path, {
+    method: 'POST',
+    headers: {'content-type': 'application/json', ...AUTH, ...headers},
+    body: JSON.stringify(body),
+  })
+  const text = await response.text()
+  const events: Event[] = []
+  if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream'))
+    for (const block of text.split('\n\n').filter(Boolean)) {
+      const event = /^event: (.*)$/m.exec(block)?.[1]
+      const data = /^data: (.*)$/m.exec(block)?.[1] ?? ''
+      events.push({...(event ? {event} : {}), data: data === '[DONE]' ? data : JSON.parse(data)})
+    }
+  return {status: response.status, text, events, json: events.length ? undefined : (JSON.parse(text) as Json)}
+}
+
+const chatTools = [
+  {type: 'function', function: {name: 'get_weather', parameters: {properties: {city: {type: 'string'}}}}},
+  {type: 'function', function: {name: 'get_time', parameters: {properties: {zone: {type: 'string'}}}}},
+]
+const chat = (body: Json, headers?: Record<string, string>) =>
+  post('/v1/chat/completions', {messages: [{role: 'user', content: 'weather'}], ...body}, headers)
+const toolDeltas = (events: Event[]) =>
+  events.flatMap((e) => (e.data === '[DONE]' ? [] : (e.data.choices?.[0]?.delta?.tool_calls ?? [])))
+
+describe('quirk selection', () => {
+  it('takes quirks from the header and the model suffixes, and strips the suffixes', () => {
+    expect(selectQuirks({'x-sim-quirk': 'cut-args, no-terminal'}, 'sim-mini+empty-args')).toEqual({
+      model: 'sim-mini',
+      quirks: new Set(['cut-args', 'no-terminal', 'empty-args']),
+      unknown: [],
+    })
+    expect(selectQuirks({}, 'gpt+bogus').unknown).toEqual(['bogus'])
+  })
+
+  it('cuts arguments inside strings and inside \\"', () => {
+    const json = JSON.stringify({city: 'said "weather"'})
+    expect(cutPieces(json)).toEqual(['{"ci', 'ty":"said \\', '"w', 'eather\\', '""}'])
+  })
+
+  it('echoes the model without suffixes and refuses an unknown quirk', async () => {
+    const ok = await chat({model: 'gpt-x+usage-last'})
+    expect(ok.json?.model).toBe('gpt-x')
+    const bad = await chat({model: 'gpt-x+paralel-tools'})
+    expect(bad.status).toBe(400)
+    expect(bad.json?.error.message).toContain('unknown sim quirk "paralel-tools"')
+  })
+})
+
+describe('chat quirks', () => {
+  it('parallel-tools: two calls, argument deltas interleaved by index', async () => {
+    const {events} = await chat({model: 'gpt-x+parallel-tools', tools: chatTools, stream: true})
+    const id = expect.stringMatching(/^call_/)
+    expect(toolDeltas(events)).toEqual([
+      {index: 0, id, type: 'function', function: {name: 'get_weather', arguments: ''}},
+      {index: 1, id, type: 'function', function: {name: 'get_time', arguments: ''}},
+      {index: 0, function: {arguments: '{"city":'}},
+      {index: 1, function: {arguments: '{"zone":'}},
+      {index: 0, function: {arguments: '"weather'}},
+      {index: 1, function: {arguments: '"weather'}},
+      {index: 0, function: {arguments: '"}'}},
+      {index: 1, function: {arguments: '"}'}},
+    ])
+    const plain = await chat({model: 'gpt-x+parallel-tools', tools: chatTools.slice(0, 1)})
+    expect(plain.json?.choices[0].message.tool_calls.map((c: Json) => c.function)).toEqual([
+      {name: 'get_weather', arguments: '{"city":"weather"}'},
+      {name: 'get_weather', arguments: '{"city":"weather #2"}'},
+    ])
+  })
+
+  it('cut-args: one piece per chunk, cut mid-string and inside \\"', async () => {
+    const {events} = await chat({model: 'gpt-x', tools: chatTools, stream: true}, {'x-sim-quirk': 'cut-args'})
+    expect(toolDeltas(events).slice(1)).toEqual(
+      ['{"ci', 'ty":"said \\', '"w', 'eather\\', '""}'].map((a) => ({index: 0, function: {arguments: a}})),
+    )
+  })
+
+  it('empty-args: arguments "" and no argument deltas', async () => {
+    const {json} = await chat({model: 'gpt-x+empty-args', tools: chatTools})
+    expect(json?.choices[0].message.tool_calls[0].function).toEqual({name: 'get_weather', arguments: ''})
+    const {events} = await chat({model: 'gpt-x+empty-args', tools: chatTools, stream: true})
+    expect(toolDeltas(events)).toHaveLength(1)
+    expect(events.at(-2)?.data.choices[0].finish_reason).toBe('tool_calls')
+  })
+
+  it('reasoning-content: reasoning_content before the content, by quirk or a "reasoner" model name', async () => {
+    for (const [model, headers] of [
+      ['gpt-x', {'x-sim-quirk': 'reasoning-content'}],
+      ['deepseek-reasoner', {}],
+    ] as const) {
+      const {events} = await chat({model, stream: true}, headers)
+      const kinds = events
+        .slice(1, -2)
+        .map((e) => Object.keys(e.data.choices[0].delta)[0])
+        .filter((k, i, all) => k !== all[i - 1])
+      expect(kinds).toEqual(['reasoning_content', 'content'])
+      const {json} = await chat({model}, headers)
+      expect(json?.choices[0].message.reasoning_content).toMatch(/^Let me think about "weather"/)
+    }
+    const {json} = await chat({model: 'gpt-x'})
+    expect(json?.choices[0].message).not.toHaveProperty('reasoning_content')
+  })
+
+  it('no-finish-reason: no chunk has a finish_reason, [DONE] still ends the stream', async () => {
+    const {events} = await chat({model: 'gpt-x+no-finish-reason', stream: true})
+    expect(events.at(-1)?.data).toBe('[DONE]')
+    expect(events.slice(0, -1).every((e) => e.data.choices[0].finish_reason === null)).toBe(true)
+    const normal = await chat({model: 'gpt-x', stream: true})
+    expect(normal.events.at(-2)?.data.choices[0].finish_reason).toBe('stop')
+  })
+
+  it('usage-last: usage on the finish chunk itself, no choices:[] chunk, even without include_usage', async () => {
+    const {events} = await chat({model: 'gpt-x+usage-last', stream: true})
+    const last = events.at(-2)?.data
+    expect(last.choices).toEqual([{index: 0, delta: {}, logprobs: null, finish_reason: 'stop'}])
+    expect(last.usage).toMatchObject({
+      prompt_tokens: expect.any(Number),
+      completion_tokens: expect.any(Number),
+    })
+    expect(events.slice(0, -2).every((e) => !('usage' in e.data))).toBe(true)
+    const asked = await chat({model: 'gpt-x+usage-last', stream: true, stream_options: {include_usage: true}})
+    expect(asked.events.filter((e) => e.data !== '[DONE]' && e.data.choices.length === 0)).toEqual([])
+    expect(asked.events.at(-2)?.data.usage).toEqual(last.usage)
+  })
+
+  it('strict-fields: 400 in the OpenAI shape naming unknown top-level fields', async () => {
+    const body = {model: 'gpt-x', user: 'u', seed: 1, store: true, metadata: {}}
+    const strict = await chat(body, {'x-sim-quirk': 'strict-fields'})
+    expect(strict.status).toBe(400)
+    expect(strict.json).toEqual({
+      error: {
+        message: 'Unrecognized request argument supplied: store, metadata',
+        type: 'invalid_request_error',
+        param: null,
+        code: null,
+      },
+    })
+    expect((await chat(body)).status).toBe(200)
+    expect(
+      (await chat({model: 'gpt-x', user: 'u', provider: {}}, {'x-sim-quirk': 'strict-fields'})).status,
+    ).toBe(200)
+  })
+
+  it('no-terminal: the stream ends without [DONE]', async () => {
+    const {events, text} = await chat({model: 'gpt-x+no-terminal', stream: true})
+    expect(text).not.toContain('[DONE]')
+    expect(events.at(-1)?.data.choices[0].finish_reason).toBe('stop')
+  })
+})
+
+describe('messages quirks', () => {
+  const body = {
+    model: 'claude-x',
+    max_tokens: 100,
+    stream: true,
+    messages: [{role: 'user', content: 'call the tool'}],
+    tools: [
+      {name: 'lookup', input_schema: {type: 'object'}},
+      {name: 'fetch', input_schema: {type: 'object'}},
+    ],
+  }
+  const jsonDeltas = (events: Event[]) =>
+    events
+      .filter((e) => e.data.delta?.type === 'input_json_delta')
+      .map((e) => [e.data.index, e.data.delta.partial_json])
+
+  it('parallel-tools: two tool_use blocks; the answer names the model without suffixes', async () => {
+    const {events} = await post('/v1/messages', {...body, model: 'claude-x+parallel-tools'})
+    expect(events[0].data.message.model).toBe('claude-x')
+    const starts = events.filter((e) => e.event === 'content_block_start').map((e) => e.data.content_block)
+    expect(starts).toMatchObject([
+      {type: 'tool_use', name: 'lookup', input: {}},
+      {type: 'tool_use', name: 'fetch', input: {}},
+    ])
+  })
+
+  it('cut-args: input_json_delta pieces cut mid-string and inside \\"', async () => {
+    const {events} = await post('/v1/messages', body, {'x-sim-quirk': 'cut-args'})
+    expect(jsonDeltas(events)).toEqual(
+      ['{"qu', 'ery":"said \\', '"call', ' the tool\\', '""}'].map((p) => [0, p]),
+    )
+  })
+
+  it('empty-args: no input_json_delta, input {}', async () => {
+    const {events} = await post('/v1/messages', {...body, model: 'claude-x+empty-args'})
+    expect(jsonDeltas(events)).toEqual([])
+    const {json} = await post('/v1/messages', {...body, model: 'claude-x+empty-args', stream: false})
+    expect(json?.content[0]).toMatchObject({type: 'tool_use', input: {}})
+  })
+
+  it('no-terminal: message_delta is the last event, no message_stop', async () => {
+    const {events} = await post('/v1/messages', {...body, model: 'claude-x+no-terminal'})
+    expect(events.at(-1)?.event).toBe('message_delta')
+    const normal = await post('/v1/messages', body)
+    expect(normal.events.at(-1)?.event).toBe('message_stop')
+  })
+})
+
+describe('responses quirks', () => {
+  const body = {
+    model: 'gpt-r',
+    stream: true,
+    input: 'call the tool',
+    tools: [
+      {type: 'function', name: 'lookup', parameters: {type: 'object'}},
+      {type: 'function', name: 'fetch', parameters: {type: 'object'}},
+    ],
+  }
+  const argDeltas = (events: Event[]) =>
+    events.filter((e) => e.event === 'response.function_call_arguments.delta').map((e) => e.data.delta)
+
+  it('parallel-tools: two function_call items', async () => {
+    const {json} = await post('/v1/responses', {...body, stream: false, model: 'gpt-r+parallel-tools'})
+    expect(json?.model).toBe('gpt-r')
+    expect(json?.output.map((i: Json) => [i.type, i.name, i.arguments])).toEqual([
+      ['function_call', 'lookup', '{"query":"call the tool"}'],
+      ['function_call', 'fetch', '{"query":"call the tool"}'],
+    ])
+  })
+
+  it('cut-args and empty-args: argument deltas cut mid-token, or none', async () => {
+    const cut = await post('/v1/responses', {...body, model: 'gpt-r+cut-args'})
+    expect(argDeltas(cut.events)).toEqual(['{"qu', 'ery":"said \\', '"call', ' the tool\\', '""}'])
+    const empty = await post('/v1/responses', {...body, model: 'gpt-r+empty-args'})
+    expect(argDeltas(empty.events)).toEqual([])
+    const done = empty.events.find((e) => e.event === 'response.output_item.done')
+    expect(done?.data.item).toMatchObject({type: 'function_call', arguments: ''})
+  })
+
+  it('no-terminal: no response.completed', async () => {
+    const {events} = await post('/v1/responses', {...body, model: 'gpt-r+no-terminal'})
+    expect(events.map((e) => e.event)).not.toContain('response.completed')
+    expect(events.at(-1)?.event).toBe('response.output_item.done')
+  })
+})
+
+describe('gemini quirks', () => {
+  const body = {
+    contents: [{role: 'user', parts: [{text: 'use a tool'}]}],
+    tools: [{functionDeclarations: [{name: 'lookup'}, {name: 'fetch'}]}],
+  }
+
+  it('parallel-tools: two functionCall parts in one answer; empty-args: args {}', async () => {
+    const {json} = await post('/v1beta/models/gemini-x+parallel-tools+empty-args:generateContent', body)
+    expect(json?.modelVersion).toBe('gemini-x')
+    expect(json?.candidates[0].content.parts).toEqual([
+      {functionCall: {name: 'lookup', args: {}}},
+      {functionCall: {name: 'fetch', args: {}}},
+    ])
+  })
+
+  it('no-terminal: no chunk carries finishReason', async () => {
+    const path = '/v1beta/models/gemini-x:streamGenerateContent?alt=sse'
+    const {events} = await post(path, {contents: [{parts: [{text: 'x'}]}]}, {'x-sim-quirk': 'no-terminal'})
+    expect(events.length).toBeGreaterThan(1)
+    expect(events.every((e) => e.data.candidates[0].finishReason === undefined)).toBe(true)
+    const normal = await post(path, {contents: [{parts: [{text: 'x'}]}]})
+    expect(normal.events.at(-1)?.data.candidates[0].finishReason).toBe('STOP')
+  })
+})

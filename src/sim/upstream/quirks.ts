@@ -1,0 +1,173 @@
+/**
+ * Quirks on demand: wire behaviours of real (or OpenAI-compatible) servers that broke peers'
+ * protocol translation, which the simulator produces only when a request asks for them.
+ *
+ * Selected by a header `x-sim-quirk: q1,q2` or by `+q` suffixes of the model name
+ * (`sim-mini+parallel-tools+cut-args`); the suffixes are stripped before any other use of the
+ * name, so the answer's `model` echoes the bare name. A quirk that does not apply to a family is
+ * ignored; an unknown name is refused (a typo would otherwise test nothing). See
+ * docs/SIMULATOR.md for what each one imitates.
+ */
+import type {SimAnswer} from './common.js'
+
+export const SIM_QUIRKS = [
+  'parallel-tools',
+  'cut-args',
+  'empty-args',
+  'reasoning-content',
+  'no-finish-reason',
+  'usage-last',
+  'strict-fields',
+  'no-terminal',
+] as const
+
+export type SimQuirk = (typeof SIM_QUIRKS)[number]
+export type Quirks = ReadonlySet<SimQuirk>
+
+export const NO_QUIRKS: Quirks = new Set()
+
+export interface QuirkSelection {
+  /** The model name without `+quirk` suffixes. */
+  model: string
+  quirks: Quirks
+  /** Names that are no quirk (refused by the caller). */
+  unknown: string[]
+}
+
+/** The quirks a request asks for, from `x-sim-quirk` and the model name's `+` suffixes. */
+export function selectQuirks(
+  headers: Record<string, string | string[] | undefined>,
+  model: unknown,
+): QuirkSelection {
+  const raw = headers['x-sim-quirk']
+  const fromHeader = (Array.isArray(raw) ? raw.join(',') : (raw ?? '')).split(',')
+  const [bare, ...suffixes] = typeof model === 'string' ? model.split('+') : ['']
+  const quirks = new Set<SimQuirk>()
+  const unknown: string[] = []
+  for (const name of [...fromHeader, ...suffixes].map((s) => s.trim()).filter(Boolean)) {
+    if ((SIM_QUIRKS as readonly string[]).includes(name)) quirks.add(name as SimQuirk)
+    else unknown.push(name)
+  }
+  return {model: typeof model === 'string' ? bare : '', quirks, unknown}
+}
+
+/** The refusal text for unknown quirk names. */
+export function unknownQuirkMessage(unknown: string[]): string {
+  return `unknown sim quirk ${unknown.map((q) => `"${q}"`).join(', ')} (known: ${SIM_QUIRKS.join(', ')})`
+}
+
+/**
+ * Tool-call argument text cut mid-token, one piece per chunk: inside every string (key or value)
+ * and right after every backslash, so that a piece ends inside an escaped quote (`\` | `"`).
+ * Joined, the pieces give `json` back.
+ */
+export function cutPieces(json: string): string[] {
+  const cuts = new Set<number>()
+  let start = -1
+  for (let i = 0; i < json.length; i++) {
+    const c = json[i]
+    if (start >= 0) {
+      if (c === '\\') {
+        cuts.add(i + 1)
+        i++
+      } else if (c === '"') {
+        if (i - start > 2) cuts.add(start + 1 + Math.floor((i - start - 1) / 2))
+        start = -1
+      }
+    } else if (c === '"') start = i
+  }
+  const at = [0, ...[...cuts].filter((n) => n > 0 && n < json.length).sort((a, b) => a - b), json.length]
+  const pieces: string[] = []
+  for (let i = 1; i < at.length; i++) if (at[i] > at[i - 1]) pieces.push(json.slice(at[i - 1], at[i]))
+  return pieces
+}
+
+type Args = Record<string, unknown>
+type Call = {name: string; args: Args}
+
+/** Different arguments for the second call of the same tool. */
+function variant(args: Args): Args {
+  const keys = Object.keys(args)
+  if (keys.length === 0) return {call: 2}
+  return Object.fromEntries(keys.map((k) => [k, typeof args[k] === 'string' ? `${args[k]} #2` : args[k]]))
+}
+
+/** `cut-args` puts an escaped quote into every string value, so a cut can land inside `\"`. */
+function quoted(args: Args): Args {
+  const keys = Object.keys(args)
+  if (!keys.some((k) => typeof args[k] === 'string')) return {...args, query: 'said "sim"'}
+  return Object.fromEntries(keys.map((k) => [k, typeof args[k] === 'string' ? `said "${args[k]}"` : args[k]]))
+}
+
+/**
+ * The tool calls of an answer under `parallel-tools` (the first two tools, or the first one twice
+ * with different arguments) and `cut-args` (string values with escaped quotes).
+ */
+export function quirkCalls(first: Call, second: Call | undefined, quirks: Quirks): Call[] {
+  let calls = [first]
+  if (quirks.has('parallel-tools')) calls.push(second ?? {name: first.name, args: variant(first.args)})
+  if (quirks.has('cut-args')) calls = calls.map((c) => ({...c, args: quoted(c.args)}))
+  return calls
+}
+
+/** A vendor upstream's answer with the quirks applied to its tool call(s). */
+export function quirkAnswer(
+  answer: SimAnswer,
+  secondTool: string | undefined,
+  quirks: Quirks,
+  tokens: (text: string) => number,
+): SimAnswer {
+  if (!answer.tool || (!quirks.has('parallel-tools') && !quirks.has('cut-args'))) return answer
+  const second = secondTool ? {name: secondTool, args: answer.tool.args} : undefined
+  const [tool, ...moreTools] = quirkCalls(answer.tool, second, quirks)
+  const output = tokens([tool, ...moreTools].map((c) => JSON.stringify(c.args)).join(''))
+  return {...answer, tool, moreTools, usage: {...answer.usage, output}}
+}
+
+/** Argument text as sent: empty under `empty-args`. */
+export function argsText(args: Args, quirks: Quirks): string {
+  return quirks.has('empty-args') ? '' : JSON.stringify(args)
+}
+
+/** Argument stream pieces: none under `empty-args`, cut mid-token under `cut-args`. */
+export function argsPieces(text: string, quirks: Quirks, normal: (text: string) => string[]): string[] {
+  if (quirks.has('empty-args') || text === '') return []
+  return quirks.has('cut-args') ? cutPieces(text) : normal(text)
+}
+
+/**
+ * Top-level chat request fields a strict OpenAI-compatible server knows: PROTOCOLS.md A1 plus
+ * what the platform spec accepts (`top_k`, `presence_penalty`, `modalities`, `enable_thinking`,
+ * `extra_body`, `provider`).
+ */
+export const CHAT_FIELDS: readonly string[] = [
+  'model',
+  'messages',
+  'stream',
+  'stream_options',
+  'max_completion_tokens',
+  'max_tokens',
+  'temperature',
+  'top_p',
+  'n',
+  'stop',
+  'seed',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'response_format',
+  'reasoning_effort',
+  'user',
+  'provider',
+  'top_k',
+  'presence_penalty',
+  'modalities',
+  'enable_thinking',
+  'extra_body',
+]
+
+/** The refusal of a strict server for unknown top-level fields, or undefined. */
+export function strictFieldsProblem(body: Record<string, unknown>): string | undefined {
+  const unknown = Object.keys(body).filter((k) => !CHAT_FIELDS.includes(k))
+  return unknown.length > 0 ? `Unrecognized request argument supplied: ${unknown.join(', ')}` : undefined
+}

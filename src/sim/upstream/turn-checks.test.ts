@@ -1,0 +1,234 @@
+/**
+ * Turn-2 checks: the sim accepts the opaque state it made and refuses a foreign or missing one
+ * with the vendor's status and error shape; a tool result ends the loop with a text answer.
+ */
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import type {Simulator} from '../server.js'
+import {startSim} from '../server.js'
+import {SKIP_THOUGHT_SIGNATURE, encryptReasoning, thinkingSignature} from './turn-checks.js'
+
+let sim: Simulator
+
+beforeAll(async () => {
+  sim = await startSim({timeScale: 1000})
+})
+afterAll(async () => {
+  await sim.close()
+})
+
+type Json = Record<string, any>
+
+async function post(path: string, body: unknown): Promise<{status: number; json: Json}> {
+  const response = await fetch(sim.origin + path, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      authorization: 'Bearer sk-test',
+      'x-api-key': 'sk-ant-test',
+      'x-goog-api-key': 'g-test',
+    },
+    body: JSON.stringify(body),
+  })
+  return {status: response.status, json: (await response.json()) as Json}
+}
+
+describe('messages: thinking signatures', () => {
+  const first = {
+    model: 'claude-x',
+    max_tokens: 100,
+    thinking: {type: 'enabled', budget_tokens: 1024},
+    tools: [{name: 'lookup', input_schema: {type: 'object'}}],
+    messages: [{role: 'user', content: 'call the tool'}],
+  }
+  const turn2 = (assistant: Json[], thinking: Json = first.thinking) => ({
+    ...first,
+    thinking,
+    messages: [
+      ...first.messages,
+      {role: 'assistant', content: assistant},
+      {role: 'user', content: [{type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny'}]},
+    ],
+  })
+  const refusal = (message: string) => ({
+    type: 'error',
+    error: {type: 'invalid_request_error', message},
+    request_id: null,
+  })
+
+  it('accepts its own thinking block back and answers the tool result with text', async () => {
+    const one = await post('/v1/messages', first)
+    expect(one.json.content.map((b: Json) => b.type)).toEqual(['thinking', 'tool_use'])
+    expect(one.json.content[0].signature).toBe(thinkingSignature(one.json.content[0].thinking))
+    expect(Buffer.from(one.json.content[0].signature, 'base64').toString()).toMatch(/^simsig:[0-9a-f]{32}$/)
+    const two = await post('/v1/messages', turn2(one.json.content))
+    expect(two.status).toBe(200)
+    expect(two.json.content.at(-1)).toEqual({type: 'text', text: 'The tool answered: sunny'})
+    expect(two.json.stop_reason).toBe('end_turn')
+  })
+
+  it('refuses a signature it did not make for that text, as Anthropic does', async () => {
+    const one = await post('/v1/messages', first)
+    const [thinking, tool] = one.json.content as Json[]
+    for (const forged of [
+      {...thinking, signature: 'RXF1aXZhbGVudFNpZ25hdHVyZQ=='},
+      {...thinking, thinking: thinking.thinking + ' (edited)'},
+    ]) {
+      const two = await post('/v1/messages', turn2([forged, tool]))
+      expect(two.status).toBe(400)
+      expect(two.json).toEqual(refusal('messages.1.content.0: Invalid `signature` in `thinking` block'))
+    }
+  })
+
+  it('refuses a last assistant tool_use without a thinking block before it while thinking is on', async () => {
+    const tool = {type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {query: 'x'}}
+    const two = await post('/v1/messages', turn2([tool]))
+    expect(two.status).toBe(400)
+    expect(two.json.error.type).toBe('invalid_request_error')
+    expect(two.json.error.message).toMatch(
+      /^messages\.1\.content\.0\.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`\. When `thinking` is enabled/,
+    )
+    expect((await post('/v1/messages', turn2([tool], {type: 'disabled'}))).status).toBe(200)
+    const redacted = {type: 'redacted_thinking', data: 'opaque'}
+    expect((await post('/v1/messages', turn2([redacted, tool]))).status).toBe(200)
+  })
+})
+
+describe('gemini: thought signatures', () => {
+  const tools = [{functionDeclarations: [{name: 'lookup'}]}]
+  const ask = {role: 'user', parts: [{text: 'use a tool'}]}
+  const result = {role: 'user', parts: [{functionResponse: {name: 'lookup', response: {temp: 21}}}]}
+  const call = (model: string, body: Json) => post(`/v1beta/models/${model}:generateContent`, body)
+  const turn2 = (model: string, modelParts: Json[], extra: Json = {}) =>
+    call(model, {tools, contents: [ask, {role: 'model', parts: modelParts}, result], ...extra})
+  const invalid = (message: string) => ({error: {code: 400, message, status: 'INVALID_ARGUMENT'}})
+
+  it('signs the first functionCall part of gemini-3 models and accepts it back', async () => {
+    const one = await call('gemini-3-pro-x', {tools, contents: [ask]})
+    const part = one.json.candidates[0].content.parts[0]
+    expect(part.functionCall).toEqual({name: 'lookup', args: {query: 'use a tool'}})
+    expect(Buffer.from(part.thoughtSignature, 'base64').toString()).toMatch(/^simsig:[0-9a-f]{32}$/)
+    const two = await turn2('gemini-3-pro-x', [part])
+    expect(two.status).toBe(200)
+    expect(two.json.candidates[0].content.parts).toEqual([{text: 'The tool answered: {"temp":21}'}])
+  })
+
+  it('signs with thinking on for other models, not with thinking off', async () => {
+    const thinking = {generationConfig: {thinkingConfig: {thinkingBudget: 512}}}
+    const on = await call('gemini-2.5-x', {tools, contents: [ask], ...thinking})
+    expect(on.json.candidates[0].content.parts[0].thoughtSignature).toBeTruthy()
+    const off = await call('gemini-2.5-x', {tools, contents: [ask]})
+    expect(off.json.candidates[0].content.parts[0]).not.toHaveProperty('thoughtSignature')
+  })
+
+  it('refuses a missing signature on gemini-3 (only there) and a foreign one on any model', async () => {
+    const fc = {functionCall: {name: 'lookup', args: {query: 'use a tool'}}}
+    const missing = await turn2('gemini-3-pro-x', [fc])
+    expect(missing.status).toBe(400)
+    expect(missing.json.error.status).toBe('INVALID_ARGUMENT')
+    expect(missing.json.error.message).toMatch(
+      /^Function call is missing a thought_signature in functionCall parts\..*`default_api:lookup`/,
+    )
+    expect((await turn2('gemini-2.5-x', [fc])).status).toBe(200)
+    for (const model of ['gemini-3-pro-x', 'gemini-2.5-x']) {
+      const foreign = await turn2(model, [{...fc, thoughtSignature: 'Zm9yZWlnbg=='}])
+      expect(foreign.status).toBe(400)
+      expect(foreign.json).toEqual(invalid('Corrupted thought signature.'))
+      const bypass = await turn2(model, [{...fc, thoughtSignature: SKIP_THOUGHT_SIGNATURE}])
+      expect(bypass.status).toBe(200)
+    }
+  })
+
+  it('refuses the sim signature moved to another call', async () => {
+    const one = await call('gemini-3-pro-x', {tools, contents: [ask]})
+    const part = one.json.candidates[0].content.parts[0]
+    const moved = {...part, functionCall: {name: 'lookup', args: {query: 'something else'}}}
+    expect((await turn2('gemini-3-pro-x', [moved])).json).toEqual(invalid('Corrupted thought signature.'))
+  })
+})
+
+describe('responses: encrypted reasoning', () => {
+  const first = {
+    model: 'gpt-r',
+    input: [{role: 'user', content: 'call the tool'}],
+    tools: [{type: 'function', name: 'lookup', parameters: {type: 'object'}}],
+    reasoning: {effort: 'low'},
+    include: ['reasoning.encrypted_content'],
+    store: false,
+  }
+
+  it('accepts its own encrypted_content back and answers the tool output with text', async () => {
+    const one = await post('/v1/responses', first)
+    const [reasoning, fc] = one.json.output as Json[]
+    expect(reasoning.encrypted_content).toBe(
+      encryptReasoning('The user wrote "call the tool". A short answer will do.'),
+    )
+    const two = await post('/v1/responses', {
+      ...first,
+      input: [
+        ...first.input,
+        reasoning,
+        fc,
+        {type: 'function_call_output', call_id: fc.call_id, output: 'sunny'},
+      ],
+    })
+    expect(two.status).toBe(200)
+    expect(two.json.output.at(-1).content[0].text).toBe('The tool answered: sunny')
+  })
+
+  it('refuses encrypted_content it did not make, in the OpenAI shape', async () => {
+    const forged = {type: 'reasoning', id: 'rs_forged', summary: [], encrypted_content: 'Zm9yZ2Vk'}
+    const two = await post('/v1/responses', {...first, input: [...first.input, forged]})
+    expect(two.status).toBe(400)
+    expect(two.json).toEqual({
+      error: {
+        message: 'The encrypted content for item rs_forged could not be verified.',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_encrypted_content',
+      },
+    })
+    const tampered = {...forged, encrypted_content: encryptReasoning('x').slice(0, -4) + 'AAAA'}
+    expect((await post('/v1/responses', {...first, input: [...first.input, tampered]})).status).toBe(400)
+  })
+})
+
+describe('chat: DeepSeek reasoning_content rule', () => {
+  const tools = [{type: 'function', function: {name: 'f', parameters: {properties: {a: {type: 'string'}}}}}]
+  const history = (assistant: Json) => [
+    {role: 'user', content: 'weather'},
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{id: 'c1', type: 'function', function: {name: 'f', arguments: '{}'}}],
+      ...assistant,
+    },
+    {role: 'tool', tool_call_id: 'c1', content: 'sunny'},
+  ]
+
+  it('refuses an assistant tool call without reasoning_content when reasoning is on', async () => {
+    for (const body of [
+      {model: 'deepseek-reasoner', messages: history({})},
+      {model: 'gpt-x+reasoning-content', messages: history({})},
+    ]) {
+      const answer = await post('/v1/chat/completions', {...body, tools})
+      expect(answer.status).toBe(400)
+      expect(answer.json.error).toMatchObject({
+        message: 'Missing `reasoning_content` field in the assistant message at message index 1',
+        type: 'invalid_request_error',
+      })
+    }
+  })
+
+  it('accepts any reasoning_content (DeepSeek does not sign it), and no check without reasoning', async () => {
+    const ok = await post('/v1/chat/completions', {
+      model: 'deepseek-reasoner',
+      tools,
+      messages: history({reasoning_content: 'not made by the sim'}),
+    })
+    expect(ok.status).toBe(200)
+    expect(ok.json.choices[0].message.content).toBe('The tool answered: sunny')
+    const plain = await post('/v1/chat/completions', {model: 'gpt-x', tools, messages: history({})})
+    expect(plain.status).toBe(200)
+  })
+})
