@@ -107,6 +107,22 @@ describe('chat stream decoder', () => {
     ])
   })
 
+  it('reads a server that gives every call index 0 with a new id as separate calls', () => {
+    const events = decode([
+      tc(0, {name: 'a', arguments: '{"x":1}'}, 'call_a'),
+      tc(0, {name: 'b', arguments: '{"z":2}'}, 'call_b'),
+      chunk({}, 'stop'),
+      '[DONE]',
+    ])
+    expect(events.filter((e) => e.type === 'block_start' || e.type === 'tool_args_delta')).toEqual([
+      {type: 'block_start', index: 0, block: {type: 'tool_call', id: 'call_a', name: 'a'}},
+      {type: 'tool_args_delta', index: 0, json: '{"x":1}'},
+      {type: 'block_start', index: 1, block: {type: 'tool_call', id: 'call_b', name: 'b'}},
+      {type: 'tool_args_delta', index: 1, json: '{"z":2}'},
+    ])
+    expect(events.find((e) => e.type === 'stop')).toEqual({type: 'stop', reason: 'tool_use'})
+  })
+
   it('takes usage on the finish chunk and reads DeepSeek cache hits', () => {
     const events = decode([
       {...chunk({}, 'length'), usage: {prompt_tokens: 5, completion_tokens: 1, prompt_cache_hit_tokens: 3}},
