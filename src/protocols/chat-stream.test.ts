@@ -1,0 +1,238 @@
+import OpenAI from 'openai'
+import {describe, expect, it} from 'vitest'
+
+import {BoundedCarry} from './carry.js'
+import {chatCodec} from './chat.js'
+import {chatSse, decodeAll, encodeAll, parseSse, serveOnce} from './cm-test-helpers.js'
+import type {StreamEvent} from './ir.js'
+
+const chunk = (delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> => ({
+  id: 'c1',
+  object: 'chat.completion.chunk',
+  created: 1,
+  model: 'up',
+  choices: [{index: 0, delta, finish_reason: finish}],
+})
+const tc = (index: number, fn: Record<string, unknown>, id?: string): Record<string, unknown> =>
+  chunk({tool_calls: [{index, ...(id ? {id, type: 'function'} : {}), function: fn}]})
+
+const decode = (chunks: unknown[]): StreamEvent[] => decodeAll(chatCodec.streamDecoder({}), chatSse(chunks))
+
+describe('chat stream decoder', () => {
+  it('opens and closes blocks as kinds change, and puts usage after the stop', () => {
+    const usage = {prompt_tokens: 9, completion_tokens: 4, prompt_tokens_details: {cached_tokens: 2}}
+    expect(
+      decode([
+        chunk({role: 'assistant', content: ''}),
+        chunk({reasoning_content: 'th'}),
+        chunk({reasoning_content: 'ink', content: null}),
+        chunk({content: 'Hel'}),
+        chunk({content: 'lo'}),
+        chunk({}, 'stop'),
+        {...chunk({}), choices: [], usage},
+        '[DONE]',
+      ]),
+    ).toEqual([
+      {type: 'start', id: 'c1', model: 'up'},
+      {type: 'block_start', index: 0, block: {type: 'reasoning'}},
+      {type: 'reasoning_opaque', index: 0, signature: {family: 'chat', value: ''}},
+      {type: 'reasoning_delta', index: 0, text: 'th'},
+      {type: 'reasoning_delta', index: 0, text: 'ink'},
+      {type: 'block_stop', index: 0},
+      {type: 'block_start', index: 1, block: {type: 'text'}},
+      {type: 'text_delta', index: 1, text: 'Hel'},
+      {type: 'text_delta', index: 1, text: 'lo'},
+      {type: 'block_stop', index: 1},
+      {type: 'stop', reason: 'end'},
+      {
+        type: 'usage',
+        usage: {
+          inputTokens: 9,
+          outputTokens: 4,
+          cacheReadTokens: 2,
+          cacheCreationTokens: 0,
+          reasoningTokens: 0,
+        },
+      },
+      {type: 'end'},
+    ])
+  })
+
+  it('reads interleaved tool calls with arguments split anywhere, empty arguments as {}, and a missing finish_reason', () => {
+    const events = decode([
+      chunk({role: 'assistant'}),
+      tc(0, {name: 'a', arguments: ''}, 'call_a'),
+      tc(1, {name: 'b', arguments: '{"q'}, 'call_b'),
+      tc(0, {arguments: '{"x"'}),
+      tc(1, {arguments: '":1}'}),
+      tc(0, {arguments: ':"y"}'}),
+      tc(2, {name: 'c', arguments: ''}, 'call_c'),
+      '[DONE]',
+    ])
+    const args = new Map<number, string>()
+    for (const e of events)
+      if (e.type === 'tool_args_delta') args.set(e.index, (args.get(e.index) ?? '') + e.json)
+    const starts = events.filter((e) => e.type === 'block_start')
+    expect(starts).toEqual([
+      {type: 'block_start', index: 0, block: {type: 'tool_call', id: 'call_a', name: 'a'}},
+      {type: 'block_start', index: 1, block: {type: 'tool_call', id: 'call_b', name: 'b'}},
+      {type: 'block_start', index: 2, block: {type: 'tool_call', id: 'call_c', name: 'c'}},
+    ])
+    expect([...args.entries()].sort()).toEqual([
+      [0, '{"x":"y"}'],
+      [1, '{"q":1}'],
+      [2, '{}'],
+    ])
+    expect(events.filter((e) => e.type === 'block_stop')).toHaveLength(3)
+    expect(events.slice(-2)).toEqual([{type: 'stop', reason: 'tool_use'}, {type: 'end'}])
+  })
+
+  it('closes a finished tool call when the next one starts (streams stay live one call at a time)', () => {
+    const events = decode([
+      tc(0, {name: 'a', arguments: '{}'}, 'call_a'),
+      tc(1, {name: 'b', arguments: '{}'}, 'call_b'),
+      chunk({}, 'tool_calls'),
+      '[DONE]',
+    ])
+    expect(events.map((e) => e.type + ('index' in e ? e.index : ''))).toEqual([
+      'start',
+      'block_start0',
+      'tool_args_delta0',
+      'block_stop0',
+      'block_start1',
+      'tool_args_delta1',
+      'block_stop1',
+      'stop',
+      'end',
+    ])
+  })
+
+  it('reads a server that gives every call index 0 with a new id as separate calls', () => {
+    const events = decode([
+      tc(0, {name: 'a', arguments: '{"x":1}'}, 'call_a'),
+      tc(0, {name: 'b', arguments: '{"z":2}'}, 'call_b'),
+      chunk({}, 'stop'),
+      '[DONE]',
+    ])
+    expect(events.filter((e) => e.type === 'block_start' || e.type === 'tool_args_delta')).toEqual([
+      {type: 'block_start', index: 0, block: {type: 'tool_call', id: 'call_a', name: 'a'}},
+      {type: 'tool_args_delta', index: 0, json: '{"x":1}'},
+      {type: 'block_start', index: 1, block: {type: 'tool_call', id: 'call_b', name: 'b'}},
+      {type: 'tool_args_delta', index: 1, json: '{"z":2}'},
+    ])
+    expect(events.find((e) => e.type === 'stop')).toEqual({type: 'stop', reason: 'tool_use'})
+  })
+
+  it('takes usage on the finish chunk and reads DeepSeek cache hits', () => {
+    const events = decode([
+      {...chunk({}, 'length'), usage: {prompt_tokens: 5, completion_tokens: 1, prompt_cache_hit_tokens: 3}},
+      '[DONE]',
+    ])
+    expect(events.slice(1)).toEqual([
+      {type: 'stop', reason: 'max_tokens'},
+      {
+        type: 'usage',
+        usage: {
+          inputTokens: 5,
+          outputTokens: 1,
+          cacheReadTokens: 3,
+          cacheCreationTokens: 0,
+          reasoningTokens: 0,
+        },
+      },
+      {type: 'end'},
+    ])
+  })
+
+  it('turns an error payload and a stream cut before [DONE] into errors', () => {
+    expect(
+      decode([chunk({content: 'x'}), {error: {message: 'boom', type: 'server_error', code: 'x1'}}]).at(-1),
+    ).toEqual({
+      type: 'error',
+      status: 502,
+      message: 'boom',
+      code: 'x1',
+    })
+    expect(decode([chunk({content: 'x'}), chunk({}, 'stop')]).at(-1)).toEqual({
+      type: 'error',
+      status: 502,
+      message: 'upstream stream ended before [DONE]',
+    })
+  })
+})
+
+const answer: StreamEvent[] = [
+  {type: 'start', id: 'msg_1', model: 'claude-x', usage: {inputTokens: 40, cacheReadTokens: 30}},
+  {type: 'block_start', index: 0, block: {type: 'reasoning'}},
+  {type: 'reasoning_delta', index: 0, text: 'Let me look.'},
+  {type: 'reasoning_opaque', index: 0, signature: {family: 'messages', value: 'SIG'}},
+  {type: 'block_stop', index: 0},
+  {type: 'block_start', index: 1, block: {type: 'text'}},
+  {type: 'text_delta', index: 1, text: 'Checking '},
+  {type: 'text_delta', index: 1, text: 'now.'},
+  {type: 'block_stop', index: 1},
+  {type: 'block_start', index: 2, block: {type: 'tool_call', id: 'toolu_1', name: 'grep'}},
+  {type: 'tool_args_delta', index: 2, json: '{"pat'},
+  {type: 'tool_args_delta', index: 2, json: 'tern":"TODO"}'},
+  {type: 'block_stop', index: 2},
+  {type: 'stop', reason: 'tool_use'},
+  {type: 'usage', usage: {outputTokens: 25}},
+  {type: 'end'},
+]
+
+describe('chat stream encoder', () => {
+  it('writes a stream the openai SDK accumulates, with the usage chunk when asked', async () => {
+    const carry = new BoundedCarry()
+    const sse = encodeAll(chatCodec.streamEncoder({carry, includeUsage: true}), answer)
+    const first = JSON.parse(parseSse(sse)[0].data) as {choices: Array<{delta: unknown}>}
+    expect(first.choices[0].delta).toEqual({role: 'assistant', content: ''})
+    expect(sse.endsWith('data: [DONE]\n\n')).toBe(true)
+    const server = await serveOnce(sse, true)
+    try {
+      const client = new OpenAI({baseURL: server.url + '/v1', apiKey: 'k', maxRetries: 0})
+      const c = await client.chat.completions
+        .stream({model: 'x', messages: [{role: 'user', content: 'x'}], stream_options: {include_usage: true}})
+        .finalChatCompletion()
+      expect(c.choices[0].message.content).toBe('Checking now.')
+      expect(c.choices[0].finish_reason).toBe('tool_calls')
+      expect(c.choices[0].message.tool_calls).toEqual([
+        {id: 'toolu_1', type: 'function', function: {name: 'grep', arguments: '{"pattern":"TODO"}'}},
+      ])
+      expect(c.usage).toMatchObject({
+        prompt_tokens: 40,
+        completion_tokens: 25,
+        prompt_tokens_details: {cached_tokens: 30},
+      })
+      expect(carry.get('toolu_1')).toEqual([
+        {type: 'reasoning', text: 'Let me look.', signature: {family: 'messages', value: 'SIG'}},
+      ])
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('leaves the usage chunk out unless asked', () => {
+    const sse = encodeAll(chatCodec.streamEncoder({}), answer)
+    expect(sse).not.toContain('"usage"')
+    expect(sse).toContain('"reasoning_content":"Let me look."')
+  })
+
+  it('ends with an error payload that makes the SDK throw', async () => {
+    const events: StreamEvent[] = [
+      answer[0],
+      {type: 'block_start', index: 0, block: {type: 'text'}},
+      {type: 'text_delta', index: 0, text: 'par'},
+      {type: 'error', status: 529, message: 'Overloaded', code: 'overloaded_error'},
+    ]
+    const sse = encodeAll(chatCodec.streamEncoder({}), events)
+    expect(sse).not.toContain('[DONE]')
+    const server = await serveOnce(sse, true)
+    try {
+      const client = new OpenAI({baseURL: server.url + '/v1', apiKey: 'k', maxRetries: 0})
+      const stream = client.chat.completions.stream({model: 'x', messages: [{role: 'user', content: 'x'}]})
+      await expect(stream.finalChatCompletion()).rejects.toThrow(/Overloaded/)
+    } finally {
+      await server.close()
+    }
+  })
+})

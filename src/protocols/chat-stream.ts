@@ -1,0 +1,370 @@
+/**
+ * Chat Completions streams: the decoder of an upstream's `chat.completion.chunk` events and the
+ * encoder of a chat client's stream.
+ */
+import type {Json} from './cm-common.js'
+import {arr, isCompleteJson, isObj, makeId, num, storeCarry, str} from './cm-common.js'
+import type {
+  CodecContext,
+  Part,
+  ReasoningPart,
+  StopReason,
+  StreamDecoder,
+  StreamEncoder,
+  StreamEvent,
+  Usage,
+} from './ir.js'
+import {emptyUsage} from './ir.js'
+
+/** A chat `finish_reason` (missing or unknown: `tool_use` when tool calls were seen, else `end`). */
+export function chatFinish(reason: unknown, sawTools: boolean): StopReason {
+  if (reason === 'length') return 'max_tokens'
+  if (reason === 'tool_calls' || reason === 'function_call') return 'tool_use'
+  if (reason === 'content_filter') return 'content_filter'
+  // Some servers (vLLM, older proxies) say `stop` after tool calls: the client must run them.
+  return sawTools ? 'tool_use' : 'end'
+}
+
+/** Chat `usage` in gwctl's meaning (prompt_tokens already includes cached tokens). */
+export function decodeChatUsage(raw: unknown): Usage {
+  const u = isObj(raw) ? raw : {}
+  const prompt = isObj(u.prompt_tokens_details) ? u.prompt_tokens_details : {}
+  const completion = isObj(u.completion_tokens_details) ? u.completion_tokens_details : {}
+  return {
+    ...emptyUsage(),
+    inputTokens: num(u.prompt_tokens) ?? 0,
+    outputTokens: num(u.completion_tokens) ?? 0,
+    cacheReadTokens: num(prompt.cached_tokens) ?? num(u.prompt_cache_hit_tokens) ?? 0,
+    reasoningTokens: num(completion.reasoning_tokens) ?? 0,
+  }
+}
+
+export function chatUsage(u: Partial<Usage>): Json {
+  const input = u.inputTokens ?? 0
+  const output = u.outputTokens ?? 0
+  return {
+    prompt_tokens: input,
+    completion_tokens: output,
+    total_tokens: input + output,
+    prompt_tokens_details: {cached_tokens: u.cacheReadTokens ?? 0},
+    completion_tokens_details: {reasoning_tokens: u.reasoningTokens ?? 0},
+  }
+}
+
+interface OpenCall {
+  block?: number
+  id: string
+  name: string
+  args: string
+  /** Argument text that came before the name (a block needs its name to start). */
+  pending: string
+  open: boolean
+}
+
+/** Reads a chat upstream's stream. */
+export class ChatStreamDecoder implements StreamDecoder {
+  private started = false
+  private done = false
+  private next = 0
+  private open?: {kind: 'text' | 'reasoning'; index: number}
+  private calls = new Map<number, OpenCall>()
+  private sawTools = false
+  private stopped = false
+  private usage?: Usage
+
+  constructor(private readonly ctx?: CodecContext) {}
+
+  event(_name: string | undefined, data: string): StreamEvent[] {
+    if (this.done) return []
+    const text = data.trim()
+    if (text === '[DONE]') return this.finish()
+    let chunk: Json
+    try {
+      const parsed: unknown = JSON.parse(text)
+      if (!isObj(parsed)) return []
+      chunk = parsed
+    } catch {
+      return []
+    }
+    if (chunk.error !== undefined) return this.fail(chunk.error)
+    const out: StreamEvent[] = []
+    if (!this.started) {
+      this.started = true
+      out.push({
+        type: 'start',
+        id: str(chunk.id) || makeId(this.ctx, 'chatcmpl-'),
+        model: str(chunk.model) ?? '',
+      })
+    }
+    let justStopped = false
+    const choice = arr(chunk.choices)[0]
+    if (isObj(choice)) {
+      const delta = isObj(choice.delta) ? choice.delta : {}
+      const reasoning = str(delta.reasoning_content) || str(delta.reasoning)
+      if (reasoning) this.textual('reasoning', reasoning, out)
+      const content = str(delta.content) || str(delta.refusal)
+      if (content) this.textual('text', content, out)
+      for (const raw of arr(delta.tool_calls)) if (isObj(raw)) this.toolCall(raw, out)
+      if (choice.finish_reason !== null && choice.finish_reason !== undefined && !this.stopped) {
+        this.closeAll(out)
+        this.stopped = true
+        justStopped = true
+        out.push({type: 'stop', reason: chatFinish(choice.finish_reason, this.sawTools)})
+      }
+    }
+    const usageNew = isObj(chunk.usage)
+    if (usageNew) this.usage = decodeChatUsage(chunk.usage)
+    // Usage follows the stop (a server that sends it earlier, on every chunk, is held till then).
+    if (this.usage && this.stopped && (usageNew || justStopped)) out.push({type: 'usage', usage: this.usage})
+    return out
+  }
+
+  end(): StreamEvent[] {
+    if (this.done) return []
+    this.done = true
+    return [{type: 'error', status: 502, message: 'upstream stream ended before [DONE]'}]
+  }
+
+  private fail(raw: unknown): StreamEvent[] {
+    this.done = true
+    const e = isObj(raw) ? raw : {message: String(raw)}
+    const code = e.code
+    const status = typeof code === 'number' && code >= 400 && code < 600 ? code : 502
+    return [
+      {
+        type: 'error',
+        status,
+        message: str(e.message) ?? 'upstream stream error',
+        ...(typeof code === 'string' ? {code} : typeof e.type === 'string' ? {code: e.type} : {}),
+      },
+    ]
+  }
+
+  private finish(): StreamEvent[] {
+    this.done = true
+    const out: StreamEvent[] = []
+    if (!this.started) out.push({type: 'start', id: makeId(this.ctx, 'chatcmpl-'), model: ''})
+    if (!this.stopped) {
+      this.closeAll(out)
+      out.push({type: 'stop', reason: chatFinish(undefined, this.sawTools)})
+      if (this.usage) out.push({type: 'usage', usage: this.usage})
+    }
+    out.push({type: 'end'})
+    return out
+  }
+
+  private textual(kind: 'text' | 'reasoning', text: string, out: StreamEvent[]): void {
+    if (this.open?.kind !== kind) {
+      this.closeText(out)
+      this.closeDoneCalls(out)
+      const index = this.next++
+      this.open = {kind, index}
+      out.push({type: 'block_start', index, block: {type: kind}})
+      if (kind === 'reasoning')
+        out.push({type: 'reasoning_opaque', index, signature: {family: 'chat', value: ''}})
+    }
+    out.push({type: kind === 'text' ? 'text_delta' : 'reasoning_delta', index: this.open.index, text})
+  }
+
+  private toolCall(raw: Json, out: StreamEvent[]): void {
+    this.sawTools = true
+    const fn = isObj(raw.function) ? raw.function : {}
+    const key = num(raw.index) ?? 0
+    const id = str(raw.id)
+    let call = this.calls.get(key)
+    // A server that reuses index 0 for every call (new id each time): a new call.
+    if (call && id && call.id !== id && call.block !== undefined) {
+      this.closeCall(call, out)
+      call = undefined
+    }
+    if (!call) {
+      this.closeText(out)
+      this.closeDoneCalls(out)
+      call = {id: id || makeId(this.ctx, 'call_'), name: '', args: '', pending: '', open: true}
+      this.calls.set(key, call)
+    }
+    const name = str(fn.name)
+    if (name && call.block === undefined) call.name += name
+    const args = str(fn.arguments) ?? ''
+    if (call.block === undefined) {
+      call.pending += args
+      if (!call.name) return
+      call.block = this.next++
+      out.push({
+        type: 'block_start',
+        index: call.block,
+        block: {type: 'tool_call', id: call.id, name: call.name},
+      })
+      if (call.pending) this.argsDelta(call, call.pending, out)
+      return
+    }
+    if (args) this.argsDelta(call, args, out)
+  }
+
+  private argsDelta(call: OpenCall, json: string, out: StreamEvent[]): void {
+    call.args += json
+    out.push({type: 'tool_args_delta', index: call.block as number, json})
+  }
+
+  private closeText(out: StreamEvent[]): void {
+    if (!this.open) return
+    out.push({type: 'block_stop', index: this.open.index})
+    this.open = undefined
+  }
+
+  /** Tool calls whose arguments are already one whole JSON value can take no more: close them. */
+  private closeDoneCalls(out: StreamEvent[]): void {
+    for (const call of this.calls.values())
+      if (call.open && isCompleteJson(call.args)) this.closeCall(call, out)
+  }
+
+  private closeCall(call: OpenCall, out: StreamEvent[]): void {
+    if (!call.open) return
+    call.open = false
+    if (call.block === undefined) {
+      call.block = this.next++
+      out.push({
+        type: 'block_start',
+        index: call.block,
+        block: {type: 'tool_call', id: call.id, name: call.name},
+      })
+      call.args = call.pending
+      if (call.args) out.push({type: 'tool_args_delta', index: call.block, json: call.args})
+    }
+    if (call.args.trim() === '') out.push({type: 'tool_args_delta', index: call.block, json: '{}'})
+    out.push({type: 'block_stop', index: call.block})
+  }
+
+  private closeAll(out: StreamEvent[]): void {
+    this.closeText(out)
+    const open = [...this.calls.values()].filter((c) => c.open)
+    open.sort((a, b) => (a.block ?? Infinity) - (b.block ?? Infinity))
+    for (const call of open) this.closeCall(call, out)
+  }
+}
+
+/** Writes a stream for a chat client. */
+export class ChatStreamEncoder implements StreamEncoder {
+  private id?: string
+  private model: string
+  private readonly created = Math.floor(Date.now() / 1000)
+  private toolIndex = new Map<number, number>()
+  private parts: Part[] = []
+  private reasoning = new Map<number, ReasoningPart>()
+  private finished = false
+  private usage: Partial<Usage> = {}
+  private closed = false
+
+  constructor(private readonly ctx?: CodecContext & {model?: string}) {
+    this.model = ctx?.model ?? ctx?.request?.model ?? ''
+  }
+
+  event(e: StreamEvent): string {
+    if (this.closed) return ''
+    let out = ''
+    if (!this.id && e.type !== 'error') out += this.begin(e.type === 'start' ? e : undefined)
+    switch (e.type) {
+      case 'block_start':
+        if (e.block.type === 'reasoning') {
+          const part: ReasoningPart = {type: 'reasoning', text: ''}
+          this.reasoning.set(e.index, part)
+          this.parts.push(part)
+        } else if (e.block.type === 'tool_call') {
+          const k = this.toolIndex.size
+          this.toolIndex.set(e.index, k)
+          const part: Part = {type: 'tool_call', id: e.block.id, name: e.block.name, arguments: ''}
+          if (e.block.signature) part.signature = e.block.signature
+          this.parts.push(part)
+          storeCarry(this.parts, 'chat', this.ctx?.carry, true)
+          this.parts = this.parts.filter((p) => p.type !== 'tool_call' && p.type !== 'reasoning')
+          out += this.chunk({
+            tool_calls: [
+              {index: k, id: e.block.id, type: 'function', function: {name: e.block.name, arguments: ''}},
+            ],
+          })
+        }
+        return out
+      case 'text_delta':
+        return out + (e.text ? this.chunk({content: e.text}) : '')
+      case 'reasoning_delta': {
+        const part = this.reasoning.get(e.index)
+        if (part) part.text += e.text
+        return out + (e.text ? this.chunk({reasoning_content: e.text}) : '')
+      }
+      case 'reasoning_opaque': {
+        const part = this.reasoning.get(e.index)
+        if (part) {
+          if (e.signature) part.signature = e.signature
+          if (e.redacted) part.redacted = e.redacted
+          if (e.encrypted) part.encrypted = e.encrypted
+        }
+        return out
+      }
+      case 'tool_args_delta': {
+        const k = this.toolIndex.get(e.index)
+        if (k === undefined || !e.json) return out
+        return out + this.chunk({tool_calls: [{index: k, function: {arguments: e.json}}]})
+      }
+      case 'stop':
+        if (this.finished) return out
+        this.finished = true
+        return out + this.chunk({}, CHAT_FINISH[e.reason] ?? 'stop')
+      case 'usage':
+        this.usage = {...this.usage, ...e.usage}
+        return out
+      case 'end': {
+        if (!this.finished) out += this.chunk({}, 'stop')
+        this.finished = true
+        this.closed = true
+        if (this.ctx?.includeUsage)
+          out += this.data({...this.base(), choices: [], usage: chatUsage(this.usage)})
+        return out + 'data: [DONE]\n\n'
+      }
+      case 'error':
+        this.closed = true
+        return (
+          out +
+          this.data({
+            error: {
+              message: e.message,
+              type: e.status >= 500 ? 'server_error' : 'invalid_request_error',
+              param: null,
+              code: e.code ?? null,
+            },
+          })
+        )
+      default:
+        return out
+    }
+  }
+
+  private begin(start?: {id: string; model: string; usage?: Partial<Usage>}): string {
+    this.id = start?.id || makeId(this.ctx, 'chatcmpl-')
+    if (start?.model) this.model = start.model
+    if (start?.usage) this.usage = {...start.usage}
+    return this.chunk({role: 'assistant', content: ''})
+  }
+
+  private base(): Json {
+    return {id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model}
+  }
+
+  private chunk(delta: Json, finish: string | null = null): string {
+    return this.data({...this.base(), choices: [{index: 0, delta, logprobs: null, finish_reason: finish}]})
+  }
+
+  private data(payload: Json): string {
+    return `data: ${JSON.stringify(payload)}\n\n`
+  }
+}
+
+export const CHAT_FINISH: Record<StopReason, string> = {
+  end: 'stop',
+  max_tokens: 'length',
+  tool_use: 'tool_calls',
+  stop_sequence: 'stop',
+  content_filter: 'content_filter',
+  refusal: 'content_filter',
+  pause: 'stop',
+  context_window: 'length',
+}

@@ -1,0 +1,364 @@
+import OpenAI from 'openai'
+import {describe, expect, it} from 'vitest'
+
+import {BoundedCarry} from './carry.js'
+import {chatCodec} from './chat.js'
+import {serveOnce} from './cm-test-helpers.js'
+import type {Request, Response} from './ir.js'
+import {TranslationError, emptyUsage} from './ir.js'
+
+const base: Request = {model: 'm', system: [], messages: [], tools: [], stream: false}
+
+describe('chat decodeRequest', () => {
+  it('reads roles, parts, tool calls, reasoning and tool messages', () => {
+    const r = chatCodec.decodeRequest(
+      {
+        model: 'gpt-x',
+        messages: [
+          {role: 'system', content: 'S1'},
+          {role: 'developer', content: [{type: 'text', text: 'S2'}]},
+          {
+            role: 'user',
+            content: [
+              {type: 'text', text: 'look'},
+              {type: 'image_url', image_url: {url: 'data:image/png;base64,AAAA'}},
+              {type: 'image_url', image_url: {url: 'https://x.test/a.png'}},
+            ],
+          },
+          {
+            role: 'assistant',
+            content: 'ok',
+            reasoning_content: 'think',
+            tool_calls: [
+              {id: 'c1', type: 'function', function: {name: 'f', arguments: '{"a":1}'}},
+              {id: 'c2', type: 'function', function: {name: 'g', arguments: ''}},
+            ],
+          },
+          {role: 'tool', tool_call_id: 'c1', content: 'r1'},
+          {role: 'tool', tool_call_id: 'c2', content: [{type: 'text', text: 'r2'}]},
+          {role: 'user', content: 'next'},
+          {role: 'assistant', content: null, reasoning: 'openrouter style'},
+        ],
+      },
+      {},
+    )
+    expect(r.system).toEqual([
+      {type: 'text', text: 'S1'},
+      {type: 'text', text: 'S2'},
+    ])
+    expect(r.messages).toEqual([
+      {
+        role: 'user',
+        parts: [
+          {type: 'text', text: 'look'},
+          {type: 'image', mediaType: 'image/png', data: 'AAAA'},
+          {type: 'image', url: 'https://x.test/a.png'},
+        ],
+      },
+      {
+        role: 'assistant',
+        parts: [
+          {type: 'reasoning', text: 'think', signature: {family: 'chat', value: ''}},
+          {type: 'text', text: 'ok'},
+          {type: 'tool_call', id: 'c1', name: 'f', arguments: '{"a":1}'},
+          {type: 'tool_call', id: 'c2', name: 'g', arguments: '{}'},
+        ],
+      },
+      {
+        role: 'user',
+        parts: [
+          {type: 'tool_result', callId: 'c1', name: 'f', content: [{type: 'text', text: 'r1'}]},
+          {type: 'tool_result', callId: 'c2', name: 'g', content: [{type: 'text', text: 'r2'}]},
+          {type: 'text', text: 'next'},
+        ],
+      },
+      {
+        role: 'assistant',
+        parts: [{type: 'reasoning', text: 'openrouter style', signature: {family: 'chat', value: ''}}],
+      },
+    ])
+  })
+
+  it.each([
+    [{tool_choice: 'auto'}, {toolChoice: {type: 'auto'}}],
+    [{tool_choice: 'none'}, {toolChoice: {type: 'none'}}],
+    [{tool_choice: 'required'}, {toolChoice: {type: 'required'}}],
+    [{tool_choice: {type: 'function', function: {name: 'f'}}}, {toolChoice: {type: 'tool', name: 'f'}}],
+    [{parallel_tool_calls: false}, {parallelToolCalls: false}],
+    [{max_tokens: 10, max_completion_tokens: 20}, {maxTokens: 20}],
+    [{max_tokens: 10}, {maxTokens: 10}],
+    [
+      {temperature: 0.2, top_p: 0.9},
+      {temperature: 0.2, topP: 0.9},
+    ],
+    [{stop: 'END'}, {stop: ['END']}],
+    [{stop: ['A', 'B']}, {stop: ['A', 'B']}],
+    [{response_format: {type: 'json_object'}}, {responseFormat: {type: 'json_object'}}],
+    [
+      {
+        response_format: {
+          type: 'json_schema',
+          json_schema: {name: 'x', schema: {type: 'object'}, strict: true},
+        },
+      },
+      {responseFormat: {type: 'json_schema', name: 'x', schema: {type: 'object'}, strict: true}},
+    ],
+    [{reasoning_effort: 'low'}, {reasoning: {effort: 'low'}}],
+    [{reasoning_effort: 'none'}, {reasoning: {disabled: true}}],
+    [
+      {stream: true, user: 'u1'},
+      {stream: true, user: 'u1'},
+    ],
+  ])('maps %j', (fields, expected) => {
+    const r = chatCodec.decodeRequest({model: 'm', messages: [], ...fields}, {})
+    expect(r).toMatchObject(expected)
+  })
+
+  it('keeps function tools and sets other tool types apart', () => {
+    const r = chatCodec.decodeRequest(
+      {
+        model: 'm',
+        messages: [],
+        tools: [
+          {type: 'function', function: {name: 'f', description: 'd', parameters: {type: 'object'}}},
+          {type: 'web_search'},
+        ],
+      },
+      {},
+    )
+    expect(r.tools).toEqual([{name: 'f', description: 'd', parameters: {type: 'object'}}])
+    expect(r.builtinTools).toEqual([{family: 'chat', raw: {type: 'web_search'}}])
+  })
+
+  it('refuses what it cannot carry', () => {
+    const audio = {model: 'm', messages: [{role: 'user', content: [{type: 'input_audio'}]}]}
+    expect(() => chatCodec.decodeRequest(audio, {})).toThrow(TranslationError)
+    expect(() => chatCodec.decodeRequest({model: 'm', messages: [], n: 2}, {})).toThrow(/n > 1/)
+  })
+
+  it('puts carried reasoning before a tool call that has none, replacing a bare reasoning_content echo', () => {
+    const carry = new BoundedCarry()
+    const signed = {
+      type: 'reasoning' as const,
+      text: 'T',
+      signature: {family: 'messages' as const, value: 'SIG'},
+    }
+    carry.set('c1', [signed])
+    const call = {id: 'c1', type: 'function', function: {name: 'f', arguments: '{}'}}
+    for (const assistant of [
+      {role: 'assistant', content: null, tool_calls: [call]},
+      {role: 'assistant', content: null, reasoning_content: 'T', tool_calls: [call]},
+    ]) {
+      const r = chatCodec.decodeRequest({model: 'm', messages: [assistant]}, {carry})
+      expect(r.messages[0].parts).toEqual([signed, {type: 'tool_call', id: 'c1', name: 'f', arguments: '{}'}])
+    }
+  })
+})
+
+describe('chat encodeRequest', () => {
+  it('writes one system message, reasoning_content only for chat reasoning, tool messages and their images', () => {
+    const body = chatCodec.encodeRequest(
+      {
+        ...base,
+        system: [
+          {type: 'text', text: 'A', cache: 'ephemeral'},
+          {type: 'text', text: 'B'},
+        ],
+        messages: [
+          {role: 'user', parts: [{type: 'text', text: 'hi', cache: 'ephemeral'}]},
+          {
+            role: 'assistant',
+            parts: [
+              {type: 'reasoning', text: 'signed', signature: {family: 'messages', value: 'S'}},
+              {type: 'reasoning', text: 'ds', signature: {family: 'chat', value: ''}},
+              {type: 'tool_call', id: 'c1', name: 'shot', arguments: '{}'},
+            ],
+          },
+          {
+            role: 'user',
+            parts: [
+              {
+                type: 'tool_result',
+                callId: 'c1',
+                content: [
+                  {type: 'text', text: 'took it'},
+                  {type: 'image', mediaType: 'image/jpeg', data: 'QQ=='},
+                ],
+                isError: false,
+              },
+              {type: 'text', text: 'and?'},
+            ],
+          },
+          {
+            role: 'assistant',
+            parts: [{type: 'reasoning', text: '', redacted: {family: 'messages', value: 'R'}}],
+          },
+        ],
+        builtinTools: [{family: 'messages', raw: {type: 'web_search_20250305'}}],
+        maxTokens: 100,
+        reasoning: {budgetTokens: 2000},
+        user: 'x'.repeat(100),
+      },
+      'deepseek-chat',
+    )
+    expect(body).toEqual({
+      model: 'deepseek-chat',
+      messages: [
+        {role: 'system', content: 'A\n\nB'},
+        {role: 'user', content: 'hi'},
+        {
+          role: 'assistant',
+          content: null,
+          reasoning_content: 'ds',
+          tool_calls: [{id: 'c1', type: 'function', function: {name: 'shot', arguments: '{}'}}],
+        },
+        {role: 'tool', tool_call_id: 'c1', content: 'took it'},
+        {
+          role: 'user',
+          content: [
+            {type: 'image_url', image_url: {url: 'data:image/jpeg;base64,QQ=='}},
+            {type: 'text', text: 'and?'},
+          ],
+        },
+      ],
+      max_tokens: 100,
+      reasoning_effort: 'low',
+    })
+  })
+
+  it('maps tool choice and leaves it out without tools', () => {
+    const tools = [{name: 'f', parameters: {type: 'object'}}]
+    const body = chatCodec.encodeRequest(
+      {...base, tools, toolChoice: {type: 'tool', name: 'f'}, parallelToolCalls: false, stream: true},
+      'm',
+    )
+    expect(body).toMatchObject({
+      tool_choice: {type: 'function', function: {name: 'f'}},
+      parallel_tool_calls: false,
+      stream: true,
+      stream_options: {include_usage: true},
+    })
+    const none = chatCodec.encodeRequest(
+      {...base, toolChoice: {type: 'required'}, parallelToolCalls: true},
+      'm',
+    )
+    expect(none).toEqual({model: 'm', messages: []})
+  })
+
+  it('round-trips what chat carries', () => {
+    const body = {
+      model: 'm',
+      messages: [
+        {role: 'system', content: 'S'},
+        {role: 'user', content: 'Q'},
+        {
+          role: 'assistant',
+          content: 'A',
+          reasoning_content: 'R',
+          tool_calls: [{id: 'c', type: 'function', function: {name: 'f', arguments: '{"x":1}'}}],
+        },
+        {role: 'tool', tool_call_id: 'c', content: 'out'},
+      ],
+      tools: [{type: 'function', function: {name: 'f', parameters: {type: 'object'}}}],
+      tool_choice: 'required',
+      max_tokens: 5,
+      temperature: 0.5,
+      stop: ['X'],
+      response_format: {type: 'json_object'},
+      reasoning_effort: 'high',
+      stream: true,
+      stream_options: {include_usage: true},
+    }
+    expect(chatCodec.encodeRequest(chatCodec.decodeRequest(body, {}), 'm')).toEqual(body)
+  })
+})
+
+describe('chat answers', () => {
+  it('decodes content, reasoning, tool calls, finish reasons and usage', () => {
+    const r = chatCodec.decodeResponse({
+      id: 'chatcmpl-1',
+      model: 'deepseek-reasoner',
+      choices: [
+        {
+          message: {
+            role: 'assistant',
+            content: 'Hi',
+            reasoning_content: 'R',
+            tool_calls: [{id: 'c', type: 'function', function: {name: 'f', arguments: ''}}],
+          },
+        },
+      ],
+      usage: {
+        prompt_tokens: 100,
+        completion_tokens: 20,
+        prompt_cache_hit_tokens: 60,
+        completion_tokens_details: {reasoning_tokens: 7},
+      },
+    })
+    expect(r).toEqual({
+      id: 'chatcmpl-1',
+      model: 'deepseek-reasoner',
+      parts: [
+        {type: 'reasoning', text: 'R', signature: {family: 'chat', value: ''}},
+        {type: 'text', text: 'Hi'},
+        {type: 'tool_call', id: 'c', name: 'f', arguments: '{}'},
+      ],
+      stop: 'tool_use',
+      usage: {
+        inputTokens: 100,
+        outputTokens: 20,
+        cacheReadTokens: 60,
+        cacheCreationTokens: 0,
+        reasoningTokens: 7,
+      },
+    })
+    const usage = {prompt_tokens: 10, completion_tokens: 2, prompt_tokens_details: {cached_tokens: 4}}
+    const plain = chatCodec.decodeResponse({
+      choices: [{message: {content: 'x'}, finish_reason: 'length'}],
+      usage,
+    })
+    expect(plain.stop).toBe('max_tokens')
+    expect(plain.usage.cacheReadTokens).toBe(4)
+    expect(chatCodec.decodeResponse({choices: [{message: {content: 'x'}}]}).stop).toBe('end')
+    expect(() => chatCodec.decodeResponse({choices: []})).toThrow(TranslationError)
+  })
+
+  it('encodes an answer the openai SDK reads', async () => {
+    const carry = new BoundedCarry()
+    const response: Response = {
+      id: 'msg_1',
+      model: 'claude-x',
+      parts: [
+        {type: 'reasoning', text: 'hmm', signature: {family: 'messages', value: 'SIG'}},
+        {type: 'text', text: 'Calling.'},
+        {type: 'tool_call', id: 'toolu_1', name: 'f', arguments: '{"a":1}'},
+      ],
+      stop: 'tool_use',
+      usage: {...emptyUsage(), inputTokens: 30, outputTokens: 9, cacheReadTokens: 10, reasoningTokens: 3},
+    }
+    const server = await serveOnce(JSON.stringify(chatCodec.encodeResponse(response, {carry})), false)
+    try {
+      const client = new OpenAI({baseURL: server.url + '/v1', apiKey: 'k', maxRetries: 0})
+      const c = await client.chat.completions.create({
+        model: 'claude-x',
+        messages: [{role: 'user', content: 'x'}],
+      })
+      expect(c.choices[0].message.content).toBe('Calling.')
+      expect(c.choices[0].finish_reason).toBe('tool_calls')
+      expect(c.choices[0].message.tool_calls?.[0]).toMatchObject({
+        id: 'toolu_1',
+        function: {name: 'f', arguments: '{"a":1}'},
+      })
+      expect(c.usage).toMatchObject({
+        prompt_tokens: 30,
+        completion_tokens: 9,
+        total_tokens: 39,
+        prompt_tokens_details: {cached_tokens: 10},
+        completion_tokens_details: {reasoning_tokens: 3},
+      })
+      expect(carry.get('toolu_1')).toEqual([response.parts[0]])
+    } finally {
+      await server.close()
+    }
+  })
+})

@@ -1,0 +1,394 @@
+/**
+ * OpenAI Chat Completions codec (`POST /v1/chat/completions`), for chat clients and for
+ * OpenAI-compatible chat upstreams (OpenAI, DeepSeek, GLM, vLLM, ...). Streams are in
+ * `chat-stream.ts`.
+ */
+import {
+  CHAT_FINISH,
+  ChatStreamDecoder,
+  ChatStreamEncoder,
+  chatFinish,
+  chatUsage,
+  decodeChatUsage,
+} from './chat-stream.js'
+import type {Json} from './cm-common.js'
+import {
+  applyCarry,
+  arr,
+  bodyObject,
+  budgetEffort,
+  isObj,
+  makeId,
+  num,
+  parseDataUrl,
+  storeCarry,
+  str,
+} from './cm-common.js'
+import type {
+  Codec,
+  CodecContext,
+  Effort,
+  FunctionTool,
+  ImagePart,
+  Message,
+  Part,
+  ReasoningSettings,
+  Request,
+  Response,
+  ResponseFormat,
+  StopReason,
+  TextPart,
+  ToolChoice,
+} from './ir.js'
+import {TranslationError} from './ir.js'
+
+// ---- decoding a chat client's request ----
+
+function contentParts(content: unknown, where: string): Array<TextPart | ImagePart> {
+  if (content === null || content === undefined) return []
+  if (typeof content === 'string') return content === '' ? [] : [{type: 'text', text: content}]
+  if (!Array.isArray(content)) throw new TranslationError(`${where}: content must be a string or an array`)
+  return content.map((raw): TextPart | ImagePart => {
+    const part = isObj(raw) ? raw : {}
+    if (part.type === 'text' || part.type === 'refusal')
+      return {type: 'text', text: str(part.text) ?? str(part.refusal) ?? ''}
+    if (part.type === 'image_url') {
+      const url = str(isObj(part.image_url) ? part.image_url.url : part.image_url) ?? ''
+      const data = parseDataUrl(url)
+      return data ? {type: 'image', ...data} : {type: 'image', url}
+    }
+    throw new TranslationError(`${where}: content part type "${String(part.type)}" cannot be translated`)
+  })
+}
+
+const texts = (parts: Array<TextPart | ImagePart>): TextPart[] =>
+  parts.filter((p): p is TextPart => p.type === 'text')
+
+function decodeToolChoice(v: unknown): ToolChoice | undefined {
+  if (v === 'auto' || v === 'none' || v === 'required') return {type: v}
+  if (isObj(v) && v.type === 'function' && isObj(v.function) && typeof v.function.name === 'string')
+    return {type: 'tool', name: v.function.name}
+  return undefined
+}
+
+function decodeResponseFormat(v: unknown): ResponseFormat | undefined {
+  if (!isObj(v)) return undefined
+  if (v.type === 'json_object' || v.type === 'text') return {type: v.type}
+  if (v.type === 'json_schema' && isObj(v.json_schema)) {
+    const js = v.json_schema
+    return {
+      type: 'json_schema',
+      ...(typeof js.name === 'string' ? {name: js.name} : {}),
+      schema: isObj(js.schema) ? js.schema : {},
+      ...(typeof js.strict === 'boolean' ? {strict: js.strict} : {}),
+    }
+  }
+  return undefined
+}
+
+function decodeEffort(v: unknown): ReasoningSettings | undefined {
+  if (v === 'none') return {disabled: true}
+  if (v === 'minimal' || v === 'low' || v === 'medium' || v === 'high') return {effort: v}
+  if (v === 'xhigh') return {effort: 'high'}
+  return undefined
+}
+
+function decodeAssistant(m: Json, ctx: CodecContext): Message {
+  const parts: Part[] = []
+  const reasoning = str(m.reasoning_content) || str(m.reasoning)
+  if (reasoning) parts.push({type: 'reasoning', text: reasoning, signature: {family: 'chat', value: ''}})
+  parts.push(...contentParts(m.content, 'assistant message'))
+  if (typeof m.refusal === 'string' && m.refusal) parts.push({type: 'text', text: m.refusal})
+  for (const raw of arr(m.tool_calls)) {
+    const call = isObj(raw) ? raw : {}
+    const fn = isObj(call.function) ? call.function : {}
+    parts.push({
+      type: 'tool_call',
+      id: str(call.id) || makeId(ctx, 'call_'),
+      name: str(fn.name) ?? '',
+      arguments: str(fn.arguments) || '{}',
+    })
+  }
+  return {role: 'assistant', parts: applyCarry(parts, ctx.carry, true)}
+}
+
+function decodeMessages(raw: unknown, ctx: CodecContext): {system: TextPart[]; messages: Message[]} {
+  const system: TextPart[] = []
+  const messages: Message[] = []
+  const names = new Map<string, string>()
+  const userTurn = (): Message => {
+    const last = messages.at(-1)
+    if (last?.role === 'user' && last.parts.every((p) => p.type === 'tool_result')) return last
+    const turn: Message = {role: 'user', parts: []}
+    messages.push(turn)
+    return turn
+  }
+  for (const item of arr(raw)) {
+    const m = isObj(item) ? item : {}
+    const role = m.role
+    if (role === 'system' || role === 'developer')
+      system.push(...texts(contentParts(m.content, `${role} message`)))
+    else if (role === 'user') userTurn().parts.push(...contentParts(m.content, 'user message'))
+    else if (role === 'assistant') {
+      const turn = decodeAssistant(m, ctx)
+      for (const p of turn.parts) if (p.type === 'tool_call') names.set(p.id, p.name)
+      messages.push(turn)
+    } else if (role === 'tool') {
+      const callId = str(m.tool_call_id) ?? ''
+      const name = names.get(callId)
+      userTurn().parts.push({
+        type: 'tool_result',
+        callId,
+        ...(name ? {name} : {}),
+        content: contentParts(m.content, 'tool message'),
+      })
+    } else throw new TranslationError(`chat message role "${String(role)}" cannot be translated`)
+  }
+  return {system, messages}
+}
+
+function decodeTools(raw: unknown): {tools: FunctionTool[]; builtin: Array<{family: 'chat'; raw: unknown}>} {
+  const tools: FunctionTool[] = []
+  const builtin: Array<{family: 'chat'; raw: unknown}> = []
+  for (const t of arr(raw)) {
+    if (isObj(t) && t.type === 'function' && isObj(t.function)) {
+      const fn = t.function
+      tools.push({
+        name: str(fn.name) ?? '',
+        ...(typeof fn.description === 'string' ? {description: fn.description} : {}),
+        parameters: isObj(fn.parameters) ? fn.parameters : {type: 'object', properties: {}},
+      })
+    } else builtin.push({family: 'chat', raw: t})
+  }
+  return {tools, builtin}
+}
+
+function decodeRequest(body: unknown, ctx: CodecContext): Request {
+  const b = bodyObject(body, 'chat request')
+  if (typeof b.n === 'number' && b.n > 1) throw new TranslationError('n > 1 cannot be translated')
+  const {system, messages} = decodeMessages(b.messages, ctx)
+  const {tools, builtin} = decodeTools(b.tools)
+  const stop = typeof b.stop === 'string' ? [b.stop] : arr(b.stop).filter((s) => typeof s === 'string')
+  const maxTokens = num(b.max_completion_tokens) ?? num(b.max_tokens)
+  const toolChoice = decodeToolChoice(b.tool_choice)
+  const responseFormat = decodeResponseFormat(b.response_format)
+  const reasoning = decodeEffort(b.reasoning_effort)
+  return {
+    model: str(b.model) ?? null,
+    system,
+    messages,
+    tools,
+    ...(builtin.length ? {builtinTools: builtin} : {}),
+    ...(toolChoice ? {toolChoice} : {}),
+    ...(typeof b.parallel_tool_calls === 'boolean' ? {parallelToolCalls: b.parallel_tool_calls} : {}),
+    ...(maxTokens !== undefined ? {maxTokens} : {}),
+    ...(num(b.temperature) !== undefined ? {temperature: num(b.temperature)} : {}),
+    ...(num(b.top_p) !== undefined ? {topP: num(b.top_p)} : {}),
+    ...(stop.length ? {stop: stop as string[]} : {}),
+    ...(responseFormat ? {responseFormat} : {}),
+    ...(reasoning ? {reasoning} : {}),
+    stream: b.stream === true,
+    ...(typeof b.user === 'string' ? {user: b.user} : {}),
+  }
+}
+
+// ---- encoding a request for a chat upstream ----
+
+const imageUrl = (p: ImagePart): Json => ({
+  type: 'image_url',
+  image_url: {
+    url: p.data !== undefined ? `data:${p.mediaType ?? 'image/png'};base64,${p.data}` : (p.url ?? ''),
+  },
+})
+
+/** Text-only content as one string (the form every chat template takes), else an array. */
+function userContent(parts: Array<TextPart | ImagePart>): string | Json[] {
+  if (parts.every((p) => p.type === 'text')) return parts.map((p) => p.text).join('\n\n')
+  return parts.map((p) => (p.type === 'text' ? {type: 'text', text: p.text} : imageUrl(p)))
+}
+
+function encodeAssistant(m: Message): Json | undefined {
+  const text = m.parts
+    .filter((p): p is TextPart => p.type === 'text')
+    .map((p) => p.text)
+    .join('')
+  const reasoning = m.parts
+    .filter((p) => p.type === 'reasoning' && p.signature?.family === 'chat')
+    .map((p) => (p.type === 'reasoning' ? p.text : ''))
+    .join('')
+  const calls = m.parts.flatMap((p) =>
+    p.type === 'tool_call'
+      ? [{id: p.id, type: 'function', function: {name: p.name, arguments: p.arguments || '{}'}}]
+      : [],
+  )
+  if (!text && !calls.length) return undefined
+  return {
+    role: 'assistant',
+    content: text || null,
+    ...(reasoning ? {reasoning_content: reasoning} : {}),
+    ...(calls.length ? {tool_calls: calls} : {}),
+  }
+}
+
+function encodeMessages(request: Request): Json[] {
+  const out: Json[] = []
+  const system = request.system.map((p) => p.text).filter((t) => t !== '')
+  if (system.length) out.push({role: 'system', content: system.join('\n\n')})
+  for (const m of request.messages) {
+    if (m.role === 'assistant') {
+      const a = encodeAssistant(m)
+      if (a) out.push(a)
+      continue
+    }
+    const rest: Array<TextPart | ImagePart> = []
+    for (const p of m.parts) {
+      if (p.type === 'tool_result') {
+        const text = texts(p.content)
+          .map((t) => t.text)
+          .join('\n')
+        out.push({role: 'tool', tool_call_id: p.callId, content: text})
+        rest.push(...p.content.filter((c): c is ImagePart => c.type === 'image'))
+      }
+    }
+    for (const p of m.parts) if (p.type === 'text' || p.type === 'image') rest.push(p)
+    const content = rest.filter((p) => p.type === 'image' || p.text !== '')
+    if (content.length) out.push({role: 'user', content: userContent(content)})
+  }
+  return out
+}
+
+function encodeToolChoice(c: ToolChoice): unknown {
+  return c.type === 'tool' ? {type: 'function', function: {name: c.name}} : c.type
+}
+
+function encodeResponseFormat(f: ResponseFormat): Json {
+  if (f.type !== 'json_schema') return {type: f.type}
+  return {
+    type: 'json_schema',
+    json_schema: {
+      name: f.name ?? 'response',
+      schema: f.schema,
+      ...(f.strict !== undefined ? {strict: f.strict} : {}),
+    },
+  }
+}
+
+function requestEffort(r: Request): Effort | undefined {
+  if (!r.reasoning || r.reasoning.disabled) return undefined
+  if (r.reasoning.effort) return r.reasoning.effort
+  return r.reasoning.budgetTokens !== undefined ? budgetEffort(r.reasoning.budgetTokens) : undefined
+}
+
+function encodeRequest(request: Request, model: string): Record<string, unknown> {
+  const tools = request.tools.map((t) => ({
+    type: 'function',
+    function: {
+      name: t.name,
+      ...(t.description !== undefined ? {description: t.description} : {}),
+      parameters: t.parameters,
+    },
+  }))
+  const builtin = (request.builtinTools ?? []).filter((t) => t.family === 'chat').map((t) => t.raw)
+  const allTools = [...tools, ...builtin]
+  const effort = requestEffort(request)
+  return {
+    model,
+    messages: encodeMessages(request),
+    ...(allTools.length ? {tools: allTools} : {}),
+    ...(allTools.length && request.toolChoice ? {tool_choice: encodeToolChoice(request.toolChoice)} : {}),
+    ...(allTools.length && request.parallelToolCalls !== undefined
+      ? {parallel_tool_calls: request.parallelToolCalls}
+      : {}),
+    ...(request.maxTokens !== undefined ? {max_tokens: request.maxTokens} : {}),
+    ...(request.temperature !== undefined ? {temperature: request.temperature} : {}),
+    ...(request.topP !== undefined ? {top_p: request.topP} : {}),
+    ...(request.stop?.length ? {stop: request.stop} : {}),
+    ...(request.responseFormat ? {response_format: encodeResponseFormat(request.responseFormat)} : {}),
+    ...(effort ? {reasoning_effort: effort} : {}),
+    ...(request.user && request.user.length <= 64 ? {user: request.user} : {}),
+    ...(request.stream ? {stream: true, stream_options: {include_usage: true}} : {}),
+  }
+}
+
+// ---- answers ----
+
+function decodeResponse(body: unknown, ctx?: CodecContext): Response {
+  const b = bodyObject(body, 'chat answer')
+  const choice = arr(b.choices)[0]
+  if (!isObj(choice) || !isObj(choice.message))
+    throw new TranslationError('chat answer has no choices[0].message', 502)
+  const m = choice.message
+  const parts: Part[] = []
+  const reasoning = str(m.reasoning_content) || str(m.reasoning)
+  if (reasoning) parts.push({type: 'reasoning', text: reasoning, signature: {family: 'chat', value: ''}})
+  const content =
+    typeof m.content === 'string'
+      ? m.content
+      : texts(contentParts(m.content, 'answer'))
+          .map((t) => t.text)
+          .join('')
+  if (content) parts.push({type: 'text', text: content})
+  if (typeof m.refusal === 'string' && m.refusal) parts.push({type: 'text', text: m.refusal})
+  for (const raw of arr(m.tool_calls)) {
+    const call = isObj(raw) ? raw : {}
+    const fn = isObj(call.function) ? call.function : {}
+    parts.push({
+      type: 'tool_call',
+      id: str(call.id) || makeId(ctx, 'call_'),
+      name: str(fn.name) ?? '',
+      arguments: str(fn.arguments) || '{}',
+    })
+  }
+  const hasTools = parts.some((p) => p.type === 'tool_call')
+  let stop: StopReason = chatFinish(choice.finish_reason, hasTools)
+  if (typeof m.refusal === 'string' && m.refusal && !content) stop = 'refusal'
+  return {
+    id: str(b.id) || makeId(ctx, 'chatcmpl-'),
+    model: str(b.model) ?? ctx?.request?.model ?? '',
+    parts,
+    stop,
+    usage: decodeChatUsage(b.usage),
+  }
+}
+
+function encodeResponse(response: Response, ctx?: CodecContext): Record<string, unknown> {
+  storeCarry(response.parts, 'chat', ctx?.carry, true)
+  const text = response.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
+  const reasoning = response.parts.map((p) => (p.type === 'reasoning' ? p.text : '')).join('')
+  const calls = response.parts.flatMap((p) =>
+    p.type === 'tool_call'
+      ? [{id: p.id, type: 'function', function: {name: p.name, arguments: p.arguments || '{}'}}]
+      : [],
+  )
+  return {
+    id: response.id || makeId(ctx, 'chatcmpl-'),
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: response.model || ctx?.request?.model || '',
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: text || (calls.length ? null : ''),
+          ...(reasoning ? {reasoning_content: reasoning} : {}),
+          ...(calls.length ? {tool_calls: calls} : {}),
+        },
+        logprobs: null,
+        finish_reason: CHAT_FINISH[response.stop],
+      },
+    ],
+    usage: chatUsage(response.usage),
+  }
+}
+
+export const chatCodec: Codec = {
+  family: 'chat',
+  decodeRequest: (body, ctx) => decodeRequest(body, ctx),
+  encodeRequest: (request, model) => encodeRequest(request, model),
+  path: () => '/v1/chat/completions',
+  decodeResponse,
+  encodeResponse,
+  streamDecoder: (ctx) => new ChatStreamDecoder(ctx),
+  streamEncoder: (ctx) => new ChatStreamEncoder(ctx),
+}

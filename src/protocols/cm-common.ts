@@ -1,0 +1,135 @@
+/**
+ * Small helpers shared by the chat and messages codecs: reading untyped JSON, ids, data URLs,
+ * effort and budget, and the carry rule (see `ir.ts` and the codec brief).
+ */
+import {randomUUID} from 'node:crypto'
+
+import type {CarryStore, CodecContext, Effort, Family, Part, ReasoningPart, ToolCallPart} from './ir.js'
+import {TranslationError} from './ir.js'
+
+export type Json = Record<string, unknown>
+
+export const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
+export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
+export const num = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isFinite(v) ? v : undefined
+export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
+
+/** `ctx.newId` or a random id of our own. */
+export function makeId(ctx: CodecContext | undefined, prefix: string): string {
+  return ctx?.newId?.(prefix) ?? prefix + randomUUID().replace(/-/g, '').slice(0, 24)
+}
+
+/** The body of a request or answer, or a 400 naming what it should have been. */
+export function bodyObject(body: unknown, what: string): Json {
+  if (!isObj(body)) throw new TranslationError(`${what} must be a JSON object`)
+  return body
+}
+
+/** `data:image/png;base64,AAAA` -> media type and base64 data. */
+export function parseDataUrl(url: string): {mediaType: string; data: string} | undefined {
+  const m = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s.exec(url)
+  return m ? {mediaType: m[1], data: m[2]} : undefined
+}
+
+/** Tool arguments text as a JSON object (invalid, empty or not an object -> `{}`). */
+export function argsObject(args: string): Json {
+  try {
+    const v: unknown = JSON.parse(args)
+    return isObj(v) ? v : {}
+  } catch {
+    return {}
+  }
+}
+
+/** Whether `text` is one complete JSON value (a streamed tool call's arguments are done). */
+export function isCompleteJson(text: string): boolean {
+  if (text.trim() === '') return false
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const BUDGETS: Record<Effort, number> = {minimal: 1024, low: 4096, medium: 10_000, high: 24_000}
+
+export const effortBudget = (effort: Effort): number => BUDGETS[effort]
+
+/** A thinking budget as an effort: under 4k low, under 16k medium, else high. */
+export function budgetEffort(budget: number): Effort {
+  if (budget < 4096) return 'low'
+  if (budget < 16_384) return 'medium'
+  return 'high'
+}
+
+const hasOpaque = (p: ReasoningPart): boolean => !!(p.signature || p.redacted || p.encrypted)
+const foreign = (p: ReasoningPart, family: Family): boolean =>
+  [p.signature, p.redacted, p.encrypted].some((o) => o && o.family !== family)
+
+/**
+ * Encoders of a client answer: for each tool call, the reasoning parts since the previous tool
+ * call (or the start) are kept under the call's id when they hold an opaque the client cannot
+ * carry (`always`: any opaque, for chat clients); a tool call's own foreign signature (Gemini)
+ * is kept as a trailing tool_call part.
+ */
+export function storeCarry(
+  parts: Part[],
+  client: Family,
+  carry: CarryStore | undefined,
+  always: boolean,
+): void {
+  if (!carry) return
+  let segment: ReasoningPart[] = []
+  for (const part of parts) {
+    if (part.type === 'reasoning') segment.push(part)
+    if (part.type !== 'tool_call') continue
+    const keep = segment.some((p) => (always ? hasOpaque(p) : foreign(p, client)))
+    const sig = part.signature && part.signature.family !== client ? part.signature : undefined
+    if (keep || sig) {
+      const stub: ToolCallPart[] = sig
+        ? [{type: 'tool_call', id: part.id, name: part.name, arguments: '', signature: sig}]
+        : []
+      carry.set(part.id, [...(keep ? segment : []), ...stub])
+    }
+    segment = []
+  }
+}
+
+/**
+ * Decoders of a client request, on one assistant turn: a tool call with no reasoning since the
+ * previous tool call gets the carried reasoning put before it; `markerOnly` (chat) also replaces
+ * reasoning that holds only the chat marker (the client echoed `reasoning_content` but lost the
+ * signature). A tool call without a signature gets a carried one.
+ */
+export function applyCarry(parts: Part[], carry: CarryStore | undefined, markerOnly: boolean): Part[] {
+  if (!carry) return parts
+  const out: Part[] = []
+  let segment: number[] = []
+  for (const part of parts) {
+    if (part.type === 'reasoning') segment.push(out.length)
+    if (part.type !== 'tool_call') {
+      out.push(part)
+      continue
+    }
+    const kept = carry.get(part.id)
+    const replaceable =
+      segment.length === 0 ||
+      (markerOnly &&
+        segment.every((i) => {
+          const r = out[i] as ReasoningPart
+          return !r.redacted && !r.encrypted && (!r.signature || r.signature.family === 'chat')
+        }))
+    const carried = kept?.filter((p): p is ReasoningPart => p.type === 'reasoning') ?? []
+    if (carried.length > 0 && replaceable) {
+      const at = segment.length ? segment[0] : out.length
+      for (const i of [...segment].reverse()) out.splice(i, 1)
+      out.splice(at, 0, ...carried)
+    }
+    const sig = kept?.find((p): p is ToolCallPart => p.type === 'tool_call' && p.id === part.id)?.signature
+    out.push(!part.signature && sig ? {...part, signature: sig} : part)
+    segment = []
+  }
+  return out
+}

@@ -1,0 +1,211 @@
+/**
+ * The body of a request to an Anthropic Messages upstream, from the IR: the rules that keep a
+ * translated request from being refused (turn order, thinking blocks, sampling settings, a
+ * required `max_tokens`) and the prompt-cache breakpoints a client of another family never set.
+ */
+import type {Json} from './cm-common.js'
+import {argsObject, effortBudget} from './cm-common.js'
+import type {ImagePart, Message, Request, TextPart, ToolChoice, ToolResultPart} from './ir.js'
+
+const DEFAULT_MAX_TOKENS = 8192
+const MIN_BUDGET = 1024
+
+/** Anthropic tool ids must match `^[a-zA-Z0-9_-]+$` (Kimi's `functions.f:0` does not). */
+const toolId = (id: string): string => id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'toolu_0'
+
+const cacheControl = (cache: TextPart['cache']): Json | undefined =>
+  cache === '1h' ? {type: 'ephemeral', ttl: '1h'} : cache ? {type: 'ephemeral'} : undefined
+
+function textBlock(p: TextPart): Json {
+  const cc = cacheControl(p.cache)
+  return {type: 'text', text: p.text, ...(cc ? {cache_control: cc} : {})}
+}
+
+const imageBlock = (p: ImagePart): Json => ({
+  type: 'image',
+  source:
+    p.data !== undefined
+      ? {type: 'base64', media_type: p.mediaType ?? 'image/png', data: p.data}
+      : {type: 'url', url: p.url ?? ''},
+})
+
+function toolResultBlock(p: ToolResultPart): Json {
+  const content = p.content.flatMap((c) =>
+    c.type === 'image' ? [imageBlock(c)] : c.text === '' ? [] : [{type: 'text', text: c.text}],
+  )
+  // A cache mark on a tool result's last text is the tool result's own (see messages.ts).
+  const last = p.content.at(-1)
+  const cc = last?.type === 'text' ? cacheControl(last.cache) : undefined
+  return {
+    type: 'tool_result',
+    tool_use_id: toolId(p.callId),
+    ...(content.length ? {content} : {}),
+    ...(p.isError ? {is_error: true} : {}),
+    ...(cc ? {cache_control: cc} : {}),
+  }
+}
+
+function assistantBlocks(m: Message): Json[] {
+  const out: Json[] = []
+  for (const p of m.parts) {
+    if (p.type === 'reasoning') {
+      // Only Anthropic's own signed or redacted thinking goes back; anything else would be a 400.
+      if (p.redacted?.family === 'messages' && p.redacted.value)
+        out.push({type: 'redacted_thinking', data: p.redacted.value})
+      else if (p.signature?.family === 'messages' && p.signature.value)
+        out.push({type: 'thinking', thinking: p.text, signature: p.signature.value})
+    } else if (p.type === 'text' && p.text !== '') out.push(textBlock(p))
+    else if (p.type === 'tool_call')
+      out.push({type: 'tool_use', id: toolId(p.id), name: p.name, input: argsObject(p.arguments)})
+  }
+  return out
+}
+
+function userBlocks(m: Message): Json[] {
+  const results: Json[] = []
+  const rest: Json[] = []
+  for (const p of m.parts) {
+    if (p.type === 'tool_result') results.push(toolResultBlock(p))
+    else if (p.type === 'text' && p.text !== '') rest.push(textBlock(p))
+    else if (p.type === 'image') rest.push(imageBlock(p))
+  }
+  return [...results, ...rest]
+}
+
+/** Turns with consecutive same-role turns merged and tool results first in each user turn. */
+function encodeTurns(request: Request): Array<{role: string; content: Json[]}> {
+  const turns: Array<{role: string; content: Json[]}> = []
+  for (const m of request.messages) {
+    const content = m.role === 'assistant' ? assistantBlocks(m) : userBlocks(m)
+    if (!content.length) continue
+    const last = turns.at(-1)
+    if (last?.role === m.role) last.content.push(...content)
+    else turns.push({role: m.role, content})
+  }
+  for (const t of turns)
+    if (t.role === 'user')
+      t.content = [
+        ...t.content.filter((b) => b.type === 'tool_result'),
+        ...t.content.filter((b) => b.type !== 'tool_result'),
+      ]
+  return turns
+}
+
+/**
+ * Anthropic refuses thinking when the last assistant turns of the running tool loop (after the
+ * last user turn with more than tool results) hold a tool_use without a thinking block first.
+ */
+function thinkingWouldBreak(turns: Array<{role: string; content: Json[]}>): boolean {
+  let from = 0
+  turns.forEach((t, i) => {
+    if (t.role === 'user' && t.content.some((b) => b.type !== 'tool_result')) from = i + 1
+  })
+  return turns
+    .slice(from)
+    .some(
+      (t) =>
+        t.role === 'assistant' &&
+        t.content.some((b) => b.type === 'tool_use') &&
+        t.content[0].type !== 'thinking' &&
+        t.content[0].type !== 'redacted_thinking',
+    )
+}
+
+function hasCacheMarks(request: Request): boolean {
+  const marked = (p: {type: string; cache?: unknown}): boolean => p.type === 'text' && !!p.cache
+  return (
+    request.system.some(marked) ||
+    request.messages.some((m) =>
+      m.parts.some((p) => marked(p) || (p.type === 'tool_result' && p.content.some(marked))),
+    )
+  )
+}
+
+/** As Claude Code does: the system and the last two user turns end in a breakpoint. */
+function addCacheMarks(system: Json[], turns: Array<{role: string; content: Json[]}>): void {
+  if (system.length) system[system.length - 1].cache_control = {type: 'ephemeral'}
+  const users = turns.filter((t) => t.role === 'user').slice(-2)
+  for (const t of users) {
+    const last = t.content.at(-1)
+    if (last) last.cache_control = {type: 'ephemeral'}
+  }
+}
+
+function jsonInstruction(request: Request): string | undefined {
+  const f = request.responseFormat
+  if (!f || f.type === 'text') return undefined
+  if (f.type === 'json_object') return 'Respond with one JSON object only, with no other text.'
+  return `Respond with one JSON object only, with no other text, that matches this JSON schema:\n${JSON.stringify(f.schema)}`
+}
+
+function encodeToolChoice(c: ToolChoice | undefined, parallel: boolean | undefined): Json | undefined {
+  const disable = parallel === false ? {disable_parallel_tool_use: true} : {}
+  if (!c) return parallel === false ? {type: 'auto', ...disable} : undefined
+  if (c.type === 'none') return {type: 'none'}
+  if (c.type === 'required') return {type: 'any', ...disable}
+  if (c.type === 'tool') return {type: 'tool', name: c.name, ...disable}
+  return {type: 'auto', ...disable}
+}
+
+/** The thinking budget, or undefined when thinking is off, and the max_tokens to send. */
+function thinkingAndMax(request: Request): {budget?: number; maxTokens: number} {
+  const r = request.reasoning
+  let budget =
+    !r || r.disabled ? undefined : (r.budgetTokens ?? (r.effort ? effortBudget(r.effort) : undefined))
+  if (budget !== undefined) budget = Math.max(MIN_BUDGET, budget)
+  // A forced tool choice and thinking cannot go together.
+  if (request.toolChoice?.type === 'required' || request.toolChoice?.type === 'tool') budget = undefined
+  if (request.maxTokens === undefined)
+    return {
+      budget,
+      maxTokens: budget === undefined ? DEFAULT_MAX_TOKENS : Math.max(DEFAULT_MAX_TOKENS, budget + 4096),
+    }
+  if (budget !== undefined && budget >= request.maxTokens) budget = request.maxTokens - 1
+  return {
+    budget: budget !== undefined && budget >= MIN_BUDGET ? budget : undefined,
+    maxTokens: request.maxTokens,
+  }
+}
+
+export function encodeMessagesRequest(request: Request, model: string): Record<string, unknown> {
+  const turns = encodeTurns(request)
+  const system = request.system.filter((p) => p.text !== '').map(textBlock)
+  const instruction = jsonInstruction(request)
+  if (instruction) system.push({type: 'text', text: instruction})
+  if (!hasCacheMarks(request)) addCacheMarks(system, turns)
+  let {budget, maxTokens} = thinkingAndMax(request)
+  if (budget !== undefined && thinkingWouldBreak(turns)) budget = undefined
+  const tools = [
+    ...request.tools.map((t) => ({
+      name: t.name,
+      ...(t.description !== undefined ? {description: t.description} : {}),
+      input_schema: {type: 'object', ...t.parameters},
+    })),
+    ...(request.builtinTools ?? []).filter((t) => t.family === 'messages').map((t) => t.raw),
+  ]
+  const toolChoice = tools.length
+    ? encodeToolChoice(request.toolChoice, request.parallelToolCalls)
+    : undefined
+  const sampling =
+    budget !== undefined
+      ? {}
+      : request.temperature !== undefined
+        ? {temperature: request.temperature}
+        : request.topP !== undefined
+          ? {top_p: request.topP}
+          : {}
+  if (budget === undefined && request.maxTokens === undefined) maxTokens = DEFAULT_MAX_TOKENS
+  return {
+    model,
+    max_tokens: maxTokens,
+    ...(system.length ? {system} : {}),
+    messages: turns,
+    ...(tools.length ? {tools} : {}),
+    ...(toolChoice ? {tool_choice: toolChoice} : {}),
+    ...(budget !== undefined ? {thinking: {type: 'enabled', budget_tokens: budget}} : {}),
+    ...sampling,
+    ...(request.stop?.length ? {stop_sequences: request.stop} : {}),
+    ...(request.user ? {metadata: {user_id: request.user}} : {}),
+    ...(request.stream ? {stream: true} : {}),
+  }
+}

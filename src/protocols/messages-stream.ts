@@ -1,0 +1,238 @@
+/**
+ * Messages streams: the decoder of an Anthropic upstream's events, and the usage and stop-reason
+ * mappings both directions share (the client's stream encoder is in `messages-stream-encoder.ts`).
+ */
+import type {Json} from './cm-common.js'
+import {isObj, makeId, num, str} from './cm-common.js'
+import type {CodecContext, StopReason, StreamDecoder, StreamEvent, Usage} from './ir.js'
+
+export const STOP_REASON: Record<StopReason, string> = {
+  end: 'end_turn',
+  max_tokens: 'max_tokens',
+  tool_use: 'tool_use',
+  stop_sequence: 'stop_sequence',
+  content_filter: 'refusal',
+  refusal: 'refusal',
+  pause: 'pause_turn',
+  context_window: 'model_context_window_exceeded',
+}
+
+export function messagesStop(reason: unknown): StopReason {
+  switch (reason) {
+    case 'max_tokens':
+    case 'tool_use':
+    case 'stop_sequence':
+    case 'refusal':
+      return reason
+    case 'pause_turn':
+      return 'pause'
+    case 'model_context_window_exceeded':
+      return 'context_window'
+    default:
+      return 'end'
+  }
+}
+
+/** Anthropic counters as they stand (input_tokens excludes cache reads and writes). */
+interface Counters {
+  input: number
+  cacheRead: number
+  cacheCreation: number
+  cache1h?: number
+  output: number
+}
+
+function applyCounters(c: Counters, raw: unknown): void {
+  const u = isObj(raw) ? raw : {}
+  c.input = num(u.input_tokens) ?? c.input
+  c.cacheRead = num(u.cache_read_input_tokens) ?? c.cacheRead
+  c.cacheCreation = num(u.cache_creation_input_tokens) ?? c.cacheCreation
+  c.output = num(u.output_tokens) ?? c.output
+  if (isObj(u.cache_creation)) c.cache1h = num(u.cache_creation.ephemeral_1h_input_tokens) ?? c.cache1h
+}
+
+function countersUsage(c: Counters): Usage {
+  return {
+    inputTokens: c.input + c.cacheRead + c.cacheCreation,
+    outputTokens: c.output,
+    cacheReadTokens: c.cacheRead,
+    cacheCreationTokens: c.cacheCreation,
+    ...(c.cache1h !== undefined ? {cache1hTokens: c.cache1h} : {}),
+    reasoningTokens: 0,
+  }
+}
+
+export function decodeMessagesUsage(raw: unknown): Usage {
+  const c: Counters = {input: 0, cacheRead: 0, cacheCreation: 0, output: 0}
+  applyCounters(c, raw)
+  return countersUsage(c)
+}
+
+/** gwctl usage as Messages counters (input_tokens = input - cache reads - cache writes). */
+export function messagesUsage(u: Partial<Usage>): Json {
+  const read = u.cacheReadTokens ?? 0
+  const creation = u.cacheCreationTokens ?? 0
+  return {
+    input_tokens: Math.max(0, (u.inputTokens ?? 0) - read - creation),
+    cache_creation_input_tokens: creation,
+    cache_read_input_tokens: read,
+    ...(u.cache1hTokens !== undefined
+      ? {
+          cache_creation: {
+            ephemeral_5m_input_tokens: Math.max(0, creation - u.cache1hTokens),
+            ephemeral_1h_input_tokens: u.cache1hTokens,
+          },
+        }
+      : {}),
+    output_tokens: u.outputTokens ?? 0,
+  }
+}
+
+const ERROR_STATUS: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+}
+
+/** Reads an Anthropic upstream's stream. */
+export class MessagesStreamDecoder implements StreamDecoder {
+  private done = false
+  private next = 0
+  /** Upstream block index -> IR block index (server tool blocks have none). */
+  private blocks = new Map<number, {index: number; tool: boolean; args: boolean}>()
+  private counters: Counters = {input: 0, cacheRead: 0, cacheCreation: 0, output: 0}
+
+  constructor(private readonly ctx?: CodecContext) {}
+
+  event(name: string | undefined, data: string): StreamEvent[] {
+    if (this.done) return []
+    let p: Json
+    try {
+      const parsed: unknown = JSON.parse(data)
+      if (!isObj(parsed)) return []
+      p = parsed
+    } catch {
+      return []
+    }
+    const type = name ?? str(p.type)
+    switch (type) {
+      case 'message_start': {
+        const m = isObj(p.message) ? p.message : {}
+        applyCounters(this.counters, m.usage)
+        return [
+          {
+            type: 'start',
+            id: str(m.id) || makeId(this.ctx, 'msg_'),
+            model: str(m.model) ?? '',
+            usage: countersUsage(this.counters),
+          },
+        ]
+      }
+      case 'content_block_start':
+        return this.blockStart(num(p.index) ?? 0, isObj(p.content_block) ? p.content_block : {})
+      case 'content_block_delta':
+        return this.delta(num(p.index) ?? 0, isObj(p.delta) ? p.delta : {})
+      case 'content_block_stop': {
+        const b = this.blocks.get(num(p.index) ?? 0)
+        if (!b) return []
+        const out: StreamEvent[] = []
+        if (b.tool && !b.args) out.push({type: 'tool_args_delta', index: b.index, json: '{}'})
+        out.push({type: 'block_stop', index: b.index})
+        return out
+      }
+      case 'message_delta': {
+        const d = isObj(p.delta) ? p.delta : {}
+        applyCounters(this.counters, p.usage)
+        const out: StreamEvent[] = []
+        if (d.stop_reason !== undefined && d.stop_reason !== null) {
+          const seq = str(d.stop_sequence)
+          out.push({type: 'stop', reason: messagesStop(d.stop_reason), ...(seq ? {stopSequence: seq} : {})})
+        }
+        out.push({type: 'usage', usage: countersUsage(this.counters)})
+        return out
+      }
+      case 'message_stop':
+        this.done = true
+        return [{type: 'end'}]
+      case 'error': {
+        this.done = true
+        const e = isObj(p.error) ? p.error : {}
+        const errType = str(e.type) ?? 'api_error'
+        return [
+          {
+            type: 'error',
+            status: ERROR_STATUS[errType] ?? 502,
+            message: str(e.message) ?? 'upstream stream error',
+            code: errType,
+          },
+        ]
+      }
+      default:
+        return []
+    }
+  }
+
+  end(): StreamEvent[] {
+    if (this.done) return []
+    this.done = true
+    return [{type: 'error', status: 502, message: 'upstream stream ended before message_stop'}]
+  }
+
+  private blockStart(upstream: number, c: Json): StreamEvent[] {
+    const index = this.next
+    if (c.type === 'text') {
+      this.blocks.set(upstream, {index: this.next++, tool: false, args: false})
+      const text = str(c.text)
+      return [
+        {type: 'block_start', index, block: {type: 'text'}},
+        ...(text ? [{type: 'text_delta' as const, index, text}] : []),
+      ]
+    }
+    if (c.type === 'thinking' || c.type === 'redacted_thinking') {
+      this.blocks.set(upstream, {index: this.next++, tool: false, args: false})
+      const out: StreamEvent[] = [{type: 'block_start', index, block: {type: 'reasoning'}}]
+      const text = str(c.thinking)
+      if (text) out.push({type: 'reasoning_delta', index, text})
+      const sig = str(c.signature)
+      if (sig) out.push({type: 'reasoning_opaque', index, signature: {family: 'messages', value: sig}})
+      const data = str(c.data)
+      if (data) out.push({type: 'reasoning_opaque', index, redacted: {family: 'messages', value: data}})
+      return out
+    }
+    if (c.type === 'tool_use') {
+      const input = isObj(c.input) && Object.keys(c.input).length ? JSON.stringify(c.input) : ''
+      this.blocks.set(upstream, {index: this.next++, tool: true, args: input !== ''})
+      const id = str(c.id) || makeId(this.ctx, 'toolu_')
+      return [
+        {type: 'block_start', index, block: {type: 'tool_call', id, name: str(c.name) ?? ''}},
+        ...(input ? [{type: 'tool_args_delta' as const, index, json: input}] : []),
+      ]
+    }
+    return [] // server tool blocks: no form outside Messages
+  }
+
+  private delta(upstream: number, d: Json): StreamEvent[] {
+    const b = this.blocks.get(upstream)
+    if (!b) return []
+    const index = b.index
+    if (d.type === 'text_delta' && str(d.text)) return [{type: 'text_delta', index, text: d.text as string}]
+    if (d.type === 'thinking_delta' && str(d.thinking))
+      return [{type: 'reasoning_delta', index, text: d.thinking as string}]
+    if (d.type === 'signature_delta' && str(d.signature))
+      return [
+        {type: 'reasoning_opaque', index, signature: {family: 'messages', value: d.signature as string}},
+      ]
+    if (d.type === 'input_json_delta' && str(d.partial_json)) {
+      b.args = true
+      return [{type: 'tool_args_delta', index, json: d.partial_json as string}]
+    }
+    return []
+  }
+}

@@ -1,0 +1,474 @@
+import Anthropic from '@anthropic-ai/sdk'
+import {describe, expect, it} from 'vitest'
+
+import {BoundedCarry} from './carry.js'
+import {serveOnce} from './cm-test-helpers.js'
+import type {Message, Request, Response} from './ir.js'
+import {TranslationError, emptyUsage} from './ir.js'
+import {messagesCodec} from './messages.js'
+
+const base: Request = {model: 'm', system: [], messages: [], tools: [], stream: false}
+const user = (text: string): Message => ({role: 'user', parts: [{type: 'text', text}]})
+
+describe('messages decodeRequest', () => {
+  it('reads every block type it can carry', () => {
+    const r = messagesCodec.decodeRequest(
+      {
+        model: 'claude-x',
+        max_tokens: 100,
+        system: [{type: 'text', text: 'S', cache_control: {type: 'ephemeral', ttl: '1h'}}],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              {type: 'text', text: 'see', cache_control: {type: 'ephemeral'}},
+              {type: 'image', source: {type: 'base64', media_type: 'image/gif', data: 'R0'}},
+              {type: 'image', source: {type: 'url', url: 'https://x.test/i.png'}},
+            ],
+          },
+          {
+            role: 'assistant',
+            content: [
+              {type: 'thinking', thinking: 'T', signature: 'SIG'},
+              {type: 'thinking', thinking: 'G', signature: 'gwx1.gemini.GSIG'},
+              {type: 'thinking', thinking: '', signature: 'gwx1.responses.{"id":"rs_1"}'},
+              {type: 'redacted_thinking', data: 'RED'},
+              {type: 'tool_use', id: 'toolu_1', name: 'f', input: {a: 1}},
+            ],
+          },
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'tool_result',
+                tool_use_id: 'toolu_1',
+                content: 'out',
+                is_error: true,
+                cache_control: {type: 'ephemeral'},
+              },
+              {type: 'text', text: 'more'},
+            ],
+          },
+        ],
+      },
+      {},
+    )
+    expect(r.system).toEqual([{type: 'text', text: 'S', cache: '1h'}])
+    expect(r.messages).toEqual([
+      {
+        role: 'user',
+        parts: [
+          {type: 'text', text: 'see', cache: 'ephemeral'},
+          {type: 'image', mediaType: 'image/gif', data: 'R0'},
+          {type: 'image', url: 'https://x.test/i.png'},
+        ],
+      },
+      {
+        role: 'assistant',
+        parts: [
+          {type: 'reasoning', text: 'T', signature: {family: 'messages', value: 'SIG'}},
+          {type: 'reasoning', text: 'G', signature: {family: 'gemini', value: 'GSIG'}},
+          {type: 'reasoning', text: '', encrypted: {family: 'responses', value: '{"id":"rs_1"}'}},
+          {type: 'reasoning', text: '', redacted: {family: 'messages', value: 'RED'}},
+          {type: 'tool_call', id: 'toolu_1', name: 'f', arguments: '{"a":1}'},
+        ],
+      },
+      {
+        role: 'user',
+        parts: [
+          {
+            type: 'tool_result',
+            callId: 'toolu_1',
+            name: 'f',
+            content: [{type: 'text', text: 'out', cache: 'ephemeral'}],
+            isError: true,
+          },
+          {type: 'text', text: 'more'},
+        ],
+      },
+    ])
+  })
+
+  it.each(['document', 'search_result', 'server_tool_use', 'web_search_tool_result'])(
+    'refuses a %s block by name',
+    (type) => {
+      const body = {model: 'm', max_tokens: 1, messages: [{role: 'user', content: [{type}]}]}
+      expect(() => messagesCodec.decodeRequest(body, {})).toThrow(TranslationError)
+      expect(() => messagesCodec.decodeRequest(body, {})).toThrow(type)
+    },
+  )
+
+  it.each([
+    [{tool_choice: {type: 'auto'}}, {toolChoice: {type: 'auto'}}],
+    [
+      {tool_choice: {type: 'any', disable_parallel_tool_use: true}},
+      {toolChoice: {type: 'required'}, parallelToolCalls: false},
+    ],
+    [{tool_choice: {type: 'tool', name: 'f'}}, {toolChoice: {type: 'tool', name: 'f'}}],
+    [{tool_choice: {type: 'none'}}, {toolChoice: {type: 'none'}}],
+    [{thinking: {type: 'enabled', budget_tokens: 2048}}, {reasoning: {include: true, budgetTokens: 2048}}],
+    [{thinking: {type: 'disabled'}}, {reasoning: {disabled: true}}],
+    [{thinking: {type: 'adaptive'}}, {reasoning: {include: true}}],
+    [{metadata: {user_id: 'u'}}, {user: 'u'}],
+    [
+      {stop_sequences: ['X'], temperature: 1, top_p: 0.5},
+      {stop: ['X'], temperature: 1, topP: 0.5},
+    ],
+  ])('maps %j', (fields, expected) => {
+    expect(
+      messagesCodec.decodeRequest({model: 'm', max_tokens: 9, messages: [], ...fields}, {}),
+    ).toMatchObject({
+      maxTokens: 9,
+      ...expected,
+    })
+  })
+
+  it('keeps custom tools as functions and typed server tools apart', () => {
+    const r = messagesCodec.decodeRequest(
+      {
+        model: 'm',
+        max_tokens: 1,
+        messages: [],
+        tools: [
+          {name: 'f', description: 'd', input_schema: {type: 'object'}},
+          {type: 'custom', name: 'g', input_schema: {type: 'object'}},
+          {type: 'web_search_20250305', name: 'web_search'},
+          {type: 'bash_20250124', name: 'bash'},
+        ],
+      },
+      {},
+    )
+    expect(r.tools.map((t) => t.name)).toEqual(['f', 'g'])
+    expect(r.builtinTools?.map((t) => (t.raw as {type: string}).type)).toEqual([
+      'web_search_20250305',
+      'bash_20250124',
+    ])
+  })
+})
+
+describe('messages encodeRequest', () => {
+  it('merges turns, puts tool results first, keeps only native thinking and sanitizes tool ids', () => {
+    const body = messagesCodec.encodeRequest(
+      {
+        ...base,
+        messages: [
+          user('a'),
+          user('b'),
+          {
+            role: 'assistant',
+            parts: [
+              {type: 'reasoning', text: 'ds', signature: {family: 'chat', value: ''}},
+              {type: 'reasoning', text: '', redacted: {family: 'messages', value: 'RED'}},
+              {type: 'reasoning', text: 'nosig'},
+              {type: 'text', text: ''},
+              {type: 'tool_call', id: 'functions.f:0', name: 'f', arguments: 'not json'},
+            ],
+          },
+          {
+            role: 'user',
+            parts: [
+              {type: 'text', text: 'also'},
+              {type: 'tool_result', callId: 'functions.f:0', content: [], isError: true},
+            ],
+          },
+        ],
+      },
+      'claude-x',
+    )
+    expect(body.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          {type: 'text', text: 'a'},
+          {type: 'text', text: 'b', cache_control: {type: 'ephemeral'}},
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          {type: 'redacted_thinking', data: 'RED'},
+          {type: 'tool_use', id: 'functions_f_0', name: 'f', input: {}},
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          {type: 'tool_result', tool_use_id: 'functions_f_0', is_error: true},
+          {type: 'text', text: 'also', cache_control: {type: 'ephemeral'}},
+        ],
+      },
+    ])
+    expect(body.max_tokens).toBe(8192)
+  })
+
+  it('adds breakpoints like Claude Code when the client set none, and keeps the client’s exactly', () => {
+    const messages: Message[] = [
+      user('1'),
+      {role: 'assistant', parts: [{type: 'text', text: 'r'}]},
+      user('2'),
+      user('3'),
+    ]
+    const auto = messagesCodec.encodeRequest({...base, system: [{type: 'text', text: 'S'}], messages}, 'm')
+    expect(auto.system).toEqual([{type: 'text', text: 'S', cache_control: {type: 'ephemeral'}}])
+    expect(auto.messages).toEqual([
+      {role: 'user', content: [{type: 'text', text: '1', cache_control: {type: 'ephemeral'}}]},
+      {role: 'assistant', content: [{type: 'text', text: 'r'}]},
+      {
+        role: 'user',
+        content: [
+          {type: 'text', text: '2'},
+          {type: 'text', text: '3', cache_control: {type: 'ephemeral'}},
+        ],
+      },
+    ])
+    const kept = messagesCodec.encodeRequest(
+      {
+        ...base,
+        system: [
+          {type: 'text', text: 'S', cache: '1h'},
+          {type: 'text', text: 'T'},
+        ],
+        messages,
+      },
+      'm',
+    )
+    expect(kept.system).toEqual([
+      {type: 'text', text: 'S', cache_control: {type: 'ephemeral', ttl: '1h'}},
+      {type: 'text', text: 'T'},
+    ])
+    expect(JSON.stringify(kept.messages)).not.toContain('cache_control')
+  })
+
+  it('sends thinking only where Anthropic takes it, and degrades instead of a 400', () => {
+    const call = {type: 'tool_call' as const, id: 't1', name: 'f', arguments: '{}'}
+    const result: Message = {role: 'user', parts: [{type: 'tool_result', callId: 't1', content: []}]}
+    const signed = {
+      type: 'reasoning' as const,
+      text: 'T',
+      signature: {family: 'messages' as const, value: 'S'},
+    }
+    const thinking = {budgetTokens: 3000}
+    const withSig = messagesCodec.encodeRequest(
+      {
+        ...base,
+        reasoning: thinking,
+        temperature: 0.3,
+        topP: 0.9,
+        messages: [user('q'), {role: 'assistant', parts: [signed, call]}, result],
+      },
+      'm',
+    )
+    expect(withSig.thinking).toEqual({type: 'enabled', budget_tokens: 3000})
+    expect(withSig.max_tokens).toBe(8192)
+    expect(withSig.temperature).toBeUndefined()
+    expect(withSig.top_p).toBeUndefined()
+    const foreign = messagesCodec.encodeRequest(
+      {
+        ...base,
+        reasoning: thinking,
+        temperature: 0.3,
+        topP: 0.9,
+        messages: [user('q'), {role: 'assistant', parts: [call]}, result],
+      },
+      'm',
+    )
+    expect(foreign.thinking).toBeUndefined()
+    expect(foreign.temperature).toBe(0.3)
+    expect(foreign.top_p).toBeUndefined()
+    // An earlier, finished tool loop does not matter.
+    const earlier = messagesCodec.encodeRequest(
+      {
+        ...base,
+        reasoning: thinking,
+        messages: [
+          user('q'),
+          {role: 'assistant', parts: [call]},
+          result,
+          {role: 'assistant', parts: [{type: 'text', text: 'done'}]},
+          user('next'),
+        ],
+      },
+      'm',
+    )
+    expect(earlier.thinking).toEqual({type: 'enabled', budget_tokens: 3000})
+  })
+
+  it.each([
+    [
+      {reasoning: {effort: 'high' as const}, maxTokens: 64000},
+      {thinking: {type: 'enabled', budget_tokens: 24000}, max_tokens: 64000},
+    ],
+    [
+      {reasoning: {budgetTokens: 5000}, maxTokens: 3000},
+      {thinking: {type: 'enabled', budget_tokens: 2999}, max_tokens: 3000},
+    ],
+    [{reasoning: {budgetTokens: 5000}, maxTokens: 1000}, {max_tokens: 1000}],
+    [
+      {reasoning: {budgetTokens: 20000}},
+      {thinking: {type: 'enabled', budget_tokens: 20000}, max_tokens: 24096},
+    ],
+    [
+      {
+        reasoning: {budgetTokens: 2000},
+        toolChoice: {type: 'required' as const},
+        tools: [{name: 'f', parameters: {}}],
+      },
+      {tool_choice: {type: 'any'}},
+    ],
+    [{reasoning: {disabled: true}}, {max_tokens: 8192}],
+  ])('sets thinking and max_tokens: %j', (fields, expected) => {
+    const body = messagesCodec.encodeRequest({...base, messages: [user('q')], ...fields}, 'm')
+    expect(body).toMatchObject(expected)
+    if (!('thinking' in expected)) expect(body.thinking).toBeUndefined()
+  })
+
+  it('asks for JSON in the system prompt, maps tools and tool choice', () => {
+    const body = messagesCodec.encodeRequest(
+      {
+        ...base,
+        responseFormat: {type: 'json_schema', schema: {type: 'object', properties: {a: {type: 'string'}}}},
+        tools: [{name: 'f', description: 'd', parameters: {properties: {}}}],
+        builtinTools: [
+          {family: 'chat', raw: {type: 'web_search'}},
+          {family: 'messages', raw: {type: 'web_search_20250305', name: 'web_search'}},
+        ],
+        toolChoice: {type: 'tool', name: 'f'},
+        parallelToolCalls: false,
+        stop: ['Z'],
+        user: 'u',
+        stream: true,
+      },
+      'm',
+    )
+    expect(body).toMatchObject({
+      system: [{type: 'text', text: expect.stringContaining('"a":{"type":"string"}')}],
+      tools: [
+        {name: 'f', description: 'd', input_schema: {type: 'object', properties: {}}},
+        {type: 'web_search_20250305', name: 'web_search'},
+      ],
+      tool_choice: {type: 'tool', name: 'f', disable_parallel_tool_use: true},
+      stop_sequences: ['Z'],
+      metadata: {user_id: 'u'},
+      stream: true,
+    })
+  })
+
+  it('round-trips what Messages carries', () => {
+    const body = {
+      model: 'm',
+      max_tokens: 4000,
+      system: [{type: 'text', text: 'S', cache_control: {type: 'ephemeral'}}],
+      messages: [
+        {role: 'user', content: [{type: 'text', text: 'Q'}]},
+        {
+          role: 'assistant',
+          content: [
+            {type: 'thinking', thinking: 'T', signature: 'SIG'},
+            {type: 'tool_use', id: 'toolu_1', name: 'f', input: {x: 1}},
+          ],
+        },
+        {
+          role: 'user',
+          content: [{type: 'tool_result', tool_use_id: 'toolu_1', content: [{type: 'text', text: 'o'}]}],
+        },
+      ],
+      tools: [{name: 'f', input_schema: {type: 'object'}}],
+      tool_choice: {type: 'auto'},
+      thinking: {type: 'enabled', budget_tokens: 2000},
+      stream: true,
+    }
+    expect(messagesCodec.encodeRequest(messagesCodec.decodeRequest(body, {}), 'm')).toEqual(body)
+  })
+})
+
+describe('messages answers', () => {
+  it('decodes blocks, stop reasons and usage (input includes the cache)', () => {
+    const r = messagesCodec.decodeResponse({
+      id: 'msg_1',
+      model: 'claude-x',
+      content: [
+        {type: 'thinking', thinking: 'T', signature: 'S'},
+        {type: 'redacted_thinking', data: 'R'},
+        {type: 'text', text: 'Hi'},
+        {type: 'tool_use', id: 'toolu_1', name: 'f', input: {}},
+      ],
+      stop_reason: 'stop_sequence',
+      stop_sequence: 'END',
+      usage: {
+        input_tokens: 10,
+        cache_read_input_tokens: 100,
+        cache_creation_input_tokens: 50,
+        cache_creation: {ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 30},
+        output_tokens: 7,
+      },
+    })
+    expect(r).toEqual({
+      id: 'msg_1',
+      model: 'claude-x',
+      parts: [
+        {type: 'reasoning', text: 'T', signature: {family: 'messages', value: 'S'}},
+        {type: 'reasoning', text: '', redacted: {family: 'messages', value: 'R'}},
+        {type: 'text', text: 'Hi'},
+        {type: 'tool_call', id: 'toolu_1', name: 'f', arguments: '{}'},
+      ],
+      stop: 'stop_sequence',
+      stopSequence: 'END',
+      usage: {
+        inputTokens: 160,
+        outputTokens: 7,
+        cacheReadTokens: 100,
+        cacheCreationTokens: 50,
+        cache1hTokens: 30,
+        reasoningTokens: 0,
+      },
+    })
+    for (const [wire, ir] of [
+      ['end_turn', 'end'],
+      ['max_tokens', 'max_tokens'],
+      ['tool_use', 'tool_use'],
+      ['pause_turn', 'pause'],
+      ['refusal', 'refusal'],
+      ['model_context_window_exceeded', 'context_window'],
+    ])
+      expect(messagesCodec.decodeResponse({content: [], stop_reason: wire}).stop).toBe(ir)
+  })
+
+  it('encodes an answer the Anthropic SDK reads, wrapping foreign signatures and keeping them in the carry', async () => {
+    const carry = new BoundedCarry()
+    const response: Response = {
+      id: 'resp_1',
+      model: 'gemini-2.5-pro',
+      parts: [
+        {type: 'reasoning', text: 'plan', signature: {family: 'gemini', value: 'G=='}},
+        {type: 'text', text: 'Running it.'},
+        {type: 'tool_call', id: 'call_1', name: 'run', arguments: '{"cmd":"ls"}'},
+      ],
+      stop: 'tool_use',
+      usage: {...emptyUsage(), inputTokens: 500, cacheReadTokens: 400, outputTokens: 12},
+    }
+    const server = await serveOnce(JSON.stringify(messagesCodec.encodeResponse(response, {carry})), false)
+    try {
+      const client = new Anthropic({baseURL: server.url, apiKey: 'k', maxRetries: 0})
+      const m = await client.messages.create({
+        model: 'x',
+        max_tokens: 10,
+        messages: [{role: 'user', content: 'x'}],
+      })
+      expect(m.content).toEqual([
+        {type: 'thinking', thinking: 'plan', signature: 'gwx1.gemini.G=='},
+        {type: 'text', text: 'Running it.'},
+        {type: 'tool_use', id: 'call_1', name: 'run', input: {cmd: 'ls'}},
+      ])
+      expect(m.stop_reason).toBe('tool_use')
+      expect(m.usage).toMatchObject({
+        input_tokens: 100,
+        cache_read_input_tokens: 400,
+        cache_creation_input_tokens: 0,
+        output_tokens: 12,
+      })
+      expect(carry.get('call_1')).toEqual([response.parts[0]])
+    } finally {
+      await server.close()
+    }
+  })
+})

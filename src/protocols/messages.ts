@@ -1,0 +1,293 @@
+/**
+ * Anthropic Messages codec (`POST /v1/messages`), for Messages clients (Claude Code) and Messages
+ * upstreams. Streams are in `messages-stream.ts`.
+ */
+import type {Json} from './cm-common.js'
+import {applyCarry, arr, bodyObject, isObj, makeId, num, storeCarry, str} from './cm-common.js'
+import {MessagesStreamEncoder} from './messages-stream-encoder.js'
+import {
+  MessagesStreamDecoder,
+  decodeMessagesUsage,
+  messagesStop,
+  messagesUsage,
+  STOP_REASON,
+} from './messages-stream.js'
+import {encodeMessagesRequest} from './messages-request.js'
+import type {
+  Codec,
+  CodecContext,
+  FunctionTool,
+  ImagePart,
+  Message,
+  Part,
+  ReasoningPart,
+  ReasoningSettings,
+  Request,
+  Response,
+  TextPart,
+  ToolChoice,
+  ToolResultPart,
+} from './ir.js'
+import {TranslationError, unwrapOpaque, wrapOpaque} from './ir.js'
+
+// ---- decoding a Messages client's request ----
+
+function cacheOf(block: Json): TextPart['cache'] | undefined {
+  if (!isObj(block.cache_control)) return undefined
+  return block.cache_control.ttl === '1h' ? '1h' : 'ephemeral'
+}
+
+function textPart(block: Json): TextPart {
+  const cache = cacheOf(block)
+  return {type: 'text', text: str(block.text) ?? '', ...(cache ? {cache} : {})}
+}
+
+function imagePart(block: Json): ImagePart {
+  const source = isObj(block.source) ? block.source : {}
+  if (source.type === 'url') return {type: 'image', url: str(source.url) ?? ''}
+  return {type: 'image', mediaType: str(source.media_type) ?? 'image/png', data: str(source.data) ?? ''}
+}
+
+const unsupported = (type: unknown): TranslationError =>
+  new TranslationError(`Messages content block type "${String(type)}" cannot be translated`)
+
+/** A signature a Messages client sent back: the client's own, or a wrapped foreign one. */
+function reasoningOf(text: string, signature: string): ReasoningPart {
+  const opaque = unwrapOpaque('messages', signature)
+  // A Responses reasoning item travels as `encrypted`, the others as `signature`.
+  return opaque.family === 'responses'
+    ? {type: 'reasoning', text, encrypted: opaque}
+    : {type: 'reasoning', text, signature: opaque}
+}
+
+function toolResult(block: Json): ToolResultPart {
+  const content: Array<TextPart | ImagePart> = []
+  if (typeof block.content === 'string') {
+    if (block.content !== '') content.push({type: 'text', text: block.content})
+  } else
+    for (const raw of arr(block.content)) {
+      const b = isObj(raw) ? raw : {}
+      if (b.type === 'text') content.push(textPart(b))
+      else if (b.type === 'image') content.push(imagePart(b))
+      else throw unsupported(b.type)
+    }
+  // The IR has no cache mark on a tool result: it rides on its last text (see the report).
+  const cache = cacheOf(block)
+  if (cache) {
+    const last = content.findLast((p): p is TextPart => p.type === 'text')
+    if (last) last.cache = cache
+    else content.push({type: 'text', text: '', cache})
+  }
+  return {
+    type: 'tool_result',
+    callId: str(block.tool_use_id) ?? '',
+    content,
+    ...(block.is_error === true ? {isError: true} : {}),
+  }
+}
+
+function decodeBlock(raw: unknown): Part {
+  const b = isObj(raw) ? raw : {}
+  switch (b.type) {
+    case 'text':
+      return textPart(b)
+    case 'image':
+      return imagePart(b)
+    case 'tool_use':
+      return {
+        type: 'tool_call',
+        id: str(b.id) ?? '',
+        name: str(b.name) ?? '',
+        arguments: JSON.stringify(b.input ?? {}),
+      }
+    case 'tool_result':
+      return toolResult(b)
+    case 'thinking': {
+      const sig = str(b.signature)
+      return sig ? reasoningOf(str(b.thinking) ?? '', sig) : {type: 'reasoning', text: str(b.thinking) ?? ''}
+    }
+    case 'redacted_thinking':
+      return {type: 'reasoning', text: '', redacted: unwrapOpaque('messages', str(b.data) ?? '')}
+    default:
+      throw unsupported(b.type)
+  }
+}
+
+function decodeTurns(raw: unknown, ctx: CodecContext): Message[] {
+  const names = new Map<string, string>()
+  return arr(raw).map((item) => {
+    const m = isObj(item) ? item : {}
+    if (m.role !== 'user' && m.role !== 'assistant')
+      throw new TranslationError(`Messages role "${String(m.role)}" cannot be translated`)
+    const parts: Part[] =
+      typeof m.content === 'string'
+        ? m.content === ''
+          ? []
+          : [{type: 'text', text: m.content}]
+        : arr(m.content).map(decodeBlock)
+    for (const p of parts) {
+      if (p.type === 'tool_call') names.set(p.id, p.name)
+      if (p.type === 'tool_result' && names.has(p.callId)) p.name = names.get(p.callId)
+    }
+    return m.role === 'assistant'
+      ? {role: 'assistant' as const, parts: applyCarry(parts, ctx.carry, false)}
+      : {role: 'user' as const, parts}
+  })
+}
+
+function decodeTools(raw: unknown): {
+  tools: FunctionTool[]
+  builtin: Array<{family: 'messages'; raw: unknown}>
+} {
+  const tools: FunctionTool[] = []
+  const builtin: Array<{family: 'messages'; raw: unknown}> = []
+  for (const t of arr(raw)) {
+    if (isObj(t) && (t.type === undefined || t.type === 'custom') && typeof t.name === 'string')
+      tools.push({
+        name: t.name,
+        ...(typeof t.description === 'string' ? {description: t.description} : {}),
+        parameters: isObj(t.input_schema) ? t.input_schema : {type: 'object', properties: {}},
+      })
+    else builtin.push({family: 'messages', raw: t})
+  }
+  return {tools, builtin}
+}
+
+function decodeToolChoice(v: unknown): {choice?: ToolChoice; parallel?: boolean} {
+  if (!isObj(v)) return {}
+  const parallel = v.disable_parallel_tool_use === true ? {parallel: false} : {}
+  if (v.type === 'auto' || v.type === 'none') return {choice: {type: v.type}, ...parallel}
+  if (v.type === 'any') return {choice: {type: 'required'}, ...parallel}
+  if (v.type === 'tool' && typeof v.name === 'string')
+    return {choice: {type: 'tool', name: v.name}, ...parallel}
+  return parallel
+}
+
+function decodeThinking(v: unknown): ReasoningSettings | undefined {
+  if (!isObj(v)) return undefined
+  if (v.type === 'disabled') return {disabled: true}
+  if (v.type === 'enabled') {
+    const budget = num(v.budget_tokens)
+    return {include: true, ...(budget !== undefined ? {budgetTokens: budget} : {})}
+  }
+  if (v.type === 'adaptive') return {include: true}
+  return undefined
+}
+
+function decodeRequest(body: unknown, ctx: CodecContext): Request {
+  const b = bodyObject(body, 'Messages request')
+  const system: TextPart[] =
+    typeof b.system === 'string'
+      ? b.system === ''
+        ? []
+        : [{type: 'text', text: b.system}]
+      : arr(b.system).map((raw) => textPart(isObj(raw) ? raw : {}))
+  const {tools, builtin} = decodeTools(b.tools)
+  const {choice, parallel} = decodeToolChoice(b.tool_choice)
+  const stop = arr(b.stop_sequences).filter((s): s is string => typeof s === 'string')
+  const reasoning = decodeThinking(b.thinking)
+  const user = isObj(b.metadata) ? str(b.metadata.user_id) : undefined
+  return {
+    model: str(b.model) ?? null,
+    system,
+    messages: decodeTurns(b.messages, ctx),
+    tools,
+    ...(builtin.length ? {builtinTools: builtin} : {}),
+    ...(choice ? {toolChoice: choice} : {}),
+    ...(parallel !== undefined ? {parallelToolCalls: parallel} : {}),
+    ...(num(b.max_tokens) !== undefined ? {maxTokens: num(b.max_tokens)} : {}),
+    ...(num(b.temperature) !== undefined ? {temperature: num(b.temperature)} : {}),
+    ...(num(b.top_p) !== undefined ? {topP: num(b.top_p)} : {}),
+    ...(stop.length ? {stop} : {}),
+    ...(reasoning ? {reasoning} : {}),
+    stream: b.stream === true,
+    ...(user ? {user} : {}),
+  }
+}
+
+// ---- answers ----
+
+function decodeResponse(body: unknown, ctx?: CodecContext): Response {
+  const b = bodyObject(body, 'Messages answer')
+  if (!Array.isArray(b.content)) throw new TranslationError('Messages answer has no content', 502)
+  const parts: Part[] = []
+  for (const raw of b.content) {
+    const c = isObj(raw) ? raw : {}
+    if (c.type === 'text') parts.push({type: 'text', text: str(c.text) ?? ''})
+    else if (c.type === 'thinking') {
+      const sig = str(c.signature)
+      parts.push({
+        type: 'reasoning',
+        text: str(c.thinking) ?? '',
+        ...(sig ? {signature: {family: 'messages' as const, value: sig}} : {}),
+      })
+    } else if (c.type === 'redacted_thinking')
+      parts.push({type: 'reasoning', text: '', redacted: {family: 'messages', value: str(c.data) ?? ''}})
+    else if (c.type === 'tool_use')
+      parts.push({
+        type: 'tool_call',
+        id: str(c.id) ?? makeId(ctx, 'toolu_'),
+        name: str(c.name) ?? '',
+        arguments: JSON.stringify(c.input ?? {}),
+      })
+    // Server tool blocks (web search, ...) have no form outside Messages: dropped.
+  }
+  const stopSequence = str(b.stop_sequence)
+  return {
+    id: str(b.id) || makeId(ctx, 'msg_'),
+    model: str(b.model) ?? ctx?.request?.model ?? '',
+    parts,
+    stop: messagesStop(b.stop_reason),
+    ...(stopSequence ? {stopSequence} : {}),
+    usage: decodeMessagesUsage(b.usage),
+  }
+}
+
+function encodeResponse(response: Response, ctx?: CodecContext): Record<string, unknown> {
+  storeCarry(response.parts, 'messages', ctx?.carry, false)
+  const content: Json[] = []
+  for (const p of response.parts) {
+    if (p.type === 'text' && p.text !== '') content.push({type: 'text', text: p.text})
+    else if (p.type === 'reasoning') {
+      if (p.redacted) content.push({type: 'redacted_thinking', data: wrapOpaque('messages', p.redacted)})
+      else {
+        const opaque = p.signature ?? p.encrypted
+        if (p.text === '' && !opaque) continue
+        content.push({
+          type: 'thinking',
+          thinking: p.text,
+          signature: opaque ? wrapOpaque('messages', opaque) : '',
+        })
+      }
+    } else if (p.type === 'tool_call') {
+      let input: unknown = {}
+      try {
+        input = JSON.parse(p.arguments || '{}')
+      } catch {
+        input = {}
+      }
+      content.push({type: 'tool_use', id: p.id, name: p.name, input: isObj(input) ? input : {}})
+    }
+  }
+  return {
+    id: response.id || makeId(ctx, 'msg_'),
+    type: 'message',
+    role: 'assistant',
+    model: response.model || ctx?.request?.model || '',
+    content,
+    stop_reason: STOP_REASON[response.stop],
+    stop_sequence: response.stopSequence ?? null,
+    usage: messagesUsage(response.usage),
+  }
+}
+
+export const messagesCodec: Codec = {
+  family: 'messages',
+  decodeRequest: (body, ctx) => decodeRequest(body, ctx),
+  encodeRequest: (request, model) => encodeMessagesRequest(request, model),
+  path: () => '/v1/messages',
+  decodeResponse,
+  encodeResponse,
+  streamDecoder: (ctx) => new MessagesStreamDecoder(ctx),
+  streamEncoder: (ctx) => new MessagesStreamEncoder(ctx),
+}
