@@ -84,7 +84,9 @@ export class ChatStreamDecoder implements StreamDecoder {
       if (!isObj(parsed)) return []
       chunk = parsed
     } catch {
-      return []
+      // an empty event is nothing; anything else that is not JSON would lose a part of the answer
+      if (data.trim() === '') return []
+      throw new Error(`upstream event data is not JSON: ${data.slice(0, 80)}`)
     }
     if (chunk.error !== undefined) return this.fail(chunk.error)
     const out: StreamEvent[] = []

@@ -38,7 +38,9 @@ export class GeminiStreamDecoder implements StreamDecoder {
     try {
       chunk = JSON.parse(data)
     } catch {
-      return []
+      // an empty event is nothing; anything else that is not JSON would lose a part of the answer
+      if (data.trim() === '') return []
+      throw new Error(`upstream event data is not JSON: ${data.slice(0, 80)}`)
     }
     if (!isObject(chunk)) return []
     if (isObject(chunk.error)) {

@@ -119,7 +119,9 @@ export class MessagesStreamDecoder implements StreamDecoder {
       if (!isObj(parsed)) return []
       p = parsed
     } catch {
-      return []
+      // an empty event is nothing; anything else that is not JSON would lose a part of the answer
+      if (data.trim() === '') return []
+      throw new Error(`upstream event data is not JSON: ${data.slice(0, 80)}`)
     }
     const type = name ?? str(p.type)
     switch (type) {

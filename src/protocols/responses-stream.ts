@@ -40,7 +40,9 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     try {
       payload = JSON.parse(data)
     } catch {
-      return []
+      // an empty event is nothing; anything else that is not JSON would lose a part of the answer
+      if (data.trim() === '') return []
+      throw new Error(`upstream event data is not JSON: ${data.slice(0, 80)}`)
     }
     if (!isObject(payload)) return []
     const type = str(payload.type) ?? name

@@ -1,0 +1,138 @@
+import {describe, expect, it} from 'vitest'
+
+import {BoundedCarry} from './carry.js'
+import {
+  decodeClientRequest,
+  encodeUpstreamRequest,
+  estimateInputTokens,
+  StreamTranslator,
+  translateResponse,
+  upstreamErrorMessage,
+} from './translate.js'
+
+const sse = (events: unknown[]): string =>
+  events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('') + 'data: [DONE]\n\n'
+const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+  id: 'chatcmpl-1',
+  object: 'chat.completion.chunk',
+  created: 1,
+  model: 'deepseek-reasoner',
+  choices: [{index: 0, delta, finish_reason: finish}],
+})
+
+function messagesEvents(text: string): Array<{event: string; data: any}> {
+  return text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((block) => {
+      const [ev, data] = block.split('\n')
+      return {event: ev.slice('event: '.length), data: JSON.parse(data.slice('data: '.length))}
+    })
+}
+
+describe('translation through the IR', () => {
+  const body = {
+    model: 'claude-sonnet-4-5',
+    max_tokens: 1024,
+    stream: true,
+    messages: [{role: 'user', content: 'Hi'}],
+  }
+
+  it('encodes a Messages request for a chat upstream', () => {
+    const client = decodeClientRequest('messages', body, {})
+    const {body: out, path} = encodeUpstreamRequest(client, 'chat', 'deepseek-chat')
+    expect(path).toBe('/v1/chat/completions')
+    const json = JSON.parse(out.toString())
+    expect(json.model).toBe('deepseek-chat')
+    expect(json.messages).toEqual([{role: 'user', content: 'Hi'}])
+    expect(json.stream).toBe(true)
+  })
+
+  it('translates a chat stream into a Messages stream event by event, fed one byte at a time', () => {
+    const client = decodeClientRequest('messages', body, {})
+    const t = new StreamTranslator('chat', client, {carry: new BoundedCarry()})
+    const text = sse([
+      chunk({role: 'assistant', content: ''}),
+      chunk({content: 'Hel'}),
+      chunk({content: 'lo'}),
+      chunk({}, 'stop'),
+      {
+        ...chunk({}),
+        choices: [],
+        usage: {prompt_tokens: 10, completion_tokens: 2, prompt_tokens_details: {cached_tokens: 4}},
+      },
+    ])
+    let out = ''
+    for (const byte of Buffer.from(text)) out += t.push(Uint8Array.of(byte))
+    out += t.end()
+    const events = messagesEvents(out)
+    expect(events[0].event).toBe('message_start')
+    expect(events.at(-1)!.event).toBe('message_stop')
+    const deltas = events.filter((e) => e.event === 'content_block_delta').map((e) => e.data.delta.text)
+    expect(deltas.join('')).toBe('Hello')
+    const final = events.find((e) => e.event === 'message_delta')!.data
+    expect(final.delta.stop_reason).toBe('end_turn')
+    expect(final.usage).toMatchObject({input_tokens: 6, cache_read_input_tokens: 4, output_tokens: 2})
+    expect(t.usage.get()).toMatchObject({inputTokens: 10, cacheReadTokens: 4, outputTokens: 2})
+    expect(t.error).toBeUndefined()
+  })
+
+  it('ends the client stream with an error event when the upstream stream stops before [DONE]', () => {
+    const client = decodeClientRequest('messages', body, {})
+    const t = new StreamTranslator('chat', client)
+    let out = t.push(Buffer.from(`data: ${JSON.stringify(chunk({role: 'assistant', content: 'Hi'}))}\n\n`))
+    out += t.end()
+    expect(t.error?.status).toBe(502)
+    expect(messagesEvents(out).at(-1)!.event).toBe('error')
+  })
+
+  it('reports a malformed upstream event as an error, not a crash', () => {
+    const client = decodeClientRequest('messages', body, {})
+    const t = new StreamTranslator('chat', client)
+    const out = t.push(Buffer.from('data: {"choices": [\n\n')) + t.end()
+    expect(t.error?.message).toMatch(/malformed|JSON/i)
+    expect(messagesEvents(out).at(-1)!.event).toBe('error')
+  })
+
+  it('translates a whole answer with its usage', () => {
+    const client = decodeClientRequest('chat', {model: 'x', messages: [{role: 'user', content: 'Hi'}]}, {})
+    const out = translateResponse('messages', client, {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude',
+      content: [{type: 'text', text: 'Hello'}],
+      stop_reason: 'end_turn',
+      usage: {input_tokens: 3, cache_read_input_tokens: 5, cache_creation_input_tokens: 2, output_tokens: 4},
+    })
+    expect((out.body.choices as any)[0].message.content).toBe('Hello')
+    expect(out.usage).toMatchObject({
+      inputTokens: 10,
+      cacheReadTokens: 5,
+      cacheCreationTokens: 2,
+      outputTokens: 4,
+    })
+  })
+
+  it('refuses previous_response_id on a translated route, saying why', () => {
+    expect(() =>
+      decodeClientRequest('responses', {model: 'x', input: 'hi', previous_response_id: 'resp_1'}, {}),
+    ).toThrow(/previous_response_id needs a Responses upstream/)
+  })
+
+  it('reads the message of an error body of any family', () => {
+    expect(upstreamErrorMessage('{"error":{"message":"bad key","type":"x"}}')).toBe('bad key')
+    expect(upstreamErrorMessage('{"type":"error","error":{"type":"x","message":"over"}}')).toBe('over')
+    expect(upstreamErrorMessage('{"error":{"code":400,"message":"g","status":"INVALID_ARGUMENT"}}')).toBe('g')
+    expect(upstreamErrorMessage('<html>')).toBeUndefined()
+  })
+
+  it('estimates input tokens from text, tools and images', () => {
+    const client = decodeClientRequest(
+      'messages',
+      {model: 'x', max_tokens: 1, system: 'abcd', messages: [{role: 'user', content: 'efgh'}]},
+      {},
+    )
+    expect(estimateInputTokens(client.request)).toBe(2)
+  })
+})

@@ -1,0 +1,230 @@
+/**
+ * Translation between two families through the IR: a client's request into an upstream's, the
+ * upstream's answer (JSON or a stream, event by event) into the client's, its usage in gwctl's
+ * one meaning, and a token estimate for the side endpoints an upstream of another family lacks.
+ * The daemon's relay does the I/O; everything here is pure and synchronous.
+ */
+import type {EventSourceMessage} from 'eventsource-parser'
+import {createParser} from 'eventsource-parser'
+
+import {chatCodec} from './chat.js'
+import {geminiCodec} from './gemini.js'
+import type {Codec, CodecContext, Family, Part, Request, StreamEncoder, StreamEvent, Usage} from './ir.js'
+import {emptyUsage, TranslationError} from './ir.js'
+import {messagesCodec} from './messages.js'
+import {responsesCodec} from './responses.js'
+
+export const CODECS: Readonly<Record<Family, Codec>> = {
+  chat: chatCodec,
+  responses: responsesCodec,
+  messages: messagesCodec,
+  gemini: geminiCodec,
+}
+
+/** A client request decoded once, ready to be encoded for any upstream family. */
+export interface ClientRequest {
+  family: Family
+  request: Request
+  /** Chat clients: `stream_options.include_usage`. */
+  includeUsage: boolean
+}
+
+/**
+ * Decodes a client's request body (parsed JSON). `model`/`stream` come from a Gemini path.
+ * Throws {@link TranslationError} for a body the IR cannot hold.
+ */
+export function decodeClientRequest(
+  family: Family,
+  body: unknown,
+  ctx: CodecContext & {model?: string | null; stream?: boolean},
+): ClientRequest {
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw new TranslationError('the request body must be a JSON object')
+  const request = CODECS[family].decodeRequest(body, ctx)
+  if (request.previousResponseId)
+    throw new TranslationError(
+      `previous_response_id needs a Responses upstream, and this route translates to another protocol; send the whole conversation in \`input\` (with store: false, as Codex does)`,
+    )
+  const options = (body as {stream_options?: {include_usage?: unknown}}).stream_options
+  return {family, request, includeUsage: options?.include_usage === true}
+}
+
+/** The body and path for an upstream of `upstream` asking for `model`. */
+export function encodeUpstreamRequest(
+  client: ClientRequest,
+  upstream: Family,
+  model: string,
+  ctx: CodecContext = {},
+): {body: Buffer; path: string} {
+  const codec = CODECS[upstream]
+  const body = codec.encodeRequest(client.request, model, ctx)
+  return {body: Buffer.from(JSON.stringify(body)), path: codec.path(model, client.request.stream)}
+}
+
+/** Usage of an answer, from its IR events (each `usage` replaces the counts it names). */
+export class UsageCollector {
+  private counts: Usage | undefined
+
+  add(usage: Partial<Usage> | undefined): void {
+    if (!usage) return
+    this.counts ??= emptyUsage()
+    for (const key of Object.keys(usage) as Array<keyof Usage>) {
+      const value = usage[key]
+      if (typeof value === 'number') this.counts[key] = value
+    }
+  }
+
+  get(): Usage | undefined {
+    return this.counts
+  }
+}
+
+/** Translates a whole (non-stream) upstream answer. */
+export function translateResponse(
+  upstream: Family,
+  client: ClientRequest,
+  body: unknown,
+  ctx: CodecContext = {},
+): {body: Record<string, unknown>; usage: Usage; id: string} {
+  const response = CODECS[upstream].decodeResponse(body, ctx)
+  const out = CODECS[client.family].encodeResponse(response, {...ctx, request: client.request})
+  return {body: out, usage: response.usage, id: response.id}
+}
+
+/**
+ * Translates an upstream's SSE stream into the client's, event by event: `push` takes bytes as
+ * they arrive and returns the SSE text to write now; `end` returns the rest. An upstream that
+ * ends without its terminal event, or sends an error event, is reported in `error` (and the
+ * client gets its own protocol's error event).
+ */
+export class StreamTranslator {
+  readonly usage = new UsageCollector()
+  /** The upstream's stream broke or reported an error. */
+  error: {status: number; message: string} | undefined
+  /** The answer's id, from the first event. */
+  id: string | undefined
+  private out = ''
+  private readonly parser
+  private readonly decoder
+  private readonly encoder: StreamEncoder
+  private readonly text = new TextDecoder()
+  private finished = false
+
+  constructor(upstream: Family, client: ClientRequest, ctx: CodecContext = {}) {
+    this.decoder = CODECS[upstream].streamDecoder(ctx)
+    this.encoder = CODECS[client.family].streamEncoder({
+      ...ctx,
+      request: client.request,
+      includeUsage: client.includeUsage,
+      model: client.request.model ?? undefined,
+    })
+    this.parser = createParser({
+      onEvent: (message: EventSourceMessage) => {
+        if (this.finished) return
+        let events: StreamEvent[]
+        try {
+          events = this.decoder.event(message.event, message.data)
+        } catch (error) {
+          events = [
+            {type: 'error', status: 502, message: `malformed upstream event: ${(error as Error).message}`},
+          ]
+        }
+        this.emit(events)
+      },
+    })
+  }
+
+  push(chunk: Uint8Array): string {
+    this.parser.feed(this.text.decode(chunk, {stream: true}))
+    return this.take()
+  }
+
+  end(): string {
+    const rest = this.text.decode()
+    if (rest) this.parser.feed(rest)
+    this.parser.feed('\n\n')
+    if (!this.finished) this.emit(this.decoder.end())
+    return this.take()
+  }
+
+  /** Ends the client's stream with an error event (the upstream broke off: a network error). */
+  fail(status: number, message: string): string {
+    if (!this.finished) this.emit([{type: 'error', status, message}])
+    return this.take()
+  }
+
+  private emit(events: StreamEvent[]): void {
+    for (const event of events) {
+      if (this.finished) return
+      if (event.type === 'start') {
+        this.id ??= event.id
+        this.usage.add(event.usage)
+      } else if (event.type === 'usage') this.usage.add(event.usage)
+      else if (event.type === 'error') {
+        this.error = {status: event.status, message: event.message}
+        this.finished = true
+      } else if (event.type === 'end') this.finished = true
+      this.out += this.encoder.event(event)
+    }
+  }
+
+  private take(): string {
+    const out = this.out
+    this.out = ''
+    return out
+  }
+}
+
+/** The message of an upstream's error body, whatever its family's shape. */
+export function upstreamErrorMessage(text: string): string | undefined {
+  try {
+    const body = JSON.parse(text) as {error?: unknown; message?: unknown}
+    const error = body?.error
+    if (typeof error === 'string') return error
+    if (error && typeof error === 'object') {
+      const message = (error as {message?: unknown}).message
+      if (typeof message === 'string') return message
+    }
+    if (typeof body?.message === 'string') return body.message
+  } catch {
+    // not JSON: the caller quotes an excerpt
+  }
+  return undefined
+}
+
+/** Characters per token of the estimate (the usual rule of thumb for English and code). */
+const CHARS_PER_TOKEN = 4
+/** Tokens counted for one image (Anthropic's ~1 600 for a 1.15-megapixel image). */
+const IMAGE_TOKENS = 1600
+
+/**
+ * An estimate of a request's input tokens, for `count_tokens` / `:countTokens` on a route whose
+ * upstream has no such endpoint: characters / 4 over text, tool calls, results and tool
+ * schemas, 1 600 per image. The answer says it is an estimate (see the daemon).
+ */
+export function estimateInputTokens(request: Request): number {
+  let chars = 0
+  let images = 0
+  const part = (p: Part): void => {
+    switch (p.type) {
+      case 'text':
+      case 'reasoning':
+        chars += p.text.length
+        break
+      case 'image':
+        images++
+        break
+      case 'tool_call':
+        chars += p.name.length + p.arguments.length
+        break
+      case 'tool_result':
+        for (const c of p.content) part(c)
+        break
+    }
+  }
+  for (const s of request.system) part(s)
+  for (const m of request.messages) for (const p of m.parts) part(p)
+  for (const t of request.tools)
+    chars += t.name.length + (t.description?.length ?? 0) + JSON.stringify(t.parameters).length
+  return Math.ceil(chars / CHARS_PER_TOKEN) + images * IMAGE_TOKENS
+}
