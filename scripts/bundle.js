@@ -34,7 +34,7 @@ const ENTRY_PATTERNS = [
   /^completion\/engine\.js$/,
   /^core\/id-collation\.js$/, // bin/run.js
   /^daemon\/main\.js$/, // spawned by `gateway start`; reads ../../package.json
-  /^daemon\/keys\.js$/, // bench/micro.js
+  /^gateway\/keys\.js$/, // bench/micro.js
   /^scanners\/history\/stage(-worker)?\.js$/, // the worker thread, started by path from stage.js
   /^sim\/server\.js$/, // bench/servers.js
   /^sim\/upstream\//, // test/agents

@@ -6,8 +6,8 @@
 import {existsSync, readdirSync, readFileSync, statSync} from 'node:fs'
 import {basename, join} from 'node:path'
 
-import {AGENT_KINDS} from '../daemon/agent-kinds.js'
-import type {Family} from '../daemon/types.js'
+import {AGENT_KINDS} from '../gateway/agent-kinds.js'
+import type {Family} from '../store/schema.js'
 import type {AgentHome, AgentTool} from './agent-homes.js'
 import {agentHomes} from './agent-homes.js'
 

@@ -4,8 +4,8 @@
  */
 import {GatewayDownError} from '../core/errors.js'
 import {renderTable} from '../core/output.js'
-import type {BreakerSnapshot} from '../daemon/router/breaker.js'
-import type {LogRow, UsageRow} from '../store/log-store.js'
+import type {BreakerSnapshot} from '../gateway/events.js'
+import type {LogRow, UsageRow} from '../store/log-query.js'
 import {gatewayGet, liveGatewayPort} from './gateway-api.js'
 import {agentCell, agentNames, formatCount, formatTime, withAgentNames} from './logs.js'
 

@@ -5,9 +5,9 @@ import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 import {freePort, tempHome} from '../../test/helpers/cli.js'
 
 import {renderTable} from '../core/output.js'
-import type {LogRow, UsageRow} from '../store/log-store.js'
+import type {LogRow, UsageRow} from '../store/log-query.js'
 import {filtersFromFlags} from './log-filters.js'
-import {usageTotals} from '../store/log-store.js'
+import {usageTotals} from '../store/log-query.js'
 import {issueGatewayKey, listAgents} from './gateway-keys.js'
 import {
   LOG_COLUMNS,

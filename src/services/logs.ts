@@ -9,19 +9,12 @@ import {UsageError} from '../core/errors.js'
 import type {Column} from '../core/output.js'
 import type {LogReader} from '../store/log-query.js'
 import {usageTotals} from '../store/log-query.js'
-import type {
-  LogEntry,
-  LogFilters,
-  LogRow,
-  Pivot,
-  StatusFilter,
-  UsageRow,
-  UsageTotals,
-} from '../store/log-store.js'
+import type {LogEntry} from '../store/log-store.js'
+import type {LogFilters, LogRow, Pivot, StatusFilter, UsageRow, UsageTotals} from '../store/log-query.js'
 import {homeFile} from '../store/paths.js'
 import {gatewayGet, liveGatewayPort} from './gateway-api.js'
-import type {GatewayEvent} from './gateway-events.js'
-import type {AgentView} from '../daemon/views.js'
+import type {GatewayEvent} from '../gateway/events.js'
+import type {AgentView} from '../gateway/views.js'
 
 /** Pivots of `gwctl usage` (spec 4.3; the store also knows `policy`). */
 export const USAGE_PIVOTS = ['agent', 'key', 'provider', 'model', 'project'] as const

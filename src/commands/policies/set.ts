@@ -4,7 +4,7 @@ import {Args, Flags} from '@oclif/core'
 import {BaseCommand} from '../../core/base-command.js'
 import {NotFoundError, UsageError} from '../../core/errors.js'
 import {colorErr, err, out} from '../../core/output.js'
-import type {PolicyConfig} from '../../daemon/types.js'
+import type {PolicyConfig} from '../../store/schema.js'
 import {setPolicy} from '../../services/policies.js'
 import {readAllStdin} from '../../services/stdin.js'
 

@@ -24,7 +24,7 @@ import {
   reportColumns,
   usageReport,
 } from '../../services/usage.js'
-import type {Pivot} from '../../store/log-store.js'
+import type {Pivot} from '../../store/log-query.js'
 import type {UsagePivotAll, UsageSource} from '../../store/usage-query.js'
 import {USAGE_SOURCES} from '../../store/usage-query.js'
 

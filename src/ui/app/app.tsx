@@ -9,7 +9,7 @@ import {Box, Text, useApp, useInput, useStdout} from 'ink'
 import {useCallback, useEffect, useMemo, useRef, useState} from 'react'
 
 import {uptimeLabel} from '../../services/dashboard.js'
-import type {LogRow} from '../../store/log-store.js'
+import type {LogRow} from '../../store/log-query.js'
 import type {AppActions, UsagePivot} from './data.js'
 import {USAGE_PIVOTS} from './data.js'
 import type {UsageSource} from '../../store/usage-query.js'
