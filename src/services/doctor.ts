@@ -190,8 +190,8 @@ const scanPathsCheck: DoctorCheck = {
   id: 'scan-paths',
   title: "Coding agents' config and history folders are readable (or not installed)",
   async run() {
-    const {agentHomes} = await import('../scanners/agent-homes.js')
-    const {pathReadable} = await import('../scanners/discovery.js')
+    const {agentHomes} = await import('../agent-tools/agent-homes.js')
+    const {pathReadable} = await import('../agent-tools/discovery.js')
     const found: string[] = []
     const unreadable: string[] = []
     for (const home of agentHomes()) {

@@ -2,7 +2,7 @@
 import {readFileSync} from 'node:fs'
 
 import type {RouteCount} from '../gateway/views.js'
-import {discoverAgents} from '../scanners/discovery.js'
+import {discoverAgents} from '../agent-tools/discovery.js'
 import type {BindingProblem} from './agent-binding.js'
 import {agentViews, agentsPerRoute, latestRequestAt} from '../gateway/views.js'
 import {homeFile} from '../store/paths.js'

@@ -9,9 +9,9 @@ import type BetterSqlite3 from 'better-sqlite3'
 
 import {UsageError} from '../core/errors.js'
 import type {Column} from '../core/output.js'
-import type {AgentTool} from '../scanners/agent-homes.js'
-import {agentHomes} from '../scanners/agent-homes.js'
-import type {ScanStats} from '../scanners/history/scan.js'
+import type {AgentTool} from '../store/history-rows.js'
+import {agentHomes} from '../agent-tools/agent-homes.js'
+import type {ScanStats} from '../agent-tools/history/scan.js'
 import type {UsageRow} from '../store/log-query.js'
 import type {Reconciliation} from '../store/reconcile-query.js'
 import type {UsageGroup, UsagePivotAll, UsageQueryFilters} from '../store/usage-query.js'
@@ -209,7 +209,7 @@ export async function historyHasRows(
   const store = await openHistory()
   try {
     // scanned and asked on one connection (`gwctl usage` without a daemon does both)
-    const {scanHistory} = await import('../scanners/history/scan.js')
+    const {scanHistory} = await import('../agent-tools/history/scan.js')
     // (not inside `onScan?.(…)`: an optional call skips its arguments when there is no callback)
     const stats = await scanHistory(store, {signal: options.signal})
     options.onScan?.(scanSummary(stats))

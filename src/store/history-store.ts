@@ -21,8 +21,8 @@ import type BetterSqlite3 from 'better-sqlite3'
 
 import {processAlive} from '../core/process.js'
 
-import type {AgentTool} from '../scanners/agent-homes.js'
-import type {HistoryRecord} from '../scanners/history/types.js'
+import type {AgentTool} from './history-rows.js'
+import type {HistoryRecord} from './history-rows.js'
 import {isBusy, openSqlite, privateFiles, walMode} from './sqlite.js'
 
 /**
