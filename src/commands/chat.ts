@@ -11,7 +11,7 @@ import {ChatSession} from '../services/chat-session.js'
 import type {ChatTiming} from '../services/chat-stream.js'
 import {runChatTurn} from '../services/chat-stream.js'
 import {getSetting} from '../store/settings.js'
-import {printStats, printToolCalls, turnPrinter} from '../ui/chat-output.js'
+import {printStats, printToolCalls, turnPrinter} from '../cli/chat-output.js'
 
 const ROUTING = 'PROVIDER ROUTING'
 const SAMPLING = 'REQUEST'
@@ -194,7 +194,7 @@ export default class Chat extends BaseCommand {
       // Validate the options once before the prompt appears.
       session.request(first ?? {role: 'user', content: '.'})
       this.releaseSigint()
-      const {runChatRepl} = await import('../ui/chat-repl.js')
+      const {runChatRepl} = await import('../cli/chat-repl.js')
       await runChatRepl({
         session,
         client: platformClient(),

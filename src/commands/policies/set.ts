@@ -6,7 +6,7 @@ import {NotFoundError, UsageError} from '../../core/errors.js'
 import {colorErr, err, out} from '../../core/output.js'
 import type {PolicyConfig} from '../../store/schema.js'
 import {setPolicy} from '../../services/policies.js'
-import {readAllStdin} from '../../services/stdin.js'
+import {readAllStdin} from '../../cli/stdin.js'
 
 export default class PoliciesSet extends BaseCommand {
   static summary = 'Creates or replaces a routing policy from a JSON file.'

@@ -6,7 +6,7 @@ import {colorErr, err, out, warn} from '../../core/output.js'
 import type {ProviderConfig} from '../../store/schema.js'
 import {FAMILIES} from '../../store/schema.js'
 import {addProvider, credentialLabel} from '../../services/providers.js'
-import {readAllStdin} from '../../services/stdin.js'
+import {readAllStdin} from '../../cli/stdin.js'
 
 export default class ProvidersAdd extends BaseCommand {
   static summary = 'Adds an upstream provider to the gateway.'

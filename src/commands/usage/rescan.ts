@@ -29,8 +29,8 @@ export default class UsageRescan extends BaseCommand {
       signal: this.signal,
     })
     if (!this.jsonEnabled()) {
-      // Only for the table: its imports (the gateway's) are no part of a rescan.
-      const {formatCount} = await import('../../services/logs.js')
+      // Only for the table.
+      const {formatCount} = await import('../../cli/log-columns.js')
       const skipped = Object.entries(stats.skipped)
         .map(([k, n]) => `${k} ${formatCount(n)}`)
         .join(', ')

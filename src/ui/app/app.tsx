@@ -8,7 +8,7 @@ import type {Key} from 'ink'
 import {Box, Text, useApp, useInput, useStdout} from 'ink'
 import {useCallback, useEffect, useMemo, useRef, useState} from 'react'
 
-import {uptimeLabel} from '../../services/dashboard.js'
+import {uptimeLabel} from '../../cli/dashboard-text.js'
 import type {LogRow} from '../../store/log-query.js'
 import type {AppActions, UsagePivot} from './data.js'
 import {USAGE_PIVOTS} from './data.js'
