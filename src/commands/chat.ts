@@ -1,7 +1,6 @@
 import {Flags} from '@oclif/core'
 
 import type {ChatMessage} from '../api/chat.js'
-import {platformClient} from '../api/http.js'
 import {BaseCommand} from '../core/base-command.js'
 import {GwError, InterruptedError, UpstreamError, UsageError} from '../core/errors.js'
 import {warn} from '../core/output.js'
@@ -9,7 +8,7 @@ import type {ChatInput} from '../services/chat-request.js'
 import {buildChatRequest, userMessage} from '../services/chat-request.js'
 import {ChatSession} from '../services/chat-session.js'
 import type {ChatTiming} from '../services/chat-stream.js'
-import {runChatTurn} from '../services/chat-stream.js'
+import {chatClient, runChatTurn} from '../services/chat-stream.js'
 import {getSetting} from '../store/settings.js'
 import {printStats, printToolCalls, turnPrinter} from '../cli/chat-output.js'
 
@@ -197,7 +196,7 @@ export default class Chat extends BaseCommand {
       const {runChatRepl} = await import('../cli/chat-repl.js')
       await runChatRepl({
         session,
-        client: platformClient(),
+        client: chatClient(),
         showReasoning: !flags['hide-reasoning'],
         headersTimeoutMs,
         firstMessage: first,
@@ -213,7 +212,7 @@ export default class Chat extends BaseCommand {
       ...base,
       messages: message || images.length || videos.length ? [user] : [],
     })
-    const client = platformClient()
+    const client = chatClient()
     const json = this.jsonEnabled()
     const printer = turnPrinter({showReasoning: !flags['hide-reasoning'] && !json})
     const result = await runChatTurn(client, request, {
