@@ -5,7 +5,7 @@
 import {errorBody} from '../../gateway/protocol-errors.js'
 import type {SimRequest, SimRouter} from '../router.js'
 import {sendJson} from '../router.js'
-import type {SimContext} from '../server.js'
+import type {SimContext} from '../context.js'
 import {sendSse} from '../sse.js'
 import type {SimAnswer} from './common.js'
 import {bearer, deltas, header, lastTextOf, simAnswer, simId} from './common.js'
