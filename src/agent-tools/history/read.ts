@@ -5,7 +5,7 @@
 import type {Stats} from 'node:fs'
 import {readFile} from 'node:fs/promises'
 
-import type {FileCursor} from '../../store/history-store.js'
+import type {FileCursor} from '../../store/history-insert.js'
 import {claudeParser} from './claude.js'
 import {codexParser} from './codex.js'
 import {geminiParser, parseGeminiJson} from './gemini.js'

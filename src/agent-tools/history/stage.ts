@@ -12,7 +12,7 @@
 import {statSync} from 'node:fs'
 import {Worker} from 'node:worker_threads'
 
-import type {Scratch} from '../../store/history-store.js'
+import type {Scratch} from '../../store/history-scratch.js'
 import {readHistoryFile} from './read.js'
 import type {HistoryFile, ScanStats} from './scan.js'
 
