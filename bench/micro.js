@@ -5,7 +5,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {monitorEventLoopDelay} from 'node:perf_hooks'
 
-const {KeyIndex, generateKey, hashKey, displayPrefix} = await import('../dist/daemon/keys.js')
+const {KeyIndex, generateKey, hashKey, displayPrefix} = await import('../dist/gateway/keys.js')
 const {LogStore} = await import('../dist/store/log-store.js')
 
 function median(samples) {

@@ -34,8 +34,8 @@ const ENTRY_PATTERNS = [
   /^completion\/engine\.js$/,
   /^core\/id-collation\.js$/, // bin/run.js
   /^daemon\/main\.js$/, // spawned by `gateway start`; reads ../../package.json
-  /^daemon\/keys\.js$/, // bench/micro.js
-  /^scanners\/history\/stage(-worker)?\.js$/, // the worker thread, started by path from stage.js
+  /^gateway\/keys\.js$/, // bench/micro.js
+  /^agent-tools\/history\/stage(-worker)?\.js$/, // the worker thread, started by path from stage.js
   /^sim\/server\.js$/, // bench/servers.js
   /^sim\/upstream\//, // test/agents
   /^store\/(state|log-store)\.js$/, // scripts/gen-validators.js, bench/, test/reliability
@@ -164,7 +164,7 @@ for (const file of walk(TO)) {
 }
 // The daemon and the completion engine never load oclif or Ink, however lazily.
 const byName = new Map(output.map((o) => [o.fileName, o]))
-for (const start of ['daemon/main.js', 'completion/engine.js', 'scanners/history/stage-worker.js']) {
+for (const start of ['daemon/main.js', 'completion/engine.js', 'agent-tools/history/stage-worker.js']) {
   const seen = new Set([start])
   const stack = [start]
   while (stack.length > 0) {

@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // Build step (after tsc): writes the state file's JSON Schema validator as ajv standalone code,
 // dist/store/state-validator.cjs, so commands that read the state load neither ajv's compiler nor
-// compile the schema at run time. src/store/state.ts compiles it itself when the file is missing.
+// compile the schema at run time. src/store/state-schema.ts compiles it itself when the file is
+// missing. It reads the schema from tsc's output (build/js, which the bundle step leaves in place).
 import {writeFileSync} from 'node:fs'
 import {fileURLToPath} from 'node:url'
 import {Ajv} from 'ajv'
 import standaloneCode from 'ajv/dist/standalone/index.js'
 
-const {STATE_SCHEMA, STATE_VALIDATOR_OPTIONS} = await import('../dist/store/state.js')
+const {STATE_SCHEMA, STATE_VALIDATOR_OPTIONS} = await import('../build/js/store/state-schema.js')
 const ajv = new Ajv({...STATE_VALIDATOR_OPTIONS, code: {source: true}})
 const code = standaloneCode.default(ajv, ajv.compile(STATE_SCHEMA))
 const out = fileURLToPath(new URL('../dist/store/state-validator.cjs', import.meta.url))

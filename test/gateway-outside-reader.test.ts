@@ -123,7 +123,9 @@ describe('logs.db with an outside reader', {timeout: 180_000}, () => {
     const db = new Database(dbPath)
     try {
       expect(db.pragma('integrity_check', {simple: true})).toBe('ok')
-      const {n} = db.prepare("SELECT count(*) AS n FROM logs WHERE entrance = 'chat' AND status = 200").get() as {
+      const {n} = db
+        .prepare("SELECT count(*) AS n FROM logs WHERE entrance = 'chat' AND status = 200")
+        .get() as {
         n: number
       }
       expect(n).toBe(answered)

@@ -10,7 +10,7 @@ import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import type {PolicyConfig, ProviderConfig} from '../src/daemon/types.js'
+import type {PolicyConfig, ProviderConfig} from '../src/store/schema.js'
 import {withState} from '../src/store/state.js'
 import {freePort, json, runCli, tempHome} from './helpers/cli.js'
 import {killDaemon} from './helpers/gateway.js'

@@ -3,7 +3,7 @@ import {dirname, join} from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {scanHistory} from '../src/scanners/history/scan.js'
+import {scanHistory} from '../src/agent-tools/history/scan.js'
 import {HistoryStore} from '../src/store/history-store.js'
 import {LogStore} from '../src/store/log-store.js'
 import {json, runCli, spawnCli, tempHome} from './helpers/cli.js'

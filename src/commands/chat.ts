@@ -1,7 +1,6 @@
 import {Flags} from '@oclif/core'
 
 import type {ChatMessage} from '../api/chat.js'
-import {platformClient} from '../api/http.js'
 import {BaseCommand} from '../core/base-command.js'
 import {GwError, InterruptedError, UpstreamError, UsageError} from '../core/errors.js'
 import {warn} from '../core/output.js'
@@ -9,9 +8,10 @@ import type {ChatInput} from '../services/chat-request.js'
 import {buildChatRequest, userMessage} from '../services/chat-request.js'
 import {ChatSession} from '../services/chat-session.js'
 import type {ChatTiming} from '../services/chat-stream.js'
-import {runChatTurn} from '../services/chat-stream.js'
+import {readStdin} from '../cli/stdin.js'
+import {chatClient, runChatTurn} from '../services/chat-stream.js'
 import {getSetting} from '../store/settings.js'
-import {printStats, printToolCalls, turnPrinter} from '../ui/chat-output.js'
+import {printStats, printToolCalls, turnPrinter} from '../cli/chat-output.js'
 
 const ROUTING = 'PROVIDER ROUTING'
 const SAMPLING = 'REQUEST'
@@ -194,10 +194,10 @@ export default class Chat extends BaseCommand {
       // Validate the options once before the prompt appears.
       session.request(first ?? {role: 'user', content: '.'})
       this.releaseSigint()
-      const {runChatRepl} = await import('../ui/chat-repl.js')
+      const {runChatRepl} = await import('../cli/chat-repl.js')
       await runChatRepl({
         session,
-        client: platformClient(),
+        client: chatClient(),
         showReasoning: !flags['hide-reasoning'],
         headersTimeoutMs,
         firstMessage: first,
@@ -213,7 +213,7 @@ export default class Chat extends BaseCommand {
       ...base,
       messages: message || images.length || videos.length ? [user] : [],
     })
-    const client = platformClient()
+    const client = chatClient()
     const json = this.jsonEnabled()
     const printer = turnPrinter({showReasoning: !flags['hide-reasoning'] && !json})
     const result = await runChatTurn(client, request, {
@@ -249,25 +249,20 @@ export default class Chat extends BaseCommand {
 async function composeMessage(words: string[], signal: AbortSignal): Promise<string> {
   const dash = words.includes('-')
   const piped = !process.stdin.isTTY
-  const stdin = dash || piped ? (await readStdin(signal)).replace(/\s+$/, '') : ''
+  const stdin = dash || piped ? (await readPipedMessage(signal)).replace(/\s+$/, '') : ''
   if (dash) return words.map((w) => (w === '-' ? stdin : w)).join(' ')
   const text = words.join(' ')
   if (!stdin) return text
   return text ? `${text}\n\n${stdin}` : stdin
 }
 
-async function readStdin(signal: AbortSignal): Promise<string> {
-  const chunks: Buffer[] = []
+async function readPipedMessage(signal: AbortSignal): Promise<string> {
   try {
-    for await (const chunk of process.stdin) {
-      if (signal.aborted) break
-      chunks.push(chunk as Buffer)
-    }
+    return await readStdin(signal)
   } catch (error) {
     if (error instanceof GwError) throw error
     throw new UsageError(`stdin cannot be read: ${(error as Error).message}.`, {code: 'stdin_unreadable'})
   }
-  return Buffer.concat(chunks).toString('utf8')
 }
 
 /** A warning printed once, though the interactive chat rebuilds the request every turn. */

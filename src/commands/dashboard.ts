@@ -1,7 +1,8 @@
 import {BaseCommand} from '../core/base-command.js'
 import {out} from '../core/output.js'
 import type {DashboardData} from '../services/dashboard.js'
-import {dashboardText, getDashboard} from '../services/dashboard.js'
+import {dashboardText} from '../cli/dashboard-text.js'
+import {getDashboard} from '../services/dashboard.js'
 import {liveGatewayPort} from '../services/gateway-api.js'
 import {GatewayDownError} from '../core/errors.js'
 

@@ -6,16 +6,8 @@ import {colorErr, err, out, printTable} from '../core/output.js'
 import {filtersFromFlags, isFiltered, resolveAgentFilter} from '../services/log-filters.js'
 import type {LogsResult} from '../services/logs.js'
 import type {NamedLogRow} from '../services/logs.js'
-import {
-  LOG_COLUMNS,
-  STATUS_VALUES,
-  agentCell,
-  agentNames,
-  followLines,
-  followLogs,
-  getLogs,
-  withAgentNames,
-} from '../services/logs.js'
+import {LOG_COLUMNS, agentCell, followLines} from '../cli/log-columns.js'
+import {STATUS_VALUES, agentNames, followLogs, getLogs, withAgentNames} from '../services/logs.js'
 
 export default class Logs extends BaseCommand {
   static summary = "Shows the gateway's request log."

@@ -1,6 +1,5 @@
 import type {ModelList} from '../api/models.js'
-import {platformClient} from '../api/http.js'
-import {listModels} from '../api/models.js'
+import {listPlatformModels} from '../services/models.js'
 import {BaseCommand} from '../core/base-command.js'
 import {printTable} from '../core/output.js'
 
@@ -14,7 +13,7 @@ export default class Models extends BaseCommand {
 
   async run(): Promise<ModelList> {
     await this.parse(Models)
-    const list = await listModels(platformClient(), {signal: this.signal})
+    const list = await listPlatformModels({signal: this.signal})
     if (!this.jsonEnabled()) {
       printTable(
         list.data,

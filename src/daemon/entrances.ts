@@ -17,7 +17,7 @@ import {forward} from './forward.js'
 import {logRefused} from './refused-log.js'
 import type {GatewayContext, GatewayRequest, Route} from './server.js'
 import {sendError} from './server.js'
-import type {Family} from './types.js'
+import type {Family} from '../store/schema.js'
 
 /** Largest model request body (images and long histories are big). */
 export const ENTRANCE_MAX_BODY = 32 * 1024 * 1024

@@ -8,18 +8,8 @@
  */
 import type {ServerResponse} from 'node:http'
 
-import type {LogEntry} from '../store/log-store.js'
+import type {GatewayEvent} from '../gateway/events.js'
 import type {GatewayRequest} from './server.js'
-
-export type GatewayEvent =
-  /** A model request finished and its log row was written (also counts as usage rows added). */
-  | {type: 'request'; entry: LogEntry}
-  /** A provider's circuit breaker changed state. */
-  | {type: 'breaker'; provider: string; state: 'closed' | 'open' | 'half-open'; retryAt: number | null}
-  /** An agent or its key was created, rotated, enabled, disabled or changed policy. */
-  | {type: 'agent'; agentId: string | null; change: string}
-  /** Usage rows were added from outside the request path (imports, history scans). */
-  | {type: 'usage'; rows: number}
 
 type Listener = (event: GatewayEvent) => void
 

@@ -7,15 +7,15 @@
 import {emitGatewayEvent} from './events.js'
 import type {IncomingHttpHeaders, ServerResponse} from 'node:http'
 
-import type {GatewayState} from '../store/state.js'
-import {agentKind} from './agent-kinds.js'
-import {errorBody} from './protocol-errors.js'
+import type {GatewayState} from '../store/state-schema.js'
+import {agentKind} from '../gateway/agent-kinds.js'
+import {errorBody} from '../gateway/protocol-errors.js'
 import type {RequestIdentity} from './router/log-entry.js'
 import {logEntryFor} from './router/log-entry.js'
 import {gatewayAnswered} from './router/proxy.js'
 import type {GatewayContext} from './server.js'
 import {sendJson} from './server.js'
-import type {Family, PolicyConfig, ProviderConfig} from './types.js'
+import type {Family, PolicyConfig, ProviderConfig} from '../store/schema.js'
 
 /** Where a request came in. */
 export interface Entrance {

@@ -6,7 +6,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {tempHome} from '../../test/helpers/cli.js'
 import {writeFixtureHistory} from '../../test/helpers/history.js'
 import {HistoryStore} from '../store/history-store.js'
-import type {GatewayEvent} from './events.js'
+import type {GatewayEvent} from '../gateway/events.js'
 import {onGatewayEvent} from './events.js'
 import {scanPeriodMs, startHistoryScanner} from './history-scanner.js'
 

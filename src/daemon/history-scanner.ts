@@ -37,7 +37,7 @@ export async function startHistoryScanner(options: {
   if (period === 0) return undefined
   const [{HistoryStore: Store}, {scanHistory}] = await Promise.all([
     import('../store/history-store.js'),
-    import('../scanners/history/scan.js'),
+    import('../agent-tools/history/scan.js'),
   ])
   const store: HistoryStore = await Store.open(options.dbPath)
   // This connection lives as long as the daemon. The store's 64 MB page cache is for a rescan's

@@ -3,7 +3,7 @@
  * logs, usage, providers and dashboard (routing-api.ts). No key is
  * needed (spec 5.3); the server's Host and Origin checks keep browsers of other sites out.
  */
-import {IssueError, issueKey, revokeKeyInState, validateIssueRequest} from './keys.js'
+import {IssueError, issueKey, revokeKeyInState, validateIssueRequest} from '../gateway/keys.js'
 import type {GatewayContext, GatewayRequest, Route} from './server.js'
 import {sendError, sendJson} from './server.js'
 import {routedState} from './routing.js'
@@ -14,8 +14,8 @@ import {
   routedAgentViews,
   usageHandler,
 } from './routing-api.js'
-import {agentViews, agentsPerRoute, keyViews, latestRequestAt} from './views.js'
-import {AGENT_KINDS} from './agent-kinds.js'
+import {agentViews, agentsPerRoute, keyViews, latestRequestAt} from '../gateway/views.js'
+import {AGENT_KINDS} from '../gateway/agent-kinds.js'
 import {emitGatewayEvent, eventsHandler} from './events.js'
 
 /** Largest management request body. */

@@ -3,12 +3,12 @@
  * so `gwctl logs` shows who is knocking and `usage --status 4xx` counts it. No key material is
  * written: only the display prefix, and only of a key that parses.
  */
-import type {Verification} from './keys.js'
-import {displayPrefix, parseKey} from './keys.js'
+import type {Verification} from '../gateway/keys.js'
+import {displayPrefix, parseKey} from '../gateway/keys.js'
 import {logEntryFor} from './router/log-entry.js'
 import {gatewayAnswered} from './router/proxy.js'
 import type {GatewayContext} from './server.js'
-import type {Family} from './types.js'
+import type {Family} from '../store/schema.js'
 
 const REASONS: Record<string, string> = {
   missing: 'refused: no gateway key',

@@ -9,19 +9,19 @@
  * - `GET /api/dashboard` -> `{routes, recent_requests, recent_usage, gateway}`.
  * A bad parameter value is a 400 naming it (`code: invalid_parameter`, `param`).
  */
-import type {LogFilters, LogRow, Pivot, StatusFilter} from '../store/log-store.js'
-import {PIVOTS, STATUS_FILTERS, usageTotals} from '../store/log-store.js'
-import type {GatewayState} from '../store/state.js'
-import type {BreakerSnapshot} from './router/breaker.js'
-import {redactProvider} from './router/policy.js'
+import type {LogFilters, LogRow, Pivot, StatusFilter} from '../store/log-query.js'
+import {PIVOTS, STATUS_FILTERS, usageTotals} from '../store/log-query.js'
+import type {GatewayState} from '../store/state-schema.js'
+import type {BreakerSnapshot} from '../gateway/events.js'
+import {redactProvider} from '../gateway/policy.js'
 import type {Routing} from './routing.js'
 import {routedState} from './routing.js'
 import type {GatewayContext, GatewayRequest} from './server.js'
 import {sendJson} from './server.js'
-import type {AgentView} from './views.js'
-import {agentViews, routeLabel} from './views.js'
-import type {Family, PolicyTarget, ProviderConfig} from './types.js'
-import {FAMILIES} from './types.js'
+import type {AgentView} from '../gateway/views.js'
+import {agentViews, routeLabel} from '../gateway/views.js'
+import type {Family, PolicyTarget, ProviderConfig} from '../store/schema.js'
+import {FAMILIES} from '../store/schema.js'
 
 /** Most rows one `/api/logs` call returns. */
 export const MAX_LOG_LIMIT = 10_000

@@ -1,11 +1,11 @@
 import {describe, expect, it} from 'vitest'
 
 import {modelsFamily, modelsFor} from './forward.js'
-import {usageTotals} from '../store/log-store.js'
+import {usageTotals} from '../store/log-query.js'
 import {ParameterError, parseLogFilters, parsePivot} from './routing-api.js'
-import {effectivePolicies, effectiveProviders, familiesOnDefaults} from './routing.js'
-import type {PolicyConfig, ProviderConfig} from './types.js'
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from './types.js'
+import {effectivePolicies, effectiveProviders, familiesOnDefaults} from '../gateway/effective-providers.js'
+import type {PolicyConfig, ProviderConfig} from '../store/schema.js'
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../store/schema.js'
 
 const policy = (id: string, routes: PolicyConfig['routes']): PolicyConfig => ({
   id,

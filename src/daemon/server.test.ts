@@ -7,7 +7,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {freePort, tempHome} from '../../test/helpers/cli.js'
 import {StateStore} from '../store/state.js'
-import {KeyIndex, generateKey} from './keys.js'
+import {KeyIndex, generateKey} from '../gateway/keys.js'
 import {gatewayRoutes} from './lifecycle.js'
 import type {GatewayContext, RunningServer} from './server.js'
 import {createHandler, listen} from './server.js'

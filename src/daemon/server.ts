@@ -14,11 +14,11 @@ import {createServer} from 'node:http'
 import type {AddressInfo} from 'node:net'
 
 import type {StateStore} from '../store/state.js'
-import type {KeyIndex} from './keys.js'
+import type {KeyIndex} from '../gateway/keys.js'
 import {closeEventStreams} from './events.js'
-import {errorBody} from './protocol-errors.js'
+import {errorBody} from '../gateway/protocol-errors.js'
 import type {Routing} from './routing.js'
-import type {Family} from './types.js'
+import type {Family} from '../store/schema.js'
 
 /** What handlers share: the state, the key index, the port, the log. */
 export interface GatewayContext {

@@ -16,18 +16,19 @@
 import {hostname, userInfo} from 'node:os'
 
 import {GwError, NotFoundError, UsageError} from '../core/errors.js'
-import {hashKey, parseKey} from '../daemon/keys.js'
-import {runningDaemon} from '../daemon/pidfile.js'
-import type {AgentTool} from '../scanners/agent-homes.js'
-import {AGENT_TOOLS, agentHome} from '../scanners/agent-homes.js'
-import type {ToolBinder} from '../scanners/config/binders.js'
-import {assertWritable, hashBytes, readBytes, writeAtomic} from '../scanners/config/file-io.js'
-import type {AgentView} from '../daemon/views.js'
-import type {DiscoveredAgent} from '../scanners/discovery.js'
-import {scannedTools} from '../scanners/scan-status.js'
-import {TOOL_AGENT_TYPE, discoverAgents} from '../scanners/discovery.js'
+import {hashKey, parseKey} from '../gateway/keys.js'
+import {runningDaemon} from '../gateway/pidfile.js'
+import type {AgentTool} from '../store/history-rows.js'
+import {AGENT_TOOLS} from '../agent-tools/agent-homes.js'
+import {agentHome} from '../agent-tools/agent-homes.js'
+import type {ToolBinder} from '../agent-tools/config/binders.js'
+import {assertWritable, hashBytes, readBytes, writeAtomic} from '../agent-tools/config/file-io.js'
+import type {AgentView} from '../gateway/views.js'
+import type {DiscoveredAgent} from '../agent-tools/discovery.js'
+import {scannedTools} from '../agent-tools/scan-status.js'
+import {TOOL_AGENT_TYPE, discoverAgents} from '../agent-tools/discovery.js'
 import {homeFile} from '../store/paths.js'
-import type {BindingRecord, GatewayState} from '../store/state.js'
+import type {BindingRecord, GatewayState} from '../store/state-schema.js'
 import {StateStore, withState} from '../store/state.js'
 import {resolvePort} from './gateway.js'
 import {issueGatewayKey, listAgents, revokeGatewayKey, withEmployeeDefaults} from './gateway-keys.js'
@@ -105,7 +106,7 @@ export interface DisableResult {
  * being changed, so `agents list`, `status` and `doctor` without bindings never load them.
  */
 async function loadBinder(tool: AgentTool): Promise<ToolBinder> {
-  const {binderOf} = await import('../scanners/config/binders.js')
+  const {binderOf} = await import('../agent-tools/config/binders.js')
   return binderOf(tool)
 }
 

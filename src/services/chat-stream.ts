@@ -12,6 +12,7 @@ import type {
 } from '../api/chat.js'
 import {createChatCompletion, streamChatCompletion} from '../api/chat.js'
 import type {PlatformClient} from '../api/http.js'
+import {platformClient} from '../api/http.js'
 import {GwError, InterruptedError, UpstreamError} from '../core/errors.js'
 
 export interface ChatTiming {
@@ -42,6 +43,11 @@ export interface ChatTurnOptions {
   onReasoning?: (text: string) => void
   /** Clock in ms (tests). */
   now?: () => number
+}
+
+/** The platform client that chat turns go to (base URL and API key from the environment and settings). */
+export function chatClient(): PlatformClient {
+  return platformClient()
 }
 
 /**

@@ -4,14 +4,15 @@
  */
 import {existsSync, readFileSync} from 'node:fs'
 
-import {DEFAULT_PORT, runningDaemon} from '../daemon/pidfile.js'
-import {describePortTaken, isPortFree} from '../daemon/port-holder.js'
-import {effectiveProviders, platformSettings} from '../daemon/routing.js'
-import {policyProblems} from '../daemon/router/policy.js'
-import type {PolicyConfig, ProviderConfig} from '../daemon/types.js'
+import {DEFAULT_PORT, runningDaemon} from '../gateway/pidfile.js'
+import {describePortTaken, isPortFree} from '../gateway/port-holder.js'
+import {effectiveProviders, platformSettings} from '../gateway/effective-providers.js'
+import {policyProblems} from '../gateway/policy.js'
+import type {PolicyConfig, ProviderConfig} from '../store/schema.js'
 import {LogStore} from '../store/log-store.js'
 import {homeFile} from '../store/paths.js'
-import {inspectStateFile, upgradeState, validateState} from '../store/state.js'
+import {inspectStateFile} from '../store/state.js'
+import {upgradeState, validateState} from '../store/state-schema.js'
 import {HUNG_HINT, PROBE_TIMEOUT_MS, getGatewayInfo, resolvePort} from './gateway.js'
 
 export interface CheckOutcome {
@@ -189,8 +190,8 @@ const scanPathsCheck: DoctorCheck = {
   id: 'scan-paths',
   title: "Coding agents' config and history folders are readable (or not installed)",
   async run() {
-    const {agentHomes} = await import('../scanners/agent-homes.js')
-    const {pathReadable} = await import('../scanners/discovery.js')
+    const {agentHomes} = await import('../agent-tools/agent-homes.js')
+    const {pathReadable} = await import('../agent-tools/discovery.js')
     const found: string[] = []
     const unreadable: string[] = []
     for (const home of agentHomes()) {

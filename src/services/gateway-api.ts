@@ -5,7 +5,7 @@
 import type {GwError} from '../core/errors.js'
 import {InterruptedError, NotFoundError, UpstreamError} from '../core/errors.js'
 import {probeHealth} from '../core/loopback-probe.js'
-import {runningDaemon} from '../daemon/pidfile.js'
+import {runningDaemon} from '../gateway/pidfile.js'
 import {daemonClient, resolvePort} from './gateway.js'
 
 /**

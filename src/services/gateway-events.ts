@@ -8,9 +8,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import {createParser} from 'eventsource-parser'
 
-import type {GatewayEvent} from '../daemon/events.js'
-
-export type {GatewayEvent} from '../daemon/events.js'
+import type {GatewayEvent} from '../gateway/events.js'
 
 export interface EventHandlers {
   onEvent(event: GatewayEvent): void

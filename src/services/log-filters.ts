@@ -1,6 +1,6 @@
 /** The filter flags shared by `gwctl logs` and `gwctl usage`, turned into store filters. */
 import {NotFoundError, UsageError} from '../core/errors.js'
-import type {LogFilters, StatusFilter} from '../store/log-store.js'
+import type {LogFilters, StatusFilter} from '../store/log-query.js'
 import {parseLimit, parseSince} from './logs.js'
 
 export interface FilterFlags {

@@ -5,20 +5,12 @@ import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 import {freePort, tempHome} from '../../test/helpers/cli.js'
 
 import {renderTable} from '../core/output.js'
-import type {LogRow, UsageRow} from '../store/log-store.js'
+import type {LogRow, UsageRow} from '../store/log-query.js'
 import {filtersFromFlags} from './log-filters.js'
-import {usageTotals} from '../store/log-store.js'
+import {usageTotals} from '../store/log-query.js'
 import {issueGatewayKey, listAgents} from './gateway-keys.js'
-import {
-  LOG_COLUMNS,
-  agentNames,
-  followLines,
-  formatCount,
-  namesFromStateFile,
-  parseLimit,
-  parseSince,
-  usageColumns,
-} from './logs.js'
+import {LOG_COLUMNS, followLines, formatCount, usageColumns} from '../cli/log-columns.js'
+import {agentNames, namesFromStateFile, parseLimit, parseSince} from './logs.js'
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0)
 

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import type {ProviderConfig} from '../daemon/types.js'
+import type {ProviderConfig} from '../store/schema.js'
 import {checkPolicy, knownProviders, parsePolicyText, parseTarget, routeLines} from './policies.js'
 
 describe('parseTarget', () => {

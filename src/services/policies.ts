@@ -4,11 +4,11 @@
  * takes effect when the gateway (re)starts.
  */
 import {NotFoundError, UsageError} from '../core/errors.js'
-import {defaultProviders, policyProblems, schemaProblems} from '../daemon/router/policy.js'
-import type {Family, PolicyConfig, PolicyTarget, ProviderConfig} from '../daemon/types.js'
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS, FAMILIES} from '../daemon/types.js'
+import {defaultProviders, policyProblems, schemaProblems} from '../gateway/policy.js'
+import type {Family, PolicyConfig, PolicyTarget, ProviderConfig} from '../store/schema.js'
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS, FAMILIES} from '../store/schema.js'
 import {homeFile} from '../store/paths.js'
-import type {GatewayState} from '../store/state.js'
+import type {GatewayState} from '../store/state-schema.js'
 import {StateStore, withState} from '../store/state.js'
 
 /** Every policy in the state file. */

@@ -4,13 +4,13 @@
  * (with each provider's circuit state) or, when it is stopped, from the state file.
  */
 import {NotFoundError, UsageError} from '../core/errors.js'
-import type {BreakerSnapshot} from '../daemon/router/breaker.js'
-import {describeCredential, redactProvider, schemaProblems} from '../daemon/router/policy.js'
-import type {Family, PolicyConfig, ProviderConfig} from '../daemon/types.js'
-import {FAMILIES} from '../daemon/types.js'
+import type {BreakerSnapshot} from '../gateway/events.js'
+import {describeCredential, redactProvider, schemaProblems} from '../gateway/policy.js'
+import type {Family, PolicyConfig, ProviderConfig} from '../store/schema.js'
+import {FAMILIES} from '../store/schema.js'
 import {homeFile} from '../store/paths.js'
 import {StateStore, withState} from '../store/state.js'
-import {agentViews} from '../daemon/views.js'
+import {agentViews} from '../gateway/views.js'
 import {gatewayGet, liveGatewayPort} from './gateway-api.js'
 
 /** A provider as listed: redacted, with its breaker and where policies use it. */

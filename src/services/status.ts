@@ -1,10 +1,10 @@
 /** The one-time snapshot of `gwctl status` (spec 10). */
 import {readFileSync} from 'node:fs'
 
-import type {RouteCount} from '../daemon/views.js'
-import {discoverAgents} from '../scanners/discovery.js'
+import type {RouteCount} from '../gateway/views.js'
+import {discoverAgents} from '../agent-tools/discovery.js'
 import type {BindingProblem} from './agent-binding.js'
-import {agentViews, agentsPerRoute, latestRequestAt} from '../daemon/views.js'
+import {agentViews, agentsPerRoute, latestRequestAt} from '../gateway/views.js'
 import {homeFile} from '../store/paths.js'
 import type {GatewayState} from '../store/state-schema.js'
 import type {GatewayInfo} from './gateway.js'

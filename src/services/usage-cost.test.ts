@@ -3,7 +3,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {formatCost, reportRows} from './usage.js'
+import {formatCost} from '../cli/usage-columns.js'
+import {reportRows} from './usage.js'
 import {createPricer} from './usage-cost.js'
 
 const tokens = {

@@ -3,8 +3,8 @@
  * without a daemon): kept apart from `usage.ts`, whose gateway and log imports a rescan never
  * needs (a full rescan is timed against ccusage, start-up included).
  */
-import type {AgentTool} from '../scanners/agent-homes.js'
-import type {ScanStats} from '../scanners/history/scan.js'
+import type {AgentTool} from '../store/history-rows.js'
+import type {ScanStats} from '../agent-tools/history/scan.js'
 import type {HistoryStore} from '../store/history-store.js'
 import {homeFile} from '../store/paths.js'
 
@@ -18,7 +18,7 @@ export async function openHistory(): Promise<HistoryStore> {
 export async function rescanHistory(
   options: {full?: boolean; tools?: AgentTool[]; signal?: AbortSignal} = {},
 ): Promise<ScanStats> {
-  const {scanHistory} = await import('../scanners/history/scan.js')
+  const {scanHistory} = await import('../agent-tools/history/scan.js')
   const store = await openHistory()
   try {
     return await scanHistory(store, options)

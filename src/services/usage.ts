@@ -8,17 +8,15 @@ import {existsSync} from 'node:fs'
 import type BetterSqlite3 from 'better-sqlite3'
 
 import {UsageError} from '../core/errors.js'
-import type {Column} from '../core/output.js'
-import type {AgentTool} from '../scanners/agent-homes.js'
-import {agentHomes} from '../scanners/agent-homes.js'
-import type {ScanStats} from '../scanners/history/scan.js'
+import type {AgentTool} from '../store/history-rows.js'
+import {agentHomes} from '../agent-tools/agent-homes.js'
+import type {ScanStats} from '../agent-tools/history/scan.js'
 import type {UsageRow} from '../store/log-query.js'
 import type {Reconciliation} from '../store/reconcile-query.js'
 import type {UsageGroup, UsagePivotAll, UsageQueryFilters} from '../store/usage-query.js'
 import {homeFile} from '../store/paths.js'
 import {COUNT_FIELDS, zeroTotals} from '../store/usage-sql.js'
 import {liveGatewayPort} from './gateway-api.js'
-import {formatCount} from './logs.js'
 import type {Pricer} from './usage-cost.js'
 import {openHistory, rescanHistory} from './usage-rescan.js'
 
@@ -209,7 +207,7 @@ export async function historyHasRows(
   const store = await openHistory()
   try {
     // scanned and asked on one connection (`gwctl usage` without a daemon does both)
-    const {scanHistory} = await import('../scanners/history/scan.js')
+    const {scanHistory} = await import('../agent-tools/history/scan.js')
     // (not inside `onScan?.(…)`: an optional call skips its arguments when there is no callback)
     const stats = await scanHistory(store, {signal: options.signal})
     options.onScan?.(scanSummary(stats))
@@ -221,35 +219,6 @@ export async function historyHasRows(
 
 function scanSummary(s: ScanStats): NonNullable<UsageReport['scan']> {
   return {files: s.files, filesRead: s.filesRead, rows: s.rows, durationMs: s.durationMs}
-}
-
-/** `$1.23`, `unpriced`, or `$1.23+` when some models of the row are unpriced. */
-export function formatCost(row: Pick<UsageReportRow, 'costUSD' | 'unpricedModels'>): string {
-  if (row.costUSD === null) return row.unpricedModels.length > 0 ? 'unpriced' : '-'
-  const text = `$${row.costUSD.toFixed(row.costUSD < 1 ? 4 : 2)}`
-  return row.unpricedModels.length > 0 ? `${text}+` : text
-}
-
-/** The columns of the cross-source usage table. */
-export function reportColumns(
-  pivot: UsagePivotAll | null,
-  label: (key: string | null) => string | null = (key) => key,
-): Column<UsageReportRow>[] {
-  return [
-    {
-      header: (pivot ?? 'scope').toUpperCase(),
-      value: (r) => (r.key === 'TOTAL' ? 'TOTAL' : label(r.key)) ?? '(none)',
-    },
-    {header: 'REQUESTS', value: (r) => formatCount(r.requests), align: 'right'},
-    {header: 'ERRORS', value: (r) => formatCount(r.errors), align: 'right'},
-    {header: 'INPUT', value: (r) => formatCount(r.inputTokens), align: 'right'},
-    {header: 'OUTPUT', value: (r) => formatCount(r.outputTokens), align: 'right'},
-    {header: 'CACHE READ', value: (r) => formatCount(r.cacheReadTokens), align: 'right'},
-    {header: 'CACHE WRITE', value: (r) => formatCount(r.cacheCreationTokens), align: 'right'},
-    {header: 'REASONING', value: (r) => formatCount(r.reasoningTokens), align: 'right'},
-    {header: 'TOTAL', value: (r) => formatCount(r.totalTokens), align: 'right'},
-    {header: 'COST', value: (r) => formatCost(r), align: 'right'},
-  ]
 }
 
 export type ReconcileResult = Reconciliation & {since: number}

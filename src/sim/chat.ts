@@ -22,7 +22,8 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import type {SimRequest, SimHandler} from './router.js'
 import {sendJson} from './router.js'
-import type {SimContext, SimModule} from './server.js'
+import type {SimContext, SimModule} from './context.js'
+import {SIM_API_PREFIX} from './context.js'
 import type {SseEvent} from './sse.js'
 import {sendSse, simTokens} from './sse.js'
 import type {Quirks} from './upstream/quirks.js'
@@ -134,9 +135,6 @@ export function openAiErrorBody(_status: number, message: string, type: string):
 
 const bad = (message: string, param: string | null = null, code: string | null = null): ChatSimError =>
   new ChatSimError(400, message, 'invalid_request_error', code, param)
-
-/** `SIM_API_PREFIX` of server.ts, repeated: server.ts imports this module, so no value import back. */
-const SIM_API_PREFIX = '/api/v1'
 
 // ---------------------------------------------------------------------------------------------
 // Request reading

@@ -17,7 +17,7 @@ import {fileURLToPath} from 'node:url'
 
 import type {SimRequest} from './router.js'
 import {sendJson} from './router.js'
-import type {SimModule} from './server.js'
+import type {SimModule} from './context.js'
 
 // Literal rather than imported: server.ts imports this module (a cycle at load time).
 const API = '/api/v1/multimodal/gamma'

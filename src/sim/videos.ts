@@ -27,8 +27,8 @@ import {
 } from '../api/video-catalog.js'
 import type {SimRequest} from './router.js'
 import {sendJson} from './router.js'
-import type {SimContext, SimModule} from './server.js'
-import {SIM_API_PREFIX} from './server.js'
+import type {SimContext, SimModule} from './context.js'
+import {SIM_API_PREFIX} from './context.js'
 
 const DAY_MS = 24 * 3600 * 1000
 /** The providers the sim names in `provider` (spec 2.5: name of the upstream provider). */

@@ -14,9 +14,6 @@ import {HOUR_MS, selectLogs, selectUsage} from './log-query.js'
 import {openSqlite, privateFiles, walMode} from './sqlite.js'
 import type {LogFilters, LogRow, Pivot, UsageRow} from './log-query.js'
 
-export {PIVOTS, STATUS_FILTERS, usageTotals} from './log-query.js'
-export type {LogFilters, LogRow, Pivot, StatusFilter, UsageRow, UsageTotals} from './log-query.js'
-
 /** One request, as the gateway logs it. Times are Unix milliseconds. */
 export interface LogEntry {
   time: number

@@ -4,7 +4,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {tempHome} from '../../test/helpers/cli.js'
 import {writeFixtureHistory} from '../../test/helpers/history.js'
-import {scanHistory} from '../scanners/history/scan.js'
+import {scanHistory} from '../agent-tools/history/scan.js'
 import {HistoryStore} from './history-store.js'
 import type {LogEntry} from './log-store.js'
 import {LogStore} from './log-store.js'

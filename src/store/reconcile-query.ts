@@ -8,7 +8,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3'
 
-import type {AgentTool} from '../scanners/agent-homes.js'
+import type {AgentTool} from './history-rows.js'
 import {GATEWAY_INPUT, historySince} from './usage-query.js'
 
 export interface ReconcileTokens {

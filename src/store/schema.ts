@@ -1,7 +1,7 @@
 /**
  * Shapes shared by the state store and the gateway: protocol families, providers, policies and
- * their JSON Schemas. They live below both (storage must not depend on the daemon);
- * `src/daemon/types.ts` re-exports them. Change them here only.
+ * their JSON Schemas. They live below both (storage must not depend on the gateway); import them
+ * from here. Change them here only.
  */
 
 /** The four entrance/provider protocol families. */

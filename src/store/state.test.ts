@@ -145,7 +145,7 @@ describe('the state validator npm run build generates (ajv standalone code)', ()
     'gives the same verdict and the same sentences as the schema compiled at run time',
     async () => {
       const {Ajv} = await import('ajv')
-      const {STATE_SCHEMA, STATE_VALIDATOR_OPTIONS} = await import('./state.js')
+      const {STATE_SCHEMA, STATE_VALIDATOR_OPTIONS} = await import('./state-schema.js')
       const compiled = new Ajv(STATE_VALIDATOR_OPTIONS).compile(STATE_SCHEMA)
       const built = createRequire(import.meta.url)(generated) as typeof compiled
       const {home, cleanup} = tempHome()

@@ -39,8 +39,6 @@ import type {GatewayState} from './state-schema.js'
 import {initialState, STATE_SCHEMA, upgradeState, validateState} from './state-schema.js'
 import type {StateLockOptions} from './state-lock.js'
 
-export * from './state-schema.js'
-
 /** The state file is unreadable or breaks the schema. */
 export class StateCorruptError extends ConfigError {
   constructor(path: string, problem: string) {

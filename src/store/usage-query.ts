@@ -9,7 +9,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3'
 
-import type {AgentTool} from '../scanners/agent-homes.js'
+import type {AgentTool} from './history-rows.js'
 import type {StatusFilter, UsageRow} from './log-query.js'
 import {logRowConditions, TOKEN_SUMS, usageCounts} from './usage-sql.js'
 

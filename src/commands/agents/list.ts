@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {printTable} from '../../core/output.js'
-import {routeLabel} from '../../daemon/views.js'
+import {routeLabel} from '../../gateway/views.js'
 import type {AgentRow} from '../../services/agent-binding.js'
 import {listAgentRows} from '../../services/agent-binding.js'
 

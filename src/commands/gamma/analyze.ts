@@ -12,7 +12,7 @@ import {
   usageLine,
   waitFlags,
   waitWithStatus,
-} from '../../ui/gamma.js'
+} from '../../cli/gamma.js'
 
 export default class GammaAnalyze extends BaseCommand {
   static summary = 'Creates a context-analysis task (h3_context_ir) that returns an enhanced prompt.'

@@ -4,7 +4,7 @@ import {BaseCommand} from '../../core/base-command.js'
 import {out} from '../../core/output.js'
 import type {CancelResult} from '../../services/gamma-tasks.js'
 import {cancelGammaTask, gammaApi} from '../../services/gamma-tasks.js'
-import {notePlatformId} from '../../ui/gamma.js'
+import {notePlatformId} from '../../cli/gamma.js'
 
 export default class GammaCancel extends BaseCommand {
   static summary = 'Cancels a queued gamma task, or deletes a succeeded or failed one.'

@@ -3,8 +3,8 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../core/base-command.js'
 import {buildGenerationRequest} from '../../services/gamma-content.js'
 import {assertCanWrite, createGammaTask, gammaApi} from '../../services/gamma-tasks.js'
-import type {GammaResult} from '../../ui/gamma.js'
-import {contentFlags, finishCreate, outputFlags, readContent, waitFlags} from '../../ui/gamma.js'
+import type {GammaResult} from '../../cli/gamma.js'
+import {contentFlags, finishCreate, outputFlags, readContent, waitFlags} from '../../cli/gamma.js'
 
 export default class GammaGenerate extends BaseCommand {
   static summary = 'Creates a Gamma-H3 video generation task.'

@@ -3,7 +3,7 @@ import {Args} from '@oclif/core'
 import type {GammaTaskResponse} from '../../api/gamma.js'
 import {BaseCommand} from '../../core/base-command.js'
 import {assertGammaTaskNotEnded, gammaApi, getGammaTask} from '../../services/gamma-tasks.js'
-import {printTask} from '../../ui/gamma.js'
+import {printTask} from '../../cli/gamma.js'
 
 export default class GammaGet extends BaseCommand {
   static summary = 'Shows one gamma task (any type) as it is now.'

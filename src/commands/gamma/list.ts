@@ -5,7 +5,7 @@ import {BaseCommand} from '../../core/base-command.js'
 import {out, printTable} from '../../core/output.js'
 import type {ListResult} from '../../services/gamma-tasks.js'
 import {GAMMA_MAX_PAGE_SIZE, gammaApi, listGammaTasks} from '../../services/gamma-tasks.js'
-import {isoTime, notePlatformId} from '../../ui/gamma.js'
+import {isoTime, notePlatformId} from '../../cli/gamma.js'
 
 export default class GammaList extends BaseCommand {
   static summary = 'Lists gamma tasks of the last 7 days, newest first.'

@@ -3,8 +3,8 @@ import {Args} from '@oclif/core'
 import {BaseCommand} from '../../core/base-command.js'
 import {formatBytes, out} from '../../core/output.js'
 import {assertCanWrite, gammaApi} from '../../services/gamma-tasks.js'
-import type {GammaResult} from '../../ui/gamma.js'
-import {downloadWithProgress, outputFlags, printTask, waitFlags, waitWithStatus} from '../../ui/gamma.js'
+import type {GammaResult} from '../../cli/gamma.js'
+import {downloadWithProgress, outputFlags, printTask, waitFlags, waitWithStatus} from '../../cli/gamma.js'
 
 export default class GammaPoll extends BaseCommand {
   static summary = 'Waits for a gamma task to finish, optionally downloading its video.'

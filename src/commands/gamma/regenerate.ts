@@ -9,7 +9,7 @@ import {
   createGammaTask,
   gammaApi,
 } from '../../services/gamma-tasks.js'
-import type {GammaResult} from '../../ui/gamma.js'
+import type {GammaResult} from '../../cli/gamma.js'
 import {
   contentFlags,
   finishCreate,
@@ -17,7 +17,7 @@ import {
   outputFlags,
   readContent,
   waitFlags,
-} from '../../ui/gamma.js'
+} from '../../cli/gamma.js'
 
 export default class GammaRegenerate extends BaseCommand {
   static summary = 'Creates a regeneration task that upscales a 768P video to 2K.'

@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
-import {drainFlag} from '../../ui/gateway-flags.js'
+import {drainFlag} from '../../cli/gateway-flags.js'
 import {out, printFields} from '../../core/output.js'
 import type {GatewayInfo} from '../../services/gateway.js'
 import {gatewayStateFields, isGatewayRunning, restartGateway} from '../../services/gateway.js'

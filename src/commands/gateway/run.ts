@@ -1,5 +1,5 @@
 import {BaseCommand} from '../../core/base-command.js'
-import {drainFlag, simFlag, startPortFlag} from '../../ui/gateway-flags.js'
+import {drainFlag, simFlag, startPortFlag} from '../../cli/gateway-flags.js'
 import {resolvePort} from '../../services/gateway.js'
 
 export default class GatewayRun extends BaseCommand {

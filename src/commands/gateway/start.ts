@@ -1,5 +1,5 @@
 import {BaseCommand} from '../../core/base-command.js'
-import {simFlag, startPortFlag} from '../../ui/gateway-flags.js'
+import {simFlag, startPortFlag} from '../../cli/gateway-flags.js'
 import {out, printFields} from '../../core/output.js'
 import type {GatewayInfo} from '../../services/gateway.js'
 import {startGateway, gatewayStateFields} from '../../services/gateway.js'

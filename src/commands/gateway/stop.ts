@@ -1,5 +1,5 @@
 import {BaseCommand} from '../../core/base-command.js'
-import {drainFlag} from '../../ui/gateway-flags.js'
+import {drainFlag} from '../../cli/gateway-flags.js'
 import {out} from '../../core/output.js'
 import {stopGateway} from '../../services/gateway.js'
 

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {colorErr, err, out} from '../../core/output.js'
-import {AGENT_KINDS} from '../../daemon/agent-kinds.js'
+import {AGENT_KINDS} from '../../gateway/agent-kinds.js'
 import type {IssuedKey} from '../../services/gateway-keys.js'
 import {issueGatewayKey} from '../../services/gateway-keys.js'
 

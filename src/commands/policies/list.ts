@@ -1,6 +1,6 @@
 import {BaseCommand} from '../../core/base-command.js'
 import {printTable} from '../../core/output.js'
-import type {PolicyConfig} from '../../daemon/types.js'
+import type {PolicyConfig} from '../../store/schema.js'
 import {listPolicies, routeLines} from '../../services/policies.js'
 
 export default class PoliciesList extends BaseCommand {

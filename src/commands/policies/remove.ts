@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {colorErr, err, out} from '../../core/output.js'
-import type {PolicyConfig} from '../../daemon/types.js'
+import type {PolicyConfig} from '../../store/schema.js'
 import {removePolicy} from '../../services/policies.js'
 
 export default class PoliciesRemove extends BaseCommand {

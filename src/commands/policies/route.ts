@@ -2,8 +2,8 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {colorErr, err, out} from '../../core/output.js'
-import type {PolicyConfig} from '../../daemon/types.js'
-import {FAMILIES} from '../../daemon/types.js'
+import type {PolicyConfig} from '../../store/schema.js'
+import {FAMILIES} from '../../store/schema.js'
 import {routePolicy, routeLines} from '../../services/policies.js'
 
 export default class PoliciesRoute extends BaseCommand {

@@ -4,9 +4,9 @@ import {Args, Flags} from '@oclif/core'
 import {BaseCommand} from '../../core/base-command.js'
 import {NotFoundError, UsageError} from '../../core/errors.js'
 import {colorErr, err, out} from '../../core/output.js'
-import type {PolicyConfig} from '../../daemon/types.js'
+import type {PolicyConfig} from '../../store/schema.js'
 import {setPolicy} from '../../services/policies.js'
-import {readAllStdin} from '../../services/stdin.js'
+import {readAllStdin} from '../../cli/stdin.js'
 
 export default class PoliciesSet extends BaseCommand {
   static summary = 'Creates or replaces a routing policy from a JSON file.'

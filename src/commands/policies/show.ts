@@ -2,8 +2,8 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {out, printFields} from '../../core/output.js'
-import type {PolicyConfig} from '../../daemon/types.js'
-import {FAMILIES} from '../../daemon/types.js'
+import type {PolicyConfig} from '../../store/schema.js'
+import {FAMILIES} from '../../store/schema.js'
 import {getPolicy, routeLines} from '../../services/policies.js'
 
 /** An empty policy is not a dead end: the gateway gives it default routes when it starts. */

@@ -3,10 +3,10 @@ import {Args, Flags} from '@oclif/core'
 import {BaseCommand} from '../../core/base-command.js'
 import {UsageError} from '../../core/errors.js'
 import {colorErr, err, out, warn} from '../../core/output.js'
-import type {ProviderConfig} from '../../daemon/types.js'
-import {FAMILIES} from '../../daemon/types.js'
+import type {ProviderConfig} from '../../store/schema.js'
+import {FAMILIES} from '../../store/schema.js'
 import {addProvider, credentialLabel} from '../../services/providers.js'
-import {readAllStdin} from '../../services/stdin.js'
+import {readAllStdin} from '../../cli/stdin.js'
 
 export default class ProvidersAdd extends BaseCommand {
   static summary = 'Adds an upstream provider to the gateway.'

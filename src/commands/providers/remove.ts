@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {colorErr, err, out} from '../../core/output.js'
-import type {ProviderConfig} from '../../daemon/types.js'
+import type {ProviderConfig} from '../../store/schema.js'
 import {removeProvider} from '../../services/providers.js'
 
 export default class ProvidersRemove extends BaseCommand {

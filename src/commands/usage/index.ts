@@ -2,29 +2,17 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {colorErr, err, out, renderTable} from '../../core/output.js'
-import {AGENT_TOOLS} from '../../scanners/agent-homes.js'
-import type {AgentTool} from '../../scanners/agent-homes.js'
+import {AGENT_TOOLS} from '../../agent-tools/agent-homes.js'
+import type {AgentTool} from '../../store/history-rows.js'
 import {liveGatewayPort} from '../../services/gateway-api.js'
 import {filtersFromFlags, isFiltered, resolveAgentFilter} from '../../services/log-filters.js'
 import type {UsageResult} from '../../services/logs.js'
-import {
-  STATUS_VALUES,
-  USAGE_PIVOTS,
-  agentNames,
-  getUsage,
-  usageColumns,
-  usageKeyLabel,
-} from '../../services/logs.js'
+import {STATUS_VALUES, USAGE_PIVOTS, agentNames, getUsage, usageKeyLabel} from '../../services/logs.js'
+import {usageColumns} from '../../cli/log-columns.js'
 import type {UsageReport} from '../../services/usage.js'
-import {
-  USAGE_PIVOTS_ALL,
-  checkTimezone,
-  formatCost,
-  historyHasRows,
-  reportColumns,
-  usageReport,
-} from '../../services/usage.js'
-import type {Pivot} from '../../store/log-store.js'
+import {USAGE_PIVOTS_ALL, checkTimezone, historyHasRows, usageReport} from '../../services/usage.js'
+import {formatCost, reportColumns} from '../../cli/usage-columns.js'
+import type {Pivot} from '../../store/log-query.js'
 import type {UsagePivotAll, UsageSource} from '../../store/usage-query.js'
 import {USAGE_SOURCES} from '../../store/usage-query.js'
 

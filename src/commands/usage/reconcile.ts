@@ -2,9 +2,10 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {out, renderTable} from '../../core/output.js'
-import {AGENT_TOOLS} from '../../scanners/agent-homes.js'
-import type {AgentTool} from '../../scanners/agent-homes.js'
-import {formatCount, parseSince} from '../../services/logs.js'
+import {AGENT_TOOLS} from '../../agent-tools/agent-homes.js'
+import type {AgentTool} from '../../store/history-rows.js'
+import {formatCount} from '../../cli/log-columns.js'
+import {parseSince} from '../../services/logs.js'
 import type {ReconcileResult} from '../../services/usage.js'
 import {reconcileUsage} from '../../services/usage.js'
 

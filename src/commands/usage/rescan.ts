@@ -2,9 +2,9 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {err, out, renderTable} from '../../core/output.js'
-import {AGENT_TOOLS} from '../../scanners/agent-homes.js'
-import type {AgentTool} from '../../scanners/agent-homes.js'
-import type {ScanStats} from '../../scanners/history/scan.js'
+import {AGENT_TOOLS} from '../../agent-tools/agent-homes.js'
+import type {AgentTool} from '../../store/history-rows.js'
+import type {ScanStats} from '../../agent-tools/history/scan.js'
 import {rescanHistory} from '../../services/usage-rescan.js'
 
 export default class UsageRescan extends BaseCommand {
@@ -29,8 +29,8 @@ export default class UsageRescan extends BaseCommand {
       signal: this.signal,
     })
     if (!this.jsonEnabled()) {
-      // Only for the table: its imports (the gateway's) are no part of a rescan.
-      const {formatCount} = await import('../../services/logs.js')
+      // Only for the table.
+      const {formatCount} = await import('../../cli/log-columns.js')
       const skipped = Object.entries(stats.skipped)
         .map(([k, n]) => `${k} ${formatCount(n)}`)
         .join(', ')

@@ -5,7 +5,7 @@ import {BaseCommand} from '../../core/base-command.js'
 import {StatusLine} from '../../core/output.js'
 import {DEFAULT_FRAMES_SHAPE} from '../../services/video-request.js'
 import {createVideoTask} from '../../services/video-tasks.js'
-import {downloadProgress, note, printTask, printWarnings, waitProgress} from '../../ui/video-print.js'
+import {downloadProgress, note, printTask, printWarnings, waitProgress} from '../../cli/video-print.js'
 
 export default class VideoCreate extends BaseCommand {
   static summary = 'Creates a video generation task (Alpha or Beta model).'

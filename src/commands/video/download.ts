@@ -4,7 +4,7 @@ import type {VideoTask} from '../../api/videos.js'
 import {BaseCommand} from '../../core/base-command.js'
 import {StatusLine, formatBytes, out} from '../../core/output.js'
 import {downloadVideo} from '../../services/video-tasks.js'
-import {downloadProgress} from '../../ui/video-print.js'
+import {downloadProgress} from '../../cli/video-print.js'
 
 export default class VideoDownload extends BaseCommand {
   static summary = 'Downloads the video of a completed task.'

@@ -3,7 +3,7 @@ import {Args, Flags} from '@oclif/core'
 import type {VideoTask} from '../../api/videos.js'
 import {BaseCommand} from '../../core/base-command.js'
 import {assertTaskNotEnded, getVideoTask} from '../../services/video-tasks.js'
-import {printTask} from '../../ui/video-print.js'
+import {printTask} from '../../cli/video-print.js'
 
 export default class VideoGet extends BaseCommand {
   static summary = 'Shows the current state of a video task.'

@@ -5,7 +5,7 @@ import {out, printTable, warn} from '../../core/output.js'
 import type {JournalTask} from '../../store/video-journal.js'
 import {journalPath} from '../../store/video-journal.js'
 import {listJournaledVideoTasks, refreshVideoTasks} from '../../services/video-tasks.js'
-import {note} from '../../ui/video-print.js'
+import {note} from '../../cli/video-print.js'
 
 export default class VideoList extends BaseCommand {
   static summary = 'Lists the video tasks created from this machine (local journal).'

@@ -4,7 +4,7 @@ import type {VideoTask} from '../../api/videos.js'
 import {BaseCommand} from '../../core/base-command.js'
 import {StatusLine} from '../../core/output.js'
 import {pollVideoTask} from '../../services/video-tasks.js'
-import {downloadProgress, printTask, waitProgress} from '../../ui/video-print.js'
+import {downloadProgress, printTask, waitProgress} from '../../cli/video-print.js'
 
 export default class VideoPoll extends BaseCommand {
   static summary = 'Waits for a video task to end, optionally downloading the video.'

@@ -6,25 +6,11 @@
  *
  * While half-open exactly one trial request is let through; others see the breaker as open.
  */
-import type {BreakerSettings} from '../types.js'
-import {DEFAULT_BREAKER} from '../types.js'
+import type {BreakerSettings} from '../../store/schema.js'
+import {DEFAULT_BREAKER} from '../../store/schema.js'
 
 import {emitGatewayEvent} from '../events.js'
-
-export type BreakerState = 'closed' | 'open' | 'half-open'
-
-export interface BreakerSnapshot {
-  provider: string
-  state: BreakerState
-  consecutiveFailures: number
-  /** Unix ms when the breaker last opened, or null. */
-  openedAt: number | null
-  /** Unix ms when an open breaker lets a trial through, or null. */
-  retryAt: number | null
-  /** Milliseconds until an open breaker lets a trial through, or null. */
-  retryInMs: number | null
-  lastError: string | null
-}
+import type {BreakerSnapshot, BreakerState} from '../../gateway/events.js'
 
 export type Clock = () => number
 

@@ -4,8 +4,8 @@
  */
 import type {ServerResponse} from 'node:http'
 
-import {errorBody} from '../protocol-errors.js'
-import type {Family, TimeoutSettings} from '../types.js'
+import {errorBody} from '../../gateway/protocol-errors.js'
+import type {Family, TimeoutSettings} from '../../store/schema.js'
 import {mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyResult, ProxyTarget} from './proxy-types.js'
 

@@ -6,7 +6,7 @@
 import {randomBytes} from 'node:crypto'
 import type {IncomingHttpHeaders} from 'node:http'
 
-import type {Family, ProviderConfig} from '../types.js'
+import type {Family, ProviderConfig} from '../../store/schema.js'
 
 /** Request headers forwarded upstream: protocol headers only, never credentials or cookies. */
 const FORWARD_HEADERS = new Set([

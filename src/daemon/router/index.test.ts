@@ -8,9 +8,10 @@ import {tempHome} from '../../../test/helpers/cli.js'
 import type {Simulator} from '../../sim/server.js'
 import {startSim} from '../../sim/server.js'
 import {LogStore} from '../../store/log-store.js'
-import type {PolicyConfig, ProviderConfig} from '../types.js'
-import {DEFAULT_TIMEOUTS} from '../types.js'
-import {defaultPolicy, defaultProviders, Router} from './index.js'
+import type {PolicyConfig, ProviderConfig} from '../../store/schema.js'
+import {DEFAULT_TIMEOUTS} from '../../store/schema.js'
+import {defaultPolicy, defaultProviders} from '../../gateway/policy.js'
+import {Router} from './index.js'
 
 let sim: Simulator
 let store: LogStore

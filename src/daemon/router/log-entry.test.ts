@@ -9,7 +9,7 @@ import {tempHome} from '../../../test/helpers/cli.js'
 import type {Simulator} from '../../sim/server.js'
 import {startSim} from '../../sim/server.js'
 import {LogStore} from '../../store/log-store.js'
-import {DEFAULT_TIMEOUTS} from '../types.js'
+import {DEFAULT_TIMEOUTS} from '../../store/schema.js'
 import {logEntryFor} from './log-entry.js'
 import {proxyRequest, UpstreamPools} from './proxy.js'
 

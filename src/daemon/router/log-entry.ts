@@ -1,6 +1,6 @@
 /** Turns a proxy result into the log store's row (the daemon adds who asked). */
 import type {LogEntry} from '../../store/log-store.js'
-import type {Family} from '../types.js'
+import type {Family} from '../../store/schema.js'
 import type {ProxyResult} from './proxy.js'
 
 export interface RequestIdentity {

@@ -2,7 +2,7 @@
 import {createRequire} from 'node:module'
 import type {Pool} from 'undici'
 
-import type {TimeoutSettings} from '../types.js'
+import type {TimeoutSettings} from '../../store/schema.js'
 
 let PoolClass: typeof Pool | undefined
 

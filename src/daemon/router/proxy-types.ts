@@ -1,7 +1,7 @@
 /** The shapes the proxy takes and gives: targets, the request, options, attempts and the result. */
 import type {IncomingHttpHeaders} from 'node:http'
 
-import type {Family, ProviderConfig, TimeoutSettings} from '../types.js'
+import type {Family, ProviderConfig, TimeoutSettings} from '../../store/schema.js'
 import type {CircuitBreaker} from './breaker.js'
 import type {UpstreamPools} from './pools.js'
 import type {Usage} from './taps/index.js'

@@ -22,7 +22,7 @@ import {performance} from 'node:perf_hooks'
 
 import {answerNoTarget, describeError, sendFamilyError} from './error-shape.js'
 import {forwardHeaders} from './headers.js'
-import {upstreamModel} from './policy.js'
+import {upstreamModel} from '../../gateway/policy.js'
 import {defaultPools, upstreamPath} from './pools.js'
 import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult} from './proxy-types.js'
 import {relay} from './relay.js'

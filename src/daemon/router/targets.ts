@@ -2,7 +2,7 @@
  * Target selection: which of a policy's targets may be tried now (breaker closed, or its
  * half-open trial free; credential present), and whether any is left after a failure.
  */
-import {resolveCredential} from './policy.js'
+import {resolveCredential} from '../../gateway/policy.js'
 import type {ProxyAttempt, ProxyTarget} from './proxy-types.js'
 
 /** A target that may be sent the request: its breaker permit (if any) is held by the caller. */

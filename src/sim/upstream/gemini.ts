@@ -2,10 +2,10 @@
  * Simulated Gemini upstream: `POST /v1beta/models/{model}:generateContent`,
  * `:streamGenerateContent?alt=sse` (data-only SSE, no `[DONE]`) and `:countTokens`.
  */
-import {errorBody} from '../../daemon/protocol-errors.js'
+import {errorBody} from '../../gateway/protocol-errors.js'
 import type {SimRequest, SimRouter} from '../router.js'
 import {sendJson} from '../router.js'
-import type {SimContext} from '../server.js'
+import type {SimContext} from '../context.js'
 import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'
 import {bearer, deltas, header, lastTextOf, simAnswer, simId, toolResultText} from './common.js'

@@ -5,7 +5,7 @@
  * `HEAD /` answers 200 with no body: Claude Code sends it (no credentials) to warm up the
  * connection before its first model call.
  */
-import type {SimModule} from '../server.js'
+import type {SimModule} from '../context.js'
 import {registerGemini} from './gemini.js'
 import {registerMessages} from './messages.js'
 import {registerResponses} from './responses.js'

@@ -2,10 +2,10 @@
  * Simulated Anthropic Messages upstream: `POST /v1/messages` and `/v1/messages/count_tokens`
  * (also with `?beta=true`), exact stream order, `request-id` header, Anthropic error shape.
  */
-import {errorBody} from '../../daemon/protocol-errors.js'
+import {errorBody} from '../../gateway/protocol-errors.js'
 import type {SimRequest, SimRouter} from '../router.js'
 import {sendJson} from '../router.js'
-import type {SimContext} from '../server.js'
+import type {SimContext} from '../context.js'
 import type {SseEvent} from '../sse.js'
 import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'

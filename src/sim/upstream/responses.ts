@@ -2,10 +2,10 @@
  * Simulated OpenAI Responses upstream: `POST /v1/responses` (JSON or SSE with `event:` lines,
  * `sequence_number`, no `[DONE]`, ending with `response.completed` and its usage).
  */
-import {errorBody} from '../../daemon/protocol-errors.js'
+import {errorBody} from '../../gateway/protocol-errors.js'
 import type {SimRequest, SimRouter} from '../router.js'
 import {sendJson} from '../router.js'
-import type {SimContext} from '../server.js'
+import type {SimContext} from '../context.js'
 import type {SseEvent} from '../sse.js'
 import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'

@@ -3,7 +3,7 @@
  * loader, and the actions (rotate a key, change a policy, bind or unbind a route, reorder a
  * route's targets, start the gateway). The app takes them as an object, so tests pass fakes.
  */
-import type {PolicyConfig} from '../../daemon/types.js'
+import type {PolicyConfig} from '../../store/schema.js'
 import {getDashboard} from '../../services/dashboard.js'
 import {liveGatewayPort} from '../../services/gateway-api.js'
 import type {EventHandlers} from '../../services/gateway-events.js'

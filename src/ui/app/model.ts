@@ -4,12 +4,13 @@
  * fixed-width cells. No React here, so it is tested directly.
  */
 import {printable} from '../../core/output.js'
-import type {BreakerSnapshot} from '../../daemon/router/breaker.js'
-import type {Family, PolicyConfig} from '../../daemon/types.js'
-import type {AgentView} from '../../daemon/views.js'
+import type {BreakerSnapshot} from '../../gateway/events.js'
+import type {Family, PolicyConfig} from '../../store/schema.js'
+import type {AgentView} from '../../gateway/views.js'
 import type {DashboardRoute} from '../../services/dashboard.js'
-import {targetsOf} from '../../services/dashboard.js'
-import type {LogEntry, LogRow, UsageRow} from '../../store/log-store.js'
+import {targetsOf} from '../../cli/dashboard-text.js'
+import type {LogEntry} from '../../store/log-store.js'
+import type {LogRow, UsageRow} from '../../store/log-query.js'
 import {zeroTotals} from '../../store/usage-sql.js'
 
 export interface GatewayInfo {

@@ -6,7 +6,7 @@
 import {Box, Text} from 'ink'
 
 import type {DashboardRoute} from '../../services/dashboard.js'
-import type {LogRow} from '../../store/log-store.js'
+import type {LogRow} from '../../store/log-query.js'
 import type {UsageSource} from '../../store/usage-query.js'
 import type {UsagePivot} from './data.js'
 import {USAGE_PIVOTS} from './data.js'

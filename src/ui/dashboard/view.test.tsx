@@ -2,7 +2,7 @@ import {renderToString} from 'ink'
 import {describe, expect, it} from 'vitest'
 
 import type {DashboardData} from '../../services/dashboard.js'
-import {dashboardText} from '../../services/dashboard.js'
+import {dashboardText} from '../../cli/dashboard-text.js'
 import {DashboardView} from './view.js'
 
 const data: DashboardData = {

@@ -6,8 +6,8 @@ import {Box, Text} from 'ink'
 
 import {printable} from '../../core/output.js'
 import type {DashboardData} from '../../services/dashboard.js'
-import {routeName, targetState, targetsOf, uptimeLabel} from '../../services/dashboard.js'
-import {agentCell, formatCount, formatTime} from '../../services/logs.js'
+import {routeName, targetState, targetsOf, uptimeLabel} from '../../cli/dashboard-text.js'
+import {agentCell, formatCount, formatTime} from '../../cli/log-columns.js'
 
 export interface DashboardViewProps {
   data: DashboardData | null

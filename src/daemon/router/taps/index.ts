@@ -1,5 +1,5 @@
 /** The usage tap of each protocol family (see ./tap.ts for what the counts mean). */
-import type {Family} from '../../types.js'
+import type {Family} from '../../../store/schema.js'
 import {ChatReader} from './chat.js'
 import {GeminiReader} from './gemini.js'
 import {MessagesReader} from './messages.js'

@@ -7,7 +7,7 @@
 import {existsSync} from 'node:fs'
 
 import {homeFile} from '../store/paths.js'
-import type {AgentTool} from './agent-homes.js'
+import type {AgentTool} from '../store/history-rows.js'
 
 /** The tools with at least one scanned history file (empty when nothing was scanned). */
 export async function scannedTools(dbPath: string = homeFile('logDb')): Promise<Set<AgentTool>> {

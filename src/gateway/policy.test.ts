@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
-import type {PolicyConfig, ProviderConfig} from '../types.js'
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../types.js'
+import type {PolicyConfig, ProviderConfig} from '../store/schema.js'
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../store/schema.js'
 import {
   defaultPolicy,
   defaultProviders,

@@ -2,7 +2,7 @@
  * The agent kinds the gateway knows (`agentType` of a key issue). Neutral names for the main and
  * sub-agent kinds of the well-known coding agents, plus a generic kind for anything else.
  */
-import type {Family} from './types.js'
+import type {Family} from '../store/schema.js'
 
 export interface AgentKind {
   type: string

@@ -5,7 +5,8 @@
  * once, and cache writes come from `cache_creation_input_tokens` (the billed total), not from the
  * TTL breakdown, which Claude Code writes as zeros when the server sends none.
  */
-import type {FileContext, HistoryRecord, LineParser, SkipReason} from './types.js'
+import type {FileContext, LineParser, SkipReason} from './types.js'
+import type {HistoryRecord} from '../../store/history-rows.js'
 import {num, obj, parseTime, str} from './types.js'
 
 const SEMVER = /^\d+\.\d+\.\d+/

@@ -7,6 +7,7 @@ import {Flags} from '@oclif/core'
 
 import type {GammaApi, GammaCreated, GammaTask, GammaTaskResponse} from '../api/gamma.js'
 import {NotFoundError, UsageError} from '../core/errors.js'
+import {readStdin} from './stdin.js'
 import {StatusLine, colorErr, err, formatBytes, formatDuration, out, printFields} from '../core/output.js'
 import type {ContentInput} from '../services/gamma-content.js'
 import {contentFromInput, parseContentJson} from '../services/gamma-content.js'
@@ -72,14 +73,14 @@ export const outputFlags = {
   force: Flags.boolean({description: 'Overwrite the --output file when it exists.'}),
 }
 
-let stdinUsed = false
-async function readStdin(what: string): Promise<string> {
-  if (stdinUsed)
-    throw new UsageError(`Only one of the inputs can be "-" (stdin); ${what} cannot be the second.`)
-  stdinUsed = true
-  const chunks: Buffer[] = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString('utf8')
+/** Reads stdin for the first input that is "-" and refuses a second (stdin is read once). */
+function stdinOnce(): (what: string) => Promise<string> {
+  let used = false
+  return async (what) => {
+    if (used) throw new UsageError(`Only one of the inputs can be "-" (stdin); ${what} cannot be the second.`)
+    used = true
+    return readStdin()
+  }
 }
 
 export interface ContentFlagValues {
@@ -98,11 +99,12 @@ export async function readContent(
   flags: ContentFlagValues,
   extra: Partial<ContentInput> = {},
 ): Promise<unknown> {
+  const readStdinOnce = stdinOnce()
   if (flags.content !== undefined) {
     const source = flags.content === '-' ? 'stdin' : flags.content
     let text: string
     try {
-      text = flags.content === '-' ? await readStdin('--content') : await readFile(flags.content, 'utf8')
+      text = flags.content === '-' ? await readStdinOnce('--content') : await readFile(flags.content, 'utf8')
     } catch (error) {
       if (error instanceof UsageError) throw error
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
@@ -119,7 +121,7 @@ export async function readContent(
     if (extra.baseVideo === undefined || !Array.isArray(content)) return content
     return [...content, ...contentFromInput({baseVideo: extra.baseVideo})]
   }
-  const text = flags.text === '-' ? (await readStdin('--text')).trim() : flags.text
+  const text = flags.text === '-' ? (await readStdinOnce('--text')).trim() : flags.text
   if (flags.text === '-' && text === '') {
     throw new UsageError(
       'Rule "one-text": --text - read nothing from stdin (did the command before the pipe fail?).',

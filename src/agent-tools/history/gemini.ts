@@ -5,7 +5,8 @@
  * includes `cached` when `total` says so; `tool` (tool-use prompt) counts as input; `thoughts`
  * count as output and are also kept apart as reasoning (as the gateway's Gemini tap does).
  */
-import type {FileContext, HistoryRecord, LineParser, SkipReason} from './types.js'
+import type {FileContext, LineParser, SkipReason} from './types.js'
+import type {HistoryRecord} from '../../store/history-rows.js'
 import {holdsOneOf, num, obj, parseTime, str} from './types.js'
 
 export interface GeminiState {

@@ -4,14 +4,12 @@
  */
 import type {ValidateFunction} from 'ajv'
 
-import type {FieldHelp} from '../../core/schema-errors.js'
-import {describeSchemaErrors} from '../../core/schema-errors.js'
+import type {FieldHelp} from '../core/schema-errors.js'
+import {describeSchemaErrors} from '../core/schema-errors.js'
 
-import type {Credential, Family, PolicyConfig, PolicyTarget, ProviderConfig} from '../types.js'
-import {POLICY_SCHEMA, PROVIDER_SCHEMA} from '../../store/schema.js'
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS, FAMILIES} from '../types.js'
-
-export {POLICY_SCHEMA, PROVIDER_SCHEMA} from '../../store/schema.js'
+import type {Credential, Family, PolicyConfig, PolicyTarget, ProviderConfig} from '../store/schema.js'
+import {POLICY_SCHEMA, PROVIDER_SCHEMA} from '../store/schema.js'
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS, FAMILIES} from '../store/schema.js'
 
 /** A request the router cannot route: `status` is the HTTP status to answer (400, 502 or 503). */
 export class RouteError extends Error {

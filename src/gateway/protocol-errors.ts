@@ -2,7 +2,7 @@
  * Error bodies in each entrance's own protocol (../shared/PROTOCOLS.md), so that the official
  * SDKs and agent CLIs parse gateway errors like their vendor's.
  */
-import type {Family} from './types.js'
+import type {Family} from '../store/schema.js'
 
 /** Vendor error `type` for an HTTP status (chat/responses and messages families). */
 export function errorType(family: Family, status: number): string {

@@ -5,13 +5,14 @@
 import type {Stats} from 'node:fs'
 import {readFile} from 'node:fs/promises'
 
-import type {FileCursor} from '../../store/history-store.js'
+import type {FileCursor} from '../../store/history-insert.js'
 import {claudeParser} from './claude.js'
 import {codexParser} from './codex.js'
 import {geminiParser, parseGeminiJson} from './gemini.js'
 import {readLines} from './lines.js'
 import type {HistoryFile, ScanStats} from './scan.js'
-import type {HistoryRecord, LineParser, SkipReason} from './types.js'
+import type {HistoryRecord} from '../../store/history-rows.js'
+import type {LineParser, SkipReason} from './types.js'
 import {bump} from './types.js'
 
 function parserFor(file: HistoryFile, state: unknown): LineParser {

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {initialState} from '../store/state.js'
+import {initialState} from '../store/state-schema.js'
 import {
   IssueError,
   KeyIndex,

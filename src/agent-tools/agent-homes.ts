@@ -7,9 +7,12 @@
 import {homedir} from 'node:os'
 import {join, resolve} from 'node:path'
 
+import type {AgentTool} from '../store/history-rows.js'
+
 /** The stable names of the agent tools gwctl knows. */
-export const AGENT_TOOLS = ['claude-code', 'codex', 'gemini-cli'] as const
-export type AgentTool = (typeof AGENT_TOOLS)[number]
+export const AGENT_TOOLS = ['claude-code', 'codex', 'gemini-cli'] as const satisfies readonly AgentTool[]
+/** Compile-time check: every {@link AgentTool} is in {@link AGENT_TOOLS}. */
+const _everyTool: AgentTool extends (typeof AGENT_TOOLS)[number] ? true : never = true
 
 /** A folder an agent tool may use, and where the answer came from (for doctor and errors). */
 export interface AgentRoot {

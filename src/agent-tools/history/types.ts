@@ -1,37 +1,9 @@
 /**
- * What the history scanners produce: one row per model response an agent recorded in its own
- * session log, with the same column meanings as the gateway's log (see
- * `src/daemon/router/taps/tap.ts`): `inputTokens` is input not read from cache, `outputTokens`
- * every generated token including reasoning, `reasoningTokens` the part of it spent reasoning.
+ * What the history readers share: why a line was skipped, the per-tool line parser, and the
+ * small field readers. The rows they produce (`HistoryRecord`) are the store's, in
+ * `src/store/history-rows.ts`.
  */
-import type {AgentTool} from '../agent-homes.js'
-
-export interface HistoryRecord {
-  /** Dedup key: a rescan or a second copy of the same response maps to the same key. */
-  key: string
-  tool: AgentTool
-  /** UTC, Unix milliseconds. */
-  time: number
-  model: string | null
-  session: string | null
-  /** The agent's working folder (Claude Code, Codex) or project folder name (Gemini CLI). */
-  project: string | null
-  /** The upstream request/response id the file holds (Claude `requestId`, Codex `response_id`). */
-  requestId: string | null
-  inputTokens: number
-  outputTokens: number
-  cacheReadTokens: number
-  cacheCreationTokens: number
-  /** Claude's TTL breakdown of cache writes, kept apart (not used for totals). */
-  cache5mTokens: number
-  cache1hTokens: number
-  reasoningTokens: number
-  totalTokens: number
-  /** Claude: the line came from a sidechain (sub-agent or `/btw`). */
-  sidechain: boolean
-  /** Claude `message.id`, for the `/btw` replay rule. */
-  messageId: string | null
-}
+import type {HistoryRecord} from '../../store/history-rows.js'
 
 /** Why a line was not counted. */
 export type SkipReason =

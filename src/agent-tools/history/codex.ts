@@ -8,7 +8,8 @@
  * A sub-agent rollout (`session_meta.source.subagent.thread_spawn`) starts with its parent's
  * history replayed: token_counts within its first second are the parent's, already counted there.
  */
-import type {FileContext, HistoryRecord, LineParser, SkipReason} from './types.js'
+import type {FileContext, LineParser, SkipReason} from './types.js'
+import type {HistoryRecord} from '../../store/history-rows.js'
 import {holdsOneOf, num, obj, parseTime, str} from './types.js'
 
 /** Model ccusage assumes when a rollout names none. */

@@ -2,9 +2,9 @@
  * What `GET /api/agents`, `GET /api/keys` and the status snapshot return, built from the state.
  * Shared by the daemon and by the CLI when the daemon is stopped. Never a key or a hash.
  */
-import type {GatewayState} from '../store/state.js'
+import type {GatewayState} from '../store/state-schema.js'
 import {agentKind} from './agent-kinds.js'
-import type {Family, PolicyTarget} from './types.js'
+import type {Family, PolicyTarget} from '../store/schema.js'
 
 export interface AgentView {
   agentId: string

@@ -13,7 +13,7 @@ import {createHmac, randomBytes, timingSafeEqual} from 'node:crypto'
 import {crc32} from 'node:zlib'
 
 import {ExitCode, GwError} from '../core/errors.js'
-import type {AgentRecord, EmployeeRecord, GatewayState, KeyRecord} from '../store/state.js'
+import type {AgentRecord, EmployeeRecord, GatewayState, KeyRecord} from '../store/state-schema.js'
 import {AGENT_KINDS, agentKind} from './agent-kinds.js'
 
 /** The prefix of every issued key. */

@@ -10,7 +10,8 @@
  *   `settings.json` `security.auth.selectedType = "gemini-api-key"` (without it the base URL
  *   selects an auth type the CLI itself refuses).
  */
-import type {AgentHome, AgentTool} from '../agent-homes.js'
+import type {AgentHome} from '../agent-homes.js'
+import type {AgentTool} from '../../store/history-rows.js'
 import {bindCodexConfig, codexTarget, gwctlSectionText, modelProviderLine, parseToml} from './codex-toml.js'
 import {setGwctlSection, setModelProviderLine} from './codex-toml.js'
 import {getEnvLine, getEnvValue, setEnvLine, setEnvValue} from './dotenv-file.js'

@@ -8,10 +8,12 @@ import type {Dirent, Stats} from 'node:fs'
 import {readdirSync, statSync} from 'node:fs'
 import {sep} from 'node:path'
 
-import type {AgentTool} from '../agent-homes.js'
+import type {AgentTool} from '../../store/history-rows.js'
 import {agentHomes} from '../agent-homes.js'
-import type {ApplyResult, Cursors, FileCursor, HistoryStore} from '../../store/history-store.js'
-import type {FileContext, HistoryRecord, SkipReason} from './types.js'
+import type {ApplyResult, Cursors, FileCursor} from '../../store/history-insert.js'
+import type {HistoryStore} from '../../store/history-store.js'
+import type {FileContext, SkipReason} from './types.js'
+import type {HistoryRecord} from '../../store/history-rows.js'
 import {bump} from './types.js'
 import type {readHistoryFile as ReadHistoryFile} from './read.js'
 import type {StageResult} from './stage.js'
@@ -232,7 +234,7 @@ async function stagedScan(
   stats: ScanStats,
 ): Promise<void> {
   const {sharedState, stageFiles, stageInWorker, WORKER_MIN_BYTES} = await import('./stage.js')
-  const {Scratch} = await import('../../store/history-store.js')
+  const {Scratch} = await import('../../store/history-scratch.js')
   store.removeScratchFiles()
   // Every file gets its number up front: the reader threads write it into the rows.
   let next = store.newFileIds()

@@ -4,7 +4,7 @@
  */
 import {parentPort, workerData} from 'node:worker_threads'
 
-import {Scratch} from '../../store/history-store.js'
+import {Scratch} from '../../store/history-scratch.js'
 import type {StageJob} from './stage.js'
 import {stageFiles} from './stage.js'
 

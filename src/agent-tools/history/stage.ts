@@ -1,6 +1,6 @@
 /**
  * The staged full rescan (also a first scan): files are read whole into scratch databases (see
- * `Scratch` in history-store.ts) and merged into the log database in one transaction at the end.
+ * `Scratch` in history-scratch.ts) and merged into the log database in one transaction at the end.
  * With enough to read there are two readers, a worker thread and the main thread: parsing (JSON)
  * and the scratch inserts run on two cores. The readers take the files one at a time, in scan
  * order, from a shared counter (not a half each: a Claude Code byte costs more to parse than a
@@ -12,7 +12,7 @@
 import {statSync} from 'node:fs'
 import {Worker} from 'node:worker_threads'
 
-import type {Scratch} from '../../store/history-store.js'
+import type {Scratch} from '../../store/history-scratch.js'
 import {readHistoryFile} from './read.js'
 import type {HistoryFile, ScanStats} from './scan.js'
 

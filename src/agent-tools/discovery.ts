@@ -6,9 +6,10 @@
 import {existsSync, readdirSync, readFileSync, statSync} from 'node:fs'
 import {basename, join} from 'node:path'
 
-import {AGENT_KINDS} from '../daemon/agent-kinds.js'
-import type {Family} from '../daemon/types.js'
-import type {AgentHome, AgentTool} from './agent-homes.js'
+import {AGENT_KINDS} from '../gateway/agent-kinds.js'
+import type {Family} from '../store/schema.js'
+import type {AgentHome} from './agent-homes.js'
+import type {AgentTool} from '../store/history-rows.js'
 import {agentHomes} from './agent-homes.js'
 
 /** The agent type (gateway agent kind) of each tool's main session. */
