@@ -166,7 +166,7 @@ export function modelsFor(
   const models: Array<{id: string; provider: string}> = []
   for (const target of policy?.routes[family] ?? []) {
     const provider = byName.get(target.provider)
-    if (!provider || provider.family !== family) continue
+    if (!provider || (provider.family !== family && !target.translate)) continue
     const ids = target.model ? [target.model] : Object.keys(provider.models ?? {})
     for (const id of ids) {
       if (seen.has(id)) continue

@@ -168,7 +168,8 @@ export function providerViews(
   for (const family of FAMILIES)
     for (const target of policy?.routes[family] ?? []) {
       const provider = byName.get(target.provider)
-      if (provider && provider.family === family && !chosen.includes(provider)) chosen.push(provider)
+      if (provider && (provider.family === family || target.translate) && !chosen.includes(provider))
+        chosen.push(provider)
     }
   return {providers: chosen.map((p) => providerView(routing, p))}
 }
@@ -191,7 +192,7 @@ export function routeViews(state: GatewayState, routing: Routing): RouteView[] {
       const targets = policy.routes[family] ?? []
       if (targets.length === 0) continue
       routes.set(`${policy.id}/${family}`, {
-        route: routeLabel(policy.id, {family, targets}),
+        route: routeLabel(policy.id, {family, targets}, routing.providers),
         policyId: policy.id,
         family,
         agents: 0,

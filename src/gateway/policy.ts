@@ -71,7 +71,7 @@ export function policyProblems(policy: PolicyConfig, providers: readonly Provide
       const provider = byName.get(target.provider)
       if (!provider)
         problems.push(`policy ${policy.id}: ${family} target "${target.provider}" is not a known provider`)
-      else if (provider.family !== family)
+      else if (provider.family !== family && !target.translate)
         problems.push(
           `policy ${policy.id}: ${family} target "${target.provider}" speaks ${provider.family}, not ${family}`,
         )
@@ -84,6 +84,8 @@ export interface ResolvedTarget {
   provider: ProviderConfig
   /** Model rewrite of the target, if any. */
   model?: string
+  /** The provider speaks another family than the route: requests and answers are translated. */
+  translate?: true
 }
 
 // The daemon routes every request against the same providers array (built once at start):
@@ -117,12 +119,15 @@ export function resolveTargets(
   for (const target of policy.routes[family] ?? ([] as PolicyTarget[])) {
     const provider = byName.get(target.provider)
     if (!provider) continue
-    if (provider.family !== family)
+    const translate = provider.family !== family
+    if (translate && !target.translate)
       throw new RouteError(
         400,
-        `policy "${policy.id}" routes ${family} requests to provider "${provider.name}", which speaks ${provider.family}; fix the policy (cross-family targets are not allowed)`,
+        `policy "${policy.id}" routes ${family} requests to provider "${provider.name}", which speaks ${provider.family}; fix the policy (cross-family targets are not allowed unless marked for translation: \`gwctl policies route ${policy.id} --family ${family} --target ${provider.name} --translate\`)`,
       )
-    targets.push(target.model ? {provider, model: target.model} : {provider})
+    const resolved: ResolvedTarget = target.model ? {provider, model: target.model} : {provider}
+    if (translate) resolved.translate = true
+    targets.push(resolved)
   }
   if (targets.length === 0)
     throw new RouteError(502, `policy "${policy.id}" has no provider configured for ${family} requests`)

@@ -4,7 +4,7 @@
  */
 import type {GatewayState} from '../store/state-schema.js'
 import {agentKind} from './agent-kinds.js'
-import type {Family, PolicyTarget} from '../store/schema.js'
+import type {Family, PolicyTarget, ProviderConfig} from '../store/schema.js'
 
 export interface AgentView {
   agentId: string
@@ -102,9 +102,29 @@ export function keyViews(state: GatewayState): KeyView[] {
     })
 }
 
-/** A route label: `messages -> anthropic, backup` or `messages -> (no provider)`. */
-export function routeLabel(policyId: string, route: AgentView['route']): string {
-  const targets = route.targets.map((t) => (t.model ? `${t.provider}:${t.model}` : t.provider))
+/**
+ * A target's label: `corp:glm-4.6`, with ` (chat, translated)` when it is translated from
+ * `family` (the provider's family named when `providers` know it).
+ */
+export function targetLabel(
+  target: PolicyTarget,
+  family: Family,
+  providers: readonly Pick<ProviderConfig, 'name' | 'family'>[] = [],
+): string {
+  const name = target.model ? `${target.provider}:${target.model}` : target.provider
+  if (!target.translate) return name
+  const speaks = providers.find((p) => p.name === target.provider)?.family
+  if (speaks === family) return name
+  return `${name} (${speaks ? `${speaks}, ` : ''}translated)`
+}
+
+/** A route label: `messages -> anthropic, corp (chat, translated)` or `messages -> (no provider)`. */
+export function routeLabel(
+  policyId: string,
+  route: AgentView['route'],
+  providers: readonly Pick<ProviderConfig, 'name' | 'family'>[] = [],
+): string {
+  const targets = route.targets.map((t) => targetLabel(t, route.family, providers))
   return `${policyId}/${route.family} -> ${targets.length > 0 ? targets.join(', ') : '(no provider)'}`
 }
 

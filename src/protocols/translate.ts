@@ -14,6 +14,8 @@ import {emptyUsage, TranslationError} from './ir.js'
 import {messagesCodec} from './messages.js'
 import {responsesCodec} from './responses.js'
 
+export {TranslationError} from './ir.js'
+
 export const CODECS: Readonly<Record<Family, Codec>> = {
   chat: chatCodec,
   responses: responsesCodec,

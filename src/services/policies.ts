@@ -5,6 +5,7 @@
  */
 import {NotFoundError, UsageError} from '../core/errors.js'
 import {defaultProviders, policyProblems, schemaProblems} from '../gateway/policy.js'
+import {targetLabel} from '../gateway/views.js'
 import type {Family, PolicyConfig, PolicyTarget, ProviderConfig} from '../store/schema.js'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS, FAMILIES} from '../store/schema.js'
 import {homeFile} from '../store/paths.js'
@@ -15,6 +16,15 @@ import {StateStore, withState} from '../store/state.js'
 export async function listPolicies(): Promise<PolicyConfig[]> {
   const store = await StateStore.open(homeFile('state'))
   return store.data.policies
+}
+
+/** Every policy with the providers their targets may name (for labels of translated targets). */
+export async function policiesWithProviders(): Promise<{
+  policies: PolicyConfig[]
+  providers: ProviderConfig[]
+}> {
+  const store = await StateStore.open(homeFile('state'))
+  return {policies: store.data.policies, providers: knownProviders(store.data)}
 }
 
 /** One policy; exit 7 when there is none with this id. */
@@ -51,9 +61,12 @@ export async function checkPolicy(policy: unknown, providers: readonly ProviderC
 }
 
 function refuse(problems: string[]): never {
+  const crossFamily = problems.some((p) => / speaks \w+, not \w+$/.test(p))
   throw new UsageError(`The policy is not valid: ${problems.join('; ')}`, {
     code: 'invalid_policy',
-    hint: 'A target must name a provider of its route family (`gwctl providers list`); see README "Routing" for the policy format.',
+    hint: crossFamily
+      ? 'A target must name a provider of its route family (`gwctl providers list`), unless it is marked for translation: add --translate to `gwctl policies route`, or "translate": true to the target (docs/TRANSLATION.md).'
+      : 'A target must name a provider of its route family (`gwctl providers list`); see README "Routing" for the policy format.',
   })
 }
 
@@ -115,12 +128,17 @@ export function parseTarget(text: string): PolicyTarget {
   return model ? {provider, model} : {provider}
 }
 
-/** Sets one family's ordered targets (creating the policy with defaults when it is new). */
+/**
+ * Sets one family's ordered targets (creating the policy with defaults when it is new).
+ * `translate`: true marks the cross-family targets for translation, false marks none, undefined
+ * keeps each target's mark as the route had it.
+ */
 export async function routePolicy(
   id: string,
   family: string,
   targets: readonly string[],
-): Promise<{policy: PolicyConfig; created: boolean}> {
+  options: {translate?: boolean} = {},
+): Promise<{policy: PolicyConfig; created: boolean; providers: ProviderConfig[]}> {
   if (!(FAMILIES as readonly string[]).includes(family)) {
     throw new UsageError(`"${family}" is not a family (${FAMILIES.join(', ')}).`, {code: 'invalid_family'})
   }
@@ -129,6 +147,16 @@ export async function routePolicy(
   }
   const parsed = targets.map(parseTarget)
   return withState(async (store) => {
+    const before = store.data.policies.find((p) => p.id === id)?.routes[family as Family] ?? []
+    const known = new Map(knownProviders(store.data).map((p) => [p.name, p]))
+    for (const target of parsed) {
+      const provider = known.get(target.provider)
+      // --translate marks the route's cross-family targets (a same-family target needs none);
+      // without an answer either way (the app reordering a route), each target keeps its mark
+      const translate =
+        options.translate ?? before.some((t) => t.provider === target.provider && t.translate === true)
+      if (translate && provider && provider.family !== family) target.translate = true
+    }
     const existing = store.data.policies.find((p) => p.id === id)
     const base: PolicyConfig = existing ?? {
       id,
@@ -138,11 +166,12 @@ export async function routePolicy(
       timeouts: {...DEFAULT_TIMEOUTS},
     }
     const policy: PolicyConfig = {...base, routes: {...base.routes, [family as Family]: parsed}}
-    const problems = await checkPolicy(policy, knownProviders(store.data))
+    const providers = knownProviders(store.data)
+    const problems = await checkPolicy(policy, providers)
     if (problems.length > 0) refuse(problems)
     if (existing) store.data.policies[store.data.policies.indexOf(existing)] = policy
     else store.data.policies.push(policy)
-    return {policy, created: !existing}
+    return {policy, created: !existing, providers}
   }, homeFile('state'))
 }
 
@@ -175,10 +204,12 @@ export async function removePolicy(id: string): Promise<PolicyConfig> {
   }, homeFile('state'))
 }
 
-/** `messages -> anthropic, sim-messages:claude-sim` lines of a policy, one per routed family. */
-export function routeLines(policy: PolicyConfig): string[] {
+/**
+ * `messages -> anthropic, corp:glm-4.6 (chat, translated)` lines of a policy, one per routed
+ * family; a translated target names the family its provider speaks when `providers` know it.
+ */
+export function routeLines(policy: PolicyConfig, providers: readonly ProviderConfig[] = []): string[] {
   return FAMILIES.filter((f) => (policy.routes[f] ?? []).length > 0).map(
-    (f) =>
-      `${f} -> ${(policy.routes[f] ?? []).map((t) => (t.model ? `${t.provider}:${t.model}` : t.provider)).join(', ')}`,
+    (f) => `${f} -> ${(policy.routes[f] ?? []).map((t) => targetLabel(t, f, providers)).join(', ')}`,
   )
 }

@@ -202,8 +202,10 @@ export async function listProviders(
     let live: ProviderView[] = body.providers.map((p) => ({...p, ...redactProvider(p)}))
     if (options.agent !== undefined) {
       if (!agentView) return {providers: live, source: 'gateway'}
-      // An agent speaks one protocol: only providers of its entrance family can serve it.
-      live = live.filter((p) => p.family === agentView.route.family)
+      // An agent speaks one protocol: only providers of its entrance family can serve it, and
+      // those its route translates to.
+      const translated = new Set(agentView.route.targets.filter((t) => t.translate).map((t) => t.provider))
+      live = live.filter((p) => p.family === agentView.route.family || translated.has(p.name))
       return {providers: live, source: 'gateway', agent: agentSummary(agentView)}
     }
     return {providers: withPending(live, providers, policies), source: 'gateway'}
@@ -219,7 +221,7 @@ export async function listProviders(
     chosen = []
     for (const target of policy?.routes[family] ?? []) {
       const p = byName.get(target.provider)
-      if (p && p.family === family && !chosen.includes(p)) chosen.push(p)
+      if (p && (p.family === family || target.translate) && !chosen.includes(p)) chosen.push(p)
     }
   }
   return {

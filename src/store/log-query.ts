@@ -158,6 +158,7 @@ function toRow(r: Record<string, unknown>): LogRow {
     error: (r.error as string | null) ?? null,
     project: (r.project as string | null) ?? null,
     requestId: (r.request_id as string | null) ?? null,
+    upstreamFamily: (r.upstream_family as string | null | undefined) ?? null,
   }
 }
 

@@ -40,6 +40,8 @@ export interface LogEntry {
   /** `x-gw-project` header, else the agent's project. */
   project: string | null
   requestId?: string | null
+  /** The family the upstream spoke when the request was translated (null: the entrance's own). */
+  upstreamFamily?: string | null
 }
 
 export interface LogStoreOptions {
@@ -91,7 +93,8 @@ CREATE TABLE IF NOT EXISTS logs (
   ttfb_ms REAL,
   error TEXT,
   project TEXT,
-  request_id TEXT
+  request_id TEXT,
+  upstream_family TEXT
 );
 CREATE INDEX IF NOT EXISTS logs_ts ON logs (ts);
 CREATE INDEX IF NOT EXISTS logs_agent_ts ON logs (agent_id, ts);
@@ -116,6 +119,14 @@ CREATE TABLE IF NOT EXISTS usage_hourly (
   PRIMARY KEY (hour, agent_id, key_prefix, policy_id, provider, model, project, status_class, fallback)
 ) WITHOUT ROWID;
 `
+
+/** Columns added after the first release: a database made before gets them on its first open to write. */
+function addColumns(db: BetterSqlite3.Database): void {
+  const columns = new Set(
+    (db.prepare('PRAGMA table_info(logs)').all() as Array<{name: string}>).map((c) => c.name),
+  )
+  if (!columns.has('upstream_family')) db.exec('ALTER TABLE logs ADD COLUMN upstream_family TEXT')
+}
 
 /** `2xx`/`4xx`/`5xx` (1xx and 3xx count with 2xx; the 499 of a client that left counts as 4xx). */
 function statusClass(status: number): string {
@@ -149,8 +160,8 @@ interface HourSum {
 
 const INSERT_LOGS = `INSERT INTO logs (ts, agent_id, key_prefix, policy_id, entrance, requested_model,
   provider, model, status, fallback, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
-  reasoning_tokens, latency_ms, ttfb_ms, error, project, request_id) VALUES`
-const ROW_COLUMNS = 20
+  reasoning_tokens, latency_ms, ttfb_ms, error, project, request_id, upstream_family) VALUES`
+const ROW_COLUMNS = 21
 const ROW_VALUES = `(${Array(ROW_COLUMNS).fill('?').join(', ')})`
 /** Rows per INSERT statement, largest first (64 rows bind 1 280 values; SQLite allows 32 766). */
 const INSERT_CHUNKS = [64, 16, 4, 1]
@@ -263,6 +274,7 @@ export class LogStore {
           values[v++] = e.error
           values[v++] = e.project
           values[v++] = e.requestId ?? null
+          values[v++] = e.upstreamFamily ?? null
         }
         statement.run(values)
         i += size
@@ -281,6 +293,7 @@ export class LogStore {
     // process's lock (a busy batch is queued again instead, see flushQuietly)
     db.pragma('busy_timeout = 100')
     db.exec(SCHEMA)
+    addColumns(db)
     const store = new LogStore(db, options)
     if (options.retentionDays !== undefined) {
       const prune = (): void => {

@@ -30,6 +30,11 @@ export interface PolicyTarget {
   provider: string
   /** Model rewrite: the upstream model to ask for instead of the requested one. */
   model?: string
+  /**
+   * The provider may speak another family than the route's: requests and answers are translated
+   * (src/protocols). Without it a cross-family target is refused, as the spec says.
+   */
+  translate?: boolean
 }
 
 export interface BreakerSettings {
@@ -107,7 +112,11 @@ const targetSchema = {
   type: 'object',
   required: ['provider'],
   additionalProperties: false,
-  properties: {provider: {type: 'string', minLength: 1}, model: {type: 'string', minLength: 1}},
+  properties: {
+    provider: {type: 'string', minLength: 1},
+    model: {type: 'string', minLength: 1},
+    translate: {type: 'boolean'},
+  },
 } as const
 
 /** JSON Schema of {@link PolicyConfig}. */

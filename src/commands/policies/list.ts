@@ -1,7 +1,7 @@
 import {BaseCommand} from '../../core/base-command.js'
 import {printTable} from '../../core/output.js'
 import type {PolicyConfig} from '../../store/schema.js'
-import {listPolicies, routeLines} from '../../services/policies.js'
+import {policiesWithProviders, routeLines} from '../../services/policies.js'
 
 export default class PoliciesList extends BaseCommand {
   static summary = 'Lists the routing policies.'
@@ -13,13 +13,13 @@ export default class PoliciesList extends BaseCommand {
 
   async run(): Promise<{policies: PolicyConfig[]}> {
     await this.parse(PoliciesList)
-    const policies = await listPolicies()
+    const {policies, providers} = await policiesWithProviders()
     if (!this.jsonEnabled()) {
       printTable(
         policies,
         [
           {header: 'ID', value: (p) => p.id},
-          {header: 'ROUTES', value: (p) => routeLines(p).join('; ') || '(none: default routes)'},
+          {header: 'ROUTES', value: (p) => routeLines(p, providers).join('; ') || '(none: default routes)'},
           {header: 'FALLBACKS', value: (p) => (p.fallbacks === false ? 'off' : 'on')},
           {
             header: 'BREAKER',

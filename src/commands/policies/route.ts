@@ -10,12 +10,14 @@ export default class PoliciesRoute extends BaseCommand {
   static summary = "Sets one entrance family's ordered targets in a policy."
   static description =
     'Replaces the targets of --family with the --target values, tried in the order given (PROVIDER, or PROVIDER:MODEL to rewrite the model). ' +
-    'Creates the policy with default fallbacks, breaker and timeouts when it does not exist. A target of another family or an unknown provider exits 2. ' +
+    'Creates the policy with default fallbacks, breaker and timeouts when it does not exist. A target of another family or an unknown provider exits 2, ' +
+    'unless --translate marks the cross-family targets: requests and answers are then translated between the two protocols (docs/TRANSLATION.md). ' +
     '`gwctl gateway restart` applies it.'
 
   static examples = [
     '<%= config.bin %> policies route default --family messages --target anthropic --target sim-messages:claude-sim',
     '<%= config.bin %> policies route team-a --family responses --target openai-responses:gpt-5',
+    '<%= config.bin %> policies route claude-on-chat --family messages --target platform:deepseek-v3 --translate',
   ]
 
   static args = {
@@ -29,16 +31,24 @@ export default class PoliciesRoute extends BaseCommand {
       required: true,
       multiple: true,
     }),
+    translate: Flags.boolean({
+      description:
+        "Translate to the targets that speak another family than --family (e.g. Claude Code's messages on a chat-completions provider).",
+      default: false,
+      env: 'GWCTL_TRANSLATE',
+    }),
   }
 
   async run(): Promise<{policy: PolicyConfig; created: boolean; appliesOn: string}> {
     const {args, flags} = await this.parse(PoliciesRoute)
-    const result = await routePolicy(args.id, flags.family, flags.target)
+    const result = await routePolicy(args.id, flags.family, flags.target, {translate: flags.translate})
     if (!this.jsonEnabled()) {
-      const line = routeLines(result.policy).find((l) => l.startsWith(`${flags.family} -> `))
+      const line = routeLines(result.policy, result.providers).find((l) =>
+        l.startsWith(`${flags.family} -> `),
+      )
       out(`${result.created ? 'Created' : 'Updated'} policy ${result.policy.id}: ${line ?? flags.family}`)
       err(colorErr().dim('Run `gwctl gateway restart` to apply it.'))
     }
-    return {...result, appliesOn: 'gwctl gateway restart'}
+    return {policy: result.policy, created: result.created, appliesOn: 'gwctl gateway restart'}
   }
 }

@@ -4,7 +4,7 @@ import {BaseCommand} from '../../core/base-command.js'
 import {out, printFields} from '../../core/output.js'
 import type {PolicyConfig} from '../../store/schema.js'
 import {FAMILIES} from '../../store/schema.js'
-import {getPolicy, routeLines} from '../../services/policies.js'
+import {getPolicy, policiesWithProviders, routeLines} from '../../services/policies.js'
 
 /** An empty policy is not a dead end: the gateway gives it default routes when it starts. */
 const NO_ROUTES = '(none: the gateway routes each family to its available providers; see `gwctl status`)'
@@ -39,7 +39,7 @@ export default class PoliciesShow extends BaseCommand {
           : undefined,
       })
       out('routes:')
-      const lines = routeLines(policy)
+      const lines = routeLines(policy, (await policiesWithProviders()).providers)
       for (const line of lines.length > 0 ? lines : [NO_ROUTES]) out(`  ${line}`)
       // a family without targets of its own keeps the default routes, whatever the others have
       const onDefaults = FAMILIES.filter((f) => (policy.routes[f] ?? []).length === 0)

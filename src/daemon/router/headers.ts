@@ -51,22 +51,36 @@ export const requestIdHeader = (family: Family): string =>
 
 export const mintRequestId = (): string => `req_${randomBytes(12).toString('hex')}`
 
+/**
+ * Request headers a translated request keeps: none of another protocol's (an `anthropic-beta`
+ * a chat server does not know can turn into a 400 upstream), only the neutral ones.
+ */
+const TRANSLATED_HEADERS = new Set(['user-agent', 'x-client-request-id', 'idempotency-key'])
+
 export function forwardHeaders(
   incoming: IncomingHttpHeaders,
   provider: ProviderConfig,
   credential: string | undefined,
   length: number,
+  translated = false,
 ): Record<string, string> {
   const headers: Record<string, string> = {}
   for (const name in incoming) {
     const value = incoming[name]
     if (value === undefined) continue
-    if (FORWARD_HEADERS.has(name) || hasPrefix(name, FORWARD_PREFIXES))
+    if (
+      translated
+        ? TRANSLATED_HEADERS.has(name)
+        : FORWARD_HEADERS.has(name) || hasPrefix(name, FORWARD_PREFIXES)
+    )
       headers[name] = Array.isArray(value) ? value.join(', ') : value
   }
-  // fault injection of the simulator reaches only simulator providers
-  if (provider.origin === 'sim' && typeof incoming['x-sim-fault'] === 'string')
-    headers['x-sim-fault'] = incoming['x-sim-fault']
+  // fault injection and quirks of the simulator reach only simulator providers
+  if (provider.origin === 'sim') {
+    if (typeof incoming['x-sim-fault'] === 'string') headers['x-sim-fault'] = incoming['x-sim-fault']
+    if (typeof incoming['x-sim-quirk'] === 'string') headers['x-sim-quirk'] = incoming['x-sim-quirk']
+  }
+  if (translated) headers['content-type'] = 'application/json'
   headers['content-type'] ??= 'application/json'
   if (length > 0) headers['content-length'] = String(length)
   if (provider.family === 'messages') headers['anthropic-version'] ??= '2023-06-01'

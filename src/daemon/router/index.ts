@@ -14,6 +14,7 @@ import {BreakerRegistry} from './breaker.js'
 import type {RequestIdentity} from './log-entry.js'
 import {logEntryFor} from './log-entry.js'
 import {resolveTargets, RouteError} from '../../gateway/policy.js'
+import {BoundedCarry} from '../../protocols/carry.js'
 import type {ProxyResult, ProxyTarget} from './proxy.js'
 import {gatewayAnswered, proxyRequest, sendFamilyError, UpstreamPools} from './proxy.js'
 
@@ -60,7 +61,8 @@ function sameItems(a: readonly ProviderConfig[], b: readonly ProviderConfig[]): 
 function sameRoutes(a: readonly PolicyTarget[], b: readonly PolicyTarget[]): boolean {
   if (a.length !== b.length) return false
   for (let i = 0; i < a.length; i++)
-    if (a[i].provider !== b[i].provider || a[i].model !== b[i].model) return false
+    if (a[i].provider !== b[i].provider || a[i].model !== b[i].model || a[i].translate !== b[i].translate)
+      return false
   return true
 }
 
@@ -73,6 +75,8 @@ interface ResolvedRoute {
 
 export class Router {
   readonly pools = new UpstreamPools()
+  /** Opaque turn-2 state of translated routes whose clients cannot carry it (lost on restart). */
+  readonly carry = new BoundedCarry()
   readonly breakers: BreakerRegistry
   /** Resolved targets per policy object and family (see targetsOf). */
   private readonly resolved = new WeakMap<PolicyConfig, Map<Family, ResolvedRoute>>()
@@ -113,6 +117,7 @@ export class Router {
           env: this.options.env,
           pools: this.pools,
           signal: input.signal,
+          carry: this.carry,
         },
       )
     } catch (error) {

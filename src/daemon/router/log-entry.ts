@@ -42,5 +42,6 @@ export function logEntryFor(
     // The id the agent's history will hold: the response id of the body where the protocol has
     // one the agent records (Codex), else the request-id header forwarded or minted.
     requestId: usage?.responseId || result.requestId || null,
+    upstreamFamily: result.upstreamFamily ?? null,
   }
 }

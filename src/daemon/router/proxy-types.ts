@@ -2,6 +2,7 @@
 import type {IncomingHttpHeaders} from 'node:http'
 
 import type {Family, ProviderConfig, TimeoutSettings} from '../../store/schema.js'
+import type {CarryStore} from '../../protocols/ir.js'
 import type {CircuitBreaker} from './breaker.js'
 import type {UpstreamPools} from './pools.js'
 import type {Usage} from './taps/index.js'
@@ -12,6 +13,8 @@ export interface ProxyTarget {
   model?: string
   /** The provider's breaker; without one the target is always tried. */
   breaker?: CircuitBreaker
+  /** The provider speaks another family than the entrance: translated (src/protocols). */
+  translate?: true
 }
 
 export interface ProxyRequest {
@@ -41,6 +44,8 @@ export interface ProxyOptions {
   pools?: UpstreamPools
   /** Aborts the upstream request (in addition to the client closing `res`). */
   signal?: AbortSignal
+  /** Opaque turn-2 state kept for translated clients that cannot carry it (one per daemon). */
+  carry?: CarryStore
 }
 
 export interface ProxyAttempt {
@@ -73,6 +78,8 @@ export interface ProxyResult {
   requestId: string
   clientAborted: boolean
   attempts: ProxyAttempt[]
+  /** The family the answering (or last tried) upstream speaks, when it was translated. */
+  upstreamFamily?: Family
 }
 
 /** The result of a request the gateway answered itself, before any upstream was tried. */

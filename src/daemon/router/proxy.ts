@@ -21,20 +21,34 @@ import type {ServerResponse} from 'node:http'
 import {performance} from 'node:perf_hooks'
 
 import {answerNoTarget, describeError, sendFamilyError} from './error-shape.js'
-import {forwardHeaders} from './headers.js'
+import {forwardHeaders, mintRequestId, requestIdHeader} from './headers.js'
 import {upstreamModel} from '../../gateway/policy.js'
 import {defaultPools, upstreamPath} from './pools.js'
-import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult} from './proxy-types.js'
+import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget} from './proxy-types.js'
 import {relay} from './relay.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
 import {acquireTarget, canTryAfter} from './targets.js'
+import type {Translation} from './translated.js'
+import type * as TranslatedModuleNs from './translated.js'
+import type * as TranslateModuleNs from '../../protocols/translate.js'
+import type {ClientRequest} from '../../protocols/translate.js'
 
 export {sendFamilyError} from './error-shape.js'
 export {defaultPools, UpstreamPools, upstreamPath} from './pools.js'
 export {gatewayAnswered} from './proxy-types.js'
 export type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget} from './proxy-types.js'
 export {topLevelFields} from './request-body.js'
+
+type TranslateModule = typeof TranslateModuleNs
+type TranslatedModule = typeof TranslatedModuleNs
+let translation: Promise<[TranslateModule, TranslatedModule]> | undefined
+/** The translation code, loaded on the first translated request (a daemon without any never loads it). */
+const loadTranslation = (): Promise<[TranslateModule, TranslatedModule]> =>
+  (translation ??= Promise.all([import('../../protocols/translate.js'), import('./translated.js')]))
+
+/** The body of a count-tokens request (`/v1/messages/count_tokens`, `:countTokens`). */
+const COUNT_TOKENS = /(?:\/count_tokens|:countTokens)(?:\?|$)/
 
 /** Request bodies above this size use a connection of their own (closed after the answer). */
 const RESET_BODY_BYTES = 1024 * 1024
@@ -111,6 +125,9 @@ export async function proxyRequest(
   }
 
   const targets = options.targets
+  const carry = options.carry
+  /** The client's request decoded for translation (on the first translated target tried). */
+  let client: ClientRequest | undefined
   let tried = 0
   // set by a try after which no other target may be tried (a failure with fallbacks off)
   let stop = false
@@ -129,18 +146,36 @@ export async function proxyRequest(
       // trial left taken would keep the provider circuit-broken until the gateway restarts.
       const model = upstreamModel(target, prepared.requestedModel ?? undefined) ?? null
       let body: Buffer
+      let translated: {path: string; translation: Translation} | undefined
       try {
-        body = prepared.bodyFor(model)
+        if (target.translate) {
+          const sent = await translateFor(target, model)
+          if (sent === 'answered') {
+            target.breaker?.release()
+            return finish()
+          }
+          ;({body} = sent)
+          translated = sent
+        } else body = prepared.bodyFor(model)
       } catch (error) {
         target.breaker?.release()
-        if (!(error instanceof RequestBodyError)) throw error
+        const TranslationError = target.translate ? (await loadTranslation())[0].TranslationError : undefined
+        const refused =
+          error instanceof RequestBodyError ||
+          (TranslationError !== undefined && error instanceof TranslationError)
+        if (!refused) throw error
+        const message = target.translate
+          ? `the request cannot be translated from ${family} to ${target.provider.family}: ${(error as Error).message}`
+          : (error as Error).message
         result.status = 400
-        result.error = error.message
-        result.requestId = sendFamilyError(res, family, 400, error.message)
+        result.error = message
+        result.provider = target.provider.name
+        result.upstreamFamily = target.translate ? target.provider.family : undefined
+        result.requestId = sendFamilyError(res, family, 400, message)
         return finish()
       }
       try {
-        if (await tryTarget(i, model, body, credential)) return finish()
+        if (await tryTarget(i, model, body, credential, translated)) return finish()
       } catch (error) {
         target.breaker?.release()
         throw error
@@ -160,12 +195,69 @@ export async function proxyRequest(
     options.signal?.removeEventListener('abort', onSignal)
   }
 
+  /**
+   * The request for a translated target, decoded once for all of them: the body and path in the
+   * provider's family, or `'answered'` when the gateway answered itself (a count of tokens, which
+   * an upstream of another family has no endpoint for). Throws TranslationError for a request the
+   * IR cannot hold.
+   */
+  async function translateFor(
+    target: ProxyTarget,
+    model: string | null,
+  ): Promise<{body: Buffer; path: string; translation: Translation} | 'answered'> {
+    const [translate] = await loadTranslation()
+    if (!client) {
+      let json: unknown = request.json
+      if (json === undefined && request.body.length > 0) {
+        try {
+          json = JSON.parse(request.body.toString('utf8'))
+        } catch {
+          throw new translate.TranslationError('the request body is not JSON')
+        }
+      }
+      // Gemini's countTokens may wrap the request it counts
+      const wrapped = (json as {generateContentRequest?: unknown} | undefined)?.generateContentRequest
+      if (family === 'gemini' && wrapped && typeof wrapped === 'object') json = wrapped
+      client = translate.decodeClientRequest(family, json ?? {}, {
+        model: prepared.requestedModel,
+        stream: prepared.stream,
+        carry,
+      })
+    }
+    if (COUNT_TOKENS.test(request.url)) {
+      const tokens = translate.estimateInputTokens(client.request)
+      const text = JSON.stringify(
+        family === 'gemini' ? {totalTokens: tokens, estimate: true} : {input_tokens: tokens, estimate: true},
+      )
+      result.status = 200
+      result.provider = target.provider.name
+      result.model = model
+      result.upstreamFamily = target.provider.family
+      result.requestId = mintRequestId()
+      result.ttfbMs = performance.now() - started
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(text)),
+        'x-gw-estimate': 'chars/4',
+        [requestIdHeader(family)]: result.requestId,
+      })
+      res.end(text)
+      return 'answered'
+    }
+    const upstreamModelName = model ?? client.request.model ?? ''
+    const {body, path} = translate.encodeUpstreamRequest(client, target.provider.family, upstreamModelName, {
+      carry,
+    })
+    return {body, path, translation: {client, carry}}
+  }
+
   /** One try of target `i`: true when it answered (relayed), false to go on with the next. */
   async function tryTarget(
     i: number,
     model: string | null,
     body: Buffer,
     credential: string | undefined,
+    translated?: {path: string; translation: Translation},
   ): Promise<boolean> {
     const target = targets[i]
     const provider = target.provider
@@ -173,15 +265,20 @@ export async function proxyRequest(
     result.provider = provider.name
     result.model = model
     result.fallback = i > 0
-    const {origin, path} = upstreamPath(provider.baseUrl, prepared.pathFor(model))
-    const fullPath = prepared.query ? `${path}?${prepared.query}` : path
+    result.upstreamFamily = translated ? provider.family : undefined
+    const {origin, path} = upstreamPath(
+      provider.baseUrl,
+      translated ? translated.path : prepared.pathFor(model),
+    )
+    // a translated request's path is the provider family's own (its query included)
+    const fullPath = prepared.query && !translated ? `${path}?${prepared.query}` : path
 
     let upstream
     try {
       upstream = await pools.get(origin, options.timeouts).request({
         method: request.method as 'POST',
         path: fullPath,
-        headers: forwardHeaders(request.headers, provider, credential, body.length),
+        headers: forwardHeaders(request.headers, provider, credential, body.length, !!translated),
         body: body.length > 0 ? body : undefined,
         // An upstream may answer a large body (413) without reading it: the unread rest would
         // block the next request on that keep-alive connection. Such requests get their own.
@@ -219,7 +316,10 @@ export async function proxyRequest(
       result.error = failed.length > 0 ? `fell back after: ${failed.join('; ')}` : null
     }
 
-    await relay(relayContext, upstream, status, target, credential)
+    if (translated) {
+      const [, {relayTranslated}] = await loadTranslation()
+      await relayTranslated(relayContext, upstream, status, target, credential, translated.translation)
+    } else await relay(relayContext, upstream, status, target, credential)
     return true
   }
 }

@@ -253,6 +253,8 @@ export interface RouteRow {
   family: Family
   /** `provider` or `provider:model`, in order. */
   targets: string[]
+  /** The targets translated from the route's family (docs/TRANSLATION.md). */
+  translated?: string[]
   agents: number | null
 }
 
@@ -267,6 +269,9 @@ export function routeRows(data: Pick<AppData, 'routes' | 'policies'>): RouteRow[
       policyId: r.policyId ?? '?',
       family: (r.family ?? 'chat') as Family,
       targets: targetsOf(r).map(label),
+      translated: targetsOf(r)
+        .filter((t) => (t as {translate?: boolean}).translate)
+        .map(label),
       agents: typeof r.agents === 'number' ? r.agents : null,
     }))
   }
@@ -274,7 +279,13 @@ export function routeRows(data: Pick<AppData, 'routes' | 'policies'>): RouteRow[
   for (const p of data.policies)
     for (const [family, targets] of Object.entries(p.routes))
       if ((targets ?? []).length > 0)
-        out.push({policyId: p.id, family: family as Family, targets: targets!.map(label), agents: null})
+        out.push({
+          policyId: p.id,
+          family: family as Family,
+          targets: targets!.map(label),
+          translated: targets!.filter((t) => t.translate).map(label),
+          agents: null,
+        })
   return out
 }
 

@@ -200,7 +200,7 @@ export function RoutesView({data, width, height, selected, now, color, editing}:
           selected={from + i === selected}
           color={color}
           text={cell(
-            `${cell(`${r.policyId}/${r.family}`, 28)} ${cell(r.agents ?? '', 6, true)}  ${r.targets.map((t) => `${t} [${state(t)}]`).join(' → ') || '(no target)'}`,
+            `${cell(`${r.policyId}/${r.family}`, 28)} ${cell(r.agents ?? '', 6, true)}  ${r.targets.map((t) => `${t}${r.translated?.includes(t) ? ' (translated)' : ''} [${state(t)}]`).join(' → ') || '(no target)'}`,
             w,
           )}
         />
@@ -230,7 +230,8 @@ export function RoutesView({data, width, height, selected, now, color, editing}:
             <Text key={t + i}>
               {editing && editing.selected === i ? '›' : ' '}
               {cell(`${i + 1}.`, 3)}
-              {cell(t, 30)} <Text color={stateColor(s, color)}>{cell(s, 10)}</Text> {cell(rate, 8, true)}{' '}
+              {cell(current.translated?.includes(t) ? `${t} (translated)` : t, 30)}{' '}
+              <Text color={stateColor(s, color)}>{cell(s, 10)}</Text> {cell(rate, 8, true)}{' '}
               {cell(h?.p50 == null ? '-' : `${Math.round(h.p50)}ms`, 8, true)}
             </Text>
           )

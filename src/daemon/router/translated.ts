@@ -1,0 +1,202 @@
+/**
+ * The relay of a translated target: the upstream speaks another family than the entrance, so its
+ * answer is decoded and encoded again (src/protocols) instead of passed on byte for byte. A
+ * stream stays a stream: each upstream event is translated and written as it arrives
+ * (backpressure honoured). Usage comes from the decoded answer, in gwctl's one meaning; an
+ * upstream error is answered with its status and message in the entrance's shape; a stream that
+ * breaks or ends without its terminal event ends the client's stream with its protocol's error
+ * event and is logged and counted as a failure.
+ */
+import {performance} from 'node:perf_hooks'
+import type {Dispatcher} from 'undici'
+
+import type {ClientRequest} from '../../protocols/translate.js'
+import {StreamTranslator, translateResponse, upstreamErrorMessage} from '../../protocols/translate.js'
+import type {CarryStore} from '../../protocols/ir.js'
+import {describeError, sendFamilyError} from './error-shape.js'
+import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'
+import type {ProxyTarget} from './proxy-types.js'
+import type {RelayContext} from './relay.js'
+
+/** Largest non-stream upstream answer translated (a bigger one is refused with a 502). */
+const MAX_TRANSLATED_JSON_BYTES = 64 * 1024 * 1024
+
+/** What a translated relay needs beyond the plain relay's context. */
+export interface Translation {
+  client: ClientRequest
+  carry?: CarryStore
+}
+
+function excerpt(text: string): string {
+  return text
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 200)
+}
+
+/** Relays one upstream answer of another family, translated, and settles the breaker. */
+export async function relayTranslated(
+  ctx: RelayContext,
+  upstream: Dispatcher.ResponseData,
+  status: number,
+  target: ProxyTarget,
+  credential: string | undefined,
+  translation: Translation,
+): Promise<void> {
+  const {res, family, result, started} = ctx
+  const provider = target.provider
+  const upFamily = provider.family
+  const headers = returnHeaders(upstream.headers)
+  delete headers['content-type']
+  delete headers['content-encoding']
+  const upstreamId = upstream.headers['request-id'] ?? upstream.headers['x-request-id']
+  result.requestId = (Array.isArray(upstreamId) ? upstreamId[0] : upstreamId) ?? mintRequestId()
+  const idName = requestIdHeader(family)
+  delete headers['request-id']
+  delete headers['x-request-id']
+  headers[idName] = result.requestId
+  const contentType = String(upstream.headers['content-type'] ?? '')
+  const sse = /text\/event-stream/i.test(contentType)
+  result.stream = translation.client.request.stream
+  const redact = (text: string): string => (credential ? text.split(credential).join('[redacted]') : text)
+
+  if (status >= 400) {
+    let text: string
+    try {
+      text = redact(await upstream.body.text())
+    } catch (error) {
+      const message = `${provider.name}: the error answer (${status}) broke off: ${describeError(error, ctx.timeouts)}`
+      target.breaker?.recordFailure(message)
+      result.status = 502
+      result.error = message
+      sendFamilyError(res, family, 502, message, {requestId: result.requestId})
+      return
+    }
+    const said = upstreamErrorMessage(text) ?? (excerpt(text) || 'an empty body')
+    const message = `${provider.name} (${upFamily}, translated): upstream answered ${status}: ${said}`
+    result.status = status
+    result.error = message
+    result.ttfbMs = performance.now() - started
+    const passed: Record<string, string> = {}
+    for (const name of ['retry-after', 'retry-after-ms', 'x-should-retry']) {
+      const value = headers[name]
+      if (typeof value === 'string') passed[name] = value
+    }
+    sendFamilyError(res, family, status, message, {requestId: result.requestId, headers: passed})
+    if (status < 500 && status !== 429) target.breaker?.recordSuccess()
+    return
+  }
+
+  const ctxCodec = {carry: translation.carry}
+  if (!translation.client.request.stream) {
+    let body: unknown
+    let failure: string | undefined
+    try {
+      const chunks: Buffer[] = []
+      let size = 0
+      for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
+        size += chunk.length
+        if (size > MAX_TRANSLATED_JSON_BYTES)
+          throw new Error(`answer larger than ${MAX_TRANSLATED_JSON_BYTES} bytes`)
+        chunks.push(chunk)
+      }
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+    } catch (error) {
+      failure =
+        error instanceof SyntaxError ? 'an answer that is not JSON' : describeError(error, ctx.timeouts)
+    }
+    let out: ReturnType<typeof translateResponse> | undefined
+    if (!failure) {
+      try {
+        out = translateResponse(upFamily, translation.client, body, ctxCodec)
+      } catch (error) {
+        failure = `an answer that cannot be translated (${(error as Error).message})`
+      }
+    }
+    if (!out) {
+      const message = `${provider.name}: upstream answered ${status} with ${failure}`
+      target.breaker?.recordFailure(message)
+      result.status = 502
+      result.error = message
+      sendFamilyError(res, family, 502, message, {requestId: result.requestId})
+      return
+    }
+    const text = JSON.stringify(out.body)
+    result.status = status
+    result.usage = family === 'responses' ? {...out.usage, responseId: String(out.body.id ?? '')} : out.usage
+    result.ttfbMs = performance.now() - started
+    res.writeHead(status, {
+      ...headers,
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(text)),
+    })
+    res.end(text)
+    target.breaker?.recordSuccess()
+    return
+  }
+
+  if (!sse) {
+    await upstream.body.dump().catch(() => undefined)
+    const message = `${provider.name}: upstream answered ${status} with ${contentType || 'no content type'}, not a stream`
+    target.breaker?.recordFailure(message)
+    result.status = 502
+    result.error = message
+    sendFamilyError(res, family, 502, message, {requestId: result.requestId})
+    return
+  }
+
+  const translator = new StreamTranslator(upFamily, translation.client, ctxCodec)
+  result.status = status
+  res.writeHead(status, {...headers, 'content-type': 'text/event-stream', 'cache-control': 'no-cache'})
+  const body = upstream.body
+  const broken = await new Promise<{error: unknown} | undefined>((resolve) => {
+    const resume = (): void => {
+      body.resume()
+    }
+    const send = (data: string): void => {
+      if (data.length === 0 || res.destroyed) return
+      if (result.ttfbMs === null) result.ttfbMs = performance.now() - started
+      if (!res.write(data)) {
+        body.pause()
+        res.once('drain', resume)
+      }
+    }
+    body.on('data', (chunk: Buffer) => {
+      if (res.destroyed) {
+        resolve({error: new Error('client closed the connection')})
+        return
+      }
+      send(translator.push(chunk))
+    })
+    body.on('end', () => {
+      send(translator.end())
+      if (!res.destroyed) res.end()
+      resolve(undefined)
+    })
+    body.on('error', (error) => resolve({error}))
+  })
+  const usage = translator.usage.get()
+  result.usage = usage ?? null
+  if (broken && (ctx.clientGone.aborted || result.clientAborted || res.destroyed)) {
+    result.clientAborted = true
+    result.error = 'client closed the connection'
+    target.breaker?.release()
+    body.destroy()
+    return
+  }
+  if (broken) {
+    const message = `${provider.name}: stream broke after the first byte: ${describeError(broken.error, ctx.timeouts)}`
+    result.error = message
+    target.breaker?.recordFailure(message)
+    if (!res.destroyed) res.end(translator.fail(502, message))
+    return
+  }
+  if (translator.error) {
+    const message = `${provider.name} (${upFamily}, translated): ${translator.error.message}`
+    result.error = message
+    target.breaker?.recordFailure(message)
+    return
+  }
+  target.breaker?.recordSuccess()
+}

@@ -1,0 +1,556 @@
+/**
+ * The translation contract: every one of the 12 directions between the four protocol families,
+ * through the real daemon (`gwctl gateway start --sim`) to the simulator, with the official SDK of
+ * the entrance as the unmodified client. For each direction, stream and non-stream:
+ * - text (with an image in the prompt),
+ * - a two-turn tool call with reasoning on: turn 2 sends back what the client's own agent would
+ *   (the assistant turn verbatim, or without what the client's protocol cannot hold), and the
+ *   simulator refuses history whose signatures or reasoning are missing or another vendor's, as
+ *   the real vendors do, so a 200 on turn 2 proves the opaque state made the round trip,
+ * - an upstream error, which the SDK must raise with the upstream's status and message,
+ * and every answered request's log row holds the usage the client was told, to the token.
+ */
+import {join} from 'node:path'
+import Anthropic from '@anthropic-ai/sdk'
+import {GoogleGenAI} from '@google/genai'
+import Database from 'better-sqlite3'
+import OpenAI from 'openai'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import type {Family, PolicyConfig} from '../src/store/schema.js'
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
+import {withState} from '../src/store/state.js'
+import {freePort, runCli, tempHome} from './helpers/cli.js'
+import {killDaemon} from './helpers/gateway.js'
+
+const FAMILIES: Family[] = ['chat', 'responses', 'messages', 'gemini']
+/** The model each simulated upstream is asked for (chat: the reasoning model, DeepSeek-like). */
+const UPSTREAM_MODEL: Record<Family, string> = {
+  chat: 'sim-reasoner',
+  responses: 'gpt-5',
+  messages: 'claude-sonnet-4-5',
+  gemini: 'gemini-2.5-flash',
+}
+/** A 1x1 PNG. */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
+const WEATHER = {
+  name: 'get_weather',
+  description: 'The weather in a city.',
+  parameters: {type: 'object', properties: {city: {type: 'string'}}, required: ['city']},
+}
+
+interface Tokens {
+  inputTokens: number
+  outputTokens: number
+  cacheReadTokens: number
+  cacheCreationTokens: number
+  reasoningTokens: number
+}
+
+/** What one turn gave the client, read through its SDK. */
+interface Turn {
+  text: string
+  calls: Array<{id: string; name: string; args: Record<string, unknown>}>
+  /** Usage as the client was told it, in gwctl's meaning; `null` for a count it cannot say. */
+  usage: {[K in keyof Tokens]: number | null}
+  /** Sends the tool results back as the client's agent would (the whole history). */
+  next: (output: string) => Promise<Turn>
+}
+
+interface Scenario {
+  stream: boolean
+  tools: boolean
+  reasoning: boolean
+  image: boolean
+  prompt: string
+}
+
+type Client = (s: Scenario) => Promise<Turn>
+
+let home = ''
+let base = ''
+let cleanup: () => void = () => {}
+const keys = new Map<Family, string>()
+let db: Database.Database | undefined
+/** The simulator behind the gateway (`--sim`), whose request record shows what each upstream got. */
+let simOrigin = ''
+
+beforeAll(async () => {
+  const t = tempHome()
+  home = t.home
+  cleanup = t.cleanup
+  const port = await freePort()
+  // one policy per upstream family: every other entrance translated to its simulator
+  const policies: PolicyConfig[] = FAMILIES.map((up) => ({
+    id: `to-${up}`,
+    routes: Object.fromEntries(
+      FAMILIES.filter((f) => f !== up).map((f) => [
+        f,
+        [{provider: `sim-${up}`, model: UPSTREAM_MODEL[up], translate: true}],
+      ]),
+    ),
+    fallbacks: true,
+    breaker: DEFAULT_BREAKER,
+    timeouts: DEFAULT_TIMEOUTS,
+  }))
+  const previous = process.env.GWCTL_HOME
+  process.env.GWCTL_HOME = home
+  try {
+    await withState((store) => void store.data.policies.push(...policies), join(home, 'state.json'))
+  } finally {
+    if (previous === undefined) delete process.env.GWCTL_HOME
+    else process.env.GWCTL_HOME = previous
+  }
+  const start = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {
+    home,
+    env: {GWCTL_GATEWAY_PORT: String(port)},
+  })
+  expect(start.exitCode, start.stderr).toBe(0)
+  base = `http://127.0.0.1:${port}`
+  const providers = (await (await fetch(`${base}/api/providers`)).json()) as {
+    providers: Array<{name: string; baseUrl: string}>
+  }
+  simOrigin = new URL(providers.providers.find((p) => p.name === 'sim-chat')!.baseUrl).origin
+  for (const up of FAMILIES) {
+    const res = await fetch(`${base}/api/keys/issue`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json'},
+      body: JSON.stringify({
+        employeeName: 'Ada',
+        employeeContact: 'ada@example.com',
+        agentName: `via-${up}`,
+        agentType: 'generic_agent',
+        policyId: `to-${up}`,
+      }),
+    })
+    const body = (await res.json()) as {keyValue: string}
+    expect(res.status, JSON.stringify(body)).toBe(200)
+    keys.set(up, body.keyValue)
+  }
+}, 120_000)
+
+afterAll(async () => {
+  db?.close()
+  await runCli(['gateway', 'stop'], {home})
+  await killDaemon(home)
+  cleanup()
+})
+
+let projects = 0
+/** A project name of its own for one test: its requests' log rows carry it (`x-gw-project`). */
+const newProject = (): string => `contract-${++projects}`
+
+/** The log rows of `project`, oldest first, once there are `count` (a row is written just after its answer). */
+async function rowsOf(project: string, count: number): Promise<Array<Record<string, any>>> {
+  db ??= new Database(join(home, 'logs.db'), {readonly: true})
+  let rows: Array<Record<string, any>> = []
+  for (let i = 0; i < 100; i++) {
+    rows = db.prepare('SELECT * FROM logs WHERE project = ? ORDER BY id').all(project) as Array<
+      Record<string, any>
+    >
+    if (rows.length >= count) break
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  expect(rows, `log rows of ${project}`).toHaveLength(count)
+  return rows
+}
+
+/** The body of the newest request the simulated upstream of `up` received. */
+async function lastUpstreamBody(up: Family): Promise<any> {
+  const {requests} = (await (await fetch(`${simOrigin}/__sim/requests`)).json()) as {
+    requests: Array<{method: string; path: string; body: unknown}>
+  }
+  const path = {
+    chat: /\/chat\/completions$/,
+    responses: /\/responses$/,
+    messages: /\/messages$/,
+    gemini: /:(stream)?generateContent$/i,
+  }[up]
+  const last = requests.filter((r) => r.method === 'POST' && path.test(r.path)).at(-1)
+  expect(last, `a request to the ${up} simulator`).toBeDefined()
+  return typeof last!.body === 'string' ? JSON.parse(last!.body) : last!.body
+}
+
+/**
+ * Turn 2 reached the upstream with the reasoning state that upstream made on turn 1 (not merely
+ * accepted after the gateway dropped it): the thinking block and its signature, the call's
+ * thoughtSignature, `reasoning_content`, the reasoning item's `encrypted_content`.
+ */
+function expectReasoningReturned(up: Family, body: any): void {
+  switch (up) {
+    case 'messages': {
+      expect(body.thinking?.type, 'thinking stays on').toBe('enabled')
+      const assistant = body.messages.filter((m: any) => m.role === 'assistant').at(-1)
+      const thinking = assistant.content.find((b: any) => b.type === 'thinking')
+      expect(thinking?.signature, 'the thinking block goes back with its signature').toBeTruthy()
+      break
+    }
+    case 'gemini': {
+      const model = body.contents.filter((c: any) => c.role === 'model').at(-1)
+      const call = model.parts.find((p: any) => p.functionCall)
+      expect(call.thoughtSignature, 'the call goes back with its own thoughtSignature').toBeTruthy()
+      expect(call.thoughtSignature).not.toBe('skip_thought_signature_validator')
+      break
+    }
+    case 'chat': {
+      const assistant = body.messages.filter((m: any) => m.role === 'assistant').at(-1)
+      expect(assistant.reasoning_content, 'reasoning_content goes back').toBeTruthy()
+      break
+    }
+    case 'responses': {
+      const reasoning = body.input.find((i: any) => i.type === 'reasoning')
+      expect(reasoning?.encrypted_content, 'the reasoning item goes back').toBeTruthy()
+      break
+    }
+  }
+}
+
+function expectUsageLogged(row: Record<string, any>, usage: Turn['usage']): void {
+  const logged: Tokens = {
+    inputTokens: row.input_tokens,
+    outputTokens: row.output_tokens,
+    cacheReadTokens: row.cache_read_tokens,
+    cacheCreationTokens: row.cache_creation_tokens,
+    reasoningTokens: row.reasoning_tokens,
+  }
+  expect(logged.inputTokens).toBeGreaterThan(0)
+  expect(logged.outputTokens).toBeGreaterThan(0)
+  for (const [k, v] of Object.entries(usage)) if (v !== null) expect(logged[k as keyof Tokens], k).toBe(v)
+}
+
+// ---------------------------------------------------------------------------------------------
+// One adapter per entrance: the official SDK, used the way that family's agent uses it.
+
+const FAULT = 'x-sim-fault'
+
+function chatClient(key: string, headers: Record<string, string> = {}): Client {
+  const client = new OpenAI({baseURL: `${base}/v1`, apiKey: key, maxRetries: 0, defaultHeaders: headers})
+  return async (s) => {
+    const messages: any[] = [
+      {role: 'system', content: 'Be brief.'},
+      {
+        role: 'user',
+        content: s.image
+          ? [
+              {type: 'text', text: s.prompt},
+              {type: 'image_url', image_url: {url: `data:image/png;base64,${PNG}`}},
+            ]
+          : s.prompt,
+      },
+    ]
+    const send = async (): Promise<Turn> => {
+      const params: any = {
+        model: 'any-model',
+        messages,
+        ...(s.tools ? {tools: [{type: 'function', function: WEATHER}]} : {}),
+        ...(s.reasoning ? {reasoning_effort: 'medium'} : {}),
+      }
+      const done = s.stream
+        ? await client.chat.completions
+            .stream({...params, stream: true, stream_options: {include_usage: true}})
+            .finalChatCompletion()
+        : await client.chat.completions.create(params)
+      const message = done.choices[0].message
+      const u: any = done.usage
+      return {
+        text: message.content ?? '',
+        calls: (message.tool_calls ?? []).map((c: any) => ({
+          id: c.id,
+          name: c.function.name,
+          args: JSON.parse(c.function.arguments || '{}'),
+        })),
+        usage: {
+          inputTokens: u.prompt_tokens,
+          outputTokens: u.completion_tokens,
+          cacheReadTokens: u.prompt_tokens_details?.cached_tokens ?? 0,
+          cacheCreationTokens: null,
+          reasoningTokens: u.completion_tokens_details?.reasoning_tokens ?? 0,
+        },
+        next: async (output) => {
+          // a plain chat client sends back content and tool calls only: whatever else the
+          // upstream needs must be kept by the gateway
+          messages.push({role: 'assistant', content: message.content ?? null, tool_calls: message.tool_calls})
+          for (const c of message.tool_calls ?? [])
+            messages.push({role: 'tool', tool_call_id: c.id, content: output})
+          return send()
+        },
+      }
+    }
+    return send()
+  }
+}
+
+function responsesClient(key: string, headers: Record<string, string> = {}): Client {
+  const client = new OpenAI({baseURL: `${base}/v1`, apiKey: key, maxRetries: 0, defaultHeaders: headers})
+  return async (s) => {
+    const input: any[] = [
+      {
+        role: 'user',
+        content: [
+          {type: 'input_text', text: s.prompt},
+          ...(s.image
+            ? [{type: 'input_image', image_url: `data:image/png;base64,${PNG}`, detail: 'auto'}]
+            : []),
+        ],
+      },
+    ]
+    const send = async (): Promise<Turn> => {
+      const params: any = {
+        model: 'any-model',
+        instructions: 'Be brief.',
+        input,
+        store: false,
+        ...(s.tools ? {tools: [{type: 'function', ...WEATHER, strict: false}]} : {}),
+        ...(s.reasoning
+          ? {reasoning: {effort: 'medium', summary: 'auto'}, include: ['reasoning.encrypted_content']}
+          : {}),
+      }
+      const done: any = s.stream
+        ? await client.responses.stream(params).finalResponse()
+        : await client.responses.create(params)
+      const u = done.usage
+      return {
+        text: done.output_text ?? '',
+        calls: done.output
+          .filter((i: any) => i.type === 'function_call')
+          .map((c: any) => ({id: c.call_id, name: c.name, args: JSON.parse(c.arguments || '{}')})),
+        usage: {
+          inputTokens: u.input_tokens,
+          outputTokens: u.output_tokens,
+          cacheReadTokens: u.input_tokens_details?.cached_tokens ?? 0,
+          cacheCreationTokens: null,
+          reasoningTokens: u.output_tokens_details?.reasoning_tokens ?? 0,
+        },
+        next: async (output) => {
+          // as Codex does: every output item back verbatim (reasoning with encrypted_content)
+          input.push(...done.output)
+          for (const c of done.output.filter((i: any) => i.type === 'function_call'))
+            input.push({type: 'function_call_output', call_id: c.call_id, output})
+          return send()
+        },
+      }
+    }
+    return send()
+  }
+}
+
+function messagesClient(key: string, headers: Record<string, string> = {}): Client {
+  const client = new Anthropic({baseURL: base, apiKey: key, maxRetries: 0, defaultHeaders: headers})
+  return async (s) => {
+    const messages: any[] = [
+      {
+        role: 'user',
+        content: [
+          {type: 'text', text: s.prompt},
+          ...(s.image ? [{type: 'image', source: {type: 'base64', media_type: 'image/png', data: PNG}}] : []),
+        ],
+      },
+    ]
+    const send = async (): Promise<Turn> => {
+      const params: any = {
+        model: 'claude-sonnet-4-5',
+        max_tokens: 4096,
+        system: [{type: 'text', text: 'Be brief.', cache_control: {type: 'ephemeral'}}],
+        messages,
+        ...(s.tools
+          ? {
+              tools: [
+                {name: WEATHER.name, description: WEATHER.description, input_schema: WEATHER.parameters},
+              ],
+            }
+          : {}),
+        ...(s.reasoning ? {thinking: {type: 'enabled', budget_tokens: 2048}} : {}),
+      }
+      const done: any = s.stream
+        ? await client.messages.stream(params).finalMessage()
+        : await client.messages.create(params)
+      const u = done.usage
+      return {
+        text: done.content
+          .filter((b: any) => b.type === 'text')
+          .map((b: any) => b.text)
+          .join(''),
+        calls: done.content
+          .filter((b: any) => b.type === 'tool_use')
+          .map((b: any) => ({id: b.id, name: b.name, args: b.input})),
+        usage: {
+          inputTokens:
+            u.input_tokens + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0),
+          outputTokens: u.output_tokens,
+          cacheReadTokens: u.cache_read_input_tokens ?? 0,
+          cacheCreationTokens: u.cache_creation_input_tokens ?? 0,
+          reasoningTokens: null,
+        },
+        next: async (output) => {
+          // as Claude Code does: the assistant content verbatim, thinking blocks and signatures included
+          messages.push({role: 'assistant', content: done.content})
+          messages.push({
+            role: 'user',
+            content: done.content
+              .filter((b: any) => b.type === 'tool_use')
+              .map((b: any) => ({type: 'tool_result', tool_use_id: b.id, content: output})),
+          })
+          return send()
+        },
+      }
+    }
+    return send()
+  }
+}
+
+function geminiClient(key: string, headers: Record<string, string> = {}): Client {
+  const ai = new GoogleGenAI({apiKey: key, httpOptions: {baseUrl: base, headers}})
+  return async (s) => {
+    const contents: any[] = [
+      {
+        role: 'user',
+        parts: [{text: s.prompt}, ...(s.image ? [{inlineData: {mimeType: 'image/png', data: PNG}}] : [])],
+      },
+    ]
+    const send = async (): Promise<Turn> => {
+      const params: any = {
+        model: 'gemini-2.5-flash',
+        contents,
+        config: {
+          systemInstruction: 'Be brief.',
+          ...(s.tools
+            ? {
+                tools: [
+                  {
+                    functionDeclarations: [
+                      {
+                        name: WEATHER.name,
+                        description: WEATHER.description,
+                        parametersJsonSchema: WEATHER.parameters,
+                      },
+                    ],
+                  },
+                ],
+              }
+            : {}),
+          ...(s.reasoning ? {thinkingConfig: {thinkingBudget: 1024, includeThoughts: true}} : {}),
+        },
+      }
+      const parts: any[] = []
+      let meta: any
+      if (s.stream) {
+        for await (const chunk of await ai.models.generateContentStream(params)) {
+          parts.push(...(chunk.candidates?.[0]?.content?.parts ?? []))
+          if (chunk.usageMetadata) meta = chunk.usageMetadata
+        }
+      } else {
+        const done = await ai.models.generateContent(params)
+        parts.push(...(done.candidates?.[0]?.content?.parts ?? []))
+        meta = done.usageMetadata
+      }
+      const calls = parts.filter((p) => p.functionCall)
+      return {
+        text: parts
+          .filter((p) => typeof p.text === 'string' && !p.thought)
+          .map((p) => p.text)
+          .join(''),
+        calls: calls.map((p, i) => ({
+          id: p.functionCall.id ?? `c${i}`,
+          name: p.functionCall.name,
+          args: p.functionCall.args ?? {},
+        })),
+        usage: {
+          inputTokens: meta.promptTokenCount + (meta.toolUsePromptTokenCount ?? 0),
+          outputTokens: (meta.candidatesTokenCount ?? 0) + (meta.thoughtsTokenCount ?? 0),
+          cacheReadTokens: meta.cachedContentTokenCount ?? 0,
+          cacheCreationTokens: null,
+          reasoningTokens: meta.thoughtsTokenCount ?? 0,
+        },
+        next: async (output) => {
+          // as Gemini CLI does: the model's parts without thoughts (signatures stay on their parts)
+          contents.push({role: 'model', parts: parts.filter((p) => !p.thought)})
+          contents.push({
+            role: 'user',
+            parts: calls.map((p) => ({
+              functionResponse: {name: p.functionCall.name, id: p.functionCall.id, response: {output}},
+            })),
+          })
+          return send()
+        },
+      }
+    }
+    return send()
+  }
+}
+
+const CLIENTS: Record<Family, (key: string, headers?: Record<string, string>) => Client> = {
+  chat: chatClient,
+  responses: responsesClient,
+  messages: messagesClient,
+  gemini: geminiClient,
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const DIRECTIONS = FAMILIES.flatMap((client) =>
+  FAMILIES.filter((up) => up !== client).map((up) => ({client, up})),
+)
+
+describe.each(DIRECTIONS)('translation $client -> $up', {timeout: 60_000}, ({client, up}) => {
+  for (const stream of [false, true]) {
+    const mode = stream ? 'stream' : 'non-stream'
+
+    it(`${mode}: text with an image, usage logged exactly`, async () => {
+      const project = newProject()
+      const send = CLIENTS[client](keys.get(up)!, {'x-gw-project': project})
+      const turn = await send({stream, tools: false, reasoning: false, image: true, prompt: 'Say hello.'})
+      // the simulated vendors answer "PONG from sim: ...", the platform's chat "... You said: ..."
+      expect(turn.text).toMatch(up === 'chat' ? /You said: "Say hello\."/ : /PONG from sim: Say hello\./)
+      expect(turn.calls).toEqual([])
+      const [row] = await rowsOf(project, 1)
+      expect(row.status).toBe(200)
+      expect(row.error).toBeNull()
+      expect(row.entrance).toBe(client)
+      expect(row.provider).toBe(`sim-${up}`)
+      expect(row.upstream_family).toBe(up)
+      expectUsageLogged(row, turn.usage)
+    })
+
+    it(`${mode}: a tool call with reasoning on, and turn 2 accepted by the upstream`, async () => {
+      const project = newProject()
+      const send = CLIENTS[client](keys.get(up)!, {'x-gw-project': project})
+      const first = await send({
+        stream,
+        tools: true,
+        reasoning: true,
+        image: false,
+        prompt: 'Please use a tool for Paris.',
+      })
+      expect(first.calls.length).toBeGreaterThan(0)
+      expect(first.calls[0].name).toBe('get_weather')
+      expect(typeof first.calls[0].args).toBe('object')
+      expectUsageLogged((await rowsOf(project, 1))[0], first.usage)
+      const second = await first.next('sunny, 21 C')
+      expectReasoningReturned(up, await lastUpstreamBody(up))
+      expect(second.calls).toEqual([])
+      expect(second.text).toContain('sunny')
+      const row = (await rowsOf(project, 2))[1]
+      expect(row.status).toBe(200)
+      expect(row.error).toBeNull()
+      expectUsageLogged(row, second.usage)
+    })
+
+    it(`${mode}: an upstream error reaches the SDK with its status and message`, async () => {
+      const project = newProject()
+      const send = CLIENTS[client](keys.get(up)!, {
+        [FAULT]: 'status=400,message=the upstream refused this',
+        'x-gw-project': project,
+      })
+      const error = await send({stream, tools: false, reasoning: false, image: false, prompt: 'Hi'}).then(
+        () => undefined,
+        (e: unknown) => e as {status?: number; message?: string; code?: number},
+      )
+      expect(error, 'the SDK must throw').toBeDefined()
+      expect(error!.status ?? error!.code).toBe(400)
+      expect(String(error!.message)).toContain('the upstream refused this')
+      const [row] = await rowsOf(project, 1)
+      expect(row.status).toBe(400)
+      expect(row.error).toContain('the upstream refused this')
+    })
+  }
+})
