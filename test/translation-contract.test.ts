@@ -554,3 +554,93 @@ describe.each(DIRECTIONS)('translation $client -> $up', {timeout: 60_000}, ({cli
     })
   }
 })
+
+describe('around translation', {timeout: 60_000}, () => {
+  it('answers count_tokens and :countTokens with an estimate that says so, and lists translated models', async () => {
+    const messages = await fetch(`${base}/v1/messages/count_tokens`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': keys.get('chat')!,
+        'content-type': 'application/json',
+        'anthropic-version': '2023-06-01',
+      },
+      body: JSON.stringify({
+        model: 'claude-sonnet-4-5',
+        messages: [{role: 'user', content: 'x'.repeat(400)}],
+      }),
+    })
+    expect(messages.status).toBe(200)
+    expect(messages.headers.get('x-gw-estimate')).toBe('chars/4')
+    expect(await messages.json()).toEqual({input_tokens: 100, estimate: true})
+
+    const gemini = await fetch(`${base}/v1beta/models/gemini-2.5-flash:countTokens`, {
+      method: 'POST',
+      headers: {'x-goog-api-key': keys.get('chat')!, 'content-type': 'application/json'},
+      body: JSON.stringify({contents: [{role: 'user', parts: [{text: 'y'.repeat(40)}]}]}),
+    })
+    expect(gemini.status).toBe(200)
+    expect(await gemini.json()).toEqual({totalTokens: 10, estimate: true})
+
+    const models = await fetch(`${base}/v1/models`, {
+      headers: {'x-api-key': keys.get('chat')!, 'anthropic-version': '2023-06-01'},
+    })
+    const listed = (await models.json()) as {data: Array<{id: string; owned_by: string}>}
+    expect(listed.data).toContainEqual(expect.objectContaining({id: 'sim-reasoner', owned_by: 'sim-chat'}))
+  })
+
+  it('a history answered through translation is accepted untranslated by the client vendor afterwards', async () => {
+    // Claude Code on a chat upstream: its thinking blocks carry gwctl-wrapped signatures ...
+    // ... then the same conversation goes to a Messages upstream untranslated (the default policy
+    // under --sim): Anthropic would refuse a signature it did not make, so the gateway drops them
+    const native = await fetch(`${base}/api/keys/issue`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json'},
+      body: JSON.stringify({
+        employeeName: 'Ada',
+        employeeContact: 'ada@example.com',
+        agentName: 'native-messages',
+        agentType: 'generic_agent',
+      }),
+    })
+    const {keyValue} = (await native.json()) as {keyValue: string}
+    const client = new Anthropic({baseURL: base, apiKey: keyValue, maxRetries: 0})
+    const history: any[] = [{role: 'user', content: [{type: 'text', text: 'Please use a tool for Rome.'}]}]
+    // the assistant turn as the translated route gave it (thinking signed gwx1.chat.)
+    const turn = (await (
+      await fetch(`${base}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'x-api-key': keys.get('chat')!,
+          'content-type': 'application/json',
+          'anthropic-version': '2023-06-01',
+        },
+        body: JSON.stringify({
+          model: 'claude-sonnet-4-5',
+          max_tokens: 4096,
+          thinking: {type: 'enabled', budget_tokens: 2048},
+          tools: [{name: WEATHER.name, input_schema: WEATHER.parameters}],
+          messages: history,
+        }),
+      })
+    ).json()) as {content: any[]}
+    const thinking = turn.content.find((b) => b.type === 'thinking')
+    expect(thinking?.signature).toMatch(/^gwx1\.chat\./)
+    history.push({role: 'assistant', content: turn.content})
+    history.push({
+      role: 'user',
+      content: turn.content
+        .filter((b) => b.type === 'tool_use')
+        .map((b) => ({type: 'tool_result', tool_use_id: b.id, content: 'sunny'})),
+    })
+    const second = await client.messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 4096,
+      thinking: {type: 'enabled', budget_tokens: 2048},
+      tools: [{name: WEATHER.name, input_schema: WEATHER.parameters as any}],
+      messages: history,
+    })
+    expect(second.content.map((b: any) => b.text ?? '').join('')).toContain('sunny')
+    const sent = await lastUpstreamBody('messages')
+    expect(JSON.stringify(sent)).not.toContain('gwx1.')
+  })
+})

@@ -47,6 +47,9 @@ let translation: Promise<[TranslateModule, TranslatedModule]> | undefined
 const loadTranslation = (): Promise<[TranslateModule, TranslatedModule]> =>
   (translation ??= Promise.all([import('../../protocols/translate.js'), import('./translated.js')]))
 
+/** See src/protocols/strip.ts (kept here too: that module loads only when a body holds it). */
+const WRAPPED_MARKER = '"gwx1.'
+
 /** The body of a count-tokens request (`/v1/messages/count_tokens`, `:countTokens`). */
 const COUNT_TOKENS = /(?:\/count_tokens|:countTokens)(?:\?|$)/
 
@@ -126,6 +129,8 @@ export async function proxyRequest(
 
   const targets = options.targets
   const carry = options.carry
+  /** The request for untranslated targets, once looked at for wrapped values. */
+  let stripped: typeof prepared | undefined
   /** The client's request decoded for translation (on the first translated target tried). */
   let client: ClientRequest | undefined
   let tried = 0
@@ -156,7 +161,11 @@ export async function proxyRequest(
           }
           ;({body} = sent)
           translated = sent
-        } else body = prepared.bodyFor(model)
+        } else {
+          // most bodies hold no wrapped value: no await, nothing loaded for them
+          stripped ??= family === 'chat' || request.body.indexOf(WRAPPED_MARKER) === -1 ? prepared : undefined
+          body = (stripped ?? (await untranslated())).bodyFor(model)
+        }
       } catch (error) {
         target.breaker?.release()
         const TranslationError = target.translate ? (await loadTranslation())[0].TranslationError : undefined
@@ -193,6 +202,25 @@ export async function proxyRequest(
   } finally {
     res.off('close', onClose)
     options.signal?.removeEventListener('abort', onSignal)
+  }
+
+  /**
+   * The request as an untranslated target gets it. A client answered through translation before
+   * may hold gwctl-wrapped reasoning (`gwx1.`) that its own vendor would refuse: such a body (found
+   * by a byte search, so others cost nothing more) goes without those values.
+   */
+  async function untranslated(): Promise<typeof prepared> {
+    const {stripWrapped} = await import('../../protocols/strip.js')
+    let json: unknown = request.json
+    try {
+      json ??= JSON.parse(request.body.toString('utf8'))
+    } catch {
+      return (stripped = prepared)
+    }
+    if (!json || typeof json !== 'object' || Array.isArray(json)) return (stripped = prepared)
+    const copy = structuredClone(json) as Record<string, unknown>
+    if (!stripWrapped(family, copy)) return (stripped = prepared)
+    return (stripped = prepare({...request, body: Buffer.from(JSON.stringify(copy)), json: copy}))
   }
 
   /**

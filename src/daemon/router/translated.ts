@@ -177,7 +177,9 @@ export async function relayTranslated(
     body.on('error', (error) => resolve({error}))
   })
   const usage = translator.usage.get()
-  result.usage = usage ?? null
+  // a Responses client records the response id it was given (Codex's history): the row keys on it
+  result.usage =
+    usage && family === 'responses' && translator.id ? {...usage, responseId: translator.id} : (usage ?? null)
   if (broken && (ctx.clientGone.aborted || result.clientAborted || res.destroyed)) {
     result.clientAborted = true
     result.error = 'client closed the connection'

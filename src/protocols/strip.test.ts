@@ -1,0 +1,74 @@
+import {describe, expect, it} from 'vitest'
+
+import {stripWrapped} from './strip.js'
+
+describe('stripWrapped', () => {
+  it('drops thinking blocks wrapped for gwctl from a Messages history, and thinking when the loop then lacks it', () => {
+    const body: Record<string, any> = {
+      thinking: {type: 'enabled', budget_tokens: 2048},
+      messages: [
+        {role: 'user', content: 'weather?'},
+        {
+          role: 'assistant',
+          content: [
+            {type: 'thinking', thinking: 'from a chat upstream', signature: 'gwx1.chat.'},
+            {type: 'tool_use', id: 't1', name: 'w', input: {}},
+          ],
+        },
+        {role: 'user', content: [{type: 'tool_result', tool_use_id: 't1', content: 'sunny'}]},
+      ],
+    }
+    expect(stripWrapped('messages', body)).toBe(true)
+    expect(body.messages[1].content).toEqual([{type: 'tool_use', id: 't1', name: 'w', input: {}}])
+    expect(body.thinking).toBeUndefined()
+  })
+
+  it('keeps Anthropic-signed thinking and the thinking setting', () => {
+    const body: Record<string, any> = {
+      thinking: {type: 'enabled', budget_tokens: 2048},
+      messages: [
+        {role: 'user', content: 'hi'},
+        {
+          role: 'assistant',
+          content: [
+            {type: 'thinking', thinking: 'own', signature: 'EqQBCgIYAhIM'},
+            {type: 'tool_use', id: 't1', name: 'w', input: {}},
+          ],
+        },
+      ],
+    }
+    expect(stripWrapped('messages', body)).toBe(false)
+    expect(body.thinking).toEqual({type: 'enabled', budget_tokens: 2048})
+  })
+
+  it('drops wrapped reasoning items of a Responses input and marks wrapped Gemini call signatures to be skipped', () => {
+    const responses: Record<string, any> = {
+      input: [
+        {type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'gwx1.messages.sig'},
+        {type: 'reasoning', id: 'rs_2', summary: [], encrypted_content: 'own'},
+        {type: 'function_call_output', call_id: 'c', output: 'x'},
+      ],
+    }
+    expect(stripWrapped('responses', responses)).toBe(true)
+    expect(responses.input.map((i: any) => i.id ?? i.type)).toEqual(['rs_2', 'function_call_output'])
+
+    const gemini: Record<string, any> = {
+      contents: [
+        {
+          role: 'model',
+          parts: [
+            {text: '', thought: true, thoughtSignature: 'gwx1.messages.sig'},
+            {functionCall: {name: 'w', args: {}}, thoughtSignature: 'gwx1.responses.x'},
+            {text: 'done', thoughtSignature: 'gwx1.chat.'},
+          ],
+        },
+      ],
+    }
+    expect(stripWrapped('gemini', gemini)).toBe(true)
+    expect(gemini.contents[0].parts).toEqual([
+      {functionCall: {name: 'w', args: {}}, thoughtSignature: 'skip_thought_signature_validator'},
+      {text: 'done'},
+    ])
+    expect(stripWrapped('chat', {messages: []})).toBe(false)
+  })
+})
