@@ -115,6 +115,7 @@ describe('LogStore', () => {
         ttfbMs: i % 4 === 0 ? null : i / 4,
         error: i % 5 === 0 ? `err ${i}` : null,
         requestId: `req_${i}`,
+        upstreamFamily: i % 2 === 0 ? null : 'chat',
       }),
     )
     for (const row of rows) store.append(row)
