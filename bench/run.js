@@ -2,7 +2,7 @@
 // machine, against the simulator on loopback, and reported as a ratio against a baseline measured
 // in the same run. Results are written between the markers of bench/README.md.
 import {spawn} from 'node:child_process'
-import {mkdtempSync, openSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {createServer as createNetServer} from 'node:net'
 import {cpus, loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -460,32 +460,18 @@ async function startGatewayTarget(simOrigin) {
   const home = mkdtempSync(join(tmpdir(), 'gwctl-bench-'))
   process.on('exit', () => rmSync(home, {recursive: true, force: true}))
   process.env.GWCTL_HOME = home
-  const {withState, validateState} = await import('../dist/store/state.js')
-  let translatedSkipped
-  await withState(
-    (store) => {
-      store.data.providers.push({
-        name: 'bench-sim',
-        family: 'chat',
-        baseUrl: simOrigin,
-        credential: {secret: 'sim'},
-      })
-      const policy = store.data.policies.find((p) => p.id === 'default')
-      policy.routes = {chat: [{provider: 'bench-sim'}]}
-      store.data.policies.push({
-        ...JSON.parse(JSON.stringify(policy)),
-        id: 'translated',
-        description: 'bench: Anthropic Messages answered by a chat-completions upstream',
-        routes: {messages: [{provider: 'bench-sim', model: 'sim-mini', translate: true}]},
-      })
-      const problems = validateState(store.data)
-      if (problems.length > 0) {
-        store.data.policies.pop()
-        translatedSkipped = `this gwctl's state does not take a translating target (${problems.join('; ')})`
-      }
-    },
-    join(home, 'state.json'),
-  )
+  const {withState, inspectStateFile} = await import('../dist/store/state.js')
+  const statePath = join(home, 'state.json')
+  await withState((store) => {
+    store.data.providers.push({
+      name: 'bench-sim',
+      family: 'chat',
+      baseUrl: simOrigin,
+      credential: {secret: 'sim'},
+    })
+    store.data.policies.find((p) => p.id === 'default').routes = {chat: [{provider: 'bench-sim'}]}
+  }, statePath)
+  const translatedSkipped = addTranslatedPolicy(statePath, inspectStateFile)
   const port = await freePort()
   // an empty HOME: the daemon's history scanner finds no agent history (the real home's would
   // make its memory depend on this machine; historyScanRss measures a scan on its own)
@@ -504,21 +490,50 @@ async function startGatewayTarget(simOrigin) {
   // Idle: started, one key issued, no model traffic yet; a second after, so start-up garbage settles.
   await new Promise((r) => setTimeout(r, 1000))
   const idleRssMB = rssMB(child.pid)
-  let translated
-  if (!translatedSkipped)
-    translated = await startTranslated(origin, child.pid).catch((error) => {
-      translatedSkipped = error.message
-      return undefined
-    })
-  return {
+  const gateway = {
     name: 'gateway',
     origin,
     pid: child.pid,
     idleRssMB,
     headers: {'content-type': 'application/json', authorization: `Bearer ${keyValue}`},
-    translated,
     translatedSkipped,
   }
+  if (!translatedSkipped)
+    gateway.translated = await startTranslated(origin, child.pid).catch((error) => {
+      gateway.translatedSkipped = error.message
+      return undefined
+    })
+  return gateway
+}
+
+/**
+ * Adds the policy `translated` (the default policy's settings; its `messages` route the bench's
+ * chat provider with `translate: true`) to the state file before the daemon starts, when this
+ * gwctl's state takes it: the candidate is checked by gwctl's own validation
+ * (`inspectStateFile`) and only then put in place, so a gwctl without translation still starts
+ * (a target field it does not know makes the whole state invalid). Returns why not, or
+ * undefined.
+ */
+function addTranslatedPolicy(statePath, inspectStateFile) {
+  if (typeof inspectStateFile !== 'function')
+    return 'this gwctl has no inspectStateFile to check the state with'
+  const state = JSON.parse(readFileSync(statePath, 'utf8'))
+  const policy = state.policies.find((p) => p.id === 'default')
+  state.policies.push({
+    ...JSON.parse(JSON.stringify(policy)),
+    id: 'translated',
+    description: 'bench: Anthropic Messages answered by a chat-completions upstream',
+    routes: {messages: [{provider: 'bench-sim', model: 'sim-mini', translate: true}]},
+  })
+  const candidate = `${statePath}.bench-candidate`
+  writeFileSync(candidate, JSON.stringify(state, null, 2), {mode: 0o600})
+  const {problems} = inspectStateFile(candidate)
+  if (problems.length > 0) {
+    rmSync(candidate, {force: true})
+    return `this gwctl's state does not take a translating target (${problems.join('; ')})`
+  }
+  renameSync(candidate, statePath)
+  return undefined
 }
 
 /**
