@@ -363,7 +363,9 @@ async function main() {
     notes.push(`gateway (translated: messages -> chat): ${gateway.translatedSkipped}`)
   for (const t of dropped) notes.push(`${t.name}: ${t.failed}`)
   if (notes.length > 0)
-    lines.push(`\nNot benchmarked in this run: ${notes.map((n) => n.replaceAll('|', '/')).join('; ')}.`)
+    lines.push(
+      `\nNot benchmarked in this run: ${notes.map((n) => n.replaceAll('|', '/').replace(/\.$/, '')).join('; ')}.`,
+    )
   if (cliRows.length > 0) {
     lines.push('')
     lines.push(
@@ -530,7 +532,7 @@ function addTranslatedPolicy(statePath, inspectStateFile) {
   const {problems} = inspectStateFile(candidate)
   if (problems.length > 0) {
     rmSync(candidate, {force: true})
-    return `this gwctl's state does not take a translating target (${problems.join('; ')})`
+    return `this gwctl's state does not take a translating target (${problems.map((m) => m.replace(/\.$/, '')).join('; ')})`
   }
   renameSync(candidate, statePath)
   return undefined
