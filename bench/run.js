@@ -2,7 +2,7 @@
 // machine, against the simulator on loopback, and reported as a ratio against a baseline measured
 // in the same run. Results are written between the markers of bench/README.md.
 import {spawn} from 'node:child_process'
-import {mkdtempSync, openSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {createServer as createNetServer} from 'node:net'
 import {cpus, loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -54,15 +54,21 @@ function quantiles(samples) {
   return {median: q(0.5), p99: q(0.99)}
 }
 
+// A target may carry its own `path`, `body` and `streamBody` (the Anthropic Messages rows);
+// without them it is asked for chat completions.
+const pathOf = (t) => t.path ?? '/v1/chat/completions'
+
 /** Sequential requests over one keep-alive connection: time to the end of the body. */
-async function sequential(origin, headers, body, n) {
-  const client = new Client(origin, {keepAliveTimeout: 30_000})
+async function sequential(t, n) {
+  const client = new Client(t.origin, {keepAliveTimeout: 30_000})
   const samples = []
+  const [path, headers, body] = [pathOf(t), t.headers, t.body ?? CHAT_BODY]
   for (let i = 0; i < n + 50; i++) {
     const t0 = performance.now()
-    const res = await client.request({method: 'POST', path: '/v1/chat/completions', headers, body})
-    await res.body.text()
-    if (res.statusCode !== 200) throw new Error(`${origin} answered ${res.statusCode}`)
+    const res = await client.request({method: 'POST', path, headers, body})
+    const text = await res.body.text()
+    if (res.statusCode !== 200)
+      throw new Error(`${t.origin} answered ${res.statusCode}: ${text.slice(0, 200)}`)
     if (i >= 50) samples.push(performance.now() - t0)
   }
   await client.close()
@@ -70,19 +76,20 @@ async function sequential(origin, headers, body, n) {
 }
 
 /** Sequential streams: time to the first body byte. */
-async function firstByte(origin, headers, n) {
-  const client = new Client(origin, {keepAliveTimeout: 30_000})
+async function firstByte(t, n) {
+  const client = new Client(t.origin, {keepAliveTimeout: 30_000})
   const samples = []
   for (let i = 0; i < n + 20; i++) {
     const t0 = performance.now()
     const res = await client.request({
       method: 'POST',
-      path: '/v1/chat/completions',
-      headers,
-      body: STREAM_BODY,
+      path: pathOf(t),
+      headers: t.headers,
+      body: t.streamBody ?? STREAM_BODY,
     })
     let first
     for await (const chunk of res.body) if (chunk.length > 0) first ??= performance.now() - t0
+    if (res.statusCode !== 200) throw new Error(`${t.origin} answered ${res.statusCode} to a stream`)
     if (i >= 20) samples.push(first)
   }
   await client.close()
@@ -99,7 +106,7 @@ function rssMB(pid) {
   }
 }
 
-async function throughput(origin, headers, pid, seconds = LOAD_SECONDS) {
+async function throughput(t, pid, seconds = LOAD_SECONDS) {
   let peak
   const sampler = pid
     ? setInterval(() => {
@@ -108,16 +115,16 @@ async function throughput(origin, headers, pid, seconds = LOAD_SECONDS) {
       }, 200)
     : undefined
   const result = await autocannon({
-    url: `${origin}/v1/chat/completions`,
+    url: `${t.origin}${pathOf(t)}`,
     method: 'POST',
-    headers,
-    body: CHAT_BODY,
+    headers: t.headers,
+    body: t.body ?? CHAT_BODY,
     connections: CONNECTIONS,
     duration: seconds,
   })
-  if (result.non2xx > 0 || result.errors > 0)
-    throw new Error(`${origin}: ${result.non2xx} non-2xx, ${result.errors} errors`)
   if (sampler) clearInterval(sampler)
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${t.origin}: ${result.non2xx} non-2xx, ${result.errors} errors`)
   return {rps: result.requests.average, peakRssMB: peak}
 }
 
@@ -145,6 +152,10 @@ async function main() {
     return undefined
   })
   if (gateway) targets.push(gateway)
+  // the same daemon, asked in Anthropic Messages through a policy whose target translates
+  const translated = gateway?.translated
+  if (translated) targets.push(translated)
+  else if (gateway) console.error(`gateway (translated) not benchmarked: ${gateway.translatedSkipped}`)
   if (!process.argv.includes('--no-portkey')) {
     const {startPortkeyTarget} = await import('./portkey.js')
     const portkey = await startPortkeyTarget(simOrigin, children).catch((error) => {
@@ -153,6 +164,30 @@ async function main() {
     })
     if (portkey) targets.push(portkey)
   }
+  if (!process.argv.includes('--no-ccr')) {
+    const {startCcrTarget} = await import('./ccr.js')
+    const ccr = await startCcrTarget(simOrigin, children).catch((error) => {
+      console.error(`claude-code-router (peer row) not benchmarked: ${error.message}`)
+      return undefined
+    })
+    if (ccr) targets.push({...ccr, optional: true})
+  }
+  // An optional row (the translated gateway, claude-code-router) that fails while it is measured
+  // is dropped, with the reason printed, and the bench goes on without it.
+  const dropped = []
+  const measure = async (t, work) => {
+    if (t.failed) return []
+    try {
+      return await work()
+    } catch (error) {
+      if (!t.optional) throw error
+      t.failed = error.message
+      console.error(`${t.name} not benchmarked: ${error.message}`)
+      dropped.push(t)
+      return []
+    }
+  }
+  const live = () => targets.filter((t) => !t.failed)
 
   const rows = {}
   // Sequential latency in interleaved quarters (every target once per quarter), so a burst of
@@ -161,35 +196,41 @@ async function main() {
   const latency = Object.fromEntries(targets.map((t) => [t.name, []]))
   for (let part = 0; part < 4; part++)
     for (const t of targets) {
-      latency[t.name].push(...(await sequential(t.origin, t.headers, CHAT_BODY, SEQ_N / 4)))
+      latency[t.name].push(...(await measure(t, () => sequential(t, SEQ_N / 4))))
       if (t === gateway && part === 0) {
         // idle again after its first traffic (the upstream client is loaded by then)
         await new Promise((r) => setTimeout(r, 2000))
         gateway.afterTrafficRssMB = rssMB(gateway.pid)
       }
     }
-  for (const t of targets) rows[t.name] = {latency: quantiles(latency[t.name])}
+  for (const t of live()) rows[t.name] = {latency: quantiles(latency[t.name])}
   // interleaved too: a burst of other work on the machine during one target's streams would
   // otherwise count against that target alone
   console.error(`· time to first byte of streams (${TTFB_N} a target, in 4 interleaved parts)`)
   const ttfb = Object.fromEntries(targets.map((t) => [t.name, []]))
   for (let part = 0; part < 4; part++)
-    for (const t of targets) ttfb[t.name].push(...(await firstByte(t.origin, t.headers, TTFB_N / 4)))
-  for (const t of targets) rows[t.name].ttfb = quantiles(ttfb[t.name])
+    for (const t of targets) ttfb[t.name].push(...(await measure(t, () => firstByte(t, TTFB_N / 4))))
+  for (const t of targets) if (t.failed) delete rows[t.name]
+  for (const t of live()) rows[t.name].ttfb = quantiles(ttfb[t.name])
   // Throughput in interleaved rounds (every target once per round, after a warm-up round), the
   // median of the rounds: a burst of other work on the machine then hits every target alike.
   console.error(
     `· throughput at ${CONNECTIONS} connections: warm-up, then ${LOAD_ROUNDS} rounds of ${LOAD_SECONDS} s`,
   )
-  for (const t of targets) await throughput(t.origin, t.headers, undefined, 2)
+  for (const t of targets) await measure(t, () => throughput(t, undefined, 2))
   const rounds = Object.fromEntries(targets.map((t) => [t.name, {rps: [], peak: []}]))
   for (let r = 0; r < LOAD_ROUNDS; r++)
     for (const t of targets) {
-      const {rps, peakRssMB} = await throughput(t.origin, t.headers, t.pid)
+      // the translated row shares the gateway's daemon: its peak is the daemon's peak during
+      // the translated rounds, the gateway's during the untranslated ones
+      const result = await measure(t, () => throughput(t, t.pid))
+      if (t.failed) continue
+      const {rps, peakRssMB} = result
       rounds[t.name].rps.push(rps)
       if (peakRssMB !== undefined) rounds[t.name].peak.push(peakRssMB)
     }
-  for (const t of targets) {
+  for (const t of targets) if (t.failed) delete rows[t.name]
+  for (const t of live()) {
     const sorted = [...rounds[t.name].rps].sort((a, b) => a - b)
     rows[t.name].rps = sorted[Math.floor(sorted.length / 2)]
     rows[t.name].rpsRounds = rounds[t.name].rps
@@ -242,6 +283,8 @@ async function main() {
   const direct = rows.direct
   const bareRow = rows['bare pass-through']
   const gw = rows.gateway
+  const tr = translated && !translated.failed ? rows[translated.name] : undefined
+  const ccrRow = Object.entries(rows).find(([name]) => name.startsWith('claude-code-router'))?.[1]
   const addedBare = bareRow.latency.median - direct.latency.median
   const lines = []
   lines.push(
@@ -296,6 +339,7 @@ async function main() {
         `${fmt(gw.peakRssMB, 0)} MB vs ${fmt(bareRow.peakRssMB, 0)} MB at ${CONNECTIONS} connections`,
         (v, t) => v <= t,
       ],
+      ...(tr ? translatedChecks(tr, gw, direct, ccrRow) : []),
       ...extra,
     ]
     lines.push('| target | measured | limit | detail | met |')
@@ -314,6 +358,14 @@ async function main() {
         `| ${name} | ${fmt(value, 2)} | ${limit} | ${detail} | ${ok(value, limit) ? 'yes' : '**no**'} |`,
       )
   }
+  const notes = []
+  if (gateway && !translated)
+    notes.push(`gateway (translated: messages -> chat): ${gateway.translatedSkipped}`)
+  for (const t of dropped) notes.push(`${t.name}: ${t.failed}`)
+  if (notes.length > 0)
+    lines.push(
+      `\nNot benchmarked in this run: ${notes.map((n) => n.replaceAll('|', '/').replace(/\.$/, '')).join('; ')}.`,
+    )
   if (cliRows.length > 0) {
     lines.push('')
     lines.push(
@@ -351,27 +403,77 @@ async function main() {
 }
 
 /**
+ * The checks of the translated row (Anthropic Messages in, chat completions upstream), against
+ * the direct chat request, the untranslated gateway row of the same daemon, and
+ * claude-code-router, the peer that does the same translation.
+ */
+function translatedChecks(tr, gw, direct, ccrRow) {
+  const added = tr.latency.median - direct.latency.median
+  const addedTtfb = tr.ttfb.median - direct.ttfb.median
+  const gwTtfb = gw.ttfb.median - direct.ttfb.median
+  return [
+    [
+      'translated: added median latency ≤ 0.5 ms',
+      added,
+      0.5,
+      `messages -> chat ${fmt(added)} ms over direct chat (gateway untranslated: ${fmt(gw.latency.median - direct.latency.median)} ms)`,
+      (v, t) => v <= t,
+    ],
+    [
+      'translated: added first byte ≤ gateway + 0.3 ms',
+      addedTtfb - gwTtfb,
+      0.3,
+      `${fmt(addedTtfb)} ms vs ${fmt(gwTtfb)} ms`,
+      (v, t) => v <= t,
+    ],
+    ...(ccrRow
+      ? [
+          [
+            'translated: throughput ≥ 10 × claude-code-router',
+            tr.rps / ccrRow.rps,
+            10,
+            `${Math.round(tr.rps)} vs ${Math.round(ccrRow.rps)} req/s (rounds: ${tr.rpsRounds.map(Math.round).join(', ')} vs ${ccrRow.rpsRounds.map(Math.round).join(', ')})`,
+            (v, t) => v >= t,
+          ],
+        ]
+      : []),
+    [
+      'daemon RSS under translated load ≤ untranslated',
+      tr.peakRssMB / gw.peakRssMB,
+      1,
+      `${fmt(tr.peakRssMB, 0)} MB vs ${fmt(gw.peakRssMB, 0)} MB, one daemon, peak of each row's rounds at ${CONNECTIONS} connections`,
+      (v, t) => v <= t,
+    ],
+  ]
+}
+
+/**
  * The gateway (the daemon `gwctl gateway start` runs, built) in front of the simulator: a temp GWCTL_HOME whose
  * state has one chat provider (the bench's simulator) routed by the default policy, and one agent
  * key. Every request is authenticated, routed, tapped for usage and logged.
+ *
+ * The same daemon also serves the translated row (`translated`): a second policy, `translated`,
+ * whose `messages` route is the same chat provider with `translate: true`, and a second agent key
+ * issued with that policy; it is asked Anthropic Messages on /v1/messages. When this gwctl does
+ * not know `translate` (the state would not validate) or does not answer the translated route,
+ * the daemon runs without it and `translatedSkipped` says why.
  */
 async function startGatewayTarget(simOrigin) {
   const home = mkdtempSync(join(tmpdir(), 'gwctl-bench-'))
   process.on('exit', () => rmSync(home, {recursive: true, force: true}))
   process.env.GWCTL_HOME = home
-  const {withState} = await import('../dist/store/state.js')
-  await withState(
-    (store) => {
-      store.data.providers.push({
-        name: 'bench-sim',
-        family: 'chat',
-        baseUrl: simOrigin,
-        credential: {secret: 'sim'},
-      })
-      store.data.policies.find((p) => p.id === 'default').routes = {chat: [{provider: 'bench-sim'}]}
-    },
-    join(home, 'state.json'),
-  )
+  const {withState, inspectStateFile} = await import('../dist/store/state.js')
+  const statePath = join(home, 'state.json')
+  await withState((store) => {
+    store.data.providers.push({
+      name: 'bench-sim',
+      family: 'chat',
+      baseUrl: simOrigin,
+      credential: {secret: 'sim'},
+    })
+    store.data.policies.find((p) => p.id === 'default').routes = {chat: [{provider: 'bench-sim'}]}
+  }, statePath)
+  const translatedSkipped = addTranslatedPolicy(statePath, inspectStateFile)
   const port = await freePort()
   // an empty HOME: the daemon's history scanner finds no agent history (the real home's would
   // make its memory depend on this machine; historyScanRss measures a scan on its own)
@@ -389,12 +491,104 @@ async function startGatewayTarget(simOrigin) {
   const {keyValue} = await res.json()
   // Idle: started, one key issued, no model traffic yet; a second after, so start-up garbage settles.
   await new Promise((r) => setTimeout(r, 1000))
-  return {
+  const idleRssMB = rssMB(child.pid)
+  const gateway = {
     name: 'gateway',
     origin,
     pid: child.pid,
-    idleRssMB: rssMB(child.pid),
+    idleRssMB,
     headers: {'content-type': 'application/json', authorization: `Bearer ${keyValue}`},
+    translatedSkipped,
+  }
+  if (!translatedSkipped)
+    gateway.translated = await startTranslated(origin, child.pid).catch((error) => {
+      gateway.translatedSkipped = error.message
+      return undefined
+    })
+  return gateway
+}
+
+/**
+ * Adds the policy `translated` (the default policy's settings; its `messages` route the bench's
+ * chat provider with `translate: true`) to the state file before the daemon starts, when this
+ * gwctl's state takes it: the candidate is checked by gwctl's own validation
+ * (`inspectStateFile`) and only then put in place, so a gwctl without translation still starts
+ * (a target field it does not know makes the whole state invalid). Returns why not, or
+ * undefined.
+ */
+function addTranslatedPolicy(statePath, inspectStateFile) {
+  if (typeof inspectStateFile !== 'function')
+    return 'this gwctl has no inspectStateFile to check the state with'
+  const state = JSON.parse(readFileSync(statePath, 'utf8'))
+  const policy = state.policies.find((p) => p.id === 'default')
+  state.policies.push({
+    ...JSON.parse(JSON.stringify(policy)),
+    id: 'translated',
+    description: 'bench: Anthropic Messages answered by a chat-completions upstream',
+    routes: {messages: [{provider: 'bench-sim', model: 'sim-mini', translate: true}]},
+  })
+  const candidate = `${statePath}.bench-candidate`
+  writeFileSync(candidate, JSON.stringify(state, null, 2), {mode: 0o600})
+  const {problems} = inspectStateFile(candidate)
+  if (problems.length > 0) {
+    rmSync(candidate, {force: true})
+    return `this gwctl's state does not take a translating target (${problems.map((m) => m.replace(/\.$/, '')).join('; ')})`
+  }
+  renameSync(candidate, statePath)
+  return undefined
+}
+
+/**
+ * The translated row on the gateway's daemon: a key with policy `translated` (issued after the
+ * idle measurement, which stays "after start and one key issue"), checked with a real Anthropic
+ * Messages request and stream before it is a row.
+ */
+async function startTranslated(origin, pid) {
+  const {MESSAGES_BODY, MESSAGES_STREAM_BODY} = await import('./ccr.js')
+  const res = await fetch(`${origin}/api/keys/issue`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json'},
+    body: JSON.stringify({
+      employeeName: 'Bench',
+      employeeContact: 'bench@example.com',
+      agentName: 'bench-translated',
+      agentType: 'claude_code',
+      policyId: 'translated',
+    }),
+  })
+  const issued = await res.json().catch(() => ({}))
+  if (res.status !== 200 || !issued.keyValue)
+    throw new Error(
+      `the key for policy translated was not issued: ${res.status} ${JSON.stringify(issued).slice(0, 200)}`,
+    )
+  const headers = {
+    'content-type': 'application/json',
+    'x-api-key': issued.keyValue,
+    'anthropic-version': '2023-06-01',
+  }
+  const answer = await fetch(`${origin}/v1/messages`, {method: 'POST', headers, body: MESSAGES_BODY})
+  const text = await answer.text()
+  if (answer.status !== 200 || !JSON.parse(text).content?.some((b) => b.type === 'text'))
+    throw new Error(
+      `the daemon does not translate messages -> chat yet: ${answer.status} ${text.slice(0, 200)}`,
+    )
+  const stream = await fetch(`${origin}/v1/messages`, {method: 'POST', headers, body: MESSAGES_STREAM_BODY})
+  const events = await stream.text()
+  if (
+    stream.status !== 200 ||
+    !events.includes('event: message_start') ||
+    !events.includes('event: message_stop')
+  )
+    throw new Error(`the daemon's translated stream fails: ${stream.status} ${events.slice(0, 200)}`)
+  return {
+    name: 'gateway (translated: messages -> chat)',
+    origin,
+    pid,
+    optional: true,
+    headers,
+    path: '/v1/messages',
+    body: MESSAGES_BODY,
+    streamBody: MESSAGES_STREAM_BODY,
   }
 }
 
