@@ -644,3 +644,77 @@ describe('around translation', {timeout: 60_000}, () => {
     expect(JSON.stringify(sent)).not.toContain('gwx1.')
   })
 })
+
+describe('prompt cache through translation', {timeout: 60_000}, () => {
+  /** Cache reads / prompt tokens over turns 2..n of a text conversation, as the client is told. */
+  async function cacheRatio(
+    send: (
+      history: Array<{role: string; text: string}>,
+    ) => Promise<{text: string; input: number; cached: number}>,
+  ) {
+    const history: Array<{role: string; text: string}> = []
+    let input = 0
+    let cached = 0
+    for (let turn = 1; turn <= 5; turn++) {
+      history.push({role: 'user', text: `Turn ${turn}: tell me about the number ${turn * 7}.`})
+      const answer = await send(history)
+      history.push({role: 'assistant', text: answer.text})
+      if (turn > 1) {
+        input += answer.input
+        cached += answer.cached
+      }
+    }
+    return cached / input
+  }
+
+  it('a multi-turn conversation from Claude Code on a chat upstream hits the cache as the same conversation direct', async () => {
+    // a key of the default policy: under --sim its chat route is sim-chat itself, untranslated
+    const issued = await fetch(`${base}/api/keys/issue`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json'},
+      body: JSON.stringify({
+        employeeName: 'Ada',
+        employeeContact: 'ada@example.com',
+        agentName: 'native-chat',
+        agentType: 'generic_agent',
+      }),
+    })
+    const {keyValue} = (await issued.json()) as {keyValue: string}
+    const direct = new OpenAI({baseURL: `${base}/v1`, apiKey: keyValue, maxRetries: 0})
+    const directRatio = await cacheRatio(async (history) => {
+      const done = await direct.chat.completions.create({
+        model: 'sim-reasoner',
+        messages: [
+          {role: 'system', content: 'Be brief.'},
+          ...history.map((m) => ({role: m.role as 'user' | 'assistant', content: m.text})),
+        ],
+      })
+      const u: any = done.usage
+      return {
+        text: done.choices[0].message.content ?? '',
+        input: u.prompt_tokens,
+        cached: u.prompt_tokens_details?.cached_tokens ?? 0,
+      }
+    })
+    const translated = new Anthropic({baseURL: base, apiKey: keys.get('chat')!, maxRetries: 0})
+    const translatedRatio = await cacheRatio(async (history) => {
+      const done: any = await translated.messages.create({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 1024,
+        system: 'Be brief.',
+        messages: history.map((m) => ({role: m.role as 'user' | 'assistant', content: m.text})),
+      })
+      const u = done.usage
+      return {
+        text: done.content.map((b: any) => b.text ?? '').join(''),
+        input: u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens,
+        cached: u.cache_read_input_tokens,
+      }
+    })
+    console.log(
+      `prompt cache hits, turns 2-5: direct ${directRatio.toFixed(3)}, translated ${translatedRatio.toFixed(3)}`,
+    )
+    expect(directRatio).toBeGreaterThan(0.5)
+    expect(translatedRatio).toBeGreaterThanOrEqual(directRatio * 0.95)
+  })
+})

@@ -86,3 +86,33 @@ describe('routeLines', () => {
     expect(routeLines(p as never)).toEqual(['chat -> c', 'messages -> a, b:m'])
   })
 })
+
+describe('routePolicy and translation marks', () => {
+  it('keeps each target mark when called without a --translate answer (the app reordering a route)', async () => {
+    const {mkdtempSync, rmSync} = await import('node:fs')
+    const {tmpdir} = await import('node:os')
+    const {join} = await import('node:path')
+    const {routePolicy} = await import('./policies.js')
+    const home = mkdtempSync(join(tmpdir(), 'gwctl-policies-'))
+    const previous = process.env.GWCTL_HOME
+    process.env.GWCTL_HOME = home
+    try {
+      await routePolicy('p', 'messages', ['platform:glm', 'sim-messages'], {translate: true})
+      const reordered = await routePolicy('p', 'messages', ['sim-messages', 'platform:glm'])
+      expect(reordered.policy.routes.messages).toEqual([
+        {provider: 'sim-messages'},
+        {provider: 'platform', model: 'glm', translate: true},
+      ])
+      await expect(routePolicy('p', 'messages', ['platform:glm'], {translate: false})).rejects.toThrow(
+        /speaks chat, not messages/,
+      )
+      expect(routeLines(reordered.policy, reordered.providers)).toEqual([
+        'messages -> sim-messages, platform:glm (chat, translated)',
+      ])
+    } finally {
+      if (previous === undefined) delete process.env.GWCTL_HOME
+      else process.env.GWCTL_HOME = previous
+      rmSync(home, {recursive: true, force: true})
+    }
+  })
+})
