@@ -718,3 +718,62 @@ describe('prompt cache through translation', {timeout: 60_000}, () => {
     expect(translatedRatio).toBeGreaterThanOrEqual(directRatio * 0.95)
   })
 })
+
+describe('where peers break: Claude Code on a quirky chat upstream', {timeout: 60_000}, () => {
+  const tools = [
+    {name: 'get_weather', description: 'Weather.', input_schema: WEATHER.parameters},
+    {
+      name: 'get_time',
+      description: 'Time.',
+      input_schema: {type: 'object', properties: {city: {type: 'string'}}},
+    },
+  ]
+  const ask = (quirk: string, project: string) =>
+    new Anthropic({
+      baseURL: base,
+      apiKey: keys.get('chat')!,
+      maxRetries: 0,
+      defaultHeaders: {'x-sim-quirk': quirk, 'x-gw-project': project},
+    }).messages
+      .stream({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 1024,
+        thinking: {type: 'enabled', budget_tokens: 2048},
+        tools: tools as any,
+        messages: [{role: 'user', content: 'Please use a tool for Oslo.'}],
+      })
+      .finalMessage()
+
+  it('parallel tool calls with arguments cut mid-token, no finish_reason, usage only at the end, a strict server', async () => {
+    const project = newProject()
+    const done = await ask('parallel-tools,cut-args,no-finish-reason,usage-last,strict-fields', project)
+    const calls = done.content.filter((b) => b.type === 'tool_use') as Array<{name: string; input: any}>
+    expect(calls.map((c) => c.name)).toEqual(['get_weather', 'get_time'])
+    for (const c of calls) expect(typeof c.input).toBe('object')
+    // cut-args cuts inside an escaped quote: the reassembled value holds it whole
+    expect(calls[0].input.city).toMatch(/^said "Please use a tool/)
+    expect(done.stop_reason).toBe('tool_use')
+    expect(done.content[0].type).toBe('thinking')
+    const [row] = await rowsOf(project, 1)
+    expect(row.status).toBe(200)
+    expect(row.error).toBeNull()
+    expect(row.output_tokens).toBe(done.usage.output_tokens)
+  })
+
+  it('a tool call with empty arguments arrives as {}', async () => {
+    const done = await ask('empty-args', newProject())
+    const call = done.content.find((b) => b.type === 'tool_use') as {input: unknown}
+    expect(call.input).toEqual({})
+  })
+
+  it('a stream that ends without [DONE] is an error for the client, the log and the breaker', async () => {
+    const project = newProject()
+    const error = await ask('no-terminal', project).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    )
+    expect(error, 'the SDK must throw').toBeDefined()
+    const [row] = await rowsOf(project, 1)
+    expect(row.error).toMatch(/ended before|\[DONE\]/)
+  })
+})
