@@ -53,6 +53,15 @@ describe('policies route --translate', {timeout: 60_000}, () => {
     const list = await cli(['policies', 'list'])
     expect(list.stdout).toContain('platform:deepseek-v3 (chat, translated)')
 
+    // the platform provider exists once the platform is configured
+    expect((await cli(['config', 'set', 'base-url', 'http://127.0.0.1:9/api/v1'])).exitCode).toBe(0)
+    const doctor = await cli(['doctor', '--json'])
+    const policies = json(doctor).checks.find((c: {id: string}) => c.id === 'policies')
+    expect(policies.ok).toBe(true)
+    expect(policies.detail).toContain(
+      'translated: claude-on-chat/messages -> platform:deepseek-v3 (chat, translated)',
+    )
+
     // routing again without the flag is the spec's default: refused
     const again = await cli([
       'policies',

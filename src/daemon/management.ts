@@ -325,7 +325,7 @@ export function managementRoutes(): Route[] {
         uptimeSeconds: Math.floor((Date.now() - context.startedAt) / 1000),
         agents: views.length,
         enabledAgents: views.filter((v) => v.enabled).length,
-        agentsPerRoute: agentsPerRoute(views),
+        agentsPerRoute: agentsPerRoute(views, context.routing?.providers),
         latestRequestAt: latest || null,
         simOrigin: context.routing?.simOrigin ?? null,
         ...(context.degraded ? {degraded: context.degraded} : {}),

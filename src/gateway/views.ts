@@ -136,10 +136,13 @@ export interface RouteCount {
 }
 
 /** Agents per route (policy + family), for the status snapshot. */
-export function agentsPerRoute(views: readonly AgentView[]): RouteCount[] {
+export function agentsPerRoute(
+  views: readonly AgentView[],
+  providers: readonly Pick<ProviderConfig, 'name' | 'family'>[] = [],
+): RouteCount[] {
   const counts = new Map<string, RouteCount>()
   for (const v of views) {
-    const label = routeLabel(v.policyId, v.route)
+    const label = routeLabel(v.policyId, v.route, providers)
     const entry = counts.get(label) ?? {route: label, policyId: v.policyId, family: v.route.family, agents: 0}
     entry.agents++
     counts.set(label, entry)

@@ -8,7 +8,9 @@ import {DEFAULT_PORT, runningDaemon} from '../gateway/pidfile.js'
 import {describePortTaken, isPortFree} from '../gateway/port-holder.js'
 import {effectiveProviders, platformSettings} from '../gateway/effective-providers.js'
 import {policyProblems} from '../gateway/policy.js'
+import {routeLabel} from '../gateway/views.js'
 import type {PolicyConfig, ProviderConfig} from '../store/schema.js'
+import {FAMILIES} from '../store/schema.js'
 import {LogStore} from '../store/log-store.js'
 import {homeFile} from '../store/paths.js'
 import {inspectStateFile} from '../store/state.js'
@@ -137,7 +139,7 @@ const logDbCheck: DoctorCheck = {
 
 const policiesCheck: DoctorCheck = {
   id: 'policies',
-  title: 'Policies route only to known providers of the same protocol family',
+  title: 'Policies route only to known providers of the same protocol family (or marked for translation)',
   async run() {
     const path = homeFile('state')
     if (!existsSync(path)) return {ok: true, detail: 'no state file yet (seeded policies have no targets)'}
@@ -158,13 +160,22 @@ const policiesCheck: DoctorCheck = {
     }
     const providers = effectiveProviders(data, {platform, simOrigin: 'http://127.0.0.1:1'})
     const problems = data.policies.flatMap((p) => policyProblems(p, providers))
-    if (problems.length === 0)
-      return {ok: true, detail: `${data.policies.length} policies, ${providers.length} providers known`}
+    if (problems.length === 0) {
+      const translated = data.policies.flatMap((p) =>
+        FAMILIES.filter((f) => (p.routes[f] ?? []).some((t) => t.translate)).map((f) =>
+          routeLabel(p.id, {family: f, targets: (p.routes[f] ?? []).filter((t) => t.translate)}, providers),
+        ),
+      )
+      return {
+        ok: true,
+        detail: `${data.policies.length} policies, ${providers.length} providers known${translated.length > 0 ? `; translated: ${translated.join('; ')}` : ''}`,
+      }
+    }
     return {
       ok: false,
       detail:
         problems.slice(0, 5).join('; ') + (problems.length > 5 ? ` (+${problems.length - 5} more)` : ''),
-      hint: 'Point each route at providers of its own family (`gwctl providers list`, `gwctl policies ...`), then `gwctl gateway restart`. A cross-family target is refused with 400 at request time.',
+      hint: 'Point each route at providers of its own family (`gwctl providers list`, `gwctl policies ...`), or mark a cross-family target for translation (`gwctl policies route POLICY --family F --target P --translate`), then `gwctl gateway restart`. An unmarked cross-family target is refused with 400 at request time.',
     }
   },
 }

@@ -79,7 +79,7 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
     const empty = new Set(
       state.policies.filter((p) => Object.values(p.routes).every((t) => !t?.length)).map((p) => p.id),
     )
-    perRoute = agentsPerRoute(views).map((r) =>
+    perRoute = agentsPerRoute(views, state.providers).map((r) =>
       empty.has(r.policyId) && r.route.endsWith('(no provider)')
         ? {...r, route: r.route.replace('(no provider)', '(default routes at start)')}
         : r,
