@@ -28,7 +28,7 @@ import {
   usageToGemini,
 } from './gemini-parts.js'
 import type {Body} from './responses-items.js'
-import {fullUsage, hasForeignOpaque, isObject, newId} from './responses-items.js'
+import {fullUsage, hasForeignOpaque, isObject, newId, restoreCarried} from './responses-items.js'
 
 /** Gemini 3 accepts this in place of a thought signature it did not make (documented). */
 export const SKIP_SIGNATURE = 'skip_thought_signature_validator'
@@ -205,21 +205,6 @@ function decodeRequest(
       }
   }
   return request
-}
-
-/** CARRY: Gemini CLI drops thought parts; the kept reasoning goes back before the call. */
-function restoreCarried(message: Message, ctx: CodecContext): void {
-  if (!ctx.carry) return
-  const first = message.parts.findIndex((p) => p.type === 'tool_call')
-  if (first < 0 || message.parts.slice(0, first).some((p) => p.type === 'reasoning')) return
-  for (const part of message.parts)
-    if (part.type === 'tool_call') {
-      const kept = ctx.carry.get(part.id)
-      if (kept?.length) {
-        message.parts.splice(first, 0, ...kept)
-        return
-      }
-    }
 }
 
 const ownSig = (opaque: Opaque | undefined): string | undefined =>

@@ -4,7 +4,7 @@
  */
 import {randomUUID} from 'node:crypto'
 
-import type {CodecContext, Opaque, Part, ReasoningPart, Request, StopReason, Usage} from './ir.js'
+import type {CodecContext, Message, Opaque, Part, ReasoningPart, Request, StopReason, Usage} from './ir.js'
 import {emptyUsage, wrapOpaque} from './ir.js'
 
 export type Body = Record<string, unknown>
@@ -175,4 +175,22 @@ export function responseObject(fields: {
     tools: [],
     usage: fields.usage ? usageToResponses(fields.usage) : null,
   }
+}
+
+/**
+ * CARRY: an assistant turn whose tool call has no reasoning before it gets the reasoning kept for
+ * that call (Gemini CLI drops thought parts; a Responses client may leave reasoning items out).
+ */
+export function restoreCarried(message: Message, ctx: CodecContext): void {
+  if (!ctx.carry) return
+  const first = message.parts.findIndex((p) => p.type === 'tool_call')
+  if (first < 0 || message.parts.slice(0, first).some((p) => p.type === 'reasoning')) return
+  for (const part of message.parts)
+    if (part.type === 'tool_call') {
+      const kept = ctx.carry.get(part.id)
+      if (kept?.length) {
+        message.parts.splice(first, 0, ...kept)
+        return
+      }
+    }
 }

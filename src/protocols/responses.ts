@@ -22,6 +22,7 @@ import type {
 import {TranslationError, unwrapOpaque} from './ir.js'
 import type {Body} from './responses-items.js'
 import {
+  restoreCarried,
   customInput,
   fullUsage,
   functionCallItem,
@@ -200,21 +201,6 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   if (typeof body.prompt_cache_key === 'string') request.cacheKey = body.prompt_cache_key
   if (typeof body.user === 'string') request.user = body.user
   return request
-}
-
-/** CARRY: an assistant turn whose tool call has no reasoning before it gets the kept parts. */
-function restoreCarried(message: Message, ctx: CodecContext): void {
-  if (!ctx.carry) return
-  const first = message.parts.findIndex((p) => p.type === 'tool_call')
-  if (first < 0 || message.parts.slice(0, first).some((p) => p.type === 'reasoning')) return
-  for (const part of message.parts)
-    if (part.type === 'tool_call') {
-      const kept = ctx.carry.get(part.id)
-      if (kept?.length) {
-        message.parts.splice(first, 0, ...kept)
-        return
-      }
-    }
 }
 
 function effortOf(request: Request): Effort | undefined {
