@@ -252,6 +252,8 @@ export const AGENTS = [
     answerOf: (stdout) => stdout,
     history: ({home, workdir}) => geminiHistory(home, workdir),
     isMainCall: (path) => /:streamGenerateContent$/.test(path),
+    // --translate: a gateway row of a main call (not the router's classifier on a lite model)
+    isMainRow: (row) => !/-lite\b/.test(row.model ?? ''),
     // Also the model router's JSON-mode classifier call (`:generateContent`).
     isModelCall: (path) => /:(stream)?[gG]enerateContent$/.test(path),
     simUsage(sim, body) {
