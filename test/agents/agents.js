@@ -11,6 +11,8 @@ import {basename, join} from 'node:path'
 import {findFiles, readJsonl} from './lib.js'
 
 export const PROMPT = 'say hi'
+/** `--translate`: the sims call the first tool the CLI sends when the prompt asks for one. */
+export const TOOL_PROMPT = 'use a tool'
 
 /** Environment every agent gets: nothing of the caller's, loopback only, no telemetry. */
 function baseEnv(home, binDir) {
@@ -112,7 +114,8 @@ export const AGENTS = [
     bin: 'claude',
     agentType: 'claude_code',
     family: 'messages',
-    prepare({home, binDir, origin, key, bind}) {
+    recordsCacheWrites: true,
+    prepare({home, binDir, origin, key, bind, prompt = PROMPT, tools = false}) {
       // bind: `gwctl agents enable claude-code` writes the URL and key into settings.json
       mkdirSync(join(home, '.claude'), {recursive: true})
       return {
@@ -123,7 +126,14 @@ export const AGENTS = [
           DISABLE_TELEMETRY: '1',
           DISABLE_AUTOUPDATER: '1',
         },
-        args: ['-p', PROMPT, '--output-format', 'json'],
+        // tools: only the read-only Glob, allowed without asking (bypassPermissions is refused as root)
+        args: [
+          '-p',
+          prompt,
+          '--output-format',
+          'json',
+          ...(tools ? ['--tools', 'Glob', '--allowedTools', 'Glob'] : []),
+        ],
       }
     },
     /** The answer as printed: the `result` of the JSON line. */
@@ -160,7 +170,7 @@ export const AGENTS = [
     bin: 'codex',
     agentType: 'codex',
     family: 'responses',
-    prepare({home, binDir, origin, key, bind}) {
+    prepare({home, binDir, origin, key, bind, prompt = PROMPT, tools = false}) {
       mkdirSync(join(home, '.codex'), {recursive: true})
       // bind: `gwctl agents enable codex` adds model_provider and [model_providers.gwctl]
       const provider = bind
@@ -188,7 +198,8 @@ export const AGENTS = [
       )
       return {
         env: {...baseEnv(home, binDir), ...(bind ? {} : {GW_KEY: key})},
-        args: ['exec', '--skip-git-repo-check', PROMPT],
+        // tools: `codex exec` never asks; its commands run in the read-only sandbox
+        args: ['exec', '--skip-git-repo-check', ...(tools ? ['--sandbox', 'read-only'] : []), prompt],
       }
     },
     answerOf: (stdout) => stdout,
@@ -218,7 +229,7 @@ export const AGENTS = [
     bin: 'gemini',
     agentType: 'gemini_cli',
     family: 'gemini',
-    prepare({home, binDir, origin, key, bind}) {
+    prepare({home, binDir, origin, key, bind, prompt = PROMPT, tools = false}) {
       mkdirSync(join(home, '.gemini'), {recursive: true})
       // bind: `gwctl agents enable gemini-cli` writes .env and security.auth.selectedType
       writeFileSync(
@@ -234,12 +245,15 @@ export const AGENTS = [
           ...(bind ? {} : {GOOGLE_GEMINI_BASE_URL: origin, GEMINI_API_KEY: key}),
           GEMINI_CLI_TRUST_WORKSPACE: 'true',
         },
-        args: ['-p', PROMPT],
+        // tools: run them without asking (the temp work folder is all they can see)
+        args: ['-p', prompt, ...(tools ? ['--yolo'] : [])],
       }
     },
     answerOf: (stdout) => stdout,
     history: ({home, workdir}) => geminiHistory(home, workdir),
     isMainCall: (path) => /:streamGenerateContent$/.test(path),
+    // --translate: a gateway row of a main call (not the router's classifier on a lite model)
+    isMainRow: (row) => !/-lite\b/.test(row.model ?? ''),
     // Also the model router's JSON-mode classifier call (`:generateContent`).
     isModelCall: (path) => /:(stream)?[gG]enerateContent$/.test(path),
     simUsage(sim, body) {

@@ -7,6 +7,10 @@
 //   npm run test:agents -- --bind          `gwctl agents enable <agent>` writes each CLI's own config
 //                                          (no URL or key in its environment); after
 //                                          `gwctl agents disable` the same command must not reach the gateway
+//   npm run test:agents -- --translate     each CLI through translation to each of the other three
+//                                          families (a `policies route --translate` policy per run, 9
+//                                          runs): a tool call and its second turn must come back
+//   npm run test:agents -- --translate --to chat   only these upstream families (comma-separated)
 //   npm run test:agents -- --only codex    one or more agents (comma-separated)
 //   npm run test:agents -- --keep          keep the temp folders (homes, histories, gateway log)
 //   npm run test:agents -- --verbose       print every CLI's stdout and stderr, not only a failing one's
@@ -24,7 +28,7 @@ import {createInterface} from 'node:readline'
 import {setTimeout as sleep} from 'node:timers/promises'
 import {fileURLToPath, pathToFileURL} from 'node:url'
 
-import {AGENTS, PROMPT} from './agents.js'
+import {AGENTS, PROMPT, TOOL_PROMPT} from './agents.js'
 import {diff, freePort, getJson, run, tail} from './lib.js'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
@@ -36,16 +40,19 @@ const BIN = join(ROOT, 'bin', 'run.js')
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
   console.log(
-    'usage: npm run test:agents [-- --direct | --bind] [--only claude,codex,gemini] [--keep] [--verbose] [--strace]',
+    'usage: npm run test:agents [-- --direct | --bind | --translate [--to chat,responses,messages,gemini]] [--only claude,codex,gemini] [--keep] [--verbose] [--strace]',
   )
   process.exit(0)
 }
 const DIRECT = argv.includes('--direct')
 const BIND = argv.includes('--bind') && !DIRECT
+const TRANSLATE = argv.includes('--translate') && !DIRECT && !BIND
 const KEEP = argv.includes('--keep')
 const VERBOSE = argv.includes('--verbose')
 const STRACE = argv.includes('--strace')
 const onlyAt = argv.indexOf('--only')
+const toAt = argv.indexOf('--to')
+const TO = toAt >= 0 ? new Set(String(argv[toAt + 1] ?? '').split(',')) : undefined
 const ONLY = onlyAt >= 0 ? new Set(String(argv[onlyAt + 1] ?? '').split(',')) : undefined
 const agents = AGENTS.filter((a) => !ONLY || ONLY.has(a.name))
 if (agents.length === 0) {
@@ -127,6 +134,11 @@ async function gatewayLogs(origin, agentId) {
   const rows = Array.isArray(body) ? body : (body.logs ?? body.items ?? body.rows ?? body.data ?? [])
   const pick = (row, ...names) => names.map((n) => row[n]).find((v) => v !== undefined)
   return rows.map((row) => ({
+    id: pick(row, 'id'),
+    requestId: pick(row, 'requestId', 'request_id'),
+    upstreamFamily: pick(row, 'upstreamFamily', 'upstream_family'),
+    error: pick(row, 'error'),
+    upstreamModel: pick(row, 'model'),
     agentId: pick(row, 'agentId', 'agent_id'),
     entrance: pick(row, 'entrance'),
     status: pick(row, 'status'),
@@ -330,6 +342,148 @@ async function bindAgent(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}) {
   return {agent: agent.name, ok: problems.length === 0, seconds: Math.round(r.ms / 100) / 10, problems}
 }
 
+/**
+ * `--translate`: the upstream model of each target family, and what a model call, a second turn
+ * (a request ending with a tool result) and the reasoning it must carry back look like in it.
+ */
+const UPSTREAMS = {
+  chat: {
+    model: 'sim-reasoner',
+    isModelCall: (path) => /\/chat\/completions$/.test(path),
+    isTurn2: (b) => b.messages?.at(-1)?.role === 'tool',
+    hasTools: (b) => Array.isArray(b.tools) && b.tools.length > 0,
+    // DeepSeek style: thinking is on for a `reasoner` model unless the request turns it off
+    asksReasoning: (b) => /reasoner/.test(b.model ?? '') && b.enable_thinking !== false,
+    carriesReasoning: (b) =>
+      (b.messages ?? []).some((m) => m.role === 'assistant' && m.tool_calls && m.reasoning_content),
+  },
+  responses: {
+    model: 'gpt-5',
+    isModelCall: (path) => /\/responses$/.test(path),
+    isTurn2: (b) => Array.isArray(b.input) && /_call_output$/.test(b.input.at(-1)?.type ?? ''),
+    hasTools: (b) => Array.isArray(b.tools) && b.tools.length > 0,
+    asksReasoning: (b) => b.reasoning != null,
+    carriesReasoning: (b) =>
+      (Array.isArray(b.input) ? b.input : []).some((i) => i.type === 'reasoning' && i.encrypted_content),
+  },
+  messages: {
+    model: 'claude-sonnet-4-5',
+    isModelCall: (path) => /\/messages$/.test(path),
+    isTurn2: (b) => (b.messages?.at(-1)?.content ?? []).some?.((c) => c.type === 'tool_result') ?? false,
+    hasTools: (b) => Array.isArray(b.tools) && b.tools.length > 0,
+    asksReasoning: (b) => b.thinking != null && b.thinking.type !== 'disabled',
+    carriesReasoning: (b) =>
+      (b.messages ?? []).some(
+        (m) =>
+          m.role === 'assistant' &&
+          Array.isArray(m.content) &&
+          m.content.some((c) => c.type === 'thinking' || c.type === 'redacted_thinking'),
+      ),
+  },
+  gemini: {
+    model: 'gemini-2.5-flash',
+    isModelCall: (path) => /:(stream)?[gG]enerateContent$/.test(path),
+    isTurn2: (b) => (b.contents?.at(-1)?.parts ?? []).some((p) => p.functionResponse),
+    hasTools: (b) => (b.tools ?? []).some((t) => (t.functionDeclarations ?? []).length > 0),
+    asksReasoning: (b) => {
+      const budget = b.generationConfig?.thinkingConfig?.thinkingBudget
+      return b.generationConfig?.thinkingConfig != null && budget !== 0
+    },
+    carriesReasoning: (b) =>
+      (b.contents ?? []).some((c) => (c.parts ?? []).some((p) => p.functionCall && p.thoughtSignature)),
+  },
+}
+const FAMILY_NAMES = Object.keys(UPSTREAMS).filter((f) => !TO || TO.has(f))
+const runsOf = (list) => list.reduce((n, a) => n + FAMILY_NAMES.filter((f) => f !== a.family).length, 0)
+const translatePolicy = (agent, up) => `suite-${agent.name}-to-${up}`
+
+/**
+ * One `--translate` run: the CLI on a policy whose route for its family is `sim-<up>:<model>`
+ * with `translate: true`. The prompt makes the sim call the CLI's first tool; the CLI runs it and
+ * sends the result back, and the upstream must get that second turn (with the reasoning of the
+ * first when it asked for reasoning) and answer it ("The tool answered: ...").
+ */
+async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOrigin}) {
+  const home = join(tmp, `${agent.name}-to-${up}-home`)
+  const workdir = join(tmp, `${agent.name}-to-${up}-work`)
+  mkdirSync(join(home, 'tmp'), {recursive: true})
+  mkdirSync(workdir, {recursive: true})
+  writeFileSync(join(workdir, 'notes.txt'), 'a file for the tool to find\n')
+  await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
+
+  const {env, args} = agent.prepare({home, binDir, origin, key, prompt: TOOL_PROMPT, tools: true})
+  // 240 s: Gemini CLI retries its JSON-mode router call (with backoff, about 90 s) when the
+  // chat and messages sims answer it with plain text (they have no JSON-schema mode)
+  const command = ['timeout', '240', join(binDir, agent.bin), ...args]
+  const result = await run(command[0], command.slice(1), {cwd: workdir, env, timeoutMs: 250_000})
+  const problems = []
+  const notes = []
+  if (result.code !== 0) problems.push(`exit ${result.code}${result.code === 124 ? ' (timed out)' : ''}`)
+
+  // What the upstream got: a first turn with the CLI's tools, then the second turn with the result.
+  const fam = UPSTREAMS[up]
+  const {body} = await getJson(`${simOrigin}/__sim/requests`)
+  if (KEEP)
+    writeFileSync(join(tmp, `${agent.name}-to-${up}-sim-requests.json`), JSON.stringify(body, null, 2))
+  const calls = (body.requests ?? []).filter((r) => r.method === 'POST' && fam.isModelCall(r.path))
+  notes.push(
+    `sim (${up}) saw ${calls.map((r) => `${r.path}${fam.isTurn2(r.body) ? ' [tool result]' : ''}`).join(', ') || 'no model call'}`,
+  )
+  const turn2At = calls.findIndex((r) => fam.isTurn2(r.body))
+  if (calls.length === 0) problems.push(`the ${up} upstream got no model call`)
+  else if (turn2At < 0) problems.push(`the ${up} upstream never got a second turn with the tool result`)
+  else {
+    const turn1 = calls.slice(0, turn2At).findLast((r) => fam.hasTools(r.body))
+    const turn2 = calls[turn2At]
+    if (!turn1) problems.push(`no first turn with tools before the second turn`)
+    else if (fam.asksReasoning(turn1.body)) {
+      const carried = fam.carriesReasoning(turn2.body)
+      notes.push(`turn 1 asked for reasoning; turn 2 ${carried ? 'carries it back' : 'lacks it'}`)
+      if (!carried) problems.push(`the second turn lost the first turn's reasoning (${up})`)
+    } else notes.push('turn 1 asked for no reasoning')
+  }
+
+  const answer = agent.answerOf(result.stdout)
+  if (!answer.includes('The tool answered'))
+    problems.push(`the output has no "The tool answered": ${JSON.stringify(answer.slice(0, 200))}`)
+
+  // The gateway's rows: every call logged as translated to `up`, 200, no error.
+  let rows = (await gatewayLogs(origin, agentId)) ?? []
+  for (let i = 0; i < 20 && rows.length < Math.max(2, calls.length); i++) {
+    await sleep(100)
+    rows = (await gatewayLogs(origin, agentId)) ?? []
+  }
+  rows.sort((a, b) => a.id - b.id)
+  notes.push(
+    `gateway log: ${rows.length} row(s): ${rows.map((r) => `${r.entrance}->${r.upstreamFamily} ${r.status}${r.error ? ` (${r.error})` : ''} ${r.model}->${r.upstreamModel} ${fmtUsage(r.usage)}`).join('; ')}`,
+  )
+  if (rows.length < 2) problems.push(`gateway log: ${rows.length} row(s) for ${agentId}, want at least 2`)
+  for (const r of rows) {
+    if (r.status !== 200 || r.error) problems.push(`gateway log: row ${r.id} is ${r.status} ${r.error ?? ''}`)
+    if (r.entrance !== agent.family) problems.push(`gateway log: row ${r.id} entrance ${r.entrance}`)
+    if (r.upstreamFamily !== up)
+      problems.push(`gateway log: row ${r.id} upstream_family ${r.upstreamFamily}, want ${up}`)
+  }
+
+  // The history records what the CLI was told, the translated usage: the gateway's row of the
+  // same request (the last main call) must hold exactly that.
+  const history = agent.history({home, workdir})
+  if (history.problem) problems.push(`history: ${history.problem}`)
+  else {
+    notes.push(`history ${history.file.slice(tmp.length + 1)}: ${fmtUsage(history.usage)}`)
+    const main = rows.filter((r) => agent.isMainRow?.(r) ?? true).at(-1)
+    if (!main) problems.push('gateway log: no row of the main call to compare the history with')
+    else {
+      // Responses and Gemini have no field for cache writes: their CLIs record none, the row keeps them
+      const want = Object.fromEntries(
+        Object.entries(main.usage).filter(([k]) => agent.recordsCacheWrites || k !== 'cacheCreation'),
+      )
+      problems.push(...diff(`history usage vs gateway row ${main.id}`, history.usage, want))
+    }
+  }
+  return {ok: problems.length === 0, ms: result.ms, problems, notes, result}
+}
+
 async function main() {
   await ensureBuilt()
   const bins = {}
@@ -357,16 +511,89 @@ async function main() {
       origin = simOrigin = await startSim(gwEnv)
       log(`mode: direct (each CLI -> gwctl sim at ${origin}); temp ${tmp}`)
     } else {
+      if (TRANSLATE)
+        // one policy per run, written before the gateway starts (it loads policies at start)
+        for (const agent of agents)
+          for (const up of FAMILY_NAMES.filter((f) => f !== agent.family))
+            await gwctl(
+              [
+                'policies',
+                'route',
+                translatePolicy(agent, up),
+                '--family',
+                agent.family,
+                '--target',
+                `sim-${up}:${UPSTREAMS[up].model}`,
+                '--translate',
+                '--json',
+              ],
+              gwEnv,
+            )
       gwEnv.GWCTL_GATEWAY_PORT = String(await freePort())
       const info = await gwctl(['gateway', 'start', '--sim', '--json'], gwEnv)
       gatewayStarted = true
       origin = info.url ?? `http://127.0.0.1:${gwEnv.GWCTL_GATEWAY_PORT}`
       simOrigin = info.daemon?.simOrigin ?? undefined
       log(
-        `mode: gateway (each CLI -> gwctl gateway at ${origin} -> simulator${simOrigin ? ` at ${simOrigin}` : ''}); temp ${tmp}`,
+        `mode: ${TRANSLATE ? 'translate' : 'gateway'} (each CLI -> gwctl gateway at ${origin} -> simulator${simOrigin ? ` at ${simOrigin}` : ''}); temp ${tmp}`,
       )
     }
+    if (TRANSLATE) {
+      // the sim's origin as the gateway routes to it (provider sim-<family>'s baseUrl)
+      const {body} = await getJson(`${origin}/api/providers`)
+      simOrigin = (body.providers ?? []).find((p) => p.name === 'sim-chat')?.baseUrl ?? simOrigin
+      if (!simOrigin) throw new Error('no sim-chat provider in GET /api/providers')
+    }
     for (const agent of agents) {
+      if (TRANSLATE) {
+        for (const up of FAMILY_NAMES.filter((f) => f !== agent.family)) {
+          const policy = translatePolicy(agent, up)
+          const issued = await gwctl(
+            [
+              'key',
+              'issue',
+              '--agent-name',
+              `suite-${agent.name}-to-${up}`,
+              '--agent-type',
+              agent.agentType,
+              '--policy-id',
+              policy,
+              '--employee-name',
+              'Agent suite',
+              '--employee-contact',
+              'agents@localhost',
+              '--json',
+            ],
+            gwEnv,
+          )
+          const r = await translateRun(agent, up, {
+            tmp,
+            origin,
+            binDir: bins[agent.name],
+            key: issued.keyValue,
+            agentId: issued.agentId,
+            simOrigin,
+          })
+          const label = `${agent.family} -> ${up}`
+          outcome.push({
+            agent: agent.name,
+            run: label,
+            ok: r.ok,
+            seconds: Math.round(r.ms / 100) / 10,
+            problems: r.problems,
+          })
+          log(
+            `${r.ok ? 'PASS' : 'FAIL'} ${agent.name.padEnd(6)} ${label.padEnd(22)} ${(r.ms / 1000).toFixed(1)} s`,
+          )
+          for (const note of r.notes) log(`    ${note}`)
+          for (const problem of r.problems) log(`    ! ${problem}`)
+          if (!r.ok || VERBOSE) {
+            log(`    stdout:\n${tail(r.result.stdout)}`)
+            log(`    stderr:\n${tail(r.result.stderr)}`)
+          }
+        }
+        continue
+      }
       if (BIND) {
         outcome.push(await bindAgent(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}))
         continue
@@ -413,12 +640,26 @@ async function main() {
     else rmSync(tmp, {recursive: true, force: true})
   }
   const passed = outcome.filter((o) => o.ok).length
-  const failed = agents.length - passed
+  const failed = (TRANSLATE ? runsOf(agents) : agents.length) - passed
+  if (TRANSLATE) {
+    log('')
+    log(
+      `${'agent'.padEnd(8)}${'entrance -> upstream'.padEnd(24)}${'result'.padEnd(8)}${'time'.padStart(7)}  first problem`,
+    )
+    for (const o of outcome)
+      log(
+        `${o.agent.padEnd(8)}${o.run.padEnd(24)}${(o.ok ? 'PASS' : 'FAIL').padEnd(8)}${`${o.seconds} s`.padStart(7)}  ${o.problems[0] ?? ''}`,
+      )
+  }
   mkdirSync(CACHE, {recursive: true})
   writeFileSync(
-    join(CACHE, `last-result${DIRECT ? '-direct' : BIND ? '-bind' : ''}.json`),
+    join(CACHE, `last-result${DIRECT ? '-direct' : BIND ? '-bind' : TRANSLATE ? '-translate' : ''}.json`),
     JSON.stringify(
-      {at: new Date().toISOString(), mode: DIRECT ? 'direct' : BIND ? 'bind' : 'gateway', outcome},
+      {
+        at: new Date().toISOString(),
+        mode: DIRECT ? 'direct' : BIND ? 'bind' : TRANSLATE ? 'translate' : 'gateway',
+        outcome,
+      },
       null,
       2,
     ) + '\n',
@@ -429,6 +670,6 @@ async function main() {
 
 main().catch((error) => {
   console.error(`agent suite: ${error.message}`)
-  console.log(`0 passed, ${agents.length} failed`)
+  console.log(`0 passed, ${TRANSLATE ? runsOf(agents) : agents.length} failed`)
   process.exitCode = 1
 })
