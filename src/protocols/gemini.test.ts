@@ -248,3 +248,30 @@ describe('gemini stream decoder', () => {
     })
   })
 })
+
+describe('schemas with OpenAPI type names (Gemini CLI router call)', () => {
+  it('normalises responseJsonSchema and parametersJsonSchema type names before another vendor sees them', () => {
+    const request = geminiCodec.decodeRequest(
+      {
+        contents: [{role: 'user', parts: [{text: 'route this'}]}],
+        tools: [
+          {
+            functionDeclarations: [
+              {name: 'f', parametersJsonSchema: {type: 'OBJECT', properties: {a: {type: 'STRING'}}}},
+            ],
+          },
+        ],
+        generationConfig: {
+          responseMimeType: 'application/json',
+          responseJsonSchema: {type: 'OBJECT', properties: {model: {type: 'STRING'}, n: {type: 'INTEGER'}}},
+        },
+      },
+      {model: 'gemini-3.5-flash-lite', stream: false},
+    )
+    expect(request.responseFormat).toMatchObject({
+      type: 'json_schema',
+      schema: {type: 'object', properties: {model: {type: 'string'}, n: {type: 'integer'}}},
+    })
+    expect(request.tools[0].parameters).toEqual({type: 'object', properties: {a: {type: 'string'}}})
+  })
+})

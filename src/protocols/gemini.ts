@@ -144,8 +144,10 @@ function decodeRequest(
     if (Array.isArray(decls)) {
       for (const d of decls) {
         if (!isObject(d) || typeof d.name !== 'string') continue
+        // Gemini CLI writes some JSON Schemas with the OpenAPI type names too ("OBJECT"): other
+        // vendors refuse those, so every schema is normalised
         const parameters = isObject(d.parametersJsonSchema)
-          ? d.parametersJsonSchema
+          ? (normaliseSchema(d.parametersJsonSchema) as JsonSchema)
           : isObject(d.parameters)
             ? (normaliseSchema(d.parameters) as JsonSchema)
             : {type: 'object', properties: {}}
@@ -184,7 +186,7 @@ function decodeRequest(
     request.stop = config.stopSequences.filter((s) => typeof s === 'string')
   if (config.responseMimeType === 'application/json') {
     const schema = isObject(config.responseJsonSchema)
-      ? config.responseJsonSchema
+      ? (normaliseSchema(config.responseJsonSchema) as JsonSchema)
       : isObject(config.responseSchema)
         ? (normaliseSchema(config.responseSchema) as JsonSchema)
         : undefined

@@ -34,6 +34,21 @@ describe('simulated chat completions through the openai SDK', () => {
     )
   })
 
+  it('answers a json_schema response format with a value that fits the schema', async () => {
+    const completion = await platform().chat.completions.create({
+      model: 'sim-mini',
+      messages: [{role: 'user', content: 'pick a model'}],
+      response_format: {
+        type: 'json_schema',
+        json_schema: {
+          name: 'r',
+          schema: {type: 'object', properties: {model: {type: 'string'}, n: {type: 'integer', minimum: 3}}},
+        },
+      },
+    })
+    expect(JSON.parse(completion.choices[0].message.content ?? '')).toEqual({model: 'sim', n: 3})
+  })
+
   it('streams chunks the SDK assembles, with usage only when include_usage asks', async () => {
     const stream = platform().chat.completions.stream({
       model: 'sim-pro',

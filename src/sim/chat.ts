@@ -35,6 +35,7 @@ import {
   strictFieldsProblem,
   unknownQuirkMessage,
 } from './upstream/quirks.js'
+import {instanceOf} from './upstream/common.js'
 import {chatHistoryProblem} from './upstream/turn-checks.js'
 
 /** A simulated model. */
@@ -457,6 +458,9 @@ export function planChat(
   }
   if (body.response_format?.type === 'json_object') {
     text = JSON.stringify({reply: text, provider: provider.name, model: model.id})
+  } else if (body.response_format?.type === 'json_schema') {
+    // a minimal value that fits the schema, as the vendor upstreams of the simulator answer
+    text = JSON.stringify(instanceOf(body.response_format.json_schema?.schema))
   }
   const reasoning = reasoningOn
     ? words(
