@@ -30,7 +30,7 @@ let gatewayUrl: string
 let results: ProxyResult[] = []
 let targets: (family: Family) => ProxyTarget[]
 
-const FAMILIES = {
+const FAMILIES: Record<Family, {path: (stream: boolean) => string; body: (stream: boolean) => unknown}> = {
   chat: {
     path: () => '/v1/chat/completions',
     body: (stream: boolean) => ({model: 'sim-mini', stream, messages: [{role: 'user', content: 'faults'}]}),
@@ -55,7 +55,7 @@ const FAMILIES = {
         : '/v1beta/models/gemini-sim:generateContent',
     body: () => ({contents: [{role: 'user', parts: [{text: 'faults'}]}]}),
   },
-} satisfies Record<Family, unknown>
+}
 
 function familyOf(url: string): Family {
   if (url.startsWith('/v1/chat/')) return 'chat'
