@@ -281,7 +281,7 @@ export function createHandler(
       )
       return
     }
-    if (hostCount(req.rawHeaders) > 1) {
+    if (req.rawHeaders !== undefined && hostCount(req.rawHeaders) > 1) {
       // node:http keeps the first of several: a loopback first one must not hide the others
       drain(req)
       sendError(res, familyOfPath(path), 400, 'The request has more than one Host header.', {
