@@ -73,7 +73,8 @@ describe('requests the HTTP parser refuses', () => {
     for (const request of cases) {
       const answer = await raw(port, request)
       expect(answer).toMatch(/^HTTP\/1\.1 400 /)
-      expect(bodyOf(answer)).toMatchObject({error: {type: 'invalid_request_error', code: 'bad_request'}})
+      // in the shape of the entrance the request line names (issue 29)
+      expect(bodyOf(answer)).toMatchObject({type: 'error', error: {type: 'invalid_request_error'}})
     }
     const big = await raw(
       port,
@@ -87,6 +88,59 @@ describe('requests the HTTP parser refuses', () => {
     expect(bodyOf(slashes)).toMatchObject({error: {code: 'not_found'}})
     const health = await fetch(`http://127.0.0.1:${port}/health`)
     expect(health.status).toBe(200)
+  })
+})
+
+describe('issue 29, item 7: edges of the HTTP layer', () => {
+  it('a 405 to a chunked body (malformed after the answer) is the only answer on that socket', async () => {
+    const port = await start()
+    for (const connection of ['Connection: close\r\n', '']) {
+      const answer = await raw(
+        port,
+        `GET /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nTransfer-Encoding: chunked\r\n${connection}\r\nzz\r\n{}\r\n0\r\n\r\n`,
+      )
+      expect(answer).toMatch(/^HTTP\/1\.1 405 /)
+      expect(answer.match(/HTTP\/1\.1 \d{3} /g)).toHaveLength(1)
+    }
+  })
+
+  it('431 (headers too large) is in the shape of the entrance the path names', async () => {
+    const port = await start()
+    const big = (path: string) =>
+      raw(port, `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
+    const messages = await big('/v1/messages')
+    expect(messages).toMatch(/^HTTP\/1\.1 431 /)
+    expect(bodyOf(messages)).toMatchObject({type: 'error', error: {type: 'invalid_request_error'}})
+    const gemini = await big('/v1beta/models/g:generateContent')
+    expect(gemini).toMatch(/^HTTP\/1\.1 431 /)
+    expect(bodyOf(gemini)).toMatchObject({error: {code: 431, status: 'FAILED_PRECONDITION'}})
+    const chat = await big('/v1/chat/completions')
+    expect(bodyOf(chat)).toMatchObject({error: {type: 'invalid_request_error', code: 'headers_too_large'}})
+  })
+
+  it('a request without Host gets a 400 with a JSON error in the shape of its path', async () => {
+    const port = await start()
+    const answer = await raw(
+      port,
+      `POST /v1/messages HTTP/1.1\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+    )
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /)
+    expect(bodyOf(answer)).toMatchObject({type: 'error', error: {type: 'invalid_request_error'}})
+  })
+
+  it('two Host headers are refused, even when the first is loopback', async () => {
+    const port = await start()
+    const answer = await raw(
+      port,
+      `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nHost: evil.example\r\nConnection: close\r\n\r\n`,
+    )
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /)
+    expect(bodyOf(answer)).toMatchObject({error: {code: 'bad_host'}})
+    const one = await raw(
+      port,
+      `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+    )
+    expect(one).toMatch(/^HTTP\/1\.1 200 /)
   })
 })
 

@@ -139,6 +139,25 @@ function familyOfPath(path: string): Family {
   return 'chat'
 }
 
+/** How many `Host` fields a request has (node:http keeps only the first in `headers`). */
+function hostCount(raw: readonly string[]): number {
+  let n = 0
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]
+    if (name.length === 4 && name.toLowerCase() === 'host') n++
+  }
+  return n
+}
+
+/** The path of the request line at the start of `packet` (what a refused request asked for), if any. */
+function pathOfPacket(packet: unknown): string | undefined {
+  if (!Buffer.isBuffer(packet)) return undefined
+  const line = /^[A-Z]+ (\S+) HTTP\/1\.[01]\r?\n/.exec(
+    packet.toString('latin1', 0, Math.min(packet.length, 8192)),
+  )
+  return line ? splitUrl(line[1]).path : undefined
+}
+
 /** Loopback names a client may use in `Host` / `Origin`. */
 function allowedHosts(port: number): Set<string> {
   return new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`])
@@ -251,7 +270,26 @@ export function createHandler(
     })
 
     const host = req.headers.host
-    if (!host || !hosts.has(host.toLowerCase())) {
+    if (!host) {
+      drain(req)
+      sendError(
+        res,
+        familyOfPath(path),
+        400,
+        `The request has no Host header; use http://127.0.0.1:${context.port}.`,
+        {code: 'missing_host'},
+      )
+      return
+    }
+    if (req.rawHeaders !== undefined && hostCount(req.rawHeaders) > 1) {
+      // node:http keeps the first of several: a loopback first one must not hide the others
+      drain(req)
+      sendError(res, familyOfPath(path), 400, 'The request has more than one Host header.', {
+        code: 'bad_host',
+      })
+      return
+    }
+    if (!hosts.has(host.toLowerCase())) {
       drain(req)
       sendError(
         res,
@@ -404,7 +442,13 @@ export async function listen(
   const handler = createHandler(routes, context)
   let inFlight = 0
   let idle: (() => void) | undefined
-  const server = createServer((req, res) => {
+  // The response under way on each socket: a parse error in the body of a request that was
+  // already answered (a 405 to a chunked body that turns out malformed) gets no second answer.
+  const current = new WeakMap<object, ServerResponse>()
+  // requireHostHeader off: a request without Host is answered by the handler (400 in JSON, in the
+  // shape of its path) instead of node:http's empty 400
+  const server = createServer({requireHostHeader: false}, (req, res) => {
+    current.set(req.socket, res)
     inFlight++
     res.on('close', () => {
       inFlight--
@@ -422,21 +466,23 @@ export async function listen(
   // Requests Node's parser refuses (CR/NUL in a header, duplicate Content-Length, headers over
   // 16 KB) get a JSON error too, where the socket still takes one
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
-    if (!socket.writable || error.code === 'ECONNRESET') {
+    const answered = current.get(socket)
+    if (!socket.writable || error.code === 'ECONNRESET' || (answered && answered.headersSent)) {
       socket.destroy()
       return
     }
     const tooLarge = error.code === 'HPE_HEADER_OVERFLOW'
     const status = tooLarge ? 431 : 400
-    const text = JSON.stringify({
-      error: {
-        message: tooLarge
-          ? 'The request headers are larger than 16 KB.'
-          : `The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}).`,
-        type: 'invalid_request_error',
+    // in the shape of the entrance the request line names, when the refused bytes show it
+    const path = pathOfPacket((error as {rawPacket?: unknown}).rawPacket)
+    const message = tooLarge
+      ? 'The request headers are larger than 16 KB.'
+      : `The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}).`
+    const text = JSON.stringify(
+      errorBody(path === undefined ? 'chat' : familyOfPath(path), status, message, {
         code: tooLarge ? 'headers_too_large' : 'bad_request',
-      },
-    })
+      }),
+    )
     socket.end(
       `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
     )

@@ -7,6 +7,8 @@
  * - `delay=MS`      wait before the answer's headers
  * - `reset`         destroy the connection (before headers, or mid-stream for streams)
  * - `chunk-delay=MS` slow streams: wait between chunks
+ * - `stall`         headers, then silence: the answer's status and headers are sent, its body never
+ *                   (the connection stays open until the client gives up)
  * - `malformed`     a 200 whose JSON is cut in half (a JSON answer), or whose middle stream event is
  *                   (`content-length` then matches the cut body)
  * - `times=N`       a queued fault applies N times (default 1; 0 = forever)
@@ -19,6 +21,7 @@ export interface Fault {
   reset?: boolean
   chunkDelayMs?: number
   malformed?: boolean
+  stall?: boolean
   message?: string
   retryAfter?: string
   times?: number
@@ -57,6 +60,9 @@ export function parseFault(spec: string): Fault {
       case 'malformed':
         fault.malformed = true
         break
+      case 'stall':
+        fault.stall = true
+        break
       case 'times':
         fault.times = num()
         break
@@ -74,7 +80,7 @@ export function parseFault(spec: string): Fault {
         break
       default:
         throw new Error(
-          `unknown fault "${key}" (known: status, delay, chunk-delay, reset, malformed, times, message, retry-after, path, method)`,
+          `unknown fault "${key}" (known: status, delay, chunk-delay, reset, malformed, stall, times, message, retry-after, path, method)`,
         )
     }
   }

@@ -179,6 +179,7 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
     }
     faultsByRequest.set(request, fault)
     if (fault?.malformed) cutJsonAnswer(res)
+    if (fault?.stall) stallAnswer(res)
     if (fault?.delayMs) await sleep(fault.delayMs)
     if (fault?.reset && !fault.chunkDelayMs && fault.status === undefined) {
       req.socket.destroy()
@@ -328,6 +329,31 @@ function defaultErrorType(status: number): string {
  * without its `content-length`), as an upstream that breaks its JSON would send it. Streams cut an
  * event instead (sse.ts).
  */
+/**
+ * The `stall` fault: the answer's status and headers go out (without a `content-length`, as a
+ * stream's would), and not one byte of its body; the connection stays open until the client
+ * closes it.
+ */
+function stallAnswer(res: ServerResponse): void {
+  const writeHead = res.writeHead.bind(res) as (status: number, headers?: unknown) => ServerResponse
+  res.writeHead = ((status: number, headers?: unknown) => {
+    const copy =
+      headers && typeof headers === 'object' && !Array.isArray(headers)
+        ? {...(headers as Record<string, unknown>)}
+        : {}
+    delete copy['content-length']
+    res.removeHeader('content-length')
+    writeHead(status, copy)
+    res.flushHeaders()
+    return res
+  }) as ServerResponse['writeHead']
+  res.write = (() => true) as ServerResponse['write']
+  res.end = (() => {
+    if (!res.headersSent) res.writeHead(res.statusCode)
+    return res
+  }) as ServerResponse['end']
+}
+
 function cutJsonAnswer(res: ServerResponse): void {
   let json = false
   const writeHead = res.writeHead.bind(res) as (status: number, headers?: unknown) => ServerResponse

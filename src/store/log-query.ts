@@ -7,7 +7,9 @@ import type BetterSqlite3 from 'better-sqlite3'
 
 import type {LogEntry} from './log-store.js'
 import {
+  brokenExpr,
   COUNT_FIELDS,
+  errorCase,
   logRowConditions,
   statusCondition,
   TOKEN_SUMS,
@@ -44,7 +46,7 @@ export interface UsageRow {
   /** The pivot value (null for rows without one, e.g. no project); `all` without a pivot. */
   key: string | null
   requests: number
-  /** Requests answered with a status of 400 or more. */
+  /** Requests answered with a status of 400 or more, or whose answer broke after its status (`broken`). */
   errors: number
   fallbacks: number
   inputTokens: number
@@ -66,7 +68,7 @@ const PIVOT_COLUMNS: Record<Pivot, string> = {
 /** Recent requests, newest first. */
 export function selectLogs(db: Db, filters: LogFilters = {}): LogRow[] {
   const params: Record<string, unknown> = {}
-  const where = logRowConditions(filters, params)
+  const where = logRowConditions(filters, params, brokenExpr(db))
   params.limit = Math.max(0, Math.floor(filters.limit ?? 50))
   const sql = `SELECT * FROM logs ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
     ORDER BY ts DESC, id DESC LIMIT @limit`
@@ -82,6 +84,7 @@ export function selectUsage(db: Db, filters: Omit<LogFilters, 'limit'> & {pivot?
   const hourWhere: string[] = []
   const rawWhere: string[] = []
   const params: Record<string, unknown> = {}
+  const broken = brokenExpr(db)
   if (filters.agentId !== undefined) {
     hourWhere.push('agent_id = @agentId')
     rawWhere.push('agent_id = @agentId')
@@ -98,11 +101,11 @@ export function selectUsage(db: Db, filters: Omit<LogFilters, 'limit'> & {pivot?
     case '5xx':
       hourWhere.push('status_class = @statusClass')
       params.statusClass = filters.status
-      rawWhere.push(statusCondition(filters.status))
+      rawWhere.push(statusCondition(filters.status, broken))
       break
     case 'fallback':
       hourWhere.push('fallback = 1')
-      rawWhere.push(statusCondition(filters.status))
+      rawWhere.push(statusCondition(filters.status, broken))
       break
   }
   let rawPart = ''
@@ -114,7 +117,7 @@ export function selectUsage(db: Db, filters: Omit<LogFilters, 'limit'> & {pivot?
     params.sinceMs = sinceMs
     params.hourStartMs = firstFullHour * HOUR_MS
     const keyExpr = column ? `COALESCE(${column}, '')` : "'all'"
-    rawPart = `UNION ALL SELECT ${keyExpr} AS k, 1, CASE WHEN status >= 400 THEN 1 ELSE 0 END, fallback,
+    rawPart = `UNION ALL SELECT ${keyExpr} AS k, 1, ${errorCase(broken)}, fallback,
       input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens
       FROM logs WHERE ${['ts >= @sinceMs', 'ts < @hourStartMs', ...rawWhere].join(' AND ')}`
   }
@@ -159,6 +162,7 @@ function toRow(r: Record<string, unknown>): LogRow {
     project: (r.project as string | null) ?? null,
     requestId: (r.request_id as string | null) ?? null,
     upstreamFamily: (r.upstream_family as string | null | undefined) ?? null,
+    broken: r.broken === 1,
   }
 }
 

@@ -115,6 +115,7 @@ describe('LogStore', () => {
         ttfbMs: i % 4 === 0 ? null : i / 4,
         error: i % 5 === 0 ? `err ${i}` : null,
         requestId: `req_${i}`,
+        broken: i % 11 === 0,
         upstreamFamily: i % 2 === 0 ? null : 'chat',
       }),
     )
@@ -226,6 +227,46 @@ describe('LogStore', () => {
     ])
     expect(store.usage({pivot: 'agent', status: 'fallback'}).map((r) => r.key)).toEqual(['agent-b'])
     expect(store.usage({pivot: 'model', agentId: 'agent-b'}).map((r) => r.key)).toEqual(['m2', 'claude-x'])
+  })
+
+  it('a broken answer (200, then the stream broke) is an error of class 5xx in logs, usage and its roll-up', () => {
+    store.append(entry({agentId: 'agent-a', time: T0}))
+    store.append(
+      entry({
+        agentId: 'agent-b',
+        time: T0 + 1000,
+        broken: true,
+        error: 'up: stream ended without its terminal event ([DONE])',
+      }),
+    )
+    store.append(entry({agentId: 'agent-c', status: 502, error: 'upstream failed', time: T0 + 2000}))
+    store.append(
+      entry({agentId: 'agent-d', error: 'fell back after: up: connection refused', time: T0 + 3000}),
+    )
+    store.flush()
+    expect(store.queryLogs({status: '5xx'}).map((r) => [r.agentId, r.status, r.broken])).toEqual([
+      ['agent-c', 502, false],
+      ['agent-b', 200, true],
+    ])
+    expect(store.queryLogs({status: '2xx'}).map((r) => r.agentId)).toEqual(['agent-d', 'agent-a'])
+    // the hourly roll-up (no since) and the raw rows of a partial hour (since) agree
+    const errors = (since?: number) =>
+      Object.fromEntries(store.usage({pivot: 'agent', since}).map((u) => [u.key, u.errors]))
+    const expected = {'agent-a': 0, 'agent-b': 1, 'agent-c': 1, 'agent-d': 0}
+    expect(errors()).toEqual(expected)
+    expect(errors((T0 - 1000) / 1000)).toEqual(expected)
+    expect(
+      store
+        .usage({pivot: 'agent', status: '5xx'})
+        .map((u) => u.key)
+        .sort(),
+    ).toEqual(['agent-b', 'agent-c'])
+    expect(
+      store
+        .usage({pivot: 'agent', status: '5xx', since: (T0 - 1000) / 1000})
+        .map((u) => u.key)
+        .sort(),
+    ).toEqual(['agent-b', 'agent-c'])
   })
 
   it('usage since a time inside an hour is exact (roll-up plus the partial hour)', () => {

@@ -42,6 +42,11 @@ export interface LogEntry {
   requestId?: string | null
   /** The family the upstream spoke when the request was translated (null: the entrance's own). */
   upstreamFamily?: string | null
+  /**
+   * The answer broke after its status went out (a stream cut off or ended without its terminal
+   * event): the row keeps the status the client got, and counts as an error of class `5xx`.
+   */
+  broken?: boolean
 }
 
 export interface LogStoreOptions {
@@ -94,7 +99,8 @@ CREATE TABLE IF NOT EXISTS logs (
   error TEXT,
   project TEXT,
   request_id TEXT,
-  upstream_family TEXT
+  upstream_family TEXT,
+  broken INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS logs_ts ON logs (ts);
 CREATE INDEX IF NOT EXISTS logs_agent_ts ON logs (agent_id, ts);
@@ -126,11 +132,15 @@ function addColumns(db: BetterSqlite3.Database): void {
     (db.prepare('PRAGMA table_info(logs)').all() as Array<{name: string}>).map((c) => c.name),
   )
   if (!columns.has('upstream_family')) db.exec('ALTER TABLE logs ADD COLUMN upstream_family TEXT')
+  if (!columns.has('broken')) db.exec('ALTER TABLE logs ADD COLUMN broken INTEGER NOT NULL DEFAULT 0')
 }
 
-/** `2xx`/`4xx`/`5xx` (1xx and 3xx count with 2xx; the 499 of a client that left counts as 4xx). */
-function statusClass(status: number): string {
-  if (status >= 500) return '5xx'
+/**
+ * `2xx`/`4xx`/`5xx` (1xx and 3xx count with 2xx; the 499 of a client that left counts as 4xx; an
+ * answer that broke after its status went out counts as 5xx, an upstream failure).
+ */
+function statusClass(status: number, broken: boolean | undefined): string {
+  if (status >= 500 || broken) return '5xx'
   if (status >= 400) return '4xx'
   return '2xx'
 }
@@ -160,8 +170,8 @@ interface HourSum {
 
 const INSERT_LOGS = `INSERT INTO logs (ts, agent_id, key_prefix, policy_id, entrance, requested_model,
   provider, model, status, fallback, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
-  reasoning_tokens, latency_ms, ttfb_ms, error, project, request_id, upstream_family) VALUES`
-const ROW_COLUMNS = 21
+  reasoning_tokens, latency_ms, ttfb_ms, error, project, request_id, upstream_family, broken) VALUES`
+const ROW_COLUMNS = 22
 const ROW_VALUES = `(${Array(ROW_COLUMNS).fill('?').join(', ')})`
 /** Rows per INSERT statement, largest first (64 rows bind 1 280 values; SQLite allows 32 766). */
 const INSERT_CHUNKS = [64, 16, 4, 1]
@@ -275,6 +285,7 @@ export class LogStore {
           values[v++] = e.project
           values[v++] = e.requestId ?? null
           values[v++] = e.upstreamFamily ?? null
+          values[v++] = e.broken ? 1 : 0
         }
         statement.run(values)
         i += size
@@ -420,12 +431,13 @@ export class LogStore {
     for (const e of batch) {
       const hour = Math.floor(Math.round(e.time) / HOUR_MS)
       const fallback = e.fallback ? 1 : 0
-      const klass = statusClass(e.status)
+      const klass = statusClass(e.status, e.broken)
+      const isError = e.status >= 400 || e.broken ? 1 : 0
       const key = bucketKey(hour, e, klass, fallback)
       const sum = hours.get(key)
       if (sum) {
         sum.requests++
-        sum.isError += e.status >= 400 ? 1 : 0
+        sum.isError += isError
         sum.inputTokens += e.inputTokens
         sum.outputTokens += e.outputTokens
         sum.cacheReadTokens += e.cacheReadTokens
@@ -443,7 +455,7 @@ export class LogStore {
           statusClass: klass,
           fallback,
           requests: 1,
-          isError: e.status >= 400 ? 1 : 0,
+          isError,
           inputTokens: e.inputTokens,
           outputTokens: e.outputTokens,
           cacheReadTokens: e.cacheReadTokens,

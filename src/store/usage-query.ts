@@ -11,7 +11,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 
 import type {AgentTool} from './history-rows.js'
 import type {StatusFilter, UsageRow} from './log-query.js'
-import {logRowConditions, TOKEN_SUMS, usageCounts} from './usage-sql.js'
+import {brokenExpr, errorCase, logRowConditions, TOKEN_SUMS, usageCounts} from './usage-sql.js'
 
 export type UsageSource = 'gateway' | 'history' | 'all'
 export const USAGE_SOURCES: readonly UsageSource[] = ['gateway', 'history', 'all']
@@ -106,10 +106,14 @@ function wholeHourZone(zone: string): boolean {
   return minutes(now) === 0 && minutes(new Date(now.getTime() + 182 * 86_400_000)) === 0
 }
 
-/** The gateway's rows: one per request, or the hourly roll-up plus the requests before its first hour. */
-function gatewaySql(f: UsageQueryFilters, hourly: boolean): string {
+/**
+ * The gateway's rows: one per request, or the hourly roll-up plus the requests before its first
+ * hour. A row whose answer broke after its status (`broken`) is a 5xx here, as in the roll-up.
+ */
+function gatewaySql(f: UsageQueryFilters, hourly: boolean, broken: string): string {
   const perRequest = (where: string) => `SELECT ts, agent_id, key_prefix, policy_id, provider, model, project,
-      NULL AS session, ${GATEWAY_TOOL} AS tool, status, 1 AS requests, CASE WHEN status >= 400 THEN 1 ELSE 0 END AS errors,
+      NULL AS session, ${GATEWAY_TOOL} AS tool, CASE WHEN ${broken} = 1 THEN 500 ELSE status END AS status, 1 AS requests,
+      ${errorCase(broken)} AS errors,
       fallback, fallback AS fallbacks, ${GATEWAY_INPUT} AS input_tokens, output_tokens, cache_read_tokens,
       cache_creation_tokens, reasoning_tokens FROM logs ${where}`
   if (!hourly) return perRequest('')
@@ -136,7 +140,7 @@ function sourceSql(db: BetterSqlite3.Database, f: UsageQueryFilters, rollUp: boo
   const logs = hasTable(db, 'logs')
   const parts: string[] = []
   if (source !== 'history' && logs)
-    parts.push(gatewaySql(f, rollUp && hourlyServes(f) && hasTable(db, 'usage_hourly')))
+    parts.push(gatewaySql(f, rollUp && hourlyServes(f) && hasTable(db, 'usage_hourly'), brokenExpr(db)))
   if (source !== 'gateway' && hasTable(db, 'history')) {
     const where: string[] = []
     if (source === 'all' && logs)
@@ -185,7 +189,8 @@ export function usageGroups(
     where.push('tool = @tool')
     params.tool = f.tool
   }
-  where.push(...logRowConditions(f, params))
+  // the union has no `broken` column: a broken gateway row is a 500 in it already
+  where.push(...logRowConditions(f, params, '0'))
   const keyExpr = f.pivot ? PIVOT_EXPR[f.pivot] : `'all'`
   const sql = `SELECT ${keyExpr} AS k, provider, model, SUM(requests) AS requests,
       SUM(errors) AS errors, SUM(fallbacks) AS fallbacks, ${TOKEN_SUMS}

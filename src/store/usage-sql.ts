@@ -4,18 +4,43 @@
  */
 import type {LogFilters, StatusFilter, UsageTotals} from './log-query.js'
 
-/** The condition a `--status` filter puts on raw rows (`status`, `fallback` columns). */
-export function statusCondition(status: StatusFilter): string {
+/**
+ * The expression of a row's `broken` flag (an answer that broke after its status went out: a cut
+ * or truncated stream) on `db`: the column, or `0` on a database made before it that was opened
+ * read-only and so not given the column yet.
+ */
+export function brokenExpr(db: {prepare(sql: string): {all(): unknown[]}}): string {
+  let expr = brokenExprs.get(db)
+  if (expr === undefined) {
+    const columns = db.prepare('PRAGMA table_info(logs)').all() as Array<{name: string}>
+    expr = columns.some((c) => c.name === 'broken') ? 'broken' : '0'
+    brokenExprs.set(db, expr)
+  }
+  return expr
+}
+const brokenExprs = new WeakMap<object, string>()
+
+/**
+ * The condition a `--status` filter puts on raw rows (`status`, `fallback`, `broken` columns). A
+ * broken answer (status 200, then the stream broke: the client got an error event) counts as
+ * `5xx`, an upstream failure, and not as `2xx`.
+ */
+export function statusCondition(status: StatusFilter, broken = 'broken'): string {
   switch (status) {
     case '2xx':
-      return 'status < 400'
+      return `status < 400 AND ${broken} = 0`
     case '4xx':
       return 'status >= 400 AND status < 500'
     case '5xx':
-      return 'status >= 500'
+      return `(status >= 500 OR ${broken} = 1)`
     case 'fallback':
       return 'fallback = 1'
   }
+}
+
+/** The 0/1 error of a raw row: a status of 400 or more, or an answer that broke after its status. */
+export function errorCase(broken = 'broken'): string {
+  return `CASE WHEN status >= 400 OR ${broken} = 1 THEN 1 ELSE 0 END`
 }
 
 /**
@@ -23,7 +48,11 @@ export function statusCondition(status: StatusFilter): string {
  * log rows (`agent_id`, `policy_id`, `ts` in ms, `status`, `fallback`); their values go into
  * `params`. Shared by `gwctl logs` and both usage queries.
  */
-export function logRowConditions(f: Omit<LogFilters, 'limit'>, params: Record<string, unknown>): string[] {
+export function logRowConditions(
+  f: Omit<LogFilters, 'limit'>,
+  params: Record<string, unknown>,
+  broken = 'broken',
+): string[] {
   const where: string[] = []
   if (f.agentId !== undefined) {
     where.push('agent_id = @agentId')
@@ -37,7 +66,7 @@ export function logRowConditions(f: Omit<LogFilters, 'limit'>, params: Record<st
     where.push('ts >= @sinceMs')
     params.sinceMs = Math.round(f.since * 1000)
   }
-  if (f.status) where.push(statusCondition(f.status))
+  if (f.status) where.push(statusCondition(f.status, broken))
   return where
 }
 

@@ -1,7 +1,9 @@
 // Upstream faults: a policy of two providers per protocol (`up-*` first, `alt-*` second), each a
 // standalone simulator (`gwctl sim`) of its own, whose queued faults hit that provider only. For each of the
-// four protocols, streamed and not: reset before headers, 5xx, 429 with Retry-After and a stall
-// past the first-byte timeout fall back to `alt-*` before the first byte; a 200 of malformed JSON
+// four protocols, streamed and not: reset before headers, 5xx, 429 with Retry-After, a stall
+// past the first-byte timeout and (not streamed) headers then silence fall back to `alt-*` before
+// the first byte (504 when no target is left); a stream that ends without its terminal event gets
+// the protocol's error event and an error row counted as 5xx; a 200 of malformed JSON
 // passes as sent and is flagged in its log row; a reset mid-stream ends the stream with an error
 // event in the protocol's shape; both providers failing gives 502/503 in the entrance's shape; a
 // slow client still gets the whole stream with its usage logged; the breaker of `up-*` opens
@@ -16,18 +18,22 @@ const TIMEOUTS = {connectMs: 1_000, firstByteMs: 1_000, idleMs: 1_000}
 const FAMILIES = {
   chat: {
     path: () => '/v1/chat/completions',
-    body: (stream) => ({model: 'sim-mini', stream, messages: [{role: 'user', content: 'faults'}]}),
+    body: (stream, quirk = '') => ({
+      model: 'sim-mini' + quirk,
+      stream,
+      messages: [{role: 'user', content: 'faults'}],
+    }),
     end: 'data: [DONE]',
   },
   responses: {
     path: () => '/v1/responses',
-    body: (stream) => ({model: 'sim-mini', stream, input: 'faults'}),
+    body: (stream, quirk = '') => ({model: 'sim-mini' + quirk, stream, input: 'faults'}),
     end: 'response.completed',
   },
   messages: {
     path: () => '/v1/messages',
-    body: (stream) => ({
-      model: 'claude-sim',
+    body: (stream, quirk = '') => ({
+      model: 'claude-sim' + quirk,
       max_tokens: 64,
       stream,
       messages: [{role: 'user', content: 'faults'}],
@@ -35,10 +41,10 @@ const FAMILIES = {
     end: 'message_stop',
   },
   gemini: {
-    path: (stream) =>
+    path: (stream, quirk = '') =>
       stream
-        ? '/v1beta/models/gemini-sim:streamGenerateContent?alt=sse'
-        : '/v1beta/models/gemini-sim:generateContent',
+        ? `/v1beta/models/gemini-sim${quirk}:streamGenerateContent?alt=sse`
+        : `/v1beta/models/gemini-sim${quirk}:generateContent`,
     body: () => ({contents: [{role: 'user', parts: [{text: 'faults'}]}]}),
     end: '"finishReason"',
   },
@@ -50,6 +56,17 @@ const CASES = [
   {name: '500', fault: 'status=500', expect: 'fallback'},
   {name: '429 with Retry-After', fault: 'status=429,retry-after=1', expect: 'fallback'},
   {name: 'stall past the first-byte timeout', fault: 'delay=2500', expect: 'fallback'},
+  // headers, then silence: nothing reached a plain client (fallback); a stream's headers did (error event)
+  {name: 'stall after the headers', fault: 'stall', expect: 'fallback', streamExpect: 'error-event'},
+  {
+    name: 'stall after the headers, no fallback left',
+    fault: 'stall',
+    both: true,
+    plainOnly: true,
+    expect: 'failed',
+    status: 504,
+  },
+  {name: 'stream without its terminal event', quirk: '+no-terminal', streamOnly: true, expect: 'truncated'},
   {name: 'malformed JSON in a 200', fault: 'malformed', expect: 'flagged'},
   {name: 'reset mid-stream', fault: 'reset,chunk-delay=20', streamOnly: true, expect: 'error-event'},
   {name: 'both providers fail', fault: 'status=503', both: true, expect: 'failed'},
@@ -141,8 +158,10 @@ export async function upstreamFaults({log = console.log, only} = {}) {
       for (const stream of [false, true])
         for (const c of CASES) {
           if (c.streamOnly && !stream) continue
+          if (c.plainOnly && stream) continue
+          const expect = (stream && c.streamExpect) || c.expect
           if (only && !only(family, stream, c.name)) continue
-          const path = spec.path(stream)
+          const path = spec.path(stream, c.quirk)
           for (const s of [sim, simAlt]) await fetch(s.origin + '/__sim/faults', {method: 'DELETE'})
           if (c.fault) await queue(c.fault, path)
           if (c.fault && c.both) await queue(c.fault, path, simAlt)
@@ -150,10 +169,10 @@ export async function upstreamFaults({log = console.log, only} = {}) {
           const res = await fetch(gw.base + path, {
             method: 'POST',
             headers,
-            body: JSON.stringify(spec.body(stream)),
+            body: JSON.stringify(spec.body(stream, c.quirk)),
           })
           let text = ''
-          if (c.expect === 'slow-client') {
+          if (expect === 'slow-client') {
             const reader = res.body.getReader()
             const decoder = new globalThis.TextDecoder()
             const first = await reader.read()
@@ -166,23 +185,33 @@ export async function upstreamFaults({log = console.log, only} = {}) {
           const row = await lastRow()
           const o = {family, stream, case: c.name, status: res.status, ms: Math.round(ms), problems: []}
           const problem = (p) => o.problems.push(p)
-          if (c.expect === 'fallback' || c.expect === 'slow-client') {
+          if (expect === 'fallback' || expect === 'slow-client') {
             if (res.status !== 200) problem(`status ${res.status}`)
             if (stream && !text.includes(spec.end)) problem('stream not complete')
-            if (c.expect === 'fallback' && (row?.provider !== `alt-${family}` || !row?.fallback))
+            if (expect === 'fallback' && (row?.provider !== `alt-${family}` || !row?.fallback))
               problem(`log row provider ${row?.provider}, fallback ${row?.fallback}`)
             if (!(row?.inputTokens > 0 && row?.outputTokens > 0)) problem('no usage logged')
-            const expectedError = c.expect === 'fallback' ? /^fell back after: up-/ : /^$/
+            const expectedError = expect === 'fallback' ? /^fell back after: up-/ : /^$/
             if (!expectedError.test(row?.error ?? '')) problem(`log row error: ${row?.error}`)
-          } else if (c.expect === 'flagged') {
+          } else if (expect === 'flagged') {
             if (res.status !== 200) problem(`status ${res.status}`)
             if (!/malformed JSON/.test(row?.error ?? '')) problem(`log row not flagged: ${row?.error}`)
-          } else if (c.expect === 'error-event') {
+          } else if (expect === 'error-event') {
             if (res.status !== 200) problem(`status ${res.status}`)
             if (!/"error"/.test(text.slice(-600))) problem(`no error event at the end: ${text.slice(-200)}`)
             if (!/stream broke after the first byte/.test(row?.error ?? '')) problem(`log row: ${row?.error}`)
-          } else if (c.expect === 'failed') {
-            if (res.status !== 502 && res.status !== 503) problem(`status ${res.status}`)
+          } else if (expect === 'truncated') {
+            // the client got 200, then the protocol's error event; the row an error, counted as 5xx
+            if (res.status !== 200) problem(`status ${res.status}`)
+            if (!/"error"/.test(text.slice(-600))) problem(`no error event at the end: ${text.slice(-200)}`)
+            if (!/stream ended without its terminal event/.test(row?.error ?? ''))
+              problem(`log row: ${row?.error}`)
+            if (row?.broken !== true) problem('log row not marked broken')
+            const fives = await (await fetch(gw.base + '/api/logs?limit=1&status=5xx')).json()
+            if ((fives.logs ?? fives)[0]?.id !== row?.id) problem('the row is not listed by --status 5xx')
+          } else if (expect === 'failed') {
+            if (c.status ? res.status !== c.status : res.status !== 502 && res.status !== 503)
+              problem(`status ${res.status}`)
             const shape = shapeProblem(family, res.status, text)
             if (shape) problem(shape)
           }

@@ -33,6 +33,13 @@ export function describeError(error: unknown, timeouts: TimeoutSettings): string
   }
 }
 
+/** True for an upstream that went silent (the first-byte or idle timeout ran out), not one that failed otherwise. */
+export function isSilence(error: unknown): boolean {
+  const e = error as {code?: string; cause?: {code?: string}}
+  const code = e?.code ?? e?.cause?.code
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT'
+}
+
 /**
  * Answers an error made by the gateway itself (400 cross-family policy, 502, 503, ...) in the
  * entrance family's error shape, with a request id in the header its clients read.
@@ -57,13 +64,17 @@ export function sendFamilyError(
   return requestId
 }
 
-/** Answers a request the gateway could not send anywhere: 503 when every target tried was circuit-broken, else 502. */
+/**
+ * Answers a request the gateway could not send anywhere: 503 when every target tried was
+ * circuit-broken, else 504 when the last target tried went silent (`silent`), else 502.
+ */
 export function answerNoTarget(
   res: ServerResponse,
   family: Family,
   result: ProxyResult,
   targets: readonly ProxyTarget[],
   tried: number,
+  silent = false,
 ): void {
   const attempts = result.attempts
   let status: number
@@ -71,8 +82,14 @@ export function answerNoTarget(
   let headers: Record<string, string> = {}
   if (tried === 0 && attempts.some((a) => a.skipped === 'circuit-open')) {
     const open = attempts.filter((a) => a.skipped === 'circuit-open').map((a) => a.provider)
+    // an open breaker says when its cooldown ends; a half-open one whose trial is in flight is
+    // settled by that trial (soon): a client may ask again in a second
     const retryIn = Math.min(
-      ...targets.map((t) => t.breaker?.snapshot().retryInMs ?? Number.POSITIVE_INFINITY),
+      ...targets.map((t) => {
+        const snapshot = t.breaker?.snapshot()
+        if (!snapshot) return Number.POSITIVE_INFINITY
+        return snapshot.state === 'half-open' ? 0 : (snapshot.retryInMs ?? Number.POSITIVE_INFINITY)
+      }),
     )
     const seconds = Number.isFinite(retryIn) ? Math.max(1, Math.ceil(retryIn / 1000)) : undefined
     result.provider = open[0] ?? null
@@ -80,7 +97,7 @@ export function answerNoTarget(
     message = `every compatible provider is circuit-broken (open): ${open.join(', ')}${seconds ? `; retry in ${seconds} s` : ''}`
     if (seconds) headers = {'retry-after': String(seconds)}
   } else {
-    status = 502
+    status = silent && result.error ? 504 : 502
     message = result.error
       ? `upstream request failed and no fallback is left: ${result.error}`
       : `no provider is configured for ${family} requests`

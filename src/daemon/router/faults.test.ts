@@ -117,6 +117,20 @@ function halfOpen(name: string): {breakers: BreakerRegistry; advance: (ms: numbe
   return {breakers, advance: (ms) => (now += ms)}
 }
 
+describe('503 while a breaker trial is in flight (issue 29, item 7)', () => {
+  it('carries Retry-After, as the 503 of an open breaker does', async () => {
+    const origin = await upstreamServer((_req, res) => chatOk(res))
+    const {breakers} = halfOpen('up')
+    route = () => ({targets: [{provider: provider('up', 'chat', origin), breaker: breakers.get('up')}]})
+    // another request holds the one trial
+    expect(breakers.get('up').tryAcquire()).toBe(true)
+    const res = await chat('{"model":"m","messages":[{"role":"user","content":"hi"}]}')
+    expect(res.status).toBe(503)
+    expect(res.headers.get('retry-after')).toBe('1')
+    expect(((await res.json()) as {error: {message: string}}).error.message).toMatch(/circuit-broken/)
+  })
+})
+
 describe('a breaker trial is settled whatever ends it', () => {
   it('a streaming chat nested 20 000 deep is answered 400 in the chat shape and leaves the trial free', async () => {
     const origin = await upstreamServer((_req, res) => chatOk(res))

@@ -43,5 +43,6 @@ export function logEntryFor(
     // one the agent records (Codex), else the request-id header forwarded or minted.
     requestId: usage?.responseId || result.requestId || null,
     upstreamFamily: result.upstreamFamily ?? null,
+    broken: result.broken,
   }
 }

@@ -74,6 +74,12 @@ export interface ProxyResult {
   ttfbMs: number | null
   /** Why the request failed (or how a stream broke after it started), null on success. */
   error: string | null
+  /**
+   * The answer broke after its status went out (a stream cut off, or ended without its terminal
+   * event, or reporting an error event): the client got `status` and then the error, so the row
+   * keeps that status and counts as an error (usage `errors`, `logs --status 5xx`).
+   */
+  broken?: boolean
   /** The request id the client saw (upstream's, or minted here). */
   requestId: string
   clientAborted: boolean

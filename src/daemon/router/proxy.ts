@@ -20,7 +20,7 @@ import {EventEmitter} from 'node:events'
 import type {ServerResponse} from 'node:http'
 import {performance} from 'node:perf_hooks'
 
-import {answerNoTarget, describeError, sendFamilyError} from './error-shape.js'
+import {answerNoTarget, describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {forwardHeaders, mintRequestId, requestIdHeader} from './headers.js'
 import {upstreamModel} from '../../gateway/policy.js'
 import {defaultPools, upstreamPath} from './pools.js'
@@ -134,6 +134,8 @@ export async function proxyRequest(
   /** The client's request decoded for translation (on the first translated target tried). */
   let client: ClientRequest | undefined
   let tried = 0
+  // the last failed try went silent (a first-byte or idle timeout): 504 rather than 502
+  let silent = false
   // set by a try after which no other target may be tried (a failure with fallbacks off)
   let stop = false
   try {
@@ -197,7 +199,7 @@ export async function proxyRequest(
       result.error = 'client closed the connection'
       return finish()
     }
-    answerNoTarget(res, family, result, targets, tried)
+    answerNoTarget(res, family, result, targets, tried, silent)
     return finish()
   } finally {
     res.off('close', onClose)
@@ -290,6 +292,21 @@ export async function proxyRequest(
     const target = targets[i]
     const provider = target.provider
     tried++
+    /**
+     * Counts a failed try before anything reached the client (a connect error, a timeout, a body
+     * that failed before its first byte): false to go on with the next target, or, with none
+     * left (or fallbacks off), to have the proxy answer 502/504.
+     */
+    const failed = (message: string, wentSilent: boolean, status?: number): false => {
+      // a 5xx/429 was counted when it came in
+      if (status === undefined || (status < 500 && status !== 429)) target.breaker?.recordFailure(message)
+      attempts.push({provider: provider.name, ...(status === undefined ? {} : {status}), error: message})
+      result.error = message
+      result.status = 0
+      silent = wentSilent
+      if (!(options.fallbacks && canTryAfter(targets, i))) stop = true
+      return false
+    }
     result.provider = provider.name
     result.model = model
     result.fallback = i > 0
@@ -318,16 +335,11 @@ export async function proxyRequest(
         target.breaker?.release()
         return false
       }
-      const message = `${provider.name}: ${describeError(error, options.timeouts)}`
-      target.breaker?.recordFailure(message)
-      attempts.push({provider: provider.name, error: message})
-      result.error = message
-      if (options.fallbacks && canTryAfter(targets, i)) return false
-      stop = true
-      return false
+      return failed(`${provider.name}: ${describeError(error, options.timeouts)}`, isSilence(error))
     }
 
     const status = upstream.statusCode
+    silent = false
     if (status >= 500 || status === 429) {
       const message = `${provider.name}: upstream answered ${status}`
       target.breaker?.recordFailure(message)
@@ -340,14 +352,30 @@ export async function proxyRequest(
     } else {
       attempts.push({provider: provider.name, status})
       // an answer after earlier failures keeps why it fell back; a clean answer has no error
-      const failed = attempts.length > 1 ? attempts.filter((a) => a.error).map((a) => a.error) : []
-      result.error = failed.length > 0 ? `fell back after: ${failed.join('; ')}` : null
+      const reasons = attempts.length > 1 ? attempts.filter((a) => a.error).map((a) => a.error) : []
+      result.error = reasons.length > 0 ? `fell back after: ${reasons.join('; ')}` : null
     }
 
+    let outcome
     if (translated) {
       const [, {relayTranslated}] = await loadTranslation()
-      await relayTranslated(relayContext, upstream, status, target, credential, translated.translation)
-    } else await relay(relayContext, upstream, status, target, credential)
-    return true
+      outcome = await relayTranslated(
+        relayContext,
+        upstream,
+        status,
+        target,
+        credential,
+        translated.translation,
+      )
+    } else outcome = await relay(relayContext, upstream, status, target, credential)
+    if (!outcome) return true
+    // headers, then a body that failed before its first byte: nothing reached the client, so this
+    // is a failure like a connect error (the attempt's status is the one the upstream sent)
+    if (clientGone.aborted) {
+      target.breaker?.release()
+      return false
+    }
+    attempts.pop()
+    return failed(outcome.failedBeforeFirstByte, outcome.silent, status)
   }
 }

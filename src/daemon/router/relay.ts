@@ -9,11 +9,12 @@ import type {Dispatcher} from 'undici'
 
 import {errorBody, streamErrorEvent} from '../../gateway/protocol-errors.js'
 import type {Family, TimeoutSettings} from '../../store/schema.js'
-import {describeError, sendFamilyError} from './error-shape.js'
+import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'
 import type {ProxyResult, ProxyTarget} from './proxy-types.js'
 import {SecretRedactor} from './redact.js'
 import {createUsageTap} from './taps/index.js'
+import type {StreamOutcome} from './taps/tap.js'
 
 /**
  * Drops the usage-only chunk (`"choices":[]` with `usage`) of a chat stream whose client did not
@@ -94,14 +95,28 @@ export interface RelayContext {
   clientGone: {readonly aborted: boolean}
 }
 
-/** Relays one upstream answer to the client and settles the target's breaker by its outcome. */
+/**
+ * What a relay that could not answer tells the proxy: the upstream's answer failed before a byte
+ * (headers included) reached the client, so the next target may be tried. The breaker is not
+ * settled yet: the proxy counts the failure.
+ */
+export interface FailedBeforeFirstByte {
+  failedBeforeFirstByte: string
+  /** The upstream went silent (a timeout), not a reset or another error: 504 rather than 502. */
+  silent: boolean
+}
+
+/**
+ * Relays one upstream answer to the client and settles the target's breaker by its outcome;
+ * returns {@link FailedBeforeFirstByte} instead when nothing could be sent.
+ */
 export async function relay(
   ctx: RelayContext,
   upstream: Dispatcher.ResponseData,
   status: number,
   target: ProxyTarget,
   credential: string | undefined,
-): Promise<void> {
+): Promise<FailedBeforeFirstByte | undefined> {
   const {res, family, result, started, clientGone} = ctx
   const headers = returnHeaders(upstream.headers)
   const idName = requestIdHeader(family)
@@ -149,15 +164,24 @@ export async function relay(
   }
   if (!sse && upstream.headers['content-length'] !== undefined)
     headers['content-length'] = String(upstream.headers['content-length'])
-  result.status = status
-  res.writeHead(status, headers)
   // A stream's headers go out with its first chunk when that chunk is already here (one packet,
   // one wake-up of the client, like a bare pass-through); otherwise at the end of this event
-  // loop turn, so a client still sees them as soon as upstream sent them.
-  if (sse)
+  // loop turn, so a client still sees them as soon as upstream sent them. Any other answer's
+  // headers are written with its first body byte (node:http would hold them until then anyway):
+  // a body that fails before it (an upstream that sends headers, then silence) has sent the
+  // client nothing, so the proxy may still try the next target or answer 502/504.
+  let headed = false
+  const head = (): void => {
+    headed = true
+    result.status = status
+    res.writeHead(status, headers)
+  }
+  if (sse) {
+    head()
     setImmediate(() => {
       if (result.ttfbMs === null && !res.destroyed) res.flushHeaders()
     })
+  }
 
   const tap = status < 300 ? createUsageTap(family, sse) : undefined
   const filter = sse && ctx.addedUsage && status < 300 ? new ChatUsageChunkFilter() : undefined
@@ -169,6 +193,9 @@ export async function relay(
       : undefined
   // the last bytes sent, to start an error event on a line of its own if a stream breaks mid-event
   let last = '' as Uint8Array | string
+  // how an SSE answer ended (read at its end); `tapEnded` once the tap was ended there
+  let outcome: StreamOutcome | undefined
+  let tapEnded = false
   const body = upstream.body
   // An SSE tap parses every event (a JSON.parse each): it is fed on the next tick, after the
   // socket write of the chunk (node:http flushes a response's writes on the next tick, queued
@@ -195,6 +222,7 @@ export async function relay(
     }
     const send = (data: Uint8Array | string): void => {
       if (data.length === 0) return
+      if (!headed) head()
       if (result.ttfbMs === null) result.ttfbMs = performance.now() - started
       last = data
       if (!res.write(data)) {
@@ -218,14 +246,25 @@ export async function relay(
       const rest = redactor?.flush()
       if (rest?.length && !res.destroyed) send(filter ? filter.push(rest) : rest)
       if (filter && !res.destroyed) send(filter.flush())
-      if (!res.destroyed) res.end()
+      if (!headed && !res.destroyed) head()
+      // A stream must end with its protocol's terminal event: the tap (its last events parsed
+      // now, after they were written) tells; a stream without it gets an error event first.
+      if (tap && sse) {
+        feedTap()
+        tap.end()
+        tapEnded = true
+        outcome = tap.outcome()
+        if (outcome.kind === 'truncated' && !res.destroyed)
+          endWithErrorEvent(truncatedMessage(outcome.expected))
+      }
+      if (!res.destroyed && !res.writableEnded) res.end()
       resolve(undefined)
     })
     body.on('error', (error) => resolve({error}))
   })
   // Past this point the answer has been handed to the socket (a success) or has failed: the
   // usage parse below no longer delays a byte to the client.
-  if (tap) {
+  if (tap && !tapEnded) {
     feedTap()
     tap.end()
   }
@@ -234,6 +273,21 @@ export async function relay(
   // the client got what the upstream sent; the log row says it was not what the protocol promises
   if (malformed) result.error = `${target.provider.name}: upstream answered ${status} with ${malformed}`
   if (!broken) {
+    if (outcome?.kind === 'truncated') {
+      // the client got 200 and then the error event: the row keeps the 200 and says why it broke
+      const message = truncatedMessage(outcome.expected)
+      result.error = message
+      result.broken = true
+      target.breaker?.recordFailure(message)
+      return
+    }
+    if (outcome?.kind === 'error') {
+      // the upstream reported the error in its stream (the client saw it): an error row, but the
+      // provider answered in its protocol, so the breaker does not count it (a request the model
+      // refuses, such as one over its context window, must not open the circuit)
+      result.error = `${target.provider.name}: upstream stream reported an error: ${outcome.message}`
+      result.broken = true
+    }
     if (status < 500 && status !== 429) target.breaker?.recordSuccess()
     return
   }
@@ -244,10 +298,30 @@ export async function relay(
     body.destroy()
     return
   }
-  const message = `${target.provider.name}: stream broke after the first byte: ${describeError(broken.error, ctx.timeouts)}`
+  const reason = describeError(broken.error, ctx.timeouts)
+  if (!headed) {
+    // nothing reached the client (not even the headers): the proxy tries the next target or
+    // answers 502/504 itself; it settles the breaker
+    body.destroy()
+    return {
+      failedBeforeFirstByte: `${target.provider.name}: upstream answered ${status}, then its body failed before the first byte: ${reason}`,
+      silent: isSilence(broken.error),
+    }
+  }
+  const message = `${target.provider.name}: stream broke after the first byte: ${reason}`
   result.error = message
+  result.broken = true
   target.breaker?.recordFailure(message)
-  if (sse && !res.destroyed) {
+  if (sse && !res.destroyed) endWithErrorEvent(message)
+  else res.destroy()
+  return
+
+  function truncatedMessage(expected: string): string {
+    return `${target.provider.name}: stream ended without its terminal event (${expected})`
+  }
+
+  /** Ends the client's stream with an error event in its protocol, on a line of its own. */
+  function endWithErrorEvent(message: string): void {
     const tail =
       typeof last === 'string'
         ? last.slice(-2)
@@ -257,5 +331,5 @@ export async function relay(
           )
     const separator = tail === '' || tail.endsWith('\n\n') || tail === '\r\r' ? '' : '\n\n'
     res.end(separator + streamErrorEvent(family, 502, message, tap?.nextSequence() ?? 0))
-  } else res.destroy()
+  }
 }

@@ -13,10 +13,10 @@ import type {Dispatcher} from 'undici'
 import type {ClientRequest} from '../../protocols/translate.js'
 import {StreamTranslator, translateResponse, upstreamErrorMessage} from '../../protocols/translate.js'
 import type {CarryStore} from '../../protocols/ir.js'
-import {describeError, sendFamilyError} from './error-shape.js'
+import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
-import type {RelayContext} from './relay.js'
+import type {FailedBeforeFirstByte, RelayContext} from './relay.js'
 
 /** Largest non-stream upstream answer translated (a bigger one is refused with a 502). */
 const MAX_TRANSLATED_JSON_BYTES = 64 * 1024 * 1024
@@ -43,7 +43,7 @@ export async function relayTranslated(
   target: ProxyTarget,
   credential: string | undefined,
   translation: Translation,
-): Promise<void> {
+): Promise<FailedBeforeFirstByte | undefined> {
   const {res, family, result, started} = ctx
   const provider = target.provider
   const upFamily = provider.family
@@ -92,19 +92,30 @@ export async function relayTranslated(
   if (!translation.client.request.stream) {
     let body: unknown
     let failure: string | undefined
+    let tooLarge = false
     try {
       const chunks: Buffer[] = []
       let size = 0
       for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
         size += chunk.length
-        if (size > MAX_TRANSLATED_JSON_BYTES)
+        if (size > MAX_TRANSLATED_JSON_BYTES) {
+          tooLarge = true
           throw new Error(`answer larger than ${MAX_TRANSLATED_JSON_BYTES} bytes`)
+        }
         chunks.push(chunk)
       }
       body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
     } catch (error) {
-      failure =
-        error instanceof SyntaxError ? 'an answer that is not JSON' : describeError(error, ctx.timeouts)
+      if (!(error instanceof SyntaxError) && !tooLarge) {
+        // the body failed (silence past the idle timeout, a reset) before the client got a
+        // byte: the proxy may try the next target (it settles the breaker)
+        upstream.body.destroy()
+        return {
+          failedBeforeFirstByte: `${provider.name}: upstream answered ${status}, then its body failed before the first byte: ${describeError(error, ctx.timeouts)}`,
+          silent: isSilence(error),
+        }
+      }
+      failure = tooLarge ? (error as Error).message : 'an answer that is not JSON'
     }
     let out: ReturnType<typeof translateResponse> | undefined
     if (!failure) {
@@ -190,6 +201,7 @@ export async function relayTranslated(
   if (broken) {
     const message = `${provider.name}: stream broke after the first byte: ${describeError(broken.error, ctx.timeouts)}`
     result.error = message
+    result.broken = true
     target.breaker?.recordFailure(message)
     if (!res.destroyed) res.end(translator.fail(502, message))
     return
@@ -197,6 +209,7 @@ export async function relayTranslated(
   if (translator.error) {
     const message = `${provider.name} (${upFamily}, translated): ${translator.error.message}`
     result.error = message
+    result.broken = true
     target.breaker?.recordFailure(message)
     return
   }

@@ -424,7 +424,7 @@ export function applyRequest(
     const after: AppUsageRow = {
       ...before,
       requests: before.requests + 1,
-      errors: before.errors + (entry.status >= 400 ? 1 : 0),
+      errors: before.errors + (entry.status >= 400 || entry.broken ? 1 : 0),
       fallbacks: before.fallbacks + (entry.fallback ? 1 : 0),
       inputTokens: before.inputTokens + input,
       outputTokens: before.outputTokens + entry.outputTokens,

@@ -286,7 +286,7 @@ export function RequestsView({data, width, height, selected, color, filter, rows
           `${cell(clock(r.time), 8)} ${cell(agentLabel(r.agentId, names), 14)} ${cell(model, modelW)} ${cell(s, 6, true)} ${cell(tokens, 13, true)} ${cell(`${Math.round(r.latencyMs)}ms`, 7, true)}`,
           w,
         )
-        const bad = r.status >= 400
+        const bad = r.status >= 400 || r.broken === true
         return (
           <Text key={`${r.id}-${r.time}`} color={bad && color ? 'red' : undefined}>
             <Row text={text} selected={from + i === selected} color={color} />

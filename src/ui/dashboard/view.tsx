@@ -66,7 +66,7 @@ export function DashboardView({data, error, maxRequests = 8}: DashboardViewProps
       <Text bold>Recent requests</Text>
       {(data?.recent_requests ?? []).length === 0 ? <Text dimColor> (none)</Text> : null}
       {(data?.recent_requests ?? []).slice(0, maxRequests).map((r) => (
-        <Text key={r.id} color={r.status >= 400 ? 'red' : undefined}>
+        <Text key={r.id} color={r.status >= 400 || r.broken === true ? 'red' : undefined}>
           {cell(formatTime(r.time).slice(11), 8)} {cell(agentCell(r), 18)}{' '}
           {cell(r.provider ? `${r.provider}/${r.model ?? '?'}` : '-', 30)} {cell(r.status, 3, true)}
           {r.fallback ? ' fb' : '   '} {cell(`${r.inputTokens}/${r.outputTokens}`, 13, true)}{' '}

@@ -1,10 +1,15 @@
 import type {Json, Reader, Usage} from './tap.js'
-import {num, obj} from './tap.js'
+import {errorMessage, num, obj} from './tap.js'
 
 /** Chat completions: `usage` of the JSON body, or of the usage chunk of a stream. */
 export class ChatReader implements Reader {
   private last?: Json
+  terminal?: boolean
+  streamError?: string
+  readonly terminalName = '[DONE]'
   onPayload(payload: Json): void {
+    // `[DONE]` (not JSON) is seen by the tap itself
+    if (payload.error !== undefined && payload.error !== null) this.streamError ??= errorMessage(payload)
     const usage = obj(payload.usage)
     if (usage) this.last = usage
   }

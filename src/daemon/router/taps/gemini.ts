@@ -1,10 +1,18 @@
 import type {Json, Reader, Usage} from './tap.js'
-import {num, obj} from './tap.js'
+import {errorMessage, num, obj} from './tap.js'
 
 /** Gemini: the last `usageMetadata` wins. `promptTokenCount` includes cached tokens; thoughts are separate from candidates. */
 export class GeminiReader implements Reader {
   private last?: Json
+  terminal?: boolean
+  streamError?: string
+  readonly terminalName = 'a chunk with finishReason'
   onPayload(payload: Json): void {
+    if (payload.error !== undefined && payload.error !== null) this.streamError ??= errorMessage(payload)
+    const candidates = payload.candidates
+    if (!this.terminal && Array.isArray(candidates))
+      for (const candidate of candidates)
+        if (typeof obj(candidate)?.finishReason === 'string') this.terminal = true
     const usage = obj(payload.usageMetadata)
     if (usage) this.last = usage
   }

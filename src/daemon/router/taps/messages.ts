@@ -1,5 +1,5 @@
 import type {Json, Reader, Usage} from './tap.js'
-import {obj} from './tap.js'
+import {errorMessage, obj} from './tap.js'
 
 /**
  * Messages: `message_start.message.usage`, then each `message_delta.usage` overwrites the
@@ -18,8 +18,13 @@ export class MessagesReader implements Reader {
     set('output', usage.output_tokens)
     this.counters = c
   }
+  terminal?: boolean
+  streamError?: string
+  readonly terminalName = 'message_stop'
   onPayload(payload: Json): void {
-    if (payload.type === 'message_start') {
+    if (payload.type === 'message_stop') this.terminal = true
+    else if (payload.type === 'error') this.streamError ??= errorMessage(payload)
+    else if (payload.type === 'message_start') {
       const usage = obj(obj(payload.message)?.usage)
       if (usage) this.apply(usage, true)
     } else if (payload.type === 'message_delta') {

@@ -1,5 +1,5 @@
 import type {Json, Reader, Usage} from './tap.js'
-import {num, obj} from './tap.js'
+import {errorMessage, num, obj} from './tap.js'
 
 /** Responses: `usage` of the JSON body, or of `response.completed` (or `.incomplete`/`.failed`). */
 export class ResponsesReader implements Reader {
@@ -7,8 +7,16 @@ export class ResponsesReader implements Reader {
   private id?: string
   /** `sequence_number` of the last stream event seen. */
   lastSequence?: number
+  terminal?: boolean
+  streamError?: string
+  readonly terminalName = 'response.completed'
   onPayload(payload: Json): void {
     const type = payload.type
+    if (type === 'error') this.streamError ??= errorMessage(payload)
+    else if (type === 'response.failed') {
+      const error = obj(obj(payload.response)?.error)
+      this.streamError ??= error ? errorMessage({error}) : 'response.failed'
+    } else if (type === 'response.completed' || type === 'response.incomplete') this.terminal = true
     if (typeof payload.sequence_number === 'number') this.lastSequence = payload.sequence_number
     const response = type === undefined ? payload : obj(payload.response)
     if (response && typeof response.id === 'string' && response.id !== '') this.id = response.id

@@ -36,7 +36,17 @@ export interface UsageTap {
   nextSequence(): number
   /** After `end()`: what was malformed about the answer (not JSON, broken event data), if anything. */
   malformed(): string | undefined
+  /**
+   * SSE only, after `end()`: how the stream ended. `complete`: its protocol's terminal event came
+   * (`[DONE]`, `message_stop`, `response.completed`/`.incomplete`/`.failed`, a chunk with
+   * `finishReason`); `error`: the upstream sent an error event (the client saw it); `truncated`:
+   * it ended cleanly without either.
+   */
+  outcome(): StreamOutcome
 }
+
+export type StreamOutcome =
+  {kind: 'complete'} | {kind: 'error'; message: string} | {kind: 'truncated'; expected: string}
 
 export type Json = Record<string, unknown>
 
@@ -53,6 +63,19 @@ export interface Reader {
   onPayload(payload: Json, event: string | undefined): void
   usage(): Usage | undefined
   lastSequence?: number
+  /** Set by the reader when its protocol's terminal event was seen. */
+  terminal?: boolean
+  /** Set by the reader to the message of an error event the upstream sent in the stream. */
+  streamError?: string
+  /** The terminal event's name, for the log row of a stream that ended without it. */
+  readonly terminalName: string
+}
+
+/** The message of an error payload (`{error:{message}}`, `{type:"error",message}`), else a placeholder. */
+export function errorMessage(payload: Json): string {
+  const error = obj(payload.error)
+  const message = error?.message ?? payload.message
+  return typeof message === 'string' && message !== '' ? message : 'an error event without a message'
 }
 
 export class Tap implements UsageTap {
@@ -71,7 +94,11 @@ export class Tap implements UsageTap {
     this.parser = sse
       ? createParser({
           onEvent: (message: EventSourceMessage) => {
-            if (!message.data || message.data[0] !== '{') return
+            if (!message.data || message.data[0] !== '{') {
+              // chat's terminal event is not JSON
+              if (message.data === '[DONE]') this.reader.terminal = true
+              return
+            }
             let payload: unknown
             try {
               payload = JSON.parse(message.data)
@@ -132,6 +159,13 @@ export class Tap implements UsageTap {
 
   usage(): Usage | undefined {
     return this.reader.usage()
+  }
+
+  outcome(): StreamOutcome {
+    const reader = this.reader
+    if (reader.streamError !== undefined) return {kind: 'error', message: reader.streamError}
+    if (reader.terminal) return {kind: 'complete'}
+    return {kind: 'truncated', expected: reader.terminalName}
   }
 
   nextSequence(): number {

@@ -1,0 +1,230 @@
+/**
+ * Issue 29, items 2 and 3, over all four entrances against the simulator (in this process):
+ * - `stall` (a 200 with its headers, then silence) on a non-stream request: nothing reached the
+ *   client, so the next target is tried; with none left the client gets a 504 in its entrance's
+ *   shape (the pass-through relay and the translated one alike);
+ * - the `no-terminal` quirk (a stream that ends cleanly without `[DONE]`, `message_stop`,
+ *   `response.completed` or a `finishReason`): the client gets its protocol's error event, the
+ *   result (the log row) an error and `broken`, the breaker a failure.
+ */
+import type {IncomingMessage, Server} from 'node:http'
+import {createServer} from 'node:http'
+import type {AddressInfo} from 'node:net'
+import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
+
+import {parseFault} from '../../sim/faults.js'
+import type {Simulator} from '../../sim/server.js'
+import {startSim} from '../../sim/server.js'
+import type {Family, ProviderConfig, TimeoutSettings} from '../../store/schema.js'
+import {BreakerRegistry} from './breaker.js'
+import {logEntryFor} from './log-entry.js'
+import type {ProxyResult, ProxyTarget} from './proxy.js'
+import {proxyRequest, UpstreamPools} from './proxy.js'
+
+const TIMEOUTS: TimeoutSettings = {connectMs: 1_000, firstByteMs: 1_000, idleMs: 300}
+
+let sim: Simulator
+let pools: UpstreamPools
+let gateway: Server
+let gatewayUrl: string
+let results: ProxyResult[] = []
+let targets: (family: Family) => ProxyTarget[]
+
+const FAMILIES: Record<Family, {path: (stream: boolean) => string; body: (stream: boolean) => unknown}> = {
+  chat: {
+    path: () => '/v1/chat/completions',
+    body: (stream: boolean) => ({model: 'sim-mini', stream, messages: [{role: 'user', content: 'faults'}]}),
+  },
+  responses: {
+    path: () => '/v1/responses',
+    body: (stream: boolean) => ({model: 'sim-mini', stream, input: 'faults'}),
+  },
+  messages: {
+    path: () => '/v1/messages',
+    body: (stream: boolean) => ({
+      model: 'claude-sim',
+      max_tokens: 64,
+      stream,
+      messages: [{role: 'user', content: 'faults'}],
+    }),
+  },
+  gemini: {
+    path: (stream: boolean) =>
+      stream
+        ? '/v1beta/models/gemini-sim:streamGenerateContent?alt=sse'
+        : '/v1beta/models/gemini-sim:generateContent',
+    body: () => ({contents: [{role: 'user', parts: [{text: 'faults'}]}]}),
+  },
+}
+
+function familyOf(url: string): Family {
+  if (url.startsWith('/v1/chat/')) return 'chat'
+  if (url.startsWith('/v1/responses')) return 'responses'
+  if (url.startsWith('/v1/messages')) return 'messages'
+  return 'gemini'
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  for await (const chunk of req) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks)
+}
+
+/** The simulator as a provider of `family` (`origin: 'sim'`: the `x-sim-*` headers reach it). */
+const simProvider = (name: string, family: Family): ProviderConfig => ({
+  name,
+  family,
+  baseUrl: sim.origin,
+  credential: {secret: `upstream-key-${name}`},
+  origin: 'sim',
+})
+
+beforeAll(async () => {
+  sim = await startSim()
+  pools = new UpstreamPools()
+  gateway = createServer(async (req, res) => {
+    const url = req.url ?? '/'
+    const family = familyOf(url)
+    const body = await readBody(req)
+    results.push(
+      await proxyRequest({family, method: 'POST', url, headers: req.headers, body}, res, {
+        targets: targets(family),
+        fallbacks: true,
+        timeouts: TIMEOUTS,
+        pools,
+      }),
+    )
+  })
+  gateway.listen(0, '127.0.0.1')
+  await new Promise((resolve) => gateway.once('listening', resolve))
+  gatewayUrl = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`
+})
+
+afterEach(() => {
+  results = []
+  sim.faults.clear()
+})
+
+afterAll(async () => {
+  gateway.closeAllConnections()
+  gateway.close()
+  await pools.close()
+  await sim.close()
+})
+
+async function send(family: Family, stream: boolean, headers: Record<string, string> = {}) {
+  const spec = FAMILIES[family]
+  const res = await fetch(gatewayUrl + spec.path(stream), {
+    method: 'POST',
+    headers: {'content-type': 'application/json', ...headers},
+    body: JSON.stringify(spec.body(stream)),
+  })
+  const text = await res.text()
+  for (let i = 0; i < 200 && results.length === 0; i++) await new Promise((r) => setTimeout(r, 5))
+  return {res, text, result: results[0]}
+}
+
+/** True when `text` is an error body in `family`'s shape with `status`. */
+function inShape(family: Family, status: number, text: string): boolean {
+  const body = JSON.parse(text) as {type?: string; error?: {message?: string; code?: number; status?: string}}
+  if (family === 'messages') return body.type === 'error' && typeof body.error?.message === 'string'
+  if (family === 'gemini') return body.error?.code === status && typeof body.error.status === 'string'
+  return typeof body.error?.message === 'string'
+}
+
+const families = Object.keys(FAMILIES) as Family[]
+
+describe('a non-stream 200 whose body stalls after its headers (sim fault `stall`)', () => {
+  it.each(families)('%s: falls back to the next target; the row says why', async (family) => {
+    const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
+    targets = (f) =>
+      ['up', 'alt'].map((name) => ({provider: simProvider(`${name}-${f}`, f), breaker: breakers.get(name)}))
+    sim.faults.add(parseFault(`stall,path=${FAMILIES[family].path(false).split('?')[0]}`))
+    const {res, text, result} = await send(family, false)
+    expect(res.status).toBe(200)
+    expect(JSON.parse(text)).toBeTypeOf('object')
+    expect(result).toMatchObject({status: 200, provider: `alt-${family}`, fallback: true})
+    expect(result.error).toMatch(
+      /^fell back after: up-\S+: upstream answered 200, then its body failed before the first byte: upstream silent for 300 ms \(idle timeout\)/,
+    )
+    expect(result.usage?.outputTokens).toBeGreaterThan(0)
+    expect(breakers.snapshotOf('up').state).toBe('open')
+    expect(breakers.snapshotOf('alt').state).toBe('closed')
+  })
+
+  it.each(families)('%s: with no target left, 504 in the entrance shape', async (family) => {
+    targets = (f) => [{provider: simProvider(`up-${f}`, f)}]
+    const {res, text, result} = await send(family, false, {'x-sim-fault': 'stall'})
+    expect(res.status).toBe(504)
+    expect(inShape(family, 504, text)).toBe(true)
+    expect(text).toContain('idle timeout')
+    expect(result.status).toBe(504)
+    expect(result.error).toMatch(/no fallback is left: up-\S+: upstream answered 200, then its body failed/)
+  })
+
+  it.each(families)(
+    '%s entrance, translated upstream: falls back, then 504 when none is left',
+    async (family) => {
+      // the upstream of another family: messages for every entrance but messages (chat for it)
+      const upFamily: Family = family === 'messages' ? 'chat' : 'messages'
+      targets = () =>
+        ['up', 'alt'].map((name) => ({
+          provider: simProvider(`${name}-${upFamily}`, upFamily),
+          translate: true,
+        }))
+      sim.faults.add(parseFault(`stall,path=${FAMILIES[upFamily].path(false)}`))
+      const first = await send(family, false)
+      expect(first.res.status).toBe(200)
+      expect(first.result).toMatchObject({status: 200, provider: `alt-${upFamily}`, fallback: true})
+      expect(first.result.error).toMatch(
+        /^fell back after: up-\S+: upstream answered 200, then its body failed before the first byte/,
+      )
+      results = []
+      targets = () => [{provider: simProvider(`up-${upFamily}`, upFamily), translate: true}]
+      const second = await send(family, false, {'x-sim-fault': 'stall'})
+      expect(second.res.status).toBe(504)
+      expect(inShape(family, 504, second.text)).toBe(true)
+    },
+  )
+})
+
+describe('a stream that ends cleanly without its terminal event (sim quirk `no-terminal`)', () => {
+  const errorEvent: Record<Family, RegExp> = {
+    chat: /data: \{"error":\{"message":"up-chat: stream ended without its terminal event \(\[DONE\]\)"/,
+    responses:
+      /event: error\ndata: \{"type":"error","code":"api_error","message":"up-responses: stream ended without its terminal event \(response\.completed\)"/,
+    messages:
+      /event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"up-messages: stream ended without its terminal event \(message_stop\)"/,
+    gemini:
+      /data: \{"error":\{"code":502,"message":"up-gemini: stream ended without its terminal event \(a chunk with finishReason\)"/,
+  }
+
+  it.each(families)(
+    '%s: the client gets the error event, the row an error (broken), the breaker a failure',
+    async (family) => {
+      const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
+      targets = (f) => [{provider: simProvider(`up-${f}`, f), breaker: breakers.get('up')}]
+      const {res, text, result} = await send(family, true, {'x-sim-quirk': 'no-terminal'})
+      expect(res.status).toBe(200)
+      expect(text).toMatch(errorEvent[family])
+      // the error event is the last one, on a line of its own
+      expect(text.endsWith('\n\n')).toBe(true)
+      expect(result).toMatchObject({status: 200, broken: true})
+      expect(result.error).toMatch(/stream ended without its terminal event/)
+      expect(breakers.snapshotOf('up').state).toBe('open')
+      const row = logEntryFor(family, {agentId: null, keyPrefix: null, policyId: null, project: null}, result)
+      expect(row).toMatchObject({status: 200, broken: true})
+    },
+  )
+
+  it.each(families)('%s: a complete stream is no error and closes nothing', async (family) => {
+    const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
+    targets = (f) => [{provider: simProvider(`up-${f}`, f), breaker: breakers.get('up')}]
+    const {res, text, result} = await send(family, true)
+    expect(res.status).toBe(200)
+    expect(text).not.toMatch(/event: error|"error":\{/)
+    expect(result.error).toBeNull()
+    expect(result.broken).toBeUndefined()
+    expect(breakers.snapshotOf('up').state).toBe('closed')
+  })
+})
