@@ -4,15 +4,11 @@
  * and who is calling. Routing (policies, providers, breakers, proxy, usage taps) replaces the
  * body is the router (`context.routing`); without one it answers an honest 503.
  */
-import {emitGatewayEvent} from './events.js'
 import type {IncomingHttpHeaders, ServerResponse} from 'node:http'
 
 import type {GatewayState} from '../store/state-schema.js'
 import {agentKind} from '../gateway/agent-kinds.js'
 import {errorBody} from '../gateway/protocol-errors.js'
-import type {RequestIdentity} from './router/log-entry.js'
-import {logEntryFor} from './router/log-entry.js'
-import {gatewayAnswered} from './router/proxy.js'
 import type {GatewayContext} from './server.js'
 import {sendJson} from './server.js'
 import type {Family, PolicyConfig, ProviderConfig} from '../store/schema.js'
@@ -97,26 +93,18 @@ export async function forward(
     sendJson(response, 200, {object: 'list', data})
     return
   }
-  const time = Date.now()
   const who = {
     agentId: identity.agentId,
     keyPrefix: identity.keyPrefix,
     policyId: identity.policyId,
     project: identity.agentName,
   }
-  if (!routing || (policy && (policy.routes[entrance.family] ?? []).length === 0)) {
+  if (!routing) {
+    // no router at all (a gateway core without routing): nothing to log the request in
     const message = `No provider is configured for this route (policy "${identity.policyId}", ${entrance.family}). Add a provider and a route to the policy, then restart the gateway.`
     const text = JSON.stringify(errorBody(entrance.family, 503, message, {code: 'no_provider'}))
     response.writeHead(503, {'content-type': 'application/json', 'content-length': Buffer.byteLength(text)})
     response.end(text)
-    const entry = logEntryFor(
-      entrance.family,
-      projectOf(request.headers, who),
-      gatewayAnswered(503, message, time),
-      time,
-    )
-    routing?.logs.append(entry)
-    emitGatewayEvent({type: 'request', entry})
     return
   }
   const query = request.query.toString()
@@ -135,11 +123,6 @@ export async function forward(
     },
     response,
   )
-}
-
-function projectOf(headers: IncomingHttpHeaders, who: RequestIdentity): RequestIdentity {
-  const header = headers['x-gw-project']
-  return typeof header === 'string' && header.trim() ? {...who, project: header.trim()} : who
 }
 
 /**

@@ -16,6 +16,8 @@ export class RouteError extends Error {
   constructor(
     readonly status: 400 | 502 | 503,
     message: string,
+    /** The error body's `code` (chat and responses shapes), e.g. `no_provider`. */
+    readonly code?: string,
   ) {
     super(message)
     this.name = 'RouteError'

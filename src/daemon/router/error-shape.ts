@@ -49,11 +49,11 @@ export function sendFamilyError(
   family: Family,
   status: number,
   message: string,
-  options: {requestId?: string; headers?: Record<string, string>} = {},
+  options: {requestId?: string; headers?: Record<string, string>; code?: string} = {},
 ): string {
   const requestId = options.requestId ?? mintRequestId()
   if (res.headersSent || res.destroyed) return requestId
-  const text = JSON.stringify(errorBody(family, status, message, {requestId}))
+  const text = JSON.stringify(errorBody(family, status, message, {requestId, code: options.code}))
   res.writeHead(status, {
     ...options.headers,
     'content-type': 'application/json',

@@ -117,6 +117,24 @@ describe('Router', () => {
     })
   })
 
+  it('answers a family the policy has no route for with 503 no_provider in the entrance shape, and logs it once', async () => {
+    // this harness routes every path but /v1/messages as responses: `broken` has no responses route
+    const res = await fetch(`${url}/v1/responses`, {
+      method: 'POST',
+      headers: {'x-test-policy': 'broken', 'x-gw-project': 'other-repo'},
+      body: JSON.stringify({model: 'm', input: 'hi'}),
+    })
+    expect(res.status).toBe(503)
+    const body = (await res.json()) as {error: {code: string; message: string}}
+    expect(body.error.code).toBe('no_provider')
+    expect(body.error.message).toContain(
+      'No provider is configured for this route (policy "broken", responses)',
+    )
+    const rows = store.queryLogs({policyId: 'broken'}).filter((r) => r.entrance === 'responses')
+    expect(rows).toHaveLength(1)
+    expect(rows[0]).toMatchObject({status: 503, project: 'other-repo', provider: null})
+  })
+
   it('answers an unknown policy with 502 and reports breaker states', async () => {
     const res = await fetch(`${url}/v1/responses`, {
       method: 'POST',

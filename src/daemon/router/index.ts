@@ -99,6 +99,12 @@ export class Router {
           `policy "${identity.policyId ?? ''}" does not exist; fix the agent's policy`,
         )
       const policy = input.policy
+      if ((policy.routes[input.family] ?? []).length === 0)
+        throw new RouteError(
+          503,
+          `No provider is configured for this route (policy "${policy.id}", ${input.family}). Add a provider and a route to the policy, then restart the gateway.`,
+          'no_provider',
+        )
       const targets = this.targetsOf(policy, input.family, input.providers)
       result = await proxyRequest(
         {
@@ -122,7 +128,7 @@ export class Router {
       )
     } catch (error) {
       if (error instanceof RouteError) {
-        const requestId = sendFamilyError(res, input.family, error.status, error.message)
+        const requestId = sendFamilyError(res, input.family, error.status, error.message, {code: error.code})
         result = gatewayAnswered(error.status, error.message, time, requestId)
       } else {
         // A bug or an exhausted resource, not an upstream answer: answered in the entrance's
