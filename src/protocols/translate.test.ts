@@ -83,6 +83,23 @@ describe('translation through the IR', () => {
     let out = t.push(Buffer.from(`data: ${JSON.stringify(chunk({role: 'assistant', content: 'Hi'}))}\n\n`))
     out += t.end()
     expect(t.error?.status).toBe(502)
+    expect(t.error?.truncated).toBe(true)
+    expect(messagesEvents(out).at(-1)!.event).toBe('error')
+  })
+
+  it("tells the upstream's own error event (an answer) from a truncated stream", () => {
+    const client = decodeClientRequest('messages', body, {})
+    const t = new StreamTranslator('chat', client)
+    const out =
+      t.push(Buffer.from(`data: ${JSON.stringify(chunk({role: 'assistant', content: ''}))}\n\n`)) +
+      t.push(
+        Buffer.from(
+          `data: ${JSON.stringify({error: {message: 'context too long', type: 'invalid_request_error'}})}\n\n`,
+        ),
+      ) +
+      t.end()
+    expect(t.error).toMatchObject({truncated: false})
+    expect(t.error?.message).toContain('context too long')
     expect(messagesEvents(out).at(-1)!.event).toBe('error')
   })
 

@@ -101,8 +101,12 @@ export function translateResponse(
  */
 export class StreamTranslator {
   readonly usage = new UsageCollector()
-  /** The upstream's stream broke or reported an error. */
-  error: {status: number; message: string} | undefined
+  /**
+   * The upstream's stream broke or reported an error. `truncated`: it ended without its terminal
+   * event or with an event that is not JSON (the upstream failed); otherwise the upstream sent an
+   * error event of its own (a refusal, an overload: the upstream answered).
+   */
+  error: {status: number; message: string; truncated: boolean} | undefined
   /** The answer's id, from the first event. */
   id: string | undefined
   private out = ''
@@ -111,6 +115,8 @@ export class StreamTranslator {
   private readonly encoder: StreamEncoder
   private readonly text = new TextDecoder()
   private finished = false
+  /** Set while the events emitted come from the end of the upstream's stream or a bad event. */
+  private truncating = false
 
   constructor(upstream: Family, client: ClientRequest, ctx: CodecContext = {}) {
     this.decoder = CODECS[upstream].streamDecoder(ctx)
@@ -127,6 +133,7 @@ export class StreamTranslator {
         try {
           events = this.decoder.event(message.event, message.data)
         } catch (error) {
+          this.truncating = true
           events = [
             {type: 'error', status: 502, message: `malformed upstream event: ${(error as Error).message}`},
           ]
@@ -145,12 +152,14 @@ export class StreamTranslator {
     const rest = this.text.decode()
     if (rest) this.parser.feed(rest)
     this.parser.feed('\n\n')
+    this.truncating = true
     if (!this.finished) this.emit(this.decoder.end())
     return this.take()
   }
 
   /** Ends the client's stream with an error event (the upstream broke off: a network error). */
   fail(status: number, message: string): string {
+    this.truncating = true
     if (!this.finished) this.emit([{type: 'error', status, message}])
     return this.take()
   }
@@ -163,7 +172,7 @@ export class StreamTranslator {
         this.usage.add(event.usage)
       } else if (event.type === 'usage') this.usage.add(event.usage)
       else if (event.type === 'error') {
-        this.error = {status: event.status, message: event.message}
+        this.error = {status: event.status, message: event.message, truncated: this.truncating}
         this.finished = true
       } else if (event.type === 'end') this.finished = true
       this.out += this.encoder.event(event)

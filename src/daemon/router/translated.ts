@@ -210,7 +210,10 @@ export async function relayTranslated(
     const message = `${provider.name} (${upFamily}, translated): ${translator.error.message}`
     result.error = message
     result.broken = true
-    target.breaker?.recordFailure(message)
+    // a truncated stream is the upstream failing; an error event of its own (a refusal, an
+    // overload it reported) is an answer, as on pass-through routes: the breaker is not told
+    if (translator.error.truncated) target.breaker?.recordFailure(message)
+    else target.breaker?.recordSuccess()
     return
   }
   target.breaker?.recordSuccess()
