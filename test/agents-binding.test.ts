@@ -8,7 +8,7 @@ import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {freePort, json, runCli, tempHome} from './helpers/cli.js'
-import {killDaemon} from './helpers/gateway.js'
+import {keyIssueArgs, killDaemon} from './helpers/gateway.js'
 
 const cleanups: Array<() => void | Promise<void>> = []
 afterEach(async () => {
@@ -43,16 +43,40 @@ async function setup(options: {install?: Array<'claude' | 'codex' | 'gemini'>} =
   if (install.includes('codex')) {
     mkdirSync(join(user, '.codex'), {recursive: true})
     writeFileSync(paths.codex, CODEX)
+    chmodSync(paths.codex, 0o644)
   }
   if (install.includes('gemini')) {
     mkdirSync(join(user, '.gemini'), {recursive: true})
     writeFileSync(paths.geminiEnv, GEMINI_ENV)
+    chmodSync(paths.geminiEnv, 0o644)
   }
   const state = () => JSON.parse(readFileSync(join(t.home, 'state.json'), 'utf8'))
   return {home: t.home, user, port, cli, paths, state}
 }
 
 describe('agents enable/disable', () => {
+  it('an enable killed after its key was issued: the next enable binds (waits out the 5 s rule, no exit 2)', async () => {
+    const {cli, paths} = await setup({install: ['claude']})
+    expect((await cli(['config', 'set', 'employee.name', 'A'])).exitCode).toBe(0)
+    expect((await cli(['config', 'set', 'employee.contact', 'a@b.c'])).exitCode).toBe(0)
+    // what the killed enable got done: the key issued for the agent enable uses, nothing written
+    expect((await cli(keyIssueArgs('claude-code', 'claude_code'))).exitCode).toBe(0)
+    const r = await cli(['agents', 'enable', 'claude-code', '--json'])
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0)
+    expect(json(r)).toMatchObject({tool: 'claude-code', outcome: 'bound', keyIssued: true})
+    expect(readFileSync(paths.claude, 'utf8')).toContain('"ANTHROPIC_AUTH_TOKEN": "gw-')
+  }, 60_000)
+
+  it('a bound file that holds the key is 0600 while bound; its mode comes back on disable', async () => {
+    const {cli, paths} = await setup({install: ['claude']})
+    chmodSync(paths.claude, 0o644)
+    expect((await cli(['agents', 'enable', 'claude-code'])).exitCode).toBe(0)
+    expect(statSync(paths.claude).mode & 0o777).toBe(0o600)
+    expect((await cli(['agents', 'disable', 'claude-code'])).exitCode).toBe(0)
+    expect(statSync(paths.claude).mode & 0o777).toBe(0o644)
+    expect(readFileSync(paths.claude, 'utf8')).toBe(CLAUDE)
+  }, 60_000)
+
   it('writes what each agent reads, and disable puts every file back byte for byte', async () => {
     const {cli, paths, port, state, home} = await setup()
     for (const agent of ['claude-code', 'codex', 'gemini-cli']) {
@@ -65,7 +89,10 @@ describe('agents enable/disable', () => {
     const claudeKey = /"ANTHROPIC_AUTH_TOKEN": "(gw-[^"]+)"/.exec(claude)?.[1]
     expect(claude).toContain(`"ANTHROPIC_BASE_URL": "${base}"`)
     expect(claude.startsWith('{\r\n  // mine\r\n  "model":   "opus",\r\n')).toBe(true)
-    expect(statSync(paths.claude).mode & 0o777).toBe(0o640)
+    // it holds the gateway key: this user's only while bound (issue 29, item 6); 0640 again after
+    expect(statSync(paths.claude).mode & 0o777).toBe(0o600)
+    expect(statSync(paths.geminiEnv).mode & 0o777).toBe(0o600)
+    expect(statSync(paths.codex).mode & 0o777).toBe(0o600)
     const codex = readFileSync(paths.codex, 'utf8')
     expect(codex).toContain('model = "gpt-5"  # pinned\nmodel_provider = "gwctl"\n')
     expect(codex).toContain(
@@ -113,7 +140,9 @@ describe('agents enable/disable', () => {
     expect(readFileSync(paths.claude, 'utf8')).toBe(CLAUDE)
     expect(statSync(paths.claude).mode & 0o777).toBe(0o640)
     expect(readFileSync(paths.codex, 'utf8')).toBe(CODEX)
+    expect(statSync(paths.codex).mode & 0o777).toBe(0o644)
     expect(readFileSync(paths.geminiEnv, 'utf8')).toBe(GEMINI_ENV)
+    expect(statSync(paths.geminiEnv).mode & 0o777).toBe(0o644)
     expect(() => statSync(paths.geminiSettings)).toThrow() // gwctl created it: gone
     expect(state().bindings).toEqual([])
     expect(state().keys.every((k: any) => typeof k.revokedAt === 'number')).toBe(true)

@@ -4,7 +4,7 @@
  */
 import {Command, Flags} from '@oclif/core'
 
-import {ExitCode, GwError, InterruptedError, UsageError} from './errors.js'
+import {ExitCode, GwError, InterruptedError, UsageError, fileSystemError} from './errors.js'
 import {colorErr, err as printErr} from './output.js'
 
 export abstract class BaseCommand extends Command {
@@ -115,6 +115,8 @@ export function toGwError(error: unknown, aborted = false): GwError {
       hint: 'See --help for the flags of this command.',
     })
   }
+  const fs = fileSystemError(error)
+  if (fs) return fs
   return new GwError('unexpected', e?.message ?? String(error), ExitCode.unexpected, {
     hint: 'This is a bug in gwctl; run again with --verbose for the stack.',
   })

@@ -115,3 +115,84 @@ export function isAbortError(error: unknown): boolean {
     error instanceof Error && (error.name === 'AbortError' || (error as {code?: string}).code === 'ABORT_ERR')
   )
 }
+
+/** Node's file-system error codes that mean "this disk or folder cannot be written" (exit 3). */
+const FS_CODES: Record<string, {code: string; what: string; hint: string}> = {
+  EROFS: {
+    code: 'home_read_only',
+    what: 'the file system is read-only',
+    hint: 'Make the folder writable again (or point GWCTL_HOME at a writable folder), then run the command again.',
+  },
+  EACCES: {
+    code: 'home_not_writable',
+    what: 'permission denied',
+    hint: 'Check the owner and mode of the file and its folder (ls -ld), then run the command again.',
+  },
+  EPERM: {
+    code: 'home_not_writable',
+    what: 'operation not permitted',
+    hint: 'Check the owner and mode of the file and its folder (ls -ld), then run the command again.',
+  },
+  ENOSPC: {
+    code: 'disk_full',
+    what: 'no space left on the device',
+    hint: 'Free some space on that disk (df -h shows which), then run the command again.',
+  },
+  EDQUOT: {
+    code: 'disk_full',
+    what: 'the disk quota is used up',
+    hint: 'Free some space within your quota (quota -s), then run the command again.',
+  },
+}
+
+/**
+ * A file-system or SQLite error as a typed configuration error (exit 3), or undefined when
+ * `error` is neither: a read-only or full `GWCTL_HOME` (EROFS, EACCES, EPERM, ENOSPC, EDQUOT, and
+ * SQLite's READONLY, FULL, CANTOPEN) and a damaged database (NOTADB, CORRUPT). The one mapping
+ * the command base and the daemon's entry point share, so no command has to catch these itself.
+ */
+export function fileSystemError(error: unknown): GwError | undefined {
+  if (error instanceof GwError) return error
+  const e = error as (Error & {code?: unknown; path?: unknown; syscall?: unknown}) | undefined
+  const code = typeof e?.code === 'string' ? e.code : undefined
+  if (!code) return undefined
+  const path = typeof e?.path === 'string' ? e.path : undefined
+  const fs = FS_CODES[code]
+  if (fs) {
+    const where = path ? ` ${path}` : ''
+    const action = typeof e?.syscall === 'string' ? `${e.syscall}${where}` : `write${where}`
+    return new ConfigError(`Cannot ${action}: ${fs.what} (${code}).`, {
+      code: fs.code,
+      hint: fs.hint,
+      cause: error,
+    })
+  }
+  if (!code.startsWith('SQLITE_')) return undefined
+  if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'))
+    return new ConfigError(`The database${path ? ` ${path}` : ''} is damaged: ${e!.message} (${code}).`, {
+      code: 'database_damaged',
+      hint:
+        'Run `gwctl doctor` to see which; `gwctl gateway start` (or `restart`) moves a damaged ' +
+        'logs.db aside (logs.db.damaged-<time>) and starts a new one.',
+      cause: error,
+    })
+  if (code.startsWith('SQLITE_READONLY') || code === 'SQLITE_CANTOPEN' || code.startsWith('SQLITE_CANTOPEN'))
+    return new ConfigError(
+      `The database${path ? ` ${path}` : ''} cannot be opened or written: ${e!.message} (${code}).`,
+      {
+        code: 'home_not_writable',
+        hint: FS_CODES.EROFS.hint,
+        cause: error,
+      },
+    )
+  if (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR'))
+    return new ConfigError(
+      `The database${path ? ` ${path}` : ''} cannot be written: ${e!.message} (${code}).`,
+      {
+        code: code === 'SQLITE_FULL' ? 'disk_full' : 'disk_error',
+        hint: code === 'SQLITE_FULL' ? FS_CODES.ENOSPC.hint : 'Check the disk of GWCTL_HOME (dmesg, df -h).',
+        cause: error,
+      },
+    )
+  return undefined
+}

@@ -129,6 +129,15 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       for (const problem of policyProblems(policy, providers))
         log(`${new Date().toISOString()} warning: ${problem}`)
     let logs: LogStore
+    // A damaged log database (its header overwritten, a bad page) would keep the gateway down or
+    // answer 500 to every usage query: it goes aside and the gateway starts on a new one. Model
+    // traffic never needed it; /health, `status` and `doctor` say what happened until a restart.
+    let movedAside: {movedTo: string; reason: string} | undefined
+    try {
+      movedAside = LogStore.moveAsideIfDamaged(homeFile('logDb'))
+    } catch {
+      // not damage (locked, unreadable): the open below reports it
+    }
     try {
       logs = await LogStore.open(homeFile('logDb'), {
         retentionDays: retentionDays(),
@@ -138,7 +147,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       throw new DaemonStartError(
         'log_db_unreadable',
         `The request log database ${homeFile('logDb')} cannot be opened: ${(error as Error).message}`,
-        ExitCode.unexpected,
+        ExitCode.config,
         {
           hint: `Run \`gwctl doctor\`; to start afresh move it away: mv ${homeFile('logDb')} ${homeFile('logDb')}.bad`,
         },
@@ -197,6 +206,12 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     // (usage rows of the requests in between are lost; model traffic still flows).
     onLogProblem = (problem) => context.degrade?.('log store', problem)
     if (earlyProblem) onLogProblem(earlyProblem)
+    // said until the next restart: the rows in the moved file are not in `logs`/`usage` any more
+    if (movedAside)
+      context.degrade?.(
+        'log database',
+        `it was damaged (${movedAside.reason}) and was moved aside to ${movedAside.movedTo}; logging goes on in a new one`,
+      )
 
     let server
     try {
@@ -234,7 +249,10 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     await server.stop(options.drainMs ?? DEFAULT_DRAIN_MS)
     if (timer) clearTimeout(timer)
     timer = undefined
-    await store.save()
+    await store.save().catch((error: Error) => {
+      // a read-only or full home: the last-seen times since the last save are lost, nothing else
+      log(`${new Date().toISOString()} error: state: could not save ${store.path} on stop: ${error.message}`)
+    })
     log(`${new Date().toISOString()} stopped`)
   } finally {
     stopping = true
@@ -245,7 +263,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       routing.logs.close() // writes the queued rows first
     }
     await sim?.close().catch(() => undefined)
-    releasePidFile()
+    if (!releasePidFile())
+      log(`${new Date().toISOString()} warning: could not remove the pid file (stale now)`)
     stdoutLog?.flush()
   }
 }

@@ -10,7 +10,7 @@
  */
 import {readFileSync} from 'node:fs'
 
-import {ExitCode, GwError} from '../core/errors.js'
+import {ExitCode, GwError, fileSystemError} from '../core/errors.js'
 import {runDaemonUntilSignalled} from './lifecycle.js'
 
 /** `--name value` of argv, or undefined. */
@@ -33,7 +33,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     await runDaemonUntilSignalled({port, version, drainMs: drainSeconds * 1000, sim: argv.includes('--sim')})
     return ExitCode.ok
   } catch (error) {
-    const gw = error instanceof GwError ? error : undefined
+    const gw = error instanceof GwError ? error : fileSystemError(error)
     process.stderr.write(`Error: ${gw ? gw.message : ((error as Error)?.stack ?? String(error))}\n`)
     if (gw?.hint) process.stderr.write(`${gw.hint}\n`)
     return gw ? gw.exitCode : ExitCode.unexpected

@@ -9,7 +9,8 @@
  * - `GET /api/dashboard` -> `{routes, recent_requests, recent_usage, gateway}`.
  * A bad parameter value is a 400 naming it (`code: invalid_parameter`, `param`).
  */
-import type {LogFilters, LogRow, Pivot, StatusFilter} from '../store/log-query.js'
+import type {LogFilters, LogRow, Pivot, StatusFilter, UsageRow} from '../store/log-query.js'
+import {isDamage} from '../store/log-store.js'
 import {PIVOTS, STATUS_FILTERS, usageTotals} from '../store/log-query.js'
 import type {GatewayState} from '../store/state-schema.js'
 import type {BreakerSnapshot} from '../gateway/events.js'
@@ -216,6 +217,27 @@ export function routeViews(state: GatewayState, routing: Routing): RouteView[] {
   return [...routes.values()]
 }
 
+/**
+ * The log database went bad while the gateway runs (a damaged page that the start's check did not
+ * see, or damage done since): 503 with a code the CLI turns into a config error (exit 3) with the
+ * fix, and the gateway says it is degraded. Model traffic goes on; a restart moves the file aside.
+ */
+function damagedLogDb(request: GatewayRequest, context: GatewayContext, error: unknown): void {
+  const message = `The request log database is damaged (${(error as Error).message}).`
+  context.degrade?.(
+    'log database',
+    `it is damaged (${(error as Error).message}); \`gwctl gateway restart\` moves it aside`,
+  )
+  sendJson(request.res, 503, {
+    error: {
+      message: `${message} Run \`gwctl gateway restart\`: it moves the file aside (logs.db.damaged-<time>) and starts a new one.`,
+      type: 'api_error',
+      param: null,
+      code: 'log_db_damaged',
+    },
+  })
+}
+
 function noRouting(request: GatewayRequest): void {
   sendJson(request.res, 503, {
     error: {
@@ -237,7 +259,13 @@ export function logsHandler(request: GatewayRequest, context: GatewayContext): v
     if (error instanceof ParameterError) return sendParameterError(request, error)
     throw error
   }
-  const logs: LogRow[] = context.routing.logs.queryLogs(filters)
+  let logs: LogRow[]
+  try {
+    logs = context.routing.logs.queryLogs(filters)
+  } catch (error) {
+    if (isDamage(error)) return damagedLogDb(request, context, error)
+    throw error
+  }
   sendJson(request.res, 200, {logs})
 }
 
@@ -253,7 +281,13 @@ export function usageHandler(request: GatewayRequest, context: GatewayContext): 
     if (error instanceof ParameterError) return sendParameterError(request, error)
     throw error
   }
-  const rows = context.routing.logs.usage({...filters, pivot})
+  let rows: UsageRow[]
+  try {
+    rows = context.routing.logs.usage({...filters, pivot})
+  } catch (error) {
+    if (isDamage(error)) return damagedLogDb(request, context, error)
+    throw error
+  }
   sendJson(request.res, 200, {pivot: pivot ?? null, rows, totals: usageTotals(rows)})
 }
 

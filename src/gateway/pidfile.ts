@@ -81,6 +81,14 @@ export function claimPidFile(
 }
 
 /** Removes the pid file if it still names this process. */
-export function releasePidFile(path: string = homeFile('pid')): void {
-  if (readPidFile(path)?.pid === process.pid) rmSync(path, {force: true})
+export function releasePidFile(path: string = homeFile('pid')): boolean {
+  if (readPidFile(path)?.pid !== process.pid) return true
+  try {
+    rmSync(path, {force: true})
+    return true
+  } catch {
+    // A read-only or full home: the file stays, naming a process about to be gone, which every
+    // command treats as stale (and `gateway start` replaces). Never worth a crash on the way out.
+    return false
+  }
 }

@@ -14,15 +14,23 @@
  * Plain option objects in, plain results out: the CLI and a terminal UI render the same data.
  */
 import {hostname, userInfo} from 'node:os'
+import {setTimeout as sleep} from 'node:timers/promises'
 
 import {GwError, NotFoundError, UsageError} from '../core/errors.js'
-import {hashKey, parseKey} from '../gateway/keys.js'
+import {ISSUE_INTERVAL_MS, hashKey, parseKey} from '../gateway/keys.js'
 import {runningDaemon} from '../gateway/pidfile.js'
 import type {AgentTool} from '../store/history-rows.js'
 import {AGENT_TOOLS} from '../agent-tools/agent-homes.js'
 import {agentHome} from '../agent-tools/agent-homes.js'
 import type {ToolBinder} from '../agent-tools/config/binders.js'
-import {assertWritable, hashBytes, readBytes, writeAtomic} from '../agent-tools/config/file-io.js'
+import {
+  assertWritable,
+  ensureMode,
+  hashBytes,
+  modeOf,
+  readBytes,
+  writeAtomic,
+} from '../agent-tools/config/file-io.js'
 import type {AgentView} from '../gateway/views.js'
 import type {DiscoveredAgent} from '../agent-tools/discovery.js'
 import {scannedTools} from '../agent-tools/scan-status.js'
@@ -390,17 +398,25 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
     keyPrefix = state.keys.find((k) => k.id === reusable)!.prefix
     agentId = record!.agentId
   } else {
-    const issued = await issueGatewayKey(
-      {
-        ...(await employee()),
-        agentName,
-        agentType: TOOL_AGENT_TYPE[tool],
-        sourceTool: tool,
-        configPath: paths[0],
-        ...(options.policyId ? {policyId: options.policyId} : {}),
-      },
-      {signal: options.signal},
-    )
+    const request = {
+      ...(await employee()),
+      agentName,
+      agentType: TOOL_AGENT_TYPE[tool],
+      sourceTool: tool,
+      configPath: paths[0],
+      ...(options.policyId ? {policyId: options.policyId} : {}),
+    }
+    let issued
+    try {
+      issued = await issueGatewayKey(request, {signal: options.signal})
+    } catch (error) {
+      // An enable that was killed after its key was issued and before it wrote anything left a
+      // key nobody holds: this enable is the retry of that binding, so the one-key-per-5-s rule
+      // (there to stop two clients rotating each other's key) waits here instead of exit 2.
+      if (!(error instanceof GwError) || error.code !== 'rate_limited') throw error
+      await sleep(ISSUE_INTERVAL_MS + 100, undefined, {signal: options.signal})
+      issued = await issueGatewayKey(request, {signal: options.signal})
+    }
     keyValue = issued.keyValue
     keyId = issued.keyId
     keyPrefix = issued.keyPrefix
@@ -416,7 +432,13 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
     const {bytes} = await readTexts(paths)
     if (!rec) {
       rec = {tool, agentId, keyId, port, phase: 'binding', files: [], createdAt: now, updatedAt: now}
-      rec.files = paths.map((path, i) => ({path, original: b64(bytes[i]), writtenHash: null}))
+      const modes = await Promise.all(paths.map((p) => modeOf(p)))
+      rec.files = paths.map((path, i) => ({
+        path,
+        original: b64(bytes[i]),
+        writtenHash: null,
+        ...(modes[i] === undefined ? {} : {mode: modes[i]}),
+      }))
       bindings.push(rec)
     } else if (rec.files.some((f, i) => f.writtenHash !== hashBytes(bytes[i]))) {
       const originals = rec.files.map((f) => fromB64(f.original)?.toString('utf8') ?? null)
@@ -441,9 +463,12 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
     } satisfies Partial<BindingRecord>)
     rec.files.forEach((f, i) => (f.pendingHash = hashBytes(next[i])))
   }, statePath)
-  // 2. the files, each atomically
+  // 2. the files, each atomically; a file that holds the key is readable by this user only while
+  // bound (a 0644 settings.json would hand the key to every local user); disable restores its mode
   for (let i = 0; i < paths.length; i++) {
-    if (next[i] !== texts[i]) await writeAtomic(paths[i], next[i])
+    const holdsKey = next[i].includes(keyValue)
+    if (next[i] !== texts[i]) await writeAtomic(paths[i], next[i], holdsKey ? 0o600 : undefined)
+    else if (holdsKey) await ensureMode(paths[i], 0o600)
   }
   // 3. done
   await withState((store) => {
@@ -537,7 +562,9 @@ async function disableOne(tool: AgentTool, options: DisableOptions): Promise<Dis
   for (let i = 0; i < paths.length; i++) {
     const target = targets[i]
     if (target === null && bytes[i] !== null) deleted.push(paths[i])
-    if (hashBytes(target) !== hashBytes(bytes[i])) await writeAtomic(paths[i], target)
+    const mode = record.files[i].mode
+    if (hashBytes(target) !== hashBytes(bytes[i])) await writeAtomic(paths[i], target, mode)
+    else if (target !== null && mode !== undefined) await ensureMode(paths[i], mode)
   }
   // 3. done
   await withState((store) => {

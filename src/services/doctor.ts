@@ -2,7 +2,8 @@
  * `gwctl doctor`: a list of independent checks, each with pass/fail, what it found and how to
  * fix it. Later work adds its own checks to {@link DOCTOR_CHECKS} (log database, scan paths).
  */
-import {existsSync, readFileSync} from 'node:fs'
+import {existsSync, readFileSync, readdirSync} from 'node:fs'
+import {basename, dirname, join} from 'node:path'
 
 import {DEFAULT_PORT, runningDaemon} from '../gateway/pidfile.js'
 import {describePortTaken, isPortFree} from '../gateway/port-holder.js'
@@ -53,7 +54,9 @@ const settingsCheck: DoctorCheck = {
       }
     }
     try {
-      const data = JSON.parse(readFileSync(path, 'utf8')) as unknown
+      // an empty file reads as "nothing set", as every command reads it
+      const text = readFileSync(path, 'utf8')
+      const data = (text.trim() === '' ? {} : JSON.parse(text)) as unknown
       if (!data || typeof data !== 'object' || Array.isArray(data)) throw new Error('not a JSON object')
       return {ok: true, detail: `${path} (${Object.keys(data).length} settings)`}
     } catch (error) {
@@ -126,13 +129,21 @@ const logDbCheck: DoctorCheck = {
   title: 'Request log database passes its integrity check',
   async run() {
     const path = homeFile('logDb')
-    if (!existsSync(path)) return {ok: true, detail: `${path} not created yet (the gateway creates it)`}
+    // the gateway moves a damaged database aside at start (logs.db.damaged-<time>): said here, so
+    // the user knows where the older rows went
+    const aside = movedAside(path)
+    const note =
+      aside.length > 0
+        ? `; damaged database${aside.length > 1 ? 's' : ''} moved aside by the gateway: ${aside.join(', ')} (delete when no longer needed)`
+        : ''
+    if (!existsSync(path))
+      return {ok: true, detail: `${path} not created yet (the gateway creates it)${note}`}
     const check = await LogStore.check(path)
-    if (check.ok) return {ok: true, detail: `${path} (integrity ok)`}
+    if (check.ok) return {ok: true, detail: `${path} (integrity ok)${note}`}
     return {
       ok: false,
-      detail: `${path} is damaged: ${check.problems.slice(0, 3).join('; ')}`,
-      hint: `Stop the gateway and move the database away (the request logs are lost; a new one is created at start): gwctl gateway stop && mv ${path} ${path}.bad`,
+      detail: `${path} is damaged: ${check.problems.slice(0, 3).join('; ')}${note}`,
+      hint: `Restart the gateway: it moves the damaged database aside (${path}.damaged-<time>) and starts a new one (model traffic does not need it): gwctl gateway restart`,
     }
   },
 }
@@ -291,4 +302,17 @@ export async function runDoctor(
     results.push({id: check.id, title: check.title, ...outcome})
   }
   return {ok: results.every((r) => r.ok), checks: results}
+}
+
+/** The files `logs.db.damaged-<time>` beside the log database, oldest first. */
+function movedAside(path: string): string[] {
+  try {
+    const prefix = `${basename(path)}.damaged-`
+    return readdirSync(dirname(path))
+      .filter((name) => name.startsWith(prefix) && !/-(wal|shm)$/.test(name))
+      .sort()
+      .map((name) => join(dirname(path), name))
+  } catch {
+    return []
+  }
 }

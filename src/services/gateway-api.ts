@@ -3,7 +3,7 @@
  * dashboard), or learning that it is not there so the caller can fall back to the files.
  */
 import type {GwError} from '../core/errors.js'
-import {InterruptedError, NotFoundError, UpstreamError} from '../core/errors.js'
+import {ConfigError, InterruptedError, NotFoundError, UpstreamError} from '../core/errors.js'
 import {probeHealth} from '../core/loopback-probe.js'
 import {runningDaemon} from '../gateway/pidfile.js'
 import {daemonClient, resolvePort} from './gateway.js'
@@ -44,6 +44,12 @@ async function fromManagementError(error: unknown): Promise<GwError> {
   const status = e?.details?.status as number | undefined
   const message = e?.message?.replace(/^The (platform|local gateway) answered \d+: /, '')
   if (status === 404) return new NotFoundError(message)
+  if (e?.details?.upstream_code === 'log_db_damaged') {
+    return new ConfigError(message, {
+      code: 'log_db_damaged',
+      hint: '`gwctl gateway restart` moves the damaged file aside (logs.db.damaged-<time>) and starts a new one; model traffic is not affected.',
+    })
+  }
   if (status !== undefined && status >= 500) {
     return new UpstreamError(`The gateway answered ${status}: ${message}`, {
       code: String(e.details?.upstream_code ?? 'gateway_error'),

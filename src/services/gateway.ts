@@ -236,7 +236,7 @@ export async function stopGateway(
   const info = readPidFile()
   const running = runningDaemon()
   if (!running) {
-    if (info) rmSync(homeFile('pid'), {force: true})
+    if (info) removeQuietly(homeFile('pid'))
     return {wasRunning: false, pid: null}
   }
   // a stopped process (SIGSTOP, Ctrl-Z) would hold SIGTERM pending until the kill: let it drain
@@ -252,7 +252,10 @@ export async function stopGateway(
     process.kill(running.pid, 'SIGKILL')
     while (isAlive(running.pid)) await sleep(50)
   }
-  if (readPidFile()?.pid === running.pid) rmSync(homeFile('pid'), {force: true})
+  // The daemon removes its pid file itself; one left behind (a read-only or full home refused
+  // the unlink, or the daemon was killed) names a dead process, which every command treats as
+  // stale and `gateway start` replaces: the stop has succeeded either way.
+  if (readPidFile()?.pid === running.pid) removeQuietly(homeFile('pid'))
   return {wasRunning: true, pid: running.pid}
 }
 
@@ -301,5 +304,14 @@ export function gatewayStateFields(state: GatewayInfo): Record<string, string | 
       : state.state === 'Unhealthy'
         ? `the process is alive but did not answer within ${PROBE_TIMEOUT_MS / 1000} s. ${HUNG_HINT}`
         : undefined,
+  }
+}
+
+/** Removes a stale pid file; a home that refuses (read-only, full) keeps it, which is harmless. */
+function removeQuietly(path: string): void {
+  try {
+    rmSync(path, {force: true})
+  } catch {
+    // a stale pid file names a dead process: `gateway start` replaces it
   }
 }

@@ -5,7 +5,7 @@
  *
  * `better-sqlite3` is a native module: it is imported only when a store is opened.
  */
-import {mkdirSync} from 'node:fs'
+import {existsSync, mkdirSync, renameSync} from 'node:fs'
 import {dirname} from 'node:path'
 
 import type BetterSqlite3 from 'better-sqlite3'
@@ -323,6 +323,48 @@ export class LogStore {
   }
 
   /**
+   * Moves a damaged log database aside before the gateway opens it: `<path>.damaged-<time>`
+   * (with its `-wal` and `-shm` files), so the gateway starts on a new, empty one instead of
+   * refusing to start (model traffic does not need the log). Damaged means SQLite itself says
+   * so: the open or `PRAGMA quick_check` fails with SQLITE_NOTADB or SQLITE_CORRUPT, or the check
+   * lists a problem. Any other failure (read-only, locked, missing permissions) is thrown: it is
+   * not the file's fault. Returns where it went and why, or undefined when the file is sound.
+   *
+   * Must run before any connection of this process opens the file: it is checked through SQLite
+   * only (never read with plain fs calls, see `privateFiles`), and renamed with no connection open.
+   */
+  static moveAsideIfDamaged(
+    path: string,
+    now: Date = new Date(),
+  ): {movedTo: string; reason: string} | undefined {
+    if (!existsSync(path)) return undefined
+    let reason: string | undefined
+    let db: Db | undefined
+    try {
+      db = openSqlite(path, {fileMustExist: true})
+      const rows = db.pragma('quick_check') as Array<{quick_check: string}>
+      const problems = rows.map((r) => r.quick_check).filter((m) => m !== 'ok')
+      if (problems.length > 0) reason = problems.slice(0, 3).join('; ')
+    } catch (error) {
+      if (!isDamage(error)) throw error
+      reason = (error as Error).message
+    } finally {
+      try {
+        db?.close()
+      } catch {
+        // a damaged file may refuse even the checkpoint of close; the rename below still works
+      }
+    }
+    if (reason === undefined) return undefined
+    const movedTo = `${path}.damaged-${now.toISOString().replace(/[:.]/g, '-')}`
+    renameSync(path, movedTo)
+    for (const suffix of ['-wal', '-shm']) {
+      if (existsSync(path + suffix)) renameSync(path + suffix, movedTo + suffix)
+    }
+    return {movedTo, reason}
+  }
+
+  /**
    * Checks the database file at `path` (for `doctor`): `PRAGMA integrity_check`. A missing file
    * is fine (nothing logged yet).
    */
@@ -512,4 +554,10 @@ function integrity(db: Db): {ok: boolean; problems: string[]} {
   const rows = db.pragma('integrity_check') as Array<{integrity_check: string}>
   const problems = rows.map((r) => r.integrity_check).filter((m) => m !== 'ok')
   return {ok: problems.length === 0, problems}
+}
+
+/** Whether `error` is SQLite saying the file is not a database or is corrupt. */
+export function isDamage(error: unknown): boolean {
+  const code = String((error as {code?: unknown} | undefined)?.code)
+  return code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')
 }

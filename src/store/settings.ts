@@ -119,12 +119,8 @@ function read(): Record<string, string> {
     text = readFileSync(file, 'utf8')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw unreadable(file, error)
-    try {
-      // An empty, private file marks the home as initialised (as before); reads never need it.
-      closeSync(openSync(file, 'a', 0o600))
-    } catch {
-      // a read-only home still reads as "nothing set"
-    }
+    // A read never creates the file (an empty file left behind by reads used to make every later
+    // `doctor` fail); `config set` writes it.
     return {}
   }
   let data: unknown

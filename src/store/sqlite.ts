@@ -30,7 +30,15 @@ export function openSqlite(path: string, options: BetterSqlite3.Options = {}): B
       addon = null
     }
   }
-  const open = (o: BetterSqlite3.Options) => new Database!(path, addon ? {nativeBinding: addon, ...o} : o)
+  const open = (o: BetterSqlite3.Options): BetterSqlite3.Database => {
+    try {
+      return new Database!(path, addon ? {nativeBinding: addon, ...o} : o)
+    } catch (error) {
+      // SQLite's errors do not name the file: the error mapping (core/errors.ts) shows it
+      if (error && typeof error === 'object' && !('path' in error)) (error as {path?: string}).path = path
+      throw error
+    }
+  }
   if (options.readonly && existsSync(`${path}-journal`)) {
     // a journal of a transaction still running is not hot: this read just waits or reads past it
     const writer = open({fileMustExist: true})

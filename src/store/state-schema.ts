@@ -68,6 +68,12 @@ export interface BindingFileRecord {
   writtenHash: string | null
   /** A write in progress: the hash of the bytes about to be written ('absent': a delete). */
   pendingHash?: string
+  /**
+   * The file's mode before gwctl first touched it (absent: gwctl created the file, or the binding
+   * predates this field). A file that holds the gateway key is 0600 while bound; disable puts this
+   * mode back.
+   */
+  mode?: number
 }
 
 /** A route binding: an agent's own config points at this gateway with this agent's key. */
@@ -231,6 +237,7 @@ export const STATE_SCHEMA = {
                 original: {type: ['string', 'null']},
                 writtenHash: {type: ['string', 'null']},
                 pendingHash: {type: 'string'},
+                mode: {type: 'integer', minimum: 0, maximum: 4095},
               },
             },
           },

@@ -5,7 +5,7 @@
  */
 import {createHash} from 'node:crypto'
 import {constants, existsSync} from 'node:fs'
-import {access, mkdir, readFile, rm, stat} from 'node:fs/promises'
+import {access, chmod, mkdir, readFile, rm, stat} from 'node:fs/promises'
 import {dirname} from 'node:path'
 
 import {syncDir, writeFileAtomic} from '../../core/atomic-file.js'
@@ -51,7 +51,11 @@ function nearestExisting(dir: string): string {
  * Replaces `path` with `bytes` atomically, keeping its mode (0600 for a new file); `null`
  * deletes it. The folder is fsynced after the rename.
  */
-export async function writeAtomic(path: string, bytes: Buffer | string | null): Promise<void> {
+export async function writeAtomic(
+  path: string,
+  bytes: Buffer | string | null,
+  forceMode?: number,
+): Promise<void> {
   const dir = dirname(path)
   if (bytes === null) {
     await rm(path, {force: true})
@@ -64,7 +68,22 @@ export async function writeAtomic(path: string, bytes: Buffer | string | null): 
   } catch {
     await mkdir(dir, {recursive: true, mode: 0o700})
   }
-  await writeFileAtomic(path, bytes, mode)
+  await writeFileAtomic(path, bytes, forceMode ?? mode)
+}
+
+/** The permission bits of `path`, or undefined when it does not exist. */
+export async function modeOf(path: string): Promise<number | undefined> {
+  try {
+    return (await stat(path)).mode & 0o7777
+  } catch {
+    return undefined
+  }
+}
+
+/** Sets the permission bits of `path` when they differ (a missing file is left alone). */
+export async function ensureMode(path: string, mode: number): Promise<void> {
+  const current = await modeOf(path)
+  if (current !== undefined && current !== mode) await chmod(path, mode)
 }
 
 /** The line ending a text uses (CRLF when its first line break is one). */
