@@ -3,7 +3,7 @@
  * logs, usage, providers and dashboard (routing-api.ts). No key is
  * needed (spec 5.3); the server's Host and Origin checks keep browsers of other sites out.
  */
-import {IssueError, issueKey, revokeKeyInState, validateIssueRequest} from '../gateway/keys.js'
+import {IssueError, issueKey, revokeKeyInState, validateIssueRequest} from '../gateway/key-issue.js'
 import type {GatewayContext, GatewayRequest, Route} from './server.js'
 import {sendError, sendJson} from './server.js'
 import {routedState} from './routing.js'

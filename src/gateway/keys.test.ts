@@ -1,16 +1,8 @@
 import {describe, expect, it} from 'vitest'
 
 import {initialState} from '../store/state-schema.js'
-import {
-  IssueError,
-  KeyIndex,
-  displayPrefix,
-  generateKey,
-  hashKey,
-  issueKey,
-  parseKey,
-  validateIssueRequest,
-} from './keys.js'
+import {IssueError, issueKey, validateIssueRequest} from './key-issue.js'
+import {KeyIndex, displayPrefix, generateKey, hashKey, parseKey} from './keys.js'
 
 const base = {
   employeeName: 'Ada Lovelace',

@@ -5,8 +5,8 @@
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import {ExitCode, GwError, GatewayDownError, UsageError} from '../core/errors.js'
-import type {IssueRequest, IssueResponse} from '../gateway/keys.js'
-import {issueKey, revokeKeyInState, validateIssueRequest} from '../gateway/keys.js'
+import type {IssueRequest, IssueResponse} from '../gateway/key-issue.js'
+import {issueKey, revokeKeyInState, validateIssueRequest} from '../gateway/key-issue.js'
 import {runningDaemon} from '../gateway/pidfile.js'
 import type {AgentView} from '../gateway/views.js'
 import {agentViews} from '../gateway/views.js'
