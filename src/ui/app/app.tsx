@@ -15,19 +15,13 @@ import {USAGE_PIVOTS} from './data.js'
 import type {UsageSource} from '../../store/usage-query.js'
 import {USAGE_SOURCES} from '../../store/usage-query.js'
 import type {AppAgent, AppData} from './model.js'
-import {
-  EMPTY_DATA,
-  agentNames,
-  applyRequest,
-  bindingOf,
-  cell,
-  matchesFilter,
-  routeRows,
-  startOfDay,
-  todayCost,
-  withBreaker,
-} from './model.js'
-import {AgentsView, RequestDetail, RequestsView, RoutesView, UsageView} from './views.js'
+import {EMPTY_DATA, agentNames, bindingOf, cell, matchesFilter, startOfDay} from './model.js'
+import {routeRows, withBreaker} from './model-routes.js'
+import {applyRequest, todayCost} from './model-usage.js'
+import {AgentsView} from './views/agents.js'
+import {RequestDetail, RequestsView} from './views/requests.js'
+import {RoutesView} from './views/routes.js'
+import {UsageView} from './views/usage.js'
 
 export const VIEWS = ['Agents', 'Routes', 'Requests', 'Usage'] as const
 export type ViewName = (typeof VIEWS)[number]
