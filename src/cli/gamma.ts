@@ -1,17 +1,20 @@
 /**
  * What the `gwctl gamma` commands share: their content and waiting flags, reading content from
- * flags, files and stdin, and the human rendering of tasks. Commands stay thin around these.
+ * flags, files and stdin, and the human rendering of tasks and of a wait's progress. The flow
+ * (wait, download) is `pollGammaTask` in `services/gamma-tasks.ts`; commands stay thin around these.
  */
 import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
 
-import type {GammaApi, GammaCreated, GammaTask, GammaTaskResponse} from '../api/gamma.js'
+import type {GammaCreated, GammaTask, GammaTaskResponse} from '../api/gamma.js'
 import {NotFoundError, UsageError} from '../core/errors.js'
 import {readStdin} from './stdin.js'
-import {StatusLine, colorErr, err, formatBytes, formatDuration, out, printFields} from '../core/output.js'
+import type {StatusLine} from '../core/output.js'
+import {colorErr, err, formatBytes, formatDuration, out, printFields} from '../core/output.js'
 import type {ContentInput} from '../services/gamma-content.js'
 import {contentFromInput, parseContentJson} from '../services/gamma-content.js'
-import {downloadGammaVideo, gammaFailureReason, waitForGammaTask} from '../services/gamma-tasks.js'
+import type {GammaPollResult} from '../services/gamma-tasks.js'
+import {gammaFailureReason} from '../services/gamma-tasks.js'
 
 const CONTENT_FLAGS = ['text', 'first-frame', 'last-frame', 'image', 'ref-image', 'ref-video', 'ref-audio']
 
@@ -189,96 +192,56 @@ export function notePlatformId(verbose: boolean, what: string, platformId: strin
   if (verbose && platformId) err(colorErr().dim(`${what} platform_id: ${platformId}`))
 }
 
-/** Waits with a status line on a terminal (elapsed time and status). */
-export async function waitWithStatus(
-  api: GammaApi,
+/** A dim note on stderr that the command now waits for the task it created. */
+export function noteWaiting(id: string): void {
+  err(colorErr().dim(`Created task ${id}; waiting.`))
+}
+
+/** A created task not waited for: its id, and how to follow it. */
+export function printCreated(created: GammaCreated): void {
+  printFields({task_id: created.task_id})
+  err(colorErr().dim(`Follow it with: gwctl gamma poll ${created.task_id}`))
+}
+
+/** The waiting flags as the service takes them. */
+export function waitOptions(flags: {interval: number; timeout: number}): {
+  intervalMs: number
+  timeoutMs: number
+} {
+  return {intervalMs: Math.max(50, flags.interval * 1000), timeoutMs: flags.timeout * 1000}
+}
+
+/**
+ * Live line while waiting: `Task ID: status (elapsed)` (a terminal only); with `verbose`, the
+ * platform_id of each new status on a line of its own.
+ */
+export function waitProgress(
+  line: StatusLine,
   id: string,
-  options: {interval: number; timeout: number; signal: AbortSignal; verbose: boolean},
-): Promise<GammaTaskResponse> {
-  const line = new StatusLine()
-  const started = Date.now()
+  verbose: boolean,
+): (response: GammaTaskResponse, elapsedMs: number) => void {
   let last = ''
-  const show = (): void => {
-    if (last) line.update(`Task ${id}: ${last} (${formatDuration(Date.now() - started)})`)
-  }
-  // Between polls (15 s by default) the elapsed time still moves every second.
-  const ticker = setInterval(show, 1000)
-  ticker.unref()
-  try {
-    return await waitForGammaTask(api, id, {
-      intervalMs: Math.max(50, options.interval * 1000),
-      timeoutMs: options.timeout * 1000,
-      signal: options.signal,
-      onUpdate: (response) => {
-        const changed = response.task.status !== last
-        last = response.task.status
-        if (options.verbose && changed) {
-          line.done()
-          notePlatformId(true, `query (${last})`, response.platform_id)
-        }
-        show()
-      },
-    })
-  } finally {
-    clearInterval(ticker)
-    line.done()
-  }
-}
-
-/** Downloads the video with a progress line on a terminal. */
-export async function downloadWithProgress(
-  api: GammaApi,
-  task: GammaTask,
-  dest: string,
-  signal: AbortSignal,
-): Promise<{path: string; bytes: number}> {
-  const line = new StatusLine()
-  try {
-    return await downloadGammaVideo(api, task, dest, {
-      signal,
-      onProgress: (received, total) =>
-        line.update(
-          `Downloading ${dest}: ${formatBytes(received)}${total ? ` of ${formatBytes(total)} (${Math.floor((received / total) * 100)}%)` : ''}`,
-        ),
-    })
-  } finally {
-    line.done()
-  }
-}
-
-export type GammaResult = (GammaCreated | (GammaTaskResponse & {task_id: string})) & {
-  file?: {path: string; bytes: number}
-}
-
-/** After a create: print the id, or wait (and download) as the flags ask. */
-export async function finishCreate(
-  api: GammaApi,
-  created: GammaCreated,
-  flags: {wait: boolean; interval: number; timeout: number; output?: string},
-  c: {json: boolean; verbose: boolean; signal: AbortSignal},
-): Promise<GammaResult> {
-  const human = !c.json
-  if (human) notePlatformId(c.verbose, 'create', created.platform_id)
-  if (!flags.wait && flags.output === undefined) {
-    if (human) {
-      printFields({task_id: created.task_id})
-      err(colorErr().dim(`Follow it with: gwctl gamma poll ${created.task_id}`))
+  return (response, elapsedMs) => {
+    const changed = response.task.status !== last
+    last = response.task.status
+    if (verbose && changed) {
+      line.done()
+      notePlatformId(true, `query (${last})`, response.platform_id)
     }
-    return created
+    if (last) line.update(`Task ${id}: ${last} (${formatDuration(elapsedMs)})`)
   }
-  if (human) err(colorErr().dim(`Created task ${created.task_id}; waiting.`))
-  const final = await waitWithStatus(api, created.task_id, {
-    interval: flags.interval,
-    timeout: flags.timeout,
-    signal: c.signal,
-    verbose: c.verbose,
-  })
-  const result: GammaResult = {task_id: created.task_id, ...final}
-  if (flags.output !== undefined)
-    result.file = await downloadWithProgress(api, final.task, flags.output, c.signal)
-  if (human) {
-    printTask(final, c.verbose)
-    if (result.file) out(`Saved ${result.file.path} (${formatBytes(result.file.bytes)}).`)
-  }
-  return result
+}
+
+/** Live line while downloading to `dest` (the --output file; a terminal only). */
+export function downloadProgress(line: StatusLine, dest = ''): (received: number, total?: number) => void {
+  return (received, total) =>
+    line.update(
+      `Downloading ${dest}: ${formatBytes(received)}${total ? ` of ${formatBytes(total)} (${Math.floor((received / total) * 100)}%)` : ''}`,
+    )
+}
+
+/** A waited-for task as fields, and the file its video was saved to. */
+export function printPolled(result: GammaPollResult, verbose: boolean): void {
+  printTask(result, verbose)
+  if (result.file) out(`Saved ${result.file.path} (${formatBytes(result.file.bytes)}).`)
 }

@@ -1,6 +1,6 @@
 /**
  * Use cases of the gamma task API: create, wait, download, list, cancel/delete. Plain options in,
- * data out; no flags and no printing.
+ * data out; no flags and no printing: progress goes to the callbacks the caller passes.
  */
 import {existsSync} from 'node:fs'
 
@@ -128,7 +128,8 @@ export interface WaitOptions {
   /** 0 = no limit. */
   timeoutMs: number
   signal?: AbortSignal
-  onUpdate?: (response: GammaTaskResponse, elapsedMs: number) => void
+  /** Called after each query and about once a second while waiting. */
+  onProgress?: (response: GammaTaskResponse, elapsedMs: number) => void
 }
 
 /**
@@ -198,7 +199,8 @@ export async function waitForGammaTask(
       intervalMs: options.intervalMs,
       timeoutSeconds: options.timeoutMs / 1000,
       signal: options.signal,
-      onUpdate: options.onUpdate,
+      onUpdate: options.onProgress,
+      onTick: options.onProgress,
     },
   )
 }
@@ -228,6 +230,41 @@ export async function downloadGammaVideo(
   }
   const {bytes} = await api.client.download(url, dest, options)
   return {path: dest, bytes}
+}
+
+/** A waited-for task (`gamma poll`, `--wait`), with the file of its video when downloaded. */
+export type GammaPollResult = GammaTaskResponse & {task_id: string; file?: {path: string; bytes: number}}
+
+/** What a create command returns: the created task, or the task it waited for. */
+export type GammaResult = GammaCreated | GammaPollResult
+
+export interface PollOptions extends WaitOptions {
+  /**
+   * Download the finished video to this file (the caller checks it with `assertCanWrite` before
+   * anything is sent).
+   */
+  output?: string
+  onDownloadProgress?: (received: number, total?: number) => void
+}
+
+/**
+ * Waits for a task until it succeeds (as `waitForGammaTask`) and, with `output`, downloads its
+ * video: `gamma poll`, and `gamma generate` and `regenerate` with `--wait` or `--output`.
+ */
+export async function pollGammaTask(
+  api: GammaApi,
+  id: string,
+  options: PollOptions,
+): Promise<GammaPollResult> {
+  const response = await waitForGammaTask(api, id, options)
+  const result: GammaPollResult = {task_id: id, ...response}
+  if (options.output !== undefined) {
+    result.file = await downloadGammaVideo(api, response.task, options.output, {
+      signal: options.signal,
+      onProgress: options.onDownloadProgress,
+    })
+  }
+  return result
 }
 
 export interface ListOptions extends GammaListQuery {

@@ -1,17 +1,19 @@
 import {Flags} from '@oclif/core'
 
-import type {GammaCreated, GammaTaskResponse} from '../../api/gamma.js'
 import {BaseCommand} from '../../core/base-command.js'
-import {colorErr, err, out, printFields} from '../../core/output.js'
+import {StatusLine, colorErr, err, out} from '../../core/output.js'
 import {buildContextRequest} from '../../services/gamma-content.js'
-import {createGammaTask, gammaApi} from '../../services/gamma-tasks.js'
+import type {GammaResult} from '../../services/gamma-tasks.js'
+import {createGammaTask, gammaApi, pollGammaTask} from '../../services/gamma-tasks.js'
 import {
   contentFlags,
   notePlatformId,
+  printCreated,
   readContent,
   usageLine,
   waitFlags,
-  waitWithStatus,
+  waitOptions,
+  waitProgress,
 } from '../../cli/gamma.js'
 
 export default class GammaAnalyze extends BaseCommand {
@@ -33,7 +35,7 @@ export default class GammaAnalyze extends BaseCommand {
     ...waitFlags,
   }
 
-  async run(): Promise<GammaCreated | (GammaTaskResponse & {task_id: string})> {
+  async run(): Promise<GammaResult> {
     const {flags} = await this.parse(GammaAnalyze)
     const request = buildContextRequest({
       content: await readContent(flags),
@@ -46,24 +48,21 @@ export default class GammaAnalyze extends BaseCommand {
     const human = !this.jsonEnabled()
     if (human) notePlatformId(this.verbose, 'create', created.platform_id)
     if (!flags.wait) {
-      if (human) {
-        printFields({task_id: created.task_id})
-        err(colorErr().dim(`Follow it with: gwctl gamma poll ${created.task_id}`))
-      }
+      if (human) printCreated(created)
       return created
     }
-    const final = await waitWithStatus(api, created.task_id, {
-      interval: flags.interval,
-      timeout: flags.timeout,
+    const line = new StatusLine()
+    const final = await pollGammaTask(api, created.task_id, {
+      ...waitOptions(flags),
       signal: this.signal,
-      verbose: this.verbose,
-    })
+      onProgress: waitProgress(line, created.task_id, this.verbose),
+    }).finally(() => line.done())
     if (human) {
       out(final.task.content?.prompt ?? '')
       const usage = usageLine(final.task)
       if (usage) err(colorErr().dim(`usage: ${usage}`))
       notePlatformId(this.verbose, 'result', final.platform_id)
     }
-    return {task_id: created.task_id, ...final}
+    return final
   }
 }

@@ -1,10 +1,17 @@
 import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
-import {formatBytes, out} from '../../core/output.js'
-import {assertCanWrite, gammaApi} from '../../services/gamma-tasks.js'
-import type {GammaResult} from '../../cli/gamma.js'
-import {downloadWithProgress, outputFlags, printTask, waitFlags, waitWithStatus} from '../../cli/gamma.js'
+import {StatusLine} from '../../core/output.js'
+import type {GammaPollResult} from '../../services/gamma-tasks.js'
+import {assertCanWrite, gammaApi, pollGammaTask} from '../../services/gamma-tasks.js'
+import {
+  downloadProgress,
+  outputFlags,
+  printPolled,
+  waitFlags,
+  waitOptions,
+  waitProgress,
+} from '../../cli/gamma.js'
 
 export default class GammaPoll extends BaseCommand {
   static summary = 'Waits for a gamma task to finish, optionally downloading its video.'
@@ -20,23 +27,18 @@ export default class GammaPoll extends BaseCommand {
 
   static flags = {interval: waitFlags.interval, timeout: waitFlags.timeout, ...outputFlags}
 
-  async run(): Promise<GammaResult> {
+  async run(): Promise<GammaPollResult> {
     const {args, flags} = await this.parse(GammaPoll)
     assertCanWrite(flags.output, flags.force)
-    const api = gammaApi()
-    const final = await waitWithStatus(api, args.id, {
-      interval: flags.interval,
-      timeout: flags.timeout,
+    const line = new StatusLine()
+    const result = await pollGammaTask(gammaApi(), args.id, {
+      ...waitOptions(flags),
+      output: flags.output,
       signal: this.signal,
-      verbose: this.verbose,
-    })
-    const result: GammaResult = {task_id: args.id, ...final}
-    if (flags.output !== undefined)
-      result.file = await downloadWithProgress(api, final.task, flags.output, this.signal)
-    if (!this.jsonEnabled()) {
-      printTask(final, this.verbose)
-      if (result.file) out(`Saved ${result.file.path} (${formatBytes(result.file.bytes)}).`)
-    }
+      onProgress: waitProgress(line, args.id, this.verbose),
+      onDownloadProgress: downloadProgress(line, flags.output),
+    }).finally(() => line.done())
+    if (!this.jsonEnabled()) printPolled(result, this.verbose)
     return result
   }
 }

@@ -1,44 +1,28 @@
 /**
  * The terminal app: header (gateway state, port, uptime, version), view tabs, the current view,
- * a hint bar, and modal boxes (confirmation, a new key shown once, a request's details, a policy
- * picker, help). Keyboard: Tab / 1-4 switch views, arrows + Enter select, / filters requests,
- * ? help, q quits. Live: it follows the gateway's event stream and applies each event to its data.
+ * a hint bar, and modal boxes (`modal.tsx`: confirmation, a new key shown once, a request's
+ * details, a policy picker, help). Keyboard (`use-keys.ts`): Tab / 1-4 switch views, arrows +
+ * Enter select, / filters requests, ? help, q quits. The app keeps the state; the views
+ * (`views/`) draw it. Live: it follows the gateway's event stream and applies each event to its data.
  */
-import type {Key} from 'ink'
-import {Box, Text, useApp, useInput, useStdout} from 'ink'
+import {Box, Text, useStdout} from 'ink'
 import {useCallback, useEffect, useMemo, useRef, useState} from 'react'
 
 import {uptimeLabel} from '../../cli/dashboard-text.js'
-import type {LogRow} from '../../store/log-query.js'
 import type {AppActions, UsagePivot} from './data.js'
-import {USAGE_PIVOTS} from './data.js'
 import type {UsageSource} from '../../store/usage-query.js'
-import {USAGE_SOURCES} from '../../store/usage-query.js'
-import type {AppAgent, AppData} from './model.js'
-import {
-  EMPTY_DATA,
-  agentNames,
-  applyRequest,
-  bindingOf,
-  cell,
-  matchesFilter,
-  routeRows,
-  startOfDay,
-  todayCost,
-  withBreaker,
-} from './model.js'
-import {AgentsView, RequestDetail, RequestsView, RoutesView, UsageView} from './views.js'
-
-export const VIEWS = ['Agents', 'Routes', 'Requests', 'Usage'] as const
-export type ViewName = (typeof VIEWS)[number]
-
-type Modal =
-  | {kind: 'confirm'; title: string; run: () => Promise<void>}
-  | {kind: 'key'; title: string; key: string}
-  | {kind: 'request'; row: LogRow}
-  | {kind: 'policy'; agent: AppAgent; selected: number}
-  | {kind: 'help'}
-  | {kind: 'message'; text: string; error: boolean}
+import type {Modal} from './modal.js'
+import {ModalBox} from './modal.js'
+import type {AppAgent, AppData, ViewName} from './model.js'
+import {EMPTY_DATA, VIEWS, agentNames, bindingOf, cell, matchesFilter, startOfDay} from './model.js'
+import {routeRows, withBreaker} from './model-routes.js'
+import {applyRequest, todayCost} from './model-usage.js'
+import type {Editing} from './use-keys.js'
+import {useKeys} from './use-keys.js'
+import {AgentsView} from './views/agents.js'
+import {RequestsView} from './views/requests.js'
+import {RoutesView} from './views/routes.js'
+import {UsageView} from './views/usage.js'
 
 export interface AppProps {
   actions: AppActions
@@ -80,7 +64,6 @@ export function App({
   rows,
   now = Date.now,
 }: AppProps) {
-  const {exit} = useApp()
   const {stdout} = useStdout()
   const width = Math.max(60, columns ?? stdout?.columns ?? 80)
   const height = Math.max(16, rows ?? stdout?.rows ?? 24)
@@ -98,7 +81,7 @@ export function App({
   const [pivot, setPivot] = useState<UsagePivot>('agent')
   const [source, setSource, sourceRef] = useLatest<UsageSource>('gateway')
   const [modal, setModal, modalRef] = useLatest<Modal | null>(null)
-  const [editing, setEditing, editingRef] = useLatest<{targets: string[]; selected: number} | null>(null)
+  const [editing, setEditing, editingRef] = useLatest<Editing | null>(null)
   const [status, setStatus] = useState<string>('')
   const [, setTick] = useState(0)
   const reloadTimer = useRef<NodeJS.Timeout | undefined>(undefined)
@@ -194,186 +177,33 @@ export function App({
     Usage: (data.usage[pivot] ?? []).length,
   }
   const sel = Math.min(selected[view], Math.max(0, counts[view] - 1))
-  const select = (n: number) => {
-    const v = viewRef.current
-    setSelected({...selectedRef.current, [v]: Math.max(0, Math.min(n, counts[v] - 1))})
-  }
-
-  const run = (title: string, action: () => Promise<void>) => setModal({kind: 'confirm', title, run: action})
-  const perform = async (action: () => Promise<void>) => {
-    setModal(null)
-    setStatus('working…')
-    try {
-      await action()
-      setStatus((s) => (s === 'working…' ? '' : s))
-      await reload()
-    } catch (error) {
-      setModal({kind: 'message', text: (error as Error).message, error: true})
-      setStatus('')
-    }
-  }
-
-  const onKey = (input: string, key: Key): void => {
-    // Keys that arrive in one chunk (typed fast, pasted) are one key each, except in the filter.
-    if (input.length > 1 && !typingRef.current && !key.ctrl && !key.meta) {
-      for (const ch of input) onKey(ch, {...key, return: ch === '\r'})
-      return
-    }
-    // Keys typed faster than the screen redraws must see the state the previous key left.
-    const modal = modalRef.current
-    const typing = typingRef.current
-    const editing = editingRef.current
-    const view = viewRef.current
-    const sel = Math.min(selectedRef.current[view], Math.max(0, counts[view] - 1))
-    if (modal) {
-      if (modal.kind === 'confirm') {
-        if (input === 'y' || input === 'Y') void perform(modal.run)
-        else if (input === 'n' || input === 'N' || key.escape) setModal(null)
-      } else if (modal.kind === 'policy') {
-        if (key.upArrow) setModal({...modal, selected: Math.max(0, modal.selected - 1)})
-        else if (key.downArrow)
-          setModal({...modal, selected: Math.min(data.policies.length - 1, modal.selected + 1)})
-        else if (key.escape) setModal(null)
-        else if (key.return) {
-          const policyId = data.policies[modal.selected]?.id
-          const agent = modal.agent
-          if (policyId)
-            run(
-              `Move ${agent.name} to policy ${policyId}? Its key is rotated: the new one is shown once.`,
-              async () => {
-                const k = await actions.setPolicy(agent, policyId)
-                setModal({
-                  kind: 'key',
-                  title: `${agent.name} now uses policy ${policyId}. Its new key:`,
-                  key: k,
-                })
-              },
-            )
-        }
-      } else if (key.escape || key.return || input === 'q' || (modal.kind === 'help' && input === '?')) {
-        setModal(null)
-      }
-      return
-    }
-    if (typing) {
-      if (key.return || key.escape) setTyping(false)
-      if (key.escape) setFilter('')
-      else if (key.backspace || key.delete) setFilter((f) => f.slice(0, -1))
-      else if (input && !key.ctrl && !key.meta && !key.return) setFilter((f) => f + input)
-      return
-    }
-    if (editing) {
-      const t = editing.targets
-      const i = editing.selected
-      if (key.escape) setEditing(null)
-      else if (key.upArrow) setEditing({...editing, selected: Math.max(0, i - 1)})
-      else if (key.downArrow) setEditing({...editing, selected: Math.min(t.length - 1, i + 1)})
-      else if ((input === '+' || input === '-') && t.length > 1) {
-        const j = input === '-' ? Math.max(0, i - 1) : Math.min(t.length - 1, i + 1)
-        const next = [...t]
-        ;[next[i], next[j]] = [next[j], next[i]]
-        setEditing({targets: next, selected: j})
-      } else if (input === 'a') {
-        const r = routes[sel]
-        run(
-          `Write ${r.policyId}/${r.family} as ${t.join(' → ')} and restart the gateway (gateway restart: in-flight requests drain)?`,
-          async () => {
-            const text = await actions.reorder(r.policyId, r.family, t)
-            setEditing(null)
-            setStatus(text)
-          },
-        )
-      }
-      return
-    }
-    setStatus('')
-    if (input === 'q' || (key.ctrl && input === 'c')) {
-      exit()
-      return
-    }
-    if (key.tab) {
-      const i = VIEWS.indexOf(view)
-      setView(VIEWS[(i + (key.shift ? VIEWS.length - 1 : 1)) % VIEWS.length])
-      return
-    }
-    if (/^[1-4]$/.test(input)) return setView(VIEWS[Number(input) - 1])
-    if (input === '?') return setModal({kind: 'help'})
-    if (input === 'S' && !up)
-      return run('Start the gateway (gwctl gateway start)?', async () =>
-        setStatus(await actions.startGateway()),
-      )
-    if (key.upArrow || input === 'k') return select(sel - 1)
-    if (key.downArrow || input === 'j') return select(sel + 1)
-    if (key.pageUp) return select(sel - 10)
-    if (key.pageDown) return select(sel + 10)
-    if (view === 'Agents') {
-      const agent = data.agents[sel]
-      if (!agent) return
-      if (input === 'e')
-        run(`Enable the route binding of ${agent.name}?`, async () =>
-          setStatus(await actions.setBinding(agent, true)),
-        )
-      else if (input === 'd')
-        run(`Disable the route binding of ${agent.name}?`, async () =>
-          setStatus(await actions.setBinding(agent, false)),
-        )
-      else if ((input === 'r' || input === 'p') && agent.keyed === false)
-        setModal({
-          kind: 'message',
-          text: `${agent.name} holds no key yet: enable it (e) to bind it to the gateway with a key of its own.`,
-          error: true,
-        })
-      else if (input === 'r')
-        run(`Rotate the key of ${agent.name}? The old key stops working now.`, async () => {
-          const k = await actions.rotateKey(agent)
-          setModal({kind: 'key', title: `New key of ${agent.name} (shown once; copy it now):`, key: k})
-        })
-      else if (input === 'p' && data.policies.length > 0)
-        setModal({
-          kind: 'policy',
-          agent,
-          selected: Math.max(
-            0,
-            data.policies.findIndex((p) => p.id === agent.policyId),
-          ),
-        })
-    } else if (view === 'Routes') {
-      const r = routes[sel]
-      if (key.return && r) {
-        setEditing({targets: [...r.targets], selected: 0})
-      }
-    } else if (view === 'Requests') {
-      if (input === '/') {
-        setTyping(true)
-        setFilter('')
-      } else if (key.return && requestRows[sel]) setModal({kind: 'request', row: requestRows[sel]})
-    } else if (view === 'Usage') {
-      const i = USAGE_PIVOTS.indexOf(pivot)
-      if (key.rightArrow || input === 'l') setPivot(USAGE_PIVOTS[(i + 1) % USAGE_PIVOTS.length])
-      if (key.leftArrow || input === 'h')
-        setPivot(USAGE_PIVOTS[(i + USAGE_PIVOTS.length - 1) % USAGE_PIVOTS.length])
-      if (input === 's' && actions.loadUsage) {
-        const next = USAGE_SOURCES[(USAGE_SOURCES.indexOf(sourceRef.current) + 1) % USAGE_SOURCES.length]
-        setSource(next)
-        setStatus(`loading usage from ${next}…`)
-        actions
-          .loadUsage(controller.current.signal, next)
-          .then((usage) => {
-            if (sourceRef.current !== next) return
-            setData((d) => ({...d, usage}))
-            setStatus('')
-          })
-          .catch((error: Error) => setStatus(error.message))
-      }
-    }
-  }
-  // One stable handler that calls the latest render's onKey: Ink re-subscribes a new handler in an
-  // effect after the screen is drawn, and a key arriving between the two (a busy machine) went to
-  // the previous render's closure, e.g. an Enter on a request row that closure had not seen yet.
-  const latestOnKey = useRef(onKey)
-  latestOnKey.current = onKey
-  const handleKey = useCallback((input: string, key: Key) => latestOnKey.current(input, key), [])
-  useInput(handleKey)
+  useKeys({
+    actions,
+    data,
+    up,
+    routes,
+    requestRows,
+    counts,
+    pivot,
+    setPivot,
+    signal: controller.current.signal,
+    reload,
+    viewRef,
+    setView,
+    selectedRef,
+    setSelected,
+    typingRef,
+    setTyping,
+    modalRef,
+    setModal,
+    editingRef,
+    setEditing,
+    sourceRef,
+    setSource,
+    setFilter,
+    setStatus,
+    setData,
+  })
 
   const t = now()
   const bodyHeight = height - 4
@@ -420,86 +250,6 @@ export function App({
       <Text dimColor={color}>
         {cell(status ? status : `${HINTS[view]} · Tab view · ? help · q quit`, width - 1)}
       </Text>
-    </Box>
-  )
-}
-
-function ModalBox({
-  modal,
-  width,
-  policies,
-  names,
-}: {
-  modal: Modal
-  width: number
-  policies: string[]
-  names: Map<string, string>
-}) {
-  const w = Math.min(width - 4, 76)
-  if (modal.kind === 'request') return <RequestDetail row={modal.row} names={names} width={w + 4} />
-  const lines: string[] = []
-  let title = ''
-  let footer = ''
-  if (modal.kind === 'confirm') {
-    title = 'Confirm'
-    lines.push(modal.title)
-    footer = 'y yes · n no'
-  } else if (modal.kind === 'key') {
-    title = 'New key'
-    lines.push(modal.title, '', modal.key)
-    footer = 'Enter or Esc dismisses; the key is not shown again'
-  } else if (modal.kind === 'message') {
-    title = modal.error ? 'Error' : 'Done'
-    lines.push(modal.text)
-    footer = 'Enter or Esc closes'
-  } else if (modal.kind === 'help') {
-    title = 'Keys'
-    lines.push(
-      'Tab / Shift-Tab, 1-4   switch view (Agents, Routes, Requests, Usage)',
-      '↑ ↓ (j k), PgUp PgDn   select',
-      'Enter                  open / reorder',
-      '/                      filter requests: 2xx 4xx 5xx fallback or text',
-      'e d                    enable / disable the agent’s route binding',
-      'r                      rotate the agent’s key',
-      'p                      change the agent’s policy',
-      '← → (h l)              usage: group by agent, model, provider, tool, day, …',
-      's                      usage: source gateway, history (agents’ logs), all',
-      'S                      start the gateway when it is stopped',
-      '?                      this help · q quit',
-    )
-    footer = 'Esc or ? closes'
-  } else if (modal.kind === 'policy') {
-    title = `Policy of ${modal.agent.name}`
-    policies.forEach((p, i) =>
-      lines.push(`${i === modal.selected ? '›' : ' '} ${p}${p === modal.agent.policyId ? ' (current)' : ''}`),
-    )
-    footer = '↑↓ select · Enter choose · Esc cancel'
-  }
-  const wrap = (text: string) => {
-    const out: string[] = []
-    for (let s = text; ;) {
-      if (s.length <= w) {
-        out.push(s)
-        break
-      }
-      const cut = s.lastIndexOf(' ', w) > w / 2 ? s.lastIndexOf(' ', w) : w
-      out.push(s.slice(0, cut))
-      s = s.slice(cut).trimStart()
-    }
-    return out
-  }
-  return (
-    <Box
-      flexDirection="column"
-      borderStyle={modal.kind === 'key' ? 'double' : 'single'}
-      paddingX={1}
-      width={w + 4}
-    >
-      <Text bold>{cell(title, w)}</Text>
-      {lines.flatMap(wrap).map((l, i) => (
-        <Text key={i}>{modal.kind === 'key' && l.startsWith('gw-') ? l : cell(l, w)}</Text>
-      ))}
-      <Text dimColor>{cell(footer, w)}</Text>
     </Box>
   )
 }

@@ -15,7 +15,7 @@ import type {Pricer} from '../../services/usage-cost.js'
 import type {LogEntry} from '../../store/log-store.js'
 import type {UsageSource} from '../../store/usage-query.js'
 import type {AppAgent, AppData, AppUsageRow} from './model.js'
-import {uncachedInput} from './model.js'
+import {uncachedInput} from './model-usage.js'
 
 export const USAGE_PIVOTS = ['agent', 'model', 'provider', 'tool', 'day', 'project', 'key'] as const
 export type UsagePivot = (typeof USAGE_PIVOTS)[number]

@@ -6,7 +6,7 @@
 import {colorEnabled, runScreen} from '../screen.js'
 import type {AppActions} from './data.js'
 import {liveActions} from './data.js'
-import type {ViewName} from './app.js'
+import type {ViewName} from './model.js'
 import {App} from './app.js'
 
 export async function runApp(

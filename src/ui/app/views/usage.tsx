@@ -1,0 +1,96 @@
+/** The Usage view: usage rows by a grouping (with costs when known), tokens per hour and a heatmap of days. */
+import {Box, Text} from 'ink'
+
+import type {UsageSource} from '../../../store/usage-query.js'
+import type {UsagePivot} from '../data.js'
+import {USAGE_PIVOTS} from '../data.js'
+import type {AppUsageRow} from '../model.js'
+import {agentLabel, agentNames, cell, compact} from '../model.js'
+import {costOf, costText, dailyTokens, heatmap, hourlyTokens, sparkline} from '../model-usage.js'
+import type {ViewProps} from './shared.js'
+import {Row, windowOf} from './shared.js'
+
+export interface UsageViewProps extends ViewProps {
+  pivot: UsagePivot
+  source?: UsageSource
+}
+
+export function UsageView({
+  data,
+  width,
+  height,
+  selected,
+  now,
+  color,
+  pivot,
+  source = 'gateway',
+}: UsageViewProps) {
+  const w = width - 1
+  const names = agentNames(data.agents)
+  const rows: AppUsageRow[] = data.usage[pivot] ?? []
+  const withCost = rows.some((r) => costOf(r) !== null || (r.unpricedModels ?? []).length > 0)
+  const hourly = hourlyTokens(data.history, now)
+  const days = dailyTokens(data.history, now, 28)
+  const tabs = USAGE_PIVOTS.map((p) => (p === pivot ? `[${p}]` : ` ${p} `)).join('')
+  const keyW = Math.max(10, w - 40 - (withCost ? 10 : 0))
+  const listH = Math.max(1, height - 10)
+  const [from, to] = windowOf(rows.length, selected, listH)
+  const byKey = new Map(data.agents.filter((a) => a.keyPrefix).map((a) => [a.keyPrefix, a.name]))
+  const label = (r: AppUsageRow) =>
+    pivot === 'agent'
+      ? agentLabel(r.key, names)
+      : pivot === 'key' && r.key && byKey.has(r.key)
+        ? `${r.key} (${byKey.get(r.key)})`
+        : (r.key ?? '(none)')
+  return (
+    <Box flexDirection="column">
+      <Text>{' ' + cell(`by ${tabs} · ${source}, 28 days`, w)}</Text>
+      <Text bold>
+        {' ' +
+          cell(
+            `${cell(pivot.toUpperCase(), keyW)} ${cell('REQUESTS', 9, true)} ${cell('INPUT', 9, true)} ${cell('OUTPUT', 9, true)} ${cell('CACHED', 9, true)}${withCost ? ` ${cell('COST', 9, true)}` : ''}`,
+            w,
+          )}
+      </Text>
+      {rows.length === 0 ? (
+        <Text>
+          {cell(
+            source === 'history'
+              ? ' No usage in the agents’ history yet.'
+              : ' No usage yet: requests through the gateway are counted here.',
+            w,
+          )}
+        </Text>
+      ) : (
+        rows.slice(from, to).map((r, i) => {
+          return (
+            <Row
+              key={`${r.key}`}
+              selected={from + i === selected}
+              color={color}
+              text={cell(
+                `${cell(label(r), keyW)} ${cell(compact(r.requests), 9, true)} ${cell(compact(r.inputTokens), 9, true)} ${cell(compact(r.outputTokens), 9, true)} ${cell(compact(r.cacheReadTokens + r.cacheCreationTokens), 9, true)}${withCost ? ` ${cell(costText(r), 9, true)}` : ''}`,
+                w,
+              )}
+            />
+          )
+        })
+      )}
+      <Box flexDirection="column" marginTop={1}>
+        <Text>
+          {' '}
+          {cell('tokens/hour, 24h', 18)}
+          <Text color={color ? 'cyan' : undefined}>{sparkline(hourly)}</Text>
+          {` max ${compact(Math.max(...hourly))}`}
+        </Text>
+        <Text>{' ' + cell('tokens/day, 4 weeks (oldest week first, · none … █ most)', w)}</Text>
+        {heatmap(days).map((line, i) => (
+          <Text key={i}>
+            {'   '}
+            <Text color={color ? 'green' : undefined}>{line}</Text>
+          </Text>
+        ))}
+      </Box>
+    </Box>
+  )
+}
