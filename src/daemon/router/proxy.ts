@@ -43,9 +43,13 @@ export {topLevelFields} from './request-body.js'
 type TranslateModule = typeof TranslateModuleNs
 type TranslatedModule = typeof TranslatedModuleNs
 let translation: Promise<[TranslateModule, TranslatedModule]> | undefined
+/** The translation modules once loaded (then no await is needed for them). */
+let translationLoaded: [TranslateModule, TranslatedModule] | undefined
 /** The translation code, loaded on the first translated request (a daemon without any never loads it). */
 const loadTranslation = (): Promise<[TranslateModule, TranslatedModule]> =>
-  (translation ??= Promise.all([import('../../protocols/translate.js'), import('./translated.js')]))
+  (translation ??= Promise.all([import('../../protocols/translate.js'), import('./translated.js')]).then(
+    (modules) => (translationLoaded = modules),
+  ))
 
 /** See src/protocols/strip.ts (kept here too: that module loads only when a body holds it). */
 const WRAPPED_MARKER = '"gwx1.'
@@ -235,7 +239,7 @@ export async function proxyRequest(
     target: ProxyTarget,
     model: string | null,
   ): Promise<{body: Buffer; path: string; translation: Translation} | 'answered'> {
-    const [translate] = await loadTranslation()
+    const [translate] = translationLoaded ?? (await loadTranslation())
     if (!client) {
       let json: unknown = request.json
       if (json === undefined && request.body.length > 0) {
@@ -358,7 +362,7 @@ export async function proxyRequest(
 
     let outcome
     if (translated) {
-      const [, {relayTranslated}] = await loadTranslation()
+      const [, {relayTranslated}] = translationLoaded ?? (await loadTranslation())
       outcome = await relayTranslated(
         relayContext,
         upstream,

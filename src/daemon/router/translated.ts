@@ -21,6 +21,21 @@ import type {FailedBeforeFirstByte, RelayContext} from './relay.js'
 /** Largest non-stream upstream answer translated (a bigger one is refused with a 502). */
 const MAX_TRANSLATED_JSON_BYTES = 64 * 1024 * 1024
 
+class TooLarge extends Error {}
+
+/** The body as text, refused once it passes the cap (an answer without a content-length). */
+async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size > MAX_TRANSLATED_JSON_BYTES)
+      throw new TooLarge(`answer larger than ${MAX_TRANSLATED_JSON_BYTES} bytes`)
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
 /** What a translated relay needs beyond the plain relay's context. */
 export interface Translation {
   client: ClientRequest
@@ -94,18 +109,13 @@ export async function relayTranslated(
     let failure: string | undefined
     let tooLarge = false
     try {
-      const chunks: Buffer[] = []
-      let size = 0
-      for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
-        size += chunk.length
-        if (size > MAX_TRANSLATED_JSON_BYTES) {
-          tooLarge = true
-          throw new Error(`answer larger than ${MAX_TRANSLATED_JSON_BYTES} bytes`)
-        }
-        chunks.push(chunk)
-      }
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+      const length = Number(upstream.headers['content-length'])
+      if (length >= 0 && length <= MAX_TRANSLATED_JSON_BYTES) {
+        // the usual answer: its size is known and allowed, read in one go
+        body = JSON.parse(await upstream.body.text())
+      } else body = JSON.parse(await readCapped(upstream.body))
     } catch (error) {
+      tooLarge = error instanceof TooLarge
       if (!(error instanceof SyntaxError) && !tooLarge) {
         // the body failed (silence past the idle timeout, a reset) before the client got a
         // byte: the proxy may try the next target (it settles the breaker)
