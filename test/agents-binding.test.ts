@@ -3,7 +3,16 @@
  * undo, a user's edit kept, the refusals, an interrupted change, and real traffic through the
  * gateway with the key the binding wrote.
  */
-import {chmodSync, mkdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
@@ -190,6 +199,89 @@ describe('agents enable/disable', () => {
     const notBound = await cli(['agents', 'disable', 'claude-code'])
     expect(notBound.exitCode).toBe(7)
     expect(() => statSync(join(home, 'state.json'))).toThrow() // no key was issued, nothing recorded
+  }, 90_000)
+
+  it('keeps vendor keys and MCP tokens of the original files out of state.json (issue 29, item 6)', async () => {
+    const {cli, paths, home, state} = await setup({install: ['claude', 'gemini']})
+    const SECRET = 'sk-ant-test-secret-123'
+    const MCP = 'mcp-token-test-456'
+    const GEMINI_SECRET = 'AIza-test-secret-789'
+    const claude =
+      '{\n  "env": {"ANTHROPIC_API_KEY": "' +
+      SECRET +
+      '", "FOO": "1"},\n' +
+      '  "mcpServers": {"docs": {"url": "https://mcp.example", "headers": {"Authorization": "Bearer ' +
+      MCP +
+      '"}}}\n}\n'
+    const geminiEnv = `export GEMINI_API_KEY=${GEMINI_SECRET}\n`
+    writeFileSync(paths.claude, claude)
+    writeFileSync(paths.geminiEnv, geminiEnv)
+    const stateText = () => readFileSync(join(home, 'state.json'), 'utf8')
+    // the secrets, and every string of the state decoded as base64, must not show up
+    const assertClean = () => {
+      const text = stateText()
+      const strings: string[] = []
+      const walk = (v: unknown): void => {
+        if (typeof v === 'string') strings.push(v)
+        else if (v && typeof v === 'object') Object.values(v).forEach(walk)
+      }
+      walk(JSON.parse(text))
+      for (const secret of [SECRET, MCP, GEMINI_SECRET]) {
+        expect(text).not.toContain(secret)
+        expect(text).not.toContain(Buffer.from(secret).toString('base64').slice(0, 20))
+        for (const v of strings) expect(Buffer.from(v, 'base64').toString('latin1')).not.toContain(secret)
+      }
+      expect(text).not.toContain(Buffer.from(claude).toString('base64').slice(0, 24))
+    }
+    const backups = () => (existsSync(join(home, 'bindings')) ? readdirSync(join(home, 'bindings')) : [])
+
+    expect((await cli(['agents', 'enable', 'claude-code'])).exitCode).toBe(0)
+    expect((await cli(['agents', 'enable', 'gemini-cli'])).exitCode).toBe(0)
+    assertClean()
+    expect(readFileSync(paths.claude, 'utf8')).not.toContain(SECRET) // taken out while bound
+    // the originals are in 0600 backups beside the state, named by their hash
+    expect(backups().sort()).toEqual(
+      state()
+        .bindings.flatMap((b: any) => b.files.map((f: any) => f.originalHash))
+        .filter((h: string) => h !== 'absent')
+        .map((h: string) => `${h}.orig`)
+        .sort(),
+    )
+    for (const b of backups()) expect(statSync(join(home, 'bindings', b)).mode & 0o777).toBe(0o600)
+
+    // a kill between "file written" and "state marked bound" still settles to the exact undo
+    const s = state()
+    s.bindings[0].phase = 'binding'
+    s.bindings[0].files[0].pendingHash = s.bindings[0].files[0].writtenHash
+    s.bindings[0].files[0].writtenHash = null
+    writeFileSync(join(home, 'state.json'), JSON.stringify(s), {mode: 0o600})
+    const off = await cli(['agents', 'disable', 'claude-code'])
+    expect(off.exitCode, off.stderr).toBe(0)
+    expect(readFileSync(paths.claude, 'utf8')).toBe(claude)
+    assertClean()
+    expect(backups()).toHaveLength(1) // gemini's .env still bound
+
+    // a state written before the backups (base64 originals) still undoes exactly, and the next
+    // enable moves the original out of the state
+    const legacy = state()
+    for (const f of legacy.bindings[0].files) {
+      f.original =
+        f.originalHash === 'absent'
+          ? null
+          : readFileSync(join(home, 'bindings', `${f.originalHash}.orig`)).toString('base64')
+      delete f.originalHash
+    }
+    writeFileSync(join(home, 'state.json'), JSON.stringify(legacy), {mode: 0o600})
+    rmSync(join(home, 'bindings'), {recursive: true})
+    expect(stateText()).toContain(Buffer.from(geminiEnv).toString('base64'))
+    await new Promise((r) => setTimeout(r, 5_100)) // one issue per agent per 5 s
+    const rotated = await cli(['agents', 'enable', 'gemini-cli', '--rotate'])
+    expect(rotated.exitCode, rotated.stderr).toBe(0)
+    assertClean()
+    expect((await cli(['agents', 'disable', 'gemini-cli'])).exitCode).toBe(0)
+    expect(readFileSync(paths.geminiEnv, 'utf8')).toBe(geminiEnv)
+    expect(backups()).toEqual([]) // removed once no binding refers to them
+    expect(state().bindings).toEqual([])
   }, 90_000)
 
   it('settles a change interrupted after the file was written (kill -9) from the file hashes', async () => {

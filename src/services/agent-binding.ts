@@ -3,8 +3,10 @@
  * the local gateway with a key of its own, and undoes that exactly.
  *
  * Crash safety, in this order:
- * 1. the state records the intent under the lock: the original bytes of every file (first
- *    enable only), and the hash of the bytes about to be written (`pendingHash`);
+ * 1. the state records the intent under the lock: the hash of the original bytes of every file
+ *    (first enable only; the bytes go to a 0600 backup beside the state first, fsynced, never into
+ *    the state: see binding-originals.ts), and the hash of the bytes about to be written
+ *    (`pendingHash`);
  * 2. each config file is replaced atomically (temp + fsync + rename, its mode kept);
  * 3. the state marks the binding `bound` (`writtenHash`).
  * `disable` does the same with the restore target. A `kill -9` anywhere leaves every file either
@@ -38,6 +40,7 @@ import {TOOL_AGENT_TYPE, discoverAgents} from '../agent-tools/discovery.js'
 import {homeFile} from '../store/paths.js'
 import type {BindingRecord, GatewayState} from '../store/state-schema.js'
 import {StateStore, withState} from '../store/state.js'
+import {originalOf, pruneOriginals, saveOriginal, upgradeOriginal} from './binding-originals.js'
 import {resolvePort} from './gateway.js'
 import {issueGatewayKey, listAgents, revokeGatewayKey, withEmployeeDefaults} from './gateway-keys.js'
 
@@ -294,12 +297,9 @@ export async function bindingStatuses(
   return result
 }
 
-function b64(bytes: Buffer | null): string | null {
-  return bytes === null ? null : bytes.toString('base64')
-}
-
-function fromB64(text: string | null): Buffer | null {
-  return text === null ? null : Buffer.from(text, 'base64')
+/** Removes the backups of originals that no binding refers to any more (a state write of its own). */
+async function pruneUnused(): Promise<void> {
+  await withState((store) => pruneOriginals(store.data), homeFile('state'))
 }
 
 /**
@@ -307,10 +307,10 @@ function fromB64(text: string | null): Buffer | null {
  * was about to write or what was there before. Changes only the state.
  */
 export async function reconcileBinding(tool: AgentTool): Promise<void> {
-  await withState(async (store) => {
+  const removed = await withState(async (store): Promise<boolean> => {
     const bindings = store.data.bindings ?? []
     const record = bindings.find((b) => b.tool === tool)
-    if (!record || record.phase === 'bound') return
+    if (!record || record.phase === 'bound') return false
     const {bytes} = await readTexts(record.files.map((f) => f.path))
     const hashes = bytes.map((b) => hashBytes(b))
     if (record.phase === 'binding') {
@@ -320,19 +320,21 @@ export async function reconcileBinding(tool: AgentTool): Promise<void> {
       })
       if (record.files.every((f) => f.writtenHash === null)) {
         store.data.bindings = bindings.filter((b) => b !== record) // nothing was written
-        return
+        return true
       }
     } else {
       const done = record.files.map((f, i) => f.pendingHash !== undefined && hashes[i] === f.pendingHash)
       if (done.every(Boolean)) {
         store.data.bindings = bindings.filter((b) => b !== record)
-        return
+        return true
       }
       record.files.forEach((f) => delete f.pendingHash)
     }
     record.phase = 'bound'
     record.updatedAt = Math.floor(Date.now() / 1000)
+    return false
   }, homeFile('state'))
+  if (removed) await pruneUnused()
 }
 
 async function employee(): Promise<{employeeName: string; employeeContact: string}> {
@@ -425,7 +427,8 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
 
   const next = binder.bind(texts, paths, baseUrl, keyValue)
   const now = Math.floor(Date.now() / 1000)
-  // 1. intent, with the original bytes (a user edit since the last write becomes the new baseline)
+  // 1. intent, with the hashes of the originals, whose bytes are backed up (and fsynced) before the
+  // state refers to them (a user edit since the last write becomes the new baseline)
   await withState(async (store) => {
     const bindings = (store.data.bindings ??= [])
     let rec = bindings.find((b) => b.tool === tool)
@@ -433,26 +436,31 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
     if (!rec) {
       rec = {tool, agentId, keyId, port, phase: 'binding', files: [], createdAt: now, updatedAt: now}
       const modes = await Promise.all(paths.map((p) => modeOf(p)))
+      const hashes: string[] = []
+      for (const b of bytes) hashes.push(await saveOriginal(b))
       rec.files = paths.map((path, i) => ({
         path,
-        original: b64(bytes[i]),
+        originalHash: hashes[i],
         writtenHash: null,
         ...(modes[i] === undefined ? {} : {mode: modes[i]}),
       }))
       bindings.push(rec)
-    } else if (rec.files.some((f, i) => f.writtenHash !== hashBytes(bytes[i]))) {
-      const originals = rec.files.map((f) => fromB64(f.original)?.toString('utf8') ?? null)
-      const stripped = binder.strip(
-        bytes.map((b) => (b === null ? null : b.toString('utf8'))),
-        originals,
-      ).texts
-      rec.files.forEach((f, i) => {
-        if (f.writtenHash !== hashBytes(bytes[i])) {
+    } else {
+      for (const f of rec.files) await upgradeOriginal(f) // a state from before the backups
+      if (rec.files.some((f, i) => f.writtenHash !== hashBytes(bytes[i]))) {
+        const originals: Array<string | null> = []
+        for (const f of rec.files) originals.push((await originalOf(f))?.toString('utf8') ?? null)
+        const stripped = binder.strip(
+          bytes.map((b) => (b === null ? null : b.toString('utf8'))),
+          originals,
+        ).texts
+        for (const [i, f] of rec.files.entries()) {
+          if (f.writtenHash === hashBytes(bytes[i])) continue
           // unchanged by the user since gwctl's original: keep the exact original
           const s = stripped[i]
-          f.original = s !== null && s === originals[i] ? f.original : b64(s === null ? null : Buffer.from(s))
+          if (s === null || s !== originals[i]) f.originalHash = await saveOriginal(s)
         }
-      })
+      }
     }
     Object.assign(rec, {
       agentId,
@@ -470,8 +478,9 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
     if (next[i] !== texts[i]) await writeAtomic(paths[i], next[i], holdsKey ? 0o600 : undefined)
     else if (holdsKey) await ensureMode(paths[i], 0o600)
   }
-  // 3. done
-  await withState((store) => {
+  // 3. done (the backup of a baseline the intent replaced is unused from here on)
+  await withState(async (store) => {
+    await pruneOriginals(store.data)
     const rec = store.data.bindings?.find((b) => b.tool === tool)
     if (!rec) return
     rec.files.forEach((f) => {
@@ -530,7 +539,8 @@ async function disableOne(tool: AgentTool, options: DisableOptions): Promise<Dis
   const paths = record.files.map((f) => f.path)
   const {bytes, texts} = await readTexts(paths)
   for (const p of paths) if (bytes[paths.indexOf(p)] !== null) await assertWritable(p)
-  const originals = record.files.map((f) => fromB64(f.original))
+  const originals: Array<Buffer | null> = []
+  for (const f of record.files) originals.push(await originalOf(f))
   const untouched = record.files.map((f, i) => f.writtenHash === hashBytes(bytes[i]))
   let stripped: Array<string | null> = texts
   let notes: string[] = []
@@ -570,6 +580,7 @@ async function disableOne(tool: AgentTool, options: DisableOptions): Promise<Dis
   await withState((store) => {
     store.data.bindings = (store.data.bindings ?? []).filter((b) => b.tool !== tool)
   }, statePath)
+  await pruneUnused()
   record = record as BindingRecord
   let keyRevoked = false
   if (!options.keepKey) {

@@ -57,13 +57,19 @@ export interface KeyRecord {
 }
 
 /**
- * One config file that `gwctl agents enable` changed. `original` is the file's bytes before gwctl
- * first touched it (base64; null: the file did not exist). Hashes are SHA-256 hex of whole files;
- * the key gwctl wrote is never stored, only the hash of the file that holds it.
+ * One config file that `gwctl agents enable` changed. `originalHash` is the SHA-256 of the file's
+ * bytes before gwctl first touched it ('absent': the file did not exist); the bytes themselves are
+ * in the 0600 backup `<GWCTL_HOME>/bindings/<originalHash>.orig` (services/binding-originals.ts),
+ * never in this file, as they may hold vendor keys. States written before that have `original`
+ * instead (the bytes in base64, null: did not exist); the next enable moves it into a backup.
+ * Hashes are SHA-256 hex of whole files; the key gwctl wrote is never stored, only the hash of the
+ * file that holds it.
  */
 export interface BindingFileRecord {
   path: string
-  original: string | null
+  originalHash?: string
+  /** Legacy (see above). */
+  original?: string | null
   /** Hash of the bytes gwctl wrote last; null while the first write is under way. */
   writtenHash: string | null
   /** A write in progress: the hash of the bytes about to be written ('absent': a delete). */
@@ -231,9 +237,11 @@ export const STATE_SCHEMA = {
             items: {
               type: 'object',
               additionalProperties: false,
-              required: ['path', 'original', 'writtenHash'],
+              required: ['path', 'writtenHash'],
+              anyOf: [{required: ['originalHash']}, {required: ['original']}],
               properties: {
                 path: {type: 'string', minLength: 1},
+                originalHash: {type: 'string', minLength: 1},
                 original: {type: ['string', 'null']},
                 writtenHash: {type: ['string', 'null']},
                 pendingHash: {type: 'string'},
