@@ -23,20 +23,19 @@ import {TranslationError, unwrapOpaque} from './ir.js'
 import type {Body} from './responses-items.js'
 import {
   restoreCarried,
-  customInput,
   fullUsage,
   functionCallItem,
   hasForeignOpaque,
   isObject,
   newId,
   ownReasoning,
-  parseOwnReasoning,
   reasoningItem,
   responseObject,
   signaturePart,
   statusOf,
   usageFromResponses,
 } from './responses-items.js'
+import {encodeRequest} from './responses-request.js'
 import {ResponsesStreamDecoder} from './responses-stream.js'
 import {ResponsesStreamEncoder} from './responses-stream-encoder.js'
 
@@ -201,137 +200,6 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   if (typeof body.prompt_cache_key === 'string') request.cacheKey = body.prompt_cache_key
   if (typeof body.user === 'string') request.user = body.user
   return request
-}
-
-function effortOf(request: Request): Effort | undefined {
-  const r = request.reasoning
-  if (!r || r.disabled) return undefined
-  if (r.effort) return r.effort
-  if (r.budgetTokens === undefined) return undefined
-  return r.budgetTokens <= 1024 ? 'low' : r.budgetTokens <= 8192 ? 'medium' : 'high'
-}
-
-function encodeRequest(request: Request, model: string): Record<string, unknown> {
-  const customs = new Set(request.tools.filter((t) => t.custom).map((t) => t.name))
-  const callNames = new Map<string, string>()
-  const input: Body[] = []
-  for (const message of request.messages) {
-    let content: Body[] = []
-    const flush = () => {
-      if (content.length) input.push({type: 'message', role: message.role, content})
-      content = []
-    }
-    for (const part of message.parts) {
-      if (part.type === 'text')
-        content.push({type: message.role === 'assistant' ? 'output_text' : 'input_text', text: part.text})
-      else if (part.type === 'image') {
-        if (message.role === 'assistant') continue
-        const url = part.data ? `data:${part.mediaType ?? 'image/png'};base64,${part.data}` : part.url
-        if (url) content.push({type: 'input_image', image_url: url, detail: 'auto'})
-      } else if (part.type === 'reasoning') {
-        flush()
-        if (part.encrypted?.family !== 'responses' || !part.encrypted.value) continue
-        const own = parseOwnReasoning(part.encrypted.value)
-        if (!own.encrypted_content) continue
-        input.push({
-          type: 'reasoning',
-          ...(own.id ? {id: own.id} : {}),
-          summary: part.text ? [{type: 'summary_text', text: part.text}] : [],
-          encrypted_content: own.encrypted_content,
-        })
-      } else if (part.type === 'tool_call') {
-        flush()
-        callNames.set(part.id, part.name)
-        input.push(
-          customs.has(part.name)
-            ? {
-                type: 'custom_tool_call',
-                call_id: part.id,
-                name: part.name,
-                input: customInput(part.arguments),
-              }
-            : {type: 'function_call', call_id: part.id, name: part.name, arguments: part.arguments || '{}'},
-        )
-      } else if (part.type === 'tool_result') {
-        flush()
-        const name = part.name ?? callNames.get(part.callId)
-        const images = part.content.some((c) => c.type === 'image')
-        const text = part.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
-        const output = images
-          ? part.content.map((c) =>
-              c.type === 'text'
-                ? {type: 'input_text', text: c.text}
-                : {
-                    type: 'input_image',
-                    image_url: c.data ? `data:${c.mediaType ?? 'image/png'};base64,${c.data}` : c.url,
-                  },
-            )
-          : text
-        input.push({
-          type: name && customs.has(name) ? 'custom_tool_call_output' : 'function_call_output',
-          call_id: part.callId,
-          output,
-        })
-      }
-    }
-    flush()
-  }
-  const body: Body = {model, input}
-  const instructions = request.system.map((p) => p.text).join('\n\n')
-  if (instructions) body.instructions = instructions
-  const tools: unknown[] = request.tools.map((tool) =>
-    tool.custom
-      ? {
-          type: 'custom',
-          name: tool.name,
-          ...(tool.description ? {description: tool.description} : {}),
-          ...(tool.custom.format !== undefined ? {format: tool.custom.format} : {}),
-        }
-      : {
-          type: 'function',
-          name: tool.name,
-          ...(tool.description ? {description: tool.description} : {}),
-          parameters: tool.parameters,
-          strict: false,
-        },
-  )
-  for (const builtin of request.builtinTools ?? [])
-    if (builtin.family === 'responses') tools.push(builtin.raw)
-  if (tools.length) body.tools = tools
-  const choice = request.toolChoice
-  if (choice)
-    body.tool_choice =
-      choice.type === 'tool'
-        ? {type: customs.has(choice.name) ? 'custom' : 'function', name: choice.name}
-        : choice.type
-  if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls
-  if (request.maxTokens !== undefined) body.max_output_tokens = request.maxTokens
-  if (request.temperature !== undefined) body.temperature = request.temperature
-  if (request.topP !== undefined) body.top_p = request.topP
-  const format = request.responseFormat
-  if (format)
-    body.text = {
-      format:
-        format.type === 'json_schema'
-          ? {
-              type: 'json_schema',
-              name: format.name ?? 'response',
-              schema: format.schema,
-              ...(format.strict !== undefined ? {strict: format.strict} : {}),
-            }
-          : {type: format.type},
-    }
-  const effort = effortOf(request)
-  if (request.reasoning && !request.reasoning.disabled) {
-    body.reasoning = {...(effort ? {effort} : {}), ...(request.reasoning.include ? {summary: 'auto'} : {})}
-    body.store = false
-    body.include = ['reasoning.encrypted_content']
-  }
-  if (request.previousResponseId) body.previous_response_id = request.previousResponseId
-  if (request.cacheKey) body.prompt_cache_key = request.cacheKey
-  if (request.user) body.user = request.user
-  body.stream = request.stream
-  return body
 }
 
 /** The parts of one output item of a Responses answer. */
