@@ -8,7 +8,7 @@ import type {IncomingHttpHeaders, ServerResponse} from 'node:http'
 
 import type {GatewayState} from '../store/state-schema.js'
 import {agentKind} from '../gateway/agent-kinds.js'
-import {errorBody} from '../gateway/protocol-errors.js'
+import {errorBody} from '../protocols/errors.js'
 import type {GatewayContext} from './server.js'
 import {sendJson} from './server.js'
 import type {Family, PolicyConfig, ProviderConfig} from '../store/schema.js'

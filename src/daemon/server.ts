@@ -16,7 +16,7 @@ import type {AddressInfo} from 'node:net'
 import type {StateStore} from '../store/state.js'
 import type {KeyIndex} from '../gateway/keys.js'
 import {closeEventStreams} from './events.js'
-import {errorBody} from '../gateway/protocol-errors.js'
+import {errorBody} from '../protocols/errors.js'
 import type {Routing} from './routing.js'
 import type {Family} from '../store/schema.js'
 

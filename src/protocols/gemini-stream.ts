@@ -3,6 +3,7 @@
  * chunk with `finishReason`): the decoder opens and closes IR blocks itself; the encoder writes
  * the chunks `@google/genai` and Gemini CLI read.
  */
+import {googleStatus} from './errors.js'
 import type {
   CodecContext,
   Opaque,
@@ -150,20 +151,8 @@ export class GeminiStreamDecoder implements StreamDecoder {
   }
 }
 
-const STATUS: Record<number, string> = {
-  400: 'INVALID_ARGUMENT',
-  401: 'UNAUTHENTICATED',
-  403: 'PERMISSION_DENIED',
-  404: 'NOT_FOUND',
-  429: 'RESOURCE_EXHAUSTED',
-  500: 'INTERNAL',
-  503: 'UNAVAILABLE',
-  504: 'DEADLINE_EXCEEDED',
-}
-
 /** Gemini's `status` name for an HTTP status. */
-export const statusName = (code: number): string =>
-  STATUS[code] ?? (code >= 500 ? 'UNAVAILABLE' : 'INVALID_ARGUMENT')
+export const statusName = (code: number): string => googleStatus(code)
 
 /** Writes `data: <GenerateContentResponse>` chunks for a Gemini client. */
 export class GeminiStreamEncoder implements StreamEncoder {

@@ -4,6 +4,7 @@
  * upstream streams interleaved are written one after the other), thinking signatures wrapped, and
  * the stop held until `end` so that `message_delta` carries the stop reason and final usage.
  */
+import {errorType} from './errors.js'
 import type {Json} from './cm-common.js'
 import {makeId, storeCarry} from './cm-common.js'
 import {STOP_REASON, messagesUsage} from './messages-stream.js'
@@ -32,18 +33,6 @@ interface Block {
   redacted?: Opaque
 }
 
-const ERROR_TYPE: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  402: 'billing_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  413: 'request_too_large',
-  429: 'rate_limit_error',
-  504: 'timeout_error',
-  529: 'overloaded_error',
-}
-
 const sse = (payload: Json): string => `event: ${String(payload.type)}\ndata: ${JSON.stringify(payload)}\n\n`
 
 export class MessagesStreamEncoder implements StreamEncoder {
@@ -64,7 +53,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
     if (this.closed) return ''
     if (e.type === 'error') {
       this.closed = true
-      const type = ERROR_TYPE[e.status] ?? (e.status >= 500 ? 'api_error' : 'invalid_request_error')
+      const type = errorType('messages', e.status)
       return sse({type: 'error', error: {type, message: e.message}})
     }
     let out = this.started ? '' : this.begin(e.type === 'start' ? e : undefined)

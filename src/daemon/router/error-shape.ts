@@ -4,7 +4,7 @@
  */
 import type {ServerResponse} from 'node:http'
 
-import {errorBody} from '../../gateway/protocol-errors.js'
+import {errorBody} from '../../protocols/errors.js'
 import type {Family, TimeoutSettings} from '../../store/schema.js'
 import {mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyResult, ProxyTarget} from './proxy-types.js'

@@ -7,7 +7,7 @@ import type {ServerResponse} from 'node:http'
 import {performance} from 'node:perf_hooks'
 import type {Dispatcher} from 'undici'
 
-import {errorBody, streamErrorEvent} from '../../gateway/protocol-errors.js'
+import {errorBody, streamErrorEvent} from '../../protocols/errors.js'
 import type {Family, TimeoutSettings} from '../../store/schema.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'

@@ -2,7 +2,7 @@
  * Simulated Gemini upstream: `POST /v1beta/models/{model}:generateContent`,
  * `:streamGenerateContent?alt=sse` (data-only SSE, no `[DONE]`) and `:countTokens`.
  */
-import {errorBody} from '../../gateway/protocol-errors.js'
+import {errorBody} from '../../protocols/errors.js'
 import type {SimRequest, SimRouter} from '../router.js'
 import {sendJson} from '../router.js'
 import type {SimContext} from '../context.js'

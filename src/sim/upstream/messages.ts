@@ -2,7 +2,7 @@
  * Simulated Anthropic Messages upstream: `POST /v1/messages` and `/v1/messages/count_tokens`
  * (also with `?beta=true`), exact stream order, `request-id` header, Anthropic error shape.
  */
-import {errorBody} from '../../gateway/protocol-errors.js'
+import {errorBody} from '../../protocols/errors.js'
 import type {SimRequest, SimRouter} from '../router.js'
 import {sendJson} from '../router.js'
 import type {SimContext} from '../context.js'

@@ -2,7 +2,7 @@
  * Simulated OpenAI Responses upstream: `POST /v1/responses` (JSON or SSE with `event:` lines,
  * `sequence_number`, no `[DONE]`, ending with `response.completed` and its usage).
  */
-import {errorBody} from '../../gateway/protocol-errors.js'
+import {errorBody} from '../../protocols/errors.js'
 import type {SimRequest, SimRouter} from '../router.js'
 import {sendJson} from '../router.js'
 import type {SimContext} from '../context.js'

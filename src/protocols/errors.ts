@@ -2,7 +2,7 @@
  * Error bodies in each entrance's own protocol (../shared/PROTOCOLS.md), so that the official
  * SDKs and agent CLIs parse gateway errors like their vendor's.
  */
-import type {Family} from '../store/schema.js'
+import type {Family} from './ir.js'
 
 /** Vendor error `type` for an HTTP status (chat/responses and messages families). */
 export function errorType(family: Family, status: number): string {
@@ -15,6 +15,7 @@ export function errorType(family: Family, status: number): string {
       404: 'not_found_error',
       413: 'request_too_large',
       429: 'rate_limit_error',
+      504: 'timeout_error',
       529: 'overloaded_error',
     }
     return types[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error')
