@@ -4,10 +4,11 @@
 // its seconds. Prints the figures, writes them into docs/RELIABILITY.md (between the markers of
 // each part) and exits 1 when a check fails.
 //
-//   npm run test:reliability                            everything (fuzz 10 000, crash 50, upstream, disk, soak 600 s)
+//   npm run test:reliability                            everything (fuzz 10 000, crash 50, upstream, disk, storage 10, soak 600 s)
 //   npm run test:reliability -- --only fuzz,crash       some parts
 //   npm run test:reliability -- --fuzz-count 20000 --seed 42
 //   npm run test:reliability -- --loops 10
+//   npm run test:reliability -- --only storage --storage-loops 20
 //   npm run test:reliability -- --soak-seconds 60 --rate 200
 //   npm run test:reliability -- --no-write              do not touch docs/RELIABILITY.md
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
@@ -20,13 +21,15 @@ import {ROOT, run} from './lib.js'
 import {diskTrouble} from './disk.js'
 import {upstreamFaults} from './upstream.js'
 import {soak} from './soak.js'
+import {READER, storage} from './storage.js'
 
 const {values: flags} = parseArgs({
   options: {
-    only: {type: 'string', default: 'fuzz,crash,upstream,disk,soak'},
+    only: {type: 'string', default: 'fuzz,crash,upstream,disk,storage,soak'},
     'fuzz-count': {type: 'string', default: '10000'},
     seed: {type: 'string'},
     loops: {type: 'string', default: '50'},
+    'storage-loops': {type: 'string', default: '10'},
     'soak-seconds': {type: 'string', default: '600'},
     rate: {type: 'string', default: '200'},
     'no-write': {type: 'boolean', default: false},
@@ -178,6 +181,55 @@ if (only.has('disk')) {
         ),
       ]),
     )
+}
+
+if (only.has('storage')) {
+  console.log('storage ...')
+  const loops = Number(flags['storage-loops'])
+  const {reader: r, damage, readOnly} = await storage({loops})
+  const rows = [
+    check(
+      r.loops >= 10 && r.rescans === r.loops,
+      `outside reader (${READER}, ${r.reads} reads): ${r.loops} loops of gateway start, ${r.requests} chats (4 at a time), one \`usage rescan\` (${r.rescans} ran), kill -9 50 ms after the last answer`,
+    ),
+    check(
+      r.failures.length === 0 && r.answered === r.loops * r.requests && r.written === r.answered,
+      `outside reader: ${r.answered} requests answered 200, ${r.written} rows written; integrity_check ok and no deleted -wal/-shm held after every loop unless listed: ${r.failures.length} failures${r.failures.length ? ` (${r.failures.slice(0, 3).join(' | ')})` : ''}`,
+    ),
+  ]
+  for (const d of damage) {
+    const before = d.damage === 'header' ? [3] : [0, 3]
+    rows.push(
+      check(
+        before.includes(d.logsBefore) && before.includes(d.usageBefore),
+        `damaged ${d.damage} (${d.rows} rows, ${d.pages} pages): before the gateway starts \`logs\` exits ${d.logsBefore}, \`usage\` ${d.usageBefore} (${before.join(' or ')} expected, never 1)`,
+      ),
+      check(
+        d.start === 0 &&
+          d.movedAside === 1 &&
+          d.healthStatus === 200 &&
+          /log database: it was damaged/.test(d.degraded ?? '') &&
+          d.served === 20 &&
+          d.written === 20,
+        `damaged ${d.damage}: \`gateway start\` exits ${d.start}, ${d.movedAside} file moved aside, /health ${d.healthStatus} degraded ${d.degraded ? '"log database: it was damaged …"' : 'missing'}; ${d.served}/20 chats answered 200 ${JSON.stringify(d.statuses)}, ${d.written} rows in the new logs.db`,
+      ),
+      check(
+        d.logsAfter === 0 && d.usageAfter === 0 && d.stop === 0,
+        `damaged ${d.damage}: afterwards \`logs\` exits ${d.logsAfter}, \`usage\` ${d.usageAfter}, \`gateway stop\` ${d.stop}`,
+      ),
+    )
+  }
+  if (readOnly.skipped) rows.push(check(true, `read-only home: skipped: ${readOnly.skipped}`))
+  else {
+    const bad = readOnly.commands.filter((c) => c.code !== 3 || c.bug || !c.says)
+    rows.push(
+      check(
+        bad.length === 0,
+        `read-only home (read-only bind mount): ${readOnly.commands.length} writing commands, exit codes ${readOnly.commands.map((c) => `\`${c.command}\` ${c.code}`).join(', ')}${bad.length ? `; wrong: ${bad.map((c) => c.command).join(', ')}` : ' (all 3, each naming the read-only home)'}`,
+      ),
+    )
+  }
+  record('storage', rows)
 }
 
 if (only.has('soak')) {
