@@ -6,15 +6,14 @@
 import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
 
-import type {GammaCreated, GammaTask, GammaTaskResponse} from '../api/gamma.js'
+import type {GammaApi, GammaCreated, GammaTask, GammaTaskResponse} from '../api/gamma.js'
 import {NotFoundError, UsageError} from '../core/errors.js'
 import {readStdin} from './stdin.js'
-import type {StatusLine} from '../core/output.js'
-import {colorErr, err, formatBytes, formatDuration, out, printFields} from '../core/output.js'
+import {StatusLine, colorErr, err, formatBytes, formatDuration, out, printFields} from '../core/output.js'
 import type {ContentInput} from '../services/gamma-content.js'
 import {contentFromInput, parseContentJson} from '../services/gamma-content.js'
-import type {GammaPollResult} from '../services/gamma-tasks.js'
-import {gammaFailureReason} from '../services/gamma-tasks.js'
+import type {GammaPollResult, GammaResult} from '../services/gamma-tasks.js'
+import {gammaFailureReason, pollGammaTask} from '../services/gamma-tasks.js'
 
 const CONTENT_FLAGS = ['text', 'first-frame', 'last-frame', 'image', 'ref-image', 'ref-video', 'ref-audio']
 
@@ -244,4 +243,52 @@ export function downloadProgress(line: StatusLine, dest = ''): (received: number
 export function printPolled(result: GammaPollResult, verbose: boolean): void {
   printTask(result, verbose)
   if (result.file) out(`Saved ${result.file.path} (${formatBytes(result.file.bytes)}).`)
+}
+
+/** What a gamma command passes on for its wait: its signal, --verbose and --json. */
+export interface CommandContext {
+  signal: AbortSignal
+  verbose: boolean
+  json: boolean
+}
+
+/**
+ * Waits for task `id` with a live status line, downloading its video when --output is given, and
+ * prints the result for people: the one wait of `generate`, `regenerate` and `poll`.
+ */
+export async function waitAndPrint(
+  api: GammaApi,
+  id: string,
+  flags: {interval: number; timeout: number; output?: string},
+  command: CommandContext,
+): Promise<GammaPollResult> {
+  const line = new StatusLine()
+  const result = await pollGammaTask(api, id, {
+    ...waitOptions(flags),
+    output: flags.output,
+    signal: command.signal,
+    onProgress: waitProgress(line, id, command.verbose),
+    onDownloadProgress: downloadProgress(line, flags.output),
+  }).finally(() => line.done())
+  if (!command.json) printPolled(result, command.verbose)
+  return result
+}
+
+/**
+ * After a create: prints the new task's id (and how to follow it), or, with --wait or --output,
+ * waits for it as {@link waitAndPrint} does.
+ */
+export async function finishCreate(
+  api: GammaApi,
+  created: GammaCreated,
+  flags: {wait: boolean; interval: number; timeout: number; output?: string},
+  command: CommandContext,
+): Promise<GammaResult> {
+  if (!command.json) notePlatformId(command.verbose, 'create', created.platform_id)
+  if (!flags.wait && flags.output === undefined) {
+    if (!command.json) printCreated(created)
+    return created
+  }
+  if (!command.json) noteWaiting(created.task_id)
+  return waitAndPrint(api, created.task_id, flags, command)
 }

@@ -1,23 +1,10 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
-import {StatusLine} from '../../core/output.js'
 import {buildGenerationRequest} from '../../services/gamma-content.js'
 import type {GammaResult} from '../../services/gamma-tasks.js'
-import {assertCanWrite, createGammaTask, gammaApi, pollGammaTask} from '../../services/gamma-tasks.js'
-import {
-  contentFlags,
-  downloadProgress,
-  noteWaiting,
-  notePlatformId,
-  outputFlags,
-  printCreated,
-  printPolled,
-  readContent,
-  waitFlags,
-  waitOptions,
-  waitProgress,
-} from '../../cli/gamma.js'
+import {assertCanWrite, createGammaTask, gammaApi} from '../../services/gamma-tasks.js'
+import {contentFlags, finishCreate, outputFlags, readContent, waitFlags} from '../../cli/gamma.js'
 
 export default class GammaGenerate extends BaseCommand {
   static summary = 'Creates a Gamma-H3 video generation task.'
@@ -59,22 +46,10 @@ export default class GammaGenerate extends BaseCommand {
     assertCanWrite(flags.output, flags.force)
     const api = gammaApi()
     const created = await createGammaTask(api, 'video_generation', request, this.signal)
-    const human = !this.jsonEnabled()
-    if (human) notePlatformId(this.verbose, 'create', created.platform_id)
-    if (!flags.wait && flags.output === undefined) {
-      if (human) printCreated(created)
-      return created
-    }
-    if (human) noteWaiting(created.task_id)
-    const line = new StatusLine()
-    const result = await pollGammaTask(api, created.task_id, {
-      ...waitOptions(flags),
-      output: flags.output,
+    return finishCreate(api, created, flags, {
       signal: this.signal,
-      onProgress: waitProgress(line, created.task_id, this.verbose),
-      onDownloadProgress: downloadProgress(line, flags.output),
-    }).finally(() => line.done())
-    if (human) printPolled(result, this.verbose)
-    return result
+      verbose: this.verbose,
+      json: this.jsonEnabled(),
+    })
   }
 }

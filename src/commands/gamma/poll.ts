@@ -1,17 +1,9 @@
 import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
-import {StatusLine} from '../../core/output.js'
 import type {GammaPollResult} from '../../services/gamma-tasks.js'
-import {assertCanWrite, gammaApi, pollGammaTask} from '../../services/gamma-tasks.js'
-import {
-  downloadProgress,
-  outputFlags,
-  printPolled,
-  waitFlags,
-  waitOptions,
-  waitProgress,
-} from '../../cli/gamma.js'
+import {assertCanWrite, gammaApi} from '../../services/gamma-tasks.js'
+import {outputFlags, waitAndPrint, waitFlags} from '../../cli/gamma.js'
 
 export default class GammaPoll extends BaseCommand {
   static summary = 'Waits for a gamma task to finish, optionally downloading its video.'
@@ -30,15 +22,10 @@ export default class GammaPoll extends BaseCommand {
   async run(): Promise<GammaPollResult> {
     const {args, flags} = await this.parse(GammaPoll)
     assertCanWrite(flags.output, flags.force)
-    const line = new StatusLine()
-    const result = await pollGammaTask(gammaApi(), args.id, {
-      ...waitOptions(flags),
-      output: flags.output,
+    return waitAndPrint(gammaApi(), args.id, flags, {
       signal: this.signal,
-      onProgress: waitProgress(line, args.id, this.verbose),
-      onDownloadProgress: downloadProgress(line, flags.output),
-    }).finally(() => line.done())
-    if (!this.jsonEnabled()) printPolled(result, this.verbose)
-    return result
+      verbose: this.verbose,
+      json: this.jsonEnabled(),
+    })
   }
 }

@@ -2,7 +2,6 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {UsageError} from '../../core/errors.js'
-import {StatusLine} from '../../core/output.js'
 import {buildRegenerationRequest} from '../../services/gamma-content.js'
 import type {GammaResult} from '../../services/gamma-tasks.js'
 import {
@@ -10,20 +9,14 @@ import {
   checkRegenerationSource,
   createGammaTask,
   gammaApi,
-  pollGammaTask,
 } from '../../services/gamma-tasks.js'
 import {
   contentFlags,
-  downloadProgress,
-  noteWaiting,
+  finishCreate,
   notePlatformId,
   outputFlags,
-  printCreated,
-  printPolled,
   readContent,
   waitFlags,
-  waitOptions,
-  waitProgress,
 } from '../../cli/gamma.js'
 
 export default class GammaRegenerate extends BaseCommand {
@@ -85,22 +78,10 @@ export default class GammaRegenerate extends BaseCommand {
       if (!this.jsonEnabled()) notePlatformId(this.verbose, 'source query', source.platform_id)
     }
     const created = await createGammaTask(api, 'video_regeneration', request, this.signal)
-    const human = !this.jsonEnabled()
-    if (human) notePlatformId(this.verbose, 'create', created.platform_id)
-    if (!flags.wait && flags.output === undefined) {
-      if (human) printCreated(created)
-      return created
-    }
-    if (human) noteWaiting(created.task_id)
-    const line = new StatusLine()
-    const result = await pollGammaTask(api, created.task_id, {
-      ...waitOptions(flags),
-      output: flags.output,
+    return finishCreate(api, created, flags, {
       signal: this.signal,
-      onProgress: waitProgress(line, created.task_id, this.verbose),
-      onDownloadProgress: downloadProgress(line, flags.output),
-    }).finally(() => line.done())
-    if (human) printPolled(result, this.verbose)
-    return result
+      verbose: this.verbose,
+      json: this.jsonEnabled(),
+    })
   }
 }
