@@ -116,7 +116,7 @@ export interface DisableResult {
  * The config editors of `tool` (jsonc-parser, smol-toml): loaded only when a binding exists or is
  * being changed, so `agents list`, `status` and `doctor` without bindings never load them.
  */
-async function loadBinder(tool: AgentTool): Promise<ToolBinder> {
+export async function loadBinder(tool: AgentTool): Promise<ToolBinder> {
   const {binderOf} = await import('../agent-tools/config/binders.js')
   return binderOf(tool)
 }
@@ -188,7 +188,7 @@ async function readTexts(
 }
 
 /** The live key record `value` is, when it belongs to `agentId` (else undefined). */
-function liveKeyId(state: GatewayState, value: string | undefined, agentId?: string): string | undefined {
+export function liveKeyId(state: GatewayState, value: string | undefined, agentId?: string): string | undefined {
   if (!value) return undefined
   const parsed = parseKey(value)
   if (parsed.kind !== 'valid') return undefined
@@ -337,7 +337,8 @@ export async function reconcileBinding(tool: AgentTool): Promise<void> {
   if (removed) await pruneUnused()
 }
 
-async function employee(): Promise<{employeeName: string; employeeContact: string}> {
+/** The employee of keys gwctl issues for this user's agents: settings, git, else the login. */
+export async function employee(): Promise<{employeeName: string; employeeContact: string}> {
   try {
     const filled = await withEmployeeDefaults({agentName: 'x', agentType: 'generic_agent'})
     return {employeeName: filled.employeeName, employeeContact: filled.employeeContact}

@@ -74,6 +74,7 @@ export const files = {
   videoJournal: 'video-tasks.jsonl',
   priceMemo: 'price-memo.json',
   prices: 'prices.json',
+  runKeys: 'run-keys.json',
 } as const
 
 /** Absolute path of one of {@link files}. */
