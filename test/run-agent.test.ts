@@ -12,7 +12,7 @@ import {dirname, join} from 'node:path'
 import {execa} from 'execa'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {BIN, cliEnv, freePort, json, runCli, tempHome} from './helpers/cli.js'
+import {BIN, ROOT, cliEnv, freePort, json, runCli, tempHome} from './helpers/cli.js'
 import {killDaemon} from './helpers/gateway.js'
 
 const cleanups: Array<() => void | Promise<void>> = []
@@ -49,6 +49,7 @@ if (tool === 'claude') {
   headers['x-goog-api-key'] = env.GEMINI_API_KEY
   body = {contents: [{role: 'user', parts: [{text: 'hi'}]}]}
 }
+record.tty = {stdin: Boolean(process.stdin.isTTY), stdout: Boolean(process.stdout.isTTY)}
 const res = await fetch(url, {method: 'POST', headers, body: JSON.stringify(body)})
 const text = await res.text()
 record.status = res.status
@@ -58,15 +59,10 @@ if (env.FAKE_WAIT) {
   process.on('SIGTERM', () => { appendFileSync(env.FAKE_OUT + '.signals', 'SIGTERM\\n'); process.exit(143) })
   process.on('SIGINT', () => { appendFileSync(env.FAKE_OUT + '.signals', 'SIGINT\\n'); process.exit(130) })
   writeFileSync(env.FAKE_OUT + '.ready', '')
+  process.stdout.write('agent ready\\n')
   setInterval(() => {}, 1000)
 } else process.exit(Number(env.FAKE_EXIT ?? 0))
 `
-
-const USER_FILES = {
-  claude: ['.claude/settings.json'],
-  codex: ['.codex/config.toml'],
-  gemini: ['.gemini/settings.json', '.gemini/.env'],
-}
 
 async function setup() {
   const t = tempHome()
@@ -149,7 +145,11 @@ describe('gwctl run', () => {
       expect(r.exitCode, r.stderr).toBe(0)
       // the agent's stdout is gwctl's stdout, untouched; gwctl's one line is on stderr
       expect(r.stdout).toBe('agent says 200\n')
-      expect(r.stderr).toMatch(new RegExp(`gwctl: ${tool} through the gateway at http://127\\.0\\.0\\.1:${s.port}: agent ${tool}, a key issued now gw`))
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `gwctl: ${tool} through the gateway at http://127\\.0\\.0\\.1:${s.port}: agent ${tool}, a key issued now gw`,
+        ),
+      )
       const rec = s.agentRecord()
       expect(rec.status).toBe(200)
       // the user's arguments come last, in order
@@ -162,7 +162,10 @@ describe('gwctl run', () => {
       }
       if (exe === 'codex') expect(rec.wire).toBe('responses')
       if (exe === 'gemini') expect(rec.env.GEMINI_API_KEY).not.toBe('users-own-key')
-      const agents = json(await s.cli(['agents', 'list', '--json'])).agents as Array<{agentId: string; name: string}>
+      const agents = json(await s.cli(['agents', 'list', '--json'])).agents as Array<{
+        agentId: string
+        name: string
+      }>
       const agentId = agents.find((a) => a.name === tool)?.agentId
       const rows = json(await s.cli(['logs', '--json', '--limit', '5'])).logs as Array<{
         agentId: string
@@ -177,7 +180,7 @@ describe('gwctl run', () => {
     },
   )
 
-  it('reuses the agent name\'s key, keeps it 0600, and issues a new one for another policy', async () => {
+  it("reuses the agent name's key, keeps it 0600, and issues a new one for another policy", async () => {
     const s = await setup()
     await started(s)
     const first = await s.cli(['run', 'codex', '--', 'a'])
@@ -190,7 +193,16 @@ describe('gwctl run', () => {
     const file = join(s.home, 'run-keys.json')
     expect(statSync(file).mode & 0o777).toBe(0o600)
     // a named agent of its own, under another policy
-    const other = await s.cli(['run', 'codex', '--agent-name', 'review-bot', '--policy', 'default', '--', 'c'])
+    const other = await s.cli([
+      'run',
+      'codex',
+      '--agent-name',
+      'review-bot',
+      '--policy',
+      'default',
+      '--',
+      'c',
+    ])
     expect(other.exitCode, other.stderr).toBe(0)
     expect(other.stderr).toContain('agent review-bot')
     expect(s.agentRecord().env.GWCTL_GATEWAY_KEY).not.toBe(key1)
@@ -236,7 +248,8 @@ describe('gwctl run', () => {
       reject: false,
       stdin: 'ignore',
     })
-    for (let i = 0; i < 200 && !existsSync(`${s.out}2.ready`); i++) await new Promise((r) => setTimeout(r, 50))
+    for (let i = 0; i < 200 && !existsSync(`${s.out}2.ready`); i++)
+      await new Promise((r) => setTimeout(r, 50))
     again.kill('SIGKILL')
     for (let i = 0; i < 100 && again.exitCode === undefined && again.signalCode === undefined; i++)
       await new Promise((r) => setTimeout(r, 20))
@@ -255,12 +268,40 @@ describe('gwctl run', () => {
     expect(killed.signal).toBe('SIGKILL')
   }, 60_000)
 
+  it('gives the agent the terminal, and a Ctrl-C typed there reaches it once', async () => {
+    const s = await setup()
+    await started(s)
+    const r = await execa(
+      'python3',
+      [
+        join(ROOT, 'test/helpers/run-in-pty.py'),
+        'agent ready',
+        '\x03',
+        'node',
+        BIN,
+        'run',
+        'claude-code',
+        '--',
+        'x',
+      ],
+      {env: cliEnv(s.home, {...s.env, FAKE_WAIT: '1'}), extendEnv: true, reject: false},
+    )
+    const result = JSON.parse(r.stdout) as {exit: number; output: string}
+    expect(result.output).toContain('agent ready')
+    expect(s.agentRecord().tty).toEqual({stdin: true, stdout: true})
+    // the terminal sent SIGINT to the whole foreground group: gwctl does not send a second one
+    expect(readFileSync(`${s.out}.signals`, 'utf8')).toBe('SIGINT\n')
+    expect(result.exit).toBe(130)
+  })
+
   it("uses a bound agent's own key, and refuses what the binding makes impossible", async () => {
     const s = await setup()
     await started(s)
     const bound = await s.cli(['agents', 'enable', 'claude-code'])
     expect(bound.exitCode, bound.stderr).toBe(0)
-    const settings = JSON.parse(readFileSync(join(s.user, '.claude/settings.json'), 'utf8').replace(/\/\/.*\n/, ''))
+    const settings = JSON.parse(
+      readFileSync(join(s.user, '.claude/settings.json'), 'utf8').replace(/\/\/.*\n/, ''),
+    )
     const before = s.hashes()
     const r = await s.cli(['run', 'claude-code', '--', 'x'])
     expect(r.exitCode, r.stderr).toBe(0)
@@ -281,11 +322,17 @@ describe('gwctl run', () => {
   it('refuses an agent whose own settings would send the run elsewhere (exit 3, nothing sent)', async () => {
     const s = await setup()
     await started(s)
-    writeFileSync(join(s.user, '.claude/settings.json'), '{"env": {"ANTHROPIC_BASE_URL": "https://proxy.example"}}\n')
+    writeFileSync(
+      join(s.user, '.claude/settings.json'),
+      '{"env": {"ANTHROPIC_BASE_URL": "https://proxy.example"}}\n',
+    )
     const claude = await s.cli(['run', 'claude-code', '--', 'x'])
     expect(claude.exitCode).toBe(3)
     expect(claude.stderr).toContain('sets env.ANTHROPIC_BASE_URL')
-    writeFileSync(join(s.user, '.gemini/settings.json'), '{"security":{"auth":{"selectedType":"oauth-personal"}}}\n')
+    writeFileSync(
+      join(s.user, '.gemini/settings.json'),
+      '{"security":{"auth":{"selectedType":"oauth-personal"}}}\n',
+    )
     const gemini = await s.cli(['run', 'gemini', '--', 'x'])
     expect(gemini.exitCode).toBe(3)
     expect(gemini.stderr).toContain('selects "oauth-personal"')

@@ -12,7 +12,7 @@ export default class Run extends BaseCommand {
     "Starts the agent's own executable with the arguments after --, pointed at the running gateway by environment variables and its own command-line overrides only: " +
     'Claude Code ANTHROPIC_BASE_URL + ANTHROPIC_AUTH_TOKEN; Codex -c model_provider overrides with the key in a variable; ' +
     'Gemini CLI GOOGLE_GEMINI_BASE_URL + GEMINI_API_KEY (and a gwctl-owned system settings copy selecting API-key auth). ' +
-    'The key is the agent name\'s own, issued on the first run and reused; an agent bound with `gwctl agents enable` runs with its binding\'s key. ' +
+    "The key is the agent name's own, issued on the first run and reused; an agent bound with `gwctl agents enable` runs with its binding's key. " +
     "Standard streams, the terminal, signals and the exit status are the agent's."
 
   static examples = [
@@ -35,12 +35,14 @@ export default class Run extends BaseCommand {
   }
 
   static flags = {
-    policy: Flags.string({description: "Policy of the run's key (an agent bound by `agents enable` keeps its binding's)."}),
+    policy: Flags.string({
+      description: "Policy of the run's key (an agent bound by `agents enable` keeps its binding's).",
+    }),
     'agent-name': Flags.string({
       description: 'Gateway agent the requests are logged under (default: the tool name).',
     }),
     start: Flags.boolean({description: 'Start the gateway when it is not running (else exit 6).'}),
-    quiet: Flags.boolean({char: 'q', description: 'Print nothing of gwctl\'s own (only the agent speaks).'}),
+    quiet: Flags.boolean({char: 'q', description: "Print nothing of gwctl's own (only the agent speaks)."}),
   }
 
   async run(): Promise<void> {
@@ -49,10 +51,13 @@ export default class Run extends BaseCommand {
     const theirs = dash === -1 ? [] : this.argv.slice(dash + 1)
     const {args, flags, argv} = await this.parse(Run, ours)
     if (argv.length > 1) {
-      throw new UsageError(`Unexpected argument "${String(argv[1])}": the agent's own arguments go after --.`, {
-        code: 'invalid_flags',
-        hint: `For example: gwctl run ${args.agent} -- ${argv.slice(1).join(' ')}`,
-      })
+      throw new UsageError(
+        `Unexpected argument "${String(argv[1])}": the agent's own arguments go after --.`,
+        {
+          code: 'invalid_flags',
+          hint: `For example: gwctl run ${args.agent} -- ${argv.slice(1).join(' ')}`,
+        },
+      )
     }
     const {prepareRun, runAgent} = await import('../services/agent-run.js')
     const plan = await prepareRun({
@@ -65,7 +70,7 @@ export default class Run extends BaseCommand {
     if (!flags.quiet) {
       const how =
         plan.keySource === 'binding'
-          ? 'its bound config\'s key'
+          ? "its bound config's key"
           : plan.keySource === 'issued'
             ? 'a key issued now'
             : 'its run key'

@@ -188,7 +188,11 @@ async function readTexts(
 }
 
 /** The live key record `value` is, when it belongs to `agentId` (else undefined). */
-export function liveKeyId(state: GatewayState, value: string | undefined, agentId?: string): string | undefined {
+export function liveKeyId(
+  state: GatewayState,
+  value: string | undefined,
+  agentId?: string,
+): string | undefined {
   if (!value) return undefined
   const parsed = parseKey(value)
   if (parsed.kind !== 'valid') return undefined

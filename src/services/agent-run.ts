@@ -249,7 +249,11 @@ async function runKey(
       await sleep(ISSUE_INTERVAL_MS + 100, undefined, {signal: options.signal})
       issued = await issueGatewayKey(request, {signal: options.signal})
     }
-    keys[agentName] = {value: issued.keyValue, agentId: issued.agentId, issuedAt: Math.floor(Date.now() / 1000)}
+    keys[agentName] = {
+      value: issued.keyValue,
+      agentId: issued.agentId,
+      issuedAt: Math.floor(Date.now() / 1000),
+    }
     return {value: issued.keyValue, agentId: issued.agentId, issued: true}
   })
 }
