@@ -189,10 +189,16 @@ describe('BudgetBook: what it starts from, events, periods, fallbacks', () => {
   })
 
   it('requests outside every scope are not looked at; replacing budgets keeps the counters of unchanged ones', () => {
-    const {b} = book([record(), record({id: 'bgt_00000002', scope: 'project', target: 'web', unit: 'tokens', limit: 500})])
+    const {b} = book([
+      record(),
+      record({id: 'bgt_00000002', scope: 'project', target: 'web', unit: 'tokens', limit: 500}),
+    ])
     expect(b.admit({...who, agentId: 'agt_2'}, estimate)).toBeUndefined()
     b.settle(b.admit(who, estimate)!.reservations, entry(NOW, 100, 100))
-    b.replace([record({limit: 1}), record({id: 'bgt_00000003', scope: 'project', target: 'codex', unit: 'tokens', limit: 150})])
+    b.replace([
+      record({limit: 1}),
+      record({id: 'bgt_00000003', scope: 'project', target: 'codex', unit: 'tokens', limit: 150}),
+    ])
     const [usd, tokens] = b.views()
     expect(usd).toMatchObject({limit: 1, spent: 0.0011})
     expect(tokens).toMatchObject({unit: 'tokens', spent: 0})
@@ -209,11 +215,23 @@ describe('estimateRequest', () => {
       inputTokens: 100,
       outputTokens: 32000,
     })
-    expect(estimateRequest('responses', '/v1/responses', {model: 'g', max_output_tokens: 50}, 10).outputTokens).toBe(50)
-    expect(estimateRequest('chat', '/v1/chat/completions', {model: 'g', max_completion_tokens: 7}, 10).outputTokens).toBe(7)
     expect(
-      estimateRequest('gemini', '/v1beta/models/gemini-2.5-pro:generateContent', {generationConfig: {maxOutputTokens: 9}}, 8),
+      estimateRequest('responses', '/v1/responses', {model: 'g', max_output_tokens: 50}, 10).outputTokens,
+    ).toBe(50)
+    expect(
+      estimateRequest('chat', '/v1/chat/completions', {model: 'g', max_completion_tokens: 7}, 10)
+        .outputTokens,
+    ).toBe(7)
+    expect(
+      estimateRequest(
+        'gemini',
+        '/v1beta/models/gemini-2.5-pro:generateContent',
+        {generationConfig: {maxOutputTokens: 9}},
+        8,
+      ),
     ).toEqual({requestedModel: 'gemini-2.5-pro', inputTokens: 2, outputTokens: 9})
-    expect(estimateRequest('chat', '/v1/chat/completions', {model: 'g'}, 0).outputTokens).toBe(DEFAULT_OUTPUT_ESTIMATE)
+    expect(estimateRequest('chat', '/v1/chat/completions', {model: 'g'}, 0).outputTokens).toBe(
+      DEFAULT_OUTPUT_ESTIMATE,
+    )
   })
 })

@@ -25,7 +25,10 @@ describe('periodBounds (UTC calendar periods)', () => {
   it('a week starts on Monday, Sunday included in the week before', () => {
     // 2026-11-29 is a Sunday, 2026-11-30 a Monday
     const sunday = periodBounds('weekly', Date.parse('2026-11-29T12:00:00Z'))
-    expect([iso(sunday.start), iso(sunday.reset)]).toEqual(['2026-11-23T00:00:00.000Z', '2026-11-30T00:00:00.000Z'])
+    expect([iso(sunday.start), iso(sunday.reset)]).toEqual([
+      '2026-11-23T00:00:00.000Z',
+      '2026-11-30T00:00:00.000Z',
+    ])
     const monday = periodBounds('weekly', Date.parse('2026-11-30T00:00:00Z'))
     expect(iso(monday.start)).toBe('2026-11-30T00:00:00.000Z')
   })
@@ -58,7 +61,11 @@ describe('parsing', () => {
   it('reads --on-exceed', () => {
     expect(parseOnExceed('block')).toEqual({action: 'block'})
     expect(parseOnExceed('fallback:openai')).toEqual({action: 'fallback', provider: 'openai'})
-    expect(parseOnExceed('fallback:local:llama3:8b')).toEqual({action: 'fallback', provider: 'local', model: 'llama3:8b'})
+    expect(parseOnExceed('fallback:local:llama3:8b')).toEqual({
+      action: 'fallback',
+      provider: 'local',
+      model: 'llama3:8b',
+    })
     expect(parseOnExceed('fallback:')).toMatch(/block, or fallback:PROVIDER/)
     expect(parseOnExceed('deny')).toMatch(/not an action/)
   })
@@ -87,9 +94,27 @@ const pricer: BudgetPricer = {
 describe('BudgetCounter', () => {
   it('sums per provider and model, prices each group, keeps unpriced tokens apart', () => {
     const c = new BudgetCounter(pricer)
-    c.add('p', 'm', {inputTokens: 1000, outputTokens: 500, cacheReadTokens: 0, cacheCreationTokens: 0, requests: 1})
-    c.add('p', 'm', {inputTokens: 1000, outputTokens: 500, cacheReadTokens: 4000, cacheCreationTokens: 0, requests: 1})
-    c.add('p', 'unknown', {inputTokens: 10, outputTokens: 10, cacheReadTokens: 0, cacheCreationTokens: 0, requests: 1})
+    c.add('p', 'm', {
+      inputTokens: 1000,
+      outputTokens: 500,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
+      requests: 1,
+    })
+    c.add('p', 'm', {
+      inputTokens: 1000,
+      outputTokens: 500,
+      cacheReadTokens: 4000,
+      cacheCreationTokens: 0,
+      requests: 1,
+    })
+    c.add('p', 'unknown', {
+      inputTokens: 10,
+      outputTokens: 10,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
+      requests: 1,
+    })
     // 2000 in ($0.002) + 1000 out ($0.004) + 4000 cache read ($0.001)
     expect(c.spentUSD).toBeCloseTo(0.007, 12)
     expect(c.tokens).toBe(2000 + 1000 + 4000 + 20)
@@ -109,7 +134,13 @@ describe('BudgetCounter', () => {
       updatedAt: 0,
     }
     const c = new BudgetCounter(pricer)
-    c.add('p', 'm', {inputTokens: 1000, outputTokens: 1000, cacheReadTokens: 0, cacheCreationTokens: 0, requests: 1})
+    c.add('p', 'm', {
+      inputTokens: 1000,
+      outputTokens: 1000,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
+      requests: 1,
+    })
     const now = Date.parse('2026-11-26T10:00:00Z')
     const view = budgetView(record, c, {nowMs: now, name: 'codex', source: 'gateway'})
     expect(view).toMatchObject({spent: 0.005, percent: 100, state: 'exceeded', name: 'codex'})
