@@ -11,6 +11,7 @@ import {
   periodBounds,
 } from './budgets.js'
 import type {BudgetRecord} from '../store/state-schema.js'
+import {initialState, validateState} from '../store/state-schema.js'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -148,5 +149,33 @@ describe('BudgetCounter', () => {
     expect(exceededMessage(view)).toBe(
       'Budget exceeded: the daily budget of agent "codex" is $0.0050; $0.0050 is spent. It resets at 2026-11-27T00:00:00.000Z.',
     )
+  })
+})
+
+describe('the state schema of budgets', () => {
+  const valid: BudgetRecord = {
+    id: 'bgt_0a1b2c3d',
+    scope: 'agent',
+    target: 'agt_1',
+    period: 'daily',
+    unit: 'usd',
+    limit: 5,
+    onExceed: {action: 'fallback', provider: 'openai', model: 'gpt-4o-mini'},
+    createdAt: 1,
+    updatedAt: 1,
+  }
+  const problems = (budget: unknown) => validateState({...initialState(), budgets: [budget]})
+
+  it('takes a valid budget, and a state without budgets', () => {
+    expect(problems(valid)).toEqual([])
+    expect(validateState(initialState())).toEqual([])
+  })
+
+  it('refuses what the CLI never writes: a zero limit, an unknown scope, a fallback without provider, a block with one', () => {
+    expect(problems({...valid, limit: 0}).join()).toMatch(/limit/)
+    expect(problems({...valid, scope: 'team'}).join()).toMatch(/scope/)
+    expect(problems({...valid, onExceed: {action: 'fallback'}}).join()).toMatch(/provider/)
+    expect(problems({...valid, onExceed: {action: 'block', provider: 'x'}}).length).toBeGreaterThan(0)
+    expect(problems({...valid, id: 'x'}).join()).toMatch(/id/)
   })
 })
