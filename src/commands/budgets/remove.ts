@@ -30,7 +30,7 @@ export default class BudgetsRemove extends BaseCommand {
     const scoped = flags.agent ?? flags.key ?? flags.policy ?? flags.project
     if ((args.id === undefined) === (scoped === undefined))
       throw new UsageError(
-        'Give a budget id, or a scope flag (--agent, --key, --policy or --project), not both.',
+        'Give either a budget id or a scope flag (--agent, --key, --policy or --project), not both and not neither.',
         {
           code: 'invalid_budget_scope',
         },
