@@ -238,12 +238,35 @@ describe('gwctl budgets with a running gateway', () => {
     const project = await cli(['budgets', 'set', '--project', 'web', '--weekly', '1M', '--tokens'])
     expect(project.exitCode, project.stderr).toBe(0)
 
+    // the gateway's event stream, read from before the first request
+    const events = await fetch(`${base}/api/events`)
+    const reader = events.body!.getReader()
+    let seen = ''
+    const told = (async () => {
+      while (!/event: budget\ndata: \{"type":"budget","threshold":100,/.test(seen)) {
+        const {value, done} = await reader.read()
+        if (done) return
+        seen += new TextDecoder().decode(value)
+      }
+    })()
+
     const web = {'x-gw-project': 'web'}
     expect((await respond(base, key, {headers: web})).status).toBe(200)
     const second = await respond(base, key, {headers: web})
     expect(second.status).toBe(200)
     expect(JSON.parse(second.text).object).toBe('response')
     await logged(base, 2)
+    await Promise.race([told, new Promise((r) => setTimeout(r, 5000))])
+    await reader.cancel()
+    // one request passed both thresholds: 80 % first, then 100 %, each with the budget's view
+    const thresholds = [...seen.matchAll(/event: budget\ndata: (.*)\n/g)].map((m) => JSON.parse(m[1]))
+    expect(thresholds.map((e) => e.threshold)).toEqual([80, 100])
+    expect(thresholds[1].budget).toMatchObject({
+      scope: 'agent',
+      name: 'codex',
+      state: 'exceeded',
+      limit: 0.00005,
+    })
     const logs = json(await cli(['logs', '--limit', '2', '--json'])).logs
     expect(logs[0]).toMatchObject({provider: 'sim-chat', model: 'cheap-model', fallback: true, status: 200})
     expect(logs[0].error).toMatch(

@@ -214,8 +214,16 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
         `it was damaged (${movedAside.reason}) and was moved aside to ${movedAside.movedTo}; logging goes on in a new one`,
       )
 
-    // Budgets: counters re-read from the log database (none: nothing loaded, nothing per request)
-    if (store.data.budgets?.length) await installBudgets(context, store.data.budgets)
+    // Budgets: counters re-read from the log database (none: nothing loaded, nothing per request).
+    // A spend that cannot be read is not guessed: the gateway serves without budgets, says so on
+    // /health and in its log, and `gwctl budgets set` (a reload) tries again.
+    if (store.data.budgets?.length) {
+      try {
+        await installBudgets(context, store.data.budgets)
+      } catch (error) {
+        context.degrade?.('budgets', `not enforced: their spend could not be read (${(error as Error).message})`)
+      }
+    }
 
     let server
     try {

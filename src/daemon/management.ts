@@ -329,6 +329,7 @@ export function managementRoutes(): Route[] {
     m('POST', '/api/budgets/reload', async (request, context) => {
       try {
         sendJson(request.res, 200, {budgets: await reloadBudgets(context)})
+        context.degrade?.('budgets', undefined)
       } catch (error) {
         sendError(request.res, 'chat', 400, `The budgets were not reloaded: ${(error as Error).message}`, {
           code: 'budgets_invalid',
