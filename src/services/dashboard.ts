@@ -56,6 +56,7 @@ export async function getDashboard(
     recent_requests: withAgentNames(data.recent_requests ?? [], names),
     recent_usage: data.recent_usage ?? [],
     gateway: data.gateway ?? {pid: 0, port, uptime_s: 0, version: ''},
-    budgets: data.budgets ?? [],
+    // as the gateway sends it (every gateway with budgets sends the list, empty or not)
+    ...(data.budgets ? {budgets: data.budgets} : {}),
   }
 }
