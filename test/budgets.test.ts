@@ -148,7 +148,7 @@ describe('gwctl budgets with a running gateway', () => {
 
     // 12 slow streams at once: each reserves about $0.00105 (its bytes / 4 in, 100 out at gpt-4o
     // prices) and really costs about $0.00016, so reservations, not the spend, refuse the excess
-    const slow = {'x-sim-fault': 'chunk-delay=40'}
+    const slow = {'x-sim-fault': 'chunk-delay=150'}
     const burst = await Promise.all(
       Array.from({length: 12}, () => respond(base, key, {stream: true, headers: slow})),
     )
