@@ -98,6 +98,32 @@ async function listed(cli: (a: string[]) => Promise<any>) {
 }
 
 describe('gwctl budgets with a running gateway', () => {
+  it('a spent token budget answers 429 in the Messages shape for a Claude Code agent', async () => {
+    const {cli, issue, base} = await setup()
+    const key = await issue('claude', 'claude_code')
+    expect((await cli(['budgets', 'set', '--agent', 'claude', '--daily', '10', '--tokens'])).exitCode).toBe(0)
+    const ask = () =>
+      fetch(`${base}/v1/messages`, {
+        method: 'POST',
+        headers: {'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json'},
+        body: JSON.stringify({
+          model: 'claude-sonnet-4-5',
+          max_tokens: 64,
+          messages: [{role: 'user', content: 'Hi'}],
+        }),
+      })
+    expect((await ask()).status).toBe(200)
+    const refused = await ask()
+    expect(refused.status).toBe(429)
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+    const body = (await refused.json()) as any
+    expect(body.type).toBe('error')
+    expect(body.error.type).toBe('rate_limit_error')
+    expect(body.error.message).toMatch(
+      /^Budget exceeded: agent "claude" has spent \d+ tokens of its daily budget of 10 tokens\. It resets at /,
+    )
+  }, 60_000)
+
   it('refuses bad input with the documented exit codes, before anything is written', async () => {
     const {cli, issue, home} = await setup()
     await issue('codex')
@@ -161,7 +187,7 @@ describe('gwctl budgets with a running gateway', () => {
     const body = JSON.parse(refused[0].text)
     expect(body.error).toMatchObject({type: 'rate_limit_error', code: 'budget_exceeded'})
     expect(body.error.message).toMatch(
-      /^Budget exceeded: the daily budget of agent "codex" is \$0\.0040; .* reserved by requests under way\)\. It resets at \d{4}-\d\d-\d\dT00:00:00\.000Z\.$/,
+      /^Budget exceeded: agent "codex" has spent \$0\.0\d+ of its daily budget of \$0\.0040 \(\+ \$0\.00\d+ reserved by requests under way\)\. It resets at \d{4}-\d\d-\d\dT00:00:00\.000Z\.$/,
     )
     const retryAfter = Number(refused[0].headers.get('retry-after'))
     expect(retryAfter).toBeGreaterThan(0)
@@ -270,7 +296,7 @@ describe('gwctl budgets with a running gateway', () => {
     const logs = json(await cli(['logs', '--limit', '2', '--json'])).logs
     expect(logs[0]).toMatchObject({provider: 'sim-chat', model: 'cheap-model', fallback: true, status: 200})
     expect(logs[0].error).toMatch(
-      /^Budget exceeded: the daily budget of agent "codex" .* Sent to fallback:sim-chat:cheap-model\.$/,
+      /^Budget exceeded: agent "codex" has spent .* of its daily budget of .* Sent to fallback:sim-chat:cheap-model\.$/,
     )
     expect(logs[1]).toMatchObject({provider: 'sim-responses', fallback: false, error: null})
 

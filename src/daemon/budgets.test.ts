@@ -129,7 +129,7 @@ describe('BudgetBook: the reservation race', () => {
     expect(thrown?.status).toBe(429)
     expect(thrown?.code).toBe('budget_exceeded')
     expect(thrown?.message).toBe(
-      'Budget exceeded: the daily budget of agent "codex" is $0.0010; $0.0011 is spent. It resets at 2026-11-27T00:00:00.000Z.',
+      'Budget exceeded: agent "codex" has spent $0.0011 of its daily budget of $0.0010. It resets at 2026-11-27T00:00:00.000Z.',
     )
     expect(thrown?.headers['retry-after']).toBe(String(14 * 3600))
   })

@@ -147,7 +147,7 @@ describe('BudgetCounter', () => {
     expect(view).toMatchObject({spent: 0.005, percent: 100, state: 'exceeded', name: 'codex'})
     expect(iso(view.resetAt)).toBe('2026-11-27T00:00:00.000Z')
     expect(exceededMessage(view)).toBe(
-      'Budget exceeded: the daily budget of agent "codex" is $0.0050; $0.0050 is spent. It resets at 2026-11-27T00:00:00.000Z.',
+      'Budget exceeded: agent "codex" has spent $0.0050 of its daily budget of $0.0050. It resets at 2026-11-27T00:00:00.000Z.',
     )
   })
 })

@@ -275,5 +275,5 @@ export function budgetView(
 export function exceededMessage(view: BudgetView): string {
   const amount = (n: number) => formatBudgetAmount(view.unit, n)
   const reserved = view.reserved > 0 ? ` (+ ${amount(view.reserved)} reserved by requests under way)` : ''
-  return `Budget exceeded: the ${view.period} budget of ${scopeLabel(view, view.name)} is ${amount(view.limit)}; ${amount(view.spent)} is spent${reserved}. It resets at ${new Date(view.resetAt).toISOString()}.`
+  return `Budget exceeded: ${scopeLabel(view, view.name)} has spent ${amount(view.spent)} of its ${view.period} budget of ${amount(view.limit)}${reserved}. It resets at ${new Date(view.resetAt).toISOString()}.`
 }
