@@ -221,7 +221,10 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       try {
         await installBudgets(context, store.data.budgets)
       } catch (error) {
-        context.degrade?.('budgets', `not enforced: their spend could not be read (${(error as Error).message})`)
+        context.degrade?.(
+          'budgets',
+          `not enforced: their spend could not be read (${(error as Error).message})`,
+        )
       }
     }
 
