@@ -63,6 +63,14 @@ export default class Status extends BaseCommand {
         {header: 'AGENTS', value: (r) => r.agents, align: 'right'},
       ])
     }
+    if (snapshot.budgets.length > 0) {
+      const {budgetColumns} = await import('../cli/budgets.js')
+      out()
+      printTable(
+        snapshot.budgets,
+        budgetColumns.filter((c) => c.header !== 'ID' && c.header !== 'ON EXCEED'),
+      )
+    }
     if (snapshot.degraded)
       err(
         colorErr().yellow(

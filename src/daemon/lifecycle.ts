@@ -24,6 +24,7 @@ import {startHistoryScanner} from './history-scanner.js'
 import {effectivePolicies, effectiveProviders, platformSettings} from '../gateway/effective-providers.js'
 import type {GatewayContext, Route} from './server.js'
 import {listen} from './server.js'
+import {installBudgets} from './budgets.js'
 
 /** Last-seen times are saved at most this often. */
 const TOUCH_SAVE_MS = 5_000
@@ -212,6 +213,20 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
         'log database',
         `it was damaged (${movedAside.reason}) and was moved aside to ${movedAside.movedTo}; logging goes on in a new one`,
       )
+
+    // Budgets: counters re-read from the log database (none: nothing loaded, nothing per request).
+    // A spend that cannot be read is not guessed: the gateway serves without budgets, says so on
+    // /health and in its log, and `gwctl budgets set` (a reload) tries again.
+    if (store.data.budgets?.length) {
+      try {
+        await installBudgets(context, store.data.budgets)
+      } catch (error) {
+        context.degrade?.(
+          'budgets',
+          `not enforced: their spend could not be read (${(error as Error).message})`,
+        )
+      }
+    }
 
     let server
     try {

@@ -17,6 +17,7 @@ import type {BreakerSnapshot} from '../gateway/events.js'
 import {redactProvider} from '../gateway/policy.js'
 import type {Routing} from './routing.js'
 import {routedState} from './routing.js'
+import {budgetViews} from './budgets.js'
 import type {GatewayContext, GatewayRequest} from './server.js'
 import {sendJson} from './server.js'
 import type {AgentView} from '../gateway/views.js'
@@ -335,6 +336,7 @@ export function dashboardHandler(request: GatewayRequest, context: GatewayContex
     routes: routeViews(context.store.data, routing),
     recent_requests: routing.logs.queryLogs({limit: 20}),
     recent_usage: routing.logs.usage({pivot: 'model', since: Math.floor(Date.now() / 1000) - 86_400}),
+    budgets: budgetViews(context),
     gateway: {
       pid: process.pid,
       port: context.port,

@@ -3,6 +3,7 @@
  * restart, and the client of its management API.
  */
 import {spawn} from 'node:child_process'
+import type {BudgetView} from '../gateway/budgets.js'
 import {closeSync, existsSync, fchmodSync, openSync, readFileSync, rmSync} from 'node:fs'
 import {fileURLToPath} from 'node:url'
 import {setTimeout as sleep} from 'node:timers/promises'
@@ -58,6 +59,8 @@ export interface DaemonSnapshot {
   simOrigin?: string | null
   /** Why the gateway works in a degraded way (as on `/health`), e.g. the log store cannot write. */
   degraded?: string
+  /** Budgets as enforced (absent from a gateway older than budgets). */
+  budgets?: BudgetView[]
 }
 
 export interface GatewayInfo {

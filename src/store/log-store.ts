@@ -523,6 +523,12 @@ export class LogStore {
     return selectUsage(this.db, filters)
   }
 
+  /** Runs a read on the database, the queued rows written first (budgets re-read their spend). */
+  read<T>(query: (db: Db) => T): T {
+    this.flushQuietly()
+    return query(this.db)
+  }
+
   /** Deletes rows (and whole roll-up hours) older than `days` days; returns the log rows deleted. */
   prune(days: number): number {
     this.flushQuietly()

@@ -96,6 +96,28 @@ export interface BindingRecord {
   updatedAt: number
 }
 
+export type BudgetScope = 'agent' | 'key' | 'policy' | 'project'
+export type BudgetPeriod = 'daily' | 'weekly' | 'monthly'
+
+/**
+ * A spending cap of requests through the gateway (`gwctl budgets`; src/gateway/budgets.ts). One
+ * per scope, target, period and unit. Written by the CLI under the lock; the daemon keeps the
+ * copy on disk and reloads it when told.
+ */
+export interface BudgetRecord {
+  id: string
+  scope: BudgetScope
+  /** Agent id, key display prefix, policy id or project name. */
+  target: string
+  period: BudgetPeriod
+  /** usd: estimated cost as `gwctl usage` prices it; tokens: input + output + cache. */
+  unit: 'usd' | 'tokens'
+  limit: number
+  onExceed: {action: 'block'} | {action: 'fallback'; provider: string; model?: string}
+  createdAt: number
+  updatedAt: number
+}
+
 export interface GatewayState {
   version: 1
   /** Per-install HMAC secret (hex); the file is 0600. */
@@ -107,6 +129,8 @@ export interface GatewayState {
   providers: ProviderConfig[]
   /** Route bindings of `gwctl agents enable` (absent in files written before them). */
   bindings?: BindingRecord[]
+  /** Budgets of `gwctl budgets` (absent in files written before them). */
+  budgets?: BudgetRecord[]
 }
 
 /** The main coding-agent kind whose agents default to `<kind>_default` (see agent-kinds). */
@@ -248,6 +272,37 @@ export const STATE_SCHEMA = {
                 mode: {type: 'integer', minimum: 0, maximum: 4095},
               },
             },
+          },
+          createdAt: unixSeconds,
+          updatedAt: unixSeconds,
+        },
+      },
+    },
+    budgets: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'scope', 'target', 'period', 'unit', 'limit', 'onExceed', 'createdAt', 'updatedAt'],
+        properties: {
+          id: {type: 'string', pattern: '^bgt_[0-9a-f]{8,}$'},
+          scope: {enum: ['agent', 'key', 'policy', 'project']},
+          target: {type: 'string', minLength: 1, maxLength: 200},
+          period: {enum: ['daily', 'weekly', 'monthly']},
+          unit: {enum: ['usd', 'tokens']},
+          limit: {type: 'number', exclusiveMinimum: 0, maximum: 1e13},
+          onExceed: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['action'],
+            properties: {
+              action: {enum: ['block', 'fallback']},
+              provider: {type: 'string', minLength: 1},
+              model: {type: 'string', minLength: 1},
+            },
+            if: {properties: {action: {const: 'fallback'}}},
+            then: {required: ['provider']},
+            else: {not: {anyOf: [{required: ['provider']}, {required: ['model']}]}},
           },
           createdAt: unixSeconds,
           updatedAt: unixSeconds,

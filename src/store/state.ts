@@ -155,7 +155,7 @@ export class StateStore {
    * `mode: 'daemon'`: the daemon keeps the file open for its whole life without holding the lock;
    * each write takes the lock, and keeps the policies and providers that are on disk (other
    * processes may save those at run time; the daemon loads them at its next start), and the
-   * bindings on disk (the CLI's), writing only its own employees, agents and keys.
+   * bindings and budgets on disk (the CLI's), writing only its own employees, agents and keys.
    */
   static async open(
     path: string = homeFile('state'),
@@ -251,12 +251,14 @@ async function keepDiskConfig(path: string, data: GatewayState): Promise<Gateway
   }
   if (!Array.isArray(disk.policies) || !Array.isArray(disk.providers) || disk.secret !== data.secret)
     return data
-  // Bindings are written by the CLI under the lock at run time: the disk copy is the live one.
+  // Bindings and budgets are written by the CLI under the lock at run time: the disk copy is the
+  // live one.
   return {
     ...data,
     policies: disk.policies,
     providers: disk.providers,
     ...(Array.isArray(disk.bindings) ? {bindings: disk.bindings} : {}),
+    budgets: Array.isArray(disk.budgets) ? disk.budgets : undefined,
   }
 }
 

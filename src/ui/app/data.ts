@@ -131,6 +131,7 @@ async function loadData(signal: AbortSignal): Promise<AppData> {
     requests: requests.logs,
     history: history.logs,
     usage,
+    budgets: dashboard?.budgets ?? [],
     loadedAt: Date.now(),
   }
 }

@@ -6,6 +6,7 @@
  */
 import {printable} from '../../core/output.js'
 import type {PolicyConfig} from '../../store/schema.js'
+import type {BudgetView} from '../../gateway/budgets.js'
 import type {AgentView} from '../../gateway/views.js'
 import type {DashboardRoute} from '../../services/dashboard.js'
 import type {LogEntry} from '../../store/log-store.js'
@@ -54,6 +55,8 @@ export interface AppData {
   /** Requests of the last 28 days (for buckets, today's tokens and provider health). */
   history: LogEntry[]
   usage: Partial<Record<string, AppUsageRow[]>>
+  /** Budgets with what they spent (the running gateway's counters; absent: none or stopped). */
+  budgets?: BudgetView[]
   /** When this snapshot was taken (Unix ms). */
   loadedAt: number
 }

@@ -7,6 +7,8 @@ import {USAGE_PIVOTS} from '../data.js'
 import type {AppUsageRow} from '../model.js'
 import {agentLabel, agentNames, cell, compact} from '../model.js'
 import {costOf, costText, dailyTokens, heatmap, hourlyTokens, sparkline} from '../model-usage.js'
+import {budgetScopeText, resetText} from '../../../cli/budgets.js'
+import {formatBudgetAmount} from '../../../gateway/budgets.js'
 import type {ViewProps} from './shared.js'
 import {Row, windowOf} from './shared.js'
 
@@ -33,7 +35,8 @@ export function UsageView({
   const days = dailyTokens(data.history, now, 28)
   const tabs = USAGE_PIVOTS.map((p) => (p === pivot ? `[${p}]` : ` ${p} `)).join('')
   const keyW = Math.max(10, w - 40 - (withCost ? 10 : 0))
-  const listH = Math.max(1, height - 10)
+  const budgets = (data.budgets ?? []).slice(0, 3)
+  const listH = Math.max(1, height - 10 - budgets.length)
   const [from, to] = windowOf(rows.length, selected, listH)
   const byKey = new Map(data.agents.filter((a) => a.keyPrefix).map((a) => [a.keyPrefix, a.name]))
   const label = (r: AppUsageRow) =>
@@ -88,6 +91,18 @@ export function UsageView({
           <Text key={i}>
             {'   '}
             <Text color={color ? 'green' : undefined}>{line}</Text>
+          </Text>
+        ))}
+        {budgets.map((b) => (
+          <Text
+            key={b.id}
+            color={color && b.state !== 'ok' ? (b.state === 'exceeded' ? 'red' : 'yellow') : undefined}
+          >
+            {' ' +
+              cell(
+                `budget ${budgetScopeText(b)} ${b.period}: ${formatBudgetAmount(b.unit, b.spent)} / ${formatBudgetAmount(b.unit, b.limit)} (${b.percent}%), resets ${resetText(b, now)}`,
+                w,
+              )}
           </Text>
         ))}
       </Box>
