@@ -299,7 +299,7 @@ const allRows = (store: HistoryStore) =>
     .prepare('SELECT h.*, f.path AS file FROM history h JOIN history_files f ON f.id = h.file ORDER BY h.key')
     .all() as Array<Record<string, unknown>>
 
-describe('gwctl usage rescan of a large history (staged, two reader threads)', () => {
+describe('gwctl usage rescan of a large history (staged, a pool of reader threads)', () => {
   let home: {home: string; cleanup: () => void}
   beforeEach(() => {
     home = tempHome()
@@ -309,19 +309,36 @@ describe('gwctl usage rescan of a large history (staged, two reader threads)', (
   const cli = (args: string[], env?: Record<string, string>) => runCli(args, {home: home.home, env})
 
   it.each([
-    ['a reader finding the scratch taken reads on (the default)', undefined],
+    [
+      'two readers, one scratch; a reader finding it taken reads on (the default)',
+      2,
+      {GWCTL_HISTORY_THREADS: '2'},
+    ],
     // every file waits its turn to write
-    ['a reader waiting its turn with each file', '1'],
-  ])(
+    [
+      'two readers, one scratch; a reader waiting its turn with each file',
+      2,
+      {GWCTL_HISTORY_THREADS: '2', GWCTL_HISTORY_WAIT_ROWS: '1'},
+    ],
+    // the pool: worker threads beyond the cores of this machine, their scratches merged in one
+    [
+      'three readers, two scratches merged, turns taken with each file',
+      3,
+      {GWCTL_HISTORY_THREADS: '3', GWCTL_HISTORY_WAIT_ROWS: '1'},
+    ],
+    [
+      'three readers, each its own scratch, three merged',
+      3,
+      {GWCTL_HISTORY_THREADS: '3', GWCTL_HISTORY_SCRATCHES: '3'},
+    ],
+    ['one reader (history.threads 1)', 1, {GWCTL_HISTORY_THREADS: '1'}],
+  ] as Array<[string, number, Record<string, string>]>)(
     'holds exactly the rows the file-by-file scan writes, and leaves no scratch file: %s',
-    async (_, wait) => {
-      const rescan = await cli(
-        ['usage', 'rescan', '--json'],
-        wait ? {GWCTL_HISTORY_WAIT_ROWS: wait} : undefined,
-      )
+    async (_, readers, env) => {
+      const rescan = await cli(['usage', 'rescan', '--json'], {GWCTL_HISTORY_SCRATCHES: '', ...env})
       expect(rescan.exitCode).toBe(0)
       const stats = json(rescan)
-      expect(stats).toMatchObject({files: 70, filesRead: 70, errors: []})
+      expect(stats).toMatchObject({files: 70, filesRead: 70, errors: [], readers})
       // Claude: 3 copies across files, 2 within one; Gemini: 300 messages of the session split
       // over two files, 1 rewritten within one
       expect(stats.skipped).toMatchObject({duplicate: 306, replay: 1})
