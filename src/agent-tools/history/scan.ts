@@ -5,6 +5,7 @@
  * rescan reads every file whole. Unreadable files and folders are reported and skipped.
  */
 import type {Dirent, Stats} from 'node:fs'
+import {setMaxListeners} from 'node:events'
 import {readdirSync, statSync} from 'node:fs'
 import {sep} from 'node:path'
 
@@ -283,6 +284,8 @@ async function stagedScan(
   // the workers stop with the scan's signal, and with a failure of any reader; this thread's
   // reading stops with the scan's signal, and with a failure of a worker
   const stopWorkers = new AbortController()
+  // one listener a worker: no "possible memory leak" warning past ten
+  setMaxListeners(readers + 1, stopWorkers.signal)
   const stopReading = new AbortController()
   const forward = () => {
     stopWorkers.abort(options.signal?.reason)
