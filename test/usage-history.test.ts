@@ -381,6 +381,16 @@ describe('gwctl usage rescan of a large history (staged, a pool of reader thread
     },
   )
 
+  it('refuses a history.threads that is not a positive integer: exit 3 naming the setting, nothing read', async () => {
+    const bad = await cli(['usage', 'rescan', '--json'], {GWCTL_HISTORY_THREADS: '0'})
+    expect(bad.exitCode).toBe(3)
+    expect(json(bad).error).toMatchObject({
+      code: 'invalid_history_threads',
+      message: 'GWCTL_HISTORY_THREADS (setting "history.threads") must be a positive integer.',
+    })
+    expect(readdirSync(home.home).filter((n) => n.includes('.rescan-'))).toEqual([])
+  })
+
   it('killed mid-rescan, leaves the database as it was; the next rescan removes the scratch files', async () => {
     expect((await cli(['usage', 'rescan', '--json', '--tool', 'codex'])).exitCode).toBe(0)
     const before = await HistoryStore.open(join(home.home, 'logs.db'))
@@ -388,7 +398,11 @@ describe('gwctl usage rescan of a large history (staged, a pool of reader thread
     before.close()
     expect(codexRows.length).toBe(20 * 300)
 
-    const child = spawnCli(['usage', 'rescan', '--json'], {home: home.home})
+    // three readers writing two scratch databases: the pool's threads die with the process
+    const child = spawnCli(['usage', 'rescan', '--json'], {
+      home: home.home,
+      env: {GWCTL_HISTORY_THREADS: '3'},
+    })
     // Kill as soon as the reader threads have started writing their scratch databases.
     const started = Date.now()
     while (!readdirSync(home.home).some((n) => n.includes('.rescan-')) && Date.now() - started < 20_000)
@@ -409,13 +423,16 @@ describe('gwctl usage rescan of a large history (staged, a pool of reader thread
     expect(json(again)).toMatchObject({filesRead: 70, errors: []})
     for (const name of scratch) expect(existsSync(join(home.home, name))).toBe(false)
   })
-  it('stops at Ctrl-C while this thread reads beside the worker: exit 130, the database as it was, no scratch file', async () => {
+  it('stops at Ctrl-C while this thread reads beside two workers: exit 130, the database as it was, no scratch file', async () => {
     expect((await cli(['usage', 'rescan', '--json', '--tool', 'codex'])).exitCode).toBe(0)
     const before = await HistoryStore.open(join(home.home, 'logs.db'))
     const codexRows = allRows(before)
     before.close()
 
-    const child = spawnCli(['usage', 'rescan', '--json'], {home: home.home})
+    const child = spawnCli(['usage', 'rescan', '--json'], {
+      home: home.home,
+      env: {GWCTL_HISTORY_THREADS: '3'},
+    })
     const started = Date.now()
     while (!readdirSync(home.home).some((n) => n.includes('.rescan-')) && Date.now() - started < 20_000)
       await new Promise((r) => setTimeout(r, 5))
