@@ -369,6 +369,15 @@ describe('gwctl usage rescan of a large history (staged, a pool of reader thread
         expect(rows.filter((r) => String(r.key).endsWith(':m7') && r.output_tokens === 99)).toHaveLength(1)
         const cursors = staged.db.prepare('SELECT COUNT(*) AS n FROM history_files').get()
         expect(cursors).toEqual({n: 70})
+        // the indexes came with the rows (built in the scratch, copied page by page), under their names
+        expect(
+          staged.db
+            .prepare(
+              `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'history_rows' ORDER BY name`,
+            )
+            .all(),
+        ).toEqual([{name: 'history_file'}, {name: 'history_side_message'}])
+        expect(staged.db.pragma('integrity_check')).toEqual([{integrity_check: 'ok'}])
       } finally {
         staged.close()
         reference.close()
