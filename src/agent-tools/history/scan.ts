@@ -270,7 +270,8 @@ async function stagedScan(
   // worker's start-up, about 0.1-0.3 s under load, would be idle time) and yields now and then (a
   // Ctrl-C is seen at once). They write into `scratches` scratch databases, which are merged into
   // one and then into the log database.
-  const readers = readerCount(bytes, threads)
+  // (never more readers than files: one large file is read by one reader)
+  const readers = Math.max(1, Math.min(readerCount(bytes, threads), files.length))
   stats.readers = readers
   const base = store.scratchPath()
   const paths = Array.from({length: scratchCount(readers, MAX_MERGED)}, (_, g) =>
