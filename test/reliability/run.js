@@ -250,6 +250,10 @@ if (only.has('soak')) {
       `RSS (median of the readings every 5 s) ${s.rssBaselineMiB.toFixed(1)} MiB in the 10 % after a 20 % warm-up -> ${s.rssEndMiB.toFixed(1)} MiB in the last 10 % (${s.rssGrowthPct.toFixed(1)} %; highest reading ${s.rssMaxMiB.toFixed(1)} MiB, ${s.rssSamples} readings)`,
     ),
     check(
+      s.heapMarks > 0 && s.heapGrowthPct <= 10,
+      `live heap after full collections (daemon's --trace-gc, ${s.heapMarks} mark-compacts) ${s.heapEarlyMiB?.toFixed(1)} MiB (median, 10 % after the warm-up) -> ${s.heapLateMiB?.toFixed(1)} MiB (median, last 10 %) (${s.heapGrowthPct?.toFixed(1)} %; lowest after the warm-up ${s.heapMinMiB?.toFixed(1)}, highest ${s.heapMaxMiB?.toFixed(1)} MiB)`,
+    ),
+    check(
       s.fdsIdleAfter <= s.fdsIdleBefore,
       `open fds idle ${s.fdsIdleBefore} before the run -> ${s.fdsIdleAfter} idle after it (under load ${s.fdsBaseline} after warm-up, ${s.fdsEnd} at the end: they follow the concurrency)`,
     ),
