@@ -239,7 +239,7 @@ if (only.has('soak')) {
   record('soak', [
     check(
       seconds >= 600,
-      `${seconds} s at ${s.rate} req/s asked, ${s.achievedRate.toFixed(0)} req/s achieved (chat stream/plain, messages, gemini and responses streams)`,
+      `${seconds} s at ${s.rate} req/s asked, ${s.achievedRate.toFixed(0)} req/s achieved (chat stream/plain, messages, gemini and responses streams)${s.notSent ? `; ${s.notSent} not sent: the client had 512 in flight` : ''}`,
     ),
     check(
       s.failed === 0,
