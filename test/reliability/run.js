@@ -204,6 +204,15 @@ if (only.has('storage')) {
         before.includes(d.logsBefore) && before.includes(d.usageBefore),
         `damaged ${d.damage} (${d.rows} rows, ${d.pages} pages): before the gateway starts \`logs\` exits ${d.logsBefore}, \`usage\` ${d.usageBefore} (${before.join(' or ')} expected, never 1)`,
       ),
+    )
+    if (d.damage.endsWith('large'))
+      rows.push(
+        check(
+          d.movedAtStart === 0 && d.foundAfterStartMs !== undefined,
+          `damaged ${d.damage} (over the start-up check's limit, \`GWCTL_LOGDB_START_CHECK_MB=0\`): \`gateway start\` moved ${d.movedAtStart} file (a quick look only); its full check after the start ${d.foundAfterStartMs === undefined ? 'did not find the damage in 15 s' : `found it ${d.foundAfterStartMs} ms after the start returned`} (/health degraded); then \`gateway restart\`:`,
+        ),
+      )
+    rows.push(
       check(
         d.start === 0 &&
           d.movedAside === 1 &&
@@ -211,7 +220,7 @@ if (only.has('storage')) {
           /log database: it was damaged/.test(d.degraded ?? '') &&
           d.served === 20 &&
           d.written === 20,
-        `damaged ${d.damage}: \`gateway start\` exits ${d.start}, ${d.movedAside} file moved aside, /health ${d.healthStatus} degraded ${d.degraded ? '"log database: it was damaged …"' : 'missing'}; ${d.served}/20 chats answered 200 ${JSON.stringify(d.statuses)}, ${d.written} rows in the new logs.db`,
+        `damaged ${d.damage}: \`gateway ${d.damage.endsWith('large') ? 'restart' : 'start'}\` exits ${d.start}, ${d.movedAside} file moved aside, /health ${d.healthStatus} degraded ${d.degraded ? '"log database: it was damaged …"' : 'missing'}; ${d.served}/20 chats answered 200 ${JSON.stringify(d.statuses)}, ${d.written} rows in the new logs.db`,
       ),
       check(
         d.logsAfter === 0 && d.usageAfter === 0 && d.stop === 0,
