@@ -11,6 +11,7 @@
  */
 import type {LogFilters, LogRow, Pivot, StatusFilter, UsageRow} from '../store/log-query.js'
 import {isDamage} from '../store/log-store.js'
+import {markDamaged} from '../store/log-db-check.js'
 import {PIVOTS, STATUS_FILTERS, usageTotals} from '../store/log-query.js'
 import type {GatewayState} from '../store/state-schema.js'
 import type {BreakerSnapshot} from '../gateway/events.js'
@@ -225,6 +226,8 @@ export function routeViews(state: GatewayState, routing: Routing): RouteView[] {
  */
 function damagedLogDb(request: GatewayRequest, context: GatewayContext, error: unknown): void {
   const message = `The request log database is damaged (${(error as Error).message}).`
+  // the next start moves it aside
+  if (context.routing) markDamaged(context.routing.logs.path, (error as Error).message)
   context.degrade?.(
     'log database',
     `it is damaged (${(error as Error).message}); \`gwctl gateway restart\` moves it aside`,

@@ -61,7 +61,8 @@ export interface KeyRecord {
  * bytes before gwctl first touched it ('absent': the file did not exist); the bytes themselves are
  * in the 0600 backup `<GWCTL_HOME>/bindings/<originalHash>.orig` (services/binding-originals.ts),
  * never in this file, as they may hold vendor keys. States written before that have `original`
- * instead (the bytes in base64, null: did not exist); the next enable moves it into a backup.
+ * instead (the bytes in base64, null: did not exist); the first load that sees one moves it into a
+ * backup (store/binding-backups.ts).
  * Hashes are SHA-256 hex of whole files; the key gwctl wrote is never stored, only the hash of the
  * file that holds it.
  */
