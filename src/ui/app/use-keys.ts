@@ -12,7 +12,7 @@ import {useCallback, useRef} from 'react'
 import type {LogRow} from '../../store/log-query.js'
 import type {UsageSource} from '../../store/usage-query.js'
 import {USAGE_SOURCES} from '../../store/usage-query.js'
-import type {ActionResult, AppActions, UsagePivot} from './data.js'
+import type {ActionResult, AppActions, StartPlan, UsagePivot} from './data.js'
 import {USAGE_PIVOTS} from './data.js'
 import type {Modal} from './modal.js'
 import type {AgentAction, AppAgent, AppData, ViewName} from './model.js'
@@ -222,7 +222,12 @@ export function useKeys(context: KeyContext): void {
     if (/^[1-4]$/.test(input)) return setView(VIEWS[Number(input) - 1])
     if (input === '?') return setModal({kind: 'help'})
     if (input === 'S' && !up) {
-      const plan = actions.startPlan?.()
+      let plan: StartPlan | undefined
+      try {
+        plan = actions.startPlan?.()
+      } catch {
+        plan = undefined // a bad port setting: the start itself says so, in a box
+      }
       return run(
         plan
           ? `Start the gateway ${plan.last ? 'as it last ran' : 'with the defaults'}: ${plan.command} (port ${plan.port}${plan.sim ? ', the offline simulator as upstream' : ', real providers'})?`
