@@ -450,6 +450,7 @@ describe('keyboard', () => {
     expect(hint()).toBe("reviewer is a sub-agent: it uses laptop's config.")
     await app.press('j') // claude-code: bound
     expect(hint()).toBe('d unbind · r rotate key · p policy · Tab view · ? help · q quit')
+    expect(body(app.frame()).at(-1)).toBe(' config bound to the gateway: ~/.claude/settings.json')
     await app.press('j') // codex: found, not bound, no key
     expect(hint()).toBe('e bind · Tab view · ? help · q quit')
     await app.press('r')
