@@ -49,6 +49,8 @@ export interface ToolBinder {
   bind(texts: Array<string | null>, paths: string[], baseUrl: string, key: string): string[]
   /** Where the files point now. */
   target(texts: Array<string | null>): BindingTarget
+  /** The family the binding routes through, when the config chooses it (OpenCode). */
+  family?(texts: Array<string | null>): Family
   /**
    * Removes only gwctl's entries from files the user changed since, putting back the values they
    * replaced in `originals`. Returns the new texts and a description of each restored value.
@@ -245,6 +247,7 @@ const opencodeBinder: ToolBinder = {
     const provider = opencodeProviderOf(texts[0])
     return [applyJson(texts[0] ?? '', opencodeEntries(provider), baseUrl, key)]
   },
+  family: (texts) => opencodeBinding(opencodeProviderOf(texts[0])).family,
   target(texts) {
     const provider = opencodeProviderOf(texts[0])
     const url = getJsonString(texts[0], ['provider', provider, 'options', 'baseURL'])

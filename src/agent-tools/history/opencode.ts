@@ -37,19 +37,25 @@ export function isOpencodeHistory(name: string): boolean {
   )
 }
 
+/** The stats {@link opencodeStat} made (the incremental scan's, given to the reader again). */
+const withWal = new WeakSet<Stats>()
+
 /**
  * The stat a scan compares with a database's cursor: its size plus its `-wal`'s, and the later
  * mtime of the two (a write in WAL mode changes only the `-wal` until a checkpoint).
  */
 export function opencodeStat(path: string, st: Stats): Stats {
-  if (!path.endsWith('.db')) return st
+  if (!path.endsWith('.db') || withWal.has(st)) return st
   const wal = statSync(`${path}-wal`, {throwIfNoEntry: false})
   if (!wal) return st
-  return Object.assign(Object.create(st) as Stats, {
+  const both = Object.assign(Object.create(st) as Stats, {
     size: st.size + wal.size,
     mtimeMs: Math.max(st.mtimeMs, wal.mtimeMs),
   })
+  withWal.add(both)
+  return both
 }
+
 
 type Parsed = {records: HistoryRecord[]; skipped: Partial<Record<SkipReason, number>>}
 
