@@ -195,19 +195,17 @@ describe('Qwen Code and OpenCode history', () => {
     // a second assistant message with two calls (reasoning counted as output) and one that was
     // interrupted before its step finished (its own tokens)
     const msg = (id: string, tokens: unknown) =>
-      db
-        .prepare(`INSERT INTO message VALUES (?, 'ses_2', 1795655500000, 1795655500000, ?)`)
-        .run(
-          id,
-          JSON.stringify({
-            role: 'assistant',
-            modelID: 'gpt-5',
-            providerID: 'openai',
-            path: {cwd: '/w'},
-            tokens,
-            time: {created: 1795655500000},
-          }),
-        )
+      db.prepare(`INSERT INTO message VALUES (?, 'ses_2', 1795655500000, 1795655500000, ?)`).run(
+        id,
+        JSON.stringify({
+          role: 'assistant',
+          modelID: 'gpt-5',
+          providerID: 'openai',
+          path: {cwd: '/w'},
+          tokens,
+          time: {created: 1795655500000},
+        }),
+      )
     const step = (id: string, message: string, at: number, tokens: unknown) =>
       db
         .prepare(`INSERT INTO part VALUES (?, ?, 'ses_2', ?, ?, ?)`)

@@ -56,7 +56,6 @@ export function opencodeStat(path: string, st: Stats): Stats {
   return both
 }
 
-
 type Parsed = {records: HistoryRecord[]; skipped: Partial<Record<SkipReason, number>>}
 
 function parseJson(text: unknown): Record<string, unknown> | undefined {

@@ -17,7 +17,7 @@ export default class AgentsList extends BaseCommand {
   static summary = 'Lists the agents known to the gateway and the coding agents found on this machine.'
   static description =
     'Agents holding keys come from the running gateway, or from its state file when it is stopped; Claude Code, Codex, Gemini CLI, OpenCode and Qwen Code are found in their config folders (honouring CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME, XDG_CONFIG_HOME/XDG_DATA_HOME and OPENCODE_CONFIG, QWEN_HOME). ' +
-    'OpenCode is bound through the protocol of its chosen model\'s provider, shown beside its binding. ' +
+    "OpenCode is bound through the protocol of its chosen model's provider, shown beside its binding. " +
     'A found agent that holds a key is one row. Default: agents holding keys, and found agents whose history was scanned. --enabled: only agents whose traffic goes through the gateway (route bound). --all: every agent, including found ones that are not enabled or not scanned, and Claude Code sub-agents.'
 
   static examples = [
