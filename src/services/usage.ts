@@ -147,7 +147,9 @@ export async function usageReport(
     reconcileQuery && (query.tool === undefined || reconcileQuery.TIME_MATCHED_TOOLS.has(query.tool))
       ? reconcileQuery.timeMatchedHistoryKeys
       : undefined
-  const agentTools = timeMatchedKeys ? await agentToolsOf() : undefined
+  // (the gateway's rows of each tool: asked for, or needed to match the time-matched tools)
+  const agentTools =
+    timeMatchedKeys || query.pivot === 'tool' || query.tool !== undefined ? await agentToolsOf() : undefined
   const groups = await readUsageDatabase((db) =>
     usageGroups(
       db,

@@ -10,7 +10,7 @@
 import type BetterSqlite3 from 'better-sqlite3'
 
 import type {AgentTool} from './history-rows.js'
-import {GATEWAY_INPUT, historySince} from './usage-query.js'
+import {GATEWAY_INPUT, GATEWAY_TOOL, historySince} from './usage-query.js'
 
 export interface ReconcileTokens {
   inputTokens: number
@@ -60,13 +60,6 @@ const FIELDS = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheCreation
 /** The tools whose history rows hold no request id the gateway logs: matched by time and model. */
 export const TIME_MATCHED_TOOLS: ReadonlySet<AgentTool> = new Set(['gemini-cli', 'opencode', 'qwen-code'])
 
-/**
- * The tool of a gateway row: its agent's (`@agentTools`, a JSON object of agent id -> tool, from
- * the state: OpenCode and Qwen Code share entrances with the others), else by its entrance.
- */
-export const GATEWAY_ROW_TOOL = `COALESCE((SELECT value FROM json_each(@agentTools) WHERE key = agent_id),
-  CASE entrance WHEN 'messages' THEN 'claude-code' WHEN 'responses' THEN 'codex' WHEN 'gemini' THEN 'gemini-cli' END)`
-
 /** How far apart a history row without a request id and its gateway row may be (ms). */
 export const TIME_MATCH_MS = 5 * 60_000
 const sum = (t: ReconcileTokens) => t.inputTokens + t.outputTokens + t.cacheReadTokens + t.cacheCreationTokens
@@ -103,7 +96,7 @@ function load(
   const gateway = hasTable(db, 'logs')
     ? rows(
         db,
-        `SELECT * FROM (SELECT request_id, ts, model, ${GATEWAY_ROW_TOOL} AS tool,
+        `SELECT * FROM (SELECT request_id, ts, model, ${GATEWAY_TOOL} AS tool,
             ${GATEWAY_INPUT} AS i, output_tokens AS o, cache_read_tokens AS cr, cache_creation_tokens AS cc
           FROM logs WHERE ts >= @sinceMs AND status < 400)
         WHERE tool IS NOT NULL AND (@tool IS NULL OR tool = @tool)`,
