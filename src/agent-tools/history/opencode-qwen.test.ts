@@ -284,6 +284,18 @@ describe('Qwen Code and OpenCode history', () => {
     ])
   })
 
+  it('a log database whose history view predates OpenCode and Qwen Code gets the new view on open', async () => {
+    writeFileSync(qwenChat(), QWEN)
+    await scanHistory(store, {env, tools: ['qwen-code']})
+    // the view of before: every key but c: and x: was Gemini CLI's
+    store.db.exec(`DROP VIEW history; CREATE VIEW history AS SELECT *, CASE substr(key, 1, 1) WHEN 'c'
+      THEN 'claude-code' WHEN 'x' THEN 'codex' ELSE 'gemini-cli' END AS tool,
+      input_tokens + output_tokens + cache_read_tokens + cache_creation_tokens AS total_tokens FROM history_rows`)
+    store.close()
+    store = await HistoryStore.open(join(home, 'logs.db'))
+    expect(rows(store, 'qwen-code')).toEqual(QWEN_ROWS)
+  })
+
   it('OpenCode: a database of another layout is reported, not a crash', async () => {
     const dir = join(env.HOME!, '.local', 'share', 'opencode')
     mkdirSync(dir, {recursive: true})
