@@ -1,6 +1,7 @@
-// The three agent CLIs of the suite: how to install, configure and run each one against a
-// loopback base URL (exactly as ../../../shared/AGENT-CLIS.md describes), and where each records
-// the usage of its answer.
+// The agent CLIs of the suite: how to install, configure and run each one against a loopback
+// base URL (exactly as ../../../shared/AGENT-CLIS.md describes for the first three, and
+// ../../docs/AGENT-CLIS.md for OpenCode and Qwen Code), and where each records the usage of its
+// answer.
 //
 // Usage is compared in the gateway's normalised form (see src/daemon/router/taps/tap.ts):
 // `input` = every prompt token including cache reads and writes, `output` = every generated token

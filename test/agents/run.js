@@ -1,6 +1,7 @@
 // The opt-in agent-CLI suite (`npm run test:agents`, not part of CI): the real, unmodified Claude
-// Code, Codex and Gemini CLIs each complete one prompt through the gateway in front of the
-// simulator, with their own gateway key, all on 127.0.0.1.
+// Code, Codex, Gemini CLI, OpenCode and Qwen Code CLIs each complete one prompt through the
+// gateway in front of the simulator, with their own gateway key, all on 127.0.0.1
+// (docs/AGENT-CLIS.md for the last two).
 //
 //   npm run test:agents                    through the gateway (`gwctl gateway start --sim`)
 //   npm run test:agents -- --direct        each CLI straight against `gwctl sim` (no gateway)
@@ -11,7 +12,8 @@
 //                                          families (a `policies route --translate` policy per run, 9
 //                                          runs): a tool call and its second turn must come back
 //   npm run test:agents -- --translate --to chat   only these upstream families (comma-separated)
-//   npm run test:agents -- --only codex    one or more agents (comma-separated)
+//   npm run test:agents -- --only codex    one or more agents (comma-separated: claude, codex,
+//                                          gemini, opencode, qwen)
 //   npm run test:agents -- --keep          keep the temp folders (homes, histories, gateway log)
 //   npm run test:agents -- --verbose       print every CLI's stdout and stderr, not only a failing one's
 //   npm run test:agents -- --strace        also trace every connect() of each CLI (needs strace): loopback only, no DNS
@@ -40,7 +42,7 @@ const BIN = join(ROOT, 'bin', 'run.js')
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
   console.log(
-    'usage: npm run test:agents [-- --direct | --bind | --translate [--to chat,responses,messages,gemini]] [--only claude,codex,gemini] [--keep] [--verbose] [--strace]',
+    'usage: npm run test:agents [-- --direct | --bind | --translate [--to chat,responses,messages,gemini]] [--only claude,codex,gemini,opencode,qwen] [--keep] [--verbose] [--strace]',
   )
   process.exit(0)
 }
@@ -278,8 +280,8 @@ async function reconcileCheck(agent, env) {
     if (utility.length > 0)
       log(`    gateway-only utility calls (${agent.title} never records them): ${fmt(utility)}`)
     onlyGateway = onlyGateway.filter((q) => recorded.has(q.model))
-    log(`    matched ${matched} request(s), ${byTime} of them by time and model`)
   }
+  if (byTime > 0) log(`    matched ${matched} request(s), ${byTime} of them by time and model`)
   return [
     matched === 0 ? 'no request matched' : undefined,
     rec.onlyHistory.length > 0 ? `only in the history: ${fmt(rec.onlyHistory)}` : undefined,
