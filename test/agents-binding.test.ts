@@ -184,7 +184,7 @@ describe('agents enable/disable', () => {
     const unknown = await cli(['agents', 'enable', 'cursor'])
     expect(unknown.exitCode).toBe(7)
     expect(unknown.stderr).toContain(
-      'Unknown agent "cursor". Agents gwctl can bind: claude-code, codex, gemini-cli.',
+      'Unknown agent "cursor". Agents gwctl can bind: claude-code, codex, gemini-cli, opencode, qwen-code.',
     )
     const missing = await cli(['agents', 'enable', 'gemini-cli'])
     expect(missing.exitCode).toBe(7)

@@ -35,6 +35,8 @@ describe('discoverAgents', () => {
       ['code-reviewer', true, 'claude-code'],
       ['codex', false, null],
       ['gemini-cli', true, null],
+      ['opencode', false, null],
+      ['qwen-code', false, null],
     ])
     expect(agents[0]).toMatchObject({
       agentType: 'claude_code',
@@ -73,6 +75,65 @@ describe('discoverAgents', () => {
     })
     expect(byName.codex).toMatchObject({installed: true, historyPath: join(home, 'cx', 'archived_sessions')})
     expect(byName['gemini-cli']).toMatchObject({installed: true, configDirSource: 'GEMINI_CLI_HOME'})
+  })
+})
+
+describe('OpenCode and Qwen Code', () => {
+  it('reads OpenCode where it does: XDG folders, its last config file, the family of its chosen model', () => {
+    const home = fixtureHome()
+    const config = join(home, 'cfg', 'opencode')
+    mkdirSync(config, {recursive: true})
+    writeFileSync(join(config, 'config.json'), '{}')
+    writeFileSync(join(config, 'opencode.jsonc'), '{\n  // mine\n  "model": "openai/gpt-5"\n}\n')
+    mkdirSync(join(home, 'data', 'opencode'), {recursive: true})
+    const env = {HOME: home, XDG_CONFIG_HOME: join(home, 'cfg'), XDG_DATA_HOME: join(home, 'data')}
+    const oc = discoverAgents(env).find((a) => a.name === 'opencode')
+    expect(oc).toMatchObject({
+      installed: true,
+      agentType: 'opencode',
+      family: 'responses',
+      configDir: config,
+      configDirSource: 'XDG_CONFIG_HOME',
+      // opencode.jsonc is loaded last: its values win, so binding edits it
+      configPath: join(config, 'opencode.jsonc'),
+      historyPath: join(home, 'data', 'opencode'),
+      historyExists: true,
+    })
+    // OPENCODE_CONFIG names the file loaded after the global ones
+    const custom = discoverAgents({...env, OPENCODE_CONFIG: join(home, 'my.json')}).find(
+      (a) => a.name === 'opencode',
+    )
+    expect(custom?.configPath).toBe(join(home, 'my.json'))
+    expect(custom?.family).toBe('messages') // no model there: OpenCode's anthropic default
+    // defaults: ~/.config/opencode/opencode.json, ~/.local/share/opencode
+    const bare = discoverAgents({HOME: join(home, 'none')}).find((a) => a.name === 'opencode')
+    expect(bare).toMatchObject({
+      installed: false,
+      configPath: join(home, 'none', '.config', 'opencode', 'opencode.json'),
+      historyPath: join(home, 'none', '.local', 'share', 'opencode'),
+    })
+  })
+
+  it('reads Qwen Code from QWEN_HOME, its history from QWEN_RUNTIME_DIR', () => {
+    const home = fixtureHome()
+    mkdirSync(join(home, 'q'), {recursive: true})
+    mkdirSync(join(home, 'rt', 'projects'), {recursive: true})
+    const qwen = discoverAgents({
+      HOME: home,
+      QWEN_HOME: join(home, 'q'),
+      QWEN_RUNTIME_DIR: join(home, 'rt'),
+    }).find((a) => a.name === 'qwen-code')
+    expect(qwen).toMatchObject({
+      installed: true,
+      agentType: 'qwen_code',
+      family: 'chat',
+      configDirSource: 'QWEN_HOME',
+      configPath: join(home, 'q', 'settings.json'),
+      historyPath: join(home, 'rt', 'projects'),
+      historyExists: true,
+    })
+    const plain = discoverAgents({HOME: home}).find((a) => a.name === 'qwen-code')
+    expect(plain).toMatchObject({installed: false, configPath: join(home, '.qwen', 'settings.json')})
   })
 })
 

@@ -17,6 +17,30 @@ export const TOOL_AGENT_TYPE: Record<AgentTool, string> = {
   'claude-code': 'claude_code',
   codex: 'codex',
   'gemini-cli': 'gemini_cli',
+  opencode: 'opencode',
+  'qwen-code': 'qwen_code',
+}
+
+/**
+ * The family OpenCode speaks: its chosen model's provider's (`model: "<provider>/..."` of its
+ * config; the one binding routes through, see `opencodeBinding` in config/binders.ts). Read with a
+ * regular expression, not a JSONC parser: discovery runs on every `agents list`.
+ */
+function opencodeFamily(configFile: string): Family {
+  let text = ''
+  try {
+    text = readFileSync(configFile, 'utf8')
+  } catch {
+    // no config: OpenCode's default provider
+  }
+  const provider = /^\s*"model"\s*:\s*"([^"/]+)\//m.exec(text)?.[1] ?? 'anthropic'
+  return provider === 'anthropic'
+    ? 'messages'
+    : provider === 'openai'
+      ? 'responses'
+      : provider === 'google'
+        ? 'gemini'
+        : 'chat'
 }
 
 /** One agent found on this machine. */
@@ -78,7 +102,7 @@ function discoverTool(home: AgentHome): DiscoveredAgent[] {
     name: home.tool,
     tool: home.tool,
     agentType: type,
-    family: familyOf(type),
+    family: home.tool === 'opencode' ? opencodeFamily(home.configFile) : familyOf(type),
     installed,
     configDir: root.dir,
     configDirSource: root.source,

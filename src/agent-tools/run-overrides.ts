@@ -26,15 +26,17 @@ import {readFileSync} from 'node:fs'
 import {join, resolve} from 'node:path'
 
 import {ConfigError} from '../core/errors.js'
-import type {AgentTool} from '../store/history-rows.js'
 
 /** The variable that carries the gateway key to Codex (named by `env_key`). */
 export const CODEX_KEY_VARIABLE = 'GWCTL_GATEWAY_KEY'
 /** The provider id of a run in Codex's overrides (bindings use `gwctl`). */
 export const CODEX_RUN_PROVIDER = 'gwctl_run'
 
+/** The agents `gwctl run` starts. */
+export type RunTool = 'claude-code' | 'codex' | 'gemini-cli'
+
 /** The executable each agent installs (found on PATH). */
-export const AGENT_EXECUTABLE: Record<AgentTool, string> = {
+export const AGENT_EXECUTABLE: Record<RunTool, string> = {
   'claude-code': 'claude',
   codex: 'codex',
   'gemini-cli': 'gemini',
@@ -128,7 +130,7 @@ export function claudeRouteEntries(path: string): string[] {
 }
 
 /** The overrides that route `tool` through the gateway at `origin` with `key`. */
-export function runOverrides(tool: AgentTool, input: OverrideInput): RunOverrides {
+export function runOverrides(tool: RunTool, input: OverrideInput): RunOverrides {
   const {origin, key} = input
   switch (tool) {
     case 'claude-code':

@@ -60,6 +60,8 @@ describe('completion', () => {
       'codex',
       'gemini-cli',
       'laptop',
+      'opencode',
+      'qwen-code',
     ])
     expect(complete(TREE, ['agents', 'enable', 'laptop', '--policy', 'cl'], env)).toEqual([
       'claude_code_default',

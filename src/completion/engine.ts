@@ -25,7 +25,7 @@ export interface CommandSpec {
 export type CompletionTree = Record<string, CommandSpec>
 
 /** The coding-agent tools `gwctl agents enable|disable` take besides agent names. */
-const TOOLS = ['claude-code', 'codex', 'gemini-cli']
+const TOOLS = ['claude-code', 'codex', 'gemini-cli', 'opencode', 'qwen-code']
 
 /** The flag and argument names whose values come from the state (by name, for every command). */
 export function flagKind(name: string): ValueKind | undefined {

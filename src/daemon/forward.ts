@@ -7,7 +7,7 @@
 import type {IncomingHttpHeaders, ServerResponse} from 'node:http'
 
 import type {GatewayState} from '../store/state-schema.js'
-import {agentKind} from '../gateway/agent-kinds.js'
+import {agentKind, fixedFamily} from '../gateway/agent-kinds.js'
 import {errorBody} from '../protocols/errors.js'
 import type {GatewayContext} from './server.js'
 import {sendJson} from './server.js'
@@ -132,7 +132,7 @@ export async function forward(
 export function modelsFamily(headers: IncomingHttpHeaders, identity: Pick<Identity, 'agentType'>): Family {
   if (headers['anthropic-version'] !== undefined) return 'messages'
   const kind = agentKind(identity.agentType)
-  return kind && kind.type !== 'generic_agent' ? kind.family : 'chat'
+  return fixedFamily(kind) ?? 'chat'
 }
 
 /**

@@ -13,6 +13,19 @@ export interface AgentKind {
   subagent: boolean
   /** Policy used when the issue call names none. */
   defaultPolicy: string
+  /**
+   * The agent speaks whichever family its own provider config names (OpenCode): like a generic
+   * agent, it is routed and listed by the entrance it last used; `family` is its usual one.
+   */
+  anyFamily?: boolean
+}
+
+/**
+ * The family agents of `kind` are routed and listed by; undefined when that is the entrance they
+ * last used (generic agents, and kinds that speak any family).
+ */
+export function fixedFamily(kind: AgentKind | undefined): Family | undefined {
+  return kind && kind.type !== 'generic_agent' && kind.anyFamily !== true ? kind.family : undefined
 }
 
 /**
@@ -67,6 +80,36 @@ export const AGENT_KINDS: readonly AgentKind[] = [
     type: 'gemini_cli_subagent',
     description: 'A Gemini CLI sub-agent.',
     family: 'gemini',
+    subagent: true,
+    defaultPolicy: 'default',
+  },
+  {
+    type: 'opencode',
+    description: 'OpenCode main session (speaks the family of its provider).',
+    family: 'messages',
+    subagent: false,
+    defaultPolicy: 'default',
+    anyFamily: true,
+  },
+  {
+    type: 'opencode_subagent',
+    description: 'An OpenCode sub-agent (task tool).',
+    family: 'messages',
+    subagent: true,
+    defaultPolicy: 'default',
+    anyFamily: true,
+  },
+  {
+    type: 'qwen_code',
+    description: 'Qwen Code main session.',
+    family: 'chat',
+    subagent: false,
+    defaultPolicy: 'default',
+  },
+  {
+    type: 'qwen_code_subagent',
+    description: 'A Qwen Code sub-agent.',
+    family: 'chat',
     subagent: true,
     defaultPolicy: 'default',
   },

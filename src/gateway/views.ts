@@ -3,7 +3,7 @@
  * Shared by the daemon and by the CLI when the daemon is stopped. Never a key or a hash.
  */
 import type {GatewayState} from '../store/state-schema.js'
-import {agentKind} from './agent-kinds.js'
+import {agentKind, fixedFamily} from './agent-kinds.js'
 import type {Family, PolicyTarget, ProviderConfig} from '../store/schema.js'
 
 export interface AgentView {
@@ -55,8 +55,7 @@ export function agentViews(state: GatewayState): AgentView[] {
     const e = employees.get(a.employeeId)
     // A known coding agent speaks its own protocol; a generic agent is routed by what it last used.
     const kind = agentKind(a.type)
-    const family =
-      kind && kind.type !== 'generic_agent' ? kind.family : (a.lastEntrance ?? kind?.family ?? 'chat')
+    const family = fixedFamily(kind) ?? a.lastEntrance ?? kind?.family ?? 'chat'
     const targets = policies.get(a.policyId)?.routes[family] ?? []
     const key = activeKey.get(a.id)
     return {

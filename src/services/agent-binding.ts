@@ -39,6 +39,7 @@ import {scannedTools} from '../agent-tools/scan-status.js'
 import {TOOL_AGENT_TYPE, discoverAgents} from '../agent-tools/discovery.js'
 import {homeFile} from '../store/paths.js'
 import type {BindingRecord, GatewayState} from '../store/state-schema.js'
+import type {Family} from '../store/schema.js'
 import {StateStore, withState} from '../store/state.js'
 import {originalOf, pruneOriginals, saveOriginal, upgradeOriginal} from './binding-originals.js'
 import {resolvePort} from './gateway.js'
@@ -63,6 +64,8 @@ export interface BindingStatus {
   modified?: boolean
   /** Why it is stale, each with its fix. */
   problems?: BindingProblem[]
+  /** The protocol family it routes through, when the agent's config chooses it (OpenCode). */
+  family?: Family
 }
 
 export interface EnableOptions {
@@ -267,8 +270,10 @@ export function bindingStatus(
       })
     }
   }
+  const family = options.binder.family?.(texts)
   return {
     state: problems.length > 0 ? 'stale' : 'bound',
+    ...(family ? {family} : {}),
     port: record.port,
     keyId: record.keyId,
     agentId: record.agentId,

@@ -24,6 +24,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {ConfigError, GatewayDownError, GwError, NotFoundError, UsageError} from '../core/errors.js'
 import {agentHome} from '../agent-tools/agent-homes.js'
 import {TOOL_AGENT_TYPE} from '../agent-tools/discovery.js'
+import type {RunTool} from '../agent-tools/run-overrides.js'
 import {
   AGENT_EXECUTABLE,
   checkGeminiAuth,
@@ -43,7 +44,7 @@ import {gatewayAnswers, startGateway} from './gateway.js'
 import {issueGatewayKey} from './gateway-keys.js'
 
 /** The names `gwctl run` takes for each tool (its own name first). */
-const RUN_NAMES: Record<string, AgentTool> = {
+const RUN_NAMES: Record<string, RunTool> = {
   'claude-code': 'claude-code',
   claude: 'claude-code',
   codex: 'codex',
@@ -66,7 +67,7 @@ export interface RunOptions {
 
 /** What a run starts, and what the user is told about it. */
 export interface RunPlan {
-  tool: AgentTool
+  tool: RunTool
   /** The executable, resolved on PATH. */
   executable: string
   /** Arguments put before the user's. */
@@ -85,10 +86,10 @@ export interface RunPlan {
 }
 
 /** The tool `name` means, or exit 7 listing the names. */
-export function runTool(name: string): AgentTool {
+export function runTool(name: string): RunTool {
   const tool = RUN_NAMES[name]
   if (tool) return tool
-  throw new NotFoundError(`Unknown agent "${name}". gwctl run knows: claude-code, codex, gemini-cli.`, {
+  throw new NotFoundError(`Unknown agent "${name}". gwctl run starts: claude-code, codex, gemini-cli.`, {
     code: 'unknown_agent',
     hint: 'For example: gwctl run claude-code -- -p "explain this repo"',
   })
@@ -136,7 +137,7 @@ async function gatewayOrigin(options: RunOptions): Promise<{origin: string; port
 
 /** The key of a bound config when the run must use it (see the module comment), else undefined. */
 async function boundKey(
-  tool: AgentTool,
+  tool: RunTool,
   state: GatewayState,
   options: RunOptions,
   env: NodeJS.ProcessEnv,
@@ -221,7 +222,7 @@ async function boundKey(
 
 /** The run key of `agentName`: kept, or issued now (with `policyId` when it names another). */
 async function runKey(
-  tool: AgentTool,
+  tool: RunTool,
   agentName: string,
   options: RunOptions,
 ): Promise<{value: string; agentId: string; issued: boolean}> {

@@ -132,16 +132,21 @@ export async function usageReport(
     import('../store/usage-query.js'),
     import('./usage-cost.js'),
   ])
-  // Gemini CLI records no request id: `all` counts the calls reconcile matches by time once.
+  // Gemini CLI, OpenCode and Qwen Code record no request id: `all` counts the calls reconcile
+  // matches by time once.
+  const reconcileQuery = query.source === 'all' ? await import('../store/reconcile-query.js') : undefined
   const timeMatchedKeys =
-    query.source === 'all' && (query.tool === undefined || query.tool === 'gemini-cli')
-      ? (await import('../store/reconcile-query.js')).timeMatchedHistoryKeys
+    reconcileQuery && (query.tool === undefined || reconcileQuery.TIME_MATCHED_TOOLS.has(query.tool))
+      ? reconcileQuery.timeMatchedHistoryKeys
       : undefined
+  // (the gateway's rows of each tool: asked for, or needed to match the time-matched tools)
+  const agentTools =
+    timeMatchedKeys || query.pivot === 'tool' || query.tool !== undefined ? await agentToolsOf() : undefined
   const groups = await readUsageDatabase((db) =>
     usageGroups(
       db,
       query,
-      timeMatchedKeys?.(db, {sinceMs: query.since === undefined ? 0 : query.since * 1000}) ?? [],
+      timeMatchedKeys?.(db, {sinceMs: query.since === undefined ? 0 : query.since * 1000, agentTools}) ?? [],
     ),
   )
   return {...empty, ...reportRows(groups, await createPricer(), query.pivot ?? null)}
@@ -215,6 +220,36 @@ function scanSummary(s: ScanStats): NonNullable<UsageReport['scan']> {
 
 export type ReconcileResult = Reconciliation & {since: number}
 
+/**
+ * The agent tool of each agent in the gateway's state: its binding's, the tool it was issued for
+ * (`sourceTool`), else its kind's (`opencode_subagent` is OpenCode's). The gateway's rows are
+ * given to their agent's tool by it: OpenCode and Qwen Code come in through the entrances of the
+ * other tools (messages, chat, ...).
+ */
+async function agentToolsOf(): Promise<Record<string, AgentTool>> {
+  const [{StateStore}, {AGENT_TOOLS}, {TOOL_AGENT_TYPE}] = await Promise.all([
+    import('../store/state.js'),
+    import('../agent-tools/agent-homes.js'),
+    import('../agent-tools/discovery.js'),
+  ])
+  const path = homeFile('state')
+  if (!existsSync(path)) return {}
+  const state = (await StateStore.open(path)).data
+  const byType = new Map<string, AgentTool>()
+  for (const tool of AGENT_TOOLS) {
+    byType.set(TOOL_AGENT_TYPE[tool], tool)
+    byType.set(`${TOOL_AGENT_TYPE[tool]}_subagent`, tool)
+  }
+  const bound = new Map((state.bindings ?? []).map((b) => [b.agentId, b.tool as AgentTool]))
+  const result: Record<string, AgentTool> = {}
+  for (const a of state.agents) {
+    const tool =
+      bound.get(a.id) ?? AGENT_TOOLS.find((t) => t === a.sourceTool) ?? byType.get(a.type) ?? undefined
+    if (tool) result[a.id] = tool
+  }
+  return result
+}
+
 /** `gwctl usage reconcile`: gateway log vs agent history since `since` (Unix seconds). */
 export async function reconcileUsage(options: {
   since: number
@@ -227,7 +262,11 @@ export async function reconcileUsage(options: {
   const {reconcile} = await import('../store/reconcile-query.js')
   const store = await openHistory()
   try {
-    return {since: options.since, ...reconcile(store.db, {sinceMs: options.since * 1000, tool: options.tool})}
+    const agentTools = await agentToolsOf()
+    return {
+      since: options.since,
+      ...reconcile(store.db, {sinceMs: options.since * 1000, tool: options.tool, agentTools}),
+    }
   } finally {
     store.close()
   }

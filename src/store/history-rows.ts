@@ -11,7 +11,7 @@
  * The stable names of the agent tools gwctl knows (types only here: the list itself,
  * `AGENT_TOOLS`, is in `src/agent-tools/agent-homes.ts`, checked against this type).
  */
-export type AgentTool = 'claude-code' | 'codex' | 'gemini-cli'
+export type AgentTool = 'claude-code' | 'codex' | 'gemini-cli' | 'opencode' | 'qwen-code'
 
 export interface HistoryRecord {
   /** Dedup key: a rescan or a second copy of the same response maps to the same key. */

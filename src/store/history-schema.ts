@@ -85,7 +85,8 @@ ${SIDE_INDEX('history_side_message', 'history_rows')}
  * computed, not stored (a generated column would stop SQLite copying a table page by page).
  */
 export const HISTORY_VIEW = `CREATE VIEW IF NOT EXISTS history AS SELECT ${STORED.join(', ')},
-  CASE substr(key, 1, 1) WHEN 'c' THEN 'claude-code' WHEN 'x' THEN 'codex' ELSE 'gemini-cli' END AS tool,
+  CASE substr(key, 1, 1) WHEN 'c' THEN 'claude-code' WHEN 'x' THEN 'codex' WHEN 'o' THEN 'opencode'
+    WHEN 'q' THEN 'qwen-code' ELSE 'gemini-cli' END AS tool,
   input_tokens + output_tokens + cache_read_tokens + cache_creation_tokens AS total_tokens
   FROM history_rows;`
 
@@ -163,7 +164,7 @@ export function schemaCurrent(db: Db): boolean {
     .prepare(
       `SELECT (SELECT count(*) FROM sqlite_master WHERE (type = 'table'
           AND name IN ('history_files', 'history_rows', 'history_cursor_snapshot'))
-        OR (type = 'view' AND name = 'history')
+        OR (type = 'view' AND name = 'history' AND sql LIKE '%qwen-code%')
         OR (type = 'index' AND name IN ('history_file', 'history_side_message'))
         OR (type = 'trigger' AND name IN (${SNAPSHOT_TRIGGERS.map((t) => `'history_files_${t}'`).join(', ')}))) AS n,
         (SELECT count(*) FROM pragma_table_info('history_files') WHERE name = 'max_ts') AS maxTs,

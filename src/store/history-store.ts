@@ -117,6 +117,15 @@ export class HistoryStore {
       migrate(db)
       // A snapshot kept while a trigger was missing may not mirror the cursors: dropped with it.
       db.transaction(() => {
+        // a view of an earlier tool list (without OpenCode and Qwen Code) is made again
+        if (
+          db
+            .prepare(
+              `SELECT 1 FROM sqlite_master WHERE name = 'history' AND type = 'view' AND sql NOT LIKE '%qwen-code%'`,
+            )
+            .get()
+        )
+          db.exec('DROP VIEW history')
         db.exec(SCHEMA)
         addMaxTs(db)
         db.exec('DROP INDEX IF EXISTS history_ts')

@@ -2,14 +2,15 @@
  * Request-level reconciliation of the gateway's log with the agents' own history, both in the
  * log database: a history row and a gateway row with the same request id are the same request
  * (Claude Code records the `request-id` header, Codex the Responses `id`, which the gateway logs).
- * Gemini CLI records no id at all: its history rows are matched to the gateway's rows of the same
+ * Gemini CLI, OpenCode and Qwen Code record no id the gateway logs ({@link TIME_MATCHED_TOOLS}):
+ * their history rows are matched to the gateway's rows of the same
  * tool and model by time instead (within {@link TIME_MATCH_MS}, equal token counts first, then the
  * nearest), and counted as `matchedByTime`.
  */
 import type BetterSqlite3 from 'better-sqlite3'
 
 import type {AgentTool} from './history-rows.js'
-import {GATEWAY_INPUT, historySince} from './usage-query.js'
+import {GATEWAY_INPUT, GATEWAY_TOOL, historySince} from './usage-query.js'
 
 export interface ReconcileTokens {
   inputTokens: number
@@ -32,7 +33,7 @@ export interface ReconcileDay {
   /** UTC day. */
   day: string
   matched: number
-  /** Of `matched`: history rows without a request id (Gemini CLI) matched by tool, model and time. */
+  /** Of `matched`: history rows without a request id (Gemini CLI, OpenCode, Qwen Code) matched by tool, model and time. */
   matchedByTime: number
   onlyHistory: number
   onlyGateway: number
@@ -56,6 +57,9 @@ export interface Reconciliation {
 }
 
 const FIELDS = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheCreationTokens'] as const
+/** The tools whose history rows hold no request id the gateway logs: matched by time and model. */
+export const TIME_MATCHED_TOOLS: ReadonlySet<AgentTool> = new Set(['gemini-cli', 'opencode', 'qwen-code'])
+
 /** How far apart a history row without a request id and its gateway row may be (ms). */
 export const TIME_MATCH_MS = 5 * 60_000
 const sum = (t: ReconcileTokens) => t.inputTokens + t.outputTokens + t.cacheReadTokens + t.cacheCreationTokens
@@ -85,18 +89,18 @@ function rows(db: BetterSqlite3.Database, sql: string, params: Record<string, un
 /** The gateway's successful agent requests and the history rows since `sinceMs` (of one tool or all). */
 function load(
   db: BetterSqlite3.Database,
-  options: {sinceMs: number; tool?: AgentTool; keys?: boolean},
+  options: {sinceMs: number; tool?: AgentTool; keys?: boolean; agentTools?: Record<string, AgentTool>},
 ): {gateway: ReconcileRequest[]; history: ReconcileRequest[]} {
   const params = {sinceMs: options.sinceMs, tool: options.tool ?? null}
+  const agentTools = JSON.stringify(options.agentTools ?? {})
   const gateway = hasTable(db, 'logs')
     ? rows(
         db,
-        `SELECT * FROM (SELECT request_id, ts, model, CASE entrance WHEN 'messages' THEN 'claude-code'
-            WHEN 'responses' THEN 'codex' WHEN 'gemini' THEN 'gemini-cli' END AS tool,
+        `SELECT * FROM (SELECT request_id, ts, model, ${GATEWAY_TOOL} AS tool,
             ${GATEWAY_INPUT} AS i, output_tokens AS o, cache_read_tokens AS cr, cache_creation_tokens AS cc
           FROM logs WHERE ts >= @sinceMs AND status < 400)
         WHERE tool IS NOT NULL AND (@tool IS NULL OR tool = @tool)`,
-        params,
+        {...params, agentTools},
       )
     : []
   const since = hasTable(db, 'history') && options.sinceMs > 0 ? historySince(db, options.sinceMs) : ''
@@ -113,21 +117,28 @@ function load(
 }
 
 /**
- * The keys of the history rows `usage reconcile` matches to a gateway row by time (Gemini CLI):
+ * The keys of the history rows `usage reconcile` matches to a gateway row by time ({@link TIME_MATCHED_TOOLS}):
  * `gwctl usage --source all` counts those requests once, as the gateway's rows.
  */
 export function timeMatchedHistoryKeys(
   db: BetterSqlite3.Database,
-  options: {sinceMs?: number} = {},
+  options: {sinceMs?: number; agentTools?: Record<string, AgentTool>} = {},
 ): string[] {
-  const {gateway, history} = load(db, {sinceMs: options.sinceMs ?? 0, tool: 'gemini-cli', keys: true})
-  return [...matchByTime(history, gateway).keys()].map((h) => h.key!)
+  return [...TIME_MATCHED_TOOLS].flatMap((tool) => {
+    const {gateway, history} = load(db, {
+      sinceMs: options.sinceMs ?? 0,
+      tool,
+      keys: true,
+      ...(options.agentTools ? {agentTools: options.agentTools} : {}),
+    })
+    return [...matchByTime(history, gateway).keys()].map((h) => h.key!)
+  })
 }
 
 /** Reconciles requests since `sinceMs` (of one tool, or every agent tool). */
 export function reconcile(
   db: BetterSqlite3.Database,
-  options: {sinceMs: number; tool?: AgentTool},
+  options: {sinceMs: number; tool?: AgentTool; agentTools?: Record<string, AgentTool>},
 ): Reconciliation {
   const {gateway, history} = load(db, options)
   const byId = new Map<string, ReconcileRequest>()
@@ -158,7 +169,7 @@ export function reconcile(
   const timeMatches = matchByTime(history, gateway)
   for (const h of history) {
     const byIdMatch = h.requestId ? byId.get(h.requestId) : undefined
-    // only Gemini CLI records no id; the other tools' rows without one stay unmatched
+    // only the time-matched tools record no id; the other tools' rows without one stay unmatched
     const g = byIdMatch ?? timeMatches.get(h)
     const d = bucket(h.tool, g?.time ?? h.time)
     d.historyTokens += sum(h)
@@ -195,7 +206,7 @@ export function reconcile(
 }
 
 /**
- * Gemini CLI history rows (no request id) matched to gateway rows of the same tool and model by
+ * History rows of the {@link TIME_MATCHED_TOOLS} (no request id) matched to gateway rows of the same tool and model by
  * time: within {@link TIME_MATCH_MS}, equal token counts first, then the nearest; each gateway
  * row at most once, history rows in time order. Gateway rows whose request id some history row
  * holds are that row's, never matched by time. The one rule for `usage reconcile` and for
@@ -207,13 +218,13 @@ export function matchByTime<H extends ReconcileRequest>(
 ): Map<H, ReconcileRequest> {
   const result = new Map<H, ReconcileRequest>()
   const idless = history
-    .filter((h) => !h.requestId && h.tool === 'gemini-cli')
+    .filter((h) => !h.requestId && TIME_MATCHED_TOOLS.has(h.tool))
     .sort((a, b) => a.time - b.time)
   if (idless.length === 0) return result
   const historyIds = new Set(history.flatMap((h) => (h.requestId ? [h.requestId] : [])))
   // candidates, oldest first: a binary search finds each history row's window
   const candidates = gateway
-    .filter((g) => g.tool === 'gemini-cli' && !(g.requestId && historyIds.has(g.requestId)))
+    .filter((g) => TIME_MATCHED_TOOLS.has(g.tool) && !(g.requestId && historyIds.has(g.requestId)))
     .sort((a, b) => a.time - b.time)
   const taken = new Set<ReconcileRequest>()
   for (const h of idless) {
@@ -228,7 +239,7 @@ export function matchByTime<H extends ReconcileRequest>(
     let bestScore = Infinity
     for (let i = lo; i < candidates.length && candidates[i].time <= h.time + TIME_MATCH_MS; i++) {
       const g = candidates[i]
-      if (taken.has(g)) continue
+      if (taken.has(g) || g.tool !== h.tool) continue
       if (h.model && g.model && h.model !== g.model) continue
       const gap = Math.abs(g.time - h.time)
       // equal tokens first, then the nearest in time

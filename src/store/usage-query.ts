@@ -39,9 +39,14 @@ export interface UsageGroup extends UsageRow {
 
 const BUCKET_MS = 900_000
 
-/** The agent tool a gateway row came from, by its entrance (`chat` is any client). */
-const GATEWAY_TOOL = `CASE entrance WHEN 'messages' THEN 'claude-code' WHEN 'responses' THEN 'codex'
-  WHEN 'gemini' THEN 'gemini-cli' ELSE NULL END`
+/**
+ * The agent tool a gateway row came from: its agent's (`@agentTools`, a JSON object of agent id ->
+ * tool, from the state: OpenCode and Qwen Code come in through the entrances of the others), else
+ * by its entrance (`chat` is any client).
+ */
+export const GATEWAY_TOOL = `COALESCE((SELECT value FROM json_each(@agentTools) WHERE key = agent_id),
+  CASE entrance WHEN 'messages' THEN 'claude-code' WHEN 'responses' THEN 'codex'
+  WHEN 'gemini' THEN 'gemini-cli' ELSE NULL END)`
 
 /** The gateway logs every prompt token as input; here input is what was not read from or written to cache. */
 export const GATEWAY_INPUT = 'MAX(input_tokens - cache_read_tokens - cache_creation_tokens, 0)'
@@ -178,13 +183,14 @@ export function usageGroups(
   db: BetterSqlite3.Database,
   f: UsageQueryFilters,
   timeMatched: readonly string[] = [],
-  options: {rollUp?: boolean} = {},
+  options: {rollUp?: boolean; agentTools?: Record<string, AgentTool>} = {},
 ): UsageGroup[] {
   const from = sourceSql(db, f, options.rollUp ?? true)
   if (from === '') return []
   const where: string[] = []
   const params: Record<string, unknown> = {}
   if (from.includes('@timeMatched')) params.timeMatched = JSON.stringify(timeMatched)
+  if (from.includes('@agentTools')) params.agentTools = JSON.stringify(options.agentTools ?? {})
   if (f.tool) {
     where.push('tool = @tool')
     params.tool = f.tool

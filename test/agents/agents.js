@@ -1,11 +1,13 @@
-// The three agent CLIs of the suite: how to install, configure and run each one against a
-// loopback base URL (exactly as ../../../shared/AGENT-CLIS.md describes), and where each records
-// the usage of its answer.
+// The agent CLIs of the suite: how to install, configure and run each one against a loopback
+// base URL (exactly as ../../../shared/AGENT-CLIS.md describes for the first three, and
+// ../../docs/AGENT-CLIS.md for OpenCode and Qwen Code), and where each records the usage of its
+// answer.
 //
 // Usage is compared in the gateway's normalised form (see src/daemon/router/taps/tap.ts):
 // `input` = every prompt token including cache reads and writes, `output` = every generated token
 // including reasoning, `cacheRead`, `cacheCreation`.
-import {mkdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, writeFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
 import {basename, join} from 'node:path'
 
 import {findFiles, readJsonl} from './lib.js'
@@ -94,6 +96,66 @@ function geminiHistory(home, workdir) {
     file: files[0],
     text: typeof last.content === 'string' ? last.content : JSON.stringify(last.content),
     usage: {input: t.input, output: t.output + t.thoughts, cacheRead: t.cached, cacheCreation: 0},
+  }
+}
+
+/**
+ * The history usage of OpenCode: the last `step-finish` part of its SQLite database
+ * (`$XDG_DATA_HOME/opencode/opencode.db`). Its `tokens.input` excludes cache reads and writes,
+ * `tokens.output` excludes `reasoning`.
+ */
+function opencodeHistory(home) {
+  const file = join(home, '.local', 'share', 'opencode', 'opencode.db')
+  if (!existsSync(file)) return {problem: `no database ${file}`}
+  const Database = createRequire(import.meta.url)('better-sqlite3')
+  const db = new Database(file, {readonly: true})
+  try {
+    const step = db
+      .prepare(`SELECT data FROM part WHERE data LIKE '%"step-finish"%' ORDER BY time_created DESC LIMIT 1`)
+      .get()
+    if (!step) return {file, problem: 'no step-finish part'}
+    const t = JSON.parse(step.data).tokens
+    const text = db
+      .prepare(`SELECT data FROM part WHERE data LIKE '%"type":"text"%' ORDER BY time_created DESC LIMIT 1`)
+      .get()
+    return {
+      file,
+      text: text ? JSON.parse(text.data).text : '',
+      usage: {
+        input: t.input + t.cache.read + t.cache.write,
+        output: t.output + t.reasoning,
+        cacheRead: t.cache.read,
+        cacheCreation: t.cache.write,
+      },
+    }
+  } finally {
+    db.close()
+  }
+}
+
+/** The history usage of Qwen Code: the last `qwen-code.api_response` telemetry record of the chat. */
+function qwenHistory(home, workdir) {
+  const dir = join(home, '.qwen', 'projects', workdir.replace(/[^a-zA-Z0-9]/g, '-'), 'chats')
+  const files = findFiles(dir, /\.jsonl$/)
+  if (files.length === 0) return {problem: `no chat file in ${dir}`}
+  const lines = readJsonl(files[0])
+  const last = lines
+    .filter(
+      (l) => l.type === 'system' && l.systemPayload?.uiEvent?.['event.name'] === 'qwen-code.api_response',
+    )
+    .at(-1)
+  if (!last) return {file: files[0], problem: 'no api_response record'}
+  const e = last.systemPayload.uiEvent
+  const answer = lines.filter((l) => l.type === 'assistant').at(-1)
+  return {
+    file: files[0],
+    text: (answer?.message?.parts ?? []).map((p) => p.text ?? '').join(''),
+    usage: {
+      input: e.input_token_count,
+      output: e.output_token_count,
+      cacheRead: e.cached_content_token_count,
+      cacheCreation: 0,
+    },
   }
 }
 
@@ -270,5 +332,80 @@ export const AGENTS = [
         },
       }
     },
+  },
+  {
+    name: 'opencode',
+    tool: 'opencode',
+    title: 'opencode run',
+    pkg: 'opencode-ai',
+    version: '1.18.33',
+    bin: 'opencode',
+    agentType: 'opencode',
+    // bound through the provider of its chosen model: anthropic here (messages)
+    family: 'messages',
+    recordsCacheWrites: true,
+    // OpenCode's title call (its small model) is a request it does not record
+    recordsEveryCall: false,
+    // `opencode run` quotes a message argument that holds a space
+    answer: `PONG from sim: "${PROMPT}"`,
+    prepare({home, binDir, origin, key, bind, prompt = PROMPT}) {
+      mkdirSync(join(home, '.config', 'opencode'), {recursive: true})
+      // the user's own config: a chosen model and a comment; bind: `gwctl agents enable opencode`
+      // adds provider.anthropic.options.baseURL and .apiKey
+      const provider = bind
+        ? ''
+        : `,\n  "provider": {"anthropic": {"options": {"baseURL": "${origin}/v1", "apiKey": "${key}"}}}`
+      writeFileSync(
+        join(home, '.config', 'opencode', 'opencode.json'),
+        `{\n  // my OpenCode\n  "$schema": "https://opencode.ai/config.json",\n  "autoupdate": false,\n  "share": "disabled",\n  "model": "anthropic/claude-sonnet-4-5"${provider}\n}\n`,
+      )
+      return {
+        env: {
+          ...baseEnv(home, binDir),
+          // no models.dev catalogue download; its background npm install of @opencode-ai/plugin
+          // into the config folder fails at once instead of reaching the registry
+          OPENCODE_DISABLE_MODELS_FETCH: '1',
+          OPENCODE_DISABLE_AUTOUPDATE: '1',
+          npm_config_offline: 'true',
+        },
+        args: ['run', prompt],
+      }
+    },
+    answerOf: (stdout) => stdout,
+    history: ({home}) => opencodeHistory(home),
+    isMainCall: (path) => path === '/v1/messages',
+    isModelCall: (path) => path === '/v1/messages',
+  },
+  {
+    name: 'qwen',
+    tool: 'qwen-code',
+    title: 'qwen -p',
+    pkg: '@qwen-code/qwen-code',
+    version: '0.24.4',
+    bin: 'qwen',
+    agentType: 'qwen_code',
+    family: 'chat',
+    // the chat sim calls the first tool it is offered: Qwen Code runs it and sends the result back
+    answer: 'The tool answered',
+    prepare({home, binDir, origin, key, bind, prompt = PROMPT}) {
+      mkdirSync(join(home, '.qwen'), {recursive: true})
+      // bind: `gwctl agents enable qwen-code` writes env.OPENAI_BASE_URL, env.OPENAI_API_KEY and
+      // security.auth.selectedType = "openai" into settings.json
+      writeFileSync(
+        join(home, '.qwen', 'settings.json'),
+        `{\n  // my Qwen Code settings\n  "model": {"name": "gw-model"},\n  "privacy": {"usageStatisticsEnabled": false}${bind ? '' : ',\n  "security": {"auth": {"selectedType": "openai"}}'}\n}\n`,
+      )
+      return {
+        env: {
+          ...baseEnv(home, binDir),
+          ...(bind ? {} : {OPENAI_BASE_URL: `${origin}/v1`, OPENAI_API_KEY: key}),
+        },
+        args: ['-p', prompt],
+      }
+    },
+    answerOf: (stdout) => stdout,
+    history: ({home, workdir}) => qwenHistory(home, workdir),
+    isMainCall: (path) => path === '/v1/chat/completions',
+    isModelCall: (path) => path === '/v1/chat/completions',
   },
 ]

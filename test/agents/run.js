@@ -1,6 +1,7 @@
 // The opt-in agent-CLI suite (`npm run test:agents`, not part of CI): the real, unmodified Claude
-// Code, Codex and Gemini CLIs each complete one prompt through the gateway in front of the
-// simulator, with their own gateway key, all on 127.0.0.1.
+// Code, Codex, Gemini CLI, OpenCode and Qwen Code CLIs each complete one prompt through the
+// gateway in front of the simulator, with their own gateway key, all on 127.0.0.1
+// (docs/AGENT-CLIS.md for the last two).
 //
 //   npm run test:agents                    through the gateway (`gwctl gateway start --sim`)
 //   npm run test:agents -- --direct        each CLI straight against `gwctl sim` (no gateway)
@@ -14,7 +15,8 @@
 //                                          families (a `policies route --translate` policy per run, 9
 //                                          runs): a tool call and its second turn must come back
 //   npm run test:agents -- --translate --to chat   only these upstream families (comma-separated)
-//   npm run test:agents -- --only codex    one or more agents (comma-separated)
+//   npm run test:agents -- --only codex    one or more agents (comma-separated: claude, codex,
+//                                          gemini, opencode, qwen)
 //   npm run test:agents -- --keep          keep the temp folders (homes, histories, gateway log)
 //   npm run test:agents -- --verbose       print every CLI's stdout and stderr, not only a failing one's
 //   npm run test:agents -- --strace        also trace every connect() of each CLI (needs strace): loopback only, no DNS
@@ -44,7 +46,7 @@ const BIN = join(ROOT, 'bin', 'run.js')
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
   console.log(
-    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini]] [--only claude,codex,gemini] [--keep] [--verbose] [--strace]',
+    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini]] [--only claude,codex,gemini,opencode,qwen] [--keep] [--verbose] [--strace]',
   )
   process.exit(0)
 }
@@ -210,20 +212,22 @@ async function runAgent(agent, setup) {
   if (simOrigin) {
     const {body} = await getJson(`${simOrigin}/__sim/requests`)
     const requests = body.requests ?? []
+    // (an agent without simUsage: its history is checked against the gateway's rows instead)
     simCalls = requests
       .filter((r) => r.method === 'POST' && agent.isModelCall(r.path))
-      .map((r) => ({path: r.path, ...agent.simUsage(sim, r.body)}))
+      .map((r) => ({path: r.path, ...(agent.simUsage ? agent.simUsage(sim, r.body) : {})}))
     notes.push(`sim saw ${requests.map((r) => `${r.method} ${r.path}`).join(', ') || 'no request'}`)
     const main = simCalls.filter((c) => agent.isMainCall(c.path)).at(-1)
     if (!main) problems.push('the simulator got no model call')
-    else expected = main
+    else if (main.usage) expected = main
   }
 
   const answer = agent.answerOf(result.stdout)
   const history = agent.history({home, workdir})
   const wanted = expected?.text ?? history.text
-  if (!answer.includes(`PONG from sim: ${PROMPT}`))
-    problems.push(`the output has no "PONG from sim: ${PROMPT}": ${JSON.stringify(answer.slice(0, 200))}`)
+  const pong = agent.answer ?? `PONG from sim: ${PROMPT}`
+  if (!answer.includes(pong))
+    problems.push(`the output has no "${pong}": ${JSON.stringify(answer.slice(0, 200))}`)
   else if (wanted && !answer.includes(wanted))
     problems.push(`the output lacks the answer ${JSON.stringify(wanted)}`)
 
@@ -251,7 +255,8 @@ async function runAgent(agent, setup) {
       const ok = rows.filter((r) => r.status === 200 && r.entrance === agent.family)
       const matches = (want) => ok.some((r) => diff('', r.usage, want).length === 0)
       // Every model call the simulator answered (else the one the history records) has its row.
-      const wanted = simCalls.length > 0 ? simCalls.map((c) => c.usage) : [history.usage].filter(Boolean)
+      const wanted =
+        simCalls.length > 0 && agent.simUsage ? simCalls.map((c) => c.usage) : [history.usage].filter(Boolean)
       if (ok.length === 0) problems.push(`gateway log: no 200 ${agent.family} row for ${agentId}`)
       for (const want of wanted)
         if (!matches(want)) problems.push(`gateway log: no 200 row with the usage ${fmtUsage(want)}`)
@@ -274,7 +279,7 @@ async function reconcileCheck(agent, env) {
   const byTime = rec.days.reduce((n, d) => n + (d.matchedByTime ?? 0), 0)
   const fmt = (list) => list.map((q) => `${q.requestId ?? '(no id)'} (${q.model ?? 'no model'})`).join(', ')
   let onlyGateway = rec.onlyGateway
-  if (agent.tool === 'gemini-cli') {
+  if (agent.tool === 'gemini-cli' || agent.recordsEveryCall === false) {
     const {rows} = await gwctl(
       ['usage', '--source', 'history', '--tool', agent.tool, '--pivot', 'model', '--since', '1d', '--json'],
       env,
@@ -282,10 +287,10 @@ async function reconcileCheck(agent, env) {
     const recorded = new Set(rows.map((r) => r.key))
     const utility = onlyGateway.filter((q) => !recorded.has(q.model))
     if (utility.length > 0)
-      log(`    gateway-only utility calls (Gemini CLI never records them): ${fmt(utility)}`)
+      log(`    gateway-only utility calls (${agent.title} never records them): ${fmt(utility)}`)
     onlyGateway = onlyGateway.filter((q) => recorded.has(q.model))
-    log(`    matched ${matched} request(s), ${byTime} of them by time and model`)
   }
+  if (byTime > 0) log(`    matched ${matched} request(s), ${byTime} of them by time and model`)
   return [
     matched === 0 ? 'no request matched' : undefined,
     rec.onlyHistory.length > 0 ? `only in the history: ${fmt(rec.onlyHistory)}` : undefined,
@@ -306,7 +311,9 @@ async function bindAgent(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}) {
   const home = join(tmp, `${agent.name}-home`)
   mkdirSync(join(home, 'tmp'), {recursive: true})
   const prepared = agent.prepare({home, binDir: bins[agent.name], bind: true})
-  const leaked = Object.keys(prepared.env).filter((k) => /^(ANTHROPIC_|GOOGLE_|GEMINI_API|GW_KEY)/.test(k))
+  const leaked = Object.keys(prepared.env).filter((k) =>
+    /^(ANTHROPIC_|GOOGLE_|GEMINI_API|GW_KEY|OPENAI_)/.test(k),
+  )
   const env = {...gwEnv, HOME: home}
   const enabled = await gwctl(['agents', 'enable', agent.tool, '--json'], env)
   const setup = {tmp, origin, binDir: bins[agent.name], agentId: enabled.agentId, sim, simOrigin, prepared}
@@ -341,7 +348,7 @@ async function bindAgent(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}) {
   const rows = (await gatewayLogs(origin, enabled.agentId))?.length ?? 0
   const offProblems = []
   if (rows !== before) offProblems.push(`after disable the gateway logged ${rows - before} more request(s)`)
-  if (after.stdout.includes(`PONG from sim: ${PROMPT}`))
+  if (after.stdout.includes(agent.answer ?? `PONG from sim: ${PROMPT}`))
     offProblems.push('after disable it still got the answer')
   log(
     `${offProblems.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(6)} disable: exit ${after.code}, gateway rows ${before} -> ${rows}`,
@@ -703,6 +710,10 @@ async function main() {
         continue
       }
       if (RUN) {
+        if (!CONFIG_FILES[agent.name]) {
+          log(`SKIP ${agent.name.padEnd(6)} run: gwctl run does not start ${agent.name} yet`)
+          continue
+        }
         outcome.push(await runMode(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}))
         continue
       }

@@ -9,14 +9,23 @@
  * - Gemini CLI: `~/.gemini/.env` `GOOGLE_GEMINI_BASE_URL` and `GEMINI_API_KEY`, and
  *   `settings.json` `security.auth.selectedType = "gemini-api-key"` (without it the base URL
  *   selects an auth type the CLI itself refuses).
+ * - OpenCode: its config (`opencode.json[c]`) `provider.<id>.options.baseURL` and `.apiKey` for
+ *   the provider of its chosen `model` (`<provider>/<model>`), so that model keeps working: the
+ *   gateway's `/v1` for `anthropic` (messages), `openai` (responses) and any OpenAI-compatible
+ *   provider (chat), `/v1beta` for `google` (gemini). See `opencodeBinding`.
+ * - Qwen Code: `settings.json` `env.OPENAI_BASE_URL` (the gateway's `/v1`), `env.OPENAI_API_KEY`
+ *   and `security.auth.selectedType = "openai"` (chat completions); its `env` block is applied to
+ *   its process, below the real environment and its `.env` files.
  */
 import type {AgentHome} from '../agent-homes.js'
 import type {AgentTool} from '../../store/history-rows.js'
+import type {Family} from '../../store/schema.js'
 import {bindCodexConfig, codexTarget, gwctlSectionText, modelProviderLine, parseToml} from './codex-toml.js'
 import {setGwctlSection, setModelProviderLine} from './codex-toml.js'
 import {getEnvLine, getEnvValue, setEnvLine, setEnvValue} from './dotenv-file.js'
 import {
   checkJsonObject,
+  getJsonKeys,
   getJsonString,
   hasJsonValue,
   isEmptyJsonObject,
@@ -40,6 +49,8 @@ export interface ToolBinder {
   bind(texts: Array<string | null>, paths: string[], baseUrl: string, key: string): string[]
   /** Where the files point now. */
   target(texts: Array<string | null>): BindingTarget
+  /** The family the binding routes through, when the config chooses it (OpenCode). */
+  family?(texts: Array<string | null>): Family
   /**
    * Removes only gwctl's entries from files the user changed since, putting back the values they
    * replaced in `originals`. Returns the new texts and a description of each restored value.
@@ -186,6 +197,99 @@ const geminiBinder: ToolBinder = {
   },
 }
 
+/** The family and the base-URL path OpenCode's provider `id` speaks through the gateway. */
+export function opencodeBinding(providerId: string): {family: Family; path: string} {
+  switch (providerId) {
+    case 'anthropic':
+      return {family: 'messages', path: '/v1'}
+    case 'openai':
+      return {family: 'responses', path: '/v1'}
+    case 'google':
+      return {family: 'gemini', path: '/v1beta'}
+    default:
+      return {family: 'chat', path: '/v1'}
+  }
+}
+
+/** The provider of OpenCode's chosen model (`model` = `<provider>/<model>`), `anthropic` when unset. */
+export function opencodeProviderOf(text: string | null): string {
+  const model = getJsonString(text, ['model'])
+  const slash = model?.indexOf('/') ?? -1
+  return model && slash > 0 ? model.slice(0, slash) : 'anthropic'
+}
+
+const opencodeEntries = (provider: string): JsonEntry[] => [
+  {
+    keys: ['provider', provider, 'options', 'baseURL'],
+    value: (url) => url + opencodeBinding(provider).path,
+  },
+  {keys: ['provider', provider, 'options', 'apiKey'], value: (_url, key) => key},
+]
+
+/** The providers whose options point at a loopback gateway (what `strip` takes out). */
+function opencodeBoundProviders(text: string | null): string[] {
+  const providers = getJsonKeys(text, ['provider'])
+  return providers.filter((p) =>
+    /^http:\/\/127\.0\.0\.1:\d+\/v1(beta)?$/.test(
+      getJsonString(text, ['provider', p, 'options', 'baseURL']) ?? '',
+    ),
+  )
+}
+
+const opencodeBinder: ToolBinder = {
+  tool: 'opencode',
+  files: (home) => [home.configFile],
+  check(texts, paths) {
+    if (texts[0] !== null) checkJsonObject(texts[0], paths[0])
+  },
+  bind(texts, paths, baseUrl, key) {
+    this.check(texts, paths)
+    const provider = opencodeProviderOf(texts[0])
+    return [applyJson(texts[0] ?? '', opencodeEntries(provider), baseUrl, key)]
+  },
+  family: (texts) => opencodeBinding(opencodeProviderOf(texts[0])).family,
+  target(texts) {
+    const provider = opencodeProviderOf(texts[0])
+    const url = getJsonString(texts[0], ['provider', provider, 'options', 'baseURL'])
+    return {baseUrl: url, key: getJsonString(texts[0], ['provider', provider, 'options', 'apiKey'])}
+  },
+  strip(texts, originals) {
+    const notes: string[] = []
+    let next = texts[0]
+    for (const provider of opencodeBoundProviders(next))
+      next = stripJson(next, originals[0], opencodeEntries(provider), 'config', notes)
+    return {texts: [next], notes}
+  },
+}
+
+const QWEN_ENTRIES: JsonEntry[] = [
+  {keys: ['security', 'auth', 'selectedType'], value: () => 'openai'},
+  {keys: ['env', 'OPENAI_BASE_URL'], value: (url) => `${url}/v1`},
+  {keys: ['env', 'OPENAI_API_KEY'], value: (_url, key) => key},
+]
+
+const qwenBinder: ToolBinder = {
+  tool: 'qwen-code',
+  files: (home) => [home.configFile],
+  check(texts, paths) {
+    if (texts[0] !== null) checkJsonObject(texts[0], paths[0])
+  },
+  bind(texts, paths, baseUrl, key) {
+    this.check(texts, paths)
+    return [applyJson(texts[0] ?? '', QWEN_ENTRIES, baseUrl, key)]
+  },
+  target(texts) {
+    return {
+      baseUrl: getJsonString(texts[0], ['env', 'OPENAI_BASE_URL']),
+      key: getJsonString(texts[0], ['env', 'OPENAI_API_KEY']),
+    }
+  },
+  strip(texts, originals) {
+    const notes: string[] = []
+    return {texts: [stripJson(texts[0], originals[0], QWEN_ENTRIES, 'settings.json', notes)], notes}
+  },
+}
+
 /** The binder of `tool`. */
 export function binderOf(tool: AgentTool): ToolBinder {
   switch (tool) {
@@ -195,5 +299,9 @@ export function binderOf(tool: AgentTool): ToolBinder {
       return codexBinder
     case 'gemini-cli':
       return geminiBinder
+    case 'opencode':
+      return opencodeBinder
+    case 'qwen-code':
+      return qwenBinder
   }
 }

@@ -64,6 +64,17 @@ export function getJsonString(text: string | null, keys: string[]): string | und
   return typeof value === 'string' ? value : undefined
 }
 
+/** The member names of the object at `keys` (none when it is missing or not an object). */
+export function getJsonKeys(text: string | null, keys: string[]): string[] {
+  if (text === null || text.trim() === '') return []
+  const root = parseTree(text, [], {allowTrailingComma: true})
+  const node = root && findNodeAtLocation(root, keys)
+  if (node?.type !== 'object') return []
+  return (node.children ?? []).flatMap((c) =>
+    typeof c.children?.[0]?.value === 'string' ? [c.children[0].value] : [],
+  )
+}
+
 /** True when `keys` names an existing value (any type). */
 export function hasJsonValue(text: string | null, keys: string[]): boolean {
   if (text === null || text.trim() === '') return false

@@ -10,6 +10,8 @@ import {claudeParser} from './claude.js'
 import {codexParser} from './codex.js'
 import {geminiParser, parseGeminiJson} from './gemini.js'
 import {readLines} from './lines.js'
+import {opencodeStat, parseOpencodeMessageFile, readOpencodeDb} from './opencode.js'
+import {qwenParser} from './qwen.js'
 import type {HistoryFile, ScanStats} from './scan.js'
 import type {HistoryRecord} from '../../store/history-rows.js'
 import type {LineParser, SkipReason} from './types.js'
@@ -23,6 +25,11 @@ function parserFor(file: HistoryFile, state: unknown): LineParser {
       return codexParser(file.context, state)
     case 'gemini-cli':
       return geminiParser(file.context, state)
+    case 'qwen-code':
+      return qwenParser(file.context, state)
+    case 'opencode':
+      // read whole (readWhole), never line by line
+      throw new Error('an OpenCode file has no line parser')
   }
 }
 
@@ -45,6 +52,7 @@ export async function readHistoryFile(
   full: boolean,
   stats: Pick<ScanStats, 'lines' | 'skipped' | 'errors'>,
 ): Promise<FileRead | undefined> {
+  if (file.tool === 'opencode') return readWhole(file, opencodeStat(file.path, st), old, stats)
   const reset = full || !old || old.inode !== st.ino || st.size < old.offset || file.whole
   const from = reset ? 0 : old.offset
   const parser = parserFor(file, reset ? null : old?.state)
@@ -92,4 +100,39 @@ export async function readHistoryFile(
     state: parser.state(),
   }
   return {cursor, records, reset}
+}
+
+/**
+ * A file read whole into rows that replace its old ones (OpenCode's database, or one of its
+ * legacy message files): one line counted per file.
+ */
+async function readWhole(
+  file: HistoryFile,
+  st: Stats,
+  old: FileCursor | undefined,
+  stats: Pick<ScanStats, 'lines' | 'skipped' | 'errors'>,
+): Promise<FileRead | undefined> {
+  let parsed
+  try {
+    parsed = file.path.endsWith('.db')
+      ? await readOpencodeDb(file.path)
+      : parseOpencodeMessageFile(await readFile(file.path, 'utf8'), file.context)
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException
+    stats.errors.push({path: file.path, error: String(e.code ?? e.message ?? error)})
+    return undefined
+  }
+  stats.lines += 1
+  for (const [k, n] of Object.entries(parsed.skipped)) bump(stats, k as SkipReason, n)
+  const cursor: FileCursor = {
+    id: old?.id,
+    path: file.path,
+    tool: file.tool,
+    inode: st.ino,
+    size: st.size,
+    mtimeMs: st.mtimeMs,
+    offset: st.size,
+    state: null,
+  }
+  return {cursor, records: parsed.records, reset: true}
 }

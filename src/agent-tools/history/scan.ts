@@ -10,13 +10,14 @@ import {readdirSync, statSync} from 'node:fs'
 import {sep} from 'node:path'
 
 import type {AgentTool} from '../../store/history-rows.js'
-import {agentHomes} from '../agent-homes.js'
+import {AGENT_TOOLS, agentHomes} from '../agent-homes.js'
 import {getCheckedSetting} from '../../store/settings.js'
 import type {ApplyResult, Cursors, FileCursor} from '../../store/history-insert.js'
 import type {HistoryStore} from '../../store/history-store.js'
 import type {FileContext, SkipReason} from './types.js'
 import type {HistoryRecord} from '../../store/history-rows.js'
 import {bump} from './types.js'
+import {isOpencodeHistory, opencodeStat} from './opencode.js'
 import type {readHistoryFile as ReadHistoryFile} from './read.js'
 import type {StageResult} from './stage.js'
 
@@ -88,6 +89,7 @@ function walk(
   accept: (name: string) => boolean,
   errors: ScanStats['errors'],
   out: string[],
+  depth = Infinity,
 ): void {
   let entries: Dirent[]
   try {
@@ -100,8 +102,9 @@ function walk(
   const prefix = dir.endsWith(sep) ? dir : dir + sep
   for (const e of entries) {
     const name = e.name
-    if (e.isDirectory()) walk(prefix + name, accept, errors, out)
-    else if ((e.isFile() || e.isSymbolicLink()) && accept(name)) out.push(prefix + name)
+    if (e.isDirectory()) {
+      if (depth > 1) walk(prefix + name, accept, errors, out, depth - 1)
+    } else if ((e.isFile() || e.isSymbolicLink()) && accept(name)) out.push(prefix + name)
   }
 }
 
@@ -117,20 +120,24 @@ interface Found {
 
 /** Every history folder's files, folders in scan order (homes, then each home's folders). */
 function walkHistory(options: ScanOptions, errors: ScanStats['errors']): Found[] {
-  const tools = options.tools ?? ['claude-code', 'codex', 'gemini-cli']
+  const tools = options.tools ?? AGENT_TOOLS
   const found: Found[] = []
   for (const home of agentHomes(options.env)) {
     if (!tools.includes(home.tool)) continue
     const accept =
-      home.tool === 'claude-code'
+      home.tool === 'claude-code' || home.tool === 'qwen-code'
         ? (n: string) => n.endsWith('.jsonl')
         : home.tool === 'codex'
           ? (n: string) => n.startsWith('rollout-') && n.endsWith('.jsonl')
-          : (n: string) => n.endsWith('.jsonl') || (n.startsWith('session-') && n.endsWith('.json'))
+          : home.tool === 'opencode'
+            ? isOpencodeHistory
+            : (n: string) => n.endsWith('.jsonl') || (n.startsWith('session-') && n.endsWith('.json'))
     const seen = new Set<string>()
-    for (const dir of home.historyDirs) {
+    for (const [i, dir] of home.historyDirs.entries()) {
       const paths: string[] = []
-      walk(dir, accept, errors, paths)
+      // OpenCode's data folder: only its top (the databases; it also holds git snapshots, logs
+      // and cloned repositories); its message files are the second folder, walked whole
+      walk(dir, accept, errors, paths, home.tool === 'opencode' && i === 0 ? 1 : Infinity)
       found.push({tool: home.tool, prefix: dir.endsWith(sep) ? dir : dir + sep, paths, seen})
     }
   }
@@ -149,7 +156,11 @@ function reads(found: Found, path: string): boolean {
     found.seen.add(rel)
     return true
   }
-  return found.tool === 'claude-code' || path.slice(found.prefix.length).split(sep).includes('chats')
+  if (found.tool === 'claude-code') return true
+  const parts = path.slice(found.prefix.length).split(sep)
+  // OpenCode: its databases (top of the data folder), its message files (storage/message/<session>/)
+  if (found.tool === 'opencode') return path.endsWith('.db') ? parts.length === 1 : parts.length === 2
+  return parts.includes('chats')
 }
 
 function historyFile(found: Found, path: string): HistoryFile {
@@ -159,6 +170,11 @@ function historyFile(found: Found, path: string): HistoryFile {
       return {tool: 'claude-code', path, whole: false, context: {path, keyPath: path, project: null}}
     case 'codex':
       return {tool: 'codex', path, whole: false, context: {path, keyPath: rel, project: null}}
+    case 'opencode':
+      return {tool: 'opencode', path, whole: true, context: {path, keyPath: path, project: null}}
+    case 'qwen-code':
+      // projects/<sanitized cwd>/chats/<session>.jsonl: the records hold the real cwd
+      return {tool: 'qwen-code', path, whole: false, context: {path, keyPath: path, project: null}}
     case 'gemini-cli': {
       const parts = rel.split(sep)
       return {
@@ -358,6 +374,7 @@ async function incrementalScan(
       try {
         // Synchronous: an unchanged file costs one stat (and no object of ours).
         st = statSync(path, NO_THROW)
+        if (st && found.tool === 'opencode') st = opencodeStat(path, st)
       } catch (error) {
         stats.errors.push({path, error: String((error as NodeJS.ErrnoException).code ?? error)})
         continue

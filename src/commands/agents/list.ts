@@ -7,14 +7,17 @@ import type {AgentRow} from '../../services/agent-binding.js'
 import {listAgentRows} from '../../services/agent-binding.js'
 
 function bindingLabel(r: AgentRow): string {
-  if (r.binding.state !== 'stale') return r.binding.state
-  return `stale: ${r.binding.problems?.[0]?.problem ?? 'see gwctl doctor'}`
+  // OpenCode: the family of its chosen model's provider, which the binding routes through
+  const via = r.binding.family ? ` (${r.binding.family})` : ''
+  if (r.binding.state !== 'stale') return r.binding.state + via
+  return `stale${via}: ${r.binding.problems?.[0]?.problem ?? 'see gwctl doctor'}`
 }
 
 export default class AgentsList extends BaseCommand {
   static summary = 'Lists the agents known to the gateway and the coding agents found on this machine.'
   static description =
-    'Agents holding keys come from the running gateway, or from its state file when it is stopped; Claude Code, Codex and Gemini CLI are found in their config folders (honouring CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME). ' +
+    'Agents holding keys come from the running gateway, or from its state file when it is stopped; Claude Code, Codex, Gemini CLI, OpenCode and Qwen Code are found in their config folders (honouring CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME, XDG_CONFIG_HOME/XDG_DATA_HOME and OPENCODE_CONFIG, QWEN_HOME). ' +
+    "OpenCode is bound through the protocol of its chosen model's provider, shown beside its binding. " +
     'A found agent that holds a key is one row. Default: agents holding keys, and found agents whose history was scanned. --enabled: only routed agents (their policy routes their family to a provider; whether an agent’s own config is bound to the gateway is its BINDING). --all: every agent, including found ones that are not enabled or not scanned, and Claude Code sub-agents.'
 
   static examples = [
@@ -59,7 +62,7 @@ export default class AgentsList extends BaseCommand {
           ? 'No agent is routed: no policy routes its family to a provider.'
           : flags.all
             ? 'No agents yet: none holds a key and no coding agent was found in this HOME.'
-            : 'No agents yet: `gwctl agents enable claude-code` (or codex, gemini-cli) binds one; `--all` shows every agent found.',
+            : 'No agents yet: `gwctl agents enable claude-code` (or codex, gemini-cli, opencode, qwen-code) binds one; `--all` shows every agent found.',
       )
     }
     return {agents}
