@@ -34,7 +34,6 @@ import {
 } from '../agent-tools/run-overrides.js'
 import {ISSUE_INTERVAL_MS, displayPrefix} from '../gateway/keys.js'
 import {runningDaemon} from '../gateway/pidfile.js'
-import type {AgentTool} from '../store/history-rows.js'
 import {ensureHome, homeFile} from '../store/paths.js'
 import {withRunKeys} from '../store/run-keys.js'
 import type {GatewayState} from '../store/state-schema.js'
