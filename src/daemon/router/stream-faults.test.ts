@@ -243,7 +243,11 @@ describe('an upstream error event mid-stream (issue 25, item 3)', () => {
     async (family) => {
       // the simulator's chat upstream fails mid-stream on the marker: pass-through for the chat
       // entrance, translated for the three others
-      targets = () => [{provider: simProvider('up-chat', 'chat'), translate: family !== 'chat'}]
+      targets = () => [
+        family === 'chat'
+          ? {provider: simProvider('up-chat', 'chat')}
+          : {provider: simProvider('up-chat', 'chat'), translate: true},
+      ]
       const spec = FAMILIES[family]
       const res = await fetch(gatewayUrl + spec.path(true), {
         method: 'POST',
