@@ -15,6 +15,7 @@ export default defineConfig({
     // e2e tests spawn bin/run.js (a Node process each); two cores.
     maxWorkers: 2,
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/setup-worker.ts'],
     env: {
       NO_COLOR: '1',
       TZ: 'UTC',

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // The offline tour (`npm run tour`, after `npm run build`): starts the simulator, runs a few real
-// gwctl commands against it with a throw-away GWCTL_HOME, then stops the simulator and cleans up.
+// gwctl commands against it with a throw-away GWCTL_HOME and HOME, then stops the simulator and cleans up.
 // Other areas add their steps to STEPS; each step is one gwctl command line.
 import {spawn, spawnSync} from 'node:child_process'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, rmSync} from 'node:fs'
 import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
@@ -13,6 +13,20 @@ const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)))
 const BIN = join(ROOT, 'bin', 'run.js')
 const home = mkdtempSync(join(tmpdir(), 'gwctl-tour-'))
 const clip = join(home, 'fox.mp4')
+// The tour's own HOME too: agent discovery and history scans read ~/.claude, ~/.codex and
+// ~/.gemini (and their variables), never the real ones of whoever runs the tour.
+const userHome = join(home, 'user-home')
+mkdirSync(userHome)
+const isolated = {
+  GWCTL_HOME: home,
+  HOME: userHome,
+  USERPROFILE: userHome,
+  XDG_CONFIG_HOME: '',
+  CLAUDE_CONFIG_DIR: '',
+  CODEX_HOME: '',
+  GEMINI_CLI_HOME: '',
+  GEMINI_DATA_DIR: '',
+}
 
 /** @param {string} baseUrl */
 const STEPS = (baseUrl) => [
@@ -73,7 +87,7 @@ const STEPS = (baseUrl) => [
 /** Starts `gwctl sim --port 0` and resolves with its base URL and process. */
 function startSim() {
   const child = spawn(process.execPath, [BIN, 'sim', '--port', '0', '--task-seconds', '3'], {
-    env: {...process.env, GWCTL_HOME: home},
+    env: {...process.env, ...isolated},
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   return new Promise((resolveStart, reject) => {
@@ -99,7 +113,7 @@ function run(step) {
   const result = spawnSync(process.execPath, [BIN, ...step.args], {
     env: {
       ...process.env,
-      GWCTL_HOME: home,
+      ...isolated,
       GWCTL_BASE_URL: '',
       GWCTL_API_KEY: '',
       ...vendorKeysOff,

@@ -165,6 +165,35 @@ describe.skipIf(!hasScript)('gwctl chat REPL on a pseudo-terminal', () => {
   })
 })
 
+describe.skipIf(!hasScript)('gwctl chat REPL left with Ctrl-D', () => {
+  it('prints the session summary on a line of its own, not glued to the "> " prompt (issue 25)', async () => {
+    const child = execa('script', ['-qefc', `node ${BIN} chat -m sim-mini`, '/dev/null'], {
+      env: {...cliEnv(home.home, env()), COLUMNS: '200'},
+      extendEnv: true,
+      reject: false,
+    })
+    let seen = ''
+    let wake: () => void = () => undefined
+    child.stdout!.on('data', (chunk: Buffer) => {
+      seen += chunk.toString()
+      wake()
+    })
+    const waitFor = async (pattern: RegExp): Promise<void> => {
+      while (!pattern.test(seen)) await new Promise<void>((resolve) => (wake = resolve))
+    }
+    await waitFor(/\/help for commands/)
+    child.stdin!.write('hi\r')
+    await waitFor(/You said: "hi"[^\n]*\n[^\n]*tokens\/s[^\n]*\n[^]*> /)
+    child.stdin!.write('\x04')
+    const done = await child
+    expect(done.exitCode).toBe(0)
+    // eslint-disable-next-line no-control-regex
+    const plain = seen.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '')
+    expect(plain).toMatch(/\r?\nSession: 1 turn/)
+    expect(plain).not.toMatch(/> Session:/)
+  })
+})
+
 describe('gwctl chat without a message on a non-terminal', () => {
   it('reads the message from stdin instead of opening the REPL', async () => {
     const r = await runCli(['chat', '-m', 'sim-mini'], {home: home.home, env: env(), input: 'from a pipe\n'})

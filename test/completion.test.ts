@@ -65,12 +65,19 @@ describe.skipIf(!hasBash)('gwctl completion', () => {
         .split('\n')
         .filter(Boolean)
     expect(tab('age')).toEqual(['agents'])
-    expect(tab('agents', '')).toEqual(['disable', 'enable', 'list'])
+    expect(tab('agents', '')).toEqual(['disable', 'enable', 'list', 'remove'])
     expect(tab('logs', '--sta')).toEqual(['--status'])
     expect(tab('logs', '--status', '')).toEqual(['2xx', '4xx', '5xx', 'fallback'])
     expect(tab('logs', '--agent', '')).toEqual(['laptop'])
     expect(tab('policies', 'show', '')).toEqual(['claude_code_default', 'default'])
-    expect(tab('agents', 'enable', 'l')).toEqual(['laptop'])
+    expect(tab('agents', 'enable', '')).toEqual(['claude-code', 'codex', 'gemini-cli'])
+    expect(tab('agents', 'enable', 'l')).toEqual([])
+    expect(tab('key', 'revoke', '')).toEqual(['laptop'])
+    // the video models of the catalog, none of the chat models
+    const video = tab('video', 'create', '--model', '')
+    expect(video).toHaveLength(14)
+    expect(video).toContain('Alpha2.6-T2V')
+    expect(video.every((m) => /^(Alpha|Beta)/.test(m))).toBe(true)
   })
 
   it.each(['zsh', 'fish'])('prints a %s script that calls gwctl __complete', async (shell) => {

@@ -373,11 +373,12 @@ describe('logs and usage (gateway stopped: the log database)', () => {
     const table = await cli(['logs', '--since', '1h'])
     const lines = table.stdout.trimEnd().split('\n')
     expect(lines).toHaveLength(3)
+    // newest at the top, as the dashboard and the app (issue 25)
     expect(lines[1]).toMatch(
-      /agt_a\s+messages\s+anthropic\/claude-sonnet\s+200\s+-\s+100\s+10\s+6\s+120ms\s+30ms$/,
+      /agt_b\s+chat\s+openai\/gpt-5\s+502\s+yes\s+0\s+0\s+0\s+120ms\s+-\s+connect ECONNREFUSED$/,
     )
     expect(lines[2]).toMatch(
-      /agt_b\s+chat\s+openai\/gpt-5\s+502\s+yes\s+0\s+0\s+0\s+120ms\s+-\s+connect ECONNREFUSED$/,
+      /agt_a\s+messages\s+anthropic\/claude-sonnet\s+200\s+-\s+100\s+10\s+6\s+120ms\s+30ms$/,
     )
     expect(table.stderr).toContain('read from the log database')
 

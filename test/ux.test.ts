@@ -67,6 +67,18 @@ describe('messages say what to do next', () => {
   })
 })
 
+describe('unknown flags', () => {
+  it('suggest the closest flag of the command: --promt -> --prompt (issue 25)', async () => {
+    const r = await runCli(['video', 'create', '-m', 'Alpha2.6-T2V', '--promt', 'a fox'], {home: home.home})
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toContain('Nonexistent flag: --promt')
+    expect(r.stderr).toContain('Did you mean `--prompt`? Run `gwctl video create --help` for its usage.')
+    const far = await runCli(['video', 'create', '--zzzzzz', 'x'], {home: home.home})
+    expect(far.exitCode).toBe(2)
+    expect(far.stderr).not.toContain('Did you mean')
+  })
+})
+
 describe('unknown commands', () => {
   it('suggest the closest command and exit 2', async () => {
     const r = await runCli(['video', 'creat', '-m', 'x'], {home: home.home})

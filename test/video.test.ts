@@ -151,6 +151,12 @@ describe('gwctl video (end to end against the simulator)', () => {
     expect(created.stdout).toMatch(/^status: +queued$/m)
     expect(created.stdout).toMatch(/^provider: +sim-beta-studio$/m)
     expect(created.stderr).toContain('gwctl video poll task_')
+    // a Beta task's answer has no model or provider: get shows them from the journal (issue 25)
+    const id = /^id: +(task_\w+)$/m.exec(created.stdout)![1]
+    const got = await run(['get', id])
+    expect(got.exitCode).toBe(0)
+    expect(got.stdout).toMatch(/^model: +BetaQ3-Pro-Text2Video$/m)
+    expect(got.stdout).toMatch(/^provider: +sim-beta-studio$/m)
     const list = await run(['list'])
     expect(list.stdout).toMatch(/^ID +LAST SEEN +MODEL +PROVIDER +CREATED +PROMPT$/m)
     expect(list.stdout).toMatch(
@@ -310,6 +316,15 @@ describe('gwctl video (end to end against the simulator)', () => {
     expect(forced.exitCode).toBe(0)
     expect(json(forced)).toMatchObject({id: created.id, path: out, bytes: SAMPLE.length})
     expect(readFileSync(out).equals(SAMPLE)).toBe(true)
+    // one "saved" line for every download: download, create --output, poll --output (issue 25)
+    const saved = (text: string) =>
+      text.split('\n').find((l) => l.startsWith(`Saved ${out} (`) && /\(\d+(\.\d)? (B|KB|MB)\)\.$/.test(l))
+    const again = await run(['download', created.id, '--output', out, '--force'])
+    expect(saved(again.stdout)).toBeDefined()
+    const polled = await run(['poll', created.id, '--output', out, '--force', '--interval', '1'])
+    expect(polled.exitCode, polled.stderr).toBe(0)
+    expect(saved(polled.stdout)).toBeDefined()
+    expect(polled.stdout).not.toMatch(/^saved:/m)
   })
 
   it('create --output refuses an existing file before anything is sent', async () => {

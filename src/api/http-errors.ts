@@ -176,7 +176,29 @@ function missingEndpointHint(message: string, context: ErrorContext): string | u
     : 'No such endpoint: the base URL should end in /api/v1.'
 }
 
-export function networkError(error: unknown, origin: string): GwError {
+/** Where a client's base URL and its answers come from, for the hints of network errors. */
+export interface NetworkContext {
+  answeredBy?: 'platform' | 'gateway'
+  /** The environment variable the base URL came from (`GWCTL_BASE_URL`), when it did. */
+  baseUrlEnv?: string
+}
+
+/**
+ * What to do about a network error at `origin`: a refused connection to the local gateway's port
+ * means the gateway is stopped (start it); otherwise check the base URL where it was set, naming
+ * the environment variable when it came from one, not the setting it overrides.
+ */
+function networkHint(refused: boolean, context: NetworkContext): string {
+  const fromEnv = context.baseUrlEnv
+  if (refused && context.answeredBy === 'gateway') {
+    return `The gateway is not running: start it with \`gwctl gateway start\` (\`gwctl gateway\` shows its state)${fromEnv ? `, or point ${fromEnv} elsewhere` : ''}.`
+  }
+  return fromEnv
+    ? `Check ${fromEnv} (it sets the base URL, over \`gwctl config get base-url\`) and your connection.`
+    : 'Check the base URL (`gwctl config get base-url`) and your connection.'
+}
+
+export function networkError(error: unknown, origin: string, context: NetworkContext = {}): GwError {
   if (isAbortError(error)) return new InterruptedError('Request aborted.')
   const code = (error as {code?: string}).code
   const cause = (error as {cause?: {code?: string}}).cause
@@ -197,7 +219,7 @@ export function networkError(error: unknown, origin: string): GwError {
   return new UpstreamError(`Network error: ${what}.`, {
     code: 'network',
     details: (code ?? cause?.code) ? {net_code: code ?? cause?.code} : undefined,
-    hint: 'Check the base URL (`gwctl config get base-url`) and your connection.',
+    hint: networkHint(netCode === 'ECONNREFUSED', context),
     cause: error,
   })
 }

@@ -28,7 +28,7 @@ import {
 import {errorFromResponse, headerValue, networkError, parseBody, parseRetryAfter} from './http-errors.js'
 import type {ErrorContext} from './http-errors.js'
 import {homeFile} from '../store/paths.js'
-import {getCheckedSetting, getSetting} from '../store/settings.js'
+import {getCheckedSetting, getSetting, settingSource} from '../store/settings.js'
 
 /** Timeouts in milliseconds. */
 export interface Timeouts {
@@ -51,6 +51,8 @@ export interface ClientOptions {
   dispatcher?: Dispatcher
   /** Who answers at this base URL, for error messages (default: guessed from the URL). */
   answeredBy?: 'platform' | 'gateway'
+  /** The environment variable the base URL came from, for the hints of network errors. */
+  baseUrlEnv?: string
 }
 
 export interface RequestOptions {
@@ -116,6 +118,7 @@ export class PlatformClient {
   private readonly timeouts: Timeouts
   private readonly dispatcher: Dispatcher
   private readonly answerer?: 'platform' | 'gateway'
+  private readonly baseUrlEnv?: string
 
   constructor(options: ClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '')
@@ -125,6 +128,12 @@ export class PlatformClient {
     this.timeouts = {...DEFAULT_TIMEOUTS, ...options.timeouts}
     this.dispatcher = options.dispatcher ?? defaultAgent()
     this.answerer = options.answeredBy
+    this.baseUrlEnv = options.baseUrlEnv
+  }
+
+  /** Wraps a failed connection in the error model, with the hint that fits this client. */
+  private netError(error: unknown, origin: string): GwError {
+    return networkError(error, origin, {answeredBy: this.answeredBy, baseUrlEnv: this.baseUrlEnv})
   }
 
   /** Absolute URL of a path below the base URL, with query parameters (arrays repeat the key). */
@@ -196,7 +205,7 @@ export class PlatformClient {
           bodyTimeout: this.timeouts.body,
         })
       } catch (error) {
-        if (last || !isRetryableNetError(error, idempotent)) throw networkError(error, url.origin)
+        if (last || !isRetryableNetError(error, idempotent)) throw this.netError(error, url.origin)
         await this.pause(backoffDelay(attempt, this.backoffMs), options.signal)
         continue
       }
@@ -232,7 +241,7 @@ export class PlatformClient {
         bodyTimeout: this.timeouts.body,
       })
     } catch (error) {
-      throw networkError(error, url.origin)
+      throw this.netError(error, url.origin)
     }
     if (res.statusCode >= 400) {
       const text = await res.body.text()
@@ -267,7 +276,7 @@ export class PlatformClient {
         bodyTimeout: this.timeouts.body,
       })
     } catch (error) {
-      throw networkError(error, url.origin)
+      throw this.netError(error, url.origin)
     }
     if (res.statusCode >= 400) {
       const text = await res.body.text()
@@ -304,7 +313,7 @@ export class PlatformClient {
       file.destroy()
       await rm(part, {force: true})
       if (error instanceof GwError) throw error
-      throw networkError(error, url.origin)
+      throw this.netError(error, url.origin)
     }
     return {bytes: received}
   }
@@ -372,6 +381,8 @@ export function platformClient(
   overrides: {baseUrl?: string; apiKey?: string} & Omit<ClientOptions, 'baseUrl' | 'apiKey'> = {},
 ): PlatformClient {
   const baseUrl = overrides.baseUrl ?? getCheckedSetting('base-url')
+  const baseUrlEnv =
+    overrides.baseUrl === undefined && settingSource('base-url') === 'env' ? 'GWCTL_BASE_URL' : undefined
   const apiKey = overrides.apiKey ?? getCheckedSetting('api-key')
   if (!baseUrl) {
     throw new ConfigError('No platform base URL is set.', {
@@ -385,5 +396,5 @@ export function platformClient(
       hint: 'Run `gwctl config set api-key <KEY>` or set GWCTL_API_KEY.',
     })
   }
-  return new PlatformClient({...overrides, baseUrl, apiKey})
+  return new PlatformClient({baseUrlEnv, ...overrides, baseUrl, apiKey})
 }

@@ -81,8 +81,12 @@ export async function runChatRepl(options: ReplOptions): Promise<UsageTotals> {
   process.on('SIGINT', interrupt)
   options.signal.addEventListener('abort', stop, {once: true})
 
+  /** The prompt is shown and nothing typed after it ended its line (Ctrl-D, Ctrl-C twice). */
+  let atPrompt = false
   const prompt = (): void => {
-    if (tty) rl.prompt()
+    if (!tty) return
+    rl.prompt()
+    atPrompt = true
   }
 
   const send = async (user: ChatMessage): Promise<void> => {
@@ -131,6 +135,7 @@ export async function runChatRepl(options: ReplOptions): Promise<UsageTotals> {
     for (;;) {
       const next = await lines.next()
       if (next.done) break
+      atPrompt = false
       const command = parseReplLine(next.value as string)
       switch (command.kind) {
         case 'empty':
@@ -175,6 +180,8 @@ export async function runChatRepl(options: ReplOptions): Promise<UsageTotals> {
     process.off('SIGINT', interrupt)
     options.signal.removeEventListener('abort', stop)
   }
+  // left at the prompt: the summary goes on a line of its own, not after "> "
+  if (atPrompt) err('')
   err(c.dim(`Session: ${totalsLine(session.totals)}`))
   return session.totals
 }

@@ -9,7 +9,16 @@ import {Flags} from '@oclif/core'
 import type {GammaApi, GammaCreated, GammaTask, GammaTaskResponse} from '../api/gamma.js'
 import {NotFoundError, UsageError} from '../core/errors.js'
 import {readStdin} from './stdin.js'
-import {StatusLine, colorErr, err, formatBytes, formatDuration, out, printFields} from '../core/output.js'
+import {
+  StatusLine,
+  colorErr,
+  err,
+  formatBytes,
+  formatDuration,
+  out,
+  printFields,
+  savedLine,
+} from '../core/output.js'
 import type {ContentInput} from '../services/gamma-content.js'
 import {contentFromInput, parseContentJson} from '../services/gamma-content.js'
 import type {GammaPollResult, GammaResult} from '../services/gamma-tasks.js'
@@ -242,7 +251,7 @@ export function downloadProgress(line: StatusLine, dest = ''): (received: number
 /** A waited-for task as fields, and the file its video was saved to. */
 export function printPolled(result: GammaPollResult, verbose: boolean): void {
   printTask(result, verbose)
-  if (result.file) out(`Saved ${result.file.path} (${formatBytes(result.file.bytes)}).`)
+  if (result.file) out(savedLine(result.file.path, result.file.bytes))
 }
 
 /** What a gamma command passes on for its wait: its signal, --verbose and --json. */

@@ -1,5 +1,6 @@
 import {Args} from '@oclif/core'
 
+import {VIDEO_MODELS} from '../api/video-catalog.js'
 import {BaseCommand} from '../core/base-command.js'
 import {out} from '../core/output.js'
 import {SHELLS, commandTree, completionScript} from '../completion/scripts.js'
@@ -8,8 +9,10 @@ import type {Shell} from '../completion/scripts.js'
 export default class Completion extends BaseCommand {
   static summary = 'Prints the shell completion script for bash, zsh or fish.'
   static description =
-    'Completes commands, flags and their options, and the names in your state: agent names (--agent, `agents enable|disable`), ' +
-    'policy ids (--policy, --policy-id, `policies show|set|route|remove`) and model names (--model, from providers and routes). ' +
+    'Completes commands, flags and their options, and each value from its own domain: the video models for `video create --model`, ' +
+    'chat models for `chat --model` (the chat providers and routes in your state, and the setting chat.model), the tools `agents enable` can bind, ' +
+    'the bound ones for `agents disable`, agents holding a live key for `key revoke`, agent names (--agent, `agents remove`) and ' +
+    'policy ids (--policy, --policy-id, `policies show|set|route|remove`). ' +
     'Each Tab runs `gwctl __complete`, which reads the state file directly (no gateway, no network). ' +
     'Install: bash `source <(gwctl completion bash)` in ~/.bashrc; zsh `source <(gwctl completion zsh)` in ~/.zshrc after ' +
     'compinit; fish `gwctl completion fish > ~/.config/fish/completions/gwctl.fish`. Re-run it after upgrading gwctl.'
@@ -25,7 +28,9 @@ export default class Completion extends BaseCommand {
 
   async run(): Promise<void> {
     const {args} = await this.parse(Completion)
-    const tree = commandTree(this.config.commands)
+    const tree = commandTree(this.config.commands, {
+      'video:create --model': VIDEO_MODELS.map((m) => m.name),
+    })
     out(completionScript(args.shell as Shell, tree, this.config.bin).trimEnd())
   }
 }

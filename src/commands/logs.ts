@@ -12,7 +12,7 @@ import {STATUS_VALUES, agentNames, followLogs, getLogs, withAgentNames} from '..
 export default class Logs extends BaseCommand {
   static summary = "Shows the gateway's request log."
   static description =
-    'One line per request, oldest at the top: time, agent, entrance, provider/model, status, fallback, tokens in/out/cached, latency, ' +
+    'One line per request, newest at the top (as the dashboard and the app list them; --follow appends new ones below): time, agent, entrance, provider/model, status, fallback, tokens in/out/cached, latency, ' +
     'time to first byte and error. Reads the running gateway (GET /api/logs), or the log database directly when it is stopped. ' +
     'Agents show by name (--verbose adds the id; --json has agentId and agentName). ' +
     "--follow prints each new request as it finishes, from the gateway's event stream, until Ctrl-C (with --json: one JSON row per line); " +
@@ -68,7 +68,7 @@ export default class Logs extends BaseCommand {
     const result = {...fetched, logs: withAgentNames(fetched.logs, names)}
     if (!this.jsonEnabled()) {
       printTable(
-        forText([...result.logs].reverse()),
+        forText(result.logs),
         LOG_COLUMNS,
         isFiltered(filters) ? 'No requests match these filters.' : 'No requests logged yet.',
       )

@@ -9,8 +9,15 @@ import {readFileSync} from 'node:fs'
 
 import {homeFile} from '../store/paths.js'
 
-/** Kinds of values read from the state file. */
-export const VALUE_KINDS = ['agent', 'agent-or-tool', 'policy', 'model'] as const
+/**
+ * Kinds of values read from the state file, each the domain of the flags and arguments that take
+ * it: `agent` every agent holding a key (or that held one), `keyed-agent` the agents whose key is
+ * active (`key revoke`), `tool` the coding agents `agents enable` can bind, `bound-tool` those bound
+ * now (`agents disable`), `policy` policy ids, `chat-model` the chat models of the gateway's chat
+ * providers and routes and the setting `chat.model`. Video and Gamma models are fixed lists in the
+ * tree (the catalog), never read here.
+ */
+export const VALUE_KINDS = ['agent', 'keyed-agent', 'tool', 'bound-tool', 'policy', 'chat-model'] as const
 export type ValueKind = (typeof VALUE_KINDS)[number]
 
 /**
@@ -24,14 +31,13 @@ export interface CommandSpec {
 }
 export type CompletionTree = Record<string, CommandSpec>
 
-/** The coding-agent tools `gwctl agents enable|disable` take besides agent names. */
-const TOOLS = ['claude-code', 'codex', 'gemini-cli', 'opencode', 'qwen-code']
+/** The coding-agent tools `gwctl agents enable` binds. */
+export const TOOLS = ['claude-code', 'codex', 'gemini-cli', 'opencode', 'qwen-code']
 
-/** The flag and argument names whose values come from the state (by name, for every command). */
+/** The flag names whose values come from the state, for a command that names no domain of its own. */
 export function flagKind(name: string): ValueKind | undefined {
   if (name === 'agent' || name === 'parent-agent-name') return 'agent'
   if (name === 'policy' || name === 'policy-id') return 'policy'
-  if (name === 'model') return 'model'
   return undefined
 }
 
@@ -45,32 +51,43 @@ export function stateFile(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 interface StateShape {
-  agents?: Array<{name?: unknown}>
+  agents?: Array<{id?: unknown; name?: unknown}>
+  keys?: Array<{agentId?: unknown; revokedAt?: unknown}>
   policies?: Array<{id?: unknown; routes?: Record<string, Array<{model?: unknown}> | undefined>}>
-  providers?: Array<{models?: Record<string, unknown>}>
+  providers?: Array<{family?: unknown; models?: Record<string, unknown>}>
   bindings?: Array<{tool?: unknown}>
+}
+
+function readJson(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'))
+  } catch {
+    return {}
+  }
 }
 
 /** The names of one kind in the state file, sorted; none when it is missing or unreadable. */
 export function completionValues(kind: ValueKind, env: NodeJS.ProcessEnv = process.env): string[] {
-  let state: StateShape
-  try {
-    state = JSON.parse(readFileSync(stateFile(env), 'utf8')) as StateShape
-  } catch {
-    state = {}
-  }
+  const state = (readJson(stateFile(env)) ?? {}) as StateShape
   const out = new Set<unknown>()
-  if (kind === 'agent' || kind === 'agent-or-tool') for (const a of state.agents ?? []) out.add(a?.name)
-  if (kind === 'agent-or-tool') for (const t of TOOLS) out.add(t)
+  if (kind === 'agent') for (const a of state.agents ?? []) out.add(a?.name)
+  if (kind === 'keyed-agent') {
+    const keyed = new Set((state.keys ?? []).filter((k) => k?.revokedAt === undefined).map((k) => k?.agentId))
+    for (const a of state.agents ?? []) if (keyed.has(a?.id)) out.add(a?.name)
+  }
+  if (kind === 'tool') for (const t of TOOLS) out.add(t)
+  if (kind === 'bound-tool') for (const b of state.bindings ?? []) out.add(b?.tool)
   if (kind === 'policy') for (const p of state.policies ?? []) out.add(p?.id)
-  if (kind === 'model') {
-    for (const p of state.providers ?? [])
+  if (kind === 'chat-model') {
+    for (const p of state.providers ?? []) {
+      if (p?.family !== 'chat') continue
       for (const [from, to] of Object.entries(p?.models ?? {})) {
         out.add(from)
         out.add(to)
       }
-    for (const p of state.policies ?? [])
-      for (const targets of Object.values(p?.routes ?? {})) for (const t of targets ?? []) out.add(t?.model)
+    }
+    for (const p of state.policies ?? []) for (const t of p?.routes?.chat ?? []) out.add(t?.model)
+    out.add((readJson(homeFile('settings', env)) as Record<string, unknown> | null)?.['chat.model'])
   }
   return [...out].filter(plain).sort()
 }

@@ -16,19 +16,47 @@ interface CommandLike {
   args?: Record<string, {options?: readonly string[]}>
 }
 
-/** The tree of visible commands (`agents enable`, space-separated), flags and arguments. */
-export function commandTree(commands: readonly CommandLike[]): CompletionTree {
+/**
+ * The domain of a flag (`--model`) or argument (`agent`) of one command, where the name alone
+ * would pick the wrong one: `--model` is a video model for `video create`, a chat model for
+ * `chat`; `agents enable` takes a tool it can bind, `key revoke` an agent holding a live key.
+ * 1: free text. Fixed lists that live outside this folder (the video catalog) come in `fixed`.
+ */
+const DOMAINS: Record<string, FlagSpec> = {
+  'chat --model': 'chat-model',
+  'agents:enable agent': 'tool',
+  'agents:disable agent': 'bound-tool',
+  'agents:remove agent': 'agent',
+  'key:revoke target': 'keyed-agent',
+  'providers:add --model': 1,
+}
+
+/**
+ * The tree of visible commands (`agents enable`, space-separated), flags and arguments. `fixed`:
+ * value lists by `<command id> --<flag>` or `<command id> <arg>` (e.g. the video models).
+ */
+export function commandTree(
+  commands: readonly CommandLike[],
+  fixed: Record<string, readonly string[]> = {},
+): CompletionTree {
   const tree: CompletionTree = {}
+  const domain = (key: string): FlagSpec | undefined => (fixed[key] ? [...fixed[key]] : DOMAINS[key])
   for (const c of commands) {
     if (c.hidden) continue
     const f: Record<string, FlagSpec> = {}
     for (const [name, flag] of Object.entries(c.flags ?? {})) {
       if (flag.hidden) continue
-      f[name] = flag.type !== 'option' ? 0 : flag.options ? [...flag.options] : (flagKind(name) ?? 1)
+      f[name] =
+        flag.type !== 'option'
+          ? 0
+          : flag.options
+            ? [...flag.options]
+            : (domain(`${c.id} --${name}`) ?? flagKind(name) ?? 1)
     }
     const a = Object.entries(c.args ?? {}).map(([name, arg]): ValueKind | string[] | null => {
       if (arg.options) return [...arg.options]
-      if (name === 'agent') return c.id.startsWith('agents') ? 'agent-or-tool' : 'agent'
+      const d = domain(`${c.id} ${name}`)
+      if (d !== undefined) return d === 0 || d === 1 ? null : d
       if (name === 'id' && c.id.startsWith('policies')) return 'policy'
       return flagKind(name) ?? null
     })

@@ -6,6 +6,7 @@ import {Command, Flags} from '@oclif/core'
 
 import {ExitCode, GwError, InterruptedError, UsageError, fileSystemError} from './errors.js'
 import {colorErr, err as printErr} from './output.js'
+import {closest} from './suggest.js'
 
 export abstract class BaseCommand extends Command {
   static enableJsonFlag = true
@@ -64,14 +65,24 @@ export abstract class BaseCommand extends Command {
     await super.finally(error)
   }
 
+  /** For "Nonexistent flag: --promt", the flag of this command it is a typo of (`--prompt`). */
+  private nearFlag(message: string): string | undefined {
+    const typed = /Nonexistent flags?: (--?[\w-]+)/.exec(message)?.[1]
+    if (!typed || !typed.startsWith('--')) return undefined
+    const flags = Object.keys((this.constructor as {flags?: Record<string, unknown>}).flags ?? {})
+    const name = closest(typed.slice(2), [...flags, 'json', 'verbose', 'help'])
+    return name ? `--${name}` : undefined
+  }
+
   async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}; parse?: unknown}): Promise<never> {
     // oclif's own exit (this.exit) passes through untouched.
     if ((error as {code?: string}).code === 'EEXIT') throw error
     let gw = toGwError(error, this.controller.signal.aborted)
     if (gw.code === 'invalid_flags' && this.id) {
+      const near = this.nearFlag(gw.message)
       gw = new UsageError(gw.message, {
         code: gw.code,
-        hint: `Run \`gwctl ${this.id.replaceAll(':', ' ')} --help\` for its usage.`,
+        hint: `${near ? `Did you mean \`${near}\`? ` : ''}Run \`gwctl ${this.id.replaceAll(':', ' ')} --help\` for its usage.`,
       })
     }
     if (this.jsonEnabled()) {

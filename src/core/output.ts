@@ -205,6 +205,11 @@ export function formatDuration(ms: number): string {
   return `${s}s`
 }
 
+/** The one line every download ends with: `Saved fox.mp4 (2.8 KB).` (video and gamma alike). */
+export function savedLine(path: string, bytes: number): string {
+  return `Saved ${path} (${formatBytes(bytes)}).`
+}
+
 /** "12.3 MB" style byte count. */
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`

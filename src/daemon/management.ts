@@ -3,7 +3,16 @@
  * logs, usage, providers and dashboard (routing-api.ts). No key is
  * needed (spec 5.3); the server's Host and Origin checks keep browsers of other sites out.
  */
-import {IssueError, issueKey, revokeKeyInState, validateIssueRequest} from '../gateway/key-issue.js'
+import {readFile} from 'node:fs/promises'
+
+import {
+  IssueError,
+  issueKey,
+  removeAgentInState,
+  revokeKeyInState,
+  validateIssueRequest,
+} from '../gateway/key-issue.js'
+import type {GatewayState} from '../store/state-schema.js'
 import type {GatewayContext, GatewayRequest, Route} from './server.js'
 import {sendError, sendJson} from './server.js'
 import {routedState} from './routing.js'
@@ -53,6 +62,13 @@ function endpointDocs(port: number): EndpointDoc[] {
       path: '/api/keys/revoke',
       purpose: 'Revokes one key by id (`gwctl agents disable`); the next request with it gets 401.',
       example: `curl -X POST ${base}/api/keys/revoke -H 'Content-Type: application/json' -d '{"keyId":"key_..."}'`,
+    },
+    {
+      method: 'POST',
+      path: '/api/agents/remove',
+      purpose:
+        'Removes an agent by id and revokes its keys (`gwctl agents remove`); 409 while a coding agent is bound to it or it has sub-agents.',
+      example: `curl -X POST ${base}/api/agents/remove -H 'Content-Type: application/json' -d '{"agentId":"agt_..."}'`,
     },
     {
       method: 'GET',
@@ -251,6 +267,39 @@ async function revoke(request: GatewayRequest, context: GatewayContext): Promise
   sendJson(request.res, 200, {keyId: result.key.id, revokedAt: result.key.revokedAt})
 }
 
+async function diskBindings(path: string): Promise<GatewayState['bindings'] | undefined> {
+  try {
+    const disk = JSON.parse(await readFile(path, 'utf8')) as Partial<GatewayState>
+    return Array.isArray(disk.bindings) ? disk.bindings : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * `POST /api/agents/remove` `{agentId}`: removes an agent and revokes its keys at once (`gwctl
+ * agents remove`); 409 while a coding agent's config is bound to it or it has sub-agents.
+ */
+async function removeAgent(request: GatewayRequest, context: GatewayContext): Promise<void> {
+  const body = (isJsonContentType(request.headers['content-type']) ? request.json() : undefined) as
+    {agentId?: unknown} | undefined
+  const before = structuredClone(context.store.data)
+  // bindings are the CLI's, written to the file at run time: the copy on disk is the live one
+  const bindings = await diskBindings(context.store.path)
+  const result = removeAgentInState(
+    bindings ? {...context.store.data, bindings} : context.store.data,
+    body?.agentId,
+  )
+  if (!result.ok) {
+    sendError(request.res, 'chat', result.status, result.message, {code: result.code})
+    return
+  }
+  if (!(await saved(request, context, before, 'The agent was not removed'))) return
+  context.index.rebuild()
+  emitGatewayEvent({type: 'agent', agentId: result.agent.id, change: 'removed'})
+  sendJson(request.res, 200, {agentId: result.agent.id, revokedKeyIds: result.revokedKeyIds})
+}
+
 /**
  * Saves the state; when the disk refuses, puts `before` back (the key index with it), answers 503
  * and reports the gateway degraded, so what the caller was told matches what is on disk.
@@ -315,6 +364,7 @@ export function managementRoutes(): Route[] {
     }),
     m('POST', '/api/keys/issue', issue),
     m('POST', '/api/keys/revoke', revoke),
+    m('POST', '/api/agents/remove', removeAgent),
     m('GET', '/api/agents', (request, context) =>
       sendJson(request.res, 200, {agents: routedAgentViews(context.store.data, context.routing)}),
     ),

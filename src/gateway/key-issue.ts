@@ -286,3 +286,50 @@ export function revokeKeyInState(
   key.revokedAt ??= Math.floor(nowMs / 1000)
   return {ok: true, key}
 }
+
+/**
+ * Removes the agent `agentId` from `state` (in place), for `POST /api/agents/remove` and `gwctl
+ * agents remove`. Refused (409) while a coding agent's config is bound to it (`gwctl agents
+ * disable` first: its config would hold a key of nobody) and while it has sub-agents (they
+ * would point at a parent that no longer exists). Its keys are revoked, not deleted: `key list`
+ * keeps their history. The employee stays.
+ */
+export function removeAgentInState(
+  state: GatewayState,
+  agentId: unknown,
+  nowMs = Date.now(),
+):
+  | {ok: true; agent: AgentRecord; revokedKeyIds: string[]}
+  | {ok: false; status: 400 | 404 | 409; code: string; message: string} {
+  if (typeof agentId !== 'string' || agentId === '')
+    return {ok: false, status: 400, code: 'missing_fields', message: 'Missing required field: agentId.'}
+  const agent = state.agents.find((a) => a.id === agentId)
+  if (!agent) return {ok: false, status: 404, code: 'not_found', message: `No agent with id "${agentId}".`}
+  const binding = state.bindings?.find((b) => b.agentId === agentId)
+  if (binding) {
+    return {
+      ok: false,
+      status: 409,
+      code: 'agent_bound',
+      message: `Agent "${agent.name}" is bound: ${binding.tool}'s config points at the gateway with its key. Undo the binding first (gwctl agents disable ${binding.tool}).`,
+    }
+  }
+  const children = state.agents.filter((a) => a.parentAgentId === agentId)
+  if (children.length > 0) {
+    return {
+      ok: false,
+      status: 409,
+      code: 'agent_has_subagents',
+      message: `Agent "${agent.name}" has sub-agents (${children.map((c) => `${c.name} ${c.id}`).join(', ')}): remove them first.`,
+    }
+  }
+  const now = Math.floor(nowMs / 1000)
+  const revokedKeyIds: string[] = []
+  for (const key of state.keys) {
+    if (key.agentId !== agentId || key.revokedAt !== undefined) continue
+    key.revokedAt = now
+    revokedKeyIds.push(key.id)
+  }
+  state.agents.splice(state.agents.indexOf(agent), 1) // in place: callers may pass a shallow copy
+  return {ok: true, agent, revokedKeyIds}
+}

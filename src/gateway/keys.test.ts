@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {initialState} from '../store/state-schema.js'
-import {IssueError, issueKey, validateIssueRequest} from './key-issue.js'
+import {IssueError, issueKey, removeAgentInState, validateIssueRequest} from './key-issue.js'
 import {KeyIndex, displayPrefix, generateKey, hashKey, parseKey} from './keys.js'
 
 const base = {
@@ -180,5 +180,61 @@ describe('KeyIndex.verify', () => {
     state.keys = []
     index.rebuild()
     expect(index.verify(key)).toMatchObject({ok: false, status: 401, reason: 'unknown'})
+  })
+})
+
+describe('removeAgentInState (agents remove)', () => {
+  it('removes the agent, revokes its keys (kept for the record) and verifies them no more', () => {
+    const state = initialState()
+    const r = issueKey(state, validateIssueRequest({...base, agentType: 'generic_agent'}), 1_000_000)
+    const index = new KeyIndex(state)
+    expect(index.verify(r.response.keyValue).ok).toBe(true)
+    const removed = removeAgentInState(state, r.response.agentId, 2_000_000)
+    expect(removed).toMatchObject({ok: true, revokedKeyIds: [r.response.keyId]})
+    index.rebuild()
+    expect(state.agents).toEqual([])
+    expect(state.keys[0].revokedAt).toBe(2000)
+    expect(index.verify(r.response.keyValue)).toMatchObject({ok: false, status: 401})
+  })
+
+  it('refuses a bound agent and one with sub-agents (409), an unknown id (404), no id (400)', () => {
+    const state = initialState()
+    const parent = issueKey(state, validateIssueRequest({...base, agentType: 'generic_agent'}), 1_000_000)
+    state.bindings = [
+      {
+        tool: 'codex',
+        agentId: parent.response.agentId,
+        keyId: 'k',
+        port: 1,
+        phase: 'bound',
+        files: [],
+        createdAt: 1,
+        updatedAt: 1,
+      },
+    ]
+    expect(removeAgentInState(state, parent.response.agentId)).toMatchObject({
+      ok: false,
+      status: 409,
+      code: 'agent_bound',
+    })
+    state.bindings = []
+    issueKey(
+      state,
+      validateIssueRequest({
+        ...base,
+        agentName: 'child',
+        agentType: 'claude_code_subagent',
+        parentAgentId: parent.response.agentId,
+      }),
+      1_000_000,
+    )
+    expect(removeAgentInState(state, parent.response.agentId)).toMatchObject({
+      ok: false,
+      status: 409,
+      code: 'agent_has_subagents',
+    })
+    expect(removeAgentInState(state, 'agt_nope')).toMatchObject({ok: false, status: 404})
+    expect(removeAgentInState(state, undefined)).toMatchObject({ok: false, status: 400})
+    expect(state.agents).toHaveLength(2)
   })
 })

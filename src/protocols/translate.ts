@@ -117,6 +117,8 @@ export class StreamTranslator {
   private finished = false
   /** Set while the events emitted come from the end of the upstream's stream or a bad event. */
   private truncating = false
+  /** Text, reasoning and tool-argument deltas streamed (the output of a stream broken before its usage). */
+  private deltas = 0
 
   constructor(upstream: Family, client: ClientRequest, ctx: CodecContext = {}) {
     this.decoder = CODECS[upstream].streamDecoder(ctx)
@@ -171,8 +173,20 @@ export class StreamTranslator {
         this.id ??= event.id
         this.usage.add(event.usage)
       } else if (event.type === 'usage') this.usage.add(event.usage)
+      else if (
+        event.type === 'text_delta' ||
+        event.type === 'reasoning_delta' ||
+        event.type === 'tool_args_delta'
+      )
+        this.deltas++
       else if (event.type === 'error') {
-        this.error = {status: event.status, message: event.message, truncated: this.truncating}
+        // the log row keeps what the client was told, code included
+        const message = event.code ? `${event.code}: ${event.message}` : event.message
+        this.error = {status: event.status, message, truncated: this.truncating}
+        // the tokens that did stream, when the upstream broke before reporting its usage
+        const counted = this.usage.get()
+        if (this.deltas > 0 && (counted?.outputTokens ?? 0) < this.deltas)
+          this.usage.add({outputTokens: this.deltas})
         this.finished = true
       } else if (event.type === 'end') this.finished = true
       this.out += this.encoder.event(event)

@@ -1,7 +1,14 @@
 import {describe, expect, it} from 'vitest'
 
 import type {ProviderConfig} from '../store/schema.js'
-import {checkPolicy, knownProviders, parsePolicyText, parseTarget, routeLines} from './policies.js'
+import {
+  checkPolicy,
+  knownProviders,
+  parsePolicyText,
+  parseTarget,
+  policyHint,
+  routeLines,
+} from './policies.js'
 
 describe('parseTarget', () => {
   it('reads PROVIDER and PROVIDER:MODEL (models may hold colons)', () => {
@@ -114,5 +121,24 @@ describe('routePolicy and translation marks', () => {
       else process.env.GWCTL_HOME = previous
       rmSync(home, {recursive: true, force: true})
     }
+  })
+})
+
+describe('the hint of a refused policy (issue 25)', () => {
+  it('names the field at fault, not the rule of route targets', async () => {
+    const problems = await checkPolicy({id: 'p', routes: {}, fallbacks: 'yes'}, [])
+    expect(problems.join('; ')).toContain('"fallbacks"')
+    const hint = policyHint(problems)
+    expect(hint).toContain('Fix "fallbacks" in the policy JSON')
+    expect(hint).not.toContain('target')
+  })
+
+  it('keeps the targets hint for a problem with a target', () => {
+    expect(policyHint(['policy p: chat target "x" is not a known provider'])).toContain(
+      'A target must name a provider of its route family',
+    )
+    expect(policyHint(['policy field "routes.chat[0]" lacks the required field "provider"'])).toContain(
+      'A target must name a provider',
+    )
   })
 })

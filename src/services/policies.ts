@@ -60,13 +60,25 @@ export async function checkPolicy(policy: unknown, providers: readonly ProviderC
   return policyProblems(policy as PolicyConfig, providers)
 }
 
-function refuse(problems: string[]): never {
+/** The hint for a refused policy: the fields at fault, or the rule of targets when one is. */
+export function policyHint(problems: readonly string[]): string {
   const crossFamily = problems.some((p) => / speaks \w+, not \w+$/.test(p))
+  if (crossFamily)
+    return 'A target must name a provider of its route family (`gwctl providers list`), unless it is marked for translation: add --translate to `gwctl policies route`, or "translate": true to the target (docs/TRANSLATION.md).'
+  const fields = [
+    ...new Set(problems.flatMap((p) => [...p.matchAll(/policy field "([^"]+)"/g)].map((m) => m[1]))),
+  ]
+  const aboutTargets = problems.some((p) => /\btargets?\b|\bprovider\b/i.test(p))
+  if (fields.length > 0 && !fields.some((f) => f.startsWith('routes')) && !aboutTargets) {
+    return `Fix ${fields.map((f) => `"${f}"`).join(', ')} in the policy JSON (\`gwctl policies show ID --json\` prints a valid one; README "Routing" has the format).`
+  }
+  return 'A target must name a provider of its route family (`gwctl providers list`); see README "Routing" for the policy format.'
+}
+
+function refuse(problems: string[]): never {
   throw new UsageError(`The policy is not valid: ${problems.join('; ')}`, {
     code: 'invalid_policy',
-    hint: crossFamily
-      ? 'A target must name a provider of its route family (`gwctl providers list`), unless it is marked for translation: add --translate to `gwctl policies route`, or "translate": true to the target (docs/TRANSLATION.md).'
-      : 'A target must name a provider of its route family (`gwctl providers list`); see README "Routing" for the policy format.',
+    hint: policyHint(problems),
   })
 }
 

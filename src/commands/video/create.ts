@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import type {VideoSubmission, VideoTask} from '../../api/videos.js'
 import {BaseCommand} from '../../core/base-command.js'
-import {StatusLine} from '../../core/output.js'
+import {StatusLine, out, savedLine} from '../../core/output.js'
 import {DEFAULT_FRAMES_SHAPE} from '../../services/video-request.js'
 import {createVideoTask} from '../../services/video-tasks.js'
 import {downloadProgress, note, printTask, printWarnings, waitProgress} from '../../cli/video-print.js'
@@ -157,9 +157,8 @@ export default class VideoCreate extends BaseCommand {
       ...(result.download ? {download: result.download} : {}),
     }
     if (!this.jsonEnabled()) {
-      printTask(task, {
-        saved: result.download ? `${result.download.path} (${result.download.bytes} bytes)` : undefined,
-      })
+      printTask(task)
+      if (result.download) out(savedLine(result.download.path, result.download.bytes))
       if (!result.task) note(`Follow it: gwctl video poll ${result.submission.id}`)
     }
     return task

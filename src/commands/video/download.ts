@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import type {VideoTask} from '../../api/videos.js'
 import {BaseCommand} from '../../core/base-command.js'
-import {StatusLine, formatBytes, out} from '../../core/output.js'
+import {StatusLine, out, savedLine} from '../../core/output.js'
 import {downloadVideo} from '../../services/video-tasks.js'
 import {downloadProgress} from '../../cli/video-print.js'
 
@@ -33,7 +33,7 @@ export default class VideoDownload extends BaseCommand {
       signal: this.signal,
       onProgress: downloadProgress(line),
     }).finally(() => line.done())
-    if (!this.jsonEnabled()) out(`saved ${result.path} (${formatBytes(result.bytes)})`)
+    if (!this.jsonEnabled()) out(savedLine(result.path, result.bytes))
     return {id: args.id, path: result.path, bytes: result.bytes, task: result.task}
   }
 }

@@ -4,6 +4,7 @@ import type {VideoTask} from '../../api/videos.js'
 import {BaseCommand} from '../../core/base-command.js'
 import {assertTaskNotEnded, getVideoTask} from '../../services/video-tasks.js'
 import {printTask} from '../../cli/video-print.js'
+import {findVideoTask} from '../../store/video-journal.js'
 
 export default class VideoGet extends BaseCommand {
   static summary = 'Shows the current state of a video task.'
@@ -24,7 +25,11 @@ export default class VideoGet extends BaseCommand {
   async run(): Promise<VideoTask> {
     const {args, flags} = await this.parse(VideoGet)
     const task = await getVideoTask(args.id, {provider: flags.provider, signal: this.signal})
-    if (!this.jsonEnabled() && task.status !== 'UNKNOWN') printTask(task)
+    if (!this.jsonEnabled() && task.status !== 'UNKNOWN') {
+      // a Beta task's answer leaves out its model and provider: the journal of its create has them
+      const known = findVideoTask(args.id)
+      printTask({...task, model: task.model ?? known?.model, provider: task.provider ?? known?.provider})
+    }
     assertTaskNotEnded(task, args.id)
     return task
   }

@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import type {VideoTask} from '../../api/videos.js'
 import {BaseCommand} from '../../core/base-command.js'
-import {StatusLine} from '../../core/output.js'
+import {StatusLine, out, savedLine} from '../../core/output.js'
 import {pollVideoTask} from '../../services/video-tasks.js'
 import {downloadProgress, printTask, waitProgress} from '../../cli/video-print.js'
 
@@ -49,9 +49,8 @@ export default class VideoPoll extends BaseCommand {
     }).finally(() => line.done())
     const task = {...result.task, ...(result.download ? {download: result.download} : {})}
     if (!this.jsonEnabled()) {
-      printTask(result.task, {
-        saved: result.download ? `${result.download.path} (${result.download.bytes} bytes)` : undefined,
-      })
+      printTask(result.task)
+      if (result.download) out(savedLine(result.download.path, result.download.bytes))
     }
     return task
   }

@@ -393,10 +393,12 @@ describe('routing and failure', () => {
     expect(res.status).toBe(200)
     const [result] = await waitForResults(1)
     expect(result.attempts).toEqual([
-      {provider: 'first', skipped: 'circuit-open'},
+      {provider: 'first', skipped: 'circuit-open', error: 'first: breaker open'},
       {provider: 'second', status: 200},
     ])
     expect(result.fallback).toBe(true)
+    // the fallback row says why the first target was not tried (issue 25)
+    expect(result.error).toBe('fell back after: first: breaker open')
   })
 
   it("a reset mid-stream ends the stream with the family's error event", async () => {

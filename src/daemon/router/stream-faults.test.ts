@@ -228,3 +228,43 @@ describe('a stream that ends cleanly without its terminal event (sim quirk `no-t
     expect(breakers.snapshotOf('up').state).toBe('closed')
   })
 })
+
+describe('an upstream error event mid-stream (issue 25, item 3)', () => {
+  const withMarker = (family: Family): unknown => {
+    const body = FAMILIES[family].body(true) as Record<string, any>
+    const text = 'please [error-mid-stream] now'
+    if (family === 'responses') return {...body, input: text}
+    if (family === 'gemini') return {contents: [{role: 'user', parts: [{text}]}]}
+    return {...body, messages: [{role: 'user', content: text}]}
+  }
+
+  it.each(families)(
+    '%s entrance: the row keeps the 200, says the stream error with its code, counts the streamed tokens',
+    async (family) => {
+      // the simulator's chat upstream fails mid-stream on the marker: pass-through for the chat
+      // entrance, translated for the three others
+      targets = () => [
+        family === 'chat'
+          ? {provider: simProvider('up-chat', 'chat')}
+          : {provider: simProvider('up-chat', 'chat'), translate: true},
+      ]
+      const spec = FAMILIES[family]
+      const res = await fetch(gatewayUrl + spec.path(true), {
+        method: 'POST',
+        headers: {'content-type': 'application/json'},
+        body: JSON.stringify(withMarker(family)),
+      })
+      const text = await res.text()
+      for (let i = 0; i < 200 && results.length === 0; i++) await new Promise((r) => setTimeout(r, 5))
+      const result = results[0]
+      expect(res.status).toBe(200)
+      expect(text).toContain('failed mid-stream')
+      expect(result).toMatchObject({status: 200, broken: true})
+      expect(result.error).toMatch(/provider_stream_error: provider \S+ failed mid-stream/)
+      expect(result.usage?.outputTokens).toBeGreaterThan(0)
+      const row = logEntryFor(family, {agentId: null, keyPrefix: null, policyId: null, project: null}, result)
+      expect(row).toMatchObject({status: 200, broken: true, error: result.error})
+      expect(row.outputTokens).toBeGreaterThan(0)
+    },
+  )
+})

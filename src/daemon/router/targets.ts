@@ -22,7 +22,8 @@ export function acquireTarget(
 ): Acquired | {skipped: string} | null {
   const provider = target.provider
   if (target.breaker && !target.breaker.tryAcquire()) {
-    attempts.push({provider: provider.name, skipped: 'circuit-open'})
+    // the reason a fallback row gives for not trying it
+    attempts.push({provider: provider.name, skipped: 'circuit-open', error: `${provider.name}: breaker open`})
     return null
   }
   const credential = resolveCredential(provider.credential, env)

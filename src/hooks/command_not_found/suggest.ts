@@ -26,6 +26,43 @@ export function closestCommand(typed: string[], ids: string[]): string | undefin
   return best?.id.split(':').join(' ')
 }
 
+/**
+ * What to say about the unknown command `typed`: the words to name, and the hint. A suggestion
+ * is never the very topic the user typed (`gwctl key frobnicate` is not helped by "Did you mean
+ * `gwctl key`?"): then the unknown word is the one after the topic, and the hint names the
+ * topic's closest command, or all of them.
+ */
+export function unknownCommand(
+  typed: string[],
+  ids: string[],
+  topics: string[],
+): {shown: string; hint: string} {
+  const every = 'Run `gwctl --help` for every command.'
+  const suggestion = closestCommand(typed, [...ids, ...topics])
+  const words = suggestion?.split(' ') ?? []
+  const topicTyped =
+    suggestion !== undefined && topics.includes(words.join(':')) && words.every((w, i) => typed[i] === w)
+  if (topicTyped && typed.length > words.length) {
+    const topic = words.join(':')
+    const shown = typed.slice(0, words.length + 1).join(' ')
+    const under = ids.filter((id) => id.startsWith(`${topic}:`) && id.split(':').length === words.length + 1)
+    const near = closestCommand(typed, under)
+    const verbs = under.map((id) => id.split(':').at(-1)).sort()
+    return {
+      shown,
+      hint: near
+        ? `Did you mean \`gwctl ${near}\`? Run \`gwctl ${words.join(' ')} --help\` for its commands.`
+        : `\`gwctl ${words.join(' ')}\` has: ${verbs.join(', ')}. Run \`gwctl ${words.join(' ')} --help\` for their usage.`,
+    }
+  }
+  // oclif joins every leading argument into the id: name only the words that cannot be a command.
+  const shown = typed.slice(0, Math.max(1, words.length || 1)).join(' ')
+  return {
+    shown,
+    hint: suggestion ? `Did you mean \`gwctl ${suggestion}\`? ${every}` : every,
+  }
+}
+
 const hook: Hook.CommandNotFound = async function (options) {
   const typed = options.id.split(':')
   // `gwctl help [COMMAND...]`, as in git and npm: the same as `gwctl [COMMAND...] --help`.
@@ -37,15 +74,8 @@ const hook: Hook.CommandNotFound = async function (options) {
   }
   const ids = options.config.commands.filter((c) => !c.hidden).map((c) => c.id)
   const topics = options.config.topics.map((t) => t.name)
-  const suggestion = closestCommand(typed, [...ids, ...topics])
-  // oclif joins every leading argument into the id: name only the words that cannot be a command.
-  const shown = typed.slice(0, Math.max(1, suggestion?.split(' ').length ?? 1)).join(' ')
-  const error = new UsageError(`Unknown command "${shown}".`, {
-    code: 'unknown_command',
-    hint: suggestion
-      ? `Did you mean \`gwctl ${suggestion}\`? Run \`gwctl --help\` for every command.`
-      : 'Run `gwctl --help` for every command.',
-  })
+  const {shown, hint} = unknownCommand(typed, ids, topics)
+  const error = new UsageError(`Unknown command "${shown}".`, {code: 'unknown_command', hint})
   if ((options.argv ?? []).includes('--json')) {
     process.stdout.write(JSON.stringify(error.toJSON(), null, 2) + '\n')
   } else {

@@ -1,9 +1,11 @@
 import type {Json, Reader, Usage} from './tap.js'
-import {errorMessage, num, obj} from './tap.js'
+import {errorMessage, num, obj, streamedUsage} from './tap.js'
 
 /** Chat completions: `usage` of the JSON body, or of the usage chunk of a stream. */
 export class ChatReader implements Reader {
   private last?: Json
+  /** Content deltas streamed (the usage of a stream that broke before its usage chunk). */
+  private deltas = 0
   terminal?: boolean
   streamError?: string
   readonly terminalName = '[DONE]'
@@ -12,10 +14,21 @@ export class ChatReader implements Reader {
     if (payload.error !== undefined && payload.error !== null) this.streamError ??= errorMessage(payload)
     const usage = obj(payload.usage)
     if (usage) this.last = usage
+    const choices = payload.choices
+    if (Array.isArray(choices)) {
+      for (const c of choices) {
+        const delta = obj(obj(c)?.delta)
+        if (
+          delta &&
+          (typeof delta.content === 'string' ? delta.content !== '' : delta.tool_calls !== undefined)
+        )
+          this.deltas++
+      }
+    }
   }
   usage(): Usage | undefined {
     const u = this.last
-    if (!u) return undefined
+    if (!u) return this.streamError === undefined ? undefined : streamedUsage(this.deltas)
     return {
       inputTokens: num(u.prompt_tokens),
       outputTokens: num(u.completion_tokens),

@@ -1,24 +1,29 @@
 import type {Json, Reader, Usage} from './tap.js'
-import {errorMessage, num, obj} from './tap.js'
+import {errorMessage, num, obj, streamedUsage} from './tap.js'
 
 /** Gemini: the last `usageMetadata` wins. `promptTokenCount` includes cached tokens; thoughts are separate from candidates. */
 export class GeminiReader implements Reader {
   private last?: Json
+  /** Chunks that streamed text (the usage of a stream that broke before any usageMetadata). */
+  private deltas = 0
   terminal?: boolean
   streamError?: string
   readonly terminalName = 'a chunk with finishReason'
   onPayload(payload: Json): void {
     if (payload.error !== undefined && payload.error !== null) this.streamError ??= errorMessage(payload)
     const candidates = payload.candidates
-    if (!this.terminal && Array.isArray(candidates))
-      for (const candidate of candidates)
+    if (Array.isArray(candidates))
+      for (const candidate of candidates) {
         if (typeof obj(candidate)?.finishReason === 'string') this.terminal = true
+        const parts = obj(obj(candidate)?.content)?.parts
+        if (Array.isArray(parts) && parts.length > 0) this.deltas++
+      }
     const usage = obj(payload.usageMetadata)
     if (usage) this.last = usage
   }
   usage(): Usage | undefined {
     const u = this.last
-    if (!u) return undefined
+    if (!u) return this.streamError === undefined ? undefined : streamedUsage(this.deltas)
     const thoughts = num(u.thoughtsTokenCount)
     return {
       inputTokens: num(u.promptTokenCount) + num(u.toolUsePromptTokenCount),

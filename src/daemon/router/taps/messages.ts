@@ -1,5 +1,5 @@
 import type {Json, Reader, Usage} from './tap.js'
-import {errorMessage, obj} from './tap.js'
+import {errorMessage, obj, streamedUsage} from './tap.js'
 
 /**
  * Messages: `message_start.message.usage`, then each `message_delta.usage` overwrites the
@@ -18,11 +18,14 @@ export class MessagesReader implements Reader {
     set('output', usage.output_tokens)
     this.counters = c
   }
+  /** Content deltas streamed (the output of a stream that broke before its final usage). */
+  private deltas = 0
   terminal?: boolean
   streamError?: string
   readonly terminalName = 'message_stop'
   onPayload(payload: Json): void {
-    if (payload.type === 'message_stop') this.terminal = true
+    if (payload.type === 'content_block_delta') this.deltas++
+    else if (payload.type === 'message_stop') this.terminal = true
     else if (payload.type === 'error') this.streamError ??= errorMessage(payload)
     else if (payload.type === 'message_start') {
       const usage = obj(obj(payload.message)?.usage)
@@ -37,10 +40,11 @@ export class MessagesReader implements Reader {
   }
   usage(): Usage | undefined {
     const c = this.counters
-    if (!c) return undefined
+    if (!c) return this.streamError === undefined ? undefined : streamedUsage(this.deltas)
     return {
       inputTokens: c.input + c.cacheRead + c.cacheCreation,
-      outputTokens: c.output,
+      // message_start says 1 output token; a stream broken before its message_delta streamed more
+      outputTokens: this.streamError === undefined ? c.output : Math.max(c.output, this.deltas),
       cacheReadTokens: c.cacheRead,
       cacheCreationTokens: c.cacheCreation,
       reasoningTokens: 0,

@@ -1,10 +1,12 @@
 import type {Json, Reader, Usage} from './tap.js'
-import {errorMessage, num, obj} from './tap.js'
+import {errorMessage, num, obj, streamedUsage} from './tap.js'
 
 /** Responses: `usage` of the JSON body, or of `response.completed` (or `.incomplete`/`.failed`). */
 export class ResponsesReader implements Reader {
   private last?: Json
   private id?: string
+  /** Output deltas streamed (the usage of a stream that broke before its usage came). */
+  private deltas = 0
   /** `sequence_number` of the last stream event seen. */
   lastSequence?: number
   terminal?: boolean
@@ -12,7 +14,9 @@ export class ResponsesReader implements Reader {
   readonly terminalName = 'response.completed'
   onPayload(payload: Json): void {
     const type = payload.type
-    if (type === 'error') this.streamError ??= errorMessage(payload)
+    if (type === 'response.output_text.delta' || type === 'response.function_call_arguments.delta')
+      this.deltas++
+    else if (type === 'error') this.streamError ??= errorMessage(payload)
     else if (type === 'response.failed') {
       const error = obj(obj(payload.response)?.error)
       this.streamError ??= error ? errorMessage({error}) : 'response.failed'
@@ -32,7 +36,10 @@ export class ResponsesReader implements Reader {
   }
   usage(): Usage | undefined {
     const u = this.last
-    if (!u) return undefined
+    if (!u) {
+      const streamed = this.streamError === undefined ? undefined : streamedUsage(this.deltas)
+      return streamed && this.id ? {...streamed, responseId: this.id} : streamed
+    }
     return {
       inputTokens: num(u.input_tokens),
       outputTokens: num(u.output_tokens),

@@ -71,11 +71,35 @@ export interface Reader {
   readonly terminalName: string
 }
 
-/** The message of an error payload (`{error:{message}}`, `{type:"error",message}`), else a placeholder. */
+/**
+ * The message of an error payload (`{error:{message}}`, `{type:"error",message}`), else a
+ * placeholder, led by its code when it has one (`provider_stream_error: …`): the log row keeps
+ * what the client was told, code included.
+ */
 export function errorMessage(payload: Json): string {
   const error = obj(payload.error)
   const message = error?.message ?? payload.message
-  return typeof message === 'string' && message !== '' ? message : 'an error event without a message'
+  const text = typeof message === 'string' && message !== '' ? message : 'an error event without a message'
+  const code = [error?.code, payload.code, error?.status, error?.type].find(
+    (c): c is string => typeof c === 'string' && c !== '' && c !== 'error',
+  )
+  return code ? `${code}: ${text}` : text
+}
+
+/**
+ * The usage of a stream that broke with an error event before its usage came: the output tokens
+ * that did stream, counted one per content delta (how these protocols stream text), the input
+ * unknown (0). Undefined when nothing streamed.
+ */
+export function streamedUsage(deltas: number): Usage | undefined {
+  if (deltas === 0) return undefined
+  return {
+    inputTokens: 0,
+    outputTokens: deltas,
+    cacheReadTokens: 0,
+    cacheCreationTokens: 0,
+    reasoningTokens: 0,
+  }
 }
 
 export class Tap implements UsageTap {

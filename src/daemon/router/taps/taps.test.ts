@@ -173,3 +173,65 @@ describe('usage taps', () => {
     ).toBeUndefined()
   })
 })
+
+describe('a stream that breaks with an error event (issue 25, item 3)', () => {
+  function broken(family: Parameters<typeof createUsageTap>[0], text: string) {
+    const tap = createUsageTap(family, true)
+    tap.feed(Buffer.from(text))
+    tap.end()
+    return {usage: tap.usage(), outcome: tap.outcome()}
+  }
+  const chunk = (text: string) =>
+    `data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"${text}"}}]}\n\n`
+
+  it('chat: an error, its code, and the tokens that streamed', () => {
+    const r = broken(
+      'chat',
+      chunk('a') +
+        chunk('b') +
+        chunk('c') +
+        'data: {"error":{"message":"provider failed mid-stream","type":"api_error","code":"provider_stream_error"}}\n\n',
+    )
+    expect(r.outcome).toEqual({kind: 'error', message: 'provider_stream_error: provider failed mid-stream'})
+    expect(r.usage).toMatchObject({inputTokens: 0, outputTokens: 3})
+  })
+
+  it('responses: the error event with its code; the deltas as output tokens', () => {
+    const r = broken(
+      'responses',
+      'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_9"}}\n\n' +
+        'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":1,"delta":"a"}\n\n' +
+        'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":2,"delta":"b"}\n\n' +
+        'event: error\ndata: {"type":"error","sequence_number":3,"code":"server_error","message":"upstream broke"}\n\n',
+    )
+    expect(r.outcome).toEqual({kind: 'error', message: 'server_error: upstream broke'})
+    expect(r.usage).toMatchObject({outputTokens: 2, responseId: 'resp_9'})
+  })
+
+  it('messages: message_start input kept, the streamed deltas as output', () => {
+    const r = broken(
+      'messages',
+      'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":9,"output_tokens":1}}}\n\n' +
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}\n\n'.repeat(
+          4,
+        ) +
+        'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n',
+    )
+    expect(r.outcome).toEqual({kind: 'error', message: 'overloaded_error: Overloaded'})
+    expect(r.usage).toMatchObject({inputTokens: 9, outputTokens: 4})
+  })
+
+  it('gemini: the error with its status; the chunks that streamed', () => {
+    const r = broken(
+      'gemini',
+      'data: {"candidates":[{"content":{"role":"model","parts":[{"text":"a"}]}}]}\n\n'.repeat(2) +
+        'data: {"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}\n\n',
+    )
+    expect(r.outcome).toEqual({kind: 'error', message: 'UNAVAILABLE: The model is overloaded.'})
+    expect(r.usage).toMatchObject({outputTokens: 2})
+  })
+
+  it('a complete stream without usage still reports none (no guess)', () => {
+    expect(broken('chat', chunk('a') + 'data: [DONE]\n\n').usage).toBeUndefined()
+  })
+})
