@@ -102,7 +102,13 @@ describe('completion', () => {
       'sim-pro',
     ])
     // the tools agents enable can bind, not every agent name (laptop would exit 7)
-    expect(complete(TREE, ['agents', 'enable', ''], env)).toEqual(['claude-code', 'codex', 'gemini-cli', 'opencode', 'qwen-code'])
+    expect(complete(TREE, ['agents', 'enable', ''], env)).toEqual([
+      'claude-code',
+      'codex',
+      'gemini-cli',
+      'opencode',
+      'qwen-code',
+    ])
     // only the bound ones for disable
     expect(complete(TREE, ['agents', 'disable', ''], env)).toEqual(['codex'])
     // agents holding a live key for key revoke (laptop's key is revoked)
