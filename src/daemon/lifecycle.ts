@@ -24,6 +24,7 @@ import {startHistoryScanner} from './history-scanner.js'
 import {effectivePolicies, effectiveProviders, platformSettings} from '../gateway/effective-providers.js'
 import type {GatewayContext, Route} from './server.js'
 import {listen} from './server.js'
+import {Telemetry, otlpConfig, pricedRows} from './telemetry/telemetry.js'
 
 /** Last-seen times are saved at most this often. */
 const TOUCH_SAVE_MS = 5_000
@@ -100,7 +101,10 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   let routing: Routing | undefined
   let sim: {origin: string; close(): Promise<void>} | undefined
   let historyScanner: HistoryScanner | undefined
+  let telemetry: Telemetry | undefined
   try {
+    // a bad telemetry setting stops the start here, with its rule (exit 3)
+    const otlp = otlpConfig(options.version)
     // Load under the lock, so a CLI change that started before this daemon claimed the pid file is
     // complete (and seen) first.
     // A live holder is a CLI change in progress (milliseconds each, but a burst of them queues on
@@ -164,6 +168,9 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       simOrigin: sim?.origin,
     }
 
+    telemetry = await Telemetry.start({routing, otlp, costOf: await pricedRows()})
+    if (otlp) log(`${new Date().toISOString()} exporting OpenTelemetry spans and metrics to ${otlp.endpoint}`)
+
     // sources of degradation (`log store`, `state`) and why
     const problems = new Map<string, string>()
     const context: GatewayContext = {
@@ -174,6 +181,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       startedAt: Date.now(),
       log,
       routing,
+      telemetry,
       degrade(source, reason) {
         const now = new Date().toISOString()
         if (reason === undefined) {
@@ -258,6 +266,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     stopping = true
     if (timer) clearTimeout(timer)
     await historyScanner?.stop().catch(() => undefined)
+    await telemetry?.close().catch(() => undefined)
     if (routing) {
       await routing.router.close().catch(() => undefined)
       routing.logs.close() // writes the queued rows first

@@ -17,6 +17,7 @@ import {
 import {agentViews, agentsPerRoute, keyViews, latestRequestAt} from '../gateway/views.js'
 import {AGENT_KINDS} from '../gateway/agent-kinds.js'
 import {emitGatewayEvent, eventsHandler} from './events.js'
+import {metricsHandler} from './telemetry/telemetry.js'
 
 /** Largest management request body. */
 export const MANAGEMENT_MAX_BODY = 64 * 1024
@@ -40,6 +41,13 @@ function endpointDocs(port: number): EndpointDoc[] {
       example: `curl ${base}/health`,
     },
     {method: 'GET', path: '/help', purpose: 'This page.', example: `curl ${base}/help`},
+    {
+      method: 'GET',
+      path: '/metrics',
+      purpose:
+        'Prometheus metrics: requests, tokens, cost, latency and first-byte histograms, fallbacks, breakers, log and OTLP queues (docs/TELEMETRY.md).',
+      example: `curl ${base}/metrics`,
+    },
     {
       method: 'POST',
       path: '/api/keys/issue',
@@ -299,6 +307,7 @@ export function managementRoutes(): Route[] {
       })
       request.res.end(html)
     }),
+    m('GET', '/metrics', metricsHandler),
     m('POST', '/api/keys/issue', issue),
     m('POST', '/api/keys/revoke', revoke),
     m('GET', '/api/agents', (request, context) =>
@@ -328,6 +337,7 @@ export function managementRoutes(): Route[] {
         agentsPerRoute: agentsPerRoute(views, context.routing?.providers),
         latestRequestAt: latest || null,
         simOrigin: context.routing?.simOrigin ?? null,
+        ...(context.telemetry ? {telemetry: context.telemetry.status()} : {}),
         ...(context.degraded ? {degraded: context.degraded} : {}),
       })
     }),

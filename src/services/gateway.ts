@@ -8,6 +8,7 @@ import {fileURLToPath} from 'node:url'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import type {LoopbackClient} from '../api/loopback-client.js'
+import type {TelemetryStatus} from '../gateway/telemetry.js'
 import type {ExitCodeValue} from '../core/errors.js'
 import {ExitCode, GatewayDownError, GwError, UsageError} from '../core/errors.js'
 import {probeHealth} from '../core/loopback-probe.js'
@@ -58,6 +59,8 @@ export interface DaemonSnapshot {
   simOrigin?: string | null
   /** Why the gateway works in a degraded way (as on `/health`), e.g. the log store cannot write. */
   degraded?: string
+  /** The Prometheus path and how OTLP export fares (docs/TELEMETRY.md). */
+  telemetry?: TelemetryStatus
 }
 
 export interface GatewayInfo {

@@ -7,6 +7,7 @@ import type {BindingProblem} from './agent-binding.js'
 import {agentViews, agentsPerRoute, latestRequestAt} from '../gateway/views.js'
 import {homeFile} from '../store/paths.js'
 import type {GatewayState} from '../store/state-schema.js'
+import type {TelemetryStatus} from '../gateway/telemetry.js'
 import type {GatewayInfo} from './gateway.js'
 import {HUNG_HINT, PROBE_TIMEOUT_MS, getGatewayInfo} from './gateway.js'
 
@@ -22,6 +23,8 @@ export interface StatusSnapshot {
   latestRequestAt: number | null
   /** The gateway answers, but works in a degraded way (e.g. its log store cannot write). */
   degraded?: string
+  /** The running gateway's metrics path and OTLP export state (docs/TELEMETRY.md). */
+  telemetry?: TelemetryStatus
   /** Why the snapshot is not healthy, when it is not. */
   problem?: string
   /** The command that fixes it, when it is not healthy. */
@@ -61,6 +64,7 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
       agentsPerRoute: gw.daemon.agentsPerRoute as RouteCount[],
       latestRequestAt: gw.daemon.latestRequestAt,
       ...(gw.daemon.degraded ? {degraded: gw.daemon.degraded} : {}),
+      ...(gw.daemon.telemetry ? {telemetry: gw.daemon.telemetry} : {}),
     }
   }
   let views: ReturnType<typeof agentViews> = []
