@@ -96,6 +96,8 @@ export class OtlpExport {
   private timer: NodeJS.Timeout | undefined
   private inFlight: Promise<void> | undefined
   private backoffMs = 0
+  /** Spans of the batch under way (still counted as queued: they are not delivered yet). */
+  private sending = 0
   private closed = false
   readonly stats: OtlpStats = {
     queued: 0,
@@ -201,7 +203,7 @@ export class OtlpExport {
       this.queue.splice(0, lost)
       this.stats.dropped += lost
     }
-    this.stats.queued = this.queue.length
+    this.stats.queued = this.queue.length + this.sending
     this.schedule(this.backoffMs || this.config.delayMs)
   }
 
@@ -218,9 +220,10 @@ export class OtlpExport {
   private exportBatch(): Promise<void> {
     if (this.inFlight || this.queue.length === 0) return this.inFlight ?? Promise.resolve()
     const batch = this.queue.splice(0, MAX_BATCH)
-    this.stats.queued = this.queue.length
+    this.sending = batch.length
     this.inFlight = new Promise<void>((resolve) => {
       this.exporter.export(batch, (result) => {
+        this.sending = 0
         if (result.code === ExportResultCode.SUCCESS) {
           this.stats.exported += batch.length
           this.stats.lastSuccessAt = Date.now()
@@ -237,8 +240,8 @@ export class OtlpExport {
             this.queue.splice(0, lost)
             this.stats.dropped += lost
           }
-          this.stats.queued = this.queue.length
         }
+        this.stats.queued = this.queue.length
         resolve()
       })
     }).finally(() => {

@@ -128,11 +128,11 @@ export class Telemetry {
   /** One finished request: an array push; the work is done in the next fold. */
   add(entry: LogEntry): void {
     this.pending.push(entry)
-    if (this.pending.length >= FOLD_BATCH) {
+    if (this.pending.length === FOLD_BATCH) {
       if (this.timer) clearTimeout(this.timer)
       this.timer = undefined
       setImmediate(() => this.fold())
-    } else if (!this.timer) {
+    } else if (!this.timer && this.pending.length < FOLD_BATCH) {
       this.timer = setTimeout(() => {
         this.timer = undefined
         this.fold()
