@@ -320,6 +320,19 @@ describe('gateway telemetry', {timeout: 120_000}, () => {
     expect(otlp).toMatchObject({state: 'exporting', endpoint: collector.url + '/', dropped: 0})
     expect(otlp.exported).toBe(requests)
     expect(JSON.stringify(status1)).not.toContain('tok-123')
+    const human = await cli(['status'])
+    expect(human.stdout).toMatch(
+      new RegExp(
+        `telemetry: +metrics at ${base}/metrics; OTLP export to ${collector.url}/ \\(${requests} spans sent, 0 queued, 0 dropped\\)`,
+      ),
+    )
+    // doctor: the collector answers OTLP (an empty export with the headers), the gateway exports
+    const doctor = json(await cli(['doctor', '--json']))
+    const check = doctor.checks.find((c: any) => c.id === 'telemetry')
+    expect(check, JSON.stringify(doctor.checks)).toMatchObject({ok: true})
+    expect(check.detail).toContain(`${requests} spans sent`)
+    expect(check.detail).toContain(`${collector.url}/v1/traces answers OTLP`)
+    expect(JSON.stringify(doctor)).not.toContain('tok-123')
 
     // GenAI metrics arrive within the export interval: token usage sums equal usage
     const metricPoints = await until('the GenAI metrics', () => {
