@@ -234,7 +234,10 @@ describe('gateway telemetry', {timeout: 120_000}, () => {
         output: u.output_tokens,
       })
     }
-    const requests = answers.length
+    // a refused key: logged and counted too (agent none, 4xx), as `gwctl usage` counts it
+    const refused = (await chat(base, 'gw-not-a-real-key')).status
+    expect(refused >= 400 && refused < 500, String(refused)).toBe(true)
+    const requests = answers.length + 1
     const inputSum = answers.reduce((a, x) => a + x.input, 0)
     const outputSum = answers.reduce((a, x) => a + x.output, 0)
 
@@ -253,10 +256,11 @@ describe('gateway telemetry', {timeout: 120_000}, () => {
         status_class: '2xx',
       }),
     ).toBe(2)
+    expect(sum(samples, 'gwctl_requests_total', {agent: 'none', status_class: '4xx'})).toBe(1)
     expect(sum(samples, 'gwctl_tokens_total', {kind: 'input'})).toBe(inputSum)
     expect(sum(samples, 'gwctl_tokens_total', {kind: 'output'})).toBe(outputSum)
     expect(sum(samples, 'gwctl_request_duration_seconds_count')).toBe(requests)
-    expect(sum(samples, 'gwctl_time_to_first_byte_seconds_count')).toBe(requests)
+    expect(sum(samples, 'gwctl_time_to_first_byte_seconds_count')).toBe(requests - 1) // none for the refused one
     expect(sum(samples, 'gwctl_request_duration_seconds_bucket', {le: '+Inf'})).toBe(requests)
     expect(sum(samples, 'gwctl_fallbacks_total')).toBe(0)
     expect(sum(samples, 'gwctl_log_rows_dropped_total')).toBe(0)
@@ -290,7 +294,7 @@ describe('gateway telemetry', {timeout: 120_000}, () => {
     })
     expect(spans.length).toBe(requests)
     expect(spans.every((s) => s.kind === 3)).toBe(true) // SPAN_KIND_CLIENT
-    const chatSpans = spans.filter((s) => s.attributes['gwctl.entrance'] === 'chat')
+    const chatSpans = spans.filter((s) => s.attributes['gwctl.agent'] === codex.agentId)
     expect(chatSpans.length).toBe(3)
     expect(chatSpans[0].name).toBe('chat sim-mini')
     expect(chatSpans[0].attributes).toMatchObject({
@@ -343,7 +347,7 @@ describe('gateway telemetry', {timeout: 120_000}, () => {
             for (const m of sm.metrics ?? []) points.set(m.name, m.histogram?.dataPoints ?? [])
       const usagePoints = points.get('gen_ai.client.token.usage')
       const count = (usagePoints ?? []).reduce((a, p) => a + Number(p.count), 0)
-      return count >= 2 * requests ? points : undefined
+      return count >= 2 * (requests - 1) ? points : undefined
     })
     const tokenPoints = metricPoints.get('gen_ai.client.token.usage')!
     const tokenSum = (type: string) =>

@@ -241,8 +241,12 @@ export class GatewayMetrics {
     s.tokens[2] += entry.cacheReadTokens
     s.tokens[3] += entry.cacheCreationTokens
     s.tokens[4] += entry.reasoningTokens
-    const usd = this.costOf?.(entry)
-    if (usd) s.cost += usd
+    // priced only with tokens and a model under the label cap: the pricer remembers each new model
+    // on disk, which endless made-up names (answered 4xx, no tokens) must not turn into writes
+    if (this.costOf && model !== 'other' && entry.inputTokens + entry.outputTokens > 0) {
+      const usd = this.costOf(entry)
+      if (usd) s.cost += usd
+    }
     const timing = {entrance, provider, model}
     this.duration.observe({entrance, provider, model, status_class: klass}, entry.latencyMs / 1000)
     if (entry.ttfbMs !== null) this.ttfb.observe(timing, entry.ttfbMs / 1000)

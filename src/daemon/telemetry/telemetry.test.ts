@@ -76,7 +76,8 @@ describe('GatewayMetrics', () => {
     expect(text).toContain(`gwctl_tokens_total{${route},kind="cache_read"} 4`)
     expect(text).toContain(`gwctl_tokens_total{${route},kind="reasoning"} 2`)
     expect(text).not.toContain('kind="cache_write"')
-    expect(text).toContain(`gwctl_cost_usd_total{${route}} 0.5`)
+    // the second row has no tokens: not priced
+    expect(text).toContain(`gwctl_cost_usd_total{${route}} 0.25`)
     expect(text).toContain(
       'gwctl_request_duration_seconds_bucket{le="0.25",entrance="chat",provider="sim-chat",model="sim-mini",status_class="2xx"} 1',
     )
