@@ -39,6 +39,8 @@ const ENTRY_PATTERNS = [
   /^sim\/server\.js$/, // bench/servers.js
   /^sim\/upstream\//, // test/agents
   /^store\/(state|log-store)\.js$/, // scripts/gen-validators.js, bench/, test/reliability
+  /^daemon\/events\.js$/, // bench/telemetry.js
+  /^daemon\/telemetry\/telemetry\.js$/, // bench/telemetry.js
 ]
 
 /**

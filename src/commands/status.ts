@@ -4,7 +4,19 @@ import {BaseCommand} from '../core/base-command.js'
 import {ExitCode} from '../core/errors.js'
 import {colorErr, err, formatDuration, out, printFields, printJson, printTable} from '../core/output.js'
 import type {StatusSnapshot} from '../services/status.js'
+import type {TelemetryStatus} from '../gateway/telemetry.js'
 import {homeFile} from '../store/paths.js'
+
+/** `metrics at …; OTLP export …` for the fields. */
+function telemetryLine(t: TelemetryStatus, url: string): string {
+  const metrics = `metrics at ${url}${t.metrics}`
+  const o = t.otlp
+  if (o.state === 'off') return `${metrics}; OTLP export off`
+  const counts = `${o.exported} spans sent, ${o.queued} queued, ${o.dropped} dropped`
+  return o.state === 'failing'
+    ? `${metrics}; OTLP export to ${o.endpoint} FAILING (${o.lastError}; ${counts})`
+    : `${metrics}; OTLP export to ${o.endpoint} (${counts})`
+}
 
 export default class Status extends BaseCommand {
   static summary = 'Prints a one-time snapshot: gateway state, agents, agents per route, latest request.'
@@ -55,6 +67,7 @@ export default class Status extends BaseCommand {
       'latest request': snapshot.latestRequestAt
         ? new Date(snapshot.latestRequestAt * 1000).toISOString()
         : 'none',
+      telemetry: snapshot.telemetry ? telemetryLine(snapshot.telemetry, g.url) : undefined,
     })
     if (snapshot.agentsPerRoute.length > 0) {
       out()

@@ -26,6 +26,7 @@ import {effectivePolicies, effectiveProviders, platformSettings} from '../gatewa
 import type {GatewayContext, Route} from './server.js'
 import {listen} from './server.js'
 import {installBudgets} from './budgets.js'
+import {Telemetry, otlpConfig, pricedRows} from './telemetry/telemetry.js'
 
 /** Last-seen times are saved at most this often. */
 const TOUCH_SAVE_MS = 5_000
@@ -127,7 +128,10 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   let routing: Routing | undefined
   let sim: {origin: string; close(): Promise<void>} | undefined
   let historyScanner: HistoryScanner | undefined
+  let telemetry: Telemetry | undefined
   try {
+    // a bad telemetry setting stops the start here, with its rule (exit 3)
+    const otlp = otlpConfig(options.version)
     // Load under the lock, so a CLI change that started before this daemon claimed the pid file is
     // complete (and seen) first.
     // A live holder is a CLI change in progress (milliseconds each, but a burst of them queues on
@@ -196,6 +200,9 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       simOrigin: sim?.origin,
     }
 
+    telemetry = await Telemetry.start({routing, otlp, costOf: await pricedRows()})
+    if (otlp) log(`${new Date().toISOString()} exporting OpenTelemetry spans and metrics to ${otlp.endpoint}`)
+
     // sources of degradation (`log store`, `state`) and why
     const problems = new Map<string, string>()
     const context: GatewayContext = {
@@ -206,6 +213,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       startedAt: Date.now(),
       log,
       routing,
+      telemetry,
       degrade(source, reason) {
         const now = new Date().toISOString()
         if (reason === undefined) {
@@ -305,6 +313,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     stopping = true
     if (timer) clearTimeout(timer)
     await historyScanner?.stop().catch(() => undefined)
+    await telemetry?.close().catch(() => undefined)
     if (routing) {
       await routing.router.close().catch(() => undefined)
       routing.logs.close() // writes the queued rows first

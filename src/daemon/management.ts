@@ -27,6 +27,7 @@ import {agentViews, agentsPerRoute, keyViews, latestRequestAt} from '../gateway/
 import {AGENT_KINDS} from '../gateway/agent-kinds.js'
 import {emitGatewayEvent, eventsHandler} from './events.js'
 import {budgetViews, reloadBudgets} from './budgets.js'
+import {metricsHandler} from './telemetry/telemetry.js'
 
 /** Largest management request body. */
 export const MANAGEMENT_MAX_BODY = 64 * 1024
@@ -50,6 +51,13 @@ function endpointDocs(port: number): EndpointDoc[] {
       example: `curl ${base}/health`,
     },
     {method: 'GET', path: '/help', purpose: 'This page.', example: `curl ${base}/help`},
+    {
+      method: 'GET',
+      path: '/metrics',
+      purpose:
+        'Prometheus metrics: requests, tokens, cost, latency and first-byte histograms, fallbacks, breakers, log and OTLP queues (docs/TELEMETRY.md).',
+      example: `curl ${base}/metrics`,
+    },
     {
       method: 'POST',
       path: '/api/keys/issue',
@@ -362,6 +370,7 @@ export function managementRoutes(): Route[] {
       })
       request.res.end(html)
     }),
+    m('GET', '/metrics', metricsHandler),
     m('POST', '/api/keys/issue', issue),
     m('POST', '/api/keys/revoke', revoke),
     m('POST', '/api/agents/remove', removeAgent),
@@ -406,6 +415,7 @@ export function managementRoutes(): Route[] {
         latestRequestAt: latest || null,
         simOrigin: context.routing?.simOrigin ?? null,
         budgets: budgetViews(context),
+        ...(context.telemetry ? {telemetry: context.telemetry.status()} : {}),
         ...(context.degraded ? {degraded: context.degraded} : {}),
       })
     }),

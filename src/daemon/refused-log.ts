@@ -29,12 +29,13 @@ export function logRefused(
   const time = Date.now()
   const parsed = presented ? parseKey(presented) : undefined
   const keyPrefix = parsed?.kind === 'valid' ? displayPrefix(parsed.key) : null
-  logs.append(
-    logEntryFor(
-      family,
-      {agentId: null, keyPrefix, policyId: null, project: null},
-      gatewayAnswered(verdict.status, REASONS[verdict.reason] ?? `refused: ${verdict.reason}`, time),
-      time,
-    ),
+  const entry = logEntryFor(
+    family,
+    {agentId: null, keyPrefix, policyId: null, project: null},
+    gatewayAnswered(verdict.status, REASONS[verdict.reason] ?? `refused: ${verdict.reason}`, time),
+    time,
   )
+  logs.append(entry)
+  // counted in /metrics as in `gwctl usage` (agent `none`, 4xx)
+  context.telemetry?.add(entry)
 }

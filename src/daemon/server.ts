@@ -19,6 +19,7 @@ import {closeEventStreams} from './events.js'
 import {errorBody} from '../protocols/errors.js'
 import type {Routing} from './routing.js'
 import type {Family} from '../store/schema.js'
+import type {Telemetry} from './telemetry/telemetry.js'
 
 /** What handlers share: the state, the key index, the port, the log. */
 export interface GatewayContext {
@@ -44,6 +45,8 @@ export interface GatewayContext {
   touch(): void
   /** Router, log store, effective providers and policies (absent: every model call gets 503). */
   routing?: Routing
+  /** Prometheus metrics and OTLP export (absent: /metrics answers 503). */
+  telemetry?: Telemetry
 }
 
 /** A request as handlers see it. */

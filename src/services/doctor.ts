@@ -10,6 +10,9 @@ import {describePortTaken, isPortFree} from '../gateway/port-holder.js'
 import {effectiveProviders, platformSettings} from '../gateway/effective-providers.js'
 import {policyProblems} from '../gateway/policy.js'
 import {routeLabel} from '../gateway/views.js'
+import type {OtlpTarget} from '../gateway/telemetry.js'
+import {otlpTarget, shownEndpoint} from '../gateway/telemetry.js'
+import type {GwError} from '../core/errors.js'
 import type {PolicyConfig, ProviderConfig} from '../store/schema.js'
 import {FAMILIES} from '../store/schema.js'
 import {LogStore} from '../store/log-store.js'
@@ -275,6 +278,74 @@ const bindingsCheck: DoctorCheck = {
   },
 }
 
+/** How long the doctor waits for the collector's answer. */
+const OTLP_PROBE_MS = 5000
+
+/**
+ * Sends an empty OTLP/HTTP trace export (`{}`, a valid ExportTraceServiceRequest with no spans) with
+ * the configured headers: a receiver answers 2xx. Undefined when it does, else what went wrong.
+ */
+async function probeOtlp(target: OtlpTarget): Promise<string | undefined> {
+  try {
+    const res = await fetch(target.tracesUrl, {
+      method: 'POST',
+      headers: {...target.headers, 'content-type': 'application/json'},
+      body: '{}',
+      signal: AbortSignal.timeout(OTLP_PROBE_MS),
+    })
+    await res.arrayBuffer().catch(() => undefined)
+    if (res.ok) return undefined
+    return `${shownEndpoint(target.tracesUrl)} answered HTTP ${res.status}${res.status === 401 || res.status === 403 ? ' (check telemetry.headers)' : res.status === 404 ? ' (not an OTLP/HTTP receiver at this path)' : ''}`
+  } catch (error) {
+    const e = error as Error & {cause?: {code?: string; message?: string}}
+    const why =
+      e.name === 'TimeoutError'
+        ? `no answer within ${OTLP_PROBE_MS / 1000} s`
+        : (e.cause?.code ?? e.cause?.message ?? e.message)
+    return `${shownEndpoint(target.tracesUrl)} cannot be reached: ${why}`
+  }
+}
+
+const telemetryCheck: DoctorCheck = {
+  id: 'telemetry',
+  title: 'OpenTelemetry export reaches its collector',
+  async run() {
+    let target: OtlpTarget | undefined
+    try {
+      target = otlpTarget()
+    } catch (error) {
+      return {ok: false, detail: (error as GwError).message, hint: (error as GwError).hint}
+    }
+    if (!target)
+      return {
+        ok: true,
+        detail: 'export off (set telemetry.otlp-endpoint to export); Prometheus metrics at /metrics',
+      }
+    const problems: string[] = []
+    const found: string[] = []
+    // what the running gateway counted
+    const info = runningDaemon() ? await getGatewayInfo().catch(() => undefined) : undefined
+    const otlp = info?.daemon?.telemetry?.otlp
+    if (otlp && otlp.state !== 'off') {
+      const counts = `${otlp.exported} spans sent, ${otlp.queued} queued, ${otlp.dropped} spans dropped`
+      if (otlp.state === 'failing') problems.push(`the gateway's exports fail (${otlp.lastError}); ${counts}`)
+      else found.push(`the gateway exports: ${counts}`)
+    } else if (info?.daemon) {
+      found.push('the running gateway was started before the endpoint was set: restart it to export')
+    }
+    const unreachable = await probeOtlp(target)
+    if (unreachable) problems.push(unreachable)
+    else found.push(`${shownEndpoint(target.tracesUrl)} answers OTLP`)
+    if (problems.length > 0)
+      return {
+        ok: false,
+        detail: [...problems, ...found].join('; '),
+        hint: `Start the collector at ${target.endpoint}, or fix telemetry.otlp-endpoint (\`gwctl config set telemetry.otlp-endpoint <URL>\`) and telemetry.headers; spans wait in a bounded queue meanwhile, the oldest dropped.`,
+      }
+    return {ok: true, detail: found.join('; ')}
+  },
+}
+
 /** Every check, in the order printed. Append new checks here. */
 export const DOCTOR_CHECKS: DoctorCheck[] = [
   settingsCheck,
@@ -285,6 +356,7 @@ export const DOCTOR_CHECKS: DoctorCheck[] = [
   policiesCheck,
   scanPathsCheck,
   bindingsCheck,
+  telemetryCheck,
 ]
 
 /** Runs every check (one failing check never stops the others). */

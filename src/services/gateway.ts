@@ -9,6 +9,7 @@ import {fileURLToPath} from 'node:url'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import type {LoopbackClient} from '../api/loopback-client.js'
+import type {TelemetryStatus} from '../gateway/telemetry.js'
 import type {ExitCodeValue} from '../core/errors.js'
 import {ExitCode, GatewayDownError, GwError, UsageError} from '../core/errors.js'
 import {probeHealth} from '../core/loopback-probe.js'
@@ -61,6 +62,8 @@ export interface DaemonSnapshot {
   degraded?: string
   /** Budgets as enforced (absent from a gateway older than budgets). */
   budgets?: BudgetView[]
+  /** The Prometheus path and how OTLP export fares (docs/TELEMETRY.md). */
+  telemetry?: TelemetryStatus
 }
 
 export interface GatewayInfo {

@@ -8,6 +8,7 @@ import type {BindingProblem} from './agent-binding.js'
 import {agentViews, agentsPerRoute, latestRequestAt} from '../gateway/views.js'
 import {homeFile} from '../store/paths.js'
 import type {GatewayState} from '../store/state-schema.js'
+import type {TelemetryStatus} from '../gateway/telemetry.js'
 import type {GatewayInfo} from './gateway.js'
 import {HUNG_HINT, PROBE_TIMEOUT_MS, getGatewayInfo} from './gateway.js'
 
@@ -25,6 +26,8 @@ export interface StatusSnapshot {
   budgets: BudgetView[]
   /** The gateway answers, but works in a degraded way (e.g. its log store cannot write). */
   degraded?: string
+  /** The running gateway's metrics path and OTLP export state (docs/TELEMETRY.md). */
+  telemetry?: TelemetryStatus
   /** Why the snapshot is not healthy, when it is not. */
   problem?: string
   /** The command that fixes it, when it is not healthy. */
@@ -65,6 +68,7 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
       latestRequestAt: gw.daemon.latestRequestAt,
       budgets: gw.daemon.budgets ?? [],
       ...(gw.daemon.degraded ? {degraded: gw.daemon.degraded} : {}),
+      ...(gw.daemon.telemetry ? {telemetry: gw.daemon.telemetry} : {}),
     }
   }
   let views: ReturnType<typeof agentViews> = []

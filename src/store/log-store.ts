@@ -146,7 +146,7 @@ function addColumns(db: BetterSqlite3.Database): void {
  * `2xx`/`4xx`/`5xx` (1xx and 3xx count with 2xx; the 499 of a client that left counts as 4xx; an
  * answer that broke after its status went out counts as 5xx, an upstream failure).
  */
-function statusClass(status: number, broken: boolean | undefined): string {
+export function statusClass(status: number, broken: boolean | undefined): string {
   if (status >= 500 || broken) return '5xx'
   if (status >= 400) return '4xx'
   return '2xx'
@@ -438,6 +438,9 @@ export class LogStore {
     return this.queue.length
   }
 
+  /** Rows lost since the store opened (a batch the disk refused, or past the locked-queue bound). */
+  dropped = 0
+
   private flushQuietly(): void {
     if (this.queue.length === 0) return
     const batch = this.queue
@@ -467,6 +470,7 @@ export class LogStore {
         if (this.queue.length > MAX_QUEUED_ROWS) {
           const lost = this.queue.length - MAX_QUEUED_ROWS
           this.queue = this.queue.slice(lost)
+          this.dropped += lost
           this.reportProblem(`the log database stayed locked: ${lost} rows were dropped to bound memory`)
         }
         if (!this.timer) {
@@ -479,6 +483,7 @@ export class LogStore {
         return
       }
       // A full disk must not take the gateway down; the rows of this batch are lost.
+      this.dropped += batch.length
       if (isDamage(error)) {
         // the next start moves this file aside (log-db-check.ts)
         markDamaged(this.path, (error as Error).message)

@@ -52,6 +52,39 @@ const positiveInt = (value: string): string | undefined =>
 const port = (value: string): string | undefined =>
   /^[1-9]\d*$/.test(value) && Number(value) <= 65535 ? undefined : 'must be a port number, 1-65535'
 
+/** An OTLP/HTTP base URL: http(s), no credentials in it (they go to `telemetry.headers`). */
+const otlpUrl = (value: string): string | undefined => {
+  try {
+    const url = new URL(value)
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      return 'must be an http(s) URL, e.g. http://127.0.0.1:4318'
+    if (url.username || url.password)
+      return 'must not carry credentials (user:password@host); set telemetry.headers'
+  } catch {
+    return 'must be a URL, e.g. http://127.0.0.1:4318'
+  }
+  return undefined
+}
+
+/** `name=value` pairs separated by commas, as OTEL_EXPORTER_OTLP_HEADERS. */
+const otlpHeaders = (value: string): string | undefined => {
+  for (const pair of value.split(',')) {
+    if (pair.trim() === '') continue
+    const eq = pair.indexOf('=')
+    if (eq <= 0 || !/^[!#$%&'*+.^_`|~\w-]+$/.test(decodeURIComponentSafe(pair.slice(0, eq).trim())))
+      return 'must be name=value pairs separated by commas, e.g. x-api-key=abc,x-team=ml'
+  }
+  return undefined
+}
+
+function decodeURIComponentSafe(text: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
+}
+
 /** Every setting gwctl knows. */
 export const SETTINGS = {
   'base-url': {
@@ -84,6 +117,22 @@ export const SETTINGS = {
     description: 'Most threads a full history rescan reads with (default: every core).',
     env: 'GWCTL_HISTORY_THREADS',
     validate: positiveInt,
+  },
+  'telemetry.otlp-endpoint': {
+    description:
+      'OTLP/HTTP collector base URL the gateway exports spans and metrics to (/v1/traces, /v1/metrics are added); unset: no export.',
+    env: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    validate: otlpUrl,
+  },
+  'telemetry.headers': {
+    description: 'Headers sent to the OTLP collector, `name=value,name2=value2` (often an API key).',
+    secret: true,
+    env: 'OTEL_EXPORTER_OTLP_HEADERS',
+    validate: otlpHeaders,
+  },
+  'telemetry.service-name': {
+    description: 'service.name of the exported spans and metrics (default gwctl-gateway).',
+    env: 'OTEL_SERVICE_NAME',
   },
 } satisfies Record<string, SettingSpec>
 

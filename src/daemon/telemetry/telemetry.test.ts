@@ -1,0 +1,193 @@
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import type {LogEntry} from '../../store/log-store.js'
+import {emitGatewayEvent} from '../events.js'
+import {BoundedLabel, GatewayMetrics} from './metrics.js'
+import {Telemetry, otlpConfig} from './telemetry.js'
+
+function row(overrides: Partial<LogEntry> = {}): LogEntry {
+  return {
+    time: 1_800_000_000_000,
+    agentId: 'agt_1',
+    keyPrefix: 'gw-secretpre',
+    policyId: 'default-codex',
+    entrance: 'chat',
+    requestedModel: 'sim-mini',
+    provider: 'sim-chat',
+    model: 'sim-mini',
+    status: 200,
+    fallback: false,
+    inputTokens: 10,
+    outputTokens: 4,
+    cacheReadTokens: 2,
+    cacheCreationTokens: 0,
+    reasoningTokens: 1,
+    latencyMs: 120,
+    ttfbMs: 30,
+    error: null,
+    project: 'secret-project',
+    requestId: 'req_123',
+    ...overrides,
+  }
+}
+
+describe('BoundedLabel', () => {
+  it('keeps values up to its cap, then says other; cuts and cleans what it keeps', () => {
+    const label = new BoundedLabel(2)
+    expect(label.value(null)).toBe('none')
+    expect(label.value('')).toBe('none')
+    expect(label.value('a')).toBe('a')
+    expect(label.value('x'.repeat(100))).toBe('x'.repeat(64))
+    expect(label.value('third')).toBe('other')
+    expect(label.value('a')).toBe('a') // known values stay themselves
+    expect(new BoundedLabel(5).value('bad\nvalue\u0000é')).toBe('bad_value__')
+  })
+})
+
+describe('GatewayMetrics', () => {
+  it('counts a row into exact series, never with the key prefix, project or request id', async () => {
+    const metrics = new GatewayMetrics(
+      {
+        breakers: () => [
+          {
+            provider: 'sim-chat',
+            state: 'open',
+            consecutiveFailures: 3,
+            openedAt: 1,
+            retryAt: 2,
+            retryInMs: 1,
+            lastError: 'x',
+          },
+        ],
+        logQueue: () => ({pending: 7, dropped: 3}),
+      },
+      () => 0.25,
+    )
+    metrics.record(row())
+    metrics.record(row({status: 502, fallback: true, ttfbMs: null, inputTokens: 0, outputTokens: 0}))
+    const text = await metrics.text()
+    const route = 'entrance="chat",agent="agt_1",policy="default-codex",provider="sim-chat",model="sim-mini"'
+    expect(text).toContain(`gwctl_requests_total{${route},status_class="2xx"} 1`)
+    expect(text).toContain(`gwctl_requests_total{${route},status_class="5xx"} 1`)
+    expect(text).toContain(`gwctl_tokens_total{${route},kind="input"} 10`)
+    expect(text).toContain(`gwctl_tokens_total{${route},kind="cache_read"} 4`)
+    expect(text).toContain(`gwctl_tokens_total{${route},kind="reasoning"} 2`)
+    expect(text).not.toContain('kind="cache_write"')
+    // the second row has no tokens: not priced
+    expect(text).toContain(`gwctl_cost_usd_total{${route}} 0.25`)
+    expect(text).toContain(
+      'gwctl_request_duration_seconds_bucket{le="0.25",entrance="chat",provider="sim-chat",model="sim-mini",status_class="2xx"} 1',
+    )
+    expect(text).toContain(
+      'gwctl_time_to_first_byte_seconds_count{entrance="chat",provider="sim-chat",model="sim-mini"} 1',
+    )
+    expect(text).toContain('gwctl_fallbacks_total{policy="default-codex",provider="sim-chat"} 1')
+    expect(text).toContain('gwctl_breaker_state{provider="sim-chat",state="open"} 1')
+    expect(text).toContain('gwctl_breaker_state{provider="sim-chat",state="closed"} 0')
+    expect(text).toContain('gwctl_log_queue_rows 7')
+    expect(text).toContain('gwctl_log_rows_dropped_total 3')
+    expect(text).toContain('gwctl_otlp_spans_dropped_total 0')
+    for (const secret of ['gw-secretpre', 'secret-project', 'req_123']) expect(text).not.toContain(secret)
+  })
+
+  it('a client sending endless model names cannot grow the series past the cap', async () => {
+    const metrics = new GatewayMetrics()
+    for (let i = 0; i < 1000; i++) metrics.record(row({model: null, requestedModel: `m-${i}`}))
+    const text = await metrics.text()
+    const models = new Set([...text.matchAll(/gwctl_requests_total\{[^}]*model="([^"]*)"/g)].map((m) => m[1]))
+    expect(models.size).toBe(201) // 200 kept, then "other"
+    expect(text).toMatch(/gwctl_requests_total\{[^}]*model="other",status_class="2xx"\} 800/)
+  })
+})
+
+describe('Telemetry', () => {
+  it('folds request events off the request path and counts them on scrape', async () => {
+    const telemetry = await Telemetry.start({})
+    try {
+      emitGatewayEvent({type: 'request', entry: row()})
+      emitGatewayEvent({type: 'request', entry: row()})
+      expect(await telemetry.scrape()).toContain('status_class="2xx"} 2')
+      expect(telemetry.status()).toEqual({metrics: '/metrics', otlp: {state: 'off'}})
+    } finally {
+      await telemetry.close()
+    }
+    // closed: later events are not counted
+    emitGatewayEvent({type: 'request', entry: row()})
+    expect(await telemetry.scrape()).toContain('status_class="2xx"} 2')
+  })
+})
+
+describe('otlpConfig', () => {
+  let home: string
+  const saved = process.env.GWCTL_HOME
+  beforeEach(() => {
+    home = mkdtempSync(join(tmpdir(), 'gwctl-otel-'))
+    process.env.GWCTL_HOME = home
+  })
+  afterEach(() => {
+    if (saved === undefined) delete process.env.GWCTL_HOME
+    else process.env.GWCTL_HOME = saved
+    rmSync(home, {recursive: true, force: true})
+  })
+  const withEnv = (env: Record<string, string>) => {
+    const before = {...process.env}
+    Object.assign(process.env, env)
+    try {
+      return otlpConfig('1.0.0', process.env)
+    } finally {
+      for (const k of Object.keys(env))
+        if (before[k] === undefined) delete process.env[k]
+        else process.env[k] = before[k]
+    }
+  }
+
+  it('is off without an endpoint, and when OTEL_SDK_DISABLED says so', () => {
+    expect(withEnv({})).toBeUndefined()
+    expect(withEnv({OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true'})).toBeUndefined()
+  })
+
+  it('adds the signal paths to the base URL as the SDK does; the per-signal variables win', () => {
+    const c = withEnv({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/otlp/',
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=a%20b,X-Team=ml',
+      OTEL_SERVICE_NAME: 'gw',
+    })!
+    expect(c).toMatchObject({
+      endpoint: 'http://c:4318/otlp/',
+      tracesUrl: 'http://c:4318/otlp/v1/traces',
+      metricsUrl: 'http://c:4318/otlp/v1/metrics',
+      headers: {'x-api-key': 'a b', 'x-team': 'ml'},
+      serviceName: 'gw',
+      maxQueue: 2048,
+      delayMs: 5000,
+      timeoutMs: 10_000,
+    })
+    expect(
+      withEnv({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:1/x',
+      })!.tracesUrl,
+    ).toBe('http://t:1/x')
+  })
+
+  it('refuses a bad value with its rule and exit 3', () => {
+    const envs: Array<Record<string, string>> = [
+      {OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://c'},
+      {OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_BSP_MAX_QUEUE_SIZE: '-1'},
+      {OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_HEADERS: 'novalue'},
+    ]
+    for (const env of envs) {
+      let error: any
+      try {
+        withEnv(env)
+      } catch (e) {
+        error = e
+      }
+      expect(error?.exitCode, JSON.stringify(env)).toBe(3)
+      expect(error.message).toMatch(/must be/)
+    }
+  })
+})
