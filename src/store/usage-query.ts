@@ -35,6 +35,11 @@ export interface UsageQueryFilters {
 export interface UsageGroup extends UsageRow {
   provider: string | null
   model: string | null
+  /**
+   * The part of `cacheCreationTokens` written to the 1-hour cache, priced apart: the agents'
+   * history records it (Claude Code); the gateway's log does not, so its rows count 0 here.
+   */
+  cache1hTokens: number
 }
 
 const BUCKET_MS = 900_000
@@ -115,7 +120,7 @@ function gatewaySql(f: UsageQueryFilters, hourly: boolean, broken: string): stri
       NULL AS session, ${GATEWAY_TOOL} AS tool, CASE WHEN ${broken} = 1 THEN 500 ELSE status END AS status, 1 AS requests,
       ${errorCase(broken)} AS errors,
       fallback, fallback AS fallbacks, ${GATEWAY_INPUT} AS input_tokens, output_tokens, cache_read_tokens,
-      cache_creation_tokens, reasoning_tokens FROM logs ${where}`
+      cache_creation_tokens, 0 AS cache_1h_tokens, reasoning_tokens FROM logs ${where}`
   if (!hourly) return perRequest('')
   // An hour counts whole from its start: `ts >= since` keeps the hours from the first full one;
   // the requests between `since` and that hour come from the log itself.
@@ -124,7 +129,7 @@ function gatewaySql(f: UsageQueryFilters, hourly: boolean, broken: string): stri
       NULLIF(project, '') AS project, NULL AS session, NULL AS tool,
       CASE status_class WHEN '5xx' THEN 500 WHEN '4xx' THEN 400 ELSE 200 END AS status, requests, errors,
       fallback, fallback * requests AS fallbacks, MAX(input_tokens - cache_read_tokens - cache_creation_tokens, 0) AS input_tokens,
-      output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens FROM usage_hourly`
+      output_tokens, cache_read_tokens, cache_creation_tokens, 0 AS cache_1h_tokens, reasoning_tokens FROM usage_hourly`
   if (f.since === undefined) return rolled
   const firstHourMs = Math.ceil(Math.round(f.since * 1000) / HOUR_MS) * HOUR_MS
   return `${rolled} UNION ALL ${perRequest(`WHERE ts < ${firstHourMs}`)}`
@@ -135,7 +140,7 @@ function gatewaySql(f: UsageQueryFilters, hourly: boolean, broken: string): stri
  * history rows the gateway logged: by request id, and the keys in `@timeMatched` (a JSON array of
  * the Gemini CLI rows `timeMatchedHistoryKeys` in reconcile-query.ts matched by time).
  */
-function sourceSql(db: BetterSqlite3.Database, f: UsageQueryFilters, rollUp: boolean): string {
+export function sourceSql(db: BetterSqlite3.Database, f: UsageQueryFilters, rollUp: boolean): string {
   const source = f.source
   const logs = hasTable(db, 'logs')
   const parts: string[] = []
@@ -152,7 +157,7 @@ function sourceSql(db: BetterSqlite3.Database, f: UsageQueryFilters, rollUp: boo
     if (since) where.push(since)
     parts.push(`SELECT ts, NULL AS agent_id, NULL AS key_prefix, NULL AS policy_id, NULL AS provider, model,
       project, session, tool, 200 AS status, 1 AS requests, 0 AS errors, 0 AS fallback, 0 AS fallbacks, input_tokens,
-      output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens FROM history
+      output_tokens, cache_read_tokens, cache_creation_tokens, cache_1h_tokens, reasoning_tokens FROM history
       ${where.length ? 'WHERE ' + where.join(' AND ') : ''}`)
   }
   return parts.length > 0 ? parts.join(' UNION ALL ') : ''
@@ -193,7 +198,7 @@ export function usageGroups(
   where.push(...logRowConditions(f, params, '0'))
   const keyExpr = f.pivot ? PIVOT_EXPR[f.pivot] : `'all'`
   const sql = `SELECT ${keyExpr} AS k, provider, model, SUM(requests) AS requests,
-      SUM(errors) AS errors, SUM(fallbacks) AS fallbacks, ${TOKEN_SUMS}
+      SUM(errors) AS errors, SUM(fallbacks) AS fallbacks, ${TOKEN_SUMS}, SUM(cache_1h_tokens) AS cache_1h_tokens
     FROM (${from}) ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
     GROUP BY k, provider, model`
   const rows = db.prepare(sql).all(params) as Array<Record<string, number | string | null>>
@@ -203,5 +208,6 @@ export function usageGroups(
     provider: r.provider === null ? null : String(r.provider),
     model: r.model === null ? null : String(r.model),
     ...usageCounts(r),
+    cache1hTokens: Number(r.cache_1h_tokens ?? 0),
   }))
 }
