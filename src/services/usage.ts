@@ -129,11 +129,7 @@ export async function usageReport(
 ): Promise<UsageReport> {
   const {signal, scanned, ...query} = filters
   checkTimezone(query.timezone)
-  let scan = scanned ?? undefined
-  // the gateway's rows need no scan (nor the probe that decides on one)
-  if (scanned === undefined && query.source !== 'gateway' && (await liveGatewayPort(signal)) === undefined) {
-    scan = scanSummary(await rescanHistory({signal}))
-  }
+  const scan = scanned === undefined ? await scanUnlessDaemon(query.source, signal) : (scanned ?? undefined)
   const empty = {pivot: query.pivot ?? null, include: query.source, source: 'database' as const, scan}
   if (!existsSync(homeFile('logDb'))) return {...empty, rows: [], totals: emptyTotals()}
   const [{usageGroups}, {createPricer}] = await Promise.all([
@@ -156,13 +152,25 @@ export async function usageReport(
 }
 
 /**
+ * Scans the agents' history incrementally when the source includes it and no daemon runs (the
+ * daemon scans every 60 s); the gateway's rows need no scan, nor the probe that decides on one.
+ */
+export async function scanUnlessDaemon(
+  source: UsageQueryFilters['source'],
+  signal?: AbortSignal,
+): Promise<UsageReport['scan']> {
+  if (source === 'gateway' || (await liveGatewayPort(signal)) !== undefined) return undefined
+  return scanSummary(await rescanHistory({signal}))
+}
+
+/**
  * Runs `read` on a read-only connection to the log database: usage only reads it, and the
  * history tables are already in their current layout wherever a scan or a daemon opened the
  * history store (its open checks the layout and migrates; loading it is most of what a read-only
  * `gwctl usage` would otherwise load). A read that fails there (a database of an older layout
  * nobody opened since) runs again on the history store, which migrates it first.
  */
-async function readUsageDatabase<T>(read: (db: BetterSqlite3.Database) => T): Promise<T> {
+export async function readUsageDatabase<T>(read: (db: BetterSqlite3.Database) => T): Promise<T> {
   const {openSqlite} = await import('../store/sqlite.js')
   let db: BetterSqlite3.Database | undefined
   try {

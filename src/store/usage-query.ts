@@ -16,7 +16,7 @@ import {brokenExpr, errorCase, logRowConditions, TOKEN_SUMS, usageCounts} from '
 export type UsageSource = 'gateway' | 'history' | 'all'
 export const USAGE_SOURCES: readonly UsageSource[] = ['gateway', 'history', 'all']
 export type UsagePivotAll =
-  'agent' | 'key' | 'provider' | 'model' | 'project' | 'policy' | 'day' | 'tool' | 'session'
+  'agent' | 'key' | 'provider' | 'model' | 'project' | 'policy' | 'day' | 'month' | 'tool' | 'session'
 
 export interface UsageQueryFilters {
   source: UsageSource
@@ -27,6 +27,8 @@ export interface UsageQueryFilters {
   status?: StatusFilter
   /** Unix seconds. */
   since?: number
+  /** Unix seconds: only requests before it. */
+  until?: number
   /** IANA zone for the `day` pivot (default UTC). */
   timezone?: string
 }
@@ -61,7 +63,11 @@ const PIVOT_EXPR: Record<UsagePivotAll, string> = {
   tool: 'tool',
   session: 'session',
   day: `ts / ${BUCKET_MS}`,
+  month: `ts / ${BUCKET_MS}`,
 }
+
+/** Whether the pivot folds 15-minute buckets into calendar periods of a time zone. */
+const calendar = (pivot: UsagePivotAll | undefined): pivot is 'day' | 'month' => pivot === 'day' || pivot === 'month'
 
 function hasTable(db: BetterSqlite3.Database, name: string): boolean {
   return (
@@ -97,7 +103,9 @@ const HOUR_MS = 3_600_000
  */
 function hourlyServes(f: UsageQueryFilters): boolean {
   if (f.tool !== undefined || f.pivot === 'tool' || f.pivot === 'session') return false
-  if (f.pivot === 'day' && f.timezone !== undefined && !wholeHourZone(f.timezone)) return false
+  if (calendar(f.pivot) && f.timezone !== undefined && !wholeHourZone(f.timezone)) return false
+  // an hour of the roll-up counts whole: an end inside an hour needs the requests themselves
+  if (f.until !== undefined) return false
   return true
 }
 
@@ -196,15 +204,22 @@ export function usageGroups(
   }
   // the union has no `broken` column: a broken gateway row is a 500 in it already
   where.push(...logRowConditions(f, params, '0'))
+  if (f.until !== undefined) {
+    where.push('ts < @untilMs')
+    params.untilMs = Math.round(f.until * 1000)
+  }
   const keyExpr = f.pivot ? PIVOT_EXPR[f.pivot] : `'all'`
   const sql = `SELECT ${keyExpr} AS k, provider, model, SUM(requests) AS requests,
       SUM(errors) AS errors, SUM(fallbacks) AS fallbacks, ${TOKEN_SUMS}, SUM(cache_1h_tokens) AS cache_1h_tokens
     FROM (${from}) ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
     GROUP BY k, provider, model`
   const rows = db.prepare(sql).all(params) as Array<Record<string, number | string | null>>
-  const format = f.pivot === 'day' ? dayFormat(f.timezone) : undefined
+  const format = calendar(f.pivot) ? dayFormat(f.timezone) : undefined
+  const length = f.pivot === 'month' ? 7 : 10
   return rows.map((r) => ({
-    key: format ? dayIn(Number(r.k) * BUCKET_MS, format) : r.k === null || r.k === '' ? null : String(r.k),
+    key: format
+      ? dayIn(Number(r.k) * BUCKET_MS, format).slice(0, length)
+      : r.k === null || r.k === '' ? null : String(r.k),
     provider: r.provider === null ? null : String(r.provider),
     model: r.model === null ? null : String(r.model),
     ...usageCounts(r),
