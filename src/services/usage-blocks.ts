@@ -6,6 +6,7 @@
 import {existsSync} from 'node:fs'
 
 import type {AgentTool} from '../store/history-rows.js'
+import type {LogEntry} from '../store/log-store.js'
 import {homeFile} from '../store/paths.js'
 import type {EntryFilters, SessionEntry, UsageEntry} from '../store/usage-entries.js'
 import type {UsageSource} from '../store/usage-query.js'
@@ -236,4 +237,66 @@ export async function readEntries(f: EntryFilters): Promise<SessionEntry[]> {
   return readUsageDatabase((db) =>
     usageEntries(db, f, timeMatchedKeys?.(db, {sinceMs: f.sinceMs ?? 0}) ?? []),
   )
+}
+
+/** A gateway log row as a window entry (its input without the cached part, as the usage query). */
+export function entryFromLog(e: LogEntry): UsageEntry {
+  return {
+    ts: e.time,
+    model: e.model,
+    provider: e.provider,
+    inputTokens: Math.max(e.inputTokens - e.cacheReadTokens - e.cacheCreationTokens, 0),
+    outputTokens: e.outputTokens,
+    cacheReadTokens: e.cacheReadTokens,
+    cacheCreationTokens: e.cacheCreationTokens,
+    cache1hTokens: 0,
+  }
+}
+
+/**
+ * What the live windows view (`usage blocks --live`, the app's Windows tab) runs on: the
+ * requests read once from the log database, then each request the gateway's event stream
+ * reports appended in memory (`add`), and the database read again only when the daemon says it
+ * added history rows (`reload`): no history file is read by the view.
+ */
+export interface LiveBlocks {
+  reload(): Promise<void>
+  /** Appends a finished request of the event stream; false when it carries no usage. */
+  add(e: LogEntry): boolean
+  report(now?: number): Pick<BlocksReport, 'blocks' | 'active' | 'weeks' | 'timezone'>
+}
+
+export async function liveBlocks(
+  options: Omit<BlocksOptions, 'signal' | 'now' | 'until'> & {sinceMs?: number},
+): Promise<LiveBlocks> {
+  const {createPricer} = await import('./usage-cost.js')
+  const pricer = await createPricer()
+  const sinceMs = options.sinceMs ?? (options.since === undefined ? undefined : options.since * 1000)
+  const readFrom = sinceMs === undefined ? undefined : sinceMs - 24 * 3_600_000 - WINDOW_MS
+  let entries: UsageEntry[] = []
+  const live = {
+    async reload() {
+      entries = await readEntries({
+        source: options.source,
+        ...(readFrom === undefined ? {} : {sinceMs: readFrom}),
+        tool: options.tool,
+        agentId: options.agentId,
+      })
+    },
+    add(e: LogEntry) {
+      if (options.source === 'history' || (options.agentId && e.agentId !== options.agentId)) return false
+      const entry = entryFromLog(e)
+      if (totalTokens(entry) === 0) return false
+      entries.push(entry)
+      return true
+    },
+    report(now = Date.now()) {
+      return {
+        timezone: options.timezone ?? 'UTC',
+        ...blocksOf(entries, pricer, {now, timezone: options.timezone, breakdown: options.breakdown, sinceMs}),
+      }
+    },
+  }
+  await live.reload()
+  return live
 }

@@ -30,6 +30,7 @@ export const USAGE_PIVOTS_ALL = [
   'model',
   'project',
   'day',
+  'month',
   'tool',
   'session',
 ] as const
@@ -41,6 +42,8 @@ export interface UsageReportRow extends UsageRow {
   costUSD: number | null
   /** Models of the row without a price (their tokens are not in `costUSD`). */
   unpricedModels: string[]
+  /** `--breakdown`: the row per model, largest first. */
+  breakdown?: Array<Omit<UsageReportRow, 'key' | 'breakdown'> & {model: string | null}>
 }
 
 export interface UsageReport {
@@ -97,18 +100,25 @@ export function reportRows(
   groups: readonly UsageGroup[],
   pricer: Pricer,
   pivot: UsagePivotAll | null,
+  options: {breakdown?: boolean} = {},
 ): Pick<UsageReport, 'rows' | 'totals'> {
   const byKey = new Map<string | null, UsageReportRow>()
   const totals = emptyTotals()
   for (const g of groups) {
     let row = byKey.get(g.key)
-    if (!row) byKey.set(g.key, (row = {key: g.key, ...emptyTotals()}))
+    if (!row) byKey.set(g.key, (row = {key: g.key, ...emptyTotals(), ...(options.breakdown ? {breakdown: []} : {})}))
     const cost = pricer.cost(g.model, g, g.provider)
     add(row, g, cost, g.model)
     add(totals, g, cost, g.model)
+    if (row.breakdown) {
+      let line = row.breakdown.find((m) => m.model === g.model)
+      if (!line) row.breakdown.push((line = {model: g.model, ...emptyTotals()}))
+      add(line, g, cost, g.model)
+    }
   }
   const rows = [...byKey.values()]
-  if (pivot === 'day') rows.sort((a, b) => String(a.key).localeCompare(String(b.key)))
+  for (const row of rows) row.breakdown?.sort((a, b) => b.totalTokens - a.totalTokens)
+  if (pivot === 'day' || pivot === 'month') rows.sort((a, b) => String(a.key).localeCompare(String(b.key)))
   else
     rows.sort(
       (a, b) =>
@@ -125,9 +135,13 @@ export function reportRows(
  * which scans; undefined to decide here.
  */
 export async function usageReport(
-  filters: UsageQueryFilters & {signal?: AbortSignal; scanned?: UsageReport['scan'] | null},
+  filters: UsageQueryFilters & {
+    signal?: AbortSignal
+    scanned?: UsageReport['scan'] | null
+    breakdown?: boolean
+  },
 ): Promise<UsageReport> {
-  const {signal, scanned, ...query} = filters
+  const {signal, scanned, breakdown, ...query} = filters
   checkTimezone(query.timezone)
   const scan = scanned === undefined ? await scanUnlessDaemon(query.source, signal) : (scanned ?? undefined)
   const empty = {pivot: query.pivot ?? null, include: query.source, source: 'database' as const, scan}
@@ -148,7 +162,7 @@ export async function usageReport(
       timeMatchedKeys?.(db, {sinceMs: query.since === undefined ? 0 : query.since * 1000}) ?? [],
     ),
   )
-  return {...empty, ...reportRows(groups, await createPricer(), query.pivot ?? null)}
+  return {...empty, ...reportRows(groups, await createPricer(), query.pivot ?? null, {breakdown})}
 }
 
 /**
