@@ -191,3 +191,32 @@ export function projection(
     remainingMinutes: Math.round(remainingMinutes),
   }
 }
+
+/** What a statusline prices: per-model sums of today, of one session and of the active window. */
+export interface StatuslineSums {
+  today: ModelSums[]
+  /** Null when no session was asked for. */
+  session: ModelSums[] | null
+  window: (Omit<UsageWindow, 'models'> & {models: ModelSums[]}) | null
+}
+
+/**
+ * The statusline's sums of `entries` (which must reach back to at least a day before `now`, so
+ * that the active window starts where it would over the whole history, and to `todayStartMs`).
+ */
+export function statuslineSums(
+  entries: ReadonlyArray<UsageEntry & {session?: string | null}>,
+  options: {now: number; todayStartMs: number; session?: string},
+): StatuslineSums {
+  const windows = usageWindows(entries, options.now)
+  const active = windows.findLast((w) => w.active) ?? null
+  return {
+    today: modelSums(entries.filter((e) => e.ts >= options.todayStartMs)),
+    session:
+      options.session === undefined ? null : modelSums(entries.filter((e) => e.session === options.session)),
+    window: active,
+  }
+}
+
+/** How far back a statusline reads: a day before the active window could have started. */
+export const STATUSLINE_LOOKBACK_MS = 24 * 3_600_000 + WINDOW_MS

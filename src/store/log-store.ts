@@ -13,6 +13,8 @@ import type BetterSqlite3 from 'better-sqlite3'
 import {HOUR_MS, selectLogs, selectUsage} from './log-query.js'
 import {openSqlite, privateFiles, walMode} from './sqlite.js'
 import type {LogFilters, LogRow, Pivot, UsageRow} from './log-query.js'
+import type {EntryFilters, SessionEntry} from './usage-entries.js'
+import {usageEntries} from './usage-entries.js'
 
 /** One request, as the gateway logs it. Times are Unix milliseconds. */
 export interface LogEntry {
@@ -521,6 +523,15 @@ export class LogStore {
   usage(filters: Omit<LogFilters, 'limit'> & {pivot?: Pivot} = {}): UsageRow[] {
     this.flushQuietly()
     return selectUsage(this.db, filters)
+  }
+
+  /**
+   * The requests with usage over the gateway's log and the agents' history (usage-entries.ts),
+   * oldest first: what the daemon's statusline memory loads once (`daemon/usage-memory.ts`).
+   */
+  usageEntries(filters: EntryFilters): SessionEntry[] {
+    this.flushQuietly()
+    return usageEntries(this.db, filters)
   }
 
   /** Deletes rows (and whole roll-up hours) older than `days` days; returns the log rows deleted. */
