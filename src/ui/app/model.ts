@@ -11,8 +11,8 @@ import type {DashboardRoute} from '../../services/dashboard.js'
 import type {LogEntry} from '../../store/log-store.js'
 import type {LogRow, UsageRow} from '../../store/log-query.js'
 
-/** The app's views, in the order of their tabs (and keys 1-4). */
-export const VIEWS = ['Agents', 'Routes', 'Requests', 'Usage'] as const
+/** The app's views, in the order of their tabs (and keys 1-5). */
+export const VIEWS = ['Agents', 'Routes', 'Requests', 'Usage', 'Windows'] as const
 export type ViewName = (typeof VIEWS)[number]
 
 export interface GatewayInfo {

@@ -9,6 +9,7 @@ import {useEffect, useState} from 'react'
 
 import {activeLines, blocksTable, weeksTable} from '../../../cli/usage-columns.js'
 import {liveGatewayPort} from '../../../services/gateway-api.js'
+import type {EventHandlers} from '../../../services/gateway-events.js'
 import {followEvents} from '../../../services/gateway-events.js'
 import type {BlocksOptions, BlocksReport, LiveBlocks} from '../../../services/usage-blocks.js'
 import {liveBlocks} from '../../../services/usage-blocks.js'
@@ -61,8 +62,11 @@ export function BlocksView({
   )
 }
 
+/** A subscription to the gateway's events (the app's own, or `followEvents` for the CLI). */
+type Subscribe = (handlers: EventHandlers, signal: AbortSignal) => Promise<void>
+
 /** Follows the gateway and keeps the windows' report current. */
-function useLiveReport(options: LiveOptions): {report: Report | null; status: string} {
+function useLiveReport(options: LiveOptions, subscribe: Subscribe): {report: Report | null; status: string} {
   const [report, setReport] = useState<Report | null>(null)
   const [status, setStatus] = useState('Connecting to the gateway…')
   useEffect(() => {
@@ -75,17 +79,20 @@ function useLiveReport(options: LiveOptions): {report: Report | null; status: st
       try {
         live = await liveBlocks(options)
         draw()
-        await followEvents(() => liveGatewayPort(signal).catch(() => undefined), {
-          onEvent(event) {
-            if (event.type === 'request' && live?.add(event.entry)) draw()
-            else if (event.type === 'usage') void live?.reload().then(draw)
+        await subscribe(
+          {
+            onEvent(event) {
+              if (event.type === 'request' && live?.add(event.entry)) draw()
+              else if (event.type === 'usage') void live?.reload().then(draw)
+            },
+            onUp: () => {
+              setStatus('live · q quits')
+              void live?.reload().then(draw)
+            },
+            onDown: (reason) => setStatus(`${reason} Waiting for it · q quits`),
           },
-          onUp: () => {
-            setStatus('live · q quits')
-            void live?.reload().then(draw)
-          },
-          onDown: (reason) => setStatus(`${reason} Waiting for it · q quits`),
-        }, {signal})
+          signal,
+        )
       } catch (error) {
         if (!signal.aborted) setStatus((error as Error).message)
       }
@@ -100,9 +107,17 @@ function useLiveReport(options: LiveOptions): {report: Report | null; status: st
 
 type LiveOptions = Omit<BlocksOptions, 'signal' | 'now' | 'until'>
 
-/** The Windows tab of the app. */
-export function BlocksTab({width, height, source = 'all'}: ViewProps & {source?: BlocksOptions['source']}) {
-  const {report, status} = useLiveReport({source, since: Math.floor(Date.now() / 1000) - 7 * 86_400})
+/** The Windows tab of the app (on the app's own event subscription). */
+export function BlocksTab({
+  width,
+  height,
+  subscribe,
+  source = 'all',
+}: ViewProps & {subscribe: Subscribe; source?: BlocksOptions['source']}) {
+  const {report, status} = useLiveReport(
+    {source, since: Math.floor(Date.now() / 1000) - 7 * 86_400},
+    subscribe,
+  )
   return <BlocksView report={report} width={width - 1} height={height} status={report ? undefined : status} />
 }
 
@@ -111,7 +126,9 @@ function LiveBlocksScreen({options}: {options: LiveOptions}) {
   useInput((input, key) => {
     if (input === 'q' || (key.ctrl && input === 'c')) exit()
   })
-  const {report, status} = useLiveReport(options)
+  const {report, status} = useLiveReport(options, (handlers, signal) =>
+    followEvents(() => liveGatewayPort(signal).catch(() => undefined), handlers, {signal}),
+  )
   const width = process.stdout.columns ?? 100
   const height = (process.stdout.rows ?? 30) - 1
   return <BlocksView report={report} width={width} height={height} status={status} />
