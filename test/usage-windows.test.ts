@@ -17,7 +17,11 @@ const MIN = 60_000
 const NOW = Date.now()
 
 /** One assistant line of a Claude Code session log. */
-function line(minutesAgo: number, model: string, u: {input: number; output: number; c5?: number; c1h?: number; read?: number}) {
+function line(
+  minutesAgo: number,
+  model: string,
+  u: {input: number; output: number; c5?: number; c1h?: number; read?: number},
+) {
   const ts = new Date(NOW - minutesAgo * MIN).toISOString()
   return JSON.stringify({
     type: 'assistant',
@@ -93,7 +97,9 @@ describe('usage windows, reports and the statusline', () => {
     const r = await cli(['usage', 'blocks', '--json', '--since', '3d', '--breakdown'])
     expect(r.exitCode, r.stderr).toBe(0)
     const report = json(r)
-    const kinds = report.blocks.map((b: {gap: boolean; active: boolean}) => (b.gap ? 'gap' : b.active ? 'active' : 'ended'))
+    const kinds = report.blocks.map((b: {gap: boolean; active: boolean}) =>
+      b.gap ? 'gap' : b.active ? 'active' : 'ended',
+    )
     expect(kinds).toEqual(['ended', 'gap', 'active'])
     const active = report.active
     expect(active.requests).toBe(2)
@@ -107,7 +113,9 @@ describe('usage windows, reports and the statusline', () => {
     expect(NOW - 90 * MIN - start).toBeLessThan(3_600_000)
     expect(Date.parse(active.end) - start).toBe(5 * 3_600_000)
     expect(active.projection.costUSD).toBeCloseTo(0.63 + (0.63 / 60) * active.projection.remainingMinutes, 1)
-    expect(active.breakdown.map((m: {model: string; costUSD: number}) => [m.model, Number(m.costUSD.toFixed(6))])).toEqual([
+    expect(
+      active.breakdown.map((m: {model: string; costUSD: number}) => [m.model, Number(m.costUSD.toFixed(6))]),
+    ).toEqual([
       ['claude-sonnet-4-20250514', 0.33],
       ['claude-opus-4-1', 0.3],
     ])
@@ -128,9 +136,9 @@ describe('usage windows, reports and the statusline', () => {
     const monthly = json(await cli(['usage', 'monthly', '--json', '--breakdown']))
     expect(monthly.rows.every((r: {key: string}) => /^\d{4}-\d\d$/.test(r.key))).toBe(true)
     expect(monthly.totals.costUSD).toBeCloseTo(0.6345, 9)
-    expect(monthly.rows.flatMap((r: {breakdown: Array<{model: string}>}) => r.breakdown.map((m) => m.model))).toContain(
-      'claude-opus-4-1',
-    )
+    expect(
+      monthly.rows.flatMap((r: {breakdown: Array<{model: string}>}) => r.breakdown.map((m) => m.model)),
+    ).toContain('claude-opus-4-1')
     const session = json(await cli(['usage', 'session', '--json']))
     expect(session.rows.map((r: {key: string}) => r.key)).toEqual(['sess-w'])
     expect(session.rows[0].costUSD).toBeCloseTo(0.6345, 9)
@@ -142,7 +150,9 @@ describe('usage windows, reports and the statusline', () => {
     const compact = await cli(['usage', 'daily', '--compact', '--since', '3d'])
     for (const l of compact.stdout.split('\n')) expect(l.length).toBeLessThan(100)
     // until a day counts that day whole: nothing is before 1970-01-02
-    expect(json(await cli(['usage', 'daily', '--json', '--since', '19700101', '--until', '19700101'])).rows).toEqual([])
+    expect(
+      json(await cli(['usage', 'daily', '--json', '--since', '19700101', '--until', '19700101'])).rows,
+    ).toEqual([])
 
     const bad = await cli(['usage', 'daily', '--since', 'yesterday'])
     expect(bad.exitCode).toBe(2)
@@ -152,7 +162,10 @@ describe('usage windows, reports and the statusline', () => {
   it('statusline without a daemon: from logs.db, one line, in bin/run.js without oclif', async () => {
     // no daemon scans: the history goes into logs.db as `usage` does it
     expect((await cli(['usage', 'rescan'])).exitCode).toBe(0)
-    const input = JSON.stringify({session_id: 'sess-w', model: {id: 'claude-opus-4-1', display_name: 'Opus 4.1'}})
+    const input = JSON.stringify({
+      session_id: 'sess-w',
+      model: {id: 'claude-opus-4-1', display_name: 'Opus 4.1'},
+    })
     const r = await statusline(input)
     expect(r.exitCode).toBe(0)
     expect(r.stdout).toMatch(
@@ -179,7 +192,9 @@ describe('usage windows, reports and the statusline', () => {
       r = json(await cli(['statusline', '--json'], input))
     }
     expect(r.source).toBe('daemon')
-    expect(r.line).toMatch(/^session \$0\.63 · today \$\d+\.\d\d · 5h \$0\.63 \(\d+h\d\dm left\) · \$0\.63\/h$/)
+    expect(r.line).toMatch(
+      /^session \$0\.63 · today \$\d+\.\d\d · 5h \$0\.63 \(\d+h\d\dm left\) · \$0\.63\/h$/,
+    )
     const fast = await statusline(input)
     expect(fast.stdout.trim()).toBe(r.line)
 

@@ -103,8 +103,16 @@ export function periodTable(
     {header: 'REQS', value: (r) => count(r.requests), align: 'right'},
     {header: 'INPUT', value: (r) => count(r.inputTokens), align: 'right'},
     {header: 'OUTPUT', value: (r) => count(r.outputTokens), align: 'right'},
-    {header: options.compact ? 'C.WRITE' : 'CACHE WRITE', value: (r) => count(r.cacheCreationTokens), align: 'right'},
-    {header: options.compact ? 'C.READ' : 'CACHE READ', value: (r) => count(r.cacheReadTokens), align: 'right'},
+    {
+      header: options.compact ? 'C.WRITE' : 'CACHE WRITE',
+      value: (r) => count(r.cacheCreationTokens),
+      align: 'right',
+    },
+    {
+      header: options.compact ? 'C.READ' : 'CACHE READ',
+      value: (r) => count(r.cacheReadTokens),
+      align: 'right',
+    },
     {header: 'TOTAL', value: (r) => count(r.totalTokens), align: 'right'},
     {header: 'COST', value: (r) => formatCost(r), align: 'right'},
   ]

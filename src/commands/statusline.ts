@@ -3,7 +3,8 @@ import {out} from '../core/output.js'
 import {readStatuslineInput, statusline} from '../services/usage-statusline.js'
 
 export default class Statusline extends BaseCommand {
-  static summary = 'One line of usage for Claude Code’s statusLine: model, session, today, the 5-hour window, burn rate.'
+  static summary =
+    'One line of usage for Claude Code’s statusLine: model, session, today, the 5-hour window, burn rate.'
   static description =
     'Reads the JSON Claude Code pipes on stdin (session id, model) and prints one line: the model, this session’s cost, ' +
     'today’s cost, the active 5-hour window’s cost and time left, and its burn rate in dollars per hour. The figures come ' +

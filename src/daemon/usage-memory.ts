@@ -92,7 +92,11 @@ export function statuslineHandler(request: GatewayRequest, context: GatewayConte
   const now = Date.now()
   const todayStartMs = Number.isFinite(today) && today > 0 && today <= now ? today : now - 24 * 3_600_000
   try {
-    sendJson(request.res, 200, statuslineAnswer(context.routing.logs, {todayStartMs, session: session || undefined, now}))
+    sendJson(
+      request.res,
+      200,
+      statuslineAnswer(context.routing.logs, {todayStartMs, session: session || undefined, now}),
+    )
   } catch (error) {
     sendJson(request.res, 500, {error: {message: (error as Error).message}})
   }

@@ -24,7 +24,10 @@ describe('5-hour windows (ccusage rules)', () => {
     // 14:59 is inside 10:00-15:00; exactly 5 hours after the start still is (ccusage: "more than")
     expect(shape([entry('10:37'), entry('14:59'), entry('15:00')])).toEqual(['10:00-15:00:3'])
     // 15:01 is past the window's 5 hours: a new window, floored to 15:00, with no gap between
-    expect(shape([entry('10:37'), entry('14:59'), entry('15:01')])).toEqual(['10:00-15:00:2', '15:00-20:00:1'])
+    expect(shape([entry('10:37'), entry('14:59'), entry('15:01')])).toEqual([
+      '10:00-15:00:2',
+      '15:00-20:00:1',
+    ])
   })
 
   it('a gap of more than 5 hours since the last request starts a new window after a gap window', () => {
@@ -39,7 +42,9 @@ describe('5-hour windows (ccusage rules)', () => {
   })
 
   it('continuous work chains windows on the hour of the request that overflows', () => {
-    const entries = ['09:10', '11:00', '13:00', '14:10', '15:20', '17:00', '19:40', '20:30'].map((t) => entry(t))
+    const entries = ['09:10', '11:00', '13:00', '14:10', '15:20', '17:00', '19:40', '20:30'].map((t) =>
+      entry(t),
+    )
     // 14:10 is 5 h 10 min after 09:00: it opens 14:00-19:00; 19:40 is past 19:00: 19:00-00:00
     expect(shape(entries)).toEqual(['09:00-14:00:3', '14:00-19:00:3', '19:00-00:00:2'])
   })

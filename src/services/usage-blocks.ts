@@ -96,7 +96,10 @@ function modelLines(models: readonly ModelSums[], pricer: Pricer): ModelLine[] {
     const key = m.model ?? ''
     let line = byModel.get(key)
     if (!line)
-      byModel.set(key, (line = {model: m.model, ...zeroSums(), totalTokens: 0, costUSD: null, unpricedModels: []}))
+      byModel.set(
+        key,
+        (line = {model: m.model, ...zeroSums(), totalTokens: 0, costUSD: null, unpricedModels: []}),
+      )
     addSums(line, m)
     line.totalTokens += totalTokens(m)
     if (priced.costUSD !== null) line.costUSD = (line.costUSD ?? 0) + priced.costUSD
@@ -172,7 +175,9 @@ export function blocksOf(
   options: {now?: number; timezone?: string; breakdown?: boolean; sinceMs?: number} = {},
 ): Pick<BlocksReport, 'blocks' | 'active' | 'weeks'> {
   const now = options.now ?? Date.now()
-  const windows = usageWindows(entries, now).filter((w) => options.sinceMs === undefined || w.end > options.sinceMs)
+  const windows = usageWindows(entries, now).filter(
+    (w) => options.sinceMs === undefined || w.end > options.sinceMs,
+  )
   const blocks = windows.map((w) => blockRow(w, pricer, now, options.breakdown))
   const shown = options.sinceMs === undefined ? entries : entries.filter((e) => e.ts >= options.sinceMs!)
   return {
@@ -293,7 +298,12 @@ export async function liveBlocks(
     report(now = Date.now()) {
       return {
         timezone: options.timezone ?? 'UTC',
-        ...blocksOf(entries, pricer, {now, timezone: options.timezone, breakdown: options.breakdown, sinceMs}),
+        ...blocksOf(entries, pricer, {
+          now,
+          timezone: options.timezone,
+          breakdown: options.breakdown,
+          sinceMs,
+        }),
       }
     },
   }

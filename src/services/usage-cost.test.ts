@@ -143,7 +143,11 @@ describe('usage cost', () => {
       const pricer = await createPricer(new Map())
       // 1M written to the 1-hour cache of claude-sonnet-4: 2 x $3 = $6 (the defect priced $3.75).
       expect(
-        pricer.cost('claude-sonnet-4-20250514', {...none, cacheCreationTokens: 1_000_000, cache1hTokens: 1_000_000}),
+        pricer.cost('claude-sonnet-4-20250514', {
+          ...none,
+          cacheCreationTokens: 1_000_000,
+          cache1hTokens: 1_000_000,
+        }),
       ).toBeCloseTo(6, 9)
       // A mixed request: 10k input ($0.03), 20k 5-minute writes ($0.075), 30k 1-hour writes
       // ($0.18), 50k cache reads ($0.015), 2k output ($0.03): $0.33.

@@ -239,7 +239,14 @@ function memoEntry(calcPrice: CalcPrice, model: string): MemoEntry | null {
     for (const size of PROBE_SIZES) {
       const [cacheRead, cacheWrite, output] = [size / 2, size / 8, size / 10]
       const cache1h = entry.tablePrices1h ? cacheWrite / 2 : 0
-      const expected = linearCost(entry, size - cacheRead - cacheWrite, cacheRead, cacheWrite, output, cache1h)
+      const expected = linearCost(
+        entry,
+        size - cacheRead - cacheWrite,
+        cacheRead,
+        cacheWrite,
+        output,
+        cache1h,
+      )
       const actual = price(size, cacheRead, cacheWrite, output, cache1h)
       if (actual === undefined || Math.abs(actual - expected) > 1e-9 * Math.max(1, expected)) break
       entry.linearUpTo = size

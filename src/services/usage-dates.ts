@@ -19,7 +19,9 @@ function offsetAt(ms: number, zone: string): number {
     second: 'numeric',
   }).formatToParts(new Date(ms))
   const n = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0)
-  return Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second')) - (ms - (ms % 1000))
+  return (
+    Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second')) - (ms - (ms % 1000))
+  )
 }
 
 /** Unix ms of midnight starting `y-m-d` in `zone`. */

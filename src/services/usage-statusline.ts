@@ -70,7 +70,11 @@ async function fromDaemon(query: string): Promise<StatuslineSums | undefined> {
 }
 
 /** The sums from logs.db, read-only (nothing when there is none yet). */
-async function fromDatabase(options: {now: number; todayStartMs: number; session?: string}): Promise<StatuslineSums> {
+async function fromDatabase(options: {
+  now: number
+  todayStartMs: number
+  session?: string
+}): Promise<StatuslineSums> {
   const path = homeFile('logDb')
   if (!existsSync(path)) return {today: [], session: options.session === undefined ? null : [], window: null}
   const [{openSqlite}, {usageEntries}] = await Promise.all([

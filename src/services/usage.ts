@@ -106,7 +106,8 @@ export function reportRows(
   const totals = emptyTotals()
   for (const g of groups) {
     let row = byKey.get(g.key)
-    if (!row) byKey.set(g.key, (row = {key: g.key, ...emptyTotals(), ...(options.breakdown ? {breakdown: []} : {})}))
+    if (!row)
+      byKey.set(g.key, (row = {key: g.key, ...emptyTotals(), ...(options.breakdown ? {breakdown: []} : {})}))
     const cost = pricer.cost(g.model, g, g.provider)
     add(row, g, cost, g.model)
     add(totals, g, cost, g.model)

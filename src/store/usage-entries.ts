@@ -79,7 +79,9 @@ export function usageEntries(
         cache_creation_tokens, cache_1h_tokens FROM (${from}) WHERE ${where.join(' AND ')} ORDER BY ts`,
     )
     .raw()
-    .all(params) as Array<[number, string | null, string | null, string | null, number, number, number, number, number]>
+    .all(params) as Array<
+    [number, string | null, string | null, string | null, number, number, number, number, number]
+  >
   return rows.map(([ts, model, provider, session, input, output, read, write, write1h]) => ({
     ts: Number(ts),
     model,

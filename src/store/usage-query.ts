@@ -67,7 +67,8 @@ const PIVOT_EXPR: Record<UsagePivotAll, string> = {
 }
 
 /** Whether the pivot folds 15-minute buckets into calendar periods of a time zone. */
-const calendar = (pivot: UsagePivotAll | undefined): pivot is 'day' | 'month' => pivot === 'day' || pivot === 'month'
+const calendar = (pivot: UsagePivotAll | undefined): pivot is 'day' | 'month' =>
+  pivot === 'day' || pivot === 'month'
 
 function hasTable(db: BetterSqlite3.Database, name: string): boolean {
   return (
@@ -219,7 +220,9 @@ export function usageGroups(
   return rows.map((r) => ({
     key: format
       ? dayIn(Number(r.k) * BUCKET_MS, format).slice(0, length)
-      : r.k === null || r.k === '' ? null : String(r.k),
+      : r.k === null || r.k === ''
+        ? null
+        : String(r.k),
     provider: r.provider === null ? null : String(r.provider),
     model: r.model === null ? null : String(r.model),
     ...usageCounts(r),

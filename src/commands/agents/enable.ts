@@ -39,7 +39,10 @@ export default class AgentsEnable extends BaseCommand {
       description:
         'Claude Code: also set its statusLine to `gwctl statusline` (cost of the session, the day, the 5-hour window); a statusLine of your own is kept unless --replace, and comes back on disable.',
     }),
-    replace: Flags.boolean({description: 'With --statusline: replace your own statusLine.', dependsOn: ['statusline']}),
+    replace: Flags.boolean({
+      description: 'With --statusline: replace your own statusLine.',
+      dependsOn: ['statusline'],
+    }),
   }
 
   async run(): Promise<EnableResult> {

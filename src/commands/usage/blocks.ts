@@ -18,7 +18,8 @@ import {checkTimezone} from '../../services/usage.js'
 import type {UsageSource} from '../../store/usage-query.js'
 
 export default class UsageBlocks extends BaseCommand {
-  static summary = 'Usage in 5-hour windows, with the active window’s burn rate and projection (ccusage blocks).'
+  static summary =
+    'Usage in 5-hour windows, with the active window’s burn rate and projection (ccusage blocks).'
   static description =
     'Cuts the requests into 5-hour windows as ccusage does: a window starts at the first request after a pause, floored to ' +
     'the hour, and lasts 5 hours; a request more than 5 hours after the window start or after the request before it starts ' +
