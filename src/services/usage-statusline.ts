@@ -122,8 +122,9 @@ export async function statusline(
   const query = `today=${todayStartMs}${session ? `&session=${encodeURIComponent(session)}` : ''}`
   const live = await fromDaemon(query)
   const sums = live ?? (await fromDatabase({now, todayStartMs, session}))
-  const {createPricer} = await import('./usage-cost.js')
-  const pricer = await createPricer()
+  // the pricer (state.json's provider prices, the price memo) only when there is usage to price
+  const anything = [...sums.today, ...(sums.session ?? []), ...(sums.window?.models ?? [])].length > 0
+  const pricer: Pricer = anything ? await (await import('./usage-cost.js')).createPricer() : {cost: () => 0}
   const parts: string[] = []
   const model = input.model?.display_name ?? input.model?.id
   if (model) parts.push(model)
