@@ -8,11 +8,15 @@
  *      gwctl, ccusage, ccusage, gwctl; the ratio is of the two runs' total times,
  *   2. an incremental rescan with nothing changed, and one of 10 000 unchanged files (goal
  *      <= 100 ms).
+ * It prints the machine's cores and the reader threads the rescan used (`history.threads`, or
+ * GWCTL_HISTORY_THREADS, caps them; the default is every core). Peak RSS and CPU time come from
+ * GNU time, else from python3's getrusage, else are left out.
  * Run alone: `node bench/history.js [--mb 200] [--quick]`; `npm run bench` runs it last.
  */
 import {spawnSync} from 'node:child_process'
 import {
   closeSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   openSync,
@@ -22,7 +26,7 @@ import {
   rmSync,
   writeSync,
 } from 'node:fs'
-import {loadavg, tmpdir} from 'node:os'
+import {availableParallelism, loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 const ROOT = new URL('..', import.meta.url).pathname
@@ -198,10 +202,28 @@ function dirtyMb() {
   }
 }
 
+/**
+ * How a run's peak RSS and CPU time are read: GNU time when installed, else python3's
+ * `getrusage(RUSAGE_CHILDREN)` (the 16-core bench machine has python3 and no /usr/bin/time);
+ * neither: time only.
+ */
+const RUSAGE_PY =
+  'import resource,subprocess,sys\n' +
+  'r=subprocess.run(sys.argv[1:])\n' +
+  'u=resource.getrusage(resource.RUSAGE_CHILDREN)\n' +
+  'sys.stderr.write("\\n%d %.2f %.2f\\n"%(u.ru_maxrss,u.ru_utime,u.ru_stime))\n' +
+  'sys.exit(r.returncode)'
+const meter = existsSync('/usr/bin/time')
+  ? (cmd, args) => ['/usr/bin/time', ['-f', '%M %U %S', cmd, ...args]]
+  : spawnSync('python3', ['-c', '0']).status === 0
+    ? (cmd, args) => ['python3', ['-c', RUSAGE_PY, cmd, ...args]]
+    : (cmd, args) => [cmd, args]
+
 function timed(cmd, args, env) {
   const started = performance.now()
   process.stderr.write(`history bench: ${[cmd, ...args].join(' ').slice(-80)}\n`)
-  const r = spawnSync('/usr/bin/time', ['-f', '%M %U %S', cmd, ...args], {
+  const [bin, argv] = meter(cmd, args)
+  const r = spawnSync(bin, argv, {
     env: Object.fromEntries(
       Object.entries({...process.env, NODE_EXTRA_CA_CERTS: undefined, ...env}).filter(
         ([, v]) => v !== undefined,
@@ -251,7 +273,7 @@ export async function runHistoryBench({mb = 1000} = {}) {
     GEMINI_DATA_DIR: undefined,
     GEMINI_CLI_HOME: undefined,
   }
-  const results = {}
+  const results = {cores: availableParallelism()}
   try {
     const g0 = performance.now()
     const gen = generate(home, mb)
@@ -280,6 +302,9 @@ export async function runHistoryBench({mb = 1000} = {}) {
     results.gwctlRescan = {
       ms: Math.round(full.ms),
       scanMs: stats.durationMs,
+      // reader threads (the command's own and its workers) on this machine's cores
+      readers: stats.readers,
+      cores: availableParallelism(),
       files: stats.files,
       lines: stats.lines,
       rows: stats.rows,

@@ -1,14 +1,21 @@
 // gwctl benchmarks: `npm run bench` (builds first). Every number is taken in one run on this
 // machine, against the simulator on loopback, and reported as a ratio against a baseline measured
 // in the same run. Results are written between the markers of bench/README.md.
-import {spawn} from 'node:child_process'
-import {mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
-import {createServer as createNetServer} from 'node:net'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {cpus, loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {createInterface} from 'node:readline'
 import autocannon from 'autocannon'
 import {Client} from 'undici'
+import {
+  CHAT_BODY,
+  STREAM_BODY,
+  children,
+  freePort,
+  rssMB,
+  spawnDaemon,
+  startChild,
+  startGatewayTarget,
+} from './targets.js'
 
 const QUICK = process.argv.includes('--quick')
 // the gateway part only (no CLI start-up rows): printed, never written into bench/README.md
@@ -18,35 +25,6 @@ const TTFB_N = QUICK ? 100 : 500
 const LOAD_SECONDS = QUICK ? 3 : 5
 const LOAD_ROUNDS = QUICK ? 1 : 3
 const CONNECTIONS = 64
-
-const children = []
-process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')))
-
-/** Starts a child that prints `READY <port>`; resolves the port. */
-async function startChild(cmd, args, env = {}) {
-  const child = spawn(cmd, args, {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: {...process.env, NODE_EXTRA_CA_CERTS: '', ...env},
-  })
-  children.push(child)
-  const lines = createInterface({input: child.stdout})
-  for await (const line of lines) {
-    const m = /^READY (\d+)/.exec(line)
-    if (m) return {port: Number(m[1]), child}
-  }
-  throw new Error(`${args.join(' ')} exited before it was ready`)
-}
-
-const CHAT_BODY = JSON.stringify({
-  model: 'sim-mini',
-  messages: [{role: 'user', content: 'Say hello in five words.'}],
-})
-const STREAM_BODY = JSON.stringify({
-  model: 'sim-mini',
-  stream: true,
-  stream_options: {include_usage: true},
-  messages: [{role: 'user', content: 'Say hello in five words.'}],
-})
 
 function quantiles(samples) {
   const s = [...samples].sort((a, b) => a - b)
@@ -96,16 +74,6 @@ async function firstByte(t, n) {
   return samples
 }
 
-/** Resident set size of a process in MB (from /proc; undefined where there is no /proc). */
-function rssMB(pid) {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-    return m ? Number(m[1]) / 1024 : undefined
-  } catch {
-    return undefined
-  }
-}
-
 async function throughput(t, pid, seconds = LOAD_SECONDS) {
   let peak
   const sampler = pid
@@ -147,15 +115,30 @@ async function main() {
       headers: {'content-type': 'application/json', authorization: 'Bearer sim'},
     },
   ]
-  const gateway = await startGatewayTarget(simOrigin).catch((error) => {
+  // the untranslated row's daemon never loads the translation code (the translated row has its own)
+  const gateway = await startGatewayTarget(simOrigin, {translated: false}).catch((error) => {
     console.error(`gateway not benchmarked: ${error.message}`)
     return undefined
   })
   if (gateway) targets.push(gateway)
-  // the same daemon, asked in Anthropic Messages through a policy whose target translates
-  const translated = gateway?.translated
+  // asked in Anthropic Messages through a policy whose target translates: a second daemon of the
+  // same build and state, so that each row's memory is that of a daemon under its own load only
+  // (one daemon's RSS only grows: whichever row ran second would carry the first one's peak)
+  let translatedSkipped = gateway?.translatedSkipped
+  const translated = gateway
+    ? await startGatewayTarget(simOrigin).then(
+        (second) => {
+          translatedSkipped = second.translatedSkipped
+          return second.translated
+        },
+        (error) => {
+          translatedSkipped = error.message
+          return undefined
+        },
+      )
+    : undefined
   if (translated) targets.push(translated)
-  else if (gateway) console.error(`gateway (translated) not benchmarked: ${gateway.translatedSkipped}`)
+  else if (gateway) console.error(`gateway (translated) not benchmarked: ${translatedSkipped}`)
   if (!process.argv.includes('--no-portkey')) {
     const {startPortkeyTarget} = await import('./portkey.js')
     const portkey = await startPortkeyTarget(simOrigin, children).catch((error) => {
@@ -221,8 +204,7 @@ async function main() {
   const rounds = Object.fromEntries(targets.map((t) => [t.name, {rps: [], peak: []}]))
   for (let r = 0; r < LOAD_ROUNDS; r++)
     for (const t of targets) {
-      // the translated row shares the gateway's daemon: its peak is the daemon's peak during
-      // the translated rounds, the gateway's during the untranslated ones
+      // each gwctl row has a daemon of its own: its peak is that daemon's peak under its load
       const result = await measure(t, () => throughput(t, t.pid))
       if (t.failed) continue
       const {rps, peakRssMB} = result
@@ -359,8 +341,7 @@ async function main() {
       )
   }
   const notes = []
-  if (gateway && !translated)
-    notes.push(`gateway (translated: messages -> chat): ${gateway.translatedSkipped}`)
+  if (gateway && !translated) notes.push(`gateway (translated: messages -> chat): ${translatedSkipped}`)
   for (const t of dropped) notes.push(`${t.name}: ${t.failed}`)
   if (notes.length > 0)
     lines.push(
@@ -411,7 +392,7 @@ async function main() {
 
 /**
  * The checks of the translated row (Anthropic Messages in, chat completions upstream), against
- * the direct chat request, the untranslated gateway row of the same daemon, and
+ * the direct chat request, the untranslated gateway row (a daemon of the same build), and
  * claude-code-router, the peer that does the same translation.
  */
 function translatedChecks(tr, gw, direct, ccrRow) {
@@ -448,191 +429,10 @@ function translatedChecks(tr, gw, direct, ccrRow) {
       'daemon RSS under translated load ≤ untranslated',
       tr.peakRssMB / gw.peakRssMB,
       1,
-      `${fmt(tr.peakRssMB, 0)} MB vs ${fmt(gw.peakRssMB, 0)} MB, one daemon, peak of each row's rounds at ${CONNECTIONS} connections`,
+      `${fmt(tr.peakRssMB, 0)} MB vs ${fmt(gw.peakRssMB, 0)} MB, a daemon each, peak of each row's rounds at ${CONNECTIONS} connections`,
       (v, t) => v <= t,
     ],
   ]
-}
-
-/**
- * The gateway (the daemon `gwctl gateway start` runs, built) in front of the simulator: a temp GWCTL_HOME whose
- * state has one chat provider (the bench's simulator) routed by the default policy, and one agent
- * key. Every request is authenticated, routed, tapped for usage and logged.
- *
- * The same daemon also serves the translated row (`translated`): a second policy, `translated`,
- * whose `messages` route is the same chat provider with `translate: true`, and a second agent key
- * issued with that policy; it is asked Anthropic Messages on /v1/messages. When this gwctl does
- * not know `translate` (the state would not validate) or does not answer the translated route,
- * the daemon runs without it and `translatedSkipped` says why.
- */
-async function startGatewayTarget(simOrigin) {
-  const home = mkdtempSync(join(tmpdir(), 'gwctl-bench-'))
-  process.on('exit', () => rmSync(home, {recursive: true, force: true}))
-  process.env.GWCTL_HOME = home
-  const {withState, inspectStateFile} = await import('../dist/store/state.js')
-  const statePath = join(home, 'state.json')
-  await withState((store) => {
-    store.data.providers.push({
-      name: 'bench-sim',
-      family: 'chat',
-      baseUrl: simOrigin,
-      credential: {secret: 'sim'},
-    })
-    store.data.policies.find((p) => p.id === 'default').routes = {chat: [{provider: 'bench-sim'}]}
-  }, statePath)
-  const translatedSkipped = addTranslatedPolicy(statePath, inspectStateFile)
-  const port = await freePort()
-  // an empty HOME: the daemon's history scanner finds no agent history (the real home's would
-  // make its memory depend on this machine; historyScanRss measures a scan on its own)
-  const {child, origin} = await spawnDaemon(home, port, join(home, 'user-home'))
-  const res = await fetch(`${origin}/api/keys/issue`, {
-    method: 'POST',
-    headers: {'content-type': 'application/json'},
-    body: JSON.stringify({
-      employeeName: 'Bench',
-      employeeContact: 'bench@example.com',
-      agentName: 'bench',
-      agentType: 'generic_agent',
-    }),
-  })
-  const {keyValue} = await res.json()
-  // Idle: started, one key issued, no model traffic yet; a second after, so start-up garbage settles.
-  await new Promise((r) => setTimeout(r, 1000))
-  const idleRssMB = rssMB(child.pid)
-  const gateway = {
-    name: 'gateway',
-    origin,
-    pid: child.pid,
-    idleRssMB,
-    headers: {'content-type': 'application/json', authorization: `Bearer ${keyValue}`},
-    translatedSkipped,
-  }
-  if (!translatedSkipped)
-    gateway.translated = await startTranslated(origin, child.pid).catch((error) => {
-      gateway.translatedSkipped = error.message
-      return undefined
-    })
-  return gateway
-}
-
-/**
- * Adds the policy `translated` (the default policy's settings; its `messages` route the bench's
- * chat provider with `translate: true`) to the state file before the daemon starts, when this
- * gwctl's state takes it: the candidate is checked by gwctl's own validation
- * (`inspectStateFile`) and only then put in place, so a gwctl without translation still starts
- * (a target field it does not know makes the whole state invalid). Returns why not, or
- * undefined.
- */
-function addTranslatedPolicy(statePath, inspectStateFile) {
-  if (typeof inspectStateFile !== 'function')
-    return 'this gwctl has no inspectStateFile to check the state with'
-  const state = JSON.parse(readFileSync(statePath, 'utf8'))
-  const policy = state.policies.find((p) => p.id === 'default')
-  state.policies.push({
-    ...JSON.parse(JSON.stringify(policy)),
-    id: 'translated',
-    description: 'bench: Anthropic Messages answered by a chat-completions upstream',
-    routes: {messages: [{provider: 'bench-sim', model: 'sim-mini', translate: true}]},
-  })
-  const candidate = `${statePath}.bench-candidate`
-  writeFileSync(candidate, JSON.stringify(state, null, 2), {mode: 0o600})
-  const {problems} = inspectStateFile(candidate)
-  if (problems.length > 0) {
-    rmSync(candidate, {force: true})
-    return `this gwctl's state does not take a translating target (${problems.map((m) => m.replace(/\.$/, '')).join('; ')})`
-  }
-  renameSync(candidate, statePath)
-  return undefined
-}
-
-/**
- * The translated row on the gateway's daemon: a key with policy `translated` (issued after the
- * idle measurement, which stays "after start and one key issue"), checked with a real Anthropic
- * Messages request and stream before it is a row.
- */
-async function startTranslated(origin, pid) {
-  const {MESSAGES_BODY, MESSAGES_STREAM_BODY} = await import('./ccr.js')
-  const res = await fetch(`${origin}/api/keys/issue`, {
-    method: 'POST',
-    headers: {'content-type': 'application/json'},
-    body: JSON.stringify({
-      employeeName: 'Bench',
-      employeeContact: 'bench@example.com',
-      agentName: 'bench-translated',
-      agentType: 'claude_code',
-      policyId: 'translated',
-    }),
-  })
-  const issued = await res.json().catch(() => ({}))
-  if (res.status !== 200 || !issued.keyValue)
-    throw new Error(
-      `the key for policy translated was not issued: ${res.status} ${JSON.stringify(issued).slice(0, 200)}`,
-    )
-  const headers = {
-    'content-type': 'application/json',
-    'x-api-key': issued.keyValue,
-    'anthropic-version': '2023-06-01',
-  }
-  const answer = await fetch(`${origin}/v1/messages`, {method: 'POST', headers, body: MESSAGES_BODY})
-  const text = await answer.text()
-  if (answer.status !== 200 || !JSON.parse(text).content?.some((b) => b.type === 'text'))
-    throw new Error(
-      `the daemon does not translate messages -> chat yet: ${answer.status} ${text.slice(0, 200)}`,
-    )
-  const stream = await fetch(`${origin}/v1/messages`, {method: 'POST', headers, body: MESSAGES_STREAM_BODY})
-  const events = await stream.text()
-  if (
-    stream.status !== 200 ||
-    !events.includes('event: message_start') ||
-    !events.includes('event: message_stop')
-  )
-    throw new Error(`the daemon's translated stream fails: ${stream.status} ${events.slice(0, 200)}`)
-  return {
-    name: 'gateway (translated: messages -> chat)',
-    origin,
-    pid,
-    optional: true,
-    headers,
-    path: '/v1/messages',
-    body: MESSAGES_BODY,
-    streamBody: MESSAGES_STREAM_BODY,
-  }
-}
-
-/** A free loopback port. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createNetServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const {port: p} = server.address()
-      server.close(() => resolve(p))
-    })
-  })
-}
-
-/**
- * What `gwctl gateway start` spawns: the daemon's own entry point, without oclif, its stdout
- * appended to `<home>/gateway.log` (a line per request, as for a user); resolves once it answers
- * /health.
- */
-async function spawnDaemon(home, port, userHome, env = {}) {
-  const child = spawn('node', ['dist/daemon/main.js', '--port', String(port)], {
-    stdio: ['ignore', openSync(join(home, 'gateway.log'), 'a', 0o600), 'inherit'],
-    env: {...process.env, GWCTL_HOME: home, HOME: userHome, NODE_EXTRA_CA_CERTS: '', NO_COLOR: '1', ...env},
-  })
-  children.push(child)
-  const origin = `http://127.0.0.1:${port}`
-  for (let i = 0; ; i++) {
-    const ok = await fetch(`${origin}/health`).then(
-      (r) => r.ok,
-      () => false,
-    )
-    if (ok) break
-    if (i > 100) throw new Error('the gateway did not start')
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  return {child, origin}
 }
 
 /**

@@ -5,7 +5,7 @@
  * works; it binds the discovered Claude Code (`agents list --json` says bound); it says "gateway stopped" when the gateway goes away and reconnects when it is back.
  */
 import {spawn} from 'node:child_process'
-import {mkdirSync, writeFileSync} from 'node:fs'
+import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {spawnSync} from 'node:child_process'
 import {createInterface} from 'node:readline'
 import {join} from 'node:path'
@@ -96,11 +96,11 @@ describe.skipIf(!hasPython)('gwctl open in a terminal', () => {
     await app.send('r')
     expect(await app.expect('Rotate the key of build-bot?')).toMatchObject({ok: true})
     await app.send('y')
-    const shown = await app.expect('shown once')
+    const shown = await app.expect('copy it now')
     if (!shown.ok) console.log((await app.output()).slice(-3000))
     expect(shown).toMatchObject({ok: true})
     const screen = await app.output()
-    const key = /gw-[A-Za-z0-9_-]{20,}/.exec(screen.slice(screen.lastIndexOf('shown once')))?.[0]
+    const key = /gw-[A-Za-z0-9_-]{20,}/.exec(screen.slice(screen.lastIndexOf('copy it now')))?.[0]
     expect(key).toBeDefined()
     await expect(openai.responses.create({model: 'gpt-5-sim', input: 'x'})).rejects.toThrow(/401/)
     const fresh = new OpenAI({apiKey: key!, baseURL: `http://127.0.0.1:${port}/v1`})
@@ -119,7 +119,7 @@ describe.skipIf(!hasPython)('gwctl open in a terminal', () => {
     for (let i = 0; i < at; i++) await app.send('\u001b[B')
     await app.mark()
     await app.send('e')
-    expect(await app.expect('Enable the route binding of')).toMatchObject({ok: true})
+    expect(await app.expect('Bind claude-code to the gateway')).toMatchObject({ok: true})
     await app.send('y')
     expect(await app.expect(`claude-code bound to http://127.0.0.1:${port}`)).toMatchObject({ok: true})
     const listed = json(await cli(['agents', 'list', '--json'])).agents as Array<{
@@ -139,6 +139,96 @@ describe.skipIf(!hasPython)('gwctl open in a terminal', () => {
     await app.send('q')
     expect(await app.wait()).toMatchObject({exit: 0})
   }, 90_000)
+
+  it("rotates a bound agent's key from the app: its config gets the new key and works; S starts the gateway as it last ran", async () => {
+    const t = tempHome()
+    cleanups.push(t.cleanup)
+    const home = t.home
+    const port = await freePort()
+    const env = {GWCTL_GATEWAY_PORT: String(port)}
+    const cli = (args: string[]) => runCli(args, {home, env})
+    cleanups.push(() => killDaemon(home))
+    const settingsPath = join(home, 'user-home', '.claude', 'settings.json')
+    mkdirSync(join(home, 'user-home', '.claude'), {recursive: true})
+    writeFileSync(settingsPath, '{"model": "opus"}\n')
+    expect((await cli(['gateway', 'start', '--sim', '--port', String(port)])).exitCode).toBe(0)
+    const enabled = await cli(['agents', 'enable', 'claude-code'])
+    expect(enabled.exitCode, enabled.stderr).toBe(0)
+    const config = () => JSON.parse(readFileSync(settingsPath, 'utf8')).env as Record<string, string>
+    // a request made the way Claude Code makes it, from its own config
+    const send = () =>
+      fetch(`${config().ANTHROPIC_BASE_URL}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${config().ANTHROPIC_AUTH_TOKEN}`,
+          'anthropic-version': '2023-06-01',
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({
+          model: 'claude-sim',
+          max_tokens: 16,
+          messages: [{role: 'user', content: 'hi'}],
+        }),
+      })
+    const before = config().ANTHROPIC_AUTH_TOKEN
+    expect((await send()).status).toBe(200)
+
+    const app = terminal(home, ['open'], env)
+    expect(await app.expect(`running 127.0.0.1:${port}`)).toMatchObject({ok: true})
+    const rows = json(await cli(['agents', 'list', '--all', '--json'])).agents as Array<{tool: string | null}>
+    const at = rows.findIndex((r) => r.tool === 'claude-code')
+    expect(at).toBeGreaterThanOrEqual(0)
+    for (let i = 0; i < at; i++) await app.send('\u001b[B')
+    expect(await app.expect('d unbind · r rotate key')).toMatchObject({ok: true})
+    await app.mark()
+    await app.send('r')
+    // the confirmation says which file gets the new key
+    expect(await app.expect('gwctl agents enable claude-code --rotate')).toMatchObject({ok: true})
+    expect(await app.expect('~/.claude/settings.json')).toMatchObject({ok: true})
+    await app.send('y')
+    const done = await app.expect('the old key no longer works', 20)
+    if (!done.ok) console.log((await app.output()).slice(-3000))
+    expect(done).toMatchObject({ok: true})
+    const after = config().ANTHROPIC_AUTH_TOKEN
+    expect(after).toMatch(/^gw-/)
+    expect(after).not.toBe(before)
+    // the agent's config works with its new key; the old key is refused
+    const answer = await send()
+    expect(answer.status, await answer.clone().text()).toBe(200)
+    expect(((await answer.json()) as {content: unknown[]}).content.length).toBeGreaterThan(0)
+    const old = await fetch(`http://127.0.0.1:${port}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${before}`,
+        'anthropic-version': '2023-06-01',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({model: 'claude-sim', max_tokens: 16, messages: [{role: 'user', content: 'hi'}]}),
+    })
+    expect(old.status).toBe(401)
+    const listed = json(await cli(['agents', 'list', '--json'])).agents as Array<{
+      tool: string | null
+      binding: {state: string}
+    }>
+    expect(listed.find((r) => r.tool === 'claude-code')?.binding.state).toBe('bound')
+    await app.send('\r')
+
+    // stopped, S starts it again the way it last ran (with the simulator), and says so first
+    await app.mark()
+    expect((await cli(['gateway', 'stop', '--drain', '1'])).exitCode).toBe(0)
+    expect(await app.expect('gateway stopped · S starts it')).toMatchObject({ok: true})
+    await app.send('S')
+    expect(await app.expect('as it last ran: gwctl gateway start --sim')).toMatchObject({ok: true})
+    await app.mark()
+    await app.send('y')
+    expect(await app.expect(`running 127.0.0.1:${port}`, 20)).toMatchObject({ok: true})
+    const gateway = json(await cli(['gateway', '--json']))
+    expect(gateway.daemon?.simOrigin ?? gateway.simulator ?? null).not.toBeNull()
+    expect((await send()).status).toBe(200)
+
+    await app.send('q')
+    expect(await app.wait()).toMatchObject({exit: 0})
+  }, 120_000)
 
   it('bare gwctl opens the app on a terminal even with the gateway stopped; NO_COLOR has no colours', async () => {
     const t = tempHome()

@@ -61,7 +61,7 @@ function inTerminal(home: string, args: string[]): {exit: number; output: string
 }
 
 describe.skipIf(!hasPython)('live dashboard on a terminal', () => {
-  it('gwctl dashboard draws routes with breaker state; q quits with exit 0', async () => {
+  it('gwctl dashboard draws routes with breaker state; q quits with exit 0, ending with a newline', async () => {
     const t = tempHome()
     cleanups.push(t.cleanup)
     const port = await fakeDaemon(t.home)
@@ -69,5 +69,8 @@ describe.skipIf(!hasPython)('live dashboard on a terminal', () => {
     expect(r.exit).toBe(0)
     expect(r.output).toContain(`gateway running on 127.0.0.1:${port}`)
     expect(r.output).toMatch(/default\/messages\s+3 agents\s+sim-messages \[half-open\]/)
+    // the screen is left clean: the shell's prompt starts on a line of its own
+    expect(r.output).toContain('q or Ctrl-C quits\r\n')
+    expect(r.output.endsWith('\n')).toBe(true)
   })
 })

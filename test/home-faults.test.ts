@@ -150,6 +150,43 @@ describe('a damaged logs.db (issue 29, item 4)', () => {
   }, 60_000)
 })
 
+describe('a damaged logs.db too large to check before the gateway listens (issue 29, start-up check)', () => {
+  it('the gateway starts on it at once; its full check in a worker finds the damage, /health says so, and `gateway restart` moves it aside', async () => {
+    const {home, base, port} = await isolatedHome()
+    // every database counts as large: the start path only takes a quick look
+    const env = {GWCTL_GATEWAY_PORT: String(port), GWCTL_LOGDB_START_CHECK_MB: '0'}
+    const cli = (args: string[]) => runCli(args, {home, env})
+    mkdirSync(home, {recursive: true})
+    const path = join(home, 'logs.db')
+    await logDbWithRows(path, 3000)
+    const pages = statSync(path).size / 4096
+    overwrite(path, Math.floor(pages / 2) * 4096, randomBytes(4096))
+
+    expect((await cli(['gateway', 'start', '--sim'])).exitCode).toBe(0)
+    // not moved at start: the damaged page is not one the quick look reads
+    expect(readdirSync(home).filter((n) => /^logs\.db\.damaged-/.test(n))).toHaveLength(0)
+    let degraded: string | undefined
+    for (let i = 0; i < 100 && !degraded; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      degraded = ((await (await fetch(`${base}/health`)).json()) as {degraded?: string}).degraded
+    }
+    expect(degraded).toMatch(/log database: it is damaged .*`gwctl gateway restart` moves it aside/)
+    expect(existsSync(`${path}.damage-seen`)).toBe(true)
+    // traffic flows meanwhile
+    const issued = json(await cli([...keyIssueArgs('codex-a', 'codex'), '--json']))
+    expect((await chat(base, issued.keyValue)).status).toBe(200)
+
+    const restart = await cli(['gateway', 'restart'])
+    expect(restart.exitCode, restart.stderr).toBe(0)
+    expect(readdirSync(home).filter((n) => /^logs\.db\.damaged-[\dTZ-]+Z$/.test(n))).toHaveLength(1)
+    expect(existsSync(`${path}.damage-seen`)).toBe(false)
+    const health = (await (await fetch(`${base}/health`)).json()) as {degraded?: string}
+    expect(health.degraded).toMatch(/log database: it was damaged .* moved aside to /)
+    expect((await cli(['usage'])).exitCode).toBe(0)
+    expect((await cli(['gateway', 'stop'])).exitCode).toBe(0)
+  }, 60_000)
+})
+
 describe('settings.json is written only by `config set` (issue 29, item 7)', () => {
   it('status, doctor, config list, gateway and logs leave no settings.json; an empty one still passes doctor', async () => {
     const {home, cli} = await isolatedHome()

@@ -299,7 +299,7 @@ const allRows = (store: HistoryStore) =>
     .prepare('SELECT h.*, f.path AS file FROM history h JOIN history_files f ON f.id = h.file ORDER BY h.key')
     .all() as Array<Record<string, unknown>>
 
-describe('gwctl usage rescan of a large history (staged, two reader threads)', () => {
+describe('gwctl usage rescan of a large history (staged, a pool of reader threads)', () => {
   let home: {home: string; cleanup: () => void}
   beforeEach(() => {
     home = tempHome()
@@ -309,19 +309,36 @@ describe('gwctl usage rescan of a large history (staged, two reader threads)', (
   const cli = (args: string[], env?: Record<string, string>) => runCli(args, {home: home.home, env})
 
   it.each([
-    ['a reader finding the scratch taken reads on (the default)', undefined],
+    [
+      'two readers, one scratch; a reader finding it taken reads on (the default)',
+      2,
+      {GWCTL_HISTORY_THREADS: '2'},
+    ],
     // every file waits its turn to write
-    ['a reader waiting its turn with each file', '1'],
-  ])(
+    [
+      'two readers, one scratch; a reader waiting its turn with each file',
+      2,
+      {GWCTL_HISTORY_THREADS: '2', GWCTL_HISTORY_WAIT_ROWS: '1'},
+    ],
+    // the pool: worker threads beyond the cores of this machine, their scratches merged in one
+    [
+      'three readers, two scratches merged, turns taken with each file',
+      3,
+      {GWCTL_HISTORY_THREADS: '3', GWCTL_HISTORY_WAIT_ROWS: '1'},
+    ],
+    [
+      'three readers, each its own scratch, three merged',
+      3,
+      {GWCTL_HISTORY_THREADS: '3', GWCTL_HISTORY_SCRATCHES: '3'},
+    ],
+    ['one reader (history.threads 1)', 1, {GWCTL_HISTORY_THREADS: '1'}],
+  ] as Array<[string, number, Record<string, string>]>)(
     'holds exactly the rows the file-by-file scan writes, and leaves no scratch file: %s',
-    async (_, wait) => {
-      const rescan = await cli(
-        ['usage', 'rescan', '--json'],
-        wait ? {GWCTL_HISTORY_WAIT_ROWS: wait} : undefined,
-      )
+    async (_, readers, env) => {
+      const rescan = await cli(['usage', 'rescan', '--json'], {GWCTL_HISTORY_SCRATCHES: '', ...env})
       expect(rescan.exitCode).toBe(0)
       const stats = json(rescan)
-      expect(stats).toMatchObject({files: 70, filesRead: 70, errors: []})
+      expect(stats).toMatchObject({files: 70, filesRead: 70, errors: [], readers})
       // Claude: 3 copies across files, 2 within one; Gemini: 300 messages of the session split
       // over two files, 1 rewritten within one
       expect(stats.skipped).toMatchObject({duplicate: 306, replay: 1})
@@ -352,6 +369,15 @@ describe('gwctl usage rescan of a large history (staged, two reader threads)', (
         expect(rows.filter((r) => String(r.key).endsWith(':m7') && r.output_tokens === 99)).toHaveLength(1)
         const cursors = staged.db.prepare('SELECT COUNT(*) AS n FROM history_files').get()
         expect(cursors).toEqual({n: 70})
+        // the indexes came with the rows (built in the scratch, copied page by page), under their names
+        expect(
+          staged.db
+            .prepare(
+              `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'history_rows' ORDER BY name`,
+            )
+            .all(),
+        ).toEqual([{name: 'history_file'}, {name: 'history_side_message'}])
+        expect(staged.db.pragma('integrity_check')).toEqual([{integrity_check: 'ok'}])
       } finally {
         staged.close()
         reference.close()
@@ -364,6 +390,16 @@ describe('gwctl usage rescan of a large history (staged, two reader threads)', (
     },
   )
 
+  it('refuses a history.threads that is not a positive integer: exit 3 naming the setting, nothing read', async () => {
+    const bad = await cli(['usage', 'rescan', '--json'], {GWCTL_HISTORY_THREADS: '0'})
+    expect(bad.exitCode).toBe(3)
+    expect(json(bad).error).toMatchObject({
+      code: 'invalid_history_threads',
+      message: 'GWCTL_HISTORY_THREADS (setting "history.threads") must be a positive integer.',
+    })
+    expect(readdirSync(home.home).filter((n) => n.includes('.rescan-'))).toEqual([])
+  })
+
   it('killed mid-rescan, leaves the database as it was; the next rescan removes the scratch files', async () => {
     expect((await cli(['usage', 'rescan', '--json', '--tool', 'codex'])).exitCode).toBe(0)
     const before = await HistoryStore.open(join(home.home, 'logs.db'))
@@ -371,7 +407,11 @@ describe('gwctl usage rescan of a large history (staged, two reader threads)', (
     before.close()
     expect(codexRows.length).toBe(20 * 300)
 
-    const child = spawnCli(['usage', 'rescan', '--json'], {home: home.home})
+    // three readers writing two scratch databases: the pool's threads die with the process
+    const child = spawnCli(['usage', 'rescan', '--json'], {
+      home: home.home,
+      env: {GWCTL_HISTORY_THREADS: '3'},
+    })
     // Kill as soon as the reader threads have started writing their scratch databases.
     const started = Date.now()
     while (!readdirSync(home.home).some((n) => n.includes('.rescan-')) && Date.now() - started < 20_000)
@@ -392,13 +432,16 @@ describe('gwctl usage rescan of a large history (staged, two reader threads)', (
     expect(json(again)).toMatchObject({filesRead: 70, errors: []})
     for (const name of scratch) expect(existsSync(join(home.home, name))).toBe(false)
   })
-  it('stops at Ctrl-C while this thread reads beside the worker: exit 130, the database as it was, no scratch file', async () => {
+  it('stops at Ctrl-C while this thread reads beside two workers: exit 130, the database as it was, no scratch file', async () => {
     expect((await cli(['usage', 'rescan', '--json', '--tool', 'codex'])).exitCode).toBe(0)
     const before = await HistoryStore.open(join(home.home, 'logs.db'))
     const codexRows = allRows(before)
     before.close()
 
-    const child = spawnCli(['usage', 'rescan', '--json'], {home: home.home})
+    const child = spawnCli(['usage', 'rescan', '--json'], {
+      home: home.home,
+      env: {GWCTL_HISTORY_THREADS: '3'},
+    })
     const started = Date.now()
     while (!readdirSync(home.home).some((n) => n.includes('.rescan-')) && Date.now() - started < 20_000)
       await new Promise((r) => setTimeout(r, 5))

@@ -50,7 +50,7 @@ export default class Status extends BaseCommand {
       pid: g.pid ?? undefined,
       uptime: g.uptimeSeconds === null ? undefined : formatDuration(g.uptimeSeconds * 1000),
       version: g.version ?? undefined,
-      agents: `${snapshot.agents.discovered} (${snapshot.agents.enabled} with a bound route)`,
+      agents: `${snapshot.agents.discovered} (${snapshot.agents.enabled} routed)`,
       'coding agents': `${snapshot.localAgents.discovered} found, ${snapshot.localAgents.bound} bound${snapshot.localAgents.stale.length > 0 ? ` (${snapshot.localAgents.stale.length} stale)` : ''}`,
       'latest request': snapshot.latestRequestAt
         ? new Date(snapshot.latestRequestAt * 1000).toISOString()
@@ -62,6 +62,14 @@ export default class Status extends BaseCommand {
         {header: 'ROUTE', value: (r) => r.route},
         {header: 'AGENTS', value: (r) => r.agents, align: 'right'},
       ])
+    }
+    if (snapshot.budgets.length > 0) {
+      const {budgetColumns} = await import('../cli/budgets.js')
+      out()
+      printTable(
+        snapshot.budgets,
+        budgetColumns.filter((c) => c.header !== 'ID' && c.header !== 'ON EXCEED'),
+      )
     }
     if (snapshot.degraded)
       err(

@@ -7,6 +7,7 @@ import {fstatSync, writeSync} from 'node:fs'
 
 import {GwError, ExitCode} from '../core/errors.js'
 import {LogStore} from '../store/log-store.js'
+import {checkInWorker, markDamaged, startCheckMaxBytes} from '../store/log-db-check.js'
 import {homeFile} from '../store/paths.js'
 import {getSetting} from '../store/settings.js'
 import {StateStore, removeStaleTempFiles} from '../store/state.js'
@@ -24,6 +25,7 @@ import {startHistoryScanner} from './history-scanner.js'
 import {effectivePolicies, effectiveProviders, platformSettings} from '../gateway/effective-providers.js'
 import type {GatewayContext, Route} from './server.js'
 import {listen} from './server.js'
+import {installBudgets} from './budgets.js'
 
 /** Last-seen times are saved at most this often. */
 const TOUCH_SAVE_MS = 5_000
@@ -51,6 +53,31 @@ function retentionDays(): number {
 /** Every route of the gateway (management first). */
 export function gatewayRoutes(): Route[] {
   return [...managementRoutes(), ...entranceRoutes()]
+}
+
+/**
+ * The full check of a log database too large to check before the gateway listens: in a worker
+ * thread, while the gateway serves. Damage is marked for the next start to move the file aside,
+ * and /health says so meanwhile (as for damage a query meets).
+ */
+function checkLogDbLater(
+  path: string,
+  bytes: number,
+  context: GatewayContext,
+  log: (line: string) => void,
+): void {
+  const mb = (bytes / 1024 / 1024).toFixed(0)
+  void checkInWorker(path).then((result) => {
+    const now = new Date().toISOString()
+    if (!result.checked)
+      log(`${now} warning: log database: its full check could not run: ${result.problems[0]}`)
+    else if (result.ok) log(`${now} log database: full check ok (${mb} MB, ${result.ms} ms, after the start)`)
+    else {
+      const reason = result.problems.join('; ')
+      markDamaged(path, reason)
+      context.degrade?.('log database', `it is damaged (${reason}); \`gwctl gateway restart\` moves it aside`)
+    }
+  })
 }
 
 /** The daemon could not start. */
@@ -133,8 +160,13 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     // answer 500 to every usage query: it goes aside and the gateway starts on a new one. Model
     // traffic never needed it; /health, `status` and `doctor` say what happened until a restart.
     let movedAside: {movedTo: string; reason: string} | undefined
+    // a large file gets a quick look here and its full check after the gateway listens
+    let checkLater: number | undefined
     try {
-      movedAside = LogStore.moveAsideIfDamaged(homeFile('logDb'))
+      movedAside = LogStore.moveAsideIfDamaged(homeFile('logDb'), new Date(), {
+        fullCheckMaxBytes: startCheckMaxBytes(),
+        deferred: (bytes) => (checkLater = bytes),
+      })
     } catch {
       // not damage (locked, unreadable): the open below reports it
     }
@@ -213,6 +245,20 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
         `it was damaged (${movedAside.reason}) and was moved aside to ${movedAside.movedTo}; logging goes on in a new one`,
       )
 
+    // Budgets: counters re-read from the log database (none: nothing loaded, nothing per request).
+    // A spend that cannot be read is not guessed: the gateway serves without budgets, says so on
+    // /health and in its log, and `gwctl budgets set` (a reload) tries again.
+    if (store.data.budgets?.length) {
+      try {
+        await installBudgets(context, store.data.budgets)
+      } catch (error) {
+        context.degrade?.(
+          'budgets',
+          `not enforced: their spend could not be read (${(error as Error).message})`,
+        )
+      }
+    }
+
     let server
     try {
       server = await listen(gatewayRoutes(), context, options.port)
@@ -235,6 +281,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       }
       throw error
     }
+    if (checkLater !== undefined) checkLogDbLater(homeFile('logDb'), checkLater, context, log)
     // Agent history into the log database: on start and every 60 s, off the request path.
     historyScanner = await startHistoryScanner({dbPath: homeFile('logDb'), log})
     log(

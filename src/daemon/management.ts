@@ -17,6 +17,7 @@ import {
 import {agentViews, agentsPerRoute, keyViews, latestRequestAt} from '../gateway/views.js'
 import {AGENT_KINDS} from '../gateway/agent-kinds.js'
 import {emitGatewayEvent, eventsHandler} from './events.js'
+import {budgetViews, reloadBudgets} from './budgets.js'
 import {statuslineHandler} from './usage-memory.js'
 
 /** Largest management request body. */
@@ -101,6 +102,19 @@ function endpointDocs(port: number): EndpointDoc[] {
       purpose:
         "Routes with their targets' circuit state, recent_requests (last 20), recent_usage (per model, last 24 h) and the gateway (pid, port, uptime_s, version).",
       example: `curl ${base}/api/dashboard`,
+    },
+    {
+      method: 'GET',
+      path: '/api/budgets',
+      purpose:
+        'Budgets as enforced now: {budgets:[{scope, target, period, unit, limit, spent, reserved, percent, state, resetAt, onExceed, …}]}.',
+      example: `curl ${base}/api/budgets`,
+    },
+    {
+      method: 'POST',
+      path: '/api/budgets/reload',
+      purpose: 'Reads the budgets from the state file again (`gwctl budgets set/remove` call it).',
+      example: `curl -X POST ${base}/api/budgets/reload`,
     },
     {
       method: 'GET',
@@ -318,6 +332,19 @@ export function managementRoutes(): Route[] {
     m('GET', '/api/providers', providersHandler),
     m('GET', '/api/dashboard', dashboardHandler),
     m('GET', '/api/events', eventsHandler),
+    m('GET', '/api/budgets', (request, context) =>
+      sendJson(request.res, 200, {budgets: budgetViews(context)}),
+    ),
+    m('POST', '/api/budgets/reload', async (request, context) => {
+      try {
+        sendJson(request.res, 200, {budgets: await reloadBudgets(context)})
+        context.degrade?.('budgets', undefined)
+      } catch (error) {
+        sendError(request.res, 'chat', 400, `The budgets were not reloaded: ${(error as Error).message}`, {
+          code: 'budgets_invalid',
+        })
+      }
+    }),
     m('GET', '/api/keys', (request, context) =>
       sendJson(request.res, 200, {keys: keyViews(context.store.data)}),
     ),
@@ -337,6 +364,7 @@ export function managementRoutes(): Route[] {
         agentsPerRoute: agentsPerRoute(views, context.routing?.providers),
         latestRequestAt: latest || null,
         simOrigin: context.routing?.simOrigin ?? null,
+        budgets: budgetViews(context),
         ...(context.degraded ? {degraded: context.degraded} : {}),
       })
     }),

@@ -11,12 +11,14 @@
  */
 import type {LogFilters, LogRow, Pivot, StatusFilter, UsageRow} from '../store/log-query.js'
 import {isDamage} from '../store/log-store.js'
+import {markDamaged} from '../store/log-db-check.js'
 import {PIVOTS, STATUS_FILTERS, usageTotals} from '../store/log-query.js'
 import type {GatewayState} from '../store/state-schema.js'
 import type {BreakerSnapshot} from '../gateway/events.js'
 import {redactProvider} from '../gateway/policy.js'
 import type {Routing} from './routing.js'
 import {routedState} from './routing.js'
+import {budgetViews} from './budgets.js'
 import type {GatewayContext, GatewayRequest} from './server.js'
 import {sendJson} from './server.js'
 import type {AgentView} from '../gateway/views.js'
@@ -224,6 +226,8 @@ export function routeViews(state: GatewayState, routing: Routing): RouteView[] {
  */
 function damagedLogDb(request: GatewayRequest, context: GatewayContext, error: unknown): void {
   const message = `The request log database is damaged (${(error as Error).message}).`
+  // the next start moves it aside
+  if (context.routing) markDamaged(context.routing.logs.path, (error as Error).message)
   context.degrade?.(
     'log database',
     `it is damaged (${(error as Error).message}); \`gwctl gateway restart\` moves it aside`,
@@ -335,6 +339,7 @@ export function dashboardHandler(request: GatewayRequest, context: GatewayContex
     routes: routeViews(context.store.data, routing),
     recent_requests: routing.logs.queryLogs({limit: 20}),
     recent_usage: routing.logs.usage({pivot: 'model', since: Math.floor(Date.now() / 1000) - 86_400}),
+    budgets: budgetViews(context),
     gateway: {
       pid: process.pid,
       port: context.port,

@@ -104,6 +104,53 @@ describe('issue 29, item 7: edges of the HTTP layer', () => {
     }
   })
 
+  it('every early answer to a malformed chunked body (405, 404, the management 405, no key) is the only answer on its socket', async () => {
+    const port = await start()
+    const cases: Array<[string, string, RegExp]> = [
+      ['GET', '/v1/chat/completions', /^HTTP\/1\.1 405 /],
+      ['POST', '/nope', /^HTTP\/1\.1 404 /],
+      ['DELETE', '/health', /^HTTP\/1\.1 405 /],
+      ['POST', '/api/keys', /^HTTP\/1\.1 405 /],
+      // read before the key is checked: the body's own 400, in the entrance's shape
+      ['POST', '/v1/messages', /^HTTP\/1\.1 400 /],
+      ['POST', '/v1beta/models/g:generateContent', /^HTTP\/1\.1 400 /],
+    ]
+    for (const [method, path, status] of cases)
+      for (const connection of ['Connection: close\r\n', '']) {
+        const answer = await raw(
+          port,
+          `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nTransfer-Encoding: chunked\r\n${connection}\r\nzz\r\n{}\r\n0\r\n\r\n`,
+        )
+        expect(answer, `${method} ${path} ${connection}`).toMatch(status)
+        expect(answer.match(/HTTP\/1\.1 \d{3} /g), `${method} ${path} ${connection}`).toHaveLength(1)
+        expect(bodyOf(answer)).toBeTruthy()
+      }
+  })
+
+  it('Host: an empty one and an HTTP/1.0 request without one are 400 in JSON; two equal ones, or a loopback one after another, are refused', async () => {
+    const port = await start()
+    const host = `Host: 127.0.0.1:${port}\r\n`
+    for (const request of [
+      `GET /health HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n`,
+      `GET /health HTTP/1.0\r\n\r\n`,
+    ]) {
+      const answer = await raw(port, request)
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /)
+      expect(bodyOf(answer)).toMatchObject({error: {code: 'missing_host'}})
+    }
+    for (const hosts of [host + host, `Host: evil.example\r\n${host}`]) {
+      const answer = await raw(port, `GET /health HTTP/1.1\r\n${hosts}Connection: close\r\n\r\n`)
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /)
+      expect(bodyOf(answer)).toMatchObject({error: {code: 'bad_host'}})
+    }
+    const gemini = await raw(
+      port,
+      `POST /v1beta/models/g:generateContent HTTP/1.1\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+    )
+    expect(gemini).toMatch(/^HTTP\/1\.1 400 /)
+    expect(bodyOf(gemini)).toMatchObject({error: {code: 400, status: 'INVALID_ARGUMENT'}})
+  })
+
   it('431 (headers too large) is in the shape of the entrance the path names', async () => {
     const port = await start()
     const big = (path: string) =>

@@ -4,6 +4,7 @@
  * (`src/daemon/events.ts`), the breaker itself is `src/daemon/router/breaker.ts`.
  */
 import type {LogEntry} from '../store/log-store.js'
+import type {BudgetView} from './budgets.js'
 
 export type GatewayEvent =
   /** A model request finished and its log row was written (also counts as usage rows added). */
@@ -14,6 +15,8 @@ export type GatewayEvent =
   | {type: 'agent'; agentId: string | null; change: string}
   /** Usage rows were added from outside the request path (imports, history scans). */
   | {type: 'usage'; rows: number}
+  /** A budget's spend reached 80 or 100 % of its limit (once per period each). */
+  | {type: 'budget'; threshold: number; budget: BudgetView}
 
 export type BreakerState = 'closed' | 'open' | 'half-open'
 

@@ -14,7 +14,7 @@ import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS, FAMILIES} from '../store/schema.js'
 /** A request the router cannot route: `status` is the HTTP status to answer (400, 502 or 503). */
 export class RouteError extends Error {
   constructor(
-    readonly status: 400 | 502 | 503,
+    readonly status: 400 | 429 | 502 | 503,
     message: string,
     /** The error body's `code` (chat and responses shapes), e.g. `no_provider`. */
     readonly code?: string,

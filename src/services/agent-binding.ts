@@ -123,7 +123,7 @@ export interface DisableResult {
  * The config editors of `tool` (jsonc-parser, smol-toml): loaded only when a binding exists or is
  * being changed, so `agents list`, `status` and `doctor` without bindings never load them.
  */
-async function loadBinder(tool: AgentTool): Promise<ToolBinder> {
+export async function loadBinder(tool: AgentTool): Promise<ToolBinder> {
   const {binderOf} = await import('../agent-tools/config/binders.js')
   return binderOf(tool)
 }
@@ -195,7 +195,11 @@ async function readTexts(
 }
 
 /** The live key record `value` is, when it belongs to `agentId` (else undefined). */
-function liveKeyId(state: GatewayState, value: string | undefined, agentId?: string): string | undefined {
+export function liveKeyId(
+  state: GatewayState,
+  value: string | undefined,
+  agentId?: string,
+): string | undefined {
   if (!value) return undefined
   const parsed = parseKey(value)
   if (parsed.kind !== 'valid') return undefined
@@ -344,7 +348,8 @@ export async function reconcileBinding(tool: AgentTool): Promise<void> {
   if (removed) await pruneUnused()
 }
 
-async function employee(): Promise<{employeeName: string; employeeContact: string}> {
+/** The employee of keys gwctl issues for this user's agents: settings, git, else the login. */
+export async function employee(): Promise<{employeeName: string; employeeContact: string}> {
   try {
     const filled = await withEmployeeDefaults({agentName: 'x', agentType: 'generic_agent'})
     return {employeeName: filled.employeeName, employeeContact: filled.employeeContact}
@@ -423,13 +428,16 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
     keyPrefix = state.keys.find((k) => k.id === reusable)!.prefix
     agentId = record!.agentId
   } else {
+    const policyId =
+      options.policyId ?? (record ? state.agents.find((a) => a.id === record.agentId)?.policyId : undefined)
     const request = {
       ...(await employee()),
       agentName,
       agentType: TOOL_AGENT_TYPE[tool],
       sourceTool: tool,
       configPath: paths[0],
-      ...(options.policyId ? {policyId: options.policyId} : {}),
+      // a new key for the bound agent keeps its policy (a rotation is not a move to the default)
+      ...(policyId ? {policyId} : {}),
     }
     let issued
     try {
@@ -530,6 +538,81 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
       ? {statusline: binder.statusline(next) === 'gwctl' ? ('gwctl' as const) : ('user' as const)}
       : {}),
   }
+}
+
+/** What binding an agent would write, for a confirmation before `enableAgent`. */
+export interface BindingPlan {
+  tool: AgentTool
+  /** The files it writes (those of a bound agent: the ones it wrote). */
+  files: string[]
+  baseUrl: string
+}
+
+/** The files and base URL `enableAgent({agent})` would write; nothing is written. */
+export async function bindingPlan(agent: string, env: NodeJS.ProcessEnv = process.env): Promise<BindingPlan> {
+  const state = (await StateStore.open(homeFile('state'))).data
+  const {tool} = resolveTool(agent, state, env)
+  const record = state.bindings?.find((b) => b.tool === tool)
+  const files = record
+    ? record.files.map((f) => f.path)
+    : (await loadBinder(tool)).files(agentHome(tool, env))
+  return {tool, files, baseUrl: baseUrlOf(currentPort())}
+}
+
+export interface RotateOptions {
+  agentId: string
+  /** Move the agent to this policy (a new key too); default: keep its policy. */
+  policyId?: string
+  signal?: AbortSignal
+  env?: NodeJS.ProcessEnv
+}
+
+/** A rotation through the agent's binding (its config holds the new key), or of its key alone. */
+export type RotateResult =
+  | {via: 'binding'; agentName: string; policyId: string; enable: EnableResult}
+  | {via: 'key'; agentName: string; policyId: string; keyValue: string; keyPrefix: string}
+
+/**
+ * A new key for an agent, or a move to another policy (which re-issues its key), that keeps its
+ * binding true. An agent whose own config is bound to the gateway goes through `enableAgent`: its
+ * config gets the new key, as `gwctl agents enable TOOL --rotate` (or `--policy`) does, and the
+ * agent goes on working. Any other agent gets its key re-issued as `gwctl key issue` would; the
+ * caller shows the new key once (no file holds it).
+ */
+export async function rotateAgentKey(options: RotateOptions): Promise<RotateResult> {
+  const state = (await StateStore.open(homeFile('state'))).data
+  const record = state.bindings?.find((b) => b.agentId === options.agentId)
+  const agent = (await listAgents({signal: options.signal})).find((a) => a.agentId === options.agentId)
+  if (!agent) {
+    throw new NotFoundError(`Unknown agent "${options.agentId}".`, {
+      code: 'unknown_agent',
+      hint: 'See `gwctl agents list` for the agents that hold keys.',
+    })
+  }
+  const policyId = options.policyId ?? agent.policyId
+  if (record) {
+    const enable = await enableAgent({
+      agent: record.tool,
+      rotate: true,
+      policyId,
+      signal: options.signal,
+      env: options.env,
+    })
+    return {via: 'binding', agentName: agent.name, policyId, enable}
+  }
+  const issued = await issueGatewayKey(
+    {
+      agentName: agent.name,
+      agentType: agent.type,
+      policyId,
+      ...(agent.parentAgentId ? {parentAgentId: agent.parentAgentId} : {}),
+      ...(agent.sourceTool ? {sourceTool: agent.sourceTool} : {}),
+      ...(agent.configPath ? {configPath: agent.configPath} : {}),
+      ...(agent.employee ? {employeeName: agent.employee.name, employeeContact: agent.employee.contact} : {}),
+    },
+    {signal: options.signal},
+  )
+  return {via: 'key', agentName: agent.name, policyId, keyValue: issued.keyValue, keyPrefix: issued.keyPrefix}
 }
 
 /** `gwctl agents disable`: undoes the binding of one tool, or of every bound tool (`all`). */

@@ -13,45 +13,35 @@
  * or when a rebind takes a new baseline). A missing file's original is the hash `absent`, with no
  * backup.
  */
-import {mkdir, readdir, rm} from 'node:fs/promises'
+import {readdir, rm} from 'node:fs/promises'
 import {join} from 'node:path'
 
 import {ConfigError} from '../core/errors.js'
-import {writeFileAtomic} from '../core/atomic-file.js'
 import {hashBytes, readBytes} from '../agent-tools/config/file-io.js'
 import type {BindingFileRecord, GatewayState} from '../store/state-schema.js'
+import {
+  BINDING_BACKUP_SUFFIX as SUFFIX,
+  bindingBackupPath as backupPath,
+  bindingBackupsDir as backupsDir,
+  removeStaleBackupTemps,
+  writeBindingBackup,
+} from '../store/binding-backups.js'
 import {homeDir} from '../store/paths.js'
 
-const SUFFIX = '.orig'
-
-/** The folder of the backups. */
-export function backupsDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(homeDir(env), 'bindings')
-}
-
-/** The backup file of the original whose hash is `hash`. */
-export function backupPath(hash: string, env: NodeJS.ProcessEnv = process.env): string {
-  return join(backupsDir(env), `${hash}${SUFFIX}`)
-}
+export {backupPath, backupsDir}
 
 /**
  * Keeps `bytes` as an original (0600, fsynced; nothing for a missing file) and returns its hash,
  * to be recorded in the state only after this returns.
  */
 export async function saveOriginal(bytes: Buffer | string | null): Promise<string> {
-  const hash = hashBytes(bytes)
-  if (bytes === null) return hash
-  const path = backupPath(hash)
-  const existing = await readBytes(path)
-  if (existing !== null && hashBytes(existing) === hash) return hash
-  await mkdir(backupsDir(), {recursive: true, mode: 0o700})
-  await writeFileAtomic(path, bytes, 0o600)
-  return hash
+  return writeBindingBackup(bytes)
 }
 
 /**
  * The original bytes of a bound file: from its backup (checked against its hash), or from the
- * base64 `original` of a state written before backups.
+ * base64 `original` of a state written before backups (which the first load under the lock moves
+ * into a backup, store/binding-backups.ts; one that could not, a read-only home, is read here).
  */
 export async function originalOf(file: BindingFileRecord): Promise<Buffer | null> {
   if (file.originalHash === undefined) {
@@ -85,6 +75,7 @@ export async function upgradeOriginal(file: BindingFileRecord): Promise<void> {
 
 /** Removes the backups no binding of `state` refers to (call under the state lock). */
 export async function pruneOriginals(state: GatewayState): Promise<void> {
+  await removeStaleBackupTemps() // a backup write killed mid-way
   let names: string[]
   try {
     names = await readdir(backupsDir())

@@ -3,6 +3,7 @@
  * Ink view is in src/ui/dashboard (loaded only when drawn).
  */
 import {GatewayDownError} from '../core/errors.js'
+import type {BudgetView} from '../gateway/budgets.js'
 import type {BreakerSnapshot} from '../gateway/events.js'
 import type {LogRow, UsageRow} from '../store/log-query.js'
 import {gatewayGet, liveGatewayPort} from './gateway-api.js'
@@ -34,6 +35,8 @@ export interface DashboardData {
   recent_requests: Array<LogRow & {agentName?: string | null}>
   recent_usage: UsageRow[]
   gateway: {pid: number; port: number; uptime_s: number; version: string}
+  /** Budgets with what they spent in their period (the gateway's live counters). */
+  budgets?: BudgetView[]
 }
 
 /** The dashboard from the running gateway; exit 6 when it is stopped. */
@@ -53,5 +56,7 @@ export async function getDashboard(
     recent_requests: withAgentNames(data.recent_requests ?? [], names),
     recent_usage: data.recent_usage ?? [],
     gateway: data.gateway ?? {pid: 0, port, uptime_s: 0, version: ''},
+    // as the gateway sends it (every gateway with budgets sends the list, empty or not)
+    ...(data.budgets ? {budgets: data.budgets} : {}),
   }
 }

@@ -3,6 +3,7 @@
  * restart, and the client of its management API.
  */
 import {spawn} from 'node:child_process'
+import type {BudgetView} from '../gateway/budgets.js'
 import {closeSync, existsSync, fchmodSync, openSync, readFileSync, rmSync} from 'node:fs'
 import {fileURLToPath} from 'node:url'
 import {setTimeout as sleep} from 'node:timers/promises'
@@ -58,6 +59,8 @@ export interface DaemonSnapshot {
   simOrigin?: string | null
   /** Why the gateway works in a degraded way (as on `/health`), e.g. the log store cannot write. */
   degraded?: string
+  /** Budgets as enforced (absent from a gateway older than budgets). */
+  budgets?: BudgetView[]
 }
 
 export interface GatewayInfo {
@@ -214,7 +217,10 @@ export async function startGateway(options: StartOptions = {}): Promise<GatewayI
         },
       )
     }
-    if (runningDaemon() && (await healthy(port, options.signal))) return getGatewayInfo({port})
+    if (runningDaemon() && (await healthy(port, options.signal))) {
+      await recordStart({port, sim: Boolean(options.sim)})
+      return getGatewayInfo({port})
+    }
     await sleep(100, undefined, {signal: options.signal})
   }
   throw new GatewayDownError(`The gateway did not answer on port ${port} in time.`, {
@@ -261,11 +267,13 @@ export async function stopGateway(
 
 /**
  * Stops (if running) and starts again, on the same port unless another is given, and with the
- * simulator when the running daemon had it unless `sim` says otherwise.
+ * simulator when the running daemon had it (a stopped one: when its last start had it) unless
+ * `sim` says otherwise.
  */
 export async function restartGateway(options: StartOptions & StopOptions = {}): Promise<GatewayInfo> {
   const running = runningDaemon()
   let sim = options.sim
+  if (sim === undefined && !running) sim = lastStart()?.sim // stopped: as it last ran
   if (sim === undefined && running) {
     // a busy daemon gets the client's full 10 s here: a missed answer would drop its --sim
     const info = await getGatewayInfo({port: running.port, signal: options.signal, probeTimeoutMs: 10_000})
@@ -273,6 +281,65 @@ export async function restartGateway(options: StartOptions & StopOptions = {}): 
   }
   await stopGateway(options)
   return startGateway({...options, sim, port: options.port ?? running?.port})
+}
+
+/** How the gateway was last started (`<home>/gateway-last-start.json`). */
+export interface LastStart {
+  port: number
+  /** Started with the simulator (`--sim`). */
+  sim: boolean
+  /** Unix ms of that start. */
+  at: number
+}
+
+/**
+ * Records how the gateway was started, so that a later start "as it last ran" (the app's `S`)
+ * starts it the same way. Atomic and 0600; a home that refuses the write loses only this memory.
+ */
+export async function recordStart(start: {port: number; sim: boolean}): Promise<void> {
+  try {
+    const {writeFileAtomic} = await import('../core/atomic-file.js')
+    await writeFileAtomic(homeFile('lastStart'), JSON.stringify({...start, at: Date.now()}) + '\n')
+  } catch {
+    // a read-only or full home: the next start "as it last ran" falls back to the defaults
+  }
+}
+
+/** The last start's port and simulator, or undefined when none is recorded (or it is unreadable). */
+export function lastStart(): LastStart | undefined {
+  try {
+    const v = JSON.parse(readFileSync(homeFile('lastStart'), 'utf8')) as Partial<LastStart>
+    if (!Number.isInteger(v.port) || v.port! < 1 || v.port! > 65535 || typeof v.sim !== 'boolean')
+      return undefined
+    return {port: v.port!, sim: v.sim, at: typeof v.at === 'number' ? v.at : 0}
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * How a start "as it last ran" starts the gateway: on the port and with the simulator of the last
+ * recorded start (`gateway start`, `gateway restart`, the app's `S`), else on the configured port
+ * without the simulator. `command` is the `gwctl gateway start` line that does the same.
+ */
+export function startPlan(): {port: number; sim: boolean; command: string; last: boolean} {
+  const last = lastStart()
+  const port = last?.port ?? resolvePort()
+  const sim = last?.sim ?? false
+  const flags = [
+    ...(sim ? ['--sim'] : []),
+    ...(last && last.port !== resolvePort() ? ['--port', String(port)] : []),
+  ]
+  return {port, sim, command: ['gwctl gateway start', ...flags].join(' '), last: last !== undefined}
+}
+
+/** Starts the gateway as it last ran (`startPlan`): what the app's `S` does. */
+export async function startGatewayAsLastRan(
+  options: {signal?: AbortSignal} = {},
+): Promise<GatewayInfo & {plan: ReturnType<typeof startPlan>}> {
+  const plan = startPlan()
+  const info = await startGateway({port: plan.port, sim: plan.sim, signal: options.signal})
+  return {...info, plan}
 }
 
 /** True while a gateway daemon of this GWCTL_HOME runs. */

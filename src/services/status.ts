@@ -1,6 +1,7 @@
 /** The one-time snapshot of `gwctl status` (spec 10). */
 import {readFileSync} from 'node:fs'
 
+import type {BudgetView} from '../gateway/budgets.js'
 import type {RouteCount} from '../gateway/views.js'
 import {discoverAgents} from '../agent-tools/discovery.js'
 import type {BindingProblem} from './agent-binding.js'
@@ -20,6 +21,8 @@ export interface StatusSnapshot {
   agentsPerRoute: RouteCount[]
   /** Unix seconds of the latest model request, or null. */
   latestRequestAt: number | null
+  /** Budgets with spent / limit and reset time (live while the gateway runs, else from logs.db). */
+  budgets: BudgetView[]
   /** The gateway answers, but works in a degraded way (e.g. its log store cannot write). */
   degraded?: string
   /** Why the snapshot is not healthy, when it is not. */
@@ -60,6 +63,7 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
       agents: {discovered: gw.daemon.agents, enabled: gw.daemon.enabledAgents},
       agentsPerRoute: gw.daemon.agentsPerRoute as RouteCount[],
       latestRequestAt: gw.daemon.latestRequestAt,
+      budgets: gw.daemon.budgets ?? [],
       ...(gw.daemon.degraded ? {degraded: gw.daemon.degraded} : {}),
     }
   }
@@ -92,6 +96,9 @@ export async function getStatus(options: {signal?: AbortSignal} = {}): Promise<S
     agents: {discovered: views.length, enabled: views.filter((v) => v.enabled).length},
     agentsPerRoute: perRoute,
     latestRequestAt: latest,
+    budgets: state?.budgets?.length
+      ? await import('./budgets.js').then((m) => m.budgetsFromDatabase(state)).catch(() => [])
+      : [],
     problem,
     fix,
   }

@@ -15,7 +15,7 @@ import type {UsageRow} from '../store/log-query.js'
 import type {Reconciliation} from '../store/reconcile-query.js'
 import type {UsageGroup, UsagePivotAll, UsageQueryFilters} from '../store/usage-query.js'
 import {homeFile} from '../store/paths.js'
-import {COUNT_FIELDS, zeroTotals} from '../store/usage-sql.js'
+import {COUNT_FIELDS, sortUsageRows, zeroTotals} from '../store/usage-sql.js'
 import {liveGatewayPort} from './gateway-api.js'
 import type {Pricer} from './usage-cost.js'
 import {openHistory, rescanHistory} from './usage-rescan.js'
@@ -117,16 +117,8 @@ export function reportRows(
       add(line, g, cost, g.model)
     }
   }
-  const rows = [...byKey.values()]
+  const rows = sortUsageRows([...byKey.values()], pivot === 'month' ? 'day' : pivot)
   for (const row of rows) row.breakdown?.sort((a, b) => b.totalTokens - a.totalTokens)
-  if (pivot === 'day' || pivot === 'month') rows.sort((a, b) => String(a.key).localeCompare(String(b.key)))
-  else
-    rows.sort(
-      (a, b) =>
-        b.totalTokens - a.totalTokens ||
-        b.requests - a.requests ||
-        String(a.key).localeCompare(String(b.key)),
-    )
   return {rows, totals}
 }
 

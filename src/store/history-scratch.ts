@@ -6,9 +6,9 @@ import type BetterSqlite3 from 'better-sqlite3'
 import type {HistoryRecord} from './history-rows.js'
 import {openSqlite} from './sqlite.js'
 import type {Db} from './history-schema.js'
-import {HISTORY_COLUMNS, SIDE_INDEX, setAll, SCAN_ORDER_RULE} from './history-schema.js'
+import {FILE_INDEX, HISTORY_COLUMNS, SET_ALL, SIDE_INDEX, setAll, SCAN_ORDER_RULE} from './history-schema.js'
 import type {FileCursor} from './history-insert.js'
-import {CURSOR_COLUMNS, maxTime, Inserter, stateJson} from './history-insert.js'
+import {CURSOR_COLUMNS, MERGE_CACHE_KB, maxTime, Inserter, stateJson} from './history-insert.js'
 
 /**
  * A full rescan (or a first scan) is not written into `history` row by row: each of its rows
@@ -17,18 +17,21 @@ import {CURSOR_COLUMNS, maxTime, Inserter, stateJson} from './history-insert.js'
  * the log database, private to this rescan), keyed like `history`: each file's rows go in as soon
  * as it is read (no record outlives its file for long: at 1 GB, holding 40 000 rows to sort them
  * cost 0.65 s more garbage collection than it saved), upserted by the scan-order rule, so that the
- * copies of a key are decided as they come. With two readers (the main thread and a worker),
- * both write into the one scratch, each through its own connection, taking turns under a lock
- * they share (`shared`): a reader that finds the lock taken keeps its rows and reads on, and
- * writes them with its next file (it waits only with `waitRows()` rows held). Each turn is one
- * transaction (after the other's, a connection reads the pages it changed again: about 0.4 us a
- * row more than one connection's).
+ * copies of a key are decided as they come. Two readers (of a rescan's pool: the main thread
+ * and worker threads, see stage.ts) write into one scratch, each through its own connection,
+ * taking turns under a lock they share (`lock`): a reader that finds the lock taken keeps its rows
+ * and reads on, and writes them with its next file (it waits only with `waitRows()` rows held).
+ * Each turn is one transaction (after the other's, a connection reads the pages it changed again:
+ * about 0.4 us a row more than one connection's). More readers write more scratches (all 16
+ * readers of a 16-core machine taking turns at one scratch were bound by its turns: 2.35 s of
+ * reading at 1 GB against 0.86 s with eight), which `finish` merges into one, in key order.
  * (Before, the worker wrote chunks the main thread merged: every one of its rows was written
- * twice, 1.2 s of the main thread's time at 1 GB.) `HistoryStore.mergeScratch` then builds the
- * new `history` table from the scratch (a page-by-page copy), keeps the rows of files not read,
- * builds the indexes by sorting, and swaps it in with the cursors in one transaction. A kill
- * before that transaction commits leaves the database exactly as it was: an interrupted full
- * rescan changes nothing (its scratch file is removed by the next one).
+ * twice, 1.2 s of the main thread's time at 1 GB.) `finish` also builds the file index;
+ * `HistoryStore.mergeScratch` then builds the new `history` table from the scratch (a page-by-page
+ * copy of the table and its indexes), keeps the rows of files not read, and swaps it in with the
+ * cursors in one transaction. A kill before that transaction commits leaves the database exactly
+ * as it was: an interrupted full rescan changes nothing (its scratch files are removed by the
+ * next one).
  */
 export class Scratch {
   private readonly insertFile: BetterSqlite3.Statement
@@ -45,9 +48,9 @@ export class Scratch {
   private constructor(
     private readonly db: Db,
     readonly path: string,
-    shared?: SharedArrayBuffer,
+    lock?: ScratchLock,
   ) {
-    this.lock = shared && new Int32Array(shared, 4, 1)
+    this.lock = lock && new Int32Array(lock.shared, 4 * lock.slot, 1)
     this.insertFile = db.prepare(
       `INSERT INTO scan_files (id, ${CURSOR_COLUMNS}, ord) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
@@ -60,27 +63,68 @@ export class Scratch {
 
   /**
    * Creates the scratch database at `path` (replacing any file there), mode 0600, with its tables.
-   * `shared`: the readers' shared state, when another reader writes it too (see `open`).
+   * `lock`: where the write lock is, when other readers write it too (see `open`).
    */
-  static create(path: string, shared?: SharedArrayBuffer): Scratch {
+  static create(path: string, lock?: ScratchLock, cacheKb = SCRATCH_CACHE_KB): Scratch {
+    return new Scratch(Scratch.make(path, cacheKb), path, lock)
+  }
+
+  /** Another reader's connection to a scratch database `create` made. */
+  static open(path: string, lock?: ScratchLock, cacheKb = SCRATCH_CACHE_KB): Scratch {
+    return new Scratch(Scratch.connect(path, cacheKb, true), path, lock)
+  }
+
+  /** A new scratch database with its tables (the file index comes with `finish`). */
+  private static make(path: string, cacheKb: number): Db {
     rmSync(path, {force: true})
     closeSync(openSync(path, 'wx', 0o600))
-    const db = Scratch.connect(path)
+    const db = Scratch.connect(path, cacheKb)
     db.exec(`CREATE TABLE scan_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE,
         tool TEXT NOT NULL, inode INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL,
         offset INTEGER NOT NULL, state TEXT, scanned_at INTEGER NOT NULL, max_ts INTEGER,
         ord INTEGER NOT NULL);
       CREATE TABLE staged (${HISTORY_COLUMNS}) WITHOUT ROWID;
       ${SIDE_INDEX('staged_side_message', 'staged')}`)
-    return new Scratch(db, path, shared)
+    return db
   }
 
-  /** The second reader's connection to a scratch database `create` made. */
-  static open(path: string, shared: SharedArrayBuffer): Scratch {
-    return new Scratch(Scratch.connect(path, true), path, shared)
+  /**
+   * Makes the one scratch database the log database's merge copies (`HistoryStore.mergeScratch`)
+   * from the scratch databases of a rescan's readers, all written and closed, and returns its
+   * path: the only one as it is, else `into`, which gets every row of them. Several scratches are
+   * merged in one statement that reads each in key order (SQLite merges sorted inputs without a
+   * sort) and writes the rows in key order, each key once, by the scan-order rule: every copy of a
+   * key from one file is in one scratch, decided already. Either way the scratch then gets the
+   * index on `file` that the rows table has, built by sorting: the merge copies it page by page
+   * with the rows, and the log database's write lock is not held while it is built (a running
+   * gateway's log writes wait for that lock).
+   */
+  static finish(paths: readonly string[], into: string): string {
+    if (paths.length > MAX_MERGED) throw new Error(`at most ${MAX_MERGED} scratch databases merge at once`)
+    const path = paths.length === 1 ? paths[0] : into
+    const db =
+      paths.length === 1 ? Scratch.connect(path, MERGE_CACHE_KB, true) : Scratch.make(into, MERGE_CACHE_KB)
+    try {
+      if (paths.length > 1) {
+        paths.forEach((p, i) => db.prepare(`ATTACH DATABASE ? AS s${i}`).run(p))
+        const arms = paths.map((_, i) => `SELECT * FROM s${i}.staged`).join(' UNION ALL ')
+        db.transaction(() => {
+          db.exec(paths.map((_, i) => `INSERT INTO scan_files SELECT * FROM s${i}.scan_files;`).join('\n'))
+          // ORDER BY 1: each arm is read along its primary key (no sorter), merged; a WHERE after
+          // the compound's ORDER BY is not needed for the upsert's ON (no join to confuse it with)
+          db.exec(`INSERT INTO staged ${arms} ORDER BY 1
+            ON CONFLICT(key) DO UPDATE SET ${SET_ALL} WHERE ${SCAN_ORDER_RULE('staged', SCRATCH_ORD)}`)
+        })()
+        paths.forEach((_, i) => db.exec(`DETACH DATABASE s${i}`))
+      }
+      db.exec(FILE_INDEX('staged_file', 'staged'))
+    } finally {
+      db.close()
+    }
+    return path
   }
 
-  private static connect(path: string, mustExist = false): Db {
+  private static connect(path: string, cacheKb: number, mustExist = false): Db {
     const db = openSqlite(path, {fileMustExist: mustExist})
     // Scratch: nothing to recover after a crash, so no journal and no fsync. better-sqlite3
     // opens in defensive mode, which refuses `journal_mode = OFF` (the scratch then kept a
@@ -90,7 +134,7 @@ export class Scratch {
     db.unsafeMode(false)
     if (mode !== 'off') throw new Error(`a scratch database kept journal mode ${String(mode)}`)
     db.pragma('synchronous = OFF')
-    db.pragma(`cache_size = ${SCRATCH_CACHE_KB}`)
+    db.pragma(`cache_size = ${cacheKb}`)
     return db
   }
 
@@ -181,5 +225,14 @@ export const LOCK_TIMEOUT_MS = 60_000
 /** A file's place in the scan, in a scratch database (its `scan_files` holds every file it has rows of). */
 export const SCRATCH_ORD = (file: string) => `(SELECT ord FROM scan_files WHERE id = ${file})`
 
-/** A scratch connection's page cache (KiB, negative): 64 MB. */
+/** A scratch connection's page cache (KiB, negative): 64 MB, shared out when there are many readers. */
 export const SCRATCH_CACHE_KB = -65536
+
+/** Where a scratch's write lock is: `Int32Array(shared)[slot]` (1: taken). */
+export interface ScratchLock {
+  shared: SharedArrayBuffer
+  slot: number
+}
+
+/** Scratch databases `finish` merges at most (SQLite attaches at most 10 databases). */
+export const MAX_MERGED = 8

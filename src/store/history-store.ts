@@ -25,7 +25,7 @@ import {
   HISTORY_COLUMNS,
   COLUMN_NAMES,
   SIDE_INDEX,
-  HISTORY_INDEXES,
+  FILE_INDEX,
   HISTORY_VIEW,
   SNAPSHOT_FORMAT,
   SCHEMA,
@@ -305,12 +305,15 @@ export class HistoryStore {
     db.prepare('ATTACH DATABASE ? AS scratch').run(path)
     this.sidechains = undefined
     // The new table and its indexes are written in one transaction: with the 64 MB cache they
-    // spilled to the WAL and were read back for the index builds (1 GB of history: a 90 MB table,
-    // 60 MB of indexes; the merge took 3.1-3.8 s with 64 MB, 2.6-2.9 s with 256 MB). Pages are
-    // allocated as used: a small history costs no more.
+    // spilled to the WAL and were read back (1 GB of history: a 90 MB table, 60 MB of indexes;
+    // the merge took 3.1-3.8 s with 64 MB, 2.6-2.9 s with 256 MB). Pages are allocated as used:
+    // a small history costs no more.
     db.pragma(`cache_size = ${MERGE_CACHE_KB}`)
     const rollback = this.enterRollbackJournal()
     try {
+      // Rows the readers kept (`changes` would count a copy replacing another as one more); the
+      // scratch is this rescan's alone: counted before the write lock is taken.
+      const written = (db.prepare('SELECT COUNT(*) AS n FROM scratch.staged').get() as {n: number}).n
       db.transaction(() => {
         // A file numbered before the rescan began keeps its number; a new one got a number far
         // above any held, unless (never seen) another file took it since: then nothing is swapped.
@@ -320,29 +323,29 @@ export class HistoryStore {
           )
           .get() as {path: string} | undefined
         if (clash) throw new Error(`the history changed during the rescan (${clash.path}): run it again`)
-        // Into the empty table, a plain copy of the same layout: SQLite copies the b-tree's
-        // records without decoding them (the "transfer optimization"). The sidechain index is
-        // made on the empty table (the old table's goes first: an index name is the database's)
-        // and copied with the rows, from the scratch's own: building it after would read every
-        // row again for the few sidechain ones.
-        db.exec(`DROP TABLE IF EXISTS history_next;
-          CREATE TABLE history_next (${HISTORY_COLUMNS}) WITHOUT ROWID;
-          DROP INDEX IF EXISTS history_side_message;
-          ${SIDE_INDEX('history_side_message', 'history_next')}
-          INSERT INTO history_next SELECT * FROM scratch.staged;`)
-        // Rows kept (`changes` would count a copy replacing another as one more).
-        const written = (db.prepare('SELECT COUNT(*) AS n FROM history_next').get() as {n: number}).n
-        // The files not read keep their rows (found by file number). A copy just read of the
-        // same key stays, unless Claude's rule prefers the kept one.
+        // The files not read keep their rows (found by file number), added to the scratch. A
+        // copy just read of the same key stays, unless Claude's rule prefers the kept one.
         db.prepare(
-          `INSERT INTO history_next (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM history_rows
+          `INSERT INTO scratch.staged (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM history_rows
             WHERE file IN (SELECT id FROM history_files WHERE path NOT IN (SELECT path FROM scratch.scan_files))
             ORDER BY key
             ON CONFLICT(key) DO UPDATE SET ${SET_ALL}
-            WHERE substr(excluded.key, 1, 1) = 'c' AND ${CLAUDE_BETTER('history_next')}`,
+            WHERE substr(excluded.key, 1, 1) = 'c' AND ${CLAUDE_BETTER('staged')}`,
         ).run()
-        db.exec(`DROP VIEW history; DROP TABLE history_rows; ALTER TABLE history_next RENAME TO history_rows;
-          ${HISTORY_INDEXES} ${HISTORY_VIEW}`)
+        // Into the empty table with the same indexes, a plain copy of the same layout: SQLite
+        // copies the b-trees' records, the table's and each index's, without decoding them (the
+        // "transfer optimization"): the indexes were built in the scratch, before this
+        // transaction (see `Scratch.finish`), not here under the write lock. An index name is the
+        // database's: the old table's indexes go first.
+        db.exec(`DROP TABLE IF EXISTS history_next;
+          DROP INDEX IF EXISTS history_side_message;
+          DROP INDEX IF EXISTS history_file;
+          CREATE TABLE history_next (${HISTORY_COLUMNS}) WITHOUT ROWID;
+          ${FILE_INDEX('history_file', 'history_next')}
+          ${SIDE_INDEX('history_side_message', 'history_next')}
+          INSERT INTO history_next SELECT * FROM scratch.staged;
+          DROP VIEW history; DROP TABLE history_rows; ALTER TABLE history_next RENAME TO history_rows;
+          ${HISTORY_VIEW}`)
         // `/btw`: a sidechain row repeating a main-chain row's message.id under another requestId.
         result.replays = db
           .prepare(

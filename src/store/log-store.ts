@@ -12,6 +12,13 @@ import type BetterSqlite3 from 'better-sqlite3'
 
 import {HOUR_MS, selectLogs, selectUsage} from './log-query.js'
 import {openSqlite, privateFiles, walMode} from './sqlite.js'
+import {
+  START_CHECK_MAX_BYTES,
+  clearDamageMark,
+  damageMark,
+  databaseBytes,
+  markDamaged,
+} from './log-db-check.js'
 import type {LogFilters, LogRow, Pivot, UsageRow} from './log-query.js'
 import type {EntryFilters, SessionEntry} from './usage-entries.js'
 import {usageEntries} from './usage-entries.js'
@@ -329,8 +336,12 @@ export class LogStore {
    * (with its `-wal` and `-shm` files), so the gateway starts on a new, empty one instead of
    * refusing to start (model traffic does not need the log). Damaged means SQLite itself says
    * so: the open or `PRAGMA quick_check` fails with SQLITE_NOTADB or SQLITE_CORRUPT, or the check
-   * lists a problem. Any other failure (read-only, locked, missing permissions) is thrown: it is
-   * not the file's fault. Returns where it went and why, or undefined when the file is sound.
+   * lists a problem, or a check or query of the running gateway found damage in this very file
+   * (its mark, log-db-check.ts). Any other failure (read-only, locked, missing permissions) is
+   * thrown: it is not the file's fault. Returns where it went and why, or undefined when the file
+   * is sound as far as it was checked: a file over `fullCheckMaxBytes` (default
+   * {@link START_CHECK_MAX_BYTES}) gets only a quick look here (header, schema, the last row of
+   * each table), and `deferred` says its full check is left to {@link checkInWorker}.
    *
    * Must run before any connection of this process opens the file: it is checked through SQLite
    * only (never read with plain fs calls, see `privateFiles`), and renamed with no connection open.
@@ -338,24 +349,32 @@ export class LogStore {
   static moveAsideIfDamaged(
     path: string,
     now: Date = new Date(),
+    options: {fullCheckMaxBytes?: number; deferred?: (bytes: number) => void} = {},
   ): {movedTo: string; reason: string} | undefined {
-    if (!existsSync(path)) return undefined
-    let reason: string | undefined
-    let db: Db | undefined
-    try {
-      db = openSqlite(path, {fileMustExist: true})
-      const rows = db.pragma('quick_check') as Array<{quick_check: string}>
-      const problems = rows.map((r) => r.quick_check).filter((m) => m !== 'ok')
-      if (problems.length > 0) reason = problems.slice(0, 3).join('; ')
-    } catch (error) {
-      if (!isDamage(error)) throw error
-      reason = (error as Error).message
-    } finally {
+    if (!existsSync(path)) {
+      clearDamageMark(path)
+      return undefined
+    }
+    let reason: string | undefined = damageMark(path)
+    if (reason === undefined) {
+      const bytes = databaseBytes(path)
+      const full = bytes <= (options.fullCheckMaxBytes ?? START_CHECK_MAX_BYTES)
+      let db: Db | undefined
       try {
-        db?.close()
-      } catch {
-        // a damaged file may refuse even the checkpoint of close; the rename below still works
+        db = openSqlite(path, {fileMustExist: true})
+        const problems = full ? quickCheck(db) : quickLook(db)
+        if (problems.length > 0) reason = problems.slice(0, 3).join('; ')
+      } catch (error) {
+        if (!isDamage(error)) throw error
+        reason = (error as Error).message
+      } finally {
+        try {
+          db?.close()
+        } catch {
+          // a damaged file may refuse even the checkpoint of close; the rename below still works
+        }
       }
+      if (reason === undefined && !full) options.deferred?.(bytes)
     }
     if (reason === undefined) return undefined
     const movedTo = `${path}.damaged-${now.toISOString().replace(/[:.]/g, '-')}`
@@ -363,6 +382,7 @@ export class LogStore {
     for (const suffix of ['-wal', '-shm']) {
       if (existsSync(path + suffix)) renameSync(path + suffix, movedTo + suffix)
     }
+    clearDamageMark(path)
     return {movedTo, reason}
   }
 
@@ -408,6 +428,11 @@ export class LogStore {
     const batch = this.queue
     this.queue = []
     this.writeBatch(batch)
+  }
+
+  /** The database file. */
+  get path(): string {
+    return this.db.name
   }
 
   /** Rows waiting to be written. */
@@ -456,7 +481,13 @@ export class LogStore {
         return
       }
       // A full disk must not take the gateway down; the rows of this batch are lost.
-      this.reportProblem(`could not write a batch: ${(error as Error).message}`)
+      if (isDamage(error)) {
+        // the next start moves this file aside (log-db-check.ts)
+        markDamaged(this.path, (error as Error).message)
+        this.reportProblem(
+          `could not write a batch: the database is damaged (${(error as Error).message}); \`gwctl gateway restart\` moves it aside`,
+        )
+      } else this.reportProblem(`could not write a batch: ${(error as Error).message}`)
     }
   }
 
@@ -534,6 +565,12 @@ export class LogStore {
     return usageEntries(this.db, filters)
   }
 
+  /** Runs a read on the database, the queued rows written first (budgets re-read their spend). */
+  read<T>(query: (db: Db) => T): T {
+    this.flushQuietly()
+    return query(this.db)
+  }
+
   /** Deletes rows (and whole roll-up hours) older than `days` days; returns the log rows deleted. */
   prune(days: number): number {
     this.flushQuietly()
@@ -559,6 +596,33 @@ export class LogStore {
     this.closed = true
     this.db.close()
   }
+}
+
+/** `PRAGMA quick_check`: every page (problems listed; empty when sound). */
+function quickCheck(db: Db): string[] {
+  const rows = db.pragma('quick_check') as Array<{quick_check: string}>
+  return rows.map((r) => r.quick_check).filter((m) => m !== 'ok')
+}
+
+/**
+ * A look at a few pages, for a database too large to check in full at start: the header and the
+ * schema, and the last row of each table (the pages the next writes go to). Damage shows as a
+ * thrown SQLITE_NOTADB/SQLITE_CORRUPT; other errors of one table (a table without rowid) are
+ * not the file's fault and are skipped.
+ */
+function quickLook(db: Db): string[] {
+  const tables = db
+    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+    .pluck()
+    .all() as string[]
+  for (const table of tables) {
+    try {
+      db.prepare(`SELECT * FROM "${table.replace(/"/g, '""')}" ORDER BY rowid DESC LIMIT 1`).get()
+    } catch (error) {
+      if (isDamage(error)) throw error
+    }
+  }
+  return []
 }
 
 function integrity(db: Db): {ok: boolean; problems: string[]} {

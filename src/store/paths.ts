@@ -71,9 +71,12 @@ export const files = {
   logDb: 'logs.db',
   pid: 'gateway.pid',
   daemonLog: 'gateway.log',
+  /** How the gateway was last started (port, simulator), for a start "as it last ran". */
+  lastStart: 'gateway-last-start.json',
   videoJournal: 'video-tasks.jsonl',
   priceMemo: 'price-memo.json',
   prices: 'prices.json',
+  runKeys: 'run-keys.json',
 } as const
 
 /** Absolute path of one of {@link files}. */

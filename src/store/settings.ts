@@ -80,6 +80,11 @@ export const SETTINGS = {
     validate: port,
   },
   'logs.retention-days': {description: 'Days the gateway keeps request logs.', validate: positiveInt},
+  'history.threads': {
+    description: 'Most threads a full history rescan reads with (default: every core).',
+    env: 'GWCTL_HISTORY_THREADS',
+    validate: positiveInt,
+  },
 } satisfies Record<string, SettingSpec>
 
 export type SettingKey = keyof typeof SETTINGS

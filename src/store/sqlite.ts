@@ -15,6 +15,23 @@ let Database: typeof BetterSqlite3 | undefined
 /** The addon's path; null when it is not where npm builds it (then `bindings` finds it). */
 let addon: string | null | undefined
 
+/** The addon's path, looked up once (null: not where npm builds it, `bindings` finds it). */
+function addonPath(): string | null {
+  if (addon === undefined) {
+    try {
+      addon = require.resolve('better-sqlite3/build/Release/better_sqlite3.node')
+    } catch {
+      addon = null
+    }
+  }
+  return addon
+}
+
+/** Where better-sqlite3 and its addon are (for a worker thread that opens a database itself). */
+export function sqliteModule(): {module: string; addon: string | null} {
+  return {module: require.resolve('better-sqlite3'), addon: addonPath()}
+}
+
 /**
  * Opens (or creates, unless `fileMustExist`/`readonly`) the database at `path`. A read-only open
  * of a database with a rollback journal beside it (a history rescan's merge was killed, see
@@ -23,13 +40,7 @@ let addon: string | null | undefined
  */
 export function openSqlite(path: string, options: BetterSqlite3.Options = {}): BetterSqlite3.Database {
   Database ??= require('better-sqlite3') as typeof BetterSqlite3
-  if (addon === undefined) {
-    try {
-      addon = require.resolve('better-sqlite3/build/Release/better_sqlite3.node')
-    } catch {
-      addon = null
-    }
-  }
+  addonPath()
   const open = (o: BetterSqlite3.Options): BetterSqlite3.Database => {
     try {
       return new Database!(path, addon ? {nativeBinding: addon, ...o} : o)

@@ -4,6 +4,7 @@
  * at once. Loaded only by what writes the state (`withState`, the daemon).
  */
 import {chmodSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {resolve} from 'node:path'
 
 import {GwError} from '../core/errors.js'
 import {processAlive} from '../core/process.js'
@@ -15,6 +16,14 @@ export interface StateLockOptions {
   waitMs?: number
   /** Called when the held lock was lost (its mtime could not be refreshed in time). */
   onCompromised?: (error: Error) => void
+}
+
+/** The state files whose lock this process holds (resolved paths). */
+const held = new Set<string>()
+
+/** True while this process holds the lock of the state file at `path`. */
+export function holdsStateLock(path: string = homeFile('state')): boolean {
+  return held.has(resolve(path))
 }
 
 /** The lock is held by another process (the daemon, or another gwctl writing). */
@@ -118,7 +127,9 @@ export async function lockState(
     await release().catch(() => undefined)
     throw error
   }
+  held.add(resolve(path))
   return async () => {
+    held.delete(resolve(path))
     // The lock first: a crash in between leaves only an owner file, which the next holder replaces.
     await release()
     rmSync(ownerFile(path), {force: true})

@@ -61,7 +61,8 @@ export interface KeyRecord {
  * bytes before gwctl first touched it ('absent': the file did not exist); the bytes themselves are
  * in the 0600 backup `<GWCTL_HOME>/bindings/<originalHash>.orig` (services/binding-originals.ts),
  * never in this file, as they may hold vendor keys. States written before that have `original`
- * instead (the bytes in base64, null: did not exist); the next enable moves it into a backup.
+ * instead (the bytes in base64, null: did not exist); the first load that sees one moves it into a
+ * backup (store/binding-backups.ts).
  * Hashes are SHA-256 hex of whole files; the key gwctl wrote is never stored, only the hash of the
  * file that holds it.
  */
@@ -96,6 +97,28 @@ export interface BindingRecord {
   updatedAt: number
 }
 
+export type BudgetScope = 'agent' | 'key' | 'policy' | 'project'
+export type BudgetPeriod = 'daily' | 'weekly' | 'monthly'
+
+/**
+ * A spending cap of requests through the gateway (`gwctl budgets`; src/gateway/budgets.ts). One
+ * per scope, target, period and unit. Written by the CLI under the lock; the daemon keeps the
+ * copy on disk and reloads it when told.
+ */
+export interface BudgetRecord {
+  id: string
+  scope: BudgetScope
+  /** Agent id, key display prefix, policy id or project name. */
+  target: string
+  period: BudgetPeriod
+  /** usd: estimated cost as `gwctl usage` prices it; tokens: input + output + cache. */
+  unit: 'usd' | 'tokens'
+  limit: number
+  onExceed: {action: 'block'} | {action: 'fallback'; provider: string; model?: string}
+  createdAt: number
+  updatedAt: number
+}
+
 export interface GatewayState {
   version: 1
   /** Per-install HMAC secret (hex); the file is 0600. */
@@ -107,6 +130,8 @@ export interface GatewayState {
   providers: ProviderConfig[]
   /** Route bindings of `gwctl agents enable` (absent in files written before them). */
   bindings?: BindingRecord[]
+  /** Budgets of `gwctl budgets` (absent in files written before them). */
+  budgets?: BudgetRecord[]
 }
 
 /** The main coding-agent kind whose agents default to `<kind>_default` (see agent-kinds). */
@@ -248,6 +273,37 @@ export const STATE_SCHEMA = {
                 mode: {type: 'integer', minimum: 0, maximum: 4095},
               },
             },
+          },
+          createdAt: unixSeconds,
+          updatedAt: unixSeconds,
+        },
+      },
+    },
+    budgets: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'scope', 'target', 'period', 'unit', 'limit', 'onExceed', 'createdAt', 'updatedAt'],
+        properties: {
+          id: {type: 'string', pattern: '^bgt_[0-9a-f]{8,}$'},
+          scope: {enum: ['agent', 'key', 'policy', 'project']},
+          target: {type: 'string', minLength: 1, maxLength: 200},
+          period: {enum: ['daily', 'weekly', 'monthly']},
+          unit: {enum: ['usd', 'tokens']},
+          limit: {type: 'number', exclusiveMinimum: 0, maximum: 1e13},
+          onExceed: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['action'],
+            properties: {
+              action: {enum: ['block', 'fallback']},
+              provider: {type: 'string', minLength: 1},
+              model: {type: 'string', minLength: 1},
+            },
+            if: {properties: {action: {const: 'fallback'}}},
+            then: {required: ['provider']},
+            else: {not: {anyOf: [{required: ['provider']}, {required: ['model']}]}},
           },
           createdAt: unixSeconds,
           updatedAt: unixSeconds,

@@ -126,6 +126,43 @@ export class AtomicJsonFile<T> implements Adapter<T> {
   }
 }
 
+/**
+ * Moves the base64 originals of `data` (just read from `path`) into their backup files and saves
+ * the state. Under the lock: in place when this process holds it (the daemon's start, `withState`),
+ * else by taking it (1 s at most) and loading again, which returns the migrated store. Never
+ * fails a load: a read-only or full home, or a lock held elsewhere, leaves the state as it is (its
+ * base64 originals still undo exactly) for a later load. Returns the store to use, if not `data`'s.
+ */
+async function migrateLegacyOriginals(
+  path: string,
+  data: GatewayState,
+  options: {mode?: 'daemon' | 'locked'},
+): Promise<StateStore | undefined> {
+  const [{holdsStateLock, lockState}, {moveLegacyOriginals}] = await Promise.all([
+    import('./state-lock.js'),
+    import('./binding-backups.js'),
+  ])
+  if (!holdsStateLock(path)) {
+    let release: (() => Promise<void>) | undefined
+    try {
+      release = await lockState(path, {waitMs: 1000})
+      return await StateStore.open(path, options)
+    } catch {
+      return undefined
+    } finally {
+      await release?.().catch(() => undefined)
+    }
+  }
+  try {
+    // each record changes only after its backup is fsynced; the state is replaced atomically
+    if ((await moveLegacyOriginals(data)) > 0)
+      await writeFileAtomic(path, JSON.stringify(data, null, 2) + '\n')
+  } catch {
+    // the records already moved point at backups that exist: a later save may keep them
+  }
+  return undefined
+}
+
 /** Removes temp files left by a writer killed mid-write. */
 export function removeStaleTempFiles(path: string): void {
   const dir = dirname(path)
@@ -155,7 +192,7 @@ export class StateStore {
    * `mode: 'daemon'`: the daemon keeps the file open for its whole life without holding the lock;
    * each write takes the lock, and keeps the policies and providers that are on disk (other
    * processes may save those at run time; the daemon loads them at its next start), and the
-   * bindings on disk (the CLI's), writing only its own employees, agents and keys.
+   * bindings and budgets on disk (the CLI's), writing only its own employees, agents and keys.
    */
   static async open(
     path: string = homeFile('state'),
@@ -184,6 +221,12 @@ export class StateStore {
         if (stamp !== undefined) rememberChecked(path, stamp)
       }
       fixMode(path)
+      // A state written before the backups of bindings' originals keeps them in base64 here
+      // (vendor keys included): they move out on the first load that sees one (binding-backups.ts).
+      if (db.data.bindings?.some((b) => b.files.some((f) => f.originalHash === undefined))) {
+        const migrated = await migrateLegacyOriginals(path, db.data, options)
+        if (migrated) return migrated
+      }
     }
     return new StateStore(path, db, !existed)
   }
@@ -251,12 +294,14 @@ async function keepDiskConfig(path: string, data: GatewayState): Promise<Gateway
   }
   if (!Array.isArray(disk.policies) || !Array.isArray(disk.providers) || disk.secret !== data.secret)
     return data
-  // Bindings are written by the CLI under the lock at run time: the disk copy is the live one.
+  // Bindings and budgets are written by the CLI under the lock at run time: the disk copy is the
+  // live one.
   return {
     ...data,
     policies: disk.policies,
     providers: disk.providers,
     ...(Array.isArray(disk.bindings) ? {bindings: disk.bindings} : {}),
+    budgets: Array.isArray(disk.budgets) ? disk.budgets : undefined,
   }
 }
 

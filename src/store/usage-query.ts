@@ -41,7 +41,7 @@ export interface UsageGroup extends UsageRow {
    * The part of `cacheCreationTokens` written to the 1-hour cache, priced apart: the agents'
    * history records it (Claude Code); the gateway's log does not, so its rows count 0 here.
    */
-  cache1hTokens: number
+  cache1hTokens?: number
 }
 
 const BUCKET_MS = 900_000

@@ -114,3 +114,19 @@ export function zeroTotals(): UsageTotals {
     reasoningTokens: 0,
   }
 }
+
+/**
+ * The one order of usage rows (`gwctl usage`, the app's Usage view, live rows included): most
+ * tokens first (input, output, cache reads and writes), then most requests, then by key; by day,
+ * oldest day first.
+ */
+export function sortUsageRows<T extends UsageTotals & {key: string | null}>(
+  rows: T[],
+  pivot: string | null,
+): T[] {
+  const tokens = (r: T) => r.inputTokens + r.outputTokens + r.cacheReadTokens + r.cacheCreationTokens
+  if (pivot === 'day') return rows.sort((a, b) => String(a.key).localeCompare(String(b.key)))
+  return rows.sort(
+    (a, b) => tokens(b) - tokens(a) || b.requests - a.requests || String(a.key).localeCompare(String(b.key)),
+  )
+}

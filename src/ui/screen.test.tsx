@@ -34,7 +34,7 @@ describe('runScreen', () => {
     expect(out.endsWith('\u001b[?1049l')).toBe(true)
   })
 
-  it('stays inline when asked (the live dashboard)', async () => {
+  it('stays inline when asked (the live dashboard), and ends with a newline', async () => {
     const t = fakeTerminal()
     const controller = new AbortController()
     const done = runScreen(<Text>inline</Text>, {
@@ -48,6 +48,8 @@ describe('runScreen', () => {
     await done
     expect(t.written()).toContain('inline')
     expect(t.written()).not.toContain('\u001b[?1049')
+    // the shell's prompt goes on a line of its own, not glued to the last frame's last line
+    expect(t.written().endsWith('\n')).toBe(true)
   })
 })
 

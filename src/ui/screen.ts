@@ -45,6 +45,8 @@ export async function runScreen(element: ReactElement, options: ScreenOptions = 
       signal?.removeEventListener('abort', onAbort)
     }
   } finally {
-    if (alternate) stdout.write('\u001b[?1049l')
+    // the alternate screen gives the shell its screen back; inline, the last frame stays and the
+    // shell's prompt goes on the next line, not glued to the frame's last line
+    stdout.write(alternate ? '\u001b[?1049l' : '\n')
   }
 }

@@ -229,13 +229,14 @@ export const AGENTS = [
     bin: 'gemini',
     agentType: 'gemini_cli',
     family: 'gemini',
-    prepare({home, binDir, origin, key, bind, prompt = PROMPT, tools = false}) {
+    prepare({home, binDir, origin, key, bind, run, prompt = PROMPT, tools = false}) {
       mkdirSync(join(home, '.gemini'), {recursive: true})
       // bind: `gwctl agents enable gemini-cli` writes .env and security.auth.selectedType
       writeFileSync(
         join(home, '.gemini', 'settings.json'),
         JSON.stringify({
-          ...(bind ? {} : {security: {auth: {selectedType: 'gemini-api-key'}}}),
+          // `gwctl run` needs API-key auth selected already (it changes no file); `agents enable` writes it
+          ...(bind && !run ? {} : {security: {auth: {selectedType: 'gemini-api-key'}}}),
           privacy: {usageStatisticsEnabled: false},
         }),
       )

@@ -7,6 +7,9 @@
 //   npm run test:agents -- --bind          `gwctl agents enable <agent>` writes each CLI's own config
 //                                          (no URL or key in its environment); after
 //                                          `gwctl agents disable` the same command must not reach the gateway
+//   npm run test:agents -- --run           `gwctl run <agent> -- <args>` for each CLI: its config files
+//                                          hash the same before, after, and after a run killed with -9;
+//                                          a failing CLI's exit code comes back unchanged
 //   npm run test:agents -- --translate     each CLI through translation to each of the other three
 //                                          families (a `policies route --translate` policy per run, 9
 //                                          runs): a tool call and its second turn must come back
@@ -21,6 +24,7 @@
 // history file where the CLI keeps it with the usage the simulator sent, and (through the
 // gateway) the gateway's log row for the agent with the same tokens.
 import {spawn} from 'node:child_process'
+import {createHash} from 'node:crypto'
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join, resolve} from 'node:path'
@@ -40,13 +44,14 @@ const BIN = join(ROOT, 'bin', 'run.js')
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
   console.log(
-    'usage: npm run test:agents [-- --direct | --bind | --translate [--to chat,responses,messages,gemini]] [--only claude,codex,gemini] [--keep] [--verbose] [--strace]',
+    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini]] [--only claude,codex,gemini] [--keep] [--verbose] [--strace]',
   )
   process.exit(0)
 }
 const DIRECT = argv.includes('--direct')
 const BIND = argv.includes('--bind') && !DIRECT
-const TRANSLATE = argv.includes('--translate') && !DIRECT && !BIND
+const RUN = argv.includes('--run') && !DIRECT && !BIND
+const TRANSLATE = argv.includes('--translate') && !DIRECT && !BIND && !RUN
 const KEEP = argv.includes('--keep')
 const VERBOSE = argv.includes('--verbose')
 const STRACE = argv.includes('--strace')
@@ -175,7 +180,8 @@ const fmtUsage = (u) =>
 
 /** Runs one agent and checks what it did. Resolves `{ok, lines}`. */
 async function runAgent(agent, setup) {
-  const {tmp, origin, binDir, key, agentId, sim, simOrigin, bind} = setup
+  const {tmp, origin, binDir, key, sim, simOrigin, bind} = setup
+  let {agentId} = setup
   const home = join(tmp, `${agent.name}-home`)
   const workdir = join(tmp, `${agent.name}-work`)
   mkdirSync(join(home, 'tmp'), {recursive: true})
@@ -183,7 +189,8 @@ async function runAgent(agent, setup) {
   if (simOrigin) await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
 
   const {env, args} = setup.prepared ?? agent.prepare({home, binDir, origin, key, bind})
-  const command = ['timeout', '120', join(binDir, agent.bin), ...args]
+  // `--run`: the CLI started by `gwctl run <tool> --` (setup.exec), not directly
+  const command = ['timeout', '120', ...(setup.exec ?? [join(binDir, agent.bin)]), ...args]
   const traceFile = join(tmp, `${agent.name}.strace`)
   if (STRACE) command.unshift('strace', '-f', '-qq', '-e', 'trace=connect', '-o', traceFile)
   const result = await run(command[0], command.slice(1), {cwd: workdir, env})
@@ -226,6 +233,8 @@ async function runAgent(agent, setup) {
     if (expected) problems.push(...diff('history usage', history.usage, expected.usage))
   }
 
+  // `--run`: the agent is known once the run issued its key
+  if (typeof agentId === 'function') setup.agentId = agentId = await agentId()
   if (agentId) {
     // Rows are written in batches off the response path: wait briefly for every call's row.
     let rows = await gatewayLogs(origin, agentId)
@@ -339,6 +348,101 @@ async function bindAgent(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}) {
   )
   for (const problem of offProblems) log(`    ! ${problem}`)
   const problems = [...r.problems, ...offProblems]
+  return {agent: agent.name, ok: problems.length === 0, seconds: Math.round(r.ms / 100) / 10, problems}
+}
+
+/** The files `agents enable` would change, per CLI (a run must leave them byte for byte). */
+const CONFIG_FILES = {
+  claude: ['.claude/settings.json'],
+  codex: ['.codex/config.toml'],
+  gemini: ['.gemini/settings.json', '.gemini/.env'],
+}
+
+/**
+ * `--run`: `gwctl run <tool> -- <args>` starts the CLI with only HOME and its no-telemetry settings
+ * of its own: gwctl points it at the gateway by environment and command-line overrides. The
+ * request must reach the gateway under the agent named after the tool, the history must reconcile,
+ * the CLI's config files must hash the same before and after (and after a run killed with -9),
+ * and a CLI that fails must fail with its own exit code.
+ */
+async function runMode(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}) {
+  const home = join(tmp, `${agent.name}-home`)
+  const workdir = join(tmp, `${agent.name}-work`)
+  mkdirSync(join(home, 'tmp'), {recursive: true})
+  mkdirSync(workdir, {recursive: true})
+  const prepared = agent.prepare({home, binDir: bins[agent.name], bind: true, run: true})
+  const env = {
+    ...prepared.env,
+    GWCTL_HOME: gwEnv.GWCTL_HOME,
+    GWCTL_GATEWAY_PORT: gwEnv.GWCTL_GATEWAY_PORT,
+    NO_COLOR: '1',
+    NODE_EXTRA_CA_CERTS: '',
+  }
+  const files = CONFIG_FILES[agent.name].map((rel) => join(home, rel))
+  const hashes = () =>
+    files.map((f) => (existsSync(f) ? createHash('sha256').update(readFileSync(f)).digest('hex') : 'absent'))
+  const before = hashes()
+  const exec = [process.execPath, BIN, 'run', agent.tool, '--']
+  const agentId = async () => {
+    const {agents: list} = await gwctl(['agents', 'list', '--json'], {...gwEnv, HOME: home})
+    return list.find((a) => a.name === agent.tool)?.agentId
+  }
+  const r = await runAgent(agent, {
+    tmp,
+    origin,
+    binDir: bins[agent.name],
+    agentId,
+    sim,
+    simOrigin,
+    prepared: {env, args: prepared.args},
+    exec,
+  })
+  if (String(hashes()) !== String(before)) r.problems.push('a config file changed during the run')
+  if (!/gwctl: .* through the gateway at /.test(r.result.stderr))
+    r.problems.push("gwctl's line about the run is missing from stderr")
+  log(
+    `${r.problems.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(6)} run: ${(r.ms / 1000).toFixed(1)} s`,
+  )
+  for (const note of r.notes) log(`    ${note}`)
+  for (const problem of r.problems) log(`    ! ${problem}`)
+  if (r.problems.length > 0 || VERBOSE)
+    log(`    stdout:\n${tail(r.result.stdout)}\n    stderr:\n${tail(r.result.stderr)}`)
+  const recProblems = await reconcileCheck(agent, {...gwEnv, HOME: home})
+  log(`${recProblems.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(6)} reconcile`)
+  for (const problem of recProblems) log(`    ! ${problem}`)
+
+  // killed with -9 a moment into the run: nothing of the user's was written, so nothing is torn
+  const extra = []
+  const child = spawn('timeout', ['60', ...exec, ...prepared.args], {
+    cwd: workdir,
+    env,
+    stdio: 'ignore',
+    detached: true,
+  })
+  await sleep(700)
+  try {
+    process.kill(-child.pid, 'SIGKILL')
+  } catch {
+    // it ended already
+  }
+  await sleep(300)
+  if (String(hashes()) !== String(before)) extra.push('a config file changed after a run killed with -9')
+  // a failing CLI: the same exit code through gwctl as on its own
+  const bad = [...prepared.args, '--no-such-flag-for-gwctl-suite']
+  const own = await run(join(bins[agent.name], agent.bin), bad, {cwd: workdir, env, timeoutMs: 60_000})
+  const through = await run(process.execPath, [...exec.slice(1), ...bad], {
+    cwd: workdir,
+    env,
+    timeoutMs: 60_000,
+  })
+  if (own.code === 0) extra.push(`${agent.bin} exited 0 on an unknown flag: no failing run to compare`)
+  else if (through.code !== own.code)
+    extra.push(`a failing run exited ${through.code} through gwctl, ${own.code} on its own`)
+  log(
+    `${extra.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(6)} run killed -9: files unchanged; failing run: exit ${through.code} (on its own ${own.code})`,
+  )
+  for (const problem of extra) log(`    ! ${problem}`)
+  const problems = [...r.problems, ...recProblems, ...extra]
   return {agent: agent.name, ok: problems.length === 0, seconds: Math.round(r.ms / 100) / 10, problems}
 }
 
@@ -535,7 +639,7 @@ async function main() {
       origin = info.url ?? `http://127.0.0.1:${gwEnv.GWCTL_GATEWAY_PORT}`
       simOrigin = info.daemon?.simOrigin ?? undefined
       log(
-        `mode: ${TRANSLATE ? 'translate' : 'gateway'} (each CLI -> gwctl gateway at ${origin} -> simulator${simOrigin ? ` at ${simOrigin}` : ''}); temp ${tmp}`,
+        `mode: ${TRANSLATE ? 'translate' : RUN ? 'run (gwctl run <tool> -- ...)' : 'gateway'} (each CLI -> gwctl gateway at ${origin} -> simulator${simOrigin ? ` at ${simOrigin}` : ''}); temp ${tmp}`,
       )
     }
     if (TRANSLATE) {
@@ -596,6 +700,10 @@ async function main() {
       }
       if (BIND) {
         outcome.push(await bindAgent(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}))
+        continue
+      }
+      if (RUN) {
+        outcome.push(await runMode(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}))
         continue
       }
       let key = 'sim-key'

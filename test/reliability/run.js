@@ -204,6 +204,15 @@ if (only.has('storage')) {
         before.includes(d.logsBefore) && before.includes(d.usageBefore),
         `damaged ${d.damage} (${d.rows} rows, ${d.pages} pages): before the gateway starts \`logs\` exits ${d.logsBefore}, \`usage\` ${d.usageBefore} (${before.join(' or ')} expected, never 1)`,
       ),
+    )
+    if (d.damage.endsWith('large'))
+      rows.push(
+        check(
+          d.movedAtStart === 0 && d.foundAfterStartMs !== undefined,
+          `damaged ${d.damage} (over the start-up check's limit, \`GWCTL_LOGDB_START_CHECK_MB=0\`): \`gateway start\` moved ${d.movedAtStart} file (a quick look only); its full check after the start ${d.foundAfterStartMs === undefined ? 'did not find the damage in 15 s' : `found it ${d.foundAfterStartMs} ms after the start returned`} (/health degraded); then \`gateway restart\`:`,
+        ),
+      )
+    rows.push(
       check(
         d.start === 0 &&
           d.movedAside === 1 &&
@@ -211,7 +220,7 @@ if (only.has('storage')) {
           /log database: it was damaged/.test(d.degraded ?? '') &&
           d.served === 20 &&
           d.written === 20,
-        `damaged ${d.damage}: \`gateway start\` exits ${d.start}, ${d.movedAside} file moved aside, /health ${d.healthStatus} degraded ${d.degraded ? '"log database: it was damaged …"' : 'missing'}; ${d.served}/20 chats answered 200 ${JSON.stringify(d.statuses)}, ${d.written} rows in the new logs.db`,
+        `damaged ${d.damage}: \`gateway ${d.damage.endsWith('large') ? 'restart' : 'start'}\` exits ${d.start}, ${d.movedAside} file moved aside, /health ${d.healthStatus} degraded ${d.degraded ? '"log database: it was damaged …"' : 'missing'}; ${d.served}/20 chats answered 200 ${JSON.stringify(d.statuses)}, ${d.written} rows in the new logs.db`,
       ),
       check(
         d.logsAfter === 0 && d.usageAfter === 0 && d.stop === 0,
@@ -239,7 +248,7 @@ if (only.has('soak')) {
   record('soak', [
     check(
       seconds >= 600,
-      `${seconds} s at ${s.rate} req/s asked, ${s.achievedRate.toFixed(0)} req/s achieved (chat stream/plain, messages, gemini and responses streams)`,
+      `${seconds} s at ${s.rate} req/s asked, ${s.achievedRate.toFixed(0)} req/s achieved (chat stream/plain, messages, gemini and responses streams)${s.notSent ? `; ${s.notSent} not sent: the client had 512 in flight` : ''}`,
     ),
     check(
       s.failed === 0,
@@ -248,6 +257,10 @@ if (only.has('soak')) {
     check(
       s.rssGrowthPct <= 10,
       `RSS (median of the readings every 5 s) ${s.rssBaselineMiB.toFixed(1)} MiB in the 10 % after a 20 % warm-up -> ${s.rssEndMiB.toFixed(1)} MiB in the last 10 % (${s.rssGrowthPct.toFixed(1)} %; highest reading ${s.rssMaxMiB.toFixed(1)} MiB, ${s.rssSamples} readings)`,
+    ),
+    check(
+      s.heapMarks > 0 && s.heapGrowthPct <= 10,
+      `live heap after full collections (daemon's --trace-gc, ${s.heapMarks} mark-compacts) ${s.heapEarlyMiB?.toFixed(1)} MiB (median, 10 % after the warm-up) -> ${s.heapLateMiB?.toFixed(1)} MiB (median, last 10 %) (${s.heapGrowthPct?.toFixed(1)} %; lowest after the warm-up ${s.heapMinMiB?.toFixed(1)}, highest ${s.heapMaxMiB?.toFixed(1)} MiB)`,
     ),
     check(
       s.fdsIdleAfter <= s.fdsIdleBefore,

@@ -5,11 +5,13 @@
  * rescan reads every file whole. Unreadable files and folders are reported and skipped.
  */
 import type {Dirent, Stats} from 'node:fs'
+import {setMaxListeners} from 'node:events'
 import {readdirSync, statSync} from 'node:fs'
 import {sep} from 'node:path'
 
 import type {AgentTool} from '../../store/history-rows.js'
 import {agentHomes} from '../agent-homes.js'
+import {getCheckedSetting} from '../../store/settings.js'
 import type {ApplyResult, Cursors, FileCursor} from '../../store/history-insert.js'
 import type {HistoryStore} from '../../store/history-store.js'
 import type {FileContext, SkipReason} from './types.js'
@@ -43,6 +45,8 @@ export interface ScanStats {
   errors: Array<{path: string; error: string}>
   /** Wall time, milliseconds. */
   durationMs: number
+  /** Reader threads of a staged scan (the main thread and its workers); absent when not staged. */
+  readers?: number
 }
 
 export interface ScanOptions {
@@ -52,6 +56,11 @@ export interface ScanOptions {
   /** Only these tools. */
   tools?: readonly AgentTool[]
   signal?: AbortSignal
+  /**
+   * Reader threads a staged scan uses at most (default: the `history.threads` setting, else
+   * `os.availableParallelism()`).
+   */
+  threads?: number
   /**
    * A full rescan or a first scan is staged (read into scratch databases, worker threads for
    * large ones, merged in one transaction); false upserts file by file instead (the daemon: its
@@ -233,45 +242,69 @@ async function stagedScan(
   options: ScanOptions,
   stats: ScanStats,
 ): Promise<void> {
-  const {sharedState, stageFiles, stageInWorker, WORKER_MIN_BYTES} = await import('./stage.js')
-  const {Scratch} = await import('../../store/history-scratch.js')
+  const {
+    maxThreads,
+    readerCount,
+    scratchCount,
+    stageFiles,
+    stageInWorker,
+    stageJobs,
+    jobLock,
+    WORKER_MIN_BYTES,
+  } = await import('./stage.js')
+  const {Scratch, MAX_MERGED} = await import('../../store/history-scratch.js')
   store.removeScratchFiles()
   // Every file gets its number up front: the reader threads write it into the rows.
   let next = store.newFileIds()
   files = files.map((f) => ({...f, id: cursors.id(f.path) ?? next++}))
-  // (enough to know that there is enough: at 1 GB, statting every file took 25 ms)
+  // (enough to know how many readers there is enough for: at 1 GB, statting every file took 25 ms)
+  // (the setting is read here, so that a scan of any caller follows it; a bad value is exit 3)
+  const setting = options.threads ?? getCheckedSetting('history.threads')
+  const threads = maxThreads(setting === undefined ? undefined : Number(setting))
   let bytes = 0
   for (const f of files) {
     bytes += statSync(f.path, {throwIfNoEntry: false})?.size ?? 0
-    if (bytes >= WORKER_MIN_BYTES) break
+    if (bytes >= threads * WORKER_MIN_BYTES) break
   }
-  // Two readers when there is enough to read: a worker thread and this thread, which reads
-  // while the worker starts (a worker's start-up, about 0.1-0.3 s under load, was idle time of
-  // both when two workers read) and yields now and then (a Ctrl-C is seen at once). Both write
-  // into one scratch database, taking turns: it is merged into the log database.
-  const readers = bytes >= WORKER_MIN_BYTES ? 2 : 1
-  const path = store.scratchPath()
-  const shared = sharedState()
-  const job = {scratch: path, files, shared}
-  const scratch = Scratch.create(path, readers > 1 ? shared : undefined)
-  let worker: Promise<StageResult> | undefined
-  // the worker stops with the scan's signal, and with a failure of this thread's part; this
-  // thread's reading stops with the scan's signal, and with a failure of the worker
-  const stopWorker = new AbortController()
+  // Readers: this thread and worker threads. This thread reads while the workers start (a
+  // worker's start-up, about 0.1-0.3 s under load, would be idle time) and yields now and then (a
+  // Ctrl-C is seen at once). They write into `scratches` scratch databases, which are merged into
+  // one and then into the log database.
+  // (never more readers than files: one large file is read by one reader)
+  const readers = Math.max(1, Math.min(readerCount(bytes, threads), files.length))
+  stats.readers = readers
+  const base = store.scratchPath()
+  const paths = Array.from({length: scratchCount(readers, MAX_MERGED)}, (_, g) =>
+    g === 0 ? base : `${base}-${g}`,
+  )
+  const jobs = stageJobs(files, paths, readers)
+  // this thread creates every scratch (the workers open theirs) and writes the first
+  const scratch = Scratch.create(paths[0], jobLock(jobs[0]), jobs[0].cacheKb)
+  for (const p of paths.slice(1)) Scratch.create(p).close()
+  let workers: Array<Promise<StageResult>> = []
+  // the workers stop with the scan's signal, and with a failure of any reader; this thread's
+  // reading stops with the scan's signal, and with a failure of a worker
+  const stopWorkers = new AbortController()
+  // one listener a worker: no "possible memory leak" warning past ten
+  setMaxListeners(readers + 1, stopWorkers.signal)
   const stopReading = new AbortController()
   const forward = () => {
-    stopWorker.abort(options.signal?.reason)
+    stopWorkers.abort(options.signal?.reason)
     stopReading.abort(options.signal?.reason)
   }
   options.signal?.addEventListener('abort', forward, {once: true})
   if (options.signal?.aborted) forward()
   try {
-    worker = readers > 1 ? stageInWorker(job, stopWorker.signal) : undefined
+    workers = jobs.slice(1).map((job) => stageInWorker(job, stopWorkers.signal))
     // (handled at once: a worker failing while this thread reads is no unhandled rejection)
-    worker?.catch((error: unknown) => stopReading.abort(error))
-    const results = [await stageFiles(job, scratch, stopReading.signal, true)]
+    for (const w of workers)
+      w.catch((error: unknown) => {
+        stopReading.abort(error)
+        stopWorkers.abort(error)
+      })
+    const results = [await stageFiles(jobs[0], scratch, stopReading.signal, true)]
     scratch.close()
-    if (worker) results.push(await worker)
+    results.push(...(await Promise.all(workers)))
     options.signal?.throwIfAborted()
     let read = 0
     for (const r of results) {
@@ -281,15 +314,15 @@ async function stagedScan(
       stats.errors.push(...r.errors)
       for (const [k, n] of Object.entries(r.skipped)) bump(stats, k as keyof ScanStats['skipped'], n)
     }
-    count(stats, store.mergeScratch(path, read))
+    const merged = Scratch.finish(paths, `${base}-all`)
+    options.signal?.throwIfAborted()
+    count(stats, store.mergeScratch(merged, read))
   } finally {
     scratch.close()
     // an interrupted worker may still be writing: its scratch is removed once it has exited
     options.signal?.removeEventListener('abort', forward)
-    if (worker) {
-      stopWorker.abort()
-      await worker.catch(() => undefined)
-    }
+    stopWorkers.abort()
+    await Promise.allSettled(workers)
     store.removeScratchFiles()
   }
 }

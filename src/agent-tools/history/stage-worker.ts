@@ -1,15 +1,15 @@
 /**
- * Worker thread of the staged rescan (stage.ts): reads its part into the scratch database the
- * main thread created, then posts its result.
+ * Worker thread of the staged rescan (stage.ts): reads the files it takes into the scratch
+ * database the main thread created for it, then posts its result.
  */
 import {parentPort, workerData} from 'node:worker_threads'
 
 import {Scratch} from '../../store/history-scratch.js'
 import type {StageJob} from './stage.js'
-import {stageFiles} from './stage.js'
+import {jobLock, stageFiles} from './stage.js'
 
 const job = workerData as StageJob
-const scratch = Scratch.open(job.scratch, job.shared)
+const scratch = Scratch.open(job.scratch, jobLock(job), job.cacheKb)
 try {
   parentPort?.postMessage(await stageFiles(job, scratch))
 } finally {

@@ -1,35 +1,44 @@
 /**
  * The staged full rescan (also a first scan): files are read whole into scratch databases (see
  * `Scratch` in history-scratch.ts) and merged into the log database in one transaction at the end.
- * With enough to read there are two readers, a worker thread and the main thread: parsing (JSON)
- * and the scratch inserts run on two cores. The readers take the files one at a time, in scan
- * order, from a shared counter (not a half each: a Claude Code byte costs more to parse than a
- * Codex one); each file keeps its place in the scan order (`order`), by which copies of a key are
- * decided. Both write into one scratch database, each through its own connection, taking turns
- * (see `Scratch`): when the last file is read, it holds every row, and the final merge copies it
- * page by page.
+ * With enough to read there are several readers: the main thread and worker threads, as many in
+ * all as the machine has cores (`os.availableParallelism()`, or the `history.threads` setting),
+ * one more per WORKER_MIN_BYTES to read. Parsing (JSON) and the scratch inserts run on every core.
+ * The readers take the files one at a time, in scan order, from a shared counter (not a part each:
+ * a Claude Code byte costs more to parse than a Codex one); each file keeps its place in the scan
+ * order (`order`), by which copies of a key are decided. The readers write into scratch databases,
+ * READERS_PER_SCRATCH to one, each reader through its own connection, taking turns (see
+ * `Scratch`); when the last file is read, `Scratch.finish` merges the scratches into one (one
+ * statement, in key order) and builds its file index, and the log database's merge copies it page
+ * by page.
  */
+import {availableParallelism} from 'node:os'
 import {statSync} from 'node:fs'
 import {Worker} from 'node:worker_threads'
 
-import type {Scratch} from '../../store/history-scratch.js'
+import type {Scratch, ScratchLock} from '../../store/history-scratch.js'
 import {readHistoryFile} from './read.js'
 import type {HistoryFile, ScanStats} from './scan.js'
 
 /**
  * One reader of a staged rescan: the files it takes from `files` (all of them, in scan order; the
- * next index to take is in `shared[0]`) go into the scratch database at `scratch`, which both
- * readers write, one at a time (`shared[1]`, the write lock: see `Scratch`).
+ * next index to take is in `shared[0]`) go into the scratch database at `scratch`, which the
+ * readers of the same scratch write one at a time (`lock`, when there are several: see `Scratch`).
  */
 export interface StageJob {
   scratch: string
   files: HistoryFile[]
-  /** An Int32Array's buffer: the next file to take, and the scratch's write lock. */
+  /** An Int32Array's buffer: the next file to take, then the scratches' write locks. */
   shared: SharedArrayBuffer
+  /** This reader's scratch's write lock (`shared[lock]`), when other readers write it too. */
+  lock?: number
+  /** The page cache of this reader's scratch connection (KiB, negative). */
+  cacheKb: number
 }
 
-/** What the readers of one rescan share (see `StageJob.shared`). */
-export const sharedState = (): SharedArrayBuffer => new SharedArrayBuffer(8)
+/** What the readers of one rescan share (see `StageJob.shared`): the counter and `scratches` locks. */
+export const sharedState = (scratches: number): SharedArrayBuffer =>
+  new SharedArrayBuffer(4 * (1 + scratches))
 
 export type StageResult = Pick<ScanStats, 'filesRead' | 'lines' | 'skipped' | 'errors'> & {
   /** Rows read (before duplicates were dropped). */
@@ -39,7 +48,61 @@ export type StageResult = Pick<ScanStats, 'filesRead' | 'lines' | 'skipped' | 'e
 /** Below this many bytes to read, one part is read in-process (a worker costs its start-up). */
 export const WORKER_MIN_BYTES = 8 * 1024 * 1024
 
-/** How often a reader on the main thread lets its event loop run (signals, the worker's messages). */
+/** How many readers write into one scratch database, taking turns (two: about a third of a reader's time is its writes). */
+export const READERS_PER_SCRATCH = 2
+
+/** The page caches of every reader's scratch connection together (KiB, negative): 256 MB. */
+const SCRATCH_CACHES_KB = -262144
+
+/** How many readers a rescan of `bytes` bytes (counted up to `threads` * WORKER_MIN_BYTES) takes. */
+export function readerCount(bytes: number, threads: number): number {
+  return Math.max(1, Math.min(threads, 1 + Math.floor(bytes / WORKER_MIN_BYTES)))
+}
+
+/**
+ * The reader threads a rescan may use: the `history.threads` setting (`threads`), else the
+ * processors this process may run on.
+ */
+export const maxThreads = (threads?: number): number =>
+  threads !== undefined && threads >= 1 ? Math.floor(threads) : availableParallelism()
+
+/**
+ * How many scratch databases `readers` readers write: one for up to two (their merge into the log
+ * database is then a plain page copy), else one per READERS_PER_SCRATCH, at most `max` (attached
+ * at once by the merge). `GWCTL_HISTORY_SCRATCHES` sets it (tests, and measuring).
+ */
+export function scratchCount(readers: number, max: number, env: NodeJS.ProcessEnv = process.env): number {
+  const set = Number(env.GWCTL_HISTORY_SCRATCHES)
+  const n =
+    Number.isInteger(set) && set >= 1
+      ? set
+      : readers <= READERS_PER_SCRATCH
+        ? 1
+        : Math.ceil(readers / READERS_PER_SCRATCH)
+  return Math.max(1, Math.min(n, readers, max))
+}
+
+/**
+ * The jobs of `readers` readers writing `scratches` scratch databases (`paths`): reader `i` writes
+ * scratch `i % scratches`, under its lock when another reader writes it too. Reader 0 is the main
+ * thread.
+ */
+export function stageJobs(files: HistoryFile[], paths: readonly string[], readers: number): StageJob[] {
+  const shared = sharedState(paths.length)
+  const cacheKb = Math.min(-8192, Math.round(SCRATCH_CACHES_KB / readers))
+  return Array.from({length: readers}, (_, i) => {
+    const g = i % paths.length
+    // the readers of scratch g: i = g, g + n, g + 2n, ... below `readers`
+    const writers = Math.floor(readers / paths.length) + (g < readers % paths.length ? 1 : 0)
+    return {scratch: paths[g], files, shared, lock: writers > 1 ? 1 + g : undefined, cacheKb}
+  })
+}
+
+/** The lock of a job's scratch, for `Scratch.create`/`open`. */
+export const jobLock = (job: StageJob): ScratchLock | undefined =>
+  job.lock === undefined ? undefined : {shared: job.shared, slot: job.lock}
+
+/** How often a reader on the main thread lets its event loop run (signals, the workers' messages). */
 const YIELD_MS = 25
 
 /**

@@ -15,7 +15,7 @@ export default class AgentsList extends BaseCommand {
   static summary = 'Lists the agents known to the gateway and the coding agents found on this machine.'
   static description =
     'Agents holding keys come from the running gateway, or from its state file when it is stopped; Claude Code, Codex and Gemini CLI are found in their config folders (honouring CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME). ' +
-    'A found agent that holds a key is one row. Default: agents holding keys, and found agents whose history was scanned. --enabled: only agents whose traffic goes through the gateway (route bound). --all: every agent, including found ones that are not enabled or not scanned, and Claude Code sub-agents.'
+    'A found agent that holds a key is one row. Default: agents holding keys, and found agents whose history was scanned. --enabled: only routed agents (their policy routes their family to a provider; whether an agent’s own config is bound to the gateway is its BINDING). --all: every agent, including found ones that are not enabled or not scanned, and Claude Code sub-agents.'
 
   static examples = [
     '<%= config.bin %> agents list',
@@ -24,7 +24,10 @@ export default class AgentsList extends BaseCommand {
   ]
 
   static flags = {
-    enabled: Flags.boolean({description: 'Only agents with a bound route.', exclusive: ['all']}),
+    enabled: Flags.boolean({
+      description: 'Only routed agents: their policy routes their family to a provider.',
+      exclusive: ['all'],
+    }),
     all: Flags.boolean({description: 'Every agent, enabled or not, scanned or not.', exclusive: ['enabled']}),
   }
 
@@ -53,7 +56,7 @@ export default class AgentsList extends BaseCommand {
           },
         ],
         flags.enabled
-          ? 'No agent has a bound route.'
+          ? 'No agent is routed: no policy routes its family to a provider.'
           : flags.all
             ? 'No agents yet: none holds a key and no coding agent was found in this HOME.'
             : 'No agents yet: `gwctl agents enable claude-code` (or codex, gemini-cli) binds one; `--all` shows every agent found.',

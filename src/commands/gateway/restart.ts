@@ -17,7 +17,7 @@ export default class GatewayRestart extends BaseCommand {
     port: Flags.integer({description: 'Port to start on (default: the running one).', min: 1, max: 65535}),
     sim: Flags.boolean({
       description:
-        'Run the offline simulator inside the daemon and route to it (default: as the running daemon did).',
+        'Run the offline simulator inside the daemon and route to it (default: as the running daemon did; when stopped, as it last ran).',
       allowNo: true,
     }),
     drain: drainFlag,

@@ -5,7 +5,7 @@
 import {emitGatewayEvent} from '../events.js'
 import type {IncomingHttpHeaders, ServerResponse} from 'node:http'
 
-import type {LogStore} from '../../store/log-store.js'
+import type {LogEntry, LogStore} from '../../store/log-store.js'
 import type {Family, PolicyConfig, PolicyTarget, ProviderConfig} from '../../store/schema.js'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../../store/schema.js'
 import type {BreakerSnapshot} from '../../gateway/events.js'
@@ -13,10 +13,15 @@ import type {Clock} from './breaker.js'
 import {BreakerRegistry} from './breaker.js'
 import type {RequestIdentity} from './log-entry.js'
 import {logEntryFor} from './log-entry.js'
-import {resolveTargets, RouteError} from '../../gateway/policy.js'
+import {resolveTargets, RouteError, upstreamModel} from '../../gateway/policy.js'
+import type {Admission, BudgetBook} from '../budgets.js'
+import {BudgetExceededError, estimateRequest} from '../budgets.js'
 import {BoundedCarry} from '../../protocols/carry.js'
 import type {ProxyResult, ProxyTarget} from './proxy.js'
 import {gatewayAnswered, proxyRequest, sendFamilyError, UpstreamPools} from './proxy.js'
+
+/** A count of tokens costs nothing: budgets let it through. */
+const COUNT_TOKENS = /(?:\/count_tokens|:countTokens)(?:\?|$)/
 
 export interface RouterOptions {
   /** Where each request's row goes (none: not logged). */
@@ -27,6 +32,8 @@ export interface RouterOptions {
   onError?: (message: string) => void
   /** Clock of the breakers (tests). */
   clock?: Clock
+  /** Budgets to enforce (also settable later: `router.budgets`). */
+  budgets?: BudgetBook
 }
 
 export interface RouteInput {
@@ -73,16 +80,49 @@ interface ResolvedRoute {
   targets: ProxyTarget[]
 }
 
+/** The budgets' decision with the fallback target resolved. */
+type RoutedAdmission = Omit<Admission, 'fallback'> & {
+  fallback?: NonNullable<Admission['fallback']> & {targets: ProxyTarget[]}
+}
+
+/** A request that used nothing (releases reservations without counting). */
+const EMPTY_ENTRY: LogEntry = {
+  time: 0,
+  agentId: null,
+  keyPrefix: null,
+  policyId: null,
+  entrance: 'chat',
+  requestedModel: null,
+  provider: null,
+  model: null,
+  status: 0,
+  fallback: false,
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheCreationTokens: 0,
+  reasoningTokens: 0,
+  latencyMs: 0,
+  ttfbMs: null,
+  error: null,
+  project: null,
+  requestId: null,
+  upstreamFamily: null,
+}
+
 export class Router {
   readonly pools = new UpstreamPools()
   /** Opaque turn-2 state of translated routes whose clients cannot carry it (lost on restart). */
   readonly carry = new BoundedCarry()
   readonly breakers: BreakerRegistry
+  /** The budgets enforced (undefined: none, and the request path does nothing for them). */
+  budgets: BudgetBook | undefined
   /** Resolved targets per policy object and family (see targetsOf). */
   private readonly resolved = new WeakMap<PolicyConfig, Map<Family, ResolvedRoute>>()
 
   constructor(private readonly options: RouterOptions = {}) {
     this.breakers = new BreakerRegistry(() => DEFAULT_BREAKER, options.clock)
+    this.budgets = options.budgets
   }
 
   /** Routes one request and logs it. Never throws for upstream or policy trouble. */
@@ -92,6 +132,8 @@ export class Router {
     const project = typeof header === 'string' ? header.trim() : ''
     const identity: RequestIdentity = project ? {...input.identity, project} : input.identity
     let result: ProxyResult
+    const book = this.budgets
+    let admission: RoutedAdmission | undefined
     try {
       if (!input.policy)
         throw new RouteError(
@@ -105,7 +147,11 @@ export class Router {
           `No provider is configured for this route (policy "${policy.id}", ${input.family}). Add a provider and a route to the policy, then restart the gateway.`,
           'no_provider',
         )
-      const targets = this.targetsOf(policy, input.family, input.providers)
+      let targets = this.targetsOf(policy, input.family, input.providers)
+      if (book !== undefined && !COUNT_TOKENS.test(input.url)) {
+        admission = this.admit(book, input, identity, targets, policy)
+        if (admission?.fallback) targets = admission.fallback.targets
+      }
       result = await proxyRequest(
         {
           family: input.family,
@@ -128,7 +174,10 @@ export class Router {
       )
     } catch (error) {
       if (error instanceof RouteError) {
-        const requestId = sendFamilyError(res, input.family, error.status, error.message, {code: error.code})
+        const requestId = sendFamilyError(res, input.family, error.status, error.message, {
+          code: error.code,
+          ...(error instanceof BudgetExceededError ? {headers: error.headers} : {}),
+        })
         result = gatewayAnswered(error.status, error.message, time, requestId)
       } else {
         // A bug or an exhausted resource, not an upstream answer: answered in the entrance's
@@ -145,10 +194,56 @@ export class Router {
         result = gatewayAnswered(500, message, time, requestId)
       }
     }
+    if (admission?.fallback) {
+      // the row says why it went elsewhere (as a fallback after failures does)
+      result.fallback = true
+      result.error = result.error ? `${admission.fallback.reason} ${result.error}` : admission.fallback.reason
+    }
     const entry = logEntryFor(input.family, identity, result, time)
+    if (admission) book!.settle(admission.reservations, entry)
     this.options.logStore?.append(entry)
     emitGatewayEvent({type: 'request', entry})
     return result
+  }
+
+  /**
+   * The budgets' decision on one request (see daemon/budgets.ts): undefined when none covers it;
+   * with a fallback, the one target to use instead. Throws BudgetExceededError (429), or a
+   * RouteError when the fallback names a provider the gateway does not have.
+   */
+  private admit(
+    book: BudgetBook,
+    input: RouteInput,
+    identity: RequestIdentity,
+    targets: readonly ProxyTarget[],
+    policy: PolicyConfig,
+  ): RoutedAdmission | undefined {
+    const e = estimateRequest(input.family, input.url, input.json, input.body.length)
+    const first = targets[0]
+    const admission = book.admit(identity, {
+      provider: first?.provider.name ?? null,
+      model: (first ? upstreamModel(first, e.requestedModel) : e.requestedModel) ?? null,
+      inputTokens: e.inputTokens,
+      outputTokens: e.outputTokens,
+    })
+    if (!admission?.fallback) return admission as RoutedAdmission | undefined
+    const {provider: name, model} = admission.fallback
+    const provider = input.providers.find((p) => p.name === name)
+    if (!provider) {
+      book.settle(admission.reservations, {...EMPTY_ENTRY, time: Date.now()})
+      throw new RouteError(
+        503,
+        `${admission.fallback.reason} The fallback provider "${name}" is not configured; fix the budget (\`gwctl budgets set ... --on-exceed\`) or add the provider.`,
+        'budget_fallback_unavailable',
+      )
+    }
+    const target: ProxyTarget = {
+      provider,
+      breaker: this.breakers.get(provider.name, policy.breaker ?? DEFAULT_BREAKER),
+      ...(model ? {model} : {}),
+      ...(provider.family !== input.family ? {translate: true as const} : {}),
+    }
+    return {...admission, fallback: {...admission.fallback, targets: [target]}}
   }
 
   /**

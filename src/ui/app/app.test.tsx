@@ -15,10 +15,11 @@ import type {ViewName} from './model.js'
 import {App} from './app.js'
 import type {AppActions} from './data.js'
 import type {AppAgent, AppData} from './model.js'
-import {EMPTY_DATA} from './model.js'
+import {EMPTY_DATA, isBound} from './model.js'
 import {AGENTS, DETAIL, EMPTY, REQUESTS, ROUTES, USAGE} from './frames.fixture.js'
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0)
+const HOME = '/home/ada'
 
 function agent(over: Partial<AppAgent>): AppAgent {
   return {
@@ -88,6 +89,24 @@ const circuit = (
 
 const requests = [
   row({
+    id: 4,
+    time: NOW - 5_000,
+    agentId: null,
+    keyPrefix: null,
+    policyId: null,
+    provider: null,
+    model: null,
+    status: 401,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    reasoningTokens: 0,
+    latencyMs: 0.4,
+    ttfbMs: null,
+    error: 'refused: revoked key',
+    requestId: null,
+  }),
+  row({
     id: 3,
     time: NOW - 10_000,
     status: 502,
@@ -112,6 +131,28 @@ const DATA: AppData = {
       parentAgentName: 'laptop',
       enabled: false,
       route: {family: 'messages', targets: []},
+    }),
+    agent({
+      agentId: 'agt_0000000000000003',
+      name: 'claude-code',
+      keyPrefix: 'gw-CcCcCc…',
+      tool: 'claude-code',
+      sourceTool: 'claude-code',
+      binding: {state: 'bound', files: [`${HOME}/.claude/settings.json`]},
+      keyed: true,
+    }),
+    agent({
+      agentId: '(not keyed) codex',
+      name: 'codex',
+      type: 'codex',
+      policyId: '-',
+      keyId: null,
+      keyPrefix: null,
+      enabled: false,
+      route: {family: 'responses', targets: []},
+      tool: 'codex',
+      binding: {state: 'unbound'},
+      keyed: false,
     }),
   ],
   policies: [
@@ -205,11 +246,16 @@ function fakeActions(data: AppData = DATA, over: Partial<AppActions> = {}): Fake
     },
     async rotateKey(a) {
       fake.calls.push(`rotate ${a.name}`)
-      return 'gw-NEWKEY0123456789'
+      return isBound(a)
+        ? {text: `${a.name} has a new key gw-ROTATED…, written into ${a.binding!.files!.join(', ')}.`}
+        : {
+            text: `${a.name} has a new key (shown once; copy it now, no file holds it):`,
+            key: 'gw-NEWKEY0123456789',
+          }
     },
     async setPolicy(a, p) {
       fake.calls.push(`policy ${a.name} ${p}`)
-      return 'gw-POLICYKEY'
+      return {text: `${a.name} now uses policy ${p} and has a new key:`, key: 'gw-POLICYKEY'}
     },
     async setBinding(a, bound) {
       fake.calls.push(`${bound ? 'enable' : 'disable'} ${a.name}`)
@@ -248,6 +294,7 @@ function mount(options: {data?: AppData | null; view?: ViewName; actions?: Fake}
       columns={80}
       rows={24}
       now={() => NOW}
+      home={HOME}
     />,
   )
   mounted.push(() => r.unmount())
@@ -302,18 +349,65 @@ describe('views at 80x24', () => {
     expect(body(app.frame())).toContain(' No usage yet: requests through the gateway are counted here.')
   })
 
-  it('uses the width it has: a wider terminal shows more of each route', async () => {
+  it('uses the width at 140x40: columns sized to their content, nothing cut, no stretched column', async () => {
+    const generic = agent({
+      agentId: 'agt_0000000000000009',
+      name: 'ci-bot',
+      type: 'generic_agent',
+      policyId: 'claude_code_default',
+      route: {family: 'responses', targets: [{provider: 'sim-responses'}]},
+    })
+    const data: AppData = {
+      ...DATA,
+      agents: [...DATA.agents, generic],
+      routes: [
+        ...DATA.routes,
+        {
+          policyId: 'claude_code_default',
+          family: 'responses',
+          agents: 1,
+          targets: [{provider: 'sim-responses', circuit: null}],
+        },
+      ],
+    }
     const r = render(
-      <App actions={fakeActions()} initial={DATA} color={false} columns={120} rows={24} now={() => NOW} />,
+      <App
+        actions={fakeActions(data)}
+        initial={data}
+        color={false}
+        columns={140}
+        rows={40}
+        now={() => NOW}
+      />,
     )
     mounted.push(() => r.unmount())
     await tick()
-    const line = r
-      .lastFrame()!
-      .split('\n')
-      .find((l) => l.startsWith('›laptop'))!
-    expect(line.trimEnd()).toMatch(/anthropic→sim-messages$/)
-    expect(line.length).toBeLessThanOrEqual(120)
+    const lines = () =>
+      r
+        .lastFrame()!
+        .split('\n')
+        .map((l) => l.trimEnd())
+    expect(lines().slice(3, 9)).toEqual([
+      ' NAME        KIND            BINDING POLICY              TODAY ROUTE',
+      '›laptop      claude_code     -       claude_code_default  2.6k anthropic→sim-messages',
+      ' reviewer    claude_subagent -       claude_code_default  1.3k (none)',
+      ' claude-code claude_code     bound   claude_code_default     0 anthropic→sim-messages',
+      ' codex       codex           unbound -                       0 (none)',
+      ' ci-bot      generic_agent   -       claude_code_default     0 sim-responses',
+    ])
+    r.stdin.write('2')
+    await tick(150)
+    expect(lines()[6]).toBe(' claude_code_default/responses      1 sim-responses [closed]')
+    r.stdin.write('3')
+    await tick(150)
+    expect(lines().slice(3, 8)).toEqual([
+      ' TIME     AGENT    PROVIDER/MODEL          STATUS  TOKENS LATENCY ERROR',
+      '›11:59:55 -        refused: revoked key       401     0/0     0ms',
+      ' 11:59:50 reviewer anthropic/claude           502 1.2k/80    41ms upstream 502',
+      ' 11:59:40 laptop   sim-messages/claude-sim 200 fb 1.2k/80    41ms',
+      ' 07:00:00 laptop   sim-messages/claude-sim    200 1.2k/80    41ms',
+    ])
+    for (const line of r.lastFrame()!.split('\n')) expect(line.length).toBeLessThanOrEqual(140)
   })
 
   it('escapes control characters in names and models', async () => {
@@ -344,44 +438,136 @@ describe('keyboard', () => {
     expect(app.frame().split('\n')[1]).toBe(' 1 Agents  2 Routes  3 Requests  4 Usage [5 Windows]')
   })
 
-  it('enables the selected agent only after confirmation, through the binding action', async () => {
+  it('offers only the actions that apply to the selected agent, and says why a key does nothing', async () => {
     const actions = fakeActions()
     const app = mount({actions})
     await tick()
-    await app.press('\u001b[B') // down: reviewer
+    const hint = () => app.frame().split('\n').at(-1)
+    // laptop only holds a key: no binding to change
+    expect(hint()).toBe('r rotate key · p policy · Tab view · ? help · q quit')
     await app.press('e')
+    expect(hint()).toBe('laptop only holds a key: gwctl binds only the coding agents it finds here.')
+    await app.press('j') // reviewer: a sub-agent
+    await app.press('d')
+    expect(hint()).toBe("reviewer is a sub-agent: it uses laptop's config.")
+    await app.press('j') // claude-code: bound
+    expect(hint()).toBe('d unbind · r rotate key · p policy · Tab view · ? help · q quit')
+    expect(body(app.frame()).at(-1)).toBe(' config bound to the gateway: ~/.claude/settings.json')
+    await app.press('j') // codex: found, not bound, no key
+    expect(hint()).toBe('e bind · Tab view · ? help · q quit')
+    await app.press('r')
+    expect(hint()).toBe('codex holds no key yet: e binds it, with a key of its own.')
+    expect(actions.calls).toEqual([])
+  })
+
+  it('binds a found agent only after a confirmation that names the files it writes', async () => {
+    const actions = fakeActions(DATA, {
+      bindingPlan: async () => ({files: [`${HOME}/.codex/config.toml`], baseUrl: 'http://127.0.0.1:43123'}),
+    })
+    const app = mount({actions})
+    await tick()
+    await app.press('j', 'j', 'j', 'e')
+    await tick()
     expect(body(app.frame())).toEqual([
       '┌──────────────────────────────────────────────────────────────────────────────┐',
       '│ Confirm                                                                      │',
-      '│ Enable the route binding of reviewer?                                        │',
+      '│ Bind codex to the gateway (gwctl agents enable codex)? gwctl writes          │',
+      '│ ~/.codex/config.toml to point it at http://127.0.0.1:43123 with a key of its │',
+      '│ own; d (agents disable) puts the file back exactly.                          │',
       '│ y yes · n no                                                                 │',
       '└──────────────────────────────────────────────────────────────────────────────┘',
     ])
-    expect(actions.calls).not.toContain('enable reviewer')
     await app.press('n')
-    expect(actions.calls).not.toContain('enable reviewer')
-    await app.press('e', 'y')
+    expect(actions.calls).not.toContain('enable codex')
+    await app.press('e')
     await tick()
-    expect(actions.calls).toContain('enable reviewer')
+    await app.press('y')
+    await tick()
+    expect(actions.calls).toContain('enable codex')
     expect(actions.calls.at(-1)).toBe('load') // the view reloads after the action
-    expect(app.frame().split('\n').at(-1)).toBe('reviewer enabled.')
+    expect(app.frame().split('\n').at(-1)).toBe('codex enabled.')
   })
 
   it("shows an action's error in a box, and the app goes on", async () => {
     const actions = fakeActions(DATA, {
       setBinding: async () => {
-        throw new Error('Cannot disable laptop: route binding is not in this build of gwctl.')
+        throw new Error('Cannot disable claude-code: its settings file is read-only.')
       },
     })
     const app = mount({actions})
     await tick()
-    await app.press('d', 'y')
+    await app.press('j', 'j', 'd')
+    expect(body(app.frame())).toContain(
+      '│ Unbind claude-code (gwctl agents disable claude-code)? gwctl restores        │',
+    )
+    await app.press('y')
     await tick()
     expect(body(app.frame())).toContain(
-      '│ Cannot disable laptop: route binding is not in this build of gwctl.          │',
+      '│ Cannot disable claude-code: its settings file is read-only.                  │',
     )
-    await app.press('\r')
+    await app.press('\r', 'k', 'k')
     expect(app.frame()).toBe(AGENTS)
+  })
+
+  it('rotates a bound agent through its binding: the confirmation names the file that gets the key', async () => {
+    const actions = fakeActions()
+    const app = mount({actions})
+    await tick()
+    await app.press('j', 'j', 'r')
+    expect(body(app.frame())).toEqual([
+      '┌──────────────────────────────────────────────────────────────────────────────┐',
+      '│ Confirm                                                                      │',
+      '│ Rotate the key of claude-code (gwctl agents enable claude-code --rotate)?    │',
+      '│ gwctl writes the new key into ~/.claude/settings.json; the old key stops     │',
+      '│ working now.                                                                 │',
+      '│ y yes · n no                                                                 │',
+      '└──────────────────────────────────────────────────────────────────────────────┘',
+    ])
+    await app.press('y')
+    await tick()
+    expect(actions.calls).toContain('rotate claude-code')
+    // the key went into the file: nothing to copy, no key on screen
+    expect(body(app.frame())).toEqual([
+      '┌──────────────────────────────────────────────────────────────────────────────┐',
+      '│ Done                                                                         │',
+      '│ claude-code has a new key gw-ROTATED…, written into                          │',
+      '│ /home/ada/.claude/settings.json.                                             │',
+      '│ Enter or Esc closes                                                          │',
+      '└──────────────────────────────────────────────────────────────────────────────┘',
+    ])
+  })
+
+  it('moves a bound agent to another policy through its binding, saying what changes on disk', async () => {
+    const actions = fakeActions()
+    const app = mount({actions})
+    await tick()
+    await app.press('j', 'j', 'p', '\u001b[A', '\r')
+    expect(body(app.frame()).slice(2, 5)).toEqual([
+      '│ Move claude-code to policy default (gwctl agents enable claude-code --policy │',
+      '│ default)? It gets a new key, which gwctl writes into                         │',
+      '│ ~/.claude/settings.json; the old key stops working now.                      │',
+    ])
+    await app.press('y')
+    await tick()
+    expect(actions.calls).toContain('policy claude-code default')
+  })
+
+  it('S starts a stopped gateway as it last ran, and says how before it does', async () => {
+    const actions = fakeActions(DATA, {
+      startPlan: () => ({command: 'gwctl gateway start --sim', sim: true, port: 43123, last: true}),
+    })
+    const app = mount({actions})
+    await tick()
+    actions.handlers!.onDown!('The gateway stopped.')
+    await tick()
+    await app.press('S')
+    expect(body(app.frame()).slice(2, 4)).toEqual([
+      '│ Start the gateway as it last ran: gwctl gateway start --sim (port 43123, the │',
+      '│ offline simulator as upstream)?                                              │',
+    ])
+    await app.press('y')
+    await tick()
+    expect(actions.calls).toContain('start')
   })
 
   it('shows a rotated key once, in a box the user dismisses', async () => {
@@ -419,8 +605,8 @@ describe('keyboard', () => {
     await tick()
     await app.press('\r', '+')
     expect(body(app.frame()).slice(-2)).toEqual([
-      ' 1. sim-messages:claude-sim        closed           0%     41ms',
-      '›2. anthropic                      open 12s       100%     41ms',
+      ' 1. sim-messages:claude-sim closed           0%     41ms',
+      '›2. anthropic               open 12s       100%     41ms',
     ])
     await app.press('a')
     expect(app.frame()).toContain('restart the gateway (gateway restart: in-flight')
@@ -434,8 +620,8 @@ describe('keyboard', () => {
     await tick()
     await app.press('/', 'f', 'a', 'l', 'l', 'b', 'a', 'c', 'k', '\r')
     expect(body(app.frame())).toEqual([
-      ' TIME     AGENT          PROVIDER/MODEL             STATUS TOKENS IN/OUT LATENCY',
-      '›11:59:40 laptop         sim-messages/claude-sim    200 fb       1.2k/80    41ms',
+      ' TIME     AGENT  PROVIDER/MODEL          STATUS  TOKENS LATENCY',
+      '›11:59:40 laptop sim-messages/claude-sim 200 fb 1.2k/80    41ms',
     ])
     await app.press('/', 'r', 'e', 'v', '\r')
     expect(app.frame().split('\n')[1]).toBe(
@@ -446,7 +632,7 @@ describe('keyboard', () => {
     await app.press('\u001b')
     await tick()
     await app.press('/', '\u001b') // Esc clears the filter
-    expect(body(app.frame())).toHaveLength(4)
+    expect(body(app.frame())).toHaveLength(5)
   })
 
   it('groups usage by model with ←/→, with cost when the usage service has it', async () => {
@@ -455,8 +641,8 @@ describe('keyboard', () => {
     await app.press('\u001b[C')
     expect(body(app.frame()).slice(0, 3)).toEqual([
       ' by  agent [model] provider  tool  day  project  key  · gateway, 28 days',
-      ' MODEL                          REQUESTS     INPUT    OUTPUT    CACHED      COST',
-      '›claude-sim                            2      2.4k       160        20   $0.0123',
+      ' MODEL      REQUESTS INPUT OUTPUT CACHED    COST',
+      '›claude-sim        2  2.4k    160     20 $0.0123',
     ])
   })
 })
@@ -466,9 +652,9 @@ describe("agents' cost today", () => {
     const actions = fakeActions(DATA, {cost: (e) => (e.provider === 'sim-messages' ? 0.01 : null)})
     const app = mount({actions})
     await tick()
-    expect(body(app.frame())[4]).toBe(' parent - · children - · last request 20s ago · today $0.0200')
+    expect(body(app.frame())[6]).toBe(' parent - · children - · last request 20s ago · today $0.0200')
     await app.press('j')
-    expect(body(app.frame())[4]).toBe(' parent laptop · children - · last request 10s ago · today unpriced')
+    expect(body(app.frame())[6]).toBe(' parent laptop · children - · last request 10s ago · today unpriced')
   })
 })
 
@@ -481,9 +667,7 @@ describe('usage by key', () => {
     const app = mount({view: 'Usage', data: {...DATA, agents, usage}})
     await tick()
     await app.press('\u001b[D')
-    expect(body(app.frame())[2]).toBe(
-      '›gw-AbCdEf… (laptop)                   2      2.4k       160        20   $0.2500',
-    )
+    expect(body(app.frame())[2]).toBe('›gw-AbCdEf… (laptop)        2  2.4k    160     20 $0.2500')
   })
 })
 
@@ -517,14 +701,12 @@ describe('usage sources', () => {
     await app.press('s')
     expect(body(app.frame()).slice(0, 3)).toEqual([
       ' by [agent] model  provider  tool  day  project  key  · history, 28 days',
-      ' AGENT                          REQUESTS     INPUT    OUTPUT    CACHED      COST',
-      '›laptop                                7      9.0k       900         0     $1.50',
+      ' AGENT  REQUESTS INPUT OUTPUT CACHED  COST',
+      '›laptop        7  9.0k    900      0 $1.50',
     ])
     actions.handlers!.onEvent({type: 'request', entry: {...row({}), time: NOW - 1000}})
     await tick()
-    expect(body(app.frame())[2]).toBe(
-      '›laptop                                7      9.0k       900         0     $1.50',
-    )
+    expect(body(app.frame())[2]).toBe('›laptop        7  9.0k    900      0 $1.50')
     await app.press('s')
     expect(body(app.frame())[0]).toBe(' by [agent] model  provider  tool  day  project  key  · all, 28 days')
     expect(actions.calls).toEqual(['usage history', 'usage all'])
@@ -542,12 +724,10 @@ describe('live', () => {
     }
     actions.handlers!.onEvent(event)
     await tick()
-    expect(body(app.frame())[1]).toBe(
-      '›11:59:59 reviewer       sim-messages/live-model       200       1.2k/80    41ms',
-    )
+    expect(body(app.frame())[1]).toBe('›11:59:59 reviewer sim-messages/live-model    200 1.2k/80    41ms')
     actions.handlers!.onEvent({type: 'breaker', provider: 'anthropic', state: 'half-open', retryAt: null})
     await app.press('2')
-    expect(body(app.frame())[1]).toContain('anthropic [half-open] → sim-messages:clau…')
+    expect(body(app.frame())[1]).toContain('anthropic [half-open] → sim-messages:claud…')
   })
 
   it('applies a request event to the open view only: one new row, usage and cost added, no reload', async () => {
@@ -562,15 +742,31 @@ describe('live', () => {
     const changed = after.map((l, i) => (l === before[i] ? null : i)).filter((i) => i !== null)
     // the model's row (requests, tokens, cost), and the sparkline's last hour
     expect(changed).toEqual([5, 7])
-    expect(after[5]).toBe('›claude-sim                            3      3.6k       240        30   $0.5123')
+    expect(after[5]).toBe('›claude-sim        3  3.6k    240     30 $0.5123')
     expect(after[7]).toMatch(/^ tokens\/hour, 24h .*█ +max 3\.8k$/)
     // a model without a price: a new row, unpriced (never $0)
     actions.handlers!.onEvent({type: 'request', entry: {...row({}), time: NOW - 500, model: 'mystery'}})
     await tick()
-    expect(body(app.frame())[3]).toBe(
-      ' mystery                               1      1.2k        80        10  unpriced',
-    )
+    expect(body(app.frame())[3]).toBe(' mystery           1  1.2k     80     10 unpriced')
     expect(actions.calls.filter((c) => c === 'load')).toEqual([])
+  })
+
+  it('keeps live usage rows in the usage service’s order: a row that grows past another moves up', async () => {
+    const app = mount({view: 'Usage'})
+    await tick()
+    expect(
+      body(app.frame())
+        .slice(2, 4)
+        .map((l) => l.slice(1, 9)),
+    ).toEqual(['laptop  ', 'reviewer'])
+    const live = {...row({}), agentId: 'agt_0000000000000002', time: NOW - 1000}
+    app.actions.handlers!.onEvent({type: 'request', entry: live})
+    app.actions.handlers!.onEvent({type: 'request', entry: {...live, time: NOW - 900}})
+    await tick()
+    expect(body(app.frame()).slice(2, 4)).toEqual([
+      '›reviewer        3  3.6k    240     30 unpriced',
+      ' laptop          2  2.4k    160     20  $0.0246',
+    ])
   })
 
   it('reloads only the agents on an agent event, only the usage on a usage event', async () => {

@@ -5,6 +5,8 @@
  * Enter select, / filters requests, ? help, q quits. The app keeps the state; the views
  * (`views/`) draw it. Live: it follows the gateway's event stream and applies each event to its data.
  */
+import {homedir} from 'node:os'
+
 import {Box, Text, useStdout} from 'ink'
 import {useCallback, useEffect, useMemo, useRef, useState} from 'react'
 
@@ -13,8 +15,17 @@ import type {AppActions, UsagePivot} from './data.js'
 import type {UsageSource} from '../../store/usage-query.js'
 import type {Modal} from './modal.js'
 import {ModalBox} from './modal.js'
-import type {AppAgent, AppData, ViewName} from './model.js'
-import {EMPTY_DATA, VIEWS, agentNames, bindingOf, cell, matchesFilter, startOfDay} from './model.js'
+import type {AgentAction, AppAgent, AppData, ViewName} from './model.js'
+import {
+  EMPTY_DATA,
+  VIEWS,
+  agentActions,
+  agentNames,
+  bindingOf,
+  cell,
+  matchesFilter,
+  startOfDay,
+} from './model.js'
 import {routeRows, withBreaker} from './model-routes.js'
 import {applyRequest, todayCost} from './model-usage.js'
 import type {Editing} from './use-keys.js'
@@ -36,14 +47,28 @@ export interface AppProps {
   rows?: number
   /** The clock (tests pin it). */
   now?: () => number
+  /** The user's home folder, shown as `~` in paths (tests pin it). */
+  home?: string
 }
 
 const HINTS: Record<ViewName, string> = {
-  Agents: 'e enable · d disable · r rotate key · p policy',
+  Agents: '↑↓ select',
   Routes: '↑↓ select · Enter reorder targets',
   Requests: '↑↓ select · Enter details · / filter',
   Usage: '←→ group by · s source · ↑↓ select',
   Windows: '5-hour windows, burn rate, weeks',
+}
+
+/** The Agents view's hint: only the keys that apply to the selected agent. */
+function agentsHint(agent: AppAgent | undefined, policies: AppData['policies']): string {
+  const words: Record<AgentAction, string> = {
+    bind: agent?.binding?.state === 'stale' ? 'e rebind' : 'e bind',
+    unbind: 'd unbind',
+    rotate: 'r rotate key',
+    policy: 'p policy',
+  }
+  const actions = agentActions(agent, policies)
+  return actions.length > 0 ? actions.map((a) => words[a]).join(' · ') : HINTS.Agents
 }
 
 /** useState whose latest value is also readable at once (in a ref), before the next render. */
@@ -65,6 +90,7 @@ export function App({
   columns,
   rows,
   now = Date.now,
+  home = homedir(),
 }: AppProps) {
   const {stdout} = useStdout()
   const width = Math.max(60, columns ?? stdout?.columns ?? 80)
@@ -207,6 +233,7 @@ export function App({
     setFilter,
     setStatus,
     setData,
+    home,
   })
 
   const t = now()
@@ -242,7 +269,7 @@ export function App({
         {modal ? (
           <ModalBox modal={modal} width={width} policies={data.policies.map((p) => p.id)} names={names} />
         ) : view === 'Agents' ? (
-          <AgentsView {...viewProps} costs={costs} />
+          <AgentsView {...viewProps} costs={costs} home={home} />
         ) : view === 'Routes' ? (
           <RoutesView {...viewProps} editing={editing} />
         ) : view === 'Requests' ? (
@@ -254,7 +281,12 @@ export function App({
         )}
       </Box>
       <Text dimColor={color}>
-        {cell(status ? status : `${HINTS[view]} · Tab view · ? help · q quit`, width - 1)}
+        {cell(
+          status
+            ? status
+            : `${view === 'Agents' ? agentsHint(data.agents[sel], data.policies) : HINTS[view]} · Tab view · ? help · q quit`,
+          width - 1,
+        )}
       </Text>
     </Box>
   )

@@ -8,7 +8,8 @@ import {getDashboard} from '../../services/dashboard.js'
 import {liveGatewayPort} from '../../services/gateway-api.js'
 import type {EventHandlers} from '../../services/gateway-events.js'
 import {followEvents} from '../../services/gateway-events.js'
-import {issueGatewayKey, listAgents} from '../../services/gateway-keys.js'
+import {listAgents} from '../../services/gateway-keys.js'
+import {startPlan} from '../../services/gateway.js'
 import {getLogs} from '../../services/logs.js'
 import {listPolicies, routePolicy} from '../../services/policies.js'
 import type {Pricer} from '../../services/usage-cost.js'
@@ -19,6 +20,21 @@ import {uncachedInput} from './model-usage.js'
 
 export const USAGE_PIVOTS = ['agent', 'model', 'provider', 'tool', 'day', 'project', 'key'] as const
 export type UsagePivot = (typeof USAGE_PIVOTS)[number]
+
+/** What an action did: said in a box; a new key that no file holds is shown once in it. */
+export interface ActionResult {
+  text: string
+  key?: string
+}
+
+/** How `S` starts a stopped gateway: as it last ran (`gwctl gateway start` with these flags). */
+export interface StartPlan {
+  command: string
+  /** From the last recorded start (else the defaults: configured port, no simulator). */
+  last: boolean
+  sim: boolean
+  port: number
+}
 
 export interface AppActions {
   /** Everything: on start and on each (re)connect to the gateway. */
@@ -32,28 +48,44 @@ export interface AppActions {
   loadUsage?(signal: AbortSignal, source?: UsageSource): Promise<AppData['usage']>
   /** The cost of one finished request (null: unpriced), once the price table is loaded. */
   cost?(entry: LogEntry): number | null | undefined
-  /** Issues a new key for the agent (the old one stops working); returns the key, shown once. */
-  rotateKey(agent: AppAgent): Promise<string>
-  /** Re-issues the agent's key with another policy; returns the new key, shown once. */
-  setPolicy(agent: AppAgent, policyId: string): Promise<string>
+  /**
+   * A new key for the agent (the old one stops working): a bound agent's config gets it (the
+   * binding service, as `agents enable --rotate`), any other agent's key is returned, shown once.
+   */
+  rotateKey(agent: AppAgent): Promise<ActionResult>
+  /** Moves the agent to another policy, which re-issues its key as `rotateKey` does. */
+  setPolicy(agent: AppAgent, policyId: string): Promise<ActionResult>
+  /** Binds (`agents enable`) or unbinds (`agents disable`) the agent's own config. */
   setBinding(agent: AppAgent, bound: boolean): Promise<string>
+  /** The files binding this agent writes and the base URL, for the confirmation. */
+  bindingPlan?(agent: AppAgent): Promise<{files: string[]; baseUrl: string}>
   /** Writes a route's targets in this order; returns what to say (the restart it needs). */
   reorder(policyId: string, family: string, targets: string[]): Promise<string>
+  /** How `startGateway` will start it, for the confirmation. */
+  startPlan?(): StartPlan
   startGateway(): Promise<string>
   subscribe(handlers: EventHandlers, signal: AbortSignal): Promise<void>
 }
 
-/** The same request as `gwctl key issue` for this agent again: a new key, same agent. */
-function reissue(agent: AppAgent, policyId: string = agent.policyId) {
-  return issueGatewayKey({
-    agentName: agent.name,
-    agentType: agent.type,
-    policyId,
-    ...(agent.parentAgentId ? {parentAgentId: agent.parentAgentId} : {}),
-    ...(agent.sourceTool ? {sourceTool: agent.sourceTool} : {}),
-    ...(agent.configPath ? {configPath: agent.configPath} : {}),
-    ...(agent.employee ? {employeeName: agent.employee.name, employeeContact: agent.employee.contact} : {}),
-  })
+/**
+ * Rotation and policy change: the binding service's `rotateAgentKey`, which goes through the
+ * agent's binding when its config is bound (the config gets the new key) and re-issues the key
+ * otherwise (shown once).
+ */
+async function rotate(agent: AppAgent, policyId?: string): Promise<ActionResult> {
+  const {rotateAgentKey} = await import('../../services/agent-binding.js')
+  const r = await rotateAgentKey({agentId: agent.agentId, ...(policyId ? {policyId} : {})})
+  const moved = policyId ? ` now uses policy ${r.policyId} and` : ''
+  if (r.via === 'binding') {
+    const e = r.enable
+    return {
+      text: `${r.agentName}${moved} has a new key ${e.keyPrefix}, written into ${e.files.join(', ')} (bound to ${e.baseUrl}); the old key no longer works.`,
+    }
+  }
+  return {
+    text: `${r.agentName}${moved} has a new key (shown once; copy it now, no file holds it):`,
+    key: r.keyValue,
+  }
 }
 
 /**
@@ -131,6 +163,7 @@ async function loadData(signal: AbortSignal): Promise<AppData> {
     requests: requests.logs,
     history: history.logs,
     usage,
+    budgets: dashboard?.budgets ?? [],
     loadedAt: Date.now(),
   }
 }
@@ -141,23 +174,24 @@ export const liveActions: AppActions = {
   loadAgents: agentsOrKeys,
   loadUsage,
   cost: (entry) => pricer?.cost(entry.model, {...entry, inputTokens: uncachedInput(entry)}, entry.provider),
-  async rotateKey(agent) {
-    return (await reissue(agent)).keyValue
-  },
-  async setPolicy(agent, policyId) {
-    return (await reissue(agent, policyId)).keyValue
-  },
+  rotateKey: (agent) => rotate(agent),
+  setPolicy: (agent, policyId) => rotate(agent, policyId),
   setBinding: setAgentBinding,
+  async bindingPlan(agent) {
+    const {bindingPlan} = await import('../../services/agent-binding.js')
+    return bindingPlan(agent.tool ?? agent.name)
+  },
   async reorder(policyId, family, targets) {
     await routePolicy(policyId, family, targets)
     const {restartGateway} = await import('../../services/gateway.js')
     await restartGateway({})
     return `Route ${policyId}/${family} saved; the gateway restarted to apply it (gateway restart).`
   },
+  startPlan: () => startPlan(),
   async startGateway() {
-    const {startGateway} = await import('../../services/gateway.js')
-    const info = await startGateway({})
-    return `Gateway started on 127.0.0.1:${info.port}.`
+    const {startGatewayAsLastRan} = await import('../../services/gateway.js')
+    const info = await startGatewayAsLastRan({})
+    return `Gateway started on 127.0.0.1:${info.port}${info.plan.sim ? ' with the simulator' : ''} (${info.plan.command}).`
   },
   subscribe(handlers, signal) {
     return followEvents(() => liveGatewayPort(signal).catch(() => undefined), handlers, {signal})

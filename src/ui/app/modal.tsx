@@ -53,12 +53,12 @@ export function ModalBox({
       '↑ ↓ (j k), PgUp PgDn   select',
       'Enter                  open / reorder',
       '/                      filter requests: 2xx 4xx 5xx fallback or text',
-      'e d                    enable / disable the agent’s route binding',
-      'r                      rotate the agent’s key',
-      'p                      change the agent’s policy',
+      'e d                    bind / unbind its own config (agents enable / disable)',
+      'r                      rotate its key (a bound config gets the new one)',
+      'p                      move it to another policy (a new key, as r)',
       '← → (h l)              usage: group by agent, model, provider, tool, day, …',
       's                      usage: source gateway, history (agents’ logs), all',
-      'S                      start the gateway when it is stopped',
+      'S                      start the stopped gateway as it last ran',
       '?                      this help · q quit',
     )
     footer = 'Esc or ? closes'

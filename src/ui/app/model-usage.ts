@@ -4,7 +4,7 @@
  * here, so it is tested directly.
  */
 import type {LogEntry} from '../../store/log-store.js'
-import {zeroTotals} from '../../store/usage-sql.js'
+import {sortUsageRows, zeroTotals} from '../../store/usage-sql.js'
 import type {AppData, AppUsageRow} from './model.js'
 import {startOfDay, tokensOf} from './model.js'
 
@@ -183,7 +183,8 @@ export function applyRequest(
       const unpriced = before.unpricedModels ?? []
       after.unpricedModels = unpriced.includes(model) ? unpriced : [...unpriced, model]
     }
-    usage[pivot] = i >= 0 ? rows.map((r, j) => (j === i ? after : r)) : [...rows, after]
+    // in the usage service's order, as a reload would show them (a grown row moves up)
+    usage[pivot] = sortUsageRows(i >= 0 ? rows.map((r, j) => (j === i ? after : r)) : [...rows, after], pivot)
   }
   return {
     ...data,

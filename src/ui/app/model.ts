@@ -6,10 +6,12 @@
  */
 import {printable} from '../../core/output.js'
 import type {PolicyConfig} from '../../store/schema.js'
+import type {BudgetView} from '../../gateway/budgets.js'
 import type {AgentView} from '../../gateway/views.js'
 import type {DashboardRoute} from '../../services/dashboard.js'
 import type {LogEntry} from '../../store/log-store.js'
 import type {LogRow, UsageRow} from '../../store/log-query.js'
+import type {BindingStatus} from '../../services/agent-binding.js'
 
 /** The app's views, in the order of their tabs (and keys 1-5). */
 export const VIEWS = ['Agents', 'Routes', 'Requests', 'Usage', 'Windows'] as const
@@ -24,7 +26,8 @@ export interface GatewayInfo {
 
 /** An agent row; the agents issue adds `binding`, `discovered` and paths (shown when present). */
 export type AppAgent = AgentView & {
-  binding?: {state?: string} | null
+  /** Whether its own config points at the gateway (`agents list`'s BINDING), when known. */
+  binding?: Pick<BindingStatus, 'state' | 'files' | 'problems'> | null
   discovered?: boolean
   /** `claude-code`, `codex`, `gemini-cli` when known (what `agents enable` takes). */
   tool?: string | null
@@ -54,6 +57,8 @@ export interface AppData {
   /** Requests of the last 28 days (for buckets, today's tokens and provider health). */
   history: LogEntry[]
   usage: Partial<Record<string, AppUsageRow[]>>
+  /** Budgets with what they spent (the running gateway's counters; absent: none or stopped). */
+  budgets?: BudgetView[]
   /** When this snapshot was taken (Unix ms). */
   loadedAt: number
 }
@@ -90,9 +95,44 @@ export function agentLabel(id: string | null, names: Map<string, string>, verbos
   return verbose ? `${name} (${id})` : name
 }
 
-/** `bound`, `unbound` or `stale`: the agents issue's binding when present, else the route. */
+/**
+ * Whether the agent's own config points at the gateway, in the words of `gwctl agents list`'s
+ * BINDING: `bound`, `unbound`, `stale`, or `-` for an agent gwctl cannot bind (one that only
+ * holds a key, a sub-agent). Whether its policy routes it somewhere is the ROUTE, not this.
+ */
 export function bindingOf(agent: AppAgent): string {
-  return agent.binding?.state ?? (agent.enabled ? 'bound' : 'unbound')
+  if (!bindable(agent)) return '-'
+  return agent.binding?.state ?? 'unbound'
+}
+
+/** A coding agent gwctl can bind (`agents enable TOOL`): a known tool, not a sub-agent. */
+export function bindable(agent: AppAgent): boolean {
+  return Boolean(agent.tool) && !agent.parentAgentName && agent.binding !== undefined
+}
+
+/** Its config is bound (or was, and is stale): a new key must go into that config. */
+export function isBound(agent: AppAgent): boolean {
+  return bindable(agent) && (agent.binding?.state === 'bound' || agent.binding?.state === 'stale')
+}
+
+/** What the Agents view's keys do to an agent; only those that apply to it are offered. */
+export type AgentAction = 'bind' | 'unbind' | 'rotate' | 'policy'
+
+/** The actions that apply to `agent`, with `policies` the policies there are. */
+export function agentActions(agent: AppAgent | undefined, policies: readonly {id: string}[]): AgentAction[] {
+  if (!agent) return []
+  const out: AgentAction[] = []
+  if (bindable(agent) && agent.binding?.state !== 'bound') out.push('bind')
+  if (isBound(agent)) out.push('unbind')
+  const keyed = agent.keyed !== false
+  if (keyed) out.push('rotate')
+  if (keyed && policies.some((p) => p.id !== agent.policyId)) out.push('policy')
+  return out
+}
+
+/** `~/.claude/settings.json` for a path in `home`. */
+export function shortPath(path: string, home: string): string {
+  return home && (path === home || path.startsWith(home + '/')) ? '~' + path.slice(home.length) : path
 }
 
 /** `1.2k`, `3.4M` */

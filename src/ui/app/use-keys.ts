@@ -12,11 +12,11 @@ import {useCallback, useRef} from 'react'
 import type {LogRow} from '../../store/log-query.js'
 import type {UsageSource} from '../../store/usage-query.js'
 import {USAGE_SOURCES} from '../../store/usage-query.js'
-import type {AppActions, UsagePivot} from './data.js'
+import type {ActionResult, AppActions, StartPlan, UsagePivot} from './data.js'
 import {USAGE_PIVOTS} from './data.js'
 import type {Modal} from './modal.js'
-import type {AppData, ViewName} from './model.js'
-import {VIEWS} from './model.js'
+import type {AgentAction, AppAgent, AppData, ViewName} from './model.js'
+import {VIEWS, agentActions, bindable, isBound, shortPath} from './model.js'
 import type {RouteRow} from './model-routes.js'
 
 /** A route's targets being reordered, and the selected one. */
@@ -56,6 +56,33 @@ export interface KeyContext {
   setFilter: Dispatch<SetStateAction<string>>
   setStatus: Dispatch<SetStateAction<string>>
   setData: Dispatch<SetStateAction<AppData>>
+  /** The user's home folder, shown as `~` in paths. */
+  home?: string
+}
+
+const AGENT_KEYS: Record<string, AgentAction | undefined> = {e: 'bind', d: 'unbind', r: 'rotate', p: 'policy'}
+
+/** Why a key does nothing on this agent (said in the hint bar). */
+function notApplicable(agent: AppAgent, action: AgentAction): string {
+  const name = agent.name
+  if (action === 'bind' || action === 'unbind') {
+    if (agent.parentAgentName) return `${name} is a sub-agent: it uses ${agent.parentAgentName}'s config.`
+    if (!bindable(agent)) return `${name} only holds a key: gwctl binds only the coding agents it finds here.`
+    return action === 'bind'
+      ? `${name} is already bound; r rotates its key.`
+      : `${name} is not bound: nothing to undo.`
+  }
+  if (agent.keyed === false) return `${name} holds no key yet: e binds it, with a key of its own.`
+  return `${name} already uses the only policy, ${agent.policyId}.`
+}
+
+/** The confirmation of a move to another policy: what changes on disk. */
+function moveText(agent: AppAgent, policyId: string, home: string): string {
+  if (!isBound(agent))
+    return `Move ${agent.name} to policy ${policyId}? Its key is rotated: the new one is shown once (no file on disk changes); the old key stops working now.`
+  const tool = agent.tool ?? agent.name
+  const files = (agent.binding?.files ?? []).map((f) => shortPath(f, home)).join(', ')
+  return `Move ${agent.name} to policy ${policyId} (gwctl agents enable ${tool} --policy ${policyId})? It gets a new key, which gwctl writes into ${files}; the old key stops working now.`
 }
 
 /** Handles the app's keys (Ink's useInput) with the latest render's context. */
@@ -87,6 +114,7 @@ export function useKeys(context: KeyContext): void {
     setFilter,
     setStatus,
     setData,
+    home = '',
   } = context
 
   const select = (n: number) => {
@@ -95,6 +123,13 @@ export function useKeys(context: KeyContext): void {
   }
 
   const run = (title: string, action: () => Promise<void>) => setModal({kind: 'confirm', title, run: action})
+  /** An action's result in a box: a new key no file holds is shown once. */
+  const shown = (result: ActionResult) =>
+    setModal(
+      result.key
+        ? {kind: 'key', title: result.text, key: result.key}
+        : {kind: 'message', text: result.text, error: false},
+    )
   const perform = async (action: () => Promise<void>) => {
     setModal(null)
     setStatus('working…')
@@ -132,18 +167,11 @@ export function useKeys(context: KeyContext): void {
         else if (key.return) {
           const policyId = data.policies[modal.selected]?.id
           const agent = modal.agent
-          if (policyId)
-            run(
-              `Move ${agent.name} to policy ${policyId}? Its key is rotated: the new one is shown once.`,
-              async () => {
-                const k = await actions.setPolicy(agent, policyId)
-                setModal({
-                  kind: 'key',
-                  title: `${agent.name} now uses policy ${policyId}. Its new key:`,
-                  key: k,
-                })
-              },
-            )
+          if (policyId === agent.policyId) {
+            setModal(null)
+            setStatus(`${agent.name} already uses policy ${policyId}; nothing changed.`)
+          } else if (policyId)
+            run(moveText(agent, policyId, home), async () => shown(await actions.setPolicy(agent, policyId)))
         }
       } else if (key.escape || key.return || input === 'q' || (modal.kind === 'help' && input === '?')) {
         setModal(null)
@@ -193,37 +221,56 @@ export function useKeys(context: KeyContext): void {
     }
     if (/^[1-5]$/.test(input)) return setView(VIEWS[Number(input) - 1])
     if (input === '?') return setModal({kind: 'help'})
-    if (input === 'S' && !up)
-      return run('Start the gateway (gwctl gateway start)?', async () =>
-        setStatus(await actions.startGateway()),
+    if (input === 'S' && !up) {
+      let plan: StartPlan | undefined
+      try {
+        plan = actions.startPlan?.()
+      } catch {
+        plan = undefined // a bad port setting: the start itself says so, in a box
+      }
+      return run(
+        plan
+          ? `Start the gateway ${plan.last ? 'as it last ran' : 'with the defaults'}: ${plan.command} (port ${plan.port}${plan.sim ? ', the offline simulator as upstream' : ', real providers'})?`
+          : 'Start the gateway (gwctl gateway start)?',
+        async () => setStatus(await actions.startGateway()),
       )
+    }
     if (key.upArrow || input === 'k') return select(sel - 1)
     if (key.downArrow || input === 'j') return select(sel + 1)
     if (key.pageUp) return select(sel - 10)
     if (key.pageDown) return select(sel + 10)
     if (view === 'Agents') {
       const agent = data.agents[sel]
-      if (!agent) return
-      if (input === 'e')
-        run(`Enable the route binding of ${agent.name}?`, async () =>
-          setStatus(await actions.setBinding(agent, true)),
+      const action = AGENT_KEYS[input]
+      if (!agent || !action) return
+      if (!agentActions(agent, data.policies).includes(action)) return setStatus(notApplicable(agent, action))
+      const tool = agent.tool ?? agent.name
+      const files = (agent.binding?.files ?? []).map((f) => shortPath(f, home)).join(', ')
+      if (action === 'bind') {
+        const stale = agent.binding?.state === 'stale'
+        void (async () => {
+          const plan = await actions.bindingPlan?.(agent).catch(() => undefined)
+          const writes = plan ? plan.files.map((f) => shortPath(f, home)).join(', ') : `${tool}'s config`
+          run(
+            stale
+              ? `Rebind ${tool} (gwctl agents enable ${tool})? Its binding is stale: ${agent.binding?.problems?.[0]?.problem ?? 'see gwctl doctor'}. gwctl rewrites ${writes} to point at ${plan?.baseUrl ?? 'the gateway'} with a live key of its own.`
+              : `Bind ${tool} to the gateway (gwctl agents enable ${tool})? gwctl writes ${writes} to point it at ${plan?.baseUrl ?? 'the gateway'} with a key of its own; d (agents disable) puts the file back exactly.`,
+            async () => setStatus(await actions.setBinding(agent, true)),
+          )
+        })()
+      } else if (action === 'unbind')
+        run(
+          `Unbind ${tool} (gwctl agents disable ${tool})? gwctl restores ${files || 'its config'} as before binding and revokes its key.`,
+          async () => setStatus(await actions.setBinding(agent, false)),
         )
-      else if (input === 'd')
-        run(`Disable the route binding of ${agent.name}?`, async () =>
-          setStatus(await actions.setBinding(agent, false)),
+      else if (action === 'rotate')
+        run(
+          isBound(agent)
+            ? `Rotate the key of ${agent.name} (gwctl agents enable ${tool} --rotate)? gwctl writes the new key into ${files}; the old key stops working now.`
+            : `Rotate the key of ${agent.name}? The old key stops working now. No file on disk changes: the new key is shown once, for whoever uses this agent.`,
+          async () => shown(await actions.rotateKey(agent)),
         )
-      else if ((input === 'r' || input === 'p') && agent.keyed === false)
-        setModal({
-          kind: 'message',
-          text: `${agent.name} holds no key yet: enable it (e) to bind it to the gateway with a key of its own.`,
-          error: true,
-        })
-      else if (input === 'r')
-        run(`Rotate the key of ${agent.name}? The old key stops working now.`, async () => {
-          const k = await actions.rotateKey(agent)
-          setModal({kind: 'key', title: `New key of ${agent.name} (shown once; copy it now):`, key: k})
-        })
-      else if (input === 'p' && data.policies.length > 0)
+      else if (action === 'policy')
         setModal({
           kind: 'policy',
           agent,

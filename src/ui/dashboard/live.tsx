@@ -2,7 +2,7 @@
  * The live dashboard (Ink): polls the gateway every second and redraws; q or Ctrl-C quits.
  * Imported only by `gwctl dashboard` on a terminal, so Ink and React never load at start-up.
  */
-import {useApp, useInput} from 'ink'
+import {useApp, useInput, useStdout} from 'ink'
 import {useEffect, useState} from 'react'
 
 import type {DashboardData} from '../../services/dashboard.js'
@@ -18,6 +18,7 @@ export interface LiveDashboardProps {
 
 export function LiveDashboard({load, initial = null, intervalMs = 1000}: LiveDashboardProps) {
   const {exit} = useApp()
+  const {stdout} = useStdout()
   const [data, setData] = useState<DashboardData | null>(initial)
   const [error, setError] = useState<string | null>(null)
   useInput((input, key) => {
@@ -42,7 +43,7 @@ export function LiveDashboard({load, initial = null, intervalMs = 1000}: LiveDas
       if (timer) clearTimeout(timer)
     }
   }, [load, intervalMs])
-  return <DashboardView data={data} error={error} />
+  return <DashboardView data={data} error={error} columns={stdout?.columns} rows={stdout?.rows} />
 }
 
 /** Draws the live dashboard until the user quits (or the signal aborts). */

@@ -70,7 +70,7 @@ const data: DashboardData = {
 }
 
 function frame(props: Parameters<typeof DashboardView>[0]): string[] {
-  return renderToString(<DashboardView {...props} />, {columns: 120})
+  return renderToString(<DashboardView columns={120} {...props} />, {columns: 120})
     .split('\n')
     .map((l) => l.trimEnd())
 }
@@ -141,5 +141,95 @@ describe('routes without a targets list', () => {
     expect(lines.find((l) => l.startsWith('team/chat'))).toMatch(/corp \[closed\] → openai:gpt-5 \[closed\]$/)
     expect(lines.find((l) => l.startsWith('p/gemini'))).toMatch(/g \[open\]$/)
     expect(lines.find((l) => l.startsWith('q/messages'))).toMatch(/0 agents\s+\(no provider\)$/)
+  })
+})
+
+describe('at 80x24', () => {
+  const busy: DashboardData = {
+    ...data,
+    routes: ['default', 'claude_code_default', 'codex_default', 'gemini_cli_default', 'team-red'].flatMap(
+      (policyId) =>
+        ['chat', 'messages'].map((family) => ({
+          policyId,
+          family,
+          agents: 1,
+          targets: [
+            {provider: 'anthropic', model: 'claude-sonnet-4-5-20250929', circuit: null},
+            {provider: 'sim-messages', model: 'claude-sim', circuit: null},
+          ],
+        })),
+    ),
+    recent_requests: Array.from({length: 10}, (_, i) => ({
+      ...data.recent_requests[0],
+      id: 100 - i,
+      time: Date.UTC(2026, 10, 22, 10, 20, 30 - i),
+      agentName: 'a-rather-long-agent-name',
+      model: i === 1 ? 'claude-sonnet-4-5-20250929-with-a-long-suffix' : 'claude-sim',
+      status: i === 2 ? 502 : 200,
+      error: i === 2 ? 'upstream 502: the provider answered Bad Gateway' : null,
+      fallback: false,
+    })),
+    recent_usage: Array.from({length: 6}, (_, i) => ({...data.recent_usage[0], key: `model-${i}`})),
+  }
+
+  it('fits: no line wider than 80, one line shorter than the terminal, sections say what they hold', () => {
+    const lines = renderToString(<DashboardView data={busy} columns={80} rows={24} />, {columns: 80})
+      .split('\n')
+      .map((l) => l.trimEnd())
+    expect(lines).toEqual([
+      'gwctl dashboard  gateway running on 127.0.0.1:43123 · up 1h 02m 05s · v0.1.0',
+      '',
+      'Routes (5 of 10)',
+      'default/chat                 1 agents anthropic:claude-sonnet-4-5-20250929 [clo…',
+      'default/messages             1 agents anthropic:claude-sonnet-4-5-20250929 [clo…',
+      'claude_code_default/chat     1 agents anthropic:claude-sonnet-4-5-20250929 [clo…',
+      'claude_code_default/messages 1 agents anthropic:claude-sonnet-4-5-20250929 [clo…',
+      'codex_default/chat           1 agents anthropic:claude-sonnet-4-5-20250929 [clo…',
+      '',
+      'Recent requests (5 of 8)',
+      '10:20:30 a-rather-long-age… sim-messages/claude-sim               200 120/8 41ms',
+      '10:20:29 a-rather-long-age… sim-messages/claude-sonnet-4-5-20250… 200 120/8 41ms',
+      '10:20:28 a-rather-long-age… sim-messages/claude-sim               502 120/8 41ms',
+      '10:20:27 a-rather-long-age… sim-messages/claude-sim               200 120/8 41ms',
+      '10:20:26 a-rather-long-age… sim-messages/claude-sim               200 120/8 41ms',
+      '',
+      'Usage by model (4 of 6)',
+      'model-0 1,234 req 1,500,000 in 8 out',
+      'model-1 1,234 req 1,500,000 in 8 out',
+      'model-2 1,234 req 1,500,000 in 8 out',
+      'model-3 1,234 req 1,500,000 in 8 out',
+      '',
+      'refreshes every second · q or Ctrl-C quits',
+    ])
+    expect(lines).toHaveLength(23)
+  })
+
+  it('at 60 columns cuts the widest cells first, and shows an error column only where there is room', () => {
+    const lines = renderToString(<DashboardView data={busy} columns={60} rows={24} />, {columns: 60})
+      .split('\n')
+      .map((l) => l.trimEnd())
+    const requests = lines.slice(
+      lines.indexOf('Recent requests (5 of 8)') + 1,
+      lines.indexOf('Recent requests (5 of 8)') + 4,
+    )
+    expect(requests).toEqual([
+      '10:20:30 a-rather-long-ag… sim-messages/clau… 200 120/8 41ms',
+      '10:20:29 a-rather-long-ag… sim-messages/clau… 200 120/8 41ms',
+      '10:20:28 a-rather-long-ag… sim-messages/clau… 502 120/8 41ms',
+    ])
+    for (const l of lines) expect(l.length).toBeLessThanOrEqual(60)
+  })
+})
+
+describe('an error column where there is room', () => {
+  it('shows the error of a failed request beside it on a wide terminal', () => {
+    const failed = {...data.recent_requests[0], status: 502, error: 'upstream 502', fallback: false}
+    const lines = renderToString(
+      <DashboardView data={{...data, recent_requests: [failed]}} columns={100} rows={24} />,
+      {columns: 100},
+    ).split('\n')
+    expect(lines.find((l) => l.startsWith('10:20:30'))!.trimEnd()).toBe(
+      '10:20:30 agt_laptop sim-messages/claude-sim 502 120/8 41ms upstream 502',
+    )
   })
 })

@@ -3,9 +3,10 @@ import {Box, Text} from 'ink'
 
 import type {DashboardRoute} from '../../../services/dashboard.js'
 import type {AppAgent} from '../model.js'
-import {ago, agentLabel, agentNames, bindingOf, cell, compact} from '../model.js'
+import {ago, agentLabel, agentNames, bindable, bindingOf, cell, compact, shortPath} from '../model.js'
 import {breakerOf, circuitText} from '../model-routes.js'
 import {costText, lastRequest, todayTokens} from '../model-usage.js'
+import {columnsLine, fitColumns} from '../../columns.js'
 import type {ViewProps} from './shared.js'
 import {Row, stateColor, windowOf} from './shared.js'
 
@@ -17,7 +18,8 @@ export function AgentsView({
   now,
   color,
   costs,
-}: ViewProps & {costs?: Map<string, Parameters<typeof costText>[0]>}) {
+  home = '',
+}: ViewProps & {costs?: Map<string, Parameters<typeof costText>[0]>; home?: string}) {
   const w = width - 1
   if (data.agents.length === 0) {
     return (
@@ -32,25 +34,35 @@ export function AgentsView({
   const names = agentNames(data.agents)
   const today = todayTokens(data.history, now)
   const last = lastRequest(data.history)
-  const fixed = 16 + 1 + 12 + 1 + 8 + 1 + 12 + 1 + 8 + 1
-  const routeW = Math.max(8, w - fixed)
-  const header = `${cell('NAME', 16)} ${cell('KIND', 12)} ${cell('BOUND', 8)} ${cell('POLICY', 12)} ${cell('TODAY', 8, true)} ${cell('ROUTE', routeW)}`
+  const columns = fitColumns<AppAgent>(
+    [
+      {header: 'NAME', value: (a) => a.name, min: 8, max: 24},
+      {header: 'KIND', value: (a) => a.type, min: 6, max: 20, drop: 2},
+      {header: 'BINDING', value: bindingOf},
+      {header: 'POLICY', value: (a) => a.policyId, min: 8, max: 24, drop: 1},
+      {header: 'TODAY', value: (a) => compact(today.get(a.agentId) ?? 0), right: true},
+      {
+        header: 'ROUTE',
+        value: (a) => a.route.targets.map((t) => t.provider).join('→') || '(none)',
+        min: 8,
+      },
+    ],
+    data.agents,
+    w,
+  )
   const listH = Math.max(1, height - 7)
   const [from, to] = windowOf(data.agents.length, selected, listH)
   const agent: AppAgent | undefined = data.agents[selected]
-  const lines = data.agents.slice(from, to).map((a, i) => {
-    const targets = a.route.targets.map((t) => t.provider).join('→') || '(none)'
-    return {
-      key: a.agentId,
-      selected: from + i === selected,
-      text: `${cell(a.name, 16)} ${cell(a.type, 12)} ${cell(bindingOf(a), 8)} ${cell(a.policyId, 12)} ${cell(compact(today.get(a.agentId) ?? 0), 8, true)} ${cell(targets, routeW)}`,
-    }
-  })
+  const lines = data.agents.slice(from, to).map((a, i) => ({
+    key: a.agentId,
+    selected: from + i === selected,
+    text: columnsLine(columns, a, w),
+  }))
   const seen = agent ? (last.get(agent.agentId) ?? (agent.lastSeenAt ? agent.lastSeenAt * 1000 : null)) : null
   const children = agent?.childAgentIds.map((id) => agentLabel(id, names)).join(', ') || '-'
   return (
     <Box flexDirection="column">
-      <Text bold>{' ' + cell(header, w)}</Text>
+      <Text bold>{' ' + columnsLine(columns, undefined, w)}</Text>
       {lines.map((l) => (
         <Row key={l.key} text={cell(l.text, w)} selected={l.selected} color={color} />
       ))}
@@ -67,6 +79,7 @@ export function AgentsView({
               )}
           </Text>
           {routeLine(agent, data.routes, now, w, color)}
+          {bindable(agent) && <Text>{' ' + cell(bindingLine(agent, home), w)}</Text>}
         </Box>
       )}
     </Box>
@@ -97,4 +110,14 @@ function routeLine(
       })}
     </Text>
   )
+}
+
+/** Where the agent's own config points: `config bound: ~/.claude/settings.json`, or why it is stale. */
+function bindingLine(agent: AppAgent, home: string): string {
+  const b = agent.binding
+  const files = (b?.files ?? []).map((f) => shortPath(f, home)).join(', ')
+  if (b?.state === 'bound') return `config bound to the gateway: ${files}`
+  if (b?.state === 'stale')
+    return `config stale: ${b.problems?.map((p) => p.problem).join('; ') ?? 'see gwctl doctor'} (e rebinds)`
+  return `config not bound: e points ${agent.tool ?? agent.name} at the gateway`
 }

@@ -3,6 +3,8 @@ import {Box, Text} from 'ink'
 
 import type {LogRow} from '../../../store/log-query.js'
 import {agentLabel, agentNames, cell, clock, compact} from '../model.js'
+import type {Column} from '../../columns.js'
+import {addIfRoom, columnsLine, fitColumns} from '../../columns.js'
 import type {ViewProps} from './shared.js'
 import {Row, windowOf} from './shared.js'
 
@@ -26,37 +28,54 @@ export function RequestsView({data, width, height, selected, color, filter, rows
       </Box>
     )
   }
-  const fixed = 8 + 1 + 14 + 1 + 6 + 1 + 13 + 1 + 7 + 1
-  const modelW = Math.max(8, w - fixed)
+  const columns = requestColumns(rows, names, w)
   const [from, to] = windowOf(rows.length, selected, Math.max(1, height - 1))
   return (
     <Box flexDirection="column">
-      <Text bold>
-        {' ' +
-          cell(
-            `${cell('TIME', 8)} ${cell('AGENT', 14)} ${cell('PROVIDER/MODEL', modelW)} ${cell('STATUS', 6, true)} ${cell('TOKENS IN/OUT', 13, true)} ${cell('LATENCY', 7, true)}`,
-            w,
-          )}
-      </Text>
+      <Text bold>{' ' + columnsLine(columns, undefined, w)}</Text>
       {rows.slice(from, to).map((r, i) => {
-        const s = statusText(r)
-        const model = r.provider
-          ? `${r.provider}/${r.model ?? r.requestedModel ?? '?'}`
-          : (r.requestedModel ?? '-')
-        const tokens = `${compact(r.inputTokens)}/${compact(r.outputTokens)}`
-        const text = cell(
-          `${cell(clock(r.time), 8)} ${cell(agentLabel(r.agentId, names), 14)} ${cell(model, modelW)} ${cell(s, 6, true)} ${cell(tokens, 13, true)} ${cell(`${Math.round(r.latencyMs)}ms`, 7, true)}`,
-          w,
-        )
         const bad = r.status >= 400 || r.broken === true
         return (
           <Text key={`${r.id}-${r.time}`} color={bad && color ? 'red' : undefined}>
-            <Row text={text} selected={from + i === selected} color={color} />
+            <Row text={columnsLine(columns, r, w)} selected={from + i === selected} color={color} />
           </Text>
         )
       })}
     </Box>
   )
+}
+
+/** Why a request failed or was refused, as its log row says; empty for a success. */
+export function errorOf(r: LogRow): string {
+  return r.error ?? (r.broken ? 'the answer broke off' : '')
+}
+
+/**
+ * The requests' columns sized to their content. A request that reached no provider (a refused
+ * key, an unknown model) says why in its PROVIDER/MODEL cell; the errors of the others get an
+ * ERROR column when some row has one and the other columns leave room for it.
+ */
+function requestColumns(rows: readonly LogRow[], names: Map<string, string>, width: number) {
+  const providerError = (r: LogRow) => (r.provider ? errorOf(r) : '')
+  const columns: Column<LogRow>[] = [
+    {header: 'TIME', value: (r) => clock(r.time)},
+    {header: 'AGENT', value: (r) => agentLabel(r.agentId, names), min: 6, max: 20},
+    {
+      header: 'PROVIDER/MODEL',
+      value: (r) =>
+        r.provider
+          ? `${r.provider}/${r.model ?? r.requestedModel ?? '?'}`
+          : errorOf(r) || (r.requestedModel ?? '-'),
+      min: 10,
+      max: 48,
+    },
+    {header: 'STATUS', value: statusText, right: true},
+    {header: 'TOKENS', value: (r) => `${compact(r.inputTokens)}/${compact(r.outputTokens)}`, right: true},
+    {header: 'LATENCY', value: (r) => `${Math.round(r.latencyMs)}ms`, right: true},
+  ]
+  const fitted = fitColumns(columns, rows, width)
+  if (!rows.some((r) => providerError(r) !== '')) return fitted
+  return addIfRoom(fitted, {header: 'ERROR', value: providerError, min: 12}, rows, width)
 }
 
 /** One request, as Enter opens it. */
@@ -80,7 +99,7 @@ export function RequestDetail({row, names, width}: {row: LogRow; names: Map<stri
       `${Math.round(row.latencyMs)}ms · first byte ${row.ttfbMs === null ? '-' : `${Math.round(row.ttfbMs)}ms`}`,
     ],
     ['Request id', row.requestId ?? '-'],
-    ['Error', row.error ?? '-'],
+    ['Error', errorOf(row) || '-'],
   ]
   return (
     <Box flexDirection="column" borderStyle="single" paddingX={1}>

@@ -2,7 +2,8 @@
 import {Box, Text} from 'ink'
 
 import {cell} from '../model.js'
-import type {ProviderHealth} from '../model-routes.js'
+import {columnsLine, fitColumns} from '../../columns.js'
+import type {ProviderHealth, RouteRow} from '../model-routes.js'
 import {breakerOf, circuitText, providerHealth, routeRows} from '../model-routes.js'
 import type {ViewProps} from './shared.js'
 import {Row, stateColor, windowOf} from './shared.js'
@@ -30,18 +31,30 @@ export function RoutesView({data, width, height, selected, now, color, editing}:
   const targets = editing?.targets ?? current.targets
   const [from, to] = windowOf(routes.length, selected, Math.max(1, height - 5 - targets.length))
   const state = (target: string) => circuitText(breakerOf(data.routes, target.split(':')[0]), now)
+  const label = (r: RouteRow, t: string) => (r.translated?.includes(t) ? `${t} (translated)` : t)
+  const columns = fitColumns<RouteRow>(
+    [
+      {header: 'ROUTE', value: (r) => `${r.policyId}/${r.family}`, min: 12, max: 40},
+      {header: 'AGENTS', value: (r) => String(r.agents ?? ''), right: true},
+      {
+        header: 'TARGETS [CIRCUIT]',
+        value: (r) => r.targets.map((t) => `${label(r, t)} [${state(t)}]`).join(' → ') || '(no target)',
+        min: 12,
+      },
+    ],
+    routes,
+    w,
+  )
+  const targetW = Math.min(48, Math.max(6, ...targets.map((t) => label(current, t).length)))
   return (
     <Box flexDirection="column">
-      <Text bold>{' ' + cell(`${cell('ROUTE', 28)} ${cell('AGENTS', 6, true)}  TARGETS [CIRCUIT]`, w)}</Text>
+      <Text bold>{' ' + columnsLine(columns, undefined, w)}</Text>
       {routes.slice(from, to).map((r, i) => (
         <Row
           key={`${r.policyId}/${r.family}`}
           selected={from + i === selected}
           color={color}
-          text={cell(
-            `${cell(`${r.policyId}/${r.family}`, 28)} ${cell(r.agents ?? '', 6, true)}  ${r.targets.map((t) => `${t}${r.translated?.includes(t) ? ' (translated)' : ''} [${state(t)}]`).join(' → ') || '(no target)'}`,
-            w,
-          )}
+          text={columnsLine(columns, r, w)}
         />
       ))}
       <Box flexDirection="column" marginTop={1}>
@@ -57,7 +70,7 @@ export function RoutesView({data, width, height, selected, now, color, editing}:
         <Text>
           {' ' +
             cell(
-              `${cell('#', 3)}${cell('TARGET', 30)} ${cell('CIRCUIT', 10)} ${cell('ERR 5m', 8, true)} ${cell('P50 5m', 8, true)}`,
+              `${cell('#', 3)}${cell('TARGET', targetW)} ${cell('CIRCUIT', 10)} ${cell('ERR 5m', 8, true)} ${cell('P50 5m', 8, true)}`,
               w,
             )}
         </Text>
@@ -69,9 +82,8 @@ export function RoutesView({data, width, height, selected, now, color, editing}:
             <Text key={t + i}>
               {editing && editing.selected === i ? '›' : ' '}
               {cell(`${i + 1}.`, 3)}
-              {cell(current.translated?.includes(t) ? `${t} (translated)` : t, 30)}{' '}
-              <Text color={stateColor(s, color)}>{cell(s, 10)}</Text> {cell(rate, 8, true)}{' '}
-              {cell(h?.p50 == null ? '-' : `${Math.round(h.p50)}ms`, 8, true)}
+              {cell(label(current, t), targetW)} <Text color={stateColor(s, color)}>{cell(s, 10)}</Text>{' '}
+              {cell(rate, 8, true)} {cell(h?.p50 == null ? '-' : `${Math.round(h.p50)}ms`, 8, true)}
             </Text>
           )
         })}

@@ -7,6 +7,9 @@ import {USAGE_PIVOTS} from '../data.js'
 import type {AppUsageRow} from '../model.js'
 import {agentLabel, agentNames, cell, compact} from '../model.js'
 import {costOf, costText, dailyTokens, heatmap, hourlyTokens, sparkline} from '../model-usage.js'
+import {budgetScopeText, resetText} from '../../../cli/budgets.js'
+import {formatBudgetAmount} from '../../../gateway/budgets.js'
+import {columnsLine, fitColumns} from '../../columns.js'
 import type {ViewProps} from './shared.js'
 import {Row, windowOf} from './shared.js'
 
@@ -32,8 +35,8 @@ export function UsageView({
   const hourly = hourlyTokens(data.history, now)
   const days = dailyTokens(data.history, now, 28)
   const tabs = USAGE_PIVOTS.map((p) => (p === pivot ? `[${p}]` : ` ${p} `)).join('')
-  const keyW = Math.max(10, w - 40 - (withCost ? 10 : 0))
-  const listH = Math.max(1, height - 10)
+  const budgets = (data.budgets ?? []).slice(0, 3)
+  const listH = Math.max(1, height - 10 - budgets.length)
   const [from, to] = windowOf(rows.length, selected, listH)
   const byKey = new Map(data.agents.filter((a) => a.keyPrefix).map((a) => [a.keyPrefix, a.name]))
   const label = (r: AppUsageRow) =>
@@ -42,16 +45,22 @@ export function UsageView({
       : pivot === 'key' && r.key && byKey.has(r.key)
         ? `${r.key} (${byKey.get(r.key)})`
         : (r.key ?? '(none)')
+  const columns = fitColumns<AppUsageRow>(
+    [
+      {header: pivot.toUpperCase(), value: label, min: 10, max: 48},
+      {header: 'REQUESTS', value: (r) => compact(r.requests), right: true},
+      {header: 'INPUT', value: (r) => compact(r.inputTokens), right: true},
+      {header: 'OUTPUT', value: (r) => compact(r.outputTokens), right: true},
+      {header: 'CACHED', value: (r) => compact(r.cacheReadTokens + r.cacheCreationTokens), right: true},
+      ...(withCost ? [{header: 'COST', value: costText, right: true, min: 8}] : []),
+    ],
+    rows,
+    w,
+  )
   return (
     <Box flexDirection="column">
       <Text>{' ' + cell(`by ${tabs} · ${source}, 28 days`, w)}</Text>
-      <Text bold>
-        {' ' +
-          cell(
-            `${cell(pivot.toUpperCase(), keyW)} ${cell('REQUESTS', 9, true)} ${cell('INPUT', 9, true)} ${cell('OUTPUT', 9, true)} ${cell('CACHED', 9, true)}${withCost ? ` ${cell('COST', 9, true)}` : ''}`,
-            w,
-          )}
-      </Text>
+      <Text bold>{' ' + columnsLine(columns, undefined, w)}</Text>
       {rows.length === 0 ? (
         <Text>
           {cell(
@@ -68,10 +77,7 @@ export function UsageView({
               key={`${r.key}`}
               selected={from + i === selected}
               color={color}
-              text={cell(
-                `${cell(label(r), keyW)} ${cell(compact(r.requests), 9, true)} ${cell(compact(r.inputTokens), 9, true)} ${cell(compact(r.outputTokens), 9, true)} ${cell(compact(r.cacheReadTokens + r.cacheCreationTokens), 9, true)}${withCost ? ` ${cell(costText(r), 9, true)}` : ''}`,
-                w,
-              )}
+              text={columnsLine(columns, r, w)}
             />
           )
         })
@@ -88,6 +94,18 @@ export function UsageView({
           <Text key={i}>
             {'   '}
             <Text color={color ? 'green' : undefined}>{line}</Text>
+          </Text>
+        ))}
+        {budgets.map((b) => (
+          <Text
+            key={b.id}
+            color={color && b.state !== 'ok' ? (b.state === 'exceeded' ? 'red' : 'yellow') : undefined}
+          >
+            {' ' +
+              cell(
+                `budget ${budgetScopeText(b)} ${b.period}: ${formatBudgetAmount(b.unit, b.spent)} / ${formatBudgetAmount(b.unit, b.limit)} (${b.percent}%), resets ${resetText(b, now)}`,
+                w,
+              )}
           </Text>
         ))}
       </Box>

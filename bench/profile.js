@@ -1,0 +1,78 @@
+// Where the daemon's CPU goes under load: `node bench/profile.js [--translated] [--stream]
+// [--seconds N] [--connections N] [--top N]` (build first). Starts the simulator and the daemon as
+// bench/run.js does (the same state, policies and keys), the daemon under `node --cpu-prof`,
+// loads it with autocannon, stops it with SIGTERM (so V8 writes the profile) and prints the
+// functions with the most self time, with the file of each. The .cpuprofile stays in the printed
+// folder for Chrome DevTools or speedscope.
+import {mkdtempSync, readdirSync, readFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join, relative} from 'node:path'
+import {parseArgs} from 'node:util'
+import autocannon from 'autocannon'
+import {CHAT_BODY, STREAM_BODY, startChild, startGatewayTarget} from './targets.js'
+
+const {values: opts} = parseArgs({
+  options: {
+    translated: {type: 'boolean', default: false},
+    stream: {type: 'boolean', default: false},
+    seconds: {type: 'string', default: '10'},
+    connections: {type: 'string', default: '64'},
+    top: {type: 'string', default: '30'},
+  },
+})
+
+const dir = mkdtempSync(join(tmpdir(), 'gwctl-prof-'))
+process.env.GWCTL_BENCH_DAEMON_ARGS = `--cpu-prof --cpu-prof-dir=${dir}`
+const sim = await startChild('node', ['bench/servers.js', 'sim'])
+const gateway = await startGatewayTarget(`http://127.0.0.1:${sim.port}`)
+const target = opts.translated ? gateway.translated : gateway
+if (!target) throw new Error(`no translated row: ${gateway.translatedSkipped}`)
+const body = opts.stream ? (target.streamBody ?? STREAM_BODY) : (target.body ?? CHAT_BODY)
+const result = await autocannon({
+  url: `${target.origin}${target.path ?? '/v1/chat/completions'}`,
+  method: 'POST',
+  headers: target.headers,
+  body,
+  connections: Number(opts.connections),
+  duration: Number(opts.seconds),
+})
+console.log(
+  `${target.name}${opts.stream ? ' (stream)' : ''}: ${Math.round(result.requests.average)} req/s, ` +
+    `${result.non2xx} non-2xx, ${result.errors} errors`,
+)
+const daemon = gateway.pid
+process.kill(daemon, 'SIGTERM')
+let file
+for (let i = 0; i < 100 && !file; i++) {
+  await new Promise((r) => setTimeout(r, 100))
+  file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))
+}
+if (!file) throw new Error(`the daemon wrote no profile into ${dir}`)
+await new Promise((r) => setTimeout(r, 300)) // the file is written in one go; let it finish
+
+const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'))
+const self = new Map()
+const dt = new Map()
+profile.samples.forEach((id, i) => dt.set(id, (dt.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)))
+let total = 0
+for (const node of profile.nodes) {
+  const us = dt.get(node.id) ?? 0
+  total += us
+  const {functionName, url, lineNumber} = node.callFrame
+  const where = url ? `${relative(process.cwd(), url.replace(/^file:\/\//, ''))}:${lineNumber + 1}` : ''
+  const key = `${functionName || '(anonymous)'} ${where}`
+  self.set(key, (self.get(key) ?? 0) + us)
+}
+const byFile = new Map()
+for (const [key, us] of self) {
+  const f = key.split(' ').at(-1).replace(/:\d+$/, '') || key
+  byFile.set(f, (byFile.get(f) ?? 0) + us)
+}
+const pct = (us) => `${((100 * us) / total).toFixed(1).padStart(5)} %`
+console.log(`\nself time, top ${opts.top} functions (of ${(total / 1e6).toFixed(2)} s sampled):`)
+for (const [key, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(opts.top)))
+  console.log(`${pct(us)}  ${key}`)
+console.log('\nself time by file:')
+for (const [f, us] of [...byFile].sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`${pct(us)}  ${f}`)
+console.log(`\nprofile: ${join(dir, file)}`)
+process.exit(0)

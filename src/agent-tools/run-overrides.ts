@@ -1,0 +1,163 @@
+/**
+ * How each coding agent is pointed at the gateway for one process only (`gwctl run`): its own
+ * environment variables and command-line overrides, never a file of the user's. What each agent
+ * honours, and over what:
+ *
+ * - Claude Code: `ANTHROPIC_BASE_URL` and `ANTHROPIC_AUTH_TOKEN` (sent as `Authorization:
+ *   Bearer`). The user's `ANTHROPIC_API_KEY` is left out of the child's environment: with both,
+ *   Claude Code would ask which to use, and a vendor key has no business on the gateway. Claude
+ *   Code applies its settings' `env` block over the environment, so a settings.json bound by
+ *   `gwctl agents enable` keeps its own URL and key (the run then uses that binding's key).
+ * - Codex: `-c` overrides, which win over config.toml: `model_provider` set to a provider table
+ *   of its own (`model_providers.gwctl_run`: the gateway's `/v1`, `wire_api = "responses"`, the
+ *   key read from `env_key`, a variable only the child has). The key never appears in argv (which
+ *   every local user can read in `ps`).
+ * - Gemini CLI: `GOOGLE_GEMINI_BASE_URL` and `GEMINI_API_KEY` (the environment wins over its
+ *   `.env` files). It takes its auth type from settings only (`security.auth.selectedType`), and
+ *   with a base URL but no such setting it picks the type "gateway", which it then refuses
+ *   (exit 41, AGENT-CLIS.md). Its system settings could override the user's, but it reads them
+ *   only from root-owned files. So a run needs the user's or the workspace's settings to select
+ *   "gemini-api-key" (as `gwctl agents enable gemini-cli` does); otherwise it is refused with
+ *   what to change, rather than sent to Google's servers with the user's own login.
+ *   (gemini-cli `config/settings.ts` loadSettings, `config/auth.ts` getAuthTypeFromEnv and
+ *   validateAuthMethod, `validateNonInteractiveAuth.ts`, `config/environment.ts` loadEnvironment.)
+ */
+import {readFileSync} from 'node:fs'
+import {join, resolve} from 'node:path'
+
+import {ConfigError} from '../core/errors.js'
+import type {AgentTool} from '../store/history-rows.js'
+
+/** The variable that carries the gateway key to Codex (named by `env_key`). */
+export const CODEX_KEY_VARIABLE = 'GWCTL_GATEWAY_KEY'
+/** The provider id of a run in Codex's overrides (bindings use `gwctl`). */
+export const CODEX_RUN_PROVIDER = 'gwctl_run'
+
+/** The executable each agent installs (found on PATH). */
+export const AGENT_EXECUTABLE: Record<AgentTool, string> = {
+  'claude-code': 'claude',
+  codex: 'codex',
+  'gemini-cli': 'gemini',
+}
+
+export interface RunOverrides {
+  /** Variables to set in the child's environment. */
+  set: Record<string, string>
+  /** Variables to remove from it. */
+  unset: string[]
+  /** Arguments put before the user's. */
+  args: string[]
+}
+
+export interface OverrideInput {
+  /** The gateway's origin, `http://127.0.0.1:PORT`. */
+  origin: string
+  key: string
+  /** Gemini CLI: its user settings file, and the folder it runs in (the workspace settings). */
+  geminiSettings?: {userFile: string; cwd: string; home: string}
+}
+
+/** JSON with `//` and block comments removed (Gemini's settings allow them), strings kept. */
+function stripJsonComments(text: string): string {
+  return text.replace(/("(?:[^"\\]|\\.)*")|\/\/[^\n]*|\/\*[\s\S]*?\*\//g, (m, str?: string) => str ?? '')
+}
+
+/** `security.auth.selectedType` of a Gemini settings file (undefined: none, or no file). */
+function selectedType(path: string): string | undefined {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch {
+    return undefined
+  }
+  try {
+    const settings = JSON.parse(stripJsonComments(text)) as {security?: {auth?: {selectedType?: unknown}}}
+    const type = settings?.security?.auth?.selectedType
+    return typeof type === 'string' ? type : undefined
+  } catch {
+    return undefined // Gemini CLI itself reports a settings file that does not parse
+  }
+}
+
+/**
+ * Refuses (exit 3) a Gemini CLI whose settings do not select API-key auth: the workspace's
+ * `.gemini/settings.json` (not when the folder is the home) wins over the user's.
+ */
+export function checkGeminiAuth(settings: {userFile: string; cwd: string; home: string}): void {
+  const workspaceFile = join(settings.cwd, '.gemini', 'settings.json')
+  const inHome = resolve(settings.cwd) === resolve(settings.home)
+  const workspace = inHome ? undefined : selectedType(workspaceFile)
+  const type = workspace ?? selectedType(settings.userFile)
+  if (type === 'gemini-api-key') return
+  const file = workspace !== undefined ? workspaceFile : settings.userFile
+  throw new ConfigError(
+    `Gemini CLI takes its auth type from its settings only, and ${type === undefined ? `${settings.userFile} selects none` : `${file} selects "${type}"`}: a run cannot point it at the gateway without changing that file.`,
+    {
+      code: 'agent_auth_setting',
+      hint: `Bind it with \`gwctl agents enable gemini-cli\` (undone exactly by \`agents disable\`), or set security.auth.selectedType to "gemini-api-key" in ${file}.`,
+    },
+  )
+}
+
+/** The variables of Claude Code's settings `env` that would send a run elsewhere. */
+const CLAUDE_ROUTE_VARIABLES = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_API_KEY']
+
+/**
+ * The Claude Code settings files of a run in `cwd` besides the user's (`<home>/settings.json`):
+ * the project's `.claude/settings.json` and `.claude/settings.local.json`, which Claude Code
+ * merges over the user's, `env` included.
+ */
+export function claudeProjectSettings(cwd: string): string[] {
+  return [join(cwd, '.claude', 'settings.json'), join(cwd, '.claude', 'settings.local.json')]
+}
+
+/** Which of Claude Code's routing variables the settings file at `path` sets in its `env`. */
+export function claudeRouteEntries(path: string): string[] {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch {
+    return []
+  }
+  try {
+    const env = (JSON.parse(stripJsonComments(text)) as {env?: Record<string, unknown>})?.env
+    return env && typeof env === 'object' ? CLAUDE_ROUTE_VARIABLES.filter((v) => env[v] !== undefined) : []
+  } catch {
+    return [] // Claude Code reports a settings file that does not parse itself
+  }
+}
+
+/** The overrides that route `tool` through the gateway at `origin` with `key`. */
+export function runOverrides(tool: AgentTool, input: OverrideInput): RunOverrides {
+  const {origin, key} = input
+  switch (tool) {
+    case 'claude-code':
+      return {
+        set: {ANTHROPIC_BASE_URL: origin, ANTHROPIC_AUTH_TOKEN: key},
+        unset: ['ANTHROPIC_API_KEY'],
+        args: [],
+      }
+    case 'codex': {
+      const p = `model_providers.${CODEX_RUN_PROVIDER}`
+      return {
+        set: {[CODEX_KEY_VARIABLE]: key},
+        unset: [],
+        args: [
+          '-c',
+          `model_provider="${CODEX_RUN_PROVIDER}"`,
+          '-c',
+          `${p}.name="gwctl run"`,
+          '-c',
+          `${p}.base_url="${origin}/v1"`,
+          '-c',
+          `${p}.env_key="${CODEX_KEY_VARIABLE}"`,
+          '-c',
+          `${p}.wire_api="responses"`,
+        ],
+      }
+    }
+    case 'gemini-cli':
+      if (input.geminiSettings) checkGeminiAuth(input.geminiSettings)
+      return {set: {GOOGLE_GEMINI_BASE_URL: origin, GEMINI_API_KEY: key}, unset: [], args: []}
+  }
+}

@@ -1,0 +1,365 @@
+/**
+ * `gwctl run AGENT -- ARGS`: one run of a coding agent through the running gateway, with no file
+ * of the user's touched. The agent's own executable is started with ARGS and with the overrides of
+ * `agent-tools/run-overrides.ts` (environment variables and its own command-line overrides), and
+ * its standard streams, terminal, signals and exit status pass straight through.
+ *
+ * Which key a run uses:
+ * - an agent whose config `gwctl agents enable` bound runs with the key in that config (issuing
+ *   another key for the same agent would revoke it, and break the binding), so its policy is the
+ *   binding's; for Claude Code nothing else is possible, as it applies its settings' `env` over
+ *   the environment;
+ * - otherwise the run key of the agent name (`--agent-name`, default the tool's name), issued on
+ *   the first run and kept in `<GWCTL_HOME>/run-keys.json` (0600) for the next ones; `--policy`
+ *   naming another policy than the agent's issues a new key bound to it.
+ * The key lives only in the child's environment (Codex reads it from a variable its overrides
+ * name), never in argv.
+ */
+import {spawn} from 'node:child_process'
+import {accessSync, constants, readFileSync} from 'node:fs'
+import {homedir} from 'node:os'
+import {delimiter, isAbsolute, join} from 'node:path'
+import {setTimeout as sleep} from 'node:timers/promises'
+
+import {ConfigError, GatewayDownError, GwError, NotFoundError, UsageError} from '../core/errors.js'
+import {agentHome} from '../agent-tools/agent-homes.js'
+import {TOOL_AGENT_TYPE} from '../agent-tools/discovery.js'
+import {
+  AGENT_EXECUTABLE,
+  checkGeminiAuth,
+  claudeProjectSettings,
+  claudeRouteEntries,
+  runOverrides,
+} from '../agent-tools/run-overrides.js'
+import {ISSUE_INTERVAL_MS, displayPrefix} from '../gateway/keys.js'
+import {runningDaemon} from '../gateway/pidfile.js'
+import type {AgentTool} from '../store/history-rows.js'
+import {ensureHome, homeFile} from '../store/paths.js'
+import {withRunKeys} from '../store/run-keys.js'
+import type {GatewayState} from '../store/state-schema.js'
+import {StateStore} from '../store/state.js'
+import {employee, liveKeyId, loadBinder} from './agent-binding.js'
+import {gatewayAnswers, startGateway} from './gateway.js'
+import {issueGatewayKey} from './gateway-keys.js'
+
+/** The names `gwctl run` takes for each tool (its own name first). */
+const RUN_NAMES: Record<string, AgentTool> = {
+  'claude-code': 'claude-code',
+  claude: 'claude-code',
+  codex: 'codex',
+  'gemini-cli': 'gemini-cli',
+  gemini: 'gemini-cli',
+}
+
+export interface RunOptions {
+  /** claude-code (claude), codex, gemini-cli (gemini). */
+  agent: string
+  /** The gateway agent the run's requests are logged under (default: the tool's name). */
+  agentName?: string
+  /** Policy of the run's key. */
+  policyId?: string
+  /** Start the gateway when it is not running (else exit 6). */
+  start?: boolean
+  env?: NodeJS.ProcessEnv
+  signal?: AbortSignal
+}
+
+/** What a run starts, and what the user is told about it. */
+export interface RunPlan {
+  tool: AgentTool
+  /** The executable, resolved on PATH. */
+  executable: string
+  /** Arguments put before the user's. */
+  args: string[]
+  /** The child's whole environment. */
+  env: NodeJS.ProcessEnv
+  origin: string
+  agentName: string
+  agentId: string
+  keyPrefix: string
+  policyId: string
+  /** Where the key came from: the bound config, the kept run key, or a key issued now. */
+  keySource: 'binding' | 'run-key' | 'issued'
+  /** The gateway was started for this run (`--start`). */
+  startedGateway: boolean
+}
+
+/** The tool `name` means, or exit 7 listing the names. */
+export function runTool(name: string): AgentTool {
+  const tool = RUN_NAMES[name]
+  if (tool) return tool
+  throw new NotFoundError(`Unknown agent "${name}". gwctl run knows: claude-code, codex, gemini-cli.`, {
+    code: 'unknown_agent',
+    hint: 'For example: gwctl run claude-code -- -p "explain this repo"',
+  })
+}
+
+/** `name` found on PATH (or a path given with a slash), executable; else undefined. */
+export function findExecutable(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  const candidates = name.includes('/')
+    ? [name]
+    : (env.PATH ?? '')
+        .split(delimiter)
+        .filter((d) => d && isAbsolute(d))
+        .map((d) => join(d, name))
+  for (const path of candidates) {
+    try {
+      accessSync(path, constants.X_OK)
+      return path
+    } catch {
+      // not here
+    }
+  }
+  return undefined
+}
+
+/** The running gateway's origin, started when asked; exit 6 when it is down or does not answer. */
+async function gatewayOrigin(options: RunOptions): Promise<{origin: string; port: number; started: boolean}> {
+  const running = runningDaemon()
+  if (!running) {
+    if (!options.start) {
+      throw new GatewayDownError('The gateway is not running: a run goes through it.', {
+        hint: 'Start it with `gwctl gateway start` (or `--sim` to try it offline), or pass --start.',
+      })
+    }
+    const info = await startGateway({signal: options.signal})
+    return {origin: `http://127.0.0.1:${info.port}`, port: info.port, started: true}
+  }
+  if (!(await gatewayAnswers({signal: options.signal}))) {
+    throw new GatewayDownError(`The gateway (pid ${running.pid}) does not answer on port ${running.port}.`, {
+      code: 'gateway_unhealthy',
+      hint: 'See `gwctl doctor`; `gwctl gateway restart` starts it again.',
+    })
+  }
+  return {origin: `http://127.0.0.1:${running.port}`, port: running.port, started: false}
+}
+
+/** The key of a bound config when the run must use it (see the module comment), else undefined. */
+async function boundKey(
+  tool: AgentTool,
+  state: GatewayState,
+  options: RunOptions,
+  env: NodeJS.ProcessEnv,
+  port: number,
+): Promise<{value: string; agentId: string} | undefined> {
+  const binding = state.bindings?.find((b) => b.tool === tool)
+  const claude = tool === 'claude-code'
+  // Claude Code's own settings.json may point it elsewhere: its `env` block wins over ours
+  if (!binding && !claude) return undefined
+  const binder = await loadBinder(tool)
+  const paths = binder.files(agentHome(tool, env))
+  const texts = paths.map((p) => {
+    try {
+      return readFileSync(p, 'utf8')
+    } catch {
+      return null
+    }
+  })
+  let target: {baseUrl?: string; key?: string}
+  try {
+    target = binder.target(texts)
+  } catch {
+    target = {}
+  }
+  if (claude) {
+    // settings Claude Code merges over the environment must not send the run elsewhere: the
+    // project's files always, the user's unless it is the binding's own
+    const files = [...(binding ? [] : [paths[0]]), ...claudeProjectSettings(process.cwd())]
+    for (const file of files) {
+      const entries = claudeRouteEntries(file)
+      if (entries.length === 0) continue
+      throw new ConfigError(
+        `${file} sets env.${entries.join(' and env.')}, and Claude Code applies its settings over the environment: this run would not go through the gateway.`,
+        {
+          code: 'agent_config_overrides',
+          hint:
+            file === paths[0]
+              ? 'Take those entries out of its env block, or bind it with `gwctl agents enable claude-code` (its runs then use that binding).'
+              : 'Take those entries out of its env block for this project, or run from another folder.',
+        },
+      )
+    }
+  }
+  if (!binding) return undefined
+  const ownName = (options.agentName ?? tool) === tool
+  const live = liveKeyId(state, target.key, binding.agentId)
+  const pointsHere = target.baseUrl?.replace(/\/v1\/?$/, '') === `http://127.0.0.1:${port}`
+  if (!claude && (!ownName || !live)) return undefined // its overrides win over the bound config
+  if (claude && (!live || !pointsHere)) {
+    throw new ConfigError(
+      `claude-code's bound settings.json ${live ? `points at ${target.baseUrl ?? 'no URL'}, not the running gateway` : 'holds a key the gateway no longer accepts'}, and Claude Code applies it over the environment.`,
+      {
+        code: 'binding_stale',
+        hint: 'Repair the binding with `gwctl agents enable claude-code` (or `--rotate`), then run again.',
+      },
+    )
+  }
+  if (claude && !ownName) {
+    throw new UsageError(
+      `claude-code's settings.json is bound to the gateway as agent "${tool}", and Claude Code applies it over the environment: a run cannot use the key of agent "${options.agentName}".`,
+      {
+        code: 'bound_agent_name',
+        hint: 'Run without --agent-name, or `gwctl agents disable claude-code` first.',
+      },
+    )
+  }
+  const agent = state.agents.find((a) => a.id === binding.agentId)
+  if (options.policyId && agent && options.policyId !== agent.policyId) {
+    throw new UsageError(
+      `${tool} is bound (gwctl agents enable) with policy ${agent.policyId}: its runs use that binding's key, so they cannot use policy ${options.policyId}.`,
+      {
+        code: 'bound_policy',
+        hint:
+          tool === 'claude-code'
+            ? `Change the binding's policy: gwctl agents enable claude-code --policy ${options.policyId}`
+            : `Run it as another agent: gwctl run ${tool} --agent-name ${tool}-${options.policyId} --policy ${options.policyId} -- ...`,
+      },
+    )
+  }
+  return {value: target.key!, agentId: binding.agentId}
+}
+
+/** The run key of `agentName`: kept, or issued now (with `policyId` when it names another). */
+async function runKey(
+  tool: AgentTool,
+  agentName: string,
+  options: RunOptions,
+): Promise<{value: string; agentId: string; issued: boolean}> {
+  return withRunKeys(async (keys) => {
+    // the state as the daemon last wrote it (a key issued by another run a moment ago included)
+    const state = (await StateStore.open(homeFile('state'))).data
+    const kept = keys[agentName]
+    const live = kept && liveKeyId(state, kept.value, kept.agentId)
+    const agent = kept && state.agents.find((a) => a.id === kept.agentId)
+    if (kept && live && agent && (!options.policyId || options.policyId === agent.policyId))
+      return {value: kept.value, agentId: kept.agentId, issued: false}
+    const request = {
+      ...(await employee()),
+      agentName,
+      agentType: TOOL_AGENT_TYPE[tool],
+      sourceTool: tool,
+      ...(options.policyId ? {policyId: options.policyId} : {}),
+    }
+    let issued
+    try {
+      issued = await issueGatewayKey(request, {signal: options.signal})
+    } catch (error) {
+      // a key issued for this agent less than 5 s ago (a run killed right after its issue): wait
+      if (!(error instanceof GwError) || error.code !== 'rate_limited') throw error
+      await sleep(ISSUE_INTERVAL_MS + 100, undefined, {signal: options.signal})
+      issued = await issueGatewayKey(request, {signal: options.signal})
+    }
+    keys[agentName] = {
+      value: issued.keyValue,
+      agentId: issued.agentId,
+      issuedAt: Math.floor(Date.now() / 1000),
+    }
+    return {value: issued.keyValue, agentId: issued.agentId, issued: true}
+  })
+}
+
+/** Everything a run starts with, checked before anything starts. */
+export async function prepareRun(options: RunOptions): Promise<RunPlan> {
+  const env = options.env ?? process.env
+  const tool = runTool(options.agent)
+  const name = AGENT_EXECUTABLE[tool]
+  const executable = findExecutable(name, env)
+  if (!executable) {
+    throw new NotFoundError(`${name} (${tool}) is not on PATH.`, {
+      code: 'agent_not_installed',
+      hint: `Install it, or put the folder that holds ${name} on PATH.`,
+    })
+  }
+  if (options.agentName !== undefined && !/^[\w.@-]{1,64}$/.test(options.agentName)) {
+    throw new UsageError(
+      `--agent-name "${options.agentName}" is not a name: use 1-64 letters, digits, dots, dashes, underscores or @.`,
+      {code: 'invalid_agent_name'},
+    )
+  }
+  // Gemini CLI's auth type comes from its settings: refused before a key is issued
+  const geminiSettings =
+    tool === 'gemini-cli'
+      ? {userFile: agentHome(tool, env).configFile, cwd: process.cwd(), home: env.HOME ?? homedir()}
+      : undefined
+  if (geminiSettings) checkGeminiAuth(geminiSettings)
+  ensureHome()
+  const {origin, port, started} = await gatewayOrigin(options)
+  const state = (await StateStore.open(homeFile('state'))).data
+  if (options.policyId && !state.policies.some((p) => p.id === options.policyId)) {
+    throw new NotFoundError(`No policy "${options.policyId}".`, {
+      code: 'policy_not_found',
+      hint: `Policies: ${state.policies.map((p) => p.id).join(', ')} (gwctl policies list).`,
+    })
+  }
+  const agentName = options.agentName ?? tool
+  const bound = await boundKey(tool, state, options, env, port)
+  const key = bound ? {...bound, issued: false} : await runKey(tool, agentName, options)
+  const after = (await StateStore.open(homeFile('state'))).data
+  const agent = after.agents.find((a) => a.id === key.agentId)
+  const overrides = runOverrides(tool, {origin, key: key.value})
+  const childEnv: NodeJS.ProcessEnv = {...env}
+  for (const name of overrides.unset) delete childEnv[name]
+  Object.assign(childEnv, overrides.set)
+  return {
+    tool,
+    executable,
+    args: overrides.args,
+    env: childEnv,
+    origin,
+    agentName: agent?.name ?? agentName,
+    agentId: key.agentId,
+    keyPrefix: displayPrefix(key.value),
+    policyId: agent?.policyId ?? options.policyId ?? '',
+    keySource: bound ? 'binding' : key.issued ? 'issued' : 'run-key',
+    startedGateway: started,
+  }
+}
+
+/** How the agent ended. */
+export interface RunExit {
+  code: number | null
+  signal: NodeJS.Signals | null
+}
+
+/**
+ * Starts the agent with the plan and the user's arguments and waits for it. Its standard streams
+ * are this process's (a terminal stays a terminal). Signals: a terminal's Ctrl-C, Ctrl-\ and
+ * hang-up reach the agent from the terminal itself (one process group), so they are only
+ * forwarded when stdin is not a terminal; SIGTERM is always forwarded. This process stays alive
+ * until the agent exits, whatever it receives.
+ */
+export function runAgent(plan: RunPlan, args: string[]): Promise<RunExit> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(plan.executable, [...plan.args, ...args], {stdio: 'inherit', env: plan.env})
+    const fromTerminal = new Set<NodeJS.Signals>(process.stdin.isTTY ? ['SIGINT', 'SIGQUIT', 'SIGHUP'] : [])
+    const handlers = new Map<NodeJS.Signals, () => void>()
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGQUIT', 'SIGHUP'] as NodeJS.Signals[]) {
+      const handler = (): void => {
+        if (!fromTerminal.has(signal) && child.exitCode === null && child.signalCode === null) {
+          try {
+            child.kill(signal)
+          } catch {
+            // gone already
+          }
+        }
+      }
+      handlers.set(signal, handler)
+      process.on(signal, handler)
+    }
+    const done = (): void => {
+      for (const [signal, handler] of handlers) process.off(signal, handler)
+    }
+    child.once('error', (error) => {
+      done()
+      reject(
+        new GwError('agent_start_failed', `${plan.executable} could not be started: ${error.message}`, 1, {
+          hint: 'Check that it is executable and runs on its own.',
+        }),
+      )
+    })
+    child.once('exit', (code, signal) => {
+      done()
+      resolve({code, signal})
+    })
+  })
+}

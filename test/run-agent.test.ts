@@ -1,0 +1,358 @@
+/**
+ * `gwctl run AGENT -- ARGS` end to end, with stand-in agents: small Node programs named `claude`,
+ * `codex` and `gemini` on PATH that record what they were started with and send one real request
+ * to the gateway the way each real agent does (the real CLIs run in `npm run test:agents -- --run`).
+ * Checked: the request reaches the gateway under the agent's name, no file of the user's changes
+ * (also when the run is killed), the key is reused and never in argv, the exit status and signals
+ * pass through, and the refusals.
+ */
+import {createHash} from 'node:crypto'
+import {chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
+import {dirname, join} from 'node:path'
+import {execa} from 'execa'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import {BIN, ROOT, cliEnv, freePort, json, runCli, tempHome} from './helpers/cli.js'
+import {killDaemon} from './helpers/gateway.js'
+
+const cleanups: Array<() => void | Promise<void>> = []
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c()
+})
+
+/** The stand-in agent: records its start, asks the gateway once, prints the status, exits. */
+const FAKE_AGENT = `
+import {writeFileSync, appendFileSync} from 'node:fs'
+const tool = process.env.FAKE_TOOL
+const args = process.argv.slice(2)
+const env = process.env
+const record = {tool, args, cwd: process.cwd(), env: {}}
+for (const k of ['ANTHROPIC_BASE_URL', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_API_KEY', 'GWCTL_GATEWAY_KEY', 'GOOGLE_GEMINI_BASE_URL', 'GEMINI_API_KEY'])
+  if (env[k] !== undefined) record.env[k] = env[k]
+let url, headers = {'content-type': 'application/json'}, body
+if (tool === 'claude') {
+  url = env.ANTHROPIC_BASE_URL + '/v1/messages'
+  headers.authorization = 'Bearer ' + env.ANTHROPIC_AUTH_TOKEN
+  headers['anthropic-version'] = '2023-06-01'
+  body = {model: 'claude-sonnet-4-5', max_tokens: 16, stream: true, messages: [{role: 'user', content: 'hi'}]}
+} else if (tool === 'codex') {
+  // what Codex makes of its -c overrides: model_provider names a table with base_url and env_key
+  const c = {}
+  for (let i = 0; i < args.length - 1; i++) if (args[i] === '-c') { const [k, v] = args[i + 1].split(/=(.*)/s); c[k] = JSON.parse(v) }
+  const p = 'model_providers.' + c.model_provider
+  url = c[p + '.base_url'] + '/responses'
+  headers.authorization = 'Bearer ' + env[c[p + '.env_key']]
+  record.wire = c[p + '.wire_api']
+  body = {model: 'gpt-5', input: 'hi', stream: true}
+} else {
+  url = env.GOOGLE_GEMINI_BASE_URL + '/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse'
+  headers['x-goog-api-key'] = env.GEMINI_API_KEY
+  body = {contents: [{role: 'user', parts: [{text: 'hi'}]}]}
+}
+record.tty = {stdin: Boolean(process.stdin.isTTY), stdout: Boolean(process.stdout.isTTY)}
+const res = await fetch(url, {method: 'POST', headers, body: JSON.stringify(body)})
+const text = await res.text()
+record.status = res.status
+writeFileSync(env.FAKE_OUT, JSON.stringify(record))
+process.stdout.write('agent says ' + res.status + (res.status === 200 ? '' : ' ' + text.slice(0, 300)) + '\\n')
+if (env.FAKE_WAIT) {
+  process.on('SIGTERM', () => { appendFileSync(env.FAKE_OUT + '.signals', 'SIGTERM\\n'); process.exit(143) })
+  process.on('SIGINT', () => { appendFileSync(env.FAKE_OUT + '.signals', 'SIGINT\\n'); process.exit(130) })
+  writeFileSync(env.FAKE_OUT + '.ready', '')
+  process.stdout.write('agent ready\\n')
+  setInterval(() => {}, 1000)
+} else process.exit(Number(env.FAKE_EXIT ?? 0))
+`
+
+async function setup() {
+  const t = tempHome()
+  cleanups.push(t.cleanup)
+  const user = join(t.home, 'user-home')
+  const bin = join(t.home, 'bin')
+  mkdirSync(bin, {recursive: true})
+  writeFileSync(join(bin, 'fake-agent.mjs'), FAKE_AGENT)
+  for (const name of ['claude', 'codex', 'gemini']) {
+    writeFileSync(
+      join(bin, name),
+      `#!/bin/sh\nFAKE_TOOL=${name} exec node "${join(bin, 'fake-agent.mjs')}" "$@"\n`,
+    )
+    chmodSync(join(bin, name), 0o755)
+  }
+  // each agent installed, with settings of its own (gemini selecting API-key auth, as runs need)
+  const files: Record<string, string> = {
+    '.claude/settings.json': '{\n  // mine\n  "model": "opus"\n}\n',
+    '.codex/config.toml': 'model = "gpt-5"\nmodel_provider = "openai"\n',
+    '.gemini/settings.json': '{"security":{"auth":{"selectedType":"gemini-api-key"}}}\n',
+    '.gemini/.env': 'GEMINI_API_KEY=users-own-key\n',
+  }
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(join(user, rel, '..'), {recursive: true})
+    writeFileSync(join(user, rel), text, {mode: 0o644})
+  }
+  const port = await freePort()
+  const work = join(t.home, 'work')
+  mkdirSync(work)
+  const out = join(t.home, 'agent.json')
+  const env = {
+    GWCTL_GATEWAY_PORT: String(port),
+    PATH: `${bin}:${process.env.PATH}`,
+    FAKE_OUT: out,
+    // a vendor key in the caller's environment must not reach the gateway
+    ANTHROPIC_API_KEY: 'sk-ant-vendor-secret',
+  }
+  const cli = (args: string[], extra: Record<string, string> = {}) =>
+    runCli(args, {home: t.home, env: {...env, ...extra}})
+  cleanups.push(() => killDaemon(t.home))
+  const hashes = () =>
+    Object.fromEntries(
+      Object.keys(files).map((rel) => [
+        rel,
+        createHash('sha256')
+          .update(readFileSync(join(user, rel)))
+          .digest('hex') + statSync(join(user, rel)).mode.toString(8),
+      ]),
+    )
+  const agentRecord = () => JSON.parse(readFileSync(out, 'utf8'))
+  return {home: t.home, user, work, port, env, cli, out, hashes, agentRecord}
+}
+
+async function started(s: Awaited<ReturnType<typeof setup>>) {
+  const r = await s.cli(['gateway', 'start', '--sim'])
+  expect(r.exitCode, r.stderr).toBe(0)
+}
+
+describe('gwctl run', () => {
+  it('refuses with exit 6 while the gateway is stopped, and starts nothing', async () => {
+    const s = await setup()
+    const r = await s.cli(['run', 'claude-code', '--', '-p', 'hi'])
+    expect(r.exitCode).toBe(6)
+    expect(r.stderr).toContain('The gateway is not running')
+    expect(r.stderr).toContain('--start')
+    expect(existsSync(s.out)).toBe(false)
+  })
+
+  it.each([
+    ['claude-code', 'claude', 'messages'],
+    ['codex', 'codex', 'responses'],
+    ['gemini-cli', 'gemini', 'gemini'],
+  ])(
+    '%s: the agent reaches the gateway under its own name, its files untouched',
+    async (tool, exe, entrance) => {
+      const s = await setup()
+      await started(s)
+      const before = s.hashes()
+      const r = await s.cli(['run', tool, '--', 'first', '--flag', 'two words'])
+      expect(r.exitCode, r.stderr).toBe(0)
+      // the agent's stdout is gwctl's stdout, untouched; gwctl's one line is on stderr
+      expect(r.stdout).toBe('agent says 200\n')
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `gwctl: ${tool} through the gateway at http://127\\.0\\.0\\.1:${s.port}: agent ${tool}, a key issued now gw`,
+        ),
+      )
+      const rec = s.agentRecord()
+      expect(rec.status).toBe(200)
+      // the user's arguments come last, in order
+      expect(rec.args.slice(-3)).toEqual(['first', '--flag', 'two words'])
+      // the key never in argv (which `ps` shows every local user)
+      expect(JSON.stringify(rec.args)).not.toMatch(/gw[-_][A-Za-z0-9]{20}/)
+      if (exe === 'claude') {
+        expect(rec.env.ANTHROPIC_BASE_URL).toBe(`http://127.0.0.1:${s.port}`)
+        expect(rec.env.ANTHROPIC_API_KEY).toBeUndefined()
+      }
+      if (exe === 'codex') expect(rec.wire).toBe('responses')
+      if (exe === 'gemini') expect(rec.env.GEMINI_API_KEY).not.toBe('users-own-key')
+      const agents = json(await s.cli(['agents', 'list', '--json'])).agents as Array<{
+        agentId: string
+        name: string
+      }>
+      const agentId = agents.find((a) => a.name === tool)?.agentId
+      const rows = json(await s.cli(['logs', '--json', '--limit', '5'])).logs as Array<{
+        agentId: string
+        entrance: string
+        status: number
+      }>
+      const row = rows.find((x) => x.agentId === agentId)
+      expect(row, JSON.stringify(rows)).toBeDefined()
+      expect(row!.entrance).toBe(entrance)
+      expect(row!.status).toBe(200)
+      expect(s.hashes()).toEqual(before)
+    },
+  )
+
+  it("reuses the agent name's key, keeps it 0600, and issues a new one for another policy", async () => {
+    const s = await setup()
+    await started(s)
+    const first = await s.cli(['run', 'codex', '--', 'a'])
+    expect(first.exitCode, first.stderr).toBe(0)
+    const key1 = s.agentRecord().env.GWCTL_GATEWAY_KEY
+    const second = await s.cli(['run', 'codex', '--', 'b'])
+    expect(second.exitCode, second.stderr).toBe(0)
+    expect(second.stderr).toContain('its run key')
+    expect(s.agentRecord().env.GWCTL_GATEWAY_KEY).toBe(key1)
+    const file = join(s.home, 'run-keys.json')
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    // a named agent of its own, under another policy
+    const other = await s.cli([
+      'run',
+      'codex',
+      '--agent-name',
+      'review-bot',
+      '--policy',
+      'default',
+      '--',
+      'c',
+    ])
+    expect(other.exitCode, other.stderr).toBe(0)
+    expect(other.stderr).toContain('agent review-bot')
+    expect(s.agentRecord().env.GWCTL_GATEWAY_KEY).not.toBe(key1)
+    const agents = json(await s.cli(['agents', 'list', '--json'])).agents as Array<{name: string}>
+    const names = agents.map((a) => a.name)
+    expect(names).toEqual(expect.arrayContaining(['codex', 'review-bot']))
+    // a policy that does not exist: refused before anything starts
+    const none = await s.cli(['run', 'codex', '--policy', 'nope', '--', 'd'])
+    expect(none.exitCode).toBe(7)
+    expect(none.stderr).toContain('No policy "nope"')
+  })
+
+  it("returns the agent's exit code unchanged", async () => {
+    const s = await setup()
+    await started(s)
+    const r = await s.cli(['run', 'claude', '--quiet', '--', 'x'], {FAKE_EXIT: '42'})
+    expect(r.exitCode).toBe(42)
+    expect(r.stderr).toBe('')
+  })
+
+  it('forwards SIGTERM to the agent, ends as it ended, and leaves every file as it was (also after kill -9)', async () => {
+    const s = await setup()
+    await started(s)
+    const before = s.hashes()
+    const child = execa('node', [BIN, 'run', 'gemini-cli', '--', 'long'], {
+      env: cliEnv(s.home, {...s.env, FAKE_WAIT: '1'}),
+      extendEnv: true,
+      reject: false,
+      stdin: 'ignore',
+    })
+    for (let i = 0; i < 200 && !existsSync(`${s.out}.ready`); i++) await new Promise((r) => setTimeout(r, 50))
+    expect(existsSync(`${s.out}.ready`)).toBe(true)
+    child.kill('SIGTERM')
+    const r = await child
+    expect(readFileSync(`${s.out}.signals`, 'utf8')).toBe('SIGTERM\n')
+    expect(r.exitCode).toBe(143)
+    expect(s.hashes()).toEqual(before)
+
+    // kill -9 of gwctl itself: nothing of the user's was ever written, so nothing is half-written
+    const again = execa('node', [BIN, 'run', 'claude-code', '--', 'long'], {
+      env: cliEnv(s.home, {...s.env, FAKE_WAIT: '1', FAKE_OUT: `${s.out}2`}),
+      extendEnv: true,
+      reject: false,
+      stdin: 'ignore',
+    })
+    for (let i = 0; i < 200 && !existsSync(`${s.out}2.ready`); i++)
+      await new Promise((r) => setTimeout(r, 50))
+    again.kill('SIGKILL')
+    for (let i = 0; i < 100 && again.exitCode === undefined && again.signalCode === undefined; i++)
+      await new Promise((r) => setTimeout(r, 20))
+    expect(s.hashes()).toEqual(before)
+    // the orphaned stand-in still waits (holding the pipes the result waits for): end it
+    const pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p))
+    for (const pid of pids) {
+      try {
+        if (readFileSync(`/proc/${pid}/environ`, 'utf8').includes(`FAKE_OUT=${s.out}2\0`))
+          process.kill(Number(pid), 'SIGKILL')
+      } catch {
+        // gone, or not ours
+      }
+    }
+    const killed = await again
+    expect(killed.signal).toBe('SIGKILL')
+  }, 60_000)
+
+  it('gives the agent the terminal, and a Ctrl-C typed there reaches it once', async () => {
+    const s = await setup()
+    await started(s)
+    const r = await execa(
+      'python3',
+      [
+        join(ROOT, 'test/helpers/run-in-pty.py'),
+        'agent ready',
+        '\x03',
+        'node',
+        BIN,
+        'run',
+        'claude-code',
+        '--',
+        'x',
+      ],
+      {env: cliEnv(s.home, {...s.env, FAKE_WAIT: '1'}), extendEnv: true, reject: false},
+    )
+    const result = JSON.parse(r.stdout) as {exit: number; output: string}
+    expect(result.output).toContain('agent ready')
+    expect(s.agentRecord().tty).toEqual({stdin: true, stdout: true})
+    // the terminal sent SIGINT to the whole foreground group: gwctl does not send a second one
+    expect(readFileSync(`${s.out}.signals`, 'utf8')).toBe('SIGINT\n')
+    expect(result.exit).toBe(130)
+  })
+
+  it("uses a bound agent's own key, and refuses what the binding makes impossible", async () => {
+    const s = await setup()
+    await started(s)
+    const bound = await s.cli(['agents', 'enable', 'claude-code'])
+    expect(bound.exitCode, bound.stderr).toBe(0)
+    const settings = JSON.parse(
+      readFileSync(join(s.user, '.claude/settings.json'), 'utf8').replace(/\/\/.*\n/, ''),
+    )
+    const before = s.hashes()
+    const r = await s.cli(['run', 'claude-code', '--', 'x'])
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stderr).toContain("its bound config's key")
+    expect(s.agentRecord().env.ANTHROPIC_AUTH_TOKEN).toBe(settings.env.ANTHROPIC_AUTH_TOKEN)
+    expect(s.hashes()).toEqual(before)
+    const named = await s.cli(['run', 'claude-code', '--agent-name', 'other', '--', 'x'])
+    expect(named.exitCode).toBe(2)
+    expect(named.stderr).toContain('applies it over the environment')
+    const policy = await s.cli(['run', 'claude-code', '--policy', 'default', '--', 'x'])
+    expect(policy.exitCode).toBe(2)
+    expect(policy.stderr).toContain('agents enable claude-code --policy default')
+    // the binding still works: no key was issued behind its back
+    const status = await s.cli(['status'])
+    expect(status.stdout).not.toContain('stale')
+  })
+
+  it('refuses an agent whose own settings would send the run elsewhere (exit 3, nothing sent)', async () => {
+    const s = await setup()
+    await started(s)
+    writeFileSync(
+      join(s.user, '.claude/settings.json'),
+      '{"env": {"ANTHROPIC_BASE_URL": "https://proxy.example"}}\n',
+    )
+    const claude = await s.cli(['run', 'claude-code', '--', 'x'])
+    expect(claude.exitCode).toBe(3)
+    expect(claude.stderr).toContain('sets env.ANTHROPIC_BASE_URL')
+    writeFileSync(
+      join(s.user, '.gemini/settings.json'),
+      '{"security":{"auth":{"selectedType":"oauth-personal"}}}\n',
+    )
+    const gemini = await s.cli(['run', 'gemini', '--', 'x'])
+    expect(gemini.exitCode).toBe(3)
+    expect(gemini.stderr).toContain('selects "oauth-personal"')
+    expect(gemini.stderr).toContain('gwctl agents enable gemini-cli')
+    expect(existsSync(s.out)).toBe(false)
+  })
+
+  it('starts the gateway with --start; usage errors exit 2 or 7', async () => {
+    const s = await setup()
+    const r = await s.cli(['run', 'codex', '--start', '--', 'x'])
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stderr).toContain('(started now)')
+    expect(s.agentRecord().wire).toBe('responses')
+    const noDash = await s.cli(['run', 'codex', 'exec'])
+    expect(noDash.exitCode).toBe(2)
+    expect(noDash.stderr).toContain('go after --')
+    const unknown = await s.cli(['run', 'cursor', '--', 'x'])
+    expect(unknown.exitCode).toBe(7)
+    const missing = await s.cli(['run', 'codex', '--', 'x'], {PATH: dirname(process.execPath)})
+    expect(missing.exitCode).toBe(7)
+    expect(missing.stderr).toContain('codex (codex) is not on PATH')
+  })
+})
