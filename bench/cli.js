@@ -130,11 +130,11 @@ function median(samples) {
 const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined
 
 /** One whole-process run: wall ms (and peak RSS in MiB when /usr/bin/time exists). */
-function runOnce(args, env) {
+function runOnce(args, env, input) {
   const t0 = performance.now()
   const r = TIME
-    ? spawnSync(TIME, ['-f', '__RSS %M', 'node', ...args], {env, encoding: 'utf8'})
-    : spawnSync('node', args, {env, encoding: 'utf8'})
+    ? spawnSync(TIME, ['-f', '__RSS %M', 'node', ...args], {env, encoding: 'utf8', input})
+    : spawnSync('node', args, {env, encoding: 'utf8', input})
   const ms = performance.now() - t0
   const m = /__RSS (\d+)/.exec(r.stderr ?? '')
   return {ms, rssMiB: m ? Number(m[1]) / 1024 : undefined, status: r.status}
@@ -164,8 +164,24 @@ export async function cliStartup({runs = 15, simOrigin} = {}) {
     ['logs --limit 5', ['logs', '--limit', '5']],
     ['usage --json', ['usage', '--json']],
   ]
+  // what Claude Code pipes to its statusLine command after each message
+  const statuslineInput = JSON.stringify({
+    session_id: 'bench-session',
+    transcript_path: join(home, 'user-home', '.claude', 'projects', 'x', 'bench-session.jsonl'),
+    model: {id: 'claude-sonnet-4-5', display_name: 'Sonnet 4.5'},
+    cost: {total_cost_usd: 0.12},
+  })
   const cmds = [
     {name: 'bare oclif 4 hello', args: [hello, 'hello']},
+    // `gwctl statusline` is answered by bin/run.js without oclif: its target is 1.2x a bare Node
+    {name: 'node -e 0', args: ['-e', '0']},
+    {name: 'gwctl statusline', args: [gw, 'statusline'], input: statuslineInput, when: 'stopped'},
+    {
+      name: 'gwctl statusline (gateway running)',
+      args: [gw, 'statusline'],
+      input: statuslineInput,
+      when: 'running',
+    },
     {name: 'gwctl --version', args: [gw, '--version']},
     ...read.map(([name, args]) => ({name: `gwctl ${name}`, args: [gw, ...args], when: 'stopped'})),
     ...read.map(([name, args]) => ({
@@ -191,7 +207,7 @@ export async function cliStartup({runs = 15, simOrigin} = {}) {
       if (when === 'running') gateway('start')
       for (const [i, c] of cmds.entries()) {
         if (c.when !== when) continue
-        const r = runOnce(c.args, env)
+        const r = runOnce(c.args, env, c.input)
         if (!record) continue
         samples[i].ms.push(r.ms)
         if (r.rssMiB !== undefined) samples[i].rss.push(r.rssMiB)
@@ -204,11 +220,14 @@ export async function cliStartup({runs = 15, simOrigin} = {}) {
   round(false)
   for (let r = 0; r < runs; r++) round(true)
   const base = median(samples[0].ms)
+  const bareNode = median(samples[cmds.findIndex((c) => c.name === 'node -e 0')].ms)
   return cmds.map((c, i) => ({
     name: c.name,
     medianMs: median(samples[i].ms),
     rssMiB: samples[i].rss.length > 0 ? Math.max(...samples[i].rss) : undefined,
     ratio: median(samples[i].ms) / base,
+    // the statusline rows against a bare Node start (target: 1.2x or less)
+    ...(c.args[1] === 'statusline' ? {vsNode: median(samples[i].ms) / bareNode} : {}),
     status: samples[i].status,
   }))
 }
@@ -220,10 +239,10 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     runs: i > 0 ? Number(process.argv[i + 1]) : 15,
     simOrigin: j > 0 ? process.argv[j + 1] : undefined,
   })
-  console.log('| command | median ms | peak RSS MiB | x hello | exit |')
-  console.log('|---|---|---|---|---|')
+  console.log('| command | median ms | peak RSS MiB | x hello | x node -e 0 | exit |')
+  console.log('|---|---|---|---|---|---|')
   for (const r of rows)
     console.log(
-      `| ${r.name} | ${r.medianMs.toFixed(0)} | ${r.rssMiB?.toFixed(0) ?? '-'} | ${r.ratio.toFixed(2)} | ${r.status} |`,
+      `| ${r.name} | ${r.medianMs.toFixed(0)} | ${r.rssMiB?.toFixed(0) ?? '-'} | ${r.ratio.toFixed(2)} | ${r.vsNode?.toFixed(2) ?? ''} | ${r.status} |`,
     )
 }

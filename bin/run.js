@@ -9,6 +9,11 @@ if (process.argv[2] === '__complete') {
   const {main} = await import('../dist/completion/engine.js')
   const text = main(process.argv.slice(3))
   if (text) process.stdout.write(text + '\n')
+} else if (process.argv[2] === 'statusline' && process.argv.length === 3) {
+  // Claude Code's statusLine command, run after every message: answered without oclif, from the
+  // daemon's memory (one loopback request) or logs.db (src/services/usage-statusline.ts).
+  const {main} = await import('../dist/services/usage-statusline.js')
+  process.stdout.write((await main()) + '\n')
 } else {
   // oclif sorts the command ids with localeCompare on every start: see id-collation.ts.
   const {collateIdsWithoutIcu} = await import('../dist/core/id-collation.js')

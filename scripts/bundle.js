@@ -33,6 +33,7 @@ const ENTRY_PATTERNS = [
   /^hooks\//,
   /^completion\/engine\.js$/,
   /^core\/id-collation\.js$/, // bin/run.js
+  /^services\/usage-statusline\.js$/, // bin/run.js (`gwctl statusline`)
   /^daemon\/main\.js$/, // spawned by `gateway start`; reads ../../package.json
   /^gateway\/keys\.js$/, // bench/micro.js
   /^agent-tools\/history\/stage(-worker)?\.js$/, // the worker thread, started by path from stage.js

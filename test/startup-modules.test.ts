@@ -143,4 +143,12 @@ describe('what a read command loads', () => {
         expect(loaded.packages, args.join(' ')).not.toContain(heavy)
     }
   })
+
+  it('statusline is answered without oclif: no @oclif/core, price table, Ink or ajv (no logs.db: no SQLite either)', () => {
+    const loaded = load(home(), ['statusline'])
+    expect(loaded.exitCode).toBe(0)
+    for (const pkg of ['@oclif/core', '@pydantic/genai-prices', 'better-sqlite3', 'ink', 'react', 'ajv'])
+      expect(loaded.packages.has(pkg), pkg).toBe(false)
+    expect(loaded.dist.some((f) => f.startsWith('commands/'))).toBe(false)
+  })
 })

@@ -28,6 +28,7 @@ import {AGENT_KINDS} from '../gateway/agent-kinds.js'
 import {emitGatewayEvent, eventsHandler} from './events.js'
 import {budgetViews, reloadBudgets} from './budgets.js'
 import {metricsHandler} from './telemetry/telemetry.js'
+import {statuslineHandler} from './usage-memory.js'
 
 /** Largest management request body. */
 export const MANAGEMENT_MAX_BODY = 64 * 1024
@@ -104,6 +105,13 @@ function endpointDocs(port: number): EndpointDoc[] {
       purpose:
         'Token usage summed: {pivot, rows:[…], totals}. The logs filters (without limit) plus pivot (agent, key, provider, model, project, policy).',
       example: `curl '${base}/api/usage?pivot=model&since=1795300000'`,
+    },
+    {
+      method: 'GET',
+      path: '/api/usage/statusline',
+      purpose:
+        'What `gwctl statusline` prices: per-model token sums of today (from ?today=Unix ms), of ?session=ID and of the active 5-hour window, from memory.',
+      example: `curl '${base}/api/usage/statusline?today=1795300000000'`,
     },
     {
       method: 'GET',
@@ -379,6 +387,7 @@ export function managementRoutes(): Route[] {
     ),
     m('GET', '/api/logs', logsHandler),
     m('GET', '/api/usage', usageHandler),
+    m('GET', '/api/usage/statusline', statuslineHandler),
     m('GET', '/api/providers', providersHandler),
     m('GET', '/api/dashboard', dashboardHandler),
     m('GET', '/api/events', eventsHandler),

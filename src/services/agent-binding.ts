@@ -74,6 +74,8 @@ export interface EnableOptions {
   policyId?: string
   /** Issue a new key and rewrite the config even when the binding is live. */
   rotate?: boolean
+  /** Claude Code: also set its `statusLine` to `gwctl statusline` (`replace`: over the user's own). */
+  statusline?: {replace?: boolean}
   /** Gateway port to bind to (default: the running gateway's, else the configured one). */
   port?: number
   signal?: AbortSignal
@@ -93,6 +95,11 @@ export interface EnableResult {
   outcome: 'bound' | 'already-bound' | 'rebound'
   /** Whether a new key was issued (else the key in the config was reused). */
   keyIssued: boolean
+  /**
+   * With `statusline`: `gwctl` (its statusLine is gwctl's now) or `user` (the user's own was
+   * kept: pass `replace`).
+   */
+  statusline?: 'gwctl' | 'user'
 }
 
 export interface DisableOptions {
@@ -380,7 +387,20 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
   const record = state.bindings?.find((b) => b.tool === tool)
   const status = bindingStatus(tool, state, texts, {port, gatewayRunning: true, binder})
   const agentName = tool
-  if (record && status.state === 'bound' && !status.modified && !options.rotate && !options.policyId) {
+  // --statusline on a bound agent without it (or --replace over the user's) writes again
+  const statuslineNow = binder.statusline?.(texts) ?? 'none'
+  const statuslineWanted =
+    options.statusline !== undefined &&
+    statuslineNow !== 'gwctl' &&
+    (options.statusline.replace === true || statuslineNow === 'none')
+  if (
+    record &&
+    status.state === 'bound' &&
+    !status.modified &&
+    !options.rotate &&
+    !options.policyId &&
+    !statuslineWanted
+  ) {
     const key = state.keys.find((k) => k.id === record.keyId)
     return {
       tool,
@@ -393,6 +413,9 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
       files: paths,
       outcome: 'already-bound',
       keyIssued: false,
+      ...(options.statusline && binder.statusline
+        ? {statusline: statuslineNow === 'gwctl' ? ('gwctl' as const) : ('user' as const)}
+        : {}),
     }
   }
 
@@ -438,7 +461,9 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
     agentId = issued.agentId
   }
 
-  const next = binder.bind(texts, paths, baseUrl, keyValue)
+  const next = binder.bind(texts, paths, baseUrl, keyValue, {
+    ...(options.statusline && tool === 'claude-code' ? {statusline: options.statusline} : {}),
+  })
   const now = Math.floor(Date.now() / 1000)
   // 1. intent, with the hashes of the originals, whose bytes are backed up (and fsynced) before the
   // state refers to them (a user edit since the last write becomes the new baseline)
@@ -514,6 +539,9 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
     files: paths,
     outcome: record ? 'rebound' : 'bound',
     keyIssued: !reusable,
+    ...(options.statusline && binder.statusline
+      ? {statusline: binder.statusline(next) === 'gwctl' ? ('gwctl' as const) : ('user' as const)}
+      : {}),
   }
 }
 

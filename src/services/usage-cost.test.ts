@@ -21,6 +21,7 @@ const group = (key: string, model: string | null, provider: string | null = null
   errors: 0,
   fallbacks: 0,
   reasoningTokens: 0,
+  cache1hTokens: 0,
   ...tokens,
 })
 
@@ -123,5 +124,83 @@ describe('usage cost', () => {
     } finally {
       rmSync(dir, {recursive: true, force: true})
     }
+  })
+
+  describe('cache writes at their own prices (hand-computed dollars)', () => {
+    const none = {inputTokens: 0, outputTokens: 0, cacheReadTokens: 0}
+    it('a 5-minute write costs 1.25x input', async () => {
+      const pricer = await createPricer(new Map())
+      // claude-sonnet-4: input $3 per 1M, so a 5-minute write is $3.75 per 1M.
+      expect(pricer.cost('claude-sonnet-4-20250514', {...none, cacheCreationTokens: 1_000_000})).toBeCloseTo(
+        3.75,
+        9,
+      )
+      // claude-haiku-4-5: input $1, write $1.25 per 1M; 40k written: $0.05.
+      expect(pricer.cost('claude-haiku-4-5', {...none, cacheCreationTokens: 40_000})).toBeCloseTo(0.05, 9)
+    })
+
+    it('a 1-hour write costs 2x input, not the 5-minute price', async () => {
+      const pricer = await createPricer(new Map())
+      // 1M written to the 1-hour cache of claude-sonnet-4: 2 x $3 = $6 (the defect priced $3.75).
+      expect(
+        pricer.cost('claude-sonnet-4-20250514', {
+          ...none,
+          cacheCreationTokens: 1_000_000,
+          cache1hTokens: 1_000_000,
+        }),
+      ).toBeCloseTo(6, 9)
+      // A mixed request: 10k input ($0.03), 20k 5-minute writes ($0.075), 30k 1-hour writes
+      // ($0.18), 50k cache reads ($0.015), 2k output ($0.03): $0.33.
+      expect(
+        pricer.cost('claude-sonnet-4-20250514', {
+          inputTokens: 10_000,
+          cacheCreationTokens: 50_000,
+          cache1hTokens: 30_000,
+          cacheReadTokens: 50_000,
+          outputTokens: 2_000,
+        }),
+      ).toBeCloseTo(0.33, 9)
+      // claude-opus-4-1: input $15, so 100k 1-hour writes are $3.00 and 100k 5-minute ones $1.875.
+      expect(
+        pricer.cost('claude-opus-4-1', {...none, cacheCreationTokens: 200_000, cache1hTokens: 100_000}),
+      ).toBeCloseTo(4.875, 9)
+    })
+
+    it('a request over the long-context threshold pays the tier of every part', async () => {
+      const pricer = await createPricer(new Map())
+      // claude-sonnet-4-5 over 200k input tokens: input $6, 5-minute write $7.50, 1-hour write $12,
+      // cache read $0.60, output $22.50 per 1M. One request of 100k input, 100k 5-minute writes,
+      // 100k 1-hour writes, 10k output: 0.6 + 0.75 + 1.2 + 0.225 = $2.775.
+      const big = {
+        inputTokens: 100_000,
+        cacheCreationTokens: 200_000,
+        cache1hTokens: 100_000,
+        cacheReadTokens: 0,
+        outputTokens: 10_000,
+      }
+      expect(pricer.cost('claude-sonnet-4-5', big)).toBeCloseTo(2.775, 9)
+      // The same tokens as 10 requests of 30k: the base tier ($3, $3.75, $6, $15):
+      // 0.3 + 0.375 + 0.6 + 0.15 = $1.425.
+      expect(pricer.cost('claude-sonnet-4-5', {...big, requests: 10})).toBeCloseTo(1.425, 9)
+    })
+
+    it('a memo written before 1-hour prices is asked again, not trusted', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'gwctl-price-memo-'))
+      try {
+        const memoPath = join(dir, 'price-memo.json')
+        await createPricer(new Map(), memoPath).then((p) =>
+          p.cost('claude-sonnet-4-20250514', {...none, cacheCreationTokens: 1}),
+        )
+        const memo = JSON.parse(readFileSync(memoPath, 'utf8'))
+        delete memo.models['claude-sonnet-4-20250514'].cacheWrite1h
+        writeFileSync(memoPath, JSON.stringify(memo))
+        const pricer = await createPricer(new Map(), memoPath)
+        expect(
+          pricer.cost('claude-sonnet-4-20250514', {...none, cacheCreationTokens: 1e6, cache1hTokens: 1e6}),
+        ).toBeCloseTo(6, 9)
+      } finally {
+        rmSync(dir, {recursive: true, force: true})
+      }
+    })
   })
 })

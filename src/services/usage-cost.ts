@@ -19,6 +19,12 @@ export interface CostTokens {
   cacheReadTokens: number
   cacheCreationTokens: number
   /**
+   * The part of `cacheCreationTokens` written to the 1-hour cache (Claude's `ephemeral_1h`): billed
+   * at the table's 1-hour write price, or twice the input price where the table has none
+   * (Anthropic's rule); the rest is a 5-minute write at the table's write price (1.25x input).
+   */
+  cache1hTokens?: number
+  /**
    * How many requests these tokens add up (default 1). Long-context tiers apply per request
    * (Claude Sonnet 4.5 and Gemini 2.5 Pro cost twice as much for a request over 200k input tokens),
    * so a sum is priced as `requests` times a request of the average size, never as one huge request.
@@ -63,6 +69,10 @@ interface MemoEntry {
   output: number
   cacheRead: number
   cacheWrite: number
+  /** A 1-hour cache write (the table's price, else 2x input). */
+  cacheWrite1h: number
+  /** Whether the table itself prices 1-hour writes (else 2x its input price is added). */
+  tablePrices1h: boolean
   linearUpTo: number
 }
 
@@ -191,6 +201,7 @@ function memoEntry(calcPrice: CalcPrice, model: string): MemoEntry | null {
     cacheRead: number,
     cacheWrite: number,
     output: number,
+    cacheWrite1h = 0,
   ): number | undefined => {
     const r = calcPrice(
       {
@@ -198,6 +209,7 @@ function memoEntry(calcPrice: CalcPrice, model: string): MemoEntry | null {
         cache_read_tokens: cacheRead,
         cache_write_tokens: cacheWrite,
         output_tokens: output,
+        ...(cacheWrite1h > 0 ? {cache_write_1h_tokens: cacheWrite1h} : {}),
       },
       model,
     )
@@ -212,14 +224,30 @@ function memoEntry(calcPrice: CalcPrice, model: string): MemoEntry | null {
       output: (price(0, 0, 0, unit) ?? Number.NaN) / unit,
       cacheRead: (price(unit, unit, 0, 0) ?? Number.NaN) / unit,
       cacheWrite: (price(unit, 0, unit, 0) ?? Number.NaN) / unit,
+      cacheWrite1h: (price(unit, 0, unit, 0, unit) ?? Number.NaN) / unit,
+      tablePrices1h: true,
       linearUpTo: 0,
     }
-    if (![entry.output, entry.cacheRead, entry.cacheWrite].every(Number.isFinite)) return null
+    if (![entry.output, entry.cacheRead, entry.cacheWrite, entry.cacheWrite1h].every(Number.isFinite))
+      return null
+    // A table without a 1-hour price bills it as a 5-minute write: Anthropic bills it at 2x input.
+    if (Math.abs(entry.cacheWrite1h - entry.cacheWrite) <= 1e-15) {
+      entry.cacheWrite1h = 2 * entry.input
+      entry.tablePrices1h = false
+    }
     // Check a request of every component at growing sizes until the table stops being linear.
     for (const size of PROBE_SIZES) {
       const [cacheRead, cacheWrite, output] = [size / 2, size / 8, size / 10]
-      const expected = linearCost(entry, size - cacheRead - cacheWrite, cacheRead, cacheWrite, output)
-      const actual = price(size, cacheRead, cacheWrite, output)
+      const cache1h = entry.tablePrices1h ? cacheWrite / 2 : 0
+      const expected = linearCost(
+        entry,
+        size - cacheRead - cacheWrite,
+        cacheRead,
+        cacheWrite,
+        output,
+        cache1h,
+      )
+      const actual = price(size, cacheRead, cacheWrite, output, cache1h)
       if (actual === undefined || Math.abs(actual - expected) > 1e-9 * Math.max(1, expected)) break
       entry.linearUpTo = size
     }
@@ -235,8 +263,16 @@ function linearCost(
   cacheRead: number,
   cacheWrite: number,
   output: number,
+  cacheWrite1h = 0,
 ): number {
-  return input * e.input + cacheRead * e.cacheRead + cacheWrite * e.cacheWrite + output * e.output
+  const oneHour = Math.min(Math.max(cacheWrite1h, 0), cacheWrite)
+  return (
+    input * e.input +
+    cacheRead * e.cacheRead +
+    (cacheWrite - oneHour) * e.cacheWrite +
+    oneHour * e.cacheWrite1h +
+    output * e.output
+  )
 }
 
 /**
@@ -273,7 +309,8 @@ export async function createPricer(
         )
       }
       if (!model) return null
-      if (!(model in memo.models)) {
+      // an entry of an older memo (no 1-hour price) is asked again
+      if (!(model in memo.models) || (memo.models[model] && memo.models[model].cacheWrite1h === undefined)) {
         memo.models[model] = memoEntry(table(), model)
         writeMemo(memoPath, memo)
       }
@@ -281,20 +318,37 @@ export async function createPricer(
       if (!entry) return null
       const n = t.requests !== undefined && t.requests > 1 ? t.requests : 1
       const perRequestInput = (t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens) / n
+      const oneHour = Math.min(Math.max(t.cache1hTokens ?? 0, 0), t.cacheCreationTokens)
       if (perRequestInput <= entry.linearUpTo)
-        return linearCost(entry, t.inputTokens, t.cacheReadTokens, t.cacheCreationTokens, t.outputTokens)
+        return linearCost(
+          entry,
+          t.inputTokens,
+          t.cacheReadTokens,
+          t.cacheCreationTokens,
+          t.outputTokens,
+          oneHour,
+        )
       try {
-        const r = table()(
+        const calc = table()
+        const tablePrices1h = entry.tablePrices1h
+        const r = calc(
           {
-            // genai-prices counts cache reads and writes inside input_tokens.
+            // genai-prices counts cache reads and writes inside input_tokens, and 1-hour writes
+            // inside cache_write_tokens.
             input_tokens: perRequestInput,
             cache_read_tokens: t.cacheReadTokens / n,
-            cache_write_tokens: t.cacheCreationTokens / n,
+            cache_write_tokens: (tablePrices1h ? t.cacheCreationTokens : t.cacheCreationTokens - oneHour) / n,
+            ...(tablePrices1h && oneHour > 0 ? {cache_write_1h_tokens: oneHour / n} : {}),
             output_tokens: t.outputTokens / n,
           },
           model,
         )
-        return typeof r?.total_price === 'number' ? r.total_price * n : null
+        if (typeof r?.total_price !== 'number') return null
+        if (tablePrices1h || oneHour === 0) return r.total_price * n
+        // priced above as plain input at this request size's tier; Anthropic bills 2x that
+        const inputOnly = calc({input_tokens: perRequestInput}, model)
+        const rate = typeof inputOnly?.total_price === 'number' ? inputOnly.total_price / perRequestInput : 0
+        return (r.total_price + (oneHour / n) * rate) * n
       } catch {
         return null
       }

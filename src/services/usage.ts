@@ -30,6 +30,7 @@ export const USAGE_PIVOTS_ALL = [
   'model',
   'project',
   'day',
+  'month',
   'tool',
   'session',
 ] as const
@@ -41,6 +42,8 @@ export interface UsageReportRow extends UsageRow {
   costUSD: number | null
   /** Models of the row without a price (their tokens are not in `costUSD`). */
   unpricedModels: string[]
+  /** `--breakdown`: the row per model, largest first. */
+  breakdown?: Array<Omit<UsageReportRow, 'key' | 'breakdown'> & {model: string | null}>
 }
 
 export interface UsageReport {
@@ -97,17 +100,25 @@ export function reportRows(
   groups: readonly UsageGroup[],
   pricer: Pricer,
   pivot: UsagePivotAll | null,
+  options: {breakdown?: boolean} = {},
 ): Pick<UsageReport, 'rows' | 'totals'> {
   const byKey = new Map<string | null, UsageReportRow>()
   const totals = emptyTotals()
   for (const g of groups) {
     let row = byKey.get(g.key)
-    if (!row) byKey.set(g.key, (row = {key: g.key, ...emptyTotals()}))
+    if (!row)
+      byKey.set(g.key, (row = {key: g.key, ...emptyTotals(), ...(options.breakdown ? {breakdown: []} : {})}))
     const cost = pricer.cost(g.model, g, g.provider)
     add(row, g, cost, g.model)
     add(totals, g, cost, g.model)
+    if (row.breakdown) {
+      let line = row.breakdown.find((m) => m.model === g.model)
+      if (!line) row.breakdown.push((line = {model: g.model, ...emptyTotals()}))
+      add(line, g, cost, g.model)
+    }
   }
-  const rows = sortUsageRows([...byKey.values()], pivot)
+  const rows = sortUsageRows([...byKey.values()], pivot === 'month' ? 'day' : pivot)
+  for (const row of rows) row.breakdown?.sort((a, b) => b.totalTokens - a.totalTokens)
   return {rows, totals}
 }
 
@@ -117,15 +128,15 @@ export function reportRows(
  * which scans; undefined to decide here.
  */
 export async function usageReport(
-  filters: UsageQueryFilters & {signal?: AbortSignal; scanned?: UsageReport['scan'] | null},
+  filters: UsageQueryFilters & {
+    signal?: AbortSignal
+    scanned?: UsageReport['scan'] | null
+    breakdown?: boolean
+  },
 ): Promise<UsageReport> {
-  const {signal, scanned, ...query} = filters
+  const {signal, scanned, breakdown, ...query} = filters
   checkTimezone(query.timezone)
-  let scan = scanned ?? undefined
-  // the gateway's rows need no scan (nor the probe that decides on one)
-  if (scanned === undefined && query.source !== 'gateway' && (await liveGatewayPort(signal)) === undefined) {
-    scan = scanSummary(await rescanHistory({signal}))
-  }
+  const scan = scanned === undefined ? await scanUnlessDaemon(query.source, signal) : (scanned ?? undefined)
   const empty = {pivot: query.pivot ?? null, include: query.source, source: 'database' as const, scan}
   if (!existsSync(homeFile('logDb'))) return {...empty, rows: [], totals: emptyTotals()}
   const [{usageGroups}, {createPricer}] = await Promise.all([
@@ -149,7 +160,19 @@ export async function usageReport(
       timeMatchedKeys?.(db, {sinceMs: query.since === undefined ? 0 : query.since * 1000, agentTools}) ?? [],
     ),
   )
-  return {...empty, ...reportRows(groups, await createPricer(), query.pivot ?? null)}
+  return {...empty, ...reportRows(groups, await createPricer(), query.pivot ?? null, {breakdown})}
+}
+
+/**
+ * Scans the agents' history incrementally when the source includes it and no daemon runs (the
+ * daemon scans every 60 s); the gateway's rows need no scan, nor the probe that decides on one.
+ */
+export async function scanUnlessDaemon(
+  source: UsageQueryFilters['source'],
+  signal?: AbortSignal,
+): Promise<UsageReport['scan']> {
+  if (source === 'gateway' || (await liveGatewayPort(signal)) !== undefined) return undefined
+  return scanSummary(await rescanHistory({signal}))
 }
 
 /**
@@ -159,7 +182,7 @@ export async function usageReport(
  * `gwctl usage` would otherwise load). A read that fails there (a database of an older layout
  * nobody opened since) runs again on the history store, which migrates it first.
  */
-async function readUsageDatabase<T>(read: (db: BetterSqlite3.Database) => T): Promise<T> {
+export async function readUsageDatabase<T>(read: (db: BetterSqlite3.Database) => T): Promise<T> {
   const {openSqlite} = await import('../store/sqlite.js')
   let db: BetterSqlite3.Database | undefined
   try {

@@ -20,6 +20,8 @@ import {
   markDamaged,
 } from './log-db-check.js'
 import type {LogFilters, LogRow, Pivot, UsageRow} from './log-query.js'
+import type {EntryFilters, SessionEntry} from './usage-entries.js'
+import {usageEntries} from './usage-entries.js'
 
 /** One request, as the gateway logs it. Times are Unix milliseconds. */
 export interface LogEntry {
@@ -557,6 +559,15 @@ export class LogStore {
   usage(filters: Omit<LogFilters, 'limit'> & {pivot?: Pivot} = {}): UsageRow[] {
     this.flushQuietly()
     return selectUsage(this.db, filters)
+  }
+
+  /**
+   * The requests with usage over the gateway's log and the agents' history (usage-entries.ts),
+   * oldest first: what the daemon's statusline memory loads once (`daemon/usage-memory.ts`).
+   */
+  usageEntries(filters: EntryFilters): SessionEntry[] {
+    this.flushQuietly()
+    return usageEntries(this.db, filters)
   }
 
   /** Runs a read on the database, the queued rows written first (budgets re-read their spend). */

@@ -16,7 +16,7 @@ import {brokenExpr, errorCase, logRowConditions, TOKEN_SUMS, usageCounts} from '
 export type UsageSource = 'gateway' | 'history' | 'all'
 export const USAGE_SOURCES: readonly UsageSource[] = ['gateway', 'history', 'all']
 export type UsagePivotAll =
-  'agent' | 'key' | 'provider' | 'model' | 'project' | 'policy' | 'day' | 'tool' | 'session'
+  'agent' | 'key' | 'provider' | 'model' | 'project' | 'policy' | 'day' | 'month' | 'tool' | 'session'
 
 export interface UsageQueryFilters {
   source: UsageSource
@@ -27,6 +27,8 @@ export interface UsageQueryFilters {
   status?: StatusFilter
   /** Unix seconds. */
   since?: number
+  /** Unix seconds: only requests before it. */
+  until?: number
   /** IANA zone for the `day` pivot (default UTC). */
   timezone?: string
 }
@@ -35,6 +37,11 @@ export interface UsageQueryFilters {
 export interface UsageGroup extends UsageRow {
   provider: string | null
   model: string | null
+  /**
+   * The part of `cacheCreationTokens` written to the 1-hour cache, priced apart: the agents'
+   * history records it (Claude Code); the gateway's log does not, so its rows count 0 here.
+   */
+  cache1hTokens?: number
 }
 
 const BUCKET_MS = 900_000
@@ -61,7 +68,12 @@ const PIVOT_EXPR: Record<UsagePivotAll, string> = {
   tool: 'tool',
   session: 'session',
   day: `ts / ${BUCKET_MS}`,
+  month: `ts / ${BUCKET_MS}`,
 }
+
+/** Whether the pivot folds 15-minute buckets into calendar periods of a time zone. */
+const calendar = (pivot: UsagePivotAll | undefined): pivot is 'day' | 'month' =>
+  pivot === 'day' || pivot === 'month'
 
 function hasTable(db: BetterSqlite3.Database, name: string): boolean {
   return (
@@ -97,7 +109,9 @@ const HOUR_MS = 3_600_000
  */
 function hourlyServes(f: UsageQueryFilters): boolean {
   if (f.tool !== undefined || f.pivot === 'tool' || f.pivot === 'session') return false
-  if (f.pivot === 'day' && f.timezone !== undefined && !wholeHourZone(f.timezone)) return false
+  if (calendar(f.pivot) && f.timezone !== undefined && !wholeHourZone(f.timezone)) return false
+  // an hour of the roll-up counts whole: an end inside an hour needs the requests themselves
+  if (f.until !== undefined) return false
   return true
 }
 
@@ -120,7 +134,7 @@ function gatewaySql(f: UsageQueryFilters, hourly: boolean, broken: string): stri
       NULL AS session, ${GATEWAY_TOOL} AS tool, CASE WHEN ${broken} = 1 THEN 500 ELSE status END AS status, 1 AS requests,
       ${errorCase(broken)} AS errors,
       fallback, fallback AS fallbacks, ${GATEWAY_INPUT} AS input_tokens, output_tokens, cache_read_tokens,
-      cache_creation_tokens, reasoning_tokens FROM logs ${where}`
+      cache_creation_tokens, 0 AS cache_1h_tokens, reasoning_tokens FROM logs ${where}`
   if (!hourly) return perRequest('')
   // An hour counts whole from its start: `ts >= since` keeps the hours from the first full one;
   // the requests between `since` and that hour come from the log itself.
@@ -129,7 +143,7 @@ function gatewaySql(f: UsageQueryFilters, hourly: boolean, broken: string): stri
       NULLIF(project, '') AS project, NULL AS session, NULL AS tool,
       CASE status_class WHEN '5xx' THEN 500 WHEN '4xx' THEN 400 ELSE 200 END AS status, requests, errors,
       fallback, fallback * requests AS fallbacks, MAX(input_tokens - cache_read_tokens - cache_creation_tokens, 0) AS input_tokens,
-      output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens FROM usage_hourly`
+      output_tokens, cache_read_tokens, cache_creation_tokens, 0 AS cache_1h_tokens, reasoning_tokens FROM usage_hourly`
   if (f.since === undefined) return rolled
   const firstHourMs = Math.ceil(Math.round(f.since * 1000) / HOUR_MS) * HOUR_MS
   return `${rolled} UNION ALL ${perRequest(`WHERE ts < ${firstHourMs}`)}`
@@ -140,7 +154,7 @@ function gatewaySql(f: UsageQueryFilters, hourly: boolean, broken: string): stri
  * history rows the gateway logged: by request id, and the keys in `@timeMatched` (a JSON array of
  * the Gemini CLI rows `timeMatchedHistoryKeys` in reconcile-query.ts matched by time).
  */
-function sourceSql(db: BetterSqlite3.Database, f: UsageQueryFilters, rollUp: boolean): string {
+export function sourceSql(db: BetterSqlite3.Database, f: UsageQueryFilters, rollUp: boolean): string {
   const source = f.source
   const logs = hasTable(db, 'logs')
   const parts: string[] = []
@@ -157,7 +171,7 @@ function sourceSql(db: BetterSqlite3.Database, f: UsageQueryFilters, rollUp: boo
     if (since) where.push(since)
     parts.push(`SELECT ts, NULL AS agent_id, NULL AS key_prefix, NULL AS policy_id, NULL AS provider, model,
       project, session, tool, 200 AS status, 1 AS requests, 0 AS errors, 0 AS fallback, 0 AS fallbacks, input_tokens,
-      output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens FROM history
+      output_tokens, cache_read_tokens, cache_creation_tokens, cache_1h_tokens, reasoning_tokens FROM history
       ${where.length ? 'WHERE ' + where.join(' AND ') : ''}`)
   }
   return parts.length > 0 ? parts.join(' UNION ALL ') : ''
@@ -197,17 +211,27 @@ export function usageGroups(
   }
   // the union has no `broken` column: a broken gateway row is a 500 in it already
   where.push(...logRowConditions(f, params, '0'))
+  if (f.until !== undefined) {
+    where.push('ts < @untilMs')
+    params.untilMs = Math.round(f.until * 1000)
+  }
   const keyExpr = f.pivot ? PIVOT_EXPR[f.pivot] : `'all'`
   const sql = `SELECT ${keyExpr} AS k, provider, model, SUM(requests) AS requests,
-      SUM(errors) AS errors, SUM(fallbacks) AS fallbacks, ${TOKEN_SUMS}
+      SUM(errors) AS errors, SUM(fallbacks) AS fallbacks, ${TOKEN_SUMS}, SUM(cache_1h_tokens) AS cache_1h_tokens
     FROM (${from}) ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
     GROUP BY k, provider, model`
   const rows = db.prepare(sql).all(params) as Array<Record<string, number | string | null>>
-  const format = f.pivot === 'day' ? dayFormat(f.timezone) : undefined
+  const format = calendar(f.pivot) ? dayFormat(f.timezone) : undefined
+  const length = f.pivot === 'month' ? 7 : 10
   return rows.map((r) => ({
-    key: format ? dayIn(Number(r.k) * BUCKET_MS, format) : r.k === null || r.k === '' ? null : String(r.k),
+    key: format
+      ? dayIn(Number(r.k) * BUCKET_MS, format).slice(0, length)
+      : r.k === null || r.k === ''
+        ? null
+        : String(r.k),
     provider: r.provider === null ? null : String(r.provider),
     model: r.model === null ? null : String(r.model),
     ...usageCounts(r),
+    cache1hTokens: Number(r.cache_1h_tokens ?? 0),
   }))
 }

@@ -27,6 +27,7 @@ import {
   checkJsonObject,
   getJsonKeys,
   getJsonString,
+  getJsonValue,
   hasJsonValue,
   isEmptyJsonObject,
   setJsonValue,
@@ -45,12 +46,23 @@ export interface ToolBinder {
   files(home: AgentHome): string[]
   /** Throws exit 3 when a file does not parse (nothing is written then). */
   check(texts: Array<string | null>, paths: string[]): void
-  /** The texts that point the agent at `baseUrl` with `key`. */
-  bind(texts: Array<string | null>, paths: string[], baseUrl: string, key: string): string[]
+  /**
+   * The texts that point the agent at `baseUrl` with `key` (and, for Claude Code with
+   * `extras.statusline`, its `statusLine` at `gwctl statusline`).
+   */
+  bind(
+    texts: Array<string | null>,
+    paths: string[],
+    baseUrl: string,
+    key: string,
+    extras?: BindExtras,
+  ): string[]
   /** Where the files point now. */
   target(texts: Array<string | null>): BindingTarget
   /** The family the binding routes through, when the config chooses it (OpenCode). */
   family?(texts: Array<string | null>): Family
+  /** Claude Code: whose `statusLine` the settings hold (`gwctl statusline`, the user's, none). */
+  statusline?(texts: Array<string | null>): 'gwctl' | 'user' | 'none'
   /**
    * Removes only gwctl's entries from files the user changed since, putting back the values they
    * replaced in `originals`. Returns the new texts and a description of each restored value.
@@ -59,6 +71,21 @@ export interface ToolBinder {
     texts: Array<string | null>,
     originals: Array<string | null>,
   ): {texts: Array<string | null>; notes: string[]}
+}
+
+/** What `agents enable` adds beside the route (Claude Code only). */
+export interface BindExtras {
+  /** Write Claude Code's `statusLine`; a user's own is kept unless `replace`. */
+  statusline?: {replace?: boolean}
+}
+
+/** The command gwctl's `statusLine` runs. */
+export const STATUSLINE_COMMAND = 'gwctl statusline'
+
+/** True when `text`'s `statusLine` is the one gwctl writes. */
+export function hasGwctlStatusline(text: string | null): boolean {
+  const value = getJsonValue(text, ['statusLine']) as {command?: unknown} | undefined
+  return typeof value === 'object' && value !== null && value.command === STATUSLINE_COMMAND
 }
 
 /** A JSON entry gwctl sets while bound (`value` undefined: removed while bound). */
@@ -113,9 +140,16 @@ const claudeBinder: ToolBinder = {
   check(texts, paths) {
     if (texts[0] !== null) checkJsonObject(texts[0], paths[0])
   },
-  bind(texts, paths, baseUrl, key) {
+  bind(texts, paths, baseUrl, key, extras) {
     this.check(texts, paths)
-    return [applyJson(texts[0] ?? '', CLAUDE_ENTRIES, baseUrl, key)]
+    let text = applyJson(texts[0] ?? '', CLAUDE_ENTRIES, baseUrl, key)
+    // the user's own statusLine stays unless --replace (the original keeps it for disable)
+    if (extras?.statusline && (extras.statusline.replace || !hasJsonValue(text, ['statusLine'])))
+      text = setJsonValue(text, ['statusLine'], {type: 'command', command: STATUSLINE_COMMAND, padding: 0})
+    return [text]
+  },
+  statusline(texts) {
+    return hasGwctlStatusline(texts[0]) ? 'gwctl' : hasJsonValue(texts[0], ['statusLine']) ? 'user' : 'none'
   },
   target(texts) {
     return {
@@ -125,7 +159,14 @@ const claudeBinder: ToolBinder = {
   },
   strip(texts, originals) {
     const notes: string[] = []
-    return {texts: [stripJson(texts[0], originals[0], CLAUDE_ENTRIES, 'settings.json', notes)], notes}
+    let text = stripJson(texts[0], originals[0], CLAUDE_ENTRIES, 'settings.json', notes)
+    // gwctl's statusLine goes; the user's from before comes back (an object: not a JsonEntry)
+    if (text !== null && hasGwctlStatusline(text)) {
+      const old = hasGwctlStatusline(originals[0]) ? undefined : getJsonValue(originals[0], ['statusLine'])
+      text = setJsonValue(text, ['statusLine'], old)
+      if (old !== undefined) notes.push('settings.json statusLine restored to its previous value')
+    }
+    return {texts: [text], notes}
   },
 }
 

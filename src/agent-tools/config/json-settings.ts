@@ -75,6 +75,14 @@ export function getJsonKeys(text: string | null, keys: string[]): string[] {
   )
 }
 
+/** The value at `keys` (any JSON type), or undefined. */
+export function getJsonValue(text: string | null, keys: string[]): unknown {
+  if (text === null || text.trim() === '') return undefined
+  const root = parseTree(text, [], {allowTrailingComma: true})
+  const node = root && findNodeAtLocation(root, keys)
+  return node ? (getNodeValue(node) as unknown) : undefined
+}
+
 /** True when `keys` names an existing value (any type). */
 export function hasJsonValue(text: string | null, keys: string[]): boolean {
   if (text === null || text.trim() === '') return false

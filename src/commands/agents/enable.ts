@@ -17,6 +17,7 @@ export default class AgentsEnable extends BaseCommand {
     '<%= config.bin %> agents enable claude-code',
     '<%= config.bin %> agents enable codex --policy default',
     '<%= config.bin %> agents enable gemini-cli --rotate --json',
+    '<%= config.bin %> agents enable claude-code --statusline',
   ]
 
   static args = {
@@ -34,6 +35,14 @@ export default class AgentsEnable extends BaseCommand {
     rotate: Flags.boolean({
       description: 'Issue a new key and rewrite the config even when the binding is live.',
     }),
+    statusline: Flags.boolean({
+      description:
+        'Claude Code: also set its statusLine to `gwctl statusline` (cost of the session, the day, the 5-hour window); a statusLine of your own is kept unless --replace, and comes back on disable.',
+    }),
+    replace: Flags.boolean({
+      description: 'With --statusline: replace your own statusLine.',
+      dependsOn: ['statusline'],
+    }),
   }
 
   async run(): Promise<EnableResult> {
@@ -42,8 +51,11 @@ export default class AgentsEnable extends BaseCommand {
       agent: args.agent,
       policyId: flags.policy,
       rotate: flags.rotate,
+      ...(flags.statusline ? {statusline: {replace: flags.replace}} : {}),
       signal: this.signal,
     })
+    if (flags.statusline && result.tool !== 'claude-code')
+      err(colorErr().dim(`--statusline is for Claude Code; ${result.tool} has no statusLine.`))
     if (!this.jsonEnabled()) {
       if (result.outcome === 'already-bound') {
         out(
@@ -57,6 +69,9 @@ export default class AgentsEnable extends BaseCommand {
         for (const f of result.files) out(`  wrote ${f}`)
         err(colorErr().dim(`Undo with \`gwctl agents disable ${result.tool}\`.`))
       }
+      if (result.statusline === 'gwctl') out('  statusLine: gwctl statusline')
+      else if (result.statusline === 'user')
+        err(colorErr().dim('Your own statusLine is kept; pass --replace to use `gwctl statusline` instead.'))
     }
     return result
   }

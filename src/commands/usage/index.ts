@@ -24,7 +24,9 @@ export default class Usage extends BaseCommand {
     'provider, model, project, day, tool or session, largest first, with totals. --source gateway counts what passed through the ' +
     'gateway, history what Claude Code, Codex CLI and Gemini CLI recorded in their session logs, all (default) both, each request ' +
     'once (a history line whose request id the gateway logged is the same request). Without a running daemon the history is ' +
-    'scanned incrementally first. --since takes a duration back from now (30m, 1h, 7d) or Unix seconds.'
+    'scanned incrementally first. --since takes a duration back from now (30m, 1h, 7d) or Unix seconds. With no flag at all ' +
+    'it prints the daily table of the last 7 days (`usage daily`, as ccusage does); `--json` alone keeps the totals object. ' +
+    'See also `usage daily`, `usage monthly`, `usage session` and `usage blocks` (5-hour windows).'
 
   static examples = [
     '<%= config.bin %> usage',
@@ -53,6 +55,18 @@ export default class Usage extends BaseCommand {
 
   async run(): Promise<UsageResult | UsageReport> {
     const {flags} = await this.parse(Usage)
+    // no flag at all: the daily table of the last days, as ccusage prints by default
+    if (!this.jsonEnabled() && this.argv.every((a) => a === '--verbose')) {
+      const {printPeriodReport, reportBounds} = await import('../../cli/usage-columns.js')
+      const report = await usageReport({
+        source: 'all',
+        pivot: 'day',
+        ...(await reportBounds({source: 'all'}, '7d')),
+        signal: this.signal,
+      })
+      printPeriodReport(report, {header: 'DAY', json: false, empty: 'No usage in the last 7 days.'}, out)
+      return report
+    }
     checkTimezone(flags.timezone)
     const filters = await resolveAgentFilter(filtersFromFlags(flags), this.signal)
     const source = flags.source as UsageSource

@@ -427,13 +427,15 @@ describe('keyboard', () => {
     const app = mount()
     await tick()
     await app.press('\t')
-    expect(app.frame().split('\n')[1]).toBe(' 1 Agents [2 Routes] 3 Requests  4 Usage')
+    expect(app.frame().split('\n')[1]).toBe(' 1 Agents [2 Routes] 3 Requests  4 Usage  5 Windows')
     await app.press('4')
-    expect(app.frame().split('\n')[1]).toBe(' 1 Agents  2 Routes  3 Requests [4 Usage]')
+    expect(app.frame().split('\n')[1]).toBe(' 1 Agents  2 Routes  3 Requests [4 Usage] 5 Windows')
     await app.press('\t')
-    expect(app.frame().split('\n')[1]).toBe('[1 Agents] 2 Routes  3 Requests  4 Usage')
+    expect(app.frame().split('\n')[1]).toBe(' 1 Agents  2 Routes  3 Requests  4 Usage [5 Windows]')
+    await app.press('\t')
+    expect(app.frame().split('\n')[1]).toBe('[1 Agents] 2 Routes  3 Requests  4 Usage  5 Windows')
     await app.press('\u001b[Z') // Shift-Tab
-    expect(app.frame().split('\n')[1]).toBe(' 1 Agents  2 Routes  3 Requests [4 Usage]')
+    expect(app.frame().split('\n')[1]).toBe(' 1 Agents  2 Routes  3 Requests  4 Usage [5 Windows]')
   })
 
   it('offers only the actions that apply to the selected agent, and says why a key does nothing', async () => {
@@ -622,7 +624,9 @@ describe('keyboard', () => {
       '›11:59:40 laptop sim-messages/claude-sim 200 fb 1.2k/80    41ms',
     ])
     await app.press('/', 'r', 'e', 'v', '\r')
-    expect(app.frame().split('\n')[1]).toBe(' 1 Agents  2 Routes [3 Requests] 4 Usage   filter: rev')
+    expect(app.frame().split('\n')[1]).toBe(
+      ' 1 Agents  2 Routes [3 Requests] 4 Usage  5 Windows   filter: rev',
+    )
     await app.press('\r')
     expect(app.frame().split('\n').slice(2)).toEqual(DETAIL.split('\n').slice(2))
     await app.press('\u001b')

@@ -1,7 +1,7 @@
 /**
  * The terminal app: header (gateway state, port, uptime, version), view tabs, the current view,
  * a hint bar, and modal boxes (`modal.tsx`: confirmation, a new key shown once, a request's
- * details, a policy picker, help). Keyboard (`use-keys.ts`): Tab / 1-4 switch views, arrows +
+ * details, a policy picker, help). Keyboard (`use-keys.ts`): Tab / 1-5 switch views, arrows +
  * Enter select, / filters requests, ? help, q quits. The app keeps the state; the views
  * (`views/`) draw it. Live: it follows the gateway's event stream and applies each event to its data.
  */
@@ -34,6 +34,7 @@ import {AgentsView} from './views/agents.js'
 import {RequestsView} from './views/requests.js'
 import {RoutesView} from './views/routes.js'
 import {UsageView} from './views/usage.js'
+import {BlocksTab} from './views/blocks.js'
 
 export interface AppProps {
   actions: AppActions
@@ -55,6 +56,7 @@ const HINTS: Record<ViewName, string> = {
   Routes: '↑↓ select · Enter reorder targets',
   Requests: '↑↓ select · Enter details · / filter',
   Usage: '←→ group by · s source · ↑↓ select',
+  Windows: '5-hour windows, burn rate, weeks',
 }
 
 /** The Agents view's hint: only the keys that apply to the selected agent. */
@@ -101,6 +103,7 @@ export function App({
     Routes: 0,
     Requests: 0,
     Usage: 0,
+    Windows: 0,
   })
   const [filter, setFilter] = useState('')
   const [typing, setTyping, typingRef] = useLatest(false)
@@ -201,6 +204,7 @@ export function App({
     Routes: routes.length,
     Requests: requestRows.length,
     Usage: (data.usage[pivot] ?? []).length,
+    Windows: 0,
   }
   const sel = Math.min(selected[view], Math.max(0, counts[view] - 1))
   useKeys({
@@ -270,6 +274,8 @@ export function App({
           <RoutesView {...viewProps} editing={editing} />
         ) : view === 'Requests' ? (
           <RequestsView {...viewProps} filter={filter} rows={requestRows} />
+        ) : view === 'Windows' ? (
+          <BlocksTab {...viewProps} subscribe={actions.subscribe} />
         ) : (
           <UsageView {...viewProps} pivot={pivot} source={source} />
         )}

@@ -1,7 +1,7 @@
 // Frames of the app at 80x24 (no colour), checked by eye and pinned; the README shows the same.
 export const AGENTS = [
   'gwctl ● running 127.0.0.1:43123 · up 1h 02m 05s · v0.1.0',
-  '[1 Agents] 2 Routes  3 Requests  4 Usage',
+  '[1 Agents] 2 Routes  3 Requests  4 Usage  5 Windows',
   '',
   ' NAME        KIND            BINDING POLICY             TODAY ROUTE',
   '›laptop      claude_code     -       claude_code_defau…  2.6k anthropic→sim-mes…',
@@ -27,7 +27,7 @@ export const AGENTS = [
 ].join('\n')
 export const ROUTES = [
   'gwctl ● running 127.0.0.1:43123 · up 1h 02m 05s · v0.1.0',
-  ' 1 Agents [2 Routes] 3 Requests  4 Usage',
+  ' 1 Agents [2 Routes] 3 Requests  4 Usage  5 Windows',
   '',
   ' ROUTE                        AGENTS TARGETS [CIRCUIT]',
   '›claude_code_default/messages      2 anthropic [open 12s] → sim-messages:claude…',
@@ -53,7 +53,7 @@ export const ROUTES = [
 ].join('\n')
 export const REQUESTS = [
   'gwctl ● running 127.0.0.1:43123 · up 1h 02m 05s · v0.1.0',
-  ' 1 Agents  2 Routes [3 Requests] 4 Usage',
+  ' 1 Agents  2 Routes [3 Requests] 4 Usage  5 Windows',
   '',
   ' TIME     AGENT    PROVIDER/MODEL          STATUS  TOKENS LATENCY ERROR',
   '›11:59:55 -        refused: revoked key       401     0/0     0ms',
@@ -79,7 +79,7 @@ export const REQUESTS = [
 ].join('\n')
 export const USAGE = [
   'gwctl ● running 127.0.0.1:43123 · up 1h 02m 05s · v0.1.0',
-  ' 1 Agents  2 Routes  3 Requests [4 Usage]',
+  ' 1 Agents  2 Routes  3 Requests [4 Usage] 5 Windows',
   '',
   ' by [agent] model  provider  tool  day  project  key  · gateway, 28 days',
   ' AGENT    REQUESTS INPUT OUTPUT CACHED     COST',
@@ -105,7 +105,7 @@ export const USAGE = [
 ].join('\n')
 export const EMPTY = [
   'gwctl ○ gateway stopped · S starts it',
-  '[1 Agents] 2 Routes  3 Requests  4 Usage',
+  '[1 Agents] 2 Routes  3 Requests  4 Usage  5 Windows',
   '',
   ' No agents yet.',
   ' Issue a key: gwctl key issue --agent-name NAME --agent-type claude_code',
@@ -131,7 +131,7 @@ export const EMPTY = [
 ].join('\n')
 export const DETAIL = [
   'gwctl ● running 127.0.0.1:43123 · up 1h 02m 05s · v0.1.0',
-  ' 1 Agents  2 Routes [3 Requests] 4 Usage',
+  ' 1 Agents  2 Routes [3 Requests] 4 Usage  5 Windows',
   '',
   '┌──────────────────────────────────────────────────────────────────────────────┐',
   '│ Request                                                                      │',

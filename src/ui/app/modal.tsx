@@ -49,7 +49,7 @@ export function ModalBox({
   } else if (modal.kind === 'help') {
     title = 'Keys'
     lines.push(
-      'Tab / Shift-Tab, 1-4   switch view (Agents, Routes, Requests, Usage)',
+      'Tab / Shift-Tab, 1-5   switch view (Agents, Routes, Requests, Usage, Windows)',
       '↑ ↓ (j k), PgUp PgDn   select',
       'Enter                  open / reorder',
       '/                      filter requests: 2xx 4xx 5xx fallback or text',

@@ -13,8 +13,8 @@ import type {LogEntry} from '../../store/log-store.js'
 import type {LogRow, UsageRow} from '../../store/log-query.js'
 import type {BindingStatus} from '../../services/agent-binding.js'
 
-/** The app's views, in the order of their tabs (and keys 1-4). */
-export const VIEWS = ['Agents', 'Routes', 'Requests', 'Usage'] as const
+/** The app's views, in the order of their tabs (and keys 1-5). */
+export const VIEWS = ['Agents', 'Routes', 'Requests', 'Usage', 'Windows'] as const
 export type ViewName = (typeof VIEWS)[number]
 
 export interface GatewayInfo {

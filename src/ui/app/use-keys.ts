@@ -219,7 +219,7 @@ export function useKeys(context: KeyContext): void {
       setView(VIEWS[(i + (key.shift ? VIEWS.length - 1 : 1)) % VIEWS.length])
       return
     }
-    if (/^[1-4]$/.test(input)) return setView(VIEWS[Number(input) - 1])
+    if (/^[1-5]$/.test(input)) return setView(VIEWS[Number(input) - 1])
     if (input === '?') return setModal({kind: 'help'})
     if (input === 'S' && !up) {
       let plan: StartPlan | undefined
