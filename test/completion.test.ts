@@ -70,7 +70,13 @@ describe.skipIf(!hasBash)('gwctl completion', () => {
     expect(tab('logs', '--status', '')).toEqual(['2xx', '4xx', '5xx', 'fallback'])
     expect(tab('logs', '--agent', '')).toEqual(['laptop'])
     expect(tab('policies', 'show', '')).toEqual(['claude_code_default', 'default'])
-    expect(tab('agents', 'enable', '')).toEqual(['claude-code', 'codex', 'gemini-cli'])
+    expect(tab('agents', 'enable', '')).toEqual([
+      'claude-code',
+      'codex',
+      'gemini-cli',
+      'opencode',
+      'qwen-code',
+    ])
     expect(tab('agents', 'enable', 'l')).toEqual([])
     expect(tab('key', 'revoke', '')).toEqual(['laptop'])
     // the video models of the catalog, none of the chat models

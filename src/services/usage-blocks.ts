@@ -239,8 +239,12 @@ export async function readEntries(f: EntryFilters): Promise<SessionEntry[]> {
     f.source === 'all' && (f.tool === undefined || f.tool === 'gemini-cli')
       ? (await import('../store/reconcile-query.js')).timeMatchedHistoryKeys
       : undefined
+  // a tool's gateway rows are its agents' (OpenCode and Qwen Code come in through others' entrances)
+  const agentTools =
+    f.tool !== undefined || timeMatchedKeys ? await (await import('./usage.js')).agentToolsOf() : undefined
+  const filters = agentTools ? {...f, agentTools} : f
   return readUsageDatabase((db) =>
-    usageEntries(db, f, timeMatchedKeys?.(db, {sinceMs: f.sinceMs ?? 0}) ?? []),
+    usageEntries(db, filters, timeMatchedKeys?.(db, {sinceMs: f.sinceMs ?? 0, agentTools}) ?? []),
   )
 }
 

@@ -249,7 +249,7 @@ export type ReconcileResult = Reconciliation & {since: number}
  * given to their agent's tool by it: OpenCode and Qwen Code come in through the entrances of the
  * other tools (messages, chat, ...).
  */
-async function agentToolsOf(): Promise<Record<string, AgentTool>> {
+export async function agentToolsOf(): Promise<Record<string, AgentTool>> {
   const [{StateStore}, {AGENT_TOOLS}, {TOOL_AGENT_TYPE}] = await Promise.all([
     import('../store/state.js'),
     import('../agent-tools/agent-homes.js'),

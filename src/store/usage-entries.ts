@@ -18,6 +18,8 @@ export interface EntryFilters {
   agentId?: string
   /** Only the history rows of this agent session (Claude Code's `session_id`). */
   session?: string
+  /** The tool of each agent id (gateway rows are a tool's by their agent, else by entrance). */
+  agentTools?: Record<string, AgentTool>
 }
 
 /** One request with usage (a gateway log row or an agent history row). */
@@ -53,6 +55,7 @@ export function usageEntries(
   const where = ['input_tokens + output_tokens + cache_read_tokens + cache_creation_tokens > 0']
   const params: Record<string, unknown> = {}
   if (from.includes('@timeMatched')) params.timeMatched = JSON.stringify(timeMatched)
+  if (from.includes('@agentTools')) params.agentTools = JSON.stringify(f.agentTools ?? {})
   if (f.sinceMs !== undefined) {
     where.push('ts >= @sinceMs')
     params.sinceMs = Math.floor(f.sinceMs)
