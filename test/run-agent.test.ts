@@ -340,12 +340,16 @@ describe('gwctl run', () => {
     expect(existsSync(s.out)).toBe(false)
   })
 
-  it('starts the gateway with --start; usage errors exit 2 or 7', async () => {
+  it('starts the gateway as it last ran with --start; usage errors exit 2 or 7', async () => {
     const s = await setup()
+    // stopped after a `--sim` start: --start starts it as it last ran (the app's S), and says how
+    await started(s)
+    expect((await s.cli(['gateway', 'stop'])).exitCode).toBe(0)
     const r = await s.cli(['run', 'codex', '--start', '--', 'x'])
     expect(r.exitCode, r.stderr).toBe(0)
-    expect(r.stderr).toContain('(started now)')
+    expect(r.stderr).toContain('(started now: gwctl gateway start --sim)')
     expect(s.agentRecord().wire).toBe('responses')
+    expect(s.agentRecord().status).toBe(200)
     const noDash = await s.cli(['run', 'codex', 'exec'])
     expect(noDash.exitCode).toBe(2)
     expect(noDash.stderr).toContain('go after --')

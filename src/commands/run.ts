@@ -76,7 +76,7 @@ export default class Run extends BaseCommand {
             : 'its run key'
       err(
         colorErr().dim(
-          `gwctl: ${plan.tool} through the gateway at ${plan.origin}${plan.startedGateway ? ' (started now)' : ''}: agent ${plan.agentName}, ${how} ${plan.keyPrefix}, policy ${plan.policyId}`,
+          `gwctl: ${plan.tool} through the gateway at ${plan.origin}${plan.startedGateway ? ` (started now: ${plan.startedGateway})` : ''}: agent ${plan.agentName}, ${how} ${plan.keyPrefix}, policy ${plan.policyId}`,
         ),
       )
     }

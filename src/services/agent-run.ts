@@ -39,7 +39,7 @@ import {withRunKeys} from '../store/run-keys.js'
 import type {GatewayState} from '../store/state-schema.js'
 import {StateStore} from '../store/state.js'
 import {employee, liveKeyId, loadBinder} from './agent-binding.js'
-import {gatewayAnswers, startGateway} from './gateway.js'
+import {gatewayAnswers, startGatewayAsLastRan} from './gateway.js'
 import {issueGatewayKey} from './gateway-keys.js'
 
 /** The names `gwctl run` takes for each tool (its own name first). */
@@ -80,8 +80,8 @@ export interface RunPlan {
   policyId: string
   /** Where the key came from: the bound config, the kept run key, or a key issued now. */
   keySource: 'binding' | 'run-key' | 'issued'
-  /** The gateway was started for this run (`--start`). */
-  startedGateway: boolean
+  /** The gateway was started for this run (`--start`): the command that does the same. */
+  startedGateway?: string
 }
 
 /** The tool `name` means, or exit 7 listing the names. */
@@ -113,8 +113,11 @@ export function findExecutable(name: string, env: NodeJS.ProcessEnv): string | u
   return undefined
 }
 
-/** The running gateway's origin, started when asked; exit 6 when it is down or does not answer. */
-async function gatewayOrigin(options: RunOptions): Promise<{origin: string; port: number; started: boolean}> {
+/**
+ * The running gateway's origin; when it is stopped and `start` asks, started as it last ran (the
+ * app's `S`: its port and `--sim`); exit 6 when it is down or does not answer.
+ */
+async function gatewayOrigin(options: RunOptions): Promise<{origin: string; port: number; started?: string}> {
   const running = runningDaemon()
   if (!running) {
     if (!options.start) {
@@ -122,8 +125,8 @@ async function gatewayOrigin(options: RunOptions): Promise<{origin: string; port
         hint: 'Start it with `gwctl gateway start` (or `--sim` to try it offline), or pass --start.',
       })
     }
-    const info = await startGateway({signal: options.signal})
-    return {origin: `http://127.0.0.1:${info.port}`, port: info.port, started: true}
+    const info = await startGatewayAsLastRan({signal: options.signal})
+    return {origin: `http://127.0.0.1:${info.port}`, port: info.port, started: info.plan.command}
   }
   if (!(await gatewayAnswers({signal: options.signal}))) {
     throw new GatewayDownError(`The gateway (pid ${running.pid}) does not answer on port ${running.port}.`, {
@@ -131,7 +134,7 @@ async function gatewayOrigin(options: RunOptions): Promise<{origin: string; port
       hint: 'See `gwctl doctor`; `gwctl gateway restart` starts it again.',
     })
   }
-  return {origin: `http://127.0.0.1:${running.port}`, port: running.port, started: false}
+  return {origin: `http://127.0.0.1:${running.port}`, port: running.port}
 }
 
 /** The key of a bound config when the run must use it (see the module comment), else undefined. */
@@ -311,7 +314,7 @@ export async function prepareRun(options: RunOptions): Promise<RunPlan> {
     keyPrefix: displayPrefix(key.value),
     policyId: agent?.policyId ?? options.policyId ?? '',
     keySource: bound ? 'binding' : key.issued ? 'issued' : 'run-key',
-    startedGateway: started,
+    ...(started ? {startedGateway: started} : {}),
   }
 }
 
