@@ -18,6 +18,8 @@ import {afterEach, describe, expect, it} from 'vitest'
 
 import {freePort, json, runCli, tempHome} from './helpers/cli.js'
 import {keyIssueArgs, killDaemon} from './helpers/gateway.js'
+import {issueKey} from '../src/gateway/key-issue.js'
+import {withState} from '../src/store/state.js'
 
 const cleanups: Array<() => void | Promise<void>> = []
 afterEach(async () => {
@@ -64,14 +66,56 @@ async function setup(options: {install?: Array<'claude' | 'codex' | 'gemini'>} =
 }
 
 describe('agents enable/disable', () => {
-  it('an enable killed after its key was issued: the next enable binds (waits out the 5 s rule, no exit 2)', async () => {
+  it('an enable killed right after its key issue: the retry binds at once (same binding, no 5 s wait, no exit 2)', async () => {
+    const {cli, paths, home, state} = await setup({install: ['claude']})
+    expect((await cli(['config', 'set', 'employee.name', 'A'])).exitCode).toBe(0)
+    expect((await cli(['config', 'set', 'employee.contact', 'a@b.c'])).exitCode).toBe(0)
+    // what the killed enable got done: its retry token on disk, then the key issued with it for
+    // the agent enable uses (the key went to no one), nothing written
+    const token = 'c0ffee'.padEnd(32, '0')
+    mkdirSync(join(home, 'bindings'), {recursive: true})
+    writeFileSync(join(home, 'bindings', 'claude-code.enable'), token, {mode: 0o600})
+    await withState(
+      (store) =>
+        issueKey(store.data, {
+          employeeName: 'A',
+          employeeContact: 'a@b.c',
+          agentName: 'claude-code',
+          agentType: 'claude_code',
+          sourceTool: 'claude-code',
+          configPath: paths.claude,
+          retryToken: token,
+        }),
+      join(home, 'state.json'),
+    )
+    const orphan = state().keys[0].id
+    // another client is still held to one key per agent per 5 s
+    const other = await cli(keyIssueArgs('claude-code', 'claude_code'))
+    expect(other.exitCode).toBe(2)
+    expect(other.stderr).toContain('less than 5 seconds ago')
+    const started = Date.now()
+    const r = await cli(['agents', 'enable', 'claude-code', '--json'])
+    const took = Date.now() - started
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0)
+    expect(json(r)).toMatchObject({tool: 'claude-code', outcome: 'bound', keyIssued: true})
+    expect(took).toBeLessThan(4000)
+    expect(readFileSync(paths.claude, 'utf8')).toContain('"ANTHROPIC_AUTH_TOKEN": "gw-')
+    // the key nobody held is revoked; the token is gone with the finished binding
+    const keys = state().keys as Array<{id: string; revokedAt?: number}>
+    expect(keys.filter((k) => k.revokedAt === undefined).map((k) => k.id)).toEqual([json(r).keyId])
+    expect(keys.find((k) => k.id === orphan)?.revokedAt).toBeDefined()
+    expect(existsSync(join(home, 'bindings', 'claude-code.enable'))).toBe(false)
+  }, 60_000)
+
+  it('a key issued by another client less than 5 s ago: enable waits out the rule (not exempt), no exit 2', async () => {
     const {cli, paths} = await setup({install: ['claude']})
     expect((await cli(['config', 'set', 'employee.name', 'A'])).exitCode).toBe(0)
     expect((await cli(['config', 'set', 'employee.contact', 'a@b.c'])).exitCode).toBe(0)
-    // what the killed enable got done: the key issued for the agent enable uses, nothing written
     expect((await cli(keyIssueArgs('claude-code', 'claude_code'))).exitCode).toBe(0)
+    const issuedAt = Date.now()
     const r = await cli(['agents', 'enable', 'claude-code', '--json'])
     expect(r.exitCode, r.stdout + r.stderr).toBe(0)
+    expect(Date.now() - issuedAt).toBeGreaterThanOrEqual(5000)
     expect(json(r)).toMatchObject({tool: 'claude-code', outcome: 'bound', keyIssued: true})
     expect(readFileSync(paths.claude, 'utf8')).toContain('"ANTHROPIC_AUTH_TOKEN": "gw-')
   }, 60_000)

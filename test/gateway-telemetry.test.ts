@@ -370,6 +370,52 @@ describe('gateway telemetry', {timeout: 120_000}, () => {
     expect(all).not.toContain(claude.key)
   })
 
+  it('/metrics exports each budget: spent and limit by budget, scope, period and unit, equal to budgets list', async () => {
+    const {base, cli} = await setup()
+    const codex = await issue(base, 'codex-laptop', 'codex')
+    const set = async (args: string[]) => {
+      const r = await cli(['budgets', 'set', ...args, '--json'])
+      expect(r.exitCode, r.stderr).toBe(0)
+      return json(r)
+    }
+    await set(['--agent', 'codex-laptop', '--daily', '1M', '--tokens'])
+    await set(['--policy', 'default', '--monthly', '5'])
+    await set(['--project', 'nobody-uses-it', '--weekly', '250k', '--tokens'])
+    let tokens = 0
+    for (let i = 0; i < 3; i++) {
+      const r = await chat(base, codex.key, 'gpt-4o') // priced: the USD budget spends too
+      expect(r.status, JSON.stringify(r.body)).toBe(200)
+      tokens += r.body.usage.prompt_tokens + r.body.usage.completion_tokens
+    }
+    expect(tokens).toBeGreaterThan(0)
+    const list = json(await cli(['budgets', 'list', '--json']))
+    const budgets = (list.budgets ?? list) as any[]
+    const byScope = (scope: string) => budgets.find((b) => b.scope === scope)
+    const samples = await until('the budgets in /metrics', async () => {
+      const {samples} = await scrape(base)
+      return sum(samples, 'gwctl_budget_spent', {scope: 'agent'}) === tokens ? samples : undefined
+    })
+    const labels = (b: any) => ({budget: b.id, scope: b.scope, period: b.period, unit: b.unit})
+    const gauge = (name: string) =>
+      samples
+        .filter((x) => x.name === name)
+        .map((x): Record<string, string | number> => ({...x.labels, value: x.value}))
+        .sort((a, b) => String(a.scope).localeCompare(String(b.scope)))
+    expect(gauge('gwctl_budget_spent')).toEqual([
+      {...labels(byScope('agent')), value: tokens},
+      {...labels(byScope('policy')), value: byScope('policy').spent},
+      {...labels(byScope('project')), value: 0},
+    ])
+    expect(gauge('gwctl_budget_limit')).toEqual([
+      {...labels(byScope('agent')), value: 1_000_000},
+      {...labels(byScope('policy')), value: 5},
+      {...labels(byScope('project')), value: 250_000},
+    ])
+    expect(byScope('agent')).toMatchObject({period: 'daily', unit: 'tokens', spent: tokens})
+    expect(byScope('policy')).toMatchObject({period: 'monthly', unit: 'usd'})
+    expect(byScope('policy').spent).toBeGreaterThan(0)
+  })
+
   it('a collector that refuses: the queue stays bounded, the oldest spans are dropped and counted in /metrics, status and doctor', async () => {
     const closedPort = await freePort() // nothing listens there
     const {base, cli} = await setup({

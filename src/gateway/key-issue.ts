@@ -3,7 +3,7 @@
  * records it creates or updates, rotation (an agent's previous keys are revoked), and the 5 s
  * limit on issuing for the same agent again. The key format and its verification are `keys.ts`.
  */
-import {randomBytes} from 'node:crypto'
+import {createHash, randomBytes} from 'node:crypto'
 
 import {ExitCode, GwError} from '../core/errors.js'
 import type {AgentRecord, EmployeeRecord, GatewayState, KeyRecord} from '../store/state-schema.js'
@@ -36,6 +36,12 @@ export interface IssueRequest {
   sourceTool?: string
   configPath?: string
   policyId?: string
+  /**
+   * A random token of one `agents enable` (gwctl's binding service), kept on disk until its binding
+   * is written: the retry of an enable killed after its issue sends it again and is not held to the
+   * 5 s limit, as the key issued then went to no one. Any other issue (no token, another token) is.
+   */
+  retryToken?: string
 }
 
 /** The success answer of `POST /api/keys/issue` (spec 2.3). */
@@ -58,6 +64,7 @@ const OPTIONAL = [
   'sourceTool',
   'configPath',
   'policyId',
+  'retryToken',
 ] as const
 const MAX_FIELD = 500
 // C0/C1 controls, and the bidirectional marks, embeddings, overrides and isolates (U+202E makes a
@@ -138,6 +145,8 @@ export function validateIssueRequest(body: unknown): IssueRequest {
   return input as unknown as IssueRequest
 }
 
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex')
+
 function newId(prefix: string): string {
   return `${prefix}_${randomBytes(8).toString('hex')}`
 }
@@ -190,7 +199,9 @@ export function issueKey(state: GatewayState, input: IssueRequest, nowMs = Date.
       )
     : undefined
 
-  if (agent?.lastIssuedAtMs !== undefined && nowMs - agent.lastIssuedAtMs < ISSUE_INTERVAL_MS) {
+  const tokenHash = input.retryToken === undefined ? undefined : sha256(input.retryToken)
+  const retry = tokenHash !== undefined && agent?.lastIssueToken === tokenHash
+  if (!retry && agent?.lastIssuedAtMs !== undefined && nowMs - agent.lastIssuedAtMs < ISSUE_INTERVAL_MS) {
     const wait = Math.max(1, Math.ceil((agent.lastIssuedAtMs + ISSUE_INTERVAL_MS - nowMs) / 1000))
     throw new IssueError(
       429,
@@ -231,6 +242,8 @@ export function issueKey(state: GatewayState, input: IssueRequest, nowMs = Date.
   }
   if (agent) {
     Object.assign(agent, details, {policyId, updatedAt: now, lastIssuedAtMs: nowMs})
+    if (tokenHash === undefined) delete agent.lastIssueToken
+    else agent.lastIssueToken = tokenHash
   } else {
     agent = {
       id: newId('agt'),
@@ -242,6 +255,7 @@ export function issueKey(state: GatewayState, input: IssueRequest, nowMs = Date.
       createdAt: now,
       updatedAt: now,
       lastIssuedAtMs: nowMs,
+      ...(tokenHash === undefined ? {} : {lastIssueToken: tokenHash}),
     } satisfies AgentRecord
     state.agents.push(agent)
   }

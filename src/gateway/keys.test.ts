@@ -119,6 +119,28 @@ describe('issueKey', () => {
     expect(index.verify(second.response.keyValue).ok).toBe(true)
   })
 
+  it('a retry that sends the retry token of the last issue is not held to the 5 s limit; any other issue is', () => {
+    const state = initialState()
+    const token = {...base, retryToken: 'a'.repeat(32)}
+    const first = issueKey(state, validateIssueRequest(token), 1_000_000)
+    expect(first.agent.lastIssueToken).toMatch(/^[0-9a-f]{64}$/)
+    expect(first.agent.lastIssueToken).not.toContain('a'.repeat(32))
+    const code = (request: object, at: number) => {
+      try {
+        issueKey(state, validateIssueRequest(request), at)
+        return 'issued'
+      } catch (error) {
+        return (error as IssueError).code
+      }
+    }
+    expect(code(base, 1_001_000)).toBe('rate_limited')
+    expect(code({...base, retryToken: 'b'.repeat(32)}, 1_001_000)).toBe('rate_limited')
+    expect(code(token, 1_001_000)).toBe('issued')
+    // an issue without the token ends it: the next retry with it is held to the limit again
+    expect(code(base, 1_007_000)).toBe('issued')
+    expect(code(token, 1_008_000)).toBe('rate_limited')
+  })
+
   it('links a sub-agent to an existing parent and refuses an unknown parent or policy', () => {
     const state = initialState()
     const parent = issueKey(state, validateIssueRequest(base), 0)

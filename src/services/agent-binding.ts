@@ -15,7 +15,10 @@
  *
  * Plain option objects in, plain results out: the CLI and a terminal UI render the same data.
  */
+import {randomBytes} from 'node:crypto'
+import {readFile, rm} from 'node:fs/promises'
 import {hostname, userInfo} from 'node:os'
+import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import {GwError, NotFoundError, UsageError} from '../core/errors.js'
@@ -41,7 +44,7 @@ import {homeFile} from '../store/paths.js'
 import type {BindingRecord, GatewayState} from '../store/state-schema.js'
 import type {Family} from '../store/schema.js'
 import {StateStore, withState} from '../store/state.js'
-import {originalOf, pruneOriginals, saveOriginal, upgradeOriginal} from './binding-originals.js'
+import {backupsDir, originalOf, pruneOriginals, saveOriginal, upgradeOriginal} from './binding-originals.js'
 import {resolvePort} from './gateway.js'
 import {issueGatewayKey, listAgents, revokeGatewayKey, withEmployeeDefaults} from './gateway-keys.js'
 
@@ -365,6 +368,22 @@ export async function employee(): Promise<{employeeName: string; employeeContact
   }
 }
 
+const enableTokenPath = (tool: AgentTool): string => join(backupsDir(), `${tool}.enable`)
+
+/**
+ * The retry token of `tool`'s enable (`retryToken` of the issue request): the one an interrupted
+ * enable left (`<GWCTL_HOME>/bindings/<tool>.enable`, 0600), else a new one, on disk (fsynced)
+ * before the key is issued. Removed once the binding is written.
+ */
+async function enableToken(tool: AgentTool): Promise<string> {
+  const path = enableTokenPath(tool)
+  const kept = (await readFile(path, 'utf8').catch(() => '')).trim()
+  if (/^[0-9a-f]{32}$/.test(kept)) return kept
+  const token = randomBytes(16).toString('hex')
+  await writeAtomic(path, token, 0o600)
+  return token
+}
+
 /** `gwctl agents enable`: binds `options.agent` to the gateway (see the module comment). */
 export async function enableAgent(options: EnableOptions): Promise<EnableResult> {
   const env = options.env ?? process.env
@@ -444,16 +463,19 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
       // a new key for the bound agent keeps its policy (a rotation is not a move to the default)
       ...(policyId ? {policyId} : {}),
     }
+    // The retry token of this binding: an enable killed after its issue left it on disk, and the
+    // gateway lets the retry that sends it again issue at once (the key issued then went to no
+    // one). Any other issue for the agent within 5 s (another client, or an enable right after a
+    // finished one) is refused by the one-key-per-5-s rule, there to stop two clients rotating
+    // each other's key: an enable waits that out instead of exit 2.
+    const issueRequest = {...request, retryToken: await enableToken(tool)}
     let issued
     try {
-      issued = await issueGatewayKey(request, {signal: options.signal})
+      issued = await issueGatewayKey(issueRequest, {signal: options.signal})
     } catch (error) {
-      // An enable that was killed after its key was issued and before it wrote anything left a
-      // key nobody holds: this enable is the retry of that binding, so the one-key-per-5-s rule
-      // (there to stop two clients rotating each other's key) waits here instead of exit 2.
       if (!(error instanceof GwError) || error.code !== 'rate_limited') throw error
       await sleep(ISSUE_INTERVAL_MS + 100, undefined, {signal: options.signal})
-      issued = await issueGatewayKey(request, {signal: options.signal})
+      issued = await issueGatewayKey(issueRequest, {signal: options.signal})
     }
     keyValue = issued.keyValue
     keyId = issued.keyId
@@ -528,6 +550,7 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
     rec.phase = 'bound'
     rec.updatedAt = Math.floor(Date.now() / 1000)
   }, statePath)
+  await rm(enableTokenPath(tool), {force: true})
   return {
     tool,
     agentName,

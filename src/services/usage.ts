@@ -250,24 +250,17 @@ export type ReconcileResult = Reconciliation & {since: number}
  * other tools (messages, chat, ...).
  */
 export async function agentToolsOf(): Promise<Record<string, AgentTool>> {
-  const [{StateStore}, {AGENT_TOOLS}, {TOOL_AGENT_TYPE}] = await Promise.all([
+  const [{StateStore}, {agentToolOf}] = await Promise.all([
     import('../store/state.js'),
-    import('../agent-tools/agent-homes.js'),
-    import('../agent-tools/discovery.js'),
+    import('./agent-tool.js'),
   ])
   const path = homeFile('state')
   if (!existsSync(path)) return {}
   const state = (await StateStore.open(path)).data
-  const byType = new Map<string, AgentTool>()
-  for (const tool of AGENT_TOOLS) {
-    byType.set(TOOL_AGENT_TYPE[tool], tool)
-    byType.set(`${TOOL_AGENT_TYPE[tool]}_subagent`, tool)
-  }
-  const bound = new Map((state.bindings ?? []).map((b) => [b.agentId, b.tool as AgentTool]))
+  const bound = new Map((state.bindings ?? []).map((b) => [b.agentId, b.tool]))
   const result: Record<string, AgentTool> = {}
   for (const a of state.agents) {
-    const tool =
-      bound.get(a.id) ?? AGENT_TOOLS.find((t) => t === a.sourceTool) ?? byType.get(a.type) ?? undefined
+    const tool = agentToolOf(a, bound.get(a.id))
     if (tool) result[a.id] = tool
   }
   return result

@@ -38,6 +38,8 @@ export interface AgentRecord {
   updatedAt: number
   /** Unix milliseconds of the last key issue (the 5 s issue limit). */
   lastIssuedAtMs?: number
+  /** SHA-256 hex of the `retryToken` of the last issue, if it had one (the retry of an enable). */
+  lastIssueToken?: string
   lastSeenAt?: number
   /** Entrance family of the agent's latest authenticated request. */
   lastEntrance?: Family
@@ -221,6 +223,7 @@ export const STATE_SCHEMA = {
           createdAt: unixSeconds,
           updatedAt: unixSeconds,
           lastIssuedAtMs: {type: 'integer', minimum: 0},
+          lastIssueToken: {type: 'string', pattern: '^[0-9a-f]{64}$'},
           lastSeenAt: unixSeconds,
           lastEntrance: {enum: [...FAMILIES]},
         },

@@ -14,6 +14,7 @@ import type * as PromClient from 'prom-client'
 import type {LogEntry} from '../../store/log-store.js'
 import {statusClass} from '../../store/log-store.js'
 import type {BreakerSnapshot} from '../../gateway/events.js'
+import type {BudgetView} from '../../gateway/budgets.js'
 
 // The four classes used here, from their own files: prom-client's index also loads its Pushgateway
 // (node:http, node:https, node:zlib), Summary (tdigest) and default process metrics (which load
@@ -62,6 +63,8 @@ export interface MetricsSources {
   breakers?: () => readonly BreakerSnapshot[]
   logQueue?: () => {pending: number; dropped: number}
   otlp?: () => {queued: number; exported: number; dropped: number; failures: number} | undefined
+  /** The budgets as the gateway enforces them now (the router's budget book; none: []). */
+  budgets?: () => readonly BudgetView[]
 }
 
 /** The cost of a row in USD, or null when its model is not priced. */
@@ -214,6 +217,29 @@ export class GatewayMetrics {
       'dropped',
     )
     otlpCounter('gwctl_otlp_export_failures_total', 'OTLP export attempts that failed.', 'failures')
+    const budgets = this.sources.budgets
+    const budgetGauge = (name: string, help: string, field: 'spent' | 'limit') =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['budget', 'scope', 'period', 'unit'],
+        registers,
+        collect() {
+          this.reset()
+          for (const b of budgets?.() ?? [])
+            this.set({budget: b.id, scope: b.scope, period: b.period, unit: b.unit}, b[field])
+        },
+      })
+    budgetGauge(
+      'gwctl_budget_spent',
+      'Spent by each budget in its current period (USD or tokens, by unit), as the gateway enforces it.',
+      'spent',
+    )
+    budgetGauge(
+      'gwctl_budget_limit',
+      'The limit of each budget for its period (USD or tokens, by unit).',
+      'limit',
+    )
   }
 
   /** Folds one finished request in. */

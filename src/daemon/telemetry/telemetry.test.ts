@@ -3,6 +3,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
+import type {BudgetView} from '../../gateway/budgets.js'
 import type {LogEntry} from '../../store/log-store.js'
 import {emitGatewayEvent} from '../events.js'
 import {BoundedLabel, GatewayMetrics} from './metrics.js'
@@ -102,6 +103,58 @@ describe('GatewayMetrics', () => {
     expect(text).toMatch(/gwctl_requests_total\{[^}]*model="other",status_class="2xx"\} 800/)
   })
 })
+
+describe('budget gauges', () => {
+  it('one series per budget, labelled by id, scope, period and unit (never the target); none without budgets', async () => {
+    let budgets: BudgetView[] = [
+      budget({
+        id: 'bgt_0001',
+        scope: 'agent',
+        target: 'agt_secret',
+        spent: 1234,
+        limit: 500_000,
+        unit: 'tokens',
+      }),
+      budget({id: 'bgt_0002', scope: 'project', target: 'secret-project', spent: 0.0125, limit: 5}),
+    ]
+    const metrics = new GatewayMetrics({budgets: () => budgets})
+    const lines = (await metrics.text()).split('\n').filter((l) => l.startsWith('gwctl_budget'))
+    expect(lines).toEqual([
+      'gwctl_budget_spent{budget="bgt_0001",scope="agent",period="daily",unit="tokens"} 1234',
+      'gwctl_budget_spent{budget="bgt_0002",scope="project",period="daily",unit="usd"} 0.0125',
+      'gwctl_budget_limit{budget="bgt_0001",scope="agent",period="daily",unit="tokens"} 500000',
+      'gwctl_budget_limit{budget="bgt_0002",scope="project",period="daily",unit="usd"} 5',
+    ])
+    expect(lines.join('\n')).not.toContain('secret')
+    // a removed budget's series goes with it
+    budgets = []
+    expect((await metrics.text()).split('\n').filter((l) => l.startsWith('gwctl_budget'))).toEqual([])
+    expect(
+      (await new GatewayMetrics().text()).split('\n').filter((l) => l.startsWith('gwctl_budget')),
+    ).toEqual([])
+  })
+})
+
+function budget(over: Partial<BudgetView>): BudgetView {
+  return {
+    id: 'bgt_0000',
+    scope: 'agent',
+    target: 'agt_1',
+    period: 'daily',
+    unit: 'usd',
+    limit: 1,
+    spent: 0,
+    reserved: 0,
+    percent: 0,
+    state: 'ok',
+    periodStart: 0,
+    resetAt: 86_400_000,
+    onExceed: 'block',
+    unpricedModels: [],
+    source: 'gateway',
+    ...over,
+  }
+}
 
 describe('Telemetry', () => {
   it('folds request events off the request path and counts them on scrape', async () => {

@@ -107,6 +107,7 @@ export class Telemetry {
           ? () => ({pending: routing.logs.pending, dropped: routing.logs.dropped})
           : undefined,
         otlp: () => this.otlp?.stats,
+        budgets: routing ? () => routing.router.budgets?.views() ?? [] : undefined,
       },
       options.costOf,
     )

@@ -751,6 +751,60 @@ describe('live', () => {
     expect(actions.calls.filter((c) => c === 'load')).toEqual([])
   })
 
+  it('counts a live request under its agent’s tool, not its entrance: OpenCode and Qwen Code', async () => {
+    const usageRow = (key: string, requests: number) => ({
+      key,
+      requests,
+      errors: 0,
+      fallbacks: 0,
+      inputTokens: 1000 * requests,
+      outputTokens: 10 * requests,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
+      reasoningTokens: 0,
+      costUSD: null,
+      unpricedModels: [],
+    })
+    const data: AppData = {
+      ...DATA,
+      agents: [
+        ...DATA.agents,
+        // bound OpenCode speaks messages (its provider's family); Qwen Code, by its kind only, chat
+        agent({agentId: 'agt_opencode', name: 'oc', type: 'opencode', tool: 'opencode'}),
+        agent({agentId: 'agt_qwen', name: 'qw', type: 'qwen_code_subagent', tool: null, sourceTool: null}),
+      ],
+      usage: {
+        ...DATA.usage,
+        tool: [usageRow('claude-code', 5), usageRow('opencode', 4)],
+      },
+    }
+    const app = mount({view: 'Usage', data})
+    await tick()
+    for (let i = 0; i < 3; i++) await app.press('\u001b[C')
+    expect(body(app.frame()).slice(0, 4)).toEqual([
+      ' by  agent  model  provider [tool] day  project  key  · gateway, 28 days',
+      ' TOOL        REQUESTS INPUT OUTPUT CACHED',
+      '›claude-code        5  5.0k     50      0',
+      ' opencode           4  4.0k     40      0',
+    ])
+    const live = {...row({}), time: NOW - 1000, cacheReadTokens: 0}
+    app.actions.handlers!.onEvent({
+      type: 'request',
+      entry: {...live, agentId: 'agt_opencode', entrance: 'messages'},
+    })
+    app.actions.handlers!.onEvent({
+      type: 'request',
+      entry: {...live, agentId: 'agt_opencode', entrance: 'messages'},
+    })
+    app.actions.handlers!.onEvent({type: 'request', entry: {...live, agentId: 'agt_qwen', entrance: 'chat'}})
+    await tick()
+    expect(body(app.frame()).slice(2, 5)).toEqual([
+      '›opencode           6  6.4k    200      0',
+      ' claude-code        5  5.0k     50      0',
+      ' qwen-code          1  1.2k     80      0',
+    ])
+  })
+
   it('keeps live usage rows in the usage service’s order: a row that grows past another moves up', async () => {
     const app = mount({view: 'Usage'})
     await tick()

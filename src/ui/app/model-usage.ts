@@ -3,9 +3,10 @@
  * day, sparklines and heatmaps, costs, and applying one finished request to the data. No React
  * here, so it is tested directly.
  */
+import {agentToolOf} from '../../services/agent-tool.js'
 import type {LogEntry} from '../../store/log-store.js'
 import {sortUsageRows, zeroTotals} from '../../store/usage-sql.js'
-import type {AppData, AppUsageRow} from './model.js'
+import type {AppAgent, AppData, AppUsageRow} from './model.js'
 import {startOfDay, tokensOf} from './model.js'
 
 /** Tokens per agent since local midnight. */
@@ -119,17 +120,37 @@ const ENTRANCE_TOOLS: Record<string, string> = {
 }
 
 /**
- * The usage row a request counts in, per grouping, as the usage service groups gateway rows
- * (tool by entrance, day in UTC); undefined for a grouping it cannot tell.
+ * The agent tool of each agent the app lists (agent id -> tool), by the usage service's rule
+ * (`agentToolOf`: binding, source tool, agent kind).
  */
-export function usageKeyOf(pivot: string, e: LogEntry): string | null | undefined {
+export function agentToolMap(
+  agents: readonly Pick<AppAgent, 'agentId' | 'type' | 'sourceTool' | 'tool'>[],
+): Map<string, string> {
+  const out = new Map<string, string>()
+  for (const a of agents) {
+    const tool = agentToolOf(a, a.tool)
+    if (tool) out.set(a.agentId, tool)
+  }
+  return out
+}
+
+/**
+ * The usage row a request counts in, per grouping, as the usage service groups gateway rows
+ * (tool by the request's agent, `tools` from `agentToolMap`, else by entrance; day in UTC);
+ * undefined for a grouping it cannot tell.
+ */
+export function usageKeyOf(
+  pivot: string,
+  e: LogEntry,
+  tools: ReadonlyMap<string, string> = new Map(),
+): string | null | undefined {
   const fields: Record<string, string | null> = {
     agent: e.agentId,
     model: e.model,
     provider: e.provider,
     project: e.project,
     key: e.keyPrefix,
-    tool: ENTRANCE_TOOLS[e.entrance] ?? null,
+    tool: (e.agentId ? tools.get(e.agentId) : undefined) ?? ENTRANCE_TOOLS[e.entrance] ?? null,
     day: new Date(e.time).toISOString().slice(0, 10),
   }
   return pivot in fields ? (fields[pivot] === '' ? null : fields[pivot]) : undefined
@@ -158,8 +179,9 @@ export function applyRequest(
   const usage: AppData['usage'] = {}
   const input = uncachedInput(entry)
   const tokens = input + entry.outputTokens + entry.cacheReadTokens + entry.cacheCreationTokens
+  const tools = data.usage.tool ? agentToolMap(data.agents) : undefined
   for (const [pivot, rows] of Object.entries(data.usage)) {
-    const key = usageKeyOf(pivot, entry)
+    const key = usageKeyOf(pivot, entry, tools)
     if (!rows || key === undefined || options.usage === false) {
       usage[pivot] = rows
       continue
