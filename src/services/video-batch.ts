@@ -10,6 +10,7 @@
  * platform, which a rerun never sends again on its own.
  */
 import {createHash} from 'node:crypto'
+import {setMaxListeners} from 'node:events'
 import {
   closeSync,
   existsSync,
@@ -601,6 +602,8 @@ export async function runVideoBatch(
     mkdirSync(resolve(options.outputDir), {recursive: true})
   const client = options.client ?? platformClient()
   const signal = options.signal
+  // every task in flight waits on the one signal
+  if (signal) setMaxListeners(concurrency * 4 + 10, signal)
 
   const views: BatchTaskView[] = entries.map((e) => ({line: e.line, name: e.name, state: 'pending'}))
   const results: BatchTaskResult[] = []
