@@ -10,7 +10,13 @@ import {runCli, spawnCli, tempHome} from './helpers/cli.js'
 const SAMPLE_BYTES = readFileSync(join(__dirname, '..', 'assets', 'sim', 'sample.mp4')).length
 
 function alpha(i: number, extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({id: `clip-${i}`, model: 'Alpha2.6-T2V', prompt: `a fox, take ${i}`, seconds: 3, ...extra})
+  return JSON.stringify({
+    id: `clip-${i}`,
+    model: 'Alpha2.6-T2V',
+    prompt: `a fox, take ${i}`,
+    seconds: 3,
+    ...extra,
+  })
 }
 
 /** The batch journal's events (one batch per test home). */
@@ -72,9 +78,17 @@ describe('gwctl video batch (end to end against the simulator)', () => {
     const skipped = await run([file, '--skip-invalid', '--no-download', '--json'])
     expect(skipped.exitCode).toBe(0)
     expect(posts()).toHaveLength(2)
-    const lines = skipped.stdout.trim().split('\n').map((l) => JSON.parse(l))
+    const lines = skipped.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     expect(lines.at(-1)).toMatchObject({total: 2, completed: 2, failed: 0, skipped_invalid: 2, submitted: 2})
-    expect(lines.slice(0, -1).map((l) => l.id).sort()).toEqual(['clip-1', 'clip-3'])
+    expect(
+      lines
+        .slice(0, -1)
+        .map((l) => l.id)
+        .sort(),
+    ).toEqual(['clip-1', 'clip-3'])
   })
 
   it('reads CSV from stdin and refuses an output that exists unless --force', async () => {
@@ -106,7 +120,10 @@ describe('gwctl video batch (end to end against the simulator)', () => {
 
   it('runs 50 tasks with --concurrency 8: every video downloaded, never more than 8 in flight', async () => {
     const {manifest, run, posts, home} = await setup({taskSeconds: 1})
-    const file = manifest('fifty.jsonl', Array.from({length: 50}, (_, i) => alpha(i + 1)))
+    const file = manifest(
+      'fifty.jsonl',
+      Array.from({length: 50}, (_, i) => alpha(i + 1)),
+    )
     const out = join(home, 'out')
     const r = await run([file, '--concurrency', '8', '--output-dir', out, '--json'])
     expect(r.stderr).toBe('')
@@ -150,12 +167,19 @@ describe('gwctl video batch (end to end against the simulator)', () => {
     const r = await run([file, '--no-download', '--json'])
     expect(r.exitCode).toBe(8)
     const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!)
-    expect(summary).toMatchObject({completed: 1, failed: 1, failures: [{line: 2, id: 'clip-2', status: 'failed'}]})
+    expect(summary).toMatchObject({
+      completed: 1,
+      failed: 1,
+      failures: [{line: 2, id: 'clip-2', status: 'failed'}],
+    })
   })
 
   it('resumes after kill -9 without creating any task twice', async () => {
     const {manifest, run, spawn, posts, home} = await setup({taskSeconds: 4})
-    const file = manifest('m.jsonl', Array.from({length: 6}, (_, i) => alpha(i + 1)))
+    const file = manifest(
+      'm.jsonl',
+      Array.from({length: 6}, (_, i) => alpha(i + 1)),
+    )
     const out = join(home, 'out')
     const child = spawn([file, '--concurrency', '2', '--output-dir', out])
     // wait until two creates are answered and journaled, none on the wire
@@ -181,7 +205,10 @@ describe('gwctl video batch (end to end against the simulator)', () => {
 
   it('Ctrl-C stops creating, prints the resume command and exits 130; the rerun finishes', async () => {
     const {manifest, run, spawn, posts, home} = await setup({taskSeconds: 4})
-    const file = manifest('m.jsonl', Array.from({length: 5}, (_, i) => alpha(i + 1)))
+    const file = manifest(
+      'm.jsonl',
+      Array.from({length: 5}, (_, i) => alpha(i + 1)),
+    )
     const child = spawn([file, '--concurrency', '1', '--no-download'])
     for (let i = 0; i < 200 && !journal(home).some((e) => e.type === 'submitted'); i++) await sleep(25)
     child.kill('SIGINT')

@@ -3,7 +3,8 @@ import {readFileSync} from 'node:fs'
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
-import {ExitCode, GwError, InterruptedError, UsageError} from '../../core/errors.js'
+import type {GwError} from '../../core/errors.js'
+import {ExitCode, InterruptedError, UsageError} from '../../core/errors.js'
 import {StatusLine, warn} from '../../core/output.js'
 import type {BatchSummary} from '../../services/video-batch.js'
 import {
