@@ -1,3 +1,4 @@
+import {spawnSync} from 'node:child_process'
 import {existsSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
@@ -5,7 +6,9 @@ import {afterEach, describe, expect, it} from 'vitest'
 
 import type {Simulator} from '../src/sim/server.js'
 import {startSim} from '../src/sim/server.js'
-import {runCli, spawnCli, tempHome} from './helpers/cli.js'
+import {execa} from 'execa'
+
+import {BIN, ROOT, cliEnv, runCli, spawnCli, tempHome} from './helpers/cli.js'
 
 const SAMPLE_BYTES = readFileSync(join(__dirname, '..', 'assets', 'sim', 'sample.mp4')).length
 
@@ -220,5 +223,48 @@ describe('gwctl video batch (end to end against the simulator)', () => {
     const r = await run(['--resume', file, '--concurrency', '5', '--no-download'])
     expect(r.exitCode).toBe(0)
     expect(posts()).toHaveLength(5)
+  }, 60_000)
+})
+
+describe.skipIf(spawnSync('python3', ['--version']).status !== 0)('gwctl video batch on a terminal', () => {
+  it('draws the live view on stderr, then the per-task lines and the totals', async () => {
+    const sim = await startSim({taskSeconds: 2})
+    const t = tempHome()
+    try {
+      const file = join(t.home, 'm.jsonl')
+      writeFileSync(file, [alpha(1), alpha(2), alpha(3)].join('\n') + '\n')
+      const env = {...process.env, ...cliEnv(t.home, {GWCTL_BASE_URL: sim.baseUrl, GWCTL_API_KEY: 'k'})}
+      for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k]
+      const r = await execa(
+        'python3',
+        [
+          join(ROOT, 'test/helpers/run-in-pty.py'),
+          'running',
+          '',
+          'node',
+          BIN,
+          'video',
+          'batch',
+          file,
+          '--concurrency',
+          '2',
+          '--interval',
+          '1',
+          '--no-download',
+        ],
+        {env: env as Record<string, string>, extendEnv: false, timeout: 40_000},
+      )
+      const result = JSON.parse(String(r.stdout)) as {exit: number; output: string}
+      // eslint-disable-next-line no-control-regex
+      const output = result.output.replace(/\x1b\[[0-9;?]*[a-zA-Z]/g, '')
+      expect(result.exit).toBe(0)
+      expect(output).toMatch(/0\/3 done {2}2 running/)
+      expect(output).toMatch(/line \d +clip-\d +(queued|in_progress|sending)/)
+      for (const i of [1, 2, 3]) expect(output).toMatch(new RegExp(`line ${i}  clip-${i}  completed  task_`))
+      expect(output).toContain('3 of 3 completed, 0 failed')
+    } finally {
+      await sim.close()
+      t.cleanup()
+    }
   }, 60_000)
 })

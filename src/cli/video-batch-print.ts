@@ -1,5 +1,4 @@
 /** Human output of `gwctl video batch`: one plain line per task as it ends, a live totals line on a terminal. */
-import type {StatusLine} from '../core/output.js'
 import {color, err, formatBytes, formatDuration, out, printable} from '../core/output.js'
 import type {BatchSummary, BatchTaskResult, BatchTaskView} from '../services/video-batch.js'
 
@@ -24,14 +23,6 @@ export function batchTotals(all: readonly BatchTaskView[], startedAt: number): s
   const fresh = all.filter((v) => !v.resumed && v.ended_at !== undefined).length
   const rate = elapsed > 0 ? (fresh / elapsed) * 60_000 : 0
   return `${finished}/${all.length} done  ${running} running  ${failed} failed  ${rate.toFixed(1)} tasks/min  ${formatDuration(elapsed)}`
-}
-
-/** Keeps the live totals line (TTY stderr only) up to date. */
-export function batchProgress(
-  line: StatusLine,
-  startedAt: number,
-): (task: BatchTaskView, all: readonly BatchTaskView[]) => void {
-  return (_task, all) => line.update(batchTotals(all, startedAt))
 }
 
 /** The closing lines on stderr. */

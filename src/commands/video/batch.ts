@@ -5,8 +5,8 @@ import {Args, Flags} from '@oclif/core'
 import {BaseCommand} from '../../core/base-command.js'
 import type {GwError} from '../../core/errors.js'
 import {ExitCode, InterruptedError, UsageError} from '../../core/errors.js'
-import {StatusLine, warn} from '../../core/output.js'
-import type {BatchSummary} from '../../services/video-batch.js'
+import {progressEnabled, warn} from '../../core/output.js'
+import type {BatchSummary, BatchTaskResult} from '../../services/video-batch.js'
 import {
   DEFAULT_BATCH_CONCURRENCY,
   MAX_BATCH_CONCURRENCY,
@@ -17,7 +17,7 @@ import {
   runVideoBatch,
 } from '../../services/video-batch.js'
 import {existsSync} from 'node:fs'
-import {batchProgress, printBatchResult, printBatchSummary} from '../../cli/video-batch-print.js'
+import {printBatchResult, printBatchSummary} from '../../cli/video-batch-print.js'
 import {readAllStdin} from '../../cli/stdin.js'
 
 export default class VideoBatch extends BaseCommand {
@@ -102,8 +102,18 @@ export default class VideoBatch extends BaseCommand {
       })
     }
     const json = this.jsonEnabled()
-    const line = new StatusLine()
     const started = Date.now()
+    // a terminal gets the live view on stderr; the per-task lines then wait for it to close
+    const view =
+      !json && progressEnabled()
+        ? (await import('../../ui/batch/view.js')).startBatchView(started)
+        : undefined
+    const held: BatchTaskResult[] = []
+    const hold = view !== undefined && Boolean(process.stdout.isTTY)
+    const closeView = () => {
+      view?.stop()
+      for (const result of held.splice(0)) printBatchResult(result)
+    }
     const resumeCommand = `gwctl video batch ${args.file === '-' ? '- < MANIFEST' : quote(args.file)}${flags['output-dir'] ? ` --output-dir ${quote(flags['output-dir'])}` : ''}${flags.download ? '' : ' --no-download'}`
     let summary: BatchSummary
     try {
@@ -116,15 +126,15 @@ export default class VideoBatch extends BaseCommand {
         signal: this.signal,
         source: args.file,
         skippedInvalid: parsed.errors.length,
-        onChange: json ? undefined : batchProgress(line, started),
+        onChange: view ? (_task, all) => view.update(all) : undefined,
         onResult: (result) => {
-          line.done()
           if (json) process.stdout.write(JSON.stringify(result) + '\n')
+          else if (hold) held.push(result)
           else printBatchResult(result)
         },
       })
     } catch (error) {
-      line.done()
+      closeView()
       if (error instanceof InterruptedError || this.signal.aborted) {
         const summary = (error as GwError).details?.summary as BatchSummary | undefined
         if (json && summary) process.stdout.write(JSON.stringify({...summary, interrupted: true}) + '\n')
@@ -135,7 +145,7 @@ export default class VideoBatch extends BaseCommand {
       }
       throw error
     } finally {
-      line.done()
+      closeView()
     }
     if (json) process.stdout.write(JSON.stringify(summary) + '\n')
     else printBatchSummary(summary)
