@@ -265,7 +265,8 @@ export function parseVideoManifest(
   options: {name?: string; format?: 'jsonl' | 'csv'} = {},
 ): ParsedManifest {
   const body = text.replace(/^\uFEFF/, '')
-  const first = body.split('\n').find((l) => l.trim()) ?? ''
+  const first =
+    body.split('\n').find((l) => l.trim() && !l.trim().startsWith('#') && !l.trim().startsWith('//')) ?? ''
   const format =
     options.format ??
     (options.name?.toLowerCase().endsWith('.csv') || !first.trim().startsWith('{') ? 'csv' : 'jsonl')
@@ -358,10 +359,18 @@ export interface JournaledLine {
   bytes?: number
 }
 
-/** The key of a manifest: a hash of its entries (so comments and spacing do not matter). */
+/** The object with its keys in order (so field order in the manifest does not change the key). */
+function sorted(value: object): Array<[string, unknown]> {
+  return Object.entries(value)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => a.localeCompare(b))
+}
+
+/** The key of a manifest: a hash of its entries by line (spacing and field order do not matter). */
 export function batchKey(entries: readonly BatchEntry[]): string {
   const hash = createHash('sha256')
-  for (const e of entries) hash.update(JSON.stringify([e.line, e.name, e.request, e.output ?? null]) + '\n')
+  for (const e of entries)
+    hash.update(JSON.stringify([e.line, e.name, sorted(e.request), e.output ?? null]) + '\n')
   return hash.digest('hex').slice(0, 16)
 }
 
