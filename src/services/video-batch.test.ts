@@ -128,4 +128,26 @@ describe('video batch journal and run', () => {
     expect(posts.map((p) => (p.body as {prompt: string}).prompt)).toEqual(['two'])
     expect(summary).toMatchObject({completed: 1, failed: 1, failures: [{line: 1, status: 'uncertain'}]})
   })
+
+  it('a create answered 400 is sent again by the rerun; one answered 500 (maybe created) is not', async () => {
+    sim = await startSim({
+      taskSeconds: 1,
+      faults: ['status=400,times=1,path=/videos,method=POST', 'status=500,times=1,path=/videos,method=POST'],
+    })
+    const client = new PlatformClient({baseUrl: sim.baseUrl, apiKey: 'k', attempts: 1})
+    const {entries} = parseVideoManifest(
+      ['{"model":"Alpha2.6-T2V","prompt":"one"}', '{"model":"Alpha2.6-T2V","prompt":"two"}'].join('\n'),
+    )
+    const first = await runVideoBatch(entries, {client, intervalSeconds: 1, download: false, concurrency: 1})
+    expect(first.failures.map((f) => [f.line, f.status])).toEqual([
+      [1, 'refused'],
+      [2, 'uncertain'],
+    ])
+    const second = await runVideoBatch(entries, {client, intervalSeconds: 1, download: false, concurrency: 1})
+    expect(second.failures.map((f) => [f.line, f.status])).toEqual([[2, 'uncertain']])
+    expect(second).toMatchObject({completed: 1, submitted: 1})
+    const answered = sim.requests.filter((r) => r.method === 'POST')
+    // line 1 twice (400, then created), line 2 once (500): never a second create of line 2
+    expect(answered.map((p) => (p.body as {prompt: string}).prompt)).toEqual(['one', 'two', 'one'])
+  })
 })

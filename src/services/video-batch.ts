@@ -570,6 +570,17 @@ export function latestBatchJournal(): string | undefined {
   return files[0]?.path
 }
 
+/**
+ * True when the platform answered in a way that says it did not create the task: a 4xx (429
+ * included) or a 503, as the HTTP client's POST retry rules read them, or a local refusal (exit 2).
+ */
+function notCreated(error: GwError | undefined): boolean {
+  if (!error) return false
+  if (error.exitCode === 2) return true
+  const status = Number(error.details?.status)
+  return (status >= 400 && status < 500) || status === 503
+}
+
 function retryAfterMs(error: GwError): number {
   const s = Number(error.details?.retry_after_seconds)
   return Number.isFinite(s) && s > 0 ? s * 1000 : 2000
@@ -663,10 +674,15 @@ export async function runVideoBatch(
     let provider = before?.provider
     if (!taskId) {
       change(view, {state: 'sending'})
-      appendBatchEvent(path, {type: 'sending', line: entry.line, at: new Date().toISOString()})
       for (let attempt = 0; ; attempt++) {
         const wait = pausedUntil - Date.now()
-        if (wait > 0) await sleep(wait)
+        if (wait > 0) await sleep(wait, undefined, {signal}).catch(() => undefined)
+        // Ctrl-C during a pause: this line was never sent, a rerun sends it
+        if (signal?.aborted) {
+          change(view, {state: 'interrupted'})
+          return
+        }
+        appendBatchEvent(path, {type: 'sending', line: entry.line, at: new Date().toISOString()})
         try {
           // No signal: a create on the wire finishes and is journaled even after Ctrl-C.
           const created = await createVideoTask(entry.request, {client})
@@ -683,13 +699,15 @@ export async function runVideoBatch(
           break
         } catch (error) {
           const gw = error instanceof GwError ? error : undefined
-          // A 429 means the create was not acted on: wait (all workers) and send it again.
-          if (gw?.code === 'rate_limited' && attempt < RATE_LIMIT_RETRIES && !signal?.aborted) {
-            pausedUntil = Math.max(pausedUntil, Date.now() + retryAfterMs(gw))
-            continue
-          }
-          // Refused by the platform (4xx) or never reached it: not created, a rerun sends it again.
           const message = (error as Error).message
+          if (!notCreated(gw)) {
+            // No answer, or a 5xx that a proxy may have sent after forwarding: the task may exist.
+            // The `sending` line stays, so no later run sends it again on its own.
+            const reason = `the create got no clear answer (${message}); it may exist on the platform, so it is not sent again: check \`gwctl video list\`.`
+            change(view, {state: 'uncertain', error: reason, ended_at: Date.now()})
+            finish(view, {line: entry.line, id: entry.name, status: 'uncertain', error: reason})
+            return
+          }
           appendBatchEvent(path, {
             type: 'refused',
             line: entry.line,
@@ -697,6 +715,12 @@ export async function runVideoBatch(
             error: message,
             at: new Date().toISOString(),
           })
+          // A 429 means the create was not acted on: wait (all workers) and send it again.
+          if (gw?.code === 'rate_limited' && attempt < RATE_LIMIT_RETRIES && !signal?.aborted) {
+            pausedUntil = Math.max(pausedUntil, Date.now() + retryAfterMs(gw))
+            continue
+          }
+          // Refused by the platform: nothing was created, a rerun sends it again.
           change(view, {state: 'refused', error: message, ended_at: Date.now()})
           finish(view, {line: entry.line, id: entry.name, status: 'refused', error: message})
           return
