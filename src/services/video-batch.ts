@@ -43,12 +43,12 @@ export const MAX_BATCH_CONCURRENCY = 32
 const RATE_LIMIT_RETRIES = 6
 
 /** One manifest entry, validated. */
-export interface BatchEntry {
+export interface BatchEntry<R = VideoRequestOptions> {
   /** 1-based line of the manifest where the entry starts. */
   line: number
   /** The entry's `id`, else `line-N`: names its output file. */
   name: string
-  request: VideoRequestOptions
+  request: R
   /** Where its video goes, if anywhere. */
   output?: string
 }
@@ -100,7 +100,7 @@ const ALIASES: Record<string, string> = {
   'reference-video-urls': 'ref-video',
 }
 
-function fieldName(key: string): string {
+export function fieldName(key: string): string {
   const kebab = key
     .trim()
     .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
@@ -109,9 +109,9 @@ function fieldName(key: string): string {
   return ALIASES[kebab] ?? kebab
 }
 
-const ID_RULE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+export const ID_RULE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
-class LineError extends Error {
+export class LineError extends Error {
   constructor(
     readonly code: string,
     message: string,
@@ -120,13 +120,13 @@ class LineError extends Error {
   }
 }
 
-function toText(value: unknown, key: string): string {
+export function toText(value: unknown, key: string): string {
   if (typeof value === 'string') return value
   if (typeof value === 'number' || typeof value === 'boolean') return String(value)
   throw new LineError('bad_field_type', `"${key}" must be a string or a number.`)
 }
 
-function toBool(value: unknown, key: string): boolean | undefined {
+export function toBool(value: unknown, key: string): boolean | undefined {
   if (typeof value === 'boolean') return value
   const text = String(value).trim().toLowerCase()
   if (text === '') return undefined
@@ -135,7 +135,7 @@ function toBool(value: unknown, key: string): boolean | undefined {
   throw new LineError('bad_field_type', `"${key}" must be true or false, got "${String(value)}".`)
 }
 
-function toList(value: unknown, key: string): string[] {
+export function toList(value: unknown, key: string): string[] {
   if (Array.isArray(value)) return value.map((v) => toText(v, key))
   if (key === 'param' && value && typeof value === 'object') {
     return Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k}=${JSON.stringify(v)}`)
@@ -250,8 +250,8 @@ function parseCsv(text: string): Array<{line: number; cells: string[]}> {
   return rows
 }
 
-export interface ParsedManifest {
-  entries: BatchEntry[]
+export interface ParsedManifest<R = VideoRequestOptions> {
+  entries: BatchEntry<R>[]
   errors: BatchLineError[]
   format: 'jsonl' | 'csv'
 }
@@ -264,6 +264,22 @@ export function parseVideoManifest(
   text: string,
   options: {name?: string; format?: 'jsonl' | 'csv'} = {},
 ): ParsedManifest {
+  return parseManifest(text, options, (record, line) => {
+    const entry = entryOf(record, line)
+    buildVideoRequest(entry.request)
+    return entry
+  })
+}
+
+/**
+ * Reads a manifest of any family: `toEntry` turns one record into a checked entry or throws
+ * (a LineError or GwError whose code is the rule).
+ */
+export function parseManifest<R>(
+  text: string,
+  options: {name?: string; format?: 'jsonl' | 'csv'},
+  toEntry: (record: Record<string, unknown>, line: number) => BatchEntry<R>,
+): ParsedManifest<R> {
   const body = text.replace(/^\uFEFF/, '')
   const first =
     body.split('\n').find((l) => l.trim() && !l.trim().startsWith('#') && !l.trim().startsWith('//')) ?? ''
@@ -308,14 +324,13 @@ export function parseVideoManifest(
       records.push({line: row.line, record: Object.fromEntries(header.map((h, i) => [h, row.cells[i]]))})
     }
   }
-  const entries: BatchEntry[] = []
+  const entries: BatchEntry<R>[] = []
   const errors: BatchLineError[] = []
   const names = new Map<string, number>()
   for (const {line, record, error} of records) {
     try {
       if (error) throw error
-      const entry = entryOf(record!, line)
-      buildVideoRequest(entry.request)
+      const entry = toEntry(record!, line)
       const seen = names.get(entry.name)
       if (seen !== undefined)
         throw new LineError('duplicate_id', `id "${entry.name}" is also used on line ${seen}.`)
@@ -367,19 +382,19 @@ function sorted(value: object): Array<[string, unknown]> {
 }
 
 /** The key of a manifest: a hash of its entries by line (spacing and field order do not matter). */
-export function batchKey(entries: readonly BatchEntry[]): string {
+export function batchKey(entries: readonly BatchEntry<object>[]): string {
   const hash = createHash('sha256')
   for (const e of entries)
     hash.update(JSON.stringify([e.line, e.name, sorted(e.request), e.output ?? null]) + '\n')
   return hash.digest('hex').slice(0, 16)
 }
 
-export function batchDir(): string {
-  return join(homeDir(), 'video-batches')
+export function batchDir(dir = 'video-batches'): string {
+  return join(homeDir(), dir)
 }
 
-export function batchJournalPath(key: string): string {
-  return join(batchDir(), `${key}.jsonl`)
+export function batchJournalPath(key: string, dir = 'video-batches'): string {
+  return join(batchDir(dir), `${key}.jsonl`)
 }
 
 /** Appends one event and fsyncs it before returning. */
@@ -515,7 +530,7 @@ export interface RunVideoBatchOptions {
 
 /** Resolves each entry's output file and refuses clashes and existing files before anything is sent. */
 export function planOutputs(
-  entries: readonly BatchEntry[],
+  entries: readonly BatchEntry<unknown>[],
   options: {outputDir?: string; download?: boolean; force?: boolean; done?: ReadonlySet<number>},
 ): {outputs: Map<number, string>; errors: BatchLineError[]} {
   const outputs = new Map<number, string>()
@@ -586,14 +601,64 @@ function retryAfterMs(error: GwError): number {
   return Number.isFinite(s) && s > 0 ? s * 1000 : 2000
 }
 
+/** How one family creates, waits for and downloads a task: what the batch run needs of it. */
+export interface BatchEngine<R, T> {
+  /** Folder of its journals under GWCTL_HOME. */
+  dir: string
+  create: (request: R, client: PlatformClient) => Promise<{id: string; provider?: string}>
+  wait: (
+    id: string,
+    options: {
+      client: PlatformClient
+      provider?: string
+      signal?: AbortSignal
+      intervalSeconds?: number
+      onStatus: (status: string) => void
+    },
+  ) => Promise<T>
+  download: (
+    task: T,
+    path: string,
+    options: {client: PlatformClient; signal?: AbortSignal},
+  ) => Promise<{path: string; bytes: number}>
+}
+
+/** The video family: `video create` (journaled in video-tasks.jsonl too), `video poll`, `video download`. */
+export const VIDEO_BATCH_ENGINE: BatchEngine<VideoRequestOptions, VideoTask> = {
+  dir: 'video-batches',
+  create: async (request, client) => {
+    const created = await createVideoTask(request, {client})
+    return {id: created.submission.id, provider: created.submission.provider}
+  },
+  wait: (id, o) =>
+    waitForVideoTask(id, {
+      client: o.client,
+      provider: o.provider,
+      signal: o.signal,
+      intervalSeconds: o.intervalSeconds,
+      onProgress: (t) => o.onStatus(t.status),
+    }),
+  download: (task, path, o) =>
+    downloadTaskVideo(task, path, {client: o.client, force: true, signal: o.signal}),
+}
+
+/** {@link runBatch} with the video family. */
+export function runVideoBatch(
+  entries: readonly BatchEntry[],
+  options: RunVideoBatchOptions = {},
+): Promise<BatchSummary> {
+  return runBatch(entries, VIDEO_BATCH_ENGINE, options)
+}
+
 /**
  * Runs the entries: at most `concurrency` tasks in flight, each created once (journaled right
  * after the answer), waited for and downloaded. Ctrl-C (the signal) stops new creates and the
  * waits; creates already on the wire finish and are journaled. Resolves with the summary; throws
  * an InterruptedError (with the resume hint in its details) when interrupted.
  */
-export async function runVideoBatch(
-  entries: readonly BatchEntry[],
+export async function runBatch<R extends object, T>(
+  entries: readonly BatchEntry<R>[],
+  engine: BatchEngine<R, T>,
   options: RunVideoBatchOptions = {},
 ): Promise<BatchSummary> {
   const started = Date.now()
@@ -602,9 +667,9 @@ export async function runVideoBatch(
     Math.min(MAX_BATCH_CONCURRENCY, options.concurrency ?? DEFAULT_BATCH_CONCURRENCY),
   )
   ensureHome()
-  mkdirSync(batchDir(), {recursive: true, mode: 0o700})
+  mkdirSync(batchDir(engine.dir), {recursive: true, mode: 0o700})
   const key = batchKey(entries)
-  const path = batchJournalPath(key)
+  const path = batchJournalPath(key, engine.dir)
   const known = readBatchJournal(path)
   if (!existsSync(path)) {
     appendBatchEvent(path, {
@@ -638,7 +703,7 @@ export async function runVideoBatch(
     options.onResult?.(result)
   }
 
-  const runOne = async (entry: BatchEntry, view: BatchTaskView): Promise<void> => {
+  const runOne = async (entry: BatchEntry<R>, view: BatchTaskView): Promise<void> => {
     const before = known.get(entry.line)
     const output = outputs.get(entry.line)
     if (before?.state === 'ended') {
@@ -685,9 +750,9 @@ export async function runVideoBatch(
         appendBatchEvent(path, {type: 'sending', line: entry.line, at: new Date().toISOString()})
         try {
           // No signal: a create on the wire finishes and is journaled even after Ctrl-C.
-          const created = await createVideoTask(entry.request, {client})
-          taskId = created.submission.id
-          provider = created.submission.provider
+          const created = await engine.create(entry.request, client)
+          taskId = created.id
+          provider = created.provider
           appendBatchEvent(path, {
             type: 'submitted',
             line: entry.line,
@@ -728,16 +793,20 @@ export async function runVideoBatch(
       }
     }
     change(view, {state: 'queued', task_id: taskId})
-    let task: VideoTask
+    let task: T
     try {
-      task = await waitForVideoTask(taskId, {
+      task = await engine.wait(taskId, {
         client,
         provider,
         signal,
         intervalSeconds: options.intervalSeconds,
-        onProgress: (t) => {
+        onStatus: (status) => {
           const state =
-            t.status === 'in_progress' ? 'in_progress' : t.status === 'queued' ? 'queued' : view.state
+            status === 'in_progress' || status === 'running'
+              ? 'in_progress'
+              : status === 'queued'
+                ? 'queued'
+                : view.state
           if (state !== view.state) change(view, {state})
         },
       })
@@ -770,7 +839,7 @@ export async function runVideoBatch(
     if (output) {
       change(view, {state: 'downloading'})
       try {
-        download = await downloadTaskVideo(task, output, {client, force: true, signal})
+        download = await engine.download(task, output, {client, signal})
       } catch (error) {
         change(view, {state: 'interrupted', error: (error as Error).message})
         return
