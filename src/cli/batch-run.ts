@@ -59,7 +59,7 @@ export async function runBatchCommand<R extends object>(
     name: args.file,
     format: flags.format as 'jsonl' | 'csv' | undefined,
   })
-  if (parsed.errors.length > 0 && !flags['skip-invalid']) throw manifestError(parsed.errors)
+  if (parsed.errors.length > 0 && !flags['skip-invalid']) throw manifestError(parsed.errors, ctx.family)
   for (const e of parsed.errors) warn(`skipping line ${e.line}: ${e.message} [${e.code}]`)
   if (parsed.entries.length === 0) {
     throw new UsageError(`The manifest ${args.file} has no tasks to run.`, {

@@ -901,14 +901,17 @@ export async function runBatch<R extends object, T>(
 }
 
 /** The usage error for manifest lines that break a rule (exit 2). */
-export function manifestError(errors: readonly BatchLineError[]): UsageError {
+export function manifestError(
+  errors: readonly BatchLineError[],
+  family: 'video' | 'gamma' = 'video',
+): UsageError {
   const shown = errors.slice(0, 20).map((e) => `  line ${e.line}: ${e.message} [${e.code}]`)
   if (errors.length > 20) shown.push(`  ... and ${errors.length - 20} more`)
   return new UsageError(
     `The manifest has ${errors.length} invalid line${errors.length === 1 ? '' : 's'}; nothing was sent.\n${shown.join('\n')}`,
     {
       code: 'invalid_manifest',
-      hint: 'Fix the lines (their fields are the flags of `gwctl video create`), or add --skip-invalid to run the valid ones.',
+      hint: `Fix the lines (their fields are the flags of \`gwctl ${family === 'video' ? 'video create' : 'gamma generate'}\`), or add --skip-invalid to run the valid ones.`,
       details: {errors},
     },
   )
