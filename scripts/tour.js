@@ -3,7 +3,7 @@
 // gwctl commands against it with a throw-away GWCTL_HOME and HOME, then stops the simulator and cleans up.
 // Other areas add their steps to STEPS; each step is one gwctl command line.
 import {spawn, spawnSync} from 'node:child_process'
-import {mkdirSync, mkdtempSync, rmSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
@@ -13,6 +13,18 @@ const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)))
 const BIN = join(ROOT, 'bin', 'run.js')
 const home = mkdtempSync(join(tmpdir(), 'gwctl-tour-'))
 const clip = join(home, 'fox.mp4')
+// a three-line batch manifest (Alpha and Beta), for `video batch`
+const manifest = join(home, 'clips.jsonl')
+writeFileSync(
+  manifest,
+  [
+    {id: 'fox', model: 'Alpha2.6-T2V', prompt: 'a red fox in snow', seconds: 3, size: '1280x720'},
+    {id: 'waves', model: 'BetaQ3-Turbo-Text2Video', prompt: 'waves at dusk', resolution: '720P'},
+    {id: 'owl', model: 'Alpha2.6-T2V', prompt: 'an owl at night', seconds: 3},
+  ]
+    .map((task) => JSON.stringify(task))
+    .join('\n') + '\n',
+)
 // The tour's own HOME too: agent discovery and history scans read ~/.claude, ~/.codex and
 // ~/.gemini (and their variables), never the real ones of whoever runs the tour.
 const userHome = join(home, 'user-home')
@@ -56,6 +68,20 @@ const STEPS = (baseUrl) => [
       '1',
       '--output',
       clip,
+    ],
+  },
+  {
+    say: 'A three-line batch manifest: at most 2 tasks at once, every video downloaded.',
+    args: [
+      'video',
+      'batch',
+      manifest,
+      '--concurrency',
+      '2',
+      '--interval',
+      '1',
+      '--output-dir',
+      join(home, 'batch'),
     ],
   },
   {say: 'The local journal of created tasks.', args: ['video', 'list']},

@@ -1,0 +1,94 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../core/base-command.js'
+import {progressEnabled} from '../../core/output.js'
+import type {BatchSummary} from '../../services/video-batch.js'
+import {DEFAULT_BATCH_CONCURRENCY, MAX_BATCH_CONCURRENCY} from '../../services/video-batch.js'
+import {GAMMA_BATCH_ENGINE, parseGammaManifest, runGammaBatch} from '../../services/gamma-batch.js'
+import {runBatchCommand} from '../../cli/batch-run.js'
+
+export default class GammaBatch extends BaseCommand {
+  static summary =
+    'Runs many Gamma-H3 generation tasks from a manifest (JSON Lines or CSV), with a concurrency limit and resume.'
+  static description =
+    'Every line is checked with the rules of `gamma generate` before anything is sent; a bad line is reported with its ' +
+    'line number and nothing is sent (unless --skip-invalid). At most --concurrency tasks are in flight; a rate limit ' +
+    '(429) pauses the creates and a create is never sent twice. The run is journaled in GWCTL_HOME: running the same ' +
+    'manifest again skips what finished, polls what was submitted and creates only what never was. Ctrl-C stops ' +
+    'creating (tasks keep running) and exits 130. Exit 0 when every task completed, 8 when any failed, 2 for manifest ' +
+    'errors. Format and fields: docs/BATCH.md.'
+
+  static examples = [
+    '<%= config.bin %> gamma batch scenes.jsonl --output-dir out/ --concurrency 8',
+    '<%= config.bin %> gamma batch scenes.csv --no-download --json',
+    'cat scenes.jsonl | <%= config.bin %> gamma batch - --output-dir out/',
+  ]
+
+  static args = {
+    file: Args.string({
+      description: 'Manifest: JSON Lines (.jsonl) or CSV with a header row (.csv); - reads stdin.',
+      required: true,
+    }),
+  }
+
+  static flags = {
+    concurrency: Flags.integer({
+      char: 'c',
+      description: `Tasks in flight at once (1-${MAX_BATCH_CONCURRENCY}).`,
+      default: DEFAULT_BATCH_CONCURRENCY,
+      min: 1,
+      max: MAX_BATCH_CONCURRENCY,
+    }),
+    'output-dir': Flags.string({
+      char: 'o',
+      description: 'Download each finished video to DIR/<id or line-N>.mp4.',
+    }),
+    download: Flags.boolean({
+      description: 'Download videos (--no-download: wait and report task ids only).',
+      allowNo: true,
+      default: true,
+    }),
+    force: Flags.boolean({description: 'Overwrite output files that exist.'}),
+    'skip-invalid': Flags.boolean({
+      description: 'Run the valid lines and skip the invalid ones (reported on stderr).',
+    }),
+    resume: Flags.boolean({
+      description: 'Require an earlier run of this manifest to resume (running it again resumes anyway).',
+    }),
+    format: Flags.string({
+      description: 'Manifest format (default: from the file name, else from the first line).',
+      options: ['jsonl', 'csv'],
+    }),
+    interval: Flags.integer({
+      description: 'Seconds between polls of each task (default 15).',
+      min: 1,
+    }),
+  }
+
+  async run(): Promise<BatchSummary> {
+    const {args, flags} = await this.parse(GammaBatch)
+    const json = this.jsonEnabled()
+    const startedAt = Date.now()
+    // a terminal gets the live view on stderr; the per-task lines then wait for it to close
+    const view =
+      !json && progressEnabled()
+        ? (await import('../../ui/batch/view.js')).startBatchView(startedAt)
+        : undefined
+    const {summary, exitCode} = await runBatchCommand(args.file, flags, {
+      family: 'gamma',
+      dir: GAMMA_BATCH_ENGINE.dir,
+      example: '{"text":"a fox jumps","resolution":"768P","duration":5}',
+      parse: parseGammaManifest,
+      run: runGammaBatch,
+      signal: this.signal,
+      json,
+      view,
+      startedAt,
+    })
+    if (exitCode !== 0) this.exit(exitCode)
+    return summary
+  }
+
+  /** The summary is already printed, one line, as the last line of the stream. */
+  protected logJson(): void {}
+}
