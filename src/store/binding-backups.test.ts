@@ -219,7 +219,11 @@ describe('migration of base64 originals out of state.json', () => {
       else if (existsSync(join(home, 'bindings')))
         outcomes.killedDuring++ // backups, no new state
       else outcomes.killedBefore++
-      // the next load completes it
+      // the next load completes it. A kill between taking the state lock and writing its owner
+      // file leaves a lock no one is known to hold: a later process takes it over only after its
+      // 10 s staleness, and until then loads without migrating (the state stays valid). The child
+      // is known dead here, so its lock goes now rather than after those 10 s.
+      rmSync(`${statePath()}.lock`, {recursive: true, force: true})
       await StateStore.open(statePath())
       expectMigrated()
     }
