@@ -5,6 +5,8 @@
  */
 import {existsSync, readFileSync} from 'node:fs'
 
+import {Args, Flags} from '@oclif/core'
+
 import {ExitCode, InterruptedError, UsageError} from '../core/errors.js'
 import type {GwError} from '../core/errors.js'
 import {warn} from '../core/output.js'
@@ -16,9 +18,54 @@ import type {
   ParsedManifest,
   RunVideoBatchOptions,
 } from '../services/video-batch.js'
-import {batchJournalPath, batchKey, manifestError} from '../services/video-batch.js'
+import {
+  DEFAULT_BATCH_CONCURRENCY,
+  MAX_BATCH_CONCURRENCY,
+  batchJournalPath,
+  batchKey,
+  manifestError,
+} from '../services/video-batch.js'
 import {printBatchResult, printBatchSummary} from './video-batch-print.js'
 import {readAllStdin} from './stdin.js'
+
+/** The manifest argument of `video batch` and `gamma batch`. */
+export const batchArgs = {
+  file: Args.string({
+    description: 'Manifest: JSON Lines (.jsonl) or CSV with a header row (.csv); - reads stdin.',
+    required: true,
+  }),
+}
+
+/** The flags `video batch` and `gamma batch` share (each adds its own --interval). */
+export const batchFlags = {
+  concurrency: Flags.integer({
+    char: 'c',
+    description: `Tasks in flight at once (1-${MAX_BATCH_CONCURRENCY}).`,
+    default: DEFAULT_BATCH_CONCURRENCY,
+    min: 1,
+    max: MAX_BATCH_CONCURRENCY,
+  }),
+  'output-dir': Flags.string({
+    char: 'o',
+    description: 'Download each finished video to DIR/<id or line-N>.mp4.',
+  }),
+  download: Flags.boolean({
+    description: 'Download videos (--no-download: wait and report task ids only).',
+    allowNo: true,
+    default: true,
+  }),
+  force: Flags.boolean({description: 'Overwrite output files that exist.'}),
+  'skip-invalid': Flags.boolean({
+    description: 'Run the valid lines and skip the invalid ones (reported on stderr).',
+  }),
+  resume: Flags.boolean({
+    description: 'Require an earlier run of this manifest to resume (running it again resumes anyway).',
+  }),
+  format: Flags.string({
+    description: 'Manifest format (default: from the file name, else from the first line).',
+    options: ['jsonl', 'csv'],
+  }),
+}
 
 export interface BatchFlags {
   concurrency: number

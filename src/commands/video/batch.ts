@@ -1,16 +1,10 @@
-import {Args, Flags} from '@oclif/core'
+import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {progressEnabled} from '../../core/output.js'
 import type {BatchSummary} from '../../services/video-batch.js'
-import {
-  DEFAULT_BATCH_CONCURRENCY,
-  MAX_BATCH_CONCURRENCY,
-  VIDEO_BATCH_ENGINE,
-  parseVideoManifest,
-  runVideoBatch,
-} from '../../services/video-batch.js'
-import {runBatchCommand} from '../../cli/batch-run.js'
+import {VIDEO_BATCH_ENGINE, parseVideoManifest, runVideoBatch} from '../../services/video-batch.js'
+import {batchArgs, batchFlags, runBatchCommand} from '../../cli/batch-run.js'
 
 export default class VideoBatch extends BaseCommand {
   static summary =
@@ -29,41 +23,10 @@ export default class VideoBatch extends BaseCommand {
     'cat clips.jsonl | <%= config.bin %> video batch - --output-dir out/',
   ]
 
-  static args = {
-    file: Args.string({
-      description: 'Manifest: JSON Lines (.jsonl) or CSV with a header row (.csv); - reads stdin.',
-      required: true,
-    }),
-  }
+  static args = batchArgs
 
   static flags = {
-    concurrency: Flags.integer({
-      char: 'c',
-      description: `Tasks in flight at once (1-${MAX_BATCH_CONCURRENCY}).`,
-      default: DEFAULT_BATCH_CONCURRENCY,
-      min: 1,
-      max: MAX_BATCH_CONCURRENCY,
-    }),
-    'output-dir': Flags.string({
-      char: 'o',
-      description: 'Download each finished video to DIR/<id or line-N>.mp4.',
-    }),
-    download: Flags.boolean({
-      description: 'Download videos (--no-download: wait and report task ids only).',
-      allowNo: true,
-      default: true,
-    }),
-    force: Flags.boolean({description: 'Overwrite output files that exist.'}),
-    'skip-invalid': Flags.boolean({
-      description: 'Run the valid lines and skip the invalid ones (reported on stderr).',
-    }),
-    resume: Flags.boolean({
-      description: 'Require an earlier run of this manifest to resume (running it again resumes anyway).',
-    }),
-    format: Flags.string({
-      description: 'Manifest format (default: from the file name, else from the first line).',
-      options: ['jsonl', 'csv'],
-    }),
+    ...batchFlags,
     interval: Flags.integer({
       description: 'Seconds between polls of each task (default: setting video.interval, else 15).',
       min: 1,
