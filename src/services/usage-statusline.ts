@@ -13,10 +13,20 @@
  * only then: SQLite and the price memo). Nothing here parses agent history: without a daemon the
  * line shows what the log database holds since the last scan.
  */
-import {readFileSync} from 'node:fs'
-import {connect} from 'node:net'
-import {homedir} from 'node:os'
-import {join} from 'node:path'
+import type * as Fs from 'node:fs'
+import {createRequire} from 'node:module'
+import type * as Net from 'node:net'
+import type * as Os from 'node:os'
+import type * as Path from 'node:path'
+
+// The built-ins through `require`: an ES `import` of node:fs builds its module namespace, which
+// reads every export, the lazy `ReadStream` getter too, and so loads fs's streams, which nothing
+// here needs (a CPU profile of a call showed them); node:os only without GWCTL_HOME. bin/run.js
+// has loaded node:module already.
+const require = createRequire(import.meta.url)
+const {readFileSync} = require('node:fs') as typeof Fs
+const {connect} = require('node:net') as typeof Net
+const {join} = require('node:path') as typeof Path
 
 /** What Claude Code pipes to a statusLine command (the fields used). */
 export interface StatuslineInput {
@@ -75,7 +85,9 @@ export async function readStatuslineInput(
  * this file loads nothing else; test/usage-statusline-fast.test.ts pins them equal).
  */
 export function pidFilePath(env: NodeJS.ProcessEnv = process.env): string {
-  const home = env.GWCTL_HOME || join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'gwctl')
+  const home =
+    env.GWCTL_HOME ||
+    join(env.XDG_CONFIG_HOME || join((require('node:os') as typeof Os).homedir(), '.config'), 'gwctl')
   return join(home, 'gateway.pid')
 }
 
