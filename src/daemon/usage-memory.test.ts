@@ -1,10 +1,15 @@
-import {describe, expect, it} from 'vitest'
+import {existsSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {describe, expect, it, onTestFinished} from 'vitest'
+
+import {tempHome} from '../../test/helpers/cli.js'
 
 import type {LogEntry, LogStore} from '../store/log-store.js'
 import type {EntryFilters, SessionEntry} from '../store/usage-entries.js'
 import {emitGatewayEvent} from './events.js'
 import {statuslineSums} from '../gateway/usage-windows.js'
-import {statuslineAnswer} from './usage-memory.js'
+import {statuslineAnswer, statuslineHandler} from './usage-memory.js'
 
 const HOUR = 3_600_000
 const NOW = Date.parse('2026-11-20T12:30:00Z')
@@ -180,5 +185,43 @@ describe('the statusline memory’s running sums', () => {
     expect(after.today).toEqual({usd: 3, unpriced: true})
     expect(after.session).toBeNull()
     expect(after.window).toMatchObject({usd: 3, unpriced: true, perHour: null})
+  })
+})
+
+describe('GET /api/usage/statusline', () => {
+  it('answers the sums and their dollars; a `today` that is no local midnight of the last day reads no further back than two days', async () => {
+    // the pricer's memo goes to a home of this test's own
+    const {home, cleanup} = tempHome()
+    const saved = process.env.GWCTL_HOME
+    process.env.GWCTL_HOME = home
+    onTestFinished(() => {
+      process.env.GWCTL_HOME = saved
+      cleanup()
+    })
+    const {store, reads} = fakeStore([row(Date.now() - HOUR, 100_000)])
+    const answers: Array<{status: number; body: unknown}> = []
+    const request = (query: string) =>
+      ({
+        query: new URLSearchParams(query),
+        res: {
+          writeHead: (status: number) => answers.push({status, body: undefined}),
+          end: (text: string) => (answers.at(-1)!.body = JSON.parse(text)),
+        },
+      }) as unknown as Parameters<typeof statuslineHandler>[0]
+    const context = {routing: {logs: store, providers: []}} as unknown as Parameters<
+      typeof statuslineHandler
+    >[1]
+    await statuslineHandler(request('today=1&session=s'), context)
+    expect(answers[0].status).toBe(200)
+    expect(reads[0].sinceMs).toBeGreaterThanOrEqual(Date.now() - 2 * 24 * HOUR - 60_000)
+    const body = answers[0].body as {
+      today: Array<{inputTokens: number}>
+      figures: {today: {usd: number}; session: unknown}
+    }
+    expect(body.today.map((m) => m.inputTokens)).toEqual([100_000])
+    // claude-sonnet-4-5 at $3 per 1M input tokens (under its 200k long-context tier)
+    expect(body.figures.today.usd).toBeCloseTo(0.3, 9)
+    expect(existsSync(join(home, 'price-memo.json'))).toBe(true)
+    expect(body.figures.session).toEqual({usd: 0, unpriced: false, requests: 0})
   })
 })

@@ -315,7 +315,10 @@ export async function statuslineHandler(request: GatewayRequest, context: Gatewa
   try {
     const pricer = await pricerFor(context.routing.providers)
     const now = Date.now()
-    const todayStartMs = Number.isFinite(today) && today > 0 && today <= now ? today : now - 24 * 3_600_000
+    // a local midnight is at most a day (25 hours across a DST change) back: anything else would
+    // make memory reach back that far (a read of the whole log), so the last 24 hours stand for it
+    const todayStartMs =
+      Number.isFinite(today) && today >= now - 25 * 3_600_000 && today <= now ? today : now - 24 * 3_600_000
     sendJson(
       request.res,
       200,
