@@ -112,7 +112,8 @@ describe('1-hour cache writes through the gateway', () => {
     const expected = billed(plainUsage) + billed(streamUsage)
     const outputTokens = plainUsage.output_tokens + streamUsage.output_tokens
     const allTokens = [plainUsage, streamUsage].reduce(
-      (sum, u) => sum + u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens + u.output_tokens,
+      (sum, u) =>
+        sum + u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens + u.output_tokens,
       0,
     )
     // what a 5-minute price for every write would have said: the figures below must not be this
@@ -141,7 +142,11 @@ describe('1-hour cache writes through the gateway', () => {
       expect(daily.exitCode, daily.stderr).toBe(0)
       const budgets = await cli(['budgets', 'list', '--json'])
       expect(budgets.exitCode, budgets.stderr).toBe(0)
-      const dailyRows = json(daily).rows as Array<{costUSD: number; cache1hTokens: number; totalTokens: number}>
+      const dailyRows = json(daily).rows as Array<{
+        costUSD: number
+        cache1hTokens: number
+        totalTokens: number
+      }>
       expect(dailyRows).toHaveLength(1)
       expect(dailyRows[0].cache1hTokens).toBe(oneHour)
       // every token once: the gateway's answer counts cache tokens inside its inputTokens, the

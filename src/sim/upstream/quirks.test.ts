@@ -226,7 +226,10 @@ describe('messages quirks', () => {
     const plain = await post('/v1/messages', {...body, stream: false})
     const write = plain.json?.usage.cache_creation_input_tokens as number
     expect(write).toBeGreaterThan(1)
-    expect(plain.json?.usage.cache_creation).toEqual({ephemeral_5m_input_tokens: write, ephemeral_1h_input_tokens: 0})
+    expect(plain.json?.usage.cache_creation).toEqual({
+      ephemeral_5m_input_tokens: write,
+      ephemeral_1h_input_tokens: 0,
+    })
     const oneHour = Math.ceil(write / 2)
     const {json} = await post('/v1/messages', {...body, model: 'claude-x+cache-1h', stream: false})
     expect(json?.model).toBe('claude-x')

@@ -8,7 +8,13 @@ import {errorMessage, obj, streamedUsage} from './tap.js'
  * to the 1-hour cache (`message_delta` usually leaves the breakdown out: the start's stands).
  */
 export class MessagesReader implements Reader {
-  private counters?: {input: number; cacheRead: number; cacheCreation: number; cache1h: number; output: number}
+  private counters?: {
+    input: number
+    cacheRead: number
+    cacheCreation: number
+    cache1h: number
+    output: number
+  }
   private apply(usage: Json, reset: boolean): void {
     const c =
       reset || !this.counters

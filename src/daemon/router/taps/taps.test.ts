@@ -162,7 +162,12 @@ describe('usage taps', () => {
     const delta = {
       type: 'message_delta',
       delta: {stop_reason: 'end_turn'},
-      usage: {input_tokens: 10, cache_creation_input_tokens: 900, cache_read_input_tokens: 40, output_tokens: 25},
+      usage: {
+        input_tokens: 10,
+        cache_creation_input_tokens: 900,
+        cache_read_input_tokens: 40,
+        output_tokens: 25,
+      },
     }
     const stream = [start, delta, {type: 'message_stop'}]
       .map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`)
@@ -176,7 +181,10 @@ describe('usage taps', () => {
       reasoningTokens: 0,
     })
     // a JSON body; a 1-hour figure above the total write is capped to it
-    const body = {type: 'message', usage: {...start.message.usage, cache_creation: {ephemeral_1h_input_tokens: 5000}}}
+    const body = {
+      type: 'message',
+      usage: {...start.message.usage, cache_creation: {ephemeral_1h_input_tokens: 5000}},
+    }
     expect(tapped('messages', false, JSON.stringify(body))).toMatchObject({
       cacheCreationTokens: 900,
       cache1hTokens: 900,
