@@ -6,8 +6,11 @@
  * Claude Sonnet 4.5 prices (USD per 1M tokens: input 3, cache read 0.30, 5-minute write 3.75 =
  * 1.25x input, 1-hour write 6 = 2x input, output 15).
  */
+import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
+import {withState} from '../src/store/state.js'
 import {freePort, json, runCli, tempHome} from './helpers/cli.js'
 import {killDaemon} from './helpers/gateway.js'
 
@@ -170,5 +173,96 @@ describe('1-hour cache writes through the gateway', () => {
     expect(stop.exitCode, stop.stderr).toBe(0)
     const stopped = await figures()
     for (const figure of [...running, ...stopped]) expect(figure).toBeCloseTo(expected, 12)
+  }, 90_000)
+
+  it('a chat request translated to a Messages upstream keeps the 1-hour part and its price', async () => {
+    const t = tempHome()
+    cleanups.push(t.cleanup)
+    const home = t.home
+    const port = await freePort()
+    // a policy whose chat route is the simulator's Messages upstream, translated
+    const previous = process.env.GWCTL_HOME
+    process.env.GWCTL_HOME = home
+    try {
+      await withState(
+        (store) =>
+          void store.data.policies.push({
+            id: 'to-messages',
+            routes: {chat: [{provider: 'sim-messages', model: 'claude-sonnet-4-5', translate: true}]},
+            fallbacks: true,
+            breaker: DEFAULT_BREAKER,
+            timeouts: DEFAULT_TIMEOUTS,
+          }),
+        join(home, 'state.json'),
+      )
+    } finally {
+      if (previous === undefined) delete process.env.GWCTL_HOME
+      else process.env.GWCTL_HOME = previous
+    }
+    const cli = (args: string[]) => runCli(args, {home, env: {GWCTL_GATEWAY_PORT: String(port)}})
+    started.push(home)
+    const start = await cli(['gateway', 'start', '--sim', '--port', String(port)])
+    expect(start.exitCode, start.stderr).toBe(0)
+    const base = `http://127.0.0.1:${port}`
+    const issued = await fetch(`${base}/api/keys/issue`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json'},
+      body: JSON.stringify({
+        employeeName: 'Ada',
+        employeeContact: 'ada@example.com',
+        agentName: 'chatty',
+        agentType: 'generic_agent',
+        policyId: 'to-messages',
+      }),
+    })
+    expect(issued.status).toBe(200)
+    const key = ((await issued.json()) as {keyValue: string}).keyValue
+    const prompt = 'Translate the notes below.\n' + 'Every request is logged once. '.repeat(300)
+    for (const stream of [false, true]) {
+      const res = await fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'x-sim-quirk': 'cache-1h',
+        },
+        body: JSON.stringify({model: 'gpt-4o', stream, messages: [{role: 'user', content: prompt}]}),
+      })
+      expect(res.status).toBe(200)
+      await res.text()
+    }
+    type Row = {
+      entrance: string
+      upstreamFamily: string | null
+      model: string
+      inputTokens: number
+      outputTokens: number
+      cacheReadTokens: number
+      cacheCreationTokens: number
+      cache1hTokens: number
+    }
+    let logs: Row[] = []
+    for (let i = 0; i < 100 && logs.length < 2; i++) {
+      logs = ((await (await fetch(`${base}/api/logs`)).json()) as {logs: Row[]}).logs
+      if (logs.length < 2) await new Promise((r) => setTimeout(r, 50))
+    }
+    expect(logs).toHaveLength(2)
+    let expected = 0
+    for (const row of logs) {
+      expect(row).toMatchObject({entrance: 'chat', upstreamFamily: 'messages', model: 'claude-sonnet-4-5'})
+      // the simulator's cache-1h quirk: half the write, rounded up, kept one hour
+      expect(row.cacheCreationTokens).toBeGreaterThan(100)
+      expect(row.cache1hTokens).toBe(Math.ceil(row.cacheCreationTokens / 2))
+      const uncached = row.inputTokens - row.cacheReadTokens - row.cacheCreationTokens
+      expected +=
+        uncached * PRICE.input +
+        row.cacheReadTokens * PRICE.cacheRead +
+        (row.cacheCreationTokens - row.cache1hTokens) * PRICE.write5m +
+        row.cache1hTokens * PRICE.write1h +
+        row.outputTokens * PRICE.output
+    }
+    const usage = await cli(['usage', '--source', 'gateway', '--agent', 'chatty', '--json'])
+    expect(usage.exitCode, usage.stderr).toBe(0)
+    expect(json(usage).totals.costUSD).toBeCloseTo(expected, 12)
   }, 90_000)
 })
