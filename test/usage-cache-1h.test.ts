@@ -49,7 +49,7 @@ function billed(u: WireUsage): number {
 }
 
 describe('1-hour cache writes through the gateway', () => {
-  it('cost exactly what Anthropic bills in usage, usage daily and the budget spent, running and stopped', async () => {
+  it('cost exactly what Anthropic bills in usage, its reports and the budget spent, running and stopped', async () => {
     const t = tempHome()
     cleanups.push(t.cleanup)
     const home = t.home
@@ -143,6 +143,12 @@ describe('1-hour cache writes through the gateway', () => {
       expect(plainUsageCli.exitCode, plainUsageCli.stderr).toBe(0)
       const daily = await cli(['usage', 'daily', '--json'])
       expect(daily.exitCode, daily.stderr).toBe(0)
+      const monthly = await cli(['usage', 'monthly', '--json'])
+      expect(monthly.exitCode, monthly.stderr).toBe(0)
+      const session = await cli(['usage', 'session', '--json'])
+      expect(session.exitCode, session.stderr).toBe(0)
+      const blocks = await cli(['usage', 'blocks', '--json'])
+      expect(blocks.exitCode, blocks.stderr).toBe(0)
       const budgets = await cli(['budgets', 'list', '--json'])
       expect(budgets.exitCode, budgets.stderr).toBe(0)
       const dailyRows = json(daily).rows as Array<{
@@ -165,6 +171,9 @@ describe('1-hour cache writes through the gateway', () => {
         json(plainUsageCli).totals.costUSD as number,
         dailyRows[0].costUSD,
         (json(budgets).budgets as Array<{spent: number}>)[0].spent,
+        json(monthly).totals.costUSD as number,
+        json(session).totals.costUSD as number,
+        json(blocks).blocks[0].costUSD as number,
       ]
     }
     // running: the budget's live counter; stopped: its spend read back from logs.db

@@ -25,8 +25,20 @@ function ccusageBin(): {bin: string} | {skip: string} {
   mkdirSync(prefix, {recursive: true})
   const npm = spawnSync(
     'npm',
-    ['install', '--prefix', prefix, '--no-save', '--no-audit', '--no-fund', '--no-package-lock', CCUSAGE],
-    {encoding: 'utf8', timeout: 240_000},
+    [
+      'install',
+      '--prefix',
+      prefix,
+      '--no-save',
+      '--no-audit',
+      '--no-fund',
+      '--no-package-lock',
+      // an unreachable registry fails in a minute or so instead of retrying for minutes
+      '--fetch-retries=1',
+      '--fetch-timeout=30000',
+      CCUSAGE,
+    ],
+    {encoding: 'utf8', timeout: 180_000},
   )
   if (npm.status === 0 && existsSync(bin)) return {bin}
   const why = (npm.error?.message ?? npm.stderr ?? '').trim().split('\n').slice(-1)[0]
