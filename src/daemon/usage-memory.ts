@@ -162,7 +162,7 @@ class UsageMemory {
         outputTokens: e.outputTokens,
         cacheReadTokens: e.cacheReadTokens,
         cacheCreationTokens: e.cacheCreationTokens,
-        cache1hTokens: 0,
+        cache1hTokens: e.cache1hTokens ?? 0,
       }
       if (totalTokens(entry) <= 0) return
       // a request answered while a longer one started earlier is still streaming: in time order
