@@ -2,7 +2,7 @@
 // median of interleaved runs (each round runs every command once, in turn, so all of them see
 // the same noise). Peak RSS from /usr/bin/time when the machine has it.
 //   node bench/cli.js [--runs 15] [--sim-origin http://127.0.0.1:PORT]   (standalone)
-//   node bench/cli.js --only statusline [--runs 15] [--gw OTHER/bin/run.js] (the statusline rows,
+//   node bench/cli.js --only statusline [--runs 15] [--gw OTHER/bin/gwctl.cjs] (the statusline rows,
 //     and N overlapping calls; --gw times another checkout's gwctl, e.g. a build of main, as "before")
 //   import {cliStartup} from './cli.js'                                  (from bench/run.js)
 import {spawn, spawnSync} from 'node:child_process'
@@ -158,7 +158,10 @@ export async function cliStartup({runs = 15, simOrigin, only, gwctl} = {}) {
     ...(simOrigin ? {GWCTL_BASE_URL: `${simOrigin}/api/v1`, GWCTL_API_KEY: 'sim'} : {}),
   }
   const hello = helloProject()
-  const gw = gwctl ? resolve(gwctl) : join(ROOT, 'bin', 'run.js')
+  // what `gwctl` runs: package.json's bin (bin/gwctl.cjs)
+  const gw = gwctl
+    ? resolve(gwctl)
+    : join(ROOT, JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).bin.gwctl)
   await populateHome(env, gw)
   const read = [
     ['status --quiet', ['status', '--quiet']],
@@ -175,7 +178,7 @@ export async function cliStartup({runs = 15, simOrigin, only, gwctl} = {}) {
   })
   const all = [
     {name: 'bare oclif 4 hello', args: [hello, 'hello']},
-    // `gwctl statusline` is answered by bin/run.js without oclif: its target is 1.2x a bare Node
+    // `gwctl statusline` is answered by bin/gwctl.cjs without oclif: its target is 1.2x a bare Node
     {name: 'node -e 0', args: ['-e', '0']},
     {name: 'gwctl statusline', args: [gw, 'statusline'], input: statuslineInput, when: 'stopped'},
     {

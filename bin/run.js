@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Keep this file tiny: every gwctl invocation pays for what it imports.
+// Keep this file tiny: every gwctl invocation pays for what it imports. The `gwctl` command is
+// bin/gwctl.cjs, which answers `gwctl statusline` itself and imports this file for the rest.
 import module from 'node:module'
 
 module.enableCompileCache?.()
@@ -9,12 +10,6 @@ if (process.argv[2] === '__complete') {
   const {main} = await import('../dist/completion/engine.js')
   const text = main(process.argv.slice(3))
   if (text) process.stdout.write(text + '\n')
-} else if (process.argv[2] === 'statusline' && process.argv.length === 3) {
-  // Claude Code's statusLine command, run after every message: answered without oclif by one
-  // small file that imports node: built-ins only, from the daemon's memory (one loopback request),
-  // or from logs.db when no daemon answers (src/services/usage-statusline.ts).
-  const {main} = await import('../dist/services/usage-statusline.js')
-  process.stdout.write((await main()) + '\n')
 } else {
   // oclif sorts the command ids with localeCompare on every start: see id-collation.ts.
   const {collateIdsWithoutIcu} = await import('../dist/core/id-collation.js')

@@ -34,6 +34,7 @@ const ENTRY_PATTERNS = [
   /^completion\/engine\.js$/,
   /^core\/id-collation\.js$/, // bin/run.js
   /^services\/usage-statusline\.js$/, // bin/run.js (`gwctl statusline`)
+  /^services\/usage-statusline-db\.js$/, // dist/services/usage-statusline.cjs (bin/gwctl.cjs)
   /^daemon\/main\.js$/, // spawned by `gateway start`; reads ../../package.json
   /^gateway\/keys\.js$/, // bench/micro.js
   /^agent-tools\/history\/stage(-worker)?\.js$/, // the worker thread, started by path from stage.js
@@ -148,6 +149,47 @@ const {output} = await bundle.write({
   generatedCode: 'es2015',
 })
 await bundle.close()
+// `gwctl statusline` (bin/gwctl.cjs) also gets a CommonJS copy of its module: Node starts a
+// CommonJS entry that requires CommonJS faster than an ES one (an empty ES entry alone costs
+// 1.16-1.21x `node -e 0`, a CommonJS one 1.01-1.08x; bench/README.md), and the statusline's
+// target is 1.2x. The module imports node: built-ins only (its logs.db part stays an ES module,
+// loaded by `import()` only without a daemon), and its `createRequire(import.meta.url)` is
+// CommonJS's own `require` here.
+const statusline = await rollup({
+  input: join(FROM, 'services', 'usage-statusline.js'),
+  external: (id) => BUILTIN.has(id) || id.startsWith('.'),
+  onwarn(warning, warn) {
+    warn(warning)
+    process.exitCode = 1
+  },
+})
+const CREATE_REQUIRE = /\bnode_module\.createRequire\([^;]*\);/
+await statusline.write({
+  file: join(TO, 'services', 'usage-statusline.cjs'),
+  format: 'cjs',
+  generatedCode: 'es2015',
+  plugins: [
+    {
+      name: 'commonjs-require',
+      renderChunk(code) {
+        if (!CREATE_REQUIRE.test(code))
+          throw new Error('usage-statusline: its createRequire call was not found')
+        return code
+          .replace(CREATE_REQUIRE, 'require;')
+          .replace(/^(?:var|const) node_module = require\('node:module'\);\n/m, '')
+      },
+    },
+  ],
+})
+await statusline.close()
+for (const m of readFileSync(join(TO, 'services', 'usage-statusline.cjs'), 'utf8').matchAll(
+  /import\('(\.[^']+)'\)/g,
+)) {
+  if (!existsSync(join(TO, 'services', m[1]))) {
+    console.error(`dist/services/usage-statusline.cjs imports ${m[1]}, which is not in dist/services/`)
+    process.exitCode = 1
+  }
+}
 const files = walk(TO).length
 // Every file a bundled module names relative to itself must be there (or be made by the build's
 // next step): a module moved into dist/chunks/ from two folders down would miss it silently.

@@ -164,7 +164,7 @@ describe('what a read command loads', () => {
     const loaded = load(h, ['statusline'])
     expect(loaded.exitCode).toBe(0)
     expect(daemon.requests()).toHaveLength(1)
-    expect(loaded.dist).toEqual(['services/usage-statusline.js'])
+    expect(loaded.dist).toEqual(['services/usage-statusline.cjs'])
     expect(loaded.modules).toEqual([])
     expect(loaded.builtins.has('http')).toBe(false)
   })

@@ -1,5 +1,5 @@
 /**
- * `gwctl statusline` (bin/run.js's own path) against a daemon that answers the line's figures, one
+ * `gwctl statusline` (bin/gwctl.cjs's own path) against a daemon that answers the line's figures, one
  * too old to send them, one that never answers, and a pid file that names no daemon: the bytes it
  * asks, the line it prints, and that a prompt is never held longer than the daemon's time limit
  * plus a read of logs.db.

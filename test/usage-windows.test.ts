@@ -82,7 +82,7 @@ describe('usage windows, reports and the statusline', () => {
     home.cleanup()
   })
   const cli = (args: string[], input?: string) => runCli(args, {home: home.home, env, input})
-  /** `gwctl statusline` as Claude Code runs it: no argument, JSON on stdin (bin/run.js's own path). */
+  /** `gwctl statusline` as Claude Code runs it: no argument, JSON on stdin (bin/gwctl.cjs's own path). */
   const statusline = async (input: string) => {
     const r = await execa('node', [BIN, 'statusline'], {
       env: cliEnv(home.home, env),
@@ -159,7 +159,7 @@ describe('usage windows, reports and the statusline', () => {
     expect(bad.stderr).toMatch(/--since "yesterday" is not a time: use a day/)
   })
 
-  it('statusline without a daemon: from logs.db, one line, in bin/run.js without oclif', async () => {
+  it('statusline without a daemon: from logs.db, one line, in bin/gwctl.cjs without oclif', async () => {
     // no daemon scans: the history goes into logs.db as `usage` does it
     expect((await cli(['usage', 'rescan'])).exitCode).toBe(0)
     const input = JSON.stringify({

@@ -1,6 +1,7 @@
 /**
  * `gwctl statusline`: the one line Claude Code's `statusLine` command shows under its prompt
- * (docs/USAGE-WINDOWS.md). bin/run.js answers it without oclif by loading this file alone, so a
+ * (docs/USAGE-WINDOWS.md). bin/gwctl.cjs answers it without oclif by loading this file alone (its CommonJS copy,
+ * dist/services/usage-statusline.cjs), so a
  * call with the gateway running costs about one bare Node start: this module imports node:
  * built-ins only (no other gwctl module: the bundle keeps it one small file), reads the JSON
  * Claude Code pipes on stdin (session id, model), asks the running daemon once over loopback for
@@ -21,8 +22,8 @@ import type * as Path from 'node:path'
 
 // The built-ins through `require`: an ES `import` of node:fs builds its module namespace, which
 // reads every export, the lazy `ReadStream` getter too, and so loads fs's streams, which nothing
-// here needs (a CPU profile of a call showed them); node:os only without GWCTL_HOME. bin/run.js
-// has loaded node:module already.
+// here needs (a CPU profile of a call showed them); node:os only without GWCTL_HOME. (In the CommonJS
+// copy, scripts/bundle.js makes this CommonJS's own `require`.)
 const require = createRequire(import.meta.url)
 const {readFileSync} = require('node:fs') as typeof Fs
 const {connect} = require('node:net') as typeof Net
@@ -234,7 +235,7 @@ export async function statusline(
   return {line: formatLine(input, figures, now), source: 'database'}
 }
 
-/** bin/run.js: reads stdin, prints the line; never fails the caller's prompt (a line always). */
+/** bin/gwctl.cjs: reads stdin, prints the line; never fails the caller's prompt (a line always). */
 export async function main(): Promise<string> {
   try {
     return (await statusline(await readStatuslineInput())).line

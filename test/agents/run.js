@@ -41,7 +41,7 @@ const HERE = dirname(fileURLToPath(import.meta.url))
 // GWCTL_AGENTS_ROOT: run another checkout's build (e.g. a branch under test) with this suite.
 const ROOT = resolve(process.env.GWCTL_AGENTS_ROOT ?? resolve(HERE, '../..'))
 const CACHE = join(HERE, '.cache')
-const BIN = join(ROOT, 'bin', 'run.js')
+const BIN = join(ROOT, 'bin', 'gwctl.cjs')
 
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {

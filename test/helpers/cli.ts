@@ -1,6 +1,6 @@
 /**
  * Shared helpers of the end-to-end tests: a temp GWCTL_HOME per test, a free port, and a runner
- * that spawns the real `bin/run.js` with a fixed environment.
+ * that spawns the real `gwctl` (`bin/gwctl.cjs`, package.json's bin) with a fixed environment.
  */
 import {mkdtempSync, rmSync} from 'node:fs'
 import {createServer} from 'node:net'
@@ -11,7 +11,7 @@ import type {ResultPromise} from 'execa'
 import {execa} from 'execa'
 
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
-export const BIN = join(ROOT, 'bin', 'run.js')
+export const BIN = join(ROOT, 'bin', 'gwctl.cjs')
 
 /** A fresh GWCTL_HOME folder; `cleanup()` removes it. */
 export function tempHome(): {home: string; cleanup: () => void} {

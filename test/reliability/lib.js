@@ -8,7 +8,7 @@ import {dirname, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-export const BIN = join(ROOT, 'bin', 'run.js')
+export const BIN = join(ROOT, 'bin', 'gwctl.cjs')
 
 export async function freePort() {
   return new Promise((resolvePort, reject) => {

@@ -1,0 +1,18 @@
+#!/usr/bin/env node
+// The `gwctl` command (package.json "bin"). A CommonJS file: Node starts one faster than an ES
+// module, and `gwctl statusline` (Claude Code's statusLine command, run after every message) is
+// answered from here by requiring one CommonJS file (dist/services/usage-statusline.cjs: node:
+// built-ins, one loopback request to the daemon), so a call costs about one bare Node start.
+// Everything else is bin/run.js, an ES module (oclif, the completion engine).
+'use strict'
+
+if (process.argv[2] === 'statusline' && process.argv.length === 3) {
+  require('../dist/services/usage-statusline.cjs')
+    .main()
+    .then((line) => process.stdout.write(line + '\n'))
+} else {
+  import('./run.js').catch((error) => {
+    process.stderr.write(`gwctl: ${error.stack ?? error}\n`)
+    process.exitCode = 1
+  })
+}
