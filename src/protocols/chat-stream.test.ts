@@ -236,3 +236,95 @@ describe('chat stream encoder', () => {
     }
   })
 })
+
+describe('chat stream decoder: chunks read without a parse', () => {
+  // The decoder reads a chunk that differs from the last plain text chunk only in its delta
+  // string without parsing it. Each stream below is decoded twice: as a stream, and with every
+  // chunk parsed (a fresh decoder's state copied in before each chunk cannot take that path, so
+  // the reference decoder is one that never keeps a template). Both must give the same events.
+  const prefix =
+    '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{"content":"'
+  const suffix = '"},"logprobs":null,"finish_reason":null}],"usage":null}'
+  const raw = (inner: string): string => prefix + inner + suffix
+  const first =
+    '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}'
+  const stop =
+    '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}'
+
+  const decodeRaw = (datas: string[], parseEvery: boolean): StreamEvent[] => {
+    const decoder = chatCodec.streamDecoder({}) as ReturnType<typeof chatCodec.streamDecoder> & {
+      template?: unknown
+    }
+    const events: StreamEvent[] = []
+    for (const data of datas) {
+      if (parseEvery) decoder.template = undefined
+      events.push(...decoder.event(undefined, data))
+    }
+    events.push(...decoder.end())
+    return events
+  }
+  const same = (datas: string[]): StreamEvent[] => {
+    const fast = decodeRaw(datas, false)
+    expect(fast).toEqual(decodeRaw(datas, true))
+    return fast
+  }
+  const texts = (events: StreamEvent[]): string[] =>
+    events.flatMap((e) => (e.type === 'text_delta' ? [e.text] : []))
+
+  it('reads escapes, unicode and empty strings as a parse would', () => {
+    const events = same([
+      first,
+      raw('Hel'),
+      raw('lo \\"quoted\\" \\\\ back\\nline'),
+      raw(''),
+      raw('\\u00e9t\\u00e9 caf\u00e9 \\ud83d\\ude00'),
+      raw('a\\",\\"b'),
+      stop,
+      '[DONE]',
+    ])
+    expect(texts(events)).toEqual(['Hel', 'lo "quoted" \\ back\nline', 'été café 😀', 'a","b'])
+    expect(events).toContainEqual({type: 'stop', reason: 'end'})
+  })
+
+  it('parses a chunk whose string would change the structure (a finish reason smuggled in)', () => {
+    const smuggled = raw('x"},"finish_reason":"length"}],"extra":[{"delta":{"content":"y')
+    const events = same([first, raw('a'), smuggled, '[DONE]'])
+    expect(texts(events)).toEqual(['a', 'x'])
+    expect(events).toContainEqual({type: 'stop', reason: 'max_tokens'})
+  })
+
+  it('parses chunks of another shape: tool calls, reasoning, a second key, a finish reason', () => {
+    const events = same([
+      first,
+      raw('a'),
+      '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{"reasoning_content":"think"},"logprobs":null,"finish_reason":null}],"usage":null}',
+      '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{"reasoning_content":"ing"},"logprobs":null,"finish_reason":null}],"usage":null}',
+      raw('b'),
+      '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{"content":"c","tool_calls":[{"index":0,"id":"t1","function":{"name":"f","arguments":"{}"}}]},"logprobs":null,"finish_reason":null}],"usage":null}',
+      raw('d'),
+      '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{"content":"e"},"logprobs":null,"finish_reason":"tool_calls"}],"usage":null}',
+      '[DONE]',
+    ])
+    expect(events.filter((e) => e.type === 'reasoning_delta').map((e) => (e as {text: string}).text)).toEqual(
+      ['think', 'ing'],
+    )
+    expect(texts(events)).toEqual(['a', 'b', 'c', 'd', 'e'])
+    expect(events).toContainEqual({type: 'stop', reason: 'tool_use'})
+  })
+
+  it('keeps no template when the delta key occurs twice in the chunk', () => {
+    const twice = (inner: string): string =>
+      `{"id":"c1","content":"x","choices":[{"index":0,"delta":{"content":"${inner}"},"finish_reason":null}]}`
+    expect(texts(same([first, twice('a'), twice('b'), '[DONE]']))).toEqual(['a', 'b'])
+  })
+
+  it('still refuses a chunk that is not JSON though it starts and ends like its template', () => {
+    const decoder = chatCodec.streamDecoder({})
+    decoder.event(undefined, first)
+    decoder.event(undefined, raw('a'))
+    // a raw line break inside a JSON string is not JSON
+    expect(() => decoder.event(undefined, raw('b\nc'))).toThrow(/not JSON/)
+    // an unescaped quote: the text between would be a second string
+    expect(() => decoder.event(undefined, raw('b"c'))).toThrow(/not JSON/)
+  })
+})

@@ -174,7 +174,11 @@ export class MessagesStreamEncoder implements StreamEncoder {
   private render(b: Block, e: BlockEvent): string {
     switch (e.type) {
       case 'text_delta':
-        return e.text ? this.delta(b, {type: 'text_delta', text: e.text}) : ''
+        // the event of nearly every chunk: written as text (what `delta` would write, byte for byte)
+        return e.text
+          ? this.writeStart(b) +
+              `event: content_block_delta\ndata: {"type":"content_block_delta","index":${b.wire},"delta":{"type":"text_delta","text":${JSON.stringify(e.text)}}}\n\n`
+          : ''
       case 'reasoning_delta':
         return e.text && !b.redacted ? this.delta(b, {type: 'thinking_delta', thinking: e.text}) : ''
       case 'reasoning_opaque':

@@ -4,6 +4,8 @@
  * one meaning, and a token estimate for the side endpoints an upstream of another family lacks.
  * The daemon's relay does the I/O; everything here is pure and synchronous.
  */
+import {isAscii} from 'node:buffer'
+
 import type {EventSourceMessage} from 'eventsource-parser'
 import {createParser} from 'eventsource-parser'
 
@@ -109,11 +111,19 @@ export class StreamTranslator {
   error: {status: number; message: string; truncated: boolean} | undefined
   /** The answer's id, from the first event. */
   id: string | undefined
+  /**
+   * Given the first text the stream produces as soon as it is encoded (then never again), instead
+   * of returning it from `push`: the client's first byte does not wait for the rest of the
+   * upstream chunk's events (a fast upstream sends many in one chunk).
+   */
+  onFirstOutput: ((text: string) => void) | undefined
   private out = ''
   private readonly parser
   private readonly decoder
   private readonly encoder: StreamEncoder
   private readonly text = new TextDecoder()
+  /** Every chunk so far was ASCII (the decoder holds nothing). */
+  private ascii = true
   private finished = false
   /** Set while the events emitted come from the end of the upstream's stream or a bad event. */
   private truncating = false
@@ -146,7 +156,14 @@ export class StreamTranslator {
   }
 
   push(chunk: Uint8Array): string {
-    this.parser.feed(this.text.decode(chunk, {stream: true}))
+    // ASCII (nearly every chunk: JSON escapes what it needs to) is its own text; the decoder is
+    // used from the first other byte on (it may then hold a character split across chunks)
+    if (this.ascii && isAscii(chunk))
+      this.parser.feed(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('latin1'))
+    else {
+      this.ascii = false
+      this.parser.feed(this.text.decode(chunk, {stream: true}))
+    }
     return this.take()
   }
 
@@ -190,6 +207,11 @@ export class StreamTranslator {
         this.finished = true
       } else if (event.type === 'end') this.finished = true
       this.out += this.encoder.event(event)
+      const first = this.onFirstOutput
+      if (first && this.out) {
+        this.onFirstOutput = undefined
+        first(this.take())
+      }
     }
   }
 

@@ -26,6 +26,19 @@ export class ChatReader implements Reader {
       }
     }
   }
+  /** A chunk of one choice whose delta is one `content` string (nearly every chunk of a stream). */
+  templateKey(payload: Json): string | undefined {
+    if ((payload.error !== undefined && payload.error !== null) || obj(payload.usage)) return undefined
+    const choices = payload.choices
+    if (!Array.isArray(choices) || choices.length !== 1) return undefined
+    const delta = obj(obj(choices[0])?.delta)
+    if (!delta || typeof delta.content !== 'string') return undefined
+    for (const key in delta) if (key !== 'content') return undefined
+    return 'content'
+  }
+  onTemplate(text: string): void {
+    if (text !== '') this.deltas++
+  }
   usage(): Usage | undefined {
     const u = this.last
     if (!u) return this.streamError === undefined ? undefined : streamedUsage(this.deltas)

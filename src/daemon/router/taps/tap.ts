@@ -12,6 +12,9 @@
 import type {EventSourceMessage} from 'eventsource-parser'
 import {createParser} from 'eventsource-parser'
 
+import type {StringTemplate} from '../../../protocols/sse-template.js'
+import {learnTemplate, templateString} from '../../../protocols/sse-template.js'
+
 export interface Usage {
   inputTokens: number
   outputTokens: number
@@ -69,6 +72,14 @@ export interface Reader {
   streamError?: string
   /** The terminal event's name, for the log row of a stream that ended without it. */
   readonly terminalName: string
+  /**
+   * SSE, optional: the key of the one string a payload just read meant to the reader (a text
+   * delta), when nothing else in it did. The tap then reads the events after it that differ from
+   * it only in that string without a parse (protocols/sse-template.ts) and hands each string to
+   * `onTemplate`.
+   */
+  templateKey?(payload: Json): string | undefined
+  onTemplate?(text: string): void
 }
 
 /**
@@ -110,6 +121,8 @@ export class Tap implements UsageTap {
   private size = 0
   private badEvents = 0
   private badBody: string | undefined
+  /** SSE: the last event the reader's `templateKey` named a string of (see Reader). */
+  private template: StringTemplate | undefined
 
   constructor(
     private readonly reader: Reader,
@@ -118,6 +131,14 @@ export class Tap implements UsageTap {
     this.parser = sse
       ? createParser({
           onEvent: (message: EventSourceMessage) => {
+            const reader = this.reader
+            if (this.template) {
+              const text = templateString(this.template, message.data)
+              if (text !== undefined) {
+                reader.onTemplate!(text)
+                return
+              }
+            }
             if (!message.data || message.data[0] !== '{') {
               // chat's terminal event is not JSON
               if (message.data === '[DONE]') this.reader.terminal = true
@@ -131,7 +152,12 @@ export class Tap implements UsageTap {
               return
             }
             const p = obj(payload)
-            if (p) this.reader.onPayload(p, message.event)
+            if (!p) return
+            reader.onPayload(p, message.event)
+            if (reader.templateKey) {
+              const key = reader.templateKey(p)
+              this.template = key === undefined ? undefined : learnTemplate(message.data, key)
+            }
           },
         })
       : undefined
