@@ -2,8 +2,9 @@
 // [--seconds N] [--connections N] [--top N]` (build first). Starts the simulator and the daemon as
 // bench/run.js does (the same state, policies and keys), the daemon under `node --cpu-prof`,
 // loads it with autocannon, stops it with SIGTERM (so V8 writes the profile) and prints the
-// functions with the most self time, with the file of each. The .cpuprofile stays in the printed
-// folder for Chrome DevTools or speedscope.
+// functions with the most self time, with the file of each, and the daemon's CPU time per request
+// (/proc; clock ticks of 10 ms). The .cpuprofile stays in the printed folder for Chrome DevTools
+// or speedscope.
 import {mkdtempSync, readdirSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join, relative} from 'node:path'
@@ -28,6 +29,7 @@ const gateway = await startGatewayTarget(`http://127.0.0.1:${sim.port}`)
 const target = opts.translated ? gateway.translated : gateway
 if (!target) throw new Error(`no translated row: ${gateway.translatedSkipped}`)
 const body = opts.stream ? (target.streamBody ?? STREAM_BODY) : (target.body ?? CHAT_BODY)
+const cpuBefore = cpuSeconds(gateway.pid)
 const result = await autocannon({
   url: `${target.origin}${target.path ?? '/v1/chat/completions'}`,
   method: 'POST',
@@ -36,10 +38,18 @@ const result = await autocannon({
   connections: Number(opts.connections),
   duration: Number(opts.seconds),
 })
+const cpuUsed = cpuSeconds(gateway.pid) - cpuBefore
 console.log(
   `${target.name}${opts.stream ? ' (stream)' : ''}: ${Math.round(result.requests.average)} req/s, ` +
     `${result.non2xx} non-2xx, ${result.errors} errors`,
 )
+// CPU time per request: what the daemon spends, less sensitive than req/s to other work on a
+// shared machine (which takes cores away, not instructions)
+if (Number.isFinite(cpuUsed) && result.requests.total > 0)
+  console.log(
+    `daemon CPU: ${cpuUsed.toFixed(2)} s for ${result.requests.total} requests, ` +
+      `${((cpuUsed / result.requests.total) * 1e6).toFixed(0)} µs a request (user + system, /proc)`,
+  )
 const daemon = gateway.pid
 process.kill(daemon, 'SIGTERM')
 let file
@@ -51,6 +61,17 @@ if (!file) throw new Error(`the daemon wrote no profile into ${dir}`)
 await new Promise((r) => setTimeout(r, 300)) // the file is written in one go; let it finish
 
 const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'))
+
+/** User + system CPU seconds of a process so far (NaN where there is no /proc). */
+function cpuSeconds(pid) {
+  try {
+    // fields after the command name (which may hold spaces): utime is the 12th, stime the 13th
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return Number.NaN
+  }
+}
 const self = new Map()
 const dt = new Map()
 profile.samples.forEach((id, i) => dt.set(id, (dt.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)))

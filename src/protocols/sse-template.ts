@@ -7,6 +7,8 @@
  * `JSON.parse`. Anything else (another shape, a cut or broken chunk) does not match and is parsed.
  */
 
+import {isAscii} from 'node:buffer'
+
 /** A parsed chunk split around the string of one key. */
 export interface StringTemplate {
   /** The chunk's text up to the string's opening quote (included). */
@@ -73,5 +75,26 @@ export function templateString(t: StringTemplate, data: string): string | undefi
     return JSON.parse(`"${inner}"`) as string
   } catch {
     return undefined
+  }
+}
+
+/**
+ * The text of a stream's chunks: an ASCII chunk (nearly every one: JSON escapes what it needs to)
+ * is its own text, without a decoder; from the first other byte on, a streaming UTF-8 decoder
+ * reads them (it may hold a character split across chunks).
+ */
+export class ChunkText {
+  private decoder: InstanceType<typeof TextDecoder> | undefined
+
+  push(chunk: Uint8Array): string {
+    if (!this.decoder && isAscii(chunk))
+      return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('latin1')
+    this.decoder ??= new TextDecoder()
+    return this.decoder.decode(chunk, {stream: true})
+  }
+
+  /** What the decoder still holds (a character cut off at the end: U+FFFD). */
+  end(): string {
+    return this.decoder?.decode() ?? ''
   }
 }

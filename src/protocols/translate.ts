@@ -4,8 +4,6 @@
  * one meaning, and a token estimate for the side endpoints an upstream of another family lacks.
  * The daemon's relay does the I/O; everything here is pure and synchronous.
  */
-import {isAscii} from 'node:buffer'
-
 import type {EventSourceMessage} from 'eventsource-parser'
 import {createParser} from 'eventsource-parser'
 
@@ -15,6 +13,7 @@ import type {Codec, CodecContext, Family, Part, Request, StreamEncoder, StreamEv
 import {emptyUsage, TranslationError} from './ir.js'
 import {messagesCodec} from './messages.js'
 import {responsesCodec} from './responses.js'
+import {ChunkText} from './sse-template.js'
 
 export {TranslationError} from './ir.js'
 
@@ -121,9 +120,7 @@ export class StreamTranslator {
   private readonly parser
   private readonly decoder
   private readonly encoder: StreamEncoder
-  private readonly text = new TextDecoder()
-  /** Every chunk so far was ASCII (the decoder holds nothing). */
-  private ascii = true
+  private readonly text = new ChunkText()
   private finished = false
   /** Set while the events emitted come from the end of the upstream's stream or a bad event. */
   private truncating = false
@@ -156,19 +153,12 @@ export class StreamTranslator {
   }
 
   push(chunk: Uint8Array): string {
-    // ASCII (nearly every chunk: JSON escapes what it needs to) is its own text; the decoder is
-    // used from the first other byte on (it may then hold a character split across chunks)
-    if (this.ascii && isAscii(chunk))
-      this.parser.feed(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('latin1'))
-    else {
-      this.ascii = false
-      this.parser.feed(this.text.decode(chunk, {stream: true}))
-    }
+    this.parser.feed(this.text.push(chunk))
     return this.take()
   }
 
   end(): string {
-    const rest = this.text.decode()
+    const rest = this.text.end()
     if (rest) this.parser.feed(rest)
     this.parser.feed('\n\n')
     this.truncating = true

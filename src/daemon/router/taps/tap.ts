@@ -13,7 +13,7 @@ import type {EventSourceMessage} from 'eventsource-parser'
 import {createParser} from 'eventsource-parser'
 
 import type {StringTemplate} from '../../../protocols/sse-template.js'
-import {learnTemplate, templateString} from '../../../protocols/sse-template.js'
+import {ChunkText, learnTemplate, templateString} from '../../../protocols/sse-template.js'
 
 export interface Usage {
   inputTokens: number
@@ -116,7 +116,7 @@ export function streamedUsage(deltas: number): Usage | undefined {
 export class Tap implements UsageTap {
   private readonly parser
   /** SSE only: a JSON answer is collected as bytes and decoded once. */
-  private readonly decoder: InstanceType<typeof TextDecoder> | undefined
+  private readonly text: ChunkText | undefined
   private readonly chunks: Uint8Array[] = []
   private size = 0
   private badEvents = 0
@@ -161,12 +161,12 @@ export class Tap implements UsageTap {
           },
         })
       : undefined
-    this.decoder = sse ? new TextDecoder() : undefined
+    this.text = sse ? new ChunkText() : undefined
   }
 
   feed(chunk: Uint8Array): void {
     if (this.parser) {
-      this.parser.feed(this.decoder!.decode(chunk, {stream: true}))
+      this.parser.feed(this.text!.push(chunk))
       return
     }
     this.size += chunk.length
@@ -175,7 +175,7 @@ export class Tap implements UsageTap {
 
   end(): void {
     if (this.parser) {
-      this.parser.feed(this.decoder!.decode())
+      this.parser.feed(this.text!.end())
       // a last event without its blank line still counts (the stream ended anyway)
       this.parser.feed('\n\n')
       return
