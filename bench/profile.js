@@ -1,5 +1,5 @@
 // Where the daemon's CPU goes under load: `node bench/profile.js [--translated] [--stream]
-// [--seconds N] [--connections N] [--top N]` (build first). Starts the simulator and the daemon as
+// [--seconds N] [--connections N] [--top N] [--rate N] [--no-prof]` (build first). Starts the simulator and the daemon as
 // bench/run.js does (the same state, policies and keys), the daemon under `node --cpu-prof`,
 // loads it with autocannon, stops it with SIGTERM (so V8 writes the profile) and prints the
 // functions with the most self time, with the file of each, and the daemon's CPU time per request
@@ -19,11 +19,16 @@ const {values: opts} = parseArgs({
     seconds: {type: 'string', default: '10'},
     connections: {type: 'string', default: '64'},
     top: {type: 'string', default: '30'},
+    // a fixed request rate (autocannon overallRate): the daemon's CPU time per request then does
+    // not carry the per-second costs (timers, batches, the profiler's own sampling) over fewer
+    // requests when the machine is busy; --no-prof leaves the profiler off for it
+    rate: {type: 'string'},
+    'no-prof': {type: 'boolean', default: false},
   },
 })
 
 const dir = mkdtempSync(join(tmpdir(), 'gwctl-prof-'))
-process.env.GWCTL_BENCH_DAEMON_ARGS = `--cpu-prof --cpu-prof-dir=${dir}`
+if (!opts['no-prof']) process.env.GWCTL_BENCH_DAEMON_ARGS = `--cpu-prof --cpu-prof-dir=${dir}`
 const sim = await startChild('node', ['bench/servers.js', 'sim'])
 const gateway = await startGatewayTarget(`http://127.0.0.1:${sim.port}`)
 const target = opts.translated ? gateway.translated : gateway
@@ -37,6 +42,7 @@ const result = await autocannon({
   body,
   connections: Number(opts.connections),
   duration: Number(opts.seconds),
+  ...(opts.rate ? {overallRate: Number(opts.rate)} : {}),
 })
 const cpuUsed = cpuSeconds(gateway.pid) - cpuBefore
 console.log(
@@ -52,6 +58,7 @@ if (Number.isFinite(cpuUsed) && result.requests.total > 0)
   )
 const daemon = gateway.pid
 process.kill(daemon, 'SIGTERM')
+if (opts['no-prof']) process.exit(0)
 let file
 for (let i = 0; i < 100 && !file; i++) {
   await new Promise((r) => setTimeout(r, 100))

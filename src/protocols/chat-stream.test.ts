@@ -328,3 +328,25 @@ describe('chat stream decoder: chunks read without a parse', () => {
     expect(() => decoder.event(undefined, raw('b"c'))).toThrow(/not JSON/)
   })
 })
+
+describe('chat stream encoder: text chunks', () => {
+  it('writes a text chunk as JSON.stringify would write its object, escapes included', () => {
+    const encoder = chatCodec.streamEncoder({})
+    encoder.event({type: 'start', id: 'c"1', model: 'm\\x'})
+    encoder.event({type: 'block_start', index: 0, block: {type: 'text'}})
+    const text = 'say "hi"\n\u00e9\u2028 😀'
+    const data = parseSse(encoder.event({type: 'text_delta', index: 0, text}))
+    expect(data).toHaveLength(1)
+    const chunk = JSON.parse(data[0].data)
+    expect(chunk).toMatchObject({id: 'c"1', model: 'm\\x', choices: [{delta: {content: text}}]})
+    expect(data[0].data).toBe(
+      JSON.stringify({
+        id: 'c"1',
+        object: 'chat.completion.chunk',
+        created: chunk.created,
+        model: 'm\\x',
+        choices: [{index: 0, delta: {content: text}, logprobs: null, finish_reason: null}],
+      }),
+    )
+  })
+})

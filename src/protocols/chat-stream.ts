@@ -310,6 +310,8 @@ export class ChatStreamEncoder implements StreamEncoder {
   private finished = false
   private usage: Partial<Usage> = {}
   private closed = false
+  /** The start of a text chunk (see textChunk); set once `id` and `model` are. */
+  private textHead?: string
 
   constructor(private readonly ctx?: CodecContext & {model?: string}) {
     this.model = ctx?.model ?? ctx?.request?.model ?? ''
@@ -341,7 +343,7 @@ export class ChatStreamEncoder implements StreamEncoder {
         }
         return out
       case 'text_delta':
-        return out + (e.text ? this.chunk({content: e.text}) : '')
+        return out + (e.text ? this.textChunk(e.text) : '')
       case 'reasoning_delta': {
         const part = this.reasoning.get(e.index)
         if (part) part.text += e.text
@@ -403,6 +405,15 @@ export class ChatStreamEncoder implements StreamEncoder {
 
   private base(): Json {
     return {id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model}
+  }
+
+  /**
+   * `chunk({content: text})` byte for byte, written as text (the chunk of nearly every event): the
+   * part before the text is the same in every one of them.
+   */
+  private textChunk(text: string): string {
+    this.textHead ??= `data: {"id":${JSON.stringify(this.id)},"object":"chat.completion.chunk","created":${this.created},"model":${JSON.stringify(this.model)},"choices":[{"index":0,"delta":{"content":`
+    return `${this.textHead}${JSON.stringify(text)}},"logprobs":null,"finish_reason":null}]}\n\n`
   }
 
   private chunk(delta: Json, finish: string | null = null): string {
