@@ -1,5 +1,5 @@
 // Where the daemon's CPU goes under load: `node bench/profile.js [--translated] [--stream]
-// [--seconds N] [--connections N] [--top N] [--rate N] [--no-prof]` (build first). Starts the simulator and the daemon as
+// [--seconds N] [--warmup N] [--connections N] [--top N] [--rate N] [--no-prof]` (build first). Starts the simulator and the daemon as
 // bench/run.js does (the same state, policies and keys), the daemon under `node --cpu-prof`,
 // loads it with autocannon, stops it with SIGTERM (so V8 writes the profile) and prints the
 // functions with the most self time, with the file of each, and the daemon's CPU time per request
@@ -24,6 +24,7 @@ const {values: opts} = parseArgs({
     // requests when the machine is busy; --no-prof leaves the profiler off for it
     rate: {type: 'string'},
     'no-prof': {type: 'boolean', default: false},
+    warmup: {type: 'string', default: '3'},
   },
 })
 
@@ -34,16 +35,20 @@ const gateway = await startGatewayTarget(`http://127.0.0.1:${sim.port}`)
 const target = opts.translated ? gateway.translated : gateway
 if (!target) throw new Error(`no translated row: ${gateway.translatedSkipped}`)
 const body = opts.stream ? (target.streamBody ?? STREAM_BODY) : (target.body ?? CHAT_BODY)
+const load = (duration) =>
+  autocannon({
+    url: `${target.origin}${target.path ?? '/v1/chat/completions'}`,
+    method: 'POST',
+    headers: target.headers,
+    body,
+    connections: Number(opts.connections),
+    duration,
+    ...(opts.rate ? {overallRate: Number(opts.rate)} : {}),
+  })
+// a warm-up first: the daemon's first requests load modules and compile its code
+await load(Number(opts.warmup))
 const cpuBefore = cpuSeconds(gateway.pid)
-const result = await autocannon({
-  url: `${target.origin}${target.path ?? '/v1/chat/completions'}`,
-  method: 'POST',
-  headers: target.headers,
-  body,
-  connections: Number(opts.connections),
-  duration: Number(opts.seconds),
-  ...(opts.rate ? {overallRate: Number(opts.rate)} : {}),
-})
+const result = await load(Number(opts.seconds))
 const cpuUsed = cpuSeconds(gateway.pid) - cpuBefore
 console.log(
   `${target.name}${opts.stream ? ' (stream)' : ''}: ${Math.round(result.requests.average)} req/s, ` +
