@@ -312,6 +312,35 @@ describe('chat stream decoder: chunks read without a parse', () => {
     expect(events).toContainEqual({type: 'stop', reason: 'tool_use'})
   })
 
+  it('reads streamed tool arguments (two calls interleaved, escapes, a smuggled id) as a parse would', () => {
+    const call = (index: number, fn: string, extra = ''): string =>
+      `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{"tool_calls":[{"index":${index}${extra},"function":${fn}}]},"logprobs":null,"finish_reason":null}],"usage":null}`
+    const args = (index: number, inner: string): string => call(index, `{"arguments":"${inner}"}`)
+    const events = same([
+      first,
+      call(0, '{"name":"shell","arguments":""}', ',"id":"t0","type":"function"'),
+      args(0, '{\\"cmd\\":'),
+      args(0, '\\"ls'),
+      call(1, '{"name":"read","arguments":""}', ',"id":"t1","type":"function"'),
+      args(1, '{\\"path\\":\\"a\\u00e9\\"}'),
+      args(1, ' '),
+      args(0, ' -l\\"}'),
+      args(0, ''),
+      args(1, 'x"}},{"index":2,"id":"t2","function":{"name":"evil","arguments":"'),
+      '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}',
+      '[DONE]',
+    ])
+    const argsOf = (index: number): string =>
+      events
+        .filter((e) => e.type === 'tool_args_delta' && e.index === index)
+        .map((e) => (e as {json: string}).json)
+        .join('')
+    const starts = events.filter((e) => e.type === 'block_start')
+    expect(starts.map((e) => (e as {block: {name?: string}}).block.name)).toEqual(['shell', 'read', 'evil'])
+    expect(argsOf(starts[0].index)).toBe('{"cmd":"ls -l"}')
+    expect(argsOf(starts[1].index)).toBe('{"path":"a\u00e9"} x')
+  })
+
   it('keeps no template when the delta key occurs twice in the chunk', () => {
     const twice = (inner: string): string =>
       `{"id":"c1","content":"x","choices":[{"index":0,"delta":{"content":"${inner}"},"finish_reason":null}]}`

@@ -68,7 +68,10 @@ interface OpenCall {
  * string (see ./sse-template.ts).
  */
 interface DeltaTemplate extends StringTemplate {
-  kind: 'text' | 'reasoning'
+  /** `args`: the arguments of one tool call (`tool_calls: [{index, function: {arguments}}]`). */
+  kind: 'text' | 'reasoning' | 'args'
+  /** The tool call's index (kind `args`). */
+  call?: number
 }
 
 /** Delta keys whose chunks become templates, and the kind of each. */
@@ -152,6 +155,10 @@ export class ChatStreamDecoder implements StreamDecoder {
     const delta = choice.delta
     if (!isObj(delta)) return
     const keys = Object.keys(delta)
+    if (keys.length === 1 && keys[0] === 'tool_calls') {
+      this.learnArgs(delta.tool_calls, data)
+      return
+    }
     if (keys.length !== 1 || !Object.hasOwn(TEMPLATE_KEYS, keys[0])) return
     const key = keys[0] as keyof typeof TEMPLATE_KEYS
     const value = delta[key]
@@ -167,10 +174,31 @@ export class ChatStreamDecoder implements StreamDecoder {
    * string (nothing outside it changes meaning), so the chunk means what the template meant with
    * this text.
    */
+  /**
+   * A chunk of one tool call's arguments and nothing else (no id, name or type: those start a
+   * call) is the template of the argument chunks after it (what agents' tool calls stream most).
+   */
+  private learnArgs(calls: unknown, data: string): void {
+    if (!Array.isArray(calls) || calls.length !== 1 || !isObj(calls[0])) return
+    const call = calls[0]
+    const index = call.index
+    const fn = call.function
+    if (typeof index !== 'number' || !isObj(fn) || typeof fn.arguments !== 'string') return
+    for (const key in call) if (key !== 'index' && key !== 'function') return
+    for (const key in fn) if (key !== 'arguments') return
+    const template = learnTemplate(data, 'arguments')
+    if (template) this.template = {...template, kind: 'args', call: index}
+  }
+
   private fromTemplate(t: DeltaTemplate, data: string): StreamEvent[] | undefined {
     const text = templateString(t, data)
     if (text === undefined) return undefined
     const out: StreamEvent[] = []
+    if (t.kind === 'args') {
+      // what the parse would hand toolCall for this chunk
+      this.toolCall({index: t.call, function: {arguments: text}}, out)
+      return out
+    }
     if (text) this.textual(t.kind, text, out)
     return out
   }

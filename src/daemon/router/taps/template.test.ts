@@ -58,6 +58,25 @@ describe('chat usage tap: text chunks read without a parse', () => {
     expect(got.outcome).toEqual({kind: 'error', message: 'overloaded: overloaded'})
   })
 
+  it('counts tool-argument chunks as a parse would (each one a delta, empty or not)', () => {
+    const call = (fn: string, extra = ''): string =>
+      `data: ${head}{"tool_calls":[{"index":0${extra},"function":${fn}}]},"finish_reason":null}],"usage":null}`
+    const args = (inner: string): string => call(`{"arguments":"${inner}"}`)
+    const error = 'data: {"error":{"message":"cut"}}'
+    const got = both(
+      stream([
+        first,
+        call('{"name":"f","arguments":""}', ',"id":"t1"'),
+        args('{\\"a'),
+        args(''),
+        args('\\":1}'),
+        error,
+      ]),
+    )
+    // the call's first chunk and three argument chunks
+    expect(got.usage).toMatchObject({outputTokens: 4})
+  })
+
   it('parses a chunk whose text would change its structure (an error smuggled in)', () => {
     const smuggled = text(
       'x"},"finish_reason":null}],"error":{"message":"boom"},"extra":[{"delta":{"content":"y',
