@@ -354,3 +354,36 @@ describe('messages stream decoder: deltas read without a parse', () => {
     expect(() => decoder.event('content_block_delta', parseSse(text('b\tc'))[0].data)).toThrow(/not JSON/)
   })
 })
+
+describe('messages stream encoder: deltas written as text', () => {
+  it('writes text, thinking and tool-argument deltas as JSON.stringify would write their events', () => {
+    const encoder = messagesCodec.streamEncoder({})
+    const odd = 'say "hi"\n\u00e9\u2028 😀 \\'
+    const out = encodeAll(encoder, [
+      {type: 'start', id: 'm1', model: 'x'},
+      {type: 'block_start', index: 0, block: {type: 'reasoning'}},
+      {type: 'reasoning_delta', index: 0, text: odd},
+      {type: 'block_stop', index: 0},
+      {type: 'block_start', index: 1, block: {type: 'text'}},
+      {type: 'text_delta', index: 1, text: odd},
+      {type: 'block_stop', index: 1},
+      {type: 'block_start', index: 2, block: {type: 'tool_call', id: 't1', name: 'f'}},
+      {type: 'tool_args_delta', index: 2, json: '{"a":"' + odd.replace(/["\\\n]/g, '') + '"}'},
+      {type: 'block_stop', index: 2},
+    ])
+    const deltas = parseSse(out).filter((e) => e.event === 'content_block_delta')
+    expect(deltas).toHaveLength(3)
+    // the bytes JSON.stringify writes for each event object, key order included
+    expect(deltas.map((d) => d.data)).toEqual(
+      [
+        {type: 'content_block_delta', index: 0, delta: {type: 'thinking_delta', thinking: odd}},
+        {type: 'content_block_delta', index: 1, delta: {type: 'text_delta', text: odd}},
+        {
+          type: 'content_block_delta',
+          index: 2,
+          delta: {type: 'input_json_delta', partial_json: '{"a":"' + odd.replace(/["\\\n]/g, '') + '"}'},
+        },
+      ].map((e) => JSON.stringify(e)),
+    )
+  })
+})
