@@ -1,9 +1,10 @@
 // Where the daemon's CPU goes under load: `node bench/profile.js [--translated] [--stream]
-// [--seconds N] [--connections N] [--top N]` (build first). Starts the simulator and the daemon as
+// [--seconds N] [--warmup N] [--connections N] [--top N] [--rate N] [--no-prof]` (build first). Starts the simulator and the daemon as
 // bench/run.js does (the same state, policies and keys), the daemon under `node --cpu-prof`,
 // loads it with autocannon, stops it with SIGTERM (so V8 writes the profile) and prints the
-// functions with the most self time, with the file of each. The .cpuprofile stays in the printed
-// folder for Chrome DevTools or speedscope.
+// functions with the most self time, with the file of each, and the daemon's CPU time per request
+// (/proc; clock ticks of 10 ms). The .cpuprofile stays in the printed folder for Chrome DevTools
+// or speedscope.
 import {mkdtempSync, readdirSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join, relative} from 'node:path'
@@ -18,30 +19,51 @@ const {values: opts} = parseArgs({
     seconds: {type: 'string', default: '10'},
     connections: {type: 'string', default: '64'},
     top: {type: 'string', default: '30'},
+    // a fixed request rate (autocannon overallRate): the daemon's CPU time per request then does
+    // not carry the per-second costs (timers, batches, the profiler's own sampling) over fewer
+    // requests when the machine is busy; --no-prof leaves the profiler off for it
+    rate: {type: 'string'},
+    'no-prof': {type: 'boolean', default: false},
+    warmup: {type: 'string', default: '3'},
   },
 })
 
 const dir = mkdtempSync(join(tmpdir(), 'gwctl-prof-'))
-process.env.GWCTL_BENCH_DAEMON_ARGS = `--cpu-prof --cpu-prof-dir=${dir}`
+if (!opts['no-prof']) process.env.GWCTL_BENCH_DAEMON_ARGS = `--cpu-prof --cpu-prof-dir=${dir}`
 const sim = await startChild('node', ['bench/servers.js', 'sim'])
 const gateway = await startGatewayTarget(`http://127.0.0.1:${sim.port}`)
 const target = opts.translated ? gateway.translated : gateway
 if (!target) throw new Error(`no translated row: ${gateway.translatedSkipped}`)
 const body = opts.stream ? (target.streamBody ?? STREAM_BODY) : (target.body ?? CHAT_BODY)
-const result = await autocannon({
-  url: `${target.origin}${target.path ?? '/v1/chat/completions'}`,
-  method: 'POST',
-  headers: target.headers,
-  body,
-  connections: Number(opts.connections),
-  duration: Number(opts.seconds),
-})
+const load = (duration) =>
+  autocannon({
+    url: `${target.origin}${target.path ?? '/v1/chat/completions'}`,
+    method: 'POST',
+    headers: target.headers,
+    body,
+    connections: Number(opts.connections),
+    duration,
+    ...(opts.rate ? {overallRate: Number(opts.rate)} : {}),
+  })
+// a warm-up first: the daemon's first requests load modules and compile its code
+await load(Number(opts.warmup))
+const cpuBefore = cpuSeconds(gateway.pid)
+const result = await load(Number(opts.seconds))
+const cpuUsed = cpuSeconds(gateway.pid) - cpuBefore
 console.log(
   `${target.name}${opts.stream ? ' (stream)' : ''}: ${Math.round(result.requests.average)} req/s, ` +
     `${result.non2xx} non-2xx, ${result.errors} errors`,
 )
+// CPU time per request: what the daemon spends, less sensitive than req/s to other work on a
+// shared machine (which takes cores away, not instructions)
+if (Number.isFinite(cpuUsed) && result.requests.total > 0)
+  console.log(
+    `daemon CPU: ${cpuUsed.toFixed(2)} s for ${result.requests.total} requests, ` +
+      `${((cpuUsed / result.requests.total) * 1e6).toFixed(0)} µs a request (user + system, /proc)`,
+  )
 const daemon = gateway.pid
 process.kill(daemon, 'SIGTERM')
+if (opts['no-prof']) process.exit(0)
 let file
 for (let i = 0; i < 100 && !file; i++) {
   await new Promise((r) => setTimeout(r, 100))
@@ -51,6 +73,17 @@ if (!file) throw new Error(`the daemon wrote no profile into ${dir}`)
 await new Promise((r) => setTimeout(r, 300)) // the file is written in one go; let it finish
 
 const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'))
+
+/** User + system CPU seconds of a process so far (NaN where there is no /proc). */
+function cpuSeconds(pid) {
+  try {
+    // fields after the command name (which may hold spaces): utime is the 12th, stime the 13th
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return Number.NaN
+  }
+}
 const self = new Map()
 const dt = new Map()
 profile.samples.forEach((id, i) => dt.set(id, (dt.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)))

@@ -236,3 +236,146 @@ describe('chat stream encoder', () => {
     }
   })
 })
+
+describe('chat stream decoder: chunks read without a parse', () => {
+  // The decoder reads a chunk that differs from the last plain text chunk only in its delta
+  // string without parsing it. Each stream below is decoded twice: as a stream, and with every
+  // chunk parsed (a fresh decoder's state copied in before each chunk cannot take that path, so
+  // the reference decoder is one that never keeps a template). Both must give the same events.
+  const prefix =
+    '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{"content":"'
+  const suffix = '"},"logprobs":null,"finish_reason":null}],"usage":null}'
+  const raw = (inner: string): string => prefix + inner + suffix
+  const first =
+    '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}'
+  const stop =
+    '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}'
+
+  const decodeRaw = (datas: string[], parseEvery: boolean): StreamEvent[] => {
+    const decoder = chatCodec.streamDecoder({}) as ReturnType<typeof chatCodec.streamDecoder> & {
+      template?: unknown
+    }
+    const events: StreamEvent[] = []
+    for (const data of datas) {
+      if (parseEvery) decoder.template = undefined
+      events.push(...decoder.event(undefined, data))
+    }
+    events.push(...decoder.end())
+    return events
+  }
+  const same = (datas: string[]): StreamEvent[] => {
+    const fast = decodeRaw(datas, false)
+    expect(fast).toEqual(decodeRaw(datas, true))
+    return fast
+  }
+  const texts = (events: StreamEvent[]): string[] =>
+    events.flatMap((e) => (e.type === 'text_delta' ? [e.text] : []))
+
+  it('reads escapes, unicode and empty strings as a parse would', () => {
+    const events = same([
+      first,
+      raw('Hel'),
+      raw('lo \\"quoted\\" \\\\ back\\nline'),
+      raw(''),
+      raw('\\u00e9t\\u00e9 caf\u00e9 \\ud83d\\ude00'),
+      raw('a\\",\\"b'),
+      stop,
+      '[DONE]',
+    ])
+    expect(texts(events)).toEqual(['Hel', 'lo "quoted" \\ back\nline', 'été café 😀', 'a","b'])
+    expect(events).toContainEqual({type: 'stop', reason: 'end'})
+  })
+
+  it('parses a chunk whose string would change the structure (a finish reason smuggled in)', () => {
+    const smuggled = raw('x"},"finish_reason":"length"}],"extra":[{"delta":{"content":"y')
+    const events = same([first, raw('a'), smuggled, '[DONE]'])
+    expect(texts(events)).toEqual(['a', 'x'])
+    expect(events).toContainEqual({type: 'stop', reason: 'max_tokens'})
+  })
+
+  it('parses chunks of another shape: tool calls, reasoning, a second key, a finish reason', () => {
+    const events = same([
+      first,
+      raw('a'),
+      '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{"reasoning_content":"think"},"logprobs":null,"finish_reason":null}],"usage":null}',
+      '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{"reasoning_content":"ing"},"logprobs":null,"finish_reason":null}],"usage":null}',
+      raw('b'),
+      '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{"content":"c","tool_calls":[{"index":0,"id":"t1","function":{"name":"f","arguments":"{}"}}]},"logprobs":null,"finish_reason":null}],"usage":null}',
+      raw('d'),
+      '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{"content":"e"},"logprobs":null,"finish_reason":"tool_calls"}],"usage":null}',
+      '[DONE]',
+    ])
+    expect(events.filter((e) => e.type === 'reasoning_delta').map((e) => (e as {text: string}).text)).toEqual(
+      ['think', 'ing'],
+    )
+    expect(texts(events)).toEqual(['a', 'b', 'c', 'd', 'e'])
+    expect(events).toContainEqual({type: 'stop', reason: 'tool_use'})
+  })
+
+  it('reads streamed tool arguments (two calls interleaved, escapes, a smuggled id) as a parse would', () => {
+    const call = (index: number, fn: string, extra = ''): string =>
+      `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{"tool_calls":[{"index":${index}${extra},"function":${fn}}]},"logprobs":null,"finish_reason":null}],"usage":null}`
+    const args = (index: number, inner: string): string => call(index, `{"arguments":"${inner}"}`)
+    const events = same([
+      first,
+      call(0, '{"name":"shell","arguments":""}', ',"id":"t0","type":"function"'),
+      args(0, '{\\"cmd\\":'),
+      args(0, '\\"ls'),
+      call(1, '{"name":"read","arguments":""}', ',"id":"t1","type":"function"'),
+      args(1, '{\\"path\\":\\"a\\u00e9\\"}'),
+      args(1, ' '),
+      args(0, ' -l\\"}'),
+      args(0, ''),
+      args(1, 'x"}},{"index":2,"id":"t2","function":{"name":"evil","arguments":"'),
+      '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}',
+      '[DONE]',
+    ])
+    const argsOf = (index: number): string =>
+      events
+        .filter((e) => e.type === 'tool_args_delta' && e.index === index)
+        .map((e) => (e as {json: string}).json)
+        .join('')
+    const starts = events.filter((e) => e.type === 'block_start')
+    expect(starts.map((e) => (e as {block: {name?: string}}).block.name)).toEqual(['shell', 'read', 'evil'])
+    expect(argsOf(starts[0].index)).toBe('{"cmd":"ls -l"}')
+    expect(argsOf(starts[1].index)).toBe('{"path":"a\u00e9"} x')
+  })
+
+  it('keeps no template when the delta key occurs twice in the chunk', () => {
+    const twice = (inner: string): string =>
+      `{"id":"c1","content":"x","choices":[{"index":0,"delta":{"content":"${inner}"},"finish_reason":null}]}`
+    expect(texts(same([first, twice('a'), twice('b'), '[DONE]']))).toEqual(['a', 'b'])
+  })
+
+  it('still refuses a chunk that is not JSON though it starts and ends like its template', () => {
+    const decoder = chatCodec.streamDecoder({})
+    decoder.event(undefined, first)
+    decoder.event(undefined, raw('a'))
+    // a raw line break inside a JSON string is not JSON
+    expect(() => decoder.event(undefined, raw('b\nc'))).toThrow(/not JSON/)
+    // an unescaped quote: the text between would be a second string
+    expect(() => decoder.event(undefined, raw('b"c'))).toThrow(/not JSON/)
+  })
+})
+
+describe('chat stream encoder: text chunks', () => {
+  it('writes a text chunk as JSON.stringify would write its object, escapes included', () => {
+    const encoder = chatCodec.streamEncoder({})
+    encoder.event({type: 'start', id: 'c"1', model: 'm\\x'})
+    encoder.event({type: 'block_start', index: 0, block: {type: 'text'}})
+    const text = 'say "hi"\n\u00e9\u2028 😀'
+    const data = parseSse(encoder.event({type: 'text_delta', index: 0, text}))
+    expect(data).toHaveLength(1)
+    const chunk = JSON.parse(data[0].data)
+    expect(chunk).toMatchObject({id: 'c"1', model: 'm\\x', choices: [{delta: {content: text}}]})
+    expect(data[0].data).toBe(
+      JSON.stringify({
+        id: 'c"1',
+        object: 'chat.completion.chunk',
+        created: chunk.created,
+        model: 'm\\x',
+        choices: [{index: 0, delta: {content: text}, logprobs: null, finish_reason: null}],
+      }),
+    )
+  })
+})

@@ -15,6 +15,8 @@ import type {
   Usage,
 } from './ir.js'
 import {emptyUsage} from './ir.js'
+import type {StringTemplate} from './sse-template.js'
+import {learnTemplate, templateString} from './sse-template.js'
 
 /** A chat `finish_reason` (missing or unknown: `tool_use` when tool calls were seen, else `end`). */
 export function chatFinish(reason: unknown, sawTools: boolean): StopReason {
@@ -61,6 +63,20 @@ interface OpenCall {
   open: boolean
 }
 
+/**
+ * A chunk that carried nothing but one text (or reasoning) delta, split around that delta's
+ * string (see ./sse-template.ts).
+ */
+interface DeltaTemplate extends StringTemplate {
+  /** `args`: the arguments of one tool call (`tool_calls: [{index, function: {arguments}}]`). */
+  kind: 'text' | 'reasoning' | 'args'
+  /** The tool call's index (kind `args`). */
+  call?: number
+}
+
+/** Delta keys whose chunks become templates, and the kind of each. */
+const TEMPLATE_KEYS = {content: 'text', reasoning_content: 'reasoning'} as const
+
 /** Reads a chat upstream's stream. */
 export class ChatStreamDecoder implements StreamDecoder {
   private started = false
@@ -71,11 +87,14 @@ export class ChatStreamDecoder implements StreamDecoder {
   private sawTools = false
   private stopped = false
   private usage?: Usage
+  private template?: DeltaTemplate
 
   constructor(private readonly ctx?: CodecContext) {}
 
   event(_name: string | undefined, data: string): StreamEvent[] {
     if (this.done) return []
+    const fast = this.template && this.fromTemplate(this.template, data)
+    if (fast) return fast
     const text = data.trim()
     if (text === '[DONE]') return this.finish()
     let chunk: Json
@@ -118,6 +137,69 @@ export class ChatStreamDecoder implements StreamDecoder {
     if (usageNew) this.usage = decodeChatUsage(chunk.usage)
     // Usage follows the stop (a server that sends it earlier, on every chunk, is held till then).
     if (this.usage && this.stopped && (usageNew || justStopped)) out.push({type: 'usage', usage: this.usage})
+    if (!this.stopped && !usageNew && isObj(choice)) this.learn(chunk, choice, data)
+    return out
+  }
+
+  /**
+   * Keeps `data` as the template of the chunks after it when it carried nothing but one text or
+   * reasoning delta: one choice with no finish reason, a delta of one key, no usage, no error.
+   * The key must occur once in the whole text (a quote inside a JSON string is escaped, so
+   * `"content"` can only be a key or a value there, and a value is not followed by a colon): the
+   * string after it is then that delta's, whatever else the chunk holds.
+   */
+  private learn(chunk: Json, choice: Json, data: string): void {
+    this.template = undefined
+    if (arr(chunk.choices).length !== 1) return
+    if (choice.finish_reason !== null && choice.finish_reason !== undefined) return
+    const delta = choice.delta
+    if (!isObj(delta)) return
+    const keys = Object.keys(delta)
+    if (keys.length === 1 && keys[0] === 'tool_calls') {
+      this.learnArgs(delta.tool_calls, data)
+      return
+    }
+    if (keys.length !== 1 || !Object.hasOwn(TEMPLATE_KEYS, keys[0])) return
+    const key = keys[0] as keyof typeof TEMPLATE_KEYS
+    const value = delta[key]
+    if (typeof value !== 'string') return
+    const template = learnTemplate(data, key)
+    if (template) this.template = {...template, kind: TEMPLATE_KEYS[key]}
+  }
+
+  /**
+   * The events of a chunk that is its template with another delta string, read without a parse;
+   * undefined for any other chunk (parsed as usual). The text outside the string is the
+   * template's, which parsed to nothing but that delta; the string is checked to be one JSON
+   * string (nothing outside it changes meaning), so the chunk means what the template meant with
+   * this text.
+   */
+  /**
+   * A chunk of one tool call's arguments and nothing else (no id, name or type: those start a
+   * call) is the template of the argument chunks after it (what agents' tool calls stream most).
+   */
+  private learnArgs(calls: unknown, data: string): void {
+    if (!Array.isArray(calls) || calls.length !== 1 || !isObj(calls[0])) return
+    const call = calls[0]
+    const index = call.index
+    const fn = call.function
+    if (typeof index !== 'number' || !isObj(fn) || typeof fn.arguments !== 'string') return
+    for (const key in call) if (key !== 'index' && key !== 'function') return
+    for (const key in fn) if (key !== 'arguments') return
+    const template = learnTemplate(data, 'arguments')
+    if (template) this.template = {...template, kind: 'args', call: index}
+  }
+
+  private fromTemplate(t: DeltaTemplate, data: string): StreamEvent[] | undefined {
+    const text = templateString(t, data)
+    if (text === undefined) return undefined
+    const out: StreamEvent[] = []
+    if (t.kind === 'args') {
+      // what the parse would hand toolCall for this chunk
+      this.toolCall({index: t.call, function: {arguments: text}}, out)
+      return out
+    }
+    if (text) this.textual(t.kind, text, out)
     return out
   }
 
@@ -256,6 +338,8 @@ export class ChatStreamEncoder implements StreamEncoder {
   private finished = false
   private usage: Partial<Usage> = {}
   private closed = false
+  /** The start of a text chunk (see textChunk); set once `id` and `model` are. */
+  private textHead?: string
 
   constructor(private readonly ctx?: CodecContext & {model?: string}) {
     this.model = ctx?.model ?? ctx?.request?.model ?? ''
@@ -287,7 +371,7 @@ export class ChatStreamEncoder implements StreamEncoder {
         }
         return out
       case 'text_delta':
-        return out + (e.text ? this.chunk({content: e.text}) : '')
+        return out + (e.text ? this.textChunk(e.text) : '')
       case 'reasoning_delta': {
         const part = this.reasoning.get(e.index)
         if (part) part.text += e.text
@@ -349,6 +433,15 @@ export class ChatStreamEncoder implements StreamEncoder {
 
   private base(): Json {
     return {id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model}
+  }
+
+  /**
+   * `chunk({content: text})` byte for byte, written as text (the chunk of nearly every event): the
+   * part before the text is the same in every one of them.
+   */
+  private textChunk(text: string): string {
+    this.textHead ??= `data: {"id":${JSON.stringify(this.id)},"object":"chat.completion.chunk","created":${this.created},"model":${JSON.stringify(this.model)},"choices":[{"index":0,"delta":{"content":`
+    return `${this.textHead}${JSON.stringify(text)}},"logprobs":null,"finish_reason":null}]}\n\n`
   }
 
   private chunk(delta: Json, finish: string | null = null): string {

@@ -171,12 +171,19 @@ export class MessagesStreamEncoder implements StreamEncoder {
     return this.writeStart(b) + sse({type: 'content_block_delta', index: b.wire, delta})
   }
 
+  /** `delta(b, {type, [key]: text})` written as text. */
+  private textDelta(b: Block, type: string, key: string, text: string): string {
+    const start = this.writeStart(b)
+    return `${start}event: content_block_delta\ndata: {"type":"content_block_delta","index":${b.wire},"delta":{"type":"${type}","${key}":${JSON.stringify(text)}}}\n\n`
+  }
+
   private render(b: Block, e: BlockEvent): string {
     switch (e.type) {
+      // the events of nearly every chunk: written as text (what `delta` would write, byte for byte)
       case 'text_delta':
-        return e.text ? this.delta(b, {type: 'text_delta', text: e.text}) : ''
+        return e.text ? this.textDelta(b, 'text_delta', 'text', e.text) : ''
       case 'reasoning_delta':
-        return e.text && !b.redacted ? this.delta(b, {type: 'thinking_delta', thinking: e.text}) : ''
+        return e.text && !b.redacted ? this.textDelta(b, 'thinking_delta', 'thinking', e.text) : ''
       case 'reasoning_opaque':
         // Redacted thinking is a block of its own kind: it can only open one.
         if (e.redacted && b.wire === undefined) {
@@ -185,7 +192,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
         }
         return ''
       case 'tool_args_delta':
-        return e.json ? this.delta(b, {type: 'input_json_delta', partial_json: e.json}) : ''
+        return e.json ? this.textDelta(b, 'input_json_delta', 'partial_json', e.json) : ''
       case 'block_stop':
         return this.stopBlock(b) + this.advance()
     }

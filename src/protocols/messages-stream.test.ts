@@ -277,3 +277,113 @@ describe('messages stream encoder', () => {
     await expect(sdkStream(sse)).rejects.toThrow(/ended before/)
   })
 })
+
+describe('messages stream decoder: deltas read without a parse', () => {
+  // A content_block_delta that differs from the one before it only in its string is read without
+  // a parse. Each stream is decoded as it is and with that path off; both must agree.
+  const delta = (index: number, d: string): string =>
+    `event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":${d}}\n\n`
+  const text = (s: string, index = 0): string => delta(index, `{"type":"text_delta","text":"${s}"}`)
+  const args = (s: string, index = 1): string =>
+    delta(index, `{"type":"input_json_delta","partial_json":"${s}"}`)
+  const sse = (...parts: string[]): string => messagesSse([start]) + parts.join('')
+
+  const decodeBoth = (text: string): StreamEvent[] => {
+    const run = (templates: boolean): StreamEvent[] => {
+      const decoder = messagesCodec.streamDecoder({}) as ReturnType<typeof messagesCodec.streamDecoder> & {
+        template?: unknown
+      }
+      const events: StreamEvent[] = []
+      for (const e of parseSse(text)) {
+        if (!templates) decoder.template = undefined
+        events.push(...decoder.event(e.event, e.data))
+      }
+      return [...events, ...decoder.end()]
+    }
+    const fast = run(true)
+    expect(fast).toEqual(run(false))
+    return fast
+  }
+
+  it('reads text, escapes, tool arguments and a change of block as a parse would', () => {
+    const events = decodeBoth(
+      sse(
+        messagesSse([{type: 'content_block_start', index: 0, content_block: {type: 'text', text: ''}}]),
+        text('Hel'),
+        text('lo \\"x\\" \\u00e9'),
+        text(''),
+        messagesSse([
+          {type: 'content_block_stop', index: 0},
+          {
+            type: 'content_block_start',
+            index: 1,
+            content_block: {type: 'tool_use', id: 't1', name: 'f', input: {}},
+          },
+        ]),
+        args('{\\"a\\"'),
+        args(':1}'),
+        messagesSse([{type: 'content_block_stop', index: 1}, {type: 'message_stop'}]),
+      ),
+    )
+    expect(events.filter((e) => e.type === 'text_delta').map((e) => (e as {text: string}).text)).toEqual([
+      'Hel',
+      'lo "x" é',
+    ])
+    expect(events.filter((e) => e.type === 'tool_args_delta').map((e) => (e as {json: string}).json)).toEqual(
+      ['{"a"', ':1}'],
+    )
+  })
+
+  it('parses a delta whose string would change its structure, and refuses one that is not JSON', () => {
+    decodeBoth(
+      sse(
+        messagesSse([{type: 'content_block_start', index: 0, content_block: {type: 'text', text: ''}}]),
+        text('a'),
+        text('b"},"index":5,"x":{"y":"z'),
+        messagesSse([{type: 'message_stop'}]),
+      ),
+    )
+    const decoder = messagesCodec.streamDecoder({})
+    for (const e of parseSse(
+      sse(
+        messagesSse([{type: 'content_block_start', index: 0, content_block: {type: 'text', text: ''}}]),
+        text('a'),
+      ),
+    ))
+      decoder.event(e.event, e.data)
+    expect(() => decoder.event('content_block_delta', parseSse(text('b\tc'))[0].data)).toThrow(/not JSON/)
+  })
+})
+
+describe('messages stream encoder: deltas written as text', () => {
+  it('writes text, thinking and tool-argument deltas as JSON.stringify would write their events', () => {
+    const encoder = messagesCodec.streamEncoder({})
+    const odd = 'say "hi"\n\u00e9\u2028 😀 \\'
+    const out = encodeAll(encoder, [
+      {type: 'start', id: 'm1', model: 'x'},
+      {type: 'block_start', index: 0, block: {type: 'reasoning'}},
+      {type: 'reasoning_delta', index: 0, text: odd},
+      {type: 'block_stop', index: 0},
+      {type: 'block_start', index: 1, block: {type: 'text'}},
+      {type: 'text_delta', index: 1, text: odd},
+      {type: 'block_stop', index: 1},
+      {type: 'block_start', index: 2, block: {type: 'tool_call', id: 't1', name: 'f'}},
+      {type: 'tool_args_delta', index: 2, json: '{"a":"' + odd.replace(/["\\\n]/g, '') + '"}'},
+      {type: 'block_stop', index: 2},
+    ])
+    const deltas = parseSse(out).filter((e) => e.event === 'content_block_delta')
+    expect(deltas).toHaveLength(3)
+    // the bytes JSON.stringify writes for each event object, key order included
+    expect(deltas.map((d) => d.data)).toEqual(
+      [
+        {type: 'content_block_delta', index: 0, delta: {type: 'thinking_delta', thinking: odd}},
+        {type: 'content_block_delta', index: 1, delta: {type: 'text_delta', text: odd}},
+        {
+          type: 'content_block_delta',
+          index: 2,
+          delta: {type: 'input_json_delta', partial_json: '{"a":"' + odd.replace(/["\\\n]/g, '') + '"}'},
+        },
+      ].map((e) => JSON.stringify(e)),
+    )
+  })
+})

@@ -5,6 +5,8 @@
 import type {Json} from './cm-common.js'
 import {isObj, makeId, num, str} from './cm-common.js'
 import type {CodecContext, StopReason, StreamDecoder, StreamEvent, Usage} from './ir.js'
+import type {StringTemplate} from './sse-template.js'
+import {learnTemplate, templateString} from './sse-template.js'
 
 export const STOP_REASON: Record<StopReason, string> = {
   end: 'end_turn',
@@ -101,6 +103,25 @@ const ERROR_STATUS: Record<string, number> = {
   overloaded_error: 529,
 }
 
+/**
+ * A `content_block_delta` of one string (text, thinking or tool arguments), split around that
+ * string: the events after it with the same name that differ only in it are read without a parse
+ * (see ./sse-template.ts).
+ */
+interface DeltaTemplate extends StringTemplate {
+  name: string | undefined
+  upstream: number
+  deltaType: string
+  key: string
+}
+
+/** The string key of each delta type that a template may stand for. */
+const DELTA_KEYS: Readonly<Record<string, string>> = {
+  text_delta: 'text',
+  thinking_delta: 'thinking',
+  input_json_delta: 'partial_json',
+}
+
 /** Reads an Anthropic upstream's stream. */
 export class MessagesStreamDecoder implements StreamDecoder {
   private done = false
@@ -108,11 +129,18 @@ export class MessagesStreamDecoder implements StreamDecoder {
   /** Upstream block index -> IR block index (server tool blocks have none). */
   private blocks = new Map<number, {index: number; tool: boolean; args: boolean}>()
   private counters: Counters = {input: 0, cacheRead: 0, cacheCreation: 0, output: 0}
+  private template?: DeltaTemplate
 
   constructor(private readonly ctx?: CodecContext) {}
 
   event(name: string | undefined, data: string): StreamEvent[] {
     if (this.done) return []
+    const t = this.template
+    if (t && name === t.name) {
+      const value = templateString(t, data)
+      if (value !== undefined) return this.delta(t.upstream, {type: t.deltaType, [t.key]: value})
+    }
+    this.template = undefined
     let p: Json
     try {
       const parsed: unknown = JSON.parse(data)
@@ -139,8 +167,12 @@ export class MessagesStreamDecoder implements StreamDecoder {
       }
       case 'content_block_start':
         return this.blockStart(num(p.index) ?? 0, isObj(p.content_block) ? p.content_block : {})
-      case 'content_block_delta':
-        return this.delta(num(p.index) ?? 0, isObj(p.delta) ? p.delta : {})
+      case 'content_block_delta': {
+        const upstream = num(p.index) ?? 0
+        const delta = isObj(p.delta) ? p.delta : {}
+        this.learn(name, upstream, delta, data)
+        return this.delta(upstream, delta)
+      }
       case 'content_block_stop': {
         const b = this.blocks.get(num(p.index) ?? 0)
         if (!b) return []
@@ -218,6 +250,16 @@ export class MessagesStreamDecoder implements StreamDecoder {
       ]
     }
     return [] // server tool blocks: no form outside Messages
+  }
+
+  /** Keeps a delta of its type and one string as the template of the events after it. */
+  private learn(name: string | undefined, upstream: number, d: Json, data: string): void {
+    const deltaType = d.type
+    if (typeof deltaType !== 'string' || !Object.hasOwn(DELTA_KEYS, deltaType)) return
+    const key = DELTA_KEYS[deltaType]
+    if (typeof d[key] !== 'string' || Object.keys(d).length !== 2) return
+    const template = learnTemplate(data, key)
+    if (template) this.template = {...template, name, upstream, deltaType, key}
   }
 
   private delta(upstream: number, d: Json): StreamEvent[] {

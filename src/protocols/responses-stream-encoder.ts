@@ -62,12 +62,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         const block = this.blocks.get(event.index)
         if (!block || block.kind !== 'text') break
         block.text += event.text
-        out += this.emit('response.output_text.delta', {
-          ...this.at(block),
-          content_index: 0,
-          delta: event.text,
-          logprobs: [],
-        })
+        // the event of nearly every chunk: written as text (what `emit` would write, byte for byte)
+        out += `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${this.seq++},"item_id":${JSON.stringify(block.itemId)},"output_index":${block.outputIndex},"content_index":0,"delta":${JSON.stringify(event.text)},"logprobs":[]}\n\n`
         break
       }
       case 'reasoning_delta': {

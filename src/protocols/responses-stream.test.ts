@@ -159,3 +159,40 @@ describe('responses stream encoder, read by openai-node', () => {
     expect(res.usage?.output_tokens_details.reasoning_tokens).toBe(1)
   })
 })
+
+describe('responses stream encoder: text deltas', () => {
+  it('writes a text delta as JSON.stringify would write its event, in sequence', () => {
+    const text = 'say "hi"\n\u00e9\u2028 😀'
+    const out = encode([
+      {type: 'start', id: 'x1', model: 'up'},
+      {type: 'block_start', index: 0, block: {type: 'text'}},
+      {type: 'text_delta', index: 0, text},
+      {type: 'text_delta', index: 0, text: '!'},
+    ])
+    const events = out
+      .split('\n\n')
+      .filter(Boolean)
+      .map((block) => ({
+        name: block.split('\n')[0].slice('event: '.length),
+        data: block.split('\n')[1].slice(6),
+      }))
+    const deltas = events.filter((e) => e.name === 'response.output_text.delta')
+    expect(deltas).toHaveLength(2)
+    const [first, second] = deltas.map((d) => JSON.parse(d.data))
+    const before = events.indexOf(deltas[0]) - 1
+    expect(first.sequence_number).toBe(JSON.parse(events[before].data).sequence_number + 1)
+    expect(second.sequence_number).toBe(first.sequence_number + 1)
+    expect(deltas[0].data).toBe(
+      JSON.stringify({
+        type: 'response.output_text.delta',
+        sequence_number: first.sequence_number,
+        item_id: first.item_id,
+        output_index: 0,
+        content_index: 0,
+        delta: text,
+        logprobs: [],
+      }),
+    )
+    expect(second).toMatchObject({delta: '!', item_id: first.item_id})
+  })
+})

@@ -77,6 +77,44 @@ describe('translation through the IR', () => {
     expect(t.error).toBeUndefined()
   })
 
+  it('decodes ASCII chunks as they are and a character split across chunks once one is not ASCII', () => {
+    const client = decodeClientRequest('messages', body, {})
+    const text = sse([
+      chunk({role: 'assistant', content: ''}),
+      chunk({content: 'caf\u00e9 \u{1f600}'}),
+      chunk({}, 'stop'),
+    ])
+    const bytes = Buffer.from(text)
+    const at = bytes.indexOf(Buffer.from('\u00e9')) + 1 // between the two bytes of é
+    const emoji = bytes.indexOf(Buffer.from('\u{1f600}')) + 2
+    const whole = new StreamTranslator('chat', client, {newId: (p) => `${p}1`})
+    const expected = whole.push(bytes) + whole.end()
+    const t = new StreamTranslator('chat', client, {newId: (p) => `${p}1`})
+    const out =
+      t.push(bytes.subarray(0, at)) +
+      t.push(bytes.subarray(at, emoji)) +
+      t.push(bytes.subarray(emoji)) +
+      t.end()
+    expect(out).toBe(expected)
+    const deltas = messagesEvents(out).filter((e) => e.event === 'content_block_delta')
+    expect(deltas.map((e) => e.data.delta.text).join('')).toBe('caf\u00e9 \u{1f600}')
+  })
+
+  it('hands the first event to onFirstOutput as soon as it is encoded, the rest from push', () => {
+    const client = decodeClientRequest('messages', body, {})
+    const text = sse([chunk({role: 'assistant', content: ''}), chunk({content: 'Hi'}), chunk({}, 'stop')])
+    const plain = new StreamTranslator('chat', client, {newId: (p) => `${p}1`})
+    const expected = plain.push(Buffer.from(text)) + plain.end()
+    const t = new StreamTranslator('chat', client, {newId: (p) => `${p}1`})
+    const firsts: string[] = []
+    t.onFirstOutput = (first) => firsts.push(first)
+    const rest = t.push(Buffer.from(text)) + t.end()
+    expect(firsts).toHaveLength(1)
+    expect(messagesEvents(firsts[0]).map((e) => e.event)).toEqual(['message_start'])
+    expect(firsts[0] + rest).toBe(expected)
+    expect(rest.startsWith('event: content_block_start')).toBe(true)
+  })
+
   it('ends the client stream with an error event when the upstream stream stops before [DONE]', () => {
     const client = decodeClientRequest('messages', body, {})
     const t = new StreamTranslator('chat', client)

@@ -13,6 +13,7 @@ import type {Codec, CodecContext, Family, Part, Request, StreamEncoder, StreamEv
 import {emptyUsage, TranslationError} from './ir.js'
 import {messagesCodec} from './messages.js'
 import {responsesCodec} from './responses.js'
+import {ChunkText} from './sse-template.js'
 
 export {TranslationError} from './ir.js'
 
@@ -109,11 +110,17 @@ export class StreamTranslator {
   error: {status: number; message: string; truncated: boolean} | undefined
   /** The answer's id, from the first event. */
   id: string | undefined
+  /**
+   * Given the first text the stream produces as soon as it is encoded (then never again), instead
+   * of returning it from `push`: the client's first byte does not wait for the rest of the
+   * upstream chunk's events (a fast upstream sends many in one chunk).
+   */
+  onFirstOutput: ((text: string) => void) | undefined
   private out = ''
   private readonly parser
   private readonly decoder
   private readonly encoder: StreamEncoder
-  private readonly text = new TextDecoder()
+  private readonly text = new ChunkText()
   private finished = false
   /** Set while the events emitted come from the end of the upstream's stream or a bad event. */
   private truncating = false
@@ -146,12 +153,12 @@ export class StreamTranslator {
   }
 
   push(chunk: Uint8Array): string {
-    this.parser.feed(this.text.decode(chunk, {stream: true}))
+    this.parser.feed(this.text.push(chunk))
     return this.take()
   }
 
   end(): string {
-    const rest = this.text.decode()
+    const rest = this.text.end()
     if (rest) this.parser.feed(rest)
     this.parser.feed('\n\n')
     this.truncating = true
@@ -190,6 +197,11 @@ export class StreamTranslator {
         this.finished = true
       } else if (event.type === 'end') this.finished = true
       this.out += this.encoder.event(event)
+      const first = this.onFirstOutput
+      if (first && this.out) {
+        this.onFirstOutput = undefined
+        first(this.take())
+      }
     }
   }
 

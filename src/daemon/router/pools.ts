@@ -19,8 +19,29 @@ function poolClass(): typeof Pool {
 /** One keep-alive undici Pool per upstream origin (and timeout set). */
 export class UpstreamPools {
   private readonly pools = new Map<string, Pool>()
+  /**
+   * The pool each timeouts object and origin got last, with the timeouts it was made for (an
+   * object edited in place is looked up again): no key string built per request.
+   */
+  private recent = new WeakMap<TimeoutSettings, Map<string, {pool: Pool; timeouts: TimeoutSettings}>>()
 
   get(origin: string, timeouts: TimeoutSettings): Pool {
+    let byOrigin = this.recent.get(timeouts)
+    const hit = byOrigin?.get(origin)
+    if (
+      hit &&
+      hit.timeouts.connectMs === timeouts.connectMs &&
+      hit.timeouts.firstByteMs === timeouts.firstByteMs &&
+      hit.timeouts.idleMs === timeouts.idleMs
+    )
+      return hit.pool
+    const pool = this.lookup(origin, timeouts)
+    if (!byOrigin) this.recent.set(timeouts, (byOrigin = new Map()))
+    byOrigin.set(origin, {pool, timeouts: {...timeouts}})
+    return pool
+  }
+
+  private lookup(origin: string, timeouts: TimeoutSettings): Pool {
     const key = `${origin}|${timeouts.connectMs}|${timeouts.firstByteMs}|${timeouts.idleMs}`
     let pool = this.pools.get(key)
     if (!pool) {
@@ -39,6 +60,7 @@ export class UpstreamPools {
   async close(): Promise<void> {
     const pools = [...this.pools.values()]
     this.pools.clear()
+    this.recent = new WeakMap()
     await Promise.all(pools.map((p) => p.close().catch(() => p.destroy())))
   }
 }

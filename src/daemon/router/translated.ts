@@ -143,16 +143,15 @@ export async function relayTranslated(
       sendFamilyError(res, family, 502, message, {requestId: result.requestId})
       return
     }
-    const text = JSON.stringify(out.body)
+    // encoded once: the length is the buffer's (no second pass to count the bytes)
+    const bytes = Buffer.from(JSON.stringify(out.body))
     result.status = status
-    result.usage = family === 'responses' ? {...out.usage, responseId: String(out.body.id ?? '')} : out.usage
     result.ttfbMs = performance.now() - started
-    res.writeHead(status, {
-      ...headers,
-      'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(text)),
-    })
-    res.end(text)
+    headers['content-type'] = 'application/json'
+    headers['content-length'] = String(bytes.length)
+    res.writeHead(status, headers)
+    res.end(bytes)
+    result.usage = family === 'responses' ? {...out.usage, responseId: String(out.body.id ?? '')} : out.usage
     target.breaker?.recordSuccess()
     return
   }
@@ -183,6 +182,8 @@ export async function relayTranslated(
         res.once('drain', resume)
       }
     }
+    // the first event goes out as soon as it is translated, with the headers
+    translator.onFirstOutput = send
     body.on('data', (chunk: Buffer) => {
       if (res.destroyed) {
         resolve({error: new Error('client closed the connection')})

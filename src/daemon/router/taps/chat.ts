@@ -26,6 +26,38 @@ export class ChatReader implements Reader {
       }
     }
   }
+  /** The key the last template stands for (see templateKey). */
+  private templated?: 'content' | 'arguments'
+  /**
+   * A chunk of one choice whose delta is one `content` string, or the `arguments` of one tool
+   * call and nothing else (nearly every chunk of a stream).
+   */
+  templateKey(payload: Json): string | undefined {
+    this.templated = undefined
+    if ((payload.error !== undefined && payload.error !== null) || obj(payload.usage)) return undefined
+    const choices = payload.choices
+    if (!Array.isArray(choices) || choices.length !== 1) return undefined
+    const delta = obj(obj(choices[0])?.delta)
+    if (!delta) return undefined
+    let only: string | undefined
+    for (const key in delta) {
+      if (only !== undefined) return undefined
+      only = key
+    }
+    if (only === 'content' && typeof delta.content === 'string') return (this.templated = 'content')
+    const calls = delta.tool_calls
+    if (only !== 'tool_calls' || !Array.isArray(calls) || calls.length !== 1) return undefined
+    const call = obj(calls[0])
+    const fn = obj(call?.function)
+    if (!call || !fn || typeof fn.arguments !== 'string') return undefined
+    for (const key in call) if (key !== 'index' && key !== 'function') return undefined
+    for (const key in fn) if (key !== 'arguments') return undefined
+    return (this.templated = 'arguments')
+  }
+  onTemplate(text: string): void {
+    // onPayload counts a content delta when its text is not empty, a tool-call delta always
+    if (this.templated === 'arguments' || text !== '') this.deltas++
+  }
   usage(): Usage | undefined {
     const u = this.last
     if (!u) return this.streamError === undefined ? undefined : streamedUsage(this.deltas)

@@ -14,6 +14,9 @@
 import type {EventSourceMessage} from 'eventsource-parser'
 import {createParser} from 'eventsource-parser'
 
+import type {StringTemplate} from '../../../protocols/sse-template.js'
+import {ChunkText, learnTemplate, templateString} from '../../../protocols/sse-template.js'
+
 export interface Usage {
   inputTokens: number
   outputTokens: number
@@ -73,6 +76,14 @@ export interface Reader {
   streamError?: string
   /** The terminal event's name, for the log row of a stream that ended without it. */
   readonly terminalName: string
+  /**
+   * SSE, optional: the key of the one string a payload just read meant to the reader (a text
+   * delta), when nothing else in it did. The tap then reads the events after it that differ from
+   * it only in that string without a parse (protocols/sse-template.ts) and hands each string to
+   * `onTemplate`.
+   */
+  templateKey?(payload: Json): string | undefined
+  onTemplate?(text: string): void
 }
 
 /**
@@ -109,11 +120,13 @@ export function streamedUsage(deltas: number): Usage | undefined {
 export class Tap implements UsageTap {
   private readonly parser
   /** SSE only: a JSON answer is collected as bytes and decoded once. */
-  private readonly decoder: InstanceType<typeof TextDecoder> | undefined
+  private readonly text: ChunkText | undefined
   private readonly chunks: Uint8Array[] = []
   private size = 0
   private badEvents = 0
   private badBody: string | undefined
+  /** SSE: the last event the reader's `templateKey` named a string of (see Reader). */
+  private template: StringTemplate | undefined
 
   constructor(
     private readonly reader: Reader,
@@ -122,6 +135,14 @@ export class Tap implements UsageTap {
     this.parser = sse
       ? createParser({
           onEvent: (message: EventSourceMessage) => {
+            const reader = this.reader
+            if (this.template) {
+              const text = templateString(this.template, message.data)
+              if (text !== undefined) {
+                reader.onTemplate!(text)
+                return
+              }
+            }
             if (!message.data || message.data[0] !== '{') {
               // chat's terminal event is not JSON
               if (message.data === '[DONE]') this.reader.terminal = true
@@ -135,16 +156,21 @@ export class Tap implements UsageTap {
               return
             }
             const p = obj(payload)
-            if (p) this.reader.onPayload(p, message.event)
+            if (!p) return
+            reader.onPayload(p, message.event)
+            if (reader.templateKey) {
+              const key = reader.templateKey(p)
+              this.template = key === undefined ? undefined : learnTemplate(message.data, key)
+            }
           },
         })
       : undefined
-    this.decoder = sse ? new TextDecoder() : undefined
+    this.text = sse ? new ChunkText() : undefined
   }
 
   feed(chunk: Uint8Array): void {
     if (this.parser) {
-      this.parser.feed(this.decoder!.decode(chunk, {stream: true}))
+      this.parser.feed(this.text!.push(chunk))
       return
     }
     this.size += chunk.length
@@ -153,7 +179,7 @@ export class Tap implements UsageTap {
 
   end(): void {
     if (this.parser) {
-      this.parser.feed(this.decoder!.decode())
+      this.parser.feed(this.text!.end())
       // a last event without its blank line still counts (the stream ended anyway)
       this.parser.feed('\n\n')
       return

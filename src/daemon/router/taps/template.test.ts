@@ -1,0 +1,87 @@
+/**
+ * The chat tap reads the text chunks of a stream that differ from the last parsed one only in
+ * their text without a parse (protocols/sse-template.ts). What the log row gets must not change:
+ * each stream here is tapped as it is and with the template path off, and both must agree.
+ */
+import {describe, expect, it} from 'vitest'
+
+import {ChatReader} from './chat.js'
+import {Tap} from './tap.js'
+
+const head =
+  '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":'
+const text = (content: string): string =>
+  `data: ${head}{"content":"${content}"},"finish_reason":null}],"usage":null}`
+const first = `data: ${head}{"role":"assistant","content":""},"finish_reason":null}],"usage":null}`
+const stop = `data: ${head}{},"finish_reason":"stop"}],"usage":null}`
+const usage =
+  'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":4}}'
+const stream = (events: string[]): string => events.join('\n\n') + '\n\n'
+
+function tap(sse: string, templates: boolean, size = 11) {
+  const reader = new ChatReader()
+  if (!templates) Object.assign(reader, {templateKey: undefined})
+  const t = new Tap(reader, true)
+  const bytes = Buffer.from(sse)
+  for (let i = 0; i < bytes.length; i += size) t.feed(bytes.subarray(i, i + size))
+  t.end()
+  return {usage: t.usage(), malformed: t.malformed(), outcome: t.outcome()}
+}
+
+const both = (sse: string) => {
+  const fast = tap(sse, true)
+  expect(fast).toEqual(tap(sse, false))
+  return fast
+}
+
+describe('chat usage tap: text chunks read without a parse', () => {
+  it('reads a whole stream as a parse of every chunk would', () => {
+    const got = both(
+      stream([first, text('He'), text('llo \\"x\\" é'), text(''), text('!'), stop, usage, 'data: [DONE]']),
+    )
+    expect(got.usage).toMatchObject({inputTokens: 5, outputTokens: 4})
+    expect(got.outcome).toEqual({kind: 'complete'})
+    expect(got.malformed).toBeUndefined()
+  })
+
+  it("still counts a cut text chunk as malformed (the simulator's `malformed` fault)", () => {
+    const cut = text('lo').slice(0, -20)
+    const got = both(stream([first, text('He'), cut, text('!'), stop, usage, 'data: [DONE]']))
+    expect(got.malformed).toBe('1 stream event of malformed JSON')
+  })
+
+  it('counts the text chunks of a stream that broke with an error before its usage', () => {
+    const error = 'data: {"error":{"message":"overloaded","code":"overloaded"}}'
+    const got = both(stream([first, text('a'), text('b'), text(''), text('c'), error]))
+    // three non-empty deltas streamed, the input unknown
+    expect(got.usage).toMatchObject({inputTokens: 0, outputTokens: 3})
+    expect(got.outcome).toEqual({kind: 'error', message: 'overloaded: overloaded'})
+  })
+
+  it('counts tool-argument chunks as a parse would (each one a delta, empty or not)', () => {
+    const call = (fn: string, extra = ''): string =>
+      `data: ${head}{"tool_calls":[{"index":0${extra},"function":${fn}}]},"finish_reason":null}],"usage":null}`
+    const args = (inner: string): string => call(`{"arguments":"${inner}"}`)
+    const error = 'data: {"error":{"message":"cut"}}'
+    const got = both(
+      stream([
+        first,
+        call('{"name":"f","arguments":""}', ',"id":"t1"'),
+        args('{\\"a'),
+        args(''),
+        args('\\":1}'),
+        error,
+      ]),
+    )
+    // the call's first chunk and three argument chunks
+    expect(got.usage).toMatchObject({outputTokens: 4})
+  })
+
+  it('parses a chunk whose text would change its structure (an error smuggled in)', () => {
+    const smuggled = text(
+      'x"},"finish_reason":null}],"error":{"message":"boom"},"extra":[{"delta":{"content":"y',
+    )
+    const got = both(stream([first, text('a'), smuggled, stop, 'data: [DONE]']))
+    expect(got.outcome).toEqual({kind: 'error', message: 'boom'})
+  })
+})
