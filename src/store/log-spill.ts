@@ -110,7 +110,8 @@ export function appendSpill(
         }
       }
     }
-    if (written !== data.length) throw Object.assign(new Error('short write to the log side file'), {code: 'ENOSPC'})
+    if (written !== data.length)
+      throw Object.assign(new Error('short write to the log side file'), {code: 'ENOSPC'})
   } finally {
     closeSync(fd)
   }

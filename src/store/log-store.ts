@@ -746,7 +746,11 @@ export class LogStore {
     }
     const counters = new Int32Array(new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT))
     const {Worker} = await import('node:worker_threads')
-    const data: LogWorkerData = {path, retentionDays: options.retentionDays, counters: counters.buffer as SharedArrayBuffer}
+    const data: LogWorkerData = {
+      path,
+      retentionDays: options.retentionDays,
+      counters: counters.buffer as SharedArrayBuffer,
+    }
     // `../store/`: the same file from src/store/, dist/store/ and dist/chunks/ (where the bundle
     // may put this module)
     const worker = new Worker(new URL('../store/log-worker.js', import.meta.url), {workerData: data})
@@ -973,7 +977,9 @@ export class LogStore {
       this.writer = LogWriter.openNow(this.db.name, {
         onWriteProblem: (problem) => this.threadReported(problem),
       })
-      this.threadReported(`the log writer thread stopped (${reason}); writing on the request thread until a restart`)
+      this.threadReported(
+        `the log writer thread stopped (${reason}); writing on the request thread until a restart`,
+      )
     } catch (error) {
       this.threadReported(
         `the log writer thread stopped (${reason}) and the log cannot be written: ${(error as Error).message}`,
