@@ -738,7 +738,10 @@ export class LogStore {
    * own (WAL: readers never wait on the writer). Default `inline`: writes on this thread.
    */
   static async open(path: string, options: LogStoreOptions = {}): Promise<LogStore> {
-    if (options.writer !== 'thread') {
+    // `../store/`: the same file from src/store/, dist/store/ and dist/chunks/ (where the bundle
+    // may put this module). Run from the TypeScript sources (the tests), it is not there: inline.
+    const workerFile = new URL('../store/log-worker.js', import.meta.url)
+    if (options.writer !== 'thread' || !existsSync(workerFile)) {
       const writer = await LogWriter.open(path, options)
       const store = new LogStore(writer.db, options)
       store.writer = writer
@@ -751,9 +754,7 @@ export class LogStore {
       retentionDays: options.retentionDays,
       counters: counters.buffer as SharedArrayBuffer,
     }
-    // `../store/`: the same file from src/store/, dist/store/ and dist/chunks/ (where the bundle
-    // may put this module)
-    const worker = new Worker(new URL('../store/log-worker.js', import.meta.url), {workerData: data})
+    const worker = new Worker(workerFile, {workerData: data})
     // a problem said before the store exists (a side file that could not be replayed)
     let early: string | undefined
     let onProblem: (problem: string | undefined) => void = (problem) => (early = problem)
