@@ -100,6 +100,10 @@ export interface LogStoreOptions {
 const WRITE_BUSY_MS = 5
 /** How soon the side file is tried again while the database stays locked (ms). */
 const SPILL_RETRY_MS = 50
+/** How soon after a failure that is not a lock (a full disk) (ms). */
+const SPILL_FAILED_RETRY_MS = 1000
+/** How long opening waits for another process's lock (the schema may need it) (ms). */
+const OPEN_BUSY_MS = 10_000
 /** A lock held this long is reported (degraded) (ms). */
 const BUSY_REPORT_MS = 30_000
 /** Rows kept in the side file while the database stays locked; beyond, new batches are dropped and reported. */
@@ -315,7 +319,7 @@ export class LogWriter {
   /** One transaction around a batch (made once: better-sqlite3 builds its wrappers per call). */
   private readonly writeInTransaction: (values: ArrayLike<unknown>, hours: Iterable<HourSum>) => void
   /** One transaction around a replay of the side file: the rows above the committed sequence. */
-  private readonly replayInTransaction: (spilled: SpilledRows) => number
+  private readonly replayInTransaction: () => SpilledRows
   private readonly now: () => number
   private readonly spillFile: string
   private pruneTimer: NodeJS.Timeout | undefined
@@ -361,7 +365,9 @@ export class LogWriter {
     })
     // IMMEDIATE: the write lock is taken (or found busy) at BEGIN, before any row is inserted
     this.writeInTransaction = write.immediate.bind(write)
-    const replay = db.transaction((spilled: SpilledRows): number => {
+    const replay = db.transaction((): SpilledRows => {
+      // read under the lock: a file of many rows is not read again for every try that finds it
+      const spilled = readSpill(this.spillFile, ROW_COLUMNS)
       const committed = (this.selectCommitted.get() as number | undefined) ?? 0
       const values: unknown[] = []
       let rows = 0
@@ -375,7 +381,7 @@ export class LogWriter {
         for (const sum of rollUp(values)) this.upsertHour.run(sum)
       }
       if (spilled.maxSeq > committed) this.upsertCommitted.run(spilled.maxSeq)
-      return rows
+      return spilled
     })
     this.replayInTransaction = replay.immediate.bind(replay)
   }
@@ -411,12 +417,14 @@ export class LogWriter {
 
   private static prepare(db: Db, options: LogWriterOptions): LogWriter {
     db.pragma('synchronous = NORMAL')
-    // short: a batch that finds another process's lock goes to the side file instead of waiting
-    // (the rows of the requests that end meanwhile would wait in memory, lost to a kill -9)
-    db.pragma(`busy_timeout = ${WRITE_BUSY_MS}`)
+    // the schema may need the write lock (a new table or column): at start, worth waiting for
+    db.pragma(`busy_timeout = ${OPEN_BUSY_MS}`)
     db.exec(SCHEMA)
     db.exec(SPILL_SCHEMA)
     addColumns(db)
+    // then short: a batch that finds another process's lock goes to the side file instead of
+    // waiting (the rows of the requests that end meanwhile would wait in memory, lost to a kill -9)
+    db.pragma(`busy_timeout = ${WRITE_BUSY_MS}`)
     const writer = new LogWriter(db, options)
     writer.recoverSpill()
     if (options.retentionDays !== undefined) {
@@ -491,7 +499,7 @@ export class LogWriter {
     if (this.spilledRows > 0) {
       // earlier rows wait in the side file: this batch goes after them, in order
       this.spill(values)
-      if (this.now() - this.lastReplay >= SPILL_RETRY_MS) this.replay()
+      if (this.now() - this.lastReplay >= SPILL_RETRY_MS && !this.retryTimer) this.replay()
       return
     }
     try {
@@ -531,12 +539,12 @@ export class LogWriter {
     }
   }
 
-  private scheduleReplay(): void {
+  private scheduleReplay(ms = SPILL_RETRY_MS): void {
     if (this.retryTimer || this.closed) return
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined
       if (this.spilledRows > 0) this.replay()
-    }, SPILL_RETRY_MS)
+    }, ms)
     this.retryTimer.unref()
   }
 
@@ -546,9 +554,9 @@ export class LogWriter {
    */
   replay(): boolean {
     this.lastReplay = this.now()
-    const spilled = readSpill(this.spillFile, ROW_COLUMNS)
+    let spilled: SpilledRows
     try {
-      this.replayInTransaction(spilled)
+      spilled = this.replayInTransaction()
     } catch (error) {
       if (isBusy(error)) {
         this.busySince ??= this.now()
@@ -557,8 +565,12 @@ export class LogWriter {
           this.reportProblem(
             `the log database has been locked by another process for ${Math.round(lockedMs / 1000)} s (${this.spilledRows} rows kept in ${this.spillFile})`,
           )
-      } else this.failed(error, 0)
-      this.scheduleReplay()
+        this.scheduleReplay(SPILL_RETRY_MS)
+      } else {
+        // a full disk, damage: the rows stay in the file; tried again less often
+        this.failed(error, 0)
+        this.scheduleReplay(SPILL_FAILED_RETRY_MS)
+      }
       return false
     }
     // committed: a crash from here on leaves rows at or below the committed sequence, skipped
