@@ -1,9 +1,9 @@
 /**
  * The gateway's log writer thread (started by `LogStore.open` with `writer: 'thread'`): owns the
  * connection that writes `logs.db`, so that SQLite's inserts, the roll-up and the side file cost
- * the request thread nothing. It gets one message per batch window (`{id, values}`: the rows'
- * values in one flat array), writes it (or keeps it in the side file while the database is
- * locked), then says so through the shared counters (`ACKED`), which a read or a close on the
+ * the request thread nothing. It gets one message per batch window (the JSON of the rows' values
+ * in one flat array, see `rowValues`), writes it (or keeps it in the side file while the database
+ * is locked), then counts it in the shared counters (`ACKED`), which a read or a close on the
  * request thread waits on. Problems are posted back as messages.
  */
 import {parentPort, workerData} from 'node:worker_threads'
@@ -37,8 +37,8 @@ try {
 
 if (writer) {
   const open = writer
-  port.on('message', (message: {id: number; values: unknown[]} | {close: true}) => {
-    if ('close' in message) {
+  port.on('message', (message: string | {close: true}) => {
+    if (typeof message !== 'string') {
       open.close()
       publish()
       Atomics.store(counters, LOG_WORKER_SLOTS.CLOSED, 1)
@@ -46,9 +46,9 @@ if (writer) {
       port.close()
       return
     }
-    open.write(message.values)
+    open.write(JSON.parse(message) as unknown[])
     publish()
-    Atomics.store(counters, LOG_WORKER_SLOTS.ACKED, message.id)
+    Atomics.add(counters, LOG_WORKER_SLOTS.ACKED, 1)
     Atomics.notify(counters, LOG_WORKER_SLOTS.ACKED)
   })
 }
