@@ -133,6 +133,24 @@ describe('log writer thread', () => {
     expect(ids()).toEqual(['kept'])
   })
 
+  it('a writer thread that dies: its unwritten batches are counted, the problem said, and writing goes on', async () => {
+    const problems: Array<string | undefined> = []
+    const store = await open({flushMs: 5, onWriteProblem: (p) => problems.push(p)})
+    store.append(entry('before'))
+    store.flush()
+    const worker = (store as unknown as {worker: {terminate(): Promise<number>}}).worker
+    await worker.terminate()
+    await sleep(50)
+    expect(problems).toEqual([
+      'the log writer thread stopped (it exited with code 1); writing on the request thread until a restart',
+    ])
+    store.append(entry('after'))
+    await sleep(100)
+    expect(ids()).toEqual(['before', 'after'])
+    expect(store.queryLogs().map((r) => r.requestId)).toEqual(['after', 'before'])
+    expect(store.dropped).toBe(0)
+  })
+
   it('an open that fails says why (the daemon turns it into its start error)', async () => {
     writeFileSync(join(home.home, 'file'), '')
     await expect(LogStore.open(join(home.home, 'file', 'logs.db'), {writer: 'thread'})).rejects.toMatchObject(

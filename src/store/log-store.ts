@@ -990,6 +990,7 @@ export class LogStore {
     this.counters = undefined
     try {
       this.writer = LogWriter.openNow(this.db.name, {
+        retentionDays: this.options.retentionDays,
         onWriteProblem: (problem) => this.threadReported(problem),
       })
       this.threadReported(
