@@ -329,7 +329,7 @@ export class LogWriter {
   private writeProblem: string | undefined
   /** Since when writes have found the database locked by another process (ms). */
   private busySince: number | undefined
-  /** When the side file was last tried (ms). */
+  /** When the side file was last tried (ms, the real clock: `now` is the rows' clock for tests). */
   private lastReplay = 0
   /** The side file's size as this writer wrote it (bytes). */
   private spillSize = 0
@@ -499,7 +499,7 @@ export class LogWriter {
     if (this.spilledRows > 0) {
       // earlier rows wait in the side file: this batch goes after them, in order
       this.spill(values)
-      if (this.now() - this.lastReplay >= SPILL_RETRY_MS && !this.retryTimer) this.replay()
+      if (Date.now() - this.lastReplay >= SPILL_RETRY_MS && !this.retryTimer) this.replay()
       return
     }
     try {
@@ -512,7 +512,7 @@ export class LogWriter {
         // in takes about a second on a big history): nothing of the batch was written. It goes to
         // the side file, where a kill -9 cannot lose it, and is replayed in order once the lock
         // is free (retried every SPILL_RETRY_MS).
-        this.busySince ??= this.now()
+        this.busySince ??= Date.now()
         this.spill(values)
         this.scheduleReplay()
         return
@@ -553,14 +553,14 @@ export class LogWriter {
    * one transaction), then empties the file. Returns whether the file is empty now.
    */
   replay(): boolean {
-    this.lastReplay = this.now()
+    this.lastReplay = Date.now()
     let spilled: SpilledRows
     try {
       spilled = this.replayInTransaction()
     } catch (error) {
       if (isBusy(error)) {
-        this.busySince ??= this.now()
-        const lockedMs = this.now() - this.busySince
+        this.busySince ??= Date.now()
+        const lockedMs = Date.now() - this.busySince
         if (lockedMs > BUSY_REPORT_MS)
           this.reportProblem(
             `the log database has been locked by another process for ${Math.round(lockedMs / 1000)} s (${this.spilledRows} rows kept in ${this.spillFile})`,
