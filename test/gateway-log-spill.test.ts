@@ -1,7 +1,8 @@
 /**
- * kill -9 while another process holds logs.db's write lock (what `gwctl usage rescan`'s swap
- * does): every answered request still has exactly one row after the next start (issue 29 item 7).
- * The batches that found the lock went to logs.pending; the next start replays them once.
+ * kill -9 (or `gateway stop`) while another process holds logs.db's write lock (what `gwctl usage
+ * rescan`'s swap does): every answered request still has exactly one row after the next start
+ * (issue 29 item 7). The batches that found the lock went to logs.pending; the next start replays
+ * them once.
  */
 import {spawn} from 'node:child_process'
 import {existsSync, readFileSync, statSync} from 'node:fs'
@@ -47,8 +48,11 @@ async function holdWriteLock(path: string): Promise<{release: () => Promise<void
   }
 }
 
-describe('log rows through kill -9 while logs.db is locked', {timeout: 120_000}, () => {
-  it('every answered request has exactly one row after the next start', async () => {
+describe('log rows through kill -9 or a stop while logs.db is locked', {timeout: 120_000}, () => {
+  it.each([
+    ['kill -9', 'kill'],
+    ['`gateway stop`', 'stop'],
+  ] as const)('%s: every answered request has exactly one row after the next start', async (_, end) => {
     const t = tempHome()
     cleanups.push(t.cleanup, () => killDaemon(t.home))
     const port = await freePort()
@@ -101,7 +105,12 @@ describe('log rows through kill -9 while logs.db is locked', {timeout: 120_000},
     expect(statSync(pending).mode & 0o777).toBe(0o600)
 
     const pid = daemonPid(t.home)!
-    process.kill(pid, 'SIGKILL')
+    if (end === 'kill') process.kill(pid, 'SIGKILL')
+    else {
+      // the stop must not wait for the lock: the last batches go to the side file too
+      const stopped = await runCli(['gateway', 'stop'], {home: t.home, env})
+      expect(stopped.exitCode, stopped.stderr).toBe(0)
+    }
     for (let i = 0; i < 250 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20))
     expect(alive(pid)).toBe(false)
     await lock.release()
