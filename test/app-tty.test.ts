@@ -240,6 +240,18 @@ describe.skipIf(!hasPython)('gwctl open in a terminal', () => {
     expect(await app.wait()).toMatchObject({exit: 0})
   })
 
+  it('gwctl open --view windows opens on the Windows tab (the 5th view)', async () => {
+    const t = tempHome()
+    cleanups.push(t.cleanup)
+    const app = terminal(t.home, ['open', '--view', 'windows'], {
+      GWCTL_GATEWAY_PORT: String(await freePort()),
+      NO_COLOR: '1',
+    })
+    expect(await app.expect('5-hour windows, burn rate, weeks')).toMatchObject({ok: true})
+    await app.send('q')
+    expect(await app.wait()).toMatchObject({exit: 0})
+  })
+
   it('not on a terminal, bare gwctl prints the top-level help and gwctl open says it needs one', async () => {
     const t = tempHome()
     cleanups.push(t.cleanup)

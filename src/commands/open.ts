@@ -3,15 +3,15 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../core/base-command.js'
 import {UsageError} from '../core/errors.js'
 
-const VIEWS = ['agents', 'routes', 'requests', 'usage'] as const
+const VIEWS = ['agents', 'routes', 'requests', 'usage', 'windows'] as const
 
 export default class Open extends BaseCommand {
   static summary = 'Opens the terminal app: agents, routes and providers, live requests, usage.'
   static description =
     'A full-screen app on the terminal (what `gwctl` with no arguments opens): Agents (bind, rotate keys, change policy), ' +
     'Routes and providers (circuit state, error rate, latency; reorder targets), Requests (live, filter, details) and Usage ' +
-    '(totals, 24 h sparkline, 4-week heatmap). Live from the gateway event stream; it reconnects when the gateway restarts. ' +
-    'Keys: Tab or 1-4 switch views, arrows and Enter select, / filters, ? help, q quits. NO_COLOR gives a monochrome app. ' +
+    '(totals, 24 h sparkline, 4-week heatmap) and Windows (5-hour windows, burn rate, weeks). Live from the gateway event stream; it reconnects when the gateway restarts. ' +
+    'Keys: Tab or 1-5 switch views, arrows and Enter select, / filters, ? help, q quits. NO_COLOR gives a monochrome app. ' +
     'Needs a terminal (exit 2 otherwise: use `gwctl dashboard` for a text snapshot).'
 
   static examples = [
@@ -38,7 +38,7 @@ export default class Open extends BaseCommand {
     delete process.env.CI
     const {runApp} = await import('../ui/app/run.js')
     const view = (flags.view[0].toUpperCase() + flags.view.slice(1)) as
-      'Agents' | 'Routes' | 'Requests' | 'Usage'
+      'Agents' | 'Routes' | 'Requests' | 'Usage' | 'Windows'
     await runApp({signal: this.signal, view})
   }
 }

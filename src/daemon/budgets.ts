@@ -238,6 +238,7 @@ export class BudgetBook {
       outputTokens: entry.outputTokens,
       cacheReadTokens: entry.cacheReadTokens,
       cacheCreationTokens: entry.cacheCreationTokens,
+      cache1hTokens: entry.cache1hTokens ?? 0,
       requests: 1,
     }
     const used =

@@ -60,7 +60,7 @@ class UsageMemory {
         outputTokens: e.outputTokens,
         cacheReadTokens: e.cacheReadTokens,
         cacheCreationTokens: e.cacheCreationTokens,
-        cache1hTokens: 0,
+        cache1hTokens: e.cache1hTokens ?? 0,
       }
       if (totalTokens(entry) > 0) this.entries.push(entry)
     }

@@ -128,6 +128,8 @@ export interface BudgetTokens {
   outputTokens: number
   cacheReadTokens: number
   cacheCreationTokens: number
+  /** The part of `cacheCreationTokens` written to the 1-hour cache (priced at 2x input). */
+  cache1hTokens?: number
   /** How many requests these are (priced as that many of the average size). */
   requests: number
 }
@@ -142,6 +144,7 @@ export interface BudgetPricer {
 }
 
 interface Group extends BudgetTokens {
+  cache1hTokens: number
   provider: string | null
   model: string | null
   /** USD of the group, null when unpriced (recomputed when the group changes). */
@@ -170,6 +173,7 @@ export class BudgetCounter {
         outputTokens: 0,
         cacheReadTokens: 0,
         cacheCreationTokens: 0,
+        cache1hTokens: 0,
         requests: 0,
         cost: null,
       }
@@ -179,6 +183,7 @@ export class BudgetCounter {
     g.outputTokens += t.outputTokens
     g.cacheReadTokens += t.cacheReadTokens
     g.cacheCreationTokens += t.cacheCreationTokens
+    g.cache1hTokens += t.cache1hTokens ?? 0
     g.requests += t.requests
     this.tokenSum += t.inputTokens + t.outputTokens + t.cacheReadTokens + t.cacheCreationTokens
     if (this.pricer) g.cost = this.pricer.cost(g.model, g, g.provider)

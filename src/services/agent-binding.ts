@@ -19,10 +19,9 @@ import {randomBytes} from 'node:crypto'
 import {readFile, rm} from 'node:fs/promises'
 import {hostname, userInfo} from 'node:os'
 import {join} from 'node:path'
-import {setTimeout as sleep} from 'node:timers/promises'
 
 import {GwError, NotFoundError, UsageError} from '../core/errors.js'
-import {ISSUE_INTERVAL_MS, hashKey, parseKey} from '../gateway/keys.js'
+import {hashKey, parseKey} from '../gateway/keys.js'
 import {runningDaemon} from '../gateway/pidfile.js'
 import type {AgentTool} from '../store/history-rows.js'
 import {AGENT_TOOLS} from '../agent-tools/agent-homes.js'
@@ -469,14 +468,7 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
     // finished one) is refused by the one-key-per-5-s rule, there to stop two clients rotating
     // each other's key: an enable waits that out instead of exit 2.
     const issueRequest = {...request, retryToken: await enableToken(tool)}
-    let issued
-    try {
-      issued = await issueGatewayKey(issueRequest, {signal: options.signal})
-    } catch (error) {
-      if (!(error instanceof GwError) || error.code !== 'rate_limited') throw error
-      await sleep(ISSUE_INTERVAL_MS + 100, undefined, {signal: options.signal})
-      issued = await issueGatewayKey(issueRequest, {signal: options.signal})
-    }
+    const issued = await issueGatewayKey(issueRequest, {signal: options.signal, waitOutRateLimit: true})
     keyValue = issued.keyValue
     keyId = issued.keyId
     keyPrefix = issued.keyPrefix

@@ -19,7 +19,6 @@ import {spawn} from 'node:child_process'
 import {accessSync, constants, readFileSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {delimiter, isAbsolute, join} from 'node:path'
-import {setTimeout as sleep} from 'node:timers/promises'
 
 import {ConfigError, GatewayDownError, GwError, NotFoundError, UsageError} from '../core/errors.js'
 import {agentHome} from '../agent-tools/agent-homes.js'
@@ -32,7 +31,7 @@ import {
   claudeRouteEntries,
   runOverrides,
 } from '../agent-tools/run-overrides.js'
-import {ISSUE_INTERVAL_MS, displayPrefix} from '../gateway/keys.js'
+import {displayPrefix} from '../gateway/keys.js'
 import {runningDaemon} from '../gateway/pidfile.js'
 import {ensureHome, homeFile} from '../store/paths.js'
 import {withRunKeys} from '../store/run-keys.js'
@@ -243,15 +242,8 @@ async function runKey(
       sourceTool: tool,
       ...(options.policyId ? {policyId: options.policyId} : {}),
     }
-    let issued
-    try {
-      issued = await issueGatewayKey(request, {signal: options.signal})
-    } catch (error) {
-      // a key issued for this agent less than 5 s ago (a run killed right after its issue): wait
-      if (!(error instanceof GwError) || error.code !== 'rate_limited') throw error
-      await sleep(ISSUE_INTERVAL_MS + 100, undefined, {signal: options.signal})
-      issued = await issueGatewayKey(request, {signal: options.signal})
-    }
+    // a key issued for this agent less than 5 s ago (a run killed right after its issue): wait
+    const issued = await issueGatewayKey(request, {signal: options.signal, waitOutRateLimit: true})
     keys[agentName] = {
       value: issued.keyValue,
       agentId: issued.agentId,

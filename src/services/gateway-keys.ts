@@ -7,6 +7,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {ExitCode, GwError, GatewayDownError, UsageError} from '../core/errors.js'
 import type {IssueRequest, IssueResponse} from '../gateway/key-issue.js'
 import {issueKey, revokeKeyInState, validateIssueRequest} from '../gateway/key-issue.js'
+import {ISSUE_INTERVAL_MS} from '../gateway/keys.js'
 import {runningDaemon} from '../gateway/pidfile.js'
 import type {AgentView} from '../gateway/views.js'
 import {agentViews} from '../gateway/views.js'
@@ -132,11 +133,27 @@ async function resolveAgentIdentity(
   }
 }
 
-/** Issues a key: via the daemon when it runs, else into the state file under the lock. */
+/**
+ * Issues a key: via the daemon when it runs, else into the state file under the lock. With
+ * `waitOutRateLimit`, an issue refused by the one-key-per-5-s rule (another issue for the agent
+ * just now: a run or an enable killed right after its issue, or one right after another) is sent
+ * again once that interval has passed, instead of failing with exit 2.
+ */
 export async function issueGatewayKey(
   input: IssueKeyInput,
-  options: {signal?: AbortSignal} = {},
+  options: {signal?: AbortSignal; waitOutRateLimit?: boolean} = {},
 ): Promise<IssuedKey> {
+  if (!options.waitOutRateLimit) return issueOnce(input, options)
+  try {
+    return await issueOnce(input, options)
+  } catch (error) {
+    if (!(error instanceof GwError) || error.code !== 'rate_limited') throw error
+    await sleep(ISSUE_INTERVAL_MS + 100, undefined, {signal: options.signal})
+    return issueOnce(input, options)
+  }
+}
+
+async function issueOnce(input: IssueKeyInput, options: {signal?: AbortSignal}): Promise<IssuedKey> {
   const identity = await resolveAgentIdentity(input, options.signal)
   const request = await withEmployeeDefaults(identity.input)
   try {

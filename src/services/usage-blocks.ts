@@ -258,7 +258,7 @@ export function entryFromLog(e: LogEntry): UsageEntry {
     outputTokens: e.outputTokens,
     cacheReadTokens: e.cacheReadTokens,
     cacheCreationTokens: e.cacheCreationTokens,
-    cache1hTokens: 0,
+    cache1hTokens: e.cache1hTokens ?? 0,
   }
 }
 

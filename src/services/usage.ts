@@ -37,6 +37,8 @@ export const USAGE_PIVOTS_ALL = [
 
 /** A usage row (the gateway's fields, the same for history) with its total and cost. */
 export interface UsageReportRow extends UsageRow {
+  /** The part of `cacheCreationTokens` written to the 1-hour cache (priced at 2x input). */
+  cache1hTokens: number
   totalTokens: number
   /** Estimated USD; null when no model of the row has a price ("unpriced"). */
   costUSD: number | null
@@ -74,6 +76,7 @@ export function checkTimezone(zone: string | undefined): void {
 
 const emptyTotals = (): Omit<UsageReportRow, 'key'> => ({
   ...zeroTotals(),
+  cache1hTokens: 0,
   totalTokens: 0,
   costUSD: null,
   unpricedModels: [],
@@ -81,13 +84,14 @@ const emptyTotals = (): Omit<UsageReportRow, 'key'> => ({
 
 function add(
   into: Omit<UsageReportRow, 'key'>,
-  g: Omit<UsageReportRow, 'key' | 'totalTokens' | 'costUSD' | 'unpricedModels'>,
+  g: UsageGroup,
   cost: number | null,
   model: string | null,
 ): void {
   for (const k of COUNT_FIELDS) into[k] += g[k]
-  into.totalTokens += g.inputTokens + g.outputTokens + g.cacheReadTokens + g.cacheCreationTokens
+  into.cache1hTokens += g.cache1hTokens ?? 0
   const tokens = g.inputTokens + g.outputTokens + g.cacheReadTokens + g.cacheCreationTokens
+  into.totalTokens += tokens
   if (cost !== null) into.costUSD = (into.costUSD ?? 0) + cost
   else if (tokens > 0) {
     const name = model ?? '(unknown)'

@@ -128,6 +128,19 @@ describe('migration of base64 originals out of state.json', () => {
     expect(readdirSync(home).filter((n) => n.includes('.lock') || n.endsWith('.tmp'))).toEqual([])
   })
 
+  it('migrates past a fresh lock left without its owner file (a holder killed right after taking it)', async () => {
+    writeLegacy()
+    // proper-lockfile's lock folder, just made, and no owner file: what a kill between taking the
+    // lock and writing the owner file leaves
+    mkdirSync(`${statePath()}.lock`)
+    const started = Date.now()
+    await StateStore.open(statePath())
+    expectMigrated()
+    // taken over once the lock was a second old, not after proper-lockfile's 10 s staleness
+    expect(Date.now() - started).toBeLessThan(5000)
+    expect(readdirSync(home).filter((n) => n.includes('.lock'))).toEqual([])
+  })
+
   it('migrates on the first command that loads the state (`gwctl status`)', async () => {
     writeLegacy()
     const status = await runCli(['status'], {home})
@@ -219,11 +232,8 @@ describe('migration of base64 originals out of state.json', () => {
       else if (existsSync(join(home, 'bindings')))
         outcomes.killedDuring++ // backups, no new state
       else outcomes.killedBefore++
-      // the next load completes it. A kill between taking the state lock and writing its owner
-      // file leaves a lock no one is known to hold: a later process takes it over only after its
-      // 10 s staleness, and until then loads without migrating (the state stays valid). The child
-      // is known dead here, so its lock goes now rather than after those 10 s.
-      rmSync(`${statePath()}.lock`, {recursive: true, force: true})
+      // the next load completes it, also after a kill between taking the state lock and writing
+      // its owner file: that ownerless lock is taken over after its 1 s grace, within the load's wait
       await StateStore.open(statePath())
       expectMigrated()
     }

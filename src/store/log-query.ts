@@ -155,6 +155,8 @@ function toRow(r: Record<string, unknown>): LogRow {
     outputTokens: Number(r.output_tokens),
     cacheReadTokens: Number(r.cache_read_tokens),
     cacheCreationTokens: Number(r.cache_creation_tokens),
+    // (a database of before the column, opened read-only: 0)
+    cache1hTokens: Number(r.cache_1h_tokens ?? 0),
     reasoningTokens: Number(r.reasoning_tokens),
     latencyMs: Number(r.latency_ms),
     ttfbMs: r.ttfb_ms === null ? null : Number(r.ttfb_ms),

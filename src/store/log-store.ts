@@ -53,6 +53,11 @@ export interface LogEntry {
   outputTokens: number
   cacheReadTokens: number
   cacheCreationTokens: number
+  /**
+   * The part of `cacheCreationTokens` written to the 1-hour cache (Anthropic's
+   * `ephemeral_1h_input_tokens`: billed at 2x input, a 5-minute write at 1.25x); 0 when unknown.
+   */
+  cache1hTokens?: number
   reasoningTokens: number
   latencyMs: number
   ttfbMs: number | null
@@ -134,7 +139,8 @@ CREATE TABLE IF NOT EXISTS logs (
   project TEXT,
   request_id TEXT,
   upstream_family TEXT,
-  broken INTEGER NOT NULL DEFAULT 0
+  broken INTEGER NOT NULL DEFAULT 0,
+  cache_1h_tokens INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS logs_ts ON logs (ts);
 CREATE INDEX IF NOT EXISTS logs_agent_ts ON logs (agent_id, ts);
@@ -156,6 +162,7 @@ CREATE TABLE IF NOT EXISTS usage_hourly (
   cache_read_tokens INTEGER NOT NULL,
   cache_creation_tokens INTEGER NOT NULL,
   reasoning_tokens INTEGER NOT NULL,
+  cache_1h_tokens INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (hour, agent_id, key_prefix, policy_id, provider, model, project, status_class, fallback)
 ) WITHOUT ROWID;
 `
@@ -167,6 +174,11 @@ function addColumns(db: BetterSqlite3.Database): void {
   )
   if (!columns.has('upstream_family')) db.exec('ALTER TABLE logs ADD COLUMN upstream_family TEXT')
   if (!columns.has('broken')) db.exec('ALTER TABLE logs ADD COLUMN broken INTEGER NOT NULL DEFAULT 0')
+  if (!columns.has('cache_1h_tokens'))
+    db.exec('ALTER TABLE logs ADD COLUMN cache_1h_tokens INTEGER NOT NULL DEFAULT 0')
+  const hourly = db.prepare('PRAGMA table_info(usage_hourly)').all() as Array<{name: string}>
+  if (!hourly.some((c) => c.name === 'cache_1h_tokens'))
+    db.exec('ALTER TABLE usage_hourly ADD COLUMN cache_1h_tokens INTEGER NOT NULL DEFAULT 0')
 }
 
 /**
@@ -199,15 +211,17 @@ interface HourSum {
   outputTokens: number
   cacheReadTokens: number
   cacheCreationTokens: number
+  cache1hTokens: number
   reasoningTokens: number
 }
 
 const INSERT_LOGS = `INSERT INTO logs (ts, agent_id, key_prefix, policy_id, entrance, requested_model,
   provider, model, status, fallback, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
-  reasoning_tokens, latency_ms, ttfb_ms, error, project, request_id, upstream_family, broken) VALUES`
-const ROW_COLUMNS = 22
+  reasoning_tokens, latency_ms, ttfb_ms, error, project, request_id, upstream_family, broken,
+  cache_1h_tokens) VALUES`
+const ROW_COLUMNS = 23
 const ROW_VALUES = `(${Array(ROW_COLUMNS).fill('?').join(', ')})`
-/** Rows per INSERT statement, largest first (64 rows bind 1 280 values; SQLite allows 32 766). */
+/** Rows per INSERT statement, largest first (64 rows bind 1 472 values; SQLite allows 32 766). */
 const INSERT_CHUNKS = [64, 16, 4, 1]
 
 /** Where each field sits in a row's values (the column order of INSERT_LOGS). */
@@ -227,6 +241,7 @@ const F = {
   reasoningTokens: 14,
   project: 18,
   broken: 21,
+  cache1hTokens: 22,
 } as const
 
 /**
@@ -261,6 +276,7 @@ export function rowValues(rows: readonly LogEntry[]): unknown[] {
     values[v++] = e.requestId ?? null
     values[v++] = e.upstreamFamily ?? null
     values[v++] = e.broken ? 1 : 0
+    values[v++] = e.cache1hTokens ?? 0
   }
   return values
 }
@@ -349,14 +365,16 @@ export class LogWriter {
     this.upsertHour =
       db.prepare(`INSERT INTO usage_hourly (hour, agent_id, key_prefix, policy_id, provider, model,
       project, status_class, fallback, requests, errors, input_tokens, output_tokens, cache_read_tokens,
-      cache_creation_tokens, reasoning_tokens)
+      cache_creation_tokens, reasoning_tokens, cache_1h_tokens)
       VALUES (@hour, @agentId, @keyPrefix, @policyId, @provider, @model, @project, @statusClass, @fallback,
-      @requests, @isError, @inputTokens, @outputTokens, @cacheReadTokens, @cacheCreationTokens, @reasoningTokens)
+      @requests, @isError, @inputTokens, @outputTokens, @cacheReadTokens, @cacheCreationTokens, @reasoningTokens,
+      @cache1hTokens)
       ON CONFLICT DO UPDATE SET requests = requests + excluded.requests, errors = errors + excluded.errors,
       input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens,
       cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
       cache_creation_tokens = cache_creation_tokens + excluded.cache_creation_tokens,
-      reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens`)
+      reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,
+      cache_1h_tokens = cache_1h_tokens + excluded.cache_1h_tokens`)
     this.selectCommitted = db.prepare(SELECT_COMMITTED).pluck()
     this.upsertCommitted = db.prepare(UPSERT_COMMITTED)
     const write = db.transaction((values: ArrayLike<unknown>, hours: Iterable<HourSum>) => {
@@ -661,6 +679,7 @@ function rollUp(values: ArrayLike<unknown>): Iterable<HourSum> {
     const cacheRead = values[o + F.cacheReadTokens] as number
     const cacheCreation = values[o + F.cacheCreationTokens] as number
     const reasoning = values[o + F.reasoningTokens] as number
+    const cache1h = values[o + F.cache1hTokens] as number
     if (sum) {
       sum.requests++
       sum.isError += isError
@@ -668,6 +687,7 @@ function rollUp(values: ArrayLike<unknown>): Iterable<HourSum> {
       sum.outputTokens += output
       sum.cacheReadTokens += cacheRead
       sum.cacheCreationTokens += cacheCreation
+      sum.cache1hTokens += cache1h
       sum.reasoningTokens += reasoning
     } else
       hours.set(key, {
@@ -686,6 +706,7 @@ function rollUp(values: ArrayLike<unknown>): Iterable<HourSum> {
         outputTokens: output,
         cacheReadTokens: cacheRead,
         cacheCreationTokens: cacheCreation,
+        cache1hTokens: cache1h,
         reasoningTokens: reasoning,
       })
   }

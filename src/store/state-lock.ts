@@ -18,6 +18,12 @@ export interface StateLockOptions {
   onCompromised?: (error: Error) => void
 }
 
+/**
+ * How long a lock without an owner file counts as held (ms): a holder writes the file right after
+ * taking the lock, so an older ownerless lock was left by a process killed in between.
+ */
+export const OWNERLESS_LOCK_GRACE_MS = 1000
+
 /** The state files whose lock this process holds (resolved paths). */
 const held = new Set<string>()
 
@@ -61,7 +67,7 @@ function ownerAlive(path: string): boolean {
     pid = Number(readFileSync(ownerFile(path), 'utf8').trim())
   } catch {
     try {
-      return Date.now() - statSync(`${path}.lock`).mtimeMs < 1000
+      return Date.now() - statSync(`${path}.lock`).mtimeMs < OWNERLESS_LOCK_GRACE_MS
     } catch {
       return true // the lock is gone too: the next attempt takes it
     }

@@ -129,7 +129,8 @@ export class AtomicJsonFile<T> implements Adapter<T> {
 /**
  * Moves the base64 originals of `data` (just read from `path`) into their backup files and saves
  * the state. Under the lock: in place when this process holds it (the daemon's start, `withState`),
- * else by taking it (1 s at most) and loading again, which returns the migrated store. Never
+ * else by taking it (1.5 s at most: longer than a killed holder's ownerless lock is waited for,
+ * so a lock left by a process killed before it wrote its owner file is taken over) and loading again, which returns the migrated store. Never
  * fails a load: a read-only or full home, or a lock held elsewhere, leaves the state as it is (its
  * base64 originals still undo exactly) for a later load. Returns the store to use, if not `data`'s.
  */
@@ -138,14 +139,14 @@ async function migrateLegacyOriginals(
   data: GatewayState,
   options: {mode?: 'daemon' | 'locked'},
 ): Promise<StateStore | undefined> {
-  const [{holdsStateLock, lockState}, {moveLegacyOriginals}] = await Promise.all([
+  const [{OWNERLESS_LOCK_GRACE_MS, holdsStateLock, lockState}, {moveLegacyOriginals}] = await Promise.all([
     import('./state-lock.js'),
     import('./binding-backups.js'),
   ])
   if (!holdsStateLock(path)) {
     let release: (() => Promise<void>) | undefined
     try {
-      release = await lockState(path, {waitMs: 1000})
+      release = await lockState(path, {waitMs: OWNERLESS_LOCK_GRACE_MS + 500})
       return await StateStore.open(path, options)
     } catch {
       return undefined

@@ -11,7 +11,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 
 import type {AgentTool} from './history-rows.js'
 import type {StatusFilter, UsageRow} from './log-query.js'
-import {brokenExpr, errorCase, logRowConditions, TOKEN_SUMS, usageCounts} from './usage-sql.js'
+import {brokenExpr, cache1hExpr, errorCase, logRowConditions, TOKEN_SUMS, usageCounts} from './usage-sql.js'
 
 export type UsageSource = 'gateway' | 'history' | 'all'
 export const USAGE_SOURCES: readonly UsageSource[] = ['gateway', 'history', 'all']
@@ -39,7 +39,7 @@ export interface UsageGroup extends UsageRow {
   model: string | null
   /**
    * The part of `cacheCreationTokens` written to the 1-hour cache, priced apart: the agents'
-   * history records it (Claude Code); the gateway's log does not, so its rows count 0 here.
+   * history records it (Claude Code), and so does the gateway's log (Messages upstreams' usage).
    */
   cache1hTokens?: number
 }
@@ -129,12 +129,17 @@ function wholeHourZone(zone: string): boolean {
  * The gateway's rows: one per request, or the hourly roll-up plus the requests before its first
  * hour. A row whose answer broke after its status (`broken`) is a 5xx here, as in the roll-up.
  */
-function gatewaySql(f: UsageQueryFilters, hourly: boolean, broken: string): string {
+function gatewaySql(
+  f: UsageQueryFilters,
+  hourly: boolean,
+  broken: string,
+  oneHour: {logs: string; hourly: string},
+): string {
   const perRequest = (where: string) => `SELECT ts, agent_id, key_prefix, policy_id, provider, model, project,
       NULL AS session, ${GATEWAY_TOOL} AS tool, CASE WHEN ${broken} = 1 THEN 500 ELSE status END AS status, 1 AS requests,
       ${errorCase(broken)} AS errors,
       fallback, fallback AS fallbacks, ${GATEWAY_INPUT} AS input_tokens, output_tokens, cache_read_tokens,
-      cache_creation_tokens, 0 AS cache_1h_tokens, reasoning_tokens FROM logs ${where}`
+      cache_creation_tokens, ${oneHour.logs} AS cache_1h_tokens, reasoning_tokens FROM logs ${where}`
   if (!hourly) return perRequest('')
   // An hour counts whole from its start: `ts >= since` keeps the hours from the first full one;
   // the requests between `since` and that hour come from the log itself.
@@ -143,7 +148,8 @@ function gatewaySql(f: UsageQueryFilters, hourly: boolean, broken: string): stri
       NULLIF(project, '') AS project, NULL AS session, NULL AS tool,
       CASE status_class WHEN '5xx' THEN 500 WHEN '4xx' THEN 400 ELSE 200 END AS status, requests, errors,
       fallback, fallback * requests AS fallbacks, MAX(input_tokens - cache_read_tokens - cache_creation_tokens, 0) AS input_tokens,
-      output_tokens, cache_read_tokens, cache_creation_tokens, 0 AS cache_1h_tokens, reasoning_tokens FROM usage_hourly`
+      output_tokens, cache_read_tokens, cache_creation_tokens, ${oneHour.hourly} AS cache_1h_tokens, reasoning_tokens
+      FROM usage_hourly`
   if (f.since === undefined) return rolled
   const firstHourMs = Math.ceil(Math.round(f.since * 1000) / HOUR_MS) * HOUR_MS
   return `${rolled} UNION ALL ${perRequest(`WHERE ts < ${firstHourMs}`)}`
@@ -158,8 +164,15 @@ export function sourceSql(db: BetterSqlite3.Database, f: UsageQueryFilters, roll
   const source = f.source
   const logs = hasTable(db, 'logs')
   const parts: string[] = []
-  if (source !== 'history' && logs)
-    parts.push(gatewaySql(f, rollUp && hourlyServes(f) && hasTable(db, 'usage_hourly'), brokenExpr(db)))
+  if (source !== 'history' && logs) {
+    const hourly = rollUp && hourlyServes(f) && hasTable(db, 'usage_hourly')
+    parts.push(
+      gatewaySql(f, hourly, brokenExpr(db), {
+        logs: cache1hExpr(db, 'logs'),
+        hourly: hourly ? cache1hExpr(db, 'usage_hourly') : '0',
+      }),
+    )
+  }
   if (source !== 'gateway' && hasTable(db, 'history')) {
     const where: string[] = []
     if (source === 'all' && logs)

@@ -21,6 +21,27 @@ export function brokenExpr(db: {prepare(sql: string): {all(): unknown[]}}): stri
 const brokenExprs = new WeakMap<object, string>()
 
 /**
+ * The expression of the 1-hour part of a row's cache writes in `table` (`logs` or
+ * `usage_hourly`) on `db`: the column `cache_1h_tokens`, or `0` on a database made before it that
+ * was opened read-only and so not given the column yet (its rows knew no 1-hour writes).
+ */
+export function cache1hExpr(
+  db: {prepare(sql: string): {all(): unknown[]}},
+  table: 'logs' | 'usage_hourly',
+): string {
+  let exprs = cache1hExprs.get(db)
+  if (!exprs) cache1hExprs.set(db, (exprs = new Map()))
+  let expr = exprs.get(table)
+  if (expr === undefined) {
+    const columns = db.prepare(`PRAGMA table_info(${table})`).all() as Array<{name: string}>
+    expr = columns.some((c) => c.name === 'cache_1h_tokens') ? 'cache_1h_tokens' : '0'
+    exprs.set(table, expr)
+  }
+  return expr
+}
+const cache1hExprs = new WeakMap<object, Map<string, string>>()
+
+/**
  * The condition a `--status` filter puts on raw rows (`status`, `fallback`, `broken` columns). A
  * broken answer (status 200, then the stream broke: the client got an error event) counts as
  * `5xx`, an upstream failure, and not as `2xx`.

@@ -108,24 +108,29 @@ export default class Usage extends BaseCommand {
         signal: this.signal,
         ...(source === 'all' ? {gatewayPort: live ?? null} : {}),
       })
-      const withTotal = <
-        T extends {
-          inputTokens: number
-          outputTokens: number
-          cacheReadTokens: number
-          cacheCreationTokens: number
-        },
-      >(
-        r: T,
-      ) => ({...r, totalTokens: r.inputTokens + r.outputTokens + r.cacheReadTokens + r.cacheCreationTokens})
+      // the gateway's `inputTokens` counts every prompt token, cache reads and writes included
+      // (its one meaning for every protocol): the total is input + output, cache not added again
+      const withTotal = <T extends {inputTokens: number; outputTokens: number}>(r: T) => ({
+        ...r,
+        totalTokens: r.inputTokens + r.outputTokens,
+      })
       const cost = await usageReport({...filters, source: 'gateway', pivot, signal: this.signal}).catch(
         () => undefined,
       )
-      const costOf = (key: string | null) => cost?.rows.find((c) => c.key === key)?.costUSD ?? null
+      const costRow = (key: string | null) => cost?.rows.find((c) => c.key === key)
+      // the 1-hour part of the cache writes and the cost come from the usage report of the same rows
       const augmented = {
         ...result,
-        rows: result.rows.map((r) => ({...withTotal(r), costUSD: costOf(r.key)})),
-        totals: {...withTotal(result.totals), costUSD: cost?.totals.costUSD ?? null},
+        rows: result.rows.map((r) => ({
+          ...withTotal(r),
+          ...(cost ? {cache1hTokens: costRow(r.key)?.cache1hTokens ?? 0} : {}),
+          costUSD: costRow(r.key)?.costUSD ?? null,
+        })),
+        totals: {
+          ...withTotal(result.totals),
+          ...(cost ? {cache1hTokens: cost.totals.cache1hTokens} : {}),
+          costUSD: cost?.totals.costUSD ?? null,
+        },
       }
       if (!this.jsonEnabled()) {
         if (result.rows.length === 0)

@@ -34,6 +34,7 @@ export function logEntryFor(
     outputTokens: usage?.outputTokens ?? 0,
     cacheReadTokens: usage?.cacheReadTokens ?? 0,
     cacheCreationTokens: usage?.cacheCreationTokens ?? 0,
+    cache1hTokens: usage?.cache1hTokens ?? 0,
     reasoningTokens: usage?.reasoningTokens ?? 0,
     latencyMs: Math.round(result.latencyMs * 100) / 100,
     ttfbMs: result.ttfbMs === null ? null : Math.round(result.ttfbMs * 100) / 100,

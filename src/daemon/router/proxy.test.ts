@@ -171,6 +171,8 @@ describe('SDKs through the proxy to the simulator: usage recorded to the token',
         outputTokens: u.output_tokens,
         cacheReadTokens: cacheRead,
         cacheCreationTokens: cacheCreation,
+        // the SDK's final message keeps the TTL breakdown of the writes
+        cache1hTokens: u.cache_creation?.ephemeral_1h_input_tokens ?? 0,
         reasoningTokens: 0,
       })
     }

@@ -64,14 +64,22 @@ export function messagesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswe
   return quirkAnswer(answer, second, quirks, simTokens)
 }
 
-/** The final usage object of a Messages answer (`input_tokens` excludes cache tokens). */
-export function messagesUsage(answer: SimAnswer): Body {
+/**
+ * The final usage object of a Messages answer (`input_tokens` excludes cache tokens). The cache
+ * write is a 5-minute one, or under quirk `cache-1h` half of it (rounded up) a 1-hour one, as
+ * Claude Code's 1-hour TTL on its system prompt produces.
+ */
+export function messagesUsage(answer: SimAnswer, quirks: Quirks = NO_QUIRKS): Body {
   const u = answer.usage
+  const oneHour = quirks.has('cache-1h') ? Math.ceil(u.cacheCreation / 2) : 0
   return {
     input_tokens: u.prompt - u.cacheRead - u.cacheCreation,
     cache_creation_input_tokens: u.cacheCreation,
     cache_read_input_tokens: u.cacheRead,
-    cache_creation: {ephemeral_5m_input_tokens: u.cacheCreation, ephemeral_1h_input_tokens: 0},
+    cache_creation: {
+      ephemeral_5m_input_tokens: u.cacheCreation - oneHour,
+      ephemeral_1h_input_tokens: oneHour,
+    },
     output_tokens: u.output + u.reasoning,
     service_tier: 'standard',
   }
@@ -139,7 +147,7 @@ function handleMessages(context: SimContext) {
         })
     else blocks.push({type: 'text', text: answer.text})
     const stopReason = answer.tool ? 'tool_use' : 'end_turn'
-    const usage = messagesUsage(answer)
+    const usage = messagesUsage(answer, quirks)
     const message = {
       id,
       type: 'message',

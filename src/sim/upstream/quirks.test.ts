@@ -221,6 +221,34 @@ describe('messages quirks', () => {
     const normal = await post('/v1/messages', body)
     expect(normal.events.at(-1)?.event).toBe('message_stop')
   })
+
+  it('cache-1h: half the cache write (rounded up) is a 1-hour write, by model suffix or header', async () => {
+    const plain = await post('/v1/messages', {...body, stream: false})
+    const write = plain.json?.usage.cache_creation_input_tokens as number
+    expect(write).toBeGreaterThan(1)
+    expect(plain.json?.usage.cache_creation).toEqual({
+      ephemeral_5m_input_tokens: write,
+      ephemeral_1h_input_tokens: 0,
+    })
+    const oneHour = Math.ceil(write / 2)
+    const {json} = await post('/v1/messages', {...body, model: 'claude-x+cache-1h', stream: false})
+    expect(json?.model).toBe('claude-x')
+    expect(json?.usage).toMatchObject({
+      input_tokens: plain.json?.usage.input_tokens,
+      cache_creation_input_tokens: write,
+      cache_read_input_tokens: plain.json?.usage.cache_read_input_tokens,
+      cache_creation: {ephemeral_5m_input_tokens: write - oneHour, ephemeral_1h_input_tokens: oneHour},
+    })
+    // streamed: message_start carries the breakdown, message_delta the totals only (as Anthropic's)
+    const {events} = await post('/v1/messages', body, {'x-sim-quirk': 'cache-1h'})
+    expect(events[0].data.message.usage.cache_creation).toEqual({
+      ephemeral_5m_input_tokens: write - oneHour,
+      ephemeral_1h_input_tokens: oneHour,
+    })
+    const delta = events.find((e) => e.event === 'message_delta')
+    expect(delta?.data.usage.cache_creation_input_tokens).toBe(write)
+    expect(delta?.data.usage.cache_creation).toBeUndefined()
+  })
 })
 
 describe('responses quirks', () => {

@@ -19,6 +19,7 @@ export const SIM_QUIRKS = [
   'usage-last',
   'strict-fields',
   'no-terminal',
+  'cache-1h',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]

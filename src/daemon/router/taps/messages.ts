@@ -4,17 +4,29 @@ import {errorMessage, obj, streamedUsage} from './tap.js'
 /**
  * Messages: `message_start.message.usage`, then each `message_delta.usage` overwrites the
  * counters it carries (they are cumulative: never add them up). `input_tokens` excludes cache tokens.
+ * `cache_creation.ephemeral_1h_input_tokens` is the part of `cache_creation_input_tokens` written
+ * to the 1-hour cache (`message_delta` usually leaves the breakdown out: the start's stands).
  */
 export class MessagesReader implements Reader {
-  private counters?: {input: number; cacheRead: number; cacheCreation: number; output: number}
+  private counters?: {
+    input: number
+    cacheRead: number
+    cacheCreation: number
+    cache1h: number
+    output: number
+  }
   private apply(usage: Json, reset: boolean): void {
-    const c = reset || !this.counters ? {input: 0, cacheRead: 0, cacheCreation: 0, output: 0} : this.counters
+    const c =
+      reset || !this.counters
+        ? {input: 0, cacheRead: 0, cacheCreation: 0, cache1h: 0, output: 0}
+        : this.counters
     const set = (key: keyof typeof c, value: unknown): void => {
       if (typeof value === 'number') c[key] = value
     }
     set('input', usage.input_tokens)
     set('cacheRead', usage.cache_read_input_tokens)
     set('cacheCreation', usage.cache_creation_input_tokens)
+    set('cache1h', obj(usage.cache_creation)?.ephemeral_1h_input_tokens)
     set('output', usage.output_tokens)
     this.counters = c
   }
@@ -47,6 +59,8 @@ export class MessagesReader implements Reader {
       outputTokens: this.streamError === undefined ? c.output : Math.max(c.output, this.deltas),
       cacheReadTokens: c.cacheRead,
       cacheCreationTokens: c.cacheCreation,
+      // a part of the writes, never more than them
+      cache1hTokens: Math.min(c.cache1h, c.cacheCreation),
       reasoningTokens: 0,
     }
   }

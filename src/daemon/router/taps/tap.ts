@@ -6,6 +6,8 @@
  * Normalised counts (the same meaning for every protocol, so usage pivots can add them up):
  * - `inputTokens`  every prompt token, including cache reads and cache writes
  * - `cacheReadTokens`, `cacheCreationTokens`  the parts of `inputTokens` read from / written to a cache
+ * - `cache1hTokens` the part of `cacheCreationTokens` written to the 1-hour cache (Messages'
+ *   `cache_creation.ephemeral_1h_input_tokens`; billed at 2x input, the rest at 1.25x)
  * - `outputTokens` every generated token, including reasoning/thinking
  * - `reasoningTokens` the part of `outputTokens` spent reasoning (when the protocol reports it)
  */
@@ -17,6 +19,8 @@ export interface Usage {
   outputTokens: number
   cacheReadTokens: number
   cacheCreationTokens: number
+  /** The part of `cacheCreationTokens` kept one hour (Messages only; absent elsewhere). */
+  cache1hTokens?: number
   reasoningTokens: number
   /**
    * The id the answer body gives the response, when the agent records that instead of the

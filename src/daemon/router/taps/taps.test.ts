@@ -137,7 +137,57 @@ describe('usage taps', () => {
       outputTokens: 7,
       cacheReadTokens: 3,
       cacheCreationTokens: 2,
+      cache1hTokens: 0,
       reasoningTokens: 0,
+    })
+  })
+
+  it('messages: the 1-hour part of the cache writes, from message_start (message_delta leaves it out)', () => {
+    const start = {
+      type: 'message_start',
+      message: {
+        id: 'msg_1h',
+        type: 'message',
+        role: 'assistant',
+        content: [],
+        usage: {
+          input_tokens: 10,
+          cache_creation_input_tokens: 900,
+          cache_read_input_tokens: 40,
+          cache_creation: {ephemeral_5m_input_tokens: 300, ephemeral_1h_input_tokens: 600},
+          output_tokens: 1,
+        },
+      },
+    }
+    const delta = {
+      type: 'message_delta',
+      delta: {stop_reason: 'end_turn'},
+      usage: {
+        input_tokens: 10,
+        cache_creation_input_tokens: 900,
+        cache_read_input_tokens: 40,
+        output_tokens: 25,
+      },
+    }
+    const stream = [start, delta, {type: 'message_stop'}]
+      .map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`)
+      .join('')
+    expect(tapped('messages', true, stream, 5)).toEqual({
+      inputTokens: 950,
+      outputTokens: 25,
+      cacheReadTokens: 40,
+      cacheCreationTokens: 900,
+      cache1hTokens: 600,
+      reasoningTokens: 0,
+    })
+    // a JSON body; a 1-hour figure above the total write is capped to it
+    const body = {
+      type: 'message',
+      usage: {...start.message.usage, cache_creation: {ephemeral_1h_input_tokens: 5000}},
+    }
+    expect(tapped('messages', false, JSON.stringify(body))).toMatchObject({
+      cacheCreationTokens: 900,
+      cache1hTokens: 900,
     })
   })
 
