@@ -30,7 +30,8 @@ function entry(requestId: string): LogEntry {
     inputTokens: 10,
     outputTokens: 5,
     cacheReadTokens: 2,
-    cacheCreationTokens: 1,
+    cacheCreationTokens: 4,
+    cache1hTokens: 3,
     reasoningTokens: 0,
     latencyMs: 12.5,
     ttfbMs: 3.25,
@@ -66,13 +67,23 @@ function lock(): Database.Database {
   return other
 }
 
-function counts(): {rows: number; ids: string[]; hourly: number; committed: number | undefined} {
+function counts(): {
+  rows: number
+  ids: string[]
+  hourly: number
+  hourly1h: number
+  committed: number | undefined
+} {
   const db = new Database(path, {readonly: true})
   try {
     const ids = db.prepare('SELECT request_id FROM logs ORDER BY id').pluck().all() as string[]
     const hourly = db.prepare('SELECT COALESCE(SUM(requests), 0) FROM usage_hourly').pluck().get() as number
+    const hourly1h = db
+      .prepare('SELECT COALESCE(SUM(cache_1h_tokens), 0) FROM usage_hourly')
+      .pluck()
+      .get() as number
     const committed = db.prepare('SELECT committed_seq FROM log_spill').pluck().get() as number | undefined
-    return {rows: ids.length, ids, hourly, committed}
+    return {rows: ids.length, ids, hourly, hourly1h, committed}
   } finally {
     db.close()
   }
@@ -104,6 +115,7 @@ describe('log side file', () => {
     const after = counts()
     expect(after.ids).toEqual(['a0', 'a1', 'a2', 'b0', 'b1', 'b2', 'b3', 'c0', 'c1'])
     expect(after.hourly).toBe(9) // the roll-up counted each replayed row once
+    expect(after.hourly1h).toBe(27) // with every column of the row
     expect(after.committed).toBe(6)
     // later spills continue the sequence: never a number the database already counts as committed
     const again = lock()
