@@ -2,8 +2,10 @@
 // median of interleaved runs (each round runs every command once, in turn, so all of them see
 // the same noise). Peak RSS from /usr/bin/time when the machine has it.
 //   node bench/cli.js [--runs 15] [--sim-origin http://127.0.0.1:PORT]   (standalone)
+//   node bench/cli.js --only statusline [--runs 15] [--gw OTHER/bin/run.js] (the statusline rows,
+//     and N overlapping calls; --gw times another checkout's gwctl, e.g. a build of main, as "before")
 //   import {cliStartup} from './cli.js'                                  (from bench/run.js)
-import {spawnSync} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {createServer} from 'node:net'
@@ -144,7 +146,7 @@ function runOnce(args, env, input) {
  * Times the baseline and each gwctl command `runs` times, interleaved. `simOrigin` is a running
  * simulator (for `video models`). Returns rows {name, medianMs, rssMiB, ratio, status}.
  */
-export async function cliStartup({runs = 15, simOrigin} = {}) {
+export async function cliStartup({runs = 15, simOrigin, only, gwctl} = {}) {
   const home = mkdtempSync(join(tmpdir(), 'gwctl-bench-cli-'))
   process.on('exit', () => rmSync(home, {recursive: true, force: true}))
   const env = {
@@ -156,7 +158,7 @@ export async function cliStartup({runs = 15, simOrigin} = {}) {
     ...(simOrigin ? {GWCTL_BASE_URL: `${simOrigin}/api/v1`, GWCTL_API_KEY: 'sim'} : {}),
   }
   const hello = helloProject()
-  const gw = join(ROOT, 'bin', 'run.js')
+  const gw = gwctl ? resolve(gwctl) : join(ROOT, 'bin', 'run.js')
   await populateHome(env, gw)
   const read = [
     ['status --quiet', ['status', '--quiet']],
@@ -171,7 +173,7 @@ export async function cliStartup({runs = 15, simOrigin} = {}) {
     model: {id: 'claude-sonnet-4-5', display_name: 'Sonnet 4.5'},
     cost: {total_cost_usd: 0.12},
   })
-  const cmds = [
+  const all = [
     {name: 'bare oclif 4 hello', args: [hello, 'hello']},
     // `gwctl statusline` is answered by bin/run.js without oclif: its target is 1.2x a bare Node
     {name: 'node -e 0', args: ['-e', '0']},
@@ -181,6 +183,9 @@ export async function cliStartup({runs = 15, simOrigin} = {}) {
       args: [gw, 'statusline'],
       input: statuslineInput,
       when: 'running',
+      // Claude Code calls it after every message: timed as a call after the first, whose answer
+      // loads the daemon's memory from logs.db once (an untimed call just before)
+      warm: true,
     },
     {name: 'gwctl --version', args: [gw, '--version']},
     ...read.map(([name, args]) => ({name: `gwctl ${name}`, args: [gw, ...args], when: 'stopped'})),
@@ -191,6 +196,10 @@ export async function cliStartup({runs = 15, simOrigin} = {}) {
     })),
     ...(simOrigin ? [{name: 'gwctl video models --json', args: [gw, 'video', 'models', '--json']}] : []),
   ]
+  const cmds =
+    only === 'statusline'
+      ? all.filter((c, i) => i === 0 || c.name === 'node -e 0' || c.args[1] === 'statusline')
+      : all
   // Each round runs every command once, in turn, the gateway stopped for some and running for
   // the others (started and stopped once per round, outside the timings).
   const samples = cmds.map(() => ({ms: [], rss: [], status: undefined}))
@@ -207,6 +216,7 @@ export async function cliStartup({runs = 15, simOrigin} = {}) {
       if (when === 'running') gateway('start')
       for (const [i, c] of cmds.entries()) {
         if (c.when !== when) continue
+        if (c.warm) runOnce(c.args, env, c.input)
         const r = runOnce(c.args, env, c.input)
         if (!record) continue
         samples[i].ms.push(r.ms)
@@ -219,30 +229,125 @@ export async function cliStartup({runs = 15, simOrigin} = {}) {
   // Warm-up: the OS file cache for every command.
   round(false)
   for (let r = 0; r < runs; r++) round(true)
+  // N statusline calls at once (Claude Code renders it in every open session), stopped and running
+  const overlap = {stopped: [], running: [], bareNode: []}
+  if (only === 'statusline')
+    for (let r = 0; r < Math.max(3, Math.ceil(runs / 3)); r++) {
+      overlap.bareNode.push(await overlapping(['-e', '0'], env, statuslineInput))
+      overlap.stopped.push(await overlapping([gw, 'statusline'], env, statuslineInput))
+      gateway('start')
+      await overlapping([gw, 'statusline'], env, statuslineInput) // the daemon's first answer loads its memory
+      overlap.running.push(await overlapping([gw, 'statusline'], env, statuslineInput, daemonPid(env)))
+      gateway('stop')
+    }
   const base = median(samples[0].ms)
   const bareNode = median(samples[cmds.findIndex((c) => c.name === 'node -e 0')].ms)
-  return cmds.map((c, i) => ({
-    name: c.name,
-    medianMs: median(samples[i].ms),
-    rssMiB: samples[i].rss.length > 0 ? Math.max(...samples[i].rss) : undefined,
-    ratio: median(samples[i].ms) / base,
-    // the statusline rows against a bare Node start (target: 1.2x or less)
-    ...(c.args[1] === 'statusline' ? {vsNode: median(samples[i].ms) / bareNode} : {}),
-    status: samples[i].status,
-  }))
+  const overlapRows =
+    only === 'statusline'
+      ? [
+          ['node -e 0', overlap.bareNode],
+          ['gwctl statusline', overlap.stopped],
+          ['gwctl statusline (gateway running)', overlap.running],
+        ].map(([name, runs]) => ({
+          name: `${OVERLAP}x ${name}, overlapping`,
+          medianMs: median(runs.map((r) => r.wallMs)),
+          cpuMs: median(runs.map((r) => r.cpuMs)),
+          daemonCpuMs: runs[0].daemonCpuMs === undefined ? undefined : median(runs.map((r) => r.daemonCpuMs)),
+          vsNode: median(runs.map((r) => r.cpuMs)) / median(overlap.bareNode.map((r) => r.cpuMs)),
+          ratio: Number.NaN,
+          status: runs.at(-1).status,
+          overlap: true,
+        }))
+      : []
+  return [
+    ...cmds.map((c, i) => ({
+      name: c.name,
+      medianMs: median(samples[i].ms),
+      rssMiB: samples[i].rss.length > 0 ? Math.max(...samples[i].rss) : undefined,
+      ratio: median(samples[i].ms) / base,
+      // the statusline rows against a bare Node start (target: 1.2x or less)
+      ...(c.args[1] === 'statusline' ? {vsNode: median(samples[i].ms) / bareNode} : {}),
+      status: samples[i].status,
+    })),
+    ...overlapRows,
+  ]
+}
+
+/** How many calls {@link overlapping} starts at once. */
+const OVERLAP = 20
+
+/** CPU ms (user + system) a process has used, from /proc (Linux; undefined elsewhere). */
+function processCpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 // utime, stime in USER_HZ (100)
+  } catch {
+    return undefined
+  }
+}
+
+function daemonPid(env) {
+  return Number(readFileSync(join(env.GWCTL_HOME, 'gateway.pid'), 'utf8').split(/\s+/)[0])
+}
+
+/**
+ * {@link OVERLAP} runs of `node args` started at once, under one shell that waits for them all:
+ * wall ms until the last ends, their CPU ms together (the shell's children, from /usr/bin/time),
+ * and the daemon's CPU ms meanwhile when `pid` is its pid.
+ */
+function overlapping(args, env, input, pid) {
+  const quoted = ['node', ...args].map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(' ')
+  const script = `for i in $(seq ${OVERLAP}); do printf '%s' "$INPUT" | ${quoted} >/dev/null & done; wait`
+  const before = pid === undefined ? undefined : processCpuMs(pid)
+  const t0 = performance.now()
+  return new Promise((done) => {
+    const child = spawn(TIME ?? 'sh', [...(TIME ? ['-f', '__CPU %U %S', 'sh'] : []), '-c', script], {
+      env: {...env, INPUT: input},
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    child.on('close', (status) => {
+      const wallMs = performance.now() - t0
+      const m = /__CPU ([\d.]+) ([\d.]+)/.exec(stderr)
+      const after = pid === undefined ? undefined : processCpuMs(pid)
+      done({
+        wallMs,
+        cpuMs: m ? (Number(m[1]) + Number(m[2])) * 1000 : Number.NaN,
+        daemonCpuMs: before === undefined || after === undefined ? undefined : after - before,
+        status,
+      })
+    })
+  })
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const i = process.argv.indexOf('--runs')
   const j = process.argv.indexOf('--sim-origin')
+  const k = process.argv.indexOf('--only')
+  const g = process.argv.indexOf('--gw')
   const rows = await cliStartup({
     runs: i > 0 ? Number(process.argv[i + 1]) : 15,
     simOrigin: j > 0 ? process.argv[j + 1] : undefined,
+    only: k > 0 ? process.argv[k + 1] : undefined,
+    gwctl: g > 0 ? process.argv[g + 1] : undefined,
   })
   console.log('| command | median ms | peak RSS MiB | x hello | x node -e 0 | exit |')
   console.log('|---|---|---|---|---|---|')
-  for (const r of rows)
+  for (const r of rows.filter((r) => !r.overlap))
     console.log(
       `| ${r.name} | ${r.medianMs.toFixed(0)} | ${r.rssMiB?.toFixed(0) ?? '-'} | ${r.ratio.toFixed(2)} | ${r.vsNode?.toFixed(2) ?? ''} | ${r.status} |`,
     )
+  const overlaps = rows.filter((r) => r.overlap)
+  if (overlaps.length > 0) {
+    console.log(
+      '\n| overlapping calls | wall ms (all done) | CPU ms of the calls | x node -e 0 CPU | daemon CPU ms |',
+    )
+    console.log('|---|---|---|---|---|')
+    for (const r of overlaps)
+      console.log(
+        `| ${r.name} | ${r.medianMs.toFixed(0)} | ${r.cpuMs.toFixed(0)} | ${r.vsNode.toFixed(2)} | ${r.daemonCpuMs?.toFixed(0) ?? ''} |`,
+      )
+  }
 }

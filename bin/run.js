@@ -10,8 +10,9 @@ if (process.argv[2] === '__complete') {
   const text = main(process.argv.slice(3))
   if (text) process.stdout.write(text + '\n')
 } else if (process.argv[2] === 'statusline' && process.argv.length === 3) {
-  // Claude Code's statusLine command, run after every message: answered without oclif, from the
-  // daemon's memory (one loopback request) or logs.db (src/services/usage-statusline.ts).
+  // Claude Code's statusLine command, run after every message: answered without oclif by one
+  // small file that imports node: built-ins only, from the daemon's memory (one loopback request),
+  // or from logs.db when no daemon answers (src/services/usage-statusline.ts).
   const {main} = await import('../dist/services/usage-statusline.js')
   process.stdout.write((await main()) + '\n')
 } else {

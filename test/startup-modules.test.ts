@@ -7,6 +7,7 @@ import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {BIN, ROOT, cliEnv, tempHome} from './helpers/cli.js'
+import {fakeStatuslineDaemon} from './helpers/statusline-daemon.js'
 
 /**
  * A preload that lists every file the process loads (ES modules through a resolve hook, which runs
@@ -150,5 +151,21 @@ describe('what a read command loads', () => {
     for (const pkg of ['@oclif/core', '@pydantic/genai-prices', 'better-sqlite3', 'ink', 'react', 'ajv'])
       expect(loaded.packages.has(pkg), pkg).toBe(false)
     expect(loaded.dist.some((f) => f.startsWith('commands/'))).toBe(false)
+  })
+
+  it('statusline with the gateway running: one small file of dist/ and node: built-ins, no package, not node:http', async () => {
+    const h = home()
+    const daemon = await fakeStatuslineDaemon(h, 'figures', {
+      today: {usd: 1, unpriced: false},
+      session: null,
+      window: null,
+    })
+    cleanups.push(() => daemon.stop())
+    const loaded = load(h, ['statusline'])
+    expect(loaded.exitCode).toBe(0)
+    expect(daemon.requests()).toHaveLength(1)
+    expect(loaded.dist).toEqual(['services/usage-statusline.js'])
+    expect(loaded.modules).toEqual([])
+    expect(loaded.builtins.has('http')).toBe(false)
   })
 })

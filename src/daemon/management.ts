@@ -110,7 +110,7 @@ function endpointDocs(port: number): EndpointDoc[] {
       method: 'GET',
       path: '/api/usage/statusline',
       purpose:
-        'What `gwctl statusline` prices: per-model token sums of today (from ?today=Unix ms), of ?session=ID and of the active 5-hour window, from memory.',
+        'What `gwctl statusline` shows: per-model token sums of today (from ?today=Unix ms), of ?session=ID and of the active 5-hour window, from memory, and their dollars (`figures`).',
       example: `curl '${base}/api/usage/statusline?today=1795300000000'`,
     },
     {
