@@ -97,11 +97,13 @@ describe('log rows through kill -9 or a stop while logs.db is locked', {timeout:
     const N = 60
     const answered = await Promise.all(Array.from({length: N}, (_, i) => chat(100 + i)))
     expect(answered.every(Boolean)).toBe(true)
-    // past the 10 ms batch window, and far less than the old 250 ms retry
-    await new Promise((r) => setTimeout(r, 60))
+    // the batches go to the side file within the 10 ms window plus the 5 ms busy wait (given
+    // up to 3 s here: a loaded test machine may run the writer thread late)
     const pending = join(t.home, 'logs.pending')
-    expect(existsSync(pending)).toBe(true)
-    expect(readFileSync(pending, 'utf8').trimEnd().split('\n')).toHaveLength(N)
+    const lines = (): number =>
+      existsSync(pending) ? readFileSync(pending, 'utf8').split('\n').length - 1 : 0
+    for (let i = 0; i < 150 && lines() < N; i++) await new Promise((r) => setTimeout(r, 20))
+    expect(lines()).toBe(N)
     expect(statSync(pending).mode & 0o777).toBe(0o600)
 
     const pid = daemonPid(t.home)!

@@ -2,7 +2,7 @@
  * The log store with its writer thread (`writer: 'thread'`, what the daemon runs), from the built
  * package: the thread's file must be in dist/ and found from the bundled module.
  */
-import {mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 import Database from 'better-sqlite3'
@@ -58,6 +58,11 @@ async function open(options: LogStoreModule.LogStoreOptions = {}): Promise<Store
   return store
 }
 
+/** Waits (on a loaded machine the thread may be late) until `check` holds, at most 5 s. */
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 250 && !check(); i++) await sleep(20)
+}
+
 const ids = (): string[] => {
   const db = new Database(path, {readonly: true})
   try {
@@ -85,19 +90,24 @@ describe('log writer thread', () => {
   it('writes within the batch window without any read', async () => {
     const store = await open({flushMs: 10})
     store.append(entry('w0'))
-    await sleep(200)
+    await until(() => ids().length > 0)
     expect(ids()).toEqual(['w0'])
   })
 
   it('keeps batches in logs.pending while another process holds the lock, also at close, and the next open replays them', async () => {
     const store = await open({flushMs: 5})
+    const pendingFile = join(home.home, 'logs.pending')
     const other = new Database(path)
     other.pragma('busy_timeout = 0')
     other.exec('BEGIN IMMEDIATE')
     for (let i = 0; i < 20; i++) store.append(entry(`l${i}`))
-    await sleep(100)
+    const lines = (): number => {
+      const text = existsSync(pendingFile) ? readFileSync(pendingFile, 'utf8') : ''
+      return text === '' ? 0 : text.trimEnd().split('\n').length
+    }
+    await until(() => lines() === 20)
     expect(store.pending).toBe(20)
-    expect(readFileSync(join(home.home, 'logs.pending'), 'utf8').trimEnd().split('\n')).toHaveLength(20)
+    expect(lines()).toBe(20)
     store.append(entry('l20'))
     store.close() // still locked: the last batch joins the side file
     stores.length = 0
@@ -120,7 +130,7 @@ describe('log writer thread', () => {
     // the side file cannot be written (a folder in its place): the locked batch is lost, counted
     mkdirSync(join(home.home, 'logs.pending'))
     store.append(entry('lost'))
-    await sleep(100)
+    await until(() => problems.length > 0)
     expect(problems).toHaveLength(1)
     expect(problems[0]).toMatch(/^could not keep a locked batch in .*logs\.pending: EISDIR/)
     expect(store.dropped).toBe(1)
@@ -128,7 +138,7 @@ describe('log writer thread', () => {
     other.exec('COMMIT')
     other.close()
     store.append(entry('kept'))
-    await sleep(100)
+    await until(() => problems.length > 1)
     expect(problems).toEqual([problems[0], undefined])
     expect(ids()).toEqual(['kept'])
   })
@@ -140,12 +150,12 @@ describe('log writer thread', () => {
     store.flush()
     const worker = (store as unknown as {worker: {terminate(): Promise<number>}}).worker
     await worker.terminate()
-    await sleep(50)
+    await until(() => problems.length > 0)
     expect(problems).toEqual([
       'the log writer thread stopped (it exited with code 1); writing on the request thread until a restart',
     ])
     store.append(entry('after'))
-    await sleep(100)
+    await until(() => ids().length > 1)
     expect(ids()).toEqual(['before', 'after'])
     expect(store.queryLogs().map((r) => r.requestId)).toEqual(['after', 'before'])
     expect(store.dropped).toBe(0)

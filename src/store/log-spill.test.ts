@@ -89,6 +89,11 @@ function counts(): {
   }
 }
 
+/** Waits (timers run late on a loaded machine) until `check` holds, at most 5 s. */
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 250 && !check(); i++) await sleep(20)
+}
+
 async function writer(): Promise<LogWriter> {
   const w = await LogWriter.open(path, {onWriteProblem: () => undefined})
   open.push(w)
@@ -109,7 +114,7 @@ describe('log side file', () => {
     expect(statSync(pending).mode & 0o777).toBe(0o600)
     other.exec('COMMIT')
     other.close()
-    await sleep(150) // the retry timer replays it
+    await until(() => w.spilledRows === 0) // the retry timer replays it (every 50 ms)
     expect(w.spilledRows).toBe(0)
     expect(statSync(pending).size).toBe(0)
     const after = counts()
@@ -213,12 +218,12 @@ describe('log side file', () => {
     open.push(store)
     const other = lock()
     for (let i = 0; i < 10; i++) store.append(entry(`s${i}`))
-    await sleep(40)
+    await until(() => existsSync(pending))
     expect(store.pending).toBe(10)
     expect(existsSync(pending)).toBe(true)
     other.exec('COMMIT')
     other.close()
-    await sleep(150)
+    await until(() => store.pending === 0)
     expect(store.pending).toBe(0)
     expect(store.queryLogs({limit: 20}).map((r) => r.requestId)).toEqual(
       Array.from({length: 10}, (_, i) => `s${9 - i}`),
