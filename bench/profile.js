@@ -64,13 +64,26 @@ if (Number.isFinite(cpuUsed) && result.requests.total > 0)
 const daemon = gateway.pid
 process.kill(daemon, 'SIGTERM')
 if (opts['no-prof']) process.exit(0)
+// One profile per thread: CPU.<date>.<pid>.<thread id>.<seq>.cpuprofile, the main (request)
+// thread's id is 0; the log writer thread's is another.
+const threadOf = (f) => Number(f.split('.').at(-3))
 let file
 for (let i = 0; i < 100 && !file; i++) {
   await new Promise((r) => setTimeout(r, 100))
-  file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))
+  file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile') && threadOf(f) === 0)
 }
 if (!file) throw new Error(`the daemon wrote no profile into ${dir}`)
 await new Promise((r) => setTimeout(r, 300)) // the file is written in one go; let it finish
+
+const sampledUs = (p) => p.timeDeltas.reduce((a, b) => a + b, 0)
+for (const other of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile') && threadOf(f) !== 0)) {
+  const p = JSON.parse(readFileSync(join(dir, other), 'utf8'))
+  const idle = p.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id)
+  const idleUs = p.samples.reduce((sum, id, i) => sum + (idle.includes(id) ? (p.timeDeltas[i] ?? 0) : 0), 0)
+  console.log(
+    `thread ${threadOf(other)}: ${(sampledUs(p) / 1e6).toFixed(2)} s sampled, ${((sampledUs(p) - idleUs) / 1e6).toFixed(2)} s not idle (${other})`,
+  )
+}
 
 const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'))
 

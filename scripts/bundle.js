@@ -41,6 +41,7 @@ const ENTRY_PATTERNS = [
   /^sim\/server\.js$/, // bench/servers.js
   /^sim\/upstream\//, // test/agents
   /^store\/(state|log-store)\.js$/, // scripts/gen-validators.js, bench/, test/reliability
+  /^store\/log-worker\.js$/, // the log writer thread, started by path from log-store.js
   /^daemon\/events\.js$/, // bench/telemetry.js
   /^daemon\/telemetry\/telemetry\.js$/, // bench/telemetry.js
 ]

@@ -178,6 +178,9 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       logs = await LogStore.open(homeFile('logDb'), {
         retentionDays: retentionDays(),
         onWriteProblem: (problem) => onLogProblem(problem),
+        // SQLite's writes on a thread of their own, off the request thread (issue 32);
+        // GWCTL_LOG_WRITER=inline keeps them on it (bench/README.md compares the two)
+        writer: process.env.GWCTL_LOG_WRITER === 'inline' ? 'inline' : 'thread',
       })
     } catch (error) {
       throw new DaemonStartError(

@@ -7,11 +7,22 @@
  */
 import {existsSync, mkdirSync, renameSync} from 'node:fs'
 import {dirname} from 'node:path'
+import type {Worker} from 'node:worker_threads'
 
 import type BetterSqlite3 from 'better-sqlite3'
 
 import {HOUR_MS, selectLogs, selectUsage} from './log-query.js'
-import {openSqlite, privateFiles, walMode} from './sqlite.js'
+import {isBusy, openSqlite, privateFiles, walMode} from './sqlite.js'
+import {
+  SELECT_COMMITTED,
+  SPILL_SCHEMA,
+  UPSERT_COMMITTED,
+  appendSpill,
+  readSpill,
+  spillPath,
+  truncateSpill,
+} from './log-spill.js'
+import type {SpilledRows} from './log-spill.js'
 import {
   START_CHECK_MAX_BYTES,
   clearDamageMark,
@@ -80,13 +91,27 @@ export interface LogStoreOptions {
    * again (undefined), once per change: the batches in between are lost, model traffic is not.
    */
   onWriteProblem?: (problem: string | undefined) => void
+  /**
+   * Where the writes run: `thread` (the daemon) on a worker thread that owns the write
+   * connection, `inline` (default) on the caller's thread.
+   */
+  writer?: LogWriterMode
 }
 
-/** How soon a batch that found the database locked is tried again (ms). */
-const BUSY_RETRY_MS = 250
+/**
+ * How long a write waits for another process's lock before its batch goes to the side file (ms):
+ * short, so that the batches behind it do not wait in memory.
+ */
+const WRITE_BUSY_MS = 5
+/** How soon the side file is tried again while the database stays locked (ms). */
+const SPILL_RETRY_MS = 50
+/** How soon after a failure that is not a lock (a full disk) (ms). */
+const SPILL_FAILED_RETRY_MS = 1000
+/** How long opening waits for another process's lock (the schema may need it) (ms). */
+const OPEN_BUSY_MS = 10_000
 /** A lock held this long is reported (degraded) (ms). */
 const BUSY_REPORT_MS = 30_000
-/** Rows kept while the database stays locked; beyond, the oldest are dropped and reported. */
+/** Rows kept in the side file while the database stays locked; beyond, new batches are dropped and reported. */
 const MAX_QUEUED_ROWS = 200_000
 const DAY_MS = 86_400_000
 
@@ -199,18 +224,80 @@ const ROW_VALUES = `(${Array(ROW_COLUMNS).fill('?').join(', ')})`
 /** Rows per INSERT statement, largest first (64 rows bind 1 472 values; SQLite allows 32 766). */
 const INSERT_CHUNKS = [64, 16, 4, 1]
 
+/** Where each field sits in a row's values (the column order of INSERT_LOGS). */
+const F = {
+  time: 0,
+  agentId: 1,
+  keyPrefix: 2,
+  policyId: 3,
+  provider: 6,
+  model: 7,
+  status: 8,
+  fallback: 9,
+  inputTokens: 10,
+  outputTokens: 11,
+  cacheReadTokens: 12,
+  cacheCreationTokens: 13,
+  reasoningTokens: 14,
+  project: 18,
+  broken: 21,
+  cache1hTokens: 22,
+} as const
+
 /**
- * The roll-up bucket of a row, as a Map key: its fields joined by NUL (null and '' are one bucket,
- * as in the table). A field holding a NUL itself (a client's model name can) would make two
- * buckets' keys collide: such a row's key is the JSON of its fields instead.
+ * A batch's rows as one flat array of values, `ROW_COLUMNS` per row in the column order of
+ * INSERT_LOGS: what the inserts bind, what goes to the writer thread (one array per batch, no
+ * per-row objects to clone) and what the side file keeps.
  */
-function bucketKey(hour: number, e: LogEntry, klass: string, fallback: number): string {
-  const key = `${hour}\u0000${e.agentId ?? ''}\u0000${e.keyPrefix ?? ''}\u0000${e.policyId ?? ''}\u0000${e.provider ?? ''}\u0000${e.model ?? ''}\u0000${e.project ?? ''}\u0000${klass}\u0000${fallback}`
+export function rowValues(rows: readonly LogEntry[]): unknown[] {
+  const values: unknown[] = new Array(rows.length * ROW_COLUMNS)
+  let v = 0
+  for (const e of rows) {
+    // in the column order of INSERT_LOGS
+    values[v++] = Math.round(e.time)
+    values[v++] = e.agentId
+    values[v++] = e.keyPrefix
+    values[v++] = e.policyId
+    values[v++] = e.entrance
+    values[v++] = e.requestedModel
+    values[v++] = e.provider
+    values[v++] = e.model
+    values[v++] = e.status
+    values[v++] = e.fallback ? 1 : 0
+    values[v++] = e.inputTokens
+    values[v++] = e.outputTokens
+    values[v++] = e.cacheReadTokens
+    values[v++] = e.cacheCreationTokens
+    values[v++] = e.reasoningTokens
+    values[v++] = e.latencyMs
+    values[v++] = e.ttfbMs
+    values[v++] = e.error
+    values[v++] = e.project
+    values[v++] = e.requestId ?? null
+    values[v++] = e.upstreamFamily ?? null
+    values[v++] = e.broken ? 1 : 0
+    values[v++] = e.cache1hTokens ?? 0
+  }
+  return values
+}
+
+/** The row values' count of columns (for the writer thread and the side file). */
+export const LOG_ROW_COLUMNS = ROW_COLUMNS
+
+const text = (value: unknown): string => (value === null || value === undefined ? '' : String(value))
+
+/**
+ * The roll-up bucket of the row at `o` in `v`, as a Map key: its fields joined by NUL (null and ''
+ * are one bucket, as in the table). A field holding a NUL itself (a client's model name can) would
+ * make two buckets' keys collide: such a row's key is the JSON of its fields instead.
+ */
+function bucketKey(hour: number, v: ArrayLike<unknown>, o: number, klass: string, fallback: number): string {
+  const key = `${hour}\u0000${text(v[o + F.agentId])}\u0000${text(v[o + F.keyPrefix])}\u0000${text(v[o + F.policyId])}\u0000${text(v[o + F.provider])}\u0000${text(v[o + F.model])}\u0000${text(v[o + F.project])}\u0000${klass}\u0000${fallback}`
   // 8 separators: more means a field held a NUL
   let separators = 0
   for (let i = key.indexOf('\u0000'); i !== -1; i = key.indexOf('\u0000', i + 1)) separators++
   if (separators === 8) return key
-  return `json:${JSON.stringify([hour, e.agentId, e.keyPrefix, e.policyId, e.provider, e.model, e.project, klass, fallback])}`
+  return `json:${JSON.stringify([hour, v[o + F.agentId], v[o + F.keyPrefix], v[o + F.policyId], v[o + F.provider], v[o + F.model], v[o + F.project], klass, fallback])}`
 }
 
 /**
@@ -220,31 +307,61 @@ function bucketKey(hour: number, e: LogEntry, klass: string, fallback: number): 
  */
 export const DEFAULT_FLUSH_MS = 10
 
-export class LogStore {
-  private queue: LogEntry[] = []
-  private timer: NodeJS.Timeout | undefined
-  private pruneTimer: NodeJS.Timeout | undefined
+/** How a {@link LogStore} writes: on a thread of its own (the daemon) or on the caller's. */
+export type LogWriterMode = 'thread' | 'inline'
+
+/** What a {@link LogWriter} needs to know (the store's options that concern writing). */
+export interface LogWriterOptions {
+  retentionDays?: number
+  now?: () => number
+  /** See {@link LogStoreOptions.onWriteProblem}. */
+  onWriteProblem?: (problem: string | undefined) => void
+  /** Told after a batch or a replay changed `dropped` or `spilledRows` (the writer thread's counters). */
+  onCounts?: () => void
+}
+
+/**
+ * The connection that writes `logs.db`, and everything done with it: a batch's rows and its
+ * roll-up in one transaction, the side file of the batches that found the database locked, and
+ * retention. Runs on the daemon's writer thread (log-worker.ts), or on the caller's thread
+ * (`writer: 'inline'`: tests, one-off tools). Never throws from {@link write}.
+ */
+export class LogWriter {
   /** Multi-row INSERTs of the logs table, by rows per statement (see INSERT_CHUNKS). */
   private readonly inserts = new Map<number, Statement>()
   private readonly upsertHour: Statement
+  private readonly selectCommitted: Statement
+  private readonly upsertCommitted: Statement
   /** One transaction around a batch (made once: better-sqlite3 builds its wrappers per call). */
-  private readonly writeInTransaction: (rows: LogEntry[], hours: Iterable<HourSum>) => void
-  private readonly flushMs: number
-  private readonly batchSize: number
+  private readonly writeInTransaction: (values: ArrayLike<unknown>, hours: Iterable<HourSum>) => void
+  /** One transaction around a replay of the side file: the rows above the committed sequence. */
+  private readonly replayInTransaction: () => SpilledRows
   private readonly now: () => number
+  private readonly spillFile: string
+  private pruneTimer: NodeJS.Timeout | undefined
+  private retryTimer: NodeJS.Timeout | undefined
   private closed = false
   /** Why the last write failed, until one works again. */
   private writeProblem: string | undefined
   /** Since when writes have found the database locked by another process (ms). */
   private busySince: number | undefined
+  /** When the side file was last tried (ms, the real clock: `now` is the rows' clock for tests). */
+  private lastReplay = 0
+  /** The side file's size as this writer wrote it (bytes). */
+  private spillSize = 0
+  /** The sequence of the next row that goes to the side file. */
+  private nextSeq = 1
+  /** Rows in the side file not yet committed (while > 0, every batch goes there, in order). */
+  spilledRows = 0
+  /** Rows lost since the writer opened (a batch the disk refused, or past the side file's bound). */
+  dropped = 0
 
   private constructor(
-    private readonly db: Db,
-    private readonly options: LogStoreOptions,
+    readonly db: Db,
+    private readonly options: LogWriterOptions,
   ) {
-    this.flushMs = options.flushMs ?? DEFAULT_FLUSH_MS
-    this.batchSize = options.batchSize ?? 500
     this.now = options.now ?? Date.now
+    this.spillFile = spillPath(db.name)
     this.upsertHour =
       db.prepare(`INSERT INTO usage_hourly (hour, agent_id, key_prefix, policy_id, provider, model,
       project, status_class, fallback, requests, errors, input_tokens, output_tokens, cache_read_tokens,
@@ -258,10 +375,105 @@ export class LogStore {
       cache_creation_tokens = cache_creation_tokens + excluded.cache_creation_tokens,
       reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,
       cache_1h_tokens = cache_1h_tokens + excluded.cache_1h_tokens`)
-    this.writeInTransaction = db.transaction((rows: LogEntry[], hours: Iterable<HourSum>) => {
-      this.insertRows(rows)
+    this.selectCommitted = db.prepare(SELECT_COMMITTED).pluck()
+    this.upsertCommitted = db.prepare(UPSERT_COMMITTED)
+    const write = db.transaction((values: ArrayLike<unknown>, hours: Iterable<HourSum>) => {
+      this.insertRows(values)
       for (const sum of hours) this.upsertHour.run(sum)
     })
+    // IMMEDIATE: the write lock is taken (or found busy) at BEGIN, before any row is inserted
+    this.writeInTransaction = write.immediate.bind(write)
+    const replay = db.transaction((): SpilledRows => {
+      // read under the lock: a file of many rows is not read again for every try that finds it
+      const spilled = readSpill(this.spillFile, ROW_COLUMNS)
+      const committed = (this.selectCommitted.get() as number | undefined) ?? 0
+      const values: unknown[] = []
+      let rows = 0
+      for (let r = 0; r < spilled.seqs.length; r++) {
+        if (spilled.seqs[r] <= committed) continue // committed before a crash left the file whole
+        for (let c = 0; c < ROW_COLUMNS; c++) values.push(spilled.values[r * ROW_COLUMNS + c])
+        rows++
+      }
+      if (rows > 0) {
+        this.insertRows(values)
+        for (const sum of rollUp(values)) this.upsertHour.run(sum)
+      }
+      if (spilled.maxSeq > committed) this.upsertCommitted.run(spilled.maxSeq)
+      return spilled
+    })
+    this.replayInTransaction = replay.immediate.bind(replay)
+  }
+
+  /**
+   * Opens (creating when missing) the log database at `path` to write, and replays what its side
+   * file holds (a daemon killed while the database was locked).
+   */
+  static async open(path: string, options: LogWriterOptions = {}): Promise<LogWriter> {
+    mkdirSync(dirname(path), {recursive: true, mode: 0o700})
+    privateFiles(path)
+    const db = openSqlite(path)
+    try {
+      await walMode(db)
+      return LogWriter.prepare(db, options)
+    } catch (error) {
+      db.close()
+      throw error
+    }
+  }
+
+  /** Opens it without waiting for WAL mode (already set: the writer thread's fallback). */
+  static openNow(path: string, options: LogWriterOptions = {}): LogWriter {
+    const db = openSqlite(path)
+    try {
+      db.pragma('journal_mode = WAL')
+      return LogWriter.prepare(db, options)
+    } catch (error) {
+      db.close()
+      throw error
+    }
+  }
+
+  private static prepare(db: Db, options: LogWriterOptions): LogWriter {
+    db.pragma('synchronous = NORMAL')
+    // the schema may need the write lock (a new table or column): at start, worth waiting for
+    db.pragma(`busy_timeout = ${OPEN_BUSY_MS}`)
+    db.exec(SCHEMA)
+    db.exec(SPILL_SCHEMA)
+    addColumns(db)
+    // then short: a batch that finds another process's lock goes to the side file instead of
+    // waiting (the rows of the requests that end meanwhile would wait in memory, lost to a kill -9)
+    db.pragma(`busy_timeout = ${WRITE_BUSY_MS}`)
+    const writer = new LogWriter(db, options)
+    writer.recoverSpill()
+    if (options.retentionDays !== undefined) {
+      const days = options.retentionDays
+      const prune = (): void => {
+        try {
+          writer.prune(days)
+        } catch (error) {
+          // a full disk can refuse even a DELETE's journal, a rescan can hold the lock: pruning
+          // waits for the next hour
+          if (!isBusy(error)) writer.reportProblem(`could not prune old rows: ${(error as Error).message}`)
+        }
+      }
+      prune()
+      writer.pruneTimer = setInterval(prune, HOUR_MS)
+      writer.pruneTimer.unref()
+    }
+    return writer
+  }
+
+  /** The side file left by the last run: its torn tail cut, its rows replayed (or kept to retry). */
+  private recoverSpill(): void {
+    const committed = (this.selectCommitted.get() as number | undefined) ?? 0
+    const spilled = readSpill(this.spillFile, ROW_COLUMNS)
+    this.nextSeq = Math.max(committed, spilled.maxSeq) + 1
+    if (spilled.bytes === 0) return
+    if (spilled.goodBytes < spilled.bytes) truncateSpill(this.spillFile, spilled.goodBytes)
+    this.spillSize = spilled.goodBytes
+    this.spilledRows = spilled.seqs.filter((seq) => seq > committed).length
+    this.dropped += spilled.bad
+    this.replay()
   }
 
   /** The INSERT of `rows` log rows in one statement (prepared on first use). */
@@ -278,73 +490,342 @@ export class LogStore {
    * Inserts a batch's rows with as few statements as the chunk sizes allow (a batch of 15 rows is
    * three statements, not 15): fewer calls into SQLite, each binding a flat array of values.
    */
-  private insertRows(rows: LogEntry[]): void {
+  private insertRows(values: ArrayLike<unknown>): void {
+    const rows = values.length / ROW_COLUMNS
     let i = 0
     for (const size of INSERT_CHUNKS) {
-      if (rows.length - i < size) continue
+      if (rows - i < size) continue
       const statement = this.insertOf(size)
-      const values: unknown[] = new Array(size * ROW_COLUMNS)
-      while (rows.length - i >= size) {
-        let v = 0
-        for (let k = 0; k < size; k++) {
-          const e = rows[i + k]
-          // in the column order of INSERT_LOGS
-          values[v++] = Math.round(e.time)
-          values[v++] = e.agentId
-          values[v++] = e.keyPrefix
-          values[v++] = e.policyId
-          values[v++] = e.entrance
-          values[v++] = e.requestedModel
-          values[v++] = e.provider
-          values[v++] = e.model
-          values[v++] = e.status
-          values[v++] = e.fallback ? 1 : 0
-          values[v++] = e.inputTokens
-          values[v++] = e.outputTokens
-          values[v++] = e.cacheReadTokens
-          values[v++] = e.cacheCreationTokens
-          values[v++] = e.reasoningTokens
-          values[v++] = e.latencyMs
-          values[v++] = e.ttfbMs
-          values[v++] = e.error
-          values[v++] = e.project
-          values[v++] = e.requestId ?? null
-          values[v++] = e.upstreamFamily ?? null
-          values[v++] = e.broken ? 1 : 0
-          values[v++] = e.cache1hTokens ?? 0
-        }
-        statement.run(values)
+      const chunk: unknown[] = new Array(size * ROW_COLUMNS)
+      while (rows - i >= size) {
+        const from = i * ROW_COLUMNS
+        for (let v = 0; v < chunk.length; v++) chunk[v] = values[from + v]
+        statement.run(chunk)
         i += size
       }
     }
   }
 
-  /** Opens (creating when missing) the log database at `path`. */
-  static async open(path: string, options: LogStoreOptions = {}): Promise<LogStore> {
-    mkdirSync(dirname(path), {recursive: true, mode: 0o700})
-    privateFiles(path)
-    const db = openSqlite(path)
-    await walMode(db)
-    db.pragma('synchronous = NORMAL')
-    // short: a write is synchronous, and the gateway's event loop must not wait on another
-    // process's lock (a busy batch is queued again instead, see flushQuietly)
-    db.pragma('busy_timeout = 100')
-    db.exec(SCHEMA)
-    addColumns(db)
-    const store = new LogStore(db, options)
-    if (options.retentionDays !== undefined) {
-      const prune = (): void => {
-        try {
-          store.prune(options.retentionDays!)
-        } catch (error) {
-          // a full disk can refuse even a DELETE's journal: pruning waits for the next hour
-          store.reportProblem(`could not prune old rows: ${(error as Error).message}`)
-        }
-      }
-      prune()
-      store.pruneTimer = setInterval(prune, HOUR_MS)
-      store.pruneTimer.unref()
+  /**
+   * Writes a batch (its rows' values, see {@link rowValues}) in one transaction with its roll-up.
+   * A batch that finds the database locked goes to the side file; one the disk refuses is lost
+   * and counted. Never throws.
+   */
+  write(values: ArrayLike<unknown>): void {
+    const rows = values.length / ROW_COLUMNS
+    if (rows === 0 || this.closed) return
+    if (this.spilledRows > 0) {
+      // earlier rows wait in the side file: this batch goes after them, in order
+      this.spill(values)
+      if (Date.now() - this.lastReplay >= SPILL_RETRY_MS && !this.retryTimer) this.replay()
+      return
     }
+    try {
+      this.writeInTransaction(values, rollUp(values))
+      this.busySince = undefined
+      this.writeWorks()
+    } catch (error) {
+      if (isBusy(error) && !this.closed) {
+        // Another process holds the write lock (`gwctl usage rescan` swapping its history table
+        // in takes about a second on a big history): nothing of the batch was written. It goes to
+        // the side file, where a kill -9 cannot lose it, and is replayed in order once the lock
+        // is free (retried every SPILL_RETRY_MS).
+        this.busySince ??= Date.now()
+        this.spill(values)
+        this.scheduleReplay()
+        return
+      }
+      this.failed(error, rows)
+    }
+  }
+
+  /** Appends a batch to the side file (one write); a refusal loses it, counted and reported. */
+  private spill(values: ArrayLike<unknown>): void {
+    const rows = values.length / ROW_COLUMNS
+    if (this.spilledRows + rows > MAX_QUEUED_ROWS) {
+      this.dropped += rows
+      this.reportProblem(`the log database stayed locked: ${rows} rows were dropped to bound the side file`)
+      return
+    }
+    try {
+      this.spillSize = appendSpill(this.spillFile, values, ROW_COLUMNS, this.nextSeq, this.spillSize)
+      this.nextSeq += rows
+      this.spilledRows += rows
+    } catch (error) {
+      this.dropped += rows
+      this.reportProblem(`could not keep a locked batch in ${this.spillFile}: ${(error as Error).message}`)
+    }
+  }
+
+  private scheduleReplay(ms = SPILL_RETRY_MS): void {
+    if (this.retryTimer || this.closed) return
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined
+      if (this.spilledRows > 0) this.replay()
+    }, ms)
+    this.retryTimer.unref()
+  }
+
+  /**
+   * Commits the side file's rows above the committed sequence (with the new highest sequence, in
+   * one transaction), then empties the file. Returns whether the file is empty now.
+   */
+  replay(): boolean {
+    this.lastReplay = Date.now()
+    let spilled: SpilledRows
+    try {
+      spilled = this.replayInTransaction()
+    } catch (error) {
+      if (isBusy(error)) {
+        this.busySince ??= Date.now()
+        const lockedMs = Date.now() - this.busySince
+        if (lockedMs > BUSY_REPORT_MS)
+          this.reportProblem(
+            `the log database has been locked by another process for ${Math.round(lockedMs / 1000)} s (${this.spilledRows} rows kept in ${this.spillFile})`,
+          )
+        this.scheduleReplay(SPILL_RETRY_MS)
+      } else {
+        // a full disk, damage: the rows stay in the file; tried again less often
+        this.failed(error, 0)
+        this.scheduleReplay(SPILL_FAILED_RETRY_MS)
+      }
+      return false
+    }
+    // committed: a crash from here on leaves rows at or below the committed sequence, skipped
+    try {
+      truncateSpill(this.spillFile, 0)
+      this.spillSize = 0
+    } catch (error) {
+      // the rows are committed; the file is emptied at the next replay (its rows are skipped)
+      this.spillSize = spilled.goodBytes
+      this.reportProblem(`could not empty ${this.spillFile}: ${(error as Error).message}`)
+    }
+    this.spilledRows = 0
+    this.busySince = undefined
+    this.writeWorks()
+    this.options.onCounts?.()
+    return true
+  }
+
+  /** A write that was neither committed nor kept: counted, reported, and marked when damage. */
+  private failed(error: unknown, rows: number): void {
+    // A full disk must not take the gateway down; the rows of this batch are lost.
+    this.dropped += rows
+    if (isDamage(error)) {
+      // the next start moves this file aside (log-db-check.ts)
+      markDamaged(this.db.name, (error as Error).message)
+      this.reportProblem(
+        `could not write a batch: the database is damaged (${(error as Error).message}); \`gwctl gateway restart\` moves it aside`,
+      )
+    } else this.reportProblem(`could not write a batch: ${(error as Error).message}`)
+  }
+
+  private writeWorks(): void {
+    // only a batch actually written says the disk works again
+    if (this.writeProblem !== undefined) {
+      this.writeProblem = undefined
+      this.options.onWriteProblem?.(undefined)
+    }
+  }
+
+  /** Reports a problem once, until a write works again. */
+  reportProblem(problem: string): void {
+    if (this.writeProblem !== undefined) return
+    this.writeProblem = problem
+    if (this.options.onWriteProblem) this.options.onWriteProblem(problem)
+    else process.emitWarning(`gwctl log store: ${problem}`)
+  }
+
+  /** Deletes rows (and whole roll-up hours) older than `days` days; returns the log rows deleted. */
+  prune(days: number): number {
+    const cutoff = this.now() - days * DAY_MS
+    return this.db.transaction(() => {
+      const deleted = this.db.prepare('DELETE FROM logs WHERE ts < ?').run(cutoff).changes
+      this.db.prepare('DELETE FROM usage_hourly WHERE hour < ?').run(Math.floor(cutoff / HOUR_MS))
+      return deleted
+    })()
+  }
+
+  /** Tries the side file once more (what is left stays for the next start) and closes. */
+  close(): void {
+    if (this.closed) return
+    if (this.retryTimer) clearTimeout(this.retryTimer)
+    if (this.pruneTimer) clearInterval(this.pruneTimer)
+    if (this.spilledRows > 0) this.replay()
+    if (this.retryTimer) clearTimeout(this.retryTimer)
+    this.closed = true
+    this.db.close()
+  }
+}
+
+/**
+ * A batch's hourly sums: at a steady request rate most rows of a batch share one (hour, agent,
+ * provider, model, ...) bucket, so this is one upsert per bucket instead of one per request.
+ */
+function rollUp(values: ArrayLike<unknown>): Iterable<HourSum> {
+  const hours = new Map<string, HourSum>()
+  for (let o = 0; o < values.length; o += ROW_COLUMNS) {
+    const time = values[o + F.time] as number
+    const status = values[o + F.status] as number
+    const broken = values[o + F.broken] === 1
+    const hour = Math.floor(time / HOUR_MS)
+    const fallback = values[o + F.fallback] as number
+    const klass = statusClass(status, broken)
+    const isError = status >= 400 || broken ? 1 : 0
+    const key = bucketKey(hour, values, o, klass, fallback)
+    const sum = hours.get(key)
+    const input = values[o + F.inputTokens] as number
+    const output = values[o + F.outputTokens] as number
+    const cacheRead = values[o + F.cacheReadTokens] as number
+    const cacheCreation = values[o + F.cacheCreationTokens] as number
+    const reasoning = values[o + F.reasoningTokens] as number
+    const cache1h = values[o + F.cache1hTokens] as number
+    if (sum) {
+      sum.requests++
+      sum.isError += isError
+      sum.inputTokens += input
+      sum.outputTokens += output
+      sum.cacheReadTokens += cacheRead
+      sum.cacheCreationTokens += cacheCreation
+      sum.cache1hTokens += cache1h
+      sum.reasoningTokens += reasoning
+    } else
+      hours.set(key, {
+        hour,
+        agentId: text(values[o + F.agentId]),
+        keyPrefix: text(values[o + F.keyPrefix]),
+        policyId: text(values[o + F.policyId]),
+        provider: text(values[o + F.provider]),
+        model: text(values[o + F.model]),
+        project: text(values[o + F.project]),
+        statusClass: klass,
+        fallback,
+        requests: 1,
+        isError,
+        inputTokens: input,
+        outputTokens: output,
+        cacheReadTokens: cacheRead,
+        cacheCreationTokens: cacheCreation,
+        cache1hTokens: cache1h,
+        reasoningTokens: reasoning,
+      })
+  }
+  return hours.values()
+}
+
+/** Slots of the counters the writer thread shares with the store (an Int32Array). */
+const ACKED = 0 // how many batches the writer thread has written (or kept in the side file)
+const DROPPED = 1 // the writer thread's dropped rows
+const SPILLED = 2 // rows in the side file not yet committed
+const CLOSED = 3 // 1 once the writer thread closed its connection
+/** The longest a read waits for the writer thread to write what was queued before it (ms). */
+const READ_WAIT_MS = 250
+/** The longest a close waits for the writer thread to write the queue and close (ms). */
+const CLOSE_WAIT_MS = 10_000
+
+/** What the writer thread says to its store. */
+export type LogWorkerMessage =
+  | {type: 'ready'}
+  | {type: 'failed'; message: string; code?: string}
+  | {type: 'problem'; problem: string | null}
+
+/** What the writer thread is started with. */
+export interface LogWorkerData {
+  path: string
+  retentionDays?: number
+  counters: SharedArrayBuffer
+}
+
+export class LogStore {
+  private queue: LogEntry[] = []
+  private timer: NodeJS.Timeout | undefined
+  private readonly flushMs: number
+  private readonly batchSize: number
+  private closed = false
+  /** The writer on this thread (inline, or the fallback when the writer thread died). */
+  private writer: LogWriter | undefined
+  private worker: Worker | undefined
+  private counters: Int32Array | undefined
+  /** Batches posted to the writer thread (the writer counts those it handled in ACKED). */
+  private posted = 0
+  /** Rows posted to the writer thread and not acknowledged yet, by batch number. */
+  private readonly inFlight = new Map<number, number>()
+  /** Rows lost on this thread (the writer thread died with them). */
+  private lostHere = 0
+  /** Why the writer thread's last write failed (its reports, once per change). */
+  private threadProblem: string | undefined
+
+  private constructor(
+    /** The connection reads use: the writer's in inline mode, a read connection of its own else. */
+    private readonly db: Db,
+    private readonly options: LogStoreOptions,
+  ) {
+    this.flushMs = options.flushMs ?? DEFAULT_FLUSH_MS
+    this.batchSize = options.batchSize ?? 500
+  }
+
+  /**
+   * Opens (creating when missing) the log database at `path`. With `writer: 'thread'` (the
+   * daemon) the writes run on a worker thread that owns the write connection: the request thread
+   * only queues rows and hands each batch over in one message; reads use a connection of their
+   * own (WAL: readers never wait on the writer). Default `inline`: writes on this thread.
+   */
+  static async open(path: string, options: LogStoreOptions = {}): Promise<LogStore> {
+    // `../store/`: the same file from src/store/, dist/store/ and dist/chunks/ (where the bundle
+    // may put this module). Run from the TypeScript sources (the tests), it is not there: inline.
+    const workerFile = new URL('../store/log-worker.js', import.meta.url)
+    if (options.writer !== 'thread' || !existsSync(workerFile)) {
+      const writer = await LogWriter.open(path, options)
+      const store = new LogStore(writer.db, options)
+      store.writer = writer
+      return store
+    }
+    const counters = new Int32Array(new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT))
+    const {Worker} = await import('node:worker_threads')
+    const data: LogWorkerData = {
+      path,
+      retentionDays: options.retentionDays,
+      counters: counters.buffer as SharedArrayBuffer,
+    }
+    const worker = new Worker(workerFile, {workerData: data})
+    // a problem said before the store exists (a side file that could not be replayed)
+    let early: string | undefined
+    let onProblem: (problem: string | undefined) => void = (problem) => (early = problem)
+    await new Promise<void>((resolve, reject) => {
+      const starting = (message: LogWorkerMessage): void => {
+        if (message.type === 'ready') {
+          worker.off('message', starting)
+          worker.off('error', reject)
+          resolve()
+        } else if (message.type === 'failed') {
+          reject(Object.assign(new Error(message.message), {code: message.code, path}))
+          void worker.terminate()
+        } else onProblem(message.problem ?? undefined)
+      }
+      worker.on('message', starting)
+      worker.once('error', reject)
+    })
+    let db: Db
+    try {
+      db = openSqlite(path, {fileMustExist: true})
+      db.pragma('busy_timeout = 100')
+    } catch (error) {
+      await worker.terminate()
+      throw error
+    }
+    const store = new LogStore(db, options)
+    store.worker = worker
+    store.counters = counters
+    onProblem = (problem) => store.threadReported(problem)
+    if (early !== undefined) store.threadReported(early)
+    worker.on('message', (message: LogWorkerMessage) => {
+      if (message.type === 'problem') store.threadReported(message.problem ?? undefined)
+    })
+    worker.on('error', (error) => store.threadDied(error.message))
+    worker.on('exit', (code) => {
+      if (!store.closed) store.threadDied(`it exited with code ${code}`)
+    })
+    worker.unref()
     return store
   }
 
@@ -425,8 +906,7 @@ export class LogStore {
   append(entry: LogEntry): void {
     if (this.closed) return
     this.queue.push(entry)
-    // while another process holds the lock, only the retry timer tries again
-    if (this.queue.length >= this.batchSize && this.busySince === undefined) {
+    if (this.queue.length >= this.batchSize) {
       if (this.timer) clearTimeout(this.timer)
       this.timer = undefined
       setImmediate(() => this.flushQuietly())
@@ -439,12 +919,10 @@ export class LogStore {
     }
   }
 
-  /** Writes every queued row now, in one transaction. */
+  /** Writes every queued row now (committed, or kept in the side file while the database is locked). */
   flush(): void {
-    if (this.queue.length === 0) return
-    const batch = this.queue
-    this.queue = []
-    this.writeBatch(batch)
+    this.flushQuietly()
+    if (this.worker) this.waitForThread(READ_WAIT_MS)
   }
 
   /** The database file. */
@@ -452,122 +930,103 @@ export class LogStore {
     return this.db.name
   }
 
-  /** Rows waiting to be written. */
+  /** Rows not committed yet: queued here, on their way to the writer thread, or in the side file. */
   get pending(): number {
-    return this.queue.length
+    let inFlight = 0
+    if (this.counters) {
+      const acked = Atomics.load(this.counters, ACKED)
+      for (const [id, rows] of this.inFlight) if (id > acked) inFlight += rows
+    }
+    const spilled = this.counters ? Atomics.load(this.counters, SPILLED) : (this.writer?.spilledRows ?? 0)
+    return this.queue.length + inFlight + spilled
   }
 
-  /** Rows lost since the store opened (a batch the disk refused, or past the locked-queue bound). */
-  dropped = 0
+  /** Rows lost since the store opened (a batch the disk refused, or past the side file's bound). */
+  get dropped(): number {
+    return (
+      this.lostHere + (this.counters ? Atomics.load(this.counters, DROPPED) : 0) + (this.writer?.dropped ?? 0)
+    )
+  }
 
+  /** Hands the queue to the writer: one message to the writer thread, or a write here. */
   private flushQuietly(): void {
     if (this.queue.length === 0) return
     const batch = this.queue
     this.queue = []
-    try {
-      this.writeBatch(batch)
-      this.busySince = undefined
-      // only a batch actually written says the disk works again (a query's flush of an empty
-      // queue does not)
-      if (this.writeProblem !== undefined) {
-        this.writeProblem = undefined
-        this.options.onWriteProblem?.(undefined)
-      }
-    } catch (error) {
-      if ((error as {code?: string}).code === 'SQLITE_BUSY' && !this.closed) {
-        // Another process holds the write lock (`gwctl usage rescan` swapping its history table
-        // in takes seconds on a big history): nothing of the batch was written, so it goes back
-        // to the head of the queue and is tried again shortly, in order, without blocking the
-        // event loop for more than the short busy timeout. Only a lock held for long, or a queue
-        // grown past its bound, is a problem worth reporting.
-        this.queue = batch.concat(this.queue)
-        this.busySince ??= Date.now()
-        if (Date.now() - this.busySince > BUSY_REPORT_MS)
-          this.reportProblem(
-            `the log database has been locked by another process for ${Math.round((Date.now() - this.busySince) / 1000)} s`,
-          )
-        if (this.queue.length > MAX_QUEUED_ROWS) {
-          const lost = this.queue.length - MAX_QUEUED_ROWS
-          this.queue = this.queue.slice(lost)
-          this.dropped += lost
-          this.reportProblem(`the log database stayed locked: ${lost} rows were dropped to bound memory`)
-        }
-        if (!this.timer) {
-          this.timer = setTimeout(() => {
-            this.timer = undefined
-            this.flushQuietly()
-          }, BUSY_RETRY_MS)
-          this.timer.unref()
-        }
-        return
-      }
-      // A full disk must not take the gateway down; the rows of this batch are lost.
-      this.dropped += batch.length
-      if (isDamage(error)) {
-        // the next start moves this file aside (log-db-check.ts)
-        markDamaged(this.path, (error as Error).message)
-        this.reportProblem(
-          `could not write a batch: the database is damaged (${(error as Error).message}); \`gwctl gateway restart\` moves it aside`,
-        )
-      } else this.reportProblem(`could not write a batch: ${(error as Error).message}`)
+    const values = rowValues(batch)
+    if (this.writer) {
+      this.writer.write(values)
+      return
+    }
+    if (!this.worker || !this.counters) {
+      this.lostHere += batch.length
+      return
+    }
+    const id = ++this.posted
+    this.inFlight.set(id, batch.length)
+    // one string (its JSON.stringify plus the copy measured the same as cloning the array, about
+    // 3 µs a row on a loaded 2-core machine, bench/README.md; the thread parses it off this one)
+    this.worker.postMessage(JSON.stringify(values))
+    // forget what the writer thread has acknowledged (a few entries at most)
+    const acked = Atomics.load(this.counters, ACKED)
+    for (const done of this.inFlight.keys()) if (done <= acked) this.inFlight.delete(done)
+  }
+
+  /**
+   * Blocks until the writer thread has handled every batch posted so far, for at most `ms`
+   * (a read that must see the rows queued before it; close). Whether it has.
+   */
+  private waitForThread(ms: number): boolean {
+    const counters = this.counters!
+    const until = Date.now() + ms
+    for (;;) {
+      const acked = Atomics.load(counters, ACKED)
+      if (acked >= this.posted) return true
+      const left = until - Date.now()
+      if (left <= 0) return false
+      Atomics.wait(counters, ACKED, acked, left)
     }
   }
 
-  private reportProblem(problem: string): void {
-    if (this.writeProblem !== undefined) return
-    this.writeProblem = problem
+  /** The writer thread's report of a write problem (once per change), passed on. */
+  private threadReported(problem: string | undefined): void {
+    if (problem === this.threadProblem) return
+    this.threadProblem = problem
     if (this.options.onWriteProblem) this.options.onWriteProblem(problem)
-    else process.emitWarning(`gwctl log store: ${problem}`)
+    else if (problem !== undefined) process.emitWarning(`gwctl log store: ${problem}`)
   }
 
-  private readonly writeBatch = (batch: LogEntry[]): void => {
-    // The hourly rows of a batch are summed in memory first: at a steady request rate most rows of
-    // a batch share one (hour, agent, provider, model, ...) bucket, so this is one upsert per
-    // bucket instead of one per request.
-    const hours = new Map<string, HourSum>()
-    for (const e of batch) {
-      const hour = Math.floor(Math.round(e.time) / HOUR_MS)
-      const fallback = e.fallback ? 1 : 0
-      const klass = statusClass(e.status, e.broken)
-      const isError = e.status >= 400 || e.broken ? 1 : 0
-      const key = bucketKey(hour, e, klass, fallback)
-      const sum = hours.get(key)
-      if (sum) {
-        sum.requests++
-        sum.isError += isError
-        sum.inputTokens += e.inputTokens
-        sum.outputTokens += e.outputTokens
-        sum.cacheReadTokens += e.cacheReadTokens
-        sum.cacheCreationTokens += e.cacheCreationTokens
-        sum.cache1hTokens += e.cache1hTokens ?? 0
-        sum.reasoningTokens += e.reasoningTokens
-      } else
-        hours.set(key, {
-          hour,
-          agentId: e.agentId ?? '',
-          keyPrefix: e.keyPrefix ?? '',
-          policyId: e.policyId ?? '',
-          provider: e.provider ?? '',
-          model: e.model ?? '',
-          project: e.project ?? '',
-          statusClass: klass,
-          fallback,
-          requests: 1,
-          isError,
-          inputTokens: e.inputTokens,
-          outputTokens: e.outputTokens,
-          cacheReadTokens: e.cacheReadTokens,
-          cacheCreationTokens: e.cacheCreationTokens,
-          cache1hTokens: e.cache1hTokens ?? 0,
-          reasoningTokens: e.reasoningTokens,
-        })
+  /**
+   * The writer thread died (a bug, or out of memory): the batches it had not acknowledged are
+   * lost and counted; writing goes on here, on the request thread, until a restart.
+   */
+  private threadDied(reason: string): void {
+    const worker = this.worker
+    if (!worker) return
+    this.worker = undefined
+    const acked = this.counters ? Atomics.load(this.counters, ACKED) : 0
+    for (const [id, rows] of this.inFlight) if (id > acked) this.lostHere += rows
+    this.inFlight.clear()
+    if (this.counters) this.lostHere += Atomics.load(this.counters, DROPPED)
+    this.counters = undefined
+    try {
+      this.writer = LogWriter.openNow(this.db.name, {
+        retentionDays: this.options.retentionDays,
+        onWriteProblem: (problem) => this.threadReported(problem),
+      })
+      this.threadReported(
+        `the log writer thread stopped (${reason}); writing on the request thread until a restart`,
+      )
+    } catch (error) {
+      this.threadReported(
+        `the log writer thread stopped (${reason}) and the log cannot be written: ${(error as Error).message}`,
+      )
     }
-    this.writeInTransaction(batch, hours.values())
   }
 
   /** Recent requests, newest first (queued rows are written first so they show up). */
   queryLogs(filters: LogFilters = {}): LogRow[] {
-    this.flushQuietly()
+    this.flush()
     return selectLogs(this.db, filters)
   }
 
@@ -576,7 +1035,7 @@ export class LogStore {
    * Reads the hourly roll-up, plus the raw rows of the partial hour after `since`.
    */
   usage(filters: Omit<LogFilters, 'limit'> & {pivot?: Pivot} = {}): UsageRow[] {
-    this.flushQuietly()
+    this.flush()
     return selectUsage(this.db, filters)
   }
 
@@ -585,25 +1044,24 @@ export class LogStore {
    * oldest first: what the daemon's statusline memory loads once (`daemon/usage-memory.ts`).
    */
   usageEntries(filters: EntryFilters): SessionEntry[] {
-    this.flushQuietly()
+    this.flush()
     return usageEntries(this.db, filters)
   }
 
   /** Runs a read on the database, the queued rows written first (budgets re-read their spend). */
   read<T>(query: (db: Db) => T): T {
-    this.flushQuietly()
+    this.flush()
     return query(this.db)
   }
 
-  /** Deletes rows (and whole roll-up hours) older than `days` days; returns the log rows deleted. */
+  /**
+   * Deletes rows (and whole roll-up hours) older than `days` days; returns the log rows deleted.
+   * Inline only: the writer thread prunes on its own (`retentionDays`, at start and hourly).
+   */
   prune(days: number): number {
-    this.flushQuietly()
-    const cutoff = this.now() - days * DAY_MS
-    return this.db.transaction(() => {
-      const deleted = this.db.prepare('DELETE FROM logs WHERE ts < ?').run(cutoff).changes
-      this.db.prepare('DELETE FROM usage_hourly WHERE hour < ?').run(Math.floor(cutoff / HOUR_MS))
-      return deleted
-    })()
+    this.flush()
+    if (!this.writer) throw new Error('prune runs on the writer thread (retentionDays)')
+    return this.writer.prune(days)
   }
 
   /** `PRAGMA integrity_check` of the open database. */
@@ -611,16 +1069,33 @@ export class LogStore {
     return integrity(this.db)
   }
 
-  /** Writes what is queued and closes the database. */
+  /**
+   * Writes what is queued and closes the database (SIGTERM, SIGINT, `gateway stop`): the writer
+   * thread gets the last batch, commits it (or keeps it in the side file while another process
+   * holds the lock) and closes its connection before this returns.
+   */
   close(): void {
     if (this.closed) return
     if (this.timer) clearTimeout(this.timer)
-    if (this.pruneTimer) clearInterval(this.pruneTimer)
     this.flushQuietly()
     this.closed = true
-    this.db.close()
+    const worker = this.worker
+    const counters = this.counters
+    if (worker && counters) {
+      worker.postMessage({close: true})
+      const until = Date.now() + CLOSE_WAIT_MS
+      while (Atomics.load(counters, CLOSED) === 0 && Date.now() < until)
+        Atomics.wait(counters, CLOSED, 0, until - Date.now())
+      void worker.terminate()
+      this.worker = undefined
+    }
+    this.writer?.close()
+    if (this.db.open) this.db.close()
   }
 }
+
+/** The counters' slots, for the writer thread (log-worker.ts). */
+export const LOG_WORKER_SLOTS = {ACKED, DROPPED, SPILLED, CLOSED} as const
 
 /** `PRAGMA quick_check`: every page (problems listed; empty when sound). */
 function quickCheck(db: Db): string[] {

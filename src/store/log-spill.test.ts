@@ -1,0 +1,245 @@
+/**
+ * The side file of the log writer (logs.pending): batches that find logs.db locked are kept there
+ * and replayed exactly once, whatever point a crash hits.
+ */
+import {appendFileSync, existsSync, readFileSync, statSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {setTimeout as sleep} from 'node:timers/promises'
+import Database from 'better-sqlite3'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {tempHome} from '../../test/helpers/cli.js'
+import {spillPath} from './log-spill.js'
+import type {LogEntry} from './log-store.js'
+import {LogStore, LogWriter, rowValues} from './log-store.js'
+
+const T0 = Date.UTC(2026, 10, 20, 10, 30)
+
+function entry(requestId: string): LogEntry {
+  return {
+    time: T0,
+    agentId: 'agent-a',
+    keyPrefix: 'gw-aaaa…',
+    policyId: 'default',
+    entrance: 'messages',
+    requestedModel: 'claude-x',
+    provider: 'anthropic',
+    model: 'claude-x',
+    status: 200,
+    fallback: false,
+    inputTokens: 10,
+    outputTokens: 5,
+    cacheReadTokens: 2,
+    cacheCreationTokens: 4,
+    cache1hTokens: 3,
+    reasoningTokens: 0,
+    latencyMs: 12.5,
+    ttfbMs: 3.25,
+    error: null,
+    project: 'proj-1',
+    requestId,
+  }
+}
+
+const batch = (prefix: string, n: number): unknown[] =>
+  rowValues(Array.from({length: n}, (_, i) => entry(`${prefix}${i}`)))
+
+let home: {home: string; cleanup: () => void}
+let path: string
+let pending: string
+const open: Array<{close(): void}> = []
+
+beforeEach(() => {
+  home = tempHome()
+  path = join(home.home, 'logs.db')
+  pending = spillPath(path)
+})
+afterEach(() => {
+  for (const o of open.splice(0)) o.close()
+  home.cleanup()
+})
+
+/** Another process's write transaction on logs.db (what `usage rescan`'s swap holds). */
+function lock(): Database.Database {
+  const other = new Database(path)
+  other.pragma('busy_timeout = 0')
+  other.exec('BEGIN IMMEDIATE')
+  return other
+}
+
+function counts(): {
+  rows: number
+  ids: string[]
+  hourly: number
+  hourly1h: number
+  committed: number | undefined
+} {
+  const db = new Database(path, {readonly: true})
+  try {
+    const ids = db.prepare('SELECT request_id FROM logs ORDER BY id').pluck().all() as string[]
+    const hourly = db.prepare('SELECT COALESCE(SUM(requests), 0) FROM usage_hourly').pluck().get() as number
+    const hourly1h = db
+      .prepare('SELECT COALESCE(SUM(cache_1h_tokens), 0) FROM usage_hourly')
+      .pluck()
+      .get() as number
+    const committed = db.prepare('SELECT committed_seq FROM log_spill').pluck().get() as number | undefined
+    return {rows: ids.length, ids, hourly, hourly1h, committed}
+  } finally {
+    db.close()
+  }
+}
+
+/** Waits (timers run late on a loaded machine) until `check` holds, at most 5 s. */
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 250 && !check(); i++) await sleep(20)
+}
+
+async function writer(): Promise<LogWriter> {
+  const w = await LogWriter.open(path, {onWriteProblem: () => undefined})
+  open.push(w)
+  return w
+}
+
+describe('log side file', () => {
+  it('keeps batches that find the database locked in logs.pending (0600, one line per row), then commits them once, in order', async () => {
+    const w = await writer()
+    w.write(batch('a', 3))
+    const other = lock()
+    w.write(batch('b', 4)) // busy: to the side file
+    w.write(batch('c', 2)) // the side file holds rows: after them, in order
+    expect(w.spilledRows).toBe(6)
+    const lines = readFileSync(pending, 'utf8').trimEnd().split('\n')
+    expect(lines).toHaveLength(6)
+    expect(lines.map((l) => (JSON.parse(l) as unknown[])[0])).toEqual([1, 2, 3, 4, 5, 6])
+    expect(statSync(pending).mode & 0o777).toBe(0o600)
+    other.exec('COMMIT')
+    other.close()
+    await until(() => w.spilledRows === 0) // the retry timer replays it (every 50 ms)
+    expect(w.spilledRows).toBe(0)
+    expect(statSync(pending).size).toBe(0)
+    const after = counts()
+    expect(after.ids).toEqual(['a0', 'a1', 'a2', 'b0', 'b1', 'b2', 'b3', 'c0', 'c1'])
+    expect(after.hourly).toBe(9) // the roll-up counted each replayed row once
+    expect(after.hourly1h).toBe(27) // with every column of the row
+    expect(after.committed).toBe(6)
+    // later spills continue the sequence: never a number the database already counts as committed
+    const again = lock()
+    w.write(batch('d', 1))
+    expect((JSON.parse(readFileSync(pending, 'utf8')) as unknown[])[0]).toBe(7)
+    again.exec('COMMIT')
+    again.close()
+  })
+
+  it('a crash between the commit and the truncation doubles nothing: the committed rows are skipped at the next start', async () => {
+    const w = await writer()
+    const other = lock()
+    w.write(batch('x', 5))
+    const kept = readFileSync(pending)
+    other.exec('COMMIT')
+    other.close()
+    expect(w.replay()).toBe(true)
+    expect(counts().rows).toBe(5)
+    w.close()
+    open.length = 0
+    // the file as a crash right after the commit leaves it (truncation never happened)
+    writeFileSync(pending, kept, {mode: 0o600})
+    const next = await writer()
+    expect(next.spilledRows).toBe(0)
+    expect(statSync(pending).size).toBe(0)
+    const after = counts()
+    expect(after.rows).toBe(5)
+    expect(after.hourly).toBe(5)
+    expect(after.committed).toBe(5)
+  })
+
+  it('replays at start what a crash left uncommitted, exactly once over two starts', async () => {
+    const w = await writer()
+    const other = lock()
+    w.write(batch('k', 4))
+    // kill -9 now: the rows are only in the side file (nothing closes cleanly)
+    const kept = readFileSync(pending)
+    other.exec('ROLLBACK')
+    other.close()
+    w.close() // close replays; put the file back as the crash left it, with nothing committed
+    open.length = 0
+    const db = new Database(path)
+    db.exec('DELETE FROM logs; DELETE FROM usage_hourly; DELETE FROM log_spill')
+    db.close()
+    writeFileSync(pending, kept, {mode: 0o600})
+
+    await writer()
+    expect(counts()).toMatchObject({rows: 4, hourly: 4, committed: 4})
+    for (const o of open.splice(0)) o.close()
+    writeFileSync(pending, kept, {mode: 0o600}) // and once more, as if that start's truncation was lost
+    await writer()
+    expect(counts()).toMatchObject({rows: 4, hourly: 4, committed: 4})
+  })
+
+  it('ignores a torn last line (a write cut by a crash), cuts it off and keeps every whole row', async () => {
+    const w = await writer()
+    const other = lock()
+    w.write(batch('t', 3))
+    other.exec('ROLLBACK')
+    other.close()
+    const whole = readFileSync(pending)
+    w.close()
+    open.length = 0
+    const db = new Database(path)
+    db.exec('DELETE FROM logs; DELETE FROM usage_hourly; DELETE FROM log_spill')
+    db.close()
+    writeFileSync(pending, whole, {mode: 0o600})
+    appendFileSync(pending, '[4,1763634600000,"agent-a","gw-aa') // torn: no newline
+    const next = await writer()
+    expect(counts().ids).toEqual(['t0', 't1', 't2'])
+    expect(next.dropped).toBe(1)
+    expect(statSync(pending).size).toBe(0)
+  })
+
+  it('a torn line left while the database stays locked is cut before the next batch is appended', async () => {
+    const first = await writer()
+    const other = lock()
+    first.write(batch('p', 2))
+    first.close() // its replay finds the lock: the rows stay in the side file
+    open.length = 0
+    appendFileSync(pending, '[3,1763634') // torn
+    const next = await writer() // replay at start finds the lock too
+    expect(next.spilledRows).toBe(2)
+    next.write(batch('q', 1))
+    const lines = readFileSync(pending, 'utf8').trimEnd().split('\n')
+    expect(lines.map((l) => (JSON.parse(l) as unknown[])[0])).toEqual([1, 2, 3])
+    other.exec('COMMIT')
+    other.close()
+    expect(next.replay()).toBe(true)
+    expect(counts().ids).toEqual(['p0', 'p1', 'q0'])
+  })
+
+  it('LogStore keeps answering while locked: pending counts the kept rows, reads show them once committed', async () => {
+    const store = await LogStore.open(path, {flushMs: 5})
+    open.push(store)
+    const other = lock()
+    for (let i = 0; i < 10; i++) store.append(entry(`s${i}`))
+    await until(() => existsSync(pending))
+    expect(store.pending).toBe(10)
+    expect(existsSync(pending)).toBe(true)
+    other.exec('COMMIT')
+    other.close()
+    await until(() => store.pending === 0)
+    expect(store.pending).toBe(0)
+    expect(store.queryLogs({limit: 20}).map((r) => r.requestId)).toEqual(
+      Array.from({length: 10}, (_, i) => `s${9 - i}`),
+    )
+  })
+
+  it("a side file line is the sequence, then the row in the insert's column order", async () => {
+    const w = await writer()
+    const other = lock()
+    w.write(batch('f', 1))
+    other.exec('ROLLBACK')
+    other.close()
+    const [row] = readFileSync(pending, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown[])
+    expect(row).toEqual([1, ...batch('f', 1)])
+  })
+})

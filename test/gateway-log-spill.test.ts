@@ -1,0 +1,144 @@
+/**
+ * kill -9 (or `gateway stop`) while another process holds logs.db's write lock (what `gwctl usage
+ * rescan`'s swap does): every answered request still has exactly one row after the next start
+ * (issue 29 item 7). The batches that found the lock went to logs.pending; the next start replays
+ * them once.
+ */
+import {spawn} from 'node:child_process'
+import {existsSync, readFileSync, statSync} from 'node:fs'
+import {join} from 'node:path'
+import Database from 'better-sqlite3'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import {freePort, runCli, tempHome} from './helpers/cli.js'
+import {alive, daemonPid, killDaemon} from './helpers/gateway.js'
+
+const cleanups: Array<() => Promise<void> | void> = []
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c()
+})
+
+/** A child process that holds `BEGIN IMMEDIATE` on the database until its stdin closes. */
+async function holdWriteLock(path: string): Promise<{release: () => Promise<void>}> {
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const db = new (require('better-sqlite3'))(${JSON.stringify(path)}); db.pragma('busy_timeout = 5000');
+       db.exec('BEGIN IMMEDIATE'); process.stdout.write('locked\\n');
+       process.stdin.resume(); process.stdin.on('end', () => { db.exec('COMMIT'); db.close(); process.exit(0) })`,
+    ],
+    {stdio: ['pipe', 'pipe', 'inherit']},
+  )
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('locked')) resolve()
+    })
+    child.once('exit', (code) => reject(new Error(`the lock holder exited with ${code}`)))
+  })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  cleanups.push(() => {
+    if (child.exitCode === null) child.kill('SIGKILL')
+  })
+  return {
+    release: async () => {
+      child.stdin.end()
+      await exited
+    },
+  }
+}
+
+describe('log rows through kill -9 or a stop while logs.db is locked', {timeout: 120_000}, () => {
+  it.each([
+    ['kill -9', 'kill'],
+    ['`gateway stop`', 'stop'],
+  ] as const)('%s: every answered request has exactly one row after the next start', async (_, end) => {
+    const t = tempHome()
+    cleanups.push(t.cleanup, () => killDaemon(t.home))
+    const port = await freePort()
+    const env = {GWCTL_GATEWAY_PORT: String(port)}
+    const start = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {home: t.home, env})
+    expect(start.exitCode, start.stderr).toBe(0)
+    const base = `http://127.0.0.1:${port}`
+    const issued = await fetch(`${base}/api/keys/issue`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json'},
+      body: JSON.stringify({
+        employeeName: 'Ada',
+        employeeContact: 'ada@example.com',
+        agentName: 'spill',
+        agentType: 'generic_agent',
+      }),
+    })
+    expect(issued.status).toBe(200)
+    const {keyValue} = (await issued.json()) as {keyValue: string}
+    const chat = async (i: number): Promise<boolean> => {
+      const res = await fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {authorization: `Bearer ${keyValue}`, 'content-type': 'application/json'},
+        body: JSON.stringify({
+          model: 'sim-mini',
+          stream: i % 2 === 0,
+          stream_options: i % 2 === 0 ? {include_usage: true} : undefined,
+          messages: [{role: 'user', content: `hello ${i}`}],
+        }),
+      })
+      const text = await res.text()
+      return res.status === 200 && text.length > 0
+    }
+
+    // rows committed before the lock
+    const before = await Promise.all(Array.from({length: 10}, (_, i) => chat(i)))
+    expect(before.every(Boolean)).toBe(true)
+    await new Promise((r) => setTimeout(r, 100))
+
+    const dbPath = join(t.home, 'logs.db')
+    const lock = await holdWriteLock(dbPath)
+    const N = 60
+    const answered = await Promise.all(Array.from({length: N}, (_, i) => chat(100 + i)))
+    expect(answered.every(Boolean)).toBe(true)
+    // the batches go to the side file within the 10 ms window plus the 5 ms busy wait (given
+    // up to 3 s here: a loaded test machine may run the writer thread late)
+    const pending = join(t.home, 'logs.pending')
+    const lines = (): number =>
+      existsSync(pending) ? readFileSync(pending, 'utf8').split('\n').length - 1 : 0
+    for (let i = 0; i < 150 && lines() < N; i++) await new Promise((r) => setTimeout(r, 20))
+    expect(lines()).toBe(N)
+    expect(statSync(pending).mode & 0o777).toBe(0o600)
+
+    const pid = daemonPid(t.home)!
+    if (end === 'kill') process.kill(pid, 'SIGKILL')
+    else {
+      // the stop must not wait for the lock: the last batches go to the side file too
+      const stopped = await runCli(['gateway', 'stop'], {home: t.home, env})
+      expect(stopped.exitCode, stopped.stderr).toBe(0)
+    }
+    for (let i = 0; i < 250 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20))
+    expect(alive(pid)).toBe(false)
+    await lock.release()
+
+    const again = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {home: t.home, env})
+    expect(again.exitCode, again.stderr).toBe(0)
+    const logs = await runCli(['logs', '--json', '--limit', '500'], {home: t.home, env})
+    expect(logs.exitCode, logs.stderr).toBe(0)
+    const stop = await runCli(['gateway', 'stop'], {home: t.home, env})
+    expect(stop.exitCode, stop.stderr).toBe(0)
+
+    const db = new Database(dbPath, {readonly: true})
+    cleanups.push(() => {
+      db.close()
+    })
+    const rows = db
+      .prepare(
+        "SELECT COUNT(*) AS n, COUNT(DISTINCT request_id) AS ids FROM logs WHERE entrance = 'chat' AND status = 200",
+      )
+      .get() as {n: number; ids: number}
+    expect(rows).toEqual({n: 10 + N, ids: 10 + N})
+    const hourly = db
+      .prepare("SELECT SUM(requests) FROM usage_hourly WHERE status_class = '2xx'")
+      .pluck()
+      .get()
+    expect(hourly).toBe(10 + N)
+    expect(statSync(pending).size).toBe(0)
+  })
+})
