@@ -5,7 +5,9 @@
  *
  * Nothing here runs on the request path: the router emits each finished request's log row on the
  * event bus (after its answer went out); this module only pushes the row onto an array, and folds
- * the array into the metrics and spans in a batch a moment later (or when Prometheus scrapes).
+ * the array into the metrics' sums and the spans in a batch a moment later (or when Prometheus
+ * scrapes). prom-client and the pricer are loaded at the first scrape, `@opentelemetry/*` only
+ * with an endpoint.
  */
 import type {LogEntry} from '../../store/log-store.js'
 import type {OtlpTarget, TelemetryStatus} from '../../gateway/telemetry.js'
@@ -15,7 +17,7 @@ import {onGatewayEvent} from '../events.js'
 import type {Routing} from '../routing.js'
 import type {GatewayContext, GatewayRequest} from '../server.js'
 import {sendError} from '../server.js'
-import type {CostOf} from './metrics.js'
+import type {PricerLoader, SumsPricer} from './metrics.js'
 import {GatewayMetrics, METRICS_CONTENT_TYPE} from './metrics.js'
 import type {OtlpExport} from './otlp.js'
 
@@ -68,16 +70,16 @@ export function otlpConfig(version: string, env: NodeJS.ProcessEnv = process.env
 }
 
 /**
- * Prices rows as `gwctl usage` does (a provider's own prices, else the bundled table), for
- * `gwctl_cost_usd_total`. The pricer is a use case of services/ and is loaded by `import()`, as the
- * daemon loads the simulator: the daemon's static imports stay within its layer. Undefined when it
- * cannot be loaded (the metric then stays empty; counts and tokens do not need it).
+ * The pricer of `gwctl usage` (a provider's own prices, else the bundled table), for
+ * `gwctl_cost_usd_total`, loaded at the first scrape: a gateway nobody scrapes never loads it nor
+ * its price table. It is a use case of services/ and is loaded by `import()`, as the daemon loads
+ * the simulator: the daemon's static imports stay within its layer. Undefined when it cannot be
+ * loaded (the metric then stays empty; counts and tokens do not need it).
  */
-export async function pricedRows(): Promise<CostOf | undefined> {
+export async function loadPricer(): Promise<SumsPricer | undefined> {
   try {
     const {createPricer} = await import('../../services/usage-cost.js')
-    const pricer = await createPricer()
-    return (entry) => pricer.cost(entry.model ?? entry.requestedModel, entry, entry.provider)
+    return await createPricer()
   } catch {
     return undefined
   }
@@ -87,8 +89,8 @@ export interface TelemetryOptions {
   routing?: Routing
   /** Export settings (undefined: no export, and no `@opentelemetry/*` module is loaded). */
   otlp?: OtlpConfig
-  /** Prices a row (loaded lazily by the caller), for `gwctl_cost_usd_total`. */
-  costOf?: CostOf
+  /** Loads the pricer for `gwctl_cost_usd_total` at the first scrape (default: {@link loadPricer}). */
+  pricer?: PricerLoader
 }
 
 export class Telemetry {
@@ -109,7 +111,7 @@ export class Telemetry {
         otlp: () => this.otlp?.stats,
         budgets: routing ? () => routing.router.budgets?.views() ?? [] : undefined,
       },
-      options.costOf,
+      options.pricer ?? loadPricer,
     )
   }
 
