@@ -11,8 +11,34 @@
 // RSS idle (1 s after start and one key issue, and 5 s after), peak RSS during `seconds` (default
 // 20) of 64-connection chat load (autocannon), its RSS and high-water mark (VmHWM) after, then the
 // same after one `GET /metrics` (the first scrape loads prom-client and the pricer). One JSON line.
+//
+// `node bench/telemetry.js collector accept|hang`: the OTLP collectors of `npm run bench`'s export
+// rows (bench/run.js), in a process of their own; prints `READY <port>`. `accept` reads each export
+// and answers 200 `{}`; `hang` is a TCP server that accepts connections and never says a byte.
 import {createServer} from 'node:http'
 import {readFileSync} from 'node:fs'
+
+if (process.argv[2] === 'collector') {
+  await collector(process.argv[3])
+  await new Promise(() => {}) // serves until the bench kills it
+}
+
+async function collector(mode) {
+  process.on('SIGTERM', () => process.exit(0))
+  const {createServer: createTcpServer} = await import('node:net')
+  const server =
+    mode === 'hang'
+      ? createTcpServer((socket) => socket.on('error', () => {})) // accepts, reads nothing, answers nothing
+      : createServer((req, res) => {
+          req.resume()
+          req.on('end', () => {
+            res.writeHead(200, {'content-type': 'application/json'})
+            res.end('{}')
+          })
+        })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  process.stdout.write(`READY ${server.address().port}\n`)
+}
 
 if (process.argv[2] === 'rss') {
   await daemonMemory(Number(process.argv[3] ?? 20))
