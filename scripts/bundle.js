@@ -42,6 +42,7 @@ const ENTRY_PATTERNS = [
   /^store\/(state|log-store)\.js$/, // scripts/gen-validators.js, bench/, test/reliability
   /^daemon\/events\.js$/, // bench/telemetry.js
   /^daemon\/telemetry\/telemetry\.js$/, // bench/telemetry.js
+  /^daemon\/telemetry\/otlp-(thread|worker)\.js$/, // the OTLP export thread, started by path from otlp-thread.js
 ]
 
 /**

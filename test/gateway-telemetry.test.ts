@@ -8,7 +8,7 @@
 import {spawn} from 'node:child_process'
 import type {IncomingMessage, Server} from 'node:http'
 import {createServer, request as httpRequest} from 'node:http'
-import {readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
@@ -514,11 +514,16 @@ export async function resolve(specifier, context, next) {
   if (r.url.startsWith('file:')) appendFileSync(process.env.MODULES_OUT, r.url + '\\\\n')
   return r
 }\`))
-const Module = createRequire(import.meta.url)('node:module')
+const require = createRequire(import.meta.url)
+const Module = require('node:module')
+const {threadId} = require('node:worker_threads')
 const resolveFilename = Module._resolveFilename
 Module._resolveFilename = function (...args) {
   const file = resolveFilename.apply(this, args)
-  if (file.startsWith('/')) appendFileSync(process.env.MODULES_OUT, 'file://' + file + '\\n')
+  if (file.startsWith('/')) {
+    appendFileSync(process.env.MODULES_OUT, 'file://' + file + '\\n')
+    appendFileSync(process.env.MODULES_OUT + '.threads', threadId + ' ' + file + '\\n')
+  }
   return file
 }
 `
@@ -567,6 +572,14 @@ describe('what the daemon loads', {timeout: 60_000}, () => {
             .filter((l) => l.includes('/node_modules/'))
             .map((l) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(l)![1]),
         ),
+      /** The thread ids (0: the main thread) that required files of a package. */
+      threadsOf: (pkg: string) =>
+        new Set(
+          (existsSync(`${out}.threads`) ? readFileSync(`${out}.threads`, 'utf8') : '')
+            .split('\n')
+            .filter((l) => l.includes(`/node_modules/${pkg}/`))
+            .map((l) => Number(l.split(' ')[0])),
+        ),
       /** Whether the pricer of `gwctl usage` (services/usage-cost, a chunk of its own) is loaded. */
       pricer: () =>
         files().some((l) => /\/dist\/(?:chunks\/usage-cost-[^/]*|services\/usage-cost)\.js$/.test(l)),
@@ -586,6 +599,10 @@ describe('what the daemon loads', {timeout: 60_000}, () => {
     expect(on.packages()).toContain('@opentelemetry/sdk-trace-base')
     expect(on.packages()).toContain('@opentelemetry/exporter-trace-otlp-http')
     expect(on.packages()).toContain('@opentelemetry/sdk-metrics')
+    // the SDK runs in the export thread: the thread that answers requests never loads it
+    const threads = on.threadsOf('@opentelemetry/sdk-trace-base')
+    expect(threads.size).toBeGreaterThan(0)
+    expect(threads.has(0)).toBe(false)
   })
 
   it('until the first scrape: neither prom-client nor the pricer and its price table, even with traffic', async () => {

@@ -1,7 +1,8 @@
 /**
  * The gateway's telemetry: Prometheus metrics on `GET /metrics` (always on, loopback only like the
  * rest of the management API) and, when an OTLP endpoint is configured, OpenTelemetry export
- * (otlp.ts, loaded only then). docs/TELEMETRY.md describes both.
+ * (otlp.ts, in a thread of its own started only then: otlp-worker.ts). docs/TELEMETRY.md
+ * describes both.
  *
  * Nothing here runs on the request path: the router emits each finished request's log row on the
  * event bus (after its answer went out); this module only pushes the row onto an array, and folds
@@ -19,7 +20,7 @@ import type {GatewayContext, GatewayRequest} from '../server.js'
 import {sendError} from '../server.js'
 import type {PricerLoader, SumsPricer} from './metrics.js'
 import {GatewayMetrics, METRICS_CONTENT_TYPE} from './metrics.js'
-import type {OtlpExport} from './otlp.js'
+import type {OtlpThread} from './otlp-thread.js'
 
 /** Rows folded at once at most; the fold waits at most FOLD_MS after the first row. */
 const FOLD_BATCH = 1024
@@ -98,7 +99,7 @@ export class Telemetry {
   private pending: LogEntry[] = []
   private timer: NodeJS.Timeout | undefined
   private unsubscribe: (() => void) | undefined
-  private otlp: OtlpExport | undefined
+  private otlp: OtlpThread | undefined
 
   private constructor(private readonly options: TelemetryOptions) {
     const routing = options.routing
@@ -119,8 +120,8 @@ export class Telemetry {
   static async start(options: TelemetryOptions): Promise<Telemetry> {
     const telemetry = new Telemetry(options)
     if (options.otlp) {
-      const {OtlpExport} = await import('./otlp.js')
-      telemetry.otlp = new OtlpExport(options.otlp)
+      const {OtlpThread} = await import('./otlp-thread.js')
+      telemetry.otlp = await OtlpThread.start(options.otlp)
     }
     telemetry.unsubscribe = onGatewayEvent((event) => {
       if (event.type === 'request') telemetry.add(event.entry)
@@ -152,16 +153,18 @@ export class Telemetry {
     for (const entry of rows) {
       try {
         this.metrics.record(entry)
-        this.otlp?.record(entry)
       } catch {
         // one odd row must not stop the others (nor reach the request path: it is long gone)
       }
     }
+    this.otlp?.post(rows)
   }
 
   /** The Prometheus text, the pending rows folded in first. */
   async scrape(): Promise<string> {
     this.fold()
+    // the export thread's counts after the rows just posted
+    await this.otlp?.fresh()
     return this.metrics.text()
   }
 
