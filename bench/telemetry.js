@@ -6,11 +6,12 @@
 // which runs on the same thread but after the answer went out. `node bench/telemetry.js [rows]`
 // after `npm run build`.
 //
-// `node bench/telemetry.js rss [seconds]`: the daemon's memory instead (issue 27, the memory
+// `node bench/telemetry.js rss [seconds] [accept|hang]`: the daemon's memory instead (issue 27, the memory
 // regression): a gateway (`bench/targets.js`, the bench's state) in front of the simulator; its
 // RSS idle (1 s after start and one key issue, and 5 s after), peak RSS during `seconds` (default
 // 20) of 64-connection chat load (autocannon), its RSS and high-water mark (VmHWM) after, then the
 // same after one `GET /metrics` (the first scrape loads prom-client and the pricer). One JSON line.
+// With `accept` or `hang`, the daemon exports over OTLP to such a collector (see `collector`).
 //
 // `node bench/telemetry.js collector accept|hang`: the OTLP collectors of `npm run bench`'s export
 // rows (bench/run.js), in a process of their own; prints `READY <port>`. `accept` reads each export
@@ -41,17 +42,23 @@ async function collector(mode) {
 }
 
 if (process.argv[2] === 'rss') {
-  await daemonMemory(Number(process.argv[3] ?? 20))
+  await daemonMemory(Number(process.argv[3] ?? 20), process.argv[4])
   process.exit(0)
 }
 
-async function daemonMemory(seconds) {
+/** `otlp`: none, or `accept` / `hang` for a daemon exporting to such a collector. */
+async function daemonMemory(seconds, otlp) {
   const {startChild, startGatewayTarget, rssMB, CHAT_BODY} = await import('./targets.js')
   const {default: autocannon} = await import('autocannon')
   const hwmMB = (pid) =>
     Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024
   const sim = await startChild('node', ['bench/servers.js', 'sim'])
-  const gateway = await startGatewayTarget(`http://127.0.0.1:${sim.port}`, {translated: false})
+  const env = {}
+  if (otlp) {
+    const collector = await startChild('node', ['bench/telemetry.js', 'collector', otlp])
+    env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${collector.port}`
+  }
+  const gateway = await startGatewayTarget(`http://127.0.0.1:${sim.port}`, {translated: false, env})
   const pid = gateway.pid
   await new Promise((r) => setTimeout(r, 4000))
   const idle5sMB = rssMB(pid)

@@ -6,8 +6,9 @@
  *
  * Messages in: `{type: 'rows', rows}`, `{type: 'stats', id}` (the counts now: a scrape asks, after
  * its rows), `{type: 'close', boundMs}`. Out: `{type: 'ready'}` once the exporter is built (or
- * `{type: 'failed', message}`), `{type: 'stats', stats, id?}` when the counts change (at most every
- * 200 ms) or when asked, `{type: 'closed', stats}` after the last export.
+ * `{type: 'failed', message}`), `{type: 'taken', count}` after each batch of rows, `{type: 'stats',
+ * stats, id?}` when the counts change (at most every 200 ms) or when asked, `{type: 'closed',
+ * stats}` after the last export.
  */
 import {parentPort, workerData} from 'node:worker_threads'
 
@@ -23,6 +24,7 @@ export type OtlpThreadMessage =
   | {type: 'ready'}
   | {type: 'failed'; message: string}
   | {type: 'stats'; stats: OtlpStats; id?: number}
+  | {type: 'taken'; count: number}
   | {type: 'closed'; stats: OtlpStats}
 
 const port = parentPort!
@@ -60,6 +62,7 @@ port.on('message', (message: OtlpThreadRequest) => {
         // one odd row must not stop the others
       }
     }
+    port.postMessage({type: 'taken', count: message.rows.length} satisfies OtlpThreadMessage)
     return
   }
   clearInterval(timer)
