@@ -10,6 +10,11 @@ import type {OtlpStats} from '../../gateway/telemetry.js'
 import type {OtlpThreadMessage, OtlpThreadRequest} from './otlp-worker.js'
 import type {OtlpConfig} from './telemetry.js'
 
+/** Rows posted to the thread and not yet taken, at most. */
+const IN_FLIGHT = 2048
+/** The thread's young generation (MB). */
+const YOUNG_GENERATION_MB = 4
+
 /**
  * The OTLP export in a worker thread of its own (otlp-worker.ts): the rows of each fold are posted
  * to it in one message, and it makes the spans and GenAI metrics, serialises and sends them, off
@@ -19,11 +24,6 @@ import type {OtlpConfig} from './telemetry.js'
  * thread that falls behind, on a busy machine, never makes its message queue grow without end);
  * past that the rows wait here, at most `maxQueue` of them, the oldest dropped and counted first.
  */
-/** Rows posted to the thread and not yet taken, at most. */
-const IN_FLIGHT = 2048
-/** The thread's young generation (MB). */
-const YOUNG_GENERATION_MB = 4
-
 export class OtlpThread {
   /** The thread's counts as it last sent them. */
   private threadStats: OtlpStats = {
