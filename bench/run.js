@@ -121,6 +121,11 @@ async function main() {
     return undefined
   })
   if (gateway) targets.push(gateway)
+  // OTLP export on (issue 27): the same gateway, a daemon of its own each, exporting to a collector
+  // that accepts, and to one that accepts connections and never answers (bench/telemetry.js);
+  // their throughput and first byte are ratios against the gateway row (no export) of this run
+  const otlpRows = gateway && !process.argv.includes('--no-otlp') ? await startOtlpTargets(simOrigin) : []
+  targets.push(...otlpRows)
   // asked in Anthropic Messages through a policy whose target translates: a second daemon of the
   // same build and state, so that each row's memory is that of a daemon under its own load only
   // (one daemon's RSS only grows: whichever row ran second would carry the first one's peak)
@@ -218,6 +223,12 @@ async function main() {
     rows[t.name].rpsRounds = rounds[t.name].rps
     rows[t.name].peakRssMB = rounds[t.name].peak.length > 0 ? Math.max(...rounds[t.name].peak) : undefined
   }
+  // what the export rows' daemons did: spans sent, dropped (the collector that never answers)
+  for (const t of otlpRows)
+    t.export = await fetch(`${t.origin}/api/status`)
+      .then((r) => r.json())
+      .then((s) => s.telemetry?.otlp)
+      .catch(() => undefined)
   let cliRows = []
   if (!NO_CLI) {
     console.error('· CLI start-up against a bare oclif 4 hello command (interleaved runs)')
@@ -322,6 +333,7 @@ async function main() {
         (v, t) => v <= t,
       ],
       ...(tr ? translatedChecks(tr, gw, direct, ccrRow) : []),
+      ...otlpChecks(otlpRows, rows, gw),
       ...extra,
     ]
     lines.push('| target | measured | limit | detail | met |')
@@ -388,6 +400,61 @@ async function main() {
     `<!-- results -->\n${table}\n<!-- /results -->`,
   )
   if (!QUICK && !NO_CLI) writeFileSync(readmePath, updated)
+}
+
+/**
+ * The gateway with OTLP export on, one daemon per collector: `accept` answers every export, `hang`
+ * accepts the connection and never answers (the SDK's defaults otherwise: 2048 spans queued,
+ * 5 s pause, 10 s export timeout). Optional rows: one that cannot start is left out, saying why.
+ */
+async function startOtlpTargets(simOrigin) {
+  const out = []
+  for (const [mode, label] of [
+    ['accept', 'collector accepts'],
+    ['hang', 'collector never answers'],
+  ]) {
+    try {
+      const collector = await startChild('node', ['bench/telemetry.js', 'collector', mode])
+      const t = await startGatewayTarget(simOrigin, {
+        translated: false,
+        env: {OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`},
+      })
+      out.push({...t, name: `gateway (OTLP export, ${label})`, otlp: mode, optional: true})
+    } catch (error) {
+      console.error(`gateway (OTLP export, ${label}) not benchmarked: ${error.message}`)
+    }
+  }
+  return out
+}
+
+/**
+ * The OTLP rows' checks: throughput and first byte as ratios against the gateway without export of
+ * the same run (the issue's promise: export does not move them).
+ */
+function otlpChecks(otlpRows, rows, gw) {
+  const checks = []
+  for (const t of otlpRows) {
+    const r = rows[t.name]
+    if (!r) continue
+    const who = t.otlp === 'hang' ? 'OTLP, collector never answers' : 'OTLP, collector accepts'
+    checks.push(
+      [
+        `${who}: throughput ≥ 0.95 × gateway`,
+        r.rps / gw.rps,
+        0.95,
+        `${Math.round(r.rps)} vs ${Math.round(gw.rps)} req/s (rounds: ${r.rpsRounds.map(Math.round).join(', ')} vs ${gw.rpsRounds.map(Math.round).join(', ')})`,
+        (v, l) => v >= l,
+      ],
+      [
+        `${who}: first byte ≤ 1.05 × gateway`,
+        r.ttfb.median / gw.ttfb.median,
+        1.05,
+        `${fmt(r.ttfb.median)} ms vs ${fmt(gw.ttfb.median)} ms median; peak RSS under load ${fmt(r.peakRssMB, 0)} vs ${fmt(gw.peakRssMB, 0)} MB; export ${t.export ? `${t.export.state}: ${t.export.exported} spans sent, ${t.export.dropped} dropped, ${t.export.failures} failed exports` : 'state unknown'}`,
+        (v, l) => v <= l,
+      ],
+    )
+  }
+  return checks
 }
 
 /**

@@ -57,9 +57,10 @@ export function rssMB(pid) {
  * with that policy and checked with one Anthropic Messages request and stream: `.translated` is
  * then the row asked on /v1/messages (bench/run.js starts a daemon of its own for it). When this
  * gwctl does not know `translate` (the state would not validate) or does not answer the
- * translated route, the daemon runs without it and `translatedSkipped` says why.
+ * translated route, the daemon runs without it and `translatedSkipped` says why. `env`: the
+ * daemon's own environment on top (the OTLP export rows of bench/run.js).
  */
-export async function startGatewayTarget(simOrigin, {translated = true} = {}) {
+export async function startGatewayTarget(simOrigin, {translated = true, env = {}} = {}) {
   const home = mkdtempSync(join(tmpdir(), 'gwctl-bench-'))
   process.on('exit', () => rmSync(home, {recursive: true, force: true}))
   process.env.GWCTL_HOME = home
@@ -78,7 +79,7 @@ export async function startGatewayTarget(simOrigin, {translated = true} = {}) {
   const port = await freePort()
   // an empty HOME: the daemon's history scanner finds no agent history (the real home's would
   // make its memory depend on this machine; historyScanRss measures a scan on its own)
-  const {child, origin} = await spawnDaemon(home, port, join(home, 'user-home'))
+  const {child, origin} = await spawnDaemon(home, port, join(home, 'user-home'), env)
   const res = await fetch(`${origin}/api/keys/issue`, {
     method: 'POST',
     headers: {'content-type': 'application/json'},

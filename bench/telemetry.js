@@ -5,7 +5,97 @@
 // an array push) and the fold a moment later (metrics, and span + GenAI metrics with export),
 // which runs on the same thread but after the answer went out. `node bench/telemetry.js [rows]`
 // after `npm run build`.
+//
+// `node bench/telemetry.js rss [seconds] [accept|hang]`: the daemon's memory instead (issue 27, the memory
+// regression): a gateway (`bench/targets.js`, the bench's state) in front of the simulator; its
+// RSS idle (1 s after start and one key issue, and 5 s after), peak RSS during `seconds` (default
+// 20) of 64-connection chat load (autocannon), its RSS and high-water mark (VmHWM) after, then the
+// same after one `GET /metrics` (the first scrape loads prom-client and the pricer). One JSON line.
+// With `accept` or `hang`, the daemon exports over OTLP to such a collector (see `collector`).
+//
+// `node bench/telemetry.js collector accept|hang`: the OTLP collectors of `npm run bench`'s export
+// rows (bench/run.js), in a process of their own; prints `READY <port>`. `accept` reads each export
+// and answers 200 `{}`; `hang` is a TCP server that accepts connections and never says a byte.
 import {createServer} from 'node:http'
+import {readFileSync} from 'node:fs'
+
+if (process.argv[2] === 'collector') {
+  await collector(process.argv[3])
+  await new Promise(() => {}) // serves until the bench kills it
+}
+
+async function collector(mode) {
+  process.on('SIGTERM', () => process.exit(0))
+  const {createServer: createTcpServer} = await import('node:net')
+  const server =
+    mode === 'hang'
+      ? createTcpServer((socket) => socket.on('error', () => {})) // accepts, reads nothing, answers nothing
+      : createServer((req, res) => {
+          req.resume()
+          req.on('end', () => {
+            res.writeHead(200, {'content-type': 'application/json'})
+            res.end('{}')
+          })
+        })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  process.stdout.write(`READY ${server.address().port}\n`)
+}
+
+if (process.argv[2] === 'rss') {
+  await daemonMemory(Number(process.argv[3] ?? 20), process.argv[4])
+  process.exit(0)
+}
+
+/** `otlp`: none, or `accept` / `hang` for a daemon exporting to such a collector. */
+async function daemonMemory(seconds, otlp) {
+  const {startChild, startGatewayTarget, rssMB, CHAT_BODY} = await import('./targets.js')
+  const {default: autocannon} = await import('autocannon')
+  const hwmMB = (pid) =>
+    Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024
+  const sim = await startChild('node', ['bench/servers.js', 'sim'])
+  const env = {}
+  if (otlp) {
+    const collector = await startChild('node', ['bench/telemetry.js', 'collector', otlp])
+    env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${collector.port}`
+  }
+  const gateway = await startGatewayTarget(`http://127.0.0.1:${sim.port}`, {translated: false, env})
+  const pid = gateway.pid
+  await new Promise((r) => setTimeout(r, 4000))
+  const idle5sMB = rssMB(pid)
+  let peak = 0
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMB(pid) ?? 0)), 200)
+  const result = await autocannon({
+    url: `${gateway.origin}/v1/chat/completions`,
+    method: 'POST',
+    headers: gateway.headers,
+    body: CHAT_BODY,
+    connections: 64,
+    duration: seconds,
+  })
+  clearInterval(sampler)
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`)
+  const afterLoad = {rssMB: rssMB(pid), hwmMB: hwmMB(pid)}
+  const scraped = await fetch(`${gateway.origin}/metrics`).then((r) => r.text())
+  await new Promise((r) => setTimeout(r, 1000))
+  const out = {
+    idleRssMB: gateway.idleRssMB,
+    idle5sMB,
+    loadPeakRssMB: peak,
+    afterLoadRssMB: afterLoad.rssMB,
+    afterLoadHwmMB: afterLoad.hwmMB,
+    afterScrapeRssMB: rssMB(pid),
+    afterScrapeHwmMB: hwmMB(pid),
+    requests: result.requests.total,
+    rps: result.requests.average,
+    scrapedRequests: [...scraped.matchAll(/^gwctl_requests_total\{.*\} (\d+)$/gm)].reduce(
+      (a, m) => a + Number(m[1]),
+      0,
+    ),
+  }
+  for (const k of Object.keys(out)) if (typeof out[k] === 'number') out[k] = Math.round(out[k] * 10) / 10
+  console.log(JSON.stringify(out))
+}
 
 const {emitGatewayEvent} = await import('../dist/daemon/events.js')
 const {Telemetry} = await import('../dist/daemon/telemetry/telemetry.js')

@@ -44,6 +44,7 @@ const ENTRY_PATTERNS = [
   /^store\/log-worker\.js$/, // the log writer thread, started by path from log-store.js
   /^daemon\/events\.js$/, // bench/telemetry.js
   /^daemon\/telemetry\/telemetry\.js$/, // bench/telemetry.js
+  /^daemon\/telemetry\/otlp-(thread|worker)\.js$/, // the OTLP export thread, started by path from otlp-thread.js
 ]
 
 /**

@@ -8,7 +8,7 @@
 import {spawn} from 'node:child_process'
 import type {IncomingMessage, Server} from 'node:http'
 import {createServer, request as httpRequest} from 'node:http'
-import {readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
@@ -514,18 +514,26 @@ export async function resolve(specifier, context, next) {
   if (r.url.startsWith('file:')) appendFileSync(process.env.MODULES_OUT, r.url + '\\\\n')
   return r
 }\`))
-const Module = createRequire(import.meta.url)('node:module')
+const require = createRequire(import.meta.url)
+const Module = require('node:module')
+const {threadId} = require('node:worker_threads')
 const resolveFilename = Module._resolveFilename
 Module._resolveFilename = function (...args) {
   const file = resolveFilename.apply(this, args)
-  if (file.startsWith('/')) appendFileSync(process.env.MODULES_OUT, 'file://' + file + '\\n')
+  if (file.startsWith('/')) {
+    appendFileSync(process.env.MODULES_OUT, 'file://' + file + '\\n')
+    appendFileSync(process.env.MODULES_OUT + '.threads', threadId + ' ' + file + '\\n')
+  }
   return file
 }
 `
 
 describe('what the daemon loads', {timeout: 60_000}, () => {
-  /** Starts dist/daemon/main.js with the preload, waits for /health, stops it; the packages it loaded. */
-  async function daemonPackages(env: Record<string, string>): Promise<Set<string>> {
+  /**
+   * Starts dist/daemon/main.js --sim with the preload and waits for /health; `loaded()` lists the
+   * packages and gwctl files it has loaded so far.
+   */
+  async function daemon(env: Record<string, string>) {
     const t = tempHome()
     cleanups.push(t.cleanup)
     const preload = join(t.home, 'preload.mjs')
@@ -535,40 +543,82 @@ describe('what the daemon loads', {timeout: 60_000}, () => {
     const port = await freePort()
     const child = spawn(
       process.execPath,
-      ['--import', preload, join(ROOT, 'dist', 'daemon', 'main.js'), '--port', String(port)],
+      ['--import', preload, join(ROOT, 'dist', 'daemon', 'main.js'), '--port', String(port), '--sim'],
       {
         env: {...process.env, ...cliEnv(t.home), MODULES_OUT: out, ...env} as NodeJS.ProcessEnv,
         stdio: 'ignore',
       },
     )
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
-    try {
-      await until('the daemon', async () => {
-        try {
-          return (await fetch(`http://127.0.0.1:${port}/metrics`)).status === 200 ? true : undefined
-        } catch {
-          return undefined
-        }
-      })
-    } finally {
-      child.kill('SIGTERM')
+    cleanups.push(async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
       await exited
+    })
+    const base = `http://127.0.0.1:${port}`
+    await until('the daemon', async () => {
+      try {
+        return (await fetch(`${base}/health`)).status === 200 ? true : undefined
+      } catch {
+        return undefined
+      }
+    })
+    const files = () => readFileSync(out, 'utf8').split('\n').filter(Boolean)
+    return {
+      base,
+      /** Packages (node_modules) loaded so far. */
+      packages: () =>
+        new Set(
+          files()
+            .filter((l) => l.includes('/node_modules/'))
+            .map((l) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(l)![1]),
+        ),
+      /** The thread ids (0: the main thread) that required files of a package. */
+      threadsOf: (pkg: string) =>
+        new Set(
+          (existsSync(`${out}.threads`) ? readFileSync(`${out}.threads`, 'utf8') : '')
+            .split('\n')
+            .filter((l) => l.includes(`/node_modules/${pkg}/`))
+            .map((l) => Number(l.split(' ')[0])),
+        ),
+      /** Whether the pricer of `gwctl usage` (services/usage-cost, a chunk of its own) is loaded. */
+      pricer: () =>
+        files().some((l) => /\/dist\/(?:chunks\/usage-cost-[^/]*|services\/usage-cost)\.js$/.test(l)),
+      async stop() {
+        child.kill('SIGTERM')
+        await exited
+      },
     }
-    return new Set(
-      readFileSync(out, 'utf8')
-        .split('\n')
-        .filter((l) => l.includes('/node_modules/'))
-        .map((l) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(l)![1]),
-    )
   }
 
   it('without an endpoint: none of @opentelemetry; with one: the SDK and its OTLP exporters', async () => {
-    const off = await daemonPackages({})
-    expect(off).toContain('prom-client')
-    expect([...off].filter((p) => p.startsWith('@opentelemetry/'))).toEqual([])
-    const on = await daemonPackages({OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9'})
-    expect(on).toContain('@opentelemetry/sdk-trace-base')
-    expect(on).toContain('@opentelemetry/exporter-trace-otlp-http')
-    expect(on).toContain('@opentelemetry/sdk-metrics')
+    const off = await daemon({})
+    await off.stop()
+    expect([...off.packages()].filter((p) => p.startsWith('@opentelemetry/'))).toEqual([])
+    const on = await daemon({OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9'})
+    await on.stop()
+    expect(on.packages()).toContain('@opentelemetry/sdk-trace-base')
+    expect(on.packages()).toContain('@opentelemetry/exporter-trace-otlp-http')
+    expect(on.packages()).toContain('@opentelemetry/sdk-metrics')
+    // the SDK runs in the export thread: the thread that answers requests never loads it
+    const threads = on.threadsOf('@opentelemetry/sdk-trace-base')
+    expect(threads.size).toBeGreaterThan(0)
+    expect(threads.has(0)).toBe(false)
+  })
+
+  it('until the first scrape: neither prom-client nor the pricer and its price table, even with traffic', async () => {
+    const d = await daemon({})
+    const {key} = await issue(d.base, 'codex-laptop', 'codex')
+    for (let i = 0; i < 3; i++) expect((await chat(d.base, key)).status).toBe(200)
+    // past the 200 ms fold: the rows are in the metrics' sums
+    await new Promise((r) => setTimeout(r, 400))
+    expect(d.packages()).not.toContain('prom-client')
+    expect(d.packages()).not.toContain('@pydantic/genai-prices')
+    expect(d.pricer()).toBe(false)
+    // the first scrape loads them, and counts what came before it
+    const {samples} = await scrape(d.base)
+    expect(sum(samples, 'gwctl_requests_total', {status_class: '2xx'})).toBe(3)
+    expect(d.packages()).toContain('prom-client')
+    expect(d.pricer()).toBe(true)
+    await d.stop()
   })
 })

@@ -26,7 +26,7 @@ import {effectivePolicies, effectiveProviders, platformSettings} from '../gatewa
 import type {GatewayContext, Route} from './server.js'
 import {listen} from './server.js'
 import {installBudgets} from './budgets.js'
-import {Telemetry, otlpConfig, pricedRows} from './telemetry/telemetry.js'
+import {Telemetry, otlpConfig} from './telemetry/telemetry.js'
 
 /** Last-seen times are saved at most this often. */
 const TOUCH_SAVE_MS = 5_000
@@ -203,7 +203,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       simOrigin: sim?.origin,
     }
 
-    telemetry = await Telemetry.start({routing, otlp, costOf: await pricedRows()})
+    telemetry = await Telemetry.start({routing, otlp})
     if (otlp) log(`${new Date().toISOString()} exporting OpenTelemetry spans and metrics to ${otlp.endpoint}`)
 
     // sources of degradation (`log store`, `state`) and why

@@ -1,7 +1,13 @@
 /**
- * The gateway's Prometheus metrics (`GET /metrics`), built with prom-client on a registry of its
- * own. Request rows are folded in off the request path (telemetry.ts batches them); gauges that
- * describe the present (breakers, the log queue, the OTLP queue) are read when Prometheus scrapes.
+ * The gateway's Prometheus metrics (`GET /metrics`), exposed with prom-client on a registry of its
+ * own. Finished requests are summed here in plain numbers (telemetry.ts folds them in off the
+ * request path); prom-client, and the pricer for `gwctl_cost_usd_total`, are loaded only when
+ * Prometheus first scrapes, and each scrape hands them the sums: a gateway nobody scrapes never
+ * loads either, and a row costs a few Map lookups and additions. Gauges that describe the present
+ * (breakers, the log queue, the OTLP queue, budgets) are read at the scrape.
+ *
+ * Cost is priced at the scrape from the tokens summed per series (route and model), as
+ * `gwctl usage` prices its groups: the tokens of `requests` requests of the average size.
  *
  * Every label value is bounded: the entrance and the status class are closed sets; agents,
  * policies, providers and models are what the state names, capped per label (past the cap a new
@@ -16,17 +22,30 @@ import {statusClass} from '../../store/log-store.js'
 import type {BreakerSnapshot} from '../../gateway/events.js'
 import type {BudgetView} from '../../gateway/budgets.js'
 
-// The four classes used here, from their own files: prom-client's index also loads its Pushgateway
-// (node:http, node:https, node:zlib), Summary (tdigest) and default process metrics (which load
-// @opentelemetry/api for exemplars), none of which the gateway uses. Pinned major 15 (no `exports`
-// map: these paths are its public CommonJS layout).
+/** prom-client's four classes the metrics use. */
+interface Prom {
+  Registry: typeof PromClient.Registry
+  Counter: typeof PromClient.Counter
+  Gauge: typeof PromClient.Gauge
+  Histogram: typeof PromClient.Histogram
+}
+
 const require = createRequire(import.meta.url)
-const Registry = require('prom-client/lib/registry') as typeof PromClient.Registry
-const Counter = require('prom-client/lib/counter') as typeof PromClient.Counter
-const Gauge = require('prom-client/lib/gauge') as typeof PromClient.Gauge
-const Histogram = require('prom-client/lib/histogram') as typeof PromClient.Histogram
-type Counter<T extends string> = PromClient.Counter<T>
-type Histogram<T extends string> = PromClient.Histogram<T>
+
+/**
+ * prom-client, at the first scrape. The four classes from their own files: its index also loads its
+ * Pushgateway (node:http, node:https, node:zlib), Summary (tdigest) and default process metrics
+ * (which load @opentelemetry/api for exemplars), none of which the gateway uses. Pinned major 15
+ * (no `exports` map: these paths are its public CommonJS layout).
+ */
+function loadProm(): Prom {
+  return {
+    Registry: require('prom-client/lib/registry') as Prom['Registry'],
+    Counter: require('prom-client/lib/counter') as Prom['Counter'],
+    Gauge: require('prom-client/lib/gauge') as Prom['Gauge'],
+    Histogram: require('prom-client/lib/histogram') as Prom['Histogram'],
+  }
+}
 
 /** The Prometheus text format's content type (version 0.0.4). */
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
@@ -67,45 +86,201 @@ export interface MetricsSources {
   budgets?: () => readonly BudgetView[]
 }
 
-/** The cost of a row in USD, or null when its model is not priced. */
-export type CostOf = (entry: LogEntry) => number | null
+/** The tokens of a series as the pricer takes them (`inputTokens` without the cache, as `gwctl usage`). */
+export interface TokenSums {
+  inputTokens: number
+  outputTokens: number
+  cacheReadTokens: number
+  cacheCreationTokens: number
+  /** The part of the cache writes that went to the 1-hour cache (rows that say so). */
+  cache1hTokens: number
+  /** How many requests the tokens add up (long-context tiers apply per request). */
+  requests: number
+}
+
+/** Prices token sums: the pricer of `gwctl usage` (services/usage-cost.ts) fits this shape. */
+export interface SumsPricer {
+  /** USD, or null when the model is not priced. */
+  cost(model: string | null, tokens: TokenSums, provider?: string | null): number | null
+}
+
+/** Loads the pricer (at the first scrape); undefined when it cannot be had. */
+export type PricerLoader = () => Promise<SumsPricer | undefined>
 
 /** The counters of one route (entrance, agent, policy, provider, model), summed in plain numbers. */
 interface RouteSeries {
   labels: Record<string, string>
+  /** The model and provider the row named (priced by these), null when the model label is `other`. */
+  model: string | null
+  provider: string | null
   requests: Record<'2xx' | '4xx' | '5xx', number>
-  /** input, output, cache_read, cache_write, reasoning */
+  /** input, output, cache_read, cache_write, reasoning (input with the cache, as the log rows) */
   tokens: [number, number, number, number, number]
-  cost: number
+  /** Input without the cache, summed row by row as `gwctl usage` does (never below 0 per row). */
+  uncachedInput: number
+  cache1h: number
 }
 
 const TOKEN_KINDS = ['input', 'output', 'cache_read', 'cache_write', 'reasoning'] as const
 
+/** One histogram series: counts per bucket (not cumulative; the last is past the largest bound). */
+interface HistogramSeries {
+  labels: Record<string, string>
+  counts: number[]
+  sum: number
+  count: number
+}
+
+/** A histogram in plain numbers, keyed by its label values. */
+class HistogramSums {
+  readonly series = new Map<string, HistogramSeries>()
+
+  constructor(readonly bounds: readonly number[]) {}
+
+  observe(key: string, labels: () => Record<string, string>, value: number): void {
+    let s = this.series.get(key)
+    if (!s) {
+      s = {labels: labels(), counts: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0}
+      this.series.set(key, s)
+    }
+    let i = 0
+    while (i < this.bounds.length && value > this.bounds[i]) i++
+    s.counts[i]++
+    s.sum += value
+    s.count++
+  }
+}
+
+/** What prom-client's Histogram keeps per label set (lib/histogram.js, major 15). */
+interface PromHistogramValue {
+  labels: Record<string, string>
+  bucketValues: Record<number, number>
+  sum: number
+  count: number
+}
+
 export class GatewayMetrics {
   /**
-   * Requests, tokens and cost per route, added up here and handed to prom-client when Prometheus
+   * Requests and tokens per route, added up here and handed to prom-client when Prometheus
    * scrapes: a row costs one Map lookup instead of seven labelled increments (prom-client checks
    * and hashes the labels on each), and a scrape costs one increment per series.
    */
   private readonly series = new Map<string, RouteSeries>()
-  readonly registry: PromClient.Registry = new Registry()
+  private readonly duration = new HistogramSums(DURATION_BUCKETS)
+  private readonly ttfb = new HistogramSums(TTFB_BUCKETS)
+  private readonly fallbacks = new Map<string, {labels: Record<string, string>; count: number}>()
   private readonly labels = {
     agent: new BoundedLabel(LABEL_CAPS.agent),
     policy: new BoundedLabel(LABEL_CAPS.policy),
     provider: new BoundedLabel(LABEL_CAPS.provider),
     model: new BoundedLabel(LABEL_CAPS.model),
   }
-  private readonly duration: Histogram<string>
-  private readonly ttfb: Histogram<string>
-  private readonly fallbacks: Counter<string>
+  /** prom-client's registry and the pricer: made at the first scrape. */
+  private ready: Promise<PromClient.Registry> | undefined
+  private pricer: SumsPricer | undefined
 
   constructor(
     private readonly sources: MetricsSources = {},
-    private readonly costOf?: CostOf,
-  ) {
-    const registers = [this.registry]
+    private readonly loadPricer?: PricerLoader,
+  ) {}
+
+  /** Whether a scrape has loaded prom-client and the pricer yet. */
+  get loaded(): boolean {
+    return this.ready !== undefined
+  }
+
+  /** Folds one finished request in. */
+  record(entry: LogEntry): void {
+    const klass = statusClass(entry.status, entry.broken) as '2xx' | '4xx' | '5xx'
+    const entrance = entry.entrance
+    const agent = this.labels.agent.value(entry.agentId)
+    const policy = this.labels.policy.value(entry.policyId)
+    const provider = this.labels.provider.value(entry.provider)
+    const rawModel = entry.model ?? entry.requestedModel
+    const model = this.labels.model.value(rawModel)
+    // the row's own model and provider are part of the key (two names cut to one label are priced
+    // each at its own price); both are bounded: past a label's cap they are `other`, not the name
+    const priced = model !== 'other' && provider !== 'other'
+    const key = `${entrance}\u0000${agent}\u0000${policy}\u0000${provider}\u0000${model}${priced ? `\u0000${entry.provider ?? ''}\u0000${rawModel ?? ''}` : ''}`
+    let s = this.series.get(key)
+    if (!s) {
+      s = {
+        labels: {entrance, agent, policy, provider, model},
+        model: priced ? rawModel : null,
+        provider: priced ? entry.provider : null,
+        requests: {'2xx': 0, '4xx': 0, '5xx': 0},
+        tokens: [0, 0, 0, 0, 0],
+        uncachedInput: 0,
+        cache1h: 0,
+      }
+      this.series.set(key, s)
+    }
+    s.requests[klass]++
+    s.tokens[0] += entry.inputTokens
+    s.tokens[1] += entry.outputTokens
+    s.tokens[2] += entry.cacheReadTokens
+    s.tokens[3] += entry.cacheCreationTokens
+    s.tokens[4] += entry.reasoningTokens
+    s.uncachedInput += Math.max(entry.inputTokens - entry.cacheReadTokens - entry.cacheCreationTokens, 0)
+    // 1-hour cache writes, where the row says so (a field the log rows may carry)
+    s.cache1h += (entry as {cache1hTokens?: number}).cache1hTokens ?? 0
+    const timingKey = `${entrance}\u0000${provider}\u0000${model}`
+    this.duration.observe(
+      `${timingKey}\u0000${klass}`,
+      () => ({entrance, provider, model, status_class: klass}),
+      entry.latencyMs / 1000,
+    )
+    if (entry.ttfbMs !== null)
+      this.ttfb.observe(timingKey, () => ({entrance, provider, model}), entry.ttfbMs / 1000)
+    if (entry.fallback) {
+      const fallbackKey = `${policy}\u0000${provider}`
+      const f = this.fallbacks.get(fallbackKey)
+      if (f) f.count++
+      else this.fallbacks.set(fallbackKey, {labels: {policy, provider}, count: 1})
+    }
+  }
+
+  /** The Prometheus text exposition (the first call loads prom-client and the pricer). */
+  async text(): Promise<string> {
+    this.ready ??= (async () => {
+      this.pricer = await this.loadPricer?.().catch(() => undefined)
+      return this.registry(loadProm())
+    })()
+    return (await this.ready).metrics()
+  }
+
+  /** The USD of a series, priced from its sums; 0 when unpriced or without tokens. */
+  private cost(s: RouteSeries): number {
+    if (!this.pricer || s.model === null) return 0
+    const [, output, cacheRead, cacheWrite] = s.tokens
+    if (s.uncachedInput + output + cacheRead + cacheWrite === 0) return 0
+    try {
+      const usd = this.pricer.cost(
+        s.model,
+        {
+          inputTokens: s.uncachedInput,
+          outputTokens: output,
+          cacheReadTokens: cacheRead,
+          cacheCreationTokens: cacheWrite,
+          cache1hTokens: s.cache1h,
+          requests: s.requests['2xx'] + s.requests['4xx'] + s.requests['5xx'],
+        },
+        s.provider,
+      )
+      return usd !== null && Number.isFinite(usd) && usd > 0 ? usd : 0
+    } catch {
+      return 0
+    }
+  }
+
+  /** The registry: every metric reads the sums (or the gateway) when it is collected. */
+  private registry(prom: Prom): PromClient.Registry {
+    const {Registry, Counter, Gauge, Histogram} = prom
+    const registry = new Registry()
+    const registers = [registry]
     const routeLabels = ['entrance', 'agent', 'policy', 'provider', 'model']
     const series = this.series
+    const cost = (s: RouteSeries) => this.cost(s)
     new Counter({
       name: 'gwctl_requests_total',
       help: 'Model requests answered by the gateway, by entrance, agent, policy, provider, model and status class.',
@@ -137,28 +312,61 @@ export class GatewayMetrics {
       registers,
       collect() {
         this.reset()
-        for (const s of series.values()) if (s.cost > 0) this.inc(s.labels, s.cost)
+        for (const s of series.values()) {
+          const usd = cost(s)
+          if (usd > 0) this.inc(s.labels, usd)
+        }
       },
     })
-    this.duration = new Histogram({
-      name: 'gwctl_request_duration_seconds',
-      help: 'Time from the request to the end of its answer.',
-      labelNames: ['entrance', 'provider', 'model', 'status_class'],
-      buckets: DURATION_BUCKETS,
-      registers,
-    })
-    this.ttfb = new Histogram({
-      name: 'gwctl_time_to_first_byte_seconds',
-      help: "Time from the request to the upstream answer's first byte.",
-      labelNames: ['entrance', 'provider', 'model'],
-      buckets: TTFB_BUCKETS,
-      registers,
-    })
-    this.fallbacks = new Counter({
+    const histogram = (name: string, help: string, labelNames: string[], sums: HistogramSums) =>
+      new Histogram({
+        name,
+        help,
+        labelNames,
+        buckets: [...sums.bounds],
+        registers,
+        collect() {
+          // prom-client has no call to set a histogram's counts: each series is zeroed through its
+          // API and its values (the object `zero` made for these labels) are set from the sums
+          this.reset()
+          const byLabels = new Map<object, HistogramSeries>()
+          for (const s of sums.series.values()) {
+            this.zero(s.labels)
+            byLabels.set(s.labels, s)
+          }
+          for (const value of Object.values(
+            (this as unknown as {hashMap: Record<string, PromHistogramValue>}).hashMap,
+          )) {
+            const s = byLabels.get(value.labels)
+            if (!s) continue
+            sums.bounds.forEach((bound, i) => (value.bucketValues[bound] = s.counts[i]))
+            value.sum = s.sum
+            value.count = s.count
+          }
+        },
+      })
+    histogram(
+      'gwctl_request_duration_seconds',
+      'Time from the request to the end of its answer.',
+      ['entrance', 'provider', 'model', 'status_class'],
+      this.duration,
+    )
+    histogram(
+      'gwctl_time_to_first_byte_seconds',
+      "Time from the request to the upstream answer's first byte.",
+      ['entrance', 'provider', 'model'],
+      this.ttfb,
+    )
+    const fallbacks = this.fallbacks
+    new Counter({
       name: 'gwctl_fallbacks_total',
       help: 'Requests answered by a fallback target of their policy, by policy and the provider that answered.',
       labelNames: ['policy', 'provider'],
       registers,
+      collect() {
+        this.reset()
+        for (const f of fallbacks.values()) this.inc(f.labels, f.count)
+      },
     })
     const breakers = this.sources.breakers
     new Gauge({
@@ -240,47 +448,6 @@ export class GatewayMetrics {
       'The limit of each budget for its period (USD or tokens, by unit).',
       'limit',
     )
-  }
-
-  /** Folds one finished request in. */
-  record(entry: LogEntry): void {
-    const klass = statusClass(entry.status, entry.broken) as '2xx' | '4xx' | '5xx'
-    const entrance = entry.entrance
-    const agent = this.labels.agent.value(entry.agentId)
-    const policy = this.labels.policy.value(entry.policyId)
-    const provider = this.labels.provider.value(entry.provider)
-    const model = this.labels.model.value(entry.model ?? entry.requestedModel)
-    const key = `${entrance}\u0000${agent}\u0000${policy}\u0000${provider}\u0000${model}`
-    let s = this.series.get(key)
-    if (!s) {
-      s = {
-        labels: {entrance, agent, policy, provider, model},
-        requests: {'2xx': 0, '4xx': 0, '5xx': 0},
-        tokens: [0, 0, 0, 0, 0],
-        cost: 0,
-      }
-      this.series.set(key, s)
-    }
-    s.requests[klass]++
-    s.tokens[0] += entry.inputTokens
-    s.tokens[1] += entry.outputTokens
-    s.tokens[2] += entry.cacheReadTokens
-    s.tokens[3] += entry.cacheCreationTokens
-    s.tokens[4] += entry.reasoningTokens
-    // priced only with tokens and a model under the label cap: the pricer remembers each new model
-    // on disk, which endless made-up names (answered 4xx, no tokens) must not turn into writes
-    if (this.costOf && model !== 'other' && entry.inputTokens + entry.outputTokens > 0) {
-      const usd = this.costOf(entry)
-      if (usd) s.cost += usd
-    }
-    const timing = {entrance, provider, model}
-    this.duration.observe({entrance, provider, model, status_class: klass}, entry.latencyMs / 1000)
-    if (entry.ttfbMs !== null) this.ttfb.observe(timing, entry.ttfbMs / 1000)
-    if (entry.fallback) this.fallbacks.inc({policy, provider})
-  }
-
-  /** The Prometheus text exposition. */
-  text(): Promise<string> {
-    return this.registry.metrics()
+    return registry
   }
 }

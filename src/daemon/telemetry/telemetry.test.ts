@@ -6,6 +6,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import type {BudgetView} from '../../gateway/budgets.js'
 import type {LogEntry} from '../../store/log-store.js'
 import {emitGatewayEvent} from '../events.js'
+import type {SumsPricer, TokenSums} from './metrics.js'
 import {BoundedLabel, GatewayMetrics} from './metrics.js'
 import {Telemetry, otlpConfig} from './telemetry.js'
 
@@ -65,7 +66,7 @@ describe('GatewayMetrics', () => {
         ],
         logQueue: () => ({pending: 7, dropped: 3}),
       },
-      () => 0.25,
+      async () => ({cost: (_model, t) => (t.inputTokens + t.outputTokens ? 0.25 : 0)}),
     )
     metrics.record(row())
     metrics.record(row({status: 502, fallback: true, ttfbMs: null, inputTokens: 0, outputTokens: 0}))
@@ -77,7 +78,6 @@ describe('GatewayMetrics', () => {
     expect(text).toContain(`gwctl_tokens_total{${route},kind="cache_read"} 4`)
     expect(text).toContain(`gwctl_tokens_total{${route},kind="reasoning"} 2`)
     expect(text).not.toContain('kind="cache_write"')
-    // the second row has no tokens: not priced
     expect(text).toContain(`gwctl_cost_usd_total{${route}} 0.25`)
     expect(text).toContain(
       'gwctl_request_duration_seconds_bucket{le="0.25",entrance="chat",provider="sim-chat",model="sim-mini",status_class="2xx"} 1',
@@ -92,6 +92,89 @@ describe('GatewayMetrics', () => {
     expect(text).toContain('gwctl_log_rows_dropped_total 3')
     expect(text).toContain('gwctl_otlp_spans_dropped_total 0')
     for (const secret of ['gw-secretpre', 'secret-project', 'req_123']) expect(text).not.toContain(secret)
+  })
+
+  it('prices each series at the scrape from its sums, as `gwctl usage` prices a group', async () => {
+    const calls: Array<{model: string | null; tokens: TokenSums; provider?: string | null}> = []
+    const pricer: SumsPricer = {
+      cost(model, tokens, provider) {
+        calls.push({model, tokens: {...tokens}, provider})
+        if (model === 'unpriced') return null
+        // USD per token: input 3e-6, output 15e-6, cache read 0.3e-6, cache write 3.75e-6
+        return (
+          tokens.inputTokens * 3e-6 +
+          tokens.outputTokens * 15e-6 +
+          tokens.cacheReadTokens * 0.3e-6 +
+          tokens.cacheCreationTokens * 3.75e-6
+        )
+      },
+    }
+    let loads = 0
+    const metrics = new GatewayMetrics({}, async () => (loads++, pricer))
+    // input counts the cache (as the log rows): 1000 = 600 uncached + 300 read + 100 written
+    metrics.record(row({inputTokens: 1000, cacheReadTokens: 300, cacheCreationTokens: 100, outputTokens: 50}))
+    metrics.record(row({inputTokens: 200, cacheReadTokens: 0, outputTokens: 20}))
+    metrics.record(row({status: 429, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, ttfbMs: null}))
+    metrics.record(row({model: 'unpriced', inputTokens: 10, outputTokens: 1}))
+    expect(metrics.loaded).toBe(false) // nothing loaded before a scrape
+    expect(loads).toBe(0)
+    const [text] = await Promise.all([metrics.text(), metrics.text()])
+    expect(loads).toBe(1) // once, even for two scrapes at once
+    expect(calls).toContainEqual({
+      model: 'sim-mini',
+      provider: 'sim-chat',
+      tokens: {
+        inputTokens: 800,
+        outputTokens: 70,
+        cacheReadTokens: 300,
+        cacheCreationTokens: 100,
+        cache1hTokens: 0,
+        requests: 3,
+      },
+    })
+    const route = 'entrance="chat",agent="agt_1",policy="default-codex",provider="sim-chat"'
+    const usd = 800 * 3e-6 + 70 * 15e-6 + 300 * 0.3e-6 + 100 * 3.75e-6
+    const line = text.split('\n').find((l) => l.startsWith(`gwctl_cost_usd_total{${route},model="sim-mini"}`))
+    expect(Number(line?.split(' ')[1])).toBeCloseTo(usd, 12)
+    expect(text).not.toContain('gwctl_cost_usd_total{' + route + ',model="unpriced"}')
+    // later rows are priced at the next scrape
+    metrics.record(row({inputTokens: 1000, cacheReadTokens: 0, outputTokens: 0}))
+    const again = (await metrics.text())
+      .split('\n')
+      .find((l) => l.startsWith(`gwctl_cost_usd_total{${route},model="sim-mini"}`))
+    expect(Number(again?.split(' ')[1])).toBeCloseTo(usd + 1000 * 3e-6, 12)
+    expect(loads).toBe(1)
+  })
+
+  it('histograms count each bucket exactly, sum and count included, across scrapes', async () => {
+    const metrics = new GatewayMetrics()
+    for (const ms of [40, 50, 51, 700, 400_000]) metrics.record(row({latencyMs: ms, ttfbMs: ms / 10}))
+    const labels = 'entrance="chat",provider="sim-chat",model="sim-mini",status_class="2xx"'
+    const bucket = (text: string, le: string) =>
+      Number(
+        text
+          .split('\n')
+          .find((l) => l.startsWith(`gwctl_request_duration_seconds_bucket{le="${le}",${labels}}`))
+          ?.split(' ')[1],
+      )
+    let text = await metrics.text()
+    expect(bucket(text, '0.05')).toBe(2) // 40 ms and 50 ms: a bound is inclusive
+    expect(bucket(text, '0.1')).toBe(3)
+    expect(bucket(text, '1')).toBe(4)
+    expect(bucket(text, '300')).toBe(4)
+    expect(bucket(text, '+Inf')).toBe(5) // 400 s is past the largest bound
+    expect(text).toContain(`gwctl_request_duration_seconds_count{${labels}} 5`)
+    const sum = Number(
+      text
+        .split('\n')
+        .find((l) => l.startsWith(`gwctl_request_duration_seconds_sum{${labels}}`))
+        ?.split(' ')[1],
+    )
+    expect(sum).toBeCloseTo(400.841, 9)
+    metrics.record(row({latencyMs: 60}))
+    text = await metrics.text()
+    expect(bucket(text, '0.1')).toBe(4)
+    expect(bucket(text, '+Inf')).toBe(6)
   })
 
   it('a client sending endless model names cannot grow the series past the cap', async () => {
@@ -158,7 +241,7 @@ function budget(over: Partial<BudgetView>): BudgetView {
 
 describe('Telemetry', () => {
   it('folds request events off the request path and counts them on scrape', async () => {
-    const telemetry = await Telemetry.start({})
+    const telemetry = await Telemetry.start({pricer: async () => undefined})
     try {
       emitGatewayEvent({type: 'request', entry: row()})
       emitGatewayEvent({type: 'request', entry: row()})

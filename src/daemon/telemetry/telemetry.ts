@@ -1,11 +1,14 @@
 /**
  * The gateway's telemetry: Prometheus metrics on `GET /metrics` (always on, loopback only like the
  * rest of the management API) and, when an OTLP endpoint is configured, OpenTelemetry export
- * (otlp.ts, loaded only then). docs/TELEMETRY.md describes both.
+ * (otlp.ts, in a thread of its own started only then: otlp-worker.ts). docs/TELEMETRY.md
+ * describes both.
  *
  * Nothing here runs on the request path: the router emits each finished request's log row on the
  * event bus (after its answer went out); this module only pushes the row onto an array, and folds
- * the array into the metrics and spans in a batch a moment later (or when Prometheus scrapes).
+ * the array into the metrics' sums and the spans in a batch a moment later (or when Prometheus
+ * scrapes). prom-client and the pricer are loaded at the first scrape, `@opentelemetry/*` only
+ * with an endpoint.
  */
 import type {LogEntry} from '../../store/log-store.js'
 import type {OtlpTarget, TelemetryStatus} from '../../gateway/telemetry.js'
@@ -15,9 +18,9 @@ import {onGatewayEvent} from '../events.js'
 import type {Routing} from '../routing.js'
 import type {GatewayContext, GatewayRequest} from '../server.js'
 import {sendError} from '../server.js'
-import type {CostOf} from './metrics.js'
+import type {PricerLoader, SumsPricer} from './metrics.js'
 import {GatewayMetrics, METRICS_CONTENT_TYPE} from './metrics.js'
-import type {OtlpExport} from './otlp.js'
+import type {OtlpThread} from './otlp-thread.js'
 
 /** Rows folded at once at most; the fold waits at most FOLD_MS after the first row. */
 const FOLD_BATCH = 1024
@@ -68,16 +71,16 @@ export function otlpConfig(version: string, env: NodeJS.ProcessEnv = process.env
 }
 
 /**
- * Prices rows as `gwctl usage` does (a provider's own prices, else the bundled table), for
- * `gwctl_cost_usd_total`. The pricer is a use case of services/ and is loaded by `import()`, as the
- * daemon loads the simulator: the daemon's static imports stay within its layer. Undefined when it
- * cannot be loaded (the metric then stays empty; counts and tokens do not need it).
+ * The pricer of `gwctl usage` (a provider's own prices, else the bundled table), for
+ * `gwctl_cost_usd_total`, loaded at the first scrape: a gateway nobody scrapes never loads it nor
+ * its price table. It is a use case of services/ and is loaded by `import()`, as the daemon loads
+ * the simulator: the daemon's static imports stay within its layer. Undefined when it cannot be
+ * loaded (the metric then stays empty; counts and tokens do not need it).
  */
-export async function pricedRows(): Promise<CostOf | undefined> {
+export async function loadPricer(): Promise<SumsPricer | undefined> {
   try {
     const {createPricer} = await import('../../services/usage-cost.js')
-    const pricer = await createPricer()
-    return (entry) => pricer.cost(entry.model ?? entry.requestedModel, entry, entry.provider)
+    return await createPricer()
   } catch {
     return undefined
   }
@@ -87,8 +90,8 @@ export interface TelemetryOptions {
   routing?: Routing
   /** Export settings (undefined: no export, and no `@opentelemetry/*` module is loaded). */
   otlp?: OtlpConfig
-  /** Prices a row (loaded lazily by the caller), for `gwctl_cost_usd_total`. */
-  costOf?: CostOf
+  /** Loads the pricer for `gwctl_cost_usd_total` at the first scrape (default: {@link loadPricer}). */
+  pricer?: PricerLoader
 }
 
 export class Telemetry {
@@ -96,7 +99,7 @@ export class Telemetry {
   private pending: LogEntry[] = []
   private timer: NodeJS.Timeout | undefined
   private unsubscribe: (() => void) | undefined
-  private otlp: OtlpExport | undefined
+  private otlp: OtlpThread | undefined
 
   private constructor(private readonly options: TelemetryOptions) {
     const routing = options.routing
@@ -109,7 +112,7 @@ export class Telemetry {
         otlp: () => this.otlp?.stats,
         budgets: routing ? () => routing.router.budgets?.views() ?? [] : undefined,
       },
-      options.costOf,
+      options.pricer ?? loadPricer,
     )
   }
 
@@ -117,8 +120,8 @@ export class Telemetry {
   static async start(options: TelemetryOptions): Promise<Telemetry> {
     const telemetry = new Telemetry(options)
     if (options.otlp) {
-      const {OtlpExport} = await import('./otlp.js')
-      telemetry.otlp = new OtlpExport(options.otlp)
+      const {OtlpThread} = await import('./otlp-thread.js')
+      telemetry.otlp = await OtlpThread.start(options.otlp)
     }
     telemetry.unsubscribe = onGatewayEvent((event) => {
       if (event.type === 'request') telemetry.add(event.entry)
@@ -150,16 +153,18 @@ export class Telemetry {
     for (const entry of rows) {
       try {
         this.metrics.record(entry)
-        this.otlp?.record(entry)
       } catch {
         // one odd row must not stop the others (nor reach the request path: it is long gone)
       }
     }
+    this.otlp?.post(rows)
   }
 
   /** The Prometheus text, the pending rows folded in first. */
   async scrape(): Promise<string> {
     this.fold()
+    // the export thread's counts after the rows just posted
+    await this.otlp?.fresh()
     return this.metrics.text()
   }
 
