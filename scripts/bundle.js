@@ -33,7 +33,7 @@ const ENTRY_PATTERNS = [
   /^hooks\//,
   /^completion\/engine\.js$/,
   /^core\/id-collation\.js$/, // bin/run.js
-  /^services\/usage-statusline\.js$/, // bin/run.js (`gwctl statusline`)
+  /^services\/usage-statusline\.js$/, // its CommonJS copy is made from it (bin/gwctl.cjs: `gwctl statusline`)
   /^services\/usage-statusline-db\.js$/, // dist/services/usage-statusline.cjs (bin/gwctl.cjs)
   /^daemon\/main\.js$/, // spawned by `gateway start`; reads ../../package.json
   /^gateway\/keys\.js$/, // bench/micro.js
