@@ -7,7 +7,7 @@ import Database from 'better-sqlite3'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {freePort, runCli, tempHome} from './helpers/cli.js'
-import {alive, daemonPid, killDaemon} from './helpers/gateway.js'
+import {alive, daemonPid, issueKeyOverApi, killDaemon} from './helpers/gateway.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
@@ -23,18 +23,7 @@ describe('log store durability', {timeout: 120_000}, () => {
     const start = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {home: t.home, env})
     expect(start.exitCode, start.stderr).toBe(0)
     const base = `http://127.0.0.1:${port}`
-    const issued = await fetch(`${base}/api/keys/issue`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json'},
-      body: JSON.stringify({
-        employeeName: 'Ada',
-        employeeContact: 'ada@example.com',
-        agentName: 'durable',
-        agentType: 'generic_agent',
-      }),
-    })
-    expect(issued.status).toBe(200)
-    const {keyValue} = (await issued.json()) as {keyValue: string}
+    const keyValue = await issueKeyOverApi(base, 'durable')
 
     const N = 40
     const answered = await Promise.all(

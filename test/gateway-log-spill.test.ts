@@ -11,7 +11,7 @@ import Database from 'better-sqlite3'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {freePort, runCli, tempHome} from './helpers/cli.js'
-import {alive, daemonPid, killDaemon} from './helpers/gateway.js'
+import {alive, daemonPid, issueKeyOverApi, killDaemon} from './helpers/gateway.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
@@ -60,18 +60,7 @@ describe('log rows through kill -9 or a stop while logs.db is locked', {timeout:
     const start = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {home: t.home, env})
     expect(start.exitCode, start.stderr).toBe(0)
     const base = `http://127.0.0.1:${port}`
-    const issued = await fetch(`${base}/api/keys/issue`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json'},
-      body: JSON.stringify({
-        employeeName: 'Ada',
-        employeeContact: 'ada@example.com',
-        agentName: 'spill',
-        agentType: 'generic_agent',
-      }),
-    })
-    expect(issued.status).toBe(200)
-    const {keyValue} = (await issued.json()) as {keyValue: string}
+    const keyValue = await issueKeyOverApi(base, 'spill')
     const chat = async (i: number): Promise<boolean> => {
       const res = await fetch(`${base}/v1/chat/completions`, {
         method: 'POST',

@@ -12,7 +12,7 @@ import {afterEach, describe, expect, it} from 'vitest'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {withState} from '../src/store/state.js'
 import {freePort, json, runCli, tempHome} from './helpers/cli.js'
-import {killDaemon} from './helpers/gateway.js'
+import {issueKeyOverApi, killDaemon} from './helpers/gateway.js'
 
 const started: string[] = []
 const cleanups: Array<() => void> = []
@@ -59,18 +59,7 @@ describe('1-hour cache writes through the gateway', () => {
     const start = await cli(['gateway', 'start', '--sim', '--port', String(port)])
     expect(start.exitCode, start.stderr).toBe(0)
     const base = `http://127.0.0.1:${port}`
-    const issued = await fetch(`${base}/api/keys/issue`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json'},
-      body: JSON.stringify({
-        employeeName: 'Ada',
-        employeeContact: 'ada@example.com',
-        agentName: 'claude',
-        agentType: 'claude_code',
-      }),
-    })
-    expect(issued.status).toBe(200)
-    const key = ((await issued.json()) as {keyValue: string}).keyValue
+    const key = await issueKeyOverApi(base, 'claude', 'claude_code')
     const set = await cli(['budgets', 'set', '--agent', 'claude', '--daily', '50'])
     expect(set.exitCode, set.stderr).toBe(0)
 

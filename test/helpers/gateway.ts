@@ -2,6 +2,8 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
+import {expect} from 'vitest'
+
 import {processAlive} from '../../src/core/process.js'
 
 /** The pid in `<home>/gateway.pid`, if there is one. */
@@ -44,4 +46,22 @@ export function keyIssueArgs(
     '--employee-contact',
     employee.contact,
   ]
+}
+
+/**
+ * Issues a key through a running daemon's management API (`POST /api/keys/issue`, employee Ada),
+ * expects a 200, and returns the key's value.
+ */
+export async function issueKeyOverApi(
+  base: string,
+  agentName: string,
+  agentType = 'generic_agent',
+): Promise<string> {
+  const issued = await fetch(`${base}/api/keys/issue`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json'},
+    body: JSON.stringify({employeeName: 'Ada', employeeContact: 'ada@example.com', agentName, agentType}),
+  })
+  expect(issued.status).toBe(200)
+  return ((await issued.json()) as {keyValue: string}).keyValue
 }
