@@ -9,7 +9,15 @@
 if (process.argv[2] === 'statusline' && process.argv.length === 3) {
   require('../dist/services/usage-statusline.cjs')
     .main()
-    .then((line) => process.stdout.write(line + '\n'))
+    .then((line) => {
+      // written to fd 1 directly: `process.stdout` on a pipe (as Claude Code reads it) is a
+      // net.Socket, and loading node:net's streams costs more than the rest of the call
+      try {
+        require('node:fs').writeSync(1, line + '\n')
+      } catch {
+        process.stdout.write(line + '\n') // EAGAIN: a non-blocking pipe that is full
+      }
+    })
 } else {
   import('./run.js').catch((error) => {
     process.stderr.write(`gwctl: ${error.stack ?? error}\n`)

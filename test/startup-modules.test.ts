@@ -167,5 +167,48 @@ describe('what a read command loads', () => {
     expect(loaded.dist).toEqual(['services/usage-statusline.cjs'])
     expect(loaded.modules).toEqual([])
     expect(loaded.builtins.has('http')).toBe(false)
+    // what the daemon publishes once asked (statusline.json): read, with no socket, no stdin or
+    // stdout stream, so not node:net at all
+    writeFileSync(
+      join(h, 'statusline.json'),
+      JSON.stringify({
+        v: 1,
+        pid: daemon.pid,
+        written: Date.now(),
+        lines: {
+          [`${Math.floor(Date.now() / 86_400_000) * 86_400_000} `]: {
+            today: {usd: 2, unpriced: false},
+            session: null,
+            window: null,
+          },
+        },
+      }),
+    )
+    const published = load(h, ['statusline'])
+    expect(published.exitCode).toBe(0)
+    expect(daemon.requests()).toHaveLength(1)
+    expect(published.dist).toEqual(['services/usage-statusline.cjs'])
+    // the built-ins it loads beyond a bare `node -e 0` (a CommonJS preload: the module hooks of
+    // load() load node:net themselves), stdin and stdout pipes as Claude Code gives them
+    const pre = join(h, 'builtins.cjs')
+    writeFileSync(
+      pre,
+      `process.on('exit', () => require('node:fs').writeFileSync(process.env.BUILTINS_OUT, process.moduleLoadList.join('\\n')))`,
+    )
+    const builtins = (args: string[]) => {
+      const outFile = join(h, 'builtins.txt')
+      const r = spawnSync(process.execPath, ['-r', pre, ...args], {
+        env: {...process.env, ...cliEnv(h), BUILTINS_OUT: outFile} as NodeJS.ProcessEnv,
+        input: JSON.stringify({session_id: ''}),
+        encoding: 'utf8',
+      })
+      expect(r.status).toBe(0)
+      return {stdout: r.stdout, loaded: readFileSync(outFile, 'utf8').split('\n')}
+    }
+    const bare = new Set(builtins(['-e', '0']).loaded)
+    const call = builtins([BIN, 'statusline'])
+    expect(call.stdout).toBe('today $2.00 · no active 5h window\n')
+    const more = call.loaded.filter((m) => !bare.has(m))
+    expect(more.filter((m) => /\b(net|stream|streams\/|tty)\b/.test(m))).toEqual([])
   })
 })

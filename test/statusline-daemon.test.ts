@@ -10,7 +10,7 @@ import {join} from 'node:path'
 import {execa} from 'execa'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {DAEMON_TIMEOUT_MS, pidFilePath} from '../src/services/usage-statusline.js'
+import {DAEMON_TIMEOUT_MS, PUBLISHED_FRESH_MS, pidFilePath} from '../src/services/usage-statusline.js'
 import {homeFile} from '../src/store/paths.js'
 import {BIN, cliEnv, json, runCli, tempHome} from './helpers/cli.js'
 import type {FakeDaemon} from './helpers/statusline-daemon.js'
@@ -67,6 +67,77 @@ describe('statusline and the daemon', () => {
       window: null,
     })
     expect((await statusline()).stdout).toBe('Opus · session $0.12 · today unpriced · no active 5h window')
+  })
+
+  it('figures the running daemon published for this midnight and session are read from its file, with no request', async () => {
+    daemon = await fakeStatuslineDaemon(home.home, 'figures', {
+      today: {usd: 9, unpriced: false},
+      session: null,
+      window: null,
+    })
+    const publish = (pid: number, key: string, written = Date.now()) =>
+      writeFileSync(
+        join(home.home, 'statusline.json'),
+        JSON.stringify({
+          v: 1,
+          pid,
+          written,
+          lines: {
+            [key]: {
+              today: {usd: 1.5, unpriced: false},
+              session: {usd: 0.25, unpriced: false, requests: 2},
+              window: {usd: 1, unpriced: false, end: Date.now() + 30 * 60_000 + 20_000, perHour: 2},
+            },
+          },
+        }),
+      )
+    publish(daemon.pid, `${midnightUtc()} abc d`)
+    expect((await statusline()).stdout).toBe(
+      'Opus · session $0.25 · today $1.50 · 5h $1.00 (30m left) · $2.00/h',
+    )
+    expect(daemon.requests()).toEqual([])
+    // another session's, another daemon's (a pid reused), or one written too long ago: asked over loopback
+    for (const [pid, key, written] of [
+      [daemon.pid, `${midnightUtc()} other`, Date.now()],
+      [daemon.pid + 1, `${midnightUtc()} abc d`, Date.now()],
+      [daemon.pid, `${midnightUtc()} abc d`, Date.now() - PUBLISHED_FRESH_MS - 1000],
+    ] as const) {
+      publish(pid, key, written)
+      expect((await statusline()).stdout).toBe('Opus · session $0.12 · today $9.00 · no active 5h window')
+    }
+    expect(daemon.requests()).toHaveLength(3)
+  })
+
+  it('stdin is read to its end: JSON written in parts with a pause, /dev/null, a file, one over 1 MiB', async () => {
+    daemon = await fakeStatuslineDaemon(home.home, 'figures', {
+      today: {usd: 2, unpriced: false},
+      session: null,
+      window: null,
+    })
+    const child = execa('node', [BIN, 'statusline'], {env: cliEnv(home.home), extendEnv: true, reject: false})
+    child.stdin!.write(INPUT.slice(0, 20))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    child.stdin!.end(INPUT.slice(20))
+    expect(String((await child).stdout)).toBe('Opus · session $0.12 · today $2.00 · no active 5h window')
+    const nothing = await execa('sh', ['-c', `node '${BIN}' statusline < /dev/null`], {
+      env: cliEnv(home.home),
+      extendEnv: true,
+    })
+    expect(nothing.stdout).toBe('today $2.00 · no active 5h window')
+    const file = join(home.home, 'input.json')
+    writeFileSync(file, INPUT)
+    const fromFile = await execa('sh', ['-c', `node '${BIN}' statusline < '${file}'`], {
+      env: cliEnv(home.home),
+      extendEnv: true,
+    })
+    expect(fromFile.stdout).toBe('Opus · session $0.12 · today $2.00 · no active 5h window')
+    // more than 1 MiB is not Claude Code's input: not read to its end, and the line has no model
+    writeFileSync(file, INPUT.replace('"Opus"', `"Opus${' '.repeat(1 << 21)}"`))
+    const huge = await execa('sh', ['-c', `node '${BIN}' statusline < '${file}'`], {
+      env: cliEnv(home.home),
+      extendEnv: true,
+    })
+    expect(huge.stdout).toBe('today $2.00 · no active 5h window')
   })
 
   it('a daemon that never answers: the line comes from logs.db once the time limit passes', async () => {

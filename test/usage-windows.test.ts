@@ -4,7 +4,7 @@
  * write, $6 1-hour cache write, $0.30 cache read, $15 output per 1M; claude-opus-4-1: $15 input,
  * $75 output per 1M), with and without a running gateway.
  */
-import {mkdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
@@ -182,7 +182,7 @@ describe('usage windows, reports and the statusline', () => {
     expect(garbage.stdout).toMatch(/^today \$\d+\.\d\d · 5h \$0\.63/)
   })
 
-  it('statusline with a daemon: one loopback request to its memory, which follows the requests it serves', async () => {
+  it('statusline with a daemon: one loopback request to its memory, then the figures it publishes, which follow the requests it serves', async () => {
     expect((await cli(['gateway', 'start', '--sim'])).exitCode).toBe(0)
     // the daemon scans the history at start; wait for its rows (and for its memory: the first
     // call loads it, and one that takes over 750 ms is answered from logs.db meanwhile)
@@ -198,6 +198,17 @@ describe('usage windows, reports and the statusline', () => {
     )
     const fast = await statusline(input)
     expect(fast.stdout.trim()).toBe(r.line)
+    // the daemon published this midnight's and session's figures: the next calls read them from a file
+    const publishedPath = join(home.home, 'statusline.json')
+    const published = () =>
+      JSON.parse(readFileSync(publishedPath, 'utf8')) as {
+        pid: number
+        lines: Record<string, {today: {usd: number; unpriced: boolean}}>
+      }
+    expect(statSync(publishedPath).mode & 0o777).toBe(0o600)
+    const pid = Number(readFileSync(join(home.home, 'gateway.pid'), 'utf8').split(/\s+/)[0])
+    expect(published().pid).toBe(pid)
+    expect(published().lines[`${midnight} sess-w`].today.unpriced).toBe(false)
 
     const base = `http://127.0.0.1:${port}`
     const today = () =>
@@ -219,7 +230,13 @@ describe('usage windows, reports and the statusline', () => {
       after = (await today()).today.find((m) => m.model === 'sim-mini')?.requests ?? 0
     }
     expect(after).toBe(before + 1)
-    // the simulator's model has no price: today's figure says so, never $0 for it
+    // the simulator's model has no price: today's figure says so, never $0 for it; the published
+    // figures followed the request (the line is read from them)
+    for (let i = 0; i < 50 && !published().lines[`${midnight} sess-w`].today.unpriced; i++)
+      await new Promise((resolve) => setTimeout(resolve, 50))
     expect((await statusline(input)).stdout).toMatch(/today \$\d+\.\d\d\+/)
+    // a stopped daemon takes its file with it
+    expect((await cli(['gateway', 'stop'])).exitCode).toBe(0)
+    expect(existsSync(publishedPath)).toBe(false)
   }, 60_000)
 })

@@ -8,7 +8,7 @@ export default class Statusline extends BaseCommand {
   static description =
     'Reads the JSON Claude Code pipes on stdin (session id, model) and prints one line: the model, this session’s cost, ' +
     'today’s cost, the active 5-hour window’s cost and time left, and its burn rate in dollars per hour. The figures come ' +
-    'from the running gateway’s memory in one loopback request, or from logs.db read-only when it is stopped (then as of the ' +
+    'from the running gateway’s memory (a file it keeps up to date once asked, or one loopback request), or from logs.db read-only when it is stopped (then as of the ' +
     'last history scan). `gwctl statusline` with no flag is answered without loading the command framework (about one bare ' +
     'Node start). `gwctl agents enable claude-code --statusline` installs it.'
 

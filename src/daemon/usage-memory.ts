@@ -33,6 +33,8 @@ import {homeFile} from '../store/paths.js'
 import type {ProviderConfig} from '../store/schema.js'
 import type {SessionEntry} from '../store/usage-entries.js'
 import {onGatewayEvent} from './events.js'
+import type {PublishedKey} from './statusline-file.js'
+import {StatuslinePublisher} from './statusline-file.js'
 import type {GatewayContext, GatewayRequest} from './server.js'
 import {sendJson} from './server.js'
 
@@ -106,6 +108,8 @@ class UsageMemory {
   private window: Running | undefined
   private sessions = new Map<string, SessionEntry[]>()
   private unsubscribe: (() => void) | undefined
+  /** Called when the figures may have changed (a request added, the database to read again). */
+  changed: (() => void) | undefined
 
   constructor(private readonly logs: LogStore) {}
 
@@ -150,8 +154,10 @@ class UsageMemory {
   }
 
   private onEvent(event: GatewayEvent): void {
-    if (event.type === 'usage') this.stale = true
-    else if (event.type === 'request' && !this.stale) {
+    if (event.type === 'usage') {
+      this.stale = true
+      this.changed?.()
+    } else if (event.type === 'request' && !this.stale) {
       const e = event.entry
       const entry: SessionEntry = {
         ts: e.time,
@@ -170,6 +176,7 @@ class UsageMemory {
       else insertSorted(this.entries, entry)
       for (const r of this.todays) if (entry.ts >= r.from) addModel(r.models, entry)
       if (this.window && entry.ts >= this.window.from) addModel(this.window.models, entry)
+      this.changed?.()
     }
   }
 
@@ -266,6 +273,12 @@ export function statuslineFigures(sums: StatuslineSums, pricer: StatuslinePricer
   }
 }
 
+function memoryOf(logs: LogStore): UsageMemory {
+  let memory = memories.get(logs)
+  if (!memory) memories.set(logs, (memory = new UsageMemory(logs)))
+  return memory
+}
+
 /** The sums of today (from `today`, Unix ms), the session and the active window, and their dollars with a pricer. */
 export function statuslineAnswer(
   logs: LogStore,
@@ -273,9 +286,7 @@ export function statuslineAnswer(
   pricer?: StatuslinePricer,
 ): StatuslineSums & {source: 'daemon'; figures?: StatuslineFigures} {
   const now = options.now ?? Date.now()
-  let memory = memories.get(logs)
-  if (!memory) memories.set(logs, (memory = new UsageMemory(logs)))
-  const sums = memory.sums({...options, now})
+  const sums = memoryOf(logs).sums({...options, now})
   return {source: 'daemon', ...sums, ...(pricer ? {figures: statuslineFigures(sums, pricer)} : {})}
 }
 
@@ -308,6 +319,30 @@ function pricerFor(providers: readonly ProviderConfig[]): Promise<StatuslinePric
   return pricing.pricer
 }
 
+/** A running publisher per log store (the daemon has one). */
+const publishers = new WeakMap<LogStore, StatuslinePublisher>()
+
+/**
+ * From now on, writes the figures of `key` (with those of the other keys asked lately) to the
+ * published file whenever they may change.
+ */
+function publishStatusline(logs: LogStore, key: PublishedKey, pricer: StatuslinePricer): void {
+  let publisher = publishers.get(logs)
+  if (!publisher) {
+    const memory = memoryOf(logs)
+    publisher = new StatuslinePublisher(homeFile('statusline'), (k, now) =>
+      statuslineFigures(memory.sums({...k, now}), publishedPricer),
+    )
+    publishers.set(logs, publisher)
+    memory.changed = () => publisher!.changed()
+  }
+  // the pricer of the last answer (a new one after `gwctl usage prices update` or a provider's prices)
+  publishedPricer = pricer
+  publisher.ask(key)
+}
+
+let publishedPricer: StatuslinePricer
+
 export async function statuslineHandler(request: GatewayRequest, context: GatewayContext): Promise<void> {
   if (!context.routing) return sendJson(request.res, 503, {error: {message: 'The gateway has no log store.'}})
   const today = Number(request.query.get('today'))
@@ -319,11 +354,15 @@ export async function statuslineHandler(request: GatewayRequest, context: Gatewa
     // make memory reach back that far (a read of the whole log), so the last 24 hours stand for it
     const todayStartMs =
       Number.isFinite(today) && today >= now - 25 * 3_600_000 && today <= now ? today : now - 24 * 3_600_000
-    sendJson(
-      request.res,
-      200,
-      statuslineAnswer(context.routing.logs, {todayStartMs, session: session || undefined, now}, pricer),
+    const answer = statuslineAnswer(
+      context.routing.logs,
+      {todayStartMs, session: session || undefined, now},
+      pricer,
     )
+    sendJson(request.res, 200, answer)
+    // the next calls for this midnight and session read the figures from a file (statusline-file.ts)
+    if (pricer && todayStartMs === today)
+      publishStatusline(context.routing.logs, {todayStartMs, session: session || undefined}, pricer)
   } catch (error) {
     sendJson(request.res, 500, {error: {message: (error as Error).message}})
   }

@@ -1,12 +1,14 @@
 /**
  * `gwctl statusline`: the one line Claude Code's `statusLine` command shows under its prompt
- * (docs/USAGE-WINDOWS.md). bin/gwctl.cjs answers it without oclif by loading this file alone (its CommonJS copy,
- * dist/services/usage-statusline.cjs), so a
- * call with the gateway running costs about one bare Node start: this module imports node:
- * built-ins only (no other gwctl module: the bundle keeps it one small file), reads the JSON
- * Claude Code pipes on stdin (session id, model), asks the running daemon once over loopback for
- * the line's figures (`GET /api/usage/statusline`: dollars of today, of this session and of the
- * active 5-hour window, kept ready in the daemon's memory and priced there), and prints
+ * (docs/USAGE-WINDOWS.md). bin/gwctl.cjs answers it without oclif by loading this file alone (its
+ * CommonJS copy, dist/services/usage-statusline.cjs), so a call with the gateway running costs
+ * about one bare Node start: this module imports node: built-ins only (no other gwctl module: the
+ * bundle keeps it one small file), reads the JSON Claude Code pipes on stdin (session id, model)
+ * at once, and takes the line's figures (dollars of today, of this session and of the active
+ * 5-hour window, kept ready in the daemon's memory and priced there) from the running daemon:
+ * from the file it publishes them to (`statusline.json`, daemon/statusline-file.ts) when that
+ * holds this midnight's and session's, else by asking it once over loopback
+ * (`GET /api/usage/statusline`), which makes it publish them from then on. It prints
  * `model · session $ · today $ · window $ (time left) · $/h`.
  *
  * With no daemon, a daemon that does not answer within {@link DAEMON_TIMEOUT_MS}, or one too old
@@ -25,8 +27,7 @@ import type * as Path from 'node:path'
 // here needs (a CPU profile of a call showed them); node:os only without GWCTL_HOME. (In the CommonJS
 // copy, scripts/bundle.js makes this CommonJS's own `require`.)
 const require = createRequire(import.meta.url)
-const {readFileSync} = require('node:fs') as typeof Fs
-const {connect} = require('node:net') as typeof Net
+const {fstatSync, readFileSync, readSync} = require('node:fs') as typeof Fs
 const {join} = require('node:path') as typeof Path
 
 /** What Claude Code pipes to a statusLine command (the fields used). */
@@ -54,31 +55,76 @@ export interface StatuslineFigures {
 /** How long the daemon may take, connect to answer, before the line comes from logs.db. */
 export const DAEMON_TIMEOUT_MS = 750
 
-/** The input read from stdin: `{}` on a terminal, when empty, or when not JSON. */
-export async function readStatuslineInput(
-  stdin: NodeJS.ReadStream = process.stdin,
-  timeoutMs = 1000,
-): Promise<StatuslineInput> {
-  if (stdin.isTTY) return {}
-  const text = await new Promise<string>((resolve) => {
-    let data = ''
-    const done = () => {
-      clearTimeout(timer)
-      stdin.pause()
-      resolve(data)
-    }
-    const timer = setTimeout(done, timeoutMs)
-    stdin.setEncoding('utf8')
-    stdin.on('data', (chunk: string) => (data += chunk.length + data.length > 1 << 20 ? '' : chunk))
-    stdin.once('end', done)
-    stdin.once('error', done)
-  })
+/** The most of stdin read: Claude Code's JSON is a few KB. */
+const STDIN_MAX = 1 << 20
+
+const parseInput = (text: string): StatuslineInput => {
   try {
     const parsed = JSON.parse(text) as unknown
     return parsed && typeof parsed === 'object' ? (parsed as StatuslineInput) : {}
   } catch {
     return {}
   }
+}
+
+/**
+ * The input read from stdin: `{}` on a terminal, when empty, or when not JSON.
+ *
+ * Read at once, blocking, when stdin is a pipe, a socket or a file: Claude Code writes its JSON
+ * and closes stdin, as for every hook (its documented statusline scripts read stdin to the end
+ * with `cat` or `jq`, and it aborts a command that runs past its timeout). That costs no stream:
+ * `process.stdin` on a pipe loads node:net's stream machinery, 5-8 ms of a 35 ms call. A terminal
+ * or another device is not read. Only when stdin is non-blocking (EAGAIN: a parent shared a
+ * non-blocking pipe) does the rest come through `process.stdin`, waited for up to `timeoutMs`.
+ */
+export async function readStatuslineInput(fd = 0, timeoutMs = 1000): Promise<StatuslineInput> {
+  let kind
+  try {
+    kind = fstatSync(fd)
+  } catch {
+    return {}
+  }
+  if (!kind.isFIFO() && !kind.isSocket() && !kind.isFile()) return {}
+  let buffer = Buffer.allocUnsafe(1 << 16)
+  let size = 0
+  try {
+    for (let n; (n = readSync(fd, buffer, size, buffer.length - size, null)) > 0;) {
+      size += n
+      if (size < buffer.length) continue
+      if (size >= STDIN_MAX) return {} // not Claude Code's few KB: not read further
+      const larger = Buffer.allocUnsafe(buffer.length * 2)
+      buffer.copy(larger, 0, 0, size)
+      buffer = larger
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code !== 'EAGAIN' && code !== 'EWOULDBLOCK') return parseInput(buffer.toString('utf8', 0, size))
+    return parseInput(
+      buffer.toString('utf8', 0, size) + (await readStream(process.stdin, timeoutMs, STDIN_MAX - size)),
+    )
+  }
+  return parseInput(buffer.toString('utf8', 0, size))
+}
+
+/** What is left on a stream, up to `max` characters (else ''), until its end or `timeoutMs`. */
+export function readStream(stream: NodeJS.ReadableStream, timeoutMs: number, max: number): Promise<string> {
+  return new Promise<string>((resolve) => {
+    let data = ''
+    let over = false
+    const done = () => {
+      clearTimeout(timer)
+      stream.pause()
+      resolve(over ? '' : data)
+    }
+    const timer = setTimeout(done, timeoutMs)
+    stream.setEncoding('utf8')
+    stream.on('data', (chunk: string) => {
+      if (data.length + chunk.length > max) over = true
+      else if (!over) data += chunk
+    })
+    stream.once('end', done)
+    stream.once('error', done)
+  })
 }
 
 /**
@@ -94,6 +140,11 @@ export function pidFilePath(env: NodeJS.ProcessEnv = process.env): string {
 
 /** The port of the daemon the pid file names when that process is alive and a gwctl daemon. */
 export function daemonPort(path: string = pidFilePath()): number | undefined {
+  return daemonProcess(path)?.port
+}
+
+/** The pid and port of the daemon the pid file names when that process is alive and a gwctl daemon. */
+export function daemonProcess(path: string = pidFilePath()): {pid: number; port: number} | undefined {
   let pid: number
   let port: number
   try {
@@ -117,7 +168,40 @@ export function daemonPort(path: string = pidFilePath()): number | undefined {
   } catch {
     // no /proc (macOS): the signal check is all there is
   }
-  return port
+  return {pid, port}
+}
+
+/**
+ * How long published figures are taken without asking the daemon. They are rewritten on every
+ * change (a request, a history scan); what moves with time alone is a window's end (checked here)
+ * and the look-back's edge, so a line goes back to the daemon once in this long.
+ */
+export const PUBLISHED_FRESH_MS = 10 * 60_000
+
+/**
+ * The figures the running daemon `pid` published for this midnight and session
+ * (`statusline.json` beside the pid file, written by daemon/statusline-file.ts after a first
+ * loopback request asked for them), or undefined: none, another daemon's, older than
+ * {@link PUBLISHED_FRESH_MS}, or not this key's.
+ */
+export function publishedFigures(
+  path: string,
+  pid: number,
+  key: {todayStartMs: number; session?: string},
+  now: number,
+): StatuslineFigures | undefined {
+  let file: {v?: unknown; pid?: unknown; written?: unknown; lines?: Record<string, StatuslineFigures>}
+  try {
+    file = JSON.parse(readFileSync(path, 'utf8'))
+  } catch {
+    return undefined
+  }
+  if (file.v !== 1 || file.pid !== pid || typeof file.written !== 'number') return undefined
+  if (now - file.written > PUBLISHED_FRESH_MS || file.written - now > 60_000) return undefined
+  const figures = file.lines?.[`${key.todayStartMs} ${key.session ?? ''}`]
+  if (!figures || typeof figures.today?.usd !== 'number') return undefined
+  // the window ended since: no active one (the next request starts another, and publishes it)
+  return figures.window && figures.window.end <= now ? {...figures, window: null} : figures
 }
 
 /**
@@ -129,7 +213,8 @@ export function loopbackGet(port: number, target: string, timeoutMs: number): Pr
   return new Promise((resolve) => {
     const chunks: Buffer[] = []
     let size = 0
-    const socket = connect(port, '127.0.0.1')
+    // node:net only here: a call with no daemon does not load it
+    const socket = (require('node:net') as typeof Net).connect(port, '127.0.0.1')
     const finish = (body: string | undefined) => {
       clearTimeout(timer)
       socket.destroy()
@@ -168,15 +253,32 @@ export function todayStart(now: number): number {
 export const sessionOf = (input: StatuslineInput): string | undefined =>
   typeof input.session_id === 'string' && input.session_id ? input.session_id : undefined
 
-/** The figures from the running daemon (one loopback request), or undefined when none answers them. */
+/**
+ * The figures from the running daemon, or undefined when none answers them: those it published
+ * for this midnight and session when fresh, else one loopback request (whose answer makes the
+ * daemon publish them from then on).
+ */
 export async function figuresFromDaemon(
   input: StatuslineInput,
   options: {now: number; port?: number; timeoutMs?: number},
 ): Promise<StatuslineFigures | undefined> {
-  const port = options.port ?? daemonPort()
-  if (port === undefined) return undefined
+  let port = options.port
   const session = sessionOf(input)
-  const query = `today=${todayStart(options.now)}${session ? `&session=${encodeURIComponent(session)}` : ''}`
+  const todayStartMs = todayStart(options.now)
+  if (port === undefined) {
+    const pidPath = pidFilePath()
+    const daemon = daemonProcess(pidPath)
+    if (daemon === undefined) return undefined
+    const published = publishedFigures(
+      join(pidPath, '..', 'statusline.json'),
+      daemon.pid,
+      {todayStartMs, session},
+      options.now,
+    )
+    if (published) return published
+    port = daemon.port
+  }
+  const query = `today=${todayStartMs}${session ? `&session=${encodeURIComponent(session)}` : ''}`
   const body = await loopbackGet(
     port,
     `/api/usage/statusline?${query}`,

@@ -77,6 +77,8 @@ export const files = {
   priceMemo: 'price-memo.json',
   prices: 'prices.json',
   runKeys: 'run-keys.json',
+  /** The statusline's figures, published by the running daemon (daemon/statusline-file.ts). */
+  statusline: 'statusline.json',
 } as const
 
 /** Absolute path of one of {@link files}. */
