@@ -27,7 +27,7 @@ const figuresOf = (usd: number, windowEnd = NOW + 3_600_000): StatuslineFigures 
 describe('the statusline’s published figures', () => {
   let home: {home: string; cleanup: () => void}
   let path: string
-  let publisher: StatuslinePublisher | undefined
+  let publisher: StatuslinePublisher<StatuslineFigures> | undefined
   beforeEach(() => {
     home = tempHome()
     path = join(home.home, 'statusline.json')

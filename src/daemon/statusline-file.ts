@@ -19,23 +19,21 @@
  */
 import {renameSync, rmSync, writeFileSync} from 'node:fs'
 
-import type {StatuslineFigures} from './usage-memory.js'
-
 /** One published line's key: the client's local midnight (Unix ms) and Claude Code's session id. */
 export interface PublishedKey {
   todayStartMs: number
   session?: string
 }
 
-/** The file's content (services/usage-statusline.ts reads it). */
-export interface PublishedFigures {
+/** The file's content (services/usage-statusline.ts reads it); F: the figures of a line (usage-memory.ts). */
+export interface PublishedFigures<F> {
   v: 1
   /** The daemon that wrote it. */
   pid: number
   /** Unix ms. */
   written: number
   /** By {@link publishedKey}. */
-  lines: Record<string, StatuslineFigures>
+  lines: Record<string, F>
 }
 
 /** How a key is written in {@link PublishedFigures.lines} (services/usage-statusline.ts makes the same). */
@@ -50,7 +48,7 @@ export const ASKED_TTL_MS = 6 * 3_600_000
 /** The most keys published (the sessions a user keeps open, in a time zone or two). */
 export const ASKED_MAX = 32
 
-export class StatuslinePublisher {
+export class StatuslinePublisher<F> {
   private readonly asked = new Map<string, PublishedKey & {at: number}>()
   private timer: NodeJS.Timeout | undefined
   private lastWrite = 0
@@ -58,7 +56,7 @@ export class StatuslinePublisher {
 
   constructor(
     private readonly path: string,
-    private readonly figures: (key: PublishedKey, now: number) => StatuslineFigures,
+    private readonly figures: (key: PublishedKey, now: number) => F,
   ) {
     process.once('exit', this.removeAtExit)
   }
@@ -88,12 +86,12 @@ export class StatuslinePublisher {
     this.lastWrite = now
     const temp = `${this.path}.${process.pid}.tmp`
     try {
-      const lines: Record<string, StatuslineFigures> = {}
+      const lines: Record<string, F> = {}
       for (const [name, key] of this.asked) {
         if (now - key.at > ASKED_TTL_MS) this.asked.delete(name)
         else lines[name] = this.figures(key, now)
       }
-      const file: PublishedFigures = {v: 1, pid: process.pid, written: now, lines}
+      const file: PublishedFigures<F> = {v: 1, pid: process.pid, written: now, lines}
       writeFileSync(temp, JSON.stringify(file), {mode: 0o600})
       renameSync(temp, this.path)
     } catch {

@@ -320,7 +320,7 @@ function pricerFor(providers: readonly ProviderConfig[]): Promise<StatuslinePric
 }
 
 /** A running publisher per log store (the daemon has one). */
-const publishers = new WeakMap<LogStore, StatuslinePublisher>()
+const publishers = new WeakMap<LogStore, StatuslinePublisher<StatuslineFigures>>()
 
 /**
  * From now on, writes the figures of `key` (with those of the other keys asked lately) to the
