@@ -12,6 +12,8 @@
  * the daemon keeps one per budget in memory and the CLI fills one from `logs.db` when the daemon
  * is stopped, so both show the same figure.
  */
+import type {ContextBands} from '../store/context-bands.js'
+import {addBands} from '../store/context-bands.js'
 import type {BudgetRecord, BudgetScope, BudgetPeriod} from '../store/state-schema.js'
 
 export type {BudgetRecord, BudgetScope, BudgetPeriod} from '../store/state-schema.js'
@@ -130,8 +132,10 @@ export interface BudgetTokens {
   cacheCreationTokens: number
   /** The part of `cacheCreationTokens` written to the 1-hour cache (priced at 2x input). */
   cache1hTokens?: number
-  /** How many requests these are (priced as that many of the average size). */
+  /** How many requests these are (priced as that many of the average size, per context band). */
   requests: number
+  /** Of a group read from the log database: its requests past a long-context threshold, by band. */
+  bands?: ContextBands
 }
 
 /** The pricer `gwctl usage` uses (services/usage-cost.ts), as budgets need it. */
@@ -185,6 +189,8 @@ export class BudgetCounter {
     g.cacheCreationTokens += t.cacheCreationTokens
     g.cache1hTokens += t.cache1hTokens ?? 0
     g.requests += t.requests
+    // a request past a long-context threshold counts in its band (its tier is its own)
+    addBands(g, t)
     this.tokenSum += t.inputTokens + t.outputTokens + t.cacheReadTokens + t.cacheCreationTokens
     if (this.pricer) g.cost = this.pricer.cost(g.model, g, g.provider)
   }
