@@ -391,7 +391,7 @@ describe('usage daily beside ccusage daily', () => {
         // per day and per model: every token count equal, cost equal to the float
         expect(tokens(mine), day.period).toEqual(tokens(day))
         expect(mine.costUSD, day.period).toBeCloseTo(day.totalCost, 12)
-        // (gwctl lists a `<synthetic>` line, a request without tokens, as model null with 0 tokens)
+        // (a model's line of a day may hold no tokens: ccusage lists none such)
         const withTokens = mine.breakdown.filter((m) => tokens(m).some((x) => x > 0))
         expect(withTokens.map((m) => m.model).sort(), day.period).toEqual(
           day.modelBreakdowns.map((m) => m.modelName).sort(),
@@ -404,6 +404,11 @@ describe('usage daily beside ccusage daily', () => {
         }
       }
       expect(compared).toBe(6 * MODELS.length + 3)
+      // a `<synthetic>` line (Claude Code's own, no API call) is no request and no model, as in
+      // ccusage: its day holds the one request of the `speed: "fast"` line
+      const syntheticDay = ours.get('2025-11-13')!
+      expect(syntheticDay.breakdown.map((m) => m.model)).toEqual(['claude-opus-4-1-20250805-fast'])
+      expect((syntheticDay as GwctlDay & {requests: number}).requests).toBe(1)
       const theirDay = (period: string, list = theirs) => list.find((d) => d.period === period)!
 
       // 0. lines sharing a message id without a request id: gwctl keeps the larger, ccusage adds
