@@ -15,6 +15,7 @@
 import type {ContextBands} from '../store/context-bands.js'
 import {addBands} from '../store/context-bands.js'
 import type {BudgetRecord, BudgetScope, BudgetPeriod} from '../store/state-schema.js'
+import {roundUsd} from '../core/usd.js'
 
 export type {BudgetRecord, BudgetScope, BudgetPeriod} from '../store/state-schema.js'
 
@@ -116,6 +117,7 @@ export function onExceedLabel(o: OnExceed): string {
 /** An amount as people read it: `$5.00`, `$0.0123`, `1,200,000 tokens`. */
 export function formatBudgetAmount(unit: BudgetRecord['unit'], amount: number): string {
   if (unit === 'tokens') return `${Math.round(amount).toLocaleString('en-US')} tokens`
+  amount = roundUsd(amount)
   return amount !== 0 && Math.abs(amount) < 0.01 ? `$${amount.toFixed(4)}` : `$${amount.toFixed(2)}`
 }
 
