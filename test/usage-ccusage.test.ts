@@ -242,7 +242,7 @@ function writeHistory(claudeDir: string): void {
     },
   })
   // requests over 200k input tokens (Sonnet 4.5 has long-context prices in both tables; Sonnet 4
-  // only in ccusage's), beside a small one an hour later
+  // only in ccusage's, gwctl adds Anthropic's), beside a small one an hour later
   line('-work-repo/diff.jsonl', {
     msg: 'big45',
     req: 'r_big45',
@@ -443,9 +443,10 @@ describe('usage daily beside ccusage daily', () => {
           priced(SONNET, usage(10, 500, 1000, 500)),
         12,
       )
-      // Sonnet 4: gwctl's table (genai-prices) has no long-context price for it: the base price
+      // Sonnet 4: gwctl's table (genai-prices) has no long-context price for it; gwctl applies
+      // Anthropic's (as Sonnet 4.5's: the whole request at 2x input and cache, 1.5x output)
       const sonnet4 = lc.mine.breakdown.find((m) => m.model === 'claude-sonnet-4-20250514')!
-      expect(sonnet4.costUSD).toBeCloseTo(priced(SONNET, usage(10, 500, 230_000, 5000, 1000)), 12)
+      expect(sonnet4.costUSD).toBeCloseTo(priced(SONNET_LONG, usage(10, 500, 230_000, 5000, 1000)), 12)
 
       // 3. a line's recorded costUSD: ccusage's default mode shows it, gwctl prices the tokens as
       // ccusage's `--mode calculate` does

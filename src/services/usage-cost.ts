@@ -79,6 +79,28 @@ interface MemoEntry {
   /** Whether the table itself prices 1-hour writes (else 2x its input price is added). */
   tablePrices1h: boolean
   linearUpTo: number
+  /** The table's id of the model (`claude-sonnet-4-0` for `claude-sonnet-4-20250514`). */
+  tableModel?: string
+  /** Anthropic's long-context rule, where the table prices the model flat ({@link LONG_CONTEXT}). */
+  longContext?: LongContext
+}
+
+/** A long-context rate: a request over `over` input tokens pays `input` times the input and cache prices, `output` times the output price. */
+interface LongContext {
+  over: number
+  input: number
+  output: number
+}
+
+/**
+ * Long-context prices the table lacks, by the table's model id. Anthropic bills a Claude Sonnet 4
+ * request over 200k input tokens (1M-context beta) at 2x input, cache reads and writes, and 1.5x
+ * output, as it bills Sonnet 4.5 (whose tiers the table has); genai-prices' table prices Sonnet 4
+ * flat. Applied only while the table prices the model flat at every size probed: a table that
+ * brings the tier is used as it is.
+ */
+const LONG_CONTEXT: Record<string, LongContext> = {
+  'claude-sonnet-4-0': {over: 200_000, input: 2, output: 1.5},
 }
 
 interface PriceMemo {
@@ -218,8 +240,10 @@ function memoEntry(calcPrice: CalcPrice, model: string): MemoEntry | null {
       },
       model,
     )
+    tableModel ??= r?.model?.id
     return typeof r?.total_price === 'number' ? r.total_price : undefined
   }
+  let tableModel: string | undefined
   try {
     const unit = 1_000
     const inputCost = price(unit, 0, 0, 0)
@@ -256,6 +280,9 @@ function memoEntry(calcPrice: CalcPrice, model: string): MemoEntry | null {
       if (actual === undefined || Math.abs(actual - expected) > 1e-9 * Math.max(1, expected)) break
       entry.linearUpTo = size
     }
+    entry.tableModel = tableModel ?? model
+    const rule = LONG_CONTEXT[entry.tableModel]
+    if (rule && entry.linearUpTo === PROBE_SIZES.at(-1)) entry.longContext = rule
     return entry
   } catch {
     return null
@@ -313,8 +340,12 @@ export async function createPricer(
       )
     }
     if (!model) return null
-    // an entry of an older memo (no 1-hour price) is asked again
-    if (!(model in memo.models) || (memo.models[model] && memo.models[model].cacheWrite1h === undefined)) {
+    // an entry of an older memo (no 1-hour price, no table model) is asked again
+    const known = memo.models[model]
+    if (
+      !(model in memo.models) ||
+      (known && (known.cacheWrite1h === undefined || known.tableModel === undefined))
+    ) {
       memo.models[model] = memoEntry(table(), model)
       writeMemo(memoPath, memo)
     }
@@ -323,6 +354,23 @@ export async function createPricer(
     const n = t.requests !== undefined && t.requests > 1 ? t.requests : 1
     const perRequestInput = (t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens) / n
     const oneHour = Math.min(Math.max(t.cache1hTokens ?? 0, 0), t.cacheCreationTokens)
+    const long = entry.longContext
+    if (long && perRequestInput > long.over)
+      return linearCost(
+        {
+          ...entry,
+          input: entry.input * long.input,
+          cacheRead: entry.cacheRead * long.input,
+          cacheWrite: entry.cacheWrite * long.input,
+          cacheWrite1h: entry.cacheWrite1h * long.input,
+          output: entry.output * long.output,
+        },
+        t.inputTokens,
+        t.cacheReadTokens,
+        t.cacheCreationTokens,
+        t.outputTokens,
+        oneHour,
+      )
     if (perRequestInput <= entry.linearUpTo)
       return linearCost(
         entry,
