@@ -289,7 +289,7 @@ export function usageGroups(
   const groups = new Map<string, UsageGroup>()
   const groupOf = (r: Row): UsageGroup => {
     const key = keyOf(r)
-    const id = JSON.stringify([key, r.provider, r.model])
+    const id = `${key ?? '\u0001'}\u0000${r.provider ?? '\u0001'}\u0000${r.model ?? '\u0001'}`
     let g = groups.get(id)
     if (!g) {
       g = {
