@@ -125,5 +125,7 @@ describe('dollars in --json', () => {
     expect(status.budgets.find((b) => b.target === 'c')?.spent).toBe(0.61)
     // ... and none is noisy (unrounded, the totals of usage and blocks were 0.9099999999999999)
     expect(all.filter(([, , v]) => noisy(v))).toEqual([])
+    // the context bands the pricer needs (the 400k request is in one) are not part of any output
+    for (const [command, value] of outputs) expect(JSON.stringify(value), command).not.toContain('"bands"')
   })
 })

@@ -423,7 +423,8 @@ export async function createPricer(
         const c = cost(model, band, provider)
         if (c === null) return null
         usd += c
-        for (const k of Object.keys(rest) as Array<keyof typeof rest>) rest[k] -= band[k]
+        for (const k of Object.keys(rest) as Array<keyof typeof rest>)
+          rest[k] = Math.max(rest[k] - band[k], 0)
       }
       if (
         rest.requests > 0 ||
