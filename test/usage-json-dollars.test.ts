@@ -9,7 +9,8 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {roundDollars, roundUsd} from '../src/core/usd.js'
 import type {LogEntry} from '../src/store/log-store.js'
 import {LogStore} from '../src/store/log-store.js'
-import {json, runCli, tempHome} from './helpers/cli.js'
+import {freePort, json, runCli, tempHome} from './helpers/cli.js'
+import {killDaemon} from './helpers/gateway.js'
 
 /** Claude Haiku 4.5: $1 input, $5 output per 1M. */
 const MODEL = 'claude-haiku-4-5'
@@ -57,7 +58,11 @@ describe('dollars in --json', () => {
   beforeEach(() => {
     home = tempHome()
   })
-  afterEach(() => home.cleanup())
+  afterEach(async () => {
+    await runCli(['gateway', 'stop', '--drain', '1'], {home: home.home})
+    await killDaemon(home.home)
+    home.cleanup()
+  })
 
   it('the rule: 15 significant digits, only dollar keys', () => {
     expect(0.1 + 0.2).toBe(0.30000000000000004)
@@ -98,6 +103,8 @@ describe('dollars in --json', () => {
     expect(set.exitCode, set.stderr).toBe(0)
     const set2 = await cli(['budgets', 'set', '--project', 'a', '--daily', '1.1'])
     expect(set2.exitCode, set2.stderr).toBe(0)
+    const set3 = await cli(['budgets', 'set', '--policy', 'default', '--monthly', '30'])
+    expect(set3.exitCode, set3.stderr).toBe(0)
 
     const outputs: Array<[string, unknown]> = []
     for (const args of [
@@ -125,6 +132,17 @@ describe('dollars in --json', () => {
     expect(status.budgets.find((b) => b.target === 'c')?.spent).toBe(0.61)
     // ... and none is noisy (unrounded, the totals of usage and blocks were 0.9099999999999999)
     expect(all.filter(([, , v]) => noisy(v))).toEqual([])
+    // dashboard --json: the running gateway's budgets (their spend read from the log at its start)
+    const port = await freePort()
+    const env = {GWCTL_GATEWAY_PORT: String(port)}
+    const start = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {home: home.home, env})
+    expect(start.exitCode, start.stderr).toBe(0)
+    const dashboard = await runCli(['dashboard', '--json'], {home: home.home, env})
+    expect(dashboard.exitCode, dashboard.stderr).toBe(0)
+    const board = json(dashboard) as {budgets: Array<{target: string; spent: number}>}
+    expect(board.budgets.find((b) => b.target === 'default')?.spent).toBe(0.91)
+    expect(dollars(board).filter(([, v]) => noisy(v))).toEqual([])
+    outputs.push(['dashboard --json', board])
     // the context bands the pricer needs (the 400k request is in one) are not part of any output
     for (const [command, value] of outputs) expect(JSON.stringify(value), command).not.toContain('"bands"')
   })
