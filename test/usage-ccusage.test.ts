@@ -242,7 +242,7 @@ function writeHistory(claudeDir: string): void {
     },
   })
   // requests over 200k input tokens (Sonnet 4.5 has long-context prices in both tables; Sonnet 4
-  // only in ccusage's), beside a small one an hour later
+  // only in ccusage's, gwctl adds Anthropic's), beside a small one an hour later
   line('-work-repo/diff.jsonl', {
     msg: 'big45',
     req: 'r_big45',
@@ -391,7 +391,7 @@ describe('usage daily beside ccusage daily', () => {
         // per day and per model: every token count equal, cost equal to the float
         expect(tokens(mine), day.period).toEqual(tokens(day))
         expect(mine.costUSD, day.period).toBeCloseTo(day.totalCost, 12)
-        // (gwctl lists a `<synthetic>` line, a request without tokens, as model null with 0 tokens)
+        // (a model's line of a day may hold no tokens: ccusage lists none such)
         const withTokens = mine.breakdown.filter((m) => tokens(m).some((x) => x > 0))
         expect(withTokens.map((m) => m.model).sort(), day.period).toEqual(
           day.modelBreakdowns.map((m) => m.modelName).sort(),
@@ -404,6 +404,11 @@ describe('usage daily beside ccusage daily', () => {
         }
       }
       expect(compared).toBe(6 * MODELS.length + 3)
+      // a `<synthetic>` line (Claude Code's own, no API call) is no request and no model, as in
+      // ccusage: its day holds the one request of the `speed: "fast"` line
+      const syntheticDay = ours.get('2025-11-13')!
+      expect(syntheticDay.breakdown.map((m) => m.model)).toEqual(['claude-opus-4-1-20250805-fast'])
+      expect((syntheticDay as GwctlDay & {requests: number}).requests).toBe(1)
       const theirDay = (period: string, list = theirs) => list.find((d) => d.period === period)!
 
       // 0. lines sharing a message id without a request id: gwctl keeps the larger, ccusage adds
@@ -438,9 +443,10 @@ describe('usage daily beside ccusage daily', () => {
           priced(SONNET, usage(10, 500, 1000, 500)),
         12,
       )
-      // Sonnet 4: gwctl's table (genai-prices) has no long-context price for it: the base price
+      // Sonnet 4: gwctl's table (genai-prices) has no long-context price for it; gwctl applies
+      // Anthropic's (as Sonnet 4.5's: the whole request at 2x input and cache, 1.5x output)
       const sonnet4 = lc.mine.breakdown.find((m) => m.model === 'claude-sonnet-4-20250514')!
-      expect(sonnet4.costUSD).toBeCloseTo(priced(SONNET, usage(10, 500, 230_000, 5000, 1000)), 12)
+      expect(sonnet4.costUSD).toBeCloseTo(priced(SONNET_LONG, usage(10, 500, 230_000, 5000, 1000)), 12)
 
       // 3. a line's recorded costUSD: ccusage's default mode shows it, gwctl prices the tokens as
       // ccusage's `--mode calculate` does

@@ -7,6 +7,7 @@ import {Flags} from '@oclif/core'
 
 import type {Column} from '../core/output.js'
 import {color, renderTable} from '../core/output.js'
+import {roundUsd} from '../core/usd.js'
 import type {UsageReport, UsageReportRow} from '../services/usage.js'
 import type {BlockRow, BlocksReport, WeekRow} from '../services/usage-blocks.js'
 import type {UsagePivotAll} from '../store/usage-query.js'
@@ -16,7 +17,8 @@ import {formatCount} from './log-columns.js'
 /** `$1.23`, `unpriced`, or `$1.23+` when some models of the row are unpriced. */
 export function formatCost(row: Pick<UsageReportRow, 'costUSD' | 'unpricedModels'>): string {
   if (row.costUSD === null) return row.unpricedModels.length > 0 ? 'unpriced' : '-'
-  const text = `$${row.costUSD.toFixed(row.costUSD < 1 ? 4 : 2)}`
+  const usd = roundUsd(row.costUSD)
+  const text = `$${usd.toFixed(usd < 1 ? 4 : 2)}`
   return row.unpricedModels.length > 0 ? `${text}+` : text
 }
 
@@ -142,7 +144,7 @@ export function formatMinutes(minutes: number): string {
 
 /** `$1.23/h`, or `unpriced`. */
 export function formatRate(costPerHour: number | null): string {
-  return costPerHour === null ? 'unpriced' : `$${costPerHour.toFixed(2)}/h`
+  return costPerHour === null ? 'unpriced' : `$${roundUsd(costPerHour).toFixed(2)}/h`
 }
 
 type BlockLine = BlockRow & {sub?: string}
@@ -186,7 +188,9 @@ export function activeLines(active: BlockRow | null, zone: string, compact: bool
   if (active.projection)
     lines.push(
       `Projected by its end: ${count(active.projection.totalTokens)} tokens, ` +
-        (active.projection.costUSD === null ? 'unpriced' : `$${active.projection.costUSD.toFixed(2)}`),
+        (active.projection.costUSD === null
+          ? 'unpriced'
+          : `$${roundUsd(active.projection.costUSD).toFixed(2)}`),
     )
   return lines
 }

@@ -6,6 +6,7 @@ import {Command, Flags} from '@oclif/core'
 
 import {ExitCode, GwError, InterruptedError, UsageError, fileSystemError} from './errors.js'
 import {colorErr, err as printErr} from './output.js'
+import {roundDollars} from './usd.js'
 import {closest} from './suggest.js'
 
 export abstract class BaseCommand extends Command {
@@ -57,6 +58,11 @@ export abstract class BaseCommand extends Command {
     await super.init()
     process.on('SIGINT', this.onSigint)
     process.on('SIGTERM', this.onSigint)
+  }
+
+  /** What `--json` prints: the command's result, its dollar amounts rounded alike everywhere. */
+  protected toSuccessJson<T>(result: T): T {
+    return roundDollars(result)
   }
 
   async finally(error: Error | undefined): Promise<void> {

@@ -7,6 +7,8 @@ import {styleText} from 'node:util'
 
 import stringWidth from 'string-width'
 
+import {roundDollars} from './usd.js'
+
 /** Colours are off with `NO_COLOR`, `FORCE_COLOR=0`, or when the stream is not a TTY. */
 function colorLevel(stream: NodeJS.WriteStream): 0 | 1 {
   if (process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== '') return 0
@@ -81,9 +83,9 @@ export function warn(message: string): void {
   err(colorErr().yellow('warning: ') + message)
 }
 
-/** Exactly one JSON document on stdout. */
+/** Exactly one JSON document on stdout (its dollar amounts rounded: {@link roundDollars}). */
 export function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value, null, 2) + '\n')
+  process.stdout.write(JSON.stringify(roundDollars(value), null, 2) + '\n')
 }
 
 /** True when progress may be drawn: stderr is a terminal and the user did not ask for quiet. */

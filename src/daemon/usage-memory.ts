@@ -25,6 +25,7 @@ import {
   addSums,
   burnRate,
   floorToHour,
+  modelDollars as dollars,
   totalTokens,
   zeroSums,
 } from '../gateway/usage-windows.js'
@@ -246,17 +247,6 @@ class UsageMemory {
 }
 
 const memories = new WeakMap<LogStore, UsageMemory>()
-
-function dollars(models: readonly ModelSums[], pricer: StatuslinePricer): Dollars {
-  let usd = 0
-  let unpriced = false
-  for (const m of models) {
-    const c = pricer.cost(m.model, m, m.provider)
-    if (c === null) unpriced = true
-    else usd += c
-  }
-  return {usd, unpriced}
-}
 
 /** The dollars of `sums`, as the line prints them. */
 export function statuslineFigures(sums: StatuslineSums, pricer: StatuslinePricer): StatuslineFigures {

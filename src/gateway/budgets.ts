@@ -12,7 +12,10 @@
  * the daemon keeps one per budget in memory and the CLI fills one from `logs.db` when the daemon
  * is stopped, so both show the same figure.
  */
+import type {ContextBands} from '../store/context-bands.js'
+import {addBands} from '../store/context-bands.js'
 import type {BudgetRecord, BudgetScope, BudgetPeriod} from '../store/state-schema.js'
+import {roundUsd} from '../core/usd.js'
 
 export type {BudgetRecord, BudgetScope, BudgetPeriod} from '../store/state-schema.js'
 
@@ -114,6 +117,7 @@ export function onExceedLabel(o: OnExceed): string {
 /** An amount as people read it: `$5.00`, `$0.0123`, `1,200,000 tokens`. */
 export function formatBudgetAmount(unit: BudgetRecord['unit'], amount: number): string {
   if (unit === 'tokens') return `${Math.round(amount).toLocaleString('en-US')} tokens`
+  amount = roundUsd(amount)
   return amount !== 0 && Math.abs(amount) < 0.01 ? `$${amount.toFixed(4)}` : `$${amount.toFixed(2)}`
 }
 
@@ -130,8 +134,10 @@ export interface BudgetTokens {
   cacheCreationTokens: number
   /** The part of `cacheCreationTokens` written to the 1-hour cache (priced at 2x input). */
   cache1hTokens?: number
-  /** How many requests these are (priced as that many of the average size). */
+  /** How many requests these are (priced as that many of the average size, per context band). */
   requests: number
+  /** Of a group read from the log database: its requests past a long-context threshold, by band. */
+  bands?: ContextBands
 }
 
 /** The pricer `gwctl usage` uses (services/usage-cost.ts), as budgets need it. */
@@ -185,6 +191,8 @@ export class BudgetCounter {
     g.cacheCreationTokens += t.cacheCreationTokens
     g.cache1hTokens += t.cache1hTokens ?? 0
     g.requests += t.requests
+    // a request past a long-context threshold counts in its band (its tier is its own)
+    addBands(g, t)
     this.tokenSum += t.inputTokens + t.outputTokens + t.cacheReadTokens + t.cacheCreationTokens
     if (this.pricer) g.cost = this.pricer.cost(g.model, g, g.provider)
   }

@@ -14,6 +14,8 @@
  * the dollars to {@link burnRate} and {@link projection}.
  */
 
+import type {ContextBands} from '../store/context-bands.js'
+import {addBands} from '../store/context-bands.js'
 import type {UsageEntry} from '../store/usage-entries.js'
 
 export const WINDOW_MS = 5 * 3_600_000
@@ -22,7 +24,11 @@ const HOUR_MS = 3_600_000
 export type TokenSums = Pick<
   UsageEntry,
   'inputTokens' | 'outputTokens' | 'cacheReadTokens' | 'cacheCreationTokens' | 'cache1hTokens'
-> & {requests: number}
+> & {
+  requests: number
+  /** The requests past the first long-context threshold, by band (store/context-bands.ts). */
+  bands?: ContextBands
+}
 
 /** One model's share of a window (what a pricer prices). */
 export interface ModelSums extends TokenSums {
@@ -60,10 +66,41 @@ const SUM_FIELDS = [
   'cache1hTokens',
 ] as const
 
-/** Adds `e` (an entry, or sums of `requests` entries) into `into`. */
+/**
+ * Adds `e` (an entry, or sums of `requests` entries) into `into`, and into its context bands (an
+ * entry by its own context, a sum by its bands), so that a long-context tier is priced per request.
+ */
 export function addSums(into: TokenSums, e: Omit<TokenSums, 'requests'> & {requests?: number}): void {
   into.requests += e.requests ?? 1
   for (const k of SUM_FIELDS) into[k] += e[k]
+  addBands(into, e)
+}
+
+/** What prices a model's sums (services/usage-cost.ts's Pricer fits it). */
+export interface SumsPricer {
+  cost(model: string | null, tokens: ModelSums, provider?: string | null): number | null
+}
+
+/** Dollars, and whether some model had no price (its tokens are not in `usd`). */
+export interface Dollars {
+  usd: number
+  unpriced: boolean
+}
+
+/**
+ * The dollars of per-model sums: each model priced apart (its bands apart), `unpriced` when one
+ * has no price. The one sum of the statusline's figures, from the daemon's memory
+ * (daemon/usage-memory.ts) or from logs.db (services/usage-statusline-db.ts).
+ */
+export function modelDollars(models: readonly ModelSums[], pricer: SumsPricer): Dollars {
+  let usd = 0
+  let unpriced = false
+  for (const m of models) {
+    const c = pricer.cost(m.model, m, m.provider)
+    if (c === null) unpriced = true
+    else usd += c
+  }
+  return {usd, unpriced}
 }
 
 /** input + output + cache read + cache write, as ccusage's total. */

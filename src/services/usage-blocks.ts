@@ -88,6 +88,12 @@ export interface BlocksReport {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 
+/** Sums as a report shows them: their context bands (what the pricer needed) left out. */
+function withoutBands<T extends {bands?: unknown}>(sums: T): Omit<T, 'bands'> {
+  const {bands: _bands, ...rest} = sums
+  return rest
+}
+
 function modelLines(models: readonly ModelSums[], pricer: Pricer): ModelLine[] {
   // one line per model (providers of one model folded after pricing each)
   const byModel = new Map<string, ModelLine>()
@@ -105,7 +111,7 @@ function modelLines(models: readonly ModelSums[], pricer: Pricer): ModelLine[] {
     if (priced.costUSD !== null) line.costUSD = (line.costUSD ?? 0) + priced.costUSD
     for (const u of priced.unpricedModels) if (!line.unpricedModels.includes(u)) line.unpricedModels.push(u)
   }
-  return [...byModel.values()].sort((a, b) => b.totalTokens - a.totalTokens)
+  return [...byModel.values()].map(withoutBands).sort((a, b) => b.totalTokens - a.totalTokens)
 }
 
 /** One window priced, with its rate and projection at `now`. */
@@ -114,7 +120,7 @@ export function blockRow(w: UsageWindow, pricer: Pricer, now: number, breakdown 
   const projected = projection(w, priced.costUSD, now)
   const {models, start, end, firstAt, lastAt, ...rest} = w
   return {
-    ...rest,
+    ...withoutBands(rest),
     start: iso(start)!,
     end: iso(end)!,
     firstAt: iso(firstAt),
@@ -160,7 +166,7 @@ export function weekRows(
       const models = modelSums(list)
       return {
         week,
-        ...sums,
+        ...withoutBands(sums),
         totalTokens: totalTokens(sums),
         ...priceModels(models, pricer),
         ...(breakdown ? {breakdown: modelLines(models, pricer)} : {}),

@@ -13,11 +13,12 @@ const tokens = {
   cacheReadTokens: 1_000_000,
   cacheCreationTokens: 0,
 }
+// (20 requests: 150k tokens each, under Claude Sonnet 4's 200k long-context threshold)
 const group = (key: string, model: string | null, provider: string | null = null) => ({
   key,
   provider,
   model,
-  requests: 1,
+  requests: 20,
   errors: 0,
   fallbacks: 0,
   reasoningTokens: 0,
@@ -29,7 +30,7 @@ describe('usage cost', () => {
   it('prices cache reads apart from input, and a provider price wins', async () => {
     const pricer = await createPricer(new Map([['mine', {input: 1, output: 2}]]))
     // claude-sonnet-4: $3 input, $0.30 cache read, $15 output per 1M.
-    expect(pricer.cost('claude-sonnet-4-20250514', tokens)).toBeCloseTo(18.3, 6)
+    expect(pricer.cost('claude-sonnet-4-20250514', {...tokens, requests: 20})).toBeCloseTo(18.3, 6)
     expect(pricer.cost('claude-sonnet-4-20250514', tokens, 'mine')).toBeCloseTo(1 + 1 + 2, 6)
     expect(pricer.cost('no-such-model-x', tokens)).toBeNull()
     expect(pricer.cost(null, tokens)).toBeNull()
@@ -49,7 +50,7 @@ describe('usage cost', () => {
     expect(b.costUSD).toBeCloseTo(18.3, 6)
     expect(formatCost(b)).toBe('$18.30+')
     expect(totals.costUSD).toBeCloseTo(18.3, 6)
-    expect(totals.requests).toBe(3)
+    expect(totals.requests).toBe(60)
   })
 
   it('applies long-context tiers per request, not to a sum of many requests', async () => {
@@ -130,23 +131,24 @@ describe('usage cost', () => {
     const none = {inputTokens: 0, outputTokens: 0, cacheReadTokens: 0}
     it('a 5-minute write costs 1.25x input', async () => {
       const pricer = await createPricer(new Map())
-      // claude-sonnet-4: input $3 per 1M, so a 5-minute write is $3.75 per 1M.
-      expect(pricer.cost('claude-sonnet-4-20250514', {...none, cacheCreationTokens: 1_000_000})).toBeCloseTo(
-        3.75,
-        9,
-      )
+      // claude-sonnet-4: input $3 per 1M, so a 5-minute write is $3.75 per 1M (10 requests of 100k).
+      expect(
+        pricer.cost('claude-sonnet-4-20250514', {...none, cacheCreationTokens: 1_000_000, requests: 10}),
+      ).toBeCloseTo(3.75, 9)
       // claude-haiku-4-5: input $1, write $1.25 per 1M; 40k written: $0.05.
       expect(pricer.cost('claude-haiku-4-5', {...none, cacheCreationTokens: 40_000})).toBeCloseTo(0.05, 9)
     })
 
     it('a 1-hour write costs 2x input, not the 5-minute price', async () => {
       const pricer = await createPricer(new Map())
-      // 1M written to the 1-hour cache of claude-sonnet-4: 2 x $3 = $6 (the defect priced $3.75).
+      // 1M written to the 1-hour cache of claude-sonnet-4 (10 requests): 2 x $3 = $6 (the defect
+      // priced $3.75).
       expect(
         pricer.cost('claude-sonnet-4-20250514', {
           ...none,
           cacheCreationTokens: 1_000_000,
           cache1hTokens: 1_000_000,
+          requests: 10,
         }),
       ).toBeCloseTo(6, 9)
       // A mixed request: 10k input ($0.03), 20k 5-minute writes ($0.075), 30k 1-hour writes
@@ -184,6 +186,28 @@ describe('usage cost', () => {
       expect(pricer.cost('claude-sonnet-4-5', {...big, requests: 10})).toBeCloseTo(1.425, 9)
     })
 
+    it('Claude Sonnet 4 over 200k input tokens: Anthropic’s long-context rate, which the table lacks', async () => {
+      const pricer = await createPricer(new Map())
+      // One request of 50k input, 150k cache reads, 40k 5-minute and 20k 1-hour writes (260k in
+      // all), 10k output, at 2x input and cache and 1.5x output (6, 0.60, 7.50, 12, 22.50 per 1M):
+      // 0.30 + 0.09 + 0.30 + 0.24 + 0.225 = $1.155.
+      const big = {
+        inputTokens: 50_000,
+        cacheReadTokens: 150_000,
+        cacheCreationTokens: 60_000,
+        cache1hTokens: 20_000,
+        outputTokens: 10_000,
+      }
+      for (const model of ['claude-sonnet-4-20250514', 'claude-sonnet-4-0', 'claude-sonnet-4'])
+        expect(pricer.cost(model, big), model).toBeCloseTo(1.155, 12)
+      // Exactly 200k is not over: the base rate (3, 0.30, 3.75, 6, 15): 0.15 + 0.045 + 0.075 + 0.06
+      // (10k 1-hour) + 0.15 = $0.48.
+      const at = {...big, cacheReadTokens: 100_000, cacheCreationTokens: 50_000, cache1hTokens: 10_000}
+      expect(pricer.cost('claude-sonnet-4-20250514', at)).toBeCloseTo(0.15 + 0.03 + 0.15 + 0.06 + 0.15, 12)
+      // Sonnet 4.5 (the table's own tiers) prices the big request alike
+      expect(pricer.cost('claude-sonnet-4-5', big)).toBeCloseTo(1.155, 12)
+    })
+
     it('a memo written before 1-hour prices is asked again, not trusted', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'gwctl-price-memo-'))
       try {
@@ -196,7 +220,12 @@ describe('usage cost', () => {
         writeFileSync(memoPath, JSON.stringify(memo))
         const pricer = await createPricer(new Map(), memoPath)
         expect(
-          pricer.cost('claude-sonnet-4-20250514', {...none, cacheCreationTokens: 1e6, cache1hTokens: 1e6}),
+          pricer.cost('claude-sonnet-4-20250514', {
+            ...none,
+            cacheCreationTokens: 1e6,
+            cache1hTokens: 1e6,
+            requests: 10,
+          }),
         ).toBeCloseTo(6, 9)
       } finally {
         rmSync(dir, {recursive: true, force: true})

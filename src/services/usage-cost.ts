@@ -11,6 +11,7 @@ import {dirname, join} from 'node:path'
 
 import type {calcPrice as CalcPriceFn} from '@pydantic/genai-prices'
 
+import type {ContextBands} from '../store/context-bands.js'
 import {homeFile} from '../store/paths.js'
 
 export interface CostTokens {
@@ -27,9 +28,13 @@ export interface CostTokens {
   /**
    * How many requests these tokens add up (default 1). Long-context tiers apply per request
    * (Claude Sonnet 4.5 and Gemini 2.5 Pro cost twice as much for a request over 200k input tokens),
-   * so a sum is priced as `requests` times a request of the average size, never as one huge request.
+   * so a sum is never priced as one huge request: the requests of each context band (`bands`) are
+   * priced apart, as `requests` times a request of their average size, and so is the rest (band
+   * 0: every request at or under the first threshold).
    */
   requests?: number
+  /** The part of these sums made of requests past the first threshold, by band (store/context-bands.ts). */
+  bands?: ContextBands
 }
 
 export interface ProviderPrices {
@@ -74,6 +79,28 @@ interface MemoEntry {
   /** Whether the table itself prices 1-hour writes (else 2x its input price is added). */
   tablePrices1h: boolean
   linearUpTo: number
+  /** The table's id of the model (`claude-sonnet-4-0` for `claude-sonnet-4-20250514`). */
+  tableModel?: string
+  /** Anthropic's long-context rule, where the table prices the model flat ({@link LONG_CONTEXT}). */
+  longContext?: LongContext
+}
+
+/** A long-context rate: a request over `over` input tokens pays `input` times the input and cache prices, `output` times the output price. */
+interface LongContext {
+  over: number
+  input: number
+  output: number
+}
+
+/**
+ * Long-context prices the table lacks, by the table's model id. Anthropic bills a Claude Sonnet 4
+ * request over 200k input tokens (1M-context beta) at 2x input, cache reads and writes, and 1.5x
+ * output, as it bills Sonnet 4.5 (whose tiers the table has); genai-prices' table prices Sonnet 4
+ * flat. Applied only while the table prices the model flat at every size probed: a table that
+ * brings the tier is used as it is.
+ */
+const LONG_CONTEXT: Record<string, LongContext> = {
+  'claude-sonnet-4-0': {over: 200_000, input: 2, output: 1.5},
 }
 
 interface PriceMemo {
@@ -213,8 +240,10 @@ function memoEntry(calcPrice: CalcPrice, model: string): MemoEntry | null {
       },
       model,
     )
+    tableModel ??= r?.model?.id
     return typeof r?.total_price === 'number' ? r.total_price : undefined
   }
+  let tableModel: string | undefined
   try {
     const unit = 1_000
     const inputCost = price(unit, 0, 0, 0)
@@ -251,6 +280,9 @@ function memoEntry(calcPrice: CalcPrice, model: string): MemoEntry | null {
       if (actual === undefined || Math.abs(actual - expected) > 1e-9 * Math.max(1, expected)) break
       entry.linearUpTo = size
     }
+    entry.tableModel = tableModel ?? model
+    const rule = LONG_CONTEXT[entry.tableModel]
+    if (rule && entry.linearUpTo === PROBE_SIZES.at(-1)) entry.longContext = rule
     return entry
   } catch {
     return null
@@ -296,62 +328,113 @@ export async function createPricer(
     }
     return calcPrice
   }
+  const cost = (model: string | null, t: CostTokens, provider?: string | null): number | null => {
+    const own = provider ? overrides.get(provider) : undefined
+    if (own && (own.input !== undefined || own.output !== undefined)) {
+      const input = own.input ?? 0
+      return (
+        ((t.inputTokens + t.cacheCreationTokens) * input +
+          t.cacheReadTokens * (own.cachedInput ?? input) +
+          t.outputTokens * (own.output ?? 0)) /
+        1e6
+      )
+    }
+    if (!model) return null
+    // an entry of an older memo (no 1-hour price, no table model) is asked again
+    const known = memo.models[model]
+    if (
+      !(model in memo.models) ||
+      (known && (known.cacheWrite1h === undefined || known.tableModel === undefined))
+    ) {
+      memo.models[model] = memoEntry(table(), model)
+      writeMemo(memoPath, memo)
+    }
+    const entry = memo.models[model]
+    if (!entry) return null
+    const n = t.requests !== undefined && t.requests > 1 ? t.requests : 1
+    const perRequestInput = (t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens) / n
+    const oneHour = Math.min(Math.max(t.cache1hTokens ?? 0, 0), t.cacheCreationTokens)
+    const long = entry.longContext
+    if (long && perRequestInput > long.over)
+      return linearCost(
+        {
+          ...entry,
+          input: entry.input * long.input,
+          cacheRead: entry.cacheRead * long.input,
+          cacheWrite: entry.cacheWrite * long.input,
+          cacheWrite1h: entry.cacheWrite1h * long.input,
+          output: entry.output * long.output,
+        },
+        t.inputTokens,
+        t.cacheReadTokens,
+        t.cacheCreationTokens,
+        t.outputTokens,
+        oneHour,
+      )
+    if (perRequestInput <= entry.linearUpTo)
+      return linearCost(
+        entry,
+        t.inputTokens,
+        t.cacheReadTokens,
+        t.cacheCreationTokens,
+        t.outputTokens,
+        oneHour,
+      )
+    try {
+      const calc = table()
+      const tablePrices1h = entry.tablePrices1h
+      const r = calc(
+        {
+          // genai-prices counts cache reads and writes inside input_tokens, and 1-hour writes
+          // inside cache_write_tokens.
+          input_tokens: perRequestInput,
+          cache_read_tokens: t.cacheReadTokens / n,
+          cache_write_tokens: (tablePrices1h ? t.cacheCreationTokens : t.cacheCreationTokens - oneHour) / n,
+          ...(tablePrices1h && oneHour > 0 ? {cache_write_1h_tokens: oneHour / n} : {}),
+          output_tokens: t.outputTokens / n,
+        },
+        model,
+      )
+      if (typeof r?.total_price !== 'number') return null
+      if (tablePrices1h || oneHour === 0) return r.total_price * n
+      // priced above as plain input at this request size's tier; Anthropic bills 2x that
+      const inputOnly = calc({input_tokens: perRequestInput}, model)
+      const rate = typeof inputOnly?.total_price === 'number' ? inputOnly.total_price / perRequestInput : 0
+      return (r.total_price + (oneHour / n) * rate) * n
+    } catch {
+      return null
+    }
+  }
   return {
     cost(model, t, provider) {
-      const own = provider ? overrides.get(provider) : undefined
-      if (own && (own.input !== undefined || own.output !== undefined)) {
-        const input = own.input ?? 0
-        return (
-          ((t.inputTokens + t.cacheCreationTokens) * input +
-            t.cacheReadTokens * (own.cachedInput ?? input) +
-            t.outputTokens * (own.output ?? 0)) /
-          1e6
-        )
+      if (!t.bands) return cost(model, t, provider)
+      // each band apart, then the rest (band 0): a request's tier is its own
+      const rest = {
+        inputTokens: t.inputTokens,
+        outputTokens: t.outputTokens,
+        cacheReadTokens: t.cacheReadTokens,
+        cacheCreationTokens: t.cacheCreationTokens,
+        cache1hTokens: t.cache1hTokens ?? 0,
+        requests: t.requests ?? 1,
       }
-      if (!model) return null
-      // an entry of an older memo (no 1-hour price) is asked again
-      if (!(model in memo.models) || (memo.models[model] && memo.models[model].cacheWrite1h === undefined)) {
-        memo.models[model] = memoEntry(table(), model)
-        writeMemo(memoPath, memo)
+      let usd = 0
+      for (const band of Object.values(t.bands)) {
+        if (band.requests <= 0) continue
+        const c = cost(model, band, provider)
+        if (c === null) return null
+        usd += c
+        for (const k of Object.keys(rest) as Array<keyof typeof rest>)
+          rest[k] = Math.max(rest[k] - band[k], 0)
       }
-      const entry = memo.models[model]
-      if (!entry) return null
-      const n = t.requests !== undefined && t.requests > 1 ? t.requests : 1
-      const perRequestInput = (t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens) / n
-      const oneHour = Math.min(Math.max(t.cache1hTokens ?? 0, 0), t.cacheCreationTokens)
-      if (perRequestInput <= entry.linearUpTo)
-        return linearCost(
-          entry,
-          t.inputTokens,
-          t.cacheReadTokens,
-          t.cacheCreationTokens,
-          t.outputTokens,
-          oneHour,
-        )
-      try {
-        const calc = table()
-        const tablePrices1h = entry.tablePrices1h
-        const r = calc(
-          {
-            // genai-prices counts cache reads and writes inside input_tokens, and 1-hour writes
-            // inside cache_write_tokens.
-            input_tokens: perRequestInput,
-            cache_read_tokens: t.cacheReadTokens / n,
-            cache_write_tokens: (tablePrices1h ? t.cacheCreationTokens : t.cacheCreationTokens - oneHour) / n,
-            ...(tablePrices1h && oneHour > 0 ? {cache_write_1h_tokens: oneHour / n} : {}),
-            output_tokens: t.outputTokens / n,
-          },
-          model,
-        )
-        if (typeof r?.total_price !== 'number') return null
-        if (tablePrices1h || oneHour === 0) return r.total_price * n
-        // priced above as plain input at this request size's tier; Anthropic bills 2x that
-        const inputOnly = calc({input_tokens: perRequestInput}, model)
-        const rate = typeof inputOnly?.total_price === 'number' ? inputOnly.total_price / perRequestInput : 0
-        return (r.total_price + (oneHour / n) * rate) * n
-      } catch {
-        return null
+      if (
+        rest.requests > 0 ||
+        rest.inputTokens + rest.outputTokens + rest.cacheReadTokens + rest.cacheCreationTokens > 0
+      ) {
+        const c = cost(model, {...rest, requests: Math.max(rest.requests, 1)}, provider)
+        if (c === null) return null
+        usd += c
       }
+      return usd
     },
   }
 }

@@ -3,13 +3,13 @@ import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {tempHome} from '../../test/helpers/cli.js'
-import {statuslineSums, usageWindows} from '../gateway/usage-windows.js'
+import {modelDollars, statuslineSums, usageWindows} from '../gateway/usage-windows.js'
 import type {LogEntry} from '../store/log-store.js'
 import {LogStore} from '../store/log-store.js'
 import {openSqlite} from '../store/sqlite.js'
 import {usageEntries} from '../store/usage-entries.js'
 import {createPricer} from './usage-cost.js'
-import {activeWindow, dollarsOf, figuresFromDatabase} from './usage-statusline-db.js'
+import {activeWindow, figuresFromDatabase} from './usage-statusline-db.js'
 
 const HOUR = 3_600_000
 const NOW = Date.parse('2026-11-20T12:30:00Z')
@@ -133,7 +133,7 @@ describe('the statusline’s figures from logs.db', () => {
       const rows = usageEntries(db, {source: 'all', sinceMs: Math.min(todayStartMs, NOW - 29 * HOUR)})
       db.close()
       const sums = statuslineSums(rows, {now: NOW, todayStartMs, session: 's'})
-      const today = dollarsOf(sums.today, pricer)
+      const today = modelDollars(sums.today, pricer)
       expect(today.unpriced).toBe(true) // sim-mini has no price
       expect(got.today.unpriced).toBe(true)
       expect(got.today.usd).toBeCloseTo(today.usd, 9)
@@ -142,7 +142,7 @@ describe('the statusline’s figures from logs.db', () => {
         start: Date.parse('2026-11-20T11:00:00Z'),
         requests: ts.filter((t) => t >= NOW - HOUR && t % 13 !== 0).length,
       })
-      const w = dollarsOf(sums.window!.models, pricer)
+      const w = modelDollars(sums.window!.models, pricer)
       expect(got.window).toMatchObject({unpriced: true, end: sums.window!.end, perHour: null})
       expect(got.window!.usd).toBeCloseTo(w.usd, 9)
     }

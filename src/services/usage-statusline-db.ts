@@ -10,11 +10,18 @@
 import {existsSync} from 'node:fs'
 
 import type {ModelSums} from '../gateway/usage-windows.js'
-import {STATUSLINE_LOOKBACK_MS, WINDOW_MS, burnRate, floorToHour, zeroSums} from '../gateway/usage-windows.js'
+import {
+  STATUSLINE_LOOKBACK_MS,
+  WINDOW_MS,
+  addSums,
+  burnRate,
+  floorToHour,
+  modelDollars,
+  zeroSums,
+} from '../gateway/usage-windows.js'
 import {homeFile} from '../store/paths.js'
 import {sourceSql} from '../store/usage-query.js'
-import type {Pricer} from './usage-cost.js'
-import type {Dollars, StatuslineFigures} from './usage-statusline.js'
+import type {StatuslineFigures} from './usage-statusline.js'
 
 /** The active window of entries at times `ts` (ascending), as gateway/usage-windows.ts cuts them. */
 export function activeWindow(
@@ -33,18 +40,6 @@ export function activeWindow(
   const lastAt = ts[ts.length - 1]
   const end = start + WINDOW_MS
   return now - lastAt < WINDOW_MS && now < end ? {start, end, firstAt, lastAt} : null
-}
-
-/** Dollars of per-model sums (`unpriced` when a model has no price). */
-export function dollarsOf(models: readonly ModelSums[], pricer: Pricer): Dollars {
-  let usd = 0
-  let unpriced = false
-  for (const m of models) {
-    const c = pricer.cost(m.model, m, m.provider)
-    if (c === null) unpriced = true
-    else usd += c
-  }
-  return {usd, unpriced}
 }
 
 const TOKENS = 'input_tokens + output_tokens + cache_read_tokens + cache_creation_tokens > 0'
@@ -78,13 +73,14 @@ export async function figuresFromDatabase(options: {
     if (from.includes('@timeMatched')) params.timeMatched = '[]'
     if (from.includes('@agentTools')) params.agentTools = '{}'
     const rows = `SELECT ts, provider, model, session, input_tokens, output_tokens, cache_read_tokens,
-      cache_creation_tokens, cache_1h_tokens FROM (${from}) WHERE ts >= @sinceMs AND ${TOKENS}`
+      cache_creation_tokens, cache_1h_tokens, band FROM (${from}) WHERE ts >= @sinceMs AND ${TOKENS}`
     const times = db.prepare(`SELECT ts FROM (${rows}) ORDER BY ts`).pluck().all(params) as number[]
     window = activeWindow(times, options.now)
     if (times.length === 0) return none
+    // per context band too: a request past a long-context threshold is priced at its own tier
     const sum = (part: Part, where: string) => `SELECT ${part} AS part, provider, model, count(*) AS requests,
       sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_creation_tokens),
-      sum(cache_1h_tokens) FROM e WHERE ${where} GROUP BY provider, model`
+      sum(cache_1h_tokens), band FROM e WHERE ${where} GROUP BY provider, model, band`
     const parts = [sum(0, 'ts >= @todayMs')]
     params.todayMs = Math.floor(options.todayStartMs)
     if (session !== undefined) {
@@ -99,27 +95,28 @@ export async function figuresFromDatabase(options: {
       .prepare(`WITH e AS (${rows}) ${parts.join(' UNION ALL ')}`)
       .raw()
       .all(params) as Array<
-      [Part, string | null, string | null, number, number, number, number, number, number]
+      [Part, string | null, string | null, number, number, number, number, number, number, number]
     >
-    for (const [part, provider, model, requests, input, output, read, write, write1h] of groups)
-      sums[part].push({
-        ...zeroSums(),
-        model,
-        provider,
+    for (const [part, provider, model, requests, input, output, read, write, write1h, band] of groups) {
+      let m = sums[part].find((s) => s.model === model && s.provider === provider)
+      if (!m) sums[part].push((m = {...zeroSums(), model, provider}))
+      const tokens = {
         requests: Number(requests),
         inputTokens: Number(input),
         outputTokens: Number(output),
         cacheReadTokens: Number(read),
         cacheCreationTokens: Number(write),
         cache1hTokens: Number(write1h),
-      })
+      }
+      addSums(m, {...tokens, ...(band > 0 ? {bands: {[band]: tokens}} : {})})
+    }
   } finally {
     db.close()
   }
   if (sums.every((s) => s.length === 0)) return none
   const {createPricer} = await import('./usage-cost.js')
   const pricer = await createPricer()
-  const inWindow = dollarsOf(sums[2], pricer)
+  const inWindow = modelDollars(sums[2], pricer)
   const rate =
     window &&
     burnRate(
@@ -127,11 +124,11 @@ export async function figuresFromDatabase(options: {
       inWindow.unpriced ? null : inWindow.usd,
     )
   return {
-    today: dollarsOf(sums[0], pricer),
+    today: modelDollars(sums[0], pricer),
     session:
       session === undefined
         ? null
-        : {...dollarsOf(sums[1], pricer), requests: sums[1].reduce((n, m) => n + m.requests, 0)},
+        : {...modelDollars(sums[1], pricer), requests: sums[1].reduce((n, m) => n + m.requests, 0)},
     window: window && {...inWindow, end: window.end, perHour: rate?.costPerHour ?? null},
   }
 }

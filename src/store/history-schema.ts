@@ -80,11 +80,16 @@ ${FILE_INDEX('history_file', 'history_rows')}
 ${SIDE_INDEX('history_side_message', 'history_rows')}
 `
 
+/** What the view's text holds once the `<synthetic>` rows of earlier scans are gone. */
+export const SYNTHETIC_MARK = 'no <synthetic> rows'
+
 /**
  * What queries read: `history`, the rows with `tool` (from the key's prefix) and `total_tokens`
- * computed, not stored (a generated column would stop SQLite copying a table page by page).
+ * computed, not stored (a generated column would stop SQLite copying a table page by page). Its
+ * comment marks a database whose Claude rows hold no `<synthetic>` line (the parser skips them;
+ * {@link SYNTHETIC_MARK}: an earlier database's are deleted once, when the view is made again).
  */
-export const HISTORY_VIEW = `CREATE VIEW IF NOT EXISTS history AS SELECT ${STORED.join(', ')},
+export const HISTORY_VIEW = `CREATE VIEW IF NOT EXISTS history AS SELECT /* ${SYNTHETIC_MARK} */ ${STORED.join(', ')},
   CASE substr(key, 1, 1) WHEN 'c' THEN 'claude-code' WHEN 'x' THEN 'codex' WHEN 'o' THEN 'opencode'
     WHEN 'q' THEN 'qwen-code' ELSE 'gemini-cli' END AS tool,
   input_tokens + output_tokens + cache_read_tokens + cache_creation_tokens AS total_tokens
@@ -159,12 +164,19 @@ export const SCAN_ORDER_RULE = (table: string, ord: (file: string) => string) =>
  * open, which then runs neither the migration checks nor the schema's statements. An earlier
  * layout lacks `history_rows` (and has a `history` table where the view goes), or the snapshot.
  */
+/**
+ * Claude Code's `<synthetic>` lines (written for a local error or an interruption: no API call)
+ * that earlier scans kept as rows of model null and no tokens: no request, so deleted (a range of
+ * the key, the Claude rows only). In the open's IMMEDIATE transaction, with the view made again.
+ */
+export const DELETE_SYNTHETIC = `DELETE FROM history_rows WHERE key >= 'c:' AND key < 'c;' AND model IS NULL`
+
 export function schemaCurrent(db: Db): boolean {
   const {n, maxTs, tsIndex} = db
     .prepare(
       `SELECT (SELECT count(*) FROM sqlite_master WHERE (type = 'table'
           AND name IN ('history_files', 'history_rows', 'history_cursor_snapshot'))
-        OR (type = 'view' AND name = 'history' AND sql LIKE '%qwen-code%')
+        OR (type = 'view' AND name = 'history' AND sql LIKE '%qwen-code%' AND sql LIKE '%${SYNTHETIC_MARK}%')
         OR (type = 'index' AND name IN ('history_file', 'history_side_message'))
         OR (type = 'trigger' AND name IN (${SNAPSHOT_TRIGGERS.map((t) => `'history_files_${t}'`).join(', ')}))) AS n,
         (SELECT count(*) FROM pragma_table_info('history_files') WHERE name = 'max_ts') AS maxTs,

@@ -35,6 +35,8 @@ import {
   schemaCurrent,
   addMaxTs,
   migrate,
+  SYNTHETIC_MARK,
+  DELETE_SYNTHETIC,
 } from './history-schema.js'
 import type {FileCursor, ApplyResult} from './history-insert.js'
 import {
@@ -117,15 +119,19 @@ export class HistoryStore {
       migrate(db)
       // A snapshot kept while a trigger was missing may not mirror the cursors: dropped with it.
       db.transaction(() => {
-        // a view of an earlier tool list (without OpenCode and Qwen Code) is made again
+        // a view of an earlier tool list (without OpenCode and Qwen Code), or of a database that
+        // may hold `<synthetic>` rows (deleted now), is made again
         if (
           db
             .prepare(
-              `SELECT 1 FROM sqlite_master WHERE name = 'history' AND type = 'view' AND sql NOT LIKE '%qwen-code%'`,
+              `SELECT 1 FROM sqlite_master WHERE name = 'history' AND type = 'view'
+                AND (sql NOT LIKE '%qwen-code%' OR sql NOT LIKE '%${SYNTHETIC_MARK}%')`,
             )
             .get()
-        )
+        ) {
           db.exec('DROP VIEW history')
+          db.exec(DELETE_SYNTHETIC)
+        }
         db.exec(SCHEMA)
         addMaxTs(db)
         db.exec('DROP INDEX IF EXISTS history_ts')

@@ -11,6 +11,7 @@ import type {Worker} from 'node:worker_threads'
 
 import type BetterSqlite3 from 'better-sqlite3'
 
+import {FIRST_EDGE} from './context-bands.js'
 import {HOUR_MS, selectLogs, selectUsage} from './log-query.js'
 import {isBusy, openSqlite, privateFiles, walMode} from './sqlite.js'
 import {
@@ -145,6 +146,7 @@ CREATE TABLE IF NOT EXISTS logs (
 CREATE INDEX IF NOT EXISTS logs_ts ON logs (ts);
 CREATE INDEX IF NOT EXISTS logs_agent_ts ON logs (agent_id, ts);
 CREATE INDEX IF NOT EXISTS logs_policy_ts ON logs (policy_id, ts);
+CREATE INDEX IF NOT EXISTS logs_long ON logs (ts) WHERE input_tokens > ${FIRST_EDGE};
 CREATE TABLE IF NOT EXISTS usage_hourly (
   hour INTEGER NOT NULL,
   agent_id TEXT NOT NULL DEFAULT '',

@@ -9,9 +9,20 @@
  */
 import type BetterSqlite3 from 'better-sqlite3'
 
+import type {ContextBands} from './context-bands.js'
+import {FIRST_EDGE, addToBand, bandSql} from './context-bands.js'
 import type {AgentTool} from './history-rows.js'
 import type {StatusFilter, UsageRow} from './log-query.js'
-import {brokenExpr, cache1hExpr, errorCase, logRowConditions, TOKEN_SUMS, usageCounts} from './usage-sql.js'
+import {
+  brokenExpr,
+  cache1hExpr,
+  COUNT_FIELDS,
+  errorCase,
+  logRowConditions,
+  TOKEN_SUMS,
+  usageCounts,
+  zeroTotals,
+} from './usage-sql.js'
 
 export type UsageSource = 'gateway' | 'history' | 'all'
 export const USAGE_SOURCES: readonly UsageSource[] = ['gateway', 'history', 'all']
@@ -42,6 +53,11 @@ export interface UsageGroup extends UsageRow {
    * history records it (Claude Code), and so does the gateway's log (Messages upstreams' usage).
    */
   cache1hTokens?: number
+  /**
+   * The part of these sums made of requests past the first long-context threshold, by band
+   * (context-bands.ts): their tier is their own, so they are priced apart from the rest.
+   */
+  bands?: ContextBands
 }
 
 const BUCKET_MS = 900_000
@@ -126,6 +142,22 @@ function wholeHourZone(zone: string): boolean {
 }
 
 /**
+ * The input context of a gateway log row: the log counts every prompt token as input (cache reads
+ * and writes included), so its input (never less than its cache).
+ */
+const GATEWAY_CONTEXT = 'MAX(input_tokens, cache_read_tokens + cache_creation_tokens)'
+
+/** The gateway's log rows (`where`: a condition on `logs`), one per request, in the union's columns. */
+function gatewayRowsSql(where: string, broken: string, oneHour: string): string {
+  return `SELECT ts, agent_id, key_prefix, policy_id, provider, model, project,
+      NULL AS session, ${GATEWAY_TOOL} AS tool, CASE WHEN ${broken} = 1 THEN 500 ELSE status END AS status, 1 AS requests,
+      ${errorCase(broken)} AS errors,
+      fallback, fallback AS fallbacks, ${GATEWAY_INPUT} AS input_tokens, output_tokens, cache_read_tokens,
+      cache_creation_tokens, ${oneHour} AS cache_1h_tokens, reasoning_tokens, ${bandSql(GATEWAY_CONTEXT)} AS band
+      FROM logs ${where}`
+}
+
+/**
  * The gateway's rows: one per request, or the hourly roll-up plus the requests before its first
  * hour. A row whose answer broke after its status (`broken`) is a 5xx here, as in the roll-up.
  */
@@ -135,11 +167,7 @@ function gatewaySql(
   broken: string,
   oneHour: {logs: string; hourly: string},
 ): string {
-  const perRequest = (where: string) => `SELECT ts, agent_id, key_prefix, policy_id, provider, model, project,
-      NULL AS session, ${GATEWAY_TOOL} AS tool, CASE WHEN ${broken} = 1 THEN 500 ELSE status END AS status, 1 AS requests,
-      ${errorCase(broken)} AS errors,
-      fallback, fallback AS fallbacks, ${GATEWAY_INPUT} AS input_tokens, output_tokens, cache_read_tokens,
-      cache_creation_tokens, ${oneHour.logs} AS cache_1h_tokens, reasoning_tokens FROM logs ${where}`
+  const perRequest = (where: string) => gatewayRowsSql(where, broken, oneHour.logs)
   if (!hourly) return perRequest('')
   // An hour counts whole from its start: `ts >= since` keeps the hours from the first full one;
   // the requests between `since` and that hour come from the log itself.
@@ -148,11 +176,25 @@ function gatewaySql(
       NULLIF(project, '') AS project, NULL AS session, NULL AS tool,
       CASE status_class WHEN '5xx' THEN 500 WHEN '4xx' THEN 400 ELSE 200 END AS status, requests, errors,
       fallback, fallback * requests AS fallbacks, MAX(input_tokens - cache_read_tokens - cache_creation_tokens, 0) AS input_tokens,
-      output_tokens, cache_read_tokens, cache_creation_tokens, ${oneHour.hourly} AS cache_1h_tokens, reasoning_tokens
-      FROM usage_hourly`
+      output_tokens, cache_read_tokens, cache_creation_tokens, ${oneHour.hourly} AS cache_1h_tokens, reasoning_tokens,
+      0 AS band FROM usage_hourly`
   if (f.since === undefined) return rolled
   const firstHourMs = Math.ceil(Math.round(f.since * 1000) / HOUR_MS) * HOUR_MS
   return `${rolled} UNION ALL ${perRequest(`WHERE ts < ${firstHourMs}`)}`
+}
+
+/**
+ * The gateway's requests past the first long-context threshold that the hourly roll-up sums in
+ * `sourceSql(db, f, rollUp)` (so without their band), one row each in the union's columns; '' when
+ * the roll-up does not serve. Read through the partial index `logs_long` (log-store.ts), which
+ * holds those requests only.
+ */
+export function rolledLongSql(db: BetterSqlite3.Database, f: UsageQueryFilters, rollUp: boolean): string {
+  if (f.source === 'history' || !rollUp || !hourlyServes(f)) return ''
+  if (!hasTable(db, 'logs') || !hasTable(db, 'usage_hourly')) return ''
+  const where = [`input_tokens > ${FIRST_EDGE}`]
+  if (f.since !== undefined) where.push(`ts >= ${Math.ceil(Math.round(f.since * 1000) / HOUR_MS) * HOUR_MS}`)
+  return gatewayRowsSql(`WHERE ${where.join(' AND ')}`, brokenExpr(db), cache1hExpr(db, 'logs'))
 }
 
 /**
@@ -184,7 +226,8 @@ export function sourceSql(db: BetterSqlite3.Database, f: UsageQueryFilters, roll
     if (since) where.push(since)
     parts.push(`SELECT ts, NULL AS agent_id, NULL AS key_prefix, NULL AS policy_id, NULL AS provider, model,
       project, session, tool, 200 AS status, 1 AS requests, 0 AS errors, 0 AS fallback, 0 AS fallbacks, input_tokens,
-      output_tokens, cache_read_tokens, cache_creation_tokens, cache_1h_tokens, reasoning_tokens FROM history
+      output_tokens, cache_read_tokens, cache_creation_tokens, cache_1h_tokens, reasoning_tokens,
+      ${bandSql('input_tokens + cache_read_tokens + cache_creation_tokens')} AS band FROM history
       ${where.length ? 'WHERE ' + where.join(' AND ') : ''}`)
   }
   return parts.length > 0 ? parts.join(' UNION ALL ') : ''
@@ -229,22 +272,59 @@ export function usageGroups(
     params.untilMs = Math.round(f.until * 1000)
   }
   const keyExpr = f.pivot ? PIVOT_EXPR[f.pivot] : `'all'`
-  const sql = `SELECT ${keyExpr} AS k, provider, model, SUM(requests) AS requests,
+  const grouped = (rows: string) => `SELECT ${keyExpr} AS k, provider, model, band, SUM(requests) AS requests,
       SUM(errors) AS errors, SUM(fallbacks) AS fallbacks, ${TOKEN_SUMS}, SUM(cache_1h_tokens) AS cache_1h_tokens
-    FROM (${from}) ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
-    GROUP BY k, provider, model`
-  const rows = db.prepare(sql).all(params) as Array<Record<string, number | string | null>>
+    FROM (${rows}) ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
+    GROUP BY k, provider, model, band`
+  type Row = Record<string, number | string | null>
   const format = calendar(f.pivot) ? dayFormat(f.timezone) : undefined
   const length = f.pivot === 'month' ? 7 : 10
-  return rows.map((r) => ({
-    key: format
+  const keyOf = (r: Row) =>
+    format
       ? dayIn(Number(r.k) * BUCKET_MS, format).slice(0, length)
       : r.k === null || r.k === ''
         ? null
-        : String(r.k),
-    provider: r.provider === null ? null : String(r.provider),
-    model: r.model === null ? null : String(r.model),
-    ...usageCounts(r),
+        : String(r.k)
+  // one group per key, provider and model: its bands (requests past a long-context threshold) inside
+  const groups = new Map<string, UsageGroup>()
+  const groupOf = (r: Row): UsageGroup => {
+    const key = keyOf(r)
+    const id = `${key ?? '\u0001'}\u0000${r.provider ?? '\u0001'}\u0000${r.model ?? '\u0001'}`
+    let g = groups.get(id)
+    if (!g) {
+      g = {
+        key,
+        provider: r.provider === null ? null : String(r.provider),
+        model: r.model === null ? null : String(r.model),
+        ...zeroTotals(),
+        cache1hTokens: 0,
+      }
+      groups.set(id, g)
+    }
+    return g
+  }
+  const bandOf = (r: Row) => ({
+    requests: Number(r.requests),
+    inputTokens: Number(r.input_tokens),
+    outputTokens: Number(r.output_tokens),
+    cacheReadTokens: Number(r.cache_read_tokens),
+    cacheCreationTokens: Number(r.cache_creation_tokens),
     cache1hTokens: Number(r.cache_1h_tokens ?? 0),
-  }))
+  })
+  for (const r of db.prepare(grouped(from)).all(params) as Row[]) {
+    const g = groupOf(r)
+    const counts = usageCounts(r)
+    for (const k of COUNT_FIELDS) g[k] += counts[k]
+    g.cache1hTokens = (g.cache1hTokens ?? 0) + Number(r.cache_1h_tokens ?? 0)
+    addToBand(g, Number(r.band), bandOf(r))
+  }
+  // the roll-up's hours sum their requests without a band: those past a threshold are read apart
+  // (they are in the group's totals already)
+  const long = rolledLongSql(db, f, options.rollUp ?? true)
+  if (long) {
+    params.agentTools ??= JSON.stringify(options.agentTools ?? {})
+    for (const r of db.prepare(grouped(long)).all(params) as Row[])
+      addToBand(groupOf(r), Number(r.band), bandOf(r))
+  }
+  return [...groups.values()]
 }

@@ -32,6 +32,8 @@ export function claudeParser(file: FileContext): LineParser {
       const message = obj(line.message)
       const usage = obj(message?.usage)
       if (!message || !usage) return 'no-usage'
+      // written by Claude Code itself for a local error or an interruption: no API call, no request
+      if (message.model === '<synthetic>') return 'synthetic'
       // Fields that, present as `null` (or an empty id), make ccusage drop the line.
       if (
         line.requestId === null ||
@@ -70,8 +72,7 @@ export function claudeParser(file: FileContext): LineParser {
           ? num(usage.cache_creation_input_tokens)
           : cache5m + cache1h
       let model = str(message.model)
-      if (model === '<synthetic>') model = null
-      else if (model && usage.speed === 'fast') model += '-fast'
+      if (model && usage.speed === 'fast') model += '-fast'
       const messageId = str(message.id)
       const requestId = str(line.requestId)
       return {

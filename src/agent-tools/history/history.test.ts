@@ -11,6 +11,8 @@ import {EXPECTED, writeFixtureHistory} from '../../../test/helpers/history.js'
 import {HistoryStore} from '../../store/history-store.js'
 import {LogStore} from '../../store/log-store.js'
 import {openSqlite} from '../../store/sqlite.js'
+import {HISTORY_VIEW, SYNTHETIC_MARK} from '../../store/history-schema.js'
+import {usageEntries} from '../../store/usage-entries.js'
 import {historySince, usageGroups} from '../../store/usage-query.js'
 import {claudeParser} from './claude.js'
 import {codexParser} from './codex.js'
@@ -111,6 +113,64 @@ describe('history scanners', () => {
     expect(row()).toEqual({project: '/work/main'})
     await scanHistory(store, {env, full: true})
     expect(row()).toEqual({project: '/work/main'})
+  })
+
+  it('counts no `<synthetic>` line (Claude Code’s own placeholder, no API call): not a request, not a model, not in a block; an earlier scan’s rows go', async () => {
+    const project = join(env.HOME!, '.claude', 'projects', '-work-syn')
+    const line = (msg: string, model: string, ts: string, usage: Record<string, number>) =>
+      JSON.stringify({
+        type: 'assistant',
+        isSidechain: false,
+        cwd: '/work/syn',
+        sessionId: 'syn',
+        version: '2.0.14',
+        requestId: `req_${msg}`,
+        timestamp: ts,
+        message: {id: msg, model, role: 'assistant', content: [{type: 'text', text: 'x'}], usage},
+      }) + '\n'
+    const zero = {
+      input_tokens: 0,
+      output_tokens: 0,
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+    }
+    mkdirSync(project, {recursive: true})
+    writeFileSync(
+      join(project, 'syn.jsonl'),
+      line('msg_real', 'claude-sonnet-4-5-20250929', '2025-08-23T10:00:00.000Z', {
+        ...zero,
+        input_tokens: 7,
+        output_tokens: 3,
+      }) +
+        // an interrupted turn, and an API error Claude Code reports as a message of its own
+        line('msg_syn1', '<synthetic>', '2025-08-23T10:00:05.000Z', zero) +
+        line('msg_syn2', '<synthetic>', '2025-08-23T16:00:00.000Z', zero),
+    )
+    const stats = await scanHistory(store, {env})
+    expect(stats.skipped.synthetic).toBe(2)
+    const groups = () =>
+      usageGroups(store.db, {source: 'history', pivot: 'model', tool: 'claude-code'}).map((g) => [
+        g.key,
+        g.requests,
+      ])
+    expect(groups()).toEqual([['claude-sonnet-4-5-20250929', 1]])
+    expect(usageEntries(store.db, {source: 'history'}).map((e) => e.model)).toEqual([
+      'claude-sonnet-4-5-20250929',
+    ])
+
+    // A database scanned before: its `<synthetic>` rows (model null, no tokens) are deleted when it
+    // is opened to write, once (the view's text says it is done)
+    store.db.exec(`INSERT INTO history_rows (key, file, ts, model, session, project, request_id)
+      VALUES ('c:msg_syn1:req_msg_syn1', 1, ${Date.parse('2025-08-23T10:00:05Z')}, NULL, 'syn', '/work/syn', 'req_msg_syn1')`)
+    store.db.exec(`DROP VIEW history; ${HISTORY_VIEW.replace(`/* ${SYNTHETIC_MARK} */`, '')}`)
+    expect(groups()).toContainEqual([null, 1])
+    expect(groups()).toHaveLength(2)
+    store.close()
+    store = await HistoryStore.open(join(home, 'logs.db'))
+    expect(groups()).toEqual([['claude-sonnet-4-5-20250929', 1]])
+    expect(
+      (store.db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'history'`).get() as {sql: string}).sql,
+    ).toContain(SYNTHETIC_MARK)
   })
 
   it('is incremental: nothing changes on a second scan, a completed last line counts once, a full rescan agrees', async () => {

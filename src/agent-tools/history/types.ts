@@ -11,6 +11,8 @@ export type SkipReason =
   | 'invalid-json'
   | 'invalid-field'
   | 'zero-usage'
+  /** Claude Code's `<synthetic>` lines (a local error or interruption): no request to any provider. */
+  | 'synthetic'
   | 'duplicate'
   /** Claude `/btw` sidechain replays; Codex parent token_counts replayed into a spawned sub-agent. */
   | 'replay'

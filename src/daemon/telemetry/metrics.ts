@@ -17,6 +17,8 @@
 import {createRequire} from 'node:module'
 import type * as PromClient from 'prom-client'
 
+import type {ContextBands} from '../../store/context-bands.js'
+import {FIRST_EDGE, addBands} from '../../store/context-bands.js'
 import type {LogEntry} from '../../store/log-store.js'
 import {statusClass} from '../../store/log-store.js'
 import type {BreakerSnapshot} from '../../gateway/events.js'
@@ -96,6 +98,8 @@ export interface TokenSums {
   cache1hTokens: number
   /** How many requests the tokens add up (long-context tiers apply per request). */
   requests: number
+  /** The requests past a long-context threshold, by band (store/context-bands.ts). */
+  bands?: ContextBands
 }
 
 /** Prices token sums: the pricer of `gwctl usage` (services/usage-cost.ts) fits this shape. */
@@ -119,6 +123,8 @@ interface RouteSeries {
   /** Input without the cache, summed row by row as `gwctl usage` does (never below 0 per row). */
   uncachedInput: number
   cache1h: number
+  /** The requests past a long-context threshold, by band: each priced at its own tier. */
+  bands?: ContextBands
 }
 
 const TOKEN_KINDS = ['input', 'output', 'cache_read', 'cache_write', 'reasoning'] as const
@@ -221,9 +227,20 @@ export class GatewayMetrics {
     s.tokens[2] += entry.cacheReadTokens
     s.tokens[3] += entry.cacheCreationTokens
     s.tokens[4] += entry.reasoningTokens
-    s.uncachedInput += Math.max(entry.inputTokens - entry.cacheReadTokens - entry.cacheCreationTokens, 0)
+    const uncachedInput = Math.max(entry.inputTokens - entry.cacheReadTokens - entry.cacheCreationTokens, 0)
+    s.uncachedInput += uncachedInput
     // 1-hour cache writes, where the row says so (a field the log rows may carry)
-    s.cache1h += (entry as {cache1hTokens?: number}).cache1hTokens ?? 0
+    const cache1h = (entry as {cache1hTokens?: number}).cache1hTokens ?? 0
+    s.cache1h += cache1h
+    // a request past a long-context threshold: its own tier, kept apart (most add nothing here)
+    if (uncachedInput + entry.cacheReadTokens + entry.cacheCreationTokens > FIRST_EDGE)
+      addBands(s, {
+        inputTokens: uncachedInput,
+        outputTokens: entry.outputTokens,
+        cacheReadTokens: entry.cacheReadTokens,
+        cacheCreationTokens: entry.cacheCreationTokens,
+        cache1hTokens: cache1h,
+      })
     const timingKey = `${entrance}\u0000${provider}\u0000${model}`
     this.duration.observe(
       `${timingKey}\u0000${klass}`,
@@ -264,6 +281,7 @@ export class GatewayMetrics {
           cacheCreationTokens: cacheWrite,
           cache1hTokens: s.cache1h,
           requests: s.requests['2xx'] + s.requests['4xx'] + s.requests['5xx'],
+          ...(s.bands ? {bands: s.bands} : {}),
         },
         s.provider,
       )
