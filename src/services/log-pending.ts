@@ -24,7 +24,7 @@
  * Loaded only when the file holds bytes: callers check with one `stat` (`fileHasBytes`).
  */
 import {addNotice} from '../core/notices.js'
-import {homeFile, pendingFileOf} from '../store/paths.js'
+import {fileHasBytes, homeFile, pendingFileOf} from '../store/paths.js'
 
 /** How long a command waits for another process's write lock on logs.db (a rescan's swap: ~1 s). */
 const BUSY_MS = 2000
@@ -56,9 +56,12 @@ export interface ApplyPendingOptions {
  * missing. When the rows cannot be applied, a notice says how many wait, why, and what applies
  * them (printed on stderr by the command, unless `quiet`).
  */
-export async function applyPendingLogs(options: ApplyPendingOptions = {}): Promise<PendingOutcome | undefined> {
+export async function applyPendingLogs(
+  options: ApplyPendingOptions = {},
+): Promise<PendingOutcome | undefined> {
   const dbPath = options.dbPath ?? homeFile('logDb')
   const side = pendingFileOf(dbPath)
+  if (!fileHasBytes(side)) return undefined
   const [{lockFile}, {runningDaemon}, {LogWriter}, {isBusy}] = await Promise.all([
     import('../store/state-lock.js'),
     import('../gateway/pidfile.js'),
@@ -99,7 +102,8 @@ export async function applyPendingLogs(options: ApplyPendingOptions = {}): Promi
 /** Why the rows could not be applied, in the user's words. */
 function whyNotApplied(error: unknown, dbPath: string, busy: boolean): string {
   const code = String((error as {code?: unknown} | undefined)?.code)
-  if (busy) return `${dbPath} is locked by another process (a sqlite3 shell or another tool in a write transaction)`
+  if (busy)
+    return `${dbPath} is locked by another process (a sqlite3 shell or another tool in a write transaction)`
   if (code.startsWith('SQLITE_READONLY') || code === 'EROFS' || code === 'EACCES' || code === 'EPERM')
     return `${dbPath} cannot be written (${(error as Error).message})`
   return `${dbPath} could not be written: ${(error as Error).message}`

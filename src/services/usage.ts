@@ -132,7 +132,8 @@ export function reportRows(
  * there are; with a gateway running it leaves them to the gateway).
  */
 export async function applyPendingLogRows(): Promise<void> {
-  if (fileHasBytes(pendingFileOf(homeFile('logDb')))) await (await import('./log-pending.js')).applyPendingLogs()
+  if (fileHasBytes(pendingFileOf(homeFile('logDb'))))
+    await (await import('./log-pending.js')).applyPendingLogs()
 }
 
 /**

@@ -469,7 +469,12 @@ export class LogWriter {
    * last write). Reads the file, and the committed sequence on a read-only connection; a
    * database that cannot be read counts every row of the file as waiting (`committedKnown`).
    */
-  static pending(path: string): {rows: number; oldestMs: number | null; torn: number; committedKnown: boolean} {
+  static pending(path: string): {
+    rows: number
+    oldestMs: number | null
+    torn: number
+    committedKnown: boolean
+  } {
     const spilled = readSpill(spillPath(path), ROW_COLUMNS)
     let committed = 0
     let committedKnown = true

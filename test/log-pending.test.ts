@@ -1,0 +1,229 @@
+/**
+ * A gateway stopped while another process held logs.db's write lock leaves the rows of its last
+ * requests in logs.pending. With the gateway still stopped: `gwctl doctor` reports the wait (FAIL
+ * while logs.db stays locked, pass with what applies them once it is free), and every read form
+ * (`logs`, `usage` and its reports, the statusline) shows each answered request exactly once:
+ * the first of them applies the file under its lock, the rest and the next start find it empty.
+ */
+import {copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import Database from 'better-sqlite3'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import type {CliResult} from './helpers/cli.js'
+import {freePort, json, runCli, tempHome} from './helpers/cli.js'
+import {alive, daemonPid, holdWriteLock, issueKeyOverApi, killDaemon} from './helpers/gateway.js'
+
+const cleanups: Array<() => Promise<void> | void> = []
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c()
+})
+
+const BEFORE = 10
+const LOCKED = 60
+const ALL = BEFORE + LOCKED
+
+interface DoctorJson {
+  ok: boolean
+  checks: Array<{id: string; ok: boolean; detail: string; hint?: string}>
+}
+
+/** The rows and roll-up of the database at `path`, read by another connection. */
+function stored(path: string): {rows: number; ids: number; hourly: number} {
+  const db = new Database(path, {readonly: true})
+  try {
+    const {rows, ids} = db
+      .prepare("SELECT COUNT(*) AS rows, COUNT(DISTINCT request_id) AS ids FROM logs WHERE entrance = 'chat'")
+      .get() as {rows: number; ids: number}
+    const hourly = db.prepare('SELECT COALESCE(SUM(requests), 0) FROM usage_hourly').pluck().get() as number
+    return {rows, ids, hourly}
+  } finally {
+    db.close()
+  }
+}
+
+/** A copy of the stopped gateway's files in a fresh home (no process has them open). */
+function copyHome(from: string): string {
+  const t = tempHome()
+  cleanups.push(t.cleanup)
+  for (const name of ['state.json', 'logs.db', 'logs.db-wal', 'logs.pending']) {
+    if (existsSync(join(from, name))) copyFileSync(join(from, name), join(t.home, name))
+  }
+  mkdirSync(join(t.home, 'user-home'), {recursive: true})
+  return t.home
+}
+
+/** Each read form, as a user runs it, and how it counts the requests in its output. */
+const FORMS: Array<[string, string[], (r: CliResult) => number]> = [
+  [
+    'logs',
+    ['logs', '--json', '--limit', '500'],
+    (r) => new Set(json<{logs: Array<{requestId: string}>}>(r).logs.map((l) => l.requestId)).size,
+  ],
+  ['usage', ['usage', '--json'], (r) => json<{totals: {requests: number}}>(r).totals.requests],
+  ['usage daily', ['usage', 'daily', '--json'], (r) => json<{totals: {requests: number}}>(r).totals.requests],
+  [
+    'usage monthly',
+    ['usage', 'monthly', '--json'],
+    (r) => json<{totals: {requests: number}}>(r).totals.requests,
+  ],
+  [
+    'usage session',
+    ['usage', 'session', '--json'],
+    (r) => json<{totals: {requests: number}}>(r).totals.requests,
+  ],
+  [
+    'usage blocks',
+    ['usage', 'blocks', '--json'],
+    (r) => json<{blocks: Array<{requests: number}>}>(r).blocks.reduce((n, b) => n + b.requests, 0),
+  ],
+]
+
+describe('rows in logs.pending while the gateway is stopped', {timeout: 180_000}, () => {
+  it('doctor reports the wait; every read form shows each request once; so does the next start', async () => {
+    const t = tempHome()
+    cleanups.push(t.cleanup, () => killDaemon(t.home))
+    const home = t.home
+    const port = await freePort()
+    const env = {GWCTL_GATEWAY_PORT: String(port)}
+    const cli = (args: string[], input?: string) => runCli(args, {home, env, input})
+    const start = await cli(['gateway', 'start', '--sim', '--port', String(port)])
+    expect(start.exitCode, start.stderr).toBe(0)
+    const base = `http://127.0.0.1:${port}`
+    const keyValue = await issueKeyOverApi(base, 'pending')
+    const chat = async (i: number): Promise<boolean> => {
+      const res = await fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {authorization: `Bearer ${keyValue}`, 'content-type': 'application/json'},
+        body: JSON.stringify({model: 'sim-mini', messages: [{role: 'user', content: `hello ${i}`}]}),
+      })
+      return res.status === 200 && (await res.text()).length > 0
+    }
+    expect((await Promise.all(Array.from({length: BEFORE}, (_, i) => chat(i)))).every(Boolean)).toBe(true)
+    await new Promise((r) => setTimeout(r, 100))
+
+    // an outside writer holds logs.db; the gateway answers, keeps the rows in logs.pending, and stops
+    const dbPath = join(home, 'logs.db')
+    const pending = join(home, 'logs.pending')
+    const lock = await holdWriteLock(dbPath)
+    cleanups.push(lock.kill)
+    expect((await Promise.all(Array.from({length: LOCKED}, (_, i) => chat(100 + i)))).every(Boolean)).toBe(
+      true,
+    )
+    const lines = (): number =>
+      existsSync(pending) ? readFileSync(pending, 'utf8').split('\n').length - 1 : 0
+    for (let i = 0; i < 150 && lines() < LOCKED; i++) await new Promise((r) => setTimeout(r, 20))
+    expect(lines()).toBe(LOCKED)
+    const pid = daemonPid(home)!
+    const stopped = await cli(['gateway', 'stop'])
+    expect(stopped.exitCode, stopped.stderr).toBe(0)
+    for (let i = 0; i < 250 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20))
+    expect(alive(pid)).toBe(false)
+    expect(lines()).toBe(LOCKED)
+
+    // still locked: doctor fails on it (exit 3) and says why and what to do
+    const locked = await cli(['doctor'])
+    expect(locked.exitCode).toBe(3)
+    expect(locked.stdout).toMatch(
+      new RegExp(
+        `^FAIL  Every request the gateway logged is in logs\\.db \\(none wait in logs\\.pending\\): ${LOCKED} rows of answered requests wait in ${pending.replace(/[.]/g, '\\.')}, the oldest from \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z \\(\\d+ s ago\\): ${dbPath.replace(/[.]/g, '\\.')} is locked by another process`,
+        'm',
+      ),
+    )
+    expect(locked.stdout).toMatch(/^ {6}fix: End the process that holds .*logs\.db in a write transaction/m)
+    expect(locked.stdout).toContain('1 of 10 checks failed.')
+    // a read meanwhile shows what logs.db has, and says on stderr what it cannot show yet
+    const partial = await cli(['logs', '--json', '--limit', '500'])
+    expect(partial.exitCode, partial.stderr).toBe(0)
+    expect(json<{logs: unknown[]}>(partial).logs).toHaveLength(BEFORE)
+    expect(partial.stderr).toContain(
+      `warning: ${LOCKED} gateway log rows wait in logs.pending and are not in this output: ${dbPath} is locked by another process`,
+    )
+    expect(lines()).toBe(LOCKED)
+    await lock.release()
+
+    // free again, gateway still stopped: doctor passes and says what applies them
+    const waiting = await cli(['doctor', '--json'])
+    expect(waiting.exitCode, waiting.stdout).toBe(0)
+    const check = json<DoctorJson>(waiting).checks.find((c) => c.id === 'log-pending')!
+    expect(check.ok).toBe(true)
+    expect(check.detail).toMatch(
+      new RegExp(
+        `^${LOCKED} rows of answered requests wait in .*logs\\.pending, the oldest from .*; the gateway is stopped: the next \`gwctl logs\` or \`gwctl usage\` applies them to logs\\.db \\(so does \`gwctl gateway start\`\\)$`,
+      ),
+    )
+    expect(lines()).toBe(LOCKED) // doctor only looks
+
+    // every read form, each the first command on a copy of this home, shows every request once
+    for (const [name, args, count] of FORMS) {
+      const copy = copyHome(home)
+      const r = await runCli(args, {home: copy, env})
+      expect(r.exitCode, `${name}: ${r.stderr}`).toBe(0)
+      expect(r.stderr, name).not.toContain('warning')
+      expect(count(r), name).toBe(ALL)
+      expect(stored(join(copy, 'logs.db')), name).toEqual({rows: ALL, ids: ALL, hourly: ALL})
+      expect(statSync(join(copy, 'logs.pending')).size, name).toBe(0)
+      // and again: nothing applied twice
+      expect(count(await runCli(args, {home: copy, env})), name).toBe(ALL)
+      rmSync(copy, {recursive: true, force: true})
+    }
+    // the statusline's stopped path (a line every few seconds) applies them too
+    const copy = copyHome(home)
+    const line = await runCli(['statusline'], {
+      home: copy,
+      env,
+      input: JSON.stringify({session_id: 's', model: {id: 'sim-mini', display_name: 'Sim'}}),
+    })
+    expect(line.exitCode, line.stderr).toBe(0)
+    expect(line.stdout).toMatch(/^Sim · /)
+    expect(stored(join(copy, 'logs.db'))).toEqual({rows: ALL, ids: ALL, hourly: ALL})
+
+    // here: logs, then usage, then doctor, then the next start
+    const logs = await cli(['logs', '--json', '--limit', '500'])
+    expect(logs.exitCode, logs.stderr).toBe(0)
+    expect(new Set(json<{logs: Array<{requestId: string}>}>(logs).logs.map((l) => l.requestId)).size).toBe(
+      ALL,
+    )
+    expect(json<{logs: unknown[]}>(logs).logs).toHaveLength(ALL)
+    expect(json<{totals: {requests: number}}>(await cli(['usage', '--json'])).totals.requests).toBe(ALL)
+    const done = await cli(['doctor'])
+    expect(done.exitCode).toBe(0)
+    expect(done.stdout).toMatch(
+      /^pass {2}Every request the gateway logged is in logs\.db \(none wait in logs\.pending\): no rows wait$/m,
+    )
+
+    const again = await cli(['gateway', 'start', '--sim', '--port', String(port)])
+    expect(again.exitCode, again.stderr).toBe(0)
+    const viaGateway = await cli(['logs', '--json', '--limit', '500'])
+    expect(json<{logs: unknown[]}>(viaGateway).logs).toHaveLength(ALL)
+    expect(json<{totals: {requests: number}}>(await cli(['usage', '--json'])).totals.requests).toBe(ALL)
+    const stop = await cli(['gateway', 'stop'])
+    expect(stop.exitCode, stop.stderr).toBe(0)
+    expect(stored(dbPath)).toEqual({rows: ALL, ids: ALL, hourly: ALL})
+    expect(statSync(pending).size).toBe(0)
+  })
+
+  it('a gateway starting while a command holds logs.pending.lock waits for it, then starts', async () => {
+    const t = tempHome()
+    cleanups.push(t.cleanup, () => killDaemon(t.home))
+    const port = await freePort()
+    const env = {GWCTL_GATEWAY_PORT: String(port)}
+    // the lock as a live command holds it (proper-lockfile's folder and the owner's pid: this test)
+    mkdirSync(join(t.home, 'logs.pending.lock'), {recursive: true})
+    writeFileSync(join(t.home, 'logs.pending.lock.owner'), `${process.pid}\n`)
+    const started = Date.now()
+    const starting = runCli(['gateway', 'start', '--sim', '--port', String(port)], {home: t.home, env})
+    await new Promise((r) => setTimeout(r, 1500))
+    // the daemon has claimed its pid file but not opened its log store: logs.db does not exist yet
+    expect(existsSync(join(t.home, 'logs.db'))).toBe(false)
+    rmSync(join(t.home, 'logs.pending.lock'), {recursive: true, force: true})
+    rmSync(join(t.home, 'logs.pending.lock.owner'), {force: true})
+    const r = await starting
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1500)
+    expect(existsSync(join(t.home, 'logs.db'))).toBe(true)
+    expect(existsSync(join(t.home, 'logs.pending.lock'))).toBe(false)
+    const stop = await runCli(['gateway', 'stop'], {home: t.home, env})
+    expect(stop.exitCode, stop.stderr).toBe(0)
+  })
+})
