@@ -10,8 +10,10 @@ import {join} from 'node:path'
 import Database from 'better-sqlite3'
 import {afterEach, describe, expect, it} from 'vitest'
 
+import type {LogEntry} from '../src/store/log-store.js'
+import {LogWriter, rowValues} from '../src/store/log-store.js'
 import type {CliResult} from './helpers/cli.js'
-import {freePort, json, runCli, tempHome} from './helpers/cli.js'
+import {freePort, json, runCli, spawnCli, tempHome} from './helpers/cli.js'
 import {alive, daemonPid, holdWriteLock, issueKeyOverApi, killDaemon} from './helpers/gateway.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
@@ -226,4 +228,104 @@ describe('rows in logs.pending while the gateway is stopped', {timeout: 180_000}
     const stop = await runCli(['gateway', 'stop'], {home: t.home, env})
     expect(stop.exitCode, stop.stderr).toBe(0)
   })
+
+  it('kill -9 of a command in the middle of its apply: each row is applied once or still waits, and the next command applies the rest once', async () => {
+    const t = tempHome()
+    cleanups.push(t.cleanup)
+    const N = 20_000
+    // a side file of N rows, written through the log store while another connection holds the lock
+    const source = join(t.home, 'source')
+    mkdirSync(source)
+    const writer = await LogWriter.open(join(source, 'logs.db'), {onWriteProblem: () => undefined})
+    const other = new Database(join(source, 'logs.db'))
+    other.exec('BEGIN IMMEDIATE')
+    const row = (i: number): LogEntry => ({
+      time: Date.now() - 60_000 + (i % 1000),
+      agentId: 'agt_x',
+      keyPrefix: 'gw-xxxx…',
+      policyId: 'default',
+      entrance: 'chat',
+      requestedModel: 'sim-mini',
+      provider: 'sim-chat',
+      model: 'sim-mini',
+      status: 200,
+      fallback: false,
+      inputTokens: 3,
+      outputTokens: 7,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
+      reasoningTokens: 0,
+      latencyMs: 1,
+      ttfbMs: 1,
+      error: null,
+      project: null,
+      requestId: `req_${i}`,
+    })
+    for (let i = 0; i < N; i += 500) writer.write(rowValues(Array.from({length: 500}, (_, j) => row(i + j))))
+    writer.close() // its replay finds the lock: every row stays in the side file
+    other.exec('ROLLBACK')
+    other.close()
+    expect(LogWriter.pending(join(source, 'logs.db')).rows).toBe(N)
+
+    const copy = (name: string): string => {
+      const home = join(t.home, name)
+      mkdirSync(join(home, 'user-home'), {recursive: true})
+      for (const file of ['logs.db', 'logs.db-wal', 'logs.pending'])
+        if (existsSync(join(source, file))) copyFileSync(join(source, file), join(home, file))
+      return home
+    }
+    // when the apply runs within the command here (this machine's speed varies): the kills are
+    // spread from the end of a command with nothing to apply to the end of one that applies N rows
+    const time = async (home: string): Promise<number> => {
+      const from = Date.now()
+      expect((await runCli(['logs', '--json', '--limit', '1'], {home})).exitCode).toBe(0)
+      return Date.now() - from
+    }
+    const bare = copy('bare')
+    writeFileSync(pendingOf(bare), '')
+    const without = await time(bare)
+    const whole = await time(copy('whole'))
+    const at = (round: number): number => Math.round(without * 0.8 + ((whole - without * 0.8) * round) / 7)
+
+    const outcomes: string[] = []
+    for (let round = 0; round < 8; round++) {
+      const home = copy(`round-${round}`)
+      const child = spawnCli(['logs', '--json', '--limit', '1'], {home})
+      await new Promise((r) => setTimeout(r, at(round)))
+      child.kill('SIGKILL')
+      await child
+      const db = join(home, 'logs.db')
+      const s = stored(db)
+      const waiting = LogWriter.pending(db).rows
+      // applied once or still waiting: never both, never neither
+      expect(s.rows + waiting, `round ${round}`).toBe(N)
+      expect(s.ids, `round ${round}`).toBe(s.rows)
+      expect(s.hourly, `round ${round}`).toBe(s.rows)
+      const locked = existsSync(join(home, 'logs.pending.lock'))
+      outcomes.push(
+        s.rows === 0
+          ? locked
+            ? 'inside the apply'
+            : 'before the apply'
+          : statSync(pendingOf(home)).size > 0
+            ? 'between commit and truncation'
+            : 'done',
+      )
+      // the next command (its lock left by a killed process is broken at once) applies the rest once
+      const next = await runCli(['usage', '--json'], {home})
+      expect(next.exitCode, next.stderr).toBe(0)
+      expect(json<{totals: {requests: number}}>(next).totals.requests, `round ${round}`).toBe(N)
+      expect(stored(db), `round ${round}`).toEqual({rows: N, ids: N, hourly: N})
+      expect(statSync(pendingOf(home)).size).toBe(0)
+    }
+    // where each kill landed (before the apply, inside it with the lock held and nothing committed,
+    // or after it) depends on this machine's timing: printed, not asserted. A kill left between the
+    // commit and the truncation is pinned by src/store/log-spill.test.ts. A lock a killed command
+    // left behind is broken at once by the next one that needs it (its owner's pid is gone).
+    console.log(
+      `kill -9 during the apply (a command: ${without} ms, applying ${N} rows: ${whole} ms): ${outcomes.join(', ')}`,
+    )
+  })
 })
+
+const pendingOf = (home: string): string => join(home, 'logs.pending')
