@@ -15,6 +15,7 @@ import {LogWriter, rowValues} from '../src/store/log-store.js'
 import type {CliResult} from './helpers/cli.js'
 import {freePort, json, runCli, spawnCli, tempHome} from './helpers/cli.js'
 import {alive, daemonPid, holdWriteLock, issueKeyOverApi, killDaemon} from './helpers/gateway.js'
+import {canMount, readOnly} from './helpers/mount.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
@@ -329,3 +330,72 @@ describe('rows in logs.pending while the gateway is stopped', {timeout: 180_000}
 })
 
 const pendingOf = (home: string): string => join(home, 'logs.pending')
+
+describe.skipIf(!canMount())('rows in logs.pending in a read-only home (a real bind mount)', () => {
+  it('logs exits 3 as any read there does, and says how many rows wait and why; doctor fails; writable again, they show once', async () => {
+    const t = tempHome()
+    cleanups.push(t.cleanup)
+    const dbPath = join(t.home, 'logs.db')
+    const writer = await LogWriter.open(dbPath, {onWriteProblem: () => undefined})
+    writer.write(rowValues([entryOf('committed')]))
+    const other = new Database(dbPath)
+    other.exec('BEGIN IMMEDIATE')
+    writer.write(rowValues([entryOf('waiting-1'), entryOf('waiting-2')]))
+    writer.close()
+    other.exec('ROLLBACK')
+    other.close()
+    mkdirSync(join(t.home, 'user-home'))
+    const undo = readOnly(t.home)
+    cleanups.push(undo)
+
+    const logs = await runCli(['logs', '--json'], {home: t.home})
+    expect(logs.exitCode).toBe(3)
+    expect(logs.stderr).toContain(
+      `warning: 2 gateway log rows wait in logs.pending and are not in this output: ${dbPath} cannot be written (EROFS`,
+    )
+    const doctor = await runCli(['doctor'], {home: t.home})
+    expect(doctor.exitCode).toBe(3)
+    expect(doctor.stdout).toMatch(
+      /^FAIL {2}Every request the gateway logged is in logs\.db \(none wait in logs\.pending\): 2 rows of answered requests wait in .*: .*logs\.db cannot be written/m,
+    )
+    expect(doctor.stdout).toMatch(/^ {6}fix: Make .*logs\.db writable again/m)
+    expect(statSync(pendingOf(t.home)).size).toBeGreaterThan(0)
+
+    undo()
+    cleanups.pop()
+    const again = await runCli(['logs', '--json'], {home: t.home})
+    expect(again.exitCode, again.stderr).toBe(0)
+    expect(again.stderr).toBe('')
+    expect(
+      json<{logs: Array<{requestId: string}>}>(again)
+        .logs.map((l) => l.requestId)
+        .sort(),
+    ).toEqual(['committed', 'waiting-1', 'waiting-2'])
+    expect(statSync(pendingOf(t.home)).size).toBe(0)
+  })
+})
+
+function entryOf(requestId: string): LogEntry {
+  return {
+    time: Date.now(),
+    agentId: null,
+    keyPrefix: null,
+    policyId: null,
+    entrance: 'chat',
+    requestedModel: 'sim-mini',
+    provider: 'sim-chat',
+    model: 'sim-mini',
+    status: 200,
+    fallback: false,
+    inputTokens: 1,
+    outputTokens: 1,
+    cacheReadTokens: 0,
+    cacheCreationTokens: 0,
+    reasoningTokens: 0,
+    latencyMs: 1,
+    ttfbMs: 1,
+    error: null,
+    project: null,
+    requestId,
+  }
+}

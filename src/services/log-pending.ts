@@ -83,7 +83,10 @@ export async function applyPendingLogs(
   try {
     release = await lockFile(side, {waitMs: options.lockWaitMs ?? LOCK_WAIT_MS})
   } catch (error) {
-    return left(`another gwctl process is applying them (${(error as Error).message})`)
+    // a live holder past the wait; else the file system refused the lock (a read-only home)
+    if ((error as {code?: unknown}).code === 'state_locked')
+      return left(`another gwctl process is applying them (${(error as Error).message})`)
+    return left(whyNotApplied(error, dbPath, false))
   }
   try {
     // the pid file of a live daemon: it owns the side file until its log store is closed
