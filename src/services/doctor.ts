@@ -151,8 +151,11 @@ const logDbCheck: DoctorCheck = {
   },
 }
 
-/** How long the check waits for logs.db's write lock before it calls the database locked (ms). */
-const PENDING_PROBE_BUSY_MS = 500
+/**
+ * How long the check waits for logs.db's write lock before it calls the database locked (ms): as
+ * long as a command's apply waits, past a `usage rescan` swap (about 0.5 s on 1 GB of history).
+ */
+const PENDING_PROBE_BUSY_MS = 2000
 
 /** "12 s", "5 min", "3 h", "2 d" ago. */
 function ago(ms: number): string {
