@@ -331,6 +331,81 @@ describe('rows in logs.pending while the gateway is stopped', {timeout: 180_000}
 
 const pendingOf = (home: string): string => join(home, 'logs.pending')
 
+describe('a gateway that starts while a command applies logs.pending', {timeout: 180_000}, () => {
+  it('waits for the apply, then logs its own requests: every waiting row and every answered request once', async () => {
+    const t = tempHome()
+    cleanups.push(t.cleanup, () => killDaemon(t.home))
+    const home = t.home
+    const port = await freePort()
+    const env = {GWCTL_GATEWAY_PORT: String(port)}
+    const cli = (args: string[]) => runCli(args, {home, env})
+    // a home with a key, then N rows waiting in logs.pending (a gateway stopped under a lock)
+    expect((await cli(['gateway', 'start', '--sim', '--port', String(port)])).exitCode).toBe(0)
+    const base = `http://127.0.0.1:${port}`
+    const keyValue = await issueKeyOverApi(base, 'race')
+    expect((await cli(['gateway', 'stop'])).exitCode).toBe(0)
+    const dbPath = join(home, 'logs.db')
+    const N = 200_000
+    const writer = await LogWriter.open(dbPath, {onWriteProblem: () => undefined})
+    const other = new Database(dbPath)
+    other.exec('BEGIN IMMEDIATE')
+    for (let i = 0; i < N; i += 1000)
+      writer.write(rowValues(Array.from({length: 1000}, (_, j) => entryOf(`waiting-${i + j}`))))
+    writer.close()
+    other.exec('ROLLBACK')
+    other.close()
+    expect(LogWriter.pending(dbPath).rows).toBe(N)
+
+    // The command and the gateway start together; the gateway is sent requests as soon as it
+    // answers. Without the daemon's wait for logs.pending.lock, its start read the 200 000 rows the
+    // command was applying as its own waiting rows and, past the side file's bound, dropped the
+    // rows of its first requests (19 to 40 of 40 lost, 4 runs of 4 on a 2-core machine).
+    const reading = spawnCli(['logs', '--json', '--limit', '1'], {home, env})
+    const starting = spawnCli(['gateway', 'start', '--sim', '--port', String(port)], {home, env})
+    let answered = 0
+    const sent: Array<Promise<void>> = []
+    for (let i = 0; i < 600 && sent.length < 40; i++) {
+      const up = await fetch(`${base}/health`).then(
+        (r) => r.ok,
+        () => false,
+      )
+      if (up)
+        sent.push(
+          fetch(`${base}/v1/chat/completions`, {
+            method: 'POST',
+            headers: {authorization: `Bearer ${keyValue}`, 'content-type': 'application/json'},
+            body: JSON.stringify({model: 'sim-mini', messages: [{role: 'user', content: `race ${i}`}]}),
+          }).then(async (r) => {
+            if (r.status === 200 && (await r.text()).length > 0) answered++
+          }),
+        )
+      await new Promise((r) => setTimeout(r, 25))
+    }
+    await Promise.all(sent)
+    const [read, start] = await Promise.all([reading, starting])
+    expect(read.exitCode, String(read.stderr)).toBe(0)
+    expect(start.exitCode, String(start.stderr)).toBe(0)
+    expect(answered).toBe(40)
+    expect((await cli(['gateway', 'stop'])).exitCode).toBe(0)
+
+    const db = new Database(dbPath, {readonly: true})
+    cleanups.push(() => {
+      db.close()
+    })
+    const count = (where: string) =>
+      db
+        .prepare(`SELECT COUNT(*) AS n, COUNT(DISTINCT request_id) AS ids FROM logs WHERE ${where}`)
+        .get() as {n: number; ids: number}
+    expect(count("request_id LIKE 'waiting-%'")).toEqual({n: N, ids: N})
+    expect(count("entrance = 'chat' AND request_id NOT LIKE 'waiting-%' AND status = 200")).toEqual({
+      n: 40,
+      ids: 40,
+    })
+    expect(db.prepare('SELECT SUM(requests) FROM usage_hourly').pluck().get()).toBe(N + 40)
+    expect(statSync(pendingOf(home)).size).toBe(0)
+  })
+})
+
 describe.skipIf(!canMount())('rows in logs.pending in a read-only home (a real bind mount)', () => {
   it('logs exits 3 as any read there does, and says how many rows wait and why; doctor fails; writable again, they show once', async () => {
     const t = tempHome()

@@ -98,6 +98,9 @@ describe('applyPendingLogs', () => {
     const before = readFileSync(pending)
     expect(await applyPendingLogs()).toEqual({state: 'daemon'})
     expect(readFileSync(pending)).toEqual(before)
+    expect(takeNotices()).toEqual([
+      '4 gateway log rows wait in logs.pending and are not in this output: the running gateway keeps them until logs.db is free. It applies them within 50 ms of that; `gwctl doctor` shows the wait.',
+    ])
     expect(rows()).toBe(0)
     // the daemon gone (kill -9 leaves its pid file): the next command applies them
     daemon.kill('SIGKILL')

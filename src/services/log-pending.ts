@@ -68,13 +68,15 @@ export async function applyPendingLogs(
     import('../store/log-store.js'),
     import('../store/sqlite.js'),
   ])
-  const left = (reason: string): PendingOutcome => {
-    let rows: number
+  const waiting = (): number => {
     try {
-      rows = LogWriter.pending(dbPath).rows
+      return LogWriter.pending(dbPath).rows
     } catch {
-      rows = 0
+      return 0
     }
+  }
+  const left = (reason: string): PendingOutcome => {
+    const rows = waiting()
     if (rows === 0) return {state: 'applied', applied: 0, skipped: 0, torn: 0}
     if (!options.quiet) addNotice(pendingNotice(rows, reason))
     return {state: 'left', rows, reason}
@@ -89,8 +91,14 @@ export async function applyPendingLogs(
     return left(whyNotApplied(error, dbPath, false))
   }
   try {
-    // the pid file of a live daemon: it owns the side file until its log store is closed
-    if (runningDaemon(homeFile('pid'))) return {state: 'daemon'}
+    // the pid file of a live daemon: it owns the side file until its log store is closed (a read
+    // of logs.db meanwhile, `usage` reports with the gateway running, lacks what still waits)
+    if (runningDaemon(homeFile('pid'))) {
+      const rows = options.quiet ? 0 : waiting()
+      if (rows > 0)
+        addNotice(pendingNotice(rows, 'the running gateway keeps them until logs.db is free', true))
+      return {state: 'daemon'}
+    }
     try {
       const done = await LogWriter.applySpill(dbPath, {busyMs: options.busyMs ?? BUSY_MS})
       return {state: 'applied', ...done}
@@ -113,6 +121,10 @@ function whyNotApplied(error: unknown, dbPath: string, busy: boolean): string {
 }
 
 /** The notice of rows left waiting. */
-export function pendingNotice(rows: number, reason: string): string {
-  return `${rows} gateway log row${rows === 1 ? '' : 's'} wait${rows === 1 ? 's' : ''} in logs.pending and ${rows === 1 ? 'is' : 'are'} not in this output: ${reason}. The next \`gwctl logs\` or \`gwctl usage\` applies ${rows === 1 ? 'it' : 'them'} once that is fixed (so does \`gwctl gateway start\`); \`gwctl doctor\` shows the wait.`
+export function pendingNotice(rows: number, reason: string, daemon = false): string {
+  const them = rows === 1 ? 'it' : 'them'
+  const next = daemon
+    ? `It applies ${them} within 50 ms of that`
+    : `The next \`gwctl logs\` or \`gwctl usage\` applies ${them} once that is fixed (so does \`gwctl gateway start\`)`
+  return `${rows} gateway log row${rows === 1 ? '' : 's'} wait${rows === 1 ? 's' : ''} in logs.pending and ${rows === 1 ? 'is' : 'are'} not in this output: ${reason}. ${next}; \`gwctl doctor\` shows the wait.`
 }
