@@ -4,49 +4,18 @@
  * (issue 29 item 7). The batches that found the lock went to logs.pending; the next start replays
  * them once.
  */
-import {spawn} from 'node:child_process'
 import {existsSync, readFileSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import Database from 'better-sqlite3'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {freePort, runCli, tempHome} from './helpers/cli.js'
-import {alive, daemonPid, issueKeyOverApi, killDaemon} from './helpers/gateway.js'
+import {alive, daemonPid, holdWriteLock, issueKeyOverApi, killDaemon} from './helpers/gateway.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c()
 })
-
-/** A child process that holds `BEGIN IMMEDIATE` on the database until its stdin closes. */
-async function holdWriteLock(path: string): Promise<{release: () => Promise<void>}> {
-  const child = spawn(
-    process.execPath,
-    [
-      '-e',
-      `const db = new (require('better-sqlite3'))(${JSON.stringify(path)}); db.pragma('busy_timeout = 5000');
-       db.exec('BEGIN IMMEDIATE'); process.stdout.write('locked\\n');
-       process.stdin.resume(); process.stdin.on('end', () => { db.exec('COMMIT'); db.close(); process.exit(0) })`,
-    ],
-    {stdio: ['pipe', 'pipe', 'inherit']},
-  )
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('locked')) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`the lock holder exited with ${code}`)))
-  })
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  cleanups.push(() => {
-    if (child.exitCode === null) child.kill('SIGKILL')
-  })
-  return {
-    release: async () => {
-      child.stdin.end()
-      await exited
-    },
-  }
-}
 
 describe('log rows through kill -9 or a stop while logs.db is locked', {timeout: 120_000}, () => {
   it.each([
@@ -83,6 +52,7 @@ describe('log rows through kill -9 or a stop while logs.db is locked', {timeout:
 
     const dbPath = join(t.home, 'logs.db')
     const lock = await holdWriteLock(dbPath)
+    cleanups.push(lock.kill)
     const N = 60
     const answered = await Promise.all(Array.from({length: N}, (_, i) => chat(100 + i)))
     expect(answered.every(Boolean)).toBe(true)

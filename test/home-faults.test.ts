@@ -26,6 +26,7 @@ import {LogStore} from '../src/store/log-store.js'
 import type {LogEntry} from '../src/store/log-store.js'
 import {freePort, json, runCli, tempHome} from './helpers/cli.js'
 import {alive, daemonPid, keyIssueArgs, killDaemon} from './helpers/gateway.js'
+import {canMount, readOnly, tryMount} from './helpers/mount.js'
 
 const cleanups: Array<() => void | Promise<void>> = []
 afterEach(async () => {
@@ -202,33 +203,7 @@ describe('settings.json is written only by `config set` (issue 29, item 7)', () 
   }, 60_000)
 })
 
-/** A mount of our own (root on Linux, where `mount` works here); undefined otherwise. */
-function tryMount(args: string[]): boolean {
-  if (process.platform !== 'linux' || process.getuid?.() !== 0) return false
-  try {
-    execFileSync('mount', args, {stdio: 'ignore'})
-    return true
-  } catch {
-    return false
-  }
-}
-
-function canMount(): boolean {
-  const dir = mkdtempSync(join(tmpdir(), 'gwctl-mnt-probe-'))
-  const ok = tryMount(['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir])
-  if (ok) execFileSync('umount', ['-l', dir], {stdio: 'ignore'})
-  rmSync(dir, {recursive: true, force: true})
-  return ok
-}
-
 const mounts = canMount()
-
-/** Makes `dir` a read-only bind mount of itself; returns the undo. */
-function readOnly(dir: string): () => void {
-  execFileSync('mount', ['--bind', dir, dir])
-  execFileSync('mount', ['-o', 'remount,ro,bind', dir])
-  return () => execFileSync('umount', ['-l', dir], {stdio: 'ignore'})
-}
 
 describe.skipIf(!mounts)(
   'a read-only or full GWCTL_HOME (issue 29, item 5; a real bind mount and tmpfs)',

@@ -5,7 +5,8 @@
 import {Command, Flags} from '@oclif/core'
 
 import {ExitCode, GwError, InterruptedError, UsageError, fileSystemError} from './errors.js'
-import {colorErr, err as printErr} from './output.js'
+import {takeNotices} from './notices.js'
+import {colorErr, err as printErr, warn} from './output.js'
 import {roundDollars} from './usd.js'
 import {closest} from './suggest.js'
 
@@ -68,6 +69,7 @@ export abstract class BaseCommand extends Command {
   async finally(error: Error | undefined): Promise<void> {
     process.off('SIGINT', this.onSigint)
     process.off('SIGTERM', this.onSigint)
+    for (const notice of takeNotices()) warn(notice)
     await super.finally(error)
   }
 

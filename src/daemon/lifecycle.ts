@@ -8,10 +8,10 @@ import {fstatSync, writeSync} from 'node:fs'
 import {GwError, ExitCode} from '../core/errors.js'
 import {LogStore} from '../store/log-store.js'
 import {checkInWorker, markDamaged, startCheckMaxBytes} from '../store/log-db-check.js'
-import {homeFile} from '../store/paths.js'
+import {homeFile, pendingFileOf} from '../store/paths.js'
 import {getSetting} from '../store/settings.js'
 import {StateStore, removeStaleTempFiles} from '../store/state.js'
-import {lockState} from '../store/state-lock.js'
+import {lockFile, lockState} from '../store/state-lock.js'
 import {entranceRoutes} from './entrances.js'
 import {KeyIndex} from '../gateway/keys.js'
 import {managementRoutes} from './management.js'
@@ -27,6 +27,12 @@ import type {GatewayContext, Route} from './server.js'
 import {listen} from './server.js'
 import {installBudgets} from './budgets.js'
 import {Telemetry, otlpConfig} from './telemetry/telemetry.js'
+
+/**
+ * How long the start waits for a command applying the log's side file (ms): the apply waits at
+ * most 2 s for logs.db's lock (services/log-pending.ts), well inside `gateway start`'s 15 s.
+ */
+const SPILL_LOCK_WAIT_MS = 10_000
 
 /** Last-seen times are saved at most this often. */
 const TOUCH_SAVE_MS = 5_000
@@ -166,6 +172,22 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     let movedAside: {movedTo: string; reason: string} | undefined
     // a large file gets a quick look here and its full check after the gateway listens
     let checkLater: number | undefined
+    // The log store's side file (logs.pending) is this daemon's from its log store's open to its
+    // close. A command of a stopped gateway applies it under this lock after finding no live
+    // daemon in the pid file (claimed above): taken here, a command applying it right now
+    // finishes first, and a later one sees this daemon and leaves the file alone
+    // (services/log-pending.ts).
+    let releaseSpill: () => Promise<void>
+    try {
+      releaseSpill = await lockFile(pendingFileOf(homeFile('logDb')), {waitMs: SPILL_LOCK_WAIT_MS})
+    } catch (error) {
+      throw new DaemonStartError(
+        'log_pending_locked',
+        `The request log's side file ${pendingFileOf(homeFile('logDb'))} stayed locked by another gwctl process for ${SPILL_LOCK_WAIT_MS / 1000} s: ${(error as Error).message}`,
+        ExitCode.config,
+        {hint: 'Wait for that command to end (it applies the waiting rows to logs.db), then start again.'},
+      )
+    }
     try {
       movedAside = LogStore.moveAsideIfDamaged(homeFile('logDb'), new Date(), {
         fullCheckMaxBytes: startCheckMaxBytes(),
@@ -193,6 +215,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
           hint: `Run \`gwctl doctor\`; to start afresh move it away: mv ${homeFile('logDb')} ${homeFile('logDb')}.bad`,
         },
       )
+    } finally {
+      await releaseSpill().catch(() => undefined)
     }
     routing = {
       router: new Router({

@@ -15,7 +15,7 @@ import {
   parseOnExceed,
   periodBounds,
 } from '../gateway/budgets.js'
-import {homeFile} from '../store/paths.js'
+import {fileHasBytes, homeFile, pendingFileOf} from '../store/paths.js'
 import type {GatewayState} from '../store/state-schema.js'
 import {gatewayGet, liveGatewayPort} from './gateway-api.js'
 import {daemonClient} from './gateway.js'
@@ -244,6 +244,8 @@ export async function budgetsFromDatabase(state: GatewayState, nowMs = Date.now(
   ])
   const pricer = await createPricer(providerPrices())
   const path = homeFile('logDb')
+  // rows a gateway stopped while logs.db was locked left in logs.pending count too (log-pending.ts)
+  if (fileHasBytes(pendingFileOf(path))) await (await import('./log-pending.js')).applyPendingLogs()
   const db = existsSync(path) ? openSqlite(path, {readonly: true, fileMustExist: true}) : undefined
   try {
     return budgets.map((b) => {

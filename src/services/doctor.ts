@@ -15,8 +15,8 @@ import {otlpTarget, shownEndpoint} from '../gateway/telemetry.js'
 import type {GwError} from '../core/errors.js'
 import type {PolicyConfig, ProviderConfig} from '../store/schema.js'
 import {FAMILIES} from '../store/schema.js'
-import {LogStore} from '../store/log-store.js'
-import {homeFile} from '../store/paths.js'
+import {LogStore, LogWriter} from '../store/log-store.js'
+import {fileHasBytes, homeFile, pendingFileOf} from '../store/paths.js'
 import {inspectStateFile} from '../store/state.js'
 import {upgradeState, validateState} from '../store/state-schema.js'
 import {HUNG_HINT, PROBE_TIMEOUT_MS, getGatewayInfo, resolvePort} from './gateway.js'
@@ -147,6 +147,65 @@ const logDbCheck: DoctorCheck = {
       ok: false,
       detail: `${path} is damaged: ${check.problems.slice(0, 3).join('; ')}${note}`,
       hint: `Restart the gateway: it moves the damaged database aside (${path}.damaged-<time>) and starts a new one (model traffic does not need it): gwctl gateway restart`,
+    }
+  },
+}
+
+/**
+ * How long the check waits for logs.db's write lock before it calls the database locked (ms): as
+ * long as a command's apply waits, past a `usage rescan` swap (about 0.5 s on 1 GB of history).
+ */
+const PENDING_PROBE_BUSY_MS = 2000
+
+/** "12 s", "5 min", "3 h", "2 d" ago. */
+function ago(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000))
+  if (s < 120) return `${s} s`
+  if (s < 7200) return `${Math.round(s / 60)} min`
+  if (s < 172_800) return `${Math.round(s / 3600)} h`
+  return `${Math.round(s / 86_400)} d`
+}
+
+const logPendingCheck: DoctorCheck = {
+  id: 'log-pending',
+  title: 'Every request the gateway logged is in logs.db (none wait in logs.pending)',
+  async run() {
+    const path = homeFile('logDb')
+    const side = pendingFileOf(path)
+    if (!fileHasBytes(side)) return {ok: true, detail: 'no rows wait'}
+    const pending = LogWriter.pending(path)
+    const torn =
+      pending.torn > 0
+        ? `; ${pending.torn} line${pending.torn === 1 ? '' : 's'} that do not parse (a write cut off by a crash or a full disk) will be dropped`
+        : ''
+    if (pending.rows === 0)
+      return {
+        ok: true,
+        detail: `no rows wait (${side} holds only rows already in logs.db; the next apply empties it)${torn}`,
+      }
+    const oldest =
+      pending.oldestMs === null
+        ? ''
+        : `, the oldest from ${new Date(pending.oldestMs).toISOString()} (${ago(Date.now() - pending.oldestMs)} ago)`
+    const what = `${pending.rows} row${pending.rows === 1 ? '' : 's'} of answered requests wait${pending.rows === 1 ? 's' : ''} in ${side}${oldest}${pending.committedKnown ? '' : ' (logs.db could not be read: some may be in it already)'}`
+    const daemon = runningDaemon()
+    const blocked = existsSync(path) ? LogWriter.probeWrite(path, PENDING_PROBE_BUSY_MS) : undefined
+    if (!blocked)
+      return {
+        ok: true,
+        detail: daemon
+          ? `${what}; the running gateway (pid ${daemon.pid}) applies them to logs.db within 50 ms${torn}`
+          : `${what}; the gateway is stopped: the next \`gwctl logs\` or \`gwctl usage\` applies them to logs.db (so does \`gwctl gateway start\`)${torn}`,
+      }
+    const why = blocked.busy
+      ? `${path} is locked by another process`
+      : `${path} cannot be written (${blocked.message})`
+    return {
+      ok: false,
+      detail: `${what}: ${why}, so \`gwctl logs\`, \`gwctl usage\` and budgets do not count them yet${torn}`,
+      hint: blocked.busy
+        ? `End the process that holds ${path} in a write transaction (a sqlite3 shell, Datasette, a script; \`fuser ${path}\` names the processes that have it open). ${daemon ? 'The running gateway applies the rows within 50 ms of the release' : 'The next `gwctl logs` or `gwctl usage` then applies the rows (so does `gwctl gateway start`)'}; nothing is lost meanwhile.`
+        : `Make ${path} writable again (\`ls -l ${path}\`; a read-only mount or another owner), then run \`gwctl logs\` or \`gwctl gateway start\` to apply the rows; nothing is lost meanwhile.`,
     }
   },
 }
@@ -353,6 +412,7 @@ export const DOCTOR_CHECKS: DoctorCheck[] = [
   portCheck,
   gatewayCheck,
   logDbCheck,
+  logPendingCheck,
   policiesCheck,
   scanPathsCheck,
   bindingsCheck,

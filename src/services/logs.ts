@@ -10,7 +10,7 @@ import type {LogReader} from '../store/log-query.js'
 import {usageTotals} from '../store/log-query.js'
 import type {LogEntry} from '../store/log-store.js'
 import type {LogFilters, LogRow, Pivot, StatusFilter, UsageRow, UsageTotals} from '../store/log-query.js'
-import {homeFile} from '../store/paths.js'
+import {fileHasBytes, homeFile, pendingFileOf} from '../store/paths.js'
 import {gatewayGet, liveGatewayPort} from './gateway-api.js'
 import type {GatewayEvent} from '../gateway/events.js'
 import type {AgentView} from '../gateway/views.js'
@@ -72,6 +72,9 @@ function apiQuery(filters: LogFilters & {pivot?: string}): Record<string, string
 /** Reads the log database (read-only); undefined when nothing was ever logged. */
 async function withDatabase<T>(use: (store: LogReader) => T): Promise<T | undefined> {
   const path = homeFile('logDb')
+  // rows a gateway stopped while logs.db was locked left in logs.pending: applied first (one stat
+  // when there are none; log-pending.ts)
+  if (fileHasBytes(pendingFileOf(path))) await (await import('./log-pending.js')).applyPendingLogs()
   if (!existsSync(path)) return undefined
   const {openLogReader} = await import('../store/log-query.js')
   const reader = await openLogReader(path)

@@ -24,7 +24,7 @@ import {
 } from '../gateway/usage-windows.js'
 import type {Pricer} from './usage-cost.js'
 import type {UsageReport} from './usage.js'
-import {checkTimezone, readUsageDatabase, scanUnlessDaemon} from './usage.js'
+import {applyPendingLogRows, checkTimezone, readUsageDatabase, scanUnlessDaemon} from './usage.js'
 
 /** Dollars of some per-model sums, and the models without a price. */
 export interface Priced {
@@ -239,6 +239,7 @@ export async function usageBlocks(options: BlocksOptions): Promise<BlocksReport>
 
 /** The requests of the log database over the chosen sources (none without a database). */
 export async function readEntries(f: EntryFilters): Promise<SessionEntry[]> {
+  await applyPendingLogRows()
   if (!existsSync(homeFile('logDb'))) return []
   const {usageEntries} = await import('../store/usage-entries.js')
   const timeMatchedKeys =

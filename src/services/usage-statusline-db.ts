@@ -19,7 +19,7 @@ import {
   modelDollars,
   zeroSums,
 } from '../gateway/usage-windows.js'
-import {homeFile} from '../store/paths.js'
+import {fileHasBytes, homeFile, pendingFileOf} from '../store/paths.js'
 import {sourceSql} from '../store/usage-query.js'
 import type {StatuslineFigures} from './usage-statusline.js'
 
@@ -60,6 +60,12 @@ export async function figuresFromDatabase(options: {
     session: session === undefined ? null : {usd: 0, unpriced: false, requests: 0},
     window: null,
   }
+  // rows a gateway stopped while logs.db was locked left in logs.pending: applied first, waiting
+  // little for the locks (a line is printed every few seconds; what is left shows in a later one)
+  if (fileHasBytes(pendingFileOf(path)))
+    await (
+      await import('./log-pending.js')
+    ).applyPendingLogs({dbPath: path, busyMs: 100, lockWaitMs: 100, quiet: true})
   if (!existsSync(path)) return none
   const {openSqlite} = await import('../store/sqlite.js')
   const db = openSqlite(path, {readonly: true, fileMustExist: true})

@@ -14,7 +14,7 @@ import type {ScanStats} from '../agent-tools/history/scan.js'
 import type {UsageRow} from '../store/log-query.js'
 import type {Reconciliation} from '../store/reconcile-query.js'
 import type {UsageGroup, UsagePivotAll, UsageQueryFilters} from '../store/usage-query.js'
-import {homeFile} from '../store/paths.js'
+import {fileHasBytes, homeFile, pendingFileOf} from '../store/paths.js'
 import {COUNT_FIELDS, sortUsageRows, zeroTotals} from '../store/usage-sql.js'
 import {liveGatewayPort} from './gateway-api.js'
 import type {Pricer} from './usage-cost.js'
@@ -127,6 +127,16 @@ export function reportRows(
 }
 
 /**
+ * Applies the rows that wait in logs.pending (a gateway stopped while logs.db was locked) before
+ * the log database is read: one `stat` when there are none (log-pending.ts is loaded only when
+ * there are; with a gateway running it leaves them to the gateway).
+ */
+export async function applyPendingLogRows(): Promise<void> {
+  if (fileHasBytes(pendingFileOf(homeFile('logDb'))))
+    await (await import('./log-pending.js')).applyPendingLogs()
+}
+
+/**
  * Usage from the log database over the chosen sources, scanning history first when no daemon runs.
  * `scanned`: the caller's own scan just before (its summary), or null when it found a daemon,
  * which scans; undefined to decide here.
@@ -142,6 +152,7 @@ export async function usageReport(
   checkTimezone(query.timezone)
   const scan = scanned === undefined ? await scanUnlessDaemon(query.source, signal) : (scanned ?? undefined)
   const empty = {pivot: query.pivot ?? null, include: query.source, source: 'database' as const, scan}
+  await applyPendingLogRows()
   if (!existsSync(homeFile('logDb'))) return {...empty, rows: [], totals: emptyTotals()}
   const [{usageGroups}, {createPricer}] = await Promise.all([
     import('../store/usage-query.js'),
@@ -187,6 +198,7 @@ export async function scanUnlessDaemon(
  * nobody opened since) runs again on the history store, which migrates it first.
  */
 export async function readUsageDatabase<T>(read: (db: BetterSqlite3.Database) => T): Promise<T> {
+  await applyPendingLogRows()
   const {openSqlite} = await import('../store/sqlite.js')
   let db: BetterSqlite3.Database | undefined
   try {
@@ -278,6 +290,7 @@ export async function reconcileUsage(options: {
 }): Promise<ReconcileResult> {
   if ((await liveGatewayPort(options.signal)) === undefined) await rescanHistory({signal: options.signal})
   const empty = {since: options.since, days: [], onlyHistory: [], onlyGateway: [], differences: []}
+  await applyPendingLogRows()
   if (!existsSync(homeFile('logDb'))) return empty
   const {reconcile} = await import('../store/reconcile-query.js')
   const store = await openHistory()

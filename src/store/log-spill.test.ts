@@ -242,4 +242,80 @@ describe('log side file', () => {
       .map((l) => JSON.parse(l) as unknown[])
     expect(row).toEqual([1, ...batch('f', 1)])
   })
+
+  it('applySpill (a command of a stopped gateway) commits the waiting rows once and empties the file; a kill after its commit doubles nothing', async () => {
+    const w = await writer()
+    w.write(batch('a', 2))
+    const other = lock()
+    w.write(batch('w', 5))
+    other.exec('ROLLBACK')
+    other.close()
+    // a gateway stopped while the lock was held: its close could not replay either
+    const again = lock()
+    w.close()
+    open.length = 0
+    again.exec('ROLLBACK')
+    again.close()
+    const kept = readFileSync(pending)
+    expect(LogWriter.pending(path)).toEqual({rows: 5, oldestMs: T0, torn: 0, committedKnown: true})
+
+    expect(await LogWriter.applySpill(path, {busyMs: 100})).toEqual({applied: 5, skipped: 0, torn: 0})
+    expect(statSync(pending).size).toBe(0)
+    expect(counts()).toMatchObject({rows: 7, hourly: 7, committed: 5})
+    expect(LogWriter.pending(path).rows).toBe(0)
+
+    // killed between the commit and the truncation: the file comes back whole, nothing is applied twice
+    writeFileSync(pending, kept, {mode: 0o600})
+    expect(LogWriter.pending(path)).toMatchObject({rows: 0, oldestMs: null})
+    expect(await LogWriter.applySpill(path, {busyMs: 100})).toEqual({applied: 0, skipped: 5, torn: 0})
+    expect(counts()).toMatchObject({rows: 7, hourly: 7, committed: 5})
+    // and the daemon's next start continues the sequence after it
+    const next = await writer()
+    const third = lock()
+    next.write(batch('n', 1))
+    expect((JSON.parse(readFileSync(pending, 'utf8')) as unknown[])[0]).toBe(6)
+    third.exec('ROLLBACK')
+    third.close()
+  })
+
+  it('applySpill throws busy after waiting busyMs while another process holds the lock, and leaves every row waiting', async () => {
+    const w = await writer()
+    const other = lock()
+    w.write(batch('b', 3))
+    w.close() // its replay finds the lock: the rows stay
+    open.length = 0
+    const before = readFileSync(pending)
+    const started = Date.now()
+    await expect(LogWriter.applySpill(path, {busyMs: 150})).rejects.toMatchObject({
+      code: expect.stringMatching(/^SQLITE_BUSY/),
+    })
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140)
+    expect(readFileSync(pending)).toEqual(before)
+    expect(LogWriter.probeWrite(path, 50)).toMatchObject({busy: true})
+    other.exec('COMMIT')
+    other.close()
+    expect(LogWriter.probeWrite(path, 50)).toBeUndefined()
+    expect(await LogWriter.applySpill(path, {busyMs: 150})).toEqual({applied: 3, skipped: 0, torn: 0})
+    expect(counts().ids).toEqual(['b0', 'b1', 'b2'])
+  })
+
+  it('applySpill drops a torn last line and keeps every whole row', async () => {
+    const w = await writer()
+    const other = lock()
+    w.write(batch('t', 2))
+    other.exec('ROLLBACK')
+    other.close()
+    const whole = readFileSync(pending)
+    w.close()
+    open.length = 0
+    const db = new Database(path)
+    db.exec('DELETE FROM logs; DELETE FROM usage_hourly; DELETE FROM log_spill')
+    db.close()
+    writeFileSync(pending, whole, {mode: 0o600})
+    appendFileSync(pending, '[3,1763634600000,"agent-a","gw-aa') // torn: no newline
+    expect(LogWriter.pending(path)).toMatchObject({rows: 2, torn: 1})
+    expect(await LogWriter.applySpill(path, {busyMs: 100})).toEqual({applied: 2, skipped: 0, torn: 1})
+    expect(counts().ids).toEqual(['t0', 't1'])
+    expect(statSync(pending).size).toBe(0)
+  })
 })

@@ -15,10 +15,10 @@
  */
 import {closeSync, existsSync, ftruncateSync, openSync, readFileSync, statSync, writeSync} from 'node:fs'
 
+import {pendingFileOf} from './paths.js'
+
 /** The side file of the log database at `dbPath`: `logs.db` -> `logs.pending`. */
-export function spillPath(dbPath: string): string {
-  return `${dbPath.replace(/\.db$/, '')}.pending`
-}
+export const spillPath = pendingFileOf
 
 /** The table that records the highest sequence committed (one row, created with the schema). */
 export const SPILL_SCHEMA = `CREATE TABLE IF NOT EXISTS log_spill (

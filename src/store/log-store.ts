@@ -336,8 +336,11 @@ export class LogWriter {
   private readonly upsertCommitted: Statement
   /** One transaction around a batch (made once: better-sqlite3 builds its wrappers per call). */
   private readonly writeInTransaction: (values: ArrayLike<unknown>, hours: Iterable<HourSum>) => void
-  /** One transaction around a replay of the side file: the rows above the committed sequence. */
-  private readonly replayInTransaction: () => SpilledRows
+  /**
+   * One transaction around a replay of the side file: the rows above the committed sequence
+   * (`applied`: how many of the file's rows that was).
+   */
+  private readonly replayInTransaction: () => SpilledRows & {applied: number}
   private readonly now: () => number
   private readonly spillFile: string
   private pruneTimer: NodeJS.Timeout | undefined
@@ -385,7 +388,7 @@ export class LogWriter {
     })
     // IMMEDIATE: the write lock is taken (or found busy) at BEGIN, before any row is inserted
     this.writeInTransaction = write.immediate.bind(write)
-    const replay = db.transaction((): SpilledRows => {
+    const replay = db.transaction((): SpilledRows & {applied: number} => {
       // read under the lock: a file of many rows is not read again for every try that finds it
       const spilled = readSpill(this.spillFile, ROW_COLUMNS)
       const committed = (this.selectCommitted.get() as number | undefined) ?? 0
@@ -401,7 +404,7 @@ export class LogWriter {
         for (const sum of rollUp(values)) this.upsertHour.run(sum)
       }
       if (spilled.maxSeq > committed) this.upsertCommitted.run(spilled.maxSeq)
-      return spilled
+      return {...spilled, applied: rows}
     })
     this.replayInTransaction = replay.immediate.bind(replay)
   }
@@ -420,6 +423,104 @@ export class LogWriter {
     } catch (error) {
       db.close()
       throw error
+    }
+  }
+
+  /**
+   * Applies the side file of the log database at `path` once, for a command run while no gateway
+   * owns the file (services/log-pending.ts takes the side file's lock and checks that no daemon
+   * runs first): the rows above the committed sequence are committed with their roll-up and the
+   * new highest sequence in one transaction, exactly as the daemon's replay does, then the file
+   * is emptied. A kill before the commit leaves every row in the file; after it, the rows at or
+   * below the committed sequence, which every later replay skips. Waits up to `busyMs` for
+   * another process's write lock, then throws SQLite's busy error (as it throws a read-only or
+   * damaged database): the rows then stay in the file. A missing database is created, as the
+   * daemon's start would.
+   */
+  static async applySpill(
+    path: string,
+    options: {busyMs: number},
+  ): Promise<{applied: number; skipped: number; torn: number}> {
+    mkdirSync(dirname(path), {recursive: true, mode: 0o700})
+    privateFiles(path)
+    const db = openSqlite(path)
+    try {
+      await walMode(db, options.busyMs)
+      db.pragma('synchronous = NORMAL')
+      db.pragma(`busy_timeout = ${options.busyMs}`)
+      db.exec(SCHEMA)
+      db.exec(SPILL_SCHEMA)
+      addColumns(db)
+      const writer = new LogWriter(db, {})
+      const spilled = writer.replayInTransaction()
+      // committed: the rows at or below the committed sequence are skipped from here on
+      truncateSpill(writer.spillFile, 0)
+      return {
+        applied: spilled.applied,
+        skipped: spilled.seqs.length - spilled.applied,
+        torn: spilled.bad,
+      }
+    } finally {
+      db.close()
+    }
+  }
+
+  /**
+   * What waits in the side file of the log database at `path` (`gwctl doctor`): the rows above the
+   * committed sequence, the oldest one's time (Unix ms) and the lines that do not parse (a torn
+   * last write). Reads the file, and the committed sequence on a read-only connection; a
+   * database that cannot be read counts every row of the file as waiting (`committedKnown`).
+   */
+  static pending(path: string): {
+    rows: number
+    oldestMs: number | null
+    torn: number
+    committedKnown: boolean
+  } {
+    const spilled = readSpill(spillPath(path), ROW_COLUMNS)
+    let committed = 0
+    let committedKnown = true
+    if (spilled.seqs.length > 0 && existsSync(path)) {
+      try {
+        const db = openSqlite(path, {readonly: true, fileMustExist: true})
+        try {
+          const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'log_spill'")
+          if (table.get()) committed = (db.prepare(SELECT_COMMITTED).pluck().get() as number | undefined) ?? 0
+        } finally {
+          db.close()
+        }
+      } catch {
+        committedKnown = false
+      }
+    }
+    let rows = 0
+    let oldestMs: number | null = null
+    for (let r = 0; r < spilled.seqs.length; r++) {
+      if (spilled.seqs[r] <= committed) continue
+      rows++
+      const time = spilled.values[r * ROW_COLUMNS + F.time]
+      if (typeof time === 'number' && (oldestMs === null || time < oldestMs)) oldestMs = time
+    }
+    return {rows, oldestMs, torn: spilled.bad, committedKnown}
+  }
+
+  /**
+   * Whether the log database at `path` can take a write now (`gwctl doctor`, when rows wait in the
+   * side file): `BEGIN IMMEDIATE` within `busyMs`, rolled back at once. Undefined when it can, else
+   * why not (`busy`: another process holds the write lock).
+   */
+  static probeWrite(path: string, busyMs: number): {busy: boolean; message: string} | undefined {
+    let db: Db | undefined
+    try {
+      db = openSqlite(path, {fileMustExist: true})
+      db.pragma(`busy_timeout = ${busyMs}`)
+      db.exec('BEGIN IMMEDIATE')
+      db.exec('ROLLBACK')
+      return undefined
+    } catch (error) {
+      return {busy: isBusy(error), message: (error as Error).message}
+    } finally {
+      db?.close()
     }
   }
 

@@ -85,3 +85,20 @@ export const files = {
 export function homeFile(name: keyof typeof files, env: NodeJS.ProcessEnv = process.env): string {
   return join(homeDir(env), files[name])
 }
+
+/**
+ * The side file of the log database at `dbPath` (`logs.db` -> `logs.pending`): the rows that found
+ * the database locked (store/log-spill.ts).
+ */
+export function pendingFileOf(dbPath: string): string {
+  return `${dbPath.replace(/\.db$/, '')}.pending`
+}
+
+/** Whether the file at `path` holds any byte: one stat, no open (a missing file holds none). */
+export function fileHasBytes(path: string): boolean {
+  try {
+    return statSync(path).size > 0
+  } catch {
+    return false
+  }
+}

@@ -16,6 +16,8 @@ export interface StateLockOptions {
   waitMs?: number
   /** Called when the held lock was lost (its mtime could not be refreshed in time). */
   onCompromised?: (error: Error) => void
+  /** The error thrown when a live holder keeps the lock past `waitMs` (default {@link StateLockedError}). */
+  lockedError?: (path: string) => Error
 }
 
 /**
@@ -85,6 +87,15 @@ export async function lockState(
   path: string = homeFile('state'),
   options: StateLockOptions = {},
 ): Promise<() => Promise<void>> {
+  return lockFile(path, options)
+}
+
+/**
+ * The same lock on another file of the home folder (`<path>.lock`, `<path>.lock.owner`): the log
+ * store's side file, which the daemon's start and a command that applies it take
+ * (services/log-pending.ts).
+ */
+export async function lockFile(path: string, options: StateLockOptions = {}): Promise<() => Promise<void>> {
   ensureHome()
   const waitMs = options.waitMs ?? 3000
   const {default: lockfile} = await import('proper-lockfile')
@@ -118,7 +129,8 @@ export async function lockState(
       }
     }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ELOCKED') throw new StateLockedError(path)
+    if ((error as NodeJS.ErrnoException).code === 'ELOCKED')
+      throw options.lockedError?.(path) ?? new StateLockedError(path)
     throw error
   }
   try {

@@ -1,4 +1,5 @@
 /** Helpers of the tests that start a real gateway daemon. */
+import {spawn} from 'node:child_process'
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
@@ -64,4 +65,38 @@ export async function issueKeyOverApi(
   })
   expect(issued.status).toBe(200)
   return ((await issued.json()) as {keyValue: string}).keyValue
+}
+
+/**
+ * A child process that holds `BEGIN IMMEDIATE` on the database at `path` (what `gwctl usage
+ * rescan`'s swap, or a sqlite3 shell in a write transaction, does) until `release()`; `kill()`
+ * (for a cleanup) ends it at once.
+ */
+export async function holdWriteLock(path: string): Promise<{release: () => Promise<void>; kill: () => void}> {
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const db = new (require('better-sqlite3'))(${JSON.stringify(path)}); db.pragma('busy_timeout = 5000');
+       db.exec('BEGIN IMMEDIATE'); process.stdout.write('locked\\n');
+       process.stdin.resume(); process.stdin.on('end', () => { db.exec('COMMIT'); db.close(); process.exit(0) })`,
+    ],
+    {stdio: ['pipe', 'pipe', 'inherit']},
+  )
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('locked')) resolve()
+    })
+    child.once('exit', (code) => reject(new Error(`the lock holder exited with ${code}`)))
+  })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  return {
+    release: async () => {
+      child.stdin.end()
+      await exited
+    },
+    kill: () => {
+      if (child.exitCode === null) child.kill('SIGKILL')
+    },
+  }
 }
