@@ -1,4 +1,5 @@
-import {appendFileSync, existsSync, mkdirSync, readdirSync, writeFileSync} from 'node:fs'
+import {appendFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
+import Database from 'better-sqlite3'
 import {dirname, join} from 'node:path'
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
@@ -369,7 +370,8 @@ describe('gwctl usage rescan of a large history (staged, a pool of reader thread
         expect(rows.filter((r) => String(r.key).endsWith(':m7') && r.output_tokens === 99)).toHaveLength(1)
         const cursors = staged.db.prepare('SELECT COUNT(*) AS n FROM history_files').get()
         expect(cursors).toEqual({n: 70})
-        // the indexes came with the rows (built in the scratch, copied page by page), under their names
+        // the indexes, under their names (built in the log database after a merge of several
+        // scratches, else in the scratch and copied page by page)
         expect(
           staged.db
             .prepare(
@@ -389,6 +391,84 @@ describe('gwctl usage rescan of a large history (staged, a pool of reader thread
       })
     },
   )
+
+  /** The phases a rescan run with GWCTL_HISTORY_MARKS=1 wrote to stderr, in order. */
+  const phases = (stderr: string) =>
+    Object.keys(
+      (
+        JSON.parse(stderr.split('\n').find((l) => l.startsWith('{"historyPhases"')) ?? '{}') as {
+          historyPhases?: object
+        }
+      ).historyPhases ?? {},
+    )
+  const reference = async (scan: () => Promise<unknown>) => {
+    const store = await HistoryStore.open(join(home.home, 'reference.db'))
+    try {
+      await scan()
+      await scanHistory(store, {env: {HOME: join(home.home, 'user-home')}, staged: false})
+      return allRows(store)
+    } finally {
+      store.close()
+    }
+  }
+  const rowsOf = async () => {
+    const store = await HistoryStore.open(join(home.home, 'logs.db'))
+    try {
+      expect(store.db.pragma('integrity_check')).toEqual([{integrity_check: 'ok'}])
+      return allRows(store)
+    } finally {
+      store.close()
+    }
+  }
+  const threeScratches = {GWCTL_HISTORY_THREADS: '3', GWCTL_HISTORY_SCRATCHES: '3', GWCTL_HISTORY_MARKS: '1'}
+
+  it('merges several scratches straight into the log database alone, through one merged scratch beside a reader, exactly both ways', async () => {
+    const expected = await reference(async () => undefined)
+    // Another connection holds the log database open (a daemon would): the scratches are merged
+    // into one outside the write lock, which is then copied.
+    expect((await cli(['usage', 'rescan', '--incremental', '--json', '--tool', 'codex'])).exitCode).toBe(0)
+    const other = new Database(join(home.home, 'logs.db'), {readonly: true})
+    try {
+      other.prepare('SELECT count(*) FROM history_files').get()
+      const beside = await cli(['usage', 'rescan', '--json'], threeScratches)
+      expect(beside.exitCode).toBe(0)
+      expect(json(beside)).toMatchObject({readers: 3, filesRead: 70, skipped: {duplicate: 306, replay: 1}})
+      expect(phases(beside.stderr)).toEqual(['read', 'merge', 'index', 'copy', 'swap'])
+    } finally {
+      other.close()
+    }
+    expect(await rowsOf()).toEqual(expected)
+    // Alone: merged in the log database's transaction, each row written once, no copy.
+    const alone = await cli(['usage', 'rescan', '--json'], threeScratches)
+    expect(json(alone)).toMatchObject({readers: 3, filesRead: 70, skipped: {duplicate: 306, replay: 1}})
+    expect(phases(alone.stderr)).toEqual(['read', 'merge', 'index', 'swap'])
+    expect(await rowsOf()).toEqual(expected)
+    expect(readdirSync(home.home).filter((n) => n.includes('.rescan-') || n.endsWith('-journal'))).toEqual([])
+  })
+
+  it('keeps the rows of deleted files through a merge of several scratches, by the same rules as the file-by-file scan', async () => {
+    expect((await cli(['usage', 'rescan', '--json'], threeScratches)).exitCode).toBe(0)
+    // the last Claude file (copies of the first file's responses, a `/btw` replay), a Codex and a
+    // Gemini file go; their rows stay, the first file's copies meet the kept ones
+    const userHome = join(home.home, 'user-home')
+    const gone = [
+      join(userHome, '.claude', 'projects', '-w-p2', 's29.jsonl'),
+      join(userHome, '.codex', 'sessions', '2025', '09', '01', 'rollout-2025-09-01T00-00-4.jsonl'),
+      join(userHome, '.gemini', 'tmp', 'proj1', 'chats', 'session-2025-09-01T00-00-7.jsonl'),
+    ]
+    const expected = await reference(async () => {
+      const store = await HistoryStore.open(join(home.home, 'reference.db'))
+      await scanHistory(store, {env: {HOME: userHome}, staged: false})
+      store.close()
+      for (const path of gone) rmSync(path)
+    })
+    const again = await cli(['usage', 'rescan', '--json'], threeScratches)
+    expect(json(again)).toMatchObject({readers: 3, filesRead: 67, errors: []})
+    expect(phases(again.stderr)).toEqual(['read', 'merge', 'index', 'swap'])
+    const rows = await rowsOf()
+    expect(rows).toEqual(expected)
+    expect(rows.filter((r) => String(r.file).endsWith('s29.jsonl')).length).toBeGreaterThan(500)
+  })
 
   it('refuses a history.threads that is not a positive integer: exit 3 naming the setting, nothing read', async () => {
     const bad = await cli(['usage', 'rescan', '--json'], {GWCTL_HISTORY_THREADS: '0'})

@@ -24,12 +24,14 @@ import {CURSOR_COLUMNS, MERGE_CACHE_KB, maxTime, Inserter, stateJson} from './hi
  * Each turn is one transaction (after the other's, a connection reads the pages it changed again:
  * about 0.4 us a row more than one connection's). More readers write more scratches (all 16
  * readers of a 16-core machine taking turns at one scratch were bound by its turns: 2.35 s of
- * reading at 1 GB against 0.86 s with eight), which `finish` merges into one, in key order.
+ * reading at 1 GB against 0.86 s with eight). `HistoryStore.mergeScratch` builds the new
+ * `history` table from them, keeps the rows of files not read, and swaps it in with the cursors in
+ * one transaction: alone on the log database, it merges several scratches straight into the new
+ * table in key order and builds its file index there (each row written once more, not twice);
+ * beside another connection (whose writes wait for the lock), `finish` first merges them into
+ * one and builds its file index outside the lock, and the transaction copies that page by page.
  * (Before, the worker wrote chunks the main thread merged: every one of its rows was written
- * twice, 1.2 s of the main thread's time at 1 GB.) `finish` also builds the file index;
- * `HistoryStore.mergeScratch` then builds the new `history` table from the scratch (a page-by-page
- * copy of the table and its indexes), keeps the rows of files not read, and swaps it in with the
- * cursors in one transaction. A kill before that transaction commits leaves the database exactly
+ * twice, 1.2 s of the main thread's time at 1 GB.) A kill before that transaction commits leaves the database exactly
  * as it was: an interrupted full rescan changes nothing (its scratch files are removed by the
  * next one).
  */
@@ -99,7 +101,7 @@ export class Scratch {
    * with the rows, and the log database's write lock is not held while it is built (a running
    * gateway's log writes wait for that lock).
    */
-  static finish(paths: readonly string[], into: string): string {
+  static finish(paths: readonly string[], into: string, mark?: (phase: string) => void): string {
     if (paths.length > MAX_MERGED) throw new Error(`at most ${MAX_MERGED} scratch databases merge at once`)
     const path = paths.length === 1 ? paths[0] : into
     const db =
@@ -117,7 +119,9 @@ export class Scratch {
         })()
         paths.forEach((_, i) => db.exec(`DETACH DATABASE s${i}`))
       }
+      mark?.('merge')
       db.exec(FILE_INDEX('staged_file', 'staged'))
+      mark?.('index')
     } finally {
       db.close()
     }

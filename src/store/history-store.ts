@@ -32,6 +32,7 @@ import {
   SET_ALL,
   setAll,
   CLAUDE_BETTER,
+  SCAN_ORDER_RULE,
   schemaCurrent,
   addMaxTs,
   migrate,
@@ -51,6 +52,9 @@ import {
   NEW_ID_GAP,
   stateJson,
 } from './history-insert.js'
+
+/** Scratch databases a rescan's merge attaches at most (SQLite attaches at most 10). */
+const MAX_ATTACHED = 8
 
 export class HistoryStore {
   private readonly upsertClaude: Inserter
@@ -308,58 +312,111 @@ export class HistoryStore {
   }
 
   /**
-   * Replaces the rows of every file in the scratch database (see `Scratch`: the one left when the
-   * readers are done) with theirs, keeps the rows of files not read (another tool, a deleted
+   * Replaces the rows of every file in the scratch databases (see `Scratch`: those of the readers,
+   * all written and closed) with theirs, keeps the rows of files not read (another tool, a deleted
    * session, an unreadable file), applies the `/btw` replay rule and writes the cursors, in one
    * IMMEDIATE transaction. `read`: the rows the readers were given (before their duplicates were
-   * dropped).
+   * dropped). `finish` makes one scratch of them with its file index (`Scratch.finish`), outside
+   * the write lock; `mark` records the phases (see `phaseMarks` in scan.ts).
+   *
+   * Alone on the database (rollback-journal mode, see `enterRollbackJournal`), several scratches
+   * are merged straight into the new table, its file index built after, in that one transaction:
+   * every row is written once into the log database instead of twice (into a merged scratch, then
+   * copied). With another connection open (a daemon, whose log writes wait for the write lock),
+   * `finish` merges them first, outside the lock, and the transaction copies the result.
    */
-  mergeScratch(path: string, read: number): ApplyResult {
+  mergeScratch(
+    paths: readonly string[],
+    read: number,
+    finish: (paths: readonly string[]) => string,
+    mark?: (phase: string) => void,
+  ): ApplyResult {
     const db = this.db
     const result: ApplyResult = {rows: 0, duplicates: 0, replays: 0}
-    db.prepare('ATTACH DATABASE ? AS scratch').run(path)
-    this.sidechains = undefined
-    // The new table and its indexes are written in one transaction: with the 64 MB cache they
-    // spilled to the WAL and were read back (1 GB of history: a 90 MB table, 60 MB of indexes;
-    // the merge took 3.1-3.8 s with 64 MB, 2.6-2.9 s with 256 MB). Pages are allocated as used:
-    // a small history costs no more.
-    db.pragma(`cache_size = ${MERGE_CACHE_KB}`)
     const rollback = this.enterRollbackJournal()
+    const direct = rollback && paths.length > 1
+    const attached: string[] = []
     try {
-      // Rows the readers kept (`changes` would count a copy replacing another as one more); the
+      if (direct) {
+        if (paths.length > MAX_ATTACHED)
+          throw new Error(`at most ${MAX_ATTACHED} scratch databases merge at once`)
+        paths.forEach((p, i) => {
+          db.prepare(`ATTACH DATABASE ? AS s${i}`).run(p)
+          attached.push(`s${i}`)
+        })
+      } else {
+        db.prepare('ATTACH DATABASE ? AS scratch').run(finish(paths))
+        attached.push('scratch')
+      }
+      this.sidechains = undefined
+      // The new table and its indexes are written in one transaction: with the 64 MB cache they
+      // spilled to the WAL and were read back (1 GB of history: a 90 MB table, 60 MB of indexes;
+      // the merge took 3.1-3.8 s with 64 MB, 2.6-2.9 s with 256 MB). Pages are allocated as used:
+      // a small history costs no more.
+      db.pragma(`cache_size = ${MERGE_CACHE_KB}`)
+      // Rows the readers kept (`changes` would count a copy replacing another as one more); a
       // scratch is this rescan's alone: counted before the write lock is taken.
-      const written = (db.prepare('SELECT COUNT(*) AS n FROM scratch.staged').get() as {n: number}).n
+      let written = direct
+        ? 0
+        : (db.prepare('SELECT COUNT(*) AS n FROM scratch.staged').get() as {n: number}).n
       db.transaction(() => {
+        // The files read, with their places in the scan (`temp.scan_files`: the scan-order rule's).
+        const files = direct ? 'temp.scan_files' : 'scratch.scan_files'
+        if (direct)
+          db.exec(`DROP TABLE IF EXISTS temp.scan_files;
+            CREATE TEMP TABLE scan_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE,
+              tool TEXT NOT NULL, inode INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL,
+              offset INTEGER NOT NULL, state TEXT, scanned_at INTEGER NOT NULL, max_ts INTEGER,
+              ord INTEGER NOT NULL);
+            ${attached.map((s) => `INSERT INTO temp.scan_files SELECT * FROM ${s}.scan_files;`).join('\n')}`)
         // A file numbered before the rescan began keeps its number; a new one got a number far
         // above any held, unless (never seen) another file took it since: then nothing is swapped.
         const clash = db
           .prepare(
-            `SELECT s.path FROM scratch.scan_files s JOIN history_files h ON h.id = s.id AND h.path <> s.path LIMIT 1`,
+            `SELECT s.path FROM ${files} s JOIN history_files h ON h.id = s.id AND h.path <> s.path LIMIT 1`,
           )
           .get() as {path: string} | undefined
         if (clash) throw new Error(`the history changed during the rescan (${clash.path}): run it again`)
-        // The files not read keep their rows (found by file number), added to the scratch. A
-        // copy just read of the same key stays, unless Claude's rule prefers the kept one.
-        db.prepare(
-          `INSERT INTO scratch.staged (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM history_rows
-            WHERE file IN (SELECT id FROM history_files WHERE path NOT IN (SELECT path FROM scratch.scan_files))
-            ORDER BY key
-            ON CONFLICT(key) DO UPDATE SET ${SET_ALL}
-            WHERE substr(excluded.key, 1, 1) = 'c' AND ${CLAUDE_BETTER('staged')}`,
-        ).run()
-        // Into the empty table with the same indexes, a plain copy of the same layout: SQLite
-        // copies the b-trees' records, the table's and each index's, without decoding them (the
-        // "transfer optimization"): the indexes were built in the scratch, before this
-        // transaction (see `Scratch.finish`), not here under the write lock. An index name is the
-        // database's: the old table's indexes go first.
+        // An index name is the database's: the old table's indexes go first.
         db.exec(`DROP TABLE IF EXISTS history_next;
           DROP INDEX IF EXISTS history_side_message;
           DROP INDEX IF EXISTS history_file;
           CREATE TABLE history_next (${HISTORY_COLUMNS}) WITHOUT ROWID;
-          ${FILE_INDEX('history_file', 'history_next')}
-          ${SIDE_INDEX('history_side_message', 'history_next')}
-          INSERT INTO history_next SELECT * FROM scratch.staged;
-          DROP VIEW history; DROP TABLE history_rows; ALTER TABLE history_next RENAME TO history_rows;
+          ${SIDE_INDEX('history_side_message', 'history_next')}`)
+        // The rows read. Several scratches: one statement reads each in key order (SQLite merges
+        // the sorted arms without a sorter) and writes the rows in key order, each key once, by
+        // the scan-order rule (every copy of a key from one file is in one scratch, decided
+        // already); the file index is built after, by sorting (kept up row by row it costs more).
+        // One scratch (the readers' only one, or `finish`'s): into the empty table with the same
+        // indexes, a plain copy of the same layout: SQLite copies the b-trees' records, the
+        // table's and each index's, without decoding them (the "transfer optimization"), the
+        // file index built in the scratch before the write lock was taken.
+        if (direct) {
+          const arms = attached.map((s) => `SELECT * FROM ${s}.staged`).join(' UNION ALL ')
+          db.exec(`INSERT INTO history_next ${arms} ORDER BY 1
+            ON CONFLICT(key) DO UPDATE SET ${SET_ALL}
+            WHERE ${SCAN_ORDER_RULE('history_next', (f) => `(SELECT ord FROM temp.scan_files WHERE id = ${f})`)}`)
+          written = (db.prepare('SELECT COUNT(*) AS n FROM history_next').get() as {n: number}).n
+          mark?.('merge')
+        } else {
+          db.exec(`${FILE_INDEX('history_file', 'history_next')}
+            INSERT INTO history_next SELECT * FROM scratch.staged;`)
+          mark?.('copy')
+        }
+        // The files not read keep their rows (found by file number). A copy just read of the same
+        // key stays, unless Claude's rule prefers the kept one.
+        db.prepare(
+          `INSERT INTO history_next (${COLUMN_NAMES}) SELECT ${COLUMN_NAMES} FROM history_rows
+            WHERE file IN (SELECT id FROM history_files WHERE path NOT IN (SELECT path FROM ${files}))
+            ORDER BY key
+            ON CONFLICT(key) DO UPDATE SET ${SET_ALL}
+            WHERE substr(excluded.key, 1, 1) = 'c' AND ${CLAUDE_BETTER('history_next')}`,
+        ).run()
+        if (direct) {
+          db.exec(FILE_INDEX('history_file', 'history_next'))
+          mark?.('index')
+        }
+        db.exec(`DROP VIEW history; DROP TABLE history_rows; ALTER TABLE history_next RENAME TO history_rows;
           ${HISTORY_VIEW}`)
         // `/btw`: a sidechain row repeating a main-chain row's message.id under another requestId.
         result.replays = db
@@ -374,14 +431,15 @@ export class HistoryStore {
         // The cursors, with the numbers the rows carry (a file a daemon added meanwhile under
         // another number takes this one: its rows were left out above).
         db.exec(`INSERT INTO history_files (id, ${CURSOR_COLUMNS})
-          SELECT id, ${CURSOR_COLUMNS} FROM scratch.scan_files WHERE true
+          SELECT id, ${CURSOR_COLUMNS} FROM ${files} WHERE true
           ON CONFLICT(path) DO UPDATE SET id = excluded.id, ${CURSOR_UPDATE}`)
+        if (direct) db.exec('DROP TABLE temp.scan_files')
         result.rows = written - result.replays
         result.duplicates = read - written
       }).immediate()
     } finally {
       db.pragma(`cache_size = ${CACHE_KB}`)
-      db.exec('DETACH DATABASE scratch')
+      for (const s of attached) db.exec(`DETACH DATABASE ${s}`)
       if (rollback) this.leaveRollbackJournal()
     }
     return result

@@ -318,9 +318,11 @@ async function stagedScan(
         stopReading.abort(error)
         stopWorkers.abort(error)
       })
+    const marks = phaseMarks(options.env ?? process.env)
     const results = [await stageFiles(jobs[0], scratch, stopReading.signal, true)]
     scratch.close()
     results.push(...(await Promise.all(workers)))
+    marks?.('read')
     options.signal?.throwIfAborted()
     let read = 0
     for (const r of results) {
@@ -330,9 +332,12 @@ async function stagedScan(
       stats.errors.push(...r.errors)
       for (const [k, n] of Object.entries(r.skipped)) bump(stats, k as keyof ScanStats['skipped'], n)
     }
-    const merged = Scratch.finish(paths, `${base}-all`)
     options.signal?.throwIfAborted()
-    count(stats, store.mergeScratch(merged, read))
+    count(
+      stats,
+      store.mergeScratch(paths, read, (p) => Scratch.finish(p, `${base}-all`, marks), marks),
+    )
+    marks?.('swap', {readers, scratches: paths.length, rows: read})
   } finally {
     scratch.close()
     // an interrupted worker may still be writing: its scratch is removed once it has exited
@@ -342,6 +347,33 @@ async function stagedScan(
     store.removeScratchFiles()
   }
 }
+
+/**
+ * `GWCTL_HISTORY_MARKS=1`: a staged scan writes one JSON line to stderr when it ends, each phase's
+ * wall and this process's CPU milliseconds (every thread's) since the previous mark: `read` (the
+ * readers, until the last one ends), `merge` (of several scratches) and `index` (the file index),
+ * `copy` (only when the rows were merged into one scratch first, outside the write lock, and
+ * copied: see `HistoryStore.mergeScratch`), `swap` (the rest of the transaction: the rows of files
+ * not read, the `/btw` rule, the cursors, the commit). For measuring the serial part of a
+ * rescan; undefined when unset.
+ */
+export function phaseMarks(env: NodeJS.ProcessEnv): PhaseMark | undefined {
+  if (env.GWCTL_HISTORY_MARKS !== '1') return undefined
+  const phases: Record<string, {ms: number; cpuMs: number}> = {}
+  let at = performance.now()
+  let cpu = process.cpuUsage()
+  return (phase, done) => {
+    const now = performance.now()
+    const used = process.cpuUsage(cpu)
+    phases[phase] = {ms: Math.round(now - at), cpuMs: Math.round((used.user + used.system) / 1000)}
+    at = now
+    cpu = process.cpuUsage()
+    if (done) process.stderr.write(JSON.stringify({historyPhases: phases, ...done}) + '\n')
+  }
+}
+
+/** Records a phase's end (`done`: the last one, with figures to print). */
+export type PhaseMark = (phase: string, done?: Record<string, number>) => void
 
 /**
  * Reads the files that changed since their cursor (all with `full`). An unchanged file costs one

@@ -8,9 +8,9 @@
  * a Claude Code byte costs more to parse than a Codex one); each file keeps its place in the scan
  * order (`order`), by which copies of a key are decided. The readers write into scratch databases,
  * READERS_PER_SCRATCH to one, each reader through its own connection, taking turns (see
- * `Scratch`); when the last file is read, `Scratch.finish` merges the scratches into one (one
- * statement, in key order) and builds its file index, and the log database's merge copies it page
- * by page.
+ * `Scratch`); when the last file is read, `HistoryStore.mergeScratch` merges the scratches (one
+ * statement, in key order) into the log database's new table, or, beside another connection, into
+ * one scratch first (`Scratch.finish`), which it copies page by page.
  */
 import {availableParallelism} from 'node:os'
 import {statSync} from 'node:fs'
