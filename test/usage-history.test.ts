@@ -470,6 +470,39 @@ describe('gwctl usage rescan of a large history (staged, a pool of reader thread
     expect(rows.filter((r) => String(r.file).endsWith('s29.jsonl')).length).toBeGreaterThan(500)
   })
 
+  it('killed while it merges several scratches straight into the log database, leaves it as it was (the hot journal rolled back)', async () => {
+    expect((await cli(['usage', 'rescan', '--json', '--tool', 'codex'])).exitCode).toBe(0)
+    const before = await rowsOf()
+    expect(before.length).toBe(20 * 300)
+    const journal = join(home.home, 'logs.db-journal')
+    // The journal appears with the swap transaction's first write (the merge is its first
+    // part) and goes with its commit: a kill while it is there must leave the rows as they were.
+    let hit = false
+    for (let attempt = 0; attempt < 8 && !hit; attempt++) {
+      const child = spawnCli(['usage', 'rescan', '--json'], {home: home.home, env: threeScratches})
+      let exited = false
+      void child.finally(() => (exited = true))
+      while (!exited && !existsSync(journal)) await new Promise((r) => setTimeout(r, 1))
+      child.kill('SIGKILL')
+      await child
+      hit = existsSync(journal)
+      const rows = await rowsOf()
+      if (hit) expect(rows).toEqual(before)
+      else if (rows.length !== before.length) {
+        // the kill came after the commit: the whole rescan is in; start again from codex only
+        expect(rows.length).toBe(30 * 600 + 3 + 20 * 300 + 18 * 300 + 300)
+        for (const name of ['logs.db', 'logs.db-wal', 'logs.db-shm'])
+          rmSync(join(home.home, name), {force: true})
+        expect((await cli(['usage', 'rescan', '--json', '--tool', 'codex'])).exitCode).toBe(0)
+      }
+    }
+    expect(hit).toBe(true)
+    expect(existsSync(journal)).toBe(false)
+    const again = await cli(['usage', 'rescan', '--json'], threeScratches)
+    expect(json(again)).toMatchObject({filesRead: 70, errors: [], readers: 3})
+    expect(readdirSync(home.home).filter((n) => n.includes('.rescan-'))).toEqual([])
+  })
+
   it('refuses a history.threads that is not a positive integer: exit 3 naming the setting, nothing read', async () => {
     const bad = await cli(['usage', 'rescan', '--json'], {GWCTL_HISTORY_THREADS: '0'})
     expect(bad.exitCode).toBe(3)
