@@ -470,7 +470,7 @@ describe('gwctl usage rescan of a large history (staged, a pool of reader thread
     expect(rows.filter((r) => String(r.file).endsWith('s29.jsonl')).length).toBeGreaterThan(500)
   })
 
-  it('killed while it merges several scratches straight into the log database, leaves it as it was (the hot journal rolled back)', async () => {
+  it('killed while it merges several scratches straight into the log database, leaves it as it was', async () => {
     expect((await cli(['usage', 'rescan', '--json', '--tool', 'codex'])).exitCode).toBe(0)
     const before = await rowsOf()
     expect(before.length).toBe(20 * 300)
@@ -497,10 +497,11 @@ describe('gwctl usage rescan of a large history (staged, a pool of reader thread
       }
     }
     expect(hit).toBe(true)
-    expect(existsSync(journal)).toBe(false)
+    // (a kill just as the journal was created leaves one that is not hot: ignored, and gone with
+    // the next rescan's transaction)
     const again = await cli(['usage', 'rescan', '--json'], threeScratches)
     expect(json(again)).toMatchObject({filesRead: 70, errors: [], readers: 3})
-    expect(readdirSync(home.home).filter((n) => n.includes('.rescan-'))).toEqual([])
+    expect(readdirSync(home.home).filter((n) => n.includes('.rescan-') || n.endsWith('-journal'))).toEqual([])
   })
 
   it('refuses a history.threads that is not a positive integer: exit 3 naming the setting, nothing read', async () => {
