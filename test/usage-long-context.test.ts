@@ -27,7 +27,7 @@ import {createPricer} from '../src/services/usage-cost.js'
 import {figuresFromDatabase} from '../src/services/usage-statusline-db.js'
 import {reportRows} from '../src/services/usage.js'
 import {budgetSpendGroups} from '../src/store/budget-query.js'
-import {CONTEXT_EDGES, contextBand} from '../src/store/context-bands.js'
+import {CONTEXT_EDGES, FAMILY_EDGES, bandSql, contextBand} from '../src/store/context-bands.js'
 import type {LogEntry} from '../src/store/log-store.js'
 import {LogStore} from '../src/store/log-store.js'
 import {openSqlite} from '../src/store/sqlite.js'
@@ -203,20 +203,56 @@ describe('long-context prices, per request', () => {
   it('every threshold of the bundled price table is a band edge', async () => {
     const {createRequire} = await import('node:module')
     const lib = createRequire(import.meta.url)('@pydantic/genai-prices') as {
-      waitForUpdate: () => Promise<Array<{models: Array<{prices: unknown}>}> | null>
+      waitForUpdate: () => Promise<Array<{id: string; models: Array<{id: string; prices: unknown}>}> | null>
     }
     const starts = new Set<number>()
+    const startsById = new Map<string, Set<number>>()
     for (const provider of (await lib.waitForUpdate()) ?? [])
-      for (const model of provider.models) {
+      for (const model of provider.models as Array<{id: string; prices: unknown}>) {
         const all = Array.isArray(model.prices)
           ? (model.prices as Array<{prices: Record<string, unknown>}>).map((p) => p.prices)
           : [model.prices as Record<string, unknown>]
         for (const prices of all)
           for (const price of Object.values(prices))
             if (price && typeof price === 'object')
-              for (const tier of (price as {tiers: Array<{start: number}>}).tiers) starts.add(tier.start)
+              for (const tier of (price as {tiers: Array<{start: number}>}).tiers) {
+                starts.add(tier.start)
+                const id = `${provider.id}/${model.id}`
+                startsById.set(id, new Set([...(startsById.get(id) ?? []), tier.start]))
+              }
       }
     expect(starts.size).toBeGreaterThan(0)
     for (const start of starts) expect(CONTEXT_EDGES, `tier start ${start}`).toContain(start)
+    // a family's own edges (the usage query's fewer bands) hold every start of its models
+    for (const family of FAMILY_EDGES) {
+      for (const edge of family.edges) expect(CONTEXT_EDGES).toContain(edge)
+      for (const [id, own] of startsById)
+        if (id.toLowerCase().includes(family.prefix))
+          for (const start of own) expect(family.edges, `${id}: tier start ${start}`).toContain(start)
+    }
+    expect([...startsById.keys()].some((id) => id.includes('claude'))).toBe(true)
+  })
+
+  it('the usage query cuts a family’s requests at its own edges only: fewer groups, the same dollars', async () => {
+    // claude requests at 150k and 180k context (between the table's 128k and 200k edges, which
+    // only other models have) stay with the 50k one: one group, not two; the 250k one apart
+    const db = openSqlite(join(home.home, 'logs.db'))
+    const band = (model: string, context: number) =>
+      (db.prepare(`SELECT ${bandSql(String(context), '@model')} AS b`).get({model}) as {b: number}).b
+    try {
+      expect(band('claude-sonnet-4-5-20250929', 150_000)).toBe(0)
+      expect(band('claude-sonnet-4-5-20250929', 200_000)).toBe(0)
+      expect(band('claude-sonnet-4-5-20250929', 200_001)).toBe(contextBand(200_001))
+      expect(band('Claude-Opus-4-6', 300_000)).toBe(contextBand(200_001))
+      expect(band('gemini-1.5-pro', 150_000)).toBe(contextBand(150_000))
+      expect(band('gpt-5.4', 150_000)).toBe(0)
+      expect(band('gpt-5.4', 272_000)).toBe(contextBand(272_000))
+      // another model: every edge
+      expect(band('grok-4.5', 199_999)).toBe(contextBand(199_999))
+      expect(band('grok-4.5', 150_000)).toBe(contextBand(150_000))
+      expect(band('claude-sonnet-4-5', 100_000)).toBe(0)
+    } finally {
+      db.close()
+    }
   })
 })

@@ -41,12 +41,45 @@ export function contextBand(context: number): number {
   return band
 }
 
-/** The SQL expression of the band of a row whose input context is the expression `context`. */
-export function bandSql(context: string): string {
-  const cases = CONTEXT_EDGES.map((edge, i) => ({edge, band: i + 1}))
+/**
+ * The thresholds that matter for a model whose name starts with `prefix` (case-insensitive, as SQL's
+ * LIKE): the tier starts of every model of that family in the bundled table (and gwctl's own
+ * Sonnet 4 rule, usage-cost.ts). A request between two other edges prices alike on either side,
+ * so the usage query keeps such a model's requests in fewer bands: fewer groups, the same dollars
+ * (a Claude Code session often runs between 128k and 200k, where the full edges would split it).
+ * `test/usage-long-context.test.ts` fails when the table gives a model of a family (any model whose
+ * id contains the prefix, under any provider) another start. A threshold only an updated table
+ * (`gwctl usage prices update`) has is judged on the average request of its band, as above.
+ */
+export const FAMILY_EDGES: ReadonlyArray<{prefix: string; edges: readonly number[]}> = [
+  {prefix: 'claude', edges: [200_000]},
+  {prefix: 'gemini', edges: [128_000, 200_000]},
+  {prefix: 'gpt', edges: [200_000, 271_999, 272_000]},
+]
+
+/** CASE arms of `edges` (each a member of CONTEXT_EDGES): a band is the number of edges a request passes. */
+function bandCases(context: string, edges: readonly number[]): string {
+  const arms = edges
+    .map((edge) => ({edge, band: CONTEXT_EDGES.indexOf(edge) + 1}))
     .reverse()
     .map(({edge, band}) => `WHEN ${context} > ${edge} THEN ${band}`)
-  return `(CASE ${cases.join(' ')} ELSE 0 END)`
+  return `CASE ${arms.join(' ')} ELSE 0 END`
+}
+
+/**
+ * The SQL expression of the band of a row whose input context is the expression `context`; with
+ * `model` (its model's column), a model of a family in {@link FAMILY_EDGES} is cut at its family's
+ * edges only. A band then holds, for each model, requests on the same side of each of that model's
+ * thresholds, which is all its pricing needs (each band is priced on its average request).
+ */
+export function bandSql(context: string, model?: string): string {
+  const all = bandCases(context, CONTEXT_EDGES)
+  if (!model) return `(${all})`
+  // a row below the first edge is band 0 whatever its model: the cheap test first
+  const families = FAMILY_EDGES.map(
+    ({prefix, edges}) => `WHEN ${model} LIKE '${prefix}%' THEN (${bandCases(context, edges)})`,
+  )
+  return `(CASE WHEN ${context} <= ${CONTEXT_EDGES[0]} THEN 0 ${families.join(' ')} ELSE (${all}) END)`
 }
 
 /** The input context of a gateway log row past which it may be in a band (the partial index `logs_long`). */

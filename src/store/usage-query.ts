@@ -153,7 +153,7 @@ function gatewayRowsSql(where: string, broken: string, oneHour: string): string 
       NULL AS session, ${GATEWAY_TOOL} AS tool, CASE WHEN ${broken} = 1 THEN 500 ELSE status END AS status, 1 AS requests,
       ${errorCase(broken)} AS errors,
       fallback, fallback AS fallbacks, ${GATEWAY_INPUT} AS input_tokens, output_tokens, cache_read_tokens,
-      cache_creation_tokens, ${oneHour} AS cache_1h_tokens, reasoning_tokens, ${bandSql(GATEWAY_CONTEXT)} AS band
+      cache_creation_tokens, ${oneHour} AS cache_1h_tokens, reasoning_tokens, ${bandSql(GATEWAY_CONTEXT, 'model')} AS band
       FROM logs ${where}`
 }
 
@@ -227,7 +227,7 @@ export function sourceSql(db: BetterSqlite3.Database, f: UsageQueryFilters, roll
     parts.push(`SELECT ts, NULL AS agent_id, NULL AS key_prefix, NULL AS policy_id, NULL AS provider, model,
       project, session, tool, 200 AS status, 1 AS requests, 0 AS errors, 0 AS fallback, 0 AS fallbacks, input_tokens,
       output_tokens, cache_read_tokens, cache_creation_tokens, cache_1h_tokens, reasoning_tokens,
-      ${bandSql('input_tokens + cache_read_tokens + cache_creation_tokens')} AS band FROM history
+      ${bandSql('input_tokens + cache_read_tokens + cache_creation_tokens', 'model')} AS band FROM history
       ${where.length ? 'WHERE ' + where.join(' AND ') : ''}`)
   }
   return parts.length > 0 ? parts.join(' UNION ALL ') : ''
