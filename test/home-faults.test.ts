@@ -27,6 +27,7 @@ import type {LogEntry} from '../src/store/log-store.js'
 import {freePort, json, runCli, tempHome} from './helpers/cli.js'
 import {alive, daemonPid, keyIssueArgs, killDaemon} from './helpers/gateway.js'
 import {canMount, readOnly, tryMount} from './helpers/mount.js'
+import {logEntry} from './helpers/log-entry.js'
 
 const cleanups: Array<() => void | Promise<void>> = []
 afterEach(async () => {
@@ -43,28 +44,16 @@ async function isolatedHome(home?: string) {
 }
 
 function entry(i: number): LogEntry {
-  return {
+  return logEntry({
     time: Date.now() - 3_600_000 + i,
     agentId: `agt_${i % 7}`,
     keyPrefix: 'gw-abc…',
-    policyId: 'default',
-    entrance: 'chat',
-    requestedModel: 'sim-mini',
-    provider: 'sim',
-    model: 'sim-mini',
-    status: 200,
-    fallback: false,
-    inputTokens: 10,
     outputTokens: 20,
-    cacheReadTokens: 0,
-    cacheCreationTokens: 0,
-    reasoningTokens: 0,
     latencyMs: 5,
     ttfbMs: 2,
-    error: null,
     project: `project ${i} ${'x'.repeat(200)}`,
     requestId: `req_${i}`,
-  }
+  })
 }
 
 /** A log database of `rows` rows, closed (checkpointed) so the whole of it is in the main file. */

@@ -16,6 +16,7 @@ import type {CliResult} from './helpers/cli.js'
 import {freePort, json, runCli, spawnCli, tempHome} from './helpers/cli.js'
 import {alive, daemonPid, holdWriteLock, issueKeyOverApi, killDaemon} from './helpers/gateway.js'
 import {canMount, readOnly} from './helpers/mount.js'
+import {logEntry} from './helpers/log-entry.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
@@ -240,28 +241,16 @@ describe('rows in logs.pending while the gateway is stopped', {timeout: 180_000}
     const writer = await LogWriter.open(join(source, 'logs.db'), {onWriteProblem: () => undefined})
     const other = new Database(join(source, 'logs.db'))
     other.exec('BEGIN IMMEDIATE')
-    const row = (i: number): LogEntry => ({
-      time: Date.now() - 60_000 + (i % 1000),
-      agentId: 'agt_x',
-      keyPrefix: 'gw-xxxx…',
-      policyId: 'default',
-      entrance: 'chat',
-      requestedModel: 'sim-mini',
-      provider: 'sim-chat',
-      model: 'sim-mini',
-      status: 200,
-      fallback: false,
-      inputTokens: 3,
-      outputTokens: 7,
-      cacheReadTokens: 0,
-      cacheCreationTokens: 0,
-      reasoningTokens: 0,
-      latencyMs: 1,
-      ttfbMs: 1,
-      error: null,
-      project: null,
-      requestId: `req_${i}`,
-    })
+    const row = (i: number): LogEntry =>
+      logEntry({
+        time: Date.now() - 60_000 + (i % 1000),
+        agentId: 'agt_x',
+        keyPrefix: 'gw-xxxx…',
+        provider: 'sim-chat',
+        inputTokens: 3,
+        outputTokens: 7,
+        requestId: `req_${i}`,
+      })
     for (let i = 0; i < N; i += 500) writer.write(rowValues(Array.from({length: 500}, (_, j) => row(i + j))))
     writer.close() // its replay finds the lock: every row stays in the side file
     other.exec('ROLLBACK')
@@ -451,26 +440,14 @@ describe.skipIf(!canMount())('rows in logs.pending in a read-only home (a real b
 })
 
 function entryOf(requestId: string): LogEntry {
-  return {
+  return logEntry({
     time: Date.now(),
     agentId: null,
     keyPrefix: null,
     policyId: null,
-    entrance: 'chat',
-    requestedModel: 'sim-mini',
     provider: 'sim-chat',
-    model: 'sim-mini',
-    status: 200,
-    fallback: false,
     inputTokens: 1,
     outputTokens: 1,
-    cacheReadTokens: 0,
-    cacheCreationTokens: 0,
-    reasoningTokens: 0,
-    latencyMs: 1,
-    ttfbMs: 1,
-    error: null,
-    project: null,
     requestId,
-  }
+  })
 }

@@ -10,6 +10,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import type * as LogStoreModule from '../src/store/log-store.js'
 import {tempHome} from './helpers/cli.js'
+import {logEntry} from './helpers/log-entry.js'
 
 const {LogStore} = (await import(
   join(import.meta.dirname, '../dist/store/log-store.js')
@@ -17,28 +18,8 @@ const {LogStore} = (await import(
 type Store = LogStoreModule.LogStore
 
 const T0 = Date.UTC(2026, 10, 20, 10, 30)
-const entry = (requestId: string): LogStoreModule.LogEntry => ({
-  time: T0,
-  agentId: 'agent-a',
-  keyPrefix: 'gw-aaaa…',
-  policyId: 'default',
-  entrance: 'chat',
-  requestedModel: 'm',
-  provider: 'sim',
-  model: 'm',
-  status: 200,
-  fallback: false,
-  inputTokens: 10,
-  outputTokens: 5,
-  cacheReadTokens: 0,
-  cacheCreationTokens: 0,
-  reasoningTokens: 0,
-  latencyMs: 1.5,
-  ttfbMs: null,
-  error: null,
-  project: null,
-  requestId,
-})
+const entry = (requestId: string): LogStoreModule.LogEntry =>
+  logEntry({time: T0, requestedModel: 'm', model: 'm', latencyMs: 1.5, ttfbMs: null, requestId})
 
 let home: {home: string; cleanup: () => void}
 let path: string

@@ -10,6 +10,7 @@ import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {ROOT} from './helpers/cli.js'
+import {logEntry} from './helpers/log-entry.js'
 
 const cleanups: Array<() => void | Promise<void>> = []
 afterEach(async () => {
@@ -32,28 +33,16 @@ async function silentCollector(): Promise<string> {
 }
 
 function row(i: number) {
-  return {
+  return logEntry({
     time: 1_800_000_000_000 + i,
     agentId: 'agt_1',
     keyPrefix: 'gw-secretpre',
-    policyId: 'default',
-    entrance: 'chat',
-    requestedModel: 'sim-mini',
     provider: 'sim-chat',
-    model: 'sim-mini',
-    status: 200,
-    fallback: false,
-    inputTokens: 10,
     outputTokens: 4,
-    cacheReadTokens: 0,
-    cacheCreationTokens: 0,
-    reasoningTokens: 0,
     latencyMs: 12,
     ttfbMs: 3,
-    error: null,
-    project: null,
     requestId: `req_${i}`,
-  }
+  })
 }
 
 async function start(base: string, maxQueue: number) {

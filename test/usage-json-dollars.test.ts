@@ -11,31 +11,25 @@ import type {LogEntry} from '../src/store/log-store.js'
 import {LogStore} from '../src/store/log-store.js'
 import {freePort, json, runCli, tempHome} from './helpers/cli.js'
 import {killDaemon} from './helpers/gateway.js'
+import {logEntry} from './helpers/log-entry.js'
 
 /** Claude Haiku 4.5: $1 input, $5 output per 1M. */
 const MODEL = 'claude-haiku-4-5'
 
-const request = (time: number, input: number, project: string, model = MODEL): LogEntry => ({
-  time,
-  agentId: null,
-  keyPrefix: null,
-  policyId: 'default',
-  entrance: 'messages',
-  requestedModel: model,
-  provider: 'anthropic',
-  model,
-  status: 200,
-  fallback: false,
-  inputTokens: input,
-  outputTokens: 0,
-  cacheReadTokens: 0,
-  cacheCreationTokens: 0,
-  reasoningTokens: 0,
-  latencyMs: 1,
-  ttfbMs: null,
-  error: null,
-  project,
-})
+const request = (time: number, input: number, project: string, model = MODEL): LogEntry =>
+  logEntry({
+    time,
+    agentId: null,
+    keyPrefix: null,
+    entrance: 'messages',
+    requestedModel: model,
+    provider: 'anthropic',
+    model,
+    inputTokens: input,
+    outputTokens: 0,
+    ttfbMs: null,
+    project,
+  })
 
 /** Every number under a dollar key (or a USD budget's amounts) in `value`, with its path. */
 function dollars(value: unknown, path = '$', usd = false, out: Array<[string, number]> = []) {

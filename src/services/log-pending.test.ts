@@ -14,33 +14,11 @@ import type {LogEntry} from '../store/log-store.js'
 import {LogWriter, rowValues} from '../store/log-store.js'
 import {lockFile} from '../store/state-lock.js'
 import {applyPendingLogs} from './log-pending.js'
+import {logEntry} from '../../test/helpers/log-entry.js'
 
 const T0 = Date.UTC(2026, 10, 20, 10, 30)
 
-function entry(i: number): LogEntry {
-  return {
-    time: T0 + i,
-    agentId: 'agent-a',
-    keyPrefix: 'gw-aaaa…',
-    policyId: 'default',
-    entrance: 'chat',
-    requestedModel: 'sim-mini',
-    provider: 'sim',
-    model: 'sim-mini',
-    status: 200,
-    fallback: false,
-    inputTokens: 10,
-    outputTokens: 5,
-    cacheReadTokens: 0,
-    cacheCreationTokens: 0,
-    reasoningTokens: 0,
-    latencyMs: 1,
-    ttfbMs: 1,
-    error: null,
-    project: null,
-    requestId: `r${i}`,
-  }
-}
+const entry = (i: number): LogEntry => logEntry({time: T0 + i, requestId: `r${i}`})
 
 let home: {home: string; cleanup: () => void}
 let db: string

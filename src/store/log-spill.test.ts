@@ -12,34 +12,25 @@ import {tempHome} from '../../test/helpers/cli.js'
 import {spillPath} from './log-spill.js'
 import type {LogEntry} from './log-store.js'
 import {LogStore, LogWriter, rowValues} from './log-store.js'
+import {logEntry} from '../../test/helpers/log-entry.js'
 
 const T0 = Date.UTC(2026, 10, 20, 10, 30)
 
-function entry(requestId: string): LogEntry {
-  return {
+const entry = (requestId: string): LogEntry =>
+  logEntry({
     time: T0,
-    agentId: 'agent-a',
-    keyPrefix: 'gw-aaaa…',
-    policyId: 'default',
     entrance: 'messages',
     requestedModel: 'claude-x',
     provider: 'anthropic',
     model: 'claude-x',
-    status: 200,
-    fallback: false,
-    inputTokens: 10,
-    outputTokens: 5,
     cacheReadTokens: 2,
     cacheCreationTokens: 4,
     cache1hTokens: 3,
-    reasoningTokens: 0,
     latencyMs: 12.5,
     ttfbMs: 3.25,
-    error: null,
     project: 'proj-1',
     requestId,
-  }
-}
+  })
 
 const batch = (prefix: string, n: number): unknown[] =>
   rowValues(Array.from({length: n}, (_, i) => entry(`${prefix}${i}`)))
