@@ -6,8 +6,7 @@ import {join} from 'node:path'
 import Database from 'better-sqlite3'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {freePort, runCli, tempHome} from './helpers/cli.js'
-import {alive, daemonPid, issueKeyOverApi, killDaemon} from './helpers/gateway.js'
+import {alive, daemonPid, startSimGateway} from './helpers/gateway.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
@@ -16,14 +15,7 @@ afterEach(async () => {
 
 describe('log store durability', {timeout: 120_000}, () => {
   it('writes the row of every answered stream when the daemon is stopped with SIGTERM', async () => {
-    const t = tempHome()
-    cleanups.push(t.cleanup, () => killDaemon(t.home))
-    const port = await freePort()
-    const env = {GWCTL_GATEWAY_PORT: String(port)}
-    const start = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {home: t.home, env})
-    expect(start.exitCode, start.stderr).toBe(0)
-    const base = `http://127.0.0.1:${port}`
-    const keyValue = await issueKeyOverApi(base, 'durable')
+    const {home, base, keyValue} = await startSimGateway(cleanups, 'durable')
 
     const N = 40
     const answered = await Promise.all(
@@ -45,12 +37,12 @@ describe('log store durability', {timeout: 120_000}, () => {
     expect(answered.every(Boolean)).toBe(true)
 
     // SIGTERM right after the last answer: the rows still queued must be written on the way out.
-    const pid = daemonPid(t.home)!
+    const pid = daemonPid(home)!
     process.kill(pid, 'SIGTERM')
     for (let i = 0; i < 500 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20))
     expect(alive(pid)).toBe(false)
 
-    const db = new Database(join(t.home, 'logs.db'), {readonly: true})
+    const db = new Database(join(home, 'logs.db'), {readonly: true})
     cleanups.push(() => {
       db.close()
     })

@@ -9,8 +9,8 @@ import {join} from 'node:path'
 import Database from 'better-sqlite3'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {freePort, runCli, tempHome} from './helpers/cli.js'
-import {alive, daemonPid, holdWriteLock, issueKeyOverApi, killDaemon} from './helpers/gateway.js'
+import {runCli} from './helpers/cli.js'
+import {alive, daemonPid, holdWriteLock, startSimGateway} from './helpers/gateway.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
@@ -22,14 +22,7 @@ describe('log rows through kill -9 or a stop while logs.db is locked', {timeout:
     ['kill -9', 'kill'],
     ['`gateway stop`', 'stop'],
   ] as const)('%s: every answered request has exactly one row after the next start', async (_, end) => {
-    const t = tempHome()
-    cleanups.push(t.cleanup, () => killDaemon(t.home))
-    const port = await freePort()
-    const env = {GWCTL_GATEWAY_PORT: String(port)}
-    const start = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {home: t.home, env})
-    expect(start.exitCode, start.stderr).toBe(0)
-    const base = `http://127.0.0.1:${port}`
-    const keyValue = await issueKeyOverApi(base, 'spill')
+    const {home, port, env, base, keyValue} = await startSimGateway(cleanups, 'spill')
     const chat = async (i: number): Promise<boolean> => {
       const res = await fetch(`${base}/v1/chat/completions`, {
         method: 'POST',
@@ -50,7 +43,7 @@ describe('log rows through kill -9 or a stop while logs.db is locked', {timeout:
     expect(before.every(Boolean)).toBe(true)
     await new Promise((r) => setTimeout(r, 100))
 
-    const dbPath = join(t.home, 'logs.db')
+    const dbPath = join(home, 'logs.db')
     const lock = await holdWriteLock(dbPath)
     cleanups.push(lock.kill)
     const N = 60
@@ -58,29 +51,29 @@ describe('log rows through kill -9 or a stop while logs.db is locked', {timeout:
     expect(answered.every(Boolean)).toBe(true)
     // the batches go to the side file within the 10 ms window plus the 5 ms busy wait (given
     // up to 3 s here: a loaded test machine may run the writer thread late)
-    const pending = join(t.home, 'logs.pending')
+    const pending = join(home, 'logs.pending')
     const lines = (): number =>
       existsSync(pending) ? readFileSync(pending, 'utf8').split('\n').length - 1 : 0
     for (let i = 0; i < 150 && lines() < N; i++) await new Promise((r) => setTimeout(r, 20))
     expect(lines()).toBe(N)
     expect(statSync(pending).mode & 0o777).toBe(0o600)
 
-    const pid = daemonPid(t.home)!
+    const pid = daemonPid(home)!
     if (end === 'kill') process.kill(pid, 'SIGKILL')
     else {
       // the stop must not wait for the lock: the last batches go to the side file too
-      const stopped = await runCli(['gateway', 'stop'], {home: t.home, env})
+      const stopped = await runCli(['gateway', 'stop'], {home: home, env})
       expect(stopped.exitCode, stopped.stderr).toBe(0)
     }
     for (let i = 0; i < 250 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20))
     expect(alive(pid)).toBe(false)
     await lock.release()
 
-    const again = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {home: t.home, env})
+    const again = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {home: home, env})
     expect(again.exitCode, again.stderr).toBe(0)
-    const logs = await runCli(['logs', '--json', '--limit', '500'], {home: t.home, env})
+    const logs = await runCli(['logs', '--json', '--limit', '500'], {home: home, env})
     expect(logs.exitCode, logs.stderr).toBe(0)
-    const stop = await runCli(['gateway', 'stop'], {home: t.home, env})
+    const stop = await runCli(['gateway', 'stop'], {home: home, env})
     expect(stop.exitCode, stop.stderr).toBe(0)
 
     const db = new Database(dbPath, {readonly: true})

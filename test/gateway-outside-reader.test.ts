@@ -14,8 +14,8 @@ import {join} from 'node:path'
 import Database from 'better-sqlite3'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {freePort, runCli, tempHome} from './helpers/cli.js'
-import {alive, daemonPid, issueKeyOverApi, killDaemon} from './helpers/gateway.js'
+import {runCli} from './helpers/cli.js'
+import {alive, daemonPid, startSimGateway} from './helpers/gateway.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
@@ -59,15 +59,8 @@ function deletedDbFiles(pid: number): string[] {
 
 describe('logs.db with an outside reader', {timeout: 180_000}, () => {
   it('loses no answered row and stays whole through reads, a rescan and kill -9', async () => {
-    const t = tempHome()
-    cleanups.push(t.cleanup, () => killDaemon(t.home))
-    const port = await freePort()
-    const env = {GWCTL_GATEWAY_PORT: String(port)}
-    const start = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {home: t.home, env})
-    expect(start.exitCode, start.stderr).toBe(0)
-    const base = `http://127.0.0.1:${port}`
-    const keyValue = await issueKeyOverApi(base, 'reader')
-    const dbPath = join(t.home, 'logs.db')
+    const {home, port, env, base, keyValue} = await startSimGateway(cleanups, 'reader')
+    const dbPath = join(home, 'logs.db')
 
     let reading = true
     const reader = (async () => {
@@ -94,10 +87,10 @@ describe('logs.db with an outside reader', {timeout: 180_000}, () => {
     }
 
     await send(10)
-    const rescan = await runCli(['usage', 'rescan', '--json'], {home: t.home, env})
+    const rescan = await runCli(['usage', 'rescan', '--json'], {home: home, env})
     expect(rescan.exitCode, rescan.stderr + rescan.stdout).toBe(0)
     await send(10)
-    const pid = daemonPid(t.home)!
+    const pid = daemonPid(home)!
     expect(deletedDbFiles(pid)).toEqual([])
 
     reading = false
@@ -122,7 +115,7 @@ describe('logs.db with an outside reader', {timeout: 180_000}, () => {
       db.close()
     }
 
-    const again = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {home: t.home, env})
+    const again = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {home: home, env})
     expect(again.exitCode, again.stderr).toBe(0)
   })
 })

@@ -18,7 +18,7 @@
 import {statSync} from 'node:fs'
 
 import type {GatewayEvent} from '../gateway/events.js'
-import type {ModelSums, StatuslineSums} from '../gateway/usage-windows.js'
+import type {ModelSums, StatuslineFigures, StatuslineSums} from '../gateway/usage-windows.js'
 import {
   STATUSLINE_LOOKBACK_MS,
   WINDOW_MS,
@@ -49,17 +49,7 @@ export interface StatuslinePricer {
   cost(model: string | null, tokens: ModelSums, provider?: string | null): number | null
 }
 
-interface Dollars {
-  usd: number
-  unpriced: boolean
-}
-
-/** The line's dollars (services/usage-statusline.ts's StatuslineFigures). */
-export interface StatuslineFigures {
-  today: Dollars
-  session: (Dollars & {requests: number}) | null
-  window: (Dollars & {end: number; perHour: number | null}) | null
-}
+export type {StatuslineFigures}
 
 type Models = Map<string, ModelSums>
 

@@ -88,6 +88,18 @@ export interface Dollars {
 }
 
 /**
+ * What `gwctl statusline` shows, priced: by the daemon (daemon/usage-memory.ts, also in the file it
+ * publishes) or from logs.db (services/usage-statusline-db.ts).
+ */
+export interface StatuslineFigures {
+  today: Dollars
+  /** Null when no session was asked for; `requests` 0 when gwctl has no record of it. */
+  session: (Dollars & {requests: number}) | null
+  /** The active 5-hour window; `end` in Unix ms; `perHour` null when unpriced or a single instant. */
+  window: (Dollars & {end: number; perHour: number | null}) | null
+}
+
+/**
  * The dollars of per-model sums: each model priced apart (its bands apart), `unpriced` when one
  * has no price. The one sum of the statusline's figures, from the daemon's memory
  * (daemon/usage-memory.ts) or from logs.db (services/usage-statusline-db.ts).

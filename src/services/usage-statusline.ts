@@ -22,6 +22,9 @@ import type * as Net from 'node:net'
 import type * as Os from 'node:os'
 import type * as Path from 'node:path'
 
+// types only (erased: the CommonJS copy stays one file of node: built-ins)
+import type {Dollars, StatuslineFigures} from '../gateway/usage-windows.js'
+
 // The built-ins through `require`: an ES `import` of node:fs builds its module namespace, which
 // reads every export, the lazy `ReadStream` getter too, and so loads fs's streams, which nothing
 // here needs (a CPU profile of a call showed them); node:os only without GWCTL_HOME. (In the CommonJS
@@ -37,20 +40,7 @@ export interface StatuslineInput {
   cost?: {total_cost_usd?: number}
 }
 
-/** Dollars of some usage; `unpriced` when a model in it has no price (then `usd` is a floor). */
-export interface Dollars {
-  usd: number
-  unpriced: boolean
-}
-
-/** What the line shows, priced (by the daemon, or by usage-statusline-db.ts from logs.db). */
-export interface StatuslineFigures {
-  today: Dollars
-  /** Null when no session was asked for; `requests` 0 when gwctl has no record of it. */
-  session: (Dollars & {requests: number}) | null
-  /** The active 5-hour window; `end` in Unix ms; `perHour` null when unpriced or a single instant. */
-  window: (Dollars & {end: number; perHour: number | null}) | null
-}
+export type {Dollars, StatuslineFigures}
 
 /** How long the daemon may take, connect to answer, before the line comes from logs.db. */
 export const DAEMON_TIMEOUT_MS = 750

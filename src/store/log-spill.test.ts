@@ -91,6 +91,26 @@ async function writer(): Promise<LogWriter> {
   return w
 }
 
+/**
+ * A side file of `n` whole rows (`prefix`0, ...) that logs.db does not hold, then a torn last line
+ * (a write cut by a crash: no newline), with no writer open.
+ */
+async function tornSpill(prefix: string, n: number): Promise<void> {
+  const w = await writer()
+  const other = lock()
+  w.write(batch(prefix, n))
+  other.exec('ROLLBACK')
+  other.close()
+  const whole = readFileSync(pending)
+  w.close()
+  open.length = 0
+  const db = new Database(path)
+  db.exec('DELETE FROM logs; DELETE FROM usage_hourly; DELETE FROM log_spill')
+  db.close()
+  writeFileSync(pending, whole, {mode: 0o600})
+  appendFileSync(pending, `[${n + 1},1763634600000,"agent-a","gw-aa`)
+}
+
 describe('log side file', () => {
   it('keeps batches that find the database locked in logs.pending (0600, one line per row), then commits them once, in order', async () => {
     const w = await writer()
@@ -167,19 +187,7 @@ describe('log side file', () => {
   })
 
   it('ignores a torn last line (a write cut by a crash), cuts it off and keeps every whole row', async () => {
-    const w = await writer()
-    const other = lock()
-    w.write(batch('t', 3))
-    other.exec('ROLLBACK')
-    other.close()
-    const whole = readFileSync(pending)
-    w.close()
-    open.length = 0
-    const db = new Database(path)
-    db.exec('DELETE FROM logs; DELETE FROM usage_hourly; DELETE FROM log_spill')
-    db.close()
-    writeFileSync(pending, whole, {mode: 0o600})
-    appendFileSync(pending, '[4,1763634600000,"agent-a","gw-aa') // torn: no newline
+    await tornSpill('t', 3)
     const next = await writer()
     expect(counts().ids).toEqual(['t0', 't1', 't2'])
     expect(next.dropped).toBe(1)
@@ -291,19 +299,7 @@ describe('log side file', () => {
   })
 
   it('applySpill drops a torn last line and keeps every whole row', async () => {
-    const w = await writer()
-    const other = lock()
-    w.write(batch('t', 2))
-    other.exec('ROLLBACK')
-    other.close()
-    const whole = readFileSync(pending)
-    w.close()
-    open.length = 0
-    const db = new Database(path)
-    db.exec('DELETE FROM logs; DELETE FROM usage_hourly; DELETE FROM log_spill')
-    db.close()
-    writeFileSync(pending, whole, {mode: 0o600})
-    appendFileSync(pending, '[3,1763634600000,"agent-a","gw-aa') // torn: no newline
+    await tornSpill('t', 2)
     expect(LogWriter.pending(path)).toMatchObject({rows: 2, torn: 1})
     expect(await LogWriter.applySpill(path, {busyMs: 100})).toEqual({applied: 2, skipped: 0, torn: 1})
     expect(counts().ids).toEqual(['t0', 't1'])

@@ -6,6 +6,7 @@ import {join} from 'node:path'
 import {expect} from 'vitest'
 
 import {processAlive} from '../../src/core/process.js'
+import {freePort, runCli, tempHome} from './cli.js'
 
 /** The pid in `<home>/gateway.pid`, if there is one. */
 export function daemonPid(home: string): number | undefined {
@@ -99,4 +100,23 @@ export async function holdWriteLock(path: string): Promise<{release: () => Promi
       if (child.exitCode === null) child.kill('SIGKILL')
     },
   }
+}
+
+/**
+ * A gateway on the simulator (`gateway start --sim`) in a temp home on a free port, with a key
+ * issued to `agentName` over its API; the home and the daemon go in `cleanups` (the caller runs
+ * them after the test). `env` pins the port for the CLI calls the test makes.
+ */
+export async function startSimGateway(
+  cleanups: Array<() => Promise<void> | void>,
+  agentName: string,
+): Promise<{home: string; port: number; env: Record<string, string>; base: string; keyValue: string}> {
+  const t = tempHome()
+  cleanups.push(t.cleanup, () => killDaemon(t.home))
+  const port = await freePort()
+  const env = {GWCTL_GATEWAY_PORT: String(port)}
+  const start = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {home: t.home, env})
+  expect(start.exitCode, start.stderr).toBe(0)
+  const base = `http://127.0.0.1:${port}`
+  return {home: t.home, port, env, base, keyValue: await issueKeyOverApi(base, agentName)}
 }
