@@ -15,6 +15,8 @@ import {CHAT_BODY, STREAM_BODY, startChild, startGatewayTarget} from './targets.
 const {values: opts} = parseArgs({
   options: {
     translated: {type: 'boolean', default: false},
+    // the bare pass-through (bench/servers.js) instead of the daemon: the floor's CPU per request
+    bare: {type: 'boolean', default: false},
     stream: {type: 'boolean', default: false},
     seconds: {type: 'string', default: '10'},
     connections: {type: 'string', default: '64'},
@@ -31,7 +33,9 @@ const {values: opts} = parseArgs({
 const dir = mkdtempSync(join(tmpdir(), 'gwctl-prof-'))
 if (!opts['no-prof']) process.env.GWCTL_BENCH_DAEMON_ARGS = `--cpu-prof --cpu-prof-dir=${dir}`
 const sim = await startChild('node', ['bench/servers.js', 'sim'])
-const gateway = await startGatewayTarget(`http://127.0.0.1:${sim.port}`)
+const gateway = opts.bare
+  ? await bareTarget(`http://127.0.0.1:${sim.port}`)
+  : await startGatewayTarget(`http://127.0.0.1:${sim.port}`)
 const target = opts.translated ? gateway.translated : gateway
 if (!target) throw new Error(`no translated row: ${gateway.translatedSkipped}`)
 const body = opts.stream ? (target.streamBody ?? STREAM_BODY) : (target.body ?? CHAT_BODY)
@@ -46,10 +50,12 @@ const load = (duration) =>
     ...(opts.rate ? {overallRate: Number(opts.rate)} : {}),
   })
 // a warm-up first: the daemon's first requests load modules and compile its code
-await load(Number(opts.warmup))
+const warmupRequests = (await load(Number(opts.warmup))).requests.total
 const cpuBefore = cpuSeconds(gateway.pid)
+const mainBefore = cpuSeconds(gateway.pid, gateway.pid)
 const result = await load(Number(opts.seconds))
 const cpuUsed = cpuSeconds(gateway.pid) - cpuBefore
+const mainUsed = cpuSeconds(gateway.pid, gateway.pid) - mainBefore
 console.log(
   `${target.name}${opts.stream ? ' (stream)' : ''}: ${Math.round(result.requests.average)} req/s, ` +
     `${result.non2xx} non-2xx, ${result.errors} errors`,
@@ -59,7 +65,8 @@ console.log(
 if (Number.isFinite(cpuUsed) && result.requests.total > 0)
   console.log(
     `daemon CPU: ${cpuUsed.toFixed(2)} s for ${result.requests.total} requests, ` +
-      `${((cpuUsed / result.requests.total) * 1e6).toFixed(0)} µs a request (user + system, /proc)`,
+      `${((cpuUsed / result.requests.total) * 1e6).toFixed(0)} µs a request (user + system, /proc); ` +
+      `main thread ${((mainUsed / result.requests.total) * 1e6).toFixed(0)} µs (the one a many-core machine waits on)`,
   )
 const daemon = gateway.pid
 process.kill(daemon, 'SIGTERM')
@@ -87,11 +94,24 @@ for (const other of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile') && 
 
 const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'))
 
-/** User + system CPU seconds of a process so far (NaN where there is no /proc). */
-function cpuSeconds(pid) {
+/** The bare pass-through as a target, under the profiler as the daemon is. */
+async function bareTarget(simOrigin) {
+  const args = opts['no-prof'] ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`]
+  const bare = await startChild('node', [...args, 'bench/servers.js', 'bare', simOrigin])
+  return {
+    name: 'bare pass-through',
+    origin: `http://127.0.0.1:${bare.port}`,
+    pid: bare.child.pid,
+    headers: {'content-type': 'application/json', authorization: 'Bearer sim'},
+  }
+}
+
+/** User + system CPU seconds of a process, or of one of its threads, so far (NaN where there is no /proc). */
+function cpuSeconds(pid, tid) {
   try {
     // fields after the command name (which may hold spaces): utime is the 12th, stime the 13th
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    const path = tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`
+    const fields = readFileSync(path, 'utf8').split(') ')[1].split(' ')
     return (Number(fields[11]) + Number(fields[12])) / 100
   } catch {
     return Number.NaN
@@ -114,7 +134,10 @@ for (const [key, us] of self) {
   const f = key.split(' ').at(-1).replace(/:\d+$/, '') || key
   byFile.set(f, (byFile.get(f) ?? 0) + us)
 }
-const pct = (us) => `${((100 * us) / total).toFixed(1).padStart(5)} %`
+// the share of the sampled time, and self time per request of the measured load (the warm-up's
+// samples are in the profile too, so this is an upper bound)
+const pct = (us) =>
+  `${((100 * us) / total).toFixed(1).padStart(5)} % ${(us / (result.requests.total + warmupRequests)).toFixed(1).padStart(6)} µs/req`
 console.log(`\nself time, top ${opts.top} functions (of ${(total / 1e6).toFixed(2)} s sampled):`)
 for (const [key, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(opts.top)))
   console.log(`${pct(us)}  ${key}`)
