@@ -12,7 +12,7 @@ import type * as LogStoreModule from '../src/store/log-store.js'
 import {tempHome} from './helpers/cli.js'
 import {logEntry} from './helpers/log-entry.js'
 
-const {LogStore} = (await import(
+const {LogStore, logWriterMode} = (await import(
   join(import.meta.dirname, '../dist/store/log-store.js')
 )) as typeof LogStoreModule
 type Store = LogStoreModule.LogStore
@@ -150,5 +150,114 @@ describe('log writer thread', () => {
         message: expect.stringMatching(/^EEXIST: file already exists, mkdir/),
       },
     )
+  })
+})
+
+describe('log writer auto: inline until the rows come fast, then the thread', () => {
+  /** An `auto` store that starts its thread at 50 rows in a second. */
+  async function openAuto(options: LogStoreModule.LogStoreOptions = {}): Promise<Store> {
+    const store = await LogStore.open(path, {
+      writer: 'auto',
+      promoteRowsPerSecond: 50,
+      flushMs: 5,
+      ...options,
+    })
+    stores.push(store)
+    return store
+  }
+  const appendAll = (store: Store, prefix: string, n: number): void => {
+    for (let i = 0; i < n; i++) store.append(entry(`${prefix}${i}`))
+  }
+  const all = (prefix: string, n: number): string[] => Array.from({length: n}, (_, i) => `${prefix}${i}`)
+  const promoting = (store: Store): boolean => (store as unknown as {promoting: boolean}).promoting
+
+  it('which mode the daemon runs: the setting, else auto with 4 cores or more', () => {
+    expect(logWriterMode(undefined, 2)).toBe('inline')
+    expect(logWriterMode(undefined, 4)).toBe('auto')
+    expect(logWriterMode(undefined, 16)).toBe('auto')
+    expect(logWriterMode('thread', 2)).toBe('thread')
+    expect(logWriterMode('inline', 16)).toBe('inline')
+    expect(logWriterMode('auto', 2)).toBe('auto')
+    expect(logWriterMode('fast', 16)).toBe('auto')
+  })
+
+  it('writes on the calling thread at a trickle; a busy second hands the writes to the thread, every row once and in order', async () => {
+    let told = 0
+    const store = await openAuto({onWriterThread: () => told++})
+    appendAll(store, 'a', 10)
+    store.flush()
+    expect(store.writerThread).toBe(false)
+    expect(ids()).toEqual(all('a', 10))
+    // 60 rows within a second: the thread starts; rows keep coming while it starts
+    appendAll(store, 'b', 60)
+    store.flush()
+    expect(promoting(store)).toBe(true)
+    appendAll(store, 'c', 5)
+    await until(() => store.writerThread)
+    expect(store.writerThread).toBe(true)
+    expect(told).toBe(1)
+    appendAll(store, 'd', 30)
+    expect(store.queryLogs({limit: 1000})).toHaveLength(105)
+    expect(store.usage()[0]).toMatchObject({requests: 105})
+    appendAll(store, 'e', 3)
+    store.close()
+    stores.length = 0
+    expect(ids()).toEqual([...all('a', 10), ...all('b', 60), ...all('c', 5), ...all('d', 30), ...all('e', 3)])
+    expect(store.dropped).toBe(0)
+  })
+
+  it('no hand-over while rows wait in logs.pending; once they are replayed, the next busy second hands over', async () => {
+    const store = await openAuto()
+    const other = new Database(path)
+    other.pragma('busy_timeout = 0')
+    other.exec('BEGIN IMMEDIATE')
+    appendAll(store, 'l', 60)
+    store.flush()
+    await until(() => store.pending === 60)
+    expect(store.pending).toBe(60)
+    await sleep(200)
+    expect(promoting(store)).toBe(false)
+    expect(store.writerThread).toBe(false)
+    other.exec('COMMIT')
+    other.close()
+    await until(() => store.pending === 0)
+    expect(ids()).toEqual(all('l', 60))
+    appendAll(store, 'm', 60)
+    store.flush()
+    await until(() => store.writerThread)
+    expect(store.writerThread).toBe(true)
+    appendAll(store, 'n', 2)
+    store.close()
+    stores.length = 0
+    expect(ids()).toEqual([...all('l', 60), ...all('m', 60), ...all('n', 2)])
+  })
+
+  it('a lock that comes while the thread starts calls the hand-over off: the thread stops, the side file stays the inline writer’s, no row lost', async () => {
+    const store = await openAuto()
+    appendAll(store, 'a', 60)
+    store.flush()
+    expect(promoting(store)).toBe(true)
+    // another process takes the lock before the thread is ready: the next batch goes to the side file
+    const other = new Database(path)
+    other.pragma('busy_timeout = 0')
+    other.exec('BEGIN IMMEDIATE')
+    appendAll(store, 'b', 5)
+    store.flush()
+    expect(store.pending).toBe(5)
+    await until(() => !promoting(store))
+    expect(store.writerThread).toBe(false)
+    other.exec('COMMIT')
+    other.close()
+    await until(() => store.pending === 0)
+    expect(ids()).toEqual([...all('a', 60), ...all('b', 5)])
+    expect(readFileSync(join(home.home, 'logs.pending'), 'utf8')).toBe('')
+    // a later busy second hands over
+    appendAll(store, 'c', 60)
+    store.flush()
+    await until(() => store.writerThread)
+    expect(store.writerThread).toBe(true)
+    store.close()
+    stores.length = 0
+    expect(ids()).toEqual([...all('a', 60), ...all('b', 5), ...all('c', 60)])
   })
 })

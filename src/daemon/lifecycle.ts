@@ -4,9 +4,10 @@
  * lazy saves of last-seen times, and a graceful stop on abort (SIGTERM / SIGINT).
  */
 import {fstatSync, writeSync} from 'node:fs'
+import {availableParallelism} from 'node:os'
 
 import {GwError, ExitCode} from '../core/errors.js'
-import {LogStore} from '../store/log-store.js'
+import {LogStore, logWriterMode} from '../store/log-store.js'
 import {checkInWorker, markDamaged, startCheckMaxBytes} from '../store/log-db-check.js'
 import {homeFile, pendingFileOf} from '../store/paths.js'
 import {getSetting} from '../store/settings.js'
@@ -200,11 +201,15 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       logs = await LogStore.open(homeFile('logDb'), {
         retentionDays: retentionDays(),
         onWriteProblem: (problem) => onLogProblem(problem),
-        // GWCTL_LOG_WRITER=thread: SQLite's writes on a thread of their own, off the request
-        // thread (issue 32). Not the default yet: the thread costs ~10 MB of RSS and ~60 ms of
-        // start on any machine, and what it gives back (the log writes' ~7 % of the request
-        // thread under a 64-connection load) is still to be measured on a multi-core machine
-        writer: process.env.GWCTL_LOG_WRITER === 'thread' ? 'thread' : 'inline',
+        // SQLite's writes move to a thread of their own under load on a machine with cores to
+        // spare (`auto`, issue 32): they are ~7 % of the request thread at 64 connections on 16
+        // cores; the thread costs ~10 MB, paid only by a daemon that gets busy. GWCTL_LOG_WRITER
+        // (thread, inline, auto) decides instead
+        writer: logWriterMode(process.env.GWCTL_LOG_WRITER, availableParallelism()),
+        onWriterThread: () =>
+          log(
+            `${new Date().toISOString()} the log is written on a thread of its own from now on (the request rate rose)`,
+          ),
       })
     } catch (error) {
       throw new DaemonStartError(

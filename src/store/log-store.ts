@@ -93,10 +93,18 @@ export interface LogStoreOptions {
    */
   onWriteProblem?: (problem: string | undefined) => void
   /**
-   * Where the writes run: `thread` (the daemon) on a worker thread that owns the write
-   * connection, `inline` (default) on the caller's thread.
+   * Where the writes run: `thread` on a worker thread that owns the write connection from the
+   * start, `inline` (default) on the caller's thread, `auto` inline until the rows come faster
+   * than `promoteRowsPerSecond`, then on a worker thread (see {@link logWriterMode}).
    */
   writer?: LogWriterMode
+  /**
+   * `auto`: rows in one second that start the writer thread (default
+   * {@link PROMOTE_ROWS_PER_SECOND}).
+   */
+  promoteRowsPerSecond?: number
+  /** `auto`: told when the writer thread took the writes over. */
+  onWriterThread?: () => void
 }
 
 /**
@@ -309,8 +317,31 @@ function bucketKey(hour: number, v: ArrayLike<unknown>, o: number, klass: string
  */
 export const DEFAULT_FLUSH_MS = 10
 
-/** How a {@link LogStore} writes: on a thread of its own (the daemon) or on the caller's. */
-export type LogWriterMode = 'thread' | 'inline'
+/**
+ * How a {@link LogStore} writes: on a thread of its own, on the caller's, or on the caller's
+ * until the load makes a thread of its own worth its memory (`auto`).
+ */
+export type LogWriterMode = 'thread' | 'inline' | 'auto'
+
+/**
+ * `auto`'s threshold: a second with this many rows starts the writer thread. Writing a row costs
+ * the request thread 8-15 µs (a batch's inserts, roll-up and commit, bench/README.md), so at
+ * 1 000 rows a second the log takes about 1 % of it; a developer's agents send a few requests a
+ * second and never start the thread (about 10 MB of memory), a load that can fill the request
+ * thread does, within its first second.
+ */
+export const PROMOTE_ROWS_PER_SECOND = 1000
+
+/**
+ * The daemon's writer mode: `GWCTL_LOG_WRITER` (`thread`, `inline`, `auto`) when set, else `auto`
+ * on a machine with at least 4 cores (the thread runs beside the request thread, on a core of its
+ * own) and `inline` on fewer (there it would take the request thread's core: on 2 shared cores it
+ * saved the request thread nothing measurable).
+ */
+export function logWriterMode(setting: string | undefined, cores: number): LogWriterMode {
+  if (setting === 'thread' || setting === 'inline' || setting === 'auto') return setting
+  return cores >= 4 ? 'auto' : 'inline'
+}
 
 /** What a {@link LogWriter} needs to know (the store's options that concern writing). */
 export interface LogWriterOptions {
@@ -320,6 +351,12 @@ export interface LogWriterOptions {
   onWriteProblem?: (problem: string | undefined) => void
   /** Told after a batch or a replay changed `dropped` or `spilledRows` (the writer thread's counters). */
   onCounts?: () => void
+  /**
+   * The side file is known to be empty (a writer thread taking over from an inline writer that
+   * kept nothing there): it is not read at open, and the rows it may keep later are numbered from
+   * this sequence on (or above the committed one, whichever is higher).
+   */
+  emptySideFileFrom?: number
 }
 
 /**
@@ -358,6 +395,16 @@ export class LogWriter {
   private nextSeq = 1
   /** Rows in the side file not yet committed (while > 0, every batch goes there, in order). */
   spilledRows = 0
+
+  /** The sequence the next row kept in the side file gets (it moves with every batch kept there). */
+  get spillSequence(): number {
+    return this.nextSeq
+  }
+
+  /** Whether the side file is empty as far as this writer knows (nothing kept, nothing left in it). */
+  get sideFileEmpty(): boolean {
+    return this.spilledRows === 0 && this.spillSize === 0
+  }
   /** Rows lost since the writer opened (a batch the disk refused, or past the side file's bound). */
   dropped = 0
 
@@ -547,7 +594,12 @@ export class LogWriter {
     // waiting (the rows of the requests that end meanwhile would wait in memory, lost to a kill -9)
     db.pragma(`busy_timeout = ${WRITE_BUSY_MS}`)
     const writer = new LogWriter(db, options)
-    writer.recoverSpill()
+    if (options.emptySideFileFrom === undefined) writer.recoverSpill()
+    else
+      writer.nextSeq = Math.max(
+        options.emptySideFileFrom,
+        ((writer.selectCommitted.get() as number | undefined) ?? 0) + 1,
+      )
     if (options.retentionDays !== undefined) {
       const days = options.retentionDays
       const prune = (): void => {
@@ -749,6 +801,16 @@ export class LogWriter {
     })()
   }
 
+  /**
+   * Stops writing, for a writer thread that takes over (`auto`): timers stopped, no write from
+   * here on; the connection stays open for the store's reads. Only with nothing in the side file.
+   */
+  retire(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer)
+    if (this.pruneTimer) clearInterval(this.pruneTimer)
+    this.closed = true
+  }
+
   /** Tries the side file once more (what is left stays for the next start) and closes. */
   close(): void {
     if (this.closed) return
@@ -823,6 +885,8 @@ const SPILLED = 2 // rows in the side file not yet committed
 const CLOSED = 3 // 1 once the writer thread closed its connection
 /** The longest a read waits for the writer thread to write what was queued before it (ms). */
 const READ_WAIT_MS = 250
+/** The read connection's wait for a lock (a checkpoint) while the writer thread writes (ms). */
+const READ_BUSY_MS = 100
 /** The longest a close waits for the writer thread to write the queue and close (ms). */
 const CLOSE_WAIT_MS = 10_000
 
@@ -837,6 +901,68 @@ export interface LogWorkerData {
   path: string
   retentionDays?: number
   counters: SharedArrayBuffer
+  /** See {@link LogWriterOptions.emptySideFileFrom} (a thread that takes over from an inline writer). */
+  emptySideFileFrom?: number
+}
+
+/**
+ * The writer thread's file: `../store/` names the same file from src/store/, dist/store/ and
+ * dist/chunks/ (where the bundle may put this module). Run from the TypeScript sources (the
+ * tests), it is not there: the store writes inline.
+ */
+const WORKER_FILE = new URL('../store/log-worker.js', import.meta.url)
+
+/** A writer thread that said it is ready, with its counters and where its reports go. */
+interface StartedThread {
+  worker: Worker
+  counters: Int32Array
+  /** Sets where its problem reports go (the ones said before are passed on at once). */
+  onProblem(listener: (problem: string | undefined) => void): void
+}
+
+/** Starts the writer thread on the log database at `path` and waits until it is ready. */
+async function startWriterThread(
+  path: string,
+  options: LogStoreOptions,
+  emptySideFileFrom?: number,
+): Promise<StartedThread> {
+  const counters = new Int32Array(new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT))
+  const {Worker} = await import('node:worker_threads')
+  const data: LogWorkerData = {
+    path,
+    retentionDays: options.retentionDays,
+    counters: counters.buffer as SharedArrayBuffer,
+    emptySideFileFrom,
+  }
+  const worker = new Worker(WORKER_FILE, {workerData: data})
+  // problems said before the store takes the thread (a side file that could not be replayed)
+  const early: Array<string | undefined> = []
+  let report: (problem: string | undefined) => void = (problem) => early.push(problem)
+  worker.on('message', (message: LogWorkerMessage) => {
+    if (message.type === 'problem') report(message.problem ?? undefined)
+  })
+  await new Promise<void>((resolve, reject) => {
+    const starting = (message: LogWorkerMessage): void => {
+      if (message.type === 'ready') {
+        worker.off('message', starting)
+        worker.off('error', reject)
+        resolve()
+      } else if (message.type === 'failed') {
+        reject(Object.assign(new Error(message.message), {code: message.code, path}))
+        void worker.terminate()
+      }
+    }
+    worker.on('message', starting)
+    worker.once('error', reject)
+  })
+  return {
+    worker,
+    counters,
+    onProblem(listener) {
+      report = listener
+      for (const problem of early.splice(0)) listener(problem)
+    },
+  }
 }
 
 export class LogStore {
@@ -857,14 +983,30 @@ export class LogStore {
   private lostHere = 0
   /** Why the writer thread's last write failed (its reports, once per change). */
   private threadProblem: string | undefined
+  /** `auto`: whether a writer thread may still be started (never again after one died or failed). */
+  private promotable: boolean
+  /** `auto`: a writer thread is starting. */
+  private promoting = false
+  /** `auto`: rows handed to the writer in the current one-second window, and when it began. */
+  private windowRows = 0
+  private windowStart = 0
 
   private constructor(
-    /** The connection reads use: the writer's in inline mode, a read connection of its own else. */
+    /**
+     * The connection reads use: the writer's in inline mode (kept, no longer writing, once `auto`
+     * started the writer thread), a read connection of its own in thread mode.
+     */
     private readonly db: Db,
     private readonly options: LogStoreOptions,
   ) {
     this.flushMs = options.flushMs ?? DEFAULT_FLUSH_MS
     this.batchSize = options.batchSize ?? 500
+    this.promotable = options.writer === 'auto'
+  }
+
+  /** Where the writes run now: this thread, or the writer thread. */
+  get writerThread(): boolean {
+    return this.worker !== undefined
   }
 
   /**
@@ -876,60 +1018,103 @@ export class LogStore {
   static async open(path: string, options: LogStoreOptions = {}): Promise<LogStore> {
     // `../store/`: the same file from src/store/, dist/store/ and dist/chunks/ (where the bundle
     // may put this module). Run from the TypeScript sources (the tests), it is not there: inline.
-    const workerFile = new URL('../store/log-worker.js', import.meta.url)
-    if (options.writer !== 'thread' || !existsSync(workerFile)) {
+    if (options.writer !== 'thread' || !existsSync(WORKER_FILE)) {
       const writer = await LogWriter.open(path, options)
-      const store = new LogStore(writer.db, options)
+      const store = new LogStore(
+        writer.db,
+        existsSync(WORKER_FILE) ? options : {...options, writer: 'inline'},
+      )
       store.writer = writer
       return store
     }
-    const counters = new Int32Array(new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT))
-    const {Worker} = await import('node:worker_threads')
-    const data: LogWorkerData = {
-      path,
-      retentionDays: options.retentionDays,
-      counters: counters.buffer as SharedArrayBuffer,
-    }
-    const worker = new Worker(workerFile, {workerData: data})
-    // a problem said before the store exists (a side file that could not be replayed)
-    let early: string | undefined
-    let onProblem: (problem: string | undefined) => void = (problem) => (early = problem)
-    await new Promise<void>((resolve, reject) => {
-      const starting = (message: LogWorkerMessage): void => {
-        if (message.type === 'ready') {
-          worker.off('message', starting)
-          worker.off('error', reject)
-          resolve()
-        } else if (message.type === 'failed') {
-          reject(Object.assign(new Error(message.message), {code: message.code, path}))
-          void worker.terminate()
-        } else onProblem(message.problem ?? undefined)
-      }
-      worker.on('message', starting)
-      worker.once('error', reject)
-    })
+    const started = await startWriterThread(path, options)
     let db: Db
     try {
       db = openSqlite(path, {fileMustExist: true})
-      db.pragma('busy_timeout = 100')
+      db.pragma(`busy_timeout = ${READ_BUSY_MS}`)
     } catch (error) {
-      await worker.terminate()
+      await started.worker.terminate()
       throw error
     }
     const store = new LogStore(db, options)
-    store.worker = worker
-    store.counters = counters
-    onProblem = (problem) => store.threadReported(problem)
-    if (early !== undefined) store.threadReported(early)
-    worker.on('message', (message: LogWorkerMessage) => {
-      if (message.type === 'problem') store.threadReported(message.problem ?? undefined)
-    })
-    worker.on('error', (error) => store.threadDied(error.message))
+    store.adopt(started)
+    return store
+  }
+
+  /** Takes a started writer thread as this store's writer. */
+  private adopt(started: StartedThread): void {
+    const worker = started.worker
+    this.worker = worker
+    this.counters = started.counters
+    this.posted = 0
+    started.onProblem((problem) => this.threadReported(problem))
+    worker.on('error', (error) => this.threadDied(error.message))
     worker.on('exit', (code) => {
-      if (!store.closed) store.threadDied(`it exited with code ${code}`)
+      if (!this.closed && this.worker === worker) this.threadDied(`it exited with code ${code}`)
     })
     worker.unref()
-    return store
+  }
+
+  /**
+   * `auto`: counts the rows handed to the writer; a second with `promoteRowsPerSecond` of them
+   * starts the writer thread.
+   */
+  private countRows(rows: number): void {
+    const now = Date.now()
+    if (now - this.windowStart >= 1000) {
+      this.windowStart = now
+      this.windowRows = 0
+    }
+    this.windowRows += rows
+    if (this.windowRows >= (this.options.promoteRowsPerSecond ?? PROMOTE_ROWS_PER_SECOND)) this.promote()
+  }
+
+  /**
+   * Starts the writer thread (`auto`) and hands the writes over to it once it is ready. The inline
+   * writer keeps writing meanwhile. The side file must be empty when the thread starts (it is
+   * told so, and never reads it then) and still be empty at the hand-over: two writers never share
+   * the file or its sequence. Otherwise the thread is stopped, having touched nothing of the file,
+   * and a later busy second tries again. What is queued is written here first, so the rows stay in
+   * order.
+   */
+  private promote(): void {
+    const writer = this.writer
+    if (this.promoting || !this.promotable || this.worker || this.closed || !writer) return
+    // rows wait in the side file (replayed here): not now. The thread is told the file is empty and
+    // never reads it at its start; the hand-over happens only if it still is (see `unchanged`)
+    if (!writer.sideFileEmpty) return
+    this.promoting = true
+    const sequence = writer.spillSequence
+    startWriterThread(this.db.name, this.options, sequence).then(
+      (started) => {
+        this.windowRows = 0
+        const unchanged = (): boolean =>
+          !this.closed && this.writer === writer && writer.sideFileEmpty && writer.spillSequence === sequence
+        // what is queued is written here first (the rows stay in order); it too may find the lock
+        if (unchanged()) this.flushQuietly()
+        if (!unchanged()) {
+          this.promoting = false
+          void started.worker.terminate()
+          return
+        }
+        writer.retire()
+        this.lostHere += writer.dropped
+        this.writer = undefined
+        this.db.pragma(`busy_timeout = ${READ_BUSY_MS}`)
+        this.adopt(started)
+        this.promoting = false
+        this.options.onWriterThread?.()
+      },
+      (error: Error) => {
+        // the inline writer goes on; no second try (a thread that cannot start will not later)
+        this.promoting = false
+        this.promotable = false
+        this.threadReported(
+          `the log writer thread did not start (${error.message}); writing on the request thread`,
+        )
+        this.threadReported(undefined)
+      },
+    )
   }
 
   /**
@@ -1059,6 +1244,7 @@ export class LogStore {
     const values = rowValues(batch)
     if (this.writer) {
       this.writer.write(values)
+      if (this.promotable) this.countRows(batch.length)
       return
     }
     if (!this.worker || !this.counters) {
@@ -1107,6 +1293,7 @@ export class LogStore {
     const worker = this.worker
     if (!worker) return
     this.worker = undefined
+    this.promotable = false
     const acked = this.counters ? Atomics.load(this.counters, ACKED) : 0
     for (const [id, rows] of this.inFlight) if (id > acked) this.lostHere += rows
     this.inFlight.clear()

@@ -28,6 +28,7 @@ try {
     retentionDays: data.retentionDays,
     onWriteProblem: (problem) => say({type: 'problem', problem: problem ?? null}),
     onCounts: publish,
+    emptySideFileFrom: data.emptySideFileFrom,
   })
   publish()
   say({type: 'ready'})
