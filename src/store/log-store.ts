@@ -935,6 +935,8 @@ async function startWriterThread(
     emptySideFileFrom,
   }
   const worker = new Worker(WORKER_FILE, {workerData: data})
+  // a thread started under load (`auto`) never keeps the process alive while it starts
+  if (emptySideFileFrom !== undefined) worker.unref()
   // problems said before the store takes the thread (a side file that could not be replayed)
   const early: Array<string | undefined> = []
   let report: (problem: string | undefined) => void = (problem) => early.push(problem)
