@@ -206,9 +206,11 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
         // cores; the thread costs ~10 MB, paid only by a daemon that gets busy. GWCTL_LOG_WRITER
         // (thread, inline, auto) decides instead
         writer: logWriterMode(process.env.GWCTL_LOG_WRITER, availableParallelism()),
-        onWriterThread: () =>
+        onWriterThread: (failed) =>
           log(
-            `${new Date().toISOString()} the log is written on a thread of its own from now on (the request rate rose)`,
+            failed === undefined
+              ? `${new Date().toISOString()} the log is written on a thread of its own from now on (the request rate rose)`
+              : `${new Date().toISOString()} warning: the log writer thread did not start (${failed}); the log is written on the request thread`,
           ),
       })
     } catch (error) {

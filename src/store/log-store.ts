@@ -103,8 +103,11 @@ export interface LogStoreOptions {
    * {@link PROMOTE_ROWS_PER_SECOND}).
    */
   promoteRowsPerSecond?: number
-  /** `auto`: told when the writer thread took the writes over. */
-  onWriterThread?: () => void
+  /**
+   * `auto`: told when the writer thread took the writes over, or why it could not start (the
+   * writes then stay on the caller's thread, which is no problem of the log).
+   */
+  onWriterThread?: (failed?: string) => void
 }
 
 /**
@@ -1018,8 +1021,6 @@ export class LogStore {
    * own (WAL: readers never wait on the writer). Default `inline`: writes on this thread.
    */
   static async open(path: string, options: LogStoreOptions = {}): Promise<LogStore> {
-    // `../store/`: the same file from src/store/, dist/store/ and dist/chunks/ (where the bundle
-    // may put this module). Run from the TypeScript sources (the tests), it is not there: inline.
     if (options.writer !== 'thread' || !existsSync(WORKER_FILE)) {
       const writer = await LogWriter.open(path, options)
       const store = new LogStore(
@@ -1111,10 +1112,7 @@ export class LogStore {
         // the inline writer goes on; no second try (a thread that cannot start will not later)
         this.promoting = false
         this.promotable = false
-        this.threadReported(
-          `the log writer thread did not start (${error.message}); writing on the request thread`,
-        )
-        this.threadReported(undefined)
+        this.options.onWriterThread?.(error.message)
       },
     )
   }
