@@ -378,7 +378,7 @@ describe('gwctl usage rescan of a large history (staged, a pool of reader thread
               `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'history_rows' ORDER BY name`,
             )
             .all(),
-        ).toEqual([{name: 'history_file'}, {name: 'history_side_message'}])
+        ).toEqual([{name: 'history_file'}, {name: 'history_key'}, {name: 'history_side_message'}])
         expect(staged.db.pragma('integrity_check')).toEqual([{integrity_check: 'ok'}])
       } finally {
         staged.close()
