@@ -213,7 +213,9 @@ export function schemaCurrent(db: Db): boolean {
  */
 export function convertToRowid(db: Db): void {
   const old = db
-    .prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history_rows' AND sql LIKE '%WITHOUT ROWID%'`)
+    .prepare(
+      `SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history_rows' AND sql LIKE '%WITHOUT ROWID%'`,
+    )
     .get()
   if (!old) return
   db.exec(`DROP VIEW IF EXISTS history;
