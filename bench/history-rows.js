@@ -4,19 +4,22 @@
  * `HistoryStore.mergeScratch` does on one core after the readers), and what a full-history
  * aggregate costs a query on each layout. It generates `--mb` MB of history (bench/history.js),
  * runs the built `gwctl usage rescan` on it, and takes the rows and the table's definition from
- * that `logs.db`; the rows are split into `--scratches` scratches by file (as the readers split
- * them), each in key order, and merged `--rounds` times per layout, interleaved, in one process:
+ * that `logs.db` (either layout's build); the rows are split into `--scratches` scratches by file
+ * (as the readers split them), each in key order, and merged `--rounds` times per layout,
+ * interleaved, in one process:
  *
- * - `text`: today's layout (the `history_rows` definition as the build wrote it),
- * - `ids`: model, session and project as numbers into a table of names (a query joins it),
- * - `rowid`: a rowid table with a UNIQUE index on the key (the file index then holds
- *   `(file, rowid)`, not `(file, key)`),
+ * - `keyed`: a WITHOUT ROWID table keyed by `key` (the layout until 26 November 2026; the file
+ *   index then holds `(file, key)`),
+ * - `ids`: the same with model, session and project as numbers into a table of names (a query
+ *   joins it),
+ * - `rowid`: a rowid table with a UNIQUE index on the key (the layout since; the file index holds
+ *   `(file, rowid)`),
  *
  * each with the strings as generated (short: `s12`, `/work/p3`, `msg_3_45:req_3_45`) and
  * `realistic` (the same rows with the lengths of a real Claude Code log: a UUID session, a 40-byte
  * cwd, random 28- and 29-byte message and request ids; keys then come in random order). Queries:
- * a sum by model and by day over the merged `text` table, a `rowid` table, the `ids` table through the join, and
- * the `text` rows as `--scratches` tables under a UNION ALL view (a table per scratch). CPU time of
+ * a sum by model and by day over a `keyed` table, a `rowid` table, the `ids` table through the
+ * join, and the `keyed` rows as `--scratches` tables under a UNION ALL view (`parts`). CPU time of
  * this thread; no conflicts in generated rows, so the upsert's SET list does not matter here.
  * `node bench/history-rows.js [--mb 200] [--scratches 4] [--rounds 5] [--json]` (after `npm run build`).
  */
@@ -63,7 +66,10 @@ function rescanRows(dir) {
     throw new Error(`gwctl usage rescan exited ${r.status}: ${String(r.stderr).slice(0, 500)}`)
   const db = new Database(join(dir, 'gw', 'logs.db'), {readonly: true})
   const sql = db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'history_rows'`).pluck().get()
-  const columns = sql.slice(sql.indexOf('(') + 1, sql.lastIndexOf(')'))
+  // keyed by `key` (a build before the rowid table declares it the primary key already)
+  const columns = sql
+    .slice(sql.indexOf('(') + 1, sql.lastIndexOf(')'))
+    .replace(/\bkey TEXT NOT NULL\b/, 'key TEXT PRIMARY KEY')
   const names = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('history_rows')
   const rows = db.prepare('SELECT * FROM history_rows').raw().all()
   db.close()
@@ -90,7 +96,7 @@ function realistic(rows, at) {
 }
 
 const LAYOUTS = {
-  text: (columns) => ({scratch: columns, next: columns, rowid: false}),
+  keyed: (columns) => ({scratch: columns, next: columns, rowid: false}),
   ids: (columns) => {
     const ints = columns.replace(/\b(model|session|project) TEXT\b/g, '$1 INTEGER')
     return {scratch: ints, next: ints, rowid: false}
@@ -194,11 +200,11 @@ function queries(dir, columns, rows, names, at) {
   }
   const result = {}
   for (const [shape, sql] of Object.entries(shapes)) {
-    const samples = {text: [], rowid: [], ids: [], parts: []}
+    const samples = {keyed: [], rowid: [], ids: [], parts: []}
     const expected = JSON.stringify(db.prepare(sql('t')).raw().all())
     for (let round = 0; round < ROUNDS; round++)
       for (const [layout, from] of [
-        ['text', 't'],
+        ['keyed', 't'],
         ['rowid', 'r'],
         ['ids', 'joined'],
         ['parts', 'parts'],
