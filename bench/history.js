@@ -11,9 +11,11 @@
  * It prints the machine's cores and the reader threads the rescan used (`history.threads`, or
  * GWCTL_HISTORY_THREADS, caps them; the default is every core). Peak RSS and CPU time come from
  * GNU time, else from python3's getrusage, else are left out.
- * Run alone: `node bench/history.js [--mb 200] [--quick]`; `npm run bench` runs it last.
+ * Run alone: `node bench/history.js [--mb 200] [--quick] [--realistic]` (`--realistic`: ids and folders
+ * of a real log's form and length, see `naming`); `npm run bench` runs it last, as generated.
  */
 import {spawnSync} from 'node:child_process'
+import {createHash} from 'node:crypto'
 import {
   closeSync,
   existsSync,
@@ -39,9 +41,45 @@ function writeFile(path, lines) {
   closeSync(fd)
 }
 
+/**
+ * The ids and folders the generated lines carry. Short and ordered by default (`s12`, `/work/p3`,
+ * `msg_3_45`: a file's keys are next to each other in key order); `realistic` gives them the form
+ * and length of a real log's (a UUID session, `msg_01` + 22 random letters and digits, a 40-byte
+ * cwd): random keys, as Claude Code writes them, cost a rescan more a row (inserts all over the
+ * key order, longer keys and strings to copy).
+ */
+function naming(realistic) {
+  if (!realistic)
+    return {
+      session: (f) => `s${f}`,
+      message: (f, i) => `msg_${f}_${i}`,
+      request: (f, i) => `req_${f}_${i}`,
+      cwd: (f) => `/work/p${f % 20}`,
+      codexSession: (f) => `cx${f}`,
+      codexCwd: (f) => `/work/c${f % 10}`,
+      geminiSession: (f) => `g${f}`,
+    }
+  const letters = (s, n) =>
+    createHash('sha256').update(s).digest('base64url').replaceAll('-', 'x').replaceAll('_', 'Q').slice(0, n)
+  const hex = (s, n) => createHash('sha256').update(s).digest('hex').slice(0, n)
+  const uuid = (s) => {
+    const h = hex(s, 32)
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+  }
+  return {
+    session: (f) => uuid(`s${f}`),
+    message: (f, i) => `msg_01${letters(`m${f}_${i}`, 22)}`,
+    request: (f, i) => `req_011C${letters(`r${f}_${i}`, 20)}`,
+    cwd: (f) => `/Users/developer/code/project-${f % 20}-service`,
+    codexSession: (f) => uuid(`cx${f}`),
+    codexCwd: (f) => `/Users/developer/code/codex-${f % 10}-service`,
+    geminiSession: (f) => uuid(`g${f}`),
+  }
+}
+
 const day = (i) => new Date(Date.UTC(2025, 7, 1) + (i % 60) * 86_400_000 + (i % 1440) * 60_000).toISOString()
 
-function claudeLines(f, n) {
+function claudeLines(f, n, names = naming(false)) {
   const out = []
   for (let i = 0; i < n; i++) {
     const ts = day(f * 7 + i)
@@ -49,7 +87,7 @@ function claudeLines(f, n) {
       out.push(
         JSON.stringify({
           type: 'user',
-          sessionId: `s${f}`,
+          sessionId: names.session(f),
           message: {role: 'user', content: pad},
           timestamp: ts,
         }),
@@ -58,12 +96,12 @@ function claudeLines(f, n) {
       JSON.stringify({
         parentUuid: null,
         isSidechain: false,
-        cwd: `/work/p${f % 20}`,
-        sessionId: `s${f}`,
+        cwd: names.cwd(f),
+        sessionId: names.session(f),
         version: '1.0.85',
         type: 'assistant',
         message: {
-          id: `msg_${f}_${i}`,
+          id: names.message(f, i),
           role: 'assistant',
           model: 'claude-sonnet-4-20250514',
           content: [{type: 'text', text: pad}],
@@ -74,7 +112,7 @@ function claudeLines(f, n) {
             output_tokens: 40,
           },
         },
-        requestId: `req_${f}_${i}`,
+        requestId: names.request(f, i),
         uuid: `u${i}`,
         timestamp: ts,
       }),
@@ -83,12 +121,12 @@ function claudeLines(f, n) {
   return out
 }
 
-function codexLines(f, n) {
+function codexLines(f, n, names = naming(false)) {
   const out = [
     JSON.stringify({
       timestamp: day(f),
       type: 'session_meta',
-      payload: {id: `cx${f}`, cwd: `/work/c${f % 10}`},
+      payload: {id: names.codexSession(f), cwd: names.codexCwd(f)},
     }),
     JSON.stringify({timestamp: day(f), type: 'turn_context', payload: {model: 'gpt-5.2-codex'}}),
   ]
@@ -120,8 +158,10 @@ function codexLines(f, n) {
   return out
 }
 
-function geminiLines(f, n) {
-  const out = [JSON.stringify({sessionId: `g${f}`, projectHash: 'h', startTime: day(f), kind: 'main'})]
+function geminiLines(f, n, names = naming(false)) {
+  const out = [
+    JSON.stringify({sessionId: names.geminiSession(f), projectHash: 'h', startTime: day(f), kind: 'main'}),
+  ]
   for (let i = 0; i < n; i++) {
     out.push(JSON.stringify({id: `u${i}`, timestamp: day(f + i), type: 'user', content: pad}))
     out.push(
@@ -138,8 +178,9 @@ function geminiLines(f, n) {
   return out
 }
 
-/** Writes about `mb` MB of history under `home`; returns the file count. */
-export function generate(home, mb, linesPerFile = 400) {
+/** Writes about `mb` MB of history under `home` (`realistic`: see `naming`); returns the file count. */
+export function generate(home, mb, linesPerFile = 400, realistic = false) {
+  const names = naming(realistic)
   const target = mb * 1024 * 1024
   let bytes = 0
   let f = 0
@@ -147,10 +188,10 @@ export function generate(home, mb, linesPerFile = 400) {
     const kind = f % 3
     const lines =
       kind === 0
-        ? claudeLines(f, linesPerFile)
+        ? claudeLines(f, linesPerFile, names)
         : kind === 1
-          ? codexLines(f, linesPerFile / 2)
-          : geminiLines(f, linesPerFile / 2)
+          ? codexLines(f, linesPerFile / 2, names)
+          : geminiLines(f, linesPerFile / 2, names)
     const path =
       kind === 0
         ? join(home, '.claude', 'projects', `-work-p${f % 20}`, `s${f}.jsonl`)
@@ -261,7 +302,7 @@ function ccusageBin(dir) {
   return r.status === 0 ? join(prefix, 'node_modules', '.bin', 'ccusage') : undefined
 }
 
-export async function runHistoryBench({mb = 1000} = {}) {
+export async function runHistoryBench({mb = 1000, realistic = false} = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'gwctl-bench-history-'))
   const home = join(dir, 'user-home')
   const env = {
@@ -276,8 +317,9 @@ export async function runHistoryBench({mb = 1000} = {}) {
   const results = {cores: availableParallelism()}
   try {
     const g0 = performance.now()
-    const gen = generate(home, mb)
+    const gen = generate(home, mb, 400, realistic)
     results.generated = {
+      realistic,
       files: gen.files,
       mb: Math.round(gen.bytes / 1048576),
       seconds: Math.round((performance.now() - g0) / 100) / 10,
@@ -366,5 +408,7 @@ export async function runHistoryBench({mb = 1000} = {}) {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const i = process.argv.indexOf('--mb')
   const mb = i > 0 ? Number(process.argv[i + 1]) : process.argv.includes('--quick') ? 50 : 1000
-  runHistoryBench({mb}).then((r) => console.log(JSON.stringify(r, null, 2)))
+  runHistoryBench({mb, realistic: process.argv.includes('--realistic')}).then((r) =>
+    console.log(JSON.stringify(r, null, 2)),
+  )
 }

@@ -1,4 +1,4 @@
-import {appendFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
+import {appendFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import Database from 'better-sqlite3'
 import {dirname, join} from 'node:path'
 
@@ -6,6 +6,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {scanHistory} from '../src/agent-tools/history/scan.js'
 import {HistoryStore} from '../src/store/history-store.js'
+import {HISTORY_VIEW, KEYED_COLUMNS} from '../src/store/history-schema.js'
 import {LogStore} from '../src/store/log-store.js'
 import {json, runCli, spawnCli, tempHome} from './helpers/cli.js'
 import {EXPECTED, writeFixtureHistory} from './helpers/history.js'
@@ -378,7 +379,7 @@ describe('gwctl usage rescan of a large history (staged, a pool of reader thread
               `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'history_rows' ORDER BY name`,
             )
             .all(),
-        ).toEqual([{name: 'history_file'}, {name: 'history_side_message'}])
+        ).toEqual([{name: 'history_file'}, {name: 'history_key'}, {name: 'history_side_message'}])
         expect(staged.db.pragma('integrity_check')).toEqual([{integrity_check: 'ok'}])
       } finally {
         staged.close()
@@ -502,6 +503,73 @@ describe('gwctl usage rescan of a large history (staged, a pool of reader thread
     const again = await cli(['usage', 'rescan', '--json'], threeScratches)
     expect(json(again)).toMatchObject({filesRead: 70, errors: [], readers: 3})
     expect(readdirSync(home.home).filter((n) => n.includes('.rescan-') || n.endsWith('-journal'))).toEqual([])
+  })
+
+  it('converts a keyed rows table to the rowid layout once at open; killed while it copies, leaves the old table whole', async () => {
+    expect((await cli(['usage', 'rescan', '--json'])).exitCode).toBe(0)
+    const path = join(home.home, 'logs.db')
+    // The layout before: rows keyed by `key` (WITHOUT ROWID), padded to 100 MB so that the copy
+    // outgrows the page cache and spills into the WAL before its commit (a kill can land in it).
+    const db = new Database(path)
+    db.exec(`DROP VIEW history; DROP INDEX history_key; DROP INDEX history_file; DROP INDEX history_side_message;
+      ALTER TABLE history_rows RENAME TO old_rows;
+      CREATE TABLE history_rows (${KEYED_COLUMNS}) WITHOUT ROWID;
+      INSERT INTO history_rows SELECT * FROM old_rows; DROP TABLE old_rows;
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 150000)
+        INSERT INTO history_rows (key, file, ts, project) SELECT 'g:pad:' || i, 999999, i, printf('%.600c', 'p') FROM n;
+      CREATE INDEX history_file ON history_rows (file);
+      CREATE INDEX history_side_message ON history_rows (message_id) WHERE sidechain = 1;
+      ${HISTORY_VIEW}`)
+    const summary = (d: Database.Database) => ({
+      layout: d
+        .prepare(`SELECT sql LIKE '%WITHOUT ROWID%' FROM sqlite_master WHERE name = 'history_rows'`)
+        .pluck()
+        .get(),
+      rows: d
+        .prepare(
+          `SELECT count(*) AS n, total(ts) AS ts, total(input_tokens + output_tokens) AS tokens,
+            sum(length(project)) AS p, min(key) AS lo, max(key) AS hi FROM history_rows`,
+        )
+        .get(),
+      integrity: d.pragma('integrity_check', {simple: true}),
+    })
+    const before = summary(db)
+    db.close()
+    expect(before).toMatchObject({layout: 1, integrity: 'ok'})
+    expect((before.rows as {n: number}).n).toBeGreaterThan(150_000)
+    const wal = join(home.home, 'logs.db-wal')
+    let hit = false
+    for (let attempt = 0; attempt < 4 && !hit; attempt++) {
+      const child = spawnCli(['usage', 'rescan', '--incremental', '--json'], {home: home.home})
+      let exited = false
+      void child.finally(() => (exited = true))
+      while (!exited && !(existsSync(wal) && statSync(wal).size > 8 << 20))
+        await new Promise((r) => setTimeout(r, 2))
+      hit = !exited
+      child.kill('SIGKILL')
+      await child
+      const after = new Database(path)
+      try {
+        const now = summary(after)
+        // all or nothing: the old table whole, or the new one with every row
+        expect(now.rows).toEqual(before.rows)
+        expect(now.integrity).toBe('ok')
+        if (hit) expect(now.layout).toBe(1)
+        else break
+      } finally {
+        after.close()
+      }
+    }
+    expect(hit).toBe(true)
+    // The next open converts it, keeping every row and cursor: the scan reads nothing.
+    const done = await cli(['usage', 'rescan', '--incremental', '--json'])
+    expect(json(done)).toMatchObject({filesRead: 0, errors: []})
+    const converted = new Database(path)
+    try {
+      expect(summary(converted)).toEqual({...before, layout: 0})
+    } finally {
+      converted.close()
+    }
   })
 
   it('refuses a history.threads that is not a positive integer: exit 3 naming the setting, nothing read', async () => {

@@ -6,7 +6,16 @@ import type BetterSqlite3 from 'better-sqlite3'
 import type {HistoryRecord} from './history-rows.js'
 import {openSqlite} from './sqlite.js'
 import type {Db} from './history-schema.js'
-import {FILE_INDEX, HISTORY_COLUMNS, SET_ALL, SIDE_INDEX, setAll, SCAN_ORDER_RULE} from './history-schema.js'
+import {
+  FILE_INDEX,
+  HISTORY_COLUMNS,
+  KEYED_COLUMNS,
+  KEY_INDEX,
+  SET_ALL,
+  SIDE_INDEX,
+  setAll,
+  SCAN_ORDER_RULE,
+} from './history-schema.js'
 import type {FileCursor} from './history-insert.js'
 import {CURSOR_COLUMNS, MERGE_CACHE_KB, maxTime, Inserter, stateJson} from './history-insert.js'
 
@@ -67,8 +76,8 @@ export class Scratch {
    * Creates the scratch database at `path` (replacing any file there), mode 0600, with its tables.
    * `lock`: where the write lock is, when other readers write it too (see `open`).
    */
-  static create(path: string, lock?: ScratchLock, cacheKb = SCRATCH_CACHE_KB): Scratch {
-    return new Scratch(Scratch.make(path, cacheKb), path, lock)
+  static create(path: string, lock?: ScratchLock, cacheKb = SCRATCH_CACHE_KB, merged = false): Scratch {
+    return new Scratch(Scratch.make(path, cacheKb, merged), path, lock)
   }
 
   /** Another reader's connection to a scratch database `create` made. */
@@ -76,8 +85,14 @@ export class Scratch {
     return new Scratch(Scratch.connect(path, cacheKb, true), path, lock)
   }
 
-  /** A new scratch database with its tables (the file index comes with `finish`). */
-  private static make(path: string, cacheKb: number): Db {
+  /**
+   * A new scratch database with its tables (the file index comes with `finish`). `merged`: one of
+   * several scratches, merged by one statement that reads each in key order: keyed by `key`
+   * (WITHOUT ROWID), read along its primary key. Else (the only scratch, or `finish`'s) the log
+   * database's layout, a rowid table with a unique key index, which the swap copies page by page
+   * (SQLite's transfer needs the same layout and indexes).
+   */
+  private static make(path: string, cacheKb: number, merged: boolean): Db {
     rmSync(path, {force: true})
     closeSync(openSync(path, 'wx', 0o600))
     const db = Scratch.connect(path, cacheKb)
@@ -85,7 +100,8 @@ export class Scratch {
         tool TEXT NOT NULL, inode INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL,
         offset INTEGER NOT NULL, state TEXT, scanned_at INTEGER NOT NULL, max_ts INTEGER,
         ord INTEGER NOT NULL);
-      CREATE TABLE staged (${HISTORY_COLUMNS}) WITHOUT ROWID;
+      ${merged ? `CREATE TABLE staged (${KEYED_COLUMNS}) WITHOUT ROWID;` : `CREATE TABLE staged (${HISTORY_COLUMNS});`}
+      ${merged ? '' : KEY_INDEX('staged_key', 'staged')}
       ${SIDE_INDEX('staged_side_message', 'staged')}`)
     return db
   }
@@ -105,7 +121,9 @@ export class Scratch {
     if (paths.length > MAX_MERGED) throw new Error(`at most ${MAX_MERGED} scratch databases merge at once`)
     const path = paths.length === 1 ? paths[0] : into
     const db =
-      paths.length === 1 ? Scratch.connect(path, MERGE_CACHE_KB, true) : Scratch.make(into, MERGE_CACHE_KB)
+      paths.length === 1
+        ? Scratch.connect(path, MERGE_CACHE_KB, true)
+        : Scratch.make(into, MERGE_CACHE_KB, false)
     try {
       if (paths.length > 1) {
         paths.forEach((p, i) => db.prepare(`ATTACH DATABASE ? AS s${i}`).run(p))

@@ -24,6 +24,7 @@ import type {Db} from './history-schema.js'
 import {
   HISTORY_COLUMNS,
   COLUMN_NAMES,
+  KEY_INDEX,
   SIDE_INDEX,
   FILE_INDEX,
   HISTORY_VIEW,
@@ -35,6 +36,7 @@ import {
   SCAN_ORDER_RULE,
   schemaCurrent,
   addMaxTs,
+  convertToRowid,
   migrate,
   SYNTHETIC_MARK,
   DELETE_SYNTHETIC,
@@ -136,6 +138,7 @@ export class HistoryStore {
           db.exec('DROP VIEW history')
           db.exec(DELETE_SYNTHETIC)
         }
+        convertToRowid(db)
         db.exec(SCHEMA)
         addMaxTs(db)
         db.exec('DROP INDEX IF EXISTS history_ts')
@@ -379,9 +382,11 @@ export class HistoryStore {
         if (clash) throw new Error(`the history changed during the rescan (${clash.path}): run it again`)
         // An index name is the database's: the old table's indexes go first.
         db.exec(`DROP TABLE IF EXISTS history_next;
+          DROP INDEX IF EXISTS history_key;
           DROP INDEX IF EXISTS history_side_message;
           DROP INDEX IF EXISTS history_file;
-          CREATE TABLE history_next (${HISTORY_COLUMNS}) WITHOUT ROWID;
+          CREATE TABLE history_next (${HISTORY_COLUMNS});
+          ${KEY_INDEX('history_key', 'history_next')}
           ${SIDE_INDEX('history_side_message', 'history_next')}`)
         // The rows read. Several scratches: one statement reads each in key order (SQLite merges
         // the sorted arms without a sorter) and writes the rows in key order, each key once, by

@@ -11,7 +11,7 @@ import {EXPECTED, writeFixtureHistory} from '../../../test/helpers/history.js'
 import {HistoryStore} from '../../store/history-store.js'
 import {LogStore} from '../../store/log-store.js'
 import {openSqlite} from '../../store/sqlite.js'
-import {HISTORY_VIEW, SYNTHETIC_MARK} from '../../store/history-schema.js'
+import {HISTORY_COLUMNS, HISTORY_VIEW, SYNTHETIC_MARK} from '../../store/history-schema.js'
 import {usageEntries} from '../../store/usage-entries.js'
 import {historySince, usageGroups} from '../../store/usage-query.js'
 import {claudeParser} from './claude.js'
@@ -582,6 +582,7 @@ describe('history scanners', () => {
       {type: 'trigger', name: 'history_files_delete'},
       {type: 'trigger', name: 'history_files_insert'},
       {type: 'trigger', name: 'history_files_update'},
+      {type: 'index', name: 'history_key'},
       {type: 'table', name: 'history_rows'},
       {type: 'index', name: 'history_side_message'},
     ])
@@ -592,6 +593,54 @@ describe('history scanners', () => {
     // No cursor left: the next scan reads every file whole and counts the same.
     expect((await scanHistory(store, {env})).filesRead).toBe(5)
     expect(totalsByToolDay(store)).toEqual(before)
+  })
+
+  it('converts the rows of the keyed layout (WITHOUT ROWID) into a rowid table once, cursors kept: nothing read again', async () => {
+    writeFixtureHistory(env.HOME!)
+    await scanHistory(store, {env})
+    const before = totalsByToolDay(store)
+    const rows = () => store.db.prepare(`SELECT * FROM history_rows ORDER BY key`).all()
+    const held = rows()
+    const cursors = store.db.prepare('SELECT * FROM history_files ORDER BY id').all()
+    // The layout before 26 November 2026: the rows keyed by `key`, no `history_key` index.
+    store.db
+      .exec(`DROP VIEW history; DROP INDEX history_key; DROP INDEX history_file; DROP INDEX history_side_message;
+      ALTER TABLE history_rows RENAME TO old_rows;
+      CREATE TABLE history_rows (${HISTORY_COLUMNS.replace('key TEXT NOT NULL,', 'key TEXT PRIMARY KEY,')}) WITHOUT ROWID;
+      INSERT INTO history_rows SELECT * FROM old_rows; DROP TABLE old_rows;
+      CREATE INDEX history_file ON history_rows (file);
+      CREATE INDEX history_side_message ON history_rows (message_id) WHERE sidechain = 1;
+      ${HISTORY_VIEW}`)
+    const layout = () =>
+      store.db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'history_rows'`).pluck().get() as string
+    expect(layout()).toMatch(/WITHOUT ROWID/)
+    store.close()
+    store = await HistoryStore.open(join(home, 'logs.db'))
+    expect(layout()).not.toMatch(/WITHOUT ROWID/)
+    expect(
+      store.db
+        .prepare(
+          `SELECT name FROM sqlite_master WHERE tbl_name = 'history_rows' AND type = 'index' ORDER BY name`,
+        )
+        .pluck()
+        .all(),
+    ).toEqual(['history_file', 'history_key', 'history_side_message'])
+    expect(rows()).toEqual(held)
+    expect(store.db.prepare('SELECT * FROM history_files ORDER BY id').all()).toEqual(cursors)
+    expect(totalsByToolDay(store)).toEqual(before)
+    // A key stays unique, and the next scan reads nothing (every cursor was kept).
+    expect(() =>
+      store.db
+        .prepare('INSERT INTO history_rows (key, file, ts) SELECT key, file, ts FROM history_rows LIMIT 1')
+        .run(),
+    ).toThrow(/UNIQUE/)
+    expect((await scanHistory(store, {env})).filesRead).toBe(0)
+    // Once: the next open finds the layout current and copies nothing.
+    const pages = store.db.pragma('page_count', {simple: true})
+    store.close()
+    store = await HistoryStore.open(join(home, 'logs.db'))
+    expect(store.db.pragma('page_count', {simple: true})).toBe(pages)
+    expect(rows()).toEqual(held)
   })
 
   it('numbers files once: a full rescan keeps the numbers, gives new files free ones, and swaps nothing on a clash', async () => {

@@ -295,8 +295,10 @@ async function stagedScan(
   )
   const jobs = stageJobs(files, paths, readers)
   // this thread creates every scratch (the workers open theirs) and writes the first
-  const scratch = Scratch.create(paths[0], jobLock(jobs[0]), jobs[0].cacheKb)
-  for (const p of paths.slice(1)) Scratch.create(p).close()
+  // (several scratches are merged, keyed by `key`; one is copied, in the log database's layout)
+  const merged = paths.length > 1
+  const scratch = Scratch.create(paths[0], jobLock(jobs[0]), jobs[0].cacheKb, merged)
+  for (const p of paths.slice(1)) Scratch.create(p, undefined, undefined, merged).close()
   let workers: Array<Promise<StageResult>> = []
   // the workers stop with the scan's signal, and with a failure of any reader; this thread's
   // reading stops with the scan's signal, and with a failure of a worker
