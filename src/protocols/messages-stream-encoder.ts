@@ -26,6 +26,9 @@ interface Block {
   start: StreamEvent & {type: 'block_start'}
   /** The wire index, once the block's start is written. */
   wire?: number
+  /** The text of this block's delta events of `deltaType` up to their string (made once). */
+  deltaHead?: string
+  deltaType?: string
   /** Events that came while another block held the wire. */
   held: BlockEvent[]
   part?: ReasoningPart
@@ -163,7 +166,11 @@ export class MessagesStreamEncoder implements StreamEncoder {
   /** `delta(b, {type, [key]: text})` written as text. */
   private textDelta(b: Block, type: string, key: string, text: string): string {
     const start = this.writeStart(b)
-    return `${start}event: content_block_delta\ndata: {"type":"content_block_delta","index":${b.wire},"delta":{"type":"${type}","${key}":${JSON.stringify(text)}}}\n\n`
+    if (b.deltaType !== type) {
+      b.deltaType = type
+      b.deltaHead = `event: content_block_delta\ndata: {"type":"content_block_delta","index":${b.wire},"delta":{"type":"${type}","${key}":`
+    }
+    return `${start}${b.deltaHead}${JSON.stringify(text)}}}\n\n`
   }
 
   private render(b: Block, e: BlockEvent): string {
