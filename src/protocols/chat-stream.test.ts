@@ -254,10 +254,11 @@ describe('chat stream decoder: chunks read without a parse', () => {
   const decodeRaw = (datas: string[], parseEvery: boolean): StreamEvent[] => {
     const decoder = chatCodec.streamDecoder({}) as ReturnType<typeof chatCodec.streamDecoder> & {
       template?: unknown
+      toLearn?: unknown
     }
     const events: StreamEvent[] = []
     for (const data of datas) {
-      if (parseEvery) decoder.template = undefined
+      if (parseEvery) decoder.template = decoder.toLearn = undefined
       events.push(...decoder.event(undefined, data))
     }
     events.push(...decoder.end())

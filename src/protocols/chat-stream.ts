@@ -97,11 +97,21 @@ export class ChatStreamDecoder implements StreamDecoder {
   private stopped = false
   private usage?: Usage
   private template?: DeltaTemplate
+  /**
+   * A parsed chunk to learn a template from, learned at the next chunk: its events are handed on
+   * first (a stream's first event waits for nothing).
+   */
+  private toLearn?: {chunk: Json; choice: Json; data: string}
 
   constructor(private readonly ctx?: CodecContext) {}
 
   event(_name: string | undefined, data: string): StreamEvent[] {
     if (this.done) return []
+    const toLearn = this.toLearn
+    if (toLearn) {
+      this.toLearn = undefined
+      this.learn(toLearn.chunk, toLearn.choice, toLearn.data)
+    }
     const template = this.template
     if (template) {
       const fast = this.fromTemplate(template, data)
@@ -157,7 +167,7 @@ export class ChatStreamDecoder implements StreamDecoder {
     if (usageNew) this.usage = decodeChatUsage(chunk.usage)
     // Usage follows the stop (a server that sends it earlier, on every chunk, is held till then).
     if (this.usage && this.stopped && (usageNew || justStopped)) out.push({type: 'usage', usage: this.usage})
-    if (!this.stopped && !usageNew && isObj(choice)) this.learn(chunk, choice, data)
+    if (!this.stopped && !usageNew && isObj(choice)) this.toLearn = {chunk, choice, data}
     return out
   }
 
