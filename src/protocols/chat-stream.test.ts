@@ -1,5 +1,5 @@
 import OpenAI from 'openai'
-import {describe, expect, it} from 'vitest'
+import {afterEach, describe, expect, it, vi} from 'vitest'
 
 import {BoundedCarry} from './carry.js'
 import {chatCodec} from './chat.js'
@@ -254,10 +254,11 @@ describe('chat stream decoder: chunks read without a parse', () => {
   const decodeRaw = (datas: string[], parseEvery: boolean): StreamEvent[] => {
     const decoder = chatCodec.streamDecoder({}) as ReturnType<typeof chatCodec.streamDecoder> & {
       template?: unknown
+      toLearn?: unknown
     }
     const events: StreamEvent[] = []
     for (const data of datas) {
-      if (parseEvery) decoder.template = undefined
+      if (parseEvery) decoder.template = decoder.toLearn = undefined
       events.push(...decoder.event(undefined, data))
     }
     events.push(...decoder.end())
@@ -345,6 +346,92 @@ describe('chat stream decoder: chunks read without a parse', () => {
     const twice = (inner: string): string =>
       `{"id":"c1","content":"x","choices":[{"index":0,"delta":{"content":"${inner}"},"finish_reason":null}]}`
     expect(texts(same([first, twice('a'), twice('b'), '[DONE]']))).toEqual(['a', 'b'])
+  })
+
+  describe('from a first chunk with a role, and the chunk that finishes', () => {
+    // the simulator's, vLLM's and DeepSeek's shape: every chunk has logprobs and usage
+    const head =
+      '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":{'
+    const tail = (finish: string): string => `},"logprobs":null,"finish_reason":${finish}}],"usage":null}`
+    const roleFirst = (content = ''): string =>
+      `${head}"role":"assistant","content":"${content}"${tail('null')}`
+    const text = (inner: string): string => `${head}"content":"${inner}"${tail('null')}`
+    const thinking = (inner: string): string => `${head}"reasoning_content":"${inner}"${tail('null')}`
+    const finish = (reason: string): string => `${head}${tail(reason)}`
+    const usage =
+      '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"up","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}'
+    /** The chunks (whole chunk texts, not the strings of a template) parsed while `run` runs. */
+    const parsedBy = (run: () => void): string[] => {
+      const spy = vi.spyOn(JSON, 'parse')
+      run()
+      return spy.mock.calls.map((call) => String(call[0])).filter((t) => t.startsWith('{'))
+    }
+    afterEach(() => {
+      vi.restoreAllMocks()
+    })
+
+    it('reads the text chunks after the first and the finish chunk without a parse', () => {
+      const stream = [roleFirst(), text('a'), text('b \\"c\\"'), text(''), finish('"stop"'), usage, '[DONE]']
+      const reference = decodeRaw(stream, true)
+      let events: StreamEvent[] = []
+      const calls = parsedBy(() => (events = decodeRaw(stream, false)))
+      expect(events).toEqual(reference)
+      expect(texts(events)).toEqual(['a', 'b "c"'])
+      expect(events).toContainEqual({type: 'stop', reason: 'end'})
+      expect(events).toContainEqual({
+        type: 'usage',
+        usage: expect.objectContaining({inputTokens: 3, outputTokens: 2}),
+      })
+      // the first chunk (its id and model) and the usage chunk only
+      expect(calls).toEqual([roleFirst(), usage])
+    })
+
+    it('reads the finish reason of that chunk, escapes included, as a parse would', () => {
+      expect(same([roleFirst(), text('a'), finish('"length"'), '[DONE]'])).toContainEqual({
+        type: 'stop',
+        reason: 'max_tokens',
+      })
+      expect(same([roleFirst(), thinking('t'), finish('"tool_calls"'), '[DONE]'])).toContainEqual({
+        type: 'stop',
+        reason: 'tool_use',
+      })
+      same([roleFirst(), text('a'), finish('"st\\u006fp \\"x\\""'), '[DONE]'])
+    })
+
+    it('parses a finishing chunk of another shape: usage on it, text in it, a smuggled structure, a null', () => {
+      const withUsage = `${head}},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":4,"completion_tokens":1}}`
+      expect(same([roleFirst(), text('a'), withUsage, '[DONE]'])).toContainEqual({
+        type: 'usage',
+        usage: expect.objectContaining({inputTokens: 4, outputTokens: 1}),
+      })
+      expect(
+        texts(same([roleFirst(), text('a'), `${head}"content":"z"${tail('"stop"')}`, '[DONE]'])),
+      ).toEqual(['a', 'z'])
+      const smuggled = finish('"stop"}],"usage":{"prompt_tokens":9},"x":[{"y":"')
+      expect(() => decodeRaw([roleFirst(), text('a'), smuggled, '[DONE]'], false)).toThrow(/not JSON/)
+      expect(same([roleFirst(), text('a'), finish('null'), text('b'), '[DONE]'])).toContainEqual({
+        type: 'stop',
+        reason: 'end',
+      })
+    })
+
+    it('keeps the content of the role chunk, and learns nothing from a role chunk of another shape', () => {
+      expect(texts(same([roleFirst('Hi'), text(' there'), finish('"stop"'), '[DONE]']))).toEqual([
+        'Hi',
+        ' there',
+      ])
+      // "delta" twice in the chunk: which one is the choice's is not known without the parse
+      const twice = `{"id":"c1","x":{"delta":1},"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`
+      const later = `{"id":"c1","x":{"delta":1},"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":null}]}`
+      expect(texts(same([twice, later, '[DONE]']))).toEqual(['b'])
+      // no finish_reason key on the choice: no finish form (the one in the text is not the choice's)
+      const noKey = `{"id":"c1","choices":[{"index":0,"delta":{"role":"assistant","content":""}}],"meta":{"finish_reason":null}}`
+      const noKeyText = `{"id":"c1","choices":[{"index":0,"delta":{"content":"b"}}],"meta":{"finish_reason":null}}`
+      const metaStop = `{"id":"c1","choices":[{"index":0,"delta":{}}],"meta":{"finish_reason":"length"}}`
+      const events = same([noKey, noKeyText, metaStop, '[DONE]'])
+      expect(events).toContainEqual({type: 'stop', reason: 'end'})
+      expect(events).not.toContainEqual({type: 'stop', reason: 'max_tokens'})
+    })
   })
 
   it('still refuses a chunk that is not JSON though it starts and ends like its template', () => {

@@ -72,10 +72,19 @@ interface DeltaTemplate extends StringTemplate {
   kind: 'text' | 'reasoning' | 'args'
   /** The tool call's index (kind `args`). */
   call?: number
+  /**
+   * A text or reasoning template's chunk with an empty delta and a finish reason in place of its
+   * `null` (the chunk that ends most streams), split around that reason's string.
+   */
+  finish?: StringTemplate
 }
 
 /** Delta keys whose chunks become templates, and the kind of each. */
 const TEMPLATE_KEYS = {content: 'text', reasoning_content: 'reasoning'} as const
+const DELTA_OPEN = '"delta":{'
+const ROLE = '"role":"assistant",'
+const ROLE_DELTA = `${DELTA_OPEN}${ROLE}"content":`
+const FINISH = '"finish_reason"'
 
 /** Reads a chat upstream's stream. */
 export class ChatStreamDecoder implements StreamDecoder {
@@ -88,13 +97,29 @@ export class ChatStreamDecoder implements StreamDecoder {
   private stopped = false
   private usage?: Usage
   private template?: DeltaTemplate
+  /**
+   * A parsed chunk to learn a template from, learned at the next chunk: its events are handed on
+   * first (a stream's first event waits for nothing).
+   */
+  private toLearn?: {chunk: Json; choice: Json; data: string}
 
   constructor(private readonly ctx?: CodecContext) {}
 
   event(_name: string | undefined, data: string): StreamEvent[] {
     if (this.done) return []
-    const fast = this.template && this.fromTemplate(this.template, data)
-    if (fast) return fast
+    const toLearn = this.toLearn
+    if (toLearn) {
+      this.toLearn = undefined
+      this.learn(toLearn.chunk, toLearn.choice, toLearn.data)
+    }
+    const template = this.template
+    if (template) {
+      const fast = this.fromTemplate(template, data)
+      if (fast) return fast
+      const reason = template.finish && templateString(template.finish, data)
+      // what the parse of that chunk would give: a delta with nothing in it, then the finish
+      if (reason !== undefined) return this.interpret({choices: [{delta: {}, finish_reason: reason}]}, data)
+    }
     const text = data.trim()
     if (text === '[DONE]') return this.finish()
     let chunk: Json
@@ -108,6 +133,11 @@ export class ChatStreamDecoder implements StreamDecoder {
       throw new Error(`upstream event data is not JSON: ${data.slice(0, 80)}`)
     }
     if (chunk.error !== undefined) return this.fail(chunk.error)
+    return this.interpret(chunk, data)
+  }
+
+  /** The events of one parsed chunk (`data`: its text, kept as a template when it may be one). */
+  private interpret(chunk: Json, data: string): StreamEvent[] {
     const out: StreamEvent[] = []
     if (!this.started) {
       this.started = true
@@ -137,7 +167,7 @@ export class ChatStreamDecoder implements StreamDecoder {
     if (usageNew) this.usage = decodeChatUsage(chunk.usage)
     // Usage follows the stop (a server that sends it earlier, on every chunk, is held till then).
     if (this.usage && this.stopped && (usageNew || justStopped)) out.push({type: 'usage', usage: this.usage})
-    if (!this.stopped && !usageNew && isObj(choice)) this.learn(chunk, choice, data)
+    if (!this.stopped && !usageNew && isObj(choice)) this.toLearn = {chunk, choice, data}
     return out
   }
 
@@ -159,12 +189,58 @@ export class ChatStreamDecoder implements StreamDecoder {
       this.learnArgs(delta.tool_calls, data)
       return
     }
+    // A stream's first chunk, `"delta":{"role":"assistant","content":""}` (vLLM, DeepSeek, the
+    // simulator): the text chunks after it are that chunk without its role, so they need no parse
+    // of their own to learn from. The role member is the delta's first: removing it leaves the
+    // same chunk with a delta of one string (`"delta"` occurs once in the text, so it is this
+    // chunk's delta; a quote inside a JSON string is escaped, so the text matched is structure).
+    if (
+      keys.length === 2 &&
+      keys[0] === 'role' &&
+      keys[1] === 'content' &&
+      delta.role === 'assistant' &&
+      typeof delta.content === 'string'
+    ) {
+      const at = data.indexOf(ROLE_DELTA)
+      if (at === -1 || data.indexOf('"delta"', at + 1) !== -1 || data.lastIndexOf('"delta"', at - 1) !== -1)
+        return
+      const without = data.slice(0, at + DELTA_OPEN.length) + data.slice(at + DELTA_OPEN.length + ROLE.length)
+      this.keep(learnTemplate(without, 'content'), 'content', choice.finish_reason === null)
+      return
+    }
     if (keys.length !== 1 || !Object.hasOwn(TEMPLATE_KEYS, keys[0])) return
     const key = keys[0] as keyof typeof TEMPLATE_KEYS
     const value = delta[key]
     if (typeof value !== 'string') return
-    const template = learnTemplate(data, key)
-    if (template) this.template = {...template, kind: TEMPLATE_KEYS[key]}
+    this.keep(learnTemplate(data, key), key, choice.finish_reason === null)
+  }
+
+  /**
+   * Keeps a text or reasoning template, and its finish form: the template's chunk ends its delta
+   * right after the string (`"},`), so the same chunk with an empty delta (`{}`) and a string
+   * where its one `"finish_reason":null` is (`nullFinish`: the choice has that key, so the one
+   * occurrence in the text is the choice's), is the chunk that finishes the stream.
+   */
+  private keep(
+    template: StringTemplate | undefined,
+    key: keyof typeof TEMPLATE_KEYS,
+    nullFinish: boolean,
+  ): void {
+    if (!template) return
+    const kept: DeltaTemplate = {...template, kind: TEMPLATE_KEYS[key]}
+    this.template = kept
+    if (!nullFinish) return
+    const open = `${DELTA_OPEN}"${key}":"`
+    const {before, after} = template
+    if (!before.endsWith(open) || after[1] !== '}' || before.includes(FINISH)) return
+    const head = before.slice(0, before.length - open.length + DELTA_OPEN.length)
+    const rest = after.slice(1)
+    const at = rest.indexOf(`${FINISH}:null`)
+    if (at === -1 || rest.indexOf(FINISH, at + 1) !== -1) return
+    kept.finish = {
+      before: `${head}${rest.slice(0, at + FINISH.length + 1)}"`,
+      after: `"${rest.slice(at + FINISH.length + 5)}`,
+    }
   }
 
   /**

@@ -1,5 +1,5 @@
 import OpenAI from 'openai'
-import {describe, expect, it} from 'vitest'
+import {afterEach, describe, expect, it, vi} from 'vitest'
 
 import {BoundedCarry} from './carry.js'
 import {chatCodec} from './chat.js'
@@ -360,5 +360,64 @@ describe('chat answers', () => {
     } finally {
       await server.close()
     }
+  })
+})
+
+describe('chat answers written as text', () => {
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+  const odd = 'say "hi"\n\u00e9\u2028 😀 \\'
+  const answers: Array<[string, Response]> = [
+    ['text', {id: 'c1', model: 'm', parts: [{type: 'text', text: odd}], stop: 'end', usage: emptyUsage()}],
+    [
+      'reasoning, text in two parts, tool calls, and every count',
+      {
+        id: '',
+        model: '',
+        parts: [
+          {type: 'reasoning', text: 'T', signature: {family: 'messages', value: 'SIG'}},
+          {type: 'text', text: 'a'},
+          {type: 'reasoning', text: odd},
+          {type: 'text', text: 'b'},
+          {type: 'tool_call', id: 'call_1', name: 'f', arguments: '{"x": [1, "é"]}'},
+          {type: 'tool_call', id: 'call_2', name: 'g', arguments: ''},
+        ],
+        stop: 'tool_use',
+        usage: {
+          inputTokens: 100,
+          outputTokens: 7,
+          cacheReadTokens: 20,
+          cacheCreationTokens: 30,
+          reasoningTokens: 3,
+        },
+      },
+    ],
+    [
+      'tool calls only (content null), a length stop',
+      {
+        id: 'c3',
+        model: 'x',
+        parts: [{type: 'tool_call', id: 'call_3', name: 'h', arguments: '{}'}],
+        stop: 'max_tokens',
+        usage: emptyUsage(),
+      },
+    ],
+    ['nothing (content "")', {id: 'c4', model: 'x', parts: [], stop: 'refusal', usage: emptyUsage()}],
+  ]
+  it.each(answers)('%s: the bytes JSON.stringify writes for encodeResponse', (_name, response) => {
+    vi.useFakeTimers({now: new Date('2026-11-26T10:00:00.600Z')})
+    const ctx = {newId: (prefix: string) => `${prefix}made`, request: {...base, model: 'asked'}}
+    const text = chatCodec.encodeResponseText!(response, ctx)
+    expect(text).toBe(JSON.stringify(chatCodec.encodeResponse(response, ctx)))
+  })
+
+  it('keeps reasoning for the next turn as the object encoder does', () => {
+    const response = answers[1][1]
+    const [a, b] = [new BoundedCarry(), new BoundedCarry()]
+    chatCodec.encodeResponse(response, {carry: a})
+    chatCodec.encodeResponseText!(response, {carry: b})
+    expect(b.get('call_1')).toEqual(a.get('call_1'))
+    expect(b.get('call_1')).toBeDefined()
   })
 })

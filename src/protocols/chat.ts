@@ -382,6 +382,30 @@ function encodeResponse(response: Response, ctx?: CodecContext): Record<string, 
   }
 }
 
+const q = JSON.stringify
+const n = (value: number): string => (Number.isFinite(value) ? String(value) : 'null')
+
+/** {@link encodeResponse} written as text: the same bytes, without the object. */
+function encodeResponseText(response: Response, ctx?: CodecContext): string {
+  storeCarry(response.parts, 'chat', ctx?.carry, true)
+  let text = ''
+  let reasoning = ''
+  let calls = ''
+  for (const p of response.parts) {
+    if (p.type === 'text') text += p.text
+    else if (p.type === 'reasoning') reasoning += p.text
+    else if (p.type === 'tool_call')
+      calls += `${calls ? ',' : ''}{"id":${q(p.id)},"type":"function","function":{"name":${q(p.name)},"arguments":${q(p.arguments || '{}')}}}`
+  }
+  const id = response.id || makeId(ctx, 'chatcmpl-')
+  const model = response.model || ctx?.request?.model || ''
+  const content = text ? q(text) : calls ? 'null' : '""'
+  const u = response.usage
+  const input = u.inputTokens ?? 0
+  const output = u.outputTokens ?? 0
+  return `{"id":${q(id)},"object":"chat.completion","created":${Math.floor(Date.now() / 1000)},"model":${q(model)},"choices":[{"index":0,"message":{"role":"assistant","content":${content}${reasoning ? `,"reasoning_content":${q(reasoning)}` : ''}${calls ? `,"tool_calls":[${calls}]` : ''}},"logprobs":null,"finish_reason":${q(CHAT_FINISH[response.stop])}}],"usage":{"prompt_tokens":${n(input)},"completion_tokens":${n(output)},"total_tokens":${n(input + output)},"prompt_tokens_details":{"cached_tokens":${n(u.cacheReadTokens ?? 0)}},"completion_tokens_details":{"reasoning_tokens":${n(u.reasoningTokens ?? 0)}}}}`
+}
+
 export const chatCodec: Codec = {
   family: 'chat',
   decodeRequest: (body, ctx) => decodeRequest(body, ctx),
@@ -389,6 +413,7 @@ export const chatCodec: Codec = {
   path: () => '/v1/chat/completions',
   decodeResponse,
   encodeResponse,
+  encodeResponseText,
   streamDecoder: (ctx) => new ChatStreamDecoder(ctx),
   streamEncoder: (ctx) => new ChatStreamEncoder(ctx),
 }

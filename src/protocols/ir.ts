@@ -297,6 +297,12 @@ export interface Codec {
   decodeResponse(body: unknown, ctx?: CodecContext): Response
   /** A non-stream answer for a client of this family. */
   encodeResponse(response: Response, ctx?: CodecContext): Record<string, unknown>
+  /**
+   * The same answer as JSON text, byte for byte `JSON.stringify(encodeResponse(...))`, written
+   * without building the object first (a codec without it is encoded as an object, then
+   * stringified).
+   */
+  encodeResponseText?(response: Response, ctx?: CodecContext): string
   /** Reads an upstream's stream of this family. */
   streamDecoder(ctx?: CodecContext): StreamDecoder
   /** Writes a stream for a client of this family. */

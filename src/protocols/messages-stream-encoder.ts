@@ -7,7 +7,7 @@
 import {errorType} from './errors.js'
 import type {Json} from './cm-common.js'
 import {makeId, storeCarry} from './cm-common.js'
-import {STOP_REASON, messagesUsage} from './messages-stream.js'
+import {STOP_REASON, messagesUsageText} from './messages-stream.js'
 import type {
   CodecContext,
   Opaque,
@@ -26,6 +26,9 @@ interface Block {
   start: StreamEvent & {type: 'block_start'}
   /** The wire index, once the block's start is written. */
   wire?: number
+  /** The text of this block's delta events of `deltaType` up to their string (made once). */
+  deltaHead?: string
+  deltaType?: string
   /** Events that came while another block held the wire. */
   held: BlockEvent[]
   part?: ReasoningPart
@@ -34,6 +37,15 @@ interface Block {
 }
 
 const sse = (payload: Json): string => `event: ${String(payload.type)}\ndata: ${JSON.stringify(payload)}\n\n`
+const q = JSON.stringify
+
+// The events every stream has are written as text: byte for byte what `sse` writes for them
+// (messages-stream.test.ts compares the two), without an object and a `JSON.stringify` each.
+const MESSAGE_STOP = 'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+const blockStop = (index: number): string =>
+  `event: content_block_stop\ndata: {"type":"content_block_stop","index":${index}}\n\n`
+const blockStart = (index: number, block: string): string =>
+  `event: content_block_start\ndata: {"type":"content_block_start","index":${index},"content_block":${block}}\n\n`
 
 export class MessagesStreamEncoder implements StreamEncoder {
   private started = false
@@ -69,18 +81,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
       case 'end':
         out += this.flushAll()
         this.closed = true
-        return (
-          out +
-          sse({
-            type: 'message_delta',
-            delta: {
-              stop_reason: STOP_REASON[this.stop?.reason ?? 'end'],
-              stop_sequence: this.stop?.stopSequence ?? null,
-            },
-            usage: messagesUsage(this.usage),
-          }) +
-          sse({type: 'message_stop'})
-        )
+        return `${out}event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":${q(STOP_REASON[this.stop?.reason ?? 'end'])},"stop_sequence":${q(this.stop?.stopSequence ?? null)}},"usage":${messagesUsageText(this.usage)}}\n\n${MESSAGE_STOP}`
       case 'start':
         return out
       default:
@@ -91,19 +92,9 @@ export class MessagesStreamEncoder implements StreamEncoder {
   private begin(start?: {id: string; model: string; usage?: Partial<Usage>}): string {
     this.started = true
     if (start?.usage) this.usage = {...start.usage}
-    return sse({
-      type: 'message_start',
-      message: {
-        id: start?.id || makeId(this.ctx, 'msg_'),
-        type: 'message',
-        role: 'assistant',
-        model: start?.model || this.ctx?.model || this.ctx?.request?.model || '',
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: messagesUsage(this.usage),
-      },
-    })
+    const id = start?.id || makeId(this.ctx, 'msg_')
+    const model = start?.model || this.ctx?.model || this.ctx?.request?.model || ''
+    return `event: message_start\ndata: {"type":"message_start","message":{"id":${q(id)},"type":"message","role":"assistant","model":${q(model)},"content":[],"stop_reason":null,"stop_sequence":null,"usage":${messagesUsageText(this.usage)}}}\n\n`
   }
 
   private blockStart(e: StreamEvent & {type: 'block_start'}): string {
@@ -156,15 +147,16 @@ export class MessagesStreamEncoder implements StreamEncoder {
     if (b.wire !== undefined) return ''
     b.wire = this.wireNext++
     const s = b.start.block
-    const content_block =
+    return blockStart(
+      b.wire,
       s.type === 'text'
-        ? {type: 'text', text: ''}
+        ? '{"type":"text","text":""}'
         : s.type === 'tool_call'
-          ? {type: 'tool_use', id: s.id, name: s.name, input: {}}
+          ? `{"type":"tool_use","id":${q(s.id)},"name":${q(s.name)},"input":{}}`
           : b.redacted
-            ? {type: 'redacted_thinking', data: wrapOpaque('messages', b.redacted)}
-            : {type: 'thinking', thinking: '', signature: ''}
-    return sse({type: 'content_block_start', index: b.wire, content_block})
+            ? `{"type":"redacted_thinking","data":${q(wrapOpaque('messages', b.redacted))}}`
+            : '{"type":"thinking","thinking":"","signature":""}',
+    )
   }
 
   private delta(b: Block, delta: Json): string {
@@ -174,7 +166,11 @@ export class MessagesStreamEncoder implements StreamEncoder {
   /** `delta(b, {type, [key]: text})` written as text. */
   private textDelta(b: Block, type: string, key: string, text: string): string {
     const start = this.writeStart(b)
-    return `${start}event: content_block_delta\ndata: {"type":"content_block_delta","index":${b.wire},"delta":{"type":"${type}","${key}":${JSON.stringify(text)}}}\n\n`
+    if (b.deltaType !== type) {
+      b.deltaType = type
+      b.deltaHead = `event: content_block_delta\ndata: {"type":"content_block_delta","index":${b.wire},"delta":{"type":"${type}","${key}":`
+    }
+    return `${start}${b.deltaHead}${JSON.stringify(text)}}}\n\n`
   }
 
   private render(b: Block, e: BlockEvent): string {
@@ -210,7 +206,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
         index: b.wire,
         delta: {type: 'signature_delta', signature: wrapOpaque('messages', b.opaque)},
       })
-    return out + sse({type: 'content_block_stop', index: b.wire})
+    return out + blockStop(b.wire as number)
   }
 
   private advance(): string {

@@ -386,4 +386,80 @@ describe('messages stream encoder: deltas written as text', () => {
       ].map((e) => JSON.stringify(e)),
     )
   })
+
+  it('writes the events of every stream (start, block starts and stops, delta, stop) as JSON.stringify would', () => {
+    const encoder = messagesCodec.streamEncoder({newId: (p) => `${p}made`, model: 'asked'})
+    const out = encodeAll(encoder, [
+      {type: 'start', id: '', model: '', usage: {inputTokens: 9, cacheReadTokens: 4}},
+      {type: 'block_start', index: 0, block: {type: 'reasoning'}},
+      {type: 'reasoning_delta', index: 0, text: 'T'},
+      {type: 'reasoning_opaque', index: 0, signature: {family: 'gemini', value: 'g"sig'}},
+      {type: 'block_stop', index: 0},
+      {type: 'block_start', index: 1, block: {type: 'reasoning'}},
+      {type: 'reasoning_opaque', index: 1, redacted: {family: 'messages', value: 'RED'}},
+      {type: 'block_stop', index: 1},
+      {type: 'block_start', index: 2, block: {type: 'text'}},
+      {type: 'text_delta', index: 2, text: 'hi'},
+      {type: 'block_stop', index: 2},
+      {type: 'block_start', index: 3, block: {type: 'tool_call', id: 'toolu_"1', name: 'f\u2028'}},
+      {type: 'block_stop', index: 3},
+      {type: 'stop', reason: 'stop_sequence', stopSequence: 'E"ND'},
+      {type: 'usage', usage: {outputTokens: 5, cacheCreationTokens: 2, cache1hTokens: 1}},
+      {type: 'end'},
+    ])
+    const usage = {
+      input_tokens: 5,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 4,
+      output_tokens: 0,
+    }
+    const expected = [
+      {
+        type: 'message_start',
+        message: {
+          id: 'msg_made',
+          type: 'message',
+          role: 'assistant',
+          model: 'asked',
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage,
+        },
+      },
+      {type: 'content_block_start', index: 0, content_block: {type: 'thinking', thinking: '', signature: ''}},
+      {type: 'content_block_delta', index: 0, delta: {type: 'thinking_delta', thinking: 'T'}},
+      {
+        type: 'content_block_delta',
+        index: 0,
+        delta: {type: 'signature_delta', signature: 'gwx1.gemini.g"sig'},
+      },
+      {type: 'content_block_stop', index: 0},
+      {type: 'content_block_start', index: 1, content_block: {type: 'redacted_thinking', data: 'RED'}},
+      {type: 'content_block_stop', index: 1},
+      {type: 'content_block_start', index: 2, content_block: {type: 'text', text: ''}},
+      {type: 'content_block_delta', index: 2, delta: {type: 'text_delta', text: 'hi'}},
+      {type: 'content_block_stop', index: 2},
+      {
+        type: 'content_block_start',
+        index: 3,
+        content_block: {type: 'tool_use', id: 'toolu_"1', name: 'f\u2028', input: {}},
+      },
+      {type: 'content_block_stop', index: 3},
+      {
+        type: 'message_delta',
+        delta: {stop_reason: 'stop_sequence', stop_sequence: 'E"ND'},
+        usage: {
+          input_tokens: 3,
+          cache_creation_input_tokens: 2,
+          cache_read_input_tokens: 4,
+          cache_creation: {ephemeral_5m_input_tokens: 1, ephemeral_1h_input_tokens: 1},
+          output_tokens: 5,
+        },
+      },
+      {type: 'message_stop'},
+    ]
+    // the bytes, event names and key order included
+    expect(out).toBe(expected.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(''))
+  })
 })

@@ -90,6 +90,17 @@ export function messagesUsage(u: Partial<Usage>): Json {
   }
 }
 
+/** A count as JSON writes it (a count is always finite; anything else would be `null`). */
+export const jsonNumber = (n: number): string => (Number.isFinite(n) ? String(n) : 'null')
+
+/** {@link messagesUsage} as JSON text, byte for byte what `JSON.stringify` of it writes. */
+export function messagesUsageText(u: Partial<Usage>): string {
+  const read = u.cacheReadTokens ?? 0
+  const creation = u.cacheCreationTokens ?? 0
+  const oneHour = u.cache1hTokens
+  return `{"input_tokens":${jsonNumber(Math.max(0, (u.inputTokens ?? 0) - read - creation))},"cache_creation_input_tokens":${jsonNumber(creation)},"cache_read_input_tokens":${jsonNumber(read)},${oneHour !== undefined ? `"cache_creation":{"ephemeral_5m_input_tokens":${jsonNumber(Math.max(0, creation - oneHour))},"ephemeral_1h_input_tokens":${jsonNumber(oneHour)}},` : ''}"output_tokens":${jsonNumber(u.outputTokens ?? 0)}}`
+}
+
 const ERROR_STATUS: Record<string, number> = {
   invalid_request_error: 400,
   authentication_error: 401,

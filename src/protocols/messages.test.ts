@@ -472,3 +472,60 @@ describe('messages answers', () => {
     }
   })
 })
+
+describe('messages answers written as text', () => {
+  const odd = 'say "hi"\n\u00e9\u2028 😀 \\'
+  const answers: Array<[string, Response]> = [
+    ['text', {id: 'msg_1', model: 'm', parts: [{type: 'text', text: odd}], stop: 'end', usage: emptyUsage()}],
+    [
+      'every part kind, a stop sequence and one-hour cache writes',
+      {
+        id: '',
+        model: '',
+        parts: [
+          {type: 'reasoning', text: 'T', signature: {family: 'messages', value: 'SIG'}},
+          {type: 'reasoning', text: '', redacted: {family: 'messages', value: 'RED'}},
+          {type: 'reasoning', text: 'G', signature: {family: 'gemini', value: 'gsig'}},
+          {type: 'reasoning', text: 'R', encrypted: {family: 'responses', value: '{"id":"rs_1"}'}},
+          {type: 'reasoning', text: ''},
+          {type: 'reasoning', text: 'plain'},
+          {type: 'text', text: ''},
+          {type: 'text', text: 'a'},
+          {type: 'text', text: 'b'},
+          {type: 'tool_call', id: 'toolu_1', name: 'f', arguments: '{"x": [1, "é"]}'},
+          {type: 'tool_call', id: 'toolu_2', name: 'g', arguments: 'not json'},
+          {type: 'tool_call', id: 'toolu_3', name: 'h', arguments: '[1]'},
+          {type: 'tool_call', id: 'toolu_4', name: 'i', arguments: ''},
+        ],
+        stop: 'stop_sequence',
+        stopSequence: 'END',
+        usage: {
+          inputTokens: 100,
+          outputTokens: 7,
+          cacheReadTokens: 20,
+          cacheCreationTokens: 30,
+          cache1hTokens: 10,
+          reasoningTokens: 3,
+        },
+      },
+    ],
+    [
+      'no parts, a context-window stop',
+      {id: 'm', model: 'x', parts: [], stop: 'context_window', usage: emptyUsage()},
+    ],
+  ]
+  it.each(answers)('%s: the bytes JSON.stringify writes for encodeResponse', (_name, response) => {
+    const ctx = {newId: (prefix: string) => `${prefix}made`, request: {...base, model: 'asked'}}
+    const text = messagesCodec.encodeResponseText!(response, ctx)
+    expect(text).toBe(JSON.stringify(messagesCodec.encodeResponse(response, ctx)))
+  })
+
+  it('keeps foreign reasoning for the next turn as the object encoder does', () => {
+    const response = answers[1][1]
+    const [a, b] = [new BoundedCarry(), new BoundedCarry()]
+    messagesCodec.encodeResponse(response, {carry: a})
+    messagesCodec.encodeResponseText!(response, {carry: b})
+    for (const id of ['toolu_1', 'toolu_2', 'toolu_3', 'toolu_4']) expect(b.get(id)).toEqual(a.get(id))
+    expect(b.get('toolu_1')).toBeDefined()
+  })
+})

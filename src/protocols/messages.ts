@@ -10,6 +10,7 @@ import {
   decodeMessagesUsage,
   messagesStop,
   messagesUsage,
+  messagesUsageText,
   STOP_REASON,
 } from './messages-stream.js'
 import {encodeMessagesRequest} from './messages-request.js'
@@ -281,6 +282,40 @@ function encodeResponse(response: Response, ctx?: CodecContext): Record<string, 
   }
 }
 
+const q = JSON.stringify
+
+/** {@link encodeResponse} written as text: the same bytes, without the object. */
+function encodeResponseText(response: Response, ctx?: CodecContext): string {
+  storeCarry(response.parts, 'messages', ctx?.carry, false)
+  let content = ''
+  for (const p of response.parts) {
+    let block: string
+    if (p.type === 'text') {
+      if (p.text === '') continue
+      block = `{"type":"text","text":${q(p.text)}}`
+    } else if (p.type === 'reasoning') {
+      if (p.redacted) block = `{"type":"redacted_thinking","data":${q(wrapOpaque('messages', p.redacted))}}`
+      else {
+        const opaque = p.signature ?? p.encrypted
+        if (p.text === '' && !opaque) continue
+        block = `{"type":"thinking","thinking":${q(p.text)},"signature":${q(opaque ? wrapOpaque('messages', opaque) : '')}}`
+      }
+    } else if (p.type === 'tool_call') {
+      let input: unknown = {}
+      try {
+        input = JSON.parse(p.arguments || '{}')
+      } catch {
+        input = {}
+      }
+      block = `{"type":"tool_use","id":${q(p.id)},"name":${q(p.name)},"input":${q(isObj(input) ? input : {})}}`
+    } else continue
+    content += content === '' ? block : `,${block}`
+  }
+  const id = response.id || makeId(ctx, 'msg_')
+  const model = response.model || ctx?.request?.model || ''
+  return `{"id":${q(id)},"type":"message","role":"assistant","model":${q(model)},"content":[${content}],"stop_reason":${q(STOP_REASON[response.stop])},"stop_sequence":${q(response.stopSequence ?? null)},"usage":${messagesUsageText(response.usage)}}`
+}
+
 export const messagesCodec: Codec = {
   family: 'messages',
   decodeRequest: (body, ctx) => decodeRequest(body, ctx),
@@ -288,6 +323,7 @@ export const messagesCodec: Codec = {
   path: () => '/v1/messages',
   decodeResponse,
   encodeResponse,
+  encodeResponseText,
   streamDecoder: (ctx) => new MessagesStreamDecoder(ctx),
   streamEncoder: (ctx) => new MessagesStreamEncoder(ctx),
 }

@@ -95,6 +95,27 @@ export function translateResponse(
 }
 
 /**
+ * Translates a whole (non-stream) upstream answer into the JSON text the client gets, written
+ * straight from the IR where the client's codec can (`encodeResponseText`). `id`: the answer's
+ * id as the client got it where the encoder made the object, else the upstream's (a Responses
+ * client's history keys on it; Responses answers are encoded as objects).
+ */
+export function translateResponseText(
+  upstream: Family,
+  client: ClientRequest,
+  body: unknown,
+  ctx: CodecContext = {},
+): {text: string; usage: Usage; id: string} {
+  const response = CODECS[upstream].decodeResponse(body, ctx)
+  const codec = CODECS[client.family]
+  const encodeCtx = {carry: ctx.carry, newId: ctx.newId, request: client.request}
+  if (codec.encodeResponseText)
+    return {text: codec.encodeResponseText(response, encodeCtx), usage: response.usage, id: response.id}
+  const out = codec.encodeResponse(response, encodeCtx)
+  return {text: JSON.stringify(out), usage: response.usage, id: String(out.id ?? '')}
+}
+
+/**
  * Translates an upstream's SSE stream into the client's, event by event: `push` takes bytes as
  * they arrive and returns the SSE text to write now; `end` returns the rest. An upstream that
  * ends without its terminal event, or sends an error event, is reported in `error` (and the

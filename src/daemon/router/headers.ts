@@ -92,6 +92,11 @@ export function forwardHeaders(
   return headers
 }
 
+/** Whether an answer header of this (lower-case) name is passed back to the client. */
+export function isReturnedHeader(name: string): boolean {
+  return RETURN_HEADERS.has(name) || hasPrefix(name, RETURN_PREFIXES)
+}
+
 export function returnHeaders(
   upstream: Record<string, string | string[] | undefined>,
 ): Record<string, string | string[]> {

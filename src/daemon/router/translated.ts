@@ -11,10 +11,10 @@ import {performance} from 'node:perf_hooks'
 import type {Dispatcher} from 'undici'
 
 import type {ClientRequest} from '../../protocols/translate.js'
-import {StreamTranslator, translateResponse, upstreamErrorMessage} from '../../protocols/translate.js'
+import {StreamTranslator, translateResponseText, upstreamErrorMessage} from '../../protocols/translate.js'
 import type {CarryStore} from '../../protocols/ir.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
-import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'
+import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
 import type {FailedBeforeFirstByte, RelayContext} from './relay.js'
 
@@ -50,6 +50,31 @@ function excerpt(text: string): string {
     .slice(0, 200)
 }
 
+/** Upstream answer headers that a translated answer never passes on (it sets its own). */
+const OWN_HEADERS = new Set(['content-type', 'content-encoding', 'request-id', 'x-request-id'])
+
+/**
+ * The headers of a translated answer, as the flat `[name, value, ...]` list `writeHead` takes
+ * (no object to build, copy or delete from on every request): the upstream's returned headers
+ * but its type, encoding and request id (and, on a stream, its cache-control: a stream sets its
+ * own), then the entrance's request id header.
+ */
+function answerHeaders(
+  upstream: Record<string, string | string[] | undefined>,
+  stream: boolean,
+  idName: string,
+  requestId: string,
+): Array<string | string[]> {
+  const headers: Array<string | string[]> = []
+  for (const name in upstream) {
+    const value = upstream[name]
+    if (value === undefined || OWN_HEADERS.has(name) || (stream && name === 'cache-control')) continue
+    if (isReturnedHeader(name)) headers.push(name, value)
+  }
+  headers.push(idName, requestId)
+  return headers
+}
+
 /** Relays one upstream answer of another family, translated, and settles the breaker. */
 export async function relayTranslated(
   ctx: RelayContext,
@@ -62,17 +87,9 @@ export async function relayTranslated(
   const {res, family, result, started} = ctx
   const provider = target.provider
   const upFamily = provider.family
-  const headers = returnHeaders(upstream.headers)
-  delete headers['content-type']
-  delete headers['content-encoding']
   const upstreamId = upstream.headers['request-id'] ?? upstream.headers['x-request-id']
   result.requestId = (Array.isArray(upstreamId) ? upstreamId[0] : upstreamId) ?? mintRequestId()
-  const idName = requestIdHeader(family)
-  delete headers['request-id']
-  delete headers['x-request-id']
-  headers[idName] = result.requestId
   const contentType = String(upstream.headers['content-type'] ?? '')
-  const sse = /text\/event-stream/i.test(contentType)
   result.stream = translation.client.request.stream
   const redact = (text: string): string => (credential ? text.split(credential).join('[redacted]') : text)
 
@@ -95,7 +112,7 @@ export async function relayTranslated(
     result.ttfbMs = performance.now() - started
     const passed: Record<string, string> = {}
     for (const name of ['retry-after', 'retry-after-ms', 'x-should-retry']) {
-      const value = headers[name]
+      const value = upstream.headers[name]
       if (typeof value === 'string') passed[name] = value
     }
     sendFamilyError(res, family, status, message, {requestId: result.requestId, headers: passed})
@@ -103,6 +120,12 @@ export async function relayTranslated(
     return
   }
 
+  const headers = answerHeaders(
+    upstream.headers,
+    translation.client.request.stream,
+    requestIdHeader(family),
+    result.requestId,
+  )
   const ctxCodec = {carry: translation.carry}
   if (!translation.client.request.stream) {
     let body: unknown
@@ -127,10 +150,10 @@ export async function relayTranslated(
       }
       failure = tooLarge ? (error as Error).message : 'an answer that is not JSON'
     }
-    let out: ReturnType<typeof translateResponse> | undefined
+    let out: ReturnType<typeof translateResponseText> | undefined
     if (!failure) {
       try {
-        out = translateResponse(upFamily, translation.client, body, ctxCodec)
+        out = translateResponseText(upFamily, translation.client, body, ctxCodec)
       } catch (error) {
         failure = `an answer that cannot be translated (${(error as Error).message})`
       }
@@ -143,20 +166,19 @@ export async function relayTranslated(
       sendFamilyError(res, family, 502, message, {requestId: result.requestId})
       return
     }
-    // encoded once: the length is the buffer's (no second pass to count the bytes)
-    const bytes = Buffer.from(JSON.stringify(out.body))
+    // written as one string with the status line and headers (one socket write, no buffer)
+    const {text} = out
     result.status = status
     result.ttfbMs = performance.now() - started
-    headers['content-type'] = 'application/json'
-    headers['content-length'] = String(bytes.length)
+    headers.push('content-type', 'application/json', 'content-length', String(Buffer.byteLength(text)))
     res.writeHead(status, headers)
-    res.end(bytes)
-    result.usage = family === 'responses' ? {...out.usage, responseId: String(out.body.id ?? '')} : out.usage
+    res.end(text)
+    result.usage = family === 'responses' ? {...out.usage, responseId: out.id} : out.usage
     target.breaker?.recordSuccess()
     return
   }
 
-  if (!sse) {
+  if (!/text\/event-stream/i.test(contentType)) {
     await upstream.body.dump().catch(() => undefined)
     const message = `${provider.name}: upstream answered ${status} with ${contentType || 'no content type'}, not a stream`
     target.breaker?.recordFailure(message)
@@ -168,7 +190,8 @@ export async function relayTranslated(
 
   const translator = new StreamTranslator(upFamily, translation.client, ctxCodec)
   result.status = status
-  res.writeHead(status, {...headers, 'content-type': 'text/event-stream', 'cache-control': 'no-cache'})
+  headers.push('content-type', 'text/event-stream', 'cache-control', 'no-cache')
+  res.writeHead(status, headers)
   const body = upstream.body
   const broken = await new Promise<{error: unknown} | undefined>((resolve) => {
     const resume = (): void => {
@@ -182,8 +205,14 @@ export async function relayTranslated(
         res.once('drain', resume)
       }
     }
-    // the first event goes out as soon as it is translated, with the headers
-    translator.onFirstOutput = send
+    // The first event goes out as soon as it is translated, with the headers: node:http holds a
+    // response's writes until the next tick (it corks the socket), so it is uncorked at once
+    // rather than after the rest of that upstream read is translated. The rest of each read is
+    // one write, sent at the end of the tick.
+    translator.onFirstOutput = (data: string): void => {
+      send(data)
+      res.uncork()
+    }
     body.on('data', (chunk: Buffer) => {
       if (res.destroyed) {
         resolve({error: new Error('client closed the connection')})

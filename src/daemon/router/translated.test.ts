@@ -1,0 +1,255 @@
+/**
+ * The translated relay on the wire (a Messages client, a chat upstream, in this process): what
+ * each socket write to the client holds. A stream's first event goes out alone, at once, even
+ * when the upstream's first read held many events; the rest of each upstream read goes out in
+ * one write, before the upstream sends its next read (nothing waits for the whole answer). The
+ * headers the client gets, and a non-stream answer in one write with its exact length.
+ */
+import type {IncomingMessage, Server, ServerResponse} from 'node:http'
+import {createServer, request} from 'node:http'
+import type {AddressInfo, Socket} from 'node:net'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import type {ProviderConfig} from '../../store/schema.js'
+import type {ProxyResult} from './proxy.js'
+import {proxyRequest, UpstreamPools} from './proxy.js'
+
+const chunk = (payload: Record<string, unknown>): string => `data: ${JSON.stringify(payload)}\n\n`
+const delta = (content: string, extra: Record<string, unknown> = {}): string =>
+  chunk({
+    id: 'chatcmpl-1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'up-model',
+    choices: [{index: 0, delta: {...extra, content}, logprobs: null, finish_reason: null}],
+  })
+
+/** The upstream's stream in three reads: the test sends the next one when the client has the last. */
+const READS = [
+  delta('', {role: 'assistant'}) + delta('one ') + delta('two ') + delta('three '),
+  delta('four ') + delta('five'),
+  chunk({id: 'chatcmpl-1', choices: [{index: 0, delta: {}, finish_reason: 'stop'}]}) +
+    chunk({id: 'chatcmpl-1', choices: [], usage: {prompt_tokens: 3, completion_tokens: 5}}) +
+    'data: [DONE]\n\n',
+]
+const TEXT = 'héllo "wörld" 😀'
+
+let upstream: Server
+let gateway: Server
+let pools: UpstreamPools
+let provider: ProviderConfig
+/** Releases the upstream's next read. */
+let next: () => void = () => {}
+/** The socket writes of the last answer, in order (each as text). */
+let writes: string[] = []
+let results: ProxyResult[] = []
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  for await (const c of req) chunks.push(c as Buffer)
+  return Buffer.concat(chunks)
+}
+
+/** Records what each write to the client's socket holds (`_write` or, corked, `_writev`). */
+function spy(res: ServerResponse): void {
+  const socket = res.socket as Socket & {
+    _write: (chunk: Buffer | string, encoding: string, cb: () => void) => void
+    _writev: (chunks: Array<{chunk: Buffer | string}>, cb: () => void) => void
+  }
+  writes = []
+  const write = socket._write
+  const writev = socket._writev
+  socket._write = function (c, encoding, cb) {
+    writes.push(String(c))
+    write.call(this, c, encoding, cb)
+  }
+  socket._writev = function (chunks, cb) {
+    writes.push(chunks.map((c) => String(c.chunk)).join(''))
+    writev.call(this, chunks, cb)
+  }
+}
+
+beforeAll(async () => {
+  upstream = createServer(async (req, res) => {
+    const body = JSON.parse((await readBody(req)).toString()) as {stream?: boolean}
+    if (!body.stream) {
+      res.writeHead(200, {
+        'content-type': 'application/json; charset=utf-8',
+        'x-request-id': 'up-json',
+        'cache-control': 'no-store',
+        'x-ratelimit-remaining-requests': '41',
+        'x-internal': 'not passed',
+      })
+      res.end(
+        JSON.stringify({
+          id: 'chatcmpl-2',
+          model: 'up-model',
+          choices: [{index: 0, message: {role: 'assistant', content: TEXT}, finish_reason: 'stop'}],
+          usage: {prompt_tokens: 3, completion_tokens: 4},
+        }),
+      )
+      return
+    }
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'private',
+      'x-request-id': 'up-stream',
+      'x-ratelimit-remaining-requests': '40',
+    })
+    for (const [i, read] of READS.entries()) {
+      if (i > 0) await new Promise<void>((resolve) => (next = resolve))
+      if (i < READS.length - 1) res.write(read)
+      else res.end(read)
+    }
+  })
+  upstream.listen(0, '127.0.0.1')
+  await new Promise((resolve) => upstream.once('listening', resolve))
+  provider = {
+    name: 'up',
+    family: 'chat',
+    baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+    credential: {secret: 'upstream-key'},
+  }
+  pools = new UpstreamPools()
+  gateway = createServer(async (req, res) => {
+    const body = await readBody(req)
+    spy(res)
+    results.push(
+      await proxyRequest(
+        {family: 'messages', method: 'POST', url: req.url ?? '/', headers: req.headers, body},
+        res,
+        {
+          targets: [{provider, model: 'up-model', translate: true}],
+          fallbacks: false,
+          timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 2_000},
+          pools,
+        },
+      ),
+    )
+  })
+  gateway.listen(0, '127.0.0.1')
+  await new Promise((resolve) => gateway.once('listening', resolve))
+})
+
+afterAll(async () => {
+  gateway.closeAllConnections()
+  gateway.close()
+  upstream.closeAllConnections()
+  upstream.close()
+  await pools.close()
+})
+
+/** Asks the gateway on a connection of its own; `onData` sees the body as it arrives. */
+function ask(
+  stream: boolean,
+  onData: (text: string) => void = () => {},
+): Promise<{status: number; headers: IncomingMessage['headers']; body: Buffer}> {
+  results = []
+  const body = JSON.stringify({
+    model: 'claude-x',
+    max_tokens: 64,
+    stream,
+    messages: [{role: 'user', content: 'hi'}],
+  })
+  return new Promise((resolve, reject) => {
+    const port = (gateway.address() as AddressInfo).port
+    const req = request(
+      {host: '127.0.0.1', port, method: 'POST', path: '/v1/messages', agent: false},
+      (res) => {
+        const chunks: Buffer[] = []
+        let text = ''
+        res.on('data', (c: Buffer) => {
+          chunks.push(c)
+          text += c.toString()
+          onData(text)
+        })
+        res.on('end', () =>
+          resolve({status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks)}),
+        )
+        res.on('error', reject)
+      },
+    )
+    req.on('error', reject)
+    req.setHeader('content-type', 'application/json')
+    req.setHeader('anthropic-version', '2023-06-01')
+    req.end(body)
+  })
+}
+
+describe('translated stream on the wire', () => {
+  it('writes the first event alone at once, then each upstream read in one write as it comes', async () => {
+    let released = 0
+    const answer = await ask(true, (text) => {
+      // the next upstream read is sent only once the client has the last one's text
+      if (released === 0 && text.includes('three ')) {
+        released = 1
+        next()
+      } else if (released === 1 && text.includes('five')) {
+        released = 2
+        next()
+      }
+    })
+    expect(answer.status).toBe(200)
+    expect(released).toBe(2)
+    const events = [...answer.body.toString().matchAll(/^event: (\w+)$/gm)].map((m) => m[1])
+    expect(events).toEqual([
+      'message_start',
+      'content_block_start',
+      ...Array(5).fill('content_block_delta'),
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ])
+
+    // 1: the status line, the headers and message_start, though the upstream's first read held four chunks
+    expect(writes[0]).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+    expect(writes[0]).toContain('event: message_start')
+    expect(writes[0]).not.toContain('content_block')
+    // 2: the rest of that read, in one write
+    expect(writes[1]).toMatch(/^[0-9a-f]+\r\nevent: content_block_start\n/)
+    expect(writes[1].match(/event: content_block_delta/g)).toHaveLength(3)
+    expect(writes[1]).toContain('"three "')
+    // 3: the second read, in one write (sent before the upstream's third read existed)
+    expect(writes[2].match(/event: content_block_delta/g)).toHaveLength(2)
+    expect(writes[2]).toContain('"five"')
+    expect(writes[2]).not.toContain('message_delta')
+    expect(writes.slice(3).join('')).toContain('event: message_stop')
+
+    // headers: the entrance's id header, the stream's own type and cache-control (once)
+    expect(answer.headers['content-type']).toBe('text/event-stream')
+    expect(answer.headers['cache-control']).toBe('no-cache')
+    expect(writes[0].match(/cache-control/gi)).toHaveLength(1)
+    expect(answer.headers['request-id']).toBe('up-stream')
+    expect(answer.headers['x-request-id']).toBeUndefined()
+    expect(answer.headers['x-ratelimit-remaining-requests']).toBe('40')
+    expect(results[0]).toMatchObject({status: 200, stream: true, requestId: 'up-stream', error: null})
+    expect(results[0].usage).toMatchObject({inputTokens: 3, outputTokens: 5})
+  })
+})
+
+describe('translated answer on the wire', () => {
+  it('writes the status line, headers and body in one write, its length in bytes', async () => {
+    const answer = await ask(false)
+    expect(answer.status).toBe(200)
+    expect(writes).toHaveLength(1)
+    expect(writes[0]).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+    expect(Number(answer.headers['content-length'])).toBe(answer.body.length)
+    expect(answer.body.length).toBeGreaterThan(answer.body.toString().length) // not ASCII
+    const body = JSON.parse(answer.body.toString()) as {id: string; content: unknown; usage: unknown}
+    expect(body.id).toBe('chatcmpl-2')
+    expect(body.content).toEqual([{type: 'text', text: TEXT}])
+    expect(body.usage).toEqual({
+      input_tokens: 3,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      output_tokens: 4,
+    })
+    expect(answer.headers['content-type']).toBe('application/json')
+    expect(answer.headers['cache-control']).toBe('no-store')
+    expect(answer.headers['request-id']).toBe('up-json')
+    expect(answer.headers['x-request-id']).toBeUndefined()
+    expect(answer.headers['x-internal']).toBeUndefined()
+    expect(answer.headers['x-ratelimit-remaining-requests']).toBe('41')
+    expect(results[0]).toMatchObject({status: 200, stream: false, requestId: 'up-json', error: null})
+  })
+})
