@@ -54,12 +54,6 @@ const ids = (): string[] => {
 }
 
 describe('log writer thread', () => {
-  it("reads on a connection with the store's 2 MB page cache (better-sqlite3's default is 16 MB)", async () => {
-    const store = await open()
-    const db = (store as unknown as {db: Database.Database}).db
-    expect(db.pragma('cache_size', {simple: true})).toBe(-2000)
-  })
-
   it('writes the batches on its thread; a read right after an append sees the row', async () => {
     const store = await open({flushMs: 60_000})
     for (let i = 0; i < 30; i++) store.append(entry(`r${i}`))
