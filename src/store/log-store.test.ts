@@ -7,7 +7,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {tempHome} from '../../test/helpers/cli.js'
 import type {LogEntry} from './log-store.js'
 import {openLogReader} from './log-query.js'
-import {LogStore} from './log-store.js'
+import {LOG_CACHE_KB, LogStore} from './log-store.js'
 
 const HOUR = 3_600_000
 const T0 = Date.UTC(2026, 10, 20, 10, 30) // 10:30 UTC
@@ -319,6 +319,21 @@ describe('LogStore', () => {
     const bad = join(home.home, 'bad.db')
     writeFileSync(bad, 'this is not a database '.repeat(100))
     await expect(openLogReader(bad)).rejects.toThrow(/not a database/)
+  })
+
+  it("caps the connection's page cache at 2 MB, not better-sqlite3's 16 MB default (the daemon's RSS under load)", () => {
+    // better-sqlite3 builds SQLite with a 16 MB default: a fresh connection shows it
+    const plain = new Database(path)
+    expect(plain.pragma('cache_size', {simple: true})).toBe(-16_000)
+    plain.close()
+    // the store's connection (writes, and reads in inline mode): negative means KiB
+    const db = (store as unknown as {db: Database.Database}).db
+    expect(db.pragma('cache_size', {simple: true})).toBe(-LOG_CACHE_KB)
+    expect(LOG_CACHE_KB).toBe(2000)
+    // and rows still go in and come out with it
+    for (let i = 0; i < 2000; i++) store.append(entry({requestId: `req_${i}`}))
+    store.flush()
+    expect(store.queryLogs({limit: 3}).map((r) => r.requestId)).toEqual(['req_1999', 'req_1998', 'req_1997'])
   })
 
   it('integrity check passes on a good file and fails on a corrupted one', async () => {
