@@ -132,6 +132,8 @@ const OPEN_BUSY_MS = 10_000
  * default, filled only by reads (bench/README.md, "rss").
  */
 export const LOG_CACHE_KB = 2000
+/** A read connection's page cache (KiB): better-sqlite3's default, which only reads fill. */
+const READ_CACHE_KB = 16_000
 /** A lock held this long is reported (degraded) (ms). */
 const BUSY_REPORT_MS = 30_000
 /** Rows kept in the side file while the database stays locked; beyond, new batches are dropped and reported. */
@@ -1115,7 +1117,9 @@ export class LogStore {
         writer.retire()
         this.lostHere += writer.dropped
         this.writer = undefined
+        // a read connection from here on, as in thread mode: the default cache, filled by reads only
         this.db.pragma(`busy_timeout = ${READ_BUSY_MS}`)
+        this.db.pragma(`cache_size = -${READ_CACHE_KB}`)
         this.adopt(started)
         this.promoting = false
         this.options.onWriterThread?.()
