@@ -17,7 +17,7 @@
 // - two chunks of the read commands (`logs`, `usage`): what they import, statically
 //   or on their usual path lazily, in `dist/chunks/read-cli-*.js` (what only commands load) and
 //   `dist/chunks/read-core-*.js` (what the daemon and the workers load too: built-ins only, like
-//   core), so `usage --json` reads 7 files instead of 15 (Node 20 spends about 1 ms on each ES
+//   core), so `usage --json` reads 7 files instead of 17 (Node 20 spends about 1 ms on each ES
 //   module file: bench/README.md, "CLI start-up, 26 November");
 // - rollup's own chunks, in dist/chunks/, for the rest (what lowdb, undici, ink need, ...).
 // A module that finds a file by `new URL(relative, import.meta.url)` must sit where tsc put it
