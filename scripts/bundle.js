@@ -14,6 +14,11 @@
 //   `dist/chunks/core-*.js` (also loaded by the daemon and the completion engine: node: built-ins
 //   only in its whole static closure) and `dist/chunks/cli-*.js` (commands and hooks only:
 //   @oclif/core and string-width too, which every command has loaded before its code runs);
+// - two chunks of the read commands (`logs`, `usage`): what they import, statically
+//   or on their usual path lazily, in `dist/chunks/read-cli-*.js` (what only commands load) and
+//   `dist/chunks/read-core-*.js` (what the daemon and the workers load too: built-ins only, like
+//   core), so `usage --json` reads 7 files instead of 17 (Node 20 spends about 1 ms on each ES
+//   module file: bench/README.md, "CLI start-up, 26 November");
 // - rollup's own chunks, in dist/chunks/, for the rest (what lowdb, undici, ink need, ...).
 // A module that finds a file by `new URL(relative, import.meta.url)` must sit where tsc put it
 // or one folder below dist/ (chunks/ is one folder below dist/ too): ENTRY_PATTERNS keeps the
@@ -56,6 +61,19 @@ const SHARED_MIN_ENTRIES = 15
 const BUILTIN = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)])
 /** What every command has loaded before its own code runs: oclif, and string-width by our output. */
 const CLI_FREE = new Set([...BUILTIN, '@oclif/core', 'string-width'])
+/**
+ * The read commands whose imports go to the read chunks (see readChunks). Not `status`: it needs
+ * 15 KB of them, and loading the chunks' 95 KB cost it 3-12 ms of CPU in paired runs.
+ */
+const READ_ENTRIES = ['commands/logs', 'commands/usage/index']
+/** What they import lazily on their usual path (no filter, the gateway stopped or running). */
+const READ_LAZY = [
+  'store/sqlite',
+  'store/log-query',
+  'store/usage-query',
+  'services/usage-cost',
+  'services/usage-rescan',
+]
 const isCliEntry = (id) => /^(commands|hooks)\//.test(name(id))
 
 function walk(dir) {
@@ -124,7 +142,61 @@ function sharedChunks(getModuleInfo, ids) {
       chunks.set(id, entries.every(isCliEntry) && !builtinOnly(id) ? 'cli' : 'core')
     }
   }
+  for (const [id, chunk] of readChunks(getModuleInfo, ids, chunks, users, builtinOnly, cliOnly))
+    chunks.set(id, chunk)
   return chunks
+}
+
+/**
+ * The chunks of the read commands: the static imports of `gwctl logs` and `usage` and
+ * of what they load lazily on their usual path ({@link READ_ENTRIES}, {@link READ_LAZY}), in two
+ * files instead of one per module. `read-core` gets those that something outside the commands
+ * loads too (the daemon): node: built-ins and the core chunk only in their static closure, like
+ * the core chunk. `read-cli` gets those only commands load (oclif and string-width allowed).
+ * A module goes to one only when its whole static closure does (or is in a shared chunk): rollup
+ * adds a manual chunk's unassigned imports to that chunk.
+ */
+function readChunks(getModuleInfo, ids, chunks, users, builtinOnly, cliOnly) {
+  const byName = new Map(ids.map((id) => [name(id).replace(/\.js$/, ''), id]))
+  const memo = new Map()
+  /** 'read-cli', 'read-core', or false; `core` when only read-core (or shared core) may hold it */
+  const chunkOf = (id, core) => {
+    const key = `${core}:${id}`
+    if (memo.has(key)) return memo.get(key)
+    memo.set(key, core ? 'read-core' : 'read-cli') // an import circle: decided by the rest of it
+    const info = getModuleInfo(id)
+    let chunk = false
+    if (info !== null && !info.isEntry) {
+      if (chunks.has(id)) chunk = !core || chunks.get(id) === 'core' ? chunks.get(id) : false
+      else {
+        const cliOnlyUsers = !core && (users.get(id) ?? []).every(isCliEntry)
+        const deps = (c) => info.importedIds.every((dep) => getModuleInfo(dep)?.isExternal || chunkOf(dep, c))
+        if (cliOnlyUsers ? cliOnly(id) && deps(false) : builtinOnly(id) && deps(true))
+          chunk = cliOnlyUsers ? 'read-cli' : 'read-core'
+      }
+    }
+    memo.set(key, chunk)
+    return chunk
+  }
+  const read = new Map()
+  const stack = [...READ_ENTRIES, ...READ_LAZY].map((n) => {
+    if (!byName.has(n)) throw new Error(`scripts/bundle.js: ${n} (READ_ENTRIES or READ_LAZY) is not a module`)
+    return byName.get(n)
+  })
+  const seen = new Set()
+  while (stack.length > 0) {
+    const id = stack.pop()
+    const info = getModuleInfo(id)
+    if (!info || info.isExternal || seen.has(id) || chunks.has(id)) continue
+    seen.add(id)
+    if (!info.isEntry) {
+      const chunk = chunkOf(id, false)
+      if (!chunk) continue
+      read.set(id, chunk)
+    }
+    for (const dep of info.importedIds) if (!getModuleInfo(dep)?.isEntry) stack.push(dep)
+  }
+  return read
 }
 
 let chunks
@@ -229,5 +301,5 @@ for (const start of ['daemon/main.js', 'completion/engine.js', 'agent-tools/hist
 }
 const count = (chunk) => [...(chunks?.values() ?? [])].filter((c) => c === chunk).length
 console.log(
-  `bundled ${Object.keys(input).length} entries, ${count('core')} modules into core and ${count('cli')} into cli: ${files} files in dist/`,
+  `bundled ${Object.keys(input).length} entries, ${count('core')} modules into core, ${count('cli')} into cli, ${count('read-core')} into read-core and ${count('read-cli')} into read-cli: ${files} files in dist/`,
 )

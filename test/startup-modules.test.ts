@@ -6,7 +6,9 @@ import {readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
+import {LogStore} from '../src/store/log-store.js'
 import {BIN, ROOT, cliEnv, tempHome} from './helpers/cli.js'
+import {logEntry} from './helpers/log-entry.js'
 import {fakeStatuslineDaemon} from './helpers/statusline-daemon.js'
 
 /**
@@ -142,6 +144,28 @@ describe('what a read command loads', () => {
       ).toEqual([])
       for (const heavy of ['ajv', 'ink', 'react', 'undici', 'typescript'])
         expect(loaded.packages, args.join(' ')).not.toContain(heavy)
+    }
+  })
+
+  it('logs and usage over a logs.db with rows: SQLite opened, their modules in the two read chunks', async () => {
+    const h = home()
+    const store = await LogStore.open(join(h, 'logs.db'))
+    for (let i = 0; i < 20; i++)
+      store.append(logEntry({time: Date.now() - i * 60_000, requestId: `req_${i}`}))
+    store.close()
+    for (const args of [
+      ['logs', '--limit', '5'],
+      ['usage', '--json'],
+    ]) {
+      rmSync(join(h, 'modules.txt'), {force: true}) // load() appends to it
+      const loaded = load(h, args)
+      expect(loaded.exitCode, args.join(' ')).toBe(0)
+      expect(loaded.packages, args.join(' ')).toContain('better-sqlite3')
+      // scripts/bundle.js's read chunks: the command, the shared core and cli chunks, read-core
+      // and read-cli, the init hook and bin/run.js's collation; 11 and 17 files before them
+      // (Node 20 spends about 1 ms on each ES module file)
+      expect(loaded.dist.filter((f) => f.startsWith('chunks/read-')).length, loaded.dist.join(' ')).toBe(2)
+      expect(loaded.dist.length, loaded.dist.join(' ')).toBeLessThanOrEqual(7)
     }
   })
 
