@@ -67,13 +67,12 @@ const CLI_FREE = new Set([...BUILTIN, '@oclif/core', 'string-width'])
  */
 const READ_ENTRIES = ['commands/logs', 'commands/usage/index']
 /** What they import lazily on their usual path (no filter, the gateway stopped or running). */
-const READ_LAZY = [
-  'store/sqlite',
-  'store/log-query',
-  'store/usage-query',
-  'services/usage-cost',
-  'services/usage-rescan',
-]
+const READ_LAZY = ['store/sqlite', 'store/log-query', 'store/usage-query', 'services/usage-rescan']
+/**
+ * Never in the read chunks: the pricer, which the daemon loads at its first scrape of /metrics
+ * (docs/TELEMETRY.md: nothing of it before), while read-core is loaded by the daemon at start.
+ */
+const READ_NEVER = new Set(['services/usage-cost'])
 const isCliEntry = (id) => /^(commands|hooks)\//.test(name(id))
 
 function walk(dir) {
@@ -166,7 +165,7 @@ function readChunks(getModuleInfo, ids, chunks, users, builtinOnly, cliOnly) {
     memo.set(key, core ? 'read-core' : 'read-cli') // an import circle: decided by the rest of it
     const info = getModuleInfo(id)
     let chunk = false
-    if (info !== null && !info.isEntry) {
+    if (info !== null && !info.isEntry && !READ_NEVER.has(name(id).replace(/\.js$/, ''))) {
       if (chunks.has(id)) chunk = !core || chunks.get(id) === 'core' ? chunks.get(id) : false
       else {
         const cliOnlyUsers = !core && (users.get(id) ?? []).every(isCliEntry)
