@@ -261,13 +261,7 @@ function encodeResponse(response: Response, ctx?: CodecContext): Record<string, 
         })
       }
     } else if (p.type === 'tool_call') {
-      let input: unknown = {}
-      try {
-        input = JSON.parse(p.arguments || '{}')
-      } catch {
-        input = {}
-      }
-      content.push({type: 'tool_use', id: p.id, name: p.name, input: isObj(input) ? input : {}})
+      content.push({type: 'tool_use', id: p.id, name: p.name, input: toolInput(p.arguments)})
     }
   }
   return {
@@ -283,6 +277,16 @@ function encodeResponse(response: Response, ctx?: CodecContext): Record<string, 
 }
 
 const q = JSON.stringify
+
+/** A tool call's arguments as Messages' `input` object (arguments that are no JSON object: `{}`). */
+function toolInput(args: string): unknown {
+  try {
+    const input: unknown = JSON.parse(args || '{}')
+    return isObj(input) ? input : {}
+  } catch {
+    return {}
+  }
+}
 
 /** {@link encodeResponse} written as text: the same bytes, without the object. */
 function encodeResponseText(response: Response, ctx?: CodecContext): string {
@@ -301,13 +305,7 @@ function encodeResponseText(response: Response, ctx?: CodecContext): string {
         block = `{"type":"thinking","thinking":${q(p.text)},"signature":${q(opaque ? wrapOpaque('messages', opaque) : '')}}`
       }
     } else if (p.type === 'tool_call') {
-      let input: unknown = {}
-      try {
-        input = JSON.parse(p.arguments || '{}')
-      } catch {
-        input = {}
-      }
-      block = `{"type":"tool_use","id":${q(p.id)},"name":${q(p.name)},"input":${q(isObj(input) ? input : {})}}`
+      block = `{"type":"tool_use","id":${q(p.id)},"name":${q(p.name)},"input":${q(toolInput(p.arguments))}}`
     } else continue
     content += content === '' ? block : `,${block}`
   }
