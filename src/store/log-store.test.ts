@@ -334,6 +334,14 @@ describe('LogStore', () => {
     for (let i = 0; i < 2000; i++) store.append(entry({requestId: `req_${i}`}))
     store.flush()
     expect(store.queryLogs({limit: 3}).map((r) => r.requestId)).toEqual(['req_1999', 'req_1998', 'req_1997'])
+    // reads use a connection of their own, opened by the first one, with SQLite's default cache
+    const reader = (store as unknown as {reader: Database.Database}).reader
+    expect(reader).not.toBe(db)
+    expect(reader.pragma('cache_size', {simple: true})).toBe(-16_000)
+    // which sees every row the writes commit, the queued ones included
+    store.append(entry({requestId: 'req_last'}))
+    expect(store.queryLogs({limit: 1}).map((r) => r.requestId)).toEqual(['req_last'])
+    expect(store.usage()[0]).toMatchObject({requests: 2001})
   })
 
   it('integrity check passes on a good file and fails on a corrupted one', async () => {

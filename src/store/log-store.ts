@@ -127,9 +127,9 @@ const OPEN_BUSY_MS = 10_000
  * page a batch writes stays cached until that is full: under load the daemon's RSS grew with the
  * rows written (about 10 MB after 35 000 rows, 16 MB from about 75 000 on) for pages no write reads
  * again. A batch touches the right-hand edges of the table and its indexes and the hourly roll-up.
- * In inline mode the pivots share the connection: repeated over a large roll-up (100 000 rows) they
- * read 10-15 % slower than from a 16 MB cache; the writer thread's read connection keeps the
- * default, filled only by reads (bench/README.md, "rss").
+ * Reads have a connection of their own with SQLite's default, filled only by reads: the writer
+ * thread's, or inline one opened at the first read (from this cache, repeated pivots over a large
+ * roll-up, 100 000 rows, read 10-15 % slower: bench/README.md, "rss").
  */
 export const LOG_CACHE_KB = 2000
 /** A read connection's page cache (KiB): better-sqlite3's default, which only reads fill. */
@@ -1006,6 +1006,13 @@ export class LogStore {
   private promotable: boolean
   /** `auto`: a writer thread is starting. */
   private promoting = false
+  /**
+   * Inline: a connection of its own for reads, opened at the first read. The write connection
+   * keeps a 2 MB cache (LOG_CACHE_KB), which the pivots over a large roll-up outgrow: repeated,
+   * they read 10-15 % slower from it (bench/README.md, "rss"); this one has SQLite's default,
+   * filled by reads only.
+   */
+  private reader: Db | undefined
   /** `auto`: rows handed to the writer in the current one-second window, and when it began. */
   private windowRows = 0
   private windowStart = 0
@@ -1021,6 +1028,24 @@ export class LogStore {
     this.flushMs = options.flushMs ?? DEFAULT_FLUSH_MS
     this.batchSize = options.batchSize ?? 500
     this.promotable = options.writer === 'auto'
+  }
+
+  /**
+   * The connection reads use: the inline reader (opened now when there is none yet), or `db` when
+   * the writes run elsewhere (the writer thread, or a writer of their own after it died), or when a
+   * second connection cannot be opened.
+   */
+  private readDb(): Db {
+    if (this.reader) return this.reader
+    if (!this.writer || this.writer.db !== this.db) return this.db
+    try {
+      const reader = openSqlite(this.db.name, {fileMustExist: true})
+      reader.pragma(`busy_timeout = ${READ_BUSY_MS}`)
+      this.reader = reader
+      return reader
+    } catch {
+      return this.db
+    }
   }
 
   /** Where the writes run now: this thread, or the writer thread. */
@@ -1333,7 +1358,7 @@ export class LogStore {
   /** Recent requests, newest first (queued rows are written first so they show up). */
   queryLogs(filters: LogFilters = {}): LogRow[] {
     this.flush()
-    return selectLogs(this.db, filters)
+    return selectLogs(this.readDb(), filters)
   }
 
   /**
@@ -1342,7 +1367,7 @@ export class LogStore {
    */
   usage(filters: Omit<LogFilters, 'limit'> & {pivot?: Pivot} = {}): UsageRow[] {
     this.flush()
-    return selectUsage(this.db, filters)
+    return selectUsage(this.readDb(), filters)
   }
 
   /**
@@ -1351,13 +1376,13 @@ export class LogStore {
    */
   usageEntries(filters: EntryFilters): SessionEntry[] {
     this.flush()
-    return usageEntries(this.db, filters)
+    return usageEntries(this.readDb(), filters)
   }
 
   /** Runs a read on the database, the queued rows written first (budgets re-read their spend). */
   read<T>(query: (db: Db) => T): T {
     this.flush()
-    return query(this.db)
+    return query(this.readDb())
   }
 
   /**
@@ -1396,6 +1421,7 @@ export class LogStore {
       this.worker = undefined
     }
     this.writer?.close()
+    this.reader?.close()
     if (this.db.open) this.db.close()
   }
 }
