@@ -1060,12 +1060,11 @@ export class LogStore {
    * own (WAL: readers never wait on the writer). Default `inline`: writes on this thread.
    */
   static async open(path: string, options: LogStoreOptions = {}): Promise<LogStore> {
-    if (options.writer !== 'thread' || !existsSync(WORKER_FILE)) {
+    // without the thread's file (run from the TypeScript sources) every mode writes inline
+    const threads = options.writer !== undefined && options.writer !== 'inline' && existsSync(WORKER_FILE)
+    if (options.writer !== 'thread' || !threads) {
       const writer = await LogWriter.open(path, options)
-      const store = new LogStore(
-        writer.db,
-        existsSync(WORKER_FILE) ? options : {...options, writer: 'inline'},
-      )
+      const store = new LogStore(writer.db, threads ? options : {...options, writer: 'inline'})
       store.writer = writer
       return store
     }
