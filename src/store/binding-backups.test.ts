@@ -7,7 +7,7 @@
  */
 import {spawn} from 'node:child_process'
 import {createHash} from 'node:crypto'
-import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
@@ -131,8 +131,11 @@ describe('migration of base64 originals out of state.json', () => {
   it('migrates past a fresh lock left without its owner file (a holder killed right after taking it)', async () => {
     writeLegacy()
     // proper-lockfile's lock folder, just made, and no owner file: what a kill between taking the
-    // lock and writing the owner file leaves
+    // lock and writing the owner file leaves. Its modification time is what proper-lockfile's
+    // precision probe sets: the next whole second + 5 ms, up to a second ahead of the clock
     mkdirSync(`${statePath()}.lock`)
+    const probe = (Math.ceil(Date.now() / 1000) * 1000 + 1005) / 1000
+    utimesSync(`${statePath()}.lock`, probe, probe)
     const started = Date.now()
     await StateStore.open(statePath())
     expectMigrated()

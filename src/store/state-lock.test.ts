@@ -3,7 +3,7 @@
  * yet reaped, is taken over at once; a live holder is still respected.
  */
 import {spawn} from 'node:child_process'
-import {mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
@@ -46,19 +46,35 @@ async function deadPid(): Promise<number> {
   return child.pid!
 }
 
-/** The pid of a zombie: a child of `sleep 30` (which never reaps it) that has exited. */
+/** Resolves once `check` holds, polling every 20 ms (gives up after 5 s). */
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 250 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 20))
+}
+
+/**
+ * The pid of a zombie: a child of `sleep 30` (which never reaps it) that has been killed. The
+ * child is killed only once its shell has become `sleep`: a shell may reap a child that ends
+ * before its `exec` (bash does, on SIGCHLD), which would leave no zombie.
+ */
 async function zombiePid(): Promise<number> {
-  const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], {
+  const parent = spawn('sh', ['-c', 'sleep 30 & echo $!; exec sleep 30'], {
     stdio: ['ignore', 'pipe', 'ignore'],
   })
   children.push(parent.pid!)
   const pid = await new Promise<number>((resolve) =>
     parent.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim()))),
   )
-  for (let i = 0; i < 100; i++) {
-    if (!processAlive(pid)) break
-    await new Promise((resolve) => setTimeout(resolve, 20))
+  children.push(pid)
+  const comm = () => {
+    try {
+      return readFileSync(`/proc/${parent.pid}/comm`, 'utf8').trim()
+    } catch {
+      return ''
+    }
   }
+  await until(() => comm() === 'sleep')
+  process.kill(pid, 'SIGKILL')
+  await until(() => !processAlive(pid))
   return pid
 }
 
@@ -79,8 +95,12 @@ describe('state lock takeover', () => {
     await release()
   })
 
-  it('takes over a lock without an owner file once it has not been refreshed for a second', async () => {
-    leaveLock(undefined, 5000)
+  it('takes over a lock without an owner file once it has not been touched for a second', async () => {
+    // its modification time a second ahead, as proper-lockfile's precision probe leaves it: the
+    // age counts from the last touch (the change time), not from that
+    leaveLock(undefined, -1000)
+    await expect(lockState(path, {waitMs: 0})).rejects.toBeInstanceOf(StateLockedError)
+    await new Promise((resolve) => setTimeout(resolve, 1100))
     const release = await lockState(path, {waitMs: 0})
     await release()
   })

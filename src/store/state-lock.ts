@@ -62,6 +62,11 @@ function ownerFile(path: string): string {
  * process that is gone or a zombie, or when there is no owner file although the lock has not been
  * touched for a second (a holder writes the file right after taking the lock, and refreshes the
  * lock every 2 s: no owner file and an old lock means the holder died in between).
+ *
+ * "Touched" is the lock folder's change time, not its modification time: proper-lockfile's first
+ * lock in a process sets the modification time to the next whole second (+5 ms, its precision
+ * probe), up to a second ahead of the clock, which would double the grace. Every touch (the
+ * folder made, that probe, each refresh) sets the change time to the real time.
  */
 function ownerAlive(path: string): boolean {
   let pid: number
@@ -69,7 +74,7 @@ function ownerAlive(path: string): boolean {
     pid = Number(readFileSync(ownerFile(path), 'utf8').trim())
   } catch {
     try {
-      return Date.now() - statSync(`${path}.lock`).mtimeMs < OWNERLESS_LOCK_GRACE_MS
+      return Date.now() - statSync(`${path}.lock`).ctimeMs < OWNERLESS_LOCK_GRACE_MS
     } catch {
       return true // the lock is gone too: the next attempt takes it
     }
