@@ -66,6 +66,18 @@ export abstract class BaseCommand extends Command {
     return roundDollars(result)
   }
 
+  /**
+   * Prints `--json` output. oclif's own pretty-prints the JSON, then splits it into tokens with a
+   * dozen regular expressions and joins them again, colouring each by the theme's `json` colours:
+   * about 3 ms of a cold process for a `usage --json`, to print the same bytes when there is no
+   * such theme (gwctl ships none; a user's `theme.json` may add one, and then oclif's path runs).
+   */
+  protected logJson(json: unknown): void {
+    if (this.config.theme?.json) return super.logJson(json)
+    // as oclif's `ux.stdout` writes it (console.log: a newline, stream errors ignored)
+    console.log(JSON.stringify(json, null, 2))
+  }
+
   async finally(error: Error | undefined): Promise<void> {
     process.off('SIGINT', this.onSigint)
     process.off('SIGTERM', this.onSigint)
