@@ -11,12 +11,13 @@ import {UsageError} from '../core/errors.js'
 import type {AgentTool} from '../store/history-rows.js'
 import {agentHomes} from '../agent-tools/agent-homes.js'
 import type {ScanStats} from '../agent-tools/history/scan.js'
-import type {UsageRow} from '../store/log-query.js'
+import type {LogFilters, Pivot, StatusFilter, UsageRow} from '../store/log-query.js'
 import type {Reconciliation} from '../store/reconcile-query.js'
 import type {UsageGroup, UsagePivotAll, UsageQueryFilters} from '../store/usage-query.js'
 import {fileHasBytes, homeFile, pendingFileOf} from '../store/paths.js'
 import {COUNT_FIELDS, sortUsageRows, zeroTotals} from '../store/usage-sql.js'
 import {liveGatewayPort} from './gateway-api.js'
+import type {UsageResult} from './logs.js'
 import type {Pricer} from './usage-cost.js'
 import {openHistory, rescanHistory} from './usage-rescan.js'
 
@@ -176,6 +177,74 @@ export async function usageReport(
     ),
   )
   return {...empty, ...reportRows(groups, await createPricer(), query.pivot ?? null, {breakdown})}
+}
+
+/**
+ * The gateway's usage per pivot value with the gateway stopped (what `getUsage` reads from the log
+ * database: every prompt token as input, largest first) and the usage report of the same rows
+ * (their cost), from one query on one connection where the two took two of each: `gwctl usage`
+ * prints both. Undefined where that query cannot answer byte for byte as `getUsage` does: a
+ * status filter (the two queries class a broken answer of a 4xx status apart), no log database,
+ * or one without both log tables; the caller then asks each on its own. A pricer that fails
+ * leaves the report undefined (the rows print without cost), as a failed report does there.
+ */
+export async function gatewayUsageReport(
+  filters: Omit<LogFilters, 'limit' | 'status'> & {pivot?: Pivot; status?: StatusFilter},
+): Promise<{usage: UsageResult; report: UsageReport | undefined} | undefined> {
+  if (filters.status !== undefined) return undefined
+  await applyPendingLogRows()
+  if (!existsSync(homeFile('logDb'))) return undefined
+  const {usageGroups} = await import('../store/usage-query.js')
+  const query: UsageQueryFilters = {
+    source: 'gateway',
+    pivot: filters.pivot,
+    agentId: filters.agentId,
+    policyId: filters.policyId,
+    since: filters.since,
+  }
+  const groups = await readUsageDatabase((db) =>
+    db
+      .prepare(
+        "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('logs', 'usage_hourly')",
+      )
+      .pluck()
+      .get() === 2
+      ? usageGroups(db, query, [], {promptTokens: true})
+      : undefined,
+  )
+  if (!groups) return undefined
+  // getUsage's rows: summed per pivot value, in selectUsage's order (input + output tokens, then
+  // requests, descending, then the value as SQLite orders it: its UTF-8 bytes, none as '')
+  const byKey = new Map<string | null, UsageRow>()
+  for (const g of groups) {
+    let row = byKey.get(g.key)
+    if (!row) byKey.set(g.key, (row = {key: g.key, ...zeroTotals()}))
+    for (const k of COUNT_FIELDS) if (k !== 'inputTokens') row[k] += g[k]
+    row.inputTokens += g.promptTokens ?? 0
+  }
+  const rows = [...byKey.values()].sort(
+    (a, b) =>
+      b.inputTokens + b.outputTokens - (a.inputTokens + a.outputTokens) ||
+      b.requests - a.requests ||
+      Buffer.compare(Buffer.from(a.key ?? ''), Buffer.from(b.key ?? '')),
+  )
+  const totals = zeroTotals()
+  for (const r of rows) for (const k of COUNT_FIELDS) totals[k] += r[k]
+  const usage: UsageResult = {pivot: filters.pivot ?? null, rows, totals, source: 'database'}
+  let report: UsageReport | undefined
+  try {
+    const {createPricer} = await import('./usage-cost.js')
+    const pivot = filters.pivot ?? null
+    report = {
+      pivot,
+      include: 'gateway',
+      source: 'database',
+      ...reportRows(groups, await createPricer(), pivot),
+    }
+  } catch {
+    report = undefined
+  }
+  return {usage, report}
 }
 
 /**

@@ -58,6 +58,11 @@ export interface UsageGroup extends UsageRow {
    * (context-bands.ts): their tier is their own, so they are priced apart from the rest.
    */
   bands?: ContextBands
+  /**
+   * Every prompt token, cache reads and writes included (the gateway's `inputTokens`, which
+   * `gwctl usage` prints for the gateway's rows): only when asked for (`promptTokens`).
+   */
+  promptTokens?: number
 }
 
 const BUCKET_MS = 900_000
@@ -147,9 +152,15 @@ function wholeHourZone(zone: string): boolean {
  */
 const GATEWAY_CONTEXT = 'MAX(input_tokens, cache_read_tokens + cache_creation_tokens)'
 
+/**
+ * The union's `prompt_tokens` column (every prompt token: what the gateway logs as input; the
+ * history's input plus its cache reads and writes), when asked for (`promptTokens`); '' otherwise.
+ */
+const promptColumn = (prompt: boolean, expr: string) => (prompt ? `${expr} AS prompt_tokens, ` : '')
+
 /** The gateway's log rows (`where`: a condition on `logs`), one per request, in the union's columns. */
-function gatewayRowsSql(where: string, broken: string, oneHour: string): string {
-  return `SELECT ts, agent_id, key_prefix, policy_id, provider, model, project,
+function gatewayRowsSql(where: string, broken: string, oneHour: string, prompt = false): string {
+  return `SELECT ${promptColumn(prompt, 'input_tokens')}ts, agent_id, key_prefix, policy_id, provider, model, project,
       NULL AS session, ${GATEWAY_TOOL} AS tool, CASE WHEN ${broken} = 1 THEN 500 ELSE status END AS status, 1 AS requests,
       ${errorCase(broken)} AS errors,
       fallback, fallback AS fallbacks, ${GATEWAY_INPUT} AS input_tokens, output_tokens, cache_read_tokens,
@@ -166,12 +177,13 @@ function gatewaySql(
   hourly: boolean,
   broken: string,
   oneHour: {logs: string; hourly: string},
+  prompt = false,
 ): string {
-  const perRequest = (where: string) => gatewayRowsSql(where, broken, oneHour.logs)
+  const perRequest = (where: string) => gatewayRowsSql(where, broken, oneHour.logs, prompt)
   if (!hourly) return perRequest('')
   // An hour counts whole from its start: `ts >= since` keeps the hours from the first full one;
   // the requests between `since` and that hour come from the log itself.
-  const rolled = `SELECT hour * ${HOUR_MS} AS ts, NULLIF(agent_id, '') AS agent_id, NULLIF(key_prefix, '') AS key_prefix,
+  const rolled = `SELECT ${promptColumn(prompt, 'input_tokens')}hour * ${HOUR_MS} AS ts, NULLIF(agent_id, '') AS agent_id, NULLIF(key_prefix, '') AS key_prefix,
       NULLIF(policy_id, '') AS policy_id, NULLIF(provider, '') AS provider, NULLIF(model, '') AS model,
       NULLIF(project, '') AS project, NULL AS session, NULL AS tool,
       CASE status_class WHEN '5xx' THEN 500 WHEN '4xx' THEN 400 ELSE 200 END AS status, requests, errors,
@@ -189,12 +201,17 @@ function gatewaySql(
  * the roll-up does not serve. Read through the partial index `logs_long` (log-store.ts), which
  * holds those requests only.
  */
-export function rolledLongSql(db: BetterSqlite3.Database, f: UsageQueryFilters, rollUp: boolean): string {
+export function rolledLongSql(
+  db: BetterSqlite3.Database,
+  f: UsageQueryFilters,
+  rollUp: boolean,
+  prompt = false,
+): string {
   if (f.source === 'history' || !rollUp || !hourlyServes(f)) return ''
   if (!hasTable(db, 'logs') || !hasTable(db, 'usage_hourly')) return ''
   const where = [`input_tokens > ${FIRST_EDGE}`]
   if (f.since !== undefined) where.push(`ts >= ${Math.ceil(Math.round(f.since * 1000) / HOUR_MS) * HOUR_MS}`)
-  return gatewayRowsSql(`WHERE ${where.join(' AND ')}`, brokenExpr(db), cache1hExpr(db, 'logs'))
+  return gatewayRowsSql(`WHERE ${where.join(' AND ')}`, brokenExpr(db), cache1hExpr(db, 'logs'), prompt)
 }
 
 /**
@@ -202,17 +219,28 @@ export function rolledLongSql(db: BetterSqlite3.Database, f: UsageQueryFilters, 
  * history rows the gateway logged: by request id, and the keys in `@timeMatched` (a JSON array of
  * the Gemini CLI rows `timeMatchedHistoryKeys` in reconcile-query.ts matched by time).
  */
-export function sourceSql(db: BetterSqlite3.Database, f: UsageQueryFilters, rollUp: boolean): string {
+export function sourceSql(
+  db: BetterSqlite3.Database,
+  f: UsageQueryFilters,
+  rollUp: boolean,
+  prompt = false,
+): string {
   const source = f.source
   const logs = hasTable(db, 'logs')
   const parts: string[] = []
   if (source !== 'history' && logs) {
     const hourly = rollUp && hourlyServes(f) && hasTable(db, 'usage_hourly')
     parts.push(
-      gatewaySql(f, hourly, brokenExpr(db), {
-        logs: cache1hExpr(db, 'logs'),
-        hourly: hourly ? cache1hExpr(db, 'usage_hourly') : '0',
-      }),
+      gatewaySql(
+        f,
+        hourly,
+        brokenExpr(db),
+        {
+          logs: cache1hExpr(db, 'logs'),
+          hourly: hourly ? cache1hExpr(db, 'usage_hourly') : '0',
+        },
+        prompt,
+      ),
     )
   }
   if (source !== 'gateway' && hasTable(db, 'history')) {
@@ -224,7 +252,7 @@ export function sourceSql(db: BetterSqlite3.Database, f: UsageQueryFilters, roll
     // `ts >= @sinceMs` still applies)
     const since = f.since === undefined ? '' : historySince(db, Math.round(f.since * 1000))
     if (since) where.push(since)
-    parts.push(`SELECT ts, NULL AS agent_id, NULL AS key_prefix, NULL AS policy_id, NULL AS provider, model,
+    parts.push(`SELECT ${promptColumn(prompt, 'input_tokens + cache_read_tokens + cache_creation_tokens')}ts, NULL AS agent_id, NULL AS key_prefix, NULL AS policy_id, NULL AS provider, model,
       project, session, tool, 200 AS status, 1 AS requests, 0 AS errors, 0 AS fallback, 0 AS fallbacks, input_tokens,
       output_tokens, cache_read_tokens, cache_creation_tokens, cache_1h_tokens, reasoning_tokens,
       ${bandSql('input_tokens + cache_read_tokens + cache_creation_tokens', 'model')} AS band FROM history
@@ -247,15 +275,16 @@ export function dayFormat(timeZone = 'UTC'): Intl.DateTimeFormat {
  * Usage grouped by pivot value, provider and model. With `source: 'all'`, `timeMatched` holds the
  * keys of history rows matched to gateway rows by time (counted once, as the gateway's).
  * `rollUp: false` reads the gateway's rows one per request even where the hourly roll-up would
- * serve (the tests compare both).
+ * serve (the tests compare both). `promptTokens` adds each group's {@link UsageGroup.promptTokens}.
  */
 export function usageGroups(
   db: BetterSqlite3.Database,
   f: UsageQueryFilters,
   timeMatched: readonly string[] = [],
-  options: {rollUp?: boolean; agentTools?: Record<string, AgentTool>} = {},
+  options: {rollUp?: boolean; agentTools?: Record<string, AgentTool>; promptTokens?: boolean} = {},
 ): UsageGroup[] {
-  const from = sourceSql(db, f, options.rollUp ?? true)
+  const prompt = options.promptTokens ?? false
+  const from = sourceSql(db, f, options.rollUp ?? true, prompt)
   if (from === '') return []
   const where: string[] = []
   const params: Record<string, unknown> = {}
@@ -274,6 +303,7 @@ export function usageGroups(
   const keyExpr = f.pivot ? PIVOT_EXPR[f.pivot] : `'all'`
   const grouped = (rows: string) => `SELECT ${keyExpr} AS k, provider, model, band, SUM(requests) AS requests,
       SUM(errors) AS errors, SUM(fallbacks) AS fallbacks, ${TOKEN_SUMS}, SUM(cache_1h_tokens) AS cache_1h_tokens
+      ${prompt ? ', SUM(prompt_tokens) AS prompt_tokens' : ''}
     FROM (${rows}) ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
     GROUP BY k, provider, model, band`
   type Row = Record<string, number | string | null>
@@ -298,6 +328,7 @@ export function usageGroups(
         model: r.model === null ? null : String(r.model),
         ...zeroTotals(),
         cache1hTokens: 0,
+        ...(prompt ? {promptTokens: 0} : {}),
       }
       groups.set(id, g)
     }
@@ -316,11 +347,12 @@ export function usageGroups(
     const counts = usageCounts(r)
     for (const k of COUNT_FIELDS) g[k] += counts[k]
     g.cache1hTokens = (g.cache1hTokens ?? 0) + Number(r.cache_1h_tokens ?? 0)
+    if (prompt) g.promptTokens! += Number(r.prompt_tokens)
     addToBand(g, Number(r.band), bandOf(r))
   }
   // the roll-up's hours sum their requests without a band: those past a threshold are read apart
   // (they are in the group's totals already)
-  const long = rolledLongSql(db, f, options.rollUp ?? true)
+  const long = rolledLongSql(db, f, options.rollUp ?? true, prompt)
   if (long) {
     params.agentTools ??= JSON.stringify(options.agentTools ?? {})
     for (const r of db.prepare(grouped(long)).all(params) as Row[])

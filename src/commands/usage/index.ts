@@ -10,7 +10,13 @@ import type {UsageResult} from '../../services/logs.js'
 import {STATUS_VALUES, USAGE_PIVOTS, agentNames, getUsage, usageKeyLabel} from '../../services/logs.js'
 import {usageColumns} from '../../cli/log-columns.js'
 import type {UsageReport} from '../../services/usage.js'
-import {USAGE_PIVOTS_ALL, checkTimezone, historyHasRows, usageReport} from '../../services/usage.js'
+import {
+  USAGE_PIVOTS_ALL,
+  checkTimezone,
+  gatewayUsageReport,
+  historyHasRows,
+  usageReport,
+} from '../../services/usage.js'
 import {formatCost, reportColumns} from '../../cli/usage-columns.js'
 import type {Pivot} from '../../store/log-query.js'
 import type {UsagePivotAll, UsageSource} from '../../store/usage-query.js'
@@ -102,21 +108,31 @@ export default class Usage extends BaseCommand {
           })
         : undefined
     if (gatewayShaped && (source === 'gateway' || historyFirst === false)) {
-      const result = await getUsage({
-        ...filters,
-        pivot: pivot as Pivot | undefined,
-        signal: this.signal,
-        ...(source === 'all' ? {gatewayPort: live ?? null} : {}),
-      })
+      const port = source === 'all' ? live : await liveGatewayPort(this.signal)
+      // the gateway stopped: its rows and their cost from one read of the log database
+      const both =
+        port === undefined
+          ? await gatewayUsageReport({...filters, pivot: pivot as Pivot | undefined})
+          : undefined
+      const result =
+        both?.usage ??
+        (await getUsage({
+          ...filters,
+          pivot: pivot as Pivot | undefined,
+          signal: this.signal,
+          gatewayPort: port ?? null,
+        }))
       // the gateway's `inputTokens` counts every prompt token, cache reads and writes included
       // (its one meaning for every protocol): the total is input + output, cache not added again
       const withTotal = <T extends {inputTokens: number; outputTokens: number}>(r: T) => ({
         ...r,
         totalTokens: r.inputTokens + r.outputTokens,
       })
-      const cost = await usageReport({...filters, source: 'gateway', pivot, signal: this.signal}).catch(
-        () => undefined,
-      )
+      const cost = both
+        ? both.report
+        : await usageReport({...filters, source: 'gateway', pivot, signal: this.signal}).catch(
+            () => undefined,
+          )
       const costRow = (key: string | null) => cost?.rows.find((c) => c.key === key)
       // the 1-hour part of the cache writes and the cost come from the usage report of the same rows
       const augmented = {
