@@ -30,9 +30,18 @@ if (process.argv[2] === '__complete') {
   const {execute, Plugin} = await import('@oclif/core')
   if (skipEngineCheck) delete process.env.OCLIF_DISABLE_ENGINE_WARNING
   const plugins = await loadPlugins(Plugin)
-  await execute(
-    plugins ? {loadOptions: {root: fileURLToPath(import.meta.url), plugins}} : {dir: import.meta.url},
-  )
+  // `gwctl` alone on a terminal opens the terminal app (spec 10), whether the gateway runs or not
+  // (the app says so and can start it); not on a terminal, oclif prints the help. Decided here, not
+  // in an oclif init hook, which every command would load and run (one more ES module file).
+  const app =
+    process.argv.length === 2 &&
+    process.stdout.isTTY &&
+    process.stdin.isTTY &&
+    !process.env.GWCTL_NO_DASHBOARD
+  await execute({
+    ...(plugins ? {loadOptions: {root: fileURLToPath(import.meta.url), plugins}} : {dir: import.meta.url}),
+    ...(app ? {args: ['open']} : {}),
+  })
 }
 
 /**
