@@ -173,6 +173,15 @@ export class StreamTranslator {
     })
   }
 
+  /**
+   * The client's stream is complete: its terminal event (or an error event) was written, and
+   * nothing the upstream sends after it is translated. The relay may end the answer then, with
+   * the last text, in one write.
+   */
+  get done(): boolean {
+    return this.finished
+  }
+
   push(chunk: Uint8Array): string {
     this.parser.feed(this.text.push(chunk))
     return this.take()
