@@ -30,7 +30,19 @@ interface EncBlock {
   text: string
   opaque?: {signature?: Opaque; redacted?: Opaque; encrypted?: Opaque}
   call?: {id: string; name: string; custom: boolean}
+  /** What a delta event of this block holds between its sequence number and its delta string. */
+  deltaHead?: string
 }
+
+/** The delta event of each block kind, and the fields its data has before `delta`. */
+const DELTA_EVENT = {
+  text: ['response.output_text.delta', ',"content_index":0'],
+  reasoning: ['response.reasoning_summary_text.delta', ',"summary_index":0'],
+  tool: ['response.function_call_arguments.delta', ''],
+} as const
+
+/** The end of a delta event's data after its string, by block kind. */
+const DELTA_TAIL = {text: ',"logprobs":[]}\n\n', reasoning: '}\n\n', tool: '}\n\n'} as const
 
 /** Writes a Responses stream (`event:` + `data:` lines, `sequence_number` from 0). */
 export class ResponsesStreamEncoder implements StreamEncoder {
@@ -62,19 +74,14 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         const block = this.blocks.get(event.index)
         if (!block || block.kind !== 'text') break
         block.text += event.text
-        // the event of nearly every chunk: written as text (what `emit` would write, byte for byte)
-        out += `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${this.seq++},"item_id":${JSON.stringify(block.itemId)},"output_index":${block.outputIndex},"content_index":0,"delta":${JSON.stringify(event.text)},"logprobs":[]}\n\n`
+        out += this.delta(block, event.text)
         break
       }
       case 'reasoning_delta': {
         const block = this.blocks.get(event.index)
         if (!block || block.kind !== 'reasoning') break
         block.text += event.text
-        out += this.emit('response.reasoning_summary_text.delta', {
-          ...this.at(block),
-          summary_index: 0,
-          delta: event.text,
-        })
+        out += this.delta(block, event.text)
         break
       }
       case 'reasoning_opaque': {
@@ -94,8 +101,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         const block = this.blocks.get(event.index)
         if (!block?.call) break
         block.text += event.json
-        if (!block.call.custom && event.json)
-          out += this.emit('response.function_call_arguments.delta', {...this.at(block), delta: event.json})
+        if (!block.call.custom && event.json) out += this.delta(block, event.json)
         break
       }
       case 'block_stop':
@@ -133,10 +139,21 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     this.started = true
     this.id = event?.id || newId(this.ctx, 'resp')
     if (!this.model) this.model = event?.model ?? ''
-    return (
-      this.emit('response.created', {response: this.snapshot('in_progress')}) +
-      this.emit('response.in_progress', {response: this.snapshot('in_progress')})
-    )
+    // the same snapshot in both events, its JSON made once (what `emit` would write, byte for byte)
+    const response = JSON.stringify(this.snapshot('in_progress'))
+    const created = `event: response.created\ndata: {"type":"response.created","sequence_number":${this.seq++},"response":${response}}\n\n`
+    return `${created}event: response.in_progress\ndata: {"type":"response.in_progress","sequence_number":${this.seq++},"response":${response}}\n\n`
+  }
+
+  /**
+   * A block's delta event (text, reasoning summary or call arguments: the event of nearly every
+   * chunk), written as text: what `emit` would write, byte for byte, its fixed part made once per
+   * block.
+   */
+  private delta(block: EncBlock, text: string): string {
+    const [type, fields] = DELTA_EVENT[block.kind]
+    block.deltaHead ??= `,"item_id":${JSON.stringify(block.itemId)},"output_index":${block.outputIndex}${fields},"delta":`
+    return `event: ${type}\ndata: {"type":"${type}","sequence_number":${this.seq++}${block.deltaHead}${JSON.stringify(text)}${DELTA_TAIL[block.kind]}`
   }
 
   private snapshot(
