@@ -270,7 +270,9 @@ export class MessagesStreamDecoder implements StreamDecoder {
     const key = DELTA_KEYS[deltaType]
     if (typeof d[key] !== 'string' || Object.keys(d).length !== 2) return
     const template = learnTemplate(data, key)
-    if (template) this.template = {...template, name, upstream, deltaType, key}
+    // the fields by name, not a spread: V8's object spread is slow for these (µs a stream)
+    if (template)
+      this.template = {before: template.before, after: template.after, name, upstream, deltaType, key}
   }
 
   private delta(upstream: number, d: Json): StreamEvent[] {

@@ -23,7 +23,7 @@ export interface StringTemplate {
    */
   after: string
   /** The chunk's text from the ignored string's closing quote (included), when there is one. */
-  tail?: string
+  tail?: string | undefined
 }
 
 /** The inside of a JSON string literal that needs no decoding (no escape, quote or control character). */
@@ -69,7 +69,9 @@ export function learnTemplate(data: string, key: string, ignore?: string): Strin
   const close = closingQuote(data, open + 1)
   if (close === -1) return undefined
   const before = data.slice(0, open + 1)
-  if (ignore === undefined || !data.includes(`"${ignore}"`)) return {before, after: data.slice(close)}
+  // one shape, `tail` or not (the reads of a template stay monomorphic)
+  if (ignore === undefined || !data.includes(`"${ignore}"`))
+    return {before, after: data.slice(close), tail: undefined}
   const skip = valueQuote(data, ignore)
   if (skip <= close) return undefined
   const skipClose = closingQuote(data, skip + 1)
