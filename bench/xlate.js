@@ -104,6 +104,24 @@ for (const [entrance, upstream] of [
         'm',
       ),
   })
+  if (entrance === 'messages') {
+    // an agent's request: Claude Code sends its ~20 tools, each with a description, every turn
+    const tools = Array.from({length: 20}, (_, i) => ({
+      name: `tool_${i}`,
+      description: `What tool ${i} does, in a sentence or two.`,
+      input_schema: {type: 'object', properties: {path: {type: 'string'}}, required: ['path']},
+    }))
+    const agent = JSON.stringify({...body, system: 'You are an agent.', tools})
+    rows.push({
+      name: `${entrance} <- ${upstream}: request, 20 tools`,
+      run: (t) =>
+        t.encodeUpstreamRequest(
+          t.decodeClientRequest(entrance, JSON.parse(agent), {model, stream: false}),
+          upstream,
+          'm',
+        ),
+    })
+  }
   const json = upstream === 'chat' ? answers.chatJson : answers.messagesJson
   rows.push({
     name: `${entrance} <- ${upstream}: JSON answer`,

@@ -14,7 +14,6 @@ import type {
   StreamEvent,
   Usage,
 } from './ir.js'
-import {emptyUsage} from './ir.js'
 import type {StringTemplate} from './sse-template.js'
 import {learnTemplate, templateString} from './sse-template.js'
 
@@ -32,11 +31,13 @@ export function decodeChatUsage(raw: unknown): Usage {
   const u = isObj(raw) ? raw : {}
   const prompt = isObj(u.prompt_tokens_details) ? u.prompt_tokens_details : {}
   const completion = isObj(u.completion_tokens_details) ? u.completion_tokens_details : {}
+  // every field by name, no spread of emptyUsage(): an object literal that starts with a spread and
+  // goes on with more members takes µs on Node 20's V8
   return {
-    ...emptyUsage(),
     inputTokens: num(u.prompt_tokens) ?? 0,
     outputTokens: num(u.completion_tokens) ?? 0,
     cacheReadTokens: num(prompt.cached_tokens) ?? num(u.prompt_cache_hit_tokens) ?? 0,
+    cacheCreationTokens: 0,
     reasoningTokens: num(completion.reasoning_tokens) ?? 0,
   }
 }
@@ -241,7 +242,8 @@ export class ChatStreamDecoder implements StreamDecoder {
     nullFinish: boolean,
   ): void {
     if (!template) return
-    // the fields by name, not a spread: V8's object spread is slow for these (µs a stream)
+    // the fields by name, not a spread: an object literal that starts with a spread and goes on
+    // with more members takes µs on Node 20's V8
     const {before, after, tail} = template
     const kept: DeltaTemplate = {before, after, tail, kind: TEMPLATE_KEYS[key]}
     this.template = kept
@@ -509,7 +511,14 @@ export class ChatStreamEncoder implements StreamEncoder {
         this.finished = true
         this.closed = true
         if (this.ctx?.includeUsage)
-          out += this.data({...this.base(), choices: [], usage: chatUsage(this.usage)})
+          out += this.data({
+            id: this.id,
+            object: 'chat.completion.chunk',
+            created: this.created,
+            model: this.model,
+            choices: [],
+            usage: chatUsage(this.usage),
+          })
         return out + 'data: [DONE]\n\n'
       }
       case 'error':
@@ -537,10 +546,6 @@ export class ChatStreamEncoder implements StreamEncoder {
     return this.chunk({role: 'assistant', content: ''})
   }
 
-  private base(): Json {
-    return {id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model}
-  }
-
   /**
    * `chunk({content: text})` byte for byte, written as text (the chunk of nearly every event): the
    * part before the text is the same in every one of them.
@@ -550,8 +555,16 @@ export class ChatStreamEncoder implements StreamEncoder {
     return `${this.textHead}${JSON.stringify(text)}},"logprobs":null,"finish_reason":null}]}\n\n`
   }
 
+  // the fields by name, not a spread of a base object: an object literal that starts with a spread
+  // and goes on with more members takes µs on Node 20's V8
   private chunk(delta: Json, finish: string | null = null): string {
-    return this.data({...this.base(), choices: [{index: 0, delta, logprobs: null, finish_reason: finish}]})
+    return this.data({
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [{index: 0, delta, logprobs: null, finish_reason: finish}],
+    })
   }
 
   private data(payload: Json): string {

@@ -44,7 +44,11 @@ const DELTA_EVENT = {
 /** The end of a delta event's data after its string, by block kind. */
 const DELTA_TAIL = {text: ',"logprobs":[]}\n\n', reasoning: '}\n\n', tool: '}\n\n'} as const
 
-/** Writes a Responses stream (`event:` + `data:` lines, `sequence_number` from 0). */
+/**
+ * Writes a Responses stream (`event:` + `data:` lines, `sequence_number` from 0). Event objects
+ * name their fields rather than start with a spread of a shared one: an object literal that starts
+ * with a spread and goes on with more members takes µs on Node 20's V8.
+ */
 export class ResponsesStreamEncoder implements StreamEncoder {
   private seq = 0
   private started = false
@@ -174,10 +178,6 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     })
   }
 
-  private at(block: EncBlock): Body {
-    return {item_id: block.itemId, output_index: block.outputIndex}
-  }
-
   private blockStart(index: number, start: Extract<StreamEvent, {type: 'block_start'}>['block']): string {
     const outputIndex = this.output.length
     let out = ''
@@ -196,7 +196,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         item: this.output[outputIndex],
       })
       out += this.emit('response.content_part.added', {
-        ...this.at(block),
+        item_id: block.itemId,
+        output_index: block.outputIndex,
         content_index: 0,
         part: {type: 'output_text', text: '', annotations: []},
       })
@@ -209,7 +210,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         item: this.output[outputIndex],
       })
       out += this.emit('response.reasoning_summary_part.added', {
-        ...this.at(block),
+        item_id: block.itemId,
+        output_index: block.outputIndex,
         summary_index: 0,
         part: {type: 'summary_text', text: ''},
       })
@@ -267,12 +269,18 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       }
       this.output[block.outputIndex] = item
       out += this.emit('response.output_text.done', {
-        ...this.at(block),
+        item_id: block.itemId,
+        output_index: block.outputIndex,
         content_index: 0,
         text: block.text,
         logprobs: [],
       })
-      out += this.emit('response.content_part.done', {...this.at(block), content_index: 0, part})
+      out += this.emit('response.content_part.done', {
+        item_id: block.itemId,
+        output_index: block.outputIndex,
+        content_index: 0,
+        part,
+      })
       out += this.emit('response.output_item.done', {output_index: block.outputIndex, item})
     } else if (block.kind === 'reasoning') {
       const part: ReasoningPart = {type: 'reasoning', text: block.text, ...block.opaque}
@@ -281,12 +289,14 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       this.output[block.outputIndex] = item
       const summaryPart = {type: 'summary_text', text: block.text}
       out += this.emit('response.reasoning_summary_text.done', {
-        ...this.at(block),
+        item_id: block.itemId,
+        output_index: block.outputIndex,
         summary_index: 0,
         text: block.text,
       })
       out += this.emit('response.reasoning_summary_part.done', {
-        ...this.at(block),
+        item_id: block.itemId,
+        output_index: block.outputIndex,
         summary_index: 0,
         part: summaryPart,
       })
@@ -298,11 +308,20 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       this.output[block.outputIndex] = item
       if (block.call.custom) {
         const input = customInput(call.arguments)
-        out += this.emit('response.custom_tool_call_input.delta', {...this.at(block), delta: input})
-        out += this.emit('response.custom_tool_call_input.done', {...this.at(block), input})
+        out += this.emit('response.custom_tool_call_input.delta', {
+          item_id: block.itemId,
+          output_index: block.outputIndex,
+          delta: input,
+        })
+        out += this.emit('response.custom_tool_call_input.done', {
+          item_id: block.itemId,
+          output_index: block.outputIndex,
+          input,
+        })
       } else
         out += this.emit('response.function_call_arguments.done', {
-          ...this.at(block),
+          item_id: block.itemId,
+          output_index: block.outputIndex,
           arguments: call.arguments,
         })
       out += this.emit('response.output_item.done', {output_index: block.outputIndex, item})
