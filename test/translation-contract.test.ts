@@ -760,6 +760,46 @@ describe('where peers break: Claude Code on a quirky chat upstream', {timeout: 6
     expect(row.output_tokens).toBe(done.usage.output_tokens)
   })
 
+  it("OpenAI's padding on every chunk (obfuscation): the client's stream is the one without it, usage exact", async () => {
+    const stream = async (quirk: string, project: string): Promise<string> => {
+      const res = await fetch(`${base}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-api-key': keys.get('chat')!,
+          'anthropic-version': '2023-06-01',
+          'x-sim-quirk': quirk,
+          'x-gw-project': project,
+        },
+        body: JSON.stringify({
+          model: 'claude-sonnet-4-5',
+          max_tokens: 1024,
+          stream: true,
+          thinking: {type: 'enabled', budget_tokens: 2048},
+          tools,
+          messages: [{role: 'user', content: 'Please use a tool for Oslo.'}],
+        }),
+      })
+      expect(res.status).toBe(200)
+      return res.text()
+    }
+    // ids (and the signature that carries the call's id) differ between two answers
+    const same = (text: string): string => text.replace(/"(id|signature)":"[^"]*"/g, '"$1":"x"')
+    const [p1, p2] = [newProject(), newProject()]
+    const padded = await stream('obfuscation,reasoning-content', p1)
+    const plain = await stream('reasoning-content', p2)
+    expect(same(padded)).toBe(same(plain))
+    expect(padded).not.toContain('obfuscation')
+    for (const kind of ['thinking_delta', 'input_json_delta', 'tool_use', 'message_stop'])
+      expect(padded).toContain(kind)
+    const [[row1], [row2]] = [await rowsOf(p1, 1), await rowsOf(p2, 1)]
+    expect(row1.error).toBeNull()
+    expect(row1.output_tokens).toBeGreaterThan(0)
+    expect([row1.input_tokens, row1.output_tokens]).toEqual([row2.input_tokens, row2.output_tokens])
+    const usage = /event: message_delta\ndata: .*"output_tokens":(\d+)/.exec(padded)
+    expect(Number(usage?.[1])).toBe(row1.output_tokens)
+  })
+
   it('a tool call with empty arguments arrives as {}', async () => {
     const done = await ask('empty-args', newProject())
     const call = done.content.find((b) => b.type === 'tool_use') as {input: unknown}

@@ -434,6 +434,101 @@ describe('chat stream decoder: chunks read without a parse', () => {
     })
   })
 
+  describe("OpenAI's shape: a refusal in the first chunk, and padding of its own in every chunk", () => {
+    // OpenAI's chunks carry `service_tier`, `system_fingerprint` and an `obfuscation` string of a
+    // different length on every chunk (padding against length side channels); its first chunk's
+    // delta has `"refusal":null`
+    const head =
+      '{"id":"chatcmpl-o1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","service_tier":"default","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{'
+    const tail = (finish: string, pad: string): string =>
+      `},"logprobs":null,"finish_reason":${finish}}],"obfuscation":"${pad}"}`
+    const first = `${head}"role":"assistant","content":"","refusal":null${tail('null', 'Qx')}`
+    const text = (inner: string, pad: string): string => `${head}"content":"${inner}"${tail('null', pad)}`
+    const args = (inner: string, pad: string): string =>
+      `${head}"tool_calls":[{"index":0,"function":{"arguments":"${inner}"}}]${tail('null', pad)}`
+    const call = `${head}"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"shell","arguments":""}}]${tail('null', 'k')}`
+    const finish = (reason: string, pad: string): string => `${head}${tail(reason, pad)}`
+    const usage =
+      '{"id":"chatcmpl-o1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":4},"obfuscation":"Zk3"}'
+    const parsedBy = (run: () => void): string[] => {
+      const spy = vi.spyOn(JSON, 'parse')
+      try {
+        run()
+        return spy.mock.calls.map((c) => String(c[0])).filter((t) => t.startsWith('{'))
+      } finally {
+        spy.mockRestore()
+      }
+    }
+
+    it('reads its text, argument and finish chunks without a parse, whatever their padding', () => {
+      const stream = [
+        first,
+        text('Hel', 'aB3dE'),
+        text('lo \\"x\\"', ''),
+        text('', 'q'),
+        text('!', 'LongerPaddingThan0thers12'),
+        finish('"stop"', 'x9'),
+        usage,
+        '[DONE]',
+      ]
+      let events: StreamEvent[] = []
+      const calls = parsedBy(() => (events = decodeRaw(stream, false)))
+      expect(events).toEqual(decodeRaw(stream, true))
+      expect(texts(events)).toEqual(['Hel', 'lo "x"', '!'])
+      expect(events).toContainEqual({type: 'stop', reason: 'end'})
+      expect(events).toContainEqual({
+        type: 'usage',
+        usage: expect.objectContaining({inputTokens: 7, outputTokens: 4}),
+      })
+      expect(calls).toEqual([first, usage])
+
+      const pieces = ['{\\"cmd', '\\":\\"ls', ' -l', '\\"}']
+      const tools = [
+        first,
+        call,
+        ...pieces.map((p, i) => args(p, 'pad'.slice(0, i))),
+        finish('"tool_calls"', 'e'),
+        '[DONE]',
+      ]
+      let toolEvents: StreamEvent[] = []
+      const toolCalls = parsedBy(() => (toolEvents = decodeRaw(tools, false)))
+      expect(toolEvents).toEqual(decodeRaw(tools, true))
+      expect(toolEvents.flatMap((e) => (e.type === 'tool_args_delta' ? [e.json] : [])).join('')).toBe(
+        '{"cmd":"ls -l"}',
+      )
+      // the call's first chunk (its id and name) and its first argument chunk (the template) are
+      // parsed, and the finish chunk after arguments; the other argument chunks are not
+      expect(toolCalls).toEqual([first, call, tools[2], tools[6]])
+    })
+
+    it('parses a chunk whose padding is not a plain string or hides structure, as a parse would read it', () => {
+      // an escaped quote in the padding: parsed
+      const escaped = text('b', 'a\\"c')
+      // the padding's place holding a second member: the usage would be lost by a template read
+      const smuggled = text('c', 'x","usage":{"prompt_tokens":9,"completion_tokens":1},"y":"z')
+      // the text's place holding a finish reason and a padding of its own
+      const inText = text(
+        'd"},"logprobs":null,"finish_reason":"length"}],"obfuscation":"p","extra":[{"delta":{"content":"y',
+        'q',
+      )
+      const events = same([first, text('a', 'p'), escaped, smuggled, '[DONE]'])
+      expect(texts(events)).toEqual(['a', 'b', 'c'])
+      expect(events).toContainEqual({type: 'usage', usage: expect.objectContaining({inputTokens: 9})})
+      const stopped = same([first, text('a', 'p'), inText, '[DONE]'])
+      expect(texts(stopped)).toEqual(['a', 'd'])
+      expect(stopped).toContainEqual({type: 'stop', reason: 'max_tokens'})
+      // a padding of another type, or a chunk without one: parsed
+      const numeric = `${head}"content":"e"},"logprobs":null,"finish_reason":null}],"obfuscation":5}`
+      const none = `${head}"content":"f"},"logprobs":null,"finish_reason":null}]}`
+      expect(texts(same([first, text('a', 'p'), numeric, none, text('g', 'pp'), '[DONE]']))).toEqual([
+        'a',
+        'e',
+        'f',
+        'g',
+      ])
+    })
+  })
+
   it('still refuses a chunk that is not JSON though it starts and ends like its template', () => {
     const decoder = chatCodec.streamDecoder({})
     decoder.event(undefined, first)

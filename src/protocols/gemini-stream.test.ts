@@ -147,3 +147,27 @@ describe('gemini stream encoder, read by @google/genai', () => {
     expect(res.usageMetadata?.totalTokenCount).toBe(9)
   })
 })
+
+describe('gemini stream encoder: text chunks written as text', () => {
+  it('writes text and thought chunks as JSON.stringify writes their objects, escapes included', () => {
+    const texts = ['say "hi"\n', 'é \u2028 😀', '</script>']
+    const out = encode([
+      {type: 'start', id: 'r"1', model: 'gemini-x'},
+      {type: 'block_start', index: 0, block: {type: 'reasoning'}},
+      {type: 'reasoning_delta', index: 0, text: texts[0]},
+      {type: 'block_stop', index: 0},
+      {type: 'block_start', index: 1, block: {type: 'text'}},
+      {type: 'text_delta', index: 1, text: texts[1]},
+      {type: 'text_delta', index: 1, text: texts[2]},
+    ])
+    const chunk = (part: Record<string, unknown>): string =>
+      `data: ${JSON.stringify({
+        candidates: [{content: {role: 'model', parts: [part]}, index: 0}],
+        modelVersion: 'gemini-x',
+        responseId: 'r"1',
+      })}\n\n`
+    expect(out).toBe(
+      chunk({text: texts[0], thought: true}) + chunk({text: texts[1]}) + chunk({text: texts[2]}),
+    )
+  })
+})

@@ -164,6 +164,8 @@ export class GeminiStreamEncoder implements StreamEncoder {
   private readonly calls = new Map<number, {id: string; name: string; args: string; signature?: Opaque}>()
   private readonly thinking = new Map<number, ReasoningPart>()
   private readonly reasoning: Part[] = []
+  /** The end of a text chunk, after its part (see textChunk), and the model and id it names. */
+  private chunkEnd?: {model: string; id: string; text: string}
 
   constructor(private readonly ctx?: CodecContext & {model?: string}) {
     this.model = ctx?.request?.model ?? ctx?.model ?? ''
@@ -178,7 +180,7 @@ export class GeminiStreamEncoder implements StreamEncoder {
         if (!this.model) this.model = event.model
         return ''
       case 'text_delta':
-        return event.text ? this.chunk([{text: event.text}]) : ''
+        return event.text ? this.textChunk(event.text, false) : ''
       case 'block_start':
         if (event.block.type === 'tool_call')
           this.calls.set(event.index, {
@@ -193,7 +195,7 @@ export class GeminiStreamEncoder implements StreamEncoder {
       case 'reasoning_delta': {
         const part = this.thinking.get(event.index)
         if (part) part.text += event.text
-        return event.text ? this.chunk([{text: event.text, thought: true}]) : ''
+        return event.text ? this.textChunk(event.text, true) : ''
       }
       case 'reasoning_opaque': {
         const part = this.thinking.get(event.index)
@@ -270,6 +272,22 @@ export class GeminiStreamEncoder implements StreamEncoder {
         ...(call.signature && {thoughtSignature: wrapOpaque('gemini', call.signature)}),
       },
     ])
+  }
+
+  /**
+   * `chunk([{text}])` (with `thought: true` for reasoning) byte for byte, written as text: the
+   * chunk of nearly every event, whose text after its part is the same in all of them (made again
+   * if the model or id it names changed).
+   */
+  private textChunk(text: string, thought: boolean): string {
+    let end = this.chunkEnd
+    if (!end || end.model !== this.model || end.id !== this.id)
+      end = this.chunkEnd = {
+        model: this.model,
+        id: this.id,
+        text: `]},"index":0}],"modelVersion":${JSON.stringify(this.model)},"responseId":${JSON.stringify(this.id)}}\n\n`,
+      }
+    return `data: {"candidates":[{"content":{"role":"model","parts":[{"text":${JSON.stringify(text)}${thought ? ',"thought":true}' : '}'}${end.text}`
   }
 
   private chunk(parts: Body[]): string {

@@ -270,7 +270,10 @@ export class MessagesStreamDecoder implements StreamDecoder {
     const key = DELTA_KEYS[deltaType]
     if (typeof d[key] !== 'string' || Object.keys(d).length !== 2) return
     const template = learnTemplate(data, key)
-    if (template) this.template = {...template, name, upstream, deltaType, key}
+    // the fields by name, not a spread: an object literal that starts with a spread and goes on
+    // with more members takes µs on Node 20's V8
+    if (template)
+      this.template = {before: template.before, after: template.after, name, upstream, deltaType, key}
   }
 
   private delta(upstream: number, d: Json): StreamEvent[] {

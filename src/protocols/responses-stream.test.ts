@@ -196,3 +196,69 @@ describe('responses stream encoder: text deltas', () => {
     expect(second).toMatchObject({delta: '!', item_id: first.item_id})
   })
 })
+
+describe('responses stream encoder: events written as text', () => {
+  it('writes every event as JSON.stringify writes its object: the snapshots, and reasoning, text and argument deltas', () => {
+    const out = encode([
+      {type: 'start', id: 'x1', model: 'up'},
+      {type: 'block_start', index: 0, block: {type: 'reasoning'}},
+      {type: 'reasoning_delta', index: 0, text: 'think "a"\n'},
+      {type: 'reasoning_delta', index: 0, text: 'é 😀'},
+      {type: 'block_stop', index: 0},
+      {type: 'block_start', index: 1, block: {type: 'text'}},
+      {type: 'text_delta', index: 1, text: 'hi \u2028'},
+      {type: 'block_stop', index: 1},
+      {type: 'block_start', index: 2, block: {type: 'tool_call', id: 'call_1', name: 'shell'}},
+      {type: 'tool_args_delta', index: 2, json: '{"cmd":'},
+      {type: 'tool_args_delta', index: 2, json: '"ls"}'},
+      {type: 'block_stop', index: 2},
+      {type: 'stop', reason: 'tool_use'},
+      {type: 'end'},
+    ])
+    const events = out
+      .split('\n\n')
+      .filter(Boolean)
+      .map((block) => {
+        const [event, data] = block.split('\n')
+        return {name: event.slice('event: '.length), data: data.slice('data: '.length)}
+      })
+    // each event's data is the JSON.stringify of what it parses to (key order, escapes), its
+    // type is its event name, and the sequence numbers count from 0
+    events.forEach((e, i) => {
+      const parsed = JSON.parse(e.data) as {type: string; sequence_number: number}
+      expect(e.data).toBe(JSON.stringify(parsed))
+      expect(parsed.type).toBe(e.name)
+      expect(parsed.sequence_number).toBe(i)
+    })
+    const data = (name: string): Array<Record<string, unknown>> =>
+      events.filter((e) => e.name === name).map((e) => JSON.parse(e.data) as Record<string, unknown>)
+    // the field order of each delta event
+    const [created] = data('response.created')
+    const [progress] = data('response.in_progress')
+    expect(Object.keys(created)).toEqual(['type', 'sequence_number', 'response'])
+    expect(progress.response).toEqual(created.response)
+    const reasoning = data('response.reasoning_summary_text.delta')
+    expect(reasoning.map((d) => Object.keys(d))).toEqual(
+      Array(2).fill(['type', 'sequence_number', 'item_id', 'output_index', 'summary_index', 'delta']),
+    )
+    expect(reasoning.map((d) => d.delta).join('')).toBe('think "a"\né 😀')
+    const [text] = data('response.output_text.delta')
+    expect(Object.keys(text)).toEqual([
+      'type',
+      'sequence_number',
+      'item_id',
+      'output_index',
+      'content_index',
+      'delta',
+      'logprobs',
+    ])
+    expect(text).toMatchObject({output_index: 1, content_index: 0, delta: 'hi \u2028', logprobs: []})
+    const args = data('response.function_call_arguments.delta')
+    expect(args.map((d) => Object.keys(d))).toEqual(
+      Array(2).fill(['type', 'sequence_number', 'item_id', 'output_index', 'delta']),
+    )
+    expect(args.map((d) => d.delta).join('')).toBe('{"cmd":"ls"}')
+    expect(args[0].output_index).toBe(2)
+    expect(new Set([...reasoning, text, ...args].map((d) => d.item_id)).size).toBe(3)
+  })
+})

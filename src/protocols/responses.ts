@@ -192,8 +192,8 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     if (effort === 'none') request.reasoning = {disabled: true}
     else
       request.reasoning = {
-        ...(effort && EFFORTS[effort] ? {effort: EFFORTS[effort]} : {}),
         include: body.reasoning.summary !== undefined && body.reasoning.summary !== null,
+        ...(effort && EFFORTS[effort] ? {effort: EFFORTS[effort]} : {}),
       }
   }
   if (typeof body.previous_response_id === 'string') request.previousResponseId = body.previous_response_id

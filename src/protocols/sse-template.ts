@@ -9,12 +9,21 @@
 
 import {isAscii} from 'node:buffer'
 
-/** A parsed chunk split around the string of one key. */
+/**
+ * A parsed chunk split around the string of one key and, optionally, around a second string
+ * whose value means nothing to the reader (OpenAI's `obfuscation` padding, a different
+ * random-length string on every chunk of its streams).
+ */
 export interface StringTemplate {
   /** The chunk's text up to the string's opening quote (included). */
   before: string
-  /** The chunk's text from the string's closing quote (included). */
+  /**
+   * The chunk's text from the string's closing quote (included): to its end, or, with `tail`, to
+   * the ignored string's opening quote (included).
+   */
   after: string
+  /** The chunk's text from the ignored string's closing quote (included), when there is one. */
+  tail?: string | undefined
 }
 
 /** The inside of a JSON string literal that needs no decoding (no escape, quote or control character). */
@@ -32,41 +41,76 @@ function closingQuote(text: string, from: number): number {
   return -1
 }
 
+/** The index of the opening quote of the string value of the one `"key"` in `data`; -1 if none. */
+function valueQuote(data: string, key: string): number {
+  const name = `"${key}"`
+  const at = data.indexOf(name)
+  if (at === -1 || data.indexOf(name, at + 1) !== -1) return -1
+  let open = at + name.length
+  while (data[open] === ' ') open++
+  if (data[open] !== ':') return -1
+  open++
+  while (data[open] === ' ') open++
+  return data[open] === '"' ? open : -1
+}
+
 /**
  * `data` (a chunk that parsed to a JSON object) split around the string value of `key`, when
  * `key` occurs once in the whole text: a quote inside a JSON string is escaped, so `"key"` there
  * can only be a key or a value, and a value is not followed by a colon. The caller has checked
- * that the parsed chunk means nothing but that string.
+ * that the parsed chunk means nothing but that string. `ignore`: a key whose string value means
+ * nothing to the caller (checked by it); when it occurs once, after `key`'s string, its value
+ * becomes a second hole, matched as any plain string and dropped (a chunk whose `ignore` comes
+ * first has no template).
  */
-export function learnTemplate(data: string, key: string): StringTemplate | undefined {
-  const name = `"${key}"`
-  const at = data.indexOf(name)
-  if (at === -1 || data.indexOf(name, at + 1) !== -1) return undefined
-  let open = at + name.length
-  while (data[open] === ' ') open++
-  if (data[open] !== ':') return undefined
-  open++
-  while (data[open] === ' ') open++
-  if (data[open] !== '"') return undefined
+export function learnTemplate(data: string, key: string, ignore?: string): StringTemplate | undefined {
+  const open = valueQuote(data, key)
+  if (open === -1) return undefined
   const close = closingQuote(data, open + 1)
   if (close === -1) return undefined
-  return {before: data.slice(0, open + 1), after: data.slice(close)}
+  const before = data.slice(0, open + 1)
+  // one shape, `tail` or not (the reads of a template stay monomorphic)
+  if (ignore === undefined || !data.includes(`"${ignore}"`))
+    return {before, after: data.slice(close), tail: undefined}
+  const skip = valueQuote(data, ignore)
+  if (skip <= close) return undefined
+  const skipClose = closingQuote(data, skip + 1)
+  if (skipClose === -1) return undefined
+  return {before, after: data.slice(close, skip + 1), tail: data.slice(skipClose)}
 }
 
 /**
  * The string a chunk holds in the template's place, decoded; undefined when `data` is not the
- * template with one JSON string there (then it is parsed as usual).
+ * template with one JSON string there (and, with a `tail`, any plain string in the ignored
+ * string's place): then it is parsed as usual.
  */
 export function templateString(t: StringTemplate, data: string): string | undefined {
-  const {before, after} = t
+  const {before, after, tail} = t
+  let end: number
   // `slice` and `===` rather than startsWith/endsWith: several times faster on V8 for these lengths
-  if (
-    data.length < before.length + after.length ||
-    data.slice(0, before.length) !== before ||
-    data.slice(data.length - after.length) !== after
-  )
-    return undefined
-  const end = data.length - after.length
+  if (tail === undefined) {
+    if (
+      data.length < before.length + after.length ||
+      data.slice(0, before.length) !== before ||
+      data.slice(data.length - after.length) !== after
+    )
+      return undefined
+    end = data.length - after.length
+  } else {
+    const tailAt = data.length - tail.length
+    if (
+      tailAt < before.length + after.length ||
+      data.slice(0, before.length) !== before ||
+      data.slice(tailAt) !== tail
+    )
+      return undefined
+    // the ignored string's opening quote: the last quote before the tail when that string holds
+    // none (an escaped quote in it is found instead, and then `after`, which ends in `:"`, differs)
+    const open = data.lastIndexOf('"', tailAt - 1)
+    end = open + 1 - after.length
+    if (end < before.length || data.slice(end, open + 1) !== after) return undefined
+    if (!PLAIN_STRING.test(data.slice(open + 1, tailAt))) return undefined
+  }
   const inner = data.slice(before.length, end)
   if (PLAIN_STRING.test(inner)) return inner
   // escapes: one JSON string ending where the template's did, or not this template

@@ -191,3 +191,56 @@ describe('translation through the IR', () => {
     expect(estimateInputTokens(client.request)).toBe(2)
   })
 })
+
+describe('upstream request bytes', () => {
+  // each family's request and tool objects are built member by member (no object spreads on the
+  // hot path): the bytes keep the order each family's request has always had
+  const client = decodeClientRequest(
+    'messages',
+    {
+      model: 'claude-x',
+      max_tokens: 100,
+      system: 'Be brief.',
+      stream: true,
+      temperature: 0.5,
+      stop_sequences: ['END'],
+      metadata: {user_id: 'u1'},
+      tools: [
+        {name: 'f', description: 'does f', input_schema: {type: 'object', properties: {a: {type: 'string'}}}},
+        {name: 'g', input_schema: {type: 'object', properties: {}}},
+      ],
+      messages: [{role: 'user', content: 'hi'}],
+    },
+    {stream: true},
+  )
+  const text = (family: 'chat' | 'messages' | 'responses' | 'gemini'): string =>
+    encodeUpstreamRequest(client, family, 'm').body.toString()
+
+  it('writes each tool and the request in its family order', () => {
+    const schema = '{"type":"object","properties":{"a":{"type":"string"}}}'
+    expect(text('chat')).toContain(
+      `"tools":[{"type":"function","function":{"name":"f","description":"does f","parameters":${schema}}},{"type":"function","function":{"name":"g","parameters":{"type":"object","properties":{}}}}]`,
+    )
+    expect(text('responses')).toContain(
+      `"tools":[{"type":"function","name":"f","description":"does f","parameters":${schema},"strict":false},{"type":"function","name":"g","parameters":{"type":"object","properties":{}},"strict":false}]`,
+    )
+    expect(text('gemini')).toContain(
+      `"functionDeclarations":[{"name":"f","description":"does f","parametersJsonSchema":${schema}},{"name":"g","parametersJsonSchema":{"type":"object","properties":{}}}]`,
+    )
+    const messages = JSON.parse(text('messages')) as Record<string, unknown>
+    expect(Object.keys(messages)).toEqual([
+      'model',
+      'max_tokens',
+      'system',
+      'messages',
+      'tools',
+      'temperature',
+      'stop_sequences',
+      'metadata',
+      'stream',
+    ])
+    expect(text('messages')).toContain(
+      `"tools":[{"name":"f","description":"does f","input_schema":${schema}},{"name":"g","input_schema":{"type":"object","properties":{}}}]`,
+    )
+  })
+})

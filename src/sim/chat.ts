@@ -30,6 +30,7 @@ import type {Quirks} from './upstream/quirks.js'
 import {
   NO_QUIRKS,
   argsPieces,
+  obfuscationPad,
   quirkCalls,
   selectQuirks,
   strictFieldsProblem,
@@ -607,6 +608,9 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
     if (finish) events.push(chunk({}, finish))
     if (plan.includeUsage) events.push({data: {...base(), choices: [], usage: plan.usage}})
   }
+  if (quirks.has('obfuscation'))
+    for (const [i, event] of events.entries())
+      event.data = {...(event.data as Record<string, unknown>), obfuscation: obfuscationPad(plan.id, i)}
   if (!quirks.has('no-terminal')) events.push({data: '[DONE]'})
   return events
 }

@@ -71,7 +71,10 @@ function spy(res: ServerResponse): void {
 
 beforeAll(async () => {
   upstream = createServer(async (req, res) => {
-    const body = JSON.parse((await readBody(req)).toString()) as {stream?: boolean}
+    const body = JSON.parse((await readBody(req)).toString()) as {
+      stream?: boolean
+      messages: Array<{content: unknown}>
+    }
     if (!body.stream) {
       res.writeHead(200, {
         'content-type': 'application/json; charset=utf-8',
@@ -96,6 +99,13 @@ beforeAll(async () => {
       'x-request-id': 'up-stream',
       'x-ratelimit-remaining-requests': '40',
     })
+    if (JSON.stringify(body.messages).includes('linger')) {
+      // the whole stream, [DONE] included, in one read; the body ends only when the test says
+      res.write(READS.join(''))
+      await new Promise<void>((resolve) => (next = resolve))
+      res.end(': a comment after [DONE]\n\n')
+      return
+    }
     for (const [i, read] of READS.entries()) {
       if (i > 0) await new Promise<void>((resolve) => (next = resolve))
       if (i < READS.length - 1) res.write(read)
@@ -143,13 +153,14 @@ afterAll(async () => {
 function ask(
   stream: boolean,
   onData: (text: string) => void = () => {},
+  prompt = 'hi',
 ): Promise<{status: number; headers: IncomingMessage['headers']; body: Buffer}> {
   results = []
   const body = JSON.stringify({
     model: 'claude-x',
     max_tokens: 64,
     stream,
-    messages: [{role: 'user', content: 'hi'}],
+    messages: [{role: 'user', content: prompt}],
   })
   return new Promise((resolve, reject) => {
     const port = (gateway.address() as AddressInfo).port
@@ -213,7 +224,10 @@ describe('translated stream on the wire', () => {
     expect(writes[2].match(/event: content_block_delta/g)).toHaveLength(2)
     expect(writes[2]).toContain('"five"')
     expect(writes[2]).not.toContain('message_delta')
-    expect(writes.slice(3).join('')).toContain('event: message_stop')
+    // 4: the third read, [DONE] in it, and the end of the chunked body: one write, no fourth
+    expect(writes).toHaveLength(4)
+    expect(writes[3]).toContain('event: message_delta')
+    expect(writes[3]).toMatch(/event: message_stop\n.*\n\n\r\n0\r\n\r\n$/)
 
     // headers: the entrance's id header, the stream's own type and cache-control (once)
     expect(answer.headers['content-type']).toBe('text/event-stream')
@@ -223,6 +237,23 @@ describe('translated stream on the wire', () => {
     expect(answer.headers['x-request-id']).toBeUndefined()
     expect(answer.headers['x-ratelimit-remaining-requests']).toBe('40')
     expect(results[0]).toMatchObject({status: 200, stream: true, requestId: 'up-stream', error: null})
+    expect(results[0].usage).toMatchObject({inputTokens: 3, outputTokens: 5})
+  })
+
+  it('ends the answer with its terminal event, though the upstream body ends later', async () => {
+    const answer = await ask(true, () => {}, 'linger')
+    // the client has the whole answer while the upstream still holds its body open
+    expect(results).toHaveLength(0)
+    expect(writes).toHaveLength(2)
+    expect(writes[0]).toContain('event: message_start')
+    expect(writes[1]).toMatch(/event: message_stop\n.*\n\n\r\n0\r\n\r\n$/)
+    expect(answer.body.toString()).toMatch(/event: message_stop\ndata: \{"type":"message_stop"\}\n\n$/)
+    next()
+    for (let i = 0; i < 100 && results.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
+    // what came after [DONE] is dropped; the row is a clean answer with its usage
+    expect(writes).toHaveLength(2)
+    expect(results[0]).toMatchObject({status: 200, stream: true, error: null})
+    expect(results[0].broken).toBeFalsy()
     expect(results[0].usage).toMatchObject({inputTokens: 3, outputTokens: 5})
   })
 })

@@ -168,6 +168,30 @@ describe('chat quirks', () => {
     ).toBe(200)
   })
 
+  it('obfuscation: every chunk ends with a padding string of its own length, the rest as without it', async () => {
+    const body = {stream: true, stream_options: {include_usage: true}, tools: chatTools}
+    const padded = await chat({...body, model: 'gpt-x+obfuscation'})
+    const plain = await chat({...body, model: 'gpt-x'})
+    const chunks = padded.text.split('\n\n').filter((b) => b && b !== 'data: [DONE]')
+    // the last member of every chunk, usage chunk included, as OpenAI sends it
+    for (const chunk of chunks) expect(chunk).toMatch(/,"obfuscation":"[A-Za-z0-9]{1,24}"\}$/)
+    const pads = padded.events.flatMap((e) => (e.data === '[DONE]' ? [] : [e.data.obfuscation as string]))
+    expect(pads).toHaveLength(chunks.length)
+    expect(new Set(pads.map((p) => p.length)).size).toBeGreaterThan(3)
+    // ids and times differ between two answers
+    const strip = (events: Event[]) =>
+      events.map((e) =>
+        e.data === '[DONE]'
+          ? e.data
+          : JSON.stringify({...e.data, id: 'x', created: 0, obfuscation: undefined}).replace(
+              /"call_[^"]*"/g,
+              '"call"',
+            ),
+      )
+    expect(strip(padded.events)).toEqual(strip(plain.events))
+    expect(plain.text).not.toContain('obfuscation')
+  })
+
   it('no-terminal: the stream ends without [DONE]', async () => {
     const {events, text} = await chat({model: 'gpt-x+no-terminal', stream: true})
     expect(text).not.toContain('[DONE]')

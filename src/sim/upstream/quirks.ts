@@ -20,6 +20,7 @@ export const SIM_QUIRKS = [
   'strict-fields',
   'no-terminal',
   'cache-1h',
+  'obfuscation',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -50,6 +51,27 @@ export function selectQuirks(
     else unknown.push(name)
   }
   return {model: typeof model === 'string' ? bare : '', quirks, unknown}
+}
+
+const PAD_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
+
+/**
+ * The `obfuscation` string of a stream's chunk `index` (quirk `obfuscation`): 1 to 24 letters and
+ * digits, a different length and text on every chunk, as OpenAI pads each chunk of its streams
+ * against length side channels. Derived from `seed` (the answer's id) and the index, so that a
+ * test can predict it.
+ */
+export function obfuscationPad(seed: string, index: number): string {
+  let h = 2166136261
+  for (let i = 0; i < seed.length; i++) h = Math.imul(h ^ seed.charCodeAt(i), 16777619)
+  h = Math.imul(h ^ (index + 1), 16777619) >>> 0
+  const length = 1 + (h % 24)
+  let pad = ''
+  for (let i = 0; i < length; i++) {
+    h = Math.imul(h ^ i, 16777619) >>> 0
+    pad += PAD_CHARS[h % PAD_CHARS.length]
+  }
+  return pad
 }
 
 /** The refusal text for unknown quirk names. */

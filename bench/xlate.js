@@ -1,0 +1,183 @@
+// The translation code alone, in process: `node bench/xlate.js [--base DIR] [--rounds N]
+// [--iterations N] [--only NAME]` (build first; DIR: another checkout, built). The simulator's own
+// answers (started in this process, this checkout's build) to the bench's requests are translated
+// by each build's `dist` modules in one process, rounds interleaved, and the CPU time of each
+// (`process.cpuUsage`) is printed per request: the median of the rounds, and the range. Rows: a
+// request encoded for its upstream, a JSON answer, and a stream (all of it in one upstream read,
+// as the simulator's answer reaches the daemon), for the messages, responses and gemini entrances
+// on a chat upstream and the chat entrance on a messages upstream; the `obfuscation` row is a chat
+// stream whose every chunk carries OpenAI's random-length padding (sim quirk `obfuscation`).
+import {readdirSync} from 'node:fs'
+import {resolve} from 'node:path'
+import {parseArgs} from 'node:util'
+
+const {values: opts} = parseArgs({
+  options: {
+    base: {type: 'string'},
+    rounds: {type: 'string', default: '11'},
+    iterations: {type: 'string', default: '3000'},
+    only: {type: 'string'},
+  },
+})
+
+const here = resolve(import.meta.dirname, '..')
+const roots = opts.base ? {base: resolve(opts.base), branch: here} : {branch: here}
+async function load(root) {
+  const chunk = readdirSync(`${root}/dist/chunks`).find((f) => /^translate-[\w-]+\.js$/.test(f))
+  return import(`${root}/dist/chunks/${chunk}`)
+}
+const builds = Object.fromEntries(
+  await Promise.all(Object.entries(roots).map(async ([name, root]) => [name, await load(root)])),
+)
+
+const {startSim} = await import(`${here}/dist/sim/server.js`)
+const sim = await startSim({port: 0, timeScale: 1_000_000, taskSeconds: 1})
+const auth = {authorization: 'Bearer sim', 'x-api-key': 'sim', 'anthropic-version': '2023-06-01'}
+async function answer(path, body, headers = {}) {
+  const res = await fetch(sim.origin + path, {
+    method: 'POST',
+    headers: {'content-type': 'application/json', ...auth, ...headers},
+    body: JSON.stringify(body),
+  })
+  const text = await res.text()
+  if (res.status !== 200) throw new Error(`sim ${path}: ${res.status} ${text.slice(0, 200)}`)
+  return text
+}
+
+const prompt = 'Say hello in five words.'
+const clients = {
+  messages: {model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{role: 'user', content: prompt}]},
+  responses: {model: 'gpt-5', max_output_tokens: 64, input: prompt},
+  gemini: {contents: [{role: 'user', parts: [{text: prompt}]}], generationConfig: {maxOutputTokens: 64}},
+  chat: {model: 'sim-mini', max_tokens: 64, messages: [{role: 'user', content: prompt}]},
+}
+const chatUp = (stream, extra = {}) =>
+  answer('/v1/chat/completions', {
+    model: 'sim-mini',
+    max_tokens: 64,
+    messages: [{role: 'user', content: prompt}],
+    ...(stream ? {stream: true, stream_options: {include_usage: true}} : {}),
+    ...extra,
+  })
+const messagesUp = (stream) =>
+  answer('/v1/messages', {
+    model: 'claude-sonnet-4-5',
+    max_tokens: 64,
+    messages: [{role: 'user', content: prompt}],
+    ...(stream ? {stream: true} : {}),
+  })
+const answers = {
+  chatJson: await chatUp(false),
+  chatStream: await chatUp(true),
+  chatObfuscated: await chatUp(true, {model: 'sim-mini+obfuscation'}),
+  messagesJson: await messagesUp(false),
+  messagesStream: await messagesUp(true),
+}
+await sim.close()
+
+/** One request's translation, as the daemon does it, for a build's module `t`. */
+const rows = []
+for (const [entrance, upstream] of [
+  ['messages', 'chat'],
+  ['responses', 'chat'],
+  ['gemini', 'chat'],
+  ['chat', 'messages'],
+]) {
+  const body = clients[entrance]
+  const model = entrance === 'gemini' ? 'gemini-2.5-pro' : null
+  const decode = (t, stream) =>
+    t.decodeClientRequest(
+      entrance,
+      JSON.parse(JSON.stringify({...body, ...(stream && entrance !== 'gemini' ? {stream: true} : {})})),
+      {
+        model,
+        stream,
+      },
+    )
+  const text = JSON.stringify(body)
+  rows.push({
+    name: `${entrance} <- ${upstream}: request`,
+    run: (t) =>
+      t.encodeUpstreamRequest(
+        t.decodeClientRequest(entrance, JSON.parse(text), {model, stream: false}),
+        upstream,
+        'm',
+      ),
+  })
+  if (entrance === 'messages') {
+    // an agent's request: Claude Code sends its ~20 tools, each with a description, every turn
+    const tools = Array.from({length: 20}, (_, i) => ({
+      name: `tool_${i}`,
+      description: `What tool ${i} does, in a sentence or two.`,
+      input_schema: {type: 'object', properties: {path: {type: 'string'}}, required: ['path']},
+    }))
+    const agent = JSON.stringify({...body, system: 'You are an agent.', tools})
+    rows.push({
+      name: `${entrance} <- ${upstream}: request, 20 tools`,
+      run: (t) =>
+        t.encodeUpstreamRequest(
+          t.decodeClientRequest(entrance, JSON.parse(agent), {model, stream: false}),
+          upstream,
+          'm',
+        ),
+    })
+  }
+  const json = upstream === 'chat' ? answers.chatJson : answers.messagesJson
+  rows.push({
+    name: `${entrance} <- ${upstream}: JSON answer`,
+    client: (t) => decode(t, false),
+    run: (t, client) => t.translateResponseText(upstream, client, JSON.parse(json)).text.length,
+  })
+  const streams =
+    upstream === 'chat'
+      ? [
+          ['stream', answers.chatStream],
+          ...(entrance === 'messages' ? [['stream, obfuscation', answers.chatObfuscated]] : []),
+        ]
+      : [['stream', answers.messagesStream]]
+  for (const [label, sse] of streams) {
+    const bytes = Buffer.from(sse)
+    rows.push({
+      name: `${entrance} <- ${upstream}: ${label}`,
+      client: (t) => decode(t, true),
+      run: (t, client) => {
+        const translator = new t.StreamTranslator(upstream, client)
+        let n = 0
+        translator.onFirstOutput = (s) => (n += s.length)
+        n += translator.push(bytes).length
+        n += translator.end().length
+        if (translator.error) throw new Error(`${entrance} <- ${upstream}: ${translator.error.message}`)
+        return n
+      },
+    })
+  }
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const iterations = Number(opts.iterations)
+const names = Object.keys(builds)
+console.log(
+  `${iterations} requests a round, ${opts.rounds} rounds, µs of CPU a request: median (range)` +
+    (names.length > 1 ? `; ${names.join(' / ')}` : ''),
+)
+for (const row of rows) {
+  if (opts.only && !row.name.includes(opts.only)) continue
+  const times = Object.fromEntries(names.map((n) => [n, []]))
+  const clients = Object.fromEntries(names.map((n) => [n, row.client?.(builds[n])]))
+  let sink = 0
+  for (const n of names) for (let i = 0; i < iterations; i++) sink += row.run(builds[n], clients[n]) ? 1 : 0
+  for (let r = 0; r < Number(opts.rounds); r++)
+    for (const n of r % 2 ? [...names].reverse() : names) {
+      const before = process.cpuUsage()
+      for (let i = 0; i < iterations; i++) sink += row.run(builds[n], clients[n]) ? 1 : 0
+      const used = process.cpuUsage(before)
+      times[n].push((used.user + used.system) / iterations)
+    }
+  const cells = names.map((n) => {
+    const t = times[n]
+    return `${median(t).toFixed(2)} (${Math.min(...t).toFixed(1)}-${Math.max(...t).toFixed(1)})`
+  })
+  const ratio = names.length > 1 ? `  ${(median(times.branch) / median(times.base)).toFixed(2)}` : ''
+  console.log(`${row.name.padEnd(42)} ${cells.join('  ')}${ratio}${sink < 0 ? '' : ''}`)
+}
+process.exit(0)
