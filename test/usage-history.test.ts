@@ -326,12 +326,29 @@ describe('gwctl usage rescan of a large history (staged, a pool of reader thread
     [
       'three readers, two scratches merged, turns taken with each file',
       3,
-      {GWCTL_HISTORY_THREADS: '3', GWCTL_HISTORY_WAIT_ROWS: '1'},
+      {GWCTL_HISTORY_THREADS: '3', GWCTL_HISTORY_WAIT_ROWS: '1', GWCTL_HISTORY_GENERATIONS: '1'},
     ],
     [
       'three readers, each its own scratch, three merged',
       3,
-      {GWCTL_HISTORY_THREADS: '3', GWCTL_HISTORY_SCRATCHES: '3'},
+      {GWCTL_HISTORY_THREADS: '3', GWCTL_HISTORY_SCRATCHES: '3', GWCTL_HISTORY_GENERATIONS: '1'},
+    ],
+    // generations: this thread merges each while the workers read the next (the default with
+    // several scratches)
+    [
+      'two workers taking turns at one scratch a generation, four generations merged as they end',
+      3,
+      {GWCTL_HISTORY_THREADS: '3', GWCTL_HISTORY_WAIT_ROWS: '1'},
+    ],
+    [
+      'two workers, a scratch each a generation, three generations',
+      3,
+      {GWCTL_HISTORY_THREADS: '3', GWCTL_HISTORY_SCRATCHES: '2', GWCTL_HISTORY_GENERATIONS: '3'},
+    ],
+    [
+      'two workers, a scratch each a generation, sixteen generations of four or five files',
+      3,
+      {GWCTL_HISTORY_THREADS: '3', GWCTL_HISTORY_SCRATCHES: '2', GWCTL_HISTORY_GENERATIONS: '16'},
     ],
     ['one reader (history.threads 1)', 1, {GWCTL_HISTORY_THREADS: '1'}],
   ] as Array<[string, number, Record<string, string>]>)(
@@ -421,7 +438,12 @@ describe('gwctl usage rescan of a large history (staged, a pool of reader thread
       store.close()
     }
   }
-  const threeScratches = {GWCTL_HISTORY_THREADS: '3', GWCTL_HISTORY_SCRATCHES: '3', GWCTL_HISTORY_MARKS: '1'}
+  const threeScratches = {
+    GWCTL_HISTORY_THREADS: '3',
+    GWCTL_HISTORY_SCRATCHES: '3',
+    GWCTL_HISTORY_GENERATIONS: '1',
+    GWCTL_HISTORY_MARKS: '1',
+  }
 
   it('merges several scratches straight into the log database alone, through one merged scratch beside a reader, exactly both ways', async () => {
     const expected = await reference(async () => undefined)
@@ -444,6 +466,33 @@ describe('gwctl usage rescan of a large history (staged, a pool of reader thread
     expect(json(alone)).toMatchObject({readers: 3, filesRead: 70, skipped: {duplicate: 306, replay: 1}})
     expect(phases(alone.stderr)).toEqual(['read', 'merge', 'index', 'swap'])
     expect(await rowsOf()).toEqual(expected)
+    expect(readdirSync(home.home).filter((n) => n.includes('.rescan-') || n.endsWith('-journal'))).toEqual([])
+  })
+
+  it('merges generations while the workers read, into one scratch copied page by page, alone or not, exactly', async () => {
+    const expected = await reference(async () => undefined)
+    const generations = {...threeScratches, GWCTL_HISTORY_GENERATIONS: '4'}
+    const marks = (stderr: string) =>
+      JSON.parse(stderr.split('\n').find((l) => l.startsWith('{"historyPhases"')) ?? '{}') as Record<
+        string,
+        number
+      >
+    for (const beside of [false, true]) {
+      const other = beside ? new Database(join(home.home, 'logs.db'), {readonly: true}) : undefined
+      try {
+        other?.prepare('SELECT count(*) FROM history_files').get()
+        const run = await cli(['usage', 'rescan', '--json'], generations)
+        expect(run.exitCode).toBe(0)
+        expect(json(run)).toMatchObject({readers: 3, filesRead: 70, skipped: {duplicate: 306, replay: 1}})
+        expect(phases(run.stderr)).toEqual(['read', 'merge', 'index', 'copy', 'swap'])
+        // this thread merges: two workers, a scratch each a generation; the last merged after them
+        expect(marks(run.stderr)).toMatchObject({readers: 3, scratches: 2, generations: 4})
+        expect(marks(run.stderr).pipelined).toBeLessThan(4)
+      } finally {
+        other?.close()
+      }
+      expect(await rowsOf()).toEqual(expected)
+    }
     expect(readdirSync(home.home).filter((n) => n.includes('.rescan-') || n.endsWith('-journal'))).toEqual([])
   })
 
@@ -614,28 +663,31 @@ describe('gwctl usage rescan of a large history (staged, a pool of reader thread
     expect(json(again)).toMatchObject({filesRead: 70, errors: []})
     for (const name of scratch) expect(existsSync(join(home.home, name))).toBe(false)
   })
-  it('stops at Ctrl-C while this thread reads beside two workers: exit 130, the database as it was, no scratch file', async () => {
-    expect((await cli(['usage', 'rescan', '--json', '--tool', 'codex'])).exitCode).toBe(0)
-    const before = await HistoryStore.open(join(home.home, 'logs.db'))
-    const codexRows = allRows(before)
-    before.close()
+  it.each([
+    ['reads beside two workers', {GWCTL_HISTORY_THREADS: '3', GWCTL_HISTORY_GENERATIONS: '1'}],
+    ['merges the generations of two workers', {GWCTL_HISTORY_THREADS: '3', GWCTL_HISTORY_GENERATIONS: '8'}],
+  ])(
+    'stops at Ctrl-C while this thread %s: exit 130, the database as it was, no scratch file',
+    async (_, env) => {
+      expect((await cli(['usage', 'rescan', '--json', '--tool', 'codex'])).exitCode).toBe(0)
+      const before = await HistoryStore.open(join(home.home, 'logs.db'))
+      const codexRows = allRows(before)
+      before.close()
 
-    const child = spawnCli(['usage', 'rescan', '--json'], {
-      home: home.home,
-      env: {GWCTL_HISTORY_THREADS: '3'},
-    })
-    const started = Date.now()
-    while (!readdirSync(home.home).some((n) => n.includes('.rescan-')) && Date.now() - started < 20_000)
-      await new Promise((r) => setTimeout(r, 5))
-    child.kill('SIGINT')
-    const result = await child
-    expect(result.exitCode).toBe(130)
-    expect(readdirSync(home.home).filter((n) => n.includes('.rescan-'))).toEqual([])
-    const after = await HistoryStore.open(join(home.home, 'logs.db'))
-    try {
-      expect(allRows(after)).toEqual(codexRows)
-    } finally {
-      after.close()
-    }
-  })
+      const child = spawnCli(['usage', 'rescan', '--json'], {home: home.home, env})
+      const started = Date.now()
+      while (!readdirSync(home.home).some((n) => n.includes('.rescan-')) && Date.now() - started < 20_000)
+        await new Promise((r) => setTimeout(r, 5))
+      child.kill('SIGINT')
+      const result = await child
+      expect(result.exitCode).toBe(130)
+      expect(readdirSync(home.home).filter((n) => n.includes('.rescan-'))).toEqual([])
+      const after = await HistoryStore.open(join(home.home, 'logs.db'))
+      try {
+        expect(allRows(after)).toEqual(codexRows)
+      } finally {
+        after.close()
+      }
+    },
+  )
 })

@@ -109,41 +109,39 @@ export class Scratch {
   /**
    * Makes the one scratch database the log database's merge copies (`HistoryStore.mergeScratch`)
    * from the scratch databases of a rescan's readers, all written and closed, and returns its
-   * path: the only one as it is, else `into`, which gets every row of them. Several scratches are
-   * merged in one statement that reads each in key order (SQLite merges sorted inputs without a
-   * sort) and writes the rows in key order, each key once, by the scan-order rule: every copy of a
-   * key from one file is in one scratch, decided already. Either way the scratch then gets the
-   * index on `file` that the rows table has, built by sorting: the merge copies it page by page
-   * with the rows, and the log database's write lock is not held while it is built (a running
-   * gateway's log writes wait for that lock).
+   * path: the only one as it is, else `into`, which gets every row of them (see
+   * {@link ScratchMerger}). Either way the scratch then gets the index on `file` that the rows
+   * table has, built by sorting: the merge copies it page by page with the rows, and the log
+   * database's write lock is not held while it is built (a running gateway's log writes wait for
+   * that lock).
    */
   static finish(paths: readonly string[], into: string, mark?: (phase: string) => void): string {
-    if (paths.length > MAX_MERGED) throw new Error(`at most ${MAX_MERGED} scratch databases merge at once`)
-    const path = paths.length === 1 ? paths[0] : into
-    const db =
-      paths.length === 1
-        ? Scratch.connect(path, MERGE_CACHE_KB, true)
-        : Scratch.make(into, MERGE_CACHE_KB, false)
-    try {
-      if (paths.length > 1) {
-        paths.forEach((p, i) => db.prepare(`ATTACH DATABASE ? AS s${i}`).run(p))
-        const arms = paths.map((_, i) => `SELECT * FROM s${i}.staged`).join(' UNION ALL ')
-        db.transaction(() => {
-          db.exec(paths.map((_, i) => `INSERT INTO scan_files SELECT * FROM s${i}.scan_files;`).join('\n'))
-          // ORDER BY 1: each arm is read along its primary key (no sorter), merged; a WHERE after
-          // the compound's ORDER BY is not needed for the upsert's ON (no join to confuse it with)
-          db.exec(`INSERT INTO staged ${arms} ORDER BY 1
-            ON CONFLICT(key) DO UPDATE SET ${SET_ALL} WHERE ${SCAN_ORDER_RULE('staged', SCRATCH_ORD)}`)
-        })()
-        paths.forEach((_, i) => db.exec(`DETACH DATABASE s${i}`))
+    if (paths.length === 1) {
+      const db = Scratch.connect(paths[0], MERGE_CACHE_KB, true)
+      try {
+        mark?.('merge')
+        db.exec(FILE_INDEX('staged_file', 'staged'))
+        mark?.('index')
+      } finally {
+        db.close()
       }
+      return paths[0]
+    }
+    const merger = new ScratchMerger(into)
+    try {
+      merger.add(paths, false)
       mark?.('merge')
-      db.exec(FILE_INDEX('staged_file', 'staged'))
+      merger.index()
       mark?.('index')
     } finally {
-      db.close()
+      merger.close()
     }
-    return path
+    return into
+  }
+
+  /** @internal A new scratch database (see `make`), for {@link ScratchMerger}. */
+  static makeMerged(path: string): Db {
+    return Scratch.make(path, MERGE_CACHE_KB, false)
   }
 
   private static connect(path: string, cacheKb: number, mustExist = false): Db {
@@ -258,3 +256,52 @@ export interface ScratchLock {
 
 /** Scratch databases `finish` merges at most (SQLite attaches at most 10 databases). */
 export const MAX_MERGED = 8
+
+/**
+ * The one scratch database that the scratches of a rescan's readers are merged into (outside the
+ * log database's write lock), in the log database's layout, which the swap then copies page by
+ * page (`HistoryStore.mergeScratch`). `add` merges scratches (written and closed) in one statement
+ * that reads each in key order (SQLite merges sorted inputs without a sort) and writes the rows
+ * by the scan-order rule, each key once: every copy of a key from one file is in one scratch,
+ * decided already, and the rule does not depend on the order in which copies meet (Codex and
+ * Gemini: the later file; Claude: the better copy, then the earlier file), so that the scratches
+ * of a rescan's generations (stage.ts) are merged one generation at a time, while the readers
+ * read the next, into the same rows as in one merge. A new key is appended (the next rowid): the
+ * rows kept are numbered 1 to n, `rows` reads n without counting them.
+ */
+export class ScratchMerger {
+  private readonly db: Db
+
+  constructor(readonly path: string) {
+    this.db = Scratch.makeMerged(path)
+  }
+
+  /** Merges the scratch databases at `paths` into this one (`remove`: and deletes their files). */
+  add(paths: readonly string[], remove = true): void {
+    if (paths.length > MAX_MERGED) throw new Error(`at most ${MAX_MERGED} scratch databases merge at once`)
+    const db = this.db
+    paths.forEach((p, i) => db.prepare(`ATTACH DATABASE ? AS s${i}`).run(p))
+    try {
+      const arms = paths.map((_, i) => `SELECT * FROM s${i}.staged`).join(' UNION ALL ')
+      db.transaction(() => {
+        db.exec(paths.map((_, i) => `INSERT INTO scan_files SELECT * FROM s${i}.scan_files;`).join('\n'))
+        // ORDER BY 1: each arm is read along its primary key (no sorter), merged; a WHERE after
+        // the compound's ORDER BY is not needed for the upsert's ON (no join to confuse it with)
+        db.exec(`INSERT INTO staged ${arms} ORDER BY 1
+          ON CONFLICT(key) DO UPDATE SET ${SET_ALL} WHERE ${SCAN_ORDER_RULE('staged', SCRATCH_ORD)}`)
+      })()
+    } finally {
+      paths.forEach((_, i) => db.exec(`DETACH DATABASE s${i}`))
+    }
+    if (remove) for (const p of paths) rmSync(p, {force: true})
+  }
+
+  /** Builds the index on `file` (by sorting: kept up row by row, it costs more). */
+  index(): void {
+    this.db.exec(FILE_INDEX('staged_file', 'staged'))
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close()
+  }
+}

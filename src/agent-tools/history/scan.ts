@@ -6,7 +6,7 @@
  */
 import type {Dirent, Stats} from 'node:fs'
 import {setMaxListeners} from 'node:events'
-import {readdirSync, statSync} from 'node:fs'
+import {readdirSync, readFileSync, statSync} from 'node:fs'
 import {sep} from 'node:path'
 
 import type {AgentTool} from '../../store/history-rows.js'
@@ -266,9 +266,12 @@ async function stagedScan(
     stageInWorker,
     stageJobs,
     jobLock,
+    generationBounds,
+    generationCount,
+    generationsDone,
     WORKER_MIN_BYTES,
   } = await import('./stage.js')
-  const {Scratch, MAX_MERGED} = await import('../../store/history-scratch.js')
+  const {Scratch, ScratchMerger, MAX_MERGED} = await import('../../store/history-scratch.js')
   store.removeScratchFiles()
   // Every file gets its number up front: the reader threads write it into the rows.
   let next = store.newFileIds()
@@ -284,21 +287,49 @@ async function stagedScan(
   }
   // Readers: this thread and worker threads. This thread reads while the workers start (a
   // worker's start-up, about 0.1-0.3 s under load, would be idle time) and yields now and then (a
-  // Ctrl-C is seen at once). They write into `scratches` scratch databases, which are merged into
-  // one and then into the log database.
+  // Ctrl-C is seen at once). They write into `scratches` scratch databases a generation (see
+  // `generationBounds`), which are merged into one and then into the log database.
   // (never more readers than files: one large file is read by one reader)
   const readers = Math.max(1, Math.min(readerCount(bytes, threads), files.length))
   stats.readers = readers
   const base = store.scratchPath()
-  const paths = Array.from({length: scratchCount(readers, MAX_MERGED)}, (_, g) =>
-    g === 0 ? base : `${base}-${g}`,
+  // Several scratches: read in generations, each merged by this thread (`ScratchMerger`) while
+  // the workers read the next; this thread then reads nothing (on many cores the merge keeps pace
+  // with the readers only just: reading, it would fall behind).
+  const generations = generationCount(scratchCount(readers, MAX_MERGED), options.env ?? process.env)
+  const bounds = generationBounds(files.length, generations)
+  const pipelined = bounds.length > 2
+  const reading = pipelined ? readers - 1 : readers
+  const scratches = scratchCount(reading, MAX_MERGED)
+  const paths = Array.from({length: bounds.length - 1}, (_, gen) =>
+    Array.from({length: scratches}, (_, g) =>
+      gen === 0 ? (g === 0 ? base : `${base}-${g}`) : `${base}-g${gen}-${g}`,
+    ),
   )
-  const jobs = stageJobs(files, paths, readers)
-  // this thread creates every scratch (the workers open theirs) and writes the first
-  // (several scratches are merged, keyed by `key`; one is copied, in the log database's layout)
-  const merged = paths.length > 1
-  const scratch = Scratch.create(paths[0], jobLock(jobs[0]), jobs[0].cacheKb, merged)
-  for (const p of paths.slice(1)) Scratch.create(p, undefined, undefined, merged).close()
+  const jobs = stageJobs(files, paths, reading, bounds)
+  // this thread creates every scratch (the workers open theirs) and writes the first, unless it
+  // merges (several scratches are merged, keyed by `key`; one is copied, in the log database's
+  // layout)
+  const merged = scratches > 1 || pipelined
+  const first = Scratch.create(paths[0][0], jobLock(jobs[0]), jobs[0].cacheKb, merged)
+  for (const p of paths.flat().slice(1)) Scratch.create(p, undefined, undefined, merged).close()
+  if (pipelined) first.close()
+  const merger = pipelined ? new ScratchMerger(`${base}-all`) : undefined
+  const done = generationsDone(jobs[0])
+  let mergedGens = 0
+  let pipelinedMs = 0
+  let pipelinedCpuMs = 0
+  const marking = (options.env ?? process.env).GWCTL_HISTORY_MARKS === '1'
+  /** Merges the generations every reader is done with, in order, up to `upTo`. */
+  const mergeReady = (upTo: number) => {
+    while (merger && mergedGens < upTo && Atomics.load(done, mergedGens) === reading) {
+      const at = performance.now()
+      const cpu = marking ? threadCpuMs() : 0
+      merger.add(paths[mergedGens++])
+      pipelinedMs += performance.now() - at
+      if (marking) pipelinedCpuMs += threadCpuMs() - cpu
+    }
+  }
   let workers: Array<Promise<StageResult>> = []
   // the workers stop with the scan's signal, and with a failure of any reader; this thread's
   // reading stops with the scan's signal, and with a failure of a worker
@@ -313,7 +344,7 @@ async function stagedScan(
   options.signal?.addEventListener('abort', forward, {once: true})
   if (options.signal?.aborted) forward()
   try {
-    workers = jobs.slice(1).map((job) => stageInWorker(job, stopWorkers.signal))
+    workers = (pipelined ? jobs : jobs.slice(1)).map((job) => stageInWorker(job, stopWorkers.signal))
     // (handled at once: a worker failing while this thread reads is no unhandled rejection)
     for (const w of workers)
       w.catch((error: unknown) => {
@@ -321,8 +352,15 @@ async function stagedScan(
         stopWorkers.abort(error)
       })
     const marks = phaseMarks(options.env ?? process.env)
-    const results = [await stageFiles(jobs[0], scratch, stopReading.signal, true)]
-    scratch.close()
+    const results: StageResult[] = []
+    if (!pipelined) results.push(await stageFiles(jobs[0], () => first, stopReading.signal, true))
+    // the generations are merged as the workers finish them, the last after them
+    else
+      while (Atomics.load(done, paths.length - 1) < reading) {
+        mergeReady(paths.length - 1)
+        stopReading.signal.throwIfAborted()
+        await new Promise((resolve) => setTimeout(resolve, 2))
+      }
     results.push(...(await Promise.all(workers)))
     marks?.('read')
     options.signal?.throwIfAborted()
@@ -335,13 +373,31 @@ async function stagedScan(
       for (const [k, n] of Object.entries(r.skipped)) bump(stats, k as keyof ScanStats['skipped'], n)
     }
     options.signal?.throwIfAborted()
-    count(
-      stats,
-      store.mergeScratch(paths, read, (p) => Scratch.finish(p, `${base}-all`, marks), marks),
-    )
-    marks?.('swap', {readers, scratches: paths.length, rows: read})
+    // merged while the readers read
+    const early = mergedGens
+    let finish = (p: readonly string[]) => Scratch.finish(p, `${base}-all`, marks)
+    if (merger) {
+      // the generations not merged yet (the last), then the file index: one scratch, copied
+      mergeReady(paths.length)
+      marks?.('merge')
+      merger.index()
+      marks?.('index')
+      merger.close()
+      finish = () => merger.path
+    }
+    count(stats, store.mergeScratch(merger ? [merger.path] : paths[0], read, finish, marks))
+    marks?.('swap', {
+      readers,
+      scratches,
+      generations: paths.length,
+      pipelined: early,
+      pipelinedMs: Math.round(pipelinedMs),
+      pipelinedCpuMs,
+      rows: read,
+    })
   } finally {
-    scratch.close()
+    first.close()
+    merger?.close()
     // an interrupted worker may still be writing: its scratch is removed once it has exited
     options.signal?.removeEventListener('abort', forward)
     stopWorkers.abort()
@@ -371,6 +427,20 @@ export function phaseMarks(env: NodeJS.ProcessEnv): PhaseMark | undefined {
     at = now
     cpu = process.cpuUsage()
     if (done) process.stderr.write(JSON.stringify({historyPhases: phases, ...done}) + '\n')
+  }
+}
+
+/**
+ * This thread's CPU milliseconds (user and system, 10 ms ticks: Linux's /proc; 0 elsewhere), for
+ * the marks' figure of the merges run while the readers read.
+ */
+function threadCpuMs(): number {
+  try {
+    const stat = readFileSync('/proc/thread-self/stat', 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return 0
   }
 }
 

@@ -9,9 +9,6 @@ import type {StageJob} from './stage.js'
 import {jobLock, stageFiles} from './stage.js'
 
 const job = workerData as StageJob
-const scratch = Scratch.open(job.scratch, jobLock(job), job.cacheKb)
-try {
-  parentPort?.postMessage(await stageFiles(job, scratch))
-} finally {
-  scratch.close()
-}
+parentPort?.postMessage(
+  await stageFiles(job, (gen) => Scratch.open(job.scratches[gen], jobLock(job), job.cacheKb)),
+)

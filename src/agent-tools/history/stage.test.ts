@@ -1,7 +1,16 @@
 import {availableParallelism} from 'node:os'
 import {describe, expect, it} from 'vitest'
 
-import {maxThreads, readerCount, scratchCount, stageJobs, WORKER_MIN_BYTES} from './stage.js'
+import {
+  generationBounds,
+  generationCount,
+  GENERATIONS,
+  maxThreads,
+  readerCount,
+  scratchCount,
+  stageJobs,
+  WORKER_MIN_BYTES,
+} from './stage.js'
 
 describe('the reader pool of a staged rescan', () => {
   it('takes one reader per WORKER_MIN_BYTES above the first, up to the threads', () => {
@@ -33,17 +42,47 @@ describe('the reader pool of a staged rescan', () => {
   })
 
   it('gives reader i scratch i mod n, locked only where two readers share it, from one counter', () => {
-    const jobs = stageJobs([], ['a', 'b'], 3)
-    expect(jobs.map((j) => [j.scratch, j.lock])).toEqual([
-      ['a', 1],
-      ['b', undefined],
-      ['a', 1],
+    const jobs = stageJobs([], [['a', 'b']], 3)
+    expect(jobs.map((j) => [j.scratches, j.lock])).toEqual([
+      [['a'], 1],
+      [['b'], undefined],
+      [['a'], 1],
     ])
     expect(new Set(jobs.map((j) => j.shared)).size).toBe(1)
-    expect(jobs[0].shared.byteLength).toBe(4 * 3)
+    // the counter, two locks, one generation's count
+    expect(jobs[0].shared.byteLength).toBe(4 * 4)
+    expect(jobs[0].done).toBe(3)
     // the scratch connections' page caches share 256 MB, 8 MB at least each
     expect(jobs[0].cacheKb).toBe(Math.round(-262144 / 3))
-    expect(stageJobs([], ['a'], 64)[0].cacheKb).toBe(-8192)
-    expect(stageJobs([], ['a'], 1).map((j) => j.lock)).toEqual([undefined])
+    expect(stageJobs([], [['a']], 64)[0].cacheKb).toBe(-8192)
+    expect(stageJobs([], [['a']], 1).map((j) => j.lock)).toEqual([undefined])
+  })
+
+  it('reads several scratches in generations of consecutive files, each with scratches of its own', () => {
+    expect(generationBounds(10, 4)).toEqual([0, 3, 5, 8, 10])
+    expect(generationBounds(3, 4)).toEqual([0, 1, 2, 3])
+    expect(generationBounds(7, 1)).toEqual([0, 7])
+    // one scratch (copied whole): one generation; several: GENERATIONS, or the variable's
+    expect(generationCount(1, {GWCTL_HISTORY_GENERATIONS: '3'})).toBe(1)
+    expect(generationCount(4, {})).toBe(GENERATIONS)
+    expect(generationCount(4, {GWCTL_HISTORY_GENERATIONS: '1'})).toBe(1)
+    expect(generationCount(4, {GWCTL_HISTORY_GENERATIONS: '3'})).toBe(3)
+    expect(generationCount(4, {GWCTL_HISTORY_GENERATIONS: '99'})).toBe(16)
+    const jobs = stageJobs(
+      [],
+      [
+        ['a', 'b'],
+        ['c', 'd'],
+      ],
+      3,
+      [0, 5, 9],
+    )
+    expect(jobs.map((j) => j.scratches)).toEqual([
+      ['a', 'c'],
+      ['b', 'd'],
+      ['a', 'c'],
+    ])
+    expect(jobs[0].bounds).toEqual([0, 5, 9])
+    expect(jobs[0].shared.byteLength).toBe(4 * 5)
   })
 })

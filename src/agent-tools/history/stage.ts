@@ -26,19 +26,63 @@ import type {HistoryFile, ScanStats} from './scan.js'
  * readers of the same scratch write one at a time (`lock`, when there are several: see `Scratch`).
  */
 export interface StageJob {
-  scratch: string
+  /** This reader's scratch database in each generation (see {@link generationBounds}). */
+  scratches: string[]
   files: HistoryFile[]
-  /** An Int32Array's buffer: the next file to take, then the scratches' write locks. */
+  /** Where each generation's files begin in `files`, then `files.length`. */
+  bounds: number[]
+  /**
+   * An Int32Array's buffer: the next file to take, then the scratches' write locks, then a count
+   * a generation (at `done`) of the readers that have written it all (see `generationsDone`).
+   */
   shared: SharedArrayBuffer
   /** This reader's scratch's write lock (`shared[lock]`), when other readers write it too. */
   lock?: number
+  /** Where the generations' counts begin in `shared`. */
+  done: number
   /** The page cache of this reader's scratch connection (KiB, negative). */
   cacheKb: number
 }
 
-/** What the readers of one rescan share (see `StageJob.shared`): the counter and `scratches` locks. */
-export const sharedState = (scratches: number): SharedArrayBuffer =>
-  new SharedArrayBuffer(4 * (1 + scratches))
+/**
+ * What the readers of one rescan share (see `StageJob.shared`): the counter, `scratches` locks and
+ * `generations` counts.
+ */
+export const sharedState = (scratches: number, generations = 1): SharedArrayBuffer =>
+  new SharedArrayBuffer(4 * (1 + scratches + generations))
+
+/**
+ * Generations: with several scratches, the files are read in `generations` runs of consecutive
+ * files (scan order), each into scratch databases of its own, so that a generation's scratches can
+ * be merged (`ScratchMerger`) while the readers read the next: the merge, one thread's work, runs
+ * beside the reading instead of after it. Where each generation begins in `files` (and, last,
+ * `files`): equal numbers of files. One generation: the scratches of the whole rescan.
+ */
+export function generationBounds(files: number, generations: number): number[] {
+  const g = Math.max(1, Math.min(generations, files))
+  return Array.from({length: g + 1}, (_, i) => Math.round((i * files) / g))
+}
+
+/**
+ * How many generations a rescan of `readers` readers writing `scratches` scratches reads in: one
+ * for a single scratch (copied page by page into the log database: nothing to merge), else
+ * GENERATIONS, or `GWCTL_HISTORY_GENERATIONS` (tests, and measuring).
+ */
+export function generationCount(scratches: number, env: NodeJS.ProcessEnv = process.env): number {
+  const set = Number(env.GWCTL_HISTORY_GENERATIONS)
+  if (scratches <= 1) return 1
+  return Number.isInteger(set) && set >= 1 ? Math.min(set, MAX_GENERATIONS) : GENERATIONS
+}
+
+/** Generations of a rescan of several scratches (see {@link generationBounds}). */
+export const GENERATIONS = 4
+
+/** Generations at most (each has a scratch database per scratch). */
+export const MAX_GENERATIONS = 16
+
+/** The counts of readers done with each generation (`shared` of a job). */
+export const generationsDone = (job: StageJob): Int32Array =>
+  new Int32Array(job.shared, 4 * job.done, job.bounds.length - 1)
 
 export type StageResult = Pick<ScanStats, 'filesRead' | 'lines' | 'skipped' | 'errors'> & {
   /** Rows read (before duplicates were dropped). */
@@ -83,18 +127,33 @@ export function scratchCount(readers: number, max: number, env: NodeJS.ProcessEn
 }
 
 /**
- * The jobs of `readers` readers writing `scratches` scratch databases (`paths`): reader `i` writes
- * scratch `i % scratches`, under its lock when another reader writes it too. Reader 0 is the main
- * thread.
+ * The jobs of `readers` readers writing scratch databases: `paths[gen][s]` is scratch `s` of
+ * generation `gen` (every generation has as many), `bounds` where the generations begin (see
+ * {@link generationBounds}). Reader `i` writes scratch `i % scratches` of each generation, under
+ * its lock when another reader writes it too. Reader 0 is the main thread.
  */
-export function stageJobs(files: HistoryFile[], paths: readonly string[], readers: number): StageJob[] {
-  const shared = sharedState(paths.length)
+export function stageJobs(
+  files: HistoryFile[],
+  paths: ReadonlyArray<readonly string[]>,
+  readers: number,
+  bounds: number[] = [0, files.length],
+): StageJob[] {
+  const scratches = paths[0].length
+  const shared = sharedState(scratches, bounds.length - 1)
   const cacheKb = Math.min(-8192, Math.round(SCRATCH_CACHES_KB / readers))
   return Array.from({length: readers}, (_, i) => {
-    const g = i % paths.length
+    const g = i % scratches
     // the readers of scratch g: i = g, g + n, g + 2n, ... below `readers`
-    const writers = Math.floor(readers / paths.length) + (g < readers % paths.length ? 1 : 0)
-    return {scratch: paths[g], files, shared, lock: writers > 1 ? 1 + g : undefined, cacheKb}
+    const writers = Math.floor(readers / scratches) + (g < readers % scratches ? 1 : 0)
+    return {
+      scratches: paths.map((p) => p[g]),
+      files,
+      bounds,
+      shared,
+      lock: writers > 1 ? 1 + g : undefined,
+      done: 1 + scratches,
+      cacheKb,
+    }
   })
 }
 
@@ -106,41 +165,68 @@ export const jobLock = (job: StageJob): ScratchLock | undefined =>
 const YIELD_MS = 25
 
 /**
- * Reads the files the reader takes whole into `scratch`, each file's rows written as soon as it
- * is read (or, while the other reader writes, with the next). On the main thread (`yields`), the
- * event loop runs every YIELD_MS (a reader never awaits a real I/O).
+ * Reads the files the reader takes whole into the scratch of their generation (`open(gen)`: its
+ * connection), each file's rows written as soon as it is read (or, while the other reader writes,
+ * with the next). A reader taking its first file of a later generation first writes what it holds
+ * of the earlier one, closes it and counts itself done with it (and with any it skipped); with
+ * its last file, with every generation left. On the main thread (`yields`), the event loop runs
+ * every YIELD_MS (a reader never awaits a real I/O).
  */
 export async function stageFiles(
   job: StageJob,
-  scratch: Scratch,
+  open: (gen: number) => Scratch,
   signal?: AbortSignal,
   yields = false,
 ): Promise<StageResult> {
   const stats: StageResult = {filesRead: 0, lines: 0, skipped: {}, errors: [], rowsRead: 0}
   const next = new Int32Array(job.shared, 0, 1)
-  let yielded = performance.now()
-  for (let i = Atomics.add(next, 0, 1); i < job.files.length; i = Atomics.add(next, 0, 1)) {
-    const file = job.files[i]
-    if (yields && performance.now() - yielded > YIELD_MS) {
-      await new Promise((resolve) => setImmediate(resolve))
-      yielded = performance.now()
+  const done = generationsDone(job)
+  const last = job.bounds.length - 1
+  let gen = 0
+  let scratch: Scratch | undefined = open(0)
+  /** Writes and closes this generation's scratch; done with every generation before `upTo`. */
+  const end = (upTo: number) => {
+    scratch!.commit()
+    stats.rowsRead += scratch!.added
+    scratch!.close()
+    scratch = undefined
+    for (; gen < upTo; gen++) {
+      Atomics.add(done, gen, 1)
+      Atomics.notify(done, gen)
     }
-    signal?.throwIfAborted()
-    let st
-    try {
-      st = statSync(file.path)
-    } catch (error) {
-      stats.errors.push({path: file.path, error: String((error as NodeJS.ErrnoException).code ?? error)})
-      continue
-    }
-    const read = await readHistoryFile(file, st, undefined, true, stats)
-    if (!read) continue
-    read.cursor.id = file.id
-    stats.filesRead++
-    scratch.add(read.cursor, read.records, i)
   }
-  scratch.commit()
-  stats.rowsRead = scratch.added
+  let yielded = performance.now()
+  try {
+    for (let i = Atomics.add(next, 0, 1); i < job.files.length; i = Atomics.add(next, 0, 1)) {
+      if (i >= job.bounds[gen + 1]) {
+        let g = gen + 1
+        while (i >= job.bounds[g + 1]) g++
+        end(g)
+        scratch = open(g)
+      }
+      const file = job.files[i]
+      if (yields && performance.now() - yielded > YIELD_MS) {
+        await new Promise((resolve) => setImmediate(resolve))
+        yielded = performance.now()
+      }
+      signal?.throwIfAborted()
+      let st
+      try {
+        st = statSync(file.path)
+      } catch (error) {
+        stats.errors.push({path: file.path, error: String((error as NodeJS.ErrnoException).code ?? error)})
+        continue
+      }
+      const read = await readHistoryFile(file, st, undefined, true, stats)
+      if (!read) continue
+      read.cursor.id = file.id
+      stats.filesRead++
+      scratch!.add(read.cursor, read.records, i)
+    }
+    end(last)
+  } finally {
+    scratch?.close()
+  }
   return stats
 }
 
