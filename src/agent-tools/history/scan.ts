@@ -412,8 +412,11 @@ async function stagedScan(
  * readers, until the last one ends), `merge` (of several scratches) and `index` (the file index),
  * `copy` (only when the rows were merged into one scratch first, outside the write lock, and
  * copied: see `HistoryStore.mergeScratch`), `swap` (the rest of the transaction: the rows of files
- * not read, the `/btw` rule, the cursors, the commit). For measuring the serial part of a
- * rescan; undefined when unset.
+ * not read, the `/btw` rule, the cursors, the commit). With generations (`generationCount`),
+ * `merge` is what was left to merge when the readers ended (the last generation), and the line
+ * also gives `pipelined` (generations merged while the readers read), `pipelinedMs` and
+ * `pipelinedCpuMs` (their wall and this thread's CPU; Linux, 10 ms ticks). For measuring the
+ * serial part of a rescan; undefined when unset.
  */
 export function phaseMarks(env: NodeJS.ProcessEnv): PhaseMark | undefined {
   if (env.GWCTL_HISTORY_MARKS !== '1') return undefined

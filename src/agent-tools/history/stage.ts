@@ -10,7 +10,10 @@
  * READERS_PER_SCRATCH to one, each reader through its own connection, taking turns (see
  * `Scratch`); when the last file is read, `HistoryStore.mergeScratch` merges the scratches (one
  * statement, in key order) into the log database's new table, or, beside another connection, into
- * one scratch first (`Scratch.finish`), which it copies page by page.
+ * one scratch first (`Scratch.finish`), which it copies page by page. With several scratches the
+ * files are read in generations (`generationBounds`): the main thread reads nothing and merges each
+ * generation's scratches into one scratch (`ScratchMerger`) as soon as every worker is done with
+ * it, while they read the next; after the last, that scratch is indexed and copied.
  */
 import {availableParallelism} from 'node:os'
 import {statSync} from 'node:fs'
