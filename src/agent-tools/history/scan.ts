@@ -269,6 +269,7 @@ async function stagedScan(
     generationBounds,
     generationCount,
     generationsDone,
+    madeGenerations,
     WORKER_MIN_BYTES,
   } = await import('./stage.js')
   const {Scratch, ScratchMerger, MAX_MERGED} = await import('../../store/history-scratch.js')
@@ -307,12 +308,13 @@ async function stagedScan(
     ),
   )
   const jobs = stageJobs(files, paths, reading, bounds)
-  // this thread creates every scratch (the workers open theirs) and writes the first, unless it
-  // merges (several scratches are merged, keyed by `key`; one is copied, in the log database's
-  // layout)
+  // this thread creates every scratch (the workers open theirs: the first generation's before they
+  // start, the others while they start) and writes the first, unless it merges (several scratches
+  // are merged, keyed by `key`; one is copied, in the log database's layout)
   const merged = scratches > 1 || pipelined
   const first = Scratch.create(paths[0][0], jobLock(jobs[0]), jobs[0].cacheKb, merged)
-  for (const p of paths.flat().slice(1)) Scratch.create(p, undefined, undefined, merged).close()
+  for (const p of paths[0].slice(1)) Scratch.create(p, undefined, undefined, merged).close()
+  madeGenerations(jobs[0], 1)
   if (pipelined) first.close()
   const merger = pipelined ? new ScratchMerger(`${base}-all`) : undefined
   const done = generationsDone(jobs[0])
@@ -345,6 +347,10 @@ async function stagedScan(
   if (options.signal?.aborted) forward()
   try {
     workers = (pipelined ? jobs : jobs.slice(1)).map((job) => stageInWorker(job, stopWorkers.signal))
+    for (let gen = 1; gen < paths.length; gen++) {
+      for (const p of paths[gen]) Scratch.create(p, undefined, undefined, merged).close()
+      madeGenerations(jobs[0], gen + 1)
+    }
     // (handled at once: a worker failing while this thread reads is no unhandled rejection)
     for (const w of workers)
       w.catch((error: unknown) => {

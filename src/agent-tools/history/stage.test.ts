@@ -49,8 +49,8 @@ describe('the reader pool of a staged rescan', () => {
       [['a'], 1],
     ])
     expect(new Set(jobs.map((j) => j.shared)).size).toBe(1)
-    // the counter, two locks, one generation's count
-    expect(jobs[0].shared.byteLength).toBe(4 * 4)
+    // the counter, two locks, one generation's count, the generations made
+    expect(jobs[0].shared.byteLength).toBe(4 * 5)
     expect(jobs[0].done).toBe(3)
     // the scratch connections' page caches share 256 MB, 8 MB at least each
     expect(jobs[0].cacheKb).toBe(Math.round(-262144 / 3))
@@ -83,6 +83,6 @@ describe('the reader pool of a staged rescan', () => {
       ['a', 'c'],
     ])
     expect(jobs[0].bounds).toEqual([0, 5, 9])
-    expect(jobs[0].shared.byteLength).toBe(4 * 5)
+    expect(jobs[0].shared.byteLength).toBe(4 * 6)
   })
 })

@@ -36,7 +36,8 @@ export interface StageJob {
   bounds: number[]
   /**
    * An Int32Array's buffer: the next file to take, then the scratches' write locks, then a count
-   * a generation (at `done`) of the readers that have written it all (see `generationsDone`).
+   * a generation (at `done`) of the readers that have written it all (see `generationsDone`), then
+   * how many generations' scratch databases the main thread has made (see `generationsMade`).
    */
   shared: SharedArrayBuffer
   /** This reader's scratch's write lock (`shared[lock]`), when other readers write it too. */
@@ -52,7 +53,7 @@ export interface StageJob {
  * `generations` counts.
  */
 export const sharedState = (scratches: number, generations = 1): SharedArrayBuffer =>
-  new SharedArrayBuffer(4 * (1 + scratches + generations))
+  new SharedArrayBuffer(4 * (1 + scratches + generations + 1))
 
 /**
  * Generations: with several scratches, the files are read in `generations` runs of consecutive
@@ -78,7 +79,7 @@ export function generationCount(scratches: number, env: NodeJS.ProcessEnv = proc
 }
 
 /** Generations of a rescan of several scratches (see {@link generationBounds}). */
-export const GENERATIONS = 4
+export const GENERATIONS = 8
 
 /** Generations at most (each has a scratch database per scratch). */
 export const MAX_GENERATIONS = 16
@@ -86,6 +87,25 @@ export const MAX_GENERATIONS = 16
 /** The counts of readers done with each generation (`shared` of a job). */
 export const generationsDone = (job: StageJob): Int32Array =>
   new Int32Array(job.shared, 4 * job.done, job.bounds.length - 1)
+
+/**
+ * How many generations' scratch databases exist (`[0]`): the main thread makes the first
+ * generation's before it starts the workers, the others while they start and read (64 of them,
+ * 8 scratches in 8 generations, took 84-154 ms on two loaded cores: time the workers would wait
+ * for); a reader opening a later generation's waits until they are made (see `madeGenerations`).
+ */
+export const generationsMade = (job: StageJob): Int32Array =>
+  new Int32Array(job.shared, 4 * (job.done + job.bounds.length - 1), 1)
+
+/** Records that the scratch databases of generations below `n` exist, and wakes the readers. */
+export function madeGenerations(job: StageJob, n: number): void {
+  const made = generationsMade(job)
+  Atomics.store(made, 0, n)
+  Atomics.notify(made, 0)
+}
+
+/** How long a reader waits for a generation's scratch databases before it gives up. */
+const MADE_TIMEOUT_MS = 60_000
 
 export type StageResult = Pick<ScanStats, 'filesRead' | 'lines' | 'skipped' | 'errors'> & {
   /** Rows read (before duplicates were dropped). */
@@ -184,9 +204,19 @@ export async function stageFiles(
   const stats: StageResult = {filesRead: 0, lines: 0, skipped: {}, errors: [], rowsRead: 0}
   const next = new Int32Array(job.shared, 0, 1)
   const done = generationsDone(job)
+  const made = generationsMade(job)
   const last = job.bounds.length - 1
+  /** Opens generation `g`'s scratch, once the main thread has made it. */
+  const openMade = (g: number) => {
+    const deadline = Date.now() + MADE_TIMEOUT_MS
+    for (let n = Atomics.load(made, 0); n <= g; n = Atomics.load(made, 0)) {
+      if (Date.now() > deadline) throw new Error('the scratch databases of the rescan were not made')
+      Atomics.wait(made, 0, n, 50)
+    }
+    return open(g)
+  }
   let gen = 0
-  let scratch: Scratch | undefined = open(0)
+  let scratch: Scratch | undefined = openMade(0)
   /** Writes and closes this generation's scratch; done with every generation before `upTo`. */
   const end = (upTo: number) => {
     scratch!.commit()
@@ -205,7 +235,7 @@ export async function stageFiles(
         let g = gen + 1
         while (i >= job.bounds[g + 1]) g++
         end(g)
-        scratch = open(g)
+        scratch = openMade(g)
       }
       const file = job.files[i]
       if (yields && performance.now() - yielded > YIELD_MS) {
