@@ -336,7 +336,7 @@ describe('gwctl usage rescan of a large history (staged, a pool of reader thread
     // generations: this thread merges each while the workers read the next (the default with
     // several scratches)
     [
-      'two workers taking turns at one scratch a generation, four generations merged as they end',
+      'two workers taking turns at one scratch a generation, eight generations merged as they end',
       3,
       {GWCTL_HISTORY_THREADS: '3', GWCTL_HISTORY_WAIT_ROWS: '1'},
     ],
