@@ -384,6 +384,7 @@ async function stagedScan(
     let finish = (p: readonly string[]) => Scratch.finish(p, `${base}-all`, marks)
     if (merger) {
       // the generations not merged yet (the last), then the file index: one scratch, copied
+      merger.widen()
       mergeReady(paths.length)
       marks?.('merge')
       merger.index()
