@@ -14,7 +14,7 @@ import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'
 import type {ProxyResult, ProxyTarget} from './proxy-types.js'
 import {SecretRedactor} from './redact.js'
 import {createUsageTap} from './taps/index.js'
-import type {StreamOutcome} from './taps/tap.js'
+import type {StreamOutcome, UsageTap} from './taps/tap.js'
 
 /**
  * Drops the usage-only chunk (`"choices":[]` with `usage`) of a chat stream whose client did not
@@ -183,7 +183,10 @@ export async function relay(
     })
   }
 
-  const tap = status < 300 ? createUsageTap(family, sse) : undefined
+  // the usage tap is made with the first chunk it reads, after that chunk was handed to the socket
+  // (a stream's first byte waits for no bookkeeping that can wait)
+  const tapped = status < 300
+  let tap: UsageTap | undefined
   const filter = sse && ctx.addedUsage && status < 300 ? new ChatUsageChunkFilter() : undefined
   // the provider key quoted back in an answer is masked (a key shorter than 8 characters is a
   // test value that could also be an ordinary word of the answer)
@@ -204,7 +207,9 @@ export async function relay(
   const feedTap = (): void => {
     const queue = tapQueue
     tapQueue = undefined
-    if (queue) for (const chunk of queue) tap!.feed(chunk)
+    if (!queue) return
+    tap ??= createUsageTap(family, sse)
+    for (const chunk of queue) tap.feed(chunk)
   }
   const tapLater = (chunk: Buffer): void => {
     if (tapQueue) tapQueue.push(chunk)
@@ -237,9 +242,9 @@ export async function relay(
       }
       const out = redactor ? redactor.push(chunk) : chunk
       send(filter ? filter.push(out) : out)
-      if (tap) {
+      if (tapped) {
         if (sse) tapLater(chunk)
-        else tap.feed(chunk)
+        else (tap ??= createUsageTap(family, false)).feed(chunk)
       }
     })
     body.on('end', () => {
@@ -249,8 +254,9 @@ export async function relay(
       if (!headed && !res.destroyed) head()
       // A stream must end with its protocol's terminal event: the tap (its last events parsed
       // now, after they were written) tells; a stream without it gets an error event first.
-      if (tap && sse) {
+      if (tapped && sse) {
         feedTap()
+        tap ??= createUsageTap(family, sse)
         tap.end()
         tapEnded = true
         outcome = tap.outcome()
@@ -264,8 +270,9 @@ export async function relay(
   })
   // Past this point the answer has been handed to the socket (a success) or has failed: the
   // usage parse below no longer delays a byte to the client.
-  if (tap && !tapEnded) {
+  if (tapped && !tapEnded) {
     feedTap()
+    tap ??= createUsageTap(family, sse)
     tap.end()
   }
   result.usage = tap?.usage() ?? null
