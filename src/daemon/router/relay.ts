@@ -21,11 +21,20 @@ import type {StreamOutcome, UsageTap} from './taps/tap.js'
  * ask for usage. Complete events pass on at once; only an incomplete trailing event waits for
  * its end (a client could not use half an event anyway).
  */
-class ChatUsageChunkFilter {
+export class ChatUsageChunkFilter {
   private pending = ''
   private readonly decoder = new TextDecoder()
+  /** The decoder may hold the start of a character (the last chunk decoded ended in a byte >= 0x80). */
+  private held = false
 
-  push(chunk: Uint8Array): string {
+  /**
+   * What of `chunk` goes to the client now. A chunk that ends with its last event, after nothing
+   * held back, and holds no `"choices":[]` (nearly every chunk) goes out as it came: no decoding,
+   * no copy.
+   */
+  push(chunk: Uint8Array): Uint8Array | string {
+    if (this.pending === '' && !this.held && endsWithEvent(chunk) && !mayHoldNoChoices(chunk)) return chunk
+    this.held = chunk.length > 0 && chunk[chunk.length - 1] >= 0x80
     const text = this.pending + this.decoder.decode(chunk, {stream: true})
     const boundary = /\r\n\r\n|\n\n|\r\r/g
     let out = ''
@@ -60,6 +69,49 @@ class ChatUsageChunkFilter {
       return false
     }
   }
+}
+
+const LF = 0x0a
+const CR = 0x0d
+
+/**
+ * The chunk ends with an event's blank line (`\n\n`, `\r\r` or `\r\n\r\n`) after a byte
+ * that is neither: where the filter's own split of the chunk's text would end its last event.
+ */
+function endsWithEvent(chunk: Uint8Array): boolean {
+  const n = chunk.length
+  const eol = (i: number): boolean => i < 0 || chunk[i] === LF || chunk[i] === CR
+  if (n < 3) return false
+  const a = chunk[n - 2]
+  const b = chunk[n - 1]
+  if ((a === LF && b === LF) || (a === CR && b === CR)) return !eol(n - 3)
+  return n >= 5 && a === CR && b === LF && chunk[n - 4] === CR && chunk[n - 3] === LF && !eol(n - 5)
+}
+
+const CHOICES = Buffer.from('"choices"')
+
+/** ASCII whitespace as `\s` reads it (a byte >= 0x80 might be one of its others: not skipped). */
+const isAsciiSpace = (c: number): boolean => c === 0x20 || (c >= 0x09 && c <= 0x0d)
+
+/**
+ * Whether `chunk` may hold `"choices"\s*:\s*\[\s*\]` (what ChatUsageChunkFilter.isUsageOnly
+ * looks for): false only when no `"choices"` in it can be followed by an empty array.
+ */
+function mayHoldNoChoices(chunk: Uint8Array): boolean {
+  const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+  const expected = [0x3a, 0x5b, 0x5d] // : [ ]
+  for (let at = bytes.indexOf(CHOICES); at !== -1; at = bytes.indexOf(CHOICES, at + CHOICES.length)) {
+    let i = at + CHOICES.length
+    let step = 0
+    for (; step < expected.length; step++) {
+      while (i < bytes.length && isAsciiSpace(bytes[i])) i++
+      if (i >= bytes.length || bytes[i] >= 0x80) return true // cut here, or a space \s may read
+      if (bytes[i] !== expected[step]) break
+      i++
+    }
+    if (step === expected.length) return true
+  }
+  return false
 }
 
 /**
