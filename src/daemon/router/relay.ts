@@ -28,12 +28,15 @@ export class ChatUsageChunkFilter {
   private held = false
 
   /**
-   * What of `chunk` goes to the client now. A chunk that ends with its last event, after nothing
-   * held back, and holds no `"choices":[]` (nearly every chunk) goes out as it came: no decoding,
-   * no copy.
+   * What of `chunk` goes to the client now. After nothing held back, a chunk is split on its
+   * bytes (pushBytes), and one that ends with its last event and holds no `"choices":[]` (nearly
+   * every chunk) goes out as it came: no decoding, no copy.
    */
   push(chunk: Uint8Array): Uint8Array | string {
-    if (this.pending === '' && !this.held && endsWithEvent(chunk) && !mayHoldNoChoices(chunk)) return chunk
+    if (this.pending === '' && !this.held) {
+      if (endsWithEvent(chunk) && !mayHoldNoChoices(chunk)) return chunk
+      return this.pushBytes(chunk)
+    }
     this.held = chunk.length > 0 && chunk[chunk.length - 1] >= 0x80
     const text = this.pending + this.decoder.decode(chunk, {stream: true})
     const boundary = /\r\n\r\n|\n\n|\r\r/g
@@ -47,6 +50,48 @@ export class ChatUsageChunkFilter {
     }
     this.pending = text.slice(start)
     return out
+  }
+
+  /**
+   * A chunk after nothing held back (its first byte starts an event), split into events on its
+   * bytes as `push` splits its text: only an event that may be the usage chunk is decoded and
+   * checked; the others go out as the bytes they came as (a dropped event's neighbours as slices
+   * of the chunk). An incomplete last event waits, as text, for the rest.
+   */
+  private pushBytes(chunk: Uint8Array): Uint8Array | string {
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+    const n = bytes.length
+    let kept: Buffer[] | undefined
+    let start = 0 // where the current event starts
+    let keptFrom = 0 // where the bytes kept since the last dropped event start
+    for (let i = 0; i < n;) {
+      const c = bytes[i]
+      // the alternatives of push's boundary, in its order
+      let length = 0
+      if (c === CR) {
+        if (bytes[i + 1] === LF && bytes[i + 2] === CR && bytes[i + 3] === LF) length = 4
+        else if (bytes[i + 1] === CR) length = 2
+      } else if (c === LF && bytes[i + 1] === LF) length = 2
+      if (length === 0) {
+        i++
+        continue
+      }
+      const end = i + length
+      const event = bytes.subarray(start, end)
+      if (mayHoldNoChoices(event) && this.isUsageOnly(event.toString('utf8'))) {
+        ;(kept ??= []).push(bytes.subarray(keptFrom, start))
+        keptFrom = end
+      }
+      start = end
+      i = end
+    }
+    if (start < n) {
+      this.pending = this.decoder.decode(bytes.subarray(start), {stream: true})
+      this.held = bytes[n - 1] >= 0x80
+    }
+    if (!kept) return start === n ? chunk : bytes.subarray(0, start)
+    kept.push(bytes.subarray(keptFrom, start))
+    return Buffer.concat(kept)
   }
 
   flush(): string {

@@ -72,8 +72,17 @@ describe('the usage chunk a chat client did not ask for', () => {
     // a character cut between two chunks is decoded whole
     const text = Buffer.from(delta('ü'))
     const cut = text.indexOf(Buffer.from('ü')) + 1
-    expect(typeof filter.push(text.subarray(0, cut))).toBe('string')
+    expect(filter.push(text.subarray(0, cut))).toHaveLength(0)
     const rest = filter.push(text.subarray(cut))
     expect(String(rest)).toContain('ü"}')
+  })
+
+  it('drops the usage chunk from a chunk of many events and sends the others as slices of it', () => {
+    const filter = new ChatUsageChunkFilter()
+    const events = [delta('a'), delta('b'), usageOnly(), 'data: [DONE]\n\n']
+    const out = filter.push(Buffer.from(events.join('')))
+    expect(Buffer.isBuffer(out)).toBe(true)
+    expect(String(out)).toBe(delta('a') + delta('b') + 'data: [DONE]\n\n')
+    expect(filter.flush()).toBe('')
   })
 })
