@@ -29,14 +29,15 @@ export class ChatUsageChunkFilter {
 
   /**
    * What of `chunk` goes to the client now. After nothing held back, a chunk is split on its
-   * bytes (pushBytes), and one that ends with its last event and holds no `"choices":[]` (nearly
-   * every chunk) goes out as it came: no decoding, no copy.
+   * bytes (pushBytes): one that ends with its last event and holds no `"choices":[]` (nearly
+   * every chunk) goes out as it came, no decoding, no copy.
    */
   push(chunk: Uint8Array): Uint8Array | string {
-    if (this.pending === '' && !this.held) {
-      if (endsWithEvent(chunk) && !mayHoldNoChoices(chunk)) return chunk
-      return this.pushBytes(chunk)
-    }
+    return this.pending === '' && !this.held ? this.pushBytes(chunk) : this.pushText(chunk)
+  }
+
+  /** `chunk` read as text after what was held back, split into events, the usage chunk dropped. */
+  private pushText(chunk: Uint8Array): string {
     this.held = chunk.length > 0 && chunk[chunk.length - 1] >= 0x80
     const text = this.pending + this.decoder.decode(chunk, {stream: true})
     const boundary = /\r\n\r\n|\n\n|\r\r/g
@@ -60,30 +61,23 @@ export class ChatUsageChunkFilter {
    */
   private pushBytes(chunk: Uint8Array): Uint8Array | string {
     const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+    // one character a byte: its indexes are the bytes' (searched as a string: a Buffer's indexOf
+    // of a few bytes costs more than reading the chunk as latin1 once)
+    const latin1 = bytes.toString('latin1')
+    // with a CR in it, the boundaries have three forms: split as text
+    if (latin1.indexOf('\r') !== -1) return this.pushText(chunk)
     const n = bytes.length
     let kept: Buffer[] | undefined
     let start = 0 // where the current event starts
     let keptFrom = 0 // where the bytes kept since the last dropped event start
-    for (let i = 0; i < n;) {
-      const c = bytes[i]
-      // the alternatives of push's boundary, in its order
-      let length = 0
-      if (c === CR) {
-        if (bytes[i + 1] === LF && bytes[i + 2] === CR && bytes[i + 3] === LF) length = 4
-        else if (bytes[i + 1] === CR) length = 2
-      } else if (c === LF && bytes[i + 1] === LF) length = 2
-      if (length === 0) {
-        i++
-        continue
-      }
-      const end = i + length
-      const event = bytes.subarray(start, end)
-      if (mayHoldNoChoices(event) && this.isUsageOnly(event.toString('utf8'))) {
+    // without a CR, push's boundaries are the `\n\n` found left to right
+    for (let at = latin1.indexOf('\n\n'); at !== -1; at = latin1.indexOf('\n\n', start)) {
+      const end = at + 2
+      if (mayHoldNoChoices(latin1, start, end) && this.isUsageOnly(bytes.toString('utf8', start, end))) {
         ;(kept ??= []).push(bytes.subarray(keptFrom, start))
         keptFrom = end
       }
       start = end
-      i = end
     }
     if (start < n) {
       this.pending = this.decoder.decode(bytes.subarray(start), {stream: true})
@@ -116,42 +110,29 @@ export class ChatUsageChunkFilter {
   }
 }
 
-const LF = 0x0a
-const CR = 0x0d
-
-/**
- * The chunk ends with an event's blank line (`\n\n`, `\r\r` or `\r\n\r\n`) after a byte
- * that is neither: where the filter's own split of the chunk's text would end its last event.
- */
-function endsWithEvent(chunk: Uint8Array): boolean {
-  const n = chunk.length
-  const eol = (i: number): boolean => i < 0 || chunk[i] === LF || chunk[i] === CR
-  if (n < 3) return false
-  const a = chunk[n - 2]
-  const b = chunk[n - 1]
-  if ((a === LF && b === LF) || (a === CR && b === CR)) return !eol(n - 3)
-  return n >= 5 && a === CR && b === LF && chunk[n - 4] === CR && chunk[n - 3] === LF && !eol(n - 5)
-}
-
-const CHOICES = Buffer.from('"choices"')
+const CHOICES = '"choices"'
 
 /** ASCII whitespace as `\s` reads it (a byte >= 0x80 might be one of its others: not skipped). */
 const isAsciiSpace = (c: number): boolean => c === 0x20 || (c >= 0x09 && c <= 0x0d)
 
 /**
- * Whether `chunk` may hold `"choices"\s*:\s*\[\s*\]` (what ChatUsageChunkFilter.isUsageOnly
- * looks for): false only when no `"choices"` in it can be followed by an empty array.
+ * Whether `latin1` (a chunk read one character a byte) from `from` to `to` may hold
+ * `"choices"\s*:\s*\[\s*\]` (what ChatUsageChunkFilter.isUsageOnly looks for): false only when
+ * no `"choices"` there can be followed by an empty array.
  */
-function mayHoldNoChoices(chunk: Uint8Array): boolean {
-  const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+function mayHoldNoChoices(latin1: string, from = 0, to = latin1.length): boolean {
   const expected = [0x3a, 0x5b, 0x5d] // : [ ]
-  for (let at = bytes.indexOf(CHOICES); at !== -1; at = bytes.indexOf(CHOICES, at + CHOICES.length)) {
+  for (
+    let at = latin1.indexOf(CHOICES, from);
+    at !== -1 && at < to;
+    at = latin1.indexOf(CHOICES, at + CHOICES.length)
+  ) {
     let i = at + CHOICES.length
     let step = 0
     for (; step < expected.length; step++) {
-      while (i < bytes.length && isAsciiSpace(bytes[i])) i++
-      if (i >= bytes.length || bytes[i] >= 0x80) return true // cut here, or a space \s may read
-      if (bytes[i] !== expected[step]) break
+      while (i < to && isAsciiSpace(latin1.charCodeAt(i))) i++
+      if (i >= to || latin1.charCodeAt(i) >= 0x80) return true // cut here, or a space \s may read
+      if (latin1.charCodeAt(i) !== expected[step]) break
       i++
     }
     if (step === expected.length) return true
