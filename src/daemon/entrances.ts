@@ -79,7 +79,9 @@ function entranceHandler(
   entrance: (request: GatewayRequest) => Entrance,
   credentials: CredentialForm[],
 ) {
-  return async (request: GatewayRequest, context: GatewayContext): Promise<void> => {
+  // not async: forward's promise is handed to the server as it is (a throw here is caught there
+  // as a rejection would be: the server awaits the handler in a try)
+  return (request: GatewayRequest, context: GatewayContext): Promise<unknown> | undefined => {
     let e: Entrance
     try {
       e = entrance(request)
@@ -141,7 +143,7 @@ function entranceHandler(
       keyPrefix: key.prefix,
       policyId: agent.policyId,
     }
-    await forward(e, forwarded, request.res, identity, context)
+    return forward(e, forwarded, request.res, identity, context)
   }
 }
 

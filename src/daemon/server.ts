@@ -71,7 +71,7 @@ export interface GatewayRequest {
 
 export class BadJsonError extends Error {}
 
-export type Handler = (request: GatewayRequest, context: GatewayContext) => void | Promise<void>
+export type Handler = (request: GatewayRequest, context: GatewayContext) => void | Promise<unknown>
 
 export interface Route {
   method: string
@@ -252,6 +252,8 @@ class Request implements GatewayRequest {
 export function createHandler(
   routes: readonly Route[],
   context: GatewayContext,
+  /** Called when a response closed, after its log line (the server's count of requests in flight). */
+  closed?: () => void,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const hosts = allowedHosts(context.port)
   const origins = new Set([...hosts].map((h) => `http://${h}`))
@@ -260,7 +262,8 @@ export function createHandler(
     const started = Date.now()
     const method = req.method ?? 'GET'
     const {path, search} = splitUrl(req.url ?? '/')
-    // The log line is written when the response closes, which may be inside the handler.
+    // The log line is written when the response closes, which may be inside the handler: one
+    // listener per request for it and the server's count
     let request: Request | undefined = undefined
     res.on('close', () => {
       // Path only: the query may carry a key (`?key=`), headers carry keys too.
@@ -270,6 +273,7 @@ export function createHandler(
       context.log(
         `${isoTime(now)} ${method} ${path} ${status} ${now - started}ms${agentId ? ` agent=${agentId}` : ''}`,
       )
+      if (closed) closed()
     })
 
     const host = req.headers.host
@@ -416,11 +420,13 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined
       }
       chunks.push(chunk)
     }
+    // `on` rather than `once` (no wrapper each; a request ends, fails or closes once, and a
+    // settled promise ignores a second call)
     req.on('data', onData)
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)))
-    req.once('error', reject)
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)))
+    req.on('error', reject)
     // a client that goes away mid-body: the same failure the async iterator reported
-    req.once('close', () => {
+    req.on('close', () => {
       if (!req.complete) reject(new Error('the client closed the connection before the body ended'))
     })
   })
@@ -442,9 +448,12 @@ export async function listen(
   context: GatewayContext,
   port: number,
 ): Promise<RunningServer> {
-  const handler = createHandler(routes, context)
   let inFlight = 0
   let idle: (() => void) | undefined
+  const handler = createHandler(routes, context, () => {
+    inFlight--
+    if (inFlight === 0) idle?.()
+  })
   // The response under way on each socket: a parse error in the body of a request that was
   // already answered (a 405 to a chunked body that turns out malformed) gets no second answer.
   const current = new WeakMap<object, ServerResponse>()
@@ -452,11 +461,8 @@ export async function listen(
   // shape of its path) instead of node:http's empty 400
   const server = createServer({requireHostHeader: false}, (req, res) => {
     current.set(req.socket, res)
+    // counted down by the handler's 'close' listener (registered before it can return)
     inFlight++
-    res.on('close', () => {
-      inFlight--
-      if (inFlight === 0) idle?.()
-    })
     handler(req, res).catch((error: Error) => {
       context.log(`${new Date().toISOString()} error in ${req.method} request: ${error.message}`)
       if (res.headersSent) res.destroy()

@@ -16,7 +16,7 @@
  * (request-body.ts), header rewriting (headers.ts), the streaming relay (relay.ts), error shaping
  * (error-shape.ts), connection pools (pools.ts); the log row is made by log-entry.ts.
  */
-import {EventEmitter} from 'node:events'
+import type {EventEmitter} from 'node:events'
 import type {ServerResponse} from 'node:http'
 import {performance} from 'node:perf_hooks'
 
@@ -61,19 +61,42 @@ const COUNT_TOKENS = /(?:\/count_tokens|:countTokens)(?:\?|$)/
 const RESET_BODY_BYTES = 1024 * 1024
 
 /**
- * Aborts the upstream request when the client leaves. undici takes an EventEmitter as `signal`;
- * an AbortController (an EventTarget) costs noticeably more per request to create and to
- * subscribe to, and this one is created for every proxied request.
+ * Aborts the upstream request when the client leaves. undici takes an EventEmitter-like `signal`
+ * (it calls `once('abort', …)` and `removeListener`); an AbortController (an EventTarget), or even
+ * an EventEmitter, costs more per request to create and to subscribe to, and this one is created
+ * for every proxied request. It holds the listeners of the requests of one proxied request (one
+ * at a time, but a failed try's may still be subscribed when the next try subscribes).
  */
-class ClientGone extends EventEmitter {
+class ClientGone {
   aborted = false
   reason: unknown = undefined
+  private listeners: Array<() => void> | undefined = undefined
+
+  // what undici checks a signal for (`typeof signal.on === 'function'`)
+  on(_event: 'abort', listener: () => void): this {
+    return this.once(_event, listener)
+  }
+
+  once(_event: 'abort', listener: () => void): this {
+    if (this.listeners) this.listeners.push(listener)
+    else this.listeners = [listener]
+    return this
+  }
+
+  removeListener(_event: 'abort', listener: () => void): this {
+    const listeners = this.listeners
+    const at = listeners ? listeners.indexOf(listener) : -1
+    if (at !== -1) listeners!.splice(at, 1)
+    return this
+  }
 
   abort(reason: unknown): void {
     if (this.aborted) return
     this.aborted = true
     this.reason = reason
-    this.emit('abort')
+    const listeners = this.listeners
+    this.listeners = undefined
+    if (listeners) for (const listener of listeners) listener()
   }
 }
 
@@ -332,7 +355,7 @@ export async function proxyRequest(
         // An upstream may answer a large body (413) without reading it: the unread rest would
         // block the next request on that keep-alive connection. Such requests get their own.
         reset: body.length > RESET_BODY_BYTES,
-        signal: clientGone,
+        signal: clientGone as unknown as EventEmitter,
       })
     } catch (error) {
       if (clientGone.aborted) {

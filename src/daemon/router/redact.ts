@@ -5,20 +5,40 @@
  * but the tail of a chunk that could be the start of the secret (almost never: an SSE event ends
  * in a blank line), so streaming keeps its timing.
  */
+/**
+ * The bytes of each secret and of its mask, made once per secret rather than per answer (a
+ * handful of provider credentials; bounded anyway). Read only: never written into.
+ */
+const encoded = new Map<string, {secret: Buffer; mask: Buffer}>()
+const MAX_ENCODED = 64
+
+function encodedSecret(secret: string): {secret: Buffer; mask: Buffer} {
+  let found = encoded.get(secret)
+  if (!found) {
+    const bytes = Buffer.from(secret, 'utf8')
+    const label = '[redacted]'
+    const mask = Buffer.from(
+      bytes.length >= label.length
+        ? label + '*'.repeat(bytes.length - label.length)
+        : '*'.repeat(bytes.length),
+      'utf8',
+    )
+    if (encoded.size >= MAX_ENCODED) encoded.clear()
+    found = {secret: bytes, mask}
+    encoded.set(secret, found)
+  }
+  return found
+}
+
 export class SecretRedactor {
   private readonly secret: Buffer
   private readonly mask: Buffer
-  private carry: Buffer | undefined
+  private carry: Buffer | undefined = undefined
 
   constructor(secret: string) {
-    this.secret = Buffer.from(secret, 'utf8')
-    const label = '[redacted]'
-    this.mask = Buffer.from(
-      this.secret.length >= label.length
-        ? label + '*'.repeat(this.secret.length - label.length)
-        : '*'.repeat(this.secret.length),
-      'utf8',
-    )
+    const {secret: bytes, mask} = encodedSecret(secret)
+    this.secret = bytes
+    this.mask = mask
   }
 
   /** The bytes of `chunk` that can go out now, redacted. */

@@ -14,18 +14,31 @@ import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'
 import type {ProxyResult, ProxyTarget} from './proxy-types.js'
 import {SecretRedactor} from './redact.js'
 import {createUsageTap} from './taps/index.js'
-import type {StreamOutcome} from './taps/tap.js'
+import type {StreamOutcome, UsageTap} from './taps/tap.js'
 
 /**
  * Drops the usage-only chunk (`"choices":[]` with `usage`) of a chat stream whose client did not
  * ask for usage. Complete events pass on at once; only an incomplete trailing event waits for
  * its end (a client could not use half an event anyway).
  */
-class ChatUsageChunkFilter {
+export class ChatUsageChunkFilter {
   private pending = ''
   private readonly decoder = new TextDecoder()
+  /** The decoder may hold the start of a character (the last chunk decoded ended in a byte >= 0x80). */
+  private held = false
 
-  push(chunk: Uint8Array): string {
+  /**
+   * What of `chunk` goes to the client now. After nothing held back, a chunk is split on its
+   * bytes (pushBytes): one that ends with its last event and holds no `"choices":[]` (nearly
+   * every chunk) goes out as it came, no decoding, no copy.
+   */
+  push(chunk: Uint8Array): Uint8Array | string {
+    return this.pending === '' && !this.held ? this.pushBytes(chunk) : this.pushText(chunk)
+  }
+
+  /** `chunk` read as text after what was held back, split into events, the usage chunk dropped. */
+  private pushText(chunk: Uint8Array): string {
+    this.held = chunk.length > 0 && chunk[chunk.length - 1] >= 0x80
     const text = this.pending + this.decoder.decode(chunk, {stream: true})
     const boundary = /\r\n\r\n|\n\n|\r\r/g
     let out = ''
@@ -38,6 +51,41 @@ class ChatUsageChunkFilter {
     }
     this.pending = text.slice(start)
     return out
+  }
+
+  /**
+   * A chunk after nothing held back (its first byte starts an event), split into events on its
+   * bytes as `push` splits its text: only an event that may be the usage chunk is decoded and
+   * checked; the others go out as the bytes they came as (a dropped event's neighbours as slices
+   * of the chunk). An incomplete last event waits, as text, for the rest.
+   */
+  private pushBytes(chunk: Uint8Array): Uint8Array | string {
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+    // one character a byte: its indexes are the bytes' (searched as a string: a Buffer's indexOf
+    // of a few bytes costs more than reading the chunk as latin1 once)
+    const latin1 = bytes.toString('latin1')
+    // with a CR in it, the boundaries have three forms: split as text
+    if (latin1.indexOf('\r') !== -1) return this.pushText(chunk)
+    const n = bytes.length
+    let kept: Buffer[] | undefined
+    let start = 0 // where the current event starts
+    let keptFrom = 0 // where the bytes kept since the last dropped event start
+    // without a CR, push's boundaries are the `\n\n` found left to right
+    for (let at = latin1.indexOf('\n\n'); at !== -1; at = latin1.indexOf('\n\n', start)) {
+      const end = at + 2
+      if (mayHoldNoChoices(latin1, start, end) && this.isUsageOnly(bytes.toString('utf8', start, end))) {
+        ;(kept ??= []).push(bytes.subarray(keptFrom, start))
+        keptFrom = end
+      }
+      start = end
+    }
+    if (start < n) {
+      this.pending = this.decoder.decode(bytes.subarray(start), {stream: true})
+      this.held = bytes[n - 1] >= 0x80
+    }
+    if (!kept) return start === n ? chunk : bytes.subarray(0, start)
+    kept.push(bytes.subarray(keptFrom, start))
+    return Buffer.concat(kept)
   }
 
   flush(): string {
@@ -60,6 +108,36 @@ class ChatUsageChunkFilter {
       return false
     }
   }
+}
+
+const CHOICES = '"choices"'
+
+/** ASCII whitespace as `\s` reads it (a byte >= 0x80 might be one of its others: not skipped). */
+const isAsciiSpace = (c: number): boolean => c === 0x20 || (c >= 0x09 && c <= 0x0d)
+
+/**
+ * Whether `latin1` (a chunk read one character a byte) from `from` to `to` may hold
+ * `"choices"\s*:\s*\[\s*\]` (what ChatUsageChunkFilter.isUsageOnly looks for): false only when
+ * no `"choices"` there can be followed by an empty array.
+ */
+function mayHoldNoChoices(latin1: string, from = 0, to = latin1.length): boolean {
+  const expected = [0x3a, 0x5b, 0x5d] // : [ ]
+  for (
+    let at = latin1.indexOf(CHOICES, from);
+    at !== -1 && at < to;
+    at = latin1.indexOf(CHOICES, at + CHOICES.length)
+  ) {
+    let i = at + CHOICES.length
+    let step = 0
+    for (; step < expected.length; step++) {
+      while (i < to && isAsciiSpace(latin1.charCodeAt(i))) i++
+      if (i >= to || latin1.charCodeAt(i) >= 0x80) return true // cut here, or a space \s may read
+      if (latin1.charCodeAt(i) !== expected[step]) break
+      i++
+    }
+    if (step === expected.length) return true
+  }
+  return false
 }
 
 /**
@@ -183,7 +261,10 @@ export async function relay(
     })
   }
 
-  const tap = status < 300 ? createUsageTap(family, sse) : undefined
+  // the usage tap is made with the first chunk it reads, after that chunk was handed to the socket
+  // (a stream's first byte waits for no bookkeeping that can wait)
+  const tapped = status < 300
+  let tap: UsageTap | undefined
   const filter = sse && ctx.addedUsage && status < 300 ? new ChatUsageChunkFilter() : undefined
   // the provider key quoted back in an answer is masked (a key shorter than 8 characters is a
   // test value that could also be an ordinary word of the answer)
@@ -204,7 +285,9 @@ export async function relay(
   const feedTap = (): void => {
     const queue = tapQueue
     tapQueue = undefined
-    if (queue) for (const chunk of queue) tap!.feed(chunk)
+    if (!queue) return
+    tap ??= createUsageTap(family, sse)
+    for (const chunk of queue) tap.feed(chunk)
   }
   const tapLater = (chunk: Buffer): void => {
     if (tapQueue) tapQueue.push(chunk)
@@ -237,9 +320,9 @@ export async function relay(
       }
       const out = redactor ? redactor.push(chunk) : chunk
       send(filter ? filter.push(out) : out)
-      if (tap) {
+      if (tapped) {
         if (sse) tapLater(chunk)
-        else tap.feed(chunk)
+        else (tap ??= createUsageTap(family, false)).feed(chunk)
       }
     })
     body.on('end', () => {
@@ -249,8 +332,9 @@ export async function relay(
       if (!headed && !res.destroyed) head()
       // A stream must end with its protocol's terminal event: the tap (its last events parsed
       // now, after they were written) tells; a stream without it gets an error event first.
-      if (tap && sse) {
+      if (tapped && sse) {
         feedTap()
+        tap ??= createUsageTap(family, sse)
         tap.end()
         tapEnded = true
         outcome = tap.outcome()
@@ -264,8 +348,9 @@ export async function relay(
   })
   // Past this point the answer has been handed to the socket (a success) or has failed: the
   // usage parse below no longer delays a byte to the client.
-  if (tap && !tapEnded) {
+  if (tapped && !tapEnded) {
     feedTap()
+    tap ??= createUsageTap(family, sse)
     tap.end()
   }
   result.usage = tap?.usage() ?? null

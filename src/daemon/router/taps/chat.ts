@@ -1,6 +1,8 @@
 import type {Json, Reader, Usage} from './tap.js'
 import {errorMessage, num, obj, streamedUsage} from './tap.js'
 
+const USAGE_KEY = Buffer.from('"usage"')
+
 /** Chat completions: `usage` of the JSON body, or of the usage chunk of a stream. */
 export class ChatReader implements Reader {
   private last?: Json
@@ -9,6 +11,10 @@ export class ChatReader implements Reader {
   terminal?: boolean
   streamError?: string
   readonly terminalName = '[DONE]'
+  readonly usageKey = USAGE_KEY
+  onJsonUsage(usage: Json): void {
+    this.last = usage
+  }
   onPayload(payload: Json): void {
     // `[DONE]` (not JSON) is seen by the tap itself
     if (payload.error !== undefined && payload.error !== null) this.streamError ??= errorMessage(payload)

@@ -1,6 +1,8 @@
 import type {Json, Reader, Usage} from './tap.js'
 import {errorMessage, num, obj, streamedUsage} from './tap.js'
 
+const USAGE_KEY = Buffer.from('"usageMetadata"')
+
 /** Gemini: the last `usageMetadata` wins. `promptTokenCount` includes cached tokens; thoughts are separate from candidates. */
 export class GeminiReader implements Reader {
   private last?: Json
@@ -9,6 +11,10 @@ export class GeminiReader implements Reader {
   terminal?: boolean
   streamError?: string
   readonly terminalName = 'a chunk with finishReason'
+  readonly usageKey = USAGE_KEY
+  onJsonUsage(usage: Json): void {
+    this.last = usage
+  }
   onPayload(payload: Json): void {
     if (payload.error !== undefined && payload.error !== null) this.streamError ??= errorMessage(payload)
     const candidates = payload.candidates

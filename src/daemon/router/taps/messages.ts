@@ -1,6 +1,8 @@
 import type {Json, Reader, Usage} from './tap.js'
 import {errorMessage, obj, streamedUsage} from './tap.js'
 
+const USAGE_KEY = Buffer.from('"usage"')
+
 /**
  * Messages: `message_start.message.usage`, then each `message_delta.usage` overwrites the
  * counters it carries (they are cumulative: never add them up). `input_tokens` excludes cache tokens.
@@ -35,6 +37,12 @@ export class MessagesReader implements Reader {
   terminal?: boolean
   streamError?: string
   readonly terminalName = 'message_stop'
+  /** A JSON answer's usage counts when the answer is a `message` (its `type`, the second member). */
+  readonly usageKey = USAGE_KEY
+  readonly headKey = 'type'
+  onJsonUsage(usage: Json, type: string | undefined): void {
+    if (type === 'message') this.apply(usage, true)
+  }
   onPayload(payload: Json): void {
     if (payload.type === 'content_block_delta') this.deltas++
     else if (payload.type === 'message_stop') this.terminal = true

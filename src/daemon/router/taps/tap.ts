@@ -16,6 +16,7 @@ import {createParser} from 'eventsource-parser'
 
 import type {StringTemplate} from '../../../protocols/sse-template.js'
 import {ChunkText, learnTemplate, templateString} from '../../../protocols/sse-template.js'
+import {headString, tailObject} from './json-tail.js'
 
 export interface Usage {
   inputTokens: number
@@ -84,6 +85,16 @@ export interface Reader {
    */
   templateKey?(payload: Json): string | undefined
   onTemplate?(text: string): void
+  /**
+   * JSON answers, optional: the top-level member that holds the usage (its key as JSON bytes,
+   * quotes included), read from the answer's tail alone (json-tail.ts) and handed to
+   * `onJsonUsage`, with the top-level string member `headKey` when the reader names one (read
+   * from the answer's first members). Whatever the tail or head cannot tell, the whole answer is
+   * parsed and goes to `onPayload`, as without these.
+   */
+  readonly usageKey?: Buffer
+  readonly headKey?: string
+  onJsonUsage?(usage: Json, head: string | undefined): void
 }
 
 /**
@@ -189,19 +200,30 @@ export class Tap implements UsageTap {
       return
     }
     if (this.size > MAX_TAPPED_JSON_BYTES) return
+    // one chunk (the usual small answer): no copy
+    const only = this.chunks.length === 1 ? this.chunks[0] : undefined
+    const body = only
+      ? Buffer.from(only.buffer, only.byteOffset, only.byteLength)
+      : Buffer.concat(this.chunks)
+    this.chunks.length = 0
+    const reader = this.reader
+    if (reader.usageKey) {
+      // the usage from the answer's tail, without decoding and parsing the whole answer
+      const head = reader.headKey === undefined ? undefined : headString(body, reader.headKey)
+      const usage =
+        reader.headKey === undefined || head !== undefined ? tailObject(body, reader.usageKey) : undefined
+      if (usage) {
+        reader.onJsonUsage!(usage, head)
+        return
+      }
+    }
     try {
-      // one chunk (the usual small answer): no copy
-      const only = this.chunks.length === 1 ? this.chunks[0] : undefined
-      const body = only
-        ? Buffer.from(only.buffer, only.byteOffset, only.byteLength)
-        : Buffer.concat(this.chunks)
       const p = obj(JSON.parse(body.toString('utf8')))
       if (p) this.reader.onPayload(p, undefined)
     } catch (error) {
       // not JSON: no usage, and the log row says so
       this.badBody = `malformed JSON (${(error as Error).message})`
     }
-    this.chunks.length = 0
   }
 
   malformed(): string | undefined {
