@@ -32,6 +32,8 @@ export class ChatReader implements Reader {
       }
     }
   }
+  /** OpenAI pads every stream chunk with a random-length `obfuscation` string: not part of a template. */
+  readonly templateIgnore = 'obfuscation'
   /** The key the last template stands for (see templateKey). */
   private templated?: 'content' | 'arguments'
   /**

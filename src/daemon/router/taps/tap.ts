@@ -84,6 +84,11 @@ export interface Reader {
    * `onTemplate`.
    */
   templateKey?(payload: Json): string | undefined
+  /**
+   * SSE, optional: a top-level string member that differs on every event and means nothing to the
+   * reader (OpenAI's `obfuscation` padding), ignored when an event is matched to the template.
+   */
+  readonly templateIgnore?: string
   onTemplate?(text: string): void
   /**
    * JSON answers, optional: the top-level member that holds the usage (its key as JSON bytes,
@@ -171,7 +176,8 @@ export class Tap implements UsageTap {
             reader.onPayload(p, message.event)
             if (reader.templateKey) {
               const key = reader.templateKey(p)
-              this.template = key === undefined ? undefined : learnTemplate(message.data, key)
+              this.template =
+                key === undefined ? undefined : learnTemplate(message.data, key, reader.templateIgnore)
             }
           },
         })

@@ -3,7 +3,7 @@
  * their text without a parse (protocols/sse-template.ts). What the log row gets must not change:
  * each stream here is tapped as it is and with the template path off, and both must agree.
  */
-import {describe, expect, it} from 'vitest'
+import {describe, expect, it, vi} from 'vitest'
 
 import {ChatReader} from './chat.js'
 import {Tap} from './tap.js'
@@ -75,6 +75,36 @@ describe('chat usage tap: text chunks read without a parse', () => {
     )
     // the call's first chunk and three argument chunks
     expect(got.usage).toMatchObject({outputTokens: 4})
+  })
+
+  it("reads OpenAI's chunks without a parse although each carries its own `obfuscation` padding", () => {
+    const openai = (delta: string, finish = 'null', usage = 'null', pad = 'x'): string =>
+      `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-5","service_tier":"default","system_fingerprint":null,"choices":[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish}}],"usage":${usage},"obfuscation":"${pad}"}`
+    const pads = ['Qk', 'a1B2c3', 'z', 'LmNoPqRsTuV', '9', 'abc']
+    const events = [
+      openai('{"role":"assistant","content":"","refusal":null}'),
+      ...['He', 'llo', ' \\"x\\"', ' é', '', '!'].map((t, i) =>
+        openai(`{"content":"${t}"}`, 'null', 'null', pads[i]),
+      ),
+      openai('{}', '"stop"', 'null', 'zz'),
+      `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-5","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":5},"obfuscation":"p"}`,
+      'data: [DONE]',
+    ]
+    const parse = vi.spyOn(JSON, 'parse')
+    try {
+      const fast = tap(stream(events), true)
+      // whole chunks parsed: the first, the first text chunk (which teaches the template), the
+      // finish and the usage (the text with escapes is decoded alone)
+      const chunks = () => parse.mock.calls.filter(([arg]) => String(arg).startsWith('{')).length
+      expect(chunks()).toBe(4)
+      parse.mockClear()
+      expect(fast).toEqual(tap(stream(events), false))
+      expect(chunks()).toBe(events.length - 1)
+      expect(fast.usage).toMatchObject({inputTokens: 7, outputTokens: 5})
+      expect(fast.malformed).toBeUndefined()
+    } finally {
+      parse.mockRestore()
+    }
   })
 
   it('parses a chunk whose text would change its structure (an error smuggled in)', () => {
