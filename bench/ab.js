@@ -1,5 +1,5 @@
 // Two gateway daemons side by side: `node bench/ab.js --base DIR [--env K=V,...] [--translated]
-// [--stream] [--rounds N] [--rate N] [--seconds N]`. DIR is another checkout of gwctl, built (a
+// [--stream] [--body agent[:KB]] [--rounds N] [--rate N] [--seconds N]`. DIR is another checkout of gwctl, built (a
 // `git worktree add --detach` of main, say); this checkout is the branch. Both daemons answer the
 // same simulator at the same fixed rate (autocannon, 64 connections), in interleaved rounds, and
 // each round reads each daemon's request thread from /proc: its CPU a request is what a many-core
@@ -7,11 +7,13 @@
 // cores away, not instructions), where req/s swings from round to round. `--env` sets variables
 // for the branch's daemon only (with `--base .`, one build against itself with a setting changed).
 // Prints each daemon's medians and rounds, the branch/base ratio per round and the peak RSS.
+// `--body agent[:KB]`: a chat request the size of a coding agent's (64 KB by default, see
+// `agentChatBody` in targets.js) instead of the bench's one-line request (untranslated route).
 import {readFileSync} from 'node:fs'
 import {resolve} from 'node:path'
 import {parseArgs} from 'node:util'
 import autocannon from 'autocannon'
-import {CHAT_BODY, STREAM_BODY, startChild} from './targets.js'
+import {agentChatBody, CHAT_BODY, STREAM_BODY, startChild} from './targets.js'
 
 const {values: opts} = parseArgs({
   options: {
@@ -22,8 +24,13 @@ const {values: opts} = parseArgs({
     rounds: {type: 'string', default: '8'},
     rate: {type: 'string', default: '1200'},
     seconds: {type: 'string', default: '3'},
+    body: {type: 'string', default: ''},
   },
 })
+const agentKb = /^agent(?::(\d+))?$/.exec(opts.body)
+if (opts.body && (!agentKb || opts.translated))
+  throw new Error('--body: agent or agent:KB, untranslated only')
+const agentBody = agentKb ? agentChatBody(Number(agentKb[1] ?? 64), {stream: opts.stream}) : undefined
 if (!opts.base) throw new Error('--base DIR: the other checkout (built) to compare with')
 const roots = {base: resolve(opts.base), branch: resolve(import.meta.dirname, '..')}
 const env = Object.fromEntries(
@@ -60,7 +67,8 @@ const load = (row, seconds) =>
     url: `${row.target.origin}${row.target.path ?? '/v1/chat/completions'}`,
     method: 'POST',
     headers: row.target.headers,
-    body: opts.stream ? (row.target.streamBody ?? STREAM_BODY) : (row.target.body ?? CHAT_BODY),
+    body:
+      agentBody ?? (opts.stream ? (row.target.streamBody ?? STREAM_BODY) : (row.target.body ?? CHAT_BODY)),
     connections: 64,
     duration: seconds,
     overallRate: Number(opts.rate),

@@ -1,5 +1,6 @@
 // Where the daemon's CPU goes under load: `node bench/profile.js [--translated] [--stream]
-// [--seconds N] [--warmup N] [--connections N] [--top N] [--rate N] [--no-prof]` (build first). Starts the simulator and the daemon as
+// [--seconds N] [--warmup N] [--connections N] [--top N] [--rate N] [--no-prof] [--body agent[:KB]]`
+// (build first; `--body agent`: a coding agent's 64 KB chat request, `agentChatBody` in targets.js). Starts the simulator and the daemon as
 // bench/run.js does (the same state, policies and keys), the daemon under `node --cpu-prof`,
 // loads it with autocannon, stops it with SIGTERM (so V8 writes the profile) and prints the
 // functions with the most self time, with the file of each, and the daemon's CPU time per request
@@ -10,7 +11,7 @@ import {tmpdir} from 'node:os'
 import {join, relative} from 'node:path'
 import {parseArgs} from 'node:util'
 import autocannon from 'autocannon'
-import {CHAT_BODY, STREAM_BODY, startChild, startGatewayTarget} from './targets.js'
+import {agentChatBody, CHAT_BODY, STREAM_BODY, startChild, startGatewayTarget} from './targets.js'
 
 const {values: opts} = parseArgs({
   options: {
@@ -27,8 +28,12 @@ const {values: opts} = parseArgs({
     rate: {type: 'string'},
     'no-prof': {type: 'boolean', default: false},
     warmup: {type: 'string', default: '3'},
+    body: {type: 'string', default: ''},
   },
 })
+const agentKb = /^agent(?::(\d+))?$/.exec(opts.body)
+if (opts.body && (!agentKb || opts.translated))
+  throw new Error('--body: agent or agent:KB, untranslated only')
 
 const dir = mkdtempSync(join(tmpdir(), 'gwctl-prof-'))
 if (!opts['no-prof']) process.env.GWCTL_BENCH_DAEMON_ARGS = `--cpu-prof --cpu-prof-dir=${dir}`
@@ -38,7 +43,11 @@ const gateway = opts.bare
   : await startGatewayTarget(`http://127.0.0.1:${sim.port}`)
 const target = opts.translated ? gateway.translated : gateway
 if (!target) throw new Error(`no translated row: ${gateway.translatedSkipped}`)
-const body = opts.stream ? (target.streamBody ?? STREAM_BODY) : (target.body ?? CHAT_BODY)
+const body = agentKb
+  ? agentChatBody(Number(agentKb[1] ?? 64), {stream: opts.stream})
+  : opts.stream
+    ? (target.streamBody ?? STREAM_BODY)
+    : (target.body ?? CHAT_BODY)
 const load = (duration) =>
   autocannon({
     url: `${target.origin}${target.path ?? '/v1/chat/completions'}`,

@@ -13,7 +13,9 @@
 import type {IncomingHttpHeaders} from 'node:http'
 
 import type {Entrance, EntranceRequest, Identity} from './forward.js'
-import {forward} from './forward.js'
+import {forward, needsWholeBody} from './forward.js'
+import {bodyFacts} from './router/request-body.js'
+import type {BodyFacts} from './router/proxy-types.js'
 import {logRefused} from './refused-log.js'
 import type {GatewayContext, GatewayRequest, Route} from './server.js'
 import {sendError} from './server.js'
@@ -117,7 +119,12 @@ function entranceHandler(
     context.lastRequestAt = now
     context.touch()
 
-    const body = e.operation === 'models' ? undefined : request.json()
+    let body: unknown
+    let facts: BodyFacts | undefined
+    if (e.operation !== 'models') {
+      if (needsWholeBody(context, agent.policyId, e.family)) body = request.json()
+      else facts = bodyFacts(request.latin1Json())
+    }
     // most requests have no query string: skip parsing one
     let query = NO_QUERY
     if (request.search) {
@@ -130,6 +137,7 @@ function entranceHandler(
       query,
       headers: withoutCredentials(request.headers),
       body,
+      facts,
       rawBody: request.rawBody,
       // no `signal`: the proxy aborts the upstream request itself when the response closes early
       state: context.store.data,

@@ -12,6 +12,7 @@ import {errorBody} from '../protocols/errors.js'
 import type {GatewayContext} from './server.js'
 import {sendJson} from './server.js'
 import type {Family, PolicyConfig, ProviderConfig} from '../store/schema.js'
+import type {BodyFacts} from './router/proxy-types.js'
 
 /** Where a request came in. */
 export interface Entrance {
@@ -50,8 +51,13 @@ export interface EntranceRequest {
   query: URLSearchParams
   /** Request headers without `authorization`, `x-api-key`, `x-goog-api-key`, `x-vendor-api-key`, `host`. */
   headers: IncomingHttpHeaders
-  /** Parsed JSON body, or undefined when empty. */
+  /**
+   * The parsed JSON body: undefined when empty, or when the route needs no more than the
+   * entrance's check read of it (`facts`).
+   */
   body: unknown
+  /** What the entrance's check read of the body (see `GatewayRequest.latin1Json`), when not parsed whole. */
+  facts?: BodyFacts
   rawBody: Buffer
   /**
    * Aborts the upstream request. Optional: the router already aborts it when the client closes
@@ -117,6 +123,7 @@ export function forward(
       headers: request.headers,
       body: request.rawBody,
       json: request.body,
+      facts: request.facts,
       signal: request.signal,
       policy,
       providers: routing.providers,
@@ -159,4 +166,22 @@ export function modelsFor(
     }
   }
   return models
+}
+
+/**
+ * Whether routing will read the request body whole: a translated target decodes it, and a budget
+ * estimates from its `max_tokens`. Every other request is routed on the entrance's cheaper check
+ * of the body (`GatewayRequest.latin1Json`): its bytes are sent on as they came.
+ */
+export function needsWholeBody(
+  context: Pick<GatewayContext, 'routing'>,
+  policyId: string,
+  family: Family,
+): boolean {
+  const routing = context.routing
+  if (!routing) return false
+  if (routing.router.budgets !== undefined) return true
+  const targets = routing.policies.get(policyId)?.routes[family]
+  if (targets) for (const target of targets) if (target.translate) return true
+  return false
 }

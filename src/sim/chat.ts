@@ -18,6 +18,7 @@
  * Tools: when `tools` are given and the last message is from the user, the reply is a call of the
  * first tool (`finish_reason: "tool_calls"`), streamed in the A1 shape.
  */
+import {createHash} from 'node:crypto'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import type {SimRequest, SimHandler} from './router.js'
@@ -370,17 +371,28 @@ export interface ChatPlan {
 export class PromptCache {
   private readonly seen = new Set<string>()
 
-  /** Cached tokens of the longest known prefix of `messages`; remembers all of them. */
+  /**
+   * Cached tokens of the longest known prefix of `messages`; remembers all of them. Each prefix
+   * is known by a chained hash (a prefix's key hashes the key before it and its last message), so
+   * a conversation costs one encoding of each message, not one of each prefix (an agent's
+   * 100-message history made every request quadratic).
+   */
   lookup(messages: Msg[], tokensOf: (m: Msg[]) => number): number {
+    const keys: string[] = []
+    let key = ''
+    for (const message of messages) {
+      key = createHash('sha256').update(key).update(JSON.stringify(message)).digest('base64')
+      keys.push(key)
+    }
     let cached = 0
     for (let i = messages.length - 1; i >= 1; i--) {
-      if (this.seen.has(JSON.stringify(messages.slice(0, i)))) {
+      if (this.seen.has(keys[i - 1])) {
         cached = tokensOf(messages.slice(0, i))
         break
       }
     }
     if (this.seen.size > 5000) this.seen.clear()
-    this.seen.add(JSON.stringify(messages))
+    if (keys.length > 0) this.seen.add(keys[keys.length - 1])
     return cached
   }
 }

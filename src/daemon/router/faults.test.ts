@@ -137,7 +137,11 @@ describe('a breaker trial is settled whatever ends it', () => {
     const {breakers} = halfOpen('up')
     route = () => ({targets: [{provider: provider('up', 'chat', origin), breaker: breakers.get('up')}]})
     const deep = '['.repeat(20_000) + ']'.repeat(20_000)
-    const res = await chat(`{"model":"m","stream":true,"messages":[{"role":"user","content":${deep}}]}`)
+    // `stream_options` without `include_usage`: the body is parsed and re-encoded to ask for usage
+    // (a body without one has the member added to its bytes, and goes through as it came)
+    const res = await chat(
+      `{"model":"m","stream":true,"stream_options":{},"messages":[{"role":"user","content":${deep}}]}`,
+    )
     expect(res.status).toBe(400)
     const body = (await res.json()) as {error: {type: string; message: string}}
     expect(body.error.type).toBe('invalid_request_error')

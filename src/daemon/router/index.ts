@@ -18,6 +18,7 @@ import type {Admission, BudgetBook} from '../budgets.js'
 import {BudgetExceededError, estimateRequest} from '../budgets.js'
 import {BoundedCarry} from '../../protocols/carry.js'
 import type {ProxyResult, ProxyTarget} from './proxy.js'
+import type {BodyFacts} from './proxy-types.js'
 import {gatewayAnswered, proxyRequest, sendFamilyError, UpstreamPools} from './proxy.js'
 
 /** A count of tokens costs nothing: budgets let it through. */
@@ -48,6 +49,8 @@ export interface RouteInput {
    * router reading `model`/`stream` from the raw bytes again.
    */
   json?: unknown
+  /** What the entrance's check read of the body, when it did not parse it whole. */
+  facts?: BodyFacts
   /** Aborted when the client goes away. */
   signal?: AbortSignal
   /** The caller's policy (undefined: unknown policy id, answered 502). */
@@ -160,6 +163,7 @@ export class Router {
           headers: input.headers,
           body: input.body,
           json: input.json,
+          facts: input.facts,
         },
         res,
         {

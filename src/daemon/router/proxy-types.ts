@@ -31,6 +31,28 @@ export interface ProxyRequest {
    * read `model`/`stream` from the raw bytes. Read only: never changed by the proxy.
    */
   json?: unknown
+  /**
+   * What the entrance's check of the body read (when it did not parse it whole: `json` is then
+   * undefined); without either, the proxy reads the bytes itself.
+   */
+  facts?: BodyFacts
+}
+
+/**
+ * What the proxy reads of a request body, taken from its Latin-1 parse (`GatewayRequest.latin1Json` in
+ * daemon/server.ts):
+ * exact for ASCII keys and strings, booleans and structure.
+ */
+export interface BodyFacts {
+  /**
+   * The top-level `model`: null when there is none or it is not a string; undefined when it is a
+   * string with a character past U+007F (its Latin-1 reading may differ: a UTF-8 parse reads it).
+   */
+  model: string | null | undefined
+  /** The top-level `stream` is `true`. */
+  stream: boolean
+  /** The top-level `stream_options`: absent, an object with `include_usage: true`, or anything else. */
+  streamOptions: 'none' | 'usage' | 'other'
 }
 
 export interface ProxyOptions {

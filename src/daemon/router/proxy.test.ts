@@ -690,14 +690,21 @@ describe('topLevelFields', () => {
       }),
     ).toEqual({
       model: 'top',
+      modelAt: [97, 102],
       stream: true,
     })
-    expect(scan({model: 'm', max_tokens: 5, messages: [{role: 'user', content: 'x'}]})).toEqual({model: 'm'})
-    expect(scan(' {"stream" : false , "model" : "claude"} ')).toEqual({model: 'claude', stream: false})
+    expect(scan({model: 'm', max_tokens: 5, messages: [{role: 'user', content: 'x'}]})).toEqual({
+      model: 'm',
+      modelAt: [9, 12],
+    })
+    const spaced = ' {"stream" : false , "model" : "claude"} '
+    expect(scan(spaced)).toEqual({model: 'claude', modelAt: [31, 39], stream: false})
+    expect(spaced.slice(31, 39)).toBe('"claude"')
   })
 
   it('gives up (so the caller parses) on odd values and non-objects', () => {
     expect(scan({model: 'with \\ escape'})).toBeUndefined()
+    expect(scan('{"mod\\u0065l":"x","stream":true}')).toBeUndefined()
     expect(scan({model: 'modèle'})).toBeUndefined()
     expect(scan({model: 5})).toBeUndefined()
     expect(scan([1, 2])).toBeUndefined()

@@ -2,7 +2,7 @@
  * Reading what the proxy needs from a request body (model, stream) without a full parse where it
  * can, and the body and path to send for each upstream model.
  */
-import type {ProxyRequest} from './proxy-types.js'
+import type {BodyFacts, ProxyRequest} from './proxy-types.js'
 
 const GEMINI_PATH = /^(\/v1beta\/models\/)([^/:]+)(:[A-Za-z]+)$/
 
@@ -45,7 +45,7 @@ export function prepare(request: ProxyRequest): Prepared {
   let json: Record<string, unknown> | undefined
   let parsedOnce = false
   if (request.json !== undefined) {
-    // the entrance parsed the body already (it answers 400 to one that is not JSON): read that
+    // the entrance parsed the body already (a translated route or a budget needs it): read that
     parsedOnce = true
     const given = request.json
     if (given !== null && typeof given === 'object' && !Array.isArray(given))
@@ -68,29 +68,25 @@ export function prepare(request: ProxyRequest): Prepared {
   let stream: boolean
   let addedUsage = false
   let streamOptions: Record<string, unknown> | undefined
-  // Chat streams need `stream_options` (to ask upstream for usage): only they are parsed. A
-  // non-stream chat body is scanned for model/stream like the other families, saving a
-  // JSON.parse of every chat request.
-  const chatFields = request.family === 'chat' && !parsedOnce ? topLevelFields(request.body) : undefined
-  if (request.family === 'chat' && !(chatFields && chatFields.stream !== true)) {
+  // Agents send large bodies (Claude Code 60-300 KB a turn): what the proxy reads of them comes
+  // from a Latin-1 parse (the entrance's check, else made here), never a UTF-8 one, and a new
+  // model or a chat stream's `stream_options` goes into the bytes as they came (`spliced`).
+  // Only what that cannot tell is parsed whole.
+  const chat = request.family === 'chat'
+  const facts = parsedOnce ? undefined : (request.facts ?? factsOf(request.body))
+  let splice = false
+  if (facts && facts.model !== undefined && !(chat && facts.stream && facts.streamOptions === 'other')) {
+    requested = facts.model
+    stream = facts.stream
+    addedUsage = chat && stream && facts.streamOptions === 'none'
+    splice = true
+  } else {
     const body = parse()
     requested = typeof body?.model === 'string' ? body.model : null
     stream = body?.stream === true
-    streamOptions = body?.stream_options as Record<string, unknown> | undefined
-    addedUsage = stream && !!body && streamOptions?.include_usage !== true
-  } else if (chatFields) {
-    requested = chatFields.model ?? null
-    stream = false
-  } else {
-    // agents send large bodies (Claude Code ~76 KB): read model/stream without parsing them
-    const fields = parsedOnce ? undefined : topLevelFields(request.body, false)
-    if (fields) {
-      requested = typeof fields.model === 'string' ? fields.model : null
-      stream = fields.stream === true
-    } else {
-      const body = parse()
-      requested = typeof body?.model === 'string' ? body.model : null
-      stream = body?.stream === true
+    if (chat) {
+      streamOptions = body?.stream_options as Record<string, unknown> | undefined
+      addedUsage = stream && !!body && streamOptions?.include_usage !== true
     }
   }
   // bodies re-encoded for an upstream model (made on first need: most requests send theirs as is)
@@ -100,11 +96,12 @@ export function prepare(request: ProxyRequest): Prepared {
     stream,
     bodyFor: (model) => {
       if (model === requested && !addedUsage) return request.body
-      const body = parse()
-      if (!body) return request.body
-      bodies ??= new Map()
-      let out = bodies.get(model)
+      let out = bodies?.get(model)
+      if (out) return out
+      out = splice ? spliced(request.body, model === requested ? null : model, addedUsage) : undefined
       if (!out) {
+        const body = parse()
+        if (!body) return request.body
         const copy: Record<string, unknown> = {...body}
         if (model !== null) copy.model = model
         if (addedUsage) copy.stream_options = {...streamOptions, include_usage: true}
@@ -116,8 +113,9 @@ export function prepare(request: ProxyRequest): Prepared {
             `The request body could not be re-encoded for the upstream (${(error as Error).message}); nest its JSON less deeply.`,
           )
         }
-        bodies.set(model, out)
       }
+      bodies ??= new Map()
+      bodies.set(model, out)
       return out
     },
     pathFor: () => path,
@@ -126,16 +124,78 @@ export function prepare(request: ProxyRequest): Prepared {
   }
 }
 
+const MODEL_KEY = Buffer.from('"model"')
+const ADDED_USAGE = Buffer.from(',"stream_options":{"include_usage":true}')
+
+/** The facts of a body's Latin-1 parse; undefined when the body is not a JSON object. */
+export function bodyFacts(value: unknown): BodyFacts | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined
+  const body = value as Record<string, unknown>
+  const model = body.model
+  const options = body.stream_options
+  return {
+    model: typeof model !== 'string' ? null : NON_ASCII.test(model) ? undefined : model,
+    stream: body.stream === true,
+    streamOptions:
+      options === undefined
+        ? 'none'
+        : options !== null &&
+            typeof options === 'object' &&
+            (options as {include_usage?: unknown}).include_usage === true
+          ? 'usage'
+          : 'other',
+  }
+}
+
+const NON_ASCII = /[\u0080-\uffff]/
+
+/** The facts of a body no entrance checked (a direct caller of the proxy): undefined when not JSON. */
+function factsOf(body: Buffer): BodyFacts | undefined {
+  if (body.length === 0) return undefined
+  try {
+    return bodyFacts(JSON.parse(body.toString('latin1')))
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The body with its top-level model replaced by `model` (null: kept) and, with `addedUsage`,
+ * `"stream_options":{"include_usage":true}` added as its last member: the client's bytes
+ * otherwise as they came, no parse, no re-encoding. Undefined when the bytes do not allow it
+ * (the caller parses and re-encodes): a model the scan cannot place, or one after which
+ * `"model"` occurs again (a second top-level `model`, which a parser takes, is not told from a
+ * nested one without a full scan).
+ */
+function spliced(body: Buffer, model: string | null, addedUsage: boolean): Buffer | undefined {
+  const parts: Buffer[] = []
+  let from = 0
+  if (model !== null) {
+    const at = topLevelFields(body, false)?.modelAt
+    if (!at || body.indexOf(MODEL_KEY, at[1]) !== -1) return undefined
+    parts.push(body.subarray(0, at[0]), Buffer.from(JSON.stringify(model)))
+    from = at[1]
+  }
+  if (addedUsage) {
+    // the body is one JSON object with members (it has `stream`): its last non-blank byte is
+    // the closing brace
+    let end = body.length - 1
+    while (end > from && isBlank(body[end])) end--
+    if (body[end] !== 0x7d) return undefined
+    parts.push(body.subarray(from, end), ADDED_USAGE, body.subarray(end))
+  } else parts.push(body.subarray(from))
+  return Buffer.concat(parts)
+}
+
+const isBlank = (byte: number): boolean => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09
+
 /**
  * The top-level `model` (string) and, when asked, `stream` (boolean) of a JSON object body, read
  * with a scan that stops as soon as they are found (no full parse; agents put `model` first).
  * Undefined when the body does not look like a JSON object or a value is not a plain
  * string/boolean (the caller then parses).
  */
-export function topLevelFields(
-  body: Buffer,
-  wantStream = true,
-): {model?: string; stream?: boolean} | undefined {
+export function topLevelFields(body: Buffer, wantStream = true): TopLevelFields | undefined {
   // most bodies name the model in their first bytes: scan a prefix first
   if (body.length > 8192) {
     const found = scanFields(body.toString('latin1', 0, 8192), wantStream, true)
@@ -144,11 +204,14 @@ export function topLevelFields(
   return scanFields(body.toString('latin1'), wantStream, false)
 }
 
-function scanFields(
-  text: string,
-  wantStream: boolean,
-  partial: boolean,
-): {model?: string; stream?: boolean} | undefined {
+export interface TopLevelFields {
+  model?: string
+  stream?: boolean
+  /** Where the model's string, quotes included, lies in the body's bytes: [start, end). */
+  modelAt?: [number, number]
+}
+
+function scanFields(text: string, wantStream: boolean, partial: boolean): TopLevelFields | undefined {
   let i = 0
   const n = text.length
   const ws = (): void => {
@@ -170,7 +233,7 @@ function scanFields(
   ws()
   if (text[i] !== '{') return undefined
   i++
-  const out: {model?: string; stream?: boolean} = {}
+  const out: TopLevelFields = {}
   let depth = 1
   let expectKey = true
   for (;;) {
@@ -184,6 +247,8 @@ function scanFields(
       if (end === -1) return undefined
       if (depth === 1 && expectKey) {
         const key = text.slice(i + 1, end - 1)
+        // an escaped key may spell `model` (`"mod\u0065l"`): only a parse can tell
+        if (key.includes('\\')) return undefined
         i = end
         ws()
         if (text[i] !== ':') return undefined
@@ -196,6 +261,7 @@ function scanFields(
           const raw = text.slice(i + 1, valueEnd - 1)
           if (raw.includes('\\') || /[\x80-\xff]/.test(raw)) return undefined
           out.model = raw
+          out.modelAt = [i, valueEnd]
           i = valueEnd
         } else if (key === 'stream') {
           if (text.startsWith('true', i)) out.stream = true
