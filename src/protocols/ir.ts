@@ -245,6 +245,11 @@ export interface CodecContext {
   request?: Request
   /** Chat streams: the client asked for the usage chunk (`stream_options.include_usage`). */
   includeUsage?: boolean
+  /**
+   * Messages upstreams: the request asked for its JSON answer through the `json_answer` tool
+   * (`jsonAnswerTool`, messages-request.ts): that tool's call is the answer's text.
+   */
+  jsonAnswer?: boolean
 }
 
 const WRAP = 'gwx1.'

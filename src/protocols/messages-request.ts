@@ -131,6 +131,34 @@ function addCacheMarks(system: Json[], turns: Array<{role: string; content: Json
   }
 }
 
+/** The tool a JSON answer is asked through (see {@link jsonAnswerTool}). */
+export const JSON_ANSWER_TOOL = 'json_answer'
+
+/**
+ * The tool that carries the answer of a request for JSON (a JSON object, or one of a schema of
+ * type object) that has no tools of its own and no tool turns, else undefined. Anthropic has no
+ * JSON mode, and an instruction alone lets the model write prose or a fenced block around the
+ * JSON (Gemini CLI's JSON calls then retry until they give up, about 100 s); a forced call's
+ * input is always one JSON object, of the tool's schema. The upstream's call of this tool is
+ * given back as the answer's text (messages.ts, messages-stream.ts: `CodecContext.jsonAnswer`).
+ */
+export function jsonAnswerTool(
+  request: Request,
+): {name: string; description: string; input_schema: Json} | undefined {
+  const f = request.responseFormat
+  if (!f || f.type === 'text' || request.tools.length > 0) return undefined
+  if (request.builtinTools?.some((t) => t.family === 'messages')) return undefined
+  const schema = f.type === 'json_schema' ? (f.schema as Json | undefined) : {type: 'object'}
+  if (!schema || typeof schema !== 'object' || schema.type !== 'object') return undefined
+  for (const m of request.messages)
+    for (const p of m.parts) if (p.type === 'tool_call' || p.type === 'tool_result') return undefined
+  return {
+    name: JSON_ANSWER_TOOL,
+    description: 'Give the answer: one JSON value of this schema.',
+    input_schema: schema,
+  }
+}
+
 function jsonInstruction(request: Request): string | undefined {
   const f = request.responseFormat
   if (!f || f.type === 'text') return undefined
@@ -170,22 +198,28 @@ function thinkingAndMax(request: Request): {budget?: number; maxTokens: number} 
 export function encodeMessagesRequest(request: Request, model: string): Record<string, unknown> {
   const turns = encodeTurns(request)
   const system = request.system.filter((p) => p.text !== '').map(textBlock)
-  const instruction = jsonInstruction(request)
+  const jsonTool = jsonAnswerTool(request)
+  const instruction = jsonTool ? undefined : jsonInstruction(request)
   if (instruction) system.push({type: 'text', text: instruction})
   if (!hasCacheMarks(request)) addCacheMarks(system, turns)
   let {budget, maxTokens} = thinkingAndMax(request)
-  if (budget !== undefined && thinkingWouldBreak(turns)) budget = undefined
-  const tools = [
-    ...request.tools.map((t) => ({
-      name: t.name,
-      ...(t.description !== undefined ? {description: t.description} : {}),
-      input_schema: {type: 'object', ...t.parameters},
-    })),
-    ...(request.builtinTools ?? []).filter((t) => t.family === 'messages').map((t) => t.raw),
-  ]
-  const toolChoice = tools.length
-    ? encodeToolChoice(request.toolChoice, request.parallelToolCalls)
-    : undefined
+  // a forced tool call and thinking cannot go together
+  if (budget !== undefined && (jsonTool || thinkingWouldBreak(turns))) budget = undefined
+  const tools: unknown[] = jsonTool
+    ? [jsonTool]
+    : [
+        ...request.tools.map((t) => ({
+          name: t.name,
+          ...(t.description !== undefined ? {description: t.description} : {}),
+          input_schema: {type: 'object', ...t.parameters},
+        })),
+        ...(request.builtinTools ?? []).filter((t) => t.family === 'messages').map((t) => t.raw),
+      ]
+  const toolChoice = jsonTool
+    ? {type: 'tool', name: JSON_ANSWER_TOOL}
+    : tools.length
+      ? encodeToolChoice(request.toolChoice, request.parallelToolCalls)
+      : undefined
   const sampling =
     budget !== undefined
       ? {}

@@ -7,6 +7,7 @@ import {isObj, makeId, num, str} from './cm-common.js'
 import type {CodecContext, StopReason, StreamDecoder, StreamEvent, Usage} from './ir.js'
 import type {StringTemplate} from './sse-template.js'
 import {learnTemplate, templateString} from './sse-template.js'
+import {JSON_ANSWER_TOOL} from './messages-request.js'
 
 export const STOP_REASON: Record<StopReason, string> = {
   end: 'end_turn',
@@ -138,7 +139,9 @@ export class MessagesStreamDecoder implements StreamDecoder {
   private done = false
   private next = 0
   /** Upstream block index -> IR block index (server tool blocks have none). */
-  private blocks = new Map<number, {index: number; tool: boolean; args: boolean}>()
+  private blocks = new Map<number, {index: number; tool: boolean; args: boolean; json?: boolean}>()
+  /** The answer's JSON came as the forced `json_answer` call (`CodecContext.jsonAnswer`). */
+  private json = false
   private counters: Counters = {input: 0, cacheRead: 0, cacheCreation: 0, output: 0}
   private template?: DeltaTemplate
 
@@ -189,6 +192,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
         if (!b) return []
         const out: StreamEvent[] = []
         if (b.tool && !b.args) out.push({type: 'tool_args_delta', index: b.index, json: '{}'})
+        if (b.json && !b.args) out.push({type: 'text_delta', index: b.index, text: '{}'})
         out.push({type: 'block_stop', index: b.index})
         return out
       }
@@ -198,7 +202,9 @@ export class MessagesStreamDecoder implements StreamDecoder {
         const out: StreamEvent[] = []
         if (d.stop_reason !== undefined && d.stop_reason !== null) {
           const seq = str(d.stop_sequence)
-          out.push({type: 'stop', reason: messagesStop(d.stop_reason), ...(seq ? {stopSequence: seq} : {})})
+          // the answer's JSON came as a forced call: to the client it is the end of a turn
+          const reason = this.json && d.stop_reason === 'tool_use' ? 'end' : messagesStop(d.stop_reason)
+          out.push({type: 'stop', reason, ...(seq ? {stopSequence: seq} : {})})
         }
         out.push({type: 'usage', usage: countersUsage(this.counters)})
         return out
@@ -251,6 +257,15 @@ export class MessagesStreamDecoder implements StreamDecoder {
       if (data) out.push({type: 'reasoning_opaque', index, redacted: {family: 'messages', value: data}})
       return out
     }
+    if (c.type === 'tool_use' && this.ctx?.jsonAnswer && c.name === JSON_ANSWER_TOOL) {
+      const input = isObj(c.input) && Object.keys(c.input).length ? JSON.stringify(c.input) : ''
+      this.blocks.set(upstream, {index: this.next++, tool: false, args: input !== '', json: true})
+      this.json = true
+      return [
+        {type: 'block_start', index, block: {type: 'text'}},
+        ...(input ? [{type: 'text_delta' as const, index, text: input}] : []),
+      ]
+    }
     if (c.type === 'tool_use') {
       const input = isObj(c.input) && Object.keys(c.input).length ? JSON.stringify(c.input) : ''
       this.blocks.set(upstream, {index: this.next++, tool: true, args: input !== ''})
@@ -289,6 +304,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
       ]
     if (d.type === 'input_json_delta' && str(d.partial_json)) {
       b.args = true
+      if (b.json) return [{type: 'text_delta', index, text: d.partial_json as string}]
       return [{type: 'tool_args_delta', index, json: d.partial_json as string}]
     }
     return []

@@ -13,7 +13,7 @@ import {
   messagesUsageText,
   STOP_REASON,
 } from './messages-stream.js'
-import {encodeMessagesRequest} from './messages-request.js'
+import {encodeMessagesRequest, JSON_ANSWER_TOOL} from './messages-request.js'
 import type {
   Codec,
   CodecContext,
@@ -212,6 +212,7 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
   const b = bodyObject(body, 'Messages answer')
   if (!Array.isArray(b.content)) throw new TranslationError('Messages answer has no content', 502)
   const parts: Part[] = []
+  let json = false
   for (const raw of b.content) {
     const c = isObj(raw) ? raw : {}
     if (c.type === 'text') parts.push({type: 'text', text: str(c.text) ?? ''})
@@ -224,7 +225,10 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
       })
     } else if (c.type === 'redacted_thinking')
       parts.push({type: 'reasoning', text: '', redacted: {family: 'messages', value: str(c.data) ?? ''}})
-    else if (c.type === 'tool_use')
+    else if (c.type === 'tool_use' && ctx?.jsonAnswer && c.name === JSON_ANSWER_TOOL) {
+      parts.push({type: 'text', text: JSON.stringify(c.input ?? {})})
+      json = true
+    } else if (c.type === 'tool_use')
       parts.push({
         type: 'tool_call',
         id: str(c.id) ?? makeId(ctx, 'toolu_'),
@@ -238,7 +242,8 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
     id: str(b.id) || makeId(ctx, 'msg_'),
     model: str(b.model) ?? ctx?.request?.model ?? '',
     parts,
-    stop: messagesStop(b.stop_reason),
+    // the answer's JSON came as a forced call: to the client it is the end of a turn
+    stop: json && b.stop_reason === 'tool_use' ? 'end' : messagesStop(b.stop_reason),
     ...(stopSequence ? {stopSequence} : {}),
     usage: decodeMessagesUsage(b.usage),
   }

@@ -12,6 +12,7 @@ import {geminiCodec} from './gemini.js'
 import type {Codec, CodecContext, Family, Part, Request, StreamEncoder, StreamEvent, Usage} from './ir.js'
 import {emptyUsage, TranslationError} from './ir.js'
 import {messagesCodec} from './messages.js'
+import {jsonAnswerTool} from './messages-request.js'
 import {responsesCodec} from './responses.js'
 import {ChunkText} from './sse-template.js'
 
@@ -82,6 +83,15 @@ export class UsageCollector {
   }
 }
 
+/**
+ * The context the upstream's decoder reads an answer with: for a Messages upstream asked for
+ * JSON through the `json_answer` tool (messages-request.ts), that tool's call is the answer's text.
+ */
+function decodeContext(upstream: Family, client: ClientRequest, ctx: CodecContext): CodecContext {
+  if (upstream !== 'messages' || !jsonAnswerTool(client.request)) return ctx
+  return Object.assign({}, ctx, {jsonAnswer: true})
+}
+
 /** Translates a whole (non-stream) upstream answer. */
 export function translateResponse(
   upstream: Family,
@@ -89,7 +99,7 @@ export function translateResponse(
   body: unknown,
   ctx: CodecContext = {},
 ): {body: Record<string, unknown>; usage: Usage; id: string} {
-  const response = CODECS[upstream].decodeResponse(body, ctx)
+  const response = CODECS[upstream].decodeResponse(body, decodeContext(upstream, client, ctx))
   const out = CODECS[client.family].encodeResponse(response, {
     carry: ctx.carry,
     newId: ctx.newId,
@@ -110,7 +120,7 @@ export function translateResponseText(
   body: unknown,
   ctx: CodecContext = {},
 ): {text: string; usage: Usage; id: string} {
-  const response = CODECS[upstream].decodeResponse(body, ctx)
+  const response = CODECS[upstream].decodeResponse(body, decodeContext(upstream, client, ctx))
   const codec = CODECS[client.family]
   const encodeCtx = {carry: ctx.carry, newId: ctx.newId, request: client.request}
   if (codec.encodeResponseText)
@@ -153,7 +163,7 @@ export class StreamTranslator {
   private deltas = 0
 
   constructor(upstream: Family, client: ClientRequest, ctx: CodecContext = {}) {
-    this.decoder = CODECS[upstream].streamDecoder(ctx)
+    this.decoder = CODECS[upstream].streamDecoder(decodeContext(upstream, client, ctx))
     // the context's fields by name, not a spread: an object literal that starts with a spread and
     // goes on with more members takes µs on Node 20's V8
     this.encoder = CODECS[client.family].streamEncoder({

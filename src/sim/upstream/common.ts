@@ -47,6 +47,11 @@ export function simAnswer(options: {
   reasoning: boolean
   toolName?: string
   forceTool?: boolean
+  /**
+   * The schema of a tool the client forced by name: the call's arguments fill it in, as a model
+   * does when it must call that tool (otherwise they are `{query}`, the user's words).
+   */
+  forcedSchema?: unknown
   messagesCache?: boolean
   jsonSchema?: unknown
   /** The tool result the request ends with: the answer quotes it, so a tool loop ends. */
@@ -63,7 +68,10 @@ export function simAnswer(options: {
     reasoning,
   }
   if (options.toolName && (options.forceTool || wantsTool(options.lastUserText))) {
-    const args = {query: snippet || 'sim'}
+    const args =
+      options.forcedSchema !== undefined
+        ? (instanceOf(options.forcedSchema) as Record<string, unknown>)
+        : {query: snippet || 'sim'}
     return {
       text: '',
       thinking,

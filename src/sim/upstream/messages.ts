@@ -51,12 +51,18 @@ export function messagesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswe
   const customTool = tools.find(isCustomTool)
   const thinking = body.thinking as Body | undefined
   const toolChoice = body.tool_choice as Body | undefined
+  // a tool forced by name is the one called, with arguments of its schema
+  const forced =
+    toolChoice?.type === 'tool' ? tools.find((t) => isCustomTool(t) && t.name === toolChoice.name) : undefined
   const answer = simAnswer({
     promptParts: [body.system ?? null, body.messages ?? null, body.tools ?? null],
     lastUserText: lastUserText(body.messages),
     reasoning: !!thinking && thinking.type !== 'disabled',
-    toolName: lastIsToolResult(body.messages) ? undefined : (customTool?.name as string | undefined),
+    toolName: lastIsToolResult(body.messages)
+      ? undefined
+      : ((forced ?? customTool)?.name as string | undefined),
     forceTool: toolChoice?.type === 'any' || toolChoice?.type === 'tool',
+    forcedSchema: forced ? (forced.input_schema ?? {}) : undefined,
     messagesCache: true,
     toolResult: lastToolResult(body.messages),
   })

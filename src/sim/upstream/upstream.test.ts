@@ -105,6 +105,33 @@ describe('messages upstream', () => {
     expect(data.usage.input_tokens).toBe(prompt - Math.floor(prompt / 4) - Math.floor(prompt / 8))
   })
 
+  it('calls a tool forced by name, with arguments of its schema (the first tool otherwise, with the user words)', async () => {
+    const tools = [
+      {name: 'lookup', input_schema: {type: 'object' as const}},
+      {
+        name: 'route',
+        input_schema: {
+          type: 'object' as const,
+          properties: {
+            reasoning: {type: 'string'},
+            choice: {type: 'string', enum: ['flash', 'pro']},
+            n: {type: 'integer'},
+          },
+        },
+      },
+    ]
+    const forced = await anthropic().messages.create({
+      ...body,
+      tools,
+      tool_choice: {type: 'tool', name: 'route'},
+    })
+    expect(forced.content).toMatchObject([
+      {type: 'tool_use', name: 'route', input: {reasoning: 'sim', choice: 'flash', n: 1}},
+    ])
+    const any = await anthropic().messages.create({...body, tools, tool_choice: {type: 'any'}})
+    expect(any.content).toMatchObject([{type: 'tool_use', name: 'lookup', input: {query: 'Hi there'}}])
+  })
+
   it('streams in the exact order, with thinking and a tool call (beta path)', async () => {
     const stream = anthropic().beta.messages.stream({
       ...body,
