@@ -4,9 +4,17 @@ import type {GatewayEvent} from '../gateway/events.js'
 import type {BudgetPricer} from '../gateway/budgets.js'
 import type {LogEntry} from '../store/log-store.js'
 import type {BudgetRecord} from '../store/state-schema.js'
+import type {Family} from '../store/schema.js'
 import type {UsageGroup} from '../store/usage-query.js'
 import type {Admission} from './budgets.js'
-import {BudgetBook, BudgetExceededError, DEFAULT_OUTPUT_ESTIMATE, estimateRequest} from './budgets.js'
+import {
+  BudgetBook,
+  BudgetExceededError,
+  DEFAULT_OUTPUT_ESTIMATE,
+  estimateFromFacts,
+  estimateRequest,
+} from './budgets.js'
+import {bodyFacts} from './router/request-body.js'
 import {onGatewayEvent} from './events.js'
 
 /** $1 per 1M input tokens, $10 per 1M output. */
@@ -233,5 +241,32 @@ describe('estimateRequest', () => {
     expect(estimateRequest('chat', '/v1/chat/completions', {model: 'g'}, 0).outputTokens).toBe(
       DEFAULT_OUTPUT_ESTIMATE,
     )
+  })
+
+  it('estimates the same from the entrance check of the body as from its parse, or asks for the parse', () => {
+    const bodies: Array<[Family, string, string]> = [
+      ['messages', '/v1/messages', '{"model":"c","max_tokens":32000,"messages":[{"content":"héllo"}]}'],
+      ['responses', '/v1/responses', '{"model":"g","max_output_tokens":50,"max_tokens":null}'],
+      ['chat', '/v1/chat/completions', '{"max_completion_tokens":7,"model":"g","max_tokens":"x"}'],
+      ['chat', '/v1/chat/completions', '{"model":5,"max_tokens":-1}'],
+      [
+        'gemini',
+        '/v1beta/models/gemini-2.5-pro:generateContent',
+        '{"generationConfig":{"maxOutputTokens":9}}',
+      ],
+      ['gemini', '/v1beta/models/g:generateContent', '{"generationConfig":null,"max_tokens":3}'],
+    ]
+    for (const [family, url, text] of bodies) {
+      const bytes = Buffer.from(text)
+      const facts = bodyFacts(JSON.parse(bytes.toString('latin1')))!
+      expect(estimateFromFacts(family, url, facts, bytes.length), text).toEqual(
+        estimateRequest(family, url, JSON.parse(text), bytes.length),
+      )
+    }
+    // a model name the check cannot read: the caller parses
+    const odd = Buffer.from('{"model":"modèle","max_tokens":5}')
+    expect(
+      estimateFromFacts('chat', '/v1/chat/completions', bodyFacts(JSON.parse(odd.toString('latin1')))!, 9),
+    ).toBe(undefined)
   })
 })

@@ -29,6 +29,7 @@ import {RouteError} from '../gateway/policy.js'
 import type {LogEntry} from '../store/log-store.js'
 import type {UsageGroup} from '../store/usage-query.js'
 import type {Family, ProviderConfig} from '../store/schema.js'
+import type {BodyFacts} from './router/proxy-types.js'
 import {emitGatewayEvent} from './events.js'
 
 /** Output tokens assumed for a request that states no cap. */
@@ -301,16 +302,51 @@ export function estimateRequest(
 ): {requestedModel: string | undefined; inputTokens: number; outputTokens: number} {
   const body =
     json && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, unknown>) : {}
+  const config = body.generationConfig as Record<string, unknown> | undefined
+  return estimate(
+    family,
+    url,
+    body.model,
+    family === 'gemini'
+      ? config?.maxOutputTokens
+      : (body.max_tokens ?? body.max_completion_tokens ?? body.max_output_tokens),
+    bodyBytes,
+  )
+}
+
+/**
+ * The same estimate from what the entrance's check read of the body (`BodyFacts`): the model and
+ * the caps are those a parse reads. Undefined when the check could not read the model (a
+ * non-ASCII name): the caller parses the body.
+ */
+export function estimateFromFacts(
+  family: Family,
+  url: string,
+  facts: BodyFacts,
+  bodyBytes: number,
+): {requestedModel: string | undefined; inputTokens: number; outputTokens: number} | undefined {
+  if (family !== 'gemini' && facts.model === undefined) return undefined
+  return estimate(
+    family,
+    url,
+    facts.model,
+    family === 'gemini' ? facts.maxOutputTokens : facts.maxTokens,
+    bodyBytes,
+  )
+}
+
+function estimate(
+  family: Family,
+  url: string,
+  model: unknown,
+  cap: unknown,
+  bodyBytes: number,
+): {requestedModel: string | undefined; inputTokens: number; outputTokens: number} {
   let requestedModel: string | undefined
-  let cap: unknown
   if (family === 'gemini') {
     const m = GEMINI_MODEL.exec(url)
     requestedModel = m ? decodeURIComponent(m[1]) : undefined
-    cap = (body.generationConfig as Record<string, unknown> | undefined)?.maxOutputTokens
-  } else {
-    requestedModel = typeof body.model === 'string' ? body.model : undefined
-    cap = body.max_tokens ?? body.max_completion_tokens ?? body.max_output_tokens
-  }
+  } else requestedModel = typeof model === 'string' ? model : undefined
   const outputTokens =
     typeof cap === 'number' && Number.isFinite(cap) && cap > 0 ? Math.ceil(cap) : DEFAULT_OUTPUT_ESTIMATE
   return {requestedModel, inputTokens: Math.ceil(bodyBytes / 4), outputTokens}

@@ -169,9 +169,9 @@ export function modelsFor(
 }
 
 /**
- * Whether routing will read the request body whole: a translated target decodes it, and a budget
- * estimates from its `max_tokens`. Every other request is routed on the entrance's cheaper check
- * of the body (`GatewayRequest.latin1Json`): its bytes are sent on as they came.
+ * Whether routing will read the request body whole: a translated target decodes it. Every other
+ * request is routed (and a budget's estimate made) on the entrance's cheaper check of the body
+ * (`GatewayRequest.latin1Json`, its `BodyFacts`): its bytes are sent on as they came.
  */
 export function needsWholeBody(
   context: Pick<GatewayContext, 'routing'>,
@@ -180,7 +180,6 @@ export function needsWholeBody(
 ): boolean {
   const routing = context.routing
   if (!routing) return false
-  if (routing.router.budgets !== undefined) return true
   const targets = routing.policies.get(policyId)?.routes[family]
   if (targets) for (const target of targets) if (target.translate) return true
   return false

@@ -15,7 +15,7 @@ import type {RequestIdentity} from './log-entry.js'
 import {logEntryFor} from './log-entry.js'
 import {resolveTargets, RouteError, upstreamModel} from '../../gateway/policy.js'
 import type {Admission, BudgetBook} from '../budgets.js'
-import {BudgetExceededError, estimateRequest} from '../budgets.js'
+import {BudgetExceededError, estimateFromFacts, estimateRequest} from '../budgets.js'
 import {BoundedCarry} from '../../protocols/carry.js'
 import type {ProxyResult, ProxyTarget} from './proxy.js'
 import type {BodyFacts} from './proxy-types.js'
@@ -222,7 +222,11 @@ export class Router {
     targets: readonly ProxyTarget[],
     policy: PolicyConfig,
   ): RoutedAdmission | undefined {
-    const e = estimateRequest(input.family, input.url, input.json, input.body.length)
+    const e =
+      (input.json === undefined && input.facts
+        ? estimateFromFacts(input.family, input.url, input.facts, input.body.length)
+        : undefined) ??
+      estimateRequest(input.family, input.url, input.json ?? parsedBody(input.body), input.body.length)
     const first = targets[0]
     const admission = book.admit(identity, {
       provider: first?.provider.name ?? null,
@@ -292,5 +296,15 @@ export class Router {
 
   async close(): Promise<void> {
     await this.pools.close()
+  }
+}
+
+/** A body the entrance did not parse whole, parsed for a budget's estimate (undefined: not JSON). */
+function parsedBody(body: Buffer): unknown {
+  if (body.length === 0) return undefined
+  try {
+    return JSON.parse(body.toString('utf8'))
+  } catch {
+    return undefined
   }
 }

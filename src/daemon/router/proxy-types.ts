@@ -53,6 +53,10 @@ export interface BodyFacts {
   stream: boolean
   /** The top-level `stream_options`: absent, an object with `include_usage: true`, or anything else. */
   streamOptions: 'none' | 'usage' | 'other'
+  /** The output cap a budget estimates with: `max_tokens ?? max_completion_tokens ?? max_output_tokens`. */
+  maxTokens: unknown
+  /** Gemini's: `generationConfig.maxOutputTokens`. */
+  maxOutputTokens: unknown
 }
 
 export interface ProxyOptions {

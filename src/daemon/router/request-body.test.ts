@@ -201,7 +201,13 @@ describe('bodies for an upstream', () => {
       url: '/x',
       headers: {},
       body,
-      facts: {model: 'from-facts', stream: true, streamOptions: 'none'},
+      facts: {
+        model: 'from-facts',
+        stream: true,
+        streamOptions: 'none',
+        maxTokens: undefined,
+        maxOutputTokens: undefined,
+      },
     })
     expect(prepared.requestedModel).toBe('from-facts')
     expect(prepared.stream).toBe(true)

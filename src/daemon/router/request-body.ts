@@ -133,6 +133,7 @@ export function bodyFacts(value: unknown): BodyFacts | undefined {
   const body = value as Record<string, unknown>
   const model = body.model
   const options = body.stream_options
+  const config = body.generationConfig
   return {
     model: typeof model !== 'string' ? null : NON_ASCII.test(model) ? undefined : model,
     stream: body.stream === true,
@@ -144,6 +145,11 @@ export function bodyFacts(value: unknown): BodyFacts | undefined {
             (options as {include_usage?: unknown}).include_usage === true
           ? 'usage'
           : 'other',
+    maxTokens: body.max_tokens ?? body.max_completion_tokens ?? body.max_output_tokens,
+    maxOutputTokens:
+      config !== null && typeof config === 'object'
+        ? (config as {maxOutputTokens?: unknown}).maxOutputTokens
+        : undefined,
   }
 }
 
