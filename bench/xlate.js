@@ -33,7 +33,11 @@ const here = resolve(import.meta.dirname, '..')
 const roots = opts.base ? {base: resolve(opts.base), branch: here} : {branch: here}
 async function load(root) {
   const chunk = readdirSync(`${root}/dist/chunks`).find((f) => /^translate-[\w-]+\.js$/.test(f))
-  return import(`${root}/dist/chunks/${chunk}`)
+  const module = await import(`${root}/dist/chunks/${chunk}`)
+  // the chunk exports the module's names, or (when another lazily loaded module shares it) the
+  // module's namespace among its exports
+  if (module.decodeClientRequest) return module
+  return Object.values(module).find((v) => typeof v?.decodeClientRequest === 'function')
 }
 const builds = Object.fromEntries(
   await Promise.all(Object.entries(roots).map(async ([name, root]) => [name, await load(root)])),

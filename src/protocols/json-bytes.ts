@@ -5,7 +5,7 @@
  * by character on Node 20, at ~4 ns a byte: more than `JSON.parse` or `JSON.stringify` of the same
  * body. These give the same strings and bytes by faster paths (ICU's bulk UTF-8 to UTF-16 for
  * valid UTF-8, `TextEncoder.encodeInto` into a reused scratch buffer); small bodies take the plain
- * ones (docs/TRANSLATION.md, "Speed").
+ * ones (docs/TRANSLATION.md, "One design, not twelve translators").
  */
 import {isAscii, isUtf8, transcode} from 'node:buffer'
 
