@@ -2,10 +2,11 @@
 // 60,250] [--requests N]`, run from a built checkout (its bench/targets.js and dist: the same
 // simulator, state and translated policy as the bench). Sends Claude Code's request of each size
 // (`bench/agent-requests.js`, non-stream, thinking off so the simulator's answer stays short)
-// one after another to the translated `messages -> chat` route and prints the daemon's main-thread
-// CPU per request (/proc; clock ticks of 10 ms). To compare two builds, run it from each checkout
+// one after another to the translated `messages -> chat` route, then the same conversation as a
+// chat request (what the translation sends upstream) to the untranslated chat route, and prints
+// the daemon's main-thread CPU per request for each (/proc; clock ticks of 10 ms). To compare two builds, run it from each checkout
 // in turn (this file may be another checkout's): `(cd ../base && node $OLDPWD/bench/xlate-daemon.js)`.
-import {readFileSync} from 'node:fs'
+import {readdirSync, readFileSync} from 'node:fs'
 import {resolve} from 'node:path'
 import {parseArgs} from 'node:util'
 
@@ -19,6 +20,15 @@ const root = process.cwd()
 const {startChild, startGatewayTarget} = await import(resolve(root, 'bench/targets.js'))
 const {claudeCodeRequest} = await import('./agent-requests.js')
 
+/** This checkout's translation module (its chunk exports it, or its namespace). */
+async function translation() {
+  const chunk = readdirSync(resolve(root, 'dist/chunks')).find((f) => /^translate-[\w-]+\.js$/.test(f))
+  const module = await import(resolve(root, 'dist/chunks', chunk))
+  if (module.decodeClientRequest) return module
+  return Object.values(module).find((v) => typeof v?.decodeClientRequest === 'function')
+}
+const t = await translation()
+
 const sim = await startChild('node', ['bench/servers.js', 'sim'])
 const gateway = await startGatewayTarget(`http://127.0.0.1:${sim.port}`)
 const target = gateway.translated
@@ -30,6 +40,19 @@ function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
+/** Main-thread µs a request for `n` sequential requests of `text` to `path` with `headers`. */
+async function measure(path, headers, text, n) {
+  const send = async () => {
+    const res = await fetch(`${target.origin}${path}`, {method: 'POST', headers, body: text})
+    const answer = await res.text()
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${answer.slice(0, 300)}`)
+  }
+  for (let i = 0; i < 20; i++) await send()
+  const before = cpuSeconds(target.pid)
+  for (let i = 0; i < n; i++) await send()
+  return ((cpuSeconds(target.pid) - before) / n) * 1e6
+}
+
 const rows = []
 for (const kb of opts.sizes.split(',').map(Number)) {
   const body = claudeCodeRequest(kb * 1024)
@@ -37,21 +60,18 @@ for (const kb of opts.sizes.split(',').map(Number)) {
   body.max_tokens = 64
   delete body.thinking
   const text = JSON.stringify(body)
-  const send = async () => {
-    const res = await fetch(`${target.origin}/v1/messages`, {
-      method: 'POST',
-      headers: target.headers,
-      body: text,
-    })
-    const answer = await res.text()
-    if (res.status !== 200) throw new Error(`${res.status} ${answer.slice(0, 300)}`)
-  }
-  for (let i = 0; i < 20; i++) await send()
+  // the same conversation as a chat request: what the translated route sends the simulator
+  const chat = JSON.parse(
+    t.encodeUpstreamRequest(t.decodeClientRequest('messages', body, {}), 'chat', 'sim-mini').body.toString(),
+  )
+  const chatText = JSON.stringify(chat)
   const n = Math.max(20, Math.round((Number(opts.requests) * 250) / kb))
-  const before = cpuSeconds(target.pid)
-  for (let i = 0; i < n; i++) await send()
-  const us = ((cpuSeconds(target.pid) - before) / n) * 1e6
-  rows.push(`${Math.round(Buffer.byteLength(text) / 1024)} KB: ${us.toFixed(0)} µs (${n} requests)`)
+  const translated = await measure('/v1/messages', target.headers, text, n)
+  const direct = await measure('/v1/chat/completions', gateway.headers, chatText, n)
+  rows.push(
+    `${Math.round(Buffer.byteLength(text) / 1024)} KB translated ${translated.toFixed(0)} µs, ` +
+      `its ${Math.round(Buffer.byteLength(chatText) / 1024)} KB chat body untranslated ${direct.toFixed(0)} µs (${n} requests each)`,
+  )
 }
-console.log(`daemon main thread a request, translated messages -> chat: ${rows.join('; ')}`)
+console.log(`daemon main thread a request, messages -> chat: ${rows.join('; ')}`)
 process.exit(0)
