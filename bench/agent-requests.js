@@ -357,3 +357,60 @@ export function geminiCliRequest(bytes, seed = 13) {
     },
   }
 }
+
+/**
+ * What an OpenAI-compatible chat upstream streams back for an agent's turn, in OpenAI's shape
+ * (every chunk with its `obfuscation` padding): a role chunk, ~`texts` text deltas (non-ASCII
+ * among them), a tool call whose ~`args` argument deltas write a file, the finish chunk, the usage
+ * chunk and `[DONE]`; as the upstream reads that carry it, of about `read` bytes each.
+ */
+export function chatAgentStream({texts = 150, args = 120, read = 4096, seed = 17} = {}) {
+  const next = rng(seed)
+  const base = (delta, finish = null) => ({
+    id: 'chatcmpl-CAgent0123456789',
+    object: 'chat.completion.chunk',
+    created: 1764150000,
+    model: 'gpt-5-2025-08-07',
+    service_tier: 'default',
+    system_fingerprint: null,
+    choices: [{index: 0, delta, logprobs: null, finish_reason: finish}],
+    usage: null,
+    obfuscation: b64(next, 1 + Math.floor(next() * 24)).replace(/[+/]/g, 'x'),
+  })
+  const chunks = [base({role: 'assistant', content: '', refusal: null})]
+  for (let i = 0; i < texts; i++) chunks.push(base({content: prose(next, 3 + Math.floor(next() * 14))}))
+  chunks.push(
+    base({
+      tool_calls: [
+        {index: 0, id: 'call_Agent0123456789', type: 'function', function: {name: 'Write', arguments: ''}},
+      ],
+    }),
+  )
+  const file = JSON.stringify({file_path: '/work/project/src/gateway.ts', content: code(next, args * 24)})
+  const step = Math.ceil(file.length / args)
+  for (let at = 0; at < file.length; at += step)
+    chunks.push(base({tool_calls: [{index: 0, function: {arguments: file.slice(at, at + step)}}]}))
+  chunks.push(base({}, 'tool_calls'))
+  const usage = {
+    ...base({}),
+    choices: [],
+    usage: {
+      prompt_tokens: 61234,
+      completion_tokens: 1432,
+      total_tokens: 62666,
+      prompt_tokens_details: {cached_tokens: 58880, audio_tokens: 0},
+      completion_tokens_details: {
+        reasoning_tokens: 256,
+        audio_tokens: 0,
+        accepted_prediction_tokens: 0,
+        rejected_prediction_tokens: 0,
+      },
+    },
+  }
+  chunks.push(usage)
+  const text = chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join('') + 'data: [DONE]\n\n'
+  const bytes = Buffer.from(text)
+  const reads = []
+  for (let at = 0; at < bytes.length; at += read) reads.push(bytes.subarray(at, at + read))
+  return reads
+}

@@ -167,7 +167,8 @@ for (const [entrance, upstream] of [
 }
 
 // ---- agent-sized requests ----
-const {claudeCodeRequest, codexRequest, geminiCliRequest} = await import('./agent-requests.js')
+const {chatAgentStream, claudeCodeRequest, codexRequest, geminiCliRequest} =
+  await import('./agent-requests.js')
 const chatOf = (t, body) =>
   // a chat client's agent request: the Claude Code one as a chat upstream would get it
   JSON.parse(
@@ -230,6 +231,26 @@ for (const row of agentRows) {
     }
 }
 rows.push(...agentRows)
+// an agent's turn streamed back: ~280 OpenAI-shaped chunks in 4 KB reads, to a Messages client
+{
+  const reads = chatAgentStream()
+  const size = reads.reduce((n, r) => n + r.length, 0)
+  const body = {...claudeCodeRequest(60 * 1024), stream: true}
+  rows.push({
+    name: `messages <- chat: agent answer stream ${Math.round(size / 1024)} KB`,
+    iterations: (n) => Math.max(20, Math.round(n / 10)),
+    client: (t) => t.decodeClientRequest('messages', JSON.parse(JSON.stringify(body)), {stream: true}),
+    run: (t, client) => {
+      const translator = new t.StreamTranslator('chat', client)
+      let n = 0
+      translator.onFirstOutput = (s) => (n += s.length)
+      for (const read of reads) n += translator.push(read).length
+      n += translator.end().length
+      if (translator.error) throw new Error(`agent answer stream: ${translator.error.message}`)
+      return n
+    },
+  })
+}
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const names = Object.keys(builds)

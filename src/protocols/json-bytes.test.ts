@@ -1,6 +1,8 @@
+import {isAscii} from 'node:buffer'
 import {describe, expect, it} from 'vitest'
 
 import {parseJsonBytes, utf8Bytes, utf8Text} from './json-bytes.js'
+import {ChunkText} from './sse-template.js'
 
 /** A body of `n` characters or more with `extra` spliced into its strings now and then. */
 function body(n: number, extra: string): string {
@@ -64,5 +66,58 @@ describe('JSON bodies between bytes and strings', () => {
 
   it('throws SyntaxError for a body that is not JSON', () => {
     expect(() => parseJsonBytes(Buffer.from('{"a":' + ' '.repeat(5000)))).toThrow(SyntaxError)
+  })
+})
+
+describe("a stream's chunk text", () => {
+  /** What the one streaming TextDecoder the chunk text replaces made of these chunks. */
+  function reference(chunks: Buffer[]): string {
+    let decoder: TextDecoder | undefined
+    let out = ''
+    for (const c of chunks)
+      if (!decoder && isAscii(c)) out += c.toString('latin1')
+      else out += (decoder ??= new TextDecoder()).decode(c, {stream: true})
+    return out + (decoder?.decode() ?? '')
+  }
+  function chunked(chunks: Buffer[]): string {
+    const text = new ChunkText()
+    let out = ''
+    for (const c of chunks) out += text.push(c)
+    return out + text.end()
+  }
+  /** `bytes` cut at every position in `cuts`. */
+  const cut = (bytes: Buffer, cuts: number[]): Buffer[] =>
+    [0, ...cuts, bytes.length].slice(1).map((end, i, ends) => bytes.subarray(i ? ends[i - 1] : 0, end))
+
+  const text = 'data: {"content":"caf\u00e9 \u2014 \u6771\u4eac \u{1f600}!"}\n\n'.repeat(3)
+  const bytes = Buffer.from(text)
+
+  it('gives the text of valid UTF-8 wherever the chunks cut its characters', () => {
+    for (let a = 1; a < bytes.length - 1; a++)
+      for (const b of [a + 1, a + 2, a + 3, bytes.length - 1]) {
+        if (b >= bytes.length) continue
+        const chunks = cut(bytes, [a, b])
+        expect(chunked(chunks)).toBe(text)
+      }
+  })
+
+  it('reads invalid bytes, a byte order mark and a character cut off at the end as the streaming decoder did', () => {
+    const bad = Buffer.concat([
+      Buffer.from('ok "\u00e9" '),
+      Buffer.from([0xc3, 0x28, 0xff, 0xe2, 0x82]),
+      bytes,
+    ])
+    const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bytes])
+    const ascii = Buffer.from('data: {"a":1}\n\n')
+    const laterBom = Buffer.concat([ascii, Buffer.from([0xef, 0xbb, 0xbf]), bytes])
+    const cutAtEnd = Buffer.concat([bytes, Buffer.from([0xf0, 0x9f, 0x98])])
+    for (const sample of [bad, bom, laterBom, cutAtEnd])
+      for (let a = 1; a < 40; a++) {
+        const chunks = cut(sample, [a, a + 7, sample.length - 2])
+        expect(chunked(chunks)).toBe(reference(chunks))
+      }
+    expect(chunked([cutAtEnd])).toBe(text + '\ufffd')
+    expect(chunked([bom])).toBe(text)
+    expect(chunked(cut(laterBom, [ascii.length]))).toBe('data: {"a":1}\n\n' + text)
   })
 })
