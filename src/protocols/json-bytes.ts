@@ -23,7 +23,13 @@ export function utf8Text(bytes: Buffer): string {
   if (isAscii(bytes)) return bytes.toString('latin1')
   // valid UTF-8 only: the replacement of invalid sequences is toString's own
   if (!isUtf8(bytes)) return bytes.toString('utf8')
-  const utf16 = transcode(bytes, 'utf8', 'ucs2')
+  let utf16: Buffer
+  try {
+    utf16 = transcode(bytes, 'utf8', 'ucs2')
+  } catch {
+    // not expected for valid UTF-8 (ICU out of memory?): the plain decode, never another error
+    return bytes.toString('utf8')
+  }
   return utf16.toString('ucs2')
 }
 
