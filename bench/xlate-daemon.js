@@ -4,7 +4,8 @@
 // (`bench/agent-requests.js`, non-stream, thinking off so the simulator's answer stays short)
 // one after another to the translated `messages -> chat` route, then the same conversation as a
 // chat request (what the translation sends upstream) to the untranslated chat route, and prints
-// the daemon's main-thread CPU per request for each (/proc; clock ticks of 10 ms). To compare two builds, run it from each checkout
+// the daemon's main-thread CPU per request for each (/proc; clock ticks of 10 ms). `--stream`: the
+// requests stream, and the median time to the answer's first byte is printed too. To compare two builds, run it from each checkout
 // in turn (this file may be another checkout's): `(cd ../base && node $OLDPWD/bench/xlate-daemon.js)`.
 import {readdirSync, readFileSync} from 'node:fs'
 import {resolve} from 'node:path'
@@ -14,6 +15,7 @@ const {values: opts} = parseArgs({
   options: {
     sizes: {type: 'string', default: '60,250'},
     requests: {type: 'string', default: '120'},
+    stream: {type: 'boolean', default: false},
   },
 })
 const root = process.cwd()
@@ -40,23 +42,39 @@ function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
-/** Main-thread µs a request for `n` sequential requests of `text` to `path` with `headers`. */
+/**
+ * Main-thread µs a request for `n` sequential requests of `text` to `path` with `headers`, and the
+ * median ms from sending the request to the answer's first byte.
+ */
 async function measure(path, headers, text, n) {
+  const firstBytes = []
   const send = async () => {
+    const started = performance.now()
     const res = await fetch(`${target.origin}${path}`, {method: 'POST', headers, body: text})
-    const answer = await res.text()
-    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${answer.slice(0, 300)}`)
+    const reader = res.body.getReader()
+    const chunks = []
+    for (let first = true; ; first = false) {
+      const {done, value} = await reader.read()
+      if (first) firstBytes.push(performance.now() - started)
+      if (done) break
+      chunks.push(value)
+    }
+    if (res.status !== 200)
+      throw new Error(`${path}: ${res.status} ${Buffer.concat(chunks).toString().slice(0, 300)}`)
   }
   for (let i = 0; i < 20; i++) await send()
+  firstBytes.length = 0
   const before = cpuSeconds(target.pid)
   for (let i = 0; i < n; i++) await send()
-  return ((cpuSeconds(target.pid) - before) / n) * 1e6
+  const cpu = ((cpuSeconds(target.pid) - before) / n) * 1e6
+  const median = [...firstBytes].sort((a, b) => a - b)[Math.floor(firstBytes.length / 2)]
+  return {cpu, firstByte: median}
 }
 
 const rows = []
 for (const kb of opts.sizes.split(',').map(Number)) {
   const body = claudeCodeRequest(kb * 1024)
-  body.stream = false
+  body.stream = opts.stream
   body.max_tokens = 64
   delete body.thinking
   const text = JSON.stringify(body)
@@ -68,10 +86,13 @@ for (const kb of opts.sizes.split(',').map(Number)) {
   const n = Math.max(20, Math.round((Number(opts.requests) * 250) / kb))
   const translated = await measure('/v1/messages', target.headers, text, n)
   const direct = await measure('/v1/chat/completions', gateway.headers, chatText, n)
+  const first = (m) => (opts.stream ? `, first byte ${m.firstByte.toFixed(2)} ms` : '')
   rows.push(
-    `${Math.round(Buffer.byteLength(text) / 1024)} KB translated ${translated.toFixed(0)} µs, ` +
-      `its ${Math.round(Buffer.byteLength(chatText) / 1024)} KB chat body untranslated ${direct.toFixed(0)} µs (${n} requests each)`,
+    `${Math.round(Buffer.byteLength(text) / 1024)} KB translated ${translated.cpu.toFixed(0)} µs${first(translated)}, ` +
+      `its ${Math.round(Buffer.byteLength(chatText) / 1024)} KB chat body untranslated ${direct.cpu.toFixed(0)} µs${first(direct)} (${n} requests each)`,
   )
 }
-console.log(`daemon main thread a request, messages -> chat: ${rows.join('; ')}`)
+console.log(
+  `daemon main thread a request, messages -> chat${opts.stream ? ' (stream)' : ''}: ${rows.join('; ')}`,
+)
 process.exit(0)
