@@ -7,6 +7,14 @@
 // as the simulator's answer reaches the daemon), for the messages, responses and gemini entrances
 // on a chat upstream and the chat entrance on a messages upstream; the `obfuscation` row is a chat
 // stream whose every chunk carries OpenAI's random-length padding (sim quirk `obfuscation`).
+//
+// Agent rows (`agent`): the request of an agent deep into a session (`bench/agent-requests.js`:
+// Claude Code, Codex and Gemini CLI bodies of ~60 KB and ~250 KB with non-ASCII text), timed as
+// the daemon's request thread does it: the body's bytes parsed (`JSON.parse` of its UTF-8), decoded
+// into the IR, encoded for the upstream and written as the upstream body's bytes. Each such row
+// first checks that every build sends the upstream the same bytes (exit 1 if not).
+// `--phases`: for the agent rows, the time of each step on each build (parse, decode, encode,
+// bytes).
 import {readdirSync} from 'node:fs'
 import {resolve} from 'node:path'
 import {parseArgs} from 'node:util'
@@ -17,6 +25,7 @@ const {values: opts} = parseArgs({
     rounds: {type: 'string', default: '11'},
     iterations: {type: 'string', default: '3000'},
     only: {type: 'string'},
+    phases: {type: 'boolean', default: false},
   },
 })
 
@@ -24,7 +33,11 @@ const here = resolve(import.meta.dirname, '..')
 const roots = opts.base ? {base: resolve(opts.base), branch: here} : {branch: here}
 async function load(root) {
   const chunk = readdirSync(`${root}/dist/chunks`).find((f) => /^translate-[\w-]+\.js$/.test(f))
-  return import(`${root}/dist/chunks/${chunk}`)
+  const module = await import(`${root}/dist/chunks/${chunk}`)
+  // the chunk exports the module's names, or (when another lazily loaded module shares it) the
+  // module's namespace among its exports
+  if (module.decodeClientRequest) return module
+  return Object.values(module).find((v) => typeof v?.decodeClientRequest === 'function')
 }
 const builds = Object.fromEntries(
   await Promise.all(Object.entries(roots).map(async ([name, root]) => [name, await load(root)])),
@@ -153,17 +166,103 @@ for (const [entrance, upstream] of [
   }
 }
 
+// ---- agent-sized requests ----
+const {chatAgentStream, claudeCodeRequest, codexRequest, geminiCliRequest} =
+  await import('./agent-requests.js')
+const chatOf = (t, body) =>
+  // a chat client's agent request: the Claude Code one as a chat upstream would get it
+  JSON.parse(
+    t.encodeUpstreamRequest(t.decodeClientRequest('messages', body, {}), 'chat', 'm').body.toString(),
+  )
+const emptyCarry = () => new Map()
+// the body's parse as the daemon does it: a build with `parseClientBody` parses it there (the fast
+// UTF-8 decode), an older one as the entrance did, `JSON.parse(body.toString('utf8'))`
+const parse = (t, buf) => (t.parseClientBody ? t.parseClientBody(buf) : JSON.parse(buf.toString('utf8')))
+const agentRows = []
+for (const kb of [60, 250]) {
+  const bytes = kb * 1024
+  const bodies = {
+    messages: claudeCodeRequest(bytes),
+    responses: codexRequest(bytes),
+    gemini: geminiCliRequest(bytes),
+  }
+  bodies.chat = chatOf(builds.branch, bodies.messages)
+  const directions = [
+    ['messages', 'chat'],
+    ['responses', 'chat'],
+    ['gemini', 'chat'],
+    ...(kb === 250
+      ? [
+          ['messages', 'responses'],
+          ['messages', 'gemini'],
+          ['responses', 'messages'],
+          ['gemini', 'messages'],
+          ['chat', 'messages'],
+        ]
+      : []),
+  ]
+  for (const [entrance, upstream] of directions) {
+    const buf = Buffer.from(JSON.stringify(bodies[entrance]))
+    const model = entrance === 'gemini' ? 'gemini-2.5-pro' : null
+    const decode = (t, json) =>
+      t.decodeClientRequest(entrance, json, {model, stream: true, carry: emptyCarry()})
+    agentRows.push({
+      name: `${entrance} -> ${upstream}: agent request ${Math.round(buf.length / 1024)} KB`,
+      iterations: (n) => Math.max(8, Math.round((n * 4000) / buf.length)),
+      run: (t) => t.encodeUpstreamRequest(decode(t, parse(t, buf)), upstream, 'm').body,
+      phases: {
+        parse: (t) => parse(t, buf),
+        decode: (t, json) => decode(t, json),
+        encode: (t, client) => t.CODECS[upstream].encodeRequest(client.request, 'm', {}),
+        bytes: (t, body) => (t.upstreamBytes ? t.upstreamBytes(body) : Buffer.from(JSON.stringify(body))),
+      },
+    })
+  }
+}
+for (const row of agentRows) {
+  if (opts.only && !row.name.includes(opts.only)) continue
+  const outs = Object.entries(builds).map(([n, t]) => [n, row.run(t)])
+  for (const [n, out] of outs.slice(1))
+    if (!out.equals(outs[0][1])) {
+      console.error(
+        `${row.name}: ${n} sends other bytes than ${outs[0][0]} (${out.length} / ${outs[0][1].length})`,
+      )
+      process.exitCode = 1
+    }
+}
+rows.push(...agentRows)
+// an agent's turn streamed back: ~280 OpenAI-shaped chunks in 4 KB reads, to a Messages client
+{
+  const reads = chatAgentStream()
+  const size = reads.reduce((n, r) => n + r.length, 0)
+  const body = {...claudeCodeRequest(60 * 1024), stream: true}
+  rows.push({
+    name: `messages <- chat: agent answer stream ${Math.round(size / 1024)} KB`,
+    iterations: (n) => Math.max(20, Math.round(n / 10)),
+    client: (t) => t.decodeClientRequest('messages', JSON.parse(JSON.stringify(body)), {stream: true}),
+    run: (t, client) => {
+      const translator = new t.StreamTranslator('chat', client)
+      let n = 0
+      translator.onFirstOutput = (s) => (n += s.length)
+      for (const read of reads) n += translator.push(read).length
+      n += translator.end().length
+      if (translator.error) throw new Error(`agent answer stream: ${translator.error.message}`)
+      return n
+    },
+  })
+}
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-const iterations = Number(opts.iterations)
 const names = Object.keys(builds)
 console.log(
-  `${iterations} requests a round, ${opts.rounds} rounds, µs of CPU a request: median (range)` +
+  `${opts.iterations} requests a round (agent rows: fewer, ~${opts.iterations * 4} KB of body a round), ${opts.rounds} rounds, µs of CPU a request: median (range)` +
     (names.length > 1 ? `; ${names.join(' / ')}` : ''),
 )
 for (const row of rows) {
   if (opts.only && !row.name.includes(opts.only)) continue
   const times = Object.fromEntries(names.map((n) => [n, []]))
   const clients = Object.fromEntries(names.map((n) => [n, row.client?.(builds[n])]))
+  const iterations = row.iterations ? row.iterations(Number(opts.iterations)) : Number(opts.iterations)
   let sink = 0
   for (const n of names) for (let i = 0; i < iterations; i++) sink += row.run(builds[n], clients[n]) ? 1 : 0
   for (let r = 0; r < Number(opts.rounds); r++)
@@ -179,5 +278,25 @@ for (const row of rows) {
   })
   const ratio = names.length > 1 ? `  ${(median(times.branch) / median(times.base)).toFixed(2)}` : ''
   console.log(`${row.name.padEnd(42)} ${cells.join('  ')}${ratio}${sink < 0 ? '' : ''}`)
+  if (opts.phases && row.phases) {
+    // each step alone, the median of the rounds, on each build (its input made once)
+    const steps = Object.keys(row.phases)
+    const cellsOf = names.map((n) => {
+      const t = builds[n]
+      const inputs = [undefined]
+      for (const step of steps) inputs.push(row.phases[step](t, inputs.at(-1)))
+      return steps.map((step, k) => {
+        const xs = []
+        for (let r = 0; r < Number(opts.rounds); r++) {
+          const before = process.cpuUsage()
+          for (let i = 0; i < iterations; i++) sink += row.phases[step](t, inputs[k]) ? 1 : 0
+          const used = process.cpuUsage(before)
+          xs.push((used.user + used.system) / iterations)
+        }
+        return `${step} ${median(xs).toFixed(0)}`
+      })
+    })
+    for (const [i, n] of names.entries()) console.log(`    ${n}: ${cellsOf[i].join(', ')}`)
+  }
 }
-process.exit(0)
+process.exit(process.exitCode ?? 0)

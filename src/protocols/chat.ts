@@ -207,52 +207,57 @@ function userContent(parts: Array<TextPart | ImagePart>): string | Json[] {
   return parts.map((p) => (p.type === 'text' ? {type: 'text', text: p.text} : imageUrl(p)))
 }
 
+/** An assistant turn: its text, the chat upstream's own reasoning and its tool calls, in one pass. */
 function encodeAssistant(m: Message): Json | undefined {
-  const text = m.parts
-    .filter((p): p is TextPart => p.type === 'text')
-    .map((p) => p.text)
-    .join('')
-  const reasoning = m.parts
-    .filter((p) => p.type === 'reasoning' && p.signature?.family === 'chat')
-    .map((p) => (p.type === 'reasoning' ? p.text : ''))
-    .join('')
-  const calls = m.parts.flatMap((p) =>
-    p.type === 'tool_call'
-      ? [{id: p.id, type: 'function', function: {name: p.name, arguments: p.arguments || '{}'}}]
-      : [],
-  )
-  if (!text && !calls.length) return undefined
-  return {
-    role: 'assistant',
-    content: text || null,
-    ...(reasoning ? {reasoning_content: reasoning} : {}),
-    ...(calls.length ? {tool_calls: calls} : {}),
+  let text = ''
+  let reasoning = ''
+  const calls: Json[] = []
+  for (const p of m.parts) {
+    if (p.type === 'text') text += p.text
+    else if (p.type === 'reasoning') {
+      if (p.signature?.family === 'chat') reasoning += p.text
+    } else if (p.type === 'tool_call')
+      calls.push({id: p.id, type: 'function', function: {name: p.name, arguments: p.arguments || '{}'}})
   }
+  if (!text && !calls.length) return undefined
+  const out: Json = {role: 'assistant', content: text || null}
+  if (reasoning) out.reasoning_content = reasoning
+  if (calls.length) out.tool_calls = calls
+  return out
+}
+
+/** A tool result's texts, one line each. */
+function resultText(content: Array<TextPart | ImagePart>): string {
+  let text = ''
+  let first = true
+  for (const c of content)
+    if (c.type === 'text') {
+      text += first ? c.text : '\n' + c.text
+      first = false
+    }
+  return text
 }
 
 function encodeMessages(request: Request): Json[] {
   const out: Json[] = []
-  const system = request.system.map((p) => p.text).filter((t) => t !== '')
-  if (system.length) out.push({role: 'system', content: system.join('\n\n')})
+  let system = ''
+  for (const p of request.system) if (p.text !== '') system += system ? '\n\n' + p.text : p.text
+  if (system) out.push({role: 'system', content: system})
   for (const m of request.messages) {
     if (m.role === 'assistant') {
       const a = encodeAssistant(m)
       if (a) out.push(a)
       continue
     }
+    // tool results first, each its own `tool` message (their images go with the user's content)
     const rest: Array<TextPart | ImagePart> = []
-    for (const p of m.parts) {
+    for (const p of m.parts)
       if (p.type === 'tool_result') {
-        const text = texts(p.content)
-          .map((t) => t.text)
-          .join('\n')
-        out.push({role: 'tool', tool_call_id: p.callId, content: text})
-        rest.push(...p.content.filter((c): c is ImagePart => c.type === 'image'))
+        out.push({role: 'tool', tool_call_id: p.callId, content: resultText(p.content)})
+        for (const c of p.content) if (c.type === 'image') rest.push(c)
       }
-    }
-    for (const p of m.parts) if (p.type === 'text' || p.type === 'image') rest.push(p)
-    const content = rest.filter((p) => p.type === 'image' || p.text !== '')
-    if (content.length) out.push({role: 'user', content: userContent(content)})
+    for (const p of m.parts) if ((p.type === 'text' && p.text !== '') || p.type === 'image') rest.push(p)
+    if (rest.length) out.push({role: 'user', content: userContent(rest)})
   }
   return out
 }

@@ -37,18 +37,36 @@ const str = (value: unknown): string | undefined => (typeof value === 'string' ?
 
 const TYPE_NAMES = new Set(['STRING', 'NUMBER', 'INTEGER', 'BOOLEAN', 'ARRAY', 'OBJECT', 'NULL'])
 
-/** OpenAPI-style schema (`"type": "OBJECT"`) to JSON Schema's lower-case type names, recursively. */
+const upperType = (v: unknown): boolean => typeof v === 'string' && TYPE_NAMES.has(v)
+
+/**
+ * OpenAPI-style schema (`"type": "OBJECT"`) to JSON Schema's lower-case type names, recursively.
+ * Copy on write: a schema (or any part of it) with nothing to change is returned as it came, not
+ * copied (Gemini CLI sends its ~20 tools' schemas on every turn).
+ */
 export function normaliseSchema(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(normaliseSchema)
-  if (!isObject(schema)) return schema
-  const out: Body = {}
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === 'type' && typeof value === 'string' && TYPE_NAMES.has(value)) out[key] = value.toLowerCase()
-    else if (key === 'type' && Array.isArray(value))
-      out[key] = value.map((v) => (typeof v === 'string' && TYPE_NAMES.has(v) ? v.toLowerCase() : v))
-    else out[key] = key === 'enum' || key === 'required' || key === 'example' ? value : normaliseSchema(value)
+  if (Array.isArray(schema)) {
+    let out: unknown[] | undefined
+    for (let i = 0; i < schema.length; i++) {
+      const value: unknown = schema[i]
+      const next = normaliseSchema(value)
+      if (next !== value) (out ??= schema.slice())[i] = next
+    }
+    return out ?? schema
   }
-  return out
+  if (!isObject(schema)) return schema
+  let out: Body | undefined
+  for (const key of Object.keys(schema)) {
+    const value = schema[key]
+    let next = value
+    if (key === 'type') {
+      if (upperType(value)) next = (value as string).toLowerCase()
+      else if (Array.isArray(value) && value.some(upperType))
+        next = value.map((v) => (upperType(v) ? (v as string).toLowerCase() : v))
+    } else if (key !== 'enum' && key !== 'required' && key !== 'example') next = normaliseSchema(value)
+    if (next !== value) (out ??= {...schema})[key] = next
+  }
+  return out ?? schema
 }
 
 const partsOf = (content: unknown): unknown[] =>

@@ -11,7 +11,9 @@ const DEFAULT_MAX_TOKENS = 8192
 const MIN_BUDGET = 1024
 
 /** Anthropic tool ids must match `^[a-zA-Z0-9_-]+$` (Kimi's `functions.f:0` does not). */
-const toolId = (id: string): string => id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'toolu_0'
+const VALID_ID = /^[a-zA-Z0-9_-]+$/
+const toolId = (id: string): string =>
+  VALID_ID.test(id) ? id : id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'toolu_0'
 
 const cacheControl = (cache: TextPart['cache']): Json | undefined =>
   cache === '1h' ? {type: 'ephemeral', ttl: '1h'} : cache ? {type: 'ephemeral'} : undefined
@@ -30,19 +32,18 @@ const imageBlock = (p: ImagePart): Json => ({
 })
 
 function toolResultBlock(p: ToolResultPart): Json {
-  const content = p.content.flatMap((c) =>
-    c.type === 'image' ? [imageBlock(c)] : c.text === '' ? [] : [{type: 'text', text: c.text}],
-  )
+  const content: Json[] = []
+  for (const c of p.content)
+    if (c.type === 'image') content.push(imageBlock(c))
+    else if (c.text !== '') content.push({type: 'text', text: c.text})
   // A cache mark on a tool result's last text is the tool result's own (see messages.ts).
   const last = p.content.at(-1)
   const cc = last?.type === 'text' ? cacheControl(last.cache) : undefined
-  return {
-    type: 'tool_result',
-    tool_use_id: toolId(p.callId),
-    ...(content.length ? {content} : {}),
-    ...(p.isError ? {is_error: true} : {}),
-    ...(cc ? {cache_control: cc} : {}),
-  }
+  const block: Json = {type: 'tool_result', tool_use_id: toolId(p.callId)}
+  if (content.length) block.content = content
+  if (p.isError) block.is_error = true
+  if (cc) block.cache_control = cc
+  return block
 }
 
 function assistantBlocks(m: Message): Json[] {
@@ -72,6 +73,15 @@ function userBlocks(m: Message): Json[] {
   return [...results, ...rest]
 }
 
+/** Whether a tool result comes after another block (a merged user turn must be reordered). */
+function resultAfterOther(content: Json[]): boolean {
+  let other = false
+  for (const b of content)
+    if (b.type !== 'tool_result') other = true
+    else if (other) return true
+  return false
+}
+
 /** Turns with consecutive same-role turns merged and tool results first in each user turn. */
 function encodeTurns(request: Request): Array<{role: string; content: Json[]}> {
   const turns: Array<{role: string; content: Json[]}> = []
@@ -83,7 +93,7 @@ function encodeTurns(request: Request): Array<{role: string; content: Json[]}> {
     else turns.push({role: m.role, content})
   }
   for (const t of turns)
-    if (t.role === 'user')
+    if (t.role === 'user' && resultAfterOther(t.content))
       t.content = [
         ...t.content.filter((b) => b.type === 'tool_result'),
         ...t.content.filter((b) => b.type !== 'tool_result'),

@@ -102,10 +102,23 @@ export function parseOwnReasoning(value: string): {id?: string; encrypted_conten
   return {encrypted_content: value}
 }
 
-export const ownReasoning = (id: unknown, encrypted: unknown): Opaque | undefined =>
-  typeof encrypted === 'string' && encrypted
-    ? {family: 'responses', value: JSON.stringify({id, encrypted_content: encrypted})}
-    : undefined
+/**
+ * A Responses reasoning item's own state as an opaque. Its JSON text is written when something
+ * reads `value` (an upstream or client of the Responses family, a wrap for another client), not
+ * when the item is decoded: Codex sends every earlier turn's encrypted reasoning (KBs each) on
+ * every turn, and an upstream of another family never reads it. `value` is an own enumerable
+ * property (a getter), so a copy, `JSON.stringify` or `structuredClone` of the part has it.
+ */
+export function ownReasoning(id: unknown, encrypted: unknown): Opaque | undefined {
+  if (typeof encrypted !== 'string' || !encrypted) return undefined
+  let text: string | undefined
+  return {
+    family: 'responses',
+    get value(): string {
+      return (text ??= JSON.stringify({id, encrypted_content: encrypted}))
+    },
+  }
+}
 
 /** Whether any of these reasoning parts holds state of a family other than `client`'s. */
 export const hasForeignOpaque = (parts: Part[], client: string): boolean =>

@@ -5,7 +5,9 @@ import {
   decodeClientRequest,
   encodeUpstreamRequest,
   estimateInputTokens,
+  parseClientBody,
   StreamTranslator,
+  TranslationError,
   translateResponse,
   upstreamErrorMessage,
 } from './translate.js'
@@ -242,5 +244,189 @@ describe('upstream request bytes', () => {
     expect(text('messages')).toContain(
       `"tools":[{"name":"f","description":"does f","input_schema":${schema}},{"name":"g","input_schema":{"type":"object","properties":{}}}]`,
     )
+  })
+})
+
+describe('the request thread’s shortcuts keep the bytes', () => {
+  it('writes chat turns as before: texts joined, empty ones dropped, tool results one line each', () => {
+    const client = decodeClientRequest(
+      'messages',
+      {
+        model: 'c',
+        max_tokens: 10,
+        system: [
+          {type: 'text', text: 'S1'},
+          {type: 'text', text: ''},
+          {type: 'text', text: 'S2 — “ok”'},
+        ],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              {type: 'text', text: ''},
+              {type: 'text', text: 'hi ✓'},
+            ],
+          },
+          {
+            role: 'assistant',
+            content: [
+              {type: 'thinking', thinking: 'hm', signature: 'gwx1.chat.'},
+              {type: 'text', text: 'a'},
+              {type: 'text', text: 'b'},
+              {type: 'tool_use', id: 't1', name: 'f', input: {}},
+            ],
+          },
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'tool_result',
+                tool_use_id: 't1',
+                content: [
+                  {type: 'text', text: 'x'},
+                  {type: 'text', text: ''},
+                  {type: 'image', source: {type: 'base64', media_type: 'image/png', data: 'AA'}},
+                  {type: 'text', text: 'y'},
+                ],
+              },
+              {type: 'text', text: 'then'},
+            ],
+          },
+        ],
+      },
+      {},
+    )
+    expect(encodeUpstreamRequest(client, 'chat', 'm').body.toString()).toBe(
+      '{"model":"m","messages":[{"role":"system","content":"S1\\n\\nS2 — “ok”"},' +
+        '{"role":"user","content":"hi ✓"},' +
+        '{"role":"assistant","content":"ab","reasoning_content":"hm","tool_calls":[{"id":"t1","type":"function","function":{"name":"f","arguments":"{}"}}]},' +
+        '{"role":"tool","tool_call_id":"t1","content":"x\\n\\ny"},' +
+        '{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AA"}},{"type":"text","text":"then"}]}],' +
+        '"max_tokens":10}',
+    )
+  })
+
+  it('writes Messages tool results and ids as before: empty text dropped, a bad id rewritten, results first', () => {
+    const client = decodeClientRequest(
+      'chat',
+      {
+        model: 'c',
+        messages: [
+          {role: 'user', content: 'go'},
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              {id: 'functions.f:0', type: 'function', function: {name: 'f', arguments: '{"a":1}'}},
+              {id: 'call_ok-1', type: 'function', function: {name: 'f', arguments: '{}'}},
+            ],
+          },
+          {role: 'tool', tool_call_id: 'functions.f:0', content: ''},
+          {role: 'tool', tool_call_id: 'call_ok-1', content: 'done ✓'},
+          {role: 'user', content: 'and now?'},
+        ],
+      },
+      {},
+    )
+    const body = JSON.parse(encodeUpstreamRequest(client, 'messages', 'm').body.toString())
+    expect(body.messages).toEqual([
+      {role: 'user', content: [{type: 'text', text: 'go', cache_control: {type: 'ephemeral'}}]},
+      {
+        role: 'assistant',
+        content: [
+          {type: 'tool_use', id: 'functions_f_0', name: 'f', input: {a: 1}},
+          {type: 'tool_use', id: 'call_ok-1', name: 'f', input: {}},
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          {type: 'tool_result', tool_use_id: 'functions_f_0'},
+          {type: 'tool_result', tool_use_id: 'call_ok-1', content: [{type: 'text', text: 'done ✓'}]},
+          {type: 'text', text: 'and now?', cache_control: {type: 'ephemeral'}},
+        ],
+      },
+    ])
+  })
+
+  it('puts a merged user turn’s tool results before its text', () => {
+    const client = decodeClientRequest(
+      'gemini',
+      {
+        contents: [
+          {role: 'user', parts: [{text: 'go'}]},
+          {role: 'model', parts: [{functionCall: {name: 'f', args: {}}}]},
+          {role: 'user', parts: [{text: 'also this'}]},
+          {role: 'user', parts: [{functionResponse: {name: 'f', response: {output: 'r'}}}]},
+        ],
+      },
+      {model: 'g'},
+    )
+    const body = JSON.parse(encodeUpstreamRequest(client, 'messages', 'm').body.toString())
+    expect(body.messages.at(-1).content.map((b: {type: string}) => b.type)).toEqual(['tool_result', 'text'])
+  })
+
+  it('sends a Gemini schema that needs no change as it came, and lowers OpenAPI type names', () => {
+    const plain = {type: 'object', properties: {a: {type: 'string', enum: ['X']}}, required: ['a']}
+    const openapi = {type: 'OBJECT', properties: {a: {type: ['STRING', 'null']}, b: plain}}
+    const client = decodeClientRequest(
+      'gemini',
+      {
+        contents: [{role: 'user', parts: [{text: 'hi'}]}],
+        tools: [
+          {
+            functionDeclarations: [
+              {name: 'p', parametersJsonSchema: plain},
+              {name: 'o', parameters: openapi},
+            ],
+          },
+        ],
+      },
+      {model: 'g'},
+    )
+    expect(client.request.tools[0].parameters).toBe(plain)
+    expect(client.request.tools[1].parameters).toEqual({
+      type: 'object',
+      properties: {a: {type: ['string', 'null']}, b: plain},
+    })
+    expect((client.request.tools[1].parameters.properties as {b: unknown}).b).toBe(plain)
+    expect(openapi.type).toBe('OBJECT')
+  })
+
+  it('writes a Responses reasoning item’s JSON text only when read, the same text as before', () => {
+    const client = decodeClientRequest(
+      'responses',
+      {
+        model: 'gpt-5',
+        input: [
+          {type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'gAAA"x'},
+          {type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}'},
+          {type: 'function_call_output', call_id: 'c1', output: 'ok'},
+        ],
+      },
+      {},
+    )
+    const part = client.request.messages[0].parts[0]
+    expect(part.type === 'reasoning' && part.encrypted?.family).toBe('responses')
+    const text = JSON.stringify({id: 'rs_1', encrypted_content: 'gAAA"x'})
+    expect(part.type === 'reasoning' && part.encrypted?.value).toBe(text)
+    // a copy of the part (the carry's size, a clone) has the value too
+    expect(JSON.stringify(part)).toContain(JSON.stringify(text))
+    expect(structuredClone(part)).toEqual({
+      type: 'reasoning',
+      text: '',
+      encrypted: {family: 'responses', value: text},
+    })
+    const chat = encodeUpstreamRequest(client, 'chat', 'm').body.toString()
+    expect(chat).not.toContain('gAAA')
+    const messages = JSON.parse(encodeUpstreamRequest(client, 'messages', 'm').body.toString())
+    expect(JSON.stringify(messages)).not.toContain('gAAA')
+  })
+
+  it('parses a client body of any size and says so when it is not JSON', () => {
+    const text = JSON.stringify({messages: [{role: 'user', content: 'é — 🙂 '.repeat(2000)}]})
+    expect(parseClientBody(Buffer.from(text))).toEqual(JSON.parse(text))
+    expect(() => parseClientBody(Buffer.from(text.slice(0, -1)))).toThrow(TranslationError)
+    expect(() => parseClientBody(Buffer.from('{"a":'))).toThrow('the request body is not JSON')
   })
 })

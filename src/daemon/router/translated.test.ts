@@ -33,6 +33,8 @@ const READS = [
     'data: [DONE]\n\n',
 ]
 const TEXT = 'héllo "wörld" 😀'
+/** A large answer (written as bytes by the relay): 60 000 characters, not ASCII. */
+const BIG = `${TEXT} — “line”\n`.repeat(2500)
 
 let upstream: Server
 let gateway: Server
@@ -83,14 +85,15 @@ beforeAll(async () => {
         'x-ratelimit-remaining-requests': '41',
         'x-internal': 'not passed',
       })
-      res.end(
-        JSON.stringify({
-          id: 'chatcmpl-2',
-          model: 'up-model',
-          choices: [{index: 0, message: {role: 'assistant', content: TEXT}, finish_reason: 'stop'}],
-          usage: {prompt_tokens: 3, completion_tokens: 4},
-        }),
-      )
+      const big = JSON.stringify(body.messages).includes('big')
+      const json = JSON.stringify({
+        id: 'chatcmpl-2',
+        model: 'up-model',
+        choices: [{index: 0, message: {role: 'assistant', content: big ? BIG : TEXT}, finish_reason: 'stop'}],
+        usage: {prompt_tokens: 3, completion_tokens: 4},
+      })
+      // the large answer starts with a UTF-8 byte order mark, as some servers write one
+      res.end(big ? '\ufeff' + json : json)
       return
     }
     res.writeHead(200, {
@@ -282,5 +285,17 @@ describe('translated answer on the wire', () => {
     expect(answer.headers['x-internal']).toBeUndefined()
     expect(answer.headers['x-ratelimit-remaining-requests']).toBe('41')
     expect(results[0]).toMatchObject({status: 200, stream: false, requestId: 'up-json', error: null})
+  })
+
+  it('writes a large answer (its byte order mark skipped) as its bytes, in the same one write', async () => {
+    const answer = await ask(false, () => {}, 'big')
+    expect(answer.status).toBe(200)
+    expect(writes).toHaveLength(1)
+    expect(writes[0]).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+    expect(Number(answer.headers['content-length'])).toBe(answer.body.length)
+    const body = JSON.parse(answer.body.toString()) as {content: Array<{text: string}>}
+    expect(body.content[0].text).toBe(BIG)
+    expect(answer.body.length).toBe(Buffer.byteLength(answer.body.toString()))
+    expect(results[0]).toMatchObject({status: 200, stream: false, error: null})
   })
 })
