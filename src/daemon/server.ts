@@ -20,6 +20,7 @@ import {errorBody} from '../protocols/errors.js'
 import type {Routing} from './routing.js'
 import type {Family} from '../store/schema.js'
 import type {Telemetry} from './telemetry/telemetry.js'
+import {parseJsonBytes} from '../protocols/json-bytes.js'
 
 /** What handlers share: the state, the key index, the port, the log. */
 export interface GatewayContext {
@@ -248,7 +249,7 @@ class Request implements GatewayRequest {
     const rawBody = this.rawBody
     if (rawBody.length === 0) return (this.parsed = {value: undefined}).value
     try {
-      return (this.parsed = {value: JSON.parse(rawBody.toString('utf8'))}).value
+      return (this.parsed = {value: parseJsonBytes(rawBody)}).value
     } catch (error) {
       throw new BadJsonError(`The request body is not valid JSON: ${(error as Error).message}`)
     }

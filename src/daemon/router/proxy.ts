@@ -33,6 +33,7 @@ import type {Translation} from './translated.js'
 import type * as TranslatedModuleNs from './translated.js'
 import type * as TranslateModuleNs from '../../protocols/translate.js'
 import type {ClientRequest} from '../../protocols/translate.js'
+import {parseJsonBytes} from '../../protocols/json-bytes.js'
 
 export {sendFamilyError} from './error-shape.js'
 export {defaultPools, UpstreamPools, upstreamPath} from './pools.js'
@@ -242,7 +243,7 @@ export async function proxyRequest(
     const {stripWrapped} = await import('../../protocols/strip.js')
     let json: unknown = request.json
     try {
-      json ??= JSON.parse(request.body.toString('utf8'))
+      json ??= parseJsonBytes(request.body)
     } catch {
       return (stripped = prepared)
     }
@@ -267,7 +268,7 @@ export async function proxyRequest(
       let json: unknown = request.json
       if (json === undefined && request.body.length > 0) {
         try {
-          json = JSON.parse(request.body.toString('utf8'))
+          json = parseJsonBytes(request.body)
         } catch {
           throw new translate.TranslationError('the request body is not JSON')
         }

@@ -3,6 +3,7 @@
  * can, and the body and path to send for each upstream model.
  */
 import type {BodyFacts, ProxyRequest} from './proxy-types.js'
+import {parseJsonBytes} from '../../protocols/json-bytes.js'
 
 const GEMINI_PATH = /^(\/v1beta\/models\/)([^/:]+)(:[A-Za-z]+)$/
 
@@ -56,7 +57,7 @@ export function prepare(request: ProxyRequest): Prepared {
     parsedOnce = true
     if (request.body.length === 0) return undefined
     try {
-      const parsed: unknown = JSON.parse(request.body.toString('utf8'))
+      const parsed: unknown = parseJsonBytes(request.body)
       if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
         json = parsed as Record<string, unknown>
     } catch {
