@@ -136,6 +136,18 @@ describe('an untranslated route sends the client bytes on', () => {
     expect(JSON.parse(seen[0].body.toString())).toEqual({model: 'glm-4.6', max_tokens: 5, messages: []})
   })
 
+  it('re-encodes a body with a second model key spelled with escapes: the policy model is the one read upstream', async () => {
+    seen = []
+    // every parser reads the last `model`: "mod\u0065l" is one; splicing the first would let the
+    // client pick its model past the policy's
+    const res = await post(
+      '/v1/messages',
+      '{"model":"cheap","mod\\u0065l":"expensive","max_tokens":5,"messages":[]}',
+    )
+    expect(res.status).toBe(200)
+    expect(JSON.parse(seen[0].body.toString())).toEqual({model: 'glm-4.6', max_tokens: 5, messages: []})
+  })
+
   it('a chat stream that did not ask for usage gets `stream_options` added to its bytes, and no usage chunk back', async () => {
     seen = []
     const body = '{"model":"m","stream":true,"messages":[{"role":"user","content":"naïve \\u2603"}]}\n\n'

@@ -92,7 +92,7 @@ const stream = sse([
 ])
 
 describe('a request for JSON to a Messages upstream', () => {
-  it('is sent as a forced call of json_answer with the schema, no instruction and no thinking', () => {
+  it('is sent as a forced single call of json_answer with the schema, the instruction kept, no thinking', () => {
     const body = upstreamBody(decodeClientRequest('chat', chatJson, {}))
     expect(body.tools).toEqual([
       {
@@ -101,11 +101,12 @@ describe('a request for JSON to a Messages upstream', () => {
         input_schema: schema,
       },
     ])
-    expect(body.tool_choice).toEqual({type: 'tool', name: 'json_answer'})
+    expect(body.tool_choice).toEqual({type: 'tool', name: 'json_answer', disable_parallel_tool_use: true})
     expect(body.thinking).toBeUndefined()
-    expect(JSON.stringify(body.system)).not.toMatch(/Respond with one JSON/)
+    // for an Anthropic-compatible server that ignores tool_choice
+    expect(JSON.stringify(body.system)).toMatch(/Respond with one JSON object only/)
     const gemini = upstreamBody(decodeClientRequest('gemini', geminiJson, {model: 'gemini-x', stream: false}))
-    expect(gemini.tool_choice).toEqual({type: 'tool', name: 'json_answer'})
+    expect(gemini.tool_choice).toMatchObject({type: 'tool', name: 'json_answer'})
     expect(gemini.tools[0].input_schema).toMatchObject({
       type: 'object',
       required: ['reasoning', 'model_choice'],
@@ -204,6 +205,42 @@ describe('a request for JSON to a Messages upstream', () => {
     expect(chunks.some((c) => c.choices[0]?.delta.tool_calls !== undefined)).toBe(false)
     expect(chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean)).toEqual(['stop'])
     expect(t.error).toBeUndefined()
+  })
+
+  it('gives back the first call alone: no text beside it, no second call (whole and streamed)', () => {
+    const client = decodeClientRequest('chat', chatJson, {})
+    const messy = {
+      ...answer,
+      content: [
+        {type: 'text', text: 'Here it is:'},
+        answer.content[0],
+        {
+          type: 'tool_use',
+          id: 'toolu_2',
+          name: 'json_answer',
+          input: {reasoning: 'again', model_choice: 'pro'},
+        },
+        {type: 'text', text: 'Done.'},
+      ],
+    }
+    const c = JSON.parse(translateResponseText('messages', client, messy).text)
+    expect(JSON.parse(c.choices[0].message.content)).toEqual({reasoning: 'short', model_choice: 'flash'})
+    const twice = stream.replace(
+      'event: content_block_delta',
+      `event: content_block_start\ndata: ${JSON.stringify({type: 'content_block_start', index: 1, content_block: {type: 'tool_use', id: 'toolu_2', name: 'json_answer', input: {}}})}\n\nevent: content_block_delta\ndata: ${JSON.stringify({type: 'content_block_delta', index: 1, delta: {type: 'input_json_delta', partial_json: '{"x":1}'}})}\n\nevent: content_block_delta`,
+    )
+    const t = new StreamTranslator('messages', decodeClientRequest('chat', {...chatJson, stream: true}, {}))
+    const out = t.push(Buffer.from(twice)) + t.end()
+    const text = out
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: {'))
+      .map(
+        (e) =>
+          (JSON.parse(e.slice(6)) as {choices: Array<{delta: {content?: string}}>}).choices[0]?.delta
+            .content ?? '',
+      )
+      .join('')
+    expect(JSON.parse(text)).toEqual({reasoning: 'short', model_choice: 'flash'})
   })
 
   it('leaves a real tool call of a request without JSON a tool call', () => {

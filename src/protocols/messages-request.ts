@@ -209,7 +209,9 @@ export function encodeMessagesRequest(request: Request, model: string): Record<s
   const turns = encodeTurns(request)
   const system = request.system.filter((p) => p.text !== '').map(textBlock)
   const jsonTool = jsonAnswerTool(request)
-  const instruction = jsonTool ? undefined : jsonInstruction(request)
+  // kept beside the forced call: an Anthropic-compatible server that ignores `tool_choice` still
+  // reads what to answer
+  const instruction = jsonInstruction(request)
   if (instruction) system.push({type: 'text', text: instruction})
   if (!hasCacheMarks(request)) addCacheMarks(system, turns)
   let {budget, maxTokens} = thinkingAndMax(request)
@@ -226,7 +228,7 @@ export function encodeMessagesRequest(request: Request, model: string): Record<s
         ...(request.builtinTools ?? []).filter((t) => t.family === 'messages').map((t) => t.raw),
       ]
   const toolChoice = jsonTool
-    ? {type: 'tool', name: JSON_ANSWER_TOOL}
+    ? {type: 'tool', name: JSON_ANSWER_TOOL, disable_parallel_tool_use: true}
     : tools.length
       ? encodeToolChoice(request.toolChoice, request.parallelToolCalls)
       : undefined

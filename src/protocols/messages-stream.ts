@@ -258,6 +258,9 @@ export class MessagesStreamDecoder implements StreamDecoder {
       return out
     }
     if (c.type === 'tool_use' && this.ctx?.jsonAnswer && c.name === JSON_ANSWER_TOOL) {
+      // a second call would make the client's JSON unreadable (a forced single call sends none):
+      // its block is left out, its deltas with it
+      if (this.json) return []
       const input = isObj(c.input) && Object.keys(c.input).length ? JSON.stringify(c.input) : ''
       this.blocks.set(upstream, {index: this.next++, tool: false, args: input !== '', json: true})
       this.json = true

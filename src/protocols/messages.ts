@@ -215,8 +215,10 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
   let json = false
   for (const raw of b.content) {
     const c = isObj(raw) ? raw : {}
-    if (c.type === 'text') parts.push({type: 'text', text: str(c.text) ?? ''})
-    else if (c.type === 'thinking') {
+    if (c.type === 'text') {
+      // text after the JSON answer is dropped (see below)
+      if (!json) parts.push({type: 'text', text: str(c.text) ?? ''})
+    } else if (c.type === 'thinking') {
       const sig = str(c.signature)
       parts.push({
         type: 'reasoning',
@@ -226,6 +228,10 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
     } else if (c.type === 'redacted_thinking')
       parts.push({type: 'reasoning', text: '', redacted: {family: 'messages', value: str(c.data) ?? ''}})
     else if (c.type === 'tool_use' && ctx?.jsonAnswer && c.name === JSON_ANSWER_TOOL) {
+      // the answer is the first call's input alone (text or a second call beside it would make
+      // the client's JSON unreadable; a forced single call has neither)
+      if (json) continue
+      for (let i = parts.length - 1; i >= 0; i--) if (parts[i].type === 'text') parts.splice(i, 1)
       parts.push({type: 'text', text: JSON.stringify(c.input ?? {})})
       json = true
     } else if (c.type === 'tool_use')

@@ -156,7 +156,7 @@ describe('bodies for an upstream', () => {
       // any order of the members, duplicates written out as they are
       entries.sort(() => r() - 0.5)
       const sep = r() < 0.3 ? ', ' : ','
-      const text = `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${write(r, v)}`).join(sep)}}`
+      const text = `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${write(r, v)}`).join(sep)}${r() < 0.05 ? ',"mod\\u0065l":"escaped"' : ''}}`
       const body = Buffer.from(text)
       const prepared = prepare({family, method: 'POST', url: '/x', headers: {}, body})
       for (const model of [null, 'glm-4.6', 'up/stream "quoted" é']) {

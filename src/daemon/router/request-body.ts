@@ -126,6 +126,12 @@ export function prepare(request: ProxyRequest): Prepared {
 }
 
 const MODEL_KEY = Buffer.from('"model"')
+/**
+ * The start of a `\u` escape of `d`, `e`, `l`, `m` or `o`: the only way to spell another
+ * `"model"` key that a byte search for `"model"` misses (`"mod\u0065l"`). JSON.stringify never
+ * writes one; a body that has one is parsed and re-encoded.
+ */
+const MODEL_LETTER_ESCAPE = Buffer.from('\\u006')
 const ADDED_USAGE = Buffer.from(',"stream_options":{"include_usage":true}')
 
 /** The facts of a body's Latin-1 parse; undefined when the body is not a JSON object. */
@@ -171,15 +177,17 @@ function factsOf(body: Buffer): BodyFacts | undefined {
  * `"stream_options":{"include_usage":true}` added as its last member: the client's bytes
  * otherwise as they came, no parse, no re-encoding. Undefined when the bytes do not allow it
  * (the caller parses and re-encodes): a model the scan cannot place, or one after which
- * `"model"` occurs again (a second top-level `model`, which a parser takes, is not told from a
- * nested one without a full scan).
+ * `"model"` occurs again, in bytes or spelled with escapes (a second top-level `model`, which a
+ * parser takes, is not told from a nested one without a full scan: were it left, a client could
+ * pick its model past the policy's).
  */
 function spliced(body: Buffer, model: string | null, addedUsage: boolean): Buffer | undefined {
   const parts: Buffer[] = []
   let from = 0
   if (model !== null) {
     const at = topLevelFields(body, false)?.modelAt
-    if (!at || body.indexOf(MODEL_KEY, at[1]) !== -1) return undefined
+    if (!at || body.indexOf(MODEL_KEY, at[1]) !== -1 || body.indexOf(MODEL_LETTER_ESCAPE) !== -1)
+      return undefined
     parts.push(body.subarray(0, at[0]), Buffer.from(JSON.stringify(model)))
     from = at[1]
   }
