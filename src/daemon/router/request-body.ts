@@ -46,7 +46,7 @@ export function prepare(request: ProxyRequest): Prepared {
   let json: Record<string, unknown> | undefined
   let parsedOnce = false
   if (request.json !== undefined) {
-    // the entrance parsed the body already (a translated route or a budget needs it): read that
+    // the entrance parsed the body already (a translated route needs it): read that
     parsedOnce = true
     const given = request.json
     if (given !== null && typeof given === 'object' && !Array.isArray(given))
