@@ -118,7 +118,7 @@ describe('a request for JSON to a Messages upstream', () => {
     expect(object.tools[0].input_schema).toEqual({type: 'object'})
   })
 
-  it('keeps the instruction where a forced call does not fit: client tools, tool turns, a schema not of an object', () => {
+  it('keeps the instruction where a forced call does not fit: client tools, tool turns, a schema not of an object, a prefill', () => {
     const tools = [{type: 'function', function: {name: 'f', parameters: {type: 'object', properties: {}}}}]
     const withTools = upstreamBody(decodeClientRequest('chat', {...chatJson, tools}, {}))
     expect(withTools.tools.map((t: {name: string}) => t.name)).toEqual(['f'])
@@ -154,6 +154,16 @@ describe('a request for JSON to a Messages upstream', () => {
       ),
     )
     expect(turns.tool_choice).toBeUndefined()
+    // an assistant prefill: Anthropic prefills a forced call's answer itself
+    const prefill = upstreamBody(
+      decodeClientRequest(
+        'chat',
+        {...chatJson, messages: [...chatJson.messages, {role: 'assistant', content: '{"reasoning":'}]},
+        {},
+      ),
+    )
+    expect(prefill.tool_choice).toBeUndefined()
+    expect(JSON.stringify(prefill.system)).toMatch(/Respond with one JSON object only/)
   })
 
   it("gives the call back as the answer's text: chat, Gemini and Responses clients, whole", () => {

@@ -160,6 +160,8 @@ export function jsonAnswerTool(
   if (request.builtinTools?.some((t) => t.family === 'messages')) return undefined
   const schema = f.type === 'json_schema' ? (f.schema as Json | undefined) : {type: 'object'}
   if (!schema || typeof schema !== 'object' || schema.type !== 'object') return undefined
+  // an assistant prefill: Anthropic prefills the answer itself to force a call
+  if (request.messages.at(-1)?.role === 'assistant') return undefined
   for (const m of request.messages)
     for (const p of m.parts) if (p.type === 'tool_call' || p.type === 'tool_result') return undefined
   return {
