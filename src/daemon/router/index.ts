@@ -17,6 +17,7 @@ import {resolveTargets, RouteError, upstreamModel} from '../../gateway/policy.js
 import type {Admission, BudgetBook} from '../budgets.js'
 import {BudgetExceededError, estimateFromFacts, estimateRequest} from '../budgets.js'
 import {BoundedCarry} from '../../protocols/carry.js'
+import {parseJsonBytes} from '../../protocols/json-bytes.js'
 import type {ProxyResult, ProxyTarget} from './proxy.js'
 import type {BodyFacts} from './proxy-types.js'
 import {gatewayAnswered, proxyRequest, sendFamilyError, UpstreamPools} from './proxy.js'
@@ -303,7 +304,7 @@ export class Router {
 function parsedBody(body: Buffer): unknown {
   if (body.length === 0) return undefined
   try {
-    return JSON.parse(body.toString('utf8'))
+    return parseJsonBytes(body)
   } catch {
     return undefined
   }
