@@ -617,6 +617,9 @@ async function main() {
   let simOrigin
   let gatewayStarted = false
   const outcome = []
+  // agents a mode does not cover (`gwctl run` starts Claude Code, Codex and Gemini CLI only): not
+  // failures
+  let skipped = 0
   try {
     if (DIRECT) {
       origin = simOrigin = await startSim(gwEnv)
@@ -711,7 +714,8 @@ async function main() {
       }
       if (RUN) {
         if (!CONFIG_FILES[agent.name]) {
-          log(`SKIP ${agent.name.padEnd(6)} run: gwctl run does not start ${agent.name} yet`)
+          log(`SKIP ${agent.name.padEnd(6)} run: gwctl run does not start ${agent.name}`)
+          skipped++
           continue
         }
         outcome.push(await runMode(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}))
@@ -759,7 +763,7 @@ async function main() {
     else rmSync(tmp, {recursive: true, force: true})
   }
   const passed = outcome.filter((o) => o.ok).length
-  const failed = (TRANSLATE ? runsOf(agents) : agents.length) - passed
+  const failed = (TRANSLATE ? runsOf(agents) : agents.length) - passed - skipped
   if (TRANSLATE) {
     log('')
     log(
@@ -783,7 +787,7 @@ async function main() {
       2,
     ) + '\n',
   )
-  log(`${passed} passed, ${failed} failed`)
+  log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`)
   process.exitCode = failed === 0 ? 0 : 1
 }
 
