@@ -8,12 +8,13 @@
 // for the branch's daemon only (with `--base .`, one build against itself with a setting changed).
 // Prints each daemon's medians and rounds, the branch/base ratio per round and the peak RSS.
 // `--body agent[:KB]`: a chat request the size of a coding agent's (64 KB by default, see
-// `agentChatBody` in targets.js) instead of the bench's one-line request (untranslated route).
+// `agentChatBody` in agent-requests.js) instead of the bench's one-line request (untranslated route).
 import {readFileSync} from 'node:fs'
 import {resolve} from 'node:path'
 import {parseArgs} from 'node:util'
 import autocannon from 'autocannon'
-import {agentChatBody, CHAT_BODY, STREAM_BODY, startChild} from './targets.js'
+import {agentChatBody} from './agent-requests.js'
+import {CHAT_BODY, STREAM_BODY, startChild} from './targets.js'
 
 const {values: opts} = parseArgs({
   options: {

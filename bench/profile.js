@@ -1,6 +1,6 @@
 // Where the daemon's CPU goes under load: `node bench/profile.js [--translated] [--stream]
 // [--seconds N] [--warmup N] [--connections N] [--top N] [--rate N] [--no-prof] [--body agent[:KB]]`
-// (build first; `--body agent`: a coding agent's 64 KB chat request, `agentChatBody` in targets.js). Starts the simulator and the daemon as
+// (build first; `--body agent`: a coding agent's 64 KB chat request, `agentChatBody` in agent-requests.js). Starts the simulator and the daemon as
 // bench/run.js does (the same state, policies and keys), the daemon under `node --cpu-prof`,
 // loads it with autocannon, stops it with SIGTERM (so V8 writes the profile) and prints the
 // functions with the most self time, with the file of each, and the daemon's CPU time per request
@@ -11,7 +11,8 @@ import {tmpdir} from 'node:os'
 import {join, relative} from 'node:path'
 import {parseArgs} from 'node:util'
 import autocannon from 'autocannon'
-import {agentChatBody, CHAT_BODY, STREAM_BODY, startChild, startGatewayTarget} from './targets.js'
+import {agentChatBody} from './agent-requests.js'
+import {CHAT_BODY, STREAM_BODY, startChild, startGatewayTarget} from './targets.js'
 
 const {values: opts} = parseArgs({
   options: {

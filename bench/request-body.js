@@ -8,7 +8,7 @@
 // Build first (`npm run build`: the modules are read from build/js).
 import {resolve} from 'node:path'
 import {parseArgs} from 'node:util'
-import {agentChatBody} from './targets.js'
+import {agentChatBody} from './agent-requests.js'
 
 const {values: opts} = parseArgs({
   options: {

@@ -38,45 +38,6 @@ export const STREAM_BODY = JSON.stringify({
   messages: [{role: 'user', content: 'Say hello in five words.'}],
 })
 
-/**
- * A chat request the size of a coding agent's (`kb` KB of JSON): a long system prompt, 20 tools
- * with schemas, and earlier turns of tool calls and results whose text has non-ASCII characters
- * (an em dash, accents, an emoji: real tool output has them, and one such byte makes a UTF-8
- * parse decode the whole body into a two-byte string), escaped quotes and line feeds. With
- * `stream`, a stream that does not ask for usage (the gateway adds `stream_options`). Sent to the
- * simulator, it answers as to any chat request.
- */
-export function agentChatBody(kb = 64, {stream = false} = {}) {
-  const prose = 'The file — naïve café 🎉 — has "quoted" text,\na C:\\path and\ttabs. '
-  const tools = Array.from({length: 20}, (_, i) => ({
-    type: 'function',
-    function: {
-      name: `tool_${i}`,
-      description: prose.repeat(6),
-      parameters: {
-        type: 'object',
-        properties: {path: {type: 'string', description: 'An absolute path.'}, limit: {type: 'number'}},
-        required: ['path'],
-      },
-    },
-  }))
-  const messages = [{role: 'system', content: prose.repeat(120)}]
-  const body = {model: 'sim-mini', messages, tools, ...(stream ? {stream: true} : {})}
-  for (let turn = 0; Buffer.byteLength(JSON.stringify(body)) < kb * 1024; turn++) {
-    messages.push({role: 'user', content: prose.repeat(3)})
-    messages.push({
-      role: 'assistant',
-      content: null,
-      tool_calls: [
-        {id: `call_${turn}`, type: 'function', function: {name: 'tool_1', arguments: '{"path":"/a/b"}'}},
-      ],
-    })
-    messages.push({role: 'tool', tool_call_id: `call_${turn}`, content: prose.repeat(20)})
-  }
-  messages.push({role: 'user', content: 'Say hello in five words.'})
-  return JSON.stringify(body)
-}
-
 /** Resident set size of a process in MB (from /proc; undefined where there is no /proc). */
 export function rssMB(pid) {
   try {
