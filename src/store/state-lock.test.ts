@@ -105,6 +105,18 @@ describe('state lock takeover', () => {
     await release()
   })
 
+  it('takes over a lock whose owner file a killed holder left empty, once untouched for a second', async () => {
+    // a kill between creating the owner file and writing its pid: no pid to look at, so the lock
+    // is judged by its age, like a lock without an owner file (it used to count as live for 10 s)
+    leaveLock(undefined)
+    writeFileSync(`${path}.lock.owner`, '')
+    await expect(lockState(path, {waitMs: 0})).rejects.toBeInstanceOf(StateLockedError)
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    const release = await lockState(path, {waitMs: 0})
+    expect(readFileSync(`${path}.lock.owner`, 'utf8')).toBe(`${process.pid}\n`)
+    await release()
+  })
+
   it('respects a live holder (and a fresh lock whose owner file is not written yet)', async () => {
     const release = await lockState(path)
     await expect(lockState(path, {waitMs: 300})).rejects.toBeInstanceOf(StateLockedError)

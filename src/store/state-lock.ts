@@ -69,18 +69,21 @@ function ownerFile(path: string): string {
  * folder made, that probe, each refresh) sets the change time to the real time.
  */
 function ownerAlive(path: string): boolean {
-  let pid: number
+  let pid = Number.NaN
   try {
     pid = Number(readFileSync(ownerFile(path), 'utf8').trim())
   } catch {
-    try {
-      return Date.now() - statSync(`${path}.lock`).ctimeMs < OWNERLESS_LOCK_GRACE_MS
-    } catch {
-      return true // the lock is gone too: the next attempt takes it
-    }
+    // no owner file: judged by the lock's age below
   }
-  if (!Number.isInteger(pid) || pid <= 0) return true
-  return processAlive(pid)
+  // A pid, or no usable one: no file, or one a holder killed while writing it left empty or cut
+  // short (judged like no file: without this, such a lock counted as live until proper-lockfile's
+  // 10 s staleness, past every load's wait).
+  if (Number.isInteger(pid) && pid > 0) return processAlive(pid)
+  try {
+    return Date.now() - statSync(`${path}.lock`).ctimeMs < OWNERLESS_LOCK_GRACE_MS
+  } catch {
+    return true // the lock is gone too: the next attempt takes it
+  }
 }
 
 /**
