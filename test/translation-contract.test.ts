@@ -588,6 +588,70 @@ describe('around translation', {timeout: 60_000}, () => {
     expect(listed.data).toContainEqual(expect.objectContaining({id: 'sim-reasoner', owned_by: 'sim-chat'}))
   })
 
+  it("Claude Code's output_config: its structured output and effort reach every other family", async () => {
+    // what `claude -p --json-schema` and /effort send with models that take them
+    const schema = {
+      type: 'object',
+      properties: {city: {type: 'string'}, days: {type: 'integer'}},
+      required: ['city', 'days'],
+    }
+    const sentEffort: Record<Exclude<Family, 'messages'>, (body: any) => unknown> = {
+      chat: (b) => b.reasoning_effort,
+      responses: (b) => b.reasoning?.effort,
+      gemini: (b) => b.generationConfig?.thinkingConfig?.thinkingBudget,
+    }
+    const expected = {chat: 'low', responses: 'low', gemini: 1024}
+    for (const up of ['chat', 'responses', 'gemini'] as const) {
+      for (const stream of [false, true]) {
+        const params: any = {
+          model: 'claude-sonnet-4-5',
+          max_tokens: 2048,
+          thinking: {type: 'adaptive'},
+          output_config: {effort: 'low', format: {type: 'json_schema', schema}},
+          messages: [{role: 'user', content: 'Plan a trip.'}],
+        }
+        const client = new Anthropic({baseURL: base, apiKey: keys.get(up)!, maxRetries: 0})
+        const done: any = stream
+          ? await client.messages.stream(params).finalMessage()
+          : await client.messages.create(params)
+        const text = done.content
+          .filter((b: any) => b.type === 'text')
+          .map((b: any) => b.text)
+          .join('')
+        const value = JSON.parse(text)
+        expect(typeof value.city, `${up} ${stream ? 'stream' : 'whole'}: ${text}`).toBe('string')
+        expect(Number.isInteger(value.days)).toBe(true)
+        const body = await lastUpstreamBody(up)
+        expect(sentEffort[up](body), `${up}: the effort`).toBe(expected[up])
+      }
+    }
+    // the deprecated beta field says the same
+    const res = await fetch(`${base}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': keys.get('chat')!,
+        'anthropic-version': '2023-06-01',
+        'anthropic-beta': 'structured-outputs-2025-11-13',
+      },
+      body: JSON.stringify({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 256,
+        output_format: {type: 'json_schema', schema},
+        messages: [{role: 'user', content: 'Plan a trip.'}],
+      }),
+    })
+    expect(res.status).toBe(200)
+    const answer = (await res.json()) as {content: Array<{type: string; text: string}>}
+    // (the chat upstream is a reasoning model: a thinking block comes first)
+    const text = answer.content.find((b) => b.type === 'text')?.text ?? ''
+    expect(Object.keys(JSON.parse(text)).sort()).toEqual(['city', 'days'])
+    expect((await lastUpstreamBody('chat')).response_format).toEqual({
+      type: 'json_schema',
+      json_schema: {name: 'response', schema},
+    })
+  })
+
   it('a history answered through translation is accepted untranslated by the client vendor afterwards', async () => {
     // Claude Code on a chat upstream: its thinking blocks carry gwctl-wrapped signatures ...
     // ... then the same conversation goes to a Messages upstream untranslated (the default policy

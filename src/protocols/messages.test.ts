@@ -144,6 +144,40 @@ describe('messages decodeRequest', () => {
       'bash_20250124',
     ])
   })
+
+  it("reads output_config: the effort into reasoning, a structured output's schema into the response format", () => {
+    const schema = {type: 'object', properties: {a: {type: 'string'}}, required: ['a']}
+    const decode = (extra: Record<string, unknown>) =>
+      messagesCodec.decodeRequest({model: 'm', max_tokens: 10, messages: [], ...extra}, {})
+    const adaptive = {thinking: {type: 'adaptive'}}
+    expect(decode({...adaptive, output_config: {effort: 'low'}}).reasoning).toEqual({
+      include: true,
+      effort: 'low',
+    })
+    expect(decode({...adaptive, output_config: {effort: 'medium'}}).reasoning?.effort).toBe('medium')
+    // the two levels above high have no equivalent elsewhere
+    for (const effort of ['high', 'xhigh', 'max'])
+      expect(decode({...adaptive, output_config: {effort}}).reasoning?.effort).toBe('high')
+    expect(decode({output_config: {effort: 'low'}}).reasoning).toEqual({effort: 'low'})
+    expect(
+      decode({thinking: {type: 'enabled', budget_tokens: 5000}, output_config: {effort: 'high'}}).reasoning,
+    ).toEqual({include: true, budgetTokens: 5000, effort: 'high'})
+    // thinking turned off stays off; an unknown level is no effort
+    expect(decode({thinking: {type: 'disabled'}, output_config: {effort: 'high'}}).reasoning).toEqual({
+      disabled: true,
+    })
+    expect(decode({...adaptive, output_config: {effort: 'ultra'}}).reasoning).toEqual({include: true})
+    expect(decode({output_config: {task_budget: {type: 'tokens', total: 9}}}).reasoning).toBeUndefined()
+
+    const format = {type: 'json_schema', schema}
+    expect(decode({output_config: {format}}).responseFormat).toEqual({type: 'json_schema', schema})
+    // the deprecated beta field, and output_config's own first when both are there
+    expect(decode({output_format: format}).responseFormat).toEqual({type: 'json_schema', schema})
+    const other = {type: 'json_schema', schema: {type: 'object'}}
+    expect(decode({output_format: other, output_config: {format}}).responseFormat?.schema).toBe(schema)
+    for (const bad of [{type: 'json_schema'}, {type: 'text'}, 'json', null])
+      expect(decode({output_config: {format: bad}}).responseFormat).toBeUndefined()
+  })
 })
 
 describe('messages encodeRequest', () => {

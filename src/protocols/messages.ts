@@ -17,6 +17,7 @@ import {encodeMessagesRequest, JSON_ANSWER_TOOL} from './messages-request.js'
 import type {
   Codec,
   CodecContext,
+  Effort,
   FunctionTool,
   ImagePart,
   Message,
@@ -25,6 +26,7 @@ import type {
   ReasoningSettings,
   Request,
   Response,
+  ResponseFormat,
   TextPart,
   ToolChoice,
   ToolResultPart,
@@ -175,6 +177,41 @@ function decodeThinking(v: unknown): ReasoningSettings | undefined {
   return undefined
 }
 
+/** Anthropic's effort levels, as the IR's (the two above `high` have no equivalent elsewhere). */
+const MESSAGES_EFFORT: Record<string, Effort> = {
+  low: 'low',
+  medium: 'medium',
+  high: 'high',
+  xhigh: 'high',
+  max: 'high',
+}
+
+/**
+ * What `output_config` asks (Claude Code sends it with models that take it): the effort, and a
+ * structured output's JSON schema (`output_config.format`, or the deprecated beta `output_format`).
+ * `task_budget` has no equivalent elsewhere.
+ */
+function decodeOutputConfig(b: Json): {effort?: Effort; format?: ResponseFormat} {
+  const config = isObj(b.output_config) ? b.output_config : undefined
+  const effort = config && typeof config.effort === 'string' ? MESSAGES_EFFORT[config.effort] : undefined
+  const raw = config && config.format !== undefined ? config.format : b.output_format
+  const format =
+    isObj(raw) && raw.type === 'json_schema' && isObj(raw.schema)
+      ? ({type: 'json_schema', schema: raw.schema} as ResponseFormat)
+      : undefined
+  return {...(effort ? {effort} : {}), ...(format ? {format} : {})}
+}
+
+/**
+ * The reasoning a request asks: its `thinking`, with `output_config`'s effort (thinking turned
+ * off stays off: the effort then only says how much to write, which no other family has).
+ */
+function requestReasoning(thinking: unknown, effort: Effort | undefined): ReasoningSettings | undefined {
+  const reasoning = decodeThinking(thinking)
+  if (!effort || reasoning?.disabled) return reasoning
+  return {...reasoning, effort}
+}
+
 function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const b = bodyObject(body, 'Messages request')
   const system: TextPart[] =
@@ -186,7 +223,8 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const {tools, builtin} = decodeTools(b.tools)
   const {choice, parallel} = decodeToolChoice(b.tool_choice)
   const stop = arr(b.stop_sequences).filter((s): s is string => typeof s === 'string')
-  const reasoning = decodeThinking(b.thinking)
+  const output = decodeOutputConfig(b)
+  const reasoning = requestReasoning(b.thinking, output.effort)
   const user = isObj(b.metadata) ? str(b.metadata.user_id) : undefined
   return {
     model: str(b.model) ?? null,
@@ -200,6 +238,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     ...(num(b.temperature) !== undefined ? {temperature: num(b.temperature)} : {}),
     ...(num(b.top_p) !== undefined ? {topP: num(b.top_p)} : {}),
     ...(stop.length ? {stop} : {}),
+    ...(output.format ? {responseFormat: output.format} : {}),
     ...(reasoning ? {reasoning} : {}),
     stream: b.stream === true,
     ...(user ? {user} : {}),
