@@ -588,6 +588,69 @@ describe('around translation', {timeout: 60_000}, () => {
     expect(listed.data).toContainEqual(expect.objectContaining({id: 'sim-reasoner', owned_by: 'sim-chat'}))
   })
 
+  it("Claude Code's mid-conversation system message (the Agent tool's agent types) reaches every other family", async () => {
+    // the shape of Claude Code 2.1's first request with its default tools: the agent types as a
+    // `role: "system"` message after the last user turn (beta mid-conversation-system-2026-04-07),
+    // so the cached top-level system prompt stays the same; it was refused with a 400
+    const agentTypes = 'Available agent types for the Agent tool:\n- claude: Catch-all.'
+    const systemOf: Record<Exclude<Family, 'messages'>, (body: any) => string> = {
+      chat: (b) =>
+        b.messages
+          .filter((m: any) => m.role === 'system')
+          .map((m: any) => m.content)
+          .join('\n'),
+      responses: (b) => b.instructions ?? '',
+      gemini: (b) => (b.systemInstruction?.parts ?? []).map((p: any) => p.text).join('\n'),
+    }
+    const lastRole: Record<Exclude<Family, 'messages'>, (body: any) => string> = {
+      chat: (b) => b.messages.at(-1).role,
+      responses: (b) => b.input.at(-1).role,
+      gemini: (b) => b.contents.at(-1).role,
+    }
+    for (const up of ['chat', 'responses', 'gemini'] as const)
+      for (const stream of [false, true]) {
+        const res = await fetch(`${base}/v1/messages?beta=true`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'x-api-key': keys.get(up)!,
+            'anthropic-version': '2023-06-01',
+            'anthropic-beta': 'claude-code-20250219,mid-conversation-system-2026-04-07,effort-2025-11-24',
+          },
+          body: JSON.stringify({
+            model: 'claude-sonnet-4-5',
+            max_tokens: 1024,
+            stream,
+            system: [
+              {type: 'text', text: "You are Claude Code, Anthropic's official CLI for Claude."},
+              {type: 'text', text: 'Be brief.', cache_control: {type: 'ephemeral'}},
+            ],
+            messages: [
+              {
+                role: 'user',
+                content: [
+                  {type: 'text', text: '<system-reminder>\nToday is a day.\n</system-reminder>\n\n'},
+                  {type: 'text', text: 'Plan a trip', cache_control: {type: 'ephemeral'}},
+                ],
+              },
+              {role: 'system', content: agentTypes},
+            ],
+            thinking: {type: 'adaptive'},
+            output_config: {effort: 'high'},
+            context_management: {edits: [{type: 'clear_thinking_20251015', keep: 'all'}]},
+          }),
+        })
+        const text = await res.text()
+        expect(res.status, `${up} ${stream ? 'stream' : 'whole'}: ${text.slice(0, 300)}`).toBe(200)
+        expect(text).toContain(stream ? 'message_stop' : '"type":"message"')
+        const body = await lastUpstreamBody(up)
+        const system = systemOf[up](body)
+        expect(system, up).toContain('Be brief.')
+        expect(system.indexOf(agentTypes), up).toBeGreaterThan(system.indexOf('Be brief.'))
+        expect(lastRole[up](body), up).toBe('user')
+      }
+  })
+
   it("Claude Code's output_config: its structured output and effort reach every other family", async () => {
     // what `claude -p --json-schema` and /effort send with models that take them
     const schema = {

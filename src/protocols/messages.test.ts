@@ -9,6 +9,7 @@ import {messagesCodec} from './messages.js'
 
 const base: Request = {model: 'm', system: [], messages: [], tools: [], stream: false}
 const user = (text: string): Message => ({role: 'user', parts: [{type: 'text', text}]})
+const user0 = (text: string) => ({role: 'user', content: text})
 
 describe('messages decodeRequest', () => {
   it('reads every block type it can carry', () => {
@@ -145,6 +146,67 @@ describe('messages decodeRequest', () => {
     ])
   })
 
+  it('moves mid-conversation system messages into the system prompt, in order, with their cache marks', () => {
+    // Claude Code's shape: the Agent tool's agent types as a system message after the last user turn
+    const r = messagesCodec.decodeRequest(
+      {
+        model: 'm',
+        max_tokens: 10,
+        system: [{type: 'text', text: 'TOP', cache_control: {type: 'ephemeral'}}],
+        messages: [
+          {role: 'user', content: [{type: 'text', text: 'hi'}]},
+          {role: 'assistant', content: 'hello'},
+          {role: 'user', content: 'A'},
+          {role: 'system', content: [{type: 'text', text: 'S1', cache_control: {type: 'ephemeral'}}]},
+          {role: 'user', content: [{type: 'text', text: 'B'}]},
+          {role: 'system', content: 'S2'},
+          {role: 'system', content: ''},
+        ],
+      },
+      {},
+    )
+    expect(r.system).toEqual([
+      {type: 'text', text: 'TOP', cache: 'ephemeral'},
+      {type: 'text', text: 'S1', cache: 'ephemeral'},
+      {type: 'text', text: 'S2'},
+    ])
+    // the user turns around S1 are one turn, as Anthropic reads them
+    expect(r.messages).toEqual([
+      {role: 'user', parts: [{type: 'text', text: 'hi'}]},
+      {role: 'assistant', parts: [{type: 'text', text: 'hello'}]},
+      {
+        role: 'user',
+        parts: [
+          {type: 'text', text: 'A'},
+          {type: 'text', text: 'B'},
+        ],
+      },
+    ])
+    // a system message between turns of two roles leaves them as they are
+    const between = messagesCodec.decodeRequest(
+      {
+        model: 'm',
+        max_tokens: 10,
+        messages: [user0('q'), {role: 'system', content: 'S'}, {role: 'assistant', content: 'a'}],
+      },
+      {},
+    )
+    expect(between.messages.map((m) => m.role)).toEqual(['user', 'assistant'])
+    expect(between.system).toEqual([{type: 'text', text: 'S'}])
+    expect(() =>
+      messagesCodec.decodeRequest(
+        {
+          model: 'm',
+          messages: [{role: 'system', content: [{type: 'image', source: {type: 'url', url: 'u'}}]}],
+        },
+        {},
+      ),
+    ).toThrow(/"image" cannot be translated/)
+    expect(() =>
+      messagesCodec.decodeRequest({model: 'm', messages: [{role: 'tool', content: 'x'}]}, {}),
+    ).toThrow(/role "tool" cannot be translated/)
+  })
+
   it("reads output_config: the effort into reasoning, a structured output's schema into the response format", () => {
     const schema = {type: 'object', properties: {a: {type: 'string'}}, required: ['a']}
     const decode = (extra: Record<string, unknown>) =>
@@ -174,7 +236,10 @@ describe('messages decodeRequest', () => {
     // the deprecated beta field, and output_config's own first when both are there
     expect(decode({output_format: format}).responseFormat).toEqual({type: 'json_schema', schema})
     const other = {type: 'json_schema', schema: {type: 'object'}}
-    expect(decode({output_format: other, output_config: {format}}).responseFormat?.schema).toBe(schema)
+    expect(decode({output_format: other, output_config: {format}}).responseFormat).toEqual({
+      type: 'json_schema',
+      schema,
+    })
     for (const bad of [{type: 'json_schema'}, {type: 'text'}, 'json', null])
       expect(decode({output_config: {format: bad}}).responseFormat).toBeUndefined()
   })

@@ -116,10 +116,39 @@ function decodeBlock(raw: unknown): Part {
   }
 }
 
-function decodeTurns(raw: unknown, ctx: CodecContext): Message[] {
+/**
+ * A mid-conversation system message (`role: "system"` in `messages`, Anthropic's
+ * `mid-conversation-system-2026-04-07`: Claude Code sends the Agent tool's agent types as one,
+ * after the last user turn, so the cached top-level system prompt stays the same): its text blocks.
+ */
+function systemMessageParts(m: Json): TextPart[] {
+  if (typeof m.content === 'string') return m.content === '' ? [] : [{type: 'text', text: m.content}]
+  return arr(m.content).map((raw) => {
+    const b = isObj(raw) ? raw : {}
+    if (b.type !== 'text') throw unsupported(b.type)
+    return textPart(b)
+  })
+}
+
+/**
+ * The turns of a Messages request, and the text of its mid-conversation system messages. No other
+ * family has a system message at a position of its own (several system messages, or one after the
+ * first turn, are refused by many chat templates and by Gemini): they join the system prompt, after
+ * the top-level one, in order, with their cache marks; the turns around one that was taken out are
+ * one turn when they have the same role, as Anthropic reads consecutive turns of a role.
+ */
+function decodeTurns(raw: unknown, ctx: CodecContext): {messages: Message[]; system: TextPart[]} {
   const names = new Map<string, string>()
-  return arr(raw).map((item) => {
+  const messages: Message[] = []
+  const system: TextPart[] = []
+  let joinNext = false
+  for (const item of arr(raw)) {
     const m = isObj(item) ? item : {}
+    if (m.role === 'system') {
+      system.push(...systemMessageParts(m))
+      joinNext = true
+      continue
+    }
     if (m.role !== 'user' && m.role !== 'assistant')
       throw new TranslationError(`Messages role "${String(m.role)}" cannot be translated`)
     const parts: Part[] =
@@ -132,10 +161,16 @@ function decodeTurns(raw: unknown, ctx: CodecContext): Message[] {
       if (p.type === 'tool_call') names.set(p.id, p.name)
       if (p.type === 'tool_result' && names.has(p.callId)) p.name = names.get(p.callId)
     }
-    return m.role === 'assistant'
-      ? {role: 'assistant' as const, parts: applyCarry(parts, ctx.carry, false)}
-      : {role: 'user' as const, parts}
-  })
+    const turn: Message =
+      m.role === 'assistant'
+        ? {role: 'assistant', parts: applyCarry(parts, ctx.carry, false)}
+        : {role: 'user', parts}
+    const last = messages.at(-1)
+    if (joinNext && last?.role === turn.role) last.parts.push(...turn.parts)
+    else messages.push(turn)
+    joinNext = false
+  }
+  return {messages, system}
 }
 
 function decodeTools(raw: unknown): {
@@ -214,12 +249,14 @@ function requestReasoning(thinking: unknown, effort: Effort | undefined): Reason
 
 function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const b = bodyObject(body, 'Messages request')
+  const turns = decodeTurns(b.messages, ctx)
   const system: TextPart[] =
     typeof b.system === 'string'
       ? b.system === ''
         ? []
         : [{type: 'text', text: b.system}]
       : arr(b.system).map((raw) => textPart(isObj(raw) ? raw : {}))
+  system.push(...turns.system)
   const {tools, builtin} = decodeTools(b.tools)
   const {choice, parallel} = decodeToolChoice(b.tool_choice)
   const stop = arr(b.stop_sequences).filter((s): s is string => typeof s === 'string')
@@ -229,7 +266,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   return {
     model: str(b.model) ?? null,
     system,
-    messages: decodeTurns(b.messages, ctx),
+    messages: turns.messages,
     tools,
     ...(builtin.length ? {builtinTools: builtin} : {}),
     ...(choice ? {toolChoice: choice} : {}),

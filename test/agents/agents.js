@@ -188,13 +188,16 @@ export const AGENTS = [
           DISABLE_TELEMETRY: '1',
           DISABLE_AUTOUPDATER: '1',
         },
-        // tools: only the read-only Glob, allowed without asking (bypassPermissions is refused as root)
+        // tools: the read-only Glob, allowed without asking (bypassPermissions is refused as root),
+        // and the Agent tool of the default set: with it Claude Code sends its agent types as a
+        // mid-conversation system message, which translation must carry (the sim calls the first
+        // tool, Agent, with string arguments: its error result is the second turn)
         args: [
           '-p',
           prompt,
           '--output-format',
           'json',
-          ...(tools ? ['--tools', 'Glob', '--allowedTools', 'Glob'] : []),
+          ...(tools ? ['--tools', 'Glob,Agent', '--allowedTools', 'Glob'] : []),
         ],
       }
     },
