@@ -73,10 +73,33 @@ export function encodeUpstreamRequest(
   upstream: Family,
   model: string,
   ctx: CodecContext = {},
-): {body: Buffer; path: string} {
+  adapt?: UpstreamAdaptation,
+): {body: Buffer; path: string; fields: string[]} {
   const codec = CODECS[upstream]
   const body = codec.encodeRequest(client.request, model, ctx)
-  return {body: upstreamBytes(body), path: codec.path(model, client.request.stream)}
+  if (adapt) adaptBody(body, adapt)
+  return {
+    body: upstreamBytes(body),
+    path: codec.path(model, client.request.stream),
+    fields: Object.keys(body),
+  }
+}
+
+/**
+ * What an upstream was found to refuse (daemon/router/adaptations.ts): top-level fields it goes
+ * without, and `max_tokens` sent as `max_completion_tokens`.
+ */
+export interface UpstreamAdaptation {
+  drop?: readonly string[]
+  maxCompletionTokens?: boolean
+}
+
+function adaptBody(body: Record<string, unknown>, adapt: UpstreamAdaptation): void {
+  for (const field of adapt.drop ?? []) delete body[field]
+  if (adapt.maxCompletionTokens && body.max_tokens !== undefined) {
+    body.max_completion_tokens = body.max_tokens
+    delete body.max_tokens
+  }
 }
 
 /** The bytes of an upstream request body: `Buffer.from(JSON.stringify(body))`, faster. */

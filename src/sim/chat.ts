@@ -35,6 +35,7 @@ import {
   quirkCalls,
   selectQuirks,
   strictFieldsProblem,
+  unsupportedParameter,
   unknownQuirkMessage,
 } from './upstream/quirks.js'
 import {instanceOf} from './upstream/common.js'
@@ -675,6 +676,9 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
       validateChatBody(body)
       const strict = selection.quirks.has('strict-fields') ? strictFieldsProblem(body) : undefined
       if (strict) throw bad(strict)
+      const refused = unsupportedParameter(body, selection.quirks)
+      if (refused)
+        throw new ChatSimError(400, refused.message, 'invalid_request_error', refused.code, refused.param)
       plan = planChat(body, cache, context.clock.now() / 1000, {
         anyModel: options.anyModel,
         quirks: selection.quirks,

@@ -29,6 +29,7 @@ import {relay} from './relay.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
 import {acquireTarget, canTryAfter} from './targets.js'
+import {MAX_ADAPTATIONS_A_REQUEST, UpstreamAdaptations} from './adaptations.js'
 import type {Translation} from './translated.js'
 import type * as TranslatedModuleNs from './translated.js'
 import type * as TranslateModuleNs from '../../protocols/translate.js'
@@ -54,6 +55,22 @@ const loadTranslation = (): Promise<[TranslateModule, TranslatedModule]> =>
 
 /** See src/protocols/strip.ts (kept here too: that module loads only when a body holds it). */
 const WRAPPED_MARKER = '"gwx1.'
+
+/** What translated chat upstreams were found to refuse, per provider and model (adaptations.ts). */
+const adaptations = new UpstreamAdaptations()
+
+/** A request encoded for a translated target. */
+interface TranslatedRequest {
+  body: Buffer
+  path: string
+  translation: Translation
+  /** Its top-level fields, as sent. */
+  fields: string[]
+  /** The model it asks the upstream for. */
+  upstreamModel: string
+  /** How many refused fields this request has gone again without. */
+  adapted?: number
+}
 
 /** The body of a count-tokens request (`/v1/messages/count_tokens`, `:countTokens`). */
 const COUNT_TOKENS = /(?:\/count_tokens|:countTokens)(?:\?|$)/
@@ -181,7 +198,7 @@ export async function proxyRequest(
       // trial left taken would keep the provider circuit-broken until the gateway restarts.
       const model = upstreamModel(target, prepared.requestedModel ?? undefined) ?? null
       let body: Buffer
-      let translated: {path: string; translation: Translation} | undefined
+      let translated: TranslatedRequest | undefined
       try {
         if (target.translate) {
           const sent = await translateFor(target, model)
@@ -262,7 +279,7 @@ export async function proxyRequest(
   async function translateFor(
     target: ProxyTarget,
     model: string | null,
-  ): Promise<{body: Buffer; path: string; translation: Translation} | 'answered'> {
+  ): Promise<TranslatedRequest | 'answered'> {
     const [translate] = translationLoaded ?? (await loadTranslation())
     if (!client) {
       let json: unknown = request.json
@@ -303,10 +320,16 @@ export async function proxyRequest(
       return 'answered'
     }
     const upstreamModelName = model ?? client.request.model ?? ''
-    const {body, path} = translate.encodeUpstreamRequest(client, target.provider.family, upstreamModelName, {
-      carry,
-    })
-    return {body, path, translation: {client, carry}}
+    const adapt =
+      target.provider.family === 'chat' ? adaptations.get(target.provider.name, upstreamModelName) : undefined
+    const {body, path, fields} = translate.encodeUpstreamRequest(
+      client,
+      target.provider.family,
+      upstreamModelName,
+      {carry},
+      adapt,
+    )
+    return {body, path, translation: {client, carry}, fields, upstreamModel: upstreamModelName}
   }
 
   /** One try of target `i`: true when it answered (relayed), false to go on with the next. */
@@ -315,7 +338,7 @@ export async function proxyRequest(
     model: string | null,
     body: Buffer,
     credential: string | undefined,
-    translated?: {path: string; translation: Translation},
+    translated?: TranslatedRequest,
   ): Promise<boolean> {
     const target = targets[i]
     const provider = target.provider
@@ -368,6 +391,35 @@ export async function proxyRequest(
 
     const status = upstream.statusCode
     silent = false
+    // A translated chat upstream that refuses an optional field the translation sent (OpenAI's
+    // models without reasoning and `reasoning_effort`): learned, and the request goes again
+    // without it (adaptations.ts); any other 400 goes to the client as it came.
+    let errorText: string | Error | undefined
+    if (
+      translated &&
+      status === 400 &&
+      provider.family === 'chat' &&
+      (translated.adapted ?? 0) < MAX_ADAPTATIONS_A_REQUEST
+    ) {
+      try {
+        errorText = await upstream.body.text()
+      } catch (error) {
+        errorText = error as Error
+      }
+      if (
+        typeof errorText === 'string' &&
+        adaptations.learn(provider.name, translated.upstreamModel, errorText, translated.fields)
+      ) {
+        const again = await translateFor(target, model)
+        if (again !== 'answered') {
+          tried--
+          return tryTarget(i, model, again.body, credential, {
+            ...again,
+            adapted: (translated.adapted ?? 0) + 1,
+          })
+        }
+      }
+    }
     if (status >= 500 || status === 429) {
       const message = `${provider.name}: upstream answered ${status}`
       target.breaker?.recordFailure(message)
@@ -394,6 +446,7 @@ export async function proxyRequest(
         target,
         credential,
         translated.translation,
+        errorText,
       )
     } else outcome = await relay(relayContext, upstream, status, target, credential)
     if (!outcome) return true

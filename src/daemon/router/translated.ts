@@ -96,6 +96,8 @@ export async function relayTranslated(
   target: ProxyTarget,
   credential: string | undefined,
   translation: Translation,
+  /** An error answer's body, already read (or how reading it failed). */
+  errorText?: string | Error,
 ): Promise<FailedBeforeFirstByte | undefined> {
   const {res, family, result, started} = ctx
   const provider = target.provider
@@ -109,7 +111,8 @@ export async function relayTranslated(
   if (status >= 400) {
     let text: string
     try {
-      text = redact(await upstream.body.text())
+      if (errorText instanceof Error) throw errorText
+      text = redact(errorText ?? (await upstream.body.text()))
     } catch (error) {
       const message = `${provider.name}: the error answer (${status}) broke off: ${describeError(error, ctx.timeouts)}`
       target.breaker?.recordFailure(message)

@@ -21,6 +21,8 @@ export const SIM_QUIRKS = [
   'no-terminal',
   'cache-1h',
   'obfuscation',
+  'no-reasoning',
+  'o-series',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -193,4 +195,39 @@ export const CHAT_FIELDS: readonly string[] = [
 export function strictFieldsProblem(body: Record<string, unknown>): string | undefined {
   const unknown = Object.keys(body).filter((k) => !CHAT_FIELDS.includes(k))
   return unknown.length > 0 ? `Unrecognized request argument supplied: ${unknown.join(', ')}` : undefined
+}
+
+/**
+ * OpenAI's refusal of a chat request's parameter, as its `error` object (`param` named):
+ * `no-reasoning`, a model without reasoning (gpt-4.1, gpt-4o), refuses `reasoning_effort`;
+ * `o-series`, a reasoning model (o3, o4-mini), refuses `max_tokens` (it takes
+ * `max_completion_tokens`) and a `temperature` or `top_p` other than 1. Undefined when the request
+ * is one the model takes.
+ */
+export function unsupportedParameter(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; param: string; code: string} | undefined {
+  if (quirks.has('no-reasoning') && body.reasoning_effort !== undefined)
+    return {
+      message: "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
+      param: 'reasoning_effort',
+      code: 'unsupported_parameter',
+    }
+  if (!quirks.has('o-series')) return undefined
+  if (body.max_tokens !== undefined)
+    return {
+      message:
+        "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+      param: 'max_tokens',
+      code: 'unsupported_parameter',
+    }
+  for (const param of ['temperature', 'top_p'])
+    if (body[param] !== undefined && body[param] !== 1)
+      return {
+        message: `Unsupported value: '${param}' does not support ${String(body[param])} with this model. Only the default (1) value is supported.`,
+        param,
+        code: 'unsupported_value',
+      }
+  return undefined
 }

@@ -1,0 +1,77 @@
+/**
+ * What a translated chat upstream refused, learned from its 400 and kept per provider and model,
+ * so that the request goes again without it at once and the next requests go without it from the
+ * start. A translation sends fields the client never wrote for that upstream: a `reasoning_effort`
+ * made from Claude Code's thinking or effort, which OpenAI's models without reasoning (gpt-4.1,
+ * gpt-4o) refuse; `max_tokens`, which its reasoning models refuse for `max_completion_tokens`; a
+ * `temperature` or `top_p` they take only at 1. Only these optional fields are ever dropped or
+ * renamed, and only when the upstream's error names one that was sent; anything else (a 400 about
+ * the conversation, a field the answer depends on) reaches the client as before. Kept in memory
+ * (lost on restart: the first request after it learns again), at most {@link MAX_TARGETS} targets.
+ */
+import type {UpstreamAdaptation} from '../../protocols/translate.js'
+
+/** Fields a translated chat request may go without, or with another name, when refused. */
+const ADAPTABLE = [
+  'reasoning_effort',
+  'max_tokens',
+  'temperature',
+  'top_p',
+  'parallel_tool_calls',
+  'user',
+] as const
+
+/** Targets remembered at most (the oldest learned is forgotten first). */
+const MAX_TARGETS = 1000
+
+/** How many refused fields one request may learn before its 400 goes to the client. */
+export const MAX_ADAPTATIONS_A_REQUEST = 3
+
+/** The field an upstream's 400 names among those sent, if it is one a request may go without. */
+export function refusedField(errorText: string, sent: readonly string[]): string | undefined {
+  let param: unknown
+  let message = errorText
+  try {
+    const parsed = JSON.parse(errorText) as {error?: {param?: unknown; message?: unknown}}
+    param = parsed?.error?.param
+    if (typeof parsed?.error?.message === 'string') message = parsed.error.message
+  } catch {
+    // not JSON: the text is the message
+  }
+  const candidates = ADAPTABLE.filter((f) => sent.includes(f))
+  if (typeof param === 'string' && (candidates as readonly string[]).includes(param)) return param
+  // no `param`: a field the message names, quoted, or bare when its name cannot be a word of
+  // prose ("Unrecognized request argument supplied: reasoning_effort"; not "user" or "temperature")
+  return candidates.find((f) =>
+    new RegExp(f.includes('_') ? `(^|[^a-z_])${f}($|[^a-z_])` : `['"\`]${f}['"\`]`).test(message),
+  )
+}
+
+export class UpstreamAdaptations {
+  private readonly byTarget = new Map<string, UpstreamAdaptation>()
+
+  /** What requests to `provider`'s `model` go without (undefined: nothing learned). */
+  get(provider: string, model: string): UpstreamAdaptation | undefined {
+    return this.byTarget.size === 0 ? undefined : this.byTarget.get(`${provider}\n${model}`)
+  }
+
+  /**
+   * Learns from a 400 of `provider`'s `model` to a request that sent `sent` (its top-level
+   * fields): true when the request should go again, without (or, for `max_tokens` when the error
+   * asks for `max_completion_tokens`, renamed) the field it names.
+   */
+  learn(provider: string, model: string, errorText: string, sent: readonly string[]): boolean {
+    const field = refusedField(errorText, sent)
+    if (!field) return false
+    const key = `${provider}\n${model}`
+    const known = this.byTarget.get(key) ?? {}
+    const next: UpstreamAdaptation =
+      field === 'max_tokens' && errorText.includes('max_completion_tokens')
+        ? {...known, maxCompletionTokens: true}
+        : {...known, drop: [...(known.drop ?? []), field]}
+    this.byTarget.delete(key)
+    this.byTarget.set(key, next)
+    if (this.byTarget.size > MAX_TARGETS) this.byTarget.delete(this.byTarget.keys().next().value!)
+    return true
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * A translated chat upstream that refuses an optional field the translation sent: Claude Code's
+ * effort as `reasoning_effort` to a model without reasoning (OpenAI's gpt-4.1), `max_tokens` and a
+ * `temperature` to a reasoning model (o3). The gateway learns the refusal from the 400, sends the
+ * request again without the field (or with `max_completion_tokens`), and sends the next requests
+ * that way from the start; a refusal past what one request may learn reaches the client as it came.
+ * The real daemon, the simulator's `no-reasoning` and `o-series` quirks, the official Anthropic SDK.
+ */
+import {join} from 'node:path'
+import Anthropic from '@anthropic-ai/sdk'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import type {PolicyConfig} from '../src/store/schema.js'
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
+import {withState} from '../src/store/state.js'
+import {freePort, runCli, tempHome} from './helpers/cli.js'
+import {killDaemon} from './helpers/gateway.js'
+
+let home = ''
+let base = ''
+let simOrigin = ''
+let cleanup: () => void = () => {}
+const keys = new Map<string, string>()
+
+const MODELS: Record<string, string> = {
+  plain: 'sim-mini+no-reasoning',
+  o: 'sim-mini+o-series',
+  both: 'sim-mini+no-reasoning+o-series',
+}
+
+beforeAll(async () => {
+  ;({home, cleanup} = tempHome())
+  const port = await freePort()
+  const policies: PolicyConfig[] = Object.entries(MODELS).map(([id, model]) => ({
+    id: `adapt-${id}`,
+    routes: {messages: [{provider: 'sim-chat', model, translate: true}]},
+    fallbacks: true,
+    breaker: DEFAULT_BREAKER,
+    timeouts: DEFAULT_TIMEOUTS,
+  }))
+  const previous = process.env.GWCTL_HOME
+  process.env.GWCTL_HOME = home
+  try {
+    await withState((store) => void store.data.policies.push(...policies), join(home, 'state.json'))
+  } finally {
+    if (previous === undefined) delete process.env.GWCTL_HOME
+    else process.env.GWCTL_HOME = previous
+  }
+  const start = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {
+    home,
+    env: {GWCTL_GATEWAY_PORT: String(port)},
+  })
+  expect(start.exitCode, start.stderr).toBe(0)
+  base = `http://127.0.0.1:${port}`
+  const providers = (await (await fetch(`${base}/api/providers`)).json()) as {
+    providers: Array<{name: string; baseUrl: string}>
+  }
+  simOrigin = new URL(providers.providers.find((p) => p.name === 'sim-chat')!.baseUrl).origin
+  for (const id of Object.keys(MODELS)) {
+    const res = await fetch(`${base}/api/keys/issue`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json'},
+      body: JSON.stringify({
+        employeeName: 'Ada',
+        employeeContact: 'ada@example.com',
+        agentName: `adapt-${id}`,
+        agentType: 'claude_code',
+        policyId: `adapt-${id}`,
+      }),
+    })
+    const body = (await res.json()) as {keyValue: string}
+    expect(res.status, JSON.stringify(body)).toBe(200)
+    keys.set(id, body.keyValue)
+  }
+}, 120_000)
+
+afterAll(async () => {
+  await runCli(['gateway', 'stop'], {home})
+  await killDaemon(home)
+  cleanup()
+})
+
+/** The chat requests the simulator got since the last call, oldest first, with their status. */
+async function upstreamCalls(): Promise<Array<Record<string, any>>> {
+  const {requests} = (await (await fetch(`${simOrigin}/__sim/requests`)).json()) as {
+    requests: Array<{method: string; path: string; body: unknown}>
+  }
+  await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
+  return requests
+    .filter((r) => r.method === 'POST' && /\/chat\/completions$/.test(r.path))
+    .map((r) => (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>)
+}
+
+/** Claude Code's default request: adaptive thinking, effort high (output_config). */
+const claudeCode = (extra: Record<string, unknown> = {}): any => ({
+  model: 'claude-opus-4-8',
+  max_tokens: 1024,
+  thinking: {type: 'adaptive'},
+  output_config: {effort: 'high'},
+  messages: [{role: 'user', content: 'Say hello.'}],
+  ...extra,
+})
+
+const text = (m: any): string =>
+  m.content
+    .filter((b: any) => b.type === 'text')
+    .map((b: any) => b.text)
+    .join('')
+
+describe('a translated chat upstream that refuses a field', {timeout: 60_000}, () => {
+  it('a model without reasoning: reasoning_effort learned away at once, and left out from then on', async () => {
+    await upstreamCalls()
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('plain')!, maxRetries: 0})
+    const first = await client.messages.create(claudeCode())
+    expect(text(first)).toContain('Hello from')
+    const calls = await upstreamCalls()
+    expect(calls.map((c) => c.reasoning_effort)).toEqual(['high', undefined])
+    // everything else went again as it was
+    const {reasoning_effort: _, ...rest} = calls[0]
+    expect(calls[1]).toEqual(rest)
+
+    const second = await client.messages.stream(claudeCode()).finalMessage()
+    expect(text(second)).toContain('Hello from')
+    const later = await upstreamCalls()
+    expect(later).toHaveLength(1)
+    expect(later[0]).not.toHaveProperty('reasoning_effort')
+    expect(later[0].stream).toBe(true)
+  })
+
+  it('a reasoning model: max_tokens as max_completion_tokens, then the temperature left out', async () => {
+    await upstreamCalls()
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('o')!, maxRetries: 0})
+    const answer = await client.messages.create(claudeCode({temperature: 0.2, thinking: undefined}))
+    expect(text(answer)).toContain('Hello from')
+    const calls = await upstreamCalls()
+    expect(calls.map((c) => [c.max_tokens, c.max_completion_tokens, c.temperature])).toEqual([
+      [1024, undefined, 0.2],
+      [undefined, 1024, 0.2],
+      [undefined, 1024, undefined],
+    ])
+    await client.messages.create(claudeCode({temperature: 0.2, max_tokens: 77, thinking: undefined}))
+    const later = await upstreamCalls()
+    expect(later.map((c) => [c.max_tokens, c.max_completion_tokens, c.temperature])).toEqual([
+      [undefined, 77, undefined],
+    ])
+  })
+
+  it('a refusal past three in one request reaches the client as the upstream said it; the next request learns on', async () => {
+    await upstreamCalls()
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('both')!, maxRetries: 0})
+    const params = claudeCode({temperature: 0.5, top_p: 0.5})
+    const error = await client.messages.create(params).then(
+      () => undefined,
+      (e: unknown) => e as {status: number; message: string},
+    )
+    expect(error?.status).toBe(400)
+    expect(error?.message).toMatch(/'top_p' does not support 0.5/)
+    expect(await upstreamCalls()).toHaveLength(4)
+    const answer = await client.messages.create(params)
+    expect(text(answer)).toContain('Hello from')
+    const later = await upstreamCalls()
+    expect(later).toHaveLength(2)
+    for (const field of ['reasoning_effort', 'max_tokens', 'temperature', 'top_p'])
+      expect(later[1]).not.toHaveProperty(field)
+    expect(later[1].max_completion_tokens).toBe(1024)
+  })
+})
