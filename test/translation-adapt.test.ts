@@ -6,20 +6,15 @@
  * that way from the start; a refusal past what one request may learn reaches the client as it came.
  * The real daemon, the simulator's `no-reasoning` and `o-series` quirks, the official Anthropic SDK.
  */
-import {join} from 'node:path'
 import Anthropic from '@anthropic-ai/sdk'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import type {PolicyConfig} from '../src/store/schema.js'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {withState} from '../src/store/state.js'
-import {freePort, runCli, tempHome} from './helpers/cli.js'
-import {killDaemon} from './helpers/gateway.js'
+import {issueKeyOverApi, startSimGatewayWithPolicies} from './helpers/gateway.js'
 
-let home = ''
 let base = ''
 let simOrigin = ''
-let cleanup: () => void = () => {}
+let stop: () => Promise<void> = async () => {}
 const keys = new Map<string, string>()
 
 const MODELS: Record<string, string> = {
@@ -29,56 +24,20 @@ const MODELS: Record<string, string> = {
 }
 
 beforeAll(async () => {
-  ;({home, cleanup} = tempHome())
-  const port = await freePort()
-  const policies: PolicyConfig[] = Object.entries(MODELS).map(([id, model]) => ({
-    id: `adapt-${id}`,
-    routes: {messages: [{provider: 'sim-chat', model, translate: true}]},
-    fallbacks: true,
-    breaker: DEFAULT_BREAKER,
-    timeouts: DEFAULT_TIMEOUTS,
-  }))
-  const previous = process.env.GWCTL_HOME
-  process.env.GWCTL_HOME = home
-  try {
-    await withState((store) => void store.data.policies.push(...policies), join(home, 'state.json'))
-  } finally {
-    if (previous === undefined) delete process.env.GWCTL_HOME
-    else process.env.GWCTL_HOME = previous
-  }
-  const start = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {
-    home,
-    env: {GWCTL_GATEWAY_PORT: String(port)},
-  })
-  expect(start.exitCode, start.stderr).toBe(0)
-  base = `http://127.0.0.1:${port}`
-  const providers = (await (await fetch(`${base}/api/providers`)).json()) as {
-    providers: Array<{name: string; baseUrl: string}>
-  }
-  simOrigin = new URL(providers.providers.find((p) => p.name === 'sim-chat')!.baseUrl).origin
-  for (const id of Object.keys(MODELS)) {
-    const res = await fetch(`${base}/api/keys/issue`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json'},
-      body: JSON.stringify({
-        employeeName: 'Ada',
-        employeeContact: 'ada@example.com',
-        agentName: `adapt-${id}`,
-        agentType: 'claude_code',
-        policyId: `adapt-${id}`,
-      }),
-    })
-    const body = (await res.json()) as {keyValue: string}
-    expect(res.status, JSON.stringify(body)).toBe(200)
-    keys.set(id, body.keyValue)
-  }
+  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies(
+    Object.entries(MODELS).map(([id, model]) => ({
+      id: `adapt-${id}`,
+      routes: {messages: [{provider: 'sim-chat', model, translate: true}]},
+      fallbacks: true,
+      breaker: DEFAULT_BREAKER,
+      timeouts: DEFAULT_TIMEOUTS,
+    })),
+  ))
+  for (const id of Object.keys(MODELS))
+    keys.set(id, await issueKeyOverApi(base, `adapt-${id}`, 'claude_code', `adapt-${id}`))
 }, 120_000)
 
-afterAll(async () => {
-  await runCli(['gateway', 'stop'], {home})
-  await killDaemon(home)
-  cleanup()
-})
+afterAll(() => stop())
 
 /** The chat requests the simulator got since the last call, oldest first, with their status. */
 async function upstreamCalls(): Promise<Array<Record<string, any>>> {

@@ -17,11 +17,9 @@ import Database from 'better-sqlite3'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import type {Family, PolicyConfig} from '../src/store/schema.js'
+import type {Family} from '../src/store/schema.js'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {withState} from '../src/store/state.js'
-import {freePort, runCli, tempHome} from './helpers/cli.js'
-import {killDaemon} from './helpers/gateway.js'
+import {issueKeyOverApi, startSimGatewayWithPolicies} from './helpers/gateway.js'
 
 const FAMILIES: Family[] = ['chat', 'responses', 'messages', 'gemini']
 /** The model each simulated upstream is asked for (chat: the reasoning model, DeepSeek-like). */
@@ -69,71 +67,35 @@ type Client = (s: Scenario) => Promise<Turn>
 
 let home = ''
 let base = ''
-let cleanup: () => void = () => {}
+let stop: () => Promise<void> = async () => {}
 const keys = new Map<Family, string>()
 let db: Database.Database | undefined
 /** The simulator behind the gateway (`--sim`), whose request record shows what each upstream got. */
 let simOrigin = ''
 
 beforeAll(async () => {
-  const t = tempHome()
-  home = t.home
-  cleanup = t.cleanup
-  const port = await freePort()
   // one policy per upstream family: every other entrance translated to its simulator
-  const policies: PolicyConfig[] = FAMILIES.map((up) => ({
-    id: `to-${up}`,
-    routes: Object.fromEntries(
-      FAMILIES.filter((f) => f !== up).map((f) => [
-        f,
-        [{provider: `sim-${up}`, model: UPSTREAM_MODEL[up], translate: true}],
-      ]),
-    ),
-    fallbacks: true,
-    breaker: DEFAULT_BREAKER,
-    timeouts: DEFAULT_TIMEOUTS,
-  }))
-  const previous = process.env.GWCTL_HOME
-  process.env.GWCTL_HOME = home
-  try {
-    await withState((store) => void store.data.policies.push(...policies), join(home, 'state.json'))
-  } finally {
-    if (previous === undefined) delete process.env.GWCTL_HOME
-    else process.env.GWCTL_HOME = previous
-  }
-  const start = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {
-    home,
-    env: {GWCTL_GATEWAY_PORT: String(port)},
-  })
-  expect(start.exitCode, start.stderr).toBe(0)
-  base = `http://127.0.0.1:${port}`
-  const providers = (await (await fetch(`${base}/api/providers`)).json()) as {
-    providers: Array<{name: string; baseUrl: string}>
-  }
-  simOrigin = new URL(providers.providers.find((p) => p.name === 'sim-chat')!.baseUrl).origin
-  for (const up of FAMILIES) {
-    const res = await fetch(`${base}/api/keys/issue`, {
-      method: 'POST',
-      headers: {'content-type': 'application/json'},
-      body: JSON.stringify({
-        employeeName: 'Ada',
-        employeeContact: 'ada@example.com',
-        agentName: `via-${up}`,
-        agentType: 'generic_agent',
-        policyId: `to-${up}`,
-      }),
-    })
-    const body = (await res.json()) as {keyValue: string}
-    expect(res.status, JSON.stringify(body)).toBe(200)
-    keys.set(up, body.keyValue)
-  }
+  ;({home, base, simOrigin, stop} = await startSimGatewayWithPolicies(
+    FAMILIES.map((up) => ({
+      id: `to-${up}`,
+      routes: Object.fromEntries(
+        FAMILIES.filter((f) => f !== up).map((f) => [
+          f,
+          [{provider: `sim-${up}`, model: UPSTREAM_MODEL[up], translate: true}],
+        ]),
+      ),
+      fallbacks: true,
+      breaker: DEFAULT_BREAKER,
+      timeouts: DEFAULT_TIMEOUTS,
+    })),
+  ))
+  for (const up of FAMILIES)
+    keys.set(up, await issueKeyOverApi(base, `via-${up}`, 'generic_agent', `to-${up}`))
 }, 120_000)
 
 afterAll(async () => {
   db?.close()
-  await runCli(['gateway', 'stop'], {home})
-  await killDaemon(home)
-  cleanup()
+  await stop()
 })
 
 let projects = 0

@@ -6,6 +6,8 @@ import {join} from 'node:path'
 import {expect} from 'vitest'
 
 import {processAlive} from '../../src/core/process.js'
+import type {PolicyConfig} from '../../src/store/schema.js'
+import {withState} from '../../src/store/state.js'
 import {freePort, runCli, tempHome} from './cli.js'
 
 /** The pid in `<home>/gateway.pid`, if there is one. */
@@ -58,14 +60,59 @@ export async function issueKeyOverApi(
   base: string,
   agentName: string,
   agentType = 'generic_agent',
+  policyId?: string,
 ): Promise<string> {
   const issued = await fetch(`${base}/api/keys/issue`, {
     method: 'POST',
     headers: {'content-type': 'application/json'},
-    body: JSON.stringify({employeeName: 'Ada', employeeContact: 'ada@example.com', agentName, agentType}),
+    body: JSON.stringify({
+      employeeName: 'Ada',
+      employeeContact: 'ada@example.com',
+      agentName,
+      agentType,
+      ...(policyId ? {policyId} : {}),
+    }),
   })
-  expect(issued.status).toBe(200)
-  return ((await issued.json()) as {keyValue: string}).keyValue
+  const body = (await issued.json()) as {keyValue: string}
+  expect(issued.status, JSON.stringify(body)).toBe(200)
+  return body.keyValue
+}
+
+/**
+ * A gateway on the simulator (`gateway start --sim`) in a temp home on a free port, with
+ * `policies` written into its state before it starts (it loads policies at start), and the origin
+ * of its simulator's chat provider (`sim-chat`), whose `/__sim/requests` shows what upstreams got.
+ * `stop()` stops the daemon and removes the home.
+ */
+export async function startSimGatewayWithPolicies(
+  policies: PolicyConfig[],
+): Promise<{home: string; base: string; simOrigin: string; stop: () => Promise<void>}> {
+  const {home, cleanup} = tempHome()
+  const port = await freePort()
+  const previous = process.env.GWCTL_HOME
+  process.env.GWCTL_HOME = home
+  try {
+    await withState((store) => void store.data.policies.push(...policies), join(home, 'state.json'))
+  } finally {
+    if (previous === undefined) delete process.env.GWCTL_HOME
+    else process.env.GWCTL_HOME = previous
+  }
+  const start = await runCli(['gateway', 'start', '--sim', '--port', String(port)], {
+    home,
+    env: {GWCTL_GATEWAY_PORT: String(port)},
+  })
+  expect(start.exitCode, start.stderr).toBe(0)
+  const base = `http://127.0.0.1:${port}`
+  const providers = (await (await fetch(`${base}/api/providers`)).json()) as {
+    providers: Array<{name: string; baseUrl: string}>
+  }
+  const simOrigin = new URL(providers.providers.find((p) => p.name === 'sim-chat')!.baseUrl).origin
+  const stop = async (): Promise<void> => {
+    await runCli(['gateway', 'stop'], {home})
+    await killDaemon(home)
+    cleanup()
+  }
+  return {home, base, simOrigin, stop}
 }
 
 /**
