@@ -115,10 +115,12 @@ describe('a translated chat upstream that refuses a field', {timeout: 60_000}, (
     expect(error?.status).toBe(400)
     expect(error?.message).toMatch(/'top_p' does not support 0.5/)
     expect(await upstreamCalls()).toHaveLength(4)
-    const answer = await client.messages.create(params)
+    // a stream goes again the same way: the refusal comes before its first byte
+    const answer = await client.messages.stream(params).finalMessage()
     expect(text(answer)).toContain('Hello from')
     const later = await upstreamCalls()
     expect(later).toHaveLength(2)
+    expect(later[1].stream).toBe(true)
     for (const field of ['reasoning_effort', 'max_tokens', 'temperature', 'top_p'])
       expect(later[1]).not.toHaveProperty(field)
     expect(later[1].max_completion_tokens).toBe(1024)
