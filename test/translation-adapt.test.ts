@@ -50,6 +50,18 @@ async function upstreamCalls(): Promise<Array<Record<string, any>>> {
     .map((r) => (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>)
 }
 
+/** The log rows of the agent `name` (its project), oldest first, once there are `count` (written just after each answer). */
+async function logRows(name: string, count = 1): Promise<Array<{status: number; error: string | null}>> {
+  let rows: Array<{project: string; status: number; error: string | null; id: number}> = []
+  for (let i = 0; i < 100; i++) {
+    const body = (await (await fetch(`${base}/api/logs?limit=50`)).json()) as {logs: typeof rows}
+    rows = body.logs.filter((r) => r.project === name).sort((a, b) => a.id - b.id)
+    if (rows.length >= count) break
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  return rows
+}
+
 /** Claude Code's default request: adaptive thinking, effort high (output_config). */
 const claudeCode = (extra: Record<string, unknown> = {}): any => ({
   model: 'claude-opus-4-8',
@@ -77,6 +89,12 @@ describe('a translated chat upstream that refuses a field', {timeout: 60_000}, (
     // everything else went again as it was
     const {reasoning_effort: _, ...rest} = calls[0]
     expect(calls[1]).toEqual(rest)
+
+    // the log row of the first says what went again, once
+    const rows = await logRows('adapt-plain')
+    expect(rows.map((r) => [r.status, r.error])).toEqual([
+      [200, 'sim-chat refused reasoning_effort: sent again without it'],
+    ])
 
     const second = await client.messages.stream(claudeCode()).finalMessage()
     expect(text(second)).toContain('Hello from')

@@ -55,7 +55,7 @@ describe('UpstreamAdaptations', () => {
     expect(a.get('p', 'm')).toBeUndefined()
     expect(
       a.learn('p', 'm', openai("Unsupported parameter: 'reasoning_effort'.", 'reasoning_effort'), SENT),
-    ).toBe(true)
+    ).toBe('refused reasoning_effort: sent again without it')
     expect(a.get('p', 'm')).toEqual({drop: ['reasoning_effort']})
     expect(
       a.learn(
@@ -67,11 +67,11 @@ describe('UpstreamAdaptations', () => {
         ),
         SENT,
       ),
-    ).toBe(true)
+    ).toBe('refused max_tokens: sent again as max_completion_tokens')
     expect(a.get('p', 'm')).toEqual({drop: ['reasoning_effort'], maxCompletionTokens: true})
     expect(a.get('p', 'other')).toBeUndefined()
     expect(a.get('q', 'm')).toBeUndefined()
-    expect(a.learn('p', 'm', openai('Bad conversation.', null), SENT)).toBe(false)
+    expect(a.learn('p', 'm', openai('Bad conversation.', null), SENT)).toBeUndefined()
   })
 
   it('forgets the oldest target past its bound', () => {

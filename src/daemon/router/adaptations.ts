@@ -57,21 +57,22 @@ export class UpstreamAdaptations {
 
   /**
    * Learns from a 400 of `provider`'s `model` to a request that sent `sent` (its top-level
-   * fields): true when the request should go again, without (or, for `max_tokens` when the error
-   * asks for `max_completion_tokens`, renamed) the field it names.
+   * fields). When the request should go again, without (or, for `max_tokens` when the error asks
+   * for `max_completion_tokens`, renamed) the field it names, says so for the log row
+   * (`refused max_tokens: sent again as max_completion_tokens`); else undefined.
    */
-  learn(provider: string, model: string, errorText: string, sent: readonly string[]): boolean {
+  learn(provider: string, model: string, errorText: string, sent: readonly string[]): string | undefined {
     const field = refusedField(errorText, sent)
-    if (!field) return false
+    if (!field) return undefined
     const key = `${provider}\n${model}`
     const known = this.byTarget.get(key) ?? {}
-    const next: UpstreamAdaptation =
-      field === 'max_tokens' && errorText.includes('max_completion_tokens')
-        ? {...known, maxCompletionTokens: true}
-        : {...known, drop: [...(known.drop ?? []), field]}
+    const rename = field === 'max_tokens' && errorText.includes('max_completion_tokens')
+    const next: UpstreamAdaptation = rename
+      ? {...known, maxCompletionTokens: true}
+      : {...known, drop: [...(known.drop ?? []), field]}
     this.byTarget.delete(key)
     this.byTarget.set(key, next)
     if (this.byTarget.size > MAX_TARGETS) this.byTarget.delete(this.byTarget.keys().next().value!)
-    return true
+    return `refused ${field}: sent again ${rename ? 'as max_completion_tokens' : 'without it'}`
   }
 }

@@ -179,6 +179,8 @@ export async function proxyRequest(
   /** The client's request decoded for translation (on the first translated target tried). */
   let client: ClientRequest | undefined
   let tried = 0
+  /** What a refusal of the upstream changed in this request (adaptations.ts), for its log row. */
+  const adapted: string[] = []
   // the last failed try went silent (a first-byte or idle timeout): 504 rather than 502
   let silent = false
   // set by a try after which no other target may be tried (a failure with fallbacks off)
@@ -406,13 +408,15 @@ export async function proxyRequest(
       } catch (error) {
         errorText = error as Error
       }
-      if (
-        typeof errorText === 'string' &&
-        adaptations.learn(provider.name, translated.upstreamModel, errorText, translated.fields)
-      ) {
+      const change =
+        typeof errorText === 'string'
+          ? adaptations.learn(provider.name, translated.upstreamModel, errorText, translated.fields)
+          : undefined
+      if (change) {
         const again = await translateFor(target, model)
         if (again !== 'answered') {
           tried--
+          adapted.push(`${provider.name} ${change}`)
           return tryTarget(i, model, again.body, credential, {
             ...again,
             adapted: (translated.adapted ?? 0) + 1,
@@ -433,7 +437,8 @@ export async function proxyRequest(
       attempts.push({provider: provider.name, status})
       // an answer after earlier failures keeps why it fell back; a clean answer has no error
       const reasons = attempts.length > 1 ? attempts.filter((a) => a.error).map((a) => a.error) : []
-      result.error = reasons.length > 0 ? `fell back after: ${reasons.join('; ')}` : null
+      const notes = reasons.length > 0 ? [`fell back after: ${reasons.join('; ')}`, ...adapted] : adapted
+      result.error = notes.length > 0 ? notes.join('; ') : null
     }
 
     let outcome
