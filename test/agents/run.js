@@ -325,7 +325,7 @@ async function bindAgent(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}) {
     r.problems.push(`the gateway's agent is named ${row?.name}, not ${agent.tool}`)
   if (row?.lastSeenAt == null) r.problems.push(`the gateway never saw ${agent.tool}`)
   log(
-    `${r.problems.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(6)} enable: ${(r.ms / 1000).toFixed(1)} s`,
+    `${r.problems.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(8)} enable: ${(r.ms / 1000).toFixed(1)} s`,
   )
   for (const note of r.notes) log(`    ${note}`)
   for (const problem of r.problems) log(`    ! ${problem}`)
@@ -334,7 +334,7 @@ async function bindAgent(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}) {
 
   // The CLI's own history reconciles with the gateway log: every request matched, no token difference.
   const recProblems = await reconcileCheck(agent, env)
-  log(`${recProblems.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(6)} reconcile`)
+  log(`${recProblems.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(8)} reconcile`)
   for (const problem of recProblems) log(`    ! ${problem}`)
   r.problems.push(...recProblems)
 
@@ -351,7 +351,7 @@ async function bindAgent(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}) {
   if (after.stdout.includes(agent.answer ?? `PONG from sim: ${PROMPT}`))
     offProblems.push('after disable it still got the answer')
   log(
-    `${offProblems.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(6)} disable: exit ${after.code}, gateway rows ${before} -> ${rows}`,
+    `${offProblems.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(8)} disable: exit ${after.code}, gateway rows ${before} -> ${rows}`,
   )
   for (const problem of offProblems) log(`    ! ${problem}`)
   const problems = [...r.problems, ...offProblems]
@@ -408,14 +408,14 @@ async function runMode(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}) {
   if (!/gwctl: .* through the gateway at /.test(r.result.stderr))
     r.problems.push("gwctl's line about the run is missing from stderr")
   log(
-    `${r.problems.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(6)} run: ${(r.ms / 1000).toFixed(1)} s`,
+    `${r.problems.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(8)} run: ${(r.ms / 1000).toFixed(1)} s`,
   )
   for (const note of r.notes) log(`    ${note}`)
   for (const problem of r.problems) log(`    ! ${problem}`)
   if (r.problems.length > 0 || VERBOSE)
     log(`    stdout:\n${tail(r.result.stdout)}\n    stderr:\n${tail(r.result.stderr)}`)
   const recProblems = await reconcileCheck(agent, {...gwEnv, HOME: home})
-  log(`${recProblems.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(6)} reconcile`)
+  log(`${recProblems.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(8)} reconcile`)
   for (const problem of recProblems) log(`    ! ${problem}`)
 
   // killed with -9 a moment into the run: nothing of the user's was written, so nothing is torn
@@ -446,7 +446,7 @@ async function runMode(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}) {
   else if (through.code !== own.code)
     extra.push(`a failing run exited ${through.code} through gwctl, ${own.code} on its own`)
   log(
-    `${extra.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(6)} run killed -9: files unchanged; failing run: exit ${through.code} (on its own ${own.code})`,
+    `${extra.length === 0 ? 'PASS' : 'FAIL'} ${agent.name.padEnd(8)} run killed -9: files unchanged; failing run: exit ${through.code} (on its own ${own.code})`,
   )
   for (const problem of extra) log(`    ! ${problem}`)
   const problems = [...r.problems, ...recProblems, ...extra]
@@ -697,7 +697,7 @@ async function main() {
             problems: r.problems,
           })
           log(
-            `${r.ok ? 'PASS' : 'FAIL'} ${agent.name.padEnd(6)} ${label.padEnd(22)} ${(r.ms / 1000).toFixed(1)} s`,
+            `${r.ok ? 'PASS' : 'FAIL'} ${agent.name.padEnd(8)} ${label.padEnd(22)} ${(r.ms / 1000).toFixed(1)} s`,
           )
           for (const note of r.notes) log(`    ${note}`)
           for (const problem of r.problems) log(`    ! ${problem}`)
@@ -714,7 +714,7 @@ async function main() {
       }
       if (RUN) {
         if (!CONFIG_FILES[agent.name]) {
-          log(`SKIP ${agent.name.padEnd(6)} run: gwctl run does not start ${agent.name}`)
+          log(`SKIP ${agent.name.padEnd(8)} run: gwctl run does not start ${agent.name}`)
           skipped++
           continue
         }
@@ -746,7 +746,7 @@ async function main() {
       const r = await runAgent(agent, {tmp, origin, binDir: bins[agent.name], key, agentId, sim, simOrigin})
       outcome.push({agent: agent.name, ok: r.ok, seconds: Math.round(r.ms / 100) / 10, problems: r.problems})
       log(
-        `${r.ok ? 'PASS' : 'FAIL'} ${agent.name.padEnd(6)} ${agent.title.padEnd(11)} ${(r.ms / 1000).toFixed(1)} s`,
+        `${r.ok ? 'PASS' : 'FAIL'} ${agent.name.padEnd(8)} ${agent.title.padEnd(11)} ${(r.ms / 1000).toFixed(1)} s`,
       )
       for (const note of r.notes) log(`    ${note}`)
       for (const problem of r.problems) log(`    ! ${problem}`)
@@ -767,11 +767,11 @@ async function main() {
   if (TRANSLATE) {
     log('')
     log(
-      `${'agent'.padEnd(8)}${'entrance -> upstream'.padEnd(24)}${'result'.padEnd(8)}${'time'.padStart(7)}  first problem`,
+      `${'agent'.padEnd(10)}${'entrance -> upstream'.padEnd(24)}${'result'.padEnd(8)}${'time'.padStart(7)}  first problem`,
     )
     for (const o of outcome)
       log(
-        `${o.agent.padEnd(8)}${o.run.padEnd(24)}${(o.ok ? 'PASS' : 'FAIL').padEnd(8)}${`${o.seconds} s`.padStart(7)}  ${o.problems[0] ?? ''}`,
+        `${o.agent.padEnd(10)}${o.run.padEnd(24)}${(o.ok ? 'PASS' : 'FAIL').padEnd(8)}${`${o.seconds} s`.padStart(7)}  ${o.problems[0] ?? ''}`,
       )
   }
   mkdirSync(CACHE, {recursive: true})
