@@ -21,6 +21,7 @@ const MODELS: Record<string, string> = {
   plain: 'sim-mini+no-reasoning',
   o: 'sim-mini+o-series',
   both: 'sim-mini+no-reasoning+o-series',
+  deepseek: 'sim-mini+max-tokens-8192',
 }
 
 beforeAll(async () => {
@@ -120,6 +121,23 @@ describe('a translated chat upstream that refuses a field', {timeout: 60_000}, (
     expect(later.map((c) => [c.max_tokens, c.max_completion_tokens, c.temperature])).toEqual([
       [undefined, 77, undefined],
     ])
+  })
+
+  it("DeepSeek's output limit: Claude Code's max_tokens of 64 000 capped at the 8 192 its error states", async () => {
+    await upstreamCalls()
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('deepseek')!, maxRetries: 0})
+    // (the SDK streams a request for that many tokens, as Claude Code does)
+    const answer = await client.messages.stream(claudeCode({max_tokens: 64000})).finalMessage()
+    expect(text(answer)).toContain('Hello from')
+    expect((await upstreamCalls()).map((c) => c.max_tokens)).toEqual([64000, 8192])
+    const rows = await logRows('adapt-deepseek')
+    expect(rows.map((r) => r.error)).toEqual([
+      'sim-chat refused max_tokens 64000: sent again with 8192, its limit',
+    ])
+    // from then on: capped from the start, and a smaller one left as it is
+    await client.messages.stream(claudeCode({max_tokens: 32000})).finalMessage()
+    await client.messages.create(claudeCode({max_tokens: 1000}))
+    expect((await upstreamCalls()).map((c) => c.max_tokens)).toEqual([8192, 1000])
   })
 
   it('a refusal past three in one request reaches the client as the upstream said it; the next request learns on', async () => {

@@ -74,14 +74,16 @@ export function encodeUpstreamRequest(
   model: string,
   ctx: CodecContext = {},
   adapt?: UpstreamAdaptation,
-): {body: Buffer; path: string; fields: string[]} {
+): {body: Buffer; path: string; fields: string[]; maxTokens?: number} {
   const codec = CODECS[upstream]
   const body = codec.encodeRequest(client.request, model, ctx)
   if (adapt) adaptBody(body, adapt)
+  const max = body.max_tokens ?? body.max_completion_tokens
   return {
     body: upstreamBytes(body),
     path: codec.path(model, client.request.stream),
     fields: Object.keys(body),
+    ...(typeof max === 'number' ? {maxTokens: max} : {}),
   }
 }
 
@@ -92,10 +94,16 @@ export function encodeUpstreamRequest(
 export interface UpstreamAdaptation {
   drop?: readonly string[]
   maxCompletionTokens?: boolean
+  /** The most output tokens the upstream takes: a larger `max_tokens` is capped to it. */
+  maxTokens?: number
 }
 
 function adaptBody(body: Record<string, unknown>, adapt: UpstreamAdaptation): void {
   for (const field of adapt.drop ?? []) delete body[field]
+  if (adapt.maxTokens !== undefined)
+    for (const field of ['max_tokens', 'max_completion_tokens'])
+      if (typeof body[field] === 'number' && (body[field] as number) > adapt.maxTokens)
+        body[field] = adapt.maxTokens
   if (adapt.maxCompletionTokens && body.max_tokens !== undefined) {
     body.max_completion_tokens = body.max_tokens
     delete body.max_tokens

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {refusedField, UpstreamAdaptations} from './adaptations.js'
+import {outputLimit, refusedField, UpstreamAdaptations} from './adaptations.js'
 
 const openai = (message: string, param: string | null) =>
   JSON.stringify({error: {message, type: 'invalid_request_error', param, code: 'unsupported_parameter'}})
@@ -81,5 +81,55 @@ describe('UpstreamAdaptations', () => {
     expect(a.get('p', 'm0')).toBeUndefined()
     expect(a.get('p', 'm1')).toEqual({drop: ['user']})
     expect(a.get('p', 'm1000')).toEqual({drop: ['user']})
+  })
+})
+
+describe('outputLimit', () => {
+  it('reads the limit of a refused max_tokens, as DeepSeek, OpenAI and Groq state it', () => {
+    const deepseek = JSON.stringify({
+      error: {
+        message: 'Invalid max_tokens value, the valid range of max_tokens is [1, 8192]',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_request_error',
+      },
+    })
+    expect(outputLimit(deepseek, 64000)).toBe(8192)
+    expect(
+      outputLimit(
+        openai(
+          'max_tokens is too large: 64000. This model supports at most 16384 completion tokens, whereas you provided 64000.',
+          'max_tokens',
+        ),
+        64000,
+      ),
+    ).toBe(16384)
+    expect(
+      outputLimit(
+        '{"error":{"message":"`max_tokens` must be less than or equal to `8192`, the maximum value for `max_tokens` is less than the `context_window` for this model"}}',
+        32000,
+      ),
+    ).toBe(8192)
+  })
+
+  it('reads none from a limit that depends on the prompt, a limit not below what was sent, or another 400', () => {
+    expect(
+      outputLimit(
+        "'max_tokens' or 'max_completion_tokens' is too large: 64000. This model's maximum context length is 32768 tokens and your request has 1200 input tokens (64000 > 32768 - 1200).",
+        64000,
+      ),
+    ).toBeUndefined()
+    expect(outputLimit('the valid range of max_tokens is [1, 8192]', 8192)).toBeUndefined()
+    expect(outputLimit('the valid range of max_tokens is [1, 8192]', undefined)).toBeUndefined()
+    expect(outputLimit(openai('messages: at most 100 items allowed', null), 64000)).toBeUndefined()
+  })
+
+  it('is learned as a cap before any drop of max_tokens', () => {
+    const a = new UpstreamAdaptations()
+    const refusal = openai('Invalid max_tokens value, the valid range of max_tokens is [1, 8192]', null)
+    expect(a.learn('p', 'm', refusal, SENT, 64000)).toBe(
+      'refused max_tokens 64000: sent again with 8192, its limit',
+    )
+    expect(a.get('p', 'm')).toEqual({maxTokens: 8192})
   })
 })

@@ -4,8 +4,10 @@
  * start. A translation sends fields the client never wrote for that upstream: a `reasoning_effort`
  * made from Claude Code's thinking or effort, which OpenAI's models without reasoning (gpt-4.1,
  * gpt-4o) refuse; `max_tokens`, which its reasoning models refuse for `max_completion_tokens`; a
- * `temperature` or `top_p` they take only at 1. Only these optional fields are ever dropped or
- * renamed, and only when the upstream's error names one that was sent; anything else (a 400 about
+ * `temperature` or `top_p` they take only at 1; Claude Code's `max_tokens` of 32 000-64 000, which
+ * DeepSeek refuses above 8 192 ("the valid range of max_tokens is [1, 8192]"): capped at the limit
+ * the error states. Only these optional fields are ever dropped, renamed or capped, and only when
+ * the upstream's error names one that was sent; anything else (a 400 about
  * the conversation, a field the answer depends on) reaches the client as before. Kept in memory
  * (lost on restart: the first request after it learns again), at most {@link MAX_TARGETS} targets.
  */
@@ -47,6 +49,27 @@ export function refusedField(errorText: string, sent: readonly string[]): string
   )
 }
 
+/**
+ * The most output tokens an upstream's 400 says it takes, when it refused a `max_tokens` (or
+ * `max_completion_tokens`) above it: DeepSeek's "the valid range of max_tokens is [1, 8192]",
+ * OpenAI's "This model supports at most 16384 completion tokens", "must be less than or equal to
+ * 8192". Undefined for anything else, and for a limit that depends on the prompt's length
+ * (vLLM's "maximum context length is ... your request has ... input tokens").
+ */
+export function outputLimit(errorText: string, sent: number | undefined): number | undefined {
+  if (sent === undefined || !/max_(?:completion_)?tokens/.test(errorText)) return undefined
+  if (/context length|input tokens|context_window/i.test(errorText)) {
+    // Groq names the context window beside a fixed maximum: only its "less than or equal to"
+    if (!/less than or equal to/i.test(errorText)) return undefined
+  }
+  const limit =
+    /range of max_(?:completion_)?tokens is \[\s*\d+\s*,\s*(\d+)\s*\]/i.exec(errorText)?.[1] ??
+    /at most (\d+) (?:completion |output )?tokens/i.exec(errorText)?.[1] ??
+    /(?:less than or equal to|<=) `?(\d+)`?/i.exec(errorText)?.[1]
+  const n = Number(limit)
+  return limit !== undefined && Number.isSafeInteger(n) && n >= 1 && n < sent ? n : undefined
+}
+
 export class UpstreamAdaptations {
   private readonly byTarget = new Map<string, UpstreamAdaptation>()
 
@@ -61,18 +84,33 @@ export class UpstreamAdaptations {
    * for `max_completion_tokens`, renamed) the field it names, says so for the log row
    * (`refused max_tokens: sent again as max_completion_tokens`); else undefined.
    */
-  learn(provider: string, model: string, errorText: string, sent: readonly string[]): string | undefined {
-    const field = refusedField(errorText, sent)
-    if (!field) return undefined
+  learn(
+    provider: string,
+    model: string,
+    errorText: string,
+    sent: readonly string[],
+    maxTokens?: number,
+  ): string | undefined {
     const key = `${provider}\n${model}`
     const known = this.byTarget.get(key) ?? {}
+    const limit = outputLimit(errorText, maxTokens)
+    if (limit !== undefined) {
+      this.remember(key, {...known, maxTokens: limit})
+      return `refused max_tokens ${maxTokens}: sent again with ${limit}, its limit`
+    }
+    const field = refusedField(errorText, sent)
+    if (!field) return undefined
     const rename = field === 'max_tokens' && errorText.includes('max_completion_tokens')
     const next: UpstreamAdaptation = rename
       ? {...known, maxCompletionTokens: true}
       : {...known, drop: [...(known.drop ?? []), field]}
-    this.byTarget.delete(key)
-    this.byTarget.set(key, next)
-    if (this.byTarget.size > MAX_TARGETS) this.byTarget.delete(this.byTarget.keys().next().value!)
+    this.remember(key, next)
     return `refused ${field}: sent again ${rename ? 'as max_completion_tokens' : 'without it'}`
+  }
+
+  private remember(key: string, adaptation: UpstreamAdaptation): void {
+    this.byTarget.delete(key)
+    this.byTarget.set(key, adaptation)
+    if (this.byTarget.size > MAX_TARGETS) this.byTarget.delete(this.byTarget.keys().next().value!)
   }
 }

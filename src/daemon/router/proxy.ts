@@ -66,6 +66,8 @@ interface TranslatedRequest {
   translation: Translation
   /** Its top-level fields, as sent. */
   fields: string[]
+  /** Its `max_tokens` (or `max_completion_tokens`), as sent. */
+  maxTokens?: number
   /** The model it asks the upstream for. */
   upstreamModel: string
   /** How many refused fields this request has gone again without. */
@@ -324,14 +326,14 @@ export async function proxyRequest(
     const upstreamModelName = model ?? client.request.model ?? ''
     const adapt =
       target.provider.family === 'chat' ? adaptations.get(target.provider.name, upstreamModelName) : undefined
-    const {body, path, fields} = translate.encodeUpstreamRequest(
+    const {body, path, fields, maxTokens} = translate.encodeUpstreamRequest(
       client,
       target.provider.family,
       upstreamModelName,
       {carry},
       adapt,
     )
-    return {body, path, translation: {client, carry}, fields, upstreamModel: upstreamModelName}
+    return {body, path, translation: {client, carry}, fields, maxTokens, upstreamModel: upstreamModelName}
   }
 
   /** One try of target `i`: true when it answered (relayed), false to go on with the next. */
@@ -410,7 +412,13 @@ export async function proxyRequest(
       }
       const change =
         typeof errorText === 'string'
-          ? adaptations.learn(provider.name, translated.upstreamModel, errorText, translated.fields)
+          ? adaptations.learn(
+              provider.name,
+              translated.upstreamModel,
+              errorText,
+              translated.fields,
+              translated.maxTokens,
+            )
           : undefined
       if (change) {
         const again = await translateFor(target, model)

@@ -23,6 +23,7 @@ export const SIM_QUIRKS = [
   'obfuscation',
   'no-reasoning',
   'o-series',
+  'max-tokens-8192',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -201,18 +202,25 @@ export function strictFieldsProblem(body: Record<string, unknown>): string | und
  * OpenAI's refusal of a chat request's parameter, as its `error` object (`param` named):
  * `no-reasoning`, a model without reasoning (gpt-4.1, gpt-4o), refuses `reasoning_effort`;
  * `o-series`, a reasoning model (o3, o4-mini), refuses `max_tokens` (it takes
- * `max_completion_tokens`) and a `temperature` or `top_p` other than 1. Undefined when the request
- * is one the model takes.
+ * `max_completion_tokens`) and a `temperature` or `top_p` other than 1; `max-tokens-8192`,
+ * DeepSeek's chat models, refuse a `max_tokens` above 8 192 (with no `param`). Undefined when the
+ * request is one the model takes.
  */
 export function unsupportedParameter(
   body: Record<string, unknown>,
   quirks: Quirks,
-): {message: string; param: string; code: string} | undefined {
+): {message: string; param: string | null; code: string} | undefined {
   if (quirks.has('no-reasoning') && body.reasoning_effort !== undefined)
     return {
       message: "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
       param: 'reasoning_effort',
       code: 'unsupported_parameter',
+    }
+  if (quirks.has('max-tokens-8192') && typeof body.max_tokens === 'number' && body.max_tokens > 8192)
+    return {
+      message: 'Invalid max_tokens value, the valid range of max_tokens is [1, 8192]',
+      param: null,
+      code: 'invalid_request_error',
     }
   if (!quirks.has('o-series')) return undefined
   if (body.max_tokens !== undefined)
