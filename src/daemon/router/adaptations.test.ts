@@ -124,6 +124,26 @@ describe('outputLimit', () => {
     expect(outputLimit(openai('messages: at most 100 items allowed', null), 64000)).toBeUndefined()
   })
 
+  it("drops a max_tokens that does not fit vLLM's context (its default then fits), and a max_completion_tokens too", () => {
+    const a = new UpstreamAdaptations()
+    const vllm = JSON.stringify({
+      object: 'error',
+      message:
+        "'max_tokens' or 'max_completion_tokens' is too large: 64000. This model's maximum context length is 32768 tokens and your request has 1200 input tokens (64000 > 32768 - 1200).",
+      type: 'BadRequestError',
+      param: null,
+      code: 400,
+    })
+    expect(a.learn('v', 'm', vllm, SENT, 64000)).toBe('refused max_tokens: sent again without it')
+    expect(a.get('v', 'm')).toEqual({drop: ['max_tokens']})
+    // renamed for an o-series model, then too large for it
+    const b = new UpstreamAdaptations()
+    const sent = ['model', 'messages', 'max_completion_tokens']
+    expect(b.learn('o', 'm', vllm.replace(/'max_tokens' or /, ''), sent, 64000)).toBe(
+      'refused max_completion_tokens: sent again without it',
+    )
+  })
+
   it('is learned as a cap before any drop of max_tokens', () => {
     const a = new UpstreamAdaptations()
     const refusal = openai('Invalid max_tokens value, the valid range of max_tokens is [1, 8192]', null)

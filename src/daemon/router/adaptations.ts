@@ -17,6 +17,7 @@ import type {UpstreamAdaptation} from '../../protocols/translate.js'
 const ADAPTABLE = [
   'reasoning_effort',
   'max_tokens',
+  'max_completion_tokens',
   'temperature',
   'top_p',
   'parallel_tool_calls',
@@ -54,7 +55,8 @@ export function refusedField(errorText: string, sent: readonly string[]): string
  * `max_completion_tokens`) above it: DeepSeek's "the valid range of max_tokens is [1, 8192]",
  * OpenAI's "This model supports at most 16384 completion tokens", "must be less than or equal to
  * 8192". Undefined for anything else, and for a limit that depends on the prompt's length
- * (vLLM's "maximum context length is ... your request has ... input tokens").
+ * (vLLM's "maximum context length is ... your request has ... input tokens": the field is dropped
+ * instead, and vLLM's default, the context left, applies).
  */
 export function outputLimit(errorText: string, sent: number | undefined): number | undefined {
   if (sent === undefined || !/max_(?:completion_)?tokens/.test(errorText)) return undefined
@@ -100,7 +102,10 @@ export class UpstreamAdaptations {
     }
     const field = refusedField(errorText, sent)
     if (!field) return undefined
-    const rename = field === 'max_tokens' && errorText.includes('max_completion_tokens')
+    // OpenAI's reasoning models: "Use 'max_completion_tokens' instead." (vLLM names both fields
+    // in its "'max_tokens' or 'max_completion_tokens' is too large": dropped, its default is what
+    // fits the context)
+    const rename = field === 'max_tokens' && /use .?max_completion_tokens.? instead/i.test(errorText)
     const next: UpstreamAdaptation = rename
       ? {...known, maxCompletionTokens: true}
       : {...known, drop: [...(known.drop ?? []), field]}
