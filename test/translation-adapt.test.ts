@@ -151,6 +151,16 @@ describe('a translated chat upstream that refuses a field', {timeout: 60_000}, (
     expect(error?.status).toBe(400)
     expect(error?.message).toMatch(/'top_p' does not support 0.5/)
     expect(await upstreamCalls()).toHaveLength(4)
+    // its row says what went again, beside the refusal that reached the client
+    const [row] = await logRows('adapt-both')
+    expect(row.status).toBe(400)
+    expect(row.error).toMatch(/'top_p' does not support 0.5/)
+    for (const change of [
+      'sim-chat refused reasoning_effort: sent again without it',
+      'sim-chat refused max_tokens: sent again as max_completion_tokens',
+      'sim-chat refused temperature: sent again without it',
+    ])
+      expect(row.error).toContain(change)
     // a stream goes again the same way: the refusal comes before its first byte
     const answer = await client.messages.stream(params).finalMessage()
     expect(text(answer)).toContain('Hello from')

@@ -99,15 +99,16 @@ export interface UpstreamAdaptation {
 }
 
 function adaptBody(body: Record<string, unknown>, adapt: UpstreamAdaptation): void {
+  // the rename first: a field learned away after it (max_completion_tokens) stays away
+  if (adapt.maxCompletionTokens && body.max_tokens !== undefined) {
+    body.max_completion_tokens = body.max_tokens
+    delete body.max_tokens
+  }
   for (const field of adapt.drop ?? []) delete body[field]
   if (adapt.maxTokens !== undefined)
     for (const field of ['max_tokens', 'max_completion_tokens'])
       if (typeof body[field] === 'number' && (body[field] as number) > adapt.maxTokens)
         body[field] = adapt.maxTokens
-  if (adapt.maxCompletionTokens && body.max_tokens !== undefined) {
-    body.max_completion_tokens = body.max_tokens
-    delete body.max_tokens
-  }
 }
 
 /** The bytes of an upstream request body: `Buffer.from(JSON.stringify(body))`, faster. */

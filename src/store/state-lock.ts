@@ -156,9 +156,11 @@ export async function lockFile(path: string, options: StateLockOptions = {}): Pr
   held.add(resolve(path))
   return async () => {
     held.delete(resolve(path))
-    // The lock first: a crash in between leaves only an owner file, which the next holder replaces.
-    await release()
+    // The owner file first, while the lock is still ours: removed after the release, it could be
+    // the next holder's, written in between, and that holder's live lock would look ownerless.
+    // A crash in between leaves an ownerless lock, taken over after its grace.
     rmSync(ownerFile(path), {force: true})
+    await release()
   }
 }
 

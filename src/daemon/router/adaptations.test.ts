@@ -1,5 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
+import {decodeClientRequest, encodeUpstreamRequest} from '../../protocols/translate.js'
 import {outputLimit, refusedField, UpstreamAdaptations} from './adaptations.js'
 
 const openai = (message: string, param: string | null) =>
@@ -42,6 +43,25 @@ describe('refusedField', () => {
     expect(refusedField(openai("Unsupported parameter: 'top_p'.", 'top_p'), SENT)).toBeUndefined()
     expect(refusedField(openai("Unsupported parameter: 'messages'.", 'messages'), SENT)).toBeUndefined()
     expect(refusedField('', SENT)).toBeUndefined()
+    // a param naming something else: the field names its message quotes are no refusal of them
+    expect(
+      refusedField(
+        openai(
+          "Invalid schema for function 'f': In context=('properties', 'temperature'), 'additionalProperties' is required.",
+          'tools[0].function.parameters',
+        ),
+        SENT,
+      ),
+    ).toBeUndefined()
+    expect(
+      refusedField(
+        openai(
+          "Invalid value: 'tool'. Supported values are: 'system', 'assistant', 'user'.",
+          'messages[0].role',
+        ),
+        SENT,
+      ),
+    ).toBeUndefined()
     // max_completion_tokens is not max_tokens
     expect(
       refusedField('Unrecognized request argument supplied: max_completion_tokens', SENT),
@@ -142,6 +162,38 @@ describe('outputLimit', () => {
     expect(b.learn('o', 'm', vllm.replace(/'max_tokens' or /, ''), sent, 64000)).toBe(
       'refused max_completion_tokens: sent again without it',
     )
+  })
+
+  it("learns nothing from vLLM's context error when the prompt alone fills the context", () => {
+    const a = new UpstreamAdaptations()
+    const tooLong =
+      "'max_tokens' or 'max_completion_tokens' is too large: 512. This model's maximum context length is 32768 tokens and your request has 40000 input tokens (512 > 32768 - 40000)."
+    expect(a.learn('v', 'm', tooLong, SENT, 512)).toBeUndefined()
+    expect(a.get('v', 'm')).toBeUndefined()
+  })
+
+  it('sends what was learned: renamed, then dropped, stays dropped; a field learned twice is kept once', () => {
+    const client = decodeClientRequest(
+      'messages',
+      {model: 'c', max_tokens: 64000, temperature: 0.5, messages: [{role: 'user', content: 'hi'}]},
+      {model: 'c', stream: false},
+    )
+    const sent = (adapt: Parameters<typeof encodeUpstreamRequest>[4]) =>
+      JSON.parse(encodeUpstreamRequest(client, 'chat', 'm', {}, adapt).body.toString())
+    expect(sent({maxCompletionTokens: true})).toMatchObject({max_completion_tokens: 64000, temperature: 0.5})
+    const both = sent({maxCompletionTokens: true, drop: ['max_completion_tokens']})
+    expect(both).not.toHaveProperty('max_tokens')
+    expect(both).not.toHaveProperty('max_completion_tokens')
+    expect(sent({maxTokens: 8192, drop: ['temperature']})).toEqual({
+      model: 'm',
+      messages: [{role: 'user', content: 'hi'}],
+      max_tokens: 8192,
+    })
+    const a = new UpstreamAdaptations()
+    const refusal = openai("Unsupported parameter: 'user'.", 'user')
+    a.learn('p', 'm', refusal, SENT)
+    a.learn('p', 'm', refusal, SENT)
+    expect(a.get('p', 'm')).toEqual({drop: ['user']})
   })
 
   it('is learned as a cap before any drop of max_tokens', () => {

@@ -42,7 +42,9 @@ export function refusedField(errorText: string, sent: readonly string[]): string
     // not JSON: the text is the message
   }
   const candidates = ADAPTABLE.filter((f) => sent.includes(f))
-  if (typeof param === 'string' && (candidates as readonly string[]).includes(param)) return param
+  // a `param` names what was refused: another one (`messages[0].role`, a tool's schema) is no
+  // refusal of these, whatever field names its message quotes
+  if (typeof param === 'string') return (candidates as readonly string[]).includes(param) ? param : undefined
   // no `param`: a field the message names, quoted, or bare when its name cannot be a word of
   // prose ("Unrecognized request argument supplied: reasoning_effort"; not "user" or "temperature")
   return candidates.find((f) =>
@@ -100,6 +102,12 @@ export class UpstreamAdaptations {
       this.remember(key, {...known, maxTokens: limit})
       return `refused max_tokens ${maxTokens}: sent again with ${limit}, its limit`
     }
+    // vLLM's "maximum context length is C tokens and your request has I input tokens": with the
+    // prompt alone past the context, no field is to blame
+    const context = /maximum context length is (\d+) tokens and your request has (\d+) input tokens/i.exec(
+      errorText,
+    )
+    if (context && Number(context[2]) >= Number(context[1])) return undefined
     const field = refusedField(errorText, sent)
     if (!field) return undefined
     // OpenAI's reasoning models: "Use 'max_completion_tokens' instead." (vLLM names both fields
@@ -108,7 +116,7 @@ export class UpstreamAdaptations {
     const rename = field === 'max_tokens' && /use .?max_completion_tokens.? instead/i.test(errorText)
     const next: UpstreamAdaptation = rename
       ? {...known, maxCompletionTokens: true}
-      : {...known, drop: [...(known.drop ?? []), field]}
+      : {...known, drop: [...new Set([...(known.drop ?? []), field])]}
     this.remember(key, next)
     return `refused ${field}: sent again ${rename ? 'as max_completion_tokens' : 'without it'}`
   }

@@ -147,8 +147,12 @@ export async function proxyRequest(
     clientAborted: false,
     attempts,
   }
+  /** What a refusal of the upstream changed in this request (adaptations.ts), for its log row. */
+  const adapted: string[] = []
   const finish = (): ProxyResult => {
     result.latencyMs = performance.now() - started
+    // whatever the outcome, the row says what went again and how
+    if (adapted.length > 0) result.error = [result.error, ...adapted].filter(Boolean).join('; ')
     return result
   }
 
@@ -181,8 +185,6 @@ export async function proxyRequest(
   /** The client's request decoded for translation (on the first translated target tried). */
   let client: ClientRequest | undefined
   let tried = 0
-  /** What a refusal of the upstream changed in this request (adaptations.ts), for its log row. */
-  const adapted: string[] = []
   // the last failed try went silent (a first-byte or idle timeout): 504 rather than 502
   let silent = false
   // set by a try after which no other target may be tried (a failure with fallbacks off)
@@ -445,8 +447,7 @@ export async function proxyRequest(
       attempts.push({provider: provider.name, status})
       // an answer after earlier failures keeps why it fell back; a clean answer has no error
       const reasons = attempts.length > 1 ? attempts.filter((a) => a.error).map((a) => a.error) : []
-      const notes = reasons.length > 0 ? [`fell back after: ${reasons.join('; ')}`, ...adapted] : adapted
-      result.error = notes.length > 0 ? notes.join('; ') : null
+      result.error = reasons.length > 0 ? `fell back after: ${reasons.join('; ')}` : null
     }
 
     let outcome
