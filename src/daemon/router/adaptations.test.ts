@@ -164,6 +164,19 @@ describe('outputLimit', () => {
     )
   })
 
+  it('drops max_tokens for the older context error of vLLM and OpenAI, when the messages alone fit', () => {
+    const older = (messages: number) =>
+      openai(
+        `This model's maximum context length is 32768 tokens. However, you requested ${messages + 64000} tokens (${messages} in the messages, 64000 in the completion). Please reduce the length of the messages or completion.`,
+        'messages',
+      )
+    const a = new UpstreamAdaptations()
+    expect(a.learn('v', 'm', older(1200), SENT, 64000)).toBe('refused max_tokens: sent again without it')
+    expect(a.get('v', 'm')).toEqual({drop: ['max_tokens']})
+    expect(a.learn('v', 'n', older(40000), SENT, 64000)).toBeUndefined()
+    expect(a.learn('v', 'o', older(1200), ['model', 'messages'], undefined)).toBeUndefined()
+  })
+
   it("learns nothing from vLLM's context error when the prompt alone fills the context", () => {
     const a = new UpstreamAdaptations()
     const tooLong =

@@ -108,7 +108,23 @@ export class UpstreamAdaptations {
       errorText,
     )
     if (context && Number(context[2]) >= Number(context[1])) return undefined
-    const field = refusedField(errorText, sent)
+    // the older wording of vLLM and OpenAI ("... is 8192 tokens. However, you requested 9000 tokens
+    // (1000 in the messages, 8000 in the completion)", `param: messages`): the completion's part is
+    // what a request may go without, when the messages alone fit
+    const asked =
+      /maximum context length is (\d+) tokens.*?\((\d+) in the messages, (\d+) in the completion\)/is.exec(
+        errorText,
+      )
+    const completionField = sent.includes('max_tokens')
+      ? 'max_tokens'
+      : sent.includes('max_completion_tokens')
+        ? 'max_completion_tokens'
+        : undefined
+    const field = asked
+      ? Number(asked[2]) < Number(asked[1]) && Number(asked[3]) > 0
+        ? completionField
+        : undefined
+      : refusedField(errorText, sent)
     if (!field) return undefined
     // OpenAI's reasoning models: "Use 'max_completion_tokens' instead." (vLLM names both fields
     // in its "'max_tokens' or 'max_completion_tokens' is too large": dropped, its default is what
