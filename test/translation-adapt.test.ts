@@ -7,6 +7,8 @@
  * The real daemon, the simulator's `no-reasoning` and `o-series` quirks, the official Anthropic SDK.
  */
 import Anthropic from '@anthropic-ai/sdk'
+import {GoogleGenAI} from '@google/genai'
+import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
@@ -22,20 +24,25 @@ const MODELS: Record<string, string> = {
   o: 'sim-mini+o-series',
   both: 'sim-mini+no-reasoning+o-series',
   deepseek: 'sim-mini+max-tokens-8192',
+  dsjson: 'sim-mini+deepseek-json',
+  nojson: 'sim-mini+no-json-mode',
+  o3: 'sim-mini+no-minimal-effort',
 }
 
 beforeAll(async () => {
   ;({base, simOrigin, stop} = await startSimGatewayWithPolicies(
     Object.entries(MODELS).map(([id, model]) => ({
       id: `adapt-${id}`,
-      routes: {messages: [{provider: 'sim-chat', model, translate: true}]},
+      routes: Object.fromEntries(
+        ['messages', 'responses', 'gemini'].map((f) => [f, [{provider: 'sim-chat', model, translate: true}]]),
+      ),
       fallbacks: true,
       breaker: DEFAULT_BREAKER,
       timeouts: DEFAULT_TIMEOUTS,
     })),
   ))
   for (const id of Object.keys(MODELS))
-    keys.set(id, await issueKeyOverApi(base, `adapt-${id}`, 'claude_code', `adapt-${id}`))
+    keys.set(id, await issueKeyOverApi(base, `adapt-${id}`, 'generic_agent', `adapt-${id}`))
 }, 120_000)
 
 afterAll(() => stop())
@@ -170,5 +177,101 @@ describe('a translated chat upstream that refuses a field', {timeout: 60_000}, (
     for (const field of ['reasoning_effort', 'max_tokens', 'temperature', 'top_p'])
       expect(later[1]).not.toHaveProperty(field)
     expect(later[1].max_completion_tokens).toBe(1024)
+  })
+})
+
+describe('a translated chat upstream that refuses how JSON or an effort was asked', {timeout: 60_000}, () => {
+  const schema = {
+    type: 'object',
+    properties: {city: {type: 'string'}, days: {type: 'integer'}},
+    required: ['city', 'days'],
+  }
+  const instruction = `Respond with one JSON object only, with no other text, that matches this JSON schema:\n${JSON.stringify(schema)}`
+  const system = (call: Record<string, any>) =>
+    call.messages[0].role === 'system' ? call.messages[0].content : ''
+
+  it('`claude -p --json-schema` on DeepSeek: JSON mode with the schema in the system prompt, learned once', async () => {
+    await upstreamCalls()
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('dsjson')!, maxRetries: 0})
+    const params = claudeCode({
+      system: 'Be brief.',
+      output_config: {effort: 'high', format: {type: 'json_schema', schema}},
+    })
+    const answer = await client.messages.create(params)
+    expect(answer.stop_reason).toBe('end_turn')
+    const calls = await upstreamCalls()
+    expect(calls.map((c) => c.response_format?.type)).toEqual(['json_schema', 'json_object'])
+    expect(calls[0].response_format.json_schema.schema).toEqual(schema)
+    expect(system(calls[1])).toBe(`Be brief.\n\n${instruction}`)
+    // everything else went again as it was
+    const {response_format: _a, messages: _b, ...rest} = calls[0]
+    const {response_format: _c, messages: _d, ...again} = calls[1]
+    expect(again).toEqual(rest)
+    expect(calls[1].messages.slice(1)).toEqual(calls[0].messages.slice(1))
+    const rows = await logRows('adapt-dsjson')
+    expect(rows.map((r) => [r.status, r.error])).toEqual([
+      [
+        200,
+        'sim-chat refused response_format json_schema: sent again as json_object, the schema in the system prompt',
+      ],
+    ])
+    // from then on JSON mode from the start, streamed too
+    await client.messages.stream(params).finalMessage()
+    const later = await upstreamCalls()
+    expect(later.map((c) => [c.response_format?.type, c.stream])).toEqual([['json_object', true]])
+    expect(system(later[0])).toContain(instruction)
+  })
+
+  it("Gemini CLI's JSON call on a model without JSON output: the schema refused, then JSON mode, then the instruction alone", async () => {
+    await upstreamCalls()
+    const ai = new GoogleGenAI({apiKey: keys.get('nojson')!, httpOptions: {baseUrl: base}})
+    const answer = await ai.models.generateContent({
+      model: 'gemini-2.5-flash',
+      contents: [{role: 'user', parts: [{text: 'Which city, how many days?'}]}],
+      config: {responseMimeType: 'application/json', responseJsonSchema: schema},
+    })
+    expect(answer.candidates?.[0]?.finishReason).toBe('STOP')
+    const calls = await upstreamCalls()
+    expect(calls.map((c) => c.response_format?.type ?? null)).toEqual(['json_schema', 'json_object', null])
+    expect(system(calls[2])).toBe(instruction)
+    const [row] = await logRows('adapt-nojson')
+    expect(row.status).toBe(200)
+    expect(row.error).toContain('sim-chat refused response_format json_schema: sent again as json_object')
+    expect(row.error).toContain('sim-chat refused response_format: sent again without it')
+    // JSON mode without a schema (the next-speaker check's kind) goes the same way at once
+    await ai.models.generateContent({
+      model: 'gemini-2.5-flash',
+      contents: [{role: 'user', parts: [{text: 'Who speaks next?'}]}],
+      config: {responseMimeType: 'application/json'},
+    })
+    const later = await upstreamCalls()
+    expect(later).toHaveLength(1)
+    expect(later[0]).not.toHaveProperty('response_format')
+    expect(system(later[0])).toBe('Respond with one JSON object only, with no other text.')
+  })
+
+  it("Codex's minimal effort on a model that takes low, medium and high: sent as low", async () => {
+    await upstreamCalls()
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('o3')!, maxRetries: 0})
+    const answer = await openai.responses.create({
+      model: 'gpt-5-codex',
+      input: 'Say hello.',
+      reasoning: {effort: 'minimal'},
+      store: false,
+    })
+    expect(answer.output_text).toContain('Hello from')
+    expect((await upstreamCalls()).map((c) => c.reasoning_effort)).toEqual(['minimal', 'low'])
+    const rows = await logRows('adapt-o3')
+    expect(rows.map((r) => r.error)).toEqual([
+      'sim-chat refused reasoning_effort minimal: sent again with low',
+    ])
+    // a medium effort the model takes goes as it is
+    await openai.responses.create({
+      model: 'gpt-5-codex',
+      input: 'Again.',
+      reasoning: {effort: 'medium'},
+      store: false,
+    })
+    expect((await upstreamCalls()).map((c) => c.reasoning_effort)).toEqual(['medium'])
   })
 })

@@ -117,6 +117,18 @@ export type ResponseFormat =
 
 export type Effort = 'minimal' | 'low' | 'medium' | 'high'
 
+/**
+ * What a request for JSON says in its system prompt where the upstream cannot be held to it: a
+ * Messages upstream (no JSON mode), a chat upstream that refused the schema (DeepSeek) or JSON
+ * mode. It names JSON, which DeepSeek's JSON mode requires of the prompt.
+ */
+export function jsonInstructionText(format: ResponseFormat | undefined): string | undefined {
+  if (!format || format.type === 'text') return undefined
+  if (format.type === 'json_object' || format.schema === undefined)
+    return 'Respond with one JSON object only, with no other text.'
+  return `Respond with one JSON object only, with no other text, that matches this JSON schema:\n${JSON.stringify(format.schema)}`
+}
+
 export interface ReasoningSettings {
   /** Reasoning off (Anthropic `thinking.type: disabled`, Gemini `thinkingBudget: 0`, effort none). */
   disabled?: boolean

@@ -6,6 +6,7 @@
 import type {Json} from './cm-common.js'
 import {argsObject, effortBudget} from './cm-common.js'
 import type {ImagePart, Message, Request, TextPart, ToolChoice, ToolResultPart} from './ir.js'
+import {jsonInstructionText} from './ir.js'
 
 const DEFAULT_MAX_TOKENS = 8192
 const MIN_BUDGET = 1024
@@ -171,13 +172,6 @@ export function jsonAnswerTool(
   }
 }
 
-function jsonInstruction(request: Request): string | undefined {
-  const f = request.responseFormat
-  if (!f || f.type === 'text') return undefined
-  if (f.type === 'json_object') return 'Respond with one JSON object only, with no other text.'
-  return `Respond with one JSON object only, with no other text, that matches this JSON schema:\n${JSON.stringify(f.schema)}`
-}
-
 function encodeToolChoice(c: ToolChoice | undefined, parallel: boolean | undefined): Json | undefined {
   const disable = parallel === false ? {disable_parallel_tool_use: true} : {}
   if (!c) return parallel === false ? {type: 'auto', ...disable} : undefined
@@ -213,7 +207,7 @@ export function encodeMessagesRequest(request: Request, model: string): Record<s
   const jsonTool = jsonAnswerTool(request)
   // kept beside the forced call: an Anthropic-compatible server that ignores `tool_choice` still
   // reads what to answer
-  const instruction = jsonInstruction(request)
+  const instruction = jsonInstructionText(request.responseFormat)
   if (instruction) system.push({type: 'text', text: instruction})
   if (!hasCacheMarks(request)) addCacheMarks(system, turns)
   let {budget, maxTokens} = thinkingAndMax(request)

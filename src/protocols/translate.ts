@@ -10,7 +10,7 @@ import {createParser} from 'eventsource-parser'
 import {chatCodec} from './chat.js'
 import {geminiCodec} from './gemini.js'
 import type {Codec, CodecContext, Family, Part, Request, StreamEncoder, StreamEvent, Usage} from './ir.js'
-import {emptyUsage, TranslationError} from './ir.js'
+import {emptyUsage, jsonInstructionText, TranslationError} from './ir.js'
 import {parseJsonBytes, utf8Bytes} from './json-bytes.js'
 import {messagesCodec} from './messages.js'
 import {jsonAnswerTool} from './messages-request.js'
@@ -74,31 +74,63 @@ export function encodeUpstreamRequest(
   model: string,
   ctx: CodecContext = {},
   adapt?: UpstreamAdaptation,
-): {body: Buffer; path: string; fields: string[]; maxTokens?: number} {
+): {body: Buffer; path: string; sent: SentRequest} {
   const codec = CODECS[upstream]
   const body = codec.encodeRequest(client.request, model, ctx)
-  if (adapt) adaptBody(body, adapt)
+  if (adapt) adaptBody(body, adapt, client.request.responseFormat)
   const max = body.max_tokens ?? body.max_completion_tokens
+  const format = (body.response_format as {type?: unknown} | undefined)?.type
   return {
     body: upstreamBytes(body),
     path: codec.path(model, client.request.stream),
-    fields: Object.keys(body),
-    ...(typeof max === 'number' ? {maxTokens: max} : {}),
+    sent: {
+      fields: Object.keys(body),
+      ...(typeof max === 'number' ? {maxTokens: max} : {}),
+      ...(typeof format === 'string' ? {responseFormat: format} : {}),
+      ...(typeof body.reasoning_effort === 'string' ? {effort: body.reasoning_effort} : {}),
+    },
   }
+}
+
+/** What a translated request sent that an upstream may refuse (daemon/router/adaptations.ts). */
+export interface SentRequest {
+  /** Its top-level fields. */
+  fields: string[]
+  /** Its `max_tokens` (or `max_completion_tokens`). */
+  maxTokens?: number
+  /** Chat `response_format.type`. */
+  responseFormat?: string
+  /** Chat `reasoning_effort`. */
+  effort?: string
 }
 
 /**
  * What an upstream was found to refuse (daemon/router/adaptations.ts): top-level fields it goes
- * without, and `max_tokens` sent as `max_completion_tokens`.
+ * without, `max_tokens` sent as `max_completion_tokens`, a cap on it, an effort it takes in place
+ * of one it refused, and how a request for JSON goes where the schema or JSON mode is refused.
  */
 export interface UpstreamAdaptation {
   drop?: readonly string[]
   maxCompletionTokens?: boolean
   /** The most output tokens the upstream takes: a larger `max_tokens` is capped to it. */
   maxTokens?: number
+  /** `reasoning_effort` values refused, each with the nearest one the upstream named. */
+  effort?: Readonly<Record<string, string>>
+  /**
+   * A request for JSON: `json_object`, the schema refused (DeepSeek takes JSON mode only), so
+   * JSON mode with the schema in the system prompt; `instruction`, JSON mode refused too, so
+   * only the system prompt says it.
+   */
+  json?: 'json_object' | 'instruction'
+  /** JSON mode kept, with the instruction in the system prompt (DeepSeek's prompt must say "json"). */
+  jsonInstruction?: boolean
 }
 
-function adaptBody(body: Record<string, unknown>, adapt: UpstreamAdaptation): void {
+function adaptBody(
+  body: Record<string, unknown>,
+  adapt: UpstreamAdaptation,
+  format: Request['responseFormat'],
+): void {
   // the rename first: a field learned away after it (max_completion_tokens) stays away
   if (adapt.maxCompletionTokens && body.max_tokens !== undefined) {
     body.max_completion_tokens = body.max_tokens
@@ -109,6 +141,38 @@ function adaptBody(body: Record<string, unknown>, adapt: UpstreamAdaptation): vo
     for (const field of ['max_tokens', 'max_completion_tokens'])
       if (typeof body[field] === 'number' && (body[field] as number) > adapt.maxTokens)
         body[field] = adapt.maxTokens
+  const effort = typeof body.reasoning_effort === 'string' ? adapt.effort?.[body.reasoning_effort] : undefined
+  if (effort !== undefined) body.reasoning_effort = effort
+  if (body.response_format === undefined || !format || format.type === 'text') return
+  const mode =
+    adapt.json === 'instruction'
+      ? 'instruction'
+      : adapt.json === 'json_object' || format.type === 'json_object'
+        ? 'json_object'
+        : undefined
+  if (mode === undefined) return
+  if (mode === 'instruction') delete body.response_format
+  else body.response_format = {type: 'json_object'}
+  // JSON mode alone says nothing of a schema: the instruction carries it
+  if (mode === 'instruction' || format.type === 'json_schema' || adapt.jsonInstruction)
+    addSystemText(body, jsonInstructionText(format)!)
+}
+
+/** `text` at the end of a chat body's first system message (one made first when there is none). */
+function addSystemText(body: Record<string, unknown>, text: string): void {
+  const messages = Array.isArray(body.messages)
+    ? (body.messages as Array<Record<string, unknown>>)
+    : undefined
+  if (!messages) return
+  const first = messages[0]
+  if (first && (first.role === 'system' || first.role === 'developer')) {
+    if (typeof first.content === 'string')
+      first.content = first.content ? `${first.content}\n\n${text}` : text
+    else if (Array.isArray(first.content)) first.content = [...first.content, {type: 'text', text}]
+    else first.content = text
+    return
+  }
+  messages.unshift({role: 'system', content: text})
 }
 
 /** The bytes of an upstream request body: `Buffer.from(JSON.stringify(body))`, faster. */

@@ -1,7 +1,13 @@
 import {describe, expect, it} from 'vitest'
 
 import {decodeClientRequest, encodeUpstreamRequest} from '../../protocols/translate.js'
-import {outputLimit, refusedField, UpstreamAdaptations} from './adaptations.js'
+import {
+  nearestEffort,
+  outputLimit,
+  refusedField,
+  supportedValues,
+  UpstreamAdaptations,
+} from './adaptations.js'
 
 const openai = (message: string, param: string | null) =>
   JSON.stringify({error: {message, type: 'invalid_request_error', param, code: 'unsupported_parameter'}})
@@ -74,7 +80,9 @@ describe('UpstreamAdaptations', () => {
     const a = new UpstreamAdaptations()
     expect(a.get('p', 'm')).toBeUndefined()
     expect(
-      a.learn('p', 'm', openai("Unsupported parameter: 'reasoning_effort'.", 'reasoning_effort'), SENT),
+      a.learn('p', 'm', openai("Unsupported parameter: 'reasoning_effort'.", 'reasoning_effort'), {
+        fields: SENT,
+      }),
     ).toBe('refused reasoning_effort: sent again without it')
     expect(a.get('p', 'm')).toEqual({drop: ['reasoning_effort']})
     expect(
@@ -85,19 +93,19 @@ describe('UpstreamAdaptations', () => {
           "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
           'max_tokens',
         ),
-        SENT,
+        {fields: SENT},
       ),
     ).toBe('refused max_tokens: sent again as max_completion_tokens')
     expect(a.get('p', 'm')).toEqual({drop: ['reasoning_effort'], maxCompletionTokens: true})
     expect(a.get('p', 'other')).toBeUndefined()
     expect(a.get('q', 'm')).toBeUndefined()
-    expect(a.learn('p', 'm', openai('Bad conversation.', null), SENT)).toBeUndefined()
+    expect(a.learn('p', 'm', openai('Bad conversation.', null), {fields: SENT})).toBeUndefined()
   })
 
   it('forgets the oldest target past its bound', () => {
     const a = new UpstreamAdaptations()
     const refusal = openai("Unsupported parameter: 'user'.", 'user')
-    for (let i = 0; i <= 1000; i++) a.learn('p', `m${i}`, refusal, SENT)
+    for (let i = 0; i <= 1000; i++) a.learn('p', `m${i}`, refusal, {fields: SENT})
     expect(a.get('p', 'm0')).toBeUndefined()
     expect(a.get('p', 'm1')).toEqual({drop: ['user']})
     expect(a.get('p', 'm1000')).toEqual({drop: ['user']})
@@ -154,12 +162,14 @@ describe('outputLimit', () => {
       param: null,
       code: 400,
     })
-    expect(a.learn('v', 'm', vllm, SENT, 64000)).toBe('refused max_tokens: sent again without it')
+    expect(a.learn('v', 'm', vllm, {fields: SENT, maxTokens: 64000})).toBe(
+      'refused max_tokens: sent again without it',
+    )
     expect(a.get('v', 'm')).toEqual({drop: ['max_tokens']})
     // renamed for an o-series model, then too large for it
     const b = new UpstreamAdaptations()
     const sent = ['model', 'messages', 'max_completion_tokens']
-    expect(b.learn('o', 'm', vllm.replace(/'max_tokens' or /, ''), sent, 64000)).toBe(
+    expect(b.learn('o', 'm', vllm.replace(/'max_tokens' or /, ''), {fields: sent, maxTokens: 64000})).toBe(
       'refused max_completion_tokens: sent again without it',
     )
   })
@@ -171,17 +181,19 @@ describe('outputLimit', () => {
         'messages',
       )
     const a = new UpstreamAdaptations()
-    expect(a.learn('v', 'm', older(1200), SENT, 64000)).toBe('refused max_tokens: sent again without it')
+    expect(a.learn('v', 'm', older(1200), {fields: SENT, maxTokens: 64000})).toBe(
+      'refused max_tokens: sent again without it',
+    )
     expect(a.get('v', 'm')).toEqual({drop: ['max_tokens']})
-    expect(a.learn('v', 'n', older(40000), SENT, 64000)).toBeUndefined()
-    expect(a.learn('v', 'o', older(1200), ['model', 'messages'], undefined)).toBeUndefined()
+    expect(a.learn('v', 'n', older(40000), {fields: SENT, maxTokens: 64000})).toBeUndefined()
+    expect(a.learn('v', 'o', older(1200), {fields: ['model', 'messages']})).toBeUndefined()
   })
 
   it("learns nothing from vLLM's context error when the prompt alone fills the context", () => {
     const a = new UpstreamAdaptations()
     const tooLong =
       "'max_tokens' or 'max_completion_tokens' is too large: 512. This model's maximum context length is 32768 tokens and your request has 40000 input tokens (512 > 32768 - 40000)."
-    expect(a.learn('v', 'm', tooLong, SENT, 512)).toBeUndefined()
+    expect(a.learn('v', 'm', tooLong, {fields: SENT, maxTokens: 512})).toBeUndefined()
     expect(a.get('v', 'm')).toBeUndefined()
   })
 
@@ -204,17 +216,162 @@ describe('outputLimit', () => {
     })
     const a = new UpstreamAdaptations()
     const refusal = openai("Unsupported parameter: 'user'.", 'user')
-    a.learn('p', 'm', refusal, SENT)
-    a.learn('p', 'm', refusal, SENT)
+    a.learn('p', 'm', refusal, {fields: SENT})
+    a.learn('p', 'm', refusal, {fields: SENT})
     expect(a.get('p', 'm')).toEqual({drop: ['user']})
   })
 
   it('is learned as a cap before any drop of max_tokens', () => {
     const a = new UpstreamAdaptations()
     const refusal = openai('Invalid max_tokens value, the valid range of max_tokens is [1, 8192]', null)
-    expect(a.learn('p', 'm', refusal, SENT, 64000)).toBe(
+    expect(a.learn('p', 'm', refusal, {fields: SENT, maxTokens: 64000})).toBe(
       'refused max_tokens 64000: sent again with 8192, its limit',
     )
     expect(a.get('p', 'm')).toEqual({maxTokens: 8192})
+  })
+})
+
+describe('a request for JSON the upstream refuses', () => {
+  const deepseek = (message: string) =>
+    JSON.stringify({
+      error: {message, type: 'invalid_request_error', param: null, code: 'invalid_request_error'},
+    })
+  const schemaSent = {fields: ['model', 'messages', 'response_format'], responseFormat: 'json_schema'}
+  const modeSent = {fields: ['model', 'messages', 'response_format'], responseFormat: 'json_object'}
+
+  it("DeepSeek's schema refusal: JSON mode with the schema in the system prompt, then JSON mode refused too: the instruction alone", () => {
+    const a = new UpstreamAdaptations()
+    expect(a.learn('d', 'm', deepseek('This response_format type is unavailable now'), schemaSent)).toBe(
+      'refused response_format json_schema: sent again as json_object, the schema in the system prompt',
+    )
+    expect(a.get('d', 'm')).toEqual({json: 'json_object'})
+    // the same refusal again (another model's JSON mode, say) learns the next step, then nothing
+    const refused = openai(
+      "Unsupported parameter: 'response_format' is not supported with this model.",
+      'response_format',
+    )
+    expect(a.learn('d', 'm', refused, modeSent)).toBe(
+      'refused response_format: sent again without it, an instruction to answer JSON in the system prompt',
+    )
+    expect(a.get('d', 'm')).toEqual({json: 'instruction'})
+    expect(a.learn('d', 'm', refused, modeSent)).toBeUndefined()
+    // DeepSeek's older refusal, a 422 with the field path in its text
+    const b = new UpstreamAdaptations()
+    expect(
+      b.learn(
+        'd',
+        'm',
+        'Failed to deserialize the JSON body into the target type: response_format: response_format.type `json_schema` is unavailable now at line 1 column 12440',
+        schemaSent,
+      ),
+    ).toMatch(/^refused response_format json_schema/)
+  })
+
+  it("DeepSeek's JSON mode without the word json in the prompt: the instruction added, JSON mode kept", () => {
+    const a = new UpstreamAdaptations()
+    const refusal = deepseek(
+      "Prompt must contain the word 'json' in some form to use 'response_format' of type 'json_object'.",
+    )
+    expect(a.learn('d', 'm', refusal, modeSent)).toBe(
+      'refused response_format json_object without "json" in the prompt: sent again with an instruction to answer JSON',
+    )
+    expect(a.get('d', 'm')).toEqual({jsonInstruction: true})
+    expect(a.learn('d', 'm', refusal, modeSent)).toBeUndefined()
+  })
+
+  it('learns nothing from a 400 about something else, or when no JSON was asked', () => {
+    const a = new UpstreamAdaptations()
+    expect(
+      a.learn('d', 'm', openai('Invalid response_format in messages[2].', 'messages[2]'), schemaSent),
+    ).toBeUndefined()
+    expect(a.learn('d', 'm', deepseek('The conversation is too long.'), schemaSent)).toBeUndefined()
+    expect(
+      a.learn('d', 'm', deepseek('This response_format type is unavailable now'), {fields: SENT}),
+    ).toBeUndefined()
+    expect(a.get('d', 'm')).toBeUndefined()
+  })
+
+  it('sends JSON the way learned: the schema and the instruction in the first system message', () => {
+    const schema = {type: 'object', properties: {city: {type: 'string'}}, required: ['city']}
+    const request = (system?: string) =>
+      decodeClientRequest(
+        'messages',
+        {
+          model: 'c',
+          max_tokens: 100,
+          ...(system ? {system} : {}),
+          output_config: {format: {type: 'json_schema', schema}},
+          messages: [{role: 'user', content: 'Where?'}],
+        },
+        {model: 'c', stream: false},
+      )
+    const body = (adapt: Parameters<typeof encodeUpstreamRequest>[4], system?: string) =>
+      JSON.parse(encodeUpstreamRequest(request(system), 'chat', 'm', {}, adapt).body.toString())
+    const instruction = `Respond with one JSON object only, with no other text, that matches this JSON schema:\n${JSON.stringify(schema)}`
+    // nothing learned: the schema as the client sent it
+    expect(body(undefined).response_format).toMatchObject({type: 'json_schema', json_schema: {schema}})
+    const asObject = body({json: 'json_object'}, 'Be brief.')
+    expect(asObject.response_format).toEqual({type: 'json_object'})
+    expect(asObject.messages[0]).toEqual({role: 'system', content: `Be brief.\n\n${instruction}`})
+    expect(asObject.messages[1]).toEqual({role: 'user', content: 'Where?'})
+    const alone = body({json: 'instruction'})
+    expect(alone).not.toHaveProperty('response_format')
+    expect(alone.messages).toEqual([
+      {role: 'system', content: instruction},
+      {role: 'user', content: 'Where?'},
+    ])
+    const {sent} = encodeUpstreamRequest(request(), 'chat', 'm', {}, {json: 'json_object'})
+    expect(sent.responseFormat).toBe('json_object')
+  })
+})
+
+describe('a reasoning effort the upstream refuses with the values it takes', () => {
+  it('reads the supported values and picks the nearest, a tie to the higher, none only for minimal', () => {
+    expect(
+      supportedValues(
+        openai(
+          "Unsupported value: 'reasoning_effort' does not support 'minimal' with this model. Supported values are: 'low', 'medium', and 'high'.",
+          'reasoning_effort',
+        ),
+      ),
+    ).toEqual(['low', 'medium', 'high'])
+    expect(nearestEffort('minimal', ['low', 'medium', 'high'])).toBe('low')
+    expect(nearestEffort('none', ['minimal', 'low', 'medium', 'high'])).toBe('minimal')
+    expect(nearestEffort('high', ['low', 'medium'])).toBe('medium')
+    // Cohere's compatibility API: none and high
+    expect(nearestEffort('medium', ['none', 'high'])).toBe('high')
+    expect(nearestEffort('low', ['none', 'high'])).toBe('high')
+    expect(nearestEffort('minimal', ['none', 'high'])).toBe('none')
+    expect(nearestEffort('low', [])).toBeUndefined()
+    expect(nearestEffort('turbo', ['low'])).toBeUndefined()
+  })
+
+  it('learns the nearest effort, sends it from then on, and drops the field when no value fits', () => {
+    const a = new UpstreamAdaptations()
+    const sent = {fields: SENT, effort: 'minimal'}
+    const refusal = openai(
+      "Unsupported value: 'reasoning_effort' does not support 'minimal' with this model. Supported values are: 'low', 'medium', and 'high'.",
+      'reasoning_effort',
+    )
+    expect(a.learn('o', 'm', refusal, sent)).toBe('refused reasoning_effort minimal: sent again with low')
+    expect(a.get('o', 'm')).toEqual({effort: {minimal: 'low'}})
+    const client = decodeClientRequest(
+      'responses',
+      {model: 'c', input: 'hi', reasoning: {effort: 'minimal'}},
+      {model: 'c', stream: false},
+    )
+    const out = encodeUpstreamRequest(client, 'chat', 'm', {}, a.get('o', 'm'))
+    expect(JSON.parse(out.body.toString()).reasoning_effort).toBe('low')
+    expect(out.sent.effort).toBe('low')
+    // no list: the field goes
+    const b = new UpstreamAdaptations()
+    expect(
+      b.learn(
+        'o',
+        'm',
+        openai("Unsupported value: 'reasoning_effort' does not support 'low'.", 'reasoning_effort'),
+        {fields: SENT, effort: 'low'},
+      ),
+    ).toBe('refused reasoning_effort: sent again without it')
   })
 })

@@ -6,12 +6,15 @@
  * gpt-4o) refuse; `max_tokens`, which its reasoning models refuse for `max_completion_tokens`; a
  * `temperature` or `top_p` they take only at 1; Claude Code's `max_tokens` of 32 000-64 000, which
  * DeepSeek refuses above 8 192 ("the valid range of max_tokens is [1, 8192]"): capped at the limit
- * the error states. Only these optional fields are ever dropped, renamed or capped, and only when
+ * the error states; a `reasoning_effort` value the model does not take (o3 and `minimal`), sent as
+ * the nearest the error lists; a JSON schema DeepSeek refuses (it has JSON mode only), sent as JSON
+ * mode with the schema in the system prompt, and JSON mode refused too, as that instruction alone.
+ * Only these optional fields are ever dropped, renamed, capped or changed, and only when
  * the upstream's error names one that was sent; anything else (a 400 about
  * the conversation, a field the answer depends on) reaches the client as before. Kept in memory
  * (lost on restart: the first request after it learns again), at most {@link MAX_TARGETS} targets.
  */
-import type {UpstreamAdaptation} from '../../protocols/translate.js'
+import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 
 /** Fields a translated chat request may go without, or with another name, when refused. */
 const ADAPTABLE = [
@@ -32,15 +35,7 @@ export const MAX_ADAPTATIONS_A_REQUEST = 3
 
 /** The field an upstream's 400 names among those sent, if it is one a request may go without. */
 export function refusedField(errorText: string, sent: readonly string[]): string | undefined {
-  let param: unknown
-  let message = errorText
-  try {
-    const parsed = JSON.parse(errorText) as {error?: {param?: unknown; message?: unknown}}
-    param = parsed?.error?.param
-    if (typeof parsed?.error?.message === 'string') message = parsed.error.message
-  } catch {
-    // not JSON: the text is the message
-  }
+  const {param, message} = errorParts(errorText)
   const candidates = ADAPTABLE.filter((f) => sent.includes(f))
   // a `param` names what was refused: another one (`messages[0].role`, a tool's schema) is no
   // refusal of these, whatever field names its message quotes
@@ -74,6 +69,85 @@ export function outputLimit(errorText: string, sent: number | undefined): number
   return limit !== undefined && Number.isSafeInteger(n) && n >= 1 && n < sent ? n : undefined
 }
 
+/** The error's `param` and message (the text itself when it is not JSON). */
+function errorParts(errorText: string): {param: unknown; message: string} {
+  try {
+    const parsed = JSON.parse(errorText) as {error?: {param?: unknown; message?: unknown}}
+    const message = parsed?.error?.message
+    return {param: parsed?.error?.param, message: typeof message === 'string' ? message : errorText}
+  } catch {
+    return {param: undefined, message: errorText}
+  }
+}
+
+/**
+ * A refusal of how a request asked for JSON, and what to learn from it: DeepSeek takes JSON mode
+ * but not a schema ("This response_format type is unavailable now", no `param`; its older 422
+ * "response_format.type `json_schema` is unavailable now"), and its JSON mode wants the prompt to
+ * say "json" ("Prompt must contain the word 'json' in some form to use 'response_format' of type
+ * 'json_object'"); other servers refuse `response_format` whole. Each step keeps the answer JSON
+ * as far as the upstream allows: the schema goes into the system prompt, then JSON mode too.
+ */
+function jsonRefusal(
+  errorText: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+): {learned: UpstreamAdaptation; note: string} | undefined {
+  const format = sent.responseFormat
+  if (format !== 'json_schema' && format !== 'json_object') return undefined
+  const {param, message} = errorParts(errorText)
+  if (typeof param === 'string' && param !== 'response_format' && !param.startsWith('response_format.'))
+    return undefined
+  if (format === 'json_object' && /must contain the word\W+json/i.test(message)) {
+    if (known.jsonInstruction) return undefined
+    return {
+      learned: {jsonInstruction: true},
+      note: 'refused response_format json_object without "json" in the prompt: sent again with an instruction to answer JSON',
+    }
+  }
+  if (typeof param !== 'string' && !/response_format|json_schema|json_object/i.test(message)) return undefined
+  if (format === 'json_schema' && known.json === undefined)
+    return {
+      learned: {json: 'json_object'},
+      note: 'refused response_format json_schema: sent again as json_object, the schema in the system prompt',
+    }
+  if (known.json === 'instruction') return undefined
+  return {
+    learned: {json: 'instruction'},
+    note: 'refused response_format: sent again without it, an instruction to answer JSON in the system prompt',
+  }
+}
+
+/** Reasoning efforts from least to most. */
+const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
+
+/** The values an error lists as supported ("Supported values are: 'low', 'medium', and 'high'."). */
+export function supportedValues(errorText: string): string[] {
+  const list = /supported values are:?\s*([^.]*(?:\.[^\s'"][^.]*)*)/i.exec(errorParts(errorText).message)?.[1]
+  return list ? [...list.matchAll(/['"`]([\w-]+)['"`]/g)].map((m) => m[1]) : []
+}
+
+/**
+ * The supported effort nearest `sent` (a tie goes to the higher one: the client asked for some
+ * reasoning); `none` only for `minimal`, the one that is nearly none.
+ */
+export function nearestEffort(sent: string, supported: readonly string[]): string | undefined {
+  const at = EFFORTS.indexOf(sent)
+  if (at < 0) return undefined
+  let best: string | undefined
+  let bestDistance = Infinity
+  for (const value of supported) {
+    const i = EFFORTS.indexOf(value)
+    if (i < 0 || (value === 'none' && sent !== 'minimal')) continue
+    const distance = Math.abs(i - at)
+    if (distance < bestDistance || (distance === bestDistance && i > EFFORTS.indexOf(best!))) {
+      best = value
+      bestDistance = distance
+    }
+  }
+  return best
+}
+
 export class UpstreamAdaptations {
   private readonly byTarget = new Map<string, UpstreamAdaptation>()
 
@@ -83,24 +157,24 @@ export class UpstreamAdaptations {
   }
 
   /**
-   * Learns from a 400 of `provider`'s `model` to a request that sent `sent` (its top-level
-   * fields). When the request should go again, without (or, for `max_tokens` when the error asks
-   * for `max_completion_tokens`, renamed) the field it names, says so for the log row
-   * (`refused max_tokens: sent again as max_completion_tokens`); else undefined.
+   * Learns from a 400 of `provider`'s `model` to a request that sent `sent`. When the request
+   * should go again, without (or, for `max_tokens` when the error asks for
+   * `max_completion_tokens`, renamed) the field it names, with a smaller `max_tokens`, another
+   * effort, or JSON asked another way, says so for the log row (`refused max_tokens: sent again
+   * as max_completion_tokens`); else undefined.
    */
-  learn(
-    provider: string,
-    model: string,
-    errorText: string,
-    sent: readonly string[],
-    maxTokens?: number,
-  ): string | undefined {
+  learn(provider: string, model: string, errorText: string, sent: SentRequest): string | undefined {
     const key = `${provider}\n${model}`
     const known = this.byTarget.get(key) ?? {}
-    const limit = outputLimit(errorText, maxTokens)
+    const limit = outputLimit(errorText, sent.maxTokens)
     if (limit !== undefined) {
       this.remember(key, {...known, maxTokens: limit})
-      return `refused max_tokens ${maxTokens}: sent again with ${limit}, its limit`
+      return `refused max_tokens ${sent.maxTokens}: sent again with ${limit}, its limit`
+    }
+    const json = jsonRefusal(errorText, sent, known)
+    if (json) {
+      this.remember(key, {...known, ...json.learned})
+      return json.note
     }
     // vLLM's "maximum context length is C tokens and your request has I input tokens": with the
     // prompt alone past the context, no field is to blame
@@ -115,17 +189,26 @@ export class UpstreamAdaptations {
       /maximum context length is (\d+) tokens.*?\((\d+) in the messages, (\d+) in the completion\)/is.exec(
         errorText,
       )
-    const completionField = sent.includes('max_tokens')
+    const completionField = sent.fields.includes('max_tokens')
       ? 'max_tokens'
-      : sent.includes('max_completion_tokens')
+      : sent.fields.includes('max_completion_tokens')
         ? 'max_completion_tokens'
         : undefined
     const field = asked
       ? Number(asked[2]) < Number(asked[1]) && Number(asked[3]) > 0
         ? completionField
         : undefined
-      : refusedField(errorText, sent)
+      : refusedField(errorText, sent.fields)
     if (!field) return undefined
+    // a refused effort with the values the model takes ("Supported values are: 'low', 'medium',
+    // and 'high'."): the nearest of them, not none
+    if (field === 'reasoning_effort' && sent.effort !== undefined) {
+      const instead = nearestEffort(sent.effort, supportedValues(errorText))
+      if (instead !== undefined && instead !== sent.effort && known.effort?.[sent.effort] === undefined) {
+        this.remember(key, {...known, effort: {...known.effort, [sent.effort]: instead}})
+        return `refused reasoning_effort ${sent.effort}: sent again with ${instead}`
+      }
+    }
     // OpenAI's reasoning models: "Use 'max_completion_tokens' instead." (vLLM names both fields
     // in its "'max_tokens' or 'max_completion_tokens' is too large": dropped, its default is what
     // fits the context)

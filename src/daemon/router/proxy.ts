@@ -33,7 +33,7 @@ import {MAX_ADAPTATIONS_A_REQUEST, UpstreamAdaptations} from './adaptations.js'
 import type {Translation} from './translated.js'
 import type * as TranslatedModuleNs from './translated.js'
 import type * as TranslateModuleNs from '../../protocols/translate.js'
-import type {ClientRequest} from '../../protocols/translate.js'
+import type {ClientRequest, SentRequest} from '../../protocols/translate.js'
 import {parseJsonBytes} from '../../protocols/json-bytes.js'
 
 export {sendFamilyError} from './error-shape.js'
@@ -64,10 +64,8 @@ interface TranslatedRequest {
   body: Buffer
   path: string
   translation: Translation
-  /** Its top-level fields, as sent. */
-  fields: string[]
-  /** Its `max_tokens` (or `max_completion_tokens`), as sent. */
-  maxTokens?: number
+  /** What it sent that an upstream may refuse. */
+  sent: SentRequest
   /** The model it asks the upstream for. */
   upstreamModel: string
   /** How many refused fields this request has gone again without. */
@@ -328,14 +326,14 @@ export async function proxyRequest(
     const upstreamModelName = model ?? client.request.model ?? ''
     const adapt =
       target.provider.family === 'chat' ? adaptations.get(target.provider.name, upstreamModelName) : undefined
-    const {body, path, fields, maxTokens} = translate.encodeUpstreamRequest(
+    const {body, path, sent} = translate.encodeUpstreamRequest(
       client,
       target.provider.family,
       upstreamModelName,
       {carry},
       adapt,
     )
-    return {body, path, translation: {client, carry}, fields, maxTokens, upstreamModel: upstreamModelName}
+    return {body, path, translation: {client, carry}, sent, upstreamModel: upstreamModelName}
   }
 
   /** One try of target `i`: true when it answered (relayed), false to go on with the next. */
@@ -403,7 +401,8 @@ export async function proxyRequest(
     let errorText: string | Error | undefined
     if (
       translated &&
-      status === 400 &&
+      // DeepSeek's older refusal of a JSON schema came as 422
+      (status === 400 || status === 422) &&
       provider.family === 'chat' &&
       (translated.adapted ?? 0) < MAX_ADAPTATIONS_A_REQUEST
     ) {
@@ -414,13 +413,7 @@ export async function proxyRequest(
       }
       const change =
         typeof errorText === 'string'
-          ? adaptations.learn(
-              provider.name,
-              translated.upstreamModel,
-              errorText,
-              translated.fields,
-              translated.maxTokens,
-            )
+          ? adaptations.learn(provider.name, translated.upstreamModel, errorText, translated.sent)
           : undefined
       if (change) {
         const again = await translateFor(target, model)

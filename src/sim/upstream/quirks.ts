@@ -24,6 +24,9 @@ export const SIM_QUIRKS = [
   'no-reasoning',
   'o-series',
   'max-tokens-8192',
+  'deepseek-json',
+  'no-json-mode',
+  'no-minimal-effort',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -203,8 +206,12 @@ export function strictFieldsProblem(body: Record<string, unknown>): string | und
  * `no-reasoning`, a model without reasoning (gpt-4.1, gpt-4o), refuses `reasoning_effort`;
  * `o-series`, a reasoning model (o3, o4-mini), refuses `max_tokens` (it takes
  * `max_completion_tokens`) and a `temperature` or `top_p` other than 1; `max-tokens-8192`,
- * DeepSeek's chat models, refuse a `max_tokens` above 8 192 (with no `param`). Undefined when the
- * request is one the model takes.
+ * DeepSeek's chat models, refuse a `max_tokens` above 8 192 (with no `param`); `deepseek-json`,
+ * DeepSeek's JSON output: a `json_schema` response format refused (no `param`), JSON mode taken
+ * only when the messages say "json"; `no-json-mode`, a model without JSON output (o1-mini), refuses
+ * `response_format`; `no-minimal-effort`, a reasoning model that takes only low, medium and high
+ * (o3), refuses `minimal` and `none` and says what it takes. Undefined when the request is one the
+ * model takes.
  */
 export function unsupportedParameter(
   body: Record<string, unknown>,
@@ -221,6 +228,33 @@ export function unsupportedParameter(
       message: 'Invalid max_tokens value, the valid range of max_tokens is [1, 8192]',
       param: null,
       code: 'invalid_request_error',
+    }
+  const format = (body.response_format as {type?: unknown} | undefined)?.type
+  if (quirks.has('no-json-mode') && format !== undefined && format !== 'text')
+    return {
+      message: "Unsupported parameter: 'response_format' is not supported with this model.",
+      param: 'response_format',
+      code: 'unsupported_parameter',
+    }
+  if (quirks.has('deepseek-json') && format === 'json_schema')
+    return {
+      message: 'This response_format type is unavailable now',
+      param: null,
+      code: 'invalid_request_error',
+    }
+  if (quirks.has('deepseek-json') && format === 'json_object' && !/json/i.test(JSON.stringify(body.messages)))
+    return {
+      message:
+        "Prompt must contain the word 'json' in some form to use 'response_format' of type 'json_object'.",
+      param: null,
+      code: 'invalid_request_error',
+    }
+  const effort = body.reasoning_effort
+  if (quirks.has('no-minimal-effort') && (effort === 'minimal' || effort === 'none'))
+    return {
+      message: `Unsupported value: 'reasoning_effort' does not support '${effort}' with this model. Supported values are: 'low', 'medium', and 'high'.`,
+      param: 'reasoning_effort',
+      code: 'unsupported_value',
     }
   if (!quirks.has('o-series')) return undefined
   if (body.max_tokens !== undefined)
