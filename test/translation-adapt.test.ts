@@ -199,6 +199,8 @@ describe('a translated chat upstream that refuses how JSON or an effort was aske
     })
     const answer = await client.messages.create(params)
     expect(answer.stop_reason).toBe('end_turn')
+    // the model followed the instruction: the answer's text is JSON of the schema
+    expect(JSON.parse(text(answer))).toEqual({city: expect.any(String), days: expect.any(Number)})
     const calls = await upstreamCalls()
     expect(calls.map((c) => c.response_format?.type)).toEqual(['json_schema', 'json_object'])
     expect(calls[0].response_format.json_schema.schema).toEqual(schema)
@@ -231,6 +233,7 @@ describe('a translated chat upstream that refuses how JSON or an effort was aske
       config: {responseMimeType: 'application/json', responseJsonSchema: schema},
     })
     expect(answer.candidates?.[0]?.finishReason).toBe('STOP')
+    expect(JSON.parse(answer.text!)).toEqual({city: expect.any(String), days: expect.any(Number)})
     const calls = await upstreamCalls()
     expect(calls.map((c) => c.response_format?.type ?? null)).toEqual(['json_schema', 'json_object', null])
     expect(system(calls[2])).toBe(instruction)

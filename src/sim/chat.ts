@@ -470,11 +470,16 @@ export function planChat(
       (seen ? ` I received ${seen}.` : '') +
       ` This is a simulated reply of ${model.id}.`
   }
-  if (body.response_format?.type === 'json_object') {
-    text = JSON.stringify({reply: text, provider: provider.name, model: model.id})
-  } else if (body.response_format?.type === 'json_schema') {
+  // a system prompt that asks for JSON (of a schema) is followed as a model follows it: what the
+  // gateway sends where the schema or JSON mode was refused (DeepSeek, o1-mini)
+  const asked = jsonAskedBySystem(body.messages)
+  if (body.response_format?.type === 'json_schema') {
     // a minimal value that fits the schema, as the vendor upstreams of the simulator answer
     text = JSON.stringify(instanceOf(body.response_format.json_schema?.schema))
+  } else if (asked?.schema !== undefined) {
+    text = JSON.stringify(instanceOf(asked.schema))
+  } else if (body.response_format?.type === 'json_object' || asked) {
+    text = JSON.stringify({reply: text, provider: provider.name, model: model.id})
   }
   const reasoning = reasoningOn
     ? words(
@@ -779,4 +784,31 @@ export const chatModule: SimModule = {
     router.add('POST', '/v1/chat/completions', chatCompletionsHandler(context, vendor))
     router.add('GET', '/v1/models', modelsHandler(context, vendor))
   },
+}
+
+/**
+ * A system message's instruction to answer one JSON object ("Respond with one JSON object only",
+ * then, for a schema, "that matches this JSON schema:" and the schema's JSON), or undefined.
+ */
+function jsonAskedBySystem(messages: unknown): {schema?: unknown} | undefined {
+  if (!Array.isArray(messages)) return undefined
+  for (const m of messages) {
+    if (!m || (m.role !== 'system' && m.role !== 'developer')) continue
+    const text =
+      typeof m.content === 'string'
+        ? m.content
+        : Array.isArray(m.content)
+          ? m.content.map((p: {text?: unknown}) => (typeof p?.text === 'string' ? p.text : '')).join('\n')
+          : ''
+    const at = text.indexOf('Respond with one JSON object only')
+    if (at < 0) continue
+    const schema = /matches this JSON schema:\n(.*)/.exec(text.slice(at))?.[1]
+    if (schema === undefined) return {}
+    try {
+      return {schema: JSON.parse(schema)}
+    } catch {
+      return {}
+    }
+  }
+  return undefined
 }
