@@ -29,32 +29,42 @@ const MODELS: Record<string, string> = {
   o3: 'sim-mini+no-minimal-effort',
 }
 
+/** Policies whose routes translate to the simulator's Responses provider (OpenAI's Responses API). */
+const RESPONSES_MODELS: Record<string, string> = {
+  'resp-plain': 'gpt-4.1+no-reasoning',
+  'resp-o3': 'o3+no-minimal-effort',
+}
+
 beforeAll(async () => {
-  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies(
-    Object.entries(MODELS).map(([id, model]) => ({
-      id: `adapt-${id}`,
-      routes: Object.fromEntries(
-        ['messages', 'responses', 'gemini'].map((f) => [f, [{provider: 'sim-chat', model, translate: true}]]),
-      ),
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    })),
-  ))
-  for (const id of Object.keys(MODELS))
+  const policy = (id: string, provider: string, model: string, families: string[]) => ({
+    id: `adapt-${id}`,
+    routes: Object.fromEntries(families.map((f) => [f, [{provider, model, translate: true}]])),
+    fallbacks: true,
+    breaker: DEFAULT_BREAKER,
+    timeouts: DEFAULT_TIMEOUTS,
+  })
+  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
+    ...Object.entries(MODELS).map(([id, model]) =>
+      policy(id, 'sim-chat', model, ['messages', 'responses', 'gemini']),
+    ),
+    ...Object.entries(RESPONSES_MODELS).map(([id, model]) =>
+      policy(id, 'sim-responses', model, ['messages', 'chat', 'gemini']),
+    ),
+  ]))
+  for (const id of [...Object.keys(MODELS), ...Object.keys(RESPONSES_MODELS)])
     keys.set(id, await issueKeyOverApi(base, `adapt-${id}`, 'generic_agent', `adapt-${id}`))
 }, 120_000)
 
 afterAll(() => stop())
 
-/** The chat requests the simulator got since the last call, oldest first, with their status. */
-async function upstreamCalls(): Promise<Array<Record<string, any>>> {
+/** The chat (or Responses) requests the simulator got since the last call, oldest first. */
+async function upstreamCalls(path = /\/chat\/completions$/): Promise<Array<Record<string, any>>> {
   const {requests} = (await (await fetch(`${simOrigin}/__sim/requests`)).json()) as {
     requests: Array<{method: string; path: string; body: unknown}>
   }
   await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
   return requests
-    .filter((r) => r.method === 'POST' && /\/chat\/completions$/.test(r.path))
+    .filter((r) => r.method === 'POST' && path.test(r.path))
     .map((r) => (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>)
 }
 
@@ -276,5 +286,43 @@ describe('a translated chat upstream that refuses how JSON or an effort was aske
       store: false,
     })
     expect((await upstreamCalls()).map((c) => c.reasoning_effort)).toEqual(['medium'])
+  })
+})
+
+describe('a translated Responses upstream that refuses a field', {timeout: 60_000}, () => {
+  const responsesCalls = () => upstreamCalls(/\/responses$/)
+
+  it("Claude Code on gpt-4.1 through the Responses API: its effort's reasoning learned away", async () => {
+    await responsesCalls()
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('resp-plain')!, maxRetries: 0})
+    const answer = await client.messages.create(claudeCode())
+    expect(text(answer)).toContain('PONG from sim')
+    const calls = await responsesCalls()
+    expect(calls.map((c) => c.reasoning?.effort ?? null)).toEqual(['high', null])
+    expect(calls[1]).not.toHaveProperty('reasoning')
+    const rows = await logRows('adapt-resp-plain')
+    expect(rows.map((r) => [r.status, r.error])).toEqual([
+      [200, 'sim-responses refused reasoning: sent again without it'],
+    ])
+    await client.messages.stream(claudeCode()).finalMessage()
+    const later = await responsesCalls()
+    expect(later).toHaveLength(1)
+    expect(later[0]).not.toHaveProperty('reasoning')
+  })
+
+  it("a chat client's minimal effort on o3 through the Responses API: sent as low", async () => {
+    await responsesCalls()
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('resp-o3')!, maxRetries: 0})
+    const answer = await openai.chat.completions.create({
+      model: 'gpt-5',
+      messages: [{role: 'user', content: 'Say hello.'}],
+      reasoning_effort: 'minimal',
+    })
+    expect(answer.choices[0].message.content).toContain('PONG from sim')
+    expect((await responsesCalls()).map((c) => c.reasoning?.effort)).toEqual(['minimal', 'low'])
+    const rows = await logRows('adapt-resp-o3')
+    expect(rows.map((r) => r.error)).toEqual([
+      'sim-responses refused reasoning.effort minimal: sent again with low',
+    ])
   })
 })

@@ -80,6 +80,8 @@ export function encodeUpstreamRequest(
   if (adapt) adaptBody(body, adapt, client.request.responseFormat)
   const max = body.max_tokens ?? body.max_completion_tokens
   const format = (body.response_format as {type?: unknown} | undefined)?.type
+  // chat `reasoning_effort`, Responses `reasoning.effort`
+  const effort = body.reasoning_effort ?? (body.reasoning as {effort?: unknown} | undefined)?.effort
   return {
     body: upstreamBytes(body),
     path: codec.path(model, client.request.stream),
@@ -87,7 +89,7 @@ export function encodeUpstreamRequest(
       fields: Object.keys(body),
       ...(typeof max === 'number' ? {maxTokens: max} : {}),
       ...(typeof format === 'string' ? {responseFormat: format} : {}),
-      ...(typeof body.reasoning_effort === 'string' ? {effort: body.reasoning_effort} : {}),
+      ...(typeof effort === 'string' ? {effort} : {}),
     },
   }
 }
@@ -100,7 +102,7 @@ export interface SentRequest {
   maxTokens?: number
   /** Chat `response_format.type`. */
   responseFormat?: string
-  /** Chat `reasoning_effort`. */
+  /** Chat `reasoning_effort`, Responses `reasoning.effort`. */
   effort?: string
 }
 
@@ -141,8 +143,13 @@ function adaptBody(
     for (const field of ['max_tokens', 'max_completion_tokens'])
       if (typeof body[field] === 'number' && (body[field] as number) > adapt.maxTokens)
         body[field] = adapt.maxTokens
-  const effort = typeof body.reasoning_effort === 'string' ? adapt.effort?.[body.reasoning_effort] : undefined
-  if (effort !== undefined) body.reasoning_effort = effort
+  if (adapt.effort) {
+    const effort = typeof body.reasoning_effort === 'string' ? adapt.effort[body.reasoning_effort] : undefined
+    if (effort !== undefined) body.reasoning_effort = effort
+    const reasoning = body.reasoning as {effort?: unknown} | undefined
+    const nested = typeof reasoning?.effort === 'string' ? adapt.effort[reasoning.effort] : undefined
+    if (nested !== undefined) body.reasoning = {...reasoning, effort: nested}
+  }
   if (body.response_format === undefined || !format || format.type === 'text') return
   const mode =
     adapt.json === 'instruction'

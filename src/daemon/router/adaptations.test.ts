@@ -375,3 +375,32 @@ describe('a reasoning effort the upstream refuses with the values it takes', () 
     ).toBe('refused reasoning_effort: sent again without it')
   })
 })
+
+describe('a Responses upstream', () => {
+  const sent = ['model', 'input', 'reasoning', 'store', 'include', 'max_output_tokens', 'stream']
+
+  it("reads the refused part of `reasoning` or `include` from OpenAI's param, or quoted in the message", () => {
+    const noEffort = openai(
+      "Unsupported parameter: 'reasoning.effort' is not supported with this model.",
+      'reasoning.effort',
+    )
+    expect(refusedField(noEffort, sent)).toBe('reasoning')
+    expect(refusedField(openai('Encrypted content is not supported.', 'include[0]'), sent)).toBe('include')
+    expect(
+      refusedField(
+        openai("Unsupported parameter: 'reasoning.summary' is not supported with this model.", null),
+        sent,
+      ),
+    ).toBe('reasoning')
+    // prose that names reasoning unquoted is no refusal of it, nor a field not sent
+    expect(
+      refusedField(openai('The reasoning items of the input are malformed.', null), sent),
+    ).toBeUndefined()
+    expect(refusedField(noEffort, ['model', 'input'])).toBeUndefined()
+    const a = new UpstreamAdaptations()
+    expect(a.learn('r', 'm', noEffort, {fields: sent, effort: 'high'})).toBe(
+      'refused reasoning: sent again without it',
+    )
+    expect(a.get('r', 'm')).toEqual({drop: ['reasoning']})
+  })
+})

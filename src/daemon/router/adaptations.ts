@@ -1,5 +1,5 @@
 /**
- * What a translated chat upstream refused, learned from its 400 and kept per provider and model,
+ * What a translated chat or Responses upstream refused, learned from its 400 and kept per provider and model,
  * so that the request goes again without it at once and the next requests go without it from the
  * start. A translation sends fields the client never wrote for that upstream: a `reasoning_effort`
  * made from Claude Code's thinking or effort, which OpenAI's models without reasoning (gpt-4.1,
@@ -16,7 +16,11 @@
  */
 import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 
-/** Fields a translated chat request may go without, or with another name, when refused. */
+/**
+ * Top-level fields a translated chat or Responses request may go without, or with another name,
+ * when refused. A Responses `reasoning` is refused by its part (`reasoning.effort`, from OpenAI's
+ * models without reasoning), `include` by its item.
+ */
 const ADAPTABLE = [
   'reasoning_effort',
   'max_tokens',
@@ -25,6 +29,8 @@ const ADAPTABLE = [
   'top_p',
   'parallel_tool_calls',
   'user',
+  'reasoning',
+  'include',
 ] as const
 
 /** Targets remembered at most (the oldest learned is forgotten first). */
@@ -39,11 +45,14 @@ export function refusedField(errorText: string, sent: readonly string[]): string
   const candidates = ADAPTABLE.filter((f) => sent.includes(f))
   // a `param` names what was refused: another one (`messages[0].role`, a tool's schema) is no
   // refusal of these, whatever field names its message quotes
-  if (typeof param === 'string') return (candidates as readonly string[]).includes(param) ? param : undefined
+  if (typeof param === 'string')
+    return candidates.find((f) => param === f || param.startsWith(`${f}.`) || param.startsWith(`${f}[`))
   // no `param`: a field the message names, quoted, or bare when its name cannot be a word of
   // prose ("Unrecognized request argument supplied: reasoning_effort"; not "user" or "temperature")
   return candidates.find((f) =>
-    new RegExp(f.includes('_') ? `(^|[^a-z_])${f}($|[^a-z_])` : `['"\`]${f}['"\`]`).test(message),
+    new RegExp(f.includes('_') ? `(^|[^a-z_])${f}($|[^a-z_])` : `['"\`]${f}(?:\\.[a-z_]+)?['"\`]`).test(
+      message,
+    ),
   )
 }
 
@@ -202,11 +211,11 @@ export class UpstreamAdaptations {
     if (!field) return undefined
     // a refused effort with the values the model takes ("Supported values are: 'low', 'medium',
     // and 'high'."): the nearest of them, not none
-    if (field === 'reasoning_effort' && sent.effort !== undefined) {
+    if ((field === 'reasoning_effort' || field === 'reasoning') && sent.effort !== undefined) {
       const instead = nearestEffort(sent.effort, supportedValues(errorText))
       if (instead !== undefined && instead !== sent.effort && known.effort?.[sent.effort] === undefined) {
         this.remember(key, {...known, effort: {...known.effort, [sent.effort]: instead}})
-        return `refused reasoning_effort ${sent.effort}: sent again with ${instead}`
+        return `refused ${field === 'reasoning' ? 'reasoning.effort' : field} ${sent.effort}: sent again with ${instead}`
       }
     }
     // OpenAI's reasoning models: "Use 'max_completion_tokens' instead." (vLLM names both fields

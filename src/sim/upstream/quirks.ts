@@ -273,3 +273,33 @@ export function unsupportedParameter(
       }
   return undefined
 }
+
+/**
+ * OpenAI's refusal of a Responses request's parameter, as its `error` object: `no-reasoning`
+ * (gpt-4.1, gpt-4o) refuses a `reasoning` with an effort or a summary; `no-minimal-effort` (o3)
+ * refuses the efforts `minimal` and `none` and says what it takes. Undefined when the model takes
+ * the request.
+ */
+export function unsupportedResponsesParameter(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; param: string; code: string} | undefined {
+  const reasoning = body.reasoning as {effort?: unknown; summary?: unknown} | undefined
+  if (!reasoning || typeof reasoning !== 'object') return undefined
+  if (quirks.has('no-reasoning') && (reasoning.effort !== undefined || reasoning.summary !== undefined)) {
+    const param = reasoning.effort !== undefined ? 'reasoning.effort' : 'reasoning.summary'
+    return {
+      message: `Unsupported parameter: '${param}' is not supported with this model.`,
+      param,
+      code: 'unsupported_parameter',
+    }
+  }
+  const effort = reasoning.effort
+  if (quirks.has('no-minimal-effort') && (effort === 'minimal' || effort === 'none'))
+    return {
+      message: `Unsupported value: 'reasoning.effort' does not support '${effort}' with this model. Supported values are: 'low', 'medium', and 'high'.`,
+      param: 'reasoning.effort',
+      code: 'unsupported_value',
+    }
+  return undefined
+}

@@ -11,7 +11,15 @@ import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'
 import {bearer, deltas, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
 import type {Quirks} from './quirks.js'
-import {NO_QUIRKS, argsPieces, argsText, quirkAnswer, selectQuirks, unknownQuirkMessage} from './quirks.js'
+import {
+  NO_QUIRKS,
+  argsPieces,
+  argsText,
+  quirkAnswer,
+  selectQuirks,
+  unknownQuirkMessage,
+  unsupportedResponsesParameter,
+} from './quirks.js'
 import {encryptReasoning, responsesHistoryProblem} from './turn-checks.js'
 
 type Body = Record<string, unknown>
@@ -82,6 +90,18 @@ function handle(context: SimContext) {
     }
     if (body.input === undefined) {
       context.sendError(request, 400, 'Missing required parameter: input', 'invalid_request_error')
+      return
+    }
+    const refused = unsupportedResponsesParameter(body, quirks)
+    if (refused) {
+      sendJson(request.res, 400, {
+        error: {
+          message: refused.message,
+          type: 'invalid_request_error',
+          param: refused.param,
+          code: refused.code,
+        },
+      })
       return
     }
     const problem = responsesHistoryProblem(body.input)
