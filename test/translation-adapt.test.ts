@@ -35,6 +35,12 @@ const RESPONSES_MODELS: Record<string, string> = {
   'resp-o3': 'o3+no-minimal-effort',
 }
 
+/** Policies whose routes translate to the simulator's Gemini and Messages providers. */
+const OTHER_TARGETS: Record<string, {provider: string; model: string}> = {
+  'gemini-pro': {provider: 'sim-gemini', model: 'gemini-2.5-pro+thinking-only'},
+  opus: {provider: 'sim-messages', model: 'claude-opus-4+max-output-32000'},
+}
+
 beforeAll(async () => {
   const policy = (id: string, provider: string, model: string, families: string[]) => ({
     id: `adapt-${id}`,
@@ -50,8 +56,13 @@ beforeAll(async () => {
     ...Object.entries(RESPONSES_MODELS).map(([id, model]) =>
       policy(id, 'sim-responses', model, ['messages', 'chat', 'gemini']),
     ),
+    policy('gemini-pro', OTHER_TARGETS['gemini-pro'].provider, OTHER_TARGETS['gemini-pro'].model, [
+      'messages',
+      'chat',
+    ]),
+    policy('opus', OTHER_TARGETS.opus.provider, OTHER_TARGETS.opus.model, ['chat', 'gemini']),
   ]))
-  for (const id of [...Object.keys(MODELS), ...Object.keys(RESPONSES_MODELS)])
+  for (const id of [...Object.keys(MODELS), ...Object.keys(RESPONSES_MODELS), ...Object.keys(OTHER_TARGETS)])
     keys.set(id, await issueKeyOverApi(base, `adapt-${id}`, 'generic_agent', `adapt-${id}`))
 }, 120_000)
 
@@ -326,3 +337,65 @@ describe('a translated Responses upstream that refuses a field', {timeout: 60_00
     ])
   })
 })
+
+describe(
+  'translated Gemini and Messages upstreams that refuse a thinking budget or an output size',
+  {timeout: 60_000},
+  () => {
+    const geminiCalls = () => upstreamCalls(/:(?:stream)?generateContent$/i)
+    const budgets = (calls: Array<Record<string, any>>) =>
+      calls.map((c) => c.generationConfig?.thinkingConfig?.thinkingBudget ?? null)
+
+    it('Claude Code with thinking off on Gemini 2.5 Pro, which cannot turn it off: the budget of 0 left out', async () => {
+      await geminiCalls()
+      const client = new Anthropic({baseURL: base, apiKey: keys.get('gemini-pro')!, maxRetries: 0})
+      const params = claudeCode({thinking: {type: 'disabled'}, output_config: undefined})
+      const answer = await client.messages.create(params)
+      expect(answer.content.length).toBeGreaterThan(0)
+      expect(budgets(await geminiCalls())).toEqual([0, null])
+      const rows = await logRows('adapt-gemini-pro')
+      expect(rows.map((r) => [r.status, r.error])).toEqual([
+        [200, 'sim-gemini refused thinkingBudget 0: sent again without it, the model decides'],
+      ])
+      // a budget outside the model's range, which its error does not state: left out too
+      const big = await client.messages
+        .stream(
+          claudeCode({
+            max_tokens: 64000,
+            thinking: {type: 'enabled', budget_tokens: 40000},
+            output_config: undefined,
+          }),
+        )
+        .finalMessage()
+      expect(big.stop_reason).toBeTruthy()
+      expect(budgets(await geminiCalls())).toEqual([40000, null])
+      // both learned: each goes without from the start, a budget in range as it is
+      await client.messages.create(params)
+      await client.messages.create(
+        claudeCode({
+          max_tokens: 4000,
+          thinking: {type: 'enabled', budget_tokens: 2048},
+          output_config: undefined,
+        }),
+      )
+      expect(budgets(await geminiCalls())).toEqual([null, 2048])
+    })
+
+    it("a chat client's max_tokens above Claude Opus 4's output limit: capped at the 32 000 Anthropic's error states", async () => {
+      const messagesCalls = () => upstreamCalls(/\/v1\/messages$/)
+      await messagesCalls()
+      const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('opus')!, maxRetries: 0})
+      const answer = await openai.chat.completions.create({
+        model: 'gpt-5',
+        max_tokens: 64000,
+        messages: [{role: 'user', content: 'Say hello.'}],
+      })
+      expect(answer.choices[0].message.content).toBeTruthy()
+      expect((await messagesCalls()).map((c) => c.max_tokens)).toEqual([64000, 32000])
+      const rows = await logRows('adapt-opus')
+      expect(rows.map((r) => r.error)).toEqual([
+        'sim-messages refused max_tokens 64000: sent again with 32000, its limit',
+      ])
+    })
+  },
+)

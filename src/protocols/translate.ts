@@ -82,20 +82,25 @@ export function encodeUpstreamRequest(
   const format = (body.response_format as {type?: unknown} | undefined)?.type
   // chat `reasoning_effort`, Responses `reasoning.effort`
   const effort = body.reasoning_effort ?? (body.reasoning as {effort?: unknown} | undefined)?.effort
+  const budget = geminiThinking(body)?.thinkingBudget
   return {
     body: upstreamBytes(body),
     path: codec.path(model, client.request.stream),
     sent: {
+      upstream,
       fields: Object.keys(body),
       ...(typeof max === 'number' ? {maxTokens: max} : {}),
       ...(typeof format === 'string' ? {responseFormat: format} : {}),
       ...(typeof effort === 'string' ? {effort} : {}),
+      ...(typeof budget === 'number' ? {thinkingBudget: budget} : {}),
     },
   }
 }
 
 /** What a translated request sent that an upstream may refuse (daemon/router/adaptations.ts). */
 export interface SentRequest {
+  /** The upstream's family (chat when not said). */
+  upstream?: Family
   /** Its top-level fields. */
   fields: string[]
   /** Its `max_tokens` (or `max_completion_tokens`). */
@@ -104,6 +109,14 @@ export interface SentRequest {
   responseFormat?: string
   /** Chat `reasoning_effort`, Responses `reasoning.effort`. */
   effort?: string
+  /** Gemini `generationConfig.thinkingConfig.thinkingBudget`. */
+  thinkingBudget?: number
+}
+
+/** A Gemini body's `generationConfig.thinkingConfig`, if any. */
+function geminiThinking(body: Record<string, unknown>): {thinkingBudget?: unknown} | undefined {
+  const config = body.generationConfig as {thinkingConfig?: {thinkingBudget?: unknown}} | undefined
+  return config?.thinkingConfig
 }
 
 /**
@@ -126,6 +139,13 @@ export interface UpstreamAdaptation {
   json?: 'json_object' | 'instruction'
   /** JSON mode kept, with the instruction in the system prompt (DeepSeek's prompt must say "json"). */
   jsonInstruction?: boolean
+  /**
+   * A Gemini thinking budget the model refused: `zero`, a budget of 0 (Gemini 2.5 Pro cannot turn
+   * thinking off) is left out, so the model decides; a budget outside `min`-`max` is brought into
+   * it; where the model named no range, a budget from `over` up (or up to `under`), refused
+   * before, is left out.
+   */
+  thinkingBudget?: {zero?: boolean; min?: number; max?: number; over?: number; under?: number}
 }
 
 function adaptBody(
@@ -139,10 +159,24 @@ function adaptBody(
     delete body.max_tokens
   }
   for (const field of adapt.drop ?? []) delete body[field]
-  if (adapt.maxTokens !== undefined)
+  if (adapt.maxTokens !== undefined) {
     for (const field of ['max_tokens', 'max_completion_tokens'])
       if (typeof body[field] === 'number' && (body[field] as number) > adapt.maxTokens)
         body[field] = adapt.maxTokens
+    // Messages: a thinking budget must stay under max_tokens (and at 1 024 or more)
+    const thinking = body.thinking as {type?: unknown; budget_tokens?: unknown} | undefined
+    const max = body.max_tokens
+    if (
+      thinking?.type === 'enabled' &&
+      typeof thinking.budget_tokens === 'number' &&
+      typeof max === 'number' &&
+      thinking.budget_tokens >= max
+    ) {
+      if (max - 1 >= 1024) body.thinking = {...thinking, budget_tokens: max - 1}
+      else delete body.thinking
+    }
+  }
+  if (adapt.thinkingBudget) adaptGeminiBudget(body, adapt.thinkingBudget)
   if (adapt.effort) {
     const effort = typeof body.reasoning_effort === 'string' ? adapt.effort[body.reasoning_effort] : undefined
     if (effort !== undefined) body.reasoning_effort = effort
@@ -163,6 +197,33 @@ function adaptBody(
   // JSON mode alone says nothing of a schema: the instruction carries it
   if (mode === 'instruction' || format.type === 'json_schema' || adapt.jsonInstruction)
     addSystemText(body, jsonInstructionText(format)!)
+}
+
+function adaptGeminiBudget(
+  body: Record<string, unknown>,
+  learned: NonNullable<UpstreamAdaptation['thinkingBudget']>,
+): void {
+  const thinking = geminiThinking(body)
+  const budget = thinking?.thinkingBudget
+  if (!thinking || typeof budget !== 'number' || budget === -1) return
+  let next: number | undefined = budget
+  if (budget === 0) next = learned.zero ? undefined : 0
+  else if (
+    (learned.over !== undefined && budget >= learned.over) ||
+    (learned.under !== undefined && budget <= learned.under)
+  )
+    next = undefined
+  else {
+    if (learned.min !== undefined && budget < learned.min) next = learned.min
+    if (learned.max !== undefined && budget > learned.max) next = learned.max
+  }
+  if (next === budget) return
+  const {thinkingBudget: _, ...rest} = thinking as Record<string, unknown>
+  const config = body.generationConfig as Record<string, unknown>
+  body.generationConfig = {
+    ...config,
+    thinkingConfig: next === undefined ? rest : {...rest, thinkingBudget: next},
+  }
 }
 
 /** `text` at the end of a chat body's first system message (one made first when there is none). */

@@ -404,3 +404,87 @@ describe('a Responses upstream', () => {
     expect(a.get('r', 'm')).toEqual({drop: ['reasoning']})
   })
 })
+
+describe('Gemini and Messages upstreams', () => {
+  const google = (message: string) =>
+    JSON.stringify({error: {code: 400, message, status: 'INVALID_ARGUMENT'}})
+  const gemini = (thinkingBudget: number) => ({
+    upstream: 'gemini' as const,
+    fields: ['contents', 'generationConfig'],
+    thinkingBudget,
+  })
+
+  it("learns Gemini's refused thinking budgets: 0 left out, a stated range kept to, an unstated one left out from there on", () => {
+    const a = new UpstreamAdaptations()
+    const zero = google('Budget 0 is invalid. This model only works in thinking mode.')
+    expect(a.learn('g', 'm', zero, gemini(0))).toBe(
+      'refused thinkingBudget 0: sent again without it, the model decides',
+    )
+    expect(a.learn('g', 'm', zero, gemini(0))).toBeUndefined()
+    expect(a.learn('g', 'm', google('The thinking budget (40000) is invalid.'), gemini(40000))).toBe(
+      'refused thinkingBudget 40000: sent again without it, the model decides',
+    )
+    expect(a.get('g', 'm')).toEqual({thinkingBudget: {zero: true, over: 40000}})
+    const b = new UpstreamAdaptations()
+    const ranged = google('The thinking budget 31999 is invalid. Please choose a value between 0 and 24576.')
+    expect(b.learn('g', 'm', ranged, gemini(31999))).toBe(
+      'refused thinkingBudget 31999: sent again with 24576, its limit',
+    )
+    // another budget's refusal, or a budget in another message, is not this one
+    expect(b.learn('g', 'n', ranged, gemini(30000))).toBeUndefined()
+    expect(b.learn('g', 'n', google('Invalid value at contents[0].'), gemini(30000))).toBeUndefined()
+  })
+
+  it('sends the budget learned', () => {
+    const request = (thinking: unknown) =>
+      decodeClientRequest(
+        'messages',
+        {model: 'c', max_tokens: 64000, thinking, messages: [{role: 'user', content: 'hi'}]},
+        {model: 'c', stream: false},
+      )
+    const config = (thinking: unknown, adapt: Parameters<typeof encodeUpstreamRequest>[4]) =>
+      JSON.parse(encodeUpstreamRequest(request(thinking), 'gemini', 'm', {}, adapt).body.toString())
+        .generationConfig
+    expect(config({type: 'disabled'}, undefined).thinkingConfig).toEqual({thinkingBudget: 0})
+    expect(config({type: 'disabled'}, {thinkingBudget: {zero: true}}).thinkingConfig).toEqual({})
+    const big = {type: 'enabled', budget_tokens: 31999}
+    expect(config(big, {thinkingBudget: {min: 0, max: 24576}}).thinkingConfig.thinkingBudget).toBe(24576)
+    expect(config(big, {thinkingBudget: {over: 30000}}).thinkingConfig).not.toHaveProperty('thinkingBudget')
+    expect(config(big, {thinkingBudget: {over: 40000}}).thinkingConfig.thinkingBudget).toBe(31999)
+  })
+
+  it("caps max_tokens at Anthropic's stated limit, with a thinking budget kept under it, and learns nothing else from a Messages upstream", () => {
+    const anthropic = (message: string) =>
+      JSON.stringify({type: 'error', error: {type: 'invalid_request_error', message}})
+    const sent = {
+      upstream: 'messages' as const,
+      fields: ['model', 'max_tokens', 'messages', 'temperature'],
+      maxTokens: 64000,
+    }
+    const a = new UpstreamAdaptations()
+    expect(
+      a.learn(
+        'a',
+        'm',
+        anthropic(
+          'max_tokens: 64000 > 32000, which is the maximum allowed number of output tokens for claude-opus-4-20250514',
+        ),
+        sent,
+      ),
+    ).toBe('refused max_tokens 64000: sent again with 32000, its limit')
+    expect(
+      a.learn('a', 'n', anthropic('`max_tokens` must be greater than `thinking.budget_tokens`.'), sent),
+    ).toBeUndefined()
+    expect(a.learn('a', 'n', anthropic("'temperature' is not supported."), sent)).toBeUndefined()
+    const client = decodeClientRequest(
+      'chat',
+      {model: 'c', max_tokens: 64000, reasoning_effort: 'high', messages: [{role: 'user', content: 'hi'}]},
+      {model: 'c', stream: false},
+    )
+    const body = (max: number) =>
+      JSON.parse(encodeUpstreamRequest(client, 'messages', 'm', {}, {maxTokens: max}).body.toString())
+    expect(body(32000)).toMatchObject({max_tokens: 32000, thinking: {type: 'enabled', budget_tokens: 24000}})
+    expect(body(8192)).toMatchObject({max_tokens: 8192, thinking: {type: 'enabled', budget_tokens: 8191}})
+    expect(body(1000)).not.toHaveProperty('thinking')
+  })
+})

@@ -1,18 +1,21 @@
 /**
- * What a translated chat or Responses upstream refused, learned from its 400 and kept per provider and model,
- * so that the request goes again without it at once and the next requests go without it from the
+ * What a translated upstream refused, learned from its 400 and kept per provider and model, so
+ * that the request goes again without it at once and the next requests go without it from the
  * start. A translation sends fields the client never wrote for that upstream: a `reasoning_effort`
- * made from Claude Code's thinking or effort, which OpenAI's models without reasoning (gpt-4.1,
- * gpt-4o) refuse; `max_tokens`, which its reasoning models refuse for `max_completion_tokens`; a
- * `temperature` or `top_p` they take only at 1; Claude Code's `max_tokens` of 32 000-64 000, which
- * DeepSeek refuses above 8 192 ("the valid range of max_tokens is [1, 8192]"): capped at the limit
- * the error states; a `reasoning_effort` value the model does not take (o3 and `minimal`), sent as
- * the nearest the error lists; a JSON schema DeepSeek refuses (it has JSON mode only), sent as JSON
- * mode with the schema in the system prompt, and JSON mode refused too, as that instruction alone.
- * Only these optional fields are ever dropped, renamed, capped or changed, and only when
- * the upstream's error names one that was sent; anything else (a 400 about
- * the conversation, a field the answer depends on) reaches the client as before. Kept in memory
- * (lost on restart: the first request after it learns again), at most {@link MAX_TARGETS} targets.
+ * (Responses: `reasoning`) made from Claude Code's thinking or effort, which OpenAI's models
+ * without reasoning (gpt-4.1, gpt-4o) refuse; `max_tokens`, which its reasoning models refuse for
+ * `max_completion_tokens`; a `temperature` or `top_p` they take only at 1; Claude Code's
+ * `max_tokens` of 32 000-64 000, which DeepSeek refuses above 8 192 ("the valid range of
+ * max_tokens is [1, 8192]"): capped at the limit the error states; a `reasoning_effort` value the
+ * model does not take (o3 and `minimal`), sent as the nearest the error lists; a JSON schema
+ * DeepSeek refuses (it has JSON mode only), sent as JSON mode with the schema in the system
+ * prompt, and JSON mode refused too, as that instruction alone; a Gemini thinking budget Gemini
+ * 2.5 Pro refuses (0: it cannot turn thinking off); a `max_tokens` above a Claude model's output
+ * limit, capped at the one Anthropic's error states. Only these optional fields are ever dropped,
+ * renamed, capped or changed, and only when the upstream's error names one that was sent;
+ * anything else (a 400 about the conversation, a field the answer depends on) reaches the client
+ * as before. Kept in memory (lost on restart: the first request after it learns again), at most
+ * {@link MAX_TARGETS} targets.
  */
 import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 
@@ -73,7 +76,9 @@ export function outputLimit(errorText: string, sent: number | undefined): number
   const limit =
     /range of max_(?:completion_)?tokens is \[\s*\d+\s*,\s*(\d+)\s*\]/i.exec(errorText)?.[1] ??
     /at most (\d+) (?:completion |output )?tokens/i.exec(errorText)?.[1] ??
-    /(?:less than or equal to|<=) `?(\d+)`?/i.exec(errorText)?.[1]
+    /(?:less than or equal to|<=) `?(\d+)`?/i.exec(errorText)?.[1] ??
+    // Anthropic: "max_tokens: 64000 > 32000, which is the maximum allowed number of output tokens for ..."
+    /max_tokens: \d+ > (\d+), which is the maximum/i.exec(errorText)?.[1]
   const n = Number(limit)
   return limit !== undefined && Number.isSafeInteger(n) && n >= 1 && n < sent ? n : undefined
 }
@@ -125,6 +130,39 @@ function jsonRefusal(
     learned: {json: 'instruction'},
     note: 'refused response_format: sent again without it, an instruction to answer JSON in the system prompt',
   }
+}
+
+/**
+ * A Gemini model's refusal of the thinking budget sent: "Budget 0 is invalid. This model only
+ * works in thinking mode." (Gemini 2.5 Pro: the budget is left out, the model decides), "The
+ * thinking budget (31999) is invalid." (outside the model's range, 128-32 768 for 2.5 Pro,
+ * 0-24 576 for 2.5 Flash: brought into the range when the error states it, else left out, and
+ * so is any budget beyond it).
+ */
+function budgetRefusal(
+  errorText: string,
+  sent: number | undefined,
+  known: UpstreamAdaptation['thinkingBudget'],
+): {learned: NonNullable<UpstreamAdaptation['thinkingBudget']>; note: string} | undefined {
+  if (sent === undefined) return undefined
+  const {message} = errorParts(errorText)
+  if (sent === 0 && /budget 0 is invalid/i.test(message)) {
+    if (known?.zero) return undefined
+    return {learned: {zero: true}, note: 'refused thinkingBudget 0: sent again without it, the model decides'}
+  }
+  if (sent <= 0 || !new RegExp(`thinking budget\\W*${sent}\\W*is invalid`, 'i').test(message))
+    return undefined
+  const range = /between (\d+) and (\d+)/i.exec(message)
+  if (range) {
+    const [min, max] = [Number(range[1]), Number(range[2])]
+    const next = Math.min(max, Math.max(min, sent))
+    if (min > max || next === sent) return undefined
+    return {learned: {min, max}, note: `refused thinkingBudget ${sent}: sent again with ${next}, its limit`}
+  }
+  // no range: a budget this large (or this small) and beyond goes without one
+  const learned =
+    sent >= 1024 ? {over: Math.min(sent, known?.over ?? sent)} : {under: Math.max(sent, known?.under ?? sent)}
+  return {learned, note: `refused thinkingBudget ${sent}: sent again without it, the model decides`}
 }
 
 /** Reasoning efforts from least to most. */
@@ -179,6 +217,14 @@ export class UpstreamAdaptations {
     if (limit !== undefined) {
       this.remember(key, {...known, maxTokens: limit})
       return `refused max_tokens ${sent.maxTokens}: sent again with ${limit}, its limit`
+    }
+    // Anthropic requires max_tokens: a Messages upstream's cap is all it may learn
+    if (sent.upstream === 'messages') return undefined
+    if (sent.upstream === 'gemini') {
+      const budget = budgetRefusal(errorText, sent.thinkingBudget, known.thinkingBudget)
+      if (!budget) return undefined
+      this.remember(key, {...known, thinkingBudget: {...known.thinkingBudget, ...budget.learned}})
+      return budget.note
     }
     const json = jsonRefusal(errorText, sent, known)
     if (json) {

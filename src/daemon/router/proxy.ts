@@ -56,7 +56,7 @@ const loadTranslation = (): Promise<[TranslateModule, TranslatedModule]> =>
 /** See src/protocols/strip.ts (kept here too: that module loads only when a body holds it). */
 const WRAPPED_MARKER = '"gwx1.'
 
-/** What translated chat and Responses upstreams were found to refuse, per provider and model (adaptations.ts). */
+/** What translated upstreams were found to refuse, per provider and model (adaptations.ts). */
 const adaptations = new UpstreamAdaptations()
 
 /** A request encoded for a translated target. */
@@ -324,10 +324,7 @@ export async function proxyRequest(
       return 'answered'
     }
     const upstreamModelName = model ?? client.request.model ?? ''
-    const adapt =
-      target.provider.family === 'chat' || target.provider.family === 'responses'
-        ? adaptations.get(target.provider.name, upstreamModelName)
-        : undefined
+    const adapt = adaptations.get(target.provider.name, upstreamModelName)
     const {body, path, sent} = translate.encodeUpstreamRequest(
       client,
       target.provider.family,
@@ -397,15 +394,15 @@ export async function proxyRequest(
 
     const status = upstream.statusCode
     silent = false
-    // A translated chat or Responses upstream that refuses an optional field the translation sent
-    // (OpenAI's models without reasoning and `reasoning_effort`, `reasoning.effort`): learned, and the request goes again
+    // A translated upstream that refuses an optional field the translation sent (OpenAI's models
+    // without reasoning and `reasoning_effort`, `reasoning.effort`; Gemini 2.5 Pro and a thinking
+    // budget of 0; a max_tokens above a model's limit): learned, and the request goes again
     // without it (adaptations.ts); any other 400 goes to the client as it came.
     let errorText: string | Error | undefined
     if (
       translated &&
       // DeepSeek's older refusal of a JSON schema came as 422
       (status === 400 || status === 422) &&
-      (provider.family === 'chat' || provider.family === 'responses') &&
       (translated.adapted ?? 0) < MAX_ADAPTATIONS_A_REQUEST
     ) {
       try {

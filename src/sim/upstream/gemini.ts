@@ -10,7 +10,7 @@ import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'
 import {bearer, deltas, header, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
 import type {Quirks} from './quirks.js'
-import {NO_QUIRKS, quirkAnswer, selectQuirks, unknownQuirkMessage} from './quirks.js'
+import {NO_QUIRKS, quirkAnswer, refusedThinkingBudget, selectQuirks, unknownQuirkMessage} from './quirks.js'
 import {functionCallSignature, geminiHistoryProblem} from './turn-checks.js'
 
 type Body = Record<string, unknown>
@@ -133,6 +133,11 @@ function handle(context: SimContext) {
     }
     if (selection.unknown.length > 0) {
       context.sendError(request, 400, unknownQuirkMessage(selection.unknown))
+      return
+    }
+    const refused = method === 'countTokens' ? undefined : refusedThinkingBudget(body, quirks)
+    if (refused) {
+      context.sendError(request, 400, refused)
       return
     }
     const problem = method === 'countTokens' ? undefined : geminiHistoryProblem(model, body.contents)

@@ -11,7 +11,14 @@ import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'
 import {bearer, deltas, header, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
 import type {Quirks} from './quirks.js'
-import {NO_QUIRKS, argsPieces, quirkAnswer, selectQuirks, unknownQuirkMessage} from './quirks.js'
+import {
+  NO_QUIRKS,
+  argsPieces,
+  quirkAnswer,
+  refusedMaxOutput,
+  selectQuirks,
+  unknownQuirkMessage,
+} from './quirks.js'
 import {messagesHistoryProblem, thinkingSignature} from './turn-checks.js'
 
 type Body = Record<string, unknown>
@@ -128,6 +135,11 @@ function handleMessages(context: SimContext) {
     const validated = validate(context, request, true)
     if (!validated) return
     const body: Body = {...validated, model: selection.model}
+    const tooMany = refusedMaxOutput(body, selection.model, quirks)
+    if (tooMany) {
+      context.sendError(request, 400, tooMany, 'invalid_request_error', {'request-id': simId('req_')})
+      return
+    }
     const problem = messagesHistoryProblem(body)
     if (problem) {
       context.sendError(request, 400, problem, 'invalid_request_error', {'request-id': simId('req_')})

@@ -27,6 +27,8 @@ export const SIM_QUIRKS = [
   'deepseek-json',
   'no-json-mode',
   'no-minimal-effort',
+  'thinking-only',
+  'max-output-32000',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -302,4 +304,31 @@ export function unsupportedResponsesParameter(
       code: 'unsupported_value',
     }
   return undefined
+}
+
+/**
+ * Gemini's refusal of a thinking budget (`thinking-only`, Gemini 2.5 Pro: thinking cannot be
+ * turned off, budgets 128-32 768), as its message, or undefined.
+ */
+export function refusedThinkingBudget(body: Record<string, unknown>, quirks: Quirks): string | undefined {
+  if (!quirks.has('thinking-only')) return undefined
+  const config = body.generationConfig as {thinkingConfig?: {thinkingBudget?: unknown}} | undefined
+  const budget = config?.thinkingConfig?.thinkingBudget
+  if (typeof budget !== 'number' || budget === -1) return undefined
+  if (budget === 0) return 'Budget 0 is invalid. This model only works in thinking mode.'
+  return budget < 128 || budget > 32768 ? `The thinking budget (${budget}) is invalid.` : undefined
+}
+
+/**
+ * Anthropic's refusal of a `max_tokens` above a model's output limit (`max-output-32000`: Claude
+ * Opus 4's 32 000), as its message, or undefined.
+ */
+export function refusedMaxOutput(
+  body: Record<string, unknown>,
+  model: string,
+  quirks: Quirks,
+): string | undefined {
+  const max = body.max_tokens
+  if (!quirks.has('max-output-32000') || typeof max !== 'number' || max <= 32000) return undefined
+  return `max_tokens: ${max} > 32000, which is the maximum allowed number of output tokens for ${model}`
 }
