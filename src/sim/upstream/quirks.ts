@@ -251,13 +251,8 @@ export function unsupportedParameter(
       param: null,
       code: 'invalid_request_error',
     }
-  const effort = body.reasoning_effort
-  if (quirks.has('no-minimal-effort') && (effort === 'minimal' || effort === 'none'))
-    return {
-      message: `Unsupported value: 'reasoning_effort' does not support '${effort}' with this model. Supported values are: 'low', 'medium', and 'high'.`,
-      param: 'reasoning_effort',
-      code: 'unsupported_value',
-    }
+  const effort = minimalEffortRefusal('reasoning_effort', body.reasoning_effort, quirks)
+  if (effort) return effort
   if (!quirks.has('o-series')) return undefined
   if (body.max_tokens !== undefined)
     return {
@@ -296,14 +291,21 @@ export function unsupportedResponsesParameter(
       code: 'unsupported_parameter',
     }
   }
-  const effort = reasoning.effort
-  if (quirks.has('no-minimal-effort') && (effort === 'minimal' || effort === 'none'))
-    return {
-      message: `Unsupported value: 'reasoning.effort' does not support '${effort}' with this model. Supported values are: 'low', 'medium', and 'high'.`,
-      param: 'reasoning.effort',
-      code: 'unsupported_value',
-    }
-  return undefined
+  return minimalEffortRefusal('reasoning.effort', reasoning.effort, quirks)
+}
+
+/** `no-minimal-effort`: o3's refusal of the efforts `minimal` and `none`, naming what it takes. */
+function minimalEffortRefusal(
+  param: string,
+  effort: unknown,
+  quirks: Quirks,
+): {message: string; param: string; code: string} | undefined {
+  if (!quirks.has('no-minimal-effort') || (effort !== 'minimal' && effort !== 'none')) return undefined
+  return {
+    message: `Unsupported value: '${param}' does not support '${effort}' with this model. Supported values are: 'low', 'medium', and 'high'.`,
+    param,
+    code: 'unsupported_value',
+  }
 }
 
 /**
