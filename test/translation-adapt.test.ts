@@ -25,6 +25,7 @@ const MODELS: Record<string, string> = {
   both: 'sim-mini+no-reasoning+o-series',
   deepseek: 'sim-mini+max-tokens-8192',
   dsjson: 'sim-mini+deepseek-json',
+  dsjson2: 'sim-reasoner+deepseek-json',
   nojson: 'sim-mini+no-json-mode',
   o3: 'sim-mini+no-minimal-effort',
 }
@@ -243,6 +244,27 @@ describe('a translated chat upstream that refuses how JSON or an effort was aske
     const later = await upstreamCalls()
     expect(later.map((c) => [c.response_format?.type, c.stream])).toEqual([['json_object', true]])
     expect(system(later[0])).toContain(instruction)
+  })
+
+  it('sixteen requests refused at once: each goes again in JSON mode, none drops it', async () => {
+    await upstreamCalls()
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('dsjson2')!, maxRetries: 0})
+    const params = claudeCode({output_config: {format: {type: 'json_schema', schema}}, thinking: undefined})
+    const answers = await Promise.all(Array.from({length: 16}, () => client.messages.create(params)))
+    for (const answer of answers)
+      expect(JSON.parse(text(answer))).toEqual({city: expect.any(String), days: expect.any(Number)})
+    const calls = await upstreamCalls()
+    // every request sent JSON mode in the end, and never went without it
+    expect(calls.filter((c) => c.response_format?.type === 'json_object')).toHaveLength(16)
+    expect(calls.filter((c) => c.response_format === undefined)).toHaveLength(0)
+    const rows = await logRows('adapt-dsjson2', 16)
+    expect(rows.map((r) => r.status)).toEqual(Array(16).fill(200))
+    expect(rows.filter((r) => r.error?.includes('refused response_format json_schema'))).toHaveLength(1)
+    // (a request encoded after the first one learned goes in JSON mode at once, without a note)
+    for (const row of rows.filter((r) => r.error !== null))
+      expect(row.error).toMatch(
+        /^sim-chat refused (response_format json_schema: sent again as json_object|it too: sent again with what another request learned meanwhile)/,
+      )
   })
 
   it("Gemini CLI's JSON call on a model without JSON output: the schema refused, then JSON mode, then the instruction alone", async () => {

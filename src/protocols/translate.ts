@@ -88,6 +88,7 @@ export function encodeUpstreamRequest(
     path: codec.path(model, client.request.stream),
     sent: {
       upstream,
+      ...(adapt ? {adaptedWith: adapt} : {}),
       fields: Object.keys(body),
       ...(typeof max === 'number' ? {maxTokens: max} : {}),
       ...(typeof format === 'string' ? {responseFormat: format} : {}),
@@ -101,6 +102,8 @@ export function encodeUpstreamRequest(
 export interface SentRequest {
   /** The upstream's family (chat when not said). */
   upstream?: Family
+  /** What was learned of the upstream when this request was encoded (none: undefined). */
+  adaptedWith?: UpstreamAdaptation
   /** Its top-level fields. */
   fields: string[]
   /** Its `max_tokens` (or `max_completion_tokens`). */
@@ -158,7 +161,19 @@ function adaptBody(
     body.max_completion_tokens = body.max_tokens
     delete body.max_tokens
   }
-  for (const field of adapt.drop ?? []) delete body[field]
+  for (const field of adapt.drop ?? []) {
+    const dot = field.indexOf('.')
+    if (dot < 0) delete body[field]
+    else {
+      // a part of an object (Responses `reasoning.summary`): the object goes on without it
+      const [name, part] = [field.slice(0, dot), field.slice(dot + 1)]
+      const parent = body[name]
+      if (parent && typeof parent === 'object' && part in parent) {
+        const {[part]: _, ...rest} = parent as Record<string, unknown>
+        body[name] = rest
+      }
+    }
+  }
   if (adapt.maxTokens !== undefined) {
     for (const field of ['max_tokens', 'max_completion_tokens'])
       if (typeof body[field] === 'number' && (body[field] as number) > adapt.maxTokens)

@@ -93,13 +93,15 @@ describe('UpstreamAdaptations', () => {
           "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
           'max_tokens',
         ),
-        {fields: SENT},
+        {fields: SENT, adaptedWith: a.get('p', 'm')},
       ),
     ).toBe('refused max_tokens: sent again as max_completion_tokens')
     expect(a.get('p', 'm')).toEqual({drop: ['reasoning_effort'], maxCompletionTokens: true})
     expect(a.get('p', 'other')).toBeUndefined()
     expect(a.get('q', 'm')).toBeUndefined()
-    expect(a.learn('p', 'm', openai('Bad conversation.', null), {fields: SENT})).toBeUndefined()
+    expect(
+      a.learn('p', 'm', openai('Bad conversation.', null), {fields: SENT, adaptedWith: a.get('p', 'm')}),
+    ).toBeUndefined()
   })
 
   it('forgets the oldest target past its bound', () => {
@@ -217,7 +219,7 @@ describe('outputLimit', () => {
     const a = new UpstreamAdaptations()
     const refusal = openai("Unsupported parameter: 'user'.", 'user')
     a.learn('p', 'm', refusal, {fields: SENT})
-    a.learn('p', 'm', refusal, {fields: SENT})
+    a.learn('p', 'm', refusal, {fields: SENT, adaptedWith: a.get('p', 'm')})
     expect(a.get('p', 'm')).toEqual({drop: ['user']})
   })
 
@@ -250,11 +252,11 @@ describe('a request for JSON the upstream refuses', () => {
       "Unsupported parameter: 'response_format' is not supported with this model.",
       'response_format',
     )
-    expect(a.learn('d', 'm', refused, modeSent)).toBe(
+    expect(a.learn('d', 'm', refused, {...modeSent, adaptedWith: a.get('d', 'm')})).toBe(
       'refused response_format: sent again without it, an instruction to answer JSON in the system prompt',
     )
     expect(a.get('d', 'm')).toEqual({json: 'instruction'})
-    expect(a.learn('d', 'm', refused, modeSent)).toBeUndefined()
+    expect(a.learn('d', 'm', refused, {...modeSent, adaptedWith: a.get('d', 'm')})).toBeUndefined()
     // DeepSeek's older refusal, a 422 with the field path in its text
     const b = new UpstreamAdaptations()
     expect(
@@ -276,7 +278,7 @@ describe('a request for JSON the upstream refuses', () => {
       'refused response_format json_object without "json" in the prompt: sent again with an instruction to answer JSON',
     )
     expect(a.get('d', 'm')).toEqual({jsonInstruction: true})
-    expect(a.learn('d', 'm', refusal, modeSent)).toBeUndefined()
+    expect(a.learn('d', 'm', refusal, {...modeSent, adaptedWith: a.get('d', 'm')})).toBeUndefined()
   })
 
   it('learns nothing from a 400 about something else, or when no JSON was asked', () => {
@@ -391,7 +393,7 @@ describe('a Responses upstream', () => {
         openai("Unsupported parameter: 'reasoning.summary' is not supported with this model.", null),
         sent,
       ),
-    ).toBe('reasoning')
+    ).toBe('reasoning.summary')
     // prose that names reasoning unquoted is no refusal of it, nor a field not sent
     expect(
       refusedField(openai('The reasoning items of the input are malformed.', null), sent),
@@ -420,10 +422,13 @@ describe('Gemini and Messages upstreams', () => {
     expect(a.learn('g', 'm', zero, gemini(0))).toBe(
       'refused thinkingBudget 0: sent again without it, the model decides',
     )
-    expect(a.learn('g', 'm', zero, gemini(0))).toBeUndefined()
-    expect(a.learn('g', 'm', google('The thinking budget (40000) is invalid.'), gemini(40000))).toBe(
-      'refused thinkingBudget 40000: sent again without it, the model decides',
-    )
+    expect(a.learn('g', 'm', zero, {...gemini(0), adaptedWith: a.get('g', 'm')})).toBeUndefined()
+    expect(
+      a.learn('g', 'm', google('The thinking budget (40000) is invalid.'), {
+        ...gemini(40000),
+        adaptedWith: a.get('g', 'm'),
+      }),
+    ).toBe('refused thinkingBudget 40000: sent again without it, the model decides')
     expect(a.get('g', 'm')).toEqual({thinkingBudget: {zero: true, over: 40000}})
     const b = new UpstreamAdaptations()
     const ranged = google('The thinking budget 31999 is invalid. Please choose a value between 0 and 24576.')
@@ -486,5 +491,100 @@ describe('Gemini and Messages upstreams', () => {
     expect(body(32000)).toMatchObject({max_tokens: 32000, thinking: {type: 'enabled', budget_tokens: 24000}})
     expect(body(8192)).toMatchObject({max_tokens: 8192, thinking: {type: 'enabled', budget_tokens: 8191}})
     expect(body(1000)).not.toHaveProperty('thinking')
+  })
+})
+
+describe('what is never learned, or learned only once', () => {
+  const schemaSent = {fields: ['model', 'messages', 'response_format'], responseFormat: 'json_schema'}
+
+  it("a client's own invalid schema is its 400 to see: JSON schemas still go to that model", () => {
+    const a = new UpstreamAdaptations()
+    const invalid = openai(
+      "Invalid schema for response_format 'person': In context=(), 'additionalProperties' is required to be supplied and to be false.",
+      'response_format',
+    )
+    expect(a.learn('o', 'm', invalid, schemaSent)).toBeUndefined()
+    expect(
+      a.learn(
+        'o',
+        'm',
+        openai(
+          "Invalid 'response_format.json_schema.name': empty string.",
+          'response_format.json_schema.name',
+        ),
+        schemaSent,
+      ),
+    ).toBeUndefined()
+    expect(a.get('o', 'm')).toBeUndefined()
+  })
+
+  it('two requests refused at once: the second goes again as the first learned, and learns nothing more', () => {
+    const a = new UpstreamAdaptations()
+    const refusal = openai(
+      "Unsupported value: 'reasoning_effort' does not support 'minimal' with this model. Supported values are: 'low', 'medium', and 'high'.",
+      'reasoning_effort',
+    )
+    // both encoded before anything was learned
+    const sent = {fields: SENT, effort: 'minimal'}
+    expect(a.learn('o', 'm', refusal, sent)).toBe('refused reasoning_effort minimal: sent again with low')
+    expect(a.learn('o', 'm', refusal, sent)).toBe(
+      'refused it too: sent again with what another request learned meanwhile',
+    )
+    expect(a.get('o', 'm')).toEqual({effort: {minimal: 'low'}})
+    // the same for DeepSeek's JSON: JSON mode is kept
+    const b = new UpstreamAdaptations()
+    const deepseek = JSON.stringify({
+      error: {message: 'This response_format type is unavailable now', param: null},
+    })
+    b.learn('d', 'm', deepseek, schemaSent)
+    expect(b.learn('d', 'm', deepseek, schemaSent)).toMatch(/meanwhile/)
+    expect(b.get('d', 'm')).toEqual({json: 'json_object'})
+  })
+
+  it('a reasoning summary refused (an unverified organization): only the summary goes, the effort stays', () => {
+    const a = new UpstreamAdaptations()
+    const refusal = openai(
+      'Your organization must be verified to generate reasoning summaries.',
+      'reasoning.summary',
+    )
+    const sent = {
+      upstream: 'responses' as const,
+      fields: ['model', 'input', 'reasoning', 'store', 'include'],
+      effort: 'high',
+    }
+    expect(a.learn('o', 'm', refusal, sent)).toBe('refused reasoning.summary: sent again without it')
+    const client = decodeClientRequest(
+      'messages',
+      {
+        model: 'c',
+        max_tokens: 64000,
+        thinking: {type: 'enabled', budget_tokens: 30000},
+        messages: [{role: 'user', content: 'hi'}],
+      },
+      {model: 'c', stream: false},
+    )
+    const body = JSON.parse(
+      encodeUpstreamRequest(client, 'responses', 'm', {}, a.get('o', 'm')).body.toString(),
+    )
+    expect(body.reasoning).toEqual({effort: 'high'})
+  })
+
+  it('a 422 teaches only that a JSON schema is refused: a validation error that echoes the body drops nothing', () => {
+    const a = new UpstreamAdaptations()
+    const fastapi = JSON.stringify({
+      detail: [
+        {
+          type: 'missing',
+          loc: ['body', 'messages', 2, 'content'],
+          msg: 'Field required',
+          input: {role: 'user', max_tokens: 1, reasoning_effort: 'high', temperature: 0.2},
+        },
+      ],
+    })
+    expect(a.learn('v', 'm', fastapi, {fields: SENT, maxTokens: 64000}, 422)).toBeUndefined()
+    expect(a.get('v', 'm')).toBeUndefined()
+    const older =
+      'Failed to deserialize the JSON body into the target type: response_format: response_format.type `json_schema` is unavailable now at line 1 column 12440'
+    expect(a.learn('d', 'm', older, schemaSent, 422)).toMatch(/^refused response_format json_schema/)
   })
 })

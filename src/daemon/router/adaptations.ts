@@ -45,6 +45,14 @@ export const MAX_ADAPTATIONS_A_REQUEST = 3
 /** The field an upstream's 400 names among those sent, if it is one a request may go without. */
 export function refusedField(errorText: string, sent: readonly string[]): string | undefined {
   const {param, message} = errorParts(errorText)
+  // a Responses reasoning summary, which OpenAI refuses to an unverified organization: only the
+  // summary goes, the effort stays
+  if (
+    sent.includes('reasoning') &&
+    (param === 'reasoning.summary' ||
+      (typeof param !== 'string' && /['"`]reasoning\.summary['"`]/.test(message)))
+  )
+    return 'reasoning.summary'
   const candidates = ADAPTABLE.filter((f) => sent.includes(f))
   // a `param` names what was refused: another one (`messages[0].role`, a tool's schema) is no
   // refusal of these, whatever field names its message quotes
@@ -120,6 +128,11 @@ function jsonRefusal(
     }
   }
   if (typeof param !== 'string' && !/response_format|json_schema|json_object/i.test(message)) return undefined
+  // the type refused, not the client's own schema (OpenAI's "Invalid schema for response_format
+  // ..." names the same param: that 400 is the client's to see, and strict schemas still work)
+  if (!/unavailable|not (?:supported|available|allowed)|unsupported|unrecognized|unknown/i.test(message))
+    return undefined
+  if (/invalid schema/i.test(message)) return undefined
   if (format === 'json_schema' && known.json === undefined)
     return {
       learned: {json: 'json_object'},
@@ -210,9 +223,27 @@ export class UpstreamAdaptations {
    * effort, or JSON asked another way, says so for the log row (`refused max_tokens: sent again
    * as max_completion_tokens`); else undefined.
    */
-  learn(provider: string, model: string, errorText: string, sent: SentRequest): string | undefined {
+  learn(
+    provider: string,
+    model: string,
+    errorText: string,
+    sent: SentRequest,
+    status = 400,
+  ): string | undefined {
     const key = `${provider}\n${model}`
-    const known = this.byTarget.get(key) ?? {}
+    const current = this.byTarget.get(key)
+    // another request learned something since this one was encoded: this one goes again as
+    // things stand now, and learns nothing (its refusal may be what the other one learned)
+    if (current !== sent.adaptedWith)
+      return 'refused it too: sent again with what another request learned meanwhile'
+    const known = current ?? {}
+    // a 422 is a validation error of any kind (FastAPI servers echo the whole body in it): only
+    // DeepSeek's older refusal of a JSON schema is learned from one
+    if (status === 422) {
+      const json = jsonRefusal(errorText, sent, known)
+      if (json) this.remember(key, {...known, ...json.learned})
+      return json?.note
+    }
     const limit = outputLimit(errorText, sent.maxTokens)
     if (limit !== undefined) {
       this.remember(key, {...known, maxTokens: limit})

@@ -412,7 +412,7 @@ export async function proxyRequest(
       }
       const change =
         typeof errorText === 'string'
-          ? adaptations.learn(provider.name, translated.upstreamModel, errorText, translated.sent)
+          ? adaptations.learn(provider.name, translated.upstreamModel, errorText, translated.sent, status)
           : undefined
       if (change) {
         const again = await translateFor(target, model)
