@@ -26,6 +26,7 @@ const MODELS: Record<string, string> = {
   deepseek: 'sim-mini+max-tokens-8192',
   dsjson: 'sim-mini+deepseek-json',
   dsjson2: 'sim-reasoner+deepseek-json',
+  mistral: 'sim-mini+mistral-extra',
   nojson: 'sim-mini+no-json-mode',
   o3: 'sim-mini+no-minimal-effort',
 }
@@ -167,6 +168,23 @@ describe('a translated chat upstream that refuses a field', {timeout: 60_000}, (
     await client.messages.stream(claudeCode({max_tokens: 32000})).finalMessage()
     await client.messages.create(claudeCode({max_tokens: 1000}))
     expect((await upstreamCalls()).map((c) => c.max_tokens)).toEqual([8192, 1000])
+  })
+
+  it("Mistral's 422 for the fields it does not take: both left out in one go", async () => {
+    await upstreamCalls()
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('mistral')!, maxRetries: 0})
+    const params = claudeCode({metadata: {user_id: 'ada'}})
+    const answer = await client.messages.create(params)
+    expect(text(answer)).toContain('Hello from')
+    const calls = await upstreamCalls()
+    expect(calls.map((c) => [c.reasoning_effort, c.user])).toEqual([
+      ['high', 'ada'],
+      [undefined, undefined],
+    ])
+    const rows = await logRows('adapt-mistral')
+    expect(rows.map((r) => [r.status, r.error])).toEqual([
+      [200, 'sim-chat refused reasoning_effort, user: sent again without them'],
+    ])
   })
 
   it('a refusal past three in one request reaches the client as the upstream said it; the next request learns on', async () => {

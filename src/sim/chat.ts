@@ -36,6 +36,7 @@ import {
   selectQuirks,
   strictFieldsProblem,
   unsupportedParameter,
+  extraInputs,
   unknownQuirkMessage,
 } from './upstream/quirks.js'
 import {instanceOf} from './upstream/common.js'
@@ -123,12 +124,14 @@ export class ChatSimError extends Error {
     readonly type: string,
     readonly code: string | null = null,
     readonly param: string | null = null,
+    /** The whole error body, where a server's is not OpenAI's shape (Mistral's 422). */
+    readonly raw?: unknown,
   ) {
     super(message)
   }
 
   body(): unknown {
-    return {error: {message: this.message, type: this.type, param: this.param, code: this.code}}
+    return this.raw ?? {error: {message: this.message, type: this.type, param: this.param, code: this.code}}
   }
 }
 
@@ -681,6 +684,16 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
       validateChatBody(body)
       const strict = selection.quirks.has('strict-fields') ? strictFieldsProblem(body) : undefined
       if (strict) throw bad(strict)
+      const extras = extraInputs(body, selection.quirks)
+      if (extras)
+        throw new ChatSimError(
+          422,
+          'Extra inputs are not permitted',
+          'invalid_request_error',
+          null,
+          null,
+          extras,
+        )
       const refused = unsupportedParameter(body, selection.quirks)
       if (refused)
         throw new ChatSimError(400, refused.message, 'invalid_request_error', refused.code, refused.param)

@@ -2,6 +2,7 @@ import {describe, expect, it} from 'vitest'
 
 import {decodeClientRequest, encodeUpstreamRequest} from '../../protocols/translate.js'
 import {
+  extraFields,
   nearestEffort,
   outputLimit,
   refusedField,
@@ -586,5 +587,59 @@ describe('what is never learned, or learned only once', () => {
     const older =
       'Failed to deserialize the JSON body into the target type: response_format: response_format.type `json_schema` is unavailable now at line 1 column 12440'
     expect(a.learn('d', 'm', older, schemaSent, 422)).toMatch(/^refused response_format json_schema/)
+  })
+})
+
+describe("a FastAPI server's 422 for fields it does not take (Mistral)", () => {
+  const extra = (...fields: string[]) =>
+    fields.map((f) => ({
+      type: 'extra_forbidden',
+      loc: ['body', f],
+      msg: 'Extra inputs are not permitted',
+      input: 1,
+    }))
+
+  it('reads the refused top-level fields from every shape Mistral has answered with', () => {
+    const now = JSON.stringify({
+      object: 'error',
+      message: {detail: extra('reasoning_effort', 'user')},
+      type: 'invalid_request_error',
+      param: null,
+      code: null,
+    })
+    expect(extraFields(now)).toEqual(['reasoning_effort', 'user'])
+    const older = JSON.stringify({
+      object: 'error',
+      message: JSON.stringify({detail: extra('max_completion_tokens')}),
+      type: 'internal_error_proxy',
+    })
+    expect(extraFields(older)).toEqual(['max_completion_tokens'])
+    expect(extraFields(JSON.stringify({detail: extra('user')}))).toEqual(['user'])
+    // a field refused inside a message, a missing field, prose: nothing to go without
+    const nested = {
+      type: 'extra_forbidden',
+      loc: ['body', 'messages', 3, 'assistant', 'reasoning_content'],
+      msg: 'x',
+    }
+    expect(extraFields(JSON.stringify({message: {detail: [...extra('user'), nested]}}))).toEqual([])
+    expect(
+      extraFields(
+        JSON.stringify({detail: [{type: 'missing', loc: ['body', 'model'], msg: 'Field required'}]}),
+      ),
+    ).toEqual([])
+    expect(extraFields('Extra inputs are not permitted')).toEqual([])
+  })
+
+  it('drops them all at once, and only when each is one a request may go without', () => {
+    const a = new UpstreamAdaptations()
+    const refusal = JSON.stringify({object: 'error', message: {detail: extra('reasoning_effort', 'user')}})
+    expect(a.learn('m', 'devstral', refusal, {fields: SENT}, 422)).toBe(
+      'refused reasoning_effort, user: sent again without them',
+    )
+    expect(a.get('m', 'devstral')).toEqual({drop: ['reasoning_effort', 'user']})
+    const b = new UpstreamAdaptations()
+    const withMessages = JSON.stringify({message: {detail: extra('reasoning_effort', 'messages')}})
+    expect(b.learn('m', 'devstral', withMessages, {fields: SENT}, 422)).toBeUndefined()
+    expect(b.get('m', 'devstral')).toBeUndefined()
   })
 })

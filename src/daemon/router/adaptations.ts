@@ -34,6 +34,8 @@ const ADAPTABLE = [
   'user',
   'reasoning',
   'include',
+  // a server that refuses it streams without usage: the log row then has none
+  'stream_options',
 ] as const
 
 /** Targets remembered at most (the oldest learned is forgotten first). */
@@ -178,6 +180,42 @@ function budgetRefusal(
   return {learned, note: `refused thinkingBudget ${sent}: sent again without it, the model decides`}
 }
 
+/**
+ * The top-level fields a FastAPI server refused as unknown (pydantic's `extra_forbidden`, `loc:
+ * ["body", FIELD]`): Mistral's API answers 422 `{"message": {"detail": [...]}}` (its older answers
+ * hold that detail as JSON text in `message`, others put it at the top). Empty for anything else.
+ */
+export function extraFields(errorText: string): string[] {
+  let body: unknown
+  try {
+    body = JSON.parse(errorText)
+  } catch {
+    return []
+  }
+  const root = body as {detail?: unknown; message?: unknown}
+  let message = root?.message
+  if (typeof message === 'string' && message.startsWith('{')) {
+    try {
+      message = JSON.parse(message)
+    } catch {
+      // prose, not JSON
+    }
+  }
+  const detail = Array.isArray(root?.detail)
+    ? root.detail
+    : (message as {detail?: unknown} | undefined)?.detail
+  if (!Array.isArray(detail)) return []
+  const fields: string[] = []
+  for (const entry of detail as Array<{type?: unknown; loc?: unknown}>) {
+    const loc = entry?.loc
+    if (entry?.type !== 'extra_forbidden' || !Array.isArray(loc)) continue
+    if (loc.length === 2 && loc[0] === 'body' && typeof loc[1] === 'string') fields.push(loc[1])
+    // a refused field deeper in the body (inside a message): nothing a request may go without
+    else return []
+  }
+  return [...new Set(fields)]
+}
+
 /** Reasoning efforts from least to most. */
 const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
 
@@ -237,8 +275,19 @@ export class UpstreamAdaptations {
     if (current !== sent.adaptedWith)
       return 'refused it too: sent again with what another request learned meanwhile'
     const known = current ?? {}
-    // a 422 is a validation error of any kind (FastAPI servers echo the whole body in it): only
-    // DeepSeek's older refusal of a JSON schema is learned from one
+    // FastAPI servers (Mistral's API) name each field they do not take by its place in the body
+    const extras = extraFields(errorText)
+    if (extras.length > 0) {
+      const fields = extras.filter(
+        (f) => (ADAPTABLE as readonly string[]).includes(f) && sent.fields.includes(f),
+      )
+      // a field it refuses that the request cannot go without: the client sees the refusal
+      if (fields.length !== extras.length) return undefined
+      this.remember(key, {...known, drop: [...new Set([...(known.drop ?? []), ...fields])]})
+      return `refused ${fields.join(', ')}: sent again without ${fields.length > 1 ? 'them' : 'it'}`
+    }
+    // a 422 is a validation error of any kind (FastAPI servers echo the whole body in it): beyond
+    // the fields it names above, only DeepSeek's older refusal of a JSON schema is learned from one
     if (status === 422) {
       const json = jsonRefusal(errorText, sent, known)
       if (json) this.remember(key, {...known, ...json.learned})

@@ -29,6 +29,7 @@ export const SIM_QUIRKS = [
   'no-minimal-effort',
   'thinking-only',
   'max-output-32000',
+  'mistral-extra',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -333,4 +334,32 @@ export function refusedMaxOutput(
   const max = body.max_tokens
   if (!quirks.has('max-output-32000') || typeof max !== 'number' || max <= 32000) return undefined
   return `max_tokens: ${max} > 32000, which is the maximum allowed number of output tokens for ${model}`
+}
+
+/** Top-level chat fields Mistral's API refuses as unknown (as its users report them). */
+const MISTRAL_EXTRAS = ['reasoning_effort', 'user', 'max_completion_tokens', 'seed', 'n', 'metadata']
+
+/**
+ * `mistral-extra`: Mistral's 422 for top-level fields it does not take, one pydantic
+ * `extra_forbidden` entry a field (`loc: ["body", FIELD]`), as its whole error body; undefined
+ * when the request has none.
+ */
+export function extraInputs(body: Record<string, unknown>, quirks: Quirks): unknown {
+  if (!quirks.has('mistral-extra')) return undefined
+  const extras = MISTRAL_EXTRAS.filter((f) => body[f] !== undefined)
+  if (extras.length === 0) return undefined
+  return {
+    object: 'error',
+    message: {
+      detail: extras.map((f) => ({
+        type: 'extra_forbidden',
+        loc: ['body', f],
+        msg: 'Extra inputs are not permitted',
+        input: body[f],
+      })),
+    },
+    type: 'invalid_request_error',
+    param: null,
+    code: null,
+  }
 }
