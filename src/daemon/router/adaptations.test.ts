@@ -643,3 +643,80 @@ describe("a FastAPI server's 422 for fields it does not take (Mistral)", () => {
     expect(b.get('m', 'devstral')).toBeUndefined()
   })
 })
+
+describe('the second reading: echoes, unrelated refusals, wordings', () => {
+  const schemaSent = {fields: ['model', 'messages', 'response_format'], responseFormat: 'json_schema'}
+
+  it("vLLM's 400 that echoes the request teaches nothing from the names in it", () => {
+    const a = new UpstreamAdaptations()
+    const vllm = JSON.stringify({
+      object: 'error',
+      message:
+        "1 validation error for ChatCompletionRequest\n  Value error, When using `tool_choice`, `tools` must be set. [type=value_error, input_value={'model': 'm', 'reasoning_effort': 'high', 'max_tokens': 64000}, input_type=dict]",
+      type: 'BadRequestError',
+      param: null,
+      code: 400,
+    })
+    expect(a.learn('v', 'm', vllm, {fields: SENT, maxTokens: 64000})).toBeUndefined()
+    const echoed = openai(
+      "[{'type': 'value_error', 'loc': ('body', 'messages', 2), 'input': {'content': 'why does reasoning_effort fail?'}}]",
+      null,
+    )
+    expect(a.learn('v', 'm', echoed, {fields: SENT})).toBeUndefined()
+    expect(a.get('v', 'm')).toBeUndefined()
+  })
+
+  it('an unrelated 400 right after another request learned reaches the client, with no retry', () => {
+    const a = new UpstreamAdaptations()
+    const sent = {fields: SENT, effort: 'minimal'}
+    a.learn(
+      'o',
+      'm',
+      openai(
+        "Unsupported value: 'reasoning_effort' does not support 'minimal' with this model. Supported values are: 'low', 'medium', and 'high'.",
+        'reasoning_effort',
+      ),
+      sent,
+    )
+    expect(a.learn('o', 'm', openai('This conversation is too long.', 'messages'), sent)).toBeUndefined()
+    // the same refusal learned again teaches nothing new
+    const b = new UpstreamAdaptations()
+    const summary = openai(
+      'Your organization must be verified to generate reasoning summaries.',
+      'reasoning.summary',
+    )
+    const responses = {
+      upstream: 'responses' as const,
+      fields: ['model', 'input', 'reasoning'],
+      effort: 'high',
+    }
+    expect(b.learn('o', 'm', summary, responses)).toBe('refused reasoning.summary: sent again without it')
+    expect(b.learn('o', 'm', summary, {...responses, adaptedWith: b.get('o', 'm')})).toBeUndefined()
+  })
+
+  it("LM Studio's refusal of JSON mode is learned; a schema feature the model lacks is the client's", () => {
+    const a = new UpstreamAdaptations()
+    const lmstudio = JSON.stringify({error: "'response_format.type' must be 'json_schema' or 'text'"})
+    expect(a.learn('l', 'm', lmstudio, {fields: schemaSent.fields, responseFormat: 'json_object'})).toMatch(
+      /^refused response_format: sent again without it/,
+    )
+    const b = new UpstreamAdaptations()
+    expect(
+      b.learn('o', 'm', openai("'oneOf' is not supported.", 'response_format'), schemaSent),
+    ).toBeUndefined()
+    expect(
+      b.learn('o', 'm', openai("Unknown parameter: 'response_format.json_schema.x'.", null), schemaSent),
+    ).toBeUndefined()
+    expect(
+      b.learn(
+        'o',
+        'm',
+        openai(
+          "Invalid value: 'json_schema'. Supported values are: 'text' and 'json_object'.",
+          'response_format.type',
+        ),
+        schemaSent,
+      ),
+    ).toMatch(/^refused response_format json_schema/)
+  })
+})

@@ -44,6 +44,9 @@ const MAX_TARGETS = 1000
 /** How many refused fields one request may learn before its 400 goes to the client. */
 export const MAX_ADAPTATIONS_A_REQUEST = 3
 
+/** A pydantic validation error's echo of the input it refused. */
+const ECHOES_INPUT = /['"]input['"]\s*:|input_value=|validation errors? for /i
+
 /** The field an upstream's 400 names among those sent, if it is one a request may go without. */
 export function refusedField(errorText: string, sent: readonly string[]): string | undefined {
   const {param, message} = errorParts(errorText)
@@ -60,6 +63,9 @@ export function refusedField(errorText: string, sent: readonly string[]): string
   // refusal of these, whatever field names its message quotes
   if (typeof param === 'string')
     return candidates.find((f) => param === f || param.startsWith(`${f}.`) || param.startsWith(`${f}[`))
+  // a validation error that echoes the request (vLLM's and SGLang's 400, pydantic's `'input':`
+  // and `input_value=`): field names in it are the client's words, not what was refused
+  if (ECHOES_INPUT.test(message)) return undefined
   // no `param`: a field the message names, quoted, or bare when its name cannot be a word of
   // prose ("Unrecognized request argument supplied: reasoning_effort"; not "user" or "temperature")
   return candidates.find((f) =>
@@ -129,12 +135,27 @@ function jsonRefusal(
       note: 'refused response_format json_object without "json" in the prompt: sent again with an instruction to answer JSON',
     }
   }
-  if (typeof param !== 'string' && !/response_format|json_schema|json_object/i.test(message)) return undefined
-  // the type refused, not the client's own schema (OpenAI's "Invalid schema for response_format
-  // ..." names the same param: that 400 is the client's to see, and strict schemas still work)
-  if (!/unavailable|not (?:supported|available|allowed)|unsupported|unrecognized|unknown/i.test(message))
+  if (typeof param !== 'string' && ECHOES_INPUT.test(message)) return undefined
+  // the type refused ("This response_format type is unavailable now", "'response_format.type'
+  // must be 'json_schema' or 'text'", "Invalid value: 'json_schema'. Supported values are: ...")
+  // or the field whole ("'response_format' is not supported"), not the client's own schema
+  // (OpenAI's "Invalid schema for response_format ...", "'oneOf' is not supported" name the same
+  // param: that 400 is the client's to see, and schemas still work for everyone else)
+  const typeNamed =
+    new RegExp(`(^|[^a-z_])${format}($|[^a-z_.])`, 'i').test(message) ||
+    /response_format[ .`'"]+type/i.test(message) ||
+    param === 'response_format.type'
+  const wholeRefused =
+    /['"`]?response_format['"`]?\s+(?:is\s+)?(?:not supported|unsupported|not allowed)/i.test(message)
+  if (!typeNamed && !wholeRefused) return undefined
+  if (
+    !/unavailable|not (?:supported|available|allowed)|unsupported|unrecognized|unknown|does not support|must be|supported values/i.test(
+      message,
+    )
+  )
     return undefined
-  if (/invalid schema/i.test(message)) return undefined
+  if (/invalid schema|response_format\.json_schema\./i.test(message)) return undefined
+  if (typeof param === 'string' && param.startsWith('response_format.json_schema')) return undefined
   if (format === 'json_schema' && known.json === undefined)
     return {
       learned: {json: 'json_object'},
@@ -246,6 +267,96 @@ export function nearestEffort(sent: string, supported: readonly string[]): strin
   return best
 }
 
+/**
+ * What a refusal teaches a request that was sent with `known` learned: the next state and the
+ * log row's note, or undefined when it teaches nothing.
+ */
+function decide(
+  errorText: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+  status: number,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  // FastAPI servers (Mistral's API) name each field they do not take by its place in the body
+  const extras = extraFields(errorText)
+  if (extras.length > 0) {
+    const fields = extras.filter(
+      (f) => (ADAPTABLE as readonly string[]).includes(f) && sent.fields.includes(f),
+    )
+    // a field it refuses that the request cannot go without: the client sees the refusal
+    if (fields.length !== extras.length) return undefined
+    return {
+      next: {...known, drop: [...new Set([...(known.drop ?? []), ...fields])]},
+      note: `refused ${fields.join(', ')}: sent again without ${fields.length > 1 ? 'them' : 'it'}`,
+    }
+  }
+  // a 422 is a validation error of any kind (FastAPI servers echo the whole body in it): beyond
+  // the fields it names above, only DeepSeek's older refusal of a JSON schema is learned from one
+  if (status === 422) {
+    const json = jsonRefusal(errorText, sent, known)
+    return json && {next: {...known, ...json.learned}, note: json.note}
+  }
+  const limit = outputLimit(errorText, sent.maxTokens)
+  if (limit !== undefined) {
+    return {
+      next: {...known, maxTokens: limit},
+      note: `refused max_tokens ${sent.maxTokens}: sent again with ${limit}, its limit`,
+    }
+  }
+  // Anthropic requires max_tokens: a Messages upstream's cap is all it may learn
+  if (sent.upstream === 'messages') return undefined
+  if (sent.upstream === 'gemini') {
+    const budget = budgetRefusal(errorText, sent.thinkingBudget, known.thinkingBudget)
+    if (!budget) return undefined
+    return {next: {...known, thinkingBudget: {...known.thinkingBudget, ...budget.learned}}, note: budget.note}
+  }
+  const json = jsonRefusal(errorText, sent, known)
+  if (json) return {next: {...known, ...json.learned}, note: json.note}
+  // vLLM's "maximum context length is C tokens and your request has I input tokens": with the
+  // prompt alone past the context, no field is to blame
+  const context = /maximum context length is (\d+) tokens and your request has (\d+) input tokens/i.exec(
+    errorText,
+  )
+  if (context && Number(context[2]) >= Number(context[1])) return undefined
+  // the older wording of vLLM and OpenAI ("... is 8192 tokens. However, you requested 9000 tokens
+  // (1000 in the messages, 8000 in the completion)", `param: messages`): the completion's part is
+  // what a request may go without, when the messages alone fit
+  const asked =
+    /maximum context length is (\d+) tokens.*?\((\d+) in the messages, (\d+) in the completion\)/is.exec(
+      errorText,
+    )
+  const completionField = sent.fields.includes('max_tokens')
+    ? 'max_tokens'
+    : sent.fields.includes('max_completion_tokens')
+      ? 'max_completion_tokens'
+      : undefined
+  const field = asked
+    ? Number(asked[2]) < Number(asked[1]) && Number(asked[3]) > 0
+      ? completionField
+      : undefined
+    : refusedField(errorText, sent.fields)
+  if (!field) return undefined
+  // a refused effort with the values the model takes ("Supported values are: 'low', 'medium',
+  // and 'high'."): the nearest of them, not none
+  if ((field === 'reasoning_effort' || field === 'reasoning') && sent.effort !== undefined) {
+    const instead = nearestEffort(sent.effort, supportedValues(errorText))
+    if (instead !== undefined && instead !== sent.effort && known.effort?.[sent.effort] === undefined) {
+      return {
+        next: {...known, effort: {...known.effort, [sent.effort]: instead}},
+        note: `refused ${field === 'reasoning' ? 'reasoning.effort' : field} ${sent.effort}: sent again with ${instead}`,
+      }
+    }
+  }
+  // OpenAI's reasoning models: "Use 'max_completion_tokens' instead." (vLLM names both fields
+  // in its "'max_tokens' or 'max_completion_tokens' is too large": dropped, its default is what
+  // fits the context)
+  const rename = field === 'max_tokens' && /use .?max_completion_tokens.? instead/i.test(errorText)
+  const next: UpstreamAdaptation = rename
+    ? {...known, maxCompletionTokens: true}
+    : {...known, drop: [...new Set([...(known.drop ?? []), field])]}
+  return {next, note: `refused ${field}: sent again ${rename ? 'as max_completion_tokens' : 'without it'}`}
+}
+
 export class UpstreamAdaptations {
   private readonly byTarget = new Map<string, UpstreamAdaptation>()
 
@@ -270,89 +381,17 @@ export class UpstreamAdaptations {
   ): string | undefined {
     const key = `${provider}\n${model}`
     const current = this.byTarget.get(key)
+    // what this refusal teaches, judged against what the request was sent with
+    const decided = decide(errorText, sent, sent.adaptedWith ?? {}, status)
+    if (!decided) return undefined
     // another request learned something since this one was encoded: this one goes again as
     // things stand now, and learns nothing (its refusal may be what the other one learned)
     if (current !== sent.adaptedWith)
       return 'refused it too: sent again with what another request learned meanwhile'
-    const known = current ?? {}
-    // FastAPI servers (Mistral's API) name each field they do not take by its place in the body
-    const extras = extraFields(errorText)
-    if (extras.length > 0) {
-      const fields = extras.filter(
-        (f) => (ADAPTABLE as readonly string[]).includes(f) && sent.fields.includes(f),
-      )
-      // a field it refuses that the request cannot go without: the client sees the refusal
-      if (fields.length !== extras.length) return undefined
-      this.remember(key, {...known, drop: [...new Set([...(known.drop ?? []), ...fields])]})
-      return `refused ${fields.join(', ')}: sent again without ${fields.length > 1 ? 'them' : 'it'}`
-    }
-    // a 422 is a validation error of any kind (FastAPI servers echo the whole body in it): beyond
-    // the fields it names above, only DeepSeek's older refusal of a JSON schema is learned from one
-    if (status === 422) {
-      const json = jsonRefusal(errorText, sent, known)
-      if (json) this.remember(key, {...known, ...json.learned})
-      return json?.note
-    }
-    const limit = outputLimit(errorText, sent.maxTokens)
-    if (limit !== undefined) {
-      this.remember(key, {...known, maxTokens: limit})
-      return `refused max_tokens ${sent.maxTokens}: sent again with ${limit}, its limit`
-    }
-    // Anthropic requires max_tokens: a Messages upstream's cap is all it may learn
-    if (sent.upstream === 'messages') return undefined
-    if (sent.upstream === 'gemini') {
-      const budget = budgetRefusal(errorText, sent.thinkingBudget, known.thinkingBudget)
-      if (!budget) return undefined
-      this.remember(key, {...known, thinkingBudget: {...known.thinkingBudget, ...budget.learned}})
-      return budget.note
-    }
-    const json = jsonRefusal(errorText, sent, known)
-    if (json) {
-      this.remember(key, {...known, ...json.learned})
-      return json.note
-    }
-    // vLLM's "maximum context length is C tokens and your request has I input tokens": with the
-    // prompt alone past the context, no field is to blame
-    const context = /maximum context length is (\d+) tokens and your request has (\d+) input tokens/i.exec(
-      errorText,
-    )
-    if (context && Number(context[2]) >= Number(context[1])) return undefined
-    // the older wording of vLLM and OpenAI ("... is 8192 tokens. However, you requested 9000 tokens
-    // (1000 in the messages, 8000 in the completion)", `param: messages`): the completion's part is
-    // what a request may go without, when the messages alone fit
-    const asked =
-      /maximum context length is (\d+) tokens.*?\((\d+) in the messages, (\d+) in the completion\)/is.exec(
-        errorText,
-      )
-    const completionField = sent.fields.includes('max_tokens')
-      ? 'max_tokens'
-      : sent.fields.includes('max_completion_tokens')
-        ? 'max_completion_tokens'
-        : undefined
-    const field = asked
-      ? Number(asked[2]) < Number(asked[1]) && Number(asked[3]) > 0
-        ? completionField
-        : undefined
-      : refusedField(errorText, sent.fields)
-    if (!field) return undefined
-    // a refused effort with the values the model takes ("Supported values are: 'low', 'medium',
-    // and 'high'."): the nearest of them, not none
-    if ((field === 'reasoning_effort' || field === 'reasoning') && sent.effort !== undefined) {
-      const instead = nearestEffort(sent.effort, supportedValues(errorText))
-      if (instead !== undefined && instead !== sent.effort && known.effort?.[sent.effort] === undefined) {
-        this.remember(key, {...known, effort: {...known.effort, [sent.effort]: instead}})
-        return `refused ${field === 'reasoning' ? 'reasoning.effort' : field} ${sent.effort}: sent again with ${instead}`
-      }
-    }
-    // OpenAI's reasoning models: "Use 'max_completion_tokens' instead." (vLLM names both fields
-    // in its "'max_tokens' or 'max_completion_tokens' is too large": dropped, its default is what
-    // fits the context)
-    const rename = field === 'max_tokens' && /use .?max_completion_tokens.? instead/i.test(errorText)
-    const next: UpstreamAdaptation = rename
-      ? {...known, maxCompletionTokens: true}
-      : {...known, drop: [...new Set([...(known.drop ?? []), field])]}
-    this.remember(key, next)
-    return `refused ${field}: sent again ${rename ? 'as max_completion_tokens' : 'without it'}`
+    // nothing new (the same refusal learned before): the 400 is the client's
+    if (JSON.stringify(decided.next) === JSON.stringify(current ?? {})) return undefined
+    this.remember(key, decided.next)
+    return decided.note
   }
 
   private remember(key: string, adaptation: UpstreamAdaptation): void {
