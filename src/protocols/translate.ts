@@ -199,19 +199,18 @@ function adaptBody(
     const nested = typeof reasoning?.effort === 'string' ? adapt.effort[reasoning.effort] : undefined
     if (nested !== undefined) body.reasoning = {...reasoning, effort: nested}
   }
-  if (body.response_format === undefined || !format || format.type === 'text') return
-  const mode =
-    adapt.json === 'instruction'
-      ? 'instruction'
-      : adapt.json === 'json_object' || format.type === 'json_object'
-        ? 'json_object'
-        : undefined
-  if (mode === undefined) return
-  if (mode === 'instruction') delete body.response_format
-  else body.response_format = {type: 'json_object'}
-  // JSON mode alone says nothing of a schema: the instruction carries it
-  if (mode === 'instruction' || format.type === 'json_schema' || adapt.jsonInstruction)
-    addSystemText(body, jsonInstructionText(format)!)
+  const instruction = jsonInstructionText(format)
+  if (body.response_format === undefined || instruction === undefined) return
+  if (adapt.json === 'instruction') delete body.response_format
+  else if (adapt.json === 'json_object') body.response_format = {type: 'json_object'}
+  // JSON mode alone says nothing of a schema, no JSON mode says nothing at all: the instruction
+  // carries it (and the word "json" DeepSeek's JSON mode wants in the prompt)
+  const mode = (body.response_format as {type?: unknown} | undefined)?.type
+  if (
+    mode === undefined ||
+    (mode === 'json_object' && (format!.type === 'json_schema' || adapt.jsonInstruction))
+  )
+    addSystemText(body, instruction)
 }
 
 function adaptGeminiBudget(

@@ -121,20 +121,17 @@ function errorParts(errorText: string): {param: unknown; message: string} {
 function jsonRefusal(
   errorText: string,
   sent: SentRequest,
-  known: UpstreamAdaptation,
 ): {learned: UpstreamAdaptation; note: string} | undefined {
   const format = sent.responseFormat
   if (format !== 'json_schema' && format !== 'json_object') return undefined
   const {param, message} = errorParts(errorText)
   if (typeof param === 'string' && param !== 'response_format' && !param.startsWith('response_format.'))
     return undefined
-  if (format === 'json_object' && /must contain the word\W+json/i.test(message)) {
-    if (known.jsonInstruction) return undefined
+  if (format === 'json_object' && /must contain the word\W+json/i.test(message))
     return {
       learned: {jsonInstruction: true},
       note: 'refused response_format json_object without "json" in the prompt: sent again with an instruction to answer JSON',
     }
-  }
   if (typeof param !== 'string' && ECHOES_INPUT.test(message)) return undefined
   // the type refused ("This response_format type is unavailable now", "'response_format.type'
   // must be 'json_schema' or 'text'", "Invalid value: 'json_schema'. Supported values are: ...")
@@ -156,12 +153,13 @@ function jsonRefusal(
     return undefined
   if (/invalid schema|response_format\.json_schema\./i.test(message)) return undefined
   if (typeof param === 'string' && param.startsWith('response_format.json_schema')) return undefined
-  if (format === 'json_schema' && known.json === undefined)
+  // (a request sends the schema only while nothing was learned, JSON mode only before JSON mode
+  // was refused: each refusal is the next step's)
+  if (format === 'json_schema')
     return {
       learned: {json: 'json_object'},
       note: 'refused response_format json_schema: sent again as json_object, the schema in the system prompt',
     }
-  if (known.json === 'instruction') return undefined
   return {
     learned: {json: 'instruction'},
     note: 'refused response_format: sent again without it, an instruction to answer JSON in the system prompt',
@@ -178,14 +176,11 @@ function jsonRefusal(
 function budgetRefusal(
   errorText: string,
   sent: number | undefined,
-  known: UpstreamAdaptation['thinkingBudget'],
 ): {learned: NonNullable<UpstreamAdaptation['thinkingBudget']>; note: string} | undefined {
   if (sent === undefined) return undefined
   const {message} = errorParts(errorText)
-  if (sent === 0 && /budget 0 is invalid/i.test(message)) {
-    if (known?.zero) return undefined
+  if (sent === 0 && /budget 0 is invalid/i.test(message))
     return {learned: {zero: true}, note: 'refused thinkingBudget 0: sent again without it, the model decides'}
-  }
   if (sent <= 0 || !new RegExp(`thinking budget\\W*${sent}\\W*is invalid`, 'i').test(message))
     return undefined
   const range = /between (\d+) and (\d+)/i.exec(message)
@@ -195,9 +190,9 @@ function budgetRefusal(
     if (min > max || next === sent) return undefined
     return {learned: {min, max}, note: `refused thinkingBudget ${sent}: sent again with ${next}, its limit`}
   }
-  // no range: a budget this large (or this small) and beyond goes without one
-  const learned =
-    sent >= 1024 ? {over: Math.min(sent, known?.over ?? sent)} : {under: Math.max(sent, known?.under ?? sent)}
+  // no range: a budget this large (or this small) and beyond goes without one (a budget sent is
+  // always inside what was learned before: the rest went without)
+  const learned = sent >= 1024 ? {over: sent} : {under: sent}
   return {learned, note: `refused thinkingBudget ${sent}: sent again without it, the model decides`}
 }
 
@@ -293,7 +288,7 @@ function decide(
   // a 422 is a validation error of any kind (FastAPI servers echo the whole body in it): beyond
   // the fields it names above, only DeepSeek's older refusal of a JSON schema is learned from one
   if (status === 422) {
-    const json = jsonRefusal(errorText, sent, known)
+    const json = jsonRefusal(errorText, sent)
     return json && {next: {...known, ...json.learned}, note: json.note}
   }
   const limit = outputLimit(errorText, sent.maxTokens)
@@ -306,11 +301,11 @@ function decide(
   // Anthropic requires max_tokens: a Messages upstream's cap is all it may learn
   if (sent.upstream === 'messages') return undefined
   if (sent.upstream === 'gemini') {
-    const budget = budgetRefusal(errorText, sent.thinkingBudget, known.thinkingBudget)
+    const budget = budgetRefusal(errorText, sent.thinkingBudget)
     if (!budget) return undefined
     return {next: {...known, thinkingBudget: {...known.thinkingBudget, ...budget.learned}}, note: budget.note}
   }
-  const json = jsonRefusal(errorText, sent, known)
+  const json = jsonRefusal(errorText, sent)
   if (json) return {next: {...known, ...json.learned}, note: json.note}
   // vLLM's "maximum context length is C tokens and your request has I input tokens": with the
   // prompt alone past the context, no field is to blame
@@ -340,7 +335,7 @@ function decide(
   // and 'high'."): the nearest of them, not none
   if ((field === 'reasoning_effort' || field === 'reasoning') && sent.effort !== undefined) {
     const instead = nearestEffort(sent.effort, supportedValues(errorText))
-    if (instead !== undefined && instead !== sent.effort && known.effort?.[sent.effort] === undefined) {
+    if (instead !== undefined && instead !== sent.effort) {
       return {
         next: {...known, effort: {...known.effort, [sent.effort]: instead}},
         note: `refused ${field === 'reasoning' ? 'reasoning.effort' : field} ${sent.effort}: sent again with ${instead}`,
