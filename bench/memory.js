@@ -12,7 +12,14 @@ import autocannon from 'autocannon'
 import {CHAT_BODY, rssMB, startChild, startGatewayTarget} from './targets.js'
 
 const {values: opts} = parseArgs({
-  options: {rounds: {type: 'string', default: '3'}, seconds: {type: 'string', default: '5'}},
+  options: {
+    rounds: {type: 'string', default: '3'},
+    seconds: {type: 'string', default: '5'},
+    // a third server: a daemon of its own asked in Anthropic Messages through the translated
+    // policy (messages -> chat, as bench/run.js's translated row), its memory against the
+    // untranslated daemon's under the same load (issue 33)
+    translated: {type: 'boolean', default: false},
+  },
 })
 const dir = mkdtempSync(join(tmpdir(), 'gwctl-memory-'))
 const probe = join(import.meta.dirname, 'memory-probe.cjs')
@@ -38,12 +45,27 @@ const targets = [
   },
   {name: 'gateway', origin: gateway.origin, pid: gateway.pid, out: gatewayOut, headers: gateway.headers},
 ]
+if (opts.translated) {
+  const translatedOut = join(dir, 'translated.json')
+  const second = await startGatewayTarget(simOrigin, {env: {GWCTL_MEMORY_PROBE: translatedOut}})
+  if (!second.translated) throw new Error(`no translated row: ${second.translatedSkipped}`)
+  const t = second.translated
+  targets.push({
+    name: 'gateway (translated)',
+    origin: t.origin,
+    pid: t.pid,
+    out: translatedOut,
+    headers: t.headers,
+    path: t.path,
+    body: t.body,
+  })
+}
 const load = (t, duration) =>
   autocannon({
-    url: `${t.origin}/v1/chat/completions`,
+    url: `${t.origin}${t.path ?? '/v1/chat/completions'}`,
     method: 'POST',
     headers: t.headers,
-    body: CHAT_BODY,
+    body: t.body ?? CHAT_BODY,
     connections: 64,
     duration,
   })

@@ -29,6 +29,8 @@ const MODELS: Record<string, string> = {
   mistral: 'sim-mini+mistral-extra',
   nojson: 'sim-mini+no-json-mode',
   o3: 'sim-mini+no-minimal-effort',
+  mistralchat: 'sim-mini+mistral-ids+mistral-order',
+  openai40: 'sim-mini+max-id-40',
 }
 
 /** Policies whose routes translate to the simulator's Responses provider (OpenAI's Responses API). */
@@ -337,6 +339,110 @@ describe('a translated chat upstream that refuses how JSON or an effort was aske
       store: false,
     })
     expect((await upstreamCalls()).map((c) => c.reasoning_effort)).toEqual(['medium'])
+  })
+})
+
+describe('a translated chat upstream that holds the history to its own rules', {timeout: 60_000}, () => {
+  // a conversation begun on Anthropic (its `toolu_` id), whose last user turn carries the tool's
+  // result and a system reminder, as Claude Code sends them
+  const TOOLU = 'toolu_01A09q90qw90lq917835lq9'
+  const conversation = (stream = false): any => ({
+    model: 'claude-sonnet-4-5',
+    max_tokens: 1024,
+    stream,
+    tools: [
+      {
+        name: 'Bash',
+        description: 'Run a command',
+        input_schema: {type: 'object', properties: {command: {type: 'string'}}},
+      },
+    ],
+    messages: [
+      {role: 'user', content: 'List the files.'},
+      {
+        role: 'assistant',
+        content: [
+          {type: 'text', text: 'Listing them.'},
+          {type: 'tool_use', id: TOOLU, name: 'Bash', input: {command: 'ls'}},
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          {type: 'tool_result', tool_use_id: TOOLU, content: 'a.txt'},
+          {type: 'text', text: '<system-reminder>The todo list is empty.</system-reminder>'},
+        ],
+      },
+    ],
+  })
+
+  it('Claude Code on Mistral after another vendor: its ids and the reminder after the tool result, both learned, then sent that way from the start', async () => {
+    await upstreamCalls()
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('mistralchat')!, maxRetries: 0})
+    const answer = await client.messages.create(conversation())
+    // the model calls the tool again (the simulator's answer to a user turn when tools are offered)
+    expect(answer.stop_reason).toBe('tool_use')
+    const calls = await upstreamCalls()
+    expect(calls).toHaveLength(3)
+    expect(calls[0].messages[1].tool_calls[0].id).toBe(TOOLU)
+    const last = calls[2].messages
+    const id = last[1].tool_calls[0].id
+    expect(id).toMatch(/^[a-zA-Z0-9]{9}$/)
+    expect(last.map((m: any) => [m.role, m.tool_call_id ?? null])).toEqual([
+      ['user', null],
+      ['assistant', null],
+      ['tool', id],
+      ['assistant', null],
+      ['user', null],
+    ])
+    expect(last[2].content).toBe('a.txt')
+    expect(last[3].content).toBe('Tool results received.')
+    expect(last[4].content).toBe('<system-reminder>The todo list is empty.</system-reminder>')
+    const rows = await logRows('adapt-mistralchat')
+    expect(rows.map((r) => [r.status, r.error])).toEqual([
+      [
+        200,
+        'sim-chat refused a tool call id (it takes 9 letters and digits): sent again with every id in that shape; ' +
+          'sim-chat refused a user message right after tool results: sent again with an assistant message between',
+      ],
+    ])
+
+    // the next request (a stream) goes once, with the same id for the same call
+    const again = await client.messages.stream(conversation(true)).finalMessage()
+    expect(again.stop_reason).toBe('tool_use')
+    const later = await upstreamCalls()
+    expect(later).toHaveLength(1)
+    expect(later[0].messages[1].tool_calls[0].id).toBe(id)
+    expect(later[0].messages[2].tool_call_id).toBe(id)
+    expect(later[0].messages[3]).toEqual({role: 'assistant', content: 'Tool results received.'})
+  })
+
+  it("Codex's long call ids on an OpenAI chat model: shortened to its 40 characters, the call and its output alike", async () => {
+    await upstreamCalls()
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('openai40')!, maxRetries: 0})
+    const long = `fc_${'0f0e50a1476a6c35006912c58dc9f8819192c25864eb16f07f'}`
+    const answer = await openai.responses.create({
+      model: 'gpt-5-codex',
+      store: false,
+      input: [
+        {role: 'user', content: 'List the files.'},
+        {type: 'function_call', call_id: long, name: 'shell', arguments: '{"command":["ls"]}'},
+        {type: 'function_call_output', call_id: long, output: 'a.txt'},
+      ],
+      tools: [{type: 'function', name: 'shell', parameters: {type: 'object', properties: {}}, strict: false}],
+    })
+    expect(answer.output_text).toBe('The tool answered: a.txt')
+    const calls = await upstreamCalls()
+    expect(calls).toHaveLength(2)
+    const id = calls[1].messages.find((m: any) => m.role === 'tool').tool_call_id
+    expect(id).toHaveLength(40)
+    // its start kept, readable; the rest derived from the whole id
+    expect(id.slice(0, 28)).toBe(long.slice(0, 28))
+    expect(calls[1].messages.find((m: any) => m.tool_calls).tool_calls[0].id).toBe(id)
+    const rows = await logRows('adapt-openai40')
+    expect(rows.map((r) => [r.status, r.error])).toEqual([
+      [200, 'sim-chat refused a tool call id over 40 characters: sent again with long ids shortened'],
+    ])
   })
 })
 

@@ -8,6 +8,8 @@ import type {EventSourceMessage} from 'eventsource-parser'
 import {createParser} from 'eventsource-parser'
 
 import {chatCodec} from './chat.js'
+import type {ToolIdRule} from './conversation-rules.js'
+import {bridgeToolTurns, shapeToolIds} from './conversation-rules.js'
 import {geminiCodec} from './gemini.js'
 import type {Codec, CodecContext, Family, Part, Request, StreamEncoder, StreamEvent, Usage} from './ir.js'
 import {emptyUsage, jsonInstructionText, TranslationError} from './ir.js'
@@ -125,7 +127,8 @@ function geminiThinking(body: Record<string, unknown>): {thinkingBudget?: unknow
 /**
  * What an upstream was found to refuse (daemon/router/adaptations.ts): top-level fields it goes
  * without, `max_tokens` sent as `max_completion_tokens`, a cap on it, an effort it takes in place
- * of one it refused, and how a request for JSON goes where the schema or JSON mode is refused.
+ * of one it refused, how a request for JSON goes where the schema or JSON mode is refused, and
+ * the conversation rules of conversation-rules.ts it was found to hold history to.
  */
 export interface UpstreamAdaptation {
   drop?: readonly string[]
@@ -149,6 +152,10 @@ export interface UpstreamAdaptation {
    * before, is left out.
    */
   thinkingBudget?: {zero?: boolean; min?: number; max?: number; over?: number; under?: number}
+  /** How tool-call ids must look (Mistral: 9 letters and digits; OpenAI chat: at most 40). */
+  toolIds?: ToolIdRule
+  /** An assistant message between tool results and a user message right after them (Mistral). */
+  bridgeToolTurns?: boolean
 }
 
 function adaptBody(
@@ -192,6 +199,8 @@ function adaptBody(
     }
   }
   if (adapt.thinkingBudget) adaptGeminiBudget(body, adapt.thinkingBudget)
+  if (adapt.toolIds) shapeToolIds(body, adapt.toolIds)
+  if (adapt.bridgeToolTurns) bridgeToolTurns(body)
   if (adapt.effort) {
     const effort = typeof body.reasoning_effort === 'string' ? adapt.effort[body.reasoning_effort] : undefined
     if (effort !== undefined) body.reasoning_effort = effort

@@ -37,6 +37,7 @@ import {
   strictFieldsProblem,
   unsupportedParameter,
   extraInputs,
+  refusedHistory,
   unknownQuirkMessage,
 } from './upstream/quirks.js'
 import {instanceOf} from './upstream/common.js'
@@ -697,6 +698,9 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
       const refused = unsupportedParameter(body, selection.quirks)
       if (refused)
         throw new ChatSimError(400, refused.message, 'invalid_request_error', refused.code, refused.param)
+      const history = refusedHistory(body, selection.quirks)
+      if (history)
+        throw new ChatSimError(400, history.message, history.type, history.code, history.param, history.raw)
       plan = planChat(body, cache, context.clock.now() / 1000, {
         anyModel: options.anyModel,
         quirks: selection.quirks,

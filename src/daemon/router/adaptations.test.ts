@@ -720,3 +720,121 @@ describe('the second reading: echoes, unrelated refusals, wordings', () => {
     ).toMatch(/^refused response_format json_schema/)
   })
 })
+
+describe('the conversation rules a chat server holds history to', () => {
+  const mistral = (message: string, type = 'invalid_request_error', code: string | null = null) =>
+    JSON.stringify({object: 'error', message, type, param: null, code})
+  const ids = mistral(
+    'Tool call id was toolu_01A09q90qw90lq917835lq9 but must be a-z, A-Z, 0-9, with a length of 9.',
+  )
+  const order = mistral("Unexpected role 'user' after role 'tool'", 'invalid_request_message_order', '3230')
+  const tooLong = (param: string | null) =>
+    JSON.stringify({
+      error: {
+        message: `Invalid 'messages[10].tool_calls[0].id': string too long. Expected a string with maximum length 40, but got a string with length 53 instead.`,
+        type: 'invalid_request_error',
+        param,
+        code: 'string_above_max_length',
+      },
+    })
+
+  it("Mistral's ids and its order of roles, each learned once, in the order they come", () => {
+    const a = new UpstreamAdaptations()
+    expect(a.learn('m', 'devstral', ids, {fields: SENT})).toBe(
+      'refused a tool call id (it takes 9 letters and digits): sent again with every id in that shape',
+    )
+    expect(a.get('m', 'devstral')).toEqual({toolIds: {alnum: 9}})
+    const known = a.get('m', 'devstral')
+    expect(a.learn('m', 'devstral', order, {fields: SENT, adaptedWith: known})).toBe(
+      'refused a user message right after tool results: sent again with an assistant message between',
+    )
+    expect(a.get('m', 'devstral')).toEqual({toolIds: {alnum: 9}, bridgeToolTurns: true})
+    // refused again with both applied: nothing new, the client sees it
+    const both = a.get('m', 'devstral')
+    expect(a.learn('m', 'devstral', order, {fields: SENT, adaptedWith: both})).toBeUndefined()
+    expect(a.learn('m', 'devstral', ids, {fields: SENT, adaptedWith: both})).toBeUndefined()
+  })
+
+  it("OpenAI's length limit, from its param or (through a router that drops it) its message", () => {
+    const a = new UpstreamAdaptations()
+    expect(a.learn('o', 'gpt-4o', tooLong('messages[10].tool_calls[0].id'), {fields: SENT})).toBe(
+      'refused a tool call id over 40 characters: sent again with long ids shortened',
+    )
+    expect(a.get('o', 'gpt-4o')).toEqual({toolIds: {max: 40}})
+    const b = new UpstreamAdaptations()
+    expect(b.learn('r', 'gpt-4o', tooLong(null), {fields: SENT})).toMatch(/over 40 characters/)
+    // a Responses upstream's call_id
+    const c = new UpstreamAdaptations()
+    const responses = JSON.stringify({
+      error: {
+        message:
+          "Invalid 'input[3].call_id': string too long. Expected a string with maximum length 64, but got a string with length 80 instead.",
+        param: 'input[3].call_id',
+      },
+    })
+    expect(c.learn('o', 'gpt-5', responses, {upstream: 'responses', fields: ['model', 'input']})).toMatch(
+      /over 64 characters/,
+    )
+  })
+
+  it('what is not such a refusal teaches nothing', () => {
+    const a = new UpstreamAdaptations()
+    // another string too long: a message's content, a tool's name
+    const content = JSON.stringify({
+      error: {
+        message:
+          "Invalid 'messages[1].content': string too long. Expected a string with maximum length 1048576, but got a string with length 2000000 instead.",
+        param: 'messages[1].content',
+      },
+    })
+    expect(a.learn('o', 'm', content, {fields: SENT})).toBeUndefined()
+    // the words echoed from the conversation by a validation error (a user pasting Mistral's error)
+    const echo = JSON.stringify({
+      object: 'error',
+      message:
+        "1 validation error for ChatCompletionRequest [type=value_error, input_value={'messages': [{'content': \"why Unexpected role 'user' after role 'tool'?\"}]}, input_type=dict]",
+      type: 'BadRequestError',
+      param: null,
+      code: 400,
+    })
+    expect(a.learn('v', 'm', echo, {fields: SENT})).toBeUndefined()
+    // a Responses upstream has no tool messages; a Messages or Gemini one has rules of its own
+    expect(a.learn('o', 'm', order, {upstream: 'responses', fields: ['model', 'input']})).toBeUndefined()
+    expect(a.learn('a', 'm', ids, {upstream: 'messages', fields: ['model', 'messages']})).toBeUndefined()
+    expect(a.learn('g', 'm', ids, {upstream: 'gemini', fields: ['contents']})).toBeUndefined()
+    expect(a.get('o', 'm')).toBeUndefined()
+  })
+
+  it('a translated body goes with the ids shaped and the bridge in place, from what was learned', () => {
+    const client = decodeClientRequest(
+      'messages',
+      {
+        model: 'claude-sonnet-4-5',
+        max_tokens: 100,
+        messages: [
+          {role: 'user', content: 'go'},
+          {role: 'assistant', content: [{type: 'tool_use', id: 'toolu_9', name: 'Bash', input: {}}]},
+          {
+            role: 'user',
+            content: [
+              {type: 'tool_result', tool_use_id: 'toolu_9', content: 'ok'},
+              {type: 'text', text: 'and now?'},
+            ],
+          },
+        ],
+      },
+      {model: 'claude-sonnet-4-5', stream: false},
+    )
+    const {body} = encodeUpstreamRequest(
+      client,
+      'chat',
+      'devstral',
+      {},
+      {toolIds: {alnum: 9}, bridgeToolTurns: true},
+    )
+    const messages = JSON.parse(body.toString()).messages
+    expect(messages.map((m: any) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user'])
+    expect(messages[2].tool_call_id).toBe(messages[1].tool_calls[0].id)
+    expect(messages[2].tool_call_id).toMatch(/^[a-zA-Z0-9]{9}$/)
+  })
+})

@@ -11,7 +11,9 @@
  * DeepSeek refuses (it has JSON mode only), sent as JSON mode with the schema in the system
  * prompt, and JSON mode refused too, as that instruction alone; a Gemini thinking budget Gemini
  * 2.5 Pro refuses (0: it cannot turn thinking off); a `max_tokens` above a Claude model's output
- * limit, capped at the one Anthropic's error states. Only these optional fields are ever dropped,
+ * limit, capped at the one Anthropic's error states; tool-call ids Mistral or OpenAI refuse the
+ * shape of, and Mistral's refusal of a user message right after tool results (conversation-rules.ts:
+ * the history held to the upstream's rules). Only these optional fields are ever dropped,
  * renamed, capped or changed, and only when the upstream's error names one that was sent;
  * anything else (a 400 about the conversation, a field the answer depends on) reaches the client
  * as before. Kept in memory (lost on restart: the first request after it learns again), at most
@@ -99,10 +101,20 @@ export function outputLimit(errorText: string, sent: number | undefined): number
   return limit !== undefined && Number.isSafeInteger(n) && n >= 1 && n < sent ? n : undefined
 }
 
-/** The error's `param` and message (the text itself when it is not JSON). */
+/**
+ * The error's `param` and message (the text itself when it is not JSON): OpenAI's `{error: {...}}`,
+ * or Mistral's unwrapped `{object: "error", message, type, param, code}`.
+ */
 function errorParts(errorText: string): {param: unknown; message: string} {
   try {
-    const parsed = JSON.parse(errorText) as {error?: {param?: unknown; message?: unknown}}
+    const parsed = JSON.parse(errorText) as {
+      error?: {param?: unknown; message?: unknown}
+      object?: unknown
+      message?: unknown
+      param?: unknown
+    }
+    if (parsed?.object === 'error' && typeof parsed.message === 'string')
+      return {param: parsed.param, message: parsed.message}
     const message = parsed?.error?.message
     return {param: parsed?.error?.param, message: typeof message === 'string' ? message : errorText}
   } catch {
@@ -194,6 +206,53 @@ function budgetRefusal(
   // always inside what was learned before: the rest went without)
   const learned = sent >= 1024 ? {over: sent} : {under: sent}
   return {learned, note: `refused thinkingBudget ${sent}: sent again without it, the model decides`}
+}
+
+/** Where a chat or Responses body holds a tool-call id (an error's `param`). */
+const TOOL_ID_PARAM = /^(?:messages\[\d+\]\.(?:tool_calls\[\d+\]\.id|tool_call_id)|input\[\d+\]\.call_id)$/
+
+/**
+ * A refusal of how the conversation looks rather than of a field (conversation-rules.ts): a
+ * tool-call id of another vendor's shape (Mistral's "Tool call id was toolu_01… but must be a-z,
+ * A-Z, 0-9, with a length of 9.", OpenAI's "Invalid 'messages[2].tool_calls[0].id': string too
+ * long. Expected a string with maximum length 40, ..."), or a user message right after tool
+ * results (Mistral's "Unexpected role 'user' after role 'tool'"). Chat and Responses upstreams.
+ */
+function conversationRefusal(
+  errorText: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  const {param, message} = errorParts(errorText)
+  // a validation error that echoes the request: the words are the client's (an error pasted into
+  // the conversation), not the upstream's
+  if (ECHOES_INPUT.test(message)) return undefined
+  const alnum = /tool call id was [\s\S]* but must be a-z, a-z, 0-9, with a length of (\d+)/i.exec(message)
+  if (alnum) {
+    const n = Number(alnum[1])
+    if (!(n >= 1 && n <= 64)) return undefined
+    return {
+      next: {...known, toolIds: {...known.toolIds, alnum: n}},
+      note: `refused a tool call id (it takes ${n} letters and digits): sent again with every id in that shape`,
+    }
+  }
+  const where = typeof param === 'string' ? param : /'([^'\s]+)':\s*string too long/i.exec(message)?.[1]
+  const max = /string too long[\s\S]*?maximum length (\d+)/i.exec(message)
+  if (where !== undefined && TOOL_ID_PARAM.test(where) && max) {
+    const n = Number(max[1])
+    // shorter than a hash would keep ids apart: not one to learn
+    if (!(n >= 9)) return undefined
+    return {
+      next: {...known, toolIds: {...known.toolIds, max: Math.min(n, known.toolIds?.max ?? n)}},
+      note: `refused a tool call id over ${n} characters: sent again with long ids shortened`,
+    }
+  }
+  if (sent.upstream !== 'responses' && /unexpected role\W+user\W+after role\W+tool/i.test(message))
+    return {
+      next: {...known, bridgeToolTurns: true},
+      note: 'refused a user message right after tool results: sent again with an assistant message between',
+    }
+  return undefined
 }
 
 /**
@@ -300,6 +359,10 @@ function decide(
   }
   // Anthropic requires max_tokens: a Messages upstream's cap is all it may learn
   if (sent.upstream === 'messages') return undefined
+  if (sent.upstream !== 'gemini') {
+    const rule = conversationRefusal(errorText, sent, known)
+    if (rule) return rule
+  }
   if (sent.upstream === 'gemini') {
     const budget = budgetRefusal(errorText, sent.thinkingBudget)
     if (!budget) return undefined

@@ -30,6 +30,9 @@ export const SIM_QUIRKS = [
   'thinking-only',
   'max-output-32000',
   'mistral-extra',
+  'mistral-ids',
+  'mistral-order',
+  'max-id-40',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -362,4 +365,54 @@ export function extraInputs(body: Record<string, unknown>, quirks: Quirks): unkn
     param: null,
     code: null,
   }
+}
+
+/**
+ * A chat server's refusal of a conversation's shape, as its error: `mistral-ids`, Mistral's tool
+ * call ids (9 letters and digits; the simulator's own `call_…` ids are not, as after a switch of
+ * provider mid-conversation); `max-id-40`, OpenAI's 40 characters at most for an id;
+ * `mistral-order`, Mistral's refusal of a user message right after a tool result. Undefined when
+ * the history is one the server takes.
+ */
+export function refusedHistory(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; type: string; code: string | null; param: string | null; raw?: unknown} | undefined {
+  if (!Array.isArray(body.messages)) return undefined
+  // Mistral's error body has no `error` wrapper
+  const mistral = (message: string, type: string, code: string | null) => ({
+    message,
+    type,
+    code,
+    param: null,
+    raw: {object: 'error', message, type, param: null, code},
+  })
+  const messages = body.messages as Array<Record<string, unknown> | null>
+  for (const [i, m] of messages.entries()) {
+    if (!m || typeof m !== 'object') continue
+    const calls = Array.isArray(m.tool_calls) ? (m.tool_calls as Array<{id?: unknown}>) : []
+    const ids: Array<[string, unknown]> = [
+      ...calls.map((c, j): [string, unknown] => [`messages[${i}].tool_calls[${j}].id`, c?.id]),
+      [`messages[${i}].tool_call_id`, m.tool_call_id],
+    ]
+    for (const [param, id] of ids) {
+      if (typeof id !== 'string') continue
+      if (quirks.has('mistral-ids') && !/^[a-zA-Z0-9]{9}$/.test(id))
+        return mistral(
+          `Tool call id was ${id} but must be a-z, A-Z, 0-9, with a length of 9.`,
+          'invalid_request_error',
+          null,
+        )
+      if (quirks.has('max-id-40') && id.length > 40)
+        return {
+          message: `Invalid '${param}': string too long. Expected a string with maximum length 40, but got a string with length ${id.length} instead.`,
+          type: 'invalid_request_error',
+          code: 'string_above_max_length',
+          param,
+        }
+    }
+    if (quirks.has('mistral-order') && m.role === 'tool' && messages[i + 1]?.role === 'user')
+      return mistral("Unexpected role 'user' after role 'tool'", 'invalid_request_message_order', '3230')
+  }
+  return undefined
 }

@@ -1,0 +1,113 @@
+import {describe, expect, it} from 'vitest'
+
+import {bridgeToolTurns, shapeToolId, shapeToolIds, TOOL_TURN_BRIDGE} from './conversation-rules.js'
+
+describe('tool-call ids in the shape an upstream takes', () => {
+  it("Mistral's 9 letters and digits: another vendor's id rewritten, the same one every time; its own kept", () => {
+    const rule = {alnum: 9}
+    const toolu = shapeToolId('toolu_01A09q90qw90lq917835lq9', rule)
+    expect(toolu).toMatch(/^[a-zA-Z0-9]{9}$/)
+    expect(shapeToolId('toolu_01A09q90qw90lq917835lq9', rule)).toBe(toolu)
+    // Kimi's, OpenAI's, and ids that differ in one character all come apart
+    const ids = ['functions.Bash:0', 'functions.Bash:1', 'call_abc', 'call_abd', 'x', '']
+    const shaped = ids.map((id) => shapeToolId(id, rule))
+    for (const id of shaped) expect(id).toMatch(/^[a-zA-Z0-9]{9}$/)
+    expect(new Set(shaped).size).toBe(ids.length)
+    expect(shapeToolId('D681PevKs', rule)).toBe('D681PevKs')
+    // 9 characters, one of them not a letter or digit
+    expect(shapeToolId('D681Pev_s', rule)).not.toBe('D681Pev_s')
+  })
+
+  it("OpenAI's 40 characters at most: a longer id keeps its start, short ones stay", () => {
+    const long = 'fc_0f0e50a1476a6c35006912c58dc9f8819192c25864eb16f07f'
+    const shaped = shapeToolId(long, {max: 40})
+    expect(shaped).toHaveLength(40)
+    expect(shaped.slice(0, 28)).toBe(long.slice(0, 28))
+    // two ids that share their first 40 characters stay apart
+    expect(shapeToolId(`${long}a`, {max: 40})).not.toBe(shapeToolId(`${long}b`, {max: 40}))
+    expect(shapeToolId('call_abc', {max: 40})).toBe('call_abc')
+    expect(shapeToolId('x'.repeat(40), {max: 40})).toBe('x'.repeat(40))
+    // both learned: Mistral's shape fits the limit too
+    expect(shapeToolId(long, {alnum: 9, max: 40})).toMatch(/^[a-zA-Z0-9]{9}$/)
+  })
+
+  it('a chat body: each call and its result get the same id; everything else stays', () => {
+    const body: Record<string, unknown> = {
+      model: 'devstral',
+      messages: [
+        {role: 'user', content: 'hi'},
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {id: 'toolu_1', type: 'function', function: {name: 'a', arguments: '{}'}},
+            {id: 'toolu_2', type: 'function', function: {name: 'b', arguments: '{}'}},
+          ],
+        },
+        {role: 'tool', tool_call_id: 'toolu_1', content: 'one'},
+        {role: 'tool', tool_call_id: 'toolu_2', content: 'two'},
+      ],
+    }
+    shapeToolIds(body, {alnum: 9})
+    const [user, assistant, one, two] = body.messages as any[]
+    expect(user).toEqual({role: 'user', content: 'hi'})
+    const [a, b] = assistant.tool_calls.map((c: any) => c.id)
+    expect([one.tool_call_id, two.tool_call_id]).toEqual([a, b])
+    expect(a).not.toBe(b)
+    expect(assistant.tool_calls[0].function).toEqual({name: 'a', arguments: '{}'})
+    expect(one.content).toBe('one')
+  })
+
+  it("a Responses body: a function call's call_id and its output's", () => {
+    const long = `call_${'z'.repeat(60)}`
+    const body: Record<string, unknown> = {
+      input: [
+        {type: 'message', role: 'user', content: 'hi'},
+        {type: 'function_call', call_id: long, name: 'shell', arguments: '{}'},
+        {type: 'function_call_output', call_id: long, output: 'ok'},
+      ],
+    }
+    shapeToolIds(body, {max: 40})
+    const [, call, output] = body.input as any[]
+    expect(call.call_id).toHaveLength(40)
+    expect(output.call_id).toBe(call.call_id)
+  })
+})
+
+describe('tool results followed by a user message (Mistral)', () => {
+  it('an assistant message goes between, and nowhere else', () => {
+    const messages = [
+      {role: 'system', content: 's'},
+      {role: 'user', content: 'go'},
+      {role: 'assistant', content: null, tool_calls: [{id: 'a'}, {id: 'b'}]},
+      {role: 'tool', tool_call_id: 'a', content: '1'},
+      {role: 'tool', tool_call_id: 'b', content: '2'},
+      {role: 'user', content: '<system-reminder>x</system-reminder>'},
+      {role: 'assistant', content: null, tool_calls: [{id: 'c'}]},
+      {role: 'tool', tool_call_id: 'c', content: '3'},
+      {role: 'assistant', content: 'done'},
+      {role: 'user', content: 'thanks'},
+    ]
+    const body: Record<string, unknown> = {messages: [...messages]}
+    bridgeToolTurns(body)
+    expect((body.messages as any[]).map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+    ])
+    expect((body.messages as any[])[5]).toEqual({role: 'assistant', content: TOOL_TURN_BRIDGE})
+    // a history without the pattern is the same array
+    const plain: Record<string, unknown> = {messages: messages.slice(0, 4)}
+    const before = plain.messages
+    bridgeToolTurns(plain)
+    expect(plain.messages).toBe(before)
+  })
+})
