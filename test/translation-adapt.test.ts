@@ -31,6 +31,7 @@ const MODELS: Record<string, string> = {
   o3: 'sim-mini+no-minimal-effort',
   mistralchat: 'sim-mini+mistral-ids+mistral-order',
   openai40: 'sim-mini+max-id-40',
+  cerebras: 'sim-mini+reasoning-not-back',
 }
 
 /** Policies whose routes translate to the simulator's Responses provider (OpenAI's Responses API). */
@@ -415,6 +416,48 @@ describe('a translated chat upstream that holds the history to its own rules', {
     expect(later[0].messages[1].tool_calls[0].id).toBe(id)
     expect(later[0].messages[2].tool_call_id).toBe(id)
     expect(later[0].messages[3]).toEqual({role: 'assistant', content: 'Tool results received.'})
+  })
+
+  it('Claude Code on a server that makes reasoning and refuses it back: turn 2 goes without it', async () => {
+    await upstreamCalls()
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('cerebras')!, maxRetries: 0})
+    const tools = [
+      {
+        name: 'Bash',
+        description: 'Run a command',
+        input_schema: {type: 'object' as const, properties: {command: {type: 'string'}}},
+      },
+    ]
+    const ask = {role: 'user' as const, content: 'List the files.'}
+    const first = await client.messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1024,
+      tools,
+      messages: [ask],
+    })
+    expect(first.content.map((b) => b.type)).toEqual(['thinking', 'tool_use'])
+    const call = first.content.find((b) => b.type === 'tool_use')!
+    const second = await client.messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1024,
+      tools,
+      messages: [
+        ask,
+        {role: 'assistant', content: first.content},
+        {role: 'user', content: [{type: 'tool_result', tool_use_id: call.id, content: 'a.txt'}]},
+      ],
+    })
+    expect(text(second)).toBe('The tool answered: a.txt')
+    const calls = await upstreamCalls()
+    expect(calls).toHaveLength(3)
+    expect(calls[1].messages[1].reasoning_content).toBeTypeOf('string')
+    expect(calls[2].messages[1]).not.toHaveProperty('reasoning_content')
+    expect(calls[2].messages[1].tool_calls[0].id).toBe(call.id)
+    const rows = await logRows('adapt-cerebras', 2)
+    expect(rows.map((r) => [r.status, r.error])).toEqual([
+      [200, null],
+      [200, 'sim-chat refused reasoning_content in its history: sent again without it'],
+    ])
   })
 
   it("Codex's long call ids on an OpenAI chat model: shortened to its 40 characters, the call and its output alike", async () => {

@@ -12,7 +12,9 @@
  * - a user message right after tool results: Mistral refuses it ("Unexpected role 'user' after
  *   role 'tool'"), and a Claude Code turn that carries tool results and text (a system reminder,
  *   the user's interjection, an image a tool read) is exactly that in chat completions. An
- *   assistant message goes between, so the text keeps its user role.
+ *   assistant message goes between, so the text keeps its user role;
+ * - the reasoning of the history's assistant messages: a server that makes `reasoning_content`
+ *   may refuse it back (Cerebras, older vLLM, Mistral's 422); the history goes without it there.
  */
 import {createHash} from 'node:crypto'
 
@@ -96,4 +98,15 @@ export function bridgeToolTurns(body: Body): void {
       out.push({role: 'assistant', content: TOOL_TURN_BRIDGE})
   }
   if (out.length !== messages.length) body.messages = out
+}
+
+/** A chat body whose assistant messages go without `reasoning_content`. */
+export function dropReasoningHistory(body: Body): void {
+  const messages = body.messages
+  if (!Array.isArray(messages)) return
+  body.messages = (messages as Body[]).map((m) => {
+    if (!m || typeof m !== 'object' || m.reasoning_content === undefined) return m
+    const {reasoning_content: _, ...rest} = m
+    return rest
+  })
 }

@@ -450,8 +450,14 @@ export function planChat(
   const {text: prompt, images, videos} = contentText(lastUser?.content)
   const thinking = body.enable_thinking ?? body.extra_body?.enable_thinking
   const reasoningOn =
-    (model.reasoning || quirks.has('reasoning-content') || /reasoner/i.test(model.id)) && thinking !== false
-  const historyProblem = reasoningOn ? chatHistoryProblem(messages) : undefined
+    (model.reasoning ||
+      quirks.has('reasoning-content') ||
+      quirks.has('reasoning-not-back') ||
+      /reasoner/i.test(model.id)) &&
+    thinking !== false
+  // `reasoning-not-back`: a server that makes reasoning and refuses it back (refusedHistory)
+  const historyProblem =
+    reasoningOn && !quirks.has('reasoning-not-back') ? chatHistoryProblem(messages) : undefined
   if (historyProblem) throw bad(historyProblem, 'messages')
   const snippet = prompt.replace(/\s+/g, ' ').trim().slice(0, 60)
   const lengthMatch = /\[words=(\d+)\]/.exec(prompt)

@@ -5,6 +5,7 @@ import {
   extraFields,
   nearestEffort,
   outputLimit,
+  REASONING_HISTORY,
   refusedField,
   supportedValues,
   UpstreamAdaptations,
@@ -615,13 +616,19 @@ describe("a FastAPI server's 422 for fields it does not take (Mistral)", () => {
     })
     expect(extraFields(older)).toEqual(['max_completion_tokens'])
     expect(extraFields(JSON.stringify({detail: extra('user')}))).toEqual(['user'])
-    // a field refused inside a message, a missing field, prose: nothing to go without
-    const nested = {
+    // another field refused inside a message, a missing field, prose: nothing to go without
+    const nested = {type: 'extra_forbidden', loc: ['body', 'messages', 3, 'user', 'name'], msg: 'x'}
+    expect(extraFields(JSON.stringify({message: {detail: [...extra('user'), nested]}}))).toEqual([])
+    // the reasoning of the history's assistant messages, which the history may go without
+    const reasoning = {
       type: 'extra_forbidden',
       loc: ['body', 'messages', 3, 'assistant', 'reasoning_content'],
       msg: 'x',
     }
-    expect(extraFields(JSON.stringify({message: {detail: [...extra('user'), nested]}}))).toEqual([])
+    expect(extraFields(JSON.stringify({message: {detail: [...extra('user'), reasoning]}}))).toEqual([
+      'user',
+      REASONING_HISTORY,
+    ])
     expect(
       extraFields(
         JSON.stringify({detail: [{type: 'missing', loc: ['body', 'model'], msg: 'Field required'}]}),
@@ -836,5 +843,93 @@ describe('the conversation rules a chat server holds history to', () => {
     expect(messages.map((m: any) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user'])
     expect(messages[2].tool_call_id).toBe(messages[1].tool_calls[0].id)
     expect(messages[2].tool_call_id).toMatch(/^[a-zA-Z0-9]{9}$/)
+  })
+})
+
+describe("the history's reasoning refused back", () => {
+  it("Cerebras's wording, Mistral's 422 (with a top-level field beside it), an older vLLM's pydantic error", () => {
+    const cerebras = JSON.stringify({
+      message:
+        "messages.2.assistant.reasoning_content: property 'messages.2.assistant.reasoning_content' is unsupported",
+      type: 'invalid_request_error',
+      param: 'validation_error',
+      code: 'wrong_api_format',
+    })
+    const a = new UpstreamAdaptations()
+    expect(a.learn('c', 'gpt-oss-120b', cerebras, {fields: SENT})).toBe(
+      'refused reasoning_content in its history: sent again without it',
+    )
+    expect(a.get('c', 'gpt-oss-120b')).toEqual({dropReasoningHistory: true})
+    expect(
+      a.learn('c', 'gpt-oss-120b', cerebras, {fields: SENT, adaptedWith: a.get('c', 'gpt-oss-120b')}),
+    ).toBeUndefined()
+
+    const mistral = JSON.stringify({
+      object: 'error',
+      message: {
+        detail: [
+          {
+            type: 'extra_forbidden',
+            loc: ['body', 'user'],
+            msg: 'Extra inputs are not permitted',
+            input: 'ada',
+          },
+          {type: 'extra_forbidden', loc: ['body', 'messages', 1, 'assistant', 'reasoning_content'], msg: 'x'},
+        ],
+      },
+    })
+    const b = new UpstreamAdaptations()
+    expect(b.learn('m', 'magistral', mistral, {fields: SENT}, 422)).toBe(
+      'refused user, reasoning_content in its history: sent again without them',
+    )
+    expect(b.get('m', 'magistral')).toEqual({drop: ['user'], dropReasoningHistory: true})
+
+    const vllm = JSON.stringify({
+      object: 'error',
+      message:
+        "1 validation error for ChatCompletionRequest\nmessages.1.assistant.reasoning_content\n  Extra inputs are not permitted [type=extra_forbidden, input_value='Let me think.', input_type=str]",
+      type: 'BadRequestError',
+      param: null,
+      code: 400,
+    })
+    const c = new UpstreamAdaptations()
+    expect(c.learn('v', 'qwq', vllm, {fields: SENT})).toBe(
+      'refused reasoning_content in its history: sent again without it',
+    )
+  })
+
+  it("the words only in an echo of the client's conversation, or on a Responses upstream, teach nothing", () => {
+    const echo = JSON.stringify({
+      object: 'error',
+      message:
+        "1 validation error for ChatCompletionRequest\nmessages.1.content\n  Value error [type=value_error, input_value='messages.1.assistant.reasoning_content\\n Extra inputs are not permitted', input_type=str]",
+      type: 'BadRequestError',
+      param: null,
+      code: 400,
+    })
+    const a = new UpstreamAdaptations()
+    expect(a.learn('v', 'qwq', echo, {fields: SENT})).toBeUndefined()
+    const cerebras = JSON.stringify({
+      message:
+        "messages.2.assistant.reasoning_content: property 'messages.2.assistant.reasoning_content' is unsupported",
+    })
+    expect(a.learn('o', 'r', cerebras, {upstream: 'responses', fields: ['model', 'input']})).toBeUndefined()
+  })
+
+  it('a translated body goes without the reasoning of its history, and with everything else', () => {
+    const body = {
+      model: 'm',
+      messages: [
+        {role: 'user', content: 'go'},
+        {role: 'assistant', content: null, reasoning_content: 'Let me think.', tool_calls: [{id: 'a'}]},
+        {role: 'tool', tool_call_id: 'a', content: 'ok'},
+      ],
+    }
+    const client = decodeClientRequest('chat', body, {model: 'm', stream: false})
+    const sent = JSON.parse(
+      encodeUpstreamRequest(client, 'chat', 'm', {}, {dropReasoningHistory: true}).body.toString(),
+    )
+    expect(sent.messages[1]).not.toHaveProperty('reasoning_content')
+    expect(sent.messages[1].tool_calls[0].id).toBe('a')
   })
 })

@@ -212,8 +212,8 @@ function budgetRefusal(
 const TOOL_ID_PARAM = /^(?:messages\[\d+\]\.(?:tool_calls\[\d+\]\.id|tool_call_id)|input\[\d+\]\.call_id)$/
 
 /**
- * A refusal of how the conversation looks rather than of a field (conversation-rules.ts): a
- * tool-call id of another vendor's shape (Mistral's "Tool call id was toolu_01… but must be a-z,
+ * A refusal of how the conversation looks rather than of a field (conversation-rules.ts): the
+ * reasoning of the history's assistant messages sent back; a tool-call id of another vendor's shape (Mistral's "Tool call id was toolu_01… but must be a-z,
  * A-Z, 0-9, with a length of 9.", OpenAI's "Invalid 'messages[2].tool_calls[0].id': string too
  * long. Expected a string with maximum length 40, ..."), or a user message right after tool
  * results (Mistral's "Unexpected role 'user' after role 'tool'"). Chat and Responses upstreams.
@@ -224,6 +224,21 @@ function conversationRefusal(
   known: UpstreamAdaptation,
 ): {next: UpstreamAdaptation; note: string} | undefined {
   const {param, message} = errorParts(errorText)
+  // the reasoning of the history's assistant messages, which a server that makes reasoning may
+  // still refuse back: Cerebras's "messages.2.assistant.reasoning_content: property
+  // 'messages.2.assistant.reasoning_content' is unsupported", an older vLLM's pydantic error (its
+  // field's path on a line of its own, before the echo of the input)
+  if (
+    sent.upstream !== 'responses' &&
+    (/property '?messages\.\d+\.(?:assistant\.)?reasoning_content'? is unsupported/i.test(message) ||
+      /(?:^|\n)\s*(?:body\.)?messages\.\d+\.(?:assistant\.)?reasoning_content\s*\n\s*extra inputs are not permitted/i.test(
+        message,
+      ))
+  )
+    return {
+      next: {...known, dropReasoningHistory: true},
+      note: 'refused reasoning_content in its history: sent again without it',
+    }
   // a validation error that echoes the request: the words are the client's (an error pasted into
   // the conversation), not the upstream's
   if (ECHOES_INPUT.test(message)) return undefined
@@ -255,6 +270,9 @@ function conversationRefusal(
   return undefined
 }
 
+/** What {@link extraFields} calls a refused `reasoning_content` of the history's assistant messages. */
+export const REASONING_HISTORY = 'messages[].reasoning_content'
+
 /**
  * The top-level fields a FastAPI server refused as unknown (pydantic's `extra_forbidden`, `loc:
  * ["body", FIELD]`): Mistral's API answers 422 `{"message": {"detail": [...]}}` (its older answers
@@ -285,7 +303,16 @@ export function extraFields(errorText: string): string[] {
     const loc = entry?.loc
     if (entry?.type !== 'extra_forbidden' || !Array.isArray(loc)) continue
     if (loc.length === 2 && loc[0] === 'body' && typeof loc[1] === 'string') fields.push(loc[1])
-    // a refused field deeper in the body (inside a message): nothing a request may go without
+    // the reasoning of an assistant message in the history (`loc: ["body", "messages", 2,
+    // "assistant", "reasoning_content"]`): the history may go without it
+    else if (
+      loc[0] === 'body' &&
+      loc[1] === 'messages' &&
+      typeof loc[2] === 'number' &&
+      loc[loc.length - 1] === 'reasoning_content'
+    )
+      fields.push(REASONING_HISTORY)
+    // another field refused inside a message: nothing a request may go without
     else return []
   }
   return [...new Set(fields)]
@@ -335,13 +362,21 @@ function decide(
   const extras = extraFields(errorText)
   if (extras.length > 0) {
     const fields = extras.filter(
-      (f) => (ADAPTABLE as readonly string[]).includes(f) && sent.fields.includes(f),
+      (f) =>
+        (f === REASONING_HISTORY && sent.upstream !== 'responses') ||
+        ((ADAPTABLE as readonly string[]).includes(f) && sent.fields.includes(f)),
     )
     // a field it refuses that the request cannot go without: the client sees the refusal
     if (fields.length !== extras.length) return undefined
+    const top = fields.filter((f) => f !== REASONING_HISTORY)
+    const history = top.length < fields.length
     return {
-      next: {...known, drop: [...new Set([...(known.drop ?? []), ...fields])]},
-      note: `refused ${fields.join(', ')}: sent again without ${fields.length > 1 ? 'them' : 'it'}`,
+      next: {
+        ...known,
+        ...(top.length > 0 ? {drop: [...new Set([...(known.drop ?? []), ...top])]} : {}),
+        ...(history ? {dropReasoningHistory: true} : {}),
+      },
+      note: `refused ${[...top, ...(history ? ['reasoning_content in its history'] : [])].join(', ')}: sent again without ${fields.length > 1 ? 'them' : 'it'}`,
     }
   }
   // a 422 is a validation error of any kind (FastAPI servers echo the whole body in it): beyond

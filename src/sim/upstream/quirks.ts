@@ -33,6 +33,7 @@ export const SIM_QUIRKS = [
   'mistral-ids',
   'mistral-order',
   'max-id-40',
+  'reasoning-not-back',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -371,8 +372,10 @@ export function extraInputs(body: Record<string, unknown>, quirks: Quirks): unkn
  * A chat server's refusal of a conversation's shape, as its error: `mistral-ids`, Mistral's tool
  * call ids (9 letters and digits; the simulator's own `call_…` ids are not, as after a switch of
  * provider mid-conversation); `max-id-40`, OpenAI's 40 characters at most for an id;
- * `mistral-order`, Mistral's refusal of a user message right after a tool result. Undefined when
- * the history is one the server takes.
+ * `mistral-order`, Mistral's refusal of a user message right after a tool result;
+ * `reasoning-not-back`, a server that makes `reasoning_content` (the quirk turns it on) and
+ * refuses it in the history, as Cerebras does (its error body, unwrapped). Undefined when the
+ * history is one the server takes.
  */
 export function refusedHistory(
   body: Record<string, unknown>,
@@ -390,6 +393,17 @@ export function refusedHistory(
   const messages = body.messages as Array<Record<string, unknown> | null>
   for (const [i, m] of messages.entries()) {
     if (!m || typeof m !== 'object') continue
+    if (quirks.has('reasoning-not-back') && m.role === 'assistant' && m.reasoning_content !== undefined) {
+      const message = `messages.${i}.assistant.reasoning_content: property 'messages.${i}.assistant.reasoning_content' is unsupported`
+      const type = 'invalid_request_error'
+      return {
+        message,
+        type,
+        code: 'wrong_api_format',
+        param: 'validation_error',
+        raw: {message, type, param: 'validation_error', code: 'wrong_api_format'},
+      }
+    }
     const calls = Array.isArray(m.tool_calls) ? (m.tool_calls as Array<{id?: unknown}>) : []
     const ids: Array<[string, unknown]> = [
       ...calls.map((c, j): [string, unknown] => [`messages[${i}].tool_calls[${j}].id`, c?.id]),
