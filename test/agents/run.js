@@ -557,7 +557,17 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
     const turn1 = calls.slice(0, turn2At).findLast((r) => fam.hasTools(r.body))
     const turn2 = calls[turn2At]
     if (!turn1) problems.push(`no first turn with tools before the second turn`)
-    else if (fam.asksReasoning(turn1.body)) {
+    else if (QUIRKS.includes('reasoning-not-back') && up === 'chat') {
+      // a server that refuses its reasoning back: the second turn that went through lacks it (the
+      // gateway learned that from the first refusal, in this run or an earlier CLI's)
+      const last = calls.filter((r) => fam.isTurn2(r.body)).at(-1)
+      const carried = fam.carriesReasoning(last.body)
+      notes.push(
+        `the upstream refuses reasoning back; the last second turn ${carried ? 'carries it' : 'lacks it'}`,
+      )
+      if (carried)
+        problems.push('the upstream refuses reasoning back, and the last second turn still carried it')
+    } else if (fam.asksReasoning(turn1.body)) {
       const carried = fam.carriesReasoning(turn2.body)
       notes.push(`turn 1 asked for reasoning; turn 2 ${carried ? 'carries it back' : 'lacks it'}`)
       if (!carried) problems.push(`the second turn lost the first turn's reasoning (${up})`)
