@@ -418,7 +418,7 @@ describe('a translated chat upstream that holds the history to its own rules', {
     expect(later[0].messages[3]).toEqual({role: 'assistant', content: 'Tool results received.'})
   })
 
-  it('Claude Code on a server that makes reasoning and refuses it back: turn 2 goes without it', async () => {
+  it('Claude Code on Cerebras, which writes `reasoning` and refuses `reasoning_content` back: turn 2 in its own field; a DeepSeek turn renamed once learned', async () => {
     await upstreamCalls()
     const client = new Anthropic({baseURL: base, apiKey: keys.get('cerebras')!, maxRetries: 0})
     const tools = [
@@ -437,27 +437,41 @@ describe('a translated chat upstream that holds the history to its own rules', {
     })
     expect(first.content.map((b) => b.type)).toEqual(['thinking', 'tool_use'])
     const call = first.content.find((b) => b.type === 'tool_use')!
-    const second = await client.messages.create({
-      model: 'claude-sonnet-4-5',
-      max_tokens: 1024,
-      tools,
-      messages: [
-        ask,
-        {role: 'assistant', content: first.content},
-        {role: 'user', content: [{type: 'tool_result', tool_use_id: call.id, content: 'a.txt'}]},
-      ],
-    })
-    expect(text(second)).toBe('The tool answered: a.txt')
+    const turn2 = (assistant: any[]) =>
+      client.messages.create({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 1024,
+        tools,
+        messages: [
+          ask,
+          {role: 'assistant', content: assistant},
+          {role: 'user', content: [{type: 'tool_result', tool_use_id: call.id, content: 'a.txt'}]},
+        ],
+      })
+    expect(text(await turn2(first.content))).toBe('The tool answered: a.txt')
     const calls = await upstreamCalls()
-    expect(calls).toHaveLength(3)
-    expect(calls[1].messages[1].reasoning_content).toBeTypeOf('string')
-    expect(calls[2].messages[1]).not.toHaveProperty('reasoning_content')
-    expect(calls[2].messages[1].tool_calls[0].id).toBe(call.id)
-    const rows = await logRows('adapt-cerebras', 2)
-    expect(rows.map((r) => [r.status, r.error])).toEqual([
+    expect(calls).toHaveLength(2)
+    expect(calls[1].messages[1].reasoning).toBeTypeOf('string')
+    expect(calls[1].messages[1]).not.toHaveProperty('reasoning_content')
+    expect((await logRows('adapt-cerebras', 2)).map((r) => [r.status, r.error])).toEqual([
       [200, null],
-      [200, 'sim-chat refused reasoning_content in its history: sent again without it'],
+      [200, null],
     ])
+
+    // the same turn as DeepSeek wrote it (its reasoning_content, after a switch of provider):
+    // refused once, then sent as `reasoning`
+    const deepseek = first.content.map((b: any) =>
+      b.type === 'thinking' ? {...b, signature: 'gwx1.chat.'} : b,
+    )
+    expect(text(await turn2(deepseek))).toBe('The tool answered: a.txt')
+    const again = await upstreamCalls()
+    expect(again).toHaveLength(2)
+    expect(again[0].messages[1].reasoning_content).toBeTypeOf('string')
+    expect(again[1].messages[1].reasoning).toBe(again[0].messages[1].reasoning_content)
+    expect(again[1].messages[1]).not.toHaveProperty('reasoning_content')
+    expect((await logRows('adapt-cerebras', 3))[2].error).toBe(
+      'sim-chat refused reasoning_content in its history: sent again as reasoning',
+    )
   })
 
   it("Codex's long call ids on an OpenAI chat model: shortened to its 40 characters, the call and its output alike", async () => {

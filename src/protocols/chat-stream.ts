@@ -157,7 +157,9 @@ export class ChatStreamDecoder implements StreamDecoder {
     if (isObj(choice)) {
       const delta = isObj(choice.delta) ? choice.delta : {}
       const reasoning = str(delta.reasoning_content) || str(delta.reasoning)
-      if (reasoning) this.textual('reasoning', reasoning, out)
+      // the field it came in goes into the signature (chatReasoningSignature in chat.ts)
+      if (reasoning)
+        this.textual('reasoning', reasoning, out, str(delta.reasoning_content) ? '' : 'reasoning')
       const content = str(delta.content) || str(delta.refusal)
       if (content) this.textual('text', content, out)
       for (const raw of arr(delta.tool_calls)) if (isObj(raw)) this.toolCall(raw, out)
@@ -345,7 +347,7 @@ export class ChatStreamDecoder implements StreamDecoder {
     return out
   }
 
-  private textual(kind: 'text' | 'reasoning', text: string, out: StreamEvent[]): void {
+  private textual(kind: 'text' | 'reasoning', text: string, out: StreamEvent[], field = ''): void {
     if (this.open?.kind !== kind) {
       this.closeText(out)
       this.closeDoneCalls(out)
@@ -353,7 +355,7 @@ export class ChatStreamDecoder implements StreamDecoder {
       this.open = {kind, index}
       out.push({type: 'block_start', index, block: {type: kind}})
       if (kind === 'reasoning')
-        out.push({type: 'reasoning_opaque', index, signature: {family: 'chat', value: ''}})
+        out.push({type: 'reasoning_opaque', index, signature: {family: 'chat', value: field}})
     }
     out.push({type: kind === 'text' ? 'text_delta' : 'reasoning_delta', index: this.open.index, text})
   }

@@ -74,7 +74,10 @@ describe('chat decodeRequest', () => {
       },
       {
         role: 'assistant',
-        parts: [{type: 'reasoning', text: 'openrouter style', signature: {family: 'chat', value: ''}}],
+        // the field it came in, so that it goes back in the same one
+        parts: [
+          {type: 'reasoning', text: 'openrouter style', signature: {family: 'chat', value: 'reasoning'}},
+        ],
       },
     ])
   })
@@ -419,5 +422,51 @@ describe('chat answers written as text', () => {
     chatCodec.encodeResponseText!(response, {carry: b})
     expect(b.get('call_1')).toEqual(a.get('call_1'))
     expect(b.get('call_1')).toBeDefined()
+  })
+})
+
+describe("a chat upstream's reasoning goes back in the field it came in", () => {
+  const call = {id: 'c1', type: 'function', function: {name: 'f', arguments: '{}'}}
+  const answer = (field: string) => ({
+    id: 'x',
+    choices: [{index: 0, message: {role: 'assistant', content: null, [field]: 'think', tool_calls: [call]}}],
+  })
+
+  it('an answer with `reasoning` (Cerebras, OpenRouter) or `reasoning_content` (DeepSeek), then the next request', () => {
+    for (const field of ['reasoning', 'reasoning_content']) {
+      const response = chatCodec.decodeResponse(answer(field), {})
+      const reasoning = response.parts[0]
+      expect(reasoning).toMatchObject({type: 'reasoning', text: 'think'})
+      const request: Request = {
+        system: [],
+        messages: [
+          {role: 'user', parts: [{type: 'text', text: 'go'}]},
+          {role: 'assistant', parts: response.parts},
+          {role: 'user', parts: [{type: 'tool_result', callId: 'c1', content: [{type: 'text', text: 'ok'}]}]},
+        ],
+        tools: [],
+        stream: false,
+      } as unknown as Request
+      const body = chatCodec.encodeRequest(request, 'm', {}) as {messages: Array<Record<string, unknown>>}
+      const other = field === 'reasoning' ? 'reasoning_content' : 'reasoning'
+      expect(body.messages[1][field]).toBe('think')
+      expect(body.messages[1]).not.toHaveProperty(other)
+    }
+  })
+
+  it('a stream: the field of its first reasoning delta', () => {
+    for (const field of ['reasoning', 'reasoning_content']) {
+      const decoder = chatCodec.streamDecoder({})
+      const events = [
+        ...decoder.event(
+          undefined,
+          JSON.stringify({id: 'x', choices: [{index: 0, delta: {role: 'assistant', [field]: 'thi'}}]}),
+        ),
+        ...decoder.event(undefined, JSON.stringify({id: 'x', choices: [{index: 0, delta: {[field]: 'nk'}}]})),
+        ...decoder.end(),
+      ]
+      const opaque = events.find((e) => e.type === 'reasoning_opaque') as {signature: {value: string}}
+      expect(opaque.signature).toEqual({family: 'chat', value: field === 'reasoning' ? 'reasoning' : ''})
+    }
   })
 })

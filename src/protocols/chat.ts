@@ -96,7 +96,7 @@ function decodeEffort(v: unknown): ReasoningSettings | undefined {
 function decodeAssistant(m: Json, ctx: CodecContext): Message {
   const parts: Part[] = []
   const reasoning = str(m.reasoning_content) || str(m.reasoning)
-  if (reasoning) parts.push({type: 'reasoning', text: reasoning, signature: {family: 'chat', value: ''}})
+  if (reasoning) parts.push({type: 'reasoning', text: reasoning, signature: chatReasoningSignature(m)})
   parts.push(...contentParts(m.content, 'assistant message'))
   if (typeof m.refusal === 'string' && m.refusal) parts.push({type: 'text', text: m.refusal})
   for (const raw of arr(m.tool_calls)) {
@@ -207,21 +207,34 @@ function userContent(parts: Array<TextPart | ImagePart>): string | Json[] {
   return parts.map((p) => (p.type === 'text' ? {type: 'text', text: p.text} : imageUrl(p)))
 }
 
+/**
+ * The signature of a chat message's reasoning: the field it came in, `reasoning` (Cerebras,
+ * OpenRouter, newer vLLM) or `reasoning_content` (DeepSeek; the value is empty), so that it goes
+ * back in the same field: a server that writes one may refuse the other back (Cerebras).
+ */
+export function chatReasoningSignature(m: Record<string, unknown>): {family: 'chat'; value: string} {
+  return {family: 'chat', value: str(m.reasoning_content) ? '' : 'reasoning'}
+}
+
 /** An assistant turn: its text, the chat upstream's own reasoning and its tool calls, in one pass. */
 function encodeAssistant(m: Message): Json | undefined {
   let text = ''
   let reasoning = ''
+  let field = 'reasoning_content'
   const calls: Json[] = []
   for (const p of m.parts) {
     if (p.type === 'text') text += p.text
     else if (p.type === 'reasoning') {
-      if (p.signature?.family === 'chat') reasoning += p.text
+      if (p.signature?.family === 'chat') {
+        reasoning += p.text
+        if (p.signature.value === 'reasoning') field = 'reasoning'
+      }
     } else if (p.type === 'tool_call')
       calls.push({id: p.id, type: 'function', function: {name: p.name, arguments: p.arguments || '{}'}})
   }
   if (!text && !calls.length) return undefined
   const out: Json = {role: 'assistant', content: text || null}
-  if (reasoning) out.reasoning_content = reasoning
+  if (reasoning) out[field] = reasoning
   if (calls.length) out.tool_calls = calls
   return out
 }
@@ -325,7 +338,7 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
   const m = choice.message
   const parts: Part[] = []
   const reasoning = str(m.reasoning_content) || str(m.reasoning)
-  if (reasoning) parts.push({type: 'reasoning', text: reasoning, signature: {family: 'chat', value: ''}})
+  if (reasoning) parts.push({type: 'reasoning', text: reasoning, signature: chatReasoningSignature(m)})
   const content =
     typeof m.content === 'string'
       ? m.content

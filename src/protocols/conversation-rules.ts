@@ -13,8 +13,9 @@
  *   role 'tool'"), and a Claude Code turn that carries tool results and text (a system reminder,
  *   the user's interjection, an image a tool read) is exactly that in chat completions. An
  *   assistant message goes between, so the text keeps its user role;
- * - the reasoning of the history's assistant messages: a server that makes `reasoning_content`
- *   may refuse it back (Cerebras, older vLLM, Mistral's 422); the history goes without it there.
+ * - the reasoning of the history's assistant messages: a server may refuse it back in a field it
+ *   does not take (Cerebras writes `reasoning` and refuses `reasoning_content`; Mistral's 422
+ *   refuses both); it goes in the other field, or without.
  */
 import {createHash} from 'node:crypto'
 
@@ -100,13 +101,21 @@ export function bridgeToolTurns(body: Body): void {
   if (out.length !== messages.length) body.messages = out
 }
 
-/** A chat body whose assistant messages go without `reasoning_content`. */
-export function dropReasoningHistory(body: Body): void {
+/**
+ * A chat body whose assistant messages carry their reasoning in `reasoning` instead of
+ * `reasoning_content` (`to: 'reasoning'`), or carry none (`to: 'drop'`).
+ */
+export function reshapeReasoningHistory(body: Body, to: 'reasoning' | 'drop'): void {
   const messages = body.messages
   if (!Array.isArray(messages)) return
   body.messages = (messages as Body[]).map((m) => {
-    if (!m || typeof m !== 'object' || m.reasoning_content === undefined) return m
-    const {reasoning_content: _, ...rest} = m
-    return rest
+    if (
+      !m ||
+      typeof m !== 'object' ||
+      (m.reasoning_content === undefined && (to === 'reasoning' || m.reasoning === undefined))
+    )
+      return m
+    const {reasoning_content: content, reasoning, ...rest} = m
+    return to === 'drop' ? rest : {...rest, reasoning: reasoning ?? content}
   })
 }

@@ -9,7 +9,7 @@ import {createParser} from 'eventsource-parser'
 
 import {chatCodec} from './chat.js'
 import type {ToolIdRule} from './conversation-rules.js'
-import {bridgeToolTurns, dropReasoningHistory, shapeToolIds} from './conversation-rules.js'
+import {bridgeToolTurns, reshapeReasoningHistory, shapeToolIds} from './conversation-rules.js'
 import {geminiCodec} from './gemini.js'
 import type {Codec, CodecContext, Family, Part, Request, StreamEncoder, StreamEvent, Usage} from './ir.js'
 import {emptyUsage, jsonInstructionText, TranslationError} from './ir.js'
@@ -156,8 +156,11 @@ export interface UpstreamAdaptation {
   toolIds?: ToolIdRule
   /** An assistant message between tool results and a user message right after them (Mistral). */
   bridgeToolTurns?: boolean
-  /** The history's assistant messages without `reasoning_content` (Cerebras, older vLLM, Mistral). */
-  dropReasoningHistory?: boolean
+  /**
+   * The reasoning of the history's assistant messages: `reasoning`, sent in that field instead of
+   * `reasoning_content` (Cerebras); `drop`, left out (refused in both, or by Mistral's 422).
+   */
+  reasoningHistory?: 'reasoning' | 'drop'
 }
 
 function adaptBody(
@@ -203,7 +206,7 @@ function adaptBody(
   if (adapt.thinkingBudget) adaptGeminiBudget(body, adapt.thinkingBudget)
   if (adapt.toolIds) shapeToolIds(body, adapt.toolIds)
   if (adapt.bridgeToolTurns) bridgeToolTurns(body)
-  if (adapt.dropReasoningHistory) dropReasoningHistory(body)
+  if (adapt.reasoningHistory) reshapeReasoningHistory(body, adapt.reasoningHistory)
   if (adapt.effort) {
     const effort = typeof body.reasoning_effort === 'string' ? adapt.effort[body.reasoning_effort] : undefined
     if (effort !== undefined) body.reasoning_effort = effort

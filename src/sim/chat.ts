@@ -559,6 +559,11 @@ export function planChat(
   }
 }
 
+/** Where an answer's reasoning goes: `reasoning` for a Cerebras-like server (`reasoning-not-back`). */
+function reasoningField(plan: ChatPlan): 'reasoning' | 'reasoning_content' {
+  return plan.quirks?.has('reasoning-not-back') ? 'reasoning' : 'reasoning_content'
+}
+
 /** The non-stream `chat.completion` object. */
 export function completionObject(plan: ChatPlan, withProvider: boolean): Record<string, unknown> {
   const message: Record<string, unknown> = {
@@ -566,7 +571,7 @@ export function completionObject(plan: ChatPlan, withProvider: boolean): Record<
     content: plan.toolCall ? null : plan.content.join(''),
     refusal: null,
   }
-  if (plan.reasoning.length > 0) message.reasoning_content = plan.reasoning.join('')
+  if (plan.reasoning.length > 0) message[reasoningField(plan)] = plan.reasoning.join('')
   if (plan.toolCall) {
     message.tool_calls = [plan.toolCall, ...(plan.moreToolCalls ?? [])].map((call) => ({
       id: call.id,
@@ -599,7 +604,7 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
     data: {...base(), choices: [{index: 0, delta, logprobs: null, finish_reason: finish}], ...usageNull},
   })
   const events: SseEvent[] = [chunk({role: 'assistant', content: ''})]
-  for (const piece of plan.reasoning) events.push(chunk({reasoning_content: piece}))
+  for (const piece of plan.reasoning) events.push(chunk({[reasoningField(plan)]: piece}))
   const quirks = plan.quirks ?? NO_QUIRKS
   if (plan.toolCall) {
     const calls = [plan.toolCall, ...(plan.moreToolCalls ?? [])]

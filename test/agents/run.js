@@ -475,8 +475,11 @@ const UPSTREAMS = {
     hasTools: (b) => Array.isArray(b.tools) && b.tools.length > 0,
     // DeepSeek style: thinking is on for a `reasoner` model unless the request turns it off
     asksReasoning: (b) => /reasoner/.test(b.model ?? '') && b.enable_thinking !== false,
+    // DeepSeek's field, or Cerebras's and OpenRouter's (each goes back in the one it came in)
     carriesReasoning: (b) =>
-      (b.messages ?? []).some((m) => m.role === 'assistant' && m.tool_calls && m.reasoning_content),
+      (b.messages ?? []).some(
+        (m) => m.role === 'assistant' && m.tool_calls && (m.reasoning_content || m.reasoning),
+      ),
   },
   responses: {
     model: 'gpt-5',
@@ -558,15 +561,18 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
     const turn2 = calls[turn2At]
     if (!turn1) problems.push(`no first turn with tools before the second turn`)
     else if (QUIRKS.includes('reasoning-not-back') && up === 'chat') {
-      // a server that refuses its reasoning back: the second turn that went through lacks it (the
-      // gateway learned that from the first refusal, in this run or an earlier CLI's)
-      const last = calls.filter((r) => fam.isTurn2(r.body)).at(-1)
-      const carried = fam.carriesReasoning(last.body)
-      notes.push(
-        `the upstream refuses reasoning back; the last second turn ${carried ? 'carries it' : 'lacks it'}`,
+      // Cerebras writes `reasoning` and refuses `reasoning_content` back: the second turn carries
+      // the reasoning in the field it came in, and never went with the other one
+      const sent = calls.filter((r) => fam.isTurn2(r.body))
+      const wrong = sent.some((r) => (r.body.messages ?? []).some((m) => m.reasoning_content !== undefined))
+      const carried = (sent.at(-1).body.messages ?? []).some(
+        (m) => m.role === 'assistant' && m.tool_calls && m.reasoning,
       )
-      if (carried)
-        problems.push('the upstream refuses reasoning back, and the last second turn still carried it')
+      notes.push(
+        `the upstream writes reasoning as \`reasoning\`; turn 2 ${carried ? 'carries it back there' : 'lacks it'}`,
+      )
+      if (wrong) problems.push('a second turn carried reasoning_content to an upstream that refuses it')
+      if (!carried) problems.push(`the second turn lost the first turn's reasoning (${up})`)
     } else if (fam.asksReasoning(turn1.body)) {
       const carried = fam.carriesReasoning(turn2.body)
       notes.push(`turn 1 asked for reasoning; turn 2 ${carried ? 'carries it back' : 'lacks it'}`)

@@ -847,23 +847,32 @@ describe('the conversation rules a chat server holds history to', () => {
 })
 
 describe("the history's reasoning refused back", () => {
-  it("Cerebras's wording, Mistral's 422 (with a top-level field beside it), an older vLLM's pydantic error", () => {
-    const cerebras = JSON.stringify({
-      message:
-        "messages.2.assistant.reasoning_content: property 'messages.2.assistant.reasoning_content' is unsupported",
+  const cerebras = (field: string, n = 2) =>
+    JSON.stringify({
+      message: `messages.${n}.assistant.${field}: property 'messages.${n}.assistant.${field}' is unsupported`,
       type: 'invalid_request_error',
       param: 'validation_error',
       code: 'wrong_api_format',
     })
-    const a = new UpstreamAdaptations()
-    expect(a.learn('c', 'gpt-oss-120b', cerebras, {fields: SENT})).toBe(
-      'refused reasoning_content in its history: sent again without it',
-    )
-    expect(a.get('c', 'gpt-oss-120b')).toEqual({dropReasoningHistory: true})
-    expect(
-      a.learn('c', 'gpt-oss-120b', cerebras, {fields: SENT, adaptedWith: a.get('c', 'gpt-oss-120b')}),
-    ).toBeUndefined()
 
+  it('Cerebras: reasoning_content refused, sent as reasoning; that refused too, sent without', () => {
+    const a = new UpstreamAdaptations()
+    expect(a.learn('c', 'gpt-oss-120b', cerebras('reasoning_content'), {fields: SENT})).toBe(
+      'refused reasoning_content in its history: sent again as reasoning',
+    )
+    expect(a.get('c', 'gpt-oss-120b')).toEqual({reasoningHistory: 'reasoning'})
+    const known = a.get('c', 'gpt-oss-120b')
+    expect(a.learn('c', 'gpt-oss-120b', cerebras('reasoning'), {fields: SENT, adaptedWith: known})).toBe(
+      'refused reasoning in its history: sent again without it',
+    )
+    expect(a.get('c', 'gpt-oss-120b')).toEqual({reasoningHistory: 'drop'})
+    const dropped = a.get('c', 'gpt-oss-120b')
+    expect(
+      a.learn('c', 'gpt-oss-120b', cerebras('reasoning_content'), {fields: SENT, adaptedWith: dropped}),
+    ).toBeUndefined()
+  })
+
+  it("Mistral's 422 for it, beside a top-level field: both go in one retry", () => {
     const mistral = JSON.stringify({
       object: 'error',
       message: {
@@ -882,41 +891,56 @@ describe("the history's reasoning refused back", () => {
     expect(b.learn('m', 'magistral', mistral, {fields: SENT}, 422)).toBe(
       'refused user, reasoning_content in its history: sent again without them',
     )
-    expect(b.get('m', 'magistral')).toEqual({drop: ['user'], dropReasoningHistory: true})
-
-    const vllm = JSON.stringify({
-      object: 'error',
-      message:
-        "1 validation error for ChatCompletionRequest\nmessages.1.assistant.reasoning_content\n  Extra inputs are not permitted [type=extra_forbidden, input_value='Let me think.', input_type=str]",
-      type: 'BadRequestError',
-      param: null,
-      code: 400,
-    })
-    const c = new UpstreamAdaptations()
-    expect(c.learn('v', 'qwq', vllm, {fields: SENT})).toBe(
-      'refused reasoning_content in its history: sent again without it',
-    )
+    expect(b.get('m', 'magistral')).toEqual({drop: ['user'], reasoningHistory: 'drop'})
   })
 
-  it("the words only in an echo of the client's conversation, or on a Responses upstream, teach nothing", () => {
+  it("the words in an echo of the client's conversation, under another param, or to a Responses upstream teach nothing", () => {
+    const a = new UpstreamAdaptations()
     const echo = JSON.stringify({
       object: 'error',
       message:
-        "1 validation error for ChatCompletionRequest\nmessages.1.content\n  Value error [type=value_error, input_value='messages.1.assistant.reasoning_content\\n Extra inputs are not permitted', input_type=str]",
+        '1 validation error for ChatCompletionRequest\nmessages.1.content\n  Value error [type=value_error, input_value="why property \'messages.2.assistant.reasoning_content\' is unsupported?", input_type=str]',
       type: 'BadRequestError',
       param: null,
       code: 400,
     })
-    const a = new UpstreamAdaptations()
     expect(a.learn('v', 'qwq', echo, {fields: SENT})).toBeUndefined()
-    const cerebras = JSON.stringify({
-      message:
-        "messages.2.assistant.reasoning_content: property 'messages.2.assistant.reasoning_content' is unsupported",
-    })
-    expect(a.learn('o', 'r', cerebras, {upstream: 'responses', fields: ['model', 'input']})).toBeUndefined()
+    const quoted = (words: string) =>
+      JSON.stringify({
+        error: {
+          message: `Invalid 'messages[3].content': the user said "${words}"`,
+          param: 'messages[3].content',
+        },
+      })
+    expect(
+      a.learn('o', 'm', quoted("Unexpected role 'user' after role 'tool'"), {fields: SENT}),
+    ).toBeUndefined()
+    expect(
+      a.learn('o', 'm', quoted('Tool call id was x but must be a-z, A-Z, 0-9, with a length of 9.'), {
+        fields: SENT,
+      }),
+    ).toBeUndefined()
+    expect(
+      a.learn('o', 'r', cerebras('reasoning_content'), {upstream: 'responses', fields: ['model', 'input']}),
+    ).toBeUndefined()
+    expect(a.get('o', 'm')).toBeUndefined()
+    expect(a.get('v', 'qwq')).toBeUndefined()
   })
 
-  it('a translated body goes without the reasoning of its history, and with everything else', () => {
+  it("Mistral's chat template through vLLM: its wording of the id rule", () => {
+    const a = new UpstreamAdaptations()
+    const template = JSON.stringify({
+      object: 'error',
+      message: 'Tool call IDs should be alphanumeric strings with length 9!',
+      type: 'BadRequestError',
+      param: null,
+      code: 400,
+    })
+    expect(a.learn('v', 'mistral-small', template, {fields: SENT})).toMatch(/it takes 9 letters and digits/)
+    expect(a.get('v', 'mistral-small')).toEqual({toolIds: {alnum: 9}})
+  })
+
+  it('a translated body goes with the reasoning of its history in the field learned, or without it', () => {
     const body = {
       model: 'm',
       messages: [
@@ -926,10 +950,12 @@ describe("the history's reasoning refused back", () => {
       ],
     }
     const client = decodeClientRequest('chat', body, {model: 'm', stream: false})
-    const sent = JSON.parse(
-      encodeUpstreamRequest(client, 'chat', 'm', {}, {dropReasoningHistory: true}).body.toString(),
-    )
-    expect(sent.messages[1]).not.toHaveProperty('reasoning_content')
-    expect(sent.messages[1].tool_calls[0].id).toBe('a')
+    const sent = (to: 'reasoning' | 'drop') =>
+      JSON.parse(encodeUpstreamRequest(client, 'chat', 'm', {}, {reasoningHistory: to}).body.toString())
+    expect(sent('reasoning').messages[1]).toMatchObject({reasoning: 'Let me think.'})
+    expect(sent('reasoning').messages[1]).not.toHaveProperty('reasoning_content')
+    expect(sent('drop').messages[1]).not.toHaveProperty('reasoning_content')
+    expect(sent('drop').messages[1]).not.toHaveProperty('reasoning')
+    expect(sent('drop').messages[1].tool_calls[0].id).toBe('a')
   })
 })

@@ -12,8 +12,9 @@
  * prompt, and JSON mode refused too, as that instruction alone; a Gemini thinking budget Gemini
  * 2.5 Pro refuses (0: it cannot turn thinking off); a `max_tokens` above a Claude model's output
  * limit, capped at the one Anthropic's error states; tool-call ids Mistral or OpenAI refuse the
- * shape of, and Mistral's refusal of a user message right after tool results (conversation-rules.ts:
- * the history held to the upstream's rules). Only these optional fields are ever dropped,
+ * shape of, Mistral's refusal of a user message right after tool results, and the reasoning of
+ * earlier turns in a field a server does not take back (conversation-rules.ts: the history held to
+ * the upstream's rules, each rewrite named by the refusal). Only these optional fields are ever dropped,
  * renamed, capped or changed, and only when the upstream's error names one that was sent;
  * anything else (a 400 about the conversation, a field the answer depends on) reaches the client
  * as before. Kept in memory (lost on restart: the first request after it learns again), at most
@@ -103,7 +104,8 @@ export function outputLimit(errorText: string, sent: number | undefined): number
 
 /**
  * The error's `param` and message (the text itself when it is not JSON): OpenAI's `{error: {...}}`,
- * or Mistral's unwrapped `{object: "error", message, type, param, code}`.
+ * or the unwrapped `{message, type, param, code}` of Mistral (with `object: "error"`), vLLM and
+ * Cerebras.
  */
 function errorParts(errorText: string): {param: unknown; message: string} {
   try {
@@ -113,7 +115,7 @@ function errorParts(errorText: string): {param: unknown; message: string} {
       message?: unknown
       param?: unknown
     }
-    if (parsed?.object === 'error' && typeof parsed.message === 'string')
+    if (parsed?.error === undefined && typeof parsed?.message === 'string')
       return {param: parsed.param, message: parsed.message}
     const message = parsed?.error?.message
     return {param: parsed?.error?.param, message: typeof message === 'string' ? message : errorText}
@@ -212,11 +214,19 @@ function budgetRefusal(
 const TOOL_ID_PARAM = /^(?:messages\[\d+\]\.(?:tool_calls\[\d+\]\.id|tool_call_id)|input\[\d+\]\.call_id)$/
 
 /**
- * A refusal of how the conversation looks rather than of a field (conversation-rules.ts): the
- * reasoning of the history's assistant messages sent back; a tool-call id of another vendor's shape (Mistral's "Tool call id was toolu_01… but must be a-z,
- * A-Z, 0-9, with a length of 9.", OpenAI's "Invalid 'messages[2].tool_calls[0].id': string too
- * long. Expected a string with maximum length 40, ..."), or a user message right after tool
- * results (Mistral's "Unexpected role 'user' after role 'tool'"). Chat and Responses upstreams.
+ * A refusal of how the conversation looks rather than of a field (conversation-rules.ts), for a
+ * chat upstream (the id length for a Responses one too):
+ * - the reasoning of the history's assistant messages sent back, in a field the server does not
+ *   take: Cerebras writes `reasoning` and refuses `reasoning_content` ("messages.2.assistant.
+ *   reasoning_content: property 'messages.2.assistant.reasoning_content' is unsupported"), so it
+ *   goes as `reasoning`; refused as `reasoning` too, it goes without;
+ * - a tool-call id of another vendor's shape: Mistral's "Tool call id was toolu_01… but must be
+ *   a-z, A-Z, 0-9, with a length of 9." (its chat template's "Tool call IDs should be
+ *   alphanumeric strings with length 9!" through vLLM), OpenAI's "Invalid
+ *   'messages[2].tool_calls[0].id': string too long. Expected a string with maximum length 40";
+ * - a user message right after tool results: Mistral's "Unexpected role 'user' after role 'tool'".
+ * A `param` that names another place of the body (`messages[3].content`) is no such refusal,
+ * whatever its message quotes.
  */
 function conversationRefusal(
   errorText: string,
@@ -224,26 +234,31 @@ function conversationRefusal(
   known: UpstreamAdaptation,
 ): {next: UpstreamAdaptation; note: string} | undefined {
   const {param, message} = errorParts(errorText)
-  // the reasoning of the history's assistant messages, which a server that makes reasoning may
-  // still refuse back: Cerebras's "messages.2.assistant.reasoning_content: property
-  // 'messages.2.assistant.reasoning_content' is unsupported", an older vLLM's pydantic error (its
-  // field's path on a line of its own, before the echo of the input)
-  if (
-    sent.upstream !== 'responses' &&
-    (/property '?messages\.\d+\.(?:assistant\.)?reasoning_content'? is unsupported/i.test(message) ||
-      /(?:^|\n)\s*(?:body\.)?messages\.\d+\.(?:assistant\.)?reasoning_content\s*\n\s*extra inputs are not permitted/i.test(
-        message,
-      ))
-  )
-    return {
-      next: {...known, dropReasoningHistory: true},
-      note: 'refused reasoning_content in its history: sent again without it',
-    }
   // a validation error that echoes the request: the words are the client's (an error pasted into
   // the conversation), not the upstream's
   if (ECHOES_INPUT.test(message)) return undefined
-  const alnum = /tool call id was [\s\S]* but must be a-z, a-z, 0-9, with a length of (\d+)/i.exec(message)
-  if (alnum) {
+  const chat = sent.upstream === undefined || sent.upstream === 'chat'
+  // Cerebras's own wording, at the start of its message (its `param` is "validation_error")
+  const history =
+    /^messages\.\d+\.assistant\.(reasoning_content|reasoning): property '[^']*' is unsupported/i.exec(message)
+  if (chat && history && (typeof param !== 'string' || param === 'validation_error')) {
+    const next: UpstreamAdaptation['reasoningHistory'] =
+      history[1].toLowerCase() === 'reasoning_content' && known.reasoningHistory === undefined
+        ? 'reasoning'
+        : 'drop'
+    return {
+      next: {...known, reasoningHistory: next},
+      note:
+        next === 'reasoning'
+          ? 'refused reasoning_content in its history: sent again as reasoning'
+          : `refused ${history[1]} in its history: sent again without it`,
+    }
+  }
+  const unnamed = typeof param !== 'string'
+  const alnum =
+    /tool call id was [\s\S]* but must be a-z, a-z, 0-9, with a length of (\d+)/i.exec(message) ??
+    /tool call ids should be alphanumeric strings with length (\d+)/i.exec(message)
+  if (chat && unnamed && alnum) {
     const n = Number(alnum[1])
     if (!(n >= 1 && n <= 64)) return undefined
     return {
@@ -262,7 +277,7 @@ function conversationRefusal(
       note: `refused a tool call id over ${n} characters: sent again with long ids shortened`,
     }
   }
-  if (sent.upstream !== 'responses' && /unexpected role\W+user\W+after role\W+tool/i.test(message))
+  if (chat && unnamed && /unexpected role\W+user\W+after role\W+tool/i.test(message))
     return {
       next: {...known, bridgeToolTurns: true},
       note: 'refused a user message right after tool results: sent again with an assistant message between',
@@ -363,7 +378,7 @@ function decide(
   if (extras.length > 0) {
     const fields = extras.filter(
       (f) =>
-        (f === REASONING_HISTORY && sent.upstream !== 'responses') ||
+        (f === REASONING_HISTORY && (sent.upstream === undefined || sent.upstream === 'chat')) ||
         ((ADAPTABLE as readonly string[]).includes(f) && sent.fields.includes(f)),
     )
     // a field it refuses that the request cannot go without: the client sees the refusal
@@ -374,7 +389,8 @@ function decide(
       next: {
         ...known,
         ...(top.length > 0 ? {drop: [...new Set([...(known.drop ?? []), ...top])]} : {}),
-        ...(history ? {dropReasoningHistory: true} : {}),
+        // FastAPI takes no other field for it: the history goes without
+        ...(history ? {reasoningHistory: 'drop' as const} : {}),
       },
       note: `refused ${[...top, ...(history ? ['reasoning_content in its history'] : [])].join(', ')}: sent again without ${fields.length > 1 ? 'them' : 'it'}`,
     }

@@ -373,9 +373,9 @@ export function extraInputs(body: Record<string, unknown>, quirks: Quirks): unkn
  * call ids (9 letters and digits; the simulator's own `call_…` ids are not, as after a switch of
  * provider mid-conversation); `max-id-40`, OpenAI's 40 characters at most for an id;
  * `mistral-order`, Mistral's refusal of a user message right after a tool result;
- * `reasoning-not-back`, a server that makes `reasoning_content` (the quirk turns it on) and
- * refuses it in the history, as Cerebras does (its error body, unwrapped). Undefined when the
- * history is one the server takes.
+ * `reasoning-not-back`, a server that writes its reasoning as `reasoning` (the quirk turns it on)
+ * and refuses `reasoning_content` in the history, as Cerebras does (its error body, unwrapped).
+ * Undefined when the history is one the server takes.
  */
 export function refusedHistory(
   body: Record<string, unknown>,
