@@ -602,3 +602,43 @@ describe(
     })
   },
 )
+
+describe('a history whose tool calls and results do not pair up', {timeout: 60_000}, () => {
+  it("a chat client's interrupted call on Claude: an error result for it, the user's words after", async () => {
+    const messagesCalls = () => upstreamCalls(/\/v1\/messages$/)
+    await messagesCalls()
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('opus')!, maxRetries: 0})
+    const answer = await openai.chat.completions.create({
+      model: 'gpt-5',
+      tools: [
+        {type: 'function', function: {name: 'read', parameters: {type: 'object', properties: {}}}},
+        {type: 'function', function: {name: 'run', parameters: {type: 'object', properties: {}}}},
+      ],
+      messages: [
+        {role: 'user', content: 'Read a.txt, then run the tests.'},
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {id: 'call_read', type: 'function', function: {name: 'read', arguments: '{}'}},
+            {id: 'call_run', type: 'function', function: {name: 'run', arguments: '{}'}},
+          ],
+        },
+        {role: 'tool', tool_call_id: 'call_read', content: 'a.txt holds 3 lines'},
+        // the user stopped the second call: the client sent no result for it
+        {role: 'user', content: 'Stop, no tests.'},
+      ],
+    })
+    expect(answer.choices[0].message).toBeTruthy()
+    const [sent] = await messagesCalls()
+    expect(
+      sent.messages.at(-1).content.map((b: any) => [b.type, b.tool_use_id ?? null, b.is_error ?? null]),
+    ).toEqual([
+      ['tool_result', 'call_run', true],
+      ['tool_result', 'call_read', null],
+      ['text', null, null],
+    ])
+    const rows = await logRows('adapt-opus', 2)
+    expect(rows.at(-1)!.status).toBe(200)
+  })
+})

@@ -1,6 +1,14 @@
 import {describe, expect, it} from 'vitest'
 
-import {bridgeToolTurns, shapeToolId, shapeToolIds, TOOL_TURN_BRIDGE} from './conversation-rules.js'
+import {
+  bridgeToolTurns,
+  NO_RESULT,
+  pairToolResults,
+  shapeToolId,
+  shapeToolIds,
+  TOOL_TURN_BRIDGE,
+} from './conversation-rules.js'
+import type {Message, Part} from './ir.js'
 
 describe('tool-call ids in the shape an upstream takes', () => {
   it("Mistral's 9 letters and digits: another vendor's id rewritten, the same one every time; its own kept", () => {
@@ -109,5 +117,79 @@ describe('tool results followed by a user message (Mistral)', () => {
     const before = plain.messages
     bridgeToolTurns(plain)
     expect(plain.messages).toBe(before)
+  })
+})
+
+describe('tool calls and results paired up', () => {
+  const call = (id: string, name = 'f') => ({type: 'tool_call' as const, id, name, arguments: '{}'})
+  const result = (callId: string, text = 'ok') => ({
+    type: 'tool_result' as const,
+    callId,
+    content: [{type: 'text' as const, text}],
+  })
+  const user = (...parts: Part[]): Message => ({role: 'user', parts})
+  const assistant = (...parts: Part[]): Message => ({role: 'assistant', parts})
+  const say = (text: string) => ({type: 'text' as const, text})
+
+  it('a history that pairs comes back as it came', () => {
+    const history = [
+      user(say('go')),
+      assistant(call('a'), call('b')),
+      user(result('b'), result('a'), say('and?')),
+    ]
+    expect(pairToolResults(history)).toBe(history)
+  })
+
+  it("an interrupted call gets an error result in the next turn, before the user's words", () => {
+    const history = [user(say('go')), assistant(call('a'), call('b')), user(result('a'), say('stop, do X'))]
+    const paired = pairToolResults(history)
+    expect(paired[2].parts).toEqual([
+      {
+        type: 'tool_result',
+        callId: 'b',
+        name: 'f',
+        content: [{type: 'text', text: NO_RESULT}],
+        isError: true,
+      },
+      result('a'),
+      say('stop, do X'),
+    ])
+    expect(history[2].parts).toHaveLength(2)
+  })
+
+  it('two assistant turns in a row: the results of the first go between them', () => {
+    const history = [user(say('go')), assistant(call('a')), assistant(say('done'))]
+    expect(pairToolResults(history).map((m) => [m.role, m.parts.map((p) => p.type)])).toEqual([
+      ['user', ['text']],
+      ['assistant', ['tool_call']],
+      ['user', ['tool_result']],
+      ['assistant', ['text']],
+    ])
+  })
+
+  it("a result whose call was trimmed away, or a second result of one call, becomes its turn's text", () => {
+    const image = {type: 'image' as const, mediaType: 'image/png', data: 'AAAA'}
+    const orphan = {
+      ...result('gone', 'the file'),
+      name: 'Read',
+      content: [{type: 'text' as const, text: 'the file'}, image],
+    }
+    const history = [
+      user(orphan, say('summarize')),
+      assistant(call('a')),
+      user(result('a'), result('a', 'again')),
+    ]
+    const paired = pairToolResults(history)
+    expect(paired[0].parts).toEqual([
+      say('Result of an earlier tool call (Read):\nthe file'),
+      image,
+      say('summarize'),
+    ])
+    expect(paired[2].parts).toEqual([result('a'), say('Result of an earlier tool call (a):\nagain')])
+  })
+
+  it('the last turn an assistant with calls stays as it is', () => {
+    const history = [user(say('go')), assistant(call('a'))]
+    expect(pairToolResults(history)).toBe(history)
   })
 })

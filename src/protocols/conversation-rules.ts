@@ -13,11 +13,15 @@
  *   role 'tool'"), and a Claude Code turn that carries tool results and text (a system reminder,
  *   the user's interjection, an image a tool read) is exactly that in chat completions. An
  *   assistant message goes between, so the text keeps its user role;
+ * - tool calls and their results pair up (pairToolResults, for every translated request: every
+ *   family refuses a history where they do not);
  * - the reasoning of the history's assistant messages: a server may refuse it back in a field it
  *   does not take (Cerebras writes `reasoning` and refuses `reasoning_content`; Mistral's 422
  *   refuses both); it goes in the other field, or without.
  */
 import {createHash} from 'node:crypto'
+
+import type {Message, Part, ToolCallPart, ToolResultPart} from './ir.js'
 
 /** How the tool-call ids of a request must look to its upstream. */
 export interface ToolIdRule {
@@ -118,4 +122,81 @@ export function reshapeReasoningHistory(body: Body, to: 'reasoning' | 'drop'): v
     const {reasoning_content: content, reasoning, ...rest} = m
     return to === 'drop' ? rest : {...rest, reasoning: reasoning ?? content}
   })
+}
+
+/** The result given to a tool call the history has none for. */
+export const NO_RESULT = 'No result was recorded for this tool call.'
+
+/**
+ * A history whose tool calls and results pair up, as every upstream family requires (Anthropic:
+ * "tool_use ids were found without tool_result blocks immediately after"; OpenAI: "An assistant
+ * message with 'tool_calls' must be followed by tool messages responding to each
+ * 'tool_call_id'"; the Responses API: "No tool output found for function call"; Gemini: "the
+ * number of function response parts is equal to the number of function call parts"). A client's
+ * history breaks that when a call was interrupted or the client trimmed its context: a call
+ * without a result in the next turn gets an error result saying so; a result whose call is not in
+ * the turn before (or a second result of one call) becomes text of its turn, so that nothing it
+ * said is lost. A history that pairs already comes back as it came (no copy).
+ */
+export function pairToolResults(messages: Message[]): Message[] {
+  let out: Message[] | undefined
+  let calls: ToolCallPart[] = []
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]
+    let next = message
+    if (message.role === 'assistant') {
+      if (calls.length > 0) {
+        // two assistant turns in a row, the first one's calls unanswered: their results between
+        out ??= messages.slice(0, i)
+        out.push({role: 'user', parts: calls.map(noResult)})
+      }
+      calls = []
+      for (const p of message.parts) if (p.type === 'tool_call') calls.push(p)
+    } else {
+      if (calls.length > 0 || message.parts.some((p) => p.type === 'tool_result'))
+        next = pairedTurn(message, calls)
+      calls = []
+    }
+    if (next !== message) out ??= messages.slice(0, i)
+    out?.push(next)
+  }
+  // the last turn an assistant's with calls: the request asks the model to go on from there
+  return out ?? messages
+}
+
+/** A user turn with a result for each of `calls`, and its other results as text; or `turn` itself. */
+function pairedTurn(turn: Message, calls: ToolCallPart[]): Message {
+  const open = new Map(calls.map((c) => [c.id, c]))
+  let orphans = false
+  for (const p of turn.parts)
+    if (p.type === 'tool_result') {
+      if (open.has(p.callId)) open.delete(p.callId)
+      else orphans = true
+    }
+  if (!orphans && open.size === 0) return turn
+  const parts: Part[] = [...open.values()].map(noResult)
+  const answered = new Set<string>()
+  const ids = new Set(calls.map((c) => c.id))
+  for (const p of turn.parts) {
+    if (p.type !== 'tool_result') parts.push(p)
+    else if (ids.has(p.callId) && !answered.has(p.callId)) {
+      answered.add(p.callId)
+      parts.push(p)
+    } else {
+      const text = p.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])).join('\n')
+      parts.push({type: 'text', text: `Result of an earlier tool call (${p.name ?? p.callId}):\n${text}`})
+      for (const c of p.content) if (c.type === 'image') parts.push(c)
+    }
+  }
+  return {role: 'user', parts}
+}
+
+function noResult(call: ToolCallPart): ToolResultPart {
+  return {
+    type: 'tool_result',
+    callId: call.id,
+    name: call.name,
+    content: [{type: 'text', text: NO_RESULT}],
+    isError: true,
+  }
 }

@@ -9,7 +9,12 @@ import {createParser} from 'eventsource-parser'
 
 import {chatCodec} from './chat.js'
 import type {ToolIdRule} from './conversation-rules.js'
-import {bridgeToolTurns, reshapeReasoningHistory, shapeToolIds} from './conversation-rules.js'
+import {
+  bridgeToolTurns,
+  pairToolResults,
+  reshapeReasoningHistory,
+  shapeToolIds,
+} from './conversation-rules.js'
 import {geminiCodec} from './gemini.js'
 import type {Codec, CodecContext, Family, Part, Request, StreamEncoder, StreamEvent, Usage} from './ir.js'
 import {emptyUsage, jsonInstructionText, TranslationError} from './ir.js'
@@ -61,6 +66,9 @@ export function decodeClientRequest(
   if (body === null || typeof body !== 'object' || Array.isArray(body))
     throw new TranslationError('the request body must be a JSON object')
   const request = CODECS[family].decodeRequest(body, ctx)
+  // every family refuses a history whose tool calls and results do not pair up
+  const paired = pairToolResults(request.messages)
+  if (paired !== request.messages) request.messages = paired
   if (request.previousResponseId)
     throw new TranslationError(
       `previous_response_id needs a Responses upstream, and this route translates to another protocol; send the whole conversation in \`input\` (with store: false, as Codex does)`,

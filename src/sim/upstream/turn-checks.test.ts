@@ -47,7 +47,17 @@ describe('messages: thinking signatures', () => {
     messages: [
       ...first.messages,
       {role: 'assistant', content: assistant},
-      {role: 'user', content: [{type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny'}]},
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            // the id of the call it answers (Anthropic refuses a result of no call)
+            tool_use_id: assistant.find((b) => b.type === 'tool_use')?.id ?? 'toolu_1',
+            content: 'sunny',
+          },
+        ],
+      },
     ],
   })
   const refusal = (message: string) => ({
@@ -230,5 +240,43 @@ describe('chat: DeepSeek reasoning_content rule', () => {
     expect(ok.json.choices[0].message.content).toBe('The tool answered: sunny')
     const plain = await post('/v1/chat/completions', {model: 'gpt-x', tools, messages: history({})})
     expect(plain.status).toBe(200)
+  })
+})
+
+describe('messages: tool calls and results paired, as Anthropic checks them', () => {
+  const tools = [{name: 'lookup', input_schema: {type: 'object'}}]
+  const call = {type: 'tool_use', id: 'toolu_a', name: 'lookup', input: {}}
+  const body = (messages: Json[]) => ({model: 'claude-sonnet-4-5', max_tokens: 64, tools, messages})
+
+  it('refuses a call without a result in the next message, and a result of no call', async () => {
+    const missing = await post(
+      '/v1/messages',
+      body([
+        {role: 'user', content: 'go'},
+        {role: 'assistant', content: [call]},
+        {role: 'user', content: 'stop'},
+      ]),
+    )
+    expect(missing.status).toBe(400)
+    expect(missing.json.error.message).toBe(
+      'messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_a. Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
+    )
+    const orphan = await post(
+      '/v1/messages',
+      body([{role: 'user', content: [{type: 'tool_result', tool_use_id: 'toolu_gone', content: 'x'}]}]),
+    )
+    expect(orphan.status).toBe(400)
+    expect(orphan.json.error.message).toMatch(
+      /^messages\.0\.content\.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_gone\./,
+    )
+    const paired = await post(
+      '/v1/messages',
+      body([
+        {role: 'user', content: 'go'},
+        {role: 'assistant', content: [call]},
+        {role: 'user', content: [{type: 'tool_result', tool_use_id: 'toolu_a', content: 'x'}]},
+      ]),
+    )
+    expect(paired.status).toBe(200)
   })
 })

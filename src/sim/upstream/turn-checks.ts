@@ -54,11 +54,48 @@ export function verifyEncryptedReasoning(value: unknown): boolean {
 const blocksOf = (content: unknown): Body[] => (Array.isArray(content) ? (content as Body[]) : [])
 
 /**
- * Anthropic Messages: every thinking block's signature must be the sim's for its text; with
+ * Anthropic Messages: each `tool_use` answered by a `tool_result` in the next message, each
+ * `tool_result` answering a `tool_use` of the message before, in Anthropic's words.
+ */
+function toolPairingProblem(messages: Body[]): string | undefined {
+  for (const [n, message] of messages.entries()) {
+    const blocks = blocksOf(message?.content)
+    if (message?.role === 'assistant') {
+      const ids = blocks.filter((b) => b?.type === 'tool_use').map((b) => String(b.id))
+      if (ids.length === 0 || n === messages.length - 1) continue
+      const answered = new Set(
+        blocksOf(messages[n + 1]?.content)
+          .filter((b) => b?.type === 'tool_result')
+          .map((b) => String(b.tool_use_id)),
+      )
+      const missing = ids.filter((id) => !answered.has(id))
+      if (missing.length > 0)
+        return `messages.${n}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`
+      continue
+    }
+    const before = new Set(
+      n > 0 && messages[n - 1]?.role === 'assistant'
+        ? blocksOf(messages[n - 1].content)
+            .filter((b) => b?.type === 'tool_use')
+            .map((b) => String(b.id))
+        : [],
+    )
+    for (const [m, block] of blocks.entries())
+      if (block?.type === 'tool_result' && !before.has(String(block.tool_use_id)))
+        return `messages.${n}.content.${m}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`
+  }
+  return undefined
+}
+
+/**
+ * Anthropic Messages: tool calls and results paired (toolPairingProblem); every thinking block's
+ * signature must be the sim's for its text; with
  * thinking enabled, the last assistant turn that calls a tool must start with a thinking block.
  */
 export function messagesHistoryProblem(body: Body): string | undefined {
   const messages = Array.isArray(body.messages) ? (body.messages as Body[]) : []
+  const pairing = toolPairingProblem(messages)
+  if (pairing) return pairing
   for (const [n, message] of messages.entries()) {
     if (message?.role !== 'assistant') continue
     for (const [m, block] of blocksOf(message.content).entries()) {
