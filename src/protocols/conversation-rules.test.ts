@@ -193,3 +193,50 @@ describe('tool calls and results paired up', () => {
     expect(pairToolResults(history)).toBe(history)
   })
 })
+
+describe('tool pairing over turns of one role in a row (as Anthropic reads them)', () => {
+  const call = (id: string) => ({type: 'tool_call' as const, id, name: 'Read', arguments: '{}'})
+  const result = (callId: string, text = 'ok') => ({
+    type: 'tool_result' as const,
+    callId,
+    content: [{type: 'text' as const, text}],
+  })
+  const say = (text: string) => ({type: 'text' as const, text})
+
+  it('results split over two user turns answer the calls of the turn before', () => {
+    const history: Message[] = [
+      {role: 'user', parts: [say('go')]},
+      {role: 'assistant', parts: [call('a'), call('b')]},
+      {role: 'user', parts: [result('a')]},
+      {role: 'user', parts: [result('b')]},
+    ]
+    const paired = pairToolResults(history)
+    expect(paired).toHaveLength(3)
+    expect(paired[2].parts).toEqual([result('a'), result('b')])
+  })
+
+  it('calls split over two assistant turns, answered after the second, are one turn', () => {
+    const history: Message[] = [
+      {role: 'user', parts: [say('go')]},
+      {role: 'assistant', parts: [say('checking'), call('a')]},
+      {role: 'assistant', parts: [call('b')]},
+      {role: 'user', parts: [result('a'), result('b')]},
+    ]
+    const paired = pairToolResults(history)
+    expect(paired.map((m) => m.role)).toEqual(['user', 'assistant', 'user'])
+    expect(paired[1].parts).toEqual([say('checking'), call('a'), call('b')])
+    expect(paired[2].parts).toEqual([result('a'), result('b')])
+  })
+
+  it("a repaired turn puts every result before the turn's text", () => {
+    const history: Message[] = [
+      {role: 'assistant', parts: [call('a')]},
+      {role: 'user', parts: [say('first'), result('gone', 'x'), result('a')]},
+    ]
+    expect(pairToolResults(history)[1].parts).toEqual([
+      result('a'),
+      say('first'),
+      say('Result of an earlier tool call (gone):\nx'),
+    ])
+  })
+})

@@ -106,21 +106,23 @@ export function bridgeToolTurns(body: Body): void {
 }
 
 /**
- * A chat body whose assistant messages carry their reasoning in `reasoning` instead of
- * `reasoning_content` (`to: 'reasoning'`), or carry none (`to: 'drop'`).
+ * A chat body whose assistant messages carry their reasoning in the field `to` (`reasoning`,
+ * Cerebras's; `reasoning_content`, DeepSeek's) instead of the other one, or carry none (`drop`).
  */
-export function reshapeReasoningHistory(body: Body, to: 'reasoning' | 'drop'): void {
+export function reshapeReasoningHistory(body: Body, to: 'reasoning' | 'reasoning_content' | 'drop'): void {
   const messages = body.messages
   if (!Array.isArray(messages)) return
+  const from = to === 'reasoning' ? 'reasoning_content' : 'reasoning'
   body.messages = (messages as Body[]).map((m) => {
-    if (
-      !m ||
-      typeof m !== 'object' ||
-      (m.reasoning_content === undefined && (to === 'reasoning' || m.reasoning === undefined))
-    )
-      return m
-    const {reasoning_content: content, reasoning, ...rest} = m
-    return to === 'drop' ? rest : {...rest, reasoning: reasoning ?? content}
+    if (!m || typeof m !== 'object') return m
+    if (to === 'drop') {
+      if (m.reasoning_content === undefined && m.reasoning === undefined) return m
+      const {reasoning_content: _c, reasoning: _r, ...rest} = m
+      return rest
+    }
+    if (m[from] === undefined) return m
+    const {[from]: text, ...rest} = m
+    return {...rest, [to]: m[to] ?? text}
   })
 }
 
@@ -139,15 +141,16 @@ export const NO_RESULT = 'No result was recorded for this tool call.'
  * said is lost. A history that pairs already comes back as it came (no copy).
  */
 export function pairToolResults(messages: Message[]): Message[] {
+  const turns = joinRuns(messages)
   let out: Message[] | undefined
   let calls: ToolCallPart[] = []
-  for (let i = 0; i < messages.length; i++) {
-    const message = messages[i]
+  for (let i = 0; i < turns.length; i++) {
+    const message = turns[i]
     let next = message
     if (message.role === 'assistant') {
       if (calls.length > 0) {
         // two assistant turns in a row, the first one's calls unanswered: their results between
-        out ??= messages.slice(0, i)
+        out ??= turns.slice(0, i)
         out.push({role: 'user', parts: calls.map(noResult)})
       }
       calls = []
@@ -157,10 +160,45 @@ export function pairToolResults(messages: Message[]): Message[] {
         next = pairedTurn(message, calls)
       calls = []
     }
-    if (next !== message) out ??= messages.slice(0, i)
+    if (next !== message) out ??= turns.slice(0, i)
     out?.push(next)
   }
   // the last turn an assistant's with calls: the request asks the model to go on from there
+  return out ?? turns
+}
+
+/**
+ * Consecutive turns of one role read as one, as Anthropic reads them (and the Gemini and
+ * Responses encoders write them): user turns always; assistant turns when the turn after them
+ * answers a call of one but the last (else their calls are answered between, by pairToolResults).
+ * The same array when there is no such run.
+ */
+function joinRuns(messages: Message[]): Message[] {
+  let out: Message[] | undefined
+  for (let i = 0; i < messages.length;) {
+    let end = i + 1
+    while (end < messages.length && messages[end].role === messages[i].role) end++
+    const run = messages.slice(i, end)
+    let joined: Message[] = run
+    if (run.length > 1) {
+      if (run[0].role === 'user') joined = [{role: 'user', parts: run.flatMap((m) => m.parts)}]
+      else {
+        let after = end
+        const answered = new Set<string>()
+        while (after < messages.length && messages[after].role === 'user') {
+          for (const p of messages[after].parts) if (p.type === 'tool_result') answered.add(p.callId)
+          after++
+        }
+        const early = run
+          .slice(0, -1)
+          .some((m) => m.parts.some((p) => p.type === 'tool_call' && answered.has(p.id)))
+        if (early) joined = [{role: 'assistant', parts: run.flatMap((m) => m.parts)}]
+      }
+    }
+    if (joined !== run) out ??= messages.slice(0, i)
+    out?.push(...joined)
+    i = end
+  }
   return out ?? messages
 }
 
@@ -174,21 +212,24 @@ function pairedTurn(turn: Message, calls: ToolCallPart[]): Message {
       else orphans = true
     }
   if (!orphans && open.size === 0) return turn
+  // the results first (an unanswered call's, then the turn's own), then the rest: the Responses
+  // encoder keeps the order it is given
   const parts: Part[] = [...open.values()].map(noResult)
+  const rest: Part[] = []
   const answered = new Set<string>()
   const ids = new Set(calls.map((c) => c.id))
   for (const p of turn.parts) {
-    if (p.type !== 'tool_result') parts.push(p)
+    if (p.type !== 'tool_result') rest.push(p)
     else if (ids.has(p.callId) && !answered.has(p.callId)) {
       answered.add(p.callId)
       parts.push(p)
     } else {
       const text = p.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])).join('\n')
-      parts.push({type: 'text', text: `Result of an earlier tool call (${p.name ?? p.callId}):\n${text}`})
-      for (const c of p.content) if (c.type === 'image') parts.push(c)
+      rest.push({type: 'text', text: `Result of an earlier tool call (${p.name ?? p.callId}):\n${text}`})
+      for (const c of p.content) if (c.type === 'image') rest.push(c)
     }
   }
-  return {role: 'user', parts}
+  return {role: 'user', parts: [...parts, ...rest]}
 }
 
 function noResult(call: ToolCallPart): ToolResultPart {

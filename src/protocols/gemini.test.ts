@@ -81,6 +81,44 @@ describe('gemini decodeRequest', () => {
   })
 })
 
+describe("gemini decodeRequest: a response's own id, and a call of an older turn", () => {
+  it("Gemini CLI's id for a call that came without one matches by name; an older turn's call of that name does not", () => {
+    const r = geminiCodec.decodeRequest(
+      {
+        contents: [
+          {role: 'user', parts: [{text: 'read both'}]},
+          {
+            role: 'model',
+            parts: [
+              {functionCall: {name: 'read_file', args: {p: 'a'}}},
+              {functionCall: {name: 'read_file', args: {p: 'b'}}},
+            ],
+          },
+          {
+            role: 'user',
+            parts: [
+              {functionResponse: {id: 'read_file-1700000000-ab', name: 'read_file', response: {output: 'A'}}},
+              {functionResponse: {id: 'read_file-1700000001-cd', name: 'read_file', response: {output: 'B'}}},
+            ],
+          },
+          {role: 'model', parts: [{functionCall: {name: 'glob', args: {}}}]},
+          {role: 'user', parts: [{text: 'never mind'}]},
+          {role: 'model', parts: [{text: 'ok'}]},
+          {role: 'user', parts: [{functionResponse: {name: 'glob', response: {output: 'late'}}}]},
+        ],
+      },
+      {model: 'gemini-2.5-pro', stream: false},
+    )
+    const calls = r.messages[1].parts.map((p) => (p.type === 'tool_call' ? p.id : undefined))
+    const results = r.messages[2].parts.map((p) => (p.type === 'tool_result' ? p.callId : undefined))
+    expect(results).toEqual(calls)
+    // the glob call's turn ended unanswered: the late response is not its result
+    const glob = r.messages[3].parts[0]
+    const late = r.messages.at(-1)!.parts[0]
+    expect(late.type === 'tool_result' && glob.type === 'tool_call' && late.callId === glob.id).toBe(false)
+  })
+})
+
 describe('gemini encodeRequest', () => {
   it('signs the first call with the skip value when no Gemini signature exists, drops foreign reasoning', () => {
     const body = geminiCodec.encodeRequest(

@@ -96,9 +96,13 @@ function decodeRequest(
 
   const messages: Message[] = []
   const pending: Array<{id: string; name: string}> = []
+  let previousRole: 'user' | 'assistant' | undefined
   const contents = Array.isArray(body.contents) ? body.contents : []
   contents.forEach((content, turn) => {
     const role = isObject(content) && content.role === 'model' ? 'assistant' : 'user'
+    // a response answers a call of the model turn before it, not an older one of the same name
+    if (role === 'assistant' && previousRole === 'user') pending.length = 0
+    previousRole = role
     const parts: Part[] = []
     let calls = 0
     for (const p of partsOf(content)) {
@@ -132,9 +136,11 @@ function decodeRequest(
         const fr = p.functionResponse
         const name = str(fr.name) ?? ''
         let id = str(fr.id)
-        const at = id ? pending.findIndex((c) => c.id === id) : pending.findIndex((c) => c.name === name)
+        // by id, else by name (Gemini CLI makes its own id for a call that came without one)
+        let at = id ? pending.findIndex((c) => c.id === id) : -1
+        if (at < 0) at = pending.findIndex((c) => c.name === name)
         if (at >= 0) {
-          id ??= pending[at].id
+          id = pending[at].id
           pending.splice(at, 1)
         }
         const {content: out, isError} = responseContent(fr.response)

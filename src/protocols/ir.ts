@@ -53,7 +53,8 @@ export interface ImagePart {
 /**
  * Reasoning (thinking) the model produced. `text` may be empty (encrypted or redacted only).
  * `signature`: Anthropic's thinking signature, Gemini's thoughtSignature, or (family `chat`) a
- * marker that the text came from a chat upstream's `reasoning_content` (value `''`).
+ * marker that the text came from a chat upstream, with the field it came in: `''` for
+ * `reasoning_content` (DeepSeek), `'reasoning'` for `reasoning` (Cerebras, OpenRouter).
  * `redacted`: Anthropic `redacted_thinking.data`. `encrypted`: a Responses reasoning item, as
  * the JSON text `{"id":…,"encrypted_content":…}` (family `responses`).
  */

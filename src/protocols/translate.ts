@@ -166,9 +166,11 @@ export interface UpstreamAdaptation {
   bridgeToolTurns?: boolean
   /**
    * The reasoning of the history's assistant messages: `reasoning`, sent in that field instead of
-   * `reasoning_content` (Cerebras); `drop`, left out (refused in both, or by Mistral's 422).
+   * `reasoning_content` (Cerebras); `reasoning_content`, the other way (DeepSeek, when the history
+   * came from a server that writes `reasoning`); `drop`, left out (refused in both, or by
+   * Mistral's 422).
    */
-  reasoningHistory?: 'reasoning' | 'drop'
+  reasoningHistory?: 'reasoning' | 'reasoning_content' | 'drop'
 }
 
 function adaptBody(

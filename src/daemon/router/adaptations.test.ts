@@ -959,3 +959,62 @@ describe("the history's reasoning refused back", () => {
     expect(sent('drop').messages[1].tool_calls[0].id).toBe('a')
   })
 })
+
+describe('the reasoning field, both ways', () => {
+  it("DeepSeek's refusal of a turn without reasoning_content: the history's reasoning renamed there", () => {
+    const deepseek = JSON.stringify({
+      error: {
+        message:
+          'Missing `reasoning_content` field in the assistant message at message index 1. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_request_error',
+      },
+    })
+    const a = new UpstreamAdaptations()
+    expect(a.learn('d', 'deepseek-reasoner', deepseek, {fields: SENT})).toBe(
+      'refused a turn without reasoning_content: sent again with the reasoning there',
+    )
+    expect(a.get('d', 'deepseek-reasoner')).toEqual({reasoningHistory: 'reasoning_content'})
+    // refused again so: the history has no reasoning to rename, the client sees it
+    expect(
+      a.learn('d', 'deepseek-reasoner', deepseek, {
+        fields: SENT,
+        adaptedWith: a.get('d', 'deepseek-reasoner'),
+      }),
+    ).toBeUndefined()
+    const body = {
+      model: 'm',
+      messages: [
+        {role: 'user', content: 'go'},
+        {
+          role: 'assistant',
+          content: null,
+          reasoning: 'Let me think.',
+          tool_calls: [{id: 'a', type: 'function', function: {name: 'f', arguments: '{}'}}],
+        },
+        {role: 'tool', tool_call_id: 'a', content: 'ok'},
+      ],
+    }
+    const client = decodeClientRequest('chat', body, {model: 'm', stream: false})
+    const sent = JSON.parse(
+      encodeUpstreamRequest(client, 'chat', 'm', {}, {reasoningHistory: 'reasoning_content'}).body.toString(),
+    )
+    expect(sent.messages[1].reasoning_content).toBe('Let me think.')
+    expect(sent.messages[1]).not.toHaveProperty('reasoning')
+  })
+
+  it("Mistral's 422 for `reasoning` in the history (the field Cerebras wrote) is learned too", () => {
+    const mistral = JSON.stringify({
+      object: 'error',
+      message: {
+        detail: [{type: 'extra_forbidden', loc: ['body', 'messages', 2, 'assistant', 'reasoning'], msg: 'x'}],
+      },
+    })
+    const a = new UpstreamAdaptations()
+    expect(a.learn('m', 'magistral', mistral, {fields: SENT}, 422)).toBe(
+      'refused reasoning in its history: sent again without it',
+    )
+    expect(a.get('m', 'magistral')).toEqual({reasoningHistory: 'drop'})
+  })
+})

@@ -254,6 +254,19 @@ function conversationRefusal(
           : `refused ${history[1]} in its history: sent again without it`,
     }
   }
+  // DeepSeek's thinking mode wants `reasoning_content` on a tool call's turn ("Missing
+  // `reasoning_content` field in the assistant message at message index 1"): a history whose
+  // reasoning came from a server that writes `reasoning` goes with it renamed
+  if (
+    chat &&
+    (typeof param !== 'string' || param === 'messages') &&
+    /^missing `?reasoning_content`? field in the assistant message/i.test(message) &&
+    known.reasoningHistory === undefined
+  )
+    return {
+      next: {...known, reasoningHistory: 'reasoning_content'},
+      note: 'refused a turn without reasoning_content: sent again with the reasoning there',
+    }
   const unnamed = typeof param !== 'string'
   const alnum =
     /tool call id was [\s\S]* but must be a-z, a-z, 0-9, with a length of (\d+)/i.exec(message) ??
@@ -287,6 +300,8 @@ function conversationRefusal(
 
 /** What {@link extraFields} calls a refused `reasoning_content` of the history's assistant messages. */
 export const REASONING_HISTORY = 'messages[].reasoning_content'
+/** The same for `reasoning` (the field Cerebras and OpenRouter write). */
+const REASONING_HISTORY_OTHER = 'messages[].reasoning'
 
 /**
  * The top-level fields a FastAPI server refused as unknown (pydantic's `extra_forbidden`, `loc:
@@ -324,9 +339,9 @@ export function extraFields(errorText: string): string[] {
       loc[0] === 'body' &&
       loc[1] === 'messages' &&
       typeof loc[2] === 'number' &&
-      loc[loc.length - 1] === 'reasoning_content'
+      (loc[loc.length - 1] === 'reasoning_content' || loc[loc.length - 1] === 'reasoning')
     )
-      fields.push(REASONING_HISTORY)
+      fields.push(loc[loc.length - 1] === 'reasoning' ? REASONING_HISTORY_OTHER : REASONING_HISTORY)
     // another field refused inside a message: nothing a request may go without
     else return []
   }
@@ -378,13 +393,15 @@ function decide(
   if (extras.length > 0) {
     const fields = extras.filter(
       (f) =>
-        (f === REASONING_HISTORY && (sent.upstream === undefined || sent.upstream === 'chat')) ||
+        ((f === REASONING_HISTORY || f === REASONING_HISTORY_OTHER) &&
+          (sent.upstream === undefined || sent.upstream === 'chat')) ||
         ((ADAPTABLE as readonly string[]).includes(f) && sent.fields.includes(f)),
     )
     // a field it refuses that the request cannot go without: the client sees the refusal
     if (fields.length !== extras.length) return undefined
-    const top = fields.filter((f) => f !== REASONING_HISTORY)
+    const top = fields.filter((f) => f !== REASONING_HISTORY && f !== REASONING_HISTORY_OTHER)
     const history = top.length < fields.length
+    const historyFields = fields.filter((f) => !top.includes(f)).map((f) => f.slice('messages[].'.length))
     return {
       next: {
         ...known,
@@ -392,7 +409,7 @@ function decide(
         // FastAPI takes no other field for it: the history goes without
         ...(history ? {reasoningHistory: 'drop' as const} : {}),
       },
-      note: `refused ${[...top, ...(history ? ['reasoning_content in its history'] : [])].join(', ')}: sent again without ${fields.length > 1 ? 'them' : 'it'}`,
+      note: `refused ${[...top, ...(history ? [`${historyFields.join(' and ')} in its history`] : [])].join(', ')}: sent again without ${fields.length > 1 ? 'them' : 'it'}`,
     }
   }
   // a 422 is a validation error of any kind (FastAPI servers echo the whole body in it): beyond

@@ -278,5 +278,16 @@ describe('messages: tool calls and results paired, as Anthropic checks them', ()
       ]),
     )
     expect(paired.status).toBe(200)
+    // results split over two user messages: one turn, as Anthropic reads consecutive messages
+    const split = await post(
+      '/v1/messages',
+      body([
+        {role: 'user', content: 'go'},
+        {role: 'assistant', content: [call, {...call, id: 'toolu_b'}]},
+        {role: 'user', content: [{type: 'tool_result', tool_use_id: 'toolu_a', content: 'x'}]},
+        {role: 'user', content: [{type: 'tool_result', tool_use_id: 'toolu_b', content: 'y'}]},
+      ]),
+    )
+    expect(split.status).toBe(200)
   })
 })

@@ -58,29 +58,33 @@ const blocksOf = (content: unknown): Body[] => (Array.isArray(content) ? (conten
  * `tool_result` answering a `tool_use` of the message before, in Anthropic's words.
  */
 function toolPairingProblem(messages: Body[]): string | undefined {
+  // consecutive messages of one role are one turn, as Anthropic reads them
+  const runs: Array<{role: unknown; at: number; blocks: Array<{block: Body; n: number; m: number}>}> = []
   for (const [n, message] of messages.entries()) {
-    const blocks = blocksOf(message?.content)
-    if (message?.role === 'assistant') {
-      const ids = blocks.filter((b) => b?.type === 'tool_use').map((b) => String(b.id))
-      if (ids.length === 0 || n === messages.length - 1) continue
+    const blocks = blocksOf(message?.content).map((block, m) => ({block, n, m}))
+    const last = runs.at(-1)
+    if (last && last.role === message?.role) last.blocks.push(...blocks)
+    else runs.push({role: message?.role, at: n, blocks})
+  }
+  for (const [r, run] of runs.entries()) {
+    if (run.role === 'assistant') {
+      const ids = run.blocks.filter((b) => b.block?.type === 'tool_use').map((b) => String(b.block.id))
+      if (ids.length === 0 || r === runs.length - 1) continue
       const answered = new Set(
-        blocksOf(messages[n + 1]?.content)
-          .filter((b) => b?.type === 'tool_result')
-          .map((b) => String(b.tool_use_id)),
+        runs[r + 1].blocks
+          .filter((b) => b.block?.type === 'tool_result')
+          .map((b) => String(b.block.tool_use_id)),
       )
       const missing = ids.filter((id) => !answered.has(id))
       if (missing.length > 0)
-        return `messages.${n}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`
+        return `messages.${run.at}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`
       continue
     }
+    const previous = r > 0 && runs[r - 1].role === 'assistant' ? runs[r - 1].blocks : []
     const before = new Set(
-      n > 0 && messages[n - 1]?.role === 'assistant'
-        ? blocksOf(messages[n - 1].content)
-            .filter((b) => b?.type === 'tool_use')
-            .map((b) => String(b.id))
-        : [],
+      previous.filter((b) => b.block?.type === 'tool_use').map((b) => String(b.block.id)),
     )
-    for (const [m, block] of blocks.entries())
+    for (const {block, n, m} of run.blocks)
       if (block?.type === 'tool_result' && !before.has(String(block.tool_use_id)))
         return `messages.${n}.content.${m}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`
   }
