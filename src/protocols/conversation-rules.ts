@@ -169,8 +169,9 @@ export function pairToolResults(messages: Message[]): Message[] {
 
 /**
  * Consecutive turns of one role read as one, as Anthropic reads them (and the Gemini and
- * Responses encoders write them): user turns always; assistant turns when the turn after them
- * answers a call of one but the last (else their calls are answered between, by pairToolResults).
+ * Responses encoders write them), where pairing needs it: user turns when a result is in one but
+ * the first; assistant turns when the turn after them answers a call of one but the last (else
+ * their calls are answered between, by pairToolResults).
  * The same array when there is no such run.
  */
 function joinRuns(messages: Message[]): Message[] {
@@ -178,22 +179,28 @@ function joinRuns(messages: Message[]): Message[] {
   for (let i = 0; i < messages.length;) {
     let end = i + 1
     while (end < messages.length && messages[end].role === messages[i].role) end++
+    if (end === i + 1) {
+      out?.push(messages[i])
+      i = end
+      continue
+    }
     const run = messages.slice(i, end)
     let joined: Message[] = run
-    if (run.length > 1) {
-      if (run[0].role === 'user') joined = [{role: 'user', parts: run.flatMap((m) => m.parts)}]
-      else {
-        let after = end
-        const answered = new Set<string>()
-        while (after < messages.length && messages[after].role === 'user') {
-          for (const p of messages[after].parts) if (p.type === 'tool_result') answered.add(p.callId)
-          after++
-        }
-        const early = run
-          .slice(0, -1)
-          .some((m) => m.parts.some((p) => p.type === 'tool_call' && answered.has(p.id)))
-        if (early) joined = [{role: 'assistant', parts: run.flatMap((m) => m.parts)}]
+    // user turns when results are split over them (else each stays as it came)
+    if (run[0].role === 'user') {
+      if (run.slice(1).some((m) => m.parts.some((p) => p.type === 'tool_result')))
+        joined = [{role: 'user', parts: run.flatMap((m) => m.parts)}]
+    } else {
+      let after = end
+      const answered = new Set<string>()
+      while (after < messages.length && messages[after].role === 'user') {
+        for (const p of messages[after].parts) if (p.type === 'tool_result') answered.add(p.callId)
+        after++
       }
+      const early = run
+        .slice(0, -1)
+        .some((m) => m.parts.some((p) => p.type === 'tool_call' && answered.has(p.id)))
+      if (early) joined = [{role: 'assistant', parts: run.flatMap((m) => m.parts)}]
     }
     if (joined !== run) out ??= messages.slice(0, i)
     out?.push(...joined)
