@@ -313,3 +313,43 @@ describe('schemas with OpenAPI type names (Gemini CLI router call)', () => {
     expect(request.tools[0].parameters).toEqual({type: 'object', properties: {a: {type: 'string'}}})
   })
 })
+
+describe('gemini decodeRequest: a thought sent back in pieces, as a stream gave it', () => {
+  const call = {functionCall: {id: 'call_1', name: 'f', args: {}}}
+  const decode = (parts: unknown[]) =>
+    geminiCodec.decodeRequest(
+      {
+        contents: [
+          {role: 'user', parts: [{text: 'go'}]},
+          {role: 'model', parts: [...parts, call]},
+          {role: 'user', parts: [{functionResponse: {id: 'call_1', name: 'f', response: {output: 'ok'}}}]},
+        ],
+      },
+      {model: 'g', stream: false},
+    ).messages[1].parts
+
+  it('the signature first on an empty piece (a chat upstream), or last (an Anthropic one): one reasoning part', () => {
+    expect(
+      decode([
+        {text: '', thought: true, thoughtSignature: 'gwx1.chat.'},
+        {text: 'Let me', thought: true},
+        {text: ' think.', thought: true},
+      ])[0],
+    ).toEqual({type: 'reasoning', text: 'Let me think.', signature: {family: 'chat', value: ''}})
+    expect(
+      decode([
+        {text: 'Let me', thought: true},
+        {text: ' think.', thought: true},
+        {text: '', thought: true, thoughtSignature: 'gwx1.messages.c2ln'},
+      ])[0],
+    ).toEqual({type: 'reasoning', text: 'Let me think.', signature: {family: 'messages', value: 'c2ln'}})
+  })
+
+  it('two signed thoughts stay two', () => {
+    const parts = decode([
+      {text: 'one', thought: true, thoughtSignature: 'gwx1.messages.YQ=='},
+      {text: 'two', thought: true, thoughtSignature: 'gwx1.messages.Yg=='},
+    ])
+    expect(parts.filter((p) => p.type === 'reasoning')).toHaveLength(2)
+  })
+})

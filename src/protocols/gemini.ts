@@ -12,6 +12,7 @@ import type {
   Message,
   Opaque,
   Part,
+  ReasoningPart,
   Request,
   Response,
   StopReason,
@@ -105,15 +106,27 @@ function decodeRequest(
     previousRole = role
     const parts: Part[] = []
     let calls = 0
+    // the reasoning part of the thought parts right before (a stream's thought comes in pieces:
+    // the gateway's own stream puts the signature on an empty piece of its own, before or after
+    // the text); one signature for the pieces' text
+    let thought: ReasoningPart | undefined
     for (const p of partsOf(content)) {
       if (!isObject(p)) continue
       const sig = str(p.thoughtSignature) ? unwrapOpaque('gemini', p.thoughtSignature as string) : undefined
-      if (typeof p.text === 'string') {
-        if (p.thought === true) parts.push({type: 'reasoning', text: p.text, ...(sig && {signature: sig})})
-        else {
-          if (sig) parts.push({type: 'reasoning', text: '', signature: sig})
-          if (p.text) parts.push({type: 'text', text: p.text})
+      if (typeof p.text === 'string' && p.thought === true) {
+        if (thought && !(thought.signature && sig)) {
+          thought.text += p.text
+          if (sig) thought.signature = sig
+        } else {
+          thought = {type: 'reasoning', text: p.text, ...(sig && {signature: sig})}
+          parts.push(thought)
         }
+        continue
+      }
+      thought = undefined
+      if (typeof p.text === 'string') {
+        if (sig) parts.push({type: 'reasoning', text: '', signature: sig})
+        if (p.text) parts.push({type: 'text', text: p.text})
       } else if (isObject(p.inlineData)) {
         parts.push({type: 'image', mediaType: str(p.inlineData.mimeType), data: str(p.inlineData.data) ?? ''})
       } else if (isObject(p.fileData)) {
