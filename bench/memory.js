@@ -1,5 +1,6 @@
 // Where the gateway daemon's memory under load goes, against the bare pass-through's (issue 32):
-// `node bench/memory.js [--rounds N] [--seconds N]` (build first). The simulator, the bare
+// `node bench/memory.js [--rounds N] [--seconds N] [--translated]` (build first; `--translated`:
+// a third server, the translated route's own daemon asked in Anthropic Messages). The simulator, the bare
 // pass-through and the daemon of bench/run.js (the same state and key), each server with
 // bench/memory-probe.cjs preloaded; interleaved rounds of 64-connection chat load (autocannon);
 // prints each server's peak RSS per round (/proc, every 200 ms, as bench/run.js) and, at its
