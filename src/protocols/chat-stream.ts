@@ -3,7 +3,16 @@
  * encoder of a chat client's stream.
  */
 import type {Json} from './cm-common.js'
-import {arr, isCompleteJson, isObj, makeId, num, storeCarry, str} from './cm-common.js'
+import {
+  arr,
+  chatReasoningSignature,
+  isCompleteJson,
+  isObj,
+  makeId,
+  num,
+  storeCarry,
+  str,
+} from './cm-common.js'
 import type {
   CodecContext,
   Part,
@@ -157,9 +166,8 @@ export class ChatStreamDecoder implements StreamDecoder {
     if (isObj(choice)) {
       const delta = isObj(choice.delta) ? choice.delta : {}
       const reasoning = str(delta.reasoning_content) || str(delta.reasoning)
-      // the field it came in goes into the signature (chatReasoningSignature in chat.ts)
-      if (reasoning)
-        this.textual('reasoning', reasoning, out, str(delta.reasoning_content) ? '' : 'reasoning')
+      // the field it came in goes into the signature
+      if (reasoning) this.textual('reasoning', reasoning, out, chatReasoningSignature(delta).value)
       const content = str(delta.content) || str(delta.refusal)
       if (content) this.textual('text', content, out)
       for (const raw of arr(delta.tool_calls)) if (isObj(raw)) this.toolCall(raw, out)

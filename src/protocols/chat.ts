@@ -17,6 +17,7 @@ import {
   arr,
   bodyObject,
   budgetEffort,
+  chatReasoningSignature,
   isObj,
   makeId,
   num,
@@ -205,15 +206,6 @@ const imageUrl = (p: ImagePart): Json => ({
 function userContent(parts: Array<TextPart | ImagePart>): string | Json[] {
   if (parts.every((p) => p.type === 'text')) return parts.map((p) => p.text).join('\n\n')
   return parts.map((p) => (p.type === 'text' ? {type: 'text', text: p.text} : imageUrl(p)))
-}
-
-/**
- * The signature of a chat message's reasoning: the field it came in, `reasoning` (Cerebras,
- * OpenRouter, newer vLLM) or `reasoning_content` (DeepSeek; the value is empty), so that it goes
- * back in the same field: a server that writes one may refuse the other back (Cerebras).
- */
-export function chatReasoningSignature(m: Record<string, unknown>): {family: 'chat'; value: string} {
-  return {family: 'chat', value: str(m.reasoning_content) ? '' : 'reasoning'}
 }
 
 /** An assistant turn: its text, the chat upstream's own reasoning and its tool calls, in one pass. */

@@ -133,3 +133,12 @@ export function applyCarry(parts: Part[], carry: CarryStore | undefined, markerO
   }
   return out
 }
+
+/**
+ * The signature of a chat message's reasoning: the field it came in, `reasoning` (Cerebras,
+ * OpenRouter, newer vLLM) or `reasoning_content` (DeepSeek; the value is empty), so that it goes
+ * back in the same field: a server that writes one may refuse the other back (Cerebras).
+ */
+export function chatReasoningSignature(m: Record<string, unknown>): {family: 'chat'; value: string} {
+  return {family: 'chat', value: str(m.reasoning_content) ? '' : 'reasoning'}
+}
