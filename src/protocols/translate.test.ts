@@ -171,6 +171,109 @@ describe('translation through the IR', () => {
     })
   })
 
+  describe('usage an upstream did not report', () => {
+    const long = 'word '.repeat(400) // 2 000 characters: 500 tokens by the estimate
+    const request = {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 64,
+      stream: true,
+      messages: [{role: 'user', content: long}],
+    }
+    const streamOf = (chunks: unknown[]): string =>
+      chunks.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('') + 'data: [DONE]\n\n'
+    const run = (
+      family: 'messages' | 'responses' | 'gemini',
+      chunks: unknown[],
+      body: Record<string, unknown>,
+    ) => {
+      const client = decodeClientRequest(family, body, {})
+      const t = new StreamTranslator('chat', client, {carry: new BoundedCarry()})
+      const out = t.push(Buffer.from(streamOf(chunks))) + t.end()
+      return {t, out}
+    }
+
+    it('tells a Messages client an estimate when a chat stream has no usage (Claude Code compacts on it)', () => {
+      const {t, out} = run(
+        'messages',
+        [chunk({role: 'assistant', content: ''}), chunk({content: 'x'.repeat(38)}), chunk({}, 'stop')],
+        request,
+      )
+      const final = messagesEvents(out).find((e) => e.event === 'message_delta')!.data
+      expect(final.usage).toMatchObject({input_tokens: 500, output_tokens: 10})
+      expect(t.usage.get()).toMatchObject({inputTokens: 500, outputTokens: 10})
+      expect(t.estimated).toBe('input and output')
+      expect(t.error).toBeUndefined()
+    })
+
+    it('estimates only the input when the upstream reports output but prompt_tokens 0 (a cached prompt)', () => {
+      const {t, out} = run(
+        'messages',
+        [
+          chunk({role: 'assistant', content: ''}),
+          chunk({content: 'Hello'}),
+          chunk({}, 'stop'),
+          {...chunk({}), choices: [], usage: {prompt_tokens: 0, completion_tokens: 7}},
+        ],
+        request,
+      )
+      const final = messagesEvents(out).find((e) => e.event === 'message_delta')!.data
+      expect(final.usage).toMatchObject({input_tokens: 500, output_tokens: 7})
+      expect(t.estimated).toBe('input')
+    })
+
+    it('changes nothing when the upstream reports its usage', () => {
+      const {t, out} = run(
+        'messages',
+        [
+          chunk({role: 'assistant', content: ''}),
+          chunk({content: 'Hello'}),
+          chunk({}, 'stop'),
+          {...chunk({}), choices: [], usage: {prompt_tokens: 12, completion_tokens: 3}},
+        ],
+        request,
+      )
+      expect(messagesEvents(out).find((e) => e.event === 'message_delta')!.data.usage).toMatchObject({
+        input_tokens: 12,
+        output_tokens: 3,
+      })
+      expect(t.estimated).toBeUndefined()
+    })
+
+    it('counts streamed tool names and arguments as output, and tells Codex and Gemini CLI too', () => {
+      const chunks = [
+        chunk({role: 'assistant', content: ''}),
+        chunk({
+          tool_calls: [{index: 0, id: 'call_1', type: 'function', function: {name: 'read', arguments: ''}}],
+        }),
+        chunk({tool_calls: [{index: 0, function: {arguments: '{"path":"a.txt"}'}}]}),
+        chunk({}, 'tool_calls'),
+      ]
+      const codex = run('responses', chunks, {model: 'gpt-5', stream: true, input: long})
+      const completed = codex.out.split('\n\n').find((b) => b.startsWith('event: response.completed'))!
+      const usage = JSON.parse(completed.split('\ndata: ')[1]).response.usage
+      // "read" and {"path":"a.txt"}: 20 characters, 5 tokens
+      expect(usage).toMatchObject({input_tokens: 500, output_tokens: 5, total_tokens: 505})
+      const gemini = run('gemini', chunks, {contents: [{role: 'user', parts: [{text: long}]}]})
+      const last = gemini.out.trim().split('\n\n').at(-1)!
+      expect(JSON.parse(last.slice('data: '.length)).usageMetadata).toMatchObject({
+        promptTokenCount: 500,
+        candidatesTokenCount: 5,
+      })
+    })
+
+    it('fills a whole answer without usage too', () => {
+      const client = decodeClientRequest('messages', {...request, stream: false}, {})
+      const out = translateResponse('chat', client, {
+        id: 'chatcmpl-1',
+        object: 'chat.completion',
+        model: 'local',
+        choices: [{index: 0, message: {role: 'assistant', content: 'x'.repeat(40)}, finish_reason: 'stop'}],
+      })
+      expect(out.body.usage).toMatchObject({input_tokens: 500, output_tokens: 10})
+      expect(out.estimated).toBe('input and output')
+    })
+  })
+
   it('refuses previous_response_id on a translated route, saying why', () => {
     expect(() =>
       decodeClientRequest('responses', {model: 'x', input: 'hi', previous_response_id: 'resp_1'}, {}),

@@ -314,20 +314,61 @@ function decodeContext(upstream: Family, client: ClientRequest, ctx: CodecContex
   return Object.assign({}, ctx, {jsonAnswer: true})
 }
 
+/** Characters of an answer's output: its text, reasoning and tool calls (names and arguments). */
+function outputChars(parts: Part[]): number {
+  let chars = 0
+  for (const p of parts) {
+    if (p.type === 'text' || p.type === 'reasoning') chars += p.text.length
+    else if (p.type === 'tool_call') chars += p.name.length + p.arguments.length
+  }
+  return chars
+}
+
+/**
+ * Fills in the counts an upstream did not report, by the estimate of `count_tokens` (characters /
+ * 4): input tokens when it reported none (an OpenAI-compatible server that ignores
+ * `stream_options.include_usage`, or reports `prompt_tokens: 0` for a prompt it had cached),
+ * output tokens when it reported none for an answer that has output. A client's agent decides
+ * when to compact its conversation from the input tokens it is told (Claude Code's auto-compact,
+ * Codex's, Gemini CLI's compression): told 0 on every turn, it never does, and the conversation
+ * grows until the upstream refuses it. Returns what was estimated, or undefined when nothing
+ * was (the usual answer: no work beyond two comparisons).
+ */
+export function fillMissingUsage(usage: Usage, request: Request, chars: number): string | undefined {
+  if (usage.inputTokens !== 0 && (usage.outputTokens !== 0 || chars === 0)) return undefined
+  let input = false
+  if (usage.inputTokens === 0) {
+    const estimate = estimateInputTokens(request)
+    if (estimate > 0) {
+      usage.inputTokens = estimate
+      input = true
+    }
+  }
+  const output = usage.outputTokens === 0 && chars > 0
+  if (output) usage.outputTokens = Math.ceil(chars / CHARS_PER_TOKEN)
+  return input && output ? 'input and output' : input ? 'input' : output ? 'output' : undefined
+}
+
+/** The log row's note for an answer whose usage was estimated in part or whole. */
+export function estimatedUsageNote(provider: string, estimated: string): string {
+  return `usage estimated (chars/4): ${provider} reported no ${estimated} tokens`
+}
+
 /** Translates a whole (non-stream) upstream answer. */
 export function translateResponse(
   upstream: Family,
   client: ClientRequest,
   body: unknown,
   ctx: CodecContext = {},
-): {body: Record<string, unknown>; usage: Usage; id: string} {
+): {body: Record<string, unknown>; usage: Usage; id: string; estimated?: string} {
   const response = CODECS[upstream].decodeResponse(body, decodeContext(upstream, client, ctx))
+  const estimated = fillMissingUsage(response.usage, client.request, outputChars(response.parts))
   const out = CODECS[client.family].encodeResponse(response, {
     carry: ctx.carry,
     newId: ctx.newId,
     request: client.request,
   })
-  return {body: out, usage: response.usage, id: response.id}
+  return {body: out, usage: response.usage, id: response.id, estimated}
 }
 
 /**
@@ -341,14 +382,20 @@ export function translateResponseText(
   client: ClientRequest,
   body: unknown,
   ctx: CodecContext = {},
-): {text: string; usage: Usage; id: string} {
+): {text: string; usage: Usage; id: string; estimated?: string} {
   const response = CODECS[upstream].decodeResponse(body, decodeContext(upstream, client, ctx))
+  const estimated = fillMissingUsage(response.usage, client.request, outputChars(response.parts))
   const codec = CODECS[client.family]
   const encodeCtx = {carry: ctx.carry, newId: ctx.newId, request: client.request}
   if (codec.encodeResponseText)
-    return {text: codec.encodeResponseText(response, encodeCtx), usage: response.usage, id: response.id}
+    return {
+      text: codec.encodeResponseText(response, encodeCtx),
+      usage: response.usage,
+      id: response.id,
+      estimated,
+    }
   const out = codec.encodeResponse(response, encodeCtx)
-  return {text: JSON.stringify(out), usage: response.usage, id: String(out.id ?? '')}
+  return {text: JSON.stringify(out), usage: response.usage, id: String(out.id ?? ''), estimated}
 }
 
 /**
@@ -383,8 +430,14 @@ export class StreamTranslator {
   private truncating = false
   /** Text, reasoning and tool-argument deltas streamed (the output of a stream broken before its usage). */
   private deltas = 0
+  /** Characters of output streamed: text, reasoning, tool names and arguments (for `fillMissingUsage`). */
+  private chars = 0
+  /** What of the usage was estimated at the stream's end (`fillMissingUsage`), if anything. */
+  estimated: string | undefined
+  private readonly request: Request
 
   constructor(upstream: Family, client: ClientRequest, ctx: CodecContext = {}) {
+    this.request = client.request
     this.decoder = CODECS[upstream].streamDecoder(decodeContext(upstream, client, ctx))
     // the context's fields by name, not a spread: an object literal that starts with a spread and
     // goes on with more members takes µs on Node 20's V8
@@ -449,13 +502,15 @@ export class StreamTranslator {
         this.id ??= event.id
         this.usage.add(event.usage)
       } else if (event.type === 'usage') this.usage.add(event.usage)
-      else if (
-        event.type === 'text_delta' ||
-        event.type === 'reasoning_delta' ||
-        event.type === 'tool_args_delta'
-      )
+      else if (event.type === 'text_delta' || event.type === 'reasoning_delta') {
         this.deltas++
-      else if (event.type === 'error') {
+        this.chars += event.text.length
+      } else if (event.type === 'tool_args_delta') {
+        this.deltas++
+        this.chars += event.json.length
+      } else if (event.type === 'block_start') {
+        if (event.block.type === 'tool_call') this.chars += event.block.name.length
+      } else if (event.type === 'error') {
         // the log row keeps what the client was told, code included
         const message = event.code ? `${event.code}: ${event.message}` : event.message
         this.error = {status: event.status, message, truncated: this.truncating}
@@ -464,7 +519,17 @@ export class StreamTranslator {
         if (this.deltas > 0 && (counted?.outputTokens ?? 0) < this.deltas)
           this.usage.add({outputTokens: this.deltas})
         this.finished = true
-      } else if (event.type === 'end') this.finished = true
+      } else if (event.type === 'end') {
+        this.finished = true
+        // counts the upstream did not report are estimated, and the client told them with the rest
+        const counts = this.usage.get() ?? emptyUsage()
+        const estimated = fillMissingUsage(counts, this.request, this.chars)
+        if (estimated) {
+          this.estimated = estimated
+          this.usage.add(counts)
+          this.out += this.encoder.event({type: 'usage', usage: counts})
+        }
+      }
       this.out += this.encoder.event(event)
       const first = this.onFirstOutput
       if (first && this.out) {

@@ -586,7 +586,7 @@ export function completionObject(plan: ChatPlan, withProvider: boolean): Record<
     model: plan.model,
     ...(withProvider ? {provider: plan.provider.name} : {}),
     choices: [{index: 0, message, logprobs: null, finish_reason: plan.finishReason}],
-    usage: plan.usage,
+    ...(plan.quirks?.has('no-usage') ? {} : {usage: plan.usage}),
   }
 }
 
@@ -599,13 +599,15 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
     model: plan.model,
     ...(withProvider ? {provider: plan.provider.name} : {}),
   })
-  const usageNull = plan.includeUsage ? {usage: null} : {}
+  const quirks = plan.quirks ?? NO_QUIRKS
+  // a server that ignores `stream_options.include_usage` (quirk `no-usage`) never names usage
+  const noUsage = quirks.has('no-usage')
+  const usageNull = plan.includeUsage && !noUsage ? {usage: null} : {}
   const chunk = (delta: Record<string, unknown>, finish: string | null = null): SseEvent => ({
     data: {...base(), choices: [{index: 0, delta, logprobs: null, finish_reason: finish}], ...usageNull},
   })
   const events: SseEvent[] = [chunk({role: 'assistant', content: ''})]
   for (const piece of plan.reasoning) events.push(chunk({[reasoningField(plan)]: piece}))
-  const quirks = plan.quirks ?? NO_QUIRKS
   if (plan.toolCall) {
     const calls = [plan.toolCall, ...(plan.moreToolCalls ?? [])]
     for (const [index, {id, name}] of calls.entries())
@@ -634,12 +636,12 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
     events.push(chunk({content: piece}))
   }
   const finish = quirks.has('no-finish-reason') ? null : plan.finishReason
-  if (quirks.has('usage-last')) {
+  if (quirks.has('usage-last') && !noUsage) {
     const last = chunk({}, finish)
     events.push({data: {...(last.data as Record<string, unknown>), usage: plan.usage}})
   } else {
     if (finish) events.push(chunk({}, finish))
-    if (plan.includeUsage) events.push({data: {...base(), choices: [], usage: plan.usage}})
+    if (plan.includeUsage && !noUsage) events.push({data: {...base(), choices: [], usage: plan.usage}})
   }
   if (quirks.has('obfuscation'))
     for (const [i, event] of events.entries())

@@ -11,7 +11,12 @@ import {performance} from 'node:perf_hooks'
 import type {Dispatcher} from 'undici'
 
 import type {ClientRequest} from '../../protocols/translate.js'
-import {StreamTranslator, translateResponseText, upstreamErrorMessage} from '../../protocols/translate.js'
+import {
+  estimatedUsageNote,
+  StreamTranslator,
+  translateResponseText,
+  upstreamErrorMessage,
+} from '../../protocols/translate.js'
 import type {CarryStore} from '../../protocols/ir.js'
 import {parseJsonBytes, utf8Bytes} from '../../protocols/json-bytes.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
@@ -86,6 +91,11 @@ function answerHeaders(
   }
   headers.push(idName, requestId)
   return headers
+}
+
+/** Adds the estimate's note to the row's (an answer after a fallback keeps why it fell back). */
+function noteEstimate(result: RelayContext['result'], note: string): void {
+  result.error = result.error ? `${result.error}; ${note}` : note
 }
 
 /** Relays one upstream answer of another family, translated, and settles the breaker. */
@@ -200,6 +210,7 @@ export async function relayTranslated(
     // the id first: an object literal that starts with a spread and goes on with more members takes
     // µs on Node 20's V8
     result.usage = family === 'responses' ? {responseId: out.id, ...out.usage} : out.usage
+    if (out.estimated) noteEstimate(result, estimatedUsageNote(provider.name, out.estimated))
     target.breaker?.recordSuccess()
     return
   }
@@ -294,5 +305,6 @@ export async function relayTranslated(
     else target.breaker?.recordSuccess()
     return
   }
+  if (translator.estimated) noteEstimate(result, estimatedUsageNote(provider.name, translator.estimated))
   target.breaker?.recordSuccess()
 }

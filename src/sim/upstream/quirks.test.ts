@@ -150,6 +150,22 @@ describe('chat quirks', () => {
     expect(asked.events.at(-2)?.data.usage).toEqual(last.usage)
   })
 
+  it('no-usage: no usage anywhere, asked for it or not, stream and not', async () => {
+    const {events} = await chat({
+      model: 'gpt-x+no-usage',
+      stream: true,
+      stream_options: {include_usage: true},
+    })
+    expect(events.at(-1)?.data).toBe('[DONE]')
+    expect(events.at(-2)?.data.choices[0].finish_reason).toBe('stop')
+    expect(events.slice(0, -1).every((e) => !('usage' in e.data) && e.data.choices.length === 1)).toBe(true)
+    const last = await chat({model: 'gpt-x+no-usage+usage-last', stream: true})
+    expect(last.events.slice(0, -1).every((e) => !('usage' in e.data))).toBe(true)
+    const whole = await chat({model: 'gpt-x+no-usage'})
+    expect(whole.json.choices[0].message.content).toEqual(expect.any(String))
+    expect('usage' in whole.json).toBe(false)
+  })
+
   it('strict-fields: 400 in the OpenAI shape naming unknown top-level fields', async () => {
     const body = {model: 'gpt-x', user: 'u', seed: 1, store: true, metadata: {}}
     const strict = await chat(body, {'x-sim-quirk': 'strict-fields'})

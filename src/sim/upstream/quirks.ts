@@ -34,6 +34,7 @@ export const SIM_QUIRKS = [
   'mistral-order',
   'max-id-40',
   'reasoning-not-back',
+  'no-usage',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
