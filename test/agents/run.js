@@ -520,6 +520,8 @@ const UPSTREAMS = {
 const FAMILY_NAMES = Object.keys(UPSTREAMS).filter((f) => !TO || TO.has(f))
 const runsOf = (list) => list.reduce((n, a) => n + FAMILY_NAMES.filter((f) => f !== a.family).length, 0)
 const translatePolicy = (agent, up) => `suite-${agent.name}-to-${up}`
+/** A log row's note for usage the upstream did not report (quirk `no-usage`), estimated. */
+const ESTIMATED = /^usage estimated \(chars\/4\): \S+ reported no (?:input|output|input and output) tokens$/
 
 /**
  * One `--translate` run: the CLI on a policy whose route for its family is `sim-<up>:<model>`
@@ -596,11 +598,17 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
   )
   if (rows.length < 2) problems.push(`gateway log: ${rows.length} row(s) for ${agentId}, want at least 2`)
   for (const r of rows) {
-    // with --quirk, a refusal the gateway learned and sent again past is what is being tested
-    const learned =
-      QUIRKS.length > 0 && r.error && /^(?:\S+ refused [^;]*: sent again[^;]*(?:; |$))+$/.test(r.error)
-    if (r.status !== 200 || (r.error && !learned))
+    // with --quirk, a refusal the gateway learned and sent again past is what is being tested, and
+    // with `no-usage` the estimate of the usage the upstream did not report (every row has it)
+    const notes = r.error ? r.error.split('; ') : []
+    const estimated = notes.some((n) => ESTIMATED.test(n))
+    const tested = (n) =>
+      (QUIRKS.length > 0 && /^\S+ refused .*: sent again/.test(n)) ||
+      (QUIRKS.includes('no-usage') && ESTIMATED.test(n))
+    if (r.status !== 200 || !notes.every(tested))
       problems.push(`gateway log: row ${r.id} is ${r.status} ${r.error ?? ''}`)
+    if (QUIRKS.includes('no-usage') && r.status === 200 && !estimated)
+      problems.push(`gateway log: row ${r.id} has no estimate of the usage the upstream did not report`)
     if (r.entrance !== agent.family) problems.push(`gateway log: row ${r.id} entrance ${r.entrance}`)
     if (r.upstreamFamily !== up)
       problems.push(`gateway log: row ${r.id} upstream_family ${r.upstreamFamily}, want ${up}`)
