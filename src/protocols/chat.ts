@@ -41,7 +41,7 @@ import type {
   TextPart,
   ToolChoice,
 } from './ir.js'
-import {TranslationError} from './ir.js'
+import {documentName, documentText, isDocument, TranslationError} from './ir.js'
 
 // ---- decoding a chat client's request ----
 
@@ -58,8 +58,25 @@ function contentParts(content: unknown, where: string): Array<TextPart | ImagePa
       const data = parseDataUrl(url)
       return data ? {type: 'image', ...data} : {type: 'image', url}
     }
+    if (part.type === 'file') return filePart(isObj(part.file) ? part.file : {}, where)
     throw new TranslationError(`${where}: content part type "${String(part.type)}" cannot be translated`)
   })
+}
+
+/**
+ * A `file` content part (OpenAI's PDF input): its `file_data` as a document. A `file_id` names a
+ * file stored at OpenAI, which no other upstream can read: refused by name.
+ */
+function filePart(file: Json, where: string): ImagePart {
+  const raw = str(file.file_data)
+  if (raw === undefined)
+    throw new TranslationError(
+      `${where}: a file part ${file.file_id !== undefined ? 'by file_id' : 'without file_data'} cannot be translated (send its bytes as file_data)`,
+    )
+  // a data URL, or (as some clients send it) the bare base64 of a PDF
+  const data = parseDataUrl(raw) ?? {mediaType: 'application/pdf', data: raw}
+  const name = str(file.filename)
+  return name ? {type: 'image', ...data, name} : {type: 'image', ...data}
 }
 
 const texts = (parts: Array<TextPart | ImagePart>): TextPart[] =>
@@ -202,10 +219,30 @@ const imageUrl = (p: ImagePart): Json => ({
   },
 })
 
+/**
+ * A document as chat takes it: a text file as its text, a PDF as a `file` part with its bytes
+ * (OpenAI's form; chat has no file by URL, so a document by URL is refused by name).
+ */
+function documentContent(p: ImagePart): Json {
+  const text = documentText(p)
+  if (text !== undefined) return {type: 'text', text}
+  if (p.data === undefined)
+    throw new TranslationError(
+      'a document by URL cannot be sent to a chat upstream (chat takes a file only as its bytes)',
+    )
+  return {type: 'file', file: {filename: documentName(p), file_data: `data:${p.mediaType};base64,${p.data}`}}
+}
+
+/** The text of a part that is text, or a text file's; undefined for any other. */
+const plainText = (p: TextPart | ImagePart): string | undefined =>
+  p.type === 'text' ? p.text : documentText(p)
+
 /** Text-only content as one string (the form every chat template takes), else an array. */
 function userContent(parts: Array<TextPart | ImagePart>): string | Json[] {
-  if (parts.every((p) => p.type === 'text')) return parts.map((p) => p.text).join('\n\n')
-  return parts.map((p) => (p.type === 'text' ? {type: 'text', text: p.text} : imageUrl(p)))
+  if (parts.every((p) => plainText(p) !== undefined)) return parts.map(plainText).join('\n\n')
+  return parts.map((p) =>
+    p.type === 'text' ? {type: 'text', text: p.text} : isDocument(p) ? documentContent(p) : imageUrl(p),
+  )
 }
 
 /** An assistant turn: its text, the chat upstream's own reasoning and its tool calls, in one pass. */

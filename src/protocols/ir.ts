@@ -40,14 +40,40 @@ export interface TextPart {
   cache?: 'ephemeral' | '1h'
 }
 
+/**
+ * Binary media of a turn: an image, or a document (a PDF) when `mediaType` is not `image/*`
+ * (`isDocument`). One part for both because every family but chat sends them the same way (a
+ * Gemini `inlineData` of any type); each encoder writes a document in its own form: a Messages
+ * `document` block, a chat `file` part, a Responses `input_file`.
+ */
 export interface ImagePart {
   type: 'image'
-  /** `image/png`, ... (required with `data`). */
+  /** `image/png`, `application/pdf`, ... (required with `data`). */
   mediaType?: string
   /** Base64 bytes, without a `data:` prefix. */
   data?: string
   /** A URL (http(s)); a `data:` URL is decoded into `mediaType` + `data` by the decoders. */
   url?: string
+  /** A document's title or file name (Messages `title`, chat `filename`, Responses `filename`). */
+  name?: string
+}
+
+/** Whether a media part is a document (a PDF, a text file), not an image. */
+export const isDocument = (p: ImagePart): boolean =>
+  p.mediaType !== undefined && !p.mediaType.startsWith('image/')
+
+/** A document's file name for protocols that require one: its own, or `document.pdf` (`.txt`, ...). */
+export function documentName(p: ImagePart): string {
+  if (p.name) return p.name
+  const type = p.mediaType ?? 'application/pdf'
+  const ext = type === 'application/pdf' ? 'pdf' : type.startsWith('text/') ? 'txt' : 'bin'
+  return `document.${ext}`
+}
+
+/** The text of a base64 text document (`text/plain`, `text/markdown`, ...), for protocols without text files. */
+export function documentText(p: ImagePart): string | undefined {
+  if (!p.mediaType?.startsWith('text/') || p.data === undefined) return undefined
+  return Buffer.from(p.data, 'base64').toString('utf8')
 }
 
 /**

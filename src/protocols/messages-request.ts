@@ -6,7 +6,7 @@
 import type {Json} from './cm-common.js'
 import {argsObject, effortBudget} from './cm-common.js'
 import type {ImagePart, Message, Request, TextPart, ToolChoice, ToolResultPart} from './ir.js'
-import {jsonInstructionText} from './ir.js'
+import {documentText, isDocument, jsonInstructionText, TranslationError} from './ir.js'
 
 const DEFAULT_MAX_TOKENS = 8192
 const MIN_BUDGET = 1024
@@ -24,13 +24,36 @@ function textBlock(p: TextPart): Json {
   return {type: 'text', text: p.text, ...(cc ? {cache_control: cc} : {})}
 }
 
-const imageBlock = (p: ImagePart): Json => ({
-  type: 'image',
-  source:
-    p.data !== undefined
-      ? {type: 'base64', media_type: p.mediaType ?? 'image/png', data: p.data}
-      : {type: 'url', url: p.url ?? ''},
-})
+/**
+ * An image block, or a document's: a PDF as `document` (base64 or URL), a text file as a plain
+ * text document; another type (audio, a spreadsheet) has no Messages form and is refused by name.
+ */
+function imageBlock(p: ImagePart): Json {
+  if (!isDocument(p))
+    return {
+      type: 'image',
+      source:
+        p.data !== undefined
+          ? {type: 'base64', media_type: p.mediaType ?? 'image/png', data: p.data}
+          : {type: 'url', url: p.url ?? ''},
+    }
+  const title = p.name ? {title: p.name} : {}
+  const text = documentText(p)
+  if (text !== undefined)
+    return {type: 'document', source: {type: 'text', media_type: 'text/plain', data: text}, ...title}
+  if (p.mediaType !== 'application/pdf')
+    throw new TranslationError(
+      `a ${p.mediaType} file cannot be sent to a Messages upstream (PDF and text can)`,
+    )
+  return {
+    type: 'document',
+    source:
+      p.data !== undefined
+        ? {type: 'base64', media_type: 'application/pdf', data: p.data}
+        : {type: 'url', url: p.url ?? ''},
+    ...title,
+  }
+}
 
 function toolResultBlock(p: ToolResultPart): Json {
   const content: Json[] = []

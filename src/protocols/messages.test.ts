@@ -90,7 +90,7 @@ describe('messages decodeRequest', () => {
     ])
   })
 
-  it.each(['document', 'search_result', 'server_tool_use', 'web_search_tool_result'])(
+  it.each(['search_result', 'server_tool_use', 'web_search_tool_result'])(
     'refuses a %s block by name',
     (type) => {
       const body = {model: 'm', max_tokens: 1, messages: [{role: 'user', content: [{type}]}]}

@@ -54,6 +54,32 @@ function imagePart(block: Json): ImagePart {
 const unsupported = (type: unknown): TranslationError =>
   new TranslationError(`Messages content block type "${String(type)}" cannot be translated`)
 
+/**
+ * A `document` block (Claude Code's Read of a PDF, an attached file): a base64 or URL PDF as a
+ * media part, a plain-text document as its text. A document by file id (the Files API) or of
+ * content blocks has no equivalent elsewhere and is refused by name.
+ */
+function documentPart(block: Json): ImagePart | TextPart {
+  const source = isObj(block.source) ? block.source : {}
+  const name = str(block.title)
+  const named = <T extends ImagePart>(part: T): T => (name ? Object.assign(part, {name}) : part)
+  if (source.type === 'base64')
+    return named({
+      type: 'image',
+      mediaType: str(source.media_type) ?? 'application/pdf',
+      data: str(source.data) ?? '',
+    })
+  if (source.type === 'url')
+    return named({type: 'image', mediaType: 'application/pdf', url: str(source.url) ?? ''})
+  if (source.type === 'text') {
+    const text = str(source.data) ?? ''
+    return {type: 'text', text: name ? `${name}\n\n${text}` : text}
+  }
+  throw new TranslationError(
+    `Messages document source type "${String(source.type)}" cannot be translated (base64, url and text can)`,
+  )
+}
+
 /** A signature a Messages client sent back: the client's own, or a wrapped foreign one. */
 function reasoningOf(text: string, signature: string): ReasoningPart {
   const opaque = unwrapOpaque('messages', signature)
@@ -72,6 +98,7 @@ function toolResult(block: Json): ToolResultPart {
       const b = isObj(raw) ? raw : {}
       if (b.type === 'text') content.push(textPart(b))
       else if (b.type === 'image') content.push(imagePart(b))
+      else if (b.type === 'document') content.push(documentPart(b))
       else throw unsupported(b.type)
     }
   // The IR has no cache mark on a tool result: it rides on its last text (see the report).
@@ -96,6 +123,8 @@ function decodeBlock(raw: unknown): Part {
       return textPart(b)
     case 'image':
       return imagePart(b)
+    case 'document':
+      return documentPart(b)
     case 'tool_use':
       return {
         type: 'tool_call',

@@ -3,7 +3,8 @@
  * (reasoning items only from a Responses upstream, custom tools and their calls restored),
  * `store: false` with encrypted reasoning asked for when reasoning is on.
  */
-import type {Effort, Request} from './ir.js'
+import type {Effort, ImagePart, Request} from './ir.js'
+import {documentName, documentText, isDocument} from './ir.js'
 import type {Body} from './responses-items.js'
 import {customInput, parseOwnReasoning} from './responses-items.js'
 
@@ -13,6 +14,26 @@ function effortOf(request: Request): Effort | undefined {
   if (r.effort) return r.effort
   if (r.budgetTokens === undefined) return undefined
   return r.budgetTokens <= 1024 ? 'low' : r.budgetTokens <= 8192 ? 'medium' : 'high'
+}
+
+/**
+ * An image as `input_image`, a document as `input_file` (a PDF by its bytes or URL), a text file
+ * as its text (`input_text`); undefined for an image without bytes or URL.
+ */
+function mediaInput(part: ImagePart): Body | undefined {
+  if (isDocument(part)) {
+    const text = documentText(part)
+    if (text !== undefined) return {type: 'input_text', text}
+    return part.data !== undefined
+      ? {
+          type: 'input_file',
+          filename: documentName(part),
+          file_data: `data:${part.mediaType};base64,${part.data}`,
+        }
+      : {type: 'input_file', file_url: part.url ?? ''}
+  }
+  const url = part.data ? `data:${part.mediaType ?? 'image/png'};base64,${part.data}` : part.url
+  return url ? {type: 'input_image', image_url: url, detail: 'auto'} : undefined
 }
 
 export function encodeRequest(request: Request, model: string): Record<string, unknown> {
@@ -30,8 +51,8 @@ export function encodeRequest(request: Request, model: string): Record<string, u
         content.push({type: message.role === 'assistant' ? 'output_text' : 'input_text', text: part.text})
       else if (part.type === 'image') {
         if (message.role === 'assistant') continue
-        const url = part.data ? `data:${part.mediaType ?? 'image/png'};base64,${part.data}` : part.url
-        if (url) content.push({type: 'input_image', image_url: url, detail: 'auto'})
+        const media = mediaInput(part)
+        if (media) content.push(media)
       } else if (part.type === 'reasoning') {
         flush()
         if (part.encrypted?.family !== 'responses' || !part.encrypted.value) continue
@@ -62,14 +83,14 @@ export function encodeRequest(request: Request, model: string): Record<string, u
         const images = part.content.some((c) => c.type === 'image')
         const text = part.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
         const output = images
-          ? part.content.map((c) =>
-              c.type === 'text'
-                ? {type: 'input_text', text: c.text}
-                : {
-                    type: 'input_image',
-                    image_url: c.data ? `data:${c.mediaType ?? 'image/png'};base64,${c.data}` : c.url,
-                  },
-            )
+          ? part.content.flatMap((c) => {
+              if (c.type === 'text') return [{type: 'input_text', text: c.text}]
+              const media = mediaInput(c)
+              if (!media) return []
+              // an output's image takes no `detail`
+              if (media.type === 'input_image') delete media.detail
+              return [media]
+            })
           : text
         input.push({
           type: name && customs.has(name) ? 'custom_tool_call_output' : 'function_call_output',

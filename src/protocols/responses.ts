@@ -61,9 +61,31 @@ function contentParts(content: unknown): Array<TextPart | ImagePart> {
     else if (raw.type === 'input_image') {
       const url = str(raw.image_url) ?? (isObject(raw.image_url) ? str(raw.image_url.url) : undefined)
       if (url) parts.push(imageFromUrl(url))
-    }
+    } else if (raw.type === 'input_file') parts.push(inputFile(raw))
   }
   return parts
+}
+
+/**
+ * An `input_file` (a PDF by its bytes or a URL) as a document. One by `file_id` names a file
+ * stored at OpenAI, which no other upstream can read: refused by name.
+ */
+function inputFile(raw: Body): ImagePart {
+  const name = str(raw.filename)
+  const data = str(raw.file_data)
+  const url = str(raw.file_url)
+  let part: ImagePart
+  if (data !== undefined) {
+    const decoded = imageFromUrl(data)
+    // a data URL, or (as some clients send it) the bare base64 of a PDF
+    part = decoded.data !== undefined ? decoded : {type: 'image', mediaType: 'application/pdf', data}
+  } else if (url !== undefined) part = {type: 'image', mediaType: 'application/pdf', url}
+  else
+    throw new TranslationError(
+      `an input_file ${raw.file_id !== undefined ? 'by file_id' : 'without file_data or file_url'} cannot be translated (send its bytes as file_data)`,
+    )
+  if (name) part.name = name
+  return part
 }
 
 function reasoningFromItem(item: Body): ReasoningPart {

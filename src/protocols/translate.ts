@@ -16,8 +16,18 @@ import {
   shapeToolIds,
 } from './conversation-rules.js'
 import {geminiCodec} from './gemini.js'
-import type {Codec, CodecContext, Family, Part, Request, StreamEncoder, StreamEvent, Usage} from './ir.js'
-import {emptyUsage, jsonInstructionText, TranslationError} from './ir.js'
+import type {
+  Codec,
+  CodecContext,
+  Family,
+  ImagePart,
+  Part,
+  Request,
+  StreamEncoder,
+  StreamEvent,
+  Usage,
+} from './ir.js'
+import {documentText, emptyUsage, isDocument, jsonInstructionText, TranslationError} from './ir.js'
 import {parseJsonBytes, utf8Bytes} from './json-bytes.js'
 import {messagesCodec} from './messages.js'
 import {jsonAnswerTool} from './messages-request.js'
@@ -576,6 +586,7 @@ const IMAGE_TOKENS = 1600
 export function estimateInputTokens(request: Request): number {
   let chars = 0
   let images = 0
+  let documents = 0
   const part = (p: Part): void => {
     switch (p.type) {
       case 'text':
@@ -583,7 +594,8 @@ export function estimateInputTokens(request: Request): number {
         chars += p.text.length
         break
       case 'image':
-        images++
+        if (isDocument(p)) documents += documentTokens(p)
+        else images++
         break
       case 'tool_call':
         chars += p.name.length + p.arguments.length
@@ -597,5 +609,20 @@ export function estimateInputTokens(request: Request): number {
   for (const m of request.messages) for (const p of m.parts) part(p)
   for (const t of request.tools)
     chars += t.name.length + (t.description?.length ?? 0) + JSON.stringify(t.parameters).length
-  return Math.ceil(chars / CHARS_PER_TOKEN) + images * IMAGE_TOKENS
+  return Math.ceil(chars / CHARS_PER_TOKEN) + images * IMAGE_TOKENS + documents
+}
+
+/** Bytes of a PDF counted as one token (about 1 600 tokens, a page's, for 50 KB). */
+const PDF_BYTES_PER_TOKEN = 32
+
+/**
+ * A document's tokens for the estimate: a text file's characters / 4, a PDF's bytes / 32 (a
+ * rough rule: a page of text is a few KB and about 1 500-3 000 tokens to Anthropic, a scanned
+ * page far more bytes), at least an image's 1 600; a document by URL counts as one image.
+ */
+function documentTokens(p: ImagePart): number {
+  const text = documentText(p)
+  if (text !== undefined) return Math.ceil(text.length / CHARS_PER_TOKEN)
+  if (p.data === undefined) return IMAGE_TOKENS
+  return Math.max(IMAGE_TOKENS, Math.ceil((p.data.length * 3) / 4 / PDF_BYTES_PER_TOKEN))
 }

@@ -150,19 +150,54 @@ const bad = (message: string, param: string | null = null, code: string | null =
 type Msg = {role?: unknown; content?: unknown; tool_calls?: unknown; tool_call_id?: unknown}
 
 /** The text of a message's content (string or content items); other items are counted. */
-export function contentText(content: unknown): {text: string; images: number; videos: number} {
-  if (typeof content === 'string') return {text: content, images: 0, videos: 0}
+export function contentText(content: unknown): {
+  text: string
+  images: number
+  videos: number
+  documents: number
+} {
+  if (typeof content === 'string') return {text: content, images: 0, videos: 0, documents: 0}
   let text = ''
   let images = 0
   let videos = 0
+  let documents = 0
   if (Array.isArray(content)) {
     for (const item of content as Array<Record<string, any>>) {
       if (item?.type === 'text' && typeof item.text === 'string') text += (text ? '\n' : '') + item.text
       else if (item?.type === 'image_url') images++
       else if (item?.type === 'video_url') videos++
+      else if (item?.type === 'file') documents++
     }
   }
-  return {text, images, videos}
+  return {text, images, videos, documents}
+}
+
+/**
+ * What OpenAI refuses in a message's media parts: an `image_url` whose data URL is not an image
+ * (a PDF sent as an image), a `file` part without a PDF's bytes or a file id.
+ */
+function mediaProblem(content: unknown, i: number): ChatSimError | undefined {
+  if (!Array.isArray(content)) return undefined
+  for (const [j, item] of (content as Array<Record<string, any>>).entries()) {
+    if (item?.type === 'image_url') {
+      const url = typeof item.image_url === 'string' ? item.image_url : item.image_url?.url
+      const type = /^data:([^;,]+)/.exec(String(url ?? ''))?.[1]
+      if (type && !type.startsWith('image/'))
+        return bad('Invalid MIME type. Only image types are supported.', null, 'invalid_image_format')
+    } else if (item?.type === 'file') {
+      const file = item.file ?? {}
+      if (typeof file.file_id === 'string') continue
+      const where = `messages[${i}].content[${j}].file.file_data`
+      const type = /^data:([^;,]+);base64,/.exec(String(file.file_data ?? ''))?.[1]
+      if (type !== 'application/pdf')
+        return bad(
+          `Invalid file data: '${where}'. Expected a base64-encoded data URL with an application/pdf MIME type (e.g. 'data:application/pdf;base64,SGVsbG8sIFdvcmxkIQ=='), but got ${type ? `unsupported MIME type '${type}'` : 'a value that is not a data URL'}.`,
+          where,
+          'invalid_value',
+        )
+    }
+  }
+  return undefined
 }
 
 function checkRange(body: Record<string, any>, name: string, min: number, max: number): void {
@@ -231,6 +266,8 @@ export function validateChatBody(body: unknown): asserts body is Record<string, 
     if (m.content === undefined && !(role === 'assistant' && m.tool_calls)) {
       throw bad(`messages[${i}].content is required`, `messages[${i}].content`)
     }
+    const media = mediaProblem(m.content, i)
+    if (media) throw media
   }
   checkRange(b, 'temperature', 0, 2)
   checkRange(b, 'top_p', 0, 1)
@@ -447,7 +484,7 @@ export function planChat(
   }
   const last = messages[messages.length - 1]
   const lastUser = [...messages].reverse().find((m) => (m.role ?? 'user') === 'user')
-  const {text: prompt, images, videos} = contentText(lastUser?.content)
+  const {text: prompt, images, videos, documents} = contentText(lastUser?.content)
   const thinking = body.enable_thinking ?? body.extra_body?.enable_thinking
   const reasoningOn =
     (model.reasoning ||
@@ -472,6 +509,7 @@ export function planChat(
     const seen = [
       images ? `${images} image${images > 1 ? 's' : ''}` : '',
       videos ? `${videos} video${videos > 1 ? 's' : ''}` : '',
+      documents ? `${documents} document${documents > 1 ? 's' : ''}` : '',
     ]
       .filter(Boolean)
       .join(' and ')

@@ -162,8 +162,8 @@ describe('chat quirks', () => {
     const last = await chat({model: 'gpt-x+no-usage+usage-last', stream: true})
     expect(last.events.slice(0, -1).every((e) => !('usage' in e.data))).toBe(true)
     const whole = await chat({model: 'gpt-x+no-usage'})
-    expect(whole.json.choices[0].message.content).toEqual(expect.any(String))
-    expect('usage' in whole.json).toBe(false)
+    expect(whole.json!.choices[0].message.content).toEqual(expect.any(String))
+    expect('usage' in whole.json!).toBe(false)
   })
 
   it('strict-fields: 400 in the OpenAI shape naming unknown top-level fields', async () => {

@@ -291,3 +291,99 @@ describe('messages: tool calls and results paired, as Anthropic checks them', ()
     expect(split.status).toBe(200)
   })
 })
+
+describe('media the vendors refuse', () => {
+  const PDF = Buffer.from('%PDF-1.7\n%%EOF\n').toString('base64')
+
+  it("messages: a PDF sent as an image, or another file as a document, in Anthropic's words", async () => {
+    const asImage = await post('/v1/messages', {
+      model: 'claude-x',
+      max_tokens: 100,
+      messages: [
+        {
+          role: 'user',
+          content: [{type: 'image', source: {type: 'base64', media_type: 'application/pdf', data: PDF}}],
+        },
+      ],
+    })
+    expect(asImage.status).toBe(400)
+    expect(asImage.json.error.message).toBe(
+      "messages.0.content.0.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'",
+    )
+    const notPdf = await post('/v1/messages', {
+      model: 'claude-x',
+      max_tokens: 100,
+      messages: [
+        {role: 'user', content: 'hi'},
+        {role: 'assistant', content: [{type: 'tool_use', id: 'toolu_1', name: 'Read', input: {}}]},
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_1',
+              content: [{type: 'document', source: {type: 'base64', media_type: 'audio/mp3', data: 'AAAA'}}],
+            },
+          ],
+        },
+      ],
+    })
+    expect(notPdf.json.error.message).toBe(
+      "messages.2.content.0.tool_result.content.0.document.source.base64.media_type: Input should be 'application/pdf'",
+    )
+    const ok = await post('/v1/messages', {
+      model: 'claude-x',
+      max_tokens: 100,
+      messages: [
+        {
+          role: 'user',
+          content: [{type: 'document', source: {type: 'base64', media_type: 'application/pdf', data: PDF}}],
+        },
+      ],
+    })
+    expect(ok.status).toBe(200)
+  })
+
+  it('chat: a PDF as an image_url is refused as OpenAI refuses it; a file part is read as a document', async () => {
+    const asImage = await post('/v1/chat/completions', {
+      model: 'sim-mini',
+      messages: [
+        {
+          role: 'user',
+          content: [{type: 'image_url', image_url: {url: `data:application/pdf;base64,${PDF}`}}],
+        },
+      ],
+    })
+    expect(asImage.status).toBe(400)
+    expect(asImage.json.error).toMatchObject({
+      message: 'Invalid MIME type. Only image types are supported.',
+      code: 'invalid_image_format',
+    })
+    const badFile = await post('/v1/chat/completions', {
+      model: 'sim-mini',
+      messages: [
+        {
+          role: 'user',
+          content: [{type: 'file', file: {filename: 'a.txt', file_data: 'data:text/plain;base64,aGk='}}],
+        },
+      ],
+    })
+    expect(badFile.status).toBe(400)
+    expect(badFile.json.error.param).toBe('messages[0].content[0].file.file_data')
+    expect(badFile.json.error.message).toContain("unsupported MIME type 'text/plain'")
+    const file = await post('/v1/chat/completions', {
+      model: 'sim-mini',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {type: 'text', text: 'Summarise it.'},
+            {type: 'file', file: {filename: 'a.pdf', file_data: `data:application/pdf;base64,${PDF}`}},
+          ],
+        },
+      ],
+    })
+    expect(file.status).toBe(200)
+    expect(file.json.choices[0].message.content).toContain('I received 1 document.')
+  })
+})

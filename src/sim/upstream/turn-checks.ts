@@ -100,6 +100,8 @@ export function messagesHistoryProblem(body: Body): string | undefined {
   const messages = Array.isArray(body.messages) ? (body.messages as Body[]) : []
   const pairing = toolPairingProblem(messages)
   if (pairing) return pairing
+  const media = messagesMediaProblem(messages)
+  if (media) return media
   for (const [n, message] of messages.entries()) {
     if (message?.role !== 'assistant') continue
     for (const [m, block] of blocksOf(message.content).entries()) {
@@ -126,6 +128,38 @@ export function messagesHistoryProblem(body: Body): string | undefined {
     '`thinking`. Please consult our documentation at ' +
     'https://docs.claude.com/en/docs/build-with-claude/extended-thinking'
   )
+}
+
+const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp']
+
+/**
+ * Anthropic's check of a base64 image's or document's media type, in its words: an image block
+ * takes the four image types only, a base64 document a PDF only (a PDF sent as an image, or
+ * another file as a document, is refused). Blocks inside a tool result are checked too.
+ */
+function messagesMediaProblem(messages: Body[]): string | undefined {
+  const check = (block: Body, where: string): string | undefined => {
+    const source = block?.source as Body | undefined
+    if (source?.type !== 'base64') return undefined
+    if (block.type === 'image' && !IMAGE_TYPES.includes(String(source.media_type)))
+      return `${where}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`
+    if (block.type === 'document' && source.media_type !== 'application/pdf')
+      return `${where}.document.source.base64.media_type: Input should be 'application/pdf'`
+    return undefined
+  }
+  for (const [n, message] of messages.entries())
+    for (const [m, block] of blocksOf(message?.content).entries()) {
+      const where = `messages.${n}.content.${m}`
+      const problem =
+        check(block, where) ??
+        (block?.type === 'tool_result'
+          ? blocksOf(block.content)
+              .map((inner, k) => check(inner, `${where}.tool_result.content.${k}`))
+              .find(Boolean)
+          : undefined)
+      if (problem) return problem
+    }
+  return undefined
 }
 
 /** Gemini's documented value that skips thought signature validation. */

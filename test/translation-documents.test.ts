@@ -1,0 +1,168 @@
+/**
+ * Documents through translation, end to end: Claude Code's Read of a PDF (a `document` block in
+ * the turn after the tool result) on a chat upstream, and a PDF from a Gemini or Responses client
+ * on a Messages upstream. The simulator refuses media the way the vendors do (a PDF as an
+ * `image_url`, a document that is not a PDF), so a 200 proves the form. The real daemon, the
+ * official SDKs.
+ */
+import Anthropic from '@anthropic-ai/sdk'
+import {GoogleGenAI} from '@google/genai'
+import OpenAI from 'openai'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
+import {issueKeyOverApi, startSimGatewayWithPolicies} from './helpers/gateway.js'
+
+let base = ''
+let simOrigin = ''
+let stop: () => Promise<void> = async () => {}
+const keys = new Map<string, string>()
+
+const PDF = Buffer.from('%PDF-1.7\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n').toString('base64')
+
+beforeAll(async () => {
+  const policy = (id: string, provider: string, model: string, families: string[]) => ({
+    id,
+    routes: Object.fromEntries(families.map((f) => [f, [{provider, model, translate: true}]])),
+    fallbacks: true,
+    breaker: DEFAULT_BREAKER,
+    timeouts: DEFAULT_TIMEOUTS,
+  })
+  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
+    policy('doc-chat', 'sim-chat', 'sim-mini', ['messages', 'responses', 'gemini']),
+    policy('doc-messages', 'sim-messages', 'claude-sonnet-4-5', ['chat', 'responses', 'gemini']),
+  ]))
+  for (const id of ['doc-chat', 'doc-messages'])
+    keys.set(id, await issueKeyOverApi(base, id, 'generic_agent', id))
+}, 120_000)
+
+afterAll(() => stop())
+
+/** The bodies the simulator got on `path` since the last call, oldest first. */
+async function upstreamCalls(path: RegExp): Promise<Array<Record<string, any>>> {
+  const {requests} = (await (await fetch(`${simOrigin}/__sim/requests`)).json()) as {
+    requests: Array<{method: string; path: string; body: unknown}>
+  }
+  await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
+  return requests
+    .filter((r) => r.method === 'POST' && path.test(r.path))
+    .map((r) => (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>)
+}
+
+describe('documents through translation', {timeout: 60_000}, () => {
+  it("Claude Code's Read of a PDF on a chat upstream: a file part after the tool message, answered", async () => {
+    await upstreamCalls(/./)
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('doc-chat')!, maxRetries: 0})
+    const answer = await client.messages
+      .stream({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 512,
+        messages: [
+          {role: 'user', content: 'Summarise report.pdf'},
+          {
+            role: 'assistant',
+            content: [{type: 'tool_use', id: 'toolu_01', name: 'Read', input: {file_path: '/w/report.pdf'}}],
+          },
+          {
+            role: 'user',
+            content: [
+              {type: 'tool_result', tool_use_id: 'toolu_01', content: 'PDF file read: /w/report.pdf'},
+              {type: 'document', source: {type: 'base64', media_type: 'application/pdf', data: PDF}},
+            ],
+          },
+        ],
+      })
+      .finalMessage()
+    const text = answer.content.map((b) => (b.type === 'text' ? b.text : '')).join('')
+    expect(text).toContain('I received 1 document.')
+    const [sent] = await upstreamCalls(/\/chat\/completions$/)
+    expect(sent.messages.slice(-2)).toEqual([
+      {role: 'tool', tool_call_id: 'toolu_01', content: 'PDF file read: /w/report.pdf'},
+      {
+        role: 'user',
+        content: [
+          {type: 'file', file: {filename: 'document.pdf', file_data: `data:application/pdf;base64,${PDF}`}},
+        ],
+      },
+    ])
+  })
+
+  it("Gemini CLI's PDF (inlineData) on a chat upstream and on Claude: a file part, a document block", async () => {
+    const contents = [
+      {
+        role: 'user',
+        parts: [{text: 'Summarise this.'}, {inlineData: {mimeType: 'application/pdf', data: PDF}}],
+      },
+    ]
+    await upstreamCalls(/./)
+    const onChat = new GoogleGenAI({apiKey: keys.get('doc-chat')!, httpOptions: {baseUrl: base}})
+    const chatAnswer = await onChat.models.generateContent({model: 'gemini-2.5-flash', contents})
+    expect(chatAnswer.text).toContain('I received 1 document.')
+    const [toChat] = await upstreamCalls(/\/chat\/completions$/)
+    expect(toChat.messages.at(-1).content).toContainEqual({
+      type: 'file',
+      file: {filename: 'document.pdf', file_data: `data:application/pdf;base64,${PDF}`},
+    })
+    const onClaude = new GoogleGenAI({apiKey: keys.get('doc-messages')!, httpOptions: {baseUrl: base}})
+    const claudeAnswer = await onClaude.models.generateContent({model: 'gemini-2.5-flash', contents})
+    expect(claudeAnswer.text).toBeTruthy()
+    const [toClaude] = await upstreamCalls(/\/v1\/messages$/)
+    expect(toClaude.messages.at(-1).content).toContainEqual(
+      expect.objectContaining({
+        type: 'document',
+        source: {type: 'base64', media_type: 'application/pdf', data: PDF},
+      }),
+    )
+  })
+
+  it("a Responses client's input_file and a chat client's file part on Claude: documents with their names", async () => {
+    await upstreamCalls(/./)
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('doc-messages')!, maxRetries: 0})
+    const response = await openai.responses.create({
+      model: 'gpt-5',
+      store: false,
+      input: [
+        {
+          role: 'user',
+          content: [
+            {type: 'input_text', text: 'Summarise this.'},
+            {type: 'input_file', filename: 'q3.pdf', file_data: `data:application/pdf;base64,${PDF}`},
+          ],
+        },
+      ],
+    })
+    expect(response.output_text).toBeTruthy()
+    const chat = await openai.chat.completions.create({
+      model: 'gpt-5',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {type: 'text', text: 'Summarise this.'},
+            {type: 'file', file: {filename: 'q4.pdf', file_data: `data:application/pdf;base64,${PDF}`}},
+          ],
+        },
+      ],
+    })
+    expect(chat.choices[0].message.content).toBeTruthy()
+    const sent = await upstreamCalls(/\/v1\/messages$/)
+    expect(sent.map((b) => b.messages.at(-1).content.find((c: any) => c.type === 'document')?.title)).toEqual(
+      ['q3.pdf', 'q4.pdf'],
+    )
+  })
+
+  it('a file by OpenAI file id is refused with a 400 that says why', async () => {
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('doc-messages')!, maxRetries: 0})
+    const refused = await openai.chat.completions
+      .create({
+        model: 'gpt-5',
+        messages: [{role: 'user', content: [{type: 'file', file: {file_id: 'file-abc'}}]}],
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => error as {status: number; message: string},
+      )
+    expect(refused?.status).toBe(400)
+    expect(refused?.message).toContain('file part by file_id cannot be translated')
+  })
+})
