@@ -173,6 +173,22 @@ export function contentText(content: unknown): {
 }
 
 /**
+ * The last tool message, when only user messages of media (no text of their own) follow it: the
+ * form a translated tool result with an image or a document takes in chat (the media cannot ride
+ * in a `tool` message).
+ */
+function toolResultWithMedia(messages: Msg[]): Msg | undefined {
+  let i = messages.length - 1
+  let media = false
+  for (; i >= 0 && (messages[i].role ?? 'user') === 'user'; i--) {
+    const {text, images, documents} = contentText(messages[i].content)
+    if (text.trim() !== '' || images + documents === 0) return undefined
+    media = true
+  }
+  return media && i >= 0 && messages[i].role === 'tool' ? messages[i] : undefined
+}
+
+/**
  * What OpenAI refuses in a message's media parts: an `image_url` whose data URL is not an image
  * (a PDF sent as an image), a `file` part without a PDF's bytes or a file id.
  */
@@ -499,9 +515,20 @@ export function planChat(
   const snippet = prompt.replace(/\s+/g, ' ').trim().slice(0, 60)
   const lengthMatch = /\[words=(\d+)\]/.exec(prompt)
 
+  // a tool's result whose media follow it in a user message of their own (a translated Claude Code
+  // turn: its Read of a PDF or an image), answered as the result itself
+  const mediaAfterTool = toolResultWithMedia(messages)
   let text: string
   if ((last.role ?? 'user') === 'tool') {
     text = `The tool answered: ${contentText(last.content).text.slice(0, 200)}`
+  } else if (mediaAfterTool) {
+    const seen = [
+      images ? `${images} image${images > 1 ? 's' : ''}` : '',
+      documents ? `${documents} document${documents > 1 ? 's' : ''}` : '',
+    ]
+      .filter(Boolean)
+      .join(' and ')
+    text = `The tool answered: ${contentText(mediaAfterTool.content).text.slice(0, 200)}. I received ${seen}.`
   } else if (lengthMatch) {
     const n = Math.min(2000, Math.max(1, Number(lengthMatch[1])))
     text = Array.from({length: n}, (_, i) => FILLER[i % FILLER.length]).join(' ') + '.'
@@ -539,12 +566,21 @@ export function planChat(
   let toolCall: ChatPlan['toolCall']
   let moreToolCalls: ChatPlan['moreToolCalls']
   const tools = Array.isArray(body.tools) ? body.tools : []
-  if (tools.length > 0 && body.tool_choice !== 'none' && (last.role ?? 'user') === 'user') {
+  if (
+    tools.length > 0 &&
+    body.tool_choice !== 'none' &&
+    (last.role ?? 'user') === 'user' &&
+    !mediaAfterTool
+  ) {
+    // `read-path`: the first absolute path of the user's words for the tool's path argument
+    const path = quirks.has('read-path') ? /(?:^|\s)(\/[^\s"'`]+)/.exec(prompt)?.[1] : undefined
     const callOf = (tool: any): {name: string; args: Record<string, unknown>} => {
       const fn = tool?.function ?? {}
       const props = Object.keys(fn.parameters?.properties ?? {})
       const args: Record<string, string> = {}
-      for (const key of props) args[key] = snippet.slice(0, 20) || 'value'
+      const pathProps = path ? props.filter((key) => /path$/i.test(key)) : []
+      if (path && pathProps.length > 0) for (const key of pathProps) args[key] = path
+      else for (const key of props) args[key] = snippet.slice(0, 20) || 'value'
       return {name: String(fn.name ?? 'tool'), args}
     }
     const [first, ...more] = quirkCalls(callOf(tools[0]), tools[1] ? callOf(tools[1]) : undefined, quirks)

@@ -197,7 +197,12 @@ export const AGENTS = [
           prompt,
           '--output-format',
           'json',
-          ...(tools ? ['--tools', 'Glob,Agent', '--allowedTools', 'Glob'] : []),
+          // a list: those tools only, each allowed (`--pdf`: Read)
+          ...(Array.isArray(tools)
+            ? ['--tools', tools.join(','), '--allowedTools', tools.join(',')]
+            : tools
+              ? ['--tools', 'Glob,Agent', '--allowedTools', 'Glob']
+              : []),
         ],
       }
     },

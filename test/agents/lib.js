@@ -109,3 +109,29 @@ export function diff(label, actual, expected) {
   }
   return problems
 }
+
+/**
+ * A valid one-page PDF (Helvetica, one line of `text`) with a correct cross-reference table, for
+ * Claude Code's Read of a PDF (`--pdf`).
+ */
+export function onePagePdf(text) {
+  const content = `BT /F1 18 Tf 20 70 Td (${text.replace(/[()\\]/g, '\\$&')}) Tj ET`
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 144] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
+    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+  ]
+  let out = '%PDF-1.4\n'
+  const offsets = objects.map((object, i) => {
+    const at = out.length
+    out += `${i + 1} 0 obj\n${object}\nendobj\n`
+    return at
+  })
+  const xref = out.length
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`
+  for (const at of offsets) out += `${String(at).padStart(10, '0')} 00000 n \n`
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`
+  return Buffer.from(out, 'latin1')
+}

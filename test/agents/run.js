@@ -18,6 +18,8 @@
 //   npm run test:agents -- --translate --to chat --quirk deepseek-json
 //                                          the upstream models with simulator quirks (docs/SIMULATOR.md):
 //                                          a refusal the gateway learned and sent again past is no problem
+//   npm run test:agents -- --pdf           Claude Code reads a PDF (its Read tool) through translation to
+//                                          chat: the PDF must reach the upstream as a `file` part
 //   npm run test:agents -- --only codex    one or more agents (comma-separated: claude, codex,
 //                                          gemini, opencode, qwen)
 //   npm run test:agents -- --keep          keep the temp folders (homes, histories, gateway log)
@@ -38,7 +40,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {fileURLToPath, pathToFileURL} from 'node:url'
 
 import {AGENTS, PROMPT, TOOL_PROMPT} from './agents.js'
-import {diff, freePort, getJson, run, tail} from './lib.js'
+import {diff, freePort, getJson, onePagePdf, run, tail} from './lib.js'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 // GWCTL_AGENTS_ROOT: run another checkout's build (e.g. a branch under test) with this suite.
@@ -49,28 +51,37 @@ const BIN = join(ROOT, 'bin', 'gwctl.cjs')
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
   console.log(
-    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2]] [--only claude,codex,gemini,opencode,qwen] [--keep] [--verbose] [--strace]',
+    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] | --pdf] [--only claude,codex,gemini,opencode,qwen] [--keep] [--verbose] [--strace]',
   )
   process.exit(0)
 }
 const DIRECT = argv.includes('--direct')
 const BIND = argv.includes('--bind') && !DIRECT
 const RUN = argv.includes('--run') && !DIRECT && !BIND
-const TRANSLATE = argv.includes('--translate') && !DIRECT && !BIND && !RUN
+// --pdf: Claude Code reads a PDF through translation to chat (its Read tool's document block)
+const PDF = argv.includes('--pdf')
+const TRANSLATE = (argv.includes('--translate') || PDF) && !DIRECT && !BIND && !RUN
 const KEEP = argv.includes('--keep')
 const VERBOSE = argv.includes('--verbose')
 const STRACE = argv.includes('--strace')
 const onlyAt = argv.indexOf('--only')
 const toAt = argv.indexOf('--to')
 const quirkAt = argv.indexOf('--quirk')
-const QUIRKS =
-  quirkAt >= 0
+const QUIRKS = [
+  ...(quirkAt >= 0
     ? String(argv[quirkAt + 1] ?? '')
         .split(',')
         .filter(Boolean)
-    : []
-const TO = toAt >= 0 ? new Set(String(argv[toAt + 1] ?? '').split(',')) : undefined
-const ONLY = onlyAt >= 0 ? new Set(String(argv[onlyAt + 1] ?? '').split(',')) : undefined
+    : []),
+  // the sim's tool call reads the path the prompt names (docs/SIMULATOR.md)
+  ...(PDF ? ['read-path'] : []),
+]
+const TO = PDF ? new Set(['chat']) : toAt >= 0 ? new Set(String(argv[toAt + 1] ?? '').split(',')) : undefined
+const ONLY = PDF
+  ? new Set(['claude'])
+  : onlyAt >= 0
+    ? new Set(String(argv[onlyAt + 1] ?? '').split(','))
+    : undefined
 const agents = AGENTS.filter((a) => !ONLY || ONLY.has(a.name))
 if (agents.length === 0) {
   console.error(`--only names none of: ${AGENTS.map((a) => a.name).join(', ')}`)
@@ -535,9 +546,19 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
   mkdirSync(join(home, 'tmp'), {recursive: true})
   mkdirSync(workdir, {recursive: true})
   writeFileSync(join(workdir, 'notes.txt'), 'a file for the tool to find\n')
+  const pdfPath = join(workdir, 'report.pdf')
+  const pdf = PDF ? onePagePdf('Quarterly revenue rose 12 percent.') : undefined
+  if (pdf) writeFileSync(pdfPath, pdf)
   await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
 
-  const {env, args} = agent.prepare({home, binDir, origin, key, prompt: TOOL_PROMPT, tools: true})
+  const {env, args} = agent.prepare({
+    home,
+    binDir,
+    origin,
+    key,
+    prompt: pdf ? `Read ${pdfPath} and summarise it.` : TOOL_PROMPT,
+    tools: pdf ? ['Read'] : true,
+  })
   // 240 s: Gemini CLI retries its JSON-mode router call (with backoff, about 90 s) when the
   // chat and messages sims answer it with plain text (they have no JSON-schema mode)
   const command = ['timeout', '240', join(binDir, agent.bin), ...args]
@@ -552,10 +573,20 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
   if (KEEP)
     writeFileSync(join(tmp, `${agent.name}-to-${up}-sim-requests.json`), JSON.stringify(body, null, 2))
   const calls = (body.requests ?? []).filter((r) => r.method === 'POST' && fam.isModelCall(r.path))
+  // --pdf: the second turn is the tool result with the PDF after it, as a chat `file` part
+  const fileData = pdf ? `data:application/pdf;base64,${pdf.toString('base64')}` : undefined
+  const withPdf = (b) =>
+    (b.messages ?? []).some(
+      (m) =>
+        m.role === 'user' &&
+        Array.isArray(m.content) &&
+        m.content.some((c) => c.type === 'file' && c.file?.file_data === fileData),
+    )
+  const isTurn2 = pdf ? withPdf : fam.isTurn2
   notes.push(
-    `sim (${up}) saw ${calls.map((r) => `${r.path}${fam.isTurn2(r.body) ? ' [tool result]' : ''}`).join(', ') || 'no model call'}`,
+    `sim (${up}) saw ${calls.map((r) => `${r.path}${isTurn2(r.body) ? (pdf ? ' [tool result and the PDF as a file part]' : ' [tool result]') : ''}`).join(', ') || 'no model call'}`,
   )
-  const turn2At = calls.findIndex((r) => fam.isTurn2(r.body))
+  const turn2At = calls.findIndex((r) => isTurn2(r.body))
   if (calls.length === 0) problems.push(`the ${up} upstream got no model call`)
   else if (turn2At < 0) problems.push(`the ${up} upstream never got a second turn with the tool result`)
   else {
@@ -585,6 +616,8 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
   const answer = agent.answerOf(result.stdout)
   if (!answer.includes('The tool answered'))
     problems.push(`the output has no "The tool answered": ${JSON.stringify(answer.slice(0, 200))}`)
+  if (pdf && !answer.includes('I received 1 document'))
+    problems.push(`the upstream did not read the PDF: ${JSON.stringify(answer.slice(0, 200))}`)
 
   // The gateway's rows: every call logged as translated to `up`, 200, no error.
   let rows = (await gatewayLogs(origin, agentId)) ?? []

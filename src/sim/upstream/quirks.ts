@@ -35,6 +35,7 @@ export const SIM_QUIRKS = [
   'max-id-40',
   'reasoning-not-back',
   'no-usage',
+  'read-path',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
