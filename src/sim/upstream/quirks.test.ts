@@ -166,6 +166,48 @@ describe('chat quirks', () => {
     expect('usage' in whole.json!).toBe(false)
   })
 
+  it('read-path: the path the user names for the path argument; a PDF after the result is read', async () => {
+    const read = {
+      type: 'function',
+      function: {
+        name: 'Read',
+        parameters: {
+          properties: {file_path: {type: 'string'}, offset: {type: 'number'}, pages: {type: 'string'}},
+        },
+      },
+    }
+    const messages = [{role: 'user', content: 'Read /tmp/w/report.pdf and summarise it.'}]
+    const called = await chat({model: 'gpt-x+read-path', tools: [read], messages})
+    const call = called.json!.choices[0].message.tool_calls[0]
+    expect(JSON.parse(call.function.arguments)).toEqual({file_path: '/tmp/w/report.pdf'})
+    const plain = await chat({model: 'gpt-x', tools: [read], messages})
+    expect(Object.keys(JSON.parse(plain.json!.choices[0].message.tool_calls[0].function.arguments))).toEqual([
+      'file_path',
+      'offset',
+      'pages',
+    ])
+    // the result, then the PDF in a user message of its own: answered, not another call
+    const pdf = `data:application/pdf;base64,${Buffer.from('%PDF-1.4').toString('base64')}`
+    const answered = await chat({
+      model: 'gpt-x+read-path',
+      tools: [read],
+      messages: [
+        ...messages,
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{id: call.id, type: 'function', function: call.function}],
+        },
+        {role: 'tool', tool_call_id: call.id, content: 'PDF file read'},
+        {role: 'user', content: [{type: 'file', file: {filename: 'report.pdf', file_data: pdf}}]},
+      ],
+    })
+    expect(answered.json!.choices[0].message.tool_calls).toBeUndefined()
+    expect(answered.json!.choices[0].message.content).toBe(
+      'The tool answered: PDF file read. I received 1 document.',
+    )
+  })
+
   it('strict-fields: 400 in the OpenAI shape naming unknown top-level fields', async () => {
     const body = {model: 'gpt-x', user: 'u', seed: 1, store: true, metadata: {}}
     const strict = await chat(body, {'x-sim-quirk': 'strict-fields'})
