@@ -16,6 +16,7 @@ import {
   shapeToolIds,
 } from './conversation-rules.js'
 import {geminiCodec} from './gemini.js'
+import {clientToolName, renameTools, upstreamToolNames} from './tool-names.js'
 import type {
   Codec,
   CodecContext,
@@ -49,6 +50,24 @@ export interface ClientRequest {
   request: Request
   /** Chat clients: `stream_options.include_usage`. */
   includeUsage: boolean
+  /** The upstream names of tools each upstream family would refuse (tool-names.ts), once known. */
+  toolNames?: Partial<Record<Family, Map<string, string> | null>>
+}
+
+/** The renamed tools of `client`'s request for an `upstream` (undefined: none), computed once. */
+function toolNamesFor(client: ClientRequest, upstream: Family): Map<string, string> | undefined {
+  const known = client.toolNames?.[upstream]
+  if (known !== undefined) return known ?? undefined
+  const names = upstreamToolNames(client.request, upstream)
+  client.toolNames ??= {}
+  client.toolNames[upstream] = names ?? null
+  return names
+}
+
+/** The upstream's calls under the client's tool names. */
+function clientCallNames(parts: Part[], names: ReadonlyMap<string, string> | undefined): void {
+  if (!names) return
+  for (const p of parts) if (p.type === 'tool_call') p.name = clientToolName(p.name, names)
 }
 
 /**
@@ -96,7 +115,8 @@ export function encodeUpstreamRequest(
   adapt?: UpstreamAdaptation,
 ): {body: Buffer; path: string; sent: SentRequest} {
   const codec = CODECS[upstream]
-  const body = codec.encodeRequest(client.request, model, ctx)
+  const names = toolNamesFor(client, upstream)
+  const body = codec.encodeRequest(names ? renameTools(client.request, names) : client.request, model, ctx)
   if (adapt) adaptBody(body, adapt, client.request.responseFormat)
   const max = body.max_tokens ?? body.max_completion_tokens
   const format = (body.response_format as {type?: unknown} | undefined)?.type
@@ -372,6 +392,7 @@ export function translateResponse(
   ctx: CodecContext = {},
 ): {body: Record<string, unknown>; usage: Usage; id: string; estimated?: string} {
   const response = CODECS[upstream].decodeResponse(body, decodeContext(upstream, client, ctx))
+  clientCallNames(response.parts, toolNamesFor(client, upstream))
   const estimated = fillMissingUsage(response.usage, client.request, outputChars(response.parts))
   const out = CODECS[client.family].encodeResponse(response, {
     carry: ctx.carry,
@@ -394,6 +415,7 @@ export function translateResponseText(
   ctx: CodecContext = {},
 ): {text: string; usage: Usage; id: string; estimated?: string} {
   const response = CODECS[upstream].decodeResponse(body, decodeContext(upstream, client, ctx))
+  clientCallNames(response.parts, toolNamesFor(client, upstream))
   const estimated = fillMissingUsage(response.usage, client.request, outputChars(response.parts))
   const codec = CODECS[client.family]
   const encodeCtx = {carry: ctx.carry, newId: ctx.newId, request: client.request}
@@ -445,9 +467,12 @@ export class StreamTranslator {
   /** What of the usage was estimated at the stream's end (`fillMissingUsage`), if anything. */
   estimated: string | undefined
   private readonly request: Request
+  /** Tools renamed for the upstream (tool-names.ts): its calls go to the client under their own names. */
+  private readonly names: Map<string, string> | undefined
 
   constructor(upstream: Family, client: ClientRequest, ctx: CodecContext = {}) {
     this.request = client.request
+    this.names = toolNamesFor(client, upstream)
     this.decoder = CODECS[upstream].streamDecoder(decodeContext(upstream, client, ctx))
     // the context's fields by name, not a spread: an object literal that starts with a spread and
     // goes on with more members takes µs on Node 20's V8
@@ -506,7 +531,7 @@ export class StreamTranslator {
   }
 
   private emit(events: StreamEvent[]): void {
-    for (const event of events) {
+    for (let event of events) {
       if (this.finished) return
       if (event.type === 'start') {
         this.id ??= event.id
@@ -519,7 +544,12 @@ export class StreamTranslator {
         this.deltas++
         this.chars += event.json.length
       } else if (event.type === 'block_start') {
-        if (event.block.type === 'tool_call') this.chars += event.block.name.length
+        const block = event.block
+        if (block.type === 'tool_call') {
+          const name = this.names ? clientToolName(block.name, this.names) : block.name
+          if (name !== block.name) event = {...event, block: {...block, name}}
+          this.chars += name.length
+        }
       } else if (event.type === 'error') {
         // the log row keeps what the client was told, code included
         const message = event.code ? `${event.code}: ${event.message}` : event.message

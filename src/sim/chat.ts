@@ -173,6 +173,27 @@ export function contentText(content: unknown): {
 }
 
 /**
+ * OpenAI's refusal of a function name outside `^[a-zA-Z0-9_-]{1,64}$`, in its words (a Claude
+ * Code plugin's MCP tool past 64 characters, a Gemini CLI tool with a dot).
+ */
+export function openAiNameProblem(name: unknown, where: string): ChatSimError | undefined {
+  if (typeof name !== 'string') return undefined
+  if (name.length > 64)
+    return bad(
+      `Invalid '${where}': string too long. Expected a string with maximum length 64, but got a string with length ${name.length} instead.`,
+      where,
+      'string_above_max_length',
+    )
+  if (!/^[a-zA-Z0-9_-]+$/.test(name))
+    return bad(
+      `Invalid '${where}': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`,
+      where,
+      'invalid_value',
+    )
+  return undefined
+}
+
+/**
  * The last tool message, when only user messages of media (no text of their own) follow it: the
  * form a translated tool result with an image or a document takes in chat (the media cannot ride
  * in a `tool` message).
@@ -295,6 +316,10 @@ export function validateChatBody(body: unknown): asserts body is Record<string, 
     if (b[name] !== undefined && b[name] !== null && (!Number.isInteger(b[name]) || b[name] <= 0)) {
       throw bad(`${name} must be a positive integer`, name)
     }
+  }
+  for (const [i, tool] of (Array.isArray(b.tools) ? (b.tools as Array<Record<string, any>>) : []).entries()) {
+    const problem = openAiNameProblem(tool?.function?.name, `tools[${i}].function.name`)
+    if (problem) throw problem
   }
   const rf = b.response_format?.type
   if (rf !== undefined && !['text', 'json_object', 'json_schema'].includes(rf)) {

@@ -140,6 +140,22 @@ function handle(context: SimContext) {
       context.sendError(request, 400, refused)
       return
     }
+    // Gemini's rule for a function's name: a letter or `_` first, then letters, digits, `_.:-`, at most 64
+    const tools = Array.isArray(body.tools) ? (body.tools as Body[]) : []
+    const declarations = tools.flatMap((t) =>
+      Array.isArray(t?.functionDeclarations) ? (t.functionDeclarations as Body[]) : [],
+    )
+    const badName = declarations.find(
+      (d) => typeof d?.name === 'string' && !/^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$/.test(d.name),
+    )
+    if (badName) {
+      context.sendError(
+        request,
+        400,
+        `* GenerateContentRequest.tools[0].function_declarations[${declarations.indexOf(badName)}].name: Invalid function name. Must start with a letter or an underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.), colons (:), or dashes (-), with a maximum length of 64.`,
+      )
+      return
+    }
     const problem = method === 'countTokens' ? undefined : geminiHistoryProblem(model, body.contents)
     if (problem) {
       context.sendError(request, 400, problem)

@@ -20,6 +20,7 @@ import {
   unknownQuirkMessage,
   unsupportedResponsesParameter,
 } from './quirks.js'
+import {openAiNameProblem} from '../chat.js'
 import {encryptReasoning, responsesHistoryProblem} from './turn-checks.js'
 
 type Body = Record<string, unknown>
@@ -103,6 +104,14 @@ function handle(context: SimContext) {
         },
       })
       return
+    }
+    // OpenAI's rule for a function's name, as chat's (a Claude Code plugin's MCP tool past 64)
+    for (const [i, tool] of (Array.isArray(body.tools) ? (body.tools as Body[]) : []).entries()) {
+      const name = openAiNameProblem(tool?.type === 'function' ? tool.name : undefined, `tools[${i}].name`)
+      if (name) {
+        sendJson(request.res, 400, name.body())
+        return
+      }
     }
     const problem = responsesHistoryProblem(body.input)
     if (problem) {

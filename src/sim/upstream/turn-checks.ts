@@ -102,6 +102,9 @@ export function messagesHistoryProblem(body: Body): string | undefined {
   if (pairing) return pairing
   const media = messagesMediaProblem(messages)
   if (media) return media
+  for (const [i, tool] of (Array.isArray(body.tools) ? (body.tools as Body[]) : []).entries())
+    if (typeof tool?.name === 'string' && !/^[a-zA-Z0-9_-]{1,128}$/.test(tool.name))
+      return `tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`
   for (const [n, message] of messages.entries()) {
     if (message?.role !== 'assistant') continue
     for (const [m, block] of blocksOf(message.content).entries()) {

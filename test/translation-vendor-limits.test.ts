@@ -1,9 +1,10 @@
 /**
- * Documents through translation, end to end: Claude Code's Read of a PDF (a `document` block in
- * the turn after the tool result) on a chat upstream, and a PDF from a Gemini or Responses client
- * on a Messages upstream. The simulator refuses media the way the vendors do (a PDF as an
- * `image_url`, a document that is not a PDF), so a 200 proves the form. The real daemon, the
- * official SDKs.
+ * What one vendor takes and another refuses, through translation, end to end: documents (Claude
+ * Code's Read of a PDF, a `document` block in the turn after the tool result, on a chat upstream;
+ * a PDF from a Gemini or Responses client on a Messages upstream) and tool names (a Claude Code
+ * plugin's MCP tool past OpenAI's 64 characters). The simulator refuses both the way the vendors
+ * do (a PDF as an `image_url`, a document that is not a PDF, a name past 64 or with a dot), so a
+ * 200 proves the form. The real daemon, the official SDKs.
  */
 import Anthropic from '@anthropic-ai/sdk'
 import {GoogleGenAI} from '@google/genai'
@@ -164,5 +165,55 @@ describe('documents through translation', {timeout: 60_000}, () => {
       )
     expect(refused?.status).toBe(400)
     expect(refused?.message).toContain('file part by file_id cannot be translated')
+  })
+})
+
+describe('tool names through translation', {timeout: 60_000}, () => {
+  const LONG = 'mcp__plugin_chrome-devtools-mcp_chrome-devtools__get_console_message'
+
+  it("a Claude Code plugin's 68-character MCP tool on a chat upstream: called and answered under its own name", async () => {
+    await upstreamCalls(/./)
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('doc-chat')!, maxRetries: 0})
+    const tools = [
+      {name: LONG, description: 'console messages', input_schema: {type: 'object' as const, properties: {}}},
+      {name: 'Read', description: 'read a file', input_schema: {type: 'object' as const, properties: {}}},
+    ]
+    const first = await client.messages
+      .stream({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 256,
+        tools,
+        messages: [{role: 'user', content: 'What did the console say?'}],
+      })
+      .finalMessage()
+    const call = first.content.find((b) => b.type === 'tool_use')
+    expect(call).toMatchObject({type: 'tool_use', name: LONG})
+    const second = await client.messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 256,
+      tools,
+      messages: [
+        {role: 'user', content: 'What did the console say?'},
+        {role: 'assistant', content: first.content},
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: call!.type === 'tool_use' ? call!.id : '',
+              content: 'no errors',
+            },
+          ],
+        },
+      ],
+    })
+    expect(second.content.map((b) => (b.type === 'text' ? b.text : '')).join('')).toContain(
+      'The tool answered: no errors',
+    )
+    const sent = await upstreamCalls(/\/chat\/completions$/)
+    const upstreamName = sent[0].tools[0].function.name
+    expect(upstreamName).toHaveLength(64)
+    expect(sent[1].tools[0].function.name).toBe(upstreamName)
+    expect(sent[1].messages.find((m: any) => m.tool_calls).tool_calls[0].function.name).toBe(upstreamName)
   })
 })

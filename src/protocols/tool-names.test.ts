@@ -1,0 +1,153 @@
+import {describe, expect, it} from 'vitest'
+
+import {BoundedCarry} from './carry.js'
+import type {Family} from './ir.js'
+import {decodeClientRequest, encodeUpstreamRequest, StreamTranslator, translateResponse} from './translate.js'
+
+/** A Claude Code plugin's MCP tool: 68 characters, taken by Anthropic (128), not by OpenAI or Gemini (64). */
+const LONG = 'mcp__plugin_chrome-devtools-mcp_chrome-devtools__get_console_message'
+const tool = (name: string) => ({name, description: 'd', input_schema: {type: 'object', properties: {}}})
+
+const claudeCode = (extra: Record<string, unknown> = {}) => ({
+  model: 'claude-sonnet-4-5',
+  max_tokens: 256,
+  tools: [tool('Read'), tool(LONG)],
+  messages: [{role: 'user', content: 'What did the console say?'}],
+  ...extra,
+})
+
+const sent = (family: Family, body: unknown, up: Family): any =>
+  JSON.parse(encodeUpstreamRequest(decodeClientRequest(family, body, {}), up, 'm').body.toString())
+
+describe('tool names an upstream refuses', () => {
+  it("Claude Code's long MCP name goes to OpenAI in 64 characters, its head and tail kept, the same every time", () => {
+    const body = sent('messages', claudeCode(), 'chat')
+    const [read, long] = body.tools.map((t: any) => t.function.name)
+    expect(read).toBe('Read')
+    expect(long).toHaveLength(64)
+    expect(long).toMatch(/^[a-zA-Z0-9_-]+$/)
+    expect(long.startsWith('mcp__plugin_chrome-devtools')).toBe(true)
+    expect(long.endsWith('get_console_message')).toBe(true)
+    expect(sent('messages', claudeCode(), 'chat').tools[1].function.name).toBe(long)
+    // Anthropic takes it as it is
+    expect(
+      sent(
+        'chat',
+        {
+          model: 'x',
+          messages: [{role: 'user', content: 'hi'}],
+          tools: [{type: 'function', function: {name: LONG, parameters: {}}}],
+        },
+        'messages',
+      ).tools[0].name,
+    ).toBe(LONG)
+  })
+
+  it('renames the history and the tool choice alike, and the call comes back under the client name', () => {
+    const history = claudeCode({
+      tool_choice: {type: 'tool', name: LONG},
+      messages: [
+        {role: 'user', content: 'What did the console say?'},
+        {role: 'assistant', content: [{type: 'tool_use', id: 'toolu_1', name: LONG, input: {}}]},
+        {role: 'user', content: [{type: 'tool_result', tool_use_id: 'toolu_1', content: 'no errors'}]},
+      ],
+    })
+    const client = decodeClientRequest('messages', history, {})
+    const body = JSON.parse(encodeUpstreamRequest(client, 'chat', 'm').body.toString())
+    const upstreamName = body.tools[1].function.name
+    expect(upstreamName).not.toBe(LONG)
+    expect(body.tool_choice).toEqual({type: 'function', function: {name: upstreamName}})
+    expect(body.messages[1].tool_calls[0].function.name).toBe(upstreamName)
+    // the answer's call, JSON and stream
+    const answer = translateResponse('chat', client, {
+      id: 'c1',
+      object: 'chat.completion',
+      model: 'm',
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{id: 'call_1', type: 'function', function: {name: upstreamName, arguments: '{}'}}],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+      usage: {prompt_tokens: 5, completion_tokens: 2},
+    })
+    expect((answer.body.content as any[])[0]).toMatchObject({type: 'tool_use', name: LONG})
+    const stream = new StreamTranslator(
+      'chat',
+      decodeClientRequest('messages', {...history, stream: true}, {}),
+      {
+        carry: new BoundedCarry(),
+      },
+    )
+    const chunk = (delta: unknown, finish: string | null = null) =>
+      `data: ${JSON.stringify({id: 'c2', object: 'chat.completion.chunk', model: 'm', choices: [{index: 0, delta, finish_reason: finish}]})}\n\n`
+    const out =
+      stream.push(
+        Buffer.from(
+          chunk({role: 'assistant'}) +
+            chunk({
+              tool_calls: [
+                {index: 0, id: 'call_2', type: 'function', function: {name: upstreamName, arguments: '{}'}},
+              ],
+            }) +
+            chunk({}, 'tool_calls') +
+            'data: [DONE]\n\n',
+        ),
+      ) + stream.end()
+    expect(out).toContain(`"name":"${LONG}"`)
+    expect(out).not.toContain(upstreamName)
+  })
+
+  it("Gemini's dots go to OpenAI as `_`, a name that would clash gets a hash, and Gemini gets a letter first", () => {
+    const gemini = {
+      contents: [{role: 'user', parts: [{text: 'search'}]}],
+      tools: [
+        {
+          functionDeclarations: [
+            {name: 'github.search', parameters: {type: 'object'}},
+            {name: 'github_search', parameters: {type: 'object'}},
+          ],
+        },
+      ],
+    }
+    const names = sent('gemini', gemini, 'chat').tools.map((t: any) => t.function.name)
+    expect(names[1]).toBe('github_search')
+    expect(names[0]).toMatch(/^github_search_[0-9a-f]{8}$/)
+    const toGemini = sent(
+      'chat',
+      {
+        model: 'x',
+        messages: [{role: 'user', content: 'hi'}],
+        tools: [{type: 'function', function: {name: '3d-render', parameters: {}}}],
+      },
+      'gemini',
+    )
+    expect(toGemini.tools[0].functionDeclarations[0].name).toBe('_3d-render')
+  })
+
+  it("a Gemini upstream's function response carries the call's renamed name", () => {
+    const body = sent(
+      'messages',
+      {
+        model: 'c',
+        max_tokens: 100,
+        tools: [tool(`${'x'.repeat(70)}`)],
+        messages: [
+          {role: 'user', content: 'go'},
+          {role: 'assistant', content: [{type: 'tool_use', id: 'toolu_1', name: 'x'.repeat(70), input: {}}]},
+          {role: 'user', content: [{type: 'tool_result', tool_use_id: 'toolu_1', content: 'done'}]},
+        ],
+      },
+      'gemini',
+    )
+    const declared = body.tools[0].functionDeclarations[0].name
+    expect(declared).toHaveLength(64)
+    expect(body.contents[1].parts[0].functionCall.name).toBe(declared)
+    expect(body.contents[2].parts[0].functionResponse.name).toBe(declared)
+  })
+})

@@ -1,0 +1,128 @@
+/**
+ * Tool names each family takes, and the names a translated request gives the tools whose names
+ * the upstream would refuse. Claude Code's MCP tools from plugins are named
+ * `mcp__plugin_<plugin>_<server>__<tool>`, often past 64 characters: Anthropic takes up to 128,
+ * OpenAI (chat and Responses) and Gemini 64, so every request of such a session to an OpenAI or
+ * Gemini model was a 400 ("Invalid 'tools[5].function.name': string too long. Expected a string
+ * with maximum length 64", LibreChat #7435, chrome-devtools-mcp #1169). Gemini takes `.` and `:` in
+ * a name, which OpenAI and Anthropic refuse, and wants a letter or `_` first.
+ *
+ * A name that does not fit is rewritten by a pure function of itself (its characters outside the
+ * rule as `_`; one too long keeps its head and its tail, the part that names the tool, around a
+ * hash of the whole), so the same tool has the same name on every request and the upstream's
+ * prompt cache holds. The upstream's calls come back under the client's own names
+ * (`clientToolName`): the client never sees a rewritten one.
+ */
+import {createHash} from 'node:crypto'
+
+import type {Family, Message, Part, Request} from './ir.js'
+
+interface ToolNameRule {
+  /** The longest name. */
+  max: number
+  /** `.` and `:` are taken (Gemini). */
+  dots: boolean
+  /** The first character must be a letter or `_` (Gemini). */
+  letterFirst: boolean
+}
+
+const RULES: Record<Family, ToolNameRule> = {
+  // OpenAI: ^[a-zA-Z0-9_-]{1,64}$
+  chat: {max: 64, dots: false, letterFirst: false},
+  responses: {max: 64, dots: false, letterFirst: false},
+  // Anthropic: ^[a-zA-Z0-9_-]{1,128}$
+  messages: {max: 128, dots: false, letterFirst: false},
+  // Gemini: a letter or `_` first, then letters, digits, `_`, `.`, `:` and `-`, at most 64
+  gemini: {max: 64, dots: true, letterFirst: true},
+}
+
+function isLetter(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122)
+}
+
+function allowed(c: number, rule: ToolNameRule): boolean {
+  return isLetter(c) || (c >= 48 && c <= 57) || c === 95 || c === 45 || (rule.dots && (c === 46 || c === 58))
+}
+
+/** Whether `name` fits the rule (a character loop: this runs for every tool of every request). */
+function fits(name: string, rule: ToolNameRule): boolean {
+  if (name.length === 0 || name.length > rule.max) return false
+  const first = name.charCodeAt(0)
+  if (rule.letterFirst && !isLetter(first) && first !== 95) return false
+  for (let i = 0; i < name.length; i++) if (!allowed(name.charCodeAt(i), rule)) return false
+  return true
+}
+
+const hash = (name: string): string => createHash('sha256').update(name).digest('hex').slice(0, 8)
+
+/** `name` made to fit: characters outside the rule as `_`, and one too long as head, hash, tail. */
+function fitted(name: string, rule: ToolNameRule, taken: ReadonlySet<string>): string {
+  let out = ''
+  for (let i = 0; i < name.length; i++) out += allowed(name.charCodeAt(i), rule) ? name[i] : '_'
+  if (out === '' || (rule.letterFirst && !isLetter(out.charCodeAt(0)) && out.charCodeAt(0) !== 95))
+    out = `_${out}`
+  if (out.length > rule.max) {
+    // the head (the MCP server) and the tail (the tool itself), around a hash of the whole name
+    const tail = Math.floor((rule.max - 10) / 2)
+    out = `${out.slice(0, rule.max - 10 - tail)}_${hash(name)}_${out.slice(out.length - tail)}`
+  } else if (taken.has(out)) out = `${out.slice(0, rule.max - 9)}_${hash(name)}`
+  return out
+}
+
+/**
+ * The upstream names of the tools `request` names that the `upstream` family would refuse (the
+ * client's name to the upstream's), or undefined when every tool's name fits: the usual request,
+ * one loop over its tools.
+ */
+export function upstreamToolNames(request: Request, upstream: Family): Map<string, string> | undefined {
+  const rule = RULES[upstream]
+  let bad = false
+  for (const tool of request.tools)
+    if (!fits(tool.name, rule)) {
+      bad = true
+      break
+    }
+  if (!bad) return undefined
+  const taken = new Set<string>()
+  for (const tool of request.tools) if (fits(tool.name, rule)) taken.add(tool.name)
+  const names = new Map<string, string>()
+  for (const tool of request.tools) {
+    if (taken.has(tool.name) || names.has(tool.name)) continue
+    const name = fitted(tool.name, rule, taken)
+    names.set(tool.name, name)
+    taken.add(name)
+  }
+  return names
+}
+
+/** `request` with its tools, tool choice and the history's calls and results under the upstream's names. */
+export function renameTools(request: Request, names: ReadonlyMap<string, string>): Request {
+  const rename = (name: string): string => names.get(name) ?? name
+  const renamePart = (p: Part): Part =>
+    p.type === 'tool_call' && names.has(p.name)
+      ? {...p, name: rename(p.name)}
+      : p.type === 'tool_result' && p.name !== undefined && names.has(p.name)
+        ? {...p, name: rename(p.name)}
+        : p
+  const messages = request.messages.map((m): Message => {
+    if (!m.parts.some((p) => (p.type === 'tool_call' || p.type === 'tool_result') && names.has(p.name ?? '')))
+      return m
+    return {...m, parts: m.parts.map(renamePart)}
+  })
+  const choice = request.toolChoice
+  return {
+    ...request,
+    tools: request.tools.map((t) => (names.has(t.name) ? {...t, name: rename(t.name)} : t)),
+    ...(choice?.type === 'tool' && names.has(choice.name)
+      ? {toolChoice: {type: 'tool' as const, name: rename(choice.name)}}
+      : {}),
+    messages,
+  }
+}
+
+/** The client's name of a tool the upstream called by `name` (its own when it was not renamed). */
+export function clientToolName(name: string, names: ReadonlyMap<string, string> | undefined): string {
+  if (!names) return name
+  for (const [client, upstream] of names) if (upstream === name) return client
+  return name
+}
