@@ -103,7 +103,8 @@ export function decodeClientRequest(
       `previous_response_id needs a Responses upstream, and this route translates to another protocol; send the whole conversation in \`input\` (with store: false, as Codex does)`,
     )
   const options = (body as {stream_options?: {include_usage?: unknown}}).stream_options
-  return {family, request, includeUsage: options?.include_usage === true}
+  // every field named, toolNames too: one object shape for every request
+  return {family, request, includeUsage: options?.include_usage === true, toolNames: undefined}
 }
 
 /** The body and path for an upstream of `upstream` asking for `model`. */
