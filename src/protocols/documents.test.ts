@@ -229,6 +229,50 @@ describe('a document from another client', () => {
     })
   })
 
+  it("Gemini CLI's read_file of a PDF, beside the function response or inside it (Gemini 3), goes to chat and Claude", () => {
+    const call = {
+      role: 'model',
+      parts: [{functionCall: {id: 'c1', name: 'read_file', args: {absolute_path: '/w/r.pdf'}}}],
+    }
+    const output = {output: 'Binary content provided (1 item(s)).'}
+    const beside = {
+      contents: [
+        {role: 'user', parts: [{text: 'Read /w/r.pdf'}]},
+        call,
+        {
+          role: 'user',
+          parts: [
+            {functionResponse: {id: 'c1', name: 'read_file', response: output}},
+            {inlineData: {mimeType: 'application/pdf', data: PDF}},
+          ],
+        },
+      ],
+    }
+    const inside = structuredClone(beside) as any
+    inside.contents[2].parts = [
+      {
+        functionResponse: {
+          id: 'c1',
+          name: 'read_file',
+          response: output,
+          parts: [{inlineData: {mimeType: 'application/pdf', data: PDF}}],
+        },
+      },
+    ]
+    const file = {
+      type: 'file',
+      file: {filename: 'document.pdf', file_data: `data:application/pdf;base64,${PDF}`},
+    }
+    for (const body of [beside, inside]) {
+      const chat = upstreamBody('gemini', body, 'chat').messages
+      expect(chat.at(-2)).toEqual({role: 'tool', tool_call_id: 'c1', content: output.output})
+      expect(chat.at(-1)).toEqual({role: 'user', content: [file]})
+      const claude = upstreamBody('gemini', body, 'messages').messages.at(-1).content
+      const documents = JSON.stringify(claude).match(/"type":"document"/g) ?? []
+      expect(documents).toHaveLength(1)
+    }
+  })
+
   it('a file Claude cannot read (audio) is refused by its type, not sent as an image', () => {
     const gemini = {contents: [{role: 'user', parts: [{inlineData: {mimeType: 'audio/mp3', data: 'AAAA'}}]}]}
     expect(() => upstreamBody('gemini', gemini, 'messages')).toThrow(

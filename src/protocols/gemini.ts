@@ -73,7 +73,7 @@ export function normaliseSchema(schema: unknown): unknown {
 const partsOf = (content: unknown): unknown[] =>
   isObject(content) && Array.isArray(content.parts) ? content.parts : []
 
-function responseContent(response: unknown): {content: TextPart[]; isError: boolean} {
+function responseContent(response: unknown): {content: Array<TextPart | ImagePart>; isError: boolean} {
   if (isObject(response)) {
     const keys = Object.keys(response)
     if (keys.length === 1 && typeof response.output === 'string')
@@ -157,6 +157,16 @@ function decodeRequest(
           pending.splice(at, 1)
         }
         const {content: out, isError} = responseContent(fr.response)
+        // a multimodal function response (Gemini 3, Gemini CLI's read_file of an image or a PDF):
+        // its media ride in `parts`
+        if (Array.isArray(fr.parts))
+          for (const media of fr.parts)
+            if (isObject(media) && isObject(media.inlineData))
+              out.push({
+                type: 'image',
+                mediaType: str(media.inlineData.mimeType),
+                data: str(media.inlineData.data) ?? '',
+              })
         parts.push({
           type: 'tool_result',
           callId: id ?? `call_${name}`,

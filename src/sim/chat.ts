@@ -597,8 +597,11 @@ export function planChat(
     (last.role ?? 'user') === 'user' &&
     !mediaAfterTool
   ) {
-    // `read-path`: the first absolute path of the user's words for the tool's path argument
-    const path = quirks.has('read-path') ? /(?:^|\s)(\/[^\s"'`]+)/.exec(prompt)?.[1] : undefined
+    // `read-path`: the last absolute path of the user's words for the tool's path argument (an
+    // agent's context, its work folder, comes before the prompt)
+    const path = quirks.has('read-path')
+      ? [...prompt.matchAll(/(?:^|\s)(\/[^\s"'`]+)/g)].at(-1)?.[1]
+      : undefined
     const callOf = (tool: any): {name: string; args: Record<string, unknown>} => {
       const fn = tool?.function ?? {}
       const props = Object.keys(fn.parameters?.properties ?? {})

@@ -170,6 +170,8 @@ export const AGENTS = [
   {
     name: 'claude',
     tool: 'claude-code',
+    /** Its tool that reads a file (`--pdf`). */
+    readTool: 'Read',
     title: 'claude -p',
     pkg: '@anthropic-ai/claude-code',
     version: '2.1.197',
@@ -293,6 +295,7 @@ export const AGENTS = [
   {
     name: 'gemini',
     tool: 'gemini-cli',
+    readTool: 'read_file',
     title: 'gemini -p',
     pkg: '@google/gemini-cli',
     version: '0.61.0',
@@ -308,6 +311,8 @@ export const AGENTS = [
           // `gwctl run` needs API-key auth selected already (it changes no file); `agents enable` writes it
           ...(bind && !run ? {} : {security: {auth: {selectedType: 'gemini-api-key'}}}),
           privacy: {usageStatisticsEnabled: false},
+          // a list: those tools only (`--pdf`: read_file)
+          ...(Array.isArray(tools) ? {tools: {core: tools}} : {}),
         }),
       )
       return {

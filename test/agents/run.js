@@ -18,8 +18,9 @@
 //   npm run test:agents -- --translate --to chat --quirk deepseek-json
 //                                          the upstream models with simulator quirks (docs/SIMULATOR.md):
 //                                          a refusal the gateway learned and sent again past is no problem
-//   npm run test:agents -- --pdf           Claude Code reads a PDF (its Read tool) through translation to
-//                                          chat: the PDF must reach the upstream as a `file` part
+//   npm run test:agents -- --pdf           Claude Code and Gemini CLI read a PDF (their file-reading tool)
+//                                          through translation to chat: it must reach the upstream as a
+//                                          `file` part
 //   npm run test:agents -- --only codex    one or more agents (comma-separated: claude, codex,
 //                                          gemini, opencode, qwen)
 //   npm run test:agents -- --keep          keep the temp folders (homes, histories, gateway log)
@@ -58,7 +59,8 @@ if (argv.includes('--help') || argv.includes('-h')) {
 const DIRECT = argv.includes('--direct')
 const BIND = argv.includes('--bind') && !DIRECT
 const RUN = argv.includes('--run') && !DIRECT && !BIND
-// --pdf: Claude Code reads a PDF through translation to chat (its Read tool's document block)
+// --pdf: Claude Code and Gemini CLI read a PDF through translation to chat (Claude Code's Read
+// tool's document block, Gemini CLI's read_file inlineData)
 const PDF = argv.includes('--pdf')
 const TRANSLATE = (argv.includes('--translate') || PDF) && !DIRECT && !BIND && !RUN
 const KEEP = argv.includes('--keep')
@@ -78,7 +80,7 @@ const QUIRKS = [
 ]
 const TO = PDF ? new Set(['chat']) : toAt >= 0 ? new Set(String(argv[toAt + 1] ?? '').split(',')) : undefined
 const ONLY = PDF
-  ? new Set(['claude'])
+  ? new Set(['claude', 'gemini'])
   : onlyAt >= 0
     ? new Set(String(argv[onlyAt + 1] ?? '').split(','))
     : undefined
@@ -557,7 +559,7 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
     origin,
     key,
     prompt: pdf ? `Read ${pdfPath} and summarise it.` : TOOL_PROMPT,
-    tools: pdf ? ['Read'] : true,
+    tools: pdf ? [agent.readTool] : true,
   })
   // 240 s: Gemini CLI retries its JSON-mode router call (with backoff, about 90 s) when the
   // chat and messages sims answer it with plain text (they have no JSON-schema mode)
