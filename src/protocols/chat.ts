@@ -41,7 +41,7 @@ import type {
   TextPart,
   ToolChoice,
 } from './ir.js'
-import {documentName, documentText, isDocument, TranslationError} from './ir.js'
+import {documentName, isDocument, namedDocumentText, TranslationError} from './ir.js'
 
 // ---- decoding a chat client's request ----
 
@@ -221,11 +221,14 @@ const imageUrl = (p: ImagePart): Json => ({
 
 /**
  * A document as chat takes it: a text file as its text, a PDF as a `file` part with its bytes
- * (OpenAI's form; chat has no file by URL, so a document by URL is refused by name).
+ * (OpenAI's form). Chat has no file by URL and takes no other file type in a `file` part (audio,
+ * a spreadsheet): those are refused by name, not sent for the upstream to refuse on every turn.
  */
 function documentContent(p: ImagePart): Json {
-  const text = documentText(p)
+  const text = namedDocumentText(p)
   if (text !== undefined) return {type: 'text', text}
+  if (p.mediaType !== 'application/pdf')
+    throw new TranslationError(`a ${p.mediaType} file cannot be sent to a chat upstream (PDF and text can)`)
   if (p.data === undefined)
     throw new TranslationError(
       'a document by URL cannot be sent to a chat upstream (chat takes a file only as its bytes)',
@@ -235,7 +238,7 @@ function documentContent(p: ImagePart): Json {
 
 /** The text of a part that is text, or a text file's; undefined for any other. */
 const plainText = (p: TextPart | ImagePart): string | undefined =>
-  p.type === 'text' ? p.text : documentText(p)
+  p.type === 'text' ? p.text : namedDocumentText(p)
 
 /** Text-only content as one string (the form every chat template takes), else an array. */
 function userContent(parts: Array<TextPart | ImagePart>): string | Json[] {

@@ -136,7 +136,9 @@ describe('a PDF from Claude Code', () => {
       messages: [{role: 'user', content: [{type: 'document', source: {type: 'file', file_id: 'file_1'}}]}],
     }
     expect(() => upstreamBody('messages', fileId, 'chat')).toThrow(TranslationError)
-    expect(() => upstreamBody('messages', fileId, 'chat')).toThrow(/document source type "file"/)
+    expect(() => upstreamBody('messages', fileId, 'chat')).toThrow(
+      /document source type "file" cannot be translated: send/,
+    )
   })
 
   it('counts in the estimate by its size, at least as an image', () => {
@@ -271,6 +273,30 @@ describe('a document from another client', () => {
       const documents = JSON.stringify(claude).match(/"type":"document"/g) ?? []
       expect(documents).toHaveLength(1)
     }
+  })
+
+  it('a file chat cannot take (audio) is refused by its type; a text file keeps its name above its text', () => {
+    const audio = {contents: [{role: 'user', parts: [{inlineData: {mimeType: 'audio/wav', data: 'AAAA'}}]}]}
+    expect(() => upstreamBody('gemini', audio, 'chat')).toThrow(
+      /audio\/wav file cannot be sent to a chat upstream/,
+    )
+    const notes = Buffer.from('line one').toString('base64')
+    const chat = {
+      model: 'x',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {type: 'text', text: 'Compare'},
+            {type: 'file', file: {filename: 'a.txt', file_data: `data:text/plain;base64,${notes}`}},
+          ],
+        },
+      ],
+    }
+    expect(upstreamBody('chat', chat, 'responses').input[0].content).toEqual([
+      {type: 'input_text', text: 'Compare'},
+      {type: 'input_text', text: 'a.txt\n\nline one'},
+    ])
   })
 
   it('a file Claude cannot read (audio) is refused by its type, not sent as an image', () => {

@@ -76,6 +76,12 @@ export function documentText(p: ImagePart): string | undefined {
   return Buffer.from(p.data, 'base64').toString('utf8')
 }
 
+/** A text document as text: its name (when it has one) above its text, so files stay apart. */
+export function namedDocumentText(p: ImagePart): string | undefined {
+  const text = documentText(p)
+  return text !== undefined && p.name ? `${p.name}\n\n${text}` : text
+}
+
 /**
  * Reasoning (thinking) the model produced. `text` may be empty (encrypted or redacted only).
  * `signature`: Anthropic's thinking signature, Gemini's thoughtSignature, or (family `chat`) a

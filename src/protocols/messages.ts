@@ -76,7 +76,7 @@ function documentPart(block: Json): ImagePart | TextPart {
     return {type: 'text', text: name ? `${name}\n\n${text}` : text}
   }
   throw new TranslationError(
-    `Messages document source type "${String(source.type)}" cannot be translated (base64, url and text can)`,
+    `Messages document source type "${String(source.type)}" cannot be translated: send the document's bytes (base64), its URL or its text`,
   )
 }
 

@@ -4,7 +4,7 @@
  * `store: false` with encrypted reasoning asked for when reasoning is on.
  */
 import type {Effort, ImagePart, Request} from './ir.js'
-import {documentName, documentText, isDocument} from './ir.js'
+import {documentName, isDocument, namedDocumentText} from './ir.js'
 import type {Body} from './responses-items.js'
 import {customInput, parseOwnReasoning} from './responses-items.js'
 
@@ -22,7 +22,7 @@ function effortOf(request: Request): Effort | undefined {
  */
 function mediaInput(part: ImagePart): Body | undefined {
   if (isDocument(part)) {
-    const text = documentText(part)
+    const text = namedDocumentText(part)
     if (text !== undefined) return {type: 'input_text', text}
     return part.data !== undefined
       ? {

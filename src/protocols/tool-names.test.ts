@@ -103,6 +103,36 @@ describe('tool names an upstream refuses', () => {
     expect(out).not.toContain(upstreamName)
   })
 
+  it('renames a call in the history whose tool is no longer in the list (an MCP server gone mid-session)', () => {
+    const body = sent(
+      'messages',
+      claudeCode({
+        tools: [tool('Read')],
+        messages: [
+          {role: 'user', content: 'What did the console say?'},
+          {role: 'assistant', content: [{type: 'tool_use', id: 'toolu_1', name: LONG, input: {}}]},
+          {role: 'user', content: [{type: 'tool_result', tool_use_id: 'toolu_1', content: 'no errors'}]},
+        ],
+      }),
+      'chat',
+    )
+    const name = body.messages[1].tool_calls[0].function.name
+    expect(name).toHaveLength(64)
+    expect(name.endsWith('get_console_message')).toBe(true)
+    // a literal name in the history that a rename would take keeps it; the rename gets a hash
+    const gemini = {
+      contents: [
+        {role: 'user', parts: [{text: 'search'}]},
+        {role: 'model', parts: [{functionCall: {name: 'github_search', args: {}}}]},
+        {role: 'user', parts: [{functionResponse: {name: 'github_search', response: {output: 'x'}}}]},
+      ],
+      tools: [{functionDeclarations: [{name: 'github.search', parameters: {type: 'object'}}]}],
+    }
+    const chat = sent('gemini', gemini, 'chat')
+    expect(chat.messages[1].tool_calls[0].function.name).toBe('github_search')
+    expect(chat.tools[0].function.name).toMatch(/^github_search_[0-9a-f]{8}$/)
+  })
+
   it("Gemini's dots go to OpenAI as `_`, a name that would clash gets a hash, and Gemini gets a letter first", () => {
     const gemini = {
       contents: [{role: 'user', parts: [{text: 'search'}]}],

@@ -70,29 +70,47 @@ function fitted(name: string, rule: ToolNameRule, taken: ReadonlySet<string>): s
 }
 
 /**
- * The upstream names of the tools `request` names that the `upstream` family would refuse (the
- * client's name to the upstream's), or undefined when every tool's name fits: the usual request,
- * one loop over its tools.
+ * The upstream names of the tools `request` names (its tools, its tool choice and the history's
+ * calls and results: a tool dropped from the list since, an MCP server gone mid-session, still
+ * has its calls in the history) that the `upstream` family would refuse: the client's name to the
+ * upstream's, or undefined when every name fits (the usual request, one loop over its tools and
+ * the history's calls).
  */
 export function upstreamToolNames(request: Request, upstream: Family): Map<string, string> | undefined {
   const rule = RULES[upstream]
-  let bad = false
-  for (const tool of request.tools)
-    if (!fits(tool.name, rule)) {
-      bad = true
-      break
-    }
-  if (!bad) return undefined
+  if (eachName(request, (name) => !fits(name, rule)) === undefined) return undefined
+  // the names that fit keep them, and no rename may take one; tools first, so the renames (and
+  // their clashes) come in the same order each time
   const taken = new Set<string>()
-  for (const tool of request.tools) if (fits(tool.name, rule)) taken.add(tool.name)
+  eachName(request, (name) => {
+    if (fits(name, rule)) taken.add(name)
+    return false
+  })
   const names = new Map<string, string>()
-  for (const tool of request.tools) {
-    if (taken.has(tool.name) || names.has(tool.name)) continue
-    const name = fitted(tool.name, rule, taken)
-    names.set(tool.name, name)
-    taken.add(name)
-  }
+  eachName(request, (name) => {
+    if (!taken.has(name) && !names.has(name)) {
+      const renamed = fitted(name, rule, taken)
+      names.set(name, renamed)
+      taken.add(renamed)
+    }
+    return false
+  })
   return names
+}
+
+/**
+ * Calls `visit` with each tool name of `request` (its tools, its tool choice, the history's calls
+ * and results) until it returns true; returns that name, or undefined.
+ */
+function eachName(request: Request, visit: (name: string) => boolean): string | undefined {
+  for (const tool of request.tools) if (visit(tool.name)) return tool.name
+  const choice = request.toolChoice
+  if (choice?.type === 'tool' && visit(choice.name)) return choice.name
+  for (const m of request.messages)
+    for (const p of m.parts)
+      if ((p.type === 'tool_call' || (p.type === 'tool_result' && p.name !== undefined)) && visit(p.name!))
+        return p.name
+  return undefined
 }
 
 /** `request` with its tools, tool choice and the history's calls and results under the upstream's names. */

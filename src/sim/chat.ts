@@ -305,6 +305,14 @@ export function validateChatBody(body: unknown): asserts body is Record<string, 
     }
     const media = mediaProblem(m.content, i)
     if (media) throw media
+    // OpenAI holds the history's calls to the rule of a function's name too
+    for (const [j, call] of (Array.isArray(m.tool_calls)
+      ? (m.tool_calls as Array<Record<string, any>>)
+      : []
+    ).entries()) {
+      const problem = openAiNameProblem(call?.function?.name, `messages[${i}].tool_calls[${j}].function.name`)
+      if (problem) throw problem
+    }
   }
   checkRange(b, 'temperature', 0, 2)
   checkRange(b, 'top_p', 0, 1)

@@ -344,6 +344,42 @@ describe('media the vendors refuse', () => {
     expect(ok.status).toBe(200)
   })
 
+  it("chat and messages: a tool's name past the vendor's rule, in the tools or the history's calls", async () => {
+    const long = 'x'.repeat(65)
+    const tools = await post('/v1/chat/completions', {
+      model: 'sim-mini',
+      messages: [{role: 'user', content: 'hi'}],
+      tools: [{type: 'function', function: {name: long, parameters: {}}}],
+    })
+    expect(tools.json.error).toMatchObject({
+      message:
+        "Invalid 'tools[0].function.name': string too long. Expected a string with maximum length 64, but got a string with length 65 instead.",
+      param: 'tools[0].function.name',
+    })
+    const history = await post('/v1/chat/completions', {
+      model: 'sim-mini',
+      messages: [
+        {role: 'user', content: 'hi'},
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{id: 'c', type: 'function', function: {name: 'a.b', arguments: '{}'}}],
+        },
+        {role: 'tool', tool_call_id: 'c', content: 'x'},
+      ],
+    })
+    expect(history.json.error.param).toBe('messages[1].tool_calls[0].function.name')
+    const claude = await post('/v1/messages', {
+      model: 'claude-x',
+      max_tokens: 10,
+      messages: [{role: 'user', content: 'hi'}],
+      tools: [{name: 'a.b', input_schema: {type: 'object'}}],
+    })
+    expect(claude.json.error.message).toBe(
+      "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'",
+    )
+  })
+
   it('chat: a PDF as an image_url is refused as OpenAI refuses it; a file part is read as a document', async () => {
     const asImage = await post('/v1/chat/completions', {
       model: 'sim-mini',
