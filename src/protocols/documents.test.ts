@@ -136,6 +136,14 @@ describe('a PDF from Claude Code', () => {
       messages: [{role: 'user', content: [{type: 'document', source: {type: 'file', file_id: 'file_1'}}]}],
     }
     expect(() => upstreamBody('messages', fileId, 'chat')).toThrow(TranslationError)
+    const imageId = {
+      model: 'c',
+      max_tokens: 10,
+      messages: [{role: 'user', content: [{type: 'image', source: {type: 'file', file_id: 'file_1'}}]}],
+    }
+    expect(() => upstreamBody('messages', imageId, 'chat')).toThrow(
+      /image source type "file" cannot be translated/,
+    )
     expect(() => upstreamBody('messages', fileId, 'chat')).toThrow(
       /document source type "file" cannot be translated: send/,
     )

@@ -48,6 +48,12 @@ function textPart(block: Json): TextPart {
 function imagePart(block: Json): ImagePart {
   const source = isObj(block.source) ? block.source : {}
   if (source.type === 'url') return {type: 'image', url: str(source.url) ?? ''}
+  // an image stored at Anthropic (the Files API) means nothing to another vendor: refused by name,
+  // not sent as an empty image
+  if (source.type !== 'base64' && source.type !== undefined)
+    throw new TranslationError(
+      `Messages image source type "${String(source.type)}" cannot be translated: send the image's bytes (base64) or its URL`,
+    )
   return {type: 'image', mediaType: str(source.media_type) ?? 'image/png', data: str(source.data) ?? ''}
 }
 
