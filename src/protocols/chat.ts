@@ -41,7 +41,7 @@ import type {
   TextPart,
   ToolChoice,
 } from './ir.js'
-import {documentName, isDocument, namedDocumentText, TranslationError} from './ir.js'
+import {documentName, isDocument, namedDocumentText, omittedFileText, TranslationError} from './ir.js'
 
 // ---- decoding a chat client's request ----
 
@@ -222,17 +222,16 @@ const imageUrl = (p: ImagePart): Json => ({
 /**
  * A document as chat takes it: a text file as its text, a PDF as a `file` part with its bytes
  * (OpenAI's form). Chat has no file by URL and takes no other file type in a `file` part (audio,
- * a spreadsheet): those are refused by name, not sent for the upstream to refuse on every turn.
+ * a spreadsheet): those become a line that says what was there (`omittedFileText`), not a part
+ * the upstream would refuse on every later turn.
  */
 function documentContent(p: ImagePart): Json {
   const text = namedDocumentText(p)
   if (text !== undefined) return {type: 'text', text}
   if (p.mediaType !== 'application/pdf')
-    throw new TranslationError(`a ${p.mediaType} file cannot be sent to a chat upstream (PDF and text can)`)
+    return {type: 'text', text: omittedFileText(p, 'chat completions take PDF and text files only')}
   if (p.data === undefined)
-    throw new TranslationError(
-      'a document by URL cannot be sent to a chat upstream (chat takes a file only as its bytes)',
-    )
+    return {type: 'text', text: omittedFileText(p, 'chat completions take a file only as its bytes')}
   return {type: 'file', file: {filename: documentName(p), file_data: `data:${p.mediaType};base64,${p.data}`}}
 }
 

@@ -124,9 +124,13 @@ describe('a PDF from Claude Code', () => {
         {role: 'user', content: [{type: 'document', source: {type: 'url', url: 'https://x.test/a.pdf'}}]},
       ],
     }
-    expect(() => upstreamBody('messages', byUrl, 'chat')).toThrow(
-      /document by URL cannot be sent to a chat upstream/,
-    )
+    // chat takes a file only as its bytes: the model is told what was there, and the conversation goes on
+    expect(upstreamBody('messages', byUrl, 'chat').messages[0].content).toEqual([
+      {
+        type: 'text',
+        text: '[application/pdf at https://x.test/a.pdf not attached: chat completions take a file only as its bytes]',
+      },
+    ])
     expect(upstreamBody('messages', byUrl, 'responses').input[0].content).toEqual([
       {type: 'input_file', file_url: 'https://x.test/a.pdf'},
     ])
@@ -283,11 +287,11 @@ describe('a document from another client', () => {
     }
   })
 
-  it('a file chat cannot take (audio) is refused by its type; a text file keeps its name above its text', () => {
+  it('a file chat cannot take (audio) is named in a line instead; a text file keeps its name above its text', () => {
     const audio = {contents: [{role: 'user', parts: [{inlineData: {mimeType: 'audio/wav', data: 'AAAA'}}]}]}
-    expect(() => upstreamBody('gemini', audio, 'chat')).toThrow(
-      /audio\/wav file cannot be sent to a chat upstream/,
-    )
+    expect(upstreamBody('gemini', audio, 'chat').messages[0].content).toEqual([
+      {type: 'text', text: '[audio/wav file not attached: chat completions take PDF and text files only]'},
+    ])
     const notes = Buffer.from('line one').toString('base64')
     const chat = {
       model: 'x',
@@ -307,10 +311,13 @@ describe('a document from another client', () => {
     ])
   })
 
-  it('a file Claude cannot read (audio) is refused by its type, not sent as an image', () => {
+  it('a file Claude cannot read (audio) is named in a line, not sent as an image Anthropic refuses', () => {
     const gemini = {contents: [{role: 'user', parts: [{inlineData: {mimeType: 'audio/mp3', data: 'AAAA'}}]}]}
-    expect(() => upstreamBody('gemini', gemini, 'messages')).toThrow(
-      /audio\/mp3 file cannot be sent to a Messages upstream/,
-    )
+    const content = upstreamBody('gemini', gemini, 'messages').messages[0].content
+    expect(content).toHaveLength(1)
+    expect(content[0]).toMatchObject({
+      type: 'text',
+      text: '[audio/mp3 file not attached: Anthropic takes PDF and text documents only]',
+    })
   })
 })

@@ -76,6 +76,18 @@ export function documentText(p: ImagePart): string | undefined {
   return Buffer.from(p.data, 'base64').toString('utf8')
 }
 
+/**
+ * What goes in place of a file an upstream's protocol cannot carry (audio to chat, a PDF by URL to
+ * chat): a line that says what was there, so the model knows and the conversation goes on (a
+ * refusal would come back on every later turn, the file being in the history).
+ */
+export function omittedFileText(p: ImagePart, why: string): string {
+  const what = p.url
+    ? `${p.mediaType ?? 'file'} at ${p.url}`
+    : `${p.mediaType ?? 'file'} file${p.name ? ` ${p.name}` : ''}`
+  return `[${what} not attached: ${why}]`
+}
+
 /** A text document as text: its name (when it has one) above its text, so files stay apart. */
 export function namedDocumentText(p: ImagePart): string | undefined {
   const text = documentText(p)

@@ -6,7 +6,7 @@
 import type {Json} from './cm-common.js'
 import {argsObject, effortBudget} from './cm-common.js'
 import type {ImagePart, Message, Request, TextPart, ToolChoice, ToolResultPart} from './ir.js'
-import {documentText, isDocument, jsonInstructionText, TranslationError} from './ir.js'
+import {documentText, isDocument, jsonInstructionText, omittedFileText} from './ir.js'
 
 const DEFAULT_MAX_TOKENS = 8192
 const MIN_BUDGET = 1024
@@ -26,7 +26,8 @@ function textBlock(p: TextPart): Json {
 
 /**
  * An image block, or a document's: a PDF as `document` (base64 or URL), a text file as a plain
- * text document; another type (audio, a spreadsheet) has no Messages form and is refused by name.
+ * text document; another type (audio, a spreadsheet) has no Messages form: a line that says what
+ * was there (`omittedFileText`).
  */
 function imageBlock(p: ImagePart): Json {
   if (!isDocument(p))
@@ -42,9 +43,7 @@ function imageBlock(p: ImagePart): Json {
   if (text !== undefined)
     return {type: 'document', source: {type: 'text', media_type: 'text/plain', data: text}, ...title}
   if (p.mediaType !== 'application/pdf')
-    throw new TranslationError(
-      `a ${p.mediaType} file cannot be sent to a Messages upstream (PDF and text can)`,
-    )
+    return {type: 'text', text: omittedFileText(p, 'Anthropic takes PDF and text documents only')}
   return {
     type: 'document',
     source:
