@@ -220,31 +220,40 @@ const imageUrl = (p: ImagePart): Json => ({
 })
 
 /**
- * A document as chat takes it: a text file as its text, a PDF as a `file` part with its bytes
- * (OpenAI's form). Chat has no file by URL and takes no other file type in a `file` part (audio,
- * a spreadsheet): those become a line that says what was there (`omittedFileText`), not a part
- * the upstream would refuse on every later turn.
+ * A media part as chat text: a text file (its name above it), or the line that says what was there
+ * for a file chat cannot carry (`omittedFileText`: another type than PDF, such as audio or a
+ * spreadsheet, or a PDF by URL, chat taking a file only as its bytes), not a part the upstream
+ * would refuse on every later turn. Undefined for an image or a PDF's bytes, which chat sends as
+ * parts of their own.
  */
-function documentContent(p: ImagePart): Json {
+function mediaText(p: ImagePart): string | undefined {
+  if (!isDocument(p)) return undefined
   const text = namedDocumentText(p)
-  if (text !== undefined) return {type: 'text', text}
+  if (text !== undefined) return text
   if (p.mediaType !== 'application/pdf')
-    return {type: 'text', text: omittedFileText(p, 'chat completions take PDF and text files only')}
-  if (p.data === undefined)
-    return {type: 'text', text: omittedFileText(p, 'chat completions take a file only as its bytes')}
-  return {type: 'file', file: {filename: documentName(p), file_data: `data:${p.mediaType};base64,${p.data}`}}
+    return omittedFileText(p, 'chat completions take PDF and text files only')
+  if (p.data === undefined) return omittedFileText(p, 'chat completions take a file only as its bytes')
+  return undefined
 }
 
-/** The text of a part that is text, or a text file's; undefined for any other. */
-const plainText = (p: TextPart | ImagePart): string | undefined =>
-  p.type === 'text' ? p.text : namedDocumentText(p)
+/** A PDF's bytes as chat takes them: a `file` part (OpenAI's form). */
+const pdfPart = (p: ImagePart): Json => ({
+  type: 'file',
+  file: {filename: documentName(p), file_data: `data:${p.mediaType};base64,${p.data}`},
+})
+
+/** The text of a part that is text, or that chat sends as text; undefined for any other. */
+const plainText = (p: TextPart | ImagePart): string | undefined => (p.type === 'text' ? p.text : mediaText(p))
 
 /** Text-only content as one string (the form every chat template takes), else an array. */
 function userContent(parts: Array<TextPart | ImagePart>): string | Json[] {
   if (parts.every((p) => plainText(p) !== undefined)) return parts.map(plainText).join('\n\n')
-  return parts.map((p) =>
-    p.type === 'text' ? {type: 'text', text: p.text} : isDocument(p) ? documentContent(p) : imageUrl(p),
-  )
+  return parts.map((p): Json => {
+    if (p.type === 'text') return {type: 'text', text: p.text}
+    const text = mediaText(p)
+    if (text !== undefined) return {type: 'text', text}
+    return isDocument(p) ? pdfPart(p) : imageUrl(p)
+  })
 }
 
 /** An assistant turn: its text, the chat upstream's own reasoning and its tool calls, in one pass. */
@@ -270,15 +279,19 @@ function encodeAssistant(m: Message): Json | undefined {
   return out
 }
 
-/** A tool result's texts, one line each. */
+/**
+ * A tool result's texts, one line each: its text parts, and its media that chat sends as text (a
+ * text file a tool read, the line naming a file chat cannot carry), so they stay the tool's.
+ */
 function resultText(content: Array<TextPart | ImagePart>): string {
   let text = ''
   let first = true
-  for (const c of content)
-    if (c.type === 'text') {
-      text += first ? c.text : '\n' + c.text
-      first = false
-    }
+  for (const c of content) {
+    const line = c.type === 'text' ? c.text : mediaText(c)
+    if (line === undefined) continue
+    text += first ? line : '\n' + line
+    first = false
+  }
   return text
 }
 
@@ -293,12 +306,13 @@ function encodeMessages(request: Request): Json[] {
       if (a) out.push(a)
       continue
     }
-    // tool results first, each its own `tool` message (their images go with the user's content)
+    // tool results first, each its own `tool` message (their images and PDFs go with the user's
+    // content: a tool message takes text only)
     const rest: Array<TextPart | ImagePart> = []
     for (const p of m.parts)
       if (p.type === 'tool_result') {
         out.push({role: 'tool', tool_call_id: p.callId, content: resultText(p.content)})
-        for (const c of p.content) if (c.type === 'image') rest.push(c)
+        for (const c of p.content) if (c.type === 'image' && mediaText(c) === undefined) rest.push(c)
       }
     for (const p of m.parts) if ((p.type === 'text' && p.text !== '') || p.type === 'image') rest.push(p)
     if (rest.length) out.push({role: 'user', content: userContent(rest)})

@@ -96,7 +96,7 @@ describe('a PDF from Claude Code', () => {
     })
   })
 
-  it('a plain-text document goes as its text; a document by URL to chat is refused by name', () => {
+  it('a plain-text document goes as its text; a document by URL to chat is named in a line', () => {
     const text = {
       model: 'c',
       max_tokens: 10,
@@ -125,12 +125,9 @@ describe('a PDF from Claude Code', () => {
       ],
     }
     // chat takes a file only as its bytes: the model is told what was there, and the conversation goes on
-    expect(upstreamBody('messages', byUrl, 'chat').messages[0].content).toEqual([
-      {
-        type: 'text',
-        text: '[application/pdf at https://x.test/a.pdf not attached: chat completions take a file only as its bytes]',
-      },
-    ])
+    expect(upstreamBody('messages', byUrl, 'chat').messages[0].content).toBe(
+      '[application/pdf at https://x.test/a.pdf not attached: chat completions take a file only as its bytes]',
+    )
     expect(upstreamBody('messages', byUrl, 'responses').input[0].content).toEqual([
       {type: 'input_file', file_url: 'https://x.test/a.pdf'},
     ])
@@ -289,8 +286,36 @@ describe('a document from another client', () => {
 
   it('a file chat cannot take (audio) is named in a line instead; a text file keeps its name above its text', () => {
     const audio = {contents: [{role: 'user', parts: [{inlineData: {mimeType: 'audio/wav', data: 'AAAA'}}]}]}
-    expect(upstreamBody('gemini', audio, 'chat').messages[0].content).toEqual([
-      {type: 'text', text: '[audio/wav file not attached: chat completions take PDF and text files only]'},
+    expect(upstreamBody('gemini', audio, 'chat').messages[0].content).toBe(
+      '[audio/wav file not attached: chat completions take PDF and text files only]',
+    )
+    // read by a tool: the line is the tool's, in its message, not a user turn of its own
+    const read = {
+      contents: [
+        {role: 'user', parts: [{text: 'Read /w/a.wav'}]},
+        {role: 'model', parts: [{functionCall: {id: 'c1', name: 'read_file', args: {}}}]},
+        {
+          role: 'user',
+          parts: [
+            {
+              functionResponse: {
+                id: 'c1',
+                name: 'read_file',
+                response: {output: 'Binary content provided (1 item(s)).'},
+              },
+            },
+            {inlineData: {mimeType: 'audio/wav', data: 'AAAA'}},
+          ],
+        },
+      ],
+    }
+    expect(upstreamBody('gemini', read, 'chat').messages.slice(-1)).toEqual([
+      {
+        role: 'tool',
+        tool_call_id: 'c1',
+        content:
+          'Binary content provided (1 item(s)).\n[audio/wav file not attached: chat completions take PDF and text files only]',
+      },
     ])
     const notes = Buffer.from('line one').toString('base64')
     const chat = {

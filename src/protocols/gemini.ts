@@ -19,7 +19,7 @@ import type {
   TextPart,
   ToolCallPart,
 } from './ir.js'
-import {TranslationError, unwrapOpaque, wrapOpaque} from './ir.js'
+import {omittedFileText, TranslationError, unwrapOpaque, wrapOpaque} from './ir.js'
 import {GeminiStreamDecoder, GeminiStreamEncoder} from './gemini-stream.js'
 import {
   finishReasonOf,
@@ -127,12 +127,20 @@ function decodeRequest(
       if (typeof p.text === 'string') {
         if (sig) parts.push({type: 'reasoning', text: '', signature: sig})
         if (p.text) parts.push({type: 'text', text: p.text})
-      } else if (isObject(p.inlineData)) {
-        parts.push({type: 'image', mediaType: str(p.inlineData.mimeType), data: str(p.inlineData.data) ?? ''})
-      } else if (isObject(p.fileData)) {
-        const image: ImagePart = {type: 'image', url: str(p.fileData.fileUri) ?? ''}
-        if (str(p.fileData.mimeType)) image.mediaType = str(p.fileData.mimeType)
-        parts.push(image)
+      } else if (isObject(p.inlineData) || isObject(p.fileData)) {
+        let image: ImagePart
+        if (isObject(p.inlineData))
+          image = {type: 'image', mediaType: str(p.inlineData.mimeType), data: str(p.inlineData.data) ?? ''}
+        else {
+          const file = p.fileData as Record<string, unknown>
+          image = {type: 'image', url: str(file.fileUri) ?? ''}
+          if (str(file.mimeType)) image.mediaType = str(file.mimeType)
+        }
+        // media right after a function response are the tool's (Gemini CLI's read_file of an image
+        // or a PDF, for a model without multimodal function responses): they go with its result
+        const last = parts.at(-1)
+        if (last?.type === 'tool_result') last.content.push(image)
+        else parts.push(image)
       } else if (isObject(p.functionCall)) {
         const fc = p.functionCall
         const call: ToolCallPart = {
@@ -279,10 +287,19 @@ function guessMime(url: string): string {
         : 'image/jpeg'
 }
 
+/** The file types Gemini reads (a spreadsheet, an archive or a Word file it refuses: "Unsupported MIME type"). */
+const GEMINI_MEDIA = /^(?:image|audio|video|text)\/|^application\/pdf$/
+
+/**
+ * An image or a document as Gemini takes it: `inlineData` (its bytes) or `fileData` (a URL); a
+ * file of a type Gemini does not read becomes the line that says what was there.
+ */
 const imagePart = (part: ImagePart): Body =>
-  part.data
-    ? {inlineData: {mimeType: part.mediaType ?? 'image/png', data: part.data}}
-    : {fileData: {mimeType: part.mediaType ?? guessMime(part.url ?? ''), fileUri: part.url ?? ''}}
+  part.mediaType !== undefined && !GEMINI_MEDIA.test(part.mediaType)
+    ? {text: omittedFileText(part, 'Gemini reads images, audio, video, PDF and text files only')}
+    : part.data
+      ? {inlineData: {mimeType: part.mediaType ?? 'image/png', data: part.data}}
+      : {fileData: {mimeType: part.mediaType ?? guessMime(part.url ?? ''), fileUri: part.url ?? ''}}
 
 const BUDGETS: Record<Effort, number> = {minimal: 512, low: 1024, medium: 8192, high: 24576}
 

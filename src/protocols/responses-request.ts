@@ -4,7 +4,7 @@
  * `store: false` with encrypted reasoning asked for when reasoning is on.
  */
 import type {Effort, ImagePart, Request} from './ir.js'
-import {documentName, isDocument, namedDocumentText} from './ir.js'
+import {documentName, isDocument, namedDocumentText, omittedFileText} from './ir.js'
 import type {Body} from './responses-items.js'
 import {customInput, parseOwnReasoning} from './responses-items.js'
 
@@ -24,6 +24,12 @@ function mediaInput(part: ImagePart): Body | undefined {
   if (isDocument(part)) {
     const text = namedDocumentText(part)
     if (text !== undefined) return {type: 'input_text', text}
+    // OpenAI's input_file reads PDFs: another file (audio, a spreadsheet) is the line naming it
+    if (part.mediaType !== 'application/pdf')
+      return {
+        type: 'input_text',
+        text: omittedFileText(part, 'the Responses API takes PDF and text files only'),
+      }
     return part.data !== undefined
       ? {
           type: 'input_file',

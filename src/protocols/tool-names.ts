@@ -8,10 +8,11 @@
  * a name, which OpenAI and Anthropic refuse, and wants a letter or `_` first.
  *
  * A name that does not fit is rewritten by a pure function of itself (its characters outside the
- * rule as `_`; one too long keeps its head and its tail, the part that names the tool, around a
- * hash of the whole), so the same tool has the same name on every request and the upstream's
- * prompt cache holds. The upstream's calls come back under the client's own names
- * (`clientToolName`): the client never sees a rewritten one.
+ * rule as `_` and a hash of the name after them; one too long keeps its head and its tail, the
+ * part that names the tool, around that hash), so the same tool has the same name on every
+ * request, whatever other tools come with it, and the upstream's prompt cache holds. The
+ * upstream's calls come back under the client's own names (`clientToolName`): the client never
+ * sees a rewritten one.
  */
 import {createHash} from 'node:crypto'
 
@@ -65,7 +66,13 @@ function fitted(name: string, rule: ToolNameRule, taken: ReadonlySet<string>): s
     // the head (the MCP server) and the tail (the tool itself), around a hash of the whole name
     const tail = Math.floor((rule.max - 10) / 2)
     out = `${out.slice(0, rule.max - 10 - tail)}_${hash(name)}_${out.slice(out.length - tail)}`
-  } else if (taken.has(out)) out = `${out.slice(0, rule.max - 9)}_${hash(name)}`
+  } else {
+    // a hash of the name too: what the name becomes depends on it alone, never on which other
+    // tools the request has (`a.b` and `a:b` would both be `a_b`)
+    out = `${out.slice(0, rule.max - 9)}_${hash(name)}`
+  }
+  // a name that fits already and is exactly this (not to be expected): the hash of the hash
+  while (taken.has(out)) out = `${out.slice(0, rule.max - 9)}_${hash(out)}`
   return out
 }
 

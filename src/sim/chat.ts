@@ -206,6 +206,9 @@ function toolResultWithMedia(messages: Msg[]): Msg | undefined {
     if (text.trim() !== '' || images + documents === 0) return undefined
     media = true
   }
+  // the gateway's bridge between tool results and a user message (Mistral's turn order) is passed over
+  if (media && i > 0 && messages[i].role === 'assistant' && messages[i].content === 'Tool results received.')
+    i--
   return media && i >= 0 && messages[i].role === 'tool' ? messages[i] : undefined
 }
 
