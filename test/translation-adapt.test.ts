@@ -12,7 +12,7 @@ import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {issueKeyOverApi, startSimGatewayWithPolicies} from './helpers/gateway.js'
+import {issueKeyOverApi, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
 let simOrigin = ''
@@ -74,15 +74,8 @@ beforeAll(async () => {
 afterAll(() => stop())
 
 /** The chat (or Responses) requests the simulator got since the last call, oldest first. */
-async function upstreamCalls(path = /\/chat\/completions$/): Promise<Array<Record<string, any>>> {
-  const {requests} = (await (await fetch(`${simOrigin}/__sim/requests`)).json()) as {
-    requests: Array<{method: string; path: string; body: unknown}>
-  }
-  await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
-  return requests
-    .filter((r) => r.method === 'POST' && path.test(r.path))
-    .map((r) => (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>)
-}
+const upstreamCalls = (path = /\/chat\/completions$/): Promise<Array<Record<string, any>>> =>
+  takeSimCalls(simOrigin, path)
 
 /** The log rows of the agent `name` (its project), oldest first, once there are `count` (written just after each answer). */
 async function logRows(name: string, count = 1): Promise<Array<{status: number; error: string | null}>> {

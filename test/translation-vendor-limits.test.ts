@@ -12,7 +12,7 @@ import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {issueKeyOverApi, startSimGatewayWithPolicies} from './helpers/gateway.js'
+import {issueKeyOverApi, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
 let simOrigin = ''
@@ -40,15 +40,7 @@ beforeAll(async () => {
 afterAll(() => stop())
 
 /** The bodies the simulator got on `path` since the last call, oldest first. */
-async function upstreamCalls(path: RegExp): Promise<Array<Record<string, any>>> {
-  const {requests} = (await (await fetch(`${simOrigin}/__sim/requests`)).json()) as {
-    requests: Array<{method: string; path: string; body: unknown}>
-  }
-  await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
-  return requests
-    .filter((r) => r.method === 'POST' && path.test(r.path))
-    .map((r) => (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>)
-}
+const upstreamCalls = (path: RegExp): Promise<Array<Record<string, any>>> => takeSimCalls(simOrigin, path)
 
 describe('documents through translation', {timeout: 60_000}, () => {
   it("Claude Code's Read of a PDF on a chat upstream: a file part after the tool message, answered", async () => {

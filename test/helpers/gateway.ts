@@ -116,6 +116,20 @@ export async function startSimGatewayWithPolicies(
 }
 
 /**
+ * The bodies of the POST requests the simulator at `simOrigin` got on a path matching `path`
+ * since the last call (the record is cleared), oldest first.
+ */
+export async function takeSimCalls(simOrigin: string, path: RegExp): Promise<Array<Record<string, any>>> {
+  const {requests} = (await (await fetch(`${simOrigin}/__sim/requests`)).json()) as {
+    requests: Array<{method: string; path: string; body: unknown}>
+  }
+  await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
+  return requests
+    .filter((r) => r.method === 'POST' && path.test(r.path))
+    .map((r) => (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>)
+}
+
+/**
  * A child process that holds `BEGIN IMMEDIATE` on the database at `path` (what `gwctl usage
  * rescan`'s swap, or a sqlite3 shell in a write transaction, does) until `release()`; `kill()`
  * (for a cleanup) ends it at once.
