@@ -21,6 +21,8 @@
 import {createHash} from 'node:crypto'
 import {setTimeout as sleep} from 'node:timers/promises'
 
+import {TOOL_TURN_BRIDGE} from '../protocols/conversation-rules.js'
+
 import type {SimRequest, SimHandler} from './router.js'
 import {sendJson} from './router.js'
 import type {SimContext, SimModule} from './context.js'
@@ -207,8 +209,7 @@ function toolResultWithMedia(messages: Msg[]): Msg | undefined {
     media = true
   }
   // the gateway's bridge between tool results and a user message (Mistral's turn order) is passed over
-  if (media && i > 0 && messages[i].role === 'assistant' && messages[i].content === 'Tool results received.')
-    i--
+  if (media && i > 0 && messages[i].role === 'assistant' && messages[i].content === TOOL_TURN_BRIDGE) i--
   return media && i >= 0 && messages[i].role === 'tool' ? messages[i] : undefined
 }
 
