@@ -275,6 +275,9 @@ function timed(cmd, args, env) {
   })
   const ms = performance.now() - started
   const [rssKb, user, sys] = (r.stderr.trim().split('\n').pop() ?? '').trim().split(' ').map(Number)
+  // GWCTL_HISTORY_MARKS=1: the rescan's phases (its stderr, less the meter's last line) on ours
+  if (process.env.GWCTL_HISTORY_MARKS && r.status === 0)
+    process.stderr.write(r.stderr.trim().split('\n').slice(0, -1).join('\n') + '\n')
   if (r.status !== 0)
     throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr.slice(0, 500)}`)
   return {
