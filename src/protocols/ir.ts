@@ -82,10 +82,67 @@ export function documentText(p: ImagePart): string | undefined {
  * refusal would come back on every later turn, the file being in the history).
  */
 export function omittedFileText(p: ImagePart, why: string): string {
+  const kind = isDocument(p) || p.mediaType === undefined ? 'file' : 'image'
   const what = p.url
     ? `${p.mediaType ?? 'file'} at ${p.url}`
-    : `${p.mediaType ?? 'file'} file${p.name ? ` ${p.name}` : ''}`
+    : `${p.mediaType ?? 'file'} ${kind}${p.name ? ` ${p.name}` : ''}`
   return `[${what} not attached: ${why}]`
+}
+
+/** Media an upstream model was found to take none of (daemon/router/adaptations.ts). */
+export interface RefusedMedia {
+  /** Images (`image/*`). */
+  images?: boolean
+  /** Documents sent as files (PDFs, and any other binary file): text files go as text anyway. */
+  files?: boolean
+}
+
+/** Whether `p` is media of a kind `refused` names (a text document, sent as its text, never is). */
+function isRefused(p: ImagePart, refused: RefusedMedia): boolean {
+  if (!isDocument(p)) return refused.images === true
+  return refused.files === true && !isTextDocument(p)
+}
+
+/** A text document with its bytes (sent as its text by every encoder), without decoding it. */
+const isTextDocument = (p: ImagePart): boolean =>
+  p.mediaType?.startsWith('text/') === true && p.data !== undefined
+
+/** A media part's kind in words, for the line that stands in for it. */
+const refusedWhy = (p: ImagePart, model: string): string =>
+  `${model || 'this model'} takes no ${isDocument(p) ? 'files' : 'images'}`
+
+/**
+ * `request` with each image or file of a kind `refused` names (in a turn or in a tool's result)
+ * replaced by the line that says what was there (`[image/png image not attached: deepseek-chat
+ * takes no images]`): a text-only model (DeepSeek's, GLM's text models, a vLLM or llama.cpp
+ * server without a vision projector) refuses the whole request for one image, and every later
+ * request carries it in the history. The request itself is not changed: turns without such
+ * media are shared, the others copied.
+ */
+export function withoutRefusedMedia(request: Request, refused: RefusedMedia, model: string): Request {
+  let messages: Message[] | undefined
+  for (let i = 0; i < request.messages.length; i++) {
+    const m = request.messages[i]
+    let parts: Part[] | undefined
+    for (let j = 0; j < m.parts.length; j++) {
+      const p = m.parts[j]
+      let next: Part = p
+      if (p.type === 'image' && isRefused(p, refused))
+        next = {type: 'text', text: omittedFileText(p, refusedWhy(p, model))}
+      else if (p.type === 'tool_result' && p.content.some((c) => c.type === 'image' && isRefused(c, refused)))
+        next = {
+          ...p,
+          content: p.content.map((c) =>
+            c.type === 'image' && isRefused(c, refused)
+              ? {type: 'text' as const, text: omittedFileText(c, refusedWhy(c, model))}
+              : c,
+          ),
+        }
+      if (next !== p) (parts ??= m.parts.slice())[j] = next
+    }
+    if (parts) (messages ??= request.messages.slice())[i] = {...m, parts}
+  }
+  return messages ? {...request, messages} : request
 }
 
 /** A text document as text: its name (when it has one) above its text, so files stay apart. */

@@ -23,12 +23,20 @@ import type {
   Family,
   ImagePart,
   Part,
+  RefusedMedia,
   Request,
   StreamEncoder,
   StreamEvent,
   Usage,
 } from './ir.js'
-import {documentText, emptyUsage, isDocument, jsonInstructionText, TranslationError} from './ir.js'
+import {
+  documentText,
+  emptyUsage,
+  isDocument,
+  jsonInstructionText,
+  TranslationError,
+  withoutRefusedMedia,
+} from './ir.js'
 import {parseJsonBytes, utf8Bytes} from './json-bytes.js'
 import {messagesCodec} from './messages.js'
 import {jsonAnswerTool} from './messages-request.js'
@@ -117,7 +125,9 @@ export function encodeUpstreamRequest(
 ): {body: Buffer; path: string; sent: SentRequest} {
   const codec = CODECS[upstream]
   const names = toolNamesFor(client, upstream)
-  const body = codec.encodeRequest(names ? renameTools(client.request, names) : client.request, model, ctx)
+  // a text-only model's refusal of images or files: each goes as a line that says what was there
+  const request = adapt?.media ? withoutRefusedMedia(client.request, adapt.media, model) : client.request
+  const body = codec.encodeRequest(names ? renameTools(request, names) : request, model, ctx)
   if (adapt) adaptBody(body, adapt, client.request.responseFormat)
   const max = body.max_tokens ?? body.max_completion_tokens
   const format = (body.response_format as {type?: unknown} | undefined)?.type
@@ -129,6 +139,7 @@ export function encodeUpstreamRequest(
     path: codec.path(model, client.request.stream),
     sent: {
       upstream,
+      request,
       ...(adapt ? {adaptedWith: adapt} : {}),
       fields: Object.keys(body),
       ...(typeof max === 'number' ? {maxTokens: max} : {}),
@@ -143,6 +154,8 @@ export function encodeUpstreamRequest(
 export interface SentRequest {
   /** The upstream's family (chat when not said). */
   upstream?: Family
+  /** The request as encoded (its media counted only when a refusal may be about them). */
+  request?: Request
   /** What was learned of the upstream when this request was encoded (none: undefined). */
   adaptedWith?: UpstreamAdaptation
   /** Its top-level fields. */
@@ -202,6 +215,11 @@ export interface UpstreamAdaptation {
    * Mistral's 422).
    */
   reasoningHistory?: 'reasoning' | 'reasoning_content' | 'drop'
+  /**
+   * Images or files the model takes none of (DeepSeek, GLM's text models, a vLLM or llama.cpp
+   * server without a vision projector): each goes as a line that says what was there.
+   */
+  media?: RefusedMedia
 }
 
 function adaptBody(

@@ -40,6 +40,7 @@ import {
   unsupportedParameter,
   extraInputs,
   refusedHistory,
+  refusedMedia,
   unknownQuirkMessage,
 } from './upstream/quirks.js'
 import {instanceOf} from './upstream/common.js'
@@ -809,6 +810,9 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
       const selection = selectQuirks(request.headers, raw?.model)
       if (selection.unknown.length > 0) throw bad(unknownQuirkMessage(selection.unknown))
       body = raw && typeof raw === 'object' && !Array.isArray(raw) ? {...raw, model: selection.model} : raw!
+      // a text-only model refuses media before anything else (DeepSeek's deserializer)
+      const media = raw && typeof raw === 'object' ? refusedMedia(body, selection.quirks) : undefined
+      if (media) throw new ChatSimError(media.status, media.message, media.type, media.code, null, media.raw)
       validateChatBody(body)
       const strict = selection.quirks.has('strict-fields') ? strictFieldsProblem(body) : undefined
       if (strict) throw bad(strict)

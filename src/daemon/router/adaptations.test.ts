@@ -3,6 +3,8 @@ import {describe, expect, it} from 'vitest'
 import {decodeClientRequest, encodeUpstreamRequest} from '../../protocols/translate.js'
 import {
   extraFields,
+  mediaCount,
+  mediaRefusal,
   nearestEffort,
   outputLimit,
   REASONING_HISTORY,
@@ -1016,5 +1018,131 @@ describe('the reasoning field, both ways', () => {
       'refused reasoning in its history: sent again without it',
     )
     expect(a.get('m', 'magistral')).toEqual({reasoningHistory: 'drop'})
+  })
+})
+
+describe("a text-only model's refusal of images and files", () => {
+  const PNG = 'iVBORw0KGgo='
+  const PDF = Buffer.from('%PDF-1.7').toString('base64')
+  // Claude Code's turn: a screenshot, a PDF a tool read, a text file a tool read, and words
+  const request = decodeClientRequest(
+    'messages',
+    {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 100,
+      messages: [
+        {role: 'user', content: 'Look.'},
+        {role: 'assistant', content: [{type: 'tool_use', id: 't1', name: 'Read', input: {}}]},
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 't1',
+              content: [
+                {type: 'document', source: {type: 'base64', media_type: 'application/pdf', data: PDF}},
+                {type: 'document', source: {type: 'text', media_type: 'text/plain', data: 'notes'}},
+              ],
+            },
+            {type: 'image', source: {type: 'base64', media_type: 'image/png', data: PNG}},
+            {type: 'text', text: 'Why is it broken?'},
+          ],
+        },
+      ],
+    },
+    {},
+  )
+  const sent = encodeUpstreamRequest(request, 'chat', 'deepseek-chat').sent
+  const deepseek = (variant: string) =>
+    JSON.stringify({
+      error: {
+        message: `Failed to deserialize the JSON body into the target type: messages[3]: unknown variant \`${variant}\`, expected \`text\` at line 1 column 690848`,
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_request_error',
+      },
+    })
+
+  it('counts the media a request carries (a text file is text)', () => {
+    expect(mediaCount(request.request)).toEqual({images: 1, files: 1})
+  })
+
+  it("reads which media each server's wording refuses", () => {
+    expect(mediaRefusal(deepseek('image_url'), sent)).toEqual({images: true})
+    expect(mediaRefusal(deepseek('file'), sent)).toEqual({files: true})
+    // vLLM, Zhipu's 1210, Groq: the media of the request, whole
+    for (const message of [
+      'deepseek-coder is not a multimodal model None',
+      "messages.content.type 参数非法，取值范围['text']",
+      'messages[1].content must be a string',
+    ])
+      expect(mediaRefusal(JSON.stringify({object: 'error', message, code: 400}), sent)).toEqual({
+        images: true,
+        files: true,
+      })
+    // llama.cpp (its 500), its older wording, OpenAI's older models, plain words
+    for (const message of [
+      'image input is not supported - hint: if this is unexpected, you may need to provide the mmproj',
+      'Failed to parse messages: Unsupported content part type: "image_url"; messages = [...]',
+      'Invalid content type. image_url is only supported by certain models.',
+      'This model does not support image input.',
+      'Multimodal input is not supported for this model',
+    ])
+      expect(mediaRefusal(JSON.stringify({error: {code: 500, message, type: 'server_error'}}), sent)).toEqual(
+        {images: true},
+      )
+  })
+
+  it('learns nothing from a refusal of media the request did not send, or of anything else', () => {
+    const textOnly = encodeUpstreamRequest(
+      decodeClientRequest('chat', {model: 'm', messages: [{role: 'user', content: 'hi'}]}, {}),
+      'chat',
+      'deepseek-chat',
+    ).sent
+    expect(mediaRefusal(deepseek('image_url'), textOnly)).toBeUndefined()
+    expect(mediaRefusal('deepseek-chat is not a multimodal model', textOnly)).toBeUndefined()
+    // a variant that is no media, a refusal of something else
+    expect(mediaRefusal(deepseek('developer'), sent)).toBeUndefined()
+    expect(mediaRefusal(openai('Invalid image: the data is not a PNG.', null), sent)).toBeUndefined()
+    expect(mediaRefusal(openai("Unsupported parameter: 'temperature'.", 'temperature'), sent)).toBeUndefined()
+  })
+
+  it('sends each refused image or file as a line, the rest of the request as it was, and then learns nothing more', () => {
+    const store = new UpstreamAdaptations()
+    expect(store.learn('ds', 'deepseek-chat', deepseek('image_url'), sent)).toBe(
+      'refused images (a text-only model): sent again with a line in place of each',
+    )
+    const again = encodeUpstreamRequest(
+      request,
+      'chat',
+      'deepseek-chat',
+      {},
+      store.get('ds', 'deepseek-chat'),
+    )
+    const body = JSON.parse(again.body.toString())
+    const text = JSON.stringify(body)
+    expect(text).not.toContain('image_url')
+    expect(text).toContain('[image/png image not attached: deepseek-chat takes no images]')
+    // the PDF still goes as a file, the text file as its text, the words as they were
+    expect(text).toContain('"type":"file"')
+    expect(text).toContain('notes')
+    expect(text).toContain('Why is it broken?')
+    // the client's request is untouched: a later encoding without the rule sends the image
+    expect(encodeUpstreamRequest(request, 'chat', 'deepseek-chat').body.toString()).toContain('image_url')
+
+    expect(store.learn('ds', 'deepseek-chat', deepseek('file'), again.sent, 400)).toBe(
+      'refused images and files (a text-only model): sent again with a line in place of each',
+    )
+    const third = encodeUpstreamRequest(
+      request,
+      'chat',
+      'deepseek-chat',
+      {},
+      store.get('ds', 'deepseek-chat'),
+    )
+    const tool = JSON.parse(third.body.toString()).messages.find((m: any) => m.role === 'tool')
+    expect(tool.content).toBe('[application/pdf file not attached: deepseek-chat takes no files]\nnotes')
+    // the same refusal again (nothing left to take out): the 400 is the client's
+    expect(store.learn('ds', 'deepseek-chat', deepseek('image_url'), third.sent)).toBeUndefined()
   })
 })

@@ -20,6 +20,7 @@
  * as before. Kept in memory (lost on restart: the first request after it learns again), at most
  * {@link MAX_TARGETS} targets.
  */
+import type {ImagePart, RefusedMedia, Request} from '../../protocols/ir.js'
 import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 
 /**
@@ -122,6 +123,66 @@ function errorParts(errorText: string): {param: unknown; message: string} {
   } catch {
     return {param: undefined, message: errorText}
   }
+}
+
+/**
+ * How many images and binary files (a PDF; a text file goes as its text) a request's turns and
+ * tool results carry. Here, not in protocols/ir.ts: this module is on the daemon's request path,
+ * which loads the translation only for a translated route.
+ */
+export function mediaCount(request: Request): {images: number; files: number} {
+  const count = {images: 0, files: 0}
+  const add = (p: ImagePart) => {
+    if (p.mediaType === undefined || p.mediaType.startsWith('image/')) count.images++
+    else if (!p.mediaType.startsWith('text/') || p.data === undefined) count.files++
+  }
+  for (const m of request.messages)
+    for (const p of m.parts)
+      if (p.type === 'image') add(p)
+      else if (p.type === 'tool_result') for (const c of p.content) if (c.type === 'image') add(c)
+  return count
+}
+
+/**
+ * A text-only model's refusal of the request's images or files, and which of them it refuses:
+ * DeepSeek's "Failed to deserialize the JSON body into the target type: messages[3]: unknown
+ * variant `image_url`, expected `text`" (`file` for a PDF); vLLM's "deepseek-coder is not a
+ * multimodal model"; llama.cpp's 500 "image input is not supported - hint: if this is unexpected,
+ * you may need to provide the mmproj" (older: "Unsupported content part type: "image_url"");
+ * Zhipu's 1210 for GLM's text models (`messages.content.type` takes `['text']` only); Groq's
+ * "messages[1].content must be a string"; OpenAI's "image_url is only supported by certain
+ * models"; and the plain words of others ("does not support images"). Learned only for media the
+ * request sent: undefined when it sent none of what the error names.
+ */
+export function mediaRefusal(errorText: string, sent: SentRequest): RefusedMedia | undefined {
+  if (!sent.request) return undefined
+  const {message} = errorParts(errorText)
+  let refused: RefusedMedia | undefined
+  const variant = /unknown variant `?(\w+)`?, expected `?text`?/i.exec(message)?.[1]
+  if (variant !== undefined) {
+    if (variant === 'image_url' || variant === 'input_image') refused = {images: true}
+    else if (variant === 'file' || variant === 'input_file') refused = {files: true}
+    else return undefined
+  } else if (
+    /is not a multimodal model|content\.type\b[^\]]*\[\s*['"]text['"]\s*\]|content must be a string/i.test(
+      message,
+    )
+  )
+    refused = {images: true, files: true}
+  else if (
+    /image input is not supported|not compiled for multimodal|unsupported content part type\W+image_url|image_url is only supported by certain models|(?:does not|doesn't|do not|cannot) (?:support|accept|take) (?:image|vision)|(?:image|vision|multimodal)(?: input)?s? (?:is |are )?(?:not supported|unsupported)/i.test(
+      message,
+    )
+  )
+    refused = {images: true}
+  else if (/unsupported content part type\W+file/i.test(message)) refused = {files: true}
+  if (!refused) return undefined
+  const count = mediaCount(sent.request)
+  const learned: RefusedMedia = {
+    ...(refused.images && count.images > 0 ? {images: true} : {}),
+    ...(refused.files && count.files > 0 ? {files: true} : {}),
+  }
+  return learned.images || learned.files ? learned : undefined
 }
 
 /**
@@ -388,6 +449,18 @@ function decide(
   known: UpstreamAdaptation,
   status: number,
 ): {next: UpstreamAdaptation; note: string} | undefined {
+  // a text-only model refused the images or files of the conversation: each goes as a line
+  const media = mediaRefusal(errorText, sent)
+  if (media) {
+    const merged: RefusedMedia = {...known.media, ...media}
+    const what = [merged.images ? 'images' : '', merged.files ? 'files' : ''].filter(Boolean).join(' and ')
+    return {
+      next: {...known, media: merged},
+      note: `refused ${what} (a text-only model): sent again with a line in place of each`,
+    }
+  }
+  // llama.cpp answers its refusal of images with a 500: nothing else is learned from one
+  if (status >= 500) return undefined
   // FastAPI servers (Mistral's API) name each field they do not take by its place in the body
   const extras = extraFields(errorText)
   if (extras.length > 0) {

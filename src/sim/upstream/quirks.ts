@@ -36,6 +36,8 @@ export const SIM_QUIRKS = [
   'reasoning-not-back',
   'no-usage',
   'read-path',
+  'text-only',
+  'no-mmproj',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -429,6 +431,48 @@ export function refusedHistory(
     }
     if (quirks.has('mistral-order') && m.role === 'tool' && messages[i + 1]?.role === 'user')
       return mistral("Unexpected role 'user' after role 'tool'", 'invalid_request_message_order', '3230')
+  }
+  return undefined
+}
+
+/**
+ * A text-only model's refusal of a chat request's media (quirks `text-only`, `no-mmproj`): the
+ * first `image_url` or `file` part of any message. `text-only` is DeepSeek's 400 (its
+ * deserializer names the part's type: "unknown variant `image_url`, expected `text`"), for
+ * images and files alike; `no-mmproj` is llama.cpp's server without a vision projector, a 500
+ * for an image.
+ */
+export function refusedMedia(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {status: number; message: string; type: string; code: string | null; raw?: unknown} | undefined {
+  const textOnly = quirks.has('text-only')
+  if ((!textOnly && !quirks.has('no-mmproj')) || !Array.isArray(body.messages)) return undefined
+  for (const [i, m] of (body.messages as Array<{content?: unknown} | null>).entries()) {
+    if (!Array.isArray(m?.content)) continue
+    for (const part of m.content as Array<{type?: unknown} | null>) {
+      const type = part?.type
+      if (textOnly && (type === 'image_url' || type === 'file')) {
+        const column = JSON.stringify(body).indexOf(`"type":"${type}"`) + 1
+        return {
+          status: 400,
+          message: `Failed to deserialize the JSON body into the target type: messages[${i}]: unknown variant \`${type}\`, expected \`text\` at line 1 column ${column}`,
+          type: 'invalid_request_error',
+          code: 'invalid_request_error',
+        }
+      }
+      if (!textOnly && type === 'image_url') {
+        const message =
+          'image input is not supported - hint: if this is unexpected, you may need to provide the mmproj'
+        return {
+          status: 500,
+          message,
+          type: 'server_error',
+          code: null,
+          raw: {error: {code: 500, message, type: 'server_error'}},
+        }
+      }
+    }
   }
   return undefined
 }
