@@ -196,22 +196,30 @@ export function openAiNameProblem(name: unknown, where: string): ChatSimError | 
   return undefined
 }
 
+/** Text made only of the gateway's lines for media a model takes none of (`[... not attached: ...]`). */
+const ATTACHMENT_NOTES = /^(?:\[[^\]\n]* not attached: [^\]\n]*\]\s*)+$/
+
 /**
  * The last tool message, when only user messages of media (no text of their own) follow it: the
  * form a translated tool result with an image or a document takes in chat (the media cannot ride
- * in a `tool` message).
+ * in a `tool` message), or the lines that stand in for them on a text-only model (`notes`).
  */
-function toolResultWithMedia(messages: Msg[]): Msg | undefined {
+function toolResultWithMedia(messages: Msg[]): {tool: Msg; notes: string} | undefined {
   let i = messages.length - 1
   let media = false
+  const notes: string[] = []
   for (; i >= 0 && (messages[i].role ?? 'user') === 'user'; i--) {
     const {text, images, documents} = contentText(messages[i].content)
-    if (text.trim() !== '' || images + documents === 0) return undefined
+    const note = ATTACHMENT_NOTES.test(text.trim())
+    if ((text.trim() !== '' && !note) || (images + documents === 0 && !note)) return undefined
+    if (note) notes.unshift(text.trim())
     media = true
   }
   // the gateway's bridge between tool results and a user message (Mistral's turn order) is passed over
   if (media && i > 0 && messages[i].role === 'assistant' && messages[i].content === TOOL_TURN_BRIDGE) i--
-  return media && i >= 0 && messages[i].role === 'tool' ? messages[i] : undefined
+  return media && i >= 0 && messages[i].role === 'tool'
+    ? {tool: messages[i], notes: notes.join(' ')}
+    : undefined
 }
 
 /**
@@ -566,7 +574,10 @@ export function planChat(
     ]
       .filter(Boolean)
       .join(' and ')
-    text = `The tool answered: ${contentText(mediaAfterTool.content).text.slice(0, 200)}. I received ${seen}.`
+    text =
+      `The tool answered: ${contentText(mediaAfterTool.tool.content).text.slice(0, 200)}.` +
+      (seen ? ` I received ${seen}.` : '') +
+      (mediaAfterTool.notes ? ` I was told: ${mediaAfterTool.notes}` : '')
   } else if (lengthMatch) {
     const n = Math.min(2000, Math.max(1, Number(lengthMatch[1])))
     text = Array.from({length: n}, (_, i) => FILLER[i % FILLER.length]).join(' ') + '.'

@@ -19,6 +19,7 @@
 //                                          the upstream models with simulator quirks (docs/SIMULATOR.md):
 //                                          a refusal the gateway learned and sent again past is no problem
 //   npm run test:agents -- --pdf           Claude Code and Gemini CLI read a PDF (their file-reading tool)
+//   npm run test:agents -- --pdf --quirk text-only   the same on a model that takes no files (DeepSeek)
 //                                          through translation to chat: it must reach the upstream as a
 //                                          `file` part
 //   npm run test:agents -- --only codex    one or more agents (comma-separated: claude, codex,
@@ -584,7 +585,13 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
         Array.isArray(m.content) &&
         m.content.some((c) => c.type === 'file' && c.file?.file_data === fileData),
     )
-  const isTurn2 = pdf ? withPdf : fam.isTurn2
+  // --pdf --quirk text-only: the model takes no files (DeepSeek): the PDF is refused once (by the
+  // first CLI; the next finds it learned for the same model), then goes as the line that says
+  // what was there, and the model answers that
+  const textOnly = pdf && QUIRKS.includes('text-only')
+  const LINE = '[application/pdf file not attached:'
+  const lined = (b) => JSON.stringify(b).includes(LINE)
+  const isTurn2 = pdf ? (b) => withPdf(b) || (textOnly && lined(b)) : fam.isTurn2
   notes.push(
     `sim (${up}) saw ${calls.map((r) => `${r.path}${isTurn2(r.body) ? (pdf ? ' [tool result and the PDF as a file part]' : ' [tool result]') : ''}`).join(', ') || 'no model call'}`,
   )
@@ -618,7 +625,15 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
   const answer = agent.answerOf(result.stdout)
   if (!answer.includes('The tool answered'))
     problems.push(`the output has no "The tool answered": ${JSON.stringify(answer.slice(0, 200))}`)
-  if (pdf && !answer.includes('I received 1 document'))
+  if (textOnly) {
+    const refused = calls.some((r) => withPdf(r.body))
+    const asLine = calls.some((r) => lined(r.body))
+    notes.push(
+      `the PDF ${refused ? 'was refused as a file part, then ' : 'was known refused, so '}${asLine ? 'went as a line in its place' : 'never went as a line'}`,
+    )
+    if (!asLine) problems.push('the refused PDF did not go as a line in its place')
+    if (!answer.includes(LINE)) problems.push(`the answer does not say the PDF was not attached`)
+  } else if (pdf && !answer.includes('I received 1 document'))
     problems.push(`the upstream did not read the PDF: ${JSON.stringify(answer.slice(0, 200))}`)
 
   // The gateway's rows: every call logged as translated to `up`, 200, no error.

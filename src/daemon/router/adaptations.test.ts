@@ -1093,6 +1093,18 @@ describe("a text-only model's refusal of images and files", () => {
       )
   })
 
+  it("reads vLLM's refusal of a file part, old and new", () => {
+    for (const message of [
+      "Unsupported chat content part type: 'file'. Supported types: text, image_url, input_audio, video_url",
+      'Unknown part type: file',
+    ])
+      expect(
+        mediaRefusal(JSON.stringify({object: 'error', message, param: 'type', code: 400}), sent),
+      ).toEqual({
+        files: true,
+      })
+  })
+
   it('learns nothing from a refusal of media the request did not send, or of anything else', () => {
     const textOnly = encodeUpstreamRequest(
       decodeClientRequest('chat', {model: 'm', messages: [{role: 'user', content: 'hi'}]}, {}),

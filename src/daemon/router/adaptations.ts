@@ -149,10 +149,12 @@ export function mediaCount(request: Request): {images: number; files: number} {
  * variant `image_url`, expected `text`" (`file` for a PDF); vLLM's "deepseek-coder is not a
  * multimodal model"; llama.cpp's 500 "image input is not supported - hint: if this is unexpected,
  * you may need to provide the mmproj" (older: "Unsupported content part type: "image_url"");
- * Zhipu's 1210 for GLM's text models (`messages.content.type` takes `['text']` only); Groq's
- * "messages[1].content must be a string"; OpenAI's "image_url is only supported by certain
- * models"; and the plain words of others ("does not support images"). Learned only for media the
- * request sent: undefined when it sent none of what the error names.
+ * vLLM's refusal of a `file` part ("Unsupported chat content part type: 'file'", a 400; before
+ * mid-2026 a 501, "Unknown part type: file"); Zhipu's 1210 for GLM's text models
+ * (`messages.content.type` takes `['text']` only); Groq's "messages[1].content must be a
+ * string"; OpenAI's "image_url is only supported by certain models"; and the plain words of
+ * others ("does not support images"). Learned only for media the request sent: undefined when it
+ * sent none of what the error names.
  */
 export function mediaRefusal(errorText: string, sent: SentRequest): RefusedMedia | undefined {
   if (!sent.request) return undefined
@@ -170,12 +172,13 @@ export function mediaRefusal(errorText: string, sent: SentRequest): RefusedMedia
   )
     refused = {images: true, files: true}
   else if (
-    /image input is not supported|not compiled for multimodal|unsupported content part type\W+image_url|image_url is only supported by certain models|(?:does not|doesn't|do not|cannot) (?:support|accept|take) (?:image|vision)|(?:image|vision|multimodal)(?: input)?s? (?:is |are )?(?:not supported|unsupported)/i.test(
+    /image input is not supported|not compiled for multimodal|(?:unsupported (?:chat )?content part type|unknown part type)\W+image_url|image_url is only supported by certain models|(?:does not|doesn't|do not|cannot) (?:support|accept|take) (?:image|vision)|(?:image|vision|multimodal)(?: input)?s? (?:is |are )?(?:not supported|unsupported)/i.test(
       message,
     )
   )
     refused = {images: true}
-  else if (/unsupported content part type\W+file/i.test(message)) refused = {files: true}
+  else if (/(?:unsupported (?:chat )?content part type|unknown part type)\W+file\b/i.test(message))
+    refused = {files: true}
   if (!refused) return undefined
   const count = mediaCount(sent.request)
   const learned: RefusedMedia = {
@@ -459,7 +462,8 @@ function decide(
       note: `refused ${what} (a text-only model): sent again with a line in place of each`,
     }
   }
-  // llama.cpp answers its refusal of images with a 500: nothing else is learned from one
+  // llama.cpp answers its refusal of images with a 500, older vLLM its refusal of a file with a
+  // 501: nothing else is learned from one
   if (status >= 500) return undefined
   // FastAPI servers (Mistral's API) name each field they do not take by its place in the body
   const extras = extraFields(errorText)

@@ -401,8 +401,9 @@ export async function proxyRequest(
     let errorText: string | Error | undefined
     if (
       translated &&
-      // DeepSeek's older refusal of a JSON schema came as 422, llama.cpp's refusal of images as 500
-      (status === 400 || status === 422 || status === 500) &&
+      // DeepSeek's older refusal of a JSON schema came as 422, llama.cpp's refusal of images as
+      // 500, older vLLM's of a file part as 501
+      (status === 400 || status === 422 || status === 500 || status === 501) &&
       (translated.adapted ?? 0) < MAX_ADAPTATIONS_A_REQUEST
     ) {
       try {

@@ -208,6 +208,66 @@ describe('chat quirks', () => {
     )
   })
 
+  it("text-only and no-mmproj: DeepSeek's 400 and llama.cpp's 500 for media; the line in its place answered", async () => {
+    const png = 'data:image/png;base64,iVBORw0KGgo='
+    const withImage = [
+      {role: 'user', content: 'hi'},
+      {
+        role: 'user',
+        content: [
+          {type: 'text', text: 'look'},
+          {type: 'image_url', image_url: {url: png}},
+        ],
+      },
+    ]
+    const refused = await chat({model: 'deepseek-chat+text-only', messages: withImage})
+    expect(refused.status).toBe(400)
+    expect(refused.json!.error.message).toMatch(
+      /^Failed to deserialize the JSON body into the target type: messages\[1\]: unknown variant `image_url`, expected `text` at line 1 column \d+$/,
+    )
+    const file = [
+      {
+        role: 'user',
+        content: [
+          {type: 'file', file: {filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERg=='}},
+        ],
+      },
+    ]
+    const pdf = await chat({model: 'deepseek-chat+text-only', messages: file})
+    expect(pdf.json!.error.message).toContain('unknown variant `file`, expected `text`')
+    const llama = await chat({model: 'qwen3+no-mmproj', messages: withImage})
+    expect(llama.status).toBe(500)
+    expect(llama.json).toEqual({
+      error: {
+        code: 500,
+        message:
+          'image input is not supported - hint: if this is unexpected, you may need to provide the mmproj',
+        type: 'server_error',
+      },
+    })
+    // a request without images is answered as ever
+    expect((await chat({model: 'qwen3+no-mmproj', messages: [{role: 'user', content: 'hi'}]})).status).toBe(
+      200,
+    )
+    // the gateway's line in place of a tool's PDF, after the tool result: answered as the result
+    const answered = await chat({
+      model: 'deepseek-chat+text-only',
+      messages: [
+        {role: 'user', content: 'Read report.pdf'},
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{id: 'c1', type: 'function', function: {name: 'Read', arguments: '{}'}}],
+        },
+        {role: 'tool', tool_call_id: 'c1', content: 'PDF file read'},
+        {role: 'user', content: '[application/pdf file not attached: deepseek-chat takes no files]'},
+      ],
+    })
+    expect(answered.json!.choices[0].message.content).toBe(
+      'The tool answered: PDF file read. I was told: [application/pdf file not attached: deepseek-chat takes no files]',
+    )
+  })
+
   it('strict-fields: 400 in the OpenAI shape naming unknown top-level fields', async () => {
     const body = {model: 'gpt-x', user: 'u', seed: 1, store: true, metadata: {}}
     const strict = await chat(body, {'x-sim-quirk': 'strict-fields'})
