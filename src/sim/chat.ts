@@ -39,6 +39,7 @@ import {
   strictFieldsProblem,
   unsupportedParameter,
   extraInputs,
+  contextRefusal,
   refusedHistory,
   refusedMedia,
   unknownQuirkMessage,
@@ -825,6 +826,8 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
       const media = raw && typeof raw === 'object' ? refusedMedia(body, selection.quirks) : undefined
       if (media) throw new ChatSimError(media.status, media.message, media.type, media.code, null, media.raw)
       validateChatBody(body)
+      const overflow = contextRefusal(body, selection.quirks, promptTokensOf(body.messages as Msg[]))
+      if (overflow) throw bad(overflow, null, 'invalid_request_error')
       const strict = selection.quirks.has('strict-fields') ? strictFieldsProblem(body) : undefined
       if (strict) throw bad(strict)
       const extras = extraInputs(body, selection.quirks)

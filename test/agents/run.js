@@ -63,7 +63,10 @@ const RUN = argv.includes('--run') && !DIRECT && !BIND
 // --pdf: Claude Code and Gemini CLI read a PDF through translation to chat (Claude Code's Read
 // tool's document block, Gemini CLI's read_file inlineData)
 const PDF = argv.includes('--pdf')
-const TRANSLATE = (argv.includes('--translate') || PDF) && !DIRECT && !BIND && !RUN
+// --overflow: Claude Code reads a file past a chat model's context window (the sim's `context-8k`):
+// the gateway must say "prompt is too long: N tokens > 8192 maximum", which Claude Code compacts on
+const OVERFLOW = argv.includes('--overflow')
+const TRANSLATE = (argv.includes('--translate') || PDF || OVERFLOW) && !DIRECT && !BIND && !RUN
 const KEEP = argv.includes('--keep')
 const VERBOSE = argv.includes('--verbose')
 const STRACE = argv.includes('--strace')
@@ -77,14 +80,22 @@ const QUIRKS = [
         .filter(Boolean)
     : []),
   // the sim's tool call reads the path the prompt names (docs/SIMULATOR.md)
-  ...(PDF ? ['read-path'] : []),
+  ...(PDF || OVERFLOW ? ['read-path'] : []),
+  ...(OVERFLOW ? ['context-8k'] : []),
 ]
-const TO = PDF ? new Set(['chat']) : toAt >= 0 ? new Set(String(argv[toAt + 1] ?? '').split(',')) : undefined
+const TO =
+  PDF || OVERFLOW
+    ? new Set(['chat'])
+    : toAt >= 0
+      ? new Set(String(argv[toAt + 1] ?? '').split(','))
+      : undefined
 const ONLY = PDF
   ? new Set(['claude', 'gemini'])
-  : onlyAt >= 0
-    ? new Set(String(argv[onlyAt + 1] ?? '').split(','))
-    : undefined
+  : OVERFLOW
+    ? new Set(['claude'])
+    : onlyAt >= 0
+      ? new Set(String(argv[onlyAt + 1] ?? '').split(','))
+      : undefined
 const agents = AGENTS.filter((a) => !ONLY || ONLY.has(a.name))
 if (agents.length === 0) {
   console.error(`--only names none of: ${AGENTS.map((a) => a.name).join(', ')}`)
@@ -538,6 +549,61 @@ const translatePolicy = (agent, up) => `suite-${agent.name}-to-${up}`
 const ESTIMATED = /^usage estimated \(chars\/4\): \S+ reported no (?:input|output|input and output) tokens$/
 
 /**
+ * One `--overflow` run: Claude Code on a chat model with a window of 8 192 tokens reads a file
+ * of about 20 000. The upstream refuses the turn with the file in DeepSeek's words; the gateway
+ * must tell Claude Code "prompt is too long: N tokens > 8192 maximum", and Claude Code must act on
+ * it: compact the conversation (its summarization request) instead of stopping at an unknown 400.
+ */
+async function overflowRun(agent, up, {tmp, origin, binDir, key, agentId, simOrigin}) {
+  const home = join(tmp, `${agent.name}-overflow-home`)
+  const workdir = join(tmp, `${agent.name}-overflow-work`)
+  mkdirSync(join(home, 'tmp'), {recursive: true})
+  mkdirSync(workdir, {recursive: true})
+  const bigPath = join(workdir, 'big.txt')
+  writeFileSync(
+    bigPath,
+    Array.from({length: 1500}, (_, i) => `line ${i}: the quick brown fox jumps over the lazy dog`).join('\n'),
+  )
+  const smallPath = join(workdir, 'small.txt')
+  writeFileSync(smallPath, 'a short file\n')
+  await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
+  // a first exchange (a short file read), then the conversation goes on (`--continue`) with the
+  // long file: a conversation of several rounds, which is what compaction summarises
+  const claude = async (prompt, more = []) => {
+    const {env, args} = agent.prepare({home, binDir, origin, key, prompt, tools: [agent.readTool]})
+    const command = ['timeout', '240', join(binDir, agent.bin), ...args, ...more]
+    return run(command[0], command.slice(1), {cwd: workdir, env, timeoutMs: 250_000})
+  }
+  const first = await claude(`Read ${smallPath} and summarise it.`)
+  const result = await claude(`Read ${bigPath} and summarise it.`, ['--continue'])
+  result.ms += first.ms
+  const problems = []
+  const notes = [
+    `claude exited ${first.code}, then ${result.code}: ${agent.answerOf(result.stdout).slice(0, 120)}`,
+  ]
+  const {body} = await getJson(`${simOrigin}/__sim/requests`)
+  if (KEEP)
+    writeFileSync(join(tmp, `${agent.name}-overflow-sim-requests.json`), JSON.stringify(body, null, 2))
+  const calls = (body.requests ?? []).filter((r) => r.method === 'POST' && UPSTREAMS[up].isModelCall(r.path))
+  const summarising = calls.filter((r) => JSON.stringify(r.body).includes('create a detailed summary'))
+  let rows = (await gatewayLogs(origin, agentId)) ?? []
+  for (let i = 0; i < 20 && rows.length < calls.length; i++) {
+    await sleep(100)
+    rows = (await gatewayLogs(origin, agentId)) ?? []
+  }
+  rows.sort((a, b) => a.id - b.id)
+  const refused = rows.filter((r) => r.status === 400 && /maximum context length is 8192/.test(r.error ?? ''))
+  notes.push(
+    `sim (${up}) saw ${calls.length} model call(s), ${summarising.length} of them Claude Code's summarization (compaction)`,
+    `gateway log: ${rows.map((r) => `${r.status}${r.error ? ` (${r.error.slice(0, 90)}…)` : ''}`).join('; ')}`,
+  )
+  if (refused.length === 0) problems.push('the upstream never refused a prompt past its window (the premise)')
+  else if (summarising.length === 0)
+    problems.push('Claude Code did not compact after the gateway said "prompt is too long"')
+  return {ok: problems.length === 0, ms: result.ms, problems, notes, result}
+}
+
+/**
  * One `--translate` run: the CLI on a policy whose route for its family is `sim-<up>:<model>`
  * with `translate: true`. The prompt makes the sim call the CLI's first tool; the CLI runs it and
  * sends the result back, and the upstream must get that second turn (with the reasoning of the
@@ -768,7 +834,7 @@ async function main() {
             ],
             gwEnv,
           )
-          const r = await translateRun(agent, up, {
+          const r = await (OVERFLOW ? overflowRun : translateRun)(agent, up, {
             tmp,
             origin,
             binDir: bins[agent.name],

@@ -17,6 +17,7 @@ import {
   translateResponseText,
   upstreamErrorMessage,
 } from '../../protocols/translate.js'
+import {contextOverflowError, readContextOverflow} from '../../protocols/context-overflow.js'
 import type {CarryStore} from '../../protocols/ir.js'
 import {parseJsonBytes, utf8Bytes} from '../../protocols/json-bytes.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
@@ -140,6 +141,21 @@ export async function relayTranslated(
     for (const name of ['retry-after', 'retry-after-ms', 'x-should-retry']) {
       const value = upstream.headers[name]
       if (typeof value === 'string') passed[name] = value
+    }
+    // a prompt past the model's context window, in the words the agent acts on (Claude Code
+    // compacts on "prompt is too long", Codex knows `context_length_exceeded`): a 400, as every
+    // vendor answers it
+    const overflow = status < 500 && status !== 429 ? readContextOverflow(said, text) : undefined
+    if (overflow) {
+      const said = contextOverflowError(family, overflow, message)
+      result.status = 400
+      sendFamilyError(res, family, 400, said.message, {
+        requestId: result.requestId,
+        headers: passed,
+        code: said.code,
+      })
+      target.breaker?.recordSuccess()
+      return
     }
     sendFamilyError(res, family, status, message, {requestId: result.requestId, headers: passed})
     if (status < 500 && status !== 429) target.breaker?.recordSuccess()

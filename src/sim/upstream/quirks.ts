@@ -38,6 +38,7 @@ export const SIM_QUIRKS = [
   'read-path',
   'text-only',
   'no-mmproj',
+  'context-8k',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -475,4 +476,24 @@ export function refusedMedia(
     }
   }
   return undefined
+}
+
+/** The context window of quirk `context-8k`. */
+export const CONTEXT_8K = 8192
+
+/**
+ * DeepSeek's refusal of a request past its context window (quirk `context-8k`, a window of 8 192
+ * tokens): the prompt (`promptTokens`, the simulator's count) and the completion it asks room for
+ * (`max_tokens`), in its words. Undefined when both fit.
+ */
+export function contextRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+  promptTokens: number,
+): string | undefined {
+  if (!quirks.has('context-8k')) return undefined
+  const asked = body.max_completion_tokens ?? body.max_tokens
+  const completion = typeof asked === 'number' ? asked : 0
+  if (promptTokens + completion <= CONTEXT_8K) return undefined
+  return `This model's maximum context length is ${CONTEXT_8K} tokens. However, you requested ${promptTokens + completion} tokens (${promptTokens} in the messages, ${completion} in the completion). Please reduce the length of the messages or completion.`
 }

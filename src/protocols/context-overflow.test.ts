@@ -1,0 +1,119 @@
+import {describe, expect, it} from 'vitest'
+
+import {contextOverflowError, readContextOverflow} from './context-overflow.js'
+
+describe('readContextOverflow', () => {
+  it("reads each vendor's words, with the prompt's tokens and the window where they are said", () => {
+    const cases: Array<[string, string, {inputTokens?: number; limit?: number}]> = [
+      // DeepSeek (claude-code-router #1292): the messages' part is the prompt
+      [
+        "This model's maximum context length is 102400 tokens. However, you requested 137837 tokens (129645 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.",
+        '',
+        {inputTokens: 129645, limit: 102400},
+      ],
+      // OpenAI chat
+      [
+        "This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens. Please reduce the length of the messages.",
+        '{"error":{"code":"context_length_exceeded"}}',
+        {inputTokens: 130512, limit: 128000},
+      ],
+      // OpenRouter (claude-code-router #252): the output's part taken off
+      [
+        'This endpoint\'s maximum context length is 65536 tokens. However, you requested about 92208 tokens (60833 of text input, 10042 of tool input, 21333 in the output). Please reduce the length of either one, or use the "middle-out" transform to compress your prompt automatically.',
+        '',
+        {inputTokens: 70875, limit: 65536},
+      ],
+      // vLLM
+      [
+        "This model's maximum context length is 32768 tokens and your request has 40000 input tokens. Please reduce the length of the input messages.",
+        '',
+        {inputTokens: 40000, limit: 32768},
+      ],
+      // Anthropic, both wordings
+      ['prompt is too long: 208000 tokens > 200000 maximum', '', {inputTokens: 208000, limit: 200000}],
+      [
+        'input length and `max_tokens` exceed context limit: 196655 + 21333 > 200000, decrease input length or `max_tokens` and try again',
+        '',
+        {inputTokens: 217988, limit: 200000},
+      ],
+      // Gemini
+      [
+        'The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).',
+        '',
+        {inputTokens: 1048577, limit: 1048576},
+      ],
+      // NVIDIA NIM (free-claude-code #263), Moonshot, Mistral
+      [
+        "The input (345516 tokens) is longer than the model's context length (262144 tokens). (request_id=req_123)",
+        '',
+        {inputTokens: 345516, limit: 262144},
+      ],
+      [
+        'Invalid request: Your request exceeded model token limit: 262144 (requested: 270000)',
+        '',
+        {inputTokens: 270000, limit: 262144},
+      ],
+      [
+        'Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum context length',
+        '',
+        {inputTokens: 40000, limit: 32768},
+      ],
+      // llama.cpp: the counts beside the message
+      [
+        'the request exceeds the available context size, try increasing it',
+        '{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}}',
+        {inputTokens: 9000, limit: 8192},
+      ],
+      // no numbers: the code, or the words
+      ['Context window exceeded', '{"error":{"code":"context_length_exceeded"}}', {}],
+      ['Prompt exceeds max length', '{"error":{"code":"1261"}}', {}],
+    ]
+    for (const [message, raw, want] of cases) expect(readContextOverflow(message, raw), message).toEqual(want)
+  })
+
+  it("is no overflow when the prompt fits and only the completion's room does not, or for any other error", () => {
+    // the completion's part (learned away by the adaptations)
+    expect(
+      readContextOverflow(
+        "This model's maximum context length is 102400 tokens. However, you requested 107837 tokens (99645 in the messages, 8192 in the completion).",
+      ),
+    ).toBeUndefined()
+    expect(
+      readContextOverflow(
+        "'max_tokens' or 'max_completion_tokens' is too large: 32000. This model's maximum context length is 32768 tokens and your request has 1000 input tokens (32000 > 32768 - 1000).",
+      ),
+    ).toBeUndefined()
+    for (const message of [
+      'Invalid value for temperature',
+      'The user message must not be empty.',
+      'max_tokens: 64000 > 32000, which is the maximum allowed number of output tokens for claude-opus-4',
+      'Rate limit reached for requests',
+    ])
+      expect(readContextOverflow(message, '{}'), message).toBeUndefined()
+  })
+})
+
+describe('contextOverflowError', () => {
+  const said =
+    'deepseek (chat, translated): upstream answered 400: This model’s maximum context length is ...'
+  it("says it in each entrance's words, the upstream's after them", () => {
+    const both = {inputTokens: 129645, limit: 102400}
+    expect(contextOverflowError('messages', both, said)).toEqual({
+      message: `prompt is too long: 129645 tokens > 102400 maximum (${said})`,
+    })
+    expect(contextOverflowError('responses', both, said)).toEqual({
+      message: `Your input exceeds the context window of this model (102400 tokens; this request has 129645). Please adjust your input and try again. (${said})`,
+      code: 'context_length_exceeded',
+    })
+    expect(contextOverflowError('chat', both, said)).toEqual({
+      message: `This model's maximum context length is 102400 tokens. However, your messages resulted in 129645 tokens. Please reduce the length of the messages. (${said})`,
+      code: 'context_length_exceeded',
+    })
+    expect(contextOverflowError('gemini', both, said).message).toBe(
+      `The input token count (129645) exceeds the maximum number of tokens allowed (102400). (${said})`,
+    )
+    // without the numbers, the words still
+    expect(contextOverflowError('messages', {}, said).message).toBe(`prompt is too long: ${said}`)
+    expect(contextOverflowError('responses', {}, said).code).toBe('context_length_exceeded')
+  })
+})

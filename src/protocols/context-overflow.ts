@@ -1,0 +1,121 @@
+/**
+ * A request past the model's context window, as each vendor refuses it and as each agent
+ * recognizes it. Claude Code compacts its conversation and tries again when its API says "prompt
+ * is too long: N tokens > M maximum" (its reactive compaction reads both numbers to know how much
+ * to drop); Codex recognizes the Responses API's `context_length_exceeded`; a chat client
+ * OpenAI's own words and code. Through a translating proxy the agent gets another vendor's words
+ * instead ("This model's maximum context length is 102400 tokens. However, you requested 107837
+ * tokens"), takes the refusal for any other 400, and the session stops: claude-code-router #1292,
+ * #405 and #252, free-claude-code #263. The translated route says it in the entrance's words,
+ * with the upstream's own message after them.
+ */
+import type {Family} from './ir.js'
+
+/** What an upstream said of its context window: the request's prompt tokens and the window, where it said. */
+export interface ContextOverflow {
+  inputTokens?: number
+  limit?: number
+}
+
+const num = (s: string | undefined): number | undefined => (s === undefined ? undefined : Number(s))
+
+/**
+ * The context overflow an upstream's error states, from its message (`message`) and its whole
+ * error body (`raw`: llama.cpp puts the counts beside the message, OpenAI the code); undefined for
+ * any other error. A refusal of the completion's part only (the prompt fits; `max_tokens` too
+ * large) is no overflow: the adaptations drop `max_tokens` for it.
+ */
+export function readContextOverflow(message: string, raw = ''): ContextOverflow | undefined {
+  // OpenAI, DeepSeek, vLLM, OpenRouter: "maximum context length is 102400 tokens. However, you
+  // requested 107837 tokens (99645 in the messages, 8192 in the completion)"; "... your messages
+  // resulted in 9000 tokens"; vLLM's newer "... and your request has 40000 input tokens"
+  let m =
+    /maximum context length is (\d+) tokens\b[^]*?(?:requested|resulted in|request has)\s+(?:about\s+)?(\d+)\s+(?:input\s+)?tokens/i.exec(
+      message,
+    )
+  if (m) {
+    const limit = Number(m[1])
+    let input = Number(m[2])
+    const messages = /\((\d+) in the messages/i.exec(message)
+    const output = /(\d+) (?:in the (?:completion|output))\)/i.exec(message)
+    if (messages) input = Number(messages[1])
+    else if (output) input -= Number(output[1])
+    // the prompt fits: the completion's part is what was too large (learned, not an overflow;
+    // vLLM's "'max_tokens' is too large: 32000. ... your request has 1000 input tokens" too)
+    return input > limit ? {inputTokens: input, limit} : undefined
+  }
+  // Anthropic: "prompt is too long: 208000 tokens > 200000 maximum"
+  m = /prompt is too long:?\s*(\d+)\s*tokens?\s*>\s*(\d+)/i.exec(message)
+  if (m) return {inputTokens: num(m[1]), limit: num(m[2])}
+  // Anthropic: "input length and `max_tokens` exceed context limit: 196655 + 21333 > 200000"
+  m = /input length and `?max_tokens`? exceed context limit:\s*(\d+)\s*\+\s*(\d+)\s*>\s*(\d+)/i.exec(message)
+  if (m) return {inputTokens: Number(m[1]) + Number(m[2]), limit: Number(m[3])}
+  // Gemini: "The input token count (1048577) exceeds the maximum number of tokens allowed (1048576)."
+  m =
+    /input token count(?:\s*\((\d+)\))? exceeds the maximum number of tokens allowed(?:\s*\((\d+)\))?/i.exec(
+      message,
+    )
+  if (m) return {inputTokens: num(m[1]), limit: num(m[2])}
+  // NVIDIA NIM and others: "The input (345516 tokens) is longer than the model's context length (262144 tokens)."
+  m = /input \((\d+) tokens\) is longer than the model's context length \((\d+) tokens\)/i.exec(message)
+  if (m) return {inputTokens: num(m[1]), limit: num(m[2])}
+  // Moonshot (Kimi): "Your request exceeded model token limit: 262144 (requested: 270000)"
+  m = /exceeded model token limit:?\s*(\d+)(?:\s*\(requested:\s*(\d+)\))?/i.exec(message)
+  if (m) return {inputTokens: num(m[2]), limit: num(m[1])}
+  // Mistral: "Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum context length"
+  m = /prompt contains (\d+) tokens[^]*?too large for model with (\d+) maximum context length/i.exec(message)
+  if (m) return {inputTokens: num(m[1]), limit: num(m[2])}
+  // llama.cpp: "the request exceeds the available context size, try increasing it", the counts beside it
+  if (/exceeds the available context size/i.test(message)) {
+    const n = (key: string) => num(new RegExp(`"${key}"\\s*:\\s*(\\d+)`).exec(raw)?.[1])
+    return {inputTokens: n('n_prompt_tokens'), limit: n('n_ctx')}
+  }
+  // the code OpenAI and others set, or the words of the rest (Zhipu 1261 "Prompt exceeds max length")
+  if (
+    /"code"\s*:\s*"context_length_exceeded"/.test(raw) ||
+    /context[_ ]length[_ ]exceeded|exceeds? (?:the )?(?:model'?s? )?(?:maximum )?context (?:window|length)|context window (?:is )?exceeded|prompt exceeds max length|prompt (?:is )?too long/i.test(
+      message,
+    )
+  )
+    return {}
+  return undefined
+}
+
+/**
+ * The entrance's own refusal of a prompt past the context window (`said`: the upstream's words,
+ * kept after them): Anthropic's "prompt is too long: N tokens > M maximum" (what Claude Code's
+ * reactive compaction reads), OpenAI's chat and Responses wording with `code:
+ * context_length_exceeded` (what Codex reads), Gemini's input token count.
+ */
+export function contextOverflowError(
+  family: Family,
+  overflow: ContextOverflow,
+  said: string,
+): {message: string; code?: string} {
+  const {inputTokens: input, limit} = overflow
+  const known = input !== undefined && limit !== undefined
+  switch (family) {
+    case 'messages':
+      return {
+        message: known
+          ? `prompt is too long: ${input} tokens > ${limit} maximum (${said})`
+          : `prompt is too long: ${said}`,
+      }
+    case 'gemini':
+      return {
+        message: `The input token count${input !== undefined ? ` (${input})` : ''} exceeds the maximum number of tokens allowed${limit !== undefined ? ` (${limit})` : ''}. (${said})`,
+      }
+    case 'responses':
+      return {
+        message: `Your input exceeds the context window of this model${limit !== undefined ? ` (${limit} tokens${input !== undefined ? `; this request has ${input}` : ''})` : ''}. Please adjust your input and try again. (${said})`,
+        code: 'context_length_exceeded',
+      }
+    default:
+      return {
+        message: known
+          ? `This model's maximum context length is ${limit} tokens. However, your messages resulted in ${input} tokens. Please reduce the length of the messages. (${said})`
+          : `This model's maximum context length was exceeded. Please reduce the length of the messages. (${said})`,
+        code: 'context_length_exceeded',
+      }
+  }
+}
