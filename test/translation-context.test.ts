@@ -20,9 +20,19 @@ let base = ''
 let simOrigin = ''
 let stop: () => Promise<void> = async () => {}
 let key = ''
+let sameKey = ''
 
 beforeAll(async () => {
   ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
+    {
+      // the same family, not translated: an Anthropic-compatible server that says it in the chat
+      // API's words (DeepSeek's Anthropic endpoint, a local server)
+      id: 'ctx-same',
+      routes: {messages: [{provider: 'sim-messages', model: 'claude-sonnet-4-5+context-8k'}]},
+      fallbacks: true,
+      breaker: DEFAULT_BREAKER,
+      timeouts: DEFAULT_TIMEOUTS,
+    },
     {
       id: 'ctx',
       routes: Object.fromEntries(
@@ -37,6 +47,7 @@ beforeAll(async () => {
     },
   ]))
   key = await issueKeyOverApi(base, 'ctx', 'generic_agent', 'ctx')
+  sameKey = await issueKeyOverApi(base, 'ctx-same', 'generic_agent', 'ctx-same')
 }, 120_000)
 
 afterAll(() => stop())
@@ -130,5 +141,29 @@ describe('a prompt past the context window, in the words each agent acts on', {t
       /The input token count \(\d+\) exceeds the maximum number of tokens allowed \(8192\)/,
     )
     expect(refused.message).toContain('INVALID_ARGUMENT')
+  })
+
+  it('Claude Code on an Anthropic-compatible server of other words (not translated): the same words', async () => {
+    await takeSimCalls(simOrigin, /./)
+    const client = new Anthropic({baseURL: base, apiKey: sameKey, maxRetries: 0})
+    const refused = await refusal(
+      client.messages.create({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 1024,
+        messages: [{role: 'user', content: LONG}],
+      }),
+    )
+    expect(refused.status).toBe(400)
+    const read = claudeCodeReads(refused.error.error.message)
+    expect(read?.limit).toBe(8192)
+    expect(refused.error.error.message).toContain('sim-messages: upstream answered 400: This model')
+    expect(await takeSimCalls(simOrigin, /\/v1\/messages$/)).toHaveLength(1)
+    // any other 400 of that server goes to the client as it came (one that names max_tokens too)
+    const other = await refusal(
+      client.messages.create({model: 'claude-sonnet-4-5', messages: [{role: 'user', content: 'hi'}]} as any),
+    )
+    expect(other.status).toBe(400)
+    expect(other.error.error.message).toMatch(/max_tokens/)
+    expect(other.error.error.message).not.toContain('prompt is too long')
   })
 })

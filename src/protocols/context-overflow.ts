@@ -119,3 +119,14 @@ export function contextOverflowError(
       }
   }
 }
+
+/**
+ * Whether an error body already says it in `family`'s own words for a prompt past the window
+ * (Anthropic's "prompt is too long" or "exceed context limit", OpenAI's `context_length_exceeded`,
+ * Gemini's input token count): left as it is.
+ */
+export function inEntranceWords(family: Family, text: string): boolean {
+  if (family === 'messages') return /prompt is too long|exceed context limit/i.test(text)
+  if (family === 'gemini') return /input token count/i.test(text)
+  return /context_length_exceeded/.test(text)
+}

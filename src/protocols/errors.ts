@@ -90,3 +90,20 @@ export function streamErrorEvent(
       return `data: ${JSON.stringify({error: {message, type: errorType(family, status), param: null, code: null}})}\n\n`
   }
 }
+
+/** The message of an upstream's error body, whatever its family's shape. */
+export function upstreamErrorMessage(text: string): string | undefined {
+  try {
+    const body = JSON.parse(text) as {error?: unknown; message?: unknown}
+    const error = body?.error
+    if (typeof error === 'string') return error
+    if (error && typeof error === 'object') {
+      const message = (error as {message?: unknown}).message
+      if (typeof message === 'string') return message
+    }
+    if (typeof body?.message === 'string') return body.message
+  } catch {
+    // not JSON: the caller quotes an excerpt
+  }
+  return undefined
+}

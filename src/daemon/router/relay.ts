@@ -7,7 +7,7 @@ import type {ServerResponse} from 'node:http'
 import {performance} from 'node:perf_hooks'
 import type {Dispatcher} from 'undici'
 
-import {errorBody, streamErrorEvent} from '../../protocols/errors.js'
+import {errorBody, streamErrorEvent, upstreamErrorMessage} from '../../protocols/errors.js'
 import type {Family, TimeoutSettings} from '../../store/schema.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'
@@ -158,6 +158,35 @@ function inFamilyShape(family: Family, text: string): boolean {
   return typeof error.message === 'string'
 }
 
+/** Words an error about a prompt past the context window has (a cheap test before the reading). */
+const MAYBE_OVERFLOW = /context|too long|token/i
+
+/**
+ * A same-family upstream's refusal of a prompt past its context window in other words than the
+ * entrance's own (an Anthropic-compatible server's "This model's maximum context length is ..."
+ * or "Prompt exceeds maximum context length"): the error body in the entrance's words, which the
+ * agent acts on (Claude Code compacts on "prompt is too long: N tokens > M maximum"), the
+ * upstream's after them; undefined for any other answer. The reader is loaded with the first
+ * error that may be one.
+ */
+async function overflowAnswer(
+  family: Family,
+  status: number,
+  text: string,
+  provider: string,
+  requestId: string,
+): Promise<string | undefined> {
+  if ((status !== 400 && status !== 413 && status !== 422) || !MAYBE_OVERFLOW.test(text)) return undefined
+  const {contextOverflowError, inEntranceWords, readContextOverflow} =
+    await import('../../protocols/context-overflow.js')
+  if (inEntranceWords(family, text)) return undefined
+  const said = upstreamErrorMessage(text) ?? text.replace(/\s+/g, ' ').trim().slice(0, 300)
+  const overflow = readContextOverflow(said, text)
+  if (!overflow) return undefined
+  const error = contextOverflowError(family, overflow, `${provider}: upstream answered ${status}: ${said}`)
+  return JSON.stringify(errorBody(family, 400, error.message, {requestId, code: error.code}))
+}
+
 /** What one relay needs of the request it answers. */
 export interface RelayContext {
   res: ServerResponse
@@ -221,7 +250,13 @@ export async function relay(
       return
     }
     if (credential) text = text.split(credential).join('[redacted]')
-    if (!/json/i.test(contentType) || !inFamilyShape(family, text)) {
+    const overflow = await overflowAnswer(family, status, text, target.provider.name, result.requestId)
+    if (overflow) {
+      text = overflow
+      status = 400
+      result.error ??= `${target.provider.name}: upstream answered a prompt past its context window`
+      headers['content-type'] = 'application/json'
+    } else if (!/json/i.test(contentType) || !inFamilyShape(family, text)) {
       const excerpt = text
         .replace(/<[^>]*>/g, ' ')
         .replace(/\s+/g, ' ')

@@ -16,6 +16,7 @@ import {
   argsPieces,
   quirkAnswer,
   refusedMaxOutput,
+  contextRefusal,
   selectQuirks,
   unknownQuirkMessage,
 } from './quirks.js'
@@ -146,6 +147,12 @@ function handleMessages(context: SimContext) {
       return
     }
     const answer = messagesAnswer(body, quirks)
+    // an Anthropic-compatible server that says it in the chat API's words (DeepSeek's)
+    const overflow = contextRefusal(body, quirks, answer.usage.prompt)
+    if (overflow) {
+      context.sendError(request, 400, overflow, 'invalid_request_error', {'request-id': simId('req_')})
+      return
+    }
     const requestId = simId('req_')
     const id = simId('msg_')
     const blocks: Body[] = []
