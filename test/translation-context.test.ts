@@ -158,6 +158,22 @@ describe('a prompt past the context window, in the words each agent acts on', {t
     expect(read?.limit).toBe(8192)
     expect(refused.error.error.message).toContain('sim-messages: upstream answered 400: This model')
     expect(await takeSimCalls(simOrigin, /\/v1\/messages$/)).toHaveLength(1)
+
+    // the prompt fits and Claude Code's max_tokens does not: Anthropic's words for that, on which
+    // Claude Code asks again with a smaller max_tokens
+    const room = await refusal(
+      client.messages
+        .stream({
+          model: 'claude-sonnet-4-5',
+          max_tokens: 32000,
+          messages: [{role: 'user', content: 'Say hello.'}],
+        })
+        .finalMessage(),
+    )
+    expect(room.status).toBe(400)
+    expect(room.error.error.message).toMatch(
+      /^input length and `max_tokens` exceed context limit: \d+ \+ 32000 > 8192, decrease input length or `max_tokens` and try again \(sim-messages: upstream answered 400: /,
+    )
     // any other 400 of that server goes to the client as it came (one that names max_tokens too)
     const other = await refusal(
       client.messages.create({model: 'claude-sonnet-4-5', messages: [{role: 'user', content: 'hi'}]} as any),

@@ -42,10 +42,20 @@ beforeAll(async () => {
     breaker: DEFAULT_BREAKER,
     timeouts: DEFAULT_TIMEOUTS,
   })
-  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies(
-    Object.entries(MODELS).map(([id, model]) => policy(id, model)),
-  ))
-  for (const id of Object.keys(MODELS))
+  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
+    ...Object.entries(MODELS).map(([id, model]) => policy(id, model)),
+    // llama.cpp without a projector first, a model that sees images after it
+    {
+      ...policy('llama-fallback', 'qwen3-coder-b+no-mmproj'),
+      routes: {
+        gemini: [
+          {provider: 'sim-chat', model: 'qwen3-coder-b+no-mmproj', translate: true},
+          {provider: 'sim-chat', model: 'sim-mini', translate: true},
+        ],
+      },
+    },
+  ]))
+  for (const id of [...Object.keys(MODELS), 'llama-fallback'])
     keys.set(id, await issueKeyOverApi(base, `text-${id}`, 'generic_agent', `text-${id}`))
 }, 120_000)
 
@@ -191,6 +201,22 @@ describe('a text-only model behind translation', {timeout: 60_000}, () => {
       streamed += chunk.text ?? ''
     expect(streamed).toBeTruthy()
     expect(await chatCalls()).toHaveLength(1)
+  })
+
+  it("llama.cpp's 500 with a fallback behind it: the fallback gets the image, nothing is learned", async () => {
+    await chatCalls()
+    const gemini = new GoogleGenAI({apiKey: keys.get('llama-fallback')!, httpOptions: {baseUrl: base}})
+    const contents = [
+      {role: 'user', parts: [{text: 'What is this?'}, {inlineData: {mimeType: 'image/png', data: PNG}}]},
+    ]
+    const answer = await gemini.models.generateContent({model: 'gemini-2.5-flash', contents})
+    expect(answer.text).toContain('I received 1 image')
+    const calls = await chatCalls()
+    expect(calls.map((c) => c.model)).toEqual(['qwen3-coder-b+no-mmproj', 'sim-mini'])
+    expect(partsOf(calls[1])).toContain('image_url')
+    // the next request tries the first target with its image again (nothing learned of it)
+    await gemini.models.generateContent({model: 'gemini-2.5-flash', contents})
+    expect((await chatCalls()).map((c) => partsOf(c).includes('image_url'))).toEqual([true, true])
   })
 
   it("Codex's input_image on DeepSeek (Responses entrance): learned the same way", async () => {

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {contextOverflowError, readContextOverflow} from './context-overflow.js'
+import {contextOverflowError, readContextOverflow, saysOverflow} from './context-overflow.js'
 
 describe('readContextOverflow', () => {
   it("reads each vendor's words, with the prompt's tokens and the window where they are said", () => {
@@ -32,9 +32,15 @@ describe('readContextOverflow', () => {
       // Anthropic, both wordings
       ['prompt is too long: 208000 tokens > 200000 maximum', '', {inputTokens: 208000, limit: 200000}],
       [
-        'input length and `max_tokens` exceed context limit: 196655 + 21333 > 200000, decrease input length or `max_tokens` and try again',
+        'input length and `max_tokens` exceed context limit: 201000 + 21333 > 200000, decrease input length or `max_tokens` and try again',
         '',
-        {inputTokens: 217988, limit: 200000},
+        {inputTokens: 201000, limit: 200000},
+      ],
+      // SGLang
+      [
+        "Requested token count exceeds the model's maximum context length of 131072 tokens. You requested a total of 171897 tokens: 137897 tokens from the input messages and 34000 tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit.",
+        '',
+        {inputTokens: 137897, limit: 131072},
       ],
       // Gemini
       [
@@ -71,13 +77,39 @@ describe('readContextOverflow', () => {
     for (const [message, raw, want] of cases) expect(readContextOverflow(message, raw), message).toEqual(want)
   })
 
-  it("is no overflow when the prompt fits and only the completion's room does not, or for any other error", () => {
-    // the completion's part (learned away by the adaptations)
+  it("tells the completion's room apart when the prompt fits", () => {
+    // DeepSeek, SGLang, Anthropic: the prompt fits, the room for the completion does not
     expect(
       readContextOverflow(
         "This model's maximum context length is 102400 tokens. However, you requested 107837 tokens (99645 in the messages, 8192 in the completion).",
       ),
+    ).toEqual({inputTokens: 99645, limit: 102400, completionTokens: 8192})
+    expect(
+      readContextOverflow(
+        "Requested token count exceeds the model's maximum context length of 131072 tokens. You requested a total of 71897 tokens: 7897 tokens from the input messages and 64000 tokens for the completion.",
+      ),
     ).toBeUndefined()
+    expect(
+      readContextOverflow(
+        "Requested token count exceeds the model's maximum context length of 131072 tokens. You requested a total of 161897 tokens: 97897 tokens from the input messages and 64000 tokens for the completion.",
+      ),
+    ).toEqual({inputTokens: 97897, limit: 131072, completionTokens: 64000})
+    expect(
+      readContextOverflow(
+        'input length and `max_tokens` exceed context limit: 196655 + 21333 > 200000, decrease input length or `max_tokens` and try again',
+      ),
+    ).toEqual({inputTokens: 196655, limit: 200000, completionTokens: 21333})
+    // said to a Messages client only, in Anthropic's words for it (Claude Code asks again with less)
+    const room = {inputTokens: 99645, limit: 102400, completionTokens: 8192}
+    expect(saysOverflow('messages', room)).toBe(true)
+    for (const family of ['chat', 'responses', 'gemini'] as const)
+      expect(saysOverflow(family, room)).toBe(false)
+    expect(contextOverflowError('messages', room, 'up').message).toBe(
+      'input length and `max_tokens` exceed context limit: 99645 + 8192 > 102400, decrease input length or `max_tokens` and try again (up)',
+    )
+  })
+
+  it('is no overflow for any other error', () => {
     expect(
       readContextOverflow(
         "'max_tokens' or 'max_completion_tokens' is too large: 32000. This model's maximum context length is 32768 tokens and your request has 1000 input tokens (32000 > 32768 - 1000).",

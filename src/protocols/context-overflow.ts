@@ -15,6 +15,13 @@ import type {Family} from './ir.js'
 export interface ContextOverflow {
   inputTokens?: number
   limit?: number
+  /**
+   * The prompt fits, the room asked for the completion (`max_tokens`, or the server's default) does
+   * not: said to a Messages client in Anthropic's own words for it ("input length and `max_tokens`
+   * exceed context limit: P + C > L"), on which Claude Code asks again with a smaller
+   * `max_tokens`; to the other entrances the upstream's error goes as it came.
+   */
+  completionTokens?: number
 }
 
 const num = (s: string | undefined): number | undefined => (s === undefined ? undefined : Number(s))
@@ -35,21 +42,44 @@ export function readContextOverflow(message: string, raw = ''): ContextOverflow 
     )
   if (m) {
     const limit = Number(m[1])
-    let input = Number(m[2])
+    const total = Number(m[2])
+    let input = total
     const messages = /\((\d+) in the messages/i.exec(message)
     const output = /(\d+) (?:in the (?:completion|output))\)/i.exec(message)
     if (messages) input = Number(messages[1])
     else if (output) input -= Number(output[1])
-    // the prompt fits: the completion's part is what was too large (learned, not an overflow;
-    // vLLM's "'max_tokens' is too large: 32000. ... your request has 1000 input tokens" too)
-    return input > limit ? {inputTokens: input, limit} : undefined
+    if (input > limit) return {inputTokens: input, limit}
+    // the prompt fits and the completion's room does not (the translation learns `max_tokens`
+    // away for it first); vLLM's "'max_tokens' is too large: 32000. ... your request has 1000
+    // input tokens" names no completion's part: nothing to say of it
+    return total > limit && input < total
+      ? {inputTokens: input, limit, completionTokens: total - input}
+      : undefined
+  }
+  // SGLang: "Requested token count exceeds the model's maximum context length of 131072 tokens.
+  // You requested a total of 71897 tokens: 7897 tokens from the input messages and 64000 tokens
+  // for the completion."
+  m =
+    /maximum context length of (\d+) tokens[^]*?total of (\d+) tokens:\s*(\d+) tokens from the input messages and (\d+) tokens for the completion/i.exec(
+      message,
+    )
+  if (m) {
+    const [limit, input, completion] = [Number(m[1]), Number(m[3]), Number(m[4])]
+    if (input > limit) return {inputTokens: input, limit}
+    return input + completion > limit ? {inputTokens: input, limit, completionTokens: completion} : undefined
   }
   // Anthropic: "prompt is too long: 208000 tokens > 200000 maximum"
   m = /prompt is too long:?\s*(\d+)\s*tokens?\s*>\s*(\d+)/i.exec(message)
   if (m) return {inputTokens: num(m[1]), limit: num(m[2])}
-  // Anthropic: "input length and `max_tokens` exceed context limit: 196655 + 21333 > 200000"
+  // Anthropic: "input length and `max_tokens` exceed context limit: 196655 + 21333 > 200000":
+  // the input alone past the window, or the completion's room
   m = /input length and `?max_tokens`? exceed context limit:\s*(\d+)\s*\+\s*(\d+)\s*>\s*(\d+)/i.exec(message)
-  if (m) return {inputTokens: Number(m[1]) + Number(m[2]), limit: Number(m[3])}
+  if (m) {
+    const [input, completion, limit] = [Number(m[1]), Number(m[2]), Number(m[3])]
+    return input > limit
+      ? {inputTokens: input, limit}
+      : {inputTokens: input, limit, completionTokens: completion}
+  }
   // Gemini: "The input token count (1048577) exceeds the maximum number of tokens allowed (1048576)."
   m =
     /input token count(?:\s*\((\d+)\))? exceeds the maximum number of tokens allowed(?:\s*\((\d+)\))?/i.exec(
@@ -92,8 +122,13 @@ export function contextOverflowError(
   overflow: ContextOverflow,
   said: string,
 ): {message: string; code?: string} {
-  const {inputTokens: input, limit} = overflow
+  const {inputTokens: input, limit, completionTokens: completion} = overflow
   const known = input !== undefined && limit !== undefined
+  // the completion's room: Anthropic's own words for it (the caller says it to Messages clients only)
+  if (completion !== undefined && known)
+    return {
+      message: `input length and \`max_tokens\` exceed context limit: ${input} + ${completion} > ${limit}, decrease input length or \`max_tokens\` and try again (${said})`,
+    }
   switch (family) {
     case 'messages':
       return {
@@ -119,6 +154,14 @@ export function contextOverflowError(
       }
   }
 }
+
+/**
+ * Whether `overflow` is said to a client of `family` at all: a refusal of the completion's room
+ * only to a Messages client (Claude Code asks again with a smaller `max_tokens`; the other agents
+ * have no words for it).
+ */
+export const saysOverflow = (family: Family, overflow: ContextOverflow): boolean =>
+  overflow.completionTokens === undefined || family === 'messages'
 
 /**
  * Whether an error body already says it in `family`'s own words for a prompt past the window

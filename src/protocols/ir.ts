@@ -82,10 +82,10 @@ export function documentText(p: ImagePart): string | undefined {
  * refusal would come back on every later turn, the file being in the history).
  */
 export function omittedFileText(p: ImagePart, why: string): string {
-  const kind = isDocument(p) || p.mediaType === undefined ? 'file' : 'image'
+  const kind = isDocument(p) ? 'file' : 'image'
   const what = p.url
-    ? `${p.mediaType ?? 'file'} at ${p.url}`
-    : `${p.mediaType ?? 'file'} ${kind}${p.name ? ` ${p.name}` : ''}`
+    ? `${p.mediaType ?? kind} at ${p.url}`
+    : `${p.mediaType ? `${p.mediaType} ${kind}` : kind}${p.name ? ` ${p.name}` : ''}`
   return `[${what} not attached: ${why}]`
 }
 
@@ -132,9 +132,10 @@ export function withoutRefusedMedia(request: Request, refused: RefusedMedia, mod
       else if (p.type === 'tool_result' && p.content.some((c) => c.type === 'image' && isRefused(c, refused)))
         next = {
           ...p,
-          content: p.content.map((c) =>
+          // a line of its own after the tool's text (Responses and Gemini join a result's texts)
+          content: p.content.map((c, k) =>
             c.type === 'image' && isRefused(c, refused)
-              ? {type: 'text' as const, text: omittedFileText(c, refusedWhy(c, model))}
+              ? {type: 'text' as const, text: (k > 0 ? '\n' : '') + omittedFileText(c, refusedWhy(c, model))}
               : c,
           ),
         }

@@ -1116,6 +1116,37 @@ describe("a text-only model's refusal of images and files", () => {
     // a variant that is no media, a refusal of something else
     expect(mediaRefusal(deepseek('developer'), sent)).toBeUndefined()
     expect(mediaRefusal(openai('Invalid image: the data is not a PNG.', null), sent)).toBeUndefined()
+    // words about media that are no refusal of the model's media (a vision model keeps its images)
+    for (const message of [
+      'This model does not support image URLs; send base64',
+      'The image is not supported: it is too large',
+      'Function calling with vision is not supported',
+      'tool message content must be a string',
+    ])
+      expect(mediaRefusal(openai(message, null), sent), message).toBeUndefined()
+    // a validation error that quotes the conversation (Mistral's 422, pydantic's input_value): the
+    // agent read a log that says "this model does not support image input"
+    const quoted = JSON.stringify({
+      object: 'error',
+      message: {
+        detail: [
+          {
+            type: 'extra_forbidden',
+            loc: ['body', 'messages', 1, 'assistant', 'reasoning_content'],
+            msg: 'Extra inputs are not permitted',
+            input: 'The log says: this model does not support image input.',
+          },
+        ],
+      },
+    })
+    expect(mediaRefusal(quoted, sent, 422)).toBeUndefined()
+    expect(mediaRefusal(quoted, sent, 400)).toBeUndefined()
+    expect(
+      mediaRefusal(
+        "1 validation error for ChatRequest\nmessages.1.content\n  Input should be a valid string [type=string_type, input_value='this model does not support image input', input_type=str]",
+        sent,
+      ),
+    ).toBeUndefined()
     expect(mediaRefusal(openai("Unsupported parameter: 'temperature'.", 'temperature'), sent)).toBeUndefined()
   })
 

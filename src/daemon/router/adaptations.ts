@@ -126,6 +126,25 @@ function errorParts(errorText: string): {param: unknown; message: string} {
 }
 
 /**
+ * The message of an error body, only where the server wrote one (a string `error.message`,
+ * `message` or `error`); the text itself when it is no JSON. Undefined for a JSON body whose
+ * message is something else (a FastAPI 422's list of refused fields and their input).
+ */
+function refusalMessage(errorText: string): string | undefined {
+  let body: {error?: unknown; message?: unknown}
+  try {
+    body = JSON.parse(errorText) as typeof body
+  } catch {
+    return errorText
+  }
+  const error = body?.error
+  if (typeof error === 'string') return error
+  const inner = error && typeof error === 'object' ? (error as {message?: unknown}).message : undefined
+  if (typeof inner === 'string') return inner
+  return typeof body?.message === 'string' ? body.message : undefined
+}
+
+/**
  * How many images and binary files (a PDF; a text file goes as its text) a request's turns and
  * tool results carry. Here, not in protocols/ir.ts: this module is on the daemon's request path,
  * which loads the translation only for a translated route.
@@ -143,6 +162,13 @@ export function mediaCount(request: Request): {images: number; files: number} {
   return count
 }
 
+/** Whether a translated request sent any image or binary file (see {@link mediaCount}). */
+export function sentMedia(sent: SentRequest): boolean {
+  if (!sent.request) return false
+  const {images, files} = mediaCount(sent.request)
+  return images + files > 0
+}
+
 /**
  * A text-only model's refusal of the request's images or files, and which of them it refuses:
  * DeepSeek's "Failed to deserialize the JSON body into the target type: messages[3]: unknown
@@ -156,9 +182,12 @@ export function mediaCount(request: Request): {images: number; files: number} {
  * others ("does not support images"). Learned only for media the request sent: undefined when it
  * sent none of what the error names.
  */
-export function mediaRefusal(errorText: string, sent: SentRequest): RefusedMedia | undefined {
-  if (!sent.request) return undefined
-  const {message} = errorParts(errorText)
+export function mediaRefusal(errorText: string, sent: SentRequest, status = 400): RefusedMedia | undefined {
+  // a validation error (a 422) lists what it refused with the input it refused: the conversation's
+  // own words (a log the agent read, this very file) are no refusal of its media
+  if (!sent.request || status === 422) return undefined
+  const message = refusalMessage(errorText)
+  if (message === undefined || ECHOES_INPUT.test(message)) return undefined
   let refused: RefusedMedia | undefined
   const variant = /unknown variant `?(\w+)`?, expected `?text`?/i.exec(message)?.[1]
   if (variant !== undefined) {
@@ -166,13 +195,13 @@ export function mediaRefusal(errorText: string, sent: SentRequest): RefusedMedia
     else if (variant === 'file' || variant === 'input_file') refused = {files: true}
     else return undefined
   } else if (
-    /is not a multimodal model|content\.type\b[^\]]*\[\s*['"]text['"]\s*\]|content must be a string/i.test(
+    /is not a multimodal model|content\.type\b[^\]]*\[\s*['"]text['"]\s*\]|^messages\[\d+\]\.content must be a string/i.test(
       message,
     )
   )
     refused = {images: true, files: true}
   else if (
-    /image input is not supported|not compiled for multimodal|(?:unsupported (?:chat )?content part type|unknown part type)\W+image_url|image_url is only supported by certain models|(?:does not|doesn't|do not|cannot) (?:support|accept|take) (?:image|vision)|(?:image|vision|multimodal)(?: input)?s? (?:is |are )?(?:not supported|unsupported)/i.test(
+    /^image input is not supported|not compiled for multimodal|(?:unsupported (?:chat )?content part type|unknown part type)\W+image_url|image_url is only supported by certain models|\bmodel (?:does not|doesn't|cannot) (?:support|accept) (?:images?|image inputs?|vision)(?:\s*(?:input)?\s*[.,;]|\s*$)|^(?:image|vision|multimodal) inputs? (?:is|are) not supported (?:for|by) (?:this|the) model\b/i.test(
       message,
     )
   )
@@ -453,7 +482,7 @@ function decide(
   status: number,
 ): {next: UpstreamAdaptation; note: string} | undefined {
   // a text-only model refused the images or files of the conversation: each goes as a line
-  const media = mediaRefusal(errorText, sent)
+  const media = mediaRefusal(errorText, sent, status)
   if (media) {
     const merged: RefusedMedia = {...known.media, ...media}
     const what = [merged.images ? 'images' : '', merged.files ? 'files' : ''].filter(Boolean).join(' and ')

@@ -29,7 +29,7 @@ import {relay} from './relay.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
 import {acquireTarget, canTryAfter} from './targets.js'
-import {MAX_ADAPTATIONS_A_REQUEST, UpstreamAdaptations} from './adaptations.js'
+import {MAX_ADAPTATIONS_A_REQUEST, sentMedia, UpstreamAdaptations} from './adaptations.js'
 import type {Translation} from './translated.js'
 import type * as TranslatedModuleNs from './translated.js'
 import type * as TranslateModuleNs from '../../protocols/translate.js'
@@ -401,9 +401,14 @@ export async function proxyRequest(
     let errorText: string | Error | undefined
     if (
       translated &&
-      // DeepSeek's older refusal of a JSON schema came as 422, llama.cpp's refusal of images as
-      // 500, older vLLM's of a file part as 501
-      (status === 400 || status === 422 || status === 500 || status === 501) &&
+      // DeepSeek's older refusal of a JSON schema came as 422; llama.cpp's refusal of images as
+      // 500 and older vLLM's of a file part as 501, read only for a request with media and no
+      // target to fall back to (a fallback may take them)
+      (status === 400 ||
+        status === 422 ||
+        ((status === 500 || status === 501) &&
+          !(options.fallbacks && canTryAfter(targets, i)) &&
+          sentMedia(translated.sent))) &&
       (translated.adapted ?? 0) < MAX_ADAPTATIONS_A_REQUEST
     ) {
       try {

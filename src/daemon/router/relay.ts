@@ -175,16 +175,20 @@ async function overflowAnswer(
   text: string,
   provider: string,
   requestId: string,
-): Promise<string | undefined> {
+): Promise<{body: string; said: string} | undefined> {
   if ((status !== 400 && status !== 413 && status !== 422) || !MAYBE_OVERFLOW.test(text)) return undefined
-  const {contextOverflowError, inEntranceWords, readContextOverflow} =
+  const {contextOverflowError, inEntranceWords, readContextOverflow, saysOverflow} =
     await import('../../protocols/context-overflow.js')
   if (inEntranceWords(family, text)) return undefined
   const said = upstreamErrorMessage(text) ?? text.replace(/\s+/g, ' ').trim().slice(0, 300)
   const overflow = readContextOverflow(said, text)
-  if (!overflow) return undefined
-  const error = contextOverflowError(family, overflow, `${provider}: upstream answered ${status}: ${said}`)
-  return JSON.stringify(errorBody(family, 400, error.message, {requestId, code: error.code}))
+  if (!overflow || !saysOverflow(family, overflow)) return undefined
+  const upstream = `${provider}: upstream answered ${status}: ${said}`
+  const error = contextOverflowError(family, overflow, upstream)
+  return {
+    body: JSON.stringify(errorBody(family, 400, error.message, {requestId, code: error.code})),
+    said: upstream,
+  }
 }
 
 /** What one relay needs of the request it answers. */
@@ -252,9 +256,10 @@ export async function relay(
     if (credential) text = text.split(credential).join('[redacted]')
     const overflow = await overflowAnswer(family, status, text, target.provider.name, result.requestId)
     if (overflow) {
-      text = overflow
+      text = overflow.body
       status = 400
-      result.error ??= `${target.provider.name}: upstream answered a prompt past its context window`
+      // the upstream's words, for the log row (after why it fell back, when it did)
+      result.error = result.error ? `${result.error}; ${overflow.said}` : overflow.said
       headers['content-type'] = 'application/json'
     } else if (!/json/i.test(contentType) || !inFamilyShape(family, text)) {
       const excerpt = text

@@ -17,7 +17,7 @@ import {
   translateResponseText,
   upstreamErrorMessage,
 } from '../../protocols/translate.js'
-import {contextOverflowError, readContextOverflow} from '../../protocols/context-overflow.js'
+import {contextOverflowError, readContextOverflow, saysOverflow} from '../../protocols/context-overflow.js'
 import type {CarryStore} from '../../protocols/ir.js'
 import {parseJsonBytes, utf8Bytes} from '../../protocols/json-bytes.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
@@ -146,7 +146,7 @@ export async function relayTranslated(
     // compacts on "prompt is too long", Codex knows `context_length_exceeded`): a 400, as every
     // vendor answers it
     const overflow = status < 500 && status !== 429 ? readContextOverflow(said, text) : undefined
-    if (overflow) {
+    if (overflow && saysOverflow(family, overflow)) {
       const said = contextOverflowError(family, overflow, message)
       result.status = 400
       sendFamilyError(res, family, 400, said.message, {
