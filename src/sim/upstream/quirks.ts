@@ -39,6 +39,7 @@ export const SIM_QUIRKS = [
   'text-only',
   'no-mmproj',
   'context-8k',
+  'context-4k',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -478,12 +479,13 @@ export function refusedMedia(
   return undefined
 }
 
-/** The context window of quirk `context-8k`. */
+/** The context windows of quirks `context-8k` and `context-4k`. */
 export const CONTEXT_8K = 8192
+const CONTEXT_4K = 4096
 
 /**
  * DeepSeek's refusal of a request past its context window (quirk `context-8k`, a window of 8 192
- * tokens): the prompt (`promptTokens`, the simulator's count) and the completion it asks room for
+ * tokens; `context-4k`, 4 096): the prompt (`promptTokens`, the simulator's count) and the completion it asks room for
  * (`max_tokens`), in its words. Undefined when both fit.
  */
 export function contextRefusal(
@@ -491,9 +493,10 @@ export function contextRefusal(
   quirks: Quirks,
   promptTokens: number,
 ): string | undefined {
-  if (!quirks.has('context-8k')) return undefined
+  const window = quirks.has('context-4k') ? CONTEXT_4K : quirks.has('context-8k') ? CONTEXT_8K : undefined
+  if (window === undefined) return undefined
   const asked = body.max_completion_tokens ?? body.max_tokens
   const completion = typeof asked === 'number' ? asked : 0
-  if (promptTokens + completion <= CONTEXT_8K) return undefined
-  return `This model's maximum context length is ${CONTEXT_8K} tokens. However, you requested ${promptTokens + completion} tokens (${promptTokens} in the messages, ${completion} in the completion). Please reduce the length of the messages or completion.`
+  if (promptTokens + completion <= window) return undefined
+  return `This model's maximum context length is ${window} tokens. However, you requested ${promptTokens + completion} tokens (${promptTokens} in the messages, ${completion} in the completion). Please reduce the length of the messages or completion.`
 }
