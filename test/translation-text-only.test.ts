@@ -14,9 +14,11 @@ import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
+import {runCli} from './helpers/cli.js'
 import {issueKeyOverApi, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
+let home = ''
 let simOrigin = ''
 let stop: () => Promise<void> = async () => {}
 const keys = new Map<string, string>()
@@ -42,7 +44,7 @@ beforeAll(async () => {
     breaker: DEFAULT_BREAKER,
     timeouts: DEFAULT_TIMEOUTS,
   })
-  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
+  ;({base, home, simOrigin, stop} = await startSimGatewayWithPolicies([
     ...Object.entries(MODELS).map(([id, model]) => policy(id, model)),
     // llama.cpp without a projector first, a model that sees images after it
     {
@@ -126,6 +128,19 @@ describe('a text-only model behind translation', {timeout: 60_000}, () => {
     expect(later).toHaveLength(1)
     expect(partsOf(later[0]).join('\n')).toContain(line)
     expect((await logRows('text-deepseek', 2))[1]).toMatchObject({status: 200, error: null})
+
+    // what was learned, for the user who wonders why the model cannot see: the API and doctor
+    const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
+    expect(adaptations.find((a) => a.model === 'deepseek-chat+text-only')).toMatchObject({
+      provider: 'sim-chat',
+      rules: ['images sent as a line of text (a text-only model)'],
+    })
+    const doctor = await runCli(['doctor', '--json'], {home})
+    const check = JSON.parse(doctor.stdout).checks.find((c: any) => c.id === 'translation')
+    expect(check).toMatchObject({ok: true})
+    expect(check.detail).toMatch(
+      /sim-chat deepseek-chat\+text-only \(\d+ s ago\): images sent as a line of text/,
+    )
   })
 
   it("Claude Code's Read of a PNG and of a PDF on DeepSeek: each tool result's file as a line in the tool message", async () => {

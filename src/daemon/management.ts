@@ -29,6 +29,7 @@ import {emitGatewayEvent, eventsHandler} from './events.js'
 import {budgetViews, reloadBudgets} from './budgets.js'
 import {metricsHandler} from './telemetry/telemetry.js'
 import {statuslineHandler} from './usage-memory.js'
+import {learnedAdaptations} from './router/proxy.js'
 
 /** Largest management request body. */
 export const MANAGEMENT_MAX_BODY = 64 * 1024
@@ -119,6 +120,13 @@ function endpointDocs(port: number): EndpointDoc[] {
       purpose:
         "Providers (credentials redacted) with circuit state, families and the policies routing to them; ?agent=ID_OR_NAME keeps those the agent's policy routes to, in route order.",
       example: `curl '${base}/api/providers?agent=laptop'`,
+    },
+    {
+      method: 'GET',
+      path: '/api/adaptations',
+      purpose:
+        'What translated upstreams were found to refuse since the gateway started, and what requests to each do since: {adaptations:[{provider, model, learnedAt, rules:[…]}]}, the latest first.',
+      example: `curl ${base}/api/adaptations`,
     },
     {
       method: 'GET',
@@ -389,6 +397,9 @@ export function managementRoutes(): Route[] {
     m('GET', '/api/usage', usageHandler),
     m('GET', '/api/usage/statusline', statuslineHandler),
     m('GET', '/api/providers', providersHandler),
+    m('GET', '/api/adaptations', (request) =>
+      sendJson(request.res, 200, {adaptations: learnedAdaptations()}),
+    ),
     m('GET', '/api/dashboard', dashboardHandler),
     m('GET', '/api/events', eventsHandler),
     m('GET', '/api/budgets', (request, context) =>

@@ -19,7 +19,7 @@ import {LogStore, LogWriter} from '../store/log-store.js'
 import {fileHasBytes, homeFile, pendingFileOf} from '../store/paths.js'
 import {inspectStateFile} from '../store/state.js'
 import {upgradeState, validateState} from '../store/state-schema.js'
-import {HUNG_HINT, PROBE_TIMEOUT_MS, getGatewayInfo, resolvePort} from './gateway.js'
+import {HUNG_HINT, PROBE_TIMEOUT_MS, daemonClient, getGatewayInfo, resolvePort} from './gateway.js'
 
 export interface CheckOutcome {
   ok: boolean
@@ -405,6 +405,42 @@ const telemetryCheck: DoctorCheck = {
   },
 }
 
+/** One upstream model's learned refusals, as `GET /api/adaptations` lists them. */
+interface LearnedView {
+  provider: string
+  model: string
+  learnedAt: number
+  rules: string[]
+}
+
+const adaptationsCheck: DoctorCheck = {
+  id: 'translation',
+  title: 'What translated upstreams were found to refuse (learned since the gateway started)',
+  async run() {
+    const daemon = runningDaemon()
+    if (!daemon) return {ok: true, detail: 'the gateway is not running'}
+    let learned: LearnedView[]
+    try {
+      const res = await (
+        await daemonClient(daemon.port)
+      ).request<{adaptations?: LearnedView[]}>('GET', '/api/adaptations', {
+        headersTimeoutMs: PROBE_TIMEOUT_MS,
+      })
+      learned = res.body.adaptations ?? []
+    } catch (error) {
+      // an older daemon, or one that did not answer (the gateway check says which)
+      return {ok: true, detail: `not known: ${(error as Error).message}`}
+    }
+    if (learned.length === 0) return {ok: true, detail: 'nothing refused yet'}
+    return {
+      ok: true,
+      detail: learned
+        .map((a) => `${a.provider} ${a.model} (${ago(Date.now() - a.learnedAt)} ago): ${a.rules.join('; ')}`)
+        .join(' | '),
+    }
+  },
+}
+
 /** Every check, in the order printed. Append new checks here. */
 export const DOCTOR_CHECKS: DoctorCheck[] = [
   settingsCheck,
@@ -417,6 +453,7 @@ export const DOCTOR_CHECKS: DoctorCheck[] = [
   scanPathsCheck,
   bindingsCheck,
   telemetryCheck,
+  adaptationsCheck,
 ]
 
 /** Runs every check (one failing check never stops the others). */

@@ -2,6 +2,7 @@ import {describe, expect, it} from 'vitest'
 
 import {decodeClientRequest, encodeUpstreamRequest} from '../../protocols/translate.js'
 import {
+  describeAdaptation,
   extraFields,
   mediaCount,
   mediaRefusal,
@@ -1187,5 +1188,52 @@ describe("a text-only model's refusal of images and files", () => {
     expect(tool.content).toBe('[application/pdf file not attached: deepseek-chat takes no files]\nnotes')
     // the same refusal again (nothing left to take out): the 400 is the client's
     expect(store.learn('ds', 'deepseek-chat', deepseek('image_url'), third.sent)).toBeUndefined()
+  })
+})
+
+describe('what was learned, in words', () => {
+  it('says each rule of an adaptation, and lists the targets the latest first', () => {
+    expect(
+      describeAdaptation({
+        media: {images: true, files: true},
+        drop: ['reasoning_effort', 'temperature'],
+        maxTokens: 8192,
+        effort: {minimal: 'low'},
+        json: 'json_object',
+        toolIds: {max: 40},
+        bridgeToolTurns: true,
+        reasoningHistory: 'reasoning',
+      }),
+    ).toEqual([
+      'images and files sent as a line of text (a text-only model)',
+      'sent without reasoning_effort, temperature',
+      'max_tokens capped at 8192',
+      'effort minimal sent as low',
+      'a JSON schema sent as JSON mode, the schema in the system prompt',
+      'tool-call ids of at most 40 characters',
+      'an assistant message between tool results and a user message',
+      "the history's reasoning sent as reasoning",
+    ])
+    const store = new UpstreamAdaptations()
+    expect(store.list()).toEqual([])
+    const chat = (model: string) =>
+      encodeUpstreamRequest(
+        decodeClientRequest(
+          'chat',
+          {model, messages: [{role: 'user', content: 'hi'}], max_tokens: 64000},
+          {},
+        ),
+        'chat',
+        model,
+      ).sent
+    store.learn(
+      'ds',
+      'deepseek-chat',
+      openai('Invalid max_tokens value, the valid range of max_tokens is [1, 8192]', null),
+      chat('deepseek-chat'),
+    )
+    const [one] = store.list()
+    expect(one).toMatchObject({provider: 'ds', model: 'deepseek-chat', rules: ['max_tokens capped at 8192']})
+    expect(Math.abs(one.learnedAt - Date.now())).toBeLessThan(5000)
   })
 })

@@ -589,8 +589,63 @@ function decide(
   return {next, note: `refused ${field}: sent again ${rename ? 'as max_completion_tokens' : 'without it'}`}
 }
 
+/** What was learned of one upstream model (`GET /api/adaptations`, `gwctl doctor`). */
+export interface LearnedAdaptation {
+  provider: string
+  model: string
+  /** When the last refusal taught something (Unix ms). */
+  learnedAt: number
+  /** What requests to it do now, one line each. */
+  rules: string[]
+}
+
+/** What an adaptation does to requests, in words (see {@link UpstreamAdaptation}). */
+export function describeAdaptation(a: UpstreamAdaptation): string[] {
+  const rules: string[] = []
+  if (a.media?.images || a.media?.files)
+    rules.push(
+      `${[a.media.images ? 'images' : '', a.media.files ? 'files' : ''].filter(Boolean).join(' and ')} sent as a line of text (a text-only model)`,
+    )
+  if (a.drop?.length) rules.push(`sent without ${a.drop.join(', ')}`)
+  if (a.maxCompletionTokens) rules.push('max_tokens sent as max_completion_tokens')
+  if (a.maxTokens !== undefined) rules.push(`max_tokens capped at ${a.maxTokens}`)
+  for (const [from, to] of Object.entries(a.effort ?? {})) rules.push(`effort ${from} sent as ${to}`)
+  if (a.json === 'json_object') rules.push('a JSON schema sent as JSON mode, the schema in the system prompt')
+  else if (a.json === 'instruction') rules.push('JSON asked for in the system prompt only')
+  if (a.jsonInstruction) rules.push("JSON mode with the word 'json' in the system prompt")
+  const budget = a.thinkingBudget
+  if (budget?.zero) rules.push('a thinking budget of 0 left out')
+  if (budget?.min !== undefined || budget?.max !== undefined)
+    rules.push(`thinking budget kept within ${budget.min ?? 0}-${budget.max ?? '…'}`)
+  if (budget?.over !== undefined) rules.push(`a thinking budget from ${budget.over} up left out`)
+  if (budget?.under !== undefined) rules.push(`a thinking budget up to ${budget.under} left out`)
+  if (a.toolIds?.alnum !== undefined) rules.push(`tool-call ids as ${a.toolIds.alnum} letters and digits`)
+  if (a.toolIds?.max !== undefined) rules.push(`tool-call ids of at most ${a.toolIds.max} characters`)
+  if (a.bridgeToolTurns) rules.push('an assistant message between tool results and a user message')
+  if (a.reasoningHistory === 'drop') rules.push("the history's reasoning left out")
+  else if (a.reasoningHistory) rules.push(`the history's reasoning sent as ${a.reasoningHistory}`)
+  return rules
+}
+
 export class UpstreamAdaptations {
   private readonly byTarget = new Map<string, UpstreamAdaptation>()
+  /** When each target last learned something (Unix ms). */
+  private readonly learnedAt = new Map<string, number>()
+
+  /** Everything learned so far, the latest first. */
+  list(): LearnedAdaptation[] {
+    return [...this.byTarget]
+      .map(([key, adaptation]) => {
+        const [provider, model] = key.split('\n')
+        return {
+          provider,
+          model,
+          learnedAt: this.learnedAt.get(key) ?? 0,
+          rules: describeAdaptation(adaptation),
+        }
+      })
+      .sort((a, b) => b.learnedAt - a.learnedAt)
+  }
 
   /** What requests to `provider`'s `model` go without (undefined: nothing learned). */
   get(provider: string, model: string): UpstreamAdaptation | undefined {
@@ -629,6 +684,11 @@ export class UpstreamAdaptations {
   private remember(key: string, adaptation: UpstreamAdaptation): void {
     this.byTarget.delete(key)
     this.byTarget.set(key, adaptation)
-    if (this.byTarget.size > MAX_TARGETS) this.byTarget.delete(this.byTarget.keys().next().value!)
+    this.learnedAt.set(key, Date.now())
+    if (this.byTarget.size > MAX_TARGETS) {
+      const oldest = this.byTarget.keys().next().value!
+      this.byTarget.delete(oldest)
+      this.learnedAt.delete(oldest)
+    }
   }
 }

@@ -29,6 +29,7 @@ import {relay} from './relay.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
 import {acquireTarget, canTryAfter} from './targets.js'
+import type {LearnedAdaptation} from './adaptations.js'
 import {MAX_ADAPTATIONS_A_REQUEST, sentMedia, UpstreamAdaptations} from './adaptations.js'
 import type {Translation} from './translated.js'
 import type * as TranslatedModuleNs from './translated.js'
@@ -58,6 +59,9 @@ const WRAPPED_MARKER = '"gwx1.'
 
 /** What translated upstreams were found to refuse, per provider and model (adaptations.ts). */
 const adaptations = new UpstreamAdaptations()
+
+/** What translated upstreams were found to refuse so far (`GET /api/adaptations`). */
+export const learnedAdaptations = (): LearnedAdaptation[] => adaptations.list()
 
 /** A request encoded for a translated target. */
 interface TranslatedRequest {
