@@ -10,6 +10,7 @@ import {
   TranslationError,
   translateResponse,
   upstreamErrorMessage,
+  wellFormedEscapes,
 } from './translate.js'
 
 const sse = (events: unknown[]): string =>
@@ -347,6 +348,44 @@ describe('upstream request bytes', () => {
     expect(text('messages')).toContain(
       `"tools":[{"name":"f","description":"does f","input_schema":${schema}},{"name":"g","input_schema":{"type":"object","properties":{}}}]`,
     )
+  })
+})
+
+describe('lone surrogates', () => {
+  it('a tool output cut in the middle of an emoji goes as U+FFFD, to every family; pairs and escaped text as they were', () => {
+    // the body as a JavaScript agent writes it: JSON.stringify of a string cut after a high surrogate
+    const cut = 'found \ud83d'
+    const body = Buffer.from(
+      JSON.stringify({
+        model: 'claude-x',
+        max_tokens: 100,
+        messages: [
+          {role: 'user', content: 'list'},
+          {role: 'assistant', content: [{type: 'tool_use', id: 't1', name: 'Bash', input: {}}]},
+          {
+            role: 'user',
+            content: [
+              {type: 'tool_result', tool_use_id: 't1', content: cut},
+              {type: 'text', text: 'ok 😀, a path C:\\ud83d-notes and a low half \udc00 alone'},
+            ],
+          },
+        ],
+      }),
+    )
+    expect(body.toString()).toContain('found \\ud83d')
+    const client = decodeClientRequest('messages', parseClientBody(body), {})
+    for (const family of ['chat', 'responses', 'messages', 'gemini'] as const) {
+      const out = encodeUpstreamRequest(client, family, 'm').body.toString()
+      expect(out, family).not.toMatch(/(?<!\\)\\ud[89a-f][0-9a-f]{2}/)
+      expect(out, family).toContain('found \\ufffd')
+      expect(out, family).toContain('a low half \\ufffd alone')
+      // a surrogate pair is the character itself; a backslash before "udata" is text
+      expect(out, family).toContain('ok 😀')
+      expect(out, family).toContain('C:\\\\ud83d-notes')
+      expect(JSON.parse(out), family).toBeTruthy()
+    }
+    expect(wellFormedEscapes('"a\\\\\\ud83d b"')).toBe('"a\\\\\\ufffd b"')
+    expect(wellFormedEscapes('"\\\\ud83d"')).toBe('"\\\\ud83d"')
   })
 })
 

@@ -331,9 +331,25 @@ function addSystemText(body: Record<string, unknown>, text: string): void {
   messages.unshift({role: 'system', content: text})
 }
 
-/** The bytes of an upstream request body: `Buffer.from(JSON.stringify(body))`, faster. */
+/**
+ * The bytes of an upstream request body: `Buffer.from(JSON.stringify(body))`, faster, with every
+ * lone UTF-16 surrogate as U+FFFD. A JavaScript agent that cuts a tool's output in the middle of
+ * an emoji sends half of it (`"\ud83d"`), and the request's history keeps it: Anthropic refuses
+ * it ("no low surrogate in string"), a Rust server too ("lone leading surrogate in hex escape"),
+ * on every later turn. `JSON.stringify` writes a surrogate pair as itself and only a lone one as
+ * an escape, so one search of the text finds whether there is any.
+ */
 export function upstreamBytes(body: Record<string, unknown>): Buffer {
-  return utf8Bytes(JSON.stringify(body))
+  const json = JSON.stringify(body)
+  return utf8Bytes(json.includes('\\ud') ? wellFormedEscapes(json) : json)
+}
+
+/** A lone surrogate's escape in JSON text, after an even run of backslashes (not an escaped `\\u`). */
+const LONE_SURROGATE = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/g
+
+/** JSON text (of `JSON.stringify`) with each lone surrogate's escape as U+FFFD's. */
+export function wellFormedEscapes(json: string): string {
+  return json.replace(LONE_SURROGATE, '$1\\ufffd')
 }
 
 /** Usage of an answer, from its IR events (each `usage` replaces the counts it names). */
