@@ -12,7 +12,12 @@ import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {issueKeyOverApi, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
+import {
+  issueKeyOverApi,
+  projectLogRows,
+  startSimGatewayWithPolicies,
+  takeSimCalls,
+} from './helpers/gateway.js'
 
 let base = ''
 let simOrigin = ''
@@ -77,17 +82,8 @@ afterAll(() => stop())
 const upstreamCalls = (path = /\/chat\/completions$/): Promise<Array<Record<string, any>>> =>
   takeSimCalls(simOrigin, path)
 
-/** The log rows of the agent `name` (its project), oldest first, once there are `count` (written just after each answer). */
-async function logRows(name: string, count = 1): Promise<Array<{status: number; error: string | null}>> {
-  let rows: Array<{project: string; status: number; error: string | null; id: number}> = []
-  for (let i = 0; i < 100; i++) {
-    const body = (await (await fetch(`${base}/api/logs?limit=50`)).json()) as {logs: typeof rows}
-    rows = body.logs.filter((r) => r.project === name).sort((a, b) => a.id - b.id)
-    if (rows.length >= count) break
-    await new Promise((r) => setTimeout(r, 20))
-  }
-  return rows
-}
+/** The log rows of the agent whose project is `name`, oldest first, once there are `count`. */
+const logRows = (name: string, count = 1) => projectLogRows(base, name, count)
 
 /** Claude Code's default request: adaptive thinking, effort high (output_config). */
 const claudeCode = (extra: Record<string, unknown> = {}): any => ({

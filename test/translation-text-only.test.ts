@@ -15,7 +15,12 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {runCli} from './helpers/cli.js'
-import {issueKeyOverApi, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
+import {
+  issueKeyOverApi,
+  projectLogRows,
+  startSimGatewayWithPolicies,
+  takeSimCalls,
+} from './helpers/gateway.js'
 
 let base = ''
 let home = ''
@@ -65,17 +70,8 @@ afterAll(() => stop())
 
 const chatCalls = (): Promise<Array<Record<string, any>>> => takeSimCalls(simOrigin, /\/chat\/completions$/)
 
-/** The log rows of the agent `name` (its project), oldest first, once there are `count`. */
-async function logRows(name: string, count: number): Promise<Array<{status: number; error: string | null}>> {
-  let rows: Array<{project: string; status: number; error: string | null; id: number}> = []
-  for (let i = 0; i < 100; i++) {
-    const body = (await (await fetch(`${base}/api/logs?limit=50`)).json()) as {logs: typeof rows}
-    rows = body.logs.filter((r) => r.project === name).sort((a, b) => a.id - b.id)
-    if (rows.length >= count) break
-    await new Promise((r) => setTimeout(r, 20))
-  }
-  return rows
-}
+/** The log rows of the agent whose project is `name`, oldest first, once there are `count`. */
+const logRows = (name: string, count = 1) => projectLogRows(base, name, count)
 
 /** Every media part and every text of a chat body's messages, in order. */
 const partsOf = (body: Record<string, any>): string[] =>

@@ -12,7 +12,7 @@ import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {issueKeyOverApi, startSimGatewayWithPolicies} from './helpers/gateway.js'
+import {issueKeyOverApi, projectLogRows, startSimGatewayWithPolicies} from './helpers/gateway.js'
 
 let base = ''
 let stop: () => Promise<void> = async () => {}
@@ -50,13 +50,7 @@ interface Row {
 
 /** The log rows of the agent `name`, oldest first, once there are `count`. */
 async function logRows(name: string, count: number): Promise<Row[]> {
-  let rows: Row[] = []
-  for (let i = 0; i < 100; i++) {
-    const body = (await (await fetch(`${base}/api/logs?limit=50`)).json()) as {logs: Row[]}
-    rows = body.logs.filter((r) => r.project === name).sort((a, b) => a.id - b.id)
-    if (rows.length >= count) break
-    await new Promise((r) => setTimeout(r, 20))
-  }
+  const rows = (await projectLogRows(base, name, count)) as unknown as Row[]
   expect(rows).toHaveLength(count)
   return rows
 }

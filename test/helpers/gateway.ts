@@ -130,6 +130,26 @@ export async function takeSimCalls(simOrigin: string, path: RegExp): Promise<Arr
 }
 
 /**
+ * The log rows of the agent whose project is `project` (its keys' project), oldest first, once
+ * there are `count` of them (a row is written just after its answer): from the gateway at `base`.
+ */
+export async function projectLogRows(
+  base: string,
+  project: string,
+  count = 1,
+): Promise<Array<{status: number; error: string | null} & Record<string, any>>> {
+  let rows: Array<{project: string; status: number; error: string | null; id: number} & Record<string, any>> =
+    []
+  for (let i = 0; i < 100; i++) {
+    const body = (await (await fetch(`${base}/api/logs?limit=50`)).json()) as {logs: typeof rows}
+    rows = body.logs.filter((r) => r.project === project).sort((a, b) => a.id - b.id)
+    if (rows.length >= count) break
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  return rows
+}
+
+/**
  * A child process that holds `BEGIN IMMEDIATE` on the database at `path` (what `gwctl usage
  * rescan`'s swap, or a sqlite3 shell in a write transaction, does) until `release()`; `kill()`
  * (for a cleanup) ends it at once.
