@@ -93,7 +93,10 @@ export function omittedFileText(p: ImagePart, why: string): string {
 export interface RefusedMedia {
   /** Images (`image/*`). */
   images?: boolean
-  /** Documents sent as files (PDFs, and any other binary file): text files go as text anyway. */
+  /**
+   * Documents sent as files (PDFs, and any other binary file). A text file is never refused here:
+   * chat and Responses upstreams get its text, Messages and Gemini upstreams a text document.
+   */
   files?: boolean
 }
 
@@ -103,7 +106,7 @@ function isRefused(p: ImagePart, refused: RefusedMedia): boolean {
   return refused.files === true && !isTextDocument(p)
 }
 
-/** A text document with its bytes (sent as its text by every encoder), without decoding it. */
+/** A text document with its bytes (no refusal learned here names it), without decoding it. */
 const isTextDocument = (p: ImagePart): boolean =>
   p.mediaType?.startsWith('text/') === true && p.data !== undefined
 

@@ -147,12 +147,12 @@ export async function relayTranslated(
     // vendor answers it
     const overflow = status < 500 && status !== 429 ? readContextOverflow(said, text) : undefined
     if (overflow && saysOverflow(family, overflow)) {
-      const said = contextOverflowError(family, overflow, message)
+      const words = contextOverflowError(family, overflow, message)
       result.status = 400
-      sendFamilyError(res, family, 400, said.message, {
+      sendFamilyError(res, family, 400, words.message, {
         requestId: result.requestId,
         headers: passed,
-        code: said.code,
+        code: words.code,
       })
       target.breaker?.recordSuccess()
       return
