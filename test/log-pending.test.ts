@@ -135,7 +135,9 @@ describe('rows in logs.pending while the gateway is stopped', {timeout: 180_000}
       ),
     )
     expect(locked.stdout).toMatch(/^ {6}fix: End the process that holds .*logs\.db in a write transaction/m)
-    expect(locked.stdout).toContain('1 of 10 checks failed.')
+    // this check alone failed, whatever the number of checks
+    expect(locked.stdout).toMatch(/^1 of \d+ checks failed\.$/m)
+    expect(locked.stdout.match(/^FAIL /gm)).toHaveLength(1)
     // a read meanwhile shows what logs.db has, and says on stderr what it cannot show yet
     const partial = await cli(['logs', '--json', '--limit', '500'])
     expect(partial.exitCode, partial.stderr).toBe(0)
