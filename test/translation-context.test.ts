@@ -159,8 +159,8 @@ describe('a prompt past the context window, in the words each agent acts on', {t
     expect(refused.error.error.message).toContain('sim-messages: upstream answered 400: This model')
     expect(await takeSimCalls(simOrigin, /\/v1\/messages$/)).toHaveLength(1)
 
-    // the prompt fits and Claude Code's max_tokens does not: Anthropic's words for that, on which
-    // Claude Code asks again with a smaller max_tokens
+    // the prompt fits and Claude Code's max_tokens does not: Anthropic's words for that, which
+    // Claude Code handles as it handles "prompt is too long"
     const room = await refusal(
       client.messages
         .stream({

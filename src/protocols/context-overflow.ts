@@ -18,8 +18,8 @@ export interface ContextOverflow {
   /**
    * The prompt fits, the room asked for the completion (`max_tokens`, or the server's default) does
    * not: said to a Messages client in Anthropic's own words for it ("input length and `max_tokens`
-   * exceed context limit: P + C > L"), on which Claude Code asks again with a smaller
-   * `max_tokens`; to the other entrances the upstream's error goes as it came.
+   * exceed context limit: P + C > L"), which Claude Code handles as "prompt is too long" (its
+   * code tests for both); to the other entrances the upstream's error goes as it came.
    */
   completionTokens?: number
 }
@@ -157,7 +157,7 @@ export function contextOverflowError(
 
 /**
  * Whether `overflow` is said to a client of `family` at all: a refusal of the completion's room
- * only to a Messages client (Claude Code asks again with a smaller `max_tokens`; the other agents
+ * only to a Messages client (Claude Code handles it as "prompt is too long"; the other agents
  * have no words for it).
  */
 export const saysOverflow = (family: Family, overflow: ContextOverflow): boolean =>
