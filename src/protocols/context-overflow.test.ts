@@ -48,7 +48,7 @@ describe('readContextOverflow', () => {
         '',
         {inputTokens: 1048577, limit: 1048576},
       ],
-      // NVIDIA NIM (free-claude-code #263), Moonshot, Mistral
+      // NVIDIA NIM (free-claude-code #263), Moonshot, xAI, Mistral
       [
         "The input (345516 tokens) is longer than the model's context length (262144 tokens). (request_id=req_123)",
         '',
@@ -58,6 +58,11 @@ describe('readContextOverflow', () => {
         'Invalid request: Your request exceeded model token limit: 262144 (requested: 270000)',
         '',
         {inputTokens: 270000, limit: 262144},
+      ],
+      [
+        "This model's maximum prompt length is 131072 but the request contains 537812 tokens.",
+        '',
+        {inputTokens: 537812, limit: 131072},
       ],
       [
         'Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum context length',

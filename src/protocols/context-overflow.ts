@@ -92,6 +92,9 @@ export function readContextOverflow(message: string, raw = ''): ContextOverflow 
   // Moonshot (Kimi): "Your request exceeded model token limit: 262144 (requested: 270000)"
   m = /exceeded model token limit:?\s*(\d+)(?:\s*\(requested:\s*(\d+)\))?/i.exec(message)
   if (m) return {inputTokens: num(m[2]), limit: num(m[1])}
+  // xAI: "This model's maximum prompt length is 131072 but the request contains 537812 tokens."
+  m = /maximum prompt length is (\d+) but the request contains (\d+) tokens/i.exec(message)
+  if (m) return {inputTokens: num(m[2]), limit: num(m[1])}
   // Mistral: "Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum context length"
   m = /prompt contains (\d+) tokens[^]*?too large for model with (\d+) maximum context length/i.exec(message)
   if (m) return {inputTokens: num(m[1]), limit: num(m[2])}
