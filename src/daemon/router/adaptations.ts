@@ -21,6 +21,7 @@
  * {@link MAX_TARGETS} targets.
  */
 import type {ImagePart, RefusedMedia, Request} from '../../protocols/ir.js'
+import {upstreamErrorMessage} from '../../protocols/errors.js'
 import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 
 /**
@@ -131,17 +132,14 @@ function errorParts(errorText: string): {param: unknown; message: string} {
  * message is something else (a FastAPI 422's list of refused fields and their input).
  */
 function refusalMessage(errorText: string): string | undefined {
-  let body: {error?: unknown; message?: unknown}
+  const message = upstreamErrorMessage(errorText)
+  if (message !== undefined) return message
   try {
-    body = JSON.parse(errorText) as typeof body
+    JSON.parse(errorText)
+    return undefined
   } catch {
     return errorText
   }
-  const error = body?.error
-  if (typeof error === 'string') return error
-  const inner = error && typeof error === 'object' ? (error as {message?: unknown}).message : undefined
-  if (typeof inner === 'string') return inner
-  return typeof body?.message === 'string' ? body.message : undefined
 }
 
 /**
