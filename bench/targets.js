@@ -8,6 +8,7 @@ import {createServer as createNetServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {createInterface} from 'node:readline'
+import {fileURLToPath} from 'node:url'
 
 export const children = []
 process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')))
@@ -214,7 +215,9 @@ export function freePort() {
 export async function spawnDaemon(home, port, userHome, env = {}) {
   // GWCTL_BENCH_DAEMON_ARGS: node options for the daemon only (bench/profile.js: --cpu-prof)
   const nodeArgs = (process.env.GWCTL_BENCH_DAEMON_ARGS ?? '').split(' ').filter(Boolean)
-  const child = spawn('node', [...nodeArgs, 'dist/daemon/main.js', '--port', String(port)], {
+  // this checkout's daemon (bench/ab.js imports each checkout's targets.js: each its own build)
+  const main = fileURLToPath(new URL('../dist/daemon/main.js', import.meta.url))
+  const child = spawn('node', [...nodeArgs, main, '--port', String(port)], {
     stdio: ['ignore', openSync(join(home, 'gateway.log'), 'a', 0o600), 'inherit'],
     env: {...process.env, GWCTL_HOME: home, HOME: userHome, NODE_EXTRA_CA_CERTS: '', NO_COLOR: '1', ...env},
   })
