@@ -8,6 +8,7 @@ import type {IncomingMessage, Server, ServerResponse} from 'node:http'
 import {createServer} from 'node:http'
 import type {AddressInfo, Socket} from 'node:net'
 import {createServer as createNetServer} from 'node:net'
+import {gunzipSync, gzipSync} from 'node:zlib'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import type {LogEntry, LogStore} from '../../store/log-store.js'
@@ -255,6 +256,42 @@ describe('a 200 answer that quotes the provider key or is not JSON', () => {
     expect(text).not.toContain(KEY)
     expect(JSON.parse(text).choices[0].message.content).toBe('your key is [redacted]*******')
     expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(text))
+  })
+
+  it('a JSON answer goes out byte for byte: in one read or two, UTF-8, gzip bytes, past 16 KB', async () => {
+    const bodies: Array<{bytes: Buffer; headers: Record<string, string | number>; split?: boolean}> = []
+    const json = (content: string) =>
+      Buffer.from(
+        `{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":${JSON.stringify(content)}}}]}`,
+      )
+    // multi-byte characters, bytes that are not text at all (a gzip body), a large answer, and one
+    // whose second half comes a read later
+    bodies.push({bytes: json('héllo wörld — 日本語 😀 \u0000'), headers: {'content-type': 'application/json'}})
+    bodies.push({
+      bytes: gzipSync(json('compressed é')),
+      headers: {'content-type': 'application/json', 'content-encoding': 'gzip'},
+    })
+    bodies.push({bytes: json('ü'.repeat(20_000)), headers: {'content-type': 'application/json'}})
+    bodies.push({bytes: json('two reads ✓'), headers: {'content-type': 'application/json'}, split: true})
+    let at = 0
+    const origin = await upstreamServer(async (_req, res) => {
+      const {bytes, headers, split} = bodies[at++]
+      res.writeHead(200, {...headers, 'content-length': bytes.length})
+      if (!split) return void res.end(bytes)
+      res.write(bytes.subarray(0, 10))
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      res.end(bytes.subarray(10))
+    })
+    route = () => ({targets: [{provider: provider('bytes', 'chat', origin)}]})
+    for (const {bytes, headers} of bodies) {
+      const res = await chat('{"model":"m","messages":[]}')
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-encoding') ?? undefined).toBe(headers['content-encoding'])
+      // (fetch would decode the gzip body: compared as the bytes that came)
+      const got = Buffer.from(await res.arrayBuffer())
+      const expected = headers['content-encoding'] ? gunzipSync(bytes) : bytes
+      expect(got.equals(expected)).toBe(true)
+    }
   })
 
   it('a key split across two chunks of a stream is masked; the stream is not held back', async () => {
