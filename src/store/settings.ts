@@ -114,7 +114,7 @@ export const SETTINGS = {
   },
   'logs.retention-days': {description: 'Days the gateway keeps request logs.', validate: positiveInt},
   'history.threads': {
-    description: 'Most threads a full history rescan reads with (default: every core).',
+    description: 'Most threads a full history rescan reads with (default: every core, up to 9).',
     env: 'GWCTL_HISTORY_THREADS',
     validate: positiveInt,
   },

@@ -59,7 +59,7 @@ export interface ScanOptions {
   signal?: AbortSignal
   /**
    * Reader threads a staged scan uses at most (default: the `history.threads` setting, else
-   * `os.availableParallelism()`).
+   * `os.availableParallelism()` up to nine: see `DEFAULT_MAX_READERS` in stage.ts).
    */
   threads?: number
   /**

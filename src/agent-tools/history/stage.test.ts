@@ -5,6 +5,7 @@ import {
   generationBounds,
   generationCount,
   GENERATIONS,
+  DEFAULT_MAX_READERS,
   maxThreads,
   readerCount,
   scratchCount,
@@ -22,9 +23,15 @@ describe('the reader pool of a staged rescan', () => {
     expect(readerCount(1 << 30, 1)).toBe(1)
   })
 
-  it('is sized by the cores unless history.threads says otherwise', () => {
-    expect(maxThreads()).toBe(availableParallelism())
-    expect(maxThreads(3)).toBe(3)
+  it('is sized by the cores, up to nine, unless history.threads says otherwise', () => {
+    expect(maxThreads()).toBe(Math.min(availableParallelism(), DEFAULT_MAX_READERS))
+    expect(maxThreads(undefined, 2)).toBe(2)
+    expect(maxThreads(undefined, 8)).toBe(8)
+    expect(maxThreads(undefined, 16)).toBe(9)
+    expect(maxThreads(undefined, 64)).toBe(9)
+    // the setting is taken as it is, above the default's cap too
+    expect(maxThreads(3, 16)).toBe(3)
+    expect(maxThreads(16, 16)).toBe(16)
     expect(maxThreads(64)).toBe(64)
   })
 
