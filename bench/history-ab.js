@@ -15,26 +15,72 @@ const dir = mkdtempSync(join(tmpdir(), 'abh-'))
 const home = join(dir, 'home')
 const t0 = performance.now()
 const gen = generate(home, Number(process.env.MB ?? 1000))
-console.log('generated', gen.files, 'files', Math.round(gen.bytes / 1048576), 'MB in', Math.round(performance.now() - t0), 'ms')
+console.log(
+  'generated',
+  gen.files,
+  'files',
+  Math.round(gen.bytes / 1048576),
+  'MB in',
+  Math.round(performance.now() - t0),
+  'ms',
+)
 spawnSync('sync')
 spawnSync('sh', ['-c', `find ${home} -type f -exec cat {} + > /dev/null`])
-const env = {...process.env, HOME: home, NODE_EXTRA_CA_CERTS: '', GWCTL_HISTORY_MARKS: '1', CLAUDE_CONFIG_DIR: '', CODEX_HOME: '', GEMINI_DATA_DIR: '', GEMINI_CLI_HOME: '', XDG_CONFIG_HOME: ''}
-for (const k of ['CLAUDE_CONFIG_DIR', 'CODEX_HOME', 'GEMINI_DATA_DIR', 'GEMINI_CLI_HOME', 'XDG_CONFIG_HOME']) delete env[k]
+const env = {
+  ...process.env,
+  HOME: home,
+  NODE_EXTRA_CA_CERTS: '',
+  GWCTL_HISTORY_MARKS: '1',
+  CLAUDE_CONFIG_DIR: '',
+  CODEX_HOME: '',
+  GEMINI_DATA_DIR: '',
+  GEMINI_CLI_HOME: '',
+  XDG_CONFIG_HOME: '',
+}
+for (const k of ['CLAUDE_CONFIG_DIR', 'CODEX_HOME', 'GEMINI_DATA_DIR', 'GEMINI_CLI_HOME', 'XDG_CONFIG_HOME'])
+  delete env[k]
 const run = (cmd, args, extra = {}) => {
   const t = performance.now()
-  const r = spawnSync('/usr/bin/time', ['-f', '%M %U %S', cmd, ...args], {env: {...env, ...extra}, encoding: 'utf8', maxBuffer: 1 << 28})
+  const r = spawnSync('/usr/bin/time', ['-f', '%M %U %S', cmd, ...args], {
+    env: {...env, ...extra},
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  })
   const ms = performance.now() - t
   const lines = r.stderr.trim().split('\n')
   const [rss, u, s] = lines.pop().split(' ').map(Number)
-  return {ms: Math.round(ms), cpu: Math.round((u + s) * 10) / 10, rssMb: Math.round(rss / 1024), status: r.status, marks: lines.filter((l) => l.startsWith('{')).join(' '), out: r.stdout.slice(0, 200), err: r.status ? r.stderr.slice(0, 400) : ''}
+  return {
+    ms: Math.round(ms),
+    cpu: Math.round((u + s) * 10) / 10,
+    rssMb: Math.round(rss / 1024),
+    status: r.status,
+    marks: lines.filter((l) => l.startsWith('{')).join(' '),
+    out: r.stdout.slice(0, 200),
+    err: r.status ? r.stderr.slice(0, 400) : '',
+  }
 }
 const rounds = Number(process.env.ROUNDS ?? 3)
 for (let round = 0; round < rounds; round++) {
   for (const [name, root, threads] of builds) {
     const gw = mkdtempSync(join(dir, 'gw-'))
-    if (threads) spawnSync(process.execPath, [join(root, 'bin/run.js'), 'config', 'set', 'history.threads', threads], {env: {...env, GWCTL_HOME: gw}})
+    if (threads)
+      spawnSync(process.execPath, [join(root, 'bin/run.js'), 'config', 'set', 'history.threads', threads], {
+        env: {...env, GWCTL_HOME: gw},
+      })
     const r = run(process.execPath, [join(root, 'bin/run.js'), 'usage', 'rescan', '--json'], {GWCTL_HOME: gw})
-    console.log(round, name.padEnd(10), r.ms, 'ms', r.cpu, 'cpu-s', r.rssMb, 'MB', r.status ? `FAILED ${r.err}` : '', '\n   ', r.marks)
+    console.log(
+      round,
+      name.padEnd(10),
+      r.ms,
+      'ms',
+      r.cpu,
+      'cpu-s',
+      r.rssMb,
+      'MB',
+      r.status ? `FAILED ${r.err}` : '',
+      '\n   ',
+      r.marks,
+    )
     rmSync(gw, {recursive: true, force: true})
   }
   if (process.env.CCUSAGE_BIN) {

@@ -129,9 +129,11 @@ export function readerCount(bytes: number, threads: number): number {
 /**
  * The readers a rescan takes by default, at most: with several scratches the command's thread
  * merges each generation while the workers read the next, and that merge, not the reading, sets
- * the pace from about eight workers on. More readers only wait (on the scratches they share and
- * on the merge): on a 16-core machine (1 GB, 3 057 files, `bench/README.md` "Stop 35") 16 readers
- * took 3.9-4.1 s and 15.0-16.6 CPU-s, 9 took 2.8-3.4 s and 11.0-12.8 CPU-s, in the same run.
+ * the pace from about eight workers on. More readers mostly wait (on the scratches they share and
+ * on the merge) and cost CPU and memory: on 16 cores (1 GB, 3 057 files, `bench/README.md` "Stop
+ * 35"), side by side, 16 readers took 15.0-16.6 CPU-s and 553-591 MB, 9 took 11.0-12.9 CPU-s and
+ * 366-431 MB; the wall time went both ways (3.9-4.1 against 2.8-3.4 s on one machine, 3.0-3.1
+ * against 3.3-3.4 on another). `history.threads` sets more.
  */
 export const DEFAULT_MAX_READERS = 9
 
