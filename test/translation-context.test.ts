@@ -14,16 +14,18 @@ import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
+import {runCli} from './helpers/cli.js'
 import {issueKeyOverApi, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
+let home = ''
 let simOrigin = ''
 let stop: () => Promise<void> = async () => {}
 let key = ''
 let sameKey = ''
 
 beforeAll(async () => {
-  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
+  ;({base, home, simOrigin, stop} = await startSimGatewayWithPolicies([
     {
       // the same family, not translated: an Anthropic-compatible server that says it in the chat
       // API's words (DeepSeek's Anthropic endpoint, a local server)
@@ -181,5 +183,41 @@ describe('a prompt past the context window, in the words each agent acts on', {t
     expect(other.status).toBe(400)
     expect(other.error.error.message).toMatch(/max_tokens/)
     expect(other.error.error.message).not.toContain('prompt is too long')
+  })
+
+  it('the window each refusal stated is kept, and doctor says how to have the agent compact in time', async () => {
+    // the latest refusal of each upstream model came from a Messages client (Claude Code)
+    for (const apiKey of [key, sameKey]) {
+      const client = new Anthropic({baseURL: base, apiKey, maxRetries: 0})
+      const refused = await refusal(
+        client.messages.create({
+          model: 'claude-sonnet-4-5',
+          max_tokens: 1024,
+          messages: [{role: 'user', content: LONG}],
+        }),
+      )
+      expect(refused.status).toBe(400)
+    }
+    const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
+    const rule = 'a context window of 8,192 tokens (stated in its refusal of a longer prompt)'
+    // translated (sim-chat) and not (sim-messages, an Anthropic-compatible server of other words)
+    expect(adaptations.find((a) => a.provider === 'sim-chat')).toMatchObject({
+      model: 'deepseek-chat+context-8k',
+      window: {tokens: 8192, entrance: 'messages'},
+    })
+    expect(adaptations.find((a) => a.provider === 'sim-chat').rules).toContain(rule)
+    expect(adaptations.find((a) => a.provider === 'sim-messages')).toMatchObject({
+      model: 'claude-sonnet-4-5+context-8k',
+      rules: [rule],
+      window: {tokens: 8192, entrance: 'messages'},
+    })
+    const doctor = await runCli(['doctor', '--json'], {home})
+    const check = JSON.parse(doctor.stdout).checks.find((c: any) => c.id === 'translation')
+    expect(check).toMatchObject({ok: true})
+    // under Claude Code's least auto-compact window (100 000): its other setting
+    expect(check.detail).toContain('sim-messages claude-sonnet-4-5+context-8k (')
+    expect(check.detail).toContain(
+      `${rule} (Claude Code assumes 200,000: run it with a model name that does not start with claude- and CLAUDE_CODE_MAX_CONTEXT_TOKENS=8192 so that it compacts in time)`,
+    )
   })
 })

@@ -125,7 +125,7 @@ function endpointDocs(port: number): EndpointDoc[] {
       method: 'GET',
       path: '/api/adaptations',
       purpose:
-        'What translated upstreams were found to refuse since the gateway started, and what requests to each do since: {adaptations:[{provider, model, learnedAt, rules:[…]}]}, the latest first.',
+        'What upstreams were found to refuse since the gateway started, and what requests to each do since, and the context window an upstream stated when it refused a longer prompt: {adaptations:[{provider, model, learnedAt, rules:[…], window?:{tokens, entrance}}]}, the latest first.',
       example: `curl ${base}/api/adaptations`,
     },
     {

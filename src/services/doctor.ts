@@ -411,11 +411,36 @@ interface LearnedView {
   model: string
   learnedAt: number
   rules: string[]
+  window?: {tokens: number; entrance: string}
+}
+
+/** The window Claude Code 2.1 assumes for a model it does not know, in tokens. */
+const CLAUDE_CODE_WINDOW = 200_000
+/** The least `CLAUDE_CODE_AUTO_COMPACT_WINDOW` Claude Code 2.1 takes (a smaller one is raised to it). */
+const CLAUDE_CODE_LEAST_AUTO_COMPACT = 100_000
+
+/**
+ * How to have the agent behind a learned window compact before the upstream refuses (docs/
+ * TRANSLATION.md, "Compacting in time"): Claude Code (a Messages entrance) assumes 200 000 tokens;
+ * Codex (a Responses entrance) takes the window and the usage that starts its compaction from its
+ * config.toml (`model_context_window`, `model_auto_compact_token_limit`: 90 % of it here).
+ * Undefined when there is nothing to do.
+ */
+export function windowAdvice(window: {tokens: number; entrance: string} | undefined): string | undefined {
+  if (!window) return undefined
+  const {tokens, entrance} = window
+  if (entrance === 'messages' && tokens < CLAUDE_CODE_WINDOW)
+    return tokens >= CLAUDE_CODE_LEAST_AUTO_COMPACT
+      ? `Claude Code assumes ${CLAUDE_CODE_WINDOW.toLocaleString('en-US')}: set CLAUDE_CODE_AUTO_COMPACT_WINDOW=${tokens} in its environment (or its settings.json env) so that it compacts in time`
+      : `Claude Code assumes ${CLAUDE_CODE_WINDOW.toLocaleString('en-US')}: run it with a model name that does not start with claude- and CLAUDE_CODE_MAX_CONTEXT_TOKENS=${tokens} so that it compacts in time`
+  if (entrance === 'responses')
+    return `for Codex, set model_context_window = ${tokens} and model_auto_compact_token_limit = ${Math.floor(tokens * 0.9)} in ~/.codex/config.toml so that it compacts in time`
+  return undefined
 }
 
 const adaptationsCheck: DoctorCheck = {
   id: 'translation',
-  title: 'What translated upstreams were found to refuse (learned since the gateway started)',
+  title: 'What upstreams were found to refuse or to hold (learned since the gateway started)',
   async run() {
     const daemon = runningDaemon()
     if (!daemon) return {ok: true, detail: 'the gateway is not running'}
@@ -435,7 +460,10 @@ const adaptationsCheck: DoctorCheck = {
     return {
       ok: true,
       detail: learned
-        .map((a) => `${a.provider} ${a.model} (${ago(Date.now() - a.learnedAt)} ago): ${a.rules.join('; ')}`)
+        .map((a) => {
+          const advice = windowAdvice(a.window)
+          return `${a.provider} ${a.model} (${ago(Date.now() - a.learnedAt)} ago): ${a.rules.join('; ')}${advice ? ` (${advice})` : ''}`
+        })
         .join(' | '),
     }
   },

@@ -1236,4 +1236,45 @@ describe('what was learned, in words', () => {
     expect(one).toMatchObject({provider: 'ds', model: 'deepseek-chat', rules: ['max_tokens capped at 8192']})
     expect(Math.abs(one.learnedAt - Date.now())).toBeLessThan(5000)
   })
+
+  it("keeps the context window an overflow stated, beside what was learned, the entrance's latest", () => {
+    const store = new UpstreamAdaptations()
+    store.learn(
+      'ds',
+      'deepseek-chat',
+      openai('Invalid max_tokens value, the valid range of max_tokens is [1, 8192]', null),
+      encodeUpstreamRequest(
+        decodeClientRequest(
+          'chat',
+          {model: 'm', messages: [{role: 'user', content: 'hi'}], max_tokens: 64000},
+          {},
+        ),
+        'chat',
+        'deepseek-chat',
+      ).sent,
+    )
+    store.noteWindow('ds', 'deepseek-chat', 131_072, 'responses')
+    store.noteWindow('ds', 'deepseek-chat', 131_072, 'messages')
+    // a target with a window only
+    store.noteWindow('local', 'qwen3-32b', 32_768, 'messages')
+    // nothing a window could be
+    store.noteWindow('bad', 'm', 0, 'messages')
+    store.noteWindow('bad', 'm', Number.NaN, 'messages')
+    const listed = store.list()
+    expect(listed.map((a) => a.provider).sort()).toEqual(['ds', 'local'])
+    expect(listed.find((a) => a.provider === 'ds')).toMatchObject({
+      model: 'deepseek-chat',
+      rules: [
+        'max_tokens capped at 8192',
+        'a context window of 131,072 tokens (stated in its refusal of a longer prompt)',
+      ],
+      window: {tokens: 131_072, entrance: 'messages'},
+    })
+    expect(listed.find((a) => a.provider === 'local')).toMatchObject({
+      rules: ['a context window of 32,768 tokens (stated in its refusal of a longer prompt)'],
+      window: {tokens: 32_768, entrance: 'messages'},
+    })
+    // a window changes nothing a request is sent with
+    expect(store.get('local', 'qwen3-32b')).toBeUndefined()
+  })
 })

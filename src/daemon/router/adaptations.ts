@@ -23,6 +23,7 @@
 import type {ImagePart, RefusedMedia, Request} from '../../protocols/ir.js'
 import {upstreamErrorMessage} from '../../protocols/errors.js'
 import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
+import type {Family} from '../../store/schema.js'
 
 /**
  * Top-level fields a translated chat or Responses request may go without, or with another name,
@@ -595,7 +596,16 @@ export interface LearnedAdaptation {
   learnedAt: number
   /** What requests to it do now, one line each. */
   rules: string[]
+  /**
+   * Its context window (tokens), as its refusal of a longer prompt stated it, and the entrance
+   * (the agent's protocol) of that prompt.
+   */
+  window?: {tokens: number; entrance: Family}
 }
+
+/** A window in words, as a rule line. */
+const windowRule = (tokens: number): string =>
+  `a context window of ${tokens.toLocaleString('en-US')} tokens (stated in its refusal of a longer prompt)`
 
 /** What an adaptation does to requests, in words (see {@link UpstreamAdaptation}). */
 export function describeAdaptation(a: UpstreamAdaptation): string[] {
@@ -630,19 +640,42 @@ export class UpstreamAdaptations {
   /** When each target last learned something (Unix ms). */
   private readonly learnedAt = new Map<string, number>()
 
+  /** Each target's context window, as an overflow stated it (see `noteWindow`). */
+  private readonly windows = new Map<string, {tokens: number; entrance: Family; at: number}>()
+
   /** Everything learned so far, the latest first. */
   list(): LearnedAdaptation[] {
-    return [...this.byTarget]
-      .map(([key, adaptation]) => {
+    const keys = new Set([...this.byTarget.keys(), ...this.windows.keys()])
+    return [...keys]
+      .map((key) => {
         const [provider, model] = key.split('\n')
+        const adaptation = this.byTarget.get(key)
+        const window = this.windows.get(key)
+        const rules = adaptation ? describeAdaptation(adaptation) : []
+        if (window) rules.push(windowRule(window.tokens))
         return {
           provider,
           model,
-          learnedAt: this.learnedAt.get(key) ?? 0,
-          rules: describeAdaptation(adaptation),
+          learnedAt: Math.max(this.learnedAt.get(key) ?? 0, window?.at ?? 0),
+          rules,
+          ...(window ? {window: {tokens: window.tokens, entrance: window.entrance}} : {}),
         }
       })
       .sort((a, b) => b.learnedAt - a.learnedAt)
+  }
+
+  /**
+   * Keeps the context window (`tokens`) that `provider`'s `model` stated when it refused a
+   * prompt that came in on `entrance`: `gwctl doctor` tells the agent's user how to have the
+   * agent compact before it (Claude Code assumes 200 000 tokens for a model it does not know).
+   * Nothing about requests changes. At most MAX_TARGETS are kept, the oldest dropped.
+   */
+  noteWindow(provider: string, model: string, tokens: number, entrance: Family): void {
+    if (!Number.isSafeInteger(tokens) || tokens <= 0) return
+    const key = `${provider}\n${model}`
+    this.windows.delete(key)
+    this.windows.set(key, {tokens, entrance, at: Date.now()})
+    if (this.windows.size > MAX_TARGETS) this.windows.delete(this.windows.keys().next().value!)
   }
 
   /** What requests to `provider`'s `model` go without (undefined: nothing learned). */

@@ -112,6 +112,11 @@ export interface ProxyResult {
   attempts: ProxyAttempt[]
   /** The family the answering (or last tried) upstream speaks, when it was translated. */
   upstreamFamily?: Family
+  /**
+   * The upstream refused a prompt past its context window and said how large the window is
+   * (tokens): learned per provider and model (`GET /api/adaptations`, `gwctl doctor`).
+   */
+  contextWindow?: number
 }
 
 /** The result of a request the gateway answered itself, before any upstream was tried. */

@@ -465,6 +465,13 @@ export async function proxyRequest(
         errorText,
       )
     } else outcome = await relay(relayContext, upstream, status, target, credential)
+    if (result.contextWindow)
+      adaptations.noteWindow(
+        provider.name,
+        translated ? translated.upstreamModel : (model ?? prepared.requestedModel ?? ''),
+        result.contextWindow,
+        family,
+      )
     if (!outcome) return true
     // headers, then a body that failed before its first byte: nothing reached the client, so this
     // is a failure like a connect error (the attempt's status is the one the upstream sent)

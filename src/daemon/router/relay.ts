@@ -175,7 +175,7 @@ async function overflowAnswer(
   text: string,
   provider: string,
   requestId: string,
-): Promise<{body: string; said: string} | undefined> {
+): Promise<{body: string; said: string; window?: number} | undefined> {
   if ((status !== 400 && status !== 413 && status !== 422) || !MAYBE_OVERFLOW.test(text)) return undefined
   const {contextOverflowError, inEntranceWords, readContextOverflow, saysOverflow} =
     await import('../../protocols/context-overflow.js')
@@ -188,6 +188,7 @@ async function overflowAnswer(
   return {
     body: JSON.stringify(errorBody(family, 400, error.message, {requestId, code: error.code})),
     said: upstream,
+    window: overflow.limit,
   }
 }
 
@@ -260,6 +261,7 @@ export async function relay(
       status = 400
       // the upstream's words, for the log row (after why it fell back, when it did)
       result.error = result.error ? `${result.error}; ${overflow.said}` : overflow.said
+      if (overflow.window) result.contextWindow = overflow.window
       headers['content-type'] = 'application/json'
     } else if (!/json/i.test(contentType) || !inFamilyShape(family, text)) {
       const excerpt = text

@@ -147,6 +147,7 @@ export async function relayTranslated(
     // vendor answers it
     const overflow = status < 500 && status !== 429 ? readContextOverflow(said, text) : undefined
     if (overflow && saysOverflow(family, overflow)) {
+      if (overflow.limit) result.contextWindow = overflow.limit
       const words = contextOverflowError(family, overflow, message)
       result.status = 400
       sendFamilyError(res, family, 400, words.message, {
