@@ -2,8 +2,9 @@
  * The staged full rescan (also a first scan): files are read whole into scratch databases (see
  * `Scratch` in history-scratch.ts) and merged into the log database in one transaction at the end.
  * With enough to read there are several readers: the main thread and worker threads, as many in
- * all as the machine has cores (`os.availableParallelism()`, or the `history.threads` setting),
- * one more per WORKER_MIN_BYTES to read. Parsing (JSON) and the scratch inserts run on every core.
+ * all as the machine has cores up to DEFAULT_MAX_READERS (`os.availableParallelism()`, or the
+ * `history.threads` setting), one more per WORKER_MIN_BYTES to read. Parsing (JSON) and the
+ * scratch inserts run on the readers' cores.
  * The readers take the files one at a time, in scan order, from a shared counter (not a part each:
  * a Claude Code byte costs more to parse than a Codex one); each file keeps its place in the scan
  * order (`order`), by which copies of a key are decided. The readers write into scratch databases,

@@ -1260,6 +1260,9 @@ describe('what was learned, in words', () => {
     // nothing a window could be
     store.noteWindow('bad', 'm', 0, 'messages')
     store.noteWindow('bad', 'm', Number.NaN, 'messages')
+    // no model (a request without one), or a name no model has
+    store.noteWindow('bad', '', 8192, 'messages')
+    store.noteWindow('bad', 'x'.repeat(300), 8192, 'messages')
     const listed = store.list()
     expect(listed.map((a) => a.provider).sort()).toEqual(['ds', 'local'])
     expect(listed.find((a) => a.provider === 'ds')).toMatchObject({

@@ -666,12 +666,15 @@ export class UpstreamAdaptations {
 
   /**
    * Keeps the context window (`tokens`) that `provider`'s `model` stated when it refused a
-   * prompt that came in on `entrance`: `gwctl doctor` tells the agent's user how to have the
-   * agent compact before it (Claude Code assumes 200 000 tokens for a model it does not know).
-   * Nothing about requests changes. At most MAX_TARGETS are kept, the oldest dropped.
+   * prompt that came in on `entrance` (the latest refusal's entrance: one agent's advice at a
+   * time): `gwctl doctor` tells the agent's user how to have the agent compact before it (Claude
+   * Code assumes 200 000 tokens for a model it does not know). Nothing about requests changes. At
+   * most MAX_TARGETS are kept, the oldest dropped.
    */
   noteWindow(provider: string, model: string, tokens: number, entrance: Family): void {
-    if (!Number.isSafeInteger(tokens) || tokens <= 0) return
+    // (a request without a model, or a name no model has: an upstream that ignores names would
+    // otherwise keep one entry for each)
+    if (!Number.isSafeInteger(tokens) || tokens <= 0 || !model || model.length > 256) return
     const key = `${provider}\n${model}`
     this.windows.delete(key)
     this.windows.set(key, {tokens, entrance, at: Date.now()})

@@ -17,7 +17,7 @@ import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../../store/schema.js'
 import {BreakerRegistry} from './breaker.js'
 import {Router} from './index.js'
 import type {ProxyResult, ProxyTarget} from './proxy.js'
-import {proxyRequest, UpstreamPools} from './proxy.js'
+import {learnedAdaptations, proxyRequest, UpstreamPools} from './proxy.js'
 
 let pools: UpstreamPools
 let gateway: Server
@@ -281,9 +281,11 @@ describe('a 200 answer that quotes the provider key or is not JSON', () => {
       const {bytes, headers, split} = bodies[at++]
       res.writeHead(200, {...headers, 'content-length': bytes.length})
       if (!split) return void res.end(bytes)
-      res.write(bytes.subarray(0, 10))
+      // cut inside a character of three bytes
+      const cut = bytes.indexOf(Buffer.from('✓')) + 1
+      res.write(bytes.subarray(0, cut))
       await new Promise((resolve) => setTimeout(resolve, 30))
-      res.end(bytes.subarray(10))
+      res.end(bytes.subarray(cut))
     })
     route = () => ({targets: [{provider: provider('bytes', 'chat', origin)}]})
     for (const {bytes, headers} of bodies) {
@@ -509,5 +511,69 @@ describe('a 200 answer the gateway must not pass on unchanged', () => {
     await new Promise((resolve) => setTimeout(resolve, 20))
     expect(results.at(-1)).toMatchObject({status: 200, usage: null})
     expect(results.at(-1)!.error).toMatch(/^bad: upstream answered 200 with malformed JSON \(/)
+  })
+})
+
+describe('the context window an upstream states when it refuses a long prompt', () => {
+  const refuse = (res: ServerResponse, body: unknown): void => {
+    const text = JSON.stringify(body)
+    res.writeHead(400, {'content-type': 'application/json', 'content-length': Buffer.byteLength(text)})
+    res.end(text)
+  }
+  const windowOf = (name: string) => learnedAdaptations().find((a) => a.provider === name)
+
+  it("is kept for the target that answered (after a fallback), in the entrance's own words too", async () => {
+    const failing = await upstreamServer((_req, res) => {
+      res.writeHead(500)
+      res.end()
+    })
+    const full = await upstreamServer((_req, res) =>
+      refuse(res, {
+        error: {
+          message:
+            "This model's maximum context length is 131072 tokens. However, your messages resulted in 140000 tokens. Please reduce the length of the messages.",
+          type: 'invalid_request_error',
+          param: 'messages',
+          code: 'context_length_exceeded',
+        },
+      }),
+    )
+    route = () => ({
+      targets: [{provider: provider('first', 'chat', failing)}, {provider: provider('second', 'chat', full)}],
+    })
+    const res = await chat('{"model":"big-model","messages":[{"role":"user","content":"hi"}]}')
+    // said in the chat API's own words already: it goes to the client as it came
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as {error: {code: string}}).error.code).toBe('context_length_exceeded')
+    expect(windowOf('first')).toBeUndefined()
+    expect(windowOf('second')).toMatchObject({model: 'big-model', window: {tokens: 131072, entrance: 'chat'}})
+  })
+
+  it("is kept from Anthropic's own words to a Messages client; not for a request without a model", async () => {
+    const origin = await upstreamServer((_req, res) =>
+      refuse(res, {
+        type: 'error',
+        error: {type: 'invalid_request_error', message: 'prompt is too long: 140000 tokens > 131072 maximum'},
+      }),
+    )
+    route = () => ({targets: [{provider: provider('anthropic-like', 'messages', origin)}]})
+    const ask = (body: object) =>
+      fetch(`${gatewayUrl}/v1/messages`, {
+        method: 'POST',
+        headers: {'content-type': 'application/json', 'x-test-family': 'messages'},
+        body: JSON.stringify(body),
+      })
+    const anonymous = await ask({max_tokens: 64, messages: [{role: 'user', content: 'hi'}]})
+    expect(anonymous.status).toBe(400)
+    expect(windowOf('anthropic-like')).toBeUndefined()
+    const res = await ask({model: 'claude-x', max_tokens: 64, messages: [{role: 'user', content: 'hi'}]})
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as {error: {message: string}}).error.message).toBe(
+      'prompt is too long: 140000 tokens > 131072 maximum',
+    )
+    expect(windowOf('anthropic-like')).toMatchObject({
+      model: 'claude-x',
+      window: {tokens: 131072, entrance: 'messages'},
+    })
   })
 })

@@ -57,10 +57,13 @@ const loadTranslation = (): Promise<[TranslateModule, TranslatedModule]> =>
 /** See src/protocols/strip.ts (kept here too: that module loads only when a body holds it). */
 const WRAPPED_MARKER = '"gwx1.'
 
-/** What translated upstreams were found to refuse, per provider and model (adaptations.ts). */
+/**
+ * What translated upstreams were found to refuse, and the context windows upstreams stated, per
+ * provider and model (adaptations.ts).
+ */
 const adaptations = new UpstreamAdaptations()
 
-/** What translated upstreams were found to refuse so far (`GET /api/adaptations`). */
+/** What upstreams were found to refuse, and to hold, so far (`GET /api/adaptations`). */
 export const learnedAdaptations = (): LearnedAdaptation[] => adaptations.list()
 
 /** A request encoded for a translated target. */

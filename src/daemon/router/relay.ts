@@ -175,20 +175,24 @@ async function overflowAnswer(
   text: string,
   provider: string,
   requestId: string,
-): Promise<{body: string; said: string; window?: number} | undefined> {
+): Promise<{window?: number; answer?: {body: string; said: string}} | undefined> {
   if ((status !== 400 && status !== 413 && status !== 422) || !MAYBE_OVERFLOW.test(text)) return undefined
   const {contextOverflowError, inEntranceWords, readContextOverflow, saysOverflow} =
     await import('../../protocols/context-overflow.js')
-  if (inEntranceWords(family, text)) return undefined
   const said = upstreamErrorMessage(text) ?? text.replace(/\s+/g, ' ').trim().slice(0, 300)
   const overflow = readContextOverflow(said, text)
-  if (!overflow || !saysOverflow(family, overflow)) return undefined
+  if (!overflow) return undefined
+  // said in the entrance's words already, or no overflow to this entrance (the completion's room,
+  // to a client other than Messages): the answer goes as it came, the window it states is kept
+  if (inEntranceWords(family, text) || !saysOverflow(family, overflow)) return {window: overflow.limit}
   const upstream = `${provider}: upstream answered ${status}: ${said}`
   const error = contextOverflowError(family, overflow, upstream)
   return {
-    body: JSON.stringify(errorBody(family, 400, error.message, {requestId, code: error.code})),
-    said: upstream,
     window: overflow.limit,
+    answer: {
+      body: JSON.stringify(errorBody(family, 400, error.message, {requestId, code: error.code})),
+      said: upstream,
+    },
   }
 }
 
@@ -256,12 +260,12 @@ export async function relay(
     }
     if (credential) text = text.split(credential).join('[redacted]')
     const overflow = await overflowAnswer(family, status, text, target.provider.name, result.requestId)
-    if (overflow) {
-      text = overflow.body
+    if (overflow?.window) result.contextWindow = overflow.window
+    if (overflow?.answer) {
+      text = overflow.answer.body
       status = 400
       // the upstream's words, for the log row (after why it fell back, when it did)
-      result.error = result.error ? `${result.error}; ${overflow.said}` : overflow.said
-      if (overflow.window) result.contextWindow = overflow.window
+      result.error = result.error ? `${result.error}; ${overflow.answer.said}` : overflow.answer.said
       headers['content-type'] = 'application/json'
     } else if (!/json/i.test(contentType) || !inFamilyShape(family, text)) {
       const excerpt = text

@@ -146,8 +146,9 @@ export async function relayTranslated(
     // compacts on "prompt is too long", Codex knows `context_length_exceeded`): a 400, as every
     // vendor answers it
     const overflow = status < 500 && status !== 429 ? readContextOverflow(said, text) : undefined
+    // the window it states is kept, an overflow or only the completion's room
+    if (overflow?.limit) result.contextWindow = overflow.limit
     if (overflow && saysOverflow(family, overflow)) {
-      if (overflow.limit) result.contextWindow = overflow.limit
       const words = contextOverflowError(family, overflow, message)
       result.status = 400
       sendFamilyError(res, family, 400, words.message, {
