@@ -600,6 +600,17 @@ async function overflowRun(agent, up, {tmp, origin, binDir, key, agentId, simOri
   if (refused.length === 0) problems.push('the upstream never refused a prompt past its window (the premise)')
   else if (summarising.length === 0)
     problems.push('Claude Code did not compact after the gateway said "prompt is too long"')
+  // the window the refusal stated is kept, for doctor to say how to have Claude Code compact in time
+  const {body: learned} = await getJson(`${origin}/api/adaptations`)
+  const windows = (learned.adaptations ?? []).filter((a) => a.window)
+  notes.push(
+    `windows kept: ${windows.map((a) => `${a.provider} ${a.model} ${a.window.tokens} (${a.window.entrance})`).join('; ') || 'none'}`,
+  )
+  if (
+    refused.length > 0 &&
+    !windows.some((a) => a.window.tokens === 8192 && a.window.entrance === 'messages')
+  )
+    problems.push("the gateway did not keep the window of 8 192 tokens the upstream's refusal stated")
   return {ok: problems.length === 0, ms: result.ms, problems, notes, result}
 }
 
