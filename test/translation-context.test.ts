@@ -57,6 +57,16 @@ afterAll(() => stop())
 // about 11 000 of the simulator's tokens: past the window of 8 192 on its own
 const LONG = Array.from({length: 2200}, (_, i) => `line ${i} of a long tool output`).join('\n')
 
+/** Claude Code's turn with LONG in it, through the policy of `apiKey` (its refusal, read). */
+const askLong = (apiKey: string) =>
+  refusal(
+    new Anthropic({baseURL: base, apiKey, maxRetries: 0}).messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1024,
+      messages: [{role: 'user', content: LONG}],
+    }),
+  )
+
 /** What Claude Code reads of a prompt-too-long error (its own expression). */
 const claudeCodeReads = (message: string) => {
   const m = /prompt is too long[^0-9]*(\d+)\s*tokens?\s*>\s*(\d+)/i.exec(message)
@@ -148,13 +158,7 @@ describe('a prompt past the context window, in the words each agent acts on', {t
   it('Claude Code on an Anthropic-compatible server of other words (not translated): the same words', async () => {
     await takeSimCalls(simOrigin, /./)
     const client = new Anthropic({baseURL: base, apiKey: sameKey, maxRetries: 0})
-    const refused = await refusal(
-      client.messages.create({
-        model: 'claude-sonnet-4-5',
-        max_tokens: 1024,
-        messages: [{role: 'user', content: LONG}],
-      }),
-    )
+    const refused = await askLong(sameKey)
     expect(refused.status).toBe(400)
     const read = claudeCodeReads(refused.error.error.message)
     expect(read?.limit).toBe(8192)
@@ -187,17 +191,7 @@ describe('a prompt past the context window, in the words each agent acts on', {t
 
   it('the window each refusal stated is kept, and doctor says how to have the agent compact in time', async () => {
     // the latest refusal of each upstream model came from a Messages client (Claude Code)
-    for (const apiKey of [key, sameKey]) {
-      const client = new Anthropic({baseURL: base, apiKey, maxRetries: 0})
-      const refused = await refusal(
-        client.messages.create({
-          model: 'claude-sonnet-4-5',
-          max_tokens: 1024,
-          messages: [{role: 'user', content: LONG}],
-        }),
-      )
-      expect(refused.status).toBe(400)
-    }
+    for (const apiKey of [key, sameKey]) expect((await askLong(apiKey)).status).toBe(400)
     const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
     const rule = 'a context window of 8,192 tokens (stated in its refusal of a longer prompt)'
     // translated (sim-chat) and not (sim-messages, an Anthropic-compatible server of other words)
