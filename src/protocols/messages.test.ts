@@ -5,6 +5,7 @@ import {BoundedCarry} from './carry.js'
 import {serveOnce} from './cm-test-helpers.js'
 import type {Message, Request, Response} from './ir.js'
 import {TranslationError, emptyUsage} from './ir.js'
+import {chatCodec} from './chat.js'
 import {messagesCodec} from './messages.js'
 
 const base: Request = {model: 'm', system: [], messages: [], tools: [], stream: false}
@@ -242,6 +243,145 @@ describe('messages decodeRequest', () => {
     })
     for (const bad of [{type: 'json_schema'}, {type: 'text'}, 'json', null])
       expect(decode({output_config: {format: bad}}).responseFormat).toBeUndefined()
+  })
+})
+
+describe("messages decodeRequest: Anthropic's tool search (deferred tools, tool_reference)", () => {
+  // Claude Code 2.1.332's tools and its turn after the model called ToolSearch with
+  // `select:WebFetch` (recorded from the real CLI): the placeholder it always defers, the loaded
+  // tool deferred too, and the result a tool_reference followed by "Tool loaded."
+  const schema = (prop: string) => ({
+    type: 'object',
+    properties: {[prop]: {type: 'string'}},
+    required: [prop],
+    additionalProperties: false,
+  })
+  const tool = (name: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    description: `${name} does it.`,
+    input_schema: schema(name === 'ToolSearch' ? 'query' : 'x'),
+    ...extra,
+  })
+  const placeholder = {
+    name: 'DeferredToolPlaceholder',
+    description: 'Reserved placeholder that keeps deferred tool loading active; never call this tool.',
+    input_schema: {type: 'object', properties: {}},
+    defer_loading: true,
+  }
+  const turn1 = [{role: 'user', content: [{type: 'text', text: 'fetch example.com'}]}]
+  const called = {
+    role: 'assistant',
+    content: [{type: 'tool_use', id: 'toolu_1', name: 'ToolSearch', input: {query: 'select:WebFetch'}}],
+  }
+  const loaded = (refs: unknown[]) => ({
+    role: 'user',
+    content: [
+      {type: 'tool_result', tool_use_id: 'toolu_1', content: refs},
+      {type: 'text', text: 'Tool loaded.', cache_control: {type: 'ephemeral'}},
+    ],
+  })
+  const decode = (tools: unknown[], messages: unknown[]) =>
+    messagesCodec.decodeRequest({model: 'm', max_tokens: 10, tools, messages}, {})
+  const line = (name: string, prop = 'x') =>
+    `<function>${JSON.stringify({description: `${name} does it.`, name, parameters: schema(prop)})}</function>`
+
+  it('leaves out a deferred tool nobody referenced, the placeholder included', () => {
+    const r = decode([tool('Agent'), tool('ToolSearch'), placeholder, tool('Write')], turn1)
+    expect(r.tools.map((t) => t.name)).toEqual(['Agent', 'ToolSearch', 'Write'])
+    expect(r.builtinTools).toBeUndefined()
+  })
+
+  it('loads a referenced tool after the others and writes the reference as its definition', () => {
+    const r = decode(
+      [
+        tool('Agent'),
+        tool('ToolSearch'),
+        tool('WebFetch', {defer_loading: true}),
+        placeholder,
+        tool('Write'),
+      ],
+      [...turn1, called, loaded([{type: 'tool_reference', tool_name: 'WebFetch'}])],
+    )
+    // the list grows at its end only: a prompt cache keeps the prefix before it
+    expect(r.tools.map((t) => t.name)).toEqual(['Agent', 'ToolSearch', 'Write', 'WebFetch'])
+    expect(r.tools[3]).toEqual({name: 'WebFetch', description: 'WebFetch does it.', parameters: schema('x')})
+    const result = r.messages[2].parts[0]
+    expect(result).toEqual({
+      type: 'tool_result',
+      callId: 'toolu_1',
+      name: 'ToolSearch',
+      content: [{type: 'text', text: `<functions>\n${line('WebFetch')}\n</functions>`}],
+    })
+    expect(r.messages[2].parts[1]).toEqual({type: 'text', text: 'Tool loaded.', cache: 'ephemeral'})
+  })
+
+  it('one block for adjacent references; an undeferred or unknown tool; the order of first reference', () => {
+    const tools = [
+      tool('ToolSearch'),
+      tool('Read'),
+      tool('Cron', {defer_loading: true}),
+      tool('Monitor', {defer_loading: true}),
+      tool('Never', {defer_loading: true}),
+    ]
+    const second = {
+      role: 'assistant',
+      content: [{type: 'tool_use', id: 'toolu_2', name: 'ToolSearch', input: {query: 'select:Cron'}}],
+    }
+    const r = decode(tools, [
+      ...turn1,
+      called,
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_1',
+            content: [
+              {type: 'tool_reference', tool_name: 'Monitor'},
+              {type: 'tool_reference', tool_name: 'Read'},
+              {type: 'tool_reference', tool_name: 'Gone'},
+              {type: 'text', text: 'and'},
+              {type: 'tool_reference', tool_name: 'Cron'},
+            ],
+          },
+        ],
+      },
+      second,
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_2',
+            content: [{type: 'tool_reference', tool_name: 'Cron'}],
+          },
+        ],
+      },
+    ])
+    expect(r.tools.map((t) => t.name)).toEqual(['ToolSearch', 'Read', 'Monitor', 'Cron'])
+    const texts = (i: number) =>
+      (r.messages[i].parts[0] as {content: Array<{text?: string}>}).content.map((p) => p.text)
+    expect(texts(2)).toEqual([
+      `<functions>\n${line('Monitor')}\n${line('Read')}\n<function>{"name":"Gone"}</function>\n</functions>`,
+      'and',
+      `<functions>\n${line('Cron')}\n</functions>`,
+    ])
+    expect(texts(4)).toEqual([`<functions>\n${line('Cron')}\n</functions>`])
+  })
+
+  it('goes to every other family as a tool result any of them takes', () => {
+    const r = decode(
+      [tool('ToolSearch'), tool('WebFetch', {defer_loading: true}), placeholder],
+      [...turn1, called, loaded([{type: 'tool_reference', tool_name: 'WebFetch'}])],
+    )
+    const chat = chatCodec.encodeRequest(r, 'up', {}) as {
+      tools: Array<{function: {name: string}}>
+      messages: Array<{role: string; content: unknown}>
+    }
+    expect(chat.tools.map((t) => t.function.name)).toEqual(['ToolSearch', 'WebFetch'])
+    expect(chat.messages.find((m) => m.role === 'tool')?.content).toBe(
+      `<functions>\n${line('WebFetch')}\n</functions>`,
+    )
   })
 })
 

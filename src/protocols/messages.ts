@@ -95,18 +95,41 @@ function reasoningOf(text: string, signature: string): ReasoningPart {
     : {type: 'reasoning', text, signature: opaque}
 }
 
-function toolResult(block: Json): ToolResultPart {
+/**
+ * The `tool_reference` blocks of a request's tool results (Anthropic's tool search: Claude Code
+ * 2.1.3xx answers its ToolSearch tool with them), each run of adjacent ones one text part whose text
+ * is written once the request's tools are known (`loadDeferredTools`).
+ */
+interface ToolReferences {
+  /** Each run's text part and the tool names it references, in order. */
+  runs: Array<{part: TextPart; names: string[]}>
+}
+
+function toolResult(block: Json, refs: ToolReferences): ToolResultPart {
   const content: Array<TextPart | ImagePart> = []
   if (typeof block.content === 'string') {
     if (block.content !== '') content.push({type: 'text', text: block.content})
-  } else
+  } else {
+    let run: ToolReferences['runs'][number] | undefined
     for (const raw of arr(block.content)) {
       const b = isObj(raw) ? raw : {}
+      if (b.type === 'tool_reference') {
+        const name = str(b.tool_name) ?? ''
+        if (run) run.names.push(name)
+        else {
+          run = {part: {type: 'text', text: ''}, names: [name]}
+          refs.runs.push(run)
+          content.push(run.part)
+        }
+        continue
+      }
+      run = undefined
       if (b.type === 'text') content.push(textPart(b))
       else if (b.type === 'image') content.push(imagePart(b))
       else if (b.type === 'document') content.push(documentPart(b))
       else throw unsupported(b.type)
     }
+  }
   // The IR has no cache mark on a tool result: it rides on its last text (see the report).
   const cache = cacheOf(block)
   if (cache) {
@@ -122,7 +145,7 @@ function toolResult(block: Json): ToolResultPart {
   }
 }
 
-function decodeBlock(raw: unknown): Part {
+function decodeBlock(raw: unknown, refs: ToolReferences): Part {
   const b = isObj(raw) ? raw : {}
   switch (b.type) {
     case 'text':
@@ -139,7 +162,7 @@ function decodeBlock(raw: unknown): Part {
         arguments: JSON.stringify(b.input ?? {}),
       }
     case 'tool_result':
-      return toolResult(b)
+      return toolResult(b, refs)
     case 'thinking': {
       const sig = str(b.signature)
       return sig ? reasoningOf(str(b.thinking) ?? '', sig) : {type: 'reasoning', text: str(b.thinking) ?? ''}
@@ -172,7 +195,11 @@ function systemMessageParts(m: Json): TextPart[] {
  * the top-level one, in order, with their cache marks; the turns around one that was taken out are
  * one turn when they have the same role, as Anthropic reads consecutive turns of a role.
  */
-function decodeTurns(raw: unknown, ctx: CodecContext): {messages: Message[]; system: TextPart[]} {
+function decodeTurns(
+  raw: unknown,
+  ctx: CodecContext,
+  refs: ToolReferences,
+): {messages: Message[]; system: TextPart[]} {
   const names = new Map<string, string>()
   const messages: Message[] = []
   const system: TextPart[] = []
@@ -191,7 +218,7 @@ function decodeTurns(raw: unknown, ctx: CodecContext): {messages: Message[]; sys
         ? m.content === ''
           ? []
           : [{type: 'text', text: m.content}]
-        : arr(m.content).map(decodeBlock)
+        : arr(m.content).map((block) => decodeBlock(block, refs))
     for (const p of parts) {
       if (p.type === 'tool_call') names.set(p.id, p.name)
       if (p.type === 'tool_result' && names.has(p.callId)) p.name = names.get(p.callId)
@@ -211,19 +238,61 @@ function decodeTurns(raw: unknown, ctx: CodecContext): {messages: Message[]; sys
 function decodeTools(raw: unknown): {
   tools: FunctionTool[]
   builtin: Array<{family: 'messages'; raw: unknown}>
+  deferred: Map<string, FunctionTool> | undefined
 } {
   const tools: FunctionTool[] = []
   const builtin: Array<{family: 'messages'; raw: unknown}> = []
+  let deferred: Map<string, FunctionTool> | undefined
   for (const t of arr(raw)) {
-    if (isObj(t) && (t.type === undefined || t.type === 'custom') && typeof t.name === 'string')
-      tools.push({
+    if (isObj(t) && (t.type === undefined || t.type === 'custom') && typeof t.name === 'string') {
+      const tool: FunctionTool = {
         name: t.name,
         ...(typeof t.description === 'string' ? {description: t.description} : {}),
         parameters: isObj(t.input_schema) ? t.input_schema : {type: 'object', properties: {}},
-      })
-    else builtin.push({family: 'messages', raw: t})
+      }
+      if (t.defer_loading === true) (deferred ??= new Map()).set(t.name, tool)
+      else tools.push(tool)
+    } else builtin.push({family: 'messages', raw: t})
   }
-  return {tools, builtin}
+  return {tools, builtin, deferred}
+}
+
+/**
+ * Anthropic's tool search, for an upstream of another family: a tool with `defer_loading: true` is
+ * not shown to the model until a `tool_reference` in a tool result names it (Claude Code 2.1.3xx
+ * defers most of its tools, MCP tools included, and its ToolSearch tool answers with references;
+ * it also sends a `DeferredToolPlaceholder` that is never to be called). As Anthropic does, a
+ * deferred tool nobody referenced is left out, and a referenced one is the model's from then on:
+ * it joins the tools after the others, in the order of first reference, so the tool list only grows
+ * at its end as a conversation loads more (a prompt cache keeps the longest prefix). Each reference
+ * becomes the text Claude Code's ToolSearch tells the model to expect: the tool's definition as a
+ * `<function>` line in a `<functions>` block (a tool the request does not define: its name only).
+ */
+function loadDeferredTools(
+  tools: FunctionTool[],
+  deferred: Map<string, FunctionTool> | undefined,
+  refs: ToolReferences,
+): void {
+  if (refs.runs.length === 0) return
+  const known = new Map<string, FunctionTool>()
+  for (const tool of tools) known.set(tool.name, tool)
+  for (const run of refs.runs) {
+    let text = '<functions>'
+    for (const name of run.names) {
+      let tool = known.get(name)
+      const loaded = tool ? undefined : deferred?.get(name)
+      if (loaded) {
+        tools.push(loaded)
+        known.set(name, loaded)
+        tool = loaded
+      }
+      const definition = tool
+        ? {description: tool.description ?? '', name, parameters: tool.parameters}
+        : {name}
+      text += `\n<function>${JSON.stringify(definition)}</function>`
+    }
+    run.part.text = `${text}\n</functions>`
+  }
 }
 
 function decodeToolChoice(v: unknown): {choice?: ToolChoice; parallel?: boolean} {
@@ -284,7 +353,8 @@ function requestReasoning(thinking: unknown, effort: Effort | undefined): Reason
 
 function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const b = bodyObject(body, 'Messages request')
-  const turns = decodeTurns(b.messages, ctx)
+  const refs: ToolReferences = {runs: []}
+  const turns = decodeTurns(b.messages, ctx, refs)
   const system: TextPart[] =
     typeof b.system === 'string'
       ? b.system === ''
@@ -292,7 +362,8 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
         : [{type: 'text', text: b.system}]
       : arr(b.system).map((raw) => textPart(isObj(raw) ? raw : {}))
   system.push(...turns.system)
-  const {tools, builtin} = decodeTools(b.tools)
+  const {tools, builtin, deferred} = decodeTools(b.tools)
+  loadDeferredTools(tools, deferred, refs)
   const {choice, parallel} = decodeToolChoice(b.tool_choice)
   const stop = arr(b.stop_sequences).filter((s): s is string => typeof s === 'string')
   const output = decodeOutputConfig(b)

@@ -565,9 +565,16 @@ export function planChat(
   // a tool's result whose media follow it in a user message of their own (a translated Claude Code
   // turn: its Read of a PDF or an image), answered as the result itself
   const mediaAfterTool = toolResultWithMedia(messages)
+  // `tool-search`: Claude Code follows its ToolSearch result with words of its own ("Tool
+  // loaded."), in a user message after the tool message: that result is answered too
+  const lastTool = quirks.has('tool-search') ? messages.findLastIndex((m) => m.role === 'tool') : -1
+  const toolThenWords =
+    lastTool >= 0 && messages.slice(lastTool + 1).every((m) => (m.role ?? 'user') === 'user')
+      ? messages[lastTool]
+      : undefined
   let text: string
-  if ((last.role ?? 'user') === 'tool') {
-    text = `The tool answered: ${contentText(last.content).text.slice(0, 200)}`
+  if ((last.role ?? 'user') === 'tool' || toolThenWords) {
+    text = `The tool answered: ${contentText((toolThenWords ?? last).content).text.slice(0, 200)}`
   } else if (mediaAfterTool) {
     const seen = [
       images ? `${images} image${images > 1 ? 's' : ''}` : '',
@@ -620,7 +627,8 @@ export function planChat(
     tools.length > 0 &&
     body.tool_choice !== 'none' &&
     (last.role ?? 'user') === 'user' &&
-    !mediaAfterTool
+    !mediaAfterTool &&
+    !toolThenWords
   ) {
     // `read-path`: the last absolute path of the user's words for the tool's path argument (an
     // agent's context, its work folder, comes before the prompt)
@@ -636,7 +644,13 @@ export function planChat(
       else for (const key of props) args[key] = snippet.slice(0, 20) || 'value'
       return {name: String(fn.name ?? 'tool'), args}
     }
-    const [first, ...more] = quirkCalls(callOf(tools[0]), tools[1] ? callOf(tools[1]) : undefined, quirks)
+    // `tool-search`: the user's `select:NAME` loads that tool with the offered ToolSearch tool, as
+    // a model does that needs a deferred tool (Claude Code's tool search)
+    const select = quirks.has('tool-search') ? /\bselect:([\w,-]+)/.exec(prompt)?.[1] : undefined
+    const search = select ? tools.find((t: any) => t?.function?.name === 'ToolSearch') : undefined
+    const [first, ...more] = search
+      ? [{name: 'ToolSearch', args: {query: `select:${select}`}}]
+      : quirkCalls(callOf(tools[0]), tools[1] ? callOf(tools[1]) : undefined, quirks)
     const withId = (call: {name: string; args: unknown}) => ({
       id: `call_${(++sequence).toString(36)}`,
       name: call.name,

@@ -22,8 +22,17 @@
 //   npm run test:agents -- --pdf --quirk text-only   the same on a model that takes no files (DeepSeek)
 //                                          through translation to chat: it must reach the upstream as a
 //                                          `file` part
+//   npm run test:agents -- --tool-search   Claude Code loads a deferred tool (its ToolSearch answers with a
+//                                          `tool_reference`, Claude Code 2.1.3xx) through translation to
+//                                          chat: the upstream gets the tool and its definition, never the
+//                                          placeholder Claude Code always defers
 //   npm run test:agents -- --only codex    one or more agents (comma-separated: claude, codex,
 //                                          gemini, opencode, qwen)
+//   npm run test:agents -- --latest        each CLI at its newest version on npm instead of the
+//                                          version this suite pins (what users get tomorrow)
+//   npm run test:agents -- --version claude=2.1.332,codex=0.171.0
+//                                          these versions instead of the pinned ones; a version
+//                                          other than the pinned one installs into .cache/<agent>@<version>
 //   npm run test:agents -- --keep          keep the temp folders (homes, histories, gateway log)
 //   npm run test:agents -- --verbose       print every CLI's stdout and stderr, not only a failing one's
 //   npm run test:agents -- --strace        also trace every connect() of each CLI (needs strace): loopback only, no DNS
@@ -53,7 +62,7 @@ const BIN = join(ROOT, 'bin', 'gwctl.cjs')
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
   console.log(
-    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] | --pdf] [--only claude,codex,gemini,opencode,qwen] [--keep] [--verbose] [--strace]',
+    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] | --pdf | --overflow | --tool-search] [--only claude,codex,gemini,opencode,qwen] [--latest | --version claude=X,codex=Y] [--keep] [--verbose] [--strace]',
   )
   process.exit(0)
 }
@@ -66,7 +75,10 @@ const PDF = argv.includes('--pdf')
 // --overflow: Claude Code reads a file past a chat model's context window (the sim's `context-8k`):
 // the gateway must say "prompt is too long: N tokens > 8192 maximum", which Claude Code compacts on
 const OVERFLOW = argv.includes('--overflow')
-const TRANSLATE = (argv.includes('--translate') || PDF || OVERFLOW) && !DIRECT && !BIND && !RUN
+// --tool-search: Claude Code's ToolSearch loads WebFetch (a deferred tool) through translation to
+// chat (the sim's `tool-search` quirk calls ToolSearch with the prompt's `select:WebFetch`)
+const TOOL_SEARCH = argv.includes('--tool-search')
+const TRANSLATE = (argv.includes('--translate') || PDF || OVERFLOW || TOOL_SEARCH) && !DIRECT && !BIND && !RUN
 const KEEP = argv.includes('--keep')
 const VERBOSE = argv.includes('--verbose')
 const STRACE = argv.includes('--strace')
@@ -82,16 +94,17 @@ const QUIRKS = [
   // the sim's tool call reads the path the prompt names (docs/SIMULATOR.md)
   ...(PDF || OVERFLOW ? ['read-path'] : []),
   ...(OVERFLOW ? ['context-8k'] : []),
+  ...(TOOL_SEARCH ? ['tool-search'] : []),
 ]
 const TO =
-  PDF || OVERFLOW
+  PDF || OVERFLOW || TOOL_SEARCH
     ? new Set(['chat'])
     : toAt >= 0
       ? new Set(String(argv[toAt + 1] ?? '').split(','))
       : undefined
 const ONLY = PDF
   ? new Set(['claude', 'gemini'])
-  : OVERFLOW
+  : OVERFLOW || TOOL_SEARCH
     ? new Set(['claude'])
     : onlyAt >= 0
       ? new Set(String(argv[onlyAt + 1] ?? '').split(','))
@@ -101,6 +114,23 @@ if (agents.length === 0) {
   console.error(`--only names none of: ${AGENTS.map((a) => a.name).join(', ')}`)
   process.exit(2)
 }
+// --version NAME=V,... and --latest: other versions of the CLIs than the pinned ones
+const LATEST = argv.includes('--latest')
+const versionAt = argv.indexOf('--version')
+const VERSIONS = new Map()
+if (versionAt >= 0)
+  for (const pair of String(argv[versionAt + 1] ?? '')
+    .split(',')
+    .filter(Boolean)) {
+    const m = /^([a-z]+)=([\w.+-]+)$/.exec(pair)
+    if (!m || !AGENTS.some((a) => a.name === m[1])) {
+      console.error(
+        `--version takes NAME=VERSION pairs, NAME one of ${AGENTS.map((a) => a.name).join(', ')}: ${pair}`,
+      )
+      process.exit(2)
+    }
+    VERSIONS.set(m[1], m[2])
+  }
 
 const children = []
 process.on('exit', () => {
@@ -117,9 +147,36 @@ async function ensureBuilt() {
   if (result.code !== 0) throw new Error(`npm run build failed:\n${tail(result.stdout + result.stderr)}`)
 }
 
-/** Installs an agent CLI into test/agents/.cache/<name> unless that version is there already. */
+/**
+ * The version of each agent this run uses: `--version`'s, npm's newest with `--latest`, else the
+ * pinned one. Sets `agent.pinned` to the pinned version when another is used.
+ */
+async function chooseVersions() {
+  for (const agent of agents) {
+    let version = VERSIONS.get(agent.name)
+    if (!version && LATEST) {
+      const result = await run('npm', ['view', agent.pkg, 'version'], {
+        cwd: ROOT,
+        env: process.env,
+        timeoutMs: 60_000,
+      })
+      version = result.stdout.trim()
+      if (result.code !== 0 || !/^[\w.+-]+$/.test(version))
+        throw new Error(`npm view ${agent.pkg} version failed:\n${tail(result.stderr || result.stdout)}`)
+    }
+    if (version && version !== agent.version) {
+      agent.pinned = agent.version
+      agent.version = version
+    }
+  }
+}
+
+/**
+ * Installs an agent CLI into test/agents/.cache/<name> (the pinned version) or
+ * .cache/<name>@<version> (another) unless that version is there already.
+ */
 async function ensureInstalled(agent) {
-  const dir = join(CACHE, agent.name)
+  const dir = join(CACHE, agent.pinned ? `${agent.name}@${agent.version}` : agent.name)
   const manifest = join(dir, 'node_modules', ...agent.pkg.split('/'), 'package.json')
   if (existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8')).version === agent.version)
     return join(dir, 'node_modules', '.bin')
@@ -636,8 +693,13 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
     binDir,
     origin,
     key,
-    prompt: pdf ? `Read ${pdfPath} and summarise it.` : TOOL_PROMPT,
-    tools: pdf ? [agent.readTool] : true,
+    prompt: pdf
+      ? `Read ${pdfPath} and summarise it.`
+      : TOOL_SEARCH
+        ? 'Load the WebFetch tool with ToolSearch (select:WebFetch), then say what you loaded.'
+        : TOOL_PROMPT,
+    // --tool-search: Claude Code's own tool set (ToolSearch and its deferred tools come with it)
+    tools: pdf ? [agent.readTool] : !TOOL_SEARCH,
   })
   // 240 s: Gemini CLI retries its JSON-mode router call (with backoff, about 90 s) when the
   // chat and messages sims answer it with plain text (they have no JSON-schema mode)
@@ -668,7 +730,11 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
   const textOnly = pdf && QUIRKS.includes('text-only')
   const LINE = '[application/pdf file not attached:'
   const lined = (b) => JSON.stringify(b).includes(LINE)
-  const isTurn2 = pdf ? (b) => withPdf(b) || (textOnly && lined(b)) : fam.isTurn2
+  // --tool-search: the second turn holds ToolSearch's result, the loaded tool's definition, followed
+  // by Claude Code's "Tool loaded." (so the tool message is not the last)
+  const searched = (b) =>
+    (b.messages ?? []).some((m) => m.role === 'tool' && String(m.content).startsWith('<functions>'))
+  const isTurn2 = pdf ? (b) => withPdf(b) || (textOnly && lined(b)) : TOOL_SEARCH ? searched : fam.isTurn2
   notes.push(
     `sim (${up}) saw ${calls.map((r) => `${r.path}${isTurn2(r.body) ? (pdf ? ' [tool result and the PDF as a file part]' : ' [tool result]') : ''}`).join(', ') || 'no model call'}`,
   )
@@ -697,6 +763,32 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
       notes.push(`turn 1 asked for reasoning; turn 2 ${carried ? 'carries it back' : 'lacks it'}`)
       if (!carried) problems.push(`the second turn lost the first turn's reasoning (${up})`)
     } else notes.push('turn 1 asked for no reasoning')
+  }
+
+  if (TOOL_SEARCH && turn2At >= 0) {
+    const names = (b) => (b.tools ?? []).map((t) => t.function?.name)
+    const first = names(calls[0].body)
+    const second = calls[turn2At].body
+    const result = second.messages.find(
+      (m) => m.role === 'tool' && String(m.content).startsWith('<functions>'),
+    )
+    notes.push(
+      `turn 1 tools: ${first.join(', ')}; turn 2 adds ${
+        names(second)
+          .filter((n) => !first.includes(n))
+          .join(', ') || 'nothing'
+      }`,
+    )
+    if (!first.includes('ToolSearch')) problems.push('turn 1 did not offer ToolSearch')
+    for (const name of ['WebFetch', 'DeferredToolPlaceholder'])
+      if (first.includes(name)) problems.push(`turn 1 offered the deferred tool ${name}`)
+    if (names(second).at(-1) !== 'WebFetch')
+      problems.push('turn 2 does not end its tools with the loaded WebFetch')
+    if (names(second).includes('DeferredToolPlaceholder')) problems.push('turn 2 offered the placeholder')
+    if (!/<function>\{"description":"[^]*","name":"WebFetch","parameters":\{/.test(String(result?.content)))
+      problems.push(
+        `ToolSearch's result is not WebFetch's definition: ${String(result?.content).slice(0, 120)}`,
+      )
   }
 
   const answer = agent.answerOf(result.stdout)
@@ -763,7 +855,11 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
 async function main() {
   await ensureBuilt()
   const bins = {}
+  await chooseVersions()
   for (const agent of agents) bins[agent.name] = await ensureInstalled(agent)
+  const others = agents.filter((a) => a.pinned)
+  if (others.length)
+    log(`versions: ${others.map((a) => `${a.name} ${a.version} (pinned ${a.pinned})`).join(', ')}`)
   const sim = await simModules()
 
   const tmp = mkdtempSync(join(tmpdir(), 'gwctl-agents-'))
@@ -946,6 +1042,7 @@ async function main() {
       {
         at: new Date().toISOString(),
         mode: DIRECT ? 'direct' : BIND ? 'bind' : TRANSLATE ? 'translate' : 'gateway',
+        versions: Object.fromEntries(agents.map((a) => [a.name, a.version])),
         outcome,
       },
       null,

@@ -208,6 +208,45 @@ describe('chat quirks', () => {
     )
   })
 
+  it('tool-search: the ToolSearch tool is called with the select: the user names, never without one', async () => {
+    const fn = (name: string) => ({
+      type: 'function',
+      function: {name, parameters: {type: 'object', properties: {query: {type: 'string'}}}},
+    })
+    const tools = [fn('Agent'), fn('ToolSearch')]
+    const messages = [{role: 'user', content: 'Load it with select:WebFetch and stop.'}]
+    const called = await chat({model: 'gpt-x+tool-search', tools, messages})
+    const call = called.json!.choices[0].message.tool_calls[0]
+    expect(call.function.name).toBe('ToolSearch')
+    expect(JSON.parse(call.function.arguments)).toEqual({query: 'select:WebFetch'})
+    // without the quirk, or without a select: or a ToolSearch tool, the first tool as always
+    for (const ask of [
+      {model: 'gpt-x', tools, messages},
+      {model: 'gpt-x+tool-search', tools, messages: [{role: 'user', content: 'Load WebFetch.'}]},
+      {model: 'gpt-x+tool-search', tools: [fn('Agent')], messages},
+    ])
+      expect((await chat(ask)).json!.choices[0].message.tool_calls[0].function.name).toBe('Agent')
+    // the result, then Claude Code's own words after it: answered, not another call
+    const answered = await chat({
+      model: 'gpt-x+tool-search',
+      tools,
+      messages: [
+        ...messages,
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{id: call.id, type: 'function', function: call.function}],
+        },
+        {role: 'tool', tool_call_id: call.id, content: '<functions>WebFetch</functions>'},
+        {role: 'user', content: 'Tool loaded.'},
+      ],
+    })
+    expect(answered.json!.choices[0].message.tool_calls).toBeUndefined()
+    expect(answered.json!.choices[0].message.content).toBe(
+      'The tool answered: <functions>WebFetch</functions>',
+    )
+  })
+
   it("text-only and no-mmproj: DeepSeek's 400 and llama.cpp's 500 for media; the line in its place answered", async () => {
     const png = 'data:image/png;base64,iVBORw0KGgo='
     const withImage = [

@@ -36,6 +36,7 @@ export const SIM_QUIRKS = [
   'reasoning-not-back',
   'no-usage',
   'read-path',
+  'tool-search',
   'text-only',
   'no-mmproj',
   'context-8k',
