@@ -212,6 +212,12 @@ export interface FunctionTool {
    * `custom_tool_call` items. `format` is the tool's grammar, kept for a Responses upstream.
    */
   custom?: {format?: unknown}
+  /**
+   * A tool of a Responses `namespace` (Codex 0.17x's sub-agent tools `multi_agent_v1`): elsewhere
+   * it is a function named `<namespace>__<tool>`, and its calls go back to a Responses client under
+   * the tool's own name with `namespace`, which Codex needs to run it ("unsupported call" without).
+   */
+  namespace?: {name: string; tool: string}
 }
 
 export type ToolChoice = {type: 'auto'} | {type: 'none'} | {type: 'required'} | {type: 'tool'; name: string}

@@ -131,18 +131,26 @@ export const hasForeignOpaque = (parts: Part[], client: string): boolean =>
 /** A tool call's own signature (Gemini) as a reasoning part, so a Responses client keeps it. */
 export const signaturePart = (signature: Opaque): ReasoningPart => ({type: 'reasoning', text: '', signature})
 
+/**
+ * The item of a tool call for a Responses client: a `custom_tool_call` for a tool it declared
+ * custom, and a tool of one of its namespaces under the tool's own name with `namespace`.
+ */
 export function functionCallItem(
   ctx: CodecContext | undefined,
   call: {id: string; name: string; arguments: string},
   itemId: string,
   status: 'in_progress' | 'completed',
 ): Body {
-  if (isCustomTool(ctx?.request, call.name))
+  const tool = ctx?.request?.tools.find((t) => t.name === call.name)
+  const named = tool?.namespace
+    ? {name: tool.namespace.tool, namespace: tool.namespace.name}
+    : {name: call.name}
+  if (tool?.custom)
     return {
       type: 'custom_tool_call',
       id: itemId,
       call_id: call.id,
-      name: call.name,
+      ...named,
       input: status === 'completed' ? customInput(call.arguments) : '',
       status,
     }
@@ -150,7 +158,7 @@ export function functionCallItem(
     type: 'function_call',
     id: itemId,
     call_id: call.id,
-    name: call.name,
+    ...named,
     arguments: status === 'completed' ? call.arguments || '{}' : '',
     status,
   }

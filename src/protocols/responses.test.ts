@@ -1,6 +1,8 @@
 import {describe, expect, it} from 'vitest'
 
+import {chatCodec} from './chat.js'
 import type {StreamEvent} from './ir.js'
+import {emptyUsage} from './ir.js'
 import {responsesCodec} from './responses.js'
 
 const run = (events: Array<Record<string, unknown>>, end = true): StreamEvent[] => {
@@ -107,6 +109,168 @@ describe('responses decodeRequest', () => {
       include: ['reasoning.encrypted_content'],
       stream: false,
     })
+  })
+})
+
+describe("responses: a namespace's tools (Codex 0.171's multi_agent_v1)", () => {
+  // Codex 0.171.0's namespace, as it sends it (two of its five tools), and its history of a call
+  // of one of them: the call carries `namespace`, which Codex needs to run it
+  const params = (prop: string) => ({
+    type: 'object',
+    properties: {[prop]: {type: 'string'}},
+    required: [prop],
+    additionalProperties: false,
+  })
+  const body = {
+    model: 'gpt-x',
+    input: [
+      {type: 'message', role: 'user', content: [{type: 'input_text', text: 'close agent a1'}]},
+      {
+        type: 'function_call',
+        id: 'fc_1',
+        name: 'close_agent',
+        namespace: 'multi_agent_v1',
+        arguments: '{"target":"a1"}',
+        call_id: 'call_1',
+        status: 'completed',
+      },
+      {type: 'function_call_output', call_id: 'call_1', output: 'closed'},
+    ],
+    tools: [
+      {type: 'function', name: 'exec_command', parameters: params('cmd'), strict: false},
+      {
+        type: 'namespace',
+        name: 'multi_agent_v1',
+        description: 'Tools for spawning and managing sub-agents.',
+        tools: [
+          {
+            type: 'function',
+            name: 'close_agent',
+            description: 'Close an agent.',
+            strict: false,
+            parameters: params('target'),
+          },
+          {
+            type: 'function',
+            name: 'spawn_agent',
+            description: 'Spawn an agent.',
+            parameters: params('message'),
+          },
+          {type: 'custom', name: 'note', description: 'A free-form note.'},
+        ],
+      },
+      {type: 'web_search', external_web_access: false},
+    ],
+  }
+
+  it('reads each tool of the namespace as a function of its own, and the history calls by the same names', () => {
+    const r = responsesCodec.decodeRequest(body, {})
+    expect(r.tools.map((t) => [t.name, t.namespace])).toEqual([
+      ['exec_command', undefined],
+      ['multi_agent_v1__close_agent', {name: 'multi_agent_v1', tool: 'close_agent'}],
+      ['multi_agent_v1__spawn_agent', {name: 'multi_agent_v1', tool: 'spawn_agent'}],
+      ['multi_agent_v1__note', {name: 'multi_agent_v1', tool: 'note'}],
+    ])
+    expect(r.tools[1]).toMatchObject({description: 'Close an agent.', parameters: params('target')})
+    expect(r.tools[3].custom).toEqual({format: undefined})
+    expect(r.builtinTools).toEqual([
+      {family: 'responses', raw: {type: 'web_search', external_web_access: false}},
+    ])
+    expect(r.messages[1].parts[0]).toMatchObject({
+      type: 'tool_call',
+      id: 'call_1',
+      name: 'multi_agent_v1__close_agent',
+    })
+    expect(r.messages[2].parts[0]).toMatchObject({
+      type: 'tool_result',
+      callId: 'call_1',
+      name: 'multi_agent_v1__close_agent',
+    })
+    // to a chat upstream: functions the model can call, and the history's call by that name
+    const chat = chatCodec.encodeRequest(r, 'up', {}) as {
+      tools: Array<{function: {name: string}}>
+      messages: Array<{tool_calls?: Array<{function: {name: string}}>}>
+    }
+    expect(chat.tools.map((t) => t.function.name)).toEqual([
+      'exec_command',
+      'multi_agent_v1__close_agent',
+      'multi_agent_v1__spawn_agent',
+      'multi_agent_v1__note',
+    ])
+    expect(chat.messages.find((m) => m.tool_calls)?.tool_calls?.[0].function.name).toBe(
+      'multi_agent_v1__close_agent',
+    )
+  })
+
+  it("answers a call of one under the tool's own name with its namespace, as Codex records it", () => {
+    const request = responsesCodec.decodeRequest(body, {})
+    const answer = responsesCodec.encodeResponse(
+      {
+        id: 'r1',
+        model: 'up',
+        parts: [
+          {
+            type: 'tool_call',
+            id: 'call_2',
+            name: 'multi_agent_v1__spawn_agent',
+            arguments: '{"message":"go"}',
+          },
+          {type: 'tool_call', id: 'call_3', name: 'multi_agent_v1__note', arguments: '{"input":"n"}'},
+          {type: 'tool_call', id: 'call_4', name: 'exec_command', arguments: '{"cmd":"ls"}'},
+        ],
+        stop: 'tool_use',
+        usage: emptyUsage(),
+      },
+      {request, newId: (p) => `${p}_1`},
+    ) as {output: Array<Record<string, unknown>>}
+    expect(answer.output).toEqual([
+      expect.objectContaining({
+        type: 'function_call',
+        call_id: 'call_2',
+        name: 'spawn_agent',
+        namespace: 'multi_agent_v1',
+        arguments: '{"message":"go"}',
+      }),
+      expect.objectContaining({
+        type: 'custom_tool_call',
+        call_id: 'call_3',
+        name: 'note',
+        namespace: 'multi_agent_v1',
+        input: 'n',
+      }),
+      expect.objectContaining({type: 'function_call', call_id: 'call_4', name: 'exec_command'}),
+    ])
+    expect(answer.output[2].namespace).toBeUndefined()
+    // streamed: the added and the done item alike
+    const enc = responsesCodec.streamEncoder({request, newId: (p) => `${p}_1`})
+    const text = [
+      {type: 'start', id: 'x', model: 'up'},
+      {
+        type: 'block_start',
+        index: 0,
+        block: {type: 'tool_call', id: 'call_2', name: 'multi_agent_v1__spawn_agent'},
+      },
+      {type: 'tool_args_delta', index: 0, json: '{"message":"go"}'},
+      {type: 'block_stop', index: 0},
+      {type: 'stop', reason: 'tool_use'},
+      {type: 'end'},
+    ]
+      .map((e) => enc.event(e as StreamEvent))
+      .join('')
+    const items = text
+      .split('\n\n')
+      .filter(Boolean)
+      .map((block) => JSON.parse(block.split('\n')[1].slice('data: '.length)))
+      .filter((e) => e.type === 'response.output_item.added' || e.type === 'response.output_item.done')
+      .map((e) => e.item)
+    expect(items).toEqual([
+      expect.objectContaining({name: 'spawn_agent', namespace: 'multi_agent_v1', arguments: ''}),
+      expect.objectContaining({
+        name: 'spawn_agent',
+        namespace: 'multi_agent_v1',
+        arguments: '{"message":"go"}',
+      }),
+    ])
   })
 })
 

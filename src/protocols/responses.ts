@@ -156,7 +156,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
       else push(item.role === 'assistant' ? 'assistant' : 'user', parts)
     } else if (type === 'function_call' || type === 'custom_tool_call') {
       const id = str(item.call_id) ?? str(item.id) ?? ''
-      const name = str(item.name) ?? ''
+      const name = namespaced(str(item.namespace), str(item.name) ?? '')
       callNames.set(id, name)
       const args =
         type === 'custom_tool_call'
@@ -177,20 +177,18 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const builtinTools: NonNullable<Request['builtinTools']> = []
   for (const tool of Array.isArray(body.tools) ? body.tools : []) {
     if (!isObject(tool)) continue
-    if (tool.type === 'function' && typeof tool.name === 'string')
-      tools.push({
-        name: tool.name,
-        ...(typeof tool.description === 'string' ? {description: tool.description} : {}),
-        parameters: isObject(tool.parameters) ? tool.parameters : {type: 'object', properties: {}},
-      })
-    else if (tool.type === 'custom' && typeof tool.name === 'string')
-      tools.push({
-        name: tool.name,
-        ...(typeof tool.description === 'string' ? {description: tool.description} : {}),
-        parameters: structuredClone(CUSTOM_PARAMETERS),
-        custom: {format: tool.format},
-      })
-    else builtinTools.push({family: 'responses', raw: tool})
+    const own = functionTool(tool)
+    if (own) tools.push(own)
+    else if (tool.type === 'namespace' && typeof tool.name === 'string' && Array.isArray(tool.tools)) {
+      // its functions, each under a name of its own elsewhere (FunctionTool.namespace)
+      for (const inner of tool.tools) {
+        const fn = isObject(inner) ? functionTool(inner) : undefined
+        if (!fn) continue
+        fn.namespace = {name: tool.name, tool: fn.name}
+        fn.name = namespaced(tool.name, fn.name)
+        tools.push(fn)
+      }
+    } else builtinTools.push({family: 'responses', raw: tool})
   }
 
   const request: Request = {
@@ -223,6 +221,29 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   if (typeof body.user === 'string') request.user = body.user
   return request
 }
+
+/** A Responses `function` or `custom` tool as the IR's; undefined for any other tool. */
+function functionTool(tool: Body): FunctionTool | undefined {
+  if (typeof tool.name !== 'string') return undefined
+  if (tool.type === 'function')
+    return {
+      name: tool.name,
+      ...(typeof tool.description === 'string' ? {description: tool.description} : {}),
+      parameters: isObject(tool.parameters) ? tool.parameters : {type: 'object', properties: {}},
+    }
+  if (tool.type === 'custom')
+    return {
+      name: tool.name,
+      ...(typeof tool.description === 'string' ? {description: tool.description} : {}),
+      parameters: structuredClone(CUSTOM_PARAMETERS),
+      custom: {format: tool.format},
+    }
+  return undefined
+}
+
+/** The IR's name of a tool of a Responses `namespace` (FunctionTool.namespace); `name` without one. */
+const namespaced = (namespace: string | undefined, name: string): string =>
+  namespace ? `${namespace}__${name}` : name
 
 /** The parts of one output item of a Responses answer. */
 export function partsOfItem(item: Body): Part[] {

@@ -648,9 +648,14 @@ export function planChat(
     // a model does that needs a deferred tool (Claude Code's tool search)
     const select = quirks.has('tool-search') ? /\bselect:([\w,-]+)/.exec(prompt)?.[1] : undefined
     const search = select ? tools.find((t: any) => t?.function?.name === 'ToolSearch') : undefined
+    // `named-tool`: the tool the user's `tool:NAME` names instead of the first
+    const wanted = quirks.has('named-tool') ? /\btool:([\w.:-]+)/.exec(prompt)?.[1] : undefined
+    const named = wanted ? tools.find((t: any) => t?.function?.name === wanted) : undefined
     const [first, ...more] = search
       ? [{name: 'ToolSearch', args: {query: `select:${select}`}}]
-      : quirkCalls(callOf(tools[0]), tools[1] ? callOf(tools[1]) : undefined, quirks)
+      : named
+        ? [callOf(named)]
+        : quirkCalls(callOf(tools[0]), tools[1] ? callOf(tools[1]) : undefined, quirks)
     const withId = (call: {name: string; args: unknown}) => ({
       id: `call_${(++sequence).toString(36)}`,
       name: call.name,

@@ -26,6 +26,9 @@
 //                                          `tool_reference`, Claude Code 2.1.3xx) through translation to
 //                                          chat: the upstream gets the tool and its definition, never the
 //                                          placeholder Claude Code always defers
+//   npm run test:agents -- --namespace     Codex calls a tool of its `multi_agent_v1` namespace (its
+//                                          sub-agent tools, Codex 0.17x) through translation to chat: the
+//                                          call must come back with its namespace, which Codex needs to run it
 //   npm run test:agents -- --only codex    one or more agents (comma-separated: claude, codex,
 //                                          gemini, opencode, qwen)
 //   npm run test:agents -- --latest        each CLI at its newest version on npm instead of the
@@ -62,7 +65,7 @@ const BIN = join(ROOT, 'bin', 'gwctl.cjs')
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
   console.log(
-    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] | --pdf | --overflow | --tool-search] [--only claude,codex,gemini,opencode,qwen] [--latest | --version claude=X,codex=Y] [--keep] [--verbose] [--strace]',
+    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] | --pdf | --overflow | --tool-search | --namespace] [--only claude,codex,gemini,opencode,qwen] [--latest | --version claude=X,codex=Y] [--keep] [--verbose] [--strace]',
   )
   process.exit(0)
 }
@@ -78,7 +81,12 @@ const OVERFLOW = argv.includes('--overflow')
 // --tool-search: Claude Code's ToolSearch loads WebFetch (a deferred tool) through translation to
 // chat (the sim's `tool-search` quirk calls ToolSearch with the prompt's `select:WebFetch`)
 const TOOL_SEARCH = argv.includes('--tool-search')
-const TRANSLATE = (argv.includes('--translate') || PDF || OVERFLOW || TOOL_SEARCH) && !DIRECT && !BIND && !RUN
+// --namespace: Codex's close_agent of its multi_agent_v1 namespace through translation to chat
+// (the sim's `named-tool` quirk calls the tool the prompt names)
+const NAMESPACE = argv.includes('--namespace')
+const NAMESPACED_TOOL = 'multi_agent_v1__close_agent'
+const TRANSLATE =
+  (argv.includes('--translate') || PDF || OVERFLOW || TOOL_SEARCH || NAMESPACE) && !DIRECT && !BIND && !RUN
 const KEEP = argv.includes('--keep')
 const VERBOSE = argv.includes('--verbose')
 const STRACE = argv.includes('--strace')
@@ -95,9 +103,10 @@ const QUIRKS = [
   ...(PDF || OVERFLOW ? ['read-path'] : []),
   ...(OVERFLOW ? ['context-8k'] : []),
   ...(TOOL_SEARCH ? ['tool-search'] : []),
+  ...(NAMESPACE ? ['named-tool'] : []),
 ]
 const TO =
-  PDF || OVERFLOW || TOOL_SEARCH
+  PDF || OVERFLOW || TOOL_SEARCH || NAMESPACE
     ? new Set(['chat'])
     : toAt >= 0
       ? new Set(String(argv[toAt + 1] ?? '').split(','))
@@ -106,9 +115,11 @@ const ONLY = PDF
   ? new Set(['claude', 'gemini'])
   : OVERFLOW || TOOL_SEARCH
     ? new Set(['claude'])
-    : onlyAt >= 0
-      ? new Set(String(argv[onlyAt + 1] ?? '').split(','))
-      : undefined
+    : NAMESPACE
+      ? new Set(['codex'])
+      : onlyAt >= 0
+        ? new Set(String(argv[onlyAt + 1] ?? '').split(','))
+        : undefined
 const agents = AGENTS.filter((a) => !ONLY || ONLY.has(a.name))
 if (agents.length === 0) {
   console.error(`--only names none of: ${AGENTS.map((a) => a.name).join(', ')}`)
@@ -697,7 +708,9 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
       ? `Read ${pdfPath} and summarise it.`
       : TOOL_SEARCH
         ? 'Load the WebFetch tool with ToolSearch (select:WebFetch), then say what you loaded.'
-        : TOOL_PROMPT,
+        : NAMESPACE
+          ? `Close the sub-agent a1 with tool:${NAMESPACED_TOOL} and say what it answered.`
+          : TOOL_PROMPT,
     // --tool-search: Claude Code's own tool set (ToolSearch and its deferred tools come with it)
     tools: pdf ? [agent.readTool] : !TOOL_SEARCH,
   })
@@ -789,6 +802,19 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
       problems.push(
         `ToolSearch's result is not WebFetch's definition: ${String(result?.content).slice(0, 120)}`,
       )
+  }
+
+  if (NAMESPACE && turn2At >= 0) {
+    // the upstream had the namespace's tools as functions and called one; Codex ran it (its
+    // "unsupported call: ..." when the call came back without the namespace)
+    const names = (calls[0].body.tools ?? []).map((t) => t.function?.name)
+    const output = calls[turn2At].body.messages.at(-1)?.content
+    notes.push(
+      `the namespace's tools upstream: ${names.filter((n) => n.startsWith('multi_agent_v1__')).join(', ')}`,
+    )
+    notes.push(`Codex answered the call: ${JSON.stringify(String(output).slice(0, 100))}`)
+    if (!names.includes(NAMESPACED_TOOL)) problems.push(`turn 1 did not offer ${NAMESPACED_TOOL}`)
+    if (/unsupported call/.test(String(output))) problems.push(`Codex did not run the call: ${output}`)
   }
 
   const answer = agent.answerOf(result.stdout)

@@ -247,6 +247,23 @@ describe('chat quirks', () => {
     )
   })
 
+  it('named-tool: the tool the user names with tool:NAME, else the first', async () => {
+    const fn = (name: string) => ({
+      type: 'function',
+      function: {name, parameters: {type: 'object', properties: {target: {type: 'string'}}}},
+    })
+    const tools = [fn('exec_command'), fn('multi_agent_v1__close_agent')]
+    const ask = (model: string, content: string) =>
+      chat({model, tools, messages: [{role: 'user', content}]}).then(
+        (r) => r.json!.choices[0].message.tool_calls[0].function,
+      )
+    const call = await ask('gpt-x+named-tool', 'Close it with tool:multi_agent_v1__close_agent now.')
+    expect(call.name).toBe('multi_agent_v1__close_agent')
+    expect(JSON.parse(call.arguments)).toEqual({target: 'Close it with tool:m'})
+    expect((await ask('gpt-x', 'Close it with tool:multi_agent_v1__close_agent')).name).toBe('exec_command')
+    expect((await ask('gpt-x+named-tool', 'Close it with tool:gone')).name).toBe('exec_command')
+  })
+
   it("text-only and no-mmproj: DeepSeek's 400 and llama.cpp's 500 for media; the line in its place answered", async () => {
     const png = 'data:image/png;base64,iVBORw0KGgo='
     const withImage = [

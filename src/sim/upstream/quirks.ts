@@ -37,6 +37,7 @@ export const SIM_QUIRKS = [
   'no-usage',
   'read-path',
   'tool-search',
+  'named-tool',
   'text-only',
   'no-mmproj',
   'context-8k',
