@@ -179,6 +179,8 @@ describe('messages stream encoder', () => {
         cache_creation_input_tokens: 0,
         cache_read_input_tokens: 800,
         output_tokens: 50,
+        // the reasoning where Anthropic reports it
+        output_tokens_details: {thinking_tokens: 20},
       },
     })
     const m = await sdkStream(sse)

@@ -43,6 +43,8 @@ interface Counters {
   cacheCreation: number
   cache1h?: number
   output: number
+  /** `output_tokens_details.thinking_tokens`: the part of the output spent thinking. */
+  thinking: number
 }
 
 function applyCounters(c: Counters, raw: unknown): void {
@@ -52,6 +54,7 @@ function applyCounters(c: Counters, raw: unknown): void {
   c.cacheCreation = num(u.cache_creation_input_tokens) ?? c.cacheCreation
   c.output = num(u.output_tokens) ?? c.output
   if (isObj(u.cache_creation)) c.cache1h = num(u.cache_creation.ephemeral_1h_input_tokens) ?? c.cache1h
+  if (isObj(u.output_tokens_details)) c.thinking = num(u.output_tokens_details.thinking_tokens) ?? c.thinking
 }
 
 function countersUsage(c: Counters): Usage {
@@ -61,20 +64,26 @@ function countersUsage(c: Counters): Usage {
     cacheReadTokens: c.cacheRead,
     cacheCreationTokens: c.cacheCreation,
     ...(c.cache1h !== undefined ? {cache1hTokens: c.cache1h} : {}),
-    reasoningTokens: 0,
+    // a part of the output, never more than it
+    reasoningTokens: Math.min(c.thinking, c.output),
   }
 }
 
 export function decodeMessagesUsage(raw: unknown): Usage {
-  const c: Counters = {input: 0, cacheRead: 0, cacheCreation: 0, output: 0}
+  const c: Counters = {input: 0, cacheRead: 0, cacheCreation: 0, output: 0, thinking: 0}
   applyCounters(c, raw)
   return countersUsage(c)
 }
 
-/** gwctl usage as Messages counters (input_tokens = input - cache reads - cache writes). */
+/**
+ * gwctl usage as Messages counters (input_tokens = input - cache reads - cache writes); the
+ * reasoning as `output_tokens_details.thinking_tokens`, where Anthropic reports it (only when
+ * there was some: an answer without reasoning is written as before).
+ */
 export function messagesUsage(u: Partial<Usage>): Json {
   const read = u.cacheReadTokens ?? 0
   const creation = u.cacheCreationTokens ?? 0
+  const thinking = u.reasoningTokens ?? 0
   return {
     input_tokens: Math.max(0, (u.inputTokens ?? 0) - read - creation),
     cache_creation_input_tokens: creation,
@@ -88,6 +97,7 @@ export function messagesUsage(u: Partial<Usage>): Json {
         }
       : {}),
     output_tokens: u.outputTokens ?? 0,
+    ...(thinking > 0 ? {output_tokens_details: {thinking_tokens: thinking}} : {}),
   }
 }
 
@@ -99,7 +109,8 @@ export function messagesUsageText(u: Partial<Usage>): string {
   const read = u.cacheReadTokens ?? 0
   const creation = u.cacheCreationTokens ?? 0
   const oneHour = u.cache1hTokens
-  return `{"input_tokens":${jsonNumber(Math.max(0, (u.inputTokens ?? 0) - read - creation))},"cache_creation_input_tokens":${jsonNumber(creation)},"cache_read_input_tokens":${jsonNumber(read)},${oneHour !== undefined ? `"cache_creation":{"ephemeral_5m_input_tokens":${jsonNumber(Math.max(0, creation - oneHour))},"ephemeral_1h_input_tokens":${jsonNumber(oneHour)}},` : ''}"output_tokens":${jsonNumber(u.outputTokens ?? 0)}}`
+  const thinking = u.reasoningTokens ?? 0
+  return `{"input_tokens":${jsonNumber(Math.max(0, (u.inputTokens ?? 0) - read - creation))},"cache_creation_input_tokens":${jsonNumber(creation)},"cache_read_input_tokens":${jsonNumber(read)},${oneHour !== undefined ? `"cache_creation":{"ephemeral_5m_input_tokens":${jsonNumber(Math.max(0, creation - oneHour))},"ephemeral_1h_input_tokens":${jsonNumber(oneHour)}},` : ''}"output_tokens":${jsonNumber(u.outputTokens ?? 0)}${thinking > 0 ? `,"output_tokens_details":{"thinking_tokens":${jsonNumber(thinking)}}` : ''}}`
 }
 
 const ERROR_STATUS: Record<string, number> = {
@@ -142,7 +153,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
   private blocks = new Map<number, {index: number; tool: boolean; args: boolean; json?: boolean}>()
   /** The answer's JSON came as the forced `json_answer` call (`CodecContext.jsonAnswer`). */
   private json = false
-  private counters: Counters = {input: 0, cacheRead: 0, cacheCreation: 0, output: 0}
+  private counters: Counters = {input: 0, cacheRead: 0, cacheCreation: 0, output: 0, thinking: 0}
   private template?: DeltaTemplate
 
   constructor(private readonly ctx?: CodecContext) {}

@@ -712,6 +712,32 @@ describe('messages answers', () => {
   })
 })
 
+describe('messages answers: the thinking part of the output', () => {
+  it('reads output_tokens_details.thinking_tokens as the reasoning, and writes it back the same way', () => {
+    const r = messagesCodec.decodeResponse(
+      {
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-x',
+        content: [{type: 'text', text: 'hi'}],
+        stop_reason: 'end_turn',
+        usage: {input_tokens: 5, output_tokens: 40, output_tokens_details: {thinking_tokens: 25}},
+      },
+      {},
+    )
+    expect(r.usage).toMatchObject({outputTokens: 40, reasoningTokens: 25})
+    const out = messagesCodec.encodeResponse(r, {request: base}) as {usage: Record<string, unknown>}
+    expect(out.usage.output_tokens_details).toEqual({thinking_tokens: 25})
+    // no reasoning: written as before, without the field
+    const plain = messagesCodec.encodeResponse(
+      {...r, usage: {...r.usage, reasoningTokens: 0}},
+      {request: base},
+    )
+    expect((plain as {usage: Record<string, unknown>}).usage.output_tokens_details).toBeUndefined()
+  })
+})
+
 describe('messages answers written as text', () => {
   const odd = 'say "hi"\n\u00e9\u2028 😀 \\'
   const answers: Array<[string, Response]> = [

@@ -16,11 +16,12 @@ export class MessagesReader implements Reader {
     cacheCreation: number
     cache1h: number
     output: number
+    thinking: number
   }
   private apply(usage: Json, reset: boolean): void {
     const c =
       reset || !this.counters
-        ? {input: 0, cacheRead: 0, cacheCreation: 0, cache1h: 0, output: 0}
+        ? {input: 0, cacheRead: 0, cacheCreation: 0, cache1h: 0, output: 0, thinking: 0}
         : this.counters
     const set = (key: keyof typeof c, value: unknown): void => {
       if (typeof value === 'number') c[key] = value
@@ -30,6 +31,7 @@ export class MessagesReader implements Reader {
     set('cacheCreation', usage.cache_creation_input_tokens)
     set('cache1h', obj(usage.cache_creation)?.ephemeral_1h_input_tokens)
     set('output', usage.output_tokens)
+    set('thinking', obj(usage.output_tokens_details)?.thinking_tokens)
     this.counters = c
   }
   /** Content deltas streamed (the output of a stream that broke before its final usage). */
@@ -69,7 +71,8 @@ export class MessagesReader implements Reader {
       cacheCreationTokens: c.cacheCreation,
       // a part of the writes, never more than them
       cache1hTokens: Math.min(c.cache1h, c.cacheCreation),
-      reasoningTokens: 0,
+      // `output_tokens_details.thinking_tokens`: a part of the output, never more than it
+      reasoningTokens: Math.min(c.thinking, c.output),
     }
   }
 }

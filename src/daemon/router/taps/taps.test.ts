@@ -191,6 +191,26 @@ describe('usage taps', () => {
     })
   })
 
+  it("messages: the thinking part of the output (Anthropic's output_tokens_details.thinking_tokens)", () => {
+    const usage = {input_tokens: 12, cache_read_input_tokens: 5, output_tokens: 30}
+    const body = {type: 'message', usage: {...usage, output_tokens_details: {thinking_tokens: 18}}}
+    expect(tapped('messages', false, JSON.stringify(body))).toMatchObject({
+      outputTokens: 30,
+      reasoningTokens: 18,
+    })
+    // streamed: the final delta's figure; never more than the output
+    const start = {type: 'message_start', message: {type: 'message', usage: {...usage, output_tokens: 1}}}
+    const delta = {
+      type: 'message_delta',
+      delta: {stop_reason: 'end_turn'},
+      usage: {output_tokens: 30, output_tokens_details: {thinking_tokens: 45}},
+    }
+    const stream = [start, delta, {type: 'message_stop'}]
+      .map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`)
+      .join('')
+    expect(tapped('messages', true, stream, 3)).toMatchObject({outputTokens: 30, reasoningTokens: 30})
+  })
+
   it('messages: a JSON body', () => {
     const body = {
       id: 'msg_1',
