@@ -38,6 +38,39 @@ export interface TextPart {
   text: string
   /** A prompt-cache breakpoint ends here (Anthropic `cache_control`). */
   cache?: 'ephemeral' | '1h'
+  /**
+   * The tools whose definitions this text is (Messages `tool_reference` blocks, written by
+   * {@link toolReferenceText}), so that an upstream that knows a tool by another name
+   * (./tool-names.ts) reads that name in it.
+   */
+  references?: ReferencedTool[]
+}
+
+/** A tool a `tool_reference` names: its definition, or its name alone when the request has none. */
+export interface ReferencedTool {
+  name: string
+  description?: string
+  parameters?: JsonSchema
+}
+
+/**
+ * Referenced tools as the text Claude Code's ToolSearch tells the model to expect: each one's
+ * definition as a `<function>` line in a `<functions>` block.
+ */
+export function toolReferenceText(
+  tools: readonly ReferencedTool[],
+  rename?: (name: string) => string,
+): string {
+  let text = '<functions>'
+  for (const tool of tools) {
+    const name = rename ? rename(tool.name) : tool.name
+    const definition =
+      tool.parameters !== undefined
+        ? {description: tool.description ?? '', name, parameters: tool.parameters}
+        : {name}
+    text += `\n<function>${JSON.stringify(definition)}</function>`
+  }
+  return `${text}\n</functions>`
 }
 
 /**

@@ -310,7 +310,13 @@ describe("messages decodeRequest: Anthropic's tool search (deferred tools, tool_
       type: 'tool_result',
       callId: 'toolu_1',
       name: 'ToolSearch',
-      content: [{type: 'text', text: `<functions>\n${line('WebFetch')}\n</functions>`}],
+      content: [
+        {
+          type: 'text',
+          text: `<functions>\n${line('WebFetch')}\n</functions>`,
+          references: [{name: 'WebFetch', description: 'WebFetch does it.', parameters: schema('x')}],
+        },
+      ],
     })
     expect(r.messages[2].parts[1]).toEqual({type: 'text', text: 'Tool loaded.', cache: 'ephemeral'})
   })

@@ -24,6 +24,7 @@ import type {
   Part,
   ReasoningPart,
   ReasoningSettings,
+  ReferencedTool,
   Request,
   Response,
   ResponseFormat,
@@ -31,7 +32,7 @@ import type {
   ToolChoice,
   ToolResultPart,
 } from './ir.js'
-import {TranslationError, unwrapOpaque, wrapOpaque} from './ir.js'
+import {TranslationError, toolReferenceText, unwrapOpaque, wrapOpaque} from './ir.js'
 
 // ---- decoding a Messages client's request ----
 
@@ -277,7 +278,7 @@ function loadDeferredTools(
   const known = new Map<string, FunctionTool>()
   for (const tool of tools) known.set(tool.name, tool)
   for (const run of refs.runs) {
-    let text = '<functions>'
+    const references: ReferencedTool[] = []
     for (const name of run.names) {
       let tool = known.get(name)
       const loaded = tool ? undefined : deferred?.get(name)
@@ -286,12 +287,12 @@ function loadDeferredTools(
         known.set(name, loaded)
         tool = loaded
       }
-      const definition = tool
-        ? {description: tool.description ?? '', name, parameters: tool.parameters}
-        : {name}
-      text += `\n<function>${JSON.stringify(definition)}</function>`
+      references.push(
+        tool ? {name, description: tool.description ?? '', parameters: tool.parameters} : {name},
+      )
     }
-    run.part.text = `${text}\n</functions>`
+    run.part.text = toolReferenceText(references)
+    run.part.references = references
   }
 }
 

@@ -103,6 +103,50 @@ describe('tool names an upstream refuses', () => {
     expect(out).not.toContain(upstreamName)
   })
 
+  it('a deferred MCP tool ToolSearch loaded (Claude Code 2.1.3xx): its definition in the result names it as the upstream does', () => {
+    const body = claudeCode({
+      tools: [tool('ToolSearch'), {...tool(LONG), defer_loading: true}],
+      messages: [
+        {role: 'user', content: 'What did the console say?'},
+        {
+          role: 'assistant',
+          content: [{type: 'tool_use', id: 'toolu_1', name: 'ToolSearch', input: {query: 'select:console'}}],
+        },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_1',
+              content: [{type: 'tool_reference', tool_name: LONG}],
+            },
+            {type: 'text', text: 'Tool loaded.'},
+          ],
+        },
+      ],
+    })
+    for (const up of ['chat', 'gemini'] as const) {
+      const out = sent('messages', body, up)
+      const names: string[] =
+        up === 'chat'
+          ? out.tools.map((t: any) => t.function.name)
+          : out.tools[0].functionDeclarations.map((t: any) => t.name)
+      expect(names[0]).toBe('ToolSearch')
+      expect(names[1]).not.toBe(LONG)
+      const result =
+        up === 'chat'
+          ? out.messages.find((m: any) => m.role === 'tool').content
+          : JSON.stringify(out.contents.at(-1).parts[0].functionResponse.response)
+      const definition = JSON.stringify({
+        description: 'd',
+        name: names[1],
+        parameters: {type: 'object', properties: {}},
+      })
+      expect(result).toContain(up === 'chat' ? definition : JSON.stringify(definition).slice(1, -1))
+      expect(result).not.toContain(LONG)
+    }
+  })
+
   it('renames a call in the history whose tool is no longer in the list (an MCP server gone mid-session)', () => {
     const body = sent(
       'messages',

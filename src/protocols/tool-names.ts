@@ -16,7 +16,8 @@
  */
 import {createHash} from 'node:crypto'
 
-import type {Family, Message, Part, Request} from './ir.js'
+import type {Family, Message, Part, Request, ToolResultPart} from './ir.js'
+import {toolReferenceText} from './ir.js'
 
 interface ToolNameRule {
   /** The longest name. */
@@ -123,14 +124,31 @@ function eachName(request: Request, visit: (name: string) => boolean): string | 
 /** `request` with its tools, tool choice and the history's calls and results under the upstream's names. */
 export function renameTools(request: Request, names: ReadonlyMap<string, string>): Request {
   const rename = (name: string): string => names.get(name) ?? name
+  // a tool result that holds the definitions of tools (Messages `tool_reference`): their names too
+  const refersRenamed = (p: ToolResultPart): boolean =>
+    p.content.some((c) => c.type === 'text' && c.references?.some((r) => names.has(r.name)))
+  const renameResult = (p: ToolResultPart): ToolResultPart => {
+    const renamed = p.name !== undefined && names.has(p.name) ? {...p, name: rename(p.name)} : {...p}
+    if (refersRenamed(p))
+      renamed.content = p.content.map((c) =>
+        c.type === 'text' && c.references ? {...c, text: toolReferenceText(c.references, rename)} : c,
+      )
+    return renamed
+  }
   const renamePart = (p: Part): Part =>
     p.type === 'tool_call' && names.has(p.name)
       ? {...p, name: rename(p.name)}
-      : p.type === 'tool_result' && p.name !== undefined && names.has(p.name)
-        ? {...p, name: rename(p.name)}
+      : p.type === 'tool_result' && ((p.name !== undefined && names.has(p.name)) || refersRenamed(p))
+        ? renameResult(p)
         : p
   const messages = request.messages.map((m): Message => {
-    if (!m.parts.some((p) => (p.type === 'tool_call' || p.type === 'tool_result') && names.has(p.name ?? '')))
+    if (
+      !m.parts.some(
+        (p) =>
+          (p.type === 'tool_call' && names.has(p.name)) ||
+          (p.type === 'tool_result' && (names.has(p.name ?? '') || refersRenamed(p))),
+      )
+    )
       return m
     return {...m, parts: m.parts.map(renamePart)}
   })
