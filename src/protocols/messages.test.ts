@@ -375,6 +375,34 @@ describe("messages decodeRequest: Anthropic's tool search (deferred tools, tool_
     expect(texts(4)).toEqual([`<functions>\n${line('Cron')}\n</functions>`])
   })
 
+  it('gives the model a deferred tool the request forces', () => {
+    const deferredTool = tool('WebFetch', {defer_loading: true})
+    const forced = messagesCodec.decodeRequest(
+      {
+        model: 'm',
+        max_tokens: 10,
+        tools: [tool('Read'), deferredTool],
+        tool_choice: {type: 'tool', name: 'WebFetch'},
+        messages: turn1,
+      },
+      {},
+    )
+    expect(forced.tools.map((t) => t.name)).toEqual(['Read', 'WebFetch'])
+    expect(forced.toolChoice).toEqual({type: 'tool', name: 'WebFetch'})
+    // loaded by a reference as well: once
+    const both = messagesCodec.decodeRequest(
+      {
+        model: 'm',
+        max_tokens: 10,
+        tools: [tool('ToolSearch'), deferredTool],
+        tool_choice: {type: 'tool', name: 'WebFetch'},
+        messages: [...turn1, called, loaded([{type: 'tool_reference', tool_name: 'WebFetch'}])],
+      },
+      {},
+    )
+    expect(both.tools.map((t) => t.name)).toEqual(['ToolSearch', 'WebFetch'])
+  })
+
   it('goes to every other family as a tool result any of them takes', () => {
     const r = decode(
       [tool('ToolSearch'), tool('WebFetch', {defer_loading: true}), placeholder],

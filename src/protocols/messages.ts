@@ -366,6 +366,10 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const {tools, builtin, deferred} = decodeTools(b.tools)
   loadDeferredTools(tools, deferred, refs)
   const {choice, parallel} = decodeToolChoice(b.tool_choice)
+  // a deferred tool the request forces is the model's too (an upstream refuses a forced tool it
+  // was not given)
+  const forced = choice?.type === 'tool' ? deferred?.get(choice.name) : undefined
+  if (forced && !tools.includes(forced)) tools.push(forced)
   const stop = arr(b.stop_sequences).filter((s): s is string => typeof s === 'string')
   const output = decodeOutputConfig(b)
   const reasoning = requestReasoning(b.thinking, output.effort)
