@@ -27,7 +27,7 @@ const tool = process.env.FAKE_TOOL
 const args = process.argv.slice(2)
 const env = process.env
 const record = {tool, args, cwd: process.cwd(), env: {}}
-for (const k of ['ANTHROPIC_BASE_URL', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_API_KEY', 'GWCTL_GATEWAY_KEY', 'GOOGLE_GEMINI_BASE_URL', 'GEMINI_API_KEY'])
+for (const k of ['ANTHROPIC_BASE_URL', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_API_KEY', 'GWCTL_GATEWAY_KEY', 'GOOGLE_GEMINI_BASE_URL', 'GEMINI_API_KEY', 'CLAUDE_CODE_AUTO_COMPACT_WINDOW'])
   if (env[k] !== undefined) record.env[k] = env[k]
 let url, headers = {'content-type': 'application/json'}, body
 if (tool === 'claude') {
@@ -213,6 +213,92 @@ describe('gwctl run', () => {
     const none = await s.cli(['run', 'codex', '--policy', 'nope', '--', 'd'])
     expect(none.exitCode).toBe(7)
     expect(none.stderr).toContain('No policy "nope"')
+  })
+
+  it('tells the agent the context window its upstream stated, so that it compacts in time', async () => {
+    const s = await setup()
+    // a translated route for each, to chat models whose windows the simulator holds small
+    for (const [family, model] of [
+      ['messages', 'sim-reasoner+context-128k'],
+      ['responses', 'sim-reasoner+context-4k'],
+    ]) {
+      const route = await s.cli([
+        'policies',
+        'route',
+        'small',
+        '--family',
+        family,
+        '--target',
+        `sim-chat:${model}`,
+        '--translate',
+      ])
+      expect(route.exitCode, route.stderr).toBe(0)
+    }
+    await started(s)
+    const ask = async (path: string, key: string, body: Record<string, unknown>) => {
+      const res = await fetch(`http://127.0.0.1:${s.port}${path}`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'anthropic-version': '2023-06-01',
+        },
+        body: JSON.stringify(body),
+      })
+      await res.text()
+    }
+
+    // Claude Code: nothing known on its first run; the upstream refuses a completion past its
+    // window of 131 072 tokens; the next run is told it (Claude Code 2.1.3xx assumes up to 1 000 000)
+    const first = await s.cli(['run', 'claude-code', '--policy', 'small', '--', 'a'])
+    expect(first.exitCode, first.stderr).toBe(0)
+    expect(first.stderr).not.toContain('compacts in time')
+    expect(s.agentRecord().env.CLAUDE_CODE_AUTO_COMPACT_WINDOW).toBeUndefined()
+    const claudeKey = s.agentRecord().env.ANTHROPIC_AUTH_TOKEN
+    await ask('/v1/messages', claudeKey, {
+      model: 'claude-x',
+      max_tokens: 200_000,
+      messages: [{role: 'user', content: 'hi'}],
+    })
+    const told = await s.cli(['run', 'claude-code', '--policy', 'small', '--', 'b'])
+    expect(told.exitCode, told.stderr).toBe(0)
+    expect(told.stderr).toContain(
+      'sim-chat sim-reasoner+context-128k holds 131,072 tokens (its refusal said so): CLAUDE_CODE_AUTO_COMPACT_WINDOW set',
+    )
+    expect(s.agentRecord().env.CLAUDE_CODE_AUTO_COMPACT_WINDOW).toBe('131072')
+    // the user's own setting stands
+    const own = await s.cli(['run', 'claude-code', '--policy', 'small', '--', 'c'], {
+      CLAUDE_CODE_AUTO_COMPACT_WINDOW: '150000',
+    })
+    expect(own.stderr).not.toContain('compacts in time')
+    expect(s.agentRecord().env.CLAUDE_CODE_AUTO_COMPACT_WINDOW).toBe('150000')
+
+    // Codex: its window and the usage it compacts at (90 %), as -c overrides after the provider's
+    await s.cli(['run', 'codex', '--policy', 'small', '--', 'a'])
+    expect(s.agentRecord().args).not.toContain('model_context_window=4096')
+    await ask('/v1/responses', s.agentRecord().env.GWCTL_GATEWAY_KEY, {
+      model: 'gpt-5',
+      input: 'hi',
+      max_output_tokens: 10_000,
+    })
+    const codex = await s.cli(['run', 'codex', '--policy', 'small', '--', 'exec', 'b'])
+    expect(codex.exitCode, codex.stderr).toBe(0)
+    expect(codex.stderr).toContain('holds 4,096 tokens')
+    const args: string[] = s.agentRecord().args
+    // the user's own arguments come after them (a -c of theirs wins)
+    expect(args.slice(-6)).toEqual([
+      '-c',
+      'model_context_window=4096',
+      '-c',
+      'model_auto_compact_token_limit=3686',
+      'exec',
+      'b',
+    ])
+    // a window of the user's own in config.toml stands
+    writeFileSync(join(s.user, '.codex/config.toml'), 'model = "gpt-5"\nmodel_context_window = 3000\n')
+    const theirs = await s.cli(['run', 'codex', '--policy', 'small', '--', 'c'])
+    expect(theirs.stderr).not.toContain('compacts in time')
+    expect(s.agentRecord().args).not.toContain('model_context_window=4096')
   })
 
   it("returns the agent's exit code unchanged", async () => {

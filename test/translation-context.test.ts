@@ -211,7 +211,7 @@ describe('a prompt past the context window, in the words each agent acts on', {t
     // under Claude Code's least auto-compact window (100 000): its other setting
     expect(check.detail).toContain('sim-messages claude-sonnet-4-5+context-8k (')
     expect(check.detail).toContain(
-      `${rule} (Claude Code assumes 200,000: run it with a model name that does not start with claude- and CLAUDE_CODE_MAX_CONTEXT_TOKENS=8192 so that it compacts in time)`,
+      `${rule} (Claude Code assumes up to 1,000,000: run it with a model name that does not start with claude- and CLAUDE_CODE_MAX_CONTEXT_TOKENS=8192 so that it compacts in time)`,
     )
   })
 })

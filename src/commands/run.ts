@@ -76,7 +76,10 @@ export default class Run extends BaseCommand {
             : 'its run key'
       err(
         colorErr().dim(
-          `gwctl: ${plan.tool} through the gateway at ${plan.origin}${plan.startedGateway ? ` (started now: ${plan.startedGateway})` : ''}: agent ${plan.agentName}, ${how} ${plan.keyPrefix}, policy ${plan.policyId}`,
+          `gwctl: ${plan.tool} through the gateway at ${plan.origin}${plan.startedGateway ? ` (started now: ${plan.startedGateway})` : ''}: agent ${plan.agentName}, ${how} ${plan.keyPrefix}, policy ${plan.policyId}` +
+            (plan.window
+              ? `; ${plan.window.provider} ${plan.window.model} holds ${plan.window.tokens.toLocaleString('en-US')} tokens (its refusal said so): ${plan.window.told} set, so it compacts in time`
+              : ''),
         ),
       )
     }

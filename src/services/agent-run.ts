@@ -22,6 +22,7 @@ import {delimiter, isAbsolute, join} from 'node:path'
 
 import {ConfigError, GatewayDownError, GwError, NotFoundError, UsageError} from '../core/errors.js'
 import {agentHome} from '../agent-tools/agent-homes.js'
+import {claudeCodeWindowSetting, codexWindowSettings} from '../agent-tools/context-window.js'
 import {TOOL_AGENT_TYPE} from '../agent-tools/discovery.js'
 import type {RunTool} from '../agent-tools/run-overrides.js'
 import {
@@ -38,7 +39,7 @@ import {withRunKeys} from '../store/run-keys.js'
 import type {GatewayState} from '../store/state-schema.js'
 import {StateStore} from '../store/state.js'
 import {employee, liveKeyId, loadBinder} from './agent-binding.js'
-import {gatewayAnswers, startGatewayAsLastRan} from './gateway.js'
+import {daemonClient, gatewayAnswers, startGatewayAsLastRan} from './gateway.js'
 import {issueGatewayKey} from './gateway-keys.js'
 
 /** The names `gwctl run` takes for each tool (its own name first). */
@@ -81,6 +82,90 @@ export interface RunPlan {
   keySource: 'binding' | 'run-key' | 'issued'
   /** The gateway was started for this run (`--start`): the command that does the same. */
   startedGateway?: string
+  /**
+   * The context window the run's upstream stated in a refusal (learned by the running gateway),
+   * which the run told the agent so that it compacts in time.
+   */
+  window?: LearnedWindow
+}
+
+/** A context window the gateway learned for the first target of a run's route. */
+export interface LearnedWindow {
+  tokens: number
+  provider: string
+  model: string
+  /** How the agent was told it: the variable or the config keys set. */
+  told: string
+}
+
+/**
+ * The context window of the first target of the run's route (the policy's route for the agent's
+ * family), when the running gateway learned it from the upstream's refusal of a longer prompt
+ * (`GET /api/adaptations`; docs/TRANSLATION.md, "Compacting in time"). Undefined when none is
+ * known, the target names no model, or the gateway does not answer in time (the run goes on).
+ */
+async function learnedWindow(
+  port: number,
+  state: GatewayState,
+  policyId: string,
+  family: 'messages' | 'responses',
+): Promise<{tokens: number; provider: string; model: string} | undefined> {
+  const target = state.policies.find((p) => p.id === policyId)?.routes[family]?.[0]
+  if (!target?.model) return undefined
+  try {
+    const res = await (
+      await daemonClient(port)
+    ).request<{adaptations?: Array<{provider: string; model: string; window?: {tokens: number}}>}>(
+      'GET',
+      '/api/adaptations',
+      {headersTimeoutMs: 2000},
+    )
+    const found = res.body.adaptations?.find(
+      (a) => a.provider === target.provider && a.model === target.model,
+    )
+    const tokens = found?.window?.tokens
+    return typeof tokens === 'number' && tokens > 0
+      ? {tokens, provider: target.provider, model: target.model}
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * What tells the agent a learned window, so that it compacts before the upstream refuses
+ * (../agent-tools/context-window.ts): Claude Code's `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (it takes
+ * 100 000 to 1 000 000; below, only a renamed model helps, which doctor says), Codex's `model_context_window` and
+ * `model_auto_compact_token_limit` as `-c` overrides. Nothing where the user set them already
+ * (the variable in the environment, the keys in config.toml) or the agent assumes no more.
+ */
+function windowOverrides(
+  tool: RunTool,
+  tokens: number,
+  env: NodeJS.ProcessEnv,
+): {set?: Record<string, string>; args?: string[]; told: string} | undefined {
+  if (tool === 'claude-code') {
+    const setting = claudeCodeWindowSetting(tokens)
+    // (below 100 000 only a model name of the user's choosing helps: doctor says so)
+    if (setting?.variable !== 'CLAUDE_CODE_AUTO_COMPACT_WINDOW') return undefined
+    if (env.CLAUDE_CODE_AUTO_COMPACT_WINDOW !== undefined) return undefined
+    return {set: {[setting.variable]: String(setting.value)}, told: setting.variable}
+  }
+  if (tool === 'codex') {
+    let config = ''
+    try {
+      config = readFileSync(agentHome(tool, env).configFile, 'utf8')
+    } catch {
+      // no config.toml: nothing of the user's to keep
+    }
+    if (/^\s*model_(context_window|auto_compact_token_limit)\s*=/m.test(config)) return undefined
+    const keys = codexWindowSettings(tokens)
+    return {
+      args: Object.entries(keys).flatMap(([key, value]) => ['-c', `${key}=${value}`]),
+      told: 'model_context_window',
+    }
+  }
+  return undefined
 }
 
 /** The tool `name` means, or exit 7 listing the names. */
@@ -295,18 +380,24 @@ export async function prepareRun(options: RunOptions): Promise<RunPlan> {
   const childEnv: NodeJS.ProcessEnv = {...env}
   for (const name of overrides.unset) delete childEnv[name]
   Object.assign(childEnv, overrides.set)
+  const policyId = agent?.policyId ?? options.policyId ?? ''
+  const family = tool === 'claude-code' ? 'messages' : tool === 'codex' ? 'responses' : undefined
+  const learned = family ? await learnedWindow(port, after, policyId, family) : undefined
+  const told = learned ? windowOverrides(tool, learned.tokens, env) : undefined
+  if (told?.set) Object.assign(childEnv, told.set)
   return {
     tool,
     executable,
-    args: overrides.args,
+    args: told?.args ? [...overrides.args, ...told.args] : overrides.args,
     env: childEnv,
     origin,
     agentName: agent?.name ?? agentName,
     agentId: key.agentId,
     keyPrefix: displayPrefix(key.value),
-    policyId: agent?.policyId ?? options.policyId ?? '',
+    policyId,
     keySource: bound ? 'binding' : key.issued ? 'issued' : 'run-key',
     ...(started ? {startedGateway: started} : {}),
+    ...(learned && told ? {window: {...learned, told: told.told}} : {}),
   }
 }
 

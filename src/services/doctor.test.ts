@@ -5,20 +5,23 @@ import {windowAdvice} from './doctor.js'
 describe("doctor's advice on a learned context window", () => {
   it('tells Claude Code the window it does not know, each way its settings take it', () => {
     expect(windowAdvice({tokens: 131_072, entrance: 'messages'})).toBe(
-      'Claude Code assumes 200,000: set CLAUDE_CODE_AUTO_COMPACT_WINDOW=131072 in its environment (or its settings.json env) so that it compacts in time',
+      'Claude Code assumes up to 1,000,000: set CLAUDE_CODE_AUTO_COMPACT_WINDOW=131072 in its environment (or its settings.json env; `gwctl run claude-code` sets it) so that it compacts in time',
     )
     // under the least auto-compact window Claude Code takes (100 000): the model's own window
     expect(windowAdvice({tokens: 32_768, entrance: 'messages'})).toBe(
-      'Claude Code assumes 200,000: run it with a model name that does not start with claude- and CLAUDE_CODE_MAX_CONTEXT_TOKENS=32768 so that it compacts in time',
+      'Claude Code assumes up to 1,000,000: run it with a model name that does not start with claude- and CLAUDE_CODE_MAX_CONTEXT_TOKENS=32768 so that it compacts in time',
     )
-    // as large as what it assumes: nothing to do
-    expect(windowAdvice({tokens: 200_000, entrance: 'messages'})).toBeUndefined()
+    // Claude Code 2.1.3xx assumes 1 000 000 for its own models (2.1.1xx 200 000): a window of
+    // 262 144 (Kimi) is still past it; as large as that, nothing to do
+    expect(windowAdvice({tokens: 262_144, entrance: 'messages'})).toContain(
+      'CLAUDE_CODE_AUTO_COMPACT_WINDOW=262144',
+    )
     expect(windowAdvice({tokens: 1_000_000, entrance: 'messages'})).toBeUndefined()
   })
 
   it('tells Codex through its config.toml; Gemini CLI and chat clients get nothing; no window, no advice', () => {
     expect(windowAdvice({tokens: 131_072, entrance: 'responses'})).toBe(
-      'for Codex, set model_context_window = 131072 and model_auto_compact_token_limit = 117964 in ~/.codex/config.toml so that it compacts in time',
+      'for Codex, set model_context_window = 131072 and model_auto_compact_token_limit = 117964 in ~/.codex/config.toml (`gwctl run codex` sets them) so that it compacts in time',
     )
     expect(windowAdvice({tokens: 131_072, entrance: 'gemini'})).toBeUndefined()
     expect(windowAdvice({tokens: 131_072, entrance: 'chat'})).toBeUndefined()

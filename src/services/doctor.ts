@@ -5,6 +5,11 @@
 import {existsSync, readFileSync, readdirSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 
+import {
+  CLAUDE_CODE_MOST_WINDOW,
+  claudeCodeWindowSetting,
+  codexWindowSettings,
+} from '../agent-tools/context-window.js'
 import {DEFAULT_PORT, runningDaemon} from '../gateway/pidfile.js'
 import {describePortTaken, isPortFree} from '../gateway/port-holder.js'
 import {effectiveProviders, platformSettings} from '../gateway/effective-providers.js'
@@ -414,11 +419,6 @@ interface LearnedView {
   window?: {tokens: number; entrance: string}
 }
 
-/** The window Claude Code 2.1 assumes for a model it does not know, in tokens. */
-const CLAUDE_CODE_WINDOW = 200_000
-/** The least `CLAUDE_CODE_AUTO_COMPACT_WINDOW` Claude Code 2.1 takes (a smaller one is raised to it). */
-const CLAUDE_CODE_LEAST_AUTO_COMPACT = 100_000
-
 /**
  * How to have the agent behind a learned window compact before the upstream refuses (docs/
  * TRANSLATION.md, "Compacting in time"): Claude Code (a Messages entrance) assumes 200 000 tokens;
@@ -429,12 +429,18 @@ const CLAUDE_CODE_LEAST_AUTO_COMPACT = 100_000
 export function windowAdvice(window: {tokens: number; entrance: string} | undefined): string | undefined {
   if (!window) return undefined
   const {tokens, entrance} = window
-  if (entrance === 'messages' && tokens < CLAUDE_CODE_WINDOW)
-    return tokens >= CLAUDE_CODE_LEAST_AUTO_COMPACT
-      ? `Claude Code assumes ${CLAUDE_CODE_WINDOW.toLocaleString('en-US')}: set CLAUDE_CODE_AUTO_COMPACT_WINDOW=${tokens} in its environment (or its settings.json env) so that it compacts in time`
-      : `Claude Code assumes ${CLAUDE_CODE_WINDOW.toLocaleString('en-US')}: run it with a model name that does not start with claude- and CLAUDE_CODE_MAX_CONTEXT_TOKENS=${tokens} so that it compacts in time`
-  if (entrance === 'responses')
-    return `for Codex, set model_context_window = ${tokens} and model_auto_compact_token_limit = ${Math.floor(tokens * 0.9)} in ~/.codex/config.toml so that it compacts in time`
+  const assumes = `Claude Code assumes up to ${CLAUDE_CODE_MOST_WINDOW.toLocaleString('en-US')}`
+  if (entrance === 'messages') {
+    const setting = claudeCodeWindowSetting(tokens)
+    if (!setting) return undefined
+    return setting.variable === 'CLAUDE_CODE_AUTO_COMPACT_WINDOW'
+      ? `${assumes}: set CLAUDE_CODE_AUTO_COMPACT_WINDOW=${tokens} in its environment (or its settings.json env; \`gwctl run claude-code\` sets it) so that it compacts in time`
+      : `${assumes}: run it with a model name that does not start with claude- and CLAUDE_CODE_MAX_CONTEXT_TOKENS=${tokens} so that it compacts in time`
+  }
+  if (entrance === 'responses') {
+    const keys = codexWindowSettings(tokens)
+    return `for Codex, set model_context_window = ${keys.model_context_window} and model_auto_compact_token_limit = ${keys.model_auto_compact_token_limit} in ~/.codex/config.toml (\`gwctl run codex\` sets them) so that it compacts in time`
+  }
   return undefined
 }
 

@@ -1280,4 +1280,32 @@ describe('what was learned, in words', () => {
     // a window changes nothing a request is sent with
     expect(store.get('local', 'qwen3-32b')).toBeUndefined()
   })
+
+  it('keeps the window a refusal the request learned past states (vLLM, OpenAI, SGLang), and none from other words', () => {
+    const store = new UpstreamAdaptations()
+    store.noteStatedWindow(
+      'vllm',
+      'qwen3',
+      openai(
+        "This model's maximum context length is 131072 tokens. However, you requested 200007 tokens (7 in the messages, 200000 in the completion). Please reduce the length of the messages or completion.",
+        'messages',
+      ),
+      'responses',
+    )
+    store.noteStatedWindow(
+      'sglang',
+      'glm',
+      openai(
+        "Requested token count exceeds the model's maximum context length of 65536 tokens. You requested a total of 71897 tokens: 7897 tokens from the input messages and 64000 tokens for the completion.",
+        null,
+      ),
+      'messages',
+    )
+    store.noteStatedWindow('other', 'm', openai('Invalid max_tokens value', null), 'messages')
+    const byProvider = store.list().sort((a, b) => a.provider.localeCompare(b.provider))
+    expect(byProvider.map((a) => [a.provider, a.window])).toEqual([
+      ['sglang', {tokens: 65_536, entrance: 'messages'}],
+      ['vllm', {tokens: 131_072, entrance: 'responses'}],
+    ])
+  })
 })

@@ -681,6 +681,17 @@ export class UpstreamAdaptations {
     if (this.windows.size > MAX_TARGETS) this.windows.delete(this.windows.keys().next().value!)
   }
 
+  /**
+   * Keeps the window a refusal this request learned from states (`learn`'s vLLM and OpenAI
+   * "maximum context length is C tokens ... in the completion": the completion's room past the
+   * window, which the request goes again without), as {@link noteWindow} does for a refusal that
+   * reaches the client.
+   */
+  noteStatedWindow(provider: string, model: string, errorText: string, entrance: Family): void {
+    const stated = /maximum context length (?:is|of) (\d+) tokens/i.exec(errorText)
+    if (stated) this.noteWindow(provider, model, Number(stated[1]), entrance)
+  }
+
   /** What requests to `provider`'s `model` go without (undefined: nothing learned). */
   get(provider: string, model: string): UpstreamAdaptation | undefined {
     return this.byTarget.size === 0 ? undefined : this.byTarget.get(`${provider}\n${model}`)

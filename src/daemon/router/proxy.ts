@@ -428,6 +428,7 @@ export async function proxyRequest(
           ? adaptations.learn(provider.name, translated.upstreamModel, errorText, translated.sent, status)
           : undefined
       if (change) {
+        adaptations.noteStatedWindow(provider.name, translated.upstreamModel, errorText as string, family)
         const again = await translateFor(target, model)
         if (again !== 'answered') {
           tried--

@@ -42,6 +42,7 @@ export const SIM_QUIRKS = [
   'no-mmproj',
   'context-8k',
   'context-4k',
+  'context-128k',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -481,13 +482,14 @@ export function refusedMedia(
   return undefined
 }
 
-/** The context windows of quirks `context-8k` and `context-4k`. */
+/** The context windows of quirks `context-8k`, `context-4k` and `context-128k`. */
 export const CONTEXT_8K = 8192
 const CONTEXT_4K = 4096
+const CONTEXT_128K = 131_072
 
 /**
  * DeepSeek's refusal of a request past its context window (quirk `context-8k`, a window of 8 192
- * tokens; `context-4k`, 4 096): the prompt (`promptTokens`, the simulator's count) and the completion it asks room for
+ * tokens; `context-4k`, 4 096; `context-128k`, 131 072): the prompt (`promptTokens`, the simulator's count) and the completion it asks room for
  * (`max_tokens`), in its words. Undefined when both fit.
  */
 export function contextRefusal(
@@ -495,7 +497,13 @@ export function contextRefusal(
   quirks: Quirks,
   promptTokens: number,
 ): string | undefined {
-  const window = quirks.has('context-4k') ? CONTEXT_4K : quirks.has('context-8k') ? CONTEXT_8K : undefined
+  const window = quirks.has('context-4k')
+    ? CONTEXT_4K
+    : quirks.has('context-8k')
+      ? CONTEXT_8K
+      : quirks.has('context-128k')
+        ? CONTEXT_128K
+        : undefined
   if (window === undefined) return undefined
   const asked = body.max_completion_tokens ?? body.max_tokens
   const completion = typeof asked === 'number' ? asked : 0

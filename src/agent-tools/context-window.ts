@@ -1,0 +1,41 @@
+/**
+ * How each coding agent is told the context window of the model behind the gateway, so that it
+ * compacts its conversation before the upstream refuses a longer prompt (docs/TRANSLATION.md,
+ * "Compacting in time"). The gateway learns a window from such a refusal; `gwctl doctor` says the
+ * setting, `gwctl run` sets it for its run.
+ */
+
+/**
+ * The largest window Claude Code assumes (2.1.3xx takes 1 000 000 for its own models, 2.1.1xx
+ * 200 000 for a model it does not know), and the most `CLAUDE_CODE_AUTO_COMPACT_WINDOW` takes.
+ */
+export const CLAUDE_CODE_MOST_WINDOW = 1_000_000
+/** The least `CLAUDE_CODE_AUTO_COMPACT_WINDOW` Claude Code takes (a smaller one is raised to it). */
+export const CLAUDE_CODE_LEAST_AUTO_COMPACT = 100_000
+/** Codex compacts at this part of the window (`model_auto_compact_token_limit`). */
+export const CODEX_COMPACT_AT = 0.9
+
+/**
+ * Claude Code's setting for a window of `tokens`: `CLAUDE_CODE_AUTO_COMPACT_WINDOW` from 100 000
+ * up to what it may assume; below, only `CLAUDE_CODE_MAX_CONTEXT_TOKENS` with a model name that
+ * does not start with `claude-` (which a run cannot choose for the user); undefined from the most
+ * it assumes on.
+ */
+export function claudeCodeWindowSetting(
+  tokens: number,
+):
+  | {variable: 'CLAUDE_CODE_AUTO_COMPACT_WINDOW' | 'CLAUDE_CODE_MAX_CONTEXT_TOKENS'; value: number}
+  | undefined {
+  if (tokens >= CLAUDE_CODE_MOST_WINDOW) return undefined
+  return tokens >= CLAUDE_CODE_LEAST_AUTO_COMPACT
+    ? {variable: 'CLAUDE_CODE_AUTO_COMPACT_WINDOW', value: tokens}
+    : {variable: 'CLAUDE_CODE_MAX_CONTEXT_TOKENS', value: tokens}
+}
+
+/** Codex's config keys for a window of `tokens` (`-c` overrides or config.toml lines). */
+export function codexWindowSettings(tokens: number): {
+  model_context_window: number
+  model_auto_compact_token_limit: number
+} {
+  return {model_context_window: tokens, model_auto_compact_token_limit: Math.floor(tokens * CODEX_COMPACT_AT)}
+}
