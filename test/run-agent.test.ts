@@ -272,6 +272,15 @@ describe('gwctl run', () => {
     })
     expect(own.stderr).not.toContain('compacts in time')
     expect(s.agentRecord().env.CLAUDE_CODE_AUTO_COMPACT_WINDOW).toBe('150000')
+    // and so does a window chosen in Claude Code's settings (`/autocompact` writes autoCompactWindow)
+    const settings = join(s.user, '.claude/settings.json')
+    const before = readFileSync(settings, 'utf8')
+    writeFileSync(settings, '{"autoCompactWindow": 150000}\n')
+    const chosen = await s.cli(['run', 'claude-code', '--policy', 'small', '--', 'd'])
+    expect(chosen.exitCode, chosen.stderr).toBe(0)
+    expect(chosen.stderr).not.toContain('compacts in time')
+    expect(s.agentRecord().env.CLAUDE_CODE_AUTO_COMPACT_WINDOW).toBeUndefined()
+    writeFileSync(settings, before)
 
     // Codex: its window and the usage it compacts at (90 %), as -c overrides after the provider's
     await s.cli(['run', 'codex', '--policy', 'small', '--', 'a'])

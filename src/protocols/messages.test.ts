@@ -375,6 +375,22 @@ describe("messages decodeRequest: Anthropic's tool search (deferred tools, tool_
     expect(texts(4)).toEqual([`<functions>\n${line('Cron')}\n</functions>`])
   })
 
+  it("keeps deferred tools as ordinary ones beside Anthropic's own tool search, which no other family runs", () => {
+    for (const type of ['tool_search_tool_regex_20251119', 'tool_search_tool_bm25_20251119']) {
+      const r = decode(
+        [
+          {type, name: 'tool_search_tool'},
+          tool('get_weather', {defer_loading: true}),
+          tool('get_time', {defer_loading: true}),
+        ],
+        turn1,
+      )
+      expect(r.tools.map((t) => t.name)).toEqual(['get_weather', 'get_time'])
+      const chat = chatCodec.encodeRequest(r, 'up', {}) as {tools: Array<{function: {name: string}}>}
+      expect(chat.tools.map((t) => t.function.name)).toEqual(['get_weather', 'get_time'])
+    }
+  })
+
   it('gives the model a deferred tool the request forces', () => {
     const deferredTool = tool('WebFetch', {defer_loading: true})
     const forced = messagesCodec.decodeRequest(

@@ -364,7 +364,11 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
       : arr(b.system).map((raw) => textPart(isObj(raw) ? raw : {}))
   system.push(...turns.system)
   const {tools, builtin, deferred} = decodeTools(b.tools)
-  loadDeferredTools(tools, deferred, refs)
+  // Anthropic's own tool search (a `tool_search_tool_*` server tool, which no other family runs):
+  // its deferred tools go as ordinary tools, or the model would have none of them
+  if (deferred && builtin.some((t) => /^tool_search_tool_/.test(String((t.raw as {type?: unknown})?.type))))
+    tools.push(...deferred.values())
+  else loadDeferredTools(tools, deferred, refs)
   const {choice, parallel} = decodeToolChoice(b.tool_choice)
   // a deferred tool the request forces is the model's too (an upstream refuses a forced tool it
   // was not given)

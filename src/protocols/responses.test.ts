@@ -202,6 +202,16 @@ describe("responses: a namespace's tools (Codex 0.171's multi_agent_v1)", () => 
     )
   })
 
+  it('forces a tool of a namespace by the name it has elsewhere', () => {
+    const r = responsesCodec.decodeRequest(
+      {...body, tool_choice: {type: 'function', name: 'close_agent', namespace: 'multi_agent_v1'}},
+      {},
+    )
+    expect(r.toolChoice).toEqual({type: 'tool', name: 'multi_agent_v1__close_agent'})
+    const chat = chatCodec.encodeRequest(r, 'up', {}) as {tool_choice: unknown}
+    expect(chat.tool_choice).toEqual({type: 'function', function: {name: 'multi_agent_v1__close_agent'}})
+  })
+
   it("answers a call of one under the tool's own name with its namespace, as Codex records it", () => {
     const request = responsesCodec.decodeRequest(body, {})
     const answer = responsesCodec.encodeResponse(

@@ -103,8 +103,9 @@ function reasoningFromItem(item: Body): ReasoningPart {
 
 function toolChoice(raw: unknown): ToolChoice | undefined {
   if (raw === 'auto' || raw === 'none' || raw === 'required') return {type: raw}
+  // a tool of a namespace by the name it has elsewhere (FunctionTool.namespace)
   if (isObject(raw) && (raw.type === 'function' || raw.type === 'custom') && typeof raw.name === 'string')
-    return {type: 'tool', name: raw.name}
+    return {type: 'tool', name: namespaced(str(raw.namespace), raw.name)}
   return undefined
 }
 

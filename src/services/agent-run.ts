@@ -137,28 +137,35 @@ async function learnedWindow(
  * (../agent-tools/context-window.ts): Claude Code's `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (it takes
  * 100 000 to 1 000 000; below, only a renamed model helps, which doctor says), Codex's `model_context_window` and
  * `model_auto_compact_token_limit` as `-c` overrides. Nothing where the user set them already
- * (the variable in the environment, the keys in config.toml) or the agent assumes no more.
+ * (the variable in the environment, or a window in Claude Code's settings files: the user's, the
+ * project's, the local one, `autoCompactWindow` as `/autocompact` writes it included; either key
+ * in one of Codex's config.toml files: `CODEX_HOME`'s, the system's, the project's) or the agent
+ * assumes no more.
  */
 function windowOverrides(
   tool: RunTool,
   tokens: number,
   env: NodeJS.ProcessEnv,
+  cwd: string,
 ): {set?: Record<string, string>; args?: string[]; told: string} | undefined {
   if (tool === 'claude-code') {
     const setting = claudeCodeWindowSetting(tokens)
     // (below 100 000 only a model name of the user's choosing helps: doctor says so)
     if (setting?.variable !== 'CLAUDE_CODE_AUTO_COMPACT_WINDOW') return undefined
     if (env.CLAUDE_CODE_AUTO_COMPACT_WINDOW !== undefined) return undefined
+    const files = [agentHome(tool, env).configFile, ...claudeProjectSettings(cwd)]
+    if (files.some((file) => /"(autoCompactWindow|CLAUDE_CODE_AUTO_COMPACT_WINDOW)"\s*:/.test(textOf(file))))
+      return undefined
     return {set: {[setting.variable]: String(setting.value)}, told: setting.variable}
   }
   if (tool === 'codex') {
-    let config = ''
-    try {
-      config = readFileSync(agentHome(tool, env).configFile, 'utf8')
-    } catch {
-      // no config.toml: nothing of the user's to keep
-    }
-    if (/^\s*model_(context_window|auto_compact_token_limit)\s*=/m.test(config)) return undefined
+    const files = [
+      agentHome(tool, env).configFile,
+      '/etc/codex/config.toml',
+      join(cwd, '.codex', 'config.toml'),
+    ]
+    if (files.some((file) => /^\s*model_(context_window|auto_compact_token_limit)\s*=/m.test(textOf(file))))
+      return undefined
     const keys = codexWindowSettings(tokens)
     return {
       args: Object.entries(keys).flatMap(([key, value]) => ['-c', `${key}=${value}`]),
@@ -166,6 +173,15 @@ function windowOverrides(
     }
   }
   return undefined
+}
+
+/** A file's text; empty when it cannot be read (none there: nothing of the user's to keep). */
+function textOf(path: string): string {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch {
+    return ''
+  }
 }
 
 /** The tool `name` means, or exit 7 listing the names. */
@@ -383,7 +399,7 @@ export async function prepareRun(options: RunOptions): Promise<RunPlan> {
   const policyId = agent?.policyId ?? options.policyId ?? ''
   const family = tool === 'claude-code' ? 'messages' : tool === 'codex' ? 'responses' : undefined
   const learned = family ? await learnedWindow(port, after, policyId, family) : undefined
-  const told = learned ? windowOverrides(tool, learned.tokens, env) : undefined
+  const told = learned ? windowOverrides(tool, learned.tokens, env, process.cwd()) : undefined
   if (told?.set) Object.assign(childEnv, told.set)
   return {
     tool,

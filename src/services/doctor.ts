@@ -421,7 +421,7 @@ interface LearnedView {
 
 /**
  * How to have the agent behind a learned window compact before the upstream refuses (docs/
- * TRANSLATION.md, "Compacting in time"): Claude Code (a Messages entrance) assumes 200 000 tokens;
+ * TRANSLATION.md, "Compacting in time"): Claude Code (a Messages entrance) assumes up to 1 000 000 tokens (2.1.3xx; 200 000 before);
  * Codex (a Responses entrance) takes the window and the usage that starts its compaction from its
  * config.toml (`model_context_window`, `model_auto_compact_token_limit`: 90 % of it here).
  * Undefined when there is nothing to do.

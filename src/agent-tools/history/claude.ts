@@ -89,7 +89,9 @@ export function claudeParser(file: FileContext): LineParser {
         cacheCreationTokens,
         cache5mTokens: cache5m,
         cache1hTokens: cache1h,
-        reasoningTokens: 0,
+        // Anthropic's `output_tokens_details.thinking_tokens` (Claude Code 2.1.3xx keeps it): a
+        // part of the output, never more than it
+        reasoningTokens: Math.min(num(obj(usage.output_tokens_details)?.thinking_tokens), outputTokens),
         totalTokens: inputTokens + outputTokens + cacheReadTokens + cacheCreationTokens,
         sidechain: line.isSidechain === true,
         messageId,

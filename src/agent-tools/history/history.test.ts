@@ -793,6 +793,27 @@ describe("the parsers' line tests and time stamps", () => {
     expect([odd('a.b'), odd('axb'), odd('(x|y)'), odd('x')]).toEqual([true, false, true, false])
   })
 
+  it("reads Claude Code 2.1.3xx's thinking tokens as the reasoning, never more than the output", () => {
+    const parse = claudeParser({path: 'p', keyPath: 'p', project: null})
+    const line = (details: unknown) =>
+      JSON.stringify({
+        timestamp: '2026-11-27T10:00:00.000Z',
+        sessionId: 's',
+        requestId: 'req_1',
+        message: {
+          id: 'msg_1',
+          model: 'claude-opus-5-5',
+          usage: {input_tokens: 10, output_tokens: 40, output_tokens_details: details},
+        },
+      })
+    const reasoning = (details: unknown) =>
+      (parse.line(line(details), 0) as {reasoningTokens: number}).reasoningTokens
+    expect(reasoning({thinking_tokens: 25})).toBe(25)
+    expect(reasoning({thinking_tokens: 90})).toBe(40)
+    expect(reasoning(undefined)).toBe(0)
+    expect(reasoning({thinking_tokens: 'x'})).toBe(0)
+  })
+
   it('reads time stamps exactly as Date.parse does', () => {
     const samples = [
       '2025-08-01T00:00:00.000Z',

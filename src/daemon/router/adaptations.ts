@@ -668,7 +668,7 @@ export class UpstreamAdaptations {
    * Keeps the context window (`tokens`) that `provider`'s `model` stated when it refused a
    * prompt that came in on `entrance` (the latest refusal's entrance: one agent's advice at a
    * time): `gwctl doctor` tells the agent's user how to have the agent compact before it (Claude
-   * Code assumes 200 000 tokens for a model it does not know). Nothing about requests changes. At
+   * Code 2.1.3xx assumes up to 1 000 000 tokens). Nothing about requests changes. At
    * most MAX_TARGETS are kept, the oldest dropped.
    */
   noteWindow(provider: string, model: string, tokens: number, entrance: Family): void {
