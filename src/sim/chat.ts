@@ -34,6 +34,7 @@ import {
   NO_QUIRKS,
   argsPieces,
   obfuscationPad,
+  pickedTool,
   quirkCalls,
   selectQuirks,
   strictFieldsProblem,
@@ -644,18 +645,20 @@ export function planChat(
       else for (const key of props) args[key] = snippet.slice(0, 20) || 'value'
       return {name: String(fn.name ?? 'tool'), args}
     }
-    // `tool-search`: the user's `select:NAME` loads that tool with the offered ToolSearch tool, as
-    // a model does that needs a deferred tool (Claude Code's tool search)
-    const select = quirks.has('tool-search') ? /\bselect:([\w,-]+)/.exec(prompt)?.[1] : undefined
-    const search = select ? tools.find((t: any) => t?.function?.name === 'ToolSearch') : undefined
-    // `named-tool`: the tool the user's `tool:NAME` names instead of the first
-    const wanted = quirks.has('named-tool') ? /\btool:([\w.:-]+)/.exec(prompt)?.[1] : undefined
-    const named = wanted ? tools.find((t: any) => t?.function?.name === wanted) : undefined
-    const [first, ...more] = search
-      ? [{name: 'ToolSearch', args: {query: `select:${select}`}}]
-      : named
-        ? [callOf(named)]
-        : quirkCalls(callOf(tools[0]), tools[1] ? callOf(tools[1]) : undefined, quirks)
+    // `tool-search` and `named-tool`: the tool the user's words pick (ToolSearch loading a deferred
+    // tool, as a model does that needs one; a tool named by `tool:NAME`) instead of the first
+    const picked = pickedTool(
+      tools.map((t: any) => t?.function?.name),
+      prompt,
+      quirks,
+    )
+    const [first, ...more] = picked
+      ? [
+          picked.args
+            ? {name: picked.name, args: picked.args}
+            : callOf(tools.find((t: any) => t?.function?.name === picked.name)),
+        ]
+      : quirkCalls(callOf(tools[0]), tools[1] ? callOf(tools[1]) : undefined, quirks)
     const withId = (call: {name: string; args: unknown}) => ({
       id: `call_${(++sequence).toString(36)}`,
       name: call.name,

@@ -24,11 +24,12 @@
 //                                          `file` part
 //   npm run test:agents -- --tool-search   Claude Code loads a deferred tool (its ToolSearch answers with a
 //                                          `tool_reference`, Claude Code 2.1.3xx) through translation to
-//                                          chat: the upstream gets the tool and its definition, never the
-//                                          placeholder Claude Code always defers
+//                                          each other family (--to narrows): the upstream gets the tool and
+//                                          its definition, never the placeholder Claude Code always defers
 //   npm run test:agents -- --namespace     Codex calls a tool of its `multi_agent_v1` namespace (its
-//                                          sub-agent tools, Codex 0.17x) through translation to chat: the
-//                                          call must come back with its namespace, which Codex needs to run it
+//                                          sub-agent tools, Codex 0.17x) through translation to each other
+//                                          family: the call must come back with its namespace, which Codex
+//                                          needs to run it
 //   npm run test:agents -- --only codex    one or more agents (comma-separated: claude, codex,
 //                                          gemini, opencode, qwen)
 //   npm run test:agents -- --latest        each CLI at its newest version on npm instead of the
@@ -106,7 +107,7 @@ const QUIRKS = [
   ...(NAMESPACE ? ['named-tool'] : []),
 ]
 const TO =
-  PDF || OVERFLOW || TOOL_SEARCH || NAMESPACE
+  PDF || OVERFLOW
     ? new Set(['chat'])
     : toAt >= 0
       ? new Set(String(argv[toAt + 1] ?? '').split(','))
@@ -573,6 +574,8 @@ const UPSTREAMS = {
       (b.messages ?? []).some(
         (m) => m.role === 'assistant' && m.tool_calls && (m.reasoning_content || m.reasoning),
       ),
+    toolNames: (b) => (b.tools ?? []).map((t) => t.function?.name),
+    resultTexts: (b) => (b.messages ?? []).filter((m) => m.role === 'tool').map((m) => textOf(m.content)),
   },
   responses: {
     model: 'gpt-5',
@@ -582,6 +585,11 @@ const UPSTREAMS = {
     asksReasoning: (b) => b.reasoning != null,
     carriesReasoning: (b) =>
       (Array.isArray(b.input) ? b.input : []).some((i) => i.type === 'reasoning' && i.encrypted_content),
+    toolNames: (b) => (b.tools ?? []).filter((t) => t.type === 'function').map((t) => t.name),
+    resultTexts: (b) =>
+      (Array.isArray(b.input) ? b.input : [])
+        .filter((i) => /_call_output$/.test(i.type ?? ''))
+        .map((i) => textOf(i.output)),
   },
   messages: {
     model: 'claude-sonnet-4-5',
@@ -596,6 +604,13 @@ const UPSTREAMS = {
           Array.isArray(m.content) &&
           m.content.some((c) => c.type === 'thinking' || c.type === 'redacted_thinking'),
       ),
+    toolNames: (b) => (b.tools ?? []).map((t) => t.name),
+    resultTexts: (b) =>
+      (b.messages ?? []).flatMap((m) =>
+        Array.isArray(m.content)
+          ? m.content.filter((c) => c.type === 'tool_result').map((c) => textOf(c.content))
+          : [],
+      ),
   },
   gemini: {
     model: 'gemini-2.5-flash',
@@ -608,7 +623,24 @@ const UPSTREAMS = {
     },
     carriesReasoning: (b) =>
       (b.contents ?? []).some((c) => (c.parts ?? []).some((p) => p.functionCall && p.thoughtSignature)),
+    toolNames: (b) => (b.tools ?? []).flatMap((t) => (t.functionDeclarations ?? []).map((d) => d.name)),
+    resultTexts: (b) =>
+      (b.contents ?? []).flatMap((c) =>
+        (c.parts ?? []).filter((p) => p.functionResponse).map((p) => textOf(p.functionResponse.response)),
+      ),
   },
+}
+
+/** A tool result's text in any family's shape: a string, text parts, or a JSON value. */
+function textOf(content) {
+  if (typeof content === 'string') return content
+  if (Array.isArray(content))
+    return content.map((c) => (typeof c === 'string' ? c : (c?.text ?? ''))).join('')
+  if (content && typeof content === 'object') {
+    const inner = content.output ?? content.content ?? content.result
+    return typeof inner === 'string' ? inner : JSON.stringify(content)
+  }
+  return ''
 }
 const FAMILY_NAMES = Object.keys(UPSTREAMS).filter((f) => !TO || TO.has(f))
 const runsOf = (list) => list.reduce((n, a) => n + FAMILY_NAMES.filter((f) => f !== a.family).length, 0)
@@ -745,8 +777,7 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
   const lined = (b) => JSON.stringify(b).includes(LINE)
   // --tool-search: the second turn holds ToolSearch's result, the loaded tool's definition, followed
   // by Claude Code's "Tool loaded." (so the tool message is not the last)
-  const searched = (b) =>
-    (b.messages ?? []).some((m) => m.role === 'tool' && String(m.content).startsWith('<functions>'))
+  const searched = (b) => fam.resultTexts(b).some((t) => t.startsWith('<functions>'))
   const isTurn2 = pdf ? (b) => withPdf(b) || (textOnly && lined(b)) : TOOL_SEARCH ? searched : fam.isTurn2
   notes.push(
     `sim (${up}) saw ${calls.map((r) => `${r.path}${isTurn2(r.body) ? (pdf ? ' [tool result and the PDF as a file part]' : ' [tool result]') : ''}`).join(', ') || 'no model call'}`,
@@ -779,12 +810,10 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
   }
 
   if (TOOL_SEARCH && turn2At >= 0) {
-    const names = (b) => (b.tools ?? []).map((t) => t.function?.name)
+    const names = fam.toolNames
     const first = names(calls[0].body)
     const second = calls[turn2At].body
-    const result = second.messages.find(
-      (m) => m.role === 'tool' && String(m.content).startsWith('<functions>'),
-    )
+    const result = {content: fam.resultTexts(second).find((t) => t.startsWith('<functions>'))}
     notes.push(
       `turn 1 tools: ${first.join(', ')}; turn 2 adds ${
         names(second)
@@ -807,8 +836,8 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
   if (NAMESPACE && turn2At >= 0) {
     // the upstream had the namespace's tools as functions and called one; Codex ran it (its
     // "unsupported call: ..." when the call came back without the namespace)
-    const names = (calls[0].body.tools ?? []).map((t) => t.function?.name)
-    const output = calls[turn2At].body.messages.at(-1)?.content
+    const names = fam.toolNames(calls[0].body)
+    const output = fam.resultTexts(calls[turn2At].body).at(-1)
     notes.push(
       `the namespace's tools upstream: ${names.filter((n) => n.startsWith('multi_agent_v1__')).join(', ')}`,
     )

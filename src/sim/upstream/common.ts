@@ -52,6 +52,8 @@ export function simAnswer(options: {
    * does when it must call that tool (otherwise they are `{query}`, the user's words).
    */
   forcedSchema?: unknown
+  /** The call's arguments, as given (a tool the user's words picked: quirks.ts `pickedTool`). */
+  toolArgs?: Record<string, unknown>
   messagesCache?: boolean
   jsonSchema?: unknown
   /** The tool result the request ends with: the answer quotes it, so a tool loop ends. */
@@ -69,9 +71,10 @@ export function simAnswer(options: {
   }
   if (options.toolName && (options.forceTool || wantsTool(options.lastUserText))) {
     const args =
-      options.forcedSchema !== undefined
+      options.toolArgs ??
+      (options.forcedSchema !== undefined
         ? (instanceOf(options.forcedSchema) as Record<string, unknown>)
-        : {query: snippet || 'sim'}
+        : {query: snippet || 'sim'})
     return {
       text: '',
       thinking,

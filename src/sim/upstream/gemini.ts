@@ -10,7 +10,14 @@ import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'
 import {bearer, deltas, header, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
 import type {Quirks} from './quirks.js'
-import {NO_QUIRKS, quirkAnswer, refusedThinkingBudget, selectQuirks, unknownQuirkMessage} from './quirks.js'
+import {
+  NO_QUIRKS,
+  pickedTool,
+  quirkAnswer,
+  refusedThinkingBudget,
+  selectQuirks,
+  unknownQuirkMessage,
+} from './quirks.js'
 import {functionCallSignature, geminiHistoryProblem} from './turn-checks.js'
 
 type Body = Record<string, unknown>
@@ -73,12 +80,21 @@ export function geminiAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer 
   const thinking = config.thinkingConfig as Body | undefined
   const mode = ((body.toolConfig as Body | undefined)?.functionCallingConfig as Body | undefined)?.mode
   const json = config.responseMimeType === 'application/json'
+  const userText = lastUserText(body.contents)
+  const answered = lastIsFunctionResponse(body.contents)
+  const names = (Array.isArray(body.tools) ? (body.tools as Body[]) : []).flatMap((t) =>
+    Array.isArray(t?.functionDeclarations)
+      ? (t.functionDeclarations as Body[]).map((d) => String(d?.name))
+      : [],
+  )
+  const picked = answered ? undefined : pickedTool(names, userText, quirks)
   const answer = simAnswer({
     promptParts: [body.systemInstruction ?? null, body.contents ?? null, body.tools ?? null],
-    lastUserText: lastUserText(body.contents),
+    lastUserText: userText,
     reasoning: !!thinking && thinking.thinkingBudget !== 0,
-    toolName: lastIsFunctionResponse(body.contents) ? undefined : firstFunction(body.tools),
-    forceTool: mode === 'ANY',
+    toolName: answered ? undefined : (picked?.name ?? firstFunction(body.tools)),
+    forceTool: !!picked || mode === 'ANY',
+    toolArgs: picked?.args,
     jsonSchema: json ? (config.responseJsonSchema ?? config.responseSchema ?? {type: 'object'}) : undefined,
     toolResult: lastFunctionResponse(body.contents),
   })

@@ -14,6 +14,7 @@ import type {Quirks} from './quirks.js'
 import {
   NO_QUIRKS,
   argsPieces,
+  pickedTool,
   quirkAnswer,
   refusedMaxOutput,
   contextRefusal,
@@ -62,14 +63,17 @@ export function messagesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswe
   // a tool forced by name is the one called, with arguments of its schema
   const forced =
     toolChoice?.type === 'tool' ? tools.find((t) => isCustomTool(t) && t.name === toolChoice.name) : undefined
+  const userText = lastUserText(body.messages)
+  const answered = lastIsToolResult(body.messages)
+  const names = tools.filter(isCustomTool).map((t) => String(t.name))
+  const picked = answered || forced ? undefined : pickedTool(names, userText, quirks)
   const answer = simAnswer({
     promptParts: [body.system ?? null, body.messages ?? null, body.tools ?? null],
-    lastUserText: lastUserText(body.messages),
+    lastUserText: userText,
     reasoning: !!thinking && thinking.type !== 'disabled',
-    toolName: lastIsToolResult(body.messages)
-      ? undefined
-      : ((forced ?? customTool)?.name as string | undefined),
-    forceTool: toolChoice?.type === 'any' || toolChoice?.type === 'tool',
+    toolName: answered ? undefined : (picked?.name ?? ((forced ?? customTool)?.name as string | undefined)),
+    forceTool: !!picked || toolChoice?.type === 'any' || toolChoice?.type === 'tool',
+    toolArgs: picked?.args,
     forcedSchema: forced ? (forced.input_schema ?? {}) : undefined,
     messagesCache: true,
     toolResult: lastToolResult(body.messages),

@@ -3,7 +3,10 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {Simulator} from '../server.js'
 import {startSim} from '../server.js'
-import {cutPieces, selectQuirks} from './quirks.js'
+import {geminiAnswer} from './gemini.js'
+import {messagesAnswer} from './messages.js'
+import {cutPieces, pickedTool, selectQuirks} from './quirks.js'
+import {responsesAnswer} from './responses.js'
 
 let sim: Simulator
 
@@ -262,6 +265,57 @@ describe('chat quirks', () => {
     expect(JSON.parse(call.arguments)).toEqual({target: 'Close it with tool:m'})
     expect((await ask('gpt-x', 'Close it with tool:multi_agent_v1__close_agent')).name).toBe('exec_command')
     expect((await ask('gpt-x+named-tool', 'Close it with tool:gone')).name).toBe('exec_command')
+  })
+
+  it("tool-search and named-tool on the vendor upstreams: the picked tool, and Claude Code's words after a result answered", () => {
+    const both = new Set(['tool-search', 'named-tool'] as const)
+    expect(pickedTool(['Agent', 'ToolSearch'], 'load select:WebFetch', both)).toEqual({
+      name: 'ToolSearch',
+      args: {query: 'select:WebFetch'},
+    })
+    expect(pickedTool(['a', 'ns__b'], 'with tool:ns__b', both)).toEqual({name: 'ns__b'})
+    expect(pickedTool(['a'], 'with tool:ns__b or select:X', both)).toBeUndefined()
+    expect(pickedTool(['ToolSearch'], 'select:X', new Set())).toBeUndefined()
+    const ask = 'Load it (select:WebFetch).'
+    const fn = (name: string) => ({type: 'function', name, parameters: {type: 'object'}})
+    const quirk = new Set(['tool-search'] as const)
+    const responses = (input: unknown[]) =>
+      responsesAnswer({model: 'gpt-x', input, tools: [fn('Agent'), fn('ToolSearch')]}, quirk)
+    expect(
+      responses([{type: 'message', role: 'user', content: [{type: 'input_text', text: ask}]}]).tool,
+    ).toEqual({
+      name: 'ToolSearch',
+      args: {query: 'select:WebFetch'},
+    })
+    const loaded = responses([
+      {type: 'message', role: 'user', content: [{type: 'input_text', text: ask}]},
+      {type: 'function_call', call_id: 'c1', name: 'ToolSearch', arguments: '{}'},
+      {type: 'function_call_output', call_id: 'c1', output: '<functions>WebFetch</functions>'},
+      {type: 'message', role: 'user', content: [{type: 'input_text', text: 'Tool loaded.'}]},
+    ])
+    expect(loaded.tool).toBeUndefined()
+    expect(loaded.text).toBe('The tool answered: <functions>WebFetch</functions>')
+    const gemini = geminiAnswer(
+      {
+        contents: [{role: 'user', parts: [{text: ask}]}],
+        tools: [{functionDeclarations: [{name: 'Agent'}, {name: 'ToolSearch'}]}],
+      },
+      quirk,
+    )
+    expect(gemini.tool?.name).toBe('ToolSearch')
+    const messages = messagesAnswer(
+      {
+        model: 'claude-x',
+        max_tokens: 10,
+        messages: [{role: 'user', content: 'Close it with tool:ns__close.'}],
+        tools: [
+          {name: 'first', input_schema: {}},
+          {name: 'ns__close', input_schema: {}},
+        ],
+      },
+      new Set(['named-tool'] as const),
+    )
+    expect(messages.tool?.name).toBe('ns__close')
   })
 
   it("text-only and no-mmproj: DeepSeek's 400 and llama.cpp's 500 for media; the line in its place answered", async () => {

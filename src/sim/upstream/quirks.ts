@@ -155,6 +155,22 @@ export function quirkCalls(first: Call, second: Call | undefined, quirks: Quirks
   return calls
 }
 
+/**
+ * The tool call the user's words pick under `tool-search` (`select:NAME` with a `ToolSearch` tool
+ * offered: ToolSearch with that query) or `named-tool` (`tool:NAME` naming an offered tool: that
+ * tool, its arguments as usual), for a vendor upstream of the simulator; undefined otherwise.
+ */
+export function pickedTool(
+  names: readonly string[],
+  userText: string,
+  quirks: Quirks,
+): {name: string; args?: Record<string, unknown>} | undefined {
+  const select = quirks.has('tool-search') ? /\bselect:([\w,-]*\w)/.exec(userText)?.[1] : undefined
+  if (select && names.includes('ToolSearch')) return {name: 'ToolSearch', args: {query: `select:${select}`}}
+  const wanted = quirks.has('named-tool') ? /\btool:([\w.:-]*\w)/.exec(userText)?.[1] : undefined
+  return wanted && names.includes(wanted) ? {name: wanted} : undefined
+}
+
 /** A vendor upstream's answer with the quirks applied to its tool call(s). */
 export function quirkAnswer(
   answer: SimAnswer,

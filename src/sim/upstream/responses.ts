@@ -15,6 +15,7 @@ import {
   NO_QUIRKS,
   argsPieces,
   argsText,
+  pickedTool,
   quirkAnswer,
   selectQuirks,
   unknownQuirkMessage,
@@ -44,18 +45,35 @@ function firstFunctionTool(tools: unknown, nth = 0): string | undefined {
 /** The sim's answer and the final `response` object of a Responses request. */
 export function responsesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer {
   const input = body.input
-  const lastItem = Array.isArray(input) ? (input.at(-1) as Body | undefined) : undefined
-  const lastIsToolOutput = lastItem?.type === 'function_call_output'
+  const items = Array.isArray(input) ? (input as Body[]) : []
+  const lastItem = items.at(-1)
+  // `tool-search`: Claude Code follows its ToolSearch result with words of its own ("Tool
+  // loaded."), a user message after the output: that output is answered too
+  const lastOutput = items.findLastIndex((i) => i?.type === 'function_call_output')
+  const outputItem =
+    lastItem?.type === 'function_call_output'
+      ? lastItem
+      : quirks.has('tool-search') &&
+          lastOutput >= 0 &&
+          items.slice(lastOutput + 1).every((i) => i?.role === 'user')
+        ? items[lastOutput]
+        : undefined
   const toolChoice = body.tool_choice
   const reasoning = body.reasoning as Body | undefined
+  const userText = lastUserText(input)
+  const names = (Array.isArray(body.tools) ? (body.tools as Body[]) : [])
+    .filter((t) => t?.type === 'function' && typeof t.name === 'string')
+    .map((t) => t.name as string)
+  const picked = outputItem ? undefined : pickedTool(names, userText, quirks)
   const answer = simAnswer({
     promptParts: [body.instructions ?? null, input ?? null, body.tools ?? null],
-    lastUserText: lastUserText(input),
+    lastUserText: userText,
     reasoning: !!reasoning && reasoning.effort !== 'none',
-    toolName: lastIsToolOutput ? undefined : firstFunctionTool(body.tools),
-    forceTool: toolChoice === 'required' || (toolChoice as Body | undefined)?.type === 'function',
+    toolName: outputItem ? undefined : (picked?.name ?? firstFunctionTool(body.tools)),
+    forceTool: !!picked || toolChoice === 'required' || (toolChoice as Body | undefined)?.type === 'function',
+    toolArgs: picked?.args,
     jsonSchema: ((body.text as Body | undefined)?.format as Body | undefined)?.schema,
-    toolResult: lastIsToolOutput ? toolResultText(lastItem?.output) : undefined,
+    toolResult: outputItem ? toolResultText(outputItem.output) : undefined,
   })
   return quirkAnswer(answer, firstFunctionTool(body.tools, 1), quirks, simTokens)
 }
