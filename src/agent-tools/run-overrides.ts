@@ -113,20 +113,44 @@ export function claudeProjectSettings(cwd: string): string[] {
   return [join(cwd, '.claude', 'settings.json'), join(cwd, '.claude', 'settings.local.json')]
 }
 
-/** Which of Claude Code's routing variables the settings file at `path` sets in its `env`. */
-export function claudeRouteEntries(path: string): string[] {
+/** A Claude Code settings file, parsed; undefined when there is none or it does not parse. */
+function claudeSettings(path: string): Record<string, unknown> | undefined {
   let text: string
   try {
     text = readFileSync(path, 'utf8')
   } catch {
-    return []
+    return undefined
   }
   try {
-    const env = (JSON.parse(stripJsonComments(text)) as {env?: Record<string, unknown>})?.env
-    return env && typeof env === 'object' ? CLAUDE_ROUTE_VARIABLES.filter((v) => env[v] !== undefined) : []
+    const settings: unknown = JSON.parse(stripJsonComments(text))
+    return settings && typeof settings === 'object' ? (settings as Record<string, unknown>) : undefined
   } catch {
-    return [] // Claude Code reports a settings file that does not parse itself
+    return undefined // Claude Code reports a settings file that does not parse itself
   }
+}
+
+/** Which of Claude Code's routing variables the settings file at `path` sets in its `env`. */
+export function claudeRouteEntries(path: string): string[] {
+  const env = claudeSettings(path)?.env as Record<string, unknown> | undefined
+  return env && typeof env === 'object' ? CLAUDE_ROUTE_VARIABLES.filter((v) => env[v] !== undefined) : []
+}
+
+/**
+ * Whether the settings file at `path` chooses the window Claude Code compacts to: the variable
+ * `CLAUDE_CODE_AUTO_COMPACT_WINDOW` in its `env`, or `autoCompactWindow` (which `/autocompact`
+ * writes), at the top or under a model.
+ */
+export function claudeSetsCompactWindow(path: string): boolean {
+  const settings = claudeSettings(path)
+  if (!settings) return false
+  const env = settings.env as Record<string, unknown> | undefined
+  if (env && typeof env === 'object' && env.CLAUDE_CODE_AUTO_COMPACT_WINDOW !== undefined) return true
+  const holds = (value: unknown, depth: number): boolean =>
+    !!value &&
+    typeof value === 'object' &&
+    depth < 4 &&
+    Object.entries(value).some(([key, inner]) => key === 'autoCompactWindow' || holds(inner, depth + 1))
+  return holds(settings, 0)
 }
 
 /** The overrides that route `tool` through the gateway at `origin` with `key`. */

@@ -30,6 +30,7 @@ import {
   checkGeminiAuth,
   claudeProjectSettings,
   claudeRouteEntries,
+  claudeSetsCompactWindow,
   runOverrides,
 } from '../agent-tools/run-overrides.js'
 import {displayPrefix} from '../gateway/keys.js'
@@ -153,8 +154,7 @@ function windowOverrides(
     // (below 100 000 only a model name of the user's choosing helps: doctor says so)
     if (setting?.variable !== 'CLAUDE_CODE_AUTO_COMPACT_WINDOW') return undefined
     if (env.CLAUDE_CODE_AUTO_COMPACT_WINDOW !== undefined) return undefined
-    const files = [agentHome(tool, env).configFile, ...claudeProjectSettings(cwd)]
-    if (files.some((file) => /"(autoCompactWindow|CLAUDE_CODE_AUTO_COMPACT_WINDOW)"\s*:/.test(textOf(file))))
+    if ([agentHome(tool, env).configFile, ...claudeProjectSettings(cwd)].some(claudeSetsCompactWindow))
       return undefined
     return {set: {[setting.variable]: String(setting.value)}, told: setting.variable}
   }
