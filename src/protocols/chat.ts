@@ -321,7 +321,25 @@ function encodeMessages(request: Request): Json[] {
 }
 
 function encodeToolChoice(c: ToolChoice): unknown {
-  return c.type === 'tool' ? {type: 'function', function: {name: c.name}} : c.type
+  // a forced web search beside function tools: the functions stay the model's choice
+  return c.type === 'tool'
+    ? {type: 'function', function: {name: c.name}}
+    : c.type === 'web_search'
+      ? 'auto'
+      : c.type
+}
+
+/**
+ * Chat completions has no web search: a request whose point is one (Claude Code's WebSearch forces
+ * it, Gemini CLI's sends it as its only tool) is refused, since the model would answer from memory
+ * as though it had searched; a search offered beside function tools (Codex) is only left out.
+ */
+function refuseSearchRequest(request: Request): void {
+  if (!request.webSearch) return
+  if (request.toolChoice?.type !== 'web_search' && request.tools.length > 0) return
+  throw new TranslationError(
+    'web search cannot be translated to a chat completions upstream: it has no web search tool, and its model would answer from memory as though it had searched. Route this agent to a Responses, Messages or Gemini provider to search the web',
+  )
 }
 
 function encodeResponseFormat(f: ResponseFormat): Json {
@@ -343,6 +361,7 @@ function requestEffort(r: Request): Effort | undefined {
 }
 
 function encodeRequest(request: Request, model: string): Record<string, unknown> {
+  refuseSearchRequest(request)
   const tools = request.tools.map((t) => ({
     type: 'function',
     function: {

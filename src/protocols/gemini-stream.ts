@@ -14,9 +14,11 @@ import type {
   StreamEncoder,
   StreamEvent,
   Usage,
+  WebSearchPart,
 } from './ir.js'
 import {wrapOpaque} from './ir.js'
 import {finishReasonOf, stopOfFinish, usageFromGemini, usageToGemini} from './gemini-parts.js'
+import {groundingOf, searchesOfGrounding} from './web-search.js'
 import type {Body} from './responses-items.js'
 import {fullUsage, hasForeignOpaque, isObject, newId} from './responses-items.js'
 
@@ -30,6 +32,7 @@ export class GeminiStreamDecoder implements StreamDecoder {
   private open: {index: number; kind: 'text' | 'reasoning'} | undefined
   private toolCalls = false
   private heldUsage: Partial<Usage> | undefined
+  private grounded = false
 
   constructor(private readonly ctx?: CodecContext) {}
 
@@ -70,6 +73,21 @@ export class GeminiStreamDecoder implements StreamDecoder {
     const parts =
       isObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : []
     for (const p of parts) if (isObject(p)) this.part(out, p)
+    if (candidate.groundingMetadata !== undefined && !this.grounded) {
+      // Google Search grounding comes once, with the last chunk: each search handed on whole
+      const searches = searchesOfGrounding(candidate.groundingMetadata, () => newId(this.ctx, 'ws'))
+      if (searches.length) {
+        this.grounded = true
+        this.close(out)
+        for (const {type: _, ...search} of searches) {
+          const index = this.next++
+          out.push(
+            {type: 'block_start', index, block: {type: 'web_search', ...search}},
+            {type: 'block_stop', index},
+          )
+        }
+      }
+    }
     const finish = str(candidate.finishReason)
     const blocked = isObject(chunk.promptFeedback) && chunk.promptFeedback.blockReason !== undefined
     const usage = usageFromGemini(chunk.usageMetadata)
@@ -164,6 +182,8 @@ export class GeminiStreamEncoder implements StreamEncoder {
   private readonly calls = new Map<number, {id: string; name: string; args: string; signature?: Opaque}>()
   private readonly thinking = new Map<number, ReasoningPart>()
   private readonly reasoning: Part[] = []
+  /** The searches the upstream ran, for the last chunk's `groundingMetadata`. */
+  private searches?: Array<Omit<WebSearchPart, 'type'>>
   /** The end of a text chunk, after its part (see textChunk), and the model and id it names. */
   private chunkEnd?: {model: string; id: string; text: string}
 
@@ -191,6 +211,8 @@ export class GeminiStreamEncoder implements StreamEncoder {
           })
         else if (event.block.type === 'reasoning')
           this.thinking.set(event.index, {type: 'reasoning', text: ''})
+        // a search: its pages go as the grounding of the last chunk, as Gemini sends them
+        else if (event.block.type === 'web_search') (this.searches ??= []).push(event.block)
         return ''
       case 'reasoning_delta': {
         const part = this.thinking.get(event.index)
@@ -224,11 +246,17 @@ export class GeminiStreamEncoder implements StreamEncoder {
         let out = ''
         for (const index of [...this.calls.keys()]) out += this.blockStop(index)
         this.finished = true
+        const grounding = this.searches ? groundingOf(this.searches) : undefined
         return (
           out +
           this.data({
             candidates: [
-              {content: {role: 'model', parts: []}, finishReason: finishReasonOf(this.stop), index: 0},
+              {
+                content: {role: 'model', parts: []},
+                finishReason: finishReasonOf(this.stop),
+                index: 0,
+                ...(grounding ? {groundingMetadata: grounding} : {}),
+              },
             ],
             usageMetadata: usageToGemini(fullUsage(this.usage)),
             modelVersion: this.model,

@@ -68,7 +68,9 @@ describe('gemini decodeRequest', () => {
       },
     ])
     expect(r.tools[0].parameters).toEqual({type: 'object', properties: {x: {type: 'integer'}}})
-    expect(r.builtinTools).toEqual([{family: 'gemini', raw: {googleSearch: {}}}])
+    // Google Search is the IR's web search (web-search.test.ts)
+    expect(r.builtinTools).toBeUndefined()
+    expect(r.webSearch).toEqual({})
     expect(r).toMatchObject({
       model: 'gemini-x',
       stream: true,
@@ -157,7 +159,16 @@ describe('gemini encodeRequest', () => {
       },
     ])
     expect(body.generationConfig).toEqual({thinkingConfig: {thinkingBudget: 24576, includeThoughts: false}})
-    expect(body.toolConfig).toEqual({functionCallingConfig: {mode: 'ANY'}})
+    // a forced call with no declarations to call is refused by Gemini: no tool config
+    expect(body.toolConfig).toBeUndefined()
+    expect(
+      geminiCodec.encodeRequest(
+        {...base, tools: [{name: 'a', parameters: {}}], toolChoice: {type: 'required'}},
+        'g',
+      ).toolConfig,
+    ).toEqual({
+      functionCallingConfig: {mode: 'ANY'},
+    })
     expect(geminiCodec.path('g', false)).toBe('/v1beta/models/g:generateContent')
   })
 

@@ -18,9 +18,11 @@ import type {
   StopReason,
   TextPart,
   ToolCallPart,
+  WebSearchTool,
 } from './ir.js'
-import {omittedFileText, TranslationError, unwrapOpaque, wrapOpaque} from './ir.js'
+import {omittedFileText, searchesOf, TranslationError, unwrapOpaque, wrapOpaque} from './ir.js'
 import {GeminiStreamDecoder, GeminiStreamEncoder} from './gemini-stream.js'
+import {groundingOf, searchesOfGrounding} from './web-search.js'
 import {
   finishReasonOf,
   partsOfCandidate,
@@ -193,6 +195,7 @@ function decodeRequest(
 
   const tools: FunctionTool[] = []
   const builtinTools: NonNullable<Request['builtinTools']> = []
+  let webSearch: WebSearchTool | undefined
   for (const tool of Array.isArray(body.tools) ? body.tools : []) {
     if (!isObject(tool)) continue
     const decls = tool.functionDeclarations ?? tool.function_declarations
@@ -217,11 +220,21 @@ function decodeRequest(
       )
       if (!rest.length) continue
     }
+    // Google Search grounding (Gemini CLI's web search sends it alone, in a request of its own)
+    const search = tool.googleSearch ?? tool.google_search
+    if (isObject(search) && Object.keys(tool).length === 1) {
+      const excluded = Array.isArray(search.excludeDomains)
+        ? search.excludeDomains.filter((d): d is string => typeof d === 'string')
+        : []
+      webSearch = excluded.length ? {blockedDomains: excluded} : {}
+      continue
+    }
     builtinTools.push({family: 'gemini', raw: tool})
   }
 
   const request: Request = {model: ctx.model ?? null, system, messages, tools, stream: ctx.stream ?? false}
   if (builtinTools.length) request.builtinTools = builtinTools
+  if (webSearch) request.webSearch = webSearch
   const fcc = isObject(body.toolConfig) ? body.toolConfig.functionCallingConfig : undefined
   if (isObject(fcc)) {
     const names = Array.isArray(fcc.allowedFunctionNames) ? fcc.allowedFunctionNames : []
@@ -380,9 +393,17 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
       })),
     })
   for (const builtin of request.builtinTools ?? []) if (builtin.family === 'gemini') tools.push(builtin.raw)
+  // Only a search request's (Gemini CLI's, Claude Code's): Gemini 2.5 refuses search beside
+  // function declarations. Its `excludeDomains` is Vertex AI's only: domain limits are not sent.
+  if (request.webSearch && request.tools.length === 0) tools.push({googleSearch: {}})
   if (tools.length) body.tools = tools
   const choice = request.toolChoice
-  if (choice)
+  // Gemini cannot force its search, and refuses a forced call without declarations to call
+  if (
+    choice &&
+    choice.type !== 'web_search' &&
+    (request.tools.length > 0 || (choice.type !== 'tool' && choice.type !== 'required'))
+  )
     body.toolConfig = {
       functionCallingConfig:
         choice.type === 'tool'
@@ -416,7 +437,11 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
   if (!isObject(body)) throw new TranslationError('upstream answer is not a JSON object', 502)
   if (isObject(body.error)) throw new TranslationError(str(body.error.message) ?? 'upstream error', 502)
   const candidate = Array.isArray(body.candidates) && isObject(body.candidates[0]) ? body.candidates[0] : {}
-  const parts = partsOfCandidate(candidate, ctx)
+  // a search's records first, as Anthropic and OpenAI give them (Gemini puts them after the text)
+  const searches = searchesOfGrounding(candidate.groundingMetadata, () => newId(ctx, 'ws'))
+  const parts: Part[] = searches.length
+    ? [...searches, ...partsOfCandidate(candidate, ctx)]
+    : partsOfCandidate(candidate, ctx)
   const blocked = isObject(body.promptFeedback) && body.promptFeedback.blockReason !== undefined
   const finish = str(candidate.finishReason)
   if (finish === 'MALFORMED_FUNCTION_CALL')
@@ -464,12 +489,14 @@ export function clientParts(parts: Part[], ctx?: CodecContext): Body[] {
 }
 
 function encodeResponse(response: Response, ctx?: CodecContext): Record<string, unknown> {
+  const grounding = groundingOf(searchesOf(response.parts))
   return {
     candidates: [
       {
         content: {role: 'model', parts: clientParts(response.parts, ctx)},
         finishReason: finishReasonOf(response.stop),
         index: 0,
+        ...(grounding ? {groundingMetadata: grounding} : {}),
       },
     ],
     usageMetadata: usageToGemini(response.usage),

@@ -224,7 +224,60 @@ export interface ToolResultPart {
   isError?: boolean
 }
 
-export type Part = TextPart | ImagePart | ReasoningPart | ToolCallPart | ToolResultPart
+/**
+ * A web search the upstream ran itself (Anthropic's `server_tool_use` + `web_search_tool_result`,
+ * a Responses `web_search_call`, Gemini's `groundingMetadata`): what was searched and the pages
+ * found. Only the vendor that ran it can read its encrypted page contents, so none are kept; in a
+ * request's history it goes to every upstream as text ({@link webSearchText}).
+ */
+export interface WebSearchPart {
+  type: 'web_search'
+  id: string
+  query: string
+  results: WebSearchResult[]
+  /** The vendor's error code when the search failed (Anthropic's `unavailable`, `max_uses_exceeded`). */
+  error?: string
+}
+
+export interface WebSearchResult {
+  url: string
+  title?: string
+  /** Anthropic's `page_age` ("2 days ago"). */
+  pageAge?: string
+}
+
+/** A search of an earlier turn as the model of another vendor reads it. */
+export function webSearchText(p: WebSearchPart): string {
+  let text = `Searched the web for ${JSON.stringify(p.query)}`
+  if (p.error) return `${text}: the search failed (${p.error}).`
+  if (p.results.length === 0) return `${text}: no results.`
+  text += ':'
+  for (const r of p.results) text += `\n- ${r.title ? `${r.title} ` : ''}<${r.url}>`
+  return text
+}
+
+/**
+ * The same request with every {@link WebSearchPart} of its history as text (no upstream reads
+ * another vendor's search records); `request` itself when it has none.
+ */
+export function withSearchesAsText(request: Request): Request {
+  let messages: Message[] | undefined
+  for (let i = 0; i < request.messages.length; i++) {
+    const m = request.messages[i]
+    if (!m.parts.some((p) => p.type === 'web_search')) continue
+    const parts = m.parts.map((p): Part =>
+      p.type === 'web_search' ? {type: 'text', text: webSearchText(p)} : p,
+    )
+    ;(messages ??= request.messages.slice())[i] = {...m, parts}
+  }
+  return messages ? {...request, messages} : request
+}
+
+/** The pages of an answer's searches (for a client whose protocol lists them once: Gemini's grounding). */
+export const searchesOf = (parts: readonly Part[]): WebSearchPart[] =>
+  parts.filter((p): p is WebSearchPart => p.type === 'web_search')
+
+export type Part = TextPart | ImagePart | ReasoningPart | ToolCallPart | ToolResultPart | WebSearchPart
 
 /**
  * One turn. Tool results travel in `user` turns (as in Messages); a decoder of a protocol with a
@@ -253,7 +306,24 @@ export interface FunctionTool {
   namespace?: {name: string; tool: string}
 }
 
-export type ToolChoice = {type: 'auto'} | {type: 'none'} | {type: 'required'} | {type: 'tool'; name: string}
+export type ToolChoice =
+  | {type: 'auto'}
+  | {type: 'none'}
+  | {type: 'required'}
+  | {type: 'tool'; name: string}
+  /** The upstream's own web search, forced (Claude Code's WebSearch asks it so). */
+  | {type: 'web_search'}
+
+/**
+ * The upstream's own web search (Anthropic's `web_search_*` server tool, Responses' `web_search`,
+ * Gemini's `googleSearch`), with what the client limited it to. Chat completions has none.
+ */
+export interface WebSearchTool {
+  maxUses?: number
+  allowedDomains?: string[]
+  blockedDomains?: string[]
+  userLocation?: {city?: string; region?: string; country?: string; timezone?: string}
+}
 
 export type ResponseFormat =
   | {type: 'text'}
@@ -296,6 +366,8 @@ export interface Request {
    * function form: kept only for the same family (`raw`), dropped elsewhere with `note`.
    */
   builtinTools?: Array<{family: Family; raw: unknown}>
+  /** The client offered the model a web search its upstream runs (see {@link WebSearchTool}). */
+  webSearch?: WebSearchTool
   toolChoice?: ToolChoice
   parallelToolCalls?: boolean
   maxTokens?: number
@@ -370,7 +442,11 @@ export type StreamEvent =
   | {type: 'error'; status: number; message: string; code?: string}
 
 export type BlockStart =
-  {type: 'text'} | {type: 'reasoning'} | {type: 'tool_call'; id: string; name: string; signature?: Opaque}
+  | {type: 'text'}
+  | {type: 'reasoning'}
+  | {type: 'tool_call'; id: string; name: string; signature?: Opaque}
+  /** A search the upstream ran, whole: opened and closed with nothing between. */
+  | (Omit<WebSearchPart, 'type'> & {type: 'web_search'})
 
 /** A request the codec cannot represent or that breaks its protocol's rules: answered 400. */
 export class TranslationError extends Error {

@@ -5,7 +5,7 @@
  */
 import type {Json} from './cm-common.js'
 import {argsObject, effortBudget} from './cm-common.js'
-import type {ImagePart, Message, Request, TextPart, ToolChoice, ToolResultPart} from './ir.js'
+import type {ImagePart, Message, Request, TextPart, ToolChoice, ToolResultPart, WebSearchTool} from './ir.js'
 import {documentText, isDocument, jsonInstructionText, omittedFileText} from './ir.js'
 
 const DEFAULT_MAX_TOKENS = 8192
@@ -180,7 +180,7 @@ export function jsonAnswerTool(
 ): {name: string; description: string; input_schema: Json} | undefined {
   const f = request.responseFormat
   if (!f || f.type === 'text' || request.tools.length > 0) return undefined
-  if (request.builtinTools?.some((t) => t.family === 'messages')) return undefined
+  if (request.builtinTools?.some((t) => t.family === 'messages') || request.webSearch) return undefined
   const schema = f.type === 'json_schema' ? (f.schema as Json | undefined) : {type: 'object'}
   if (!schema || typeof schema !== 'object' || schema.type !== 'object') return undefined
   // an assistant prefill: Anthropic prefills the answer itself to force a call
@@ -200,7 +200,24 @@ function encodeToolChoice(c: ToolChoice | undefined, parallel: boolean | undefin
   if (c.type === 'none') return {type: 'none'}
   if (c.type === 'required') return {type: 'any', ...disable}
   if (c.type === 'tool') return {type: 'tool', name: c.name, ...disable}
+  if (c.type === 'web_search') return {type: 'tool', name: WEB_SEARCH_TOOL, ...disable}
   return {type: 'auto', ...disable}
+}
+
+/** The name of Anthropic's web search tool as the translation sends it. */
+const WEB_SEARCH_TOOL = 'web_search'
+
+/** Anthropic's web search server tool, limited as the client asked. */
+function webSearchTool(search: WebSearchTool): Json {
+  return {
+    type: 'web_search_20250305',
+    name: WEB_SEARCH_TOOL,
+    ...(search.maxUses !== undefined ? {max_uses: search.maxUses} : {}),
+    ...(search.allowedDomains ? {allowed_domains: search.allowedDomains} : {}),
+    // Anthropic refuses both lists together: the allowed ones say more
+    ...(search.blockedDomains && !search.allowedDomains ? {blocked_domains: search.blockedDomains} : {}),
+    ...(search.userLocation ? {user_location: {type: 'approximate', ...search.userLocation}} : {}),
+  }
 }
 
 /** The thinking budget, or undefined when thinking is off, and the max_tokens to send. */
@@ -210,7 +227,8 @@ function thinkingAndMax(request: Request): {budget?: number; maxTokens: number} 
     !r || r.disabled ? undefined : (r.budgetTokens ?? (r.effort ? effortBudget(r.effort) : undefined))
   if (budget !== undefined) budget = Math.max(MIN_BUDGET, budget)
   // A forced tool choice and thinking cannot go together.
-  if (request.toolChoice?.type === 'required' || request.toolChoice?.type === 'tool') budget = undefined
+  const forced = request.toolChoice?.type
+  if (forced === 'required' || forced === 'tool' || forced === 'web_search') budget = undefined
   if (request.maxTokens === undefined)
     return {
       budget,
@@ -244,6 +262,7 @@ export function encodeMessagesRequest(request: Request, model: string): Record<s
           input_schema: {type: 'object', ...t.parameters},
         })),
         ...(request.builtinTools ?? []).filter((t) => t.family === 'messages').map((t) => t.raw),
+        ...(request.webSearch ? [webSearchTool(request.webSearch)] : []),
       ]
   const toolChoice = jsonTool
     ? {type: 'tool', name: JSON_ANSWER_TOOL, disable_parallel_tool_use: true}

@@ -19,6 +19,7 @@ import type {
   Usage,
 } from './ir.js'
 import {wrapOpaque} from './ir.js'
+import {searchBlocks} from './web-search.js'
 
 type BlockEvent = Exclude<StreamEvent, {type: 'start' | 'stop' | 'usage' | 'end' | 'error' | 'block_start'}>
 
@@ -58,6 +59,8 @@ export class MessagesStreamEncoder implements StreamEncoder {
   private usage: Partial<Usage> = {}
   /** Reasoning since the last tool call (kept under the next call's id when foreign). */
   private segment: Part[] = []
+  /** The searches the upstream ran (the usage's `server_tool_use`). */
+  private searches = 0
 
   constructor(private readonly ctx?: CodecContext & {model?: string}) {}
 
@@ -81,7 +84,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
       case 'end':
         out += this.flushAll()
         this.closed = true
-        return `${out}event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":${q(STOP_REASON[this.stop?.reason ?? 'end'])},"stop_sequence":${q(this.stop?.stopSequence ?? null)}},"usage":${messagesUsageText(this.usage)}}\n\n${MESSAGE_STOP}`
+        return `${out}event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":${q(STOP_REASON[this.stop?.reason ?? 'end'])},"stop_sequence":${q(this.stop?.stopSequence ?? null)}},"usage":${messagesUsageText(this.usage, this.searches)}}\n\n${MESSAGE_STOP}`
       case 'start':
         return out
       default:
@@ -147,6 +150,18 @@ export class MessagesStreamEncoder implements StreamEncoder {
     if (b.wire !== undefined) return ''
     b.wire = this.wireNext++
     const s = b.start.block
+    if (s.type === 'web_search') {
+      // the search's call, its query in one delta, as Anthropic streams it (results: stopBlock)
+      const [call] = searchBlocks(s)
+      return (
+        blockStart(b.wire, q({...call, input: {}})) +
+        sse({
+          type: 'content_block_delta',
+          index: b.wire,
+          delta: {type: 'input_json_delta', partial_json: q(call.input)},
+        })
+      )
+    }
     return blockStart(
       b.wire,
       s.type === 'text'
@@ -196,6 +211,13 @@ export class MessagesStreamEncoder implements StreamEncoder {
 
   private stopBlock(b: Block): string {
     this.current = undefined
+    const s = b.start.block
+    if (s.type === 'web_search') {
+      this.searches++
+      const start = this.writeStart(b)
+      const result = this.wireNext++
+      return `${start}${blockStop(b.wire as number)}${blockStart(result, q(searchBlocks(s)[1]))}${blockStop(result)}`
+    }
     const reasoning = b.start.block.type === 'reasoning'
     // A thinking block with nothing in it is left out.
     if (reasoning && b.wire === undefined && !b.opaque && !b.part?.text) return ''

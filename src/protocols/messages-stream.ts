@@ -8,6 +8,7 @@ import type {CodecContext, StopReason, StreamDecoder, StreamEvent, Usage} from '
 import type {StringTemplate} from './sse-template.js'
 import {learnTemplate, templateString} from './sse-template.js'
 import {JSON_ANSWER_TOOL} from './messages-request.js'
+import {searchResultPart} from './web-search.js'
 
 export const STOP_REASON: Record<StopReason, string> = {
   end: 'end_turn',
@@ -80,7 +81,7 @@ export function decodeMessagesUsage(raw: unknown): Usage {
  * reasoning as `output_tokens_details.thinking_tokens`, where Anthropic reports it (only when
  * there was some: an answer without reasoning is written as before).
  */
-export function messagesUsage(u: Partial<Usage>): Json {
+export function messagesUsage(u: Partial<Usage>, searches = 0): Json {
   const read = u.cacheReadTokens ?? 0
   const creation = u.cacheCreationTokens ?? 0
   const thinking = u.reasoningTokens ?? 0
@@ -98,6 +99,8 @@ export function messagesUsage(u: Partial<Usage>): Json {
       : {}),
     output_tokens: u.outputTokens ?? 0,
     ...(thinking > 0 ? {output_tokens_details: {thinking_tokens: thinking}} : {}),
+    // the searches the upstream ran (Claude Code shows "Did N searches")
+    ...(searches > 0 ? {server_tool_use: {web_search_requests: searches}} : {}),
   }
 }
 
@@ -105,12 +108,12 @@ export function messagesUsage(u: Partial<Usage>): Json {
 export const jsonNumber = (n: number): string => (Number.isFinite(n) ? String(n) : 'null')
 
 /** {@link messagesUsage} as JSON text, byte for byte what `JSON.stringify` of it writes. */
-export function messagesUsageText(u: Partial<Usage>): string {
+export function messagesUsageText(u: Partial<Usage>, searches = 0): string {
   const read = u.cacheReadTokens ?? 0
   const creation = u.cacheCreationTokens ?? 0
   const oneHour = u.cache1hTokens
   const thinking = u.reasoningTokens ?? 0
-  return `{"input_tokens":${jsonNumber(Math.max(0, (u.inputTokens ?? 0) - read - creation))},"cache_creation_input_tokens":${jsonNumber(creation)},"cache_read_input_tokens":${jsonNumber(read)},${oneHour !== undefined ? `"cache_creation":{"ephemeral_5m_input_tokens":${jsonNumber(Math.max(0, creation - oneHour))},"ephemeral_1h_input_tokens":${jsonNumber(oneHour)}},` : ''}"output_tokens":${jsonNumber(u.outputTokens ?? 0)}${thinking > 0 ? `,"output_tokens_details":{"thinking_tokens":${jsonNumber(thinking)}}` : ''}}`
+  return `{"input_tokens":${jsonNumber(Math.max(0, (u.inputTokens ?? 0) - read - creation))},"cache_creation_input_tokens":${jsonNumber(creation)},"cache_read_input_tokens":${jsonNumber(read)},${oneHour !== undefined ? `"cache_creation":{"ephemeral_5m_input_tokens":${jsonNumber(Math.max(0, creation - oneHour))},"ephemeral_1h_input_tokens":${jsonNumber(oneHour)}},` : ''}"output_tokens":${jsonNumber(u.outputTokens ?? 0)}${thinking > 0 ? `,"output_tokens_details":{"thinking_tokens":${jsonNumber(thinking)}}` : ''}${searches > 0 ? `,"server_tool_use":{"web_search_requests":${jsonNumber(searches)}}` : ''}}`
 }
 
 const ERROR_STATUS: Record<string, number> = {
@@ -155,6 +158,8 @@ export class MessagesStreamDecoder implements StreamDecoder {
   private json = false
   private counters: Counters = {input: 0, cacheRead: 0, cacheCreation: 0, output: 0, thinking: 0}
   private template?: DeltaTemplate
+  /** Upstream block index -> a web search's call (its query's JSON so far). */
+  private searches?: Map<number, {id: string; json: string}>
 
   constructor(private readonly ctx?: CodecContext) {}
 
@@ -289,7 +294,31 @@ export class MessagesStreamDecoder implements StreamDecoder {
         ...(input ? [{type: 'tool_args_delta' as const, index, json: input}] : []),
       ]
     }
-    return [] // server tool blocks: no form outside Messages
+    if (c.type === 'server_tool_use' && c.name === 'web_search') {
+      // its query comes in deltas; the search is handed on whole with its results (below)
+      const input = isObj(c.input) && Object.keys(c.input).length ? JSON.stringify(c.input) : ''
+      ;(this.searches ??= new Map()).set(upstream, {id: str(c.id) ?? '', json: input})
+      return []
+    }
+    if (c.type === 'web_search_tool_result') {
+      const result = searchResultPart(c)
+      let query = ''
+      for (const call of this.searches?.values() ?? [])
+        if (call.id === result.id) {
+          try {
+            const input: unknown = JSON.parse(call.json || '{}')
+            if (isObj(input)) query = str(input.query) ?? ''
+          } catch {
+            // a query cut short: the search is still told, without it
+          }
+        }
+      this.next++
+      return [
+        {type: 'block_start', index, block: {...result, type: 'web_search', query}},
+        {type: 'block_stop', index},
+      ]
+    }
+    return [] // other server tool blocks: no form outside Messages
   }
 
   /** Keeps a delta of its type and one string as the template of the events after it. */
@@ -307,7 +336,12 @@ export class MessagesStreamDecoder implements StreamDecoder {
 
   private delta(upstream: number, d: Json): StreamEvent[] {
     const b = this.blocks.get(upstream)
-    if (!b) return []
+    if (!b) {
+      const search = this.searches?.get(upstream)
+      if (search && d.type === 'input_json_delta' && str(d.partial_json))
+        search.json += d.partial_json as string
+      return []
+    }
     const index = b.index
     if (d.type === 'text_delta' && str(d.text)) return [{type: 'text_delta', index, text: d.text as string}]
     if (d.type === 'thinking_delta' && str(d.thinking))

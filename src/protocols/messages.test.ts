@@ -91,14 +91,19 @@ describe('messages decodeRequest', () => {
     ])
   })
 
-  it.each(['search_result', 'server_tool_use', 'web_search_tool_result'])(
-    'refuses a %s block by name',
-    (type) => {
-      const body = {model: 'm', max_tokens: 1, messages: [{role: 'user', content: [{type}]}]}
-      expect(() => messagesCodec.decodeRequest(body, {})).toThrow(TranslationError)
-      expect(() => messagesCodec.decodeRequest(body, {})).toThrow(type)
-    },
-  )
+  // a web search's blocks are read (web-search.test.ts); other server tools' have no equivalent
+  it.each([
+    [{type: 'search_result'}, 'search_result'],
+    [{type: 'code_execution_tool_result'}, 'code_execution_tool_result'],
+    [
+      {type: 'server_tool_use', name: 'code_execution', id: 's', input: {}},
+      'server_tool_use (code_execution)',
+    ],
+  ])('refuses a %j block by name', (block, named) => {
+    const body = {model: 'm', max_tokens: 1, messages: [{role: 'user', content: [block]}]}
+    expect(() => messagesCodec.decodeRequest(body, {})).toThrow(TranslationError)
+    expect(() => messagesCodec.decodeRequest(body, {})).toThrow(named)
+  })
 
   it.each([
     [{tool_choice: {type: 'auto'}}, {toolChoice: {type: 'auto'}}],
@@ -141,10 +146,9 @@ describe('messages decodeRequest', () => {
       {},
     )
     expect(r.tools.map((t) => t.name)).toEqual(['f', 'g'])
-    expect(r.builtinTools?.map((t) => (t.raw as {type: string}).type)).toEqual([
-      'web_search_20250305',
-      'bash_20250124',
-    ])
+    expect(r.builtinTools?.map((t) => (t.raw as {type: string}).type)).toEqual(['bash_20250124'])
+    // web search is one every family but chat runs (web-search.test.ts)
+    expect(r.webSearch).toEqual({})
   })
 
   it('moves mid-conversation system messages into the system prompt, in order, with their cache marks', () => {

@@ -14,6 +14,7 @@ import {
   STOP_REASON,
 } from './messages-stream.js'
 import {encodeMessagesRequest, JSON_ANSWER_TOOL} from './messages-request.js'
+import {searchBlocks, searchResultPart} from './web-search.js'
 import type {
   Codec,
   CodecContext,
@@ -31,6 +32,8 @@ import type {
   TextPart,
   ToolChoice,
   ToolResultPart,
+  WebSearchPart,
+  WebSearchTool,
 } from './ir.js'
 import {TranslationError, toolReferenceText, unwrapOpaque, wrapOpaque} from './ir.js'
 
@@ -170,9 +173,40 @@ function decodeBlock(raw: unknown, refs: ToolReferences): Part {
     }
     case 'redacted_thinking':
       return {type: 'reasoning', text: '', redacted: unwrapOpaque('messages', str(b.data) ?? '')}
+    case 'server_tool_use':
+      // a web search Anthropic ran (a history made there, now going to another vendor); its
+      // results come in the next block (joinSearches)
+      if (b.name !== 'web_search') throw unsupported(`server_tool_use (${String(b.name)})`)
+      return {
+        type: 'web_search',
+        id: str(b.id) ?? '',
+        query: isObj(b.input) ? (str(b.input.query) ?? '') : '',
+        results: [],
+      }
+    case 'web_search_tool_result':
+      return searchResultPart(b)
     default:
       throw unsupported(b.type)
   }
+}
+
+/** Each search's results joined to its `server_tool_use` (the block before them), in place. */
+function joinSearches(parts: Part[]): Part[] {
+  if (!parts.some((p) => p.type === 'web_search')) return parts
+  const out: Part[] = []
+  const calls = new Map<string, WebSearchPart>()
+  for (const p of parts) {
+    if (p.type !== 'web_search') out.push(p)
+    else if (p.query === '' && calls.has(p.id)) {
+      const call = calls.get(p.id)!
+      call.results = p.results
+      if (p.error) call.error = p.error
+    } else {
+      calls.set(p.id, p)
+      out.push(p)
+    }
+  }
+  return out
 }
 
 /**
@@ -219,7 +253,7 @@ function decodeTurns(
         ? m.content === ''
           ? []
           : [{type: 'text', text: m.content}]
-        : arr(m.content).map((block) => decodeBlock(block, refs))
+        : joinSearches(arr(m.content).map((block) => decodeBlock(block, refs)))
     for (const p of parts) {
       if (p.type === 'tool_call') names.set(p.id, p.name)
       if (p.type === 'tool_result' && names.has(p.callId)) p.name = names.get(p.callId)
@@ -240,12 +274,17 @@ function decodeTools(raw: unknown): {
   tools: FunctionTool[]
   builtin: Array<{family: 'messages'; raw: unknown}>
   deferred: Map<string, FunctionTool> | undefined
+  search?: {tool: WebSearchTool; name: string}
 } {
   const tools: FunctionTool[] = []
   const builtin: Array<{family: 'messages'; raw: unknown}> = []
   let deferred: Map<string, FunctionTool> | undefined
+  let search: {tool: WebSearchTool; name: string} | undefined
   for (const t of arr(raw)) {
-    if (isObj(t) && (t.type === undefined || t.type === 'custom') && typeof t.name === 'string') {
+    if (isObj(t) && typeof t.type === 'string' && t.type.startsWith('web_search_')) {
+      // Anthropic's web search (Claude Code's WebSearch asks for it, forced, in a request of its own)
+      search = {tool: webSearchTool(t), name: str(t.name) ?? 'web_search'}
+    } else if (isObj(t) && (t.type === undefined || t.type === 'custom') && typeof t.name === 'string') {
       const tool: FunctionTool = {
         name: t.name,
         ...(typeof t.description === 'string' ? {description: t.description} : {}),
@@ -255,7 +294,34 @@ function decodeTools(raw: unknown): {
       else tools.push(tool)
     } else builtin.push({family: 'messages', raw: t})
   }
-  return {tools, builtin, deferred}
+  return {tools, builtin, deferred, ...(search ? {search} : {})}
+}
+
+const strings = (v: unknown): string[] | undefined => {
+  const list = arr(v).filter((s): s is string => typeof s === 'string')
+  return list.length ? list : undefined
+}
+
+/** What an Anthropic `web_search_*` tool limits the search to. */
+function webSearchTool(t: Json): WebSearchTool {
+  const tool: WebSearchTool = {}
+  const max = num(t.max_uses)
+  if (max !== undefined) tool.maxUses = max
+  const allowed = strings(t.allowed_domains)
+  if (allowed) tool.allowedDomains = allowed
+  const blocked = strings(t.blocked_domains)
+  if (blocked) tool.blockedDomains = blocked
+  if (isObj(t.user_location)) {
+    const l = t.user_location
+    const location = {
+      ...(str(l.city) ? {city: str(l.city)} : {}),
+      ...(str(l.region) ? {region: str(l.region)} : {}),
+      ...(str(l.country) ? {country: str(l.country)} : {}),
+      ...(str(l.timezone) ? {timezone: str(l.timezone)} : {}),
+    }
+    if (Object.keys(location).length) tool.userLocation = location
+  }
+  return tool
 }
 
 /**
@@ -363,13 +429,19 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
         : [{type: 'text', text: b.system}]
       : arr(b.system).map((raw) => textPart(isObj(raw) ? raw : {}))
   system.push(...turns.system)
-  const {tools, builtin, deferred} = decodeTools(b.tools)
+  const {tools, builtin, deferred, search} = decodeTools(b.tools)
   // Anthropic's own tool search (a `tool_search_tool_*` server tool, which no other family runs):
   // its deferred tools go as ordinary tools, or the model would have none of them
   if (deferred && builtin.some((t) => /^tool_search_tool_/.test(String((t.raw as {type?: unknown})?.type))))
     tools.push(...deferred.values())
   else loadDeferredTools(tools, deferred, refs)
-  const {choice, parallel} = decodeToolChoice(b.tool_choice)
+  const decodedChoice = decodeToolChoice(b.tool_choice)
+  const parallel = decodedChoice.parallel
+  // a choice of the search tool by its name forces the search, not a function
+  const choice: ToolChoice | undefined =
+    search && decodedChoice.choice?.type === 'tool' && decodedChoice.choice.name === search.name
+      ? {type: 'web_search'}
+      : decodedChoice.choice
   // a deferred tool the request forces is the model's too (an upstream refuses a forced tool it
   // was not given)
   const forced = choice?.type === 'tool' ? deferred?.get(choice.name) : undefined
@@ -384,6 +456,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     messages: turns.messages,
     tools,
     ...(builtin.length ? {builtinTools: builtin} : {}),
+    ...(search ? {webSearch: search.tool} : {}),
     ...(choice ? {toolChoice: choice} : {}),
     ...(parallel !== undefined ? {parallelToolCalls: parallel} : {}),
     ...(num(b.max_tokens) !== undefined ? {maxTokens: num(b.max_tokens)} : {}),
@@ -432,13 +505,22 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
         name: str(c.name) ?? '',
         arguments: JSON.stringify(c.input ?? {}),
       })
-    // Server tool blocks (web search, ...) have no form outside Messages: dropped.
+    else if (c.type === 'server_tool_use' && c.name === 'web_search')
+      parts.push({
+        type: 'web_search',
+        id: str(c.id) ?? '',
+        query: isObj(c.input) ? (str(c.input.query) ?? '') : '',
+        results: [],
+      })
+    else if (c.type === 'web_search_tool_result') parts.push(searchResultPart(c))
+    // Other server tool blocks (code execution, web fetch, ...) have no form outside Messages: dropped.
   }
+  const joined = joinSearches(parts)
   const stopSequence = str(b.stop_sequence)
   return {
     id: str(b.id) || makeId(ctx, 'msg_'),
     model: str(b.model) ?? ctx?.request?.model ?? '',
-    parts,
+    parts: joined,
     // the answer's JSON came as a forced call: to the client it is the end of a turn
     stop: json && b.stop_reason === 'tool_use' ? 'end' : messagesStop(b.stop_reason),
     ...(stopSequence ? {stopSequence} : {}),
@@ -464,7 +546,7 @@ function encodeResponse(response: Response, ctx?: CodecContext): Record<string, 
       }
     } else if (p.type === 'tool_call') {
       content.push({type: 'tool_use', id: p.id, name: p.name, input: toolInput(p.arguments)})
-    }
+    } else if (p.type === 'web_search') content.push(...searchBlocks(p))
   }
   return {
     id: response.id || makeId(ctx, 'msg_'),
@@ -474,8 +556,14 @@ function encodeResponse(response: Response, ctx?: CodecContext): Record<string, 
     content,
     stop_reason: STOP_REASON[response.stop],
     stop_sequence: response.stopSequence ?? null,
-    usage: messagesUsage(response.usage),
+    usage: messagesUsage(response.usage, searchCount(response.parts)),
   }
+}
+
+const searchCount = (parts: readonly Part[]): number => {
+  let n = 0
+  for (const p of parts) if (p.type === 'web_search') n++
+  return n
 }
 
 const q = JSON.stringify
@@ -508,12 +596,15 @@ function encodeResponseText(response: Response, ctx?: CodecContext): string {
       }
     } else if (p.type === 'tool_call') {
       block = `{"type":"tool_use","id":${q(p.id)},"name":${q(p.name)},"input":${q(toolInput(p.arguments))}}`
+    } else if (p.type === 'web_search') {
+      const [call, result] = searchBlocks(p)
+      block = `${q(call)},${q(result)}`
     } else continue
     content += content === '' ? block : `,${block}`
   }
   const id = response.id || makeId(ctx, 'msg_')
   const model = response.model || ctx?.request?.model || ''
-  return `{"id":${q(id)},"type":"message","role":"assistant","model":${q(model)},"content":[${content}],"stop_reason":${q(STOP_REASON[response.stop])},"stop_sequence":${q(response.stopSequence ?? null)},"usage":${messagesUsageText(response.usage)}}`
+  return `{"id":${q(id)},"type":"message","role":"assistant","model":${q(model)},"content":[${content}],"stop_reason":${q(STOP_REASON[response.stop])},"stop_sequence":${q(response.stopSequence ?? null)},"usage":${messagesUsageText(response.usage, searchCount(response.parts))}}`
 }
 
 export const messagesCodec: Codec = {

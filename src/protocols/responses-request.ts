@@ -128,13 +128,24 @@ export function encodeRequest(request: Request, model: string): Record<string, u
   )
   for (const builtin of request.builtinTools ?? [])
     if (builtin.family === 'responses') tools.push(builtin.raw)
+  const search = request.webSearch
+  if (search)
+    tools.push({
+      type: 'web_search',
+      // Responses has no list of blocked domains, nor a most of searches
+      ...(search.allowedDomains ? {filters: {allowed_domains: search.allowedDomains}} : {}),
+      ...(search.userLocation ? {user_location: {type: 'approximate', ...search.userLocation}} : {}),
+    })
   if (tools.length) body.tools = tools
   const choice = request.toolChoice
   if (choice)
     body.tool_choice =
       choice.type === 'tool'
         ? {type: customs.has(choice.name) ? 'custom' : 'function', name: choice.name}
-        : choice.type
+        : // a forced search: the only tool Claude Code's search request has, so a call is the search
+          choice.type === 'web_search'
+          ? 'required'
+          : choice.type
   if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls
   if (request.maxTokens !== undefined) body.max_output_tokens = request.maxTokens
   if (request.temperature !== undefined) body.temperature = request.temperature
@@ -158,6 +169,9 @@ export function encodeRequest(request: Request, model: string): Record<string, u
     body.store = false
     body.include = ['reasoning.encrypted_content']
   }
+  // the pages a search found (without it OpenAI names only those the answer cites)
+  if (search)
+    body.include = [...((body.include as string[] | undefined) ?? []), 'web_search_call.action.sources']
   if (request.previousResponseId) body.previous_response_id = request.previousResponseId
   if (request.cacheKey) body.prompt_cache_key = request.cacheKey
   if (request.user) body.user = request.user

@@ -1,4 +1,5 @@
 /** The Responses stream encoder: the events openai-node's `responses.stream()` and Codex need. */
+import {webSearchItem} from './web-search.js'
 import type {
   CodecContext,
   Opaque,
@@ -181,6 +182,20 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   private blockStart(index: number, start: Extract<StreamEvent, {type: 'block_start'}>['block']): string {
     const outputIndex = this.output.length
     let out = ''
+    if (start.type === 'web_search') {
+      // a search comes whole: OpenAI's events of one, from added to done, at once
+      const item = webSearchItem(start, newId(this.ctx, 'ws'))
+      this.output.push(item)
+      const ref = {output_index: outputIndex, item_id: item.id}
+      out += this.emit('response.output_item.added', {
+        output_index: outputIndex,
+        item: {type: 'web_search_call', id: item.id, status: 'in_progress'},
+      })
+      out += this.emit('response.web_search_call.in_progress', ref)
+      out += this.emit('response.web_search_call.searching', ref)
+      out += this.emit('response.web_search_call.completed', ref)
+      return out + this.emit('response.output_item.done', {output_index: outputIndex, item})
+    }
     if (start.type === 'text') {
       const block: EncBlock = {kind: 'text', outputIndex, itemId: newId(this.ctx, 'msg'), text: ''}
       this.blocks.set(index, block)

@@ -1,4 +1,5 @@
 /** The Responses stream decoder: an upstream's `response.*` events as IR stream events. */
+import {webSearchOfItem} from './web-search.js'
 import type {CodecContext, StopReason, StreamDecoder, StreamEvent} from './ir.js'
 import type {Body} from './responses-items.js'
 import {isObject, newId, ownReasoning, usageFromResponses} from './responses-items.js'
@@ -218,6 +219,16 @@ export class ResponsesStreamDecoder implements StreamDecoder {
         if (!this.blocks.get(key)?.delta) this.text(out, key, text)
         this.close(out, key)
       })
+      return
+    }
+    if (item.type === 'web_search_call') {
+      // a search OpenAI ran, whole when its item is done (its query and the pages found)
+      const {type: _, ...search} = webSearchOfItem(item)
+      const index = this.next++
+      out.push(
+        {type: 'block_start', index, block: {type: 'web_search', ...search}},
+        {type: 'block_stop', index},
+      )
       return
     }
     const key = `${oi}`

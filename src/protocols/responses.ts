@@ -18,6 +18,8 @@ import type {
   TextPart,
   ToolChoice,
   ToolResultPart,
+  WebSearchPart,
+  WebSearchTool,
 } from './ir.js'
 import {TranslationError, unwrapOpaque} from './ir.js'
 import type {Body} from './responses-items.js'
@@ -36,6 +38,7 @@ import {
   usageFromResponses,
 } from './responses-items.js'
 import {encodeRequest} from './responses-request.js'
+import {webSearchItem, webSearchOfItem} from './web-search.js'
 import {ResponsesStreamDecoder} from './responses-stream.js'
 import {ResponsesStreamEncoder} from './responses-stream-encoder.js'
 
@@ -106,6 +109,8 @@ function toolChoice(raw: unknown): ToolChoice | undefined {
   // a tool of a namespace by the name it has elsewhere (FunctionTool.namespace)
   if (isObject(raw) && (raw.type === 'function' || raw.type === 'custom') && typeof raw.name === 'string')
     return {type: 'tool', name: namespaced(str(raw.namespace), raw.name)}
+  if (isObject(raw) && typeof raw.type === 'string' && raw.type.startsWith('web_search'))
+    return {type: 'web_search'}
   return undefined
 }
 
@@ -171,11 +176,13 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
       if (name) result.name = name
       push('user', [result])
     } else if (type === 'reasoning') push('assistant', [reasoningFromItem(item)])
+    else if (type === 'web_search_call') push('assistant', [webSearchOfItem(item)])
   }
   for (const message of messages) if (message.role === 'assistant') restoreCarried(message, ctx)
 
   const tools: FunctionTool[] = []
   const builtinTools: NonNullable<Request['builtinTools']> = []
+  let webSearch: WebSearchTool | undefined
   for (const tool of Array.isArray(body.tools) ? body.tools : []) {
     if (!isObject(tool)) continue
     const own = functionTool(tool)
@@ -189,7 +196,8 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
         fn.name = namespaced(tool.name, fn.name)
         tools.push(fn)
       }
-    } else builtinTools.push({family: 'responses', raw: tool})
+    } else if (isWebSearchTool(tool)) webSearch = webSearchSettings(tool)
+    else builtinTools.push({family: 'responses', raw: tool})
   }
 
   const request: Request = {
@@ -200,6 +208,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     stream: body.stream === true,
   }
   if (builtinTools.length) request.builtinTools = builtinTools
+  if (webSearch) request.webSearch = webSearch
   const choice = toolChoice(body.tool_choice)
   if (choice) request.toolChoice = choice
   if (typeof body.parallel_tool_calls === 'boolean') request.parallelToolCalls = body.parallel_tool_calls
@@ -221,6 +230,35 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   if (typeof body.prompt_cache_key === 'string') request.cacheKey = body.prompt_cache_key
   if (typeof body.user === 'string') request.user = body.user
   return request
+}
+
+/**
+ * A Responses web search tool the upstream may run live: Codex's `web_search`, unless Codex asked
+ * for its cached index only (`external_web_access: false`), which another vendor's live search is not.
+ */
+function isWebSearchTool(tool: Body): boolean {
+  return (
+    typeof tool.type === 'string' &&
+    /^web_search(?:_preview)?(?:_\d{4}_\d{2}_\d{2})?$/.test(tool.type) &&
+    tool.external_web_access !== false
+  )
+}
+
+function webSearchSettings(tool: Body): WebSearchTool {
+  const search: WebSearchTool = {}
+  const filters = isObject(tool.filters) ? tool.filters : undefined
+  const allowed = Array.isArray(filters?.allowed_domains)
+    ? filters.allowed_domains.filter((d): d is string => typeof d === 'string')
+    : []
+  if (allowed.length) search.allowedDomains = allowed
+  if (isObject(tool.user_location)) {
+    const l = tool.user_location
+    const location: NonNullable<WebSearchTool['userLocation']> = {}
+    for (const key of ['city', 'region', 'country', 'timezone'] as const)
+      if (typeof l[key] === 'string' && l[key]) location[key] = l[key] as string
+    if (Object.keys(location).length) search.userLocation = location
+  }
+  return search
 }
 
 /** A Responses `function` or `custom` tool as the IR's; undefined for any other tool. */
@@ -249,6 +287,7 @@ const namespaced = (namespace: string | undefined, name: string): string =>
 /** The parts of one output item of a Responses answer. */
 export function partsOfItem(item: Body): Part[] {
   if (item.type === 'message') return contentParts(item.content)
+  if (item.type === 'web_search_call') return [webSearchOfItem(item)]
   if (item.type === 'function_call')
     return [
       {
@@ -306,6 +345,7 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
     if (item.type === 'message' && Array.isArray(item.content))
       refusal ||= item.content.some((c) => isObject(c) && c.type === 'refusal')
   }
+  if (parts.some((p) => p.type === 'web_search')) addCitedPages(parts, body.output as unknown[])
   return {
     id: str(body.id) ?? newId(ctx, 'resp'),
     model: str(body.model) ?? '',
@@ -317,6 +357,35 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
       refusal,
     ),
     usage: fullUsage(usageFromResponses(body.usage)),
+  }
+}
+
+/**
+ * The titles of the pages an answer cites (its `url_citation` annotations) given to its searches'
+ * results, and a cited page no search listed added to the last search (an upstream that left out
+ * `action.sources`).
+ */
+function addCitedPages(parts: Part[], output: unknown[]): void {
+  const searches = parts.filter((p): p is WebSearchPart => p.type === 'web_search')
+  const byUrl = new Map<string, WebSearchPart['results'][number]>()
+  for (const s of searches) for (const r of s.results) byUrl.set(r.url, r)
+  for (const item of output) {
+    if (!isObject(item) || item.type !== 'message' || !Array.isArray(item.content)) continue
+    for (const c of item.content) {
+      if (!isObject(c) || !Array.isArray(c.annotations)) continue
+      for (const a of c.annotations) {
+        if (!isObject(a) || a.type !== 'url_citation' || typeof a.url !== 'string') continue
+        const title = str(a.title)
+        const known = byUrl.get(a.url)
+        if (known) {
+          if (title && !known.title) known.title = title
+          continue
+        }
+        const page = {url: a.url, ...(title ? {title} : {})}
+        byUrl.set(a.url, page)
+        searches[searches.length - 1].results.push(page)
+      }
+    }
   }
 }
 
@@ -351,7 +420,7 @@ function encodeResponse(response: Response, ctx?: CodecContext): Record<string, 
       }
       if (hasForeignOpaque(reasoning, 'responses')) ctx?.carry?.set(part.id, [...reasoning])
       output.push(functionCallItem(ctx, part, newId(ctx, 'fc'), 'completed'))
-    }
+    } else if (part.type === 'web_search') output.push(webSearchItem(part, newId(ctx, 'ws')))
   }
   const {status, incomplete_details} = statusOf(response.stop)
   return responseObject({

@@ -36,6 +36,7 @@ import {
   jsonInstructionText,
   TranslationError,
   withoutRefusedMedia,
+  withSearchesAsText,
 } from './ir.js'
 import {parseJsonBytes, utf8Bytes} from './json-bytes.js'
 import {messagesCodec} from './messages.js'
@@ -126,7 +127,9 @@ export function encodeUpstreamRequest(
   const codec = CODECS[upstream]
   const names = toolNamesFor(client, upstream)
   // a text-only model's refusal of images or files: each goes as a line that says what was there
-  const request = adapt?.media ? withoutRefusedMedia(client.request, adapt.media, model) : client.request
+  const request = withSearchesAsText(
+    adapt?.media ? withoutRefusedMedia(client.request, adapt.media, model) : client.request,
+  )
   const body = codec.encodeRequest(names ? renameTools(request, names) : request, model, ctx)
   if (adapt) adaptBody(body, adapt, client.request.responseFormat)
   const max = body.max_tokens ?? body.max_completion_tokens

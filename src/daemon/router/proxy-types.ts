@@ -79,7 +79,7 @@ export interface ProxyAttempt {
   /** Upstream HTTP status, when one came back. */
   status?: number
   error?: string
-  skipped?: 'circuit-open' | 'no-credential'
+  skipped?: 'circuit-open' | 'no-credential' | 'untranslatable'
 }
 
 export interface ProxyResult {

@@ -194,6 +194,9 @@ export async function proxyRequest(
   let silent = false
   // set by a try after which no other target may be tried (a failure with fallbacks off)
   let stop = false
+  /** The first translated target that could not take the request, when a later one was tried. */
+  let untranslatable:
+    {message: string; provider: string; upstreamFamily: ProxyResult['upstreamFamily']} | undefined
   try {
     for (let i = 0; i < targets.length; i++) {
       if (clientGone.aborted || stop) break
@@ -234,6 +237,13 @@ export async function proxyRequest(
         const message = target.translate
           ? `the request cannot be translated from ${family} to ${target.provider.family}: ${(error as Error).message}`
           : (error as Error).message
+        if (target.translate && options.fallbacks && canTryAfter(targets, i)) {
+          // nothing was sent: a later target of another family may take it (a web search that
+          // chat completions has no tool for); answered as below if none does
+          attempts.push({provider: target.provider.name, skipped: 'untranslatable', error: message})
+          untranslatable ??= {message, provider: target.provider.name, upstreamFamily: target.provider.family}
+          continue
+        }
         result.status = 400
         result.error = message
         result.provider = target.provider.name
@@ -253,6 +263,15 @@ export async function proxyRequest(
       result.clientAborted = true
       result.status = 499
       result.error = 'client closed the connection'
+      return finish()
+    }
+    if (untranslatable && tried === 0) {
+      // no later target took it either: the first refusal, as when there is no fallback
+      result.status = 400
+      result.error = untranslatable.message
+      result.provider = untranslatable.provider
+      result.upstreamFamily = untranslatable.upstreamFamily
+      result.requestId = sendFamilyError(res, family, 400, untranslatable.message)
       return finish()
     }
     answerNoTarget(res, family, result, targets, tried, silent)

@@ -1,0 +1,576 @@
+import {describe, expect, it} from 'vitest'
+
+import {
+  decodeClientRequest,
+  encodeUpstreamRequest,
+  StreamTranslator,
+  TranslationError,
+  translateResponse,
+  translateResponseText,
+} from './translate.js'
+
+// What Claude Code 2.1.332 sends for its WebSearch tool (recorded from the real CLI, trimmed):
+// a request of its own, the server tool forced, thinking off.
+const claudeSearch = {
+  model: 'claude-sonnet-4-5',
+  max_tokens: 32000,
+  system: [
+    {
+      type: 'text',
+      text: 'You run a web search for another Claude model. Search once, then reply with a brief summary.',
+    },
+  ],
+  messages: [
+    {
+      role: 'user',
+      content: [{type: 'text', text: 'Perform a web search for the query: gwctl release notes'}],
+    },
+  ],
+  tools: [{type: 'web_search_20250305', name: 'web_search', max_uses: 8}],
+  tool_choice: {type: 'tool', name: 'web_search'},
+  thinking: {type: 'disabled'},
+  stream: false,
+}
+
+// Gemini CLI's google_web_search: Google Search grounding as the only tool.
+const geminiSearch = {
+  contents: [{role: 'user', parts: [{text: 'gwctl release notes'}]}],
+  tools: [{googleSearch: {}}],
+}
+
+// Codex: a live web search among its function tools.
+const codexRequest = {
+  model: 'gpt-5.5',
+  input: [{type: 'message', role: 'user', content: [{type: 'input_text', text: 'What changed?'}]}],
+  tools: [
+    {type: 'function', name: 'shell', parameters: {type: 'object', properties: {cmd: {type: 'string'}}}},
+    {type: 'web_search'},
+  ],
+  stream: false,
+}
+
+const encoded = (
+  client: ReturnType<typeof decodeClientRequest>,
+  upstream: 'chat' | 'responses' | 'messages' | 'gemini',
+) => JSON.parse(encodeUpstreamRequest(client, upstream, 'up-model').body.toString())
+
+describe('web search requests', () => {
+  it("Claude Code's WebSearch goes as each upstream's own search, forced where the family can force it", () => {
+    const client = decodeClientRequest('messages', claudeSearch, {})
+    const responses = encoded(client, 'responses')
+    expect(responses.tools).toEqual([{type: 'web_search'}])
+    // a function choice naming web_search with no such function was OpenAI's 400 before
+    expect(responses.tool_choice).toBe('required')
+    expect(responses.include).toEqual(['web_search_call.action.sources'])
+
+    const gemini = encoded(client, 'gemini')
+    expect(gemini.tools).toEqual([{googleSearch: {}}])
+    // Gemini cannot force its search, and refuses ANY with no function to call
+    expect(gemini.toolConfig).toBeUndefined()
+
+    const messages = encoded(client, 'messages')
+    expect(messages.tools).toEqual([{type: 'web_search_20250305', name: 'web_search', max_uses: 8}])
+    expect(messages.tool_choice).toEqual({type: 'tool', name: 'web_search'})
+    expect(messages.thinking).toBeUndefined()
+  })
+
+  it('a search request to a chat upstream is refused with a 400 that says why, not answered from memory', () => {
+    for (const client of [
+      decodeClientRequest('messages', claudeSearch, {}),
+      decodeClientRequest('gemini', geminiSearch, {model: 'gemini-2.5-flash', stream: false}),
+    ]) {
+      let error: unknown
+      try {
+        encodeUpstreamRequest(client, 'chat', 'deepseek-chat')
+      } catch (e) {
+        error = e
+      }
+      expect(error).toBeInstanceOf(TranslationError)
+      expect((error as TranslationError).status).toBe(400)
+      expect((error as Error).message).toMatch(
+        /^web search cannot be translated to a chat completions upstream/,
+      )
+    }
+  })
+
+  it("Codex's web search beside its functions: kept for Messages, left out for chat and Gemini", () => {
+    const client = decodeClientRequest('responses', codexRequest, {})
+    const chat = encoded(client, 'chat')
+    expect(chat.tools.map((t: any) => t.function.name)).toEqual(['shell'])
+    const messages = encoded(client, 'messages')
+    expect(messages.tools.map((t: any) => t.type ?? t.name)).toEqual(['shell', 'web_search_20250305'])
+    // Gemini 2.5 refuses Google Search beside function declarations
+    const gemini = encoded(client, 'gemini')
+    expect(gemini.tools).toHaveLength(1)
+    expect(gemini.tools[0].functionDeclarations[0].name).toBe('shell')
+    // Codex's cached search is not another vendor's live one
+    const cached = decodeClientRequest(
+      'responses',
+      {...codexRequest, tools: [{type: 'web_search', external_web_access: false}]},
+      {},
+    )
+    expect(encoded(cached, 'messages').tools).toBeUndefined()
+  })
+
+  it('domain limits and location go where the upstream has a field for them', () => {
+    const client = decodeClientRequest(
+      'messages',
+      {
+        ...claudeSearch,
+        tools: [
+          {
+            type: 'web_search_20250305',
+            name: 'web_search',
+            allowed_domains: ['docs.example.com'],
+            user_location: {type: 'approximate', city: 'Lyon', country: 'FR'},
+          },
+        ],
+      },
+      {},
+    )
+    expect(encoded(client, 'responses').tools).toEqual([
+      {
+        type: 'web_search',
+        filters: {allowed_domains: ['docs.example.com']},
+        user_location: {type: 'approximate', city: 'Lyon', country: 'FR'},
+      },
+    ])
+    const gemini = decodeClientRequest('gemini', geminiSearch, {model: 'g', stream: false})
+    expect(encoded(gemini, 'messages').tools).toEqual([{type: 'web_search_20250305', name: 'web_search'}])
+  })
+
+  it("a search of the history (Anthropic's blocks, a Responses item) goes to another vendor as text", () => {
+    const client = decodeClientRequest(
+      'messages',
+      {
+        model: 'claude-sonnet-4-5',
+        max_tokens: 100,
+        messages: [
+          {role: 'user', content: 'What is new in gwctl?'},
+          {
+            role: 'assistant',
+            content: [
+              {type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {query: 'gwctl news'}},
+              {
+                type: 'web_search_tool_result',
+                tool_use_id: 'srvtoolu_1',
+                content: [
+                  {
+                    type: 'web_search_result',
+                    url: 'https://a.example/1',
+                    title: 'One',
+                    encrypted_content: 'x',
+                    page_age: null,
+                  },
+                ],
+              },
+              {type: 'text', text: 'Version 2 is out.'},
+            ],
+          },
+          {role: 'user', content: 'Thanks'},
+        ],
+      },
+      {},
+    )
+    const chat = encoded(client, 'chat')
+    expect(chat.messages[1]).toEqual({
+      role: 'assistant',
+      content: 'Searched the web for "gwctl news":\n- One <https://a.example/1>Version 2 is out.',
+    })
+    const codex = decodeClientRequest(
+      'responses',
+      {
+        model: 'gpt-5.5',
+        input: [
+          {type: 'message', role: 'user', content: 'news?'},
+          {
+            type: 'web_search_call',
+            id: 'ws_1',
+            status: 'completed',
+            action: {type: 'search', query: 'gwctl'},
+          },
+          {type: 'message', role: 'assistant', content: [{type: 'output_text', text: 'None.'}]},
+        ],
+      },
+      {},
+    )
+    const messages = encoded(codex, 'messages')
+    expect(messages.messages[1].content[0]).toEqual({
+      type: 'text',
+      text: 'Searched the web for "gwctl": no results.',
+    })
+  })
+})
+
+const responsesAnswer = {
+  id: 'resp_1',
+  object: 'response',
+  status: 'completed',
+  model: 'gpt-5.5',
+  output: [
+    {
+      type: 'web_search_call',
+      id: 'ws_abc',
+      status: 'completed',
+      action: {
+        type: 'search',
+        query: 'gwctl release notes',
+        sources: [{type: 'url', url: 'https://a.example/1'}],
+      },
+    },
+    {
+      type: 'message',
+      id: 'msg_1',
+      role: 'assistant',
+      status: 'completed',
+      content: [
+        {
+          type: 'output_text',
+          text: 'Version 2 is out.',
+          annotations: [
+            {
+              type: 'url_citation',
+              url: 'https://a.example/1',
+              title: 'Release 2',
+              start_index: 0,
+              end_index: 17,
+            },
+            {
+              type: 'url_citation',
+              url: 'https://b.example/2',
+              title: 'Changelog',
+              start_index: 0,
+              end_index: 17,
+            },
+          ],
+        },
+      ],
+    },
+  ],
+  usage: {input_tokens: 100, output_tokens: 20, total_tokens: 120},
+}
+
+const geminiAnswer = {
+  candidates: [
+    {
+      content: {role: 'model', parts: [{text: 'Version 2 is out.'}]},
+      finishReason: 'STOP',
+      index: 0,
+      groundingMetadata: {
+        webSearchQueries: ['gwctl release notes'],
+        groundingChunks: [{web: {uri: 'https://grounding.example/r1', title: 'a.example'}}],
+      },
+    },
+  ],
+  usageMetadata: {promptTokenCount: 100, candidatesTokenCount: 20, totalTokenCount: 120},
+  modelVersion: 'gemini-2.5-flash',
+  responseId: 'g1',
+}
+
+const messagesAnswer = {
+  id: 'msg_1',
+  type: 'message',
+  role: 'assistant',
+  model: 'claude-sonnet-4-5',
+  content: [
+    {type: 'server_tool_use', id: 'srvtoolu_9', name: 'web_search', input: {query: 'gwctl release notes'}},
+    {
+      type: 'web_search_tool_result',
+      tool_use_id: 'srvtoolu_9',
+      content: [
+        {
+          type: 'web_search_result',
+          url: 'https://a.example/1',
+          title: 'Release 2',
+          encrypted_content: 'e',
+          page_age: '2 days ago',
+        },
+      ],
+    },
+    {type: 'text', text: 'Version 2 is out.'},
+  ],
+  stop_reason: 'end_turn',
+  stop_sequence: null,
+  usage: {input_tokens: 100, output_tokens: 20, server_tool_use: {web_search_requests: 1}},
+}
+
+describe('web search answers', () => {
+  const claude = decodeClientRequest('messages', claudeSearch, {})
+
+  it('a Responses search comes to Claude Code as server_tool_use and web_search_tool_result, counted in the usage', () => {
+    const {text} = translateResponseText('responses', claude, responsesAnswer, {newId: (p) => `${p}_1`})
+    const body = JSON.parse(text)
+    expect(body.content).toEqual([
+      {
+        type: 'server_tool_use',
+        id: 'srvtoolu_ws_abc',
+        name: 'web_search',
+        input: {query: 'gwctl release notes'},
+      },
+      {
+        type: 'web_search_tool_result',
+        tool_use_id: 'srvtoolu_ws_abc',
+        content: [
+          {
+            type: 'web_search_result',
+            url: 'https://a.example/1',
+            title: 'Release 2',
+            encrypted_content: '',
+            page_age: null,
+          },
+          // a page the answer cites that the search's sources did not list
+          {
+            type: 'web_search_result',
+            url: 'https://b.example/2',
+            title: 'Changelog',
+            encrypted_content: '',
+            page_age: null,
+          },
+        ],
+      },
+      {type: 'text', text: 'Version 2 is out.'},
+    ])
+    expect(body.usage.server_tool_use).toEqual({web_search_requests: 1})
+    // the object encoder writes the same bytes
+    expect(
+      JSON.stringify(translateResponse('responses', claude, responsesAnswer, {newId: (p) => `${p}_1`}).body),
+    ).toBe(text)
+  })
+
+  it("Gemini's grounding comes to Claude Code as a search, first", () => {
+    const body = translateResponse('gemini', claude, geminiAnswer, {newId: (p) => `${p}_1`}).body as any
+    expect(body.content.map((b: any) => b.type)).toEqual([
+      'server_tool_use',
+      'web_search_tool_result',
+      'text',
+    ])
+    expect(body.content[0].input).toEqual({query: 'gwctl release notes'})
+    expect(body.content[1].content[0]).toMatchObject({
+      url: 'https://grounding.example/r1',
+      title: 'a.example',
+    })
+  })
+
+  it("Anthropic's search comes to Gemini CLI as grounding and to Codex as a web_search_call", () => {
+    const gemini = decodeClientRequest('gemini', geminiSearch, {model: 'gemini-2.5-flash', stream: false})
+    const g = translateResponse('messages', gemini, messagesAnswer).body as any
+    expect(g.candidates[0].groundingMetadata).toEqual({
+      webSearchQueries: ['gwctl release notes'],
+      groundingChunks: [{web: {uri: 'https://a.example/1', title: 'Release 2'}}],
+    })
+    expect(g.candidates[0].content.parts).toEqual([{text: 'Version 2 is out.'}])
+
+    const codex = decodeClientRequest('responses', codexRequest, {})
+    const r = translateResponse('messages', codex, messagesAnswer, {newId: (p) => `${p}_1`}).body as any
+    expect(r.output[0]).toEqual({
+      type: 'web_search_call',
+      id: 'ws_1',
+      status: 'completed',
+      action: {
+        type: 'search',
+        query: 'gwctl release notes',
+        sources: [{type: 'url', url: 'https://a.example/1'}],
+      },
+    })
+    expect(r.output[1].content[0].text).toBe('Version 2 is out.')
+  })
+
+  it('a failed Anthropic search stays a failure: the error code, no pages', () => {
+    const failed = {
+      ...messagesAnswer,
+      content: [
+        messagesAnswer.content[0],
+        {
+          type: 'web_search_tool_result',
+          tool_use_id: 'srvtoolu_9',
+          content: {type: 'web_search_tool_result_error', error_code: 'max_uses_exceeded'},
+        },
+      ],
+    }
+    const body = translateResponse('messages', decodeClientRequest('responses', codexRequest, {}), failed, {
+      newId: (p) => `${p}_1`,
+    }).body as any
+    expect(body.output[0].status).toBe('failed')
+  })
+})
+
+function events(text: string): Array<{event?: string; data: any}> {
+  return text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((block) => {
+      const lines = block.split('\n')
+      const ev = lines.find((l) => l.startsWith('event: '))
+      const data = lines.find((l) => l.startsWith('data: '))
+      return {event: ev?.slice(7), data: JSON.parse((data ?? 'data: null').slice(6))}
+    })
+}
+
+const responsesStream = (answer: typeof responsesAnswer): string => {
+  const e = (type: string, rest: object) => `event: ${type}\ndata: ${JSON.stringify({type, ...rest})}\n\n`
+  const search = answer.output[0]
+  const message = answer.output[1] as any
+  return (
+    e('response.created', {
+      response: {id: answer.id, model: answer.model, status: 'in_progress', output: []},
+    }) +
+    e('response.output_item.added', {
+      output_index: 0,
+      item: {type: 'web_search_call', id: search.id, status: 'in_progress'},
+    }) +
+    e('response.web_search_call.in_progress', {output_index: 0, item_id: search.id}) +
+    e('response.web_search_call.searching', {output_index: 0, item_id: search.id}) +
+    e('response.web_search_call.completed', {output_index: 0, item_id: search.id}) +
+    e('response.output_item.done', {output_index: 0, item: search}) +
+    e('response.output_item.added', {
+      output_index: 1,
+      item: {...message, status: 'in_progress', content: []},
+    }) +
+    e('response.content_part.added', {
+      output_index: 1,
+      content_index: 0,
+      item_id: message.id,
+      part: {type: 'output_text', text: '', annotations: []},
+    }) +
+    e('response.output_text.delta', {
+      output_index: 1,
+      content_index: 0,
+      item_id: message.id,
+      delta: 'Version 2 is out.',
+    }) +
+    e('response.output_text.done', {
+      output_index: 1,
+      content_index: 0,
+      item_id: message.id,
+      text: 'Version 2 is out.',
+    }) +
+    e('response.content_part.done', {
+      output_index: 1,
+      content_index: 0,
+      item_id: message.id,
+      part: message.content[0],
+    }) +
+    e('response.output_item.done', {output_index: 1, item: message}) +
+    e('response.completed', {response: {...answer}})
+  )
+}
+
+describe('web search streams', () => {
+  it('a Responses stream with a search becomes the Anthropic events of one, in order, for Claude Code', () => {
+    const client = decodeClientRequest('messages', {...claudeSearch, stream: true}, {})
+    const t = new StreamTranslator('responses', client, {newId: (p) => `${p}_1`})
+    let out = ''
+    for (const byte of Buffer.from(responsesStream(responsesAnswer))) out += t.push(Uint8Array.of(byte))
+    out += t.end()
+    const list = events(out)
+    const starts = list.filter((e) => e.event === 'content_block_start').map((e) => e.data)
+    expect(starts.map((s) => [s.index, s.content_block.type])).toEqual([
+      [0, 'server_tool_use'],
+      [1, 'web_search_tool_result'],
+      [2, 'text'],
+    ])
+    expect(starts[0].content_block).toEqual({
+      type: 'server_tool_use',
+      id: 'srvtoolu_ws_abc',
+      name: 'web_search',
+      input: {},
+    })
+    const query = list.find((e) => e.data.delta?.type === 'input_json_delta')!.data
+    expect(query).toEqual({
+      type: 'content_block_delta',
+      index: 0,
+      delta: {type: 'input_json_delta', partial_json: '{"query":"gwctl release notes"}'},
+    })
+    expect(starts[1].content_block.content).toEqual([
+      {
+        type: 'web_search_result',
+        url: 'https://a.example/1',
+        title: 'https://a.example/1',
+        encrypted_content: '',
+        page_age: null,
+      },
+    ])
+    const stops = list.filter((e) => e.event === 'content_block_stop').map((e) => e.data.index)
+    expect(stops).toEqual([0, 1, 2])
+    const delta = list.find((e) => e.event === 'message_delta')!.data
+    expect(delta.usage.server_tool_use).toEqual({web_search_requests: 1})
+  })
+
+  it('an Anthropic stream with a search becomes Gemini grounding on the last chunk, and Codex events', () => {
+    const e = (type: string, rest: object) => `event: ${type}\ndata: ${JSON.stringify({type, ...rest})}\n\n`
+    const stream =
+      e('message_start', {
+        message: {
+          id: 'msg_1',
+          type: 'message',
+          role: 'assistant',
+          model: 'claude',
+          content: [],
+          usage: {input_tokens: 10, output_tokens: 1},
+        },
+      }) +
+      e('content_block_start', {
+        index: 0,
+        content_block: {type: 'server_tool_use', id: 'srvtoolu_9', name: 'web_search', input: {}},
+      }) +
+      e('content_block_delta', {index: 0, delta: {type: 'input_json_delta', partial_json: '{"query":'}}) +
+      e('content_block_delta', {index: 0, delta: {type: 'input_json_delta', partial_json: '"gwctl"}'}}) +
+      e('content_block_stop', {index: 0}) +
+      e('content_block_start', {index: 1, content_block: messagesAnswer.content[1]}) +
+      e('content_block_stop', {index: 1}) +
+      e('content_block_start', {index: 2, content_block: {type: 'text', text: ''}}) +
+      e('content_block_delta', {index: 2, delta: {type: 'text_delta', text: 'Version 2 is out.'}}) +
+      e('content_block_stop', {index: 2}) +
+      e('message_delta', {delta: {stop_reason: 'end_turn'}, usage: {output_tokens: 20}}) +
+      e('message_stop', {})
+
+    const gemini = decodeClientRequest('gemini', geminiSearch, {model: 'gemini-2.5-flash', stream: true})
+    const g = new StreamTranslator('messages', gemini, {})
+    const gOut = g.push(Buffer.from(stream)) + g.end()
+    const chunks = events(gOut).map((c) => c.data)
+    expect(chunks.at(-1).candidates[0].groundingMetadata).toEqual({
+      webSearchQueries: ['gwctl'],
+      groundingChunks: [{web: {uri: 'https://a.example/1', title: 'Release 2'}}],
+    })
+    expect(chunks.some((c) => c.candidates[0].content.parts[0]?.text === 'Version 2 is out.')).toBe(true)
+
+    const codex = decodeClientRequest('responses', {...codexRequest, stream: true}, {})
+    const r = new StreamTranslator('messages', codex, {newId: (p) => `${p}_1`})
+    const rEvents = events(r.push(Buffer.from(stream)) + r.end())
+    expect(rEvents.map((x) => x.event).slice(2, 7)).toEqual([
+      'response.output_item.added',
+      'response.web_search_call.in_progress',
+      'response.web_search_call.searching',
+      'response.web_search_call.completed',
+      'response.output_item.done',
+    ])
+    const done = rEvents.find((x) => x.event === 'response.completed')!.data.response
+    expect(done.output[0]).toMatchObject({
+      type: 'web_search_call',
+      status: 'completed',
+      action: {type: 'search', query: 'gwctl', sources: [{type: 'url', url: 'https://a.example/1'}]},
+    })
+  })
+
+  it('a Gemini stream whose last chunk carries grounding gives Claude Code the search after the text', () => {
+    const client = decodeClientRequest('messages', {...claudeSearch, stream: true}, {})
+    const t = new StreamTranslator('gemini', client, {})
+    const chunk1 = {
+      candidates: [{content: {role: 'model', parts: [{text: 'Version 2 '}]}, index: 0}],
+      responseId: 'g1',
+      modelVersion: 'g',
+    }
+    const chunk2 = {
+      ...geminiAnswer,
+      candidates: [{...geminiAnswer.candidates[0], content: {role: 'model', parts: [{text: 'is out.'}]}}],
+    }
+    const out =
+      t.push(Buffer.from(`data: ${JSON.stringify(chunk1)}\r\n\r\ndata: ${JSON.stringify(chunk2)}\r\n\r\n`)) +
+      t.end()
+    const starts = events(out)
+      .filter((e) => e.event === 'content_block_start')
+      .map((e) => e.data.content_block.type)
+    expect(starts).toEqual(['text', 'server_tool_use', 'web_search_tool_result'])
+    expect(t.error).toBeUndefined()
+  })
+})

@@ -1,0 +1,131 @@
+/**
+ * Web searches an upstream runs itself, in each family's shape: Anthropic's `server_tool_use` and
+ * `web_search_tool_result` blocks, a Responses `web_search_call` item, Gemini's `groundingMetadata`
+ * (chat completions has none). The IR holds a search as a {@link WebSearchPart}; docs/TRANSLATION.md,
+ * "Web search".
+ */
+import type {Json} from './cm-common.js'
+import {arr, isObj, str} from './cm-common.js'
+import type {WebSearchPart, WebSearchResult} from './ir.js'
+import type {Body} from './responses-items.js'
+
+// ---- Messages ----
+
+/** An Anthropic `web_search_tool_result` block (its pages, or its error), keyed by its call's id. */
+export function searchResultPart(b: Json): WebSearchPart {
+  const part: WebSearchPart = {type: 'web_search', id: str(b.tool_use_id) ?? '', query: '', results: []}
+  if (isObj(b.content)) part.error = str(b.content.error_code) ?? 'error'
+  else
+    for (const raw of arr(b.content)) {
+      if (!isObj(raw) || typeof raw.url !== 'string') continue
+      const title = str(raw.title)
+      const age = str(raw.page_age)
+      part.results.push({url: raw.url, ...(title ? {title} : {}), ...(age ? {pageAge: age} : {})})
+    }
+  return part
+}
+
+/** Anthropic's id of a server tool call for a search's id of another vendor. */
+export const serverToolId = (id: string): string =>
+  id.startsWith('srvtoolu_') ? id : `srvtoolu_${id.replace(/[^A-Za-z0-9_]/g, '') || 'search'}`
+
+/**
+ * A search as Anthropic answers one: the `server_tool_use` call and its `web_search_tool_result`
+ * (the pages found, without the contents only Anthropic can read, or the error).
+ */
+export function searchBlocks(p: Omit<WebSearchPart, 'type'>): [Json, Json] {
+  const id = serverToolId(p.id)
+  return [
+    {type: 'server_tool_use', id, name: 'web_search', input: {query: p.query}},
+    {
+      type: 'web_search_tool_result',
+      tool_use_id: id,
+      content: p.error
+        ? {type: 'web_search_tool_result_error', error_code: p.error}
+        : p.results.map((r) => ({
+            type: 'web_search_result',
+            url: r.url,
+            title: r.title ?? r.url,
+            encrypted_content: '',
+            page_age: r.pageAge ?? null,
+          })),
+    },
+  ]
+}
+
+// ---- Responses ----
+
+/** A Responses `web_search_call` item (a search OpenAI ran) as the IR's. */
+export function webSearchOfItem(item: Body): WebSearchPart {
+  const action = isObj(item.action) ? item.action : {}
+  const results: WebSearchPart['results'] = []
+  for (const source of Array.isArray(action.sources) ? action.sources : [])
+    if (isObj(source) && typeof source.url === 'string') results.push({url: source.url})
+  const part: WebSearchPart = {
+    type: 'web_search',
+    id: str(item.id) ?? '',
+    query: str(action.query) ?? (Array.isArray(action.queries) ? (str(action.queries[0]) ?? '') : ''),
+    results,
+  }
+  if (item.status === 'failed') part.error = 'unavailable'
+  return part
+}
+
+/** A search as a Responses `web_search_call` output item. */
+export function webSearchItem(part: Omit<WebSearchPart, 'type'>, id: string): Body {
+  return {
+    type: 'web_search_call',
+    id,
+    status: part.error ? 'failed' : 'completed',
+    action: {
+      type: 'search',
+      query: part.query,
+      sources: part.results.map((r) => ({type: 'url', url: r.url})),
+    },
+  }
+}
+
+// ---- Gemini ----
+
+/**
+ * The searches of a candidate's `groundingMetadata` (Google Search grounding): one a query, the
+ * pages found (`groundingChunks`, which Gemini does not tie to a query) on the first.
+ */
+export function searchesOfGrounding(metadata: unknown, id: () => string): WebSearchPart[] {
+  if (!isObj(metadata)) return []
+  const queries = Array.isArray(metadata.webSearchQueries)
+    ? metadata.webSearchQueries.filter((q): q is string => typeof q === 'string')
+    : []
+  const results: WebSearchResult[] = []
+  for (const chunk of Array.isArray(metadata.groundingChunks) ? metadata.groundingChunks : []) {
+    const web = isObj(chunk) && isObj(chunk.web) ? chunk.web : undefined
+    if (!web || typeof web.uri !== 'string') continue
+    const title = str(web.title)
+    results.push({url: web.uri, ...(title ? {title} : {})})
+  }
+  if (queries.length === 0 && results.length === 0) return []
+  return (queries.length ? queries : ['']).map((query, i) => ({
+    type: 'web_search',
+    id: id(),
+    query,
+    results: i === 0 ? results : [],
+  }))
+}
+
+/** Searches as a Gemini candidate's `groundingMetadata` (undefined: none). */
+export function groundingOf(searches: ReadonlyArray<Omit<WebSearchPart, 'type'>>): Body | undefined {
+  if (searches.length === 0) return undefined
+  const chunks: Body[] = []
+  for (const s of searches)
+    for (const r of s.results) chunks.push({web: {uri: r.url, title: r.title ?? hostOf(r.url)}})
+  return {webSearchQueries: searches.map((s) => s.query), groundingChunks: chunks}
+}
+
+/** A URL's host name (Gemini's grounding titles are the sites' domains). */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname
+  } catch {
+    return url
+  }
+}
