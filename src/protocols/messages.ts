@@ -190,7 +190,7 @@ function decodeBlock(raw: unknown, refs: ToolReferences): Part {
   }
 }
 
-/** Each search's results joined to its `server_tool_use` (the block before them), in place. */
+/** The parts with each search's results joined to its `server_tool_use` (the block before them). */
 function joinSearches(parts: Part[]): Part[] {
   if (!parts.some((p) => p.type === 'web_search')) return parts
   const out: Part[] = []

@@ -37,6 +37,7 @@ import {
   TranslationError,
   withoutRefusedMedia,
   withSearchesAsText,
+  webSearchText,
 } from './ir.js'
 import {parseJsonBytes, utf8Bytes} from './json-bytes.js'
 import {messagesCodec} from './messages.js'
@@ -655,6 +656,10 @@ export function estimateInputTokens(request: Request): number {
         break
       case 'tool_result':
         for (const c of p.content) part(c)
+        break
+      case 'web_search':
+        // the text it goes as (withSearchesAsText)
+        chars += webSearchText(p).length
         break
     }
   }
