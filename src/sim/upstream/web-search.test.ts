@@ -1,0 +1,200 @@
+/**
+ * Each vendor's own web search, as the simulated upstreams answer it, seen on the wire: the
+ * Messages `web_search_*` server tool, the Responses `web_search` tool, Gemini's `googleSearch`;
+ * and the refusals of a tool choice that names nothing the request holds.
+ */
+import Anthropic from '@anthropic-ai/sdk'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import type {Simulator} from '../server.js'
+import {startSim} from '../server.js'
+import {simTokens} from '../sse.js'
+import {encryptedResult} from './web-search.js'
+
+let sim: Simulator
+
+beforeAll(async () => {
+  sim = await startSim({timeScale: 1000})
+})
+afterAll(async () => {
+  await sim.close()
+})
+
+type Json = Record<string, any>
+type Event = {event?: string; data: any}
+
+const AUTH = {
+  authorization: 'Bearer sk-test',
+  'x-api-key': 'sk-ant-test',
+  'x-goog-api-key': 'g-test',
+  'anthropic-version': '2023-06-01',
+}
+
+async function post(path: string, body: unknown) {
+  const response = await fetch(sim.origin + path, {
+    method: 'POST',
+    headers: {'content-type': 'application/json', ...AUTH},
+    body: JSON.stringify(body),
+  })
+  const text = await response.text()
+  const events: Event[] = []
+  if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream'))
+    for (const block of text.split('\n\n').filter(Boolean)) {
+      const event = /^event: (.*)$/m.exec(block)?.[1]
+      const data = /^data: (.*)$/m.exec(block)?.[1] ?? ''
+      events.push({...(event ? {event} : {}), data: JSON.parse(data)})
+    }
+  return {status: response.status, text, events, json: events.length ? undefined : (JSON.parse(text) as Json)}
+}
+
+const QUERY = 'vitest snapshot docs'
+const TEXT = `Web search results for "${QUERY}". ${QUERY} (result 1) and ${QUERY} (result 2) cover it.`
+const url = (n: number, domain = 'example.com') => `https://${domain}/search/vitest-snapshot-docs/${n}`
+
+describe('messages: the web_search server tool', () => {
+  // Claude Code's WebSearch sub-request
+  const body = {
+    model: 'claude-x',
+    max_tokens: 100,
+    tools: [{type: 'web_search_20250305', name: 'web_search', max_uses: 8}],
+    tool_choice: {type: 'tool', name: 'web_search'},
+    messages: [{role: 'user', content: `Perform a web search for the query: ${QUERY}`}],
+  }
+  const results = (domain = 'example.com') =>
+    [1, 2].map((n) => ({
+      type: 'web_search_result',
+      url: url(n, domain),
+      title: `${QUERY} (result ${n})`,
+      encrypted_content: encryptedResult(url(n, domain)),
+      page_age: null,
+    }))
+
+  it("answers Claude Code's sub-request with the search, its results and a text naming the query", async () => {
+    const {status, json} = await post('/v1/messages', body)
+    expect(status).toBe(200)
+    const id = json?.content[0].id
+    expect(id).toMatch(/^srvtoolu_/)
+    expect(json?.content).toEqual([
+      {type: 'server_tool_use', id, name: 'web_search', input: {query: QUERY}},
+      {type: 'web_search_tool_result', tool_use_id: id, content: results()},
+      {type: 'text', text: TEXT},
+    ])
+    expect(Buffer.from(json?.content[1].content[0].encrypted_content, 'base64').toString()).toBe(
+      `simweb:${url(1)}`,
+    )
+    expect(json?.stop_reason).toBe('end_turn')
+    expect(json?.usage).toMatchObject({
+      output_tokens: simTokens(TEXT),
+      server_tool_use: {web_search_requests: 1},
+      service_tier: 'standard',
+    })
+  })
+
+  it("streams Anthropic's sequence: the call with its query in one delta, the results whole, the text", async () => {
+    const {events} = await post('/v1/messages', {...body, stream: true})
+    expect(
+      events.map((e) => [e.event, e.data.index, e.data.content_block?.type ?? e.data.delta?.type]),
+    ).toEqual([
+      ['message_start', undefined, undefined],
+      ['content_block_start', 0, 'server_tool_use'],
+      ['ping', undefined, undefined],
+      ['content_block_delta', 0, 'input_json_delta'],
+      ['content_block_stop', 0, undefined],
+      ['content_block_start', 1, 'web_search_tool_result'],
+      ['content_block_stop', 1, undefined],
+      ['content_block_start', 2, 'text'],
+      ['content_block_delta', 2, 'text_delta'],
+      ['content_block_delta', 2, 'text_delta'],
+      ['content_block_delta', 2, 'text_delta'],
+      ['content_block_stop', 2, undefined],
+      ['message_delta', undefined, undefined],
+      ['message_stop', undefined, undefined],
+    ])
+    const id = events[1].data.content_block.id
+    expect(events[1].data.content_block).toEqual({type: 'server_tool_use', id, name: 'web_search', input: {}})
+    expect(events[3].data.delta).toEqual({type: 'input_json_delta', partial_json: `{"query":"${QUERY}"}`})
+    expect(events[5].data.content_block).toEqual({
+      type: 'web_search_tool_result',
+      tool_use_id: id,
+      content: results(),
+    })
+    expect(events[0].data.message.usage.server_tool_use).toBeUndefined()
+    expect(events[12].data).toMatchObject({
+      delta: {stop_reason: 'end_turn'},
+      usage: {output_tokens: simTokens(TEXT), server_tool_use: {web_search_requests: 1}},
+    })
+  })
+
+  it('the SDK accumulates the stream into the same message', async () => {
+    const client = new Anthropic({apiKey: 'sk-ant-test', baseURL: sim.origin, maxRetries: 0})
+    const message = await client.messages.stream(body as never).finalMessage()
+    expect(message.content).toMatchObject([
+      {type: 'server_tool_use', name: 'web_search', input: {query: QUERY}},
+      {type: 'web_search_tool_result', content: results()},
+      {type: 'text', text: TEXT},
+    ])
+    expect(message.usage.server_tool_use).toEqual({web_search_requests: 1})
+  })
+
+  it('takes the first allowed domain, or example.org when example.com is blocked', async () => {
+    const allowed = await post('/v1/messages', {
+      ...body,
+      tools: [{...body.tools[0], allowed_domains: ['docs.python.org', 'vitest.dev']}],
+    })
+    expect(allowed.json?.content[1].content.map((r: Json) => r.url)).toEqual([
+      url(1, 'docs.python.org'),
+      url(2, 'docs.python.org'),
+    ])
+    const blocked = await post('/v1/messages', {
+      ...body,
+      tools: [{...body.tools[0], blocked_domains: ['example.com']}],
+    })
+    expect(blocked.json?.content[1].content).toEqual(results('example.org'))
+  })
+
+  it('searches under any, as the only tool, or when asked in words; not under none or another tool forced', async () => {
+    const lookup = {name: 'lookup', input_schema: {type: 'object'}}
+    const types = async (extra: Json) =>
+      (await post('/v1/messages', {...body, ...extra})).json?.content.map((b: Json) => b.type)
+    const searched = ['server_tool_use', 'web_search_tool_result', 'text']
+    expect(await types({tool_choice: undefined})).toEqual(searched)
+    expect(await types({tools: [lookup, ...body.tools], tool_choice: {type: 'any'}})).toEqual(searched)
+    expect(
+      await types({
+        tools: [lookup, ...body.tools],
+        tool_choice: undefined,
+        messages: [{role: 'user', content: 'please search the web for vitest'}],
+      }),
+    ).toEqual(searched)
+    expect(await types({tools: [lookup, ...body.tools], tool_choice: undefined})).toEqual(['text'])
+    expect(await types({tool_choice: {type: 'none'}})).toEqual(['text'])
+    expect(
+      await types({tools: [lookup, ...body.tools], tool_choice: {type: 'tool', name: 'lookup'}}),
+    ).toEqual(['tool_use'])
+  })
+
+  it('puts thinking first, and takes its own search back in the history', async () => {
+    const thinking = {type: 'enabled', budget_tokens: 1024}
+    const one = await post('/v1/messages', {...body, thinking})
+    expect(one.json?.content.map((b: Json) => b.type)).toEqual([
+      'thinking',
+      'server_tool_use',
+      'web_search_tool_result',
+      'text',
+    ])
+    const two = await post('/v1/messages', {
+      ...body,
+      thinking,
+      tool_choice: undefined,
+      tools: [{name: 'lookup', input_schema: {type: 'object'}}, ...body.tools],
+      messages: [
+        ...body.messages,
+        {role: 'assistant', content: one.json?.content},
+        {role: 'user', content: 'thanks'},
+      ],
+    })
+    expect(two.status).toBe(200)
+    expect(two.json?.content.at(-1)).toEqual({type: 'text', text: 'PONG from sim: thanks'})
+    expect(two.json?.usage.server_tool_use).toBeUndefined()
+  })
+})
