@@ -4,6 +4,7 @@
  * and the refusals of a tool choice that names nothing the request holds.
  */
 import Anthropic from '@anthropic-ai/sdk'
+import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {Simulator} from '../server.js'
@@ -196,5 +197,183 @@ describe('messages: the web_search server tool', () => {
     expect(two.status).toBe(200)
     expect(two.json?.content.at(-1)).toEqual({type: 'text', text: 'PONG from sim: thanks'})
     expect(two.json?.usage.server_tool_use).toBeUndefined()
+  })
+})
+
+describe('responses: the web_search tool', () => {
+  const body = {model: 'gpt-x', input: QUERY, tools: [{type: 'web_search'}]}
+  const CITED = `Web search results for "${QUERY}". ${QUERY} (result 1) ([example.com](${url(1)})) and ${QUERY} (result 2) ([example.com](${url(2)})) cover it.`
+  const annotations = (text: string, domain = 'example.com') =>
+    [1, 2].map((n) => {
+      const link = `([${domain}](${url(n, domain)}))`
+      return {
+        type: 'url_citation',
+        start_index: text.indexOf(link),
+        end_index: text.indexOf(link) + link.length,
+        title: `${QUERY} (result ${n})`,
+        url: url(n, domain),
+      }
+    })
+
+  it('answers the search call and a message citing its results inline, with url_citation annotations', async () => {
+    const {status, json} = await post('/v1/responses', body)
+    expect(status).toBe(200)
+    const [call, message] = json?.output as Json[]
+    expect(call).toEqual({
+      type: 'web_search_call',
+      id: expect.stringMatching(/^ws_/),
+      status: 'completed',
+      action: {type: 'search', query: QUERY},
+    })
+    expect(message).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{type: 'output_text', text: CITED, annotations: annotations(CITED)}],
+    })
+    const [first] = message.content[0].annotations
+    expect(CITED.slice(first.start_index, first.end_index)).toBe(`([example.com](${url(1)}))`)
+    expect(json?.usage.output_tokens).toBe(simTokens(CITED))
+  })
+
+  it('gives the sources only when include asks for them; takes the first allowed domain', async () => {
+    const {json} = await post('/v1/responses', {
+      ...body,
+      tools: [
+        {
+          type: 'web_search',
+          filters: {allowed_domains: ['vitest.dev']},
+          user_location: {type: 'approximate'},
+        },
+      ],
+      include: ['web_search_call.action.sources'],
+    })
+    expect(json?.output[0].action).toEqual({
+      type: 'search',
+      query: QUERY,
+      sources: [1, 2].map((n) => ({type: 'url', url: url(n, 'vitest.dev')})),
+    })
+    const text = json?.output[1].content[0].text
+    expect(json?.output[1].content[0].annotations).toEqual(annotations(text, 'vitest.dev'))
+  })
+
+  it("streams OpenAI's events: the call's three states, then the message with its annotations", async () => {
+    const {events} = await post('/v1/responses', {...body, stream: true})
+    expect(events.map((e) => e.event)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.web_search_call.in_progress',
+      'response.web_search_call.searching',
+      'response.web_search_call.completed',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_text.annotation.added',
+      'response.output_text.annotation.added',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ])
+    expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i))
+    const id = events[6].data.item.id
+    expect(events[2].data).toEqual({
+      type: 'response.output_item.added',
+      output_index: 0,
+      item: {type: 'web_search_call', id, status: 'in_progress'},
+      sequence_number: 2,
+    })
+    for (const e of events.slice(3, 6)) expect(e.data).toMatchObject({output_index: 0, item_id: id})
+    expect(events[6].data.item).toEqual({
+      type: 'web_search_call',
+      id,
+      status: 'completed',
+      action: {type: 'search', query: QUERY},
+    })
+    const itemId = events[7].data.item.id
+    expect(events.slice(12, 14).map((e) => e.data)).toEqual(
+      annotations(CITED).map((annotation, i) => ({
+        type: 'response.output_text.annotation.added',
+        item_id: itemId,
+        output_index: 1,
+        content_index: 0,
+        annotation_index: i,
+        annotation,
+        sequence_number: 12 + i,
+      })),
+    )
+    expect(events[14].data).toMatchObject({text: CITED})
+    expect(events[15].data.part).toEqual({type: 'output_text', text: CITED, annotations: annotations(CITED)})
+    expect(events[16].data.item.content[0].annotations).toEqual(annotations(CITED))
+    expect(events[17].data.response.output.map((i: Json) => i.type)).toEqual(['web_search_call', 'message'])
+  })
+
+  it('the SDK accumulates the stream into the same output', async () => {
+    const client = new OpenAI({apiKey: 'sk-test', baseURL: sim.origin + '/v1', maxRetries: 0})
+    const stream = client.responses.stream({...body, tools: [{type: 'web_search_preview'}]} as never)
+    const final = await stream.finalResponse()
+    expect(final.output_text).toBe(CITED)
+    expect(final.output[0]).toMatchObject({type: 'web_search_call', action: {type: 'search', query: QUERY}})
+  })
+
+  it('searches under required or a choice naming it, as the only tool, or asked in words; not under none or a function forced', async () => {
+    const lookup = {type: 'function', name: 'lookup', parameters: {type: 'object'}}
+    const types = async (extra: Json) =>
+      (await post('/v1/responses', {...body, ...extra})).json?.output.map((i: Json) => i.type)
+    const searched = ['web_search_call', 'message']
+    const both = [lookup, {type: 'web_search_preview'}]
+    expect(await types({tools: both, tool_choice: 'required'})).toEqual(searched)
+    expect(await types({tools: both, tool_choice: {type: 'web_search_preview'}})).toEqual(searched)
+    expect(await types({tools: both, input: 'Search the web for vitest'})).toEqual(searched)
+    expect(await types({tools: both})).toEqual(['message'])
+    expect(await types({tool_choice: 'none'})).toEqual(['message'])
+    expect(await types({tools: both, tool_choice: {type: 'function', name: 'lookup'}})).toEqual([
+      'function_call',
+    ])
+  })
+})
+
+describe('responses: a tool_choice naming a function the tools do not hold', () => {
+  const lookup = {type: 'function', name: 'lookup', parameters: {type: 'object'}}
+
+  it("is refused with OpenAI's 400", async () => {
+    for (const tools of [[lookup], [{type: 'web_search'}], undefined]) {
+      const {status, json} = await post('/v1/responses', {
+        model: 'gpt-x',
+        input: 'x',
+        tools,
+        tool_choice: {type: 'function', name: 'missing'},
+      })
+      expect(status).toBe(400)
+      expect(json).toEqual({
+        error: {
+          message: "Tool choice 'function' not found in 'tools' parameter.",
+          type: 'invalid_request_error',
+          param: 'tool_choice',
+          code: null,
+        },
+      })
+    }
+  })
+
+  it("takes a function of the tools, or of a namespace's tools (Codex's multi_agent_v1)", async () => {
+    const named = await post('/v1/responses', {
+      model: 'gpt-x',
+      input: 'x',
+      tools: [lookup],
+      tool_choice: {type: 'function', name: 'lookup'},
+    })
+    expect(named.status).toBe(200)
+    const namespace = await post('/v1/responses', {
+      model: 'gpt-x',
+      input: 'x',
+      tools: [{type: 'namespace', name: 'multi_agent_v1', tools: [{...lookup, name: 'close_agent'}]}],
+      tool_choice: {type: 'function', name: 'close_agent', namespace: 'multi_agent_v1'},
+    })
+    expect(namespace.status).toBe(200)
   })
 })
