@@ -377,3 +377,131 @@ describe('responses: a tool_choice naming a function the tools do not hold', () 
     expect(namespace.status).toBe(200)
   })
 })
+
+describe('gemini: the googleSearch tool', () => {
+  const path = (method = 'generateContent') => `/v1beta/models/gemini-2.5-flash:${method}`
+  // Gemini CLI's web search: the query alone, Google Search the only tool
+  const body = {contents: [{role: 'user', parts: [{text: QUERY}]}], tools: [{googleSearch: {}}]}
+  const claim = `${QUERY} (result 1) and ${QUERY} (result 2) cover it.`
+  const grounding = {
+    searchEntryPoint: {renderedContent: `<div class="sim-search">${QUERY}</div>`},
+    groundingChunks: [1, 2].map((n) => ({web: {uri: url(n), title: `${QUERY} (result ${n})`}})),
+    groundingSupports: [
+      {
+        segment: {startIndex: TEXT.length - claim.length, endIndex: TEXT.length, text: claim},
+        groundingChunkIndices: [0, 1],
+      },
+    ],
+    webSearchQueries: [QUERY],
+  }
+
+  it('answers the text with groundingMetadata on the candidate', async () => {
+    for (const tools of [[{googleSearch: {}}], [{google_search: {}}]]) {
+      const {status, json} = await post(path(), {...body, tools})
+      expect(status).toBe(200)
+      expect(json?.candidates).toEqual([
+        {
+          content: {role: 'model', parts: [{text: TEXT}]},
+          index: 0,
+          finishReason: 'STOP',
+          groundingMetadata: grounding,
+        },
+      ])
+      expect(json?.usageMetadata.candidatesTokenCount).toBe(simTokens(TEXT))
+    }
+    const segment = grounding.groundingSupports[0].segment
+    expect(TEXT.slice(segment.startIndex, segment.endIndex)).toBe(segment.text)
+  })
+
+  it('counts the segment in bytes of UTF-8, as Gemini does', async () => {
+    const query = 'café prices'
+    const {json} = await post(path(), {...body, contents: [{role: 'user', parts: [{text: query}]}]})
+    const text: string = json?.candidates[0].content.parts[0].text
+    const {segment} = json!.candidates[0].groundingMetadata.groundingSupports[0]
+    const bytes = Buffer.from(text)
+    expect(segment.endIndex).toBe(bytes.length)
+    expect(bytes.subarray(segment.startIndex, segment.endIndex).toString()).toBe(segment.text)
+    expect(segment.startIndex).toBe(text.indexOf(segment.text) + 1)
+  })
+
+  it('streams the text; the last chunk carries finishReason, groundingMetadata and usage', async () => {
+    const {events} = await post(path('streamGenerateContent?alt=sse'), body)
+    expect(events.length).toBeGreaterThan(1)
+    expect(events.map((e) => e.data.candidates[0].content.parts[0].text).join('')).toBe(TEXT)
+    for (const e of events.slice(0, -1)) {
+      expect(e.data.candidates[0].groundingMetadata).toBeUndefined()
+      expect(e.data.candidates[0].finishReason).toBeUndefined()
+    }
+    expect(events.at(-1)?.data).toMatchObject({
+      candidates: [{finishReason: 'STOP', groundingMetadata: grounding}],
+      usageMetadata: {candidatesTokenCount: simTokens(TEXT)},
+    })
+  })
+
+  it('calls a declared function instead, and answers without grounding when there is no search tool', async () => {
+    const functions = await post(path(), {
+      contents: [{role: 'user', parts: [{text: 'use a tool'}]}],
+      tools: [{googleSearch: {}}, {functionDeclarations: [{name: 'lookup'}]}],
+    })
+    expect(functions.json?.candidates[0].content.parts).toEqual([
+      {functionCall: {name: 'lookup', args: {query: 'use a tool'}}},
+    ])
+    expect(functions.json?.candidates[0].groundingMetadata).toBeUndefined()
+    const plain = await post(path(), {contents: body.contents})
+    expect(plain.json?.candidates[0]).toEqual({
+      content: {role: 'model', parts: [{text: `PONG from sim: ${QUERY}`}]},
+      index: 0,
+      finishReason: 'STOP',
+    })
+  })
+})
+
+describe('gemini: a function calling config with nothing to apply to', () => {
+  const path = '/v1beta/models/gemini-2.5-flash:generateContent'
+  const contents = [{role: 'user', parts: [{text: 'x'}]}]
+  const refusal = (message: string) => ({error: {code: 400, message, status: 'INVALID_ARGUMENT'}})
+
+  it("is refused with Gemini's 400 when no function is declared (any mode)", async () => {
+    for (const mode of ['ANY', 'AUTO'])
+      for (const tools of [[{googleSearch: {}}], undefined]) {
+        const {status, json} = await post(path, {
+          contents,
+          tools,
+          toolConfig: {
+            functionCallingConfig: {mode, allowedFunctionNames: mode === 'ANY' ? ['web_search'] : undefined},
+          },
+        })
+        expect(status).toBe(400)
+        expect(json).toEqual(refusal('Function calling config is set without function_declarations.'))
+      }
+  })
+
+  it('is refused when ANY allows a name no declaration has', async () => {
+    const {status, json} = await post(path, {
+      contents,
+      tools: [{functionDeclarations: [{name: 'lookup'}]}],
+      toolConfig: {functionCallingConfig: {mode: 'ANY', allowedFunctionNames: ['missing']}},
+    })
+    expect(status).toBe(400)
+    expect(json).toEqual(
+      refusal('allowed_function_names contains a function name not in function declarations: missing'),
+    )
+  })
+
+  it('takes a declared name, and Google Search alone with includeServerSideToolInvocations (Gemini 3)', async () => {
+    const declared = await post(path, {
+      contents,
+      tools: [{functionDeclarations: [{name: 'lookup'}]}],
+      toolConfig: {functionCallingConfig: {mode: 'ANY', allowedFunctionNames: ['lookup']}},
+    })
+    expect(declared.status).toBe(200)
+    expect(declared.json?.candidates[0].content.parts[0].functionCall.name).toBe('lookup')
+    const server = await post(path, {
+      contents,
+      tools: [{googleSearch: {}}],
+      toolConfig: {functionCallingConfig: {mode: 'AUTO'}, includeServerSideToolInvocations: true},
+    })
+    expect(server.status).toBe(200)
+    expect(server.json?.candidates[0].groundingMetadata.webSearchQueries).toEqual(['x'])
+  })
+})
