@@ -25,7 +25,15 @@ export interface SimAnswer {
   tool?: {name: string; args: Record<string, unknown>}
   /** Further calls in the same answer (quirk `parallel-tools`). */
   moreTools?: Array<{name: string; args: Record<string, unknown>}>
+  /** A web search the vendor ran on its side before `text` (web-search.ts). */
+  search?: SimSearch
   usage: SimUsage
+}
+
+/** A server-side web search: the query the model chose and the results it read. */
+export interface SimSearch {
+  query: string
+  results: Array<{url: string; title: string}>
 }
 
 let counter = 0

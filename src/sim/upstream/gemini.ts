@@ -19,6 +19,7 @@ import {
   unknownQuirkMessage,
 } from './quirks.js'
 import {functionCallSignature, geminiHistoryProblem} from './turn-checks.js'
+import {searchAnswer, searchDomain, searchQuery, searchResults, searchText} from './web-search.js'
 
 type Body = Record<string, unknown>
 
@@ -74,6 +75,46 @@ export function geminiSigns(model: string, body: Body): boolean {
   return model.startsWith('gemini-3') || (!!thinking && thinking.thinkingBudget !== 0)
 }
 
+/** Gemini's Google Search tool (`googleSearch`, or `google_search` as the REST API also takes). */
+function searchTool(tools: unknown): Body | undefined {
+  if (!Array.isArray(tools)) return undefined
+  for (const tool of tools as Body[]) {
+    const search = tool?.googleSearch ?? tool?.google_search
+    if (search !== undefined) return (search ?? {}) as Body
+  }
+  return undefined
+}
+
+/**
+ * Gemini's refusal of a function calling config with nothing to apply to: any mode with no
+ * function declarations (the Gemini API's words; a request with `googleSearch` alone and a
+ * `toolConfig`, as pydantic-ai #5791 and claude-code-router #1207 met it; Gemini 3 takes it
+ * with `includeServerSideToolInvocations`), or ANY allowing a name no declaration has.
+ */
+export function functionCallingProblem(body: Body): string | undefined {
+  const toolConfig = body.toolConfig as Body | undefined
+  const config = toolConfig?.functionCallingConfig as Body | undefined
+  if (config?.mode === undefined) return undefined
+  const names = declaredNames(body.tools)
+  if (names.length === 0)
+    return toolConfig?.includeServerSideToolInvocations === true
+      ? undefined
+      : 'Function calling config is set without function_declarations.'
+  if (config.mode !== 'ANY' || !Array.isArray(config.allowedFunctionNames)) return undefined
+  const unknown = (config.allowedFunctionNames as unknown[]).find((n) => !names.includes(String(n)))
+  return unknown === undefined
+    ? undefined
+    : `allowed_function_names contains a function name not in function declarations: ${String(unknown)}`
+}
+
+function declaredNames(tools: unknown): string[] {
+  return (Array.isArray(tools) ? (tools as Body[]) : []).flatMap((t) =>
+    Array.isArray(t?.functionDeclarations)
+      ? (t.functionDeclarations as Body[]).map((d) => String(d?.name))
+      : [],
+  )
+}
+
 /** The sim's answer to a Gemini request (with `quirks`, as {@link quirkAnswer} changes it). */
 export function geminiAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer {
   const config = (body.generationConfig ?? {}) as Body
@@ -82,11 +123,9 @@ export function geminiAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer 
   const json = config.responseMimeType === 'application/json'
   const userText = lastUserText(body.contents)
   const answered = lastIsFunctionResponse(body.contents)
-  const names = (Array.isArray(body.tools) ? (body.tools as Body[]) : []).flatMap((t) =>
-    Array.isArray(t?.functionDeclarations)
-      ? (t.functionDeclarations as Body[]).map((d) => String(d?.name))
-      : [],
-  )
+  const names = declaredNames(body.tools)
+  // Google Search runs when there is no function to call instead (Gemini CLI's web search)
+  const search = answered || names.length > 0 ? undefined : searchTool(body.tools)
   const picked = answered ? undefined : pickedTool(names, userText, quirks)
   const answer = simAnswer({
     promptParts: [body.systemInstruction ?? null, body.contents ?? null, body.tools ?? null],
@@ -98,8 +137,38 @@ export function geminiAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer 
     jsonSchema: json ? (config.responseJsonSchema ?? config.responseSchema ?? {type: 'object'}) : undefined,
     toolResult: lastFunctionResponse(body.contents),
   })
+  if (search) {
+    const found = searchResults(searchQuery(userText), searchDomain(undefined, search.excludeDomains))
+    return searchAnswer(answer, found, searchText(found).text)
+  }
   return quirkAnswer(answer, secondFunction(body.tools), quirks, simTokens)
 }
+
+/**
+ * The candidate's `groundingMetadata` of a search answer, as Gemini writes it: the query, a chunk
+ * per result, and one support tying the sentence that names the results to both chunks (its
+ * offsets in bytes of the UTF-8 text, as Gemini counts them).
+ */
+export function groundingMetadata(search: NonNullable<SimAnswer['search']>): Body {
+  const {text, lead, claim} = searchText(search)
+  return {
+    searchEntryPoint: {renderedContent: `<div class="sim-search">${escapeHtml(search.query)}</div>`},
+    groundingChunks: search.results.map((r) => ({web: {uri: r.url, title: r.title}})),
+    groundingSupports: [
+      {
+        segment: {
+          startIndex: Buffer.byteLength(`${lead} `),
+          endIndex: Buffer.byteLength(text),
+          text: claim,
+        },
+        groundingChunkIndices: search.results.map((_, i) => i),
+      },
+    ],
+    webSearchQueries: [search.query],
+  }
+}
+
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
 /** `usageMetadata` of an answer (`promptTokenCount` includes the cached tokens). */
 export function geminiUsage(answer: SimAnswer): Body {
@@ -172,6 +241,11 @@ function handle(context: SimContext) {
       )
       return
     }
+    const calling = method === 'countTokens' ? undefined : functionCallingProblem(body)
+    if (calling) {
+      context.sendError(request, 400, calling)
+      return
+    }
     const problem = method === 'countTokens' ? undefined : geminiHistoryProblem(model, body.contents)
     if (problem) {
       context.sendError(request, 400, problem)
@@ -196,6 +270,8 @@ function handle(context: SimContext) {
     })
     const final = {
       finishReason: 'STOP',
+      // on the candidate, with the finish reason (a stream's last chunk)
+      ...(answer.search ? {groundingMetadata: groundingMetadata(answer.search)} : {}),
     }
     const usageMetadata = geminiUsage(answer)
     const parts: Body[] = []

@@ -22,6 +22,15 @@ import {
   unknownQuirkMessage,
 } from './quirks.js'
 import {messagesHistoryProblem, thinkingSignature} from './turn-checks.js'
+import {
+  encryptedResult,
+  searchAnswer,
+  searchDomain,
+  searchQuery,
+  searchResults,
+  searchText,
+  wantsSearch,
+} from './web-search.js'
 
 type Body = Record<string, unknown>
 
@@ -54,6 +63,21 @@ function lastToolResult(messages: unknown): string | undefined {
 
 const isCustomTool = (t: Body): boolean => typeof t.name === 'string' && (!t.type || t.type === 'custom')
 
+/** Anthropic's server-side web search tool (`web_search_20250305`, `web_search_20260209`, ...). */
+const isWebSearch = (t: Body): boolean => typeof t?.type === 'string' && t.type.startsWith('web_search_')
+
+/**
+ * The web search tool when the model is to use it: forced by name, under `any`, as the only tool,
+ * or asked for in the user's words ("search the web"); never under `none` or another tool forced
+ * by name. (Claude Code's WebSearch sends it alone, forced by name.)
+ */
+function searchTool(tools: Body[], toolChoice: Body | undefined, userText: string): Body | undefined {
+  const tool = tools.find(isWebSearch)
+  if (!tool || toolChoice?.type === 'none') return undefined
+  if (toolChoice?.type === 'tool') return toolChoice.name === tool.name ? tool : undefined
+  return toolChoice?.type === 'any' || tools.length === 1 || wantsSearch(userText) ? tool : undefined
+}
+
 /** The sim's answer to a Messages request (with `quirks`, as {@link quirkAnswer} changes it). */
 export function messagesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer {
   const tools = Array.isArray(body.tools) ? (body.tools as Body[]) : []
@@ -65,19 +89,28 @@ export function messagesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswe
     toolChoice?.type === 'tool' ? tools.find((t) => isCustomTool(t) && t.name === toolChoice.name) : undefined
   const userText = lastUserText(body.messages)
   const answered = lastIsToolResult(body.messages)
+  const search = answered ? undefined : searchTool(tools, toolChoice, userText)
   const names = tools.filter(isCustomTool).map((t) => String(t.name))
-  const picked = answered || forced ? undefined : pickedTool(names, userText, quirks)
+  const picked = answered || forced || search ? undefined : pickedTool(names, userText, quirks)
   const answer = simAnswer({
     promptParts: [body.system ?? null, body.messages ?? null, body.tools ?? null],
     lastUserText: userText,
     reasoning: !!thinking && thinking.type !== 'disabled',
-    toolName: answered ? undefined : (picked?.name ?? ((forced ?? customTool)?.name as string | undefined)),
+    toolName:
+      answered || search ? undefined : (picked?.name ?? ((forced ?? customTool)?.name as string | undefined)),
     forceTool: !!picked || toolChoice?.type === 'any' || toolChoice?.type === 'tool',
     toolArgs: picked?.args,
     forcedSchema: forced ? (forced.input_schema ?? {}) : undefined,
     messagesCache: true,
     toolResult: lastToolResult(body.messages),
   })
+  if (search) {
+    const found = searchResults(
+      searchQuery(userText),
+      searchDomain(search.allowed_domains, search.blocked_domains),
+    )
+    return searchAnswer(answer, found, searchText(found).text)
+  }
   const second = tools.filter(isCustomTool)[1]?.name as string | undefined
   return quirkAnswer(answer, second, quirks, simTokens)
 }
@@ -99,8 +132,32 @@ export function messagesUsage(answer: SimAnswer, quirks: Quirks = NO_QUIRKS): Bo
       ephemeral_1h_input_tokens: oneHour,
     },
     output_tokens: u.output + u.reasoning,
+    ...(answer.search ? {server_tool_use: {web_search_requests: 1}} : {}),
     service_tier: 'standard',
   }
+}
+
+/**
+ * Anthropic's blocks of a web search it ran: the `server_tool_use` call and its
+ * `web_search_tool_result` (answered under the call's id, each result with opaque
+ * `encrypted_content`), before the text written from it.
+ */
+function searchBlocks(search: NonNullable<SimAnswer['search']>): Body[] {
+  const id = simId('srvtoolu_')
+  return [
+    {type: 'server_tool_use', id, name: 'web_search', input: {query: search.query}},
+    {
+      type: 'web_search_tool_result',
+      tool_use_id: id,
+      content: search.results.map((r) => ({
+        type: 'web_search_result',
+        url: r.url,
+        title: r.title,
+        encrypted_content: encryptedResult(r.url),
+        page_age: null,
+      })),
+    },
+  ]
 }
 
 function authenticate(context: SimContext, request: SimRequest): boolean {
@@ -166,6 +223,7 @@ function handleMessages(context: SimContext) {
         thinking: answer.thinking,
         signature: thinkingSignature(answer.thinking),
       })
+    if (answer.search) blocks.push(...searchBlocks(answer.search))
     if (answer.tool)
       for (const tool of [answer.tool, ...(answer.moreTools ?? [])])
         blocks.push({
@@ -195,9 +253,12 @@ function handleMessages(context: SimContext) {
     const push = (payload: Body): void => {
       events.push({event: String(payload.type), data: payload})
     }
+    // the search has not run yet when the message starts: its count comes with message_delta
+    const startUsage: Body = {...usage, output_tokens: 1}
+    delete startUsage.server_tool_use
     push({
       type: 'message_start',
-      message: {...message, content: [], stop_reason: null, usage: {...usage, output_tokens: 1}},
+      message: {...message, content: [], stop_reason: null, usage: startUsage},
     })
     blocks.forEach((block, index) => {
       if (block.type === 'thinking') {
@@ -214,6 +275,18 @@ function handleMessages(context: SimContext) {
           index,
           delta: {type: 'signature_delta', signature: block.signature},
         })
+      } else if (block.type === 'server_tool_use') {
+        // as Anthropic streams it: the call empty, its whole input in one delta
+        push({type: 'content_block_start', index, content_block: {...block, input: {}}})
+        if (index === 0) push({type: 'ping'})
+        push({
+          type: 'content_block_delta',
+          index,
+          delta: {type: 'input_json_delta', partial_json: JSON.stringify(block.input)},
+        })
+      } else if (block.type === 'web_search_tool_result') {
+        // the results come whole in the block's start, no deltas
+        push({type: 'content_block_start', index, content_block: block})
       } else if (block.type === 'tool_use') {
         push({type: 'content_block_start', index, content_block: {...block, input: {}}})
         if (index === 0) push({type: 'ping'})
@@ -235,6 +308,7 @@ function handleMessages(context: SimContext) {
         cache_creation_input_tokens: usage.cache_creation_input_tokens,
         cache_read_input_tokens: usage.cache_read_input_tokens,
         output_tokens: usage.output_tokens,
+        ...(usage.server_tool_use ? {server_tool_use: usage.server_tool_use} : {}),
       },
     })
     if (!quirks.has('no-terminal')) push({type: 'message_stop'})

@@ -23,6 +23,14 @@ import {
 } from './quirks.js'
 import {openAiNameProblem} from '../chat.js'
 import {encryptReasoning, responsesHistoryProblem} from './turn-checks.js'
+import {
+  searchAnswer,
+  searchDomain,
+  searchQuery,
+  searchResults,
+  searchText,
+  wantsSearch,
+} from './web-search.js'
 
 type Body = Record<string, unknown>
 
@@ -40,6 +48,47 @@ function firstFunctionTool(tools: unknown, nth = 0): string | undefined {
   if (!Array.isArray(tools)) return undefined
   const tool = tools.filter((t) => (t as Body)?.type === 'function')[nth] as Body | undefined
   return typeof tool?.name === 'string' ? tool.name : undefined
+}
+
+/** OpenAI's hosted web search tool (`web_search`, `web_search_preview`, dated versions of each). */
+const isWebSearch = (t: Body): boolean =>
+  typeof t?.type === 'string' && /^web_search(_preview)?(_\d{4}_\d{2}_\d{2})?$/.test(t.type)
+
+/**
+ * The web search tool when the model is to use it: under `required` or a tool_choice naming it, as
+ * the only tool (unless `none`), or asked for in the user's words ("search the web"); never under
+ * `none` or a function forced by name.
+ */
+function searchTool(tools: Body[], toolChoice: unknown, userText: string): Body | undefined {
+  const tool = tools.find(isWebSearch)
+  if (!tool || toolChoice === 'none') return undefined
+  const choice = typeof toolChoice === 'object' && toolChoice !== null ? (toolChoice as Body) : undefined
+  if (choice) return isWebSearch(choice) ? tool : undefined
+  return toolChoice === 'required' || tools.length === 1 || wantsSearch(userText) ? tool : undefined
+}
+
+/**
+ * The names a `tool_choice` of type function may name: the function tools, and the functions of a
+ * `namespace` tool (Codex's `multi_agent_v1`, forced with the namespace beside the name).
+ */
+function functionNames(tools: Body[]): string[] {
+  return tools.flatMap((t) =>
+    t?.type === 'function'
+      ? [String(t.name)]
+      : t?.type === 'namespace' && Array.isArray(t.tools)
+        ? (t.tools as Body[]).filter((f) => f?.type === 'function').map((f) => String(f.name))
+        : [],
+  )
+}
+
+/** OpenAI's refusal of a `tool_choice` naming a function the request's tools do not hold. */
+export function toolChoiceProblem(body: Body): string | undefined {
+  const choice = body.tool_choice as Body | undefined
+  if (typeof choice !== 'object' || choice === null || choice.type !== 'function') return undefined
+  const tools = Array.isArray(body.tools) ? (body.tools as Body[]) : []
+  return functionNames(tools).includes(String(choice.name))
+    ? undefined
+    : "Tool choice 'function' not found in 'tools' parameter."
 }
 
 /** The sim's answer and the final `response` object of a Responses request. */
@@ -61,21 +110,47 @@ export function responsesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnsw
   const toolChoice = body.tool_choice
   const reasoning = body.reasoning as Body | undefined
   const userText = lastUserText(input)
-  const names = (Array.isArray(body.tools) ? (body.tools as Body[]) : [])
+  const tools = Array.isArray(body.tools) ? (body.tools as Body[]) : []
+  const search = outputItem ? undefined : searchTool(tools, toolChoice, userText)
+  const names = tools
     .filter((t) => t?.type === 'function' && typeof t.name === 'string')
     .map((t) => t.name as string)
-  const picked = outputItem ? undefined : pickedTool(names, userText, quirks)
+  const picked = outputItem || search ? undefined : pickedTool(names, userText, quirks)
   const answer = simAnswer({
     promptParts: [body.instructions ?? null, input ?? null, body.tools ?? null],
     lastUserText: userText,
     reasoning: !!reasoning && reasoning.effort !== 'none',
-    toolName: outputItem ? undefined : (picked?.name ?? firstFunctionTool(body.tools)),
+    toolName: outputItem || search ? undefined : (picked?.name ?? firstFunctionTool(body.tools)),
     forceTool: !!picked || toolChoice === 'required' || (toolChoice as Body | undefined)?.type === 'function',
     toolArgs: picked?.args,
     jsonSchema: ((body.text as Body | undefined)?.format as Body | undefined)?.schema,
     toolResult: outputItem ? toolResultText(outputItem.output) : undefined,
   })
+  if (search) {
+    const filters = search.filters as Body | undefined
+    const found = searchResults(searchQuery(userText), searchDomain(filters?.allowed_domains))
+    return searchAnswer(answer, found, citedText(found).text)
+  }
   return quirkAnswer(answer, firstFunctionTool(body.tools, 1), quirks, simTokens)
+}
+
+/** A host as OpenAI's inline citations name a site (`example.com`, no `www.`). */
+const site = (url: string): string => new URL(url).hostname.replace(/^www\./, '')
+
+/**
+ * The text of a search answer as OpenAI writes it, each result cited inline after its title as a
+ * markdown link in parentheses, and the `url_citation` annotations of those links.
+ */
+export function citedText(search: NonNullable<SimAnswer['search']>): {text: string; annotations: Body[]} {
+  const {text, cites} = searchText(search, (r) => `([${site(r.url)}](${r.url}))`)
+  const annotations = cites.map(([start, end], i) => ({
+    type: 'url_citation',
+    start_index: start,
+    end_index: end,
+    title: search.results[i].title,
+    url: search.results[i].url,
+  }))
+  return {text, annotations}
 }
 
 export function responsesUsage(answer: SimAnswer): Body {
@@ -131,6 +206,13 @@ function handle(context: SimContext) {
         return
       }
     }
+    const choice = toolChoiceProblem(body)
+    if (choice) {
+      sendJson(request.res, 400, {
+        error: {message: choice, type: 'invalid_request_error', param: 'tool_choice', code: null},
+      })
+      return
+    }
     const problem = responsesHistoryProblem(body.input)
     if (problem) {
       sendJson(request.res, 400, errorBody('responses', 400, problem, {code: 'invalid_encrypted_content'}))
@@ -151,6 +233,14 @@ function handle(context: SimContext) {
         item.encrypted_content = encryptReasoning(answer.thinking)
       items.push(item)
     }
+    const annotations = answer.search ? citedText(answer.search).annotations : []
+    if (answer.search) {
+      const action: Body = {type: 'search', query: answer.search.query}
+      // the sources only when asked for, as OpenAI gives them
+      if (include.includes('web_search_call.action.sources'))
+        action.sources = answer.search.results.map((r) => ({type: 'url', url: r.url}))
+      items.push({type: 'web_search_call', id: simId('ws_'), status: 'completed', action})
+    }
     if (answer.tool) {
       for (const tool of [answer.tool, ...(answer.moreTools ?? [])])
         items.push({
@@ -167,7 +257,7 @@ function handle(context: SimContext) {
         id: simId('msg_'),
         role: 'assistant',
         status: 'completed',
-        content: [{type: 'output_text', text: answer.text, annotations: []}],
+        content: [{type: 'output_text', text: answer.text, annotations}],
       })
     }
     const base: Body = {
@@ -204,6 +294,18 @@ function handle(context: SimContext) {
       if (item.type === 'reasoning') {
         push({type: 'response.output_item.added', output_index: outputIndex, item: {...item, summary: []}})
         push({type: 'response.output_item.done', output_index: outputIndex, item})
+      } else if (item.type === 'web_search_call') {
+        // OpenAI's sequence: the call added without its action, its three states, then done whole
+        const ids = {output_index: outputIndex, item_id: item.id}
+        push({
+          type: 'response.output_item.added',
+          output_index: outputIndex,
+          item: {type: 'web_search_call', id: item.id, status: 'in_progress'},
+        })
+        push({type: 'response.web_search_call.in_progress', ...ids})
+        push({type: 'response.web_search_call.searching', ...ids})
+        push({type: 'response.web_search_call.completed', ...ids})
+        push({type: 'response.output_item.done', output_index: outputIndex, item})
       } else if (item.type === 'function_call') {
         push({
           type: 'response.output_item.added',
@@ -238,11 +340,20 @@ function handle(context: SimContext) {
         })
         for (const delta of deltas(answer.text))
           push({type: 'response.output_text.delta', ...ids, delta, logprobs: []})
+        annotations.forEach((annotation, annotationIndex) =>
+          push({
+            type: 'response.output_text.annotation.added',
+            ...ids,
+            annotation_index: annotationIndex,
+            annotation,
+          }),
+        )
+        // (the done event has no annotations in OpenAI's shape: the part and the item carry them)
         push({type: 'response.output_text.done', ...ids, text: answer.text, logprobs: []})
         push({
           type: 'response.content_part.done',
           ...ids,
-          part: {type: 'output_text', text: answer.text, annotations: []},
+          part: {type: 'output_text', text: answer.text, annotations},
         })
         push({type: 'response.output_item.done', output_index: outputIndex, item})
       }
