@@ -159,8 +159,9 @@ describe('gemini encodeRequest', () => {
       },
     ])
     expect(body.generationConfig).toEqual({thinkingConfig: {thinkingBudget: 24576, includeThoughts: false}})
-    // a forced call with no declarations to call is refused by Gemini: no tool config
+    // Gemini refuses a function calling config of any mode without declarations: none is sent
     expect(body.toolConfig).toBeUndefined()
+    expect(geminiCodec.encodeRequest({...base, toolChoice: {type: 'auto'}}, 'g').toolConfig).toBeUndefined()
     expect(
       geminiCodec.encodeRequest(
         {...base, tools: [{name: 'a', parameters: {}}], toolChoice: {type: 'required'}},

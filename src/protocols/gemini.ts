@@ -398,12 +398,9 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
   if (request.webSearch && request.tools.length === 0) tools.push({googleSearch: {}})
   if (tools.length) body.tools = tools
   const choice = request.toolChoice
-  // Gemini cannot force its search, and refuses a forced call without declarations to call
-  if (
-    choice &&
-    choice.type !== 'web_search' &&
-    (request.tools.length > 0 || (choice.type !== 'tool' && choice.type !== 'required'))
-  )
+  // Gemini cannot force its search, and refuses any function calling config without function
+  // declarations ("Function calling config is set without function_declarations.")
+  if (choice && choice.type !== 'web_search' && request.tools.length > 0)
     body.toolConfig = {
       functionCallingConfig:
         choice.type === 'tool'
