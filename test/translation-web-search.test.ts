@@ -85,7 +85,10 @@ describe('web search through translation', {timeout: 60_000}, () => {
       const message = stream
         ? await client.messages.stream(claudeSearch).finalMessage()
         : await client.messages.create(claudeSearch)
-      const [call, result, ...rest] = message.content
+      // (a stream gives the search after the text: OpenAI names its pages' titles only in the citations)
+      const call = message.content.find((b) => b.type === 'server_tool_use')!
+      const result = message.content.find((b) => b.type === 'web_search_tool_result')!
+      const rest = message.content.filter((b) => b.type === 'text')
       expect(call).toMatchObject({
         type: 'server_tool_use',
         name: 'web_search',
@@ -95,6 +98,8 @@ describe('web search through translation', {timeout: 60_000}, () => {
       const pages = (result as Anthropic.WebSearchToolResultBlock).content as Anthropic.WebSearchResultBlock[]
       expect(pages.length).toBeGreaterThan(0)
       expect(pages[0].url).toMatch(/^https:\/\/example\.com\//)
+      // OpenAI names a page's title only in the answer's citations, after the search: kept in a stream too
+      expect(pages[0].title).toBe('gwctl release notes (result 1)')
       expect((result as Anthropic.WebSearchToolResultBlock).tool_use_id).toBe(
         (call as Anthropic.ServerToolUseBlock).id,
       )

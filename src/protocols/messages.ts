@@ -294,7 +294,7 @@ function decodeTools(raw: unknown): {
       else tools.push(tool)
     } else builtin.push({family: 'messages', raw: t})
   }
-  return {tools, builtin, deferred, ...(search ? {search} : {})}
+  return {tools, builtin, deferred, search}
 }
 
 const strings = (v: unknown): string[] | undefined => {
@@ -450,13 +450,12 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const output = decodeOutputConfig(b)
   const reasoning = requestReasoning(b.thinking, output.effort)
   const user = isObj(b.metadata) ? str(b.metadata.user_id) : undefined
-  return {
+  const request: Request = {
     model: str(b.model) ?? null,
     system,
     messages: turns.messages,
     tools,
     ...(builtin.length ? {builtinTools: builtin} : {}),
-    ...(search ? {webSearch: search.tool} : {}),
     ...(choice ? {toolChoice: choice} : {}),
     ...(parallel !== undefined ? {parallelToolCalls: parallel} : {}),
     ...(num(b.max_tokens) !== undefined ? {maxTokens: num(b.max_tokens)} : {}),
@@ -468,6 +467,8 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     stream: b.stream === true,
     ...(user ? {user} : {}),
   }
+  if (search) request.webSearch = search.tool
+  return request
 }
 
 // ---- answers ----

@@ -1,6 +1,7 @@
 /** The Responses stream decoder: an upstream's `response.*` events as IR stream events. */
-import {webSearchOfItem} from './web-search.js'
-import type {CodecContext, StopReason, StreamDecoder, StreamEvent} from './ir.js'
+import type {CitedPage} from './web-search.js'
+import {citationOf, citationsOfOutput, citePages, webSearchOfItem} from './web-search.js'
+import type {CodecContext, StopReason, StreamDecoder, StreamEvent, WebSearchPart} from './ir.js'
 import type {Body} from './responses-items.js'
 import {isObject, newId, ownReasoning, usageFromResponses} from './responses-items.js'
 
@@ -29,6 +30,9 @@ export class ResponsesStreamDecoder implements StreamDecoder {
   private next = 0
   private toolCalls = false
   private refusal = false
+  /** The searches of the answer so far, and the pages its text cites (see handSearches). */
+  private searches?: WebSearchPart[]
+  private cited?: CitedPage[]
   private readonly blocks = new Map<string, OpenBlock>()
   /** Keys of every block opened so far (an item's `done` after its parts' `done` adds nothing). */
   private readonly seen = new Set<string>()
@@ -125,9 +129,15 @@ export class ResponsesStreamDecoder implements StreamDecoder {
       case 'response.output_item.done':
         if (item) this.itemDone(out, oi, item)
         break
+      case 'response.output_text.annotation.added': {
+        const page = this.searches ? citationOf(payload.annotation) : undefined
+        if (page) (this.cited ??= []).push(page)
+        break
+      }
       case 'response.completed':
       case 'response.incomplete': {
         for (const key of [...this.blocks.keys()]) this.close(out, key)
+        if (this.searches) this.handSearches(out)
         const stop: StopReason =
           type === 'response.incomplete'
             ? isObject(response?.incomplete_details) &&
@@ -207,9 +217,25 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     out.push({type: 'block_stop', index: block.index})
   }
 
+  /** The searches, each whole, with the titles the citations gave. */
+  private handSearches(out: StreamEvent[]): void {
+    const searches = this.searches ?? []
+    citePages(searches, this.cited ?? [])
+    for (const {type: _, ...search} of searches) {
+      const index = this.next++
+      out.push(
+        {type: 'block_start', index, block: {type: 'web_search', ...search}},
+        {type: 'block_stop', index},
+      )
+    }
+    this.searches = undefined
+  }
+
   private itemDone(out: StreamEvent[], oi: number, item: Body): void {
     if (item.type === 'message') {
       const content = Array.isArray(item.content) ? item.content : []
+      // the pages it cites, for a search before it (an upstream that sends no annotation events)
+      if (this.searches) (this.cited ??= []).push(...citationsOfOutput([item]))
       content.forEach((part, ci) => {
         if (!isObject(part)) return
         const key = `${oi}:${ci}`
@@ -222,13 +248,10 @@ export class ResponsesStreamDecoder implements StreamDecoder {
       return
     }
     if (item.type === 'web_search_call') {
-      // a search OpenAI ran, whole when its item is done (its query and the pages found)
-      const {type: _, ...search} = webSearchOfItem(item)
-      const index = this.next++
-      out.push(
-        {type: 'block_start', index, block: {type: 'web_search', ...search}},
-        {type: 'block_stop', index},
-      )
+      // a search OpenAI ran: handed on at the end, with the titles of its pages, which only the
+      // answer's citations give (a search's result is read whole: Claude Code's WebSearch waits
+      // for the end of the answer)
+      ;(this.searches ??= []).push(webSearchOfItem(item))
       return
     }
     const key = `${oi}`

@@ -38,7 +38,7 @@ import {
   usageFromResponses,
 } from './responses-items.js'
 import {encodeRequest} from './responses-request.js'
-import {webSearchItem, webSearchOfItem} from './web-search.js'
+import {citationsOfOutput, citePages, webSearchItem, webSearchOfItem} from './web-search.js'
 import {ResponsesStreamDecoder} from './responses-stream.js'
 import {ResponsesStreamEncoder} from './responses-stream-encoder.js'
 
@@ -345,7 +345,11 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
     if (item.type === 'message' && Array.isArray(item.content))
       refusal ||= item.content.some((c) => isObject(c) && c.type === 'refusal')
   }
-  if (parts.some((p) => p.type === 'web_search')) addCitedPages(parts, body.output as unknown[])
+  if (parts.some((p) => p.type === 'web_search'))
+    citePages(
+      parts.filter((p): p is WebSearchPart => p.type === 'web_search'),
+      citationsOfOutput(body.output),
+    )
   return {
     id: str(body.id) ?? newId(ctx, 'resp'),
     model: str(body.model) ?? '',
@@ -357,35 +361,6 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
       refusal,
     ),
     usage: fullUsage(usageFromResponses(body.usage)),
-  }
-}
-
-/**
- * The titles of the pages an answer cites (its `url_citation` annotations) given to its searches'
- * results, and a cited page no search listed added to the last search (an upstream that left out
- * `action.sources`).
- */
-function addCitedPages(parts: Part[], output: unknown[]): void {
-  const searches = parts.filter((p): p is WebSearchPart => p.type === 'web_search')
-  const byUrl = new Map<string, WebSearchPart['results'][number]>()
-  for (const s of searches) for (const r of s.results) byUrl.set(r.url, r)
-  for (const item of output) {
-    if (!isObject(item) || item.type !== 'message' || !Array.isArray(item.content)) continue
-    for (const c of item.content) {
-      if (!isObject(c) || !Array.isArray(c.annotations)) continue
-      for (const a of c.annotations) {
-        if (!isObject(a) || a.type !== 'url_citation' || typeof a.url !== 'string') continue
-        const title = str(a.title)
-        const known = byUrl.get(a.url)
-        if (known) {
-          if (title && !known.title) known.title = title
-          continue
-        }
-        const page = {url: a.url, ...(title ? {title} : {})}
-        byUrl.set(a.url, page)
-        searches[searches.length - 1].results.push(page)
-      }
-    }
   }
 }
 

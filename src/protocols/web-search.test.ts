@@ -464,12 +464,13 @@ describe('web search streams', () => {
     out += t.end()
     const list = events(out)
     const starts = list.filter((e) => e.event === 'content_block_start').map((e) => e.data)
+    // the search at the end, when the citations have given its pages' titles
     expect(starts.map((s) => [s.index, s.content_block.type])).toEqual([
-      [0, 'server_tool_use'],
-      [1, 'web_search_tool_result'],
-      [2, 'text'],
+      [0, 'text'],
+      [1, 'server_tool_use'],
+      [2, 'web_search_tool_result'],
     ])
-    expect(starts[0].content_block).toEqual({
+    expect(starts[1].content_block).toEqual({
       type: 'server_tool_use',
       id: 'srvtoolu_ws_abc',
       name: 'web_search',
@@ -478,17 +479,20 @@ describe('web search streams', () => {
     const query = list.find((e) => e.data.delta?.type === 'input_json_delta')!.data
     expect(query).toEqual({
       type: 'content_block_delta',
-      index: 0,
+      index: 1,
       delta: {type: 'input_json_delta', partial_json: '{"query":"gwctl release notes"}'},
     })
-    expect(starts[1].content_block.content).toEqual([
-      {
-        type: 'web_search_result',
-        url: 'https://a.example/1',
-        title: 'https://a.example/1',
-        encrypted_content: '',
-        page_age: null,
-      },
+    const page = (url: string, title: string) => ({
+      type: 'web_search_result',
+      url,
+      title,
+      encrypted_content: '',
+      page_age: null,
+    })
+    expect(starts[2].content_block.content).toEqual([
+      page('https://a.example/1', 'Release 2'),
+      // cited by the answer, not listed in the search's sources
+      page('https://b.example/2', 'Changelog'),
     ])
     const stops = list.filter((e) => e.event === 'content_block_stop').map((e) => e.data.index)
     expect(stops).toEqual([0, 1, 2])

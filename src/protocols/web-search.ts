@@ -85,6 +85,57 @@ export function webSearchItem(part: Omit<WebSearchPart, 'type'>, id: string): Bo
   }
 }
 
+/** A page an answer cites (a Responses `url_citation` annotation). */
+export interface CitedPage {
+  url: string
+  title?: string
+}
+
+/** The `url_citation` annotations of one `output_text` part, or of `annotation.added` events. */
+export function citationOf(annotation: unknown): CitedPage | undefined {
+  if (!isObj(annotation) || annotation.type !== 'url_citation' || typeof annotation.url !== 'string')
+    return undefined
+  const title = str(annotation.title)
+  return {url: annotation.url, ...(title ? {title} : {})}
+}
+
+/** The pages the messages of a Responses answer's `output` cite. */
+export function citationsOfOutput(output: unknown): CitedPage[] {
+  const cited: CitedPage[] = []
+  for (const item of arr(output)) {
+    if (!isObj(item) || item.type !== 'message') continue
+    for (const c of arr(item.content)) {
+      if (!isObj(c)) continue
+      for (const a of arr(c.annotations)) {
+        const page = citationOf(a)
+        if (page) cited.push(page)
+      }
+    }
+  }
+  return cited
+}
+
+/**
+ * OpenAI lists a search's pages in `action.sources` (URLs only) and their titles only in the
+ * answer's citations: each cited page's title given to the search that found it, and a cited page
+ * no search listed added to the last search (an upstream that left out `action.sources`).
+ */
+export function citePages(searches: WebSearchPart[], cited: readonly CitedPage[]): void {
+  if (searches.length === 0) return
+  const byUrl = new Map<string, WebSearchResult>()
+  for (const s of searches) for (const r of s.results) byUrl.set(r.url, r)
+  for (const page of cited) {
+    const known = byUrl.get(page.url)
+    if (known) {
+      if (page.title && !known.title) known.title = page.title
+      continue
+    }
+    const result = {...page}
+    byUrl.set(page.url, result)
+    searches[searches.length - 1].results.push(result)
+  }
+}
+
 // ---- Gemini ----
 
 /**
