@@ -636,13 +636,28 @@ export function planChat(
     const path = quirks.has('read-path')
       ? [...prompt.matchAll(/(?:^|\s)(\/[^\s"'`]+)/g)].at(-1)?.[1]
       : undefined
-    const callOf = (tool: any): {name: string; args: Record<string, unknown>} => {
+    // `named`: a tool the user's words picked, called as a model does that means to call it: its
+    // required properties only (all when none is listed), each a value of its type (Claude Code's
+    // WebSearch refuses a string for its optional domain lists)
+    const callOf = (tool: any, named = false): {name: string; args: Record<string, unknown>} => {
       const fn = tool?.function ?? {}
-      const props = Object.keys(fn.parameters?.properties ?? {})
-      const args: Record<string, string> = {}
+      const schemas = (fn.parameters?.properties ?? {}) as Record<string, any>
+      const required: unknown = fn.parameters?.required
+      const props =
+        named && Array.isArray(required) && required.length > 0
+          ? Object.keys(schemas).filter((key) => required.includes(key))
+          : Object.keys(schemas)
+      const args: Record<string, unknown> = {}
       const pathProps = path ? props.filter((key) => /path$/i.test(key)) : []
       if (path && pathProps.length > 0) for (const key of pathProps) args[key] = path
-      else for (const key of props) args[key] = snippet.slice(0, 20) || 'value'
+      else
+        for (const key of props) {
+          const type = schemas[key]?.type
+          args[key] =
+            named && type !== undefined && type !== 'string' && !schemas[key]?.enum
+              ? instanceOf(schemas[key])
+              : snippet.slice(0, 20) || 'value'
+        }
       return {name: String(fn.name ?? 'tool'), args}
     }
     // `tool-search` and `named-tool`: the tool the user's words pick (ToolSearch loading a deferred
@@ -656,7 +671,10 @@ export function planChat(
       ? [
           picked.args
             ? {name: picked.name, args: picked.args}
-            : callOf(tools.find((t: any) => t?.function?.name === picked.name)),
+            : callOf(
+                tools.find((t: any) => t?.function?.name === picked.name),
+                true,
+              ),
         ]
       : quirkCalls(callOf(tools[0]), tools[1] ? callOf(tools[1]) : undefined, quirks)
     const withId = (call: {name: string; args: unknown}) => ({

@@ -242,7 +242,7 @@ export const AGENTS = [
     bin: 'codex',
     agentType: 'codex',
     family: 'responses',
-    prepare({home, binDir, origin, key, bind, prompt = PROMPT, tools = false}) {
+    prepare({home, binDir, origin, key, bind, prompt = PROMPT, tools = false, webSearch = false}) {
       mkdirSync(join(home, '.codex'), {recursive: true})
       // bind: `gwctl agents enable codex` adds model_provider and [model_providers.gwctl]
       const provider = bind
@@ -260,6 +260,8 @@ export const AGENTS = [
         [
           'model = "gw-model"',
           'check_for_update_on_startup = false',
+          // webSearch (`--web-search`): the live search tool among its tools
+          ...(webSearch ? ['web_search = "live"'] : []),
           ...provider,
           '[analytics]',
           'enabled = false',

@@ -30,6 +30,11 @@
 //                                          sub-agent tools, Codex 0.17x) through translation to each other
 //                                          family: the call must come back with its namespace, which Codex
 //                                          needs to run it
+//   npm run test:agents -- --web-search    each CLI's web search through translation (Claude Code to
+//                                          Responses, Gemini and chat, Gemini CLI to Responses and
+//                                          Messages, Codex to Messages; --to narrows): the upstream
+//                                          gets it as its own search and the results reach the CLI;
+//                                          to chat it is a 400 that says why
 //   npm run test:agents -- --only codex    one or more agents (comma-separated: claude, codex,
 //                                          gemini, opencode, qwen)
 //   npm run test:agents -- --latest        each CLI at its newest version on npm instead of the
@@ -55,7 +60,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {fileURLToPath, pathToFileURL} from 'node:url'
 
 import {AGENTS, PROMPT, TOOL_PROMPT} from './agents.js'
-import {diff, freePort, getJson, onePagePdf, run, tail} from './lib.js'
+import {diff, freePort, getJson, onePagePdf, readJsonl, run, tail} from './lib.js'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 // GWCTL_AGENTS_ROOT: run another checkout's build (e.g. a branch under test) with this suite.
@@ -66,7 +71,7 @@ const BIN = join(ROOT, 'bin', 'gwctl.cjs')
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
   console.log(
-    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] | --pdf | --overflow | --tool-search | --namespace] [--only claude,codex,gemini,opencode,qwen] [--latest | --version claude=X,codex=Y] [--keep] [--verbose] [--strace]',
+    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] | --pdf | --overflow | --tool-search | --namespace | --web-search] [--only claude,codex,gemini,opencode,qwen] [--latest | --version claude=X,codex=Y] [--keep] [--verbose] [--strace]',
   )
   process.exit(0)
 }
@@ -86,8 +91,28 @@ const TOOL_SEARCH = argv.includes('--tool-search')
 // (the sim's `named-tool` quirk calls the tool the prompt names)
 const NAMESPACE = argv.includes('--namespace')
 const NAMESPACED_TOOL = 'multi_agent_v1__close_agent'
+// --web-search: each CLI's own web search through translation (the sim's `named-tool` quirk calls
+// Claude Code's WebSearch and Gemini CLI's google_web_search; Codex's prompt says "search the web")
+const WEB_SEARCH = argv.includes('--web-search')
+/** --web-search: the upstream families of each CLI's runs (chat: the search must be refused). */
+const WEB_SEARCH_TO = {
+  claude: ['responses', 'gemini', 'chat'],
+  gemini: ['responses', 'messages'],
+  codex: ['messages'],
+}
+/** --web-search: the prompt of each CLI (the sim calls the tool named; Codex's words make it search). */
+const WEB_SEARCH_PROMPT = {
+  claude: 'Find the gwctl release notes with tool:WebSearch and say what it found.',
+  gemini: 'Find the gwctl release notes with tool:google_web_search and say what it found.',
+  codex: 'Search the web for the gwctl release notes and say what you found.',
+}
+/** --web-search: the tools each CLI gets (Codex: its own set, with web_search = "live"). */
+const WEB_SEARCH_TOOL = {claude: ['WebSearch'], gemini: ['google_web_search']}
 const TRANSLATE =
-  (argv.includes('--translate') || PDF || OVERFLOW || TOOL_SEARCH || NAMESPACE) && !DIRECT && !BIND && !RUN
+  (argv.includes('--translate') || PDF || OVERFLOW || TOOL_SEARCH || NAMESPACE || WEB_SEARCH) &&
+  !DIRECT &&
+  !BIND &&
+  !RUN
 const KEEP = argv.includes('--keep')
 const VERBOSE = argv.includes('--verbose')
 const STRACE = argv.includes('--strace')
@@ -104,7 +129,7 @@ const QUIRKS = [
   ...(PDF || OVERFLOW ? ['read-path'] : []),
   ...(OVERFLOW ? ['context-8k'] : []),
   ...(TOOL_SEARCH ? ['tool-search'] : []),
-  ...(NAMESPACE ? ['named-tool'] : []),
+  ...(NAMESPACE || WEB_SEARCH ? ['named-tool'] : []),
 ]
 const TO =
   PDF || OVERFLOW
@@ -118,9 +143,19 @@ const ONLY = PDF
     ? new Set(['claude'])
     : NAMESPACE
       ? new Set(['codex'])
-      : onlyAt >= 0
-        ? new Set(String(argv[onlyAt + 1] ?? '').split(','))
-        : undefined
+      : WEB_SEARCH
+        ? new Set(
+            Object.keys(WEB_SEARCH_TO).filter(
+              (n) =>
+                onlyAt < 0 ||
+                String(argv[onlyAt + 1])
+                  .split(',')
+                  .includes(n),
+            ),
+          )
+        : onlyAt >= 0
+          ? new Set(String(argv[onlyAt + 1] ?? '').split(','))
+          : undefined
 const agents = AGENTS.filter((a) => !ONLY || ONLY.has(a.name))
 if (agents.length === 0) {
   console.error(`--only names none of: ${AGENTS.map((a) => a.name).join(', ')}`)
@@ -576,6 +611,15 @@ const UPSTREAMS = {
       ),
     toolNames: (b) => (b.tools ?? []).map((t) => t.function?.name),
     resultTexts: (b) => (b.messages ?? []).filter((m) => m.role === 'tool').map((m) => textOf(m.content)),
+    // no search of its own: anything search-like (a tool other than a function, OpenAI's search
+    // models' `web_search_options`, Claude Code's sub-request words) must never reach it
+    searchTools: (b) => [
+      ...(b.tools ?? []).filter((t) => t.type !== 'function'),
+      ...(b.web_search_options === undefined ? [] : [{web_search_options: b.web_search_options}]),
+      ...(JSON.stringify(b.messages ?? []).includes('Perform a web search for the query')
+        ? [{words: 'Perform a web search for the query'}]
+        : []),
+    ],
   },
   responses: {
     model: 'gpt-5',
@@ -586,6 +630,7 @@ const UPSTREAMS = {
     carriesReasoning: (b) =>
       (Array.isArray(b.input) ? b.input : []).some((i) => i.type === 'reasoning' && i.encrypted_content),
     toolNames: (b) => (b.tools ?? []).filter((t) => t.type === 'function').map((t) => t.name),
+    searchTools: (b) => (b.tools ?? []).filter((t) => /^web_search/.test(t.type ?? '')),
     resultTexts: (b) =>
       (Array.isArray(b.input) ? b.input : [])
         .filter((i) => /_call_output$/.test(i.type ?? ''))
@@ -604,7 +649,8 @@ const UPSTREAMS = {
           Array.isArray(m.content) &&
           m.content.some((c) => c.type === 'thinking' || c.type === 'redacted_thinking'),
       ),
-    toolNames: (b) => (b.tools ?? []).map((t) => t.name),
+    toolNames: (b) => (b.tools ?? []).filter((t) => !t.type || t.type === 'custom').map((t) => t.name),
+    searchTools: (b) => (b.tools ?? []).filter((t) => /^web_search_/.test(t.type ?? '')),
     resultTexts: (b) =>
       (b.messages ?? []).flatMap((m) =>
         Array.isArray(m.content)
@@ -624,6 +670,7 @@ const UPSTREAMS = {
     carriesReasoning: (b) =>
       (b.contents ?? []).some((c) => (c.parts ?? []).some((p) => p.functionCall && p.thoughtSignature)),
     toolNames: (b) => (b.tools ?? []).flatMap((t) => (t.functionDeclarations ?? []).map((d) => d.name)),
+    searchTools: (b) => (b.tools ?? []).filter((t) => t.googleSearch || t.google_search),
     resultTexts: (b) =>
       (b.contents ?? []).flatMap((c) =>
         (c.parts ?? []).filter((p) => p.functionResponse).map((p) => textOf(p.functionResponse.response)),
@@ -643,10 +690,23 @@ function textOf(content) {
   return ''
 }
 const FAMILY_NAMES = Object.keys(UPSTREAMS).filter((f) => !TO || TO.has(f))
-const runsOf = (list) => list.reduce((n, a) => n + FAMILY_NAMES.filter((f) => f !== a.family).length, 0)
+/** The upstream families an agent runs through translation to (`--web-search`: its own list). */
+const upstreamsOf = (agent) =>
+  WEB_SEARCH
+    ? WEB_SEARCH_TO[agent.name].filter((f) => FAMILY_NAMES.includes(f))
+    : FAMILY_NAMES.filter((f) => f !== agent.family)
+const runsOf = (list) => list.reduce((n, a) => n + upstreamsOf(a).length, 0)
 const translatePolicy = (agent, up) => `suite-${agent.name}-to-${up}`
 /** A log row's note for usage the upstream did not report (quirk `no-usage`), estimated. */
 const ESTIMATED = /^usage estimated \(chars\/4\): \S+ reported no (?:input|output|input and output) tokens$/
+/** --web-search: the gateway's words refusing a search for a chat completions upstream. */
+const CHAT_SEARCH_REFUSAL = /web search cannot be translated to a chat completions upstream/
+/** --web-search: the simulator's two results of one search in a text (docs/SIMULATOR.md), else []. */
+function searchLinks(text) {
+  const slug = /https:\/\/example\.com\/search\/([a-z0-9-]+)\/1\b/.exec(String(text))?.[1]
+  const links = [1, 2].map((n) => `https://example.com/search/${slug}/${n}`)
+  return slug && links.every((l) => String(text).includes(l)) ? links : []
+}
 
 /**
  * One `--overflow` run: Claude Code on a chat model with a window of 8 192 tokens reads a file
@@ -742,10 +802,16 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
         ? 'Load the WebFetch tool with ToolSearch (select:WebFetch), then say what you loaded.'
         : NAMESPACE
           ? `Close the sub-agent a1 with tool:${NAMESPACED_TOOL} and say what it answered.`
-          : TOOL_PROMPT,
-    // --tool-search: Claude Code's own tool set (ToolSearch and its deferred tools come with it)
-    tools: pdf ? [agent.readTool] : !TOOL_SEARCH,
+          : WEB_SEARCH
+            ? WEB_SEARCH_PROMPT[agent.name]
+            : TOOL_PROMPT,
+    // --tool-search: Claude Code's own tool set (ToolSearch and its deferred tools come with it);
+    // --web-search: Claude Code's WebSearch and Gemini CLI's google_web_search only
+    tools: pdf ? [agent.readTool] : WEB_SEARCH ? (WEB_SEARCH_TOOL[agent.name] ?? true) : !TOOL_SEARCH,
+    webSearch: WEB_SEARCH,
   })
+  // --web-search: Claude Code 2.1.3xx defers WebSearch behind ToolSearch; off, it is an ordinary tool
+  if (WEB_SEARCH && agent.name === 'claude') env.ENABLE_TOOL_SEARCH = 'false'
   // 240 s: Gemini CLI retries its JSON-mode router call (with backoff, about 90 s) when the
   // chat and messages sims answer it with plain text (they have no JSON-schema mode)
   const command = ['timeout', '240', join(binDir, agent.bin), ...args]
@@ -778,15 +844,48 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
   // --tool-search: the second turn holds ToolSearch's result, the loaded tool's definition, followed
   // by Claude Code's "Tool loaded." (so the tool message is not the last)
   const searched = (b) => fam.resultTexts(b).some((t) => t.startsWith('<functions>'))
-  const isTurn2 = pdf ? (b) => withPdf(b) || (textOnly && lined(b)) : TOOL_SEARCH ? searched : fam.isTurn2
-  notes.push(
-    `sim (${up}) saw ${calls.map((r) => `${r.path}${isTurn2(r.body) ? (pdf ? ' [tool result and the PDF as a file part]' : ' [tool result]') : ''}`).join(', ') || 'no model call'}`,
-  )
-  const turn2At = calls.findIndex((r) => isTurn2(r.body))
+  // --web-search: a request with the upstream's own search tool (the CLI's search sub-request);
+  // the second turn's tool result holds the search's two links (to chat: the gateway's refusal).
+  // Codex's search runs on the upstream's side within its one turn: there is no second turn.
+  const searchCall = (b) => WEB_SEARCH && fam.searchTools(b).length > 0
+  const searchOnly = WEB_SEARCH && agent.name === 'codex'
+  const webTurn2 =
+    up === 'chat'
+      ? (b) => fam.resultTexts(b).some((t) => CHAT_SEARCH_REFUSAL.test(t))
+      : (b) => fam.resultTexts(b).some((t) => searchLinks(t).length > 0)
+  const isTurn2 = pdf
+    ? (b) => withPdf(b) || (textOnly && lined(b))
+    : TOOL_SEARCH
+      ? searched
+      : WEB_SEARCH
+        ? webTurn2
+        : fam.isTurn2
+  const mark = (b) =>
+    searchCall(b)
+      ? ' [search]'
+      : isTurn2(b)
+        ? pdf
+          ? ' [tool result and the PDF as a file part]'
+          : WEB_SEARCH
+            ? up === 'chat'
+              ? " [tool result: the search's refusal]"
+              : " [tool result with the search's links]"
+            : ' [tool result]'
+        : ''
+  notes.push(`sim (${up}) saw ${calls.map((r) => `${r.path}${mark(r.body)}`).join(', ') || 'no model call'}`)
+  const turn2At = searchOnly ? -1 : calls.findIndex((r) => isTurn2(r.body))
   if (calls.length === 0) problems.push(`the ${up} upstream got no model call`)
-  else if (turn2At < 0) problems.push(`the ${up} upstream never got a second turn with the tool result`)
+  else if (searchOnly) notes.push('one turn: the search ran on the upstream within it')
+  else if (turn2At < 0)
+    problems.push(
+      WEB_SEARCH
+        ? up === 'chat'
+          ? "the chat upstream never got a second turn with the search's refusal as the tool result"
+          : `the ${up} upstream never got a second turn whose tool result holds the search's example.com links`
+        : `the ${up} upstream never got a second turn with the tool result`,
+    )
   else {
-    const turn1 = calls.slice(0, turn2At).findLast((r) => fam.hasTools(r.body))
+    const turn1 = calls.slice(0, turn2At).findLast((r) => fam.hasTools(r.body) && !searchCall(r.body))
     const turn2 = calls[turn2At]
     if (!turn1) problems.push(`no first turn with tools before the second turn`)
     else if (QUIRKS.includes('reasoning-not-back') && up === 'chat') {
@@ -846,9 +945,88 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
     if (/unsupported call/.test(String(output))) problems.push(`Codex did not run the call: ${output}`)
   }
 
+  if (WEB_SEARCH && calls.length > 0) {
+    const searches = calls.filter((r) => searchCall(r.body))
+    const choice = (b) => JSON.stringify(b.tool_choice ?? b.toolConfig ?? null)
+    if (searchOnly) {
+      // Codex offers its live search beside its functions: the upstream's own search beside them
+      const turn = calls[0].body
+      notes.push(
+        `Codex's turn upstream: ${fam.toolNames(turn).length} function(s) and ${JSON.stringify(fam.searchTools(turn))}, tool_choice ${choice(turn)}`,
+      )
+      if (!fam.searchTools(turn).some((t) => t.type === 'web_search_20250305'))
+        problems.push("Codex's turn did not reach the upstream with web_search_20250305 among its tools")
+      if (fam.toolNames(turn).length === 0) problems.push("Codex's functions did not go beside the search")
+      // what Codex shows of the web_search_call item it got back, and what its rollout keeps
+      const shown = result.stderr.split('\n').filter((l) => /^web search:/.test(l))
+      notes.push(`Codex showed: ${shown.map((l) => JSON.stringify(l)).join(', ') || 'no "web search:" line'}`)
+      if (!shown.some((l) => l.includes('gwctl release notes')))
+        problems.push('Codex showed no "web search: <query>" line (the web_search_call item)')
+      const history = agent.history({home, workdir})
+      const item = history.file
+        ? readJsonl(history.file).find(
+            (l) => l.type === 'response_item' && l.payload?.type === 'web_search_call',
+          )?.payload
+        : undefined
+      notes.push(
+        `rollout: ${item ? `web_search_call ${JSON.stringify(item.action)}` : 'no web_search_call item'}`,
+      )
+      if (!item) problems.push("Codex's rollout has no web_search_call item")
+    } else {
+      const tool = WEB_SEARCH_TOOL[agent.name][0]
+      // turn 1: the first main-loop call (not Gemini CLI's router call, forced JSON on Messages)
+      const first = calls.find((r) => !searchCall(r.body) && fam.toolNames(r.body).includes(tool))?.body
+      const offered = first ? fam.toolNames(first) : []
+      notes.push(`turn 1 tools: ${offered.join(', ') || 'none'}`)
+      if (!first) problems.push(`no turn offered ${tool}`)
+      // Claude Code 2.1.3xx defers WebSearch; ENABLE_TOOL_SEARCH=false must make it an ordinary tool
+      if (offered.includes('ToolSearch')) problems.push(`turn 1 offered ToolSearch: ${tool} was deferred`)
+      if (up === 'chat') {
+        // the gateway refuses the sub-request (its 400 row, below): nothing of it reaches chat
+        if (searches.length > 0)
+          problems.push(
+            `something search-like reached the chat upstream: ${JSON.stringify(fam.searchTools(searches[0].body))}`,
+          )
+      } else if (searches.length === 0)
+        problems.push(`no request reached the ${up} upstream with its own search tool`)
+      else {
+        const b = searches[0].body
+        notes.push(
+          `the search upstream: tools ${JSON.stringify(b.tools)}, tool_choice ${choice(b)}${b.include ? `, include ${JSON.stringify(b.include)}` : ''}`,
+        )
+        const fns = fam.toolNames(b)
+        if (fns.length > 0) problems.push(`the search sub-request carried function(s) too: ${fns.join(', ')}`)
+        if (up === 'responses') {
+          // forced when the client forced it ("required"); Claude Code 2.1.332 sends `auto`
+          if (!b.tools.every((t) => t.type === 'web_search'))
+            problems.push(
+              `the search went with tools ${JSON.stringify(b.tools)}, not [{"type":"web_search"}]`,
+            )
+          if (![undefined, 'auto', 'required'].includes(b.tool_choice))
+            problems.push(`the search went with tool_choice ${choice(b)}`)
+        } else if (up === 'gemini') {
+          if (JSON.stringify(b.tools) !== '[{"googleSearch":{}}]')
+            problems.push(`the search went with tools ${JSON.stringify(b.tools)}, not [{"googleSearch":{}}]`)
+          if (b.toolConfig?.functionCallingConfig)
+            problems.push(`the search went with a function calling config: ${choice(b)}`)
+        } else if (up === 'messages' && !b.tools.some((t) => t.type === 'web_search_20250305'))
+          problems.push(`the search went with tools ${JSON.stringify(b.tools)}, no web_search_20250305`)
+      }
+      if (turn2At >= 0) {
+        const held = fam
+          .resultTexts(calls[turn2At].body)
+          .find((t) => (up === 'chat' ? CHAT_SEARCH_REFUSAL.test(t) : searchLinks(t).length > 0))
+        notes.push(`the tool result upstream: ${JSON.stringify(String(held).slice(0, 160))}…`)
+        if (up !== 'chat') notes.push(`it holds ${searchLinks(held).join(' and ')}`)
+      }
+    }
+  }
+
   const answer = agent.answerOf(result.stdout)
-  if (!answer.includes('The tool answered'))
-    problems.push(`the output has no "The tool answered": ${JSON.stringify(answer.slice(0, 200))}`)
+  // --web-search: Codex prints the search answer's text (the sim's names the query)
+  const wantAnswer = searchOnly ? 'Web search results for "' : 'The tool answered'
+  if (!answer.includes(wantAnswer))
+    problems.push(`the output has no "${wantAnswer}": ${JSON.stringify(answer.slice(0, 200))}`)
   if (textOnly) {
     const refused = calls.some((r) => withPdf(r.body))
     const asLine = calls.some((r) => lined(r.body))
@@ -870,8 +1048,22 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
   notes.push(
     `gateway log: ${rows.length} row(s): ${rows.map((r) => `${r.entrance}->${r.upstreamFamily} ${r.status}${r.error ? ` (${r.error})` : ''} ${r.model}->${r.upstreamModel} ${fmtUsage(r.usage)}`).join('; ')}`,
   )
-  if (rows.length < 2) problems.push(`gateway log: ${rows.length} row(s) for ${agentId}, want at least 2`)
+  const least = searchOnly ? 1 : 2
+  if (rows.length < least)
+    problems.push(`gateway log: ${rows.length} row(s) for ${agentId}, want at least ${least}`)
+  // --web-search to chat: the search sub-request's rows are the gateway's 400 that says why
+  const refusal = (r) =>
+    WEB_SEARCH && up === 'chat' && r.status === 400 && CHAT_SEARCH_REFUSAL.test(r.error ?? '')
+  if (WEB_SEARCH && up === 'chat') {
+    const refused = rows.filter(refusal)
+    notes.push(`gateway log: the search refused in ${refused.length} row(s) (400)`)
+    if (refused.length === 0)
+      problems.push(
+        'gateway log: no 400 row saying web search cannot be translated to a chat completions upstream',
+      )
+  }
   for (const r of rows) {
+    if (refusal(r)) continue
     // with --quirk, a refusal the gateway learned and sent again past is what is being tested, and
     // with `no-usage` the estimate of the usage the upstream did not report (every row has it)
     const notes = r.error ? r.error.split('; ') : []
@@ -944,7 +1136,7 @@ async function main() {
       if (TRANSLATE)
         // one policy per run, written before the gateway starts (it loads policies at start)
         for (const agent of agents)
-          for (const up of FAMILY_NAMES.filter((f) => f !== agent.family))
+          for (const up of upstreamsOf(agent))
             await gwctl(
               [
                 'policies',
@@ -976,7 +1168,7 @@ async function main() {
     }
     for (const agent of agents) {
       if (TRANSLATE) {
-        for (const up of FAMILY_NAMES.filter((f) => f !== agent.family)) {
+        for (const up of upstreamsOf(agent)) {
           const policy = translatePolicy(agent, up)
           const issued = await gwctl(
             [

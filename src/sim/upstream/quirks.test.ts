@@ -265,6 +265,31 @@ describe('chat quirks', () => {
     expect(JSON.parse(call.arguments)).toEqual({target: 'Close it with tool:m'})
     expect((await ask('gpt-x', 'Close it with tool:multi_agent_v1__close_agent')).name).toBe('exec_command')
     expect((await ask('gpt-x+named-tool', 'Close it with tool:gone')).name).toBe('exec_command')
+    // its required properties only, each of its type: Claude Code's WebSearch takes no string
+    // for its optional domain lists
+    const search = {
+      type: 'function',
+      function: {
+        name: 'WebSearch',
+        parameters: {
+          type: 'object',
+          properties: {
+            query: {type: 'string', minLength: 2},
+            allowed_domains: {type: 'array', items: {type: 'string'}},
+            blocked_domains: {type: 'array', items: {type: 'string'}},
+          },
+          required: ['query'],
+        },
+      },
+    }
+    const searched = await chat({
+      model: 'gpt-x+named-tool',
+      tools: [fn('exec_command'), search],
+      messages: [{role: 'user', content: 'Find it with tool:WebSearch.'}],
+    })
+    const searchCall = searched.json!.choices[0].message.tool_calls[0].function
+    expect(searchCall.name).toBe('WebSearch')
+    expect(JSON.parse(searchCall.arguments)).toEqual({query: 'Find it with tool:We'})
   })
 
   it("tool-search and named-tool on the vendor upstreams: the picked tool, and Claude Code's words after a result answered", () => {
