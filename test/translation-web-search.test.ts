@@ -34,6 +34,11 @@ const POLICIES: Record<string, Array<{provider: string; model: string}>> = {
     {provider: 'sim-responses', model: 'sim-mini'},
   ],
   'chat-only': [{provider: 'sim-chat', model: 'sim-mini'}],
+  // the same with fallbacks off: only the first target may answer
+  'no-fallbacks': [
+    {provider: 'sim-chat', model: 'sim-mini'},
+    {provider: 'sim-responses', model: 'sim-mini'},
+  ],
   gemini: [{provider: 'sim-gemini', model: 'sim-mini'}],
   messages: [{provider: 'sim-messages', model: 'sim-mini'}],
   responses: [{provider: 'sim-responses', model: 'sim-mini'}],
@@ -49,7 +54,7 @@ beforeAll(async () => {
           targets.filter((t) => !t.provider.endsWith(f)).map((t) => ({...t, translate: true})),
         ]),
       ),
-      fallbacks: true,
+      fallbacks: id !== 'no-fallbacks',
       breaker: DEFAULT_BREAKER,
       timeouts: DEFAULT_TIMEOUTS,
     })),
@@ -132,6 +137,17 @@ describe('web search through translation', {timeout: 60_000}, () => {
     expect(await calls(/\/chat\/completions$/)).toHaveLength(0)
     const [row] = await projectLogRows(base, 'ws-chat-only', 1)
     expect(row.status).toBe(400)
+  })
+
+  it('with fallbacks off the later target is not tried: the chat refusal, and nothing sent', async () => {
+    await calls(/./)
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('no-fallbacks')!, maxRetries: 0})
+    const error = await client.messages.create(claudeSearch).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError)
+    expect((error as Error).message).toContain(
+      'web search cannot be translated to a chat completions upstream',
+    )
+    expect(await calls(/\/chat\/completions$|\/responses$/)).toHaveLength(0)
   })
 
   it("Claude Code's WebSearch on a Gemini model: Google Search grounding, as a search", async () => {

@@ -321,12 +321,8 @@ function encodeMessages(request: Request): Json[] {
 }
 
 function encodeToolChoice(c: ToolChoice): unknown {
-  // a forced web search beside function tools: the functions stay the model's choice
-  return c.type === 'tool'
-    ? {type: 'function', function: {name: c.name}}
-    : c.type === 'web_search'
-      ? 'auto'
-      : c.type
+  // (a forced web search never gets here: refuseSearchRequest)
+  return c.type === 'tool' ? {type: 'function', function: {name: c.name}} : c.type
 }
 
 /**
@@ -335,8 +331,9 @@ function encodeToolChoice(c: ToolChoice): unknown {
  * as though it had searched; a search offered beside function tools (Codex) is only left out.
  */
 function refuseSearchRequest(request: Request): void {
-  if (!request.webSearch) return
-  if (request.toolChoice?.type !== 'web_search' && request.tools.length > 0) return
+  const choice = request.toolChoice?.type
+  if (!request.webSearch || choice === 'none') return
+  if (choice !== 'web_search' && request.tools.length > 0) return
   throw new TranslationError(
     'web search cannot be translated to a chat completions upstream: it has no web search tool, and its model would answer from memory as though it had searched. Route this agent to a Responses, Messages or Gemini provider to search the web',
   )

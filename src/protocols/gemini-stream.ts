@@ -18,7 +18,7 @@ import type {
 } from './ir.js'
 import {wrapOpaque} from './ir.js'
 import {finishReasonOf, stopOfFinish, usageFromGemini, usageToGemini} from './gemini-parts.js'
-import {groundingOf, searchesOfGrounding} from './web-search.js'
+import {groundingOf, mergeSearches, searchesOfGrounding} from './web-search.js'
 import type {Body} from './responses-items.js'
 import {fullUsage, hasForeignOpaque, isObject, newId} from './responses-items.js'
 
@@ -32,7 +32,8 @@ export class GeminiStreamDecoder implements StreamDecoder {
   private open: {index: number; kind: 'text' | 'reasoning'} | undefined
   private toolCalls = false
   private heldUsage: Partial<Usage> | undefined
-  private grounded = false
+  /** The searches of the grounding so far (see mergeSearches). */
+  private grounding: WebSearchPart[] | undefined
 
   constructor(private readonly ctx?: CodecContext) {}
 
@@ -73,21 +74,13 @@ export class GeminiStreamDecoder implements StreamDecoder {
     const parts =
       isObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : []
     for (const p of parts) if (isObject(p)) this.part(out, p)
-    if (candidate.groundingMetadata !== undefined && !this.grounded) {
-      // Google Search grounding comes once, with the last chunk: each search handed on whole
-      const searches = searchesOfGrounding(candidate.groundingMetadata, () => newId(this.ctx, 'ws'))
-      if (searches.length) {
-        this.grounded = true
-        this.close(out)
-        for (const {type: _, ...search} of searches) {
-          const index = this.next++
-          out.push(
-            {type: 'block_start', index, block: {type: 'web_search', ...search}},
-            {type: 'block_stop', index},
-          )
-        }
-      }
-    }
+    // Google Search grounding may come in pieces (the queries in one chunk, the pages found in
+    // later ones): gathered, and handed on once, when the answer finishes
+    if (candidate.groundingMetadata !== undefined)
+      this.grounding = mergeSearches(
+        this.grounding,
+        searchesOfGrounding(candidate.groundingMetadata, () => newId(this.ctx, 'ws')),
+      )
     const finish = str(candidate.finishReason)
     const blocked = isObject(chunk.promptFeedback) && chunk.promptFeedback.blockReason !== undefined
     const usage = usageFromGemini(chunk.usageMetadata)
@@ -99,6 +92,7 @@ export class GeminiStreamDecoder implements StreamDecoder {
     }
     if ((finish || blocked) && !this.finished) {
       this.close(out)
+      this.handSearches(out)
       this.finished = true
       const reason: StopReason = blocked ? 'content_filter' : stopOfFinish(finish, this.toolCalls)
       out.push({type: 'stop', reason})
@@ -114,6 +108,8 @@ export class GeminiStreamDecoder implements StreamDecoder {
       return [{type: 'error', status: 502, message: 'upstream stream ended before a chunk with finishReason'}]
     const out: StreamEvent[] = []
     this.close(out)
+    // grounding that came after the chunk with finishReason
+    this.handSearches(out)
     out.push({type: 'end'})
     return out
   }
@@ -152,6 +148,18 @@ export class GeminiStreamDecoder implements StreamDecoder {
       out.push({type: 'tool_args_delta', index, json: JSON.stringify(isObject(fc.args) ? fc.args : {})})
       out.push({type: 'block_stop', index})
     }
+  }
+
+  /** The grounding's searches, each whole (once). */
+  private handSearches(out: StreamEvent[]): void {
+    for (const {type: _, ...search} of this.grounding ?? []) {
+      const index = this.next++
+      out.push(
+        {type: 'block_start', index, block: {type: 'web_search', ...search}},
+        {type: 'block_stop', index},
+      )
+    }
+    this.grounding = undefined
   }
 
   private ensure(out: StreamEvent[], kind: 'text' | 'reasoning'): number {

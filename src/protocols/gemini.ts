@@ -396,6 +396,12 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
   // Only a search request's (Gemini CLI's, Claude Code's): Gemini 2.5 refuses search beside
   // function declarations. Its `excludeDomains` is Vertex AI's only: domain limits are not sent.
   if (request.webSearch && request.tools.length === 0) tools.push({googleSearch: {}})
+  else if (request.toolChoice?.type === 'web_search')
+    // a forced search beside functions: not one Gemini can run, and an answer from memory is
+    // no search (a later target of the route may take it)
+    throw new TranslationError(
+      'a forced web search beside function tools cannot be translated to a Gemini upstream: Gemini refuses Google Search beside function declarations',
+    )
   if (tools.length) body.tools = tools
   const choice = request.toolChoice
   // Gemini cannot force its search, and refuses any function calling config without function

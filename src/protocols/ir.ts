@@ -248,12 +248,13 @@ export interface WebSearchResult {
 
 /** A search of an earlier turn as the model of another vendor reads it. */
 export function webSearchText(p: WebSearchPart): string {
+  // a paragraph of its own: chat joins an assistant turn's texts with nothing between
   let text = `Searched the web for ${JSON.stringify(p.query)}`
-  if (p.error) return `${text}: the search failed (${p.error}).`
-  if (p.results.length === 0) return `${text}: no results.`
+  if (p.error) return `${text}: the search failed (${p.error}).\n\n`
+  if (p.results.length === 0) return `${text}: no results.\n\n`
   text += ':'
   for (const r of p.results) text += `\n- ${r.title ? `${r.title} ` : ''}<${r.url}>`
-  return text
+  return `${text}\n\n`
 }
 
 /**
@@ -261,6 +262,7 @@ export function webSearchText(p: WebSearchPart): string {
  * another vendor's search records); `request` itself when it has none.
  */
 export function withSearchesAsText(request: Request): Request {
+  if (!request.searchesInHistory) return request
   let messages: Message[] | undefined
   for (let i = 0; i < request.messages.length; i++) {
     const m = request.messages[i]
@@ -368,6 +370,8 @@ export interface Request {
   builtinTools?: Array<{family: Family; raw: unknown}>
   /** The client offered the model a web search its upstream runs (see {@link WebSearchTool}). */
   webSearch?: WebSearchTool
+  /** The history holds a {@link WebSearchPart} (set by the decoders: no scan of requests without). */
+  searchesInHistory?: boolean
   toolChoice?: ToolChoice
   parallelToolCalls?: boolean
   maxTokens?: number

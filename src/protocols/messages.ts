@@ -107,6 +107,9 @@ function reasoningOf(text: string, signature: string): ReasoningPart {
 interface ToolReferences {
   /** Each run's text part and the tool names it references, in order. */
   runs: Array<{part: TextPart; names: string[]}>
+  /** A web search's blocks were read: in the request, and in the turn being read. */
+  searches?: boolean
+  turnSearches?: boolean
 }
 
 function toolResult(block: Json, refs: ToolReferences): ToolResultPart {
@@ -177,6 +180,7 @@ function decodeBlock(raw: unknown, refs: ToolReferences): Part {
       // a web search Anthropic ran (a history made there, now going to another vendor); its
       // results come in the next block (joinSearches)
       if (b.name !== 'web_search') throw unsupported(`server_tool_use (${String(b.name)})`)
+      refs.searches = refs.turnSearches = true
       return {
         type: 'web_search',
         id: str(b.id) ?? '',
@@ -184,6 +188,7 @@ function decodeBlock(raw: unknown, refs: ToolReferences): Part {
         results: [],
       }
     case 'web_search_tool_result':
+      refs.searches = refs.turnSearches = true
       return searchResultPart(b)
     default:
       throw unsupported(b.type)
@@ -192,7 +197,6 @@ function decodeBlock(raw: unknown, refs: ToolReferences): Part {
 
 /** The parts with each search's results joined to its `server_tool_use` (the block before them). */
 function joinSearches(parts: Part[]): Part[] {
-  if (!parts.some((p) => p.type === 'web_search')) return parts
   const out: Part[] = []
   const calls = new Map<string, WebSearchPart>()
   for (const p of parts) {
@@ -248,12 +252,16 @@ function decodeTurns(
     }
     if (m.role !== 'user' && m.role !== 'assistant')
       throw new TranslationError(`Messages role "${String(m.role)}" cannot be translated`)
-    const parts: Part[] =
+    let parts: Part[] =
       typeof m.content === 'string'
         ? m.content === ''
           ? []
           : [{type: 'text', text: m.content}]
-        : joinSearches(arr(m.content).map((block) => decodeBlock(block, refs)))
+        : arr(m.content).map((block) => decodeBlock(block, refs))
+    if (refs.turnSearches) {
+      parts = joinSearches(parts)
+      refs.turnSearches = false
+    }
     for (const p of parts) {
       if (p.type === 'tool_call') names.set(p.id, p.name)
       if (p.type === 'tool_result' && names.has(p.callId)) p.name = names.get(p.callId)
@@ -468,6 +476,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     ...(user ? {user} : {}),
   }
   if (search) request.webSearch = search.tool
+  if (refs.searches) request.searchesInHistory = true
   return request
 }
 

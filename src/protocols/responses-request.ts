@@ -163,7 +163,10 @@ export function encodeRequest(request: Request, model: string): Record<string, u
             }
           : {type: format.type},
     }
-  const effort = effortOf(request)
+  // OpenAI refuses its web search with the `minimal` effort ("The following tools cannot be used
+  // with reasoning.effort 'minimal': web_search")
+  const asked = effortOf(request)
+  const effort = search && asked === 'minimal' ? 'low' : asked
   if (request.reasoning && !request.reasoning.disabled) {
     body.reasoning = {...(effort ? {effort} : {}), ...(request.reasoning.include ? {summary: 'auto'} : {})}
     body.store = false

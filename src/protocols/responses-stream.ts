@@ -251,7 +251,8 @@ export class ResponsesStreamDecoder implements StreamDecoder {
       // a search OpenAI ran: handed on at the end, with the titles of its pages, which only the
       // answer's citations give (a search's result is read whole: Claude Code's WebSearch waits
       // for the end of the answer)
-      ;(this.searches ??= []).push(webSearchOfItem(item))
+      const search = webSearchOfItem(item)
+      if (search) (this.searches ??= []).push(search)
       return
     }
     const key = `${oi}`

@@ -152,6 +152,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   }
   const input =
     typeof body.input === 'string' ? [{type: 'message', role: 'user', content: body.input}] : body.input
+  let searched = false
   for (const item of Array.isArray(input) ? input : []) {
     if (!isObject(item)) continue
     const type = item.type ?? (item.role ? 'message' : undefined)
@@ -176,7 +177,13 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
       if (name) result.name = name
       push('user', [result])
     } else if (type === 'reasoning') push('assistant', [reasoningFromItem(item)])
-    else if (type === 'web_search_call') push('assistant', [webSearchOfItem(item)])
+    else if (type === 'web_search_call') {
+      const search = webSearchOfItem(item)
+      if (search) {
+        push('assistant', [search])
+        searched = true
+      }
+    }
   }
   for (const message of messages) if (message.role === 'assistant') restoreCarried(message, ctx)
 
@@ -209,8 +216,10 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   }
   if (builtinTools.length) request.builtinTools = builtinTools
   if (webSearch) request.webSearch = webSearch
+  if (searched) request.searchesInHistory = true
   const choice = toolChoice(body.tool_choice)
-  if (choice) request.toolChoice = choice
+  // a choice of the search with no live search to choose (Codex's cached one): the model's own
+  if (choice && (choice.type !== 'web_search' || webSearch)) request.toolChoice = choice
   if (typeof body.parallel_tool_calls === 'boolean') request.parallelToolCalls = body.parallel_tool_calls
   if (typeof body.max_output_tokens === 'number') request.maxTokens = body.max_output_tokens
   if (typeof body.temperature === 'number') request.temperature = body.temperature
@@ -287,7 +296,10 @@ const namespaced = (namespace: string | undefined, name: string): string =>
 /** The parts of one output item of a Responses answer. */
 export function partsOfItem(item: Body): Part[] {
   if (item.type === 'message') return contentParts(item.content)
-  if (item.type === 'web_search_call') return [webSearchOfItem(item)]
+  if (item.type === 'web_search_call') {
+    const search = webSearchOfItem(item)
+    return search ? [search] : []
+  }
   if (item.type === 'function_call')
     return [
       {

@@ -175,7 +175,8 @@ describe('web search requests', () => {
     const chat = encoded(client, 'chat')
     expect(chat.messages[1]).toEqual({
       role: 'assistant',
-      content: 'Searched the web for "gwctl news":\n- One <https://a.example/1>Version 2 is out.',
+      // a paragraph of its own: chat joins an assistant turn's texts with nothing between
+      content: 'Searched the web for "gwctl news":\n- One <https://a.example/1>\n\nVersion 2 is out.',
     })
     const codex = decodeClientRequest(
       'responses',
@@ -197,7 +198,7 @@ describe('web search requests', () => {
     const messages = encoded(codex, 'messages')
     expect(messages.messages[1].content[0]).toEqual({
       type: 'text',
-      text: 'Searched the web for "gwctl": no results.',
+      text: 'Searched the web for "gwctl": no results.\n\n',
     })
   })
 })
@@ -576,5 +577,107 @@ describe('web search streams', () => {
       .map((e) => e.data.content_block.type)
     expect(starts).toEqual(['text', 'server_tool_use', 'web_search_tool_result'])
     expect(t.error).toBeUndefined()
+  })
+
+  it('Gemini grounding in pieces (the query in one chunk, the pages in the last) is one search with its pages', () => {
+    const client = decodeClientRequest('messages', {...claudeSearch, stream: true}, {})
+    const t = new StreamTranslator('gemini', client, {})
+    const c1 = {
+      candidates: [
+        {
+          content: {role: 'model', parts: [{text: 'Version 2 '}]},
+          index: 0,
+          groundingMetadata: {webSearchQueries: ['gwctl']},
+        },
+      ],
+      responseId: 'g1',
+      modelVersion: 'g',
+    }
+    const c2 = {
+      candidates: [
+        {
+          content: {role: 'model', parts: [{text: 'is out.'}]},
+          index: 0,
+          finishReason: 'STOP',
+          groundingMetadata: {groundingChunks: [{web: {uri: 'https://a.example/1', title: 'a.example'}}]},
+        },
+      ],
+      usageMetadata: {promptTokenCount: 5, candidatesTokenCount: 3},
+    }
+    const out =
+      t.push(Buffer.from(`data: ${JSON.stringify(c1)}\n\ndata: ${JSON.stringify(c2)}\n\n`)) + t.end()
+    const blocks = events(out)
+      .filter((e) => e.event === 'content_block_start')
+      .map((e) => e.data.content_block)
+    expect(blocks.map((b) => b.type)).toEqual(['text', 'server_tool_use', 'web_search_tool_result'])
+    expect(blocks[2].content.map((r: any) => r.url)).toEqual(['https://a.example/1'])
+    expect(events(out).find((e) => e.data.delta?.type === 'input_json_delta')!.data.delta.partial_json).toBe(
+      '{"query":"gwctl"}',
+    )
+  })
+})
+
+describe('web search: what a chat or Gemini upstream cannot run, and what is no search', () => {
+  it("a page Codex's search opened is a step of the search, not a search of its own", () => {
+    const codex = decodeClientRequest(
+      'responses',
+      {
+        model: 'gpt-5.5',
+        input: [
+          {type: 'message', role: 'user', content: 'news?'},
+          {
+            type: 'web_search_call',
+            id: 'ws_1',
+            status: 'completed',
+            action: {type: 'open_page', url: 'https://a.example/'},
+          },
+          {type: 'message', role: 'assistant', content: [{type: 'output_text', text: 'None.'}]},
+        ],
+      },
+      {},
+    )
+    expect(encoded(codex, 'chat').messages[1]).toEqual({role: 'assistant', content: 'None.'})
+  })
+
+  it('the search offered with tool_choice none is no search request: chat answers without it', () => {
+    const client = decodeClientRequest('messages', {...claudeSearch, tool_choice: {type: 'none'}}, {})
+    expect(encoded(client, 'chat').tools).toBeUndefined()
+  })
+
+  it('a forced search beside functions is refused for Gemini, which cannot run the two together', () => {
+    const client = decodeClientRequest(
+      'messages',
+      {...claudeSearch, tools: [...claudeSearch.tools, {name: 'f', input_schema: {type: 'object'}}]},
+      {},
+    )
+    expect(() => encodeUpstreamRequest(client, 'gemini', 'g')).toThrow(
+      /forced web search beside function tools/,
+    )
+    // Responses runs both
+    expect(encoded(client, 'responses').tools.map((t: any) => t.type)).toEqual(['function', 'web_search'])
+  })
+
+  it("a Responses choice of the search with no live search (Codex's cached one) is the model's own", () => {
+    const client = decodeClientRequest(
+      'responses',
+      {
+        ...codexRequest,
+        tools: [codexRequest.tools[0], {type: 'web_search', external_web_access: false}],
+        tool_choice: {type: 'web_search_preview'},
+      },
+      {},
+    )
+    expect(encoded(client, 'messages').tool_choice).toBeUndefined()
+  })
+
+  it("OpenAI's search goes with the low effort where the client asked minimal, which OpenAI refuses with it", () => {
+    const codex = decodeClientRequest('responses', {...codexRequest, reasoning: {effort: 'minimal'}}, {})
+    expect(encoded(codex, 'responses').reasoning.effort).toBe('low')
+    const noSearch = decodeClientRequest(
+      'responses',
+      {...codexRequest, tools: [codexRequest.tools[0]], reasoning: {effort: 'minimal'}},
+      {},
+    )
+    expect(encoded(noSearch, 'responses').reasoning.effort).toBe('minimal')
   })
 })

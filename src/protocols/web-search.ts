@@ -55,9 +55,11 @@ export function searchBlocks(p: Omit<WebSearchPart, 'type'>): [Json, Json] {
 
 // ---- Responses ----
 
-/** A Responses `web_search_call` item (a search OpenAI ran) as the IR's. */
-export function webSearchOfItem(item: Body): WebSearchPart {
+/** A Responses `web_search_call` item (a search OpenAI ran) as the IR's; undefined for another action. */
+export function webSearchOfItem(item: Body): WebSearchPart | undefined {
   const action = isObj(item.action) ? item.action : {}
+  // a page opened or searched in (`open_page`, `find_in_page`): a step of a search, not one
+  if (action.type !== undefined && action.type !== 'search') return undefined
   const results: WebSearchPart['results'] = []
   for (const source of Array.isArray(action.sources) ? action.sources : [])
     if (isObj(source) && typeof source.url === 'string') results.push({url: source.url})
@@ -179,4 +181,32 @@ function hostOf(url: string): string {
   } catch {
     return url
   }
+}
+
+/**
+ * Grounding of a stream's chunks as one: the queries of both in order (each once), the pages of
+ * both (each once, by URL) on the first search, as {@link searchesOfGrounding} puts them.
+ */
+export function mergeSearches(
+  held: WebSearchPart[] | undefined,
+  more: WebSearchPart[],
+): WebSearchPart[] | undefined {
+  if (more.length === 0) return held
+  if (!held || held.length === 0) return more
+  const queries = new Set(held.map((s) => s.query))
+  const urls = new Set(held[0].results.map((r) => r.url))
+  for (const search of more) {
+    for (const r of search.results)
+      if (!urls.has(r.url)) {
+        urls.add(r.url)
+        held[0].results.push(r)
+      }
+    if (search.query !== '' && !queries.has(search.query)) {
+      queries.add(search.query)
+      // a query where the first was none (pages before their query)
+      if (held.length === 1 && held[0].query === '') held[0].query = search.query
+      else held.push({...search, results: []})
+    }
+  }
+  return held
 }

@@ -237,9 +237,10 @@ export async function proxyRequest(
         const message = target.translate
           ? `the request cannot be translated from ${family} to ${target.provider.family}: ${(error as Error).message}`
           : (error as Error).message
-        if (target.translate && options.fallbacks && canTryAfter(targets, i)) {
-          // nothing was sent: a later target of another family may take it (a web search that
-          // chat completions has no tool for); answered as below if none does
+        if (target.translate && client !== undefined && options.fallbacks && canTryAfter(targets, i)) {
+          // decoded, but not for this upstream's family, and nothing was sent: a later target of
+          // another family may take it (a web search, which chat completions has no tool for);
+          // answered as below if none does. (A request the IR cannot hold is refused at once.)
           attempts.push({provider: target.provider.name, skipped: 'untranslatable', error: message})
           untranslatable ??= {message, provider: target.provider.name, upstreamFamily: target.provider.family}
           continue
