@@ -128,9 +128,10 @@ export function encodeUpstreamRequest(
   const codec = CODECS[upstream]
   const names = toolNamesFor(client, upstream)
   // a text-only model's refusal of images or files: each goes as a line that says what was there
-  const request = withSearchesAsText(
+  let request = withSearchesAsText(
     adapt?.media ? withoutRefusedMedia(client.request, adapt.media, model) : client.request,
   )
+  if (adapt?.noWebSearch && optionalSearch(request)) request = {...request, webSearch: undefined}
   const body = codec.encodeRequest(names ? renameTools(request, names) : request, model, ctx)
   if (adapt) adaptBody(body, adapt, client.request.responseFormat)
   const max = body.max_tokens ?? body.max_completion_tokens
@@ -150,6 +151,7 @@ export function encodeUpstreamRequest(
       ...(typeof format === 'string' ? {responseFormat: format} : {}),
       ...(typeof effort === 'string' ? {effort} : {}),
       ...(typeof budget === 'number' ? {thinkingBudget: budget} : {}),
+      ...(request.webSearch && optionalSearch(request) ? {optionalSearch: true} : {}),
     },
   }
 }
@@ -172,6 +174,8 @@ export interface SentRequest {
   effort?: string
   /** Gemini `generationConfig.thinkingConfig.thinkingBudget`. */
   thinkingBudget?: number
+  /** It offered the upstream's web search beside functions, not forced ({@link optionalSearch}). */
+  optionalSearch?: boolean
 }
 
 /** A Gemini body's `generationConfig.thinkingConfig`, if any. */
@@ -224,7 +228,16 @@ export interface UpstreamAdaptation {
    * server without a vision projector): each goes as a line that says what was there.
    */
   media?: RefusedMedia
+  /**
+   * A web search offered beside function tools (Codex's live search) refused: an Anthropic-compatible
+   * server without the server tool. The requests go without it (a search request is still sent).
+   */
+  noWebSearch?: boolean
 }
+
+/** The search a request offers the model, when it offers one beside functions and does not force it. */
+export const optionalSearch = (r: Request): boolean =>
+  r.webSearch !== undefined && r.tools.length > 0 && r.toolChoice?.type !== 'web_search'
 
 function adaptBody(
   body: Record<string, unknown>,

@@ -109,6 +109,55 @@ describe('UpstreamAdaptations', () => {
     ).toBeUndefined()
   })
 
+  it("an Anthropic-compatible server that refuses Codex's live web search: the search left out from then on", () => {
+    const codex = decodeClientRequest(
+      'responses',
+      {
+        model: 'gpt-5.5',
+        input: 'hi',
+        tools: [
+          {type: 'function', name: 'shell', parameters: {type: 'object', properties: {}}},
+          {type: 'web_search', external_web_access: true},
+        ],
+      },
+      {},
+    )
+    const first = encodeUpstreamRequest(codex, 'messages', 'glm-4.6')
+    expect(JSON.parse(first.body.toString()).tools.map((t: {name: string}) => t.name)).toEqual([
+      'shell',
+      'web_search',
+    ])
+    const a = new UpstreamAdaptations()
+    const refusal = JSON.stringify({
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message:
+          "tools.1: Input tag 'web_search_20250305' found using 'type' does not match any of the expected tags",
+      },
+    })
+    expect(a.learn('glm', 'glm-4.6', refusal, first.sent)).toBe(
+      'refused its web search tool: sent again without it',
+    )
+    const again = encodeUpstreamRequest(codex, 'messages', 'glm-4.6', {}, a.get('glm', 'glm-4.6'))
+    expect(JSON.parse(again.body.toString()).tools.map((t: {name: string}) => t.name)).toEqual(['shell'])
+    expect(describeAdaptation(a.get('glm', 'glm-4.6')!)).toEqual(['web search beside functions left out'])
+    // a search request is not one to send without its search: nothing learned from its refusal
+    const search = decodeClientRequest(
+      'messages',
+      {
+        model: 'm',
+        max_tokens: 10,
+        messages: [{role: 'user', content: 'q'}],
+        tools: [{type: 'web_search_20250305', name: 'web_search'}],
+      },
+      {},
+    )
+    expect(
+      a.learn('glm', 'other', refusal, encodeUpstreamRequest(search, 'responses', 'other').sent),
+    ).toBeUndefined()
+  })
+
   it('forgets the oldest target past its bound', () => {
     const a = new UpstreamAdaptations()
     const refusal = openai("Unsupported parameter: 'user'.", 'user')

@@ -530,6 +530,13 @@ function decide(
       note: `refused max_tokens ${sent.maxTokens}: sent again with ${limit}, its limit`,
     }
   }
+  // a web search offered beside functions (Codex's live search) that the server does not run (an
+  // Anthropic-compatible one without the server tool): the requests go without it
+  if (sent.optionalSearch && !known.noWebSearch && /web_search|web search/i.test(errorText))
+    return {
+      next: {...known, noWebSearch: true},
+      note: 'refused its web search tool: sent again without it',
+    }
   // Anthropic requires max_tokens: a Messages upstream's cap is all it may learn
   if (sent.upstream === 'messages') return undefined
   if (sent.upstream !== 'gemini') {
@@ -630,6 +637,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.toolIds?.alnum !== undefined) rules.push(`tool-call ids as ${a.toolIds.alnum} letters and digits`)
   if (a.toolIds?.max !== undefined) rules.push(`tool-call ids of at most ${a.toolIds.max} characters`)
   if (a.bridgeToolTurns) rules.push('an assistant message between tool results and a user message')
+  if (a.noWebSearch) rules.push('web search beside functions left out')
   if (a.reasoningHistory === 'drop') rules.push("the history's reasoning left out")
   else if (a.reasoningHistory) rules.push(`the history's reasoning sent as ${a.reasoningHistory}`)
   return rules
