@@ -193,7 +193,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       })
       out += this.emit('response.web_search_call.in_progress', ref)
       out += this.emit('response.web_search_call.searching', ref)
-      out += this.emit('response.web_search_call.completed', ref)
+      // (a failed search has no event of its own: its item's status says it)
+      if (item.status === 'completed') out += this.emit('response.web_search_call.completed', ref)
       return out + this.emit('response.output_item.done', {output_index: outputIndex, item})
     }
     if (start.type === 'text') {
