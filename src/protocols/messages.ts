@@ -290,7 +290,7 @@ function decodeTools(raw: unknown): {
   let search: {tool: WebSearchTool; name: string} | undefined
   for (const t of arr(raw)) {
     if (isObj(t) && typeof t.type === 'string' && t.type.startsWith('web_search_')) {
-      // Anthropic's web search (Claude Code's WebSearch asks for it, forced, in a request of its own)
+      // Anthropic's web search (Claude Code's WebSearch asks for it in a request of its own)
       search = {tool: webSearchTool(t), name: str(t.name) ?? 'web_search'}
     } else if (isObj(t) && (t.type === undefined || t.type === 'custom') && typeof t.name === 'string') {
       const tool: FunctionTool = {
