@@ -23,6 +23,51 @@ describe('stripWrapped', () => {
     expect(body.thinking).toBeUndefined()
   })
 
+  it("a search another vendor ran, as the gateway wrote it, goes to Anthropic as text; Anthropic's own stays", () => {
+    const own = {
+      type: 'web_search_tool_result',
+      tool_use_id: 'srvtoolu_a',
+      content: [
+        {type: 'web_search_result', url: 'https://b/', title: 'B', encrypted_content: 'EqQB', page_age: null},
+      ],
+    }
+    const body: Record<string, any> = {
+      messages: [
+        {role: 'user', content: 'news?'},
+        {
+          role: 'assistant',
+          content: [
+            {type: 'server_tool_use', id: 'srvtoolu_ws_1', name: 'web_search', input: {query: 'gwctl'}},
+            {
+              type: 'web_search_tool_result',
+              tool_use_id: 'srvtoolu_ws_1',
+              content: [
+                {
+                  type: 'web_search_result',
+                  url: 'https://a/',
+                  title: 'A',
+                  encrypted_content: 'gwx1.search',
+                  page_age: null,
+                },
+              ],
+            },
+            {type: 'server_tool_use', id: 'srvtoolu_a', name: 'web_search', input: {query: 'more'}},
+            own,
+            {type: 'text', text: 'Version 2.'},
+          ],
+        },
+        {role: 'user', content: 'thanks'},
+      ],
+    }
+    expect(stripWrapped('messages', body)).toBe(true)
+    expect(body.messages[1].content).toEqual([
+      {type: 'text', text: 'Searched the web for "gwctl":\n- A <https://a/>'},
+      {type: 'server_tool_use', id: 'srvtoolu_a', name: 'web_search', input: {query: 'more'}},
+      own,
+      {type: 'text', text: 'Version 2.'},
+    ])
+  })
+
   it('keeps Anthropic-signed thinking and the thinking setting', () => {
     const body: Record<string, any> = {
       thinking: {type: 'enabled', budget_tokens: 2048},

@@ -39,6 +39,7 @@ function stripMessages(body: Json): boolean {
   let removed = false
   for (const message of body.messages) {
     if (!isObj(message) || !Array.isArray(message.content)) continue
+    if (searchesAsText(message.content)) removed = true
     const kept = message.content.filter(
       (block) =>
         !(
@@ -62,6 +63,38 @@ function stripMessages(body: Json): boolean {
   )
     delete body.thinking
   return removed
+}
+
+/**
+ * A search another vendor ran, as the gateway wrote it for a Messages client (its results'
+ * `encrypted_content` wrapped: only Anthropic can make one): the `server_tool_use` and its
+ * `web_search_tool_result` become one text block that says what was searched and found, as a
+ * translated request sends it (ir.ts `webSearchText`). In place; true when any was.
+ */
+function searchesAsText(content: unknown[]): boolean {
+  let changed = false
+  for (let i = 0; i < content.length; i++) {
+    const block = content[i]
+    if (!isObj(block) || block.type !== 'web_search_tool_result' || !Array.isArray(block.content)) continue
+    const pages = block.content.filter(isObj)
+    if (!pages.some((p) => wrapped(p.encrypted_content))) continue
+    const at = content.findIndex(
+      (b) => isObj(b) && b.type === 'server_tool_use' && b.id === block.tool_use_id,
+    )
+    const call = at >= 0 ? (content[at] as Json) : undefined
+    const query = isObj(call?.input) && typeof call.input.query === 'string' ? call.input.query : ''
+    let text = `Searched the web for ${JSON.stringify(query)}`
+    text += pages.length === 0 ? ': no results.' : ':'
+    for (const p of pages)
+      text += `\n- ${typeof p.title === 'string' && p.title ? `${p.title} ` : ''}<${String(p.url)}>`
+    content[i] = {type: 'text', text}
+    if (at >= 0) {
+      content.splice(at, 1)
+      if (at < i) i--
+    }
+    changed = true
+  }
+  return changed
 }
 
 /** True when an assistant turn after the last plain user turn has tool_use but no thinking first. */

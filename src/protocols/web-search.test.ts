@@ -316,7 +316,7 @@ describe('web search answers', () => {
             type: 'web_search_result',
             url: 'https://a.example/1',
             title: 'Release 2',
-            encrypted_content: '',
+            encrypted_content: 'gwx1.search',
             page_age: null,
           },
           // a page the answer cites that the search's sources did not list
@@ -324,7 +324,7 @@ describe('web search answers', () => {
             type: 'web_search_result',
             url: 'https://b.example/2',
             title: 'Changelog',
-            encrypted_content: '',
+            encrypted_content: 'gwx1.search',
             page_age: null,
           },
         ],
@@ -487,7 +487,7 @@ describe('web search streams', () => {
       type: 'web_search_result',
       url,
       title,
-      encrypted_content: '',
+      encrypted_content: 'gwx1.search',
       page_age: null,
     })
     expect(starts[2].content_block.content).toEqual([

@@ -25,6 +25,9 @@ export function searchResultPart(b: Json): WebSearchPart {
   return part
 }
 
+/** The `encrypted_content` of a page another vendor's search found (a gwctl-wrapped value). */
+export const MADE_UP = 'gwx1.search'
+
 /** Anthropic's id of a server tool call for a search's id of another vendor. */
 export const serverToolId = (id: string): string =>
   id.startsWith('srvtoolu_') ? id : `srvtoolu_${id.replace(/[^A-Za-z0-9_]/g, '') || 'search'}`
@@ -46,7 +49,9 @@ export function searchBlocks(p: Omit<WebSearchPart, 'type'>): [Json, Json] {
             type: 'web_search_result',
             url: r.url,
             title: r.title ?? r.url,
-            encrypted_content: '',
+            // only Anthropic can make one: a marker that a route to Anthropic itself takes the
+            // search out by (strip.ts) rather than send what it would refuse
+            encrypted_content: MADE_UP,
             page_age: r.pageAge ?? null,
           })),
     },
