@@ -37,10 +37,10 @@ describe('stripWrapped', () => {
         {
           role: 'assistant',
           content: [
-            {type: 'server_tool_use', id: 'srvtoolu_ws_1', name: 'web_search', input: {query: 'gwctl'}},
+            {type: 'server_tool_use', id: 'gwx1.search.ws_1', name: 'web_search', input: {query: 'gwctl'}},
             {
               type: 'web_search_tool_result',
-              tool_use_id: 'srvtoolu_ws_1',
+              tool_use_id: 'gwx1.search.ws_1',
               content: [
                 {
                   type: 'web_search_result',
@@ -65,6 +65,33 @@ describe('stripWrapped', () => {
       {type: 'server_tool_use', id: 'srvtoolu_a', name: 'web_search', input: {query: 'more'}},
       own,
       {type: 'text', text: 'Version 2.'},
+    ])
+  })
+
+  it("the gateway's failed or empty search, and a call whose result went missing, go as text or not at all", () => {
+    const body: Record<string, any> = {
+      messages: [
+        {role: 'user', content: 'news?'},
+        {
+          role: 'assistant',
+          content: [
+            {type: 'server_tool_use', id: 'gwx1.search.a', name: 'web_search', input: {query: 'one'}},
+            {
+              type: 'web_search_tool_result',
+              tool_use_id: 'gwx1.search.a',
+              content: {type: 'web_search_tool_result_error', error_code: 'unavailable'},
+            },
+            {type: 'server_tool_use', id: 'gwx1.search.b', name: 'web_search', input: {query: 'two'}},
+            {type: 'web_search_tool_result', tool_use_id: 'gwx1.search.b', content: []},
+            {type: 'server_tool_use', id: 'gwx1.search.c', name: 'web_search', input: {query: 'cut'}},
+          ],
+        },
+      ],
+    }
+    expect(stripWrapped('messages', body)).toBe(true)
+    expect(body.messages[1].content).toEqual([
+      {type: 'text', text: 'Searched the web for "one": the search failed (unavailable).'},
+      {type: 'text', text: 'Searched the web for "two": no results.'},
     ])
   })
 

@@ -75,24 +75,35 @@ function searchesAsText(content: unknown[]): boolean {
   let changed = false
   for (let i = 0; i < content.length; i++) {
     const block = content[i]
-    if (!isObj(block) || block.type !== 'web_search_tool_result' || !Array.isArray(block.content)) continue
-    const pages = block.content.filter(isObj)
-    if (!pages.some((p) => wrapped(p.encrypted_content))) continue
+    // the gateway's searches carry a wrapped id (web-search.ts `serverToolId`)
+    if (!isObj(block) || block.type !== 'web_search_tool_result' || !wrapped(block.tool_use_id)) continue
     const at = content.findIndex(
       (b) => isObj(b) && b.type === 'server_tool_use' && b.id === block.tool_use_id,
     )
     const call = at >= 0 ? (content[at] as Json) : undefined
     const query = isObj(call?.input) && typeof call.input.query === 'string' ? call.input.query : ''
     let text = `Searched the web for ${JSON.stringify(query)}`
-    text += pages.length === 0 ? ': no results.' : ':'
-    for (const p of pages)
-      text += `\n- ${typeof p.title === 'string' && p.title ? `${p.title} ` : ''}<${String(p.url)}>`
+    if (isObj(block.content)) text += `: the search failed (${String(block.content.error_code)}).`
+    else {
+      const pages = Array.isArray(block.content) ? block.content.filter(isObj) : []
+      text += pages.length === 0 ? ': no results.' : ':'
+      for (const p of pages)
+        text += `\n- ${typeof p.title === 'string' && p.title ? `${p.title} ` : ''}<${String(p.url)}>`
+    }
     content[i] = {type: 'text', text}
     if (at >= 0) {
       content.splice(at, 1)
       if (at < i) i--
     }
     changed = true
+  }
+  // a call whose result went missing (a cut stream)
+  for (let i = content.length - 1; i >= 0; i--) {
+    const b = content[i]
+    if (isObj(b) && b.type === 'server_tool_use' && wrapped(b.id)) {
+      content.splice(i, 1)
+      changed = true
+    }
   }
   return changed
 }

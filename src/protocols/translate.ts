@@ -151,7 +151,10 @@ export function encodeUpstreamRequest(
       ...(typeof format === 'string' ? {responseFormat: format} : {}),
       ...(typeof effort === 'string' ? {effort} : {}),
       ...(typeof budget === 'number' ? {thinkingBudget: budget} : {}),
-      ...(request.webSearch && optionalSearch(request) ? {optionalSearch: true} : {}),
+      // (only a Messages or Responses upstream gets the search beside functions)
+      ...((upstream === 'messages' || upstream === 'responses') && optionalSearch(request)
+        ? {optionalSearch: true}
+        : {}),
     },
   }
 }

@@ -304,13 +304,13 @@ describe('web search answers', () => {
     expect(body.content).toEqual([
       {
         type: 'server_tool_use',
-        id: 'srvtoolu_ws_abc',
+        id: 'gwx1.search.ws_abc',
         name: 'web_search',
         input: {query: 'gwctl release notes'},
       },
       {
         type: 'web_search_tool_result',
-        tool_use_id: 'srvtoolu_ws_abc',
+        tool_use_id: 'gwx1.search.ws_abc',
         content: [
           {
             type: 'web_search_result',
@@ -473,7 +473,7 @@ describe('web search streams', () => {
     ])
     expect(starts[1].content_block).toEqual({
       type: 'server_tool_use',
-      id: 'srvtoolu_ws_abc',
+      id: 'gwx1.search.ws_abc',
       name: 'web_search',
       input: {},
     })

@@ -28,9 +28,13 @@ export function searchResultPart(b: Json): WebSearchPart {
 /** The `encrypted_content` of a page another vendor's search found (a gwctl-wrapped value). */
 export const MADE_UP = 'gwx1.search'
 
-/** Anthropic's id of a server tool call for a search's id of another vendor. */
+/**
+ * The id of a `server_tool_use` the gateway writes for a search of another vendor: a wrapped value
+ * (`gwx1.search.<id>`), so that a history holding it, failed or without pages too, is found by the
+ * byte check of a route to Anthropic itself and sent as text there (strip.ts).
+ */
 export const serverToolId = (id: string): string =>
-  id.startsWith('srvtoolu_') ? id : `srvtoolu_${id.replace(/[^A-Za-z0-9_]/g, '') || 'search'}`
+  id.startsWith(`${MADE_UP}.`) ? id : `${MADE_UP}.${id.replace(/[^A-Za-z0-9_]/g, '') || 'search'}`
 
 /**
  * A search as Anthropic answers one: the `server_tool_use` call and its `web_search_tool_result`

@@ -156,6 +156,34 @@ describe('UpstreamAdaptations', () => {
     expect(
       a.learn('glm', 'other', refusal, encodeUpstreamRequest(search, 'responses', 'other').sent),
     ).toBeUndefined()
+    // nothing learned from a 400 that only mentions the search: a refused setting of the tool, an
+    // echo of the body, or an upstream that was never sent the search (chat leaves it out)
+    const b = new UpstreamAdaptations()
+    const anthropic = (message: string) =>
+      JSON.stringify({type: 'error', error: {type: 'invalid_request_error', message}})
+    expect(
+      b.learn(
+        'p',
+        'm',
+        anthropic('tools.1.web_search_20250305.user_location.country: invalid country'),
+        first.sent,
+      ),
+    ).toBeUndefined()
+    expect(
+      b.learn(
+        'p',
+        'm',
+        JSON.stringify({
+          detail: [
+            {type: 'string_too_long', loc: ['body', 'messages'], input: 'search the web: unknown tags'},
+          ],
+        }),
+        first.sent,
+      ),
+    ).toBeUndefined()
+    const toChat = encodeUpstreamRequest(codex, 'chat', 'deepseek-chat')
+    expect(toChat.sent.optionalSearch).toBeUndefined()
+    expect(b.learn('p', 'm', refusal, toChat.sent)).toBeUndefined()
   })
 
   it('forgets the oldest target past its bound', () => {

@@ -128,6 +128,21 @@ function errorParts(errorText: string): {param: unknown; message: string} {
 }
 
 /**
+ * A refusal of the web search tool itself, in the server's own message (not an echo of the body):
+ * it names the tool and refuses its kind ("Input tag 'web_search_20250305' found using 'type' does
+ * not match any of the expected tags", "unknown tool type web_search"); not a refusal of one of its
+ * settings (`tools.1.web_search_20250305.user_location.country: ...`).
+ */
+export function searchToolRefused(errorText: string): boolean {
+  const message = refusalMessage(errorText)
+  if (message === undefined || !/web_search/i.test(message)) return false
+  if (/web_search(?:_\d{8})?\.\w/i.test(message)) return false
+  return /\b(?:tags?|unknown|unsupported|not supported|does not match|invalid tool|not allowed|not available|not enabled|no such tool)\b/i.test(
+    message,
+  )
+}
+
+/**
  * The message of an error body, only where the server wrote one (a string `error.message`,
  * `message` or `error`); the text itself when it is no JSON. Undefined for a JSON body whose
  * message is something else (a FastAPI 422's list of refused fields and their input).
@@ -532,7 +547,7 @@ function decide(
   }
   // a web search offered beside functions (Codex's live search) that the server does not run (an
   // Anthropic-compatible one without the server tool): the requests go without it
-  if (sent.optionalSearch && !known.noWebSearch && /web_search|web search/i.test(errorText))
+  if (sent.optionalSearch && !known.noWebSearch && searchToolRefused(errorText))
     return {
       next: {...known, noWebSearch: true},
       note: 'refused its web search tool: sent again without it',
