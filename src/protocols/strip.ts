@@ -6,6 +6,8 @@
  * vendor would refuse those values with a 400. They are removed here, with what depends on them.
  */
 import type {Family} from './ir.js'
+import {webSearchText} from './ir.js'
+import {searchResultPart} from './web-search.js'
 
 /** The bytes every wrapped value starts with, as a JSON string: cheap to look for in a raw body. */
 export const WRAPPED_MARKER = '"gwx1.'
@@ -81,15 +83,10 @@ function searchesAsText(content: unknown[]): boolean {
       (b) => isObj(b) && b.type === 'server_tool_use' && b.id === block.tool_use_id,
     )
     const call = at >= 0 ? (content[at] as Json) : undefined
-    const query = isObj(call?.input) && typeof call.input.query === 'string' ? call.input.query : ''
-    let text = `Searched the web for ${JSON.stringify(query)}`
-    if (isObj(block.content)) text += `: the search failed (${String(block.content.error_code)}).`
-    else {
-      const pages = Array.isArray(block.content) ? block.content.filter(isObj) : []
-      text += pages.length === 0 ? ': no results.' : ':'
-      for (const p of pages)
-        text += `\n- ${typeof p.title === 'string' && p.title ? `${p.title} ` : ''}<${String(p.url)}>`
-    }
+    const search = searchResultPart(block)
+    if (isObj(call?.input) && typeof call.input.query === 'string') search.query = call.input.query
+    // what a translated request sends for it (a block of its own here: no paragraph break after)
+    const text = webSearchText(search).trimEnd()
     content[i] = {type: 'text', text}
     if (at >= 0) {
       content.splice(at, 1)
