@@ -470,9 +470,17 @@ export interface CarryStore {
 }
 
 /** What every codec's functions may be given. */
+/** How a Messages upstream is asked to think: `enabled` with a budget, or `adaptive` with an effort. */
+export type ThinkingForm = 'adaptive' | 'enabled'
+
 export interface CodecContext {
   /** Kept opaque state for protocols with no field to carry it (chat clients). */
   carry?: CarryStore
+  /**
+   * Messages upstreams: the thinking form the model was found to take (a refusal of the other,
+   * daemon/router/adaptations.ts), over what its name says (`claudeThinking`).
+   */
+  thinkingForm?: ThinkingForm
   /** Makes ids for things the source had none for (Gemini tool calls, responses). */
   newId?: (prefix: string) => string
   /**

@@ -4,8 +4,18 @@
  * required `max_tokens`) and the prompt-cache breakpoints a client of another family never set.
  */
 import type {Json} from './cm-common.js'
-import {argsObject, effortBudget} from './cm-common.js'
-import type {ImagePart, Message, Request, TextPart, ToolChoice, ToolResultPart, WebSearchTool} from './ir.js'
+import {argsObject, budgetEffort, effortBudget} from './cm-common.js'
+import type {
+  CodecContext,
+  ImagePart,
+  Message,
+  Request,
+  TextPart,
+  ThinkingForm,
+  ToolChoice,
+  ToolResultPart,
+  WebSearchTool,
+} from './ir.js'
 import {documentText, isDocument, jsonInstructionText, omittedFileText} from './ir.js'
 
 const DEFAULT_MAX_TOKENS = 8192
@@ -241,7 +251,87 @@ function thinkingAndMax(request: Request): {budget?: number; maxTokens: number} 
   }
 }
 
-export function encodeMessagesRequest(request: Request, model: string): Record<string, unknown> {
+/** A Claude model's family and version in its name (`claude-opus-4-7`, `anthropic/claude-opus-4.7`). */
+const CLAUDE_NAME = /claude.*?(opus|sonnet|haiku|fable|mythos)(?:-(\d{1,2})(?!\d)(?:[-.](\d)(?!\d))?)?/i
+
+/** What a model's name says of its thinking, by name (a bounded few names kept). */
+const claudeNames = new Map<string, ClaudeThinking>()
+
+export interface ClaudeThinking {
+  /** It takes `thinking.type: adaptive` with `output_config.effort` (Opus and Sonnet 4.6 on). */
+  adaptive: boolean
+  /**
+   * It takes only that, and no `temperature`, `top_p` or `top_k` (Opus 4.7 on, Claude 5, Fable,
+   * Mythos: "\"thinking.type.enabled\" is not supported for this model", "temperature is
+   * deprecated for this model."); its thinking text is omitted unless `display` asks for it.
+   */
+  only: boolean
+}
+
+/**
+ * What a Claude model's name says of how it thinks: Anthropic's ids, also as Bedrock, Vertex and
+ * OpenRouter write them (`claude-opus-4-7`, `anthropic.claude-opus-4-7-v1:0`,
+ * `claude-opus-4-7@20260416`, `anthropic/claude-opus-4.7`). A date is no version
+ * (`claude-opus-4-20250514` is Opus 4, `claude-3-7-sonnet-20250219` an older Sonnet). Any other name (an older Claude, another vendor's
+ * Anthropic-compatible server, an alias) gets neither: `enabled` with a budget, which they all
+ * take, until a refusal teaches otherwise (daemon/router/adaptations.ts).
+ */
+export function claudeThinking(model: string): ClaudeThinking {
+  const known = claudeNames.get(model)
+  if (known) return known
+  const m = CLAUDE_NAME.exec(model)
+  let only = false
+  let adaptive = false
+  if (m) {
+    const family = m[1].toLowerCase()
+    const major = m[2] === undefined ? undefined : Number(m[2])
+    const minor = m[3] === undefined ? 0 : Number(m[3])
+    only =
+      family === 'fable' ||
+      family === 'mythos' ||
+      (major !== undefined && major >= 5) ||
+      (family === 'opus' && major === 4 && minor >= 7)
+    adaptive = only || ((family === 'opus' || family === 'sonnet') && major === 4 && minor === 6)
+  }
+  const result = {adaptive, only}
+  if (claudeNames.size >= 256) claudeNames.clear()
+  claudeNames.set(model, result)
+  return result
+}
+
+/** Anthropic's `output_config.effort` for adaptive thinking: the request's effort, or its budget's. */
+function adaptiveEffort(request: Request): string | undefined {
+  const r = request.reasoning
+  if (r?.effort) return r.effort === 'minimal' ? 'low' : r.effort
+  return r?.budgetTokens !== undefined ? budgetEffort(r.budgetTokens) : undefined
+}
+
+/**
+ * The `thinking` (and `output_config`) of a request that thinks with `budget` tokens: adaptive
+ * where `form` (learned from a refusal) or the model's name says so, its thinking text asked for
+ * (`display: summarized`: Opus 4.7 on omit it by default) when the client shows it (Codex's
+ * reasoning summary, Gemini CLI's thoughts); else `enabled` with the budget.
+ */
+function thinkingFields(
+  request: Request,
+  budget: number,
+  form: ThinkingForm | undefined,
+  claude: ClaudeThinking,
+): Record<string, unknown> {
+  if ((form ?? (claude.adaptive ? 'adaptive' : 'enabled')) === 'enabled')
+    return {thinking: {type: 'enabled', budget_tokens: budget}}
+  const effort = adaptiveEffort(request)
+  return {
+    thinking: {type: 'adaptive', ...(request.reasoning?.include ? {display: 'summarized'} : {})},
+    ...(effort ? {output_config: {effort}} : {}),
+  }
+}
+
+export function encodeMessagesRequest(
+  request: Request,
+  model: string,
+  ctx?: CodecContext,
+): Record<string, unknown> {
   const turns = encodeTurns(request)
   const system = request.system.filter((p) => p.text !== '').map(textBlock)
   const jsonTool = jsonAnswerTool(request)
@@ -269,8 +359,10 @@ export function encodeMessagesRequest(request: Request, model: string): Record<s
     : tools.length
       ? encodeToolChoice(request.toolChoice, request.parallelToolCalls)
       : undefined
+  const claude = claudeThinking(model)
+  // thinking takes no sampling settings; Opus 4.7 on take none at all
   const sampling =
-    budget !== undefined
+    budget !== undefined || claude.only
       ? {}
       : request.temperature !== undefined
         ? {temperature: request.temperature}
@@ -285,7 +377,7 @@ export function encodeMessagesRequest(request: Request, model: string): Record<s
     messages: turns,
     ...(tools.length ? {tools} : {}),
     ...(toolChoice ? {tool_choice: toolChoice} : {}),
-    ...(budget !== undefined ? {thinking: {type: 'enabled', budget_tokens: budget}} : {}),
+    ...(budget !== undefined ? thinkingFields(request, budget, ctx?.thinkingForm, claude) : {}),
     ...sampling,
     ...(request.stop?.length ? {stop_sequences: request.stop} : {}),
     ...(request.user ? {metadata: {user_id: request.user}} : {}),

@@ -7,6 +7,7 @@ import type {Message, Request, Response} from './ir.js'
 import {TranslationError, emptyUsage} from './ir.js'
 import {chatCodec} from './chat.js'
 import {messagesCodec} from './messages.js'
+import {claudeThinking} from './messages-request.js'
 
 const base: Request = {model: 'm', system: [], messages: [], tools: [], stream: false}
 const user = (text: string): Message => ({role: 'user', parts: [{type: 'text', text}]})
@@ -671,6 +672,117 @@ describe('messages encodeRequest', () => {
       stream: true,
     }
     expect(messagesCodec.encodeRequest(messagesCodec.decodeRequest(body, {}), 'm')).toEqual(body)
+  })
+})
+
+describe("messages encodeRequest: Anthropic's current models (adaptive thinking, no sampling)", () => {
+  it("reads a Claude model's thinking from its name, as Anthropic, Bedrock, Vertex and OpenRouter write it", () => {
+    const table: Array<[string, boolean, boolean]> = [
+      // name, adaptive, only
+      ['claude-opus-4-8', true, true],
+      ['claude-opus-4-7', true, true],
+      ['claude-opus-4-7-20260416', true, true],
+      ['anthropic.claude-opus-4-7-v1:0', true, true],
+      ['us.anthropic.claude-opus-4-8-v1:0', true, true],
+      ['claude-opus-4-7@20260416', true, true],
+      ['anthropic/claude-opus-4.7', true, true],
+      ['claude-sonnet-5', true, true],
+      ['claude-fable-5', true, true],
+      ['claude-mythos-preview', true, true],
+      ['claude-opus-4-6', true, false],
+      ['claude-sonnet-4-6', true, false],
+      ['claude-sonnet-4-5-20250929', false, false],
+      ['claude-haiku-4-5', false, false],
+      ['claude-opus-4-1-20250805', false, false],
+      // a date is no minor version: Opus 4
+      ['claude-opus-4-20250514', false, false],
+      ['claude-3-7-sonnet-20250219', false, false],
+      ['claude-haiku-4-6', false, false],
+      // other vendors' names: nothing said
+      ['glm-4.6', false, false],
+      ['deepseek-chat', false, false],
+      ['opus', false, false],
+    ]
+    for (const [name, adaptive, only] of table)
+      expect([name, claudeThinking(name)]).toEqual([name, {adaptive, only}])
+  })
+
+  const codex: Request = {
+    ...base,
+    messages: [user('hi')],
+    reasoning: {effort: 'high', include: true},
+    temperature: 0.5,
+  }
+  const encode = (request: Request, model: string, ctx?: object) =>
+    messagesCodec.encodeRequest(request, model, ctx) as Record<string, any>
+
+  it('Opus 4.7 on: adaptive thinking with the effort, its text asked for, no sampling settings', () => {
+    const body = encode(codex, 'claude-opus-4-8')
+    expect(body.thinking).toEqual({type: 'adaptive', display: 'summarized'})
+    expect(body.output_config).toEqual({effort: 'high'})
+    expect(body).not.toHaveProperty('temperature')
+    // the client shows no thinking: the model's default (omitted) stands
+    expect(encode({...codex, reasoning: {effort: 'minimal'}}, 'claude-opus-4-8')).toMatchObject({
+      thinking: {type: 'adaptive'},
+      output_config: {effort: 'low'},
+    })
+    // a budget is an effort: under 4k low, under 16k medium, else high
+    expect(
+      encode({...codex, reasoning: {budgetTokens: 8192, include: true}}, 'claude-opus-4-7').output_config,
+    ).toEqual({effort: 'medium'})
+    // thinking off: still no temperature or top_p on these models
+    const off = encode({...codex, reasoning: {disabled: true}, topP: 0.9}, 'claude-opus-4-8')
+    expect(off).not.toHaveProperty('thinking')
+    expect(off).not.toHaveProperty('temperature')
+    expect(off).not.toHaveProperty('top_p')
+    // a forced tool call and thinking cannot go together, adaptive or not
+    const forced = encode(
+      {
+        ...codex,
+        tools: [{name: 'f', parameters: {type: 'object'}}],
+        toolChoice: {type: 'tool', name: 'f'},
+      },
+      'claude-opus-4-8',
+    )
+    expect(forced).not.toHaveProperty('thinking')
+    expect(forced).not.toHaveProperty('output_config')
+  })
+
+  it('Opus and Sonnet 4.6 adaptive, with sampling when thinking is off; older and unknown names a budget', () => {
+    expect(encode(codex, 'claude-sonnet-4-6')).toMatchObject({
+      thinking: {type: 'adaptive', display: 'summarized'},
+    })
+    expect(encode({...codex, reasoning: undefined}, 'claude-sonnet-4-6')).toMatchObject({temperature: 0.5})
+    for (const model of ['claude-sonnet-4-5', 'glm-4.6']) {
+      const body = encode(codex, model)
+      expect(body.thinking).toEqual({type: 'enabled', budget_tokens: 24000})
+      expect(body).not.toHaveProperty('output_config')
+    }
+  })
+
+  it('the form a refusal taught wins over the name', () => {
+    expect(encode(codex, 'claude-opus-4-8', {thinkingForm: 'enabled'}).thinking).toEqual({
+      type: 'enabled',
+      budget_tokens: 24000,
+    })
+    expect(encode(codex, 'corp-model', {thinkingForm: 'adaptive'})).toMatchObject({
+      thinking: {type: 'adaptive', display: 'summarized'},
+      output_config: {effort: 'high'},
+    })
+  })
+
+  it("a Messages client's display: omitted is a client that shows no thinking", () => {
+    const decode = (thinking: unknown) =>
+      messagesCodec.decodeRequest(
+        {model: 'm', max_tokens: 100, thinking, messages: [{role: 'user', content: 'hi'}]},
+        {},
+      ).reasoning
+    expect(decode({type: 'adaptive', display: 'omitted'})).toEqual({include: false})
+    expect(decode({type: 'adaptive', display: 'summarized'})).toEqual({include: true})
+    expect(decode({type: 'enabled', budget_tokens: 2048, display: 'omitted'})).toEqual({
+      include: false,
+      budgetTokens: 2048,
+    })
   })
 })
 

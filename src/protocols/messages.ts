@@ -383,11 +383,13 @@ function decodeToolChoice(v: unknown): {choice?: ToolChoice; parallel?: boolean}
 function decodeThinking(v: unknown): ReasoningSettings | undefined {
   if (!isObj(v)) return undefined
   if (v.type === 'disabled') return {disabled: true}
+  // `display: omitted`: the client wants no thinking text back (its signature still goes)
+  const include = v.display !== 'omitted'
   if (v.type === 'enabled') {
     const budget = num(v.budget_tokens)
-    return {include: true, ...(budget !== undefined ? {budgetTokens: budget} : {})}
+    return {include, ...(budget !== undefined ? {budgetTokens: budget} : {})}
   }
-  if (v.type === 'adaptive') return {include: true}
+  if (v.type === 'adaptive') return {include}
   return undefined
 }
 
@@ -620,7 +622,7 @@ function encodeResponseText(response: Response, ctx?: CodecContext): string {
 export const messagesCodec: Codec = {
   family: 'messages',
   decodeRequest: (body, ctx) => decodeRequest(body, ctx),
-  encodeRequest: (request, model) => encodeMessagesRequest(request, model),
+  encodeRequest: (request, model, ctx) => encodeMessagesRequest(request, model, ctx),
   path: () => '/v1/messages',
   decodeResponse,
   encodeResponse,

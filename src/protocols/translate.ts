@@ -27,6 +27,7 @@ import type {
   Request,
   StreamEncoder,
   StreamEvent,
+  ThinkingForm,
   Usage,
 } from './ir.js'
 import {
@@ -132,13 +133,19 @@ export function encodeUpstreamRequest(
     adapt?.media ? withoutRefusedMedia(client.request, adapt.media, model) : client.request,
   )
   if (adapt?.noWebSearch && optionalSearch(request)) request = {...request, webSearch: undefined}
-  const body = codec.encodeRequest(names ? renameTools(request, names) : request, model, ctx)
+  const body = codec.encodeRequest(
+    names ? renameTools(request, names) : request,
+    model,
+    adapt?.thinking ? {...ctx, thinkingForm: adapt.thinking} : ctx,
+  )
   if (adapt) adaptBody(body, adapt, client.request.responseFormat)
   const max = body.max_tokens ?? body.max_completion_tokens
   const format = (body.response_format as {type?: unknown} | undefined)?.type
   // chat `reasoning_effort`, Responses `reasoning.effort`
   const effort = body.reasoning_effort ?? (body.reasoning as {effort?: unknown} | undefined)?.effort
   const budget = geminiThinking(body)?.thinkingBudget
+  // a Messages `thinking.type`, and whether it asked for the thinking's text
+  const thinking = upstream === 'messages' ? (body.thinking as {type?: unknown; display?: unknown}) : undefined
   return {
     body: upstreamBytes(body),
     path: codec.path(model, client.request.stream),
@@ -151,6 +158,8 @@ export function encodeUpstreamRequest(
       ...(typeof format === 'string' ? {responseFormat: format} : {}),
       ...(typeof effort === 'string' ? {effort} : {}),
       ...(typeof budget === 'number' ? {thinkingBudget: budget} : {}),
+      ...(thinking?.type === 'adaptive' || thinking?.type === 'enabled' ? {thinking: thinking.type} : {}),
+      ...(thinking?.display !== undefined ? {thinkingDisplay: true} : {}),
       // (only a Messages or Responses upstream gets the search beside functions)
       ...((upstream === 'messages' || upstream === 'responses') && optionalSearch(request)
         ? {optionalSearch: true}
@@ -177,6 +186,10 @@ export interface SentRequest {
   effort?: string
   /** Gemini `generationConfig.thinkingConfig.thinkingBudget`. */
   thinkingBudget?: number
+  /** Messages `thinking.type`, when it thinks. */
+  thinking?: ThinkingForm
+  /** Messages `thinking.display` was sent. */
+  thinkingDisplay?: boolean
   /** It offered the upstream's web search beside functions, not forced ({@link optionalSearch}). */
   optionalSearch?: boolean
 }
@@ -195,6 +208,11 @@ function geminiThinking(body: Record<string, unknown>): {thinkingBudget?: unknow
  */
 export interface UpstreamAdaptation {
   drop?: readonly string[]
+  /**
+   * Messages: the thinking form the model takes, where it refused the other (`"thinking.type.
+   * enabled" is not supported for this model`, `adaptive thinking is not supported on this model`).
+   */
+  thinking?: ThinkingForm
   maxCompletionTokens?: boolean
   /** The most output tokens the upstream takes: a larger `max_tokens` is capped to it. */
   maxTokens?: number

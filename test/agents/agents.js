@@ -242,7 +242,7 @@ export const AGENTS = [
     bin: 'codex',
     agentType: 'codex',
     family: 'responses',
-    prepare({home, binDir, origin, key, bind, prompt = PROMPT, tools = false, webSearch = false}) {
+    prepare({home, binDir, origin, key, bind, prompt = PROMPT, tools = false, webSearch = false, reasoning}) {
       mkdirSync(join(home, '.codex'), {recursive: true})
       // bind: `gwctl agents enable codex` adds model_provider and [model_providers.gwctl]
       const provider = bind
@@ -262,6 +262,15 @@ export const AGENTS = [
           'check_for_update_on_startup = false',
           // webSearch (`--web-search`): the live search tool among its tools
           ...(webSearch ? ['web_search = "live"'] : []),
+          // reasoning (`--reasoning`): an effort and a summary, which Codex sends for a model it
+          // does not know only when told the model takes them
+          ...(reasoning
+            ? [
+                'model_reasoning_effort = "high"',
+                'model_reasoning_summary = "detailed"',
+                'model_supports_reasoning_summaries = true',
+              ]
+            : []),
           ...provider,
           '[analytics]',
           'enabled = false',

@@ -71,7 +71,7 @@ const BIN = join(ROOT, 'bin', 'gwctl.cjs')
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
   console.log(
-    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] | --pdf | --overflow | --tool-search | --namespace | --web-search] [--only claude,codex,gemini,opencode,qwen] [--latest | --version claude=X,codex=Y] [--keep] [--verbose] [--strace]',
+    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] [--model messages=claude-opus-4-8] [--reasoning] | --pdf | --overflow | --tool-search | --namespace | --web-search] [--only claude,codex,gemini,opencode,qwen] [--latest | --version claude=X,codex=Y] [--keep] [--verbose] [--strace]',
   )
   process.exit(0)
 }
@@ -113,6 +113,8 @@ const TRANSLATE =
   !DIRECT &&
   !BIND &&
   !RUN
+// --reasoning: Codex asks for reasoning and its summary (it sends none for a model it does not know)
+const REASONING = argv.includes('--reasoning')
 const KEEP = argv.includes('--keep')
 const VERBOSE = argv.includes('--verbose')
 const STRACE = argv.includes('--strace')
@@ -677,6 +679,20 @@ const UPSTREAMS = {
       ),
   },
 }
+// --model FAMILY=NAME,...: the simulator's model of an upstream family (e.g. messages=claude-opus-4-8,
+// which takes adaptive thinking only and no temperature, as Anthropic's Opus 4.7 on do)
+const modelAt = argv.indexOf('--model')
+if (modelAt >= 0)
+  for (const pair of String(argv[modelAt + 1] ?? '')
+    .split(',')
+    .filter(Boolean)) {
+    const [family, name] = pair.split('=')
+    if (!UPSTREAMS[family] || !name) {
+      console.error(`--model takes FAMILY=NAME with FAMILY one of ${Object.keys(UPSTREAMS).join(', ')}`)
+      process.exit(2)
+    }
+    UPSTREAMS[family].model = name
+  }
 
 /** A tool result's text in any family's shape: a string, text parts, or a JSON value. */
 function textOf(content) {
@@ -809,6 +825,7 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
     // --web-search: Claude Code's WebSearch and Gemini CLI's google_web_search only
     tools: pdf ? [agent.readTool] : WEB_SEARCH ? (WEB_SEARCH_TOOL[agent.name] ?? true) : !TOOL_SEARCH,
     webSearch: WEB_SEARCH,
+    reasoning: REASONING,
   })
   // --web-search: Claude Code 2.1.3xx defers WebSearch behind ToolSearch; off, it is an ordinary tool
   if (WEB_SEARCH && agent.name === 'claude') env.ENABLE_TOOL_SEARCH = 'false'
@@ -873,6 +890,11 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
             : ' [tool result]'
         : ''
   notes.push(`sim (${up}) saw ${calls.map((r) => `${r.path}${mark(r.body)}`).join(', ') || 'no model call'}`)
+  // a Messages model's thinking, as the gateway asked it (adaptive on Opus 4.7 on: --model)
+  if (up === 'messages') {
+    const forms = [...new Set(calls.map((r) => r.body.thinking?.type ?? 'none'))]
+    notes.push(`the ${fam.model} upstream's thinking: ${forms.join(', ')}`)
+  }
   const turn2At = searchOnly ? -1 : calls.findIndex((r) => isTurn2(r.body))
   if (calls.length === 0) problems.push(`the ${up} upstream got no model call`)
   else if (searchOnly) notes.push('one turn: the search ran on the upstream within it')

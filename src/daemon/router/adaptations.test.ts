@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {decodeClientRequest, encodeUpstreamRequest} from '../../protocols/translate.js'
+import type {UpstreamAdaptation} from '../../protocols/translate.js'
 import {
   describeAdaptation,
   extraFields,
@@ -562,7 +563,13 @@ describe('Gemini and Messages upstreams', () => {
     expect(
       a.learn('a', 'n', anthropic('`max_tokens` must be greater than `thinking.budget_tokens`.'), sent),
     ).toBeUndefined()
-    expect(a.learn('a', 'n', anthropic("'temperature' is not supported."), sent)).toBeUndefined()
+    // a sampling setting the model refuses by name is left out (Opus 4.7 on: see the next test)
+    expect(a.learn('a', 'n', anthropic("'temperature' is not supported."), sent)).toBe(
+      'refused temperature: sent again without it',
+    )
+    expect(
+      a.learn('a', 'o', anthropic('messages: temperature is not supported in a tool result'), sent),
+    ).toBeUndefined()
     const client = decodeClientRequest(
       'chat',
       {model: 'c', max_tokens: 64000, reasoning_effort: 'high', messages: [{role: 'user', content: 'hi'}]},
@@ -573,6 +580,89 @@ describe('Gemini and Messages upstreams', () => {
     expect(body(32000)).toMatchObject({max_tokens: 32000, thinking: {type: 'enabled', budget_tokens: 24000}})
     expect(body(8192)).toMatchObject({max_tokens: 8192, thinking: {type: 'enabled', budget_tokens: 8191}})
     expect(body(1000)).not.toHaveProperty('thinking')
+  })
+
+  it("learns the thinking form and the sampling Anthropic's current models refuse, only from their words and only when sent", () => {
+    const anthropic = (message: string) =>
+      JSON.stringify({type: 'error', error: {type: 'invalid_request_error', message}})
+    const enabledRefused = anthropic(
+      '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
+    )
+    const adaptiveRefused = anthropic('adaptive thinking is not supported on this model')
+    const fields = ['model', 'max_tokens', 'messages', 'thinking']
+    const enabled = {upstream: 'messages' as const, fields, thinking: 'enabled' as const}
+    const adaptive = {
+      upstream: 'messages' as const,
+      fields: [...fields, 'output_config'],
+      thinking: 'adaptive' as const,
+      thinkingDisplay: true,
+    }
+    const a = new UpstreamAdaptations()
+    expect(a.learn('p', 'x', enabledRefused, enabled)).toBe(
+      'refused thinking.type enabled: sent again as adaptive thinking with output_config.effort',
+    )
+    expect(a.get('p', 'x')).toEqual({thinking: 'adaptive'})
+    // the same words to a request that sent adaptive (or no thinking): nothing to learn
+    expect(a.learn('p', 'y', enabledRefused, adaptive)).toBeUndefined()
+    expect(a.learn('p', 'y', enabledRefused, {upstream: 'messages', fields})).toBeUndefined()
+    expect(a.learn('p', 'y', adaptiveRefused, adaptive)).toBe(
+      'refused adaptive thinking: sent again with thinking.type enabled and a budget',
+    )
+    expect(a.get('p', 'y')).toEqual({thinking: 'enabled'})
+    expect(a.learn('p', 'z', adaptiveRefused, enabled)).toBeUndefined()
+    // Opus 4.7's refusal of sampling settings, each by its name, only when it was sent
+    const sampling = {upstream: 'messages' as const, fields: ['model', 'messages', 'top_p']}
+    expect(a.learn('p', 's', anthropic('top_p is deprecated for this model.'), sampling)).toBe(
+      'refused top_p: sent again without it',
+    )
+    expect(
+      a.learn('p', 't', anthropic('temperature is deprecated for this model.'), sampling),
+    ).toBeUndefined()
+    // a server that does not know `thinking.display` or `output_config` (a pydantic-style refusal)
+    expect(
+      a.learn('p', 'd', anthropic('thinking.adaptive.display: Extra inputs are not permitted'), adaptive),
+    ).toBe('refused thinking.display: sent again without it')
+    expect(
+      a.learn('p', 'd2', anthropic('thinking.adaptive.display: Extra inputs are not permitted'), {
+        ...adaptive,
+        thinkingDisplay: undefined,
+      }),
+    ).toBeUndefined()
+    expect(a.learn('p', 'o', anthropic('output_config: Extra inputs are not permitted'), adaptive)).toBe(
+      'refused output_config: sent again without it',
+    )
+    expect(
+      a.learn('p', 'o2', anthropic('output_config.effort: Input should be low, medium or high'), adaptive),
+    ).toBeUndefined()
+    expect(describeAdaptation({thinking: 'adaptive'})).toEqual([
+      'thinking sent as adaptive, with output_config.effort',
+    ])
+    expect(describeAdaptation({thinking: 'enabled', drop: ['temperature']})).toEqual([
+      'sent without temperature',
+      'thinking sent as enabled, with a budget (adaptive refused)',
+    ])
+
+    // what was learned is what the next request sends
+    const client = decodeClientRequest(
+      'responses',
+      {model: 'c', input: 'hi', reasoning: {effort: 'medium', summary: 'auto'}, temperature: 0.5},
+      {model: 'c', stream: false},
+    )
+    const body = (adapt?: UpstreamAdaptation, model = 'm') =>
+      JSON.parse(encodeUpstreamRequest(client, 'messages', model, {}, adapt).body.toString())
+    expect(body()).toMatchObject({thinking: {type: 'enabled', budget_tokens: 10000}})
+    expect(body()).not.toHaveProperty('temperature')
+    expect(body({thinking: 'adaptive'})).toMatchObject({
+      thinking: {type: 'adaptive', display: 'summarized'},
+      output_config: {effort: 'medium'},
+    })
+    expect(body({thinking: 'adaptive', drop: ['thinking.display', 'output_config']})).toEqual(
+      expect.objectContaining({thinking: {type: 'adaptive'}}),
+    )
+    expect(body({thinking: 'adaptive', drop: ['output_config']})).not.toHaveProperty('output_config')
+    expect(body({thinking: 'enabled'}, 'claude-opus-4-8')).toMatchObject({
+      thinking: {type: 'enabled', budget_tokens: 10000},
+    })
   })
 })
 

@@ -53,6 +53,57 @@ export const MAX_ADAPTATIONS_A_REQUEST = 3
 /** A pydantic validation error's echo of the input it refused. */
 const ECHOES_INPUT = /['"]input['"]\s*:|input_value=|validation errors? for /i
 
+/** A refusal's words for a field it does not take ("Extra inputs are not permitted"). */
+const REFUSES =
+  /extra inputs|not permitted|not supported|unsupported|unknown (?:field|parameter)|unrecognized/i
+
+/**
+ * What a Messages upstream's 400 teaches (Anthropic's current models, and Anthropic-compatible
+ * servers): the thinking form its model takes, when it refused the other (Opus 4.7 on: "\"thinking.
+ * type.enabled\" is not supported for this model. Use \"thinking.type.adaptive\" and \"output_config.
+ * effort\" ..."; Claude 4.5 and older: "adaptive thinking is not supported on this model"); a
+ * sampling setting it dropped ("temperature is deprecated for this model."); `thinking.display`
+ * or `output_config`, which a server that does not know them refuses.
+ */
+function claudeRefusal(
+  errorText: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  const {param, message} = errorParts(errorText)
+  if (sent.thinking === 'enabled' && /thinking\.type\.enabled["'`]? is not supported/i.test(message))
+    return {
+      next: {...known, thinking: 'adaptive'},
+      note: 'refused thinking.type enabled: sent again as adaptive thinking with output_config.effort',
+    }
+  if (
+    sent.thinking === 'adaptive' &&
+    /adaptive thinking is not supported|thinking\.type\.adaptive["'`]? is not supported|tag ['"]adaptive['"]/i.test(
+      message,
+    )
+  )
+    return {
+      next: {...known, thinking: 'enabled'},
+      note: 'refused adaptive thinking: sent again with thinking.type enabled and a budget',
+    }
+  const sampling = /^[`'"]?(temperature|top_p|top_k)[`'"]? is (?:deprecated|not supported)/i.exec(message)
+  // a field refused by its place (`param`, or the start of a validation error's message): not one
+  // a message names in passing (the refusal of `enabled` names `output_config.effort`)
+  const where = typeof param === 'string' ? param : message
+  const field = sampling
+    ? sampling[1].toLowerCase()
+    : sent.thinkingDisplay && /^thinking\.(?:\w+\.)?display\b/.test(where) && REFUSES.test(message)
+      ? 'thinking.display'
+      : sent.fields.includes('output_config') && /^output_config\b/.test(where) && REFUSES.test(message)
+        ? 'output_config'
+        : undefined
+  if (field === undefined || !sent.fields.includes(field.split('.')[0])) return undefined
+  return {
+    next: {...known, drop: [...new Set([...(known.drop ?? []), field])]},
+    note: `refused ${field}: sent again without it`,
+  }
+}
+
 /** The field an upstream's 400 names among those sent, if it is one a request may go without. */
 export function refusedField(errorText: string, sent: readonly string[]): string | undefined {
   const {param, message} = errorParts(errorText)
@@ -552,8 +603,9 @@ function decide(
       next: {...known, noWebSearch: true},
       note: 'refused its web search tool: sent again without it',
     }
-  // Anthropic requires max_tokens: a Messages upstream's cap is all it may learn
-  if (sent.upstream === 'messages') return undefined
+  // Anthropic requires max_tokens: besides its cap, a Messages upstream teaches only how its
+  // model thinks and which sampling settings it dropped
+  if (sent.upstream === 'messages') return claudeRefusal(errorText, sent, known)
   if (sent.upstream !== 'gemini') {
     const rule = conversationRefusal(errorText, sent, known)
     if (rule) return rule
@@ -653,6 +705,8 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.toolIds?.max !== undefined) rules.push(`tool-call ids of at most ${a.toolIds.max} characters`)
   if (a.bridgeToolTurns) rules.push('an assistant message between tool results and a user message')
   if (a.noWebSearch) rules.push('web search beside functions left out')
+  if (a.thinking === 'adaptive') rules.push('thinking sent as adaptive, with output_config.effort')
+  else if (a.thinking === 'enabled') rules.push('thinking sent as enabled, with a budget (adaptive refused)')
   if (a.reasoningHistory === 'drop') rules.push("the history's reasoning left out")
   else if (a.reasoningHistory) rules.push(`the history's reasoning sent as ${a.reasoningHistory}`)
   return rules

@@ -22,6 +22,7 @@ import {
   unknownQuirkMessage,
 } from './quirks.js'
 import {messagesHistoryProblem, thinkingSignature} from './turn-checks.js'
+import {claudeKind, claudeSettingsProblem, thinkingOmitted} from './claude-models.js'
 import {
   encryptedResult,
   searchAnswer,
@@ -202,6 +203,12 @@ function handleMessages(context: SimContext) {
       context.sendError(request, 400, tooMany, 'invalid_request_error', {'request-id': simId('req_')})
       return
     }
+    const kind = claudeKind(selection.model, quirks)
+    const refused = claudeSettingsProblem(body, kind)
+    if (refused) {
+      context.sendError(request, 400, refused, 'invalid_request_error', {'request-id': simId('req_')})
+      return
+    }
     const problem = messagesHistoryProblem(body)
     if (problem) {
       context.sendError(request, 400, problem, 'invalid_request_error', {'request-id': simId('req_')})
@@ -217,12 +224,11 @@ function handleMessages(context: SimContext) {
     const requestId = simId('req_')
     const id = simId('msg_')
     const blocks: Body[] = []
-    if (answer.thinking)
-      blocks.push({
-        type: 'thinking',
-        thinking: answer.thinking,
-        signature: thinkingSignature(answer.thinking),
-      })
+    if (answer.thinking) {
+      // an omitted thinking: no text, a signature (of no text, so that the sim can check it back)
+      const text = thinkingOmitted(body, kind) ? '' : answer.thinking
+      blocks.push({type: 'thinking', thinking: text, signature: thinkingSignature(text)})
+    }
     if (answer.search) blocks.push(...searchBlocks(answer.search))
     if (answer.tool)
       for (const tool of [answer.tool, ...(answer.moreTools ?? [])])

@@ -43,6 +43,8 @@ export const SIM_QUIRKS = [
   'context-8k',
   'context-4k',
   'context-128k',
+  'adaptive-only',
+  'no-adaptive',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
