@@ -145,7 +145,8 @@ export function encodeUpstreamRequest(
   const effort = body.reasoning_effort ?? (body.reasoning as {effort?: unknown} | undefined)?.effort
   const budget = geminiThinking(body)?.thinkingBudget
   // a Messages `thinking.type`, and whether it asked for the thinking's text
-  const thinking = upstream === 'messages' ? (body.thinking as {type?: unknown; display?: unknown}) : undefined
+  const thinking =
+    upstream === 'messages' ? (body.thinking as {type?: unknown; display?: unknown}) : undefined
   return {
     body: upstreamBytes(body),
     path: codec.path(model, client.request.stream),
