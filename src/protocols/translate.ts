@@ -144,29 +144,28 @@ export function encodeUpstreamRequest(
   // chat `reasoning_effort`, Responses `reasoning.effort`
   const effort = body.reasoning_effort ?? (body.reasoning as {effort?: unknown} | undefined)?.effort
   const budget = geminiThinking(body)?.thinkingBudget
-  // a Messages `thinking.type`, and whether it asked for the thinking's text
-  const thinking =
-    upstream === 'messages' ? (body.thinking as {type?: unknown; display?: unknown}) : undefined
-  return {
-    body: upstreamBytes(body),
-    path: codec.path(model, client.request.stream),
-    sent: {
-      upstream,
-      request,
-      ...(adapt ? {adaptedWith: adapt} : {}),
-      fields: Object.keys(body),
-      ...(typeof max === 'number' ? {maxTokens: max} : {}),
-      ...(typeof format === 'string' ? {responseFormat: format} : {}),
-      ...(typeof effort === 'string' ? {effort} : {}),
-      ...(typeof budget === 'number' ? {thinkingBudget: budget} : {}),
-      ...(thinking?.type === 'adaptive' || thinking?.type === 'enabled' ? {thinking: thinking.type} : {}),
-      ...(thinking?.display !== undefined ? {thinkingDisplay: true} : {}),
-      // (only a Messages or Responses upstream gets the search beside functions)
-      ...((upstream === 'messages' || upstream === 'responses') && optionalSearch(request)
-        ? {optionalSearch: true}
-        : {}),
-    },
+  const sent: SentRequest = {
+    upstream,
+    request,
+    ...(adapt ? {adaptedWith: adapt} : {}),
+    fields: Object.keys(body),
+    ...(typeof max === 'number' ? {maxTokens: max} : {}),
+    ...(typeof format === 'string' ? {responseFormat: format} : {}),
+    ...(typeof effort === 'string' ? {effort} : {}),
+    ...(typeof budget === 'number' ? {thinkingBudget: budget} : {}),
+    // (only a Messages or Responses upstream gets the search beside functions)
+    ...((upstream === 'messages' || upstream === 'responses') && optionalSearch(request)
+      ? {optionalSearch: true}
+      : {}),
   }
+  // a Messages `thinking.type`, and whether it asked for the thinking's text (set after the
+  // literal: no spread more on every other request)
+  const thinking = body.thinking as {type?: unknown; display?: unknown} | undefined
+  if (upstream === 'messages' && thinking) {
+    if (thinking.type === 'adaptive' || thinking.type === 'enabled') sent.thinking = thinking.type
+    if (thinking.display !== undefined) sent.thinkingDisplay = true
+  }
+  return {body: upstreamBytes(body), path: codec.path(model, client.request.stream), sent}
 }
 
 /** What a translated request sent that an upstream may refuse (daemon/router/adaptations.ts). */
