@@ -455,7 +455,7 @@ describe('gemini: the googleSearch tool', () => {
       ...(shown ? {toolConfig: {includeServerSideToolInvocations: true}} : {}),
     })
     expect(status).toBe(400)
-    expect(json.error.message).toBe(message)
+    expect(json?.error.message).toBe(message)
   })
 
   it('Gemini 3 with the flag: calls a function, or searches when asked, the search shown as toolCall and toolResponse', async () => {
