@@ -40,6 +40,10 @@ const POLICIES: Record<string, Array<{provider: string; model: string}>> = {
     {provider: 'sim-responses', model: 'sim-mini'},
   ],
   gemini: [{provider: 'sim-gemini', model: 'sim-mini'}],
+  // the simulator's Gemini takes Google Search beside functions from a gemini-3 model only
+  gemini3: [{provider: 'sim-gemini', model: 'gemini-3-pro-preview'}],
+  gemini25: [{provider: 'sim-gemini', model: 'gemini-2.5-flash'}],
+  'odd-blocks': [{provider: 'sim-chat', model: 'sim-mini'}],
   messages: [{provider: 'sim-messages', model: 'sim-mini'}],
   responses: [{provider: 'sim-responses', model: 'sim-mini'}],
 }
@@ -201,5 +205,118 @@ describe('web search through translation', {timeout: 60_000}, () => {
       'shell',
       'web_search_20250305',
     ])
+  })
+  it("Codex's search beside its functions on a Gemini 3 model: Google Search beside them, the search a web_search_call", async () => {
+    await calls(/./)
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('gemini3')!, maxRetries: 0})
+    const codex = {
+      model: 'gpt-5.5',
+      input: 'search the web for gwctl release notes',
+      tools: [
+        {
+          type: 'function' as const,
+          name: 'shell',
+          parameters: {type: 'object', properties: {}},
+          strict: false,
+        },
+        {type: 'web_search' as const},
+      ],
+    }
+    for (const stream of [false, true]) {
+      const answer = stream
+        ? await openai.responses.stream(codex).finalResponse()
+        : await openai.responses.create(codex)
+      const search = answer.output.find(
+        (o) => o.type === 'web_search_call',
+      ) as OpenAI.Responses.ResponseFunctionWebSearch
+      expect(search?.status).toBe('completed')
+      expect((search.action as {query?: string}).query).toContain('gwctl release notes')
+      expect(answer.output_text).toContain('gwctl release notes')
+    }
+    const asked = await calls(/:streamGenerateContent$|:generateContent$/)
+    expect(asked).toHaveLength(2)
+    expect(asked[0].tools).toEqual([
+      {functionDeclarations: [expect.objectContaining({name: 'shell'})], googleSearch: {}},
+    ])
+    expect(asked[0].toolConfig).toEqual({includeServerSideToolInvocations: true})
+    // on Gemini 2.5, which refuses the two together, the search is left out as before
+    const openai25 = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('gemini25')!, maxRetries: 0})
+    const plain = await openai25.responses.create(codex)
+    expect(plain.output.some((o) => o.type === 'web_search_call')).toBe(false)
+    const [asked25] = await calls(/:generateContent$/)
+    expect(asked25.tools).toEqual([{functionDeclarations: [expect.objectContaining({name: 'shell'})]}])
+  })
+
+  it("a function named web_search beside Codex's search on a Claude model: renamed there, web_search to Codex", async () => {
+    await calls(/./)
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('messages')!, maxRetries: 0})
+    const codex = {
+      model: 'gpt-5.5',
+      input: 'please use a tool',
+      tools: [
+        {
+          type: 'function' as const,
+          name: 'web_search',
+          parameters: {type: 'object', properties: {q: {type: 'string'}}},
+          strict: false,
+        },
+        {type: 'web_search' as const},
+      ],
+    }
+    for (const stream of [false, true]) {
+      const answer = stream
+        ? await openai.responses.stream(codex).finalResponse()
+        : await openai.responses.create(codex)
+      const call = answer.output.find(
+        (o) => o.type === 'function_call',
+      ) as OpenAI.Responses.ResponseFunctionToolCall
+      expect(call?.name).toBe('web_search')
+    }
+    const asked = await calls(/\/messages$/)
+    expect(asked).toHaveLength(2)
+    const names = asked[0].tools.map((t: {name: string}) => t.name)
+    expect(names[0]).toMatch(/^web_search_[0-9a-f]{8}$/)
+    expect(names[1]).toBe('web_search')
+    expect(asked[1].tools).toEqual(asked[0].tools)
+  })
+
+  it("Claude Code's tool result with a search_result and a block no other vendor has, on a chat model: both read as text, the row says what was left out", async () => {
+    await calls(/./)
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('odd-blocks')!, maxRetries: 0})
+    const content = [
+      {
+        type: 'search_result',
+        source: 'https://docs.example.com/gwctl',
+        title: 'gwctl docs',
+        content: [{type: 'text', text: 'gwctl fronts model traffic.'}],
+        citations: {enabled: true},
+      },
+      {type: 'chart', data: [1, 2, 3]},
+    ]
+    const message = await client.messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 256,
+      tools: [{name: 'kb', input_schema: {type: 'object'}}],
+      messages: [
+        {role: 'user', content: 'what is gwctl?'},
+        {role: 'assistant', content: [{type: 'tool_use', id: 'toolu_1', name: 'kb', input: {}}]},
+        {
+          role: 'user',
+          content: [{type: 'tool_result', tool_use_id: 'toolu_1', content: content as never}],
+        },
+      ],
+    })
+    expect(message.stop_reason).toBe('end_turn')
+    const [asked] = await calls(/\/chat\/completions$/)
+    const tool = asked.messages.find((m: {role: string}) => m.role === 'tool')
+    expect(tool.content).toContain(
+      'Search result "gwctl docs" <https://docs.example.com/gwctl>:\ngwctl fronts model traffic.',
+    )
+    expect(tool.content).toContain(
+      '[The tool\'s result held a block of type "chart", left out: it cannot be sent to this model]',
+    )
+    const [row] = await projectLogRows(base, 'ws-odd-blocks', 1)
+    expect(row.status).toBe(200)
+    expect(row.error).toContain('left out chart blocks: a line in place of each')
   })
 })

@@ -348,8 +348,16 @@ function encodeModelParts(parts: Part[]): Body[] {
   return out
 }
 
+/**
+ * Whether the upstream model runs Google Search beside function declarations: Gemini 3 does
+ * (with `toolConfig.includeServerSideToolInvocations`, else "Please enable
+ * tool_config.include_server_side_tool_invocations"); Gemini 2.5 refuses it ("Tool use with
+ * function calling is unsupported", and with the flag "Tool call context circulation is not
+ * enabled"), and so is every model whose name does not say Gemini 3 (an alias, a proxy's name).
+ */
+export const searchesBesideFunctions = (model: string): boolean => /^(?:models\/)?gemini-3/.test(model)
+
 function encodeRequest(request: Request, model: string): Record<string, unknown> {
-  void model
   const callNames = new Map<string, string>()
   const contents: Body[] = []
   for (const message of request.messages) {
@@ -383,7 +391,7 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
   }
   const body: Body = {contents}
   if (request.system.length) body.systemInstruction = {parts: request.system.map((p) => ({text: p.text}))}
-  const tools: unknown[] = []
+  const tools: Body[] = []
   if (request.tools.length)
     tools.push({
       functionDeclarations: request.tools.map((t) => ({
@@ -392,22 +400,28 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
         parametersJsonSchema: t.parameters,
       })),
     })
-  for (const builtin of request.builtinTools ?? []) if (builtin.family === 'gemini') tools.push(builtin.raw)
-  // Only a search request's (Gemini CLI's, Claude Code's): Gemini 2.5 refuses search beside
-  // function declarations. Its `excludeDomains` is Vertex AI's only: domain limits are not sent.
+  // Gemini 3 takes Google Search beside function declarations (in the one tool, as Google's
+  // example has it), the server's invocations shown; Gemini 2.5 only a search request's (Gemini
+  // CLI's, Claude Code's). Its `excludeDomains` is Vertex AI's only: domain limits are not sent.
+  const combined = request.webSearch !== undefined && tools.length > 0 && searchesBesideFunctions(model)
+  if (combined) tools[0].googleSearch = {}
+  for (const builtin of request.builtinTools ?? [])
+    if (builtin.family === 'gemini') tools.push(builtin.raw as Body)
   if (request.webSearch && request.tools.length === 0) tools.push({googleSearch: {}})
-  else if (request.toolChoice?.type === 'web_search')
-    // a forced search beside functions: not one Gemini can run, and an answer from memory is
+  else if (!combined && request.toolChoice?.type === 'web_search')
+    // a forced search beside functions: not one Gemini 2.5 can run, and an answer from memory is
     // no search (a later target of the route may take it)
     throw new TranslationError(
-      'a forced web search beside function tools cannot be translated to a Gemini upstream: Gemini refuses Google Search beside function declarations',
+      'a forced web search beside function tools cannot be translated to a Gemini upstream: Gemini 2.5 refuses Google Search beside function declarations (Gemini 3 models take it)',
     )
   if (tools.length) body.tools = tools
+  if (combined) body.toolConfig = {includeServerSideToolInvocations: true}
   const choice = request.toolChoice
   // Gemini cannot force its search, and refuses any function calling config without function
   // declarations ("Function calling config is set without function_declarations.")
   if (choice && choice.type !== 'web_search' && request.tools.length > 0)
     body.toolConfig = {
+      ...(body.toolConfig as Body | undefined),
       functionCallingConfig:
         choice.type === 'tool'
           ? {mode: 'ANY', allowedFunctionNames: [choice.name]}

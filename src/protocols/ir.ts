@@ -44,6 +44,11 @@ export interface TextPart {
    * (./tool-names.ts) reads that name in it.
    */
   references?: ReferencedTool[]
+  /**
+   * The client's own block this text stands for (a Messages `search_result`), sent as it came to
+   * an upstream of that family; every other family reads the text.
+   */
+  native?: {family: Family; raw: unknown}
 }
 
 /** A tool a `tool_reference` names: its definition, or its name alone when the request has none. */
@@ -372,6 +377,11 @@ export interface Request {
   webSearch?: WebSearchTool
   /** The history holds a {@link WebSearchPart} (set by the decoders: no scan of requests without). */
   searchesInHistory?: boolean
+  /**
+   * The types of the client's blocks that went as a line saying they were left out (a block no
+   * other family has, in a tool's result or a user turn), for the log row; set by the decoders.
+   */
+  leftOut?: string[]
   toolChoice?: ToolChoice
   parallelToolCalls?: boolean
   maxTokens?: number

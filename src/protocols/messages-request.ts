@@ -31,6 +31,11 @@ const cacheControl = (cache: TextPart['cache']): Json | undefined =>
 
 function textBlock(p: TextPart): Json {
   const cc = cacheControl(p.cache)
+  // a Messages client's own block (a `search_result`) goes as it came, with the part's cache mark
+  if (p.native?.family === 'messages' && p.native.raw !== null && typeof p.native.raw === 'object') {
+    const {cache_control: _, ...raw} = p.native.raw as Json
+    return cc ? {...raw, cache_control: cc} : raw
+  }
   return {type: 'text', text: p.text, ...(cc ? {cache_control: cc} : {})}
 }
 
@@ -68,7 +73,8 @@ function toolResultBlock(p: ToolResultPart): Json {
   const content: Json[] = []
   for (const c of p.content)
     if (c.type === 'image') content.push(imageBlock(c))
-    else if (c.text !== '') content.push({type: 'text', text: c.text})
+    // (the cache mark of a result's last text is the result's own: below)
+    else if (c.text !== '') content.push(textBlock(c.cache ? {...c, cache: undefined} : c))
   // A cache mark on a tool result's last text is the tool result's own (see messages.ts).
   const last = p.content.at(-1)
   const cc = last?.type === 'text' ? cacheControl(last.cache) : undefined

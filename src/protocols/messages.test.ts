@@ -3,11 +3,14 @@ import {describe, expect, it} from 'vitest'
 
 import {BoundedCarry} from './carry.js'
 import {serveOnce} from './cm-test-helpers.js'
-import type {Message, Request, Response} from './ir.js'
+import type {Family, Message, Request, Response} from './ir.js'
 import {TranslationError, emptyUsage} from './ir.js'
 import {chatCodec} from './chat.js'
 import {messagesCodec} from './messages.js'
 import {claudeThinking} from './messages-request.js'
+import {decodeClientRequest, encodeUpstreamRequest} from './translate.js'
+
+const encodeMessages = (r: Request): any => messagesCodec.encodeRequest(r, 'up')
 
 const base: Request = {model: 'm', system: [], messages: [], tools: [], stream: false}
 const user = (text: string): Message => ({role: 'user', parts: [{type: 'text', text}]})
@@ -94,14 +97,17 @@ describe('messages decodeRequest', () => {
 
   // a web search's blocks are read (web-search.test.ts); other server tools' have no equivalent
   it.each([
-    [{type: 'search_result'}, 'search_result'],
     [{type: 'code_execution_tool_result'}, 'code_execution_tool_result'],
     [
       {type: 'server_tool_use', name: 'code_execution', id: 's', input: {}},
       'server_tool_use (code_execution)',
     ],
-  ])('refuses a %j block by name', (block, named) => {
-    const body = {model: 'm', max_tokens: 1, messages: [{role: 'user', content: [block]}]}
+  ])("refuses an assistant turn's %j block by name", (block, named) => {
+    const body = {
+      model: 'm',
+      max_tokens: 1,
+      messages: [user0('q'), {role: 'assistant', content: [block]}],
+    }
     expect(() => messagesCodec.decodeRequest(body, {})).toThrow(TranslationError)
     expect(() => messagesCodec.decodeRequest(body, {})).toThrow(named)
   })
@@ -958,5 +964,114 @@ describe('messages answers written as text', () => {
     messagesCodec.encodeResponseText!(response, {carry: b})
     for (const id of ['toolu_1', 'toolu_2', 'toolu_3', 'toolu_4']) expect(b.get(id)).toEqual(a.get(id))
     expect(b.get('toolu_1')).toBeDefined()
+  })
+})
+
+describe("messages decodeRequest: a tool's result or a user turn with blocks another family lacks", () => {
+  const searchResult = {
+    type: 'search_result',
+    source: 'https://docs.example.com/gwctl',
+    title: 'gwctl docs',
+    content: [
+      {type: 'text', text: 'gwctl fronts model traffic.'},
+      {type: 'text', text: 'It translates protocols.'},
+    ],
+    citations: {enabled: true},
+  }
+  const searchText =
+    'Search result "gwctl docs" <https://docs.example.com/gwctl>:\ngwctl fronts model traffic.\nIt translates protocols.'
+  const called = {
+    role: 'assistant',
+    content: [{type: 'tool_use', id: 'toolu_1', name: 'kb', input: {q: 'gwctl'}}],
+  }
+  const body = (result: unknown[], after: unknown[] = []) => ({
+    model: 'm',
+    max_tokens: 9,
+    tools: [{name: 'kb', input_schema: {type: 'object'}}],
+    messages: [
+      user0('what is gwctl?'),
+      called,
+      {role: 'user', content: [{type: 'tool_result', tool_use_id: 'toolu_1', content: result}, ...after]},
+    ],
+  })
+  const upstream = (family: Family, b: unknown): any =>
+    JSON.parse(encodeUpstreamRequest(decodeClientRequest('messages', b, {}), family, 'up').body.toString())
+
+  it.each([
+    // [where the search result is, what each family's model reads]
+    ['in a tool result', body([searchResult])],
+    ['in a user turn, beside a tool result', body([{type: 'text', text: 'see below'}], [searchResult])],
+  ])('reads a search_result %s as text naming its title and source, for every other family', (_, b) => {
+    const r = messagesCodec.decodeRequest(b, {})
+    expect(r.leftOut).toBeUndefined()
+    const texts = r.messages[2].parts.flatMap((p) => (p.type === 'tool_result' ? p.content : [p])) as Array<{
+      text: string
+    }>
+    expect(texts.map((t) => t.text)).toContain(searchText)
+    const chat = upstream('chat', b)
+    expect(JSON.stringify(chat.messages.slice(2))).toContain(JSON.stringify(searchText).slice(1, -1))
+    const responses = upstream('responses', b)
+    expect(JSON.stringify(responses.input.slice(2))).toContain(JSON.stringify(searchText).slice(1, -1))
+    const gemini = upstream('gemini', b)
+    expect(JSON.stringify(gemini.contents.at(-1))).toContain(JSON.stringify(searchText).slice(1, -1))
+  })
+
+  it('keeps a search_result as it came for a Messages upstream, cache marks where they were', () => {
+    const inResult = encodeMessages(messagesCodec.decodeRequest(body([searchResult]), {}))
+    // (the breakpoint on the tool result is the one added where Claude Code puts them)
+    expect(inResult.messages[2].content[0]).toMatchObject({
+      type: 'tool_result',
+      tool_use_id: 'toolu_1',
+      content: [searchResult],
+    })
+    const marked = {...searchResult, cache_control: {type: 'ephemeral'}}
+    const inTurn = encodeMessages(
+      messagesCodec.decodeRequest(body([{type: 'text', text: 'ok'}], [marked]), {}),
+    )
+    expect(inTurn.messages[2].content[1]).toEqual(marked)
+  })
+
+  it.each([
+    [
+      "an unknown block in a tool's result",
+      body([
+        {type: 'text', text: 'rows:'},
+        {type: 'chart', data: [1, 2]},
+      ]),
+      [
+        'rows:',
+        `[The tool's result held a block of type "chart", left out: it cannot be sent to this model]`,
+      ],
+      ['chart'],
+    ],
+    [
+      'an unknown block of a user turn',
+      body([{type: 'text', text: 'ok'}], [{type: 'container_upload', file_id: 'file_1'}]),
+      [
+        'ok',
+        '[This message held a block of type "container_upload", left out: it cannot be sent to this model]',
+      ],
+      ['container_upload'],
+    ],
+    [
+      'two of one type and one without a type, each a line, each type named once',
+      body([{type: 'chart'}, {type: 'chart'}, {}]),
+      [
+        `[The tool's result held a block of type "chart", left out: it cannot be sent to this model]`,
+        `[The tool's result held a block of type "chart", left out: it cannot be sent to this model]`,
+        `[The tool's result held a block of type "unknown", left out: it cannot be sent to this model]`,
+      ],
+      ['chart', 'unknown'],
+    ],
+  ])('%s: a line that says it was left out, and its type for the log row', (_, b, lines, types) => {
+    const r = messagesCodec.decodeRequest(b, {})
+    const texts = r.messages[2].parts.flatMap((p) => (p.type === 'tool_result' ? p.content : [p])) as Array<{
+      text: string
+    }>
+    expect(texts.map((t) => t.text)).toEqual(lines)
+    expect(r.leftOut).toEqual(types)
+    // every family takes the request
+    for (const family of ['chat', 'responses', 'gemini'] as const)
+      expect(JSON.stringify(upstream(family, b))).toContain('left out: it cannot be sent to this model')
   })
 })

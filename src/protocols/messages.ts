@@ -65,6 +65,37 @@ const unsupported = (type: unknown): TranslationError =>
   new TranslationError(`Messages content block type "${String(type)}" cannot be translated`)
 
 /**
+ * A `search_result` block (Anthropic's search results for RAG, in a tool's result or a user turn):
+ * for another family the text its model reads, its title and source, then its text; the block
+ * itself for a Messages upstream (`native`).
+ */
+function searchResultText(block: Json): TextPart {
+  const title = str(block.title) ?? ''
+  const source = str(block.source) ?? ''
+  let text = `Search result${title ? ` ${JSON.stringify(title)}` : ''}${source ? ` <${source}>` : ''}:`
+  for (const raw of arr(block.content))
+    if (isObj(raw) && raw.type === 'text' && typeof raw.text === 'string') text += `\n${raw.text}`
+  const cache = cacheOf(block)
+  return {type: 'text', text, ...(cache ? {cache} : {}), native: {family: 'messages', raw: block}}
+}
+
+/**
+ * A block of a user turn or a tool's result that no other family has (and that carries nothing
+ * the model must act on): a line in its place that says so, and its type noted for the log row.
+ * Refused, it would fail this turn and every later one, the block being in the history; dropped
+ * without a word, the model would take the rest for all there was.
+ */
+function leftOutText(type: unknown, where: string, refs: ToolReferences): TextPart {
+  const name = typeof type === 'string' && type !== '' ? type : 'unknown'
+  refs.leftOut ??= new Set()
+  refs.leftOut.add(name)
+  return {
+    type: 'text',
+    text: `[${where} held a block of type "${name}", left out: it cannot be sent to this model]`,
+  }
+}
+
+/**
  * A `document` block (Claude Code's Read of a PDF, an attached file): a base64 or URL PDF as a
  * media part, a plain-text document as its text. A document by file id (the Files API) or of
  * content blocks has no equivalent elsewhere and is refused by name.
@@ -110,6 +141,8 @@ interface ToolReferences {
   /** A web search's blocks were read: in the request, and in the turn being read. */
   searches?: boolean
   turnSearches?: boolean
+  /** The types of the blocks left out (`leftOutText`). */
+  leftOut?: Set<string>
 }
 
 function toolResult(block: Json, refs: ToolReferences): ToolResultPart {
@@ -134,7 +167,9 @@ function toolResult(block: Json, refs: ToolReferences): ToolResultPart {
       if (b.type === 'text') content.push(textPart(b))
       else if (b.type === 'image') content.push(imagePart(b))
       else if (b.type === 'document') content.push(documentPart(b))
-      else throw unsupported(b.type)
+      else if (b.type === 'search_result') content.push(searchResultText(b))
+      // a tool's odd output must not end the session; the model is told what it does not see
+      else content.push(leftOutText(b.type, "The tool's result", refs))
     }
   }
   // The IR has no cache mark on a tool result: it rides on its last text (see the report).
@@ -152,11 +187,13 @@ function toolResult(block: Json, refs: ToolReferences): ToolResultPart {
   }
 }
 
-function decodeBlock(raw: unknown, refs: ToolReferences): Part {
+function decodeBlock(raw: unknown, refs: ToolReferences, user: boolean): Part {
   const b = isObj(raw) ? raw : {}
   switch (b.type) {
     case 'text':
       return textPart(b)
+    case 'search_result':
+      return searchResultText(b)
     case 'image':
       return imagePart(b)
     case 'document':
@@ -191,6 +228,9 @@ function decodeBlock(raw: unknown, refs: ToolReferences): Part {
       refs.searches = refs.turnSearches = true
       return searchResultPart(b)
     default:
+      // a user's block as a tool result's is; an assistant turn's (another server tool's
+      // records) is refused by name
+      if (user) return leftOutText(b.type, 'This message', refs)
       throw unsupported(b.type)
   }
 }
@@ -257,7 +297,7 @@ function decodeTurns(
         ? m.content === ''
           ? []
           : [{type: 'text', text: m.content}]
-        : arr(m.content).map((block) => decodeBlock(block, refs))
+        : arr(m.content).map((block) => decodeBlock(block, refs, m.role === 'user'))
     if (refs.turnSearches) {
       parts = joinSearches(parts)
       refs.turnSearches = false
@@ -479,6 +519,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   }
   if (search) request.webSearch = search.tool
   if (refs.searches) request.searchesInHistory = true
+  if (refs.leftOut) request.leftOut = [...refs.leftOut]
   return request
 }
 

@@ -225,3 +225,119 @@ describe('tool names an upstream refuses', () => {
     expect(body.contents[2].parts[0].functionResponse.name).toBe(declared)
   })
 })
+
+describe('a function named web_search beside the web search the upstream runs', () => {
+  const fn = (name: string) => ({type: 'function', name, parameters: {type: 'object', properties: {}}})
+  /** Codex with a user's own `web_search` function (an MCP server's) beside OpenAI's search. */
+  const codex = (input: unknown[] = [{role: 'user', content: 'find it'}], extra = {}) => ({
+    model: 'gpt-5',
+    input,
+    tools: [fn('shell'), fn('web_search'), {type: 'web_search'}],
+    ...extra,
+  })
+  /** Gemini CLI's request with Google Search and a `web_search` function. */
+  const geminiCli = {
+    contents: [{role: 'user', parts: [{text: 'find it'}]}],
+    tools: [{functionDeclarations: [{name: 'web_search', parameters: {type: 'object'}}]}, {googleSearch: {}}],
+  }
+  const functionNames = (up: Family, body: any): string[] =>
+    up === 'messages'
+      ? body.tools.filter((t: any) => t.type === undefined).map((t: any) => t.name)
+      : up === 'gemini'
+        ? body.tools.flatMap((t: any) => (t.functionDeclarations ?? []).map((d: any) => d.name))
+        : up === 'chat'
+          ? body.tools.map((t: any) => t.function.name)
+          : body.tools.filter((t: any) => t.type === 'function').map((t: any) => t.name)
+
+  it.each([
+    // [what, client, body, upstream, the function's name there]
+    ['Codex to Claude: renamed', 'responses', codex(), 'messages', /^web_search_[0-9a-f]{8}$/],
+    ['Codex to Gemini: kept (googleSearch has no name)', 'responses', codex(), 'gemini', /^web_search$/],
+    ['Codex to chat: kept (no search there)', 'responses', codex(), 'chat', /^web_search$/],
+    ['Gemini CLI to Claude: renamed', 'gemini', geminiCli, 'messages', /^web_search_[0-9a-f]{8}$/],
+    ['Gemini CLI to OpenAI: renamed', 'gemini', geminiCli, 'responses', /^web_search_[0-9a-f]{8}$/],
+    [
+      'Codex to Claude without the search: kept',
+      'responses',
+      codex(undefined, {tools: [fn('web_search')]}),
+      'messages',
+      /^web_search$/,
+    ],
+  ] as const)('%s', (_, client, body, up, name) => {
+    const out = sent(client, body, up)
+    const names = functionNames(up, out)
+    expect(names.filter((n) => name.test(n))).toHaveLength(1)
+    if (up === 'messages') {
+      // one tool of each name: the search is Anthropic's `web_search`, the function another name
+      const all = out.tools.map((t: any) => t.name)
+      expect(new Set(all).size).toBe(all.length)
+    }
+    // the same name on every request (a pure function of the name: the prompt cache holds)
+    expect(functionNames(up, sent(client, body, up))).toEqual(names)
+  })
+
+  it("renames the history's calls and a forced choice, and the upstream's calls come back as web_search (JSON and stream)", () => {
+    const history = codex(
+      [
+        {role: 'user', content: 'find it'},
+        {type: 'function_call', call_id: 'call_1', name: 'web_search', arguments: '{"q":"a"}'},
+        {type: 'function_call_output', call_id: 'call_1', output: 'nothing'},
+      ],
+      {tool_choice: {type: 'function', name: 'web_search'}},
+    )
+    const client = decodeClientRequest('responses', history, {})
+    const body = JSON.parse(encodeUpstreamRequest(client, 'messages', 'm').body.toString())
+    const renamed = body.tools.find((t: any) => t.type === undefined && t.name !== 'shell').name
+    expect(renamed).toMatch(/^web_search_[0-9a-f]{8}$/)
+    expect(body.tools.find((t: any) => t.type?.startsWith('web_search_'))).toMatchObject({name: 'web_search'})
+    expect(body.tool_choice).toMatchObject({type: 'tool', name: renamed})
+    expect(body.messages[1].content[0]).toMatchObject({type: 'tool_use', name: renamed})
+    const answer = translateResponse('messages', client, {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model: 'm',
+      content: [{type: 'tool_use', id: 'toolu_2', name: renamed, input: {q: 'b'}}],
+      stop_reason: 'tool_use',
+      usage: {input_tokens: 5, output_tokens: 2},
+    })
+    expect((answer.body.output as any[]).find((i) => i.type === 'function_call')).toMatchObject({
+      name: 'web_search',
+      arguments: '{"q":"b"}',
+    })
+    const stream = new StreamTranslator(
+      'messages',
+      decodeClientRequest('responses', {...history, stream: true}, {}),
+    )
+    const event = (type: string, data: Record<string, unknown>) =>
+      `event: ${type}\ndata: ${JSON.stringify({type, ...data})}\n\n`
+    const out =
+      stream.push(
+        Buffer.from(
+          event('message_start', {
+            message: {
+              id: 'msg_2',
+              type: 'message',
+              role: 'assistant',
+              model: 'm',
+              content: [],
+              usage: {input_tokens: 5, output_tokens: 1},
+            },
+          }) +
+            event('content_block_start', {
+              index: 0,
+              content_block: {type: 'tool_use', id: 'toolu_3', name: renamed, input: {}},
+            }) +
+            event('content_block_delta', {
+              index: 0,
+              delta: {type: 'input_json_delta', partial_json: '{"q":"c"}'},
+            }) +
+            event('content_block_stop', {index: 0}) +
+            event('message_delta', {delta: {stop_reason: 'tool_use'}, usage: {output_tokens: 3}}) +
+            event('message_stop', {}),
+        ),
+      ) + stream.end()
+    expect(out).toContain('"name":"web_search"')
+    expect(out).not.toContain(renamed)
+  })
+})

@@ -55,6 +55,14 @@ function fits(name: string, rule: ToolNameRule): boolean {
   return true
 }
 
+/**
+ * The name of the upstream's own web search, which a function beside it may not have: Anthropic's
+ * `web_search_*` tool is named `web_search` and Anthropic refuses two tools of one name ("Tool
+ * names must be unique"); OpenAI's model knows its `web_search` tool by that name too. Gemini's
+ * `googleSearch` takes no name of a function.
+ */
+const SEARCH_NAME: Partial<Record<Family, string>> = {messages: 'web_search', responses: 'web_search'}
+
 const hash = (name: string): string => createHash('sha256').update(name).digest('hex').slice(0, 8)
 
 /** `name` made to fit: characters outside the rule as `_`, and one too long as head, hash, tail. */
@@ -86,17 +94,21 @@ function fitted(name: string, rule: ToolNameRule, taken: ReadonlySet<string>): s
  */
 export function upstreamToolNames(request: Request, upstream: Family): Map<string, string> | undefined {
   const rule = RULES[upstream]
-  if (eachName(request, (name) => !fits(name, rule)) === undefined) return undefined
+  // a function named as the web search the upstream also gets (a Codex or Gemini CLI user's own
+  // `web_search` tool beside the vendor's search) is renamed like a name the upstream refuses
+  const search = request.webSearch ? SEARCH_NAME[upstream] : undefined
+  const keeps = (name: string): boolean => name !== search && fits(name, rule)
+  if (eachName(request, (name) => !keeps(name)) === undefined) return undefined
   // the names that fit keep them, and no rename may take one; tools first, so the renames (and
   // their clashes) come in the same order each time
-  const taken = new Set<string>()
+  const taken = new Set<string>(search ? [search] : [])
   eachName(request, (name) => {
-    if (fits(name, rule)) taken.add(name)
+    if (keeps(name)) taken.add(name)
     return false
   })
   const names = new Map<string, string>()
   eachName(request, (name) => {
-    if (!taken.has(name) && !names.has(name)) {
+    if (!keeps(name) && !names.has(name)) {
       const renamed = fitted(name, rule, taken)
       names.set(name, renamed)
       taken.add(renamed)

@@ -153,7 +153,8 @@ export function encodeUpstreamRequest(
     ...(typeof format === 'string' ? {responseFormat: format} : {}),
     ...(typeof effort === 'string' ? {effort} : {}),
     ...(typeof budget === 'number' ? {thinkingBudget: budget} : {}),
-    // (only a Messages or Responses upstream gets the search beside functions)
+    // (a refusal of the search is learned from a Messages or Responses upstream; Gemini 3's
+    // search beside functions goes by the model's name, gemini.ts)
     ...((upstream === 'messages' || upstream === 'responses') && optionalSearch(request)
       ? {optionalSearch: true}
       : {}),

@@ -681,3 +681,100 @@ describe('web search: what a chat or Gemini upstream cannot run, and what is no 
     expect(encoded(noSearch, 'responses').reasoning.effort).toBe('minimal')
   })
 })
+
+describe('web search beside functions to a Gemini upstream, by the model sent', () => {
+  const forced = {
+    ...claudeSearch,
+    tools: [...claudeSearch.tools, {name: 'f', input_schema: {type: 'object'}}],
+  }
+  const asSent = (client: ReturnType<typeof decodeClientRequest>, model: string) =>
+    JSON.parse(encodeUpstreamRequest(client, 'gemini', model).body.toString())
+
+  it.each([
+    // [model, Google Search beside the functions]
+    ['gemini-3-pro-preview', true],
+    ['gemini-3.1-flash-lite-preview', true],
+    ['models/gemini-3-flash-preview', true],
+    ['gemini-2.5-flash', false],
+    ['gemini-2.5-pro', false],
+    // an alias or a proxy's name says nothing of the model: as Gemini 2.5
+    ['gemini-flash-latest', false],
+    ['my-gemini-3', false],
+  ])("Codex's search beside its functions to %s: beside them %s", (model, beside) => {
+    const body = asSent(decodeClientRequest('responses', codexRequest, {}), model)
+    expect(body.tools[0].functionDeclarations.map((d: any) => d.name)).toEqual(['shell'])
+    if (beside) {
+      // in the one tool, as Google's example, the server's invocations shown (Gemini 3 asks it)
+      expect(body.tools).toEqual([{functionDeclarations: expect.any(Array), googleSearch: {}}])
+      expect(body.toolConfig).toEqual({includeServerSideToolInvocations: true})
+    } else {
+      expect(body.tools).toHaveLength(1)
+      expect(body.tools[0].googleSearch).toBeUndefined()
+      expect(body.toolConfig).toBeUndefined()
+    }
+  })
+
+  it('a function choice goes beside the flag', () => {
+    const client = decodeClientRequest('responses', {...codexRequest, tool_choice: 'required'}, {})
+    expect(asSent(client, 'gemini-3-pro-preview').toolConfig).toEqual({
+      includeServerSideToolInvocations: true,
+      functionCallingConfig: {mode: 'ANY'},
+    })
+  })
+
+  it('a forced search beside functions: refused for Gemini 2.5, sent to Gemini 3 with the functions, not forced', () => {
+    const client = decodeClientRequest('messages', forced, {})
+    expect(() => asSent(client, 'gemini-2.5-flash')).toThrow(/forced web search beside function tools/)
+    const body = asSent(client, 'gemini-3-pro-preview')
+    expect(body.tools).toEqual([
+      {functionDeclarations: [expect.objectContaining({name: 'f'})], googleSearch: {}},
+    ])
+    // Gemini cannot force its search (alone or not): no function calling config that would force a function
+    expect(body.toolConfig).toEqual({includeServerSideToolInvocations: true})
+  })
+
+  it("a search request alone is Google Search alone on every model (Gemini CLI's, Claude Code's)", () => {
+    for (const model of ['gemini-3-pro-preview', 'gemini-2.5-flash'])
+      expect(asSent(decodeClientRequest('messages', claudeSearch, {}), model)).toMatchObject({
+        tools: [{googleSearch: {}}],
+      })
+  })
+
+  it("Gemini 3's answer with the search shown (toolCall, toolResponse) comes to Claude Code as the search and the text", () => {
+    const client = decodeClientRequest('messages', {...forced, tool_choice: {type: 'auto'}}, {})
+    const answer = translateResponse(
+      'gemini',
+      client,
+      {
+        candidates: [
+          {
+            content: {
+              role: 'model',
+              parts: [
+                {
+                  toolCall: {toolType: 'GOOGLE_SEARCH_WEB', args: {queries: ['gwctl']}, id: 't1'},
+                  thoughtSignature: 'c2ln',
+                },
+                {toolResponse: {toolType: 'GOOGLE_SEARCH_WEB', response: {}, id: 't1'}},
+                {text: 'gwctl is a gateway.'},
+              ],
+            },
+            finishReason: 'STOP',
+            groundingMetadata: {
+              webSearchQueries: ['gwctl'],
+              groundingChunks: [{web: {uri: 'https://example.com/gwctl', title: 'example.com'}}],
+            },
+          },
+        ],
+        usageMetadata: {promptTokenCount: 10, candidatesTokenCount: 5},
+        modelVersion: 'gemini-3-pro-preview',
+      },
+      {newId: (p) => `${p}_1`},
+    )
+    expect((answer.body.content as any[]).map((b) => b.type)).toEqual([
+      'server_tool_use',
+      'web_search_tool_result',
+      'text',
+    ])
+  })
+})

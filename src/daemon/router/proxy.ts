@@ -329,6 +329,9 @@ export async function proxyRequest(
         stream: prepared.stream,
         carry,
       })
+      // blocks no other family has, each sent as a line that says so (messages.ts): the row says which
+      const leftOut = client.request.leftOut
+      if (leftOut) adapted.push(`left out ${leftOut.join(', ')} blocks: a line in place of each`)
     }
     if (COUNT_TOKENS.test(request.url)) {
       const tokens = translate.estimateInputTokens(client.request)

@@ -19,7 +19,14 @@ import {
   unknownQuirkMessage,
 } from './quirks.js'
 import {functionCallSignature, geminiHistoryProblem} from './turn-checks.js'
-import {searchAnswer, searchDomain, searchQuery, searchResults, searchText} from './web-search.js'
+import {
+  searchAnswer,
+  searchDomain,
+  searchQuery,
+  searchResults,
+  searchText,
+  wantsSearch,
+} from './web-search.js'
 
 type Body = Record<string, unknown>
 
@@ -107,6 +114,23 @@ export function functionCallingProblem(body: Body): string | undefined {
     : `allowed_function_names contains a function name not in function declarations: ${String(unknown)}`
 }
 
+/**
+ * Gemini's refusal of Google Search beside function declarations, by the model's name: Gemini 3
+ * takes it with `toolConfig.includeServerSideToolInvocations` (the server's search then shown as
+ * `toolCall` / `toolResponse` parts), Gemini 2.5 and older not at all (the API's words).
+ */
+export function searchBesideFunctionsProblem(model: string, body: Body): string | undefined {
+  if (declaredNames(body.tools).length === 0 || searchTool(body.tools) === undefined) return undefined
+  const shown = (body.toolConfig as Body | undefined)?.includeServerSideToolInvocations === true
+  if (!model.startsWith('gemini-3'))
+    return shown
+      ? `Tool call context circulation is not enabled for models/${model}`
+      : 'Tool use with function calling is unsupported'
+  return shown
+    ? undefined
+    : 'Please enable tool_config.include_server_side_tool_invocations to use Built-in tools with Function calling.'
+}
+
 function declaredNames(tools: unknown): string[] {
   return (Array.isArray(tools) ? (tools as Body[]) : []).flatMap((t) =>
     Array.isArray(t?.functionDeclarations)
@@ -124,14 +148,15 @@ export function geminiAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer 
   const userText = lastUserText(body.contents)
   const answered = lastIsFunctionResponse(body.contents)
   const names = declaredNames(body.tools)
-  // Google Search runs when there is no function to call instead (Gemini CLI's web search)
-  const search = answered || names.length > 0 ? undefined : searchTool(body.tools)
-  const picked = answered ? undefined : pickedTool(names, userText, quirks)
+  // Google Search runs when there is no function to call instead (Gemini CLI's web search), or
+  // beside functions (Gemini 3) when the user's words ask for it
+  const search = answered || (names.length > 0 && !wantsSearch(userText)) ? undefined : searchTool(body.tools)
+  const picked = answered || search ? undefined : pickedTool(names, userText, quirks)
   const answer = simAnswer({
     promptParts: [body.systemInstruction ?? null, body.contents ?? null, body.tools ?? null],
     lastUserText: userText,
     reasoning: !!thinking && thinking.thinkingBudget !== 0,
-    toolName: answered ? undefined : (picked?.name ?? firstFunction(body.tools)),
+    toolName: answered || search ? undefined : (picked?.name ?? firstFunction(body.tools)),
     forceTool: !!picked || mode === 'ANY',
     toolArgs: picked?.args,
     jsonSchema: json ? (config.responseJsonSchema ?? config.responseSchema ?? {type: 'object'}) : undefined,
@@ -241,7 +266,10 @@ function handle(context: SimContext) {
       )
       return
     }
-    const calling = method === 'countTokens' ? undefined : functionCallingProblem(body)
+    const calling =
+      method === 'countTokens'
+        ? undefined
+        : (searchBesideFunctionsProblem(model, body) ?? functionCallingProblem(body))
     if (calling) {
       context.sendError(request, 400, calling)
       return
@@ -286,7 +314,28 @@ function handle(context: SimContext) {
             : {}),
         })
       }
-    else parts.push({text: answer.text})
+    else {
+      // the server's own search, shown as Gemini 3 shows it beside functions (verify the shape)
+      if (answer.search && (body.toolConfig as Body | undefined)?.includeServerSideToolInvocations === true)
+        parts.push(
+          {
+            toolCall: {
+              toolType: 'GOOGLE_SEARCH_WEB',
+              args: {queries: [answer.search.query]},
+              id: 'sim-search-1',
+            },
+            thoughtSignature: functionCallSignature('google_search', {queries: [answer.search.query]}),
+          },
+          {
+            toolResponse: {
+              toolType: 'GOOGLE_SEARCH_WEB',
+              response: {results: answer.search.results.map((r) => ({url: r.url, title: r.title}))},
+              id: 'sim-search-1',
+            },
+          },
+        )
+      parts.push({text: answer.text})
+    }
 
     if (method === 'generateContent') {
       sendJson(request.res, 200, {...chunk(parts, final), usageMetadata})
@@ -300,7 +349,11 @@ function handle(context: SimContext) {
     const events: Body[] = []
     if (answer.thinking && includeThoughts) events.push(chunk([{text: answer.thinking, thought: true}]))
     if (answer.tool) events.push(chunk(parts.filter((p) => p.functionCall !== undefined)))
-    else for (const text of deltas(answer.text)) events.push(chunk([{text}]))
+    else {
+      const shown = parts.filter((p) => p.toolCall !== undefined || p.toolResponse !== undefined)
+      if (shown.length) events.push(chunk(shown))
+      for (const text of deltas(answer.text)) events.push(chunk([{text}]))
+    }
     const last = events.pop() ?? chunk([{text: ''}])
     const lastCandidate = (last.candidates as Body[])[0]
     const end = quirks.has('no-terminal') ? {} : final

@@ -378,6 +378,18 @@ describe('media the vendors refuse', () => {
     expect(claude.json.error.message).toBe(
       "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'",
     )
+    // a function named as the web search tool beside it
+    const twice = await post('/v1/messages', {
+      model: 'claude-x',
+      max_tokens: 10,
+      messages: [{role: 'user', content: 'hi'}],
+      tools: [
+        {name: 'web_search', input_schema: {type: 'object'}},
+        {type: 'web_search_20250305', name: 'web_search'},
+      ],
+    })
+    expect(twice.status).toBe(400)
+    expect(twice.json.error.message).toBe('tools: Tool names must be unique.')
   })
 
   it('chat: a PDF as an image_url is refused as OpenAI refuses it; a file part is read as a document', async () => {

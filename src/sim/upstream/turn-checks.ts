@@ -102,9 +102,14 @@ export function messagesHistoryProblem(body: Body): string | undefined {
   if (pairing) return pairing
   const media = messagesMediaProblem(messages)
   if (media) return media
-  for (const [i, tool] of (Array.isArray(body.tools) ? (body.tools as Body[]) : []).entries())
+  const names = new Set<unknown>()
+  for (const [i, tool] of (Array.isArray(body.tools) ? (body.tools as Body[]) : []).entries()) {
     if (typeof tool?.name === 'string' && !/^[a-zA-Z0-9_-]{1,128}$/.test(tool.name))
       return `tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`
+    // a function beside the web search tool (named `web_search`) under that name, as Anthropic says it
+    if (names.has(tool?.name)) return 'tools: Tool names must be unique.'
+    names.add(tool?.name)
+  }
   for (const [n, message] of messages.entries()) {
     if (message?.role !== 'assistant') continue
     for (const [m, block] of blocksOf(message.content).entries()) {

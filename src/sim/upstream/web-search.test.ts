@@ -438,15 +438,52 @@ describe('gemini: the googleSearch tool', () => {
     })
   })
 
-  it('calls a declared function instead, and answers without grounding when there is no search tool', async () => {
-    const functions = await post(path(), {
+  it.each([
+    // [model, the flag, Gemini's refusal]
+    ['gemini-2.5-flash', false, 'Tool use with function calling is unsupported'],
+    ['gemini-2.5-flash', true, 'Tool call context circulation is not enabled for models/gemini-2.5-flash'],
+    ['sim-mini', false, 'Tool use with function calling is unsupported'],
+    [
+      'gemini-3-flash-preview',
+      false,
+      'Please enable tool_config.include_server_side_tool_invocations to use Built-in tools with Function calling.',
+    ],
+  ])('refuses search beside functions to %s (flag %s) as Gemini does', async (model, shown, message) => {
+    const {status, json} = await post(`/v1beta/models/${model}:generateContent`, {
       contents: [{role: 'user', parts: [{text: 'use a tool'}]}],
-      tools: [{googleSearch: {}}, {functionDeclarations: [{name: 'lookup'}]}],
+      tools: [{googleSearch: {}, functionDeclarations: [{name: 'lookup'}]}],
+      ...(shown ? {toolConfig: {includeServerSideToolInvocations: true}} : {}),
     })
-    expect(functions.json?.candidates[0].content.parts).toEqual([
+    expect(status).toBe(400)
+    expect(json?.error.message).toBe(message)
+  })
+
+  it('Gemini 3 with the flag: calls a function, or searches when asked, the search shown as toolCall and toolResponse', async () => {
+    const gemini3 = '/v1beta/models/gemini-3-pro-preview:generateContent'
+    const ask = (text: string) =>
+      post(gemini3, {
+        contents: [{role: 'user', parts: [{text}]}],
+        tools: [{functionDeclarations: [{name: 'lookup'}]}, {googleSearch: {}}],
+        toolConfig: {includeServerSideToolInvocations: true},
+      })
+    const functions = await ask('use a tool')
+    expect(functions.json?.candidates[0].content.parts).toMatchObject([
       {functionCall: {name: 'lookup', args: {query: 'use a tool'}}},
     ])
     expect(functions.json?.candidates[0].groundingMetadata).toBeUndefined()
+    const searched = await ask('search the web for gwctl')
+    const parts = searched.json?.candidates[0].content.parts
+    expect(parts.map((p: Record<string, unknown>) => Object.keys(p)[0])).toEqual([
+      'toolCall',
+      'toolResponse',
+      'text',
+    ])
+    expect(searched.json?.candidates[0].groundingMetadata.webSearchQueries).toEqual([
+      'search the web for gwctl',
+    ])
+  })
+
+  it('answers without grounding when there is no search tool', async () => {
     const plain = await post(path(), {contents: body.contents})
     expect(plain.json?.candidates[0]).toEqual({
       content: {role: 'model', parts: [{text: `PONG from sim: ${QUERY}`}]},
