@@ -15,7 +15,7 @@ import {
   reshapeReasoningHistory,
   shapeToolIds,
 } from './conversation-rules.js'
-import {geminiCodec} from './gemini.js'
+import {geminiCodec, searchesBesideFunctions} from './gemini.js'
 import {clientToolName, renameTools, upstreamToolNames} from './tool-names.js'
 import type {
   Codec,
@@ -153,9 +153,12 @@ export function encodeUpstreamRequest(
     ...(typeof format === 'string' ? {responseFormat: format} : {}),
     ...(typeof effort === 'string' ? {effort} : {}),
     ...(typeof budget === 'number' ? {thinkingBudget: budget} : {}),
-    // (a refusal of the search is learned from a Messages or Responses upstream; Gemini 3's
-    // search beside functions goes by the model's name, gemini.ts)
-    ...((upstream === 'messages' || upstream === 'responses') && optionalSearch(request)
+    // (a refusal of the search is learned from a Messages or Responses upstream, and from Gemini 3,
+    // whose search beside functions goes by the model's name, gemini.ts)
+    ...((upstream === 'messages' ||
+      upstream === 'responses' ||
+      (upstream === 'gemini' && searchesBesideFunctions(model))) &&
+    optionalSearch(request)
       ? {optionalSearch: true}
       : {}),
   }

@@ -143,6 +143,41 @@ describe('UpstreamAdaptations', () => {
     const again = encodeUpstreamRequest(codex, 'messages', 'glm-4.6', {}, a.get('glm', 'glm-4.6'))
     expect(JSON.parse(again.body.toString()).tools.map((t: {name: string}) => t.name)).toEqual(['shell'])
     expect(describeAdaptation(a.get('glm', 'glm-4.6')!)).toEqual(['web search beside functions left out'])
+    // Gemini 3 gets the search beside functions by its name: a Gemini endpoint that refuses the
+    // mix (Vertex AI has no include_server_side_tool_invocations) teaches the same
+    const gemini = (message: string) =>
+      JSON.stringify({error: {code: 400, message, status: 'INVALID_ARGUMENT'}})
+    const toGemini3 = encodeUpstreamRequest(codex, 'gemini', 'gemini-3-pro-preview')
+    expect(JSON.parse(toGemini3.body.toString()).tools[0].googleSearch).toEqual({})
+    expect(
+      a.learn(
+        'vertex',
+        'gemini-3-pro-preview',
+        gemini(
+          'Please enable tool_config.include_server_side_tool_invocations to use Built-in tools with Function calling.',
+        ),
+        toGemini3.sent,
+      ),
+    ).toBe('refused its web search tool: sent again without it')
+    const withoutSearch = encodeUpstreamRequest(
+      codex,
+      'gemini',
+      'gemini-3-pro-preview',
+      {},
+      a.get('vertex', 'gemini-3-pro-preview'),
+    )
+    expect(JSON.parse(withoutSearch.body.toString()).tools).toEqual([
+      {functionDeclarations: [expect.objectContaining({name: 'shell'})]},
+    ])
+    // Gemini 2.5 was never sent the search beside functions: nothing to learn from the same words
+    expect(
+      a.learn(
+        'g',
+        'gemini-2.5-pro',
+        gemini('Tool use with function calling is unsupported'),
+        encodeUpstreamRequest(codex, 'gemini', 'gemini-2.5-pro').sent,
+      ),
+    ).toBeUndefined()
     // a search request is not one to send without its search: nothing learned from its refusal
     const search = decodeClientRequest(
       'messages',

@@ -186,7 +186,16 @@ function errorParts(errorText: string): {param: unknown; message: string} {
  */
 export function searchToolRefused(errorText: string): boolean {
   const message = refusalMessage(errorText)
-  if (message === undefined || !/web_search/i.test(message)) return false
+  if (message === undefined) return false
+  // Gemini's refusals of Google Search beside function declarations (a model or an endpoint
+  // without it: Vertex AI, which has no `include_server_side_tool_invocations`; Gemini 2.5)
+  if (
+    /built-in tools with function calling|include_server_side_tool_invocations|tool use with function calling is unsupported|tool call context circulation/i.test(
+      message,
+    )
+  )
+    return true
+  if (!/web_search/i.test(message)) return false
   if (/web_search(?:_\d{8})?\.\w/i.test(message)) return false
   return /\b(?:tags?|unknown|unsupported|not supported|does not match|invalid tool|not allowed|not available|not enabled|no such tool)\b/i.test(
     message,
