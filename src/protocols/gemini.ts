@@ -419,7 +419,15 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
   const choice = request.toolChoice
   // Gemini cannot force its search, and refuses any function calling config without function
   // declarations ("Function calling config is set without function_declarations.")
-  if (choice && choice.type !== 'web_search' && request.tools.length > 0)
+  // declarations ("Function calling config is set without function_declarations."). Beside its
+  // search (Gemini 3), `AUTO`, the default, is not sent: users report it refused with the search's
+  // invocations included (mode VALIDATED only)
+  if (
+    choice &&
+    choice.type !== 'web_search' &&
+    request.tools.length > 0 &&
+    !(combined && choice.type === 'auto')
+  )
     body.toolConfig = {
       ...(body.toolConfig as Body | undefined),
       functionCallingConfig:

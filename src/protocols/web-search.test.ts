@@ -714,12 +714,17 @@ describe('web search beside functions to a Gemini upstream, by the model sent', 
     }
   })
 
-  it('a function choice goes beside the flag', () => {
+  it('a function choice goes beside the flag; auto (the default) is not sent beside the search', () => {
     const client = decodeClientRequest('responses', {...codexRequest, tool_choice: 'required'}, {})
     expect(asSent(client, 'gemini-3-pro-preview').toolConfig).toEqual({
       includeServerSideToolInvocations: true,
       functionCallingConfig: {mode: 'ANY'},
     })
+    // Codex's own choice is auto: with the search's invocations included, only the flag
+    const auto = decodeClientRequest('responses', {...codexRequest, tool_choice: 'auto'}, {})
+    expect(asSent(auto, 'gemini-3-pro-preview').toolConfig).toEqual({includeServerSideToolInvocations: true})
+    // without the search, auto goes as before
+    expect(asSent(auto, 'gemini-2.5-flash').toolConfig).toEqual({functionCallingConfig: {mode: 'AUTO'}})
   })
 
   it('a forced search beside functions: refused for Gemini 2.5, sent to Gemini 3 with the functions, not forced', () => {

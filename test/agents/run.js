@@ -98,7 +98,8 @@ const WEB_SEARCH = argv.includes('--web-search')
 const WEB_SEARCH_TO = {
   claude: ['responses', 'gemini', 'chat'],
   gemini: ['responses', 'messages'],
-  codex: ['messages'],
+  // Gemini: a Gemini 3 model, which takes Google Search beside functions (below)
+  codex: ['messages', 'gemini'],
 }
 /** --web-search: the prompt of each CLI (the sim calls the tool named; Codex's words make it search). */
 const WEB_SEARCH_PROMPT = {
@@ -679,6 +680,9 @@ const UPSTREAMS = {
       ),
   },
 }
+// --web-search: Codex's live search beside its functions reaches Gemini 3 only (Gemini 2.5 refuses
+// the two together), so the Gemini upstream is a Gemini 3 model there
+if (WEB_SEARCH) UPSTREAMS.gemini.model = 'gemini-3-flash-preview'
 // --model FAMILY=NAME,...: the simulator's model of an upstream family (e.g. messages=claude-opus-4-8,
 // which takes adaptive thinking only and no temperature, as Anthropic's Opus 4.7 on do)
 const modelAt = argv.indexOf('--model')
@@ -974,10 +978,11 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
       // Codex offers its live search beside its functions: the upstream's own search beside them
       const turn = calls[0].body
       notes.push(
-        `Codex's turn upstream: ${fam.toolNames(turn).length} function(s) and ${JSON.stringify(fam.searchTools(turn))}, tool_choice ${choice(turn)}`,
+        `Codex's turn upstream: ${fam.toolNames(turn).length} function(s) and ${JSON.stringify(fam.searchTools(turn).map((t) => (up === 'gemini' ? {googleSearch: t.googleSearch} : t)))}, tool_choice ${choice(turn)}`,
       )
-      if (!fam.searchTools(turn).some((t) => t.type === 'web_search_20250305'))
-        problems.push("Codex's turn did not reach the upstream with web_search_20250305 among its tools")
+      const own = up === 'gemini' ? 'googleSearch' : 'web_search_20250305'
+      if (!fam.searchTools(turn).some((t) => (up === 'gemini' ? t.googleSearch : t.type === own)))
+        problems.push(`Codex's turn did not reach the upstream with ${own} among its tools`)
       if (fam.toolNames(turn).length === 0) problems.push("Codex's functions did not go beside the search")
       // what Codex shows of the web_search_call item it got back, and what its rollout keeps
       const shown = result.stderr.split('\n').filter((l) => /^web search:/.test(l))
