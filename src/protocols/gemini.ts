@@ -403,16 +403,24 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
   // Gemini 3 takes Google Search beside function declarations (in the one tool, as Google's
   // example has it), the server's invocations shown; Gemini 2.5 only a search request's (Gemini
   // CLI's, Claude Code's). Its `excludeDomains` is Vertex AI's only: domain limits are not sent.
-  const combined = request.webSearch !== undefined && tools.length > 0 && searchesBesideFunctions(model)
+  // (not beside a forced function, nor a forced search: Gemini cannot force its search, and a
+  // forced function beside the search's invocations is reported refused: mode VALIDATED only)
+  const choiceType = request.toolChoice?.type
+  const combined =
+    request.webSearch !== undefined &&
+    tools.length > 0 &&
+    (choiceType === undefined || choiceType === 'auto') &&
+    searchesBesideFunctions(model)
   if (combined) tools[0].googleSearch = {}
   for (const builtin of request.builtinTools ?? [])
     if (builtin.family === 'gemini') tools.push(builtin.raw as Body)
   if (request.webSearch && request.tools.length === 0) tools.push({googleSearch: {}})
-  else if (!combined && request.toolChoice?.type === 'web_search')
-    // a forced search beside functions: not one Gemini 2.5 can run, and an answer from memory is
-    // no search (a later target of the route may take it)
+  else if (choiceType === 'web_search')
+    // a forced search beside functions: not one Gemini can run (Gemini 2.5 refuses the two
+    // together, and no Gemini can force its search), and an answer from memory is no search (a
+    // later target of the route may take it)
     throw new TranslationError(
-      'a forced web search beside function tools cannot be translated to a Gemini upstream: Gemini 2.5 refuses Google Search beside function declarations (Gemini 3 models take it)',
+      'a forced web search beside function tools cannot be translated to a Gemini upstream: Gemini cannot force Google Search, and Gemini 2.5 refuses it beside function declarations',
     )
   if (tools.length) body.tools = tools
   if (combined) body.toolConfig = {includeServerSideToolInvocations: true}
@@ -422,12 +430,7 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
   // declarations ("Function calling config is set without function_declarations."). Beside its
   // search (Gemini 3), `AUTO`, the default, is not sent: users report it refused with the search's
   // invocations included (mode VALIDATED only)
-  if (
-    choice &&
-    choice.type !== 'web_search' &&
-    request.tools.length > 0 &&
-    !(combined && choice.type === 'auto')
-  )
+  if (choice && choice.type !== 'web_search' && request.tools.length > 0 && !combined)
     body.toolConfig = {
       ...(body.toolConfig as Body | undefined),
       functionCallingConfig:

@@ -19,6 +19,8 @@ import type {
 import {documentText, isDocument, jsonInstructionText, omittedFileText} from './ir.js'
 
 const DEFAULT_MAX_TOKENS = 8192
+/** `max_tokens` with adaptive thinking when the client sets none (Claude Code's own default). */
+const ADAPTIVE_MAX_TOKENS = 32_000
 const MIN_BUDGET = 1024
 
 /** Anthropic tool ids must match `^[a-zA-Z0-9_-]+$` (Kimi's `functions.f:0` does not). */
@@ -257,8 +259,11 @@ function thinkingAndMax(request: Request): {budget?: number; maxTokens: number} 
   }
 }
 
-/** A Claude model's family and version in its name (`claude-opus-4-7`, `anthropic/claude-opus-4.7`). */
-const CLAUDE_NAME = /claude.*?(opus|sonnet|haiku|fable|mythos)(?:-(\d{1,2})(?!\d)(?:[-.](\d)(?!\d))?)?/i
+/**
+ * A Claude model's family and version in its name (`claude-opus-4-7`, `anthropic/claude-opus-4.7`,
+ * GitHub Copilot's `claude-opus-41`): a one-digit major, a minor of one or two digits.
+ */
+const CLAUDE_NAME = /claude.*?(opus|sonnet|haiku|fable|mythos)(?:[-.]?(\d)(?:[-.]?(\d{1,2}))?(?!\d))?/i
 
 /** What a model's name says of its thinking, by name (a bounded few names kept). */
 const claudeNames = new Map<string, ClaudeThinking>()
@@ -297,7 +302,7 @@ export function claudeThinking(model: string): ClaudeThinking {
       family === 'mythos' ||
       (major !== undefined && major >= 5) ||
       (family === 'opus' && major === 4 && minor >= 7)
-    adaptive = only || ((family === 'opus' || family === 'sonnet') && major === 4 && minor === 6)
+    adaptive = only || ((family === 'opus' || family === 'sonnet') && major === 4 && minor >= 6)
   }
   const result = {adaptive, only}
   if (claudeNames.size >= 256) claudeNames.clear()
@@ -315,20 +320,16 @@ function adaptiveEffort(request: Request): string | undefined {
 /**
  * The `thinking` (and `output_config`) of a request that thinks with `budget` tokens: adaptive
  * where `form` (learned from a refusal) or the model's name says so, its thinking text asked for
- * (`display: summarized`: Opus 4.7 on omit it by default) when the client shows it (Codex's
- * reasoning summary, Gemini CLI's thoughts); else `enabled` with the budget.
+ * (`display: summarized`: Opus 4.7 on omit it by default) unless the client said it shows none
+ * (Codex without a reasoning summary, Gemini CLI without thoughts, Claude Code's own `display:
+ * omitted`); else `enabled` with the budget.
  */
-function thinkingFields(
-  request: Request,
-  budget: number,
-  form: ThinkingForm | undefined,
-  claude: ClaudeThinking,
-): Record<string, unknown> {
-  if ((form ?? (claude.adaptive ? 'adaptive' : 'enabled')) === 'enabled')
-    return {thinking: {type: 'enabled', budget_tokens: budget}}
+function thinkingFields(request: Request, budget: number, form: ThinkingForm): Record<string, unknown> {
+  if (form === 'enabled') return {thinking: {type: 'enabled', budget_tokens: budget}}
   const effort = adaptiveEffort(request)
   return {
-    thinking: {type: 'adaptive', ...(request.reasoning?.include ? {display: 'summarized'} : {})},
+    // (a client that does not say, a chat client showing `reasoning_content`, wants it too)
+    thinking: {type: 'adaptive', ...(request.reasoning?.include !== false ? {display: 'summarized'} : {})},
     ...(effort ? {output_config: {effort}} : {}),
   }
 }
@@ -366,9 +367,11 @@ export function encodeMessagesRequest(
       ? encodeToolChoice(request.toolChoice, request.parallelToolCalls)
       : undefined
   const claude = claudeThinking(model)
-  // thinking takes no sampling settings; Opus 4.7 on take none at all
+  const form = ctx?.thinkingForm ?? (claude.adaptive ? 'adaptive' : 'enabled')
+  // thinking takes no sampling settings; Opus 4.7 on take none at all (unless the model refused
+  // adaptive thinking: then its name said wrong)
   const sampling =
-    budget !== undefined || claude.only
+    budget !== undefined || (claude.only && form === 'adaptive')
       ? {}
       : request.temperature !== undefined
         ? {temperature: request.temperature}
@@ -376,6 +379,10 @@ export function encodeMessagesRequest(
           ? {top_p: request.topP}
           : {}
   if (budget === undefined && request.maxTokens === undefined) maxTokens = DEFAULT_MAX_TOKENS
+  // adaptive thinking has no budget to keep the answer's room: a client that sets no limit (Codex)
+  // gets Claude Code's own default, which the thinking of a high effort leaves room in
+  else if (budget !== undefined && form === 'adaptive' && request.maxTokens === undefined)
+    maxTokens = Math.max(maxTokens, ADAPTIVE_MAX_TOKENS)
   return {
     model,
     max_tokens: maxTokens,
@@ -383,7 +390,7 @@ export function encodeMessagesRequest(
     messages: turns,
     ...(tools.length ? {tools} : {}),
     ...(toolChoice ? {tool_choice: toolChoice} : {}),
-    ...(budget !== undefined ? thinkingFields(request, budget, ctx?.thinkingForm, claude) : {}),
+    ...(budget !== undefined ? thinkingFields(request, budget, form) : {}),
     ...sampling,
     ...(request.stop?.length ? {stop_sequences: request.stop} : {}),
     ...(request.user ? {metadata: {user_id: request.user}} : {}),

@@ -704,6 +704,12 @@ describe("messages encodeRequest: Anthropic's current models (adaptive thinking,
       ['claude-opus-4-20250514', false, false],
       ['claude-3-7-sonnet-20250219', false, false],
       ['claude-haiku-4-6', false, false],
+      // GitHub Copilot's ids: Opus 4.1, Sonnet 4.5; a two-digit minor
+      ['claude-opus-41', false, false],
+      ['claude-sonnet-45', false, false],
+      ['claude-opus-4-10', true, true],
+      ['claude-sonnet-4-7', true, false],
+      ['claude-sonnet-4.8', true, false],
       // other vendors' names: nothing said
       ['glm-4.6', false, false],
       ['deepseek-chat', false, false],
@@ -727,8 +733,18 @@ describe("messages encodeRequest: Anthropic's current models (adaptive thinking,
     expect(body.thinking).toEqual({type: 'adaptive', display: 'summarized'})
     expect(body.output_config).toEqual({effort: 'high'})
     expect(body).not.toHaveProperty('temperature')
+    // no limit from the client: room for adaptive thinking and the answer (Claude Code's default)
+    expect(body.max_tokens).toBe(32000)
+    expect(encode({...codex, maxTokens: 4000}, 'claude-opus-4-8').max_tokens).toBe(4000)
+    // a client that does not say whether it shows thinking (a chat client) gets its text
+    expect(encode({...codex, reasoning: {effort: 'low'}}, 'claude-opus-4-8').thinking).toEqual({
+      type: 'adaptive',
+      display: 'summarized',
+    })
     // the client shows no thinking: the model's default (omitted) stands
-    expect(encode({...codex, reasoning: {effort: 'minimal'}}, 'claude-opus-4-8')).toMatchObject({
+    expect(
+      encode({...codex, reasoning: {effort: 'minimal', include: false}}, 'claude-opus-4-8'),
+    ).toMatchObject({
       thinking: {type: 'adaptive'},
       output_config: {effort: 'low'},
     })
@@ -767,10 +783,12 @@ describe("messages encodeRequest: Anthropic's current models (adaptive thinking,
   })
 
   it('the form a refusal taught wins over the name', () => {
-    expect(encode(codex, 'claude-opus-4-8', {thinkingForm: 'enabled'}).thinking).toEqual({
-      type: 'enabled',
-      budget_tokens: 24000,
-    })
+    const taught = encode(codex, 'claude-opus-4-8', {thinkingForm: 'enabled'})
+    expect(taught.thinking).toEqual({type: 'enabled', budget_tokens: 24000})
+    // the name said wrong: its sampling settings go again (thinking off)
+    expect(
+      encode({...codex, reasoning: {disabled: true}}, 'claude-opus-4-8', {thinkingForm: 'enabled'}),
+    ).toMatchObject({temperature: 0.5})
     expect(encode(codex, 'corp-model', {thinkingForm: 'adaptive'})).toMatchObject({
       thinking: {type: 'adaptive', display: 'summarized'},
       output_config: {effort: 'high'},

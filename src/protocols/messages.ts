@@ -86,7 +86,8 @@ function searchResultText(block: Json): TextPart {
  * without a word, the model would take the rest for all there was.
  */
 function leftOutText(type: unknown, where: string, refs: ToolReferences): TextPart {
-  const name = typeof type === 'string' && type !== '' ? type : 'unknown'
+  // (a name, not whatever text a client put there, goes into the prompt and the log row)
+  const name = typeof type === 'string' && /^[\w.-]{1,64}$/.test(type) ? type : 'unknown'
   refs.leftOut ??= new Set()
   refs.leftOut.add(name)
   return {

@@ -44,9 +44,10 @@ describe('Codex on a Gemini upstream', () => {
       prompt_cache_key: 'sess',
     }
     const request = responsesCodec.decodeRequest(turn1, ctx)
-    const up = geminiCodec.encodeRequest(request, 'gemini-3-pro')
-    expect(geminiCodec.path('gemini-3-pro', true)).toBe(
-      '/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse',
+    // (Gemini 2.5: Codex's live search is not sent beside its functions; Gemini 3 in web-search.test.ts)
+    const up = geminiCodec.encodeRequest(request, 'gemini-2.5-pro')
+    expect(geminiCodec.path('gemini-2.5-pro', true)).toBe(
+      '/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse',
     )
     expect(up).toMatchObject({
       systemInstruction: {parts: [{text: 'You are Codex.'}]},

@@ -231,7 +231,11 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     if (effort === 'none') request.reasoning = {disabled: true}
     else
       request.reasoning = {
-        include: body.reasoning.summary !== undefined && body.reasoning.summary !== null,
+        // (`summary: "none"` asks for none)
+        include:
+          body.reasoning.summary !== undefined &&
+          body.reasoning.summary !== null &&
+          body.reasoning.summary !== 'none',
         ...(effort && EFFORTS[effort] ? {effort: EFFORTS[effort]} : {}),
       }
   }

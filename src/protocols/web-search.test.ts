@@ -714,12 +714,11 @@ describe('web search beside functions to a Gemini upstream, by the model sent', 
     }
   })
 
-  it('a function choice goes beside the flag; auto (the default) is not sent beside the search', () => {
+  it('a forced function goes without the search (no function choice beside the flag); auto (the default) is not sent beside it', () => {
     const client = decodeClientRequest('responses', {...codexRequest, tool_choice: 'required'}, {})
-    expect(asSent(client, 'gemini-3-pro-preview').toolConfig).toEqual({
-      includeServerSideToolInvocations: true,
-      functionCallingConfig: {mode: 'ANY'},
-    })
+    const forcedFn = asSent(client, 'gemini-3-pro-preview')
+    expect(forcedFn.toolConfig).toEqual({functionCallingConfig: {mode: 'ANY'}})
+    expect(forcedFn.tools).toEqual([{functionDeclarations: [expect.objectContaining({name: 'shell'})]}])
     // Codex's own choice is auto: with the search's invocations included, only the flag
     const auto = decodeClientRequest('responses', {...codexRequest, tool_choice: 'auto'}, {})
     expect(asSent(auto, 'gemini-3-pro-preview').toolConfig).toEqual({includeServerSideToolInvocations: true})
@@ -727,15 +726,10 @@ describe('web search beside functions to a Gemini upstream, by the model sent', 
     expect(asSent(auto, 'gemini-2.5-flash').toolConfig).toEqual({functionCallingConfig: {mode: 'AUTO'}})
   })
 
-  it('a forced search beside functions: refused for Gemini 2.5, sent to Gemini 3 with the functions, not forced', () => {
+  it('a forced search beside functions: refused for every Gemini (none can force its search; a later target may)', () => {
     const client = decodeClientRequest('messages', forced, {})
-    expect(() => asSent(client, 'gemini-2.5-flash')).toThrow(/forced web search beside function tools/)
-    const body = asSent(client, 'gemini-3-pro-preview')
-    expect(body.tools).toEqual([
-      {functionDeclarations: [expect.objectContaining({name: 'f'})], googleSearch: {}},
-    ])
-    // Gemini cannot force its search (alone or not): no function calling config that would force a function
-    expect(body.toolConfig).toEqual({includeServerSideToolInvocations: true})
+    for (const model of ['gemini-2.5-flash', 'gemini-3-pro-preview'])
+      expect(() => asSent(client, model)).toThrow(/forced web search beside function tools/)
   })
 
   it("a search request alone is Google Search alone on every model (Gemini CLI's, Claude Code's)", () => {

@@ -645,6 +645,44 @@ describe('Gemini and Messages upstreams', () => {
     )
     expect(a.get('p', 'y')).toEqual({thinking: 'enabled'})
     expect(a.learn('p', 'z', adaptiveRefused, enabled)).toBeUndefined()
+    // the same words through a proxy: Bedrock's prefix, LiteLLM's escaped quotes
+    expect(
+      a.learn(
+        'p',
+        'b',
+        anthropic('The model returned the following errors: temperature is deprecated for this model.'),
+        {upstream: 'messages', fields: ['model', 'messages', 'temperature']},
+      ),
+    ).toBe('refused temperature: sent again without it')
+    expect(
+      a.learn(
+        'p',
+        'l',
+        anthropic(
+          'litellm.BadRequestError: AnthropicException - {\\"type\\":\\"error\\",\\"error\\":{\\"message\\":\\"\\\\\\"thinking.type.enabled\\\\\\" is not supported for this model.\\"}}',
+        ),
+        enabled,
+      ),
+    ).toBe('refused thinking.type enabled: sent again as adaptive thinking with output_config.effort')
+    // a FastAPI server's refusal of output_config by its place in the body
+    expect(
+      a.learn(
+        'p',
+        'f',
+        JSON.stringify({
+          detail: [
+            {
+              type: 'extra_forbidden',
+              loc: ['body', 'output_config'],
+              msg: 'Extra inputs are not permitted',
+              input: {effort: 'high'},
+            },
+          ],
+        }),
+        adaptive,
+        422,
+      ),
+    ).toBe('refused output_config: sent again without it')
     // Opus 4.7's refusal of sampling settings, each by its name, only when it was sent
     const sampling = {upstream: 'messages' as const, fields: ['model', 'messages', 'top_p']}
     expect(a.learn('p', 's', anthropic('top_p is deprecated for this model.'), sampling)).toBe(

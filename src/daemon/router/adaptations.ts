@@ -42,6 +42,9 @@ const ADAPTABLE = [
   'include',
   // a server that refuses it streams without usage: the log row then has none
   'stream_options',
+  // Messages: the effort of adaptive thinking, which a server without it refuses (the model's
+  // default effort then)
+  'output_config',
 ] as const
 
 /** Targets remembered at most (the oldest learned is forgotten first). */
@@ -54,8 +57,7 @@ export const MAX_ADAPTATIONS_A_REQUEST = 3
 const ECHOES_INPUT = /['"]input['"]\s*:|input_value=|validation errors? for /i
 
 /** A refusal's words for a field it does not take ("Extra inputs are not permitted"). */
-const REFUSES =
-  /extra inputs|not permitted|not supported|unsupported|unknown (?:field|parameter)|unrecognized/i
+const REFUSES = /(?:extra inputs|not permitted|not supported|unsupported|unknown|unrecognized)/i
 
 /**
  * What a Messages upstream's 400 teaches (Anthropic's current models, and Anthropic-compatible
@@ -71,7 +73,8 @@ function claudeRefusal(
   known: UpstreamAdaptation,
 ): {next: UpstreamAdaptation; note: string} | undefined {
   const {param, message} = errorParts(errorText)
-  if (sent.thinking === 'enabled' && /thinking\.type\.enabled["'`]? is not supported/i.test(message))
+  // (the quotes may come escaped, a proxy's message holding Anthropic's as a JSON string)
+  if (sent.thinking === 'enabled' && /thinking\.type\.enabled\W{0,8}is not supported/i.test(message))
     return {
       next: {...known, thinking: 'adaptive'},
       note: 'refused thinking.type enabled: sent again as adaptive thinking with output_config.effort',
@@ -86,15 +89,23 @@ function claudeRefusal(
       next: {...known, thinking: 'enabled'},
       note: 'refused adaptive thinking: sent again with thinking.type enabled and a budget',
     }
-  const sampling = /^[`'"]?(temperature|top_p|top_k)[`'"]? is (?:deprecated|not supported)/i.exec(message)
-  // a field refused by its place (`param`, or the start of a validation error's message): not one
-  // a message names in passing (the refusal of `enabled` names `output_config.effort`)
-  const where = typeof param === 'string' ? param : message
+  // (anywhere in the message: Bedrock's "The model returned the following errors: temperature is
+  // deprecated for this model.", a proxy's prefix)
+  const sampling =
+    /(?:^|[^\w.])\W{0,2}(temperature|top_p|top_k)\W{0,2} is (?:deprecated|not supported)(?: for this model)?\W{0,6}(?:$|\n)/i.exec(
+      message,
+    )
+  // a field refused by its place (`param`, or a validation error's path) and the words after it,
+  // not one a message names in passing (the refusal of `enabled` names `output_config.effort`,
+  // and is read above)
+  const text = typeof param === 'string' ? `${param}: ${message}` : message
+  const refused = (path: string): boolean =>
+    new RegExp(`\\b${path}\\b\\W{0,4}${REFUSES.source}`, 'i').test(text)
   const field = sampling
     ? sampling[1].toLowerCase()
-    : sent.thinkingDisplay && /^thinking\.(?:\w+\.)?display\b/.test(where) && REFUSES.test(message)
+    : sent.thinkingDisplay && refused('thinking\\.(?:\\w+\\.)?display')
       ? 'thinking.display'
-      : sent.fields.includes('output_config') && /^output_config\b/.test(where) && REFUSES.test(message)
+      : sent.fields.includes('output_config') && refused('output_config')
         ? 'output_config'
         : undefined
   if (field === undefined || !sent.fields.includes(field.split('.')[0])) return undefined
