@@ -160,6 +160,47 @@ describe('Anthropic models that take adaptive thinking only (Opus 4.7 on)', {tim
     ])
   })
 
+  it('Codex without a reasoning summary: the thinking omitted, its signature kept, turn 2 accepted', async () => {
+    await messagesCalls()
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('opus48')!, maxRetries: 0})
+    const ask = (input: unknown) =>
+      openai.responses.create({...codexRequest(input), reasoning: {effort: 'low'}})
+    const prompt = {role: 'user', content: 'Use the tool to read /tmp/notes.txt.'}
+    const first = await ask([prompt])
+    expect(summaryText(first.output)).toBe('')
+    const reasoning = first.output.find((i: any) => i.type === 'reasoning') as any
+    expect(reasoning?.encrypted_content).toBeTruthy()
+    const call = first.output.find((i: any) => i.type === 'function_call') as any
+    const second = await ask([
+      prompt,
+      ...first.output,
+      {type: 'function_call_output', call_id: call.call_id, output: 'the notes'},
+    ])
+    expect(second.status).toBe('completed')
+    const calls = await messagesCalls()
+    expect(settings(calls)).toEqual([
+      {thinking: {type: 'adaptive'}, effort: 'low', temperature: null},
+      {thinking: {type: 'adaptive'}, effort: 'low', temperature: null},
+    ])
+    // the empty thinking went back with its signature (the sim checks it)
+    const back = calls[1].messages.find((m: any) => m.role === 'assistant').content[0]
+    expect([back.type, back.thinking, typeof back.signature]).toEqual(['thinking', '', 'string'])
+  })
+
+  it("a chat client's reasoning_effort: the thinking's text asked for, and back as reasoning_content", async () => {
+    await messagesCalls()
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('opus48')!, maxRetries: 0})
+    const answer: any = await openai.chat.completions.create({
+      model: 'gpt-5',
+      reasoning_effort: 'medium',
+      messages: [{role: 'user', content: 'Say hello.'}],
+    } as any)
+    expect(answer.choices[0].message.reasoning_content).toBeTruthy()
+    expect(settings(await messagesCalls())).toEqual([
+      {thinking: {type: 'adaptive', display: 'summarized'}, effort: 'medium', temperature: null},
+    ])
+  })
+
   it('a chat client with a temperature and no reasoning: the temperature left out', async () => {
     await messagesCalls()
     const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('opus48')!, maxRetries: 0})
