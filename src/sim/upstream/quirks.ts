@@ -43,6 +43,7 @@ export const SIM_QUIRKS = [
   'context-8k',
   'context-4k',
   'context-128k',
+  'pause-turn',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
