@@ -33,7 +33,7 @@ beforeAll(async () => {
     {
       id: 'pause',
       routes: Object.fromEntries(
-        ['responses', 'gemini', 'chat'].map((f) => [
+        ['responses', 'gemini'].map((f) => [
           f,
           [{provider: 'sim-messages', model: 'sim-mini+pause-turn', translate: true}],
         ]),

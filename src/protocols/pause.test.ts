@@ -209,6 +209,7 @@ describe('a paused turn continued (pause_turn)', () => {
   it('a stream: the pause held back, the paused content kept as it came, the continuation in the same stream', () => {
     const client = decodeClientRequest('responses', codexSearch, {})
     const t = new StreamTranslator('messages', client, {newId: (p) => `${p}1`})
+    expect(t.continuable).toBe(true)
     t.holdPause = true
     let out = t.push(
       Buffer.from(
@@ -292,6 +293,7 @@ describe('a paused turn continued (pause_turn)', () => {
         }),
       ),
     )
+    expect(t.continuable).toBe(false)
     expect(t.pausedContent()).toEqual([])
   })
 

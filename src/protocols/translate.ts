@@ -401,15 +401,13 @@ function decodeContext(upstream: Family, client: ClientRequest, ctx: CodecContex
 }
 
 /**
- * {@link decodeContext} for a stream: a Messages upstream offered its web search (a server tool,
- * the only kind of answer that can pause: ./pause.ts) keeps the answer's content blocks as they
- * came, to send them back if the turn pauses.
+ * Whether a Messages upstream's stream for this request may pause its turn and be continued
+ * (./pause.ts): the request offered it a server tool (its web search; a translated request carries
+ * no other), the only kind of answer that can pause. Its decoder keeps the answer's content blocks
+ * as they came, to send them back.
  */
-function streamDecodeContext(upstream: Family, client: ClientRequest, ctx: CodecContext): CodecContext {
-  const decode = decodeContext(upstream, client, ctx)
-  if (upstream !== 'messages' || client.request.webSearch === undefined) return decode
-  return Object.assign({}, decode, {keepContent: true})
-}
+const continuable = (upstream: Family, client: ClientRequest): boolean =>
+  upstream === 'messages' && client.request.webSearch !== undefined
 
 /** Characters of an answer's output: its text, reasoning and tool calls (names and arguments). */
 function outputChars(parts: Part[]): number {
@@ -530,6 +528,11 @@ export class StreamTranslator {
   paused = false
   /** An answer that paused went to the client as the turn's end (holdPause off: the cap reached). */
   endedPaused = false
+  /**
+   * The upstream's answer may pause and be continued (a Messages upstream offered a search): its
+   * content blocks are kept as they come. Only then may the relay set {@link holdPause}.
+   */
+  readonly continuable: boolean
   private out = ''
   private readonly parser
   private decoder: StreamDecoder
@@ -555,7 +558,11 @@ export class StreamTranslator {
   constructor(upstream: Family, client: ClientRequest, ctx: CodecContext = {}) {
     this.request = client.request
     this.names = toolNamesFor(client, upstream)
-    this.decoder = CODECS[upstream].streamDecoder(streamDecodeContext(upstream, client, ctx))
+    this.continuable = continuable(upstream, client)
+    const decode = decodeContext(upstream, client, ctx)
+    this.decoder = CODECS[upstream].streamDecoder(
+      this.continuable ? Object.assign({}, decode, {keepContent: true}) : decode,
+    )
     // the context's fields by name, not a spread: an object literal that starts with a spread and
     // goes on with more members takes µs on Node 20's V8
     this.encoder = CODECS[client.family].streamEncoder({

@@ -179,7 +179,7 @@ afterAll(async () => {
 async function ask(
   words: string,
   stream: boolean,
-  options: {targets?: ProxyTarget[]; fallbacks?: boolean; signal?: AbortSignal} = {},
+  options: {targets?: ProxyTarget[]; fallbacks?: boolean; signal?: AbortSignal; tools?: Body[]} = {},
 ): Promise<{status: number; text: string}> {
   calls = []
   results = []
@@ -195,7 +195,12 @@ async function ask(
   const res = await fetch(`http://127.0.0.1:${port}/v1/responses`, {
     method: 'POST',
     headers: {'content-type': 'application/json'},
-    body: JSON.stringify({model: 'gpt-x', input: words, tools: [{type: 'web_search'}], stream}),
+    body: JSON.stringify({
+      model: 'gpt-x',
+      input: words,
+      tools: options.tools ?? [{type: 'web_search'}],
+      stream,
+    }),
     signal: options.signal,
   })
   return {status: res.status, text: await res.text()}
@@ -295,6 +300,16 @@ describe('a paused turn continued, where it goes wrong', () => {
     expect(result.clientAborted).toBe(true)
     expect(result.broken).toBeUndefined()
     expect(breakers.snapshotOf('up').consecutiveFailures).toBe(0)
+  })
+
+  it('a stream of a request that offered no search is not continued (its blocks were not kept)', async () => {
+    const {text} = await ask('search ok', true, {tools: []})
+    expect(eventTypes(text).at(-1)).toBe('response.completed')
+    expect(calls).toHaveLength(1)
+    expect((await lastResult()).error).toBeNull()
+    // a JSON answer holds its blocks: continued all the same
+    await ask('search ok', false, {tools: []})
+    expect(calls).toHaveLength(2)
   })
 
   it('a native Messages route passes pause_turn through untouched (the client continues itself)', async () => {

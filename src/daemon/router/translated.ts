@@ -348,7 +348,7 @@ export async function relayTranslated(
     res.writeHead(status, headers)
   }
   // a Messages upstream's pause is held back from the client while the turn may be continued
-  translator.holdPause = upFamily === 'messages' && (paused?.count ?? 0) < MAX_CONTINUATIONS
+  translator.holdPause = translator.continuable && (paused?.count ?? 0) < MAX_CONTINUATIONS
   const body = upstream.body
   const resume = (): void => {
     body.resume()
