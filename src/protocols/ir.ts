@@ -505,6 +505,12 @@ export interface CodecContext {
    * (`jsonAnswerTool`, messages-request.ts): that tool's call is the answer's text.
    */
   jsonAnswer?: boolean
+  /**
+   * Messages upstreams: the stream decoder keeps the answer's content blocks as they came, to be
+   * sent back if the turn pauses (`pause_turn`, ./pause.ts). Set only where the request offered
+   * a server tool (its web search): no other answer can pause.
+   */
+  keepContent?: boolean
 }
 
 const WRAP = 'gwx1.'
@@ -577,6 +583,13 @@ export interface StreamDecoder {
    * without its protocol's terminal event yields an `error` event.
    */
   end(): StreamEvent[]
+  /**
+   * Messages: the decoder of the continuation of an answer that paused (./pause.ts), numbering
+   * its blocks on from this one's and adding its usage to this one's.
+   */
+  continuation?(): StreamDecoder
+  /** Messages: the answer's content blocks as they came (with `CodecContext.keepContent`). */
+  keptContent?(): unknown[]
 }
 
 export interface StreamEncoder {

@@ -160,8 +160,88 @@ export class MessagesStreamDecoder implements StreamDecoder {
   private template?: DeltaTemplate
   /** Upstream block index -> a web search's call (its query's JSON so far). */
   private searches?: Map<number, {id: string; json: string}>
+  /**
+   * The answer's content blocks as they came, each with its deltas applied (`ctx.keepContent`: a
+   * turn that may pause, see ./pause.ts); an input's JSON text is kept beside its block until read.
+   */
+  private kept?: Array<{block: Json; json?: string}>
+  /** The usage of the answers of this turn before this one (a continuation's decoder). */
+  private before?: Usage
 
-  constructor(private readonly ctx?: CodecContext) {}
+  constructor(private readonly ctx?: CodecContext) {
+    if (ctx?.keepContent) this.kept = []
+  }
+
+  /**
+   * The decoder of the continuation of this paused answer (./pause.ts): its blocks numbered on
+   * from this one's, its usage added to this one's (each usage it reports is the turn's so far).
+   */
+  continuation(): MessagesStreamDecoder {
+    const decoder = new MessagesStreamDecoder(this.ctx)
+    decoder.next = this.next
+    decoder.before = this.usageSoFar()
+    return decoder
+  }
+
+  /** The answer's content blocks as they came (with `ctx.keepContent`; otherwise none). */
+  keptContent(): Json[] {
+    const out: Json[] = []
+    for (const entry of this.kept ?? []) {
+      if (!entry) continue
+      const {block, json} = entry
+      if (json === undefined || json === '') out.push(block)
+      else {
+        let input: unknown
+        try {
+          input = JSON.parse(json)
+        } catch {
+          // cut short: the block goes with what its start said
+          input = block.input ?? {}
+        }
+        out.push({...block, input})
+      }
+    }
+    return out
+  }
+
+  /** The counters as gwctl usage, after the answers before this one. */
+  private usageSoFar(): Usage {
+    const usage = countersUsage(this.counters)
+    const b = this.before
+    if (!b) return usage
+    const sum: Usage = {
+      inputTokens: b.inputTokens + usage.inputTokens,
+      outputTokens: b.outputTokens + usage.outputTokens,
+      cacheReadTokens: b.cacheReadTokens + usage.cacheReadTokens,
+      cacheCreationTokens: b.cacheCreationTokens + usage.cacheCreationTokens,
+      reasoningTokens: b.reasoningTokens + usage.reasoningTokens,
+    }
+    if (b.cache1hTokens !== undefined || usage.cache1hTokens !== undefined)
+      sum.cache1hTokens = (b.cache1hTokens ?? 0) + (usage.cache1hTokens ?? 0)
+    return sum
+  }
+
+  /** Keeps a block's start, or applies a delta to the block kept (`ctx.keepContent`). */
+  private keep(upstream: number, start: Json | undefined, d?: Json): void {
+    const kept = this.kept!
+    if (start) {
+      // an input streamed as JSON text: a tool call's, a server tool's
+      const streamed = start.type === 'tool_use' || start.type === 'server_tool_use'
+      kept[upstream] = {block: {...start}, ...(streamed ? {json: ''} : {})}
+      return
+    }
+    const entry = kept[upstream]
+    if (!entry || !d) return
+    const block = entry.block
+    if (d.type === 'text_delta' && typeof d.text === 'string') block.text = String(block.text ?? '') + d.text
+    else if (d.type === 'thinking_delta' && typeof d.thinking === 'string')
+      block.thinking = String(block.thinking ?? '') + d.thinking
+    else if (d.type === 'signature_delta' && typeof d.signature === 'string') block.signature = d.signature
+    else if (d.type === 'input_json_delta' && typeof d.partial_json === 'string') {
+      if (entry.json !== undefined) entry.json += d.partial_json
+    } else if (d.type === 'citations_delta' && d.citation !== undefined)
+      block.citations = [...(Array.isArray(block.citations) ? block.citations : []), d.citation]
+  }
 
   event(name: string | undefined, data: string): StreamEvent[] {
     if (this.done) return []
@@ -191,12 +271,16 @@ export class MessagesStreamDecoder implements StreamDecoder {
             type: 'start',
             id: str(m.id) || makeId(this.ctx, 'msg_'),
             model: str(m.model) ?? '',
-            usage: countersUsage(this.counters),
+            usage: this.usageSoFar(),
           },
         ]
       }
-      case 'content_block_start':
-        return this.blockStart(num(p.index) ?? 0, isObj(p.content_block) ? p.content_block : {})
+      case 'content_block_start': {
+        const upstream = num(p.index) ?? 0
+        const block = isObj(p.content_block) ? p.content_block : {}
+        if (this.kept) this.keep(upstream, block)
+        return this.blockStart(upstream, block)
+      }
       case 'content_block_delta': {
         const upstream = num(p.index) ?? 0
         const delta = isObj(p.delta) ? p.delta : {}
@@ -222,7 +306,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
           const reason = this.json && d.stop_reason === 'tool_use' ? 'end' : messagesStop(d.stop_reason)
           out.push({type: 'stop', reason, ...(seq ? {stopSequence: seq} : {})})
         }
-        out.push({type: 'usage', usage: countersUsage(this.counters)})
+        out.push({type: 'usage', usage: this.usageSoFar()})
         return out
       }
       case 'message_stop':
@@ -335,6 +419,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
   }
 
   private delta(upstream: number, d: Json): StreamEvent[] {
+    if (this.kept) this.keep(upstream, undefined, d)
     const b = this.blocks.get(upstream)
     if (!b) {
       const search = this.searches?.get(upstream)

@@ -25,6 +25,7 @@ import type {
   Part,
   RefusedMedia,
   Request,
+  StreamDecoder,
   StreamEncoder,
   StreamEvent,
   ThinkingForm,
@@ -421,6 +422,15 @@ function decodeContext(upstream: Family, client: ClientRequest, ctx: CodecContex
   return Object.assign({}, ctx, {jsonAnswer: true})
 }
 
+/**
+ * Whether a Messages upstream's stream for this request may pause its turn and be continued
+ * (./pause.ts): the request offered it a server tool (its web search; a translated request carries
+ * no other), the only kind of answer that can pause. Its decoder keeps the answer's content blocks
+ * as they came, to send them back.
+ */
+const continuable = (upstream: Family, client: ClientRequest): boolean =>
+  upstream === 'messages' && client.request.webSearch !== undefined
+
 /** Characters of an answer's output: its text, reasoning and tool calls (names and arguments). */
 function outputChars(parts: Part[]): number {
   let chars = 0
@@ -529,12 +539,32 @@ export class StreamTranslator {
    * upstream chunk's events (a fast upstream sends many in one chunk).
    */
   onFirstOutput: ((text: string) => void) | undefined
+  /**
+   * Set by the relay for a Messages upstream whose turn may still be continued (./pause.ts): a
+   * `pause` stop is held back from the client, with the usage after it and the end, and
+   * {@link paused} is set once the upstream's answer has ended; {@link resume} then reads the
+   * continuation's stream into the same client stream.
+   */
+  holdPause = false
+  /** The upstream's answer paused and ended, its stop held back from the client (see holdPause). */
+  paused = false
+  /** An answer that paused went to the client as the turn's end (holdPause off: the cap reached). */
+  endedPaused = false
+  /**
+   * The upstream's answer may pause and be continued (a Messages upstream offered a search): its
+   * content blocks are kept as they come. Only then may the relay set {@link holdPause}.
+   */
+  readonly continuable: boolean
   private out = ''
   private readonly parser
-  private readonly decoder
+  private decoder: StreamDecoder
   private readonly encoder: StreamEncoder
-  private readonly text = new ChunkText()
+  private text = new ChunkText()
   private finished = false
+  /** A `pause` stop was held back: what comes after it until the end is not the client's. */
+  private holding = false
+  /** Reading a continuation: its `start` is not the client's (the client's message started). */
+  private resumed = false
   /** Set while the events emitted come from the end of the upstream's stream or a bad event. */
   private truncating = false
   /** Text, reasoning and tool-argument deltas streamed (the output of a stream broken before its usage). */
@@ -550,7 +580,11 @@ export class StreamTranslator {
   constructor(upstream: Family, client: ClientRequest, ctx: CodecContext = {}) {
     this.request = client.request
     this.names = toolNamesFor(client, upstream)
-    this.decoder = CODECS[upstream].streamDecoder(decodeContext(upstream, client, ctx))
+    this.continuable = continuable(upstream, client)
+    const decode = decodeContext(upstream, client, ctx)
+    this.decoder = CODECS[upstream].streamDecoder(
+      this.continuable ? Object.assign({}, decode, {keepContent: true}) : decode,
+    )
     // the context's fields by name, not a spread: an object literal that starts with a spread and
     // goes on with more members takes µs on Node 20's V8
     this.encoder = CODECS[client.family].streamEncoder({
@@ -600,6 +634,30 @@ export class StreamTranslator {
     return this.take()
   }
 
+  /**
+   * The paused answer's content blocks as the upstream sent them (for the continuation's request;
+   * none unless the request offered a server tool).
+   */
+  pausedContent(): unknown[] {
+    return this.decoder.keptContent?.() ?? []
+  }
+
+  /**
+   * Reads the continuation of the paused answer (./pause.ts) into the same client stream: its
+   * blocks numbered on from the paused one's, its usage added to it, its start left out.
+   */
+  resume(): void {
+    const next = this.decoder.continuation?.()
+    if (!next) throw new Error('this upstream family has no continuation of a paused turn')
+    this.decoder = next
+    this.text = new ChunkText()
+    this.parser.reset()
+    this.truncating = false
+    this.holding = false
+    this.paused = false
+    this.resumed = true
+  }
+
   /** Ends the client's stream with an error event (the upstream broke off: a network error). */
   fail(status: number, message: string): string {
     this.truncating = true
@@ -613,8 +671,12 @@ export class StreamTranslator {
       if (event.type === 'start') {
         this.id ??= event.id
         this.usage.add(event.usage)
-      } else if (event.type === 'usage') this.usage.add(event.usage)
-      else if (event.type === 'text_delta' || event.type === 'reasoning_delta') {
+        // a continuation's: the client's message has started
+        if (this.resumed) continue
+      } else if (event.type === 'usage') {
+        this.usage.add(event.usage)
+        if (this.holding) continue
+      } else if (event.type === 'text_delta' || event.type === 'reasoning_delta') {
         this.deltas++
         this.chars += event.text.length
       } else if (event.type === 'tool_args_delta') {
@@ -636,7 +698,20 @@ export class StreamTranslator {
         if (this.deltas > 0 && (counted?.outputTokens ?? 0) < this.deltas)
           this.usage.add({outputTokens: this.deltas})
         this.finished = true
+      } else if (event.type === 'stop') {
+        if (event.reason === 'pause') {
+          if (this.holdPause) {
+            this.holding = true
+            continue
+          }
+          this.endedPaused = true
+        }
       } else if (event.type === 'end') {
+        if (this.holding) {
+          // the paused answer ended: the turn goes on in its continuation (resume)
+          this.paused = true
+          continue
+        }
         this.finished = true
         // counts the upstream did not report are estimated, and the client told them with the rest
         const counts = this.usage.get() ?? emptyUsage()

@@ -481,8 +481,9 @@ export async function proxyRequest(
 
     let outcome
     if (translated) {
-      const [, {relayTranslated}] = translationLoaded ?? (await loadTranslation())
-      outcome = await relayTranslated(
+      const [, {relayTranslated, continuationBody, continuationFailed}] =
+        translationLoaded ?? (await loadTranslation())
+      let relayed = await relayTranslated(
         relayContext,
         upstream,
         status,
@@ -491,6 +492,39 @@ export async function proxyRequest(
         translated.translation,
         errorText,
       )
+      // A Messages upstream paused the turn (pause_turn): the same request again with the turn's
+      // content so far as its last assistant message, read into the same client answer
+      // (translated.ts), until it ends or the continuations run out
+      while (relayed !== undefined && 'paused' in relayed) {
+        const paused = relayed
+        const again = continuationBody(body, paused.content)
+        let next
+        try {
+          if (clientGone.aborted) throw clientGone.reason
+          next = await pools.get(origin, options.timeouts).request({
+            method: request.method as 'POST',
+            path: fullPath,
+            headers: forwardHeaders(request.headers, provider, credential, again.length, true),
+            body: again,
+            reset: again.length > RESET_BODY_BYTES,
+            signal: clientGone as unknown as EventEmitter,
+          })
+        } catch (error) {
+          relayed = continuationFailed(relayContext, target, paused, error)
+          break
+        }
+        relayed = await relayTranslated(
+          relayContext,
+          next,
+          next.statusCode,
+          target,
+          credential,
+          translated.translation,
+          undefined,
+          paused,
+        )
+      }
+      outcome = relayed
     } else outcome = await relay(relayContext, upstream, status, target, credential)
     if (result.contextWindow)
       adaptations.noteWindow(

@@ -6,6 +6,11 @@
  * upstream error is answered with its status and message in the entrance's shape; a stream that
  * breaks or ends without its terminal event ends the client's stream with its protocol's error
  * event and is logged and counted as a failure.
+ *
+ * A Messages upstream's turn that pauses (`stop_reason: "pause_turn"`, its server-side web search
+ * loop) is continued here for the client, who has no such stop (../../protocols/pause.ts): the
+ * relay hands the proxy a {@link PausedTurn}, the proxy sends the continuation, and the relay reads
+ * its answer into the same client answer (one stream, or one JSON answer), usage summed.
  */
 import {performance} from 'node:perf_hooks'
 import type {Dispatcher} from 'undici'
@@ -20,6 +25,8 @@ import {
 import {contextOverflowError, readContextOverflow, saysOverflow} from '../../protocols/context-overflow.js'
 import type {CarryStore} from '../../protocols/ir.js'
 import {parseJsonBytes, utf8Bytes} from '../../protocols/json-bytes.js'
+import {decodeMessagesUsage} from '../../protocols/messages-stream.js'
+import {joinAnswers, MAX_CONTINUATIONS, pausedAnswer} from '../../protocols/pause.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
@@ -99,6 +106,64 @@ function noteEstimate(result: RelayContext['result'], note: string): void {
   result.error = result.error ? `${result.error}; ${note}` : note
 }
 
+export {continuationBody} from '../../protocols/pause.js'
+
+/**
+ * A turn a Messages upstream paused (`pause_turn`), handed to the proxy to send its continuation
+ * (../../protocols/pause.ts) and given back to {@link relayTranslated} with its answer. The breaker
+ * is not settled until the turn ends.
+ */
+export interface PausedTurn {
+  paused: true
+  /** The continuations sent so far, this one's included. */
+  count: number
+  /** The turn's assistant content so far, every paused answer's blocks as the upstream sent them. */
+  content: unknown[]
+  /** A stream: the client's, going on (its status and headers were sent). */
+  translator?: StreamTranslator
+  /** Not a stream: the answers so far, joined (nothing was sent to the client yet). */
+  answer?: Record<string, unknown>
+}
+
+/** The log row's note on a turn that paused again after the most continuations. */
+const pausedNote = (provider: string): string =>
+  `${provider} paused the turn (pause_turn) again after ${MAX_CONTINUATIONS} continuations: the client got it as it was`
+
+/**
+ * The continuation of a paused turn could not be sent (a connect error, a timeout, the client
+ * gone): a stream already begun ends with its protocol's error event; an answer not yet begun is
+ * a failed try the proxy may take to the next target (it settles the breaker).
+ */
+export function continuationFailed(
+  ctx: RelayContext,
+  target: ProxyTarget,
+  paused: PausedTurn,
+  error: unknown,
+): FailedBeforeFirstByte | undefined {
+  const {result, res} = ctx
+  if (ctx.clientGone.aborted) {
+    result.clientAborted = true
+    result.error = 'client closed the connection'
+    if (!paused.translator) result.status = 499
+    target.breaker?.release()
+    return undefined
+  }
+  const message = `${target.provider.name}: the continuation of a paused turn failed: ${describeError(error, ctx.timeouts)}`
+  if (!paused.translator) return {failedBeforeFirstByte: message, silent: isSilence(error)}
+  result.error = message
+  result.broken = true
+  target.breaker?.recordFailure(message)
+  endStream(res, paused.translator.fail(502, message))
+  return undefined
+}
+
+/** Ends a translated stream with its last text (nothing when the client left). */
+function endStream(res: RelayContext['res'], data: string): void {
+  if (res.destroyed || res.writableEnded) return
+  if (data.length > 0) res.end(data)
+  else res.end()
+}
+
 /** Relays one upstream answer of another family, translated, and settles the breaker. */
 export async function relayTranslated(
   ctx: RelayContext,
@@ -109,16 +174,25 @@ export async function relayTranslated(
   translation: Translation,
   /** An error answer's body, already read (or how reading it failed). */
   errorText?: string | Error,
-): Promise<FailedBeforeFirstByte | undefined> {
+  /** The turn this answer continues (a paused one's continuation), if any. */
+  paused?: PausedTurn,
+): Promise<FailedBeforeFirstByte | PausedTurn | undefined> {
   const {res, family, result, started} = ctx
   const provider = target.provider
   const upFamily = provider.family
-  const upstreamId = upstream.headers['request-id'] ?? upstream.headers['x-request-id']
-  result.requestId = (Array.isArray(upstreamId) ? upstreamId[0] : upstreamId) ?? mintRequestId()
+  if (paused === undefined) {
+    // (a continuation's answer keeps the id the client was given)
+    const upstreamId = upstream.headers['request-id'] ?? upstream.headers['x-request-id']
+    result.requestId = (Array.isArray(upstreamId) ? upstreamId[0] : upstreamId) ?? mintRequestId()
+  }
   const contentType = String(upstream.headers['content-type'] ?? '')
   result.stream = translation.client.request.stream
   const redact = (text: string): string => (credential ? text.split(credential).join('[redacted]') : text)
 
+  if (paused && status >= 400) {
+    const refused = await continuationRefused(ctx, upstream, status, target, paused, redact)
+    if (refused !== 'answer') return refused
+  }
   if (status >= 400) {
     let text: string
     try {
@@ -194,6 +268,19 @@ export async function relayTranslated(
       }
       failure = tooLarge ? (error as Error).message : 'an answer that is not JSON'
     }
+    // a Messages upstream's turn that paused: joined to the answers before it, and continued while
+    // the continuations last (nothing is added for an answer that did not pause: one comparison)
+    if (!failure && upFamily === 'messages' && (paused !== undefined || pausedAnswer(body))) {
+      if (paused?.answer) body = joinAnswers(paused.answer, body as Record<string, unknown>)
+      const count = paused?.count ?? 0
+      if (pausedAnswer(body)) {
+        if (count < MAX_CONTINUATIONS) {
+          const answer = body as Record<string, unknown>
+          return {paused: true, count: count + 1, content: answer.content as unknown[], answer}
+        }
+        noteEstimate(result, pausedNote(provider.name))
+      }
+    }
     let out: ReturnType<typeof translateResponseText> | undefined
     if (!failure) {
       try {
@@ -237,16 +324,31 @@ export async function relayTranslated(
     await upstream.body.dump().catch(() => undefined)
     const message = `${provider.name}: upstream answered ${status} with ${contentType || 'no content type'}, not a stream`
     target.breaker?.recordFailure(message)
-    result.status = 502
     result.error = message
+    if (paused?.translator) {
+      // the client's stream was going on: it ends with its error event
+      result.broken = true
+      endStream(res, paused.translator.fail(502, message))
+      return
+    }
+    result.status = 502
     sendFamilyError(res, family, 502, message, {requestId: result.requestId})
     return
   }
 
-  const translator = new StreamTranslator(upFamily, translation.client, ctxCodec)
-  result.status = status
-  headers.push('content-type', 'text/event-stream', 'cache-control', 'no-cache')
-  res.writeHead(status, headers)
+  let translator: StreamTranslator
+  if (paused?.translator) {
+    // the continuation of a paused turn: read into the client's stream, which goes on
+    translator = paused.translator
+    translator.resume()
+  } else {
+    translator = new StreamTranslator(upFamily, translation.client, ctxCodec)
+    result.status = status
+    headers.push('content-type', 'text/event-stream', 'cache-control', 'no-cache')
+    res.writeHead(status, headers)
+  }
+  // a Messages upstream's pause is held back from the client while the turn may be continued
+  translator.holdPause = translator.continuable && (paused?.count ?? 0) < MAX_CONTINUATIONS
   const body = upstream.body
   const resume = (): void => {
     body.resume()
@@ -289,7 +391,10 @@ export async function relayTranslated(
       else send(data)
     })
     body.on('end', () => {
-      sendLast(translator.end())
+      const rest = translator.end()
+      // a paused answer's end is not the client's: its continuation follows
+      if (translator.paused) send(rest)
+      else sendLast(rest)
       resolve(undefined)
     })
     body.on('error', (error) => resolve({error}))
@@ -306,7 +411,7 @@ export async function relayTranslated(
     return
   }
   if (broken) {
-    const message = `${provider.name}: stream broke after the first byte: ${describeError(broken.error, ctx.timeouts)}`
+    const message = `${provider.name}: ${paused ? 'the continuation of a paused turn' : 'stream'} broke after the first byte: ${describeError(broken.error, ctx.timeouts)}`
     result.error = message
     result.broken = true
     target.breaker?.recordFailure(message)
@@ -323,6 +428,62 @@ export async function relayTranslated(
     else target.breaker?.recordSuccess()
     return
   }
+  if (translator.paused) {
+    // the answer paused: the proxy sends its continuation, read into this stream
+    const count = paused?.count ?? 0
+    return {
+      paused: true,
+      count: count + 1,
+      content: [...(paused?.content ?? []), ...translator.pausedContent()],
+      translator,
+    }
+  }
+  if (translator.endedPaused && paused) noteEstimate(result, pausedNote(provider.name))
   if (translator.estimated) noteEstimate(result, estimatedUsageNote(provider.name, translator.estimated))
   target.breaker?.recordSuccess()
+}
+
+/**
+ * A continuation of a paused turn answered with an error status. A stream already begun ends with
+ * its protocol's error event (the status and the upstream's words); a JSON answer not begun is a
+ * failed try the proxy may take to the next target when the status is a 5xx or a 429, and otherwise
+ * gets the error in the client's shape as any translated error (`'answer'`: the caller does it),
+ * the usage of the answers that paused in its row.
+ */
+async function continuationRefused(
+  ctx: RelayContext,
+  upstream: Dispatcher.ResponseData,
+  status: number,
+  target: ProxyTarget,
+  paused: PausedTurn,
+  redact: (text: string) => string,
+): Promise<FailedBeforeFirstByte | undefined | 'answer'> {
+  const {result, res} = ctx
+  const provider = target.provider
+  const failure = status >= 500 || status === 429
+  if (!paused.translator) {
+    if (failure) {
+      await upstream.body.dump().catch(() => undefined)
+      return {
+        failedBeforeFirstByte: `${provider.name}: the continuation of a paused turn: upstream answered ${status}`,
+        silent: false,
+      }
+    }
+    if (paused.answer) result.usage = decodeMessagesUsage(paused.answer.usage)
+    return 'answer'
+  }
+  let said: string
+  try {
+    const text = redact(await upstream.body.text())
+    said = upstreamErrorMessage(text) ?? (excerpt(text) || 'an empty body')
+  } catch (error) {
+    said = `its error answer broke off: ${describeError(error, ctx.timeouts)}`
+  }
+  const message = `${provider.name}: the continuation of a paused turn: upstream answered ${status}: ${said}`
+  result.error = message
+  result.broken = true
+  if (failure) target.breaker?.recordFailure(message)
+  else target.breaker?.recordSuccess()
+  endStream(res, paused.translator.fail(status, message))
+  return undefined
 }

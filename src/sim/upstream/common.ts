@@ -27,6 +27,8 @@ export interface SimAnswer {
   moreTools?: Array<{name: string; args: Record<string, unknown>}>
   /** A web search the vendor ran on its side before `text` (web-search.ts). */
   search?: SimSearch
+  /** The turn paused after the search, without text (Messages `pause_turn`, quirk `pause-turn`). */
+  paused?: boolean
   usage: SimUsage
 }
 

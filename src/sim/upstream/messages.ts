@@ -25,7 +25,9 @@ import {messagesHistoryProblem, thinkingSignature} from './turn-checks.js'
 import {claudeKind, claudeSettingsProblem, thinkingOmitted} from './claude-models.js'
 import {
   encryptedResult,
+  nthQuery,
   searchAnswer,
+  searchesWanted,
   searchDomain,
   searchQuery,
   searchResults,
@@ -79,6 +81,39 @@ function searchTool(tools: Body[], toolChoice: Body | undefined, userText: strin
   return toolChoice?.type === 'any' || tools.length === 1 || wantsSearch(userText) ? tool : undefined
 }
 
+type Turn = {searches: number} | {problem: string}
+
+/**
+ * The paused turn a request continues (quirk `pause-turn`): its last message is the assistant's,
+ * and the searches in it are the sim's own as it sent them, each `web_search_tool_result` after
+ * its `server_tool_use` and each result's `encrypted_content` the sim's for its URL (Anthropic
+ * refuses what it cannot verify). Undefined when the last message is not the assistant's.
+ */
+export function pausedTurn(messages: unknown): Turn | undefined {
+  if (!Array.isArray(messages)) return undefined
+  const at = messages.length - 1
+  const last = messages[at] as Body | undefined
+  if (last?.role !== 'assistant' || !Array.isArray(last.content)) return undefined
+  const calls = new Set<string>()
+  let searches = 0
+  for (const [i, block] of (last.content as Body[]).entries()) {
+    if (block?.type === 'server_tool_use') calls.add(String(block.id))
+    if (block?.type !== 'web_search_tool_result') continue
+    if (!calls.has(String(block.tool_use_id)))
+      return {
+        problem: `messages.${at}.content.${i}: web_search_tool_result block(s) provided when previous message does not contain a matching server_tool_use (${String(block.tool_use_id)})`,
+      }
+    const results = Array.isArray(block.content) ? (block.content as Body[]) : []
+    for (const [j, result] of results.entries())
+      if (result?.encrypted_content !== encryptedResult(String(result?.url)))
+        return {
+          problem: `messages.${at}.content.${i}.content.${j}.encrypted_content: Invalid encrypted content for web_search_result`,
+        }
+    searches++
+  }
+  return {searches}
+}
+
 /** The sim's answer to a Messages request (with `quirks`, as {@link quirkAnswer} changes it). */
 export function messagesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer {
   const tools = Array.isArray(body.tools) ? (body.tools as Body[]) : []
@@ -106,10 +141,27 @@ export function messagesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswe
     toolResult: lastToolResult(body.messages),
   })
   if (search) {
-    const found = searchResults(
-      searchQuery(userText),
-      searchDomain(search.allowed_domains, search.blocked_domains),
-    )
+    const query = searchQuery(userText)
+    const domain = searchDomain(search.allowed_domains, search.blocked_domains)
+    const found = searchResults(query, domain)
+    if (quirks.has('pause-turn')) {
+      // one search an answer, each a paused turn, until the turn holds the searches asked for
+      const turn = pausedTurn(body.messages)
+      const done = turn && 'searches' in turn ? turn.searches : 0
+      if (done < searchesWanted(userText)) {
+        const next = searchResults(nthQuery(query, done + 1), domain)
+        const paused = searchAnswer(answer, next, '')
+        if (done > 0) {
+          // (its thinking is in the turn already)
+          delete paused.thinking
+          paused.usage = {...paused.usage, reasoning: 0}
+        }
+        return {...paused, paused: true, usage: {...paused.usage, output: simTokens(next.query)}}
+      }
+      // the searches are in the turn already (the paused answers): the text ends it
+      const text = searchText(found).text
+      return {text, usage: {...answer.usage, reasoning: 0, output: simTokens(text)}}
+    }
     return searchAnswer(answer, found, searchText(found).text)
   }
   const second = tools.filter(isCustomTool)[1]?.name as string | undefined
@@ -214,6 +266,11 @@ function handleMessages(context: SimContext) {
       context.sendError(request, 400, problem, 'invalid_request_error', {'request-id': simId('req_')})
       return
     }
+    const turn = quirks.has('pause-turn') ? pausedTurn(body.messages) : undefined
+    if (turn && 'problem' in turn) {
+      context.sendError(request, 400, turn.problem, 'invalid_request_error', {'request-id': simId('req_')})
+      return
+    }
     const answer = messagesAnswer(body, quirks)
     // an Anthropic-compatible server that says it in the chat API's words (DeepSeek's)
     const overflow = contextRefusal(body, quirks, answer.usage.prompt)
@@ -238,8 +295,8 @@ function handleMessages(context: SimContext) {
           name: tool.name,
           input: quirks.has('empty-args') ? {} : tool.args,
         })
-    else blocks.push({type: 'text', text: answer.text})
-    const stopReason = answer.tool ? 'tool_use' : 'end_turn'
+    else if (!answer.paused) blocks.push({type: 'text', text: answer.text})
+    const stopReason = answer.paused ? 'pause_turn' : answer.tool ? 'tool_use' : 'end_turn'
     const usage = messagesUsage(answer, quirks)
     const message = {
       id,

@@ -45,6 +45,7 @@ export const SIM_QUIRKS = [
   'context-128k',
   'adaptive-only',
   'no-adaptive',
+  'pause-turn',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]

@@ -200,6 +200,105 @@ describe('messages: the web_search server tool', () => {
   })
 })
 
+describe('messages: quirk pause-turn', () => {
+  const body = {
+    model: 'claude-x+pause-turn',
+    max_tokens: 100,
+    tools: [{type: 'web_search_20250305', name: 'web_search'}],
+    messages: [{role: 'user', content: `${QUERY}, 3 searches`}],
+  }
+  const q = `${QUERY}, 3 searches`
+
+  it('pauses after each search until the turn holds the searches asked for, then ends it with the text', async () => {
+    const thinking = {type: 'enabled', budget_tokens: 1024}
+    const one = await post('/v1/messages', {...body, thinking})
+    expect(one.status).toBe(200)
+    expect(one.json?.stop_reason).toBe('pause_turn')
+    expect(one.json?.content.map((b: Json) => b.type)).toEqual([
+      'thinking',
+      'server_tool_use',
+      'web_search_tool_result',
+    ])
+    expect(one.json?.content[1].input).toEqual({query: q})
+    expect(one.json?.usage).toMatchObject({server_tool_use: {web_search_requests: 1}})
+    expect(one.json?.usage.output_tokens).toBeGreaterThan(simTokens(q))
+    // the continuation: the paused content back as the last assistant message (its thinking too)
+    let turn: Json[] = one.json?.content
+    const two = await post('/v1/messages', {
+      ...body,
+      thinking,
+      messages: [...body.messages, {role: 'assistant', content: turn}],
+    })
+    expect(two.json?.stop_reason).toBe('pause_turn')
+    expect(two.json?.content.map((b: Json) => b.type)).toEqual(['server_tool_use', 'web_search_tool_result'])
+    expect(two.json?.content[0].input).toEqual({query: `${q} (search 2)`})
+    expect(two.json?.usage.output_tokens).toBe(simTokens(`${q} (search 2)`))
+    turn = [...turn, ...(two.json?.content as Json[])]
+    const three = await post('/v1/messages', {
+      ...body,
+      thinking,
+      messages: [...body.messages, {role: 'assistant', content: turn}],
+    })
+    expect(three.json?.stop_reason).toBe('pause_turn')
+    turn = [...turn, ...(three.json?.content as Json[])]
+    const four = await post('/v1/messages', {
+      ...body,
+      thinking,
+      messages: [...body.messages, {role: 'assistant', content: turn}],
+    })
+    expect(four.json?.stop_reason).toBe('end_turn')
+    const text = `Web search results for "${q}". ${q} (result 1) and ${q} (result 2) cover it.`
+    expect(four.json?.content).toEqual([{type: 'text', text}])
+    expect(four.json?.usage.output_tokens).toBe(simTokens(text))
+    expect(four.json?.usage.server_tool_use).toBeUndefined()
+  })
+
+  it('streams the paused answer: the search blocks, then message_delta with pause_turn', async () => {
+    const {events} = await post('/v1/messages', {...body, stream: true})
+    expect(
+      events.filter((e) => e.event === 'content_block_start').map((e) => e.data.content_block.type),
+    ).toEqual(['server_tool_use', 'web_search_tool_result'])
+    const delta = events.find((e) => e.event === 'message_delta')!
+    expect(delta.data.delta.stop_reason).toBe('pause_turn')
+    expect(delta.data.usage.server_tool_use).toEqual({web_search_requests: 1})
+    expect(events.at(-1)?.event).toBe('message_stop')
+  })
+
+  it('refuses a continuation whose search blocks are not its own as it sent them', async () => {
+    const one = await post('/v1/messages', body)
+    const [call, result] = one.json?.content as Json[]
+    const forged = {
+      ...result,
+      content: [{...result.content[0], encrypted_content: 'Zm9yZ2Vk'}, result.content[1]],
+    }
+    const bad = await post('/v1/messages', {
+      ...body,
+      messages: [...body.messages, {role: 'assistant', content: [call, forged]}],
+    })
+    expect(bad.status).toBe(400)
+    expect(bad.json?.error.message).toBe(
+      'messages.1.content.1.content.0.encrypted_content: Invalid encrypted content for web_search_result',
+    )
+    const orphan = await post('/v1/messages', {
+      ...body,
+      messages: [...body.messages, {role: 'assistant', content: [result]}],
+    })
+    expect(orphan.status).toBe(400)
+    expect(orphan.json?.error.message).toContain('does not contain a matching server_tool_use')
+  })
+
+  it('without the quirk, or without a search, answers as before', async () => {
+    const plain = await post('/v1/messages', {...body, model: 'claude-x'})
+    expect(plain.json?.stop_reason).toBe('end_turn')
+    const words = await post('/v1/messages', {
+      ...body,
+      tools: [{name: 'lookup', input_schema: {type: 'object'}}],
+    })
+    expect(words.json?.stop_reason).toBe('end_turn')
+    expect(words.json?.content.map((b: Json) => b.type)).toEqual(['text'])
+  })
+})
+
 describe('responses: the web_search tool', () => {
   const body = {model: 'gpt-x', input: QUERY, tools: [{type: 'web_search'}]}
   const CITED = `Web search results for "${QUERY}". ${QUERY} (result 1) ([example.com](${url(1)})) and ${QUERY} (result 2) ([example.com](${url(2)})) cover it.`

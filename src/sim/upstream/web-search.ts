@@ -101,3 +101,15 @@ export function searchAnswer(base: SimAnswer, search: SimSearch, text: string): 
 export function encryptedResult(url: string): string {
   return Buffer.from(`simweb:${url}`).toString('base64')
 }
+
+/**
+ * The searches a turn takes under quirk `pause-turn`: the number the user's words ask for
+ * (`3 searches`, `1 search`), else 2.
+ */
+export function searchesWanted(lastUserText: string): number {
+  const n = /\b(\d{1,2})\s+(?:web\s+)?search(?:es)?\b/i.exec(lastUserText)?.[1]
+  return n === undefined ? 2 : Math.max(1, Number(n))
+}
+
+/** The query of a turn's search number `n` (from 1): the first is the query, the later ones say which. */
+export const nthQuery = (query: string, n: number): string => (n === 1 ? query : `${query} (search ${n})`)

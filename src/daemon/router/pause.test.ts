@@ -1,0 +1,335 @@
+/**
+ * A Messages upstream's paused turn (`pause_turn`) continued for a translated client (a Responses
+ * client here, in this process), where it goes wrong: a continuation refused or failed after the
+ * client's stream began ends it with the protocol's error event; one before any byte is a failed
+ * try that falls back; the client leaving during a continuation aborts it and releases the
+ * breaker; a native Messages route passes the pause through untouched. A scripted upstream: its
+ * first answer pauses, its continuations do what the client's words say.
+ */
+import type {IncomingMessage, Server, ServerResponse} from 'node:http'
+import {createServer} from 'node:http'
+import type {AddressInfo} from 'node:net'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import type {Family, ProviderConfig} from '../../store/schema.js'
+import {BreakerRegistry} from './breaker.js'
+import type {ProxyResult, ProxyTarget} from './proxy.js'
+import {proxyRequest, UpstreamPools} from './proxy.js'
+
+type Body = Record<string, any>
+
+let upstream: Server
+let gateway: Server
+let pools: UpstreamPools
+let messagesProvider: ProviderConfig
+let responsesProvider: ProviderConfig
+/** The requests the Messages upstream got, oldest first. */
+let calls: Body[] = []
+/** Closed when the upstream's socket of a held continuation closes (the gateway aborted it). */
+let heldClosed: Promise<void> = Promise.resolve()
+let results: ProxyResult[] = []
+let route: {family: Family; targets: ProxyTarget[]; fallbacks: boolean}
+let breakers: BreakerRegistry
+
+const SEARCH = [
+  {type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {query: 'gwctl'}},
+  {
+    type: 'web_search_tool_result',
+    tool_use_id: 'srvtoolu_1',
+    content: [
+      {type: 'web_search_result', url: 'https://example.com/1', title: 'gwctl', encrypted_content: 'e1'},
+    ],
+  },
+]
+const USAGE = {input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+
+function answer(stop: string, content: Body[]): Body {
+  return {
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-x',
+    content,
+    stop_reason: stop,
+    stop_sequence: null,
+    usage: USAGE,
+  }
+}
+
+function sse(message: Body): string {
+  const events: Body[] = [{type: 'message_start', message: {...message, content: [], stop_reason: null}}]
+  ;(message.content as Body[]).forEach((block, index) => {
+    if (block.type === 'text') {
+      events.push({type: 'content_block_start', index, content_block: {type: 'text', text: ''}})
+      events.push({type: 'content_block_delta', index, delta: {type: 'text_delta', text: block.text}})
+    } else if (block.type === 'server_tool_use') {
+      events.push({type: 'content_block_start', index, content_block: {...block, input: {}}})
+      events.push({
+        type: 'content_block_delta',
+        index,
+        delta: {type: 'input_json_delta', partial_json: JSON.stringify(block.input)},
+      })
+    } else events.push({type: 'content_block_start', index, content_block: block})
+    events.push({type: 'content_block_stop', index})
+  })
+  events.push({type: 'message_delta', delta: {stop_reason: message.stop_reason}, usage: message.usage})
+  events.push({type: 'message_stop'})
+  return events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('')
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  for await (const c of req) chunks.push(c as Buffer)
+  return Buffer.concat(chunks)
+}
+
+function reply(res: ServerResponse, body: Body, message: Body): void {
+  if (body.stream) {
+    res.writeHead(200, {'content-type': 'text/event-stream'})
+    res.end(sse(message))
+  } else {
+    res.writeHead(200, {'content-type': 'application/json'})
+    res.end(JSON.stringify(message))
+  }
+}
+
+beforeAll(async () => {
+  upstream = createServer(async (req, res) => {
+    const body = JSON.parse((await readBody(req)).toString()) as Body
+    if (req.url?.startsWith('/v1/responses')) {
+      // the fallback target: a Responses upstream's plain answer
+      res.writeHead(200, {'content-type': 'application/json'})
+      res.end(
+        JSON.stringify({
+          id: 'resp_1',
+          object: 'response',
+          status: 'completed',
+          model: 'gpt-x',
+          output: [
+            {
+              type: 'message',
+              id: 'msg_r',
+              role: 'assistant',
+              status: 'completed',
+              content: [{type: 'output_text', text: 'from the fallback', annotations: []}],
+            },
+          ],
+          usage: {input_tokens: 3, output_tokens: 2, total_tokens: 5},
+        }),
+      )
+      return
+    }
+    calls.push(body)
+    const words = JSON.stringify(body.messages[0])
+    const continuation = body.messages.at(-1).role === 'assistant'
+    if (!continuation) return reply(res, body, answer('pause_turn', SEARCH))
+    if (words.includes('fail-529')) {
+      res.writeHead(529, {'content-type': 'application/json'})
+      res.end(JSON.stringify({type: 'error', error: {type: 'overloaded_error', message: 'Overloaded'}}))
+    } else if (words.includes('fail-400')) {
+      res.writeHead(400, {'content-type': 'application/json'})
+      res.end(
+        JSON.stringify({type: 'error', error: {type: 'invalid_request_error', message: 'bad continuation'}}),
+      )
+    } else if (words.includes('reset')) req.socket.destroy()
+    else if (words.includes('hold')) {
+      // never answered: the gateway must abort it when its client leaves
+      heldClosed = new Promise((resolve) => res.on('close', () => resolve()))
+    } else reply(res, body, answer('end_turn', [{type: 'text', text: 'done'}]))
+  })
+  upstream.listen(0, '127.0.0.1')
+  await new Promise((resolve) => upstream.once('listening', resolve))
+  const baseUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
+  messagesProvider = {name: 'up', family: 'messages', baseUrl, credential: {secret: 'k'}}
+  responsesProvider = {
+    name: 'fallback',
+    family: 'responses',
+    baseUrl: `${baseUrl}/v1`,
+    credential: {secret: 'k'},
+  }
+  pools = new UpstreamPools()
+  gateway = createServer(async (req, res) => {
+    const body = await readBody(req)
+    results.push(
+      await proxyRequest(
+        {family: route.family, method: 'POST', url: req.url ?? '/', headers: req.headers, body},
+        res,
+        {
+          targets: route.targets,
+          fallbacks: route.fallbacks,
+          timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 2_000},
+          pools,
+        },
+      ),
+    )
+  })
+  gateway.listen(0, '127.0.0.1')
+  await new Promise((resolve) => gateway.once('listening', resolve))
+})
+
+afterAll(async () => {
+  gateway.closeAllConnections()
+  gateway.close()
+  upstream.closeAllConnections()
+  upstream.close()
+  await pools.close()
+})
+
+/** A Responses client's request (Codex's live search offered) through the gateway. */
+async function ask(
+  words: string,
+  stream: boolean,
+  options: {targets?: ProxyTarget[]; fallbacks?: boolean; signal?: AbortSignal; tools?: Body[]} = {},
+): Promise<{status: number; text: string}> {
+  calls = []
+  results = []
+  breakers = new BreakerRegistry()
+  route = {
+    family: 'responses',
+    targets: options.targets ?? [
+      {provider: messagesProvider, model: 'claude-x', translate: true, breaker: breakers.get('up')},
+    ],
+    fallbacks: options.fallbacks ?? false,
+  }
+  const port = (gateway.address() as AddressInfo).port
+  const res = await fetch(`http://127.0.0.1:${port}/v1/responses`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json'},
+    body: JSON.stringify({
+      model: 'gpt-x',
+      input: words,
+      tools: options.tools ?? [{type: 'web_search'}],
+      stream,
+    }),
+    signal: options.signal,
+  })
+  return {status: res.status, text: await res.text()}
+}
+
+/** The result of the last request, once the proxy has returned it. */
+async function lastResult(): Promise<ProxyResult> {
+  for (let i = 0; i < 200 && results.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
+  return results[0]
+}
+
+const eventTypes = (text: string): string[] => [...text.matchAll(/^event: (.+)$/gm)].map((m) => m[1])
+
+describe('a paused turn continued, where it goes wrong', () => {
+  it('the usual continuation: one answer, the second call carrying the paused blocks back', async () => {
+    const {status, text} = await ask('search ok', false)
+    expect(status).toBe(200)
+    const body = JSON.parse(text) as Body
+    expect(body.output.map((o: Body) => o.type)).toEqual(['web_search_call', 'message'])
+    expect(body.usage).toMatchObject({input_tokens: 20, output_tokens: 10})
+    expect(calls).toHaveLength(2)
+    expect(calls[1].messages.at(-1)).toEqual({role: 'assistant', content: SEARCH})
+    const result = await lastResult()
+    expect(result.usage).toMatchObject({inputTokens: 20, outputTokens: 10})
+    expect(result.error).toBeNull()
+    expect(breakers.snapshotOf('up').consecutiveFailures).toBe(0)
+  })
+
+  it('a stream whose continuation is refused (529): the error event, the row broken, the breaker told', async () => {
+    const {status, text} = await ask('search fail-529', true)
+    expect(status).toBe(200)
+    const types = eventTypes(text)
+    expect(types.filter((t) => t === 'response.created')).toHaveLength(1)
+    expect(types).toContain('response.output_item.added')
+    expect(types.at(-1)).toBe('response.failed')
+    expect(types).not.toContain('response.completed')
+    const result = await lastResult()
+    expect(result.broken).toBe(true)
+    expect(result.status).toBe(200)
+    expect(result.error).toContain('up: the continuation of a paused turn: upstream answered 529: Overloaded')
+    // the paused answer's tokens stay counted
+    expect(result.usage).toMatchObject({inputTokens: 10, outputTokens: 5})
+    expect(breakers.snapshotOf('up').consecutiveFailures).toBe(1)
+  })
+
+  it('a stream whose continuation cannot be sent (the connection reset): the error event', async () => {
+    const {text} = await ask('search reset', true)
+    expect(eventTypes(text).at(-1)).toBe('response.failed')
+    const result = await lastResult()
+    expect(result.broken).toBe(true)
+    expect(result.error).toContain('up: the continuation of a paused turn failed:')
+    expect(breakers.snapshotOf('up').consecutiveFailures).toBe(1)
+  })
+
+  it('a JSON answer whose continuation is refused (400): that error in the client shape, the usage kept', async () => {
+    const {status, text} = await ask('search fail-400', false)
+    expect(status).toBe(400)
+    expect(JSON.parse(text).error.message).toContain('bad continuation')
+    const result = await lastResult()
+    expect(result.usage).toMatchObject({inputTokens: 10, outputTokens: 5})
+    expect(breakers.snapshotOf('up').consecutiveFailures).toBe(0)
+  })
+
+  it('a JSON answer whose continuation fails (529) before any byte: the next target answers', async () => {
+    const targets: ProxyTarget[] = [
+      {
+        provider: messagesProvider,
+        model: 'claude-x',
+        translate: true,
+        breaker: new BreakerRegistry().get('up'),
+      },
+      {provider: responsesProvider, model: 'gpt-x'},
+    ]
+    const {status, text} = await ask('search fail-529', false, {targets, fallbacks: true})
+    expect(status).toBe(200)
+    expect(JSON.parse(text).output[0].content[0].text).toBe('from the fallback')
+    const result = await lastResult()
+    expect(result.fallback).toBe(true)
+    expect(result.error).toContain(
+      'fell back after: up: the continuation of a paused turn: upstream answered 529',
+    )
+    // without a fallback: the failure, as for any try that failed before a byte
+    const alone = await ask('search fail-529', false)
+    expect(alone.status).toBe(502)
+    expect(breakers.snapshotOf('up').consecutiveFailures).toBe(1)
+  })
+
+  it('the client leaving during a continuation aborts it and releases the breaker', async () => {
+    const controller = new AbortController()
+    const asked = ask('search hold', true, {signal: controller.signal}).catch((e: unknown) => e)
+    for (let i = 0; i < 200 && calls.length < 2; i++) await new Promise((r) => setTimeout(r, 10))
+    expect(calls).toHaveLength(2)
+    controller.abort()
+    await asked
+    await heldClosed
+    const result = await lastResult()
+    expect(result.clientAborted).toBe(true)
+    expect(result.broken).toBeUndefined()
+    expect(breakers.snapshotOf('up').consecutiveFailures).toBe(0)
+  })
+
+  it('a stream of a request that offered no search is not continued (its blocks were not kept)', async () => {
+    const {text} = await ask('search ok', true, {tools: []})
+    expect(eventTypes(text).at(-1)).toBe('response.completed')
+    expect(calls).toHaveLength(1)
+    expect((await lastResult()).error).toBeNull()
+    // a JSON answer holds its blocks: continued all the same
+    await ask('search ok', false, {tools: []})
+    expect(calls).toHaveLength(2)
+  })
+
+  it('a native Messages route passes pause_turn through untouched (the client continues itself)', async () => {
+    calls = []
+    results = []
+    route = {family: 'messages', targets: [{provider: messagesProvider, model: 'claude-x'}], fallbacks: false}
+    const port = (gateway.address() as AddressInfo).port
+    const res = await fetch(`http://127.0.0.1:${port}/v1/messages`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json', 'anthropic-version': '2023-06-01'},
+      body: JSON.stringify({
+        model: 'claude-x',
+        max_tokens: 64,
+        messages: [{role: 'user', content: 'search ok'}],
+        tools: [{type: 'web_search_20250305', name: 'web_search'}],
+      }),
+    })
+    const body = (await res.json()) as Body
+    expect(body.stop_reason).toBe('pause_turn')
+    expect(body.content).toEqual(SEARCH)
+    expect(calls).toHaveLength(1)
+  })
+})
