@@ -107,7 +107,8 @@ function decodeResponseFormat(v: unknown): ResponseFormat | undefined {
 function decodeEffort(v: unknown): ReasoningSettings | undefined {
   if (v === 'none') return {disabled: true}
   if (v === 'minimal' || v === 'low' || v === 'medium' || v === 'high') return {effort: v}
-  if (v === 'xhigh') return {effort: 'high'}
+  // the efforts above `high` (`xhigh`, `max`, `ultra`): the most the IR has, not none
+  if (v === 'xhigh' || v === 'max' || v === 'ultra') return {effort: 'high'}
   return undefined
 }
 

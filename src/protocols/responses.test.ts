@@ -12,6 +12,17 @@ const run = (events: Array<Record<string, unknown>>, end = true): StreamEvent[] 
 }
 
 describe('responses decodeRequest', () => {
+  it.each(['xhigh', 'max', 'ultra'])(
+    "Codex's effort %s (above high: GPT-5.x's, GPT-6's) is the IR's high, not none",
+    (effort) => {
+      const r = responsesCodec.decodeRequest(
+        {model: 'gpt-6.2-sol', input: 'hi', reasoning: {effort, summary: 'auto'}},
+        {},
+      )
+      expect(r.reasoning).toEqual({include: true, effort: 'high'})
+    },
+  )
+
   it('reads Codex items: developer to system, custom tools, reasoning both own and wrapped', () => {
     const r = responsesCodec.decodeRequest(
       {

@@ -129,12 +129,15 @@ function responseFormat(text: unknown): ResponseFormat | undefined {
   return undefined
 }
 
+/** OpenAI's efforts as the IR's: those above `high` (GPT-5.x's `xhigh`, GPT-6's `max` and `ultra`) are `high`. */
 const EFFORTS: Record<string, Effort> = {
   minimal: 'minimal',
   low: 'low',
   medium: 'medium',
   high: 'high',
   xhigh: 'high',
+  max: 'high',
+  ultra: 'high',
 }
 
 function decodeRequest(body: unknown, ctx: CodecContext): Request {
