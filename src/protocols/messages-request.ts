@@ -283,9 +283,10 @@ export interface ClaudeThinking {
  * What a Claude model's name says of how it thinks: Anthropic's ids, also as Bedrock, Vertex and
  * OpenRouter write them (`claude-opus-4-7`, `anthropic.claude-opus-4-7-v1:0`,
  * `claude-opus-4-7@20260416`, `anthropic/claude-opus-4.7`). A date is no version
- * (`claude-opus-4-20250514` is Opus 4, `claude-3-7-sonnet-20250219` an older Sonnet). Any other name (an older Claude, another vendor's
- * Anthropic-compatible server, an alias) gets neither: `enabled` with a budget, which they all
- * take, until a refusal teaches otherwise (daemon/router/adaptations.ts).
+ * (`claude-opus-4-20250514` is Opus 4, `claude-3-7-sonnet-20250219` an older Sonnet). Any other
+ * name (an older Claude, another vendor's Anthropic-compatible server, an alias) gets neither:
+ * `enabled` with a budget, which they all take, until a refusal teaches otherwise
+ * (daemon/router/adaptations.ts).
  */
 export function claudeThinking(model: string): ClaudeThinking {
   const known = claudeNames.get(model)
