@@ -311,11 +311,25 @@ export function claudeThinking(model: string): ClaudeThinking {
   return result
 }
 
-/** Anthropic's `output_config.effort` for adaptive thinking: the request's effort, or its budget's. */
-function adaptiveEffort(request: Request): string | undefined {
+const EFFORT_RANK = {low: 0, medium: 1, high: 2} as const
+
+/**
+ * Anthropic's `output_config.effort` for adaptive thinking: the request's effort, or its budget's;
+ * a lower one where the client's `max_tokens` cut the thinking's `budget` (Codex's `high` with a
+ * limit of 8 000 is `medium`), so that the answer keeps its room.
+ */
+function adaptiveEffort(request: Request, budget: number): string | undefined {
   const r = request.reasoning
-  if (r?.effort) return r.effort === 'minimal' ? 'low' : r.effort
-  return r?.budgetTokens !== undefined ? budgetEffort(r.budgetTokens) : undefined
+  const wanted = r?.effort
+    ? r.effort === 'minimal'
+      ? 'low'
+      : r.effort
+    : r?.budgetTokens !== undefined
+      ? budgetEffort(r.budgetTokens)
+      : undefined
+  if (wanted === undefined || wanted === 'minimal') return wanted
+  const cut = budgetEffort(budget)
+  return cut !== 'minimal' && EFFORT_RANK[cut] < EFFORT_RANK[wanted] ? cut : wanted
 }
 
 /**
@@ -327,7 +341,7 @@ function adaptiveEffort(request: Request): string | undefined {
  */
 function thinkingFields(request: Request, budget: number, form: ThinkingForm): Record<string, unknown> {
   if (form === 'enabled') return {thinking: {type: 'enabled', budget_tokens: budget}}
-  const effort = adaptiveEffort(request)
+  const effort = adaptiveEffort(request, budget)
   return {
     // (a client that does not say, a chat client showing `reasoning_content`, wants it too)
     thinking: {type: 'adaptive', ...(request.reasoning?.include !== false ? {display: 'summarized'} : {})},

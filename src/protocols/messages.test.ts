@@ -735,7 +735,10 @@ describe("messages encodeRequest: Anthropic's current models (adaptive thinking,
     expect(body).not.toHaveProperty('temperature')
     // no limit from the client: room for adaptive thinking and the answer (Claude Code's default)
     expect(body.max_tokens).toBe(32000)
+    // the client's own limit stands, and the effort its budget left: high in 8 000 tokens is medium
     expect(encode({...codex, maxTokens: 4000}, 'claude-opus-4-8').max_tokens).toBe(4000)
+    expect(encode({...codex, maxTokens: 8000}, 'claude-opus-4-8').output_config).toEqual({effort: 'medium'})
+    expect(encode({...codex, maxTokens: 64000}, 'claude-opus-4-8').output_config).toEqual({effort: 'high'})
     // a client that does not say whether it shows thinking (a chat client) gets its text
     expect(encode({...codex, reasoning: {effort: 'low'}}, 'claude-opus-4-8').thinking).toEqual({
       type: 'adaptive',
