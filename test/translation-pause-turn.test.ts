@@ -60,16 +60,23 @@ interface Row {
 const messagesCalls = () => takeSimCalls(simOrigin, /\/v1\/messages$/)
 
 /** The usage the simulator answered each request with, summed: gwctl's input and output tokens. */
-function simUsageSum(calls: Array<Record<string, any>>): {input: number; output: number} {
+/**
+ * The simulator's usage of the calls: every call's prompt summed (`input`, what they were billed:
+ * the log row's), the last call's (`last`, the context the conversation holds: the client's), and
+ * every call's output summed.
+ */
+function simUsageSum(calls: Array<Record<string, any>>): {input: number; last: number; output: number} {
   let input = 0
+  let last = 0
   let output = 0
   for (const call of calls) {
     const {model, quirks} = selectQuirks({}, call.model)
     const usage = messagesUsage(messagesAnswer({...call, model}, quirks), quirks) as Record<string, number>
-    input += usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    last = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    input += last
     output += usage.output_tokens
   }
-  return {input, output}
+  return {input, last, output}
 }
 
 /**
@@ -97,7 +104,7 @@ function expectContinued(calls: Array<Record<string, any>>, searches: number): v
 const QUERY = 'gwctl release notes'
 
 describe('a paused turn (pause_turn) continued for translated clients', {timeout: 60_000}, () => {
-  it('Codex (Responses): every search and the text in one answer and in one stream, usage summed', async () => {
+  it('Codex (Responses): every search and the text in one answer and in one stream; the row sums the usage', async () => {
     await messagesCalls()
     const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('codex')!, maxRetries: 0})
     const request = {
@@ -119,7 +126,7 @@ describe('a paused turn (pause_turn) continued for translated clients', {timeout
     const wholeCalls = await messagesCalls()
     expectContinued(wholeCalls, 2)
     const wholeSum = simUsageSum(wholeCalls)
-    expect(whole.usage).toMatchObject({input_tokens: wholeSum.input, output_tokens: wholeSum.output})
+    expect(whole.usage).toMatchObject({input_tokens: wholeSum.last, output_tokens: wholeSum.output})
 
     const events: OpenAI.Responses.ResponseStreamEvent[] = []
     for await (const event of await openai.responses.create({...request, stream: true})) events.push(event)
@@ -150,14 +157,19 @@ describe('a paused turn (pause_turn) continued for translated clients', {timeout
     expect(streamCalls.every((c) => c.stream === true)).toBe(true)
     const streamSum = simUsageSum(streamCalls)
     expect(done.response.usage).toMatchObject({
-      input_tokens: streamSum.input,
+      input_tokens: streamSum.last,
       output_tokens: streamSum.output,
     })
 
     const rows = (await projectLogRows(base, 'pause-codex', 2)) as unknown as Row[]
     expect(rows.map((r) => [r.status, r.inputTokens, r.outputTokens, r.error])).toEqual([
-      [200, wholeSum.input, wholeSum.output, null],
-      [200, streamSum.input, streamSum.output, null],
+      [200, wholeSum.input, wholeSum.output, 'sim-messages paused the turn (pause_turn): continued 2 times'],
+      [
+        200,
+        streamSum.input,
+        streamSum.output,
+        'sim-messages paused the turn (pause_turn): continued 2 times',
+      ],
     ])
   })
 
@@ -181,7 +193,7 @@ describe('a paused turn (pause_turn) continued for translated clients', {timeout
     const wholeCalls = await messagesCalls()
     expectContinued(wholeCalls, 3)
     const wholeSum = simUsageSum(wholeCalls)
-    expect(whole.usageMetadata?.promptTokenCount).toBe(wholeSum.input)
+    expect(whole.usageMetadata?.promptTokenCount).toBe(wholeSum.last)
 
     const chunks = []
     for await (const chunk of await ai.models.generateContentStream(request)) chunks.push(chunk)
@@ -193,12 +205,17 @@ describe('a paused turn (pause_turn) continued for translated clients', {timeout
     const streamCalls = await messagesCalls()
     expectContinued(streamCalls, 3)
     const streamSum = simUsageSum(streamCalls)
-    expect(last.usageMetadata?.promptTokenCount).toBe(streamSum.input)
+    expect(last.usageMetadata?.promptTokenCount).toBe(streamSum.last)
 
     const rows = (await projectLogRows(base, 'pause-gemini', 2)) as unknown as Row[]
     expect(rows.map((r) => [r.status, r.inputTokens, r.outputTokens, r.error])).toEqual([
-      [200, wholeSum.input, wholeSum.output, null],
-      [200, streamSum.input, streamSum.output, null],
+      [200, wholeSum.input, wholeSum.output, 'sim-messages paused the turn (pause_turn): continued 3 times'],
+      [
+        200,
+        streamSum.input,
+        streamSum.output,
+        'sim-messages paused the turn (pause_turn): continued 3 times',
+      ],
     ])
   })
 
@@ -212,7 +229,7 @@ describe('a paused turn (pause_turn) continued for translated clients', {timeout
     const calls = await messagesCalls()
     expect(calls).toHaveLength(6)
     const sum = simUsageSum(calls)
-    expect(whole.usage).toMatchObject({input_tokens: sum.input, output_tokens: sum.output})
+    expect(whole.usage).toMatchObject({input_tokens: sum.last, output_tokens: sum.output})
 
     const events: OpenAI.Responses.ResponseStreamEvent[] = []
     for await (const event of await openai.responses.create({...request, stream: true})) events.push(event)

@@ -585,11 +585,16 @@ export interface StreamDecoder {
   end(): StreamEvent[]
   /**
    * Messages: the decoder of the continuation of an answer that paused (./pause.ts), numbering
-   * its blocks on from this one's and adding its usage to this one's.
+   * its blocks on from this one's and adding its output to this one's.
    */
   continuation?(): StreamDecoder
   /** Messages: the answer's content blocks as they came (with `CodecContext.keepContent`). */
   keptContent?(): unknown[]
+  /**
+   * Messages, a continuation's decoder: the prompts of the turn's earlier calls, billed but not in
+   * the usage the client is told (the log row adds them).
+   */
+  earlierInput?(): Usage | undefined
 }
 
 export interface StreamEncoder {

@@ -174,13 +174,31 @@ export class MessagesStreamDecoder implements StreamDecoder {
 
   /**
    * The decoder of the continuation of this paused answer (./pause.ts): its blocks numbered on
-   * from this one's, its usage added to this one's (each usage it reports is the turn's so far).
+   * from this one's, its output added to this one's (see {@link usageSoFar}).
    */
   continuation(): MessagesStreamDecoder {
     const decoder = new MessagesStreamDecoder(this.ctx)
     decoder.next = this.next
-    decoder.before = this.usageSoFar()
+    decoder.before = this.billedSoFar()
     return decoder
+  }
+
+  /**
+   * The prompts of this turn's earlier calls (each continuation sends the whole prompt again, and
+   * is billed so): not the client's context, so not in the usage it is told; the log row adds
+   * them. Undefined for a turn of one call.
+   */
+  earlierInput(): Usage | undefined {
+    const b = this.before
+    if (!b) return undefined
+    return {
+      inputTokens: b.inputTokens,
+      outputTokens: 0,
+      cacheReadTokens: b.cacheReadTokens,
+      cacheCreationTokens: b.cacheCreationTokens,
+      reasoningTokens: 0,
+      ...(b.cache1hTokens !== undefined ? {cache1hTokens: b.cache1hTokens} : {}),
+    }
   }
 
   /** The answer's content blocks as they came (with `ctx.keepContent`; otherwise none). */
@@ -204,8 +222,21 @@ export class MessagesStreamDecoder implements StreamDecoder {
     return out
   }
 
-  /** The counters as gwctl usage, after the answers before this one. */
+  /**
+   * The usage the client is told: this call's prompt (the context the conversation holds, which
+   * Codex and Gemini CLI compact by) and every call's output.
+   */
   private usageSoFar(): Usage {
+    const usage = countersUsage(this.counters)
+    const b = this.before
+    if (!b) return usage
+    usage.outputTokens += b.outputTokens
+    usage.reasoningTokens += b.reasoningTokens
+    return usage
+  }
+
+  /** Every call's usage so far, summed (what the turn was billed). */
+  private billedSoFar(): Usage {
     const usage = countersUsage(this.counters)
     const b = this.before
     if (!b) return usage

@@ -142,9 +142,26 @@ describe('a paused turn continued (pause_turn)', () => {
       {role: 'user', content: 'hi'},
       {role: 'assistant', content: [{type: 'text', text: 'Sure:'}, ...rest]},
     ])
+    // a forced search was used by the paused content: the continuation does not force it again
+    const forced = (choice: unknown) =>
+      JSON.parse(
+        continuationBody(
+          Buffer.from(
+            JSON.stringify({model: 'm', messages: [{role: 'user', content: 'q'}], tool_choice: choice}),
+          ),
+          paused,
+        ).toString(),
+      ).tool_choice
+    expect(forced({type: 'tool', name: 'web_search'})).toEqual({type: 'auto'})
+    expect(forced({type: 'any', disable_parallel_tool_use: true})).toEqual({
+      type: 'auto',
+      disable_parallel_tool_use: true,
+    })
+    expect(forced({type: 'auto'})).toEqual({type: 'auto'})
+    expect(forced(undefined)).toBeUndefined()
   })
 
-  it('joinAnswers: the content of both in order, the later stop, every count summed', () => {
+  it('joinAnswers: the content of both in order, the later stop, the later prompt and both outputs (the billed sum apart)', () => {
     expect(pausedAnswer({stop_reason: 'pause_turn'})).toBe(true)
     expect(pausedAnswer({stop_reason: 'end_turn'})).toBe(false)
     expect(pausedAnswer(null)).toBe(false)
@@ -183,14 +200,22 @@ describe('a paused turn continued (pause_turn)', () => {
       id: 'msg_1',
       content: [...paused, ...rest],
       stop_reason: 'end_turn',
+      // the client is told the context the conversation holds: the later call's prompt
       usage: {
-        input_tokens: 40,
-        cache_read_input_tokens: 8,
+        input_tokens: 30,
+        cache_read_input_tokens: 4,
         cache_creation_input_tokens: 2,
         output_tokens: 16,
         server_tool_use: {web_search_requests: 2},
         service_tier: 'standard',
       },
+    })
+    // what both calls were billed: every count summed (the log row's)
+    expect(sumCounts(first.usage, next.usage)).toMatchObject({
+      input_tokens: 40,
+      cache_read_input_tokens: 8,
+      cache_creation_input_tokens: 2,
+      output_tokens: 16,
     })
     expect(sumCounts({a: 1, b: {c: 2}}, {b: {c: 3, d: 1}, e: 'x'})).toEqual({a: 1, b: {c: 5, d: 1}, e: 'x'})
     // the joined answer, translated: both searches and the text, usage summed
@@ -203,7 +228,8 @@ describe('a paused turn continued (pause_turn)', () => {
       'web_search_call',
       'message',
     ])
-    expect(out.usage).toMatchObject({inputTokens: 40 + 8 + 2, outputTokens: 16})
+    // the client's usage: the later call's prompt (30 + 4 + 2), both outputs
+    expect(out.usage).toMatchObject({inputTokens: 30 + 4 + 2, outputTokens: 16})
   })
 
   it('a stream: the pause held back, the paused content kept as it came, the continuation in the same stream', () => {
@@ -258,9 +284,11 @@ describe('a paused turn continued (pause_turn)', () => {
     ])
     const completed = second.at(-1)
     expect(completed.response.status).toBe('completed')
-    // every call's tokens: input 10 + 4 and 30 + 4, output 7 and 9
-    expect(completed.response.usage).toMatchObject({input_tokens: 48, output_tokens: 16})
-    expect(t.usage.get()).toMatchObject({inputTokens: 48, outputTokens: 16, cacheReadTokens: 8})
+    // the client is told the later call's prompt (30 + 4) and both outputs (7 and 9); the row
+    // adds the earlier call's prompt (10 + 4)
+    expect(completed.response.usage).toMatchObject({input_tokens: 34, output_tokens: 16})
+    expect(t.usage.get()).toMatchObject({inputTokens: 34, outputTokens: 16})
+    expect(t.billedUsage()).toMatchObject({inputTokens: 48, outputTokens: 16})
   })
 
   it('a stream with the continuations spent (holdPause off): the pause ends the turn as before', () => {

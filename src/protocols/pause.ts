@@ -23,7 +23,7 @@ export const pausedAnswer = (body: unknown): boolean =>
 /**
  * The body of the continuation: the request that was sent (`sent`, its bytes) with `content`, the
  * turn's assistant content so far (every paused answer's blocks, as they came), as the last
- * assistant message. A request that ended with an assistant message of its own (a prefill) has
+ * assistant message, and a forced tool choice (satisfied by that content) as `auto`. A request that ended with an assistant message of its own (a prefill) has
  * the content added to it, so the turn stays one assistant message.
  */
 export function continuationBody(sent: Buffer, content: readonly unknown[]): Buffer {
@@ -42,6 +42,16 @@ export function continuationBody(sent: Buffer, content: readonly unknown[]): Buf
     messages[messages.length - 1] = {...last, content: [...own, ...content]}
   } else messages.push({role: 'assistant', content: [...content]})
   body.messages = messages
+  // a forced tool (a client that forced the search) was used by the paused content:
+  // forced again, the model would search again on every continuation
+  const choice = body.tool_choice as Json | undefined
+  if (choice && (choice.type === 'tool' || choice.type === 'any'))
+    body.tool_choice = {
+      type: 'auto',
+      ...(choice.disable_parallel_tool_use !== undefined
+        ? {disable_parallel_tool_use: choice.disable_parallel_tool_use}
+        : {}),
+    }
   return upstreamBytes(body)
 }
 
@@ -57,21 +67,35 @@ export function sumCounts(a: unknown, b: unknown): unknown {
   return out
 }
 
+/** The counts of a Messages usage that are the prompt's (the rest are the output's). */
+const PROMPT_COUNTS = new Set([
+  'input_tokens',
+  'cache_read_input_tokens',
+  'cache_creation_input_tokens',
+  'cache_creation',
+])
+
 /**
  * Two Messages answers of one turn as one: the first's id and model, the content of both in order,
- * the later one's stop, the usage summed (every upstream call's tokens: each continuation's input
- * holds the whole prompt again, and is billed so).
+ * the later one's stop. Its usage is what the client is told: the later call's prompt (the context
+ * the conversation holds, which Codex and Gemini CLI compact by) and both calls' output and
+ * searches. What the calls were billed, each continuation's input the whole prompt again, is
+ * {@link sumCounts} of their usages (the log row's).
  */
 export function joinAnswers(first: Json, next: Json): Json {
   const content = [
     ...(Array.isArray(first.content) ? first.content : []),
     ...(Array.isArray(next.content) ? next.content : []),
   ]
+  const before = isObj(first.usage) ? first.usage : {}
+  const usage: Json = isObj(next.usage) ? {...next.usage} : {}
+  for (const key of Object.keys(before))
+    if (!PROMPT_COUNTS.has(key)) usage[key] = key in usage ? sumCounts(before[key], usage[key]) : before[key]
   return {
     ...next,
     id: first.id ?? next.id,
     model: first.model ?? next.model,
     content,
-    usage: sumCounts(first.usage, next.usage),
+    usage,
   }
 }

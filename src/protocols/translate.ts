@@ -395,6 +395,19 @@ export function wellFormedEscapes(json: string): string {
   return json.replace(LONE_SURROGATE, '$1\\ufffd')
 }
 
+/** `usage` with the prompt counts of `earlier` added (a paused turn's earlier calls, ./pause.ts). */
+export function addPrompts(usage: Usage, earlier: Usage): Usage {
+  const sum: Usage = {
+    ...usage,
+    inputTokens: usage.inputTokens + earlier.inputTokens,
+    cacheReadTokens: usage.cacheReadTokens + earlier.cacheReadTokens,
+    cacheCreationTokens: usage.cacheCreationTokens + earlier.cacheCreationTokens,
+  }
+  if (usage.cache1hTokens !== undefined || earlier.cache1hTokens !== undefined)
+    sum.cache1hTokens = (usage.cache1hTokens ?? 0) + (earlier.cache1hTokens ?? 0)
+  return sum
+}
+
 /** Usage of an answer, from its IR events (each `usage` replaces the counts it names). */
 export class UsageCollector {
   private counts: Usage | undefined
@@ -632,6 +645,17 @@ export class StreamTranslator {
     this.truncating = true
     if (!this.finished) this.emit(this.decoder.end())
     return this.take()
+  }
+
+  /**
+   * The usage of the log row: what the client was told, and for a turn continued after a pause
+   * (./pause.ts) the prompts of its earlier calls too, billed but not in the client's context.
+   */
+  billedUsage(): Usage | undefined {
+    const usage = this.usage.get()
+    const earlier = this.decoder.earlierInput?.()
+    if (!usage || !earlier) return usage
+    return addPrompts(usage, earlier)
   }
 
   /**

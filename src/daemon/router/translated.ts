@@ -23,10 +23,10 @@ import {
   upstreamErrorMessage,
 } from '../../protocols/translate.js'
 import {contextOverflowError, readContextOverflow, saysOverflow} from '../../protocols/context-overflow.js'
-import type {CarryStore} from '../../protocols/ir.js'
+import type {CarryStore, Usage} from '../../protocols/ir.js'
 import {parseJsonBytes, utf8Bytes} from '../../protocols/json-bytes.js'
 import {decodeMessagesUsage} from '../../protocols/messages-stream.js'
-import {joinAnswers, MAX_CONTINUATIONS, pausedAnswer} from '../../protocols/pause.js'
+import {joinAnswers, MAX_CONTINUATIONS, pausedAnswer, sumCounts} from '../../protocols/pause.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
@@ -123,7 +123,26 @@ export interface PausedTurn {
   translator?: StreamTranslator
   /** Not a stream: the answers so far, joined (nothing was sent to the client yet). */
   answer?: Record<string, unknown>
+  /** Not a stream: the usages of the calls so far, summed (Anthropic's counts). */
+  billed?: unknown
 }
+
+/** The prompt counts of a continued JSON turn's every call (`billed`), over the client's `usage`. */
+function billedPrompts(usage: Usage, billed: unknown): Partial<Usage> {
+  const all = decodeMessagesUsage(billed)
+  return {
+    inputTokens: all.inputTokens,
+    cacheReadTokens: all.cacheReadTokens,
+    cacheCreationTokens: all.cacheCreationTokens,
+    ...(all.cache1hTokens !== undefined || usage.cache1hTokens !== undefined
+      ? {cache1hTokens: all.cache1hTokens ?? 0}
+      : {}),
+  }
+}
+
+/** The log row's note on a turn continued `count` times (its usage holds every call's prompt). */
+const continuedNote = (provider: string, count: number): string =>
+  `${provider} paused the turn (pause_turn): continued ${count} time${count === 1 ? '' : 's'}`
 
 /** The log row's note on a turn that paused again after the most continuations. */
 const pausedNote = (provider: string): string =>
@@ -270,16 +289,25 @@ export async function relayTranslated(
     }
     // a Messages upstream's turn that paused: joined to the answers before it, and continued while
     // the continuations last (nothing is added for an answer that did not pause: one comparison)
-    if (!failure && upFamily === 'messages' && (paused !== undefined || pausedAnswer(body))) {
-      if (paused?.answer) body = joinAnswers(paused.answer, body as Record<string, unknown>)
+    let billed: unknown
+    // (only a request that offered the search: the stream's rule, translate.ts `continuable`)
+    if (
+      !failure &&
+      upFamily === 'messages' &&
+      (paused !== undefined || (translation.client.request.webSearch !== undefined && pausedAnswer(body)))
+    ) {
+      const raw = body as Record<string, unknown>
+      // every call's usage, summed (the log row's); the client is told the last call's prompt
+      billed = paused ? sumCounts(paused.billed, raw.usage) : raw.usage
+      if (paused?.answer) body = joinAnswers(paused.answer, raw)
       const count = paused?.count ?? 0
       if (pausedAnswer(body)) {
         if (count < MAX_CONTINUATIONS) {
           const answer = body as Record<string, unknown>
-          return {paused: true, count: count + 1, content: answer.content as unknown[], answer}
+          return {paused: true, count: count + 1, content: answer.content as unknown[], answer, billed}
         }
         noteEstimate(result, pausedNote(provider.name))
-      }
+      } else if (paused) noteEstimate(result, continuedNote(provider.name, paused.count))
     }
     let out: ReturnType<typeof translateResponseText> | undefined
     if (!failure) {
@@ -315,6 +343,8 @@ export async function relayTranslated(
     // the id first: an object literal that starts with a spread and goes on with more members takes
     // µs on Node 20's V8
     result.usage = family === 'responses' ? {responseId: out.id, ...out.usage} : out.usage
+    // a continued turn: the row holds every call's prompt (the client, the last one's)
+    if (paused && out.usage) result.usage = {...result.usage, ...billedPrompts(out.usage, billed)}
     if (out.estimated) noteEstimate(result, estimatedUsageNote(provider.name, out.estimated))
     target.breaker?.recordSuccess()
     return
@@ -399,7 +429,7 @@ export async function relayTranslated(
     })
     body.on('error', (error) => resolve({error}))
   })
-  const usage = translator.usage.get()
+  const usage = translator.billedUsage()
   // a Responses client records the response id it was given (Codex's history): the row keys on it
   result.usage =
     usage && family === 'responses' && translator.id ? {responseId: translator.id, ...usage} : (usage ?? null)
@@ -439,6 +469,7 @@ export async function relayTranslated(
     }
   }
   if (translator.endedPaused && paused) noteEstimate(result, pausedNote(provider.name))
+  else if (paused) noteEstimate(result, continuedNote(provider.name, paused.count))
   if (translator.estimated) noteEstimate(result, estimatedUsageNote(provider.name, translator.estimated))
   target.breaker?.recordSuccess()
 }
@@ -469,7 +500,7 @@ async function continuationRefused(
         silent: false,
       }
     }
-    if (paused.answer) result.usage = decodeMessagesUsage(paused.answer.usage)
+    if (paused.billed !== undefined) result.usage = decodeMessagesUsage(paused.billed)
     return 'answer'
   }
   let said: string
