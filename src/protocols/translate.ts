@@ -682,6 +682,24 @@ export class StreamTranslator {
     this.resumed = true
   }
 
+  /**
+   * Ends the client's stream with the paused answer as the turn's end, the stop, usage and end that
+   * were held back given at last (its continuation was refused or failed: the searches and text so
+   * far are the client's answer, as after the most continuations; a client that sees an error
+   * would send the whole turn again, and its searches with it).
+   */
+  endAsPaused(): string {
+    this.holdPause = false
+    this.holding = false
+    this.paused = false
+    const usage = this.usage.get()
+    const events: StreamEvent[] = [{type: 'stop', reason: 'pause'}]
+    if (usage) events.push({type: 'usage', usage})
+    events.push({type: 'end'})
+    this.emit(events)
+    return this.take()
+  }
+
   /** Ends the client's stream with an error event (the upstream broke off: a network error). */
   fail(status: number, message: string): string {
     this.truncating = true

@@ -169,10 +169,16 @@ export function continuationFailed(
   }
   const message = `${target.provider.name}: the continuation of a paused turn failed: ${describeError(error, ctx.timeouts)}`
   if (!paused.translator) return {failedBeforeFirstByte: message, silent: isSilence(error)}
-  result.error = message
-  result.broken = true
   target.breaker?.recordFailure(message)
-  endStream(res, paused.translator.fail(502, message))
+  // the turn ends as it is (see continuationRefused)
+  endStream(res, paused.translator.endAsPaused())
+  noteEstimate(result, `${message}; the client got the turn as it was`)
+  const usage = paused.translator.billedUsage()
+  if (usage)
+    result.usage =
+      ctx.family === 'responses' && paused.translator.id
+        ? {responseId: paused.translator.id, ...usage}
+        : usage
   return undefined
 }
 
@@ -511,10 +517,17 @@ async function continuationRefused(
     said = `its error answer broke off: ${describeError(error, ctx.timeouts)}`
   }
   const message = `${provider.name}: the continuation of a paused turn: upstream answered ${status}: ${said}`
-  result.error = message
-  result.broken = true
   if (failure) target.breaker?.recordFailure(message)
   else target.breaker?.recordSuccess()
-  endStream(res, paused.translator.fail(status, message))
+  // the turn ends as it is: what streamed is the client's answer (an error event would have it
+  // send the whole turn again, its searches with it)
+  endStream(res, paused.translator.endAsPaused())
+  noteEstimate(result, `${message}; the client got the turn as it was`)
+  const usage = paused.translator.billedUsage()
+  if (usage)
+    result.usage =
+      ctx.family === 'responses' && paused.translator.id
+        ? {responseId: paused.translator.id, ...usage}
+        : usage
   return undefined
 }
