@@ -1091,13 +1091,16 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
   }
   for (const r of rows) {
     if (refusal(r)) continue
-    // with --quirk, a refusal the gateway learned and sent again past is what is being tested, and
-    // with `no-usage` the estimate of the usage the upstream did not report (every row has it)
+    // with --quirk, a refusal the gateway learned and sent again past is what is being tested, with
+    // `no-usage` the estimate of the usage the upstream did not report (every row has it), and with
+    // `pause-turn` the continuation of a paused turn
     const notes = r.error ? r.error.split('; ') : []
     const estimated = notes.some((n) => ESTIMATED.test(n))
     const tested = (n) =>
       (QUIRKS.length > 0 && /^\S+ refused .*: sent again/.test(n)) ||
-      (QUIRKS.includes('no-usage') && ESTIMATED.test(n))
+      (QUIRKS.includes('no-usage') && ESTIMATED.test(n)) ||
+      // `pause-turn`: the gateway continued the paused turn (its note, the row's usage every call's)
+      (QUIRKS.includes('pause-turn') && /^\S+ paused the turn \(pause_turn\): continued \d+ times?$/.test(n))
     if (r.status !== 200 || !notes.every(tested))
       problems.push(`gateway log: row ${r.id} is ${r.status} ${r.error ?? ''}`)
     if (QUIRKS.includes('no-usage') && r.status === 200 && !estimated)
@@ -1117,10 +1120,21 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
     if (!main) problems.push('gateway log: no row of the main call to compare the history with')
     else {
       // Responses and Gemini have no field for cache writes: their CLIs record none, the row keeps them
+      // a turn the gateway continued after a pause (`pause-turn`): the CLI was told the last call's
+      // prompt, the row holds every call's (what they were billed), so only the output must agree
+      const continued = /paused the turn \(pause_turn\): continued/.test(main.error ?? '')
+      const prompt = new Set(['input', 'cacheRead', 'cacheCreation'])
       const want = Object.fromEntries(
-        Object.entries(main.usage).filter(([k]) => agent.recordsCacheWrites || k !== 'cacheCreation'),
+        Object.entries(main.usage).filter(
+          ([k]) => (agent.recordsCacheWrites || k !== 'cacheCreation') && !(continued && prompt.has(k)),
+        ),
       )
-      problems.push(...diff(`history usage vs gateway row ${main.id}`, history.usage, want))
+      const told = continued
+        ? Object.fromEntries(Object.entries(history.usage).filter(([k]) => !prompt.has(k)))
+        : history.usage
+      if (continued)
+        notes.push("a continued turn: the CLI's prompt counts are the last call's, the row's every call's")
+      problems.push(...diff(`history usage vs gateway row ${main.id}`, told, want))
     }
   }
   return {ok: problems.length === 0, ms: result.ms, problems, notes, result}
