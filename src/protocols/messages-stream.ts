@@ -164,12 +164,12 @@ export class MessagesStreamDecoder implements StreamDecoder {
    * The answer's content blocks as they came, each with its deltas applied (`ctx.keepContent`: a
    * turn that may pause, see ./pause.ts); an input's JSON text is kept beside its block until read.
    */
-  private kept?: Array<{block: Json; json?: string}>
+  private kept?: Map<number, {block: Json; json?: string}>
   /** The usage of the answers of this turn before this one (a continuation's decoder). */
   private before?: Usage
 
   constructor(private readonly ctx?: CodecContext) {
-    if (ctx?.keepContent) this.kept = []
+    if (ctx?.keepContent) this.kept = new Map()
   }
 
   /**
@@ -204,9 +204,9 @@ export class MessagesStreamDecoder implements StreamDecoder {
   /** The answer's content blocks as they came (with `ctx.keepContent`; otherwise none). */
   keptContent(): Json[] {
     const out: Json[] = []
-    for (const entry of this.kept ?? []) {
-      if (!entry) continue
-      const {block, json} = entry
+    // (in the order the blocks started, which is their indexes' order; a map, not an array by
+    // the upstream's index, which a broken upstream could make a billion holes long)
+    for (const {block, json} of this.kept?.values() ?? []) {
       if (json === undefined || json === '') out.push(block)
       else {
         let input: unknown
@@ -258,10 +258,10 @@ export class MessagesStreamDecoder implements StreamDecoder {
     if (start) {
       // an input streamed as JSON text: a tool call's, a server tool's
       const streamed = start.type === 'tool_use' || start.type === 'server_tool_use'
-      kept[upstream] = {block: {...start}, ...(streamed ? {json: ''} : {})}
+      kept.set(upstream, {block: {...start}, ...(streamed ? {json: ''} : {})})
       return
     }
-    const entry = kept[upstream]
+    const entry = kept.get(upstream)
     if (!entry || !d) return
     const block = entry.block
     if (d.type === 'text_delta' && typeof d.text === 'string') block.text = String(block.text ?? '') + d.text
