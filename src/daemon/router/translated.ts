@@ -101,8 +101,8 @@ function answerHeaders(
   return headers
 }
 
-/** Adds the estimate's note to the row's (an answer after a fallback keeps why it fell back). */
-function noteEstimate(result: RelayContext['result'], note: string): void {
+/** Adds a note to the row's (an estimate, a continued turn; an answer after a fallback keeps why it fell back). */
+function addNote(result: RelayContext['result'], note: string): void {
   result.error = result.error ? `${result.error}; ${note}` : note
 }
 
@@ -159,7 +159,7 @@ export function continuationFailed(
   paused: PausedTurn,
   error: unknown,
 ): FailedBeforeFirstByte | undefined {
-  const {result, res} = ctx
+  const {result} = ctx
   if (ctx.clientGone.aborted) {
     result.clientAborted = true
     result.error = 'client closed the connection'
@@ -170,16 +170,33 @@ export function continuationFailed(
   const message = `${target.provider.name}: the continuation of a paused turn failed: ${describeError(error, ctx.timeouts)}`
   if (!paused.translator) return {failedBeforeFirstByte: message, silent: isSilence(error)}
   target.breaker?.recordFailure(message)
-  // the turn ends as it is (see continuationRefused)
-  endStream(res, paused.translator.endAsPaused())
-  noteEstimate(result, `${message}; the client got the turn as it was`)
-  const usage = paused.translator.billedUsage()
-  if (usage)
-    result.usage =
-      ctx.family === 'responses' && paused.translator.id
-        ? {responseId: paused.translator.id, ...usage}
-        : usage
+  endAsItIs(ctx, paused.translator, message)
   return undefined
+}
+
+/**
+ * The log row's usage of a translated stream: every call's (./pause.ts), and for a Responses
+ * client the response id it was given (Codex's history): the row keys on it.
+ */
+function streamRowUsage(
+  family: RelayContext['family'],
+  translator: StreamTranslator,
+): RelayContext['result']['usage'] {
+  const usage = translator.billedUsage()
+  return usage && family === 'responses' && translator.id
+    ? {responseId: translator.id, ...usage}
+    : (usage ?? null)
+}
+
+/**
+ * A paused turn whose continuation was refused or failed (`message`) ends as it is: what streamed
+ * is the client's answer (an error event would have it send the whole turn again, its searches
+ * with it), and the row says why.
+ */
+function endAsItIs(ctx: RelayContext, translator: StreamTranslator, message: string): void {
+  endStream(ctx.res, translator.endAsPaused())
+  addNote(ctx.result, `${message}; the client got the turn as it was`)
+  ctx.result.usage = streamRowUsage(ctx.family, translator)
 }
 
 /** Ends a translated stream with its last text (nothing when the client left). */
@@ -312,8 +329,8 @@ export async function relayTranslated(
           const answer = body as Record<string, unknown>
           return {paused: true, count: count + 1, content: answer.content as unknown[], answer, billed}
         }
-        noteEstimate(result, pausedNote(provider.name))
-      } else if (paused) noteEstimate(result, continuedNote(provider.name, paused.count))
+        addNote(result, pausedNote(provider.name))
+      } else if (paused) addNote(result, continuedNote(provider.name, paused.count))
     }
     let out: ReturnType<typeof translateResponseText> | undefined
     if (!failure) {
@@ -351,7 +368,7 @@ export async function relayTranslated(
     result.usage = family === 'responses' ? {responseId: out.id, ...out.usage} : out.usage
     // a continued turn: the row holds every call's prompt (the client, the last one's)
     if (paused && out.usage) result.usage = {...result.usage, ...billedPrompts(out.usage, billed)}
-    if (out.estimated) noteEstimate(result, estimatedUsageNote(provider.name, out.estimated))
+    if (out.estimated) addNote(result, estimatedUsageNote(provider.name, out.estimated))
     target.breaker?.recordSuccess()
     return
   }
@@ -435,10 +452,7 @@ export async function relayTranslated(
     })
     body.on('error', (error) => resolve({error}))
   })
-  const usage = translator.billedUsage()
-  // a Responses client records the response id it was given (Codex's history): the row keys on it
-  result.usage =
-    usage && family === 'responses' && translator.id ? {responseId: translator.id, ...usage} : (usage ?? null)
+  result.usage = streamRowUsage(family, translator)
   if (broken && (ctx.clientGone.aborted || result.clientAborted || res.destroyed)) {
     result.clientAborted = true
     result.error = 'client closed the connection'
@@ -474,9 +488,9 @@ export async function relayTranslated(
       translator,
     }
   }
-  if (translator.endedPaused && paused) noteEstimate(result, pausedNote(provider.name))
-  else if (paused) noteEstimate(result, continuedNote(provider.name, paused.count))
-  if (translator.estimated) noteEstimate(result, estimatedUsageNote(provider.name, translator.estimated))
+  if (translator.endedPaused && paused) addNote(result, pausedNote(provider.name))
+  else if (paused) addNote(result, continuedNote(provider.name, paused.count))
+  if (translator.estimated) addNote(result, estimatedUsageNote(provider.name, translator.estimated))
   target.breaker?.recordSuccess()
 }
 
@@ -495,7 +509,7 @@ async function continuationRefused(
   paused: PausedTurn,
   redact: (text: string) => string,
 ): Promise<FailedBeforeFirstByte | undefined | 'answer'> {
-  const {result, res} = ctx
+  const {result} = ctx
   const provider = target.provider
   const failure = status >= 500 || status === 429
   if (!paused.translator) {
@@ -519,15 +533,6 @@ async function continuationRefused(
   const message = `${provider.name}: the continuation of a paused turn: upstream answered ${status}: ${said}`
   if (failure) target.breaker?.recordFailure(message)
   else target.breaker?.recordSuccess()
-  // the turn ends as it is: what streamed is the client's answer (an error event would have it
-  // send the whole turn again, its searches with it)
-  endStream(res, paused.translator.endAsPaused())
-  noteEstimate(result, `${message}; the client got the turn as it was`)
-  const usage = paused.translator.billedUsage()
-  if (usage)
-    result.usage =
-      ctx.family === 'responses' && paused.translator.id
-        ? {responseId: paused.translator.id, ...usage}
-        : usage
+  endAsItIs(ctx, paused.translator, message)
   return undefined
 }
