@@ -479,10 +479,31 @@ export interface CarryStore {
   set(key: string, parts: Part[]): void
 }
 
-/** What every codec's functions may be given. */
 /** How a Messages upstream is asked to think: `enabled` with a budget, or `adaptive` with an effort. */
 export type ThinkingForm = 'adaptive' | 'enabled'
 
+/**
+ * How a Messages upstream's model is asked not to think: `omit`, no `thinking` (off by default:
+ * Claude 4.x); `disabled`, `thinking.type: disabled` (Sonnet 5, Opus 5, Haiku 5.5: on by
+ * default); `between_tools`, its lowest setting (Sonnet 5.5, which refuses `disabled`); `low`,
+ * an `output_config.effort` of low (Opus 5.5, Fable, Mythos: thinking cannot be turned off).
+ */
+export type ThinkingOff = 'omit' | 'disabled' | 'between_tools' | 'low'
+
+/** What a Messages upstream's refusals taught of its model, beyond its thinking form. */
+export interface ClaudeLearned {
+  /** How it is asked not to think (its refusal of another way, or of thinking beside a forced tool). */
+  thinkingOff?: ThinkingOff
+  /** It refuses a forced `tool_choice` (`any`, `tool`): sent as `auto`, the tool named in the prompt. */
+  noForcedTools?: boolean
+  /**
+   * It refused a thinking block bound to another conversation's prefix: thinking blocks go with
+   * `block_binding.prefix_mismatch_behavior: drop_block` (and its beta header).
+   */
+  dropUnboundThinking?: boolean
+}
+
+/** What every codec's functions may be given. */
 export interface CodecContext {
   /** Kept opaque state for protocols with no field to carry it (chat clients). */
   carry?: CarryStore
@@ -491,6 +512,8 @@ export interface CodecContext {
    * daemon/router/adaptations.ts), over what its name says (`claudeThinking`).
    */
   thinkingForm?: ThinkingForm
+  /** Messages upstreams: what refusals taught of the model beyond its thinking form. */
+  claude?: ClaudeLearned
   /** Makes ids for things the source had none for (Gemini tool calls, responses). */
   newId?: (prefix: string) => string
   /**

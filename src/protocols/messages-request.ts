@@ -12,6 +12,7 @@ import type {
   Request,
   TextPart,
   ThinkingForm,
+  ThinkingOff,
   ToolChoice,
   ToolResultPart,
   WebSearchTool,
@@ -244,9 +245,6 @@ function thinkingAndMax(request: Request): {budget?: number; maxTokens: number} 
   let budget =
     !r || r.disabled ? undefined : (r.budgetTokens ?? (r.effort ? effortBudget(r.effort) : undefined))
   if (budget !== undefined) budget = Math.max(MIN_BUDGET, budget)
-  // A forced tool choice and thinking cannot go together.
-  const forced = request.toolChoice?.type
-  if (forced === 'required' || forced === 'tool' || forced === 'web_search') budget = undefined
   if (request.maxTokens === undefined)
     return {
       budget,
@@ -277,6 +275,25 @@ export interface ClaudeThinking {
    * deprecated for this model."); its thinking text is omitted unless `display` asks for it.
    */
   only: boolean
+  /**
+   * How it is asked not to think ({@link ThinkingOff}). Claude 5 thinks when `thinking` is left
+   * out; Sonnet 5, Opus 5 and Haiku 5.5 take `disabled`, Sonnet 5.5 only `between_tools`
+   * ("\"thinking.type.disabled\" is not supported for this model. Use
+   * \"thinking.type.between_tools\" ..."), and Opus 5.5, Fable and Mythos cannot stop thinking at
+   * all: a low effort is the least.
+   */
+  off: ThinkingOff
+  /**
+   * It refuses a forced `tool_choice` (Opus and Sonnet 5.5, Fable and Mythos 5.1: "tool_choice:
+   * type \"tool\" and \"any\" are not supported for this model.").
+   */
+  noForcedTools: boolean
+  /**
+   * It binds a thinking block to the conversation before it (Fable 5.1, Opus, Sonnet and Haiku
+   * 5.5): a block sent back after a history that changed is a 400 unless the request says to drop
+   * it.
+   */
+  prefixBinding: boolean
 }
 
 /**
@@ -284,28 +301,43 @@ export interface ClaudeThinking {
  * OpenRouter write them (`claude-opus-4-7`, `anthropic.claude-opus-4-7-v1:0`,
  * `claude-opus-4-7@20260416`, `anthropic/claude-opus-4.7`). A date is no version
  * (`claude-opus-4-20250514` is Opus 4, `claude-3-7-sonnet-20250219` an older Sonnet). Any other
- * name (an older Claude, another vendor's Anthropic-compatible server, an alias) gets neither:
+ * name (an older Claude, another vendor's Anthropic-compatible server, an alias) gets none of it:
  * `enabled` with a budget, which they all take, until a refusal teaches otherwise
- * (daemon/router/adaptations.ts).
+ * (daemon/router/adaptations.ts). A Claude after 5 is taken as the most restrictive 5.x.
  */
 export function claudeThinking(model: string): ClaudeThinking {
   const known = claudeNames.get(model)
   if (known) return known
   const m = CLAUDE_NAME.exec(model)
-  let only = false
-  let adaptive = false
+  const result: ClaudeThinking = {
+    adaptive: false,
+    only: false,
+    off: 'omit',
+    noForcedTools: false,
+    prefixBinding: false,
+  }
   if (m) {
     const family = m[1].toLowerCase()
     const major = m[2] === undefined ? undefined : Number(m[2])
     const minor = m[3] === undefined ? 0 : Number(m[3])
-    only =
-      family === 'fable' ||
-      family === 'mythos' ||
-      (major !== undefined && major >= 5) ||
-      (family === 'opus' && major === 4 && minor >= 7)
-    adaptive = only || ((family === 'opus' || family === 'sonnet') && major === 4 && minor >= 6)
+    const named = family === 'fable' || family === 'mythos'
+    const five = major === 5
+    const later = major !== undefined && major > 5
+    result.only =
+      named || (major !== undefined && major >= 5) || (family === 'opus' && major === 4 && minor >= 7)
+    result.adaptive = result.only || ((family === 'opus' || family === 'sonnet') && major === 4 && minor >= 6)
+    if (named || later) result.off = 'low'
+    else if (five)
+      result.off =
+        family === 'sonnet' && minor >= 5
+          ? 'between_tools'
+          : family === 'opus' && minor >= 5
+            ? 'low'
+            : 'disabled'
+    result.noForcedTools =
+      later || (five && (named ? minor >= 1 : (family === 'opus' || family === 'sonnet') && minor >= 5))
+    result.prefixBinding = later || (five && (family === 'fable' ? minor >= 1 : !named && minor >= 5))
   }
-  const result = {adaptive, only}
   if (claudeNames.size >= 256) claudeNames.clear()
   claudeNames.set(model, result)
   return result
@@ -349,6 +381,47 @@ function thinkingFields(request: Request, budget: number, form: ThinkingForm): R
   }
 }
 
+/** Whether a tool choice forces a call (`any`, a named tool, the web search). */
+const forcing = (c: ToolChoice | undefined): boolean =>
+  c?.type === 'required' || c?.type === 'tool' || c?.type === 'web_search'
+
+/**
+ * The line that asks in the prompt for the call a model that refuses a forced `tool_choice`
+ * cannot be made to give (its choice goes as `auto`).
+ */
+function forcedCallText(choice: ToolChoice | undefined, jsonTool: boolean): string {
+  if (jsonTool)
+    return `Give your answer by calling the ${JSON_ANSWER_TOOL} tool with it, and write no other text.`
+  if (choice?.type === 'tool') return `In this answer, call the tool ${choice.name}.`
+  if (choice?.type === 'web_search') return 'In this answer, search the web first.'
+  return 'In this answer, call one of the tools.'
+}
+
+/** The fields that ask a model not to think, as it takes that ({@link ThinkingOff}). */
+function offFields(off: ThinkingOff): Record<string, unknown> {
+  if (off === 'disabled') return {thinking: {type: 'disabled'}}
+  if (off === 'between_tools') return {thinking: {type: 'between_tools'}}
+  if (off === 'low') return {output_config: {effort: 'low'}}
+  return {}
+}
+
+/** Whether the turns send back a thinking block. */
+const sendsThinking = (turns: Array<{role: string; content: Json[]}>): boolean =>
+  turns.some(
+    (t) =>
+      t.role === 'assistant' &&
+      t.content.some((b) => b.type === 'thinking' || b.type === 'redacted_thinking'),
+  )
+
+/**
+ * Anthropic's setting that drops a thinking block bound to another conversation (and every later
+ * one) rather than refusing the request: a translated history is the client's, which it may have
+ * compacted or edited, and its tools may change between turns (Codex's deferred tools), each of
+ * which breaks the binding. Its beta header goes with it (translate.ts, `SentRequest.beta`).
+ */
+export const BLOCK_BINDING = {prefix_mismatch_behavior: 'drop_block'}
+export const BLOCK_BINDING_BETA = 'thinking-binding-controls-2026-08-01'
+
 export function encodeMessagesRequest(
   request: Request,
   model: string,
@@ -356,15 +429,26 @@ export function encodeMessagesRequest(
 ): Record<string, unknown> {
   const turns = encodeTurns(request)
   const system = request.system.filter((p) => p.text !== '').map(textBlock)
+  const claude = claudeThinking(model)
+  const learned = ctx?.claude
   const jsonTool = jsonAnswerTool(request)
+  // a model that refuses a forced tool choice (Claude 5.5) gets `auto`, and the call asked for in
+  // the prompt
+  const unforce =
+    (claude.noForcedTools || learned?.noForcedTools === true) && (!!jsonTool || forcing(request.toolChoice))
+  const forced = !unforce && (!!jsonTool || forcing(request.toolChoice))
   // kept beside the forced call: an Anthropic-compatible server that ignores `tool_choice` still
   // reads what to answer
-  const instruction = jsonInstructionText(request.responseFormat)
+  const instruction = unforce && jsonTool ? undefined : jsonInstructionText(request.responseFormat)
   if (instruction) system.push({type: 'text', text: instruction})
+  if (unforce) system.push({type: 'text', text: forcedCallText(request.toolChoice, !!jsonTool)})
   if (!hasCacheMarks(request)) addCacheMarks(system, turns)
   let {budget, maxTokens} = thinkingAndMax(request)
-  // a forced tool call and thinking cannot go together
-  if (budget !== undefined && (jsonTool || thinkingWouldBreak(turns))) budget = undefined
+  const form = ctx?.thinkingForm ?? (claude.adaptive ? 'adaptive' : 'enabled')
+  // a forced tool call and thinking cannot go together; nor thinking `enabled` and a tool loop
+  // whose turns hold no Anthropic-signed thinking
+  const breaks = thinkingWouldBreak(turns)
+  if (budget !== undefined && (forced || breaks)) budget = undefined
   const tools: unknown[] = jsonTool
     ? [jsonTool]
     : [
@@ -376,13 +460,14 @@ export function encodeMessagesRequest(
         ...(request.builtinTools ?? []).filter((t) => t.family === 'messages').map((t) => t.raw),
         ...(request.webSearch ? [webSearchTool(request.webSearch)] : []),
       ]
-  const toolChoice = jsonTool
-    ? {type: 'tool', name: JSON_ANSWER_TOOL, disable_parallel_tool_use: true}
-    : tools.length
-      ? encodeToolChoice(request.toolChoice, request.parallelToolCalls)
-      : undefined
-  const claude = claudeThinking(model)
-  const form = ctx?.thinkingForm ?? (claude.adaptive ? 'adaptive' : 'enabled')
+  const toolChoice =
+    jsonTool && !unforce
+      ? {type: 'tool', name: JSON_ANSWER_TOOL, disable_parallel_tool_use: true}
+      : jsonTool
+        ? {type: 'auto', disable_parallel_tool_use: true}
+        : tools.length
+          ? encodeToolChoice(unforce ? {type: 'auto'} : request.toolChoice, request.parallelToolCalls)
+          : undefined
   // thinking takes no sampling settings; Opus 4.7 on take none at all (unless the model refused
   // adaptive thinking: then its name said wrong)
   const sampling =
@@ -398,6 +483,29 @@ export function encodeMessagesRequest(
   // gets Claude Code's own default, which the thinking of a high effort leaves room in
   else if (budget !== undefined && form === 'adaptive' && request.maxTokens === undefined)
     maxTokens = Math.max(maxTokens, ADAPTIVE_MAX_TOKENS)
+  let thinking: Record<string, unknown> | undefined
+  if (budget !== undefined) thinking = thinkingFields(request, budget, form)
+  else {
+    // a model that thinks unless told not to (Claude 5) is told, as it takes it, where the client
+    // turned reasoning off or thinking cannot go with the request (a forced call, a tool loop
+    // without signed thinking); a client that said nothing gets the model's own default
+    const off = learned?.thinkingOff ?? claude.off
+    if (off !== 'omit' && (request.reasoning?.disabled === true || forced || breaks))
+      thinking = offFields(off)
+  }
+  // thinking blocks sent back to a model that binds them to the conversation: a block whose
+  // history changed is dropped, not refused (`between_tools` takes no other field)
+  if (
+    (claude.prefixBinding || learned?.dropUnboundThinking === true) &&
+    (thinking?.thinking as Json | undefined)?.type !== 'between_tools' &&
+    (thinking?.thinking as Json | undefined)?.type !== 'disabled' &&
+    sendsThinking(turns)
+  ) {
+    const own = thinking?.thinking as Json | undefined
+    // (left out, thinking is adaptive on these models: said, it takes the setting)
+    if (own || claude.off !== 'omit')
+      thinking = {...thinking, thinking: {...(own ?? {type: 'adaptive'}), block_binding: BLOCK_BINDING}}
+  }
   return {
     model,
     max_tokens: maxTokens,
@@ -405,7 +513,7 @@ export function encodeMessagesRequest(
     messages: turns,
     ...(tools.length ? {tools} : {}),
     ...(toolChoice ? {tool_choice: toolChoice} : {}),
-    ...(budget !== undefined ? thinkingFields(request, budget, form) : {}),
+    ...thinking,
     ...sampling,
     ...(request.stop?.length ? {stop_sequences: request.stop} : {}),
     ...(request.user ? {metadata: {user_id: request.user}} : {}),

@@ -716,7 +716,32 @@ describe("messages encodeRequest: Anthropic's current models (adaptive thinking,
       ['opus', false, false],
     ]
     for (const [name, adaptive, only] of table)
-      expect([name, claudeThinking(name)]).toEqual([name, {adaptive, only}])
+      expect([name, claudeThinking(name)]).toMatchObject([name, {adaptive, only}])
+  })
+
+  it('reads how a Claude 5 model is told not to think, and whether it takes a forced tool or binds its thinking', () => {
+    const table: Array<[string, string, boolean, boolean]> = [
+      // name, off, noForcedTools, prefixBinding
+      ['claude-opus-4-8', 'omit', false, false],
+      ['claude-sonnet-4-6', 'omit', false, false],
+      ['claude-sonnet-5', 'disabled', false, false],
+      ['claude-opus-5', 'disabled', false, false],
+      ['claude-opus-5-20260601', 'disabled', false, false],
+      ['claude-haiku-5-5', 'disabled', false, true],
+      ['claude-sonnet-5-5', 'between_tools', true, true],
+      ['anthropic/claude-sonnet-5.5', 'between_tools', true, true],
+      ['claude-opus-5-5', 'low', true, true],
+      ['us.anthropic.claude-opus-5-5-v1:0', 'low', true, true],
+      ['claude-fable-5', 'low', false, false],
+      ['claude-fable-5-1', 'low', true, true],
+      ['claude-mythos-5-1', 'low', true, false],
+      ['claude-mythos-preview', 'low', false, false],
+      // a later Claude: taken as the most restrictive 5.x
+      ['claude-sonnet-6', 'low', true, true],
+      ['glm-4.6', 'omit', false, false],
+    ]
+    for (const [name, off, noForcedTools, prefixBinding] of table)
+      expect([name, claudeThinking(name)]).toMatchObject([name, {off, noForcedTools, prefixBinding}])
   })
 
   const codex: Request = {
@@ -783,6 +808,117 @@ describe("messages encodeRequest: Anthropic's current models (adaptive thinking,
       expect(body.thinking).toEqual({type: 'enabled', budget_tokens: 24000})
       expect(body).not.toHaveProperty('output_config')
     }
+  })
+
+  const tools = [{name: 'f', parameters: {type: 'object'}}]
+  const loop: Request = {
+    ...codex,
+    tools,
+    messages: [
+      user('hi'),
+      {role: 'assistant', parts: [{type: 'tool_call', id: 'toolu_1', name: 'f', arguments: '{}'}]},
+      {role: 'user', parts: [{type: 'tool_result', callId: 'toolu_1', content: [{type: 'text', text: 'o'}]}]},
+    ],
+  }
+  const signed: Request = {
+    ...loop,
+    messages: [
+      loop.messages[0],
+      {
+        role: 'assistant',
+        parts: [
+          {type: 'reasoning', text: 'plan', signature: {family: 'messages', value: 'sig'}},
+          ...loop.messages[1].parts,
+        ],
+      },
+      loop.messages[2],
+    ],
+  }
+
+  it('Claude 5: a client that turns thinking off gets the way the model takes it; one that says nothing, its default', () => {
+    const off = {...codex, reasoning: {disabled: true}}
+    expect(encode(off, 'claude-sonnet-5').thinking).toEqual({type: 'disabled'})
+    expect(encode(off, 'claude-haiku-5-5').thinking).toEqual({type: 'disabled'})
+    expect(encode(off, 'claude-sonnet-5-5').thinking).toEqual({type: 'between_tools'})
+    // Opus 5.5 cannot stop thinking: the least it thinks
+    const opus = encode(off, 'claude-opus-5-5')
+    expect(opus).not.toHaveProperty('thinking')
+    expect(opus.output_config).toEqual({effort: 'low'})
+    // Opus 4.8 is off when nothing is said
+    expect(encode(off, 'claude-opus-4-8')).not.toHaveProperty('thinking')
+    // nothing said: the model's default, not a setting
+    for (const model of ['claude-sonnet-5', 'claude-opus-5-5', 'claude-sonnet-5-5']) {
+      const body = encode({...codex, reasoning: undefined}, model)
+      expect(body).not.toHaveProperty('thinking')
+      expect(body).not.toHaveProperty('output_config')
+      expect(body).not.toHaveProperty('temperature')
+    }
+    // a learned way wins over the name
+    expect(encode(off, 'corp-claude', {claude: {thinkingOff: 'between_tools'}}).thinking).toEqual({
+      type: 'between_tools',
+    })
+  })
+
+  it('Claude 5.5: a forced tool choice goes as auto, the call asked for in the prompt, thinking kept', () => {
+    const forced = {...codex, tools, toolChoice: {type: 'tool', name: 'f'} as const}
+    const body = encode(forced, 'claude-opus-5-5')
+    expect(body.tool_choice).toEqual({type: 'auto'})
+    expect(body.system.at(-1).text).toBe('In this answer, call the tool f.')
+    expect(body.thinking).toEqual({type: 'adaptive', display: 'summarized'})
+    expect(encode({...forced, toolChoice: {type: 'required'}}, 'claude-sonnet-5-5')).toMatchObject({
+      tool_choice: {type: 'auto'},
+    })
+    // learned from a refusal, for a name that says nothing
+    expect(encode(forced, 'corp-claude', {claude: {noForcedTools: true}}).tool_choice).toEqual({type: 'auto'})
+    // a model that takes forcing but thinks by default is told not to think beside it
+    const sonnet5 = encode(forced, 'claude-sonnet-5')
+    expect(sonnet5.tool_choice).toEqual({type: 'tool', name: 'f'})
+    expect(sonnet5.thinking).toEqual({type: 'disabled'})
+    expect(sonnet5).not.toHaveProperty('output_config')
+    // Opus 4.8 is off when nothing is said: nothing to say
+    expect(encode(forced, 'claude-opus-4-8')).not.toHaveProperty('thinking')
+  })
+
+  it('Claude 5.5: a JSON answer goes through json_answer offered, not forced, with the call asked for', () => {
+    const json: Request = {...base, messages: [user('route this')], responseFormat: {type: 'json_object'}}
+    const body = encode(json, 'claude-opus-5-5')
+    expect(body.tools.map((t: {name: string}) => t.name)).toEqual(['json_answer'])
+    expect(body.tool_choice).toEqual({type: 'auto', disable_parallel_tool_use: true})
+    expect(body.system.map((b: {text: string}) => b.text)).toEqual([
+      'Give your answer by calling the json_answer tool with it, and write no other text.',
+    ])
+    // elsewhere it is forced, as before, the JSON instruction beside it
+    const forced = encode(json, 'claude-sonnet-5')
+    expect(forced.tool_choice).toEqual({type: 'tool', name: 'json_answer', disable_parallel_tool_use: true})
+    expect(forced.system[0].text).toBe('Respond with one JSON object only, with no other text.')
+    expect(forced.thinking).toEqual({type: 'disabled'})
+  })
+
+  it('a tool loop without signed thinking: thinking off as the model takes it; signed thinking kept, bound or not', () => {
+    expect(encode(loop, 'claude-sonnet-5').thinking).toEqual({type: 'disabled'})
+    expect(encode(loop, 'claude-opus-4-8')).not.toHaveProperty('thinking')
+    // Opus 5.5 binds the blocks it gets back: one whose conversation changed is dropped, not refused
+    const bound = encode(signed, 'claude-opus-5-5')
+    expect(bound.thinking).toEqual({
+      type: 'adaptive',
+      display: 'summarized',
+      block_binding: {prefix_mismatch_behavior: 'drop_block'},
+    })
+    expect(bound.messages[1].content[0]).toEqual({type: 'thinking', thinking: 'plan', signature: 'sig'})
+    // thinking left out on such a model: said adaptive, with the setting
+    expect(encode({...signed, reasoning: undefined}, 'claude-haiku-5-5').thinking).toEqual({
+      type: 'adaptive',
+      block_binding: {prefix_mismatch_behavior: 'drop_block'},
+    })
+    // between_tools takes no other field; a model that does not bind gets none
+    expect(encode({...signed, reasoning: {disabled: true}}, 'claude-sonnet-5-5').thinking).toEqual({
+      type: 'between_tools',
+    })
+    expect(encode(signed, 'claude-opus-4-8').thinking).not.toHaveProperty('block_binding')
+    // learned for a name that says nothing
+    expect(encode(signed, 'corp-claude', {claude: {dropUnboundThinking: true}}).thinking).toMatchObject({
+      block_binding: {prefix_mismatch_behavior: 'drop_block'},
+    })
   })
 
   it('the form a refusal taught wins over the name', () => {

@@ -18,6 +18,7 @@ import {
 import {geminiCodec, searchesBesideFunctions} from './gemini.js'
 import {clientToolName, renameTools, upstreamToolNames} from './tool-names.js'
 import type {
+  ClaudeLearned,
   Codec,
   CodecContext,
   Family,
@@ -43,7 +44,7 @@ import {
 } from './ir.js'
 import {parseJsonBytes, utf8Bytes} from './json-bytes.js'
 import {messagesCodec} from './messages.js'
-import {jsonAnswerTool} from './messages-request.js'
+import {BLOCK_BINDING_BETA, jsonAnswerTool} from './messages-request.js'
 import {responsesCodec} from './responses.js'
 import {ChunkText} from './sse-template.js'
 
@@ -137,7 +138,9 @@ export function encodeUpstreamRequest(
   const body = codec.encodeRequest(
     names ? renameTools(request, names) : request,
     model,
-    adapt?.thinking ? {...ctx, thinkingForm: adapt.thinking} : ctx,
+    adapt?.thinking || adapt?.claude
+      ? {...ctx, thinkingForm: adapt.thinking ?? ctx.thinkingForm, claude: adapt.claude}
+      : ctx,
   )
   if (adapt) adaptBody(body, adapt, client.request.responseFormat)
   const max = body.max_tokens ?? body.max_completion_tokens
@@ -165,10 +168,17 @@ export function encodeUpstreamRequest(
   }
   // a Messages `thinking.type`, and whether it asked for the thinking's text (set after the
   // literal: no spread more on every other request)
-  const thinking = body.thinking as {type?: unknown; display?: unknown} | undefined
-  if (upstream === 'messages' && thinking) {
-    if (thinking.type === 'adaptive' || thinking.type === 'enabled') sent.thinking = thinking.type
-    if (thinking.display !== undefined) sent.thinkingDisplay = true
+  const thinking = body.thinking as {type?: unknown; display?: unknown; block_binding?: unknown} | undefined
+  if (upstream === 'messages') {
+    if (thinking) {
+      if (thinking.type === 'adaptive' || thinking.type === 'enabled') sent.thinking = thinking.type
+      else if (thinking.type === 'disabled' || thinking.type === 'between_tools')
+        sent.thinkingOff = thinking.type
+      if (thinking.display !== undefined) sent.thinkingDisplay = true
+      if (thinking.block_binding !== undefined) sent.beta = BLOCK_BINDING_BETA
+    }
+    const choice = (body.tool_choice as {type?: unknown} | undefined)?.type
+    if (choice === 'any' || choice === 'tool') sent.forcedTool = true
   }
   return {body: upstreamBytes(body), path: codec.path(model, client.request.stream), sent}
 }
@@ -195,6 +205,12 @@ export interface SentRequest {
   thinking?: ThinkingForm
   /** Messages `thinking.display` was sent. */
   thinkingDisplay?: boolean
+  /** Messages: thinking turned off by `thinking.type` (`disabled`, `between_tools`). */
+  thinkingOff?: 'disabled' | 'between_tools'
+  /** Messages: a forced `tool_choice` (`any`, `tool`) was sent. */
+  forcedTool?: boolean
+  /** Messages: the `anthropic-beta` header the request needs (`thinking.block_binding`'s). */
+  beta?: string
   /** It offered the upstream's web search beside functions, not forced ({@link optionalSearch}). */
   optionalSearch?: boolean
 }
@@ -254,6 +270,8 @@ export interface UpstreamAdaptation {
    * server without a vision projector): each goes as a line that says what was there.
    */
   media?: RefusedMedia
+  /** Messages: what refusals taught of the model beyond its thinking form. */
+  claude?: ClaudeLearned
   /**
    * A web search offered beside function tools (Codex's live search) refused: an Anthropic-compatible
    * server without the server tool. The requests go without it (a search request is still sent).

@@ -739,6 +739,111 @@ describe('Gemini and Messages upstreams', () => {
   })
 })
 
+describe("Claude 5's refusals, learned for a name that does not say it", () => {
+  const anthropic = (message: string) =>
+    JSON.stringify({type: 'error', error: {type: 'invalid_request_error', message}})
+  const fields = ['model', 'max_tokens', 'messages', 'tools', 'tool_choice']
+  const forced = {upstream: 'messages' as const, fields, forcedTool: true}
+  const forcedRefused = anthropic('tool_choice: type "tool" and "any" are not supported for this model.')
+  const thinksBeside = anthropic('Thinking may not be enabled when tool_choice forces tool use.')
+  const sonnet55 = anthropic(
+    '"thinking.type.disabled" is not supported for this model. Use "thinking.type.between_tools" for the lowest thinking setting, or "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
+  )
+  const opus55 = anthropic(
+    '"thinking.type.disabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
+  )
+  const bound = anthropic(
+    'messages.1.content.0: Invalid `signature` in `thinking` block. The block is bound to a different conversation. Remove the block, or set `thinking.block_binding.prefix_mismatch_behavior` to "drop_block". That setting requires the `thinking-binding-controls-2026-08-01` value in the `anthropic-beta` header.',
+  )
+
+  it('learns each from its words, only when the request sent what it refuses', () => {
+    const a = new UpstreamAdaptations()
+    expect(a.learn('p', 'f', forcedRefused, forced)).toBe(
+      'refused a forced tool_choice: sent again with tool_choice auto, the call asked for in the system prompt',
+    )
+    expect(a.get('p', 'f')).toEqual({claude: {noForcedTools: true}})
+    // Bedrock's prefix
+    expect(
+      a.learn(
+        'p',
+        'fb',
+        anthropic(`The model returned the following errors: ${JSON.parse(forcedRefused).error.message}`),
+        forced,
+      ),
+    ).toMatch(/^refused a forced tool_choice/)
+    // not forced: nothing to learn
+    expect(a.learn('p', 'g', forcedRefused, {upstream: 'messages', fields})).toBeUndefined()
+
+    expect(a.learn('p', 't', thinksBeside, forced)).toBe(
+      'thinks unless told not to: sent again with thinking.type disabled',
+    )
+    expect(a.get('p', 't')).toEqual({claude: {thinkingOff: 'disabled'}})
+    // the request had thinking on: its own doing, nothing learned
+    expect(a.learn('p', 't2', thinksBeside, {...forced, thinking: 'adaptive' as const})).toBeUndefined()
+
+    const disabled = {
+      upstream: 'messages' as const,
+      fields: [...fields, 'thinking'],
+      thinkingOff: 'disabled' as const,
+    }
+    expect(a.learn('p', 's', sonnet55, disabled)).toBe(
+      'refused thinking.type disabled: sent again with thinking.type between_tools',
+    )
+    expect(a.learn('p', 'o', opus55, disabled)).toBe(
+      'refused thinking.type disabled: sent again with output_config.effort low (it cannot stop thinking)',
+    )
+    expect(a.get('p', 'o')).toEqual({claude: {thinkingOff: 'low'}})
+    expect(
+      a.learn('p', 'b', anthropic('"thinking.type.between_tools" is not supported for this model.'), {
+        ...disabled,
+        thinkingOff: 'between_tools' as const,
+      }),
+    ).toBe('refused thinking.type between_tools: sent again with thinking.type disabled')
+    // the refusal of `enabled` is not one of `disabled`
+    expect(a.learn('p', 'e', opus55, {upstream: 'messages', fields, thinking: 'enabled' as const})).toBe(
+      undefined,
+    )
+
+    expect(a.learn('p', 'k', bound, {upstream: 'messages', fields})).toBe(
+      'refused a thinking block bound to another conversation: sent again with block_binding drop_block',
+    )
+    // sent with the setting already: the 400 is the client's
+    expect(
+      a.learn('p', 'k2', bound, {upstream: 'messages', fields, beta: 'thinking-binding-controls-2026-08-01'}),
+    ).toBe(undefined)
+    expect(
+      describeAdaptation({claude: {thinkingOff: 'low', noForcedTools: true, dropUnboundThinking: true}}),
+    ).toEqual([
+      'thinking turned down to output_config.effort low (it cannot be turned off)',
+      'a forced tool_choice sent as auto, the call asked for in the system prompt',
+      "thinking blocks sent with block_binding drop_block (a changed conversation's are dropped)",
+    ])
+  })
+
+  it('what was learned is what the next request sends, its beta header named', () => {
+    const client = decodeClientRequest(
+      'chat',
+      {
+        model: 'c',
+        messages: [{role: 'user', content: 'hi'}],
+        tools: [{type: 'function', function: {name: 'f', parameters: {type: 'object'}}}],
+        tool_choice: 'required',
+        reasoning_effort: 'none',
+      },
+      {model: 'c', stream: false},
+    )
+    const encoded = (claude: UpstreamAdaptation['claude']) =>
+      encodeUpstreamRequest(client, 'messages', 'corp', {}, {claude})
+    const body = (claude: UpstreamAdaptation['claude']) => JSON.parse(encoded(claude).body.toString())
+    expect(body(undefined).tool_choice).toEqual({type: 'any'})
+    expect(encoded(undefined).sent).toMatchObject({forcedTool: true})
+    expect(body({noForcedTools: true}).tool_choice).toEqual({type: 'auto'})
+    expect(body({thinkingOff: 'disabled'}).thinking).toEqual({type: 'disabled'})
+    expect(encoded({thinkingOff: 'between_tools'}).sent).toMatchObject({thinkingOff: 'between_tools'})
+    expect(encoded(undefined).sent.beta).toBeUndefined()
+  })
+})
+
 describe('what is never learned, or learned only once', () => {
   const schemaSent = {fields: ['model', 'messages', 'response_format'], responseFormat: 'json_schema'}
 

@@ -89,6 +89,8 @@ function claudeRefusal(
       next: {...known, thinking: 'enabled'},
       note: 'refused adaptive thinking: sent again with thinking.type enabled and a budget',
     }
+  const claude = claudeLearned(message, sent, known)
+  if (claude) return claude
   // (anywhere in the message: Bedrock's "The model returned the following errors: temperature is
   // deprecated for this model.", a proxy's prefix)
   const sampling =
@@ -113,6 +115,65 @@ function claudeRefusal(
     next: {...known, drop: [...new Set([...(known.drop ?? []), field])]},
     note: `refused ${field}: sent again without it`,
   }
+}
+
+/**
+ * What a Claude 5 model's refusal teaches, for a name that does not say it (an alias, a proxy's
+ * name): that it takes no forced tool choice (Claude 5.5: "tool_choice: type \"tool\" and \"any\"
+ * are not supported for this model."); that it thinks unless told not to ("Thinking may not be
+ * enabled when tool_choice forces tool use.", to a forced call sent without `thinking`); how it
+ * is told not to think (Sonnet 5.5's refusal of `disabled` names `between_tools`; Opus 5.5's
+ * says only adaptive: a low effort); that it binds thinking blocks to their conversation ("The
+ * block is bound to a different conversation.").
+ */
+function claudeLearned(
+  message: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  const learn = (claude: NonNullable<UpstreamAdaptation['claude']>, note: string) => ({
+    next: {...known, claude: {...known.claude, ...claude}},
+    note,
+  })
+  if (
+    sent.forcedTool &&
+    /tool_choice\W{0,4}type\W{0,4}tool\W{0,4}and\W{0,4}any\W{0,4}are not supported/i.test(message)
+  )
+    return learn(
+      {noForcedTools: true},
+      'refused a forced tool_choice: sent again with tool_choice auto, the call asked for in the system prompt',
+    )
+  if (
+    sent.forcedTool &&
+    sent.thinking === undefined &&
+    sent.thinkingOff === undefined &&
+    /thinking may not be enabled when tool_choice forces tool use/i.test(message)
+  )
+    return learn(
+      {thinkingOff: 'disabled'},
+      'thinks unless told not to: sent again with thinking.type disabled',
+    )
+  if (sent.thinkingOff === 'disabled' && /thinking\.type\.disabled\W{0,8}is not supported/i.test(message)) {
+    const between = /thinking\.type\.between_tools/i.test(message)
+    return learn(
+      {thinkingOff: between ? 'between_tools' : 'low'},
+      `refused thinking.type disabled: sent again ${between ? 'with thinking.type between_tools' : 'with output_config.effort low (it cannot stop thinking)'}`,
+    )
+  }
+  if (
+    sent.thinkingOff === 'between_tools' &&
+    /thinking\.type\.between_tools\W{0,8}is not supported/i.test(message)
+  )
+    return learn(
+      {thinkingOff: 'disabled'},
+      'refused thinking.type between_tools: sent again with thinking.type disabled',
+    )
+  if (sent.beta === undefined && /bound to a different conversation/i.test(message))
+    return learn(
+      {dropUnboundThinking: true},
+      'refused a thinking block bound to another conversation: sent again with block_binding drop_block',
+    )
+  return undefined
 }
 
 /** The field an upstream's 400 names among those sent, if it is one a request may go without. */
@@ -727,6 +788,13 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.noWebSearch) rules.push('web search beside functions left out')
   if (a.thinking === 'adaptive') rules.push('thinking sent as adaptive, with output_config.effort')
   else if (a.thinking === 'enabled') rules.push('thinking sent as enabled, with a budget (adaptive refused)')
+  const off = a.claude?.thinkingOff
+  if (off === 'low') rules.push('thinking turned down to output_config.effort low (it cannot be turned off)')
+  else if (off) rules.push(`thinking turned off with thinking.type ${off}`)
+  if (a.claude?.noForcedTools)
+    rules.push('a forced tool_choice sent as auto, the call asked for in the system prompt')
+  if (a.claude?.dropUnboundThinking)
+    rules.push("thinking blocks sent with block_binding drop_block (a changed conversation's are dropped)")
   if (a.reasoningHistory === 'drop') rules.push("the history's reasoning left out")
   else if (a.reasoningHistory) rules.push(`the history's reasoning sent as ${a.reasoningHistory}`)
   return rules

@@ -77,6 +77,8 @@ export function forwardHeaders(
   credential: string | undefined,
   length: number,
   translated = false,
+  /** A translated Messages request's `anthropic-beta` (what its body needs: translate.ts). */
+  beta?: string,
 ): Record<string, string> {
   const headers: Record<string, string> = {}
   for (const name in incoming) {
@@ -98,6 +100,7 @@ export function forwardHeaders(
   headers['content-type'] ??= 'application/json'
   if (length > 0) headers['content-length'] = String(length)
   if (provider.family === 'messages') headers['anthropic-version'] ??= '2023-06-01'
+  if (beta !== undefined) headers['anthropic-beta'] = beta
   if (credential) {
     if (provider.family === 'messages') headers['x-api-key'] = credential
     else if (provider.family === 'gemini') headers['x-goog-api-key'] = credential

@@ -407,7 +407,14 @@ export async function proxyRequest(
       upstream = await pools.get(origin, options.timeouts).request({
         method: request.method as 'POST',
         path: fullPath,
-        headers: forwardHeaders(request.headers, provider, credential, body.length, !!translated),
+        headers: forwardHeaders(
+          request.headers,
+          provider,
+          credential,
+          body.length,
+          !!translated,
+          translated?.sent.beta,
+        ),
         body: body.length > 0 ? body : undefined,
         // An upstream may answer a large body (413) without reading it: the unread rest would
         // block the next request on that keep-alive connection. Such requests get their own.
@@ -504,7 +511,14 @@ export async function proxyRequest(
           next = await pools.get(origin, options.timeouts).request({
             method: request.method as 'POST',
             path: fullPath,
-            headers: forwardHeaders(request.headers, provider, credential, again.length, true),
+            headers: forwardHeaders(
+              request.headers,
+              provider,
+              credential,
+              again.length,
+              true,
+              translated.sent.beta,
+            ),
             body: again,
             reset: again.length > RESET_BODY_BYTES,
             signal: clientGone as unknown as EventEmitter,
