@@ -618,6 +618,11 @@ export interface StreamDecoder {
    * the usage the client is told (the log row adds them).
    */
   earlierInput?(): Usage | undefined
+  /**
+   * Messages: the thinking blocks the upstream dropped from the request, in words (its
+   * `input_transformations`), if any.
+   */
+  droppedThinking?(): string | undefined
 }
 
 export interface StreamEncoder {

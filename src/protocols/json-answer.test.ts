@@ -260,3 +260,81 @@ describe('a request for JSON to a Messages upstream', () => {
     expect(c.choices[0].finish_reason).toBe('tool_calls')
   })
 })
+
+describe('a JSON answer from a model that takes no forced call (Claude 5.5): json_answer offered', () => {
+  const textBlock = (index: number, text: string) => [
+    {type: 'content_block_start', index, content_block: {type: 'text', text: ''}},
+    {type: 'content_block_delta', index, delta: {type: 'text_delta', text}},
+    {type: 'content_block_stop', index},
+  ]
+  const start = {
+    type: 'message_start',
+    message: {id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-opus-5-5', content: []},
+  }
+  const chatText = (events: Array<Record<string, unknown>>): {text: string; finish: unknown[]} => {
+    const t = new StreamTranslator('messages', decodeClientRequest('chat', {...chatJson, stream: true}, {}), {
+      newId: (p) => `${p}1`,
+    })
+    const out = t.push(Buffer.from(sse(events))) + t.end()
+    const chunks = out
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: {'))
+      .map(
+        (e) =>
+          JSON.parse(e.slice(6)) as {choices: Array<{delta: {content?: string}; finish_reason: unknown}>},
+      )
+    return {
+      text: chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''),
+      finish: chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean),
+    }
+  }
+
+  it('the request offers the tool, not forced, and asks for the call in the prompt', () => {
+    const body = JSON.parse(
+      encodeUpstreamRequest(
+        decodeClientRequest('chat', chatJson, {}),
+        'messages',
+        'claude-opus-5-5',
+      ).body.toString(),
+    )
+    expect(body.tool_choice).toEqual({type: 'auto', disable_parallel_tool_use: true})
+    expect(body.system.at(-1).text).toMatch(/calling the json_answer tool/)
+    // thinking goes with an unforced call
+    expect(body.thinking).toMatchObject({type: 'adaptive'})
+  })
+
+  it('text written before the call is not the answer: the JSON alone streams', () => {
+    const {text, finish} = chatText([
+      start,
+      ...textBlock(0, 'I will answer with the tool.'),
+      {
+        type: 'content_block_start',
+        index: 1,
+        content_block: {type: 'tool_use', id: 't', name: 'json_answer', input: {}},
+      },
+      {
+        type: 'content_block_delta',
+        index: 1,
+        delta: {type: 'input_json_delta', partial_json: '{"model_choice":"pro"}'},
+      },
+      {type: 'content_block_stop', index: 1},
+      ...textBlock(2, 'Done.'),
+      {type: 'message_delta', delta: {stop_reason: 'tool_use'}, usage: {output_tokens: 9}},
+      {type: 'message_stop'},
+    ])
+    expect(JSON.parse(text)).toEqual({model_choice: 'pro'})
+    expect(finish).toEqual(['stop'])
+  })
+
+  it('an answer in text alone is the answer, given at its end', () => {
+    const {text, finish} = chatText([
+      start,
+      ...textBlock(0, '{"model_choice":'),
+      ...textBlock(1, '"flash"}'),
+      {type: 'message_delta', delta: {stop_reason: 'end_turn'}, usage: {output_tokens: 9}},
+      {type: 'message_stop'},
+    ])
+    expect(JSON.parse(text)).toEqual({model_choice: 'flash'})
+    expect(finish).toEqual(['stop'])
+  })
+})

@@ -149,6 +149,29 @@ const DELTA_KEYS: Readonly<Record<string, string>> = {
 }
 
 /** Reads an Anthropic upstream's stream. */
+/**
+ * The thinking blocks Anthropic dropped from a request, in words, from its answer's
+ * `input_transformations` (`thinking_dropped` entries: a block bound to another conversation, with
+ * `block_binding: drop_block`; one another model or account made): `2 (prefix_binding_mismatch)`,
+ * or undefined when none was.
+ */
+export function droppedThinking(transformations: unknown): string | undefined {
+  if (!Array.isArray(transformations)) return undefined
+  const reasons = new Map<string, number>()
+  for (const t of transformations as unknown[]) {
+    if (!isObj(t) || t.type !== 'thinking_dropped') continue
+    const reason =
+      typeof t.reason === 'string' && /^[\w.-]{1,64}$/.test(t.reason) ? t.reason : 'no reason given'
+    reasons.set(reason, (reasons.get(reason) ?? 0) + 1)
+  }
+  if (reasons.size === 0) return undefined
+  return [...reasons].map(([reason, n]) => `${n} (${reason})`).join(', ')
+}
+
+/** The log row's note on an answer whose request lost thinking blocks (`droppedThinking`). */
+export const droppedThinkingNote = (provider: string, dropped: string): string =>
+  `${provider} dropped thinking blocks of the history: ${dropped}`
+
 export class MessagesStreamDecoder implements StreamDecoder {
   private done = false
   private next = 0
@@ -167,9 +190,21 @@ export class MessagesStreamDecoder implements StreamDecoder {
   private kept?: Map<number, {block: Json; json?: string}>
   /** The usage of the answers of this turn before this one (a continuation's decoder). */
   private before?: Usage
+  /** The thinking blocks the upstream dropped from the request, in words (`droppedThinking`). */
+  private dropped?: string
+  /**
+   * A JSON answer's text blocks, held (`CodecContext.jsonAnswer`): a model that refuses a forced
+   * call (Claude 5.5) may write text before its `json_answer` call, which would make the client's
+   * JSON unreadable, or answer in text alone, which is then the answer. Upstream indexes and text.
+   */
+  private held?: {blocks: Set<number>; text: string}
 
   constructor(private readonly ctx?: CodecContext) {
     if (ctx?.keepContent) this.kept = new Map()
+  }
+
+  droppedThinking(): string | undefined {
+    return this.dropped
   }
 
   /**
@@ -297,6 +332,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
       case 'message_start': {
         const m = isObj(p.message) ? p.message : {}
         applyCounters(this.counters, m.usage)
+        if (m.input_transformations !== undefined) this.dropped = droppedThinking(m.input_transformations)
         return [
           {
             type: 'start',
@@ -330,8 +366,20 @@ export class MessagesStreamDecoder implements StreamDecoder {
       case 'message_delta': {
         const d = isObj(p.delta) ? p.delta : {}
         applyCounters(this.counters, p.usage)
+        // (again after a server-side fallback to another model)
+        if (p.input_transformations !== undefined) this.dropped = droppedThinking(p.input_transformations)
         const out: StreamEvent[] = []
         if (d.stop_reason !== undefined && d.stop_reason !== null) {
+          // a JSON answer given in text, not through its tool: the text is the answer
+          if (this.held && !this.json && this.held.text !== '') {
+            const index = this.next++
+            out.push(
+              {type: 'block_start', index, block: {type: 'text'}},
+              {type: 'text_delta', index, text: this.held.text},
+              {type: 'block_stop', index},
+            )
+          }
+          this.held = undefined
           const seq = str(d.stop_sequence)
           // the answer's JSON came as a forced call: to the client it is the end of a turn
           const reason = this.json && d.stop_reason === 'tool_use' ? 'end' : messagesStop(d.stop_reason)
@@ -369,6 +417,15 @@ export class MessagesStreamDecoder implements StreamDecoder {
 
   private blockStart(upstream: number, c: Json): StreamEvent[] {
     const index = this.next
+    if (c.type === 'text' && this.ctx?.jsonAnswer) {
+      // held until the answer shows whether its JSON comes through the tool (`held`)
+      if (!this.json) {
+        this.held ??= {blocks: new Set(), text: ''}
+        this.held.blocks.add(upstream)
+        this.held.text += str(c.text) ?? ''
+      }
+      return []
+    }
     if (c.type === 'text') {
       this.blocks.set(upstream, {index: this.next++, tool: false, args: false})
       const text = str(c.text)
@@ -392,6 +449,8 @@ export class MessagesStreamDecoder implements StreamDecoder {
       // a second call would make the client's JSON unreadable (a forced single call sends none):
       // its block is left out, its deltas with it
       if (this.json) return []
+      // text written before the call is not the answer
+      this.held = undefined
       const input = isObj(c.input) && Object.keys(c.input).length ? JSON.stringify(c.input) : ''
       this.blocks.set(upstream, {index: this.next++, tool: false, args: input !== '', json: true})
       this.json = true
@@ -453,6 +512,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
     if (this.kept) this.keep(upstream, undefined, d)
     const b = this.blocks.get(upstream)
     if (!b) {
+      if (this.held?.blocks.has(upstream) && d.type === 'text_delta' && str(d.text)) this.held.text += d.text
       const search = this.searches?.get(upstream)
       if (search && d.type === 'input_json_delta' && str(d.partial_json))
         search.json += d.partial_json as string

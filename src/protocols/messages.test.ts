@@ -8,6 +8,7 @@ import {TranslationError, emptyUsage} from './ir.js'
 import {chatCodec} from './chat.js'
 import {messagesCodec} from './messages.js'
 import {claudeThinking} from './messages-request.js'
+import {droppedThinking, MessagesStreamDecoder} from './messages-stream.js'
 import {decodeClientRequest, encodeUpstreamRequest} from './translate.js'
 
 const encodeMessages = (r: Request): any => messagesCodec.encodeRequest(r, 'up')
@@ -1230,5 +1231,33 @@ describe("messages decodeRequest: a tool's result or a user turn with blocks ano
     // every family takes the request
     for (const family of ['chat', 'responses', 'gemini'] as const)
       expect(JSON.stringify(upstream(family, b))).toContain('left out: it cannot be sent to this model')
+  })
+})
+
+describe('thinking blocks the upstream dropped (input_transformations)', () => {
+  it('counts them by reason, from the stream start or its last delta, for the log row', () => {
+    expect(
+      droppedThinking([
+        {type: 'thinking_dropped', reason: 'prefix_binding_mismatch', location: 'messages.1.content.0'},
+        {type: 'thinking_dropped', reason: 'prefix_binding_mismatch'},
+        {type: 'thinking_dropped', reason: 'model_binding_mismatch'},
+        {type: 'thinking_mismatch_allowed'},
+      ]),
+    ).toBe('2 (prefix_binding_mismatch), 1 (model_binding_mismatch)')
+    expect(droppedThinking([{type: 'thinking_dropped', reason: 'a b\nc'}])).toBe('1 (no reason given)')
+    expect(droppedThinking([])).toBeUndefined()
+    expect(droppedThinking('x')).toBeUndefined()
+    const decoder = new MessagesStreamDecoder()
+    decoder.event(
+      'message_start',
+      JSON.stringify({
+        type: 'message_start',
+        message: {
+          id: 'm',
+          input_transformations: [{type: 'thinking_dropped', reason: 'prefix_binding_mismatch'}],
+        },
+      }),
+    )
+    expect(decoder.droppedThinking()).toBe('1 (prefix_binding_mismatch)')
   })
 })

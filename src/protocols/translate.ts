@@ -676,6 +676,11 @@ export class StreamTranslator {
     return addPrompts(usage, earlier)
   }
 
+  /** The thinking blocks the upstream dropped from the request, in words (Messages), if any. */
+  droppedThinking(): string | undefined {
+    return this.decoder.droppedThinking?.()
+  }
+
   /**
    * The paused answer's content blocks as the upstream sent them (for the continuation's request;
    * none unless the request offered a server tool).

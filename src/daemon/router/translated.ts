@@ -25,7 +25,7 @@ import {
 import {contextOverflowError, readContextOverflow, saysOverflow} from '../../protocols/context-overflow.js'
 import type {CarryStore, Usage} from '../../protocols/ir.js'
 import {parseJsonBytes, utf8Bytes} from '../../protocols/json-bytes.js'
-import {decodeMessagesUsage} from '../../protocols/messages-stream.js'
+import {decodeMessagesUsage, droppedThinking, droppedThinkingNote} from '../../protocols/messages-stream.js'
 import {joinAnswers, MAX_CONTINUATIONS, pausedAnswer, sumCounts} from '../../protocols/pause.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
@@ -369,6 +369,10 @@ export async function relayTranslated(
     // a continued turn: the row holds every call's prompt (the client, the last one's)
     if (paused && out.usage) result.usage = {...result.usage, ...billedPrompts(out.usage, billed)}
     if (out.estimated) addNote(result, estimatedUsageNote(provider.name, out.estimated))
+    if (upFamily === 'messages') {
+      const dropped = droppedThinking((body as {input_transformations?: unknown}).input_transformations)
+      if (dropped) addNote(result, droppedThinkingNote(provider.name, dropped))
+    }
     target.breaker?.recordSuccess()
     return
   }
@@ -491,6 +495,8 @@ export async function relayTranslated(
   if (translator.endedPaused && paused) addNote(result, pausedNote(provider.name))
   else if (paused) addNote(result, continuedNote(provider.name, paused.count))
   if (translator.estimated) addNote(result, estimatedUsageNote(provider.name, translator.estimated))
+  const dropped = translator.droppedThinking()
+  if (dropped) addNote(result, droppedThinkingNote(provider.name, dropped))
   target.breaker?.recordSuccess()
 }
 
