@@ -158,6 +158,12 @@ describe('chat stream decoder', () => {
       status: 502,
       message: 'upstream stream ended before [DONE]',
     })
+    // a finish reason that says the answer broke off: vLLM's abort, DeepSeek's lack of resources
+    for (const reason of ['abort', 'insufficient_system_resource', 'error'])
+      expect(decode([chunk({content: 'x'}), chunk({}, reason), '[DONE]'] as unknown[]).slice(-2)).toEqual([
+        {type: 'text_delta', index: 0, text: 'x'},
+        {type: 'error', status: 502, message: `upstream stopped the answer: finish_reason ${reason}`},
+      ])
   })
 })
 
@@ -396,6 +402,14 @@ describe('chat stream decoder: chunks read without a parse', () => {
         reason: 'tool_use',
       })
       same([roleFirst(), text('a'), finish('"st\\u006fp \\"x\\""'), '[DONE]'])
+      // an answer the server cut off is an error, read from the template as from a parse
+      expect(
+        same([roleFirst(), text('a'), finish('"insufficient_system_resource"'), '[DONE]']).at(-1),
+      ).toEqual({
+        type: 'error',
+        status: 502,
+        message: 'upstream stopped the answer: finish_reason insufficient_system_resource',
+      })
     })
 
     it('parses a finishing chunk of another shape: usage on it, text in it, a smuggled structure, a null', () => {

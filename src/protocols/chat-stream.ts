@@ -35,6 +35,21 @@ export function chatFinish(reason: unknown, sawTools: boolean): StopReason {
   return sawTools ? 'tool_use' : 'end'
 }
 
+/**
+ * The `finish_reason`s that say the answer broke off rather than ended: OpenRouter's `error` (its
+ * `error` object, when it sends one, is read first), vLLM's `abort`, DeepSeek's
+ * `insufficient_system_resource`. Read as a stop, they would hand the client a cut answer as a
+ * whole one.
+ */
+const BROKEN_FINISH = new Set(['error', 'abort', 'insufficient_system_resource'])
+
+/** The error message of a `finish_reason` that says the answer broke off (undefined for any other). */
+export function brokenFinish(reason: unknown): string | undefined {
+  return typeof reason === 'string' && BROKEN_FINISH.has(reason)
+    ? `upstream stopped the answer: finish_reason ${reason}`
+    : undefined
+}
+
 /** Chat `usage` in gwctl's meaning (prompt_tokens already includes cached tokens). */
 export function decodeChatUsage(raw: unknown): Usage {
   const u = isObj(raw) ? raw : {}
@@ -172,6 +187,12 @@ export class ChatStreamDecoder implements StreamDecoder {
       if (content) this.textual('text', content, out)
       for (const raw of arr(delta.tool_calls)) if (isObj(raw)) this.toolCall(raw, out)
       if (choice.finish_reason !== null && choice.finish_reason !== undefined && !this.stopped) {
+        const broken = brokenFinish(choice.finish_reason)
+        if (broken) {
+          this.done = true
+          out.push({type: 'error', status: 502, message: broken})
+          return out
+        }
         this.closeAll(out)
         this.stopped = true
         justStopped = true

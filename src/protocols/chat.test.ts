@@ -328,6 +328,14 @@ describe('chat answers', () => {
     expect(plain.usage.cacheReadTokens).toBe(4)
     expect(chatCodec.decodeResponse({choices: [{message: {content: 'x'}}]}).stop).toBe('end')
     expect(() => chatCodec.decodeResponse({choices: []})).toThrow(TranslationError)
+    // an answer cut off (DeepSeek's, vLLM's, OpenRouter's words for it) is no answer
+    for (const reason of ['insufficient_system_resource', 'abort', 'error'])
+      expect(() =>
+        chatCodec.decodeResponse({choices: [{message: {content: 'x'}, finish_reason: reason}]}),
+      ).toThrow(`upstream stopped the answer: finish_reason ${reason}`)
+    expect(chatCodec.decodeResponse({choices: [{message: {content: 'x'}, finish_reason: 'eos'}]}).stop).toBe(
+      'end',
+    )
   })
 
   it('encodes an answer the openai SDK reads', async () => {

@@ -4,6 +4,7 @@
  * `chat-stream.ts`.
  */
 import {
+  brokenFinish,
   CHAT_FINISH,
   ChatStreamDecoder,
   ChatStreamEncoder,
@@ -419,6 +420,8 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
       arguments: str(fn.arguments) || '{}',
     })
   }
+  const broken = brokenFinish(choice.finish_reason)
+  if (broken) throw new TranslationError(broken, 502)
   const hasTools = parts.some((p) => p.type === 'tool_call')
   let stop: StopReason = chatFinish(choice.finish_reason, hasTools)
   if (typeof m.refusal === 'string' && m.refusal && !content) stop = 'refusal'

@@ -8,7 +8,28 @@ import {isObject, newId, num} from './responses-items.js'
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
 
-const FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY'])
+const FILTERED = new Set([
+  'SAFETY',
+  'RECITATION',
+  'BLOCKLIST',
+  'PROHIBITED_CONTENT',
+  'SPII',
+  'IMAGE_SAFETY',
+  'IMAGE_PROHIBITED_CONTENT',
+  'IMAGE_RECITATION',
+])
+
+/**
+ * The error message of a `finishReason` that says the answer broke off rather than ended: any but
+ * STOP, MAX_TOKENS and the filters' (MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, OTHER,
+ * LANGUAGE, ...). Read as a stop, they would hand the client a cut answer as a whole one.
+ */
+export function failedFinish(finish: string | undefined): string | undefined {
+  if (!finish || finish === 'STOP' || finish === 'MAX_TOKENS' || FILTERED.has(finish)) return undefined
+  return finish === 'MALFORMED_FUNCTION_CALL'
+    ? 'upstream produced a malformed function call'
+    : `upstream stopped the answer: finishReason ${finish}`
+}
 
 /** The IR stop reason of a `finishReason` (STOP after function calls is `tool_use`). */
 export function stopOfFinish(finish: string | undefined, toolCalls: boolean): StopReason {

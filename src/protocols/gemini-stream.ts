@@ -17,7 +17,7 @@ import type {
   WebSearchPart,
 } from './ir.js'
 import {wrapOpaque} from './ir.js'
-import {finishReasonOf, stopOfFinish, usageFromGemini, usageToGemini} from './gemini-parts.js'
+import {failedFinish, finishReasonOf, stopOfFinish, usageFromGemini, usageToGemini} from './gemini-parts.js'
 import {groundingOf, mergeSearches, searchesOfGrounding} from './web-search.js'
 import type {Body} from './responses-items.js'
 import {fullUsage, hasForeignOpaque, isObject, newId} from './responses-items.js'
@@ -85,9 +85,11 @@ export class GeminiStreamDecoder implements StreamDecoder {
     const blocked = isObject(chunk.promptFeedback) && chunk.promptFeedback.blockReason !== undefined
     const usage = usageFromGemini(chunk.usageMetadata)
     if (usage) this.heldUsage = usage
-    if (finish === 'MALFORMED_FUNCTION_CALL') {
+    // (a prompt blocked is a filter's stop, whatever its candidate says)
+    const failed = blocked ? undefined : failedFinish(finish)
+    if (failed) {
       this.done = true
-      out.push({type: 'error', status: 502, message: 'upstream produced a malformed function call'})
+      out.push({type: 'error', status: 502, message: failed})
       return out
     }
     if ((finish || blocked) && !this.finished) {

@@ -237,6 +237,23 @@ describe('gemini answers', () => {
     expect(() =>
       geminiCodec.decodeResponse({candidates: [{finishReason: 'MALFORMED_FUNCTION_CALL'}]}),
     ).toThrow()
+    // a finish that is neither STOP, MAX_TOKENS nor a filter's is an answer cut off
+    for (const reason of ['OTHER', 'UNEXPECTED_TOOL_CALL', 'LANGUAGE'])
+      expect(() =>
+        geminiCodec.decodeResponse({
+          candidates: [{content: {parts: [{text: 'x'}]}, finishReason: reason}],
+        }),
+      ).toThrow(`upstream stopped the answer: finishReason ${reason}`)
+    expect(geminiCodec.decodeResponse({candidates: [{finishReason: 'IMAGE_PROHIBITED_CONTENT'}]}).stop).toBe(
+      'content_filter',
+    )
+    // a prompt blocked is the filter's stop, whatever its candidate says
+    expect(
+      geminiCodec.decodeResponse({
+        candidates: [{finishReason: 'OTHER'}],
+        promptFeedback: {blockReason: 'OTHER'},
+      }).stop,
+    ).toBe('content_filter')
   })
 })
 
@@ -280,7 +297,7 @@ describe('gemini stream decoder', () => {
     ])
   })
 
-  it('no finishReason, MALFORMED_FUNCTION_CALL and an error chunk are errors', () => {
+  it('no finishReason, MALFORMED_FUNCTION_CALL, OTHER and an error chunk are errors', () => {
     expect(run([{candidates: [{content: {parts: [{text: 'x'}]}}]}]).at(-1)).toMatchObject({
       type: 'error',
       status: 502,
@@ -292,6 +309,11 @@ describe('gemini stream decoder', () => {
     expect(run([{error: {code: 429, message: 'quota', status: 'RESOURCE_EXHAUSTED'}}])).toEqual([
       {type: 'error', status: 429, message: 'quota', code: 'RESOURCE_EXHAUSTED'},
     ])
+    expect(run([{candidates: [{content: {parts: [{text: 'x'}]}, finishReason: 'OTHER'}]}]).at(-1)).toEqual({
+      type: 'error',
+      status: 502,
+      message: 'upstream stopped the answer: finishReason OTHER',
+    })
     expect(run([{candidates: [{finishReason: 'SAFETY'}]}]).at(-2)).toEqual({
       type: 'stop',
       reason: 'content_filter',

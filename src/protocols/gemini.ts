@@ -24,6 +24,7 @@ import {omittedFileText, searchesOf, TranslationError, unwrapOpaque, wrapOpaque}
 import {GeminiStreamDecoder, GeminiStreamEncoder} from './gemini-stream.js'
 import {groundingOf, searchesOfGrounding} from './web-search.js'
 import {
+  failedFinish,
   finishReasonOf,
   partsOfCandidate,
   stopOfFinish,
@@ -472,8 +473,9 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
     : partsOfCandidate(candidate, ctx)
   const blocked = isObject(body.promptFeedback) && body.promptFeedback.blockReason !== undefined
   const finish = str(candidate.finishReason)
-  if (finish === 'MALFORMED_FUNCTION_CALL')
-    throw new TranslationError('upstream produced a malformed function call', 502)
+  // (a prompt blocked is a filter's stop, whatever its candidate says)
+  const failed = blocked ? undefined : failedFinish(finish)
+  if (failed) throw new TranslationError(failed, 502)
   const stop: StopReason = blocked
     ? 'content_filter'
     : stopOfFinish(

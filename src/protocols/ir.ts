@@ -404,7 +404,9 @@ export type StopReason =
   | 'max_tokens'
   | 'tool_use'
   | 'stop_sequence'
+  /** A filter stopped the answer (Anthropic's `refusal` stop, Gemini's SAFETY, chat `content_filter`). */
   | 'content_filter'
+  /** The model refused in words (a chat or Responses `refusal`): the answer is whole. */
   | 'refusal'
   | 'pause'
   | 'context_window'

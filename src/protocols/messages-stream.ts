@@ -21,13 +21,19 @@ export const STOP_REASON: Record<StopReason, string> = {
   context_window: 'model_context_window_exceeded',
 }
 
+/**
+ * The IR stop of a Messages `stop_reason`. Anthropic's `refusal` is its streaming classifiers
+ * cutting the answer off, a content filter (a Responses client is told `incomplete`, not
+ * `completed`), not a refusal the model wrote.
+ */
 export function messagesStop(reason: unknown): StopReason {
   switch (reason) {
     case 'max_tokens':
     case 'tool_use':
     case 'stop_sequence':
-    case 'refusal':
       return reason
+    case 'refusal':
+      return 'content_filter'
     case 'pause_turn':
       return 'pause'
     case 'model_context_window_exceeded':

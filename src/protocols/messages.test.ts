@@ -996,7 +996,7 @@ describe('messages answers', () => {
       ['max_tokens', 'max_tokens'],
       ['tool_use', 'tool_use'],
       ['pause_turn', 'pause'],
-      ['refusal', 'refusal'],
+      ['refusal', 'content_filter'],
       ['model_context_window_exceeded', 'context_window'],
     ])
       expect(messagesCodec.decodeResponse({content: [], stop_reason: wire}).stop).toBe(ir)

@@ -470,6 +470,8 @@ export async function relayTranslated(
     result.broken = true
     target.breaker?.recordFailure(message)
     sendLast(translator.fail(502, message))
+    // again: the error counts the tokens that streamed, which no usage of the upstream's did
+    result.usage = streamRowUsage(family, translator)
     return
   }
   if (translator.error) {

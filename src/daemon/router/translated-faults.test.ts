@@ -1,0 +1,271 @@
+/**
+ * An upstream's failing stream through the translated relay (in this process, a scripted upstream
+ * of each family): what the client gets, what its log row holds and what the breaker is told.
+ * The stream translators' table of faults is src/protocols/stream-faults.test.ts; this is what
+ * only shows here: the status, the row's usage and error, the breaker, and an upstream that goes
+ * silent or drops the connection mid-answer (the client gets its error event, never a hang).
+ */
+import type {IncomingMessage, Server} from 'node:http'
+import {createServer} from 'node:http'
+import type {AddressInfo} from 'node:net'
+import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
+
+import type {Family, ProviderConfig, TimeoutSettings} from '../../store/schema.js'
+import {BreakerRegistry} from './breaker.js'
+import {logEntryFor} from './log-entry.js'
+import type {ProxyResult, ProxyTarget} from './proxy.js'
+import {proxyRequest, UpstreamPools} from './proxy.js'
+
+const TIMEOUTS: TimeoutSettings = {connectMs: 1_000, firstByteMs: 1_000, idleMs: 300}
+
+const data = (payload: unknown): string => `data: ${JSON.stringify(payload)}\n\n`
+const named = (payload: Record<string, unknown>): string => `event: ${String(payload.type)}\n${data(payload)}`
+const chatChunk = (delta: Record<string, unknown>, finish: string | null = null, extra = {}): string =>
+  data({
+    id: 'chatcmpl-up',
+    object: 'chat.completion.chunk',
+    model: 'up',
+    choices: [{index: 0, delta, finish_reason: finish}],
+    ...extra,
+  })
+
+/** Each upstream family's stream of some text ("Hello"), before its end. */
+const TEXT: Record<Family, string> = {
+  chat: chatChunk({role: 'assistant', content: ''}) + chatChunk({content: 'Hello'}),
+  messages:
+    named({
+      type: 'message_start',
+      message: {id: 'msg_up', model: 'up', content: [], usage: {input_tokens: 7, output_tokens: 1}},
+    }) +
+    named({type: 'content_block_start', index: 0, content_block: {type: 'text', text: ''}}) +
+    named({type: 'content_block_delta', index: 0, delta: {type: 'text_delta', text: 'Hello'}}),
+  responses:
+    named({type: 'response.created', response: {id: 'resp_up', model: 'up', status: 'in_progress'}}) +
+    named({
+      type: 'response.output_item.added',
+      output_index: 0,
+      item: {type: 'message', id: 'msg_1', role: 'assistant', content: []},
+    }) +
+    named({type: 'response.output_text.delta', output_index: 0, content_index: 0, delta: 'Hello'}),
+  gemini: data({candidates: [{content: {role: 'model', parts: [{text: 'Hello'}]}}], modelVersion: 'up'}),
+}
+
+const PATH: Record<Family, string> = {
+  chat: '/v1/chat/completions',
+  responses: '/v1/responses',
+  messages: '/v1/messages',
+  gemini: '/v1beta/models/up:streamGenerateContent?alt=sse',
+}
+const BODY: Record<Family, unknown> = {
+  chat: {model: 'up', stream: true, messages: [{role: 'user', content: 'hi'}]},
+  responses: {model: 'up', stream: true, input: 'hi'},
+  messages: {model: 'up', max_tokens: 64, stream: true, messages: [{role: 'user', content: 'hi'}]},
+  gemini: {contents: [{role: 'user', parts: [{text: 'hi'}]}]},
+}
+
+/** What the scripted upstream does: write `body`, then end, go silent or drop the connection. */
+let script: {body: string; then: 'end' | 'stall' | 'drop'} = {body: '', then: 'end'}
+let upstream: Server
+let gateway: Server
+let pools: UpstreamPools
+let gatewayUrl: string
+let results: ProxyResult[] = []
+let targets: () => ProxyTarget[] = () => []
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  for await (const chunk of req) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks)
+}
+
+const familyOf = (url: string): Family =>
+  url.startsWith('/v1/chat/')
+    ? 'chat'
+    : url.startsWith('/v1/responses')
+      ? 'responses'
+      : url.startsWith('/v1/messages')
+        ? 'messages'
+        : 'gemini'
+
+beforeAll(async () => {
+  upstream = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      res.writeHead(200, {'content-type': 'text/event-stream'})
+      if (script.then === 'end') {
+        res.end(script.body)
+        return
+      }
+      res.write(script.body)
+      if (script.then === 'drop') setTimeout(() => res.socket?.destroy(), 20)
+      // 'stall': nothing more until the gateway gives up (its idle timeout) and closes
+    })
+  })
+  upstream.listen(0, '127.0.0.1')
+  await new Promise((resolve) => upstream.once('listening', resolve))
+  pools = new UpstreamPools()
+  gateway = createServer(async (req, res) => {
+    const url = req.url ?? '/'
+    const body = await readBody(req)
+    results.push(
+      await proxyRequest({family: familyOf(url), method: 'POST', url, headers: req.headers, body}, res, {
+        targets: targets(),
+        fallbacks: true,
+        timeouts: TIMEOUTS,
+        pools,
+      }),
+    )
+  })
+  gateway.listen(0, '127.0.0.1')
+  await new Promise((resolve) => gateway.once('listening', resolve))
+  gatewayUrl = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`
+})
+
+afterEach(() => {
+  results = []
+})
+
+afterAll(async () => {
+  gateway.closeAllConnections()
+  gateway.close()
+  upstream.closeAllConnections()
+  upstream.close()
+  await pools.close()
+})
+
+const provider = (family: Family): ProviderConfig => ({
+  name: `up-${family}`,
+  family,
+  baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+  credential: {secret: 'upstream-key'},
+})
+
+/** Sends `client`'s stream request to an upstream of `up` that follows `s`. */
+async function run(client: Family, up: Family, s: typeof script) {
+  script = s
+  const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
+  targets = () => [{provider: provider(up), translate: true, breaker: breakers.get('up')}]
+  const started = performance.now()
+  const res = await fetch(gatewayUrl + PATH[client], {
+    method: 'POST',
+    headers: {'content-type': 'application/json'},
+    body: JSON.stringify(BODY[client]),
+  })
+  const text = await res.text()
+  const ms = performance.now() - started
+  for (let i = 0; i < 200 && results.length === 0; i++) await new Promise((r) => setTimeout(r, 5))
+  const result = results[0]
+  const row = logEntryFor(client, {agentId: null, keyPrefix: null, policyId: null, project: null}, result)
+  return {res, text, ms, result, row, breaker: breakers.snapshotOf('up').state}
+}
+
+/** The client's error event, in its own protocol, with `message` in it. */
+const ERROR_EVENT: Record<Family, (message: string) => RegExp> = {
+  chat: (m) => new RegExp(`data: \\{"error":\\{"message":"[^"]*${m}`),
+  responses: (m) => new RegExp(`event: error\\ndata: \\{"type":"error",.*"message":"[^"]*${m}`),
+  messages: (m) =>
+    new RegExp(`event: error\\ndata: \\{"type":"error","error":\\{"type":"api_error","message":"[^"]*${m}`),
+  gemini: (m) => new RegExp(`\\{"error":\\{"code":502,"message":"[^"]*${m}`),
+}
+
+const FAMILIES: Family[] = ['chat', 'responses', 'messages', 'gemini']
+const DIRECTIONS = FAMILIES.flatMap((up) =>
+  FAMILIES.filter((client) => client !== up).map((client) => [up, client] as const),
+)
+
+describe('an upstream that goes silent mid-answer', () => {
+  it.each(DIRECTIONS)(
+    '%s upstream, %s client: the error event after the idle timeout, no hang',
+    async (up, client) => {
+      const {res, text, ms, result, row, breaker} = await run(client, up, {body: TEXT[up], then: 'stall'})
+      expect(res.status).toBe(200)
+      expect(text).toContain('Hello')
+      expect(text).toMatch(ERROR_EVENT[client]('up-\\S+: stream broke after the first byte'))
+      expect(ms).toBeLessThan(5_000)
+      expect(result).toMatchObject({status: 200, broken: true})
+      expect(row).toMatchObject({status: 200, broken: true})
+      expect(row.outputTokens).toBeGreaterThan(0)
+      expect(breaker).toBe('open')
+    },
+  )
+})
+
+describe('an upstream that drops the connection mid-answer', () => {
+  it.each(DIRECTIONS)(
+    '%s upstream, %s client: the error event; the row and breaker a failure',
+    async (up, client) => {
+      const {res, text, result, row, breaker} = await run(client, up, {body: TEXT[up], then: 'drop'})
+      expect(res.status).toBe(200)
+      expect(text).toContain('Hello')
+      expect(text).toMatch(ERROR_EVENT[client]('up-\\S+: '))
+      expect(result).toMatchObject({status: 200, broken: true})
+      expect(row.outputTokens).toBeGreaterThan(0)
+      expect(breaker).toBe('open')
+    },
+  )
+})
+
+describe('an upstream that says its answer broke off', () => {
+  const BROKE: Array<[Family, string, RegExp]> = [
+    [
+      'chat',
+      TEXT.chat + chatChunk({}, 'insufficient_system_resource') + 'data: [DONE]\n\n',
+      /finish_reason insufficient_system_resource/,
+    ],
+    [
+      'gemini',
+      TEXT.gemini + data({candidates: [{content: {role: 'model', parts: []}, finishReason: 'OTHER'}]}),
+      /finishReason OTHER/,
+    ],
+    [
+      'messages',
+      TEXT.messages + named({type: 'error', error: {type: 'overloaded_error', message: 'Overloaded'}}),
+      /Overloaded/,
+    ],
+    [
+      'responses',
+      TEXT.responses +
+        named({
+          type: 'response.failed',
+          response: {status: 'failed', error: {code: 'server_error', message: 'failed'}},
+        }),
+      /failed/,
+    ],
+  ]
+  it.each(BROKE)(
+    '%s upstream: every client gets an error event, the row an error',
+    async (up, body, said) => {
+      for (const client of FAMILIES.filter((f) => f !== up)) {
+        results = []
+        const {res, text, result, row, breaker} = await run(client, up, {body, then: 'end'})
+        expect(res.status).toBe(200)
+        expect(text).toContain('Hello')
+        expect(text).toMatch(said)
+        // no normal end after it
+        expect(text).not.toMatch(/\[DONE\]|message_stop|response\.completed|"finishReason"/)
+        expect(result).toMatchObject({status: 200, broken: true})
+        expect(row.error).toMatch(said)
+        expect(row.outputTokens).toBeGreaterThan(0)
+        // the upstream answered (as an error event of its own on a route that does not translate)
+        expect(breaker).toBe('closed')
+      }
+    },
+  )
+})
+
+describe("a Messages upstream's refusal stop to a Responses client", () => {
+  it('is incomplete for content_filter; the row an answer with the upstream usage', async () => {
+    const body =
+      TEXT.messages +
+      named({type: 'content_block_stop', index: 0}) +
+      named({type: 'message_delta', delta: {stop_reason: 'refusal'}, usage: {output_tokens: 3}}) +
+      named({type: 'message_stop'})
+    const {text, result, row} = await run('responses', 'messages', {body, then: 'end'})
+    expect(text).toMatch(
+      /event: response\.incomplete\ndata: .*"incomplete_details":\{"reason":"content_filter"\}/,
+    )
+    expect(result.error).toBeNull()
+    expect(result.broken).toBeUndefined()
+    expect(row).toMatchObject({status: 200, inputTokens: 7, outputTokens: 3})
+  })
+})
