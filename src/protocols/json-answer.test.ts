@@ -298,7 +298,7 @@ describe('a JSON answer from a model that takes no forced call (Claude 5.5): jso
       ).body.toString(),
     )
     expect(body.tool_choice).toEqual({type: 'auto', disable_parallel_tool_use: true})
-    expect(body.system.at(-1).text).toMatch(/calling the json_answer tool/)
+    expect(body.messages.at(-1).content.at(-1).text).toMatch(/calling the json_answer tool/)
     // thinking goes with an unforced call
     expect(body.thinking).toMatchObject({type: 'adaptive'})
   })

@@ -441,8 +441,15 @@ export function encodeMessagesRequest(
   // reads what to answer
   const instruction = unforce && jsonTool ? undefined : jsonInstructionText(request.responseFormat)
   if (instruction) system.push({type: 'text', text: instruction})
-  if (unforce) system.push({type: 'text', text: forcedCallText(request.toolChoice, !!jsonTool)})
   if (!hasCacheMarks(request)) addCacheMarks(system, turns)
+  if (unforce) {
+    // at the end of the last user turn, after its cache mark: the system prompt and the turns
+    // before stay as they were (the prompt cache, and the thinking blocks bound to them)
+    const text = {type: 'text', text: forcedCallText(request.toolChoice, !!jsonTool)}
+    const last = turns.at(-1)
+    if (last?.role === 'user') last.content.push(text)
+    else system.push(text)
+  }
   let {budget, maxTokens} = thinkingAndMax(request)
   const form = ctx?.thinkingForm ?? (claude.adaptive ? 'adaptive' : 'enabled')
   // a forced tool call and thinking cannot go together; nor thinking `enabled` and a tool loop

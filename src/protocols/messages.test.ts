@@ -864,7 +864,13 @@ describe("messages encodeRequest: Anthropic's current models (adaptive thinking,
     const forced = {...codex, tools, toolChoice: {type: 'tool', name: 'f'} as const}
     const body = encode(forced, 'claude-opus-5-5')
     expect(body.tool_choice).toEqual({type: 'auto'})
-    expect(body.system.at(-1).text).toBe('In this answer, call the tool f.')
+    // at the end of the last user turn, after its cache mark: the system prompt stays as it was
+    expect(body.messages.at(-1).content.at(-1)).toEqual({
+      type: 'text',
+      text: 'In this answer, call the tool f.',
+    })
+    expect(body.messages.at(-1).content.at(-2).cache_control).toEqual({type: 'ephemeral'})
+    expect(body).not.toHaveProperty('system')
     expect(body.thinking).toEqual({type: 'adaptive', display: 'summarized'})
     expect(encode({...forced, toolChoice: {type: 'required'}}, 'claude-sonnet-5-5')).toMatchObject({
       tool_choice: {type: 'auto'},
@@ -885,9 +891,10 @@ describe("messages encodeRequest: Anthropic's current models (adaptive thinking,
     const body = encode(json, 'claude-opus-5-5')
     expect(body.tools.map((t: {name: string}) => t.name)).toEqual(['json_answer'])
     expect(body.tool_choice).toEqual({type: 'auto', disable_parallel_tool_use: true})
-    expect(body.system.map((b: {text: string}) => b.text)).toEqual([
+    expect(body).not.toHaveProperty('system')
+    expect(body.messages.at(-1).content.at(-1).text).toBe(
       'Give your answer by calling the json_answer tool with it, and write no other text.',
-    ])
+    )
     // elsewhere it is forced, as before, the JSON instruction beside it
     const forced = encode(json, 'claude-sonnet-5')
     expect(forced.tool_choice).toEqual({type: 'tool', name: 'json_answer', disable_parallel_tool_use: true})

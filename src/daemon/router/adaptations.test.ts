@@ -759,7 +759,7 @@ describe("Claude 5's refusals, learned for a name that does not say it", () => {
   it('learns each from its words, only when the request sent what it refuses', () => {
     const a = new UpstreamAdaptations()
     expect(a.learn('p', 'f', forcedRefused, forced)).toBe(
-      'refused a forced tool_choice: sent again with tool_choice auto, the call asked for in the system prompt',
+      'refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt',
     )
     expect(a.get('p', 'f')).toEqual({claude: {noForcedTools: true}})
     // Bedrock's prefix
@@ -815,7 +815,7 @@ describe("Claude 5's refusals, learned for a name that does not say it", () => {
       describeAdaptation({claude: {thinkingOff: 'low', noForcedTools: true, dropUnboundThinking: true}}),
     ).toEqual([
       'thinking turned down to output_config.effort low (it cannot be turned off)',
-      'a forced tool_choice sent as auto, the call asked for in the system prompt',
+      'a forced tool_choice sent as auto, the call asked for at the end of the prompt',
       "thinking blocks sent with block_binding drop_block (a changed conversation's are dropped)",
     ])
   })

@@ -141,7 +141,7 @@ function claudeLearned(
   )
     return learn(
       {noForcedTools: true},
-      'refused a forced tool_choice: sent again with tool_choice auto, the call asked for in the system prompt',
+      'refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt',
     )
   if (
     sent.forcedTool &&
@@ -792,7 +792,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (off === 'low') rules.push('thinking turned down to output_config.effort low (it cannot be turned off)')
   else if (off) rules.push(`thinking turned off with thinking.type ${off}`)
   if (a.claude?.noForcedTools)
-    rules.push('a forced tool_choice sent as auto, the call asked for in the system prompt')
+    rules.push('a forced tool_choice sent as auto, the call asked for at the end of the prompt')
   if (a.claude?.dropUnboundThinking)
     rules.push("thinking blocks sent with block_binding drop_block (a changed conversation's are dropped)")
   if (a.reasoningHistory === 'drop') rules.push("the history's reasoning left out")
