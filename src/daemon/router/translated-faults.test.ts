@@ -64,7 +64,7 @@ const BODY: Record<Family, unknown> = {
 }
 
 /** What the scripted upstream does: write `body`, then end, go silent or drop the connection. */
-let script: {body: string; then: 'end' | 'stall' | 'drop'} = {body: '', then: 'end'}
+let script: {body: string; then: 'end' | 'stall' | 'drop'; json?: boolean} = {body: '', then: 'end'}
 let upstream: Server
 let gateway: Server
 let pools: UpstreamPools
@@ -91,7 +91,7 @@ beforeAll(async () => {
   upstream = createServer((req, res) => {
     req.resume()
     req.on('end', () => {
-      res.writeHead(200, {'content-type': 'text/event-stream'})
+      res.writeHead(200, {'content-type': script.json ? 'application/json' : 'text/event-stream'})
       if (script.then === 'end') {
         res.end(script.body)
         return
@@ -141,7 +141,7 @@ const provider = (family: Family): ProviderConfig => ({
 })
 
 /** Sends `client`'s stream request to an upstream of `up` that follows `s`. */
-async function run(client: Family, up: Family, s: typeof script) {
+async function run(client: Family, up: Family, s: typeof script, stream = true) {
   script = s
   const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
   targets = () => [{provider: provider(up), translate: true, breaker: breakers.get('up')}]
@@ -149,7 +149,7 @@ async function run(client: Family, up: Family, s: typeof script) {
   const res = await fetch(gatewayUrl + PATH[client], {
     method: 'POST',
     headers: {'content-type': 'application/json'},
-    body: JSON.stringify(BODY[client]),
+    body: JSON.stringify(stream ? BODY[client] : {...(BODY[client] as object), stream: false}),
   })
   const text = await res.text()
   const ms = performance.now() - started
@@ -268,4 +268,38 @@ describe("a Messages upstream's refusal stop to a Responses client", () => {
     expect(result.broken).toBeUndefined()
     expect(row).toMatchObject({status: 200, inputTokens: 7, outputTokens: 3})
   })
+})
+
+describe('a JSON answer that is an error alone (a relay of the one-api kind)', () => {
+  it.each(DIRECTIONS.filter(([, client]) => client !== 'gemini'))(
+    '%s upstream, %s client: the upstream\'s words and status in the client\'s error, not a 502 "cannot be translated"',
+    async (up, client) => {
+      const body = JSON.stringify({
+        error: {message: 'quota exceeded for upstream-key', type: 'insufficient_quota', code: 429},
+      })
+      const {res, text, result, breaker} = await run(client, up, {body, then: 'end', json: true}, false)
+      expect(res.status).toBe(429)
+      expect(text).toContain('upstream answered 200 with an error: quota exceeded for [redacted]')
+      expect(text).not.toContain('upstream-key')
+      expect(result).toMatchObject({status: 429})
+      expect(breaker).toBe('open')
+      // no code: a 502, and a 4xx code is not the breaker's
+      const plain = await run(
+        client,
+        up,
+        {body: JSON.stringify({error: 'bad model name'}), then: 'end', json: true},
+        false,
+      )
+      expect(plain.res.status).toBe(502)
+      expect(plain.text).toContain('with an error: bad model name')
+      const refused = await run(
+        client,
+        up,
+        {body: JSON.stringify({error: {message: 'no', code: '400'}}), then: 'end', json: true},
+        false,
+      )
+      expect(refused.res.status).toBe(400)
+      expect(refused.breaker).toBe('closed')
+    },
+  )
 })

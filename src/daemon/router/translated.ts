@@ -199,6 +199,32 @@ function endAsItIs(ctx: RelayContext, translator: StreamTranslator, message: str
   ctx.result.usage = streamRowUsage(ctx.family, translator)
 }
 
+/**
+ * The error of an answer that is an error alone (`{"error": {...}}`, no choices, output, content or
+ * candidates), with the status its code names (a 4xx or 5xx; else 502), or undefined.
+ */
+export function errorOnly(body: unknown): {message: string; status: number} | undefined {
+  if (body === null || typeof body !== 'object') return undefined
+  const b = body as Record<string, unknown>
+  if (b.error === undefined || b.error === null) return undefined
+  if (
+    b.choices !== undefined ||
+    b.output !== undefined ||
+    b.content !== undefined ||
+    b.candidates !== undefined
+  )
+    return undefined
+  const error = b.error as {message?: unknown; code?: unknown; status?: unknown} | string
+  const message =
+    typeof error === 'string'
+      ? error
+      : typeof error.message === 'string'
+        ? error.message
+        : excerpt(JSON.stringify(error)) || 'an error'
+  const code = typeof error === 'object' ? Number(error.code) || Number(error.status) : NaN
+  return {message, status: code >= 400 && code <= 599 ? code : 502}
+}
+
 /** Ends a translated stream with its last text (nothing when the client left). */
 function endStream(res: RelayContext['res'], data: string): void {
   if (res.destroyed || res.writableEnded) return
@@ -309,6 +335,18 @@ export async function relayTranslated(
         }
       }
       failure = tooLarge ? (error as Error).message : 'an answer that is not JSON'
+    }
+    // a 200 whose body is an error alone (relays of the one-api kind answer a quota or an
+    // overload so): the upstream's words and status, not "an answer that cannot be translated"
+    const said = failure ? undefined : errorOnly(body)
+    if (said) {
+      const message = `${provider.name} (${upFamily}, translated): upstream answered ${status} with an error: ${redact(said.message)}`
+      if (said.status >= 500 || said.status === 429) target.breaker?.recordFailure(message)
+      else target.breaker?.recordSuccess()
+      result.status = said.status
+      result.error = message
+      sendFamilyError(res, family, said.status, message, {requestId: result.requestId})
+      return
     }
     // a Messages upstream's turn that paused: joined to the answers before it, and continued while
     // the continuations last (nothing is added for an answer that did not pause: one comparison)
