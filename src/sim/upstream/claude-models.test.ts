@@ -9,6 +9,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {Simulator} from '../server.js'
 import {startSim} from '../server.js'
 import {simTokens} from '../sse.js'
+import {thinkingSignature} from './turn-checks.js'
 
 let sim: Simulator
 
@@ -63,6 +64,10 @@ const E5 = 'tool_choice: type "tool" and "any" are not supported for this model.
 const E6 = 'Thinking may not be enabled when tool_choice forces tool use.'
 const E7 =
   'This model does not support assistant message prefill. The conversation must end with a user message.'
+const e9 = (at: string, beta: boolean) =>
+  `${at}: Invalid \`signature\` in \`thinking\` block. The block is bound to a different conversation. Remove the block, or set \`thinking.block_binding.prefix_mismatch_behavior\` to "drop_block".` +
+  (beta ? '' : ` That setting requires the \`${BETA}\` value in the \`anthropic-beta\` header.`)
+
 const CLAUDE_5 = [
   'claude-sonnet-5',
   'claude-opus-5',
@@ -332,5 +337,227 @@ describe('prefill', () => {
       messages: [...body.messages, {role: 'assistant', content: [...turn, {type: 'text', text: 'So'}]}],
     })
     expect(text.message).toBe(E7)
+  })
+})
+
+describe('prefix binding of thinking blocks', () => {
+  const MODEL = 'claude-opus-5-5'
+  const system = [{type: 'text', text: 'You are terse.', cache_control: {type: 'ephemeral'}}]
+  const first = {
+    model: MODEL,
+    max_tokens: 100,
+    system,
+    thinking: {type: 'adaptive'},
+    tools: TOOLS,
+    messages: [{role: 'user', content: 'call the tool'}],
+  }
+  const result = (assistant: Json[]) => ({
+    role: 'user',
+    content: [
+      {type: 'tool_result', tool_use_id: assistant.find((b) => b.type === 'tool_use')?.id, content: 'sunny'},
+    ],
+  })
+
+  /**
+   * Three answers of one conversation: A (thinking, call), B (thinking, text), C (thinking, call),
+   * and the history that sends them all back with C's result.
+   */
+  async function conversation(): Promise<Json[]> {
+    const a = (await post(first)).json!
+    expect(types(a)).toEqual(['thinking', 'tool_use'])
+    const h1 = [...first.messages, {role: 'assistant', content: a.content}, result(a.content)]
+    const b = await post({...first, messages: h1})
+    expect([b.status, types(b.json)]).toEqual([200, ['thinking', 'text']])
+    const h2 = [
+      ...h1,
+      {role: 'assistant', content: b.json?.content},
+      {role: 'user', content: 'call the tool again'},
+    ]
+    const c = await post({...first, messages: h2})
+    expect([c.status, types(c.json)]).toEqual([200, ['thinking', 'tool_use']])
+    return [...h2, {role: 'assistant', content: c.json?.content}, result(c.json?.content)]
+  }
+
+  /** The history without the thinking blocks of the assistant messages at `at`. */
+  const without = (history: Json[], ...at: number[]) =>
+    history.map((m, n) =>
+      at.includes(n) ? {...m, content: m.content.filter((b: Json) => b.type !== 'thinking')} : m,
+    )
+
+  it('takes back what it answered, turn after turn; the signature differs from an unbound one', async () => {
+    const history = await conversation()
+    const last = await post({...first, messages: history})
+    expect([last.status, types(last.json)]).toEqual([200, ['thinking', 'text']])
+    const a = history[1].content[0]
+    expect(a.signature).not.toBe(thinkingSignature(''))
+    expect(Buffer.from(a.signature, 'base64').toString()).toMatch(
+      /^simsig:[0-9a-f]{32}\.[0-9a-f]{16}\.0:[0-9a-f]{32}$/,
+    )
+  })
+
+  it('reads the prefix as content: key order, formatting, cache marks, a string as a text block', async () => {
+    const history = await conversation()
+    const reordered = {
+      messages: history.map((m, n) =>
+        n === 0
+          ? {
+              content: [{text: 'call the tool', type: 'text', cache_control: {type: 'ephemeral'}}],
+              role: 'user',
+            }
+          : m,
+      ),
+      tools: [{input_schema: {type: 'object'}, name: 'lookup'}],
+      thinking: {type: 'adaptive'},
+      system: 'You are terse.',
+      max_tokens: 100,
+      model: MODEL,
+    }
+    const spaced = JSON.stringify(reordered, null, 2)
+    expect((await post(spaced)).status).toBe(200)
+  })
+
+  it('refuses a block whose earlier turn was edited, naming the block; with the beta, without its sentence', async () => {
+    const history = await conversation()
+    const edited = [{role: 'user', content: 'call the tool, please'}, ...history.slice(1)]
+    expect((await post({...first, messages: edited})).message).toBe(e9('messages.1.content.0', false))
+    expect(
+      (await post({...first, messages: edited}, {'anthropic-beta': `other-beta, ${BETA}`})).message,
+    ).toBe(e9('messages.1.content.0', true))
+    // the system or the tools changed: every block is bound to another prefix
+    expect((await post({...first, system: 'Be verbose.', messages: history})).message).toBe(
+      e9('messages.1.content.0', false),
+    )
+    expect(
+      (
+        await post({
+          ...first,
+          tools: [...TOOLS, {name: 'more', input_schema: {type: 'object'}}],
+          messages: history,
+        })
+      ).message,
+    ).toBe(e9('messages.1.content.0', false))
+    // a later message edited: the blocks after it only
+    const later = history.map((m, n) => (n === 4 ? {role: 'user', content: 'call it again'} : m))
+    expect((await post({...first, messages: later})).message).toBe(e9('messages.5.content.0', false))
+  })
+
+  it('drop_block with the beta: the block and every later one left out, the answer says so', async () => {
+    const history = await conversation()
+    const edited = [{role: 'user', content: 'call the tool, please'}, ...history.slice(1)]
+    const binding = {type: 'adaptive', block_binding: {prefix_mismatch_behavior: 'drop_block'}}
+    const dropped = await post({...first, thinking: binding, messages: edited}, {'anthropic-beta': BETA})
+    expect([dropped.status, types(dropped.json)]).toEqual([200, ['thinking', 'text']])
+    expect(dropped.json?.input_transformations).toEqual(
+      [1, 3, 5].map((n) => ({
+        type: 'thinking_dropped',
+        reason: 'prefix_binding_mismatch',
+        message_index: n,
+        content_index: 0,
+      })),
+    )
+    // streamed: on message_start
+    const stream = await post(
+      {...first, thinking: binding, messages: edited, stream: true},
+      {'anthropic-beta': BETA},
+    )
+    expect(stream.events[0].data.message.input_transformations).toHaveLength(3)
+    // nothing to drop: no input_transformations
+    const clean = await post({...first, thinking: binding, messages: history}, {'anthropic-beta': BETA})
+    expect([clean.status, clean.json?.input_transformations]).toEqual([200, undefined])
+    // error, the default, refuses
+    const error = {type: 'adaptive', block_binding: {prefix_mismatch_behavior: 'error'}}
+    expect(
+      (await post({...first, thinking: error, messages: edited}, {'anthropic-beta': BETA})).message,
+    ).toBe(e9('messages.1.content.0', true))
+  })
+
+  it('block_binding without the beta header is an unknown field', async () => {
+    const binding = {type: 'adaptive', block_binding: {prefix_mismatch_behavior: 'drop_block'}}
+    for (const model of [MODEL, 'claude-x'])
+      expect((await post({...first, model, thinking: binding})).message).toBe(
+        'thinking.adaptive.block_binding: Extra inputs are not permitted',
+      )
+  })
+
+  it('thinking blocks may be left out from the start, the end or all; not from the middle, nor put back', async () => {
+    const history = await conversation()
+    // A left out; A and B
+    for (const at of [[1], [1, 3]])
+      expect([at, (await post({...first, messages: without(history, ...at)})).status]).toEqual([at, 200])
+    // C; all of them (no thinking field sent: the call needs no thinking block before it)
+    const {thinking: _thinking, ...noThinking} = first
+    for (const at of [[5], [1, 3, 5]])
+      expect([at, (await post({...noThinking, messages: without(history, ...at)})).status]).toEqual([at, 200])
+    // B left out of the middle: C's chain broken
+    expect((await post({...first, messages: without(history, 3)})).message).toBe(
+      e9('messages.5.content.0', false),
+    )
+    // C made while A was left out; A put back: C's chain broken
+    const h = without(history.slice(0, 5), 1)
+    const c = await post({...first, messages: h})
+    expect(types(c.json)).toEqual(['thinking', 'tool_use'])
+    const back = [
+      ...history.slice(0, 5),
+      {role: 'assistant', content: c.json?.content},
+      result(c.json?.content),
+    ]
+    expect((await post({...first, messages: back})).message).toBe(e9('messages.5.content.0', false))
+    expect((await post({...first, messages: without(back, 1)})).status).toBe(200)
+  })
+
+  it('an unbound block is refused where the check runs, and a bound one taken where it does not', async () => {
+    const unbound = [
+      ...first.messages,
+      {
+        role: 'assistant',
+        content: [
+          {type: 'thinking', thinking: '', signature: thinkingSignature('')},
+          {type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {}},
+        ],
+      },
+      {role: 'user', content: [{type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny'}]},
+    ]
+    for (const model of [
+      'claude-opus-5-5',
+      'claude-sonnet-5-5',
+      'claude-haiku-5-5',
+      'claude-fable-5-1',
+      'corp+prefix-binding',
+    ])
+      expect([model, (await post({...first, model, messages: unbound})).message]).toEqual([
+        model,
+        e9('messages.1.content.0', false),
+      ])
+    for (const model of ['claude-mythos-5-1', 'claude-opus-5', 'claude-sonnet-5', 'claude-x'])
+      expect([model, (await post({...first, model, messages: unbound})).status]).toEqual([model, 200])
+    // a bound block (edited prefix and all) on a model without the check
+    const history = await conversation()
+    const edited = [{role: 'user', content: 'call the tool, please'}, ...history.slice(1)]
+    expect((await post({...first, model: 'claude-opus-5', messages: edited})).status).toBe(200)
+  })
+
+  it('a block whose text or signature was changed is still an invalid signature, bound or not', async () => {
+    const history = await conversation()
+    const block = history[1].content[0]
+    for (const changed of [
+      {...block, thinking: 'edited'},
+      {...block, signature: Buffer.from('simsig:' + 'a'.repeat(32)).toString('base64')},
+      // its binding changed, its hash kept
+      {
+        ...block,
+        signature: Buffer.from(
+          Buffer.from(block.signature, 'base64')
+            .toString()
+            .replace(/^simsig:./, (s: string) => (s.endsWith('0') ? 'simsig:1' : 'simsig:0')),
+        ).toString('base64'),
+      },
+    ]) {
+      const messages = history.map((m, n) =>
+        n === 1 ? {...m, content: [changed, ...m.content.slice(1)]} : m,
+      )
+      expect((await post({...first, messages})).message).toBe(
+        'messages.1.content.0: Invalid `signature` in `thinking` block',
+      )
+    }
   })
 })

@@ -21,8 +21,10 @@ import {
   selectQuirks,
   unknownQuirkMessage,
 } from './quirks.js'
-import {messagesHistoryProblem, thinkingSignature} from './turn-checks.js'
+import type {DroppedThinking} from './turn-checks.js'
+import {answerBinding, bindingProblem, messagesHistoryProblem, thinkingSignature} from './turn-checks.js'
 import {
+  BINDING_BETA,
   claudeModel,
   claudeSettingsProblem,
   prefillProblem,
@@ -283,6 +285,17 @@ function handleMessages(context: SimContext) {
       context.sendError(request, 400, refused, 'invalid_request_error', {'request-id': simId('req_')})
       return
     }
+    let dropped: DroppedThinking[] = []
+    const binding = model.prefixBinding ? bindingProblem(body, betas, BINDING_BETA) : undefined
+    if (binding && 'problem' in binding) {
+      context.sendError(request, 400, binding.problem, 'invalid_request_error', {'request-id': simId('req_')})
+      return
+    }
+    if (binding) {
+      // drop_block: the request goes on without them, and the answer says so
+      body.messages = binding.messages
+      dropped = binding.dropped
+    }
     const turn = quirks.has('pause-turn') ? pausedTurn(body.messages) : undefined
     if (turn && 'problem' in turn) {
       context.sendError(request, 400, turn.problem, 'invalid_request_error', {'request-id': simId('req_')})
@@ -301,7 +314,8 @@ function handleMessages(context: SimContext) {
     if (answer.thinking) {
       // an omitted thinking: no text, a signature (of no text, so that the sim can check it back)
       const text = thinkingOmitted(body, model) ? '' : answer.thinking
-      blocks.push({type: 'thinking', thinking: text, signature: thinkingSignature(text)})
+      const signature = thinkingSignature(text, model.prefixBinding ? answerBinding(body) : undefined)
+      blocks.push({type: 'thinking', thinking: text, signature})
     }
     if (answer.search) blocks.push(...searchBlocks(answer.search))
     if (answer.tool)
@@ -324,6 +338,16 @@ function handleMessages(context: SimContext) {
       stop_reason: stopReason,
       stop_sequence: null,
       usage,
+      ...(dropped.length > 0
+        ? {
+            input_transformations: dropped.map((d) => ({
+              type: 'thinking_dropped',
+              reason: 'prefix_binding_mismatch',
+              message_index: d.message,
+              content_index: d.content,
+            })),
+          }
+        : {}),
     }
     if (body.stream !== true) {
       sendJson(request.res, 200, message, {'request-id': requestId})
