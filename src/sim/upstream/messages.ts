@@ -21,8 +21,17 @@ import {
   selectQuirks,
   unknownQuirkMessage,
 } from './quirks.js'
-import {messagesHistoryProblem, thinkingSignature} from './turn-checks.js'
-import {claudeKind, claudeSettingsProblem, thinkingOmitted} from './claude-models.js'
+import type {DroppedThinking} from './turn-checks.js'
+import {answerBinding, bindingProblem, messagesHistoryProblem, thinkingSignature} from './turn-checks.js'
+import {
+  BINDING_BETA,
+  claudeModel,
+  claudeSettingsProblem,
+  prefillProblem,
+  thinkingMode,
+  thinkingOmitted,
+  toolChoiceProblem,
+} from './claude-models.js'
 import {
   encryptedResult,
   nthQuery,
@@ -114,11 +123,21 @@ export function pausedTurn(messages: unknown): Turn | undefined {
   return {searches}
 }
 
-/** The sim's answer to a Messages request (with `quirks`, as {@link quirkAnswer} changes it). */
+/**
+ * The sim's answer to a Messages request (with `quirks`, as {@link quirkAnswer} changes it). The
+ * model thinks as {@link thinkingMode} says; between tools, only before a tool call.
+ */
 export function messagesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer {
+  const mode = thinkingMode(body, claudeModel(String(body.model), quirks))
+  const answer = modelAnswer(body, quirks, mode !== 'off')
+  if (mode !== 'between-tools' || answer.tool || !answer.thinking) return answer
+  const {thinking: _thinking, ...rest} = answer
+  return {...rest, usage: {...answer.usage, reasoning: 0}}
+}
+
+function modelAnswer(body: Body, quirks: Quirks, thinks: boolean): SimAnswer {
   const tools = Array.isArray(body.tools) ? (body.tools as Body[]) : []
   const customTool = tools.find(isCustomTool)
-  const thinking = body.thinking as Body | undefined
   const toolChoice = body.tool_choice as Body | undefined
   // a tool forced by name is the one called, with arguments of its schema
   const forced =
@@ -131,7 +150,7 @@ export function messagesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswe
   const answer = simAnswer({
     promptParts: [body.system ?? null, body.messages ?? null, body.tools ?? null],
     lastUserText: userText,
-    reasoning: !!thinking && thinking.type !== 'disabled',
+    reasoning: thinks,
     toolName:
       answered || search ? undefined : (picked?.name ?? ((forced ?? customTool)?.name as string | undefined)),
     forceTool: !!picked || toolChoice?.type === 'any' || toolChoice?.type === 'tool',
@@ -255,16 +274,27 @@ function handleMessages(context: SimContext) {
       context.sendError(request, 400, tooMany, 'invalid_request_error', {'request-id': simId('req_')})
       return
     }
-    const kind = claudeKind(selection.model, quirks)
-    const refused = claudeSettingsProblem(body, kind)
+    const model = claudeModel(selection.model, quirks)
+    const betas = betaValues(request.headers)
+    const refused =
+      claudeSettingsProblem(body, model, betas) ??
+      toolChoiceProblem(body, model) ??
+      prefillProblem(body, model) ??
+      messagesHistoryProblem(body)
     if (refused) {
       context.sendError(request, 400, refused, 'invalid_request_error', {'request-id': simId('req_')})
       return
     }
-    const problem = messagesHistoryProblem(body)
-    if (problem) {
-      context.sendError(request, 400, problem, 'invalid_request_error', {'request-id': simId('req_')})
+    let dropped: DroppedThinking[] = []
+    const binding = model.prefixBinding ? bindingProblem(body, betas, BINDING_BETA) : undefined
+    if (binding && 'problem' in binding) {
+      context.sendError(request, 400, binding.problem, 'invalid_request_error', {'request-id': simId('req_')})
       return
+    }
+    if (binding) {
+      // drop_block: the request goes on without them, and the answer says so
+      body.messages = binding.messages
+      dropped = binding.dropped
     }
     const turn = quirks.has('pause-turn') ? pausedTurn(body.messages) : undefined
     if (turn && 'problem' in turn) {
@@ -283,8 +313,9 @@ function handleMessages(context: SimContext) {
     const blocks: Body[] = []
     if (answer.thinking) {
       // an omitted thinking: no text, a signature (of no text, so that the sim can check it back)
-      const text = thinkingOmitted(body, kind) ? '' : answer.thinking
-      blocks.push({type: 'thinking', thinking: text, signature: thinkingSignature(text)})
+      const text = thinkingOmitted(body, model) ? '' : answer.thinking
+      const signature = thinkingSignature(text, model.prefixBinding ? answerBinding(body) : undefined)
+      blocks.push({type: 'thinking', thinking: text, signature})
     }
     if (answer.search) blocks.push(...searchBlocks(answer.search))
     if (answer.tool)
@@ -307,6 +338,16 @@ function handleMessages(context: SimContext) {
       stop_reason: stopReason,
       stop_sequence: null,
       usage,
+      ...(dropped.length > 0
+        ? {
+            input_transformations: dropped.map((d) => ({
+              type: 'thinking_dropped',
+              reason: 'prefix_binding_mismatch',
+              message_index: d.message,
+              content_index: d.content,
+            })),
+          }
+        : {}),
     }
     if (body.stream !== true) {
       sendJson(request.res, 200, message, {'request-id': requestId})
@@ -379,11 +420,27 @@ function handleMessages(context: SimContext) {
   }
 }
 
+/** The values of the request's `anthropic-beta` header(s). */
+function betaValues(headers: Record<string, string | string[] | undefined>): string[] {
+  const raw = headers['anthropic-beta']
+  return (Array.isArray(raw) ? raw.join(',') : (raw ?? ''))
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean)
+}
+
 function handleCountTokens(context: SimContext) {
   return (request: SimRequest): void => {
     if (!authenticate(context, request)) return
     const body = validate(context, request, false)
     if (!body) return
+    // the same check of a forced tool choice as the Messages endpoint's
+    const selection = selectQuirks(request.headers, body.model)
+    const forced = toolChoiceProblem(body, claudeModel(selection.model, selection.quirks))
+    if (forced?.startsWith('tool_choice:')) {
+      context.sendError(request, 400, forced, 'invalid_request_error', {'request-id': simId('req_')})
+      return
+    }
     const answer = messagesAnswer(body)
     sendJson(request.res, 200, {input_tokens: answer.usage.prompt}, {'request-id': simId('req_')})
   }

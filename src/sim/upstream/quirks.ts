@@ -46,6 +46,12 @@ export const SIM_QUIRKS = [
   'adaptive-only',
   'no-adaptive',
   'pause-turn',
+  'thinks-by-default',
+  'no-disabled',
+  'between-tools',
+  'no-forced-tools',
+  'no-prefill',
+  'prefix-binding',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]

@@ -4,7 +4,9 @@
  *
  * - signature = base64(`simsig:` + first 32 hex digits of sha256(`<kind>:<payload>`)), where
  *   kind/payload is `thinking`/the thinking text (Anthropic thinking block) or
- *   `functionCall`/name + stable JSON of args (Gemini `thoughtSignature`);
+ *   `functionCall`/name + stable JSON of args (Gemini `thoughtSignature`); a thinking block of a
+ *   model with prefix binding carries its binding B too: base64(`simsig:` + B + `:` + hash of
+ *   `thinking`/B + `:` + text), see {@link bindingProblem};
  * - Responses `encrypted_content` = base64(`simenc:` + hash + `:` + reasoning text), verifiable
  *   by itself since a reasoning input item need not carry its text.
  *
@@ -29,9 +31,27 @@ export function stableJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null'
 }
 
-/** The signature of an Anthropic thinking block. */
-export function thinkingSignature(thinking: string): string {
-  return Buffer.from(`simsig:${hash('thinking', thinking)}`).toString('base64')
+/**
+ * The signature of an Anthropic thinking block; with `binding` (a model with prefix binding: what
+ * {@link answerBinding} gives), bound to the block's prefix.
+ */
+export function thinkingSignature(thinking: string, binding?: string): string {
+  if (binding === undefined) return Buffer.from(`simsig:${hash('thinking', thinking)}`).toString('base64')
+  return Buffer.from(`simsig:${binding}:${hash('thinking', `${binding}:${thinking}`)}`).toString('base64')
+}
+
+const BINDING = /^([0-9a-f]{32})\.([0-9a-f]{16})\.(\d+)$/
+
+/**
+ * The binding a thinking block's signature carries (`''` for an unbound one), or undefined when
+ * the signature is not the sim's for this text.
+ */
+function signedBinding(signature: unknown, thinking: string): string | undefined {
+  if (typeof signature !== 'string') return undefined
+  const decoded = Buffer.from(signature, 'base64').toString('utf8')
+  const m = /^simsig:(?:([0-9a-f.]+\.\d+):)?[0-9a-f]{32}$/.exec(decoded)
+  if (!m || (m[1] !== undefined && !BINDING.test(m[1]))) return undefined
+  return thinkingSignature(thinking, m[1]) === signature ? (m[1] ?? '') : undefined
 }
 
 /** The `thoughtSignature` of a Gemini functionCall part. */
@@ -93,7 +113,7 @@ function toolPairingProblem(messages: Body[]): string | undefined {
 
 /**
  * Anthropic Messages: tool calls and results paired (toolPairingProblem); every thinking block's
- * signature must be the sim's for its text; with
+ * signature must be the sim's for its text (bound or not: the binding is bindingProblem's); with
  * thinking enabled, the last assistant turn that calls a tool must start with a thinking block.
  */
 export function messagesHistoryProblem(body: Body): string | undefined {
@@ -114,7 +134,7 @@ export function messagesHistoryProblem(body: Body): string | undefined {
     if (message?.role !== 'assistant') continue
     for (const [m, block] of blocksOf(message.content).entries()) {
       if (block?.type !== 'thinking') continue
-      if (block.signature !== thinkingSignature(String(block.thinking ?? '')))
+      if (signedBinding(block.signature, String(block.thinking ?? '')) === undefined)
         return `messages.${n}.content.${m}: Invalid \`signature\` in \`thinking\` block`
     }
   }
@@ -136,6 +156,150 @@ export function messagesHistoryProblem(body: Body): string | undefined {
     '`thinking`. Please consult our documentation at ' +
     'https://docs.claude.com/en/docs/build-with-claude/extended-thinking'
   )
+}
+
+/** A content value as blocks: a string is one text block. */
+const contentBlocks = (content: unknown): Body[] =>
+  typeof content === 'string' ? [{type: 'text', text: content}] : blocksOf(content)
+
+const isThinking = (block: Body): boolean => block?.type === 'thinking' || block?.type === 'redacted_thinking'
+
+/** A value without `cache_control` anywhere (a cache mark is not the prefix's content). */
+function uncached(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(uncached)
+  if (!value || typeof value !== 'object') return value
+  return Object.fromEntries(
+    Object.entries(value as Body)
+      .filter(([k]) => k !== 'cache_control')
+      .map(([k, v]) => [k, uncached(v)]),
+  )
+}
+
+/**
+ * The hash of a thinking block's prefix, the block at `messages[at].content[j]` (`at` may be
+ * `messages.length`, a block of an answer still to come): `system`, `tools`, each message before
+ * it (its role and content) and the blocks before it in its own message, as content (stable JSON
+ * without `cache_control`; a string content or system is one text block), so that formatting,
+ * key order and cache marks do not count. Thinking blocks are not in it: they are chained
+ * ({@link bindingOf}), so that a leading run of them may be left out, as Anthropic allows.
+ */
+function prefixHash(body: Body, messages: Body[], at: number, j: number): string {
+  const kept = (blocks: Body[]) => blocks.filter((b) => !isThinking(b))
+  const prefix = {
+    system: body.system === undefined ? [] : contentBlocks(body.system),
+    tools: body.tools ?? [],
+    messages: messages.slice(0, at).map((m) => ({role: m?.role, content: kept(contentBlocks(m?.content))})),
+    before: kept(contentBlocks(messages[at]?.content).slice(0, j)),
+  }
+  return createHash('sha256')
+    .update(stableJson(uncached(prefix)))
+    .digest('hex')
+    .slice(0, 32)
+}
+
+/** The thinking blocks before `messages[at].content[j]`, oldest first. */
+function thinkingBefore(messages: Body[], at: number, j: number): Body[] {
+  const blocks = messages
+    .slice(0, at)
+    .flatMap((m) => (m?.role === 'assistant' ? contentBlocks(m.content) : []))
+  const own = messages[at]?.role === 'assistant' ? contentBlocks(messages[at].content).slice(0, j) : []
+  return [...blocks, ...own].filter(isThinking)
+}
+
+/** A thinking block's short id in the chain: a hash of its signature (or redacted data). */
+const chainId = (block: Body | undefined): string =>
+  block ? hash('chain', String(block.signature ?? block.data)).slice(0, 16) : '0'.repeat(16)
+
+/**
+ * The binding of a block at `messages[at].content[j]`: `prefixHash.previous.count`, the prefix's
+ * hash, the chain id of the thinking block just before it and how many came before it.
+ */
+function bindingOf(body: Body, messages: Body[], at: number, j: number): string {
+  const before = thinkingBefore(messages, at, j)
+  return `${prefixHash(body, messages, at, j)}.${chainId(before.at(-1))}.${before.length}`
+}
+
+/**
+ * The binding of the thinking block an answer to `body` starts with: a new assistant message, or
+ * the last one's continuation when the request ends with the assistant's (a paused turn).
+ */
+export function answerBinding(body: Body): string {
+  const messages = Array.isArray(body.messages) ? (body.messages as Body[]) : []
+  const last = messages.at(-1)
+  return last?.role === 'assistant'
+    ? bindingOf(body, messages, messages.length - 1, contentBlocks(last.content).length)
+    : bindingOf(body, messages, messages.length, 0)
+}
+
+/**
+ * Whether the thinking block at `messages[at].content[j]` is bound to this request: its prefix is
+ * the one it was made with, and the thinking blocks before it are those it followed, or a run of
+ * them with the oldest left out (what Anthropic allows: none, a leading run, or all). A block put
+ * back, or one missing from the middle, breaks the chain of the blocks after it.
+ */
+function isBound(body: Body, messages: Body[], at: number, j: number): boolean {
+  const block = contentBlocks(messages[at].content)[j]
+  const m = BINDING.exec(signedBinding(block.signature, String(block.thinking ?? '')) ?? '')
+  if (!m || m[1] !== prefixHash(body, messages, at, j)) return false
+  const before = thinkingBefore(messages, at, j)
+  return before.length === 0 || (m[2] === chainId(before.at(-1)) && before.length <= Number(m[3]))
+}
+
+/** A thinking block left out under `drop_block`, where it was. */
+export interface DroppedThinking {
+  message: number
+  content: number
+}
+
+/**
+ * The prefix check of a model with prefix binding (Fable 5.1, Opus 5.5, Sonnet 5.5, Haiku 5.5):
+ * every `thinking` block sent back must be bound to this request's prefix ({@link isBound}; an
+ * unbound signature, from a model without the check, is not). The first that is not is refused in
+ * Anthropic's words, or, with `thinking.block_binding.prefix_mismatch_behavior: "drop_block"` and
+ * the `anthropic-beta` value `betaValue`, left out with every thinking block after it: `messages`
+ * without them, `dropped` where they were. Undefined when every block is bound.
+ */
+export function bindingProblem(
+  body: Body,
+  betas: readonly string[],
+  betaValue: string,
+): {problem: string} | {messages: Body[]; dropped: DroppedThinking[]} | undefined {
+  const messages = Array.isArray(body.messages) ? (body.messages as Body[]) : []
+  for (const [at, message] of messages.entries()) {
+    if (message?.role !== 'assistant') continue
+    for (const [j, block] of contentBlocks(message.content).entries()) {
+      if (block?.type !== 'thinking' || isBound(body, messages, at, j)) continue
+      const binding = (body.thinking as Body | undefined)?.block_binding as Body | undefined
+      const beta = betas.includes(betaValue)
+      if (!beta || binding?.prefix_mismatch_behavior !== 'drop_block')
+        return {
+          problem:
+            `messages.${at}.content.${j}: Invalid \`signature\` in \`thinking\` block. The block is bound to ` +
+            'a different conversation. Remove the block, or set ' +
+            '`thinking.block_binding.prefix_mismatch_behavior` to "drop_block".' +
+            (beta
+              ? ''
+              : ` That setting requires the \`${betaValue}\` value in the \`anthropic-beta\` header.`),
+        }
+      return dropFrom(messages, at, j)
+    }
+  }
+  return undefined
+}
+
+/** The messages without the thinking block at `messages[at].content[j]` and every one after it. */
+function dropFrom(messages: Body[], at: number, j: number): {messages: Body[]; dropped: DroppedThinking[]} {
+  const dropped: DroppedThinking[] = []
+  const kept = messages.map((message, n) => {
+    if (n < at || message?.role !== 'assistant' || !Array.isArray(message.content)) return message
+    const content = (message.content as Body[]).filter((block, m) => {
+      const drop = isThinking(block) && (n > at || m >= j)
+      if (drop) dropped.push({message: n, content: m})
+      return !drop
+    })
+    return {...message, content}
+  })
+  return {messages: kept, dropped}
 }
 
 const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp']

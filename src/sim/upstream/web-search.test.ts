@@ -176,7 +176,13 @@ describe('messages: the web_search server tool', () => {
 
   it('puts thinking first, and takes its own search back in the history', async () => {
     const thinking = {type: 'enabled', budget_tokens: 1024}
-    const one = await post('/v1/messages', {...body, thinking})
+    // not forced: Anthropic refuses thinking with a forced tool choice (the only tool is searched)
+    const forced = await post('/v1/messages', {...body, thinking})
+    expect([forced.status, forced.json?.error?.message]).toEqual([
+      400,
+      'Thinking may not be enabled when tool_choice forces tool use.',
+    ])
+    const one = await post('/v1/messages', {...body, thinking, tool_choice: undefined})
     expect(one.json?.content.map((b: Json) => b.type)).toEqual([
       'thinking',
       'server_tool_use',
