@@ -405,13 +405,37 @@ function offFields(off: ThinkingOff): Record<string, unknown> {
   return {}
 }
 
+const isThinking = (b: Json): boolean => b.type === 'thinking' || b.type === 'redacted_thinking'
+
+/**
+ * For a model that binds thinking to the conversation: the thinking blocks before the last
+ * assistant turn that has none are left out. A block left out of the middle of a history
+ * invalidates every block after it (Anthropic: thinking may be removed from the start, from the
+ * end, or all of it, not from the middle), and a client keeps the thinking of some turns only (a
+ * chat client's of its tool calls, not of its text answers; a fallback's turns have none): the
+ * model would lose the newest blocks, those of the running tool loop with them. Left out from the
+ * start, the newest are kept. A turn of thinking alone keeps it (an empty turn is refused).
+ */
+function withoutThinkingBeforeGap(turns: Array<{role: string; content: Json[]}>): void {
+  let gap = -1
+  let later = false
+  for (let i = turns.length - 1; i >= 0 && gap < 0; i--) {
+    const t = turns[i]
+    if (t.role !== 'assistant') continue
+    if (t.content.some(isThinking)) later = true
+    else if (later) gap = i
+  }
+  for (let i = 0; i < gap; i++) {
+    const t = turns[i]
+    if (t.role !== 'assistant' || !t.content.some(isThinking)) continue
+    const rest = t.content.filter((b) => !isThinking(b))
+    if (rest.length > 0) t.content = rest
+  }
+}
+
 /** Whether the turns send back a thinking block. */
 const sendsThinking = (turns: Array<{role: string; content: Json[]}>): boolean =>
-  turns.some(
-    (t) =>
-      t.role === 'assistant' &&
-      t.content.some((b) => b.type === 'thinking' || b.type === 'redacted_thinking'),
-  )
+  turns.some((t) => t.role === 'assistant' && t.content.some(isThinking))
 
 /**
  * Anthropic's setting that drops a thinking block bound to another conversation (and every later
@@ -500,10 +524,12 @@ export function encodeMessagesRequest(
     if (off !== 'omit' && (request.reasoning?.disabled === true || forced || breaks))
       thinking = offFields(off)
   }
+  const binds = claude.prefixBinding || learned?.dropUnboundThinking === true
+  if (binds) withoutThinkingBeforeGap(turns)
   // thinking blocks sent back to a model that binds them to the conversation: a block whose
   // history changed is dropped, not refused (`between_tools` takes no other field)
   if (
-    (claude.prefixBinding || learned?.dropUnboundThinking === true) &&
+    binds &&
     (thinking?.thinking as Json | undefined)?.type !== 'between_tools' &&
     (thinking?.thinking as Json | undefined)?.type !== 'disabled' &&
     sendsThinking(turns)

@@ -929,6 +929,46 @@ describe("messages encodeRequest: Anthropic's current models (adaptive thinking,
     })
   })
 
+  it('a model that binds thinking: the blocks before a turn without any are left out, from the start', () => {
+    const think = (text: string) => ({
+      type: 'reasoning' as const,
+      text,
+      signature: {family: 'messages' as const, value: `sig-${text}`},
+    })
+    const call = (id: string) => ({type: 'tool_call' as const, id, name: 'f', arguments: '{}'})
+    const result = (id: string): Message => ({
+      role: 'user',
+      parts: [{type: 'tool_result', callId: id, content: [{type: 'text', text: 'o'}]}],
+    })
+    const history: Request = {
+      ...codex,
+      tools,
+      messages: [
+        user('one'),
+        {role: 'assistant', parts: [think('a'), call('t1')]},
+        result('t1'),
+        // a text answer whose thinking the client did not keep (a chat client's)
+        {role: 'assistant', parts: [{type: 'text', text: 'done'}]},
+        user('two'),
+        {role: 'assistant', parts: [think('c'), call('t2')]},
+        result('t2'),
+      ],
+    }
+    const blocks = (model: string) =>
+      encode(history, model)
+        .messages.filter((m: any) => m.role === 'assistant')
+        .map((m: any) => m.content.map((b: any) => b.type))
+    expect(blocks('claude-opus-5-5')).toEqual([['tool_use'], ['text'], ['thinking', 'tool_use']])
+    // a model that does not bind gets them all
+    expect(blocks('claude-opus-4-8')).toEqual([['thinking', 'tool_use'], ['text'], ['thinking', 'tool_use']])
+    // no turn after the gap thinks: nothing to leave out
+    expect(
+      encode({...history, messages: history.messages.slice(0, 5)}, 'claude-opus-5-5')
+        .messages.filter((m: any) => m.role === 'assistant')
+        .map((m: any) => m.content.map((b: any) => b.type)),
+    ).toEqual([['thinking', 'tool_use'], ['text']])
+  })
+
   it('the form a refusal taught wins over the name', () => {
     const taught = encode(codex, 'claude-opus-4-8', {thinkingForm: 'enabled'})
     expect(taught.thinking).toEqual({type: 'enabled', budget_tokens: 24000})

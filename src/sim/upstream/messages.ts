@@ -123,6 +123,15 @@ export function pausedTurn(messages: unknown): Turn | undefined {
   return {searches}
 }
 
+/** The custom tool the user's last words ask to be called (by name, or any), if one is offered. */
+function askedTool(tools: Body[], userText: string): Body | undefined {
+  // ("call one of the tools": the first)
+  if (/\bcall one of the tools\b/i.test(userText)) return tools.find(isCustomTool)
+  const m = /\bcall(?:ing)? the (?:tool ([\w-]+)|([\w-]+) tool)\b/i.exec(userText)
+  const name = m?.[1] ?? m?.[2]
+  return name === undefined ? undefined : tools.find((t) => isCustomTool(t) && t.name === name)
+}
+
 /**
  * The sim's answer to a Messages request (with `quirks`, as {@link quirkAnswer} changes it). The
  * model thinks as {@link thinkingMode} says; between tools, only before a tool call.
@@ -146,16 +155,20 @@ function modelAnswer(body: Body, quirks: Quirks, thinks: boolean): SimAnswer {
   const answered = lastIsToolResult(body.messages)
   const search = answered ? undefined : searchTool(tools, toolChoice, userText)
   const names = tools.filter(isCustomTool).map((t) => String(t.name))
-  const picked = answered || forced || search ? undefined : pickedTool(names, userText, quirks)
+  // a tool the prompt asks for by name ("call the tool f", "calling the json_answer tool"): a model
+  // follows it as it would a forced choice (what a model that refuses forcing is told instead)
+  const asked = answered || forced || search ? undefined : askedTool(tools, userText)
+  const picked = answered || forced || asked || search ? undefined : pickedTool(names, userText, quirks)
+  const called = forced ?? asked
   const answer = simAnswer({
     promptParts: [body.system ?? null, body.messages ?? null, body.tools ?? null],
     lastUserText: userText,
     reasoning: thinks,
     toolName:
-      answered || search ? undefined : (picked?.name ?? ((forced ?? customTool)?.name as string | undefined)),
-    forceTool: !!picked || toolChoice?.type === 'any' || toolChoice?.type === 'tool',
+      answered || search ? undefined : (picked?.name ?? ((called ?? customTool)?.name as string | undefined)),
+    forceTool: !!picked || !!asked || toolChoice?.type === 'any' || toolChoice?.type === 'tool',
     toolArgs: picked?.args,
-    forcedSchema: forced ? (forced.input_schema ?? {}) : undefined,
+    forcedSchema: called ? (called.input_schema ?? {}) : undefined,
     messagesCache: true,
     toolResult: lastToolResult(body.messages),
   })
