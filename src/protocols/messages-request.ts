@@ -478,7 +478,10 @@ export function encodeMessagesRequest(
   const form = ctx?.thinkingForm ?? (claude.adaptive ? 'adaptive' : 'enabled')
   // a forced tool call and thinking cannot go together; nor thinking `enabled` and a tool loop
   // whose turns hold no Anthropic-signed thinking
-  const breaks = thinkingWouldBreak(turns)
+  const off = learned?.thinkingOff ?? claude.off
+  // (a history read only where it matters: a request that thinks, or a model that thinks unless
+  // told not to)
+  const breaks = (budget !== undefined || off !== 'omit') && thinkingWouldBreak(turns)
   if (budget !== undefined && (forced || breaks)) budget = undefined
   const tools: unknown[] = jsonTool
     ? [jsonTool]
@@ -520,7 +523,6 @@ export function encodeMessagesRequest(
     // a model that thinks unless told not to (Claude 5) is told, as it takes it, where the client
     // turned reasoning off or thinking cannot go with the request (a forced call, a tool loop
     // without signed thinking); a client that said nothing gets the model's own default
-    const off = learned?.thinkingOff ?? claude.off
     if (off !== 'omit' && (request.reasoning?.disabled === true || forced || breaks))
       thinking = offFields(off)
   }
