@@ -366,3 +366,53 @@ describe('a chat client on a Messages upstream', () => {
     }
   })
 })
+
+describe("Claude Code on Claude through a chat upstream (OpenRouter's anthropic/..., a relay's claude-...)", () => {
+  it('its cache marks go on the content parts they mark, as those servers take them', () => {
+    const ir = messagesCodec.decodeRequest(turn1, {})
+    const body = chatCodec.encodeRequest(ir, 'anthropic/claude-sonnet-4.5') as {messages: any[]}
+    expect(body.messages[0]).toEqual({
+      role: 'system',
+      content: [
+        {
+          type: 'text',
+          text: "You are Claude Code, Anthropic's official CLI for Claude.\n\nYou are an interactive CLI tool that helps users with software engineering tasks.",
+          cache_control: {type: 'ephemeral'},
+        },
+      ],
+    })
+    // another server's model: no marks, the strings as before
+    expect(JSON.stringify(chatCodec.encodeRequest(ir, 'deepseek-chat'))).not.toContain('cache_control')
+    // refused once, learned: none
+    expect(
+      JSON.stringify(chatCodec.encodeRequest(ir, 'claude-sonnet-4-5', {noCacheMarks: true})),
+    ).not.toContain('cache_control')
+  })
+
+  it("a client without marks (Codex, Gemini CLI) gets Claude Code's own: the system prompt and the last two user turns, a tool result's included", () => {
+    const ir: Request = {
+      model: 'm',
+      system: [{type: 'text', text: 'sys'}],
+      tools: [],
+      stream: false,
+      messages: [
+        {role: 'user', parts: [{type: 'text', text: 'one'}]},
+        {role: 'assistant', parts: [{type: 'tool_call', id: 'c1', name: 'f', arguments: '{}'}]},
+        {role: 'user', parts: [{type: 'tool_result', callId: 'c1', content: [{type: 'text', text: 'out'}]}]},
+        {role: 'assistant', parts: [{type: 'text', text: 'done'}]},
+        {role: 'user', parts: [{type: 'text', text: 'two'}]},
+      ],
+    }
+    const body = chatCodec.encodeRequest(ir, 'claude-opus-4-8') as {messages: any[]}
+    expect(
+      body.messages.map((m) => [m.role, Array.isArray(m.content) ? m.content.at(-1).cache_control : 'plain']),
+    ).toEqual([
+      ['system', {type: 'ephemeral'}],
+      ['user', 'plain'],
+      ['assistant', 'plain'],
+      ['tool', {type: 'ephemeral'}],
+      ['assistant', 'plain'],
+      ['user', {type: 'ephemeral'}],
+    ])
+  })
+})

@@ -297,29 +297,87 @@ function resultText(content: Array<TextPart | ImagePart>): string {
   return text
 }
 
-function encodeMessages(request: Request): Json[] {
+/**
+ * Whether a chat upstream's model is Anthropic's, whose servers take its cache marks on content
+ * parts (`cache_control`): OpenRouter's `anthropic/...`, LiteLLM's, Portkey's and most relays'
+ * `claude-...`. Without them Claude caches nothing through chat completions, and every turn of an
+ * agent's conversation pays its whole prompt (peers' users measured 6-13 times the input cost).
+ */
+export const takesCacheMarks = (model: string): boolean => /(?:^|\/)anthropic\/|claude/i.test(model)
+
+/** The mark of a system prompt in {@link cacheMarked}. */
+const SYSTEM_MARK = 'system'
+
+/**
+ * The IR messages (and the system prompt) whose chat messages end with a cache mark: where the
+ * client put its own (Claude Code's), else as Claude Code does, the system prompt and the last two
+ * user turns.
+ */
+function cacheMarked(request: Request): Set<Message | typeof SYSTEM_MARK> {
+  const marked = new Set<Message | typeof SYSTEM_MARK>()
+  if (request.system.some((p) => p.cache)) marked.add(SYSTEM_MARK)
+  for (const m of request.messages)
+    for (const p of m.parts)
+      if (
+        (p.type === 'text' && p.cache) ||
+        (p.type === 'tool_result' && p.content.some((c) => c.type === 'text' && c.cache))
+      )
+        marked.add(m)
+  if (marked.size > 0) return marked
+  marked.add(SYSTEM_MARK)
+  let users = 0
+  for (let i = request.messages.length - 1; i >= 0 && users < 2; i--)
+    if (request.messages[i].role === 'user') {
+      marked.add(request.messages[i])
+      users++
+    }
+  return marked
+}
+
+/** A chat message's content with Anthropic's cache mark on its last part (a string as one part). */
+function withCacheMark(message: Json): void {
+  const mark = {type: 'ephemeral'}
+  if (typeof message.content === 'string')
+    message.content = [{type: 'text', text: message.content, cache_control: mark}]
+  else if (Array.isArray(message.content) && message.content.length > 0) {
+    const parts = message.content as Json[]
+    parts[parts.length - 1] = {...parts[parts.length - 1], cache_control: mark}
+  }
+}
+
+function encodeMessages(request: Request, cache: boolean): Json[] {
   const out: Json[] = []
+  const marked = cache ? cacheMarked(request) : undefined
   let system = ''
   for (const p of request.system) if (p.text !== '') system += system ? '\n\n' + p.text : p.text
-  if (system) out.push({role: 'system', content: system})
+  if (system) {
+    out.push({role: 'system', content: system})
+    if (marked?.has(SYSTEM_MARK)) withCacheMark(out[0])
+  }
   for (const m of request.messages) {
     if (m.role === 'assistant') {
       const a = encodeAssistant(m)
       if (a) out.push(a)
       continue
     }
-    // tool results first, each its own `tool` message (their images and PDFs go with the user's
-    // content: a tool message takes text only)
-    const rest: Array<TextPart | ImagePart> = []
-    for (const p of m.parts)
-      if (p.type === 'tool_result') {
-        out.push({role: 'tool', tool_call_id: p.callId, content: resultText(p.content)})
-        for (const c of p.content) if (c.type === 'image' && mediaText(c) === undefined) rest.push(c)
-      }
-    for (const p of m.parts) if ((p.type === 'text' && p.text !== '') || p.type === 'image') rest.push(p)
-    if (rest.length) out.push({role: 'user', content: userContent(rest)})
+    const before = out.length
+    encodeUser(m, out)
+    if (marked?.has(m) && out.length > before) withCacheMark(out[out.length - 1])
   }
   return out
+}
+
+/** A user turn: its tool results first, each a `tool` message, then its other content. */
+function encodeUser(m: Message, out: Json[]): void {
+  // (their images and PDFs go with the user's content: a tool message takes text only)
+  const rest: Array<TextPart | ImagePart> = []
+  for (const p of m.parts)
+    if (p.type === 'tool_result') {
+      out.push({role: 'tool', tool_call_id: p.callId, content: resultText(p.content)})
+      for (const c of p.content) if (c.type === 'image' && mediaText(c) === undefined) rest.push(c)
+    }
+  for (const p of m.parts) if ((p.type === 'text' && p.text !== '') || p.type === 'image') rest.push(p)
+  if (rest.length) out.push({role: 'user', content: userContent(rest)})
 }
 
 function encodeToolChoice(c: ToolChoice): unknown {
@@ -359,7 +417,7 @@ function requestEffort(r: Request): Effort | undefined {
   return r.reasoning.budgetTokens !== undefined ? budgetEffort(r.reasoning.budgetTokens) : undefined
 }
 
-function encodeRequest(request: Request, model: string): Record<string, unknown> {
+function encodeRequest(request: Request, model: string, ctx?: CodecContext): Record<string, unknown> {
   refuseSearchRequest(request)
   const tools = request.tools.map((t) => ({
     type: 'function',
@@ -374,7 +432,7 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
   const effort = requestEffort(request)
   return {
     model,
-    messages: encodeMessages(request),
+    messages: encodeMessages(request, takesCacheMarks(model) && ctx?.noCacheMarks !== true),
     ...(allTools.length ? {tools: allTools} : {}),
     ...(allTools.length && request.toolChoice ? {tool_choice: encodeToolChoice(request.toolChoice)} : {}),
     ...(allTools.length && request.parallelToolCalls !== undefined
@@ -492,7 +550,7 @@ function encodeResponseText(response: Response, ctx?: CodecContext): string {
 export const chatCodec: Codec = {
   family: 'chat',
   decodeRequest: (body, ctx) => decodeRequest(body, ctx),
-  encodeRequest: (request, model) => encodeRequest(request, model),
+  encodeRequest: (request, model, ctx) => encodeRequest(request, model, ctx),
   path: () => '/v1/chat/completions',
   decodeResponse,
   encodeResponse,

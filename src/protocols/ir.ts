@@ -516,6 +516,8 @@ export interface CodecContext {
   thinkingForm?: ThinkingForm
   /** Messages upstreams: what refusals taught of the model beyond its thinking form. */
   claude?: ClaudeLearned
+  /** Chat upstreams: the server refused Anthropic's cache marks on content parts (`cache_control`). */
+  noCacheMarks?: boolean
   /** Makes ids for things the source had none for (Gemini tool calls, responses). */
   newId?: (prefix: string) => string
   /**

@@ -7,7 +7,7 @@
 import type {EventSourceMessage} from 'eventsource-parser'
 import {createParser} from 'eventsource-parser'
 
-import {chatCodec} from './chat.js'
+import {chatCodec, takesCacheMarks} from './chat.js'
 import type {ToolIdRule} from './conversation-rules.js'
 import {
   bridgeToolTurns,
@@ -138,8 +138,13 @@ export function encodeUpstreamRequest(
   const body = codec.encodeRequest(
     names ? renameTools(request, names) : request,
     model,
-    adapt?.thinking || adapt?.claude
-      ? {...ctx, thinkingForm: adapt.thinking ?? ctx.thinkingForm, claude: adapt.claude}
+    adapt?.thinking || adapt?.claude || adapt?.noCacheMarks
+      ? {
+          ...ctx,
+          thinkingForm: adapt.thinking ?? ctx.thinkingForm,
+          claude: adapt.claude,
+          noCacheMarks: adapt.noCacheMarks,
+        }
       : ctx,
   )
   if (adapt) adaptBody(body, adapt, client.request.responseFormat)
@@ -179,7 +184,7 @@ export function encodeUpstreamRequest(
     }
     const choice = (body.tool_choice as {type?: unknown} | undefined)?.type
     if (choice === 'any' || choice === 'tool') sent.forcedTool = true
-  }
+  } else if (upstream === 'chat' && takesCacheMarks(model) && !adapt?.noCacheMarks) sent.cacheMarks = true
   return {body: upstreamBytes(body), path: codec.path(model, client.request.stream), sent}
 }
 
@@ -211,6 +216,8 @@ export interface SentRequest {
   forcedTool?: boolean
   /** Messages: the `anthropic-beta` header the request needs (`thinking.block_binding`'s). */
   beta?: string
+  /** Chat: Anthropic's cache marks went on content parts (`cache_control`, chat.ts `takesCacheMarks`). */
+  cacheMarks?: boolean
   /** It offered the upstream's web search beside functions, not forced ({@link optionalSearch}). */
   optionalSearch?: boolean
 }
@@ -272,6 +279,8 @@ export interface UpstreamAdaptation {
   media?: RefusedMedia
   /** Messages: what refusals taught of the model beyond its thinking form. */
   claude?: ClaudeLearned
+  /** Chat: Anthropic's cache marks on content parts refused (a server named for Claude that takes none). */
+  noCacheMarks?: boolean
   /**
    * A web search offered beside function tools (Codex's live search) refused: an Anthropic-compatible
    * server without the server tool. The requests go without it (a search request is still sent).

@@ -844,6 +844,45 @@ describe("Claude 5's refusals, learned for a name that does not say it", () => {
   })
 })
 
+describe('a server named for Claude that takes no cache marks on chat content parts', () => {
+  it('learns it from a refusal that names cache_control, only when marks were sent', () => {
+    const refused = JSON.stringify({
+      error: {
+        message: 'messages.0.content.0.cache_control: Extra inputs are not permitted',
+        type: 'invalid_request_error',
+      },
+    })
+    const a = new UpstreamAdaptations()
+    const sent = {upstream: 'chat' as const, fields: ['model', 'messages'], cacheMarks: true}
+    expect(a.learn('p', 'claude-x', refused, sent)).toBe(
+      'refused cache_control on content parts: sent again without it',
+    )
+    expect(a.get('p', 'claude-x')).toEqual({noCacheMarks: true})
+    expect(a.learn('p', 'y', refused, {...sent, cacheMarks: undefined})).toBeUndefined()
+    expect(describeAdaptation({noCacheMarks: true})).toEqual([
+      'no cache marks on content parts (cache_control refused)',
+    ])
+    // what was learned is what the next request sends
+    const client = decodeClientRequest(
+      'chat',
+      {
+        model: 'c',
+        messages: [
+          {role: 'system', content: 'sys'},
+          {role: 'user', content: 'hi'},
+        ],
+      },
+      {model: 'c', stream: false},
+    )
+    const body = (adapt?: UpstreamAdaptation) =>
+      encodeUpstreamRequest(client, 'chat', 'anthropic/claude-opus-4.8', {}, adapt)
+    expect(body().sent.cacheMarks).toBe(true)
+    expect(body().body.toString()).toContain('cache_control')
+    expect(body({noCacheMarks: true}).body.toString()).not.toContain('cache_control')
+    expect(body({noCacheMarks: true}).sent.cacheMarks).toBeUndefined()
+  })
+})
+
 describe('what is never learned, or learned only once', () => {
   const schemaSent = {fields: ['model', 'messages', 'response_format'], responseFormat: 'json_schema'}
 

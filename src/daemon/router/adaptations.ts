@@ -687,6 +687,13 @@ function decide(
   // Anthropic requires max_tokens: besides its cap, a Messages upstream teaches only how its
   // model thinks and which sampling settings it dropped
   if (sent.upstream === 'messages') return claudeRefusal(errorText, sent, known)
+  // a server named for Claude that takes no cache marks on content parts ("Extra inputs are not
+  // permitted" at `messages.0.content.0.cache_control`): the requests go without them
+  if (sent.cacheMarks && !known.noCacheMarks && /cache_control/.test(errorText) && REFUSES.test(errorText))
+    return {
+      next: {...known, noCacheMarks: true},
+      note: 'refused cache_control on content parts: sent again without it',
+    }
   if (sent.upstream !== 'gemini') {
     const rule = conversationRefusal(errorText, sent, known)
     if (rule) return rule
@@ -786,6 +793,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.toolIds?.max !== undefined) rules.push(`tool-call ids of at most ${a.toolIds.max} characters`)
   if (a.bridgeToolTurns) rules.push('an assistant message between tool results and a user message')
   if (a.noWebSearch) rules.push('web search beside functions left out')
+  if (a.noCacheMarks) rules.push('no cache marks on content parts (cache_control refused)')
   if (a.thinking === 'adaptive') rules.push('thinking sent as adaptive, with output_config.effort')
   else if (a.thinking === 'enabled') rules.push('thinking sent as enabled, with a budget (adaptive refused)')
   const off = a.claude?.thinkingOff
