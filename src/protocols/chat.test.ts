@@ -108,10 +108,11 @@ describe('chat decodeRequest', () => {
     ],
     [{reasoning_effort: 'low'}, {reasoning: {effort: 'low'}}],
     [{reasoning_effort: 'none'}, {reasoning: {disabled: true}}],
-    // the efforts above high (GPT-5.x's xhigh, GPT-6's max and ultra): high, not none
-    [{reasoning_effort: 'xhigh'}, {reasoning: {effort: 'high'}}],
-    [{reasoning_effort: 'max'}, {reasoning: {effort: 'high'}}],
-    [{reasoning_effort: 'ultra'}, {reasoning: {effort: 'high'}}],
+    // the efforts above high (GPT-5.x's xhigh, GPT-6's max and ultra): high, not none, and what
+    // they were for a Claude model that takes them
+    [{reasoning_effort: 'xhigh'}, {reasoning: {effort: 'high', beyond: 'xhigh'}}],
+    [{reasoning_effort: 'max'}, {reasoning: {effort: 'high', beyond: 'max'}}],
+    [{reasoning_effort: 'ultra'}, {reasoning: {effort: 'high', beyond: 'max'}}],
     [
       {stream: true, user: 'u1'},
       {stream: true, user: 'u1'},

@@ -109,7 +109,8 @@ function decodeEffort(v: unknown): ReasoningSettings | undefined {
   if (v === 'none') return {disabled: true}
   if (v === 'minimal' || v === 'low' || v === 'medium' || v === 'high') return {effort: v}
   // the efforts above `high` (`xhigh`, `max`, `ultra`): the most the IR has, not none
-  if (v === 'xhigh' || v === 'max' || v === 'ultra') return {effort: 'high'}
+  if (v === 'xhigh') return {effort: 'high', beyond: 'xhigh'}
+  if (v === 'max' || v === 'ultra') return {effort: 'high', beyond: 'max'}
   return undefined
 }
 

@@ -355,6 +355,12 @@ export interface ReasoningSettings {
   /** Reasoning off (Anthropic `thinking.type: disabled`, Gemini `thinkingBudget: 0`, effort none). */
   disabled?: boolean
   effort?: Effort
+  /**
+   * The client's effort above `high` (`effort` is then `high`, the most every family has): `xhigh`
+   * (GPT-5.x's, Anthropic's), `max` (Anthropic's; GPT-6's `max` and `ultra`). Claude models that
+   * take them (Opus 4.7 on) get them; every other upstream gets `high`.
+   */
+  beyond?: 'xhigh' | 'max'
   /** Tokens the model may spend thinking (Anthropic `budget_tokens`, Gemini `thinkingBudget`). */
   budgetTokens?: number
   /** The client wants the reasoning text back (Gemini `includeThoughts`, Responses `summary`). */

@@ -350,7 +350,7 @@ const EFFORT_RANK = {low: 0, medium: 1, high: 2} as const
  * a lower one where the client's `max_tokens` cut the thinking's `budget` (Codex's `high` with a
  * limit of 8 000 is `medium`), so that the answer keeps its room.
  */
-function adaptiveEffort(request: Request, budget: number): string | undefined {
+function adaptiveEffort(request: Request, budget: number, beyond: boolean): string | undefined {
   const r = request.reasoning
   const wanted = r?.effort
     ? r.effort === 'minimal'
@@ -361,7 +361,9 @@ function adaptiveEffort(request: Request, budget: number): string | undefined {
       : undefined
   if (wanted === undefined || wanted === 'minimal') return wanted
   const cut = budgetEffort(budget)
-  return cut !== 'minimal' && EFFORT_RANK[cut] < EFFORT_RANK[wanted] ? cut : wanted
+  if (cut !== 'minimal' && EFFORT_RANK[cut] < EFFORT_RANK[wanted]) return cut
+  // an effort above high, to a model that takes it (Opus 4.7 on)
+  return beyond && r?.beyond && wanted === 'high' ? r.beyond : wanted
 }
 
 /**
@@ -371,9 +373,14 @@ function adaptiveEffort(request: Request, budget: number): string | undefined {
  * (Codex without a reasoning summary, Gemini CLI without thoughts, Claude Code's own `display:
  * omitted`); else `enabled` with the budget.
  */
-function thinkingFields(request: Request, budget: number, form: ThinkingForm): Record<string, unknown> {
+function thinkingFields(
+  request: Request,
+  budget: number,
+  form: ThinkingForm,
+  beyond: boolean,
+): Record<string, unknown> {
   if (form === 'enabled') return {thinking: {type: 'enabled', budget_tokens: budget}}
-  const effort = adaptiveEffort(request, budget)
+  const effort = adaptiveEffort(request, budget, beyond)
   return {
     // (a client that does not say, a chat client showing `reasoning_content`, wants it too)
     thinking: {type: 'adaptive', ...(request.reasoning?.include !== false ? {display: 'summarized'} : {})},
@@ -518,7 +525,7 @@ export function encodeMessagesRequest(
   else if (budget !== undefined && form === 'adaptive' && request.maxTokens === undefined)
     maxTokens = Math.max(maxTokens, ADAPTIVE_MAX_TOKENS)
   let thinking: Record<string, unknown> | undefined
-  if (budget !== undefined) thinking = thinkingFields(request, budget, form)
+  if (budget !== undefined) thinking = thinkingFields(request, budget, form, claude.only)
   else {
     // a model that thinks unless told not to (Claude 5) is told, as it takes it, where the client
     // turned reasoning off or thinking cannot go with the request (a forced call, a tool loop

@@ -836,6 +836,20 @@ describe("messages encodeRequest: Anthropic's current models (adaptive thinking,
     ],
   }
 
+  it('an effort above high goes as itself to a Claude model that takes it (Opus 4.7 on), else as high', () => {
+    const xhigh = {...codex, reasoning: {effort: 'high' as const, beyond: 'xhigh' as const, include: true}}
+    expect(encode(xhigh, 'claude-opus-5-5').output_config).toEqual({effort: 'xhigh'})
+    expect(
+      encode({...xhigh, reasoning: {...xhigh.reasoning, beyond: 'max' as const}}, 'claude-opus-4-8')
+        .output_config,
+    ).toEqual({
+      effort: 'max',
+    })
+    expect(encode(xhigh, 'claude-sonnet-4-6').output_config).toEqual({effort: 'high'})
+    // a client limit that cuts the thinking lowers it as any effort
+    expect(encode({...xhigh, maxTokens: 8000}, 'claude-opus-5-5').output_config).toEqual({effort: 'medium'})
+  })
+
   it('Claude 5: a client that turns thinking off gets the way the model takes it; one that says nothing, its default', () => {
     const off = {...codex, reasoning: {disabled: true}}
     expect(encode(off, 'claude-sonnet-5').thinking).toEqual({type: 'disabled'})

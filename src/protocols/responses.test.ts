@@ -19,7 +19,11 @@ describe('responses decodeRequest', () => {
         {model: 'gpt-6.2-sol', input: 'hi', reasoning: {effort, summary: 'auto'}},
         {},
       )
-      expect(r.reasoning).toEqual({include: true, effort: 'high'})
+      expect(r.reasoning).toEqual({
+        include: true,
+        effort: 'high',
+        beyond: effort === 'xhigh' ? 'xhigh' : 'max',
+      })
     },
   )
 

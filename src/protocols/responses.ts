@@ -240,6 +240,11 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
           body.reasoning.summary !== null &&
           body.reasoning.summary !== 'none',
         ...(effort && EFFORTS[effort] ? {effort: EFFORTS[effort]} : {}),
+        ...(effort === 'xhigh'
+          ? {beyond: 'xhigh'}
+          : effort === 'max' || effort === 'ultra'
+            ? {beyond: 'max'}
+            : {}),
       }
   }
   if (typeof body.previous_response_id === 'string') request.previousResponseId = body.previous_response_id
