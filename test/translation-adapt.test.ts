@@ -37,6 +37,7 @@ const MODELS: Record<string, string> = {
   mistralchat: 'sim-mini+mistral-ids+mistral-order',
   openai40: 'sim-mini+max-id-40',
   cerebras: 'sim-mini+reasoning-not-back',
+  kimi: 'sim-mini+kimi-temperature',
 }
 
 /** Policies whose routes translate to the simulator's Responses provider (OpenAI's Responses API). */
@@ -209,6 +210,30 @@ describe('a translated chat upstream that refuses a field', {timeout: 60_000}, (
     for (const field of ['reasoning_effort', 'max_tokens', 'temperature', 'top_p'])
       expect(later[1]).not.toHaveProperty(field)
     expect(later[1].max_completion_tokens).toBe(1024)
+  })
+
+  it('Gemini CLI on Kimi, which fixes the temperature at 1 (no `param`): its temperature 0 learned away', async () => {
+    await upstreamCalls()
+    const ai = new GoogleGenAI({apiKey: keys.get('kimi')!, httpOptions: {baseUrl: base}})
+    const ask = () =>
+      ai.models.generateContent({
+        model: 'gemini-2.5-pro',
+        contents: [{role: 'user', parts: [{text: 'Say hello.'}]}],
+        config: {temperature: 0, topP: 1},
+      })
+    expect((await ask()).text).toContain('Hello from')
+    const calls = await upstreamCalls()
+    expect(calls.map((c) => [c.temperature, c.top_p])).toEqual([
+      [0, 1],
+      [undefined, 1],
+    ])
+    const [row] = await logRows('adapt-kimi')
+    expect([row.status, row.error]).toEqual([200, 'sim-chat refused temperature: sent again without it'])
+    // the next request goes without it from the start
+    expect((await ask()).text).toContain('Hello from')
+    const later = await upstreamCalls()
+    expect(later).toHaveLength(1)
+    expect(later[0]).not.toHaveProperty('temperature')
   })
 })
 

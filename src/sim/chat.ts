@@ -43,6 +43,7 @@ import {
   contextRefusal,
   refusedHistory,
   refusedMedia,
+  kimiRefusal,
   unknownQuirkMessage,
 } from './upstream/quirks.js'
 import {instanceOf} from './upstream/common.js'
@@ -883,6 +884,8 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
       const refused = unsupportedParameter(body, selection.quirks)
       if (refused)
         throw new ChatSimError(400, refused.message, 'invalid_request_error', refused.code, refused.param)
+      const kimi = kimiRefusal(body, selection.quirks)
+      if (kimi) throw new ChatSimError(400, kimi.message, 'invalid_request_error', null, null, kimi.raw)
       const history = refusedHistory(body, selection.quirks)
       if (history)
         throw new ChatSimError(400, history.message, history.type, history.code, history.param, history.raw)

@@ -79,6 +79,73 @@ describe('refusedField', () => {
       refusedField('Unrecognized request argument supplied: max_completion_tokens', SENT),
     ).toBeUndefined()
   })
+
+  it("reads Kimi's fixed temperature or top_p, bare in its own clause, and no prose about a temperature", () => {
+    const kimi = (message: string) => JSON.stringify({error: {message, type: 'invalid_request_error'}})
+    const sent = [...SENT, 'top_p']
+    expect(refusedField(kimi('invalid temperature: only 1 is allowed for this model'), sent)).toBe(
+      'temperature',
+    )
+    // thinking off (kimi-cli #1924, hermes-agent #11764)
+    expect(refusedField(kimi('invalid temperature: only 0.6 is allowed for this model'), sent)).toBe(
+      'temperature',
+    )
+    expect(refusedField(kimi('invalid top_p: only 0.95 is allowed for this model'), sent)).toBe('top_p')
+    // SiliconFlow's and other relays' unwrapped body, a proxy's prefix, a request id after it
+    expect(
+      refusedField(
+        JSON.stringify({
+          code: 20015,
+          message: 'invalid temperature: only 1 is allowed for this model',
+          data: null,
+        }),
+        sent,
+      ),
+    ).toBe('temperature')
+    expect(
+      refusedField(
+        kimi(
+          'litellm.BadRequestError: MoonshotException - invalid temperature: only 1 is allowed for this model',
+        ),
+        sent,
+      ),
+    ).toBe('temperature')
+    expect(
+      refusedField(kimi('invalid temperature: only 1 is allowed for this model (request id: 2026x)'), sent),
+    ).toBe('temperature')
+    expect(refusedField('invalid temperature: only 1 is allowed for this model', sent)).toBe('temperature')
+    // not sent: nothing to go without
+    expect(
+      refusedField(kimi('invalid temperature: only 1 is allowed for this model'), ['model', 'messages']),
+    ).toBeUndefined()
+    // prose that merely mentions a temperature, or the words in another clause
+    for (const message of [
+      'The temperature is too high for this model.',
+      'temperature must be between 0 and 2',
+      'Invalid temperature: must be a number',
+      'invalid temperature: only one decimal place is allowed',
+      'Please explain why an invalid temperature: only 1 is allowed for this model',
+      'the invalid temperature: only 1 is allowed rule was removed',
+      'invalid temperature: only 1 is allowed for this model and 0.6 for the other',
+      'invalid temperature: only 1 is allowed for this modeling run',
+    ])
+      expect(refusedField(kimi(message), sent), message).toBeUndefined()
+    // a `param` naming another place, or an echo of the request that quotes the words
+    expect(
+      refusedField(
+        openai('invalid temperature: only 1 is allowed for this model', 'messages[1].content'),
+        sent,
+      ),
+    ).toBeUndefined()
+    expect(
+      refusedField(
+        kimi(
+          "1 validation error for Body: 'input': 'invalid temperature: only 1 is allowed for this model' is too long",
+        ),
+        sent,
+      ),
+    ).toBeUndefined()
+  })
 })
 
 describe('UpstreamAdaptations', () => {

@@ -56,6 +56,10 @@ export const MAX_ADAPTATIONS_A_REQUEST = 3
 /** A pydantic validation error's echo of the input it refused. */
 const ECHOES_INPUT = /['"]input['"]\s*:|input_value=|validation errors? for /i
 
+/** Kimi's refusal of a sampling setting its model fixes ("invalid temperature: only 1 is allowed"). */
+const ONLY_ALLOWED =
+  /(?:^|: |- |["'])invalid (temperature|top_p): only \d+(?:\.\d+)? is allowed(?: for this model)?(?=$|[.;"']|\s*\(|\s*\n)/i
+
 /** A refusal's words for a field it does not take ("Extra inputs are not permitted"). */
 const REFUSES = /(?:extra inputs|not permitted|not supported|unsupported|unknown|unrecognized)/i
 
@@ -134,6 +138,15 @@ export function refusedField(errorText: string, sent: readonly string[]): string
   // a validation error that echoes the request (vLLM's and SGLang's 400, pydantic's `'input':`
   // and `input_value=`): field names in it are the client's words, not what was refused
   if (ECHOES_INPUT.test(message)) return undefined
+  // Kimi's fixed sampling ("invalid temperature: only 1 is allowed for this model"; 0.6 with
+  // thinking off), the field bare but in a clause of its own: at the message's start or after a
+  // proxy's prefix (`...: `, `... - `), a number stated, and nothing after it but the message's
+  // end, a stop or a request id in brackets, so prose about a temperature is none
+  const only = ONLY_ALLOWED.exec(message)
+  if (only) {
+    const field = only[1].toLowerCase()
+    return candidates.find((f) => f === field)
+  }
   // no `param`: a field the message names, quoted, or bare when its name cannot be a word of
   // prose ("Unrecognized request argument supplied: reasoning_effort"; not "user" or "temperature")
   return candidates.find((f) =>

@@ -590,3 +590,18 @@ describe('gemini quirks', () => {
     expect(normal.events.at(-1)?.data.candidates[0].finishReason).toBe('STOP')
   })
 })
+
+describe('Kimi quirks (chat)', () => {
+  it('kimi-temperature: a temperature other than 1 refused in its words, no param; 1 or none taken', async () => {
+    const refused = await chat({model: 'kimi-k2.5+kimi-temperature', temperature: 0})
+    expect(refused.status).toBe(400)
+    expect(refused.json).toEqual({
+      error: {
+        message: 'invalid temperature: only 1 is allowed for this model',
+        type: 'invalid_request_error',
+      },
+    })
+    expect((await chat({model: 'kimi-k2.5+kimi-temperature', temperature: 1})).status).toBe(200)
+    expect((await chat({model: 'kimi-k2.5+kimi-temperature'})).status).toBe(200)
+  })
+})

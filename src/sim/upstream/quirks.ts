@@ -35,6 +35,8 @@ export const SIM_QUIRKS = [
   'max-id-40',
   'reasoning-not-back',
   'no-usage',
+  // Kimi (Moonshot) and the servers in front of it
+  'kimi-temperature',
   'read-path',
   'tool-search',
   'named-tool',
@@ -528,4 +530,21 @@ export function contextRefusal(
   const completion = typeof asked === 'number' ? asked : 0
   if (promptTokens + completion <= window) return undefined
   return `This model's maximum context length is ${window} tokens. However, you requested ${promptTokens + completion} tokens (${promptTokens} in the messages, ${completion} in the completion). Please reduce the length of the messages or completion.`
+}
+
+// ---- Kimi (Moonshot) and the servers in front of it ----
+
+/**
+ * Kimi's refusals, as its whole error body (`{"error": {message, type}}`, no `param`, no `code`):
+ * `kimi-temperature`, K2.5 and later with thinking, which fix the temperature at 1 ("invalid
+ * temperature: only 1 is allowed for this model"). Undefined when the request is one it takes.
+ */
+export function kimiRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; raw: unknown} | undefined {
+  const kimi = (message: string) => ({message, raw: {error: {message, type: 'invalid_request_error'}}})
+  if (quirks.has('kimi-temperature') && body.temperature !== undefined && body.temperature !== 1)
+    return kimi('invalid temperature: only 1 is allowed for this model')
+  return undefined
 }
