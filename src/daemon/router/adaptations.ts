@@ -445,18 +445,25 @@ function conversationRefusal(
           : `refused ${history[1]} in its history: sent again without it`,
     }
   }
-  // DeepSeek's thinking mode wants `reasoning_content` on a tool call's turn ("Missing
-  // `reasoning_content` field in the assistant message at message index 1"): a history whose
-  // reasoning came from a server that writes `reasoning` goes with it renamed
+  // the thinking mode of DeepSeek and Kimi wants `reasoning_content` on a tool call's turn
+  // (DeepSeek's "Missing `reasoning_content` field in the assistant message at message index 1";
+  // Kimi's "thinking is enabled but reasoning_content is missing in assistant tool call message
+  // at index 7", also as SiliconFlow's `{code: 20015, message}`): a history whose reasoning came
+  // from a server that writes `reasoning` goes with it renamed, and a tool call's turn with none
+  // (another vendor's calls, or a model that streamed no reasoning before its call) with an empty
+  // one (conversation-rules.ts)
   if (
     chat &&
     (typeof param !== 'string' || param === 'messages') &&
-    /^missing `?reasoning_content`? field in the assistant message/i.test(message) &&
+    (/^missing `?reasoning_content`? field in the assistant message/i.test(message) ||
+      /^(?:[^\n]{0,80}?: )?thinking is enabled but reasoning_content is missing in assistant tool call message\b/i.test(
+        message,
+      )) &&
     known.reasoningHistory === undefined
   )
     return {
       next: {...known, reasoningHistory: 'reasoning_content'},
-      note: 'refused a turn without reasoning_content: sent again with the reasoning there',
+      note: 'refused a tool call turn without reasoning_content: sent again with it on each (the reasoning there, or empty)',
     }
   const unnamed = typeof param !== 'string'
   const alnum =
@@ -741,6 +748,8 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.thinking === 'adaptive') rules.push('thinking sent as adaptive, with output_config.effort')
   else if (a.thinking === 'enabled') rules.push('thinking sent as enabled, with a budget (adaptive refused)')
   if (a.reasoningHistory === 'drop') rules.push("the history's reasoning left out")
+  else if (a.reasoningHistory === 'reasoning_content')
+    rules.push("the history's reasoning sent as reasoning_content, an empty one on a tool call turn without")
   else if (a.reasoningHistory) rules.push(`the history's reasoning sent as ${a.reasoningHistory}`)
   return rules
 }

@@ -604,4 +604,35 @@ describe('Kimi quirks (chat)', () => {
     expect((await chat({model: 'kimi-k2.5+kimi-temperature', temperature: 1})).status).toBe(200)
     expect((await chat({model: 'kimi-k2.5+kimi-temperature'})).status).toBe(200)
   })
+
+  it('reasoning-content-required: a tool call turn without reasoning_content refused in its words; an empty one taken', async () => {
+    const turn = (extra: Json) => [
+      {role: 'user', content: 'weather'},
+      {
+        role: 'assistant',
+        content: null,
+        ...extra,
+        tool_calls: [{id: 'c1', type: 'function', function: {name: 'get_weather', arguments: '{}'}}],
+      },
+      {role: 'tool', tool_call_id: 'c1', content: 'sunny'},
+    ]
+    const refused = await chat({model: 'kimi-k2.5+reasoning-content-required', messages: turn({})})
+    expect(refused.status).toBe(400)
+    expect(refused.json).toEqual({
+      error: {
+        message:
+          'thinking is enabled but reasoning_content is missing in assistant tool call message at index 1',
+        type: 'invalid_request_error',
+      },
+    })
+    const empty = await chat({
+      model: 'kimi-k2.5+reasoning-content-required',
+      messages: turn({reasoning_content: ''}),
+    })
+    expect(empty.status).toBe(200)
+    // its own answers carry no reasoning (a Kimi turn that streamed none before its call)
+    const called = await chat({model: 'kimi-k2.5+reasoning-content-required', tools: chatTools})
+    expect(called.json!.choices[0].message.tool_calls).toHaveLength(1)
+    expect(called.json!.choices[0].message).not.toHaveProperty('reasoning_content')
+  })
 })

@@ -37,6 +37,7 @@ export const SIM_QUIRKS = [
   'no-usage',
   // Kimi (Moonshot) and the servers in front of it
   'kimi-temperature',
+  'reasoning-content-required',
   'read-path',
   'tool-search',
   'named-tool',
@@ -537,7 +538,10 @@ export function contextRefusal(
 /**
  * Kimi's refusals, as its whole error body (`{"error": {message, type}}`, no `param`, no `code`):
  * `kimi-temperature`, K2.5 and later with thinking, which fix the temperature at 1 ("invalid
- * temperature: only 1 is allowed for this model"). Undefined when the request is one it takes.
+ * temperature: only 1 is allowed for this model"); `reasoning-content-required`, its thinking
+ * mode, which refuses an assistant message with tool calls and no `reasoning_content` string
+ * (empty taken) in the history ("thinking is enabled but reasoning_content is missing in assistant
+ * tool call message at index N"). Undefined when the request is one it takes.
  */
 export function kimiRefusal(
   body: Record<string, unknown>,
@@ -546,5 +550,16 @@ export function kimiRefusal(
   const kimi = (message: string) => ({message, raw: {error: {message, type: 'invalid_request_error'}}})
   if (quirks.has('kimi-temperature') && body.temperature !== undefined && body.temperature !== 1)
     return kimi('invalid temperature: only 1 is allowed for this model')
+  if (quirks.has('reasoning-content-required') && Array.isArray(body.messages))
+    for (const [i, m] of (body.messages as Array<Record<string, unknown> | null>).entries())
+      if (
+        m?.role === 'assistant' &&
+        Array.isArray(m.tool_calls) &&
+        m.tool_calls.length > 0 &&
+        typeof m.reasoning_content !== 'string'
+      )
+        return kimi(
+          `thinking is enabled but reasoning_content is missing in assistant tool call message at index ${i}`,
+        )
   return undefined
 }
