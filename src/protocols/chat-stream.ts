@@ -35,7 +35,11 @@ export function chatFinish(reason: unknown, sawTools: boolean): StopReason {
   return sawTools ? 'tool_use' : 'end'
 }
 
-/** Chat `usage` in gwctl's meaning (prompt_tokens already includes cached tokens). */
+/**
+ * Chat `usage` in gwctl's meaning (prompt_tokens already includes cached tokens). The cache reads
+ * are OpenAI's `prompt_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`, or
+ * Moonshot's (Kimi's) `cached_tokens` beside the counts.
+ */
 export function decodeChatUsage(raw: unknown): Usage {
   const u = isObj(raw) ? raw : {}
   const prompt = isObj(u.prompt_tokens_details) ? u.prompt_tokens_details : {}
@@ -45,7 +49,7 @@ export function decodeChatUsage(raw: unknown): Usage {
   return {
     inputTokens: num(u.prompt_tokens) ?? 0,
     outputTokens: num(u.completion_tokens) ?? 0,
-    cacheReadTokens: num(prompt.cached_tokens) ?? num(u.prompt_cache_hit_tokens) ?? 0,
+    cacheReadTokens: num(prompt.cached_tokens) ?? num(u.prompt_cache_hit_tokens) ?? num(u.cached_tokens) ?? 0,
     cacheCreationTokens: 0,
     reasoningTokens: num(completion.reasoning_tokens) ?? 0,
   }
@@ -178,8 +182,11 @@ export class ChatStreamDecoder implements StreamDecoder {
         out.push({type: 'stop', reason: chatFinish(choice.finish_reason, this.sawTools)})
       }
     }
-    const usageNew = isObj(chunk.usage)
-    if (usageNew) this.usage = decodeChatUsage(chunk.usage)
+    // Moonshot's streams (Kimi) put it in the choice, on the finish chunk: looked for only there,
+    // when the chunk has none (one property read a chunk)
+    const rawUsage = chunk.usage ?? (isObj(choice) ? choice.usage : undefined)
+    const usageNew = isObj(rawUsage)
+    if (usageNew) this.usage = decodeChatUsage(rawUsage)
     // Usage follows the stop (a server that sends it earlier, on every chunk, is held till then).
     if (this.usage && this.stopped && (usageNew || justStopped)) out.push({type: 'usage', usage: this.usage})
     if (!this.stopped && !usageNew && isObj(choice)) this.toLearn = {chunk, choice, data}

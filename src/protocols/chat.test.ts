@@ -326,6 +326,18 @@ describe('chat answers', () => {
     })
     expect(plain.stop).toBe('max_tokens')
     expect(plain.usage.cacheReadTokens).toBe(4)
+    // Moonshot's (Kimi's) cache hits beside the counts; usage in the choice when the answer has none
+    const kimi = chatCodec.decodeResponse({
+      choices: [{message: {content: 'x'}, finish_reason: 'stop'}],
+      usage: {prompt_tokens: 1000, completion_tokens: 5, total_tokens: 1005, cached_tokens: 800},
+    })
+    expect(kimi.usage).toMatchObject({inputTokens: 1000, outputTokens: 5, cacheReadTokens: 800})
+    const inChoice = chatCodec.decodeResponse({
+      choices: [
+        {message: {content: 'x'}, finish_reason: 'stop', usage: {prompt_tokens: 9, completion_tokens: 2}},
+      ],
+    })
+    expect(inChoice.usage).toMatchObject({inputTokens: 9, outputTokens: 2})
     expect(chatCodec.decodeResponse({choices: [{message: {content: 'x'}}]}).stop).toBe('end')
     expect(() => chatCodec.decodeResponse({choices: []})).toThrow(TranslationError)
   })

@@ -427,7 +427,7 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
     model: str(b.model) ?? ctx?.request?.model ?? '',
     parts,
     stop,
-    usage: decodeChatUsage(b.usage),
+    usage: decodeChatUsage(b.usage ?? choice.usage),
   }
 }
 

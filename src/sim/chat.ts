@@ -44,6 +44,7 @@ import {
   refusedHistory,
   refusedMedia,
   kimiRefusal,
+  moonshotUsage,
   unknownQuirkMessage,
 } from './upstream/quirks.js'
 import {instanceOf} from './upstream/common.js'
@@ -754,7 +755,9 @@ export function completionObject(plan: ChatPlan, withProvider: boolean): Record<
     model: plan.model,
     ...(withProvider ? {provider: plan.provider.name} : {}),
     choices: [{index: 0, message, logprobs: null, finish_reason: plan.finishReason}],
-    ...(plan.quirks?.has('no-usage') ? {} : {usage: plan.usage}),
+    ...(plan.quirks?.has('no-usage')
+      ? {}
+      : {usage: plan.quirks?.has('usage-in-choice') ? moonshotUsage(plan.usage) : plan.usage}),
   }
 }
 
@@ -804,7 +807,11 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
     events.push(chunk({content: piece}))
   }
   const finish = quirks.has('no-finish-reason') ? null : plan.finishReason
-  if (quirks.has('usage-last') && !noUsage) {
+  if (quirks.has('usage-in-choice') && !noUsage) {
+    // Moonshot's: on the finish chunk's choice, with or without `include_usage`, in its shape
+    const choice = {index: 0, delta: {}, finish_reason: finish, usage: moonshotUsage(plan.usage)}
+    events.push({data: {...base(), choices: [choice]}})
+  } else if (quirks.has('usage-last') && !noUsage) {
     const last = chunk({}, finish)
     events.push({data: {...(last.data as Record<string, unknown>), usage: plan.usage}})
   } else {

@@ -635,4 +635,35 @@ describe('Kimi quirks (chat)', () => {
     expect(called.json!.choices[0].message.tool_calls).toHaveLength(1)
     expect(called.json!.choices[0].message).not.toHaveProperty('reasoning_content')
   })
+
+  it("usage-in-choice: Moonshot's usage on the finish chunk's choice, cache hits beside the counts", async () => {
+    const messages = [
+      {role: 'user', content: 'weather'},
+      {role: 'assistant', content: 'Sunny.'},
+      {role: 'user', content: 'And tomorrow?'},
+    ]
+    await chat({model: 'kimi-k2.5+usage-in-choice', messages: messages.slice(0, 1)})
+    const {events} = await chat({model: 'kimi-k2.5+usage-in-choice', stream: true, messages})
+    expect(events.at(-1)?.data).toBe('[DONE]')
+    const last = events.at(-2)!.data
+    expect(last).not.toHaveProperty('usage')
+    expect(last.choices[0].finish_reason).toBe('stop')
+    expect(Object.keys(last.choices[0].usage)).toEqual([
+      'prompt_tokens',
+      'completion_tokens',
+      'total_tokens',
+      'cached_tokens',
+    ])
+    expect(last.choices[0].usage.cached_tokens).toBeGreaterThan(0)
+    expect(events.slice(0, -2).every((e) => !('usage' in e.data) && !('usage' in e.data.choices[0]))).toBe(
+      true,
+    )
+    const whole = await chat({model: 'kimi-k2.5+usage-in-choice', messages})
+    expect(Object.keys(whole.json!.usage)).toEqual([
+      'prompt_tokens',
+      'completion_tokens',
+      'total_tokens',
+      'cached_tokens',
+    ])
+  })
 })

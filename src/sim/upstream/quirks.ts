@@ -38,6 +38,7 @@ export const SIM_QUIRKS = [
   // Kimi (Moonshot) and the servers in front of it
   'kimi-temperature',
   'reasoning-content-required',
+  'usage-in-choice',
   'read-path',
   'tool-search',
   'named-tool',
@@ -562,4 +563,23 @@ export function kimiRefusal(
           `thinking is enabled but reasoning_content is missing in assistant tool call message at index ${i}`,
         )
   return undefined
+}
+
+/**
+ * Chat usage as Moonshot's API writes it (quirk `usage-in-choice`): the cache hits as
+ * `cached_tokens` beside the counts, no `prompt_tokens_details`.
+ */
+export function moonshotUsage(usage: {
+  prompt_tokens: number
+  completion_tokens: number
+  total_tokens: number
+  prompt_tokens_details: {cached_tokens: number}
+}): Record<string, number> {
+  const {prompt_tokens, completion_tokens, total_tokens} = usage
+  return {
+    prompt_tokens,
+    completion_tokens,
+    total_tokens,
+    cached_tokens: usage.prompt_tokens_details.cached_tokens,
+  }
 }
