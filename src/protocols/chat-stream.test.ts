@@ -187,6 +187,25 @@ describe('chat stream decoder', () => {
     expect(both.find((e) => e.type === 'usage')).toMatchObject({usage: {inputTokens: 7, cacheReadTokens: 3}})
   })
 
+  it("takes arguments sent as a JSON object (llama.cpp's server, TGI) as their JSON text, not {}", () => {
+    const events = decode([
+      tc(0, {name: 'Read', arguments: {file_path: '/a', limit: 2}}, 'call_a'),
+      // the header first, the object in a chunk of its own
+      tc(1, {name: 'Grep', arguments: ''}, 'call_b'),
+      tc(1, {arguments: ['x', {y: 1}]}),
+      chunk({}, 'tool_calls'),
+      '[DONE]',
+    ])
+    const args = (index: number) =>
+      events
+        .filter((e) => e.type === 'tool_args_delta' && e.index === index)
+        .map((e) => (e as {json: string}).json)
+        .join('')
+    expect(JSON.parse(args(0))).toEqual({file_path: '/a', limit: 2})
+    expect(JSON.parse(args(1))).toEqual(['x', {y: 1}])
+    expect(events.find((e) => e.type === 'stop')).toEqual({type: 'stop', reason: 'tool_use'})
+  })
+
   it('turns an error payload and a stream cut before [DONE] into errors', () => {
     expect(
       decode([chunk({content: 'x'}), {error: {message: 'boom', type: 'server_error', code: 'x1'}}]).at(-1),

@@ -4,6 +4,7 @@
  */
 import type {Json} from './cm-common.js'
 import {
+  argsText,
   arr,
   chatReasoningSignature,
   isCompleteJson,
@@ -394,7 +395,8 @@ export class ChatStreamDecoder implements StreamDecoder {
     }
     const name = str(fn.name)
     if (name && call.block === undefined) call.name += name
-    const args = str(fn.arguments) ?? ''
+    // (an object, llama.cpp's and TGI's, is its JSON text: a whole value, on the call's first chunk)
+    const args = argsText(fn.arguments) ?? ''
     if (call.block === undefined) {
       call.pending += args
       if (!call.name) return

@@ -338,6 +338,19 @@ describe('chat answers', () => {
       ],
     })
     expect(inChoice.usage).toMatchObject({inputTokens: 9, outputTokens: 2})
+    // arguments as a JSON object (llama.cpp's server, TGI): their JSON text
+    const objectArgs = chatCodec.decodeResponse({
+      choices: [
+        {
+          message: {
+            content: null,
+            tool_calls: [{id: 'c1', type: 'function', function: {name: 'Read', arguments: {p: 'a'}}}],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+    })
+    expect(objectArgs.parts).toEqual([{type: 'tool_call', id: 'c1', name: 'Read', arguments: '{"p":"a"}'}])
     expect(chatCodec.decodeResponse({choices: [{message: {content: 'x'}}]}).stop).toBe('end')
     expect(() => chatCodec.decodeResponse({choices: []})).toThrow(TranslationError)
   })

@@ -14,6 +14,7 @@ import {
 import type {Json} from './cm-common.js'
 import {
   applyCarry,
+  argsText,
   arr,
   bodyObject,
   budgetEffort,
@@ -125,7 +126,7 @@ function decodeAssistant(m: Json, ctx: CodecContext): Message {
       type: 'tool_call',
       id: str(call.id) || makeId(ctx, 'call_'),
       name: str(fn.name) ?? '',
-      arguments: str(fn.arguments) || '{}',
+      arguments: argsText(fn.arguments) || '{}',
     })
   }
   return {role: 'assistant', parts: applyCarry(parts, ctx.carry, true)}
@@ -416,7 +417,7 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
       type: 'tool_call',
       id: str(call.id) || makeId(ctx, 'call_'),
       name: str(fn.name) ?? '',
-      arguments: str(fn.arguments) || '{}',
+      arguments: argsText(fn.arguments) || '{}',
     })
   }
   const hasTools = parts.some((p) => p.type === 'tool_call')

@@ -45,6 +45,7 @@ import {
   refusedMedia,
   kimiRefusal,
   moonshotUsage,
+  objectArgs,
   unknownQuirkMessage,
 } from './upstream/quirks.js'
 import {instanceOf} from './upstream/common.js'
@@ -745,7 +746,10 @@ export function completionObject(plan: ChatPlan, withProvider: boolean): Record<
     message.tool_calls = [plan.toolCall, ...(plan.moreToolCalls ?? [])].map((call) => ({
       id: call.id,
       type: 'function',
-      function: {name: call.name, arguments: call.arguments},
+      function: {
+        name: call.name,
+        arguments: plan.quirks?.has('object-args') ? objectArgs(call.arguments) : call.arguments,
+      },
     }))
   }
   return {
@@ -781,10 +785,18 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
   for (const piece of plan.reasoning) events.push(chunk({[reasoningField(plan)]: piece}))
   if (plan.toolCall) {
     const calls = [plan.toolCall, ...(plan.moreToolCalls ?? [])]
-    for (const [index, {id, name}] of calls.entries())
-      events.push(chunk({tool_calls: [{index, id, type: 'function', function: {name, arguments: ''}}]}))
+    // `object-args`: the whole object on the call's first chunk, no argument deltas after it
+    const whole = quirks.has('object-args')
+    for (const [index, {id, name, arguments: args}] of calls.entries())
+      events.push(
+        chunk({
+          tool_calls: [
+            {index, id, type: 'function', function: {name, arguments: whole ? objectArgs(args) : ''}},
+          ],
+        }),
+      )
     const bySize = (args: string): string[] => args.match(/[\s\S]{1,8}/g) ?? []
-    const pieces = calls.map((call) => argsPieces(call.arguments, quirks, bySize))
+    const pieces = whole ? [] : calls.map((call) => argsPieces(call.arguments, quirks, bySize))
     // One call: its pieces in order; parallel calls: interleaved by index (0, 1, 0, 1, ...).
     for (let i = 0; pieces.some((list) => i < list.length); i++)
       for (const [index, list] of pieces.entries())

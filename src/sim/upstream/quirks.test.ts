@@ -666,4 +666,15 @@ describe('Kimi quirks (chat)', () => {
       'cached_tokens',
     ])
   })
+
+  it("object-args: the arguments as a JSON object, whole on the call's first chunk, and in the JSON answer", async () => {
+    const whole = await chat({model: 'gpt-x+object-args', tools: chatTools})
+    const call = whole.json!.choices[0].message.tool_calls[0]
+    expect(call.function.arguments).toEqual({city: expect.any(String)})
+    const {events} = await chat({model: 'gpt-x+object-args', tools: chatTools, stream: true})
+    const deltas = toolDeltas(events)
+    expect(deltas).toHaveLength(1)
+    expect(deltas[0]).toMatchObject({index: 0, id: expect.any(String), function: {name: 'get_weather'}})
+    expect(deltas[0].function.arguments).toEqual(call.function.arguments)
+  })
 })

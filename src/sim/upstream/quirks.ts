@@ -39,6 +39,7 @@ export const SIM_QUIRKS = [
   'kimi-temperature',
   'reasoning-content-required',
   'usage-in-choice',
+  'object-args',
   'read-path',
   'tool-search',
   'named-tool',
@@ -583,3 +584,9 @@ export function moonshotUsage(usage: {
     cached_tokens: usage.prompt_tokens_details.cached_tokens,
   }
 }
+
+/**
+ * A chat tool call's `arguments` as llama.cpp's server and TGI have sent them (quirk
+ * `object-args`): the JSON object itself, not its text.
+ */
+export const objectArgs = (text: string): unknown => JSON.parse(text || '{}') as unknown
