@@ -37,6 +37,8 @@ const MODELS: Record<string, string> = {
   mistralchat: 'sim-mini+mistral-ids+mistral-order',
   openai40: 'sim-mini+max-id-40',
   cerebras: 'sim-mini+reasoning-not-back',
+  kimi: 'sim-mini+kimi-temperature',
+  kimithink: 'sim-mini+reasoning-content-required',
 }
 
 /** Policies whose routes translate to the simulator's Responses provider (OpenAI's Responses API). */
@@ -209,6 +211,30 @@ describe('a translated chat upstream that refuses a field', {timeout: 60_000}, (
     for (const field of ['reasoning_effort', 'max_tokens', 'temperature', 'top_p'])
       expect(later[1]).not.toHaveProperty(field)
     expect(later[1].max_completion_tokens).toBe(1024)
+  })
+
+  it('Gemini CLI on Kimi, which fixes the temperature at 1 (no `param`): its temperature 0 learned away', async () => {
+    await upstreamCalls()
+    const ai = new GoogleGenAI({apiKey: keys.get('kimi')!, httpOptions: {baseUrl: base}})
+    const ask = () =>
+      ai.models.generateContent({
+        model: 'gemini-2.5-pro',
+        contents: [{role: 'user', parts: [{text: 'Say hello.'}]}],
+        config: {temperature: 0, topP: 1},
+      })
+    expect((await ask()).text).toContain('Hello from')
+    const calls = await upstreamCalls()
+    expect(calls.map((c) => [c.temperature, c.top_p])).toEqual([
+      [0, 1],
+      [undefined, 1],
+    ])
+    const [row] = await logRows('adapt-kimi')
+    expect([row.status, row.error]).toEqual([200, 'sim-chat refused temperature: sent again without it'])
+    // the next request goes without it from the start
+    expect((await ask()).text).toContain('Hello from')
+    const later = await upstreamCalls()
+    expect(later).toHaveLength(1)
+    expect(later[0]).not.toHaveProperty('temperature')
   })
 })
 
@@ -461,6 +487,66 @@ describe('a translated chat upstream that holds the history to its own rules', {
     expect((await logRows('adapt-cerebras', 3))[2].error).toBe(
       'sim-chat refused reasoning_content in its history: sent again as reasoning',
     )
+  })
+
+  it('Claude Code on Kimi, whose turn streamed no reasoning before its call: turn 2 learns an empty reasoning_content, turn 3 sends it from the start', async () => {
+    await upstreamCalls()
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('kimithink')!, maxRetries: 0})
+    const tools = [
+      {
+        name: 'Bash',
+        description: 'Run a command',
+        input_schema: {type: 'object' as const, properties: {command: {type: 'string'}}},
+      },
+    ]
+    const ask = {role: 'user' as const, content: 'List the files.'}
+    const first = await client.messages.create({model: 'kimi-k2.5', max_tokens: 1024, tools, messages: [ask]})
+    expect(first.content.map((b) => b.type)).toEqual(['tool_use'])
+    const call = first.content.find((b) => b.type === 'tool_use')!
+    const history = [
+      ask,
+      {role: 'assistant' as const, content: first.content},
+      {
+        role: 'user' as const,
+        content: [{type: 'tool_result' as const, tool_use_id: call.id, content: 'a.txt'}],
+      },
+    ]
+    const second = await client.messages.create({
+      model: 'kimi-k2.5',
+      max_tokens: 1024,
+      tools,
+      messages: history,
+    })
+    expect(text(second)).toBe('The tool answered: a.txt')
+    const calls = await upstreamCalls()
+    expect(calls).toHaveLength(3)
+    expect(calls[1].messages[1]).not.toHaveProperty('reasoning_content')
+    expect(calls[2].messages[1].reasoning_content).toBe('')
+    const rows = await logRows('adapt-kimithink', 2)
+    expect(rows.map((r) => [r.status, r.error])).toEqual([
+      [200, null],
+      [
+        200,
+        'sim-chat refused a tool call turn without reasoning_content: sent again with it on each (the reasoning there, or empty)',
+      ],
+    ])
+    // turn 3 (a stream) goes once, its history's tool call turn with the same empty reasoning
+    const third = await client.messages
+      .stream({
+        model: 'kimi-k2.5',
+        max_tokens: 1024,
+        tools,
+        messages: [
+          ...history,
+          {role: 'assistant', content: second.content},
+          {role: 'user', content: 'Thanks.'},
+        ],
+      })
+      .finalMessage()
+    expect(third.stop_reason).not.toBeNull()
+    const later = await upstreamCalls()
+    expect(later).toHaveLength(1)
+    expect(JSON.stringify(later[0].messages[1])).toBe(JSON.stringify(calls[2].messages[1]))
   })
 
   it("Codex's long call ids on an OpenAI chat model: shortened to its 40 characters, the call and its output alike", async () => {

@@ -31,8 +31,9 @@ beforeAll(async () => {
   ;({base, stop} = await startSimGatewayWithPolicies([
     policy('usage-none', 'sim-mini+no-usage'),
     policy('usage-reported', 'sim-mini'),
+    policy('usage-moonshot', 'sim-mini+usage-in-choice'),
   ]))
-  for (const id of ['usage-none', 'usage-reported'])
+  for (const id of ['usage-none', 'usage-reported', 'usage-moonshot'])
     for (const agent of ['claude', 'codex', 'gemini'])
       keys.set(`${id}-${agent}`, await issueKeyOverApi(base, `${id}-${agent}`, 'generic_agent', id))
 }, 120_000)
@@ -119,5 +120,28 @@ describe('a translated chat upstream that reports no usage', {timeout: 60_000}, 
     expect(input).toBe(row.inputTokens)
     expect(input).not.toBe(500)
     expect(answer.usage.output_tokens).toBe(row.outputTokens)
+  })
+
+  it("Moonshot's usage (Kimi): in the stream's finish choice, its cache hits beside the counts, told and logged", async () => {
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('usage-moonshot-claude')!, maxRetries: 0})
+    const ask = {role: 'user' as const, content: PROMPT}
+    const first = await client.messages.create({model: 'kimi-k2.5', max_tokens: 256, messages: [ask]})
+    const said = first.content.map((b) => (b.type === 'text' ? b.text : '')).join('')
+    // turn 2, a stream: its prefix is in the simulator's prompt cache
+    const answer = await client.messages
+      .stream({
+        model: 'kimi-k2.5',
+        max_tokens: 256,
+        messages: [ask, {role: 'assistant', content: said}, {role: 'user', content: 'And again.'}],
+      })
+      .finalMessage()
+    const rows = await logRows('usage-moonshot-claude', 2)
+    expect(rows.map((r) => r.error)).toEqual([null, null])
+    const u = answer.usage
+    expect(u.cache_read_input_tokens).toBeGreaterThan(0)
+    expect(u.input_tokens + (u.cache_read_input_tokens ?? 0)).toBe(rows[1].inputTokens)
+    expect(rows[1].inputTokens).toBeGreaterThan(500)
+    expect(u.output_tokens).toBe(rows[1].outputTokens)
+    expect(first.usage.input_tokens).toBe(rows[0].inputTokens)
   })
 })

@@ -144,6 +144,68 @@ describe('chat stream decoder', () => {
     ])
   })
 
+  it("takes Moonshot's usage in the finish chunk's choice, and its cache hits beside the counts", () => {
+    const usage = {prompt_tokens: 1000, completion_tokens: 5, total_tokens: 1005, cached_tokens: 900}
+    // Kimi's text chunks (a template after the first) and its finish chunk, byte for byte
+    const text = (t: string) =>
+      `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"kimi-k2.5","choices":[{"index":0,"delta":{"content":${JSON.stringify(t)}},"finish_reason":null}]}`
+    const events = decode([
+      text('Hel'),
+      text('lo'),
+      text('!'),
+      `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"kimi-k2.5","choices":[{"index":0,"delta":{},"finish_reason":"stop","usage":${JSON.stringify(usage)}}]}`,
+      '[DONE]',
+    ])
+    expect(events.filter((e) => e.type === 'text_delta').map((e) => (e as {text: string}).text)).toEqual([
+      'Hel',
+      'lo',
+      '!',
+    ])
+    expect(events.slice(-3)).toEqual([
+      {type: 'stop', reason: 'end'},
+      {
+        type: 'usage',
+        usage: {
+          inputTokens: 1000,
+          outputTokens: 5,
+          cacheReadTokens: 900,
+          cacheCreationTokens: 0,
+          reasoningTokens: 0,
+        },
+      },
+      {type: 'end'},
+    ])
+    // a chunk's own usage wins over its choice's; OpenAI's cache field over the top-level one
+    const both = decode([
+      {
+        ...chunk({}, 'stop'),
+        choices: [{index: 0, delta: {}, finish_reason: 'stop', usage: {prompt_tokens: 1}}],
+        usage: {prompt_tokens: 7, cached_tokens: 1, prompt_tokens_details: {cached_tokens: 3}},
+      },
+      '[DONE]',
+    ])
+    expect(both.find((e) => e.type === 'usage')).toMatchObject({usage: {inputTokens: 7, cacheReadTokens: 3}})
+  })
+
+  it("takes arguments sent as a JSON object (llama.cpp's server, TGI) as their JSON text, not {}", () => {
+    const events = decode([
+      tc(0, {name: 'Read', arguments: {file_path: '/a', limit: 2}}, 'call_a'),
+      // the header first, the object in a chunk of its own
+      tc(1, {name: 'Grep', arguments: ''}, 'call_b'),
+      tc(1, {arguments: ['x', {y: 1}]}),
+      chunk({}, 'tool_calls'),
+      '[DONE]',
+    ])
+    const args = (index: number) =>
+      events
+        .filter((e) => e.type === 'tool_args_delta' && e.index === index)
+        .map((e) => (e as {json: string}).json)
+        .join('')
+    expect(JSON.parse(args(0))).toEqual({file_path: '/a', limit: 2})
+    expect(JSON.parse(args(1))).toEqual(['x', {y: 1}])
+    expect(events.find((e) => e.type === 'stop')).toEqual({type: 'stop', reason: 'tool_use'})
+  })
+
   it('turns an error payload and a stream cut before [DONE] into errors', () => {
     expect(
       decode([chunk({content: 'x'}), {error: {message: 'boom', type: 'server_error', code: 'x1'}}]).at(-1),

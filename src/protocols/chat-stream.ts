@@ -4,6 +4,7 @@
  */
 import type {Json} from './cm-common.js'
 import {
+  argsText,
   arr,
   chatReasoningSignature,
   isCompleteJson,
@@ -50,7 +51,12 @@ export function brokenFinish(reason: unknown): string | undefined {
     : undefined
 }
 
-/** Chat `usage` in gwctl's meaning (prompt_tokens already includes cached tokens). */
+/**
+ * Chat `usage` in gwctl's meaning (prompt_tokens already includes cached tokens). The cache reads
+ * are OpenAI's `prompt_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`, or
+ * Moonshot's (Kimi's) `cached_tokens` beside the counts; the cache writes OpenRouter's
+ * `prompt_tokens_details.cache_write_tokens` or LiteLLM's `cache_creation_input_tokens`.
+ */
 export function decodeChatUsage(raw: unknown): Usage {
   const u = isObj(raw) ? raw : {}
   const prompt = isObj(u.prompt_tokens_details) ? u.prompt_tokens_details : {}
@@ -60,8 +66,9 @@ export function decodeChatUsage(raw: unknown): Usage {
   return {
     inputTokens: num(u.prompt_tokens) ?? 0,
     outputTokens: num(u.completion_tokens) ?? 0,
-    cacheReadTokens: num(prompt.cached_tokens) ?? num(u.prompt_cache_hit_tokens) ?? 0,
-    cacheCreationTokens: 0,
+    cacheReadTokens: num(prompt.cached_tokens) ?? num(u.prompt_cache_hit_tokens) ?? num(u.cached_tokens) ?? 0,
+    // OpenRouter's `cache_write_tokens`, LiteLLM's `cache_creation_input_tokens` (Claude behind them)
+    cacheCreationTokens: num(prompt.cache_write_tokens) ?? num(u.cache_creation_input_tokens) ?? 0,
     reasoningTokens: num(completion.reasoning_tokens) ?? 0,
   }
 }
@@ -199,8 +206,11 @@ export class ChatStreamDecoder implements StreamDecoder {
         out.push({type: 'stop', reason: chatFinish(choice.finish_reason, this.sawTools)})
       }
     }
-    const usageNew = isObj(chunk.usage)
-    if (usageNew) this.usage = decodeChatUsage(chunk.usage)
+    // Moonshot's streams (Kimi) put it in the choice, on the finish chunk: looked for only there,
+    // when the chunk has none (one property read a chunk)
+    const rawUsage = chunk.usage ?? (isObj(choice) ? choice.usage : undefined)
+    const usageNew = isObj(rawUsage)
+    if (usageNew) this.usage = decodeChatUsage(rawUsage)
     // Usage follows the stop (a server that sends it earlier, on every chunk, is held till then).
     if (this.usage && this.stopped && (usageNew || justStopped)) out.push({type: 'usage', usage: this.usage})
     if (!this.stopped && !usageNew && isObj(choice)) this.toLearn = {chunk, choice, data}
@@ -408,7 +418,8 @@ export class ChatStreamDecoder implements StreamDecoder {
     }
     const name = str(fn.name)
     if (name && call.block === undefined) call.name += name
-    const args = str(fn.arguments) ?? ''
+    // (an object, llama.cpp's and TGI's, is its JSON text: a whole value, on the call's first chunk)
+    const args = argsText(fn.arguments) ?? ''
     if (call.block === undefined) {
       call.pending += args
       if (!call.name) return

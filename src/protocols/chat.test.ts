@@ -327,6 +327,31 @@ describe('chat answers', () => {
     })
     expect(plain.stop).toBe('max_tokens')
     expect(plain.usage.cacheReadTokens).toBe(4)
+    // Moonshot's (Kimi's) cache hits beside the counts; usage in the choice when the answer has none
+    const kimi = chatCodec.decodeResponse({
+      choices: [{message: {content: 'x'}, finish_reason: 'stop'}],
+      usage: {prompt_tokens: 1000, completion_tokens: 5, total_tokens: 1005, cached_tokens: 800},
+    })
+    expect(kimi.usage).toMatchObject({inputTokens: 1000, outputTokens: 5, cacheReadTokens: 800})
+    const inChoice = chatCodec.decodeResponse({
+      choices: [
+        {message: {content: 'x'}, finish_reason: 'stop', usage: {prompt_tokens: 9, completion_tokens: 2}},
+      ],
+    })
+    expect(inChoice.usage).toMatchObject({inputTokens: 9, outputTokens: 2})
+    // arguments as a JSON object (llama.cpp's server, TGI): their JSON text
+    const objectArgs = chatCodec.decodeResponse({
+      choices: [
+        {
+          message: {
+            content: null,
+            tool_calls: [{id: 'c1', type: 'function', function: {name: 'Read', arguments: {p: 'a'}}}],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+    })
+    expect(objectArgs.parts).toEqual([{type: 'tool_call', id: 'c1', name: 'Read', arguments: '{"p":"a"}'}])
     expect(chatCodec.decodeResponse({choices: [{message: {content: 'x'}}]}).stop).toBe('end')
     expect(() => chatCodec.decodeResponse({choices: []})).toThrow(TranslationError)
     // an answer cut off (DeepSeek's, vLLM's, OpenRouter's words for it) is no answer

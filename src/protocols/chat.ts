@@ -15,6 +15,7 @@ import {
 import type {Json} from './cm-common.js'
 import {
   applyCarry,
+  argsText,
   arr,
   bodyObject,
   budgetEffort,
@@ -127,7 +128,7 @@ function decodeAssistant(m: Json, ctx: CodecContext): Message {
       type: 'tool_call',
       id: str(call.id) || makeId(ctx, 'call_'),
       name: str(fn.name) ?? '',
-      arguments: str(fn.arguments) || '{}',
+      arguments: argsText(fn.arguments) || '{}',
     })
   }
   return {role: 'assistant', parts: applyCarry(parts, ctx.carry, true)}
@@ -476,7 +477,7 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
       type: 'tool_call',
       id: str(call.id) || makeId(ctx, 'call_'),
       name: str(fn.name) ?? '',
-      arguments: str(fn.arguments) || '{}',
+      arguments: argsText(fn.arguments) || '{}',
     })
   }
   const broken = brokenFinish(choice.finish_reason)
@@ -489,7 +490,7 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
     model: str(b.model) ?? ctx?.request?.model ?? '',
     parts,
     stop,
-    usage: decodeChatUsage(b.usage),
+    usage: decodeChatUsage(b.usage ?? choice.usage),
   }
 }
 

@@ -42,6 +42,13 @@ export function argsObject(args: string): Json {
   }
 }
 
+/**
+ * A chat tool call's `arguments` as text: a string as it is; a JSON object or array, which
+ * llama.cpp's server and TGI send in its place, as its JSON (it would otherwise be lost as `{}`).
+ */
+export const argsText = (v: unknown): string | undefined =>
+  typeof v === 'string' ? v : typeof v === 'object' && v !== null ? JSON.stringify(v) : undefined
+
 /** Whether `text` is one complete JSON value (a streamed tool call's arguments are done). */
 export function isCompleteJson(text: string): boolean {
   if (text.trim() === '') return false

@@ -4,6 +4,7 @@ import {
   bridgeToolTurns,
   NO_RESULT,
   pairToolResults,
+  reshapeReasoningHistory,
   shapeToolId,
   shapeToolIds,
   TOOL_TURN_BRIDGE,
@@ -117,6 +118,50 @@ describe('tool results followed by a user message (Mistral)', () => {
     const before = plain.messages
     bridgeToolTurns(plain)
     expect(plain.messages).toBe(before)
+  })
+})
+
+describe('the reasoning of the history in the field a server takes', () => {
+  const history = () => ({
+    messages: [
+      {role: 'user', content: 'go'},
+      {role: 'assistant', content: null, reasoning: 'r', tool_calls: [{id: 'a'}]},
+      {role: 'tool', tool_call_id: 'a', content: '1'},
+      {role: 'assistant', content: null, tool_calls: [{id: 'b'}]},
+      {role: 'tool', tool_call_id: 'b', content: '2'},
+      {role: 'assistant', content: null, reasoning_content: 'k', tool_calls: [{id: 'c'}]},
+      {role: 'tool', tool_call_id: 'c', content: '3'},
+      {role: 'assistant', content: 'done', tool_calls: []},
+      {role: 'assistant', content: 'done'},
+    ],
+  })
+
+  it('reasoning_content: renamed from reasoning, and an empty one on a tool call turn with none', () => {
+    const body: Record<string, unknown> = history()
+    reshapeReasoningHistory(body, 'reasoning_content')
+    const messages = body.messages as any[]
+    expect(messages.map((m) => [m.reasoning_content, m.reasoning])).toEqual([
+      [undefined, undefined],
+      ['r', undefined],
+      [undefined, undefined],
+      ['', undefined],
+      [undefined, undefined],
+      ['k', undefined],
+      [undefined, undefined],
+      [undefined, undefined],
+      [undefined, undefined],
+    ])
+    expect(JSON.stringify(messages[3])).toBe(
+      '{"role":"assistant","content":null,"tool_calls":[{"id":"b"}],"reasoning_content":""}',
+    )
+  })
+
+  it('reasoning or drop: no empty one added', () => {
+    for (const to of ['reasoning', 'drop'] as const) {
+      const body: Record<string, unknown> = history()
+      reshapeReasoningHistory(body, to)
+      expect((body.messages as any[])[3]).toEqual({role: 'assistant', content: null, tool_calls: [{id: 'b'}]})
+    }
   })
 })
 

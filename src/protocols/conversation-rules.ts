@@ -17,7 +17,8 @@
  *   family refuses a history where they do not);
  * - the reasoning of the history's assistant messages: a server may refuse it back in a field it
  *   does not take (Cerebras writes `reasoning` and refuses `reasoning_content`; Mistral's 422
- *   refuses both); it goes in the other field, or without.
+ *   refuses both); it goes in the other field, or without; a server in thinking mode may refuse a
+ *   tool call's turn without it (DeepSeek, Kimi): an empty one where there is none.
  */
 import {createHash} from 'node:crypto'
 
@@ -107,7 +108,12 @@ export function bridgeToolTurns(body: Body): void {
 
 /**
  * A chat body whose assistant messages carry their reasoning in the field `to` (`reasoning`,
- * Cerebras's; `reasoning_content`, DeepSeek's) instead of the other one, or carry none (`drop`).
+ * Cerebras's; `reasoning_content`, DeepSeek's and Kimi's) instead of the other one, or carry none
+ * (`drop`). With `reasoning_content`, an assistant message with tool calls that has no reasoning
+ * at all gets an empty one: the thinking mode of DeepSeek and Kimi refuses a tool call's turn
+ * without the field, and a history whose calls another vendor made, or whose model streamed no
+ * reasoning before its call, has none to send (an empty string, as Kimi takes it; always the
+ * same bytes, so the prompt cache holds).
  */
 export function reshapeReasoningHistory(body: Body, to: 'reasoning' | 'reasoning_content' | 'drop'): void {
   const messages = body.messages
@@ -120,7 +126,17 @@ export function reshapeReasoningHistory(body: Body, to: 'reasoning' | 'reasoning
       const {reasoning_content: _c, reasoning: _r, ...rest} = m
       return rest
     }
-    if (m[from] === undefined) return m
+    if (m[from] === undefined) {
+      if (
+        to === 'reasoning_content' &&
+        m.reasoning_content === undefined &&
+        m.role === 'assistant' &&
+        Array.isArray(m.tool_calls) &&
+        m.tool_calls.length > 0
+      )
+        return {...m, reasoning_content: ''}
+      return m
+    }
     const {[from]: text, ...rest} = m
     return {...rest, [to]: m[to] ?? text}
   })

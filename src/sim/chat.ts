@@ -43,6 +43,9 @@ import {
   contextRefusal,
   refusedHistory,
   refusedMedia,
+  kimiRefusal,
+  moonshotUsage,
+  objectArgs,
   unknownQuirkMessage,
 } from './upstream/quirks.js'
 import {instanceOf} from './upstream/common.js'
@@ -743,7 +746,10 @@ export function completionObject(plan: ChatPlan, withProvider: boolean): Record<
     message.tool_calls = [plan.toolCall, ...(plan.moreToolCalls ?? [])].map((call) => ({
       id: call.id,
       type: 'function',
-      function: {name: call.name, arguments: call.arguments},
+      function: {
+        name: call.name,
+        arguments: plan.quirks?.has('object-args') ? objectArgs(call.arguments) : call.arguments,
+      },
     }))
   }
   return {
@@ -753,7 +759,9 @@ export function completionObject(plan: ChatPlan, withProvider: boolean): Record<
     model: plan.model,
     ...(withProvider ? {provider: plan.provider.name} : {}),
     choices: [{index: 0, message, logprobs: null, finish_reason: plan.finishReason}],
-    ...(plan.quirks?.has('no-usage') ? {} : {usage: plan.usage}),
+    ...(plan.quirks?.has('no-usage')
+      ? {}
+      : {usage: plan.quirks?.has('usage-in-choice') ? moonshotUsage(plan.usage) : plan.usage}),
   }
 }
 
@@ -777,10 +785,18 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
   for (const piece of plan.reasoning) events.push(chunk({[reasoningField(plan)]: piece}))
   if (plan.toolCall) {
     const calls = [plan.toolCall, ...(plan.moreToolCalls ?? [])]
-    for (const [index, {id, name}] of calls.entries())
-      events.push(chunk({tool_calls: [{index, id, type: 'function', function: {name, arguments: ''}}]}))
+    // `object-args`: the whole object on the call's first chunk, no argument deltas after it
+    const whole = quirks.has('object-args')
+    for (const [index, {id, name, arguments: args}] of calls.entries())
+      events.push(
+        chunk({
+          tool_calls: [
+            {index, id, type: 'function', function: {name, arguments: whole ? objectArgs(args) : ''}},
+          ],
+        }),
+      )
     const bySize = (args: string): string[] => args.match(/[\s\S]{1,8}/g) ?? []
-    const pieces = calls.map((call) => argsPieces(call.arguments, quirks, bySize))
+    const pieces = whole ? [] : calls.map((call) => argsPieces(call.arguments, quirks, bySize))
     // One call: its pieces in order; parallel calls: interleaved by index (0, 1, 0, 1, ...).
     for (let i = 0; pieces.some((list) => i < list.length); i++)
       for (const [index, list] of pieces.entries())
@@ -803,7 +819,11 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
     events.push(chunk({content: piece}))
   }
   const finish = quirks.has('no-finish-reason') ? null : plan.finishReason
-  if (quirks.has('usage-last') && !noUsage) {
+  if (quirks.has('usage-in-choice') && !noUsage) {
+    // Moonshot's: on the finish chunk's choice, with or without `include_usage`, in its shape
+    const choice = {index: 0, delta: {}, finish_reason: finish, usage: moonshotUsage(plan.usage)}
+    events.push({data: {...base(), choices: [choice]}})
+  } else if (quirks.has('usage-last') && !noUsage) {
     const last = chunk({}, finish)
     events.push({data: {...(last.data as Record<string, unknown>), usage: plan.usage}})
   } else {
@@ -883,6 +903,8 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
       const refused = unsupportedParameter(body, selection.quirks)
       if (refused)
         throw new ChatSimError(400, refused.message, 'invalid_request_error', refused.code, refused.param)
+      const kimi = kimiRefusal(body, selection.quirks)
+      if (kimi) throw new ChatSimError(400, kimi.message, 'invalid_request_error', null, null, kimi.raw)
       const history = refusedHistory(body, selection.quirks)
       if (history)
         throw new ChatSimError(400, history.message, history.type, history.code, history.param, history.raw)

@@ -79,6 +79,73 @@ describe('refusedField', () => {
       refusedField('Unrecognized request argument supplied: max_completion_tokens', SENT),
     ).toBeUndefined()
   })
+
+  it("reads Kimi's fixed temperature or top_p, bare in its own clause, and no prose about a temperature", () => {
+    const kimi = (message: string) => JSON.stringify({error: {message, type: 'invalid_request_error'}})
+    const sent = [...SENT, 'top_p']
+    expect(refusedField(kimi('invalid temperature: only 1 is allowed for this model'), sent)).toBe(
+      'temperature',
+    )
+    // thinking off (kimi-cli #1924, hermes-agent #11764)
+    expect(refusedField(kimi('invalid temperature: only 0.6 is allowed for this model'), sent)).toBe(
+      'temperature',
+    )
+    expect(refusedField(kimi('invalid top_p: only 0.95 is allowed for this model'), sent)).toBe('top_p')
+    // SiliconFlow's and other relays' unwrapped body, a proxy's prefix, a request id after it
+    expect(
+      refusedField(
+        JSON.stringify({
+          code: 20015,
+          message: 'invalid temperature: only 1 is allowed for this model',
+          data: null,
+        }),
+        sent,
+      ),
+    ).toBe('temperature')
+    expect(
+      refusedField(
+        kimi(
+          'litellm.BadRequestError: MoonshotException - invalid temperature: only 1 is allowed for this model',
+        ),
+        sent,
+      ),
+    ).toBe('temperature')
+    expect(
+      refusedField(kimi('invalid temperature: only 1 is allowed for this model (request id: 2026x)'), sent),
+    ).toBe('temperature')
+    expect(refusedField('invalid temperature: only 1 is allowed for this model', sent)).toBe('temperature')
+    // not sent: nothing to go without
+    expect(
+      refusedField(kimi('invalid temperature: only 1 is allowed for this model'), ['model', 'messages']),
+    ).toBeUndefined()
+    // prose that merely mentions a temperature, or the words in another clause
+    for (const message of [
+      'The temperature is too high for this model.',
+      'temperature must be between 0 and 2',
+      'Invalid temperature: must be a number',
+      'invalid temperature: only one decimal place is allowed',
+      'Please explain why an invalid temperature: only 1 is allowed for this model',
+      'the invalid temperature: only 1 is allowed rule was removed',
+      'invalid temperature: only 1 is allowed for this model and 0.6 for the other',
+      'invalid temperature: only 1 is allowed for this modeling run',
+    ])
+      expect(refusedField(kimi(message), sent), message).toBeUndefined()
+    // a `param` naming another place, or an echo of the request that quotes the words
+    expect(
+      refusedField(
+        openai('invalid temperature: only 1 is allowed for this model', 'messages[1].content'),
+        sent,
+      ),
+    ).toBeUndefined()
+    expect(
+      refusedField(
+        kimi(
+          "1 validation error for Body: 'input': 'invalid temperature: only 1 is allowed for this model' is too long",
+        ),
+        sent,
+      ),
+    ).toBeUndefined()
+  })
 })
 
 describe('UpstreamAdaptations', () => {
@@ -1360,7 +1427,7 @@ describe('the reasoning field, both ways', () => {
     })
     const a = new UpstreamAdaptations()
     expect(a.learn('d', 'deepseek-reasoner', deepseek, {fields: SENT})).toBe(
-      'refused a turn without reasoning_content: sent again with the reasoning there',
+      'refused a tool call turn without reasoning_content: sent again with it on each (the reasoning there, or empty)',
     )
     expect(a.get('d', 'deepseek-reasoner')).toEqual({reasoningHistory: 'reasoning_content'})
     // refused again so: the history has no reasoning to rename, the client sees it
@@ -1389,6 +1456,75 @@ describe('the reasoning field, both ways', () => {
     )
     expect(sent.messages[1].reasoning_content).toBe('Let me think.')
     expect(sent.messages[1]).not.toHaveProperty('reasoning')
+  })
+
+  it("Kimi's refusal of a tool call turn without reasoning_content: an empty one on each, the history's own kept", () => {
+    const KIMI =
+      'thinking is enabled but reasoning_content is missing in assistant tool call message at index 3'
+    for (const body of [
+      {error: {message: KIMI, type: 'invalid_request_error'}},
+      // SiliconFlow's wrap
+      {code: 20015, message: KIMI, data: null},
+      // a relay's prefix
+      {error: {message: `Provider API error: ${KIMI}`, type: 'upstream_error'}},
+    ]) {
+      const a = new UpstreamAdaptations()
+      expect(a.learn('k', 'kimi-k2.5', JSON.stringify(body), {fields: SENT})).toBe(
+        'refused a tool call turn without reasoning_content: sent again with it on each (the reasoning there, or empty)',
+      )
+      expect(a.get('k', 'kimi-k2.5')).toEqual({reasoningHistory: 'reasoning_content'})
+      expect(describeAdaptation(a.get('k', 'kimi-k2.5')!)).toEqual([
+        "the history's reasoning sent as reasoning_content, an empty one on a tool call turn without",
+      ])
+    }
+    // the words quoted in prose, an echo of the request, or a param naming another place: nothing
+    const a = new UpstreamAdaptations()
+    for (const [message, param] of [
+      [`The user asked why "${KIMI}" happens.`, null],
+      [`1 validation error: 'input': '${KIMI}'`, null],
+      [KIMI, 'messages[3].content'],
+    ])
+      expect(a.learn('k', 'kimi-k2.5', openai(message!, param), {fields: SENT})).toBeUndefined()
+
+    // a history of three tool call turns: Kimi's own reasoning, another vendor's call (its
+    // reasoning not chat's), a Kimi turn that streamed none before its call
+    const call = (id: string) => ({id, type: 'function', function: {name: 'f', arguments: '{}'}})
+    const client = decodeClientRequest(
+      'chat',
+      {
+        model: 'm',
+        messages: [
+          {role: 'user', content: 'go'},
+          {role: 'assistant', content: null, reasoning_content: 'Let me think.', tool_calls: [call('a')]},
+          {role: 'tool', tool_call_id: 'a', content: 'ok'},
+          {role: 'assistant', content: 'Next.', tool_calls: [call('b')]},
+          {role: 'tool', tool_call_id: 'b', content: 'ok'},
+          {role: 'assistant', content: null, reasoning: 'Hmm.', tool_calls: [call('c')]},
+          {role: 'tool', tool_call_id: 'c', content: 'ok'},
+          {role: 'assistant', content: 'Done.'},
+          {role: 'user', content: 'thanks'},
+        ],
+      },
+      {model: 'm', stream: false},
+    )
+    const encode = () =>
+      encodeUpstreamRequest(client, 'chat', 'm', {}, {reasoningHistory: 'reasoning_content'}).body.toString()
+    const bytes = encode()
+    const sent = JSON.parse(bytes)
+    expect(sent.messages.map((m: any) => m.reasoning_content)).toEqual([
+      undefined,
+      'Let me think.',
+      undefined,
+      '',
+      undefined,
+      'Hmm.',
+      undefined,
+      undefined,
+      undefined,
+    ])
+    expect(sent.messages[5]).not.toHaveProperty('reasoning')
+    // the same bytes every time (the prompt cache)
+    expect(encode()).toBe(bytes)
   })
 
   it("Mistral's 422 for `reasoning` in the history (the field Cerebras wrote) is learned too", () => {

@@ -56,6 +56,10 @@ export const MAX_ADAPTATIONS_A_REQUEST = 3
 /** A pydantic validation error's echo of the input it refused. */
 const ECHOES_INPUT = /['"]input['"]\s*:|input_value=|validation errors? for /i
 
+/** Kimi's refusal of a sampling setting its model fixes ("invalid temperature: only 1 is allowed"). */
+const ONLY_ALLOWED =
+  /(?:^|: |- |["'])invalid (temperature|top_p): only \d+(?:\.\d+)? is allowed(?: for this model)?(?=$|[.;"']|\s*\(|\s*\n)/i
+
 /** A refusal's words for a field it does not take ("Extra inputs are not permitted"). */
 const REFUSES = /(?:extra inputs|not permitted|not supported|unsupported|unknown|unrecognized)/i
 
@@ -195,6 +199,15 @@ export function refusedField(errorText: string, sent: readonly string[]): string
   // a validation error that echoes the request (vLLM's and SGLang's 400, pydantic's `'input':`
   // and `input_value=`): field names in it are the client's words, not what was refused
   if (ECHOES_INPUT.test(message)) return undefined
+  // Kimi's fixed sampling ("invalid temperature: only 1 is allowed for this model"; 0.6 with
+  // thinking off), the field bare but in a clause of its own: at the message's start or after a
+  // proxy's prefix (`...: `, `... - `), a number stated, and nothing after it but the message's
+  // end, a stop or a request id in brackets, so prose about a temperature is none
+  const only = ONLY_ALLOWED.exec(message)
+  if (only) {
+    const field = only[1].toLowerCase()
+    return candidates.find((f) => f === field)
+  }
   // no `param`: a field the message names, quoted, or bare when its name cannot be a word of
   // prose ("Unrecognized request argument supplied: reasoning_effort"; not "user" or "temperature")
   return candidates.find((f) =>
@@ -493,18 +506,25 @@ function conversationRefusal(
           : `refused ${history[1]} in its history: sent again without it`,
     }
   }
-  // DeepSeek's thinking mode wants `reasoning_content` on a tool call's turn ("Missing
-  // `reasoning_content` field in the assistant message at message index 1"): a history whose
-  // reasoning came from a server that writes `reasoning` goes with it renamed
+  // the thinking mode of DeepSeek and Kimi wants `reasoning_content` on a tool call's turn
+  // (DeepSeek's "Missing `reasoning_content` field in the assistant message at message index 1";
+  // Kimi's "thinking is enabled but reasoning_content is missing in assistant tool call message
+  // at index 7", also as SiliconFlow's `{code: 20015, message}`): a history whose reasoning came
+  // from a server that writes `reasoning` goes with it renamed, and a tool call's turn with none
+  // (another vendor's calls, or a model that streamed no reasoning before its call) with an empty
+  // one (conversation-rules.ts)
   if (
     chat &&
     (typeof param !== 'string' || param === 'messages') &&
-    /^missing `?reasoning_content`? field in the assistant message/i.test(message) &&
+    (/^missing `?reasoning_content`? field in the assistant message/i.test(message) ||
+      /^(?:[^\n]{0,80}?: )?thinking is enabled but reasoning_content is missing in assistant tool call message\b/i.test(
+        message,
+      )) &&
     known.reasoningHistory === undefined
   )
     return {
       next: {...known, reasoningHistory: 'reasoning_content'},
-      note: 'refused a turn without reasoning_content: sent again with the reasoning there',
+      note: 'refused a tool call turn without reasoning_content: sent again with it on each (the reasoning there, or empty)',
     }
   const unnamed = typeof param !== 'string'
   const alnum =
@@ -804,6 +824,8 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.claude?.dropUnboundThinking)
     rules.push("thinking blocks sent with block_binding drop_block (a changed conversation's are dropped)")
   if (a.reasoningHistory === 'drop') rules.push("the history's reasoning left out")
+  else if (a.reasoningHistory === 'reasoning_content')
+    rules.push("the history's reasoning sent as reasoning_content, an empty one on a tool call turn without")
   else if (a.reasoningHistory) rules.push(`the history's reasoning sent as ${a.reasoningHistory}`)
   return rules
 }

@@ -590,3 +590,91 @@ describe('gemini quirks', () => {
     expect(normal.events.at(-1)?.data.candidates[0].finishReason).toBe('STOP')
   })
 })
+
+describe('Kimi quirks (chat)', () => {
+  it('kimi-temperature: a temperature other than 1 refused in its words, no param; 1 or none taken', async () => {
+    const refused = await chat({model: 'kimi-k2.5+kimi-temperature', temperature: 0})
+    expect(refused.status).toBe(400)
+    expect(refused.json).toEqual({
+      error: {
+        message: 'invalid temperature: only 1 is allowed for this model',
+        type: 'invalid_request_error',
+      },
+    })
+    expect((await chat({model: 'kimi-k2.5+kimi-temperature', temperature: 1})).status).toBe(200)
+    expect((await chat({model: 'kimi-k2.5+kimi-temperature'})).status).toBe(200)
+  })
+
+  it('reasoning-content-required: a tool call turn without reasoning_content refused in its words; an empty one taken', async () => {
+    const turn = (extra: Json) => [
+      {role: 'user', content: 'weather'},
+      {
+        role: 'assistant',
+        content: null,
+        ...extra,
+        tool_calls: [{id: 'c1', type: 'function', function: {name: 'get_weather', arguments: '{}'}}],
+      },
+      {role: 'tool', tool_call_id: 'c1', content: 'sunny'},
+    ]
+    const refused = await chat({model: 'kimi-k2.5+reasoning-content-required', messages: turn({})})
+    expect(refused.status).toBe(400)
+    expect(refused.json).toEqual({
+      error: {
+        message:
+          'thinking is enabled but reasoning_content is missing in assistant tool call message at index 1',
+        type: 'invalid_request_error',
+      },
+    })
+    const empty = await chat({
+      model: 'kimi-k2.5+reasoning-content-required',
+      messages: turn({reasoning_content: ''}),
+    })
+    expect(empty.status).toBe(200)
+    // its own answers carry no reasoning (a Kimi turn that streamed none before its call)
+    const called = await chat({model: 'kimi-k2.5+reasoning-content-required', tools: chatTools})
+    expect(called.json!.choices[0].message.tool_calls).toHaveLength(1)
+    expect(called.json!.choices[0].message).not.toHaveProperty('reasoning_content')
+  })
+
+  it("usage-in-choice: Moonshot's usage on the finish chunk's choice, cache hits beside the counts", async () => {
+    const messages = [
+      {role: 'user', content: 'weather'},
+      {role: 'assistant', content: 'Sunny.'},
+      {role: 'user', content: 'And tomorrow?'},
+    ]
+    await chat({model: 'kimi-k2.5+usage-in-choice', messages: messages.slice(0, 1)})
+    const {events} = await chat({model: 'kimi-k2.5+usage-in-choice', stream: true, messages})
+    expect(events.at(-1)?.data).toBe('[DONE]')
+    const last = events.at(-2)!.data
+    expect(last).not.toHaveProperty('usage')
+    expect(last.choices[0].finish_reason).toBe('stop')
+    expect(Object.keys(last.choices[0].usage)).toEqual([
+      'prompt_tokens',
+      'completion_tokens',
+      'total_tokens',
+      'cached_tokens',
+    ])
+    expect(last.choices[0].usage.cached_tokens).toBeGreaterThan(0)
+    expect(events.slice(0, -2).every((e) => !('usage' in e.data) && !('usage' in e.data.choices[0]))).toBe(
+      true,
+    )
+    const whole = await chat({model: 'kimi-k2.5+usage-in-choice', messages})
+    expect(Object.keys(whole.json!.usage)).toEqual([
+      'prompt_tokens',
+      'completion_tokens',
+      'total_tokens',
+      'cached_tokens',
+    ])
+  })
+
+  it("object-args: the arguments as a JSON object, whole on the call's first chunk, and in the JSON answer", async () => {
+    const whole = await chat({model: 'gpt-x+object-args', tools: chatTools})
+    const call = whole.json!.choices[0].message.tool_calls[0]
+    expect(call.function.arguments).toEqual({city: expect.any(String)})
+    const {events} = await chat({model: 'gpt-x+object-args', tools: chatTools, stream: true})
+    const deltas = toolDeltas(events)
+    expect(deltas).toHaveLength(1)
+    expect(deltas[0]).toMatchObject({index: 0, id: expect.any(String), function: {name: 'get_weather'}})
+    expect(deltas[0].function.arguments).toEqual(call.function.arguments)
+  })
+})

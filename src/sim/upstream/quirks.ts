@@ -35,6 +35,11 @@ export const SIM_QUIRKS = [
   'max-id-40',
   'reasoning-not-back',
   'no-usage',
+  // Kimi (Moonshot) and the servers in front of it
+  'kimi-temperature',
+  'reasoning-content-required',
+  'usage-in-choice',
+  'object-args',
   'read-path',
   'tool-search',
   'named-tool',
@@ -535,3 +540,59 @@ export function contextRefusal(
   if (promptTokens + completion <= window) return undefined
   return `This model's maximum context length is ${window} tokens. However, you requested ${promptTokens + completion} tokens (${promptTokens} in the messages, ${completion} in the completion). Please reduce the length of the messages or completion.`
 }
+
+// ---- Kimi (Moonshot) and the servers in front of it ----
+
+/**
+ * Kimi's refusals, as its whole error body (`{"error": {message, type}}`, no `param`, no `code`):
+ * `kimi-temperature`, K2.5 and later with thinking, which fix the temperature at 1 ("invalid
+ * temperature: only 1 is allowed for this model"); `reasoning-content-required`, its thinking
+ * mode, which refuses an assistant message with tool calls and no `reasoning_content` string
+ * (empty taken) in the history ("thinking is enabled but reasoning_content is missing in assistant
+ * tool call message at index N"). Undefined when the request is one it takes.
+ */
+export function kimiRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; raw: unknown} | undefined {
+  const kimi = (message: string) => ({message, raw: {error: {message, type: 'invalid_request_error'}}})
+  if (quirks.has('kimi-temperature') && body.temperature !== undefined && body.temperature !== 1)
+    return kimi('invalid temperature: only 1 is allowed for this model')
+  if (quirks.has('reasoning-content-required') && Array.isArray(body.messages))
+    for (const [i, m] of (body.messages as Array<Record<string, unknown> | null>).entries())
+      if (
+        m?.role === 'assistant' &&
+        Array.isArray(m.tool_calls) &&
+        m.tool_calls.length > 0 &&
+        typeof m.reasoning_content !== 'string'
+      )
+        return kimi(
+          `thinking is enabled but reasoning_content is missing in assistant tool call message at index ${i}`,
+        )
+  return undefined
+}
+
+/**
+ * Chat usage as Moonshot's API writes it (quirk `usage-in-choice`): the cache hits as
+ * `cached_tokens` beside the counts, no `prompt_tokens_details`.
+ */
+export function moonshotUsage(usage: {
+  prompt_tokens: number
+  completion_tokens: number
+  total_tokens: number
+  prompt_tokens_details: {cached_tokens: number}
+}): Record<string, number> {
+  const {prompt_tokens, completion_tokens, total_tokens} = usage
+  return {
+    prompt_tokens,
+    completion_tokens,
+    total_tokens,
+    cached_tokens: usage.prompt_tokens_details.cached_tokens,
+  }
+}
+
+/**
+ * A chat tool call's `arguments` as llama.cpp's server and TGI have sent them (quirk
+ * `object-args`): the JSON object itself, not its text.
+ */
+export const objectArgs = (text: string): unknown => JSON.parse(text || '{}') as unknown
