@@ -3,6 +3,7 @@ import {afterEach, describe, expect, it, vi} from 'vitest'
 
 import {BoundedCarry} from './carry.js'
 import {chatCodec} from './chat.js'
+import {decodeChatUsage} from './chat-stream.js'
 import {chatSse, decodeAll, encodeAll, parseSse, serveOnce} from './cm-test-helpers.js'
 import type {StreamEvent} from './ir.js'
 
@@ -635,5 +636,29 @@ describe('chat stream encoder: text chunks', () => {
         choices: [{index: 0, delta: {content: text}, logprobs: null, finish_reason: null}],
       }),
     )
+  })
+})
+
+describe('the cache writes of Claude behind a chat server', () => {
+  it("reads OpenRouter's cache_write_tokens and LiteLLM's cache_creation_input_tokens", () => {
+    expect(
+      decodeChatUsage({
+        prompt_tokens: 194,
+        completion_tokens: 2,
+        prompt_tokens_details: {cached_tokens: 50, cache_write_tokens: 100},
+      }),
+    ).toEqual({
+      inputTokens: 194,
+      outputTokens: 2,
+      cacheReadTokens: 50,
+      cacheCreationTokens: 100,
+      reasoningTokens: 0,
+    })
+    expect(
+      decodeChatUsage({prompt_tokens: 10, completion_tokens: 1, cache_creation_input_tokens: 7}),
+    ).toMatchObject({
+      cacheCreationTokens: 7,
+    })
+    expect(decodeChatUsage({prompt_tokens: 10, completion_tokens: 1})).toMatchObject({cacheCreationTokens: 0})
   })
 })
