@@ -11,18 +11,12 @@ import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {
-  issueKeyOverApi,
-  projectLogRows,
-  startSimGatewayWithPolicies,
-  takeSimCalls,
-} from './helpers/gateway.js'
+import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
 let simOrigin = ''
 let stop: () => Promise<void> = async () => {}
-const keys = new Map<string, string>()
+let keys = new Map<string, string>()
 
 /** Policy id -> the Messages model its routes translate to. */
 const MODELS: Record<string, string> = {
@@ -35,19 +29,11 @@ const MODELS: Record<string, string> = {
 }
 
 beforeAll(async () => {
-  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies(
-    Object.entries(MODELS).map(([id, model]) => ({
-      id: `claude-${id}`,
-      routes: Object.fromEntries(
-        ['responses', 'gemini', 'chat'].map((f) => [f, [{provider: 'sim-messages', model, translate: true}]]),
-      ),
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    })),
-  ))
-  for (const id of Object.keys(MODELS))
-    keys.set(id, await issueKeyOverApi(base, `claude-${id}`, 'generic_agent', `claude-${id}`))
+  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(MODELS, {
+    prefix: 'claude',
+    provider: 'sim-messages',
+    families: ['responses', 'gemini', 'chat'],
+  }))
 }, 120_000)
 
 afterAll(() => stop())

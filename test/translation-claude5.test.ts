@@ -12,18 +12,12 @@ import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {
-  issueKeyOverApi,
-  projectLogRows,
-  startSimGatewayWithPolicies,
-  takeSimCalls,
-} from './helpers/gateway.js'
+import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
 let simOrigin = ''
 let stop: () => Promise<void> = async () => {}
-const keys = new Map<string, string>()
+let keys = new Map<string, string>()
 
 /** Policy id -> the Messages model its routes translate to. */
 const MODELS: Record<string, string> = {
@@ -37,19 +31,11 @@ const MODELS: Record<string, string> = {
 }
 
 beforeAll(async () => {
-  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies(
-    Object.entries(MODELS).map(([id, model]) => ({
-      id: `claude5-${id}`,
-      routes: Object.fromEntries(
-        ['responses', 'gemini', 'chat'].map((f) => [f, [{provider: 'sim-messages', model, translate: true}]]),
-      ),
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    })),
-  ))
-  for (const id of Object.keys(MODELS))
-    keys.set(id, await issueKeyOverApi(base, `claude5-${id}`, 'generic_agent', `claude5-${id}`))
+  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(MODELS, {
+    prefix: 'claude5',
+    provider: 'sim-messages',
+    families: ['responses', 'gemini', 'chat'],
+  }))
 }, 120_000)
 
 afterAll(() => stop())
@@ -302,6 +288,15 @@ describe('a forced tool choice and JSON answers on models that refuse forcing', 
   })
 })
 
+/** A chat client's request that requires a call of its one tool. */
+const requiredCall = (id: string) =>
+  openai(id).chat.completions.create({
+    model: 'gpt-5',
+    messages: [{role: 'user', content: 'Where are the notes?'}],
+    tools: [{type: 'function', function: {name: 'read_file', parameters: readFile.parameters}}],
+    tool_choice: 'required',
+  })
+
 describe('thinking turned off, each model its own way', {timeout: 60_000}, () => {
   it("a chat client's reasoning_effort none: disabled on Sonnet 5, between_tools on Sonnet 5.5, a low effort on Opus 5.5", async () => {
     await messagesCalls()
@@ -323,12 +318,7 @@ describe('thinking turned off, each model its own way', {timeout: 60_000}, () =>
 
   it('a name that says nothing learns that it refuses forcing: auto, the call asked for', async () => {
     await messagesCalls()
-    const answer = await openai('corp').chat.completions.create({
-      model: 'gpt-5',
-      messages: [{role: 'user', content: 'Where are the notes?'}],
-      tools: [{type: 'function', function: {name: 'read_file', parameters: readFile.parameters}}],
-      tool_choice: 'required',
-    })
+    const answer = await requiredCall('corp')
     expect(answer.choices[0].message.tool_calls?.[0]).toMatchObject({function: {name: 'read_file'}})
     const calls = await messagesCalls()
     expect(calls.map((c) => c.tool_choice)).toEqual([{type: 'any'}, {type: 'auto'}])
@@ -340,12 +330,7 @@ describe('thinking turned off, each model its own way', {timeout: 60_000}, () =>
 
   it('a name that says nothing learns that it thinks beside a forced call: disabled sent with it', async () => {
     await messagesCalls()
-    const answer = await openai('think').chat.completions.create({
-      model: 'gpt-5',
-      messages: [{role: 'user', content: 'Where are the notes?'}],
-      tools: [{type: 'function', function: {name: 'read_file', parameters: readFile.parameters}}],
-      tool_choice: 'required',
-    })
+    const answer = await requiredCall('think')
     expect(answer.choices[0].message.tool_calls?.[0]).toMatchObject({function: {name: 'read_file'}})
     const calls = await messagesCalls()
     expect(calls.map((c) => [c.tool_choice, c.thinking ?? null])).toEqual([

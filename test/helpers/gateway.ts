@@ -6,7 +6,8 @@ import {join} from 'node:path'
 import {expect} from 'vitest'
 
 import {processAlive} from '../../src/core/process.js'
-import type {PolicyConfig} from '../../src/store/schema.js'
+import type {Family, PolicyConfig} from '../../src/store/schema.js'
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../../src/store/schema.js'
 import {withState} from '../../src/store/state.js'
 import {freePort, runCli, tempHome} from './cli.js'
 
@@ -127,6 +128,31 @@ export async function takeSimCalls(simOrigin: string, path: RegExp): Promise<Arr
   return requests
     .filter((r) => r.method === 'POST' && path.test(r.path))
     .map((r) => (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>)
+}
+
+/**
+ * A gateway in front of the simulator with a policy `PREFIX-ID` for each of `models` (id -> the
+ * upstream model) whose `families` routes translate to `provider`'s model, and a key of each (a
+ * generic agent whose project is the policy's id): the set-up of the translation end-to-end files.
+ */
+export async function startTranslatedRoutes(
+  models: Record<string, string>,
+  options: {prefix: string; provider: string; families: Family[]},
+): Promise<{base: string; simOrigin: string; stop: () => Promise<void>; keys: Map<string, string>}> {
+  const {prefix, provider, families} = options
+  const {base, simOrigin, stop} = await startSimGatewayWithPolicies(
+    Object.entries(models).map(([id, model]) => ({
+      id: `${prefix}-${id}`,
+      routes: Object.fromEntries(families.map((f) => [f, [{provider, model, translate: true}]])),
+      fallbacks: true,
+      breaker: DEFAULT_BREAKER,
+      timeouts: DEFAULT_TIMEOUTS,
+    })),
+  )
+  const keys = new Map<string, string>()
+  for (const id of Object.keys(models))
+    keys.set(id, await issueKeyOverApi(base, `${prefix}-${id}`, 'generic_agent', `${prefix}-${id}`))
+  return {base, simOrigin, stop, keys}
 }
 
 /**
