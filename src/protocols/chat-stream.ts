@@ -98,6 +98,18 @@ interface OpenCall {
   /** Argument text that came before the name (a block needs its name to start). */
   pending: string
   open: boolean
+  /**
+   * The name of the next call at this call's index, which came without an id and without
+   * arguments after this call's arguments were whole: the call starts with its first arguments.
+   */
+  nextName?: string
+}
+
+/** Whether `args` ends with `}` (white space after it aside): a cheap test before a parse. */
+function endsWithBrace(args: string): boolean {
+  let i = args.length - 1
+  while (i >= 0 && args.charCodeAt(i) <= 32) i--
+  return i >= 0 && args.charCodeAt(i) === 125
 }
 
 /**
@@ -487,11 +499,28 @@ export class ChatStreamDecoder implements StreamDecoder {
     const fn = isObj(raw.function) ? raw.function : {}
     const key = num(raw.index) ?? 0
     const id = str(raw.id)
+    let name = str(fn.name)
+    // (an object, llama.cpp's and TGI's, is its JSON text: a whole value, on the call's first chunk)
+    const args = argsText(fn.arguments) ?? ''
     let call = this.calls.get(key)
-    // A server that reuses index 0 for every call (new id each time): a new call.
-    if (call && id && call.id !== id && call.block !== undefined) {
-      this.closeCall(call, out)
-      call = undefined
+    if (call && call.block !== undefined) {
+      // A server that reuses index 0 for every call (new id each time): a new call.
+      if (id && call.id !== id) {
+        this.closeCall(call, out)
+        call = undefined
+      } else if (!id && (name || call.nextName) && endsWithBrace(call.args) && isCompleteJson(call.args)) {
+        // One that reuses the index with no new id (Gemini's and Qwen's OpenAI-compatible
+        // servers): a name where the call's arguments are already one whole JSON value is the next
+        // call's. A name without arguments waits for them, so that a server that repeats the name
+        // on every chunk, a last empty one included, makes no call of that.
+        if (!args) {
+          if (name) call.nextName = name
+          return
+        }
+        name ||= call.nextName
+        this.closeCall(call, out)
+        call = undefined
+      }
     }
     if (!call) {
       if (this.held) this.releaseHeld(out)
@@ -500,10 +529,7 @@ export class ChatStreamDecoder implements StreamDecoder {
       call = {id: id || makeId(this.ctx, 'call_'), name: '', args: '', pending: '', open: true}
       this.calls.set(key, call)
     }
-    const name = str(fn.name)
     if (name && call.block === undefined) call.name += name
-    // (an object, llama.cpp's and TGI's, is its JSON text: a whole value, on the call's first chunk)
-    const args = argsText(fn.arguments) ?? ''
     if (call.block === undefined) {
       call.pending += args
       if (!call.name) return
