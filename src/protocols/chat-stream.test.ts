@@ -124,6 +124,64 @@ describe('chat stream decoder', () => {
     expect(events.find((e) => e.type === 'stop')).toEqual({type: 'stop', reason: 'tool_use'})
   })
 
+  describe('a server that reuses an index for its next call without a new id', () => {
+    /** The calls of a stream: each block's name and whole arguments, in order. */
+    const calls = (chunks: unknown[]): Array<[string, string]> => {
+      const out = new Map<number, [string, string]>()
+      for (const e of decode([...chunks, chunk({}, 'tool_calls'), '[DONE]']))
+        if (e.type === 'block_start' && e.block.type === 'tool_call') out.set(e.index, [e.block.name, ''])
+        else if (e.type === 'tool_args_delta') out.get(e.index)![1] += e.json
+      return [...out.values()]
+    }
+    it.each([
+      [
+        "Gemini's: each call whole at index 0, the same tool twice",
+        [tc(0, {name: 'w', arguments: '{"city":"北京"}'}), tc(0, {name: 'w', arguments: '{"city":"上海"}'})],
+        [
+          ['w', '{"city":"北京"}'],
+          ['w', '{"city":"上海"}'],
+        ],
+      ],
+      [
+        'the name first, the arguments after',
+        [
+          tc(0, {name: 'a', arguments: ''}),
+          tc(0, {arguments: '{"x":'}),
+          tc(0, {arguments: '1}'}),
+          tc(0, {name: 'b', arguments: ''}),
+          tc(0, {arguments: '{"y":2}'}),
+        ],
+        [
+          ['a', '{"x":1}'],
+          ['b', '{"y":2}'],
+        ],
+      ],
+      [
+        'the name repeated on every chunk, a last empty one too (one call)',
+        [
+          tc(0, {name: 'a', arguments: '{"o":{"p":1}'}),
+          tc(0, {name: 'a', arguments: ',"q":2}'}),
+          tc(0, {name: 'a', arguments: ''}),
+        ],
+        [['a', '{"o":{"p":1},"q":2}']],
+      ],
+      [
+        'a call after text that closed the one before',
+        [
+          tc(0, {name: 'a', arguments: '{}'}, 'call_a'),
+          chunk({content: 'so'}),
+          tc(0, {name: 'b', arguments: '{}'}),
+        ],
+        [
+          ['a', '{}'],
+          ['b', '{}'],
+        ],
+      ],
+    ] as Array<[string, unknown[], Array<[string, string]>]>)('%s', (_name, chunks, expected) => {
+      expect(calls(chunks)).toEqual(expected)
+    })
+  })
+
   it('takes usage on the finish chunk and reads DeepSeek cache hits', () => {
     const events = decode([
       {...chunk({}, 'length'), usage: {prompt_tokens: 5, completion_tokens: 1, prompt_cache_hit_tokens: 3}},

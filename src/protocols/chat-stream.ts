@@ -7,12 +7,17 @@ import {
   argsText,
   arr,
   chatReasoningSignature,
+  firstNonSpace,
   isCompleteJson,
   isObj,
   makeId,
   num,
   storeCarry,
   str,
+  tagStartAtEnd,
+  THINK_CLOSE,
+  THINK_OPEN,
+  THINK_TAGS,
 } from './cm-common.js'
 import type {
   CodecContext,
@@ -93,6 +98,18 @@ interface OpenCall {
   /** Argument text that came before the name (a block needs its name to start). */
   pending: string
   open: boolean
+  /**
+   * The name of the next call at this call's index, which came without an id and without
+   * arguments after this call's arguments were whole: the call starts with its first arguments.
+   */
+  nextName?: string
+}
+
+/** Whether `args` ends with `}` (white space after it aside): a cheap test before a parse. */
+function endsWithBrace(args: string): boolean {
+  let i = args.length - 1
+  while (i >= 0 && args.charCodeAt(i) <= 32) i--
+  return i >= 0 && args.charCodeAt(i) === 125
 }
 
 /**
@@ -122,6 +139,17 @@ const EMPTY_REFUSAL = '"content":"","refusal":null'
 /** A key whose string means nothing to the decoder: OpenAI's per-chunk padding. */
 const IGNORED = 'obfuscation'
 
+/**
+ * Where the answer's content stands as to `<think>` tags (see ChatStreamDecoder.content): not yet
+ * known (no content but white space, or the start of the tag, so far), plain text (the content
+ * did not start with the tag: nothing more is looked for), inside the tags (reasoning), or just
+ * after `</think>` (white space there is not the text's).
+ */
+const THINK_UNKNOWN = 0
+const THINK_NONE = 1
+const THINK_INSIDE = 2
+const THINK_AFTER = 3
+
 /** Reads a chat upstream's stream. */
 export class ChatStreamDecoder implements StreamDecoder {
   private started = false
@@ -138,6 +166,10 @@ export class ChatStreamDecoder implements StreamDecoder {
    * first (a stream's first event waits for nothing).
    */
   private toLearn?: {chunk: Json; choice: Json; data: string}
+  /** Where the content stands as to `<think>` tags (THINK_*). */
+  private think = THINK_UNKNOWN
+  /** Content held back: the start of a tag the chunk cut, or white space before any content. */
+  private held = ''
 
   constructor(private readonly ctx?: CodecContext) {}
 
@@ -191,7 +223,10 @@ export class ChatStreamDecoder implements StreamDecoder {
       // the field it came in goes into the signature
       if (reasoning) this.textual('reasoning', reasoning, out, chatReasoningSignature(delta).value)
       const content = str(delta.content) || str(delta.refusal)
-      if (content) this.textual('text', content, out)
+      if (content) {
+        if (this.think === THINK_NONE) this.textual('text', content, out)
+        else this.content(content, out)
+      }
       for (const raw of arr(delta.tool_calls)) if (isObj(raw)) this.toolCall(raw, out)
       if (choice.finish_reason !== null && choice.finish_reason !== undefined && !this.stopped) {
         const broken = brokenFinish(choice.finish_reason)
@@ -348,8 +383,68 @@ export class ChatStreamDecoder implements StreamDecoder {
       this.toolCall({index: t.call, function: {arguments: text}}, out)
       return out
     }
-    if (text) this.textual(t.kind, text, out)
+    if (!text) return out
+    if (t.kind === 'reasoning' || this.think === THINK_NONE) this.textual(t.kind, text, out)
+    else this.content(text, out)
     return out
+  }
+
+  /**
+   * Content while it may hold `<think>` tags: an answer whose content starts (after white space)
+   * with `<think>` (MiniMax M2's OpenAI endpoint, a reasoning model under llama.cpp, vLLM or Ollama
+   * without a reasoning parser) has its reasoning there, up to `</think>`: a reasoning block
+   * (signature value `think`, so that it goes back the same way), the rest the answer's text
+   * (without the white space right after the tag). A tag may be cut across chunks (`<thi`,
+   * `nk>`): the start of one at a chunk's end is held until the next. Content that starts with
+   * anything else is text, and no later chunk is looked at.
+   */
+  private content(text: string, out: StreamEvent[]): void {
+    let s = this.held ? this.held + text : text
+    this.held = ''
+    if (this.think === THINK_UNKNOWN) {
+      const start = firstNonSpace(s)
+      if (
+        start === s.length ||
+        (s.length - start < THINK_OPEN.length && THINK_OPEN.startsWith(s.slice(start)))
+      ) {
+        this.held = s
+        return
+      }
+      if (!s.startsWith(THINK_OPEN, start)) {
+        this.think = THINK_NONE
+        this.textual('text', s, out)
+        return
+      }
+      this.think = THINK_INSIDE
+      s = s.slice(start + THINK_OPEN.length)
+    }
+    if (this.think === THINK_INSIDE) {
+      const close = s.indexOf(THINK_CLOSE)
+      if (close === -1) {
+        const cut = tagStartAtEnd(s, THINK_CLOSE)
+        if (cut) this.held = s.slice(s.length - cut)
+        if (s.length > cut) this.textual('reasoning', s.slice(0, s.length - cut), out, THINK_TAGS)
+        return
+      }
+      if (close > 0) this.textual('reasoning', s.slice(0, close), out, THINK_TAGS)
+      this.think = THINK_AFTER
+      s = s.slice(close + THINK_CLOSE.length)
+    }
+    const start = firstNonSpace(s)
+    if (start === s.length) return
+    this.think = THINK_NONE
+    this.textual('text', start ? s.slice(start) : s, out)
+  }
+
+  /** Content held back (a tag's start that no chunk completed, white space) as what it is. */
+  private releaseHeld(out: StreamEvent[]): void {
+    const held = this.held
+    this.held = ''
+    if (this.think === THINK_INSIDE) this.textual('reasoning', held, out, THINK_TAGS)
+    else {
+      this.think = THINK_NONE
+      this.textual('text', held, out)
+    }
   }
 
   end(): StreamEvent[] {
@@ -404,22 +499,37 @@ export class ChatStreamDecoder implements StreamDecoder {
     const fn = isObj(raw.function) ? raw.function : {}
     const key = num(raw.index) ?? 0
     const id = str(raw.id)
+    let name = str(fn.name)
+    // (an object, llama.cpp's and TGI's, is its JSON text: a whole value, on the call's first chunk)
+    const args = argsText(fn.arguments) ?? ''
     let call = this.calls.get(key)
-    // A server that reuses index 0 for every call (new id each time): a new call.
-    if (call && id && call.id !== id && call.block !== undefined) {
-      this.closeCall(call, out)
-      call = undefined
+    if (call && call.block !== undefined) {
+      // A server that reuses index 0 for every call (new id each time): a new call.
+      if (id && call.id !== id) {
+        this.closeCall(call, out)
+        call = undefined
+      } else if (!id && (name || call.nextName) && endsWithBrace(call.args) && isCompleteJson(call.args)) {
+        // One that reuses the index with no new id (Gemini's and Qwen's OpenAI-compatible
+        // servers): a name where the call's arguments are already one whole JSON value is the next
+        // call's. A name without arguments waits for them, so that a server that repeats the name
+        // on every chunk, a last empty one included, makes no call of that.
+        if (!args) {
+          if (name) call.nextName = name
+          return
+        }
+        name ||= call.nextName
+        this.closeCall(call, out)
+        call = undefined
+      }
     }
     if (!call) {
+      if (this.held) this.releaseHeld(out)
       this.closeText(out)
       this.closeDoneCalls(out)
       call = {id: id || makeId(this.ctx, 'call_'), name: '', args: '', pending: '', open: true}
       this.calls.set(key, call)
     }
-    const name = str(fn.name)
     if (name && call.block === undefined) call.name += name
-    // (an object, llama.cpp's and TGI's, is its JSON text: a whole value, on the call's first chunk)
-    const args = argsText(fn.arguments) ?? ''
     if (call.block === undefined) {
       call.pending += args
       if (!call.name) return
@@ -470,6 +580,7 @@ export class ChatStreamDecoder implements StreamDecoder {
   }
 
   private closeAll(out: StreamEvent[]): void {
+    if (this.held) this.releaseHeld(out)
     this.closeText(out)
     const open = [...this.calls.values()].filter((c) => c.open)
     open.sort((a, b) => (a.block ?? Infinity) - (b.block ?? Infinity))

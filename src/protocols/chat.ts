@@ -24,8 +24,12 @@ import {
   makeId,
   num,
   parseDataUrl,
+  splitThink,
   storeCarry,
   str,
+  THINK_CLOSE,
+  THINK_OPEN,
+  THINK_TAGS,
 } from './cm-common.js'
 import type {
   Codec,
@@ -260,16 +264,25 @@ function userContent(parts: Array<TextPart | ImagePart>): string | Json[] {
   })
 }
 
-/** An assistant turn: its text, the chat upstream's own reasoning and its tool calls, in one pass. */
+/**
+ * An assistant turn: its text, the chat upstream's own reasoning and its tool calls, in one pass.
+ * Reasoning that came in `<think>` tags (signature value {@link THINK_TAGS}) goes back the same
+ * way, at the start of the content (MiniMax asks for it in the history, for its interleaved
+ * thinking): `<think>`, the reasoning as it came, `</think>`, a blank line, the text; the same bytes
+ * on every request.
+ */
 function encodeAssistant(m: Message): Json | undefined {
   let text = ''
   let reasoning = ''
+  let think = ''
   let field = 'reasoning_content'
   const calls: Json[] = []
   for (const p of m.parts) {
     if (p.type === 'text') text += p.text
     else if (p.type === 'reasoning') {
-      if (p.signature?.family === 'chat') {
+      if (p.signature?.family !== 'chat') continue
+      if (p.signature.value === THINK_TAGS) think += p.text
+      else {
         reasoning += p.text
         if (p.signature.value === 'reasoning') field = 'reasoning'
       }
@@ -277,6 +290,7 @@ function encodeAssistant(m: Message): Json | undefined {
       calls.push({id: p.id, type: 'function', function: {name: p.name, arguments: p.arguments || '{}'}})
   }
   if (!text && !calls.length) return undefined
+  if (think) text = `${THINK_OPEN}${think}${THINK_CLOSE}\n\n${text}`
   const out: Json = {role: 'assistant', content: text || null}
   if (reasoning) out[field] = reasoning
   if (calls.length) out.tool_calls = calls
@@ -468,7 +482,12 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
       : texts(contentParts(m.content, 'answer'))
           .map((t) => t.text)
           .join('')
-  if (content) parts.push({type: 'text', text: content})
+  // reasoning in `<think>` tags at the start of the content (`think`): a reasoning part of its own
+  const think = content ? splitThink(content) : undefined
+  if (think?.reasoning)
+    parts.push({type: 'reasoning', text: think.reasoning, signature: {family: 'chat', value: THINK_TAGS}})
+  const answer = think ? think.text : content
+  if (answer) parts.push({type: 'text', text: answer})
   if (typeof m.refusal === 'string' && m.refusal) parts.push({type: 'text', text: m.refusal})
   for (const raw of arr(m.tool_calls)) {
     const call = isObj(raw) ? raw : {}
@@ -484,7 +503,7 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
   if (broken) throw new TranslationError(broken, 502)
   const hasTools = parts.some((p) => p.type === 'tool_call')
   let stop: StopReason = chatFinish(choice.finish_reason, hasTools)
-  if (typeof m.refusal === 'string' && m.refusal && !content) stop = 'refusal'
+  if (typeof m.refusal === 'string' && m.refusal && !answer) stop = 'refusal'
   return {
     id: str(b.id) || makeId(ctx, 'chatcmpl-'),
     model: str(b.model) ?? ctx?.request?.model ?? '',

@@ -149,3 +149,55 @@ export function applyCarry(parts: Part[], carry: CarryStore | undefined, markerO
 export function chatReasoningSignature(m: Record<string, unknown>): {family: 'chat'; value: string} {
   return {family: 'chat', value: str(m.reasoning_content) ? '' : 'reasoning'}
 }
+
+/**
+ * The chat signature value of reasoning that came in the answer's `content` inside
+ * `<think>...</think>` (MiniMax M2's OpenAI endpoint, a reasoning model under llama.cpp, vLLM or
+ * Ollama without a reasoning parser, DeepSeek-R1 distills): it goes back in `content` the same way
+ * (`gwx1.chat.think` to a client of another family).
+ */
+export const THINK_TAGS = 'think'
+export const THINK_OPEN = '<think>'
+export const THINK_CLOSE = '</think>'
+
+/**
+ * The index of the first character of `text` that is not a space, a tab or a line break (its
+ * length if none).
+ */
+export function firstNonSpace(text: string): number {
+  let i = 0
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c !== 32 && c !== 10 && c !== 13 && c !== 9) break
+  }
+  return i
+}
+
+/**
+ * The reasoning and the text of an answer's content that starts (after white space) with
+ * `<think>`: the reasoning is what lies between the tags as it came (all after `<think>` when
+ * `</think>` never came: the answer was cut), the text what follows `</think>` without its leading
+ * white space. Undefined for content that does not start so (a text that holds the tag later is
+ * text).
+ */
+export function splitThink(content: string): {reasoning: string; text: string} | undefined {
+  const start = firstNonSpace(content)
+  if (!content.startsWith(THINK_OPEN, start)) return undefined
+  const open = start + THINK_OPEN.length
+  const close = content.indexOf(THINK_CLOSE, open)
+  if (close === -1) return {reasoning: content.slice(open), text: ''}
+  const after = close + THINK_CLOSE.length
+  return {
+    reasoning: content.slice(open, close),
+    text: content.slice(after + firstNonSpace(content.slice(after))),
+  }
+}
+
+/**
+ * How many characters at the end of `text` may be the start of `tag` cut by the chunk's end (the
+ * longest end of `text` that is a proper start of `tag`).
+ */
+export function tagStartAtEnd(text: string, tag: string): number {
+  for (let n = Math.min(tag.length - 1, text.length); n > 0; n--) if (text.endsWith(tag.slice(0, n))) return n
+  return 0
+}

@@ -36,6 +36,7 @@ import {
   obfuscationPad,
   pickedTool,
   quirkCalls,
+  thinkTagPieces,
   selectQuirks,
   strictFieldsProblem,
   unsupportedParameter,
@@ -557,11 +558,15 @@ export function planChat(
     (model.reasoning ||
       quirks.has('reasoning-content') ||
       quirks.has('reasoning-not-back') ||
+      quirks.has('think-tags') ||
       /reasoner/i.test(model.id)) &&
     thinking !== false
-  // `reasoning-not-back`: a server that makes reasoning and refuses it back (refusedHistory)
+  // `reasoning-not-back`: a server that makes reasoning and refuses it back (refusedHistory);
+  // `think-tags`: its reasoning is in the content, and no field of it is asked back
   const historyProblem =
-    reasoningOn && !quirks.has('reasoning-not-back') ? chatHistoryProblem(messages) : undefined
+    reasoningOn && !quirks.has('reasoning-not-back') && !quirks.has('think-tags')
+      ? chatHistoryProblem(messages)
+      : undefined
   if (historyProblem) throw bad(historyProblem, 'messages')
   const snippet = prompt.replace(/\s+/g, ' ').trim().slice(0, 60)
   const lengthMatch = /\[words=(\d+)\]/.exec(prompt)
@@ -741,7 +746,10 @@ export function completionObject(plan: ChatPlan, withProvider: boolean): Record<
     content: plan.toolCall ? null : plan.content.join(''),
     refusal: null,
   }
-  if (plan.reasoning.length > 0) message[reasoningField(plan)] = plan.reasoning.join('')
+  // `think-tags`: the reasoning at the start of the content (of a tool call's turn too)
+  if (plan.reasoning.length > 0 && plan.quirks?.has('think-tags'))
+    message.content = thinkTagPieces(plan.reasoning).join('') + ((message.content as string | null) ?? '')
+  else if (plan.reasoning.length > 0) message[reasoningField(plan)] = plan.reasoning.join('')
   if (plan.toolCall) {
     message.tool_calls = [plan.toolCall, ...(plan.moreToolCalls ?? [])].map((call) => ({
       id: call.id,
@@ -782,7 +790,9 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
     data: {...base(), choices: [{index: 0, delta, logprobs: null, finish_reason: finish}], ...usageNull},
   })
   const events: SseEvent[] = [chunk({role: 'assistant', content: ''})]
-  for (const piece of plan.reasoning) events.push(chunk({[reasoningField(plan)]: piece}))
+  if (plan.reasoning.length > 0 && quirks.has('think-tags'))
+    for (const piece of thinkTagPieces(plan.reasoning)) events.push(chunk({content: piece}))
+  else for (const piece of plan.reasoning) events.push(chunk({[reasoningField(plan)]: piece}))
   if (plan.toolCall) {
     const calls = [plan.toolCall, ...(plan.moreToolCalls ?? [])]
     // `object-args`: the whole object on the call's first chunk, no argument deltas after it

@@ -667,6 +667,30 @@ describe('Kimi quirks (chat)', () => {
     ])
   })
 
+  it('think-tags: the reasoning at the start of the content in <think> tags, both tags cut in a stream', async () => {
+    const {json} = await chat({model: 'gpt-x+think-tags'})
+    const message = json!.choices[0].message
+    expect(message.content).toMatch(/^<think>\nLet me think about "weather".*\n<\/think>\n\nHello from /s)
+    expect(message).not.toHaveProperty('reasoning_content')
+    const {events} = await chat({model: 'gpt-x+think-tags', stream: true})
+    const pieces = events.slice(1, -2).map((e) => e.data.choices[0].delta.content as string)
+    expect(pieces.slice(0, 2)).toEqual(['<thi', 'nk>\n'])
+    expect(pieces).toContain('\n</th')
+    expect(pieces.join('')).toBe(message.content)
+    const called = await chat({model: 'gpt-x+think-tags', tools: chatTools})
+    expect(called.json!.choices[0].message.content).toMatch(/^<think>\n[\s\S]*\n<\/think>\n\n$/)
+    // no reasoning_content is asked back (DeepSeek's check is off)
+    const turn2 = await chat({
+      model: 'gpt-x+think-tags',
+      messages: [
+        {role: 'user', content: 'weather'},
+        {role: 'assistant', content: null, tool_calls: called.json!.choices[0].message.tool_calls},
+        {role: 'tool', tool_call_id: called.json!.choices[0].message.tool_calls[0].id, content: 'sunny'},
+      ],
+    })
+    expect(turn2.status).toBe(200)
+  })
+
   it("object-args: the arguments as a JSON object, whole on the call's first chunk, and in the JSON answer", async () => {
     const whole = await chat({model: 'gpt-x+object-args', tools: chatTools})
     const call = whole.json!.choices[0].message.tool_calls[0]

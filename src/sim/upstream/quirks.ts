@@ -40,6 +40,7 @@ export const SIM_QUIRKS = [
   'reasoning-content-required',
   'usage-in-choice',
   'object-args',
+  'think-tags',
   'read-path',
   'tool-search',
   'named-tool',
@@ -108,6 +109,16 @@ export function obfuscationPad(seed: string, index: number): string {
     pad += PAD_CHARS[h % PAD_CHARS.length]
   }
   return pad
+}
+
+/**
+ * `think-tags`: an answer's reasoning as the start of its content, `<think>\n…\n</think>\n\n`
+ * (MiniMax M2's OpenAI endpoint, a reasoning model under llama.cpp or vLLM without a reasoning
+ * parser), as one string (a JSON answer) or in stream pieces that cut both tags (`<thi` `nk>`,
+ * `</th` `ink>`).
+ */
+export function thinkTagPieces(reasoning: readonly string[]): string[] {
+  return ['<thi', 'nk>\n', ...reasoning, '\n</th', 'ink>\n\n']
 }
 
 /** The refusal text for unknown quirk names. */
