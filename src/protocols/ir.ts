@@ -509,6 +509,11 @@ export interface ClaudeLearned {
    * `block_binding.prefix_mismatch_behavior: drop_block` (and its beta header).
    */
   dropUnboundThinking?: boolean
+  /**
+   * It refused `thinking.block_binding` (a proxy's Messages API that does not know it, and binds
+   * nothing): thinking blocks go back without it.
+   */
+  noBlockBinding?: boolean
 }
 
 /** What every codec's functions may be given. */

@@ -422,9 +422,10 @@ const isThinking = (b: Json): boolean => b.type === 'thinking' || b.type === 're
  * chat client's of its tool calls, not of its text answers; a fallback's turns have none): the
  * model would lose the newest blocks, those of the running tool loop with them. Left out from the
  * start, the newest are kept. A turn of thinking alone keeps it (an empty turn is refused).
+ * `all`: every block is left out.
  */
-function withoutThinkingBeforeGap(turns: Array<{role: string; content: Json[]}>): void {
-  let gap = -1
+function withoutThinkingBeforeGap(turns: Array<{role: string; content: Json[]}>, all = false): void {
+  let gap = all ? turns.length : -1
   let later = false
   for (let i = turns.length - 1; i >= 0 && gap < 0; i--) {
     const t = turns[i]
@@ -533,8 +534,13 @@ export function encodeMessagesRequest(
     if (off !== 'omit' && (request.reasoning?.disabled === true || forced || breaks))
       thinking = offFields(off)
   }
-  const binds = claude.prefixBinding || learned?.dropUnboundThinking === true
+  const binds =
+    (claude.prefixBinding || learned?.dropUnboundThinking === true) && learned?.noBlockBinding !== true
   if (binds) withoutThinkingBeforeGap(turns)
+  // bound thinking refused, and the setting that drops it refused on the way (a proxy): no block
+  // goes back, as Anthropic advises without the setting
+  else if (learned?.noBlockBinding === true && learned.dropUnboundThinking === true)
+    withoutThinkingBeforeGap(turns, true)
   // thinking blocks sent back to a model that binds them to the conversation: a block whose
   // history changed is dropped, not refused (`between_tools` takes no other field)
   if (

@@ -941,6 +941,14 @@ describe("messages encodeRequest: Anthropic's current models (adaptive thinking,
     expect(encode(signed, 'corp-claude', {claude: {dropUnboundThinking: true}}).thinking).toMatchObject({
       block_binding: {prefix_mismatch_behavior: 'drop_block'},
     })
+    // the setting refused (a proxy): none; and bound blocks refused too, no block goes back
+    expect(encode(signed, 'claude-opus-5-5', {claude: {noBlockBinding: true}}).thinking).not.toHaveProperty(
+      'block_binding',
+    )
+    const none = encode(signed, 'claude-opus-5-5', {
+      claude: {noBlockBinding: true, dropUnboundThinking: true},
+    })
+    expect(none.messages[1].content.map((b: {type: string}) => b.type)).toEqual(['tool_use'])
   })
 
   it('a model that binds thinking: the blocks before a turn without any are left out, from the start', () => {

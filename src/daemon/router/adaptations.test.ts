@@ -878,6 +878,15 @@ describe("Claude 5's refusals, learned for a name that does not say it", () => {
     expect(
       a.learn('p', 'k2', bound, {upstream: 'messages', fields, beta: 'thinking-binding-controls-2026-08-01'}),
     ).toBe(undefined)
+    // a proxy that does not know the setting (its beta header stripped on the way)
+    const unknown = anthropic('thinking.adaptive.block_binding: Extra inputs are not permitted')
+    const beta = {upstream: 'messages' as const, fields, beta: 'thinking-binding-controls-2026-08-01'}
+    expect(a.learn('p', 'x', unknown, beta)).toBe('refused thinking.block_binding: sent again without it')
+    expect(a.get('p', 'x')).toEqual({claude: {noBlockBinding: true}})
+    expect(a.learn('p', 'x2', unknown, {upstream: 'messages', fields})).toBeUndefined()
+    expect(describeAdaptation({claude: {noBlockBinding: true}})).toEqual([
+      'thinking blocks sent without block_binding (refused)',
+    ])
     expect(
       describeAdaptation({claude: {thinkingOff: 'low', noForcedTools: true, dropUnboundThinking: true}}),
     ).toEqual([

@@ -172,6 +172,13 @@ function claudeLearned(
       {thinkingOff: 'disabled'},
       'refused thinking.type between_tools: sent again with thinking.type disabled',
     )
+  // a proxy's Messages API that does not know the setting ("thinking.adaptive.block_binding:
+  // Extra inputs are not permitted"): it binds nothing, the blocks go back without it
+  if (sent.beta !== undefined && new RegExp(`block_binding\\W{0,4}${REFUSES.source}`, 'i').test(message))
+    return learn(
+      {noBlockBinding: true, dropUnboundThinking: undefined},
+      'refused thinking.block_binding: sent again without it',
+    )
   if (sent.beta === undefined && /bound to a different conversation/i.test(message))
     return learn(
       {dropUnboundThinking: true},
@@ -823,6 +830,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     rules.push('a forced tool_choice sent as auto, the call asked for at the end of the prompt')
   if (a.claude?.dropUnboundThinking)
     rules.push("thinking blocks sent with block_binding drop_block (a changed conversation's are dropped)")
+  if (a.claude?.noBlockBinding) rules.push('thinking blocks sent without block_binding (refused)')
   if (a.reasoningHistory === 'drop') rules.push("the history's reasoning left out")
   else if (a.reasoningHistory === 'reasoning_content')
     rules.push("the history's reasoning sent as reasoning_content, an empty one on a tool call turn without")
