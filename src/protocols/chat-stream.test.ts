@@ -3,7 +3,7 @@ import {afterEach, describe, expect, it, vi} from 'vitest'
 
 import {BoundedCarry} from './carry.js'
 import {chatCodec} from './chat.js'
-import {decodeChatUsage} from './chat-stream.js'
+import {chatFinish, decodeChatUsage} from './chat-stream.js'
 import {chatSse, decodeAll, encodeAll, parseSse, serveOnce} from './cm-test-helpers.js'
 import type {StreamEvent} from './ir.js'
 
@@ -279,12 +279,21 @@ describe('chat stream decoder', () => {
       status: 502,
       message: 'upstream stream ended before [DONE]',
     })
-    // a finish reason that says the answer broke off: vLLM's abort, DeepSeek's lack of resources
-    for (const reason of ['abort', 'insufficient_system_resource', 'error'])
+    // a finish reason that says the answer broke off: vLLM's abort, DeepSeek's lack of resources,
+    // Z.ai's network error
+    for (const reason of ['abort', 'insufficient_system_resource', 'error', 'network_error'])
       expect(decode([chunk({content: 'x'}), chunk({}, reason), '[DONE]'] as unknown[]).slice(-2)).toEqual([
         {type: 'text_delta', index: 0, text: 'x'},
         {type: 'error', status: 502, message: `upstream stopped the answer: finish_reason ${reason}`},
       ])
+  })
+})
+
+describe("Z.ai's finish reasons (GLM)", () => {
+  it('sensitive is a filter, model_context_window_exceeded the context window', () => {
+    expect(chatFinish('sensitive', false)).toBe('content_filter')
+    expect(chatFinish('model_context_window_exceeded', false)).toBe('context_window')
+    expect(chatFinish('stop', false)).toBe('end')
   })
 })
 

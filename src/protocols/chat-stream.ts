@@ -36,7 +36,9 @@ import {learnTemplate, templateString} from './sse-template.js'
 export function chatFinish(reason: unknown, sawTools: boolean): StopReason {
   if (reason === 'length') return 'max_tokens'
   if (reason === 'tool_calls' || reason === 'function_call') return 'tool_use'
-  if (reason === 'content_filter') return 'content_filter'
+  // (Z.ai's GLM names its filter `sensitive`, and its context's end `model_context_window_exceeded`)
+  if (reason === 'content_filter' || reason === 'sensitive') return 'content_filter'
+  if (reason === 'model_context_window_exceeded') return 'context_window'
   // Some servers (vLLM, older proxies) say `stop` after tool calls: the client must run them.
   return sawTools ? 'tool_use' : 'end'
 }
@@ -44,10 +46,10 @@ export function chatFinish(reason: unknown, sawTools: boolean): StopReason {
 /**
  * The `finish_reason`s that say the answer broke off rather than ended: OpenRouter's `error` (its
  * `error` object, when it sends one, is read first), vLLM's `abort`, DeepSeek's
- * `insufficient_system_resource`. Read as a stop, they would hand the client a cut answer as a
+ * `insufficient_system_resource`, Z.ai's `network_error`. Read as a stop, they would hand the client a cut answer as a
  * whole one.
  */
-const BROKEN_FINISH = new Set(['error', 'abort', 'insufficient_system_resource'])
+const BROKEN_FINISH = new Set(['error', 'abort', 'insufficient_system_resource', 'network_error'])
 
 /** The error message of a `finish_reason` that says the answer broke off (undefined for any other). */
 export function brokenFinish(reason: unknown): string | undefined {
