@@ -20,6 +20,10 @@ const {values: opts} = parseArgs({
     // policy (messages -> chat, as bench/run.js's translated row), its memory against the
     // untranslated daemon's under the same load (issue 33)
     translated: {type: 'boolean', default: false},
+    // a fixed request rate for every server (autocannon overallRate): the same load, where the
+    // unpaced rounds load each server at its own throughput (more requests a second hold more
+    // memory in flight)
+    rate: {type: 'string'},
   },
 })
 const dir = mkdtempSync(join(tmpdir(), 'gwctl-memory-'))
@@ -69,6 +73,7 @@ const load = (t, duration) =>
     body: t.body ?? CHAT_BODY,
     connections: 64,
     duration,
+    ...(opts.rate ? {overallRate: Number(opts.rate)} : {}),
   })
 for (const t of targets) {
   t.idleMB = rssMB(t.pid)
