@@ -2,6 +2,7 @@
  * Chat Completions streams: the decoder of an upstream's `chat.completion.chunk` events and the
  * encoder of a chat client's stream.
  */
+import {DetailsMerger, detailsSignature, detailsText, extraSignature} from './chat-signatures.js'
 import type {Json} from './cm-common.js'
 import {
   argsText,
@@ -20,7 +21,9 @@ import {
   THINK_TAGS,
 } from './cm-common.js'
 import type {
+  BlockStart,
   CodecContext,
+  Opaque,
   Part,
   ReasoningPart,
   StopReason,
@@ -105,7 +108,15 @@ interface OpenCall {
    * arguments after this call's arguments were whole: the call starts with its first arguments.
    */
   nextName?: string
+  /** Google's `extra_content` (its thought signature), as a chat signature. */
+  signature?: Opaque
 }
+
+/** The start of a tool call's block (its signature only when it has one: one shape for most). */
+const callStart = (call: OpenCall): BlockStart =>
+  call.signature
+    ? {type: 'tool_call', id: call.id, name: call.name, signature: call.signature}
+    : {type: 'tool_call', id: call.id, name: call.name}
 
 /** Whether `args` ends with `}` (white space after it aside): a cheap test before a parse. */
 function endsWithBrace(args: string): boolean {
@@ -172,6 +183,8 @@ export class ChatStreamDecoder implements StreamDecoder {
   private think = THINK_UNKNOWN
   /** Content held back: the start of a tag the chunk cut, or white space before any content. */
   private held = ''
+  /** OpenRouter's `reasoning_details` of the open reasoning block (made at its first piece). */
+  private merged?: DetailsMerger
 
   constructor(private readonly ctx?: CodecContext) {}
 
@@ -224,6 +237,9 @@ export class ChatStreamDecoder implements StreamDecoder {
       const reasoning = str(delta.reasoning_content) || str(delta.reasoning)
       // the field it came in goes into the signature
       if (reasoning) this.textual('reasoning', reasoning, out, chatReasoningSignature(delta).value)
+      // OpenRouter's `reasoning_details` pieces (before the chunk's tool calls: they are the
+      // reasoning's that led to them)
+      if (delta.reasoning_details !== undefined) this.details(delta.reasoning_details, !reasoning, out)
       const content = str(delta.content) || str(delta.refusal)
       if (content) {
         if (this.think === THINK_NONE) this.textual('text', content, out)
@@ -496,6 +512,26 @@ export class ChatStreamDecoder implements StreamDecoder {
     out.push({type: kind === 'text' ? 'text_delta' : 'reasoning_delta', index: this.open.index, text})
   }
 
+  /**
+   * OpenRouter's `reasoning_details` pieces: merged by item until the reasoning block closes, which
+   * then gets them as its signature (see ./chat-signatures.ts). Pieces with no reasoning block open
+   * (after the text, beside a tool call) open one of their own. `text`: the chunk had no
+   * `reasoning` beside them, so their text items' text is the reasoning's.
+   */
+  private details(raw: unknown, text: boolean, out: StreamEvent[]): void {
+    if (!Array.isArray(raw) || raw.length === 0) return
+    const own = text ? detailsText(raw) : ''
+    if (own) this.textual('reasoning', own, out, 'reasoning')
+    else if (this.open?.kind !== 'reasoning') {
+      this.closeText(out)
+      this.closeDoneCalls(out)
+      const index = this.next++
+      this.open = {kind: 'reasoning', index}
+      out.push({type: 'block_start', index, block: {type: 'reasoning'}})
+    }
+    ;(this.merged ??= new DetailsMerger()).add(raw)
+  }
+
   private toolCall(raw: Json, out: StreamEvent[]): void {
     this.sawTools = true
     const fn = isObj(raw.function) ? raw.function : {}
@@ -532,15 +568,14 @@ export class ChatStreamDecoder implements StreamDecoder {
       this.calls.set(key, call)
     }
     if (name && call.block === undefined) call.name += name
+    // Google's thought signature, on the call's first delta (before its block starts)
+    if (raw.extra_content !== undefined && call.block === undefined)
+      call.signature = extraSignature(raw.extra_content) ?? call.signature
     if (call.block === undefined) {
       call.pending += args
       if (!call.name) return
       call.block = this.next++
-      out.push({
-        type: 'block_start',
-        index: call.block,
-        block: {type: 'tool_call', id: call.id, name: call.name},
-      })
+      out.push({type: 'block_start', index: call.block, block: callStart(call)})
       if (call.pending) this.argsDelta(call, call.pending, out)
       return
     }
@@ -554,6 +589,10 @@ export class ChatStreamDecoder implements StreamDecoder {
 
   private closeText(out: StreamEvent[]): void {
     if (!this.open) return
+    if (this.merged?.size && this.open.kind === 'reasoning') {
+      const signature = detailsSignature(this.merged.take())
+      if (signature) out.push({type: 'reasoning_opaque', index: this.open.index, signature})
+    }
     out.push({type: 'block_stop', index: this.open.index})
     this.open = undefined
   }
@@ -569,11 +608,7 @@ export class ChatStreamDecoder implements StreamDecoder {
     call.open = false
     if (call.block === undefined) {
       call.block = this.next++
-      out.push({
-        type: 'block_start',
-        index: call.block,
-        block: {type: 'tool_call', id: call.id, name: call.name},
-      })
+      out.push({type: 'block_start', index: call.block, block: callStart(call)})
       call.args = call.pending
       if (call.args) out.push({type: 'tool_args_delta', index: call.block, json: call.args})
     }

@@ -12,6 +12,7 @@ import {
   chatUsage,
   decodeChatUsage,
 } from './chat-stream.js'
+import {DETAILS, detailsOf, detailsPart, EXTRA, extraOf, extraSignature} from './chat-signatures.js'
 import type {Json} from './cm-common.js'
 import {
   applyCarry,
@@ -45,6 +46,7 @@ import type {
   ResponseFormat,
   StopReason,
   TextPart,
+  ToolCallPart,
   ToolChoice,
 } from './ir.js'
 import {documentName, isDocument, namedDocumentText, omittedFileText, TranslationError} from './ir.js'
@@ -277,22 +279,42 @@ function encodeAssistant(m: Message): Json | undefined {
   let think = ''
   let field = 'reasoning_content'
   const calls: Json[] = []
+  // OpenRouter's `reasoning_details` of the turn, and a Google call signature that came as a
+  // reasoning part of its own (a Responses client's reasoning item) for the next call
+  let details: unknown[] | undefined
+  let extra: Json | undefined
   for (const p of m.parts) {
     if (p.type === 'text') text += p.text
     else if (p.type === 'reasoning') {
       if (p.signature?.family !== 'chat') continue
-      if (p.signature.value === THINK_TAGS) think += p.text
-      else {
+      const value = p.signature.value
+      if (value === THINK_TAGS) think += p.text
+      else if (value.length > 4 && (value.startsWith(DETAILS) || value.startsWith(EXTRA))) {
+        const own = detailsOf(value)
+        if (own) details = details ? details.concat(own) : own
+        else extra = extraOf(value) ?? extra
+      } else {
         reasoning += p.text
-        if (p.signature.value === 'reasoning') field = 'reasoning'
+        if (value === 'reasoning') field = 'reasoning'
       }
-    } else if (p.type === 'tool_call')
-      calls.push({id: p.id, type: 'function', function: {name: p.name, arguments: p.arguments || '{}'}})
+    } else if (p.type === 'tool_call') {
+      const call: Json = {
+        id: p.id,
+        type: 'function',
+        function: {name: p.name, arguments: p.arguments || '{}'},
+      }
+      const own = p.signature?.family === 'chat' ? extraOf(p.signature.value) : undefined
+      if (own ?? extra) call.extra_content = own ?? extra
+      extra = undefined
+      calls.push(call)
+    }
   }
   if (!text && !calls.length) return undefined
   if (think) text = `${THINK_OPEN}${think}${THINK_CLOSE}\n\n${text}`
   const out: Json = {role: 'assistant', content: text || null}
-  if (reasoning) out[field] = reasoning
+  // the details hold the reasoning's text too: OpenRouter takes them alone, as it gave them
+  if (details) out.reasoning_details = details
+  else if (reasoning) out[field] = reasoning
   if (calls.length) out.tool_calls = calls
   return out
 }
@@ -475,7 +497,10 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
   const m = choice.message
   const parts: Part[] = []
   const reasoning = str(m.reasoning_content) || str(m.reasoning)
-  if (reasoning) parts.push({type: 'reasoning', text: reasoning, signature: chatReasoningSignature(m)})
+  // OpenRouter's `reasoning_details` (a cheap test first: most answers have none)
+  const details = m.reasoning_details !== undefined ? detailsPart(m.reasoning_details, reasoning) : undefined
+  if (details) parts.push(details)
+  else if (reasoning) parts.push({type: 'reasoning', text: reasoning, signature: chatReasoningSignature(m)})
   const content =
     typeof m.content === 'string'
       ? m.content
@@ -492,12 +517,18 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
   for (const raw of arr(m.tool_calls)) {
     const call = isObj(raw) ? raw : {}
     const fn = isObj(call.function) ? call.function : {}
-    parts.push({
+    const part: ToolCallPart = {
       type: 'tool_call',
       id: str(call.id) || makeId(ctx, 'call_'),
       name: str(fn.name) ?? '',
       arguments: argsText(fn.arguments) || '{}',
-    })
+    }
+    // Google's thought signature on the call (its OpenAI-compatible endpoint, Vertex's)
+    if (call.extra_content !== undefined) {
+      const signature = extraSignature(call.extra_content)
+      if (signature) part.signature = signature
+    }
+    parts.push(part)
   }
   const broken = brokenFinish(choice.finish_reason)
   if (broken) throw new TranslationError(broken, 502)

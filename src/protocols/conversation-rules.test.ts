@@ -2,6 +2,7 @@ import {describe, expect, it} from 'vitest'
 
 import {
   bridgeToolTurns,
+  dummySignatures,
   NO_RESULT,
   pairToolResults,
   reshapeReasoningHistory,
@@ -283,5 +284,50 @@ describe('tool pairing over turns of one role in a row (as Anthropic reads them)
       say('first'),
       say('Result of an earlier tool call (gone):\nx'),
     ])
+  })
+})
+
+describe('a thought signature lost from a tool call turn (Gemini 3 behind a chat server)', () => {
+  const call = (id: string, extra?: unknown) => ({
+    id,
+    type: 'function',
+    function: {name: 'ls', arguments: '{}'},
+    ...(extra ? {extra_content: extra} : {}),
+  })
+  const SKIP = 'skip_thought_signature_validator'
+
+  it("gets Google's dummy on its first call; a turn with its own signature keeps it; the same bytes each time", () => {
+    const details = [{type: 'reasoning.encrypted', data: 'REAL', id: 'c', index: 0}]
+    const body = () => ({
+      messages: [
+        {role: 'user', content: 'go'},
+        {role: 'assistant', content: null, tool_calls: [call('a'), call('b')]},
+        {role: 'tool', tool_call_id: 'a', content: 'x'},
+        {role: 'assistant', content: null, tool_calls: [call('c', {google: {thought_signature: 'REAL'}})]},
+        {role: 'assistant', content: 'text only'},
+        {role: 'assistant', content: null, reasoning_details: details, tool_calls: [call('c')]},
+      ],
+    })
+    const google = body()
+    dummySignatures(google, 'google')
+    expect(google.messages[1]).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [call('a', {google: {thought_signature: SKIP}}), call('b')],
+    })
+    expect(google.messages.slice(2, 5)).toEqual(body().messages.slice(2, 5))
+    const again = body()
+    dummySignatures(again, 'google')
+    expect(JSON.stringify(again)).toBe(JSON.stringify(google))
+
+    const openRouter = body()
+    dummySignatures(openRouter, 'reasoning_details')
+    expect(openRouter.messages[1]).toMatchObject({
+      reasoning_details: [
+        {type: 'reasoning.encrypted', data: SKIP, id: 'a', format: 'google-gemini-v1', index: 0},
+      ],
+    })
+    // (its own encrypted item: kept as it was)
+    expect(openRouter.messages[5]).toEqual(body().messages[5])
   })
 })

@@ -18,10 +18,14 @@
  * - the reasoning of the history's assistant messages: a server may refuse it back in a field it
  *   does not take (Cerebras writes `reasoning` and refuses `reasoning_content`; Mistral's 422
  *   refuses both); it goes in the other field, or without; a server in thinking mode may refuse a
- *   tool call's turn without it (DeepSeek, Kimi): an empty one where there is none.
+ *   tool call's turn without it (DeepSeek, Kimi): an empty one where there is none;
+ * - a tool call's thought signature (Gemini 3 through OpenRouter or Google's OpenAI-compatible
+ *   endpoint), which a history the gateway lost it from (a restart) or another vendor made has
+ *   none of: Google's documented dummy in its place.
  */
 import {createHash} from 'node:crypto'
 
+import {SKIP_THOUGHT_SIGNATURE} from './chat-signatures.js'
 import type {Message, Part, ToolCallPart, ToolResultPart} from './ir.js'
 
 /** How the tool-call ids of a request must look to its upstream. */
@@ -139,6 +143,46 @@ export function reshapeReasoningHistory(body: Body, to: 'reasoning' | 'reasoning
     }
     const {[from]: text, ...rest} = m
     return {...rest, [to]: m[to] ?? text}
+  })
+}
+
+/**
+ * Where a Gemini 3 model behind a chat completions server wants each tool call's thought
+ * signature: `reasoning_details`, OpenRouter's (an encrypted item of the assistant message's);
+ * `google`, Google's OpenAI-compatible endpoint (`extra_content.google.thought_signature` on the
+ * call); `vertex`, Vertex AI's (`extra_content.vertex`).
+ */
+export type ThoughtSignatureField = 'reasoning_details' | 'google' | 'vertex'
+
+/**
+ * A chat body whose assistant messages with tool calls that carry no thought signature (the
+ * gateway lost it on a restart, or another vendor made the calls) get Google's documented value
+ * that skips the check (`skip_thought_signature_validator`) on their first call, in the field
+ * `field` says; a call that has its own signature keeps it. The same bytes on every request.
+ */
+export function dummySignatures(body: Body, field: ThoughtSignatureField): void {
+  const messages = body.messages
+  if (!Array.isArray(messages)) return
+  body.messages = (messages as Body[]).map((m) => {
+    if (!m || typeof m !== 'object' || m.role !== 'assistant' || !Array.isArray(m.tool_calls)) return m
+    const calls = m.tool_calls as Body[]
+    const first = calls[0]
+    if (!first || typeof first !== 'object') return m
+    if (field === 'reasoning_details') {
+      const details = Array.isArray(m.reasoning_details) ? (m.reasoning_details as Body[]) : []
+      if (details.some((d) => d?.type === 'reasoning.encrypted')) return m
+      const dummy = {
+        type: 'reasoning.encrypted',
+        data: SKIP_THOUGHT_SIGNATURE,
+        id: first.id,
+        format: 'google-gemini-v1',
+        index: details.length,
+      }
+      return {...m, reasoning_details: [...details, dummy]}
+    }
+    if (calls.some((c) => c && typeof c === 'object' && c.extra_content !== undefined)) return m
+    const signed = {...first, extra_content: {[field]: {thought_signature: SKIP_THOUGHT_SIGNATURE}}}
+    return {...m, tool_calls: [signed, ...calls.slice(1)]}
   })
 }
 

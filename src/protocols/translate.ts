@@ -8,9 +8,10 @@ import type {EventSourceMessage} from 'eventsource-parser'
 import {createParser} from 'eventsource-parser'
 
 import {chatCodec, takesCacheMarks} from './chat.js'
-import type {ToolIdRule} from './conversation-rules.js'
+import type {ThoughtSignatureField, ToolIdRule} from './conversation-rules.js'
 import {
   bridgeToolTurns,
+  dummySignatures,
   pairToolResults,
   reshapeReasoningHistory,
   shapeToolIds,
@@ -274,6 +275,12 @@ export interface UpstreamAdaptation {
    */
   reasoningHistory?: 'reasoning' | 'reasoning_content' | 'drop'
   /**
+   * Gemini 3 behind a chat server refused a tool call's turn without its thought signature: such
+   * turns go with Google's documented dummy, in the field the server reads (conversation-rules.ts
+   * `dummySignatures`).
+   */
+  thoughtSignatures?: ThoughtSignatureField
+  /**
    * Images or files the model takes none of (DeepSeek, GLM's text models, a vLLM or llama.cpp
    * server without a vision projector): each goes as a line that says what was there.
    */
@@ -337,6 +344,7 @@ function adaptBody(
   if (adapt.toolIds) shapeToolIds(body, adapt.toolIds)
   if (adapt.bridgeToolTurns) bridgeToolTurns(body)
   if (adapt.reasoningHistory) reshapeReasoningHistory(body, adapt.reasoningHistory)
+  if (adapt.thoughtSignatures) dummySignatures(body, adapt.thoughtSignatures)
   if (adapt.effort) {
     const effort = typeof body.reasoning_effort === 'string' ? adapt.effort[body.reasoning_effort] : undefined
     if (effort !== undefined) body.reasoning_effort = effort

@@ -45,6 +45,9 @@ import {
   refusedHistory,
   refusedMedia,
   kimiRefusal,
+  chatCallSignature,
+  GEMINI_DETAILS_FORMAT,
+  thoughtSignatureRefusal,
   moonshotUsage,
   objectArgs,
   unknownQuirkMessage,
@@ -559,12 +562,17 @@ export function planChat(
       quirks.has('reasoning-content') ||
       quirks.has('reasoning-not-back') ||
       quirks.has('think-tags') ||
+      quirks.has('reasoning-details') ||
       /reasoner/i.test(model.id)) &&
     thinking !== false
   // `reasoning-not-back`: a server that makes reasoning and refuses it back (refusedHistory);
-  // `think-tags`: its reasoning is in the content, and no field of it is asked back
+  // `think-tags`: its reasoning is in the content, and no field of it is asked back;
+  // `reasoning-details`: OpenRouter, which asks its details back (thoughtSignatureRefusal)
   const historyProblem =
-    reasoningOn && !quirks.has('reasoning-not-back') && !quirks.has('think-tags')
+    reasoningOn &&
+    !quirks.has('reasoning-not-back') &&
+    !quirks.has('think-tags') &&
+    !quirks.has('reasoning-details')
       ? chatHistoryProblem(messages)
       : undefined
   if (historyProblem) throw bad(historyProblem, 'messages')
@@ -736,8 +744,34 @@ export function planChat(
 
 /** Where an answer's reasoning goes: `reasoning` for a Cerebras-like server (`reasoning-not-back`). */
 function reasoningField(plan: ChatPlan): 'reasoning' | 'reasoning_content' {
-  return plan.quirks?.has('reasoning-not-back') ? 'reasoning' : 'reasoning_content'
+  return plan.quirks?.has('reasoning-not-back') || plan.quirks?.has('reasoning-details')
+    ? 'reasoning'
+    : 'reasoning_content'
 }
+
+type PlannedCall = NonNullable<ChatPlan['toolCall']>
+
+/** `reasoning-details`: OpenRouter's item of a Gemini call's thought signature. */
+const encryptedDetail = (call: PlannedCall, index: number): Record<string, unknown> => ({
+  type: 'reasoning.encrypted',
+  data: chatCallSignature(call.name, call.arguments),
+  id: call.id,
+  format: GEMINI_DETAILS_FORMAT,
+  index,
+})
+
+/** `reasoning-details`: OpenRouter's item of a piece of reasoning text. */
+const textDetail = (text: string): Record<string, unknown> => ({
+  type: 'reasoning.text',
+  text,
+  format: GEMINI_DETAILS_FORMAT,
+  index: 0,
+})
+
+/** `extra-content`: Google's thought signature on a call (the first of a turn's, as Gemini signs). */
+const extraContent = (call: PlannedCall): Record<string, unknown> => ({
+  google: {thought_signature: chatCallSignature(call.name, call.arguments)},
+})
 
 /** The non-stream `chat.completion` object. */
 export function completionObject(plan: ChatPlan, withProvider: boolean): Record<string, unknown> {
@@ -750,14 +784,20 @@ export function completionObject(plan: ChatPlan, withProvider: boolean): Record<
   if (plan.reasoning.length > 0 && plan.quirks?.has('think-tags'))
     message.content = thinkTagPieces(plan.reasoning).join('') + ((message.content as string | null) ?? '')
   else if (plan.reasoning.length > 0) message[reasoningField(plan)] = plan.reasoning.join('')
+  if (plan.quirks?.has('reasoning-details')) {
+    const details = plan.reasoning.length > 0 ? [textDetail(plan.reasoning.join(''))] : []
+    if (plan.toolCall) details.push(encryptedDetail(plan.toolCall, details.length))
+    if (details.length > 0) message.reasoning_details = details
+  }
   if (plan.toolCall) {
-    message.tool_calls = [plan.toolCall, ...(plan.moreToolCalls ?? [])].map((call) => ({
+    message.tool_calls = [plan.toolCall, ...(plan.moreToolCalls ?? [])].map((call, i) => ({
       id: call.id,
       type: 'function',
       function: {
         name: call.name,
         arguments: plan.quirks?.has('object-args') ? objectArgs(call.arguments) : call.arguments,
       },
+      ...(i === 0 && plan.quirks?.has('extra-content') ? {extra_content: extraContent(call)} : {}),
     }))
   }
   return {
@@ -792,19 +832,37 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
   const events: SseEvent[] = [chunk({role: 'assistant', content: ''})]
   if (plan.reasoning.length > 0 && quirks.has('think-tags'))
     for (const piece of thinkTagPieces(plan.reasoning)) events.push(chunk({content: piece}))
+  else if (quirks.has('reasoning-details'))
+    // OpenRouter's: each piece in `reasoning` and as a piece of the text item (index 0)
+    for (const piece of plan.reasoning)
+      events.push(chunk({reasoning: piece, reasoning_details: [textDetail(piece)]}))
   else for (const piece of plan.reasoning) events.push(chunk({[reasoningField(plan)]: piece}))
   if (plan.toolCall) {
     const calls = [plan.toolCall, ...(plan.moreToolCalls ?? [])]
     // `object-args`: the whole object on the call's first chunk, no argument deltas after it
     const whole = quirks.has('object-args')
-    for (const [index, {id, name, arguments: args}] of calls.entries())
+    for (const [index, call] of calls.entries()) {
+      const {id, name, arguments: args} = call
+      const first = index === 0
       events.push(
         chunk({
           tool_calls: [
-            {index, id, type: 'function', function: {name, arguments: whole ? objectArgs(args) : ''}},
+            {
+              index,
+              id,
+              type: 'function',
+              function: {name, arguments: whole ? objectArgs(args) : ''},
+              // Google's: the signature on the call's first delta
+              ...(first && quirks.has('extra-content') ? {extra_content: extraContent(call)} : {}),
+            },
           ],
+          // OpenRouter's: the call's signature beside the call's first delta
+          ...(first && quirks.has('reasoning-details')
+            ? {reasoning_details: [encryptedDetail(call, plan.reasoning.length > 0 ? 1 : 0)]}
+            : {}),
         }),
       )
+    }
     const bySize = (args: string): string[] => args.match(/[\s\S]{1,8}/g) ?? []
     const pieces = whole ? [] : calls.map((call) => argsPieces(call.arguments, quirks, bySize))
     // One call: its pieces in order; parallel calls: interleaved by index (0, 1, 0, 1, ...).
@@ -915,6 +973,9 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
         throw new ChatSimError(400, refused.message, 'invalid_request_error', refused.code, refused.param)
       const kimi = kimiRefusal(body, selection.quirks)
       if (kimi) throw new ChatSimError(400, kimi.message, 'invalid_request_error', null, null, kimi.raw)
+      const unsigned = thoughtSignatureRefusal(body, selection.quirks)
+      if (unsigned)
+        throw new ChatSimError(400, unsigned.message, 'invalid_request_error', null, null, unsigned.raw)
       const history = refusedHistory(body, selection.quirks)
       if (history)
         throw new ChatSimError(400, history.message, history.type, history.code, history.param, history.raw)

@@ -1838,3 +1838,96 @@ describe('what was learned, in words', () => {
     ])
   })
 })
+
+describe("Gemini 3's refusal of a tool call turn without its thought signature (a chat server)", () => {
+  const GOOGLE =
+    'Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:ls` , position 2. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.'
+  const VERTEX =
+    'Unable to submit request because function call `default_api:ls` in the 2. content block is missing a `thought_signature`. Learn more: https://docs.cloud.google.com/vertex-ai/generative-ai/docs/thought-signatures'
+  const openRouter = (upstream: string) =>
+    JSON.stringify({
+      error: {
+        message: 'Provider returned error',
+        code: 400,
+        metadata: {
+          raw: `Gemini models require OpenRouter reasoning details to be preserved in each request. Please refer to our docs: https://openrouter.ai/docs/guides/best-practices/reasoning-tokens#preserving-reasoning-blocks. Upstream error: ${JSON.stringify({error: {code: 400, message: upstream, status: 'INVALID_ARGUMENT'}}, null, 2)}\n`,
+          provider_name: 'Google AI Studio',
+        },
+      },
+      user_id: 'user_1',
+    })
+
+  it("learns where the server reads one: OpenRouter's reasoning_details, Google's and Vertex's extra_content", () => {
+    for (const [text, field] of [
+      [openRouter(GOOGLE), 'reasoning_details'],
+      [openRouter(VERTEX), 'reasoning_details'],
+      [JSON.stringify({error: {code: 400, message: GOOGLE, status: 'INVALID_ARGUMENT'}}), 'google'],
+      // Google's endpoint may answer a list of errors
+      [JSON.stringify([{error: {code: 400, message: GOOGLE, status: 'INVALID_ARGUMENT'}}]), 'google'],
+      [JSON.stringify({error: {code: 400, message: VERTEX, status: 'INVALID_ARGUMENT'}}), 'vertex'],
+    ] as const) {
+      const a = new UpstreamAdaptations()
+      expect(a.learn('g', 'gemini-3-pro', text, {fields: SENT})).toMatch(
+        /^refused a tool call turn without its thought signature: sent again with Google's skip_thought_signature_validator in /,
+      )
+      expect(a.get('g', 'gemini-3-pro')).toEqual({thoughtSignatures: field})
+      expect(describeAdaptation(a.get('g', 'gemini-3-pro')!)[0]).toMatch(/skip_thought_signature_validator/)
+      // learned once: the same refusal again is the client's
+      expect(
+        a.learn('g', 'gemini-3-pro', text, {fields: SENT, adaptedWith: a.get('g', 'gemini-3-pro')}),
+      ).toBe(undefined)
+    }
+  })
+
+  it('learns nothing from the words quoted in prose, an echo of the request, or another family', () => {
+    const a = new UpstreamAdaptations()
+    for (const message of [
+      `Why does "${GOOGLE}" happen?`,
+      `1 validation error: 'input': '${GOOGLE}'`,
+      'Gemini models require OpenRouter reasoning details to be preserved in each request.',
+    ])
+      expect(a.learn('g', 'gemini-3-pro', openai(message, null), {fields: SENT})).toBeUndefined()
+    const google = JSON.stringify({error: {code: 400, message: GOOGLE, status: 'INVALID_ARGUMENT'}})
+    expect(a.learn('g', 'gemini-3-pro', google, {fields: SENT, upstream: 'gemini'})).toBeUndefined()
+  })
+
+  it('sends a turn whose call has no signature with the dummy, one whose call has one as it was', () => {
+    const call = (id: string, extra?: unknown) => ({
+      id,
+      type: 'function',
+      function: {name: 'ls', arguments: '{}'},
+      ...(extra ? {extra_content: extra} : {}),
+    })
+    const body = {
+      model: 'm',
+      messages: [
+        {role: 'user', content: 'list'},
+        {role: 'assistant', content: null, tool_calls: [call('a'), call('b')]},
+        {role: 'tool', tool_call_id: 'a', content: 'x'},
+        {role: 'tool', tool_call_id: 'b', content: 'y'},
+      ],
+    }
+    const client = decodeClientRequest('chat', body, {model: 'm', stream: false})
+    const send = (adapt: UpstreamAdaptation) =>
+      JSON.parse(encodeUpstreamRequest(client, 'chat', 'm', {}, adapt).body.toString()).messages[1]
+    const google = send({thoughtSignatures: 'google'})
+    expect(google.tool_calls).toEqual([
+      call('a', {google: {thought_signature: 'skip_thought_signature_validator'}}),
+      call('b'),
+    ])
+    expect(send({thoughtSignatures: 'vertex'}).tool_calls[0].extra_content).toEqual({
+      vertex: {thought_signature: 'skip_thought_signature_validator'},
+    })
+    const openRouterTurn = send({thoughtSignatures: 'reasoning_details'})
+    expect(openRouterTurn.reasoning_details).toEqual([
+      {
+        type: 'reasoning.encrypted',
+        data: 'skip_thought_signature_validator',
+        id: 'a',
+        format: 'google-gemini-v1',
+        index: 0,
+      },
+    ])
+    expect(openRouterTurn.tool_calls).toEqual([call('a'), call('b')])
+  })
+})

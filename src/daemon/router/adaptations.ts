@@ -22,6 +22,7 @@
  */
 import type {ImagePart, RefusedMedia, Request} from '../../protocols/ir.js'
 import {upstreamErrorMessage} from '../../protocols/errors.js'
+import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
 import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
 
@@ -556,11 +557,54 @@ function conversationRefusal(
       note: `refused a tool call id over ${n} characters: sent again with long ids shortened`,
     }
   }
+  const signatures =
+    chat && known.thoughtSignatures === undefined ? signatureRefusal(errorText, message) : undefined
+  if (signatures)
+    return {
+      next: {...known, thoughtSignatures: signatures},
+      note: `refused a tool call turn without its thought signature: sent again with Google's skip_thought_signature_validator in ${signatures === 'reasoning_details' ? 'reasoning_details' : `extra_content.${signatures}`} where the history has none`,
+    }
   if (chat && unnamed && /unexpected role\W+user\W+after role\W+tool/i.test(message))
     return {
       next: {...known, bridgeToolTurns: true},
       note: 'refused a user message right after tool results: sent again with an assistant message between',
     }
+  return undefined
+}
+
+/**
+ * Gemini 3's refusal of a tool call's turn without its thought signature, behind a chat completions
+ * server, in its own words at the start of the message (not an echo of the conversation):
+ * OpenRouter's (`metadata.raw`: "Gemini models require OpenRouter reasoning details to be preserved
+ * in each request ..."), Google's OpenAI-compatible endpoint's ("Function call is missing a
+ * thought_signature in functionCall parts ..."), Vertex AI's ("Unable to submit request because
+ * function call `default_api:f` in the 2. content block is missing a `thought_signature`"): where
+ * the server reads a signature, or undefined.
+ */
+function signatureRefusal(errorText: string, message: string): ThoughtSignatureField | undefined {
+  if (errorText.includes('reasoning details to be preserved')) {
+    let raw: unknown
+    try {
+      raw = (JSON.parse(errorText) as {error?: {metadata?: {raw?: unknown}}})?.error?.metadata?.raw
+    } catch {
+      return undefined
+    }
+    return typeof raw === 'string' &&
+      /^Gemini models require OpenRouter reasoning details to be preserved/.test(raw)
+      ? 'reasoning_details'
+      : undefined
+  }
+  // (the message, or a message of the body's: Google's endpoint may answer a list of errors)
+  const said = (words: string): boolean =>
+    message.startsWith(words) ||
+    errorText.includes(`"message": "${words}`) ||
+    errorText.includes(`"message":"${words}`)
+  if (said('Function call is missing a thought_signature in functionCall parts')) return 'google'
+  if (
+    said('Unable to submit request because function call ') &&
+    /content block is missing a `thought_signature`/.test(errorText)
+  )
+    return 'vertex'
   return undefined
 }
 
@@ -835,6 +879,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   else if (a.reasoningHistory === 'reasoning_content')
     rules.push("the history's reasoning sent as reasoning_content, an empty one on a tool call turn without")
   else if (a.reasoningHistory) rules.push(`the history's reasoning sent as ${a.reasoningHistory}`)
+  if (a.thoughtSignatures)
+    rules.push(
+      `a tool call turn without its thought signature sent with skip_thought_signature_validator (${a.thoughtSignatures === 'reasoning_details' ? 'reasoning_details' : `extra_content.${a.thoughtSignatures}`})`,
+    )
   return rules
 }
 

@@ -702,3 +702,84 @@ describe('Kimi quirks (chat)', () => {
     expect(deltas[0].function.arguments).toEqual(call.function.arguments)
   })
 })
+
+describe('Gemini 3 through a chat server (chat)', () => {
+  const turn2 = (assistant: Json) => [
+    {role: 'user', content: 'weather'},
+    assistant,
+    {role: 'tool', tool_call_id: assistant.tool_calls[0].id, content: 'sunny'},
+  ]
+  const SKIP = 'skip_thought_signature_validator'
+
+  it("reasoning-details: OpenRouter's details beside the reasoning, the call's signature in them; a turn without them refused in its words", async () => {
+    const model = 'google/gemini-3-pro-preview+reasoning-details'
+    const {json} = await chat({model, tools: chatTools})
+    const message = json!.choices[0].message
+    const call = message.tool_calls[0]
+    expect(message.reasoning).toMatch(/^Let me think/)
+    expect(message.reasoning_details).toEqual([
+      {type: 'reasoning.text', text: message.reasoning, format: 'google-gemini-v1', index: 0},
+      {
+        type: 'reasoning.encrypted',
+        data: expect.any(String),
+        id: call.id,
+        format: 'google-gemini-v1',
+        index: 1,
+      },
+    ])
+    // a stream: the text in pieces at index 0, the signature beside the call's first delta
+    const {events} = await chat({model, tools: chatTools, stream: true})
+    const deltas = events.filter((e) => e.data !== '[DONE]').map((e) => e.data.choices[0]?.delta ?? {})
+    const pieces = deltas.flatMap((d) => d.reasoning_details ?? [])
+    expect(pieces.filter((p) => p.type === 'reasoning.text').every((p) => p.index === 0)).toBe(true)
+    const first = deltas.find((d) => d.tool_calls)!
+    expect(first.reasoning_details).toEqual([{...message.reasoning_details[1], id: first.tool_calls[0].id}])
+
+    expect((await chat({model, messages: turn2(message)})).status).toBe(200)
+    const skipped = {...message, reasoning_details: [{type: 'reasoning.encrypted', data: SKIP, id: call.id}]}
+    expect((await chat({model, messages: turn2(skipped)})).status).toBe(200)
+    const {reasoning_details: _, ...without} = message
+    const refused = await chat({model, messages: turn2(without)})
+    expect(refused.status).toBe(400)
+    expect(refused.json!.error.message).toBe('Provider returned error')
+    expect(refused.json!.error.metadata.raw).toMatch(
+      /^Gemini models require OpenRouter reasoning details to be preserved in each request\. [\s\S]*Function call is missing a thought_signature in functionCall parts\. [\s\S]*position 2\./,
+    )
+    const forged = {...message, reasoning_details: [{...message.reasoning_details[1], data: 'forged'}]}
+    const corrupted = await chat({model, messages: turn2(forged)})
+    expect(corrupted.status).toBe(400)
+    expect(corrupted.json!.error.metadata.raw).toContain('Corrupted thought signature.')
+  })
+
+  it("extra-content: Google's signature on the call (its first delta in a stream); a turn without it refused in its words", async () => {
+    const model = 'gemini-3-flash-preview+extra-content'
+    const {json} = await chat({model, tools: chatTools})
+    const message = json!.choices[0].message
+    expect(message.tool_calls[0].extra_content).toEqual({google: {thought_signature: expect.any(String)}})
+    const {events} = await chat({model, tools: chatTools, stream: true})
+    expect(toolDeltas(events)[0].extra_content).toEqual({google: {thought_signature: expect.any(String)}})
+
+    expect((await chat({model, messages: turn2(message)})).status).toBe(200)
+    const {extra_content: _, ...bare} = message.tool_calls[0]
+    const refused = await chat({model, messages: turn2({...message, tool_calls: [bare]})})
+    expect(refused.status).toBe(400)
+    expect(refused.json).toEqual({
+      error: {
+        code: 400,
+        message: expect.stringMatching(
+          /^Function call is missing a thought_signature in functionCall parts\./,
+        ),
+        status: 'INVALID_ARGUMENT',
+      },
+    })
+    const skipped = {...bare, extra_content: {google: {thought_signature: SKIP}}}
+    expect((await chat({model, messages: turn2({...message, tool_calls: [skipped]})})).status).toBe(200)
+    // an earlier turn is not checked (only the current one, as Gemini does)
+    const older = [
+      ...turn2({...message, tool_calls: [bare]}),
+      {role: 'assistant', content: 'ok'},
+      {role: 'user', content: 'more'},
+    ]
+    expect((await chat({model, messages: older})).status).toBe(200)
+  })
+})

@@ -9,6 +9,7 @@
  * docs/SIMULATOR.md for what each one imitates.
  */
 import type {SimAnswer} from './common.js'
+import {functionCallSignature, SKIP_THOUGHT_SIGNATURE} from './turn-checks.js'
 
 export const SIM_QUIRKS = [
   'parallel-tools',
@@ -58,6 +59,9 @@ export const SIM_QUIRKS = [
   'no-forced-tools',
   'no-prefill',
   'prefix-binding',
+  // Gemini 3 through a chat completions server: OpenRouter's and Google's own thought signatures
+  'reasoning-details',
+  'extra-content',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -607,3 +611,84 @@ export function moonshotUsage(usage: {
  * `object-args`): the JSON object itself, not its text.
  */
 export const objectArgs = (text: string): unknown => JSON.parse(text || '{}') as unknown
+
+// ---- Gemini 3 through a chat completions server ----
+
+/** The `format` OpenRouter gives Gemini's `reasoning_details` items. */
+export const GEMINI_DETAILS_FORMAT = 'google-gemini-v1'
+
+/**
+ * The thought signature the simulator gives a chat tool call (quirks `reasoning-details`,
+ * `extra-content`): the Gemini one of its name and arguments (turn-checks.ts), so that a signature
+ * sent back is checked against the call it came back on.
+ */
+export function chatCallSignature(name: string, args: string): string {
+  let parsed: unknown = {}
+  try {
+    parsed = JSON.parse(args || '{}')
+  } catch {
+    // arguments that are not JSON sign as none
+  }
+  return functionCallSignature(name, parsed)
+}
+
+/**
+ * Gemini 3's refusal of a chat request whose tool call's turn lacks its thought signature, as
+ * OpenRouter (`reasoning-details`: the call's signature is a `reasoning.encrypted` item of the
+ * assistant message's `reasoning_details`, its `id` the call's) and Google's OpenAI-compatible
+ * endpoint (`extra-content`: the first call's `extra_content.google.thought_signature`) answer it,
+ * as their whole error bodies. Only the current turn is checked (the assistant messages after
+ * the last user message), as Gemini does; Google's `skip_thought_signature_validator` passes. A
+ * signature not the simulator's for that call is "Corrupted thought signature.". Undefined when
+ * the history is one the model takes.
+ */
+export function thoughtSignatureRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; raw: unknown} | undefined {
+  const details = quirks.has('reasoning-details')
+  if ((!details && !quirks.has('extra-content')) || !Array.isArray(body.messages)) return undefined
+  type Msg = Record<string, unknown> | null
+  const messages = (body.messages as Msg[]).filter((m) => m?.role !== 'system' && m?.role !== 'developer')
+  const from = messages.findLastIndex((m) => (m?.role ?? 'user') === 'user')
+  for (let i = from + 1; i < messages.length; i++) {
+    const m = messages[i]
+    const calls = m?.role === 'assistant' && Array.isArray(m.tool_calls) ? (m.tool_calls as Msg[]) : []
+    if (calls.length === 0) continue
+    const call = calls[0] ?? {}
+    const fn = (call.function ?? {}) as {name?: unknown; arguments?: unknown}
+    let sent: unknown
+    if (details) {
+      const items = Array.isArray(m!.reasoning_details) ? (m!.reasoning_details as Msg[]) : []
+      sent = items.find(
+        (d) => d?.type === 'reasoning.encrypted' && (d.id === undefined || d.id === call.id),
+      )?.data
+    } else {
+      const extra = call.extra_content as {google?: {thought_signature?: unknown}} | undefined
+      sent = extra?.google?.thought_signature
+    }
+    const expected = chatCallSignature(
+      String(fn.name),
+      typeof fn.arguments === 'string' ? fn.arguments : '{}',
+    )
+    if (sent === SKIP_THOUGHT_SIGNATURE || sent === expected) continue
+    const google =
+      sent === undefined
+        ? 'Function call is missing a thought_signature in functionCall parts. This is required for ' +
+          'tools to work correctly, and missing thought_signature may lead to degraded model ' +
+          `performance. Additional data, function call \`default_api:${String(fn.name)}\` , ` +
+          `position ${i + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures ` +
+          'for more details.'
+        : 'Corrupted thought signature.'
+    const error = {code: 400, message: google, status: 'INVALID_ARGUMENT'}
+    if (!details) return {message: google, raw: {error}}
+    const raw =
+      (sent === undefined
+        ? 'Gemini models require OpenRouter reasoning details to be preserved in each request. Please ' +
+          'refer to our docs: https://openrouter.ai/docs/guides/best-practices/reasoning-tokens#preserving-reasoning-blocks. '
+        : '') + `Upstream error: ${JSON.stringify({error}, null, 2)}\n`
+    const message = 'Provider returned error'
+    return {message, raw: {error: {message, code: 400, metadata: {raw, provider_name: 'Google AI Studio'}}}}
+  }
+  return undefined
+}
