@@ -126,8 +126,24 @@ export function reshapeReasoningHistory(body: Body, to: 'reasoning' | 'reasoning
   body.messages = (messages as Body[]).map((m) => {
     if (!m || typeof m !== 'object') return m
     if (to === 'drop') {
-      if (m.reasoning_content === undefined && m.reasoning === undefined) return m
-      const {reasoning_content: _c, reasoning: _r, ...rest} = m
+      // the reasoning in every field a chat server may have given it: DeepSeek's, OpenRouter's
+      // and Cerebras', OpenRouter's details, Google's signature on each tool call
+      const calls = Array.isArray(m.tool_calls) ? (m.tool_calls as Body[]) : undefined
+      const signed = calls?.some((c) => c && typeof c === 'object' && c.extra_content !== undefined)
+      if (
+        m.reasoning_content === undefined &&
+        m.reasoning === undefined &&
+        m.reasoning_details === undefined &&
+        !signed
+      )
+        return m
+      const {reasoning_content: _c, reasoning: _r, reasoning_details: _d, ...rest} = m
+      if (signed)
+        rest.tool_calls = calls!.map((c) => {
+          if (!c || typeof c !== 'object' || c.extra_content === undefined) return c
+          const {extra_content: _e, ...call} = c
+          return call
+        })
       return rest
     }
     if (m[from] === undefined) {

@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {decodeClientRequest, encodeUpstreamRequest} from '../../protocols/translate.js'
+import {reshapeReasoningHistory} from '../../protocols/conversation-rules.js'
 import type {UpstreamAdaptation} from '../../protocols/translate.js'
 import {
   describeAdaptation,
@@ -1092,6 +1093,28 @@ describe("a FastAPI server's 422 for fields it does not take (Mistral)", () => {
       'user',
       REASONING_HISTORY,
     ])
+    // OpenRouter's details and Google's signature on a tool call, in a history Mistral got
+    const details = {
+      type: 'extra_forbidden',
+      loc: ['body', 'messages', 1, 'assistant', 'reasoning_details'],
+      msg: 'x',
+    }
+    const signature = {
+      type: 'extra_forbidden',
+      loc: ['body', 'messages', 1, 'assistant', 'tool_calls', 0, 'extra_content'],
+      msg: 'x',
+    }
+    expect(extraFields(JSON.stringify({detail: [details, signature]}))).toEqual([
+      'messages[].reasoning_details',
+      'messages[].tool_calls[].extra_content',
+    ])
+    // extra_content anywhere else in a message is not a tool call's signature
+    const elsewhere = {
+      type: 'extra_forbidden',
+      loc: ['body', 'messages', 1, 'assistant', 'extra_content'],
+      msg: 'x',
+    }
+    expect(extraFields(JSON.stringify({detail: [elsewhere]}))).toEqual([])
     expect(
       extraFields(
         JSON.stringify({detail: [{type: 'missing', loc: ['body', 'model'], msg: 'Field required'}]}),
@@ -1357,6 +1380,28 @@ describe("the history's reasoning refused back", () => {
     expect(b.get('m', 'magistral')).toEqual({drop: ['user'], reasoningHistory: 'drop'})
   })
 
+  it("Mistral's 422 for Gemini 3's signatures in a history from OpenRouter or Google (a fallback): the history goes without them", () => {
+    const refused = (...locs: unknown[][]) =>
+      JSON.stringify({
+        object: 'error',
+        message: {
+          detail: locs.map((loc) => ({type: 'extra_forbidden', loc, msg: 'Extra inputs are not permitted'})),
+        },
+      })
+    const a = new UpstreamAdaptations()
+    const both = refused(
+      ['body', 'messages', 1, 'assistant', 'reasoning_details'],
+      ['body', 'messages', 1, 'assistant', 'tool_calls', 0, 'extra_content'],
+    )
+    expect(a.learn('m', 'mistral-large', both, {fields: SENT, upstream: 'chat'}, 422)).toBe(
+      "refused reasoning_details and its tool calls' extra_content in its history: sent again without them",
+    )
+    expect(a.get('m', 'mistral-large')).toEqual({reasoningHistory: 'drop'})
+    // to another family's upstream the words teach nothing
+    const b = new UpstreamAdaptations()
+    expect(b.learn('m', 'x', both, {fields: SENT, upstream: 'messages'}, 422)).toBeUndefined()
+  })
+
   it("the words in an echo of the client's conversation, under another param, or to a Responses upstream teach nothing", () => {
     const a = new UpstreamAdaptations()
     const echo = JSON.stringify({
@@ -1420,6 +1465,44 @@ describe("the history's reasoning refused back", () => {
     expect(sent('drop').messages[1]).not.toHaveProperty('reasoning_content')
     expect(sent('drop').messages[1]).not.toHaveProperty('reasoning')
     expect(sent('drop').messages[1].tool_calls[0].id).toBe('a')
+  })
+
+  it("without the history's reasoning: OpenRouter's details and Google's signatures go too, nothing else", () => {
+    const details = [
+      {type: 'reasoning.encrypted', data: 'sig', id: 'a', format: 'google-gemini-v1', index: 0},
+    ]
+    const body = {
+      model: 'm',
+      messages: [
+        {role: 'user', content: 'go'},
+        {
+          role: 'assistant',
+          content: null,
+          reasoning_details: details,
+          tool_calls: [
+            {
+              id: 'a',
+              type: 'function',
+              function: {name: 'f', arguments: '{}'},
+              extra_content: {google: {thought_signature: 's'}},
+            },
+            {id: 'b', type: 'function', function: {name: 'f', arguments: '{}'}},
+          ],
+        },
+        {role: 'tool', tool_call_id: 'a', content: 'ok'},
+        {role: 'tool', tool_call_id: 'b', content: 'ok'},
+      ],
+    }
+    reshapeReasoningHistory(body, 'drop')
+    expect(body.messages[1]).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        {id: 'a', type: 'function', function: {name: 'f', arguments: '{}'}},
+        {id: 'b', type: 'function', function: {name: 'f', arguments: '{}'}},
+      ],
+    })
+    expect(body.messages[0]).toEqual({role: 'user', content: 'go'})
   })
 })
 

@@ -612,6 +612,20 @@ function signatureRefusal(errorText: string, message: string): ThoughtSignatureF
 export const REASONING_HISTORY = 'messages[].reasoning_content'
 /** The same for `reasoning` (the field Cerebras and OpenRouter write). */
 const REASONING_HISTORY_OTHER = 'messages[].reasoning'
+/** The same for OpenRouter's `reasoning_details` (Gemini 3's signatures, kept for OpenRouter). */
+const REASONING_DETAILS_HISTORY = 'messages[].reasoning_details'
+/** The same for Google's `extra_content` on a tool call of the history (its thought signature). */
+const EXTRA_CONTENT_HISTORY = 'messages[].tool_calls[].extra_content'
+/**
+ * The history's reasoning fields a server may refuse (a fallback from OpenRouter or Google to
+ * Mistral carries them): each goes, with the rest of the history's reasoning.
+ */
+const HISTORY_FIELDS: readonly string[] = [
+  REASONING_HISTORY,
+  REASONING_HISTORY_OTHER,
+  REASONING_DETAILS_HISTORY,
+  EXTRA_CONTENT_HISTORY,
+]
 
 /**
  * The top-level fields a FastAPI server refused as unknown (pydantic's `extra_forbidden`, `loc:
@@ -644,16 +658,18 @@ export function extraFields(errorText: string): string[] {
     if (entry?.type !== 'extra_forbidden' || !Array.isArray(loc)) continue
     if (loc.length === 2 && loc[0] === 'body' && typeof loc[1] === 'string') fields.push(loc[1])
     // the reasoning of an assistant message in the history (`loc: ["body", "messages", 2,
-    // "assistant", "reasoning_content"]`): the history may go without it
-    else if (
-      loc[0] === 'body' &&
-      loc[1] === 'messages' &&
-      typeof loc[2] === 'number' &&
-      (loc[loc.length - 1] === 'reasoning_content' || loc[loc.length - 1] === 'reasoning')
-    )
-      fields.push(loc[loc.length - 1] === 'reasoning' ? REASONING_HISTORY_OTHER : REASONING_HISTORY)
-    // another field refused inside a message: nothing a request may go without
-    else return []
+    // "assistant", "reasoning_content"]`), or a tool call's thought signature (`[..., "assistant",
+    // "tool_calls", 0, "extra_content"]`): the history may go without it
+    else if (loc[0] === 'body' && loc[1] === 'messages' && typeof loc[2] === 'number') {
+      const last = loc[loc.length - 1]
+      const inCall = loc[loc.length - 3] === 'tool_calls' && typeof loc[loc.length - 2] === 'number'
+      if (last === 'reasoning_content') fields.push(REASONING_HISTORY)
+      else if (last === 'reasoning') fields.push(REASONING_HISTORY_OTHER)
+      else if (last === 'reasoning_details') fields.push(REASONING_DETAILS_HISTORY)
+      else if (last === 'extra_content' && inCall) fields.push(EXTRA_CONTENT_HISTORY)
+      // another field refused inside a message: nothing a request may go without
+      else return []
+    } else return []
   }
   return [...new Set(fields)]
 }
@@ -716,15 +732,18 @@ function decide(
   if (extras.length > 0) {
     const fields = extras.filter(
       (f) =>
-        ((f === REASONING_HISTORY || f === REASONING_HISTORY_OTHER) &&
-          (sent.upstream === undefined || sent.upstream === 'chat')) ||
+        (HISTORY_FIELDS.includes(f) && (sent.upstream === undefined || sent.upstream === 'chat')) ||
         ((ADAPTABLE as readonly string[]).includes(f) && sent.fields.includes(f)),
     )
     // a field it refuses that the request cannot go without: the client sees the refusal
     if (fields.length !== extras.length) return undefined
-    const top = fields.filter((f) => f !== REASONING_HISTORY && f !== REASONING_HISTORY_OTHER)
+    const top = fields.filter((f) => !HISTORY_FIELDS.includes(f))
     const history = top.length < fields.length
-    const historyFields = fields.filter((f) => !top.includes(f)).map((f) => f.slice('messages[].'.length))
+    const historyFields = fields
+      .filter((f) => !top.includes(f))
+      .map((f) =>
+        f === EXTRA_CONTENT_HISTORY ? "its tool calls' extra_content" : f.slice('messages[].'.length),
+      )
     return {
       next: {
         ...known,
