@@ -265,7 +265,7 @@ describe('chat stream decoder', () => {
     expect(events.find((e) => e.type === 'stop')).toEqual({type: 'stop', reason: 'tool_use'})
   })
 
-  it('turns an error payload and a stream cut before [DONE] into errors', () => {
+  it('turns an error payload and a stream cut before its finish reason into errors; one without [DONE] after it is whole', () => {
     expect(
       decode([chunk({content: 'x'}), {error: {message: 'boom', type: 'server_error', code: 'x1'}}]).at(-1),
     ).toEqual({
@@ -274,11 +274,24 @@ describe('chat stream decoder', () => {
       message: 'boom',
       code: 'x1',
     })
-    expect(decode([chunk({content: 'x'}), chunk({}, 'stop')]).at(-1)).toEqual({
+    expect(decode([chunk({content: 'x'})]).at(-1)).toEqual({
       type: 'error',
       status: 502,
       message: 'upstream stream ended before [DONE]',
     })
+    // its finish reason (and usage) came, then the server closed without [DONE]: whole
+    expect(
+      decode([
+        chunk({content: 'x'}),
+        chunk({}, 'stop'),
+        {choices: [], usage: {prompt_tokens: 3, completion_tokens: 1}},
+      ]).slice(-4),
+    ).toEqual([
+      {type: 'block_stop', index: 0},
+      {type: 'stop', reason: 'end'},
+      expect.objectContaining({type: 'usage'}),
+      {type: 'end'},
+    ])
     // a finish reason that says the answer broke off: vLLM's abort, DeepSeek's lack of resources,
     // Z.ai's network error
     for (const reason of ['abort', 'insufficient_system_resource', 'error', 'network_error'])

@@ -467,6 +467,9 @@ export class ChatStreamDecoder implements StreamDecoder {
 
   end(): StreamEvent[] {
     if (this.done) return []
+    // its finish reason came, then the upstream closed without `[DONE]` (servers that leave it
+    // out): the answer is whole, as at `[DONE]`; one cut before its finish reason is an error
+    if (this.stopped) return this.finish()
     this.done = true
     return [{type: 'error', status: 502, message: 'upstream stream ended before [DONE]'}]
   }

@@ -109,7 +109,7 @@ describe('messages stream decoder', () => {
     ])
   })
 
-  it('turns an error event and a stream cut before message_stop into errors', () => {
+  it('turns an error event and a stream cut before its stop reason into errors; one without message_stop after it is whole', () => {
     expect(
       decode([start, {type: 'error', error: {type: 'overloaded_error', message: 'Overloaded'}}]).at(-1),
     ).toEqual({
@@ -118,16 +118,18 @@ describe('messages stream decoder', () => {
       message: 'Overloaded',
       code: 'overloaded_error',
     })
-    expect(
-      decode([
-        start,
-        {type: 'message_delta', delta: {stop_reason: 'end_turn'}, usage: {output_tokens: 1}},
-      ]).at(-1),
-    ).toEqual({
+    expect(decode([start]).at(-1)).toEqual({
       type: 'error',
       status: 502,
       message: 'upstream stream ended before message_stop',
     })
+    // its stop reason and usage came in message_delta, then the stream closed: whole
+    expect(
+      decode([
+        start,
+        {type: 'message_delta', delta: {stop_reason: 'end_turn'}, usage: {output_tokens: 1}},
+      ]).slice(-3),
+    ).toEqual([{type: 'stop', reason: 'end'}, expect.objectContaining({type: 'usage'}), {type: 'end'}])
   })
 })
 

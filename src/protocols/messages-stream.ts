@@ -180,6 +180,8 @@ export const droppedThinkingNote = (provider: string, dropped: string): string =
 
 export class MessagesStreamDecoder implements StreamDecoder {
   private done = false
+  /** The answer's stop reason came (`message_delta`): the end of the stream is its end. */
+  private stopped = false
   private next = 0
   /** Upstream block index -> IR block index (server tool blocks have none). */
   private blocks = new Map<number, {index: number; tool: boolean; args: boolean; json?: boolean}>()
@@ -390,6 +392,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
           // the answer's JSON came as a forced call: to the client it is the end of a turn
           const reason = this.json && d.stop_reason === 'tool_use' ? 'end' : messagesStop(d.stop_reason)
           out.push({type: 'stop', reason, ...(seq ? {stopSequence: seq} : {})})
+          this.stopped = true
         }
         out.push({type: 'usage', usage: this.usageSoFar()})
         return out
@@ -418,6 +421,9 @@ export class MessagesStreamDecoder implements StreamDecoder {
   end(): StreamEvent[] {
     if (this.done) return []
     this.done = true
+    // its stop reason came (with the usage, in \`message_delta\`), then the upstream closed without
+    // \`message_stop\` (a relay that drops it): the answer is whole; one cut before is an error
+    if (this.stopped) return [{type: 'end'}]
     return [{type: 'error', status: 502, message: 'upstream stream ended before message_stop'}]
   }
 

@@ -253,6 +253,46 @@ describe('an upstream that says its answer broke off', () => {
   )
 })
 
+describe('an upstream that stops its answer, then closes without its last event', () => {
+  // servers that leave `[DONE]` out (bifrost #6784), a relay that drops `message_stop`
+  const WHOLE: Array<[Family, string]> = [
+    [
+      'chat',
+      TEXT.chat +
+        chatChunk({}, 'stop') +
+        data({choices: [], usage: {prompt_tokens: 7, completion_tokens: 3, total_tokens: 10}}),
+    ],
+    [
+      'messages',
+      TEXT.messages +
+        named({type: 'content_block_stop', index: 0}) +
+        named({type: 'message_delta', delta: {stop_reason: 'end_turn'}, usage: {output_tokens: 3}}),
+    ],
+  ]
+  it.each(WHOLE)('%s upstream: every client gets the whole answer, the row an answer', async (up, body) => {
+    for (const client of FAMILIES.filter((f) => f !== up)) {
+      results = []
+      const {res, text, result, row, breaker} = await run(client, up, {body, then: 'end'})
+      expect(res.status).toBe(200)
+      expect(text).toContain('Hello')
+      // the client's own end of a stream, no error event
+      expect(text).toMatch(
+        {
+          chat: /data: \[DONE\]/,
+          responses: /response\.completed/,
+          messages: /message_stop/,
+          gemini: /"finishReason":"STOP"/,
+        }[client],
+      )
+      expect(text).not.toMatch(ERROR_EVENT[client](''))
+      expect(result.error).toBeNull()
+      expect(result.broken).toBeUndefined()
+      expect(row).toMatchObject({status: 200, inputTokens: 7, outputTokens: 3})
+      expect(breaker).toBe('closed')
+    }
+  })
+})
+
 describe("a Messages upstream's refusal stop to a Responses client", () => {
   it('is incomplete for content_filter; the row an answer with the upstream usage', async () => {
     const body =
