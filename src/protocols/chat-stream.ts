@@ -171,7 +171,8 @@ export class ChatStreamDecoder implements StreamDecoder {
   private open?: {kind: 'text' | 'reasoning'; index: number}
   private calls = new Map<number, OpenCall>()
   private sawTools = false
-  private stopped = false
+  /** Its finish reason came (see {@link StreamDecoder.stopped}). */
+  stopped = false
   private usage?: Usage
   private template?: DeltaTemplate
   /**

@@ -622,6 +622,12 @@ export interface StreamDecoder {
    */
   end(): StreamEvent[]
   /**
+   * Chat and Messages: the answer's stop came (a `finish_reason`, a `stop_reason` in
+   * `message_delta`), so what is left is its usage and the stream's last event; {@link end} after
+   * it gives the whole answer, not an error.
+   */
+  readonly stopped?: boolean
+  /**
    * Messages: the decoder of the continuation of an answer that paused (./pause.ts), numbering
    * its blocks on from this one's and adding its output to this one's.
    */

@@ -181,7 +181,7 @@ export const droppedThinkingNote = (provider: string, dropped: string): string =
 export class MessagesStreamDecoder implements StreamDecoder {
   private done = false
   /** The answer's stop reason came (`message_delta`): the end of the stream is its end. */
-  private stopped = false
+  stopped = false
   private next = 0
   /** Upstream block index -> IR block index (server tool blocks have none). */
   private blocks = new Map<number, {index: number; tool: boolean; args: boolean; json?: boolean}>()

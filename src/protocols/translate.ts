@@ -669,6 +669,14 @@ export class StreamTranslator {
     return this.finished
   }
 
+  /**
+   * The upstream's answer stopped (a chat `finish_reason`, a Messages `stop_reason`): only its
+   * usage and last event may follow, and {@link end} now gives the whole answer.
+   */
+  get upstreamStopped(): boolean {
+    return this.decoder.stopped === true
+  }
+
   push(chunk: Uint8Array): string {
     this.parser.feed(this.text.push(chunk))
     return this.take()

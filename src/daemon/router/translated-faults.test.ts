@@ -15,6 +15,7 @@ import {BreakerRegistry} from './breaker.js'
 import {logEntryFor} from './log-entry.js'
 import type {ProxyResult, ProxyTarget} from './proxy.js'
 import {proxyRequest, UpstreamPools} from './proxy.js'
+import {STOPPED_GRACE_MS} from './translated.js'
 
 const TIMEOUTS: TimeoutSettings = {connectMs: 1_000, firstByteMs: 1_000, idleMs: 300}
 
@@ -64,7 +65,10 @@ const BODY: Record<Family, unknown> = {
 }
 
 /** What the scripted upstream does: write `body`, then end, go silent or drop the connection. */
-let script: {body: string; then: 'end' | 'stall' | 'drop'; json?: boolean} = {body: '', then: 'end'}
+let script: {body: string; then: 'end' | 'stall' | 'drop' | 'heartbeat'; json?: boolean} = {
+  body: '',
+  then: 'end',
+}
 let upstream: Server
 let gateway: Server
 let pools: UpstreamPools
@@ -98,6 +102,12 @@ beforeAll(async () => {
       }
       res.write(script.body)
       if (script.then === 'drop') setTimeout(() => res.socket?.destroy(), 20)
+      // 'heartbeat': an SSE comment every 50 ms, never the end (a server that keeps the stream
+      // open: bifrost #6784), until the gateway closes the connection
+      if (script.then === 'heartbeat') {
+        const beat = setInterval(() => res.write(': ping\n\n'), 50)
+        res.on('close', () => clearInterval(beat))
+      }
       // 'stall': nothing more until the gateway gives up (its idle timeout) and closes
     })
   })
@@ -269,10 +279,16 @@ describe('an upstream that stops its answer, then closes without its last event'
         named({type: 'message_delta', delta: {stop_reason: 'end_turn'}, usage: {output_tokens: 3}}),
     ],
   ]
-  it.each(WHOLE)('%s upstream: every client gets the whole answer, the row an answer', async (up, body) => {
+  it.each(
+    WHOLE.flatMap(([up, body]) =>
+      (['end', 'stall', 'heartbeat'] as const).map((then) => [up, then, body] as const),
+    ),
+  )('%s upstream, then %s: every client gets the whole answer, the row an answer', async (up, then, body) => {
     for (const client of FAMILIES.filter((f) => f !== up)) {
       results = []
-      const {res, text, result, row, breaker} = await run(client, up, {body, then: 'end'})
+      const {res, text, ms, result, row, breaker} = await run(client, up, {body, then})
+      // at most the grace after the stop, never the heartbeats' forever
+      expect(ms).toBeLessThan(STOPPED_GRACE_MS + 1_500)
       expect(res.status).toBe(200)
       expect(text).toContain('Hello')
       // the client's own end of a stream, no error event

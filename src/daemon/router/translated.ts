@@ -62,6 +62,12 @@ function parseAnswer(bytes: Buffer): unknown {
   return parseJsonBytes(bom ? bytes.subarray(3) : bytes)
 }
 
+/**
+ * How long after its answer's stop an upstream's stream may stay open before the client's answer
+ * ends without it (the usage chunk of a chat stream follows its finish reason at once).
+ */
+export const STOPPED_GRACE_MS = 2_000
+
 /** What a translated relay needs beyond the plain relay's context. */
 export interface Translation {
   client: ClientRequest
@@ -466,7 +472,21 @@ export async function relayTranslated(
     if (data.length > 0) res.end(data)
     else res.end()
   }
+  // An upstream whose answer stopped (its finish reason, its stop_reason) but whose stream then
+  // neither ends nor fails (kept open, heartbeats: bifrost #6784), or fails (its idle timeout, a
+  // dropped connection): the client's answer is whole, ended as at the stream's end, at most
+  // STOPPED_GRACE_MS after the stop (time for the usage that follows it)
+  let grace: NodeJS.Timeout | undefined
   const broken = await new Promise<{error: unknown} | undefined>((resolve) => {
+    const endStopped = (): void => {
+      clearTimeout(grace)
+      if (!translator.done) {
+        const rest = translator.end()
+        if (translator.paused) send(rest)
+        else sendLast(rest)
+      }
+      resolve(undefined)
+    }
     // The first event goes out as soon as it is translated, with the headers: node:http holds a
     // response's writes until the next tick (it corks the socket), so it is uncorked at once
     // rather than after the rest of that upstream read is translated. The rest of each read is
@@ -483,17 +503,29 @@ export async function relayTranslated(
       }
       const data = translator.push(chunk)
       if (translator.done) sendLast(data)
-      else send(data)
+      else {
+        send(data)
+        if (grace === undefined && translator.upstreamStopped)
+          grace = setTimeout(() => {
+            endStopped()
+            body.destroy()
+          }, STOPPED_GRACE_MS)
+      }
     })
     body.on('end', () => {
+      clearTimeout(grace)
       const rest = translator.end()
       // a paused answer's end is not the client's: its continuation follows
       if (translator.paused) send(rest)
       else sendLast(rest)
       resolve(undefined)
     })
-    body.on('error', (error) => resolve({error}))
+    body.on('error', (error) => {
+      if (translator.upstreamStopped && !res.destroyed) endStopped()
+      else resolve({error})
+    })
   })
+  clearTimeout(grace)
   result.usage = streamRowUsage(family, translator)
   if (broken && (ctx.clientGone.aborted || result.clientAborted || res.destroyed)) {
     result.clientAborted = true
