@@ -895,14 +895,21 @@ describe('where peers break: Claude Code on a quirky chat upstream', {timeout: 6
     expect(call.input).toEqual({})
   })
 
-  it('a stream that ends without [DONE] is an error for the client, the log and the breaker', async () => {
+  it('a stream cut before its finish_reason is an error for the client and the log; one without [DONE] after it is whole', async () => {
     const project = newProject()
-    const error = await ask('no-terminal', project).then(
+    const error = await ask('no-finish-reason,no-terminal', project).then(
       () => undefined,
       (e: unknown) => e as Error,
     )
     expect(error, 'the SDK must throw').toBeDefined()
     const [row] = await rowsOf(project, 1)
     expect(row.error).toMatch(/ended before|\[DONE\]/)
+    // its finish and usage came, then the server closed without [DONE] (bifrost #6784)
+    const whole = newProject()
+    const done = await ask('no-terminal', whole)
+    expect(done.stop_reason).toBe('tool_use')
+    const [ok] = await rowsOf(whole, 1)
+    expect(ok.error).toBeNull()
+    expect(ok.output_tokens).toBe(done.usage.output_tokens)
   })
 })

@@ -3,7 +3,8 @@
 // four protocols, streamed and not: reset before headers, 5xx, 429 with Retry-After, a stall
 // past the first-byte timeout and (not streamed) headers then silence fall back to `alt-*` before
 // the first byte (504 when no target is left); a stream that ends without its terminal event gets
-// the protocol's error event and an error row counted as 5xx; a 200 of malformed JSON
+// the protocol's error event and an error row counted as 5xx (chat and messages: unless the
+// answer's stop came before it, then it is whole); a 200 of malformed JSON
 // passes as sent and is flagged in its log row; a reset mid-stream ends the stream with an error
 // event in the protocol's shape; both providers failing gives 502/503 in the entrance's shape; a
 // slow client still gets the whole stream with its usage logged; the breaker of `up-*` opens
@@ -66,7 +67,15 @@ const CASES = [
     expect: 'failed',
     status: 504,
   },
-  {name: 'stream without its terminal event', quirk: '+no-terminal', streamOnly: true, expect: 'truncated'},
+  // chat and messages: the answer's stop (a finish_reason, message_delta's stop_reason with the
+  // usage) came before; the stream is whole without `[DONE]` or `message_stop`
+  {
+    name: 'stream without its terminal event',
+    quirk: '+no-terminal',
+    streamOnly: true,
+    expect: 'truncated',
+    familyExpect: {chat: 'whole', messages: 'whole'},
+  },
   {name: 'malformed JSON in a 200', fault: 'malformed', expect: 'flagged'},
   {name: 'reset mid-stream', fault: 'reset,chunk-delay=20', streamOnly: true, expect: 'error-event'},
   {name: 'both providers fail', fault: 'status=503', both: true, expect: 'failed'},
@@ -159,7 +168,7 @@ export async function upstreamFaults({log = console.log, only} = {}) {
         for (const c of CASES) {
           if (c.streamOnly && !stream) continue
           if (c.plainOnly && stream) continue
-          const expect = (stream && c.streamExpect) || c.expect
+          const expect = c.familyExpect?.[family] || (stream && c.streamExpect) || c.expect
           if (only && !only(family, stream, c.name)) continue
           const path = spec.path(stream, c.quirk)
           for (const s of [sim, simAlt]) await fetch(s.origin + '/__sim/faults', {method: 'DELETE'})
@@ -200,6 +209,13 @@ export async function upstreamFaults({log = console.log, only} = {}) {
             if (res.status !== 200) problem(`status ${res.status}`)
             if (!/"error"/.test(text.slice(-600))) problem(`no error event at the end: ${text.slice(-200)}`)
             if (!/stream broke after the first byte/.test(row?.error ?? '')) problem(`log row: ${row?.error}`)
+          } else if (expect === 'whole') {
+            // no error event appended, the row an answer with its usage
+            if (res.status !== 200) problem(`status ${res.status}`)
+            if (/"error"/.test(text.slice(-600))) problem(`an error event at the end: ${text.slice(-200)}`)
+            if (row?.error) problem(`log row: ${row.error}`)
+            if (row?.broken) problem('log row marked broken')
+            if (!(row?.inputTokens > 0 && row?.outputTokens > 0)) problem('no usage logged')
           } else if (expect === 'truncated') {
             // the client got 200, then the protocol's error event; the row an error, counted as 5xx
             if (res.status !== 200) problem(`status ${res.status}`)

@@ -189,24 +189,22 @@ describe('a non-stream 200 whose body stalls after its headers (sim fault `stall
 })
 
 describe('a stream that ends cleanly without its terminal event (sim quirk `no-terminal`)', () => {
-  const errorEvent: Record<Family, RegExp> = {
-    chat: /data: \{"error":\{"message":"up-chat: stream ended without its terminal event \(\[DONE\]\)"/,
+  // Responses and Gemini: the terminal event carries the answer's end and usage
+  const errorEvent: Partial<Record<Family, RegExp>> = {
     responses:
       /event: error\ndata: \{"type":"error","code":"api_error","message":"up-responses: stream ended without its terminal event \(response\.completed\)"/,
-    messages:
-      /event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"up-messages: stream ended without its terminal event \(message_stop\)"/,
     gemini:
       /data: \{"error":\{"code":502,"message":"up-gemini: stream ended without its terminal event \(a chunk with finishReason\)"/,
   }
 
-  it.each(families)(
+  it.each(families.filter((f) => errorEvent[f]))(
     '%s: the client gets the error event, the row an error (broken), the breaker a failure',
     async (family) => {
       const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
       targets = (f) => [{provider: simProvider(`up-${f}`, f), breaker: breakers.get('up')}]
       const {res, text, result} = await send(family, true, {'x-sim-quirk': 'no-terminal'})
       expect(res.status).toBe(200)
-      expect(text).toMatch(errorEvent[family])
+      expect(text).toMatch(errorEvent[family]!)
       // the error event is the last one, on a line of its own
       expect(text.endsWith('\n\n')).toBe(true)
       expect(result).toMatchObject({status: 200, broken: true})
@@ -214,6 +212,25 @@ describe('a stream that ends cleanly without its terminal event (sim quirk `no-t
       expect(breakers.snapshotOf('up').state).toBe('open')
       const row = logEntryFor(family, {agentId: null, keyPrefix: null, policyId: null, project: null}, result)
       expect(row).toMatchObject({status: 200, broken: true})
+    },
+  )
+
+  // Chat and Messages: the answer's stop came before (a finish_reason, message_delta's
+  // stop_reason with the usage): whole, as the official SDKs read it (servers that leave `[DONE]`
+  // out, bifrost #6784; a relay that drops `message_stop`)
+  it.each(['chat', 'messages'] as const)(
+    '%s: after its stop, whole: no error event appended, the row an answer with its usage',
+    async (family) => {
+      const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
+      targets = (f) => [{provider: simProvider(`up-${f}`, f), breaker: breakers.get('up')}]
+      const {res, text, result} = await send(family, true, {'x-sim-quirk': 'no-terminal'})
+      expect(res.status).toBe(200)
+      expect(text).not.toMatch(/\[DONE\]|message_stop/)
+      expect(text).not.toMatch(/event: error|"error":\{/)
+      expect(result.error).toBeNull()
+      expect(result.broken).toBeUndefined()
+      expect(result.usage?.outputTokens).toBeGreaterThan(0)
+      expect(breakers.snapshotOf('up').state).toBe('closed')
     },
   )
 

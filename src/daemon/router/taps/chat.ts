@@ -9,6 +9,7 @@ export class ChatReader implements Reader {
   /** Content deltas streamed (the usage of a stream that broke before its usage chunk). */
   private deltas = 0
   terminal?: boolean
+  stopped?: boolean
   streamError?: string
   readonly terminalName = '[DONE]'
   readonly usageKey = USAGE_KEY
@@ -23,7 +24,9 @@ export class ChatReader implements Reader {
     const choices = payload.choices
     if (Array.isArray(choices)) {
       for (const c of choices) {
-        const delta = obj(obj(c)?.delta)
+        const choice = obj(c)
+        if (typeof choice?.finish_reason === 'string') this.stopped = true
+        const delta = obj(choice?.delta)
         if (
           delta &&
           (typeof delta.content === 'string' ? delta.content !== '' : delta.tool_calls !== undefined)

@@ -37,6 +37,7 @@ export class MessagesReader implements Reader {
   /** Content deltas streamed (the output of a stream that broke before its final usage). */
   private deltas = 0
   terminal?: boolean
+  stopped?: boolean
   streamError?: string
   readonly terminalName = 'message_stop'
   /** A JSON answer's usage counts when the answer is a `message` (its `type`, the second member). */
@@ -55,6 +56,8 @@ export class MessagesReader implements Reader {
     } else if (payload.type === 'message_delta') {
       const usage = obj(payload.usage)
       if (usage) this.apply(usage, false)
+      const stop = obj(payload.delta)?.stop_reason
+      if (stop !== undefined && stop !== null) this.stopped = true
     } else if (payload.type === 'message') {
       const usage = obj(payload.usage)
       if (usage) this.apply(usage, true)

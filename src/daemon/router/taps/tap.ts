@@ -47,8 +47,9 @@ export interface UsageTap {
   /**
    * SSE only, after `end()`: how the stream ended. `complete`: its protocol's terminal event came
    * (`[DONE]`, `message_stop`, `response.completed`/`.incomplete`/`.failed`, a chunk with
-   * `finishReason`); `error`: the upstream sent an error event (the client saw it); `truncated`:
-   * it ended cleanly without either.
+   * `finishReason`) or, for chat and Messages, the answer's stop (`Reader.stopped`); `error`: the
+   * upstream sent an error event (the client saw it); `truncated`: it ended cleanly without
+   * either.
    */
   outcome(): StreamOutcome
 }
@@ -73,6 +74,13 @@ export interface Reader {
   lastSequence?: number
   /** Set by the reader when its protocol's terminal event was seen. */
   terminal?: boolean
+  /**
+   * Chat and Messages: set by the reader when the answer's stop came (a `finish_reason`, a
+   * `stop_reason` in `message_delta`): a stream that ends cleanly after it is whole without its
+   * terminal event (servers that leave `[DONE]` out, a relay that drops `message_stop`), as the
+   * official SDKs read it.
+   */
+  stopped?: boolean
   /** Set by the reader to the message of an error event the upstream sent in the stream. */
   streamError?: string
   /** The terminal event's name, for the log row of a stream that ended without it. */
@@ -246,7 +254,7 @@ export class Tap implements UsageTap {
   outcome(): StreamOutcome {
     const reader = this.reader
     if (reader.streamError !== undefined) return {kind: 'error', message: reader.streamError}
-    if (reader.terminal) return {kind: 'complete'}
+    if (reader.terminal || reader.stopped) return {kind: 'complete'}
     return {kind: 'truncated', expected: reader.terminalName}
   }
 
