@@ -5,16 +5,14 @@
  * only shows here: the status, the row's usage and error, the breaker, and an upstream that goes
  * silent or drops the connection mid-answer (the client gets its error event, never a hang).
  */
-import type {IncomingMessage, Server} from 'node:http'
-import {createServer} from 'node:http'
-import type {AddressInfo} from 'node:net'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import type {Family, ProviderConfig, TimeoutSettings} from '../../store/schema.js'
 import {BreakerRegistry} from './breaker.js'
 import {logEntryFor} from './log-entry.js'
-import type {ProxyResult, ProxyTarget} from './proxy.js'
-import {proxyRequest, UpstreamPools} from './proxy.js'
+import type {ProxyTarget} from './proxy.js'
+import type {Upstream} from './proxy-fixture.js'
+import {ProxyGateway, startUpstream} from './proxy-fixture.js'
 import {STOPPED_GRACE_MS} from './translated.js'
 
 const TIMEOUTS: TimeoutSettings = {connectMs: 1_000, firstByteMs: 1_000, idleMs: 300}
@@ -69,84 +67,44 @@ let script: {body: string; then: 'end' | 'stall' | 'drop' | 'heartbeat'; json?: 
   body: '',
   then: 'end',
 }
-let upstream: Server
-let gateway: Server
-let pools: UpstreamPools
-let gatewayUrl: string
-let results: ProxyResult[] = []
+let upstream: Upstream
 let targets: () => ProxyTarget[] = () => []
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks)
-}
-
-const familyOf = (url: string): Family =>
-  url.startsWith('/v1/chat/')
-    ? 'chat'
-    : url.startsWith('/v1/responses')
-      ? 'responses'
-      : url.startsWith('/v1/messages')
-        ? 'messages'
-        : 'gemini'
+const gateway = new ProxyGateway({route: () => ({targets: targets(), timeouts: TIMEOUTS})})
+const {results} = gateway
 
 beforeAll(async () => {
-  upstream = createServer((req, res) => {
-    req.resume()
-    req.on('end', () => {
-      res.writeHead(200, {'content-type': script.json ? 'application/json' : 'text/event-stream'})
-      if (script.then === 'end') {
-        res.end(script.body)
-        return
-      }
-      res.write(script.body)
-      if (script.then === 'drop') setTimeout(() => res.socket?.destroy(), 20)
-      // 'heartbeat': an SSE comment every 50 ms, never the end (a server that keeps the stream
-      // open: bifrost #6784), until the gateway closes the connection
-      if (script.then === 'heartbeat') {
-        const beat = setInterval(() => res.write(': ping\n\n'), 50)
-        res.on('close', () => clearInterval(beat))
-      }
-      // 'stall': nothing more until the gateway gives up (its idle timeout) and closes
-    })
+  upstream = await startUpstream((_req, res) => {
+    res.writeHead(200, {'content-type': script.json ? 'application/json' : 'text/event-stream'})
+    if (script.then === 'end') {
+      res.end(script.body)
+      return
+    }
+    res.write(script.body)
+    if (script.then === 'drop') setTimeout(() => res.socket?.destroy(), 20)
+    // 'heartbeat': an SSE comment every 50 ms, never the end (a server that keeps the stream
+    // open: bifrost #6784), until the gateway closes the connection
+    if (script.then === 'heartbeat') {
+      const beat = setInterval(() => res.write(': ping\n\n'), 50)
+      res.on('close', () => clearInterval(beat))
+    }
+    // 'stall': nothing more until the gateway gives up (its idle timeout) and closes
   })
-  upstream.listen(0, '127.0.0.1')
-  await new Promise((resolve) => upstream.once('listening', resolve))
-  pools = new UpstreamPools()
-  gateway = createServer(async (req, res) => {
-    const url = req.url ?? '/'
-    const body = await readBody(req)
-    results.push(
-      await proxyRequest({family: familyOf(url), method: 'POST', url, headers: req.headers, body}, res, {
-        targets: targets(),
-        fallbacks: true,
-        timeouts: TIMEOUTS,
-        pools,
-      }),
-    )
-  })
-  gateway.listen(0, '127.0.0.1')
-  await new Promise((resolve) => gateway.once('listening', resolve))
-  gatewayUrl = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`
+  await gateway.listen()
 })
 
 afterEach(() => {
-  results = []
+  results.length = 0
 })
 
 afterAll(async () => {
-  gateway.closeAllConnections()
-  gateway.close()
-  upstream.closeAllConnections()
+  await gateway.close()
   upstream.close()
-  await pools.close()
 })
 
 const provider = (family: Family): ProviderConfig => ({
   name: `up-${family}`,
   family,
-  baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+  baseUrl: upstream.origin,
   credential: {secret: 'upstream-key'},
 })
 
@@ -156,15 +114,14 @@ async function run(client: Family, up: Family, s: typeof script, stream = true) 
   const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
   targets = () => [{provider: provider(up), translate: true, breaker: breakers.get('up')}]
   const started = performance.now()
-  const res = await fetch(gatewayUrl + PATH[client], {
+  const res = await fetch(gateway.url + PATH[client], {
     method: 'POST',
     headers: {'content-type': 'application/json'},
     body: JSON.stringify(stream ? BODY[client] : {...(BODY[client] as object), stream: false}),
   })
   const text = await res.text()
   const ms = performance.now() - started
-  for (let i = 0; i < 200 && results.length === 0; i++) await new Promise((r) => setTimeout(r, 5))
-  const result = results[0]
+  const [result] = await gateway.settled()
   const row = logEntryFor(client, {agentId: null, keyPrefix: null, policyId: null, project: null}, result)
   return {res, text, ms, result, row, breaker: breakers.snapshotOf('up').state}
 }
@@ -246,7 +203,7 @@ describe('an upstream that says its answer broke off', () => {
     '%s upstream: every client gets an error event, the row an error',
     async (up, body, said) => {
       for (const client of FAMILIES.filter((f) => f !== up)) {
-        results = []
+        results.length = 0
         const {res, text, result, row, breaker} = await run(client, up, {body, then: 'end'})
         expect(res.status).toBe(200)
         expect(text).toContain('Hello')
@@ -285,7 +242,7 @@ describe('an upstream that stops its answer, then closes without its last event'
     ),
   )('%s upstream, then %s: every client gets the whole answer, the row an answer', async (up, then, body) => {
     for (const client of FAMILIES.filter((f) => f !== up)) {
-      results = []
+      results.length = 0
       const {res, text, ms, result, row, breaker} = await run(client, up, {body, then})
       // at most the grace after the stop, never the heartbeats' forever
       expect(ms).toBeLessThan(STOPPED_GRACE_MS + 1_500)

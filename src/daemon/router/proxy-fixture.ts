@@ -1,0 +1,127 @@
+/**
+ * Test helpers of the router tests (not a test itself; nothing in the product imports it): the
+ * daemon's part played in this process by a tiny `node:http` server over `proxyRequest`, and
+ * scripted upstreams. Both listen on 127.0.0.1, on a free port each.
+ */
+import type {IncomingMessage, Server, ServerResponse} from 'node:http'
+import {createServer} from 'node:http'
+import type {AddressInfo} from 'node:net'
+
+import type {Family, TimeoutSettings} from '../../store/schema.js'
+import {DEFAULT_TIMEOUTS} from '../../store/schema.js'
+import type {ProxyResult, ProxyTarget} from './proxy.js'
+import {proxyRequest, UpstreamPools} from './proxy.js'
+
+/** A request's whole body. */
+export async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  for await (const chunk of req) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks)
+}
+
+/** The entrance a path belongs to (Gemini for any path not of the three others). */
+export function familyOf(url: string): Family {
+  if (url.startsWith('/v1/chat/')) return 'chat'
+  if (url.startsWith('/v1/responses')) return 'responses'
+  if (url.startsWith('/v1/messages')) return 'messages'
+  return 'gemini'
+}
+
+/** Starts `server` on a free port of 127.0.0.1; its origin. */
+async function listen(server: Server): Promise<string> {
+  server.listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+/** Closes `server` and the connections it holds (without waiting for them to end). */
+function shut(server: Server): void {
+  server.closeAllConnections()
+  server.close()
+}
+
+/** A scripted upstream: its origin, and what closes it. */
+export interface Upstream {
+  origin: string
+  close: () => void
+}
+
+/** Starts a scripted upstream: `handler` gets each request with its whole body. */
+export async function startUpstream(
+  handler: (req: IncomingMessage, res: ServerResponse, body: Buffer) => void | Promise<void>,
+): Promise<Upstream> {
+  const server = createServer(async (req, res) => handler(req, res, await readBody(req)))
+  const origin = await listen(server)
+  return {origin, close: () => shut(server)}
+}
+
+/** What the gateway does with a request: the policy's part of `proxyRequest`'s options. */
+export interface GatewayRoute {
+  targets: ProxyTarget[]
+  /** Default true. */
+  fallbacks?: boolean
+  /** Default DEFAULT_TIMEOUTS. */
+  timeouts?: TimeoutSettings
+}
+
+export interface ProxyGatewayOptions {
+  /** Asked at each request (after its body is read), so a test may change it between requests. */
+  route: (family: Family, req: IncomingMessage) => GatewayRoute
+  /** The entrance of each request (default: by its path, `familyOf`). */
+  family?: (req: IncomingMessage) => Family
+  /** Sees each answer before the proxy writes to it (e.g. to spy on its socket). */
+  onResponse?: (res: ServerResponse) => void
+}
+
+/**
+ * A gateway over `proxyRequest` with connection pools of its own; `results` collects each
+ * request's result, in the order they end. Made at once, listening after `listen()`.
+ */
+export class ProxyGateway {
+  readonly results: ProxyResult[] = []
+  readonly pools = new UpstreamPools()
+  private readonly server: Server
+  private origin: string | undefined
+
+  constructor(options: ProxyGatewayOptions) {
+    this.server = createServer(async (req, res) => {
+      const url = req.url ?? '/'
+      const family = options.family?.(req) ?? familyOf(url)
+      const body = await readBody(req)
+      const route = options.route(family, req)
+      options.onResponse?.(res)
+      this.results.push(
+        await proxyRequest({family, method: req.method ?? 'POST', url, headers: req.headers, body}, res, {
+          targets: route.targets,
+          fallbacks: route.fallbacks ?? true,
+          timeouts: route.timeouts ?? DEFAULT_TIMEOUTS,
+          pools: this.pools,
+        }),
+      )
+    })
+  }
+
+  /** Starts listening; the gateway's origin. */
+  async listen(): Promise<string> {
+    this.origin = await listen(this.server)
+    return this.origin
+  }
+
+  /** `http://127.0.0.1:<port>`, once listening. */
+  get url(): string {
+    if (!this.origin) throw new Error('the gateway is not listening: call listen() first')
+    return this.origin
+  }
+
+  /** The results once `n` requests have ended (or as they are after 2 s). */
+  async settled(n = 1): Promise<ProxyResult[]> {
+    for (let i = 0; i < 400 && this.results.length < n; i++) await new Promise((r) => setTimeout(r, 5))
+    return this.results
+  }
+
+  /** Closes the server, its connections and the pools. */
+  async close(): Promise<void> {
+    shut(this.server)
+    await this.pools.close()
+  }
+}
