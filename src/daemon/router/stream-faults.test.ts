@@ -7,9 +7,6 @@
  *   `response.completed` or a `finishReason`): the client gets its protocol's error event, the
  *   result (the log row) an error and `broken`, the breaker a failure.
  */
-import type {IncomingMessage, Server} from 'node:http'
-import {createServer} from 'node:http'
-import type {AddressInfo} from 'node:net'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import {parseFault} from '../../sim/faults.js'
@@ -18,17 +15,15 @@ import {startSim} from '../../sim/server.js'
 import type {Family, ProviderConfig, TimeoutSettings} from '../../store/schema.js'
 import {BreakerRegistry} from './breaker.js'
 import {logEntryFor} from './log-entry.js'
-import type {ProxyResult, ProxyTarget} from './proxy.js'
-import {proxyRequest, UpstreamPools} from './proxy.js'
+import type {ProxyTarget} from './proxy.js'
+import {ProxyGateway} from './proxy-fixture.js'
 
 const TIMEOUTS: TimeoutSettings = {connectMs: 1_000, firstByteMs: 1_000, idleMs: 300}
 
 let sim: Simulator
-let pools: UpstreamPools
-let gateway: Server
-let gatewayUrl: string
-let results: ProxyResult[] = []
 let targets: (family: Family) => ProxyTarget[]
+const gateway = new ProxyGateway({route: (family) => ({targets: targets(family), timeouts: TIMEOUTS})})
+const {results} = gateway
 
 const FAMILIES: Record<Family, {path: (stream: boolean) => string; body: (stream: boolean) => unknown}> = {
   chat: {
@@ -57,19 +52,6 @@ const FAMILIES: Record<Family, {path: (stream: boolean) => string; body: (stream
   },
 }
 
-function familyOf(url: string): Family {
-  if (url.startsWith('/v1/chat/')) return 'chat'
-  if (url.startsWith('/v1/responses')) return 'responses'
-  if (url.startsWith('/v1/messages')) return 'messages'
-  return 'gemini'
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks)
-}
-
 /** The simulator as a provider of `family` (`origin: 'sim'`: the `x-sim-*` headers reach it). */
 const simProvider = (name: string, family: Family): ProviderConfig => ({
   name,
@@ -81,47 +63,29 @@ const simProvider = (name: string, family: Family): ProviderConfig => ({
 
 beforeAll(async () => {
   sim = await startSim()
-  pools = new UpstreamPools()
-  gateway = createServer(async (req, res) => {
-    const url = req.url ?? '/'
-    const family = familyOf(url)
-    const body = await readBody(req)
-    results.push(
-      await proxyRequest({family, method: 'POST', url, headers: req.headers, body}, res, {
-        targets: targets(family),
-        fallbacks: true,
-        timeouts: TIMEOUTS,
-        pools,
-      }),
-    )
-  })
-  gateway.listen(0, '127.0.0.1')
-  await new Promise((resolve) => gateway.once('listening', resolve))
-  gatewayUrl = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`
+  await gateway.listen()
 })
 
 afterEach(() => {
-  results = []
+  results.length = 0
   sim.faults.clear()
 })
 
 afterAll(async () => {
-  gateway.closeAllConnections()
-  gateway.close()
-  await pools.close()
+  await gateway.close()
   await sim.close()
 })
 
 async function send(family: Family, stream: boolean, headers: Record<string, string> = {}) {
   const spec = FAMILIES[family]
-  const res = await fetch(gatewayUrl + spec.path(stream), {
+  const res = await fetch(gateway.url + spec.path(stream), {
     method: 'POST',
     headers: {'content-type': 'application/json', ...headers},
     body: JSON.stringify(spec.body(stream)),
   })
   const text = await res.text()
-  for (let i = 0; i < 200 && results.length === 0; i++) await new Promise((r) => setTimeout(r, 5))
-  return {res, text, result: results[0]}
+  const [result] = await gateway.settled()
+  return {res, text, result}
 }
 
 /** True when `text` is an error body in `family`'s shape with `status`. */
@@ -179,7 +143,7 @@ describe('a non-stream 200 whose body stalls after its headers (sim fault `stall
       expect(first.result.error).toMatch(
         /^fell back after: up-\S+: upstream answered 200, then its body failed before the first byte/,
       )
-      results = []
+      results.length = 0
       targets = () => [{provider: simProvider(`up-${upFamily}`, upFamily), translate: true}]
       const second = await send(family, false, {'x-sim-fault': 'stall'})
       expect(second.res.status).toBe(504)
@@ -266,7 +230,7 @@ describe('an upstream error event mid-stream (issue 25, item 3)', () => {
           : {provider: simProvider('up-chat', 'chat'), translate: true},
       ]
       const spec = FAMILIES[family]
-      const res = await fetch(gatewayUrl + spec.path(true), {
+      const res = await fetch(gateway.url + spec.path(true), {
         method: 'POST',
         headers: {'content-type': 'application/json'},
         body: JSON.stringify(withMarker(family)),
