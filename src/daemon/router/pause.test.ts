@@ -6,30 +6,35 @@
  * breaker; a native Messages route passes the pause through untouched. A scripted upstream: its
  * first answer pauses, its continuations do what the client's words say.
  */
-import type {IncomingMessage, Server, ServerResponse} from 'node:http'
-import {createServer} from 'node:http'
-import type {AddressInfo} from 'node:net'
+import type {ServerResponse} from 'node:http'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {Family, ProviderConfig} from '../../store/schema.js'
 import {BreakerRegistry} from './breaker.js'
 import type {ProxyResult, ProxyTarget} from './proxy.js'
-import {proxyRequest, UpstreamPools} from './proxy.js'
+import type {Upstream} from './proxy-fixture.js'
+import {ProxyGateway, startUpstream} from './proxy-fixture.js'
 
 type Body = Record<string, any>
 
-let upstream: Server
-let gateway: Server
-let pools: UpstreamPools
+let upstream: Upstream
 let messagesProvider: ProviderConfig
 let responsesProvider: ProviderConfig
 /** The requests the Messages upstream got, oldest first. */
 let calls: Body[] = []
 /** Closed when the upstream's socket of a held continuation closes (the gateway aborted it). */
 let heldClosed: Promise<void> = Promise.resolve()
-let results: ProxyResult[] = []
 let route: {family: Family; targets: ProxyTarget[]; fallbacks: boolean}
 let breakers: BreakerRegistry
+const gateway = new ProxyGateway({
+  family: () => route.family,
+  route: () => ({
+    targets: route.targets,
+    fallbacks: route.fallbacks,
+    timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 2_000},
+  }),
+})
+const {results} = gateway
 
 const SEARCH = [
   {type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {query: 'gwctl'}},
@@ -77,12 +82,6 @@ function sse(message: Body): string {
   return events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('')
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  for await (const c of req) chunks.push(c as Buffer)
-  return Buffer.concat(chunks)
-}
-
 function reply(res: ServerResponse, body: Body, message: Body): void {
   if (body.stream) {
     res.writeHead(200, {'content-type': 'text/event-stream'})
@@ -94,8 +93,8 @@ function reply(res: ServerResponse, body: Body, message: Body): void {
 }
 
 beforeAll(async () => {
-  upstream = createServer(async (req, res) => {
-    const body = JSON.parse((await readBody(req)).toString()) as Body
+  upstream = await startUpstream((req, res, raw) => {
+    const body = JSON.parse(raw.toString()) as Body
     if (req.url?.startsWith('/v1/responses')) {
       // the fallback target: a Responses upstream's plain answer
       res.writeHead(200, {'content-type': 'application/json'})
@@ -137,9 +136,7 @@ beforeAll(async () => {
       heldClosed = new Promise((resolve) => res.on('close', () => resolve()))
     } else reply(res, body, answer('end_turn', [{type: 'text', text: 'done'}]))
   })
-  upstream.listen(0, '127.0.0.1')
-  await new Promise((resolve) => upstream.once('listening', resolve))
-  const baseUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
+  const baseUrl = upstream.origin
   messagesProvider = {name: 'up', family: 'messages', baseUrl, credential: {secret: 'k'}}
   responsesProvider = {
     name: 'fallback',
@@ -147,32 +144,12 @@ beforeAll(async () => {
     baseUrl: `${baseUrl}/v1`,
     credential: {secret: 'k'},
   }
-  pools = new UpstreamPools()
-  gateway = createServer(async (req, res) => {
-    const body = await readBody(req)
-    results.push(
-      await proxyRequest(
-        {family: route.family, method: 'POST', url: req.url ?? '/', headers: req.headers, body},
-        res,
-        {
-          targets: route.targets,
-          fallbacks: route.fallbacks,
-          timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 2_000},
-          pools,
-        },
-      ),
-    )
-  })
-  gateway.listen(0, '127.0.0.1')
-  await new Promise((resolve) => gateway.once('listening', resolve))
+  await gateway.listen()
 })
 
 afterAll(async () => {
-  gateway.closeAllConnections()
-  gateway.close()
-  upstream.closeAllConnections()
+  await gateway.close()
   upstream.close()
-  await pools.close()
 })
 
 /** A Responses client's request (Codex's live search offered) through the gateway. */
@@ -182,7 +159,7 @@ async function ask(
   options: {targets?: ProxyTarget[]; fallbacks?: boolean; signal?: AbortSignal; tools?: Body[]} = {},
 ): Promise<{status: number; text: string}> {
   calls = []
-  results = []
+  results.length = 0
   breakers = new BreakerRegistry()
   route = {
     family: 'responses',
@@ -191,8 +168,7 @@ async function ask(
     ],
     fallbacks: options.fallbacks ?? false,
   }
-  const port = (gateway.address() as AddressInfo).port
-  const res = await fetch(`http://127.0.0.1:${port}/v1/responses`, {
+  const res = await fetch(`${gateway.url}/v1/responses`, {
     method: 'POST',
     headers: {'content-type': 'application/json'},
     body: JSON.stringify({
@@ -208,8 +184,7 @@ async function ask(
 
 /** The result of the last request, once the proxy has returned it. */
 async function lastResult(): Promise<ProxyResult> {
-  for (let i = 0; i < 200 && results.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
-  return results[0]
+  return (await gateway.settled())[0]
 }
 
 const eventTypes = (text: string): string[] => [...text.matchAll(/^event: (.+)$/gm)].map((m) => m[1])
@@ -319,10 +294,9 @@ describe('a paused turn continued, where it goes wrong', () => {
 
   it('a native Messages route passes pause_turn through untouched (the client continues itself)', async () => {
     calls = []
-    results = []
+    results.length = 0
     route = {family: 'messages', targets: [{provider: messagesProvider, model: 'claude-x'}], fallbacks: false}
-    const port = (gateway.address() as AddressInfo).port
-    const res = await fetch(`http://127.0.0.1:${port}/v1/messages`, {
+    const res = await fetch(`${gateway.url}/v1/messages`, {
       method: 'POST',
       headers: {'content-type': 'application/json', 'anthropic-version': '2023-06-01'},
       body: JSON.stringify({
