@@ -5,14 +5,14 @@
  * one write, before the upstream sends its next read (nothing waits for the whole answer). The
  * headers the client gets, and a non-stream answer in one write with its exact length.
  */
-import type {IncomingMessage, Server, ServerResponse} from 'node:http'
-import {createServer, request} from 'node:http'
-import type {AddressInfo, Socket} from 'node:net'
+import type {IncomingMessage, ServerResponse} from 'node:http'
+import {request} from 'node:http'
+import type {Socket} from 'node:net'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {ProviderConfig} from '../../store/schema.js'
-import type {ProxyResult} from './proxy.js'
-import {proxyRequest, UpstreamPools} from './proxy.js'
+import type {Upstream} from './proxy-fixture.js'
+import {ProxyGateway, startUpstream} from './proxy-fixture.js'
 
 const chunk = (payload: Record<string, unknown>): string => `data: ${JSON.stringify(payload)}\n\n`
 const delta = (content: string, extra: Record<string, unknown> = {}): string =>
@@ -36,21 +36,12 @@ const TEXT = 'héllo "wörld" 😀'
 /** A large answer (written as bytes by the relay): 60 000 characters, not ASCII. */
 const BIG = `${TEXT} — “line”\n`.repeat(2500)
 
-let upstream: Server
-let gateway: Server
-let pools: UpstreamPools
+let upstream: Upstream
 let provider: ProviderConfig
 /** Releases the upstream's next read. */
 let next: () => void = () => {}
 /** The socket writes of the last answer, in order (each as text). */
 let writes: string[] = []
-let results: ProxyResult[] = []
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  for await (const c of req) chunks.push(c as Buffer)
-  return Buffer.concat(chunks)
-}
 
 /** Records what each write to the client's socket holds (`_write` or, corked, `_writev`). */
 function spy(res: ServerResponse): void {
@@ -71,9 +62,20 @@ function spy(res: ServerResponse): void {
   }
 }
 
+const gateway = new ProxyGateway({
+  family: () => 'messages',
+  route: () => ({
+    targets: [{provider, model: 'up-model', translate: true}],
+    fallbacks: false,
+    timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 2_000},
+  }),
+  onResponse: spy,
+})
+const {results} = gateway
+
 beforeAll(async () => {
-  upstream = createServer(async (req, res) => {
-    const body = JSON.parse((await readBody(req)).toString()) as {
+  upstream = await startUpstream(async (_req, res, raw) => {
+    const body = JSON.parse(raw.toString()) as {
       stream?: boolean
       messages: Array<{content: unknown}>
     }
@@ -115,41 +117,13 @@ beforeAll(async () => {
       else res.end(read)
     }
   })
-  upstream.listen(0, '127.0.0.1')
-  await new Promise((resolve) => upstream.once('listening', resolve))
-  provider = {
-    name: 'up',
-    family: 'chat',
-    baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-    credential: {secret: 'upstream-key'},
-  }
-  pools = new UpstreamPools()
-  gateway = createServer(async (req, res) => {
-    const body = await readBody(req)
-    spy(res)
-    results.push(
-      await proxyRequest(
-        {family: 'messages', method: 'POST', url: req.url ?? '/', headers: req.headers, body},
-        res,
-        {
-          targets: [{provider, model: 'up-model', translate: true}],
-          fallbacks: false,
-          timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 2_000},
-          pools,
-        },
-      ),
-    )
-  })
-  gateway.listen(0, '127.0.0.1')
-  await new Promise((resolve) => gateway.once('listening', resolve))
+  provider = {name: 'up', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'upstream-key'}}
+  await gateway.listen()
 })
 
 afterAll(async () => {
-  gateway.closeAllConnections()
-  gateway.close()
-  upstream.closeAllConnections()
+  await gateway.close()
   upstream.close()
-  await pools.close()
 })
 
 /** Asks the gateway on a connection of its own; `onData` sees the body as it arrives. */
@@ -158,7 +132,7 @@ function ask(
   onData: (text: string) => void = () => {},
   prompt = 'hi',
 ): Promise<{status: number; headers: IncomingMessage['headers']; body: Buffer}> {
-  results = []
+  results.length = 0
   const body = JSON.stringify({
     model: 'claude-x',
     max_tokens: 64,
@@ -166,7 +140,7 @@ function ask(
     messages: [{role: 'user', content: prompt}],
   })
   return new Promise((resolve, reject) => {
-    const port = (gateway.address() as AddressInfo).port
+    const {port} = new URL(gateway.url)
     const req = request(
       {host: '127.0.0.1', port, method: 'POST', path: '/v1/messages', agent: false},
       (res) => {
