@@ -4,7 +4,7 @@
  * large body answered early does not block the next request, upstream errors that are not JSON
  * are wrapped.
  */
-import type {IncomingMessage, Server, ServerResponse} from 'node:http'
+import type {ServerResponse} from 'node:http'
 import {createServer} from 'node:http'
 import type {AddressInfo, Socket} from 'node:net'
 import {createServer as createNetServer} from 'node:net'
@@ -16,21 +16,19 @@ import type {Family, PolicyConfig, ProviderConfig, TimeoutSettings} from '../../
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../../store/schema.js'
 import {BreakerRegistry} from './breaker.js'
 import {Router} from './index.js'
-import type {ProxyResult, ProxyTarget} from './proxy.js'
-import {learnedAdaptations, proxyRequest, UpstreamPools} from './proxy.js'
+import type {ProxyTarget} from './proxy.js'
+import {learnedAdaptations} from './proxy.js'
+import type {UpstreamHandler} from './proxy-fixture.js'
+import {ProxyGateway, readBody, startUpstream} from './proxy-fixture.js'
 
-let pools: UpstreamPools
-let gateway: Server
 let gatewayUrl: string
-let results: ProxyResult[] = []
 let route: () => {targets: ProxyTarget[]; timeouts?: TimeoutSettings}
 const closers: (() => void)[] = []
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks)
-}
+const gateway = new ProxyGateway({
+  family: (req) => (req.headers['x-test-family'] as Family | undefined) ?? 'chat',
+  route: () => route(),
+})
+const {results} = gateway
 
 const provider = (name: string, family: Family, baseUrl: string): ProviderConfig => ({
   name,
@@ -39,17 +37,10 @@ const provider = (name: string, family: Family, baseUrl: string): ProviderConfig
   credential: {secret: `upstream-key-${name}`},
 })
 
-async function upstreamServer(
-  handler: (req: IncomingMessage, res: ServerResponse, body: Buffer) => void | Promise<void>,
-): Promise<string> {
-  const server = createServer(async (req, res) => handler(req, res, await readBody(req)))
-  server.listen(0, '127.0.0.1')
-  await new Promise((resolve) => server.once('listening', resolve))
-  closers.push(() => {
-    server.closeAllConnections()
-    server.close()
-  })
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+async function upstreamServer(handler: UpstreamHandler): Promise<string> {
+  const upstream = await startUpstream(handler)
+  closers.push(upstream.close)
+  return upstream.origin
 }
 
 const chatOk = (res: ServerResponse): void => {
@@ -71,38 +62,16 @@ const chat = (body: string | Buffer): Promise<Response> =>
   })
 
 beforeAll(async () => {
-  pools = new UpstreamPools()
-  gateway = createServer(async (req, res) => {
-    const body = await readBody(req)
-    const r = route()
-    results.push(
-      await proxyRequest(
-        {
-          family: (req.headers['x-test-family'] as Family | undefined) ?? 'chat',
-          method: req.method ?? 'POST',
-          url: req.url ?? '/',
-          headers: req.headers,
-          body,
-        },
-        res,
-        {targets: r.targets, fallbacks: true, timeouts: r.timeouts ?? DEFAULT_TIMEOUTS, pools},
-      ),
-    )
-  })
-  gateway.listen(0, '127.0.0.1')
-  await new Promise((resolve) => gateway.once('listening', resolve))
-  gatewayUrl = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`
+  gatewayUrl = await gateway.listen()
 })
 
 afterEach(() => {
-  results = []
+  results.length = 0
   for (const close of closers.splice(0)) close()
 })
 
 afterAll(async () => {
-  gateway.closeAllConnections()
-  gateway.close()
-  await pools.close()
+  await gateway.close()
 })
 
 /** A breaker already open, whose cooldown has just passed (the next request is its one trial). */

@@ -46,10 +46,15 @@ export interface Upstream {
   close: () => void
 }
 
-/** Starts a scripted upstream: `handler` gets each request with its whole body. */
-export async function startUpstream(
-  handler: (req: IncomingMessage, res: ServerResponse, body: Buffer) => void | Promise<void>,
-): Promise<Upstream> {
+/** What a scripted upstream does with a request, given its whole body. */
+export type UpstreamHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer,
+) => void | Promise<void>
+
+/** Starts a scripted upstream over `handler`. */
+export async function startUpstream(handler: UpstreamHandler): Promise<Upstream> {
   const server = createServer(async (req, res) => handler(req, res, await readBody(req)))
   const origin = await listen(server)
   return {origin, close: () => shut(server)}
