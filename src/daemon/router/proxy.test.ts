@@ -4,9 +4,7 @@
  */
 import Anthropic from '@anthropic-ai/sdk'
 import {GoogleGenAI} from '@google/genai'
-import type {IncomingMessage, Server, ServerResponse} from 'node:http'
-import {createServer} from 'node:http'
-import type {AddressInfo} from 'node:net'
+import type {IncomingMessage} from 'node:http'
 import {setTimeout as sleep} from 'node:timers/promises'
 import OpenAI from 'openai'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
@@ -15,39 +13,20 @@ import {freePort} from '../../../test/helpers/cli.js'
 import {parseFault} from '../../sim/faults.js'
 import type {Simulator} from '../../sim/server.js'
 import {startSim} from '../../sim/server.js'
-import type {Family, ProviderConfig, TimeoutSettings} from '../../store/schema.js'
+import type {Family, ProviderConfig} from '../../store/schema.js'
 import {DEFAULT_TIMEOUTS} from '../../store/schema.js'
 import {BreakerRegistry} from './breaker.js'
-import type {ProxyResult, ProxyTarget} from './proxy.js'
-import {proxyRequest, topLevelFields, UpstreamPools, upstreamPath} from './proxy.js'
+import type {ProxyTarget} from './proxy.js'
+import {topLevelFields, upstreamPath} from './proxy.js'
+import type {GatewayRoute} from './proxy-fixture.js'
+import {ProxyGateway, startUpstream} from './proxy-fixture.js'
 
 const GW_KEY = 'gw-SECRETgatewaykey0123456789'
 
-interface Route {
-  targets: ProxyTarget[]
-  fallbacks?: boolean
-  timeouts?: TimeoutSettings
-}
-
 let sim: Simulator
-let pools: UpstreamPools
-let gateway: Server
 let gatewayUrl: string
-let results: ProxyResult[] = []
-let route: (family: Family) => Route
-
-function familyOf(url: string): Family {
-  if (url.startsWith('/v1/chat/')) return 'chat'
-  if (url.startsWith('/v1/responses')) return 'responses'
-  if (url.startsWith('/v1/messages')) return 'messages'
-  return 'gemini'
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks)
-}
+let route: (family: Family) => GatewayRoute
+const gateway = new ProxyGateway({route: (family) => route(family)})
 
 const provider = (name: string, family: Family, baseUrl: string): ProviderConfig => ({
   name,
@@ -68,42 +47,20 @@ const simTarget = (
 
 let deadOrigin: string
 
-async function waitForResults(n: number): Promise<ProxyResult[]> {
-  for (let i = 0; i < 400 && results.length < n; i++) await sleep(5)
-  return results
-}
-
 beforeAll(async () => {
   sim = await startSim()
-  pools = new UpstreamPools()
   deadOrigin = `http://127.0.0.1:${await freePort()}`
-  gateway = createServer(async (req, res) => {
-    const url = req.url ?? '/'
-    const family = familyOf(url)
-    const body = await readBody(req)
-    const r = route(family)
-    const result = await proxyRequest(
-      {family, method: req.method ?? 'POST', url, headers: req.headers, body},
-      res,
-      {targets: r.targets, fallbacks: r.fallbacks ?? true, timeouts: r.timeouts ?? DEFAULT_TIMEOUTS, pools},
-    )
-    results.push(result)
-  })
-  gateway.listen(0, '127.0.0.1')
-  await new Promise((resolve) => gateway.once('listening', resolve))
-  gatewayUrl = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`
+  gatewayUrl = await gateway.listen()
 })
 
 afterEach(() => {
-  results = []
+  gateway.results.length = 0
   sim.faults.clear()
   sim.requests.length = 0
 })
 
 afterAll(async () => {
-  gateway.closeAllConnections()
-  gateway.close()
-  await pools.close()
+  await gateway.close()
   await sim.close()
 })
 
@@ -121,7 +78,7 @@ describe('SDKs through the proxy to the simulator: usage recorded to the token',
     })
     const stream = client.responses.stream({model: 'gpt-sim', input: 'and stream them'})
     const streamed = await stream.finalResponse()
-    const [r1, r2] = await waitForResults(2)
+    const [r1, r2] = await gateway.settled(2)
     for (const [result, response] of [
       [r1, plain],
       [r2, streamed],
@@ -158,7 +115,7 @@ describe('SDKs through the proxy to the simulator: usage recorded to the token',
     const count = await client.beta.messages.countTokens({model: 'claude-sim', messages: params.messages})
     expect(count.input_tokens).toBeGreaterThan(0)
     expect(response.headers.get('request-id')).toMatch(/^req_/)
-    const [r1, r2, r3] = await waitForResults(3)
+    const [r1, r2, r3] = await gateway.settled(3)
     for (const [result, message] of [
       [r1, streamed],
       [r2, plain],
@@ -194,7 +151,7 @@ describe('SDKs through the proxy to the simulator: usage recorded to the token',
       contents: 'stream',
     }))
       last = chunk
-    const [r1, r2] = await waitForResults(2)
+    const [r1, r2] = await gateway.settled(2)
     for (const [result, response] of [
       [r1, plain],
       [r2, last!],
@@ -233,7 +190,7 @@ describe('routing and failure', () => {
       messages: [{role: 'user', content: 'x'}],
     })
     expect(message.model).toBe('claude-rewritten')
-    const [result] = await waitForResults(1)
+    const [result] = await gateway.settled(1)
     expect(result).toMatchObject({
       status: 200,
       provider: 'good',
@@ -273,7 +230,7 @@ describe('routing and failure', () => {
       body: JSON.stringify({contents: [{parts: [{text: 'hi'}]}]}),
     })
     expect(res.status).toBe(200)
-    const [result] = await waitForResults(1)
+    const [result] = await gateway.settled(1)
     expect(result.attempts.map((a) => a.error)).toEqual([
       'slow: no answer within 200 ms (first-byte timeout)',
       'limited: upstream answered 429',
@@ -393,7 +350,7 @@ describe('routing and failure', () => {
       body: JSON.stringify({model: 'm', input: 'x'}),
     })
     expect(res.status).toBe(200)
-    const [result] = await waitForResults(1)
+    const [result] = await gateway.settled(1)
     expect(result.attempts).toEqual([
       {provider: 'first', skipped: 'circuit-open', error: 'first: breaker open'},
       {provider: 'second', status: 200},
@@ -436,7 +393,7 @@ describe('routing and failure', () => {
         expect(numbers).toEqual(numbers.map((_, i) => i))
       }
     }
-    const all = await waitForResults(3)
+    const all = await gateway.settled(3)
     expect(all.every((r) => r.error?.includes('stream broke after the first byte'))).toBe(true)
   })
 
@@ -452,26 +409,10 @@ describe('routing and failure', () => {
   })
 })
 
-/** A custom upstream that records raw requests (headers unredacted) and answers per family. */
-async function customUpstream(
-  handler: (req: IncomingMessage, res: ServerResponse, body: Buffer) => void | Promise<void>,
-): Promise<{origin: string; close: () => void}> {
-  const server = createServer(async (req, res) => handler(req, res, await readBody(req)))
-  server.listen(0, '127.0.0.1')
-  await new Promise((resolve) => server.once('listening', resolve))
-  return {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => {
-      server.closeAllConnections()
-      server.close()
-    },
-  }
-}
-
 describe('what leaves the machine', () => {
   it('never forwards the gateway key; sets the provider credential in its family form; forwards protocol headers', async () => {
     const seen: Array<{url: string; headers: IncomingMessage['headers']}> = []
-    const upstream = await customUpstream((req, res) => {
+    const upstream = await startUpstream((req, res) => {
       seen.push({url: req.url ?? '', headers: req.headers})
       res.writeHead(200, {'content-type': 'application/json'})
       res.end('{}')
@@ -522,7 +463,7 @@ describe('what leaves the machine', () => {
   })
 
   it("redacts the provider's credential when an upstream error quotes it back", async () => {
-    const upstream = await customUpstream((req, res) => {
+    const upstream = await startUpstream((req, res) => {
       const key = String(req.headers.authorization ?? req.headers['x-api-key']).replace(/^Bearer /, '')
       const text = JSON.stringify({
         error: {message: `Incorrect API key provided: ${key}.`, type: 'invalid_request_error'},
@@ -561,7 +502,7 @@ describe('chat streams and client aborts', () => {
 
   it('asks upstream for stream usage and hides the extra usage chunk from a client that did not ask', async () => {
     const bodies: Array<Record<string, unknown>> = []
-    const upstream = await customUpstream((_req, res, body) => {
+    const upstream = await startUpstream((_req, res, body) => {
       const json = JSON.parse(body.toString()) as Record<string, unknown>
       bodies.push(json)
       res.writeHead(200, {'content-type': 'text/event-stream'})
@@ -605,7 +546,7 @@ describe('chat streams and client aborts', () => {
       expect(withUsage).toHaveLength(4)
       expect(withUsage.at(-1)).toMatchObject({choices: [], usage: {prompt_tokens: 9}})
       expect(bodies.map((b) => b.stream_options)).toEqual([{include_usage: true}, {include_usage: true}])
-      const [r1, r2] = await waitForResults(2)
+      const [r1, r2] = await gateway.settled(2)
       expect(r1.usage).toEqual({
         inputTokens: 9,
         outputTokens: 2,
@@ -624,7 +565,7 @@ describe('chat streams and client aborts', () => {
     let upstreamClosedEarly: () => void = () => undefined
     const closed = new Promise<void>((resolve) => (upstreamClosedEarly = resolve))
     let finished = false
-    const upstream = await customUpstream(async (_req, res) => {
+    const upstream = await startUpstream(async (_req, res) => {
       res.on('close', () => {
         if (!finished) upstreamClosedEarly()
       })
@@ -650,7 +591,7 @@ describe('chat streams and client aborts', () => {
       controller.abort()
       await closed
       expect(finished).toBe(false)
-      const [result] = await waitForResults(1)
+      const [result] = await gateway.settled(1)
       expect(result).toMatchObject({clientAborted: true, error: 'client closed the connection'})
     } finally {
       upstream.close()
@@ -714,7 +655,7 @@ describe('topLevelFields', () => {
 
 describe('idle timeout and simulator faults', () => {
   it('an upstream silent for longer than idleMs after the first byte ends the stream with an error event', async () => {
-    const upstream = await customUpstream(async (_req, res) => {
+    const upstream = await startUpstream(async (_req, res) => {
       res.writeHead(200, {'content-type': 'text/event-stream'})
       res.write(
         'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":3,"output_tokens":1}}}\n\n',
@@ -736,7 +677,7 @@ describe('idle timeout and simulator faults', () => {
       expect(text).toContain(
         'event: error\ndata: {"type":"error","error":{"type":"api_error","message":"stalls: stream broke after the first byte: upstream silent for 200 ms (idle timeout)"}}',
       )
-      const [result] = await waitForResults(1)
+      const [result] = await gateway.settled(1)
       expect(result.usage).toMatchObject({inputTokens: 3, outputTokens: 1})
     } finally {
       upstream.close()
@@ -745,7 +686,7 @@ describe('idle timeout and simulator faults', () => {
 
   it('x-sim-fault reaches simulator providers only', async () => {
     const seen: IncomingMessage['headers'][] = []
-    const upstream = await customUpstream((req, res) => {
+    const upstream = await startUpstream((req, res) => {
       seen.push(req.headers)
       res.writeHead(200, {'content-type': 'application/json'})
       res.end('{}')
@@ -775,7 +716,7 @@ describe('idle timeout and simulator faults', () => {
 
 describe('a stream that breaks mid-event', () => {
   it('starts the error event on its own after a blank line', async () => {
-    const upstream = await customUpstream((_req, res) => {
+    const upstream = await startUpstream((_req, res) => {
       res.writeHead(200, {'content-type': 'text/event-stream'})
       res.write('data: {"candidates":[{"content":{"parts":[{"text":"PO"}]}}]}\n\ndata: {"candidates":[{"cont')
       setTimeout(() => res.destroy(), 20)
@@ -800,7 +741,7 @@ describe('pass-through streaming', () => {
   it('the client gets each event while the upstream is still streaming (nothing buffered)', async () => {
     let release: () => void = () => undefined
     const released = new Promise<void>((resolve) => (release = resolve))
-    const upstream = await customUpstream(async (_req, res) => {
+    const upstream = await startUpstream(async (_req, res) => {
       res.writeHead(200, {'content-type': 'text/event-stream', 'request-id': 'req_upstream1'})
       res.write(
         'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":4,"output_tokens":1}}}\n\n',
@@ -826,7 +767,7 @@ describe('pass-through streaming', () => {
       for (let r = await reader.read(); !r.done; r = await reader.read())
         rest += new TextDecoder().decode(r.value)
       expect(rest).toContain('message_stop')
-      const [result] = await waitForResults(1)
+      const [result] = await gateway.settled(1)
       expect(result.usage).toMatchObject({inputTokens: 4, outputTokens: 9})
       expect(result.requestId).toBe('req_upstream1')
     } finally {
