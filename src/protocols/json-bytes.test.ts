@@ -72,7 +72,7 @@ describe('JSON bodies between bytes and strings', () => {
 describe("a stream's chunk text", () => {
   /** What the one streaming TextDecoder the chunk text replaces made of these chunks. */
   function reference(chunks: Buffer[]): string {
-    let decoder: TextDecoder | undefined
+    let decoder: InstanceType<typeof TextDecoder> | undefined
     let out = ''
     for (const c of chunks)
       if (!decoder && isAscii(c)) out += c.toString('latin1')
