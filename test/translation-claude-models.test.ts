@@ -11,6 +11,7 @@ import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import {codexRequest} from './helpers/codex.js'
 import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
@@ -48,24 +49,6 @@ const settings = (calls: Array<Record<string, any>>) =>
     effort: c.output_config?.effort ?? null,
     temperature: c.temperature ?? null,
   }))
-
-/** Codex's request: effort high, a reasoning summary, its reasoning carried back encrypted. */
-const codexRequest = (input: unknown, stream = false): any => ({
-  model: 'gpt-5.5-codex',
-  input,
-  reasoning: {effort: 'high', summary: 'auto'},
-  include: ['reasoning.encrypted_content'],
-  store: false,
-  stream,
-  tools: [
-    {
-      type: 'function',
-      name: 'read_file',
-      description: 'Read a file',
-      parameters: {type: 'object', properties: {path: {type: 'string'}}, required: ['path']},
-    },
-  ],
-})
 
 const summaryText = (output: any[]): string =>
   output

@@ -12,6 +12,7 @@ import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import {codexRequest, READ_FILE_TOOL} from './helpers/codex.js'
 import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
@@ -51,24 +52,6 @@ async function logRows(name: string, count = 1) {
   return rows
 }
 const openai = (id: string) => new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(id)!, maxRetries: 0})
-
-const readFile = {
-  type: 'function' as const,
-  name: 'read_file',
-  description: 'Read a file',
-  parameters: {type: 'object', properties: {path: {type: 'string'}}, required: ['path']},
-}
-
-/** Codex's request: effort high, a reasoning summary, its reasoning carried back encrypted. */
-const codexRequest = (input: unknown, stream = false): any => ({
-  model: 'gpt-5.5-codex',
-  input,
-  reasoning: {effort: 'high', summary: 'auto'},
-  include: ['reasoning.encrypted_content'],
-  store: false,
-  stream,
-  tools: [readFile],
-})
 
 /**
  * A Codex conversation of `requests` requests, its history sent back whole each time: a call of
@@ -139,7 +122,7 @@ describe('Opus 5.5: thinking bound to its conversation', {timeout: 60_000}, () =
         model: 'gpt-5',
         reasoning_effort: 'high',
         messages,
-        tools: [{type: 'function', function: {name: 'read_file', parameters: readFile.parameters}}],
+        tools: [{type: 'function', function: {name: 'read_file', parameters: READ_FILE_TOOL.parameters}}],
       } as any)
       const message = answer.choices[0].message
       messages.push({role: 'assistant', content: message.content, tool_calls: message.tool_calls})
@@ -156,7 +139,9 @@ describe('Opus 5.5: thinking bound to its conversation', {timeout: 60_000}, () =
         contents,
         config: {
           thinkingConfig: {includeThoughts: true, thinkingBudget: 8192},
-          tools: [{functionDeclarations: [{name: 'read_file', parametersJsonSchema: readFile.parameters}]}],
+          tools: [
+            {functionDeclarations: [{name: 'read_file', parametersJsonSchema: READ_FILE_TOOL.parameters}]},
+          ],
         },
       })
       const content = answer.candidates?.[0]?.content
@@ -227,7 +212,7 @@ describe('a forced tool choice and JSON answers on models that refuse forcing', 
     const answer = await openai('sonnet55').chat.completions.create({
       model: 'gpt-5',
       messages: [{role: 'user', content: 'Where are the notes?'}],
-      tools: [{type: 'function', function: {name: 'read_file', parameters: readFile.parameters}}],
+      tools: [{type: 'function', function: {name: 'read_file', parameters: READ_FILE_TOOL.parameters}}],
       tool_choice: {type: 'function', function: {name: 'read_file'}},
     })
     expect(answer.choices[0].message.tool_calls?.[0]).toMatchObject({function: {name: 'read_file'}})
@@ -293,7 +278,7 @@ const requiredCall = (id: string) =>
   openai(id).chat.completions.create({
     model: 'gpt-5',
     messages: [{role: 'user', content: 'Where are the notes?'}],
-    tools: [{type: 'function', function: {name: 'read_file', parameters: readFile.parameters}}],
+    tools: [{type: 'function', function: {name: 'read_file', parameters: READ_FILE_TOOL.parameters}}],
     tool_choice: 'required',
   })
 

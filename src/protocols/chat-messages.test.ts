@@ -8,7 +8,7 @@ import {describe, expect, it} from 'vitest'
 
 import {BoundedCarry} from './carry.js'
 import {chatCodec} from './chat.js'
-import {chatSse, decodeAll, encodeAll, messagesSse, serveOnce} from './cm-test-helpers.js'
+import {chatChunk, chatSse, decodeAll, encodeAll, messagesSse, serveOnce} from './cm-test-helpers.js'
 import type {Request} from './ir.js'
 import {messagesCodec} from './messages.js'
 
@@ -55,13 +55,8 @@ const turn1 = {
   ],
 }
 
-const chunk = (delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> => ({
-  id: 'chatcmpl-ds1',
-  object: 'chat.completion.chunk',
-  created: 1,
-  model: 'deepseek-reasoner',
-  choices: [{index: 0, delta, finish_reason: finish}],
-})
+const chunk = (delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> =>
+  chatChunk(delta, finish, {id: 'chatcmpl-ds1', model: 'deepseek-reasoner'})
 
 const DEEPSEEK_STREAM = chatSse([
   chunk({role: 'assistant', content: null, reasoning_content: ''}),

@@ -4,18 +4,19 @@ import {afterEach, describe, expect, it, vi} from 'vitest'
 import {BoundedCarry} from './carry.js'
 import {chatCodec} from './chat.js'
 import {chatFinish, decodeChatUsage} from './chat-stream.js'
-import {chatSse, decodeAll, encodeAll, parseSse, serveOnce} from './cm-test-helpers.js'
+import {
+  chatChunk,
+  chatSse,
+  chatToolChunk,
+  decodeAll,
+  encodeAll,
+  parseSse,
+  serveOnce,
+} from './cm-test-helpers.js'
 import type {StreamEvent} from './ir.js'
 
-const chunk = (delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> => ({
-  id: 'c1',
-  object: 'chat.completion.chunk',
-  created: 1,
-  model: 'up',
-  choices: [{index: 0, delta, finish_reason: finish}],
-})
-const tc = (index: number, fn: Record<string, unknown>, id?: string): Record<string, unknown> =>
-  chunk({tool_calls: [{index, ...(id ? {id, type: 'function'} : {}), function: fn}]})
+const chunk = chatChunk
+const tc = chatToolChunk
 
 const decode = (chunks: unknown[]): StreamEvent[] => decodeAll(chatCodec.streamDecoder({}), chatSse(chunks))
 

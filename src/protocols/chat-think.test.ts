@@ -9,20 +9,13 @@ import {describe, expect, it} from 'vitest'
 import {BoundedCarry} from './carry.js'
 import {chatCodec} from './chat.js'
 import {splitThink, tagStartAtEnd} from './cm-common.js'
-import {chatSse, decodeAll, encodeAll, parseSse} from './cm-test-helpers.js'
+import {chatChunk, chatSse, chatToolChunk, decodeAll, encodeAll, parseSse} from './cm-test-helpers.js'
 import type {Message, Part, Request, StreamEvent} from './ir.js'
 import {messagesCodec} from './messages.js'
 import {responsesCodec} from './responses.js'
 
-const chunk = (delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> => ({
-  id: 'c1',
-  object: 'chat.completion.chunk',
-  created: 1,
-  model: 'up',
-  choices: [{index: 0, delta, finish_reason: finish}],
-})
-const tc = (index: number, fn: Record<string, unknown>, id?: string): Record<string, unknown> =>
-  chunk({tool_calls: [{index, ...(id ? {id, type: 'function'} : {}), function: fn}]})
+const chunk = chatChunk
+const tc = chatToolChunk
 
 /**
  * The events of a stream whose content comes in `pieces`: `templated`, after the role chunk most

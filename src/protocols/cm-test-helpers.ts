@@ -27,6 +27,27 @@ export function parseSse(text: string): Array<{event?: string; data: string}> {
 export const chatSse = (chunks: unknown[]): string =>
   chunks.map((c) => `data: ${typeof c === 'string' ? c : JSON.stringify(c)}\n\n`).join('')
 
+/** One `chat.completion.chunk` of one choice (`delta`, its finish reason), from `model` as `id`. */
+export const chatChunk = (
+  delta: Record<string, unknown>,
+  finish: string | null = null,
+  {id = 'c1', model = 'up'}: {id?: string; model?: string} = {},
+): Record<string, unknown> => ({
+  id,
+  object: 'chat.completion.chunk',
+  created: 1,
+  model,
+  choices: [{index: 0, delta, finish_reason: finish}],
+})
+
+/** A chunk of one tool call's delta at `index` (its `id` on the call's first chunk). */
+export const chatToolChunk = (
+  index: number,
+  fn: Record<string, unknown>,
+  id?: string,
+): Record<string, unknown> =>
+  chatChunk({tool_calls: [{index, ...(id ? {id, type: 'function'} : {}), function: fn}]})
+
 /** Messages-style events from payloads (`event:` = the payload's type). */
 export const messagesSse = (payloads: Array<Record<string, unknown>>): string =>
   payloads.map((p) => `event: ${String(p.type)}\ndata: ${JSON.stringify(p)}\n\n`).join('')

@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {BoundedCarry} from './carry.js'
+import {chatChunk} from './cm-test-helpers.js'
 import {
   decodeClientRequest,
   encodeUpstreamRequest,
@@ -15,13 +16,8 @@ import {
 
 const sse = (events: unknown[]): string =>
   events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('') + 'data: [DONE]\n\n'
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-  id: 'chatcmpl-1',
-  object: 'chat.completion.chunk',
-  created: 1,
-  model: 'deepseek-reasoner',
-  choices: [{index: 0, delta, finish_reason: finish}],
-})
+const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+  chatChunk(delta, finish, {id: 'chatcmpl-1', model: 'deepseek-reasoner'})
 
 function messagesEvents(text: string): Array<{event: string; data: any}> {
   return text
