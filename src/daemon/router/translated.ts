@@ -38,19 +38,40 @@ const MAX_TRANSLATED_JSON_BYTES = 64 * 1024 * 1024
 /** From this many characters a translated answer is written as bytes (`utf8Bytes`), not text. */
 const LARGE_ANSWER = 16 * 1024
 
-class TooLarge extends Error {}
+export class TooLarge extends Error {}
 
-/** The body's bytes, refused once they pass the cap (an answer without a content-length). */
-async function readCapped(body: Dispatcher.ResponseData['body']): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > MAX_TRANSLATED_JSON_BYTES)
-      throw new TooLarge(`answer larger than ${MAX_TRANSLATED_JSON_BYTES} bytes`)
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks)
+/**
+ * The body's bytes, refused once they pass the cap. By its 'data' events, as the pass-through
+ * relays: undici's `arrayBuffer()` and `for await` add a promise chain, a consume state, a copy
+ * into a fresh array and several ticks to an answer that came in one read.
+ */
+export function readAll(body: Dispatcher.ResponseData['body'], cap: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length
+      if (size > cap) {
+        body.off('data', onData)
+        body.destroy()
+        reject(new TooLarge(`answer larger than ${cap} bytes`))
+        return
+      }
+      chunks.push(chunk)
+    }
+    let ended = false
+    body.on('data', onData)
+    body.once('end', () => {
+      ended = true
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))
+    })
+    body.once('error', reject)
+    // destroyed without an error (not expected of undici): settled, never left pending (an Error
+    // made after every answer's end would cost its stack trace, ~10 µs)
+    body.once('close', () => {
+      if (!ended) reject(new Error('the answer closed before its end'))
+    })
+  })
 }
 
 /**
@@ -324,11 +345,7 @@ export async function relayTranslated(
     let failure: string | undefined
     let tooLarge = false
     try {
-      const length = Number(upstream.headers['content-length'])
-      if (length >= 0 && length <= MAX_TRANSLATED_JSON_BYTES) {
-        // the usual answer: its size is known and allowed, read in one go
-        body = parseAnswer(Buffer.from(await upstream.body.arrayBuffer()))
-      } else body = parseAnswer(await readCapped(upstream.body))
+      body = parseAnswer(await readAll(upstream.body, MAX_TRANSLATED_JSON_BYTES))
     } catch (error) {
       tooLarge = error instanceof TooLarge
       if (!(error instanceof SyntaxError) && !tooLarge) {
