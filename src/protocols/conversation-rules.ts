@@ -21,7 +21,10 @@
  *   tool call's turn without it (DeepSeek, Kimi): an empty one where there is none;
  * - a tool call's thought signature (Gemini 3 through OpenRouter or Google's OpenAI-compatible
  *   endpoint), which a history the gateway lost it from (a restart) or another vendor made has
- *   none of: Google's documented dummy in its place.
+ *   none of: Google's documented dummy in its place;
+ * - the `id` of a Gemini function call and of its response, which Vertex AI refuses ("Unknown name
+ *   \"id\" at 'contents[1].parts[0].function_call': Cannot find field."): both go without it, and
+ *   Gemini pairs them by order and name, as its API did before ids.
  */
 import {createHash} from 'node:crypto'
 
@@ -200,6 +203,29 @@ export function dummySignatures(body: Body, field: ThoughtSignatureField): void 
     const signed = {...first, extra_content: {[field]: {thought_signature: SKIP_THOUGHT_SIGNATURE}}}
     return {...m, tool_calls: [signed, ...calls.slice(1)]}
   })
+}
+
+/**
+ * A Gemini body whose function calls and function responses carry no `id` (the parts are the
+ * encoder's own: rewritten in place). The same bytes on every request.
+ */
+export function withoutCallIds(body: Body): void {
+  const contents = body.contents
+  if (!Array.isArray(contents)) return
+  for (const content of contents as Body[]) {
+    const parts = content?.parts
+    if (!Array.isArray(parts)) continue
+    for (const part of parts as Body[]) {
+      if (!part || typeof part !== 'object') continue
+      for (const key of ['functionCall', 'functionResponse'] as const) {
+        const inner = part[key] as Body | undefined
+        if (inner && typeof inner === 'object' && 'id' in inner) {
+          const {id: _, ...rest} = inner
+          part[key] = rest
+        }
+      }
+    }
+  }
 }
 
 /** The result given to a tool call the history has none for. */

@@ -15,9 +15,11 @@ import {
   pairToolResults,
   reshapeReasoningHistory,
   shapeToolIds,
+  withoutCallIds,
 } from './conversation-rules.js'
 import {geminiCodec, searchesBesideFunctions} from './gemini.js'
 import {clientToolName, renameTools, upstreamToolNames} from './tool-names.js'
+import {withoutSchemaKeys} from './tool-schemas.js'
 import type {
   ClaudeLearned,
   Codec,
@@ -136,6 +138,8 @@ export function encodeUpstreamRequest(
     adapt?.media ? withoutRefusedMedia(client.request, adapt.media, model) : client.request,
   )
   if (adapt?.noWebSearch && optionalSearch(request)) request = {...request, webSearch: undefined}
+  // tool-schema keywords a Gemini behind a chat server (or a relay) refused: gone from every schema
+  if (adapt?.schemaKeys) request = withoutSchemaKeys(request, adapt.schemaKeys)
   const body = codec.encodeRequest(
     names ? renameTools(request, names) : request,
     model,
@@ -294,6 +298,18 @@ export interface UpstreamAdaptation {
    * server without the server tool. The requests go without it (a search request is still sent).
    */
   noWebSearch?: boolean
+  /**
+   * Tool-schema keywords the upstream refused (Gemini's OpenAPI subset behind a chat server or a
+   * relay: "Unknown name \"$schema\" at 'tools[0].function_declarations[0].parameters'"): they go
+   * from every tool's schema (tool-schemas.ts).
+   */
+  schemaKeys?: readonly string[]
+  /**
+   * Gemini: the `id` of function calls and responses refused (Vertex AI: "Unknown name \"id\" at
+   * 'contents[1].parts[0].function_call'"): both go without it, Gemini pairing them by order and
+   * name (conversation-rules.ts `withoutCallIds`).
+   */
+  noCallIds?: boolean
 }
 
 /** The search a request offers the model, when it offers one beside functions and does not force it. */
@@ -345,6 +361,7 @@ function adaptBody(
   if (adapt.bridgeToolTurns) bridgeToolTurns(body)
   if (adapt.reasoningHistory) reshapeReasoningHistory(body, adapt.reasoningHistory)
   if (adapt.thoughtSignatures) dummySignatures(body, adapt.thoughtSignatures)
+  if (adapt.noCallIds) withoutCallIds(body)
   if (adapt.effort) {
     const effort = typeof body.reasoning_effort === 'string' ? adapt.effort[body.reasoning_effort] : undefined
     if (effort !== undefined) body.reasoning_effort = effort

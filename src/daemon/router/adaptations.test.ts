@@ -2014,3 +2014,186 @@ describe("Gemini 3's refusal of a tool call turn without its thought signature (
     expect(openRouterTurn.tool_calls).toEqual([call('a'), call('b')])
   })
 })
+
+describe("Gemini's refusal of unknown fields: tool-schema keywords, the ids of function calls", () => {
+  const line = (name: string, at: string) =>
+    `Invalid JSON payload received. Unknown name "${name}" at '${at}': Cannot find field.`
+  /** Google's OpenAI-compatible endpoint: its error bodies in a list. */
+  const google = (...lines: string[]) =>
+    JSON.stringify([{error: {code: 400, message: lines.join('\n'), status: 'INVALID_ARGUMENT'}}])
+  const schemaLine = (name: string, at = '') =>
+    line(name, `tools[0].function_declarations[0].parameters${at}`)
+  const client = () =>
+    decodeClientRequest(
+      'messages',
+      {
+        model: 'c',
+        max_tokens: 1024,
+        messages: [{role: 'user', content: 'hi'}],
+        tools: [
+          {
+            name: 'Bash',
+            input_schema: {
+              $schema: 'http://json-schema.org/draft-07/schema#',
+              type: 'object',
+              properties: {
+                command: {type: 'string'},
+                timeout: {type: 'number', exclusiveMinimum: 0},
+                const: {type: 'string', const: 'x'},
+              },
+              additionalProperties: false,
+            },
+          },
+        ],
+      },
+      {model: 'c', stream: false},
+    )
+  const chatSent = () => encodeUpstreamRequest(client(), 'chat', 'gemini-2.5-pro').sent
+
+  it('every keyword of one refusal at once, remembered, and later ones added', () => {
+    const a = new UpstreamAdaptations()
+    const refusal = google(schemaLine('$schema'), schemaLine('exclusiveMinimum', '.properties[1].value'))
+    expect(a.learn('g', 'gemini-2.5-pro', refusal, chatSent())).toBe(
+      'refused the tool-schema keywords $schema, exclusiveMinimum: sent again without them',
+    )
+    expect(a.get('g', 'gemini-2.5-pro')).toEqual({schemaKeys: ['$schema', 'exclusiveMinimum']})
+    const known = a.get('g', 'gemini-2.5-pro')
+    const more = google(schemaLine('const', '.properties[2].value'), schemaLine('additionalProperties'))
+    expect(a.learn('g', 'gemini-2.5-pro', more, {...chatSent(), adaptedWith: known})).toBe(
+      'refused the tool-schema keywords const, additionalProperties: sent again without them',
+    )
+    expect(a.get('g', 'gemini-2.5-pro')?.schemaKeys).toEqual([
+      '$schema',
+      'exclusiveMinimum',
+      'const',
+      'additionalProperties',
+    ])
+    // the same keywords refused again (nothing new): the client sees it
+    const all = a.get('g', 'gemini-2.5-pro')
+    expect(a.learn('g', 'gemini-2.5-pro', more, {...chatSent(), adaptedWith: all})).toBeUndefined()
+    expect(describeAdaptation(all!)).toEqual([
+      "tool schemas sent without $schema, exclusiveMinimum, const, additionalProperties (Gemini's schema subset)",
+    ])
+  })
+
+  it("in a relay's message (LiteLLM's, Google's body escaped inside it)", () => {
+    const inner = JSON.stringify({
+      error: {code: 400, message: schemaLine('propertyNames', '.properties[3].value')},
+    })
+    const litellm = JSON.stringify({
+      error: {message: `litellm.BadRequestError: VertexAIException BadRequestError - ${inner}`, code: '400'},
+    })
+    const a = new UpstreamAdaptations()
+    expect(a.learn('l', 'gemini-2.5-flash', litellm, chatSent())).toBe(
+      'refused the tool-schema keyword propertyNames: sent again without it',
+    )
+  })
+
+  it('sends the schemas without them, the same bytes on every request; a property named const stays', () => {
+    const adapt: UpstreamAdaptation = {
+      schemaKeys: ['$schema', 'exclusiveMinimum', 'const', 'additionalProperties'],
+    }
+    const body = () => encodeUpstreamRequest(client(), 'chat', 'gemini-2.5-pro', {}, adapt).body.toString()
+    const sent = JSON.parse(body())
+    expect(sent.tools[0].function.parameters).toEqual({
+      type: 'object',
+      properties: {
+        command: {type: 'string'},
+        timeout: {type: 'number', minimum: 0},
+        const: {type: 'string', enum: ['x']},
+      },
+    })
+    expect(body()).toBe(body())
+    // a Gemini upstream too (a relay that converts parametersJsonSchema to parameters)
+    const gemini = JSON.parse(encodeUpstreamRequest(client(), 'gemini', 'g', {}, adapt).body.toString())
+    expect(JSON.stringify(gemini.tools)).not.toMatch(/\$schema|exclusiveMinimum|additionalProperties/)
+  })
+
+  it("Vertex AI's refusal of call ids: learned for a Gemini upstream, with schema keywords in the same 400", () => {
+    const ids = JSON.stringify({
+      error: {
+        code: 400,
+        message: [
+          line('id', 'contents[1].parts[0].function_call'),
+          line('id', 'contents[2].parts[0].function_response'),
+        ].join('\n'),
+        status: 'INVALID_ARGUMENT',
+      },
+    })
+    const geminiSent = encodeUpstreamRequest(client(), 'gemini', 'gemini-2.5-pro').sent
+    const a = new UpstreamAdaptations()
+    expect(a.learn('v', 'gemini-2.5-pro', ids, geminiSent)).toBe(
+      'refused the id of function calls and responses: sent again without it',
+    )
+    expect(a.get('v', 'gemini-2.5-pro')).toEqual({noCallIds: true})
+    expect(describeAdaptation({noCallIds: true})).toEqual([
+      'function calls and responses sent without ids (paired by order and name)',
+    ])
+    // both at once
+    const b = new UpstreamAdaptations()
+    const both = google(schemaLine('$schema'), line('id', 'contents[1].parts[0].function_call'))
+    expect(b.learn('v', 'm', both, geminiSent)).toBe(
+      'refused the tool-schema keyword $schema, refused the id of function calls and responses: sent again without them',
+    )
+    expect(b.get('v', 'm')).toEqual({schemaKeys: ['$schema'], noCallIds: true})
+    // a chat upstream writes ids of its own protocol: nothing to learn there
+    expect(new UpstreamAdaptations().learn('c', 'm', ids, chatSent())).toBeUndefined()
+  })
+
+  it('teaches nothing where a name is refused at another place, or the request had no tools', () => {
+    const a = new UpstreamAdaptations()
+    const mixed = google(schemaLine('$schema'), line('foo', 'generation_config'))
+    expect(a.learn('g', 'm', mixed, chatSent())).toBeUndefined()
+    expect(
+      a.learn('g', 'm', google(line('strict', 'tools[0].function_declarations[0]')), chatSent()),
+    ).toBeUndefined()
+    const noTools = encodeUpstreamRequest(
+      decodeClientRequest(
+        'messages',
+        {model: 'c', max_tokens: 10, messages: [{role: 'user', content: 'hi'}]},
+        {},
+      ),
+      'chat',
+      'm',
+    ).sent
+    expect(a.learn('g', 'm', google(schemaLine('$schema')), noTools)).toBeUndefined()
+    expect(a.get('g', 'm')).toBeUndefined()
+  })
+
+  it('sends a Gemini body without the ids of calls and responses once learned', () => {
+    const history = decodeClientRequest(
+      'chat',
+      {
+        model: 'c',
+        messages: [
+          {role: 'user', content: 'list'},
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              {id: 'call_1', type: 'function', function: {name: 'ls', arguments: '{}'}},
+              {id: 'call_2', type: 'function', function: {name: 'ls', arguments: '{"a":1}'}},
+            ],
+          },
+          {role: 'tool', tool_call_id: 'call_1', content: 'a'},
+          {role: 'tool', tool_call_id: 'call_2', content: 'b'},
+        ],
+        tools: [{type: 'function', function: {name: 'ls', parameters: {type: 'object'}}}],
+      },
+      {},
+    )
+    const encode = (adapt?: UpstreamAdaptation) =>
+      encodeUpstreamRequest(history, 'gemini', 'gemini-2.5-pro', {}, adapt).body.toString()
+    expect(encode()).toMatch(/"id":"call_1"/)
+    const body = JSON.parse(encode({noCallIds: true}))
+    expect(body.contents[1].parts.map((p: any) => p.functionCall)).toEqual([
+      {name: 'ls', args: {}},
+      {name: 'ls', args: {a: 1}},
+    ])
+    expect(body.contents[2].parts.map((p: any) => p.functionResponse)).toEqual([
+      {name: 'ls', response: {output: 'a'}},
+      {name: 'ls', response: {output: 'b'}},
+    ])
+    expect(encode({noCallIds: true})).toBe(encode({noCallIds: true}))
+  })
+})

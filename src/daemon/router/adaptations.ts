@@ -608,6 +608,62 @@ function signatureRefusal(errorText: string, message: string): ThoughtSignatureF
   return undefined
 }
 
+/**
+ * Gemini's words for a field it does not know, with the field's place in the body as its API
+ * names it (proto names): `Invalid JSON payload received. Unknown name "$schema" at
+ * 'tools[0].function_declarations[0].parameters': Cannot find field.`, one line each, in its
+ * own error body or in a relay's message (LiteLLM's, its quotes escaped once or twice).
+ */
+const UNKNOWN_NAME = /Unknown name \\*"([$\w-]{1,64})\\*" at \\*'([^'\\]{1,300})\\*'/g
+
+/** Where a function declaration's schema is: the keywords refused in it. */
+const SCHEMA_PLACE =
+  /^tools\[\d+\]\.(?:function_declarations|functionDeclarations)\[\d+\]\.(?:parameters|parameters_json_schema|parametersJsonSchema)(?:\.|$)/
+
+/** Where a function call's or response's `id` is (Vertex AI refuses it). */
+const CALL_ID_PLACE =
+  /^contents\[\d+\]\.parts\[\d+\]\.(?:function_call|functionCall|function_response|functionResponse)$/
+
+/**
+ * What Gemini's refusal of unknown fields teaches (see {@link UNKNOWN_NAME}), when every field it
+ * names is one a request may go without: keywords of the tools' schemas (Google's
+ * OpenAI-compatible endpoint and relays to Gemini read them as its OpenAPI subset; Claude Code's,
+ * Codex's and opencode's tools carry `$schema`, `exclusiveMinimum`, `propertyNames`, `const`,
+ * `additionalProperties`, `$ref`), all learned at once and added to those learned before; the
+ * `id` of function calls and responses, which Vertex AI refuses (a Gemini upstream: its calls
+ * and responses pair by order and name). Anything else it names is the client's to see.
+ */
+function unknownNames(
+  errorText: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  if (!errorText.includes('Unknown name') || ECHOES_INPUT.test(errorText)) return undefined
+  const keys: string[] = []
+  let ids = false
+  for (const [, name, place] of errorText.matchAll(UNKNOWN_NAME)) {
+    if (SCHEMA_PLACE.test(place) && (sent.request?.tools.length ?? 0) > 0) {
+      if (!keys.includes(name)) keys.push(name)
+    } else if (name === 'id' && CALL_ID_PLACE.test(place) && sent.upstream === 'gemini') ids = true
+    else return undefined
+  }
+  const learned = keys.filter((k) => !known.schemaKeys?.includes(k))
+  const newIds = ids && !known.noCallIds
+  if (learned.length === 0 && !newIds) return undefined
+  const notes: string[] = []
+  if (learned.length > 0)
+    notes.push(`refused the tool-schema keyword${learned.length > 1 ? 's' : ''} ${learned.join(', ')}`)
+  if (newIds) notes.push('refused the id of function calls and responses')
+  return {
+    next: {
+      ...known,
+      ...(learned.length > 0 ? {schemaKeys: [...(known.schemaKeys ?? []), ...learned]} : {}),
+      ...(newIds ? {noCallIds: true} : {}),
+    },
+    note: `${notes.join(', ')}: sent again without ${learned.length + (newIds ? 1 : 0) > 1 ? 'them' : 'it'}`,
+  }
+}
+
 /** What {@link extraFields} calls a refused `reasoning_content` of the history's assistant messages. */
 export const REASONING_HISTORY = 'messages[].reasoning_content'
 /** The same for `reasoning` (the field Cerebras and OpenRouter write). */
@@ -727,6 +783,10 @@ function decide(
   // llama.cpp answers its refusal of images with a 500, older vLLM its refusal of a file with a
   // 501: nothing else is learned from one
   if (status >= 500) return undefined
+  // Gemini's refusal of fields it does not know, by their place: tool-schema keywords (behind a
+  // chat server or a relay), the ids of function calls and responses (Vertex AI)
+  const unknown = status === 400 ? unknownNames(errorText, sent, known) : undefined
+  if (unknown) return unknown
   // FastAPI servers (Mistral's API) name each field they do not take by its place in the body
   const extras = extraFields(errorText)
   if (extras.length > 0) {
@@ -884,6 +944,9 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.bridgeToolTurns) rules.push('an assistant message between tool results and a user message')
   if (a.noWebSearch) rules.push('web search beside functions left out')
   if (a.noCacheMarks) rules.push('no cache marks on content parts (cache_control refused)')
+  if (a.schemaKeys?.length)
+    rules.push(`tool schemas sent without ${a.schemaKeys.join(', ')} (Gemini's schema subset)`)
+  if (a.noCallIds) rules.push('function calls and responses sent without ids (paired by order and name)')
   if (a.thinking === 'adaptive') rules.push('thinking sent as adaptive, with output_config.effort')
   else if (a.thinking === 'enabled') rules.push('thinking sent as enabled, with a budget (adaptive refused)')
   const off = a.claude?.thinkingOff
