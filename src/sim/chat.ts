@@ -48,6 +48,7 @@ import {
   chatCallSignature,
   GEMINI_DETAILS_FORMAT,
   thoughtSignatureRefusal,
+  geminiSchemaRefusal,
   moonshotUsage,
   objectArgs,
   unknownQuirkMessage,
@@ -919,6 +920,14 @@ export interface ChatMountOptions {
   cache?: PromptCache
 }
 
+/** The schemas of a chat request's function tools, in order. */
+function functionSchemas(tools: unknown): unknown[] {
+  if (!Array.isArray(tools)) return []
+  return (tools as Array<{type?: unknown; function?: {parameters?: unknown}} | null>)
+    .filter((t) => t?.type === 'function')
+    .map((t) => t?.function?.parameters)
+}
+
 function sendChatError(request: SimRequest, error: ChatSimError): void {
   sendJson(request.res, error.status, error.body())
 }
@@ -976,6 +985,12 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
       const unsigned = thoughtSignatureRefusal(body, selection.quirks)
       if (unsigned)
         throw new ChatSimError(400, unsigned.message, 'invalid_request_error', null, null, unsigned.raw)
+      // `gemini-schema`: Google's OpenAI-compatible endpoint, its error bodies in a list
+      const schema = geminiSchemaRefusal(functionSchemas(body.tools), selection.quirks)
+      if (schema) {
+        const error = {code: 400, message: schema, status: 'INVALID_ARGUMENT'}
+        throw new ChatSimError(400, schema, 'invalid_request_error', null, null, [{error}])
+      }
       const history = refusedHistory(body, selection.quirks)
       if (history)
         throw new ChatSimError(400, history.message, history.type, history.code, history.param, history.raw)

@@ -11,6 +11,8 @@ import type {SimAnswer} from './common.js'
 import {bearer, deltas, header, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
 import type {Quirks} from './quirks.js'
 import {
+  callIdRefusal,
+  geminiSchemaRefusal,
   NO_QUIRKS,
   pickedTool,
   quirkAnswer,
@@ -264,6 +266,19 @@ function handle(context: SimContext) {
         400,
         `* GenerateContentRequest.tools[0].function_declarations[${declarations.indexOf(badName)}].name: Invalid function name. Must start with a letter or an underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.), colons (:), or dashes (-), with a maximum length of 64.`,
       )
+      return
+    }
+    // quirks `gemini-schema` (a relay that sends the schemas as Gemini's `parameters`) and
+    // `vertex-no-ids` (Vertex AI)
+    const unknownFields =
+      method === 'countTokens'
+        ? undefined
+        : (geminiSchemaRefusal(
+            declarations.map((d) => d?.parametersJsonSchema ?? d?.parameters),
+            quirks,
+          ) ?? callIdRefusal(body.contents, quirks))
+    if (unknownFields) {
+      context.sendError(request, 400, unknownFields)
       return
     }
     const calling =

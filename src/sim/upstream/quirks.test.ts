@@ -783,3 +783,76 @@ describe('Gemini 3 through a chat server (chat)', () => {
     expect((await chat({model, messages: older})).status).toBe(200)
   })
 })
+
+describe("Gemini's schema subset and Vertex AI's call ids", () => {
+  const schema = {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    type: 'object',
+    properties: {
+      command: {type: 'string'},
+      timeout: {type: 'number', exclusiveMinimum: 0},
+      // a property called const: a name, not a keyword
+      const: {type: 'string'},
+    },
+    additionalProperties: false,
+  }
+  const lines = [
+    `Invalid JSON payload received. Unknown name "$schema" at 'tools[0].function_declarations[1].parameters': Cannot find field.`,
+    `Invalid JSON payload received. Unknown name "exclusiveMinimum" at 'tools[0].function_declarations[1].parameters.properties[1].value': Cannot find field.`,
+    `Invalid JSON payload received. Unknown name "additionalProperties" at 'tools[0].function_declarations[1].parameters': Cannot find field.`,
+  ]
+
+  it("gemini-schema on chat: Google's OpenAI-compatible endpoint refuses the keywords, its bodies in a list", async () => {
+    const tools = [chatTools[0], {type: 'function', function: {name: 'Bash', parameters: schema}}]
+    const refused = await chat({model: 'gemini-2.5-flash+gemini-schema', tools})
+    expect(refused.status).toBe(400)
+    expect(refused.json).toEqual([
+      {error: {code: 400, message: lines.join('\n'), status: 'INVALID_ARGUMENT'}},
+    ])
+    const plain = {type: 'object', properties: {command: {type: 'string'}, const: {type: 'string'}}}
+    const taken = await chat({
+      model: 'gemini-2.5-flash+gemini-schema',
+      tools: [chatTools[0], {type: 'function', function: {name: 'Bash', parameters: plain}}],
+    })
+    expect(taken.status).toBe(200)
+    // without the quirk: taken as it is
+    expect((await chat({model: 'gemini-2.5-flash', tools})).status).toBe(200)
+  })
+
+  const contents = (id: boolean) => [
+    {role: 'user', parts: [{text: 'list'}]},
+    {role: 'model', parts: [{functionCall: {name: 'ls', args: {}, ...(id ? {id: 'c1'} : {})}}]},
+    {
+      role: 'user',
+      parts: [{functionResponse: {name: 'ls', response: {output: 'a'}, ...(id ? {id: 'c1'} : {})}}],
+    },
+  ]
+  const tools = [{functionDeclarations: [{name: 'ls', parametersJsonSchema: {type: 'object'}}]}]
+
+  it("gemini-schema and vertex-no-ids on Gemini: the API's error body, one line each", async () => {
+    const path = (quirks: string) => `/v1beta/models/gemini-2.5-pro${quirks}:generateContent`
+    const declarations = [{name: 'ls'}, {name: 'Bash', parametersJsonSchema: schema}]
+    const refused = await post(path('+gemini-schema'), {
+      contents: contents(false),
+      tools: [{functionDeclarations: declarations}],
+    })
+    expect(refused.status).toBe(400)
+    expect(refused.json).toMatchObject({error: {code: 400, message: lines.join('\n')}})
+
+    const ids = await post(path('+vertex-no-ids'), {contents: contents(true), tools})
+    expect(ids.status).toBe(400)
+    expect(ids.json).toMatchObject({
+      error: {
+        code: 400,
+        message: [
+          `Invalid JSON payload received. Unknown name "id" at 'contents[1].parts[0].function_call': Cannot find field.`,
+          `Invalid JSON payload received. Unknown name "id" at 'contents[2].parts[0].function_response': Cannot find field.`,
+        ].join('\n'),
+      },
+    })
+    const taken = await post(path('+vertex-no-ids'), {contents: contents(false), tools})
+    expect(taken.status).toBe(200)
+    expect(taken.json!.candidates[0].content.parts[0].text).toMatch(/^The tool answered: /)
+    expect((await post(path(''), {contents: contents(true), tools})).status).toBe(200)
+  })
+})

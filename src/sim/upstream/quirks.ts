@@ -62,6 +62,9 @@ export const SIM_QUIRKS = [
   // Gemini 3 through a chat completions server: OpenRouter's and Google's own thought signatures
   'reasoning-details',
   'extra-content',
+  // Gemini's schema subset behind a chat server or a relay; Vertex AI's refusal of call ids
+  'gemini-schema',
+  'vertex-no-ids',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -691,4 +694,97 @@ export function thoughtSignatureRefusal(
     return {message, raw: {error: {message, code: 400, metadata: {raw, provider_name: 'Google AI Studio'}}}}
   }
   return undefined
+}
+
+// ---- Gemini's OpenAPI schema subset; Vertex AI's function calls without ids ----
+
+/**
+ * JSON Schema keywords outside Gemini's OpenAPI subset (its `Schema` object), which Google's
+ * OpenAI-compatible endpoint and relays that convert a tool's schema to `parameters` refuse.
+ */
+export const GEMINI_UNKNOWN_KEYWORDS: ReadonlySet<string> = new Set([
+  '$schema',
+  '$id',
+  '$ref',
+  '$defs',
+  '$comment',
+  'definitions',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'propertyNames',
+  'patternProperties',
+  'additionalProperties',
+  'const',
+  'if',
+  'then',
+  'else',
+])
+
+/** Keywords whose value maps names to schemas (the names are no keywords). */
+const NAMED = new Set(['properties', 'patternProperties', '$defs', 'definitions'])
+/** Keywords whose value is data. */
+const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'example', 'examples', 'required'])
+
+/** Google's proto name of a keyword in a place's path (`anyOf` → `any_of`). */
+const protoName = (key: string): string => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+
+function unknownKeywords(schema: unknown, path: string, out: string[]): void {
+  if (Array.isArray(schema)) {
+    schema.forEach((s, i) => unknownKeywords(s, `${path}[${i}]`, out))
+    return
+  }
+  if (schema === null || typeof schema !== 'object') return
+  for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
+    if (GEMINI_UNKNOWN_KEYWORDS.has(key)) {
+      out.push(`Invalid JSON payload received. Unknown name "${key}" at '${path}': Cannot find field.`)
+      continue
+    }
+    if (NAMED.has(key) && value !== null && typeof value === 'object')
+      Object.values(value as Record<string, unknown>).forEach((v, i) =>
+        unknownKeywords(v, `${path}.${protoName(key)}[${i}].value`, out),
+      )
+    else if (!DATA_KEYWORDS.has(key)) unknownKeywords(value, `${path}.${protoName(key)}`, out)
+  }
+}
+
+/**
+ * Quirk `gemini-schema`: Gemini's refusal of tool-schema keywords outside its subset, in Google's
+ * words, one line each (`Invalid JSON payload received. Unknown name "$schema" at
+ * 'tools[0].function_declarations[0].parameters': Cannot find field.`). `schemas` are the
+ * function declarations' schemas in order. Undefined when they hold none.
+ */
+export function geminiSchemaRefusal(schemas: readonly unknown[], quirks: Quirks): string | undefined {
+  if (!quirks.has('gemini-schema')) return undefined
+  const lines: string[] = []
+  schemas.forEach((schema, i) =>
+    unknownKeywords(schema, `tools[0].function_declarations[${i}].parameters`, lines),
+  )
+  return lines.length > 0 ? lines.join('\n') : undefined
+}
+
+/**
+ * Quirk `vertex-no-ids`: Vertex AI's refusal of an `id` on a function call or a function response
+ * (`Invalid JSON payload received. Unknown name "id" at 'contents[1].parts[0].function_call':
+ * Cannot find field.`), one line each. Undefined when no part has one.
+ */
+export function callIdRefusal(contents: unknown, quirks: Quirks): string | undefined {
+  if (!quirks.has('vertex-no-ids') || !Array.isArray(contents)) return undefined
+  const lines: string[] = []
+  contents.forEach((content: unknown, c) => {
+    const parts = (content as {parts?: unknown} | null)?.parts
+    if (!Array.isArray(parts)) return
+    parts.forEach((part: unknown, p) => {
+      for (const [key, name] of [
+        ['functionCall', 'function_call'],
+        ['functionResponse', 'function_response'],
+      ] as const) {
+        const inner = (part as Record<string, unknown> | null)?.[key]
+        if (inner !== null && typeof inner === 'object' && 'id' in inner)
+          lines.push(
+            `Invalid JSON payload received. Unknown name "id" at 'contents[${c}].parts[${p}].${name}': Cannot find field.`,
+          )
+      }
+    })
+  })
+  return lines.length > 0 ? lines.join('\n') : undefined
 }
