@@ -17,6 +17,8 @@ import type {
   ToolResultPart,
   WebSearchTool,
 } from './ir.js'
+import type {ImageNotes} from './images.js'
+import {ENCODER_NOTES, fitImage, imageNote} from './images.js'
 import {documentText, isDocument, jsonInstructionText, omittedFileText} from './ir.js'
 
 const DEFAULT_MAX_TOKENS = 8192
@@ -45,17 +47,16 @@ function textBlock(p: TextPart): Json {
 /**
  * An image block, or a document's: a PDF as `document` (base64 or URL), a text file as a plain
  * text document; another type (audio, a spreadsheet) has no Messages form: a line that says what
- * was there (`omittedFileText`).
+ * was there (`omittedFileText`). A base64 image goes with the type its bytes say, or as such a
+ * line when Anthropic takes no image of its type or size (images.ts).
  */
-function imageBlock(p: ImagePart): Json {
-  if (!isDocument(p))
-    return {
-      type: 'image',
-      source:
-        p.data !== undefined
-          ? {type: 'base64', media_type: p.mediaType ?? 'image/png', data: p.data}
-          : {type: 'url', url: p.url ?? ''},
-    }
+function imageBlock(p: ImagePart, notes: ImageNotes): Json {
+  if (!isDocument(p)) {
+    if (p.data === undefined) return {type: 'image', source: {type: 'url', url: p.url ?? ''}}
+    const fit = fitImage(p as ImagePart & {data: string}, 'messages', notes)
+    if (fit.text !== undefined) return {type: 'text', text: fit.text}
+    return {type: 'image', source: {type: 'base64', media_type: fit.mediaType, data: p.data}}
+  }
   const title = p.name ? {title: p.name} : {}
   const text = documentText(p)
   if (text !== undefined)
@@ -72,10 +73,10 @@ function imageBlock(p: ImagePart): Json {
   }
 }
 
-function toolResultBlock(p: ToolResultPart): Json {
+function toolResultBlock(p: ToolResultPart, notes: ImageNotes): Json {
   const content: Json[] = []
   for (const c of p.content)
-    if (c.type === 'image') content.push(imageBlock(c))
+    if (c.type === 'image') content.push(imageBlock(c, notes))
     // (the cache mark of a result's last text is the result's own: below)
     else if (c.text !== '') content.push(textBlock(c.cache ? {...c, cache: undefined} : c))
   // A cache mark on a tool result's last text is the tool result's own (see messages.ts).
@@ -104,13 +105,13 @@ function assistantBlocks(m: Message): Json[] {
   return out
 }
 
-function userBlocks(m: Message): Json[] {
+function userBlocks(m: Message, notes: ImageNotes): Json[] {
   const results: Json[] = []
   const rest: Json[] = []
   for (const p of m.parts) {
-    if (p.type === 'tool_result') results.push(toolResultBlock(p))
+    if (p.type === 'tool_result') results.push(toolResultBlock(p, notes))
     else if (p.type === 'text' && p.text !== '') rest.push(textBlock(p))
-    else if (p.type === 'image') rest.push(imageBlock(p))
+    else if (p.type === 'image') rest.push(imageBlock(p, notes))
   }
   return [...results, ...rest]
 }
@@ -125,10 +126,10 @@ function resultAfterOther(content: Json[]): boolean {
 }
 
 /** Turns with consecutive same-role turns merged and tool results first in each user turn. */
-function encodeTurns(request: Request): Array<{role: string; content: Json[]}> {
+function encodeTurns(request: Request, notes: ImageNotes): Array<{role: string; content: Json[]}> {
   const turns: Array<{role: string; content: Json[]}> = []
   for (const m of request.messages) {
-    const content = m.role === 'assistant' ? assistantBlocks(m) : userBlocks(m)
+    const content = m.role === 'assistant' ? assistantBlocks(m) : userBlocks(m, notes)
     if (!content.length) continue
     const last = turns.at(-1)
     if (last?.role === m.role) last.content.push(...content)
@@ -459,7 +460,8 @@ export function encodeMessagesRequest(
   model: string,
   ctx?: CodecContext,
 ): Record<string, unknown> {
-  const turns = encodeTurns(request)
+  const images: ImageNotes = {seen: 0}
+  const turns = encodeTurns(request, images)
   const system = request.system.filter((p) => p.text !== '').map(textBlock)
   const claude = claudeThinking(model)
   const learned = ctx?.claude
@@ -554,7 +556,7 @@ export function encodeMessagesRequest(
     if (own || claude.off !== 'omit')
       thinking = {...thinking, thinking: {...(own ?? {type: 'adaptive'}), block_binding: BLOCK_BINDING}}
   }
-  return {
+  const body: Record<string | symbol, unknown> = {
     model,
     max_tokens: maxTokens,
     ...(system.length ? {system} : {}),
@@ -567,4 +569,7 @@ export function encodeMessagesRequest(
     ...(request.user ? {metadata: {user_id: request.user}} : {}),
     ...(request.stream ? {stream: true} : {}),
   }
+  const left = imageNote(images)
+  if (left) body[ENCODER_NOTES] = [left]
+  return body
 }

@@ -17,6 +17,7 @@ import {
   shapeToolIds,
 } from './conversation-rules.js'
 import {geminiCodec, searchesBesideFunctions} from './gemini.js'
+import {ENCODER_NOTES} from './images.js'
 import {clientToolName, renameTools, upstreamToolNames} from './tool-names.js'
 import type {
   ClaudeLearned,
@@ -172,6 +173,9 @@ export function encodeUpstreamRequest(
       ? {optionalSearch: true}
       : {}),
   }
+  // what the encoder changed that the log row should say (an image left out, images.ts)
+  const notes = (body as Record<symbol, unknown>)[ENCODER_NOTES] as string[] | undefined
+  if (notes) sent.notes = notes
   // a Messages `thinking.type`, and whether it asked for the thinking's text (set after the
   // literal: no spread more on every other request)
   const thinking = body.thinking as {type?: unknown; display?: unknown; block_binding?: unknown} | undefined
@@ -221,6 +225,8 @@ export interface SentRequest {
   cacheMarks?: boolean
   /** It offered the upstream's web search beside functions, not forced ({@link optionalSearch}). */
   optionalSearch?: boolean
+  /** What the encoder changed for this upstream that the log row says (an image left out). */
+  notes?: string[]
 }
 
 /** A Gemini body's `generationConfig.thinkingConfig`, if any. */

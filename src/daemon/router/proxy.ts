@@ -362,6 +362,8 @@ export async function proxyRequest(
       {carry},
       adapt,
     )
+    // what the encoder changed for this upstream (an image it takes none of, left out): said once
+    if (sent.notes) for (const note of sent.notes) if (!adapted.includes(note)) adapted.push(note)
     return {body, path, translation: {client, carry}, sent, upstreamModel: upstreamModelName}
   }
 
