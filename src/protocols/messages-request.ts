@@ -295,6 +295,12 @@ export interface ClaudeThinking {
    * it.
    */
   prefixBinding: boolean
+  /**
+   * It refuses a conversation that ends with an assistant message (Opus and Sonnet 4.6 on, every
+   * Claude 5: "This model does not support assistant message prefill. The conversation must end
+   * with a user message.").
+   */
+  noPrefill: boolean
 }
 
 /**
@@ -316,6 +322,7 @@ export function claudeThinking(model: string): ClaudeThinking {
     off: 'omit',
     noForcedTools: false,
     prefixBinding: false,
+    noPrefill: false,
   }
   if (m) {
     const family = m[1].toLowerCase()
@@ -338,6 +345,8 @@ export function claudeThinking(model: string): ClaudeThinking {
     result.noForcedTools =
       later || (five && (named ? minor >= 1 : (family === 'opus' || family === 'sonnet') && minor >= 5))
     result.prefixBinding = later || (five && (family === 'fable' ? minor >= 1 : !named && minor >= 5))
+    // (the models that think adaptively: Opus and Sonnet 4.6 on, and every Claude from 5)
+    result.noPrefill = result.adaptive
   }
   if (claudeNames.size >= 256) claudeNames.clear()
   claudeNames.set(model, result)
@@ -397,7 +406,7 @@ const forcing = (c: ToolChoice | undefined): boolean =>
  * The line that asks in the prompt for the call a model that refuses a forced `tool_choice`
  * cannot be made to give (its choice goes as `auto`).
  */
-function forcedCallText(choice: ToolChoice | undefined, jsonTool: boolean): string {
+export function forcedCallText(choice: ToolChoice | undefined, jsonTool: boolean): string {
   if (jsonTool)
     return `Give your answer by calling the ${JSON_ANSWER_TOOL} tool with it, and write no other text.`
   if (choice?.type === 'tool') return `In this answer, call the tool ${choice.name}.`
@@ -476,6 +485,7 @@ export function encodeMessagesRequest(
   const instruction = unforce && jsonTool ? undefined : jsonInstructionText(request.responseFormat)
   if (instruction) system.push({type: 'text', text: instruction})
   if (!hasCacheMarks(request)) addCacheMarks(system, turns)
+  const prefill = claude.noPrefill || learned?.noPrefill === true ? prefillAsContinuation(turns) : undefined
   if (unforce) {
     // at the end of the last user turn, after its cache mark: the system prompt and the turns
     // before stay as they were (the prompt cache, and the thinking blocks bound to them)
@@ -570,6 +580,41 @@ export function encodeMessagesRequest(
     ...(request.stream ? {stream: true} : {}),
   }
   const left = imageNote(images)
-  if (left) body[ENCODER_NOTES] = [left]
+  const notes = [...(left ? [left] : []), ...(prefill ? [PREFILL_NOTE] : [])]
+  if (notes.length > 0) body[ENCODER_NOTES] = notes
   return body
+}
+
+/** The log row's note for a prefill sent as a user turn ({@link prefillAsContinuation}). */
+export const PREFILL_NOTE =
+  'ended with an assistant message, a prefill the model refuses: sent as a user turn asking it to continue that text'
+
+/** What a model that takes no prefill is asked in place of one (Anthropic's advice: a user turn). */
+export const continuationText = (text: string): string =>
+  `Your answer so far reads: «${text}». Continue it from exactly where it stops, without repeating any of it.`
+
+/**
+ * For a model that refuses a conversation ending with an assistant message (Claude 4.6 on): a
+ * last assistant turn of text (a client's prefill, a chat client's "continue" of a cut-off
+ * answer) goes as the request to continue it, quoted, at the end of the user turn before it, as
+ * Anthropic's migration guide advises ("move the continuation text into a user message"). The
+ * answer then continues the text, but a prefill that steered the answer's form (an opening `{`)
+ * only asks for it in words now. A turn with a tool call is no prefill (a tool loop's), nor one
+ * without text. Returns whether the turns changed.
+ */
+function prefillAsContinuation(turns: Array<{role: string; content: Json[]}>): boolean {
+  const last = turns.at(-1)
+  if (last?.role !== 'assistant') return false
+  let text = ''
+  for (const b of last.content) {
+    if (b.type === 'text' && typeof b.text === 'string') text += b.text
+    else if (b.type !== 'thinking' && b.type !== 'redacted_thinking') return false
+  }
+  if (text === '') return false
+  turns.pop()
+  const ask = {type: 'text', text: continuationText(text)}
+  const user = turns.at(-1)
+  if (user?.role === 'user') user.content.push(ask)
+  else turns.push({role: 'user', content: [ask]})
+  return true
 }

@@ -45,6 +45,7 @@ import {
   refusedHistory,
   refusedMedia,
   kimiRefusal,
+  toolChoiceRefusal,
   chatCallSignature,
   GEMINI_DETAILS_FORMAT,
   thoughtSignatureRefusal,
@@ -976,6 +977,9 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
       const unsigned = thoughtSignatureRefusal(body, selection.quirks)
       if (unsigned)
         throw new ChatSimError(400, unsigned.message, 'invalid_request_error', null, null, unsigned.raw)
+      const choice = toolChoiceRefusal(body, selection.quirks)
+      if (choice)
+        throw new ChatSimError(choice.status, choice.message, 'invalid_request_error', null, null, choice.raw)
       const history = refusedHistory(body, selection.quirks)
       if (history)
         throw new ChatSimError(400, history.message, history.type, history.code, history.param, history.raw)
