@@ -9,15 +9,12 @@ const image = (media_type: string, data: string) => ({
 })
 
 describe('the simulator refuses images as Anthropic and Gemini do', () => {
-  it("Anthropic: a wrong label, a type it does not take, more than 5 MB of base64 (in a tool's result too)", () => {
+  it("Anthropic: a wrong label, more than 5 MB of base64 (in a tool's result too)", () => {
     const body = (block: unknown) => ({
       messages: [{role: 'user', content: [{type: 'text', text: 'hi'}, block]}],
     })
     expect(messagesImageProblem(body(image('image/png', JPEG)))).toBe(
       'messages.0.content.1.image.source.base64.data: Image does not match the provided media type image/png',
-    )
-    expect(messagesImageProblem(body(image('image/bmp', 'Qk0=')))).toBe(
-      "messages.0.content.1.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'",
     )
     const big = JPEG + 'A'.repeat(5 * 1024 * 1024)
     expect(

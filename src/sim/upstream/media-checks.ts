@@ -1,10 +1,11 @@
 /**
  * How Anthropic and Gemini refuse an image they cannot take, in their words: Anthropic checks a
- * base64 image's type against its four (JPEG, PNG, GIF, WebP), its bytes against the type it was
- * given ("Image does not match the provided media type image/png", claude-code #13131), and its
- * base64 text against 5 MB ("image exceeds 5 MB maximum: 6278112 bytes > 5242880 bytes"); Gemini
- * takes PNG, JPEG, WebP, HEIC and HEIF ("Unsupported MIME type: image/gif"; `image/jpg` too). Bytes
- * of no image type the simulator knows (a test's few placeholder bytes) pass as what they claim.
+ * base64 image's bytes against the type it was given ("Image does not match the provided media
+ * type image/png", claude-code #13131) and its base64 text against 5 MB ("image exceeds 5 MB
+ * maximum: 6278112 bytes > 5242880 bytes"; its four types are checked with the history,
+ * turn-checks.ts); Gemini takes PNG, JPEG, WebP, HEIC and HEIF ("Unsupported MIME type:
+ * image/gif"; `image/jpg` too). Bytes of no image type the simulator knows (a test's few
+ * placeholder bytes) pass as what they claim.
  */
 type Body = Record<string, unknown>
 
@@ -28,8 +29,8 @@ function anthropicImage(block: Body, path: string): string | undefined {
   if (block.type !== 'image' || source?.type !== 'base64') return undefined
   const type = String(source.media_type)
   const data = typeof source.data === 'string' ? source.data : ''
-  if (!ANTHROPIC_TYPES.includes(type))
-    return `${path}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`
+  // (a type it takes none of: turn-checks.ts `messagesMediaProblem`)
+  if (!ANTHROPIC_TYPES.includes(type)) return undefined
   if (data.length > MAX_BASE64)
     return `${path}.image.source.base64: image exceeds 5 MB maximum: ${data.length} bytes > ${MAX_BASE64} bytes`
   const actual = imageType(data)
