@@ -1735,6 +1735,11 @@ describe("a text-only model's refusal of images and files", () => {
       'The image is not supported: it is too large',
       'Function calling with vision is not supported',
       'tool message content must be a string',
+      // Anthropic's and Gemini's refusals of one image's type or size: the encoders fit images to
+      // those limits (images.ts), and a model that sees images keeps them
+      'messages.1.content.0.image.source.base64.data: Image does not match the provided media type image/png',
+      'messages.3.content.1.image.source.base64: image exceeds 5 MB maximum: 6278112 bytes > 5242880 bytes',
+      'Unsupported MIME type: image/gif',
     ])
       expect(mediaRefusal(openai(message, null), sent), message).toBeUndefined()
     // a validation error that quotes the conversation (Mistral's 422, pydantic's input_value): the
