@@ -22,6 +22,8 @@ import type {
 } from './ir.js'
 import {omittedFileText, searchesOf, TranslationError, unwrapOpaque, wrapOpaque} from './ir.js'
 import {GeminiStreamDecoder, GeminiStreamEncoder} from './gemini-stream.js'
+import type {ImageNotes} from './images.js'
+import {ENCODER_NOTES, fitImage, imageNote} from './images.js'
 import {groundingOf, searchesOfGrounding} from './web-search.js'
 import {
   failedFinish,
@@ -308,16 +310,23 @@ const GEMINI_MEDIA = /^(?:image|audio|video|text)\/|^application\/pdf$/
  * An image or a document as Gemini takes it: `inlineData` (its bytes) or `fileData` (a URL); a
  * file of a type Gemini does not read becomes the line that says what was there.
  */
-const imagePart = (part: ImagePart): Body =>
-  part.mediaType !== undefined && !GEMINI_MEDIA.test(part.mediaType)
-    ? {text: omittedFileText(part, 'Gemini reads images, audio, video, PDF and text files only')}
-    : part.data
-      ? {inlineData: {mimeType: part.mediaType ?? 'image/png', data: part.data}}
-      : {fileData: {mimeType: part.mediaType ?? guessMime(part.url ?? ''), fileUri: part.url ?? ''}}
+function imagePart(part: ImagePart, notes: ImageNotes): Body {
+  if (part.mediaType !== undefined && !GEMINI_MEDIA.test(part.mediaType))
+    return {text: omittedFileText(part, 'Gemini reads images, audio, video, PDF and text files only')}
+  if (!part.data)
+    return {fileData: {mimeType: part.mediaType ?? guessMime(part.url ?? ''), fileUri: part.url ?? ''}}
+  // an image's bytes: the type they say, or a line where Gemini takes none of it (images.ts)
+  if (part.mediaType === undefined || part.mediaType.startsWith('image/')) {
+    const fit = fitImage(part as ImagePart & {data: string}, 'gemini', notes)
+    if (fit.text !== undefined) return {text: fit.text}
+    return {inlineData: {mimeType: fit.mediaType, data: part.data}}
+  }
+  return {inlineData: {mimeType: part.mediaType, data: part.data}}
+}
 
 const BUDGETS: Record<Effort, number> = {minimal: 512, low: 1024, medium: 8192, high: 24576}
 
-function encodeModelParts(parts: Part[]): Body[] {
+function encodeModelParts(parts: Part[], notes: ImageNotes): Body[] {
   const out: Body[] = []
   let pendingSig: string | undefined // from a reasoning part with no text: goes on the next part
   let turnSig: string | undefined // the turn's reasoning signature, for its first functionCall
@@ -333,7 +342,7 @@ function encodeModelParts(parts: Part[]): Body[] {
       out.push({text: part.text, ...(pendingSig && {thoughtSignature: pendingSig})})
       if (pendingSig) turnSig = undefined
       pendingSig = undefined
-    } else if (part.type === 'image') out.push(imagePart(part))
+    } else if (part.type === 'image') out.push(imagePart(part, notes))
     else if (part.type === 'tool_call') {
       let sig = ownSig(part.signature) ?? pendingSig
       if (!sig && firstCall) sig = turnSig ?? SKIP_SIGNATURE
@@ -361,16 +370,17 @@ export const searchesBesideFunctions = (model: string): boolean => /^(?:models\/
 function encodeRequest(request: Request, model: string): Record<string, unknown> {
   const callNames = new Map<string, string>()
   const contents: Body[] = []
+  const images: ImageNotes = {seen: 0}
   for (const message of request.messages) {
     let parts: Body[]
     if (message.role === 'assistant') {
       for (const p of message.parts) if (p.type === 'tool_call') callNames.set(p.id, p.name)
-      parts = encodeModelParts(message.parts)
+      parts = encodeModelParts(message.parts, images)
     } else {
       parts = []
       for (const part of message.parts) {
         if (part.type === 'text') parts.push({text: part.text})
-        else if (part.type === 'image') parts.push(imagePart(part))
+        else if (part.type === 'image') parts.push(imagePart(part, images))
         else if (part.type === 'tool_result') {
           const text = part.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
           parts.push({
@@ -380,7 +390,7 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
               response: part.isError ? {error: text} : {output: text},
             },
           })
-          for (const c of part.content) if (c.type === 'image') parts.push(imagePart(c))
+          for (const c of part.content) if (c.type === 'image') parts.push(imagePart(c, images))
         }
       }
     }
@@ -459,6 +469,8 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
     if (Object.keys(thinking).length) config.thinkingConfig = thinking
   }
   if (Object.keys(config).length) body.generationConfig = config
+  const left = imageNote(images)
+  if (left) (body as Record<symbol, unknown>)[ENCODER_NOTES] = [left]
   return body
 }
 

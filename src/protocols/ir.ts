@@ -505,6 +505,11 @@ export interface ClaudeLearned {
   /** It refuses a forced `tool_choice` (`any`, `tool`): sent as `auto`, the tool named in the prompt. */
   noForcedTools?: boolean
   /**
+   * It refuses a conversation that ends with an assistant message (a prefill): such a last turn
+   * of text goes as a user turn asking to continue it.
+   */
+  noPrefill?: boolean
+  /**
    * It refused a thinking block bound to another conversation's prefix: thinking blocks go with
    * `block_binding.prefix_mismatch_behavior: drop_block` (and its beta header).
    */

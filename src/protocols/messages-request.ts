@@ -17,6 +17,8 @@ import type {
   ToolResultPart,
   WebSearchTool,
 } from './ir.js'
+import type {ImageNotes} from './images.js'
+import {ENCODER_NOTES, fitImage, imageNote} from './images.js'
 import {documentText, isDocument, jsonInstructionText, omittedFileText} from './ir.js'
 
 const DEFAULT_MAX_TOKENS = 8192
@@ -45,17 +47,16 @@ function textBlock(p: TextPart): Json {
 /**
  * An image block, or a document's: a PDF as `document` (base64 or URL), a text file as a plain
  * text document; another type (audio, a spreadsheet) has no Messages form: a line that says what
- * was there (`omittedFileText`).
+ * was there (`omittedFileText`). A base64 image goes with the type its bytes say, or as such a
+ * line when Anthropic takes no image of its type or size (images.ts).
  */
-function imageBlock(p: ImagePart): Json {
-  if (!isDocument(p))
-    return {
-      type: 'image',
-      source:
-        p.data !== undefined
-          ? {type: 'base64', media_type: p.mediaType ?? 'image/png', data: p.data}
-          : {type: 'url', url: p.url ?? ''},
-    }
+function imageBlock(p: ImagePart, notes: ImageNotes): Json {
+  if (!isDocument(p)) {
+    if (p.data === undefined) return {type: 'image', source: {type: 'url', url: p.url ?? ''}}
+    const fit = fitImage(p as ImagePart & {data: string}, 'messages', notes)
+    if (fit.text !== undefined) return {type: 'text', text: fit.text}
+    return {type: 'image', source: {type: 'base64', media_type: fit.mediaType, data: p.data}}
+  }
   const title = p.name ? {title: p.name} : {}
   const text = documentText(p)
   if (text !== undefined)
@@ -72,10 +73,10 @@ function imageBlock(p: ImagePart): Json {
   }
 }
 
-function toolResultBlock(p: ToolResultPart): Json {
+function toolResultBlock(p: ToolResultPart, notes: ImageNotes): Json {
   const content: Json[] = []
   for (const c of p.content)
-    if (c.type === 'image') content.push(imageBlock(c))
+    if (c.type === 'image') content.push(imageBlock(c, notes))
     // (the cache mark of a result's last text is the result's own: below)
     else if (c.text !== '') content.push(textBlock(c.cache ? {...c, cache: undefined} : c))
   // A cache mark on a tool result's last text is the tool result's own (see messages.ts).
@@ -104,13 +105,13 @@ function assistantBlocks(m: Message): Json[] {
   return out
 }
 
-function userBlocks(m: Message): Json[] {
+function userBlocks(m: Message, notes: ImageNotes): Json[] {
   const results: Json[] = []
   const rest: Json[] = []
   for (const p of m.parts) {
-    if (p.type === 'tool_result') results.push(toolResultBlock(p))
+    if (p.type === 'tool_result') results.push(toolResultBlock(p, notes))
     else if (p.type === 'text' && p.text !== '') rest.push(textBlock(p))
-    else if (p.type === 'image') rest.push(imageBlock(p))
+    else if (p.type === 'image') rest.push(imageBlock(p, notes))
   }
   return [...results, ...rest]
 }
@@ -125,10 +126,10 @@ function resultAfterOther(content: Json[]): boolean {
 }
 
 /** Turns with consecutive same-role turns merged and tool results first in each user turn. */
-function encodeTurns(request: Request): Array<{role: string; content: Json[]}> {
+function encodeTurns(request: Request, notes: ImageNotes): Array<{role: string; content: Json[]}> {
   const turns: Array<{role: string; content: Json[]}> = []
   for (const m of request.messages) {
-    const content = m.role === 'assistant' ? assistantBlocks(m) : userBlocks(m)
+    const content = m.role === 'assistant' ? assistantBlocks(m) : userBlocks(m, notes)
     if (!content.length) continue
     const last = turns.at(-1)
     if (last?.role === m.role) last.content.push(...content)
@@ -294,6 +295,12 @@ export interface ClaudeThinking {
    * it.
    */
   prefixBinding: boolean
+  /**
+   * It refuses a conversation that ends with an assistant message (Opus and Sonnet 4.6 on, every
+   * Claude 5: "This model does not support assistant message prefill. The conversation must end
+   * with a user message.").
+   */
+  noPrefill: boolean
 }
 
 /**
@@ -315,6 +322,7 @@ export function claudeThinking(model: string): ClaudeThinking {
     off: 'omit',
     noForcedTools: false,
     prefixBinding: false,
+    noPrefill: false,
   }
   if (m) {
     const family = m[1].toLowerCase()
@@ -337,6 +345,8 @@ export function claudeThinking(model: string): ClaudeThinking {
     result.noForcedTools =
       later || (five && (named ? minor >= 1 : (family === 'opus' || family === 'sonnet') && minor >= 5))
     result.prefixBinding = later || (five && (family === 'fable' ? minor >= 1 : !named && minor >= 5))
+    // (the models that think adaptively: Opus and Sonnet 4.6 on, and every Claude from 5)
+    result.noPrefill = result.adaptive
   }
   if (claudeNames.size >= 256) claudeNames.clear()
   claudeNames.set(model, result)
@@ -396,7 +406,7 @@ const forcing = (c: ToolChoice | undefined): boolean =>
  * The line that asks in the prompt for the call a model that refuses a forced `tool_choice`
  * cannot be made to give (its choice goes as `auto`).
  */
-function forcedCallText(choice: ToolChoice | undefined, jsonTool: boolean): string {
+export function forcedCallText(choice: ToolChoice | undefined, jsonTool: boolean): string {
   if (jsonTool)
     return `Give your answer by calling the ${JSON_ANSWER_TOOL} tool with it, and write no other text.`
   if (choice?.type === 'tool') return `In this answer, call the tool ${choice.name}.`
@@ -459,7 +469,8 @@ export function encodeMessagesRequest(
   model: string,
   ctx?: CodecContext,
 ): Record<string, unknown> {
-  const turns = encodeTurns(request)
+  const images: ImageNotes = {seen: 0}
+  const turns = encodeTurns(request, images)
   const system = request.system.filter((p) => p.text !== '').map(textBlock)
   const claude = claudeThinking(model)
   const learned = ctx?.claude
@@ -474,6 +485,7 @@ export function encodeMessagesRequest(
   const instruction = unforce && jsonTool ? undefined : jsonInstructionText(request.responseFormat)
   if (instruction) system.push({type: 'text', text: instruction})
   if (!hasCacheMarks(request)) addCacheMarks(system, turns)
+  const prefill = claude.noPrefill || learned?.noPrefill === true ? prefillAsContinuation(turns) : undefined
   if (unforce) {
     // at the end of the last user turn, after its cache mark: the system prompt and the turns
     // before stay as they were (the prompt cache, and the thinking blocks bound to them)
@@ -554,7 +566,7 @@ export function encodeMessagesRequest(
     if (own || claude.off !== 'omit')
       thinking = {...thinking, thinking: {...(own ?? {type: 'adaptive'}), block_binding: BLOCK_BINDING}}
   }
-  return {
+  const body: Record<string | symbol, unknown> = {
     model,
     max_tokens: maxTokens,
     ...(system.length ? {system} : {}),
@@ -567,4 +579,42 @@ export function encodeMessagesRequest(
     ...(request.user ? {metadata: {user_id: request.user}} : {}),
     ...(request.stream ? {stream: true} : {}),
   }
+  const left = imageNote(images)
+  const notes = [...(left ? [left] : []), ...(prefill ? [PREFILL_NOTE] : [])]
+  if (notes.length > 0) body[ENCODER_NOTES] = notes
+  return body
+}
+
+/** The log row's note for a prefill sent as a user turn ({@link prefillAsContinuation}). */
+export const PREFILL_NOTE =
+  'ended with an assistant message, a prefill the model refuses: sent as a user turn asking it to continue that text'
+
+/** What a model that takes no prefill is asked in place of one (Anthropic's advice: a user turn). */
+export const continuationText = (text: string): string =>
+  `Your answer so far reads: «${text}». Continue it from exactly where it stops, without repeating any of it.`
+
+/**
+ * For a model that refuses a conversation ending with an assistant message (Claude 4.6 on): a
+ * last assistant turn of text (a client's prefill, a chat client's "continue" of a cut-off
+ * answer) goes as the request to continue it, quoted, at the end of the user turn before it, as
+ * Anthropic's migration guide advises ("move the continuation text into a user message"). The
+ * answer then continues the text, but a prefill that steered the answer's form (an opening `{`)
+ * only asks for it in words now. A turn with a tool call is no prefill (a tool loop's), nor one
+ * without text. Returns whether the turns changed.
+ */
+function prefillAsContinuation(turns: Array<{role: string; content: Json[]}>): boolean {
+  const last = turns.at(-1)
+  if (last?.role !== 'assistant') return false
+  let text = ''
+  for (const b of last.content) {
+    if (b.type === 'text' && typeof b.text === 'string') text += b.text
+    else if (b.type !== 'thinking' && b.type !== 'redacted_thinking') return false
+  }
+  if (text === '') return false
+  turns.pop()
+  const ask = {type: 'text', text: continuationText(text)}
+  const user = turns.at(-1)
+  if (user?.role === 'user') user.content.push(ask)
+  else turns.push({role: 'user', content: [ask]})
+  return true
 }

@@ -18,6 +18,7 @@ import {
   withoutCallIds,
 } from './conversation-rules.js'
 import {geminiCodec, searchesBesideFunctions} from './gemini.js'
+import {ENCODER_NOTES} from './images.js'
 import {clientToolName, renameTools, upstreamToolNames} from './tool-names.js'
 import {withoutSchemaKeys} from './tool-schemas.js'
 import type {
@@ -47,7 +48,7 @@ import {
 } from './ir.js'
 import {parseJsonBytes, utf8Bytes} from './json-bytes.js'
 import {messagesCodec} from './messages.js'
-import {BLOCK_BINDING_BETA, jsonAnswerTool} from './messages-request.js'
+import {BLOCK_BINDING_BETA, forcedCallText, jsonAnswerTool} from './messages-request.js'
 import {responsesCodec} from './responses.js'
 import {ChunkText} from './sse-template.js'
 
@@ -176,6 +177,9 @@ export function encodeUpstreamRequest(
       ? {optionalSearch: true}
       : {}),
   }
+  // what the encoder changed that the log row should say (an image left out, images.ts)
+  const notes = (body as Record<symbol, unknown>)[ENCODER_NOTES] as string[] | undefined
+  if (notes) sent.notes = notes
   // a Messages `thinking.type`, and whether it asked for the thinking's text (set after the
   // literal: no spread more on every other request)
   const thinking = body.thinking as {type?: unknown; display?: unknown; block_binding?: unknown} | undefined
@@ -189,7 +193,12 @@ export function encodeUpstreamRequest(
     }
     const choice = (body.tool_choice as {type?: unknown} | undefined)?.type
     if (choice === 'any' || choice === 'tool') sent.forcedTool = true
-  } else if (upstream === 'chat' && takesCacheMarks(model) && !adapt?.noCacheMarks) sent.cacheMarks = true
+    const messages = body.messages as Array<{role?: unknown}> | undefined
+    if (messages?.at(-1)?.role === 'assistant') sent.prefill = true
+  } else if (upstream === 'chat') {
+    if (takesCacheMarks(model) && !adapt?.noCacheMarks) sent.cacheMarks = true
+    if (forcedChatChoice(body.tool_choice)) sent.forcedTool = true
+  }
   return {body: upstreamBytes(body), path: codec.path(model, client.request.stream), sent}
 }
 
@@ -217,14 +226,18 @@ export interface SentRequest {
   thinkingDisplay?: boolean
   /** Messages: thinking turned off by `thinking.type` (`disabled`, `between_tools`). */
   thinkingOff?: 'disabled' | 'between_tools'
-  /** Messages: a forced `tool_choice` (`any`, `tool`) was sent. */
+  /** A forced `tool_choice` was sent (Messages `any`, `tool`; chat `required`, a function). */
   forcedTool?: boolean
+  /** Messages: the conversation ended with an assistant message (a prefill). */
+  prefill?: boolean
   /** Messages: the `anthropic-beta` header the request needs (`thinking.block_binding`'s). */
   beta?: string
   /** Chat: Anthropic's cache marks went on content parts (`cache_control`, chat.ts `takesCacheMarks`). */
   cacheMarks?: boolean
   /** It offered the upstream's web search beside functions, not forced ({@link optionalSearch}). */
   optionalSearch?: boolean
+  /** What the encoder changed for this upstream that the log row says (an image left out). */
+  notes?: string[]
 }
 
 /** A Gemini body's `generationConfig.thinkingConfig`, if any. */
@@ -310,6 +323,41 @@ export interface UpstreamAdaptation {
    * name (conversation-rules.ts `withoutCallIds`).
    */
   noCallIds?: boolean
+  /**
+   * Chat: a forced `tool_choice` refused (Z.AI's "Tool choice must be auto", OpenRouter's 404 "No
+   * endpoints found that support the provided 'tool_choice' value."): sent as `auto`, the call
+   * asked for in words at the end of the conversation (the rule Claude 5.5 has on Messages).
+   */
+  autoToolChoice?: boolean
+}
+
+/** A chat `tool_choice` that forces a call: `required`, or a named function. */
+const forcedChatChoice = (choice: unknown): boolean =>
+  choice === 'required' || (typeof choice === 'object' && choice !== null)
+
+/**
+ * A chat body's forced `tool_choice` as `auto`, and the call asked for in the words a Claude 5.5
+ * request has (`forcedCallText`): at the end of the last user message, or as a user message of its
+ * own after tool results, so the system prompt and the turns before stay as they were (the prompt
+ * cache).
+ */
+function unforcedToolChoice(body: Record<string, unknown>): void {
+  const choice = body.tool_choice
+  if (!forcedChatChoice(choice)) return
+  const name = (choice as {function?: {name?: unknown}}).function?.name
+  body.tool_choice = 'auto'
+  const text = forcedCallText(typeof name === 'string' ? {type: 'tool', name} : {type: 'required'}, false)
+  const messages = Array.isArray(body.messages)
+    ? (body.messages as Array<Record<string, unknown>>)
+    : undefined
+  if (!messages) return
+  const last = messages.at(-1)
+  if (last?.role !== 'user') messages.push({role: 'user', content: text})
+  else if (typeof last.content === 'string')
+    messages[messages.length - 1] = {...last, content: last.content ? `${last.content}\n\n${text}` : text}
+  else if (Array.isArray(last.content))
+    messages[messages.length - 1] = {...last, content: [...last.content, {type: 'text', text}]}
+  else messages[messages.length - 1] = {...last, content: text}
 }
 
 /** The search a request offers the model, when it offers one beside functions and does not force it. */
@@ -357,6 +405,8 @@ function adaptBody(
     }
   }
   if (adapt.thinkingBudget) adaptGeminiBudget(body, adapt.thinkingBudget)
+  // (before the conversation rules: a user message it adds after tool results is bridged too)
+  if (adapt.autoToolChoice) unforcedToolChoice(body)
   if (adapt.toolIds) shapeToolIds(body, adapt.toolIds)
   if (adapt.bridgeToolTurns) bridgeToolTurns(body)
   if (adapt.reasoningHistory) reshapeReasoningHistory(body, adapt.reasoningHistory)

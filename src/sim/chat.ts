@@ -45,6 +45,7 @@ import {
   refusedHistory,
   refusedMedia,
   kimiRefusal,
+  toolChoiceRefusal,
   chatCallSignature,
   GEMINI_DETAILS_FORMAT,
   thoughtSignatureRefusal,
@@ -991,6 +992,9 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
         const error = {code: 400, message: schema, status: 'INVALID_ARGUMENT'}
         throw new ChatSimError(400, schema, 'invalid_request_error', null, null, [{error}])
       }
+      const choice = toolChoiceRefusal(body, selection.quirks)
+      if (choice)
+        throw new ChatSimError(choice.status, choice.message, 'invalid_request_error', null, null, choice.raw)
       const history = refusedHistory(body, selection.quirks)
       if (history)
         throw new ChatSimError(400, history.message, history.type, history.code, history.param, history.raw)

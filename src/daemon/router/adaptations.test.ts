@@ -1735,6 +1735,11 @@ describe("a text-only model's refusal of images and files", () => {
       'The image is not supported: it is too large',
       'Function calling with vision is not supported',
       'tool message content must be a string',
+      // Anthropic's and Gemini's refusals of one image's type or size: the encoders fit images to
+      // those limits (images.ts), and a model that sees images keeps them
+      'messages.1.content.0.image.source.base64.data: Image does not match the provided media type image/png',
+      'messages.3.content.1.image.source.base64: image exceeds 5 MB maximum: 6278112 bytes > 5242880 bytes',
+      'Unsupported MIME type: image/gif',
     ])
       expect(mediaRefusal(openai(message, null), sent), message).toBeUndefined()
     // a validation error that quotes the conversation (Mistral's 422, pydantic's input_value): the
@@ -2195,5 +2200,94 @@ describe("Gemini's refusal of unknown fields: tool-schema keywords, the ids of f
       {name: 'ls', response: {output: 'b'}},
     ])
     expect(encode({noCallIds: true})).toBe(encode({noCallIds: true}))
+  })
+})
+
+describe("a chat server's refusal of a forced tool_choice (Z.AI, OpenRouter)", () => {
+  const zai = JSON.stringify({
+    error: {message: 'Tool choice must be auto', code: 400, metadata: {provider_name: 'Z.AI'}},
+  })
+  const openrouter = JSON.stringify({
+    error: {message: "No endpoints found that support the provided 'tool_choice' value.", code: 404},
+  })
+  const fields = ['model', 'messages', 'tools', 'tool_choice']
+  const forced = {upstream: 'chat' as const, fields, forcedTool: true}
+  const note =
+    'refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt'
+
+  it("learns Z.AI's 400 and OpenRouter's 404 from their exact words, only for a forced choice", () => {
+    const a = new UpstreamAdaptations()
+    expect(a.learn('zai', 'glm-4.6', zai, forced, 400)).toBe(note)
+    expect(a.get('zai', 'glm-4.6')).toEqual({autoToolChoice: true})
+    expect(a.learn('or', 'z-ai/glm-4.6', openrouter, forced, 404)).toBe(note)
+    expect(a.list()[0].rules).toEqual([
+      'a forced tool_choice sent as auto, the call asked for at the end of the prompt',
+    ])
+    // not forced, or learned already: the refusal is the client's
+    expect(a.learn('zai', 'other', zai, {upstream: 'chat', fields}, 400)).toBeUndefined()
+    expect(
+      a.learn('zai', 'glm-4.6', zai, {...forced, adaptedWith: {autoToolChoice: true}}, 400),
+    ).toBeUndefined()
+    // the 404's words as a 400, the 400's as a 404, another 404, or a Messages upstream: nothing
+    expect(a.learn('or', 'x', openrouter, forced, 400)).toBeUndefined()
+    expect(a.learn('or', 'x', zai, forced, 404)).toBeUndefined()
+    const notFound = JSON.stringify({error: {message: 'No endpoints found for z-ai/glm-9.', code: 404}})
+    expect(a.learn('or', 'x', notFound, forced, 404)).toBeUndefined()
+    expect(a.learn('or', 'x', zai, {...forced, upstream: 'messages' as const}, 400)).toBeUndefined()
+    // the words quoted inside another message (an echo of the conversation) teach nothing
+    const quoted = JSON.stringify({error: {message: 'Invalid prompt: "Tool choice must be auto"', code: 400}})
+    expect(a.learn('zai', 'y', quoted, forced, 400)).toBeUndefined()
+  })
+
+  it('the next request sends auto, the call asked for at the end of the last user message or after tool results', () => {
+    const request = (messages: unknown[], choice: unknown) =>
+      decodeClientRequest(
+        'chat',
+        {
+          model: 'glm-4.6',
+          messages,
+          tools: [
+            {type: 'function', function: {name: 'Bash', parameters: {type: 'object'}}},
+            {type: 'function', function: {name: 'Read', parameters: {type: 'object'}}},
+          ],
+          tool_choice: choice,
+        },
+        {},
+      )
+    const sent = (client: ReturnType<typeof request>, adapt?: UpstreamAdaptation) => {
+      const out = encodeUpstreamRequest(client, 'chat', 'glm-4.6', {}, adapt)
+      return {json: JSON.parse(out.body.toString()), sent: out.sent}
+    }
+    const named = request([{role: 'user', content: 'list files'}], {
+      type: 'function',
+      function: {name: 'Bash'},
+    })
+    expect(sent(named).sent.forcedTool).toBe(true)
+    expect(sent(named).json.tool_choice).toEqual({type: 'function', function: {name: 'Bash'}})
+    const adapted = sent(named, {autoToolChoice: true}).json
+    expect(adapted.tool_choice).toBe('auto')
+    expect(adapted.messages).toEqual([
+      {role: 'user', content: 'list files\n\nIn this answer, call the tool Bash.'},
+    ])
+    const afterTools = request(
+      [
+        {role: 'user', content: [{type: 'text', text: 'go'}]},
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{id: 'c1', type: 'function', function: {name: 'Read', arguments: '{}'}}],
+        },
+        {role: 'tool', tool_call_id: 'c1', content: 'x'},
+      ],
+      'required',
+    )
+    const json = sent(afterTools, {autoToolChoice: true}).json
+    expect(json.tool_choice).toBe('auto')
+    expect(json.messages.at(-1)).toEqual({role: 'user', content: 'In this answer, call one of the tools.'})
+    expect(json.messages[0]).toEqual({role: 'user', content: 'go'})
+    // auto or none is no forced choice: nothing changes
+    const auto = request([{role: 'user', content: 'hi'}], 'auto')
+    expect(sent(auto).sent.forcedTool).toBeUndefined()
+    expect(sent(auto, {autoToolChoice: true}).json.messages).toEqual([{role: 'user', content: 'hi'}])
   })
 })

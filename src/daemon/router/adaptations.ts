@@ -149,6 +149,16 @@ function claudeLearned(
       'refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt',
     )
   if (
+    sent.prefill &&
+    /does not support assistant message prefill\W{0,4}the conversation must end with a user message/i.test(
+      message,
+    )
+  )
+    return learn(
+      {noPrefill: true},
+      'refused a conversation ending with an assistant message (prefill): sent again with that text in a user turn asking to continue it',
+    )
+  if (
     sent.forcedTool &&
     sent.thinking === undefined &&
     sent.thinkingOff === undefined &&
@@ -787,6 +797,10 @@ function decide(
   // chat server or a relay), the ids of function calls and responses (Vertex AI)
   const unknown = status === 400 ? unknownNames(errorText, sent, known) : undefined
   if (unknown) return unknown
+  const choice = toolChoiceRefusal(errorText, sent, known, status)
+  if (choice) return choice
+  // (a 404 is read only for the words above: any other stays what it is)
+  if (status === 404) return undefined
   // FastAPI servers (Mistral's API) name each field they do not take by its place in the body
   const extras = extraFields(errorText)
   if (extras.length > 0) {
@@ -900,6 +914,34 @@ function decide(
   return {next, note: `refused ${field}: sent again ${rename ? 'as max_completion_tokens' : 'without it'}`}
 }
 
+/**
+ * A chat server's refusal of a forced `tool_choice` (`required`, a named function), in its own
+ * words, the whole message: Z.AI's 400 for GLM, "Tool choice must be auto" (vectorize-io/hindsight
+ * #4246), and OpenRouter's 404 when none of the model's providers takes it, "No endpoints found
+ * that support the provided 'tool_choice' value." (zed-industries/zed #36094: a 404, read for
+ * these words alone). The requests go with `auto`, the call asked for in words.
+ */
+function toolChoiceRefusal(
+  errorText: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+  status: number,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  if (!sent.forcedTool || known.autoToolChoice) return undefined
+  if (sent.upstream !== undefined && sent.upstream !== 'chat') return undefined
+  const message = refusalMessage(errorText)?.trim()
+  if (message === undefined) return undefined
+  const refused =
+    status === 404
+      ? /^No endpoints found that support the provided 'tool_choice' value\.?$/.test(message)
+      : status === 400 && /^Tool choice must be auto\.?$/i.test(message)
+  if (!refused) return undefined
+  return {
+    next: {...known, autoToolChoice: true},
+    note: 'refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt',
+  }
+}
+
 /** What was learned of one upstream model (`GET /api/adaptations`, `gwctl doctor`). */
 export interface LearnedAdaptation {
   provider: string
@@ -952,8 +994,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   const off = a.claude?.thinkingOff
   if (off === 'low') rules.push('thinking turned down to output_config.effort low (it cannot be turned off)')
   else if (off) rules.push(`thinking turned off with thinking.type ${off}`)
-  if (a.claude?.noForcedTools)
+  if (a.claude?.noForcedTools || a.autoToolChoice)
     rules.push('a forced tool_choice sent as auto, the call asked for at the end of the prompt')
+  if (a.claude?.noPrefill)
+    rules.push('a last assistant message (prefill) sent as a user turn asking to continue it')
   if (a.claude?.dropUnboundThinking)
     rules.push("thinking blocks sent with block_binding drop_block (a changed conversation's are dropped)")
   if (a.claude?.noBlockBinding) rules.push('thinking blocks sent without block_binding (refused)')

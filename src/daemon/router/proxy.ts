@@ -362,6 +362,8 @@ export async function proxyRequest(
       {carry},
       adapt,
     )
+    // what the encoder changed for this upstream (an image it takes none of, left out): said once
+    if (sent.notes) for (const note of sent.notes) if (!adapted.includes(note)) adapted.push(note)
     return {body, path, translation: {client, carry}, sent, upstreamModel: upstreamModelName}
   }
 
@@ -443,6 +445,8 @@ export async function proxyRequest(
       // target to fall back to (a fallback may take them)
       (status === 400 ||
         status === 422 ||
+        // OpenRouter's refusal of a forced tool_choice is a 404 (adaptations.ts reads only its words)
+        (status === 404 && translated.sent.forcedTool === true && translated.sent.upstream === 'chat') ||
         ((status === 500 || status === 501) &&
           !(options.fallbacks && canTryAfter(targets, i)) &&
           sentMedia(translated.sent))) &&

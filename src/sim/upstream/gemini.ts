@@ -8,6 +8,7 @@ import {sendJson} from '../router.js'
 import type {SimContext} from '../context.js'
 import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'
+import {geminiImageProblem} from './media-checks.js'
 import {bearer, deltas, header, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
 import type {Quirks} from './quirks.js'
 import {
@@ -289,7 +290,10 @@ function handle(context: SimContext) {
       context.sendError(request, 400, calling)
       return
     }
-    const problem = method === 'countTokens' ? undefined : geminiHistoryProblem(model, body.contents)
+    const problem =
+      method === 'countTokens'
+        ? undefined
+        : (geminiImageProblem(body.contents) ?? geminiHistoryProblem(model, body.contents))
     if (problem) {
       context.sendError(request, 400, problem)
       return

@@ -23,6 +23,7 @@ import {
 } from './quirks.js'
 import type {DroppedThinking} from './turn-checks.js'
 import {answerBinding, bindingProblem, messagesHistoryProblem, thinkingSignature} from './turn-checks.js'
+import {messagesImageProblem} from './media-checks.js'
 import {
   BINDING_BETA,
   claudeModel,
@@ -293,6 +294,7 @@ function handleMessages(context: SimContext) {
       claudeSettingsProblem(body, model, betas) ??
       toolChoiceProblem(body, model) ??
       prefillProblem(body, model) ??
+      messagesImageProblem(body) ??
       messagesHistoryProblem(body)
     if (refused) {
       context.sendError(request, 400, refused, 'invalid_request_error', {'request-id': simId('req_')})

@@ -65,6 +65,9 @@ export const SIM_QUIRKS = [
   // Gemini's schema subset behind a chat server or a relay; Vertex AI's refusal of call ids
   'gemini-schema',
   'vertex-no-ids',
+  // a forced tool_choice refused: Z.AI's 400 (GLM), OpenRouter's 404
+  'tool-choice-auto-only',
+  'tool-choice-404',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -587,6 +590,29 @@ export function kimiRefusal(
         return kimi(
           `thinking is enabled but reasoning_content is missing in assistant tool call message at index ${i}`,
         )
+  return undefined
+}
+
+/**
+ * A chat server's refusal of a forced `tool_choice` (`required`, a named function): quirk
+ * `tool-choice-auto-only`, Z.AI's 400 for GLM (vectorize-io/hindsight #4246); `tool-choice-404`,
+ * OpenRouter's 404 when none of the model's providers takes it (zed-industries/zed #36094).
+ */
+export function toolChoiceRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {status: number; message: string; raw: unknown} | undefined {
+  const choice = body.tool_choice
+  const forced = choice === 'required' || (typeof choice === 'object' && choice !== null)
+  if (!forced) return undefined
+  if (quirks.has('tool-choice-auto-only')) {
+    const message = 'Tool choice must be auto'
+    return {status: 400, message, raw: {error: {message, code: 400, metadata: {provider_name: 'Z.AI'}}}}
+  }
+  if (quirks.has('tool-choice-404')) {
+    const message = "No endpoints found that support the provided 'tool_choice' value."
+    return {status: 404, message, raw: {error: {message, code: 404}}}
+  }
   return undefined
 }
 

@@ -1,0 +1,72 @@
+/**
+ * How Anthropic and Gemini refuse an image they cannot take, in their words: Anthropic checks a
+ * base64 image's bytes against the type it was given ("Image does not match the provided media
+ * type image/png", claude-code #13131) and its base64 text against 5 MB ("image exceeds 5 MB
+ * maximum: 6278112 bytes > 5242880 bytes"; its four types are checked with the history,
+ * turn-checks.ts); Gemini takes PNG, JPEG, WebP, HEIC and HEIF ("Unsupported MIME type:
+ * image/gif"; `image/jpg` too). Bytes of no image type the simulator knows (a test's few
+ * placeholder bytes) pass as what they claim.
+ */
+type Body = Record<string, unknown>
+
+const ANTHROPIC_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp']
+const GEMINI_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/heic', 'image/heif']
+const MAX_BASE64 = 5 * 1024 * 1024
+
+/** The type of the image whose base64 starts `data`, among Anthropic's four. */
+function imageType(data: string): string | undefined {
+  const b = Buffer.from(data.slice(0, 16), 'base64')
+  if (b[0] === 0x89 && b.toString('latin1', 1, 4) === 'PNG') return 'image/png'
+  if (b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg'
+  if (b.toString('latin1', 0, 4) === 'GIF8') return 'image/gif'
+  if (b.toString('latin1', 0, 4) === 'RIFF' && b.toString('latin1', 8, 12) === 'WEBP') return 'image/webp'
+  return undefined
+}
+
+/** Anthropic's refusal of an image block at `path`, or undefined. */
+function anthropicImage(block: Body, path: string): string | undefined {
+  const source = block.source as Body | undefined
+  if (block.type !== 'image' || source?.type !== 'base64') return undefined
+  const type = String(source.media_type)
+  const data = typeof source.data === 'string' ? source.data : ''
+  // (a type it takes none of: turn-checks.ts `messagesMediaProblem`)
+  if (!ANTHROPIC_TYPES.includes(type)) return undefined
+  if (data.length > MAX_BASE64)
+    return `${path}.image.source.base64: image exceeds 5 MB maximum: ${data.length} bytes > ${MAX_BASE64} bytes`
+  const actual = imageType(data)
+  if (actual !== undefined && actual !== type)
+    return `${path}.image.source.base64.data: Image does not match the provided media type ${type}`
+  return undefined
+}
+
+/** Anthropic's refusal of an image of a Messages body (in a turn or a tool's result), or undefined. */
+export function messagesImageProblem(body: Body): string | undefined {
+  if (!Array.isArray(body.messages)) return undefined
+  for (const [i, m] of (body.messages as Body[]).entries()) {
+    if (!Array.isArray(m?.content)) continue
+    for (const [j, block] of (m.content as Body[]).entries()) {
+      const own = anthropicImage(block ?? {}, `messages.${i}.content.${j}`)
+      if (own) return own
+      if (block?.type === 'tool_result' && Array.isArray(block.content))
+        for (const [k, inner] of (block.content as Body[]).entries()) {
+          const nested = anthropicImage(inner ?? {}, `messages.${i}.content.${j}.tool_result.content.${k}`)
+          if (nested) return nested
+        }
+    }
+  }
+  return undefined
+}
+
+/** Gemini's refusal of an inline image of a type it does not read, or undefined. */
+export function geminiImageProblem(contents: unknown): string | undefined {
+  if (!Array.isArray(contents)) return undefined
+  for (const c of contents as Body[]) {
+    if (!Array.isArray(c?.parts)) continue
+    for (const p of c.parts as Body[]) {
+      const type = (p?.inlineData as Body | undefined)?.mimeType
+      if (typeof type === 'string' && type.startsWith('image/') && !GEMINI_TYPES.includes(type))
+        return `Unsupported MIME type: ${type}`
+    }
+  }
+  return undefined
+}
