@@ -362,7 +362,15 @@ export async function proxyRequest(
       {carry},
       adapt,
     )
-    return {body, path, translation: {client, carry}, sent, upstreamModel: upstreamModelName}
+    // (every field named: one shape for every translation)
+    const translation = {
+      client,
+      carry,
+      thinkOpen: adapt?.thinkOpen === true,
+      learned: adaptations,
+      upstreamModel: upstreamModelName,
+    }
+    return {body, path, translation, sent, upstreamModel: upstreamModelName}
   }
 
   /** One try of target `i`: true when it answered (relayed), false to go on with the next. */
