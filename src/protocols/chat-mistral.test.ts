@@ -131,4 +131,25 @@ describe("Mistral's reasoning on the next turn", () => {
     const body = chatCodec.encodeRequest(request, 'magistral-medium-latest', {})
     expect((body.messages as unknown[])[1]).toEqual({role: 'assistant', content: '391'})
   })
+
+  it("takes a chat client's history of a Mistral answer: its text, without the thinking", () => {
+    const request = chatCodec.decodeRequest(
+      {
+        model: 'm',
+        messages: [
+          {role: 'user', content: '17*23?'},
+          {
+            role: 'assistant',
+            content: [
+              {type: 'thinking', thinking: [{type: 'text', text: 'So 391.'}], closed: true},
+              {type: 'text', text: '391'},
+            ],
+          },
+          {role: 'user', content: 'And 18*23?'},
+        ],
+      },
+      {},
+    )
+    expect(request.messages[1]).toEqual({role: 'assistant', parts: [{type: 'text', text: '391'}]})
+  })
 })

@@ -125,11 +125,22 @@ function decodeEffort(v: unknown): ReasoningSettings | undefined {
   return undefined
 }
 
+/**
+ * An assistant message's content without Mistral's `thinking` and `reference` chunks (a chat
+ * client's history of a Mistral answer it got untranslated, now going to another upstream): its
+ * reasoning, which no other upstream takes back, and its citations. Other content as it is.
+ */
+function withoutMistralChunks(content: unknown): unknown {
+  if (!Array.isArray(content)) return content
+  const mistral = (p: unknown) => isObj(p) && (p.type === 'thinking' || p.type === 'reference')
+  return content.some(mistral) ? content.filter((p) => !mistral(p)) : content
+}
+
 function decodeAssistant(m: Json, ctx: CodecContext): Message {
   const parts: Part[] = []
   const reasoning = str(m.reasoning_content) || str(m.reasoning)
   if (reasoning) parts.push({type: 'reasoning', text: reasoning, signature: chatReasoningSignature(m)})
-  parts.push(...contentParts(m.content, 'assistant message'))
+  parts.push(...contentParts(withoutMistralChunks(m.content), 'assistant message'))
   if (typeof m.refusal === 'string' && m.refusal) parts.push({type: 'text', text: m.refusal})
   for (const raw of arr(m.tool_calls)) {
     const call = isObj(raw) ? raw : {}
