@@ -510,7 +510,9 @@ export class ChatStreamDecoder implements StreamDecoder {
    * (signature value `think`, so that it goes back the same way), the rest the answer's text
    * (without the white space right after the tag). A tag may be cut across chunks (`<thi`,
    * `nk>`): the start of one at a chunk's end is held until the next. Content that starts with
-   * anything else is text, and no later chunk is looked at.
+   * anything else is text that may still close a `<think>` the prompt opened ({@link watch}); for
+   * a model known to answer so (`ctx.thinkOpen`), it is reasoning from its first byte up to
+   * `</think>` (see settleContent for an answer without one).
    */
   private content(text: string, out: StreamEvent[]): void {
     let s = this.held ? this.held + text : text
