@@ -8,10 +8,13 @@ import {
   argsText,
   arr,
   chatReasoningSignature,
+  closesPromptThink,
+  fencesBefore,
   firstNonSpace,
   isCompleteJson,
   isObj,
   makeId,
+  MISTRAL_THINKING,
   num,
   storeCarry,
   str,
@@ -19,6 +22,7 @@ import {
   THINK_CLOSE,
   THINK_OPEN,
   THINK_TAGS,
+  thinkingChunkText,
 } from './cm-common.js'
 import type {
   BlockStart,
@@ -30,6 +34,7 @@ import type {
   StreamDecoder,
   StreamEncoder,
   StreamEvent,
+  ThinkInPrompt,
   Usage,
 } from './ir.js'
 import type {StringTemplate} from './sse-template.js'
@@ -154,14 +159,29 @@ const IGNORED = 'obfuscation'
 
 /**
  * Where the answer's content stands as to `<think>` tags (see ChatStreamDecoder.content): not yet
- * known (no content but white space, or the start of the tag, so far), plain text (the content
- * did not start with the tag: nothing more is looked for), inside the tags (reasoning), or just
- * after `</think>` (white space there is not the text's).
+ * known (no content but white space, or the start of the tag, so far), plain text (nothing more
+ * is looked for), inside the tags (reasoning), just after `</think>` (white space there is not the
+ * text's), or text that may still close a `<think>` the prompt opened (see
+ * ChatStreamDecoder.watch).
  */
 const THINK_UNKNOWN = 0
 const THINK_NONE = 1
 const THINK_INSIDE = 2
 const THINK_AFTER = 3
+const THINK_WATCH = 4
+
+/**
+ * Whether `text` holds a `<` or a backtick (ChatStreamDecoder.watch): one pass over a chunk's few
+ * characters, cheaper than two searches; a long text is searched.
+ */
+function tagOrTick(text: string): boolean {
+  if (text.length > 32) return text.indexOf('<') !== -1 || text.indexOf('`') !== -1
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x3c || c === 0x60) return true
+  }
+  return false
+}
 
 /** Reads a chat upstream's stream. */
 export class ChatStreamDecoder implements StreamDecoder {
@@ -186,6 +206,15 @@ export class ChatStreamDecoder implements StreamDecoder {
   private held = ''
   /** OpenRouter's `reasoning_details` of the open reasoning block (made at its first piece). */
   private merged?: DetailsMerger
+  /** See {@link StreamDecoder.thinkInPrompt}. */
+  thinkInPrompt: ThinkInPrompt | undefined
+  /**
+   * The reasoning of a model whose template opens `<think>` in the prompt (`ctx.thinkOpen`), so
+   * far: given as the answer's text too if no `</think>` comes (undefined when not inside it).
+   */
+  private promptReasoning: string | undefined
+  /** Code fences in the text watched so far (THINK_WATCH): a `</think>` inside one is text. */
+  private fences = 0
 
   constructor(private readonly ctx?: CodecContext) {}
 
@@ -243,9 +272,10 @@ export class ChatStreamDecoder implements StreamDecoder {
       if (delta.reasoning_details !== undefined) this.details(delta.reasoning_details, !reasoning, out)
       const content = str(delta.content) || str(delta.refusal)
       if (content) {
-        if (this.think === THINK_NONE) this.textual('text', content, out)
+        if (this.think === THINK_WATCH) this.watch(content, out)
+        else if (this.think === THINK_NONE) this.textual('text', content, out)
         else this.content(content, out)
-      }
+      } else if (Array.isArray(delta.content)) this.chunks(delta.content, out)
       for (const raw of arr(delta.tool_calls)) if (isObj(raw)) this.toolCall(raw, out)
       if (choice.finish_reason !== null && choice.finish_reason !== undefined && !this.stopped) {
         const broken = brokenFinish(choice.finish_reason)
@@ -404,8 +434,73 @@ export class ChatStreamDecoder implements StreamDecoder {
     }
     if (!text) return out
     if (t.kind === 'reasoning' || this.think === THINK_NONE) this.textual(t.kind, text, out)
+    else if (this.think === THINK_WATCH) this.watch(text, out)
     else this.content(text, out)
     return out
+  }
+
+  /**
+   * Mistral's content chunks (Magistral; mistral-small and mistral-medium with reasoning on): a
+   * delta's `content` as an array of `thinking` chunks (reasoning, signature value
+   * {@link MISTRAL_THINKING}) and `text` chunks (read as string content is); the same stream
+   * sends later text as plain strings. Other chunk types are left out. (No template is learned
+   * from such a chunk, and a template's string never matches one: these are always parsed.)
+   */
+  private chunks(list: unknown[], out: StreamEvent[]): void {
+    for (const raw of list) {
+      if (!isObj(raw)) continue
+      if (raw.type === 'text') {
+        const text = str(raw.text)
+        if (!text) continue
+        if (this.think === THINK_WATCH) this.watch(text, out)
+        else if (this.think === THINK_NONE) this.textual('text', text, out)
+        else this.content(text, out)
+      } else if (raw.type === 'thinking') {
+        const thought = thinkingChunkText(raw)
+        if (thought) this.textual('reasoning', thought, out, MISTRAL_THINKING)
+      }
+    }
+  }
+
+  /**
+   * Text that may close a `<think>` the model's chat template opened in the prompt (Qwen3's
+   * *-Thinking-2507, DeepSeek-R1-0528 under llama.cpp, vLLM or LM Studio without a reasoning
+   * parser): its content is `reasoning…</think>\n\nanswer`, with no opening tag. The text streams
+   * as it comes (nothing is held back but the start of a tag a chunk cut); a `</think>` that
+   * {@link closesPromptThink} (not in a code fence, not quoted) is left out with the white space
+   * after it, the rest is text, and the model is learned so (`thinkInPrompt`): its later answers
+   * are read as reasoning up to the tag. A chunk with neither `<` nor a backtick (nearly every
+   * one) is text at the cost of two byte searches.
+   */
+  private watch(text: string, out: StreamEvent[]): void {
+    if (!this.held && !tagOrTick(text)) {
+      this.textual('text', text, out)
+      return
+    }
+    const s = this.held ? this.held + text : text
+    this.held = ''
+    // words about the tags (a `<think>` first): plain text from here
+    const open = s.indexOf(THINK_OPEN)
+    let close = s.indexOf(THINK_CLOSE)
+    while (close !== -1 && (open === -1 || close < open) && !closesPromptThink(s, close, this.fences))
+      close = s.indexOf(THINK_CLOSE, close + 1)
+    if (open !== -1 && (close === -1 || open < close)) {
+      this.think = THINK_NONE
+      this.textual('text', s, out)
+      return
+    }
+    if (close !== -1) {
+      if (close > 0) this.textual('text', s.slice(0, close), out)
+      this.thinkInPrompt = 'closed'
+      this.think = THINK_AFTER
+      this.content(s.slice(close + THINK_CLOSE.length), out)
+      return
+    }
+    const cut = tagStartAtEnd(s, THINK_CLOSE) || tagStartAtEnd(s, THINK_OPEN)
+    const shown = cut ? s.slice(0, s.length - cut) : s
+    this.fences += fencesBefore(shown, shown.length)
+    if (cut) this.held = s.slice(s.length - cut)
+    if (shown) this.textual('text', shown, out)
   }
 
   /**
@@ -415,7 +510,9 @@ export class ChatStreamDecoder implements StreamDecoder {
    * (signature value `think`, so that it goes back the same way), the rest the answer's text
    * (without the white space right after the tag). A tag may be cut across chunks (`<thi`,
    * `nk>`): the start of one at a chunk's end is held until the next. Content that starts with
-   * anything else is text, and no later chunk is looked at.
+   * anything else is text that may still close a `<think>` the prompt opened ({@link watch}); for
+   * a model known to answer so (`ctx.thinkOpen`), it is reasoning from its first byte up to
+   * `</think>` (see settleContent for an answer without one).
    */
   private content(text: string, out: StreamEvent[]): void {
     let s = this.held ? this.held + text : text
@@ -430,22 +527,31 @@ export class ChatStreamDecoder implements StreamDecoder {
         return
       }
       if (!s.startsWith(THINK_OPEN, start)) {
-        this.think = THINK_NONE
-        this.textual('text', s, out)
-        return
+        // a model whose template opens `<think>` in the prompt (learned): reasoning from the first
+        // byte, unless the server gave the reasoning apart (a block came before the content)
+        if (this.ctx?.thinkOpen && this.next === 0) {
+          this.think = THINK_INSIDE
+          this.promptReasoning = ''
+        } else {
+          this.think = THINK_WATCH
+          this.watch(s, out)
+          return
+        }
+      } else {
+        this.think = THINK_INSIDE
+        s = s.slice(start + THINK_OPEN.length)
       }
-      this.think = THINK_INSIDE
-      s = s.slice(start + THINK_OPEN.length)
     }
     if (this.think === THINK_INSIDE) {
       const close = s.indexOf(THINK_CLOSE)
       if (close === -1) {
         const cut = tagStartAtEnd(s, THINK_CLOSE)
         if (cut) this.held = s.slice(s.length - cut)
-        if (s.length > cut) this.textual('reasoning', s.slice(0, s.length - cut), out, THINK_TAGS)
+        if (s.length > cut) this.reasoning(s.slice(0, s.length - cut), out)
         return
       }
-      if (close > 0) this.textual('reasoning', s.slice(0, close), out, THINK_TAGS)
+      if (close > 0) this.reasoning(s.slice(0, close), out)
+      this.promptReasoning = undefined
       this.think = THINK_AFTER
       s = s.slice(close + THINK_CLOSE.length)
     }
@@ -455,15 +561,38 @@ export class ChatStreamDecoder implements StreamDecoder {
     this.textual('text', start ? s.slice(start) : s, out)
   }
 
+  /** Reasoning of the content (in `<think>` tags, or after the prompt's). */
+  private reasoning(text: string, out: StreamEvent[]): void {
+    if (this.promptReasoning !== undefined) this.promptReasoning += text
+    this.textual('reasoning', text, out, THINK_TAGS)
+  }
+
   /** Content held back (a tag's start that no chunk completed, white space) as what it is. */
   private releaseHeld(out: StreamEvent[]): void {
     const held = this.held
     this.held = ''
-    if (this.think === THINK_INSIDE) this.textual('reasoning', held, out, THINK_TAGS)
+    if (this.think === THINK_INSIDE) this.reasoning(held, out)
     else {
-      this.think = THINK_NONE
+      if (this.think !== THINK_WATCH) this.think = THINK_NONE
       this.textual('text', held, out)
     }
+  }
+
+  /**
+   * Content held back, then, for a model whose template opens `<think>` in the prompt, reasoning
+   * that no `</think>` closed (a turn the template did not open thinking for: its content was
+   * the answer): the reasoning block closes and its whole text is the answer's text too.
+   */
+  private settleContent(out: StreamEvent[]): void {
+    if (this.held) this.releaseHeld(out)
+    const reasoning = this.promptReasoning
+    if (reasoning === undefined) return
+    this.promptReasoning = undefined
+    this.think = THINK_NONE
+    if (!reasoning) return
+    this.thinkInPrompt = 'unclosed'
+    this.closeText(out)
+    this.textual('text', reasoning, out)
   }
 
   end(): StreamEvent[] {
@@ -565,7 +694,7 @@ export class ChatStreamDecoder implements StreamDecoder {
       }
     }
     if (!call) {
-      if (this.held) this.releaseHeld(out)
+      if (this.held || this.promptReasoning !== undefined) this.settleContent(out)
       this.closeText(out)
       this.closeDoneCalls(out)
       call = {id: id || makeId(this.ctx, 'call_'), name: '', args: '', pending: '', open: true}
@@ -621,7 +750,7 @@ export class ChatStreamDecoder implements StreamDecoder {
   }
 
   private closeAll(out: StreamEvent[]): void {
-    if (this.held) this.releaseHeld(out)
+    if (this.held || this.promptReasoning !== undefined) this.settleContent(out)
     this.closeText(out)
     const open = [...this.calls.values()].filter((c) => c.open)
     open.sort((a, b) => (a.block ?? Infinity) - (b.block ?? Infinity))

@@ -23,14 +23,17 @@ import {
   chatReasoningSignature,
   isObj,
   makeId,
+  MISTRAL_THINKING,
   num,
   parseDataUrl,
+  splitPromptThink,
   splitThink,
   storeCarry,
   str,
   THINK_CLOSE,
   THINK_OPEN,
   THINK_TAGS,
+  thinkingChunkText,
 } from './cm-common.js'
 import type {
   Codec,
@@ -46,6 +49,7 @@ import type {
   ResponseFormat,
   StopReason,
   TextPart,
+  ThinkInPrompt,
   ToolCallPart,
   ToolChoice,
 } from './ir.js'
@@ -121,11 +125,22 @@ function decodeEffort(v: unknown): ReasoningSettings | undefined {
   return undefined
 }
 
+/**
+ * An assistant message's content without Mistral's `thinking` and `reference` chunks (a chat
+ * client's history of a Mistral answer it got untranslated, now going to another upstream): its
+ * reasoning, which no other upstream takes back, and its citations. Other content as it is.
+ */
+function withoutMistralChunks(content: unknown): unknown {
+  if (!Array.isArray(content)) return content
+  const mistral = (p: unknown) => isObj(p) && (p.type === 'thinking' || p.type === 'reference')
+  return content.some(mistral) ? content.filter((p) => !mistral(p)) : content
+}
+
 function decodeAssistant(m: Json, ctx: CodecContext): Message {
   const parts: Part[] = []
   const reasoning = str(m.reasoning_content) || str(m.reasoning)
   if (reasoning) parts.push({type: 'reasoning', text: reasoning, signature: chatReasoningSignature(m)})
-  parts.push(...contentParts(m.content, 'assistant message'))
+  parts.push(...contentParts(withoutMistralChunks(m.content), 'assistant message'))
   if (typeof m.refusal === 'string' && m.refusal) parts.push({type: 'text', text: m.refusal})
   for (const raw of arr(m.tool_calls)) {
     const call = isObj(raw) ? raw : {}
@@ -289,6 +304,10 @@ function encodeAssistant(m: Message): Json | undefined {
       if (p.signature?.family !== 'chat') continue
       const value = p.signature.value
       if (value === THINK_TAGS) think += p.text
+      // Mistral's thinking chunks: Mistral takes its own content array back, but the history may
+      // go to another chat server (a fallback, a switch of model), which refuses a `thinking`
+      // part; and Mistral refuses `reasoning_content` (422). Its text alone goes back.
+      else if (value === MISTRAL_THINKING) continue
       else if (value.length > 4 && (value.startsWith(DETAILS) || value.startsWith(EXTRA))) {
         const own = detailsOf(value)
         if (own) details = details ? details.concat(own) : own
@@ -504,11 +523,23 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
   const content =
     typeof m.content === 'string'
       ? m.content
-      : texts(contentParts(m.content, 'answer'))
-          .map((t) => t.text)
-          .join('')
-  // reasoning in `<think>` tags at the start of the content (`think`): a reasoning part of its own
-  const think = content ? splitThink(content) : undefined
+      : Array.isArray(m.content)
+        ? answerChunks(m.content, parts)
+        : texts(contentParts(m.content, 'answer'))
+            .map((t) => t.text)
+            .join('')
+  // reasoning in `<think>` tags at the start of the content (`think`): a reasoning part of its own;
+  // content that only closes the tag (its template opened it in the prompt), when the model is
+  // known to answer so or the content has a `</think>` (a byte search)
+  let think: {reasoning: string; text: string; unclosed?: boolean} | undefined
+  let inPrompt: ThinkInPrompt | undefined
+  if (content) {
+    think = splitThink(content)
+    if (!think && (ctx?.thinkOpen || content.includes(THINK_CLOSE))) {
+      think = splitPromptThink(content, ctx?.thinkOpen === true)
+      if (think) inPrompt = think.unclosed ? 'unclosed' : ctx?.thinkOpen ? undefined : 'closed'
+    }
+  }
   if (think?.reasoning)
     parts.push({type: 'reasoning', text: think.reasoning, signature: {family: 'chat', value: THINK_TAGS}})
   const answer = think ? think.text : content
@@ -535,13 +566,35 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
   const hasTools = parts.some((p) => p.type === 'tool_call')
   let stop: StopReason = chatFinish(choice.finish_reason, hasTools)
   if (typeof m.refusal === 'string' && m.refusal && !answer) stop = 'refusal'
-  return {
+  const response: Response = {
     id: str(b.id) || makeId(ctx, 'chatcmpl-'),
     model: str(b.model) ?? ctx?.request?.model ?? '',
     parts,
     stop,
     usage: decodeChatUsage(b.usage ?? choice.usage),
   }
+  if (inPrompt) response.thinkInPrompt = inPrompt
+  return response
+}
+
+/**
+ * The text of an answer's `content` array (Mistral's reasoning answers: `thinking` chunks, then
+ * `text` chunks), its `thinking` chunks pushed to `parts` as reasoning parts (signature value
+ * {@link MISTRAL_THINKING}). Other chunk types (a `reference` to a tool's result, an image) have
+ * nothing a client of another family can show as the answer, and are left out.
+ */
+function answerChunks(chunks: unknown[], parts: Part[]): string {
+  let text = ''
+  for (const raw of chunks) {
+    if (!isObj(raw)) continue
+    if (raw.type === 'text' || raw.type === 'refusal') text += str(raw.text) ?? str(raw.refusal) ?? ''
+    else if (raw.type === 'thinking') {
+      const thought = thinkingChunkText(raw)
+      if (thought)
+        parts.push({type: 'reasoning', text: thought, signature: {family: 'chat', value: MISTRAL_THINKING}})
+    }
+  }
+  return text
 }
 
 function encodeResponse(response: Response, ctx?: CodecContext): Record<string, unknown> {

@@ -193,6 +193,77 @@ export function splitThink(content: string): {reasoning: string; text: string} |
   }
 }
 
+/** How many code fences (```) `text` holds before `end`. */
+export function fencesBefore(text: string, end: number): number {
+  let n = 0
+  for (let i = text.indexOf('```'); i !== -1 && i < end; i = text.indexOf('```', i + 3)) n++
+  return n
+}
+
+/** A quote or a backtick (the tag quoted or in inline code, as text that talks about it). */
+const quoting = (c: number): boolean => c === 0x60 || c === 0x22 || c === 0x27
+
+/**
+ * Whether the `</think>` at `at` in `text` closes reasoning the prompt opened rather than being
+ * words about the tag: not inside a code fence (`fences`: the fences before `text`, and those in
+ * it before `at`, are an even number) and not quoted or in inline code (a quote or a backtick
+ * right before or after it). The caller has checked that no `<think>` came before it.
+ */
+export function closesPromptThink(text: string, at: number, fences: number): boolean {
+  if ((fences + fencesBefore(text, at)) % 2 !== 0) return false
+  if (at > 0 && quoting(text.charCodeAt(at - 1))) return false
+  const next = at + THINK_CLOSE.length
+  return next >= text.length || !quoting(text.charCodeAt(next))
+}
+
+/**
+ * The reasoning and the text of an answer's content whose chat template opened `<think>` in the
+ * prompt (Qwen3's *-Thinking-2507, DeepSeek-R1-0528 under llama.cpp, vLLM or LM Studio without a
+ * reasoning parser): the content holds only the closing tag, `reasoning…</think>\n\nanswer`.
+ * `learned`: the model is known to answer so (daemon/router/adaptations.ts), and its content is
+ * reasoning up to the first `</think>`; content without one (a turn the template did not open
+ * thinking for) is `unclosed`: the caller gives its whole text as both. Not learned, only a
+ * `</think>` with no `<think>` before it that {@link closesPromptThink} is read so (the model is
+ * then learned). Undefined for content that is none of these (the caller has checked that it does
+ * not start with `<think>`).
+ */
+export function splitPromptThink(
+  content: string,
+  learned: boolean,
+): {reasoning: string; text: string; unclosed: boolean} | undefined {
+  let close = content.indexOf(THINK_CLOSE)
+  if (close === -1) return learned ? {reasoning: content, text: content, unclosed: true} : undefined
+  if (!learned) {
+    const open = content.indexOf(THINK_OPEN)
+    while (close !== -1 && !closesPromptThink(content, close, 0))
+      close = content.indexOf(THINK_CLOSE, close + 1)
+    if (close === -1 || (open !== -1 && open < close)) return undefined
+  }
+  const after = close + THINK_CLOSE.length
+  return {
+    reasoning: content.slice(0, close),
+    text: content.slice(after + firstNonSpace(content.slice(after))),
+    unclosed: false,
+  }
+}
+
+/**
+ * The chat signature value of reasoning that came as Mistral's `thinking` content chunks
+ * (Magistral; mistral-small and mistral-medium with reasoning on): `content` an array of
+ * `{type: "thinking", thinking: [{type: "text", text}]}` and `{type: "text", text}` chunks. It is
+ * not sent back (see chat.ts `encodeAssistant`).
+ */
+export const MISTRAL_THINKING = 'mistral'
+
+/** The text of a Mistral `thinking` chunk: its inner text parts joined (a string as it is). */
+export function thinkingChunkText(chunk: Record<string, unknown>): string {
+  const inner = chunk.thinking
+  if (typeof inner === 'string') return inner
+  let text = ''
+  if (Array.isArray(inner)) for (const p of inner) if (isObj(p) && typeof p.text === 'string') text += p.text
+  return text
+}
+
 /**
  * How many characters at the end of `text` may be the start of `tag` cut by the chunk's end (the
  * longest end of `text` that is a proper start of `tag`).

@@ -436,7 +436,17 @@ export interface Response {
   /** The stop sequence that ended the answer, when `stop` is `stop_sequence`. */
   stopSequence?: string
   usage: Usage
+  /** Chat upstreams: see {@link StreamDecoder.thinkInPrompt}. */
+  thinkInPrompt?: ThinkInPrompt
 }
+
+/**
+ * What a chat answer showed of a template that opens `<think>` in the prompt: `closed`, its
+ * content closed a `</think>` it never opened (the model is learned so, ../daemon/router/
+ * adaptations.ts); `unclosed`, the model is known to answer so and this answer had no `</think>`:
+ * its text went to the client as reasoning and as text.
+ */
+export type ThinkInPrompt = 'closed' | 'unclosed'
 
 /**
  * A stream as a sequence of blocks, each opened, filled by deltas and closed (the Messages
@@ -534,6 +544,11 @@ export interface CodecContext {
   claude?: ClaudeLearned
   /** Chat upstreams: the server refused Anthropic's cache marks on content parts (`cache_control`). */
   noCacheMarks?: boolean
+  /**
+   * Chat upstreams: the model's chat template opens `<think>` in the prompt (learned,
+   * ../daemon/router/adaptations.ts): its answer's content is reasoning up to `</think>`.
+   */
+  thinkOpen?: boolean
   /** Makes ids for things the source had none for (Gemini tool calls, responses). */
   newId?: (prefix: string) => string
   /**
@@ -637,6 +652,8 @@ export interface StreamDecoder {
    * its blocks on from this one's and adding its output to this one's.
    */
   continuation?(): StreamDecoder
+  /** Chat: what the answer showed of a template that opens `<think>` in the prompt, if anything. */
+  readonly thinkInPrompt?: ThinkInPrompt
   /** Messages: the answer's content blocks as they came (with `CodecContext.keepContent`). */
   keptContent?(): unknown[]
   /**

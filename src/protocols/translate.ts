@@ -33,6 +33,7 @@ import type {
   StreamDecoder,
   StreamEncoder,
   StreamEvent,
+  ThinkInPrompt,
   ThinkingForm,
   Usage,
 } from './ir.js'
@@ -306,6 +307,13 @@ export interface UpstreamAdaptation {
   claude?: ClaudeLearned
   /** Chat: Anthropic's cache marks on content parts refused (a server named for Claude that takes none). */
   noCacheMarks?: boolean
+  /**
+   * Chat: the model's chat template opens `<think>` in the prompt (an answer closed a `</think>` it
+   * never opened, Qwen3's *-Thinking-2507, DeepSeek-R1-0528 without a reasoning parser): its answers'
+   * content is read as reasoning up to `</think>` (chat-stream.ts). Learned from an answer, not a
+   * refusal; nothing in the request changes.
+   */
+  thinkOpen?: boolean
   /**
    * A web search offered beside function tools (Codex's live search) refused: an Anthropic-compatible
    * server without the server tool. The requests go without it (a search request is still sent).
@@ -616,21 +624,29 @@ export function translateResponseText(
   client: ClientRequest,
   body: unknown,
   ctx: CodecContext = {},
-): {text: string; usage: Usage; id: string; estimated?: string} {
+): {text: string; usage: Usage; id: string; estimated?: string; thinkInPrompt?: ThinkInPrompt} {
   const response = CODECS[upstream].decodeResponse(body, decodeContext(upstream, client, ctx))
   clientCallNames(response.parts, toolNamesFor(client, upstream))
   const estimated = fillMissingUsage(response.usage, client.request, outputChars(response.parts))
   const codec = CODECS[client.family]
   const encodeCtx = {carry: ctx.carry, newId: ctx.newId, request: client.request}
+  const thinkInPrompt = response.thinkInPrompt
   if (codec.encodeResponseText)
     return {
       text: codec.encodeResponseText(response, encodeCtx),
       usage: response.usage,
       id: response.id,
       estimated,
+      thinkInPrompt,
     }
   const out = codec.encodeResponse(response, encodeCtx)
-  return {text: JSON.stringify(out), usage: response.usage, id: String(out.id ?? ''), estimated}
+  return {
+    text: JSON.stringify(out),
+    usage: response.usage,
+    id: String(out.id ?? ''),
+    estimated,
+    thinkInPrompt,
+  }
 }
 
 /**
@@ -742,6 +758,11 @@ export class StreamTranslator {
    */
   get upstreamStopped(): boolean {
     return this.decoder.stopped === true
+  }
+
+  /** A chat upstream's answer showed a template that opens `<think>` in the prompt (ir.ts `ThinkInPrompt`). */
+  get thinkInPrompt(): ThinkInPrompt | undefined {
+    return this.decoder.thinkInPrompt
   }
 
   push(chunk: Uint8Array): string {

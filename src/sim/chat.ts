@@ -37,6 +37,8 @@ import {
   pickedTool,
   quirkCalls,
   thinkTagPieces,
+  promptThinkPieces,
+  mistralThinking,
   selectQuirks,
   strictFieldsProblem,
   unsupportedParameter,
@@ -564,9 +566,13 @@ export function planChat(
       quirks.has('reasoning-content') ||
       quirks.has('reasoning-not-back') ||
       quirks.has('think-tags') ||
+      quirks.has('think-open-in-prompt') ||
+      quirks.has('mistral-thinking') ||
       quirks.has('reasoning-details') ||
       /reasoner/i.test(model.id)) &&
-    thinking !== false
+    thinking !== false &&
+    // `think-open-in-prompt`: a turn its template did not open thinking for
+    !(quirks.has('think-open-in-prompt') && prompt.includes('[no-think]'))
   // `reasoning-not-back`: a server that makes reasoning and refuses it back (refusedHistory);
   // `think-tags`: its reasoning is in the content, and no field of it is asked back;
   // `reasoning-details`: OpenRouter, which asks its details back (thoughtSignatureRefusal)
@@ -574,6 +580,8 @@ export function planChat(
     reasoningOn &&
     !quirks.has('reasoning-not-back') &&
     !quirks.has('think-tags') &&
+    !quirks.has('think-open-in-prompt') &&
+    !quirks.has('mistral-thinking') &&
     !quirks.has('reasoning-details')
       ? chatHistoryProblem(messages)
       : undefined
@@ -785,7 +793,17 @@ export function completionObject(plan: ChatPlan, withProvider: boolean): Record<
   // `think-tags`: the reasoning at the start of the content (of a tool call's turn too)
   if (plan.reasoning.length > 0 && plan.quirks?.has('think-tags'))
     message.content = thinkTagPieces(plan.reasoning).join('') + ((message.content as string | null) ?? '')
-  else if (plan.reasoning.length > 0) message[reasoningField(plan)] = plan.reasoning.join('')
+  else if (plan.reasoning.length > 0 && plan.quirks?.has('think-open-in-prompt'))
+    message.content = promptThinkPieces(plan.reasoning).join('') + ((message.content as string | null) ?? '')
+  else if (plan.reasoning.length > 0 && plan.quirks?.has('mistral-thinking')) {
+    // Mistral's: the content an array of a thinking chunk and a text chunk (the thinking alone
+    // beside tool calls)
+    const text = message.content as string | null
+    message.content = [
+      mistralThinking(plan.reasoning.join(''), true),
+      ...(text ? [{type: 'text', text}] : []),
+    ]
+  } else if (plan.reasoning.length > 0) message[reasoningField(plan)] = plan.reasoning.join('')
   if (plan.quirks?.has('reasoning-details')) {
     const details = plan.reasoning.length > 0 ? [textDetail(plan.reasoning.join(''))] : []
     if (plan.toolCall) details.push(encryptedDetail(plan.toolCall, details.length))
@@ -834,6 +852,10 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
   const events: SseEvent[] = [chunk({role: 'assistant', content: ''})]
   if (plan.reasoning.length > 0 && quirks.has('think-tags'))
     for (const piece of thinkTagPieces(plan.reasoning)) events.push(chunk({content: piece}))
+  else if (plan.reasoning.length > 0 && quirks.has('think-open-in-prompt'))
+    for (const piece of promptThinkPieces(plan.reasoning)) events.push(chunk({content: piece}))
+  else if (plan.reasoning.length > 0 && quirks.has('mistral-thinking'))
+    for (const piece of plan.reasoning) events.push(chunk({content: [mistralThinking(piece)]}))
   else if (quirks.has('reasoning-details'))
     // OpenRouter's: each piece in `reasoning` and as a piece of the text item (index 0)
     for (const piece of plan.reasoning)
@@ -886,7 +908,10 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
       })
       return events
     }
-    events.push(chunk({content: piece}))
+    // `mistral-thinking`: the first text piece as a text chunk, the rest as strings (as Mistral)
+    events.push(
+      chunk({content: i === 0 && quirks.has('mistral-thinking') ? [{type: 'text', text: piece}] : piece}),
+    )
   }
   const finish = quirks.has('no-finish-reason') ? null : plan.finishReason
   if (quirks.has('usage-in-choice') && !noUsage) {

@@ -2291,3 +2291,42 @@ describe("a chat server's refusal of a forced tool_choice (Z.AI, OpenRouter)", (
     expect(sent(auto, {autoToolChoice: true}).json.messages).toEqual([{role: 'user', content: 'hi'}])
   })
 })
+
+describe('a chat template that opens <think> in the prompt, learned from an answer', () => {
+  it('is kept per provider and model, beside what refusals taught, once', () => {
+    const a = new UpstreamAdaptations()
+    expect(a.noteThinkOpen('p', 'qwen3')).toBe(true)
+    expect(a.get('p', 'qwen3')).toEqual({thinkOpen: true})
+    expect(a.noteThinkOpen('p', 'qwen3')).toBe(false)
+    expect(a.get('p', 'other')).toBeUndefined()
+    expect(
+      a.learn('p', 'qwen3', openai("Unsupported parameter: 'user'.", 'user'), {
+        fields: SENT,
+        adaptedWith: a.get('p', 'qwen3'),
+      }),
+    ).toBe('refused user: sent again without it')
+    expect(a.get('p', 'qwen3')).toEqual({thinkOpen: true, drop: ['user']})
+    expect(a.list()[0]).toMatchObject({
+      provider: 'p',
+      model: 'qwen3',
+      rules: [
+        'sent without user',
+        'answers read as reasoning up to </think> (its chat template opens <think> in the prompt; learned from an answer)',
+      ],
+    })
+    // (no model name: nothing to key it on)
+    expect(a.noteThinkOpen('p', '')).toBe(false)
+  })
+
+  it('changes nothing in the request', () => {
+    const client = decodeClientRequest(
+      'messages',
+      {model: 'c', max_tokens: 100, messages: [{role: 'user', content: 'hi'}]},
+      {},
+    )
+    const plain = encodeUpstreamRequest(client, 'chat', 'qwen3', {})
+    const learned = encodeUpstreamRequest(client, 'chat', 'qwen3', {}, {thinkOpen: true})
+    expect(learned.body.toString()).toBe(plain.body.toString())
+    expect(describeAdaptation({thinkOpen: true})).toHaveLength(1)
+  })
+})

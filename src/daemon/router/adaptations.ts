@@ -1005,6 +1005,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   else if (a.reasoningHistory === 'reasoning_content')
     rules.push("the history's reasoning sent as reasoning_content, an empty one on a tool call turn without")
   else if (a.reasoningHistory) rules.push(`the history's reasoning sent as ${a.reasoningHistory}`)
+  if (a.thinkOpen)
+    rules.push(
+      'answers read as reasoning up to </think> (its chat template opens <think> in the prompt; learned from an answer)',
+    )
   if (a.thoughtSignatures)
     rules.push(
       `a tool call turn without its thought signature sent with skip_thought_signature_validator (${a.thoughtSignatures === 'reasoning_details' ? 'reasoning_details' : `extra_content.${a.thoughtSignatures}`})`,
@@ -1067,6 +1071,22 @@ export class UpstreamAdaptations {
   noteStatedWindow(provider: string, model: string, errorText: string, entrance: Family): void {
     const stated = /maximum context length (?:is|of) (\d+) tokens/i.exec(errorText)
     if (stated) this.noteWindow(provider, model, Number(stated[1]), entrance)
+  }
+
+  /**
+   * Keeps that `provider`'s `model` answered with a `</think>` it never opened (its chat template
+   * opens `<think>` in the prompt): its later answers are read as reasoning up to the tag
+   * (`UpstreamAdaptation.thinkOpen`, ../../protocols/chat-stream.ts). Learned from an answer, so
+   * the answer that taught it is not sent again. True when it was not known before.
+   */
+  noteThinkOpen(provider: string, model: string): boolean {
+    // (a request without a model, or a name no model has: see noteWindow)
+    if (!model || model.length > 256) return false
+    const key = `${provider}\n${model}`
+    const current = this.byTarget.get(key)
+    if (current?.thinkOpen) return false
+    this.remember(key, {...current, thinkOpen: true})
+    return true
   }
 
   /** What requests to `provider`'s `model` go without (undefined: nothing learned). */

@@ -364,7 +364,15 @@ export async function proxyRequest(
     )
     // what the encoder changed for this upstream (an image it takes none of, left out): said once
     if (sent.notes) for (const note of sent.notes) if (!adapted.includes(note)) adapted.push(note)
-    return {body, path, translation: {client, carry}, sent, upstreamModel: upstreamModelName}
+    // (every field named: one shape for every translation)
+    const translation = {
+      client,
+      carry,
+      thinkOpen: adapt?.thinkOpen === true,
+      learned: adaptations,
+      upstreamModel: upstreamModelName,
+    }
+    return {body, path, translation, sent, upstreamModel: upstreamModelName}
   }
 
   /** One try of target `i`: true when it answered (relayed), false to go on with the next. */

@@ -23,10 +23,11 @@ import {
   upstreamErrorMessage,
 } from '../../protocols/translate.js'
 import {contextOverflowError, readContextOverflow, saysOverflow} from '../../protocols/context-overflow.js'
-import type {CarryStore, Usage} from '../../protocols/ir.js'
+import type {CarryStore, ThinkInPrompt, Usage} from '../../protocols/ir.js'
 import {parseJsonBytes, utf8Bytes} from '../../protocols/json-bytes.js'
 import {decodeMessagesUsage, droppedThinking, droppedThinkingNote} from '../../protocols/messages-stream.js'
 import {joinAnswers, MAX_CONTINUATIONS, pausedAnswer, sumCounts} from '../../protocols/pause.js'
+import type {UpstreamAdaptations} from './adaptations.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
@@ -93,6 +94,14 @@ export const STOPPED_GRACE_MS = 2_000
 export interface Translation {
   client: ClientRequest
   carry?: CarryStore
+  /**
+   * A chat upstream's model is known to open `<think>` in its prompt (adaptations.ts
+   * `noteThinkOpen`): its answers are read as reasoning up to `</think>`.
+   */
+  thinkOpen?: boolean
+  /** Where an answer that shows it is learned (the proxy's adaptations), with the model asked for. */
+  learned?: Pick<UpstreamAdaptations, 'noteThinkOpen'>
+  upstreamModel?: string
 }
 
 function excerpt(text: string): string {
@@ -134,6 +143,32 @@ function addNote(result: RelayContext['result'], note: string): void {
 }
 
 export {continuationBody} from '../../protocols/pause.js'
+
+/**
+ * What a chat answer showed of a template that opens `<think>` in the prompt: learned for the
+ * model (`closed`: its later answers are read as reasoning up to `</think>`), or, for a model
+ * learned so, an answer without `</think>` (`unclosed`), whose text went to the client as its
+ * reasoning and as its text: each said on the log row.
+ */
+function thinkInPrompt(
+  result: RelayContext['result'],
+  translation: Translation,
+  provider: string,
+  seen: ThinkInPrompt,
+): void {
+  if (seen === 'unclosed') {
+    addNote(
+      result,
+      `${provider}: the answer had no </think> to end the reasoning its template opens: its text went to the client as reasoning and as text`,
+    )
+    return
+  }
+  if (translation.learned?.noteThinkOpen(provider, translation.upstreamModel ?? ''))
+    addNote(
+      result,
+      `${provider}: the answer closed a </think> it never opened (its chat template opens <think> in the prompt): the tag left out, and later answers read as reasoning up to it`,
+    )
+}
 
 /**
  * A turn a Messages upstream paused (`pause_turn`), handed to the proxy to send its continuation
@@ -339,7 +374,9 @@ export async function relayTranslated(
     requestIdHeader(family),
     result.requestId,
   )
-  const ctxCodec = {carry: translation.carry}
+  const ctxCodec = translation.thinkOpen
+    ? {carry: translation.carry, thinkOpen: true}
+    : {carry: translation.carry}
   if (!translation.client.request.stream) {
     let body: unknown
     let failure: string | undefined
@@ -430,6 +467,7 @@ export async function relayTranslated(
     // a continued turn: the row holds every call's prompt (the client, the last one's)
     if (paused && out.usage) result.usage = {...result.usage, ...billedPrompts(out.usage, billed)}
     if (out.estimated) addNote(result, estimatedUsageNote(provider.name, out.estimated))
+    if (out.thinkInPrompt) thinkInPrompt(result, translation, provider.name, out.thinkInPrompt)
     if (upFamily === 'messages') {
       const dropped = droppedThinking((body as {input_transformations?: unknown}).input_transformations)
       if (dropped) addNote(result, droppedThinkingNote(provider.name, dropped))
@@ -584,6 +622,8 @@ export async function relayTranslated(
   if (translator.endedPaused && paused) addNote(result, pausedNote(provider.name))
   else if (paused) addNote(result, continuedNote(provider.name, paused.count))
   if (translator.estimated) addNote(result, estimatedUsageNote(provider.name, translator.estimated))
+  const seen = translator.thinkInPrompt
+  if (seen) thinkInPrompt(result, translation, provider.name, seen)
   const dropped = translator.droppedThinking()
   if (dropped) addNote(result, droppedThinkingNote(provider.name, dropped))
   target.breaker?.recordSuccess()

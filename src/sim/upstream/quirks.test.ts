@@ -691,6 +691,45 @@ describe('Kimi quirks (chat)', () => {
     expect(turn2.status).toBe(200)
   })
 
+  it('think-open-in-prompt: the reasoning, then only </think> (cut in a stream), then the text', async () => {
+    const {json} = await chat({model: 'gpt-x+think-open-in-prompt'})
+    const message = json!.choices[0].message
+    expect(message.content).toMatch(/^Let me think about "weather".*\n<\/think>\n\nHello from /s)
+    expect(message.content).not.toContain('<think>')
+    expect(message).not.toHaveProperty('reasoning_content')
+    const {events} = await chat({model: 'gpt-x+think-open-in-prompt', stream: true})
+    const pieces = events.slice(1, -2).map((e) => e.data.choices[0].delta.content as string)
+    expect(pieces).toContain('\n</th')
+    expect(pieces).toContain('ink>\n\n')
+    expect(pieces.join('')).toBe(message.content)
+    // a turn its template did not open thinking for: the text alone
+    const plain = await chat({
+      model: 'gpt-x+think-open-in-prompt',
+      messages: [{role: 'user', content: '[no-think] weather'}],
+    })
+    expect(plain.json!.choices[0].message.content).toMatch(/^Hello from /)
+  })
+
+  it('mistral-thinking: content as thinking and text chunks; a stream mixes chunks and strings', async () => {
+    const {json} = await chat({model: 'magistral-medium-latest+mistral-thinking'})
+    const [thinking, text, ...rest] = json!.choices[0].message.content
+    expect(thinking).toEqual({
+      type: 'thinking',
+      thinking: [{type: 'text', text: expect.stringMatching(/^Let me think about "weather"/)}],
+      closed: true,
+    })
+    expect(text).toEqual({type: 'text', text: expect.stringMatching(/^Hello from /)})
+    expect(rest).toEqual([])
+    const {events} = await chat({model: 'magistral-medium-latest+mistral-thinking', stream: true})
+    const contents = events.slice(1, -2).map((e) => e.data.choices[0].delta.content)
+    const thoughts = contents.filter((c) => Array.isArray(c) && c[0].type === 'thinking')
+    expect(thoughts.map((c) => c[0].thinking[0].text).join('')).toBe(thinking.thinking[0].text)
+    const texts = contents.slice(thoughts.length)
+    expect(texts[0]).toEqual([{type: 'text', text: expect.any(String)}])
+    expect(texts.slice(1).every((c) => typeof c === 'string')).toBe(true)
+    expect(texts[0][0].text + texts.slice(1).join('')).toBe(text.text)
+  })
+
   it("object-args: the arguments as a JSON object, whole on the call's first chunk, and in the JSON answer", async () => {
     const whole = await chat({model: 'gpt-x+object-args', tools: chatTools})
     const call = whole.json!.choices[0].message.tool_calls[0]

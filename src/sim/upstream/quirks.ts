@@ -42,6 +42,8 @@ export const SIM_QUIRKS = [
   'usage-in-choice',
   'object-args',
   'think-tags',
+  'think-open-in-prompt',
+  'mistral-thinking',
   'read-path',
   'tool-search',
   'named-tool',
@@ -130,6 +132,22 @@ export function obfuscationPad(seed: string, index: number): string {
 export function thinkTagPieces(reasoning: readonly string[]): string[] {
   return ['<thi', 'nk>\n', ...reasoning, '\n</th', 'ink>\n\n']
 }
+
+/**
+ * `think-open-in-prompt`: the content of a model whose chat template opens `<think>` in the prompt
+ * (Qwen3's *-Thinking-2507, DeepSeek-R1-0528 under llama.cpp, vLLM or LM Studio without a reasoning
+ * parser): the reasoning, then only the closing tag, cut across chunks (`\n</th`, `ink>\n\n`).
+ */
+export function promptThinkPieces(reasoning: readonly string[]): string[] {
+  return [...reasoning, '\n</th', 'ink>\n\n']
+}
+
+/** `mistral-thinking`: a Mistral `thinking` content chunk of `text`. */
+export const mistralThinking = (text: string, closed?: boolean): Record<string, unknown> => ({
+  type: 'thinking',
+  thinking: [{type: 'text', text}],
+  ...(closed ? {closed: true} : {}),
+})
 
 /** The refusal text for unknown quirk names. */
 export function unknownQuirkMessage(unknown: string[]): string {
