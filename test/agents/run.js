@@ -927,6 +927,35 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
       )
       if (wrong) problems.push('a second turn carried reasoning_content to an upstream that refuses it')
       if (!carried) problems.push(`the second turn lost the first turn's reasoning (${up})`)
+    } else if (QUIRKS.includes('mistral-thinking') && up === 'chat') {
+      // Mistral's thinking chunks are read as reasoning, and never sent back (a fallback chat server
+      // may refuse them; Mistral takes a history without them): turn 2 holds none of them
+      const sent = calls.filter((r) => fam.isTurn2(r.body))
+      const back = sent.some((r) =>
+        (r.body.messages ?? []).some(
+          (m) =>
+            m.reasoning_content !== undefined ||
+            (Array.isArray(m.content) && m.content.some((c) => c.type === 'thinking')),
+        ),
+      )
+      notes.push(`Mistral's thinking chunks; turn 2 ${back ? 'sends them back' : 'goes without them'}`)
+      if (back) problems.push("a second turn sent Mistral's thinking back")
+    } else if (QUIRKS.includes('think-open-in-prompt') && up === 'chat') {
+      // the reasoning came before a lone </think> (the template opened the tag): it goes back in
+      // the tags, as the content of the assistant message with the tool call
+      const carried = (turn2.body.messages ?? []).some(
+        (m) => m.role === 'assistant' && m.tool_calls && textOf(m.content).includes('</think>'),
+      )
+      notes.push(
+        `the template opens <think> in the prompt; turn 2 ${carried ? 'carries the reasoning back in the tags' : 'lacks it'}`,
+      )
+      // (the model's first answer teaches the gateway: streamed, its reasoning reached the client
+      // as text before the tag came, and goes back so; every later answer is read as reasoning)
+      if (!carried && calls[0] === turn1)
+        notes.push(
+          "turn 1 was the model's first answer: its reasoning reached the client as text, and taught the gateway",
+        )
+      else if (!carried) problems.push(`the second turn lost the first turn's reasoning (${up})`)
     } else if (fam.asksReasoning(turn1.body)) {
       const carried = fam.carriesReasoning(turn2.body)
       notes.push(`turn 1 asked for reasoning; turn 2 ${carried ? 'carries it back' : 'lacks it'}`)
@@ -1100,7 +1129,11 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
       (QUIRKS.length > 0 && /^\S+ refused .*: sent again/.test(n)) ||
       (QUIRKS.includes('no-usage') && ESTIMATED.test(n)) ||
       // `pause-turn`: the gateway continued the paused turn (its note, the row's usage every call's)
-      (QUIRKS.includes('pause-turn') && /^\S+ paused the turn \(pause_turn\): continued \d+ times?$/.test(n))
+      (QUIRKS.includes('pause-turn') &&
+        /^\S+ paused the turn \(pause_turn\): continued \d+ times?$/.test(n)) ||
+      // `think-open-in-prompt`: the gateway learned the model's template from its first answer
+      (QUIRKS.includes('think-open-in-prompt') &&
+        /^\S+: the answer closed a <\/think> it never opened/.test(n))
     if (r.status !== 200 || !notes.every(tested))
       problems.push(`gateway log: row ${r.id} is ${r.status} ${r.error ?? ''}`)
     if (QUIRKS.includes('no-usage') && r.status === 200 && !estimated)
