@@ -13,14 +13,45 @@ import {execa} from 'execa'
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
 export const BIN = join(ROOT, 'bin', 'gwctl.cjs')
 
+/** The test ports: 20 000 to 31 999, a block of 500 for each of 24 workers. */
+const FIRST_PORT = 20_000
+const PORTS_A_WORKER = 500
+const WORKER_BLOCKS = 24
+
 /** A fresh GWCTL_HOME folder; `cleanup()` removes it. */
 export function tempHome(): {home: string; cleanup: () => void} {
   const home = mkdtempSync(join(tmpdir(), 'gwctl-test-'))
   return {home, cleanup: () => rmSync(home, {recursive: true, force: true})}
 }
 
-/** A port that was free a moment ago (never 4317). */
+/** Whether a server can listen on `port` of 127.0.0.1 now (it is closed again at once). */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer()
+    server.unref()
+    server.once('error', () => resolve(false))
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
+  })
+}
+
+/** The next port this process tries (see {@link freePort}). */
+let nextPort = process.pid % PORTS_A_WORKER
+
+/**
+ * A port that was free a moment ago (never 4317). Test files run in parallel workers, and a port
+ * the kernel gave out for `listen(0)` and took back can be given again to another worker's probe
+ * before the first one's daemon binds it: two daemons on one port, one start failing. So each
+ * worker (VITEST_POOL_ID) takes ports from a block of its own, below Linux's ephemeral range
+ * (32768 on), where no outgoing connection's local port lands either; one found taken (another
+ * run of the tests on this machine) is passed over.
+ */
 export async function freePort(): Promise<number> {
+  const worker = Number(process.env.VITEST_POOL_ID ?? 0) % WORKER_BLOCKS
+  for (let tries = 0; tries < PORTS_A_WORKER; tries++) {
+    const port = FIRST_PORT + worker * PORTS_A_WORKER + (nextPort++ % PORTS_A_WORKER)
+    if (port !== 4317 && (await canListen(port))) return port
+  }
+  // every port of the block taken: one the kernel picks
   for (;;) {
     const port = await new Promise<number>((res, rej) => {
       const server = createServer()
