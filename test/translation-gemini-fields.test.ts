@@ -37,9 +37,12 @@ const ROUTES: Record<string, {provider: string; model: string}> = {
   'vertex-chat': {provider: 'sim-gemini', model: 'gemini-2.5-flash+vertex-no-ids+parallel-tools'},
 }
 
+/** A chat client on a chat upstream: passed through, not translated (qwen-code, opencode). */
+const PASSED = {provider: 'sim-chat', model: 'gemini-2.5-flash-lite+gemini-schema'}
+
 beforeAll(async () => {
-  ;({base, home, simOrigin, stop} = await startSimGatewayWithPolicies(
-    Object.entries(ROUTES).map(([id, {provider, model}]) => ({
+  ;({base, home, simOrigin, stop} = await startSimGatewayWithPolicies([
+    ...Object.entries(ROUTES).map(([id, {provider, model}]) => ({
       id: `gfields-${id}`,
       routes: Object.fromEntries(
         ['messages', 'responses', 'chat'].map((f) => [f, [{provider, model, translate: true}]]),
@@ -48,8 +51,15 @@ beforeAll(async () => {
       breaker: DEFAULT_BREAKER,
       timeouts: DEFAULT_TIMEOUTS,
     })),
-  ))
-  for (const id of Object.keys(ROUTES))
+    {
+      id: 'gfields-passed',
+      routes: {chat: [PASSED]},
+      fallbacks: true,
+      breaker: DEFAULT_BREAKER,
+      timeouts: DEFAULT_TIMEOUTS,
+    },
+  ]))
+  for (const id of [...Object.keys(ROUTES), 'passed'])
     keys.set(id, await issueKeyOverApi(base, `gfields-${id}`, 'generic_agent', `gfields-${id}`))
 }, 120_000)
 
@@ -168,6 +178,81 @@ describe(
       expect(JSON.stringify(sent)).not.toMatch(REFUSED)
       await client.messages.create({...params, messages: [{role: 'user', content: 'Use the tool again.'}]})
       expect(await geminiCalls()).toHaveLength(1)
+    })
+  },
+)
+
+describe(
+  "Gemini's schema subset behind a chat server, a chat client passed through",
+  {timeout: 60_000},
+  () => {
+    it('qwen-code: turn 1 refused once and sent again stripped; turn 2 sends the stripped tools at once', async () => {
+      const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('passed')!, maxRetries: 0})
+      // qwen-code's and opencode's tools: zod's JSON Schema, with `$schema` and `additionalProperties`
+      const tools = [
+        {
+          type: 'function' as const,
+          function: {name: 'run_shell_command', description: 'Run a command', parameters: BASH_SCHEMA},
+        },
+        {
+          type: 'function' as const,
+          function: {
+            name: 'read_file',
+            parameters: {
+              $schema: 'https://json-schema.org/draft/2020-12/schema',
+              type: 'object',
+              properties: {path: {type: 'string'}, limit: {type: 'integer', exclusiveMinimum: 0}},
+              required: ['path'],
+              additionalProperties: false,
+            },
+          },
+        },
+      ]
+      const ask = {role: 'user' as const, content: 'List the files.'}
+      await chatCalls()
+      // (qwen-code streams)
+      const first = await openai.chat.completions
+        .stream({model: 'qwen3-coder-plus', messages: [ask], tools})
+        .finalChatCompletion()
+      const message = first.choices[0].message
+      expect(first.choices[0].finish_reason).toBe('tool_calls')
+      const calls = await chatCalls()
+      expect(calls).toHaveLength(2)
+      // the first try as the client sent it, the second without what was refused
+      expect(calls[0].tools).toEqual(tools)
+      expect(JSON.stringify(calls[1].tools)).not.toMatch(REFUSED)
+      expect(calls[1].tools[1].function.parameters).toEqual({
+        type: 'object',
+        properties: {path: {type: 'string'}, limit: {type: 'integer', minimum: 1}},
+        required: ['path'],
+      })
+      const retried = calls[1].tools[0].function.parameters
+      expect(retried.properties.const).toEqual({type: 'string'})
+      expect(retried.properties.mode).toEqual({type: 'string', enum: ['foreground']})
+      const [row] = await projectLogRows(base, 'gfields-passed', 1)
+      expect(row).toMatchObject({status: 200})
+      expect(row.error).toMatch(
+        /^sim-chat refused the tool-schema keywords \$schema, .*additionalProperties.*: sent again without them$/,
+      )
+
+      const call = message.tool_calls![0]
+      const second = await openai.chat.completions.create({
+        model: 'qwen3-coder-plus',
+        tools,
+        messages: [ask, message, {role: 'tool', tool_call_id: call.id, content: 'a.txt'}],
+      })
+      expect(second.choices[0].message.content).toBe('The tool answered: a.txt')
+      const later = await chatCalls()
+      expect(later).toHaveLength(1)
+      // the same bytes as the retry of turn 1 (the upstream's prompt cache)
+      expect(JSON.stringify(later[0].tools)).toBe(JSON.stringify(calls[1].tools))
+      expect((await projectLogRows(base, 'gfields-passed', 2))[1]).toMatchObject({status: 200, error: null})
+
+      const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
+      expect(adaptations.find((a) => a.model === PASSED.model)).toMatchObject({
+        provider: 'sim-chat',
+        rules: [expect.stringMatching(/^tool schemas sent without \$schema, .*\(Gemini's schema subset\)$/)],
+      })
     })
   },
 )

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import type {Request} from './ir.js'
-import {stripSchemaKeys, withoutSchemaKeys} from './tool-schemas.js'
+import {chatBodyWithoutSchemaKeys, stripSchemaKeys, withoutSchemaKeys} from './tool-schemas.js'
 
 const keys = (...k: string[]) => new Set(k)
 
@@ -133,5 +133,25 @@ describe('withoutSchemaKeys', () => {
     expect(out.tools[0]).toBe(plain)
     expect(out.tools[1].parameters).not.toHaveProperty('$schema')
     expect(withoutSchemaKeys({...request, tools: [plain]}, ['$schema']).tools[0]).toBe(plain)
+  })
+})
+
+describe('chatBodyWithoutSchemaKeys', () => {
+  it("strips a raw chat body's tools.function.parameters as withoutSchemaKeys does; none held: undefined", () => {
+    const plain = {type: 'function', function: {name: 'Read', parameters: {type: 'object'}}}
+    const body = {
+      model: 'm',
+      tools: [plain, {type: 'function', function: {name: 'Bash', parameters: claudeTool}}],
+    }
+    const before = JSON.stringify(body)
+    const out = chatBodyWithoutSchemaKeys(body, ['$schema', 'exclusiveMinimum'])!
+    expect(JSON.stringify(body)).toBe(before)
+    expect(out.model).toBe('m')
+    expect((out.tools as unknown[])[0]).toBe(plain)
+    expect((out.tools as any[])[1].function.parameters).toEqual(
+      stripSchemaKeys(claudeTool, keys('$schema', 'exclusiveMinimum')),
+    )
+    expect(chatBodyWithoutSchemaKeys({model: 'm', tools: [plain]}, ['$schema'])).toBeUndefined()
+    expect(chatBodyWithoutSchemaKeys({model: 'm'}, ['$schema'])).toBeUndefined()
   })
 })

@@ -53,6 +53,26 @@ export function withoutSchemaKeys(request: Request, refused: readonly string[]):
 }
 
 /**
+ * A chat completions body as a client sent it (passed through untranslated: a chat client on a
+ * chat upstream), with `refused` keywords gone from every `tools[].function.parameters` (the
+ * same stripping as {@link withoutSchemaKeys}), or undefined when none held any (the body's
+ * bytes then go as they came). Copy on write: `body` itself is left as it is.
+ */
+export function chatBodyWithoutSchemaKeys(body: Body, refused: readonly string[]): Body | undefined {
+  if (!Array.isArray(body.tools) || refused.length === 0) return undefined
+  let tools: unknown[] | undefined
+  const keys = new Set(refused)
+  body.tools.forEach((tool: unknown, i) => {
+    const fn = isObject(tool) ? tool.function : undefined
+    if (!isObject(tool) || !isObject(fn) || !isObject(fn.parameters)) return
+    const parameters = stripSchemaKeys(fn.parameters as JsonSchema, keys)
+    if (parameters !== fn.parameters)
+      (tools ??= (body.tools as unknown[]).slice())[i] = {...tool, function: {...fn, parameters}}
+  })
+  return tools ? {...body, tools} : undefined
+}
+
+/**
  * One schema without the `refused` keywords, recursively, its property names left alone (a
  * property called `const` stays). Where a keyword's meaning fits another one it stays said: a
  * `const` string as a one-value `enum`, an `exclusiveMinimum` (`exclusiveMaximum`) number as a

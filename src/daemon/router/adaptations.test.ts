@@ -2165,6 +2165,35 @@ describe("Gemini's refusal of unknown fields: tool-schema keywords, the ids of f
     expect(a.get('g', 'm')).toBeUndefined()
   })
 
+  it('a chat request passed through: only tool-schema keywords are learned, kept with what was learned before', () => {
+    const a = new UpstreamAdaptations()
+    // the ids of calls (a chat upstream writes its own), a name at another place, another refusal
+    expect(
+      a.learnSchemaKeys('p', 'm', google(line('id', 'contents[1].parts[0].function_call')), undefined),
+    ).toBeUndefined()
+    expect(
+      a.learnSchemaKeys('p', 'm', google(schemaLine('$schema'), line('foo', 'generation_config')), undefined),
+    ).toBeUndefined()
+    expect(
+      a.learnSchemaKeys('p', 'm', openai('Unsupported parameter: temperature', 'temperature'), undefined),
+    ).toBeUndefined()
+    expect(a.get('p', 'm')).toBeUndefined()
+    // learned alongside what a translated request taught the same upstream model
+    expect(
+      a.learn('p', 'm', openai('Unsupported parameter: temperature', 'temperature'), {fields: SENT}),
+    ).toBe('refused temperature: sent again without it')
+    const known = a.get('p', 'm')
+    expect(
+      a.learnSchemaKeys('p', 'm', google(schemaLine('$schema'), schemaLine('additionalProperties')), known),
+    ).toBe('refused the tool-schema keywords $schema, additionalProperties: sent again without them')
+    expect(a.get('p', 'm')).toEqual({drop: ['temperature'], schemaKeys: ['$schema', 'additionalProperties']})
+    // a request sent before that: goes again as things stand now; the same refusal again: the client's
+    expect(a.learnSchemaKeys('p', 'm', google(schemaLine('$schema')), known)).toBe(
+      'refused it too: sent again with what another request learned meanwhile',
+    )
+    expect(a.learnSchemaKeys('p', 'm', google(schemaLine('$schema')), a.get('p', 'm'))).toBeUndefined()
+  })
+
   it('sends a Gemini body without the ids of calls and responses once learned', () => {
     const history = decodeClientRequest(
       'chat',

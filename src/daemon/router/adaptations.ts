@@ -645,16 +645,17 @@ const CALL_ID_PLACE =
  */
 function unknownNames(
   errorText: string,
-  sent: SentRequest,
+  tools: boolean,
+  upstream: Family | undefined,
   known: UpstreamAdaptation,
 ): {next: UpstreamAdaptation; note: string} | undefined {
   if (!errorText.includes('Unknown name') || ECHOES_INPUT.test(errorText)) return undefined
   const keys: string[] = []
   let ids = false
   for (const [, name, place] of errorText.matchAll(UNKNOWN_NAME)) {
-    if (SCHEMA_PLACE.test(place) && (sent.request?.tools.length ?? 0) > 0) {
+    if (SCHEMA_PLACE.test(place) && tools) {
       if (!keys.includes(name)) keys.push(name)
-    } else if (name === 'id' && CALL_ID_PLACE.test(place) && sent.upstream === 'gemini') ids = true
+    } else if (name === 'id' && CALL_ID_PLACE.test(place) && upstream === 'gemini') ids = true
     else return undefined
   }
   const learned = keys.filter((k) => !known.schemaKeys?.includes(k))
@@ -795,7 +796,10 @@ function decide(
   if (status >= 500) return undefined
   // Gemini's refusal of fields it does not know, by their place: tool-schema keywords (behind a
   // chat server or a relay), the ids of function calls and responses (Vertex AI)
-  const unknown = status === 400 ? unknownNames(errorText, sent, known) : undefined
+  const unknown =
+    status === 400
+      ? unknownNames(errorText, (sent.request?.tools.length ?? 0) > 0, sent.upstream, known)
+      : undefined
   if (unknown) return unknown
   const choice = toolChoiceRefusal(errorText, sent, known, status)
   if (choice) return choice
@@ -1108,14 +1112,45 @@ export class UpstreamAdaptations {
     sent: SentRequest,
     status = 400,
   ): string | undefined {
+    // what this refusal teaches, judged against what the request was sent with
+    return this.settle(
+      provider,
+      model,
+      sent.adaptedWith,
+      decide(errorText, sent, sent.adaptedWith ?? {}, status),
+    )
+  }
+
+  /**
+   * Learns from a 400 of `provider`'s `model` to a chat request passed through untranslated (a
+   * chat client on a chat upstream), which held tools and was sent with `adaptedWith` learned:
+   * only Gemini's refusal of tool-schema keywords behind a chat server (Google's
+   * OpenAI-compatible endpoint, a relay to Gemini), when every name it refuses is one of them.
+   * Anything else such a request is refused for is the client's to see, as it came. Says what
+   * was learned for the log row, as {@link learn} does; else undefined.
+   */
+  learnSchemaKeys(
+    provider: string,
+    model: string,
+    errorText: string,
+    adaptedWith: UpstreamAdaptation | undefined,
+  ): string | undefined {
+    return this.settle(provider, model, adaptedWith, unknownNames(errorText, true, 'chat', adaptedWith ?? {}))
+  }
+
+  /** Keeps what a refusal taught (`decided`), unless another request learned something meanwhile. */
+  private settle(
+    provider: string,
+    model: string,
+    adaptedWith: UpstreamAdaptation | undefined,
+    decided: {next: UpstreamAdaptation; note: string} | undefined,
+  ): string | undefined {
+    if (!decided) return undefined
     const key = `${provider}\n${model}`
     const current = this.byTarget.get(key)
-    // what this refusal teaches, judged against what the request was sent with
-    const decided = decide(errorText, sent, sent.adaptedWith ?? {}, status)
-    if (!decided) return undefined
     // another request learned something since this one was encoded: this one goes again as
     // things stand now, and learns nothing (its refusal may be what the other one learned)
-    if (current !== sent.adaptedWith)
+    if (current !== adaptedWith)
       return 'refused it too: sent again with what another request learned meanwhile'
     // nothing new (the same refusal learned before): the 400 is the client's
     if (JSON.stringify(decided.next) === JSON.stringify(current ?? {})) return undefined

@@ -30,6 +30,7 @@ import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
 import {acquireTarget, canTryAfter} from './targets.js'
 import type {LearnedAdaptation} from './adaptations.js'
+import type {UpstreamAdaptation} from '../../protocols/translate.js'
 import {MAX_ADAPTATIONS_A_REQUEST, sentMedia, UpstreamAdaptations} from './adaptations.js'
 import type {Translation} from './translated.js'
 import type * as TranslatedModuleNs from './translated.js'
@@ -56,6 +57,26 @@ const loadTranslation = (): Promise<[TranslateModule, TranslatedModule]> =>
 
 /** See src/protocols/strip.ts (kept here too: that module loads only when a body holds it). */
 const WRAPPED_MARKER = '"gwx1.'
+
+/**
+ * A chat body passed through untranslated (a chat client on a chat upstream) without the
+ * tool-schema keywords its upstream model was found to refuse (Gemini behind a chat server:
+ * Google's OpenAI-compatible endpoint, a relay), from every `tools[].function.parameters`; the
+ * bytes as they came when no schema holds any. Called only for an upstream model something was
+ * learned of: any other request costs the Map lookup that finds nothing.
+ */
+async function chatWithoutSchemaKeys(body: Buffer, keys: readonly string[]): Promise<Buffer> {
+  let json: unknown
+  try {
+    json = parseJsonBytes(body)
+  } catch {
+    return body
+  }
+  if (!json || typeof json !== 'object' || Array.isArray(json)) return body
+  const {chatBodyWithoutSchemaKeys} = await import('../../protocols/tool-schemas.js')
+  const without = chatBodyWithoutSchemaKeys(json as Record<string, unknown>, keys)
+  return without ? Buffer.from(JSON.stringify(without)) : body
+}
 
 /**
  * What translated upstreams were found to refuse, and the context windows upstreams stated, per
@@ -213,6 +234,8 @@ export async function proxyRequest(
       const model = upstreamModel(target, prepared.requestedModel ?? undefined) ?? null
       let body: Buffer
       let translated: TranslatedRequest | undefined
+      /** What was learned of the upstream model when a chat request passed through was sent. */
+      let passedWith: UpstreamAdaptation | undefined
       try {
         if (target.translate) {
           const sent = await translateFor(target, model)
@@ -226,6 +249,11 @@ export async function proxyRequest(
           // most bodies hold no wrapped value: no await, nothing loaded for them
           stripped ??= family === 'chat' || request.body.indexOf(WRAPPED_MARKER) === -1 ? prepared : undefined
           body = (stripped ?? (await untranslated())).bodyFor(model)
+          // a chat upstream found to refuse tool-schema keywords: they go from its requests
+          if (family === 'chat') {
+            passedWith = adaptations.get(target.provider.name, model ?? prepared.requestedModel ?? '')
+            if (passedWith?.schemaKeys) body = await chatWithoutSchemaKeys(body, passedWith.schemaKeys)
+          }
         }
       } catch (error) {
         target.breaker?.release()
@@ -253,7 +281,7 @@ export async function proxyRequest(
         return finish()
       }
       try {
-        if (await tryTarget(i, model, body, credential, translated)) return finish()
+        if (await tryTarget(i, model, body, credential, translated, passedWith)) return finish()
       } catch (error) {
         target.breaker?.release()
         throw error
@@ -382,6 +410,8 @@ export async function proxyRequest(
     body: Buffer,
     credential: string | undefined,
     translated?: TranslatedRequest,
+    passedWith?: UpstreamAdaptation,
+    passedAdapted = 0,
   ): Promise<boolean> {
     const target = targets[i]
     const provider = target.provider
@@ -482,6 +512,40 @@ export async function proxyRequest(
         }
       }
     }
+    // A chat request passed through that Gemini behind a chat server refused for tool-schema
+    // keywords outside its subset (every turn of qwen-code or opencode would be): learned, and the
+    // request goes again without them, as a translated one does. Its answer is read only where
+    // relay() would buffer it anyway (a 400 that is no stream, not compressed, of a request with
+    // tools); any other refusal reaches the client as it came.
+    if (
+      !translated &&
+      family === 'chat' &&
+      status === 400 &&
+      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
+      upstream.headers['content-encoding'] === undefined &&
+      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
+      body.indexOf('"tools"') !== -1
+    ) {
+      try {
+        errorText = await upstream.body.text()
+      } catch (error) {
+        errorText = error as Error
+      }
+      const upstreamModelName = model ?? prepared.requestedModel ?? ''
+      const change =
+        typeof errorText === 'string'
+          ? adaptations.learnSchemaKeys(provider.name, upstreamModelName, errorText, passedWith)
+          : undefined
+      if (change) {
+        // the client's bytes again, without what is learned now (the same bytes as later turns)
+        const learned = adaptations.get(provider.name, upstreamModelName)
+        let again = (stripped ?? prepared).bodyFor(model)
+        if (learned?.schemaKeys) again = await chatWithoutSchemaKeys(again, learned.schemaKeys)
+        tried--
+        adapted.push(`${provider.name} ${change}`)
+        return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+      }
+    }
     if (status >= 500 || status === 429) {
       const message = `${provider.name}: upstream answered ${status}`
       target.breaker?.recordFailure(message)
@@ -551,7 +615,7 @@ export async function proxyRequest(
         )
       }
       outcome = relayed
-    } else outcome = await relay(relayContext, upstream, status, target, credential)
+    } else outcome = await relay(relayContext, upstream, status, target, credential, errorText)
     if (result.contextWindow)
       adaptations.noteWindow(
         provider.name,

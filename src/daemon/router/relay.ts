@@ -224,7 +224,8 @@ export interface FailedBeforeFirstByte {
 
 /**
  * Relays one upstream answer to the client and settles the target's breaker by its outcome;
- * returns {@link FailedBeforeFirstByte} instead when nothing could be sent.
+ * returns {@link FailedBeforeFirstByte} instead when nothing could be sent. `read`: the error
+ * answer's body, already read by the proxy (to learn from it), or how reading it failed.
  */
 export async function relay(
   ctx: RelayContext,
@@ -232,6 +233,7 @@ export async function relay(
   status: number,
   target: ProxyTarget,
   credential: string | undefined,
+  read?: string | Error,
 ): Promise<FailedBeforeFirstByte | undefined> {
   const {res, family, result, started, clientGone} = ctx
   const headers = returnHeaders(upstream.headers)
@@ -249,7 +251,8 @@ export async function relay(
     // redacted: an agent never sees the provider's credential.
     let text: string
     try {
-      text = await upstream.body.text()
+      if (read instanceof Error) throw read
+      text = read ?? (await upstream.body.text())
     } catch (error) {
       const message = `${target.provider.name}: the error answer (${status}) broke off: ${describeError(error, ctx.timeouts)}`
       target.breaker?.recordFailure(message)
