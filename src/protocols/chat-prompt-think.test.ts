@@ -220,6 +220,28 @@ describe('a lone </think> in a JSON answer', () => {
     expect(r.thinkInPrompt).toBe('unclosed')
   })
 
+  it('reads a learned model’s content as the answer when the server gave the reasoning apart', () => {
+    const r = chatCodec.decodeResponse(
+      {
+        id: 'x',
+        model: 'm',
+        choices: [
+          {
+            index: 0,
+            message: {role: 'assistant', reasoning_content: 'plan', content: 'Hi'},
+            finish_reason: 'stop',
+          },
+        ],
+      },
+      learned,
+    )
+    expect(r.parts.map((p) => [p.type, (p as {text?: string}).text])).toEqual([
+      ['reasoning', 'plan'],
+      ['text', 'Hi'],
+    ])
+    expect(r.thinkInPrompt).toBeUndefined()
+  })
+
   it('keeps a learned model’s answer that opens <think> itself as before', () => {
     expect(decode('<think>p</think>A', learned).parts).toEqual([reasoning('p'), plain('A')])
   })

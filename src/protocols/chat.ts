@@ -535,9 +535,12 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
   let inPrompt: ThinkInPrompt | undefined
   if (content) {
     think = splitThink(content)
-    if (!think && (ctx?.thinkOpen || content.includes(THINK_CLOSE))) {
-      think = splitPromptThink(content, ctx?.thinkOpen === true)
-      if (think) inPrompt = think.unclosed ? 'unclosed' : ctx?.thinkOpen ? undefined : 'closed'
+    // (learned, unless the server gave the reasoning apart: then the content is the answer, as the
+    // stream decoder reads it)
+    const learned = ctx?.thinkOpen === true && parts.length === 0
+    if (!think && (learned || content.includes(THINK_CLOSE))) {
+      think = splitPromptThink(content, learned)
+      if (think) inPrompt = think.unclosed ? 'unclosed' : learned ? undefined : 'closed'
     }
   }
   if (think?.reasoning)
