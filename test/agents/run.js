@@ -14,7 +14,8 @@
 //   npm run test:agents -- --translate     each CLI through translation to each of the other three
 //                                          families (a `policies route --translate` policy per run, 9
 //                                          runs): a tool call and its second turn must come back
-//   npm run test:agents -- --translate --to chat   only these upstream families (comma-separated)
+//   npm run test:agents -- --translate --to chat   only these upstream families (comma-separated);
+//                                          an agent of a family named runs there too, untranslated
 //   npm run test:agents -- --translate --to chat --quirk deepseek-json
 //                                          the upstream models with simulator quirks (docs/SIMULATOR.md):
 //                                          a refusal the gateway learned and sent again past is no problem
@@ -710,11 +711,15 @@ function textOf(content) {
   return ''
 }
 const FAMILY_NAMES = Object.keys(UPSTREAMS).filter((f) => !TO || TO.has(f))
-/** The upstream families an agent runs through translation to (`--web-search`: its own list). */
+/**
+ * The upstream families an agent runs through translation to (`--web-search`: its own list); its
+ * own family too when `--to` names it (passed through untranslated, with the quirks: qwen-code on
+ * a chat server with `--to chat --quirk gemini-schema`).
+ */
 const upstreamsOf = (agent) =>
   WEB_SEARCH
     ? WEB_SEARCH_TO[agent.name].filter((f) => FAMILY_NAMES.includes(f))
-    : FAMILY_NAMES.filter((f) => f !== agent.family)
+    : FAMILY_NAMES.filter((f) => f !== agent.family || TO?.has(f))
 const runsOf = (list) => list.reduce((n, a) => n + upstreamsOf(a).length, 0)
 const translatePolicy = (agent, up) => `suite-${agent.name}-to-${up}`
 /** A log row's note for usage the upstream did not report (quirk `no-usage`), estimated. */
@@ -1139,8 +1144,10 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
     if (QUIRKS.includes('no-usage') && r.status === 200 && !estimated)
       problems.push(`gateway log: row ${r.id} has no estimate of the usage the upstream did not report`)
     if (r.entrance !== agent.family) problems.push(`gateway log: row ${r.id} entrance ${r.entrance}`)
-    if (r.upstreamFamily !== up)
-      problems.push(`gateway log: row ${r.id} upstream_family ${r.upstreamFamily}, want ${up}`)
+    // (a row passed through untranslated names no upstream family: its entrance's is the upstream's)
+    const wantFamily = up === agent.family ? null : up
+    if (r.upstreamFamily !== wantFamily)
+      problems.push(`gateway log: row ${r.id} upstream_family ${r.upstreamFamily}, want ${wantFamily}`)
   }
 
   // The history records what the CLI was told, the translated usage: the gateway's row of the
