@@ -11,6 +11,7 @@ import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import {expectReasoningThenText} from './helpers/codex.js'
 import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
@@ -77,16 +78,7 @@ describe("Mistral's thinking chunks from a chat upstream", {timeout: 60_000}, ()
 
   it('reach Codex as a reasoning summary and Gemini CLI as a thought part', async () => {
     const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: key, maxRetries: 0})
-    const request = {model: 'gpt-5-codex', input: ask, store: false}
-    for (const answer of [
-      await openai.responses.stream(request).finalResponse(),
-      await openai.responses.create(request),
-    ]) {
-      expect(answer.output.map((o) => o.type)).toEqual(['reasoning', 'message'])
-      const reasoning = answer.output[0] as OpenAI.Responses.ResponseReasoningItem
-      expect(reasoning.summary.map((s) => s.text).join('')).toBe(REASONING)
-      expect(answer.output_text).toMatch(/^Hello from /)
-    }
+    await expectReasoningThenText(openai, ask, REASONING, /^Hello from /)
 
     const ai = new GoogleGenAI({apiKey: key, httpOptions: {baseUrl: base}})
     const parts = []

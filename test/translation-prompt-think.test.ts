@@ -12,6 +12,7 @@ import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import {expectReasoningThenText} from './helpers/codex.js'
 import {projectLogRows, startTranslatedRoutes} from './helpers/gateway.js'
 
 let base = ''
@@ -75,16 +76,7 @@ describe('a template that opens <think> in the prompt', {timeout: 60_000}, () =>
 
   it('learned: reaches Codex as a reasoning summary, then the text, stream and not', async () => {
     const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('stream')!, maxRetries: 0})
-    const request = {model: 'gpt-5-codex', input: ask, store: false}
-    for (const answer of [
-      await openai.responses.stream(request).finalResponse(),
-      await openai.responses.create(request),
-    ]) {
-      expect(answer.output.map((o) => o.type)).toEqual(['reasoning', 'message'])
-      const reasoning = answer.output[0] as OpenAI.Responses.ResponseReasoningItem
-      expect(reasoning.summary.map((s) => s.text).join('')).toBe(REASONING)
-      expect(answer.output_text).toMatch(/^Hello from /)
-    }
+    await expectReasoningThenText(openai, ask, REASONING, /^Hello from /)
   })
 
   it('learned: reaches Gemini CLI as thought parts, then the text', async () => {

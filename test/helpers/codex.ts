@@ -1,4 +1,6 @@
 /** Codex CLI's Responses request, as the end-to-end translation tests send it. */
+import type OpenAI from 'openai'
+import {expect} from 'vitest'
 
 /** The tool the requests offer. */
 export const READ_FILE_TOOL = {
@@ -18,3 +20,26 @@ export const codexRequest = (input: unknown, stream = false): any => ({
   stream,
   tools: [READ_FILE_TOOL],
 })
+
+/**
+ * Asks a Responses client (`openai`, the official SDK) `input` streamed and not, and checks each
+ * answer is a reasoning item whose summary is `reasoning`, then a message whose text matches
+ * `text`: what Codex shows of a translated model's reasoning.
+ */
+export async function expectReasoningThenText(
+  openai: OpenAI,
+  input: string,
+  reasoning: string,
+  text: RegExp,
+): Promise<void> {
+  const request = {model: 'gpt-5-codex', input, store: false}
+  for (const answer of [
+    await openai.responses.stream(request).finalResponse(),
+    await openai.responses.create(request),
+  ]) {
+    expect(answer.output.map((o) => o.type)).toEqual(['reasoning', 'message'])
+    const item = answer.output[0] as OpenAI.Responses.ResponseReasoningItem
+    expect(item.summary.map((s) => s.text).join('')).toBe(reasoning)
+    expect(answer.output_text).toMatch(text)
+  }
+}
