@@ -8,6 +8,9 @@ import {documentName, isDocument, namedDocumentText, omittedFileText} from './ir
 import type {Body} from './responses-items.js'
 import {customInput, parseOwnReasoning} from './responses-items.js'
 
+/** The fewest output tokens OpenAI's Responses API takes (its documented minimum of `max_output_tokens`). */
+export const MIN_OUTPUT_TOKENS = 16
+
 function effortOf(request: Request): Effort | undefined {
   const r = request.reasoning
   if (!r || r.disabled) return undefined
@@ -147,7 +150,10 @@ export function encodeRequest(request: Request, model: string): Record<string, u
           ? 'required'
           : choice.type
   if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls
-  if (request.maxTokens !== undefined) body.max_output_tokens = request.maxTokens
+  // OpenAI refuses fewer than 16 ("Invalid 'max_output_tokens': integer below minimum value.
+  // Expected a value >= 16, but got 1 instead."), which Claude Code's quota probe (`max_tokens: 1`)
+  // and connection tests (5-10) ask for: raised to it, the answer as the upstream gives it
+  if (request.maxTokens !== undefined) body.max_output_tokens = Math.max(MIN_OUTPUT_TOKENS, request.maxTokens)
   if (request.temperature !== undefined) body.temperature = request.temperature
   if (request.topP !== undefined) body.top_p = request.topP
   const format = request.responseFormat

@@ -155,7 +155,7 @@ export function encodeUpstreamRequest(
       : ctx,
   )
   if (adapt) adaptBody(body, adapt, client.request.responseFormat)
-  const max = body.max_tokens ?? body.max_completion_tokens
+  const max = body.max_tokens ?? body.max_completion_tokens ?? body.max_output_tokens
   const format = (body.response_format as {type?: unknown} | undefined)?.type
   // chat `reasoning_effort`, Responses `reasoning.effort`
   const effort = body.reasoning_effort ?? (body.reasoning as {effort?: unknown} | undefined)?.effort
@@ -213,7 +213,7 @@ export interface SentRequest {
   adaptedWith?: UpstreamAdaptation
   /** Its top-level fields. */
   fields: string[]
-  /** Its `max_tokens` (or `max_completion_tokens`). */
+  /** Its `max_tokens` (or `max_completion_tokens`, Responses `max_output_tokens`). */
   maxTokens?: number
   /** Chat `response_format.type`. */
   responseFormat?: string
@@ -337,6 +337,22 @@ export interface UpstreamAdaptation {
    * asked for in words at the end of the conversation (the rule Claude 5.5 has on Messages).
    */
   autoToolChoice?: boolean
+  /**
+   * Chat: `reasoning_effort` refused beside function tools ("Function tools with reasoning_effort
+   * are not supported for gpt-5.6 in /v1/chat/completions. To use function tools, use
+   * /v1/responses or set reasoning_effort to 'none'."): a request with tools goes without the
+   * field (`drop`, gpt-5.4 and 5.5) or with `"none"` (gpt-5.6 refuses tools even without it); one
+   * without tools keeps its effort.
+   */
+  effortWithTools?: 'drop' | 'none'
+  /**
+   * A non-stream request refused while the model thinks (DashScope's Qwen3: "parameter.
+   * enable_thinking must be set to false for non-streaming calls"): it goes with `enable_thinking:
+   * false`, so its answer has no reasoning; a stream goes as it was.
+   */
+  noThinkingUnstreamed?: boolean
+  /** The fewest output tokens the upstream takes ("Expected a value >= 16"): a smaller maximum is raised to it. */
+  minOutputTokens?: number
 }
 
 /** A chat `tool_choice` that forces a call: `required`, or a named function. */
@@ -427,6 +443,16 @@ function adaptBody(
     const nested = typeof reasoning?.effort === 'string' ? adapt.effort[reasoning.effort] : undefined
     if (nested !== undefined) body.reasoning = {...reasoning, effort: nested}
   }
+  // (after the efforts learned: "none" is what the model takes beside tools, whatever was asked)
+  if (adapt.effortWithTools && Array.isArray(body.tools) && body.tools.length > 0) {
+    if (adapt.effortWithTools === 'none') body.reasoning_effort = 'none'
+    else delete body.reasoning_effort
+  }
+  if (adapt.noThinkingUnstreamed && body.stream !== true) body.enable_thinking = false
+  if (adapt.minOutputTokens !== undefined)
+    for (const field of ['max_tokens', 'max_completion_tokens', 'max_output_tokens'])
+      if (typeof body[field] === 'number' && (body[field] as number) < adapt.minOutputTokens)
+        body[field] = adapt.minOutputTokens
   const instruction = jsonInstructionText(format)
   if (body.response_format === undefined || instruction === undefined) return
   if (adapt.json === 'instruction') delete body.response_format

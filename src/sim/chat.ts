@@ -48,6 +48,7 @@ import {
   refusedMedia,
   kimiRefusal,
   toolChoiceRefusal,
+  thinkingRefusal,
   chatCallSignature,
   GEMINI_DETAILS_FORMAT,
   thoughtSignatureRefusal,
@@ -1017,6 +1018,16 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
         const error = {code: 400, message: schema, status: 'INVALID_ARGUMENT'}
         throw new ChatSimError(400, schema, 'invalid_request_error', null, null, [{error}])
       }
+      const thinking = thinkingRefusal(body, selection.model, selection.quirks)
+      if (thinking)
+        throw new ChatSimError(
+          thinking.status,
+          thinking.message,
+          'invalid_request_error',
+          null,
+          null,
+          thinking.raw,
+        )
       const choice = toolChoiceRefusal(body, selection.quirks)
       if (choice)
         throw new ChatSimError(choice.status, choice.message, 'invalid_request_error', null, null, choice.raw)

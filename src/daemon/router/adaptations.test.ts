@@ -9,6 +9,7 @@ import {
   mediaCount,
   mediaRefusal,
   nearestEffort,
+  outputFloor,
   outputLimit,
   REASONING_HISTORY,
   refusedField,
@@ -2357,5 +2358,237 @@ describe('a chat template that opens <think> in the prompt, learned from an answ
     const learned = encodeUpstreamRequest(client, 'chat', 'qwen3', {}, {thinkOpen: true})
     expect(learned.body.toString()).toBe(plain.body.toString())
     expect(describeAdaptation({thinkOpen: true})).toHaveLength(1)
+  })
+})
+
+describe('thinking and efforts refused: Ollama, gpt-5.6 beside tools, xAI, DashScope; a floor of output tokens', () => {
+  const BASH = {name: 'Bash', description: 'Run', input_schema: {type: 'object', properties: {}}}
+  /** Claude Code's request (effort high unless said), encoded for `upstream`, as sent. */
+  const claudeCode = (
+    upstream: 'chat' | 'responses',
+    extra: Record<string, unknown> = {},
+    adapt?: UpstreamAdaptation,
+  ) => {
+    const client = decodeClientRequest(
+      'messages',
+      {
+        model: 'claude-opus-4-8',
+        max_tokens: 1024,
+        thinking: {type: 'adaptive'},
+        output_config: {effort: 'high'},
+        messages: [{role: 'user', content: 'hi'}],
+        ...extra,
+      },
+      {},
+    )
+    const out = encodeUpstreamRequest(client, upstream, 'm', {}, adapt)
+    return {json: JSON.parse(out.body.toString()) as Record<string, any>, sent: out.sent}
+  }
+  const body = (message: string, type = 'invalid_request_error', param: string | null = null) =>
+    JSON.stringify({error: {message, type, param, code: null}})
+
+  it("Ollama's model without thinking, in its words now and before: reasoning_effort (Responses: reasoning) learned away", () => {
+    const a = new UpstreamAdaptations()
+    const {sent} = claudeCode('chat')
+    expect(a.learn('ollama', 'llama3.1:8b', body('"llama3.1:8b" does not support thinking'), sent)).toBe(
+      'refused thinking (a model without it): sent again without reasoning_effort',
+    )
+    expect(a.get('ollama', 'llama3.1:8b')).toEqual({drop: ['reasoning_effort']})
+    expect(claudeCode('chat', {}, a.get('ollama', 'llama3.1:8b')).json).not.toHaveProperty('reasoning_effort')
+    expect(
+      a.learn(
+        'ollama',
+        'qwen3:8b',
+        body('think value "high" is not supported for this model', 'api_error'),
+        sent,
+      ),
+    ).toBe('refused thinking (a model without it): sent again without reasoning_effort')
+    // the native API's string error, a name with a registry path
+    expect(
+      a.learn(
+        'ollama',
+        'x',
+        JSON.stringify({error: 'registry.ollama.ai/library/x:7b does not support thinking'}),
+        sent,
+      ),
+    ).toBeDefined()
+    const responses = claudeCode('responses')
+    expect(a.learn('ollama', 'r', body('"r" does not support thinking'), responses.sent)).toBe(
+      'refused thinking (a model without it): sent again without reasoning',
+    )
+    // nothing thinking was sent, or the words inside other words: nothing learned
+    const off = claudeCode('chat', {thinking: {type: 'disabled'}, output_config: undefined}).sent
+    expect(a.learn('ollama', 'y', body('"y" does not support thinking'), off)).toBeUndefined()
+    expect(
+      a.learn('ollama', 'z', body('The user said "z" does not support thinking at all, is that so?'), sent),
+    ).toBeUndefined()
+  })
+
+  it("gpt-5.6's refusal of an effort beside tools: none with tools, the effort kept without; gpt-5.4's: without it, then none if refused again", () => {
+    const gpt56 = (model: string) =>
+      body(
+        `Function tools with reasoning_effort are not supported for ${model} in /v1/chat/completions. To use function tools, use /v1/responses or set reasoning_effort to 'none'.`,
+        'invalid_request_error',
+        'reasoning_effort',
+      )
+    const gpt54 = body(
+      'Function tools with reasoning_effort are not supported for gpt-5.4 in /v1/chat/completions. Please use /v1/responses instead.',
+      'invalid_request_error',
+      'reasoning_effort',
+    )
+    const a = new UpstreamAdaptations()
+    const tools = claudeCode('chat', {tools: [BASH]})
+    expect(tools.json.reasoning_effort).toBe('high')
+    expect(a.learn('openai', 'gpt-5.6-terra', gpt56('gpt-5.6-terra'), tools.sent)).toBe(
+      'refused reasoning_effort beside function tools: sent again with reasoning_effort none (requests with tools from now on)',
+    )
+    const learned = a.get('openai', 'gpt-5.6-terra')
+    expect(learned).toEqual({effortWithTools: 'none'})
+    expect(claudeCode('chat', {tools: [BASH]}, learned).json.reasoning_effort).toBe('none')
+    // without tools the effort stays; with thinking off and tools, none is sent all the same
+    expect(claudeCode('chat', {}, learned).json.reasoning_effort).toBe('high')
+    const noEffort = {thinking: {type: 'disabled'}, output_config: undefined, tools: [BASH]}
+    expect(claudeCode('chat', noEffort, learned).json.reasoning_effort).toBe('none')
+    // a request with no effort refused so (gpt-5.6's default effort is not none): none learned
+    const b = new UpstreamAdaptations()
+    expect(
+      b.learn('openai', 'gpt-5.6-luna', gpt56('gpt-5.6-luna'), claudeCode('chat', noEffort).sent),
+    ).toMatch(/with reasoning_effort none/)
+    // none refused too, or a request without tools: the 400 is the client's
+    expect(
+      b.learn(
+        'openai',
+        'gpt-5.6-luna',
+        gpt56('gpt-5.6-luna'),
+        claudeCode('chat', noEffort, b.get('openai', 'gpt-5.6-luna')).sent,
+      ),
+    ).toBeUndefined()
+    expect(b.learn('openai', 'other', gpt56('other'), claudeCode('chat').sent)).toBeUndefined()
+
+    // gpt-5.4's words do not ask for none: the field goes, with tools only
+    const c = new UpstreamAdaptations()
+    expect(c.learn('openai', 'gpt-5.4', gpt54, tools.sent)).toBe(
+      'refused reasoning_effort beside function tools: sent again without it (requests with tools from now on)',
+    )
+    expect(c.get('openai', 'gpt-5.4')).toEqual({effortWithTools: 'drop'})
+    const retry = claudeCode('chat', {tools: [BASH]}, c.get('openai', 'gpt-5.4'))
+    expect(retry.json).not.toHaveProperty('reasoning_effort')
+    expect(claudeCode('chat', {}, c.get('openai', 'gpt-5.4')).json.reasoning_effort).toBe('high')
+    // refused again without the field: none from then on
+    expect(c.learn('openai', 'gpt-5.4', gpt54, retry.sent)).toMatch(/with reasoning_effort none/)
+    expect(c.get('openai', 'gpt-5.4')).toEqual({effortWithTools: 'none'})
+    // a model that went without the field for another refusal, refused so without it: none with tools
+    const d = new UpstreamAdaptations()
+    d.learn(
+      'openai',
+      'm',
+      openai("Unsupported parameter: 'reasoning_effort'.", 'reasoning_effort'),
+      tools.sent,
+    )
+    const dropped = claudeCode('chat', {tools: [BASH]}, d.get('openai', 'm'))
+    expect(dropped.json).not.toHaveProperty('reasoning_effort')
+    expect(d.learn('openai', 'm', gpt56('m'), dropped.sent)).toMatch(/with reasoning_effort none/)
+    expect(d.get('openai', 'm')).toEqual({drop: ['reasoning_effort'], effortWithTools: 'none'})
+    expect(claudeCode('chat', {tools: [BASH]}, d.get('openai', 'm')).json.reasoning_effort).toBe('none')
+    expect(claudeCode('chat', {}, d.get('openai', 'm')).json).not.toHaveProperty('reasoning_effort')
+    // doctor's words
+    expect(describeAdaptation({effortWithTools: 'none'})).toEqual([
+      'reasoning_effort sent as none with function tools, so no reasoning there (refused beside tools on chat completions; a provider added with --family responses keeps it)',
+    ])
+    expect(describeAdaptation({effortWithTools: 'drop'})[0]).toMatch(
+      /^sent without reasoning_effort with function tools/,
+    )
+  })
+
+  it("xAI's camelCase refusal, its error a string: reasoning_effort, a Responses reasoning.effort (the summary kept)", () => {
+    const xai = (field: string) =>
+      JSON.stringify({
+        code: 'Client specified an invalid argument',
+        error: `Model grok-4-latest does not support parameter ${field}.`,
+      })
+    expect(refusedField(xai('reasoningEffort'), SENT)).toBe('reasoning_effort')
+    expect(refusedField(xai('maxTokens'), SENT)).toBe('max_tokens')
+    expect(refusedField(xai('reasoningEffort'), ['model', 'input', 'reasoning', 'include'])).toBe(
+      'reasoning.effort',
+    )
+    // a field a request may not go without, or one not sent: the client's 400
+    expect(refusedField(xai('stop'), [...SENT, 'stop'])).toBeUndefined()
+    expect(refusedField(xai('topP'), SENT)).toBeUndefined()
+    const a = new UpstreamAdaptations()
+    expect(a.learn('xai', 'grok-4-latest', xai('reasoningEffort'), claudeCode('chat').sent)).toBe(
+      'refused reasoning_effort: sent again without it',
+    )
+    const responses = claudeCode('responses', {thinking: {type: 'adaptive', display: 'summarized'}})
+    expect(responses.json.reasoning).toEqual({effort: 'high', summary: 'auto'})
+    expect(a.learn('xai', 'grok-4', xai('reasoningEffort'), responses.sent)).toBe(
+      'refused reasoning.effort: sent again without it',
+    )
+    const again = claudeCode(
+      'responses',
+      {thinking: {type: 'adaptive', display: 'summarized'}},
+      a.get('xai', 'grok-4'),
+    )
+    expect(again.json.reasoning).toEqual({summary: 'auto'})
+    expect(again.json.include).toEqual(['reasoning.encrypted_content'])
+  })
+
+  it("DashScope's refusal of a non-stream request while thinking, in English or Chinese: enable_thinking false, streams untouched", () => {
+    const dashscope = (message: string) =>
+      JSON.stringify({
+        error: {code: 'invalid_parameter_error', param: null, message, type: 'invalid_request_error'},
+        id: 'chatcmpl-1',
+        request_id: 'r1',
+      })
+    const english = dashscope('parameter.enable_thinking must be set to false for non-streaming calls')
+    const chinese = dashscope('parameter.enable_thinking必须设置为false才能进行非流式调用')
+    const a = new UpstreamAdaptations()
+    const {sent} = claudeCode('chat')
+    expect(a.learn('dashscope', 'qwen3-32b', english, sent)).toBe(
+      'refused a non-stream request while thinking: sent again with enable_thinking false (no reasoning in its answer)',
+    )
+    expect(a.get('dashscope', 'qwen3-32b')).toEqual({noThinkingUnstreamed: true})
+    expect(a.learn('dashscope', 'qwen-plus', chinese, sent)).toBeDefined()
+    // a stream was not what it refused
+    expect(a.learn('dashscope', 'q', english, claudeCode('chat', {stream: true}).sent)).toBeUndefined()
+    const learned = a.get('dashscope', 'qwen3-32b')
+    expect(claudeCode('chat', {}, learned).json.enable_thinking).toBe(false)
+    const stream = claudeCode('chat', {stream: true}, learned).json
+    expect(stream).not.toHaveProperty('enable_thinking')
+    expect(stream.reasoning_effort).toBe('high')
+    expect(describeAdaptation(learned!)).toEqual([
+      'a non-stream request sent with enable_thinking false, so its answer has no reasoning',
+    ])
+  })
+
+  it("Responses: a max_output_tokens below OpenAI's 16 sent as 16; another floor a server states is learned", () => {
+    const probe = claudeCode('responses', {max_tokens: 1, thinking: undefined, output_config: undefined})
+    expect(probe.json.max_output_tokens).toBe(16)
+    expect(claudeCode('responses', {max_tokens: 500}).json.max_output_tokens).toBe(500)
+    const floor = (n: number, got: number, param = 'max_output_tokens') =>
+      JSON.stringify({
+        error: {
+          message: `Invalid '${param}': integer below minimum value. Expected a value >= ${n}, but got ${got} instead.`,
+          type: 'invalid_request_error',
+          param,
+          code: 'integer_below_min_value',
+        },
+      })
+    expect(outputFloor(floor(32, 16), 16)).toBe(32)
+    expect(outputFloor(floor(16, 16), 16)).toBeUndefined()
+    expect(outputFloor(floor(32, 16), undefined)).toBeUndefined()
+    const a = new UpstreamAdaptations()
+    expect(a.learn('r', 'm', floor(32, 16), probe.sent)).toBe(
+      'refused max_tokens 16: sent again with 32, its minimum',
+    )
+    expect(a.get('r', 'm')).toEqual({minOutputTokens: 32})
+    expect(claudeCode('responses', {max_tokens: 1}, a.get('r', 'm')).json.max_output_tokens).toBe(32)
+    expect(claudeCode('responses', {max_tokens: 500}, a.get('r', 'm')).json.max_output_tokens).toBe(500)
+    // a chat server's words for max_tokens: raised, not dropped
+    const chat = claudeCode('chat', {max_tokens: 1, thinking: undefined, output_config: undefined})
+    expect(a.learn('c', 'm', floor(4, 1, 'max_tokens'), chat.sent)).toBe(
+      'refused max_tokens 1: sent again with 4, its minimum',
+    )
+    expect(claudeCode('chat', {max_tokens: 1}, a.get('c', 'm')).json.max_tokens).toBe(4)
+    expect(describeAdaptation({minOutputTokens: 32})).toEqual(['max_tokens raised to at least 32'])
   })
 })

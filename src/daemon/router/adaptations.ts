@@ -14,7 +14,10 @@
  * limit, capped at the one Anthropic's error states; tool-call ids Mistral or OpenAI refuse the
  * shape of, Mistral's refusal of a user message right after tool results, and the reasoning of
  * earlier turns in a field a server does not take back (conversation-rules.ts: the history held to
- * the upstream's rules, each rewrite named by the refusal). Only these optional fields are ever dropped,
+ * the upstream's rules, each rewrite named by the refusal); thinking asked of an Ollama model
+ * without it, an effort beside function tools (gpt-5.6 takes only `"none"` there), xAI's
+ * camelCase refusal of `reasoningEffort`, DashScope's of thinking in a non-stream call, and a
+ * maximum below the fewest output tokens a server takes. Only these optional fields are ever dropped,
  * renamed, capped or changed, and only when the upstream's error names one that was sent;
  * anything else (a 400 about the conversation, a field the answer depends on) reaches the client
  * as before. Kept in memory (lost on restart: the first request after it learns again), at most
@@ -217,6 +220,16 @@ export function refusedField(errorText: string, sent: readonly string[]): string
   // a validation error that echoes the request (vLLM's and SGLang's 400, pydantic's `'input':`
   // and `input_value=`): field names in it are the client's words, not what was refused
   if (ECHOES_INPUT.test(message)) return undefined
+  // xAI names the field in its API's camelCase ("Model grok-4-latest does not support parameter
+  // reasoningEffort."), for chat's `reasoning_effort` and for a Responses `reasoning.effort` alike
+  // (its `summary` is taken: only the effort goes)
+  const xai = /\bdoes not support parameter ([A-Za-z]\w{0,63})\b/.exec(message)
+  if (xai) {
+    const field = xai[1].replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+    if (field === 'reasoning_effort' && !sent.includes(field) && sent.includes('reasoning'))
+      return 'reasoning.effort'
+    return candidates.find((f) => f === field)
+  }
   // Kimi's fixed sampling ("invalid temperature: only 1 is allowed for this model"; 0.6 with
   // thinking off), the field bare but in a clause of its own: at the message's start or after a
   // proxy's prefix (`...: `, `... - `), a number stated, and nothing after it but the message's
@@ -261,8 +274,8 @@ export function outputLimit(errorText: string, sent: number | undefined): number
 
 /**
  * The error's `param` and message (the text itself when it is not JSON): OpenAI's `{error: {...}}`,
- * or the unwrapped `{message, type, param, code}` of Mistral (with `object: "error"`), vLLM and
- * Cerebras.
+ * the unwrapped `{message, type, param, code}` of Mistral (with `object: "error"`), vLLM and
+ * Cerebras, or xAI's message as the string `error`.
  */
 function errorParts(errorText: string): {param: unknown; message: string} {
   try {
@@ -274,6 +287,9 @@ function errorParts(errorText: string): {param: unknown; message: string} {
     }
     if (parsed?.error === undefined && typeof parsed?.message === 'string')
       return {param: parsed.param, message: parsed.message}
+    // xAI's `{code, error: "Model grok-4 does not support parameter reasoningEffort."}`, Ollama's
+    // native `{error: "..."}`
+    if (typeof parsed?.error === 'string') return {param: undefined, message: parsed.error}
     const message = parsed?.error?.message
     return {param: parsed?.error?.param, message: typeof message === 'string' ? message : errorText}
   } catch {
@@ -838,6 +854,12 @@ function decide(
     const json = jsonRefusal(errorText, sent)
     return json && {next: {...known, ...json.learned}, note: json.note}
   }
+  const floor = outputFloor(errorText, sent.maxTokens)
+  if (floor !== undefined)
+    return {
+      next: {...known, minOutputTokens: floor},
+      note: `refused max_tokens ${sent.maxTokens}: sent again with ${floor}, its minimum`,
+    }
   const limit = outputLimit(errorText, sent.maxTokens)
   if (limit !== undefined) {
     return {
@@ -855,6 +877,12 @@ function decide(
   // Anthropic requires max_tokens: besides its cap, a Messages upstream teaches only how its
   // model thinks and which sampling settings it dropped
   if (sent.upstream === 'messages') return claudeRefusal(errorText, sent, known)
+  // (before the field named: gpt-5.6's refusal of tools names `reasoning_effort` as its param
+  // whether it was sent or not)
+  if (sent.upstream !== 'gemini') {
+    const thinking = thinkingRefusal(errorText, sent, known)
+    if (thinking !== undefined) return thinking ?? undefined
+  }
   // a server named for Claude that takes no cache marks on content parts ("Extra inputs are not
   // permitted" at `messages.0.content.0.cache_control`): the requests go without them
   if (sent.cacheMarks && !known.noCacheMarks && /cache_control/.test(errorText) && REFUSES.test(errorText))
@@ -946,6 +974,98 @@ function toolChoiceRefusal(
   }
 }
 
+/**
+ * A refusal of how a chat (or Responses) request asked the model to think, in the server's own
+ * words:
+ * - Ollama's model without thinking ("\"llama3.1:8b\" does not support thinking"; before, for a
+ *   level it does not take, "think value \"medium\" is not supported for this model"), for the
+ *   `reasoning_effort` (Responses: `reasoning`) a translation made of Claude Code's thinking or
+ *   Codex's effort: sent without it;
+ * - OpenAI's refusal of an effort beside function tools on chat completions ("Function tools with
+ *   reasoning_effort are not supported for gpt-5.6 in /v1/chat/completions. To use function
+ *   tools, use /v1/responses or set reasoning_effort to 'none'."): gpt-5.4 and 5.5 take tools
+ *   without the field, gpt-5.6 only with `"none"` (it refuses them with no effort sent too, its
+ *   default being another), so a request with tools goes without it, or with `"none"` where the
+ *   words say so, no effort was sent, or going without it was refused too; one without tools
+ *   keeps its effort;
+ * - DashScope's refusal of a non-stream request while Qwen3 thinks ("parameter.enable_thinking
+ *   must be set to false for non-streaming calls", or in Chinese): such requests go with
+ *   `enable_thinking: false`.
+ * Null for a refusal read here that teaches nothing more (the client's to see), undefined for
+ * another.
+ */
+function thinkingRefusal(
+  errorText: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | null | undefined {
+  const {param, message} = errorParts(errorText)
+  const said = message.trim()
+  if (
+    /^(?:"[^"\n]{1,300}"|\S{1,300}) does not support thinking\.?$/.test(said) ||
+    /^think value "?\w{1,16}"? is not supported for this model\.?$/.test(said)
+  ) {
+    const field = sent.fields.includes('reasoning_effort')
+      ? 'reasoning_effort'
+      : sent.fields.includes('reasoning') && sent.effort !== undefined
+        ? 'reasoning'
+        : undefined
+    if (field === undefined) return undefined
+    return {
+      next: {...known, drop: [...new Set([...(known.drop ?? []), field])]},
+      note: `refused thinking (a model without it): sent again without ${field}`,
+    }
+  }
+  const chat = sent.upstream === undefined || sent.upstream === 'chat'
+  if (
+    chat &&
+    (param === undefined || param === null || param === 'reasoning_effort') &&
+    /Function tools with reasoning_effort are not supported/i.test(message)
+  ) {
+    // (words about tools to a request without any: nothing this rule would change)
+    if (!sent.fields.includes('tools')) return null
+    const effort = sent.fields.includes('reasoning_effort') ? sent.effort : undefined
+    // refused with none: nothing else would pass (not even without the field, the refusal named)
+    if (effort === 'none') return null
+    const none =
+      effort === undefined ||
+      known.effortWithTools !== undefined ||
+      /set reasoning_effort to\W{0,2}none/i.test(message)
+    return {
+      next: {...known, effortWithTools: none ? 'none' : 'drop'},
+      note: `refused reasoning_effort beside function tools: sent again ${none ? 'with reasoning_effort none' : 'without it'} (requests with tools from now on)`,
+    }
+  }
+  if (
+    sent.request?.stream !== true &&
+    !known.noThinkingUnstreamed &&
+    /parameter\.enable_thinking ?(?:must be set to false for non-streaming calls|必须设置为false才能进行非流式调用)/.test(
+      message,
+    )
+  )
+    return {
+      next: {...known, noThinkingUnstreamed: true},
+      note: 'refused a non-stream request while thinking: sent again with enable_thinking false (no reasoning in its answer)',
+    }
+  return undefined
+}
+
+/**
+ * The fewest output tokens an upstream's 400 says it takes, when it refused a smaller maximum:
+ * OpenAI's "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but
+ * got 1 instead." (the Responses encoder sends at least 16 already: another floor a server
+ * states is learned).
+ */
+export function outputFloor(errorText: string, sent: number | undefined): number | undefined {
+  if (sent === undefined) return undefined
+  const floor =
+    /Invalid '(?:max_output_tokens|max_tokens|max_completion_tokens)': integer below minimum value\. Expected a value >= (\d{1,6})\b/.exec(
+      errorParts(errorText).message,
+    )?.[1]
+  const n = Number(floor)
+  return floor !== undefined && n > sent && n <= 65_536 ? n : undefined
+}
+
 /** What was learned of one upstream model (`GET /api/adaptations`, `gwctl doctor`). */
 export interface LearnedAdaptation {
   provider: string
@@ -1013,6 +1133,17 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     rules.push(
       'answers read as reasoning up to </think> (its chat template opens <think> in the prompt; learned from an answer)',
     )
+  if (a.effortWithTools === 'none')
+    rules.push(
+      'reasoning_effort sent as none with function tools, so no reasoning there (refused beside tools on chat completions; a provider added with --family responses keeps it)',
+    )
+  else if (a.effortWithTools === 'drop')
+    rules.push(
+      'sent without reasoning_effort with function tools (refused beside tools on chat completions; a provider added with --family responses keeps it)',
+    )
+  if (a.noThinkingUnstreamed)
+    rules.push('a non-stream request sent with enable_thinking false, so its answer has no reasoning')
+  if (a.minOutputTokens !== undefined) rules.push(`max_tokens raised to at least ${a.minOutputTokens}`)
   if (a.thoughtSignatures)
     rules.push(
       `a tool call turn without its thought signature sent with skip_thought_signature_validator (${a.thoughtSignatures === 'reasoning_details' ? 'reasoning_details' : `extra_content.${a.thoughtSignatures}`})`,

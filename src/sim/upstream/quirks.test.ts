@@ -895,3 +895,107 @@ describe("Gemini's schema subset and Vertex AI's call ids", () => {
     expect((await post(path(''), {contents: contents(true), tools})).status).toBe(200)
   })
 })
+
+describe('thinking and efforts refused in the servers’ words', () => {
+  it("ollama-no-think and ollama-think-value: Ollama's 400 for an effort, none without one", async () => {
+    const noThink = await chat({model: 'sim-mini+ollama-no-think', reasoning_effort: 'high'})
+    expect([noThink.status, noThink.json]).toEqual([
+      400,
+      {
+        error: {
+          message: '"sim-mini" does not support thinking',
+          type: 'invalid_request_error',
+          param: null,
+          code: null,
+        },
+      },
+    ])
+    const level = await chat({model: 'sim-mini+ollama-think-value', reasoning_effort: 'medium'})
+    expect([level.status, level.json!.error.message, level.json!.error.type]).toEqual([
+      400,
+      'think value "medium" is not supported for this model',
+      'api_error',
+    ])
+    expect((await chat({model: 'sim-mini+ollama-no-think'})).status).toBe(200)
+  })
+
+  it('tools-effort-none (gpt-5.6) takes tools only with none; tools-no-effort (gpt-5.4) only without an effort', async () => {
+    const refused = await chat({model: 'sim-mini+tools-effort-none', tools: chatTools})
+    expect(refused.status).toBe(400)
+    expect(refused.json!.error).toEqual({
+      message:
+        "Function tools with reasoning_effort are not supported for sim-mini in /v1/chat/completions. To use function tools, use /v1/responses or set reasoning_effort to 'none'.",
+      type: 'invalid_request_error',
+      param: 'reasoning_effort',
+      code: null,
+    })
+    expect(
+      (await chat({model: 'sim-mini+tools-effort-none', tools: chatTools, reasoning_effort: 'none'})).status,
+    ).toBe(200)
+    expect((await chat({model: 'sim-mini+tools-effort-none', reasoning_effort: 'high'})).status).toBe(200)
+    const older = await chat({model: 'sim-mini+tools-no-effort', tools: chatTools, reasoning_effort: 'low'})
+    expect(older.json!.error.message).toBe(
+      'Function tools with reasoning_effort are not supported for sim-mini in /v1/chat/completions. Please use /v1/responses instead.',
+    )
+    expect((await chat({model: 'sim-mini+tools-no-effort', tools: chatTools})).status).toBe(200)
+  })
+
+  it("xai-params: xAI's {code, error} for reasoningEffort (chat and Responses) and stop", async () => {
+    const effort = await chat({model: 'grok-4-latest+xai-params', reasoning_effort: 'high'})
+    expect([effort.status, effort.json]).toEqual([
+      400,
+      {
+        code: 'Client specified an invalid argument',
+        error: 'Model grok-4-latest does not support parameter reasoningEffort.',
+      },
+    ])
+    expect((await chat({model: 'grok-4-latest+xai-params', stop: ['x']})).json!.error).toBe(
+      'Model grok-4-latest does not support parameter stop.',
+    )
+    const responses = await post('/v1/responses', {
+      model: 'grok-4+xai-params',
+      input: 'hi',
+      reasoning: {effort: 'low', summary: 'auto'},
+    })
+    expect([responses.status, responses.json!.error]).toEqual([
+      400,
+      'Model grok-4 does not support parameter reasoningEffort.',
+    ])
+    expect(
+      (await post('/v1/responses', {model: 'grok-4+xai-params', input: 'hi', reasoning: {summary: 'auto'}}))
+        .status,
+    ).toBe(200)
+  })
+
+  it("dashscope-thinking: DashScope's 400 for a non-stream call without enable_thinking false; streams pass", async () => {
+    const refused = await chat({model: 'sim-mini+dashscope-thinking'})
+    expect([refused.status, refused.json!.error]).toEqual([
+      400,
+      {
+        code: 'invalid_parameter_error',
+        param: null,
+        message: 'parameter.enable_thinking must be set to false for non-streaming calls',
+        type: 'invalid_request_error',
+      },
+    ])
+    expect((await chat({model: 'sim-mini+dashscope-thinking', enable_thinking: false})).status).toBe(200)
+    expect((await chat({model: 'sim-mini+dashscope-thinking', stream: true})).status).toBe(200)
+  })
+
+  it("Responses: OpenAI's minimum of 16 output tokens", async () => {
+    const refused = await post('/v1/responses', {model: 'gpt-4.1', input: 'quota', max_output_tokens: 1})
+    expect([refused.status, refused.json!.error]).toEqual([
+      400,
+      {
+        message:
+          "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 1 instead.",
+        type: 'invalid_request_error',
+        param: 'max_output_tokens',
+        code: 'integer_below_min_value',
+      },
+    ])
+    expect(
+      (await post('/v1/responses', {model: 'gpt-4.1', input: 'quota', max_output_tokens: 16})).status,
+    ).toBe(200)
+  })
+})

@@ -70,6 +70,14 @@ export const SIM_QUIRKS = [
   // a forced tool_choice refused: Z.AI's 400 (GLM), OpenRouter's 404
   'tool-choice-auto-only',
   'tool-choice-404',
+  // thinking and efforts refused: Ollama's models without thinking (its current and older words),
+  // OpenAI's gpt-5.6 and gpt-5.4 beside function tools, xAI's camelCase refusal, DashScope's Qwen3
+  'ollama-no-think',
+  'ollama-think-value',
+  'tools-effort-none',
+  'tools-no-effort',
+  'xai-params',
+  'dashscope-thinking',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -831,4 +839,81 @@ export function callIdRefusal(contents: unknown, quirks: Quirks): string | undef
     })
   })
   return lines.length > 0 ? lines.join('\n') : undefined
+}
+
+// ---- thinking and efforts refused ----
+
+/**
+ * A chat server's refusal of how a request asked its model to think, as the status and whole
+ * error body it answers with:
+ * - `ollama-no-think`: Ollama's model without thinking, to a `reasoning_effort` ("\"llama3.1:8b\"
+ *   does not support thinking"); `ollama-think-value`, Ollama before 0.12.x, to a level the model
+ *   does not take ("think value \"medium\" is not supported for this model", type `api_error`);
+ * - `tools-effort-none`: gpt-5.6 beside function tools, unless `reasoning_effort` is `"none"` (an
+ *   effort left out is refused too); `tools-no-effort`: gpt-5.4 and 5.5, which take tools only
+ *   without one;
+ * - `xai-params`: xAI's refusal of `reasoningEffort` (and of `stop`, which its reasoning models
+ *   take none of), `{code, error}` with the field in camelCase;
+ * - `dashscope-thinking`: DashScope's Qwen3, which thinks unless told not to and refuses a
+ *   non-stream request without `enable_thinking: false`.
+ * Undefined when the request is one the model takes.
+ */
+export function thinkingRefusal(
+  body: Record<string, unknown>,
+  model: string,
+  quirks: Quirks,
+): {status: number; message: string; raw: unknown} | undefined {
+  const effort = body.reasoning_effort
+  const openai = (message: string, type = 'invalid_request_error', param: string | null = null) => ({
+    status: 400,
+    message,
+    raw: {error: {message, type, param, code: null}},
+  })
+  if (quirks.has('ollama-no-think') && effort !== undefined)
+    return openai(`"${model}" does not support thinking`)
+  if (quirks.has('ollama-think-value') && typeof effort === 'string')
+    return openai(`think value "${effort}" is not supported for this model`, 'api_error')
+  const tools = Array.isArray(body.tools) && body.tools.length > 0
+  if (
+    tools &&
+    ((quirks.has('tools-effort-none') && effort !== 'none') ||
+      (quirks.has('tools-no-effort') && effort !== undefined))
+  )
+    return openai(
+      quirks.has('tools-effort-none')
+        ? `Function tools with reasoning_effort are not supported for ${model} in /v1/chat/completions. To use function tools, use /v1/responses or set reasoning_effort to 'none'.`
+        : `Function tools with reasoning_effort are not supported for ${model} in /v1/chat/completions. Please use /v1/responses instead.`,
+      'invalid_request_error',
+      'reasoning_effort',
+    )
+  const xai = xaiRefusal(model, quirks, effort !== undefined, body.stop !== undefined)
+  if (xai) return xai
+  if (quirks.has('dashscope-thinking') && body.stream !== true && body.enable_thinking !== false) {
+    const message = 'parameter.enable_thinking must be set to false for non-streaming calls'
+    return {
+      status: 400,
+      message,
+      raw: {
+        error: {code: 'invalid_parameter_error', param: null, message, type: 'invalid_request_error'},
+        id: 'chatcmpl-sim',
+        request_id: 'sim',
+      },
+    }
+  }
+  return undefined
+}
+
+/**
+ * `xai-params`: xAI's 400 for a parameter its model takes none of, the field in camelCase
+ * (`reasoningEffort`: chat's `reasoning_effort`, a Responses `reasoning.effort`; `stop`).
+ */
+export function xaiRefusal(
+  model: string,
+  quirks: Quirks,
+  effort: boolean,
+  stop: boolean,
+): {status: number; message: string; raw: unknown} | undefined {
+  if (!quirks.has('xai-params') || (!effort && !stop)) return undefined
+  const message = `Model ${model} does not support parameter ${effort ? 'reasoningEffort' : 'stop'}.`
+  return {status: 400, message, raw: {code: 'Client specified an invalid argument', error: message}}
 }

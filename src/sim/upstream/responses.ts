@@ -20,6 +20,7 @@ import {
   selectQuirks,
   unknownQuirkMessage,
   unsupportedResponsesParameter,
+  xaiRefusal,
 } from './quirks.js'
 import {openAiNameProblem} from '../chat.js'
 import {encryptReasoning, responsesHistoryProblem} from './turn-checks.js'
@@ -196,6 +197,25 @@ function handle(context: SimContext) {
           code: refused.code,
         },
       })
+      return
+    }
+    // OpenAI's documented minimum of max_output_tokens
+    const max = body.max_output_tokens
+    if (typeof max === 'number' && max < 16) {
+      sendJson(request.res, 400, {
+        error: {
+          message: `Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got ${max} instead.`,
+          type: 'invalid_request_error',
+          param: 'max_output_tokens',
+          code: 'integer_below_min_value',
+        },
+      })
+      return
+    }
+    const reasoningEffort = (body.reasoning as Body | undefined)?.effort
+    const xai = xaiRefusal(body.model, quirks, reasoningEffort !== undefined, false)
+    if (xai) {
+      sendJson(request.res, xai.status, xai.raw)
       return
     }
     // OpenAI's rule for a function's name, as chat's (a Claude Code plugin's MCP tool past 64)
