@@ -20,7 +20,7 @@ import {
 import {geminiCodec, searchesBesideFunctions} from './gemini.js'
 import {ENCODER_NOTES} from './images.js'
 import {clientToolName, renameTools, upstreamToolNames} from './tool-names.js'
-import {withoutSchemaKeys} from './tool-schemas.js'
+import {chatBodyWithoutSchemaKeys, withoutSchemaKeys} from './tool-schemas.js'
 import type {
   ClaudeLearned,
   Codec,
@@ -213,6 +213,8 @@ export interface SentRequest {
   adaptedWith?: UpstreamAdaptation
   /** Its top-level fields. */
   fields: string[]
+  /** A chat body passed through untranslated (no `request`): whether it asked for a stream. */
+  stream?: boolean
   /** Its `max_tokens` (or `max_completion_tokens`, Responses `max_output_tokens`). */
   maxTokens?: number
   /** Chat `response_format.type`. */
@@ -382,6 +384,41 @@ function unforcedToolChoice(body: Record<string, unknown>): void {
   else if (Array.isArray(last.content))
     messages[messages.length - 1] = {...last, content: [...last.content, {type: 'text', text}]}
   else messages[messages.length - 1] = {...last, content: text}
+}
+
+/**
+ * A chat body passed through untranslated (a chat client on a chat upstream: qwen-code, opencode)
+ * with what was learned of its upstream model applied: the tool-schema keywords and the rules
+ * {@link adaptBody} holds a translated chat body to (a field dropped or capped, an effort replaced
+ * or set to `none` beside tools, `enable_thinking: false` out of a stream, tool-call ids reshaped,
+ * a forced choice made `auto`...). Its bytes for the upstream: the same for the same body, turn
+ * after turn. JSON asked for stays as the client asked it (its instruction needs the decoded
+ * request). Called only for an upstream model learned so (adaptations.ts `rewritesChatBody`).
+ */
+export function adaptPassedChat(body: Record<string, unknown>, adapt: UpstreamAdaptation): Buffer {
+  const out = (adapt.schemaKeys && chatBodyWithoutSchemaKeys(body, adapt.schemaKeys)) || {...body}
+  adaptBody(out, adapt, undefined)
+  return upstreamBytes(out)
+}
+
+/**
+ * What a chat body passed through sent, for adaptations.ts to judge a refusal of it against (as a
+ * translated request's {@link SentRequest}, without the decoded request).
+ */
+export function sentOfPassedChat(
+  body: Record<string, unknown>,
+  adaptedWith?: UpstreamAdaptation,
+): SentRequest {
+  const max = body.max_tokens ?? body.max_completion_tokens
+  const format = (body.response_format as {type?: unknown} | undefined)?.type
+  const effort = body.reasoning_effort
+  const sent: SentRequest = {upstream: 'chat', fields: Object.keys(body), stream: body.stream === true}
+  if (adaptedWith) sent.adaptedWith = adaptedWith
+  if (typeof max === 'number') sent.maxTokens = max
+  if (typeof format === 'string') sent.responseFormat = format
+  if (typeof effort === 'string') sent.effort = effort
+  if (forcedChatChoice(body.tool_choice)) sent.forcedTool = true
+  return sent
 }
 
 /** The search a request offers the model, when it offers one beside functions and does not force it. */

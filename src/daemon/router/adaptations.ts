@@ -54,6 +54,35 @@ const ADAPTABLE = [
 /** Targets remembered at most (the oldest learned is forgotten first). */
 const MAX_TARGETS = 1000
 
+/**
+ * What was learned that changes a chat body itself (translate.ts `adaptBody`, the tool-schema
+ * keywords): a chat request passed through untranslated to such an upstream model is rewritten
+ * (`adaptPassedChat`); one to a model learned only otherwise (how its answers think, its window)
+ * goes as it came, unparsed.
+ */
+const CHAT_BODY_RULES = [
+  'drop',
+  'maxCompletionTokens',
+  'maxTokens',
+  'effort',
+  'toolIds',
+  'bridgeToolTurns',
+  'reasoningHistory',
+  'thoughtSignatures',
+  'schemaKeys',
+  'autoToolChoice',
+  'effortWithTools',
+  'noThinkingUnstreamed',
+  'minOutputTokens',
+] as const satisfies ReadonlyArray<keyof UpstreamAdaptation>
+
+/** Whether what was learned of an upstream model rewrites a chat body passed through to it. */
+export function rewritesChatBody(a: UpstreamAdaptation | undefined): boolean {
+  if (a === undefined) return false
+  for (const rule of CHAT_BODY_RULES) if (a[rule] !== undefined && a[rule] !== false) return true
+  return false
+}
+
 /** How many refused fields one request may learn before its 400 goes to the client. */
 export const MAX_ADAPTATIONS_A_REQUEST = 3
 
@@ -1037,7 +1066,7 @@ function thinkingRefusal(
     }
   }
   if (
-    sent.request?.stream !== true &&
+    (sent.request?.stream ?? sent.stream) !== true &&
     !known.noThinkingUnstreamed &&
     /parameter\.enable_thinking ?(?:must be set to false for non-streaming calls|必须设置为false才能进行非流式调用)/.test(
       message,

@@ -31,7 +31,7 @@ import {prepare, RequestBodyError} from './request-body.js'
 import {acquireTarget, canTryAfter} from './targets.js'
 import type {LearnedAdaptation} from './adaptations.js'
 import type {UpstreamAdaptation} from '../../protocols/translate.js'
-import {MAX_ADAPTATIONS_A_REQUEST, sentMedia, UpstreamAdaptations} from './adaptations.js'
+import {MAX_ADAPTATIONS_A_REQUEST, rewritesChatBody, sentMedia, UpstreamAdaptations} from './adaptations.js'
 import type {Translation} from './translated.js'
 import type * as TranslatedModuleNs from './translated.js'
 import type * as TranslateModuleNs from '../../protocols/translate.js'
@@ -59,13 +59,13 @@ const loadTranslation = (): Promise<[TranslateModule, TranslatedModule]> =>
 const WRAPPED_MARKER = '"gwx1.'
 
 /**
- * A chat body passed through untranslated (a chat client on a chat upstream) without the
- * tool-schema keywords its upstream model was found to refuse (Gemini behind a chat server:
- * Google's OpenAI-compatible endpoint, a relay), from every `tools[].function.parameters`; the
- * bytes as they came when no schema holds any. Called only for an upstream model something was
- * learned of: any other request costs the Map lookup that finds nothing.
+ * A chat body passed through untranslated (a chat client on a chat upstream) with what was
+ * learned of its upstream model applied (translate.ts `adaptPassedChat`: Gemini's tool-schema
+ * keywords behind a chat server, a field or an effort refused, Mistral's tool-call ids...); the
+ * bytes as they came when they are not JSON. Called only for an upstream model learned so
+ * (`rewritesChatBody`): any other request costs the Map lookup that finds nothing.
  */
-async function chatWithoutSchemaKeys(body: Buffer, keys: readonly string[]): Promise<Buffer> {
+async function passedChatBody(body: Buffer, adapt: UpstreamAdaptation): Promise<Buffer> {
   let json: unknown
   try {
     json = parseJsonBytes(body)
@@ -73,9 +73,8 @@ async function chatWithoutSchemaKeys(body: Buffer, keys: readonly string[]): Pro
     return body
   }
   if (!json || typeof json !== 'object' || Array.isArray(json)) return body
-  const {chatBodyWithoutSchemaKeys} = await import('../../protocols/tool-schemas.js')
-  const without = chatBodyWithoutSchemaKeys(json as Record<string, unknown>, keys)
-  return without ? Buffer.from(JSON.stringify(without)) : body
+  const [translate] = translationLoaded ?? (await loadTranslation())
+  return translate.adaptPassedChat(json as Record<string, unknown>, adapt)
 }
 
 /**
@@ -249,10 +248,11 @@ export async function proxyRequest(
           // most bodies hold no wrapped value: no await, nothing loaded for them
           stripped ??= family === 'chat' || request.body.indexOf(WRAPPED_MARKER) === -1 ? prepared : undefined
           body = (stripped ?? (await untranslated())).bodyFor(model)
-          // a chat upstream found to refuse tool-schema keywords: they go from its requests
+          // a chat upstream found to refuse something of a chat body (adaptations.ts): what was
+          // learned of it applies to a chat client's requests passed through, as to translated ones
           if (family === 'chat') {
             passedWith = adaptations.get(target.provider.name, model ?? prepared.requestedModel ?? '')
-            if (passedWith?.schemaKeys) body = await chatWithoutSchemaKeys(body, passedWith.schemaKeys)
+            if (rewritesChatBody(passedWith)) body = await passedChatBody(body, passedWith!)
           }
         }
       } catch (error) {
@@ -512,19 +512,24 @@ export async function proxyRequest(
         }
       }
     }
-    // A chat request passed through that Gemini behind a chat server refused for tool-schema
-    // keywords outside its subset (every turn of qwen-code or opencode would be): learned, and the
-    // request goes again without them, as a translated one does. Its answer is read only where
-    // relay() would buffer it anyway (a 400 that is no stream, not compressed, of a request with
-    // tools); any other refusal reaches the client as it came.
+    // A chat request passed through (a chat client on a chat upstream: qwen-code, opencode) that
+    // its upstream refused for something a translated request is adapted for (Gemini's tool-schema
+    // keywords behind a chat server, Ollama's model without thinking, xAI's `reasoningEffort`,
+    // gpt-5.6's effort beside tools, Mistral's tool-call ids, a forced tool_choice...): learned,
+    // and the request goes again with the rule applied, as a translated one does (adaptations.ts;
+    // the same rules, by the same words). Read only where relay() would buffer the answer anyway
+    // (an error that is no stream, not compressed); any refusal that teaches nothing reaches the
+    // client as it came.
     if (
       !translated &&
       family === 'chat' &&
-      status === 400 &&
+      (status === 400 ||
+        status === 422 ||
+        // OpenRouter's refusal of a forced tool_choice (adaptations.ts reads only its words)
+        (status === 404 && body.indexOf('"tool_choice"') !== -1)) &&
       passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
       upstream.headers['content-encoding'] === undefined &&
-      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
-      body.indexOf('"tools"') !== -1
+      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? ''))
     ) {
       try {
         errorText = await upstream.body.text()
@@ -532,18 +537,35 @@ export async function proxyRequest(
         errorText = error as Error
       }
       const upstreamModelName = model ?? prepared.requestedModel ?? ''
-      const change =
-        typeof errorText === 'string'
+      let change =
+        typeof errorText === 'string' && body.indexOf('"tools"') !== -1
           ? adaptations.learnSchemaKeys(provider.name, upstreamModelName, errorText, passedWith)
           : undefined
+      if (change === undefined && typeof errorText === 'string') {
+        let sentBody: unknown
+        try {
+          sentBody = parseJsonBytes(body)
+        } catch {
+          // (not JSON: the client's to see)
+        }
+        if (sentBody && typeof sentBody === 'object' && !Array.isArray(sentBody)) {
+          const [translate] = translationLoaded ?? (await loadTranslation())
+          const sent = translate.sentOfPassedChat(sentBody as Record<string, unknown>, passedWith)
+          change = adaptations.learn(provider.name, upstreamModelName, errorText, sent, status)
+        }
+      }
       if (change) {
-        // the client's bytes again, without what is learned now (the same bytes as later turns)
+        // the client's bytes again, with what is learned now (the same bytes as later turns)
         const learned = adaptations.get(provider.name, upstreamModelName)
         let again = (stripped ?? prepared).bodyFor(model)
-        if (learned?.schemaKeys) again = await chatWithoutSchemaKeys(again, learned.schemaKeys)
-        tried--
-        adapted.push(`${provider.name} ${change}`)
-        return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+        if (rewritesChatBody(learned)) again = await passedChatBody(again, learned!)
+        // (a rule learned that changes nothing of this body: the refusal is the client's)
+        if (!again.equals(body)) {
+          adaptations.noteStatedWindow(provider.name, upstreamModelName, errorText as string, family)
+          tried--
+          adapted.push(`${provider.name} ${change}`)
+          return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+        }
       }
     }
     if (status >= 500 || status === 429) {

@@ -1,0 +1,204 @@
+/**
+ * What a chat upstream refused of a chat request passed through untranslated (a chat client,
+ * qwen-code or opencode, on a chat upstream) is learned as a translated request's refusal is, and
+ * the request goes again with the rule applied: Ollama's model without thinking, gpt-5.6's effort
+ * beside tools, xAI's camelCase `reasoningEffort`. What the proxy sends upstream, before and after
+ * it learned, and what the client gets. Scripted upstreams behind the proxy (the keywords of
+ * Gemini's tool schemas, the first such rule, are pass-schema.test.ts's).
+ */
+import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
+
+import type {ProxyTarget} from './proxy.js'
+import {learnedAdaptations} from './proxy.js'
+import type {Upstream} from './proxy-fixture.js'
+import {ProxyGateway, startUpstream} from './proxy-fixture.js'
+
+/** What the upstream received, raw. */
+const received: Buffer[] = []
+/** How the upstream judges a request: a refusal (status, body) or nothing (it answers). */
+let judge: (body: Record<string, unknown>) => {status: number; body: unknown} | undefined = () => undefined
+let upstream: Upstream
+let targets: ProxyTarget[] = []
+const gateway = new ProxyGateway({route: () => ({targets})})
+
+const target = (name: string, model: string): ProxyTarget => ({
+  provider: {name, family: 'chat', baseUrl: upstream.origin, credential: {secret: 'upstream-key'}},
+  model,
+})
+
+const ANSWER = JSON.stringify({
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  created: 1,
+  model: 'm',
+  choices: [{index: 0, message: {role: 'assistant', content: 'done'}, finish_reason: 'stop'}],
+})
+
+const STREAM =
+  'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"streamed"},"finish_reason":null}]}\n\n' +
+  'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n' +
+  'data: [DONE]\n\n'
+
+beforeAll(async () => {
+  upstream = await startUpstream((_req, res, body) => {
+    received.push(body)
+    const json = JSON.parse(String(body)) as Record<string, unknown>
+    const refused = judge(json)
+    if (refused) {
+      res.writeHead(refused.status, {'content-type': 'application/json'})
+      res.end(JSON.stringify(refused.body))
+      return
+    }
+    if (json.stream === true) {
+      res.writeHead(200, {'content-type': 'text/event-stream'})
+      res.end(STREAM)
+      return
+    }
+    res.writeHead(200, {'content-type': 'application/json'})
+    res.end(ANSWER)
+  })
+  await gateway.listen()
+})
+
+afterEach(() => {
+  received.length = 0
+  judge = () => undefined
+  gateway.results.length = 0
+})
+
+afterAll(async () => {
+  await gateway.close()
+  upstream.close()
+})
+
+const post = (body: string): Promise<Response> =>
+  fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json', authorization: 'Bearer gw'},
+    body,
+  })
+
+const sent = (i: number): Record<string, unknown> =>
+  JSON.parse(String(received[i])) as Record<string, unknown>
+
+/** Ollama's refusal of thinking for a model without it (its OpenAI-compatible endpoint). */
+const ollamaRefusal = (model: string) => ({
+  status: 400,
+  body: {
+    error: {message: `"${model}" does not support thinking`, type: 'invalid_request_error', param: null},
+  },
+})
+
+const TOOLS = [{type: 'function', function: {name: 'read', parameters: {type: 'object', properties: {}}}}]
+
+describe('a chat request passed through, refused for what a translated one is adapted for', () => {
+  it("Ollama's model without thinking: sent again without reasoning_effort, and from then on; a stream too", async () => {
+    targets = [target('ollama', 'llama3.1:8b')]
+    judge = (b) => (b.reasoning_effort !== undefined ? ollamaRefusal('llama3.1:8b') : undefined)
+    // the client's own spacing: the first try goes byte for byte as it came
+    const body = `{ "model": "llama3.1:8b", "reasoning_effort": "high",\n  "messages": [{"role": "user", "content": "hi"}] }`
+    const first = await post(body)
+    expect(first.status).toBe(200)
+    expect(await first.json()).toMatchObject({choices: [{message: {content: 'done'}}]})
+    expect(received).toHaveLength(2)
+    expect(String(received[0])).toBe(body)
+    expect(sent(1)).toEqual({model: 'llama3.1:8b', messages: [{role: 'user', content: 'hi'}]})
+    expect((await gateway.settled(1))[0].error).toBe(
+      'ollama refused thinking (a model without it): sent again without reasoning_effort',
+    )
+    expect(learnedAdaptations().find((a) => a.provider === 'ollama')?.rules).toEqual([
+      'sent without reasoning_effort',
+    ])
+
+    // a stream, later: one try, without the field, the answer streamed as it came
+    received.length = 0
+    const streamed = await post(
+      JSON.stringify({model: 'llama3.1:8b', stream: true, reasoning_effort: 'low', messages: []}),
+    )
+    expect(streamed.status).toBe(200)
+    expect(await streamed.text()).toBe(STREAM)
+    expect(received).toHaveLength(1)
+    // (the usage chunk asked for, as of every chat stream passed through)
+    expect(sent(0)).toEqual({
+      model: 'llama3.1:8b',
+      stream: true,
+      messages: [],
+      stream_options: {include_usage: true},
+    })
+    expect((await gateway.settled(2))[1].error).toBeNull()
+  })
+
+  it("gpt-5.6's refusal of function tools without reasoning_effort none: with tools sent with none, without tools as asked", async () => {
+    targets = [target('openai', 'gpt-5.6-terra')]
+    judge = (b) =>
+      Array.isArray(b.tools) && b.reasoning_effort !== 'none'
+        ? {
+            status: 400,
+            body: {
+              error: {
+                message:
+                  "Function tools with reasoning_effort are not supported for gpt-5.6-terra in /v1/chat/completions. To use function tools, use /v1/responses or set reasoning_effort to 'none'.",
+                type: 'invalid_request_error',
+                param: 'reasoning_effort',
+                code: null,
+              },
+            },
+          }
+        : undefined
+    // (no effort sent: gpt-5.6 refuses the tools all the same)
+    const withTools = JSON.stringify({model: 'gpt-5.6-terra', messages: [], tools: TOOLS})
+    expect((await post(withTools)).status).toBe(200)
+    expect(received).toHaveLength(2)
+    expect(sent(1)).toEqual({model: 'gpt-5.6-terra', messages: [], tools: TOOLS, reasoning_effort: 'none'})
+
+    received.length = 0
+    const without = {model: 'gpt-5.6-terra', messages: [], reasoning_effort: 'high'}
+    expect((await post(JSON.stringify(without))).status).toBe(200)
+    expect(received).toHaveLength(1)
+    expect(sent(0)).toEqual(without)
+  })
+
+  it("xAI's refusal of reasoningEffort in its own shape: learned as reasoning_effort", async () => {
+    targets = [target('xai', 'grok-code-fast-1')]
+    judge = (b) =>
+      b.reasoning_effort !== undefined
+        ? {
+            status: 400,
+            body: {
+              code: 'Client specified an invalid argument',
+              error: 'Model grok-code-fast-1 does not support parameter reasoningEffort.',
+            },
+          }
+        : undefined
+    const answer = await post(
+      JSON.stringify({model: 'grok-code-fast-1', reasoning_effort: 'medium', messages: [], tools: TOOLS}),
+    )
+    expect(answer.status).toBe(200)
+    expect(received).toHaveLength(2)
+    expect(sent(1)).toEqual({model: 'grok-code-fast-1', messages: [], tools: TOOLS})
+    expect((await gateway.settled(1))[0].error).toMatch(/^xai refused reasoning_effort/)
+  })
+
+  it("leaves a refusal that teaches nothing the client's, as it came, after one try", async () => {
+    targets = [target('plain', 'some-model')]
+    const refusal = {
+      status: 400,
+      body: {error: {message: 'messages: at least one message is required', type: 'invalid_request_error'}},
+    }
+    judge = () => refusal
+    const body = JSON.stringify({model: 'some-model', messages: [], reasoning_effort: 'low'})
+    const answer = await post(body)
+    expect(answer.status).toBe(400)
+    expect(await answer.json()).toEqual(refusal.body)
+    expect(received).toHaveLength(1)
+    expect(learnedAdaptations().some((a) => a.provider === 'plain')).toBe(false)
+  })
+
+  it('sends a request to an upstream model nothing was learned of byte for byte as it came', async () => {
+    targets = [target('ollama', 'qwen3-coder:30b')]
+    const body = `{"model":"qwen3-coder:30b",  "reasoning_effort": "high", "messages": []}`
+    expect((await post(body)).status).toBe(200)
+    expect(received).toHaveLength(1)
+    expect(String(received[0])).toBe(body)
+  })
+})
