@@ -54,6 +54,7 @@ import type {
   ToolChoice,
 } from './ir.js'
 import {documentName, isDocument, namedDocumentText, omittedFileText, TranslationError} from './ir.js'
+import {objectTools} from './tool-schemas.js'
 
 // ---- decoding a chat client's request ----
 
@@ -476,7 +477,8 @@ function requestEffort(r: Request): Effort | undefined {
 
 function encodeRequest(request: Request, model: string, ctx?: CodecContext): Record<string, unknown> {
   refuseSearchRequest(request)
-  const tools = request.tools.map((t) => ({
+  // (a schema whose top level is a union, which OpenAI refuses, as one object)
+  const tools = objectTools(request.tools).map((t) => ({
     type: 'function',
     function: {
       name: t.name,

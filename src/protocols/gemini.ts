@@ -35,6 +35,7 @@ import {
 } from './gemini-parts.js'
 import type {Body} from './responses-items.js'
 import {fullUsage, hasForeignOpaque, isObject, newId, restoreCarried} from './responses-items.js'
+import {objectTools} from './tool-schemas.js'
 
 /** Gemini 3 accepts this in place of a thought signature it did not make (documented). */
 export const SKIP_SIGNATURE = 'skip_thought_signature_validator'
@@ -405,7 +406,9 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
   const tools: Body[] = []
   if (request.tools.length)
     tools.push({
-      functionDeclarations: request.tools.map((t) => ({
+      // (a schema whose top level is a union as one object: Gemini reads a function's parameters
+      // as the object of its arguments)
+      functionDeclarations: objectTools(request.tools).map((t) => ({
         name: t.name,
         ...(t.description && {description: t.description}),
         parametersJsonSchema: t.parameters,

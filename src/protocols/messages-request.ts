@@ -20,6 +20,7 @@ import type {
 import type {ImageNotes} from './images.js'
 import {ENCODER_NOTES, fitImage, imageNote} from './images.js'
 import {documentText, isDocument, jsonInstructionText, omittedFileText} from './ir.js'
+import {objectTools} from './tool-schemas.js'
 
 const DEFAULT_MAX_TOKENS = 8192
 /** `max_tokens` with adaptive thinking when the client sets none (Claude Code's own default). */
@@ -30,6 +31,15 @@ const MIN_BUDGET = 1024
 const VALID_ID = /^[a-zA-Z0-9_-]+$/
 const toolId = (id: string): string =>
   VALID_ID.test(id) ? id : id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'toolu_0'
+
+/**
+ * Whether a text has something to say. Anthropic refuses a text block of whitespace alone ("text
+ * content blocks must contain non-whitespace text", in `messages` and in `system`), which a chat
+ * or Responses history holds after a model answered only "\n\n" or a client sent " ": such a
+ * block goes like an empty one. (The test stops at the first character that is not a space: one
+ * step for ordinary text.)
+ */
+const said = (text: string): boolean => /\S/.test(text)
 
 const cacheControl = (cache: TextPart['cache']): Json | undefined =>
   cache === '1h' ? {type: 'ephemeral', ttl: '1h'} : cache ? {type: 'ephemeral'} : undefined
@@ -98,7 +108,7 @@ function assistantBlocks(m: Message): Json[] {
         out.push({type: 'redacted_thinking', data: p.redacted.value})
       else if (p.signature?.family === 'messages' && p.signature.value)
         out.push({type: 'thinking', thinking: p.text, signature: p.signature.value})
-    } else if (p.type === 'text' && p.text !== '') out.push(textBlock(p))
+    } else if (p.type === 'text' && said(p.text)) out.push(textBlock(p))
     else if (p.type === 'tool_call')
       out.push({type: 'tool_use', id: toolId(p.id), name: p.name, input: argsObject(p.arguments)})
   }
@@ -110,7 +120,7 @@ function userBlocks(m: Message, notes: ImageNotes): Json[] {
   const rest: Json[] = []
   for (const p of m.parts) {
     if (p.type === 'tool_result') results.push(toolResultBlock(p, notes))
-    else if (p.type === 'text' && p.text !== '') rest.push(textBlock(p))
+    else if (p.type === 'text' && said(p.text)) rest.push(textBlock(p))
     else if (p.type === 'image') rest.push(imageBlock(p, notes))
   }
   return [...results, ...rest]
@@ -471,7 +481,8 @@ export function encodeMessagesRequest(
 ): Record<string, unknown> {
   const images: ImageNotes = {seen: 0}
   const turns = encodeTurns(request, images)
-  const system = request.system.filter((p) => p.text !== '').map(textBlock)
+  // (a blank system prompt goes, and with it the cache mark it would get)
+  const system = request.system.filter((p) => said(p.text)).map(textBlock)
   const claude = claudeThinking(model)
   const learned = ctx?.claude
   const jsonTool = jsonAnswerTool(request)
@@ -506,7 +517,8 @@ export function encodeMessagesRequest(
   const tools: unknown[] = jsonTool
     ? [jsonTool]
     : [
-        ...request.tools.map((t) => ({
+        // (a schema whose top level is a union, which Anthropic refuses, as one object)
+        ...objectTools(request.tools).map((t) => ({
           name: t.name,
           ...(t.description !== undefined ? {description: t.description} : {}),
           input_schema: {type: 'object', ...t.parameters},

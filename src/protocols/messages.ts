@@ -469,16 +469,45 @@ function requestReasoning(thinking: unknown, effort: Effort | undefined): Reason
   return {...reasoning, effort}
 }
 
+/** How Claude Code's attribution line starts. */
+const BILLING_LINE = 'x-anthropic-billing-header:'
+
+/**
+ * The system prompt without Claude Code's attribution line (`x-anthropic-billing-header:
+ * cc_version=2.1.332.3f1; cc_entrypoint=cli; cch=…;`), its first block. Anthropic bills a
+ * subscription by it; to any other vendor it is text at the head of the prompt that changes from
+ * request to request (the version's suffix is taken from the conversation, `cch` from the body),
+ * so every turn would miss the upstream's prefix cache and pay for the whole prompt again. This
+ * decoder serves translated routes only (a Messages upstream gets the client's own bytes), so
+ * the line goes here; as a leading line of a longer block, that line. One `startsWith` per block.
+ */
+function withoutBillingLine(system: TextPart[]): TextPart[] {
+  let out: TextPart[] | undefined
+  for (let i = 0; i < system.length; i++) {
+    const p = system[i]
+    if (!p.text.startsWith(BILLING_LINE)) {
+      out?.push(p)
+      continue
+    }
+    out ??= system.slice(0, i)
+    const end = p.text.indexOf('\n')
+    const rest = end < 0 ? '' : p.text.slice(end + 1).replace(/^\n+/, '')
+    if (rest !== '') out.push({...p, text: rest})
+  }
+  return out ?? system
+}
+
 function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const b = bodyObject(body, 'Messages request')
   const refs: ToolReferences = {runs: []}
   const turns = decodeTurns(b.messages, ctx, refs)
-  const system: TextPart[] =
+  const system: TextPart[] = withoutBillingLine(
     typeof b.system === 'string'
       ? b.system === ''
         ? []
         : [{type: 'text', text: b.system}]
-      : arr(b.system).map((raw) => textPart(isObj(raw) ? raw : {}))
+      : arr(b.system).map((raw) => textPart(isObj(raw) ? raw : {})),
+  )
   system.push(...turns.system)
   const {tools, builtin, deferred, search} = decodeTools(b.tools)
   // Anthropic's own tool search (a `tool_search_tool_*` server tool, which no other family runs):

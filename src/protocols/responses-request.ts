@@ -7,6 +7,7 @@ import type {Effort, ImagePart, Request} from './ir.js'
 import {documentName, isDocument, namedDocumentText, omittedFileText} from './ir.js'
 import type {Body} from './responses-items.js'
 import {customInput, parseOwnReasoning} from './responses-items.js'
+import {objectTools} from './tool-schemas.js'
 
 /** The fewest output tokens OpenAI's Responses API takes (its documented minimum of `max_output_tokens`). */
 export const MIN_OUTPUT_TOKENS = 16
@@ -113,7 +114,8 @@ export function encodeRequest(request: Request, model: string): Record<string, u
   const body: Body = {model, input}
   const instructions = request.system.map((p) => p.text).join('\n\n')
   if (instructions) body.instructions = instructions
-  const tools: unknown[] = request.tools.map((tool) =>
+  // (a schema whose top level is a union, which OpenAI refuses, as one object)
+  const tools: unknown[] = objectTools(request.tools).map((tool) =>
     tool.custom
       ? {
           type: 'custom',

@@ -178,3 +178,103 @@ function resolve(root: unknown, ref: string): unknown {
   }
   return at
 }
+
+/**
+ * `tool` with a parameters schema that is one object, where its top level is made of others
+ * (`oneOf`, `anyOf`, `allOf`: a zod union of an MCP server's tool). Anthropic refuses such a
+ * schema ("input_schema does not support oneOf, allOf, or anyOf at the top level"), OpenAI too
+ * ("schema must have type 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top
+ * level"), and one refused tool fails every request of the session. The branches' properties are
+ * merged (a property several branches give differently: `anyOf` its distinct schemas), `required`
+ * holds the top level's own, every `allOf` branch's, and those every `oneOf`/`anyOf` branch
+ * requires; the forms the model may choose from are said in the description. Copy on write (a
+ * tool without those keywords is returned as it came, for the price of three key lookups) and
+ * deterministic: the same bytes on every turn.
+ */
+export function objectTool(tool: FunctionTool): FunctionTool {
+  const p = tool.parameters
+  if (p.oneOf === undefined && p.anyOf === undefined && p.allOf === undefined) return tool
+  const {oneOf: _o, anyOf: _a, allOf, ...own} = p
+  const properties: Body = isObject(own.properties) ? {...own.properties} : {}
+  const ownNames = new Set(Object.keys(properties))
+  const required = new Set(strings(own.required))
+  const given = new Map<string, unknown[]>()
+  const add = (branch: Body): void => {
+    if (!isObject(branch.properties)) return
+    for (const [name, schema] of Object.entries(branch.properties)) {
+      if (ownNames.has(name)) continue // the top level's own schema of it stands
+      const seen = given.get(name)
+      if (!seen) given.set(name, [schema])
+      else if (!seen.some((s) => stableString(s) === stableString(schema))) seen.push(schema)
+    }
+  }
+  for (const branch of branches(allOf, p)) {
+    add(branch)
+    for (const name of strings(branch.required)) required.add(name)
+  }
+  const forms: string[] = []
+  for (const key of ['oneOf', 'anyOf'] as const) {
+    const alternatives = branches(p[key], p)
+    if (alternatives.length === 0) continue
+    let common: Set<string> | undefined
+    for (const branch of alternatives) {
+      add(branch)
+      const names = strings(branch.required)
+      common = common ? new Set(names.filter((n) => common!.has(n))) : new Set(names)
+    }
+    for (const name of common ?? []) required.add(name)
+    forms.push(alternatives.map(formText).join(' | '))
+  }
+  for (const [name, schemas] of given) properties[name] = schemas.length === 1 ? schemas[0] : {anyOf: schemas}
+  const parameters: JsonSchema = {...own, type: 'object', properties}
+  if (required.size > 0) parameters.required = [...required]
+  else delete parameters.required
+  if (forms.length === 0) return {...tool, parameters}
+  const said = `Arguments take one of these forms: ${forms.join('; and one of: ')}`
+  return {...tool, parameters, description: tool.description ? `${tool.description}\n\n${said}` : said}
+}
+
+/** `tools`, each with an object schema ({@link objectTool}); the same array when none changed. */
+export function objectTools(tools: FunctionTool[]): FunctionTool[] {
+  let out: FunctionTool[] | undefined
+  for (let i = 0; i < tools.length; i++) {
+    const next = objectTool(tools[i])
+    if (next !== tools[i]) (out ??= tools.slice())[i] = next
+  }
+  return out ?? tools
+}
+
+const strings = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []
+
+/** The object branches of a union (a local `$ref` read where it points). */
+function branches(value: unknown, root: unknown): Body[] {
+  if (!Array.isArray(value)) return []
+  return value
+    .map((b) => (isObject(b) && typeof b.$ref === 'string' ? resolve(root, b.$ref) : b))
+    .filter(isObject)
+}
+
+/** One form as the description says it: `{a, b?}` (required names plain, optional ones marked). */
+function formText(branch: Body): string {
+  const names = isObject(branch.properties) ? Object.keys(branch.properties) : []
+  if (names.length === 0)
+    return typeof branch.title === 'string'
+      ? branch.title
+      : typeof branch.type === 'string'
+        ? branch.type
+        : '{}'
+  const required = new Set(strings(branch.required))
+  return `{${names.map((n) => (required.has(n) ? n : `${n}?`)).join(', ')}}`
+}
+
+/** JSON with sorted keys, to tell schemas apart whatever their key order. */
+function stableString(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableString).join(',')}]`
+  if (isObject(value))
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableString(value[k])}`)
+      .join(',')}}`
+  return JSON.stringify(value) ?? 'null'
+}

@@ -355,6 +355,13 @@ export function validateChatBody(body: unknown): asserts body is Record<string, 
   for (const [i, tool] of (Array.isArray(b.tools) ? (b.tools as Array<Record<string, any>>) : []).entries()) {
     const problem = openAiNameProblem(tool?.function?.name, `tools[${i}].function.name`)
     if (problem) throw problem
+    // as OpenAI refuses a schema made of others at its top level (a zod union of an MCP tool)
+    const p = tool?.function?.parameters
+    if (p && (p.oneOf !== undefined || p.anyOf !== undefined || p.allOf !== undefined))
+      throw bad(
+        `Invalid schema for function '${String(tool.function.name)}': schema must have type 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top level.`,
+        `tools[${i}].function.parameters`,
+      )
   }
   const rf = b.response_format?.type
   if (rf !== undefined && !['text', 'json_object', 'json_schema'].includes(rf)) {

@@ -254,6 +254,36 @@ function authenticate(context: SimContext, request: SimRequest): boolean {
   return false
 }
 
+/** Whether a content value (a string, or blocks) is text, all of it whitespace, and nothing else. */
+function blankText(content: unknown): boolean {
+  if (typeof content === 'string') return content !== '' && !/\S/.test(content)
+  if (!Array.isArray(content) || content.length === 0) return false
+  return content.every(
+    (b: unknown) =>
+      (b as Body | null)?.type === 'text' &&
+      typeof (b as Body).text === 'string' &&
+      !/\S/.test((b as Body).text as string) &&
+      (b as Body).text !== '',
+  )
+}
+
+/**
+ * What Anthropic refuses in a request's content, in its words: a system prompt or a message whose
+ * only text is whitespace (a turn of `"\n\n"` beside a `tool_use` is taken), and a tool schema
+ * whose top level is a union.
+ */
+export function messagesContentProblem(body: Body): string | undefined {
+  if (blankText(body.system)) return 'system: text content blocks must contain non-whitespace text'
+  for (const m of Array.isArray(body.messages) ? (body.messages as Body[]) : [])
+    if (blankText(m?.content)) return 'messages: text content blocks must contain non-whitespace text'
+  for (const [i, tool] of (Array.isArray(body.tools) ? (body.tools as Body[]) : []).entries()) {
+    const schema = tool?.input_schema as Body | undefined
+    if (schema && (schema.oneOf !== undefined || schema.anyOf !== undefined || schema.allOf !== undefined))
+      return `tools.${i}.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level`
+  }
+  return undefined
+}
+
 function validate(context: SimContext, request: SimRequest, needMaxTokens: boolean): Body | undefined {
   const body = (request.body ?? {}) as Body
   const problem =
@@ -295,6 +325,7 @@ function handleMessages(context: SimContext) {
       toolChoiceProblem(body, model) ??
       prefillProblem(body, model) ??
       messagesImageProblem(body) ??
+      messagesContentProblem(body) ??
       messagesHistoryProblem(body)
     if (refused) {
       context.sendError(request, 400, refused, 'invalid_request_error', {'request-id': simId('req_')})

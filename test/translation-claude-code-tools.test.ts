@@ -1,0 +1,188 @@
+/**
+ * What a translated request must not carry for the upstream to take it (or to cache it): Claude
+ * Code's attribution line, which changes every request, at the head of the system prompt (every
+ * turn missed the upstream's prefix cache); a tool schema whose top level is a union (a zod union
+ * of an MCP tool: Anthropic and OpenAI refuse the request); text blocks of whitespace alone
+ * (Anthropic refuses them). The real daemon, the simulator (which refuses the last two as the
+ * vendors do, and reports cached prompt tokens by prefix), the official SDKs.
+ */
+import Anthropic from '@anthropic-ai/sdk'
+import {GoogleGenAI} from '@google/genai'
+import OpenAI from 'openai'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
+import {issueKeyOverApi, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
+
+let base = ''
+let simOrigin = ''
+let stop: () => Promise<void> = async () => {}
+const keys = new Map<string, string>()
+
+beforeAll(async () => {
+  const policy = (id: string, routes: Record<string, unknown>) => ({
+    id,
+    routes,
+    fallbacks: true,
+    breaker: DEFAULT_BREAKER,
+    timeouts: DEFAULT_TIMEOUTS,
+  })
+  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
+    policy('cc-chat', {messages: [{provider: 'sim-chat', model: 'sim-mini', translate: true}]}),
+    policy('cc-own', {messages: [{provider: 'sim-messages', model: 'claude-sonnet-4-5'}]}),
+    policy('to-messages', {chat: [{provider: 'sim-messages', model: 'claude-sonnet-4-5', translate: true}]}),
+    policy('gemini-chat', {gemini: [{provider: 'sim-chat', model: 'sim-mini', translate: true}]}),
+  ]))
+  for (const id of ['cc-chat', 'cc-own', 'to-messages', 'gemini-chat'])
+    keys.set(id, await issueKeyOverApi(base, id, 'generic_agent', id))
+}, 120_000)
+
+afterAll(() => stop())
+
+/** Claude Code's system prompt: its attribution line first, which differs from request to request. */
+const system = (cch: string): Anthropic.TextBlockParam[] => [
+  {
+    type: 'text',
+    text: `x-anthropic-billing-header: cc_version=2.1.332.${cch.slice(0, 3)}; cc_entrypoint=cli; cch=${cch};`,
+  },
+  {
+    type: 'text',
+    text: `You are Claude Code. ${'Follow the rules. '.repeat(200)}`,
+    cache_control: {type: 'ephemeral'},
+  },
+]
+
+/** A zod union of an MCP server's tool, as its JSON Schema has it. */
+const unionSchema = {
+  anyOf: [
+    {
+      type: 'object',
+      properties: {project: {type: 'string'}, iid: {type: 'integer'}},
+      required: ['project', 'iid'],
+    },
+    {
+      type: 'object',
+      properties: {project: {type: 'string'}, url: {type: 'string'}},
+      required: ['project', 'url'],
+    },
+  ],
+}
+const mergedSchema = {
+  type: 'object',
+  properties: {project: {type: 'string'}, iid: {type: 'integer'}, url: {type: 'string'}},
+  required: ['project'],
+}
+const forms = 'Arguments take one of these forms: {project, iid} | {project, url}'
+
+describe("Claude Code's attribution line", {timeout: 60_000}, () => {
+  it('leaves a translated system prompt: turn 2 reads the prefix from the upstream cache', async () => {
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('cc-chat')!, maxRetries: 0})
+    const ask = {role: 'user' as const, content: 'Say hello.'}
+    await takeSimCalls(simOrigin, /./)
+    const first = await client.messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 256,
+      system: system('71fea'),
+      messages: [ask],
+    })
+    const said = first.content.map((b) => (b.type === 'text' ? b.text : '')).join('')
+    const second = await client.messages
+      .stream({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 256,
+        system: system('0c3d9'),
+        messages: [ask, {role: 'assistant', content: said}, {role: 'user', content: 'Again.'}],
+      })
+      .finalMessage()
+    const [one, two] = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    expect(JSON.stringify([one, two])).not.toContain('x-anthropic-billing-header')
+    // the same system message and first turn, byte for byte
+    expect(JSON.stringify(two.messages.slice(0, 2))).toBe(JSON.stringify(one.messages))
+    expect(one.messages[0].content).toMatch(/^You are Claude Code\./)
+    // turn 2's cached tokens are the whole of turn 1's prompt
+    expect(first.usage.cache_read_input_tokens ?? 0).toBe(0)
+    expect(second.usage.cache_read_input_tokens).toBe(first.usage.input_tokens)
+  })
+
+  it("stays in a request to a Messages upstream, which gets the client's bytes", async () => {
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('cc-own')!, maxRetries: 0})
+    await takeSimCalls(simOrigin, /./)
+    await client.messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 256,
+      system: system('71fea'),
+      messages: [{role: 'user', content: 'Say hello.'}],
+    })
+    const [body] = await takeSimCalls(simOrigin, /\/messages$/)
+    expect(body.system[0].text).toBe(
+      'x-anthropic-billing-header: cc_version=2.1.332.71f; cc_entrypoint=cli; cch=71fea;',
+    )
+  })
+})
+
+describe('a tool schema whose top level is a union', {timeout: 60_000}, () => {
+  it('reaches Anthropic from a chat client as one object, its forms in the description', async () => {
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('to-messages')!, maxRetries: 0})
+    await takeSimCalls(simOrigin, /./)
+    const answer = await openai.chat.completions.create({
+      model: 'claude-sonnet-4-5',
+      messages: [{role: 'user', content: 'Fetch issue 4 of gwctl.'}],
+      tools: [
+        {
+          type: 'function',
+          function: {name: 'fetch_issue', description: 'Fetches an issue.', parameters: unionSchema},
+        },
+      ],
+    })
+    expect(answer.choices[0].finish_reason).toBeDefined()
+    const [body] = await takeSimCalls(simOrigin, /\/messages$/)
+    expect(body.tools).toEqual([
+      {name: 'fetch_issue', description: `Fetches an issue.\n\n${forms}`, input_schema: mergedSchema},
+    ])
+  })
+
+  it('reaches a chat upstream from Gemini CLI as one object', async () => {
+    const ai = new GoogleGenAI({apiKey: keys.get('gemini-chat')!, httpOptions: {baseUrl: base}})
+    await takeSimCalls(simOrigin, /./)
+    const answer = await ai.models.generateContent({
+      model: 'gemini-2.5-flash',
+      contents: [{role: 'user', parts: [{text: 'Fetch issue 4 of gwctl.'}]}],
+      config: {tools: [{functionDeclarations: [{name: 'fetch_issue', parametersJsonSchema: unionSchema}]}]},
+    })
+    expect(answer.candidates?.length).toBe(1)
+    const [body] = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    expect(body.tools).toEqual([
+      {type: 'function', function: {name: 'fetch_issue', description: forms, parameters: mergedSchema}},
+    ])
+  })
+})
+
+describe('whitespace-only text', {timeout: 60_000}, () => {
+  it('a chat history with a blank system prompt and answers of "\\n\\n" is taken by Anthropic', async () => {
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('to-messages')!, maxRetries: 0})
+    await takeSimCalls(simOrigin, /./)
+    const answer = await openai.chat.completions.create({
+      model: 'claude-sonnet-4-5',
+      messages: [
+        {role: 'system', content: '  '},
+        {role: 'user', content: 'List the files.'},
+        {
+          role: 'assistant',
+          content: '\n\n',
+          tool_calls: [{id: 'c1', type: 'function', function: {name: 'ls', arguments: '{}'}}],
+        },
+        {role: 'tool', tool_call_id: 'c1', content: 'a.txt'},
+        {role: 'assistant', content: '\n\n'},
+        {role: 'user', content: 'Thanks. Which one is newest?'},
+      ],
+    })
+    expect(answer.choices[0].message.content).toBeTruthy()
+    const [body] = await takeSimCalls(simOrigin, /\/messages$/)
+    expect(body.system).toBeUndefined()
+    expect(body.messages.map((m: any) => [m.role, m.content.map((b: any) => b.type)])).toEqual([
+      ['user', ['text']],
+      ['assistant', ['tool_use']],
+      ['user', ['tool_result', 'text']],
+    ])
+  })
+})
