@@ -104,19 +104,21 @@ describe("Claude Code's attribution line", {timeout: 60_000}, () => {
     expect(second.usage.cache_read_input_tokens).toBe(first.usage.input_tokens)
   })
 
-  it("stays in a request to a Messages upstream, which gets the client's bytes", async () => {
+  it("leaves a request passed through to a Messages server that is not Anthropic's API, the same bytes every turn", async () => {
+    // (the simulator at loopback: any server but api.anthropic.com, which keeps the line, is such
+    // a server: DeepSeek's, Kimi's, Z.AI's Anthropic endpoints; src/daemon/router/billing-line.ts)
     const client = new Anthropic({baseURL: base, apiKey: keys.get('cc-own')!, maxRetries: 0})
     await takeSimCalls(simOrigin, /./)
-    await client.messages.create({
-      model: 'claude-sonnet-4-5',
-      max_tokens: 256,
-      system: system('71fea'),
-      messages: [{role: 'user', content: 'Say hello.'}],
-    })
-    const [body] = await takeSimCalls(simOrigin, /\/messages$/)
-    expect(body.system[0].text).toBe(
-      'x-anthropic-billing-header: cc_version=2.1.332.71f; cc_entrypoint=cli; cch=71fea;',
-    )
+    for (const cch of ['71fea', 'a03c2'])
+      await client.messages.create({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 256,
+        system: system(cch),
+        messages: [{role: 'user', content: 'Say hello.'}],
+      })
+    const [first, second] = await takeSimCalls(simOrigin, /\/messages$/)
+    expect(first.system).toEqual([system('71fea')[1]])
+    expect(second).toEqual(first)
   })
 })
 
