@@ -107,7 +107,13 @@ describe("Claude Code's attribution line", {timeout: 60_000}, () => {
   it("leaves a request passed through to a Messages server that is not Anthropic's API, the same bytes every turn", async () => {
     // (the simulator at loopback: any server but api.anthropic.com, which keeps the line, is such
     // a server: DeepSeek's, Kimi's, Z.AI's Anthropic endpoints; src/daemon/router/billing-line.ts)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('cc-own')!, maxRetries: 0})
+    // (Claude Code's User-Agent: the only client whose body is searched for the line)
+    const client = new Anthropic({
+      baseURL: base,
+      apiKey: keys.get('cc-own')!,
+      maxRetries: 0,
+      defaultHeaders: {'user-agent': 'claude-cli/2.1.332 (external, cli)'},
+    })
     await takeSimCalls(simOrigin, /./)
     for (const cch of ['71fea', 'a03c2'])
       await client.messages.create({

@@ -4,7 +4,7 @@
  */
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {isAnthropicApi, withoutBillingBlock} from './billing-line.js'
+import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-line.js'
 import type {ProxyTarget} from './proxy.js'
 import type {Upstream} from './proxy-fixture.js'
 import {ProxyGateway, startUpstream} from './proxy-fixture.js'
@@ -77,6 +77,15 @@ describe('withoutBillingBlock', () => {
   })
 })
 
+describe('sendsBillingLine', () => {
+  it('knows Claude Code and its Agent SDK by their User-Agent', () => {
+    expect(sendsBillingLine('claude-cli/2.1.332 (external, cli)')).toBe(true)
+    expect(sendsBillingLine('claude-cli/2.1.197 (external, sdk-cli)')).toBe(true)
+    for (const ua of [undefined, 'opencode/1.18.33', 'Anthropic/JS 0.94.0', 'Bun/1.4.0'])
+      expect(sendsBillingLine(ua)).toBe(false)
+  })
+})
+
 describe('isAnthropicApi', () => {
   it("knows Anthropic's API by its host", () => {
     for (const url of [
@@ -137,7 +146,12 @@ describe('a Messages request passed through to a server that is not Anthropic', 
     for (const cch of ['1a2b3', '77c01']) {
       const answer = await fetch(`${gateway.url}/v1/messages`, {
         method: 'POST',
-        headers: {'content-type': 'application/json', 'x-api-key': 'gw', 'anthropic-version': '2023-06-01'},
+        headers: {
+          'content-type': 'application/json',
+          'x-api-key': 'gw',
+          'anthropic-version': '2023-06-01',
+          'user-agent': 'claude-cli/2.1.332 (external, cli)',
+        },
         body: claudeBody([{type: 'text', text: LINE.replace('1a2b3', cch)}, ...SYSTEM]),
       })
       expect(answer.status).toBe(200)
@@ -145,5 +159,16 @@ describe('a Messages request passed through to a server that is not Anthropic', 
     expect(received).toHaveLength(2)
     expect(String(received[0])).toBe(String(claudeBody(SYSTEM)))
     expect(received[1].equals(received[0])).toBe(true)
+
+    // another client's body (not Claude Code's User-Agent) is not searched: as it came
+    received.length = 0
+    const other = claudeBody([{type: 'text', text: LINE}, ...SYSTEM])
+    const answer = await fetch(`${gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json', 'x-api-key': 'gw', 'user-agent': 'opencode/1.18.33'},
+      body: other,
+    })
+    expect(answer.status).toBe(200)
+    expect(received[0].equals(other)).toBe(true)
   })
 })

@@ -24,6 +24,15 @@ const CLOSE_BRACE = 0x7d
 const COMMA = 0x2c
 
 /**
+ * Whether a request's `User-Agent` is Claude Code's (`claude-cli/2.1.332 (external, cli)`, the
+ * Agent SDK's `... sdk-cli`), the one client that writes the line: any other Messages client's body
+ * is not searched.
+ */
+export function sendsBillingLine(userAgent: string | undefined): boolean {
+  return userAgent !== undefined && userAgent.startsWith('claude-cli/')
+}
+
+/**
  * Whether a provider is Anthropic's own API (`api.anthropic.com`, or another host of
  * `anthropic.com`), which reads the line: it keeps it.
  */

@@ -25,7 +25,7 @@ import {forwardHeaders, mintRequestId, requestIdHeader} from './headers.js'
 import {upstreamModel} from '../../gateway/policy.js'
 import {defaultPools, upstreamPath} from './pools.js'
 import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget} from './proxy-types.js'
-import {isAnthropicApi, withoutBillingBlock} from './billing-line.js'
+import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-line.js'
 import {relay} from './relay.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
@@ -254,7 +254,11 @@ export async function proxyRequest(
           if (family === 'chat') {
             passedWith = adaptations.get(target.provider.name, model ?? prepared.requestedModel ?? '')
             if (rewritesChatBody(passedWith)) body = await passedChatBody(body, passedWith!)
-          } else if (family === 'messages' && !isAnthropicApi(target.provider.baseUrl)) {
+          } else if (
+            family === 'messages' &&
+            sendsBillingLine(request.headers['user-agent']) &&
+            !isAnthropicApi(target.provider.baseUrl)
+          ) {
             // Claude Code's attribution line, which changes every request, would miss any other
             // server's prefix cache on every turn (./billing-line.ts)
             body = withoutBillingBlock(body)
