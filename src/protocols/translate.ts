@@ -20,12 +20,13 @@ import {
 import {geminiCodec, searchesBesideFunctions} from './gemini.js'
 import {ENCODER_NOTES} from './images.js'
 import {clientToolName, renameTools, upstreamToolNames} from './tool-names.js'
-import {chatBodyWithoutSchemaKeys, withoutSchemaKeys} from './tool-schemas.js'
+import {chatBodyWithoutSchemaKeys, objectTool, withoutSchemaKeys} from './tool-schemas.js'
 import type {
   ClaudeLearned,
   Codec,
   CodecContext,
   Family,
+  FunctionTool,
   ImagePart,
   Part,
   RefusedMedia,
@@ -355,6 +356,13 @@ export interface UpstreamAdaptation {
   noThinkingUnstreamed?: boolean
   /** The fewest output tokens the upstream takes ("Expected a value >= 16"): a smaller maximum is raised to it. */
   minOutputTokens?: number
+  /**
+   * Chat: a tool schema whose top level is a union refused (OpenAI's "schema must have type
+   * 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top level"): a chat client's
+   * tools passed through go as one object each (tool-schemas.ts `objectTool`), as a translated
+   * request's always do.
+   */
+  objectSchemas?: boolean
 }
 
 /** A chat `tool_choice` that forces a call: `required`, or a named function. */
@@ -397,8 +405,31 @@ function unforcedToolChoice(body: Record<string, unknown>): void {
  */
 export function adaptPassedChat(body: Record<string, unknown>, adapt: UpstreamAdaptation): Buffer {
   const out = (adapt.schemaKeys && chatBodyWithoutSchemaKeys(body, adapt.schemaKeys)) || {...body}
+  if (adapt.objectSchemas && Array.isArray(out.tools)) out.tools = out.tools.map(objectChatTool)
   adaptBody(out, adapt, undefined)
   return upstreamBytes(out)
+}
+
+/** A chat tool whose parameters' top level is a union, as one object (`objectTool`); any other as it came. */
+function objectChatTool(tool: unknown): unknown {
+  const fn = (tool as {function?: unknown} | null)?.function as Record<string, unknown> | undefined
+  const parameters = fn?.parameters as FunctionTool['parameters'] | undefined
+  if (!fn || typeof fn.name !== 'string' || !parameters || typeof parameters !== 'object') return tool
+  const given: FunctionTool = {
+    name: fn.name,
+    parameters,
+    ...(typeof fn.description === 'string' ? {description: fn.description} : {}),
+  }
+  const merged = objectTool(given)
+  if (merged === given) return tool
+  return {
+    ...(tool as Record<string, unknown>),
+    function: {
+      ...fn,
+      parameters: merged.parameters,
+      ...(merged.description !== undefined ? {description: merged.description} : {}),
+    },
+  }
 }
 
 /**

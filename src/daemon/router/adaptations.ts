@@ -74,6 +74,7 @@ const CHAT_BODY_RULES = [
   'effortWithTools',
   'noThinkingUnstreamed',
   'minOutputTokens',
+  'objectSchemas',
 ] as const satisfies ReadonlyArray<keyof UpstreamAdaptation>
 
 /** Whether what was learned of an upstream model rewrites a chat body passed through to it. */
@@ -912,6 +913,18 @@ function decide(
     const thinking = thinkingRefusal(errorText, sent, known)
     if (thinking !== undefined) return thinking ?? undefined
   }
+  // OpenAI's refusal of a tool schema whose top level is a union (a zod union of an MCP tool),
+  // which a translated request never sends: a chat client's tools passed through go as one object
+  if (
+    (sent.upstream === undefined || sent.upstream === 'chat') &&
+    !known.objectSchemas &&
+    sent.fields.includes('tools') &&
+    /schema must have type 'object' and not have 'oneOf'\/'anyOf'\/'allOf'/.test(errorText)
+  )
+    return {
+      next: {...known, objectSchemas: true},
+      note: 'refused a tool schema whose top level is a union: sent again with each as one object',
+    }
   // a server named for Claude that takes no cache marks on content parts ("Extra inputs are not
   // permitted" at `messages.0.content.0.cache_control`): the requests go without them
   if (sent.cacheMarks && !known.noCacheMarks && /cache_control/.test(errorText) && REFUSES.test(errorText))
@@ -1173,6 +1186,8 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.noThinkingUnstreamed)
     rules.push('a non-stream request sent with enable_thinking false, so its answer has no reasoning')
   if (a.minOutputTokens !== undefined) rules.push(`max_tokens raised to at least ${a.minOutputTokens}`)
+  if (a.objectSchemas)
+    rules.push('tool schemas whose top level is a union (oneOf, anyOf, allOf) sent as one object each')
   if (a.thoughtSignatures)
     rules.push(
       `a tool call turn without its thought signature sent with skip_thought_signature_validator (${a.thoughtSignatures === 'reasoning_details' ? 'reasoning_details' : `extra_content.${a.thoughtSignatures}`})`,

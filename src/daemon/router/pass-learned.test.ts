@@ -179,6 +179,72 @@ describe('a chat request passed through, refused for what a translated one is ad
     expect((await gateway.settled(1))[0].error).toMatch(/^xai refused reasoning_effort/)
   })
 
+  it("OpenAI's refusal of a tool schema whose top level is a union: each such tool sent as one object, from then on", async () => {
+    targets = [target('openai', 'gpt-4.1')]
+    const union = (tools: unknown): boolean =>
+      Array.isArray(tools) &&
+      tools.some((t: {function: {parameters: Record<string, unknown>}}) => 'anyOf' in t.function.parameters)
+    judge = (b) =>
+      union(b.tools)
+        ? {
+            status: 400,
+            body: {
+              error: {
+                message:
+                  "Invalid schema for function 'fetch_issue': schema must have type 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top level.",
+                type: 'invalid_request_error',
+                param: 'tools[1].function.parameters',
+                code: 'invalid_function_parameters',
+              },
+            },
+          }
+        : undefined
+    const fetchIssue = {
+      type: 'function',
+      function: {
+        name: 'fetch_issue',
+        description: 'Fetches an issue.',
+        parameters: {
+          anyOf: [
+            {
+              type: 'object',
+              properties: {project: {type: 'string'}, iid: {type: 'integer'}},
+              required: ['project', 'iid'],
+            },
+            {
+              type: 'object',
+              properties: {project: {type: 'string'}, url: {type: 'string'}},
+              required: ['project', 'url'],
+            },
+          ],
+        },
+      },
+    }
+    const body = JSON.stringify({model: 'gpt-4.1', messages: [], tools: [TOOLS[0], fetchIssue]})
+    const answer = await post(body)
+    expect(answer.status).toBe(200)
+    expect(received).toHaveLength(2)
+    const tools = sent(1).tools as Array<{function: Record<string, unknown>}>
+    // the other tool as it came; the union as one object, its forms said
+    expect(tools[0]).toEqual(TOOLS[0])
+    expect(tools[1].function).toEqual({
+      name: 'fetch_issue',
+      description: 'Fetches an issue.\n\nArguments take one of these forms: {project, iid} | {project, url}',
+      parameters: {
+        type: 'object',
+        properties: {project: {type: 'string'}, iid: {type: 'integer'}, url: {type: 'string'}},
+        required: ['project'],
+      },
+    })
+    expect((await gateway.settled(1))[0].error).toBe(
+      'openai refused a tool schema whose top level is a union: sent again with each as one object',
+    )
+    received.length = 0
+    expect((await post(body)).status).toBe(200)
+    expect(received).toHaveLength(1)
+    expect(sent(0).tools).toEqual(tools)
+  })
+
   it("leaves a refusal that teaches nothing the client's, as it came, after one try", async () => {
     targets = [target('plain', 'some-model')]
     const refusal = {
