@@ -14,19 +14,13 @@ import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {codexRequest} from './helpers/codex.js'
-import {
-  issueKeyOverApi,
-  projectLogRows,
-  startSimGatewayWithPolicies,
-  takeSimCalls,
-} from './helpers/gateway.js'
+import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
 let simOrigin = ''
 let stop: () => Promise<void> = async () => {}
-const keys = new Map<string, string>()
+let keys = new Map<string, string>()
 
 /** Policy id -> the provider and model all its routes translate to. */
 const ROUTES: Record<string, [provider: string, model: string]> = {
@@ -43,21 +37,7 @@ const ROUTES: Record<string, [provider: string, model: string]> = {
 }
 
 beforeAll(async () => {
-  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies(
-    Object.entries(ROUTES).map(([id, [provider, model]]) => ({
-      id: `learned2-${id}`,
-      routes: Object.fromEntries(
-        (['messages', 'responses', 'chat', 'gemini'] as const)
-          .filter((f) => !provider.endsWith(f))
-          .map((f) => [f, [{provider, model, translate: true}]]),
-      ),
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    })),
-  ))
-  for (const id of Object.keys(ROUTES))
-    keys.set(id, await issueKeyOverApi(base, `learned2-${id}`, 'generic_agent', `learned2-${id}`))
+  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(ROUTES, {prefix: 'learned2'}))
 }, 120_000)
 
 afterAll(() => stop())

@@ -13,19 +13,13 @@ import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {codexRequest, READ_FILE_TOOL} from './helpers/codex.js'
-import {
-  issueKeyOverApi,
-  projectLogRows,
-  startSimGatewayWithPolicies,
-  takeSimCalls,
-} from './helpers/gateway.js'
+import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
 let simOrigin = ''
 let stop: () => Promise<void> = async () => {}
-const keys = new Map<string, string>()
+let keys = new Map<string, string>()
 
 /** Policy id -> the provider and model all its routes translate to. */
 const ROUTES: Record<string, [provider: string, model: string]> = {
@@ -38,21 +32,7 @@ const ROUTES: Record<string, [provider: string, model: string]> = {
 }
 
 beforeAll(async () => {
-  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies(
-    Object.entries(ROUTES).map(([id, [provider, model]]) => ({
-      id: `refused-${id}`,
-      routes: Object.fromEntries(
-        (['messages', 'responses', 'chat', 'gemini'] as const)
-          .filter((f) => !provider.endsWith(f === 'chat' ? 'chat' : f))
-          .map((f) => [f, [{provider, model, translate: true}]]),
-      ),
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    })),
-  ))
-  for (const id of Object.keys(ROUTES))
-    keys.set(id, await issueKeyOverApi(base, `refused-${id}`, 'generic_agent', `refused-${id}`))
+  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(ROUTES, {prefix: 'refused'}))
 }, 120_000)
 
 afterAll(() => stop())

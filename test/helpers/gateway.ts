@@ -132,22 +132,30 @@ export async function takeSimCalls(simOrigin: string, path: RegExp): Promise<Arr
 
 /**
  * A gateway in front of the simulator with a policy `PREFIX-ID` for each of `models` (id -> the
- * upstream model) whose `families` routes translate to `provider`'s model, and a key of each (a
- * generic agent whose project is the policy's id): the set-up of the translation end-to-end files.
+ * upstream model of `provider`, or a `[provider, model]` of its own) whose `families` routes
+ * (without them: every entrance but the provider's own family, the simulator's providers being
+ * named for theirs) translate to it, and a key of each (a generic agent whose project is the
+ * policy's id): the set-up of the translation end-to-end files.
  */
 export async function startTranslatedRoutes(
-  models: Record<string, string>,
-  options: {prefix: string; provider: string; families: Family[]},
+  models: Record<string, string | [provider: string, model: string]>,
+  options: {prefix: string; provider?: string; families?: Family[]},
 ): Promise<{base: string; simOrigin: string; stop: () => Promise<void>; keys: Map<string, string>}> {
-  const {prefix, provider, families} = options
+  const {prefix} = options
   const {base, simOrigin, stop} = await startSimGatewayWithPolicies(
-    Object.entries(models).map(([id, model]) => ({
-      id: `${prefix}-${id}`,
-      routes: Object.fromEntries(families.map((f) => [f, [{provider, model, translate: true}]])),
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    })),
+    Object.entries(models).map(([id, given]) => {
+      const [provider, model] = typeof given === 'string' ? [options.provider!, given] : given
+      const families =
+        options.families ??
+        (['messages', 'responses', 'chat', 'gemini'] as const).filter((f) => !provider.endsWith(f))
+      return {
+        id: `${prefix}-${id}`,
+        routes: Object.fromEntries(families.map((f) => [f, [{provider, model, translate: true}]])),
+        fallbacks: true,
+        breaker: DEFAULT_BREAKER,
+        timeouts: DEFAULT_TIMEOUTS,
+      }
+    }),
   )
   const keys = new Map<string, string>()
   for (const id of Object.keys(models))

@@ -11,7 +11,7 @@ import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import type {ProxyTarget} from './proxy.js'
 import {learnedAdaptations} from './proxy.js'
 import type {Upstream} from './proxy-fixture.js'
-import {ProxyGateway, startUpstream} from './proxy-fixture.js'
+import {CHAT_ANSWER, chatTarget, ProxyGateway, startUpstream} from './proxy-fixture.js'
 
 /** What the upstream received, raw. */
 const received: Buffer[] = []
@@ -21,18 +21,7 @@ let upstream: Upstream
 let targets: ProxyTarget[] = []
 const gateway = new ProxyGateway({route: () => ({targets})})
 
-const target = (name: string, model: string): ProxyTarget => ({
-  provider: {name, family: 'chat', baseUrl: upstream.origin, credential: {secret: 'upstream-key'}},
-  model,
-})
-
-const ANSWER = JSON.stringify({
-  id: 'chatcmpl-1',
-  object: 'chat.completion',
-  created: 1,
-  model: 'm',
-  choices: [{index: 0, message: {role: 'assistant', content: 'done'}, finish_reason: 'stop'}],
-})
+const target = (name: string, model: string): ProxyTarget => chatTarget(name, model, upstream.origin)
 
 const STREAM =
   'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"streamed"},"finish_reason":null}]}\n\n' +
@@ -55,7 +44,7 @@ beforeAll(async () => {
       return
     }
     res.writeHead(200, {'content-type': 'application/json'})
-    res.end(ANSWER)
+    res.end(CHAT_ANSWER)
   })
   await gateway.listen()
 })

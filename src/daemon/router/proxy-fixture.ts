@@ -60,6 +60,21 @@ export async function startUpstream(handler: UpstreamHandler): Promise<Upstream>
   return {origin, close: () => shut(server)}
 }
 
+/** A chat provider's target at a scripted upstream (`origin`), for `model`. */
+export const chatTarget = (name: string, model: string, origin: string): ProxyTarget => ({
+  provider: {name, family: 'chat', baseUrl: origin, credential: {secret: 'upstream-key'}},
+  model,
+})
+
+/** A chat completion a scripted upstream answers with (its text: `done`). */
+export const CHAT_ANSWER = JSON.stringify({
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  created: 1,
+  model: 'm',
+  choices: [{index: 0, message: {role: 'assistant', content: 'done'}, finish_reason: 'stop'}],
+})
+
 /** What the gateway does with a request: the policy's part of `proxyRequest`'s options. */
 export interface GatewayRoute {
   targets: ProxyTarget[]
