@@ -25,7 +25,8 @@ import {objectTools} from './tool-schemas.js'
 const DEFAULT_MAX_TOKENS = 8192
 /** `max_tokens` with adaptive thinking when the client sets none (Claude Code's own default). */
 const ADAPTIVE_MAX_TOKENS = 32_000
-const MIN_BUDGET = 1024
+/** Anthropic's smallest thinking budget. */
+export const MIN_BUDGET = 1024
 
 /** Anthropic tool ids must match `^[a-zA-Z0-9_-]+$` (Kimi's `functions.f:0` does not). */
 const VALID_ID = /^[a-zA-Z0-9_-]+$/

@@ -8,6 +8,7 @@ import type {EventSourceMessage} from 'eventsource-parser'
 import {createParser} from 'eventsource-parser'
 
 import {chatCodec, takesCacheMarks} from './chat.js'
+import {budgetEffort, effortBudget} from './cm-common.js'
 import type {ThoughtSignatureField, ToolIdRule} from './conversation-rules.js'
 import {
   bridgeToolTurns,
@@ -25,6 +26,7 @@ import type {
   ClaudeLearned,
   Codec,
   CodecContext,
+  Effort,
   Family,
   FunctionTool,
   ImagePart,
@@ -50,7 +52,7 @@ import {
 } from './ir.js'
 import {parseJsonBytes, utf8Bytes} from './json-bytes.js'
 import {messagesCodec} from './messages.js'
-import {BLOCK_BINDING_BETA, forcedCallText, jsonAnswerTool} from './messages-request.js'
+import {BLOCK_BINDING_BETA, forcedCallText, jsonAnswerTool, MIN_BUDGET} from './messages-request.js'
 import {responsesCodec} from './responses.js'
 import {ChunkText} from './sse-template.js'
 
@@ -182,22 +184,9 @@ export function encodeUpstreamRequest(
   // what the encoder changed that the log row should say (an image left out, images.ts)
   const notes = (body as Record<symbol, unknown>)[ENCODER_NOTES] as string[] | undefined
   if (notes) sent.notes = notes
-  // a Messages `thinking.type`, and whether it asked for the thinking's text (set after the
-  // literal: no spread more on every other request)
-  const thinking = body.thinking as {type?: unknown; display?: unknown; block_binding?: unknown} | undefined
-  if (upstream === 'messages') {
-    if (thinking) {
-      if (thinking.type === 'adaptive' || thinking.type === 'enabled') sent.thinking = thinking.type
-      else if (thinking.type === 'disabled' || thinking.type === 'between_tools')
-        sent.thinkingOff = thinking.type
-      if (thinking.display !== undefined) sent.thinkingDisplay = true
-      if (thinking.block_binding !== undefined) sent.beta = BLOCK_BINDING_BETA
-    }
-    const choice = (body.tool_choice as {type?: unknown} | undefined)?.type
-    if (choice === 'any' || choice === 'tool') sent.forcedTool = true
-    const messages = body.messages as Array<{role?: unknown}> | undefined
-    if (messages?.at(-1)?.role === 'assistant') sent.prefill = true
-  } else if (upstream === 'chat') {
+  // (set after the literal: no spread more on every other request)
+  if (upstream === 'messages') messagesSent(body, sent)
+  else if (upstream === 'chat') {
     if (takesCacheMarks(model) && !adapt?.noCacheMarks) sent.cacheMarks = true
     if (forcedChatChoice(body.tool_choice)) sent.forcedTool = true
   }
@@ -220,7 +209,7 @@ export interface SentRequest {
   maxTokens?: number
   /** Chat `response_format.type`. */
   responseFormat?: string
-  /** Chat `reasoning_effort`, Responses `reasoning.effort`. */
+  /** Chat `reasoning_effort`, Responses `reasoning.effort`, Messages `output_config.effort`. */
   effort?: string
   /** Gemini `generationConfig.thinkingConfig.thinkingBudget`. */
   thinkingBudget?: number
@@ -242,6 +231,28 @@ export interface SentRequest {
   optionalSearch?: boolean
   /** What the encoder changed for this upstream that the log row says (an image left out). */
   notes?: string[]
+}
+
+/**
+ * What a Messages body sent that a refusal may be about, onto `sent`: its `thinking.type`, whether
+ * it asked for the thinking's text or bound its blocks, its `output_config.effort`, a forced
+ * `tool_choice`, a last assistant message (a prefill).
+ */
+function messagesSent(body: Record<string, unknown>, sent: SentRequest): void {
+  const thinking = body.thinking as {type?: unknown; display?: unknown; block_binding?: unknown} | undefined
+  if (thinking) {
+    if (thinking.type === 'adaptive' || thinking.type === 'enabled') sent.thinking = thinking.type
+    else if (thinking.type === 'disabled' || thinking.type === 'between_tools')
+      sent.thinkingOff = thinking.type
+    if (thinking.display !== undefined) sent.thinkingDisplay = true
+    if (thinking.block_binding !== undefined) sent.beta = BLOCK_BINDING_BETA
+  }
+  const effort = (body.output_config as {effort?: unknown} | undefined)?.effort
+  if (typeof effort === 'string') sent.effort = effort
+  const choice = (body.tool_choice as {type?: unknown} | undefined)?.type
+  if (choice === 'any' || choice === 'tool') sent.forcedTool = true
+  const messages = body.messages as Array<{role?: unknown}> | undefined
+  if (messages?.at(-1)?.role === 'assistant') sent.prefill = true
 }
 
 /** A Gemini body's `generationConfig.thinkingConfig`, if any. */
@@ -452,6 +463,76 @@ export function sentOfPassedChat(
   return sent
 }
 
+/**
+ * What a Messages body passed through sent (Claude Code on an Anthropic-compatible server), for
+ * adaptations.ts to judge a refusal of it against, as {@link sentOfPassedChat} does for chat.
+ */
+export function sentOfPassedMessages(
+  body: Record<string, unknown>,
+  adaptedWith?: UpstreamAdaptation,
+): SentRequest {
+  const sent: SentRequest = {upstream: 'messages', fields: Object.keys(body), stream: body.stream === true}
+  if (adaptedWith) sent.adaptedWith = adaptedWith
+  if (typeof body.max_tokens === 'number') sent.maxTokens = body.max_tokens
+  messagesSent(body, sent)
+  return sent
+}
+
+/**
+ * A Messages body passed through untranslated (Claude Code on an Anthropic-compatible server:
+ * Ollama, a relay, Anthropic's API behind a model the policy maps to) with what was learned of
+ * its upstream model applied: the thinking form it takes (`enabled` with a budget, or `adaptive`
+ * with `output_config.effort`), the fields it goes without (thinking for a model without it, a
+ * sampling setting, `context_management`...), its output cap or floor. Everything else goes as the
+ * client sent it (its cache marks, its blocks, in its order). Called only for an upstream model
+ * learned so (adaptations.ts `rewritesMessagesBody`).
+ */
+export function adaptPassedMessages(body: Record<string, unknown>, adapt: UpstreamAdaptation): Buffer {
+  const out = {...body}
+  if (adapt.thinking) passedThinkingForm(out, adapt.thinking)
+  adaptBody(out, adapt, undefined)
+  return upstreamBytes(out)
+}
+
+/** Anthropic's efforts, as the effort whose budget a `thinking.type: enabled` gets for them. */
+const EFFORT_AS_BUDGET: Readonly<Record<string, Effort>> = {
+  low: 'low',
+  medium: 'medium',
+  high: 'high',
+  xhigh: 'high',
+  max: 'high',
+}
+
+/**
+ * A passed-through body's thinking in the `form` its model takes: `enabled` with a budget becomes
+ * `adaptive` with the budget's effort (Claude Code's budget for a model the policy maps to Opus 4.7
+ * on); `adaptive` with an effort becomes `enabled` with that effort's budget, kept under
+ * `max_tokens` (left out under Anthropic's 1 024). `display` stays as the client asked.
+ */
+function passedThinkingForm(body: Record<string, unknown>, form: ThinkingForm): void {
+  const thinking = body.thinking as {type?: unknown; budget_tokens?: unknown; display?: unknown} | undefined
+  if (!thinking || typeof thinking !== 'object' || thinking.type === form) return
+  const display = thinking.display !== undefined ? {display: thinking.display} : {}
+  const config = body.output_config as Record<string, unknown> | undefined
+  if (form === 'adaptive' && thinking.type === 'enabled') {
+    body.thinking = {type: 'adaptive', ...display}
+    const budget = thinking.budget_tokens
+    if (typeof budget === 'number' && (config === undefined || typeof config === 'object'))
+      body.output_config = {...config, effort: budgetEffort(budget)}
+  } else if (form === 'enabled' && thinking.type === 'adaptive') {
+    const effort = typeof config?.effort === 'string' ? config.effort : 'high'
+    const max = typeof body.max_tokens === 'number' ? body.max_tokens : Infinity
+    const budget = Math.min(effortBudget(EFFORT_AS_BUDGET[effort] ?? 'high'), max - 1)
+    if (budget >= MIN_BUDGET) body.thinking = {type: 'enabled', budget_tokens: budget, ...display}
+    else delete body.thinking
+    if (config && typeof config === 'object' && 'effort' in config) {
+      const {effort: _, ...rest} = config
+      if (Object.keys(rest).length > 0) body.output_config = rest
+      else delete body.output_config
+    }
+  }
+}
+
 /** The search a request offers the model, when it offers one beside functions and does not force it. */
 export const optionalSearch = (r: Request): boolean =>
   r.webSearch !== undefined && r.tools.length > 0 && r.toolChoice?.type !== 'web_search'
@@ -475,7 +556,9 @@ function adaptBody(
       const parent = body[name]
       if (parent && typeof parent === 'object' && part in parent) {
         const {[part]: _, ...rest} = parent as Record<string, unknown>
-        body[name] = rest
+        // (Messages `output_config.effort`, its only part: no empty object left)
+        if (name === 'output_config' && Object.keys(rest).length === 0) delete body[name]
+        else body[name] = rest
       }
     }
   }

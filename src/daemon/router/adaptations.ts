@@ -84,6 +84,25 @@ export function rewritesChatBody(a: UpstreamAdaptation | undefined): boolean {
   return false
 }
 
+/**
+ * What was learned that changes a Messages body itself (its thinking form, a field it goes without,
+ * its output cap or floor): a Messages request passed through untranslated to such an upstream
+ * model is rewritten (translate.ts `adaptPassedMessages`); any other goes as it came, unparsed.
+ */
+const MESSAGES_BODY_RULES = [
+  'drop',
+  'thinking',
+  'maxTokens',
+  'minOutputTokens',
+] as const satisfies ReadonlyArray<keyof UpstreamAdaptation>
+
+/** Whether what was learned of an upstream model rewrites a Messages body passed through to it. */
+export function rewritesMessagesBody(a: UpstreamAdaptation | undefined): boolean {
+  if (a === undefined) return false
+  for (const rule of MESSAGES_BODY_RULES) if (a[rule] !== undefined) return true
+  return false
+}
+
 /** How many refused fields one request may learn before its 400 goes to the client. */
 export const MAX_ADAPTATIONS_A_REQUEST = 3
 
@@ -111,6 +130,19 @@ function claudeRefusal(
   known: UpstreamAdaptation,
 ): {next: UpstreamAdaptation; note: string} | undefined {
   const {param, message} = errorParts(errorText)
+  // Ollama's Anthropic endpoint, for a model without thinking: `thinking.type: enabled`, or an
+  // `output_config.effort` (which it reads as a thinking level), is refused in its chat words
+  if (saysNoThinking(message)) {
+    const fields = [
+      ...(sent.thinking === 'enabled' ? ['thinking'] : []),
+      ...(sent.effort !== undefined ? ['output_config.effort'] : []),
+    ]
+    if (fields.length === 0) return undefined
+    return {
+      next: {...known, drop: [...new Set([...(known.drop ?? []), ...fields])]},
+      note: `refused thinking (a model without it): sent again without ${fields.join(' and ')}`,
+    }
+  }
   // (the quotes may come escaped, a proxy's message holding Anthropic's as a JSON string)
   if (sent.thinking === 'enabled' && /thinking\.type\.enabled\W{0,8}is not supported/i.test(message))
     return {
@@ -147,7 +179,10 @@ function claudeRefusal(
       ? 'thinking.display'
       : sent.fields.includes('output_config') && refused('output_config')
         ? 'output_config'
-        : undefined
+        : // a server that does not know Claude Code's context editing (its beta's field)
+          sent.fields.includes('context_management') && refused('context_management')
+          ? 'context_management'
+          : undefined
   if (field === undefined || !sent.fields.includes(field.split('.')[0])) return undefined
   return {
     next: {...known, drop: [...new Set([...(known.drop ?? []), field])]},
@@ -1036,17 +1071,26 @@ function toolChoiceRefusal(
  * Null for a refusal read here that teaches nothing more (the client's to see), undefined for
  * another.
  */
+/**
+ * Ollama's refusal of thinking, the whole message: a model without it (`"llama3.1:8b" does not
+ * support thinking`), or, before 0.12.x, a level the model does not take (`think value "medium"
+ * is not supported for this model`).
+ */
+function saysNoThinking(message: string): boolean {
+  const said = message.trim()
+  return (
+    /^(?:"[^"\n]{1,300}"|\S{1,300}) does not support thinking\.?$/.test(said) ||
+    /^think value "?\w{1,16}"? is not supported for this model\.?$/.test(said)
+  )
+}
+
 function thinkingRefusal(
   errorText: string,
   sent: SentRequest,
   known: UpstreamAdaptation,
 ): {next: UpstreamAdaptation; note: string} | null | undefined {
   const {param, message} = errorParts(errorText)
-  const said = message.trim()
-  if (
-    /^(?:"[^"\n]{1,300}"|\S{1,300}) does not support thinking\.?$/.test(said) ||
-    /^think value "?\w{1,16}"? is not supported for this model\.?$/.test(said)
-  ) {
+  if (saysNoThinking(message)) {
     const field = sent.fields.includes('reasoning_effort')
       ? 'reasoning_effort'
       : sent.fields.includes('reasoning') && sent.effort !== undefined

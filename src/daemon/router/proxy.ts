@@ -32,11 +32,18 @@ import {prepare, RequestBodyError} from './request-body.js'
 import {acquireTarget, canTryAfter} from './targets.js'
 import type {LearnedAdaptation} from './adaptations.js'
 import type {UpstreamAdaptation} from '../../protocols/translate.js'
-import {MAX_ADAPTATIONS_A_REQUEST, rewritesChatBody, sentMedia, UpstreamAdaptations} from './adaptations.js'
+import {
+  MAX_ADAPTATIONS_A_REQUEST,
+  rewritesChatBody,
+  rewritesMessagesBody,
+  sentMedia,
+  UpstreamAdaptations,
+} from './adaptations.js'
 import type {Translation} from './translated.js'
 import type * as TranslatedModuleNs from './translated.js'
 import type * as TranslateModuleNs from '../../protocols/translate.js'
 import type {ClientRequest, SentRequest} from '../../protocols/translate.js'
+import type {Family} from '../../protocols/ir.js'
 import {parseJsonBytes} from '../../protocols/json-bytes.js'
 
 export {sendFamilyError} from './error-shape.js'
@@ -60,13 +67,19 @@ const loadTranslation = (): Promise<[TranslateModule, TranslatedModule]> =>
 const WRAPPED_MARKER = '"gwx1.'
 
 /**
- * A chat body passed through untranslated (a chat client on a chat upstream) with what was
- * learned of its upstream model applied (translate.ts `adaptPassedChat`: Gemini's tool-schema
- * keywords behind a chat server, a field or an effort refused, Mistral's tool-call ids...); the
- * bytes as they came when they are not JSON. Called only for an upstream model learned so
- * (`rewritesChatBody`): any other request costs the Map lookup that finds nothing.
+ * A body passed through untranslated with what was learned of its upstream model applied: a chat
+ * body (a chat client on a chat upstream) by translate.ts `adaptPassedChat` (Gemini's tool-schema
+ * keywords behind a chat server, a field or an effort refused, Mistral's tool-call ids...), a
+ * Messages body (Claude Code on an Anthropic-compatible server) by `adaptPassedMessages` (its
+ * thinking form, thinking for a model without it, a field refused); the bytes as they came when
+ * they are not JSON. Called only for an upstream model learned so (`rewritesChatBody`,
+ * `rewritesMessagesBody`): any other request costs the Map lookup that finds nothing.
  */
-async function passedChatBody(body: Buffer, adapt: UpstreamAdaptation): Promise<Buffer> {
+async function passedBody(
+  family: 'chat' | 'messages',
+  body: Buffer,
+  adapt: UpstreamAdaptation,
+): Promise<Buffer> {
   let json: unknown
   try {
     json = parseJsonBytes(body)
@@ -75,8 +88,14 @@ async function passedChatBody(body: Buffer, adapt: UpstreamAdaptation): Promise<
   }
   if (!json || typeof json !== 'object' || Array.isArray(json)) return body
   const [translate] = translationLoaded ?? (await loadTranslation())
-  return translate.adaptPassedChat(json as Record<string, unknown>, adapt)
+  return family === 'chat'
+    ? translate.adaptPassedChat(json as Record<string, unknown>, adapt)
+    : translate.adaptPassedMessages(json as Record<string, unknown>, adapt)
 }
+
+/** Whether what was learned of an upstream model rewrites a body of `family` passed through to it. */
+const rewritesPassed = (family: Family, learned: UpstreamAdaptation | undefined): boolean =>
+  family === 'chat' ? rewritesChatBody(learned) : family === 'messages' && rewritesMessagesBody(learned)
 
 /**
  * What translated upstreams were found to refuse, and the context windows upstreams stated, per
@@ -249,19 +268,12 @@ export async function proxyRequest(
           // most bodies hold no wrapped value: no await, nothing loaded for them
           stripped ??= family === 'chat' || request.body.indexOf(WRAPPED_MARKER) === -1 ? prepared : undefined
           body = (stripped ?? (await untranslated())).bodyFor(model)
-          // a chat upstream found to refuse something of a chat body (adaptations.ts): what was
-          // learned of it applies to a chat client's requests passed through, as to translated ones
-          if (family === 'chat') {
+          // an upstream found to refuse something of a chat or Messages body (adaptations.ts):
+          // what was learned of it applies to a client's requests passed through, as to
+          // translated ones
+          if (family === 'chat' || family === 'messages') {
             passedWith = adaptations.get(target.provider.name, model ?? prepared.requestedModel ?? '')
-            if (rewritesChatBody(passedWith)) body = await passedChatBody(body, passedWith!)
-          } else if (
-            family === 'messages' &&
-            sendsBillingLine(request.headers['user-agent']) &&
-            !isAnthropicApi(target.provider.baseUrl)
-          ) {
-            // Claude Code's attribution line, which changes every request, would miss any other
-            // server's prefix cache on every turn (./billing-line.ts)
-            body = withoutBillingBlock(body)
+            body = await passedBytes(body, target, passedWith)
           }
         }
       } catch (error) {
@@ -412,6 +424,28 @@ export async function proxyRequest(
     return {body, path, translation, sent, upstreamModel: upstreamModelName}
   }
 
+  /**
+   * A chat or Messages body passed through to `target`, as it goes upstream: with what was learned
+   * of its model (`learned`) applied; a Messages body from Claude Code to a server other than
+   * Anthropic's API without Claude Code's attribution line, which changes every request and would
+   * miss that server's prefix cache on every turn (./billing-line.ts).
+   */
+  async function passedBytes(
+    body: Buffer,
+    target: ProxyTarget,
+    learned: UpstreamAdaptation | undefined,
+  ): Promise<Buffer> {
+    if (rewritesPassed(family, learned))
+      body = await passedBody(family as 'chat' | 'messages', body, learned!)
+    if (
+      family === 'messages' &&
+      sendsBillingLine(request.headers['user-agent']) &&
+      !isAnthropicApi(target.provider.baseUrl)
+    )
+      body = withoutBillingBlock(body)
+    return body
+  }
+
   /** One try of target `i`: true when it answered (relayed), false to go on with the next. */
   async function tryTarget(
     i: number,
@@ -521,21 +555,22 @@ export async function proxyRequest(
         }
       }
     }
-    // A chat request passed through (a chat client on a chat upstream: qwen-code, opencode) that
-    // its upstream refused for something a translated request is adapted for (Gemini's tool-schema
-    // keywords behind a chat server, Ollama's model without thinking, xAI's `reasoningEffort`,
-    // gpt-5.6's effort beside tools, Mistral's tool-call ids, a forced tool_choice...): learned,
-    // and the request goes again with the rule applied, as a translated one does (adaptations.ts;
-    // the same rules, by the same words). Read only where relay() would buffer the answer anyway
-    // (an error that is no stream, not compressed); any refusal that teaches nothing reaches the
-    // client as it came.
+    // A request passed through (a chat client on a chat upstream: qwen-code, opencode; Claude
+    // Code on an Anthropic-compatible server) that its upstream refused for something a translated
+    // request is adapted for (Gemini's tool-schema keywords behind a chat server, Ollama's model
+    // without thinking, xAI's `reasoningEffort`, gpt-5.6's effort beside tools, Mistral's
+    // tool-call ids, a forced tool_choice; Claude's thinking form, a field a Messages server does
+    // not know...): learned, and the request goes again with the rule applied, as a translated one
+    // does (adaptations.ts; the same rules, by the same words). Read only where relay() would
+    // buffer the answer anyway (an error that is no stream, not compressed); any refusal that
+    // teaches nothing reaches the client as it came.
     if (
       !translated &&
-      family === 'chat' &&
+      (family === 'chat' || family === 'messages') &&
       (status === 400 ||
         status === 422 ||
         // OpenRouter's refusal of a forced tool_choice (adaptations.ts reads only its words)
-        (status === 404 && body.indexOf('"tool_choice"') !== -1)) &&
+        (status === 404 && family === 'chat' && body.indexOf('"tool_choice"') !== -1)) &&
       passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
       upstream.headers['content-encoding'] === undefined &&
       !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? ''))
@@ -547,7 +582,7 @@ export async function proxyRequest(
       }
       const upstreamModelName = model ?? prepared.requestedModel ?? ''
       let change =
-        typeof errorText === 'string' && body.indexOf('"tools"') !== -1
+        family === 'chat' && typeof errorText === 'string' && body.indexOf('"tools"') !== -1
           ? adaptations.learnSchemaKeys(provider.name, upstreamModelName, errorText, passedWith)
           : undefined
       if (change === undefined && typeof errorText === 'string') {
@@ -559,15 +594,17 @@ export async function proxyRequest(
         }
         if (sentBody && typeof sentBody === 'object' && !Array.isArray(sentBody)) {
           const [translate] = translationLoaded ?? (await loadTranslation())
-          const sent = translate.sentOfPassedChat(sentBody as Record<string, unknown>, passedWith)
+          const sent = (family === 'chat' ? translate.sentOfPassedChat : translate.sentOfPassedMessages)(
+            sentBody as Record<string, unknown>,
+            passedWith,
+          )
           change = adaptations.learn(provider.name, upstreamModelName, errorText, sent, status)
         }
       }
       if (change) {
         // the client's bytes again, with what is learned now (the same bytes as later turns)
         const learned = adaptations.get(provider.name, upstreamModelName)
-        let again = (stripped ?? prepared).bodyFor(model)
-        if (rewritesChatBody(learned)) again = await passedChatBody(again, learned!)
+        const again = await passedBytes((stripped ?? prepared).bodyFor(model), target, learned)
         // (a rule learned that changes nothing of this body: the refusal is the client's)
         if (!again.equals(body)) {
           adaptations.noteStatedWindow(provider.name, upstreamModelName, errorText as string, family)

@@ -16,6 +16,7 @@ import {
   argsPieces,
   pickedTool,
   quirkAnswer,
+  ollamaMessagesThinkingRefusal,
   refusedMaxOutput,
   contextRefusal,
   selectQuirks,
@@ -313,9 +314,11 @@ function handleMessages(context: SimContext) {
     const validated = validate(context, request, true)
     if (!validated) return
     const body: Body = {...validated, model: selection.model}
-    const tooMany = refusedMaxOutput(body, selection.model, quirks)
-    if (tooMany) {
-      context.sendError(request, 400, tooMany, 'invalid_request_error', {'request-id': simId('req_')})
+    const refusedFirst =
+      refusedMaxOutput(body, selection.model, quirks) ??
+      ollamaMessagesThinkingRefusal(body, selection.model, quirks)
+    if (refusedFirst) {
+      context.sendError(request, 400, refusedFirst, 'invalid_request_error', {'request-id': simId('req_')})
       return
     }
     const model = claudeModel(selection.model, quirks)

@@ -844,6 +844,35 @@ export function callIdRefusal(contents: unknown, quirks: Quirks): string | undef
 // ---- thinking and efforts refused ----
 
 /**
+ * Ollama's Anthropic endpoint (`/v1/messages`), which reads `thinking.type: enabled` as thinking
+ * on, `disabled` as off, and otherwise an `output_config.effort` as a thinking level: its refusal
+ * under `ollama-no-think` (a model without thinking, any of them but off) and `ollama-think-value`
+ * (Ollama before 0.12.x, a level), in its chat words (the message of its Anthropic error body).
+ * Undefined when the request is one the model takes.
+ */
+export function ollamaMessagesThinkingRefusal(
+  body: Record<string, unknown>,
+  model: string,
+  quirks: Quirks,
+): string | undefined {
+  if (!quirks.has('ollama-no-think') && !quirks.has('ollama-think-value')) return undefined
+  const type = (body.thinking as {type?: unknown} | undefined)?.type
+  const effort = (body.output_config as {effort?: unknown} | undefined)?.effort
+  const level =
+    type === 'enabled' || type === 'disabled'
+      ? undefined
+      : typeof effort === 'string' &&
+          ['low', 'medium', 'high', 'max', 'xhigh'].includes(effort.trim().toLowerCase())
+        ? effort.trim().toLowerCase().replace('xhigh', 'high')
+        : undefined
+  if (quirks.has('ollama-no-think') && (type === 'enabled' || level !== undefined))
+    return `"${model}" does not support thinking`
+  if (quirks.has('ollama-think-value') && level !== undefined)
+    return `think value "${level}" is not supported for this model`
+  return undefined
+}
+
+/**
  * A chat server's refusal of how a request asked its model to think, as the status and whole
  * error body it answers with:
  * - `ollama-no-think`: Ollama's model without thinking, to a `reasoning_effort` ("\"llama3.1:8b\"

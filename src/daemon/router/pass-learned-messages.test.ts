@@ -1,0 +1,250 @@
+/**
+ * What an Anthropic-compatible upstream refused of a Messages request passed through untranslated
+ * (Claude Code on Ollama's `/v1/messages`, or on a Claude model its policy maps it to) is learned
+ * as a translated request's refusal is, and the request goes again with the rule applied: thinking
+ * for a model without it, the thinking form the model takes, a field the server does not know.
+ * What the proxy sends upstream, before and after it learned, and what the client gets. A
+ * scripted upstream behind the proxy.
+ */
+import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
+
+import type {ProxyTarget} from './proxy.js'
+import {learnedAdaptations} from './proxy.js'
+import type {Upstream} from './proxy-fixture.js'
+import {ProxyGateway, startUpstream} from './proxy-fixture.js'
+
+/** What the upstream received, raw. */
+const received: Buffer[] = []
+/** How the upstream judges a request: the message of its 400, or nothing (it answers). */
+let judge: (body: Record<string, unknown>) => string | undefined = () => undefined
+let upstream: Upstream
+let targets: ProxyTarget[] = []
+const gateway = new ProxyGateway({route: () => ({targets})})
+
+const target = (name: string, model: string): ProxyTarget => ({
+  provider: {name, family: 'messages', baseUrl: upstream.origin, credential: {secret: 'upstream-key'}},
+  model,
+})
+
+const ANSWER = {
+  id: 'msg_1',
+  type: 'message',
+  role: 'assistant',
+  model: 'm',
+  content: [{type: 'text', text: 'done'}],
+  stop_reason: 'end_turn',
+  stop_sequence: null,
+  usage: {input_tokens: 3, output_tokens: 1},
+}
+const STREAM = [
+  ['message_start', {type: 'message_start', message: {...ANSWER, content: [], stop_reason: null}}],
+  ['content_block_start', {type: 'content_block_start', index: 0, content_block: {type: 'text', text: ''}}],
+  ['content_block_delta', {type: 'content_block_delta', index: 0, delta: {type: 'text_delta', text: 'done'}}],
+  ['content_block_stop', {type: 'content_block_stop', index: 0}],
+  ['message_delta', {type: 'message_delta', delta: {stop_reason: 'end_turn'}, usage: {output_tokens: 1}}],
+  ['message_stop', {type: 'message_stop'}],
+]
+  .map(([event, data]) => `event: ${event as string}\ndata: ${JSON.stringify(data)}\n\n`)
+  .join('')
+
+beforeAll(async () => {
+  upstream = await startUpstream((_req, res, body) => {
+    received.push(body)
+    const json = JSON.parse(String(body)) as Record<string, unknown>
+    const refused = judge(json)
+    if (refused !== undefined) {
+      // (Ollama's Anthropic error body, as Anthropic's: type, error.type, error.message)
+      res.writeHead(400, {'content-type': 'application/json'})
+      res.end(
+        JSON.stringify({
+          type: 'error',
+          error: {type: 'invalid_request_error', message: refused},
+          request_id: 'req_1',
+        }),
+      )
+      return
+    }
+    if (json.stream === true) {
+      res.writeHead(200, {'content-type': 'text/event-stream'})
+      res.end(STREAM)
+      return
+    }
+    res.writeHead(200, {'content-type': 'application/json'})
+    res.end(JSON.stringify(ANSWER))
+  })
+  await gateway.listen()
+})
+
+afterEach(() => {
+  received.length = 0
+  judge = () => undefined
+  gateway.results.length = 0
+})
+
+afterAll(async () => {
+  await gateway.close()
+  upstream.close()
+})
+
+const CLAUDE_CODE = 'claude-cli/2.1.332 (external, cli)'
+
+const post = (body: unknown, userAgent = CLAUDE_CODE): Promise<Response> =>
+  fetch(`${gateway.url}/v1/messages`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': 'gw',
+      'anthropic-version': '2023-06-01',
+      'user-agent': userAgent,
+    },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  })
+
+const sent = (i: number): Record<string, unknown> =>
+  JSON.parse(String(received[i])) as Record<string, unknown>
+
+const BILLING = {type: 'text', text: 'x-anthropic-billing-header: cc_version=2.1.332.0b8; cc_entrypoint=cli;'}
+const SYSTEM = [{type: 'text', text: 'You are Claude Code.', cache_control: {type: 'ephemeral'}}]
+
+/** Claude Code 2.1.332's request for a Claude 4.5 model, in its key order. */
+const claudeCode = (model: string, extra: Record<string, unknown> = {}) => ({
+  model,
+  messages: [{role: 'user', content: [{type: 'text', text: 'hi', cache_control: {type: 'ephemeral'}}]}],
+  system: [BILLING, ...SYSTEM],
+  tools: [{name: 'Bash', input_schema: {type: 'object', properties: {command: {type: 'string'}}}}],
+  metadata: {user_id: '{"session_id":"s"}'},
+  max_tokens: 32000,
+  thinking: {budget_tokens: 31999, type: 'enabled', display: 'omitted'},
+  context_management: {edits: [{type: 'clear_thinking_20251015', keep: 'all'}]},
+  stream: true,
+  ...extra,
+})
+
+/** `body` without `keys`, in its own order (what the upstream gets once a rule is learned). */
+const without = (body: Record<string, unknown>, ...keys: string[]): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(body).filter(([k]) => !keys.includes(k)))
+
+describe('a Messages request passed through, refused for what a translated one is adapted for', () => {
+  it("Ollama's model without thinking: sent again without thinking, and from then on; the attribution block out both times", async () => {
+    targets = [target('ollama', 'llama3.1:8b')]
+    judge = (b) =>
+      (b.thinking as {type?: string} | undefined)?.type === 'enabled'
+        ? '"llama3.1:8b" does not support thinking'
+        : undefined
+    const body = claudeCode('claude-sonnet-4-5')
+    const first = await post(body)
+    expect(first.status).toBe(200)
+    expect(await first.text()).toBe(STREAM)
+    expect(received).toHaveLength(2)
+    // the first try as it came, less the attribution block (Ollama is not Anthropic's API)
+    const asCame = {...body, model: 'llama3.1:8b', system: SYSTEM}
+    expect(String(received[0])).toBe(JSON.stringify(asCame))
+    // the second without thinking, every other field in the client's order and spelling
+    expect(String(received[1])).toBe(JSON.stringify(without(asCame, 'thinking')))
+    expect((await gateway.settled(1))[0].error).toBe(
+      'ollama refused thinking (a model without it): sent again without thinking',
+    )
+    expect(learnedAdaptations().find((a) => a.provider === 'ollama')?.rules).toEqual([
+      'sent without thinking',
+    ])
+
+    // the next turn: one try, without it, the same bytes turn after turn (the prefix cache)
+    received.length = 0
+    const next = claudeCode('claude-sonnet-4-5', {
+      system: [{...BILLING, text: BILLING.text.replace('0b8', '9f3')}, ...SYSTEM],
+    })
+    expect((await post(next)).status).toBe(200)
+    expect(received).toHaveLength(1)
+    expect(String(received[0])).toBe(JSON.stringify(without(asCame, 'thinking')))
+    expect((await gateway.settled(2))[1].error).toBeNull()
+  })
+
+  it('an effort read as a thinking level by a model without thinking: sent again without output_config.effort', async () => {
+    targets = [target('ollama', 'qwen2.5-coder:7b')]
+    judge = (b) =>
+      (b.output_config as {effort?: string} | undefined)?.effort !== undefined
+        ? '"qwen2.5-coder:7b" does not support thinking'
+        : undefined
+    const body = {
+      model: 'qwen2.5-coder:7b',
+      max_tokens: 16000,
+      messages: [{role: 'user', content: 'hi'}],
+      thinking: {type: 'adaptive'},
+      output_config: {effort: 'high'},
+    }
+    const answer = await post(body, 'opencode/1.18.33')
+    expect(answer.status).toBe(200)
+    expect(await answer.json()).toMatchObject({content: [{type: 'text', text: 'done'}]})
+    expect(received).toHaveLength(2)
+    expect(String(received[1])).toBe(JSON.stringify(without(body, 'output_config')))
+  })
+
+  it('a Claude model that takes only adaptive thinking (a policy maps Claude Code to Opus 4.7): sent as adaptive with the budget as an effort', async () => {
+    targets = [target('anthropic-relay', 'claude-opus-4-7')]
+    judge = (b) =>
+      (b.thinking as {type?: string} | undefined)?.type === 'enabled'
+        ? '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.'
+        : undefined
+    const body = claudeCode('claude-sonnet-4-5', {stream: false})
+    const answer = await post(body)
+    expect(answer.status).toBe(200)
+    expect(received).toHaveLength(2)
+    const retried = sent(1)
+    expect(retried.thinking).toEqual({type: 'adaptive', display: 'omitted'})
+    expect(retried.output_config).toEqual({effort: 'high'})
+    expect(without(retried, 'thinking', 'output_config')).toEqual(
+      without({...body, model: 'claude-opus-4-7', system: SYSTEM}, 'thinking'),
+    )
+    expect((await gateway.settled(1))[0].error).toBe(
+      'anthropic-relay refused thinking.type enabled: sent again as adaptive thinking with output_config.effort',
+    )
+  })
+
+  it("a model that refuses adaptive thinking: sent as enabled with the effort's budget under max_tokens", async () => {
+    targets = [target('anthropic-relay', 'claude-sonnet-4-5')]
+    judge = (b) =>
+      (b.thinking as {type?: string} | undefined)?.type === 'adaptive'
+        ? 'adaptive thinking is not supported on this model'
+        : undefined
+    const body = {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 8000,
+      messages: [{role: 'user', content: 'hi'}],
+      thinking: {type: 'adaptive'},
+      output_config: {effort: 'xhigh'},
+    }
+    expect((await post(body)).status).toBe(200)
+    expect(received).toHaveLength(2)
+    expect(sent(1)).toEqual({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 8000,
+      messages: [{role: 'user', content: 'hi'}],
+      thinking: {type: 'enabled', budget_tokens: 7999},
+    })
+  })
+
+  it("a server that does not know Claude Code's context_management: sent again without it", async () => {
+    targets = [target('relay', 'glm-4.6')]
+    judge = (b) =>
+      b.context_management !== undefined ? 'context_management: Extra inputs are not permitted' : undefined
+    const body = claudeCode('glm-4.6', {stream: false})
+    expect((await post(body)).status).toBe(200)
+    expect(received).toHaveLength(2)
+    expect(String(received[1])).toBe(JSON.stringify(without({...body, system: SYSTEM}, 'context_management')))
+  })
+
+  it('a refusal that teaches nothing reaches the client as it came, after one try', async () => {
+    targets = [target('ollama2', 'llama3.2')]
+    judge = () => 'messages: roles must alternate'
+    const answer = await post({model: 'llama3.2', max_tokens: 100, messages: [{role: 'user', content: 'hi'}]})
+    expect(answer.status).toBe(400)
+    expect(await answer.json()).toMatchObject({error: {message: 'messages: roles must alternate'}})
+    expect(received).toHaveLength(1)
+    // a model without thinking that was sent none: nothing to drop, nothing learned
+    received.length = 0
+    judge = () => '"llama3.2" does not support thinking'
+    expect((await post({model: 'llama3.2', max_tokens: 100, messages: []})).status).toBe(400)
+    expect(received).toHaveLength(1)
+    expect(learnedAdaptations().find((a) => a.provider === 'ollama2')).toBeUndefined()
+  })
+})
