@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {decodeClientRequest, encodeUpstreamRequest} from '../../protocols/translate.js'
+import {adaptPassedMessages, decodeClientRequest, encodeUpstreamRequest} from '../../protocols/translate.js'
 import {reshapeReasoningHistory} from '../../protocols/conversation-rules.js'
 import type {UpstreamAdaptation} from '../../protocols/translate.js'
 import {
@@ -13,6 +13,7 @@ import {
   outputLimit,
   REASONING_HISTORY,
   refusedField,
+  rewritesMessagesBody,
   supportedValues,
   UpstreamAdaptations,
 } from './adaptations.js'
@@ -804,6 +805,115 @@ describe('Gemini and Messages upstreams', () => {
     expect(body({thinking: 'adaptive', drop: ['output_config']})).not.toHaveProperty('output_config')
     expect(body({thinking: 'enabled'}, 'claude-opus-4-8')).toMatchObject({
       thinking: {type: 'enabled', budget_tokens: 10000},
+    })
+  })
+})
+
+describe("Ollama's Anthropic endpoint for a model without thinking, and a Messages body passed through", () => {
+  const ollama = (message: string) =>
+    JSON.stringify({type: 'error', error: {type: 'invalid_request_error', message}, request_id: 'req_1'})
+  const fields = ['model', 'messages', 'system', 'max_tokens', 'thinking', 'context_management', 'stream']
+
+  it('learns thinking away (and the effort it reads as a level), only what was sent, from its words alone', () => {
+    const a = new UpstreamAdaptations()
+    const noThinking = ollama('"llama3.1:8b" does not support thinking')
+    expect(a.learn('o', 'l', noThinking, {upstream: 'messages', fields, thinking: 'enabled'})).toBe(
+      'refused thinking (a model without it): sent again without thinking',
+    )
+    expect(a.get('o', 'l')).toEqual({drop: ['thinking']})
+    expect(
+      a.learn('o', 'e', noThinking, {
+        upstream: 'messages',
+        fields: [...fields, 'output_config'],
+        thinking: 'enabled',
+        effort: 'high',
+      }),
+    ).toBe('refused thinking (a model without it): sent again without thinking and output_config.effort')
+    // adaptive alone asks Ollama for nothing: its effort is what was refused
+    expect(
+      a.learn('o', 'a', ollama('think value "high" is not supported for this model'), {
+        upstream: 'messages',
+        fields: [...fields, 'output_config'],
+        thinking: 'adaptive',
+        effort: 'high',
+      }),
+    ).toBe('refused thinking (a model without it): sent again without output_config.effort')
+    // nothing sent that asks for thinking, or the words inside another message: nothing learned
+    expect(
+      a.learn('o', 'n', noThinking, {upstream: 'messages', fields: ['model', 'messages']}),
+    ).toBeUndefined()
+    expect(
+      a.learn('o', 'w', ollama('the model said: "llama3.1:8b" does not support thinking, so what'), {
+        upstream: 'messages',
+        fields,
+        thinking: 'enabled',
+      }),
+    ).toBeUndefined()
+    expect(describeAdaptation({drop: ['thinking', 'output_config.effort']})).toEqual([
+      'sent without thinking, output_config.effort',
+    ])
+  })
+
+  it("a server that does not know Claude Code's context_management: learned only when sent", () => {
+    const a = new UpstreamAdaptations()
+    const refused = ollama('context_management: Extra inputs are not permitted')
+    expect(a.learn('r', 'g', refused, {upstream: 'messages', fields})).toBe(
+      'refused context_management: sent again without it',
+    )
+    expect(a.learn('r', 'h', refused, {upstream: 'messages', fields: ['model', 'messages']})).toBeUndefined()
+  })
+
+  it('what rewrites a Messages body passed through, and how', () => {
+    expect(rewritesMessagesBody(undefined)).toBe(false)
+    expect(rewritesMessagesBody({thinkOpen: true, noWebSearch: true, claude: {noPrefill: true}})).toBe(false)
+    for (const rule of [
+      {drop: ['thinking']},
+      {thinking: 'adaptive' as const},
+      {maxTokens: 8192},
+      {minOutputTokens: 16},
+    ])
+      expect(rewritesMessagesBody(rule)).toBe(true)
+    const passed = (body: Record<string, unknown>, adapt: UpstreamAdaptation) =>
+      JSON.parse(String(adaptPassedMessages(body, adapt))) as Record<string, unknown>
+    const enabled = {
+      model: 'm',
+      max_tokens: 32000,
+      thinking: {budget_tokens: 2000, type: 'enabled', display: 'omitted'},
+      messages: [],
+    }
+    // a small budget is a low effort; display as the client asked; key order kept
+    expect(JSON.stringify(passed(enabled, {thinking: 'adaptive'}))).toBe(
+      JSON.stringify({
+        model: 'm',
+        max_tokens: 32000,
+        thinking: {type: 'adaptive', display: 'omitted'},
+        messages: [],
+        output_config: {effort: 'low'},
+      }),
+    )
+    // adaptive to enabled: the effort's budget under max_tokens, output_config's other parts kept
+    const adaptive = {
+      model: 'm',
+      max_tokens: 2000,
+      thinking: {type: 'adaptive'},
+      output_config: {effort: 'medium', format: {type: 'json_schema'}},
+      messages: [],
+    }
+    expect(passed(adaptive, {thinking: 'enabled'})).toEqual({
+      model: 'm',
+      max_tokens: 2000,
+      thinking: {type: 'enabled', budget_tokens: 1999},
+      output_config: {format: {type: 'json_schema'}},
+      messages: [],
+    })
+    // under Anthropic's 1 024: no thinking at all
+    expect(passed({...adaptive, max_tokens: 1000}, {thinking: 'enabled'})).not.toHaveProperty('thinking')
+    // a form the body already has, or no thinking: as it came
+    expect(passed(enabled, {thinking: 'enabled'})).toEqual(enabled)
+    expect(passed({model: 'm', messages: []}, {thinking: 'adaptive'})).toEqual({model: 'm', messages: []})
+    // the effort dropped as the only part of output_config: no empty object left
+    expect(passed({model: 'm', output_config: {effort: 'high'}}, {drop: ['output_config.effort']})).toEqual({
+      model: 'm',
     })
   })
 })

@@ -919,6 +919,35 @@ describe('thinking and efforts refused in the servers’ words', () => {
     expect((await chat({model: 'sim-mini+ollama-no-think'})).status).toBe(200)
   })
 
+  it("the same on Ollama's Anthropic endpoint: thinking enabled, or an effort it reads as a level", async () => {
+    const messages = (body: Json) =>
+      post('/v1/messages', {max_tokens: 64, messages: [{role: 'user', content: 'hi'}], ...body})
+    const enabled = await messages({
+      model: 'llama3.1:8b+ollama-no-think',
+      thinking: {type: 'enabled', budget_tokens: 2048},
+    })
+    expect(enabled.status).toBe(400)
+    expect(enabled.json).toMatchObject({
+      type: 'error',
+      error: {type: 'invalid_request_error', message: '"llama3.1:8b" does not support thinking'},
+    })
+    const effort = {
+      model: 'llama3.1:8b+ollama-no-think',
+      thinking: {type: 'adaptive'},
+      output_config: {effort: 'xhigh'},
+    }
+    expect((await messages(effort)).status).toBe(400)
+    const level = await messages({...effort, model: 'qwen3:8b+ollama-think-value'})
+    expect(level.json!.error.message).toBe('think value "high" is not supported for this model')
+    // adaptive alone, thinking disabled, or neither: what such a model takes
+    for (const body of [
+      {thinking: {type: 'adaptive'}},
+      {thinking: {type: 'disabled'}, output_config: {effort: 'high'}},
+      {},
+    ])
+      expect((await messages({model: 'llama3.1:8b+ollama-no-think', ...body})).status).toBe(200)
+  })
+
   it('tools-effort-none (gpt-5.6) takes tools only with none; tools-no-effort (gpt-5.4) only without an effort', async () => {
     const refused = await chat({model: 'sim-mini+tools-effort-none', tools: chatTools})
     expect(refused.status).toBe(400)
