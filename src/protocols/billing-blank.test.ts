@@ -2,7 +2,7 @@
  * Two rules of what a translated request carries, asserted on the bytes sent upstream: Claude
  * Code's attribution line (`x-anthropic-billing-header: ...`, changing every request) leaves the
  * system prompt of a translated route, and a text block of whitespace alone goes like an empty
- * one to Anthropic (which refuses it).
+ * one to Anthropic (which refuses it), in a tool's result too.
  */
 import {describe, expect, it} from 'vitest'
 
@@ -171,6 +171,46 @@ describe('whitespace-only text to a Messages upstream', () => {
       'messages',
     )
     expect(kept.system).toEqual([{type: 'text', text: 'Be brief.', cache_control: {type: 'ephemeral'}}])
+  })
+
+  it("a tool's result of whitespace alone (a command that printed a newline): a result without content", () => {
+    for (const output of ['\n', ' \t ', [{type: 'text', text: '\n'}]]) {
+      const body = sent(
+        'chat',
+        chatBody([
+          {role: 'user', content: 'run it'},
+          {role: 'assistant', content: null, tool_calls: [call]},
+          {role: 'tool', tool_call_id: 'c1', content: output},
+        ]),
+        'messages',
+      )
+      expect(body.messages.at(-1).content).toEqual([
+        {type: 'tool_result', tool_use_id: 'c1', cache_control: {type: 'ephemeral'}},
+      ])
+    }
+    // Codex's output of a blank line, beside an image: the image alone
+    const withImage = sent(
+      'responses',
+      {
+        model: 'm',
+        input: [
+          {role: 'user', content: 'look'},
+          {type: 'function_call', call_id: 'c1', name: 'view', arguments: '{}'},
+          {
+            type: 'function_call_output',
+            call_id: 'c1',
+            output: [
+              {type: 'input_text', text: ' '},
+              {type: 'input_image', image_url: 'https://example.test/a.png'},
+            ],
+          },
+        ],
+      },
+      'messages',
+    )
+    expect(withImage.messages.at(-1).content[0].content).toEqual([
+      {type: 'image', source: {type: 'url', url: 'https://example.test/a.png'}},
+    ])
   })
 
   it('keeps text with any character that is not a space as it came', () => {

@@ -88,8 +88,9 @@ function toolResultBlock(p: ToolResultPart, notes: ImageNotes): Json {
   const content: Json[] = []
   for (const c of p.content)
     if (c.type === 'image') content.push(imageBlock(c, notes))
-    // (the cache mark of a result's last text is the result's own: below)
-    else if (c.text !== '') content.push(textBlock(c.cache ? {...c, cache: undefined} : c))
+    // (the cache mark of a result's last text is the result's own: below; whitespace alone, a
+    // command that printed a newline, is refused by Anthropic as an empty text is)
+    else if (said(c.text)) content.push(textBlock(c.cache ? {...c, cache: undefined} : c))
   // A cache mark on a tool result's last text is the tool result's own (see messages.ts).
   const last = p.content.at(-1)
   const cc = last?.type === 'text' ? cacheControl(last.cache) : undefined

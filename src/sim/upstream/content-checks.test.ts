@@ -25,6 +25,17 @@ describe('the Messages simulator refuses as Anthropic does', () => {
       `messages: ${BLANK}`,
     ],
     [
+      "a tool's result of a blank line",
+      {
+        messages: [
+          user('ls'),
+          {role: 'assistant', content: [{type: 'tool_use', id: 't', name: 'ls', input: {}}]},
+          user([{type: 'tool_result', tool_use_id: 't', content: [{type: 'text', text: '\n'}]}]),
+        ],
+      },
+      `messages: ${BLANK}`,
+    ],
+    [
       'a top-level anyOf in input_schema',
       {
         messages: [user('hi')],

@@ -269,14 +269,24 @@ function blankText(content: unknown): boolean {
 }
 
 /**
- * What Anthropic refuses in a request's content, in its words: a system prompt or a message whose
- * only text is whitespace (a turn of `"\n\n"` beside a `tool_use` is taken), and a tool schema
- * whose top level is a union.
+ * What Anthropic refuses in a request's content, in its words: a system prompt, a message or a
+ * tool's result whose only text is whitespace (a turn of `"\n\n"` beside a `tool_use` is taken),
+ * and a tool schema whose top level is a union.
  */
 export function messagesContentProblem(body: Body): string | undefined {
   if (blankText(body.system)) return 'system: text content blocks must contain non-whitespace text'
-  for (const m of Array.isArray(body.messages) ? (body.messages as Body[]) : [])
+  for (const m of Array.isArray(body.messages) ? (body.messages as Body[]) : []) {
     if (blankText(m?.content)) return 'messages: text content blocks must contain non-whitespace text'
+    // a tool's result whose text is whitespace alone, as a list of blocks (Bedrock's and
+    // Anthropic's users report it: a command that printed a newline)
+    if (
+      Array.isArray(m?.content) &&
+      (m.content as Body[]).some(
+        (b) => b?.type === 'tool_result' && Array.isArray(b.content) && blankText(b.content),
+      )
+    )
+      return 'messages: text content blocks must contain non-whitespace text'
+  }
   for (const [i, tool] of (Array.isArray(body.tools) ? (body.tools as Body[]) : []).entries()) {
     const schema = tool?.input_schema as Body | undefined
     if (schema && (schema.oneOf !== undefined || schema.anyOf !== undefined || schema.allOf !== undefined))
