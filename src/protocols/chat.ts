@@ -66,14 +66,27 @@ function contentParts(content: unknown, where: string): Array<TextPart | ImagePa
     const part = isObj(raw) ? raw : {}
     if (part.type === 'text' || part.type === 'refusal')
       return {type: 'text', text: str(part.text) ?? str(part.refusal) ?? ''}
-    if (part.type === 'image_url') {
-      const url = str(isObj(part.image_url) ? part.image_url.url : part.image_url) ?? ''
-      const data = parseDataUrl(url)
-      return data ? {type: 'image', ...data} : {type: 'image', url}
-    }
+    if (part.type === 'image_url') return imageUrlPart(part)
     if (part.type === 'file') return filePart(isObj(part.file) ? part.file : {}, where)
     throw new TranslationError(`${where}: content part type "${String(part.type)}" cannot be translated`)
   })
+}
+
+function imageUrlPart(part: Json): ImagePart {
+  const url = str(isObj(part.image_url) ? part.image_url.url : part.image_url) ?? ''
+  const data = parseDataUrl(url)
+  return data ? {type: 'image', ...data} : {type: 'image', url}
+}
+
+/**
+ * A chat content part's image or file as the IR's (a chat body passed through, whose media a
+ * text-only model refused); undefined for any other part, and for a file by `file_id`.
+ */
+export function chatMediaPart(raw: unknown): ImagePart | undefined {
+  if (!isObj(raw)) return undefined
+  if (raw.type === 'image_url') return imageUrlPart(raw)
+  if (raw.type !== 'file' || !isObj(raw.file) || str(raw.file.file_data) === undefined) return undefined
+  return filePart(raw.file, 'file')
 }
 
 /**

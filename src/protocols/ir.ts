@@ -148,9 +148,13 @@ function isRefused(p: ImagePart, refused: RefusedMedia): boolean {
 const isTextDocument = (p: ImagePart): boolean =>
   p.mediaType?.startsWith('text/') === true && p.data !== undefined
 
-/** A media part's kind in words, for the line that stands in for it. */
-const refusedWhy = (p: ImagePart, model: string): string =>
-  `${model || 'this model'} takes no ${isDocument(p) ? 'files' : 'images'}`
+/** The line that stands in for a media part `model` refused (`[image/png image not attached: m takes no images]`). */
+const refusedMediaLine = (p: ImagePart, model: string): string =>
+  omittedFileText(p, `${model || 'this model'} takes no ${isDocument(p) ? 'files' : 'images'}`)
+
+/** The line that stands in for `p` when the media it is were refused, else undefined. */
+export const refusedMediaText = (p: ImagePart, refused: RefusedMedia, model: string): string | undefined =>
+  isRefused(p, refused) ? refusedMediaLine(p, model) : undefined
 
 /**
  * `request` with each image or file of a kind `refused` names (in a turn or in a tool's result)
@@ -168,15 +172,14 @@ export function withoutRefusedMedia(request: Request, refused: RefusedMedia, mod
     for (let j = 0; j < m.parts.length; j++) {
       const p = m.parts[j]
       let next: Part = p
-      if (p.type === 'image' && isRefused(p, refused))
-        next = {type: 'text', text: omittedFileText(p, refusedWhy(p, model))}
+      if (p.type === 'image' && isRefused(p, refused)) next = {type: 'text', text: refusedMediaLine(p, model)}
       else if (p.type === 'tool_result' && p.content.some((c) => c.type === 'image' && isRefused(c, refused)))
         next = {
           ...p,
           // a line of its own after the tool's text (Responses and Gemini join a result's texts)
           content: p.content.map((c, k) =>
             c.type === 'image' && isRefused(c, refused)
-              ? {type: 'text' as const, text: (k > 0 ? '\n' : '') + omittedFileText(c, refusedWhy(c, model))}
+              ? {type: 'text' as const, text: (k > 0 ? '\n' : '') + refusedMediaLine(c, model)}
               : c,
           ),
         }

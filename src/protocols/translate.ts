@@ -7,7 +7,7 @@
 import type {EventSourceMessage} from 'eventsource-parser'
 import {createParser} from 'eventsource-parser'
 
-import {chatCodec, takesCacheMarks} from './chat.js'
+import {chatCodec, chatMediaPart, takesCacheMarks} from './chat.js'
 import {budgetEffort, effortBudget} from './cm-common.js'
 import type {ThoughtSignatureField, ToolIdRule} from './conversation-rules.js'
 import {
@@ -45,6 +45,7 @@ import {
   emptyUsage,
   isDocument,
   jsonInstructionText,
+  refusedMediaText,
   TranslationError,
   withoutRefusedMedia,
   withSearchesAsText,
@@ -417,9 +418,44 @@ function unforcedToolChoice(body: Record<string, unknown>): void {
 export function adaptPassedChat(body: Record<string, unknown>, adapt: UpstreamAdaptation): Buffer {
   const out = (adapt.schemaKeys && chatBodyWithoutSchemaKeys(body, adapt.schemaKeys)) || {...body}
   if (adapt.objectSchemas && Array.isArray(out.tools)) out.tools = out.tools.map(objectChatTool)
+  if (adapt.media && Array.isArray(out.messages))
+    out.messages = withoutRefusedChatMedia(
+      out.messages,
+      adapt.media,
+      typeof out.model === 'string' ? out.model : '',
+    )
   adaptBody(out, adapt, undefined)
   return upstreamBytes(out)
 }
+
+/**
+ * A chat conversation's images or files a text-only model refused, each as a text part with the
+ * line a translated request has in its place (`[image/png image not attached: deepseek-chat takes
+ * no images]`); every other message as it came (the same array when none changes).
+ */
+function withoutRefusedChatMedia(messages: unknown[], refused: RefusedMedia, model: string): unknown[] {
+  let out: unknown[] | undefined
+  messages.forEach((m, i) => {
+    const content = (m as {content?: unknown} | null)?.content
+    if (!Array.isArray(content)) return
+    let parts: unknown[] | undefined
+    content.forEach((part, j) => {
+      const media = chatMediaPart(part)
+      const text = media && refusedMediaText(media, refused, model)
+      if (text !== undefined) (parts ??= content.slice())[j] = {type: 'text', text}
+    })
+    if (parts) (out ??= messages.slice())[i] = {...(m as Record<string, unknown>), content: parts}
+  })
+  return out ?? messages
+}
+
+/** Whether a chat body's messages carry an image or file part. */
+const carriesChatMedia = (body: Record<string, unknown>): boolean =>
+  Array.isArray(body.messages) &&
+  body.messages.some((m: unknown) => {
+    const content = (m as {content?: unknown} | null)?.content
+    return Array.isArray(content) && content.some((p) => chatMediaPart(p) !== undefined)
+  })
 
 /** A chat tool whose parameters' top level is a union, as one object (`objectTool`); any other as it came. */
 function objectChatTool(tool: unknown): unknown {
@@ -456,6 +492,13 @@ export function sentOfPassedChat(
   const effort = body.reasoning_effort
   const sent: SentRequest = {upstream: 'chat', fields: Object.keys(body), stream: body.stream === true}
   if (adaptedWith) sent.adaptedWith = adaptedWith
+  // (its media, for a text-only model's refusal of them: the request decoded only then)
+  if (carriesChatMedia(body))
+    try {
+      sent.request = decodeClientRequest('chat', body, {}).request
+    } catch {
+      // (a body the translation cannot read: no media rule for it)
+    }
   if (typeof max === 'number') sent.maxTokens = max
   if (typeof format === 'string') sent.responseFormat = format
   if (typeof effort === 'string') sent.effort = effort

@@ -75,6 +75,7 @@ const CHAT_BODY_RULES = [
   'noThinkingUnstreamed',
   'minOutputTokens',
   'objectSchemas',
+  'media',
 ] as const satisfies ReadonlyArray<keyof UpstreamAdaptation>
 
 /** Whether what was learned of an upstream model rewrites a chat body passed through to it. */

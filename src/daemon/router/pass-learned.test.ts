@@ -2,8 +2,8 @@
  * What a chat upstream refused of a chat request passed through untranslated (a chat client,
  * qwen-code or opencode, on a chat upstream) is learned as a translated request's refusal is, and
  * the request goes again with the rule applied: Ollama's model without thinking, gpt-5.6's effort
- * beside tools, xAI's camelCase `reasoningEffort`. What the proxy sends upstream, before and after
- * it learned, and what the client gets. Scripted upstreams behind the proxy (the keywords of
+ * beside tools, xAI's camelCase `reasoningEffort`, a text-only model's refusal of images. What the
+ * proxy sends upstream, before and after it learned, and what the client gets. Scripted upstreams behind the proxy (the keywords of
  * Gemini's tool schemas, the first such rule, are pass-schema.test.ts's).
  */
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
@@ -232,6 +232,82 @@ describe('a chat request passed through, refused for what a translated one is ad
     expect((await post(body)).status).toBe(200)
     expect(received).toHaveLength(1)
     expect(sent(0).tools).toEqual(tools)
+  })
+
+  it("a text-only model's refusal of images (DeepSeek's 400, llama.cpp's 500): each image as a line, from then on", async () => {
+    targets = [target('deepseek', 'deepseek-chat')]
+    const image = (messages: unknown) =>
+      JSON.stringify(messages).includes('"image_url"')
+        ? {
+            status: 400,
+            body: {
+              error: {
+                message:
+                  'Failed to deserialize the JSON body into the target type: messages[1]: unknown variant `image_url`, expected `text` at line 1 column 190',
+                type: 'invalid_request_error',
+                param: null,
+                code: 'invalid_request_error',
+              },
+            },
+          }
+        : undefined
+    judge = (b) => image(b.messages)
+    const png = 'data:image/png;base64,iVBORw0KGgo='
+    const body = {
+      model: 'deepseek-chat',
+      messages: [
+        {role: 'system', content: 'Be brief.'},
+        {
+          role: 'user',
+          content: [
+            {type: 'text', text: 'What is in this picture?'},
+            {type: 'image_url', image_url: {url: png}},
+          ],
+        },
+      ],
+    }
+    expect((await post(JSON.stringify(body))).status).toBe(200)
+    expect(received).toHaveLength(2)
+    expect(sent(1)).toEqual({
+      model: 'deepseek-chat',
+      messages: [
+        {role: 'system', content: 'Be brief.'},
+        {
+          role: 'user',
+          content: [
+            {type: 'text', text: 'What is in this picture?'},
+            {type: 'text', text: '[image/png image not attached: deepseek-chat takes no images]'},
+          ],
+        },
+      ],
+    })
+    expect((await gateway.settled(1))[0].error).toBe(
+      'deepseek refused images (a text-only model): sent again with a line in place of each',
+    )
+    received.length = 0
+    expect((await post(JSON.stringify(body))).status).toBe(200)
+    expect(received).toHaveLength(1)
+
+    // llama.cpp without a vision projector answers 500; read only for a body with media
+    targets = [target('llamacpp', 'qwen2.5-coder')]
+    received.length = 0
+    judge = (b) =>
+      JSON.stringify(b.messages).includes('"image_url"')
+        ? {
+            status: 500,
+            body: {
+              error: {
+                code: 500,
+                message:
+                  'image input is not supported - hint: if this is unexpected, you may need to provide the mmproj',
+                type: 'server_error',
+              },
+            },
+          }
+        : undefined
+    expect((await post(JSON.stringify({...body, model: 'qwen2.5-coder'}))).status).toBe(200)
+    expect(received).toHaveLength(2)
+    expect(JSON.stringify(sent(1))).toContain('[image/png image not attached: qwen2.5-coder takes no images]')
   })
 
   it("leaves a refusal that teaches nothing the client's, as it came, after one try", async () => {
