@@ -11,41 +11,23 @@ import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {codexRequest} from './helpers/codex.js'
-import {
-  issueKeyOverApi,
-  projectLogRows,
-  startSimGatewayWithPolicies,
-  takeSimCalls,
-} from './helpers/gateway.js'
+import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
 let simOrigin = ''
 let stop: () => Promise<void> = async () => {}
-const keys = new Map<string, string>()
-
-/** Policy id -> the Messages model its messages route passes to and its responses route translates to. */
-const MODELS: Record<string, string> = {
-  ollama: 'llama3.1:8b+ollama-no-think',
-  ollamaold: 'qwen3:8b+ollama-think-value',
-}
+let keys = new Map<string, string>()
 
 beforeAll(async () => {
-  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies(
-    Object.entries(MODELS).map(([id, model]) => ({
-      id: `passmsg-${id}`,
-      routes: {
-        messages: [{provider: 'sim-messages', model}],
-        responses: [{provider: 'sim-messages', model, translate: true}],
-      },
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    })),
+  // (each policy's messages route passes to the model, its responses route translates to it)
+  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
+    {
+      ollama: ['sim-messages', 'llama3.1:8b+ollama-no-think'],
+      ollamaold: ['sim-messages', 'qwen3:8b+ollama-think-value'],
+    },
+    {prefix: 'passmsg', families: ['messages', 'responses']},
   ))
-  for (const id of Object.keys(MODELS))
-    keys.set(id, await issueKeyOverApi(base, `passmsg-${id}`, 'generic_agent', `passmsg-${id}`))
 }, 120_000)
 
 afterAll(() => stop())
