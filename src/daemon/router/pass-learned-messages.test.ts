@@ -11,7 +11,7 @@ import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import type {ProxyTarget} from './proxy.js'
 import {learnedAdaptations} from './proxy.js'
 import type {Upstream} from './proxy-fixture.js'
-import {ProxyGateway, startUpstream} from './proxy-fixture.js'
+import {ProxyGateway, startJudgedUpstream} from './proxy-fixture.js'
 
 /** What the upstream received, raw. */
 const received: Buffer[] = []
@@ -48,30 +48,20 @@ const STREAM = [
   .join('')
 
 beforeAll(async () => {
-  upstream = await startUpstream((_req, res, body) => {
-    received.push(body)
-    const json = JSON.parse(String(body)) as Record<string, unknown>
-    const refused = judge(json)
-    if (refused !== undefined) {
-      // (Ollama's Anthropic error body, as Anthropic's: type, error.type, error.message)
-      res.writeHead(400, {'content-type': 'application/json'})
-      res.end(
-        JSON.stringify({
-          type: 'error',
-          error: {type: 'invalid_request_error', message: refused},
-          request_id: 'req_1',
-        }),
-      )
-      return
-    }
-    if (json.stream === true) {
-      res.writeHead(200, {'content-type': 'text/event-stream'})
-      res.end(STREAM)
-      return
-    }
-    res.writeHead(200, {'content-type': 'application/json'})
-    res.end(JSON.stringify(ANSWER))
-  })
+  // (a refusal in Ollama's Anthropic error body, as Anthropic's: type, error.type, error.message)
+  upstream = await startJudgedUpstream(
+    received,
+    (b) => {
+      const message = judge(b)
+      return message === undefined
+        ? undefined
+        : {
+            status: 400,
+            body: {type: 'error', error: {type: 'invalid_request_error', message}, request_id: 'req_1'},
+          }
+    },
+    {stream: STREAM, json: JSON.stringify(ANSWER)},
+  )
   await gateway.listen()
 })
 

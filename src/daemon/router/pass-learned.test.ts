@@ -10,13 +10,13 @@ import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import type {ProxyTarget} from './proxy.js'
 import {learnedAdaptations} from './proxy.js'
-import type {Upstream} from './proxy-fixture.js'
-import {CHAT_ANSWER, chatTarget, ProxyGateway, startUpstream} from './proxy-fixture.js'
+import type {Refusal, Upstream} from './proxy-fixture.js'
+import {CHAT_ANSWER, chatTarget, ProxyGateway, startJudgedUpstream} from './proxy-fixture.js'
 
 /** What the upstream received, raw. */
 const received: Buffer[] = []
 /** How the upstream judges a request: a refusal (status, body) or nothing (it answers). */
-let judge: (body: Record<string, unknown>) => {status: number; body: unknown} | undefined = () => undefined
+let judge: (body: Record<string, unknown>) => Refusal | undefined = () => undefined
 let upstream: Upstream
 let targets: ProxyTarget[] = []
 const gateway = new ProxyGateway({route: () => ({targets})})
@@ -29,23 +29,7 @@ const STREAM =
   'data: [DONE]\n\n'
 
 beforeAll(async () => {
-  upstream = await startUpstream((_req, res, body) => {
-    received.push(body)
-    const json = JSON.parse(String(body)) as Record<string, unknown>
-    const refused = judge(json)
-    if (refused) {
-      res.writeHead(refused.status, {'content-type': 'application/json'})
-      res.end(JSON.stringify(refused.body))
-      return
-    }
-    if (json.stream === true) {
-      res.writeHead(200, {'content-type': 'text/event-stream'})
-      res.end(STREAM)
-      return
-    }
-    res.writeHead(200, {'content-type': 'application/json'})
-    res.end(CHAT_ANSWER)
-  })
+  upstream = await startJudgedUpstream(received, (b) => judge(b), {stream: STREAM, json: CHAT_ANSWER})
   await gateway.listen()
 })
 

@@ -60,6 +60,37 @@ export async function startUpstream(handler: UpstreamHandler): Promise<Upstream>
   return {origin, close: () => shut(server)}
 }
 
+/** An upstream's refusal of a request: its status and JSON body. */
+export interface Refusal {
+  status: number
+  body: unknown
+}
+
+/**
+ * A scripted upstream that keeps each request's body in `received` and answers it as `judge`
+ * says: its refusal, or (none) `answers.stream` as an event stream to a body that asked for one,
+ * else `answers.json`.
+ */
+export function startJudgedUpstream(
+  received: Buffer[],
+  judge: (body: Record<string, unknown>) => Refusal | undefined,
+  answers: {stream: string; json: string},
+): Promise<Upstream> {
+  return startUpstream((_req, res, body) => {
+    received.push(body)
+    const json = JSON.parse(String(body)) as Record<string, unknown>
+    const refused = judge(json)
+    if (refused) {
+      res.writeHead(refused.status, {'content-type': 'application/json'})
+      res.end(JSON.stringify(refused.body))
+      return
+    }
+    const stream = json.stream === true
+    res.writeHead(200, {'content-type': stream ? 'text/event-stream' : 'application/json'})
+    res.end(stream ? answers.stream : answers.json)
+  })
+}
+
 /** A chat provider's target at a scripted upstream (`origin`), for `model`. */
 export const chatTarget = (name: string, model: string, origin: string): ProxyTarget => ({
   provider: {name, family: 'chat', baseUrl: origin, credential: {secret: 'upstream-key'}},
