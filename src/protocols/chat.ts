@@ -115,7 +115,8 @@ function decodeToolChoice(v: unknown): ToolChoice | undefined {
   return undefined
 }
 
-function decodeResponseFormat(v: unknown): ResponseFormat | undefined {
+/** A chat `response_format` as the IR's (undefined for none, or one it cannot read). */
+export function decodeResponseFormat(v: unknown): ResponseFormat | undefined {
   if (!isObj(v)) return undefined
   if (v.type === 'json_object' || v.type === 'text') return {type: v.type}
   if (v.type === 'json_schema' && isObj(v.json_schema)) {

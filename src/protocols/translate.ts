@@ -7,7 +7,7 @@
 import type {EventSourceMessage} from 'eventsource-parser'
 import {createParser} from 'eventsource-parser'
 
-import {chatCodec, chatMediaPart, takesCacheMarks} from './chat.js'
+import {chatCodec, chatMediaPart, decodeResponseFormat, takesCacheMarks} from './chat.js'
 import {budgetEffort, effortBudget} from './cm-common.js'
 import type {ThoughtSignatureField, ToolIdRule} from './conversation-rules.js'
 import {
@@ -411,9 +411,10 @@ function unforcedToolChoice(body: Record<string, unknown>): void {
  * with what was learned of its upstream model applied: the tool-schema keywords and the rules
  * {@link adaptBody} holds a translated chat body to (a field dropped or capped, an effort replaced
  * or set to `none` beside tools, `enable_thinking: false` out of a stream, tool-call ids reshaped,
- * a forced choice made `auto`...). Its bytes for the upstream: the same for the same body, turn
- * after turn. JSON asked for stays as the client asked it (its instruction needs the decoded
- * request). Called only for an upstream model learned so (adaptations.ts `rewritesChatBody`).
+ * a forced choice made `auto`, JSON asked for in JSON mode or in the system prompt where the schema
+ * or JSON mode was refused, a text-only model's images and files as lines...). Its bytes for the
+ * upstream: the same for the same body, turn after turn. Called only for an upstream model learned
+ * so (adaptations.ts `rewritesChatBody`).
  */
 export function adaptPassedChat(body: Record<string, unknown>, adapt: UpstreamAdaptation): Buffer {
   const out = (adapt.schemaKeys && chatBodyWithoutSchemaKeys(body, adapt.schemaKeys)) || {...body}
@@ -424,7 +425,12 @@ export function adaptPassedChat(body: Record<string, unknown>, adapt: UpstreamAd
       adapt.media,
       typeof out.model === 'string' ? out.model : '',
     )
-  adaptBody(out, adapt, undefined)
+  // (JSON asked for another way, learned: its instruction is read from the client's own field)
+  adaptBody(
+    out,
+    adapt,
+    adapt.json || adapt.jsonInstruction ? decodeResponseFormat(out.response_format) : undefined,
+  )
   return upstreamBytes(out)
 }
 

@@ -76,6 +76,8 @@ const CHAT_BODY_RULES = [
   'minOutputTokens',
   'objectSchemas',
   'media',
+  'json',
+  'jsonInstruction',
 ] as const satisfies ReadonlyArray<keyof UpstreamAdaptation>
 
 /** Whether what was learned of an upstream model rewrites a chat body passed through to it. */

@@ -2,9 +2,10 @@
  * What a chat upstream refused of a chat request passed through untranslated (a chat client,
  * qwen-code or opencode, on a chat upstream) is learned as a translated request's refusal is, and
  * the request goes again with the rule applied: Ollama's model without thinking, gpt-5.6's effort
- * beside tools, xAI's camelCase `reasoningEffort`, a text-only model's refusal of images. What the
- * proxy sends upstream, before and after it learned, and what the client gets. Scripted upstreams behind the proxy (the keywords of
- * Gemini's tool schemas, the first such rule, are pass-schema.test.ts's).
+ * beside tools, xAI's camelCase `reasoningEffort`, a text-only model's refusal of images,
+ * DeepSeek's of a JSON schema. What the proxy sends upstream, before and after it learned, and
+ * what the client gets. Scripted upstreams behind the proxy (the keywords of Gemini's tool
+ * schemas, the first such rule, are pass-schema.test.ts's).
  */
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
@@ -292,6 +293,51 @@ describe('a chat request passed through, refused for what a translated one is ad
     expect((await post(JSON.stringify({...body, model: 'qwen2.5-coder'}))).status).toBe(200)
     expect(received).toHaveLength(2)
     expect(JSON.stringify(sent(1))).toContain('[image/png image not attached: qwen2.5-coder takes no images]')
+  })
+
+  it("DeepSeek's refusal of a JSON schema: JSON mode with the schema in the system prompt, from then on", async () => {
+    targets = [target('deepseek-json', 'deepseek-chat')]
+    judge = (b) =>
+      (b.response_format as {type?: string} | undefined)?.type === 'json_schema'
+        ? {
+            status: 400,
+            body: {
+              error: {
+                message: 'This response_format type is unavailable now',
+                type: 'invalid_request_error',
+                param: null,
+                code: 'invalid_request_error',
+              },
+            },
+          }
+        : undefined
+    const schema = {type: 'object', properties: {next: {type: 'string'}}, required: ['next']}
+    const body = {
+      model: 'deepseek-chat',
+      messages: [
+        {role: 'system', content: 'Decide who speaks next.'},
+        {role: 'user', content: 'Who speaks next?'},
+      ],
+      response_format: {type: 'json_schema', json_schema: {name: 'next_speaker', schema}},
+    }
+    expect((await post(JSON.stringify(body))).status).toBe(200)
+    expect(received).toHaveLength(2)
+    expect(sent(1)).toEqual({
+      model: 'deepseek-chat',
+      messages: [
+        {
+          role: 'system',
+          content: `Decide who speaks next.\n\nRespond with one JSON object only, with no other text, that matches this JSON schema:\n${JSON.stringify(schema)}`,
+        },
+        {role: 'user', content: 'Who speaks next?'},
+      ],
+      response_format: {type: 'json_object'},
+    })
+    // a request without JSON asked for goes as it came
+    received.length = 0
+    const plain = JSON.stringify({model: 'deepseek-chat', messages: [{role: 'user', content: 'hi'}]})
+    expect((await post(plain)).status).toBe(200)
+    expect(String(received[0])).toBe(plain)
   })
 
   it("leaves a refusal that teaches nothing the client's, as it came, after one try", async () => {
