@@ -5,7 +5,7 @@
  * | entrance | credentials |
  * |---|---|
  * | `POST /v1/chat/completions` | `Authorization: Bearer` |
- * | `POST /v1/responses` | `Authorization: Bearer` |
+ * | `POST /v1/responses`, `POST /v1/responses/compact` | `Authorization: Bearer` |
  * | `POST /v1/messages` (also `?beta=true`), `POST /v1/messages/count_tokens` | `x-api-key` or Bearer |
  * | `POST /v1beta/models/{model}:generateContent`, `:streamGenerateContent`, `:countTokens` | `x-vendor-api-key`, `x-goog-api-key`, `?key=` or Bearer |
  * | `GET /v1/models` | Bearer or `x-api-key` |
@@ -192,6 +192,14 @@ export function entranceRoutes(): Route[] {
       stream: false,
     })),
     route('POST', '/v1/responses', 'responses', CREDENTIALS.responses, () => ({
+      family: 'responses',
+      operation: 'generate',
+      stream: false,
+    })),
+    // OpenAI's remote compaction, which Codex calls when its provider is OpenAI's (named `openai`,
+    // or OPENAI_BASE_URL on the built-in one): passed through to a Responses upstream, refused on
+    // a translated route (proxy.ts), no other vendor having the endpoint
+    route('POST', '/v1/responses/compact', 'responses', CREDENTIALS.responses, () => ({
       family: 'responses',
       operation: 'generate',
       stream: false,

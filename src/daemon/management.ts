@@ -168,6 +168,13 @@ function endpointDocs(port: number): EndpointDoc[] {
     },
     {
       method: 'POST',
+      path: '/v1/responses/compact',
+      purpose:
+        "OpenAI's remote compaction (Codex's, on a provider named OpenAI): to a Responses upstream only; a translated route answers 400. Credential: Authorization: Bearer.",
+      example: `curl ${base}/v1/responses/compact -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '{"model":"m","input":"Hi"}'`,
+    },
+    {
+      method: 'POST',
       path: '/v1/messages',
       purpose: 'Messages entrance (also ?beta=true). Credential: x-api-key or Bearer.',
       example: `curl ${base}/v1/messages -H 'x-api-key: ${key}' -H 'anthropic-version: 2023-06-01' -H 'Content-Type: application/json' -d '{"model":"m","max_tokens":64,"messages":[{"role":"user","content":"Hi"}]}'`,

@@ -343,7 +343,11 @@ function encodeAssistant(m: Message): Json | undefined {
       calls.push(call)
     }
   }
-  if (!text && !calls.length) return undefined
+  // a turn with nothing to say: no text, or whitespace only (a `"\n\n"` a model answered before its
+  // call, a client's placeholder) and no reasoning of its own, which a strict server refuses as
+  // empty content and which tells the model nothing; without it the turns around it merge
+  // (pushMessage)
+  if (!calls.length && (!text || (!think && !reasoning && !details && !/\S/.test(text)))) return undefined
   if (think) text = `${THINK_OPEN}${think}${THINK_CLOSE}\n\n${text}`
   const out: Json = {role: 'assistant', content: text || null}
   // the details hold the reasoning's text too: OpenRouter takes them alone, as it gave them
@@ -429,14 +433,86 @@ function encodeMessages(request: Request, cache: boolean): Json[] {
   for (const m of request.messages) {
     if (m.role === 'assistant') {
       const a = encodeAssistant(m)
-      if (a) out.push(a)
+      if (a) pushMessage(out, a)
       continue
     }
     const before = out.length
+    const content = out[before - 1]?.content
     encodeUser(m, out)
-    if (marked?.has(m) && out.length > before) withCacheMark(out[out.length - 1])
+    // (a turn merged into the user message before it: the mark on that message's last part)
+    if (marked?.has(m) && (out.length > before || (before > 0 && out[before - 1].content !== content)))
+      withCacheMark(out[out.length - 1])
   }
   return out
+}
+
+/**
+ * `message` at the end of `out`, or merged into the last message there when both are `user` or
+ * both `assistant`. Chat servers want the roles to alternate: DeepSeek refuses successive user or
+ * assistant messages ("deepseek-reasoner does not support successive user or assistant messages
+ * (messages[1] and messages[2] in your input)"), and the chat templates of Gemma, Mistral and
+ * Llama 2 under vLLM or llama.cpp raise "Conversation roles must alternate
+ * user/assistant/user/assistant/...". A translated history has them more often than a chat
+ * client's: a turn of another vendor that was only thinking is left out (its two user turns
+ * meet), Claude Code sends two user turns in a row (an interrupted turn, a hook's text), a
+ * Responses client's items may come as messages of their own.
+ *
+ * Always, not learned from a refusal: servers that take successive messages (OpenAI) read them as
+ * one turn anyway (the model's template puts them one after the other), so a merged message
+ * tells the model the same; learning would cost each user a failed request per model after every
+ * restart, and the servers' words vary with each template (some only answer a 500 from the
+ * template's exception), which no rule would match in full. A conversation that alternates
+ * already (nearly all) costs one compare per message and goes byte for byte as before; a merged
+ * one is the same bytes on every later turn (the merge depends only on the two turns), so a
+ * prefix cache still holds. Tool messages are never merged: each answers its own call.
+ */
+function pushMessage(out: Json[], message: Json): void {
+  const last = out[out.length - 1]
+  if (
+    last === undefined ||
+    last.role !== message.role ||
+    (message.role !== 'user' && message.role !== 'assistant')
+  )
+    out.push(message)
+  else if (message.role === 'user') mergeUser(last, message)
+  else mergeAssistant(last, message)
+}
+
+/** A content part list of a chat message's content (a string as one text part). */
+const contentList = (content: unknown): Json[] =>
+  typeof content === 'string'
+    ? [{type: 'text', text: content}]
+    : Array.isArray(content)
+      ? (content as Json[])
+      : []
+
+/** `next`'s content after `into`'s: two strings with a blank line between, else their parts in order. */
+function mergeUser(into: Json, next: Json): void {
+  if (typeof into.content === 'string' && typeof next.content === 'string')
+    into.content = `${into.content}\n\n${next.content}`
+  else into.content = [...contentList(into.content), ...contentList(next.content)]
+}
+
+/**
+ * `next` after `into`: the texts with a blank line between, the tool calls one list, the reasoning
+ * (each field, `reasoning_details` a list) joined.
+ */
+function mergeAssistant(into: Json, next: Json): void {
+  const a = typeof into.content === 'string' ? into.content : ''
+  const b = typeof next.content === 'string' ? next.content : ''
+  into.content = a && b ? `${a}\n\n${b}` : a || b || null
+  for (const field of ['reasoning_content', 'reasoning'] as const) {
+    const x = into[field]
+    const y = next[field]
+    if (typeof y === 'string' && y) into[field] = typeof x === 'string' && x ? `${x}\n\n${y}` : y
+  }
+  if (Array.isArray(next.reasoning_details))
+    into.reasoning_details = [
+      ...((into.reasoning_details as unknown[] | undefined) ?? []),
+      ...next.reasoning_details,
+    ]
+  if (Array.isArray(next.tool_calls))
+    into.tool_calls = [...((into.tool_calls as unknown[] | undefined) ?? []), ...next.tool_calls]
 }
 
 /** A user turn: its tool results first, each a `tool` message, then its other content. */
@@ -449,7 +525,7 @@ function encodeUser(m: Message, out: Json[]): void {
       for (const c of p.content) if (c.type === 'image' && mediaText(c) === undefined) rest.push(c)
     }
   for (const p of m.parts) if ((p.type === 'text' && p.text !== '') || p.type === 'image') rest.push(p)
-  if (rest.length) out.push({role: 'user', content: userContent(rest)})
+  if (rest.length) pushMessage(out, {role: 'user', content: userContent(rest)})
 }
 
 function encodeToolChoice(c: ToolChoice): unknown {

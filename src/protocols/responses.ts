@@ -140,6 +140,25 @@ const EFFORTS: Record<string, Effort> = {
   ultra: 'high',
 }
 
+/**
+ * The refusal of OpenAI's remote compaction on a translated route: `POST /v1/responses/compact`,
+ * or a `compaction_trigger` item (Codex's remote_compaction_v2), which Codex sends when its
+ * provider is OpenAI's. No other vendor compacts a conversation for the client, and Codex does not
+ * fall back to its own compaction on an error ("Error running remote compact task"): the message
+ * says how to have it compact locally, through the same route.
+ */
+export const REMOTE_COMPACTION_REFUSAL =
+  "remote compaction (POST /v1/responses/compact, or a compaction_trigger item) needs a Responses upstream (OpenAI's API), and this route's upstream is another vendor's, which has none. Codex compacts locally, with its own summary through this route, on a model provider of its own not named OpenAI (a [model_providers] entry with wire_api = \"responses\", as `gwctl` binds Codex) with remote_compaction_v2 off in [features]"
+
+/**
+ * A `compaction` item (`compaction_summary` in Codex's older name) in a translated request: the
+ * history OpenAI's remote compaction folded, as `encrypted_content` only OpenAI reads. Another
+ * vendor cannot read it, and leaving it out would send the model the conversation without
+ * everything before the compaction, as if it had never happened: refused by name.
+ */
+const COMPACTION_ITEM_REFUSAL =
+  "a compaction item (the history OpenAI's remote compaction folded, encrypted so that only OpenAI reads it) cannot be translated: another vendor's model would get the conversation without everything before it. Route this conversation to a Responses upstream (OpenAI's API), or start a new one on this route (Codex then compacts locally: see remote compaction in docs/TRANSLATION.md)"
+
 function decodeRequest(body: unknown, ctx: CodecContext): Request {
   if (!isObject(body)) throw new TranslationError('request body must be a JSON object')
   const system: TextPart[] = []
@@ -186,7 +205,9 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
         push('assistant', [search])
         searched = true
       }
-    }
+    } else if (type === 'compaction' || type === 'compaction_summary')
+      throw new TranslationError(COMPACTION_ITEM_REFUSAL)
+    else if (type === 'compaction_trigger') throw new TranslationError(REMOTE_COMPACTION_REFUSAL)
   }
   for (const message of messages) if (message.role === 'assistant') restoreCarried(message, ctx)
 

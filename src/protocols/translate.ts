@@ -58,6 +58,7 @@ import {responsesCodec} from './responses.js'
 import {ChunkText} from './sse-template.js'
 
 export {TranslationError} from './ir.js'
+export {REMOTE_COMPACTION_REFUSAL} from './responses.js'
 
 export const CODECS: Readonly<Record<Family, Codec>> = {
   chat: chatCodec,

@@ -121,6 +121,8 @@ interface TranslatedRequest {
 
 /** The body of a count-tokens request (`/v1/messages/count_tokens`, `:countTokens`). */
 const COUNT_TOKENS = /(?:\/count_tokens|:countTokens)(?:\?|$)/
+/** OpenAI's remote compaction (`/v1/responses/compact`), which only a Responses upstream has. */
+const COMPACT = /\/responses\/compact(?:\?|$)/
 
 /** Request bodies above this size use a connection of their own (closed after the answer). */
 const RESET_BODY_BYTES = 1024 * 1024
@@ -286,10 +288,16 @@ export async function proxyRequest(
         const message = target.translate
           ? `the request cannot be translated from ${family} to ${target.provider.family}: ${(error as Error).message}`
           : (error as Error).message
-        if (target.translate && client !== undefined && options.fallbacks && canTryAfter(targets, i)) {
+        if (
+          target.translate &&
+          (client !== undefined || (family === 'responses' && COMPACT.test(request.url))) &&
+          options.fallbacks &&
+          canTryAfter(targets, i)
+        ) {
           // decoded, but not for this upstream's family, and nothing was sent: a later target of
-          // another family may take it (a web search, which chat completions has no tool for);
-          // answered as below if none does. (A request the IR cannot hold is refused at once.)
+          // another family may take it (a web search, which chat completions has no tool for; a
+          // remote compaction, which only a Responses target passed through has); answered as
+          // below if none does. (A request the IR cannot hold is refused at once.)
           attempts.push({provider: target.provider.name, skipped: 'untranslatable', error: message})
           untranslatable ??= {message, provider: target.provider.name, upstreamFamily: target.provider.family}
           continue
@@ -361,6 +369,9 @@ export async function proxyRequest(
     model: string | null,
   ): Promise<TranslatedRequest | 'answered'> {
     const [translate] = translationLoaded ?? (await loadTranslation())
+    // (a later target of the client's own family may take it, passed through: see the refusal)
+    if (family === 'responses' && COMPACT.test(request.url))
+      throw new translate.TranslationError(translate.REMOTE_COMPACTION_REFUSAL)
     if (!client) {
       let json: unknown = request.json
       if (json === undefined && request.body.length > 0) {

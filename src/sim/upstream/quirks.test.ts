@@ -1028,3 +1028,28 @@ describe('thinking and efforts refused in the servers’ words', () => {
     ).toBe(200)
   })
 })
+
+describe('successive-roles', () => {
+  it("two user messages in a row get DeepSeek's 400, in its words (its indices count the system message)", async () => {
+    const messages = [
+      {role: 'system', content: 'Be brief.'},
+      {role: 'user', content: 'hi'},
+      {role: 'user', content: 'again'},
+    ]
+    const refused = await post('/v1/chat/completions', {model: 'sim-mini+successive-roles', messages})
+    expect(refused.status).toBe(400)
+    expect(refused.json?.error).toEqual({
+      message:
+        'sim-mini does not support successive user or assistant messages (messages[1] and messages[2] in your input). You should interleave the user/assistant messages in the message sequence.',
+      type: 'invalid_request_error',
+      param: null,
+      code: 'invalid_request_error',
+    })
+    const alternating = [...messages.slice(0, 2), {role: 'assistant', content: 'Hello.'}, messages[2]]
+    const taken = await post('/v1/chat/completions', {
+      model: 'sim-mini+successive-roles',
+      messages: alternating,
+    })
+    expect(taken.status).toBe(200)
+  })
+})

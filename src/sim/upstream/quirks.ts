@@ -61,6 +61,8 @@ export const SIM_QUIRKS = [
   'no-forced-tools',
   'no-prefill',
   'prefix-binding',
+  // DeepSeek's refusal of two user or two assistant messages in a row
+  'successive-roles',
   // Gemini 3 through a chat completions server: OpenRouter's and Google's own thought signatures
   'reasoning-details',
   'extra-content',
@@ -460,8 +462,9 @@ export function extraInputs(body: Record<string, unknown>, quirks: Quirks): unkn
  * provider mid-conversation); `max-id-40`, OpenAI's 40 characters at most for an id;
  * `mistral-order`, Mistral's refusal of a user message right after a tool result;
  * `reasoning-not-back`, a server that writes its reasoning as `reasoning` (the quirk turns it on)
- * and refuses `reasoning_content` in the history, as Cerebras does (its error body, unwrapped).
- * Undefined when the history is one the server takes.
+ * and refuses `reasoning_content` in the history, as Cerebras does (its error body, unwrapped);
+ * `successive-roles`, DeepSeek's refusal of two user or two assistant messages in a row (its
+ * indices count the system message). Undefined when the history is one the server takes.
  */
 export function refusedHistory(
   body: Record<string, unknown>,
@@ -511,6 +514,17 @@ export function refusedHistory(
           param,
         }
     }
+    if (
+      quirks.has('successive-roles') &&
+      (m.role === 'user' || m.role === 'assistant') &&
+      messages[i + 1]?.role === m.role
+    )
+      return {
+        message: `${String(body.model)} does not support successive user or assistant messages (messages[${i}] and messages[${i + 1}] in your input). You should interleave the user/assistant messages in the message sequence.`,
+        type: 'invalid_request_error',
+        code: 'invalid_request_error',
+        param: null,
+      }
     if (quirks.has('mistral-order') && m.role === 'tool' && messages[i + 1]?.role === 'user')
       return mistral("Unexpected role 'user' after role 'tool'", 'invalid_request_message_order', '3230')
   }

@@ -383,7 +383,63 @@ function handle(context: SimContext) {
   }
 }
 
+/**
+ * `POST /v1/responses/compact`, OpenAI's remote compaction (Codex calls it when its provider is
+ * OpenAI's): the history in `input` comes back as its user messages and one `compaction` item whose
+ * `encrypted_content` only this server reads (here: the base64 of the other items' count), in a
+ * `response.compaction` object with the usage of the summary it made.
+ */
+function handleCompact(context: SimContext) {
+  return (request: SimRequest): void => {
+    if (!bearer(request.headers)) {
+      context.sendError(request, 401, 'Missing bearer authentication in header', 'invalid_request_error')
+      return
+    }
+    const body = (request.body ?? {}) as Body
+    if (typeof body.model !== 'string' || body.model === '') {
+      context.sendError(request, 400, 'Missing required parameter: model', 'invalid_request_error')
+      return
+    }
+    const input = typeof body.input === 'string' ? [{role: 'user', content: body.input}] : body.input
+    if (!Array.isArray(input)) {
+      context.sendError(request, 400, 'Missing required parameter: input', 'invalid_request_error')
+      return
+    }
+    const users = input.filter(
+      (item: Body) => item?.role === 'user' && (item.type ?? 'message') === 'message',
+    )
+    const folded = input.length - users.length
+    const prompt = simTokens(JSON.stringify(input))
+    sendJson(
+      request.res,
+      200,
+      {
+        id: simId('resp_'),
+        object: 'response.compaction',
+        created_at: Math.floor(context.clock.now() / 1000),
+        output: [
+          ...users,
+          {
+            type: 'compaction',
+            id: simId('cmp_'),
+            encrypted_content: Buffer.from(`sim-compaction:${folded}`).toString('base64'),
+          },
+        ],
+        usage: {
+          input_tokens: prompt,
+          input_tokens_details: {cached_tokens: 0},
+          output_tokens: 32,
+          output_tokens_details: {reasoning_tokens: 0},
+          total_tokens: prompt + 32,
+        },
+      },
+      {'x-request-id': simId('req_')},
+    )
+  }
+}
+
 export function registerResponses(router: SimRouter, context: SimContext): void {
   context.errorFormat('/v1/responses', (status, message) => errorBody('responses', status, message))
   router.add('POST', '/v1/responses', handle(context))
+  router.add('POST', '/v1/responses/compact', handleCompact(context))
 }

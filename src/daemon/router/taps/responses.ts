@@ -24,7 +24,8 @@ export class ResponsesReader implements Reader {
     if (typeof payload.sequence_number === 'number') this.lastSequence = payload.sequence_number
     const response = type === undefined ? payload : obj(payload.response)
     if (response && typeof response.id === 'string' && response.id !== '') this.id = response.id
-    if (type === undefined && payload.object === 'response') {
+    // (a remote compaction's answer, `response.compaction`, has the usage of the summary it made)
+    if (type === undefined && (payload.object === 'response' || payload.object === 'response.compaction')) {
       const usage = obj(payload.usage)
       if (usage) this.last = usage
       return
