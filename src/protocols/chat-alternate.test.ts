@@ -7,7 +7,7 @@
  */
 import {describe, expect, it} from 'vitest'
 
-import {chatCodec} from './chat.js'
+import {alternatingMessages, chatCodec} from './chat.js'
 import type {Message, Request} from './ir.js'
 import {messagesCodec} from './messages.js'
 
@@ -223,5 +223,32 @@ describe('a conversation that alternates', () => {
       {role: 'assistant', content: 'b'},
       {role: 'user', content: 'c'},
     ])
+  })
+})
+
+describe("a chat client's own messages passed through, for an upstream that refused runs", () => {
+  it('merges each run of user or assistant messages, never tool messages; the same array when they alternate', () => {
+    const alternate = [
+      {role: 'user', content: 'a'},
+      {role: 'assistant', content: 'b'},
+    ]
+    expect(alternatingMessages(alternate)).toBe(alternate)
+    const messages = [
+      {role: 'user', content: 'a'},
+      {role: 'user', content: 'b'},
+      {role: 'assistant', content: [{type: 'text', text: 'c'}]},
+      {role: 'assistant', content: null, tool_calls: [{id: 't1'}]},
+      {role: 'tool', tool_call_id: 't1', content: 'x'},
+      {role: 'tool', tool_call_id: 't2', content: 'y'},
+    ]
+    const copy = structuredClone(messages)
+    expect(alternatingMessages(messages)).toEqual([
+      {role: 'user', content: 'a\n\nb'},
+      {role: 'assistant', content: [{type: 'text', text: 'c'}], tool_calls: [{id: 't1'}]},
+      {role: 'tool', tool_call_id: 't1', content: 'x'},
+      {role: 'tool', tool_call_id: 't2', content: 'y'},
+    ])
+    // (the client's objects are left as they were)
+    expect(messages).toEqual(copy)
   })
 })

@@ -478,6 +478,24 @@ function pushMessage(out: Json[], message: Json): void {
   else mergeAssistant(last, message)
 }
 
+/**
+ * A chat client's messages passed through with successive user or assistant messages as one, as
+ * the encoder sends them ({@link pushMessage}); the same array when they alternate already. For an
+ * upstream found to refuse such runs (adaptations.ts `alternateRoles`).
+ */
+export function alternatingMessages(messages: unknown[]): unknown[] {
+  let runs = false
+  for (let i = 1; i < messages.length && !runs; i++) {
+    const role = (messages[i] as Json | null)?.role
+    runs = (role === 'user' || role === 'assistant') && (messages[i - 1] as Json | null)?.role === role
+  }
+  if (!runs) return messages
+  const out: Json[] = []
+  // (copies: a merge writes into the message it keeps)
+  for (const m of messages) pushMessage(out, m && typeof m === 'object' ? {...(m as Json)} : (m as Json))
+  return out
+}
+
 /** A content part list of a chat message's content (a string as one text part). */
 const contentList = (content: unknown): Json[] =>
   typeof content === 'string'
@@ -498,9 +516,14 @@ function mergeUser(into: Json, next: Json): void {
  * (each field, `reasoning_details` a list) joined.
  */
 function mergeAssistant(into: Json, next: Json): void {
-  const a = typeof into.content === 'string' ? into.content : ''
-  const b = typeof next.content === 'string' ? next.content : ''
-  into.content = a && b ? `${a}\n\n${b}` : a || b || null
+  // (a client's own content as a list of parts, passed through: the parts in order)
+  if (Array.isArray(into.content) || Array.isArray(next.content))
+    into.content = [...contentList(into.content), ...contentList(next.content)]
+  else {
+    const a = typeof into.content === 'string' ? into.content : ''
+    const b = typeof next.content === 'string' ? next.content : ''
+    into.content = a && b ? `${a}\n\n${b}` : a || b || null
+  }
   for (const field of ['reasoning_content', 'reasoning'] as const) {
     const x = into[field]
     const y = next[field]

@@ -7,7 +7,7 @@
 import type {EventSourceMessage} from 'eventsource-parser'
 import {createParser} from 'eventsource-parser'
 
-import {chatCodec, chatMediaPart, decodeResponseFormat, takesCacheMarks} from './chat.js'
+import {alternatingMessages, chatCodec, chatMediaPart, decodeResponseFormat, takesCacheMarks} from './chat.js'
 import {budgetEffort, effortBudget} from './cm-common.js'
 import type {ThoughtSignatureField, ToolIdRule} from './conversation-rules.js'
 import {
@@ -233,6 +233,8 @@ export interface SentRequest {
   optionalSearch?: boolean
   /** What the encoder changed for this upstream that the log row says (an image left out). */
   notes?: string[]
+  /** A chat body passed through held successive user or assistant messages. */
+  successiveRoles?: boolean
 }
 
 /**
@@ -367,6 +369,13 @@ export interface UpstreamAdaptation {
    * false`, so its answer has no reasoning; a stream goes as it was.
    */
   noThinkingUnstreamed?: boolean
+  /**
+   * Chat: successive user or assistant messages refused (DeepSeek's "does not support successive
+   * user or assistant messages", a strict chat template's "Conversation roles must alternate
+   * user/assistant/user/assistant/..."): a chat client's messages passed through go with each run
+   * as one message, as a translated request's always do (chat.ts `alternatingMessages`).
+   */
+  alternateRoles?: boolean
   /** The fewest output tokens the upstream takes ("Expected a value >= 16"): a smaller maximum is raised to it. */
   minOutputTokens?: number
   /**
@@ -420,6 +429,7 @@ function unforcedToolChoice(body: Record<string, unknown>): void {
 export function adaptPassedChat(body: Record<string, unknown>, adapt: UpstreamAdaptation): Buffer {
   const out = (adapt.schemaKeys && chatBodyWithoutSchemaKeys(body, adapt.schemaKeys)) || {...body}
   if (adapt.objectSchemas && Array.isArray(out.tools)) out.tools = out.tools.map(objectChatTool)
+  if (adapt.alternateRoles && Array.isArray(out.messages)) out.messages = alternatingMessages(out.messages)
   if (adapt.media && Array.isArray(out.messages))
     out.messages = withoutRefusedChatMedia(
       out.messages,
@@ -510,6 +520,8 @@ export function sentOfPassedChat(
   if (typeof format === 'string') sent.responseFormat = format
   if (typeof effort === 'string') sent.effort = effort
   if (forcedChatChoice(body.tool_choice)) sent.forcedTool = true
+  if (Array.isArray(body.messages) && alternatingMessages(body.messages) !== body.messages)
+    sent.successiveRoles = true
   return sent
 }
 

@@ -78,6 +78,7 @@ const CHAT_BODY_RULES = [
   'media',
   'json',
   'jsonInstruction',
+  'alternateRoles',
 ] as const satisfies ReadonlyArray<keyof UpstreamAdaptation>
 
 /** Whether what was learned of an upstream model rewrites a chat body passed through to it. */
@@ -951,6 +952,19 @@ function decide(
     const thinking = thinkingRefusal(errorText, sent, known)
     if (thinking !== undefined) return thinking ?? undefined
   }
+  // successive user or assistant messages of a chat client passed through (a translated request
+  // never sends them): each run goes as one message
+  if (
+    sent.successiveRoles &&
+    !known.alternateRoles &&
+    /does not support successive user or assistant messages|roles must alternate user\/assistant/i.test(
+      errorText,
+    )
+  )
+    return {
+      next: {...known, alternateRoles: true},
+      note: 'refused successive user or assistant messages: sent again with each run as one message',
+    }
   // OpenAI's refusal of a tool schema whose top level is a union (a zod union of an MCP tool),
   // which a translated request never sends: a chat client's tools passed through go as one object
   if (
@@ -1233,6 +1247,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.noThinkingUnstreamed)
     rules.push('a non-stream request sent with enable_thinking false, so its answer has no reasoning')
   if (a.minOutputTokens !== undefined) rules.push(`max_tokens raised to at least ${a.minOutputTokens}`)
+  if (a.alternateRoles) rules.push('successive user or assistant messages sent as one message')
   if (a.objectSchemas)
     rules.push('tool schemas whose top level is a union (oneOf, anyOf, allOf) sent as one object each')
   if (a.thoughtSignatures)

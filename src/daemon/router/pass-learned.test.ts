@@ -3,9 +3,9 @@
  * qwen-code or opencode, on a chat upstream) is learned as a translated request's refusal is, and
  * the request goes again with the rule applied: Ollama's model without thinking, gpt-5.6's effort
  * beside tools, xAI's camelCase `reasoningEffort`, a text-only model's refusal of images,
- * DeepSeek's of a JSON schema. What the proxy sends upstream, before and after it learned, and
- * what the client gets. Scripted upstreams behind the proxy (the keywords of Gemini's tool
- * schemas, the first such rule, are pass-schema.test.ts's).
+ * DeepSeek's of a JSON schema and of successive user messages. What the proxy sends upstream,
+ * before and after it learned, and what the client gets. Scripted upstreams behind the proxy (the
+ * keywords of Gemini's tool schemas, the first such rule, are pass-schema.test.ts's).
  */
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
@@ -336,6 +336,63 @@ describe('a chat request passed through, refused for what a translated one is ad
     // a request without JSON asked for goes as it came
     received.length = 0
     const plain = JSON.stringify({model: 'deepseek-chat', messages: [{role: 'user', content: 'hi'}]})
+    expect((await post(plain)).status).toBe(200)
+    expect(String(received[0])).toBe(plain)
+  })
+
+  it("DeepSeek's refusal of successive user messages: each run sent as one message, from then on", async () => {
+    targets = [target('deepseek-roles', 'deepseek-reasoner')]
+    const successive = (messages: Array<{role: string}>) =>
+      messages.some((m, i) => i > 0 && m.role !== 'tool' && m.role === messages[i - 1].role)
+    judge = (b) =>
+      successive(b.messages as Array<{role: string}>)
+        ? {
+            status: 400,
+            body: {
+              error: {
+                message:
+                  'deepseek-reasoner does not support successive user or assistant messages (messages[1] and messages[2] in your input). You should interleave the user/assistant messages in the message sequence.',
+                type: 'invalid_request_error',
+                param: null,
+                code: 'invalid_request_error',
+              },
+            },
+          }
+        : undefined
+    const body = {
+      model: 'deepseek-reasoner',
+      messages: [
+        {role: 'system', content: 'Be brief.'},
+        {role: 'user', content: 'Fix the bug.'},
+        {
+          role: 'user',
+          content: [{type: 'text', text: '<system-reminder>Plan mode is off.</system-reminder>'}],
+        },
+        {role: 'assistant', content: 'Done.'},
+      ],
+    }
+    expect((await post(JSON.stringify(body))).status).toBe(200)
+    expect(received).toHaveLength(2)
+    expect(sent(1)).toEqual({
+      model: 'deepseek-reasoner',
+      messages: [
+        {role: 'system', content: 'Be brief.'},
+        {
+          role: 'user',
+          content: [
+            {type: 'text', text: 'Fix the bug.'},
+            {type: 'text', text: '<system-reminder>Plan mode is off.</system-reminder>'},
+          ],
+        },
+        {role: 'assistant', content: 'Done.'},
+      ],
+    })
+    expect((await gateway.settled(1))[0].error).toBe(
+      'deepseek-roles refused successive user or assistant messages: sent again with each run as one message',
+    )
+    // a conversation that alternates goes as it came
+    received.length = 0
+    const plain = JSON.stringify({model: 'deepseek-reasoner', messages: [{role: 'user', content: 'hi'}]})
     expect((await post(plain)).status).toBe(200)
     expect(String(received[0])).toBe(plain)
   })
