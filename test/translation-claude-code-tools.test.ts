@@ -4,7 +4,8 @@
  * turn missed the upstream's prefix cache); a tool schema whose top level is a union (a zod union
  * of an MCP tool: Anthropic and OpenAI refuse the request); text blocks of whitespace alone
  * (Anthropic refuses them). The real daemon, the simulator (which refuses the last two as the
- * vendors do, and reports cached prompt tokens by prefix), the official SDKs.
+ * vendors do, and reports cached prompt tokens by prefix), the official SDKs. Also Claude Code's
+ * mid-conversation system messages with tool changes, which only Anthropic takes as they are.
  */
 import Anthropic from '@anthropic-ai/sdk'
 import {GoogleGenAI} from '@google/genai'
@@ -191,6 +192,87 @@ describe('whitespace-only text', {timeout: 60_000}, () => {
       ['user', ['text']],
       ['assistant', ['tool_use']],
       ['user', ['tool_result', 'text']],
+    ])
+  })
+})
+
+describe("Claude Code's mid-conversation system messages", {timeout: 60_000}, () => {
+  const schema = {type: 'object' as const, properties: {url: {type: 'string'}}, required: ['url']}
+  const tools = [
+    {name: 'Bash', description: 'Runs a command.', input_schema: {type: 'object' as const, properties: {}}},
+    // an MCP tool, deferred (Claude Code 2.1.3xx's tool search)
+    {name: 'mcp__docs__fetch', description: 'Fetches a page.', input_schema: schema, defer_loading: true},
+  ] as Anthropic.Tool[]
+  // its shapes (2.1.332's Avl): the text, the removals, the additions, the cache mark on the last;
+  // and its per-turn effort statement
+  const messages = [
+    {role: 'user', content: 'Read the docs.'},
+    {
+      role: 'system',
+      content: [
+        {type: 'text', text: 'The docs MCP server connected; the lint server left.'},
+        {type: 'tool_removal', tool: {type: 'tool_reference', name: 'mcp__lint__run'}},
+        {
+          type: 'tool_addition',
+          tool: {type: 'tool_reference', name: 'mcp__docs__fetch'},
+          cache_control: {type: 'ephemeral'},
+        },
+      ],
+    },
+    {role: 'system', content: [], output_config: {effort: 'low'}},
+  ] as unknown as Anthropic.MessageParam[]
+  const ask = (key: string, userAgent?: string) =>
+    new Anthropic({
+      baseURL: base,
+      apiKey: keys.get(key)!,
+      maxRetries: 0,
+      defaultHeaders: {
+        'anthropic-beta': 'mid-conversation-tool-changes-2026-07-01',
+        ...(userAgent ? {'user-agent': userAgent} : {}),
+      },
+    }).messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 256,
+      system: 'You are Claude Code.',
+      tools,
+      messages,
+    })
+
+  it('reach a chat upstream translated: the tool loaded, the removal a line, no 400', async () => {
+    await takeSimCalls(simOrigin, /./)
+    const answer = await ask('cc-chat')
+    expect(answer.type).toBe('message')
+    const [body] = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    expect(body.tools.map((t: any) => t.function.name)).toEqual(['Bash', 'mcp__docs__fetch'])
+    // the effort statement's effort, the request having none of its own
+    expect(body.reasoning_effort).toBe('low')
+    expect(body.messages.map((m: any) => m.role)).toEqual(['system', 'user'])
+    expect(JSON.stringify(body.messages[0].content)).toContain(
+      'The docs MCP server connected; the lint server left.',
+    )
+    expect(JSON.stringify(body.messages[0].content)).toContain(
+      '[The tool \\"mcp__lint__run\\" is no longer available: do not call it.]',
+    )
+  })
+
+  it("reach a Messages server that is not Anthropic's passed through: in its system prompt, at its end", async () => {
+    await takeSimCalls(simOrigin, /./)
+    const answer = await ask('cc-own', 'claude-cli/2.1.332 (external, cli)')
+    expect(answer.type).toBe('message')
+    const [body] = await takeSimCalls(simOrigin, /\/messages$/)
+    expect(body.messages).toEqual([{role: 'user', content: 'Read the docs.'}])
+    expect(body.system).toEqual([
+      {type: 'text', text: 'You are Claude Code.'},
+      {type: 'text', text: 'The docs MCP server connected; the lint server left.'},
+      {
+        type: 'text',
+        text: '[The tool "mcp__lint__run" is no longer available: do not call it.]',
+        cache_control: {type: 'ephemeral'},
+      },
+    ])
+    expect(body.tools).toEqual([
+      tools[0],
+      {name: 'mcp__docs__fetch', description: 'Fetches a page.', input_schema: schema},
     ])
   })
 })

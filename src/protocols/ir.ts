@@ -79,6 +79,17 @@ export function toolReferenceText(
 }
 
 /**
+ * The line that tells a model a tool it was given is gone (a Messages `tool_removal`, Claude Code
+ * 2.1.3xx's when an MCP server disconnects): the tool stays in the request's tools, so that the
+ * upstream's prompt cache keeps the tool list, and the model is told not to call it. A name only
+ * (a tool's name is a word), not whatever text a client put there, goes into the prompt.
+ */
+export function toolRemovalText(name: string): string {
+  const word = /^[\w.:-]{1,128}$/.test(name) ? name : 'unknown'
+  return `[The tool "${word}" is no longer available: do not call it.]`
+}
+
+/**
  * Binary media of a turn: an image, or a document (a PDF) when `mediaType` is not `image/*`
  * (`isDocument`). One part for both because every family but chat sends them the same way (a
  * Gemini `inlineData` of any type); each encoder writes a document in its own form: a Messages

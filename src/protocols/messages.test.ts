@@ -206,15 +206,21 @@ describe('messages decodeRequest', () => {
     )
     expect(between.messages.map((m) => m.role)).toEqual(['user', 'assistant'])
     expect(between.system).toEqual([{type: 'text', text: 'S'}])
-    expect(() =>
-      messagesCodec.decodeRequest(
-        {
-          model: 'm',
-          messages: [{role: 'system', content: [{type: 'image', source: {type: 'url', url: 'u'}}]}],
-        },
-        {},
-      ),
-    ).toThrow(/"image" cannot be translated/)
+    // a block a system message cannot hold elsewhere: a line in its place, its type in the log row
+    const odd = messagesCodec.decodeRequest(
+      {
+        model: 'm',
+        messages: [{role: 'system', content: [{type: 'image', source: {type: 'url', url: 'u'}}]}],
+      },
+      {},
+    )
+    expect(odd.system).toEqual([
+      {
+        type: 'text',
+        text: '[This system message held a block of type "image", left out: it cannot be sent to this model]',
+      },
+    ])
+    expect(odd.leftOut).toEqual(['image'])
     expect(() =>
       messagesCodec.decodeRequest({model: 'm', messages: [{role: 'tool', content: 'x'}]}, {}),
     ).toThrow(/role "tool" cannot be translated/)
@@ -444,6 +450,158 @@ describe("messages decodeRequest: Anthropic's tool search (deferred tools, tool_
     expect(chat.messages.find((m) => m.role === 'tool')?.content).toBe(
       `<functions>\n${line('WebFetch')}\n</functions>`,
     )
+  })
+})
+
+describe("messages decodeRequest: a system message's tool changes and effort (Claude Code 2.1.3xx)", () => {
+  const schema = {type: 'object', properties: {x: {type: 'string'}}, required: ['x']}
+  const tool = (name: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    description: `${name} does it.`,
+    input_schema: schema,
+    ...extra,
+  })
+  // the tools as Claude Code sends them with tool search: its own, then MCP tools deferred
+  const tools = [
+    tool('Bash'),
+    tool('ToolSearch'),
+    tool('mcp__docs__search', {defer_loading: true}),
+    tool('mcp__docs__fetch', {defer_loading: true}),
+  ]
+  const user = (text: string) => ({role: 'user', content: [{type: 'text', text}]})
+  const decode = (messages: unknown[], extra: Record<string, unknown> = {}) =>
+    messagesCodec.decodeRequest({model: 'm', max_tokens: 10, tools, messages, ...extra}, {})
+
+  it('a tool_addition by reference loads that deferred tool, after the others, from then on', () => {
+    // Claude Code's shape (its Avl): the text, then the additions, the last with the cache mark
+    const added = {
+      role: 'system',
+      content: [
+        {type: 'text', text: 'The docs MCP server connected: its tools can be called now.'},
+        {
+          type: 'tool_addition',
+          tool: {type: 'tool_reference', name: 'mcp__docs__fetch'},
+          cache_control: {type: 'ephemeral'},
+        },
+      ],
+    }
+    const r = decode([user('hi'), added])
+    expect(r.tools.map((t) => t.name)).toEqual(['Bash', 'ToolSearch', 'mcp__docs__fetch'])
+    expect(r.tools[2]).toEqual({
+      name: 'mcp__docs__fetch',
+      description: 'mcp__docs__fetch does it.',
+      parameters: schema,
+    })
+    // the text joins the system prompt with the message's cache mark; the addition has no text
+    expect(r.system).toEqual([
+      {type: 'text', text: 'The docs MCP server connected: its tools can be called now.', cache: 'ephemeral'},
+    ])
+    expect(r.messages).toEqual([{role: 'user', parts: [{type: 'text', text: 'hi'}]}])
+    // a later ToolSearch result naming another tool loads it after: the list grows at its end
+    const later = decode([
+      user('hi'),
+      added,
+      {role: 'assistant', content: [{type: 'tool_use', id: 't1', name: 'ToolSearch', input: {query: 'q'}}]},
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 't1',
+            content: [{type: 'tool_reference', tool_name: 'mcp__docs__search'}],
+          },
+        ],
+      },
+    ])
+    expect(later.tools.map((t) => t.name)).toEqual([
+      'Bash',
+      'ToolSearch',
+      'mcp__docs__fetch',
+      'mcp__docs__search',
+    ])
+  })
+
+  it('a tool_addition by definition adds the tool it defines; one without a name is left out with a line', () => {
+    const definition = {name: 'mcp__late__ping', description: 'Pings.', input_schema: schema}
+    const r = decode([
+      user('hi'),
+      {
+        role: 'system',
+        content: [
+          {type: 'text', text: 'New tools.'},
+          {type: 'tool_addition', tool: {type: 'tool_definition', definition}},
+          {type: 'tool_addition', tool: {type: 'tool_definition', definition: {description: 'no name'}}},
+        ],
+      },
+    ])
+    expect(r.tools.map((t) => t.name)).toEqual(['Bash', 'ToolSearch', 'mcp__late__ping'])
+    expect(r.tools[2]).toEqual({name: 'mcp__late__ping', description: 'Pings.', parameters: schema})
+    expect(r.system.map((p) => p.text)).toEqual([
+      'New tools.',
+      '[This system message held a block of type "tool_definition", left out: it cannot be sent to this model]',
+    ])
+  })
+
+  it('a tool_removal keeps the tool list and tells the model the tool is gone', () => {
+    const r = decode([
+      user('hi'),
+      {
+        role: 'system',
+        content: [
+          {type: 'text', text: 'The docs MCP server disconnected.'},
+          {
+            type: 'tool_removal',
+            tool: {type: 'tool_reference', name: 'mcp__docs__fetch'},
+            cache_control: {type: 'ephemeral', ttl: '1h'},
+          },
+        ],
+      },
+    ])
+    expect(r.tools.map((t) => t.name)).toEqual(['Bash', 'ToolSearch'])
+    expect(r.system).toEqual([
+      {type: 'text', text: 'The docs MCP server disconnected.'},
+      {
+        type: 'text',
+        text: '[The tool "mcp__docs__fetch" is no longer available: do not call it.]',
+        cache: '1h',
+      },
+    ])
+  })
+
+  it("an effort statement holds from there on, over the request's own", () => {
+    const statement = (effort: string) => ({role: 'system', content: [], output_config: {effort}})
+    const r = decode(
+      [
+        user('a'),
+        statement('low'),
+        {role: 'assistant', content: 'ok'},
+        user('b'),
+        {
+          role: 'system',
+          content: [],
+          output_config: {timing: {type: 'now', now: '2026-11-28T05:00:00+00:00'}},
+        },
+        {role: 'assistant', content: 'ok'},
+        user('c'),
+      ],
+      {thinking: {type: 'adaptive'}, output_config: {effort: 'high'}},
+    )
+    // the statement's effort (low), not the request's (high); the time statement changes nothing
+    expect(r.reasoning).toEqual({include: true, effort: 'low'})
+    expect(r.system).toEqual([])
+    expect(r.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user'])
+    const later = decode(
+      [user('a'), statement('low'), {role: 'assistant', content: 'ok'}, user('b'), statement('max')],
+      {
+        thinking: {type: 'adaptive'},
+        output_config: {effort: 'low'},
+      },
+    )
+    expect(later.reasoning).toEqual({include: true, effort: 'high'})
+    // thinking turned off stays off
+    expect(decode([user('a'), statement('high')], {thinking: {type: 'disabled'}}).reasoning).toEqual({
+      disabled: true,
+    })
   })
 })
 

@@ -35,7 +35,7 @@ import type {
   WebSearchPart,
   WebSearchTool,
 } from './ir.js'
-import {TranslationError, toolReferenceText, unwrapOpaque, wrapOpaque} from './ir.js'
+import {TranslationError, toolReferenceText, toolRemovalText, unwrapOpaque, wrapOpaque} from './ir.js'
 
 // ---- decoding a Messages client's request ----
 
@@ -144,6 +144,8 @@ interface ToolReferences {
   turnSearches?: boolean
   /** The types of the blocks left out (`leftOutText`). */
   leftOut?: Set<string>
+  /** The tools a mid-conversation system message defines (`tool_definition`), by name. */
+  defined?: Map<string, FunctionTool>
 }
 
 function toolResult(block: Json, refs: ToolReferences): ToolResultPart {
@@ -257,15 +259,78 @@ function joinSearches(parts: Part[]): Part[] {
 /**
  * A mid-conversation system message (`role: "system"` in `messages`, Anthropic's
  * `mid-conversation-system-2026-04-07`: Claude Code sends the Agent tool's agent types as one,
- * after the last user turn, so the cached top-level system prompt stays the same): its text blocks.
+ * after the last user turn, so the cached top-level system prompt stays the same): its text blocks,
+ * with what its other blocks say (`mid-conversation-tool-changes-2026-07-01`, Claude Code 2.1.273
+ * on, as its `Avl` writes them: the text, then the removals, then the additions, the last block
+ * with the message's cache mark):
+ * - `{"type":"tool_addition","tool":{"type":"tool_reference","name":…}}` makes a deferred tool of
+ *   the request's (`defer_loading`) the model's from then on, as a `tool_reference` in a tool result
+ *   does (`loadDeferredTools`, in the same first-reference order); it has no text of its own: the
+ *   message's text announces it;
+ * - `{"type":"tool_addition","tool":{"type":"tool_definition","definition":{name, description,
+ *   input_schema}}}` defines a tool that is not in `tools` at all (an MCP tool that came late): it
+ *   joins the tools at that point of the order;
+ * - `{"type":"tool_removal","tool":{"type":"tool_reference","name":…}}` takes a tool away: the tool
+ *   list stays as it was (the upstream's prompt cache keeps it) and a line tells the model the tool
+ *   is gone (`toolRemovalText`).
+ * Any other block is left out with a line that says so (`leftOutText`), not refused: Claude Code
+ * reads a 400 it does not recognise as its system messages refused, resends the request without
+ * any of them and goes on without them (agent types, skills, late MCP tools, per-turn effort) until
+ * `/clear`, all without a word to its user; a line loses one block and the log row names it.
+ * A cache mark on a block that has no text here rides on the message's last text.
  */
-function systemMessageParts(m: Json): TextPart[] {
+function systemMessageParts(m: Json, refs: ToolReferences): TextPart[] {
   if (typeof m.content === 'string') return m.content === '' ? [] : [{type: 'text', text: m.content}]
-  return arr(m.content).map((raw) => {
+  const parts: TextPart[] = []
+  let cache: TextPart['cache'] | undefined
+  for (const raw of arr(m.content)) {
     const b = isObj(raw) ? raw : {}
-    if (b.type !== 'text') throw unsupported(b.type)
-    return textPart(b)
-  })
+    if (b.type === 'text') {
+      parts.push(textPart(b))
+      continue
+    }
+    const tool = isObj(b.tool) ? b.tool : {}
+    const name = str(tool.name) ?? str(tool.tool_name)
+    if (b.type === 'tool_addition' && tool.type === 'tool_reference' && name !== undefined)
+      refs.runs.push({part: {type: 'text', text: ''}, names: [name]})
+    else if (b.type === 'tool_addition' && tool.type === 'tool_definition' && isObj(tool.definition)) {
+      const defined = definedTool(tool.definition)
+      if (defined) {
+        ;(refs.defined ??= new Map()).set(defined.name, defined)
+        refs.runs.push({part: {type: 'text', text: ''}, names: [defined.name]})
+      } else parts.push(leftOutText('tool_definition', 'This system message', refs))
+    } else if (b.type === 'tool_removal' && name !== undefined)
+      parts.push({type: 'text', text: toolRemovalText(name)})
+    else parts.push(leftOutText(b.type, 'This system message', refs))
+    cache = cacheOf(b) ?? cache
+  }
+  const last = parts.at(-1)
+  if (cache && last && !last.cache) last.cache = cache
+  return parts
+}
+
+/** A `tool_definition`'s tool (a custom tool: a name and an input schema), or undefined. */
+function definedTool(d: Json): FunctionTool | undefined {
+  if (typeof d.name !== 'string' || (d.type !== undefined && d.type !== 'custom')) return undefined
+  return {
+    name: d.name,
+    ...(typeof d.description === 'string' ? {description: d.description} : {}),
+    parameters: isObj(d.input_schema) ? d.input_schema : {type: 'object', properties: {}},
+  }
+}
+
+/**
+ * The effort a mid-conversation system message states (`output_config.effort`: Claude Code
+ * 2.1.332 writes `{"role":"system","content":[],"output_config":{"effort":…}}` after a user turn
+ * whose effort differs from the one before, `/effort` changed mid-conversation). As Claude Code
+ * reads its own history (`ECt`), a statement holds from there on until the next one: the last one
+ * in the request is the effort of the answer asked for, over the request's own `output_config`.
+ * Its `timing` (the time of the turn) is not sent on: a line for every turn would change the
+ * system prompt, and with it the upstream's prompt cache, on every request.
+ */
+function statedEffort(m: Json): Effort | undefined {
+  const config = isObj(m.output_config) ? m.output_config : undefined
+  return config && typeof config.effort === 'string' ? MESSAGES_EFFORT[config.effort] : undefined
 }
 
 /**
@@ -279,15 +344,17 @@ function decodeTurns(
   raw: unknown,
   ctx: CodecContext,
   refs: ToolReferences,
-): {messages: Message[]; system: TextPart[]} {
+): {messages: Message[]; system: TextPart[]; effort?: Effort} {
   const names = new Map<string, string>()
   const messages: Message[] = []
   const system: TextPart[] = []
+  let effort: Effort | undefined
   let joinNext = false
   for (const item of arr(raw)) {
     const m = isObj(item) ? item : {}
     if (m.role === 'system') {
-      system.push(...systemMessageParts(m))
+      system.push(...systemMessageParts(m, refs))
+      effort = statedEffort(m) ?? effort
       joinNext = true
       continue
     }
@@ -316,7 +383,7 @@ function decodeTurns(
     else messages.push(turn)
     joinNext = false
   }
-  return {messages, system}
+  return {messages, system, ...(effort ? {effort} : {})}
 }
 
 function decodeTools(raw: unknown): {
@@ -396,7 +463,7 @@ function loadDeferredTools(
     const references: ReferencedTool[] = []
     for (const name of run.names) {
       let tool = known.get(name)
-      const loaded = tool ? undefined : deferred?.get(name)
+      const loaded = tool ? undefined : (deferred?.get(name) ?? refs.defined?.get(name))
       if (loaded) {
         tools.push(loaded)
         known.set(name, loaded)
@@ -512,9 +579,11 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const {tools, builtin, deferred, search} = decodeTools(b.tools)
   // Anthropic's own tool search (a `tool_search_tool_*` server tool, which no other family runs):
   // its deferred tools go as ordinary tools, or the model would have none of them
-  if (deferred && builtin.some((t) => /^tool_search_tool_/.test(String((t.raw as {type?: unknown})?.type))))
+  if (deferred && builtin.some((t) => /^tool_search_tool_/.test(String((t.raw as {type?: unknown})?.type)))) {
     tools.push(...deferred.values())
-  else loadDeferredTools(tools, deferred, refs)
+    // (the tools a system message defines still join)
+    if (refs.defined) loadDeferredTools(tools, undefined, refs)
+  } else loadDeferredTools(tools, deferred, refs)
   const decodedChoice = decodeToolChoice(b.tool_choice)
   const parallel = decodedChoice.parallel
   // a choice of the search tool by its name forces the search, not a function
@@ -528,7 +597,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   if (forced && !tools.includes(forced)) tools.push(forced)
   const stop = arr(b.stop_sequences).filter((s): s is string => typeof s === 'string')
   const output = decodeOutputConfig(b)
-  const reasoning = requestReasoning(b.thinking, output.effort)
+  const reasoning = requestReasoning(b.thinking, turns.effort ?? output.effort)
   const user = isObj(b.metadata) ? str(b.metadata.user_id) : undefined
   const request: Request = {
     model: str(b.model) ?? null,

@@ -27,6 +27,7 @@ import {defaultPools, upstreamPath} from './pools.js'
 import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget} from './proxy-types.js'
 import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-line.js'
 import {relay} from './relay.js'
+import {withSystemTurnsHoisted} from './system-turns.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
 import {acquireTarget, canTryAfter} from './targets.js'
@@ -439,7 +440,8 @@ export async function proxyRequest(
    * A chat or Messages body passed through to `target`, as it goes upstream: with what was learned
    * of its model (`learned`) applied; a Messages body from Claude Code to a server other than
    * Anthropic's API without Claude Code's attribution line, which changes every request and would
-   * miss that server's prefix cache on every turn (./billing-line.ts).
+   * miss that server's prefix cache on every turn (./billing-line.ts), and with its mid-conversation
+   * system messages in its system prompt (./system-turns.ts).
    */
   async function passedBytes(
     body: Buffer,
@@ -452,8 +454,10 @@ export async function proxyRequest(
       family === 'messages' &&
       sendsBillingLine(request.headers['user-agent']) &&
       !isAnthropicApi(target.provider.baseUrl)
-    )
-      body = withoutBillingBlock(body)
+    ) {
+      // (its mid-conversation system messages too, which only Anthropic takes: ./system-turns.ts)
+      body = withoutBillingBlock(withSystemTurnsHoisted(body))
+    }
     return body
   }
 
