@@ -31,6 +31,12 @@
 //                                          sub-agent tools, Codex 0.17x) through translation to each other
 //                                          family: the call must come back with its namespace, which Codex
 //                                          needs to run it
+//   npm run test:agents -- --lite          Codex on gpt-6.2-sol, a model of its catalog marked
+//                                          `use_responses_lite` (Codex 0.144+): its tools come in an
+//                                          `additional_tools` input item, not `tools`; through
+//                                          translation to each other family (--to narrows) the
+//                                          upstream must get them, and Codex must run the call of
+//                                          its `exec` (namespace `functions`) and send the second turn
 //   npm run test:agents -- --web-search    each CLI's web search through translation (Claude Code to
 //                                          Responses, Gemini and chat, Gemini CLI to Responses and
 //                                          Messages, Codex to Messages; --to narrows): the upstream
