@@ -185,7 +185,9 @@ export function encodeRequest(request: Request, model: string): Record<string, u
     body.include = [...((body.include as string[] | undefined) ?? []), 'web_search_call.action.sources']
   if (request.previousResponseId) body.previous_response_id = request.previousResponseId
   if (request.cacheKey) body.prompt_cache_key = request.cacheKey
-  if (request.user) body.user = request.user
+  // (as to chat: OpenAI refuses a `user` over 64 characters, "Invalid 'user': string too long",
+  // and Claude Code's `metadata.user_id`, a JSON object of ids, is about 150)
+  if (request.user && request.user.length <= 64) body.user = request.user
   body.stream = request.stream
   return body
 }

@@ -3,6 +3,7 @@ import {describe, expect, it} from 'vitest'
 import {chatCodec} from './chat.js'
 import type {StreamEvent} from './ir.js'
 import {emptyUsage} from './ir.js'
+import {messagesCodec} from './messages.js'
 import {responsesCodec} from './responses.js'
 
 const run = (events: Array<Record<string, unknown>>, end = true): StreamEvent[] => {
@@ -440,5 +441,39 @@ describe('responses stream decoder', () => {
       type: 'error',
       message: 'boom',
     })
+  })
+})
+
+describe("responses encodeRequest: an end user's id", () => {
+  // Claude Code 2.1.x's metadata.user_id: a JSON object of its ids, about 150 characters
+  const claudeCode = JSON.stringify({
+    device_id: 'd'.repeat(64),
+    account_uuid: '',
+    session_id: '0c4b1f7e-2a8d-4f51-9a53-7d0e6f3b9c21',
+  })
+  const upstream = (user: string) => {
+    const r = messagesCodec.decodeRequest(
+      {
+        model: 'claude-sonnet-4-5',
+        max_tokens: 9,
+        messages: [{role: 'user', content: 'hi'}],
+        metadata: {user_id: user},
+      },
+      {},
+    )
+    return {responses: responsesCodec.encodeRequest(r, 'gpt-5'), chat: chatCodec.encodeRequest(r, 'gpt-5')}
+  }
+
+  it('leaves out one over 64 characters, which OpenAI refuses ("Invalid \'user\': string too long"), as to chat', () => {
+    expect(claudeCode.length).toBeGreaterThan(64)
+    const {responses, chat} = upstream(claudeCode)
+    expect(responses).not.toHaveProperty('user')
+    expect(chat).not.toHaveProperty('user')
+  })
+
+  it('keeps one of 64 characters or fewer', () => {
+    const {responses, chat} = upstream('u'.repeat(64))
+    expect(responses.user).toBe('u'.repeat(64))
+    expect(chat.user).toBe('u'.repeat(64))
   })
 })

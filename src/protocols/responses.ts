@@ -175,10 +175,14 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const input =
     typeof body.input === 'string' ? [{type: 'message', role: 'user', content: body.input}] : body.input
   let searched = false
+  // Codex's "Responses Lite" (0.144+, its own model names): its tools in an input item, not `tools`
+  let additional: unknown[] | undefined
   for (const item of Array.isArray(input) ? input : []) {
     if (!isObject(item)) continue
     const type = item.type ?? (item.role ? 'message' : undefined)
-    if (type === 'message') {
+    if (type === 'additional_tools') {
+      if (Array.isArray(item.tools)) additional = [...(additional ?? []), ...(item.tools as unknown[])]
+    } else if (type === 'message') {
       const parts = contentParts(item.content)
       if (item.role === 'system' || item.role === 'developer')
         system.push(...parts.filter((p): p is TextPart => p.type === 'text'))
@@ -214,7 +218,9 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const tools: FunctionTool[] = []
   const builtinTools: NonNullable<Request['builtinTools']> = []
   let webSearch: WebSearchTool | undefined
-  for (const tool of Array.isArray(body.tools) ? body.tools : []) {
+  const declared = Array.isArray(body.tools) ? body.tools : []
+  // the item's tools read as `tools` are, after them (a body with both)
+  for (const tool of additional ? [...declared, ...additional] : declared) {
     if (!isObject(tool)) continue
     const own = functionTool(tool)
     if (own) tools.push(own)

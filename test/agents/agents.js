@@ -242,7 +242,18 @@ export const AGENTS = [
     bin: 'codex',
     agentType: 'codex',
     family: 'responses',
-    prepare({home, binDir, origin, key, bind, prompt = PROMPT, tools = false, webSearch = false, reasoning}) {
+    prepare({
+      home,
+      binDir,
+      origin,
+      key,
+      bind,
+      prompt = PROMPT,
+      tools = false,
+      webSearch = false,
+      reasoning,
+      lite = false,
+    }) {
       mkdirSync(join(home, '.codex'), {recursive: true})
       // bind: `gwctl agents enable codex` adds model_provider and [model_providers.gwctl]
       const provider = bind
@@ -258,7 +269,9 @@ export const AGENTS = [
       writeFileSync(
         join(home, '.codex', 'config.toml'),
         [
-          'model = "gw-model"',
+          // lite (`--lite`): a model of Codex's own catalog with `use_responses_lite`, for which
+          // Codex sends its tools in an `additional_tools` input item, never in `tools`
+          lite ? 'model = "gpt-6.2-sol"' : 'model = "gw-model"',
           'check_for_update_on_startup = false',
           // webSearch (`--web-search`): the live search tool among its tools
           ...(webSearch ? ['web_search = "live"'] : []),

@@ -31,6 +31,12 @@
 //                                          sub-agent tools, Codex 0.17x) through translation to each other
 //                                          family: the call must come back with its namespace, which Codex
 //                                          needs to run it
+//   npm run test:agents -- --lite          Codex on gpt-6.2-sol, a model of its catalog marked
+//                                          `use_responses_lite` (Codex 0.144+): its tools come in an
+//                                          `additional_tools` input item, not `tools`; through
+//                                          translation to each other family (--to narrows) the
+//                                          upstream must get them, and Codex must run the call of
+//                                          its `exec` (namespace `functions`) and send the second turn
 //   npm run test:agents -- --web-search    each CLI's web search through translation (Claude Code to
 //                                          Responses, Gemini and chat, Gemini CLI to Responses and
 //                                          Messages, Codex to Messages; --to narrows): the upstream
@@ -72,7 +78,7 @@ const BIN = join(ROOT, 'bin', 'gwctl.cjs')
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
   console.log(
-    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] [--model messages=claude-opus-4-8] [--reasoning] | --pdf | --overflow | --tool-search | --namespace | --web-search] [--only claude,codex,gemini,opencode,qwen] [--latest | --version claude=X,codex=Y] [--keep] [--verbose] [--strace]',
+    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] [--model messages=claude-opus-4-8] [--reasoning] | --pdf | --overflow | --tool-search | --namespace | --lite | --web-search] [--only claude,codex,gemini,opencode,qwen] [--latest | --version claude=X,codex=Y] [--keep] [--verbose] [--strace]',
   )
   process.exit(0)
 }
@@ -92,6 +98,11 @@ const TOOL_SEARCH = argv.includes('--tool-search')
 // (the sim's `named-tool` quirk calls the tool the prompt names)
 const NAMESPACE = argv.includes('--namespace')
 const NAMESPACED_TOOL = 'multi_agent_v1__close_agent'
+// --lite: Codex on a model of its own catalog marked `use_responses_lite` (gpt-6.2-sol), which sends
+// its tools in an `additional_tools` input item instead of `tools`, through translation: the
+// upstream must get them, and the call (its `exec` of the `functions` namespace) must run
+const LITE = argv.includes('--lite')
+const LITE_TOOL = 'functions__exec'
 // --web-search: each CLI's own web search through translation (the sim's `named-tool` quirk calls
 // Claude Code's WebSearch and Gemini CLI's google_web_search; Codex's prompt says "search the web")
 const WEB_SEARCH = argv.includes('--web-search')
@@ -111,7 +122,7 @@ const WEB_SEARCH_PROMPT = {
 /** --web-search: the tools each CLI gets (Codex: its own set, with web_search = "live"). */
 const WEB_SEARCH_TOOL = {claude: ['WebSearch'], gemini: ['google_web_search']}
 const TRANSLATE =
-  (argv.includes('--translate') || PDF || OVERFLOW || TOOL_SEARCH || NAMESPACE || WEB_SEARCH) &&
+  (argv.includes('--translate') || PDF || OVERFLOW || TOOL_SEARCH || NAMESPACE || LITE || WEB_SEARCH) &&
   !DIRECT &&
   !BIND &&
   !RUN
@@ -145,7 +156,7 @@ const ONLY = PDF
   ? new Set(['claude', 'gemini'])
   : OVERFLOW || TOOL_SEARCH
     ? new Set(['claude'])
-    : NAMESPACE
+    : NAMESPACE || LITE
       ? new Set(['codex'])
       : WEB_SEARCH
         ? new Set(
@@ -835,6 +846,7 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
     tools: pdf ? [agent.readTool] : WEB_SEARCH ? (WEB_SEARCH_TOOL[agent.name] ?? true) : !TOOL_SEARCH,
     webSearch: WEB_SEARCH,
     reasoning: REASONING,
+    lite: LITE,
   })
   // --web-search: Claude Code 2.1.3xx defers WebSearch behind ToolSearch; off, it is an ordinary tool
   if (WEB_SEARCH && agent.name === 'claude') env.ENABLE_TOOL_SEARCH = 'false'
@@ -1003,6 +1015,20 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
     notes.push(`Codex answered the call: ${JSON.stringify(String(output).slice(0, 100))}`)
     if (!names.includes(NAMESPACED_TOOL)) problems.push(`turn 1 did not offer ${NAMESPACED_TOOL}`)
     if (/unsupported call/.test(String(output))) problems.push(`Codex did not run the call: ${output}`)
+  }
+
+  if (LITE && calls.length > 0) {
+    // Codex sent no `tools`: the upstream had the item's tools as functions, called the first
+    // (exec), and Codex ran it (its "unsupported call: ..." when the call came back wrong)
+    const names = fam.toolNames(calls[0].body)
+    notes.push(`the Lite tools upstream: ${names.join(', ') || 'none'}`)
+    if (!names.includes(LITE_TOOL)) problems.push(`turn 1 did not offer ${LITE_TOOL}`)
+    if (turn2At >= 0) {
+      const output = fam.resultTexts(calls[turn2At].body).at(-1)
+      notes.push(`Codex answered the call: ${JSON.stringify(String(output).slice(0, 160))}`)
+      if (/unsupported (call|custom tool)/i.test(String(output)))
+        problems.push(`Codex did not run the call: ${output}`)
+    }
   }
 
   if (WEB_SEARCH && calls.length > 0) {

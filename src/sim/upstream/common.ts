@@ -50,6 +50,16 @@ export function wantsTool(lastUserText: string): boolean {
   return /\b(use|call)\s+(a\s+|the\s+)?tools?\b/i.test(lastUserText)
 }
 
+/** True for a schema whose one property is the string `input` (a Responses custom tool elsewhere). */
+export function inputOnly(schema: unknown): boolean {
+  if (!schema || typeof schema !== 'object') return false
+  const properties = (schema as Record<string, unknown>).properties
+  if (!properties || typeof properties !== 'object') return false
+  const keys = Object.keys(properties)
+  const input = (properties as Record<string, {type?: unknown} | undefined>).input
+  return keys.length === 1 && typeof input?.type === 'string' && input.type.toLowerCase() === 'string'
+}
+
 /** The deterministic answer for a request. */
 export function simAnswer(options: {
   promptParts: unknown
@@ -64,6 +74,11 @@ export function simAnswer(options: {
   forcedSchema?: unknown
   /** The call's arguments, as given (a tool the user's words picked: quirks.ts `pickedTool`). */
   toolArgs?: Record<string, unknown>
+  /**
+   * The tool takes one string, `input` (a Responses custom tool as the gateway sends it elsewhere,
+   * {@link inputOnly}): the call's arguments are `{input}`, the user's words, as a model writes them.
+   */
+  inputArg?: boolean
   messagesCache?: boolean
   jsonSchema?: unknown
   /** The tool result the request ends with: the answer quotes it, so a tool loop ends. */
@@ -84,7 +99,9 @@ export function simAnswer(options: {
       options.toolArgs ??
       (options.forcedSchema !== undefined
         ? (instanceOf(options.forcedSchema) as Record<string, unknown>)
-        : {query: snippet || 'sim'})
+        : options.inputArg
+          ? {input: snippet || 'sim'}
+          : {query: snippet || 'sim'})
     return {
       text: '',
       thinking,

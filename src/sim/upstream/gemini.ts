@@ -9,7 +9,7 @@ import type {SimContext} from '../context.js'
 import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'
 import {geminiImageProblem} from './media-checks.js'
-import {bearer, deltas, header, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
+import {bearer, deltas, header, inputOnly, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
 import type {Quirks} from './quirks.js'
 import {
   callIdRefusal,
@@ -58,6 +58,14 @@ function firstFunction(tools: unknown): string | undefined {
     if (Array.isArray(decls) && typeof (decls[0] as Body)?.name === 'string')
       return (decls[0] as Body).name as string
   }
+  return undefined
+}
+
+/** The parameters of the function declared as `name` (either field). */
+function declarationSchema(tools: unknown, name: string): unknown {
+  for (const tool of Array.isArray(tools) ? (tools as Body[]) : [])
+    for (const decl of Array.isArray(tool?.functionDeclarations) ? (tool.functionDeclarations as Body[]) : [])
+      if (decl?.name === name) return decl.parametersJsonSchema ?? decl.parameters
   return undefined
 }
 
@@ -155,13 +163,16 @@ export function geminiAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer 
   // beside functions (Gemini 3) when the user's words ask for it
   const search = answered || (names.length > 0 && !wantsSearch(userText)) ? undefined : searchTool(body.tools)
   const picked = answered || search ? undefined : pickedTool(names, userText, quirks)
+  const toolName = answered || search ? undefined : (picked?.name ?? firstFunction(body.tools))
   const answer = simAnswer({
     promptParts: [body.systemInstruction ?? null, body.contents ?? null, body.tools ?? null],
     lastUserText: userText,
     reasoning: !!thinking && thinking.thinkingBudget !== 0,
-    toolName: answered || search ? undefined : (picked?.name ?? firstFunction(body.tools)),
+    toolName,
     forceTool: !!picked || mode === 'ANY',
     toolArgs: picked?.args,
+    // (the signature of the call binds its arguments: `{query}` to a custom tool came back `{input}`)
+    inputArg: toolName !== undefined && inputOnly(declarationSchema(body.tools, toolName)),
     jsonSchema: json ? (config.responseJsonSchema ?? config.responseSchema ?? {type: 'object'}) : undefined,
     toolResult: lastFunctionResponse(body.contents),
   })

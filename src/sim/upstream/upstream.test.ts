@@ -1,5 +1,6 @@
 /** The official SDKs against the simulated upstreams directly: the sim speaks each protocol. */
 import Anthropic from '@anthropic-ai/sdk'
+import type {FunctionDeclaration} from '@google/genai'
 import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -262,6 +263,21 @@ describe('gemini upstream', () => {
       config: {tools: [{functionDeclarations: [{name: 'lookup'}]}]},
     })
     expect(result.functionCalls).toEqual([{name: 'lookup', args: {query: 'use a tool now'}}])
+  })
+
+  it('fills the one string `input` of a function that takes only that (a custom tool, translated)', async () => {
+    const input = {type: 'object', properties: {input: {type: 'string'}}, required: ['input']}
+    for (const decl of [
+      {name: 'exec', parametersJsonSchema: input},
+      {name: 'exec', parameters: {...input, properties: {input: {type: 'STRING'}}}},
+    ]) {
+      const result = await genai().models.generateContent({
+        model: 'gemini-sim',
+        contents: 'use a tool now',
+        config: {tools: [{functionDeclarations: [decl as FunctionDeclaration]}]},
+      })
+      expect(result.functionCalls).toEqual([{name: 'exec', args: {input: 'use a tool now'}}])
+    }
   })
 
   it('answers JSON mode with an object fitting the schema', async () => {
