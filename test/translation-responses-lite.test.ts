@@ -9,6 +9,7 @@
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import {codexLiteTools} from './helpers/codex.js'
 import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
@@ -29,43 +30,8 @@ beforeAll(async () => {
 
 afterAll(() => stop())
 
-const params = (prop: string) => ({type: 'object', properties: {[prop]: {type: 'string'}}, required: [prop]})
 /** Codex 0.171.0's item on gpt-6.2-sol, as captured (fewer tools, descriptions cut). */
-const ADDITIONAL = {
-  type: 'additional_tools',
-  id: 'at_1',
-  role: 'developer',
-  tools: [
-    {
-      type: 'namespace',
-      name: 'functions',
-      description: '',
-      tools: [
-        {
-          type: 'custom',
-          name: 'exec',
-          description: 'Run JavaScript code to orchestrate/compose tool calls',
-          format: {type: 'grammar', syntax: 'lark', definition: 'start: /[\\s\\S]+/'},
-        },
-        {
-          type: 'function',
-          name: 'wait',
-          description: 'Waits on a cell.',
-          strict: false,
-          parameters: params('cell'),
-        },
-      ],
-    },
-    {
-      type: 'namespace',
-      name: 'clock',
-      description: 'Tools for reading and waiting on time.',
-      tools: [
-        {type: 'function', name: 'sleep', description: 'Pause.', strict: false, parameters: params('ms')},
-      ],
-    },
-  ],
-}
+const ADDITIONAL = codexLiteTools()
 const NAMES = ['functions__exec', 'functions__wait', 'clock__sleep']
 
 /** The names of the functions an upstream request of `family` offered. */

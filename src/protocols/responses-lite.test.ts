@@ -5,55 +5,15 @@ import {geminiCodec} from './gemini.js'
 import {emptyUsage} from './ir.js'
 import {messagesCodec} from './messages.js'
 import {responsesCodec} from './responses.js'
+import {codexLiteTools, liteParams} from '../../test/helpers/codex.js'
 
 // Codex 0.171.0 on a model of its catalog marked `use_responses_lite` (gpt-6.2-sol), as captured
-// (descriptions and schemas cut): no `tools`, its tools in the first input item, each in a
-// namespace, the first of them `exec`, a custom tool of the `functions` namespace
-const params = (prop: string) => ({
-  type: 'object',
-  properties: {[prop]: {type: 'string'}},
-  required: [prop],
-  additionalProperties: false,
-})
+// (descriptions and schemas cut): no `tools`, its tools in the first input item
 const lite = {
   model: 'gpt-6.2-sol',
   stream: true,
   input: [
-    {
-      type: 'additional_tools',
-      id: 'at_01a2209d',
-      role: 'developer',
-      tools: [
-        {
-          type: 'namespace',
-          name: 'functions',
-          description: '',
-          tools: [
-            {
-              type: 'custom',
-              name: 'exec',
-              description: 'Run JavaScript code to orchestrate/compose tool calls',
-              format: {type: 'grammar', syntax: 'lark', definition: 'start: /[\\s\\S]+/'},
-            },
-            {
-              type: 'function',
-              name: 'wait',
-              description: 'Waits on a cell.',
-              strict: false,
-              parameters: params('cell'),
-            },
-          ],
-        },
-        {
-          type: 'namespace',
-          name: 'clock',
-          description: 'Tools for reading and waiting on time.',
-          tools: [
-            {type: 'function', name: 'sleep', description: 'Pause.', strict: false, parameters: params('ms')},
-          ],
-        },
-      ],
-    },
+    codexLiteTools('at_01a2209d'),
     {type: 'message', role: 'developer', content: [{type: 'input_text', text: 'You are Codex.'}]},
     {type: 'message', role: 'user', content: [{type: 'input_text', text: 'use a tool'}]},
   ],
@@ -73,15 +33,15 @@ describe("responses: Codex's Responses Lite tools (an additional_tools input ite
       ['functions__wait', {name: 'functions', tool: 'wait'}],
       ['clock__sleep', {name: 'clock', tool: 'sleep'}],
     ])
-    expect(r.tools[0].custom).toEqual({format: lite.input[0].tools![0].tools[0].format})
-    expect(r.tools[1].parameters).toEqual(params('cell'))
+    expect(r.tools[0].custom).toEqual({format: codexLiteTools().tools[0].tools[0].format})
+    expect(r.tools[1].parameters).toEqual(liteParams('cell'))
     expect(r.system.map((p) => p.text)).toEqual(['You are Codex.'])
     expect(r.messages).toEqual([{role: 'user', parts: [{type: 'text', text: 'use a tool'}]}])
   })
 
   it('takes `tools` first and the item after when a body has both', () => {
     const r = responsesCodec.decodeRequest(
-      {...lite, tools: [{type: 'function', name: 'exec_command', parameters: params('cmd')}]},
+      {...lite, tools: [{type: 'function', name: 'exec_command', parameters: liteParams('cmd')}]},
       {},
     )
     expect(r.tools.map((t) => t.name)).toEqual(['exec_command', ...NAMES])

@@ -81,12 +81,18 @@ const CHAT_BODY_RULES = [
   'alternateRoles',
 ] as const satisfies ReadonlyArray<keyof UpstreamAdaptation>
 
-/** Whether what was learned of an upstream model rewrites a chat body passed through to it. */
-export function rewritesChatBody(a: UpstreamAdaptation | undefined): boolean {
+/** Whether `a` holds any of `rules` (a rule set to false holds nothing). */
+function holdsAny(
+  a: UpstreamAdaptation | undefined,
+  rules: ReadonlyArray<keyof UpstreamAdaptation>,
+): boolean {
   if (a === undefined) return false
-  for (const rule of CHAT_BODY_RULES) if (a[rule] !== undefined && a[rule] !== false) return true
+  for (const rule of rules) if (a[rule] !== undefined && a[rule] !== false) return true
   return false
 }
+
+/** Whether what was learned of an upstream model rewrites a chat body passed through to it. */
+export const rewritesChatBody = (a: UpstreamAdaptation | undefined): boolean => holdsAny(a, CHAT_BODY_RULES)
 
 /**
  * What was learned that changes a Messages body itself (its thinking form, a field it goes without,
@@ -101,11 +107,8 @@ const MESSAGES_BODY_RULES = [
 ] as const satisfies ReadonlyArray<keyof UpstreamAdaptation>
 
 /** Whether what was learned of an upstream model rewrites a Messages body passed through to it. */
-export function rewritesMessagesBody(a: UpstreamAdaptation | undefined): boolean {
-  if (a === undefined) return false
-  for (const rule of MESSAGES_BODY_RULES) if (a[rule] !== undefined) return true
-  return false
-}
+export const rewritesMessagesBody = (a: UpstreamAdaptation | undefined): boolean =>
+  holdsAny(a, MESSAGES_BODY_RULES)
 
 /** How many refused fields one request may learn before its 400 goes to the client. */
 export const MAX_ADAPTATIONS_A_REQUEST = 3

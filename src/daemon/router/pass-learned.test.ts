@@ -63,6 +63,12 @@ const ollamaRefusal = (model: string) => ({
   },
 })
 
+/** DeepSeek's 400, in its error body. */
+const deepseekRefusal = (message: string): Refusal => ({
+  status: 400,
+  body: {error: {message, type: 'invalid_request_error', param: null, code: 'invalid_request_error'}},
+})
+
 const TOOLS = [{type: 'function', function: {name: 'read', parameters: {type: 'object', properties: {}}}}]
 
 describe('a chat request passed through, refused for what a translated one is adapted for', () => {
@@ -223,18 +229,9 @@ describe('a chat request passed through, refused for what a translated one is ad
     targets = [target('deepseek', 'deepseek-chat')]
     const image = (messages: unknown) =>
       JSON.stringify(messages).includes('"image_url"')
-        ? {
-            status: 400,
-            body: {
-              error: {
-                message:
-                  'Failed to deserialize the JSON body into the target type: messages[1]: unknown variant `image_url`, expected `text` at line 1 column 190',
-                type: 'invalid_request_error',
-                param: null,
-                code: 'invalid_request_error',
-              },
-            },
-          }
+        ? deepseekRefusal(
+            'Failed to deserialize the JSON body into the target type: messages[1]: unknown variant `image_url`, expected `text` at line 1 column 190',
+          )
         : undefined
     judge = (b) => image(b.messages)
     const png = 'data:image/png;base64,iVBORw0KGgo='
@@ -299,17 +296,7 @@ describe('a chat request passed through, refused for what a translated one is ad
     targets = [target('deepseek-json', 'deepseek-chat')]
     judge = (b) =>
       (b.response_format as {type?: string} | undefined)?.type === 'json_schema'
-        ? {
-            status: 400,
-            body: {
-              error: {
-                message: 'This response_format type is unavailable now',
-                type: 'invalid_request_error',
-                param: null,
-                code: 'invalid_request_error',
-              },
-            },
-          }
+        ? deepseekRefusal('This response_format type is unavailable now')
         : undefined
     const schema = {type: 'object', properties: {next: {type: 'string'}}, required: ['next']}
     const body = {
@@ -346,18 +333,9 @@ describe('a chat request passed through, refused for what a translated one is ad
       messages.some((m, i) => i > 0 && m.role !== 'tool' && m.role === messages[i - 1].role)
     judge = (b) =>
       successive(b.messages as Array<{role: string}>)
-        ? {
-            status: 400,
-            body: {
-              error: {
-                message:
-                  'deepseek-reasoner does not support successive user or assistant messages (messages[1] and messages[2] in your input). You should interleave the user/assistant messages in the message sequence.',
-                type: 'invalid_request_error',
-                param: null,
-                code: 'invalid_request_error',
-              },
-            },
-          }
+        ? deepseekRefusal(
+            'deepseek-reasoner does not support successive user or assistant messages (messages[1] and messages[2] in your input). You should interleave the user/assistant messages in the message sequence.',
+          )
         : undefined
     const body = {
       model: 'deepseek-reasoner',
