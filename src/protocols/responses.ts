@@ -41,6 +41,7 @@ import {encodeRequest} from './responses-request.js'
 import {citationsOfOutput, citePages, webSearchItem, webSearchOfItem} from './web-search.js'
 import {ResponsesStreamDecoder} from './responses-stream.js'
 import {ResponsesStreamEncoder} from './responses-stream-encoder.js'
+import {toolSearchFunction, toolSearchPart, withLoadedTools} from './tool-search.js'
 
 const CUSTOM_PARAMETERS = {type: 'object', properties: {input: {type: 'string'}}, required: ['input']}
 
@@ -175,6 +176,8 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const input =
     typeof body.input === 'string' ? [{type: 'message', role: 'user', content: body.input}] : body.input
   let searched = false
+  // the tools Codex's tool searches loaded (tool-search.ts)
+  const loaded: Body[] = []
   for (const item of Array.isArray(input) ? input : []) {
     if (!isObject(item)) continue
     const type = item.type ?? (item.role ? 'message' : undefined)
@@ -208,15 +211,19 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     } else if (type === 'compaction' || type === 'compaction_summary')
       throw new TranslationError(COMPACTION_ITEM_REFUSAL)
     else if (type === 'compaction_trigger') throw new TranslationError(REMOTE_COMPACTION_REFUSAL)
+    else if (type === 'tool_search_call' || type === 'tool_search_output') {
+      const search = toolSearchPart(item, loaded)
+      if (search) push(search.role, [search.part])
+    }
   }
   for (const message of messages) if (message.role === 'assistant') restoreCarried(message, ctx)
 
   const tools: FunctionTool[] = []
   const builtinTools: NonNullable<Request['builtinTools']> = []
   let webSearch: WebSearchTool | undefined
-  for (const tool of Array.isArray(body.tools) ? body.tools : []) {
+  for (const tool of withLoadedTools(body.tools, loaded)) {
     if (!isObject(tool)) continue
-    const own = functionTool(tool)
+    const own = functionTool(tool) ?? toolSearchFunction(tool)
     if (own) tools.push(own)
     else if (tool.type === 'namespace' && typeof tool.name === 'string' && Array.isArray(tool.tools)) {
       // its functions, each under a name of its own elsewhere (FunctionTool.namespace)
