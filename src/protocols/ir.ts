@@ -325,6 +325,11 @@ export interface FunctionTool {
    * the tool's own name with `namespace`, which Codex needs to run it ("unsupported call" without).
    */
   namespace?: {name: string; tool: string}
+  /**
+   * Codex's client-side tool search (`tool_search`, tool-search.ts): elsewhere a function of that
+   * name, its calls going back to Codex as `tool_search_call` items.
+   */
+  toolSearch?: true
 }
 
 export type ToolChoice =

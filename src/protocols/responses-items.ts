@@ -6,6 +6,7 @@ import {randomUUID} from 'node:crypto'
 
 import type {CodecContext, Message, Opaque, Part, ReasoningPart, Request, StopReason, Usage} from './ir.js'
 import {emptyUsage, wrapOpaque} from './ir.js'
+import {toolSearchCallItem} from './tool-search.js'
 
 export type Body = Record<string, unknown>
 
@@ -133,7 +134,8 @@ export const signaturePart = (signature: Opaque): ReasoningPart => ({type: 'reas
 
 /**
  * The item of a tool call for a Responses client: a `custom_tool_call` for a tool it declared
- * custom, and a tool of one of its namespaces under the tool's own name with `namespace`.
+ * custom, a tool of one of its namespaces under the tool's own name with `namespace`, and a call
+ * of Codex's tool search as the `tool_search_call` it runs.
  */
 export function functionCallItem(
   ctx: CodecContext | undefined,
@@ -142,6 +144,7 @@ export function functionCallItem(
   status: 'in_progress' | 'completed',
 ): Body {
   const tool = ctx?.request?.tools.find((t) => t.name === call.name)
+  if (tool?.toolSearch) return toolSearchCallItem(call, itemId, status)
   const named = tool?.namespace
     ? {name: tool.namespace.tool, namespace: tool.namespace.name}
     : {name: call.name}

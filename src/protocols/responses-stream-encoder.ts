@@ -23,6 +23,7 @@ import {
   signaturePart,
   statusOf,
 } from './responses-items.js'
+import {isToolSearch} from './tool-search.js'
 
 interface EncBlock {
   kind: 'text' | 'reasoning' | 'tool'
@@ -30,7 +31,8 @@ interface EncBlock {
   itemId: string
   text: string
   opaque?: {signature?: Opaque; redacted?: Opaque; encrypted?: Opaque}
-  call?: {id: string; name: string; custom: boolean}
+  /** `search`: Codex's tool search, whose `tool_search_call` item has no argument events. */
+  call?: {id: string; name: string; custom: boolean; search?: boolean}
   /** What a delta event of this block holds between its sequence number and its delta string. */
   deltaHead?: string
 }
@@ -106,7 +108,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         const block = this.blocks.get(event.index)
         if (!block?.call) break
         block.text += event.json
-        if (!block.call.custom && event.json) out += this.delta(block, event.json)
+        if (!block.call.custom && !block.call.search && event.json) out += this.delta(block, event.json)
         break
       }
       case 'block_stop':
@@ -234,12 +236,13 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     } else {
       if (start.signature) out += this.signatureItem(start.signature)
       const custom = isCustomTool(this.ctx?.request, start.name)
+      const search = isToolSearch(this.ctx?.request, start.name)
       const block: EncBlock = {
         kind: 'tool',
         outputIndex: this.output.length,
-        itemId: newId(this.ctx, custom ? 'ctc' : 'fc'),
+        itemId: newId(this.ctx, custom ? 'ctc' : search ? 'tsc' : 'fc'),
         text: '',
-        call: {id: start.id, name: start.name, custom},
+        call: {id: start.id, name: start.name, custom, ...(search ? {search} : {})},
       }
       this.blocks.set(index, block)
       const item = functionCallItem(
@@ -334,7 +337,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
           output_index: block.outputIndex,
           input,
         })
-      } else
+      } else if (!block.call.search)
         out += this.emit('response.function_call_arguments.done', {
           item_id: block.itemId,
           output_index: block.outputIndex,

@@ -41,6 +41,7 @@ import {encodeRequest} from './responses-request.js'
 import {citationsOfOutput, citePages, webSearchItem, webSearchOfItem} from './web-search.js'
 import {ResponsesStreamDecoder} from './responses-stream.js'
 import {ResponsesStreamEncoder} from './responses-stream-encoder.js'
+import {toolSearchFunction, toolSearchPart, withLoadedTools} from './tool-search.js'
 
 const CUSTOM_PARAMETERS = {type: 'object', properties: {input: {type: 'string'}}, required: ['input']}
 
@@ -177,6 +178,8 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   let searched = false
   // Codex's "Responses Lite" (0.144+, its own model names): its tools in an input item, not `tools`
   let additional: unknown[] | undefined
+  // the tools Codex's tool searches loaded (tool-search.ts)
+  const loaded: Body[] = []
   for (const item of Array.isArray(input) ? input : []) {
     if (!isObject(item)) continue
     const type = item.type ?? (item.role ? 'message' : undefined)
@@ -212,6 +215,10 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     } else if (type === 'compaction' || type === 'compaction_summary')
       throw new TranslationError(COMPACTION_ITEM_REFUSAL)
     else if (type === 'compaction_trigger') throw new TranslationError(REMOTE_COMPACTION_REFUSAL)
+    else if (type === 'tool_search_call' || type === 'tool_search_output') {
+      const search = toolSearchPart(item, loaded)
+      if (search) push(search.role, [search.part])
+    }
   }
   for (const message of messages) if (message.role === 'assistant') restoreCarried(message, ctx)
 
@@ -219,10 +226,11 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const builtinTools: NonNullable<Request['builtinTools']> = []
   let webSearch: WebSearchTool | undefined
   const declared = Array.isArray(body.tools) ? body.tools : []
-  // the item's tools read as `tools` are, after them (a body with both)
-  for (const tool of additional ? [...declared, ...additional] : declared) {
+  // the item's tools read as `tools` are, after them (a body with both); then the tools a search
+  // loaded
+  for (const tool of withLoadedTools(additional ? [...declared, ...additional] : declared, loaded)) {
     if (!isObject(tool)) continue
-    const own = functionTool(tool)
+    const own = functionTool(tool) ?? toolSearchFunction(tool)
     if (own) tools.push(own)
     else if (tool.type === 'namespace' && typeof tool.name === 'string' && Array.isArray(tool.tools)) {
       // its functions, each under a name of its own elsewhere (FunctionTool.namespace)
