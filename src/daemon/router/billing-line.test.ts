@@ -7,7 +7,13 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-line.js'
 import type {ProxyTarget} from './proxy.js'
 import type {Upstream} from './proxy-fixture.js'
-import {ProxyGateway, startUpstream} from './proxy-fixture.js'
+import {
+  MESSAGES_ANSWER,
+  MESSAGES_STREAM,
+  messagesTarget,
+  ProxyGateway,
+  startJudgedUpstream,
+} from './proxy-fixture.js'
 
 const LINE = 'x-anthropic-billing-header: cc_version=2.1.332.3f1; cc_entrypoint=cli; cch=1a2b3;'
 const SYSTEM = [
@@ -113,20 +119,9 @@ describe('a Messages request passed through to a server that is not Anthropic', 
   const gateway = new ProxyGateway({route: () => ({targets})})
 
   beforeAll(async () => {
-    upstream = await startUpstream((_req, res, body) => {
-      received.push(body)
-      res.writeHead(200, {'content-type': 'application/json'})
-      res.end(
-        JSON.stringify({
-          id: 'msg_1',
-          type: 'message',
-          role: 'assistant',
-          model: 'glm-4.6',
-          content: [{type: 'text', text: 'done'}],
-          stop_reason: 'end_turn',
-          usage: {input_tokens: 3, output_tokens: 1},
-        }),
-      )
+    upstream = await startJudgedUpstream(received, () => undefined, {
+      stream: MESSAGES_STREAM,
+      json: MESSAGES_ANSWER,
     })
     await gateway.listen()
   })
@@ -137,12 +132,7 @@ describe('a Messages request passed through to a server that is not Anthropic', 
   })
 
   it("goes without Claude Code's attribution block, the rest byte for byte", async () => {
-    targets = [
-      {
-        provider: {name: 'zai', family: 'messages', baseUrl: upstream.origin, credential: {secret: 'k'}},
-        model: 'glm-4.6',
-      },
-    ]
+    targets = [messagesTarget('zai', 'glm-4.6', upstream.origin)]
     for (const cch of ['1a2b3', '77c01']) {
       const answer = await fetch(`${gateway.url}/v1/messages`, {
         method: 'POST',

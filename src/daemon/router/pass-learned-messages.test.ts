@@ -11,7 +11,13 @@ import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import type {ProxyTarget} from './proxy.js'
 import {learnedAdaptations} from './proxy.js'
 import type {Upstream} from './proxy-fixture.js'
-import {ProxyGateway, startJudgedUpstream} from './proxy-fixture.js'
+import {
+  MESSAGES_ANSWER,
+  MESSAGES_STREAM,
+  messagesTarget,
+  ProxyGateway,
+  startJudgedUpstream,
+} from './proxy-fixture.js'
 
 /** What the upstream received, raw. */
 const received: Buffer[] = []
@@ -21,31 +27,7 @@ let upstream: Upstream
 let targets: ProxyTarget[] = []
 const gateway = new ProxyGateway({route: () => ({targets})})
 
-const target = (name: string, model: string): ProxyTarget => ({
-  provider: {name, family: 'messages', baseUrl: upstream.origin, credential: {secret: 'upstream-key'}},
-  model,
-})
-
-const ANSWER = {
-  id: 'msg_1',
-  type: 'message',
-  role: 'assistant',
-  model: 'm',
-  content: [{type: 'text', text: 'done'}],
-  stop_reason: 'end_turn',
-  stop_sequence: null,
-  usage: {input_tokens: 3, output_tokens: 1},
-}
-const STREAM = [
-  ['message_start', {type: 'message_start', message: {...ANSWER, content: [], stop_reason: null}}],
-  ['content_block_start', {type: 'content_block_start', index: 0, content_block: {type: 'text', text: ''}}],
-  ['content_block_delta', {type: 'content_block_delta', index: 0, delta: {type: 'text_delta', text: 'done'}}],
-  ['content_block_stop', {type: 'content_block_stop', index: 0}],
-  ['message_delta', {type: 'message_delta', delta: {stop_reason: 'end_turn'}, usage: {output_tokens: 1}}],
-  ['message_stop', {type: 'message_stop'}],
-]
-  .map(([event, data]) => `event: ${event as string}\ndata: ${JSON.stringify(data)}\n\n`)
-  .join('')
+const target = (name: string, model: string): ProxyTarget => messagesTarget(name, model, upstream.origin)
 
 beforeAll(async () => {
   // (a refusal in Ollama's Anthropic error body, as Anthropic's: type, error.type, error.message)
@@ -60,7 +42,7 @@ beforeAll(async () => {
             body: {type: 'error', error: {type: 'invalid_request_error', message}, request_id: 'req_1'},
           }
     },
-    {stream: STREAM, json: JSON.stringify(ANSWER)},
+    {stream: MESSAGES_STREAM, json: MESSAGES_ANSWER},
   )
   await gateway.listen()
 })
@@ -124,7 +106,7 @@ describe('a Messages request passed through, refused for what a translated one i
     const body = claudeCode('claude-sonnet-4-5')
     const first = await post(body)
     expect(first.status).toBe(200)
-    expect(await first.text()).toBe(STREAM)
+    expect(await first.text()).toBe(MESSAGES_STREAM)
     expect(received).toHaveLength(2)
     // the first try as it came, less the attribution block (Ollama is not Anthropic's API)
     const asCame = {...body, model: 'llama3.1:8b', system: SYSTEM}

@@ -97,6 +97,38 @@ export const chatTarget = (name: string, model: string, origin: string): ProxyTa
   model,
 })
 
+/** A Messages provider's target at a scripted upstream (`origin`), for `model`. */
+export const messagesTarget = (name: string, model: string, origin: string): ProxyTarget => ({
+  provider: {name, family: 'messages', baseUrl: origin, credential: {secret: 'upstream-key'}},
+  model,
+})
+
+const MESSAGE = {
+  id: 'msg_1',
+  type: 'message',
+  role: 'assistant',
+  model: 'm',
+  content: [{type: 'text', text: 'done'}],
+  stop_reason: 'end_turn',
+  stop_sequence: null,
+  usage: {input_tokens: 3, output_tokens: 1},
+}
+
+/** A Messages answer a scripted upstream answers with (its text: `done`). */
+export const MESSAGES_ANSWER = JSON.stringify(MESSAGE)
+
+/** The same answer as a Messages stream. */
+export const MESSAGES_STREAM = [
+  ['message_start', {type: 'message_start', message: {...MESSAGE, content: [], stop_reason: null}}],
+  ['content_block_start', {type: 'content_block_start', index: 0, content_block: {type: 'text', text: ''}}],
+  ['content_block_delta', {type: 'content_block_delta', index: 0, delta: {type: 'text_delta', text: 'done'}}],
+  ['content_block_stop', {type: 'content_block_stop', index: 0}],
+  ['message_delta', {type: 'message_delta', delta: {stop_reason: 'end_turn'}, usage: {output_tokens: 1}}],
+  ['message_stop', {type: 'message_stop'}],
+]
+  .map(([event, data]) => `event: ${event as string}\ndata: ${JSON.stringify(data)}\n\n`)
+  .join('')
+
 /** A chat completion a scripted upstream answers with (its text: `done`). */
 export const CHAT_ANSWER = JSON.stringify({
   id: 'chatcmpl-1',

@@ -6,7 +6,13 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {ProxyTarget} from './proxy.js'
 import type {Upstream} from './proxy-fixture.js'
-import {ProxyGateway, startUpstream} from './proxy-fixture.js'
+import {
+  MESSAGES_ANSWER,
+  MESSAGES_STREAM,
+  messagesTarget,
+  ProxyGateway,
+  startJudgedUpstream,
+} from './proxy-fixture.js'
 import {withSystemTurnsHoisted} from './system-turns.js'
 
 const SYSTEM = [
@@ -153,31 +159,22 @@ describe("Claude Code's system messages passed through to a server that is not A
 
   beforeAll(async () => {
     // DeepSeek's Anthropic endpoint, as it answers a system message in `messages`
-    upstream = await startUpstream((_req, res, body) => {
-      received.push(body)
-      const refused = (parse(body).messages as any[]).some((m) => m.role === 'system')
-      res.writeHead(refused ? 400 : 200, {'content-type': 'application/json'})
-      res.end(
-        JSON.stringify(
-          refused
-            ? {
+    upstream = await startJudgedUpstream(
+      received,
+      (body) =>
+        (body.messages as any[]).some((m) => m.role === 'system')
+          ? {
+              status: 400,
+              body: {
                 error: {
                   message: "messages[1].role: unknown variant 'system', expected 'user' or 'assistant'",
                   type: 'invalid_request_error',
                 },
-              }
-            : {
-                id: 'msg_1',
-                type: 'message',
-                role: 'assistant',
-                model: 'deepseek-v4',
-                content: [{type: 'text', text: 'done'}],
-                stop_reason: 'end_turn',
-                usage: {input_tokens: 3, output_tokens: 1},
               },
-        ),
-      )
-    })
+            }
+          : undefined,
+      {stream: MESSAGES_STREAM, json: MESSAGES_ANSWER},
+    )
     await gateway.listen()
   })
 
@@ -194,12 +191,7 @@ describe("Claude Code's system messages passed through to a server that is not A
     })
 
   it('go in its system prompt: the server answers, the bytes as stated', async () => {
-    targets = [
-      {
-        provider: {name: 'deepseek', family: 'messages', baseUrl: upstream.origin, credential: {secret: 'k'}},
-        model: 'deepseek-v4',
-      },
-    ]
+    targets = [messagesTarget('deepseek', 'deepseek-v4', upstream.origin)]
     const answer = await send(claudeBody([user('hi'), AGENTS]), 'claude-cli/2.1.332 (external, cli)')
     expect(answer.status).toBe(200)
     expect(received).toHaveLength(1)
