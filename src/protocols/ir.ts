@@ -568,6 +568,11 @@ export interface CodecContext {
    * ../daemon/router/adaptations.ts): its answer's content is reasoning up to `</think>`.
    */
   thinkOpen?: boolean
+  /**
+   * Responses upstreams: a server that is not OpenAI's, which takes function tools only (custom
+   * tools as functions, OpenAI's hosted tools left out: responses-request.ts).
+   */
+  plainTools?: boolean
   /** Makes ids for things the source had none for (Gemini tool calls, responses). */
   newId?: (prefix: string) => string
   /**

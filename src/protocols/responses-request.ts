@@ -3,7 +3,7 @@
  * (reasoning items only from a Responses upstream, custom tools and their calls restored),
  * `store: false` with encrypted reasoning asked for when reasoning is on.
  */
-import type {Effort, ImagePart, Request} from './ir.js'
+import type {CodecContext, Effort, ImagePart, Request} from './ir.js'
 import {documentName, isDocument, namedDocumentText, omittedFileText} from './ir.js'
 import type {Body} from './responses-items.js'
 import {customInput, parseOwnReasoning} from './responses-items.js'
@@ -46,8 +46,16 @@ function mediaInput(part: ImagePart): Body | undefined {
   return url ? {type: 'input_image', image_url: url, detail: 'auto'} : undefined
 }
 
-export function encodeRequest(request: Request, model: string): Record<string, unknown> {
-  const customs = new Set(request.tools.filter((t) => t.custom).map((t) => t.name))
+/**
+ * `ctx.plainTools`: for a Responses server that is not OpenAI's (vLLM, Ollama, llama.cpp, LM
+ * Studio, sglang, a relay), which takes function tools only: a custom tool (Codex's `exec`,
+ * `apply_patch`) goes as a function of one string `input`, its calls and their outputs as function
+ * calls and outputs, and OpenAI's hosted tools (its web search, image generation) are left out.
+ * A namespace's tools are functions of their own names here anyway (responses.ts `namespaced`).
+ */
+export function encodeRequest(request: Request, model: string, ctx?: CodecContext): Record<string, unknown> {
+  const plain = ctx?.plainTools === true
+  const customs = new Set(plain ? [] : request.tools.filter((t) => t.custom).map((t) => t.name))
   const callNames = new Map<string, string>()
   const input: Body[] = []
   for (const message of request.messages) {
@@ -116,7 +124,7 @@ export function encodeRequest(request: Request, model: string): Record<string, u
   if (instructions) body.instructions = instructions
   // (a schema whose top level is a union, which OpenAI refuses, as one object)
   const tools: unknown[] = objectTools(request.tools).map((tool) =>
-    tool.custom
+    tool.custom && !plain
       ? {
           type: 'custom',
           name: tool.name,
@@ -131,9 +139,10 @@ export function encodeRequest(request: Request, model: string): Record<string, u
           strict: false,
         },
   )
-  for (const builtin of request.builtinTools ?? [])
-    if (builtin.family === 'responses') tools.push(builtin.raw)
-  const search = request.webSearch
+  if (!plain)
+    for (const builtin of request.builtinTools ?? [])
+      if (builtin.family === 'responses') tools.push(builtin.raw)
+  const search = plain ? undefined : request.webSearch
   if (search)
     tools.push({
       type: 'web_search',
@@ -143,7 +152,8 @@ export function encodeRequest(request: Request, model: string): Record<string, u
     })
   if (tools.length) body.tools = tools
   const choice = request.toolChoice
-  if (choice)
+  // (a forced search left out with the search: the model's choice)
+  if (choice && !(plain && choice.type === 'web_search'))
     body.tool_choice =
       choice.type === 'tool'
         ? {type: customs.has(choice.name) ? 'custom' : 'function', name: choice.name}

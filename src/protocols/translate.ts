@@ -106,6 +106,10 @@ export function parseClientBody(bytes: Buffer): unknown {
   }
 }
 
+/** Why a Responses request that continues a stored response cannot go to another family's upstream. */
+export const PREVIOUS_RESPONSE_REFUSAL =
+  'previous_response_id needs a Responses upstream, and this route translates to another protocol; send the whole conversation in `input` (with store: false, as Codex does)'
+
 /**
  * Decodes a client's request body (parsed JSON). `model`/`stream` come from a Gemini path.
  * Throws {@link TranslationError} for a body the IR cannot hold.
@@ -113,7 +117,7 @@ export function parseClientBody(bytes: Buffer): unknown {
 export function decodeClientRequest(
   family: Family,
   body: unknown,
-  ctx: CodecContext & {model?: string | null; stream?: boolean},
+  ctx: CodecContext & {model?: string | null; stream?: boolean; toResponses?: boolean},
 ): ClientRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body))
     throw new TranslationError('the request body must be a JSON object')
@@ -121,10 +125,9 @@ export function decodeClientRequest(
   // every family refuses a history whose tool calls and results do not pair up
   const paired = pairToolResults(request.messages)
   if (paired !== request.messages) request.messages = paired
-  if (request.previousResponseId)
-    throw new TranslationError(
-      `previous_response_id needs a Responses upstream, and this route translates to another protocol; send the whole conversation in \`input\` (with store: false, as Codex does)`,
-    )
+  // (`toResponses`: a Responses client on a Responses server sent its tools as plain functions,
+  // which keeps the conversation the server holds)
+  if (request.previousResponseId && !ctx.toResponses) throw new TranslationError(PREVIOUS_RESPONSE_REFUSAL)
   const options = (body as {stream_options?: {include_usage?: unknown}}).stream_options
   // every field named, toolNames too: one object shape for every request
   return {family, request, includeUsage: options?.include_usage === true, toolNames: undefined}
@@ -273,6 +276,12 @@ function geminiThinking(body: Record<string, unknown>): {thinkingBudget?: unknow
  */
 export interface UpstreamAdaptation {
   drop?: readonly string[]
+  /**
+   * Responses: a server that refused Codex's namespaces, custom tools or `additional_tools` item:
+   * its requests with those go through the Responses codecs, every tool a plain function
+   * (daemon/router/plain-tools.ts).
+   */
+  plainTools?: boolean
   /**
    * Messages: the thinking form the model takes, where it refused the other (`"thinking.type.
    * enabled" is not supported for this model`, `adaptive thinking is not supported on this model`).

@@ -28,6 +28,7 @@ import {upstreamErrorMessage} from '../../protocols/errors.js'
 import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
 import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
+import {refusesOpenAiToolShapes} from './plain-tools.js'
 
 /**
  * Top-level fields a translated chat or Responses request may go without, or with another name,
@@ -1198,6 +1199,8 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     rules.push(
       `${[a.media.images ? 'images' : '', a.media.files ? 'files' : ''].filter(Boolean).join(' and ')} sent as a line of text (a text-only model)`,
     )
+  if (a.plainTools)
+    rules.push("Codex's namespaces and custom tools sent as plain functions (they were refused)")
   if (a.drop?.length) rules.push(`sent without ${a.drop.join(', ')}`)
   if (a.maxCompletionTokens) rules.push('max_tokens sent as max_completion_tokens')
   if (a.maxTokens !== undefined) rules.push(`max_tokens capped at ${a.maxTokens}`)
@@ -1376,6 +1379,25 @@ export class UpstreamAdaptations {
     adaptedWith: UpstreamAdaptation | undefined,
   ): string | undefined {
     return this.settle(provider, model, adaptedWith, unknownNames(errorText, true, 'chat', adaptedWith ?? {}))
+  }
+
+  /**
+   * Learns from a refusal of `provider`'s `model` to a Responses request passed through with
+   * Codex's namespaces, custom tools or `additional_tools` item (./plain-tools.ts): when its words
+   * name one of them, its requests go as plain functions from now on. Says so for the log row, as
+   * {@link learn} does; else undefined.
+   */
+  learnPlainTools(
+    provider: string,
+    model: string,
+    errorText: string,
+    adaptedWith: UpstreamAdaptation | undefined,
+  ): string | undefined {
+    if (adaptedWith?.plainTools || !refusesOpenAiToolShapes(errorText)) return undefined
+    return this.settle(provider, model, adaptedWith, {
+      next: {...adaptedWith, plainTools: true},
+      note: "refused Codex's tool shapes: sent again with every tool a plain function",
+    })
   }
 
   /** Keeps what a refusal taught (`decided`), unless another request learned something meanwhile. */

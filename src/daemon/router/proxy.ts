@@ -26,6 +26,7 @@ import {upstreamModel} from '../../gateway/policy.js'
 import {defaultPools, upstreamPath} from './pools.js'
 import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget} from './proxy-types.js'
 import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-line.js'
+import {holdsOpenAiToolShapes, isLocalServer} from './plain-tools.js'
 import {relay} from './relay.js'
 import {withSystemTurnsHoisted} from './system-turns.js'
 import type {RelayContext} from './relay.js'
@@ -267,6 +268,9 @@ export async function proxyRequest(
           }
           ;({body} = sent)
           translated = sent
+        } else if (family === 'responses' && (translated = await plainFor(target, model)) !== undefined) {
+          // Codex's tool shapes to a Responses server that takes plain functions (./plain-tools.ts)
+          body = translated.body
         } else {
           // most bodies hold no wrapped value: no await, nothing loaded for them
           stripped ??= family === 'chat' || request.body.indexOf(WRAPPED_MARKER) === -1 ? prepared : undefined
@@ -277,7 +281,8 @@ export async function proxyRequest(
           if (family === 'chat' || family === 'messages') {
             passedWith = adaptations.get(target.provider.name, model ?? prepared.requestedModel ?? '')
             body = await passedBytes(body, target, passedWith)
-          }
+          } else if (family === 'responses')
+            passedWith = adaptations.get(target.provider.name, model ?? prepared.requestedModel ?? '')
         }
       } catch (error) {
         target.breaker?.release()
@@ -360,6 +365,40 @@ export async function proxyRequest(
   }
 
   /**
+   * The request for Responses `target`, a server that is not OpenAI's, with Codex's namespaces,
+   * custom tools and `additional_tools` item as plain functions (./plain-tools.ts): when the body
+   * holds one of them and the server is on this machine or the local network (not the simulator,
+   * which is OpenAI's API), or refused them before. Undefined (passed through as it came) for any
+   * other request, and for one the Responses codecs cannot hold.
+   */
+  async function plainFor(target: ProxyTarget, model: string | null): Promise<TranslatedRequest | undefined> {
+    const provider = target.provider
+    if (provider.family !== 'responses' || COMPACT.test(request.url)) return undefined
+    const learned = adaptations.get(provider.name, model ?? prepared.requestedModel ?? '')
+    if (
+      !(learned?.plainTools || (provider.origin !== 'sim' && isLocalServer(provider.baseUrl))) ||
+      !holdsOpenAiToolShapes(request.body)
+    )
+      return undefined
+    return plainRequest(target, model)
+  }
+
+  /** The request for `target` with every tool a plain function; undefined if the codecs cannot hold it. */
+  async function plainRequest(
+    target: ProxyTarget,
+    model: string | null,
+  ): Promise<TranslatedRequest | undefined> {
+    const [translate] = translationLoaded ?? (await loadTranslation())
+    try {
+      const sent = await translateFor(target, model, true)
+      return sent === 'answered' ? undefined : sent
+    } catch (error) {
+      if (error instanceof translate.TranslationError) return undefined
+      throw error
+    }
+  }
+
+  /**
    * The request for a translated target, decoded once for all of them: the body and path in the
    * provider's family, or `'answered'` when the gateway answered itself (a count of tokens, which
    * an upstream of another family has no endpoint for). Throws TranslationError for a request the
@@ -368,6 +407,7 @@ export async function proxyRequest(
   async function translateFor(
     target: ProxyTarget,
     model: string | null,
+    plainTools = false,
   ): Promise<TranslatedRequest | 'answered'> {
     const [translate] = translationLoaded ?? (await loadTranslation())
     // (a later target of the client's own family may take it, passed through: see the refusal)
@@ -389,11 +429,16 @@ export async function proxyRequest(
         model: prepared.requestedModel,
         stream: prepared.stream,
         carry,
+        // (refused below for a target of another family)
+        toResponses: family === 'responses',
       })
       // blocks no other family has, each sent as a line that says so (messages.ts): the row says which
       const leftOut = client.request.leftOut
       if (leftOut) adapted.push(`left out ${leftOut.join(', ')} blocks: a line in place of each`)
     }
+    // the conversation a Responses server holds: no other family's upstream has it
+    if (client.request.previousResponseId && !plainTools)
+      throw new translate.TranslationError(translate.PREVIOUS_RESPONSE_REFUSAL)
     if (COUNT_TOKENS.test(request.url)) {
       const tokens = translate.estimateInputTokens(client.request)
       const text = JSON.stringify(
@@ -420,7 +465,7 @@ export async function proxyRequest(
       client,
       target.provider.family,
       upstreamModelName,
-      {carry},
+      plainTools ? {carry, plainTools} : {carry},
       adapt,
     )
     // what the encoder changed for this upstream (an image it takes none of, left out): said once
@@ -633,6 +678,40 @@ export async function proxyRequest(
           adapted.push(`${provider.name} ${change}`)
           return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
         }
+      }
+    }
+    // Codex's namespaces, custom tools or `additional_tools` item refused by a Responses server
+    // that is not OpenAI's (vLLM's 400, llama.cpp's, Ollama's 500, xAI's 422: ./plain-tools.ts):
+    // learned, and the request goes again with every tool a plain function, as later ones do
+    if (
+      !translated &&
+      family === 'responses' &&
+      (status === 400 || status === 422 || status === 500) &&
+      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
+      upstream.headers['content-encoding'] === undefined &&
+      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
+      !COMPACT.test(request.url) &&
+      holdsOpenAiToolShapes(request.body)
+    ) {
+      try {
+        errorText = await upstream.body.text()
+      } catch (error) {
+        errorText = error as Error
+      }
+      const change =
+        typeof errorText === 'string'
+          ? adaptations.learnPlainTools(
+              provider.name,
+              model ?? prepared.requestedModel ?? '',
+              errorText,
+              passedWith,
+            )
+          : undefined
+      const again = change ? await plainRequest(target, model) : undefined
+      if (again) {
+        tried--
+        adapted.push(`${provider.name} ${change}`)
+        return tryTarget(i, model, again.body, credential, {...again, adapted: 1})
       }
     }
     if (status >= 500 || status === 429) {

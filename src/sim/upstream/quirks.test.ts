@@ -996,6 +996,50 @@ describe('thinking and efforts refused in the servers’ words', () => {
     ).toBe(200)
   })
 
+  it("plain-tools: vLLM's 400 for Codex's additional_tools item, then for a tool that is not a function", async () => {
+    const fn = {type: 'function', name: 'f', parameters: {type: 'object', properties: {}}}
+    const lite = await post('/v1/responses', {
+      model: 'gpt-oss-120b+plain-tools',
+      input: [{type: 'additional_tools', role: 'developer', tools: [fn]}],
+      tools: [fn],
+    })
+    expect([lite.status, lite.json!.error]).toEqual([
+      400,
+      {
+        message: "Unsupported Responses API input item type: 'additional_tools'",
+        type: 'BadRequestError',
+        param: 'input',
+        code: 400,
+      },
+    ])
+    const namespace = await post('/v1/responses', {
+      model: 'gpt-oss-120b+plain-tools',
+      input: 'hi',
+      tools: [fn, {type: 'namespace', name: 'ns', tools: [fn]}],
+    })
+    expect([namespace.status, (namespace.json!.error as {message: string}).message]).toEqual([
+      400,
+      'tool type namespace not supported',
+    ])
+    const custom = await post('/v1/responses', {
+      model: 'gpt-oss-120b+plain-tools',
+      input: 'hi',
+      tools: [{type: 'custom', name: 'exec'}],
+    })
+    expect((custom.json!.error as {message: string}).message).toBe('tool type custom not supported')
+    const plain = await post('/v1/responses', {model: 'gpt-oss-120b+plain-tools', input: 'hi', tools: [fn]})
+    expect(plain.status).toBe(200)
+    expect(
+      (
+        await post('/v1/responses', {
+          model: 'gpt-oss-120b',
+          input: 'hi',
+          tools: [{type: 'custom', name: 'exec'}],
+        })
+      ).status,
+    ).toBe(200)
+  })
+
   it("dashscope-thinking: DashScope's 400 for a non-stream call without enable_thinking false; streams pass", async () => {
     const refused = await chat({model: 'sim-mini+dashscope-thinking'})
     expect([refused.status, refused.json!.error]).toEqual([

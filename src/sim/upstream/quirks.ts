@@ -80,6 +80,9 @@ export const SIM_QUIRKS = [
   'tools-no-effort',
   'xai-params',
   'dashscope-thinking',
+  // a Responses server that takes function tools only (vLLM, llama.cpp): Codex's namespaces,
+  // custom tools and `additional_tools` item refused
+  'plain-tools',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -385,6 +388,37 @@ export function unsupportedResponsesParameter(
     }
   }
   return minimalEffortRefusal('reasoning.effort', reasoning.effort, quirks)
+}
+
+/**
+ * `plain-tools`: vLLM's 400 for what its Responses API takes none of (on a gpt-oss model): an
+ * `additional_tools` input item (Codex's "Responses Lite"), then a tool of a type other than
+ * `function` (a `namespace`, a `custom` tool, a hosted tool such as `web_search`), as its error
+ * object. Undefined when the request holds none.
+ */
+export function plainToolsRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; type: string; param: string; code: number} | undefined {
+  if (!quirks.has('plain-tools')) return undefined
+  const items = Array.isArray(body.input) ? (body.input as Array<{type?: unknown}>) : []
+  if (items.some((item) => item?.type === 'additional_tools'))
+    return {
+      message: "Unsupported Responses API input item type: 'additional_tools'",
+      type: 'BadRequestError',
+      param: 'input',
+      code: 400,
+    }
+  const tools = Array.isArray(body.tools) ? (body.tools as Array<{type?: unknown}>) : []
+  const other = tools.find((tool) => tool?.type !== 'function')
+  if (other)
+    return {
+      message: `tool type ${String(other.type)} not supported`,
+      type: 'BadRequestError',
+      param: 'tools',
+      code: 400,
+    }
+  return undefined
 }
 
 /** `no-minimal-effort`: o3's refusal of the efforts `minimal` and `none`, naming what it takes. */

@@ -16,6 +16,7 @@ import {
   argsPieces,
   argsText,
   pickedTool,
+  plainToolsRefusal,
   quirkAnswer,
   selectQuirks,
   unknownQuirkMessage,
@@ -185,6 +186,11 @@ function handle(context: SimContext) {
     }
     if (body.input === undefined) {
       context.sendError(request, 400, 'Missing required parameter: input', 'invalid_request_error')
+      return
+    }
+    const plain = plainToolsRefusal(body, quirks)
+    if (plain) {
+      sendJson(request.res, 400, {error: plain})
       return
     }
     const refused = unsupportedResponsesParameter(body, quirks)

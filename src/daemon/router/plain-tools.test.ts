@@ -1,0 +1,395 @@
+/**
+ * Codex on a Responses server that is not OpenAI's (./plain-tools.ts): its namespaces, custom
+ * tools and `additional_tools` item go as plain functions to a server on this machine or the local
+ * network, and to any server once it refused them; the calls come back to Codex in their namespace
+ * or as custom tool calls, JSON and streamed. Any other request passes through as it came.
+ */
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {holdsOpenAiToolShapes, isLocalServer, refusesOpenAiToolShapes} from './plain-tools.js'
+import {learnedAdaptations, type ProxyTarget} from './proxy.js'
+import type {GatewayRoute, Refusal, Upstream} from './proxy-fixture.js'
+import {ProxyGateway, startJudgedUpstream} from './proxy-fixture.js'
+
+const params = (prop: string) => ({type: 'object', properties: {[prop]: {type: 'string'}}, required: [prop]})
+
+/** Codex 0.171's request, cut down: a namespace, a custom tool, its web search, a Lite item, a turn with a custom call. */
+const codexBody = (stream: boolean, model = 'gpt-6.2-sol') => ({
+  model,
+  instructions: 'You are Codex.',
+  input: [
+    {
+      type: 'additional_tools',
+      role: 'developer',
+      tools: [
+        {
+          type: 'namespace',
+          name: 'clock',
+          description: 'Time.',
+          tools: [{type: 'function', name: 'sleep', description: 'Pause.', parameters: params('ms')}],
+        },
+      ],
+    },
+    {type: 'message', role: 'user', content: [{type: 'input_text', text: 'List the files.'}]},
+    {type: 'custom_tool_call', call_id: 'call_1', name: 'exec', namespace: 'functions', input: 'ls'},
+    {type: 'custom_tool_call_output', call_id: 'call_1', output: 'a.ts b.ts'},
+  ],
+  tools: [
+    {
+      type: 'namespace',
+      name: 'functions',
+      description: '',
+      tools: [
+        {
+          type: 'custom',
+          name: 'exec',
+          description: 'Run code.',
+          format: {type: 'grammar', syntax: 'lark', definition: 'start: /[\\s\\S]+/'},
+        },
+      ],
+    },
+    {
+      type: 'namespace',
+      name: 'multi_agent_v1',
+      description: 'Sub-agents.',
+      tools: [{type: 'function', name: 'spawn_agent', description: 'Spawn.', parameters: params('task')}],
+    },
+    {type: 'web_search', external_web_access: false},
+  ],
+  tool_choice: 'auto',
+  parallel_tool_calls: true,
+  reasoning: {effort: 'medium', summary: 'auto'},
+  store: false,
+  stream,
+  include: ['reasoning.encrypted_content'],
+  prompt_cache_key: 'session-1',
+})
+
+const ANSWER = JSON.stringify({
+  id: 'resp_u1',
+  object: 'response',
+  created_at: 1,
+  status: 'completed',
+  model: 'qwen3-coder',
+  output: [
+    {
+      type: 'function_call',
+      id: 'fc_1',
+      call_id: 'call_2',
+      name: 'functions__exec',
+      arguments: '{"input":"cat a.ts"}',
+    },
+  ],
+  usage: {input_tokens: 40, output_tokens: 6, total_tokens: 46},
+})
+
+const sse = (events: Array<Record<string, unknown>>) =>
+  events.map((e) => `event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`).join('')
+const call = {type: 'function_call', id: 'fc_2', call_id: 'call_3', name: 'multi_agent_v1__spawn_agent'}
+const STREAM = sse([
+  {type: 'response.created', response: {id: 'resp_u2', status: 'in_progress', output: []}},
+  {type: 'response.output_item.added', output_index: 0, item: {...call, arguments: ''}},
+  {type: 'response.function_call_arguments.delta', output_index: 0, item_id: 'fc_2', delta: '{"task":'},
+  {type: 'response.function_call_arguments.delta', output_index: 0, item_id: 'fc_2', delta: '"tests"}'},
+  {type: 'response.output_item.done', output_index: 0, item: {...call, arguments: '{"task":"tests"}'}},
+  {
+    type: 'response.completed',
+    response: {
+      id: 'resp_u2',
+      status: 'completed',
+      usage: {input_tokens: 40, output_tokens: 5, total_tokens: 45},
+    },
+  },
+])
+
+/** vLLM's refusal of a namespace tool on a gpt-oss model. */
+const VLLM_REFUSAL: Refusal = {
+  status: 400,
+  body: {
+    error: {message: 'tool type namespace not supported', type: 'BadRequestError', param: null, code: 400},
+  },
+}
+/** Ollama's 500 for a namespace tool. */
+const OLLAMA_REFUSAL: Refusal = {
+  status: 500,
+  body: {error: {code: 500, message: 'Failed to parse tools: Unsupported tool type: {"type":"namespace"}'}},
+}
+
+const received: Buffer[] = []
+let refusal: Refusal | undefined
+let upstream: Upstream
+let route: GatewayRoute
+let gateway: ProxyGateway
+
+beforeAll(async () => {
+  // refuses Codex's shapes while `refusal` is set, as vLLM, llama.cpp and Ollama do
+  upstream = await startJudgedUpstream(
+    received,
+    (body) => (refusal && JSON.stringify(body).includes('"namespace"') ? refusal : undefined),
+    {stream: STREAM, json: ANSWER},
+  )
+  gateway = new ProxyGateway({route: () => route})
+  await gateway.listen()
+})
+
+afterAll(async () => {
+  await gateway.close()
+  upstream.close()
+})
+
+/** A Responses provider at the scripted upstream; `origin: 'sim'` stands for a server that is not local. */
+const target = (name: string, origin?: 'sim'): ProxyTarget => ({
+  provider: {
+    name,
+    family: 'responses',
+    baseUrl: `${upstream.origin}/v1`,
+    credential: {secret: 'k'},
+    ...(origin ? {origin} : {}),
+  },
+  model: 'qwen3-coder',
+})
+
+const post = (body: unknown) =>
+  fetch(`${gateway.url}/v1/responses`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json', authorization: 'Bearer client'},
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  })
+
+const sent = (i: number) => JSON.parse(String(received[i])) as Record<string, unknown>
+
+/** The `data:` objects of an event stream. */
+const events = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => l.startsWith('data: '))
+    .map((l) => JSON.parse(l.slice(6)) as Record<string, unknown>)
+
+describe('Codex to a Responses server on this machine', () => {
+  it('sends every tool as a plain function and the history as function calls; the call goes back as Codex declared it', async () => {
+    received.length = 0
+    gateway.results.length = 0
+    route = {targets: [target('vllm')]}
+    const res = await post(codexBody(false))
+    expect(res.status).toBe(200)
+    const body = sent(0)
+    expect(body.tools).toEqual([
+      {
+        type: 'function',
+        name: 'functions__exec',
+        description: 'Run code.',
+        parameters: expect.any(Object),
+        strict: false,
+      },
+      {
+        type: 'function',
+        name: 'multi_agent_v1__spawn_agent',
+        description: 'Spawn.',
+        parameters: params('task'),
+        strict: false,
+      },
+      {
+        type: 'function',
+        name: 'clock__sleep',
+        description: 'Pause.',
+        parameters: params('ms'),
+        strict: false,
+      },
+    ])
+    expect((body.tools as Array<{parameters: unknown}>)[0].parameters).toMatchObject({
+      properties: {input: {type: 'string'}},
+    })
+    expect(body.input).toEqual([
+      {type: 'message', role: 'user', content: [{type: 'input_text', text: 'List the files.'}]},
+      {type: 'function_call', call_id: 'call_1', name: 'functions__exec', arguments: '{"input":"ls"}'},
+      {type: 'function_call_output', call_id: 'call_1', output: 'a.ts b.ts'},
+    ])
+    // what such a server reads is kept: the model, instructions, effort, the cache key
+    expect(body).toMatchObject({
+      model: 'qwen3-coder',
+      instructions: 'You are Codex.',
+      reasoning: {effort: 'medium'},
+      prompt_cache_key: 'session-1',
+      store: false,
+    })
+    expect(String(received[0])).not.toMatch(/"namespace"|"custom"|additional_tools|web_search/)
+
+    const answer = (await res.json()) as {output: unknown[]; usage: {input_tokens: number}}
+    expect(answer.output).toEqual([
+      expect.objectContaining({
+        type: 'custom_tool_call',
+        call_id: 'call_2',
+        name: 'exec',
+        namespace: 'functions',
+        input: 'cat a.ts',
+      }),
+    ])
+    expect(answer.usage.input_tokens).toBe(40)
+    const [result] = await gateway.settled(1)
+    expect([result.status, result.provider, result.error, result.usage?.inputTokens]).toEqual([
+      200,
+      'vllm',
+      null,
+      40,
+    ])
+  })
+
+  it('streams the upstream call back under its namespace, its arguments as they came', async () => {
+    received.length = 0
+    route = {targets: [target('vllm-stream')]}
+    const res = await post(codexBody(true))
+    expect(res.status).toBe(200)
+    const out = events(await res.text())
+    const done = out.find((e) => e.type === 'response.output_item.done')?.item
+    expect(done).toMatchObject({
+      type: 'function_call',
+      call_id: 'call_3',
+      name: 'spawn_agent',
+      namespace: 'multi_agent_v1',
+      arguments: '{"task":"tests"}',
+    })
+    expect(
+      out
+        .filter((e) => e.type === 'response.function_call_arguments.delta')
+        .map((e) => e.delta)
+        .join(''),
+    ).toBe('{"task":"tests"}')
+    expect(out.at(-1)).toMatchObject({type: 'response.completed'})
+    expect(sent(0).stream).toBe(true)
+  })
+
+  it('passes a request without those shapes through as it came', async () => {
+    received.length = 0
+    route = {targets: [target('vllm-plain')]}
+    const body = JSON.stringify({
+      model: 'qwen3-coder',
+      input: 'Say hi.',
+      tools: [{type: 'function', name: 'read_file', parameters: params('path')}],
+      stream: false,
+    })
+    const res = await post(body)
+    expect(res.status).toBe(200)
+    expect(String(received[0])).toBe(body)
+  })
+
+  it('keeps previous_response_id: the server holds that conversation', async () => {
+    received.length = 0
+    route = {targets: [target('vllm-stored')]}
+    const res = await post({...codexBody(false), previous_response_id: 'resp_0', store: true})
+    expect(res.status).toBe(200)
+    expect(sent(0)).toMatchObject({previous_response_id: 'resp_0'})
+    expect(sent(0).tools).toHaveLength(3)
+  })
+})
+
+describe('a Responses server elsewhere that refuses them', () => {
+  it("learns from vLLM's 400: the request goes again as plain functions, and so do later ones at once", async () => {
+    received.length = 0
+    gateway.results.length = 0
+    refusal = VLLM_REFUSAL
+    route = {targets: [target('relay', 'sim')]}
+    try {
+      const first = await post(codexBody(false))
+      expect(first.status).toBe(200)
+      expect(received).toHaveLength(2)
+      // as Codex sent it, then plain
+      expect(String(received[0])).toContain('"additional_tools"')
+      expect(String(received[1])).not.toMatch(/"namespace"|"custom"|additional_tools/)
+      expect(((await first.json()) as {output: Array<{namespace?: string}>}).output[0].namespace).toBe(
+        'functions',
+      )
+      const [result] = await gateway.settled(1)
+      expect(result.status).toBe(200)
+      expect(result.error).toMatch(
+        /^relay refused Codex's tool shapes: sent again with every tool a plain function/,
+      )
+
+      const second = await post(codexBody(true))
+      expect(second.status).toBe(200)
+      expect(received).toHaveLength(3)
+      expect(String(received[2])).not.toContain('"namespace"')
+      expect(learnedAdaptations().find((a) => a.provider === 'relay')?.rules).toContain(
+        "Codex's namespaces and custom tools sent as plain functions (they were refused)",
+      )
+    } finally {
+      refusal = undefined
+    }
+  })
+
+  it("learns from Ollama's 500 as well", async () => {
+    received.length = 0
+    refusal = OLLAMA_REFUSAL
+    route = {targets: [target('ollama-remote', 'sim')]}
+    try {
+      const res = await post(codexBody(false))
+      expect(res.status).toBe(200)
+      expect(received).toHaveLength(2)
+    } finally {
+      refusal = undefined
+    }
+  })
+
+  it('passes the request as it came to a server that takes it, and any other refusal as it came', async () => {
+    received.length = 0
+    route = {targets: [target('openai-like', 'sim')]}
+    const res = await post(codexBody(false))
+    expect(res.status).toBe(200)
+    expect(received).toHaveLength(1)
+    expect(sent(0).tools).toEqual(codexBody(false).tools)
+
+    refusal = {status: 400, body: {error: {message: 'Invalid model', type: 'invalid_request_error'}}}
+    try {
+      received.length = 0
+      const refused = await post(codexBody(false))
+      expect(refused.status).toBe(400)
+      expect(((await refused.json()) as {error: {message: string}}).error.message).toBe('Invalid model')
+      expect(received).toHaveLength(1)
+    } finally {
+      refusal = undefined
+    }
+  })
+})
+
+describe('plain-tools helpers', () => {
+  it('knows a server on this machine or the local network', () => {
+    for (const url of [
+      'http://127.0.0.1:8000/v1',
+      'http://localhost:11434',
+      'http://[::1]:8080',
+      'http://192.168.1.20:1234/v1',
+      'http://10.0.0.5',
+      'http://172.20.1.1',
+      'http://100.101.102.103:8000',
+      'http://vllm:8000/v1',
+      'http://gpu-box.local:8000',
+      'http://studio.lan',
+      'http://[fd12::1]:8000',
+    ])
+      expect([url, isLocalServer(url)]).toEqual([url, true])
+    for (const url of [
+      'https://api.openai.com/v1',
+      'https://openrouter.ai/api/v1',
+      'http://172.32.0.1',
+      'http://8.8.8.8',
+      'https://relay.example.com',
+      'not a url',
+    ])
+      expect([url, isLocalServer(url)]).toEqual([url, false])
+  })
+
+  it('finds the shapes by their bytes, and the refusals by their words', () => {
+    expect(holdsOpenAiToolShapes(Buffer.from('{"tools":[{"type":"namespace"}]}'))).toBe(true)
+    expect(holdsOpenAiToolShapes(Buffer.from('{"input":[{"type":"additional_tools"}]}'))).toBe(true)
+    expect(holdsOpenAiToolShapes(Buffer.from('{"tools":[{"type":"function","name":"f"}]}'))).toBe(false)
+    for (const words of [
+      "Unsupported Responses API input item type: 'additional_tools' None",
+      "'type' of tool must be 'function'",
+      'tool type namespace not supported',
+      "{'type': 'literal_error', 'loc': ('body', 'tools', 11, 'CodeInterpreter', 'type'), 'input': 'namespace'}",
+      'Failed to parse tools: Unsupported tool type',
+      'Failed to deserialize the JSON body into the target type: input: data did not match any variant of untagged enum ModelInput',
+    ])
+      expect([words, refusesOpenAiToolShapes(words)]).toEqual([words, true])
+    expect(refusesOpenAiToolShapes('Invalid model')).toBe(false)
+  })
+})

@@ -1,0 +1,89 @@
+/**
+ * Codex on a Responses server that is not OpenAI's. Codex 0.17x sends OpenAI's newest tool shapes
+ * on every request: its sub-agent and MCP tools in `namespace` tools, `exec` and `apply_patch` as
+ * `custom` (free-form, grammar) tools, and on the models of its catalog marked "Responses Lite"
+ * every tool in an `additional_tools` input item. The Responses servers people run models on take
+ * function tools only, and each fails its own way (docs/TRANSLATION.md, "Codex on a Responses
+ * server that is not OpenAI's"):
+ *
+ * - vLLM: a 400 for a namespace (a pydantic `literal_error`, "tool type namespace not supported"
+ *   on gpt-oss), a 400 or 500 for the `additional_tools` item, and where it takes namespaces, calls
+ *   named `ns__tool` that Codex cannot run;
+ * - llama.cpp: "'type' of tool must be 'function'";
+ * - Ollama: a 500 "Unsupported tool type", or calls named `ns.tool` without their namespace;
+ * - oMLX: the namespaces' tools silently dropped.
+ *
+ * Such a request goes to such a server through the Responses codecs (`plainTools`,
+ * ../../protocols/responses-request.ts): every tool a plain function, and the calls back to Codex
+ * in their namespace or as custom tool calls. Proactively to a server on this machine or the local
+ * network (which is never OpenAI's), and to any other server once it refused one of the shapes
+ * (learned, as other refusals are: ./adaptations.ts).
+ */
+
+/** Byte needles of the shapes: a body holding none of them is passed through as it came. */
+const NEEDLES = ['"namespace"', '"additional_tools"', '"custom"'].map((n) => Buffer.from(n))
+
+/** Whether a Responses body holds a namespace, a custom tool or an `additional_tools` item (or those words). */
+export function holdsOpenAiToolShapes(body: Buffer): boolean {
+  for (const needle of NEEDLES) if (body.indexOf(needle) !== -1) return true
+  return false
+}
+
+const local = new Map<string, boolean>()
+
+/**
+ * Whether `baseUrl` names a server on this machine or the local network: loopback, a private or
+ * link-local address, `localhost`, a `.local`, `.lan`, `.internal` or `.home.arpa` name, or a
+ * name of one label (a container's, `http://vllm:8000`). Memoized per base URL.
+ */
+export function isLocalServer(baseUrl: string): boolean {
+  let known = local.get(baseUrl)
+  if (known === undefined) {
+    known = localHost(baseUrl)
+    if (local.size > 256) local.clear()
+    local.set(baseUrl, known)
+  }
+  return known
+}
+
+function localHost(baseUrl: string): boolean {
+  let host: string
+  try {
+    host = new URL(baseUrl).hostname.toLowerCase()
+  } catch {
+    return false
+  }
+  if (host.startsWith('[')) {
+    const v6 = host.slice(1, -1)
+    // loopback, unique local (fc00::/7), link-local (fe80::/10), an IPv4-mapped one
+    if (v6 === '::1' || /^f[cd]/.test(v6) || /^fe[89ab]/.test(v6)) return true
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(v6)
+    return mapped ? privateV4(mapped[1]) : false
+  }
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(host)) return privateV4(host)
+  if (host === 'localhost' || !host.includes('.')) return true
+  return /\.(?:localhost|local|lan|internal|home\.arpa)$/.test(host)
+}
+
+function privateV4(host: string): boolean {
+  const [a, b] = host.split('.').map(Number)
+  return (
+    a === 127 ||
+    a === 10 ||
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) ||
+    (a === 169 && b === 254) ||
+    (a === 100 && b >= 64 && b <= 127) // carrier-grade NAT: Tailscale's addresses
+  )
+}
+
+/**
+ * Whether an upstream's error (its body's text) refuses one of the shapes: vLLM's ("tool type
+ * namespace not supported", a `literal_error` whose input is `namespace` or `custom`, "Unsupported
+ * Responses API input item type: 'additional_tools'"), llama.cpp's ("'type' of tool must be
+ * 'function'"), Ollama's ("Unsupported tool type"), xAI's 422 for an input item it has no variant
+ * of ("did not match any variant of untagged enum").
+ */
+export function refusesOpenAiToolShapes(errorText: string): boolean {
+  return /namespace|additional_tools|'custom'|"custom"|tool type|type' of tool|untagged enum/i.test(errorText)
+}
