@@ -662,7 +662,7 @@ export function planChat(
   // `tool-search`: after Codex's search (its `tool_search` function) loaded the tools, the loaded
   // tool the user's words name is called, not the result answered
   const loaded =
-    last.role === 'tool' && body.tool_choice !== 'none'
+    quirks.has('tool-search') && last.role === 'tool' && body.tool_choice !== 'none'
       ? pickedTool(
           toolNames,
           prompt,

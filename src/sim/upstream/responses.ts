@@ -119,7 +119,7 @@ export function responsesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnsw
   // `tool-search`: after a search (a `tool_search` function) loaded the tools, the loaded tool the
   // user's words name
   const loaded =
-    lastItem?.type === 'function_call_output'
+    quirks.has('tool-search') && lastItem?.type === 'function_call_output'
       ? pickedTool(
           names,
           userText,
