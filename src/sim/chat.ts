@@ -658,12 +658,26 @@ export function planChat(
   let toolCall: ChatPlan['toolCall']
   let moreToolCalls: ChatPlan['moreToolCalls']
   const tools = Array.isArray(body.tools) ? body.tools : []
+  const toolNames = tools.map((t: any) => t?.function?.name)
+  // `tool-search`: after Codex's search (its `tool_search` function) loaded the tools, the loaded
+  // tool the user's words name is called, not the result answered
+  const loaded =
+    quirks.has('tool-search') && last.role === 'tool' && body.tool_choice !== 'none'
+      ? pickedTool(
+          toolNames,
+          prompt,
+          quirks,
+          String(
+            messages
+              .flatMap((m: any) => (Array.isArray(m.tool_calls) ? m.tool_calls : []))
+              .findLast((c: any) => c?.id === last.tool_call_id)?.function?.name,
+          ),
+        )
+      : undefined
   if (
     tools.length > 0 &&
     body.tool_choice !== 'none' &&
-    (last.role ?? 'user') === 'user' &&
-    !mediaAfterTool &&
-    !toolThenWords
+    (((last.role ?? 'user') === 'user' && !mediaAfterTool && !toolThenWords) || loaded)
   ) {
     // `read-path`: the last absolute path of the user's words for the tool's path argument (an
     // agent's context, its work folder, comes before the prompt)
@@ -696,11 +710,7 @@ export function planChat(
     }
     // `tool-search` and `named-tool`: the tool the user's words pick (ToolSearch loading a deferred
     // tool, as a model does that needs one; a tool named by `tool:NAME`) instead of the first
-    const picked = pickedTool(
-      tools.map((t: any) => t?.function?.name),
-      prompt,
-      quirks,
-    )
+    const picked = loaded ?? pickedTool(toolNames, prompt, quirks)
     const [first, ...more] = picked
       ? [
           picked.args

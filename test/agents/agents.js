@@ -253,6 +253,7 @@ export const AGENTS = [
       webSearch = false,
       reasoning,
       lite = false,
+      mcp,
     }) {
       mkdirSync(join(home, '.codex'), {recursive: true})
       // bind: `gwctl agents enable codex` adds model_provider and [model_providers.gwctl]
@@ -271,7 +272,10 @@ export const AGENTS = [
         [
           // lite (`--lite`): a model of Codex's own catalog with `use_responses_lite`, for which
           // Codex sends its tools in an `additional_tools` input item, never in `tools`
-          lite ? 'model = "gpt-6.2-sol"' : 'model = "gw-model"',
+          // mcp (`--tool-search`): gpt-5.5, a model of Codex's catalog marked `supports_search_tool`,
+          // for which Codex defers its MCP tools behind its client-run `tool_search` (on a model it
+          // does not know, gw-model, it offers them at once as the namespace `mcp__<server>`)
+          lite ? 'model = "gpt-6.2-sol"' : mcp ? 'model = "gpt-5.5"' : 'model = "gw-model"',
           'check_for_update_on_startup = false',
           // webSearch (`--web-search`): the live search tool among its tools
           ...(webSearch ? ['web_search = "live"'] : []),
@@ -289,6 +293,17 @@ export const AGENTS = [
           'enabled = false',
           '[features]',
           'plugins = false',
+          // mcp: one stdio MCP server (test/agents/mcp-server.js)
+          ...(mcp
+            ? [
+                `[mcp_servers.${mcp.name}]`,
+                `command = ${JSON.stringify(mcp.command)}`,
+                `args = [${mcp.args.map((a) => JSON.stringify(a)).join(', ')}]`,
+                // its tools approved: `codex exec` (approval policy never) fails a call that asks
+                // ("MCP tool call requires approval, but approval policy is never")
+                'default_tools_approval_mode = "approve"',
+              ]
+            : []),
           '',
         ].join('\n'),
       )

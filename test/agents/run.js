@@ -26,7 +26,12 @@
 //   npm run test:agents -- --tool-search   Claude Code loads a deferred tool (its ToolSearch answers with a
 //                                          `tool_reference`, Claude Code 2.1.3xx) through translation to
 //                                          each other family (--to narrows): the upstream gets the tool and
-//                                          its definition, never the placeholder Claude Code always defers
+//                                          its definition, never the placeholder Claude Code always defers;
+//                                          Codex (0.171, gpt-5.5) searches the tools of an MCP server
+//                                          (test/agents/mcp-server.js) with its client-run `tool_search`
+//                                          through translation to each other family: the upstream calls
+//                                          the search, gets the tools it loaded, calls one, and the MCP
+//                                          server runs it (--only narrows)
 //   npm run test:agents -- --namespace     Codex calls a tool of its `multi_agent_v1` namespace (its
 //                                          sub-agent tools, Codex 0.17x) through translation to each other
 //                                          family: the call must come back with its namespace, which Codex
@@ -91,9 +96,23 @@ const PDF = argv.includes('--pdf')
 // --overflow: Claude Code reads a file past a chat model's context window (the sim's `context-8k`):
 // the gateway must say "prompt is too long: N tokens > 8192 maximum", which Claude Code compacts on
 const OVERFLOW = argv.includes('--overflow')
-// --tool-search: Claude Code's ToolSearch loads WebFetch (a deferred tool) through translation to
-// chat (the sim's `tool-search` quirk calls ToolSearch with the prompt's `select:WebFetch`)
+// --tool-search: Claude Code's ToolSearch loads WebFetch (a deferred tool) through translation (the
+// sim's `tool-search` quirk calls ToolSearch with the prompt's `select:WebFetch`); Codex's
+// `tool_search` loads the tools of the suite's MCP server, deferred (the quirk calls tool_search with
+// the prompt's `search:github`, then the loaded tool its `tool:NAME` names)
 const TOOL_SEARCH = argv.includes('--tool-search')
+/** --tool-search: the prompt of each CLI. */
+const TOOL_SEARCH_PROMPT = {
+  claude: 'Load the WebFetch tool with ToolSearch (select:WebFetch), then say what you loaded.',
+  codex:
+    'Find the open gwctl issues: load the GitHub tools (search:github), then call tool:mcp__github__search_issues and say what it found.',
+}
+/** --tool-search: the MCP tool Codex's search loads and the upstream then calls. */
+const MCP_TOOL = 'mcp__github__search_issues'
+/** --tool-search: what a call of test/agents/mcp-server.js answers (its CALL_ANSWER). */
+const MCP_ANSWER = 'gwctl-suite-mcp answered'
+/** --tool-search: the official MCP SDK the suite's MCP server is made with, installed into .cache. */
+const MCP_SDK = {pkg: '@modelcontextprotocol/sdk', version: '1.32.2'}
 // --namespace: Codex's close_agent of its multi_agent_v1 namespace through translation to chat
 // (the sim's `named-tool` quirk calls the tool the prompt names)
 const NAMESPACE = argv.includes('--namespace')
@@ -154,13 +173,13 @@ const TO =
       : undefined
 const ONLY = PDF
   ? new Set(['claude', 'gemini'])
-  : OVERFLOW || TOOL_SEARCH
+  : OVERFLOW
     ? new Set(['claude'])
     : NAMESPACE || LITE
       ? new Set(['codex'])
-      : WEB_SEARCH
+      : WEB_SEARCH || TOOL_SEARCH
         ? new Set(
-            Object.keys(WEB_SEARCH_TO).filter(
+            (TOOL_SEARCH ? ['claude', 'codex'] : Object.keys(WEB_SEARCH_TO)).filter(
               (n) =>
                 onlyAt < 0 ||
                 String(argv[onlyAt + 1])
@@ -252,6 +271,28 @@ async function ensureInstalled(agent) {
   })
   if (result.code !== 0) throw new Error(`npm install ${agent.pkg} failed:\n${tail(result.stderr)}`)
   return join(dir, 'node_modules', '.bin')
+}
+
+/**
+ * `--tool-search`: installs the official MCP SDK (MCP_SDK, pinned) into test/agents/.cache/mcp-sdk
+ * unless it is there, as the CLIs are (it is no dependency of gwctl); resolves that folder, which
+ * test/agents/mcp-server.js loads the SDK from.
+ */
+async function ensureMcpSdk() {
+  const dir = join(CACHE, 'mcp-sdk')
+  const manifest = join(dir, 'node_modules', ...MCP_SDK.pkg.split('/'), 'package.json')
+  if (existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8')).version === MCP_SDK.version)
+    return dir
+  mkdirSync(dir, {recursive: true})
+  if (!existsSync(join(dir, 'package.json'))) writeFileSync(join(dir, 'package.json'), '{"private":true}\n')
+  log(`installing ${MCP_SDK.pkg}@${MCP_SDK.version} into ${dir} ...`)
+  const result = await run(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--prefix', dir, `${MCP_SDK.pkg}@${MCP_SDK.version}`],
+    {cwd: dir, env: process.env, timeoutMs: 300_000},
+  )
+  if (result.code !== 0) throw new Error(`npm install ${MCP_SDK.pkg} failed:\n${tail(result.stderr)}`)
+  return dir
 }
 
 /** Runs the built gwctl with an isolated home; resolves the parsed --json output. */
@@ -725,12 +766,15 @@ const FAMILY_NAMES = Object.keys(UPSTREAMS).filter((f) => !TO || TO.has(f))
 /**
  * The upstream families an agent runs through translation to (`--web-search`: its own list); its
  * own family too when `--to` names it (passed through untranslated, with the quirks: qwen-code on
- * a chat server with `--to chat --quirk gemini-schema`).
+ * a chat server with `--to chat --quirk gemini-schema`), except Codex's `--tool-search`: a
+ * Responses upstream runs Codex's search items itself, which the simulator does not.
  */
 const upstreamsOf = (agent) =>
   WEB_SEARCH
     ? WEB_SEARCH_TO[agent.name].filter((f) => FAMILY_NAMES.includes(f))
-    : FAMILY_NAMES.filter((f) => f !== agent.family || TO?.has(f))
+    : FAMILY_NAMES.filter(
+        (f) => f !== agent.family || (TO?.has(f) && !(TOOL_SEARCH && agent.name === 'codex')),
+      )
 const runsOf = (list) => list.reduce((n, a) => n + upstreamsOf(a).length, 0)
 const translatePolicy = (agent, up) => `suite-${agent.name}-to-${up}`
 /** A log row's note for usage the upstream did not report (quirk `no-usage`), estimated. */
@@ -816,7 +860,7 @@ async function overflowRun(agent, up, {tmp, origin, binDir, key, agentId, simOri
  * sends the result back, and the upstream must get that second turn (with the reasoning of the
  * first when it asked for reasoning) and answer it ("The tool answered: ...").
  */
-async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOrigin}) {
+async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOrigin, mcpSdk}) {
   const home = join(tmp, `${agent.name}-to-${up}-home`)
   const workdir = join(tmp, `${agent.name}-to-${up}-work`)
   mkdirSync(join(home, 'tmp'), {recursive: true})
@@ -824,6 +868,9 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
   writeFileSync(join(workdir, 'notes.txt'), 'a file for the tool to find\n')
   const pdfPath = join(workdir, 'report.pdf')
   const pdf = PDF ? onePagePdf('Quarterly revenue rose 12 percent.') : undefined
+  // --tool-search: Codex's MCP tools, deferred behind its tool_search
+  const mcpTools = TOOL_SEARCH && agent.name === 'codex'
+  const mcpLog = join(tmp, `${agent.name}-to-${up}-mcp-calls.jsonl`)
   if (pdf) writeFileSync(pdfPath, pdf)
   await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
 
@@ -835,7 +882,7 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
     prompt: pdf
       ? `Read ${pdfPath} and summarise it.`
       : TOOL_SEARCH
-        ? 'Load the WebFetch tool with ToolSearch (select:WebFetch), then say what you loaded.'
+        ? TOOL_SEARCH_PROMPT[agent.name]
         : NAMESPACE
           ? `Close the sub-agent a1 with tool:${NAMESPACED_TOOL} and say what it answered.`
           : WEB_SEARCH
@@ -847,6 +894,10 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
     webSearch: WEB_SEARCH,
     reasoning: REASONING,
     lite: LITE,
+    // --tool-search: Codex gets the suite's MCP server, each call of it logged to mcpLog
+    mcp: mcpTools
+      ? {name: 'github', command: process.execPath, args: [join(HERE, 'mcp-server.js'), mcpSdk, mcpLog]}
+      : undefined,
   })
   // --web-search: Claude Code 2.1.3xx defers WebSearch behind ToolSearch; off, it is an ordinary tool
   if (WEB_SEARCH && agent.name === 'claude') env.ENABLE_TOOL_SEARCH = 'false'
@@ -880,8 +931,10 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
   const LINE = '[application/pdf file not attached:'
   const lined = (b) => JSON.stringify(b).includes(LINE)
   // --tool-search: the second turn holds ToolSearch's result, the loaded tool's definition, followed
-  // by Claude Code's "Tool loaded." (so the tool message is not the last)
-  const searched = (b) => fam.resultTexts(b).some((t) => t.startsWith('<functions>'))
+  // by Claude Code's "Tool loaded." (so the tool message is not the last); Codex's, the result of
+  // its tool_search as translation writes it, the names of the tools the search loaded
+  const searched = (b) =>
+    fam.resultTexts(b).some((t) => t.startsWith(mcpTools ? 'Tools loaded, now callable:' : '<functions>'))
   // --web-search: a request with the upstream's own search tool (the CLI's search sub-request);
   // the second turn's tool result holds the search's two links (to chat: the gateway's refusal).
   // Codex's search runs on the upstream's side within its one turn: there is no second turn.
@@ -925,7 +978,9 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
         ? up === 'chat'
           ? "the chat upstream never got a second turn with the search's refusal as the tool result"
           : `the ${up} upstream never got a second turn whose tool result holds the search's example.com links`
-        : `the ${up} upstream never got a second turn with the tool result`,
+        : mcpTools
+          ? `the ${up} upstream never got a second turn with tool_search's result (the tools it loaded)`
+          : `the ${up} upstream never got a second turn with the tool result`,
     )
   else {
     const turn1 = calls.slice(0, turn2At).findLast((r) => fam.hasTools(r.body) && !searchCall(r.body))
@@ -980,7 +1035,60 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
     } else notes.push('turn 1 asked for no reasoning')
   }
 
-  if (TOOL_SEARCH && turn2At >= 0) {
+  if (TOOL_SEARCH && mcpTools && calls.length > 0) {
+    // turn 1 offers the search, never the MCP tools it defers; turn 2 (after the search's output)
+    // the tools it loaded, as the upstream family's own tools, and the upstream calls one; turn 3
+    // carries what the MCP server answered
+    const names = fam.toolNames
+    const first = names(calls[0].body)
+    notes.push(`turn 1 tools: ${first.join(', ')}`)
+    if (!first.includes('tool_search')) problems.push('turn 1 did not offer tool_search')
+    const early = first.filter((n) => n.startsWith('mcp__'))
+    if (early.length > 0)
+      problems.push(`turn 1 offered the MCP tool(s) ${early.join(', ')}: Codex did not defer them`)
+    if (turn2At >= 0) {
+      const second = calls[turn2At].body
+      const loaded = fam.resultTexts(second).find((t) => t.startsWith('Tools loaded, now callable:'))
+      notes.push(`the search's result upstream: ${JSON.stringify(String(loaded).slice(0, 200))}`)
+      notes.push(
+        `turn 2 adds ${
+          names(second)
+            .filter((n) => !first.includes(n))
+            .join(', ') || 'nothing'
+        }`,
+      )
+      if (!names(second).includes(MCP_TOOL)) problems.push(`turn 2 did not offer the loaded ${MCP_TOOL}`)
+      const turn3 = calls.find((r) => fam.resultTexts(r.body).some((t) => t.includes(MCP_ANSWER)))
+      if (!turn3) problems.push(`no turn carried the MCP server's answer to the ${up} upstream`)
+    }
+    const mcpCalls = existsSync(mcpLog) ? readJsonl(mcpLog) : []
+    notes.push(
+      `the MCP server ran: ${mcpCalls.map((c) => `${c.name} ${JSON.stringify(c.arguments)}`).join(', ') || 'nothing'}`,
+    )
+    if (!mcpCalls.some((c) => `mcp__github__${c.name}` === MCP_TOOL))
+      problems.push(`the MCP server got no tools/call of ${MCP_TOOL}`)
+    // the upstream's call of the search came back as Codex's own tool_search_call item, which it ran
+    const history = agent.history({home, workdir})
+    const payloads = history.file
+      ? readJsonl(history.file)
+          .filter((l) => l.type === 'response_item')
+          .map((l) => l.payload ?? {})
+      : []
+    const items = payloads.map((p) => p.type)
+    const call = payloads.find((p) => p.type === 'tool_search_call')
+    notes.push(
+      `rollout items: ${[...new Set(items)].join(', ')}; the search's arguments ${JSON.stringify(call?.arguments)}`,
+    )
+    for (const type of ['tool_search_call', 'tool_search_output'])
+      if (!items.includes(type)) problems.push(`Codex's rollout has no ${type} item`)
+    // (an object, as the upstream's call of the function `tool_search` had it: the prompt's search:)
+    if (call && call.arguments?.query !== 'github')
+      problems.push(`the search ran with ${JSON.stringify(call.arguments)}, not {"query":"github"}`)
+    if (!agent.answerOf(result.stdout).includes(MCP_ANSWER))
+      problems.push(`Codex's output lacks the MCP server's answer "${MCP_ANSWER}"`)
+  }
+
+  if (TOOL_SEARCH && !mcpTools && turn2At >= 0) {
     const names = fam.toolNames
     const first = names(calls[0].body)
     const second = calls[turn2At].body
@@ -1211,6 +1319,8 @@ async function main() {
   const bins = {}
   await chooseVersions()
   for (const agent of agents) bins[agent.name] = await ensureInstalled(agent)
+  // --tool-search: Codex's MCP server is made with the official SDK, installed like the CLIs
+  const mcpSdk = TOOL_SEARCH && agents.some((a) => a.name === 'codex') ? await ensureMcpSdk() : undefined
   const others = agents.filter((a) => a.pinned)
   if (others.length)
     log(`versions: ${others.map((a) => `${a.name} ${a.version} (pinned ${a.pinned})`).join(', ')}`)
@@ -1302,6 +1412,7 @@ async function main() {
             key: issued.keyValue,
             agentId: issued.agentId,
             simOrigin,
+            mcpSdk,
           })
           const label = `${agent.family} -> ${up}`
           outcome.push({

@@ -51,6 +51,14 @@ function lastIsFunctionResponse(contents: unknown): boolean {
   return Array.isArray(parts) && (parts as Body[]).some((p) => p?.functionResponse !== undefined)
 }
 
+/** The function whose response the last content ends with, by the name the response carries. */
+function lastResponseName(contents: unknown): string | undefined {
+  if (!lastIsFunctionResponse(contents)) return undefined
+  const parts = ((contents as Body[]).at(-1)!.parts as Body[]).filter((p) => p?.functionResponse)
+  const name = (parts.at(-1)?.functionResponse as Body | undefined)?.name
+  return typeof name === 'string' ? name : undefined
+}
+
 function firstFunction(tools: unknown): string | undefined {
   if (!Array.isArray(tools)) return undefined
   for (const tool of tools as Body[]) {
@@ -157,12 +165,17 @@ export function geminiAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer 
   const mode = ((body.toolConfig as Body | undefined)?.functionCallingConfig as Body | undefined)?.mode
   const json = config.responseMimeType === 'application/json'
   const userText = lastUserText(body.contents)
-  const answered = lastIsFunctionResponse(body.contents)
   const names = declaredNames(body.tools)
+  // `tool-search`: after Codex's search loaded the tools, the loaded tool the user's words name
+  const loaded = lastIsFunctionResponse(body.contents)
+    ? pickedTool(names, userText, quirks, lastResponseName(body.contents) ?? '')
+    : undefined
+  const answered = lastIsFunctionResponse(body.contents) && !loaded
   // Google Search runs when there is no function to call instead (Gemini CLI's web search), or
   // beside functions (Gemini 3) when the user's words ask for it
-  const search = answered || (names.length > 0 && !wantsSearch(userText)) ? undefined : searchTool(body.tools)
-  const picked = answered || search ? undefined : pickedTool(names, userText, quirks)
+  const search =
+    answered || loaded || (names.length > 0 && !wantsSearch(userText)) ? undefined : searchTool(body.tools)
+  const picked = loaded ?? (answered || search ? undefined : pickedTool(names, userText, quirks))
   const toolName = answered || search ? undefined : (picked?.name ?? firstFunction(body.tools))
   const answer = simAnswer({
     promptParts: [body.systemInstruction ?? null, body.contents ?? null, body.tools ?? null],
@@ -174,7 +187,7 @@ export function geminiAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer 
     // (the signature of the call binds its arguments: `{query}` to a custom tool came back `{input}`)
     inputArg: toolName !== undefined && inputOnly(declarationSchema(body.tools, toolName)),
     jsonSchema: json ? (config.responseJsonSchema ?? config.responseSchema ?? {type: 'object'}) : undefined,
-    toolResult: lastFunctionResponse(body.contents),
+    toolResult: loaded ? undefined : lastFunctionResponse(body.contents),
   })
   if (search) {
     const found = searchResults(searchQuery(userText), searchDomain(undefined, search.excludeDomains))

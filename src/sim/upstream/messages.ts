@@ -75,6 +75,17 @@ function lastToolResult(messages: unknown): string | undefined {
   return toolResultText(blocks.at(-1)?.content)
 }
 
+/** The name of the tool whose result the last message holds (its `tool_use` earlier), if any. */
+function lastResultTool(messages: unknown): string | undefined {
+  if (!lastIsToolResult(messages)) return undefined
+  const blocks = ((messages as Body[]).at(-1)!.content as Body[]).filter((b) => b?.type === 'tool_result')
+  const id = blocks.at(-1)?.tool_use_id
+  for (const m of (messages as Body[]).slice(0, -1).reverse())
+    for (const block of Array.isArray(m?.content) ? (m.content as Body[]) : [])
+      if (block?.type === 'tool_use' && block.id === id) return String(block.name)
+  return undefined
+}
+
 const isCustomTool = (t: Body): boolean => typeof t.name === 'string' && (!t.type || t.type === 'custom')
 
 /** Anthropic's server-side web search tool (`web_search_20250305`, `web_search_20260209`, ...). */
@@ -154,13 +165,18 @@ function modelAnswer(body: Body, quirks: Quirks, thinks: boolean): SimAnswer {
   const forced =
     toolChoice?.type === 'tool' ? tools.find((t) => isCustomTool(t) && t.name === toolChoice.name) : undefined
   const userText = lastUserText(body.messages)
-  const answered = lastIsToolResult(body.messages)
-  const search = answered ? undefined : searchTool(tools, toolChoice, userText)
   const names = tools.filter(isCustomTool).map((t) => String(t.name))
+  // `tool-search`: after Codex's search loaded the tools, the loaded tool the user's words name
+  const loaded = lastIsToolResult(body.messages)
+    ? pickedTool(names, userText, quirks, lastResultTool(body.messages) ?? '')
+    : undefined
+  const answered = lastIsToolResult(body.messages) && !loaded
+  const search = answered || loaded ? undefined : searchTool(tools, toolChoice, userText)
   // a tool the prompt asks for by name ("call the tool f", "calling the json_answer tool"): a model
   // follows it as it would a forced choice (what a model that refuses forcing is told instead)
-  const asked = answered || forced || search ? undefined : askedTool(tools, userText)
-  const picked = answered || forced || asked || search ? undefined : pickedTool(names, userText, quirks)
+  const asked = answered || loaded || forced || search ? undefined : askedTool(tools, userText)
+  const picked =
+    loaded ?? (answered || forced || asked || search ? undefined : pickedTool(names, userText, quirks))
   const called = forced ?? asked
   const answer = simAnswer({
     promptParts: [body.system ?? null, body.messages ?? null, body.tools ?? null],
@@ -172,7 +188,7 @@ function modelAnswer(body: Body, quirks: Quirks, thinks: boolean): SimAnswer {
     toolArgs: picked?.args,
     forcedSchema: called ? (called.input_schema ?? {}) : undefined,
     messagesCache: true,
-    toolResult: lastToolResult(body.messages),
+    toolResult: loaded ? undefined : lastToolResult(body.messages),
   })
   if (search) {
     const query = searchQuery(userText)

@@ -250,6 +250,74 @@ describe('chat quirks', () => {
     )
   })
 
+  it("tool-search: Codex's tool_search with the search: the user names, then the tool it loaded, then the answer", async () => {
+    const fn = (name: string, required: string[] = []) => ({
+      type: 'function',
+      function: {
+        name,
+        parameters: {
+          type: 'object',
+          properties: {query: {type: 'string'}, limit: {type: 'number'}},
+          required,
+        },
+      },
+    })
+    const prompt = 'Find the issues (search:github), then tool:mcp__github__search_issues.'
+    const tools = [fn('exec_command'), fn('tool_search', ['query'])]
+    const user = {role: 'user', content: prompt}
+    const first = await chat({model: 'gpt-x+tool-search', tools, messages: [user]})
+    const search = first.json!.choices[0].message.tool_calls[0]
+    expect(search.function.name).toBe('tool_search')
+    expect(JSON.parse(search.function.arguments)).toEqual({query: 'github'})
+
+    // the search's output loaded the namespace's tools: the one the user names is called
+    const searched = [
+      user,
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{id: search.id, type: 'function', function: search.function}],
+      },
+      {
+        role: 'tool',
+        tool_call_id: search.id,
+        content: 'Tools loaded, now callable: mcp__github__search_issues',
+      },
+    ]
+    const loaded = [...tools, fn('mcp__github__search_issues', ['query'])]
+    const second = await chat({model: 'gpt-x+tool-search', tools: loaded, messages: searched})
+    const call = second.json!.choices[0].message.tool_calls[0]
+    expect(call.function.name).toBe('mcp__github__search_issues')
+    expect(JSON.parse(call.function.arguments)).toEqual({query: 'Find the issues (sea'})
+
+    // its result is answered; so is the search's when the tool named is not offered, or without the quirk
+    const third = await chat({
+      model: 'gpt-x+tool-search',
+      tools: loaded,
+      messages: [
+        ...searched,
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{id: call.id, type: 'function', function: call.function}],
+        },
+        {role: 'tool', tool_call_id: call.id, content: 'issue #7'},
+      ],
+    })
+    expect(third.json!.choices[0].message.tool_calls).toBeUndefined()
+    expect(third.json!.choices[0].message.content).toBe('The tool answered: issue #7')
+    for (const ask of [
+      {model: 'gpt-x+tool-search', tools, messages: searched},
+      {model: 'gpt-x', tools: loaded, messages: searched},
+    ]) {
+      const answered = (await chat(ask)).json!.choices[0].message
+      expect(answered.tool_calls).toBeUndefined()
+      expect(answered.content).toBe(
+        'The tool answered: Tools loaded, now callable: mcp__github__search_issues',
+      )
+    }
+  })
+
   it('named-tool: the tool the user names with tool:NAME, else the first', async () => {
     const fn = (name: string) => ({
       type: 'function',
@@ -341,6 +409,86 @@ describe('chat quirks', () => {
       new Set(['named-tool'] as const),
     )
     expect(messages.tool?.name).toBe('ns__close')
+  })
+
+  it("tool-search on the vendor upstreams: Codex's search, then the tool it loaded, then the answer", () => {
+    const quirk = new Set(['tool-search'] as const)
+    const prompt = 'Find the issues (search:github), then tool:mcp__github__search_issues.'
+    const loadedTool = 'mcp__github__search_issues'
+    expect(pickedTool(['exec_command', 'tool_search'], prompt, quirk)).toEqual({
+      name: 'tool_search',
+      args: {query: 'github'},
+    })
+    expect(pickedTool(['exec_command', 'tool_search'], prompt, new Set())).toBeUndefined()
+    expect(pickedTool(['exec_command'], prompt, quirk)).toBeUndefined()
+    // after a result: the named tool once offered, and only after the search's result
+    expect(pickedTool(['tool_search', loadedTool], prompt, quirk, 'tool_search')).toEqual({name: loadedTool})
+    expect(pickedTool(['tool_search'], prompt, quirk, 'tool_search')).toBeUndefined()
+    expect(pickedTool(['tool_search', loadedTool], prompt, quirk, loadedTool)).toBeUndefined()
+    expect(
+      pickedTool(['tool_search', loadedTool], prompt, new Set(['named-tool'] as const), 'tool_search'),
+    ).toBeUndefined()
+
+    const schema = {type: 'object', properties: {query: {type: 'string'}}, required: ['query']}
+    // Messages: the result of the search's tool_use, then the loaded tool's
+    const messages = (last: string, content: string) =>
+      messagesAnswer(
+        {
+          model: 'claude-x',
+          max_tokens: 100,
+          tools: [
+            {name: 'tool_search', input_schema: schema},
+            {name: loadedTool, input_schema: schema},
+          ],
+          messages: [
+            {role: 'user', content: prompt},
+            {role: 'assistant', content: [{type: 'tool_use', id: 't1', name: last, input: {}}]},
+            {role: 'user', content: [{type: 'tool_result', tool_use_id: 't1', content}]},
+          ],
+        },
+        quirk,
+      )
+    expect(messages('tool_search', 'Tools loaded').tool?.name).toBe(loadedTool)
+    expect(messages(loadedTool, 'issue #7')).toMatchObject({text: 'The tool answered: issue #7'})
+    expect(messages(loadedTool, 'issue #7').tool).toBeUndefined()
+
+    // Gemini: the functionResponse names its function
+    const gemini = (name: string) =>
+      geminiAnswer(
+        {
+          contents: [
+            {role: 'user', parts: [{text: prompt}]},
+            {role: 'model', parts: [{functionCall: {name, args: {}}}]},
+            {role: 'user', parts: [{functionResponse: {name, response: {output: 'issue #7'}}}]},
+          ],
+          tools: [{functionDeclarations: [{name: 'tool_search'}, {name: loadedTool}]}],
+        },
+        quirk,
+      )
+    expect(gemini('tool_search').tool?.name).toBe(loadedTool)
+    expect(gemini(loadedTool).tool).toBeUndefined()
+    expect(gemini(loadedTool).text).toBe('The tool answered: {"output":"issue #7"}')
+
+    // Responses: the function_call_output of the search's call
+    const responses = (name: string) =>
+      responsesAnswer(
+        {
+          model: 'gpt-x',
+          tools: [
+            {type: 'function', name: 'tool_search', parameters: schema},
+            {type: 'function', name: loadedTool, parameters: schema},
+          ],
+          input: [
+            {type: 'message', role: 'user', content: [{type: 'input_text', text: prompt}]},
+            {type: 'function_call', call_id: 'c1', name, arguments: '{}'},
+            {type: 'function_call_output', call_id: 'c1', output: 'issue #7'},
+          ],
+        },
+        quirk,
+      )
+    expect(responses('tool_search').tool?.name).toBe(loadedTool)
+    expect(responses(loadedTool).tool).toBeUndefined()
+    expect(responses(loadedTool).text).toBe('The tool answered: issue #7')
   })
 
   it("text-only and no-mmproj: DeepSeek's 400 and llama.cpp's 500 for media; the line in its place answered", async () => {

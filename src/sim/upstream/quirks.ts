@@ -223,16 +223,28 @@ export function quirkCalls(first: Call, second: Call | undefined, quirks: Quirks
 
 /**
  * The tool call the user's words pick under `tool-search` (`select:NAME` with a `ToolSearch` tool
- * offered: ToolSearch with that query) or `named-tool` (`tool:NAME` naming an offered tool: that
- * tool, its arguments as usual), for a vendor upstream of the simulator; undefined otherwise.
+ * offered: ToolSearch with that query, as Claude Code's search takes it; `search:QUERY` with a
+ * `tool_search` tool offered: Codex's search, `{query}`) or `named-tool` (`tool:NAME` naming an
+ * offered tool: that tool, its arguments as usual), for a vendor upstream of the simulator;
+ * undefined otherwise. `answered`: the name of the tool whose result the request ends with, where
+ * it does: after Codex's `tool_search` (its output loaded the tools), `tool-search` calls the tool
+ * `tool:NAME` names once it is offered; any other result is answered, never followed by a call.
  */
 export function pickedTool(
   names: readonly string[],
   userText: string,
   quirks: Quirks,
+  answered?: string,
 ): {name: string; args?: Record<string, unknown>} | undefined {
+  if (answered !== undefined) {
+    if (answered !== 'tool_search' || !quirks.has('tool-search')) return undefined
+    const loaded = /\btool:([\w.:-]*\w)/.exec(userText)?.[1]
+    return loaded && names.includes(loaded) ? {name: loaded} : undefined
+  }
   const select = quirks.has('tool-search') ? /\bselect:([\w,-]*\w)/.exec(userText)?.[1] : undefined
   if (select && names.includes('ToolSearch')) return {name: 'ToolSearch', args: {query: `select:${select}`}}
+  const query = quirks.has('tool-search') ? /\bsearch:([\w,-]*\w)/.exec(userText)?.[1] : undefined
+  if (query && names.includes('tool_search')) return {name: 'tool_search', args: {query}}
   const wanted = quirks.has('named-tool') ? /\btool:([\w.:-]*\w)/.exec(userText)?.[1] : undefined
   return wanted && names.includes(wanted) ? {name: wanted} : undefined
 }

@@ -117,16 +117,27 @@ export function responsesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnsw
   const names = tools
     .filter((t) => t?.type === 'function' && typeof t.name === 'string')
     .map((t) => t.name as string)
-  const picked = outputItem || search ? undefined : pickedTool(names, userText, quirks)
+  // `tool-search`: after a search (a `tool_search` function) loaded the tools, the loaded tool the
+  // user's words name
+  const loaded =
+    quirks.has('tool-search') && lastItem?.type === 'function_call_output'
+      ? pickedTool(
+          names,
+          userText,
+          quirks,
+          String(items.findLast((i) => i?.type === 'function_call' && i.call_id === lastItem.call_id)?.name),
+        )
+      : undefined
+  const picked = loaded ?? (outputItem || search ? undefined : pickedTool(names, userText, quirks))
   const answer = simAnswer({
     promptParts: [body.instructions ?? null, input ?? null, body.tools ?? null],
     lastUserText: userText,
     reasoning: !!reasoning && reasoning.effort !== 'none',
-    toolName: outputItem || search ? undefined : (picked?.name ?? firstFunctionTool(body.tools)),
+    toolName: (outputItem && !loaded) || search ? undefined : (picked?.name ?? firstFunctionTool(body.tools)),
     forceTool: !!picked || toolChoice === 'required' || (toolChoice as Body | undefined)?.type === 'function',
     toolArgs: picked?.args,
     jsonSchema: ((body.text as Body | undefined)?.format as Body | undefined)?.schema,
-    toolResult: outputItem ? toolResultText(outputItem.output) : undefined,
+    toolResult: outputItem && !loaded ? toolResultText(outputItem.output) : undefined,
   })
   if (search) {
     const filters = search.filters as Body | undefined
