@@ -1127,8 +1127,10 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
 
   if (LITE && calls.length > 0) {
     // Codex sent no `tools`: the upstream had the item's tools as functions, called the first
-    // (exec), and Codex ran it (its "unsupported call: ..." when the call came back wrong)
-    const names = fam.toolNames(calls[0].body)
+    // (exec), and Codex ran it (its "unsupported call: ..." when the call came back wrong). With
+    // `--to responses --quirk plain-tools` the first call went as Codex sent it and was refused:
+    // the call the upstream took is the first that offered functions.
+    const names = fam.toolNames((calls.find((c) => fam.toolNames(c.body).length > 0) ?? calls[0]).body)
     notes.push(`the Lite tools upstream: ${names.join(', ') || 'none'}`)
     if (!names.includes(LITE_TOOL)) problems.push(`turn 1 did not offer ${LITE_TOOL}`)
     if (turn2At >= 0) {

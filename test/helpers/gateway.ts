@@ -6,7 +6,7 @@ import {join} from 'node:path'
 import {expect} from 'vitest'
 
 import {processAlive} from '../../src/core/process.js'
-import type {Family, PolicyConfig} from '../../src/store/schema.js'
+import type {Family, PolicyConfig, ProviderConfig} from '../../src/store/schema.js'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../../src/store/schema.js'
 import {withState} from '../../src/store/state.js'
 import {freePort, runCli, tempHome} from './cli.js'
@@ -81,19 +81,26 @@ export async function issueKeyOverApi(
 
 /**
  * A gateway on the simulator (`gateway start --sim`) in a temp home on a free port, with
- * `policies` written into its state before it starts (it loads policies at start), and the origin
+ * `policies` (and `userProviders`) written into its state before it starts (it loads them at start), and the origin
  * of its simulator's chat provider (`sim-chat`), whose `/__sim/requests` shows what upstreams got.
  * `stop()` stops the daemon and removes the home.
  */
 export async function startSimGatewayWithPolicies(
   policies: PolicyConfig[],
+  userProviders: ProviderConfig[] = [],
 ): Promise<{home: string; base: string; simOrigin: string; stop: () => Promise<void>}> {
   const {home, cleanup} = tempHome()
   const port = await freePort()
   const previous = process.env.GWCTL_HOME
   process.env.GWCTL_HOME = home
   try {
-    await withState((store) => void store.data.policies.push(...policies), join(home, 'state.json'))
+    await withState(
+      (store) => {
+        store.data.providers.push(...userProviders)
+        store.data.policies.push(...policies)
+      },
+      join(home, 'state.json'),
+    )
   } finally {
     if (previous === undefined) delete process.env.GWCTL_HOME
     else process.env.GWCTL_HOME = previous

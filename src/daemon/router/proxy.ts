@@ -268,7 +268,11 @@ export async function proxyRequest(
           }
           ;({body} = sent)
           translated = sent
-        } else if (family === 'responses' && (translated = await plainFor(target, model)) !== undefined) {
+        } else if (
+          family === 'responses' &&
+          plainWanted(target, model) &&
+          (translated = await plainRequest(target, model)) !== undefined
+        ) {
           // Codex's tool shapes to a Responses server that takes plain functions (./plain-tools.ts)
           body = translated.body
         } else {
@@ -365,25 +369,25 @@ export async function proxyRequest(
   }
 
   /**
-   * The request for Responses `target`, a server that is not OpenAI's, with Codex's namespaces,
-   * custom tools and `additional_tools` item as plain functions (./plain-tools.ts): when the body
-   * holds one of them and the server is on this machine or the local network (not the simulator,
-   * which is OpenAI's API), or refused them before. Undefined (passed through as it came) for any
-   * other request, and for one the Responses codecs cannot hold.
+   * Whether Responses `target`, a server that is not OpenAI's, gets Codex's namespaces, custom
+   * tools and `additional_tools` item as plain functions (./plain-tools.ts): when the body holds
+   * one of them and the server is on this machine or the local network (not the simulator, which
+   * is OpenAI's API), or refused them before. Any other request passes through as it came.
    */
-  async function plainFor(target: ProxyTarget, model: string | null): Promise<TranslatedRequest | undefined> {
+  function plainWanted(target: ProxyTarget, model: string | null): boolean {
     const provider = target.provider
-    if (provider.family !== 'responses' || COMPACT.test(request.url)) return undefined
+    if (provider.family !== 'responses' || COMPACT.test(request.url)) return false
     const learned = adaptations.get(provider.name, model ?? prepared.requestedModel ?? '')
-    if (
-      !(learned?.plainTools || (provider.origin !== 'sim' && isLocalServer(provider.baseUrl))) ||
-      !holdsOpenAiToolShapes(request.body)
+    return (
+      (learned?.plainTools === true || (provider.origin !== 'sim' && isLocalServer(provider.baseUrl))) &&
+      holdsOpenAiToolShapes(request.body)
     )
-      return undefined
-    return plainRequest(target, model)
   }
 
-  /** The request for `target` with every tool a plain function; undefined if the codecs cannot hold it. */
+  /**
+   * The request for `target` with every tool a plain function; undefined (passed through as it
+   * came) for one the Responses codecs cannot hold.
+   */
   async function plainRequest(
     target: ProxyTarget,
     model: string | null,
@@ -537,7 +541,8 @@ export async function proxyRequest(
     result.provider = provider.name
     result.model = model
     result.fallback = i > 0
-    result.upstreamFamily = translated ? provider.family : undefined
+    // (Codex's tools made plain for a Responses server went through the codecs, not to another family)
+    result.upstreamFamily = translated && provider.family !== family ? provider.family : undefined
     const {origin, path} = upstreamPath(
       provider.baseUrl,
       translated ? translated.path : prepared.pathFor(model),

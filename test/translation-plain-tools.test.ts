@@ -1,0 +1,184 @@
+/**
+ * Codex on a Responses server that is not OpenAI's: its namespaces, custom tools and "Responses
+ * Lite" item reach a server on this machine (a vLLM-like upstream that refuses them) as plain
+ * functions from the first request, and a server elsewhere (the simulator's `+plain-tools` model,
+ * which is OpenAI's API to the gateway) once it refused them; each call comes back to Codex as it
+ * declared the tool. The real daemon, the official OpenAI SDK.
+ */
+import type {IncomingMessage, ServerResponse} from 'node:http'
+import {createServer} from 'node:http'
+import type {AddressInfo} from 'node:net'
+
+import OpenAI from 'openai'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
+import {codexLiteTools, liteParams} from './helpers/codex.js'
+import {
+  issueKeyOverApi,
+  projectLogRows,
+  startSimGatewayWithPolicies,
+  takeSimCalls,
+} from './helpers/gateway.js'
+
+/** What the vLLM-like upstream got, in order. */
+const received: Array<Record<string, any>> = []
+
+/** A Responses server that takes function tools only, as vLLM on gpt-oss: its call is the first tool's. */
+const vllm = createServer((req: IncomingMessage, res: ServerResponse) => {
+  let data = ''
+  req.on('data', (c: Buffer) => (data += c))
+  req.on('end', () => {
+    const body = JSON.parse(data) as Record<string, any>
+    received.push(body)
+    const other = (body.tools ?? []).find((t: {type: string}) => t.type !== 'function')
+    const item = (body.input ?? []).find((i: {type: string}) => i.type === 'additional_tools')
+    if (other || item) {
+      res.writeHead(400, {'content-type': 'application/json'})
+      res.end(
+        JSON.stringify({error: {message: `tool type ${other?.type ?? 'additional_tools'} not supported`}}),
+      )
+      return
+    }
+    const call = {type: 'function_call', id: 'fc_v', call_id: 'call_v', name: body.tools[0].name}
+    const args = '{"input":"console.log(1)"}'
+    const usage = {input_tokens: 30, output_tokens: 7, total_tokens: 37}
+    const events = [
+      {type: 'response.created', response: {id: 'resp_v', status: 'in_progress', output: []}},
+      {type: 'response.output_item.added', output_index: 0, item: {...call, arguments: ''}},
+      {type: 'response.function_call_arguments.delta', output_index: 0, item_id: 'fc_v', delta: args},
+      {type: 'response.output_item.done', output_index: 0, item: {...call, arguments: args}},
+      {type: 'response.completed', response: {id: 'resp_v', status: 'completed', usage}},
+    ]
+    res.writeHead(200, {'content-type': 'text/event-stream'})
+    res.end(events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(''))
+  })
+})
+
+let base = ''
+let simOrigin = ''
+let stop: () => Promise<void> = async () => {}
+const keys = new Map<string, string>()
+
+const policy = (id: string, provider: string, model: string) => ({
+  id,
+  routes: {responses: [{provider, model}]},
+  fallbacks: true,
+  breaker: DEFAULT_BREAKER,
+  timeouts: DEFAULT_TIMEOUTS,
+})
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => vllm.listen(0, '127.0.0.1', resolve))
+  const port = (vllm.address() as AddressInfo).port
+  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies(
+    [
+      policy('plain-local', 'local-vllm', 'gpt-oss-120b'),
+      policy('plain-learned', 'sim-responses', 'gpt-oss-120b+plain-tools'),
+    ],
+    [{name: 'local-vllm', family: 'responses', baseUrl: `http://127.0.0.1:${port}/v1`}],
+  ))
+  for (const id of ['plain-local', 'plain-learned'])
+    keys.set(id, await issueKeyOverApi(base, id, 'codex', id))
+}, 120_000)
+
+afterAll(async () => {
+  await stop()
+  vllm.close()
+})
+
+/** Codex 0.171's request on a Lite model, cut down: the Lite item, a namespace of its own, a custom tool. */
+const codexRequest = () => ({
+  model: 'gpt-6.2-sol',
+  instructions: 'You are Codex.',
+  input: [
+    codexLiteTools(),
+    {
+      type: 'message' as const,
+      role: 'user' as const,
+      content: [{type: 'input_text' as const, text: 'use a tool'}],
+    },
+  ],
+  tools: [
+    {
+      type: 'namespace',
+      name: 'multi_agent_v1',
+      description: 'Sub-agents.',
+      tools: [{type: 'function', name: 'spawn_agent', parameters: liteParams('task'), strict: false}],
+    },
+    {type: 'web_search'},
+  ],
+  tool_choice: 'auto' as const,
+  parallel_tool_calls: false,
+  store: false,
+})
+
+const client = (policyId: string) =>
+  new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(policyId)!, maxRetries: 0})
+
+describe('Codex on a Responses server that is not OpenAI', {timeout: 60_000}, () => {
+  it('on this machine: plain functions from the first request; the call of exec comes back in its namespace', async () => {
+    const answer = await client('plain-local')
+      .responses.stream(codexRequest() as unknown as OpenAI.Responses.ResponseCreateParamsStreaming)
+      .finalResponse()
+    expect(received).toHaveLength(1)
+    const sent = received[0]
+    expect(sent.tools.map((t: {type: string; name: string}) => `${t.type} ${t.name}`)).toEqual([
+      'function multi_agent_v1__spawn_agent',
+      'function functions__exec',
+      'function functions__wait',
+      'function clock__sleep',
+    ])
+    expect(JSON.stringify(sent.input)).not.toContain('additional_tools')
+    expect(sent.model).toBe('gpt-oss-120b')
+    // vLLM's call of the first tool it was offered: Codex's sub-agent tool, in its namespace
+    expect(answer.output).toEqual([
+      expect.objectContaining({
+        type: 'function_call',
+        name: 'spawn_agent',
+        namespace: 'multi_agent_v1',
+        arguments: '{"input":"console.log(1)"}',
+      }),
+    ])
+    const [row] = await projectLogRows(base, 'plain-local', 1)
+    expect([row.status, row.error, row.upstreamFamily, row.usage?.inputTokens ?? row.inputTokens]).toEqual([
+      200,
+      null,
+      null,
+      30,
+    ])
+  })
+
+  it('elsewhere: learned from its refusal, the request goes again plain, and later ones at once', async () => {
+    const MODEL_CALL = /\/v1\/responses$/
+    await takeSimCalls(simOrigin, MODEL_CALL)
+    const first = await client('plain-learned')
+      .responses.stream(codexRequest() as unknown as OpenAI.Responses.ResponseCreateParamsStreaming)
+      .finalResponse()
+    const [refused, again] = await takeSimCalls(simOrigin, MODEL_CALL)
+    expect(JSON.stringify(refused.input)).toContain('"additional_tools"')
+    expect(again.tools.every((t: {type: string}) => t.type === 'function')).toBe(true)
+    // the simulator's call of the first tool it was offered: Codex's sub-agent tool, in its namespace
+    expect(first.output.find((o) => o.type === 'function_call')).toMatchObject({
+      name: 'spawn_agent',
+      namespace: 'multi_agent_v1',
+    })
+    const [row] = await projectLogRows(base, 'plain-learned', 1)
+    expect(row.status).toBe(200)
+    expect(row.error).toBe(
+      "sim-responses refused Codex's tool shapes: sent again with every tool a plain function",
+    )
+
+    await client('plain-learned')
+      .responses.stream(codexRequest() as unknown as OpenAI.Responses.ResponseCreateParamsStreaming)
+      .finalResponse()
+    const later = await takeSimCalls(simOrigin, MODEL_CALL)
+    expect(later).toHaveLength(1)
+    const learned = (await (await fetch(`${base}/api/adaptations`)).json()) as {
+      adaptations: Array<{provider: string; rules: string[]}>
+    }
+    expect(learned.adaptations.find((a) => a.provider === 'sim-responses')?.rules).toContain(
+      "Codex's namespaces and custom tools sent as plain functions (they were refused)",
+    )
+  })
+})
