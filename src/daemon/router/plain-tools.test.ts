@@ -117,6 +117,8 @@ const OLLAMA_REFUSAL: Refusal = {
 
 const received: Buffer[] = []
 let refusal: Refusal | undefined
+/** Refuses every request while set (a missing key). */
+let refuseAll: Refusal | undefined
 let upstream: Upstream
 let route: GatewayRoute
 let gateway: ProxyGateway
@@ -125,7 +127,7 @@ beforeAll(async () => {
   // refuses Codex's shapes while `refusal` is set, as vLLM, llama.cpp and Ollama do
   upstream = await startJudgedUpstream(
     received,
-    (body) => (refusal && JSON.stringify(body).includes('"namespace"') ? refusal : undefined),
+    (body) => refuseAll ?? (refusal && JSON.stringify(body).includes('"namespace"') ? refusal : undefined),
     {stream: STREAM, json: ANSWER},
   )
   gateway = new ProxyGateway({route: () => route})
@@ -272,6 +274,21 @@ describe('Codex to a Responses server on this machine', () => {
     const res = await post(body)
     expect(res.status).toBe(200)
     expect(String(received[0])).toBe(body)
+  })
+
+  it("says an upstream's error by the provider's name alone: nothing went to another family", async () => {
+    refuseAll = {status: 401, body: {error: {message: 'Missing bearer authentication in header'}}}
+    try {
+      gateway.results.length = 0
+      route = {targets: [target('vllm-keyed')]}
+      const res = await post(codexBody(false))
+      expect(res.status).toBe(401)
+      expect(((await res.json()) as {error: {message: string}}).error.message).toBe(
+        'vllm-keyed: upstream answered 401: Missing bearer authentication in header',
+      )
+    } finally {
+      refuseAll = undefined
+    }
   })
 
   it('keeps previous_response_id: the server holds that conversation', async () => {

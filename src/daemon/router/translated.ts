@@ -310,6 +310,9 @@ export async function relayTranslated(
   const {res, family, result, started} = ctx
   const provider = target.provider
   const upFamily = provider.family
+  // how the messages name the upstream (Codex's tools made plain for a Responses server went to
+  // the same family: no translation to name)
+  const named = upFamily === family ? provider.name : `${provider.name} (${upFamily}, translated)`
   if (paused === undefined) {
     // (a continuation's answer keeps the id the client was given)
     const upstreamId = upstream.headers['request-id'] ?? upstream.headers['x-request-id']
@@ -337,7 +340,7 @@ export async function relayTranslated(
       return
     }
     const said = upstreamErrorMessage(text) ?? (excerpt(text) || 'an empty body')
-    const message = `${provider.name} (${upFamily}, translated): upstream answered ${status}: ${said}`
+    const message = `${named}: upstream answered ${status}: ${said}`
     result.status = status
     result.error = message
     result.ttfbMs = performance.now() - started
@@ -400,7 +403,7 @@ export async function relayTranslated(
     // overload so): the upstream's words and status, not "an answer that cannot be translated"
     const said = failure ? undefined : errorOnly(body)
     if (said) {
-      const message = `${provider.name} (${upFamily}, translated): upstream answered ${status} with an error: ${redact(said.message)}`
+      const message = `${named}: upstream answered ${status} with an error: ${redact(said.message)}`
       if (said.status >= 500 || said.status === 429) target.breaker?.recordFailure(message)
       else target.breaker?.recordSuccess()
       result.status = said.status
@@ -600,7 +603,7 @@ export async function relayTranslated(
     return
   }
   if (translator.error) {
-    const message = `${provider.name} (${upFamily}, translated): ${translator.error.message}`
+    const message = `${named}: ${translator.error.message}`
     result.error = message
     result.broken = true
     // a truncated stream is the upstream failing; an error event of its own (a refusal, an

@@ -1177,6 +1177,22 @@ describe('thinking and efforts refused in the servers’ words', () => {
     expect((custom.json!.error as {message: string}).message).toBe('tool type custom not supported')
     const plain = await post('/v1/responses', {model: 'gpt-oss-120b+plain-tools', input: 'hi', tools: [fn]})
     expect(plain.status).toBe(200)
+    // a custom tool sent as a function of one `input` is called with the user's words there
+    const exec = {
+      type: 'function',
+      name: 'functions__exec',
+      parameters: {type: 'object', properties: {input: {type: 'string'}}},
+    }
+    const called = await post('/v1/responses', {
+      model: 'gpt-oss-120b+plain-tools',
+      input: 'use a tool',
+      tools: [exec],
+    })
+    expect((called.json!.output as Array<Record<string, unknown>>)[0]).toMatchObject({
+      type: 'function_call',
+      name: 'functions__exec',
+      arguments: JSON.stringify({input: 'use a tool'}),
+    })
     expect(
       (
         await post('/v1/responses', {

@@ -9,7 +9,7 @@ import type {SimContext} from '../context.js'
 import type {SseEvent} from '../sse.js'
 import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'
-import {bearer, deltas, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
+import {bearer, deltas, inputOnly, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
 import type {Quirks} from './quirks.js'
 import {
   NO_QUIRKS,
@@ -129,11 +129,21 @@ export function responsesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnsw
         )
       : undefined
   const picked = loaded ?? (outputItem || search ? undefined : pickedTool(names, userText, quirks))
+  const toolName =
+    (outputItem && !loaded) || search ? undefined : (picked?.name ?? firstFunctionTool(body.tools))
   const answer = simAnswer({
     promptParts: [body.instructions ?? null, input ?? null, body.tools ?? null],
     lastUserText: userText,
     reasoning: !!reasoning && reasoning.effort !== 'none',
-    toolName: (outputItem && !loaded) || search ? undefined : (picked?.name ?? firstFunctionTool(body.tools)),
+    toolName,
+    // a custom tool as a function of one `input` (a Responses server that takes functions only)
+    inputArg:
+      toolName !== undefined &&
+      inputOnly(
+        (Array.isArray(body.tools) ? (body.tools as Body[]) : []).find(
+          (t) => t?.type === 'function' && t.name === toolName,
+        )?.parameters,
+      ),
     forceTool: !!picked || toolChoice === 'required' || (toolChoice as Body | undefined)?.type === 'function',
     toolArgs: picked?.args,
     jsonSchema: ((body.text as Body | undefined)?.format as Body | undefined)?.schema,
