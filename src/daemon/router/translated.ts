@@ -32,6 +32,7 @@ import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
 import type {FailedBeforeFirstByte, RelayContext} from './relay.js'
+import type {Family} from '../../store/schema.js'
 
 /** Largest non-stream upstream answer translated (a bigger one is refused with a 502). */
 const MAX_TRANSLATED_JSON_BYTES = 64 * 1024 * 1024
@@ -294,6 +295,13 @@ function endStream(res: RelayContext['res'], data: string): void {
   else res.end()
 }
 
+/**
+ * How an error names the upstream: its provider and the family it was translated to (Codex's tools
+ * made plain for a Responses server went to the entrance's own family: the provider alone).
+ */
+const upstreamNamed = (provider: {name: string; family: Family}, entrance: Family): string =>
+  provider.family === entrance ? provider.name : `${provider.name} (${provider.family}, translated)`
+
 /** Relays one upstream answer of another family, translated, and settles the breaker. */
 export async function relayTranslated(
   ctx: RelayContext,
@@ -310,9 +318,6 @@ export async function relayTranslated(
   const {res, family, result, started} = ctx
   const provider = target.provider
   const upFamily = provider.family
-  // how the messages name the upstream (Codex's tools made plain for a Responses server went to
-  // the same family: no translation to name)
-  const named = upFamily === family ? provider.name : `${provider.name} (${upFamily}, translated)`
   if (paused === undefined) {
     // (a continuation's answer keeps the id the client was given)
     const upstreamId = upstream.headers['request-id'] ?? upstream.headers['x-request-id']
@@ -340,7 +345,7 @@ export async function relayTranslated(
       return
     }
     const said = upstreamErrorMessage(text) ?? (excerpt(text) || 'an empty body')
-    const message = `${named}: upstream answered ${status}: ${said}`
+    const message = `${upstreamNamed(provider, family)}: upstream answered ${status}: ${said}`
     result.status = status
     result.error = message
     result.ttfbMs = performance.now() - started
@@ -403,7 +408,7 @@ export async function relayTranslated(
     // overload so): the upstream's words and status, not "an answer that cannot be translated"
     const said = failure ? undefined : errorOnly(body)
     if (said) {
-      const message = `${named}: upstream answered ${status} with an error: ${redact(said.message)}`
+      const message = `${upstreamNamed(provider, family)}: upstream answered ${status} with an error: ${redact(said.message)}`
       if (said.status >= 500 || said.status === 429) target.breaker?.recordFailure(message)
       else target.breaker?.recordSuccess()
       result.status = said.status
@@ -603,7 +608,7 @@ export async function relayTranslated(
     return
   }
   if (translator.error) {
-    const message = `${named}: ${translator.error.message}`
+    const message = `${upstreamNamed(provider, family)}: ${translator.error.message}`
     result.error = message
     result.broken = true
     // a truncated stream is the upstream failing; an error event of its own (a refusal, an
