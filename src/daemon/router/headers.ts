@@ -22,7 +22,15 @@ const FORWARD_HEADERS = new Set([
   'x-client-request-id',
   'idempotency-key',
 ])
-const FORWARD_PREFIXES = ['anthropic-', 'x-stainless-', 'x-codex-', 'x-claude-code-']
+// (`x-openai-internal-codex-`: Codex's `...-responses-lite: true` beside its `additional_tools`
+// item, for OpenAI, which defined both)
+const FORWARD_PREFIXES = [
+  'anthropic-',
+  'x-stainless-',
+  'x-codex-',
+  'x-openai-internal-codex-',
+  'x-claude-code-',
+]
 
 // Header filters run for every header of every request and answer: plain loops, no closures.
 function hasPrefix(name: string, prefixes: readonly string[]): boolean {

@@ -560,7 +560,8 @@ export async function proxyRequest(
           provider,
           credential,
           body.length,
-          !!translated,
+          // (Codex's tools made plain for a Responses server: its headers go as passed through)
+          translated !== undefined && provider.family !== family,
           translated?.sent.beta,
         ),
         body: body.length > 0 ? body : undefined,
