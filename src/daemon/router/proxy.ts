@@ -126,6 +126,15 @@ const COUNT_TOKENS = /(?:\/count_tokens|:countTokens)(?:\?|$)/
 /** OpenAI's remote compaction (`/v1/responses/compact`), which only a Responses upstream has. */
 const COMPACT = /\/responses\/compact(?:\?|$)/
 
+/** An error answer's body, read whole to learn from (or how reading it failed). */
+async function errorBody(body: {text(): Promise<string>}): Promise<string | Error> {
+  try {
+    return await body.text()
+  } catch (error) {
+    return error as Error
+  }
+}
+
 /** Request bodies above this size use a connection of their own (closed after the answer). */
 const RESET_BODY_BYTES = 1024 * 1024
 
@@ -599,11 +608,7 @@ export async function proxyRequest(
           sentMedia(translated.sent))) &&
       (translated.adapted ?? 0) < MAX_ADAPTATIONS_A_REQUEST
     ) {
-      try {
-        errorText = await upstream.body.text()
-      } catch (error) {
-        errorText = error as Error
-      }
+      errorText = await errorBody(upstream.body)
       const change =
         typeof errorText === 'string'
           ? adaptations.learn(provider.name, translated.upstreamModel, errorText, translated.sent, status)
@@ -647,11 +652,7 @@ export async function proxyRequest(
       upstream.headers['content-encoding'] === undefined &&
       !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? ''))
     ) {
-      try {
-        errorText = await upstream.body.text()
-      } catch (error) {
-        errorText = error as Error
-      }
+      errorText = await errorBody(upstream.body)
       const upstreamModelName = model ?? prepared.requestedModel ?? ''
       let change =
         family === 'chat' && typeof errorText === 'string' && body.indexOf('"tools"') !== -1
@@ -699,11 +700,7 @@ export async function proxyRequest(
       !COMPACT.test(request.url) &&
       holdsOpenAiToolShapes(request.body)
     ) {
-      try {
-        errorText = await upstream.body.text()
-      } catch (error) {
-        errorText = error as Error
-      }
+      errorText = await errorBody(upstream.body)
       const change =
         typeof errorText === 'string'
           ? adaptations.learnPlainTools(
