@@ -266,7 +266,7 @@ export async function proxyRequest(
       const model = upstreamModel(target, prepared.requestedModel ?? undefined) ?? null
       let body: Buffer
       let translated: TranslatedRequest | undefined
-      /** What was learned of the upstream model when a chat request passed through was sent. */
+      /** What was learned of the upstream model when a request passed through (chat, Messages, Responses) was sent. */
       let passedWith: UpstreamAdaptation | undefined
       try {
         if (target.translate) {
@@ -279,7 +279,11 @@ export async function proxyRequest(
           translated = sent
         } else if (
           family === 'responses' &&
-          plainWanted(target, model) &&
+          // (what was learned of the model: looked up once, kept for the refusal below)
+          plainWanted(
+            target,
+            (passedWith = adaptations.get(target.provider.name, model ?? prepared.requestedModel ?? '')),
+          ) &&
           (translated = await plainRequest(target, model)) !== undefined
         ) {
           // Codex's tool shapes to a Responses server that takes plain functions (./plain-tools.ts)
@@ -294,8 +298,7 @@ export async function proxyRequest(
           if (family === 'chat' || family === 'messages') {
             passedWith = adaptations.get(target.provider.name, model ?? prepared.requestedModel ?? '')
             body = await passedBytes(body, target, passedWith)
-          } else if (family === 'responses')
-            passedWith = adaptations.get(target.provider.name, model ?? prepared.requestedModel ?? '')
+          }
         }
       } catch (error) {
         target.breaker?.release()
@@ -383,10 +386,9 @@ export async function proxyRequest(
    * one of them and the server is on this machine or the local network (not the simulator, which
    * is OpenAI's API), or refused them before. Any other request passes through as it came.
    */
-  function plainWanted(target: ProxyTarget, model: string | null): boolean {
+  function plainWanted(target: ProxyTarget, learned: UpstreamAdaptation | undefined): boolean {
     const provider = target.provider
     if (provider.family !== 'responses' || COMPACT.test(request.url)) return false
-    const learned = adaptations.get(provider.name, model ?? prepared.requestedModel ?? '')
     return (
       (learned?.plainTools === true || (provider.origin !== 'sim' && isLocalServer(provider.baseUrl))) &&
       holdsOpenAiToolShapes(request.body)
