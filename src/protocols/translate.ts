@@ -388,6 +388,13 @@ export interface UpstreamAdaptation {
   /** The fewest output tokens the upstream takes ("Expected a value >= 16"): a smaller maximum is raised to it. */
   minOutputTokens?: number
   /**
+   * Messages: `output_config.effort` refused beside `thinking.type: disabled` (DeepSeek's Anthropic
+   * endpoint: "thinking options type cannot be disabled when reasoning_effort is set", to Claude
+   * Code's sub-agents): a body that turns thinking off goes without the effort; one that thinks
+   * keeps it.
+   */
+  effortOnlyWithThinking?: boolean
+  /**
    * Chat: a tool schema whose top level is a union refused (OpenAI's "schema must have type
    * 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top level"): a chat client's
    * tools passed through go as one object each (tool-schemas.ts `objectTool`), as a translated
@@ -561,8 +568,38 @@ export function sentOfPassedMessages(
 export function adaptPassedMessages(body: Record<string, unknown>, adapt: UpstreamAdaptation): Buffer {
   const out = {...body}
   if (adapt.thinking) passedThinkingForm(out, adapt.thinking)
+  if (adapt.claude?.noForcedTools) unforcedMessagesChoice(out)
   adaptBody(out, adapt, undefined)
   return upstreamBytes(out)
+}
+
+/**
+ * A Messages body's forced `tool_choice` (`any`, `tool`) as `auto`, and the call asked for in the
+ * words a translated request has (`forcedCallText`) at the end of the last user message (a user
+ * message of its own after an assistant's), as the Messages encoder does for a model that refuses
+ * forcing (Claude 5.5, a thinking-mode server: DeepSeek's and Kimi's Anthropic endpoints). The
+ * system prompt and the turns before stay as they were (the prompt cache).
+ */
+function unforcedMessagesChoice(body: Record<string, unknown>): void {
+  const choice = body.tool_choice as {type?: unknown; name?: unknown; disable_parallel_tool_use?: unknown}
+  if (choice?.type !== 'any' && choice?.type !== 'tool') return
+  const parallel = choice.disable_parallel_tool_use
+  body.tool_choice = {type: 'auto', ...(parallel !== undefined ? {disable_parallel_tool_use: parallel} : {})}
+  const text = forcedCallText(
+    choice.type === 'tool' && typeof choice.name === 'string'
+      ? {type: 'tool', name: choice.name}
+      : {type: 'required'},
+    false,
+  )
+  if (!Array.isArray(body.messages)) return
+  const messages = (body.messages = body.messages.slice() as Array<Record<string, unknown>>)
+  const last = messages.at(-1)
+  if (last?.role !== 'user') messages.push({role: 'user', content: [{type: 'text', text}]})
+  else if (typeof last.content === 'string')
+    messages[messages.length - 1] = {...last, content: last.content ? `${last.content}\n\n${text}` : text}
+  else if (Array.isArray(last.content))
+    messages[messages.length - 1] = {...last, content: [...last.content, {type: 'text', text}]}
+  else messages[messages.length - 1] = {...last, content: text}
 }
 
 /** Anthropic's efforts, as the effort whose budget a `thinking.type: enabled` gets for them. */
@@ -651,6 +688,7 @@ function adaptBody(
     }
   }
   if (adapt.thinkingBudget) adaptGeminiBudget(body, adapt.thinkingBudget)
+  if (adapt.effortOnlyWithThinking) withoutEffortWhenOff(body)
   // (before the conversation rules: a user message it adds after tool results is bridged too)
   if (adapt.autoToolChoice) unforcedToolChoice(body)
   if (adapt.toolIds) shapeToolIds(body, adapt.toolIds)
@@ -687,6 +725,21 @@ function adaptBody(
     (mode === 'json_object' && (format!.type === 'json_schema' || adapt.jsonInstruction))
   )
     addSystemText(body, instruction)
+}
+
+/**
+ * A Messages body that turns thinking off (`thinking.type: disabled`) without its
+ * `output_config.effort` (and without an `output_config` left empty); one that thinks as it was.
+ * (The Messages encoder never sends the two together: this is a passed-through body's, Claude
+ * Code's sub-agents'.)
+ */
+function withoutEffortWhenOff(body: Record<string, unknown>): void {
+  if ((body.thinking as {type?: unknown} | undefined)?.type !== 'disabled') return
+  const config = body.output_config
+  if (!config || typeof config !== 'object' || !('effort' in config)) return
+  const {effort: _, ...rest} = config as Record<string, unknown>
+  if (Object.keys(rest).length > 0) body.output_config = rest
+  else delete body.output_config
 }
 
 function adaptGeminiBudget(

@@ -1024,7 +1024,7 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
       const refused = unsupportedParameter(body, selection.quirks)
       if (refused)
         throw new ChatSimError(400, refused.message, 'invalid_request_error', refused.code, refused.param)
-      const kimi = kimiRefusal(body, selection.quirks)
+      const kimi = kimiRefusal(body, selection.quirks, selection.model)
       if (kimi) throw new ChatSimError(400, kimi.message, 'invalid_request_error', null, null, kimi.raw)
       const unsigned = thoughtSignatureRefusal(body, selection.quirks)
       if (unsigned)
@@ -1045,7 +1045,7 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
           null,
           thinking.raw,
         )
-      const choice = toolChoiceRefusal(body, selection.quirks)
+      const choice = toolChoiceRefusal(body, selection.quirks, selection.model)
       if (choice)
         throw new ChatSimError(choice.status, choice.message, 'invalid_request_error', null, null, choice.raw)
       const history = refusedHistory(body, selection.quirks)

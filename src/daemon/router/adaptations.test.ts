@@ -1,6 +1,13 @@
 import {describe, expect, it} from 'vitest'
 
-import {adaptPassedMessages, decodeClientRequest, encodeUpstreamRequest} from '../../protocols/translate.js'
+import {
+  adaptPassedChat,
+  adaptPassedMessages,
+  decodeClientRequest,
+  encodeUpstreamRequest,
+  sentOfPassedChat,
+  sentOfPassedMessages,
+} from '../../protocols/translate.js'
 import {reshapeReasoningHistory} from '../../protocols/conversation-rules.js'
 import type {UpstreamAdaptation} from '../../protocols/translate.js'
 import {
@@ -2700,5 +2707,239 @@ describe('thinking and efforts refused: Ollama, gpt-5.6 beside tools, xAI, DashS
     )
     expect(claudeCode('chat', {max_tokens: 1}, a.get('c', 'm')).json.max_tokens).toBe(4)
     expect(describeAdaptation({minOutputTokens: 32})).toEqual(['max_tokens raised to at least 32'])
+  })
+})
+
+describe("DeepSeek's, Kimi's and DashScope's refusals in their thinking mode", () => {
+  /** DeepSeek's error body, on chat completions and on its Anthropic endpoint alike. */
+  const deepseek = (message: string) =>
+    JSON.stringify({
+      error: {message, type: 'invalid_request_error', param: null, code: 'invalid_request_error'},
+    })
+
+  /** Claude Code 2.1.332's request for a sub-agent: thinking off, the session's effort kept. */
+  const subAgent = {
+    model: 'deepseek-v4-pro',
+    max_tokens: 32000,
+    messages: [{role: 'user', content: [{type: 'text', text: 'Search the repo.'}]}],
+    system: [{type: 'text', text: 'You are a sub-agent.'}],
+    thinking: {type: 'disabled'},
+    output_config: {effort: 'max'},
+    stream: true,
+  }
+  const effortRefused = deepseek('thinking options type cannot be disabled when reasoning_effort is set')
+
+  it("DeepSeek's Anthropic endpoint: an effort beside thinking disabled is learned away from such bodies only", () => {
+    const a = new UpstreamAdaptations()
+    expect(a.learn('ds-effort', 'deepseek-v4-pro', effortRefused, sentOfPassedMessages(subAgent))).toBe(
+      'refused output_config.effort beside thinking.type disabled: sent again without the effort (requests that turn thinking off, from now on)',
+    )
+    const learned = a.get('ds-effort', 'deepseek-v4-pro')!
+    expect(learned).toEqual({effortOnlyWithThinking: true})
+    expect(rewritesMessagesBody(learned)).toBe(true)
+    expect(describeAdaptation(learned)).toEqual([
+      'output_config.effort left out where thinking.type is disabled (refused together)',
+    ])
+    // the sub-agent's body again: without output_config, every other field in its order
+    const {output_config: _, ...rest} = subAgent
+    expect(adaptPassedMessages(subAgent, learned).toString()).toBe(JSON.stringify(rest))
+    // another part of output_config stays
+    const format = {...subAgent, output_config: {effort: 'max', format: {type: 'json_schema'}}}
+    expect(JSON.parse(adaptPassedMessages(format, learned).toString()).output_config).toEqual({
+      format: {type: 'json_schema'},
+    })
+    // the main agent's request, which thinks: its bytes as they came
+    const main = {...subAgent, thinking: {type: 'adaptive'}}
+    expect(adaptPassedMessages(main, learned).toString()).toBe(JSON.stringify(main))
+    // learned already, or a body that did not send the pair: the refusal is the client's
+    expect(
+      a.learn('ds-effort', 'deepseek-v4-pro', effortRefused, sentOfPassedMessages(subAgent, learned)),
+    ).toBeUndefined()
+    const b = new UpstreamAdaptations()
+    expect(b.learn('ds-effort2', 'm', effortRefused, sentOfPassedMessages(rest))).toBeUndefined()
+    expect(b.learn('ds-effort2', 'm', effortRefused, sentOfPassedMessages(main))).toBeUndefined()
+  })
+
+  it("DeepSeek V4's refusal of a tool call turn without reasoning_content: an empty one on each", () => {
+    const V4 = 'The `reasoning_content` in the thinking mode must be passed back to the API.'
+    for (const [i, body] of [
+      deepseek(V4),
+      // 9router's prefix
+      deepseek(`[deepseek/deepseek-v4-flash] [400]: ${V4}`),
+      // without the backticks (a client that strips them)
+      deepseek(V4.replaceAll('`', '')),
+    ].entries()) {
+      const a = new UpstreamAdaptations()
+      expect(a.learn(`ds-rc${i}`, 'deepseek-v4-flash', body, {upstream: 'chat', fields: SENT})).toBe(
+        'refused a tool call turn without reasoning_content: sent again with it on each (the reasoning there, or empty)',
+      )
+      expect(a.get(`ds-rc${i}`, 'deepseek-v4-flash')).toEqual({reasoningHistory: 'reasoning_content'})
+    }
+    // the words in prose, or an echo of the request: nothing
+    const a = new UpstreamAdaptations()
+    for (const message of [`Why does "${V4}" happen?`, `1 validation error: 'input': '${V4}'`])
+      expect(a.learn('ds-rc', 'deepseek-v4-flash', deepseek(message), {fields: SENT})).toBeUndefined()
+    // a chat client's history passed through: its tool call turn without reasoning goes with an empty one
+    const passed = {
+      model: 'deepseek-v4-flash',
+      messages: [
+        {role: 'user', content: 'go'},
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{id: 'a', type: 'function', function: {name: 'f', arguments: '{}'}}],
+        },
+        {role: 'tool', tool_call_id: 'a', content: 'ok'},
+      ],
+    }
+    const learn = new UpstreamAdaptations()
+    expect(learn.learn('ds-rc-pass', 'deepseek-v4-flash', deepseek(V4), sentOfPassedChat(passed))).toMatch(
+      /^refused a tool call turn without reasoning_content/,
+    )
+    const again = JSON.parse(
+      adaptPassedChat(passed, learn.get('ds-rc-pass', 'deepseek-v4-flash')!).toString(),
+    )
+    expect(again.messages[1]).toEqual({...passed.messages[1], reasoning_content: ''})
+    expect(again.messages[0]).toEqual(passed.messages[0])
+  })
+
+  /** A thinking-mode server's refusal of a forced choice, each in its own words and body. */
+  const CHOICE_REFUSALS: Array<[provider: string, model: string, body: string]> = [
+    ['ds-choice-v4', 'deepseek-v4-flash', deepseek('Thinking mode does not support this tool_choice')],
+    ['ds-choice-r', 'deepseek-reasoner', deepseek('deepseek-reasoner does not support this tool_choice')],
+    [
+      'kimi-choice-req',
+      'kimi-k2.6',
+      JSON.stringify({
+        error: {
+          message: "tool_choice 'required' is incompatible with thinking enabled",
+          type: 'invalid_request_error',
+        },
+      }),
+    ],
+    [
+      'kimi-choice-spec',
+      'kimi-for-coding',
+      JSON.stringify({
+        error: {
+          message: "tool_choice 'specified' is incompatible with thinking enabled",
+          type: 'invalid_request_error',
+        },
+      }),
+    ],
+    [
+      'dashscope-choice',
+      'qwen3-max',
+      JSON.stringify({
+        error: {
+          code: 'invalid_parameter_error',
+          param: null,
+          message:
+            '<400> InternalError.Algo.InvalidParameter: The tool_choice parameter does not support being set to required or object in thinking mode',
+          type: 'invalid_request_error',
+        },
+      }),
+    ],
+    [
+      'router-choice',
+      'deepseek-v4-pro',
+      deepseek('[deepseek/deepseek-v4-pro] [400]: Thinking mode does not support this tool_choice'),
+    ],
+  ]
+  const note =
+    'refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt'
+
+  it('a forced tool_choice refused in thinking mode (chat): auto, the call asked for at the end of the prompt', () => {
+    const body = () => ({
+      model: 'm',
+      messages: [{role: 'user', content: 'Answer in JSON.'}],
+      tools: [{type: 'function', function: {name: 'answer', parameters: {type: 'object'}}}],
+      tool_choice: {type: 'function', function: {name: 'answer'}},
+    })
+    const passed = body()
+    for (const [provider, model, refusal] of CHOICE_REFUSALS) {
+      const a = new UpstreamAdaptations()
+      expect([provider, a.learn(provider, model, refusal, sentOfPassedChat(passed), 400)]).toEqual([
+        provider,
+        note,
+      ])
+      const learned = a.get(provider, model)!
+      expect(learned).toEqual({autoToolChoice: true})
+      expect(adaptPassedChat(body(), learned).toString()).toBe(
+        JSON.stringify({
+          ...passed,
+          messages: [{role: 'user', content: 'Answer in JSON.\n\nIn this answer, call the tool answer.'}],
+          tool_choice: 'auto',
+        }),
+      )
+      // not forced: nothing to learn
+      const auto = {...passed, tool_choice: 'auto'}
+      expect(
+        new UpstreamAdaptations().learn(provider, model, refusal, sentOfPassedChat(auto), 400),
+      ).toBeUndefined()
+    }
+    // the words quoted in another message, or another tool_choice refusal: nothing
+    const a = new UpstreamAdaptations()
+    for (const message of [
+      'Invalid prompt: "Thinking mode does not support this tool_choice"',
+      'The user wrote that thinking mode does not support this tool_choice.',
+      'tool_choice must name a tool in tools',
+    ])
+      expect(a.learn('ds-choice-no', 'x', deepseek(message), sentOfPassedChat(passed), 400)).toBeUndefined()
+  })
+
+  it("DeepSeek's Anthropic endpoint refuses a forced tool_choice in thinking mode: passed through as auto, the call asked for", () => {
+    const webSearch = {
+      model: 'deepseek-v4-pro',
+      max_tokens: 32000,
+      messages: [
+        {role: 'user', content: [{type: 'text', text: 'Perform a web search for the query: gwctl'}]},
+      ],
+      tools: [{name: 'web_search', input_schema: {type: 'object'}}],
+      tool_choice: {type: 'tool', name: 'web_search'},
+      stream: true,
+    }
+    for (const [provider, message] of [
+      ['ds-anth-choice', 'deepseek-reasoner does not support this tool_choice'],
+      ['ds-anth-choice2', 'Thinking mode does not support this tool_choice'],
+      ['kimi-anth-choice', "tool_choice 'specified' is incompatible with thinking enabled"],
+    ]) {
+      const a = new UpstreamAdaptations()
+      expect(a.learn(provider, 'deepseek-v4-pro', deepseek(message), sentOfPassedMessages(webSearch))).toBe(
+        note,
+      )
+      const learned = a.get(provider, 'deepseek-v4-pro')!
+      expect(learned).toEqual({claude: {noForcedTools: true}})
+      expect(rewritesMessagesBody(learned)).toBe(true)
+      expect(adaptPassedMessages(webSearch, learned).toString()).toBe(
+        JSON.stringify({
+          ...webSearch,
+          messages: [
+            {
+              role: 'user',
+              content: [
+                {type: 'text', text: 'Perform a web search for the query: gwctl'},
+                {type: 'text', text: 'In this answer, call the tool web_search.'},
+              ],
+            },
+          ],
+          tool_choice: {type: 'auto'},
+        }),
+      )
+    }
+    // `any` after tool results, a string turn: the call asked for in a user turn's text
+    const learned: UpstreamAdaptation = {claude: {noForcedTools: true}}
+    const any = {
+      ...webSearch,
+      messages: [{role: 'user', content: 'go'}],
+      tool_choice: {type: 'any', disable_parallel_tool_use: true},
+    }
+    expect(JSON.parse(adaptPassedMessages(any, learned).toString())).toMatchObject({
+      messages: [{role: 'user', content: 'go\n\nIn this answer, call one of the tools.'}],
+      tool_choice: {type: 'auto', disable_parallel_tool_use: true},
+    })
+    // not forced: as it came
+    const auto = {...webSearch, tool_choice: {type: 'auto'}}
+    expect(adaptPassedMessages(auto, learned).toString()).toBe(JSON.stringify(auto))
   })
 })

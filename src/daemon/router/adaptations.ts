@@ -105,11 +105,15 @@ const MESSAGES_BODY_RULES = [
   'thinking',
   'maxTokens',
   'minOutputTokens',
+  'effortOnlyWithThinking',
 ] as const satisfies ReadonlyArray<keyof UpstreamAdaptation>
 
-/** Whether what was learned of an upstream model rewrites a Messages body passed through to it. */
+/**
+ * Whether what was learned of an upstream model rewrites a Messages body passed through to it (of
+ * what a refusal taught of the model beyond its thinking form, only a forced tool choice refused).
+ */
 export const rewritesMessagesBody = (a: UpstreamAdaptation | undefined): boolean =>
-  holdsAny(a, MESSAGES_BODY_RULES)
+  holdsAny(a, MESSAGES_BODY_RULES) || a?.claude?.noForcedTools === true
 
 /** How many refused fields one request may learn before its 400 goes to the client. */
 export const MAX_ADAPTATIONS_A_REQUEST = 3
@@ -123,6 +127,18 @@ const ONLY_ALLOWED =
 
 /** A refusal's words for a field it does not take ("Extra inputs are not permitted"). */
 const REFUSES = /(?:extra inputs|not permitted|not supported|unsupported|unknown|unrecognized)/i
+
+/**
+ * A thinking-mode server's refusal of a forced `tool_choice`, in its own words at the start of the
+ * message or after a proxy's prefix (`[deepseek/deepseek-v4-pro] [400]: `, DashScope's `<400>
+ * InternalError.Algo.InvalidParameter: `): DeepSeek V4's "Thinking mode does not support this
+ * tool_choice" (chat completions and its Anthropic endpoint), deepseek-reasoner's "deepseek-reasoner
+ * does not support this tool_choice" (also on the Anthropic endpoint for V4), Kimi's "tool_choice
+ * 'required' is incompatible with thinking enabled" (`'specified'` for a named tool), DashScope's
+ * "The tool_choice parameter does not support being set to required or object in thinking mode".
+ */
+const THINKING_TOOL_CHOICE =
+  /^(?:[^\n]{0,80}?: )?(?:thinking mode does not support this tool_choice|\S+ does not support this tool_choice|tool_choice '(?:specified|required)' is incompatible with thinking enabled|the tool_choice parameter does not support being set to required or object in thinking mode)/i
 
 /**
  * What a Messages upstream's 400 teaches (Anthropic's current models, and Anthropic-compatible
@@ -151,6 +167,20 @@ function claudeRefusal(
       note: `refused thinking (a model without it): sent again without ${fields.join(' and ')}`,
     }
   }
+  // DeepSeek's Anthropic endpoint refuses an effort beside thinking turned off ("thinking options
+  // type cannot be disabled when reasoning_effort is set"), which Claude Code 2.1.166 on sends for
+  // its sub-agents and helper calls: the effort goes from those bodies only, the main agent's
+  // thinking keeps its own
+  if (
+    sent.thinkingOff === 'disabled' &&
+    sent.effort !== undefined &&
+    !known.effortOnlyWithThinking &&
+    /thinking\W+(?:options\W+)?type cannot be disabled when reasoning_effort is set/i.test(message)
+  )
+    return {
+      next: {...known, effortOnlyWithThinking: true},
+      note: 'refused output_config.effort beside thinking.type disabled: sent again without the effort (requests that turn thinking off, from now on)',
+    }
   // (the quotes may come escaped, a proxy's message holding Anthropic's as a JSON string)
   if (sent.thinking === 'enabled' && /thinking\.type\.enabled\W{0,8}is not supported/i.test(message))
     return {
@@ -216,9 +246,11 @@ function claudeLearned(
     next: {...known, claude: {...known.claude, ...claude}},
     note,
   })
+  // (and an Anthropic-compatible server in thinking mode: DeepSeek's, Kimi's, in their words)
   if (
     sent.forcedTool &&
-    /tool_choice\W{0,4}type\W{0,4}tool\W{0,4}and\W{0,4}any\W{0,4}are not supported/i.test(message)
+    (/tool_choice\W{0,4}type\W{0,4}tool\W{0,4}and\W{0,4}any\W{0,4}are not supported/i.test(message) ||
+      THINKING_TOOL_CHOICE.test(message.trim()))
   )
     return learn(
       {noForcedTools: true},
@@ -614,7 +646,9 @@ function conversationRefusal(
     }
   }
   // the thinking mode of DeepSeek and Kimi wants `reasoning_content` on a tool call's turn
-  // (DeepSeek's "Missing `reasoning_content` field in the assistant message at message index 1";
+  // (DeepSeek's "Missing `reasoning_content` field in the assistant message at message index 1",
+  // V4's "The `reasoning_content` in the thinking mode must be passed back to the API.", which
+  // takes an empty one too;
   // Kimi's "thinking is enabled but reasoning_content is missing in assistant tool call message
   // at index 7", also as SiliconFlow's `{code: 20015, message}`): a history whose reasoning came
   // from a server that writes `reasoning` goes with it renamed, and a tool call's turn with none
@@ -625,6 +659,9 @@ function conversationRefusal(
     (typeof param !== 'string' || param === 'messages') &&
     (/^missing `?reasoning_content`? field in the assistant message/i.test(message) ||
       /^(?:[^\n]{0,80}?: )?thinking is enabled but reasoning_content is missing in assistant tool call message\b/i.test(
+        message,
+      ) ||
+      /^(?:[^\n]{0,80}?: )?the `?reasoning_content`? in the thinking mode must be passed back to the api/i.test(
         message,
       )) &&
     known.reasoningHistory === undefined
@@ -1049,7 +1086,9 @@ function decide(
  * words, the whole message: Z.AI's 400 for GLM, "Tool choice must be auto" (vectorize-io/hindsight
  * #4246), and OpenRouter's 404 when none of the model's providers takes it, "No endpoints found
  * that support the provided 'tool_choice' value." (zed-industries/zed #36094: a 404, read for
- * these words alone). The requests go with `auto`, the call asked for in words.
+ * these words alone); or a thinking-mode server's 400 at the start of its message
+ * ({@link THINKING_TOOL_CHOICE}: DeepSeek V4 and deepseek-reasoner, Kimi, DashScope's Qwen3). The
+ * requests go with `auto`, the call asked for in words.
  */
 function toolChoiceRefusal(
   errorText: string,
@@ -1064,7 +1103,8 @@ function toolChoiceRefusal(
   const refused =
     status === 404
       ? /^No endpoints found that support the provided 'tool_choice' value\.?$/.test(message)
-      : status === 400 && /^Tool choice must be auto\.?$/i.test(message)
+      : status === 400 &&
+        (/^Tool choice must be auto\.?$/i.test(message) || THINKING_TOOL_CHOICE.test(message))
   if (!refused) return undefined
   return {
     next: {...known, autoToolChoice: true},
@@ -1227,6 +1267,8 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   const off = a.claude?.thinkingOff
   if (off === 'low') rules.push('thinking turned down to output_config.effort low (it cannot be turned off)')
   else if (off) rules.push(`thinking turned off with thinking.type ${off}`)
+  if (a.effortOnlyWithThinking)
+    rules.push('output_config.effort left out where thinking.type is disabled (refused together)')
   if (a.claude?.noForcedTools || a.autoToolChoice)
     rules.push('a forced tool_choice sent as auto, the call asked for at the end of the prompt')
   if (a.claude?.noPrefill)

@@ -21,8 +21,11 @@ import {
 
 /** What the upstream received, raw. */
 const received: Buffer[] = []
-/** How the upstream judges a request: the message of its 400, or nothing (it answers). */
-let judge: (body: Record<string, unknown>) => string | undefined = () => undefined
+/**
+ * How the upstream judges a request: the message of its 400 (in Anthropic's error body), a whole
+ * error body of another shape, or nothing (it answers).
+ */
+let judge: (body: Record<string, unknown>) => string | Record<string, unknown> | undefined = () => undefined
 let upstream: Upstream
 let targets: ProxyTarget[] = []
 const gateway = new ProxyGateway({route: () => ({targets})})
@@ -39,7 +42,10 @@ beforeAll(async () => {
         ? undefined
         : {
             status: 400,
-            body: {type: 'error', error: {type: 'invalid_request_error', message}, request_id: 'req_1'},
+            body:
+              typeof message === 'string'
+                ? {type: 'error', error: {type: 'invalid_request_error', message}, request_id: 'req_1'}
+                : message,
           }
     },
     {stream: MESSAGES_STREAM, json: MESSAGES_ANSWER},
@@ -218,5 +224,84 @@ describe('a Messages request passed through, refused for what a translated one i
     expect((await post({model: 'llama3.2', max_tokens: 100, messages: []})).status).toBe(400)
     expect(received).toHaveLength(1)
     expect(learnedAdaptations().find((a) => a.provider === 'ollama2')).toBeUndefined()
+  })
+
+  /** DeepSeek's error body, OpenAI's shape on its Anthropic endpoint too. */
+  const deepseek = (message: string) => ({
+    error: {message, type: 'invalid_request_error', param: null, code: 'invalid_request_error'},
+  })
+
+  it("Claude Code's sub-agent on DeepSeek's Anthropic endpoint: the effort beside thinking disabled learned away, the main agent's kept", async () => {
+    targets = [target('deepseek-effort', 'deepseek-v4-pro')]
+    judge = (b) =>
+      (b.thinking as {type?: string} | undefined)?.type === 'disabled' &&
+      (b.output_config as {effort?: string} | undefined)?.effort !== undefined
+        ? deepseek('thinking options type cannot be disabled when reasoning_effort is set')
+        : undefined
+    const subAgent = claudeCode('deepseek-v4-pro', {
+      thinking: {type: 'disabled'},
+      output_config: {effort: 'max'},
+    })
+    const answer = await post(subAgent)
+    expect(answer.status).toBe(200)
+    expect(await answer.text()).toBe(MESSAGES_STREAM)
+    expect(received).toHaveLength(2)
+    const asCame = {...subAgent, system: SYSTEM}
+    expect(String(received[0])).toBe(JSON.stringify(asCame))
+    expect(String(received[1])).toBe(JSON.stringify(without(asCame, 'output_config')))
+    expect((await gateway.settled(1))[0].error).toBe(
+      'deepseek-effort refused output_config.effort beside thinking.type disabled: sent again without the effort (requests that turn thinking off, from now on)',
+    )
+    expect(learnedAdaptations().find((a) => a.provider === 'deepseek-effort')?.rules).toEqual([
+      'output_config.effort left out where thinking.type is disabled (refused together)',
+    ])
+
+    // the main agent's next turn thinks: its effort goes as it came, one try
+    received.length = 0
+    const main = claudeCode('deepseek-v4-pro', {thinking: {type: 'adaptive'}, output_config: {effort: 'max'}})
+    expect((await post(main)).status).toBe(200)
+    expect(received.map(String)).toEqual([JSON.stringify({...main, system: SYSTEM})])
+    // the next sub-agent: one try, without the effort
+    received.length = 0
+    expect((await post(subAgent)).status).toBe(200)
+    expect(received.map(String)).toEqual([JSON.stringify(without(asCame, 'output_config'))])
+  })
+
+  it("Claude Code's WebSearch on DeepSeek's Anthropic endpoint: a forced tool_choice refused in thinking mode, sent as auto with the call asked for", async () => {
+    targets = [target('deepseek-choice', 'deepseek-v4-pro')]
+    judge = (b) =>
+      (b.tool_choice as {type?: string} | undefined)?.type === 'tool'
+        ? deepseek('deepseek-reasoner does not support this tool_choice')
+        : undefined
+    const search = claudeCode('deepseek-v4-pro', {
+      messages: [
+        {role: 'user', content: [{type: 'text', text: 'Perform a web search for the query: gwctl'}]},
+      ],
+      tools: [{name: 'web_search', input_schema: {type: 'object'}}],
+      tool_choice: {type: 'tool', name: 'web_search'},
+    })
+    const answer = await post(search)
+    expect(answer.status).toBe(200)
+    expect(received).toHaveLength(2)
+    const asCame = {...search, system: SYSTEM}
+    expect(String(received[0])).toBe(JSON.stringify(asCame))
+    expect(String(received[1])).toBe(
+      JSON.stringify({
+        ...asCame,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              {type: 'text', text: 'Perform a web search for the query: gwctl'},
+              {type: 'text', text: 'In this answer, call the tool web_search.'},
+            ],
+          },
+        ],
+        tool_choice: {type: 'auto'},
+      }),
+    )
+    expect((await gateway.settled(1))[0].error).toBe(
+      'deepseek-choice refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt',
+    )
   })
 })

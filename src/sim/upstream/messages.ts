@@ -17,6 +17,7 @@ import {
   pickedTool,
   quirkAnswer,
   ollamaMessagesThinkingRefusal,
+  deepseekEffortRefusal,
   refusedMaxOutput,
   contextRefusal,
   selectQuirks,
@@ -345,6 +346,11 @@ function handleMessages(context: SimContext) {
       ollamaMessagesThinkingRefusal(body, selection.model, quirks)
     if (refusedFirst) {
       context.sendError(request, 400, refusedFirst, 'invalid_request_error', {'request-id': simId('req_')})
+      return
+    }
+    const deepseek = deepseekEffortRefusal(body, quirks)
+    if (deepseek) {
+      sendJson(request.res, 400, deepseek.raw)
       return
     }
     const model = claudeModel(selection.model, quirks)

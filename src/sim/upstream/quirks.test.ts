@@ -784,6 +784,65 @@ describe('Kimi quirks (chat)', () => {
     expect(called.json!.choices[0].message).not.toHaveProperty('reasoning_content')
   })
 
+  it("reasoning-content-required in DeepSeek V4's words and body for a deepseek-v4 model; an empty one taken", async () => {
+    const messages = [
+      {role: 'user', content: 'weather'},
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{id: 'c1', type: 'function', function: {name: 'get_weather', arguments: '{}'}}],
+      },
+      {role: 'tool', tool_call_id: 'c1', content: 'sunny'},
+    ]
+    const refused = await chat({model: 'deepseek-v4-flash+reasoning-content-required', messages})
+    expect(refused.status).toBe(400)
+    expect(refused.json).toEqual({
+      error: {
+        message: 'The `reasoning_content` in the thinking mode must be passed back to the API.',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_request_error',
+      },
+    })
+    const empty = messages.map((m, i) => (i === 1 ? {...m, reasoning_content: ''} : m))
+    expect(
+      (await chat({model: 'deepseek-v4-flash+reasoning-content-required', messages: empty})).status,
+    ).toBe(200)
+  })
+
+  it("tool-choice-auto-only in a thinking-mode server's words by the model's name, taken with thinking off", async () => {
+    const forced = (model: string, extra: Json = {}) =>
+      chat({model: `${model}+tool-choice-auto-only`, tools: chatTools, tool_choice: 'required', ...extra})
+    const named = {tool_choice: {type: 'function', function: {name: 'get_weather'}}}
+    for (const [model, extra, message, code] of [
+      ['deepseek-v4-flash', {}, 'Thinking mode does not support this tool_choice', 'invalid_request_error'],
+      [
+        'deepseek-reasoner',
+        {},
+        'deepseek-reasoner does not support this tool_choice',
+        'invalid_request_error',
+      ],
+      ['kimi-k2.6', {}, "tool_choice 'required' is incompatible with thinking enabled", null],
+      ['kimi-k2.6', named, "tool_choice 'specified' is incompatible with thinking enabled", null],
+      [
+        'qwen3-max',
+        {},
+        '<400> InternalError.Algo.InvalidParameter: The tool_choice parameter does not support being set to required or object in thinking mode',
+        'invalid_parameter_error',
+      ],
+    ] as const) {
+      const refused = await forced(model, extra)
+      expect([model, refused.status]).toEqual([model, 400])
+      expect(refused.json!.error).toEqual({message, type: 'invalid_request_error', param: null, code})
+    }
+    // Z.AI's words for any other name; thinking off takes the forced choice
+    expect((await forced('glm-4.6')).json!.error.message).toBe('Tool choice must be auto')
+    expect((await forced('deepseek-v4-flash', {thinking: {type: 'disabled'}})).status).toBe(200)
+    expect((await forced('kimi-k2.6', {thinking: {type: 'disabled'}})).status).toBe(200)
+    expect((await forced('qwen3-max', {enable_thinking: false})).status).toBe(200)
+    expect((await forced('deepseek-v4-flash', {tool_choice: 'auto'})).status).toBe(200)
+  })
+
   it("usage-in-choice: Moonshot's usage on the finish chunk's choice, cache hits beside the counts", async () => {
     const messages = [
       {role: 'user', content: 'weather'},
@@ -1094,6 +1153,33 @@ describe('thinking and efforts refused in the servers’ words', () => {
       {},
     ])
       expect((await messages({model: 'llama3.1:8b+ollama-no-think', ...body})).status).toBe(200)
+  })
+
+  it("deepseek-effort-off: DeepSeek's Anthropic endpoint refuses an effort beside thinking disabled, in its body", async () => {
+    const messages = (body: Json) =>
+      post('/v1/messages', {
+        model: 'deepseek-v4-pro+deepseek-effort-off',
+        max_tokens: 64,
+        messages: [{role: 'user', content: 'hi'}],
+        ...body,
+      })
+    const refused = await messages({thinking: {type: 'disabled'}, output_config: {effort: 'max'}})
+    expect(refused.status).toBe(400)
+    expect(refused.json).toEqual({
+      error: {
+        message: 'thinking options type cannot be disabled when reasoning_effort is set',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_request_error',
+      },
+    })
+    // thinking disabled alone, the effort with thinking: taken
+    for (const body of [
+      {thinking: {type: 'disabled'}},
+      {thinking: {type: 'adaptive'}, output_config: {effort: 'max'}},
+      {output_config: {effort: 'high'}},
+    ])
+      expect((await messages(body)).status).toBe(200)
   })
 
   it('tools-effort-none (gpt-5.6) takes tools only with none; tools-no-effort (gpt-5.4) only without an effort', async () => {

@@ -72,6 +72,8 @@ export const SIM_QUIRKS = [
   // a forced tool_choice refused: Z.AI's 400 (GLM), OpenRouter's 404
   'tool-choice-auto-only',
   'tool-choice-404',
+  // DeepSeek's Anthropic endpoint: an effort beside thinking turned off refused
+  'deepseek-effort-off',
   // thinking and efforts refused: Ollama's models without thinking (its current and older words),
   // OpenAI's gpt-5.6 and gpt-5.4 beside function tools, xAI's camelCase refusal, DashScope's Qwen3
   'ollama-no-think',
@@ -656,13 +658,17 @@ export function contextRefusal(
  * temperature: only 1 is allowed for this model"); `reasoning-content-required`, its thinking
  * mode, which refuses an assistant message with tool calls and no `reasoning_content` string
  * (empty taken) in the history ("thinking is enabled but reasoning_content is missing in assistant
- * tool call message at index N"). Undefined when the request is one it takes.
+ * tool call message at index N"), in DeepSeek V4's words and error body for a `deepseek-v4*` model
+ * ("The `reasoning_content` in the thinking mode must be passed back to the API.", `type` and
+ * `code` `invalid_request_error`). Undefined when the request is one it takes.
  */
 export function kimiRefusal(
   body: Record<string, unknown>,
   quirks: Quirks,
+  model = '',
 ): {message: string; raw: unknown} | undefined {
   const kimi = (message: string) => ({message, raw: {error: {message, type: 'invalid_request_error'}}})
+  const deepseek = /^deepseek-v4/i.test(model)
   if (quirks.has('kimi-temperature') && body.temperature !== undefined && body.temperature !== 1)
     return kimi('invalid temperature: only 1 is allowed for this model')
   if (quirks.has('reasoning-content-required') && Array.isArray(body.messages))
@@ -672,26 +678,68 @@ export function kimiRefusal(
         Array.isArray(m.tool_calls) &&
         m.tool_calls.length > 0 &&
         typeof m.reasoning_content !== 'string'
-      )
-        return kimi(
-          `thinking is enabled but reasoning_content is missing in assistant tool call message at index ${i}`,
-        )
+      ) {
+        if (!deepseek)
+          return kimi(
+            `thinking is enabled but reasoning_content is missing in assistant tool call message at index ${i}`,
+          )
+        const message = 'The `reasoning_content` in the thinking mode must be passed back to the API.'
+        return {
+          message,
+          raw: {error: {message, type: 'invalid_request_error', param: null, code: 'invalid_request_error'}},
+        }
+      }
   return undefined
 }
 
 /**
  * A chat server's refusal of a forced `tool_choice` (`required`, a named function): quirk
- * `tool-choice-auto-only`, Z.AI's 400 for GLM (vectorize-io/hindsight #4246); `tool-choice-404`,
- * OpenRouter's 404 when none of the model's providers takes it (zed-industries/zed #36094).
+ * `tool-choice-auto-only`, Z.AI's 400 for GLM (vectorize-io/hindsight #4246), or, by the model's
+ * name, a thinking-mode server's, which takes the forced choice with thinking turned off:
+ * DeepSeek V4's (`deepseek-v4*`, unless `thinking.type` is `disabled`), deepseek-reasoner's, Kimi's
+ * (`kimi*`, `'required'` or `'specified'`, unless `thinking.type` is `disabled`), DashScope's
+ * (`qwen*`, unless `enable_thinking` is false); `tool-choice-404`, OpenRouter's 404 when none of
+ * the model's providers takes it (zed-industries/zed #36094).
  */
 export function toolChoiceRefusal(
   body: Record<string, unknown>,
   quirks: Quirks,
+  model = '',
 ): {status: number; message: string; raw: unknown} | undefined {
   const choice = body.tool_choice
   const forced = choice === 'required' || (typeof choice === 'object' && choice !== null)
   if (!forced) return undefined
   if (quirks.has('tool-choice-auto-only')) {
+    const off = (body.thinking as {type?: unknown} | undefined)?.type === 'disabled'
+    const openai = (
+      message: string,
+      type = 'invalid_request_error',
+      code: unknown = 'invalid_request_error',
+    ) => ({
+      status: 400,
+      message,
+      raw: {error: {message, type, param: null, code}},
+    })
+    if (/^deepseek-reasoner/i.test(model))
+      return openai('deepseek-reasoner does not support this tool_choice')
+    if (/^deepseek-v4/i.test(model))
+      return off ? undefined : openai('Thinking mode does not support this tool_choice')
+    if (/^kimi/i.test(model))
+      return off
+        ? undefined
+        : openai(
+            `tool_choice '${choice === 'required' ? 'required' : 'specified'}' is incompatible with thinking enabled`,
+            'invalid_request_error',
+            null,
+          )
+    if (/^qwen/i.test(model))
+      return body.enable_thinking === false
+        ? undefined
+        : openai(
+            '<400> InternalError.Algo.InvalidParameter: The tool_choice parameter does not support being set to required or object in thinking mode',
+            'invalid_request_error',
+            'invalid_parameter_error',
+          )
     const message = 'Tool choice must be auto'
     return {status: 400, message, raw: {error: {message, code: 400, metadata: {provider_name: 'Z.AI'}}}}
   }
@@ -930,6 +978,25 @@ export function ollamaMessagesThinkingRefusal(
   if (quirks.has('ollama-think-value') && level !== undefined)
     return `think value "${level}" is not supported for this model`
   return undefined
+}
+
+/**
+ * `deepseek-effort-off`: DeepSeek's Anthropic endpoint, which refuses an `output_config.effort`
+ * beside `thinking.type: disabled` (Claude Code 2.1.166 on, for its sub-agents: deepseek-ai/
+ * DeepSeek-V3 #1397), in its OpenAI-shaped error body. Undefined when the request is one it takes.
+ */
+export function deepseekEffortRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; raw: unknown} | undefined {
+  if (!quirks.has('deepseek-effort-off')) return undefined
+  if ((body.thinking as {type?: unknown} | undefined)?.type !== 'disabled') return undefined
+  if ((body.output_config as {effort?: unknown} | undefined)?.effort === undefined) return undefined
+  const message = 'thinking options type cannot be disabled when reasoning_effort is set'
+  return {
+    message,
+    raw: {error: {message, type: 'invalid_request_error', param: null, code: 'invalid_request_error'}},
+  }
 }
 
 /**

@@ -1,0 +1,166 @@
+/**
+ * DeepSeek's thinking mode (and Kimi's), which refused what agents send on every turn:
+ * Claude Code's sub-agents on DeepSeek's Anthropic endpoint (`thinking: disabled` beside its
+ * `output_config.effort`: "thinking options type cannot be disabled when reasoning_effort is
+ * set"), a forced tool choice in thinking mode ("Thinking mode does not support this
+ * tool_choice", Kimi's "tool_choice 'required' is incompatible with thinking enabled"), and V4's
+ * refusal of a tool call turn without its reasoning ("The `reasoning_content` in the thinking
+ * mode must be passed back to the API."). Each learned from its 400, the request sent again at
+ * once, later ones adapted from the start. The real daemon, the simulator (its quirks
+ * `deepseek-effort-off`, `tool-choice-auto-only` and `reasoning-content-required` in DeepSeek's
+ * and Kimi's words by the model's name), the official SDKs.
+ */
+import Anthropic from '@anthropic-ai/sdk'
+import OpenAI from 'openai'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {codexRequest, READ_FILE_TOOL} from './helpers/codex.js'
+import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+
+let base = ''
+let simOrigin = ''
+let stop: () => Promise<void> = async () => {}
+let keys = new Map<string, string>()
+
+beforeAll(async () => {
+  // (each policy's messages route passes to a Messages model, or translates to a chat one; its
+  // responses route translates)
+  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
+    {
+      effort: ['sim-messages', 'deepseek-v4-pro+deepseek-effort-off'],
+      choice: ['sim-chat', 'deepseek-v4-flash+tool-choice-auto-only'],
+      kimi: ['sim-chat', 'kimi-k2.6+tool-choice-auto-only'],
+      history: ['sim-chat', 'deepseek-v4-flash+reasoning-content-required'],
+    },
+    {prefix: 'dsthink', families: ['messages', 'responses']},
+  ))
+}, 120_000)
+
+afterAll(() => stop())
+
+const MESSAGES = /\/v1\/messages$/
+const CHAT = /\/chat\/completions$/
+const calls = (path: RegExp) => takeSimCalls(simOrigin, path)
+const rows = (id: string, count = 1) => projectLogRows(base, `dsthink-${id}`, count)
+const anthropic = (id: string) => new Anthropic({baseURL: base, apiKey: keys.get(id)!, maxRetries: 0})
+
+const BASH_TOOL = {
+  name: 'Bash',
+  description: 'Run a command',
+  input_schema: {type: 'object' as const, properties: {command: {type: 'string'}}, required: ['command']},
+}
+
+describe("DeepSeek's thinking mode, learned from its refusals", {timeout: 60_000}, () => {
+  it("Claude Code's sub-agent on DeepSeek's Anthropic endpoint: the effort beside thinking disabled learned away, the main agent's kept", async () => {
+    await calls(MESSAGES)
+    const client = anthropic('effort')
+    // Claude Code 2.1.332's sub-agent: thinking off, the session's effort (CLAUDE_CODE_EFFORT_LEVEL=max)
+    const subAgent = (): any => ({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 32000,
+      thinking: {type: 'disabled'},
+      output_config: {effort: 'max'},
+      system: [{type: 'text', text: 'You are a sub-agent.'}],
+      messages: [{role: 'user', content: 'Say hello.'}],
+    })
+    const first = await client.messages.stream(subAgent()).finalMessage()
+    expect(first.content).toEqual([expect.objectContaining({type: 'text'})])
+    const sent = await calls(MESSAGES)
+    expect(sent.map((c) => c.output_config)).toEqual([{effort: 'max'}, undefined])
+    const {output_config: _, ...rest} = sent[0]
+    expect(sent[1]).toEqual(rest)
+    expect((await rows('effort')).map((r) => [r.status, r.error])).toEqual([
+      [
+        200,
+        'sim-messages refused output_config.effort beside thinking.type disabled: sent again without the effort (requests that turn thinking off, from now on)',
+      ],
+    ])
+
+    // the main agent thinks: its effort goes, one try; the next sub-agent goes without it at once
+    const main = await client.messages.stream({...subAgent(), thinking: {type: 'adaptive'}}).finalMessage()
+    expect(main.stop_reason).toBe('end_turn')
+    await client.messages.stream(subAgent()).finalMessage()
+    const later = await calls(MESSAGES)
+    expect(later.map((c) => [c.thinking.type, c.output_config])).toEqual([
+      ['adaptive', {effort: 'max'}],
+      ['disabled', undefined],
+    ])
+  })
+
+  it("Claude Code's forced tool to DeepSeek V4 (translated to chat): refused in thinking mode once, then auto with the call asked for", async () => {
+    await calls(CHAT)
+    const client = anthropic('choice')
+    const ask = () =>
+      client.messages.create({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 512,
+        tools: [BASH_TOOL],
+        tool_choice: {type: 'tool', name: 'Bash'},
+        messages: [{role: 'user', content: 'List the files here.'}],
+      })
+    const first = await ask()
+    expect(first.content.find((b) => b.type === 'tool_use')).toMatchObject({name: 'Bash'})
+    const [refused, again] = await calls(CHAT)
+    expect(refused.tool_choice).toEqual({type: 'function', function: {name: 'Bash'}})
+    expect(again.tool_choice).toBe('auto')
+    expect(again.messages.at(-1)).toEqual({
+      role: 'user',
+      content: 'List the files here.\n\nIn this answer, call the tool Bash.',
+    })
+    expect((await rows('choice')).map((r) => [r.status, r.error])).toEqual([
+      [
+        200,
+        'sim-chat refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt',
+      ],
+    ])
+    await ask()
+    expect((await calls(CHAT)).map((c) => c.tool_choice)).toEqual(['auto'])
+  })
+
+  it("Codex's tool_choice required to Kimi in thinking mode: learned from Kimi's words, the turn answered", async () => {
+    await calls(CHAT)
+    const answer = await new OpenAI({
+      baseURL: `${base}/v1`,
+      apiKey: keys.get('kimi')!,
+      maxRetries: 0,
+    }).responses.create({
+      ...codexRequest([{role: 'user', content: 'Read /tmp/notes.txt.'}]),
+      tool_choice: 'required',
+    })
+    expect(answer.status).toBe('completed')
+    expect(answer.output.find((o) => o.type === 'function_call')).toMatchObject({name: READ_FILE_TOOL.name})
+    const sent = await calls(CHAT)
+    expect(sent.map((c) => c.tool_choice)).toEqual(['required', 'auto'])
+    expect(sent[1].messages.at(-1).content).toMatch(/\n\nIn this answer, call one of the tools\.$/)
+  })
+
+  it("a tool call turn without reasoning to DeepSeek V4: refused in V4's words once, then with an empty reasoning_content", async () => {
+    await calls(CHAT)
+    const client = anthropic('history')
+    // a tool loop whose turn streamed no thinking before its call (or came from another model)
+    const answer = await client.messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 512,
+      tools: [BASH_TOOL],
+      messages: [
+        {role: 'user', content: 'List the files here.'},
+        {
+          role: 'assistant',
+          content: [{type: 'tool_use', id: 'toolu_1', name: 'Bash', input: {command: 'ls'}}],
+        },
+        {role: 'user', content: [{type: 'tool_result', tool_use_id: 'toolu_1', content: 'a.txt'}]},
+      ],
+    })
+    expect(answer.content.some((b) => b.type === 'text' || b.type === 'tool_use')).toBe(true)
+    const sent = await calls(CHAT)
+    expect(sent).toHaveLength(2)
+    expect(sent[0].messages[1]).not.toHaveProperty('reasoning_content')
+    expect(sent[1].messages[1]).toMatchObject({role: 'assistant', reasoning_content: ''})
+    expect((await rows('history')).map((r) => [r.status, r.error])).toEqual([
+      [
+        200,
+        'sim-chat refused a tool call turn without reasoning_content: sent again with it on each (the reasoning there, or empty)',
+      ],
+    ])
+  })
+})
