@@ -569,15 +569,20 @@ export function planChat(
   const lastUser = [...messages].reverse().find((m) => (m.role ?? 'user') === 'user')
   const {text: prompt, images, videos, documents} = contentText(lastUser?.content)
   const thinking = body.enable_thinking ?? body.extra_body?.enable_thinking
+  const thinks =
+    model.reasoning ||
+    quirks.has('reasoning-content') ||
+    quirks.has('reasoning-not-back') ||
+    quirks.has('think-tags') ||
+    quirks.has('think-open-in-prompt') ||
+    quirks.has('mistral-thinking') ||
+    quirks.has('reasoning-details') ||
+    /reasoner/i.test(model.id)
+  // DeepSeek V4, which thinks unless told `thinking: {type: "disabled"}` (its history rules are
+  // not simulated here)
+  const thinksByDefault = /^deepseek-v4/i.test(model.id) && body.thinking?.type !== 'disabled'
   const reasoningOn =
-    (model.reasoning ||
-      quirks.has('reasoning-content') ||
-      quirks.has('reasoning-not-back') ||
-      quirks.has('think-tags') ||
-      quirks.has('think-open-in-prompt') ||
-      quirks.has('mistral-thinking') ||
-      quirks.has('reasoning-details') ||
-      /reasoner/i.test(model.id)) &&
+    (thinks || thinksByDefault) &&
     thinking !== false &&
     // `think-open-in-prompt`: a turn its template did not open thinking for
     !(quirks.has('think-open-in-prompt') && prompt.includes('[no-think]'))
@@ -586,6 +591,7 @@ export function planChat(
   // `reasoning-details`: OpenRouter, which asks its details back (thoughtSignatureRefusal)
   const historyProblem =
     reasoningOn &&
+    thinks &&
     !quirks.has('reasoning-not-back') &&
     !quirks.has('think-tags') &&
     !quirks.has('think-open-in-prompt') &&

@@ -2943,3 +2943,39 @@ describe("DeepSeek's, Kimi's and DashScope's refusals in their thinking mode", (
     expect(adaptPassedMessages(auto, learned).toString()).toBe(JSON.stringify(auto))
   })
 })
+
+describe("a model's switch of thinking off the upstream refuses", () => {
+  const off = () =>
+    decodeClientRequest(
+      'messages',
+      {model: 'c', max_tokens: 100, thinking: {type: 'disabled'}, messages: [{role: 'user', content: 'hi'}]},
+      {model: 'c', stream: false},
+    )
+
+  it('learns to go without `thinking` or `enable_thinking`, and the next body has none', () => {
+    for (const [model, field, refusal] of [
+      ['deepseek-v4-flash', 'thinking', 'Unrecognized request argument supplied: thinking'],
+      ['glm-4.7', 'thinking', openai("Unsupported parameter: 'thinking'", null)],
+      ['kimi-k2.6', 'thinking', openai('Extra inputs are not permitted', 'thinking')],
+      ['qwen3-32b', 'enable_thinking', 'Unsupported parameter(s): enable_thinking'],
+    ]) {
+      const a = new UpstreamAdaptations()
+      const first = encodeUpstreamRequest(off(), 'chat', model)
+      expect(JSON.parse(first.body.toString())[field], model).toBeDefined()
+      expect(a.learn('p', model, refusal, first.sent), model).toBe(`refused ${field}: sent again without it`)
+      expect(a.get('p', model), model).toEqual({drop: [field]})
+      const again = JSON.parse(
+        encodeUpstreamRequest(off(), 'chat', model, {}, a.get('p', model)).body.toString(),
+      )
+      expect(again[field], model).toBeUndefined()
+      expect(again.messages, model).toEqual([{role: 'user', content: 'hi'}])
+    }
+  })
+
+  it("never drops a Messages upstream's thinking", () => {
+    const a = new UpstreamAdaptations()
+    const sent = {upstream: 'messages' as const, fields: ['model', 'messages', 'thinking', 'max_tokens']}
+    expect(a.learn('p', 'm', openai('Extra inputs are not permitted', 'thinking'), sent)).toBeUndefined()
+    expect(a.learn('p', 'm', "Unrecognized request argument supplied: 'thinking'", sent)).toBeUndefined()
+  })
+})

@@ -50,7 +50,17 @@ const ADAPTABLE = [
   // Messages: the effort of adaptive thinking, which a server without it refuses (the model's
   // default effort then)
   'output_config',
+  // chat: a model's own switch of thinking off, sent by its name for a request that asked for
+  // none (chat.ts `thinkingOffFields`), which a proxy with its own schema, or Qwen3 off DashScope,
+  // may not take: the model then thinks as it would have (never a Messages upstream's `thinking`,
+  // which its request depends on: `chatOnly`)
+  'thinking',
+  'enable_thinking',
 ] as const
+
+/** The fields of {@link ADAPTABLE} a Messages upstream's request cannot go without. */
+const chatOnly = (field: string, sent: SentRequest): boolean =>
+  field === 'thinking' && sent.upstream === 'messages'
 
 /** Targets remembered at most (the oldest learned is forgotten first). */
 const MAX_TARGETS = 1000
@@ -124,6 +134,10 @@ const ECHOES_INPUT = /['"]input['"]\s*:|input_value=|validation errors? for /i
 /** Kimi's refusal of a sampling setting its model fixes ("invalid temperature: only 1 is allowed"). */
 const ONLY_ALLOWED =
   /(?:^|: |- |["'])invalid (temperature|top_p): only \d+(?:\.\d+)? is allowed(?: for this model)?(?=$|[.;"']|\s*\(|\s*\n)/i
+
+/** A strict server's list of the fields it does not take, after its words. */
+const LISTS_FIELDS =
+  /(?:unrecognized request arguments? supplied|unsupported parameters?(?:\(s\))?):\s*([\w.`'", ]{1,300})/i
 
 /** A refusal's words for a field it does not take ("Extra inputs are not permitted"). */
 const REFUSES = /(?:extra inputs|not permitted|not supported|unsupported|unknown|unrecognized)/i
@@ -343,6 +357,15 @@ export function refusedField(errorText: string, sent: readonly string[]): string
   if (only) {
     const field = only[1].toLowerCase()
     return candidates.find((f) => f === field)
+  }
+  // the list of fields a strict server does not take, after its words ("Unrecognized request
+  // argument supplied: thinking, user", NIM's "Unsupported parameter(s): thinking"): a name
+  // there is a field, not prose, bare or not
+  const listed = LISTS_FIELDS.exec(message)
+  if (listed) {
+    const names = listed[1].split(/[\s,`'"]+/)
+    const field = candidates.find((f) => names.includes(f))
+    if (field) return field
   }
   // no `param`: a field the message names, quoted, or bare when its name cannot be a word of
   // prose ("Unrecognized request argument supplied: reasoning_effort"; not "user" or "temperature")
@@ -937,7 +960,7 @@ function decide(
     const fields = extras.filter(
       (f) =>
         (HISTORY_FIELDS.includes(f) && (sent.upstream === undefined || sent.upstream === 'chat')) ||
-        ((ADAPTABLE as readonly string[]).includes(f) && sent.fields.includes(f)),
+        ((ADAPTABLE as readonly string[]).includes(f) && sent.fields.includes(f) && !chatOnly(f, sent)),
     )
     // a field it refuses that the request cannot go without: the client sees the refusal
     if (fields.length !== extras.length) return undefined
@@ -1059,7 +1082,7 @@ function decide(
       ? completionField
       : undefined
     : refusedField(errorText, sent.fields)
-  if (!field) return undefined
+  if (!field || chatOnly(field, sent)) return undefined
   // a refused effort with the values the model takes ("Supported values are: 'low', 'medium',
   // and 'high'."): the nearest of them, not none
   if ((field === 'reasoning_effort' || field === 'reasoning') && sent.effort !== undefined) {

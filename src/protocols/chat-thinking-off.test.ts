@@ -1,0 +1,115 @@
+/**
+ * "Thinking off" to a chat upstream whose model thinks unless told not to: each client family's
+ * "off" (Claude Code's `thinking: disabled`, Gemini CLI's `thinkingBudget: 0`, Codex's effort
+ * `none`, a chat client's `reasoning_effort: "none"`) sends the model's own switch, by its name;
+ * nothing for another model, nor for a request that did not ask for thinking off.
+ */
+import {describe, expect, it} from 'vitest'
+
+import {chatCodec} from './chat.js'
+import {geminiCodec} from './gemini.js'
+import type {Request} from './ir.js'
+import {messagesCodec} from './messages.js'
+import {responsesCodec} from './responses.js'
+
+const OFF: Record<string, () => Request> = {
+  'Claude Code (thinking disabled)': () =>
+    messagesCodec.decodeRequest(
+      {
+        model: 'claude-haiku-4-5',
+        max_tokens: 100,
+        thinking: {type: 'disabled'},
+        messages: [{role: 'user', content: 'Write a title'}],
+      },
+      {},
+    ),
+  'Gemini CLI (thinkingBudget 0)': () =>
+    geminiCodec.decodeRequest(
+      {
+        contents: [{role: 'user', parts: [{text: 'Write a title'}]}],
+        generationConfig: {thinkingConfig: {thinkingBudget: 0}},
+      },
+      {model: 'gemini-2.5-flash'},
+    ),
+  'Codex (effort none)': () =>
+    responsesCodec.decodeRequest({model: 'gpt-5.5', input: 'Write a title', reasoning: {effort: 'none'}}, {}),
+  'a chat client (reasoning_effort none)': () =>
+    chatCodec.decodeRequest(
+      {model: 'x', reasoning_effort: 'none', messages: [{role: 'user', content: 'Write a title'}]},
+      {},
+    ),
+}
+
+const SWITCHES: Array<[string, Record<string, unknown>]> = [
+  ['deepseek-v4-flash', {thinking: {type: 'disabled'}}],
+  ['deepseek-v4-pro', {thinking: {type: 'disabled'}}],
+  ['kimi-k2.5', {thinking: {type: 'disabled'}}],
+  ['kimi-k2.6', {thinking: {type: 'disabled'}}],
+  ['kimi-for-coding', {thinking: {type: 'disabled'}}],
+  ['moonshotai/kimi-k2.6', {thinking: {type: 'disabled'}}],
+  ['glm-4.5-air', {thinking: {type: 'disabled'}}],
+  ['glm-4.7', {thinking: {type: 'disabled'}}],
+  ['glm-5.1', {thinking: {type: 'disabled'}}],
+  ['qwen3-max', {enable_thinking: false}],
+  ['qwen3.5-plus', {enable_thinking: false}],
+  ['gpt-5.1', {reasoning_effort: 'none'}],
+  ['gpt-5.4-mini', {reasoning_effort: 'none'}],
+]
+
+/** The fields of a chat body beyond what every request has. */
+function switches(body: Record<string, unknown>): Record<string, unknown> {
+  const {model: _m, messages: _ms, max_tokens: _t, ...rest} = body
+  return rest
+}
+
+describe('chat encoder: thinking off to a model that thinks by default', () => {
+  for (const [client, decode] of Object.entries(OFF))
+    for (const [model, expected] of SWITCHES)
+      it(`${client} → ${model}`, () => {
+        expect(decode().reasoning?.disabled).toBe(true)
+        expect(switches(chatCodec.encodeRequest(decode(), model))).toEqual(expected)
+      })
+
+  it('sends nothing to a model with no known switch, or one that takes no "none"', () => {
+    for (const decode of Object.values(OFF))
+      for (const model of [
+        'deepseek-chat',
+        'kimi-k2-0905-preview',
+        'glm-4.1v-thinking',
+        'qwen2.5-72b-instruct',
+        'gpt-5',
+        'gpt-5.1-codex',
+        'gpt-5.1-chat-latest',
+        'gpt-4.1',
+        'sim-mini',
+      ])
+        expect(switches(chatCodec.encodeRequest(decode(), model)), model).toEqual({})
+  })
+
+  it('changes nothing for a request that did not ask for thinking off', () => {
+    const asked = [
+      messagesCodec.decodeRequest(
+        {model: 'c', max_tokens: 100, messages: [{role: 'user', content: 'hi'}]},
+        {},
+      ),
+      messagesCodec.decodeRequest(
+        {
+          model: 'c',
+          max_tokens: 2000,
+          thinking: {type: 'enabled', budget_tokens: 1024},
+          messages: [{role: 'user', content: 'hi'}],
+        },
+        {},
+      ),
+      geminiCodec.decodeRequest({contents: [{role: 'user', parts: [{text: 'hi'}]}]}, {model: 'g'}),
+      responsesCodec.decodeRequest({model: 'gpt-5.5', input: 'hi', reasoning: {effort: 'low'}}, {}),
+    ]
+    for (const request of asked)
+      for (const [model] of SWITCHES) {
+        const rest = switches(chatCodec.encodeRequest(request, model))
+        expect(rest.thinking, model).toBeUndefined()
+        expect(rest.enable_thinking, model).toBeUndefined()
+        expect(rest.reasoning_effort === undefined || rest.reasoning_effort !== 'none', model).toBe(true)
+      }
+  })
+})

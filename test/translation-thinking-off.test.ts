@@ -1,0 +1,93 @@
+/**
+ * "Thinking off" to a chat upstream whose model thinks unless told not to (DeepSeek V4, the
+ * simulator's `deepseek-v4*` names): Claude Code's `thinking: disabled`, Codex's effort `none` and
+ * Gemini CLI's `thinkingBudget: 0` reach it as `thinking: {type: "disabled"}`, and the answer has
+ * no reasoning; a request that did not ask for it goes as before and thinks. A strict server
+ * that refuses the field costs one failed try: the request goes again without it. The real
+ * daemon, the official Anthropic, OpenAI and Google Gen AI SDKs.
+ */
+import Anthropic from '@anthropic-ai/sdk'
+import {GoogleGenAI} from '@google/genai'
+import OpenAI from 'openai'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+
+let base = ''
+let simOrigin = ''
+let stop: () => Promise<void> = async () => {}
+let keys = new Map<string, string>()
+
+beforeAll(async () => {
+  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
+    {v4: 'deepseek-v4-flash', strict: 'glm-4.7+strict-fields'},
+    {prefix: 'thinking-off', provider: 'sim-chat', families: ['messages', 'responses', 'gemini']},
+  ))
+}, 120_000)
+
+afterAll(() => stop())
+
+describe('thinking off to a chat model that thinks by default', {timeout: 60_000}, () => {
+  it("Claude Code's thinking disabled reaches DeepSeek V4 as its switch: no reasoning back", async () => {
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('v4')!, maxRetries: 0})
+    const params = {
+      model: 'claude-haiku-4-5',
+      max_tokens: 512,
+      messages: [{role: 'user' as const, content: 'Write a title for this chat'}],
+    }
+    await takeSimCalls(simOrigin, /./)
+    const off = await client.messages.create({...params, thinking: {type: 'disabled'}})
+    expect(off.content.map((b) => b.type)).toEqual(['text'])
+    const [sent] = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    expect(sent.thinking).toEqual({type: 'disabled'})
+
+    // not asked: nothing sent, and the model thinks as it does by default
+    const on = await client.messages.create(params)
+    expect(on.content.map((b) => b.type)).toEqual(['thinking', 'text'])
+    const [plain] = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    expect(plain.thinking).toBeUndefined()
+  })
+
+  it("Codex's effort none and Gemini CLI's thinkingBudget 0 too", async () => {
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('v4')!, maxRetries: 0})
+    await takeSimCalls(simOrigin, /./)
+    const answer = await openai.responses.create({
+      model: 'gpt-5.5',
+      input: 'Write a title for this chat',
+      reasoning: {effort: 'none'},
+    })
+    expect(answer.output.map((o) => o.type)).toEqual(['message'])
+    const ai = new GoogleGenAI({apiKey: keys.get('v4')!, httpOptions: {baseUrl: base}})
+    const gemini = await ai.models.generateContent({
+      model: 'gemini-2.5-flash',
+      contents: [{role: 'user', parts: [{text: 'Write a title for this chat'}]}],
+      config: {thinkingConfig: {thinkingBudget: 0}},
+    })
+    expect(gemini.candidates?.[0]?.content?.parts?.some((p) => p.thought)).toBeFalsy()
+    const sent = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    expect(sent.map((b) => b.thinking)).toEqual([{type: 'disabled'}, {type: 'disabled'}])
+  })
+
+  it('a server that refuses the switch: one failed try, then the request goes without it', async () => {
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('strict')!, maxRetries: 0})
+    const params = {
+      model: 'claude-haiku-4-5',
+      max_tokens: 512,
+      thinking: {type: 'disabled' as const},
+      messages: [{role: 'user' as const, content: 'Write a title for this chat'}],
+    }
+    await takeSimCalls(simOrigin, /./)
+    const first = await client.messages.create(params)
+    expect(first.content.map((b) => b.type)).toEqual(['text'])
+    const tries = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    expect(tries.map((b) => b.thinking)).toEqual([{type: 'disabled'}, undefined])
+    // learned: the next request goes without it from the start
+    await client.messages.create(params)
+    const [next] = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    expect(next.thinking).toBeUndefined()
+    expect((await projectLogRows(base, 'thinking-off-strict', 2)).map((r) => [r.status, r.error])).toEqual([
+      [200, 'sim-chat refused thinking: sent again without it'],
+      [200, null],
+    ])
+  })
+})
