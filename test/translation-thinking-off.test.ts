@@ -20,7 +20,7 @@ let keys = new Map<string, string>()
 
 beforeAll(async () => {
   ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {v4: 'deepseek-v4-flash', strict: 'glm-4.7+strict-fields'},
+    {v4: 'deepseek-v4-flash', strict: 'glm-4.7+strict-fields', gpt54: 'gpt-5.4'},
     {prefix: 'thinking-off', provider: 'sim-chat', families: ['messages', 'responses', 'gemini']},
   ))
 }, 120_000)
@@ -66,6 +66,35 @@ describe('thinking off to a chat model that thinks by default', {timeout: 60_000
     expect(gemini.candidates?.[0]?.content?.parts?.some((p) => p.thought)).toBeFalsy()
     const sent = await takeSimCalls(simOrigin, /\/chat\/completions$/)
     expect(sent.map((b) => b.thinking)).toEqual([{type: 'disabled'}, {type: 'disabled'}])
+  })
+
+  it("gpt-5.4's refusal of reasoning_effort none beside tools: the request goes again without it", async () => {
+    // (the quirk by header: gpt-5.4's switch goes by its exact name)
+    const client = new Anthropic({
+      baseURL: base,
+      apiKey: keys.get('gpt54')!,
+      maxRetries: 0,
+      defaultHeaders: {'x-sim-quirk': 'tools-no-effort'},
+    })
+    const params = {
+      model: 'claude-haiku-4-5',
+      max_tokens: 512,
+      thinking: {type: 'disabled' as const},
+      tools: [
+        {name: 'Bash', input_schema: {type: 'object' as const, properties: {command: {type: 'string'}}}},
+      ],
+      messages: [{role: 'user' as const, content: 'Write a title for this chat'}],
+    }
+    await takeSimCalls(simOrigin, /./)
+    const answer = await client.messages.create(params)
+    expect(answer.type).toBe('message')
+    const tries = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    expect(tries.map((b) => b.reasoning_effort)).toEqual(['none', undefined])
+    expect((await projectLogRows(base, 'thinking-off-gpt54', 1))[0]).toMatchObject({
+      status: 200,
+      error:
+        'sim-chat refused reasoning_effort none beside function tools: sent again without it (requests with tools from now on)',
+    })
   })
 
   it('a server that refuses the switch: one failed try, then the request goes without it', async () => {

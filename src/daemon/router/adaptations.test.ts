@@ -2485,6 +2485,7 @@ describe('thinking and efforts refused: Ollama, gpt-5.6 beside tools, xAI, DashS
     upstream: 'chat' | 'responses',
     extra: Record<string, unknown> = {},
     adapt?: UpstreamAdaptation,
+    model = 'm',
   ) => {
     const client = decodeClientRequest(
       'messages',
@@ -2498,7 +2499,7 @@ describe('thinking and efforts refused: Ollama, gpt-5.6 beside tools, xAI, DashS
       },
       {},
     )
-    const out = encodeUpstreamRequest(client, upstream, 'm', {}, adapt)
+    const out = encodeUpstreamRequest(client, upstream, model, {}, adapt)
     return {json: JSON.parse(out.body.toString()) as Record<string, any>, sent: out.sent}
   }
   const body = (message: string, type = 'invalid_request_error', param: string | null = null) =>
@@ -2594,6 +2595,18 @@ describe('thinking and efforts refused: Ollama, gpt-5.6 beside tools, xAI, DashS
     // refused again without the field: none from then on
     expect(c.learn('openai', 'gpt-5.4', gpt54, retry.sent)).toMatch(/with reasoning_effort none/)
     expect(c.get('openai', 'gpt-5.4')).toEqual({effortWithTools: 'none'})
+    // a request that asked for no thinking goes to gpt-5.4 with its switch, none: refused beside
+    // tools (gpt-5.4's words), it goes without the field, as the requests with tools after it
+    const e = new UpstreamAdaptations()
+    const offWithTools = claudeCode('chat', noEffort, undefined, 'gpt-5.4')
+    expect(offWithTools.json.reasoning_effort).toBe('none')
+    expect(e.learn('openai', 'gpt-5.4', gpt54, offWithTools.sent)).toBe(
+      'refused reasoning_effort none beside function tools: sent again without it (requests with tools from now on)',
+    )
+    expect(e.get('openai', 'gpt-5.4')).toEqual({effortWithTools: 'drop'})
+    expect(claudeCode('chat', noEffort, e.get('openai', 'gpt-5.4'), 'gpt-5.4').json).not.toHaveProperty(
+      'reasoning_effort',
+    )
     // a model that went without the field for another refusal, refused so without it: none with tools
     const d = new UpstreamAdaptations()
     d.learn(

@@ -1195,8 +1195,16 @@ function thinkingRefusal(
     // (words about tools to a request without any: nothing this rule would change)
     if (!sent.fields.includes('tools')) return null
     const effort = sent.fields.includes('reasoning_effort') ? sent.effort : undefined
-    // refused with none: nothing else would pass (not even without the field, the refusal named)
-    if (effort === 'none') return null
+    // refused with none (a model whose words do not ask for it, gpt-5.4; the none the chat encoder
+    // sends for a request that asked for no thinking): without the field, when nothing was
+    // learned yet; after that, nothing else would pass
+    if (effort === 'none')
+      return known.effortWithTools === undefined
+        ? {
+            next: {...known, effortWithTools: 'drop'},
+            note: 'refused reasoning_effort none beside function tools: sent again without it (requests with tools from now on)',
+          }
+        : null
     const none =
       effort === undefined ||
       known.effortWithTools !== undefined ||
