@@ -49,6 +49,10 @@ const ADAPTABLE = [
   // Messages: the effort of adaptive thinking, which a server without it refuses (the model's
   // default effort then)
   'output_config',
+  // Responses: the cache's routing key, which a server of other models behind the API refuses
+  // (Azure Foundry's "Unrecognized request argument supplied: prompt_cache_key", NVIDIA NIM's
+  // "Unsupported parameter(s): prompt_cache_key"): the cache then matches by the prefix alone
+  'prompt_cache_key',
 ] as const
 
 /** Targets remembered at most (the oldest learned is forgotten first). */
