@@ -247,6 +247,8 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     ...(reasoning ? {reasoning} : {}),
     stream: b.stream === true,
     ...(typeof b.user === 'string' ? {user: b.user} : {}),
+    // opencode's: a Responses upstream routes the prompt to the machine that holds its cache by it
+    ...(typeof b.prompt_cache_key === 'string' ? {cacheKey: b.prompt_cache_key} : {}),
   }
 }
 

@@ -340,6 +340,9 @@ function encodeModelParts(parts: Part[], notes: ImageNotes): Body[] {
       if (part.text) out.push({text: part.text, thought: true, thoughtSignature: sig})
       else pendingSig = sig
     } else if (part.type === 'text') {
+      // Gemini refuses an empty text part ("Unable to submit request because it has an empty text
+      // parameter"), which Claude Code and Codex may send; one that carries a signature stays
+      if (!part.text && !pendingSig) continue
       out.push({text: part.text, ...(pendingSig && {thoughtSignature: pendingSig})})
       if (pendingSig) turnSig = undefined
       pendingSig = undefined
@@ -380,8 +383,9 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
     } else {
       parts = []
       for (const part of message.parts) {
-        if (part.type === 'text') parts.push({text: part.text})
-        else if (part.type === 'image') parts.push(imagePart(part, images))
+        if (part.type === 'text') {
+          if (part.text) parts.push({text: part.text}) // (an empty one refused, as above)
+        } else if (part.type === 'image') parts.push(imagePart(part, images))
         else if (part.type === 'tool_result') {
           const text = part.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
           parts.push({

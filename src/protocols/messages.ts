@@ -564,6 +564,25 @@ function withoutBillingLine(system: TextPart[]): TextPart[] {
   return out ?? system
 }
 
+/**
+ * Claude Code's session id, from its `metadata.user_id` (a JSON object of `device_id`,
+ * `account_uuid` and `session_id` since 2.1): the same for every turn of a session, it is the
+ * `prompt_cache_key` a Responses upstream routes the prompt to its cache by (without one OpenAI's
+ * cache hits are rare). An older `user_id` (`user_…_session_…`) or another client's holds none.
+ */
+function sessionOf(userId: string): string | undefined {
+  if (userId.indexOf('"session_id"') < 0) return undefined
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(userId)
+  } catch {
+    return undefined
+  }
+  const id = isObj(parsed) ? parsed.session_id : undefined
+  // (OpenAI's limit for the key, as for `user`: 64 characters)
+  return typeof id === 'string' && id && id.length <= 64 ? id : undefined
+}
+
 function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const b = bodyObject(body, 'Messages request')
   const refs: ToolReferences = {runs: []}
@@ -599,6 +618,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const output = decodeOutputConfig(b)
   const reasoning = requestReasoning(b.thinking, turns.effort ?? output.effort)
   const user = isObj(b.metadata) ? str(b.metadata.user_id) : undefined
+  const cacheKey = user ? sessionOf(user) : undefined
   const request: Request = {
     model: str(b.model) ?? null,
     system,
@@ -615,6 +635,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     ...(reasoning ? {reasoning} : {}),
     stream: b.stream === true,
     ...(user ? {user} : {}),
+    ...(cacheKey ? {cacheKey} : {}),
   }
   if (search) request.webSearch = search.tool
   if (refs.searches) request.searchesInHistory = true

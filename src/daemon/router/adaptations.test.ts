@@ -1153,6 +1153,36 @@ describe('what is never learned, or learned only once', () => {
     expect(body.reasoning).toEqual({effort: 'high'})
   })
 
+  it("a Responses server that refuses prompt_cache_key (Azure Foundry, NIM): Claude Code's session key left out from then on", () => {
+    const a = new UpstreamAdaptations()
+    const client = decodeClientRequest(
+      'messages',
+      {
+        model: 'c',
+        max_tokens: 1000,
+        metadata: {
+          user_id: JSON.stringify({device_id: 'd'.repeat(64), account_uuid: '', session_id: 'sess-1'}),
+        },
+        messages: [{role: 'user', content: 'hi'}],
+      },
+      {model: 'c', stream: false},
+    )
+    const first = encodeUpstreamRequest(client, 'responses', 'm')
+    expect(JSON.parse(first.body.toString()).prompt_cache_key).toBe('sess-1')
+    for (const words of [
+      '{"error":{"message":"Unrecognized request argument supplied: prompt_cache_key","type":"invalid_request_error","param":null,"code":null}}',
+      '{"error":{"message":"Unsupported parameter(s): prompt_cache_key","type":"BadRequestError","param":null,"code":400}}',
+    ]) {
+      const b = new UpstreamAdaptations()
+      expect(b.learn('o', 'm', words, first.sent)).toBe('refused prompt_cache_key: sent again without it')
+    }
+    a.learn('o', 'm', 'Unrecognized request argument supplied: prompt_cache_key', first.sent)
+    const again = encodeUpstreamRequest(client, 'responses', 'm', {}, a.get('o', 'm'))
+    const body = JSON.parse(again.body.toString())
+    expect(body).not.toHaveProperty('prompt_cache_key')
+    expect(body.input).toEqual([{type: 'message', role: 'user', content: [{type: 'input_text', text: 'hi'}]}])
+  })
+
   it('a 422 teaches only that a JSON schema is refused: a validation error that echoes the body drops nothing', () => {
     const a = new UpstreamAdaptations()
     const fastapi = JSON.stringify({

@@ -56,6 +56,10 @@ const ADAPTABLE = [
   // which its request depends on: `chatOnly`)
   'thinking',
   'enable_thinking',
+  // Responses: the cache's routing key, which a server of other models behind the API refuses
+  // (Azure Foundry's "Unrecognized request argument supplied: prompt_cache_key", NVIDIA NIM's
+  // "Unsupported parameter(s): prompt_cache_key"): the cache then matches by the prefix alone
+  'prompt_cache_key',
 ] as const
 
 /** The fields of {@link ADAPTABLE} a Messages upstream's request cannot go without. */

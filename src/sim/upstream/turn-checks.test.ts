@@ -157,6 +157,34 @@ describe('gemini: thought signatures', () => {
   })
 })
 
+describe('gemini: empty text parts', () => {
+  const call = (contents: Json[]) => post('/v1beta/models/gemini-2.5-x:generateContent', {contents})
+
+  it("refuses an empty text part in any turn, as Gemini does; Gemini's own signed empty text is taken", async () => {
+    for (const contents of [
+      [{role: 'user', parts: [{text: 'hi'}, {text: ''}]}],
+      [
+        {role: 'user', parts: [{text: 'hi'}]},
+        {role: 'model', parts: [{text: ''}]},
+        {role: 'user', parts: [{text: 'go'}]},
+      ],
+    ]) {
+      const refused = await call(contents)
+      expect(refused.status).toBe(400)
+      expect(refused.json.error.status).toBe('INVALID_ARGUMENT')
+      expect(refused.json.error.message).toMatch(
+        /^Unable to submit request because it has an empty text parameter\./,
+      )
+    }
+    const signed = [
+      {role: 'user', parts: [{text: 'hi'}]},
+      {role: 'model', parts: [{text: 'hello'}, {text: '', thoughtSignature: 'c2ln'}]},
+      {role: 'user', parts: [{text: 'go'}]},
+    ]
+    expect((await call(signed)).status).toBe(200)
+  })
+})
+
 describe('responses: encrypted reasoning', () => {
   const first = {
     model: 'gpt-r',

@@ -340,10 +340,19 @@ export const SKIP_THOUGHT_SIGNATURE = 'skip_thought_signature_validator'
 /**
  * Gemini: the first functionCall part of each model turn must carry a `thoughtSignature` the sim
  * made (or the documented bypass). A missing one is refused only for `gemini-3*` models and only
- * in the current turn (model turns after the last user turn with text), as Gemini 3 does.
+ * in the current turn (model turns after the last user turn with text), as Gemini 3 does. A text
+ * part that is empty is refused in any turn.
  */
 export function geminiHistoryProblem(model: string, contents: unknown): string | undefined {
   const list = Array.isArray(contents) ? (contents as Body[]) : []
+  // an empty text part is refused (Gemini's own `{text: "", thoughtSignature}` excepted)
+  for (const c of list)
+    for (const p of blocksOf(c?.parts))
+      if (p?.text === '' && p.thoughtSignature === undefined)
+        return (
+          'Unable to submit request because it has an empty text parameter. Add a value to the ' +
+          'parameter and try again. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini'
+        )
   let currentFrom = 0
   list.forEach((c, i) => {
     const parts = blocksOf(c?.parts)
