@@ -21,12 +21,22 @@
  */
 
 /** Byte needles of the shapes: a body holding none of them is passed through as it came. */
-const NEEDLES = ['"namespace"', '"additional_tools"', '"custom"'].map((n) => Buffer.from(n))
+const NAMESPACE = Buffer.from('"namespace"')
+const CUSTOM = Buffer.from('"custom"')
+const ADDITIONAL_TOOLS = Buffer.from('"additional_tools"')
 
-/** Whether a Responses body holds a namespace, a custom tool or an `additional_tools` item (or those words). */
+/**
+ * Whether a Responses body holds a namespace, a custom tool or an `additional_tools` item (or
+ * those words). Codex writes `tools` after its whole history and the item first in `input`: the
+ * tools' words are searched from the end, the item's from the start (each search of a 256 KB body
+ * that finds nothing costs about 100 µs on 2 shared cores; found in Codex's tools, about 20).
+ */
 export function holdsOpenAiToolShapes(body: Buffer): boolean {
-  for (const needle of NEEDLES) if (body.indexOf(needle) !== -1) return true
-  return false
+  return (
+    body.lastIndexOf(NAMESPACE) !== -1 ||
+    body.lastIndexOf(CUSTOM) !== -1 ||
+    body.indexOf(ADDITIONAL_TOOLS) !== -1
+  )
 }
 
 const local = new Map<string, boolean>()
