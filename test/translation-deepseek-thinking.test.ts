@@ -3,7 +3,8 @@
  * Claude Code's sub-agents on DeepSeek's Anthropic endpoint (`thinking: disabled` beside its
  * `output_config.effort`: "thinking options type cannot be disabled when reasoning_effort is
  * set"), a forced tool choice in thinking mode ("Thinking mode does not support this
- * tool_choice", Kimi's "tool_choice 'required' is incompatible with thinking enabled"), and V4's
+ * tool_choice", Kimi's "tool_choice 'required' is incompatible with thinking enabled": DeepSeek's
+ * case in translation-refused-requests.test.ts), and V4's
  * refusal of a tool call turn without its reasoning ("The `reasoning_content` in the thinking
  * mode must be passed back to the API."). Each learned from its 400, the request sent again at
  * once, later ones adapted from the start. The real daemon, the simulator (its quirks
@@ -28,7 +29,6 @@ beforeAll(async () => {
   ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
     {
       effort: ['sim-messages', 'deepseek-v4-pro+deepseek-effort-off'],
-      choice: ['sim-chat', 'deepseek-v4-flash+tool-choice-auto-only'],
       kimi: ['sim-chat', 'kimi-k2.6+tool-choice-auto-only'],
       history: ['sim-chat', 'deepseek-v4-flash+reasoning-content-required'],
     },
@@ -85,36 +85,6 @@ describe("DeepSeek's thinking mode, learned from its refusals", {timeout: 60_000
       ['adaptive', {effort: 'max'}],
       ['disabled', undefined],
     ])
-  })
-
-  it("Claude Code's forced tool to DeepSeek V4 (translated to chat): refused in thinking mode once, then auto with the call asked for", async () => {
-    await calls(CHAT)
-    const client = anthropic('choice')
-    const ask = () =>
-      client.messages.create({
-        model: 'claude-sonnet-4-5',
-        max_tokens: 512,
-        tools: [BASH_TOOL],
-        tool_choice: {type: 'tool', name: 'Bash'},
-        messages: [{role: 'user', content: 'List the files here.'}],
-      })
-    const first = await ask()
-    expect(first.content.find((b) => b.type === 'tool_use')).toMatchObject({name: 'Bash'})
-    const [refused, again] = await calls(CHAT)
-    expect(refused.tool_choice).toEqual({type: 'function', function: {name: 'Bash'}})
-    expect(again.tool_choice).toBe('auto')
-    expect(again.messages.at(-1)).toEqual({
-      role: 'user',
-      content: 'List the files here.\n\nIn this answer, call the tool Bash.',
-    })
-    expect((await rows('choice')).map((r) => [r.status, r.error])).toEqual([
-      [
-        200,
-        'sim-chat refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt',
-      ],
-    ])
-    await ask()
-    expect((await calls(CHAT)).map((c) => c.tool_choice)).toEqual(['auto'])
   })
 
   it("Codex's tool_choice required to Kimi in thinking mode: learned from Kimi's words, the turn answered", async () => {

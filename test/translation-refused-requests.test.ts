@@ -1,7 +1,7 @@
 /**
  * Three refusals a translated request used to get on every turn, which ended the conversation:
  * a forced tool choice to a chat server that takes only `auto` (Z.AI's 400 "Tool choice must be
- * auto", OpenRouter's 404 "No endpoints found that support the provided 'tool_choice' value."),
+ * auto", DeepSeek V4's in thinking mode, OpenRouter's 404 "No endpoints found that support the provided 'tool_choice' value."),
  * learned once and sent as `auto` with the call asked for in words; a conversation ending with an
  * assistant message to a Claude model that takes no prefill (4.6 on), sent as a user turn asking
  * to continue it; an image Anthropic or Gemini cannot take (a wrong label, a BMP, a GIF to Gemini),
@@ -24,6 +24,8 @@ let keys = new Map<string, string>()
 /** Policy id -> the provider and model all its routes translate to. */
 const ROUTES: Record<string, [provider: string, model: string]> = {
   zai: ['sim-chat', 'glm-4.6+tool-choice-auto-only'],
+  // (the quirk in DeepSeek V4's words by the model's name: "Thinking mode does not support this tool_choice")
+  deepseek: ['sim-chat', 'deepseek-v4-flash+tool-choice-auto-only'],
   openrouter: ['sim-chat', 'z-ai/glm-4.6+tool-choice-404'],
   opus46: ['sim-messages', 'claude-opus-4-6'],
   corp: ['sim-messages', 'corp-large+no-prefill'],
@@ -51,37 +53,43 @@ const BASH_TOOL = {
 }
 
 describe('a forced tool_choice to a chat server that takes only auto', {timeout: 60_000}, () => {
-  it("Claude Code's named tool on Z.AI: refused once, then auto with the call asked for, on every later request", async () => {
-    await calls(CHAT)
-    const client = new Anthropic({baseURL: base, apiKey: keys.get('zai')!, maxRetries: 0})
-    const ask = () =>
-      client.messages.create({
-        model: 'claude-sonnet-4-5',
-        max_tokens: 512,
-        tools: [BASH_TOOL],
-        tool_choice: {type: 'tool', name: 'Bash'},
-        messages: [{role: 'user', content: 'List the files here.'}],
+  it.each([
+    ['Z.AI', 'zai'],
+    ['DeepSeek V4 in thinking mode', 'deepseek'],
+  ])(
+    "Claude Code's named tool on %s: refused once, then auto with the call asked for, on every later request",
+    async (_, id) => {
+      await calls(CHAT)
+      const client = new Anthropic({baseURL: base, apiKey: keys.get(id)!, maxRetries: 0})
+      const ask = () =>
+        client.messages.create({
+          model: 'claude-sonnet-4-5',
+          max_tokens: 512,
+          tools: [BASH_TOOL],
+          tool_choice: {type: 'tool', name: 'Bash'},
+          messages: [{role: 'user', content: 'List the files here.'}],
+        })
+      const first = await ask()
+      expect(first.content.find((b) => b.type === 'tool_use')).toMatchObject({name: 'Bash'})
+      const [refused, again] = await calls(CHAT)
+      expect(refused.tool_choice).toEqual({type: 'function', function: {name: 'Bash'}})
+      expect(again.tool_choice).toBe('auto')
+      expect(again.messages.at(-1)).toEqual({
+        role: 'user',
+        content: 'List the files here.\n\nIn this answer, call the tool Bash.',
       })
-    const first = await ask()
-    expect(first.content.find((b) => b.type === 'tool_use')).toMatchObject({name: 'Bash'})
-    const [refused, again] = await calls(CHAT)
-    expect(refused.tool_choice).toEqual({type: 'function', function: {name: 'Bash'}})
-    expect(again.tool_choice).toBe('auto')
-    expect(again.messages.at(-1)).toEqual({
-      role: 'user',
-      content: 'List the files here.\n\nIn this answer, call the tool Bash.',
-    })
-    expect((await rows('zai')).map((r) => [r.status, r.error])).toEqual([
-      [
-        200,
-        'sim-chat refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt',
-      ],
-    ])
-    // the next request goes that way from the start: one call
-    await ask()
-    const next = await calls(CHAT)
-    expect(next.map((c) => c.tool_choice)).toEqual(['auto'])
-  })
+      expect((await rows(id)).map((r) => [r.status, r.error])).toEqual([
+        [
+          200,
+          'sim-chat refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt',
+        ],
+      ])
+      // the next request goes that way from the start: one call
+      await ask()
+      const next = await calls(CHAT)
+      expect(next.map((c) => c.tool_choice)).toEqual(['auto'])
+    },
+  )
 
   it("Codex's tool_choice required through OpenRouter's 404: learned from its words, the turn answered", async () => {
     await calls(CHAT)
