@@ -43,11 +43,33 @@ const vllm = createServer((req: IncomingMessage, res: ServerResponse) => {
     const call = {type: 'function_call', id: 'fc_v', call_id: 'call_v', name: body.tools[0].name}
     const args = '{"input":"console.log(1)"}'
     const usage = {input_tokens: 30, output_tokens: 7, total_tokens: 37}
+    // asked to reason, gpt-oss's reasoning comes first, as text (`reasoning_text`), not encrypted
+    const thought = 'Run it to see.'
+    const rs = {type: 'reasoning', id: 'rs_v', summary: []}
+    const reasoning = body.reasoning
+      ? [
+          {type: 'response.output_item.added', output_index: 0, item: {...rs, content: []}},
+          {
+            type: 'response.reasoning_text.delta',
+            output_index: 0,
+            item_id: 'rs_v',
+            content_index: 0,
+            delta: thought,
+          },
+          {
+            type: 'response.output_item.done',
+            output_index: 0,
+            item: {...rs, content: [{type: 'reasoning_text', text: thought}]},
+          },
+        ]
+      : []
+    const at = reasoning.length ? 1 : 0
     const events = [
       {type: 'response.created', response: {id: 'resp_v', status: 'in_progress', output: []}},
-      {type: 'response.output_item.added', output_index: 0, item: {...call, arguments: ''}},
-      {type: 'response.function_call_arguments.delta', output_index: 0, item_id: 'fc_v', delta: args},
-      {type: 'response.output_item.done', output_index: 0, item: {...call, arguments: args}},
+      ...reasoning,
+      {type: 'response.output_item.added', output_index: at, item: {...call, arguments: ''}},
+      {type: 'response.function_call_arguments.delta', output_index: at, item_id: 'fc_v', delta: args},
+      {type: 'response.output_item.done', output_index: at, item: {...call, arguments: args}},
       {type: 'response.completed', response: {id: 'resp_v', status: 'completed', usage}},
     ]
     res.writeHead(200, {'content-type': 'text/event-stream'})
@@ -146,6 +168,46 @@ describe('Codex on a Responses server that is not OpenAI', {timeout: 60_000}, ()
       null,
       null,
       30,
+    ])
+  })
+
+  it("gpt-oss's reasoning goes back to it on the next turn, as the text it came as", async () => {
+    received.length = 0
+    const request = {...codexRequest(), reasoning: {effort: 'high' as const, summary: 'auto' as const}}
+    const first = await client('plain-local')
+      .responses.stream(request as unknown as OpenAI.Responses.ResponseCreateParamsStreaming)
+      .finalResponse()
+    // Codex sees the reasoning (as a summary, which it shows), then the call
+    expect(first.output.map((o) => o.type)).toEqual(['reasoning', 'function_call'])
+    expect(first.output[0]).toMatchObject({summary: [{type: 'summary_text', text: 'Run it to see.'}]})
+    const call = first.output[1] as OpenAI.Responses.ResponseFunctionToolCall
+    // Codex's next turn: its history with what it got back, and the call's output
+    await client('plain-local')
+      .responses.stream({
+        ...request,
+        input: [
+          ...request.input,
+          ...first.output,
+          {type: 'function_call_output', call_id: call.call_id, output: '1'},
+        ],
+      } as unknown as OpenAI.Responses.ResponseCreateParamsStreaming)
+      .finalResponse()
+    expect(received).toHaveLength(2)
+    const history = received[1].input.filter((i: {type: string}) => i.type !== 'message')
+    expect(history).toEqual([
+      {
+        type: 'reasoning',
+        id: first.output[0].id,
+        summary: [],
+        content: [{type: 'reasoning_text', text: 'Run it to see.'}],
+      },
+      {
+        type: 'function_call',
+        call_id: 'call_v',
+        name: 'multi_agent_v1__spawn_agent',
+        arguments: expect.any(String),
+      },
+      {type: 'function_call_output', call_id: 'call_v', output: '1'},
     ])
   })
 

@@ -213,7 +213,10 @@ export function namedDocumentText(p: ImagePart): string | undefined {
  * marker that the text came from a chat upstream, with the field it came in: `''` for
  * `reasoning_content` (DeepSeek), `'reasoning'` for `reasoning` (Cerebras, OpenRouter).
  * `redacted`: Anthropic `redacted_thinking.data`. `encrypted`: a Responses reasoning item, as
- * the JSON text `{"id":…,"encrypted_content":…}` (family `responses`).
+ * the JSON text `{"id":…,"encrypted_content":…}` (family `responses`). `itemId`: the id of a
+ * Responses client's reasoning item that had no encrypted content (the reasoning of a server that
+ * is not OpenAI's, gpt-oss's on vLLM or LM Studio): such a server takes its text back
+ * (responses-request.ts, `plainTools`), OpenAI does not.
  */
 export interface ReasoningPart {
   type: 'reasoning'
@@ -221,6 +224,7 @@ export interface ReasoningPart {
   signature?: Opaque
   redacted?: Opaque
   encrypted?: Opaque
+  itemId?: string
 }
 
 export interface ToolCallPart {

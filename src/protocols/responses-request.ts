@@ -3,10 +3,10 @@
  * (reasoning items only from a Responses upstream, custom tools and their calls restored),
  * `store: false` with encrypted reasoning asked for when reasoning is on.
  */
-import type {CodecContext, Effort, ImagePart, Request} from './ir.js'
+import type {CodecContext, Effort, ImagePart, ReasoningPart, Request} from './ir.js'
 import {documentName, isDocument, namedDocumentText, omittedFileText} from './ir.js'
 import type {Body} from './responses-items.js'
-import {customInput, parseOwnReasoning} from './responses-items.js'
+import {customInput, newId, parseOwnReasoning} from './responses-items.js'
 import {objectTools} from './tool-schemas.js'
 
 /** The fewest output tokens OpenAI's Responses API takes (its documented minimum of `max_output_tokens`). */
@@ -47,11 +47,29 @@ function mediaInput(part: ImagePart): Body | undefined {
 }
 
 /**
+ * A reasoning item of a server that is not OpenAI's, its text as the one `reasoning_text` content
+ * part gpt-oss's servers make and read: vLLM reads `content` alone (older releases answer a 500 to
+ * an item without it, or with more than one part), and Codex sends it back so on a pass-through.
+ * The item the client got from the gateway had the text as its summary; its id is kept.
+ */
+function textReasoning(part: ReasoningPart, ctx: CodecContext | undefined): Body {
+  return {
+    type: 'reasoning',
+    id: part.itemId ?? newId(ctx, 'rs'),
+    summary: [],
+    content: [{type: 'reasoning_text', text: part.text}],
+  }
+}
+
+/**
  * `ctx.plainTools`: for a Responses server that is not OpenAI's (vLLM, Ollama, llama.cpp, LM
  * Studio, sglang, a relay), which takes function tools only: a custom tool (Codex's `exec`,
  * `apply_patch`) goes as a function of one string `input`, its calls and their outputs as function
  * calls and outputs, and OpenAI's hosted tools (its web search, image generation) are left out.
  * A namespace's tools are functions of their own names here anyway (responses.ts `namespaced`).
+ * A reasoning item the server made without encrypted content (gpt-oss's reasoning as text) goes
+ * back to it as its text: gpt-oss keeps its reasoning across the calls of a turn
+ * ({@link textReasoning}). OpenAI reads only its own encrypted reasoning.
  */
 export function encodeRequest(request: Request, model: string, ctx?: CodecContext): Record<string, unknown> {
   const plain = ctx?.plainTools === true
@@ -73,6 +91,10 @@ export function encodeRequest(request: Request, model: string, ctx?: CodecContex
         if (media) content.push(media)
       } else if (part.type === 'reasoning') {
         flush()
+        if (plain && !part.encrypted && !part.signature && !part.redacted) {
+          if (part.text) input.push(textReasoning(part, ctx))
+          continue
+        }
         if (part.encrypted?.family !== 'responses' || !part.encrypted.value) continue
         const own = parseOwnReasoning(part.encrypted.value)
         if (!own.encrypted_content) continue

@@ -92,16 +92,22 @@ function inputFile(raw: Body): ImagePart {
   return part
 }
 
+/**
+ * A reasoning item of the history. Its text is the summary's, or (none) its `reasoning_text`
+ * content: Codex sends back what a server that is not OpenAI's gave it (gpt-oss's whole reasoning
+ * as content, no encrypted content).
+ */
 function reasoningFromItem(item: Body): ReasoningPart {
-  const summary = Array.isArray(item.summary) ? item.summary : []
-  const texts = summary.filter(isObject).map((s) => str(s.text) ?? '')
+  const summary = Array.isArray(item.summary) ? item.summary.filter(isObject) : []
+  const content = summary.length || !Array.isArray(item.content) ? [] : item.content.filter(isObject)
+  const texts = (summary.length ? summary : content).map((s) => str(s.text) ?? '')
   const part: ReasoningPart = {type: 'reasoning', text: texts.filter(Boolean).join('\n\n')}
   const encrypted = str(item.encrypted_content)
   if (encrypted) {
     const opaque = unwrapOpaque('responses', encrypted)
     if (opaque.family === 'responses') part.encrypted = ownReasoning(item.id, encrypted)
     else part.signature = opaque
-  }
+  } else if (typeof item.id === 'string') part.itemId = item.id
   return part
 }
 

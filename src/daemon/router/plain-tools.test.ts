@@ -303,6 +303,53 @@ describe('Codex to a Responses server on this machine', () => {
       'function',
     ])
   })
+
+  it("sends the server's own reasoning back as its text, as vLLM reads it; OpenAI's encrypted reasoning as it came", async () => {
+    received.length = 0
+    route = {targets: [target('vllm-reasoning')]}
+    const body = codexBody(false)
+    const input = body.input as unknown[]
+    input.splice(
+      2,
+      0,
+      // what Codex keeps of vLLM's answer on a pass-through: gpt-oss's reasoning as content
+      {
+        type: 'reasoning',
+        id: 'rs_direct',
+        summary: [],
+        content: [{type: 'reasoning_text', text: 'The user wants the files.'}],
+        encrypted_content: null,
+      },
+    )
+    input.push(
+      // what Codex kept of the gateway's answer: the same text as its summary
+      {type: 'reasoning', id: 'rs_gw', summary: [{type: 'summary_text', text: 'Read a.ts next.'}]},
+      // nothing to send back
+      {type: 'reasoning', id: 'rs_empty', summary: [], encrypted_content: null},
+      // OpenAI's, from before a switch of provider
+      {type: 'reasoning', id: 'rs_oa', summary: [], encrypted_content: 'gAAAA-opaque'},
+    )
+    const res = await post(body)
+    expect(res.status).toBe(200)
+    expect(sent(0).input).toEqual([
+      {type: 'message', role: 'user', content: [{type: 'input_text', text: 'List the files.'}]},
+      {
+        type: 'reasoning',
+        id: 'rs_direct',
+        summary: [],
+        content: [{type: 'reasoning_text', text: 'The user wants the files.'}],
+      },
+      {type: 'function_call', call_id: 'call_1', name: 'functions__exec', arguments: '{"input":"ls"}'},
+      {type: 'function_call_output', call_id: 'call_1', output: 'a.ts b.ts'},
+      {
+        type: 'reasoning',
+        id: 'rs_gw',
+        summary: [],
+        content: [{type: 'reasoning_text', text: 'Read a.ts next.'}],
+      },
+      {type: 'reasoning', id: 'rs_oa', summary: [], encrypted_content: 'gAAAA-opaque'},
+    ])
+  })
 })
 
 describe('a Responses server elsewhere that refuses them', () => {
