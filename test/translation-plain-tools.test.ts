@@ -212,6 +212,21 @@ describe('Codex on a Responses server that is not OpenAI', {timeout: 60_000}, ()
 describe("a provider's plainTools setting", {timeout: 60_000}, () => {
   const MODEL_CALL = /\/v1\/responses$/
 
+  it('is loaded from the state file and listed by the running gateway', async () => {
+    const {providers} = (await (await fetch(`${base}/api/providers`)).json()) as {
+      providers: Array<{name: string; plainTools?: string}>
+    }
+    expect(
+      providers
+        .filter((p) => ['litellm', 'ollama-remote', 'local-vllm'].includes(p.name))
+        .map((p) => [p.name, p.plainTools]),
+    ).toEqual([
+      ['local-vllm', undefined],
+      ['litellm', 'never'],
+      ['ollama-remote', 'always'],
+    ])
+  })
+
   it('never: a relay on this machine gets the shapes as Codex sent them, its refusal reaches Codex', async () => {
     await takeSimCalls(ownSim.origin, MODEL_CALL)
     const answer = await client('plain-never')
