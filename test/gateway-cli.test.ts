@@ -160,6 +160,82 @@ describe('providers (gateway stopped: the state file)', () => {
     expect(json(list).providers).toEqual([])
   })
 
+  it('--plain-tools: stored when not auto, shown by list and doctor; a bad value or family exits 2', async () => {
+    const {home, cli} = await stopped()
+    const add = (name: string, family: string, plain?: string) =>
+      cli([
+        'providers',
+        'add',
+        name,
+        '--family',
+        family,
+        '--base-url',
+        `http://${name}.internal:4000`,
+        ...(plain ? ['--plain-tools', plain] : []),
+      ])
+    const never = await add('litellm', 'responses', 'never')
+    expect([never.exitCode, never.stdout]).toEqual([
+      0,
+      'Added provider litellm (responses, http://litellm.internal:4000, credential: none, plain tools: never).\n',
+    ])
+    expect((await add('omlx', 'responses', 'always')).exitCode).toBe(0)
+    expect((await add('vllm', 'responses', 'auto')).exitCode).toBe(0)
+    expect((await add('vllm2', 'responses')).exitCode).toBe(0)
+
+    const bad = await add('x', 'responses', 'sometimes')
+    expect(bad.exitCode).toBe(2)
+    expect(bad.stderr).toContain('sometimes')
+    expect(bad.stderr).toContain('auto, always, never')
+    const chat = await add('y', 'chat', 'always')
+    expect(chat.exitCode).toBe(2)
+    expect(chat.stderr).toContain(
+      '--plain-tools always applies to a responses provider only, not to a chat one.',
+    )
+    const chatJson = await cli([
+      'providers',
+      'add',
+      'y',
+      '--family',
+      'chat',
+      '--base-url',
+      'http://y.test',
+      '--plain-tools',
+      'never',
+      '--json',
+    ])
+    expect([chatJson.exitCode, json(chatJson).error.code]).toEqual([2, 'invalid_plain_tools'])
+
+    // auto is the default: left out of the file
+    const stored = JSON.parse(readFileSync(join(home, 'state.json'), 'utf8')).providers as Array<{
+      name: string
+      plainTools?: string
+    }>
+    expect(stored.map((p) => [p.name, p.plainTools])).toEqual([
+      ['litellm', 'never'],
+      ['omlx', 'always'],
+      ['vllm', undefined],
+      ['vllm2', undefined],
+    ])
+    expect(stored.map((p) => 'plainTools' in p)).toEqual([true, true, false, false])
+
+    const list = await cli(['providers', 'list'])
+    const rows = list.stdout
+      .trimEnd()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(/\s{2,}/).slice(0, 2))
+    expect(rows).toEqual([
+      ['litellm', 'responses (plain tools: never)'],
+      ['omlx', 'responses (plain tools: always)'],
+      ['vllm', 'responses'],
+      ['vllm2', 'responses'],
+    ])
+    expect(json(await cli(['providers', 'list', '--json'])).providers[0].plainTools).toBe('never')
+    const doctor = await cli(['doctor', '--json'])
+    const policies = json(doctor).checks.find((c: {id: string}) => c.id === 'policies')
+    expect(policies.detail).toContain('; plain tools: litellm never, omlx always')
+  })
+
   it('lists the providers compatible with an agent, and refuses a provider still routed', async () => {
     const {cli} = await stopped()
     await cli([
@@ -609,6 +685,44 @@ describe('against a running gateway (fake management API)', () => {
     expect(ghost.exitCode).toBe(7)
     expect(ghost.stderr).toContain('No agent has the id or name "ghost"')
     expect(ghost.stderr).toContain('gwctl agents list')
+  })
+
+  it('providers list marks a provider whose --plain-tools changed in the file "pending restart"', async () => {
+    const gw = await fakeGateway({
+      '/api/providers': () => [
+        200,
+        {
+          providers: [
+            {
+              name: 'litellm',
+              family: 'responses',
+              baseUrl: 'http://localhost:4000',
+              origin: 'user',
+              circuit: null,
+              families: [],
+              policies: [],
+            },
+          ],
+        },
+      ],
+    })
+    const add = await gw.cli([
+      'providers',
+      'add',
+      'litellm',
+      '--family',
+      'responses',
+      '--base-url',
+      'http://localhost:4000',
+      '--plain-tools',
+      'never',
+    ])
+    expect(add.exitCode).toBe(0)
+    const list = await gw.cli(['providers', 'list'])
+    // the running gateway's value, and the change it has not loaded yet
+    expect(list.stdout).toMatch(
+      /^litellm \(pending restart: changed\)\s+responses\s+http:\/\/localhost:4000\s/m,
+    )
   })
 
   it('a gateway error answer exits 5 and says the gateway answered', async () => {

@@ -3,7 +3,10 @@
  * Lite" item reach a server on this machine (a vLLM-like upstream that refuses them) as plain
  * functions from the first request, and a server elsewhere (the simulator's `+plain-tools` model,
  * which is OpenAI's API to the gateway) once it refused them; each call comes back to Codex as it
- * declared the tool. The real daemon, the official OpenAI SDK.
+ * declared the tool. A provider's `plainTools` setting overrides that: `never` to a server on this
+ * machine (a relay in front of OpenAI) sends the shapes as they came, `always` to one elsewhere
+ * (a server that mangles them without a word) plain from the first request. The real daemon, the
+ * official OpenAI SDK.
  */
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {createServer} from 'node:http'
@@ -12,6 +15,8 @@ import type {AddressInfo} from 'node:net'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import type {Simulator} from '../src/sim/server.js'
+import {startSim} from '../src/sim/server.js'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {codexLiteTools, liteParams} from './helpers/codex.js'
 import {
@@ -79,6 +84,8 @@ const vllm = createServer((req: IncomingMessage, res: ServerResponse) => {
 
 let base = ''
 let simOrigin = ''
+/** A simulator of the test's own, for the providers with a `plainTools` setting (the daemon's starts on a port of its own). */
+let ownSim: Simulator
 let stop: () => Promise<void> = async () => {}
 const keys = new Map<string, string>()
 
@@ -93,20 +100,39 @@ const policy = (id: string, provider: string, model: string) => ({
 beforeAll(async () => {
   await new Promise<void>((resolve) => vllm.listen(0, '127.0.0.1', resolve))
   const port = (vllm.address() as AddressInfo).port
+  ownSim = await startSim({timeScale: 100})
+  const credential = {secret: 'sim-key'}
   ;({base, simOrigin, stop} = await startSimGatewayWithPolicies(
     [
       policy('plain-local', 'local-vllm', 'gpt-oss-120b'),
       policy('plain-learned', 'sim-responses', 'gpt-oss-120b+plain-tools'),
+      policy('plain-never', 'litellm', 'gpt-6.2-sol'),
+      policy('plain-never-refused', 'litellm', 'gpt-oss-120b+plain-tools'),
+      policy('plain-always', 'ollama-remote', 'gpt-oss-120b+plain-tools'),
     ],
-    [{name: 'local-vllm', family: 'responses', baseUrl: `http://127.0.0.1:${port}/v1`}],
+    [
+      {name: 'local-vllm', family: 'responses', baseUrl: `http://127.0.0.1:${port}/v1`},
+      // a relay in front of OpenAI on this machine (127.0.0.1: local to the gateway)
+      {name: 'litellm', family: 'responses', baseUrl: ownSim.origin, credential, plainTools: 'never'},
+      // a server elsewhere (`origin: 'sim'`: the gateway takes it for OpenAI's API, whatever its host)
+      {
+        name: 'ollama-remote',
+        family: 'responses',
+        baseUrl: ownSim.origin,
+        credential,
+        origin: 'sim',
+        plainTools: 'always',
+      },
+    ],
   ))
-  for (const id of ['plain-local', 'plain-learned'])
+  for (const id of ['plain-local', 'plain-learned', 'plain-never', 'plain-never-refused', 'plain-always'])
     keys.set(id, await issueKeyOverApi(base, id, 'codex', id))
 }, 120_000)
 
 afterAll(async () => {
   await stop()
   vllm.close()
+  await ownSim?.close()
 })
 
 /** Codex 0.171's request on a Lite model, cut down: the Lite item, a namespace of its own, a custom tool. */
@@ -242,5 +268,71 @@ describe('Codex on a Responses server that is not OpenAI', {timeout: 60_000}, ()
     expect(learned.adaptations.find((a) => a.provider === 'sim-responses')?.rules).toContain(
       "Codex's namespaces and custom tools sent as plain functions (they were refused)",
     )
+  })
+})
+
+describe("a provider's plainTools setting", {timeout: 60_000}, () => {
+  const MODEL_CALL = /\/v1\/responses$/
+
+  it('is loaded from the state file and listed by the running gateway', async () => {
+    const {providers} = (await (await fetch(`${base}/api/providers`)).json()) as {
+      providers: Array<{name: string; plainTools?: string}>
+    }
+    expect(
+      providers
+        .filter((p) => ['litellm', 'ollama-remote', 'local-vllm'].includes(p.name))
+        .map((p) => [p.name, p.plainTools]),
+    ).toEqual([
+      ['local-vllm', undefined],
+      ['litellm', 'never'],
+      ['ollama-remote', 'always'],
+    ])
+  })
+
+  it('never: a relay on this machine gets the shapes as Codex sent them, its refusal reaches Codex', async () => {
+    await takeSimCalls(ownSim.origin, MODEL_CALL)
+    const answer = await client('plain-never')
+      .responses.stream(codexRequest() as unknown as OpenAI.Responses.ResponseCreateParamsStreaming)
+      .finalResponse()
+    const [sent, ...more] = await takeSimCalls(ownSim.origin, MODEL_CALL)
+    expect(more).toEqual([])
+    expect(sent.tools.map((t: {type: string}) => t.type)).toEqual(['namespace', 'web_search'])
+    expect(sent.input[0].type).toBe('additional_tools')
+    expect(answer.status).toBe('completed')
+    const [row] = await projectLogRows(base, 'plain-never', 1)
+    expect([row.status, row.error, row.provider]).toEqual([200, null, 'litellm'])
+
+    // a server there that does refuse them: Codex sees its 400, and nothing is learned
+    const refused = await client('plain-never-refused')
+      .responses.create(codexRequest() as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming)
+      .then(
+        () => undefined,
+        (error: unknown) => error as {status: number; message: string},
+      )
+    expect(refused?.status).toBe(400)
+    expect(refused?.message).toContain('additional_tools')
+    const calls = await takeSimCalls(ownSim.origin, MODEL_CALL)
+    expect(calls).toHaveLength(1)
+    const learned = (await (await fetch(`${base}/api/adaptations`)).json()) as {
+      adaptations: Array<{provider: string}>
+    }
+    expect(learned.adaptations.filter((a) => a.provider === 'litellm')).toEqual([])
+  })
+
+  it('always: a server elsewhere gets plain functions from the first request', async () => {
+    await takeSimCalls(ownSim.origin, MODEL_CALL)
+    const answer = await client('plain-always')
+      .responses.stream(codexRequest() as unknown as OpenAI.Responses.ResponseCreateParamsStreaming)
+      .finalResponse()
+    const calls = await takeSimCalls(ownSim.origin, MODEL_CALL)
+    expect(calls).toHaveLength(1)
+    expect(calls[0].tools.every((t: {type: string}) => t.type === 'function')).toBe(true)
+    expect(JSON.stringify(calls[0].input)).not.toContain('additional_tools')
+    expect(answer.output.find((o) => o.type === 'function_call')).toMatchObject({
+      name: 'spawn_agent',
+      namespace: 'multi_agent_v1',
+    })
+    const [row] = await projectLogRows(base, 'plain-always', 1)
+    expect([row.status, row.error, row.provider]).toEqual([200, null, 'ollama-remote'])
   })
 })

@@ -244,9 +244,13 @@ const policiesCheck: DoctorCheck = {
           routeLabel(p.id, {family: f, targets: (p.routes[f] ?? []).filter((t) => t.translate)}, providers),
         ),
       )
+      // a responses provider's --plain-tools other than the default (Codex's tool shapes)
+      const plain = providers
+        .filter((p) => p.plainTools && p.plainTools !== 'auto')
+        .map((p) => `${p.name} ${p.plainTools}`)
       return {
         ok: true,
-        detail: `${data.policies.length} policies, ${providers.length} providers known${translated.length > 0 ? `; translated: ${translated.join('; ')}` : ''}`,
+        detail: `${data.policies.length} policies, ${providers.length} providers known${translated.length > 0 ? `; translated: ${translated.join('; ')}` : ''}${plain.length > 0 ? `; plain tools: ${plain.join(', ')}` : ''}`,
       }
     }
     return {

@@ -44,6 +44,26 @@ describe('buildProvider', () => {
     })
   })
 
+  it("stores a responses provider's --plain-tools other than auto, and refuses the rest with exit 2", async () => {
+    const responses = {...base, family: 'responses'}
+    expect((await buildProvider({...responses, plainTools: 'never'})).plainTools).toBe('never')
+    expect((await buildProvider({...responses, plainTools: 'always'})).plainTools).toBe('always')
+    expect('plainTools' in (await buildProvider({...responses, plainTools: 'auto'}))).toBe(false)
+    expect('plainTools' in (await buildProvider(responses))).toBe(false)
+    // auto is the default everywhere: nothing to refuse
+    expect('plainTools' in (await buildProvider({...base, plainTools: 'auto'}))).toBe(false)
+    await expect(buildProvider({...responses, plainTools: 'sometimes'})).rejects.toMatchObject({
+      exitCode: 2,
+      code: 'invalid_plain_tools',
+      message: '--plain-tools must be one of auto, always, never, not "sometimes".',
+    })
+    await expect(buildProvider({...base, plainTools: 'never'})).rejects.toMatchObject({
+      exitCode: 2,
+      code: 'invalid_plain_tools',
+      message: '--plain-tools never applies to a responses provider only, not to a chat one.',
+    })
+  })
+
   it('refuses both credential kinds, and an empty stdin key', async () => {
     await expect(buildProvider({...base, apiKeyEnv: 'A', apiKeySecret: 'b'})).rejects.toMatchObject({
       exitCode: 2,

@@ -6,8 +6,8 @@
 import {NotFoundError, UsageError} from '../core/errors.js'
 import type {BreakerSnapshot} from '../gateway/events.js'
 import {describeCredential, redactProvider, schemaProblems} from '../gateway/policy.js'
-import type {Family, PolicyConfig, ProviderConfig} from '../store/schema.js'
-import {FAMILIES} from '../store/schema.js'
+import type {Family, PlainTools, PolicyConfig, ProviderConfig} from '../store/schema.js'
+import {FAMILIES, PLAIN_TOOLS} from '../store/schema.js'
 import {homeFile} from '../store/paths.js'
 import {StateStore, withState} from '../store/state.js'
 import {agentViews} from '../gateway/views.js'
@@ -48,6 +48,8 @@ export interface AddProviderInput {
   models?: readonly string[]
   inputPrice?: number
   outputPrice?: number
+  /** `auto` (the default, not stored), `always` or `never`: a Responses provider's only. */
+  plainTools?: string
 }
 
 /** `FROM=TO` pairs -> a mapping; exit 2 naming the bad pair. */
@@ -106,6 +108,8 @@ export async function buildProvider(input: AddProviderInput): Promise<ProviderCo
   if (input.apiKeySecret !== undefined) provider.credential = {secret: input.apiKeySecret.trim()}
   const models = parseModelMappings(input.models)
   if (models) provider.models = models
+  const plainTools = plainToolsOf(input.plainTools, provider.family)
+  if (plainTools !== 'auto') provider.plainTools = plainTools
   if (input.inputPrice !== undefined || input.outputPrice !== undefined) {
     provider.prices = {}
     if (input.inputPrice !== undefined) provider.prices.input = input.inputPrice
@@ -119,6 +123,27 @@ export async function buildProvider(input: AddProviderInput): Promise<ProviderCo
     })
   }
   return provider
+}
+
+/** `--plain-tools`: one of PLAIN_TOOLS, and other than `auto` for a Responses provider only (exit 2). */
+function plainToolsOf(value: string | undefined, family: Family): PlainTools {
+  if (value === undefined) return 'auto'
+  if (!(PLAIN_TOOLS as readonly string[]).includes(value)) {
+    throw new UsageError(`--plain-tools must be one of ${PLAIN_TOOLS.join(', ')}, not "${value}".`, {
+      code: 'invalid_plain_tools',
+    })
+  }
+  // (an unknown family is the schema's to name)
+  if (value !== 'auto' && family !== 'responses' && FAMILIES.includes(family)) {
+    throw new UsageError(
+      `--plain-tools ${value} applies to a responses provider only, not to a ${family} one.`,
+      {
+        code: 'invalid_plain_tools',
+        hint: "Codex's tool shapes reach only a provider of its own family as they came; to any other they are translated.",
+      },
+    )
+  }
+  return value as PlainTools
 }
 
 /** Adds a provider to the state file (under its lock). Returns it redacted. */
@@ -275,6 +300,7 @@ function withPending(
     const same =
       now.family === p.family &&
       now.baseUrl === p.baseUrl &&
+      (now.plainTools ?? 'auto') === (p.plainTools ?? 'auto') &&
       JSON.stringify(now.models ?? {}) === JSON.stringify(p.models ?? {})
     return same ? p : {...p, pending: 'changed'}
   })

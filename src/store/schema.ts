@@ -8,6 +8,16 @@
 export const FAMILIES = ['chat', 'responses', 'messages', 'gemini'] as const
 export type Family = (typeof FAMILIES)[number]
 
+/**
+ * When Codex's namespaces, custom tools and `additional_tools` item go to a Responses provider as
+ * plain functions (src/daemon/router/plain-tools.ts): `auto` (the default, never stored) to a
+ * server on this machine or the local network from the first request and to any other once it
+ * refused them; `always` from the first request whatever the host (a server that mangles them
+ * without a word); `never` as they came, nothing learned (a local relay in front of OpenAI).
+ */
+export const PLAIN_TOOLS = ['auto', 'always', 'never'] as const
+export type PlainTools = (typeof PLAIN_TOOLS)[number]
+
 /** How a provider's credential is found: an environment variable name, or a secret kept 0600 in the state. */
 export type Credential = {env: string} | {secret: string}
 
@@ -24,6 +34,8 @@ export interface ProviderConfig {
   prices?: {input?: number; output?: number; cachedInput?: number}
   /** Where it came from: added by a user, or a default derived from settings/env/--sim. */
   origin?: 'user' | 'env' | 'platform' | 'sim'
+  /** A Responses provider's {@link PlainTools}; left out for `auto`. */
+  plainTools?: PlainTools
 }
 
 export interface PolicyTarget {
@@ -105,6 +117,7 @@ export const PROVIDER_SCHEMA = {
       },
     },
     origin: {enum: ['user', 'env', 'platform', 'sim']},
+    plainTools: {enum: [...PLAIN_TOOLS]},
   },
 } as const
 

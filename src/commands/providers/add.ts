@@ -4,7 +4,7 @@ import {BaseCommand} from '../../core/base-command.js'
 import {UsageError} from '../../core/errors.js'
 import {colorErr, err, out, warn} from '../../core/output.js'
 import type {ProviderConfig} from '../../store/schema.js'
-import {FAMILIES} from '../../store/schema.js'
+import {FAMILIES, PLAIN_TOOLS} from '../../store/schema.js'
 import {addProvider, credentialLabel} from '../../services/providers.js'
 import {readAllStdin} from '../../cli/stdin.js'
 
@@ -13,11 +13,16 @@ export default class ProvidersAdd extends BaseCommand {
   static description =
     'Validates the provider and writes it to the state file under its lock; `gwctl gateway restart` applies it. ' +
     'The credential is the name of an environment variable (--api-key-env, read at each request) or a key piped on stdin ' +
-    '(--api-key-stdin), stored in the 0600 state file and never printed.'
+    '(--api-key-stdin), stored in the 0600 state file and never printed. ' +
+    "--plain-tools (a responses provider's) says when Codex's namespaces, custom tools and Lite item go to it as plain functions: " +
+    'auto (the default): to a server on this machine or the local network from the first request, and to another once it refused them; ' +
+    'always: from the first request, whatever the host (a server that drops or mangles them without an error); ' +
+    'never: as they came, whatever the host, nothing learned (a local relay in front of OpenAI).'
 
   static examples = [
     '<%= config.bin %> providers add anthropic-eu --family messages --base-url https://api.anthropic.com --api-key-env ANTHROPIC_EU_KEY',
     '$ printf %s "$KEY" | <%= config.bin %> providers add corp-chat --family chat --base-url https://llm.example.com/v1 --api-key-stdin',
+    '<%= config.bin %> providers add litellm --family responses --base-url http://localhost:4000 --api-key-env LITELLM_KEY --plain-tools never',
     '<%= config.bin %> providers add openai-mini --family chat --base-url https://api.openai.com --api-key-env OPENAI_API_KEY --model gpt-5=gpt-5-mini --input-price 0.25 --output-price 2',
   ]
 
@@ -50,6 +55,10 @@ export default class ProvidersAdd extends BaseCommand {
     model: Flags.string({description: 'Model mapping FROM=TO (repeatable).', multiple: true}),
     'input-price': Flags.string({description: 'Price per 1M input tokens.'}),
     'output-price': Flags.string({description: 'Price per 1M output tokens.'}),
+    'plain-tools': Flags.string({
+      description: "When Codex's tool shapes go to a responses provider as plain functions (default auto).",
+      options: [...PLAIN_TOOLS],
+    }),
   }
 
   async run(): Promise<{provider: ProviderConfig; appliesOn: string}> {
@@ -64,6 +73,7 @@ export default class ProvidersAdd extends BaseCommand {
       models: flags.model,
       inputPrice: price(flags['input-price'], '--input-price'),
       outputPrice: price(flags['output-price'], '--output-price'),
+      plainTools: flags['plain-tools'],
     })
     const envName = flags['api-key-env']
     if (!provider.credential) {
@@ -77,7 +87,7 @@ export default class ProvidersAdd extends BaseCommand {
     }
     if (!this.jsonEnabled()) {
       out(
-        `Added provider ${provider.name} (${provider.family}, ${provider.baseUrl}, credential: ${credentialLabel(provider)}).`,
+        `Added provider ${provider.name} (${provider.family}, ${provider.baseUrl}, credential: ${credentialLabel(provider)}${provider.plainTools ? `, plain tools: ${provider.plainTools}` : ''}).`,
       )
       err(colorErr().dim('Run `gwctl gateway restart` to apply it.'))
     }

@@ -11,7 +11,7 @@ export default class ProvidersList extends BaseCommand {
     "From the running gateway, with each provider's circuit state (closed, open, half-open), or from the state file when it is stopped " +
     '(circuit "unknown (gateway stopped)"). With AGENT (id or name): only the providers its policy routes to for the protocol family the agent speaks, in policy order. ' +
     'Providers added, changed or removed while the gateway runs are listed and marked "pending restart". ' +
-    'Credentials are shown as `env VAR` or `secret (stored)`, never their value.'
+    "Credentials are shown as `env VAR` or `secret (stored)`, never their value; a responses provider's --plain-tools other than auto after its family."
 
   static examples = [
     '<%= config.bin %> providers list',
@@ -34,7 +34,14 @@ export default class ProvidersList extends BaseCommand {
             header: 'NAME',
             value: (p) => (p.pending === 'changed' ? `${p.name} (pending restart: changed)` : p.name),
           },
-          {header: 'FAMILY', value: (p) => p.family},
+          // (a setting other than the default: `responses (plain tools: never)`)
+          {
+            header: 'FAMILY',
+            value: (p) =>
+              p.plainTools && p.plainTools !== 'auto'
+                ? `${p.family} (plain tools: ${p.plainTools})`
+                : p.family,
+          },
           {header: 'BASE URL', value: (p) => p.baseUrl},
           {header: 'CREDENTIAL', value: (p) => credentialLabel(p)},
           {

@@ -140,13 +140,14 @@ afterAll(async () => {
 })
 
 /** A Responses provider at the scripted upstream; `origin: 'sim'` stands for a server that is not local. */
-const target = (name: string, origin?: 'sim'): ProxyTarget => ({
+const target = (name: string, origin?: 'sim', plainTools?: 'always' | 'never'): ProxyTarget => ({
   provider: {
     name,
     family: 'responses',
     baseUrl: `${upstream.origin}/v1`,
     credential: {secret: 'k'},
     ...(origin ? {origin} : {}),
+    ...(plainTools ? {plainTools} : {}),
   },
   model: 'qwen3-coder',
 })
@@ -417,6 +418,70 @@ describe('a Responses server elsewhere that refuses them', () => {
     } finally {
       refusal = undefined
     }
+  })
+})
+
+describe("the provider's plainTools setting", () => {
+  it('never: to a server on this machine as Codex sent it, and its refusal reaches Codex, nothing learned', async () => {
+    received.length = 0
+    gateway.results.length = 0
+    route = {targets: [target('litellm', undefined, 'never')]}
+    const res = await post(codexBody(false))
+    expect(res.status).toBe(200)
+    expect(received).toHaveLength(1)
+    expect(sent(0).tools).toEqual(codexBody(false).tools)
+    expect(sent(0).input).toEqual(codexBody(false).input)
+
+    refusal = VLLM_REFUSAL
+    try {
+      received.length = 0
+      const refused = await post(codexBody(false))
+      expect(refused.status).toBe(400)
+      expect(((await refused.json()) as {error: {message: string}}).error.message).toBe(
+        'tool type namespace not supported',
+      )
+      expect(received).toHaveLength(1)
+      expect(learnedAdaptations().find((a) => a.provider === 'litellm')).toBeUndefined()
+      const again = await post(codexBody(false))
+      expect(again.status).toBe(400)
+      expect(received).toHaveLength(2)
+      expect(String(received[1])).toContain('"additional_tools"')
+    } finally {
+      refusal = undefined
+    }
+  })
+
+  it('always: to a server elsewhere as plain functions from the first request', async () => {
+    received.length = 0
+    gateway.results.length = 0
+    refusal = VLLM_REFUSAL
+    route = {targets: [target('omlx-remote', 'sim', 'always')]}
+    try {
+      const res = await post(codexBody(false))
+      expect(res.status).toBe(200)
+      expect(received).toHaveLength(1)
+      expect(String(received[0])).not.toMatch(/"namespace"|"custom"|additional_tools|web_search/)
+      const [result] = await gateway.settled(1)
+      expect([result.status, result.error]).toEqual([200, null])
+      // nothing refused, nothing learned: the setting says it
+      expect(learnedAdaptations().find((a) => a.provider === 'omlx-remote')).toBeUndefined()
+    } finally {
+      refusal = undefined
+    }
+  })
+
+  it('always: a request without the shapes passes through as it came', async () => {
+    received.length = 0
+    route = {targets: [target('omlx-plain', 'sim', 'always')]}
+    const body = JSON.stringify({
+      model: 'qwen3-coder',
+      input: 'Say hi.',
+      tools: [{type: 'function', name: 'read_file', parameters: params('path')}],
+      stream: false,
+    })
+    const res = await post(body)
+    expect(res.status).toBe(200)
+    expect(String(received[0])).toBe(body)
   })
 })
 

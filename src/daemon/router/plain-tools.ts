@@ -17,7 +17,9 @@
  * ../../protocols/responses-request.ts): every tool a plain function, and the calls back to Codex
  * in their namespace or as custom tool calls. Proactively to a server on this machine or the local
  * network (which is never OpenAI's), and to any other server once it refused one of the shapes
- * (learned, as other refusals are: ./adaptations.ts).
+ * (learned, as other refusals are: ./adaptations.ts). A provider's `plainTools` setting overrides
+ * that guess where it is wrong: `always` for a remote server that drops or mangles the shapes
+ * without refusing them, `never` for a local relay in front of OpenAI (./proxy.ts, `plainWanted`).
  */
 
 /** Byte needles of the shapes: a body holding none of them is passed through as it came. */

@@ -384,13 +384,18 @@ export async function proxyRequest(
    * Whether Responses `target`, a server that is not OpenAI's, gets Codex's namespaces, custom
    * tools and `additional_tools` item as plain functions (./plain-tools.ts): when the body holds
    * one of them and the server is on this machine or the local network (not the simulator, which
-   * is OpenAI's API), or refused them before. Any other request passes through as it came.
+   * is OpenAI's API), or refused them before. The provider's `plainTools` setting overrides the
+   * guess: `always` whatever the host, `never` not at all. Any other request passes through as it
+   * came.
    */
   function plainWanted(target: ProxyTarget, learned: UpstreamAdaptation | undefined): boolean {
     const provider = target.provider
-    if (provider.family !== 'responses' || COMPACT.test(request.url)) return false
+    const setting = provider.plainTools
+    if (provider.family !== 'responses' || setting === 'never' || COMPACT.test(request.url)) return false
     return (
-      (learned?.plainTools === true || (provider.origin !== 'sim' && isLocalServer(provider.baseUrl))) &&
+      (setting === 'always' ||
+        learned?.plainTools === true ||
+        (provider.origin !== 'sim' && isLocalServer(provider.baseUrl))) &&
       holdsOpenAiToolShapes(request.body)
     )
   }
@@ -692,9 +697,11 @@ export async function proxyRequest(
     // Codex's namespaces, custom tools or `additional_tools` item refused by a Responses server
     // that is not OpenAI's (vLLM's 400, llama.cpp's, Ollama's 500, xAI's 422: ./plain-tools.ts):
     // learned, and the request goes again with every tool a plain function, as later ones do
+    // (not for a provider set to `never`: its refusal is the client's to see)
     if (
       !translated &&
       family === 'responses' &&
+      provider.plainTools !== 'never' &&
       (status === 400 || status === 422 || status === 500) &&
       passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
       upstream.headers['content-encoding'] === undefined &&
