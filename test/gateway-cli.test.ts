@@ -236,6 +236,67 @@ describe('providers (gateway stopped: the state file)', () => {
     expect(policies.detail).toContain('; plain tools: litellm never, omlx always')
   })
 
+  it('--replace changes a provider in place: policies keep routing to it, its key is kept; a family change while routed exits 2', async () => {
+    const {home, cli} = await stopped()
+    const add = (...extra: string[]) =>
+      cli(['providers', 'add', 'relay', '--base-url', 'http://relay.internal:4000', ...extra])
+    const first = await cli(
+      [
+        'providers',
+        'add',
+        'relay',
+        '--base-url',
+        'http://relay.internal:4000',
+        '--family',
+        'responses',
+        '--api-key-stdin',
+      ],
+      `${SECRET}\n`,
+    )
+    expect(first.exitCode).toBe(0)
+    const route = await cli([
+      'policies',
+      'route',
+      'codex_default',
+      '--family',
+      'responses',
+      '--target',
+      'relay',
+    ])
+    expect(route.exitCode).toBe(0)
+
+    // without --replace: refused, the hint names it
+    const again = await add('--family', 'responses', '--plain-tools', 'never')
+    expect(again.exitCode).toBe(2)
+    expect(again.stderr).toContain('A provider named "relay" already exists.')
+    expect(again.stderr).toContain('--replace')
+
+    const replaced = await add('--family', 'responses', '--plain-tools', 'never', '--replace')
+    expect([replaced.exitCode, replaced.stdout]).toEqual([
+      0,
+      'Replaced provider relay (responses, http://relay.internal:4000, credential: secret (stored), plain tools: never).\n',
+    ])
+    expect(replaced.stdout + replaced.stderr).not.toContain(SECRET)
+    const state = JSON.parse(readFileSync(join(home, 'state.json'), 'utf8')) as {
+      providers: Array<{name: string; plainTools?: string; credential?: unknown}>
+      policies: Array<{id: string; routes: Record<string, Array<{provider: string}>>}>
+    }
+    expect(state.providers.filter((p) => p.name === 'relay')).toEqual([
+      expect.objectContaining({plainTools: 'never', credential: {secret: SECRET}}),
+    ])
+    expect(state.policies.find((p) => p.id === 'codex_default')?.routes.responses).toEqual([
+      expect.objectContaining({provider: 'relay'}),
+    ])
+
+    // another family while a policy routes to it: refused, the file as it was
+    const family = await add('--family', 'chat', '--replace', '--json')
+    expect([family.exitCode, json(family).error.code]).toEqual([2, 'provider_in_use'])
+    expect(json(family).error.message).toBe(
+      'Provider "relay" speaks responses, and policy codex_default routes to it: its family cannot change to chat.',
+    )
+    expect(JSON.parse(readFileSync(join(home, 'state.json'), 'utf8'))).toEqual(state)
+  })
+
   it('lists the providers compatible with an agent, and refuses a provider still routed', async () => {
     const {cli} = await stopped()
     await cli([

@@ -50,6 +50,11 @@ export interface AddProviderInput {
   outputPrice?: number
   /** `auto` (the default, not stored), `always` or `never`: a Responses provider's only. */
   plainTools?: string
+  /**
+   * Replace a provider of that name in place (policies keep routing to it), keeping its
+   * credential when none is given; its family changes only while no policy routes to it.
+   */
+  replace?: boolean
 }
 
 /** `FROM=TO` pairs -> a mapping; exit 2 naming the bad pair. */
@@ -146,19 +151,41 @@ function plainToolsOf(value: string | undefined, family: Family): PlainTools {
   return value as PlainTools
 }
 
-/** Adds a provider to the state file (under its lock). Returns it redacted. */
-export async function addProvider(input: AddProviderInput): Promise<ProviderConfig> {
+/**
+ * Adds a provider to the state file (under its lock), or with `replace` puts it in the place of
+ * the one of that name. Returns it redacted, and whether it replaced one.
+ */
+export async function addProvider(input: AddProviderInput): Promise<ProviderConfig & {replaced?: boolean}> {
   const provider = await buildProvider(input)
-  await withState((store) => {
-    if (store.data.providers.some((p) => p.name === provider.name)) {
+  const replaced = await withState((store) => {
+    const index = store.data.providers.findIndex((p) => p.name === provider.name)
+    if (index < 0) {
+      store.data.providers.push(provider)
+      return false
+    }
+    if (!input.replace) {
       throw new UsageError(`A provider named "${provider.name}" already exists.`, {
         code: 'provider_exists',
-        hint: `Remove it first: gwctl providers remove ${provider.name}`,
+        hint: `Change it in place: gwctl providers add ${provider.name} ... --replace (policies keep routing to it)`,
       })
     }
-    store.data.providers.push(provider)
+    const old = store.data.providers[index]
+    const users = old.family === provider.family ? [] : policiesUsing(store.data.policies, provider.name)
+    if (users.length > 0) {
+      throw new UsageError(
+        `Provider "${provider.name}" speaks ${old.family}, and ${users.length === 1 ? 'policy' : 'policies'} ${users.join(', ')} ${users.length === 1 ? 'routes' : 'route'} to it: its family cannot change to ${provider.family}.`,
+        {
+          code: 'provider_in_use',
+          hint: `Add it under another name, or change their routes first, e.g. gwctl policies route ${users[0]} --family ${familiesUsing(store.data.policies, provider.name)[0]} --target OTHER`,
+        },
+      )
+    }
+    if (!provider.credential && old.credential) provider.credential = old.credential
+    store.data.providers[index] = provider
+    return true
   }, homeFile('state'))
-  return redactProvider(provider)
+  const redacted = redactProvider(provider)
+  return replaced ? {...redacted, replaced} : redacted
 }
 
 /** Removes a provider; refused (exit 2) while a policy still routes to it. */

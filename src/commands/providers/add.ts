@@ -23,6 +23,7 @@ export default class ProvidersAdd extends BaseCommand {
     '<%= config.bin %> providers add anthropic-eu --family messages --base-url https://api.anthropic.com --api-key-env ANTHROPIC_EU_KEY',
     '$ printf %s "$KEY" | <%= config.bin %> providers add corp-chat --family chat --base-url https://llm.example.com/v1 --api-key-stdin',
     '<%= config.bin %> providers add litellm --family responses --base-url http://localhost:4000 --api-key-env LITELLM_KEY --plain-tools never',
+    '<%= config.bin %> providers add litellm --family responses --base-url http://localhost:4000 --plain-tools auto --replace',
     '<%= config.bin %> providers add openai-mini --family chat --base-url https://api.openai.com --api-key-env OPENAI_API_KEY --model gpt-5=gpt-5-mini --input-price 0.25 --output-price 2',
   ]
 
@@ -55,6 +56,10 @@ export default class ProvidersAdd extends BaseCommand {
     model: Flags.string({description: 'Model mapping FROM=TO (repeatable).', multiple: true}),
     'input-price': Flags.string({description: 'Price per 1M input tokens.'}),
     'output-price': Flags.string({description: 'Price per 1M output tokens.'}),
+    replace: Flags.boolean({
+      description:
+        'Replace the provider of that name in place: policies keep routing to it, its credential is kept unless a new one is given.',
+    }),
     'plain-tools': Flags.string({
       description: "When Codex's tool shapes go to a responses provider as plain functions (default auto).",
       options: [...PLAIN_TOOLS],
@@ -74,6 +79,7 @@ export default class ProvidersAdd extends BaseCommand {
       inputPrice: price(flags['input-price'], '--input-price'),
       outputPrice: price(flags['output-price'], '--output-price'),
       plainTools: flags['plain-tools'],
+      replace: flags.replace,
     })
     const envName = flags['api-key-env']
     if (!provider.credential) {
@@ -87,7 +93,7 @@ export default class ProvidersAdd extends BaseCommand {
     }
     if (!this.jsonEnabled()) {
       out(
-        `Added provider ${provider.name} (${provider.family}, ${provider.baseUrl}, credential: ${credentialLabel(provider)}${provider.plainTools ? `, plain tools: ${provider.plainTools}` : ''}).`,
+        `${provider.replaced ? 'Replaced' : 'Added'} provider ${provider.name} (${provider.family}, ${provider.baseUrl}, credential: ${credentialLabel(provider)}${provider.plainTools ? `, plain tools: ${provider.plainTools}` : ''}).`,
       )
       err(colorErr().dim('Run `gwctl gateway restart` to apply it.'))
     }
