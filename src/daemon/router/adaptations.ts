@@ -26,9 +26,9 @@
 import type {ImagePart, RefusedMedia, Request} from '../../protocols/ir.js'
 import {upstreamErrorMessage} from '../../protocols/errors.js'
 import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
+import {thinkingOffFields} from '../../protocols/thinking-off.js'
 import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
-import {thinkingOffFields} from '../../protocols/thinking-off.js'
 import {refusesOpenAiToolShapes} from './plain-tools.js'
 
 /**
