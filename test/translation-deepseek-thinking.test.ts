@@ -2,9 +2,10 @@
  * DeepSeek's thinking mode (and Kimi's), which refused what agents send on every turn:
  * Claude Code's sub-agents on DeepSeek's Anthropic endpoint (`thinking: disabled` beside its
  * `output_config.effort`: "thinking options type cannot be disabled when reasoning_effort is
- * set"), a forced tool choice in thinking mode ("Thinking mode does not support this
- * tool_choice", Kimi's "tool_choice 'required' is incompatible with thinking enabled": DeepSeek's
- * case in translation-refused-requests.test.ts), and V4's
+ * set"), a forced tool choice in thinking mode to a model that cannot stop thinking (Kimi K2
+ * Thinking's "tool_choice 'required' is incompatible with thinking enabled"; deepseek-reasoner's
+ * case in translation-refused-requests.test.ts; a model that can goes with thinking off,
+ * translation-forced-thinking-off.test.ts), and V4's
  * refusal of a tool call turn without its reasoning ("The `reasoning_content` in the thinking
  * mode must be passed back to the API."). Each learned from its 400, the request sent again at
  * once, later ones adapted from the start. The real daemon, the simulator (its quirks
@@ -29,7 +30,9 @@ beforeAll(async () => {
   ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
     {
       effort: ['sim-messages', 'deepseek-v4-pro+deepseek-effort-off'],
-      kimi: ['sim-chat', 'kimi-k2.6+tool-choice-auto-only'],
+      // (K2 Thinking, which cannot stop thinking: K2.5 on take the forced call with thinking off,
+      // translation-forced-thinking-off.test.ts)
+      kimi: ['sim-chat', 'kimi-k2-thinking+tool-choice-auto-only'],
       history: ['sim-chat', 'deepseek-v4-flash+reasoning-content-required'],
     },
     {prefix: 'dsthink', families: ['messages', 'responses']},
@@ -87,7 +90,7 @@ describe("DeepSeek's thinking mode, learned from its refusals", {timeout: 60_000
     ])
   })
 
-  it("Codex's tool_choice required to Kimi in thinking mode: learned from Kimi's words, the turn answered", async () => {
+  it("Codex's tool_choice required to Kimi K2 Thinking: learned from Kimi's words, the turn answered", async () => {
     await calls(CHAT)
     const answer = await new OpenAI({
       baseURL: `${base}/v1`,

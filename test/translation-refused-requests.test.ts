@@ -1,7 +1,7 @@
 /**
  * Three refusals a translated request used to get on every turn, which ended the conversation:
  * a forced tool choice to a chat server that takes only `auto` (Z.AI's 400 "Tool choice must be
- * auto", DeepSeek V4's in thinking mode, OpenRouter's 404 "No endpoints found that support the provided 'tool_choice' value."),
+ * auto", deepseek-reasoner's, OpenRouter's 404 "No endpoints found that support the provided 'tool_choice' value."),
  * learned once and sent as `auto` with the call asked for in words; a conversation ending with an
  * assistant message to a Claude model that takes no prefill (4.6 on), sent as a user turn asking
  * to continue it; an image Anthropic or Gemini cannot take (a wrong label, a BMP, a GIF to Gemini),
@@ -24,8 +24,10 @@ let keys = new Map<string, string>()
 /** Policy id -> the provider and model all its routes translate to. */
 const ROUTES: Record<string, [provider: string, model: string]> = {
   zai: ['sim-chat', 'glm-4.6+tool-choice-auto-only'],
-  // (the quirk in DeepSeek V4's words by the model's name: "Thinking mode does not support this tool_choice")
-  deepseek: ['sim-chat', 'deepseek-v4-flash+tool-choice-auto-only'],
+  // (the quirk in DeepSeek's words by the model's name: "deepseek-reasoner does not support this
+  // tool_choice"; a model it cannot turn thinking off for: DeepSeek V4's forced call goes with
+  // thinking off, translation-forced-thinking-off.test.ts)
+  deepseek: ['sim-chat', 'deepseek-reasoner+tool-choice-auto-only'],
   openrouter: ['sim-chat', 'z-ai/glm-4.6+tool-choice-404'],
   opus46: ['sim-messages', 'claude-opus-4-6'],
   corp: ['sim-messages', 'corp-large+no-prefill'],
@@ -55,7 +57,7 @@ const BASH_TOOL = {
 describe('a forced tool_choice to a chat server that takes only auto', {timeout: 60_000}, () => {
   it.each([
     ['Z.AI', 'zai'],
-    ['DeepSeek V4 in thinking mode', 'deepseek'],
+    ['deepseek-reasoner', 'deepseek'],
   ])(
     "Claude Code's named tool on %s: refused once, then auto with the call asked for, on every later request",
     async (_, id) => {

@@ -54,6 +54,7 @@ import type {
   ToolChoice,
 } from './ir.js'
 import {documentName, isDocument, namedDocumentText, omittedFileText, TranslationError} from './ir.js'
+import {thinkingOffFields} from './thinking-off.js'
 import {objectTools} from './tool-schemas.js'
 
 // ---- decoding a chat client's request ----
@@ -588,35 +589,6 @@ function requestEffort(r: Request): Effort | undefined {
   if (!r.reasoning || r.reasoning.disabled) return undefined
   if (r.reasoning.effort) return r.reasoning.effort
   return r.reasoning.budgetTokens !== undefined ? budgetEffort(r.reasoning.budgetTokens) : undefined
-}
-
-/**
- * The off switch of a chat model that thinks unless told not to, for a request that asked for no
- * thinking (Claude Code's `thinking: disabled` helper calls and sub-agents, Gemini CLI's
- * `thinkingBudget: 0`, Codex's effort `none`): without it the model thinks anyway, slower and
- * billed for it. Each vendor's own field, by the model's name (any `vendor/` prefix aside):
- * - DeepSeek V4 (`deepseek-v4-flash`, `deepseek-v4-pro`, thinking on by default):
- *   `thinking: {type: "disabled"}` (api-docs.deepseek.com/guides/thinking_mode);
- * - Kimi K2.5 on (`kimi-k2.5`, `kimi-k2.6`, `kimi-k2.7-code`, `kimi-for-coding`, `kimi-k3`): the same
- *   field (can1357/oh-my-pi #1077);
- * - GLM-4.5 to GLM-5.x: the same (docs.bigmodel.cn, GLM-4.5: `thinking.type` enabled or disabled;
- *   GLM-4.7 and GLM-5 think by default);
- * - Qwen3 (`qwen3-…`, `qwen3.5-…`; DashScope, where they think by default): `enable_thinking: false`,
- *   the field DashScope documents and research42's non-stream rule already writes;
- * - OpenAI's GPT-5.1 on (not their Codex, chat or pro models, which take no `none`):
- *   `reasoning_effort: "none"` (OpenAI's reference: "gpt-5.1 defaults to none… models before
- *   gpt-5.1 … do not support none").
- * Undefined for another model: nothing is sent, as before. A server that refuses the field (a
- * proxy with its own schema, Qwen3 off DashScope) learns to go without it, as any refused field
- * (../daemon/router/adaptations.ts).
- */
-function thinkingOffFields(model: string): Record<string, unknown> | undefined {
-  const name = model.slice(model.lastIndexOf('/') + 1).toLowerCase()
-  if (/^(?:deepseek-v4|kimi-(?:k2\.[5-9]|k[3-9]|for-coding)|glm-(?:4\.[5-9]|5))/.test(name))
-    return {thinking: {type: 'disabled'}}
-  if (name.startsWith('qwen3')) return {enable_thinking: false}
-  if (/^gpt-5\.[1-9]\d*(?:-mini|-nano)?(?:-\d{4}-\d{2}-\d{2})?$/.test(name)) return {reasoning_effort: 'none'}
-  return undefined
 }
 
 function encodeRequest(request: Request, model: string, ctx?: CodecContext): Record<string, unknown> {

@@ -56,6 +56,7 @@ import {messagesCodec} from './messages.js'
 import {BLOCK_BINDING_BETA, forcedCallText, jsonAnswerTool, MIN_BUDGET} from './messages-request.js'
 import {responsesCodec} from './responses.js'
 import {ChunkText} from './sse-template.js'
+import {chatThinkingIsOff, refusesForcedWhileThinking, thinkingOffForForcedCall} from './thinking-off.js'
 
 export {TranslationError} from './ir.js'
 export {REMOTE_COMPACTION_REFUSAL} from './responses.js'
@@ -162,6 +163,16 @@ export function encodeUpstreamRequest(
         }
       : ctx,
   )
+  // a forced call to a chat model that refuses one while it thinks, as it does by default (DeepSeek
+  // V4, Kimi K2.5 on): thinking off for this request, the forced choice kept, from the first try
+  // (any other request: a test of one field)
+  const forcedOff =
+    upstream === 'chat' &&
+    body.tool_choice !== undefined &&
+    !adapt?.autoToolChoice &&
+    forcedChatChoice(body.tool_choice) &&
+    refusesForcedWhileThinking(model) &&
+    thinkingOffForForcedCall(body, adapt?.drop)
   if (adapt) adaptBody(body, adapt, client.request.responseFormat)
   const max = body.max_tokens ?? body.max_completion_tokens ?? body.max_output_tokens
   const format = (body.response_format as {type?: unknown} | undefined)?.type
@@ -189,14 +200,22 @@ export function encodeUpstreamRequest(
   // what the encoder changed that the log row should say (an image left out, images.ts)
   const notes = (body as Record<symbol, unknown>)[ENCODER_NOTES] as string[] | undefined
   if (notes) sent.notes = notes
+  if (forcedOff) (sent.notes ??= []).push(FORCED_OFF_NOTE)
   // (set after the literal: no spread more on every other request)
   if (upstream === 'messages') messagesSent(body, sent)
   else if (upstream === 'chat') {
     if (takesCacheMarks(model) && !adapt?.noCacheMarks) sent.cacheMarks = true
-    if (forcedChatChoice(body.tool_choice)) sent.forcedTool = true
+    if (forcedChatChoice(body.tool_choice)) {
+      sent.forcedTool = true
+      if (chatThinkingIsOff(body)) sent.thinkingOff = 'disabled'
+    }
   }
   return {body: upstreamBytes(body), path: codec.path(model, client.request.stream), sent}
 }
+
+/** The log row's word for a forced call sent with thinking off from the first try. */
+const FORCED_OFF_NOTE =
+  'thinking turned off for the forced tool_choice (the model refuses one while thinking)'
 
 /** What a translated request sent that an upstream may refuse (daemon/router/adaptations.ts). */
 export interface SentRequest {
@@ -222,7 +241,11 @@ export interface SentRequest {
   thinking?: ThinkingForm
   /** Messages `thinking.display` was sent. */
   thinkingDisplay?: boolean
-  /** Messages: thinking turned off by `thinking.type` (`disabled`, `between_tools`). */
+  /**
+   * Messages: thinking turned off by `thinking.type` (`disabled`, `between_tools`); chat, beside a
+   * forced `tool_choice`: by the model's switch (`thinking.type` disabled, `enable_thinking` false,
+   * `reasoning_effort` none), as `disabled`.
+   */
   thinkingOff?: 'disabled' | 'between_tools'
   /** A forced `tool_choice` was sent (Messages `any`, `tool`; chat `required`, a function). */
   forcedTool?: boolean
@@ -364,6 +387,16 @@ export interface UpstreamAdaptation {
    * asked for in words at the end of the conversation (the rule Claude 5.5 has on Messages).
    */
   autoToolChoice?: boolean
+  /**
+   * A forced `tool_choice` refused in thinking mode, by a model whose thinking can be turned off
+   * (DashScope's Qwen3: "The tool_choice parameter does not support being set to required or
+   * object in thinking mode"; DeepSeek's and Kimi's Anthropic endpoints): a request that forces a
+   * call goes with thinking off and the forced choice kept (thinking-off.ts
+   * `thinkingOffForForcedCall`), its answer without thinking; one that forces nothing thinks as
+   * before. Refused with thinking off too, `autoToolChoice` (or, on Messages, `noForcedTools`)
+   * follows and takes its place.
+   */
+  forcedThinkingOff?: boolean
   /**
    * Chat: `reasoning_effort` refused beside function tools ("Function tools with reasoning_effort
    * are not supported for gpt-5.6 in /v1/chat/completions. To use function tools, use
@@ -535,7 +568,10 @@ export function sentOfPassedChat(
   if (typeof max === 'number') sent.maxTokens = max
   if (typeof format === 'string') sent.responseFormat = format
   if (typeof effort === 'string') sent.effort = effort
-  if (forcedChatChoice(body.tool_choice)) sent.forcedTool = true
+  if (forcedChatChoice(body.tool_choice)) {
+    sent.forcedTool = true
+    if (chatThinkingIsOff(body)) sent.thinkingOff = 'disabled'
+  }
   if (Array.isArray(body.messages) && alternatingMessages(body.messages) !== body.messages)
     sent.successiveRoles = true
   return sent
@@ -650,6 +686,9 @@ function adaptBody(
   adapt: UpstreamAdaptation,
   format: Request['responseFormat'],
 ): void {
+  // (before the fields learned away: a refused switch stays away, and so does the effort)
+  if (adapt.forcedThinkingOff && !adapt.autoToolChoice && !adapt.claude?.noForcedTools)
+    thinkingOffForForcedCall(body, adapt.drop)
   // the rename first: a field learned away after it (max_completion_tokens) stays away
   if (adapt.maxCompletionTokens && body.max_tokens !== undefined) {
     body.max_completion_tokens = body.max_tokens

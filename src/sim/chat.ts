@@ -714,9 +714,15 @@ export function planChat(
         }
       return {name: String(fn.name ?? 'tool'), args}
     }
-    // `tool-search` and `named-tool`: the tool the user's words pick (ToolSearch loading a deferred
-    // tool, as a model does that needs one; a tool named by `tool:NAME`) instead of the first
-    const picked = loaded ?? pickedTool(toolNames, prompt, quirks)
+    // a function the `tool_choice` names is the one called, as a model must; else `tool-search`
+    // and `named-tool`: the tool the user's words pick (ToolSearch loading a deferred tool, as a
+    // model does that needs one; a tool named by `tool:NAME`) instead of the first
+    const forcedName = body.tool_choice?.function?.name
+    const forced =
+      typeof forcedName === 'string' && toolNames.includes(forcedName)
+        ? {name: forcedName, args: undefined}
+        : undefined
+    const picked = loaded ?? forced ?? pickedTool(toolNames, prompt, quirks)
     const [first, ...more] = picked
       ? [
           picked.args

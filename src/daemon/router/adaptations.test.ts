@@ -2892,35 +2892,114 @@ describe("DeepSeek's, Kimi's and DashScope's refusals in their thinking mode", (
   const note =
     'refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt'
 
-  it('a forced tool_choice refused in thinking mode (chat): auto, the call asked for at the end of the prompt', () => {
-    const body = () => ({
-      model: 'm',
+  /** Each model's switch of thinking off, as the forced call goes with it. */
+  const OFF: Record<string, Record<string, unknown>> = {
+    'deepseek-v4-flash': {thinking: {type: 'disabled'}},
+    'kimi-k2.6': {thinking: {type: 'disabled'}},
+    'kimi-for-coding': {thinking: {type: 'disabled'}},
+    'qwen3-max': {enable_thinking: false},
+    'deepseek-v4-pro': {thinking: {type: 'disabled'}},
+  }
+
+  it('a forced tool_choice refused in thinking mode (chat): thinking off for the forced call where the model has a switch, else auto', () => {
+    const body = (model: string): Record<string, unknown> => ({
+      model,
       messages: [{role: 'user', content: 'Answer in JSON.'}],
       tools: [{type: 'function', function: {name: 'answer', parameters: {type: 'object'}}}],
       tool_choice: {type: 'function', function: {name: 'answer'}},
+      reasoning_effort: 'high',
     })
-    const passed = body()
     for (const [provider, model, refusal] of CHOICE_REFUSALS) {
+      const passed = body(model)
       const a = new UpstreamAdaptations()
+      const off = OFF[model]
+      if (!off) {
+        // deepseek-reasoner has no switch: auto, the call asked for at the end of the prompt
+        expect([provider, a.learn(provider, model, refusal, sentOfPassedChat(passed), 400)]).toEqual([
+          provider,
+          note,
+        ])
+        expect(a.get(provider, model)).toEqual({autoToolChoice: true})
+        const {reasoning_effort: effort, ...rest} = passed
+        expect(adaptPassedChat(body(model), {autoToolChoice: true}).toString()).toBe(
+          JSON.stringify({
+            ...rest,
+            messages: [{role: 'user', content: 'Answer in JSON.\n\nIn this answer, call the tool answer.'}],
+            tool_choice: 'auto',
+            reasoning_effort: effort,
+          }),
+        )
+        continue
+      }
+      const switchWords =
+        'thinking' in off ? 'thinking.type disabled' : `enable_thinking ${String(off.enable_thinking)}`
       expect([provider, a.learn(provider, model, refusal, sentOfPassedChat(passed), 400)]).toEqual([
         provider,
-        note,
+        `refused a forced tool_choice in thinking mode: sent again with thinking off (${switchWords}), the forced choice kept`,
       ])
       const learned = a.get(provider, model)!
-      expect(learned).toEqual({autoToolChoice: true})
-      expect(adaptPassedChat(body(), learned).toString()).toBe(
-        JSON.stringify({
-          ...passed,
-          messages: [{role: 'user', content: 'Answer in JSON.\n\nIn this answer, call the tool answer.'}],
-          tool_choice: 'auto',
-        }),
-      )
-      // not forced: nothing to learn
+      expect(learned).toEqual({forcedThinkingOff: true})
+      expect(describeAdaptation(learned)).toEqual([
+        'a request that forces a tool call sent with thinking turned off, the forced tool_choice kept (refused while thinking)',
+      ])
+      // the forced choice kept, the switch on, the effort gone
+      const {reasoning_effort: _, ...rest} = passed
+      const adapted = JSON.parse(adaptPassedChat(body(model), learned).toString())
+      expect(adapted).toEqual({...rest, ...off})
+      // not forced: as it came
       const auto = {...passed, tool_choice: 'auto'}
+      expect(adaptPassedChat(auto, learned).toString()).toBe(JSON.stringify(auto))
       expect(
         new UpstreamAdaptations().learn(provider, model, refusal, sentOfPassedChat(auto), 400),
       ).toBeUndefined()
+      // refused with thinking off too: auto, the call asked for, from now on
+      expect(a.learn(provider, model, refusal, sentOfPassedChat(adapted, learned), 400)).toBe(note)
+      const fallback = a.get(provider, model)!
+      expect(fallback).toEqual({forcedThinkingOff: true, autoToolChoice: true})
+      expect(describeAdaptation(fallback)).toEqual([
+        'a forced tool_choice sent as auto, the call asked for at the end of the prompt',
+      ])
+      expect(JSON.parse(adaptPassedChat(body(model), fallback).toString())).toMatchObject({
+        tool_choice: 'auto',
+        reasoning_effort: 'high',
+      })
+      expect(JSON.parse(adaptPassedChat(body(model), fallback).toString())).not.toHaveProperty(
+        Object.keys(off)[0],
+      )
     }
+    // a switch the server refused as a field before: the forcing goes at once
+    const dropped = new UpstreamAdaptations()
+    const known: UpstreamAdaptation = {drop: ['thinking']}
+    dropped.learn(
+      'ds-dropped',
+      'deepseek-v4-flash',
+      deepseek('Unrecognized request argument supplied: thinking'),
+      {
+        upstream: 'chat',
+        fields: ['model', 'messages', 'thinking'],
+      },
+    )
+    expect(dropped.get('ds-dropped', 'deepseek-v4-flash')).toEqual(known)
+    expect(
+      dropped.learn(
+        'ds-dropped',
+        'deepseek-v4-flash',
+        CHOICE_REFUSALS[0][2],
+        sentOfPassedChat(body('deepseek-v4-flash'), dropped.get('ds-dropped', 'deepseek-v4-flash')),
+        400,
+      ),
+    ).toBe(note)
+    // Z.AI's "Tool choice must be auto" says nothing of thinking: auto, though GLM has a switch
+    const zai = new UpstreamAdaptations()
+    expect(
+      zai.learn(
+        'zai',
+        'glm-4.6',
+        JSON.stringify({error: {message: 'Tool choice must be auto', code: 400}}),
+        sentOfPassedChat(body('glm-4.6')),
+        400,
+      ),
+    ).toBe(note)
     // the words quoted in another message, or another tool_choice refusal: nothing
     const a = new UpstreamAdaptations()
     for (const message of [
@@ -2928,13 +3007,17 @@ describe("DeepSeek's, Kimi's and DashScope's refusals in their thinking mode", (
       'The user wrote that thinking mode does not support this tool_choice.',
       'tool_choice must name a tool in tools',
     ])
-      expect(a.learn('ds-choice-no', 'x', deepseek(message), sentOfPassedChat(passed), 400)).toBeUndefined()
+      expect(
+        a.learn('ds-choice-no', 'deepseek-v4-flash', deepseek(message), sentOfPassedChat(body('x')), 400),
+      ).toBeUndefined()
   })
 
-  it("DeepSeek's Anthropic endpoint refuses a forced tool_choice in thinking mode: passed through as auto, the call asked for", () => {
+  it("DeepSeek's Anthropic endpoint refuses a forced tool_choice in thinking mode: passed through with thinking disabled, then as auto if refused still", () => {
     const webSearch = {
       model: 'deepseek-v4-pro',
       max_tokens: 32000,
+      thinking: {type: 'adaptive'},
+      output_config: {effort: 'max'},
       messages: [
         {role: 'user', content: [{type: 'text', text: 'Perform a web search for the query: gwctl'}]},
       ],
@@ -2949,12 +3032,28 @@ describe("DeepSeek's, Kimi's and DashScope's refusals in their thinking mode", (
     ]) {
       const a = new UpstreamAdaptations()
       expect(a.learn(provider, 'deepseek-v4-pro', deepseek(message), sentOfPassedMessages(webSearch))).toBe(
-        note,
+        'refused a forced tool_choice in thinking mode: sent again with thinking.type disabled (and no output_config.effort), the forced choice kept',
       )
       const learned = a.get(provider, 'deepseek-v4-pro')!
-      expect(learned).toEqual({claude: {noForcedTools: true}})
+      expect(learned).toEqual({forcedThinkingOff: true})
       expect(rewritesMessagesBody(learned)).toBe(true)
-      expect(adaptPassedMessages(webSearch, learned).toString()).toBe(
+      // thinking off, the effort gone with it (refused together there), the forced choice kept,
+      // every other field in its order
+      const {output_config: _, ...rest} = webSearch
+      const off = adaptPassedMessages(webSearch, learned)
+      expect(off.toString()).toBe(JSON.stringify({...rest, thinking: {type: 'disabled'}}))
+      // refused with thinking off too: the forcing goes
+      expect(
+        a.learn(
+          provider,
+          'deepseek-v4-pro',
+          deepseek(message),
+          sentOfPassedMessages(JSON.parse(off.toString()), learned),
+        ),
+      ).toBe(note)
+      const fallback = a.get(provider, 'deepseek-v4-pro')!
+      expect(fallback).toEqual({forcedThinkingOff: true, claude: {noForcedTools: true}})
+      expect(adaptPassedMessages(webSearch, fallback).toString()).toBe(
         JSON.stringify({
           ...webSearch,
           messages: [
@@ -2970,6 +3069,35 @@ describe("DeepSeek's, Kimi's and DashScope's refusals in their thinking mode", (
         }),
       )
     }
+    // Claude Code's WebSearch that already turns thinking off (2.1.166 on), refused: auto at once
+    const disabled = {...webSearch, thinking: {type: 'disabled'}}
+    const b = new UpstreamAdaptations()
+    expect(
+      b.learn(
+        'ds-anth-off',
+        'deepseek-v4-pro',
+        deepseek('deepseek-reasoner does not support this tool_choice'),
+        sentOfPassedMessages(disabled),
+      ),
+    ).toBe(note)
+    expect(b.get('ds-anth-off', 'deepseek-v4-pro')).toEqual({claude: {noForcedTools: true}})
+    // Claude 5.5's refusal says nothing of thinking: auto, as before
+    const c = new UpstreamAdaptations()
+    expect(
+      c.learn(
+        'claude55',
+        'corp-model',
+        JSON.stringify({
+          type: 'error',
+          error: {
+            type: 'invalid_request_error',
+            message: 'tool_choice: type "tool" and "any" are not supported for this model.',
+          },
+        }),
+        sentOfPassedMessages(webSearch),
+      ),
+    ).toBe(note)
+    expect(c.get('claude55', 'corp-model')).toEqual({claude: {noForcedTools: true}})
     // `any` after tool results, a string turn: the call asked for in a user turn's text
     const learned: UpstreamAdaptation = {claude: {noForcedTools: true}}
     const any = {

@@ -26,6 +26,7 @@
 import type {ImagePart, RefusedMedia, Request} from '../../protocols/ir.js'
 import {upstreamErrorMessage} from '../../protocols/errors.js'
 import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
+import {thinkingOffFields} from '../../protocols/thinking-off.js'
 import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
 import {refusesOpenAiToolShapes} from './plain-tools.js'
@@ -86,6 +87,7 @@ const CHAT_BODY_RULES = [
   'thoughtSignatures',
   'schemaKeys',
   'autoToolChoice',
+  'forcedThinkingOff',
   'effortWithTools',
   'noThinkingUnstreamed',
   'minOutputTokens',
@@ -120,6 +122,7 @@ const MESSAGES_BODY_RULES = [
   'maxTokens',
   'minOutputTokens',
   'effortOnlyWithThinking',
+  'forcedThinkingOff',
 ] as const satisfies ReadonlyArray<keyof UpstreamAdaptation>
 
 /**
@@ -264,6 +267,19 @@ function claudeLearned(
     next: {...known, claude: {...known.claude, ...claude}},
     note,
   })
+  // an Anthropic-compatible server in thinking mode (DeepSeek's, Kimi's, which think by default)
+  // takes the forced call with thinking turned off: that, for the requests that force one; refused
+  // with thinking off too, the forcing goes (below)
+  if (
+    sent.forcedTool &&
+    sent.thinkingOff === undefined &&
+    !known.forcedThinkingOff &&
+    THINKING_TOOL_CHOICE.test(message.trim())
+  )
+    return {
+      next: {...known, forcedThinkingOff: true},
+      note: 'refused a forced tool_choice in thinking mode: sent again with thinking.type disabled (and no output_config.effort), the forced choice kept',
+    }
   // (and an Anthropic-compatible server in thinking mode: DeepSeek's, Kimi's, in their words)
   if (
     sent.forcedTool &&
@@ -933,6 +949,7 @@ function decide(
   sent: SentRequest,
   known: UpstreamAdaptation,
   status: number,
+  model: string,
 ): {next: UpstreamAdaptation; note: string} | undefined {
   // a text-only model refused the images or files of the conversation: each goes as a line
   const media = mediaRefusal(errorText, sent, status)
@@ -954,7 +971,7 @@ function decide(
       ? unknownNames(errorText, (sent.request?.tools.length ?? 0) > 0, sent.upstream, known)
       : undefined
   if (unknown) return unknown
-  const choice = toolChoiceRefusal(errorText, sent, known, status)
+  const choice = toolChoiceRefusal(errorText, sent, known, status, model)
   if (choice) return choice
   // (a 404 is read only for the words above: any other stays what it is)
   if (status === 404) return undefined
@@ -1115,13 +1132,18 @@ function decide(
  * that support the provided 'tool_choice' value." (zed-industries/zed #36094: a 404, read for
  * these words alone); or a thinking-mode server's 400 at the start of its message
  * ({@link THINKING_TOOL_CHOICE}: DeepSeek V4 and deepseek-reasoner, Kimi, DashScope's Qwen3). The
- * requests go with `auto`, the call asked for in words.
+ * requests go with `auto`, the call asked for in words; but a thinking-mode refusal of a request
+ * sent with thinking on, to a model whose switch is known (thinking-off.ts `thinkingOffFields`:
+ * Qwen3, GLM; DeepSeek V4 and Kimi get it from the first try), teaches that the requests that force
+ * a call go with thinking off instead, the forced choice kept. Refused with thinking off too (or
+ * the switch refused as a field), the forcing goes.
  */
 function toolChoiceRefusal(
   errorText: string,
   sent: SentRequest,
   known: UpstreamAdaptation,
   status: number,
+  model: string,
 ): {next: UpstreamAdaptation; note: string} | undefined {
   if (!sent.forcedTool || known.autoToolChoice) return undefined
   if (sent.upstream !== undefined && sent.upstream !== 'chat') return undefined
@@ -1133,11 +1155,36 @@ function toolChoiceRefusal(
       : status === 400 &&
         (/^Tool choice must be auto\.?$/i.test(message) || THINKING_TOOL_CHOICE.test(message))
   if (!refused) return undefined
+  const off =
+    status === 400 && sent.thinkingOff === undefined && !known.forcedThinkingOff
+      ? thinkingOffFields(model)
+      : undefined
+  if (
+    off &&
+    THINKING_TOOL_CHOICE.test(message) &&
+    Object.keys(off).some((field) => !known.drop?.includes(field))
+  )
+    return {
+      next: {...known, forcedThinkingOff: true},
+      note: `refused a forced tool_choice in thinking mode: sent again with thinking off (${offWords(off)}), the forced choice kept`,
+    }
   return {
     next: {...known, autoToolChoice: true},
     note: 'refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt',
   }
 }
+
+/** A model's switch of thinking off, as the log row and `gwctl doctor` name it. */
+const offWords = (off: Record<string, unknown>): string =>
+  Object.entries(off)
+    .map(([field, value]) =>
+      typeof value === 'object' && value !== null
+        ? Object.entries(value)
+            .map(([part, v]) => `${field}.${part} ${String(v)}`)
+            .join(', ')
+        : `${field} ${String(value)}`,
+    )
+    .join(', ')
 
 /**
  * A refusal of how a chat (or Responses) request asked the model to think, in the server's own
@@ -1306,6 +1353,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     rules.push('output_config.effort left out where thinking.type is disabled (refused together)')
   if (a.claude?.noForcedTools || a.autoToolChoice)
     rules.push('a forced tool_choice sent as auto, the call asked for at the end of the prompt')
+  else if (a.forcedThinkingOff)
+    rules.push(
+      'a request that forces a tool call sent with thinking turned off, the forced tool_choice kept (refused while thinking)',
+    )
   if (a.claude?.noPrefill)
     rules.push('a last assistant message (prefill) sent as a user turn asking to continue it')
   if (a.claude?.dropUnboundThinking)
@@ -1437,7 +1488,7 @@ export class UpstreamAdaptations {
       provider,
       model,
       sent.adaptedWith,
-      decide(errorText, sent, sent.adaptedWith ?? {}, status),
+      decide(errorText, sent, sent.adaptedWith ?? {}, status, model),
     )
   }
 

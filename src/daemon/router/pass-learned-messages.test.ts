@@ -267,8 +267,48 @@ describe('a Messages request passed through, refused for what a translated one i
     expect(received.map(String)).toEqual([JSON.stringify(without(asCame, 'output_config'))])
   })
 
-  it("Claude Code's WebSearch on DeepSeek's Anthropic endpoint: a forced tool_choice refused in thinking mode, sent as auto with the call asked for", async () => {
+  it("Claude Code's WebSearch on DeepSeek's Anthropic endpoint: a forced tool_choice refused in thinking mode, sent again with thinking disabled, the choice kept", async () => {
     targets = [target('deepseek-choice', 'deepseek-v4-pro')]
+    // DeepSeek's Anthropic endpoint thinks unless told not to, and takes the forced call without
+    judge = (b) =>
+      (b.tool_choice as {type?: string} | undefined)?.type === 'tool' &&
+      (b.thinking as {type?: string} | undefined)?.type !== 'disabled'
+        ? deepseek('deepseek-reasoner does not support this tool_choice')
+        : undefined
+    const search = claudeCode('deepseek-v4-pro', {
+      messages: [
+        {role: 'user', content: [{type: 'text', text: 'Perform a web search for the query: gwctl'}]},
+      ],
+      tools: [{name: 'web_search', input_schema: {type: 'object'}}],
+      tool_choice: {type: 'tool', name: 'web_search'},
+      output_config: {effort: 'max'},
+    })
+    const answer = await post(search)
+    expect(answer.status).toBe(200)
+    expect(received).toHaveLength(2)
+    const asCame = {...search, system: SYSTEM}
+    expect(String(received[0])).toBe(JSON.stringify(asCame))
+    // thinking off, the effort gone with it (DeepSeek refuses the two together), the choice kept
+    expect(String(received[1])).toBe(
+      JSON.stringify({...without(asCame, 'output_config'), thinking: {type: 'disabled'}}),
+    )
+    expect((await gateway.settled(1))[0].error).toBe(
+      'deepseek-choice refused a forced tool_choice in thinking mode: sent again with thinking.type disabled (and no output_config.effort), the forced choice kept',
+    )
+    // the next forced request goes so at once; one that forces nothing as it came
+    received.length = 0
+    gateway.results.length = 0
+    expect((await post(search)).status).toBe(200)
+    const main = claudeCode('deepseek-v4-pro')
+    expect((await post(main)).status).toBe(200)
+    expect(received.map(String)).toEqual([
+      JSON.stringify({...without(asCame, 'output_config'), thinking: {type: 'disabled'}}),
+      JSON.stringify({...main, system: SYSTEM}),
+    ])
+  })
+
+  it('a forced tool_choice still refused with thinking off: sent as auto with the call asked for', async () => {
+    targets = [target('deepseek-choice-always', 'deepseek-v4-pro')]
     judge = (b) =>
       (b.tool_choice as {type?: string} | undefined)?.type === 'tool'
         ? deepseek('deepseek-reasoner does not support this tool_choice')
@@ -282,10 +322,11 @@ describe('a Messages request passed through, refused for what a translated one i
     })
     const answer = await post(search)
     expect(answer.status).toBe(200)
-    expect(received).toHaveLength(2)
+    expect(received).toHaveLength(3)
     const asCame = {...search, system: SYSTEM}
     expect(String(received[0])).toBe(JSON.stringify(asCame))
-    expect(String(received[1])).toBe(
+    expect(JSON.parse(String(received[1])).thinking).toEqual({type: 'disabled'})
+    expect(String(received[2])).toBe(
       JSON.stringify({
         ...asCame,
         messages: [
@@ -301,7 +342,7 @@ describe('a Messages request passed through, refused for what a translated one i
       }),
     )
     expect((await gateway.settled(1))[0].error).toBe(
-      'deepseek-choice refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt',
+      'deepseek-choice-always refused a forced tool_choice in thinking mode: sent again with thinking.type disabled (and no output_config.effort), the forced choice kept; deepseek-choice-always refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt',
     )
   })
 })

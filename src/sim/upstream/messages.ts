@@ -18,6 +18,7 @@ import {
   quirkAnswer,
   ollamaMessagesThinkingRefusal,
   deepseekEffortRefusal,
+  messagesToolChoiceRefusal,
   refusedMaxOutput,
   contextRefusal,
   selectQuirks,
@@ -348,7 +349,8 @@ function handleMessages(context: SimContext) {
       context.sendError(request, 400, refusedFirst, 'invalid_request_error', {'request-id': simId('req_')})
       return
     }
-    const deepseek = deepseekEffortRefusal(body, quirks)
+    const deepseek =
+      messagesToolChoiceRefusal(body, selection.model, quirks) ?? deepseekEffortRefusal(body, quirks)
     if (deepseek) {
       sendJson(request.res, 400, deepseek.raw)
       return

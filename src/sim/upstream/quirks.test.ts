@@ -841,6 +841,13 @@ describe('Kimi quirks (chat)', () => {
     expect((await forced('kimi-k2.6', {thinking: {type: 'disabled'}})).status).toBe(200)
     expect((await forced('qwen3-max', {enable_thinking: false})).status).toBe(200)
     expect((await forced('deepseek-v4-flash', {tool_choice: 'auto'})).status).toBe(200)
+    // the function a forced choice names is the one called (the first tool otherwise)
+    const second = await forced('deepseek-v4-flash', {
+      thinking: {type: 'disabled'},
+      tools: [...chatTools, {type: 'function', function: {name: 'answer', parameters: {type: 'object'}}}],
+      tool_choice: {type: 'function', function: {name: 'answer'}},
+    })
+    expect(second.json!.choices[0].message.tool_calls.map((c: Json) => c.function.name)).toEqual(['answer'])
   })
 
   it("usage-in-choice: Moonshot's usage on the finish chunk's choice, cache hits beside the counts", async () => {
@@ -1180,6 +1187,45 @@ describe('thinking and efforts refused in the servers’ words', () => {
       {output_config: {effort: 'high'}},
     ])
       expect((await messages(body)).status).toBe(200)
+  })
+
+  it("tool-choice-auto-only on the Messages endpoint: DeepSeek's and Kimi's refusal of a forced choice while thinking, the forced tool called with thinking disabled", async () => {
+    const tools = [
+      {name: 'Bash', input_schema: {type: 'object', properties: {command: {type: 'string'}}}},
+      {name: 'StructuredOutput', input_schema: {type: 'object', properties: {summary: {type: 'string'}}}},
+    ]
+    const messages = (model: string, body: Json) =>
+      post('/v1/messages', {
+        model: `${model}+tool-choice-auto-only`,
+        max_tokens: 64,
+        messages: [{role: 'user', content: 'hi'}],
+        tools,
+        tool_choice: {type: 'tool', name: 'StructuredOutput'},
+        ...body,
+      })
+    // DeepSeek's words in its OpenAI-shaped body, for V4 too (thinking left out: on by default)
+    for (const body of [{}, {thinking: {type: 'adaptive'}}])
+      expect((await messages('deepseek-v4-pro', body)).json).toEqual({
+        error: {
+          message: 'deepseek-reasoner does not support this tool_choice',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_request_error',
+        },
+      })
+    // Kimi's in Anthropic's body, `required` for any
+    const kimi = await messages('kimi-k2.6', {tool_choice: {type: 'any'}})
+    expect([kimi.status, kimi.json!.error.message]).toEqual([
+      400,
+      "tool_choice 'required' is incompatible with thinking enabled",
+    ])
+    // thinking disabled: the forced tool called; a choice that forces nothing: taken
+    const taken = await messages('deepseek-v4-pro', {thinking: {type: 'disabled'}})
+    expect(taken.status).toBe(200)
+    expect(taken.json!.content).toEqual([
+      expect.objectContaining({type: 'tool_use', name: 'StructuredOutput'}),
+    ])
+    expect((await messages('kimi-k2.6', {tool_choice: {type: 'auto'}})).status).toBe(200)
   })
 
   it('tools-effort-none (gpt-5.6) takes tools only with none; tools-no-effort (gpt-5.4) only without an effort', async () => {

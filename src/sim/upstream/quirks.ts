@@ -1000,6 +1000,35 @@ export function deepseekEffortRefusal(
 }
 
 /**
+ * `tool-choice-auto-only` on the Messages endpoint: DeepSeek's and Kimi's Anthropic endpoints,
+ * whose models think by default and refuse a forced `tool_choice` (`any`, `tool`) unless
+ * `thinking.type` is `disabled`: Kimi's (`kimi*`) "tool_choice 'specified' is incompatible with
+ * thinking enabled" (`'required'` for `any`), in Anthropic's error body; DeepSeek's (any other
+ * name) "deepseek-reasoner does not support this tool_choice", which it says for
+ * `deepseek-v4-pro` too (deepseek-ai/awesome-deepseek-integration #598, #606), in its
+ * OpenAI-shaped body. Undefined when the request is one it takes.
+ */
+export function messagesToolChoiceRefusal(
+  body: Record<string, unknown>,
+  model: string,
+  quirks: Quirks,
+): {message: string; raw: unknown} | undefined {
+  if (!quirks.has('tool-choice-auto-only')) return undefined
+  const type = (body.tool_choice as {type?: unknown} | undefined)?.type
+  if (type !== 'any' && type !== 'tool') return undefined
+  if ((body.thinking as {type?: unknown} | undefined)?.type === 'disabled') return undefined
+  if (/^kimi/i.test(model)) {
+    const message = `tool_choice '${type === 'any' ? 'required' : 'specified'}' is incompatible with thinking enabled`
+    return {message, raw: {type: 'error', error: {type: 'invalid_request_error', message}}}
+  }
+  const message = 'deepseek-reasoner does not support this tool_choice'
+  return {
+    message,
+    raw: {error: {message, type: 'invalid_request_error', param: null, code: 'invalid_request_error'}},
+  }
+}
+
+/**
  * A chat server's refusal of how a request asked its model to think, as the status and whole
  * error body it answers with:
  * - `ollama-no-think`: Ollama's model without thinking, to a `reasoning_effort` ("\"llama3.1:8b\"

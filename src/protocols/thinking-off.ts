@@ -1,0 +1,101 @@
+/**
+ * How a request turns a model's thinking off, by the model's name: a chat model's own switch for a
+ * request that asked for no thinking (chat.ts), and for one that forces a tool call, which the
+ * thinking mode of DeepSeek V4, Kimi and DashScope's Qwen3 refuses and takes with thinking off
+ * (translate.ts, ../daemon/router/adaptations.ts). Kept apart from the chat codec: the daemon's
+ * refusal rules read it without loading the translation.
+ */
+
+/**
+ * The off switch of a chat model that thinks unless told not to, for a request that asked for no
+ * thinking (Claude Code's `thinking: disabled` helper calls and sub-agents, Gemini CLI's
+ * `thinkingBudget: 0`, Codex's effort `none`): without it the model thinks anyway, slower and
+ * billed for it. Each vendor's own field, by the model's name (any `vendor/` prefix aside):
+ * - DeepSeek V4 (`deepseek-v4-flash`, `deepseek-v4-pro`, thinking on by default):
+ *   `thinking: {type: "disabled"}` (api-docs.deepseek.com/guides/thinking_mode);
+ * - Kimi K2.5 on (`kimi-k2.5`, `kimi-k2.6`, `kimi-k2.7-code`, `kimi-for-coding`, `kimi-k3`): the same
+ *   field (can1357/oh-my-pi #1077);
+ * - GLM-4.5 to GLM-5.x: the same (docs.bigmodel.cn, GLM-4.5: `thinking.type` enabled or disabled;
+ *   GLM-4.7 and GLM-5 think by default);
+ * - Qwen3 (`qwen3-…`, `qwen3.5-…`; DashScope, where they think by default): `enable_thinking: false`,
+ *   the field DashScope documents and research42's non-stream rule already writes;
+ * - OpenAI's GPT-5.1 on (not their Codex, chat or pro models, which take no `none`):
+ *   `reasoning_effort: "none"` (OpenAI's reference: "gpt-5.1 defaults to none… models before
+ *   gpt-5.1 … do not support none").
+ * Undefined for another model: nothing is sent, as before. A server that refuses the field (a
+ * proxy with its own schema, Qwen3 off DashScope) learns to go without it, as any refused field
+ * (../daemon/router/adaptations.ts).
+ */
+export function thinkingOffFields(model: string): Record<string, unknown> | undefined {
+  const name = model.slice(model.lastIndexOf('/') + 1).toLowerCase()
+  if (/^(?:deepseek-v4|kimi-(?:k2\.[5-9]|k[3-9]|for-coding)|glm-(?:4\.[5-9]|5))/.test(name))
+    return {thinking: {type: 'disabled'}}
+  if (name.startsWith('qwen3')) return {enable_thinking: false}
+  if (/^gpt-5\.[1-9]\d*(?:-mini|-nano)?(?:-\d{4}-\d{2}-\d{2})?$/.test(name)) return {reasoning_effort: 'none'}
+  return undefined
+}
+
+/**
+ * Chat models that think by default and refuse a forced `tool_choice` (`required`, a named
+ * function) while they do, named so the request that forces a call goes with thinking off from
+ * the first try: DeepSeek V4 ("Thinking mode does not support this tool_choice"; LiteLLM #37470's
+ * probes: `thinking: disabled` takes both), Kimi K2.5 on and `kimi-for-coding` ("tool_choice
+ * 'required' is incompatible with thinking enabled"; oh-my-pi #1077 sends `disabled` for forced
+ * tools). Any `vendor/` prefix aside. Another model's refusal is learned (adaptations.ts).
+ */
+export function refusesForcedWhileThinking(model: string): boolean {
+  const name = model.slice(model.lastIndexOf('/') + 1).toLowerCase()
+  return /^(?:deepseek-v4|kimi-(?:k2\.[5-9]|k[3-9]|for-coding))/.test(name)
+}
+
+/** Whether a chat body turns its model's thinking off, by any of the switches above. */
+export function chatThinkingIsOff(body: Record<string, unknown>): boolean {
+  return (
+    (body.thinking as {type?: unknown} | undefined)?.type === 'disabled' ||
+    body.enable_thinking === false ||
+    body.reasoning_effort === 'none'
+  )
+}
+
+/**
+ * A body that forces a tool call, with its model's thinking turned off for that one request and
+ * the forced choice kept (what a thinking-mode server takes): a chat body (`required`, a named
+ * function) gets its model's switch ({@link thinkingOffFields}, unless `drop` holds it: refused
+ * before), and goes without `reasoning_effort`, OpenRouter's `reasoning` and DashScope's
+ * `thinking_budget`, which would ask for thinking again; a Messages body (`any`, `tool`) gets
+ * `thinking: {type: "disabled"}` without `output_config.effort` (DeepSeek's Anthropic endpoint
+ * refuses the two together: "thinking options type cannot be disabled when reasoning_effort is
+ * set"). A body that forces nothing, already has thinking off, or whose model has no known
+ * switch stays as it was. True when it changed.
+ */
+export function thinkingOffForForcedCall(
+  body: Record<string, unknown>,
+  drop: readonly string[] = [],
+): boolean {
+  const choice = body.tool_choice
+  if (choice === undefined || choice === null) return false
+  const type = (choice as {type?: unknown}).type
+  if (type === 'any' || type === 'tool') {
+    if ((body.thinking as {type?: unknown} | undefined)?.type === 'disabled') return false
+    body.thinking = {type: 'disabled'}
+    const config = body.output_config as Record<string, unknown> | undefined
+    if (config && typeof config === 'object' && 'effort' in config) {
+      const {effort: _, ...rest} = config
+      if (Object.keys(rest).length > 0) body.output_config = rest
+      else delete body.output_config
+    }
+    return true
+  }
+  // (chat: `required`, or a named function)
+  if (choice !== 'required' && (typeof choice !== 'object' || type !== 'function')) return false
+  if (chatThinkingIsOff(body)) return false
+  const off = typeof body.model === 'string' ? thinkingOffFields(body.model) : undefined
+  if (!off) return false
+  const fields = Object.keys(off).filter((field) => !drop.includes(field))
+  if (fields.length === 0) return false
+  delete body.reasoning_effort
+  delete body.reasoning
+  delete body.thinking_budget
+  for (const field of fields) body[field] = off[field]
+  return true
+}
