@@ -16,8 +16,10 @@
  * earlier turns in a field a server does not take back (conversation-rules.ts: the history held to
  * the upstream's rules, each rewrite named by the refusal); thinking asked of an Ollama model
  * without it, an effort beside function tools (gpt-5.6 takes only `"none"` there), xAI's
- * camelCase refusal of `reasoningEffort`, DashScope's of thinking in a non-stream call, and a
- * maximum below the fewest output tokens a server takes. Only these optional fields are ever dropped,
+ * camelCase refusal of `reasoningEffort`, DashScope's of thinking in a non-stream call, a
+ * maximum below the fewest output tokens a server takes, a forced `tool_choice` refused in
+ * thinking mode (sent with thinking off, or as `auto` with the call asked for in words), and
+ * Codex's tool shapes refused by a Responses server that is not OpenAI's (plain-tools.ts). Only these optional fields are ever dropped,
  * renamed, capped or changed, and only when the upstream's error names one that was sent;
  * anything else (a 400 about the conversation, a field the answer depends on) reaches the client
  * as before. Kept in memory (lost on restart: the first request after it learns again), at most
