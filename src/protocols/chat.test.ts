@@ -253,6 +253,22 @@ describe('chat encodeRequest', () => {
     expect(none).toEqual({model: 'm', messages: []})
   })
 
+  it("writes the request's cache key as prompt_cache_key only for OpenAI's own API (ctx.cacheKeys)", () => {
+    const keyed: Request = {...base, cacheKey: 'conv-1'}
+    expect(chatCodec.encodeRequest(keyed, 'gpt-5.4', {cacheKeys: true})).toEqual({
+      model: 'gpt-5.4',
+      messages: [],
+      prompt_cache_key: 'conv-1',
+    })
+    // another chat server (most refuse the field), and a request without a key
+    expect(chatCodec.encodeRequest(keyed, 'm', {})).toEqual({model: 'm', messages: []})
+    expect(chatCodec.encodeRequest(keyed, 'm')).toEqual({model: 'm', messages: []})
+    expect(chatCodec.encodeRequest(base, 'gpt-5.4', {cacheKeys: true})).toEqual({
+      model: 'gpt-5.4',
+      messages: [],
+    })
+  })
+
   it('round-trips what chat carries', () => {
     const body = {
       model: 'm',
