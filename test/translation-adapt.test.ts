@@ -527,7 +527,7 @@ describe('a translated chat upstream that holds the history to its own rules', {
       [200, null],
       [
         200,
-        'sim-chat refused a tool call turn without reasoning_content: sent again with it on each (the reasoning there, or empty)',
+        'sim-chat refused an assistant turn without reasoning_content: sent again with it on every assistant turn (the reasoning there, or empty)',
       ],
     ])
     // turn 3 (a stream) goes once, its history's tool call turn with the same empty reasoning

@@ -34,6 +34,7 @@ beforeAll(async () => {
       // translation-forced-thinking-off.test.ts)
       kimi: ['sim-chat', 'kimi-k2-thinking+tool-choice-auto-only'],
       history: ['sim-chat', 'deepseek-v4-flash+reasoning-content-required'],
+      loop: ['sim-chat', 'deepseek-v4-pro+reasoning-content-required'],
     },
     {prefix: 'dsthink', families: ['messages', 'responses']},
   ))
@@ -132,8 +133,47 @@ describe("DeepSeek's thinking mode, learned from its refusals", {timeout: 60_000
     expect((await rows('history')).map((r) => [r.status, r.error])).toEqual([
       [
         200,
-        'sim-chat refused a tool call turn without reasoning_content: sent again with it on each (the reasoning there, or empty)',
+        'sim-chat refused an assistant turn without reasoning_content: sent again with it on every assistant turn (the reasoning there, or empty)',
       ],
     ])
+  })
+
+  it('the text that ends a tool loop, without reasoning, to DeepSeek V4: one refusal, then every assistant turn with it', async () => {
+    await calls(CHAT)
+    const client = anthropic('loop')
+    // Claude Code's next question after a tool loop whose turns kept no thinking (another
+    // model's, or thinking lost): the call, its result, the answer, the user again
+    const history: Anthropic.MessageParam[] = [
+      {role: 'user', content: 'List the files here.'},
+      {role: 'assistant', content: [{type: 'tool_use', id: 'toolu_1', name: 'Bash', input: {command: 'ls'}}]},
+      {role: 'user', content: [{type: 'tool_result', tool_use_id: 'toolu_1', content: 'a.txt'}]},
+      {role: 'assistant', content: [{type: 'text', text: 'There is one file, a.txt.'}]},
+      {role: 'user', content: 'What is in it?'},
+    ]
+    const ask = () =>
+      client.messages.create({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 512,
+        tools: [BASH_TOOL],
+        messages: history,
+      })
+    const answer = await ask()
+    expect(answer.content.some((b) => b.type === 'text' || b.type === 'tool_use')).toBe(true)
+    const sent = await calls(CHAT)
+    expect(sent).toHaveLength(2)
+    const assistants = (body: any) =>
+      body.messages.filter((m: any) => m.role === 'assistant').map((m: any) => m.reasoning_content)
+    expect(assistants(sent[0])).toEqual([undefined, undefined])
+    expect(assistants(sent[1])).toEqual(['', ''])
+    expect((await rows('loop')).map((r) => [r.status, r.error])).toEqual([
+      [
+        200,
+        'sim-chat refused an assistant turn without reasoning_content: sent again with it on every assistant turn (the reasoning there, or empty)',
+      ],
+    ])
+    // the next request goes with it from the start: no refusal
+    await ask()
+    const later = await calls(CHAT)
+    expect(later.map(assistants)).toEqual([['', '']])
   })
 })

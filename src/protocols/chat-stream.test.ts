@@ -742,4 +742,29 @@ describe('the cache writes of Claude behind a chat server', () => {
     })
     expect(decodeChatUsage({prompt_tokens: 10, completion_tokens: 1})).toMatchObject({cacheCreationTokens: 0})
   })
+
+  it("reads DashScope's explicit-cache writes, in its prompt_tokens_details", () => {
+    // (the write of a marked prefix, and a later hit of it)
+    expect(
+      decodeChatUsage({
+        prompt_tokens: 3019,
+        completion_tokens: 104,
+        total_tokens: 3123,
+        prompt_tokens_details: {cached_tokens: 0, cache_creation_input_tokens: 2048, cache_type: 'ephemeral'},
+      }),
+    ).toEqual({
+      inputTokens: 3019,
+      outputTokens: 104,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 2048,
+      reasoningTokens: 0,
+    })
+    expect(
+      decodeChatUsage({
+        prompt_tokens: 3019,
+        completion_tokens: 104,
+        prompt_tokens_details: {cached_tokens: 2048, cache_creation_input_tokens: 0, cache_type: 'ephemeral'},
+      }),
+    ).toMatchObject({cacheReadTokens: 2048, cacheCreationTokens: 0})
+  })
 })

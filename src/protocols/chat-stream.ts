@@ -67,10 +67,14 @@ export function brokenFinish(reason: unknown): string | undefined {
 }
 
 /**
- * Chat `usage` in gwctl's meaning (prompt_tokens already includes cached tokens). The cache reads
- * are OpenAI's `prompt_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`, or
- * Moonshot's (Kimi's) `cached_tokens` beside the counts; the cache writes OpenRouter's
- * `prompt_tokens_details.cache_write_tokens` or LiteLLM's `cache_creation_input_tokens`.
+ * Chat `usage` in gwctl's meaning (prompt_tokens already includes cached tokens, read and
+ * written). The cache reads are OpenAI's `prompt_tokens_details.cached_tokens`, DeepSeek's
+ * `prompt_cache_hit_tokens`, or Moonshot's (Kimi's) `cached_tokens` beside the counts; the cache
+ * writes OpenRouter's `prompt_tokens_details.cache_write_tokens`, DashScope's
+ * `prompt_tokens_details.cache_creation_input_tokens` (its explicit cache, Qwen models with
+ * `cache_control` marks: billed at 125 % of input; the DashScope SDK's `PromptTokensDetails`,
+ * Alibaba Cloud Model Studio's context-cache guide) or LiteLLM's `cache_creation_input_tokens`
+ * beside the counts.
  */
 export function decodeChatUsage(raw: unknown): Usage {
   const u = isObj(raw) ? raw : {}
@@ -82,8 +86,13 @@ export function decodeChatUsage(raw: unknown): Usage {
     inputTokens: num(u.prompt_tokens) ?? 0,
     outputTokens: num(u.completion_tokens) ?? 0,
     cacheReadTokens: num(prompt.cached_tokens) ?? num(u.prompt_cache_hit_tokens) ?? num(u.cached_tokens) ?? 0,
-    // OpenRouter's `cache_write_tokens`, LiteLLM's `cache_creation_input_tokens` (Claude behind them)
-    cacheCreationTokens: num(prompt.cache_write_tokens) ?? num(u.cache_creation_input_tokens) ?? 0,
+    // OpenRouter's `cache_write_tokens`, DashScope's in the details, LiteLLM's beside the counts
+    // (Claude behind it)
+    cacheCreationTokens:
+      num(prompt.cache_write_tokens) ??
+      num(prompt.cache_creation_input_tokens) ??
+      num(u.cache_creation_input_tokens) ??
+      0,
     reasoningTokens: num(completion.reasoning_tokens) ?? 0,
   }
 }

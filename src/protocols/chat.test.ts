@@ -122,6 +122,41 @@ describe('chat decodeRequest', () => {
     expect(r).toMatchObject(expected)
   })
 
+  // the other thinking fields chat clients write (OpenRouter's, DeepSeek's, Kimi's, GLM's,
+  // DashScope's, vLLM's), read into the same setting so a translation keeps it
+  it.each([
+    // OpenRouter's unified `reasoning`
+    [{reasoning: {effort: 'high'}}, {effort: 'high'}],
+    [{reasoning: {effort: 'xhigh'}}, {effort: 'high', beyond: 'xhigh'}],
+    [{reasoning: {effort: 'none'}}, {disabled: true}],
+    [{reasoning: {max_tokens: 2000}}, {budgetTokens: 2000}],
+    [{reasoning: {enabled: true}}, {effort: 'medium'}],
+    [{reasoning: {enabled: false}}, {disabled: true}],
+    // ccr's contradictory pair: the client said off
+    [{reasoning: {effort: 'high', enabled: false}}, {disabled: true}],
+    [{reasoning: {effort: 'low', exclude: true}}, {effort: 'low', include: false}],
+    [{reasoning: {exclude: true}}, {include: false}],
+    // DeepSeek's, Kimi's, GLM's switch
+    [{thinking: {type: 'enabled'}}, {effort: 'medium'}],
+    [{thinking: {type: 'enabled', budget_tokens: 4096}}, {budgetTokens: 4096}],
+    [{thinking: {type: 'disabled'}}, {disabled: true}],
+    // an effort beside it: the effort, and thinking off wins over it
+    [{reasoning_effort: 'high', thinking: {type: 'enabled'}}, {effort: 'high'}],
+    [{reasoning_effort: 'high', thinking: {type: 'disabled'}}, {disabled: true}],
+    // DashScope's, and vLLM's template switch
+    [{enable_thinking: true}, {effort: 'medium'}],
+    [{enable_thinking: true, thinking_budget: 8192}, {budgetTokens: 8192}],
+    [{enable_thinking: false}, {disabled: true}],
+    [{chat_template_kwargs: {enable_thinking: false}}, {disabled: true}],
+    [{chat_template_kwargs: {enable_thinking: true}}, {effort: 'medium'}],
+    // nothing said: none; a budget of 0 or a field of another shape says nothing
+    [{thinking: {type: 'enabled', budget_tokens: 0}}, {effort: 'medium'}],
+    [{reasoning: 'high', thinking: true, chat_template_kwargs: {}}, undefined],
+  ])('reads the thinking of %j', (fields, expected) => {
+    const r = chatCodec.decodeRequest({model: 'm', messages: [], ...fields}, {})
+    expect(r.reasoning).toEqual(expected)
+  })
+
   it('keeps function tools and sets other tool types apart', () => {
     const r = chatCodec.decodeRequest(
       {
@@ -251,6 +286,22 @@ describe('chat encodeRequest', () => {
       'm',
     )
     expect(none).toEqual({model: 'm', messages: []})
+  })
+
+  it("writes the request's cache key as prompt_cache_key only for OpenAI's own API (ctx.cacheKeys)", () => {
+    const keyed: Request = {...base, cacheKey: 'conv-1'}
+    expect(chatCodec.encodeRequest(keyed, 'gpt-5.4', {cacheKeys: true})).toEqual({
+      model: 'gpt-5.4',
+      messages: [],
+      prompt_cache_key: 'conv-1',
+    })
+    // another chat server (most refuse the field), and a request without a key
+    expect(chatCodec.encodeRequest(keyed, 'm', {})).toEqual({model: 'm', messages: []})
+    expect(chatCodec.encodeRequest(keyed, 'm')).toEqual({model: 'm', messages: []})
+    expect(chatCodec.encodeRequest(base, 'gpt-5.4', {cacheKeys: true})).toEqual({
+      model: 'gpt-5.4',
+      messages: [],
+    })
   })
 
   it('round-trips what chat carries', () => {

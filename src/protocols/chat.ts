@@ -142,6 +142,49 @@ function decodeEffort(v: unknown): ReasoningSettings | undefined {
 }
 
 /**
+ * A chat client's thinking setting, in whichever field it wrote it, so that it keeps it going to a
+ * Messages, Responses or Gemini upstream: OpenAI's `reasoning_effort`; OpenRouter's unified
+ * `reasoning: {effort, max_tokens, enabled, exclude}` (openrouter.ai/docs reasoning tokens;
+ * qwen-code writes `{enabled: false}` to an OpenRouter host for no thinking, opencode's OpenRouter
+ * provider an effort); `thinking: {type: "enabled" | "disabled", budget_tokens}` (DeepSeek's,
+ * Kimi's and GLM's switch, which qwen-code sends to DeepSeek); DashScope's `enable_thinking` with
+ * `thinking_budget` (qwen-code's for Qwen3), and vLLM's `chat_template_kwargs.enable_thinking`
+ * (qwen-code's for Qwen elsewhere). An off switch in any of them wins (the client said none);
+ * else the effort, the budget (a positive one), or both; a switch on with neither is OpenRouter's
+ * default effort, medium; `exclude`, the client shows no reasoning (asked for none back).
+ * Property reads only: a request with none of them reads four absent properties.
+ */
+function decodeReasoning(b: Json): ReasoningSettings | undefined {
+  const effort = decodeEffort(b.reasoning_effort)
+  const {reasoning, thinking, enable_thinking: enable, chat_template_kwargs: kwargs} = b
+  if (reasoning === undefined && thinking === undefined && enable === undefined && kwargs === undefined)
+    return effort
+  const r = isObj(reasoning) ? reasoning : undefined
+  const t = isObj(thinking) ? thinking : undefined
+  const template = isObj(kwargs) ? kwargs.enable_thinking : undefined
+  if (
+    effort?.disabled ||
+    r?.enabled === false ||
+    r?.effort === 'none' ||
+    t?.type === 'disabled' ||
+    enable === false ||
+    template === false
+  )
+    return {disabled: true}
+  const level = effort ?? decodeEffort(r?.effort)
+  const budget = num(r?.max_tokens) ?? num(t?.budget_tokens) ?? num(b.thinking_budget)
+  const on = r?.enabled === true || t?.type === 'enabled' || enable === true || template === true
+  const out: ReasoningSettings | undefined =
+    level || (budget !== undefined && budget > 0)
+      ? {...level, ...(budget !== undefined && budget > 0 ? {budgetTokens: budget} : {})}
+      : on
+        ? {effort: 'medium'}
+        : undefined
+  if (r?.exclude === true) return {...out, include: false}
+  return out
+}
+
+/**
  * An assistant message's content without Mistral's `thinking` and `reference` chunks (a chat
  * client's history of a Mistral answer it got untranslated, now going to another upstream): its
  * reasoning, which no other upstream takes back, and its citations. Other content as it is.
@@ -231,7 +274,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const maxTokens = num(b.max_completion_tokens) ?? num(b.max_tokens)
   const toolChoice = decodeToolChoice(b.tool_choice)
   const responseFormat = decodeResponseFormat(b.response_format)
-  const reasoning = decodeEffort(b.reasoning_effort)
+  const reasoning = decodeReasoning(b)
   return {
     model: str(b.model) ?? null,
     system,
@@ -622,8 +665,23 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
     // (a name test only for a request that asked for no thinking)
     ...(request.reasoning?.disabled ? thinkingOffFields(model) : undefined),
     ...(request.user && request.user.length <= 64 ? {user: request.user} : {}),
+    // (a flag read: set only for OpenAI's own API and a request with a key, ../daemon/router/proxy.ts)
+    ...(ctx?.cacheKeys ? cacheKeyField(request) : undefined),
     ...(request.stream ? {stream: true, stream_options: {include_usage: true}} : {}),
   }
+}
+
+/**
+ * The request's cache key (Codex's `prompt_cache_key`, a Claude Code session, a chat client's key)
+ * for OpenAI's chat completions, which take `prompt_cache_key` as the Responses API does: the key,
+ * with the prompt's prefix, routes the request to the machine that holds its cache (OpenAI's
+ * prompt caching guide; new-api #6538 measured 0 % cached over a translation that dropped it, 88 %
+ * with it). Only for `api.openai.com` (`ctx.cacheKeys`): other chat servers refuse the field
+ * (Azure Foundry's "Unrecognized request argument supplied: prompt_cache_key", NVIDIA NIM's
+ * "Unsupported parameter(s)"), and one that does is learned away (../daemon/router/adaptations.ts).
+ */
+function cacheKeyField(request: Request): {prompt_cache_key: string} | undefined {
+  return request.cacheKey ? {prompt_cache_key: request.cacheKey} : undefined
 }
 
 // ---- answers ----

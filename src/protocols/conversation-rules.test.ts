@@ -137,7 +137,7 @@ describe('the reasoning of the history in the field a server takes', () => {
     ],
   })
 
-  it('reasoning_content: renamed from reasoning, and an empty one on a tool call turn with none', () => {
+  it('reasoning_content: renamed from reasoning, and an empty one on every assistant message with none', () => {
     const body: Record<string, unknown> = history()
     reshapeReasoningHistory(body, 'reasoning_content')
     const messages = body.messages as any[]
@@ -149,12 +149,34 @@ describe('the reasoning of the history in the field a server takes', () => {
       [undefined, undefined],
       ['k', undefined],
       [undefined, undefined],
-      [undefined, undefined],
-      [undefined, undefined],
+      // the text that ends the tool loop, and a turn without thinking (DeepSeek V4 wants them too)
+      ['', undefined],
+      ['', undefined],
     ])
     expect(JSON.stringify(messages[3])).toBe(
       '{"role":"assistant","content":null,"tool_calls":[{"id":"b"}],"reasoning_content":""}',
     )
+  })
+
+  it.each([
+    ['a string content, no field', {role: 'assistant', content: 'done'}, ''],
+    [
+      'a null one (a client that says none)',
+      {role: 'assistant', content: 'done', reasoning_content: null},
+      '',
+    ],
+    [
+      'an interrupted turn (content parts, no reasoning)',
+      {role: 'assistant', content: [{type: 'text', text: 'par'}]},
+      '',
+    ],
+    ['its own kept', {role: 'assistant', content: 'done', reasoning_content: 'why'}, 'why'],
+  ])('reasoning_content on an assistant turn without tool calls: %s', (_, message, want) => {
+    const body: Record<string, unknown> = {messages: [{role: 'user', content: 'hi'}, message]}
+    reshapeReasoningHistory(body, 'reasoning_content')
+    const messages = body.messages as any[]
+    expect(messages[1]).toEqual({...message, reasoning_content: want})
+    expect(messages[0]).toEqual({role: 'user', content: 'hi'})
   })
 
   it('reasoning or drop: no empty one added', () => {

@@ -116,11 +116,15 @@ export function bridgeToolTurns(body: Body): void {
 /**
  * A chat body whose assistant messages carry their reasoning in the field `to` (`reasoning`,
  * Cerebras's; `reasoning_content`, DeepSeek's and Kimi's) instead of the other one, or carry none
- * (`drop`). With `reasoning_content`, an assistant message with tool calls that has no reasoning
- * at all gets an empty one: the thinking mode of DeepSeek and Kimi refuses a tool call's turn
- * without the field, and a history whose calls another vendor made, or whose model streamed no
- * reasoning before its call, has none to send (an empty string, as Kimi takes it; always the
- * same bytes, so the prompt cache holds).
+ * (`drop`). With `reasoning_content`, every assistant message that has no reasoning at all gets
+ * an empty one: the thinking mode of DeepSeek and Kimi refuses a tool call's turn without the
+ * field, and DeepSeek V4 also the text that ends a tool loop (its docs: the reasoning of every
+ * assistant message between two user messages with a tool call must come back; openclaw #73417,
+ * hermes-agent PR #15770 pad every assistant message, as here), and a history whose turns another
+ * vendor made, whose model streamed no reasoning, or whose reasoning a client lost (a turn it
+ * interrupted, a gateway restart that emptied the carry) has none to send. An empty string, as
+ * both take it (DeepSeek ignores the reasoning of a turn without tool calls); always the same
+ * bytes, so the prompt cache holds.
  */
 export function reshapeReasoningHistory(body: Body, to: 'reasoning' | 'reasoning_content' | 'drop'): void {
   const messages = body.messages
@@ -150,13 +154,8 @@ export function reshapeReasoningHistory(body: Body, to: 'reasoning' | 'reasoning
       return rest
     }
     if (m[from] === undefined) {
-      if (
-        to === 'reasoning_content' &&
-        m.reasoning_content === undefined &&
-        m.role === 'assistant' &&
-        Array.isArray(m.tool_calls) &&
-        m.tool_calls.length > 0
-      )
+      // (null too: a client's way of saying none, which DeepSeek counts as missing)
+      if (to === 'reasoning_content' && m.reasoning_content == null && m.role === 'assistant')
         return {...m, reasoning_content: ''}
       return m
     }

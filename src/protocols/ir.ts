@@ -577,6 +577,11 @@ export interface CodecContext {
    * tools as functions, OpenAI's hosted tools left out: responses-request.ts).
    */
   plainTools?: boolean
+  /**
+   * Chat upstreams: OpenAI's own API (`api.openai.com`), whose chat completions take the
+   * request's cache key as `prompt_cache_key`; most other chat servers refuse the field.
+   */
+  cacheKeys?: boolean
   /** Makes ids for things the source had none for (Gemini tool calls, responses). */
   newId?: (prefix: string) => string
   /**

@@ -337,8 +337,8 @@ export interface UpstreamAdaptation {
   /**
    * The reasoning of the history's assistant messages: `reasoning`, sent in that field instead of
    * `reasoning_content` (Cerebras); `reasoning_content`, the other way (DeepSeek, when the history
-   * came from a server that writes `reasoning`), and an empty one on a tool call's turn that has
-   * none (the thinking mode of DeepSeek and Kimi); `drop`, left out (refused in both, or by
+   * came from a server that writes `reasoning`), and an empty one on an assistant message that
+   * has none (the thinking mode of DeepSeek and Kimi); `drop`, left out (refused in both, or by
    * Mistral's 422).
    */
   reasoningHistory?: 'reasoning' | 'reasoning_content' | 'drop'

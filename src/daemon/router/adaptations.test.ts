@@ -1667,7 +1667,7 @@ describe('the reasoning field, both ways', () => {
     })
     const a = new UpstreamAdaptations()
     expect(a.learn('d', 'deepseek-reasoner', deepseek, {fields: SENT})).toBe(
-      'refused a tool call turn without reasoning_content: sent again with it on each (the reasoning there, or empty)',
+      'refused an assistant turn without reasoning_content: sent again with it on every assistant turn (the reasoning there, or empty)',
     )
     expect(a.get('d', 'deepseek-reasoner')).toEqual({reasoningHistory: 'reasoning_content'})
     // refused again so: the history has no reasoning to rename, the client sees it
@@ -1698,7 +1698,7 @@ describe('the reasoning field, both ways', () => {
     expect(sent.messages[1]).not.toHaveProperty('reasoning')
   })
 
-  it("Kimi's refusal of a tool call turn without reasoning_content: an empty one on each, the history's own kept", () => {
+  it("Kimi's refusal of a tool call turn without reasoning_content: an empty one on each assistant turn, the history's own kept", () => {
     const KIMI =
       'thinking is enabled but reasoning_content is missing in assistant tool call message at index 3'
     for (const body of [
@@ -1710,11 +1710,11 @@ describe('the reasoning field, both ways', () => {
     ]) {
       const a = new UpstreamAdaptations()
       expect(a.learn('k', 'kimi-k2.5', JSON.stringify(body), {fields: SENT})).toBe(
-        'refused a tool call turn without reasoning_content: sent again with it on each (the reasoning there, or empty)',
+        'refused an assistant turn without reasoning_content: sent again with it on every assistant turn (the reasoning there, or empty)',
       )
       expect(a.get('k', 'kimi-k2.5')).toEqual({reasoningHistory: 'reasoning_content'})
       expect(describeAdaptation(a.get('k', 'kimi-k2.5')!)).toEqual([
-        "the history's reasoning sent as reasoning_content, an empty one on a tool call turn without",
+        "the history's reasoning sent as reasoning_content, an empty one on an assistant turn without",
       ])
     }
     // the words quoted in prose, an echo of the request, or a param naming another place: nothing
@@ -1759,7 +1759,8 @@ describe('the reasoning field, both ways', () => {
       undefined,
       'Hmm.',
       undefined,
-      undefined,
+      // the text that ends the loop too (DeepSeek V4 refuses it without)
+      '',
       undefined,
     ])
     expect(sent.messages[5]).not.toHaveProperty('reasoning')
@@ -2814,7 +2815,7 @@ describe("DeepSeek's, Kimi's and DashScope's refusals in their thinking mode", (
     ].entries()) {
       const a = new UpstreamAdaptations()
       expect(a.learn(`ds-rc${i}`, 'deepseek-v4-flash', body, {upstream: 'chat', fields: SENT})).toBe(
-        'refused a tool call turn without reasoning_content: sent again with it on each (the reasoning there, or empty)',
+        'refused an assistant turn without reasoning_content: sent again with it on every assistant turn (the reasoning there, or empty)',
       )
       expect(a.get(`ds-rc${i}`, 'deepseek-v4-flash')).toEqual({reasoningHistory: 'reasoning_content'})
     }
@@ -2837,7 +2838,7 @@ describe("DeepSeek's, Kimi's and DashScope's refusals in their thinking mode", (
     }
     const learn = new UpstreamAdaptations()
     expect(learn.learn('ds-rc-pass', 'deepseek-v4-flash', deepseek(V4), sentOfPassedChat(passed))).toMatch(
-      /^refused a tool call turn without reasoning_content/,
+      /^refused an assistant turn without reasoning_content/,
     )
     const again = JSON.parse(
       adaptPassedChat(passed, learn.get('ds-rc-pass', 'deepseek-v4-flash')!).toString(),

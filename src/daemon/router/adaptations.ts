@@ -693,12 +693,12 @@ function conversationRefusal(
   // the thinking mode of DeepSeek and Kimi wants `reasoning_content` on a tool call's turn
   // (DeepSeek's "Missing `reasoning_content` field in the assistant message at message index 1",
   // V4's "The `reasoning_content` in the thinking mode must be passed back to the API.", which
-  // takes an empty one too;
+  // takes an empty one too, and wants it on the text that ends a tool loop as well;
   // Kimi's "thinking is enabled but reasoning_content is missing in assistant tool call message
   // at index 7", also as SiliconFlow's `{code: 20015, message}`): a history whose reasoning came
-  // from a server that writes `reasoning` goes with it renamed, and a tool call's turn with none
-  // (another vendor's calls, or a model that streamed no reasoning before its call) with an empty
-  // one (conversation-rules.ts)
+  // from a server that writes `reasoning` goes with it renamed, and every assistant message with
+  // none (another vendor's turns, a model that streamed no reasoning, a carry lost) with an empty
+  // one (conversation-rules.ts), so that no later shape of the history is refused again
   if (
     chat &&
     (typeof param !== 'string' || param === 'messages') &&
@@ -713,7 +713,7 @@ function conversationRefusal(
   )
     return {
       next: {...known, reasoningHistory: 'reasoning_content'},
-      note: 'refused a tool call turn without reasoning_content: sent again with it on each (the reasoning there, or empty)',
+      note: 'refused an assistant turn without reasoning_content: sent again with it on every assistant turn (the reasoning there, or empty)',
     }
   const unnamed = typeof param !== 'string'
   const alnum =
@@ -1366,7 +1366,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.claude?.noBlockBinding) rules.push('thinking blocks sent without block_binding (refused)')
   if (a.reasoningHistory === 'drop') rules.push("the history's reasoning left out")
   else if (a.reasoningHistory === 'reasoning_content')
-    rules.push("the history's reasoning sent as reasoning_content, an empty one on a tool call turn without")
+    rules.push("the history's reasoning sent as reasoning_content, an empty one on an assistant turn without")
   else if (a.reasoningHistory) rules.push(`the history's reasoning sent as ${a.reasoningHistory}`)
   if (a.thinkOpen)
     rules.push(

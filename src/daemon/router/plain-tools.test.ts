@@ -6,7 +6,7 @@
  */
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {holdsOpenAiToolShapes, isLocalServer, refusesOpenAiToolShapes} from './plain-tools.js'
+import {holdsOpenAiToolShapes, isLocalServer, isOpenAiApi, refusesOpenAiToolShapes} from './plain-tools.js'
 import {learnedAdaptations, type ProxyTarget} from './proxy.js'
 import type {GatewayRoute, Refusal, Upstream} from './proxy-fixture.js'
 import {ProxyGateway, startJudgedUpstream} from './proxy-fixture.js'
@@ -510,6 +510,24 @@ describe('plain-tools helpers', () => {
       'not a url',
     ])
       expect([url, isLocalServer(url)]).toEqual([url, false])
+  })
+
+  it("knows OpenAI's own API by its host", () => {
+    for (const url of [
+      'https://api.openai.com/v1',
+      'https://api.openai.com',
+      'https://API.openai.com:443/v1',
+    ])
+      expect([url, isOpenAiApi(url)]).toEqual([url, true])
+    for (const url of [
+      'http://api.openai.com/v1',
+      'https://api.openai.com.evil.test/v1',
+      'https://eu.api.openai.com.example/v1',
+      'https://my.openai.azure.com/openai/v1',
+      'https://openrouter.ai/api/v1',
+      'http://127.0.0.1:8000/v1',
+    ])
+      expect([url, isOpenAiApi(url)]).toEqual([url, false])
   })
 
   it('finds the shapes by their bytes, and the refusals by their words', () => {

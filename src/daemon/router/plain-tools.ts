@@ -43,6 +43,11 @@ export function holdsOpenAiToolShapes(body: Buffer): boolean {
 
 const local = new Map<string, boolean>()
 
+/** Whether `baseUrl` is OpenAI's own API (`https://api.openai.com`, any path after it). */
+export function isOpenAiApi(baseUrl: string): boolean {
+  return /^https:\/\/api\.openai\.com(?:[:/?#]|$)/i.test(baseUrl)
+}
+
 /**
  * Whether `baseUrl` names a server on this machine or the local network: loopback, a private or
  * link-local address, `localhost`, a `.local`, `.lan`, `.internal` or `.home.arpa` name, or a

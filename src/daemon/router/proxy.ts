@@ -26,7 +26,7 @@ import {upstreamModel} from '../../gateway/policy.js'
 import {defaultPools, upstreamPath} from './pools.js'
 import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget} from './proxy-types.js'
 import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-line.js'
-import {holdsOpenAiToolShapes, isLocalServer} from './plain-tools.js'
+import {holdsOpenAiToolShapes, isLocalServer, isOpenAiApi} from './plain-tools.js'
 import {relay} from './relay.js'
 import {withSystemTurnsHoisted} from './system-turns.js'
 import type {RelayContext} from './relay.js'
@@ -481,11 +481,17 @@ export async function proxyRequest(
     }
     const upstreamModelName = model ?? client.request.model ?? ''
     const adapt = adaptations.get(target.provider.name, upstreamModelName)
+    // a cache key (Codex's, a Claude Code session's) to OpenAI's own chat completions, which take
+    // it (chat.ts `cacheKeyField`): the host looked at only for a request that has one
+    const cacheKeys =
+      client.request.cacheKey !== undefined &&
+      target.provider.family === 'chat' &&
+      isOpenAiApi(target.provider.baseUrl)
     const {body, path, sent} = translate.encodeUpstreamRequest(
       client,
       target.provider.family,
       upstreamModelName,
-      plainTools ? {carry, plainTools} : {carry},
+      plainTools ? {carry, plainTools} : cacheKeys ? {carry, cacheKeys} : {carry},
       adapt,
     )
     // what the encoder changed for this upstream (an image it takes none of, left out): said once

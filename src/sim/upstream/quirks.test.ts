@@ -808,6 +808,26 @@ describe('Kimi quirks (chat)', () => {
     expect(
       (await chat({model: 'deepseek-v4-flash+reasoning-content-required', messages: empty})).status,
     ).toBe(200)
+
+    // the text that ends the tool loop wants it too (DeepSeek V4 only): refused without, taken empty
+    const ended = [...empty, {role: 'assistant', content: 'Sunny.'}, {role: 'user', content: 'thanks'}]
+    for (const model of ['deepseek-v4-flash', 'kimi-k2.5'])
+      expect((await chat({model: `${model}+reasoning-content-required`, messages: ended})).status).toBe(
+        model === 'kimi-k2.5' ? 200 : 400,
+      )
+    const whole = ended.map((m, i) => (i === 3 ? {...m, reasoning_content: ''} : m))
+    expect(
+      (await chat({model: 'deepseek-v4-flash+reasoning-content-required', messages: whole})).status,
+    ).toBe(200)
+    // a text turn of a conversation without tools is no tool loop's: taken as it is
+    const plain = [
+      {role: 'user', content: 'hi'},
+      {role: 'assistant', content: 'Hello.'},
+      {role: 'user', content: 'weather'},
+    ]
+    expect(
+      (await chat({model: 'deepseek-v4-flash+reasoning-content-required', messages: plain})).status,
+    ).toBe(200)
   })
 
   it("tool-choice-auto-only in a thinking-mode server's words by the model's name, taken with thinking off", async () => {

@@ -660,7 +660,8 @@ export function contextRefusal(
  * (empty taken) in the history ("thinking is enabled but reasoning_content is missing in assistant
  * tool call message at index N"), in DeepSeek V4's words and error body for a `deepseek-v4*` model
  * ("The `reasoning_content` in the thinking mode must be passed back to the API.", `type` and
- * `code` `invalid_request_error`). Undefined when the request is one it takes.
+ * `code` `invalid_request_error`), which refuses as well the text of an assistant message after a
+ * tool result (the end of a tool loop) without one. Undefined when the request is one it takes.
  */
 export function kimiRefusal(
   body: Record<string, unknown>,
@@ -671,12 +672,17 @@ export function kimiRefusal(
   const deepseek = /^deepseek-v4/i.test(model)
   if (quirks.has('kimi-temperature') && body.temperature !== undefined && body.temperature !== 1)
     return kimi('invalid temperature: only 1 is allowed for this model')
-  if (quirks.has('reasoning-content-required') && Array.isArray(body.messages))
-    for (const [i, m] of (body.messages as Array<Record<string, unknown> | null>).entries())
+  if (quirks.has('reasoning-content-required') && Array.isArray(body.messages)) {
+    // (DeepSeek V4: also the text that ends a tool loop, an assistant message after a tool
+    // result and before the next user message, as its docs say and openclaw #73417 found)
+    let inLoop = false
+    for (const [i, m] of (body.messages as Array<Record<string, unknown> | null>).entries()) {
+      if (m?.role === 'user') inLoop = false
+      else if (m?.role === 'tool') inLoop = true
+      const calls = Array.isArray(m?.tool_calls) && m.tool_calls.length > 0
       if (
         m?.role === 'assistant' &&
-        Array.isArray(m.tool_calls) &&
-        m.tool_calls.length > 0 &&
+        (calls || (deepseek && inLoop)) &&
         typeof m.reasoning_content !== 'string'
       ) {
         if (!deepseek)
@@ -689,6 +695,8 @@ export function kimiRefusal(
           raw: {error: {message, type: 'invalid_request_error', param: null, code: 'invalid_request_error'}},
         }
       }
+    }
+  }
   return undefined
 }
 

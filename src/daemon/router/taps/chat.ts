@@ -72,12 +72,26 @@ export class ChatReader implements Reader {
   usage(): Usage | undefined {
     const u = this.last
     if (!u) return this.streamError === undefined ? undefined : streamedUsage(this.deltas)
+    const prompt = obj(u.prompt_tokens_details)
     return {
       inputTokens: num(u.prompt_tokens),
       outputTokens: num(u.completion_tokens),
-      cacheReadTokens: num(obj(u.prompt_tokens_details)?.cached_tokens),
-      cacheCreationTokens: 0,
+      cacheReadTokens: num(prompt?.cached_tokens),
+      cacheCreationTokens: cacheWrites(u, prompt),
       reasoningTokens: num(obj(u.completion_tokens_details)?.reasoning_tokens),
     }
   }
+}
+
+/**
+ * The prompt tokens a chat answer says were written to a cache (a part of `prompt_tokens`), as the
+ * translation reads them (protocols/chat-stream.ts `decodeChatUsage`): OpenRouter's
+ * `prompt_tokens_details.cache_write_tokens`, DashScope's `prompt_tokens_details.
+ * cache_creation_input_tokens` (its explicit cache), LiteLLM's `cache_creation_input_tokens`
+ * beside the counts; 0 when none says.
+ */
+function cacheWrites(u: Json, prompt: Json | undefined): number {
+  return num(
+    prompt?.cache_write_tokens ?? prompt?.cache_creation_input_tokens ?? u.cache_creation_input_tokens,
+  )
 }

@@ -105,6 +105,29 @@ describe('usage taps', () => {
     })
   })
 
+  it.each([
+    [
+      'DashScope (its explicit cache)',
+      {prompt_tokens_details: {cached_tokens: 0, cache_creation_input_tokens: 2048}},
+    ],
+    ['OpenRouter', {prompt_tokens_details: {cached_tokens: 0, cache_write_tokens: 2048}}],
+    ['LiteLLM', {cache_creation_input_tokens: 2048}],
+  ])('chat: the cache writes %s reports, in the row', (_, fields) => {
+    const body = JSON.stringify({
+      id: 'chatcmpl-1',
+      object: 'chat.completion',
+      choices: [{index: 0, message: {role: 'assistant', content: 'Hello!'}, finish_reason: 'stop'}],
+      usage: {prompt_tokens: 3019, completion_tokens: 104, total_tokens: 3123, ...fields},
+    })
+    expect(tapped('chat', false, body)).toEqual({
+      inputTokens: 3019,
+      outputTokens: 104,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 2048,
+      reasoningTokens: 0,
+    })
+  })
+
   it('responses: response.completed of a stream, and a JSON body; the response id Codex records', () => {
     const expected = {
       inputTokens: 11,

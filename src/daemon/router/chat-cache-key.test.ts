@@ -1,0 +1,138 @@
+/**
+ * Codex's `prompt_cache_key` to OpenAI's own chat completions (Responses translated to chat): the
+ * key goes to `api.openai.com`, which takes it, and to no other chat server (most refuse it); one
+ * that refuses it anyway learns to go without. A chat client's own key, passed through, goes as it
+ * came. The proxy in this process; `api.openai.com` is a scripted upstream on 127.0.0.1 (the
+ * gateway's connection pool for that origin is pointed there: nothing leaves this machine).
+ */
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import type {ProxyTarget} from './proxy.js'
+import type {Refusal, Upstream} from './proxy-fixture.js'
+import {CHAT_ANSWER, chatTarget, ProxyGateway, startJudgedUpstream} from './proxy-fixture.js'
+
+const OPENAI = 'https://api.openai.com'
+
+const received: Buffer[] = []
+let refusal: ((body: Record<string, unknown>) => Refusal | undefined) | undefined
+let targets: ProxyTarget[] = []
+let upstream: Upstream
+let gateway: ProxyGateway
+
+const CHAT_STREAM = `data: ${JSON.stringify({
+  id: 'c',
+  object: 'chat.completion.chunk',
+  model: 'm',
+  choices: [{index: 0, delta: {role: 'assistant', content: 'done'}, finish_reason: 'stop'}],
+})}\n\ndata: [DONE]\n\n`
+
+beforeAll(async () => {
+  upstream = await startJudgedUpstream(received, (body) => refusal?.(body), {
+    stream: CHAT_STREAM,
+    json: CHAT_ANSWER,
+  })
+  gateway = new ProxyGateway({route: () => ({targets})})
+  // OpenAI's origin, served by the scripted upstream
+  const get = gateway.pools.get.bind(gateway.pools)
+  gateway.pools.get = (origin, timeouts) => get(origin === OPENAI ? upstream.origin : origin, timeouts)
+  await gateway.listen()
+})
+
+afterAll(async () => {
+  await gateway.close()
+  upstream.close()
+})
+
+const post = (path: string, body: unknown) =>
+  fetch(`${gateway.url}${path}`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json', authorization: 'Bearer client-key'},
+    body: JSON.stringify(body),
+  })
+
+/** Codex's request, cut down: its conversation id is the cache key. */
+const codex = {
+  model: 'gpt-5.4',
+  instructions: 'You are Codex.',
+  input: [{type: 'message', role: 'user', content: [{type: 'input_text', text: 'hi'}]}],
+  prompt_cache_key: 'conv-019a',
+  stream: false,
+}
+
+/** A chat provider's target, translated from the Responses entrance. */
+const translated = (name: string, model: string, baseUrl: string): ProxyTarget => ({
+  ...chatTarget(name, model, baseUrl),
+  translate: true,
+})
+
+const sent = (i: number) => JSON.parse(String(received[i])) as Record<string, unknown>
+
+describe('prompt_cache_key to a chat upstream', () => {
+  it("Codex to OpenAI's chat completions: its key goes as prompt_cache_key", async () => {
+    received.length = 0
+    targets = [translated('openai', 'gpt-5.4', `${OPENAI}/v1`)]
+    const res = await post('/v1/responses', codex)
+    expect(res.status).toBe(200)
+    expect(received).toHaveLength(1)
+    expect(sent(0)).toMatchObject({
+      model: 'gpt-5.4',
+      messages: [
+        {role: 'system', content: 'You are Codex.'},
+        {role: 'user', content: 'hi'},
+      ],
+      prompt_cache_key: 'conv-019a',
+    })
+  })
+
+  it('Codex to another chat server: no key', async () => {
+    received.length = 0
+    targets = [translated('deepseek', 'deepseek-v4-flash', upstream.origin)]
+    expect((await post('/v1/responses', codex)).status).toBe(200)
+    expect(sent(0)).toHaveProperty('messages')
+    expect(sent(0)).not.toHaveProperty('prompt_cache_key')
+  })
+
+  it("a chat client's own key, passed through, goes as it came", async () => {
+    received.length = 0
+    targets = [chatTarget('deepseek', 'deepseek-v4-flash', upstream.origin)]
+    const body = {
+      model: 'deepseek-v4-flash',
+      messages: [{role: 'user', content: 'hi'}],
+      prompt_cache_key: 'ses_abc',
+    }
+    expect((await post('/v1/chat/completions', body)).status).toBe(200)
+    expect(String(received[0])).toBe(JSON.stringify(body))
+  })
+
+  it('refused anyway (a server behind that host that does not take it): learned away, one try', async () => {
+    received.length = 0
+    gateway.results.length = 0
+    targets = [translated('openai-strict', 'gpt-5.4', `${OPENAI}/v1`)]
+    refusal = (body) =>
+      body.prompt_cache_key === undefined
+        ? undefined
+        : {
+            status: 400,
+            body: {
+              error: {
+                message: 'Unrecognized request argument supplied: prompt_cache_key',
+                type: 'invalid_request_error',
+                param: null,
+                code: null,
+              },
+            },
+          }
+    try {
+      expect((await post('/v1/responses', codex)).status).toBe(200)
+      expect(received.map((b) => JSON.parse(String(b)).prompt_cache_key)).toEqual(['conv-019a', undefined])
+      const [result] = await gateway.settled(1)
+      expect(result.error).toMatch(/refused prompt_cache_key: sent again without it/)
+      // the next request goes without it at once
+      expect((await post('/v1/responses', codex)).status).toBe(200)
+      expect(received).toHaveLength(3)
+      expect(sent(2)).not.toHaveProperty('prompt_cache_key')
+    } finally {
+      refusal = undefined
+    }
+  })
+})
