@@ -76,7 +76,9 @@ export class ChatReader implements Reader {
     return {
       inputTokens: num(u.prompt_tokens),
       outputTokens: num(u.completion_tokens),
-      cacheReadTokens: num(prompt?.cached_tokens),
+      // OpenAI's in the details, DeepSeek's `prompt_cache_hit_tokens`, Moonshot's beside the
+      // counts: as the translation reads them (protocols/chat-stream.ts `decodeChatUsage`)
+      cacheReadTokens: num(prompt?.cached_tokens ?? u.prompt_cache_hit_tokens ?? u.cached_tokens),
       cacheCreationTokens: cacheWrites(u, prompt),
       reasoningTokens: num(obj(u.completion_tokens_details)?.reasoning_tokens),
     }

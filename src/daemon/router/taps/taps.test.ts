@@ -128,6 +128,26 @@ describe('usage taps', () => {
     })
   })
 
+  it.each([
+    ['DeepSeek', {prompt_cache_hit_tokens: 2048, prompt_cache_miss_tokens: 971}],
+    ['Moonshot (Kimi)', {cached_tokens: 2048}],
+    ['OpenAI', {prompt_tokens_details: {cached_tokens: 2048}}],
+  ])('chat: the cache reads %s reports, in the row', (_, fields) => {
+    const body = JSON.stringify({
+      id: 'chatcmpl-1',
+      object: 'chat.completion',
+      choices: [{index: 0, message: {role: 'assistant', content: 'Hello!'}, finish_reason: 'stop'}],
+      usage: {prompt_tokens: 3019, completion_tokens: 104, total_tokens: 3123, ...fields},
+    })
+    expect(tapped('chat', false, body)).toEqual({
+      inputTokens: 3019,
+      outputTokens: 104,
+      cacheReadTokens: 2048,
+      cacheCreationTokens: 0,
+      reasoningTokens: 0,
+    })
+  })
+
   it('responses: response.completed of a stream, and a JSON body; the response id Codex records', () => {
     const expected = {
       inputTokens: 11,
