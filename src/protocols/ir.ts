@@ -577,6 +577,12 @@ export interface CodecContext {
    * tools as functions, OpenAI's hosted tools left out: responses-request.ts).
    */
   plainTools?: boolean
+  /**
+   * Chat upstreams, set only for a request that asked for no thinking: the server is on this
+   * machine or the local network (vLLM, SGLang, llama.cpp, LM Studio, Ollama), which reads a
+   * model's switch of thinking off from `chat_template_kwargs` (chat.ts `thinkingOffFields`).
+   */
+  localServer?: boolean
   /** Makes ids for things the source had none for (Gemini tool calls, responses). */
   newId?: (prefix: string) => string
   /**
