@@ -113,3 +113,51 @@ describe('chat encoder: thinking off to a model that thinks by default', () => {
       }
   })
 })
+
+/** To a server on this machine or the local network: the vendor's field and the template's. */
+const LOCAL_SWITCHES: Array<[string, Record<string, unknown>]> = [
+  // vLLM's and SGLang's names (Hugging Face repos)
+  ['Qwen/Qwen3.6-35B-A3B', {enable_thinking: false, chat_template_kwargs: {enable_thinking: false}}],
+  ['zai-org/GLM-4.7-Flash', {thinking: {type: 'disabled'}, chat_template_kwargs: {enable_thinking: false}}],
+  ['moonshotai/Kimi-K2.6', {thinking: {type: 'disabled'}, chat_template_kwargs: {thinking: false}}],
+  ['deepseek-ai/DeepSeek-V4-Flash', {thinking: {type: 'disabled'}, chat_template_kwargs: {thinking: false}}],
+  // llama-server's alias
+  ['qwen3.5-9b', {enable_thinking: false, chat_template_kwargs: {enable_thinking: false}}],
+  // Ollama's names (`:tag`): its own switch too
+  [
+    'qwen3.6:35b',
+    {enable_thinking: false, chat_template_kwargs: {enable_thinking: false}, reasoning_effort: 'none'},
+  ],
+  [
+    'glm-4.7-flash:latest',
+    {thinking: {type: 'disabled'}, chat_template_kwargs: {enable_thinking: false}, reasoning_effort: 'none'},
+  ],
+  // a model with no template switch: as to any server
+  ['gpt-5.4-mini', {reasoning_effort: 'none'}],
+]
+
+describe('chat encoder: thinking off to a local server (vLLM, SGLang, llama.cpp, Ollama)', () => {
+  for (const [client, decode] of Object.entries(OFF))
+    for (const [model, expected] of LOCAL_SWITCHES)
+      it(`${client} → ${model}`, () => {
+        expect(switches(chatCodec.encodeRequest(decode(), model, {localServer: true}))).toEqual(expected)
+      })
+
+  it('sends no template arguments to a server elsewhere, nor for a request that did not ask', () => {
+    for (const [model] of LOCAL_SWITCHES) {
+      expect(
+        switches(chatCodec.encodeRequest(OFF['Claude Code (thinking disabled)'](), model)),
+      ).not.toHaveProperty('chat_template_kwargs')
+      const on = messagesCodec.decodeRequest(
+        {model: 'c', max_tokens: 100, messages: [{role: 'user', content: 'hi'}]},
+        {},
+      )
+      expect(switches(chatCodec.encodeRequest(on, model, {localServer: true})), model).toEqual({})
+    }
+    for (const model of ['sim-mini', 'llama3.1:8b', 'deepseek-chat'])
+      expect(
+        switches(chatCodec.encodeRequest(OFF['Codex (effort none)'](), model, {localServer: true})),
+        model,
+      ).toEqual({})
+  })
+})

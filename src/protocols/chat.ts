@@ -663,7 +663,7 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
     ...(request.responseFormat ? {response_format: encodeResponseFormat(request.responseFormat)} : {}),
     ...(effort ? {reasoning_effort: effort} : {}),
     // (a name test only for a request that asked for no thinking)
-    ...(request.reasoning?.disabled ? thinkingOffFields(model) : undefined),
+    ...(request.reasoning?.disabled ? thinkingOffFields(model, ctx?.localServer === true) : undefined),
     ...(request.user && request.user.length <= 64 ? {user: request.user} : {}),
     // (a flag read: set only for OpenAI's own API and a request with a key, ../daemon/router/proxy.ts)
     ...(ctx?.cacheKeys ? cacheKeyField(request) : undefined),

@@ -5,6 +5,8 @@ import {
   dummySignatures,
   NO_RESULT,
   pairToolResults,
+  repairedArguments,
+  repairToolArguments,
   reshapeReasoningHistory,
   shapeToolId,
   shapeToolIds,
@@ -351,5 +353,75 @@ describe('a thought signature lost from a tool call turn (Gemini 3 behind a chat
     })
     // (its own encrypted item: kept as it was)
     expect(openRouter.messages[5]).toEqual(body().messages[5])
+  })
+})
+
+describe("history tool-call arguments that are not JSON, repaired (DashScope's refusal)", () => {
+  const cases: Array<[string, string]> = [
+    // a stream cut at its token limit: the string, the array and the object closed
+    ['{"command": ["bash","-lc","ls', '{"command": ["bash","-lc","ls"]}'],
+    ['{"path": "/tmp/a', '{"path": "/tmp/a"}'],
+    ['{"a": {"b": [1, 2', '{"a": {"b": [1, 2]}}'],
+    // cut after an escape: the lone backslash left out
+    ['{"text": "say \\', '{"text": "say "}'],
+    // a key without its value: up to the comma before it; a colon: null
+    ['{"a": 1, "b', '{"a": 1}'],
+    ['{"a": 1, "b":', '{"a": 1, "b":null}'],
+    ['{"a": 1,', '{"a": 1}'],
+    // Qwen3-Coder's extra brace, text after the object, text before it
+    ['{"a": 1}}', '{"a": 1}'],
+    ['{"a": 1} and more', '{"a": 1}'],
+    ['<tool_call>{"a": "x"', '{"a": "x"}'],
+    // nothing that makes an object
+    ['ls -la', '{}'],
+    ['', '{}'],
+    ['{"a": tru', '{}'],
+    ['{"a": [1}', '{}'],
+  ]
+  for (const [broken, repaired] of cases)
+    it(`${JSON.stringify(broken)} → ${repaired}`, () => {
+      expect(repairedArguments(broken)).toBe(repaired)
+      expect(() => JSON.parse(repairedArguments(broken))).not.toThrow()
+    })
+
+  it('only the calls that do not parse change; the body keeps every other message, and the input is not changed', () => {
+    const ok = {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{id: 'a', function: {name: 'f', arguments: '{"x":1}'}}],
+    }
+    const broken = {
+      role: 'assistant',
+      content: 'calling',
+      tool_calls: [
+        {id: 'b', type: 'function', function: {name: 'f', arguments: '{"x":2'}},
+        {id: 'c', type: 'function', function: {name: 'g', arguments: '[1]'}},
+      ],
+    }
+    const messages = [
+      {role: 'user', content: 'hi'},
+      ok,
+      {role: 'tool', tool_call_id: 'a', content: 'r'},
+      broken,
+    ]
+    const before = JSON.stringify(messages)
+    const body: Record<string, unknown> = {messages}
+    repairToolArguments(body)
+    expect(JSON.stringify(messages)).toBe(before)
+    const out = body.messages as typeof messages
+    expect(out[1]).toBe(ok)
+    expect(out[3]).toEqual({
+      ...broken,
+      tool_calls: [
+        {id: 'b', type: 'function', function: {name: 'f', arguments: '{"x":2}'}},
+        // (it parses: as it came)
+        broken.tool_calls[1],
+      ],
+    })
+    // a history that parses: the same array
+    const clean: Record<string, unknown> = {messages: [ok]}
+    const same = clean.messages
+    repairToolArguments(clean)
+    expect(clean.messages).toBe(same)
   })
 })

@@ -227,6 +227,115 @@ export function withoutCallIds(body: Body): void {
   }
 }
 
+/**
+ * A chat body whose history's tool calls all have `arguments` that parse (DashScope refuses every
+ * request with one that does not: "The \"function.arguments\" parameter of the code model must be
+ * in JSON format."; Qwen3-Coder and Qwen3.5 write broken ones, and a stream cut at its token limit
+ * leaves one open, which Codex keeps exactly as it came). Each that does not parse goes as
+ * {@link repairedArguments} makes it; the rest, and every message without such a call, as they
+ * came (copied where changed: a body passed through shares its messages with the client's). The
+ * same bytes on every request.
+ */
+export function repairToolArguments(body: Body): void {
+  const messages = body.messages
+  if (!Array.isArray(messages)) return
+  let out: unknown[] | undefined
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i] as Body | undefined
+    if (!m || typeof m !== 'object' || m.role !== 'assistant' || !Array.isArray(m.tool_calls)) continue
+    let calls: unknown[] | undefined
+    for (let j = 0; j < m.tool_calls.length; j++) {
+      const call = m.tool_calls[j] as Body | undefined
+      const fn = call?.function as Body | undefined
+      if (!fn || typeof fn.arguments !== 'string' || parses(fn.arguments)) continue
+      calls ??= [...(m.tool_calls as unknown[])]
+      calls[j] = {...call, function: {...fn, arguments: repairedArguments(fn.arguments)}}
+    }
+    if (!calls) continue
+    out ??= [...messages]
+    out[i] = {...m, tool_calls: calls}
+  }
+  if (out) body.messages = out
+}
+
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** How many shorter prefixes (cut at a comma) a repair tries before it gives up for `{}`. */
+const REPAIR_TRIES = 8
+
+/**
+ * Tool-call arguments that do not parse, as a JSON object that does: from the first `{`, up to the
+ * end of the first complete value, with an open string, arrays and objects closed (a cut stream's
+ * `{"command": ["bash", "-lc", "ls` becomes `{"command": ["bash", "-lc", "ls"]}`); where that
+ * still does not parse (a key without its value), the same up to an earlier comma; `{}` where
+ * nothing is an object. What the model meant is kept as far as it was written, as nanobot's
+ * history replay does (HKUDS/nanobot #1487).
+ */
+export function repairedArguments(text: string): string {
+  const start = text.indexOf('{')
+  if (start < 0) return '{}'
+  let end = text.length
+  for (let tries = 0; tries <= REPAIR_TRIES; tries++) {
+    const {closed, lastComma} = closeJson(text, start, end)
+    if (closed !== undefined) {
+      try {
+        const value: unknown = JSON.parse(closed)
+        if (value && typeof value === 'object' && !Array.isArray(value)) return closed
+      } catch {
+        // (cut shorter below)
+      }
+    }
+    if (lastComma <= start) break
+    end = lastComma
+  }
+  return '{}'
+}
+
+/**
+ * `text` from `start` to `end` with what is open at its end closed (a string, then each array and
+ * object), cut after the first complete value, a trailing comma or whitespace dropped and a
+ * trailing colon given `null`; and where the last comma outside strings is, for a shorter try.
+ * Undefined `closed` where a bracket does not match.
+ */
+function closeJson(text: string, start: number, end: number): {closed?: string; lastComma: number} {
+  const open: string[] = []
+  let inString = false
+  let escaped = false
+  let lastComma = -1
+  let i = start
+  for (; i < end; i++) {
+    const c = text[i]
+    if (inString) {
+      if (escaped) escaped = false
+      else if (c === '\\') escaped = true
+      else if (c === '"') inString = false
+      continue
+    }
+    if (c === '"') inString = true
+    else if (c === '{' || c === '[') open.push(c === '{' ? '}' : ']')
+    else if (c === '}' || c === ']') {
+      if (open.pop() !== c) return {lastComma}
+      // the first complete value: anything after it is not the arguments
+      if (open.length === 0) return {closed: text.slice(start, i + 1), lastComma}
+    } else if (c === ',') lastComma = i
+  }
+  let head = text.slice(start, i)
+  if (inString) head = (escaped ? head.slice(0, -1) : head) + '"'
+  else {
+    head = head.trimEnd()
+    if (head.endsWith(',')) head = head.slice(0, -1)
+    else if (head.endsWith(':')) head += 'null'
+  }
+  return {closed: head + open.reverse().join(''), lastComma}
+}
+
 /** The result given to a tool call the history has none for. */
 export const NO_RESULT = 'No result was recorded for this tool call.'
 

@@ -582,6 +582,12 @@ export interface CodecContext {
    * request's cache key as `prompt_cache_key`; most other chat servers refuse the field.
    */
   cacheKeys?: boolean
+  /**
+   * Chat upstreams, set only for a request that asked for no thinking: the server is on this
+   * machine or the local network (vLLM, SGLang, llama.cpp, LM Studio, Ollama), which reads a
+   * model's switch of thinking off from `chat_template_kwargs` (thinking-off.ts `thinkingOffFields`).
+   */
+  localServer?: boolean
   /** Makes ids for things the source had none for (Gemini tool calls, responses). */
   newId?: (prefix: string) => string
   /**

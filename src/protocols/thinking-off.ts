@@ -25,14 +25,47 @@
  * Undefined for another model: nothing is sent, as before. A server that refuses the field (a
  * proxy with its own schema, Qwen3 off DashScope) learns to go without it, as any refused field
  * (../daemon/router/adaptations.ts).
+ *
+ * Those are the vendors' API fields. The servers people run these models on themselves (`local`:
+ * one on this machine or the local network) read the switch only as an argument of the model's
+ * chat template, `chat_template_kwargs`: vLLM logs a top-level field it does not know as ignored,
+ * llama-server and LM Studio drop it. Qwen3's and GLM's templates take `enable_thinking`, Kimi
+ * K2.5's and DeepSeek's `thinking` (Qwen's vLLM and SGLang deployment docs, SGLang's Kimi-K2.5
+ * page). To such a server both go: the top-level field still reaches a relay on this machine in
+ * front of the vendor's API (LiteLLM to DashScope), and vLLM reads DeepSeek V4's `thinking` at the
+ * top level; a server that knows neither leaves both alone, and one that refuses the kwargs learns
+ * to go without them. Ollama has no templates of that kind: its `/v1` turns thinking off for
+ * `reasoning_effort: "none"` (ollama `openai/thinking_test.go`), sent where the name has Ollama's
+ * `:tag` (`qwen3.6:35b`). LM Studio's chat completions read neither (lmstudio-bug-tracker #632,
+ * #988): nothing gwctl can send turns its thinking off.
  */
-export function thinkingOffFields(model: string): Record<string, unknown> | undefined {
+export function thinkingOffFields(model: string, local = false): Record<string, unknown> | undefined {
   const name = model.slice(model.lastIndexOf('/') + 1).toLowerCase()
-  if (/^(?:deepseek-v4|kimi-(?:k2\.[5-9]|k[3-9]|for-coding)|glm-(?:4\.[5-9]|5))/.test(name))
-    return {thinking: {type: 'disabled'}}
-  if (name.startsWith('qwen3')) return {enable_thinking: false}
+  if (/^(?:deepseek-v4|kimi-(?:k2\.[5-9]|k[3-9]|for-coding)|glm-(?:4\.[5-9]|5))/.test(name)) {
+    const off = {thinking: {type: 'disabled'}}
+    if (!local) return off
+    const kwargs = name.startsWith('glm') ? {enable_thinking: false} : {thinking: false}
+    return localOff(off, kwargs, name)
+  }
+  if (name.startsWith('qwen3'))
+    return local
+      ? localOff({enable_thinking: false}, {enable_thinking: false}, name)
+      : {enable_thinking: false}
   if (/^gpt-5\.[1-9]\d*(?:-mini|-nano)?(?:-\d{4}-\d{2}-\d{2})?$/.test(name)) return {reasoning_effort: 'none'}
   return undefined
+}
+
+/** A local server's switch ({@link thinkingOffFields}): the vendor's field, the template's, Ollama's. */
+function localOff(
+  vendor: Record<string, unknown>,
+  kwargs: Record<string, unknown>,
+  name: string,
+): Record<string, unknown> {
+  return {
+    ...vendor,
+    chat_template_kwargs: kwargs,
+    ...(name.includes(':') ? {reasoning_effort: 'none'} : {}),
+  }
 }
 
 /**

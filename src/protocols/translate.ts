@@ -14,6 +14,7 @@ import {
   bridgeToolTurns,
   dummySignatures,
   pairToolResults,
+  repairToolArguments,
   reshapeReasoningHistory,
   shapeToolIds,
   withoutCallIds,
@@ -421,6 +422,13 @@ export interface UpstreamAdaptation {
   /** The fewest output tokens the upstream takes ("Expected a value >= 16"): a smaller maximum is raised to it. */
   minOutputTokens?: number
   /**
+   * Chat: a history tool call's `arguments` that are not JSON refused (DashScope's "The
+   * \"function.arguments\" parameter of the code model must be in JSON format."): each such call
+   * goes with them repaired (conversation-rules.ts `repairToolArguments`). Only then is a request's
+   * history parsed for it.
+   */
+  repairArgs?: boolean
+  /**
    * Messages: `output_config.effort` refused beside `thinking.type: disabled` (DeepSeek's Anthropic
    * endpoint: "thinking options type cannot be disabled when reasoning_effort is set", to Claude
    * Code's sub-agents): a body that turns thinking off goes without the effort; one that thinks
@@ -491,6 +499,10 @@ export function adaptPassedChat(body: Record<string, unknown>, adapt: UpstreamAd
     adapt,
     adapt.json || adapt.jsonInstruction ? decodeResponseFormat(out.response_format) : undefined,
   )
+  // the client's own template arguments stay: only the gateway's (its switch of thinking off to a
+  // local server) are learned away (adaptations.ts `chatOnly`)
+  if (body.chat_template_kwargs !== undefined && out.chat_template_kwargs === undefined)
+    out.chat_template_kwargs = body.chat_template_kwargs
   return upstreamBytes(out)
 }
 
@@ -735,6 +747,7 @@ function adaptBody(
   if (adapt.reasoningHistory) reshapeReasoningHistory(body, adapt.reasoningHistory)
   if (adapt.thoughtSignatures) dummySignatures(body, adapt.thoughtSignatures)
   if (adapt.noCallIds) withoutCallIds(body)
+  if (adapt.repairArgs) repairToolArguments(body)
   if (adapt.effort) {
     const effort = typeof body.reasoning_effort === 'string' ? adapt.effort[body.reasoning_effort] : undefined
     if (effort !== undefined) body.reasoning_effort = effort

@@ -41,6 +41,7 @@ import {
   mistralThinking,
   selectQuirks,
   strictFieldsProblem,
+  argumentsRefusal,
   unsupportedParameter,
   extraInputs,
   contextRefusal,
@@ -578,12 +579,20 @@ export function planChat(
     quirks.has('mistral-thinking') ||
     quirks.has('reasoning-details') ||
     /reasoner/i.test(model.id)
+  // `template-kwargs`: vLLM, SGLang or llama.cpp serving a model that thinks unless its chat
+  // template is told not to (Qwen3, GLM: `enable_thinking`; Kimi K2.5, DeepSeek: `thinking`), in
+  // `chat_template_kwargs` only: a top-level switch is ignored
+  const template = quirks.has('template-kwargs')
+  const kwargs = body.chat_template_kwargs
+  const templateOff = template && (kwargs?.enable_thinking === false || kwargs?.thinking === false)
   // DeepSeek V4, which thinks unless told `thinking: {type: "disabled"}` (its history rules are
   // not simulated here)
-  const thinksByDefault = /^deepseek-v4/i.test(model.id) && body.thinking?.type !== 'disabled'
+  const thinksByDefault = template
+    ? !templateOff
+    : /^deepseek-v4/i.test(model.id) && body.thinking?.type !== 'disabled'
   const reasoningOn =
     (thinks || thinksByDefault) &&
-    thinking !== false &&
+    (template ? !templateOff : thinking !== false) &&
     // `think-open-in-prompt`: a turn its template did not open thinking for
     !(quirks.has('think-open-in-prompt') && prompt.includes('[no-think]'))
   // `reasoning-not-back`: a server that makes reasoning and refuses it back (refusedHistory);
@@ -1057,6 +1066,9 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
           null,
           thinking.raw,
         )
+      const args = argumentsRefusal(body, selection.quirks)
+      if (args)
+        throw new ChatSimError(args.status, args.message, 'invalid_request_error', null, null, args.raw)
       const choice = toolChoiceRefusal(body, selection.quirks, selection.model)
       if (choice)
         throw new ChatSimError(choice.status, choice.message, 'invalid_request_error', null, null, choice.raw)

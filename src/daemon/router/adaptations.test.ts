@@ -3151,3 +3151,142 @@ describe("a model's switch of thinking off the upstream refuses", () => {
     expect(a.learn('p', 'm', "Unrecognized request argument supplied: 'thinking'", sent)).toBeUndefined()
   })
 })
+
+describe("a local server's refusal of chat_template_kwargs", () => {
+  const off = () =>
+    decodeClientRequest(
+      'messages',
+      {model: 'c', max_tokens: 100, thinking: {type: 'disabled'}, messages: [{role: 'user', content: 'hi'}]},
+      {model: 'c', stream: false},
+    )
+
+  it('learns to go without the template arguments; the vendor field stays', () => {
+    for (const refusal of [
+      'Unrecognized request argument supplied: chat_template_kwargs',
+      openai('Extra inputs are not permitted', 'chat_template_kwargs'),
+    ]) {
+      const a = new UpstreamAdaptations()
+      const first = encodeUpstreamRequest(off(), 'chat', 'Qwen/Qwen3.6-35B-A3B', {localServer: true})
+      expect(JSON.parse(first.body.toString()).chat_template_kwargs).toEqual({enable_thinking: false})
+      expect(a.learn('p', 'q', refusal, first.sent)).toBe(
+        'refused chat_template_kwargs: sent again without it',
+      )
+      const again = JSON.parse(
+        encodeUpstreamRequest(
+          off(),
+          'chat',
+          'Qwen/Qwen3.6-35B-A3B',
+          {localServer: true},
+          a.get('p', 'q'),
+        ).body.toString(),
+      )
+      expect(again).not.toHaveProperty('chat_template_kwargs')
+      expect(again.enable_thinking).toBe(false)
+      expect(describeAdaptation(a.get('p', 'q')!)).toEqual(['sent without chat_template_kwargs'])
+    }
+  })
+
+  it("never learns away, nor drops, a chat client's own chat_template_kwargs passed through", () => {
+    const body = {
+      model: 'q',
+      messages: [{role: 'user', content: 'hi'}],
+      chat_template_kwargs: {enable_thinking: false},
+      user: 'u',
+    }
+    const a = new UpstreamAdaptations()
+    const refusal = 'Unrecognized request argument supplied: chat_template_kwargs'
+    expect(a.learn('p', 'q', refusal, sentOfPassedChat(body))).toBeUndefined()
+    // learned from a translated request: a chat client's own still goes as it came
+    const passed = JSON.parse(
+      adaptPassedChat(body, {drop: ['chat_template_kwargs', 'user']}).toString(),
+    ) as Record<string, unknown>
+    expect(passed.chat_template_kwargs).toEqual({enable_thinking: false})
+    expect(passed).not.toHaveProperty('user')
+  })
+})
+
+describe("DashScope's refusal of history tool-call arguments that are not JSON", () => {
+  const dashscope = JSON.stringify({
+    error: {
+      code: 'invalid_parameter_error',
+      param: null,
+      message:
+        '<400> InternalError.Algo.InvalidParameter: The "function.arguments" parameter of the code model must be in JSON format.',
+      type: 'invalid_request_error',
+    },
+    id: 'chatcmpl-1',
+    request_id: 'r1',
+  })
+  // Codex's history: a call whose stream was cut at its token limit, and its failed result
+  const codex = () =>
+    decodeClientRequest(
+      'responses',
+      {
+        model: 'gpt-5.5',
+        input: [
+          {type: 'message', role: 'user', content: [{type: 'input_text', text: 'list files'}]},
+          {type: 'function_call', call_id: 'c1', name: 'shell', arguments: '{"command": ["bash","-lc","ls'},
+          {type: 'function_call_output', call_id: 'c1', output: 'failed to parse function arguments'},
+          {type: 'function_call', call_id: 'c2', name: 'shell', arguments: '{"command":["pwd"]}'},
+          {type: 'function_call_output', call_id: 'c2', output: '/w'},
+        ],
+      },
+      {model: 'gpt-5.5', stream: false},
+    )
+  const calls = (body: Buffer) =>
+    (JSON.parse(body.toString()).messages as Array<{tool_calls?: Array<{function: {arguments: string}}>}>)
+      .flatMap((m) => m.tool_calls ?? [])
+      .map((c) => c.function.arguments)
+
+  it('learned once per model; the calls that do not parse go repaired, the rest as they came', () => {
+    const a = new UpstreamAdaptations()
+    const first = encodeUpstreamRequest(codex(), 'chat', 'qwen3-coder-plus')
+    expect(calls(first.body)).toEqual(['{"command": ["bash","-lc","ls', '{"command":["pwd"]}'])
+    expect(a.learn('dashscope', 'qwen3-coder-plus', dashscope, first.sent)).toBe(
+      "refused a history tool call's arguments that are not JSON: sent again with each such call's arguments repaired",
+    )
+    const learned = a.get('dashscope', 'qwen3-coder-plus')
+    expect(learned).toEqual({repairArgs: true})
+    const again = encodeUpstreamRequest(codex(), 'chat', 'qwen3-coder-plus', {}, learned)
+    expect(calls(again.body)).toEqual(['{"command": ["bash","-lc","ls"]}', '{"command":["pwd"]}'])
+    // the same bytes turn after turn
+    expect(encodeUpstreamRequest(codex(), 'chat', 'qwen3-coder-plus', {}, learned).body).toEqual(again.body)
+    // refused again: learned already, the client sees it
+    expect(a.learn('dashscope', 'qwen3-coder-plus', dashscope, again.sent)).toBeUndefined()
+    // another model has not learned it
+    expect(a.get('dashscope', 'qwen3.5-plus')).toBeUndefined()
+    expect(describeAdaptation(learned!)).toEqual([
+      "history tool calls' arguments that are not JSON repaired (closed, or {})",
+    ])
+  })
+
+  it("a chat client's history passed through is repaired too, the client's body left as it was", () => {
+    const body = {
+      model: 'qwen3-coder-plus',
+      messages: [
+        {role: 'user', content: 'list files'},
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{id: 'c1', type: 'function', function: {name: 'shell', arguments: '{"path": "/tm'}}],
+        },
+        {role: 'tool', tool_call_id: 'c1', content: 'error'},
+      ],
+    }
+    const before = JSON.stringify(body)
+    const a = new UpstreamAdaptations()
+    expect(a.learn('d', 'q', dashscope, sentOfPassedChat(body))).toBeDefined()
+    expect(calls(adaptPassedChat(body, a.get('d', 'q')!))).toEqual(['{"path": "/tm"}'])
+    expect(JSON.stringify(body)).toBe(before)
+  })
+
+  it('not learned from other words, nor from a Gemini or Messages upstream', () => {
+    const a = new UpstreamAdaptations()
+    const sent = encodeUpstreamRequest(codex(), 'chat', 'q').sent
+    expect(
+      a.learn('d', 'q', openai('The "messages" parameter must be in JSON format.', null), sent),
+    ).toBeUndefined()
+    const messages = encodeUpstreamRequest(codex(), 'messages', 'claude-x').sent
+    expect(a.learn('d', 'c', dashscope, messages)).toBeUndefined()
+  })
+})

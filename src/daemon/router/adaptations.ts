@@ -59,15 +59,25 @@ const ADAPTABLE = [
   // which its request depends on: `chatOnly`)
   'thinking',
   'enable_thinking',
+  // chat: the same switch as a chat template's argument, sent to a server on this machine or the
+  // local network (vLLM, SGLang, llama.cpp); one that refuses it (a relay with its own schema)
+  // goes without: the model thinks as it would have. Learned from a translated request only: a
+  // chat client's own `chat_template_kwargs`, passed through, is its to keep (`chatOnly`)
+  'chat_template_kwargs',
   // Responses: the cache's routing key, which a server of other models behind the API refuses
   // (Azure Foundry's "Unrecognized request argument supplied: prompt_cache_key", NVIDIA NIM's
   // "Unsupported parameter(s): prompt_cache_key"): the cache then matches by the prefix alone
   'prompt_cache_key',
 ] as const
 
-/** The fields of {@link ADAPTABLE} a Messages upstream's request cannot go without. */
+/**
+ * The fields of {@link ADAPTABLE} a request cannot go without: a Messages upstream's `thinking`;
+ * a chat client's own `chat_template_kwargs` passed through (`stream` is said only of a body passed
+ * through: translate.ts `sentOfPassedChat`), which only the gateway's own may be learned away.
+ */
 const chatOnly = (field: string, sent: SentRequest): boolean =>
-  field === 'thinking' && sent.upstream === 'messages'
+  (field === 'thinking' && sent.upstream === 'messages') ||
+  (field === 'chat_template_kwargs' && sent.stream !== undefined)
 
 /** Targets remembered at most (the oldest learned is forgotten first). */
 const MAX_TARGETS = 1000
@@ -98,6 +108,7 @@ const CHAT_BODY_RULES = [
   'json',
   'jsonInstruction',
   'alternateRoles',
+  'repairArgs',
 ] as const satisfies ReadonlyArray<keyof UpstreamAdaptation>
 
 /** Whether `a` holds any of `rules` (a rule set to false holds nothing). */
@@ -714,6 +725,18 @@ function conversationRefusal(
     return {
       next: {...known, reasoningHistory: 'reasoning_content'},
       note: 'refused an assistant turn without reasoning_content: sent again with it on every assistant turn (the reasoning there, or empty)',
+    }
+  // DashScope's refusal of a history tool call whose arguments are not JSON (Qwen3-Coder's broken
+  // ones, a stream cut at its token limit), after its `<400> InternalError.Algo.InvalidParameter: `:
+  // the call stays in the client's history, so every later turn would be refused the same way
+  if (
+    chat &&
+    !known.repairArgs &&
+    /^(?:[^\n]{0,80}?: )?the "function\.arguments" parameter .{0,40}must be in json format/i.test(message)
+  )
+    return {
+      next: {...known, repairArgs: true},
+      note: "refused a history tool call's arguments that are not JSON: sent again with each such call's arguments repaired",
     }
   const unnamed = typeof param !== 'string'
   const alnum =
@@ -1364,6 +1387,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.claude?.dropUnboundThinking)
     rules.push("thinking blocks sent with block_binding drop_block (a changed conversation's are dropped)")
   if (a.claude?.noBlockBinding) rules.push('thinking blocks sent without block_binding (refused)')
+  if (a.repairArgs) rules.push("history tool calls' arguments that are not JSON repaired (closed, or {})")
   if (a.reasoningHistory === 'drop') rules.push("the history's reasoning left out")
   else if (a.reasoningHistory === 'reasoning_content')
     rules.push("the history's reasoning sent as reasoning_content, an empty one on an assistant turn without")

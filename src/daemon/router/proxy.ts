@@ -45,7 +45,7 @@ import type {Translation} from './translated.js'
 import type * as TranslatedModuleNs from './translated.js'
 import type * as TranslateModuleNs from '../../protocols/translate.js'
 import type {ClientRequest, SentRequest} from '../../protocols/translate.js'
-import type {Family} from '../../protocols/ir.js'
+import type {CodecContext, Family} from '../../protocols/ir.js'
 import {parseJsonBytes} from '../../protocols/json-bytes.js'
 
 export {sendFamilyError} from './error-shape.js'
@@ -481,17 +481,30 @@ export async function proxyRequest(
     }
     const upstreamModelName = model ?? client.request.model ?? ''
     const adapt = adaptations.get(target.provider.name, upstreamModelName)
+    const ctx: CodecContext = plainTools ? {carry, plainTools} : {carry}
     // a cache key (Codex's, a Claude Code session's) to OpenAI's own chat completions, which take
     // it (chat.ts `cacheKeyField`): the host looked at only for a request that has one
-    const cacheKeys =
+    if (
       client.request.cacheKey !== undefined &&
       target.provider.family === 'chat' &&
       isOpenAiApi(target.provider.baseUrl)
+    )
+      ctx.cacheKeys = true
+    // a local server reads a model's switch of thinking off from its chat template's arguments
+    // (thinking-off.ts `thinkingOffFields`): a map lookup only for a request that asked for no
+    // thinking (not the simulator, which stands for the vendors' APIs)
+    if (
+      client.request.reasoning?.disabled &&
+      target.provider.family === 'chat' &&
+      target.provider.origin !== 'sim' &&
+      isLocalServer(target.provider.baseUrl)
+    )
+      ctx.localServer = true
     const {body, path, sent} = translate.encodeUpstreamRequest(
       client,
       target.provider.family,
       upstreamModelName,
-      plainTools ? {carry, plainTools} : cacheKeys ? {carry, cacheKeys} : {carry},
+      ctx,
       adapt,
     )
     // what the encoder changed for this upstream (an image it takes none of, left out): said once

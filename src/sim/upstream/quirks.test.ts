@@ -1371,6 +1371,45 @@ describe('thinking and efforts refused in the servers’ words', () => {
     expect((await chat({model: 'sim-mini+dashscope-thinking', stream: true})).status).toBe(200)
   })
 
+  it("dashscope-args: DashScope's 400 for a history tool call whose arguments are not JSON", async () => {
+    const history = (args: string) => [
+      {role: 'user', content: 'list files'},
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{id: 'c1', type: 'function', function: {name: 'shell', arguments: args}}],
+      },
+      {role: 'tool', tool_call_id: 'c1', content: 'README.md'},
+    ]
+    const refused = await chat({model: 'qwen3-coder-plus+dashscope-args', messages: history('{"cmd": "ls')})
+    expect([refused.status, refused.json!.error]).toEqual([
+      400,
+      {
+        code: 'invalid_parameter_error',
+        param: null,
+        message:
+          '<400> InternalError.Algo.InvalidParameter: The "function.arguments" parameter of the code model must be in JSON format.',
+        type: 'invalid_request_error',
+      },
+    ])
+    const taken = await chat({model: 'qwen3-coder-plus+dashscope-args', messages: history('{"cmd": "ls"}')})
+    expect(taken.status).toBe(200)
+    // without the quirk: taken as it came
+    expect((await chat({model: 'qwen3-coder-plus', messages: history('{"cmd": "ls')})).status).toBe(200)
+  })
+
+  it('template-kwargs: thinking on unless chat_template_kwargs turns it off; a top-level switch ignored', async () => {
+    const reasoning = async (extra: Json) => {
+      const answer = await chat({model: 'Qwen/Qwen3.6-35B-A3B+template-kwargs', ...extra})
+      expect(answer.status).toBe(200)
+      return answer.json!.choices[0].message.reasoning_content !== undefined
+    }
+    expect(await reasoning({})).toBe(true)
+    expect(await reasoning({enable_thinking: false, thinking: {type: 'disabled'}})).toBe(true)
+    expect(await reasoning({chat_template_kwargs: {enable_thinking: false}})).toBe(false)
+    expect(await reasoning({chat_template_kwargs: {thinking: false}})).toBe(false)
+  })
+
   it("Responses: OpenAI's minimum of 16 output tokens", async () => {
     const refused = await post('/v1/responses', {model: 'gpt-4.1', input: 'quota', max_output_tokens: 1})
     expect([refused.status, refused.json!.error]).toEqual([

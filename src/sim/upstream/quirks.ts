@@ -82,6 +82,11 @@ export const SIM_QUIRKS = [
   'tools-no-effort',
   'xai-params',
   'dashscope-thinking',
+  // vLLM, SGLang, llama.cpp: a model that thinks by default, turned off only by its chat
+  // template's arguments (`chat_template_kwargs`)
+  'template-kwargs',
+  // DashScope's refusal of a history tool call whose arguments are not JSON
+  'dashscope-args',
   // a Responses server that takes function tools only (vLLM, llama.cpp): Codex's namespaces,
   // custom tools and `additional_tools` item refused
   'plain-tools',
@@ -754,6 +759,42 @@ export function toolChoiceRefusal(
   if (quirks.has('tool-choice-404')) {
     const message = "No endpoints found that support the provided 'tool_choice' value."
     return {status: 404, message, raw: {error: {message, code: 404}}}
+  }
+  return undefined
+}
+
+/**
+ * `dashscope-args`: DashScope's 400 for a history whose tool call's `arguments` is not JSON (Qwen3
+ * Coder and Qwen3.5 write broken ones, and so does a stream cut at its token limit), refused on
+ * every later turn since the call stays in the history (HKUDS/nanobot #1487, continuedev/continue
+ * #11270): undefined when each call's arguments parse.
+ */
+export function argumentsRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {status: number; message: string; raw: unknown} | undefined {
+  if (!quirks.has('dashscope-args') || !Array.isArray(body.messages)) return undefined
+  for (const m of body.messages as Array<{role?: unknown; tool_calls?: unknown}>) {
+    if (m?.role !== 'assistant' || !Array.isArray(m.tool_calls)) continue
+    for (const call of m.tool_calls as Array<{function?: {arguments?: unknown}}>) {
+      const args = call?.function?.arguments
+      if (typeof args !== 'string') continue
+      try {
+        JSON.parse(args)
+      } catch {
+        const message =
+          '<400> InternalError.Algo.InvalidParameter: The "function.arguments" parameter of the code model must be in JSON format.'
+        return {
+          status: 400,
+          message,
+          raw: {
+            error: {code: 'invalid_parameter_error', param: null, message, type: 'invalid_request_error'},
+            id: 'chatcmpl-sim',
+            request_id: 'sim',
+          },
+        }
+      }
+    }
   }
   return undefined
 }

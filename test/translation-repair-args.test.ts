@@ -1,0 +1,86 @@
+/**
+ * A tool call with arguments that are not JSON in Codex's history (Qwen3-Coder's broken JSON, a
+ * stream cut at its token limit: Codex keeps each call's arguments exactly as the model wrote
+ * them), to DashScope, which refuses every later request for it (the simulator's `dashscope-args`
+ * quirk, in DashScope's words): one failed try, learned for the model, and from then on each such
+ * call goes with its arguments repaired. The real daemon, the official OpenAI SDK.
+ */
+import OpenAI from 'openai'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+
+const MODEL = 'qwen3-coder-plus+dashscope-args'
+
+let base = ''
+let simOrigin = ''
+let stop: () => Promise<void> = async () => {}
+let keys = new Map<string, string>()
+
+beforeAll(async () => {
+  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
+    {coder: MODEL},
+    {prefix: 'repair-args', provider: 'sim-chat', families: ['responses']},
+  ))
+}, 120_000)
+
+afterAll(() => stop())
+
+/** Codex's next turn after a call whose stream was cut (its output: Codex's parse error), and one that ran. */
+const history = (text: string): OpenAI.Responses.ResponseInputItem[] => [
+  {type: 'message', role: 'user', content: [{type: 'input_text', text: 'list the files'}]},
+  {type: 'function_call', call_id: 'call_1', name: 'shell', arguments: '{"command": ["bash", "-lc", "ls -la'},
+  {
+    type: 'function_call_output',
+    call_id: 'call_1',
+    output: 'failed to parse function arguments: EOF while parsing a string at line 1 column 36',
+  },
+  {type: 'function_call', call_id: 'call_2', name: 'shell', arguments: '{"command":["ls"]}'},
+  {type: 'function_call_output', call_id: 'call_2', output: 'README.md'},
+  {type: 'message', role: 'user', content: [{type: 'input_text', text}]},
+]
+
+const tools: OpenAI.Responses.Tool[] = [
+  {
+    type: 'function',
+    name: 'shell',
+    strict: false,
+    parameters: {type: 'object', properties: {command: {type: 'array', items: {type: 'string'}}}},
+  },
+]
+
+const argumentsSent = (body: Record<string, any>): string[] =>
+  (body.messages as Array<{tool_calls?: Array<{function: {arguments: string}}>}>)
+    .flatMap((m) => m.tool_calls ?? [])
+    .map((c) => c.function.arguments)
+
+describe("DashScope's refusal of a history call's arguments that are not JSON", {timeout: 60_000}, () => {
+  it('one failed try, then the history goes repaired, on every later turn from the start', async () => {
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('coder')!, maxRetries: 0})
+    await takeSimCalls(simOrigin, /./)
+    const first = await openai.responses.create({model: 'gpt-5.5', input: history('go on'), tools})
+    expect(first.status).toBe('completed')
+    expect(first.output.length).toBeGreaterThan(0)
+    const tries = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    expect(tries.map(argumentsSent)).toEqual([
+      ['{"command": ["bash", "-lc", "ls -la', '{"command":["ls"]}'],
+      ['{"command": ["bash", "-lc", "ls -la"]}', '{"command":["ls"]}'],
+    ])
+    // the next turn: repaired from the start, the same bytes
+    await openai.responses.create({model: 'gpt-5.5', input: history('and now?'), tools})
+    const [next] = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    expect(argumentsSent(next)).toEqual(['{"command": ["bash", "-lc", "ls -la"]}', '{"command":["ls"]}'])
+    expect((await projectLogRows(base, 'repair-args-coder', 2)).map((r) => [r.status, r.error])).toEqual([
+      [
+        200,
+        "sim-chat refused a history tool call's arguments that are not JSON: sent again with each such call's arguments repaired",
+      ],
+      [200, null],
+    ])
+    const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
+    const learned = adaptations.find((a) => a.provider === 'sim-chat' && a.model === MODEL)
+    expect(learned.rules).toEqual([
+      "history tool calls' arguments that are not JSON repaired (closed, or {})",
+    ])
+  })
+})
