@@ -16,10 +16,11 @@
  * earlier turns in a field a server does not take back (conversation-rules.ts: the history held to
  * the upstream's rules, each rewrite named by the refusal); thinking asked of an Ollama model
  * without it, an effort beside function tools (gpt-5.6 takes only `"none"` there), xAI's
- * camelCase refusal of `reasoningEffort`, DashScope's of thinking in a non-stream call, and a
- * maximum below the fewest output tokens a server takes. Only these optional fields are ever dropped,
- * renamed, capped or changed, and only when the upstream's error names one that was sent;
- * anything else (a 400 about the conversation, a field the answer depends on) reaches the client
+ * camelCase refusal of `reasoningEffort`, DashScope's of thinking in a non-stream call, a
+ * maximum below the fewest output tokens a server takes, and more tools than a model takes (its
+ * stated cap: the client's first ones go, ../../protocols/tool-cap.ts). Only these optional fields
+ * are ever dropped, renamed, capped or changed, and only when the upstream's error names one that
+ * was sent; anything else (a 400 about the conversation, a field the answer depends on) reaches the client
  * as before. Kept in memory (lost on restart: the first request after it learns again), at most
  * {@link MAX_TARGETS} targets.
  */

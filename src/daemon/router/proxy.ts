@@ -74,8 +74,10 @@ const WRAPPED_MARKER = '"gwx1.'
  * body (a chat client on a chat upstream) by translate.ts `adaptPassedChat` (Gemini's tool-schema
  * keywords behind a chat server, a field or an effort refused, Mistral's tool-call ids...), a
  * Messages body (Claude Code on an Anthropic-compatible server) by `adaptPassedMessages` (its
- * thinking form, thinking for a model without it, a field refused); the bytes as they came when
- * they are not JSON. Called only for an upstream model learned so (`rewritesChatBody`,
+ * thinking form, thinking for a model without it, a field refused), a Gemini body (Gemini CLI on
+ * Gemini) by `adaptPassedGemini` (only its function declarations past the model's cap); the bytes
+ * as they came when they are not JSON. What a rewrite left out (tools past a cap) goes to `notes`,
+ * for the log row. Called only for an upstream model learned so (`rewritesChatBody`,
  * `rewritesMessagesBody`): any other request costs the Map lookup that finds nothing.
  */
 async function passedBody(
