@@ -21,6 +21,12 @@ import {
 } from './conversation-rules.js'
 import {geminiCodec, searchesBesideFunctions} from './gemini.js'
 import {ENCODER_NOTES} from './images.js'
+import {
+  chatBodyWithinToolCap,
+  geminiBodyWithinToolCap,
+  messagesBodyWithinToolCap,
+  requestWithinToolCap,
+} from './tool-cap.js'
 import {clientToolName, renameTools, upstreamToolNames} from './tool-names.js'
 import {chatBodyWithoutSchemaKeys, objectTool, withoutSchemaKeys} from './tool-schemas.js'
 import type {
@@ -60,6 +66,7 @@ import {ChunkText} from './sse-template.js'
 import {chatThinkingIsOff, refusesForcedWhileThinking, thinkingOffForForcedCall} from './thinking-off.js'
 
 export {TranslationError} from './ir.js'
+export {geminiDeclarationCount} from './tool-cap.js'
 export {REMOTE_COMPACTION_REFUSAL} from './responses.js'
 
 export const CODECS: Readonly<Record<Family, Codec>> = {
@@ -152,6 +159,12 @@ export function encodeUpstreamRequest(
   if (adapt?.noWebSearch && optionalSearch(request)) request = {...request, webSearch: undefined}
   // tool-schema keywords a Gemini behind a chat server (or a relay) refused: gone from every schema
   if (adapt?.schemaKeys) request = withoutSchemaKeys(request, adapt.schemaKeys)
+  // more tools than the model takes: the client's first, a line saying which were left out
+  let capNote: string | undefined
+  if (adapt?.toolCap !== undefined) {
+    const capped = requestWithinToolCap(request, adapt.toolCap, upstream !== 'gemini')
+    if (capped) ({request, note: capNote} = capped)
+  }
   const body = codec.encodeRequest(
     names ? renameTools(request, names) : request,
     model,
@@ -202,6 +215,7 @@ export function encodeUpstreamRequest(
   const notes = (body as Record<symbol, unknown>)[ENCODER_NOTES] as string[] | undefined
   if (notes) sent.notes = notes
   if (forcedOff) (sent.notes ??= []).push(FORCED_OFF_NOTE)
+  if (capNote) sent.notes = [...(sent.notes ?? []), capNote]
   // (set after the literal: no spread more on every other request)
   if (upstream === 'messages') messagesSent(body, sent)
   else if (upstream === 'chat') {
@@ -262,6 +276,11 @@ export interface SentRequest {
   notes?: string[]
   /** A chat body passed through held successive user or assistant messages. */
   successiveRoles?: boolean
+  /**
+   * How many tools a body passed through offered (a translated request's are its `request`'s),
+   * counted on a refusal only.
+   */
+  tools?: number
 }
 
 /**
@@ -442,6 +461,12 @@ export interface UpstreamAdaptation {
    * request's always do.
    */
   objectSchemas?: boolean
+  /**
+   * The most tools the model takes, as its refusal of more stated it (OpenAI's and Kimi's 128,
+   * Gemini's 512 function declarations): a request with more goes with the client's first ones
+   * and a line naming the rest at the end of its system prompt (./tool-cap.ts).
+   */
+  toolCap?: number
 }
 
 /** A chat `tool_choice` that forces a call: `required`, or a named function. */
@@ -483,8 +508,19 @@ function unforcedToolChoice(body: Record<string, unknown>): void {
  * upstream: the same for the same body, turn after turn. Called only for an upstream model learned
  * so (adaptations.ts `rewritesChatBody`).
  */
-export function adaptPassedChat(body: Record<string, unknown>, adapt: UpstreamAdaptation): Buffer {
-  const out = (adapt.schemaKeys && chatBodyWithoutSchemaKeys(body, adapt.schemaKeys)) || {...body}
+export function adaptPassedChat(
+  body: Record<string, unknown>,
+  adapt: UpstreamAdaptation,
+  notes?: string[],
+): Buffer {
+  let out = (adapt.schemaKeys && chatBodyWithoutSchemaKeys(body, adapt.schemaKeys)) || {...body}
+  if (adapt.toolCap !== undefined) {
+    const capped = chatBodyWithinToolCap(out, adapt.toolCap)
+    if (capped) {
+      out = capped.body
+      notes?.push(capped.note)
+    }
+  }
   if (adapt.objectSchemas && Array.isArray(out.tools)) out.tools = out.tools.map(objectChatTool)
   if (adapt.alternateRoles && Array.isArray(out.messages)) out.messages = alternatingMessages(out.messages)
   if (adapt.media && Array.isArray(out.messages))
@@ -586,6 +622,7 @@ export function sentOfPassedChat(
   }
   if (Array.isArray(body.messages) && alternatingMessages(body.messages) !== body.messages)
     sent.successiveRoles = true
+  if (Array.isArray(body.tools)) sent.tools = body.tools.length
   return sent
 }
 
@@ -600,6 +637,7 @@ export function sentOfPassedMessages(
   const sent: SentRequest = {upstream: 'messages', fields: Object.keys(body), stream: body.stream === true}
   if (adaptedWith) sent.adaptedWith = adaptedWith
   if (typeof body.max_tokens === 'number') sent.maxTokens = body.max_tokens
+  if (Array.isArray(body.tools)) sent.tools = body.tools.length
   messagesSent(body, sent)
   return sent
 }
@@ -613,12 +651,40 @@ export function sentOfPassedMessages(
  * client sent it (its cache marks, its blocks, in its order). Called only for an upstream model
  * learned so (adaptations.ts `rewritesMessagesBody`).
  */
-export function adaptPassedMessages(body: Record<string, unknown>, adapt: UpstreamAdaptation): Buffer {
-  const out = {...body}
+export function adaptPassedMessages(
+  body: Record<string, unknown>,
+  adapt: UpstreamAdaptation,
+  notes?: string[],
+): Buffer {
+  let out = {...body}
+  if (adapt.toolCap !== undefined) {
+    const capped = messagesBodyWithinToolCap(out, adapt.toolCap)
+    if (capped) {
+      out = capped.body
+      notes?.push(capped.note)
+    }
+  }
   if (adapt.thinking) passedThinkingForm(out, adapt.thinking)
   if (adapt.claude?.noForcedTools) unforcedMessagesChoice(out)
   adaptBody(out, adapt, undefined)
   return upstreamBytes(out)
+}
+
+/**
+ * A Gemini body passed through untranslated (Gemini CLI on Gemini) with what was learned of its
+ * upstream model applied: only its function declarations held to the most the model takes
+ * (`toolCap`, ./tool-cap.ts), everything else as the client sent it. Its bytes for the upstream,
+ * and what the log row says was left out (pushed to `notes`). Called only for an upstream model
+ * learned so.
+ */
+export function adaptPassedGemini(
+  body: Record<string, unknown>,
+  adapt: UpstreamAdaptation,
+  notes?: string[],
+): Buffer {
+  const capped = adapt.toolCap !== undefined ? geminiBodyWithinToolCap(body, adapt.toolCap) : undefined
+  if (capped) notes?.push(capped.note)
+  return upstreamBytes(capped?.body ?? body)
 }
 
 /**

@@ -48,6 +48,7 @@ import {
   refusedHistory,
   refusedMedia,
   kimiRefusal,
+  toolCapRefusal,
   toolChoiceRefusal,
   thinkingRefusal,
   chatCallSignature,
@@ -1028,6 +1029,20 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
       const media = raw && typeof raw === 'object' ? refusedMedia(body, selection.quirks) : undefined
       if (media) throw new ChatSimError(media.status, media.message, media.type, media.code, null, media.raw)
       validateChatBody(body)
+      const tooMany = toolCapRefusal(
+        'chat',
+        Array.isArray(body.tools) ? body.tools.length : 0,
+        selection.quirks,
+      )
+      if (tooMany)
+        throw new ChatSimError(
+          tooMany.status,
+          tooMany.message,
+          'invalid_request_error',
+          null,
+          'tools',
+          tooMany.raw,
+        )
       const overflow = contextRefusal(body, selection.quirks, promptTokensOf(body.messages as Msg[]))
       if (overflow) throw bad(overflow, null, 'invalid_request_error')
       const strict = selection.quirks.has('strict-fields') ? strictFieldsProblem(body) : undefined

@@ -20,8 +20,10 @@ import {
   outputLimit,
   REASONING_HISTORY,
   refusedField,
+  rewritesChatBody,
   rewritesMessagesBody,
   supportedValues,
+  toolCapStated,
   UpstreamAdaptations,
 } from './adaptations.js'
 
@@ -3288,5 +3290,97 @@ describe("DashScope's refusal of history tool-call arguments that are not JSON",
     ).toBeUndefined()
     const messages = encodeUpstreamRequest(codex(), 'messages', 'claude-x').sent
     expect(a.learn('d', 'c', dashscope, messages)).toBeUndefined()
+  })
+})
+
+describe('more tools than the model takes', () => {
+  const openaiCap = JSON.stringify({
+    error: {
+      message:
+        "Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 140 instead.",
+      type: 'invalid_request_error',
+      param: 'tools',
+      code: 'array_above_max_length',
+    },
+  })
+  const kimiCap = JSON.stringify({
+    error: {message: 'a max of 128 tools can be supported', type: 'invalid_request_error'},
+  })
+  const geminiCap = JSON.stringify({
+    error: {
+      code: 400,
+      message:
+        '* GenerateContentRequest.tools[0].function_declarations: [FIELD_INVALID] At most 512 function declarations can be specified.\n',
+      status: 'INVALID_ARGUMENT',
+    },
+  })
+  const chatWith = (n: number) => ({
+    model: 'gpt-5-mini',
+    messages: [{role: 'user', content: 'hi'}],
+    tools: Array.from({length: n}, (_, i) => ({type: 'function', function: {name: `t${i}`, parameters: {}}})),
+  })
+
+  it("reads the cap from OpenAI's, Kimi's and Gemini's words only", () => {
+    expect(toolCapStated(openaiCap)).toBe(128)
+    expect(toolCapStated(kimiCap)).toBe(128)
+    expect(toolCapStated(geminiCap)).toBe(512)
+    expect(
+      toolCapStated("Invalid 'messages': array too long. Expected an array with maximum length 2048"),
+    ).toBeUndefined()
+    expect(toolCapStated(openai("Unsupported parameter: 'tools'", 'tools'))).toBeUndefined()
+  })
+
+  it('a translated request learns it once, below what it sent; the next request goes with the first 128', () => {
+    const a = new UpstreamAdaptations()
+    const client = decodeClientRequest('chat', chatWith(140), {})
+    const first = encodeUpstreamRequest(client, 'responses', 'gpt-5-mini')
+    const note = "refused 140 tools (it takes at most 128): sent again with the client's first 128"
+    expect(a.learn('openai', 'gpt-5-mini', openaiCap, first.sent)).toBe(note)
+    const learned = a.get('openai', 'gpt-5-mini')
+    expect(learned).toEqual({toolCap: 128})
+    const again = encodeUpstreamRequest(client, 'responses', 'gpt-5-mini', {}, learned)
+    expect(JSON.parse(again.body.toString()).tools).toHaveLength(128)
+    // refused again (it counts something else): the client sees it
+    expect(a.learn('openai', 'gpt-5-mini', openaiCap, again.sent)).toBeUndefined()
+    // a request with fewer tools than the stated cap, or with none, learns nothing
+    const few = encodeUpstreamRequest(decodeClientRequest('chat', chatWith(100), {}), 'chat', 'x')
+    expect(a.learn('openai', 'x', openaiCap, few.sent)).toBeUndefined()
+    expect(
+      a.learn('openai', 'x', openaiCap, {upstream: 'chat', fields: ['model', 'messages']}),
+    ).toBeUndefined()
+    expect(a.list()[0].rules).toEqual([
+      "at most 128 tools (its stated limit): the client's first 128 sent, and those its history calls, a line in the system prompt naming the rest",
+    ])
+  })
+
+  it('chat and Messages bodies passed through learn it and are rewritten; Gemini bodies by their declarations', () => {
+    const a = new UpstreamAdaptations()
+    const body = chatWith(140)
+    expect(a.learn('kimi', 'k2', kimiCap, sentOfPassedChat(body))).toMatch(/^refused 140 tools/)
+    const learned = a.get('kimi', 'k2')!
+    expect(rewritesChatBody(learned)).toBe(true)
+    const notes: string[] = []
+    const sent = JSON.parse(adaptPassedChat(body, learned, notes).toString())
+    expect(sent.tools).toHaveLength(128)
+    expect(sent.messages[0].role).toBe('system')
+    expect(notes).toHaveLength(1)
+    const messages = {
+      model: 'kimi-for-coding',
+      max_tokens: 100,
+      messages: [{role: 'user', content: 'hi'}],
+      tools: Array.from({length: 130}, (_, i) => ({name: `t${i}`, input_schema: {}})),
+    }
+    expect(a.learn('kimi', 'kimi-for-coding', kimiCap, sentOfPassedMessages(messages))).toMatch(
+      /^refused 130/,
+    )
+    const forMessages = a.get('kimi', 'kimi-for-coding')!
+    expect(rewritesMessagesBody(forMessages)).toBe(true)
+    expect(JSON.parse(adaptPassedMessages(messages, forMessages).toString()).tools).toHaveLength(128)
+    // Gemini passed through: the declarations it sent
+    expect(a.learnToolCap('google', 'gemini-2.5-pro', geminiCap, 520, undefined)).toBe(
+      "refused 520 tools (it takes at most 512): sent again with the client's first 512",
+    )
+    expect(a.learnToolCap('google', 'gemini-2.5-pro', geminiCap, 512, {toolCap: 512})).toBeUndefined()
+    expect(a.learnToolCap('google', 'other', openai('bad', null), 520, undefined)).toBeUndefined()
   })
 })

@@ -18,10 +18,12 @@
  * without it, an effort beside function tools (gpt-5.6 takes only `"none"` there), xAI's
  * camelCase refusal of `reasoningEffort`, DashScope's of thinking in a non-stream call, a
  * maximum below the fewest output tokens a server takes, a forced `tool_choice` refused in
- * thinking mode (sent with thinking off, or as `auto` with the call asked for in words), and
- * Codex's tool shapes refused by a Responses server that is not OpenAI's (plain-tools.ts). Only these optional fields are ever dropped,
- * renamed, capped or changed, and only when the upstream's error names one that was sent;
- * anything else (a 400 about the conversation, a field the answer depends on) reaches the client
+ * thinking mode (sent with thinking off, or as `auto` with the call asked for in words), Codex's
+ * tool shapes refused by a Responses server that is not OpenAI's (plain-tools.ts), and more tools
+ * than a model takes (its stated cap: the client's first ones go, ../../protocols/tool-cap.ts).
+ * Only these optional fields are ever dropped, renamed, capped or changed, and only when the
+ * upstream's error names one that was sent; anything else (a 400 about the conversation, a field
+ * the answer depends on) reaches the client
  * as before. Kept in memory (lost on restart: the first request after it learns again), at most
  * {@link MAX_TARGETS} targets.
  */
@@ -104,6 +106,7 @@ const CHAT_BODY_RULES = [
   'noThinkingUnstreamed',
   'minOutputTokens',
   'objectSchemas',
+  'toolCap',
   'media',
   'json',
   'jsonInstruction',
@@ -136,6 +139,7 @@ const MESSAGES_BODY_RULES = [
   'minOutputTokens',
   'effortOnlyWithThinking',
   'forcedThinkingOff',
+  'toolCap',
 ] as const satisfies ReadonlyArray<keyof UpstreamAdaptation>
 
 /**
@@ -144,6 +148,45 @@ const MESSAGES_BODY_RULES = [
  */
 export const rewritesMessagesBody = (a: UpstreamAdaptation | undefined): boolean =>
   holdsAny(a, MESSAGES_BODY_RULES) || a?.claude?.noForcedTools === true
+
+/**
+ * The most tools an upstream's refusal of more states it takes: OpenAI's "Invalid 'tools': array
+ * too long. Expected an array with maximum length 128, but got an array with length 140 instead."
+ * (chat completions and Responses), Kimi's "a max of 128 tools can be supported", Gemini's
+ * "tools[0].function_declarations: [FIELD_INVALID] At most 512 function declarations can be
+ * specified." Undefined for any other refusal.
+ */
+export function toolCapStated(errorText: string): number | undefined {
+  const stated =
+    /Invalid 'tools': array too long\. Expected an array with maximum length (\d{1,5})\b/.exec(
+      errorText,
+    )?.[1] ??
+    /\ba max of (\d{1,5}) tools can be supported/i.exec(errorText)?.[1] ??
+    /\bAt most (\d{1,5}) function declarations can be specified/i.exec(errorText)?.[1]
+  const n = Number(stated)
+  return stated !== undefined && n >= 1 ? n : undefined
+}
+
+/**
+ * What a refusal of more tools than the model takes teaches a request that sent `sent` tools
+ * (its tools held to the cap stated from then on), when it states one below them and below any
+ * learned before; undefined otherwise (the tools it cannot go without, those its history calls,
+ * over the cap: the client sees the refusal).
+ */
+function toolCapRefusal(
+  errorText: string,
+  sent: number | undefined,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  if (sent === undefined) return undefined
+  const cap = toolCapStated(errorText)
+  if (cap === undefined || cap >= sent || (known.toolCap !== undefined && cap >= known.toolCap))
+    return undefined
+  return {
+    next: {...known, toolCap: cap},
+    note: `refused ${sent} tools (it takes at most ${cap}): sent again with the client's first ${cap}`,
+  }
+}
 
 /** How many refused fields one request may learn before its 400 goes to the client. */
 export const MAX_ADAPTATIONS_A_REQUEST = 3
@@ -989,6 +1032,14 @@ function decide(
   // llama.cpp answers its refusal of images with a 500, older vLLM its refusal of a file with a
   // 501: nothing else is learned from one
   if (status >= 500) return undefined
+  // more tools than the model takes (a translated request's count with its web search, which the
+  // upstream counts as one)
+  if (status === 400) {
+    const tools =
+      sent.tools ?? (sent.request ? sent.request.tools.length + (sent.request.webSearch ? 1 : 0) : undefined)
+    const cap = toolCapRefusal(errorText, tools, known)
+    if (cap) return cap
+  }
   // Gemini's refusal of fields it does not know, by their place: tool-schema keywords (behind a
   // chat server or a relay), the ids of function calls and responses (Vertex AI)
   const unknown =
@@ -1410,6 +1461,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.alternateRoles) rules.push('successive user or assistant messages sent as one message')
   if (a.objectSchemas)
     rules.push('tool schemas whose top level is a union (oneOf, anyOf, allOf) sent as one object each')
+  if (a.toolCap !== undefined)
+    rules.push(
+      `at most ${a.toolCap} tools (its stated limit): the client's first ${a.toolCap} sent, and those its history calls, a line in the system prompt naming the rest`,
+    )
   if (a.thoughtSignatures)
     rules.push(
       `a tool call turn without its thought signature sent with skip_thought_signature_validator (${a.thoughtSignatures === 'reasoning_details' ? 'reasoning_details' : `extra_content.${a.thoughtSignatures}`})`,
@@ -1552,6 +1607,23 @@ export class UpstreamAdaptations {
       next: {...adaptedWith, plainTools: true},
       note: "refused Codex's tool shapes: sent again with every tool a plain function",
     })
+  }
+
+  /**
+   * Learns from a 400 of `provider`'s `model` to a Gemini request passed through untranslated
+   * (Gemini CLI on Gemini), which offered `sent` function declarations and was sent with
+   * `adaptedWith` learned: only a refusal of more than the model takes, its requests going with
+   * the client's first ones from then on. Says so for the log row, as {@link learn} does; else
+   * undefined.
+   */
+  learnToolCap(
+    provider: string,
+    model: string,
+    errorText: string,
+    sent: number,
+    adaptedWith: UpstreamAdaptation | undefined,
+  ): string | undefined {
+    return this.settle(provider, model, adaptedWith, toolCapRefusal(errorText, sent, adaptedWith ?? {}))
   }
 
   /** Keeps what a refusal taught (`decided`), unless another request learned something meanwhile. */

@@ -39,6 +39,7 @@ import {
   rewritesChatBody,
   rewritesMessagesBody,
   sentMedia,
+  toolCapStated,
   UpstreamAdaptations,
 } from './adaptations.js'
 import type {Translation} from './translated.js'
@@ -73,14 +74,17 @@ const WRAPPED_MARKER = '"gwx1.'
  * body (a chat client on a chat upstream) by translate.ts `adaptPassedChat` (Gemini's tool-schema
  * keywords behind a chat server, a field or an effort refused, Mistral's tool-call ids...), a
  * Messages body (Claude Code on an Anthropic-compatible server) by `adaptPassedMessages` (its
- * thinking form, thinking for a model without it, a field refused); the bytes as they came when
- * they are not JSON. Called only for an upstream model learned so (`rewritesChatBody`,
+ * thinking form, thinking for a model without it, a field refused), a Gemini body (Gemini CLI on
+ * Gemini) by `adaptPassedGemini` (only its function declarations past the model's cap); the bytes
+ * as they came when they are not JSON. What a rewrite left out (tools past a cap) goes to `notes`,
+ * for the log row. Called only for an upstream model learned so (`rewritesChatBody`,
  * `rewritesMessagesBody`): any other request costs the Map lookup that finds nothing.
  */
 async function passedBody(
-  family: 'chat' | 'messages',
+  family: 'chat' | 'messages' | 'gemini',
   body: Buffer,
   adapt: UpstreamAdaptation,
+  notes: string[],
 ): Promise<Buffer> {
   let json: unknown
   try {
@@ -90,14 +94,25 @@ async function passedBody(
   }
   if (!json || typeof json !== 'object' || Array.isArray(json)) return body
   const [translate] = translationLoaded ?? (await loadTranslation())
-  return family === 'chat'
-    ? translate.adaptPassedChat(json as Record<string, unknown>, adapt)
-    : translate.adaptPassedMessages(json as Record<string, unknown>, adapt)
+  const rewrite =
+    family === 'chat'
+      ? translate.adaptPassedChat
+      : family === 'messages'
+        ? translate.adaptPassedMessages
+        : translate.adaptPassedGemini
+  return rewrite(json as Record<string, unknown>, adapt, notes)
 }
 
-/** Whether what was learned of an upstream model rewrites a body of `family` passed through to it. */
+/**
+ * Whether what was learned of an upstream model rewrites a body of `family` passed through to it
+ * (a Gemini body: only for more function declarations than the model takes).
+ */
 const rewritesPassed = (family: Family, learned: UpstreamAdaptation | undefined): boolean =>
-  family === 'chat' ? rewritesChatBody(learned) : family === 'messages' && rewritesMessagesBody(learned)
+  family === 'chat'
+    ? rewritesChatBody(learned)
+    : family === 'messages'
+      ? rewritesMessagesBody(learned)
+      : family === 'gemini' && learned?.toolCap !== undefined
 
 /**
  * What translated upstreams were found to refuse, and the context windows upstreams stated, per
@@ -295,7 +310,7 @@ export async function proxyRequest(
           // an upstream found to refuse something of a chat or Messages body (adaptations.ts):
           // what was learned of it applies to a client's requests passed through, as to
           // translated ones
-          if (family === 'chat' || family === 'messages') {
+          if (family === 'chat' || family === 'messages' || family === 'gemini') {
             passedWith = adaptations.get(target.provider.name, model ?? prepared.requestedModel ?? '')
             body = await passedBytes(body, target, passedWith)
           }
@@ -532,8 +547,12 @@ export async function proxyRequest(
     target: ProxyTarget,
     learned: UpstreamAdaptation | undefined,
   ): Promise<Buffer> {
-    if (rewritesPassed(family, learned))
-      body = await passedBody(family as 'chat' | 'messages', body, learned!)
+    if (rewritesPassed(family, learned)) {
+      // (what it left out, said on the log row once)
+      const notes: string[] = []
+      body = await passedBody(family as 'chat' | 'messages' | 'gemini', body, learned!, notes)
+      for (const note of notes) if (!adapted.includes(note)) adapted.push(note)
+    }
     if (
       family === 'messages' &&
       sendsBillingLine(request.headers['user-agent']) &&
@@ -641,10 +660,12 @@ export async function proxyRequest(
           : undefined
       if (change) {
         adaptations.noteStatedWindow(provider.name, translated.upstreamModel, errorText as string, family)
+        // (the row says what was learned before what the encoding then left out)
+        const at = adapted.length
         const again = await translateFor(target, model)
         if (again !== 'answered') {
           tried--
-          adapted.push(`${provider.name} ${change}`)
+          adapted.splice(at, 0, `${provider.name} ${change}`)
           return tryTarget(i, model, again.body, credential, {
             ...again,
             adapted: (translated.adapted ?? 0) + 1,
@@ -703,12 +724,53 @@ export async function proxyRequest(
       if (change) {
         // the client's bytes again, with what is learned now (the same bytes as later turns)
         const learned = adaptations.get(provider.name, upstreamModelName)
+        const at = adapted.length
         const again = await passedBytes((stripped ?? prepared).bodyFor(model), target, learned)
         // (a rule learned that changes nothing of this body: the refusal is the client's)
         if (!again.equals(body)) {
           adaptations.noteStatedWindow(provider.name, upstreamModelName, errorText as string, family)
           tried--
-          adapted.push(`${provider.name} ${change}`)
+          adapted.splice(at, 0, `${provider.name} ${change}`)
+          return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+        }
+      }
+    }
+    // Gemini CLI's function declarations (its MCP servers' tools) past the most a Gemini model
+    // takes ("At most 512 function declarations can be specified."): learned, and the request
+    // goes again with the client's first ones, as later ones do (read only for a body that
+    // offers any)
+    if (
+      !translated &&
+      family === 'gemini' &&
+      status === 400 &&
+      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
+      upstream.headers['content-encoding'] === undefined &&
+      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
+      body.indexOf('"functionDeclarations"') !== -1
+    ) {
+      errorText = await errorBody(upstream.body)
+      const upstreamModelName = model ?? prepared.requestedModel ?? ''
+      let change: string | undefined
+      if (typeof errorText === 'string' && toolCapStated(errorText) !== undefined) {
+        let sentBody: unknown
+        try {
+          sentBody = parseJsonBytes(body)
+        } catch {
+          // (not JSON: the client's to see)
+        }
+        if (sentBody && typeof sentBody === 'object' && !Array.isArray(sentBody)) {
+          const [translate] = translationLoaded ?? (await loadTranslation())
+          const count = translate.geminiDeclarationCount(sentBody as Record<string, unknown>)
+          change = adaptations.learnToolCap(provider.name, upstreamModelName, errorText, count, passedWith)
+        }
+      }
+      if (change) {
+        const learned = adaptations.get(provider.name, upstreamModelName)
+        const at = adapted.length
+        const again = await passedBytes((stripped ?? prepared).bodyFor(model), target, learned)
+        if (!again.equals(body)) {
+          tried--
+          adapted.splice(at, 0, `${provider.name} ${change}`)
           return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
         }
       }

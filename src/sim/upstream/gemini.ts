@@ -19,6 +19,7 @@ import {
   quirkAnswer,
   refusedThinkingBudget,
   selectQuirks,
+  toolCapRefusal,
   unknownQuirkMessage,
 } from './quirks.js'
 import {functionCallSignature, geminiHistoryProblem} from './turn-checks.js'
@@ -282,6 +283,12 @@ function handle(context: SimContext) {
     const declarations = tools.flatMap((t) =>
       Array.isArray(t?.functionDeclarations) ? (t.functionDeclarations as Body[]) : [],
     )
+    const tooMany =
+      method === 'countTokens' ? undefined : toolCapRefusal('gemini', declarations.length, quirks)
+    if (tooMany) {
+      sendJson(request.res, tooMany.status, tooMany.raw)
+      return
+    }
     const badName = declarations.find(
       (d) => typeof d?.name === 'string' && !/^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$/.test(d.name),
     )

@@ -22,6 +22,7 @@ import {
   refusedMaxOutput,
   contextRefusal,
   selectQuirks,
+  toolCapRefusal,
   unknownQuirkMessage,
 } from './quirks.js'
 import type {DroppedThinking} from './turn-checks.js'
@@ -347,6 +348,11 @@ function handleMessages(context: SimContext) {
       ollamaMessagesThinkingRefusal(body, selection.model, quirks)
     if (refusedFirst) {
       context.sendError(request, 400, refusedFirst, 'invalid_request_error', {'request-id': simId('req_')})
+      return
+    }
+    const tooMany = toolCapRefusal('messages', Array.isArray(body.tools) ? body.tools.length : 0, quirks)
+    if (tooMany) {
+      sendJson(request.res, tooMany.status, tooMany.raw)
       return
     }
     const deepseek =

@@ -1452,3 +1452,73 @@ describe('successive-roles', () => {
     expect(taken.status).toBe(200)
   })
 })
+
+describe('more tools than the model takes', () => {
+  const chatFns = (n: number) =>
+    Array.from({length: n}, (_, i) => ({
+      type: 'function',
+      function: {name: `t${i}`, parameters: {type: 'object'}},
+    }))
+
+  it("tool-cap-128: OpenAI's 400 on chat completions and Responses, Kimi's words on Messages; 128 pass", async () => {
+    const refused = await chat({model: 'gpt-5-mini+tool-cap-128', tools: chatFns(140)})
+    expect([refused.status, refused.json!.error]).toEqual([
+      400,
+      {
+        message:
+          "Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 140 instead.",
+        type: 'invalid_request_error',
+        param: 'tools',
+        code: 'array_above_max_length',
+      },
+    ])
+    expect((await chat({model: 'gpt-5-mini+tool-cap-128', tools: chatFns(128)})).status).toBe(200)
+    const fns = Array.from({length: 129}, (_, i) => ({
+      type: 'function',
+      name: `t${i}`,
+      parameters: {type: 'object'},
+    }))
+    const responses = await post('/v1/responses', {model: 'gpt-5-mini+tool-cap-128', input: 'hi', tools: fns})
+    expect([responses.status, (responses.json!.error as {code: string}).code]).toEqual([
+      400,
+      'array_above_max_length',
+    ])
+    expect(
+      (await post('/v1/responses', {model: 'gpt-5-mini+tool-cap-128', input: 'hi', tools: fns.slice(1)}))
+        .status,
+    ).toBe(200)
+    const messages = await post('/v1/messages', {
+      model: 'kimi-k2.6+tool-cap-128',
+      max_tokens: 100,
+      messages: [{role: 'user', content: 'hi'}],
+      tools: Array.from({length: 130}, (_, i) => ({name: `t${i}`, input_schema: {type: 'object'}})),
+    })
+    expect([messages.status, (messages.json!.error as {message: string}).message]).toEqual([
+      400,
+      'a max of 128 tools can be supported',
+    ])
+  })
+
+  it("tool-cap-512 on Gemini: the API's words for its function declarations across its tools entries", async () => {
+    const declarations = (n: number, from = 0) =>
+      Array.from({length: n}, (_, i) => ({name: `t${from + i}`, parametersJsonSchema: {type: 'object'}}))
+    const path = '/v1beta/models/gemini-2.5-pro+tool-cap-512:generateContent'
+    const contents = [{role: 'user', parts: [{text: 'hi'}]}]
+    const refused = await post(path, {
+      contents,
+      tools: [{functionDeclarations: declarations(300)}, {functionDeclarations: declarations(213, 300)}],
+    })
+    expect([refused.status, refused.json!.error]).toEqual([
+      400,
+      {
+        code: 400,
+        message:
+          '* GenerateContentRequest.tools[0].function_declarations: [FIELD_INVALID] At most 512 function declarations can be specified.\n',
+        status: 'INVALID_ARGUMENT',
+      },
+    ])
+    expect((await post(path, {contents, tools: [{functionDeclarations: declarations(512)}]})).status).toBe(
+      200,
+    )
+  })
+})

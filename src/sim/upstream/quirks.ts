@@ -90,6 +90,9 @@ export const SIM_QUIRKS = [
   // a Responses server that takes function tools only (vLLM, llama.cpp): Codex's namespaces,
   // custom tools and `additional_tools` item refused
   'plain-tools',
+  // more tools than the model takes: OpenAI's and Kimi's 128, Gemini's 512 function declarations
+  'tool-cap-128',
+  'tool-cap-512',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -1150,4 +1153,36 @@ export function xaiRefusal(
   if (!quirks.has('xai-params') || (!effort && !stop)) return undefined
   const message = `Model ${model} does not support parameter ${effort ? 'reasoningEffort' : 'stop'}.`
   return {status: 400, message, raw: {code: 'Client specified an invalid argument', error: message}}
+}
+
+/**
+ * Quirks `tool-cap-128` and `tool-cap-512`: a model that takes at most that many tools, refusing
+ * `count` more in its family's words, as the status and whole error body: OpenAI's on chat
+ * completions and Responses ("Invalid 'tools': array too long. Expected an array with maximum
+ * length 128, but got an array with length 140 instead.", `code: array_above_max_length`), Kimi's
+ * on Messages (its Anthropic endpoint: "a max of 128 tools can be supported"), Gemini's on Gemini
+ * (function declarations: "At most 512 function declarations can be specified."). Undefined when
+ * they fit.
+ */
+export function toolCapRefusal(
+  family: 'chat' | 'responses' | 'messages' | 'gemini',
+  count: number,
+  quirks: Quirks,
+): {status: number; message: string; raw: unknown} | undefined {
+  const cap = quirks.has('tool-cap-128') ? 128 : quirks.has('tool-cap-512') ? 512 : undefined
+  if (cap === undefined || count <= cap) return undefined
+  if (family === 'gemini') {
+    const message = `* GenerateContentRequest.tools[0].function_declarations: [FIELD_INVALID] At most ${cap} function declarations can be specified.\n`
+    return {status: 400, message, raw: {error: {code: 400, message, status: 'INVALID_ARGUMENT'}}}
+  }
+  if (family === 'messages') {
+    const message = `a max of ${cap} tools can be supported`
+    return {status: 400, message, raw: {error: {message, type: 'invalid_request_error'}}}
+  }
+  const message = `Invalid 'tools': array too long. Expected an array with maximum length ${cap}, but got an array with length ${count} instead.`
+  return {
+    status: 400,
+    message,
+    raw: {error: {message, type: 'invalid_request_error', param: 'tools', code: 'array_above_max_length'}},
+  }
 }

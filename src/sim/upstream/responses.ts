@@ -19,6 +19,7 @@ import {
   plainToolsRefusal,
   quirkAnswer,
   selectQuirks,
+  toolCapRefusal,
   unknownQuirkMessage,
   unsupportedResponsesParameter,
   xaiRefusal,
@@ -207,6 +208,11 @@ function handle(context: SimContext) {
     }
     if (body.input === undefined) {
       context.sendError(request, 400, 'Missing required parameter: input', 'invalid_request_error')
+      return
+    }
+    const tooMany = toolCapRefusal('responses', Array.isArray(body.tools) ? body.tools.length : 0, quirks)
+    if (tooMany) {
+      sendJson(request.res, tooMany.status, tooMany.raw)
       return
     }
     const plain = plainToolsRefusal(body, quirks)
