@@ -28,7 +28,7 @@ import {upstreamErrorMessage} from '../../protocols/errors.js'
 import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
 import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
-import {refusesOpenAiToolShapes} from './plain-tools.js'
+import {refusesCodexLite, refusesOpenAiToolShapes} from './plain-tools.js'
 
 /**
  * Top-level fields a translated chat or Responses request may go without, or with another name,
@@ -1473,7 +1473,10 @@ export class UpstreamAdaptations {
     if (adaptedWith?.plainTools || !refusesOpenAiToolShapes(errorText)) return undefined
     return this.settle(provider, model, adaptedWith, {
       next: {...adaptedWith, plainTools: true},
-      note: "refused Codex's tool shapes: sent again with every tool a plain function",
+      // (the plain request goes without Codex's Lite header: ./proxy.ts)
+      note: refusesCodexLite(errorText)
+        ? "refused Codex's Responses Lite request: sent again with every tool a plain function, without the Lite header"
+        : "refused Codex's tool shapes: sent again with every tool a plain function",
     })
   }
 

@@ -94,8 +94,32 @@ function privateV4(host: string): boolean {
  * namespace not supported", a `literal_error` whose input is `namespace` or `custom`, "Unsupported
  * Responses API input item type: 'additional_tools'"), llama.cpp's ("'type' of tool must be
  * 'function'"), Ollama's ("Unsupported tool type"), xAI's 422 for an input item it has no variant
- * of ("did not match any variant of untagged enum").
+ * of ("did not match any variant of untagged enum"); a hosted server's refusal of Codex's
+ * "Responses Lite" request ({@link refusesCodexLite}); OpenRouter's schema error for a tool that is
+ * neither a function nor one of its own (a zod `invalid_union` at `["tools", N]` whose variants
+ * expected `openrouter:datetime` and the like), its words nested in a JSON string, so its quotes
+ * escaped and its line breaks `\n`.
  */
 export function refusesOpenAiToolShapes(errorText: string): boolean {
-  return /namespace|additional_tools|'custom'|"custom"|tool type|type' of tool|untagged enum/i.test(errorText)
+  return (
+    /namespace|additional_tools|'custom'|"custom"|tool type|type' of tool|untagged enum/i.test(errorText) ||
+    refusesCodexLite(errorText) ||
+    (errorText.includes('invalid_union') &&
+      /expected\W*openrouter:/.test(errorText) &&
+      /path(?:\W|\\n)*tools(?:\W|\\n)*\d/.test(errorText))
+  )
+}
+
+/**
+ * Whether an upstream's error refuses Codex's "Responses Lite" request as such (the header
+ * `x-openai-internal-codex-responses-lite` honoured): Azure OpenAI's 400 for a tool of its item
+ * that is not a function, a custom tool or the client-run tool search ("X-OpenAI-Internal-Codex-
+ * Responses-Lite only supports function tools, custom tools, and client-executed tool search."),
+ * and OpenAI's for a model that is not a Lite one, which a route's model rewrite gives ("This model
+ * is not supported when using X-OpenAI-Internal-Codex-Responses-Lite.").
+ */
+export function refusesCodexLite(errorText: string): boolean {
+  return /X-OpenAI-Internal-Codex-Responses-Lite only supports|not supported when using X-OpenAI-Internal-Codex-Responses-Lite/i.test(
+    errorText,
+  )
 }

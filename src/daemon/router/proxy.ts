@@ -576,8 +576,9 @@ export async function proxyRequest(
           provider,
           credential,
           body.length,
-          // (Codex's tools made plain for a Responses server: its headers go as passed through)
-          translated !== undefined && provider.family !== family,
+          // (Codex's tools made plain for a Responses server: its headers go as passed through,
+          // but its Lite header: ./headers.ts)
+          translated === undefined ? false : provider.family !== family || 'plain',
           translated?.sent.beta,
         ),
         body: body.length > 0 ? body : undefined,
