@@ -304,7 +304,7 @@ describe("Codex's Responses Lite request refused by a hosted server", {timeout: 
     'x-codex-turn-metadata': '{"turn_id":"t1"}',
   }
   const NOTE =
-    "sim-responses refused Codex's Responses Lite request: sent again with every tool a plain function, without the Lite header"
+    "sim-responses refused Codex's Responses Lite request: sent again as for a model that is not Lite (its tools in `tools`, without the Lite header)"
 
   for (const [id, model, words] of [
     [
@@ -314,7 +314,7 @@ describe("Codex's Responses Lite request refused by a hosted server", {timeout: 
     ],
     ['not-lite', 'gpt-5.5', 'This model is not supported when using X-OpenAI-Internal-Codex-Responses-Lite.'],
   ] as const)
-    it(`${id}: learned from its words; sent again plain without the Lite header, and so are later turns`, async () => {
+    it(`${id}: learned from its words; sent again as for a model that is not Lite, without the Lite header, and so are later turns`, async () => {
       await takeSimRequests()
       const first = await client(id)
         .responses.stream(codexRequest() as unknown as OpenAI.Responses.ResponseCreateParamsStreaming, {
@@ -328,14 +328,13 @@ describe("Codex's Responses Lite request refused by a hosted server", {timeout: 
       expect(refused.body.input[0].type).toBe('additional_tools')
       expect(again.headers['x-openai-internal-codex-responses-lite']).toBeUndefined()
       expect(again.headers['x-codex-turn-metadata']).toBe('{"turn_id":"t1"}')
-      expect(again.body.tools.every((t: {type: string}) => t.type === 'function')).toBe(true)
-      expect(JSON.stringify(again.body.input)).not.toContain('additional_tools')
+      // Codex's tools as it sends them for a model that is not Lite: its own, then the item's, as they came
+      const lite = codexRequest()
+      expect(again.body.tools).toEqual([...lite.tools, ...codexLiteTools().tools])
+      expect(again.body.input).toEqual(lite.input.slice(1))
       expect(again.body.model).toBe(`${model}+${id}`)
-      // the simulator's call of the first tool it was offered: Codex's sub-agent tool, in its namespace
-      expect(first.output.find((o) => o.type === 'function_call')).toMatchObject({
-        name: 'spawn_agent',
-        namespace: 'multi_agent_v1',
-      })
+      // the simulator's answer, as it came (a pass-through)
+      expect([first.status, first.output_text]).toEqual(['completed', 'PONG from sim: use a tool'])
       const [row] = await projectLogRows(base, id, 1)
       expect([row.status, row.error]).toEqual([200, NOTE])
       // what the simulator answered the first try: the refusal in the server's words
@@ -372,7 +371,9 @@ describe("Codex's Responses Lite request refused by a hosted server", {timeout: 
       expect(
         learned.adaptations.find((a) => a.provider === 'sim-responses' && a.model === `${model}+${id}`)
           ?.rules,
-      ).toContain("Codex's namespaces and custom tools sent as plain functions (they were refused)")
+      ).toEqual([
+        "Codex's Responses Lite requests sent as for a model that is not Lite: its tools in `tools`, without the Lite header (refused)",
+      ])
     })
 })
 

@@ -1276,6 +1276,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     )
   if (a.plainTools)
     rules.push("Codex's namespaces and custom tools sent as plain functions (they were refused)")
+  else if (a.liteOff)
+    rules.push(
+      "Codex's Responses Lite requests sent as for a model that is not Lite: its tools in `tools`, without the Lite header (refused)",
+    )
   if (a.drop?.length) rules.push(`sent without ${a.drop.join(', ')}`)
   if (a.maxCompletionTokens) rules.push('max_tokens sent as max_completion_tokens')
   if (a.maxTokens !== undefined) rules.push(`max_tokens capped at ${a.maxTokens}`)
@@ -1461,8 +1465,10 @@ export class UpstreamAdaptations {
   /**
    * Learns from a refusal of `provider`'s `model` to a Responses request passed through with
    * Codex's namespaces, custom tools or `additional_tools` item (./plain-tools.ts): when its words
-   * name one of them, its requests go as plain functions from now on. Says so for the log row, as
-   * {@link learn} does; else undefined.
+   * refuse Codex's "Responses Lite" request as such (Azure OpenAI, a model that is not Lite), its
+   * Lite requests go as Codex sends them for a model that is not Lite from now on (`liteOff`); when
+   * they name one of the shapes (or refuse that request too), as plain functions. Says so for the
+   * log row, as {@link learn} does; else undefined.
    */
   learnPlainTools(
     provider: string,
@@ -1471,12 +1477,14 @@ export class UpstreamAdaptations {
     adaptedWith: UpstreamAdaptation | undefined,
   ): string | undefined {
     if (adaptedWith?.plainTools || !refusesOpenAiToolShapes(errorText)) return undefined
+    if (!adaptedWith?.liteOff && refusesCodexLite(errorText))
+      return this.settle(provider, model, adaptedWith, {
+        next: {...adaptedWith, liteOff: true},
+        note: "refused Codex's Responses Lite request: sent again as for a model that is not Lite (its tools in `tools`, without the Lite header)",
+      })
     return this.settle(provider, model, adaptedWith, {
       next: {...adaptedWith, plainTools: true},
-      // (the plain request goes without Codex's Lite header: ./proxy.ts)
-      note: refusesCodexLite(errorText)
-        ? "refused Codex's Responses Lite request: sent again with every tool a plain function, without the Lite header"
-        : "refused Codex's tool shapes: sent again with every tool a plain function",
+      note: "refused Codex's tool shapes: sent again with every tool a plain function",
     })
   }
 

@@ -75,18 +75,19 @@ export function mintRequestId(): string {
 const TRANSLATED_HEADERS = new Set(['user-agent', 'x-client-request-id', 'idempotency-key'])
 
 /**
- * `translated`: true for a request translated to another family (the neutral headers only),
- * `'plain'` for Codex's request made plain for a Responses server (./plain-tools.ts): its headers
- * as passed through but Codex's `x-openai-internal-codex-*`, whose Lite header asks the server to
- * read the tools from an `additional_tools` item the plain body no longer has (Azure OpenAI
- * honours it, and would refuse the plain request too: a model that is not Lite is refused under it).
+ * `translated`: true for a request translated to another family (the neutral headers only);
+ * `'noLite'` for Codex's request made plain for a Responses server (./plain-tools.ts), or its
+ * "Responses Lite" request sent as for a model that is not Lite: its headers as passed through but
+ * Codex's `x-openai-internal-codex-*`, whose Lite header asks the server to read the tools from an
+ * `additional_tools` item the body no longer has (Azure OpenAI honours it, and refuses a model
+ * that is not Lite under it).
  */
 export function forwardHeaders(
   incoming: IncomingHttpHeaders,
   provider: ProviderConfig,
   credential: string | undefined,
   length: number,
-  translated: boolean | 'plain' = false,
+  translated: boolean | 'noLite' = false,
   /** A translated Messages request's `anthropic-beta` (what its body needs: translate.ts). */
   beta?: string,
 ): Record<string, string> {
@@ -101,7 +102,7 @@ export function forwardHeaders(
     )
       headers[name] = Array.isArray(value) ? value.join(', ') : value
   }
-  if (translated === 'plain')
+  if (translated === 'noLite')
     for (const name in headers) if (name.startsWith(CODEX_INTERNAL)) delete headers[name]
   // fault injection and quirks of the simulator reach only simulator providers
   if (provider.origin === 'sim') {

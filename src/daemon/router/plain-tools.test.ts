@@ -8,7 +8,12 @@ import type {IncomingHttpHeaders} from 'node:http'
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {holdsOpenAiToolShapes, isLocalServer, refusesOpenAiToolShapes} from './plain-tools.js'
+import {
+  holdsOpenAiToolShapes,
+  isLocalServer,
+  refusesOpenAiToolShapes,
+  withoutLiteItem,
+} from './plain-tools.js'
 import {learnedAdaptations, type ProxyTarget} from './proxy.js'
 import type {GatewayRoute, Refusal, Upstream} from './proxy-fixture.js'
 import {ProxyGateway, startJudgedUpstream} from './proxy-fixture.js'
@@ -506,19 +511,19 @@ describe('a Responses server elsewhere that refuses them', () => {
 })
 
 describe("a hosted server that refuses Codex's Responses Lite request", () => {
-  for (const [name, refused, note] of [
-    [
-      'azure',
-      AZURE_LITE_REFUSAL,
-      "azure refused Codex's Responses Lite request: sent again with every tool a plain function, without the Lite header",
-    ],
-    [
-      'rewritten',
-      NOT_LITE_REFUSAL,
-      "rewritten refused Codex's Responses Lite request: sent again with every tool a plain function, without the Lite header",
-    ],
+  const NOTE =
+    "refused Codex's Responses Lite request: sent again as for a model that is not Lite (its tools in `tools`, without the Lite header)"
+  /** Codex's tools as it sends them for a model that is not Lite: the item's after its own. */
+  const standardTools = () => {
+    const body = codexBody(false)
+    return [...body.tools, ...(body.input[0] as {tools: unknown[]}).tools]
+  }
+
+  for (const [name, refused] of [
+    ['azure', AZURE_LITE_REFUSAL],
+    ['rewritten', NOT_LITE_REFUSAL],
   ] as const)
-    it(`${name}: learned; the request goes again plain without Codex's internal headers, as later ones do`, async () => {
+    it(`${name}: learned; the request goes again with the item's tools in tools and without Codex's internal headers, as later ones do`, async () => {
       received.length = 0
       receivedHeaders.length = 0
       gateway.results.length = 0
@@ -528,10 +533,17 @@ describe("a hosted server that refuses Codex's Responses Lite request", () => {
         const first = await post(codexBody(false), CODEX_LITE_HEADERS)
         expect(first.status).toBe(200)
         expect(received).toHaveLength(2)
-        // as Codex sent it, its Lite header with it; then plain, without that header, its others kept
+        // as Codex sent it, its Lite header with it; then as Codex sends it for a model that is
+        // not Lite: the item's tools in `tools`, the shapes as they came, no Lite header
         expect(String(received[0])).toContain('"additional_tools"')
         expect(receivedHeaders[0]['x-openai-internal-codex-responses-lite']).toBe('true')
-        expect(String(received[1])).not.toMatch(/"namespace"|"custom"|additional_tools/)
+        const {input, ...rest} = codexBody(false)
+        expect(sent(1)).toEqual({
+          ...rest,
+          model: 'qwen3-coder',
+          input: input.slice(1),
+          tools: standardTools(),
+        })
         expect(
           Object.keys(receivedHeaders[1]).filter((h) => h.startsWith('x-openai-internal-codex-')),
         ).toEqual([])
@@ -539,22 +551,53 @@ describe("a hosted server that refuses Codex's Responses Lite request", () => {
           '{"turn_id":"t1"}',
           'codex_exec',
         ])
+        // the upstream's answer as it came (a pass-through)
+        expect(((await first.json()) as {output: Array<{name: string}>}).output[0].name).toBe(
+          'functions__exec',
+        )
         const [result] = await gateway.settled(1)
-        expect([result.status, result.error]).toEqual([200, note])
+        expect([result.status, result.error]).toEqual([200, `${name} ${NOTE}`])
 
-        // a later request of the model: plain at once, without the header
+        // a later request of the model: so at once, without the header
         const second = await post(codexBody(true), CODEX_LITE_HEADERS)
         expect(second.status).toBe(200)
         expect(received).toHaveLength(3)
+        expect(sent(2).tools).toEqual(standardTools())
         expect(String(received[2])).not.toContain('"additional_tools"')
         expect(receivedHeaders[2]['x-openai-internal-codex-responses-lite']).toBeUndefined()
-        expect(learnedAdaptations().find((a) => a.provider === name)?.rules).toContain(
-          "Codex's namespaces and custom tools sent as plain functions (they were refused)",
-        )
+        expect(learnedAdaptations().find((a) => a.provider === name)?.rules).toEqual([
+          "Codex's Responses Lite requests sent as for a model that is not Lite: its tools in `tools`, without the Lite header (refused)",
+        ])
       } finally {
         liteRefusal = undefined
       }
     })
+
+  it('a server that then refuses the shapes: learned too, and the request goes plain (two tries)', async () => {
+    received.length = 0
+    receivedHeaders.length = 0
+    gateway.results.length = 0
+    liteRefusal = AZURE_LITE_REFUSAL
+    refusal = VLLM_REFUSAL
+    route = {targets: [target('azure-strict', 'sim')]}
+    try {
+      const res = await post(codexBody(false), CODEX_LITE_HEADERS)
+      expect(res.status).toBe(200)
+      expect(received).toHaveLength(3)
+      expect(String(received[2])).not.toMatch(/"namespace"|"custom"|additional_tools/)
+      expect(receivedHeaders[2]['x-openai-internal-codex-responses-lite']).toBeUndefined()
+      const [result] = await gateway.settled(1)
+      expect(result.error).toBe(
+        `azure-strict ${NOTE}; azure-strict refused Codex's tool shapes: sent again with every tool a plain function`,
+      )
+      expect(learnedAdaptations().find((a) => a.provider === 'azure-strict')?.rules).toEqual([
+        "Codex's namespaces and custom tools sent as plain functions (they were refused)",
+      ])
+    } finally {
+      liteRefusal = undefined
+      refusal = undefined
+    }
+  })
 
   it("learns OpenRouter's invalid_union for a tool, sent again plain", async () => {
     received.length = 0
@@ -676,6 +719,22 @@ describe('plain-tools helpers', () => {
       'not a url',
     ])
       expect([url, isLocalServer(url)]).toEqual([url, false])
+  })
+
+  it("moves a Lite item's tools into tools; leaves a body without the item alone", () => {
+    const lite =
+      '{"model":"m","input":[{"type":"additional_tools","tools":[{"type":"namespace","name":"ns"}]},"hi"]}'
+    expect(JSON.parse(String(withoutLiteItem(Buffer.from(lite))))).toEqual({
+      model: 'm',
+      input: ['hi'],
+      tools: [{type: 'namespace', name: 'ns'}],
+    })
+    for (const body of [
+      '{"input":"hi","tools":[]}',
+      '{"input": "additional_tools"',
+      '{"input":"additional_tools"}',
+    ])
+      expect(withoutLiteItem(Buffer.from(body))).toBeUndefined()
   })
 
   it('finds the shapes by their bytes, and the refusals by their words', () => {

@@ -123,3 +123,32 @@ export function refusesCodexLite(errorText: string): boolean {
     errorText,
   )
 }
+
+/**
+ * Codex's Lite request as Codex sends it for a model of its catalog that is not Lite (what its
+ * `use_responses_lite: false` gives): the tools of its `additional_tools` item in `tools` (after
+ * any there), namespaces and custom tools as they came, the item left out. For a server that
+ * refused the Lite request as such ({@link refusesCodexLite}), which takes those shapes without
+ * the Lite header: OpenAI's API for any model, Azure OpenAI. Undefined for a body that is not
+ * JSON or holds no such item.
+ */
+export function withoutLiteItem(body: Buffer): Buffer | undefined {
+  if (body.indexOf(ADDITIONAL_TOOLS) === -1) return undefined
+  let json: unknown
+  try {
+    json = JSON.parse(body.toString('utf8'))
+  } catch {
+    return undefined
+  }
+  const request = json as {input?: unknown; tools?: unknown}
+  if (!json || typeof json !== 'object' || !Array.isArray(request.input)) return undefined
+  const tools: unknown[] = Array.isArray(request.tools) ? [...(request.tools as unknown[])] : []
+  const input = (request.input as unknown[]).filter((item) => {
+    const lite = item as {type?: unknown; tools?: unknown} | null
+    if (lite?.type !== 'additional_tools') return true
+    if (Array.isArray(lite.tools)) tools.push(...(lite.tools as unknown[]))
+    return false
+  })
+  if (input.length === request.input.length) return undefined
+  return Buffer.from(JSON.stringify({...request, input, tools}))
+}
