@@ -573,6 +573,22 @@ describe("a hosted server that refuses Codex's Responses Lite request", () => {
       }
     })
 
+  it('never: the refusal reaches Codex as it came, nothing learned, the header kept', async () => {
+    received.length = 0
+    receivedHeaders.length = 0
+    liteRefusal = AZURE_LITE_REFUSAL
+    route = {targets: [target('azure-never', 'sim', 'never')]}
+    try {
+      const res = await post(codexBody(false), CODEX_LITE_HEADERS)
+      expect(res.status).toBe(400)
+      expect(received).toHaveLength(1)
+      expect(receivedHeaders[0]['x-openai-internal-codex-responses-lite']).toBe('true')
+      expect(learnedAdaptations().find((a) => a.provider === 'azure-never')).toBeUndefined()
+    } finally {
+      liteRefusal = undefined
+    }
+  })
+
   it('a server that then refuses the shapes: learned too, and the request goes plain (two tries)', async () => {
     received.length = 0
     receivedHeaders.length = 0

@@ -20,6 +20,11 @@
  * (learned, as other refusals are: ./adaptations.ts). A provider's `plainTools` setting overrides
  * that guess where it is wrong: `always` for a remote server that drops or mangles the shapes
  * without refusing them, `never` for a local relay in front of OpenAI (./proxy.ts, `plainWanted`).
+ *
+ * A hosted server that honours Codex's Lite header may refuse the Lite request as such (Azure
+ * OpenAI, a model that is not Lite: {@link refusesCodexLite}): learned too, and its Lite requests go
+ * as Codex sends them for a model that is not Lite ({@link withoutLiteItem}), shapes kept. Neither
+ * that request nor a plain one carries Codex's `x-openai-internal-codex-*` headers (./headers.ts).
  */
 
 /** Byte needles of the shapes: a body holding none of them is passed through as it came. */
