@@ -109,6 +109,8 @@ beforeAll(async () => {
       policy('plain-never', 'litellm', 'gpt-6.2-sol'),
       policy('plain-never-refused', 'litellm', 'gpt-oss-120b+plain-tools'),
       policy('plain-always', 'ollama-remote', 'gpt-oss-120b+plain-tools'),
+      policy('lite-azure', 'sim-responses', 'gpt-6.2-sol+lite-azure'),
+      policy('not-lite', 'sim-responses', 'gpt-5.5+not-lite'),
     ],
     [
       {name: 'local-vllm', family: 'responses', baseUrl: `http://127.0.0.1:${port}/v1`},
@@ -125,7 +127,15 @@ beforeAll(async () => {
       },
     ],
   ))
-  for (const id of ['plain-local', 'plain-learned', 'plain-never', 'plain-never-refused', 'plain-always'])
+  for (const id of [
+    'plain-local',
+    'plain-learned',
+    'plain-never',
+    'plain-never-refused',
+    'plain-always',
+    'lite-azure',
+    'not-lite',
+  ])
     keys.set(id, await issueKeyOverApi(base, id, 'codex', id))
 }, 120_000)
 
@@ -269,6 +279,102 @@ describe('Codex on a Responses server that is not OpenAI', {timeout: 60_000}, ()
       "Codex's namespaces and custom tools sent as plain functions (they were refused)",
     )
   })
+})
+
+/** The requests the daemon's simulator got for a model since the last call, headers and bodies (the record cleared). */
+async function takeSimRequests(): Promise<
+  Array<{headers: Record<string, string>; body: Record<string, any>}>
+> {
+  const {requests} = (await (await fetch(`${simOrigin}/__sim/requests`)).json()) as {
+    requests: Array<{method: string; path: string; headers: Record<string, string>; body: unknown}>
+  }
+  await fetch(`${simOrigin}/__sim/requests`, {method: 'DELETE'})
+  return requests
+    .filter((r) => r.method === 'POST' && /\/v1\/responses$/.test(r.path))
+    .map((r) => ({
+      headers: r.headers,
+      body: (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>,
+    }))
+}
+
+describe("Codex's Responses Lite request refused by a hosted server", {timeout: 60_000}, () => {
+  /** Codex 0.171's header on a Lite model, and one of its others (which goes on). */
+  const LITE_HEADERS = {
+    'x-openai-internal-codex-responses-lite': 'true',
+    'x-codex-turn-metadata': '{"turn_id":"t1"}',
+  }
+  const NOTE =
+    "sim-responses refused Codex's Responses Lite request: sent again as for a model that is not Lite (its tools in `tools`, without the Lite header)"
+
+  for (const [id, model, words] of [
+    [
+      'lite-azure',
+      'gpt-6.2-sol',
+      'X-OpenAI-Internal-Codex-Responses-Lite only supports function tools, custom tools, and client-executed tool search.',
+    ],
+    ['not-lite', 'gpt-5.5', 'This model is not supported when using X-OpenAI-Internal-Codex-Responses-Lite.'],
+  ] as const)
+    it(`${id}: learned from its words; sent again as for a model that is not Lite, without the Lite header, and so are later turns`, async () => {
+      await takeSimRequests()
+      const first = await client(id)
+        .responses.stream(codexRequest() as unknown as OpenAI.Responses.ResponseCreateParamsStreaming, {
+          headers: LITE_HEADERS,
+        })
+        .finalResponse()
+      const [refused, again, ...more] = await takeSimRequests()
+      expect(more).toEqual([])
+      // as Codex sent it, refused under its Lite header; then plain, without it, Codex's other header kept
+      expect(refused.headers['x-openai-internal-codex-responses-lite']).toBe('true')
+      expect(refused.body.input[0].type).toBe('additional_tools')
+      expect(again.headers['x-openai-internal-codex-responses-lite']).toBeUndefined()
+      expect(again.headers['x-codex-turn-metadata']).toBe('{"turn_id":"t1"}')
+      // Codex's tools as it sends them for a model that is not Lite: its own, then the item's, as they came
+      const lite = codexRequest()
+      expect(again.body.tools).toEqual([...lite.tools, ...codexLiteTools().tools])
+      expect(again.body.input).toEqual(lite.input.slice(1))
+      expect(again.body.model).toBe(`${model}+${id}`)
+      // the simulator's answer, as it came (a pass-through)
+      expect([first.status, first.output_text]).toEqual(['completed', 'PONG from sim: use a tool'])
+      const [row] = await projectLogRows(base, id, 1)
+      expect([row.status, row.error]).toEqual([200, NOTE])
+      // what the simulator answered the first try: the refusal in the server's words
+      const direct = await fetch(`${simOrigin}/v1/responses`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: 'Bearer sim-key',
+          'x-openai-internal-codex-responses-lite': 'true',
+        },
+        body: JSON.stringify(refused.body),
+      })
+      expect([direct.status, ((await direct.json()) as {error: {message: string}}).error.message]).toEqual([
+        400,
+        words,
+      ])
+      await takeSimRequests()
+
+      // Codex's next turn: plain at once, one request, no refusal
+      const second = await client(id)
+        .responses.stream(codexRequest() as unknown as OpenAI.Responses.ResponseCreateParamsStreaming, {
+          headers: LITE_HEADERS,
+        })
+        .finalResponse()
+      expect(second.status).toBe('completed')
+      const later = await takeSimRequests()
+      expect(later).toHaveLength(1)
+      expect(later[0].headers['x-openai-internal-codex-responses-lite']).toBeUndefined()
+      const [, next] = await projectLogRows(base, id, 2)
+      expect([next.status, next.error]).toEqual([200, null])
+      const learned = (await (await fetch(`${base}/api/adaptations`)).json()) as {
+        adaptations: Array<{provider: string; model: string; rules: string[]}>
+      }
+      expect(
+        learned.adaptations.find((a) => a.provider === 'sim-responses' && a.model === `${model}+${id}`)
+          ?.rules,
+      ).toEqual([
+        "Codex's Responses Lite requests sent as for a model that is not Lite: its tools in `tools`, without the Lite header (refused)",
+      ])
+    })
 })
 
 describe("a provider's plainTools setting", {timeout: 60_000}, () => {

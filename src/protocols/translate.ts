@@ -326,6 +326,13 @@ export interface UpstreamAdaptation {
    */
   plainTools?: boolean
   /**
+   * Responses: a server that refused Codex's "Responses Lite" request as such (Azure OpenAI, a
+   * model that is not Lite): its Lite requests go as Codex sends them for a model that is not Lite,
+   * the `additional_tools` item's tools in `tools`, without the Lite header
+   * (daemon/router/plain-tools.ts).
+   */
+  liteOff?: boolean
+  /**
    * Messages: the thinking form the model takes, where it refused the other (`"thinking.type.
    * enabled" is not supported for this model`, `adaptive thinking is not supported on this model`).
    */

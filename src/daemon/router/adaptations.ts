@@ -33,7 +33,7 @@ import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
 import {thinkingOffFields} from '../../protocols/thinking-off.js'
 import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
-import {refusesOpenAiToolShapes} from './plain-tools.js'
+import {refusesCodexLite, refusesOpenAiToolShapes} from './plain-tools.js'
 
 /**
  * Top-level fields a translated chat or Responses request may go without, or with another name,
@@ -1399,6 +1399,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     )
   if (a.plainTools)
     rules.push("Codex's namespaces and custom tools sent as plain functions (they were refused)")
+  else if (a.liteOff)
+    rules.push(
+      "Codex's Responses Lite requests sent as for a model that is not Lite: its tools in `tools`, without the Lite header (refused)",
+    )
   if (a.drop?.length) rules.push(`sent without ${a.drop.join(', ')}`)
   if (a.maxCompletionTokens) rules.push('max_tokens sent as max_completion_tokens')
   if (a.maxTokens !== undefined) rules.push(`max_tokens capped at ${a.maxTokens}`)
@@ -1593,8 +1597,10 @@ export class UpstreamAdaptations {
   /**
    * Learns from a refusal of `provider`'s `model` to a Responses request passed through with
    * Codex's namespaces, custom tools or `additional_tools` item (./plain-tools.ts): when its words
-   * name one of them, its requests go as plain functions from now on. Says so for the log row, as
-   * {@link learn} does; else undefined.
+   * refuse Codex's "Responses Lite" request as such (Azure OpenAI, a model that is not Lite), its
+   * Lite requests go as Codex sends them for a model that is not Lite from now on (`liteOff`); when
+   * they name one of the shapes (or refuse that request too), as plain functions. Says so for the
+   * log row, as {@link learn} does; else undefined.
    */
   learnPlainTools(
     provider: string,
@@ -1603,6 +1609,11 @@ export class UpstreamAdaptations {
     adaptedWith: UpstreamAdaptation | undefined,
   ): string | undefined {
     if (adaptedWith?.plainTools || !refusesOpenAiToolShapes(errorText)) return undefined
+    if (!adaptedWith?.liteOff && refusesCodexLite(errorText))
+      return this.settle(provider, model, adaptedWith, {
+        next: {...adaptedWith, liteOff: true},
+        note: "refused Codex's Responses Lite request: sent again as for a model that is not Lite (its tools in `tools`, without the Lite header)",
+      })
     return this.settle(provider, model, adaptedWith, {
       next: {...adaptedWith, plainTools: true},
       note: "refused Codex's tool shapes: sent again with every tool a plain function",

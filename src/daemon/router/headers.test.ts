@@ -34,6 +34,16 @@ describe('headers forwarded upstream', () => {
     })
   })
 
+  it("noLite (Codex's request made plain, or its Lite request sent as for a model that is not Lite): all but Codex's internal headers", () => {
+    expect(forwardHeaders(codex, provider, 'sk-up', 10, 'noLite')).toEqual({
+      'content-type': 'application/json',
+      'session-id': 's-1',
+      'x-codex-turn-metadata': '{}',
+      'content-length': '10',
+      authorization: 'Bearer sk-up',
+    })
+  })
+
   it('translated: none of a protocol of its own', () => {
     const sent = forwardHeaders(codex, {...provider, family: 'chat'}, 'sk-up', 10, true)
     expect(Object.keys(sent).filter((k) => k.startsWith('x-'))).toEqual([])

@@ -24,13 +24,8 @@ const FORWARD_HEADERS = new Set([
 ])
 // (`x-openai-internal-codex-`: Codex's `...-responses-lite: true` beside its `additional_tools`
 // item, for OpenAI, which defined both)
-const FORWARD_PREFIXES = [
-  'anthropic-',
-  'x-stainless-',
-  'x-codex-',
-  'x-openai-internal-codex-',
-  'x-claude-code-',
-]
+const CODEX_INTERNAL = 'x-openai-internal-codex-'
+const FORWARD_PREFIXES = ['anthropic-', 'x-stainless-', 'x-codex-', CODEX_INTERNAL, 'x-claude-code-']
 
 // Header filters run for every header of every request and answer: plain loops, no closures.
 function hasPrefix(name: string, prefixes: readonly string[]): boolean {
@@ -79,12 +74,20 @@ export function mintRequestId(): string {
  */
 const TRANSLATED_HEADERS = new Set(['user-agent', 'x-client-request-id', 'idempotency-key'])
 
+/**
+ * `translated`: true for a request translated to another family (the neutral headers only);
+ * `'noLite'` for Codex's request made plain for a Responses server (./plain-tools.ts), or its
+ * "Responses Lite" request sent as for a model that is not Lite: its headers as passed through but
+ * Codex's `x-openai-internal-codex-*`, whose Lite header asks the server to read the tools from an
+ * `additional_tools` item the body no longer has (Azure OpenAI honours it, and refuses a model
+ * that is not Lite under it).
+ */
 export function forwardHeaders(
   incoming: IncomingHttpHeaders,
   provider: ProviderConfig,
   credential: string | undefined,
   length: number,
-  translated = false,
+  translated: boolean | 'noLite' = false,
   /** A translated Messages request's `anthropic-beta` (what its body needs: translate.ts). */
   beta?: string,
 ): Record<string, string> {
@@ -93,18 +96,20 @@ export function forwardHeaders(
     const value = incoming[name]
     if (value === undefined) continue
     if (
-      translated
+      translated === true
         ? TRANSLATED_HEADERS.has(name)
         : FORWARD_HEADERS.has(name) || hasPrefix(name, FORWARD_PREFIXES)
     )
       headers[name] = Array.isArray(value) ? value.join(', ') : value
   }
+  if (translated === 'noLite')
+    for (const name in headers) if (name.startsWith(CODEX_INTERNAL)) delete headers[name]
   // fault injection and quirks of the simulator reach only simulator providers
   if (provider.origin === 'sim') {
     if (typeof incoming['x-sim-fault'] === 'string') headers['x-sim-fault'] = incoming['x-sim-fault']
     if (typeof incoming['x-sim-quirk'] === 'string') headers['x-sim-quirk'] = incoming['x-sim-quirk']
   }
-  if (translated) headers['content-type'] = 'application/json'
+  if (translated === true) headers['content-type'] = 'application/json'
   headers['content-type'] ??= 'application/json'
   if (length > 0) headers['content-length'] = String(length)
   if (provider.family === 'messages') headers['anthropic-version'] ??= '2023-06-01'

@@ -4,9 +4,17 @@
  * network, and to any server once it refused them; the calls come back to Codex in their namespace
  * or as custom tool calls, JSON and streamed. Any other request passes through as it came.
  */
+import type {IncomingHttpHeaders} from 'node:http'
+
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {holdsOpenAiToolShapes, isLocalServer, isOpenAiApi, refusesOpenAiToolShapes} from './plain-tools.js'
+import {
+  holdsOpenAiToolShapes,
+  isLocalServer,
+  isOpenAiApi,
+  refusesOpenAiToolShapes,
+  withoutLiteItem,
+} from './plain-tools.js'
 import {learnedAdaptations, type ProxyTarget} from './proxy.js'
 import type {GatewayRoute, Refusal, Upstream} from './proxy-fixture.js'
 import {ProxyGateway, startJudgedUpstream} from './proxy-fixture.js'
@@ -116,7 +124,11 @@ const OLLAMA_REFUSAL: Refusal = {
 }
 
 const received: Buffer[] = []
+/** The headers of each request `received` holds. */
+const receivedHeaders: IncomingHttpHeaders[] = []
 let refusal: Refusal | undefined
+/** Refuses every request with Codex's Lite header while set (Azure OpenAI, a model that is not Lite). */
+let liteRefusal: Refusal | undefined
 /** Refuses every request while set (a missing key). */
 let refuseAll: Refusal | undefined
 let upstream: Upstream
@@ -127,7 +139,11 @@ beforeAll(async () => {
   // refuses Codex's shapes while `refusal` is set, as vLLM, llama.cpp and Ollama do
   upstream = await startJudgedUpstream(
     received,
-    (body) => refuseAll ?? (refusal && JSON.stringify(body).includes('"namespace"') ? refusal : undefined),
+    (body, headers) => {
+      receivedHeaders[received.length - 1] = headers
+      if (liteRefusal && headers['x-openai-internal-codex-responses-lite'] === 'true') return liteRefusal
+      return refuseAll ?? (refusal && JSON.stringify(body).includes('"namespace"') ? refusal : undefined)
+    },
     {stream: STREAM, json: ANSWER},
   )
   gateway = new ProxyGateway({route: () => route})
@@ -152,11 +168,85 @@ const target = (name: string, origin?: 'sim', plainTools?: 'always' | 'never'): 
   model: 'qwen3-coder',
 })
 
-const post = (body: unknown) =>
+const post = (body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${gateway.url}/v1/responses`, {
     method: 'POST',
-    headers: {'content-type': 'application/json', authorization: 'Bearer client'},
+    headers: {'content-type': 'application/json', authorization: 'Bearer client', ...headers},
     body: typeof body === 'string' ? body : JSON.stringify(body),
+  })
+
+/** Codex 0.171's headers on a Lite model (its turn metadata cut). */
+const CODEX_LITE_HEADERS = {
+  'x-openai-internal-codex-responses-lite': 'true',
+  'x-codex-turn-metadata': '{"turn_id":"t1"}',
+  originator: 'codex_exec',
+}
+
+/** Azure OpenAI's 400 for a namespace in Codex's Lite item. */
+const AZURE_LITE_REFUSAL: Refusal = {
+  status: 400,
+  body: {
+    error: {
+      message:
+        'X-OpenAI-Internal-Codex-Responses-Lite only supports function tools, custom tools, and client-executed tool search.',
+      type: 'invalid_request_error',
+      param: 'tools',
+      code: 'unsupported_value',
+    },
+  },
+}
+/** OpenAI's 400 for a Lite request whose model (as the route rewrote it) is not a Lite one. */
+const NOT_LITE_REFUSAL: Refusal = {
+  status: 400,
+  body: {
+    error: {
+      message: 'This model is not supported when using X-OpenAI-Internal-Codex-Responses-Lite.',
+      type: 'invalid_request_error',
+      param: 'model',
+      code: 'unsupported_value',
+    },
+  },
+}
+/**
+ * OpenRouter's 400 for a tool that is neither a function nor one of its own: zod's issues, pretty
+ * printed, as a JSON string in `metadata.raw` (openai/codex #18307, cut to two variants).
+ */
+const openRouterUnion = (path: unknown[], expected = 'openrouter:datetime') =>
+  JSON.stringify({
+    error: {code: 'invalid_prompt', message: 'Invalid Responses API request'},
+    metadata: {
+      raw: JSON.stringify(
+        [
+          {
+            code: 'invalid_union',
+            errors: [
+              [
+                {
+                  code: 'invalid_union',
+                  errors: [],
+                  note: 'No matching discriminator',
+                  discriminator: 'type',
+                  path: ['type'],
+                  message: 'Invalid input',
+                },
+              ],
+              [
+                {
+                  code: 'invalid_value',
+                  values: [expected],
+                  path: ['type'],
+                  message: `Invalid input: expected "${expected}"`,
+                },
+              ],
+            ],
+            path,
+            message: 'Invalid input',
+          },
+        ],
+        null,
+        2,
+      ),
+    },
   })
 
 const sent = (i: number) => JSON.parse(String(received[i])) as Record<string, unknown>
@@ -421,6 +511,142 @@ describe('a Responses server elsewhere that refuses them', () => {
   })
 })
 
+describe("a hosted server that refuses Codex's Responses Lite request", () => {
+  const NOTE =
+    "refused Codex's Responses Lite request: sent again as for a model that is not Lite (its tools in `tools`, without the Lite header)"
+  /** Codex's tools as it sends them for a model that is not Lite: the item's after its own. */
+  const standardTools = () => {
+    const body = codexBody(false)
+    return [...body.tools, ...(body.input[0] as {tools: unknown[]}).tools]
+  }
+
+  for (const [name, refused] of [
+    ['azure', AZURE_LITE_REFUSAL],
+    ['rewritten', NOT_LITE_REFUSAL],
+  ] as const)
+    it(`${name}: learned; the request goes again with the item's tools in tools and without Codex's internal headers, as later ones do`, async () => {
+      received.length = 0
+      receivedHeaders.length = 0
+      gateway.results.length = 0
+      liteRefusal = refused
+      route = {targets: [target(name, 'sim')]}
+      try {
+        const first = await post(codexBody(false), CODEX_LITE_HEADERS)
+        expect(first.status).toBe(200)
+        expect(received).toHaveLength(2)
+        // as Codex sent it, its Lite header with it; then as Codex sends it for a model that is
+        // not Lite: the item's tools in `tools`, the shapes as they came, no Lite header
+        expect(String(received[0])).toContain('"additional_tools"')
+        expect(receivedHeaders[0]['x-openai-internal-codex-responses-lite']).toBe('true')
+        const {input, ...rest} = codexBody(false)
+        expect(sent(1)).toEqual({
+          ...rest,
+          model: 'qwen3-coder',
+          input: input.slice(1),
+          tools: standardTools(),
+        })
+        expect(
+          Object.keys(receivedHeaders[1]).filter((h) => h.startsWith('x-openai-internal-codex-')),
+        ).toEqual([])
+        expect([receivedHeaders[1]['x-codex-turn-metadata'], receivedHeaders[1].originator]).toEqual([
+          '{"turn_id":"t1"}',
+          'codex_exec',
+        ])
+        // the upstream's answer as it came (a pass-through)
+        expect(((await first.json()) as {output: Array<{name: string}>}).output[0].name).toBe(
+          'functions__exec',
+        )
+        const [result] = await gateway.settled(1)
+        expect([result.status, result.error]).toEqual([200, `${name} ${NOTE}`])
+
+        // a later request of the model: so at once, without the header
+        const second = await post(codexBody(true), CODEX_LITE_HEADERS)
+        expect(second.status).toBe(200)
+        expect(received).toHaveLength(3)
+        expect(sent(2).tools).toEqual(standardTools())
+        expect(String(received[2])).not.toContain('"additional_tools"')
+        expect(receivedHeaders[2]['x-openai-internal-codex-responses-lite']).toBeUndefined()
+        expect(learnedAdaptations().find((a) => a.provider === name)?.rules).toEqual([
+          "Codex's Responses Lite requests sent as for a model that is not Lite: its tools in `tools`, without the Lite header (refused)",
+        ])
+      } finally {
+        liteRefusal = undefined
+      }
+    })
+
+  it('never: the refusal reaches Codex as it came, nothing learned, the header kept', async () => {
+    received.length = 0
+    receivedHeaders.length = 0
+    liteRefusal = AZURE_LITE_REFUSAL
+    route = {targets: [target('azure-never', 'sim', 'never')]}
+    try {
+      const res = await post(codexBody(false), CODEX_LITE_HEADERS)
+      expect(res.status).toBe(400)
+      expect(received).toHaveLength(1)
+      expect(receivedHeaders[0]['x-openai-internal-codex-responses-lite']).toBe('true')
+      expect(learnedAdaptations().find((a) => a.provider === 'azure-never')).toBeUndefined()
+    } finally {
+      liteRefusal = undefined
+    }
+  })
+
+  it('a server that then refuses the shapes: learned too, and the request goes plain (two tries)', async () => {
+    received.length = 0
+    receivedHeaders.length = 0
+    gateway.results.length = 0
+    liteRefusal = AZURE_LITE_REFUSAL
+    refusal = VLLM_REFUSAL
+    route = {targets: [target('azure-strict', 'sim')]}
+    try {
+      const res = await post(codexBody(false), CODEX_LITE_HEADERS)
+      expect(res.status).toBe(200)
+      expect(received).toHaveLength(3)
+      expect(String(received[2])).not.toMatch(/"namespace"|"custom"|additional_tools/)
+      expect(receivedHeaders[2]['x-openai-internal-codex-responses-lite']).toBeUndefined()
+      const [result] = await gateway.settled(1)
+      expect(result.error).toBe(
+        `azure-strict ${NOTE}; azure-strict refused Codex's tool shapes: sent again with every tool a plain function`,
+      )
+      expect(learnedAdaptations().find((a) => a.provider === 'azure-strict')?.rules).toEqual([
+        "Codex's namespaces and custom tools sent as plain functions (they were refused)",
+      ])
+    } finally {
+      liteRefusal = undefined
+      refusal = undefined
+    }
+  })
+
+  it("learns OpenRouter's invalid_union for a tool, sent again plain", async () => {
+    received.length = 0
+    gateway.results.length = 0
+    refusal = {status: 400, body: JSON.parse(openRouterUnion(['tools', 2]))}
+    route = {targets: [target('openrouter', 'sim')]}
+    try {
+      const res = await post(codexBody(false), CODEX_LITE_HEADERS)
+      expect(res.status).toBe(200)
+      expect(received).toHaveLength(2)
+      expect(String(received[1])).not.toMatch(/"namespace"|"custom"|additional_tools/)
+      const [result] = await gateway.settled(1)
+      expect(result.error).toBe(
+        "openrouter refused Codex's tool shapes: sent again with every tool a plain function",
+      )
+    } finally {
+      refusal = undefined
+    }
+  })
+
+  it('passes the Lite header on to a server that takes the request as it came', async () => {
+    received.length = 0
+    receivedHeaders.length = 0
+    route = {targets: [target('openai', 'sim')]}
+    const res = await post(codexBody(false), CODEX_LITE_HEADERS)
+    expect(res.status).toBe(200)
+    expect(received).toHaveLength(1)
+    expect(receivedHeaders[0]['x-openai-internal-codex-responses-lite']).toBe('true')
+    expect(sent(0).input).toEqual(codexBody(false).input)
+  })
+})
+
 describe("the provider's plainTools setting", () => {
   it('never: to a server on this machine as Codex sent it, and its refusal reaches Codex, nothing learned', async () => {
     received.length = 0
@@ -530,6 +756,22 @@ describe('plain-tools helpers', () => {
       expect([url, isOpenAiApi(url)]).toEqual([url, false])
   })
 
+  it("moves a Lite item's tools into tools; leaves a body without the item alone", () => {
+    const lite =
+      '{"model":"m","input":[{"type":"additional_tools","tools":[{"type":"namespace","name":"ns"}]},"hi"]}'
+    expect(JSON.parse(String(withoutLiteItem(Buffer.from(lite))))).toEqual({
+      model: 'm',
+      input: ['hi'],
+      tools: [{type: 'namespace', name: 'ns'}],
+    })
+    for (const body of [
+      '{"input":"hi","tools":[]}',
+      '{"input": "additional_tools"',
+      '{"input":"additional_tools"}',
+    ])
+      expect(withoutLiteItem(Buffer.from(body))).toBeUndefined()
+  })
+
   it('finds the shapes by their bytes, and the refusals by their words', () => {
     expect(holdsOpenAiToolShapes(Buffer.from('{"tools":[{"type":"namespace"}]}'))).toBe(true)
     expect(holdsOpenAiToolShapes(Buffer.from('{"input":[{"type":"additional_tools"}]}'))).toBe(true)
@@ -541,8 +783,23 @@ describe('plain-tools helpers', () => {
       "{'type': 'literal_error', 'loc': ('body', 'tools', 11, 'CodeInterpreter', 'type'), 'input': 'namespace'}",
       'Failed to parse tools: Unsupported tool type',
       'Failed to deserialize the JSON body into the target type: input: data did not match any variant of untagged enum ModelInput',
+      JSON.stringify(AZURE_LITE_REFUSAL.body),
+      JSON.stringify(NOT_LITE_REFUSAL.body),
+      openRouterUnion(['tools', 12]),
+      // a relay that unwrapped OpenRouter's issues: no escapes
+      JSON.parse(openRouterUnion(['tools', 3], 'openrouter:web_search')).metadata.raw as string,
     ])
       expect([words, refusesOpenAiToolShapes(words)]).toEqual([words, true])
-    expect(refusesOpenAiToolShapes('Invalid model')).toBe(false)
+    for (const words of [
+      'Invalid model',
+      // OpenRouter's invalid_union for an input item, and one for a tool with no variant of its own
+      openRouterUnion(['input', 3, 'content', 0]),
+      openRouterUnion(['tools', 1], 'function'),
+      // other refusals of Azure and OpenAI, and a text that merely names the header
+      "Unsupported parameter: 'reasoning.summary' is not supported with this model.",
+      'The model `gpt-6.2-sol` does not exist or you do not have access to it.',
+      'Unknown header X-OpenAI-Internal-Codex-Responses-Lite',
+    ])
+      expect([words, refusesOpenAiToolShapes(words)]).toEqual([words, false])
   })
 })

@@ -20,6 +20,11 @@
  * (learned, as other refusals are: ./adaptations.ts). A provider's `plainTools` setting overrides
  * that guess where it is wrong: `always` for a remote server that drops or mangles the shapes
  * without refusing them, `never` for a local relay in front of OpenAI (./proxy.ts, `plainWanted`).
+ *
+ * A hosted server that honours Codex's Lite header may refuse the Lite request as such (Azure
+ * OpenAI, a model that is not Lite: {@link refusesCodexLite}): learned too, and its Lite requests go
+ * as Codex sends them for a model that is not Lite ({@link withoutLiteItem}), shapes kept. Neither
+ * that request nor a plain one carries Codex's `x-openai-internal-codex-*` headers (./headers.ts).
  */
 
 /** Byte needles of the shapes: a body holding none of them is passed through as it came. */
@@ -99,8 +104,61 @@ function privateV4(host: string): boolean {
  * namespace not supported", a `literal_error` whose input is `namespace` or `custom`, "Unsupported
  * Responses API input item type: 'additional_tools'"), llama.cpp's ("'type' of tool must be
  * 'function'"), Ollama's ("Unsupported tool type"), xAI's 422 for an input item it has no variant
- * of ("did not match any variant of untagged enum").
+ * of ("did not match any variant of untagged enum"); a hosted server's refusal of Codex's
+ * "Responses Lite" request ({@link refusesCodexLite}); OpenRouter's schema error for a tool that is
+ * neither a function nor one of its own (a zod `invalid_union` at `["tools", N]` whose variants
+ * expected `openrouter:datetime` and the like), its words nested in a JSON string, so its quotes
+ * escaped and its line breaks `\n`.
  */
 export function refusesOpenAiToolShapes(errorText: string): boolean {
-  return /namespace|additional_tools|'custom'|"custom"|tool type|type' of tool|untagged enum/i.test(errorText)
+  return (
+    /namespace|additional_tools|'custom'|"custom"|tool type|type' of tool|untagged enum/i.test(errorText) ||
+    refusesCodexLite(errorText) ||
+    (errorText.includes('invalid_union') &&
+      /expected\W*openrouter:/.test(errorText) &&
+      /path(?:\W|\\n)*tools(?:\W|\\n)*\d/.test(errorText))
+  )
+}
+
+/**
+ * Whether an upstream's error refuses Codex's "Responses Lite" request as such (the header
+ * `x-openai-internal-codex-responses-lite` honoured): Azure OpenAI's 400 for a tool of its item
+ * that is not a function, a custom tool or the client-run tool search ("X-OpenAI-Internal-Codex-
+ * Responses-Lite only supports function tools, custom tools, and client-executed tool search."),
+ * and OpenAI's for a model that is not a Lite one, which a route's model rewrite gives ("This model
+ * is not supported when using X-OpenAI-Internal-Codex-Responses-Lite.").
+ */
+export function refusesCodexLite(errorText: string): boolean {
+  return /X-OpenAI-Internal-Codex-Responses-Lite only supports|not supported when using X-OpenAI-Internal-Codex-Responses-Lite/i.test(
+    errorText,
+  )
+}
+
+/**
+ * Codex's Lite request as Codex sends it for a model of its catalog that is not Lite (what its
+ * `use_responses_lite: false` gives): the tools of its `additional_tools` item in `tools` (after
+ * any there), namespaces and custom tools as they came, the item left out. For a server that
+ * refused the Lite request as such ({@link refusesCodexLite}), which takes those shapes without
+ * the Lite header: OpenAI's API for any model, Azure OpenAI. Undefined for a body that is not
+ * JSON or holds no such item.
+ */
+export function withoutLiteItem(body: Buffer): Buffer | undefined {
+  if (body.indexOf(ADDITIONAL_TOOLS) === -1) return undefined
+  let json: unknown
+  try {
+    json = JSON.parse(body.toString('utf8'))
+  } catch {
+    return undefined
+  }
+  const request = json as {input?: unknown; tools?: unknown}
+  if (!json || typeof json !== 'object' || !Array.isArray(request.input)) return undefined
+  const tools: unknown[] = Array.isArray(request.tools) ? [...(request.tools as unknown[])] : []
+  const input = (request.input as unknown[]).filter((item) => {
+    const lite = item as {type?: unknown; tools?: unknown} | null
+    if (lite?.type !== 'additional_tools') return true
+    if (Array.isArray(lite.tools)) tools.push(...(lite.tools as unknown[]))
+    return false
+  })
+  if (input.length === request.input.length) return undefined
+  return Buffer.from(JSON.stringify({...request, input, tools}))
 }

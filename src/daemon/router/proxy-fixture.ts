@@ -3,7 +3,7 @@
  * daemon's part played in this process by a tiny `node:http` server over `proxyRequest`, and
  * scripted upstreams. Both listen on 127.0.0.1, on a free port each.
  */
-import type {IncomingMessage, Server, ServerResponse} from 'node:http'
+import type {IncomingHttpHeaders, IncomingMessage, Server, ServerResponse} from 'node:http'
 import {createServer} from 'node:http'
 import type {AddressInfo} from 'node:net'
 
@@ -68,18 +68,18 @@ export interface Refusal {
 
 /**
  * A scripted upstream that keeps each request's body in `received` and answers it as `judge`
- * says: its refusal, or (none) `answers.stream` as an event stream to a body that asked for one,
- * else `answers.json`.
+ * says (given the body and the request's headers): its refusal, or (none) `answers.stream` as an
+ * event stream to a body that asked for one, else `answers.json`.
  */
 export function startJudgedUpstream(
   received: Buffer[],
-  judge: (body: Record<string, unknown>) => Refusal | undefined,
+  judge: (body: Record<string, unknown>, headers: IncomingHttpHeaders) => Refusal | undefined,
   answers: {stream: string; json: string},
 ): Promise<Upstream> {
-  return startUpstream((_req, res, body) => {
+  return startUpstream((req, res, body) => {
     received.push(body)
     const json = JSON.parse(String(body)) as Record<string, unknown>
-    const refused = judge(json)
+    const refused = judge(json, req.headers)
     if (refused) {
       res.writeHead(refused.status, {'content-type': 'application/json'})
       res.end(JSON.stringify(refused.body))

@@ -26,7 +26,7 @@ import {upstreamModel} from '../../gateway/policy.js'
 import {defaultPools, upstreamPath} from './pools.js'
 import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget} from './proxy-types.js'
 import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-line.js'
-import {holdsOpenAiToolShapes, isLocalServer, isOpenAiApi} from './plain-tools.js'
+import {holdsOpenAiToolShapes, isLocalServer, isOpenAiApi, withoutLiteItem} from './plain-tools.js'
 import {relay} from './relay.js'
 import {withSystemTurnsHoisted} from './system-turns.js'
 import type {RelayContext} from './relay.js'
@@ -313,7 +313,7 @@ export async function proxyRequest(
           if (family === 'chat' || family === 'messages' || family === 'gemini') {
             passedWith = adaptations.get(target.provider.name, model ?? prepared.requestedModel ?? '')
             body = await passedBytes(body, target, passedWith)
-          }
+          } else if (passedWith?.liteOff && family === 'responses') body = withoutLiteItem(body) ?? body
         }
       } catch (error) {
         target.breaker?.release()
@@ -614,8 +614,11 @@ export async function proxyRequest(
           provider,
           credential,
           body.length,
-          // (Codex's tools made plain for a Responses server: its headers go as passed through)
-          translated !== undefined && provider.family !== family,
+          // (Codex's tools made plain for a Responses server, or its Lite request sent as for a
+          // model that is not Lite: its headers go as passed through, but its Lite header: ./headers.ts)
+          translated === undefined
+            ? passedWith?.liteOff === true && family === 'responses' && 'noLite'
+            : provider.family !== family || 'noLite',
           translated?.sent.beta,
         ),
         body: body.length > 0 ? body : undefined,
@@ -800,7 +803,26 @@ export async function proxyRequest(
               passedWith,
             )
           : undefined
-      const again = change ? await plainRequest(target, model) : undefined
+      const learned = change
+        ? adaptations.get(provider.name, model ?? prepared.requestedModel ?? '')
+        : undefined
+      if (learned?.liteOff && !learned.plainTools) {
+        // Codex's Lite request refused as such: as Codex sends it for a model that is not Lite
+        // (without the Lite header: tryTarget's headers), namespaces and custom tools kept
+        tried--
+        adapted.push(`${provider.name} ${change}`)
+        const bytes = (stripped ?? (await untranslated())).bodyFor(model)
+        return tryTarget(
+          i,
+          model,
+          withoutLiteItem(bytes) ?? bytes,
+          credential,
+          undefined,
+          learned,
+          passedAdapted + 1,
+        )
+      }
+      const again = learned ? await plainRequest(target, model) : undefined
       if (again) {
         tried--
         adapted.push(`${provider.name} ${change}`)

@@ -1356,6 +1356,60 @@ describe('thinking and efforts refused in the servers’ words', () => {
     ).toBe(200)
   })
 
+  it("lite-azure, not-lite: Azure's 400 for a namespace under Codex's Lite header, OpenAI's for a model that is not Lite", async () => {
+    const fn = {type: 'function', name: 'f', parameters: {type: 'object', properties: {}}}
+    const LITE = {'x-openai-internal-codex-responses-lite': 'true'}
+    const item = (tools: unknown[]) => [
+      {type: 'additional_tools', role: 'developer', tools},
+      {type: 'message', role: 'user', content: 'hi'},
+    ]
+    const namespace = {type: 'namespace', name: 'collaboration', tools: [fn]}
+    const refused = await post(
+      '/v1/responses',
+      {model: 'gpt-6.2-sol+lite-azure', input: item([namespace])},
+      LITE,
+    )
+    expect([refused.status, refused.json!.error]).toEqual([
+      400,
+      {
+        message:
+          'X-OpenAI-Internal-Codex-Responses-Lite only supports function tools, custom tools, and client-executed tool search.',
+        type: 'invalid_request_error',
+        param: 'tools',
+        code: 'unsupported_value',
+      },
+    ])
+    // the same rules for `tools` under the header
+    const top = await post(
+      '/v1/responses',
+      {model: 'gpt-6.2-sol+lite-azure', input: 'hi', tools: [namespace]},
+      LITE,
+    )
+    expect(top.status).toBe(400)
+    // what the Lite API takes, and anything without the header, passes
+    const search = {type: 'tool_search', execution: 'client', parameters: {type: 'object', properties: {}}}
+    for (const [tools, headers] of [
+      [[fn, {type: 'custom', name: 'exec'}, search], LITE],
+      [[namespace], {}],
+    ] as const)
+      expect(
+        (await post('/v1/responses', {model: 'gpt-6.2-sol+lite-azure', input: item([...tools])}, headers))
+          .status,
+      ).toBe(200)
+
+    const model = await post('/v1/responses', {model: 'gpt-5.5+not-lite', input: item([fn])}, LITE)
+    expect([model.status, model.json!.error]).toEqual([
+      400,
+      {
+        message: 'This model is not supported when using X-OpenAI-Internal-Codex-Responses-Lite.',
+        type: 'invalid_request_error',
+        param: 'model',
+        code: 'unsupported_value',
+      },
+    ])
+    expect((await post('/v1/responses', {model: 'gpt-5.5+not-lite', input: item([fn])})).status).toBe(200)
+  })
+
   it("dashscope-thinking: DashScope's 400 for a non-stream call without enable_thinking false; streams pass", async () => {
     const refused = await chat({model: 'sim-mini+dashscope-thinking'})
     expect([refused.status, refused.json!.error]).toEqual([

@@ -93,6 +93,10 @@ export const SIM_QUIRKS = [
   // more tools than the model takes: OpenAI's and Kimi's 128, Gemini's 512 function declarations
   'tool-cap-128',
   'tool-cap-512',
+  // Codex's "Responses Lite" header honoured: Azure OpenAI's refusal of a namespace in the
+  // `additional_tools` item, OpenAI's of a model that is not a Lite one
+  'lite-azure',
+  'not-lite',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -441,6 +445,50 @@ export function plainToolsRefusal(
       code: 400,
     }
   return undefined
+}
+
+/**
+ * `lite-azure`, `not-lite`: a request with Codex's header `x-openai-internal-codex-responses-lite:
+ * true` refused as Azure OpenAI refuses a tool of the Lite request that is not a function, a
+ * custom tool or the client-run tool search (Codex's namespaces: in its `additional_tools` item, or
+ * in `tools`, read under the same rules), and as OpenAI refuses a model that is not a Lite one,
+ * in their words. Undefined without the header: the same tools pass as any request's.
+ */
+export function liteRefusal(
+  body: Record<string, unknown>,
+  headers: Record<string, string | string[] | undefined>,
+  quirks: Quirks,
+): {message: string; type: string; param: string; code: string} | undefined {
+  if (
+    (!quirks.has('lite-azure') && !quirks.has('not-lite')) ||
+    String(headers['x-openai-internal-codex-responses-lite']).toLowerCase() !== 'true'
+  )
+    return undefined
+  if (quirks.has('not-lite'))
+    return {
+      message: 'This model is not supported when using X-OpenAI-Internal-Codex-Responses-Lite.',
+      type: 'invalid_request_error',
+      param: 'model',
+      code: 'unsupported_value',
+    }
+  type Tool = {type?: unknown; execution?: unknown}
+  const items = Array.isArray(body.input) ? (body.input as Array<{type?: unknown; tools?: unknown}>) : []
+  const tools: Tool[] = [
+    ...(Array.isArray(body.tools) ? (body.tools as Tool[]) : []),
+    ...items.flatMap((item) =>
+      item?.type === 'additional_tools' && Array.isArray(item.tools) ? (item.tools as Tool[]) : [],
+    ),
+  ]
+  const taken = (t: Tool) =>
+    t?.type === 'function' || t?.type === 'custom' || (t?.type === 'tool_search' && t.execution === 'client')
+  if (tools.every(taken)) return undefined
+  return {
+    message:
+      'X-OpenAI-Internal-Codex-Responses-Lite only supports function tools, custom tools, and client-executed tool search.',
+    type: 'invalid_request_error',
+    param: 'tools',
+    code: 'unsupported_value',
+  }
 }
 
 /** `no-minimal-effort`: o3's refusal of the efforts `minimal` and `none`, naming what it takes. */

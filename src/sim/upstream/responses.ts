@@ -15,6 +15,7 @@ import {
   NO_QUIRKS,
   argsPieces,
   argsText,
+  liteRefusal,
   pickedTool,
   plainToolsRefusal,
   quirkAnswer,
@@ -218,6 +219,11 @@ function handle(context: SimContext) {
     const plain = plainToolsRefusal(body, quirks)
     if (plain) {
       sendJson(request.res, 400, {error: plain})
+      return
+    }
+    const lite = liteRefusal(body, request.headers, quirks)
+    if (lite) {
+      sendJson(request.res, 400, {error: lite})
       return
     }
     const refused = unsupportedResponsesParameter(body, quirks)
