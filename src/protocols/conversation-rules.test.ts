@@ -173,11 +173,15 @@ describe('the reasoning of the history in the field a server takes', () => {
       '',
     ],
     ['its own kept', {role: 'assistant', content: 'done', reasoning_content: 'why'}, 'why'],
+    // OpenRouter writes `reasoning: null`, and a chat client echoes it back
+    ['an OpenRouter null `reasoning`', {role: 'assistant', content: 'done', reasoning: null}, ''],
+    ['both null', {role: 'assistant', content: 'done', reasoning: null, reasoning_content: null}, ''],
   ])('reasoning_content on an assistant turn without tool calls: %s', (_, message, want) => {
     const body: Record<string, unknown> = {messages: [{role: 'user', content: 'hi'}, message]}
     reshapeReasoningHistory(body, 'reasoning_content')
     const messages = body.messages as any[]
-    expect(messages[1]).toEqual({...message, reasoning_content: want})
+    const {reasoning: _r, ...rest} = message as Record<string, unknown>
+    expect(messages[1]).toEqual({...rest, reasoning_content: want})
     expect(messages[0]).toEqual({role: 'user', content: 'hi'})
   })
 

@@ -160,7 +160,11 @@ export function reshapeReasoningHistory(body: Body, to: 'reasoning' | 'reasoning
       return m
     }
     const {[from]: text, ...rest} = m
-    return {...rest, [to]: m[to] ?? text}
+    const value = m[to] ?? text
+    // (OpenRouter's `reasoning: null`, echoed back by a chat client: none, as above)
+    if (value == null && to === 'reasoning_content' && m.role === 'assistant')
+      return {...rest, reasoning_content: ''}
+    return {...rest, [to]: value}
   })
 }
 
