@@ -288,6 +288,23 @@ describe('providers (gateway stopped: the state file)', () => {
       expect.objectContaining({provider: 'relay'}),
     ])
 
+    // another host without the key given again: refused, the key never goes there
+    const moved = await cli([
+      'providers',
+      'add',
+      'relay',
+      '--base-url',
+      'https://relay.example.com',
+      '--family',
+      'responses',
+      '--replace',
+      '--json',
+    ])
+    expect([moved.exitCode, json(moved).error.code]).toEqual([2, 'credential_not_kept'])
+    expect(json(moved).error.message).toBe(
+      'Provider "relay" moves from http://relay.internal:4000 to https://relay.example.com: its credential is not carried to another host.',
+    )
+    expect(moved.stdout + moved.stderr).not.toContain(SECRET)
     // another family while a policy routes to it: refused, the file as it was
     const family = await add('--family', 'chat', '--replace', '--json')
     expect([family.exitCode, json(family).error.code]).toEqual([2, 'provider_in_use'])

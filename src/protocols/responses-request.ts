@@ -6,7 +6,7 @@
 import type {CodecContext, Effort, ImagePart, ReasoningPart, Request} from './ir.js'
 import {documentName, isDocument, namedDocumentText, omittedFileText} from './ir.js'
 import type {Body} from './responses-items.js'
-import {customInput, newId, parseOwnReasoning} from './responses-items.js'
+import {customInput, parseOwnReasoning} from './responses-items.js'
 import {objectTools} from './tool-schemas.js'
 
 /** The fewest output tokens OpenAI's Responses API takes (its documented minimum of `max_output_tokens`). */
@@ -52,10 +52,11 @@ function mediaInput(part: ImagePart): Body | undefined {
  * an item without it, or with more than one part), and Codex sends it back so on a pass-through.
  * The item the client got from the gateway had the text as its summary; its id is kept.
  */
-function textReasoning(part: ReasoningPart, ctx: CodecContext | undefined): Body {
+function textReasoning(part: ReasoningPart, at: number): Body {
   return {
     type: 'reasoning',
-    id: part.itemId ?? newId(ctx, 'rs'),
+    // (an item without one: an id by its place, the same on every turn, so the prefix is too)
+    id: part.itemId ?? `rs_${at}`,
     summary: [],
     content: [{type: 'reasoning_text', text: part.text}],
   }
@@ -92,7 +93,7 @@ export function encodeRequest(request: Request, model: string, ctx?: CodecContex
       } else if (part.type === 'reasoning') {
         flush()
         if (plain && !part.encrypted && !part.signature && !part.redacted) {
-          if (part.text) input.push(textReasoning(part, ctx))
+          if (part.text) input.push(textReasoning(part, input.length))
           continue
         }
         if (part.encrypted?.family !== 'responses' || !part.encrypted.value) continue

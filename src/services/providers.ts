@@ -52,7 +52,8 @@ export interface AddProviderInput {
   plainTools?: string
   /**
    * Replace a provider of that name in place (policies keep routing to it), keeping its
-   * credential when none is given; its family changes only while no policy routes to it.
+   * credential when none is given and the host is the same; its family changes only while no
+   * policy routes to it.
    */
   replace?: boolean
 }
@@ -180,7 +181,19 @@ export async function addProvider(input: AddProviderInput): Promise<ProviderConf
         },
       )
     }
-    if (!provider.credential && old.credential) provider.credential = old.credential
+    if (!provider.credential && old.credential) {
+      // the key was given for the old host: never sent to another one without being given again
+      if (originOf(old.baseUrl) !== originOf(provider.baseUrl)) {
+        throw new UsageError(
+          `Provider "${provider.name}" moves from ${originOf(old.baseUrl)} to ${originOf(provider.baseUrl)}: its credential is not carried to another host.`,
+          {
+            code: 'credential_not_kept',
+            hint: 'Give it again with --api-key-env VAR or --api-key-stdin (or none, for a server that needs no key: remove the provider and add it).',
+          },
+        )
+      }
+      provider.credential = old.credential
+    }
     store.data.providers[index] = provider
     return true
   }, homeFile('state'))
@@ -210,6 +223,15 @@ export async function removeProvider(name: string): Promise<ProviderConfig> {
     const [removed] = store.data.providers.splice(index, 1)
     return redactProvider(removed)
   }, homeFile('state'))
+}
+
+/** A base URL's scheme, host and port (`https://api.example.com:8443`), lower-cased. */
+function originOf(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).origin
+  } catch {
+    return baseUrl
+  }
 }
 
 function policiesUsing(policies: readonly PolicyConfig[], name: string): string[] {

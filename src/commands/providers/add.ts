@@ -58,7 +58,7 @@ export default class ProvidersAdd extends BaseCommand {
     'output-price': Flags.string({description: 'Price per 1M output tokens.'}),
     replace: Flags.boolean({
       description:
-        'Replace the provider of that name in place: policies keep routing to it, its credential is kept unless a new one is given.',
+        'Replace the provider of that name in place: policies keep routing to it, its credential is kept unless a new one is given (never carried to another host).',
     }),
     'plain-tools': Flags.string({
       description: "When Codex's tool shapes go to a responses provider as plain functions (default auto).",

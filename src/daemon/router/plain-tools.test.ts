@@ -417,6 +417,8 @@ describe('Codex to a Responses server on this machine', () => {
       {type: 'reasoning', id: 'rs_gw', summary: [{type: 'summary_text', text: 'Read a.ts next.'}]},
       // nothing to send back
       {type: 'reasoning', id: 'rs_empty', summary: [], encrypted_content: null},
+      // without an id (a client that keeps none): one by its place, the same on every turn
+      {type: 'reasoning', summary: [{type: 'summary_text', text: 'Then b.ts.'}]},
       // OpenAI's, from before a switch of provider
       {type: 'reasoning', id: 'rs_oa', summary: [], encrypted_content: 'gAAAA-opaque'},
     )
@@ -438,6 +440,7 @@ describe('Codex to a Responses server on this machine', () => {
         summary: [],
         content: [{type: 'reasoning_text', text: 'Read a.ts next.'}],
       },
+      {type: 'reasoning', id: 'rs_5', summary: [], content: [{type: 'reasoning_text', text: 'Then b.ts.'}]},
       {type: 'reasoning', id: 'rs_oa', summary: [], encrypted_content: 'gAAAA-opaque'},
     ])
   })
