@@ -41,7 +41,10 @@
 //                                          `additional_tools` input item, not `tools`; through
 //                                          translation to each other family (--to narrows) the
 //                                          upstream must get them, and Codex must run the call of
-//                                          its `exec` (namespace `functions`) and send the second turn
+//                                          its `exec` (namespace `functions`) and send the second turn;
+//                                          `--to responses` passes the Lite request through as Codex
+//                                          sent it (with --quirk lite-azure or not-lite: refused once,
+//                                          then sent with its tools in `tools`)
 //   npm run test:agents -- --web-search    each CLI's web search through translation (Claude Code to
 //                                          Responses, Gemini and chat, Gemini CLI to Responses and
 //                                          Messages, Codex to Messages; --to narrows): the upstream
