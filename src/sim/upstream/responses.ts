@@ -88,9 +88,11 @@ const callable = (t: Body, namespace?: string): Callable | undefined =>
     : undefined
 
 /**
- * The tools the sim may call, in the request's order: function tools first, as OpenAI-shaped
- * clients have always offered them, then custom tools and the tools of namespaces. With only
- * top-level functions offered this is those functions, so the call is the one it always was.
+ * The tools the sim may call: the top-level functions first (all it called before it read the
+ * others), then the custom tools and the tools of namespaces in the request's order. A request that
+ * offers a top-level function gets the call it always got (Codex's own request, with its
+ * `multi_agent_v1` namespace, still gets its `exec_command` called); Codex's Lite request, all
+ * namespaces, gets its `functions` namespace's custom `exec`.
  */
 function callableTools(tools: Body[]): Callable[] {
   const functions: Callable[] = []
@@ -166,14 +168,16 @@ function forcedTool(choice: unknown, tools: Callable[]): Callable | undefined {
   )
 }
 
-/**
- * The sim's answer and the final `response` object of a Responses request, and the tools it may
- * call (`callable`: what each call of the answer names, by its key).
- */
+/** The sim's answer to a Responses request. */
 export function responsesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer {
   return responsesCall(body, quirks).answer
 }
 
+/**
+ * The sim's answer to a Responses request, and the tools it may call by their keys (what each call
+ * of the answer names), so the output item can say which namespace a call is of, or that it is a
+ * custom tool's.
+ */
 function responsesCall(
   body: Body,
   quirks: Quirks = NO_QUIRKS,
