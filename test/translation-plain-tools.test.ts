@@ -333,8 +333,17 @@ describe("Codex's Responses Lite request refused by a hosted server", {timeout: 
       expect(again.body.tools).toEqual([...lite.tools, ...codexLiteTools().tools])
       expect(again.body.input).toEqual(lite.input.slice(1))
       expect(again.body.model).toBe(`${model}+${id}`)
-      // the simulator's answer, as it came (a pass-through)
-      expect([first.status, first.output_text]).toEqual(['completed', 'PONG from sim: use a tool'])
+      // the simulator's answer, as it came (a pass-through): its call of the first function it
+      // found, the multi_agent_v1 namespace's, with the namespace Codex needs to run it
+      expect(first.status).toBe('completed')
+      expect(first.output).toMatchObject([
+        {
+          type: 'function_call',
+          name: 'spawn_agent',
+          namespace: 'multi_agent_v1',
+          arguments: '{"query":"use a tool"}',
+        },
+      ])
       const [row] = await projectLogRows(base, id, 1)
       expect([row.status, row.error]).toEqual([200, NOTE])
       // what the simulator answered the first try: the refusal in the server's words

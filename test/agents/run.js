@@ -41,7 +41,10 @@
 //                                          `additional_tools` input item, not `tools`; through
 //                                          translation to each other family (--to narrows) the
 //                                          upstream must get them, and Codex must run the call of
-//                                          its `exec` (namespace `functions`) and send the second turn
+//                                          its `exec` (namespace `functions`) and send the second turn;
+//                                          `--to responses` passes the Lite request through as Codex
+//                                          sent it (with --quirk lite-azure or not-lite: refused once,
+//                                          then sent with its tools in `tools`)
 //   npm run test:agents -- --web-search    each CLI's web search through translation (Claude Code to
 //                                          Responses, Gemini and chat, Gemini CLI to Responses and
 //                                          Messages, Codex to Messages; --to narrows): the upstream
@@ -649,6 +652,17 @@ async function runMode(agent, {tmp, origin, bins, sim, simOrigin, gwEnv}) {
 }
 
 /**
+ * A Responses request's tools as OpenAI reads them: `tools`, and those of Codex's `additional_tools`
+ * input item (its Lite request, passed through to a Responses upstream as Codex sent it).
+ */
+const responsesTools = (b) => [
+  ...(b.tools ?? []),
+  ...(Array.isArray(b.input) ? b.input : []).flatMap((i) =>
+    i.type === 'additional_tools' && Array.isArray(i.tools) ? i.tools : [],
+  ),
+]
+
+/**
  * `--translate`: the upstream model of each target family, and what a model call, a second turn
  * (a request ending with a tool result) and the reasoning it must carry back look like in it.
  */
@@ -681,11 +695,21 @@ const UPSTREAMS = {
     model: 'gpt-5',
     isModelCall: (path) => /\/responses$/.test(path),
     isTurn2: (b) => Array.isArray(b.input) && /_call_output$/.test(b.input.at(-1)?.type ?? ''),
-    hasTools: (b) => Array.isArray(b.tools) && b.tools.length > 0,
+    hasTools: (b) => responsesTools(b).length > 0,
     asksReasoning: (b) => b.reasoning != null,
     carriesReasoning: (b) =>
       (Array.isArray(b.input) ? b.input : []).some((i) => i.type === 'reasoning' && i.encrypted_content),
-    toolNames: (b) => (b.tools ?? []).filter((t) => t.type === 'function').map((t) => t.name),
+    // functions and custom tools, a namespace's as `namespace__name` (as translation names them)
+    toolNames: (b) =>
+      responsesTools(b).flatMap((t) =>
+        t.type === 'namespace'
+          ? (t.tools ?? [])
+              .filter((f) => f.type === 'function' || f.type === 'custom')
+              .map((f) => `${t.name}__${f.name}`)
+          : t.type === 'function' || t.type === 'custom'
+            ? [t.name]
+            : [],
+      ),
     searchTools: (b) => (b.tools ?? []).filter((t) => /^web_search/.test(t.type ?? '')),
     resultTexts: (b) =>
       (Array.isArray(b.input) ? b.input : [])
@@ -1135,7 +1159,9 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
     if (!names.includes(LITE_TOOL)) problems.push(`turn 1 did not offer ${LITE_TOOL}`)
     if (turn2At >= 0) {
       const output = fam.resultTexts(calls[turn2At].body).at(-1)
-      notes.push(`Codex answered the call: ${JSON.stringify(String(output).slice(0, 160))}`)
+      // (a Responses upstream's call of the custom `exec` is answered with a custom_tool_call_output)
+      const kind = up === 'responses' ? ` (${calls[turn2At].body.input.at(-1)?.type})` : ''
+      notes.push(`Codex answered the call${kind}: ${JSON.stringify(String(output).slice(0, 160))}`)
       if (/unsupported (call|custom tool)/i.test(String(output)))
         problems.push(`Codex did not run the call: ${output}`)
     }

@@ -48,10 +48,67 @@ function lastUserText(input: unknown): string {
   return ''
 }
 
-function firstFunctionTool(tools: unknown, nth = 0): string | undefined {
-  if (!Array.isArray(tools)) return undefined
-  const tool = tools.filter((t) => (t as Body)?.type === 'function')[nth] as Body | undefined
-  return typeof tool?.name === 'string' ? tool.name : undefined
+/**
+ * A tool the model may call: a function or a custom tool, at the top level or inside a `namespace`
+ * tool (Codex's `multi_agent_v1`, and its `functions` namespace holding the custom `exec`). `key`
+ * is the name the sim knows it by: its own name at the top level, `namespace__name` inside one
+ * (how the gateway names it to other families, so a prompt's `tool:NAME` reads the same).
+ */
+interface Callable {
+  key: string
+  name: string
+  namespace?: string
+  custom: boolean
+  parameters?: unknown
+}
+
+/**
+ * The request's tools as OpenAI reads them: `tools`, then those of Codex's `additional_tools` input
+ * items (its Responses Lite request, which sends no `tools`).
+ */
+function requestTools(body: Body): Body[] {
+  const tools = Array.isArray(body.tools) ? (body.tools as Body[]) : []
+  const input = body.input
+  if (!Array.isArray(input)) return tools
+  const added = (input as Body[]).flatMap((item) =>
+    item?.type === 'additional_tools' && Array.isArray(item.tools) ? (item.tools as Body[]) : [],
+  )
+  return added.length === 0 ? tools : [...tools, ...added]
+}
+
+const callable = (t: Body, namespace?: string): Callable | undefined =>
+  (t?.type === 'function' || t?.type === 'custom') && typeof t.name === 'string'
+    ? {
+        key: namespace === undefined ? t.name : `${namespace}__${t.name}`,
+        name: t.name,
+        namespace,
+        custom: t.type === 'custom',
+        parameters: t.parameters,
+      }
+    : undefined
+
+/**
+ * The tools the sim may call: the top-level functions first (all it called before it read the
+ * others), then the custom tools and the tools of namespaces in the request's order. A request that
+ * offers a top-level function gets the call it always got (Codex's own request, with its
+ * `multi_agent_v1` namespace, still gets its `exec_command` called); Codex's Lite request, all
+ * namespaces, gets its `functions` namespace's custom `exec`.
+ */
+function callableTools(tools: Body[]): Callable[] {
+  const functions: Callable[] = []
+  const others: Callable[] = []
+  for (const t of tools) {
+    if (t?.type === 'namespace' && Array.isArray(t.tools) && typeof t.name === 'string') {
+      for (const inner of t.tools as Body[]) {
+        const c = callable(inner, t.name)
+        if (c) others.push(c)
+      }
+      continue
+    }
+    const c = callable(t)
+    if (c) (c.custom ? others : functions).push(c)
+  }
+  return [...functions, ...others]
 }
 
 /** OpenAI's hosted web search tool (`web_search`, `web_search_preview`, dated versions of each). */
@@ -89,36 +146,67 @@ function functionNames(tools: Body[]): string[] {
 export function toolChoiceProblem(body: Body): string | undefined {
   const choice = body.tool_choice as Body | undefined
   if (typeof choice !== 'object' || choice === null || choice.type !== 'function') return undefined
-  const tools = Array.isArray(body.tools) ? (body.tools as Body[]) : []
-  return functionNames(tools).includes(String(choice.name))
+  return functionNames(requestTools(body)).includes(String(choice.name))
     ? undefined
     : "Tool choice 'function' not found in 'tools' parameter."
 }
 
-/** The sim's answer and the final `response` object of a Responses request. */
+/** The answer to a call: a function's output, or a custom tool's (its `custom_tool_call_output`). */
+const isOutput = (item: Body | undefined): boolean =>
+  item?.type === 'function_call_output' || item?.type === 'custom_tool_call_output'
+
+/** The tool a `tool_choice` forces by name (a function, or a custom tool), if the request has it. */
+function forcedTool(choice: unknown, tools: Callable[]): Callable | undefined {
+  if (typeof choice !== 'object' || choice === null) return undefined
+  const c = choice as Body
+  if (c.type !== 'function' && c.type !== 'custom') return undefined
+  return tools.find(
+    (t) =>
+      t.name === c.name &&
+      t.custom === (c.type === 'custom') &&
+      (c.namespace === undefined || t.namespace === c.namespace),
+  )
+}
+
+/** The sim's answer to a Responses request. */
 export function responsesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer {
+  return responsesCall(body, quirks).answer
+}
+
+/**
+ * The sim's answer to a Responses request, and the tools it may call by their keys (what each call
+ * of the answer names), so the output item can say which namespace a call is of, or that it is a
+ * custom tool's.
+ */
+function responsesCall(
+  body: Body,
+  quirks: Quirks = NO_QUIRKS,
+): {answer: SimAnswer; callable: Map<string, Callable>} {
   const input = body.input
   const items = Array.isArray(input) ? (input as Body[]) : []
   const lastItem = items.at(-1)
   // `tool-search`: Claude Code follows its ToolSearch result with words of its own ("Tool
   // loaded."), a user message after the output: that output is answered too
-  const lastOutput = items.findLastIndex((i) => i?.type === 'function_call_output')
-  const outputItem =
-    lastItem?.type === 'function_call_output'
-      ? lastItem
-      : quirks.has('tool-search') &&
-          lastOutput >= 0 &&
-          items.slice(lastOutput + 1).every((i) => i?.role === 'user')
-        ? items[lastOutput]
-        : undefined
+  const lastOutput = items.findLastIndex(isOutput)
+  const outputItem = isOutput(lastItem)
+    ? lastItem
+    : quirks.has('tool-search') &&
+        lastOutput >= 0 &&
+        items.slice(lastOutput + 1).every((i) => i?.role === 'user')
+      ? items[lastOutput]
+      : undefined
   const toolChoice = body.tool_choice
   const reasoning = body.reasoning as Body | undefined
   const userText = lastUserText(input)
-  const tools = Array.isArray(body.tools) ? (body.tools as Body[]) : []
+  const tools = requestTools(body)
   const search = outputItem ? undefined : searchTool(tools, toolChoice, userText)
-  const names = tools
-    .filter((t) => t?.type === 'function' && typeof t.name === 'string')
-    .map((t) => t.name as string)
+  const candidates = callableTools(tools)
+  // each tool by its key, and a namespace's tools by their own name too (the first holding it)
+  const byName = new Map<string, Callable>()
+  for (const c of candidates) if (!byName.has(c.key)) byName.set(c.key, c)
+  for (const c of candidates) if (!byName.has(c.name)) byName.set(c.name, c)
+  const names = [...byName.keys()]
+  const forced = forcedTool(toolChoice, candidates)
   // `tool-search`: after a search (a `tool_search` function) loaded the tools, the loaded tool the
   // user's words name
   const loaded =
@@ -131,32 +219,67 @@ export function responsesAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnsw
         )
       : undefined
   const picked = loaded ?? (outputItem || search ? undefined : pickedTool(names, userText, quirks))
-  const toolName =
-    (outputItem && !loaded) || search ? undefined : (picked?.name ?? firstFunctionTool(body.tools))
+  const tool =
+    (outputItem && !loaded) || search
+      ? undefined
+      : picked
+        ? byName.get(picked.name)
+        : (forced ?? candidates[0])
+  const toolName = tool?.key
   const answer = simAnswer({
     promptParts: [body.instructions ?? null, input ?? null, body.tools ?? null],
     lastUserText: userText,
     reasoning: !!reasoning && reasoning.effort !== 'none',
     toolName,
-    // a custom tool as a function of one `input` (a Responses server that takes functions only)
-    inputArg:
-      toolName !== undefined &&
-      inputOnly(
-        (Array.isArray(body.tools) ? (body.tools as Body[]) : []).find(
-          (t) => t?.type === 'function' && t.name === toolName,
-        )?.parameters,
-      ),
-    forceTool: !!picked || toolChoice === 'required' || (toolChoice as Body | undefined)?.type === 'function',
+    // a custom tool's input is the user's words, as is the `input` of a custom tool sent as a
+    // function of one `input` (a Responses server that takes functions only)
+    inputArg: tool !== undefined && (tool.custom || inputOnly(tool.parameters)),
+    forceTool:
+      !!picked ||
+      !!forced ||
+      toolChoice === 'required' ||
+      (toolChoice as Body | undefined)?.type === 'function',
     toolArgs: picked?.args,
     jsonSchema: ((body.text as Body | undefined)?.format as Body | undefined)?.schema,
     toolResult: outputItem && !loaded ? toolResultText(outputItem.output) : undefined,
   })
+  const callable = new Map(byName)
   if (search) {
     const filters = search.filters as Body | undefined
     const found = searchResults(searchQuery(userText), searchDomain(filters?.allowed_domains))
-    return searchAnswer(answer, found, citedText(found).text)
+    return {answer: searchAnswer(answer, found, citedText(found).text), callable}
   }
-  return quirkAnswer(answer, firstFunctionTool(body.tools, 1), quirks, simTokens)
+  return {answer: quirkAnswer(answer, candidates[1]?.key, quirks, simTokens), callable}
+}
+
+/** The output item of the sim's call of a tool: a `function_call`, or a custom tool's call. */
+function callItem(
+  call: {name: string; args: Record<string, unknown>},
+  tool: Callable | undefined,
+  quirks: Quirks,
+): Body {
+  const namespace = tool?.namespace === undefined ? {} : {namespace: tool.namespace}
+  if (tool?.custom) {
+    const input = call.args.input
+    return {
+      type: 'custom_tool_call',
+      id: simId('ctc_'),
+      call_id: simId('call_'),
+      name: tool.name,
+      ...namespace,
+      input: typeof input === 'string' ? input : JSON.stringify(call.args),
+      status: 'completed',
+    }
+  }
+  return {
+    type: 'function_call',
+    id: simId('fc_'),
+    call_id: simId('call_'),
+    name: tool?.name ?? call.name,
+    ...namespace,
+    arguments: argsText(call.args, quirks),
+    status: 'completed',
+  }
 }
 
 /** A host as OpenAI's inline citations name a site (`example.com`, no `www.`). */
@@ -277,7 +400,7 @@ function handle(context: SimContext) {
       sendJson(request.res, 400, errorBody('responses', 400, problem, {code: 'invalid_encrypted_content'}))
       return
     }
-    const answer = responsesAnswer(body, quirks)
+    const {answer, callable} = responsesCall(body, quirks)
     const created = Math.floor(context.clock.now() / 1000)
     const id = simId('resp_')
     const include = Array.isArray(body.include) ? (body.include as string[]) : []
@@ -301,15 +424,8 @@ function handle(context: SimContext) {
       items.push({type: 'web_search_call', id: simId('ws_'), status: 'completed', action})
     }
     if (answer.tool) {
-      for (const tool of [answer.tool, ...(answer.moreTools ?? [])])
-        items.push({
-          type: 'function_call',
-          id: simId('fc_'),
-          call_id: simId('call_'),
-          name: tool.name,
-          arguments: argsText(tool.args, quirks),
-          status: 'completed',
-        })
+      for (const call of [answer.tool, ...(answer.moreTools ?? [])])
+        items.push(callItem(call, callable.get(call.name), quirks))
     } else {
       items.push({
         type: 'message',
@@ -383,6 +499,28 @@ function handle(context: SimContext) {
           item_id: item.id,
           output_index: outputIndex,
           arguments: item.arguments,
+        })
+        push({type: 'response.output_item.done', output_index: outputIndex, item})
+      } else if (item.type === 'custom_tool_call') {
+        // OpenAI's sequence for a custom tool: the call added with an empty input, the input's
+        // deltas and its done event, then the call whole
+        push({
+          type: 'response.output_item.added',
+          output_index: outputIndex,
+          item: {...item, input: '', status: 'in_progress'},
+        })
+        for (const delta of deltas(String(item.input)))
+          push({
+            type: 'response.custom_tool_call_input.delta',
+            item_id: item.id,
+            output_index: outputIndex,
+            delta,
+          })
+        push({
+          type: 'response.custom_tool_call_input.done',
+          item_id: item.id,
+          output_index: outputIndex,
+          input: item.input,
         })
         push({type: 'response.output_item.done', output_index: outputIndex, item})
       } else {
