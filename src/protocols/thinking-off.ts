@@ -18,7 +18,10 @@
  * - GLM-4.5 to GLM-5.x: the same (docs.bigmodel.cn, GLM-4.5: `thinking.type` enabled or disabled;
  *   GLM-4.7 and GLM-5 think by default);
  * - Qwen3 (`qwen3-…`, `qwen3.5-…`; DashScope, where they think by default): `enable_thinking: false`,
- *   the field DashScope documents and research42's non-stream rule already writes;
+ *   the field DashScope documents and research42's non-stream rule already writes; DashScope's
+ *   Qwen3-based Plus, Flash and Turbo ({@link QWEN_HYBRID}) the same: hybrid thinking, off by
+ *   default, on for a client that asks (Model Studio's deep-thinking guide), so the field turns
+ *   off what a translated request turned on, and a learned forced-call rule has a switch to send;
  * - OpenAI's GPT-5.1 on (not their Codex, chat or pro models, which take no `none`):
  *   `reasoning_effort: "none"` (OpenAI's reference: "gpt-5.1 defaults to none… models before
  *   gpt-5.1 … do not support none").
@@ -47,13 +50,23 @@ export function thinkingOffFields(model: string, local = false): Record<string, 
     const kwargs = name.startsWith('glm') ? {enable_thinking: false} : {thinking: false}
     return localOff(off, kwargs, name)
   }
-  if (name.startsWith('qwen3'))
+  if (name.startsWith('qwen3') || QWEN_HYBRID.test(name))
     return local
       ? localOff({enable_thinking: false}, {enable_thinking: false}, name)
       : {enable_thinking: false}
   if (/^gpt-5\.[1-9]\d*(?:-mini|-nano)?(?:-\d{4}-\d{2}-\d{2})?$/.test(name)) return {reasoning_effort: 'none'}
   return undefined
 }
+
+/**
+ * DashScope's commercial Qwen3 models with the hybrid thinking switch (Model Studio's
+ * deep-thinking guide: the Plus, Flash and Turbo series, `enable_thinking`, off by default):
+ * `qwen-plus`, `qwen-turbo` and their `-latest`, and their snapshots from 2025-04-28 (the first
+ * on Qwen3; `qwen-plus-2025-01-25` and older are Qwen2.5 and take no switch), `qwen-flash` and
+ * its snapshots. Another `qwen-…` (`qwen-max`, `qwen-plus-character`) gets nothing.
+ */
+const QWEN_HYBRID =
+  /^qwen-(?:(?:plus|turbo)(?:-latest|-2025-(?:04-28|0[5-9]-\d\d|1[0-2]-\d\d)|-20(?:2[6-9]|[3-9]\d)-\d\d-\d\d)?|flash(?:-latest|-\d{4}-\d\d-\d\d)?)$/
 
 /** A local server's switch ({@link thinkingOffFields}): the vendor's field, the template's, Ollama's. */
 function localOff(
