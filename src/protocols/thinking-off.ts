@@ -32,9 +32,13 @@
  * Those are the vendors' API fields. The servers people run these models on themselves (`local`:
  * one on this machine or the local network) read the switch only as an argument of the model's
  * chat template, `chat_template_kwargs`: vLLM logs a top-level field it does not know as ignored,
- * llama-server and LM Studio drop it. Qwen3's and GLM's templates take `enable_thinking`, Kimi
- * K2.5's and DeepSeek's `thinking` (Qwen's vLLM and SGLang deployment docs, SGLang's Kimi-K2.5
- * page). To such a server both go: the top-level field still reaches a relay on this machine in
+ * llama-server and LM Studio drop it. Qwen3's and GLM's templates take `enable_thinking` (Qwen's
+ * vLLM and SGLang deployment docs; vLLM's GLM-5.1 recipe: `{"enable_thinking": false}`), Kimi
+ * K2.5's and K2.6's `thinking` (SGLang's Kimi-K2.5 page: instant mode is `thinking=false`;
+ * NVIDIA's hosted K2.6 takes the same kwarg), DeepSeek V4's `thinking` too: it has no Jinja
+ * template, and vLLM's `DeepseekV4Tokenizer` reads `thinking` or `enable_thinking` (both off:
+ * chat mode), its reasoning parser the same two (`deepseek_v4_chat_kwargs.py` turns thinking on
+ * only when the request names neither). To such a server both go: the top-level field still reaches a relay on this machine in
  * front of the vendor's API (LiteLLM to DashScope), and vLLM reads DeepSeek V4's `thinking` at the
  * top level; a server that knows neither leaves both alone, and one that refuses the kwargs learns
  * to go without them. Ollama has no templates of that kind: its `/v1` turns thinking off for
