@@ -11,6 +11,8 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
 
 const MODEL = 'qwen3-coder-plus+dashscope-args'
+// DashScope behind OpenRouter: its refusal in OpenRouter's `metadata.raw`
+const RELAYED = 'qwen3-coder-plus+dashscope-args+openrouter-errors'
 
 let base = ''
 let simOrigin = ''
@@ -19,7 +21,7 @@ let keys = new Map<string, string>()
 
 beforeAll(async () => {
   ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {coder: MODEL},
+    {coder: MODEL, relayed: RELAYED},
     {prefix: 'repair-args', provider: 'sim-chat', families: ['responses']},
   ))
 }, 120_000)
@@ -81,6 +83,24 @@ describe("DashScope's refusal of a history call's arguments that are not JSON", 
     const learned = adaptations.find((a) => a.provider === 'sim-chat' && a.model === MODEL)
     expect(learned.rules).toEqual([
       "history tool calls' arguments that are not JSON repaired (closed, or {})",
+    ])
+  })
+
+  it('the same refusal relayed by OpenRouter (its words in metadata.raw): learned the same way', async () => {
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('relayed')!, maxRetries: 0})
+    await takeSimCalls(simOrigin, /./)
+    const first = await openai.responses.create({model: 'gpt-5.5', input: history('go on'), tools})
+    expect(first.status).toBe('completed')
+    const tries = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    expect(tries.map(argumentsSent)).toEqual([
+      ['{"command": ["bash", "-lc", "ls -la', '{"command":["ls"]}'],
+      ['{"command": ["bash", "-lc", "ls -la"]}', '{"command":["ls"]}'],
+    ])
+    expect((await projectLogRows(base, 'repair-args-relayed', 1)).map((r) => [r.status, r.error])).toEqual([
+      [
+        200,
+        "sim-chat refused a history tool call's arguments that are not JSON: sent again with each such call's arguments repaired",
+      ],
     ])
   })
 })

@@ -767,4 +767,31 @@ describe('the cache writes of Claude behind a chat server', () => {
       }),
     ).toMatchObject({cacheReadTokens: 2048, cacheCreationTokens: 0})
   })
+
+  it("reads DashScope's breakdown of its writes: the 1-hour part, never more than the writes", () => {
+    const usage = (cacheCreation: unknown, writes = 3000) =>
+      decodeChatUsage({
+        prompt_tokens: 4019,
+        completion_tokens: 104,
+        prompt_tokens_details: {
+          cached_tokens: 0,
+          cache_creation_input_tokens: writes,
+          cache_creation: cacheCreation,
+          cache_type: 'ephemeral',
+        },
+      })
+    expect(usage({ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 2000})).toEqual({
+      inputTokens: 4019,
+      outputTokens: 104,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 3000,
+      cache1hTokens: 2000,
+      reasoningTokens: 0,
+    })
+    expect(usage({ephemeral_5m_input_tokens: 3000, ephemeral_1h_input_tokens: 0}).cache1hTokens).toBe(0)
+    expect(usage({ephemeral_1h_input_tokens: 9000}).cache1hTokens).toBe(3000)
+    // no breakdown (5 minutes only, or none said): no 1-hour part, as before
+    expect(usage({ephemeral_5m_input_tokens: 3000})).not.toHaveProperty('cache1hTokens')
+    expect(usage(undefined)).not.toHaveProperty('cache1hTokens')
+  })
 })

@@ -74,7 +74,10 @@ export function brokenFinish(reason: unknown): string | undefined {
  * `prompt_tokens_details.cache_creation_input_tokens` (its explicit cache, Qwen models with
  * `cache_control` marks: billed at 125 % of input; the DashScope SDK's `PromptTokensDetails`,
  * Alibaba Cloud Model Studio's context-cache guide) or LiteLLM's `cache_creation_input_tokens`
- * beside the counts.
+ * beside the counts. DashScope may break its writes down as Anthropic does,
+ * `prompt_tokens_details.cache_creation: {ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}`
+ * (the DashScope SDK's `PromptTokensDetails.CacheCreation`): the 1-hour part is `cache1hTokens`,
+ * as a Messages upstream's (`messages-stream.ts`), never more than the writes.
  */
 export function decodeChatUsage(raw: unknown): Usage {
   const u = isObj(raw) ? raw : {}
@@ -82,7 +85,7 @@ export function decodeChatUsage(raw: unknown): Usage {
   const completion = isObj(u.completion_tokens_details) ? u.completion_tokens_details : {}
   // every field by name, no spread of emptyUsage(): an object literal that starts with a spread and
   // goes on with more members takes µs on Node 20's V8
-  return {
+  const usage: Usage = {
     inputTokens: num(u.prompt_tokens) ?? 0,
     outputTokens: num(u.completion_tokens) ?? 0,
     cacheReadTokens: num(prompt.cached_tokens) ?? num(u.prompt_cache_hit_tokens) ?? num(u.cached_tokens) ?? 0,
@@ -95,6 +98,12 @@ export function decodeChatUsage(raw: unknown): Usage {
       0,
     reasoningTokens: num(completion.reasoning_tokens) ?? 0,
   }
+  // (only where DashScope breaks its writes down: no other chat usage carries the member)
+  if (isObj(prompt.cache_creation)) {
+    const oneHour = num(prompt.cache_creation.ephemeral_1h_input_tokens)
+    if (oneHour !== undefined) usage.cache1hTokens = Math.min(oneHour, usage.cacheCreationTokens)
+  }
+  return usage
 }
 
 export function chatUsage(u: Partial<Usage>): Json {

@@ -136,6 +136,12 @@ describe('a forced tool_choice to a chat model that refuses one while thinking',
       expect(qwen.sent.thinkingOff).toBe('disabled')
       // a request forcing nothing: as it asked
       expect(encode(family, auto, 'qwen3-max', 'chat', learned).body).not.toHaveProperty('enable_thinking')
+      // DashScope's hybrid Plus, Flash and Turbo: the same switch
+      for (const model of ['qwen-plus', 'qwen-flash', 'qwen-turbo-latest']) {
+        const hybrid = encode(family, forced, model, 'chat', learned)
+        expect(hybrid.body.enable_thinking, model).toBe(false)
+        expect(hybrid.sent.thinkingOff, model).toBe('disabled')
+      }
       // a Messages upstream (DeepSeek's Anthropic endpoint): thinking disabled, no effort, the choice kept
       const messages = encode(family, forced, 'deepseek-v4-pro', 'messages', learned)
       expect(messages.body.thinking).toEqual({type: 'disabled'})

@@ -18,7 +18,10 @@
  * - GLM-4.5 to GLM-5.x: the same (docs.bigmodel.cn, GLM-4.5: `thinking.type` enabled or disabled;
  *   GLM-4.7 and GLM-5 think by default);
  * - Qwen3 (`qwen3-…`, `qwen3.5-…`; DashScope, where they think by default): `enable_thinking: false`,
- *   the field DashScope documents and research42's non-stream rule already writes;
+ *   the field DashScope documents and research42's non-stream rule already writes; DashScope's
+ *   Qwen3-based Plus, Flash and Turbo ({@link QWEN_HYBRID}) the same: hybrid thinking, off by
+ *   default, on for a client that asks (Model Studio's deep-thinking guide), so the field turns
+ *   off what a translated request turned on, and a learned forced-call rule has a switch to send;
  * - OpenAI's GPT-5.1 on (not their Codex, chat or pro models, which take no `none`):
  *   `reasoning_effort: "none"` (OpenAI's reference: "gpt-5.1 defaults to none… models before
  *   gpt-5.1 … do not support none").
@@ -29,9 +32,13 @@
  * Those are the vendors' API fields. The servers people run these models on themselves (`local`:
  * one on this machine or the local network) read the switch only as an argument of the model's
  * chat template, `chat_template_kwargs`: vLLM logs a top-level field it does not know as ignored,
- * llama-server and LM Studio drop it. Qwen3's and GLM's templates take `enable_thinking`, Kimi
- * K2.5's and DeepSeek's `thinking` (Qwen's vLLM and SGLang deployment docs, SGLang's Kimi-K2.5
- * page). To such a server both go: the top-level field still reaches a relay on this machine in
+ * llama-server and LM Studio drop it. Qwen3's and GLM's templates take `enable_thinking` (Qwen's
+ * vLLM and SGLang deployment docs; vLLM's GLM-5.1 recipe: `{"enable_thinking": false}`), Kimi
+ * K2.5's and K2.6's `thinking` (SGLang's Kimi-K2.5 page: instant mode is `thinking=false`;
+ * NVIDIA's hosted K2.6 takes the same kwarg), DeepSeek V4's `thinking` too: it has no Jinja
+ * template, and vLLM's `DeepseekV4Tokenizer` reads `thinking` or `enable_thinking` (both off:
+ * chat mode), its reasoning parser the same two (`deepseek_v4_chat_kwargs.py` turns thinking on
+ * only when the request names neither). To such a server both go: the top-level field still reaches a relay on this machine in
  * front of the vendor's API (LiteLLM to DashScope), and vLLM reads DeepSeek V4's `thinking` at the
  * top level; a server that knows neither leaves both alone, and one that refuses the kwargs learns
  * to go without them. Ollama has no templates of that kind: its `/v1` turns thinking off for
@@ -47,13 +54,23 @@ export function thinkingOffFields(model: string, local = false): Record<string, 
     const kwargs = name.startsWith('glm') ? {enable_thinking: false} : {thinking: false}
     return localOff(off, kwargs, name)
   }
-  if (name.startsWith('qwen3'))
+  if (name.startsWith('qwen3') || QWEN_HYBRID.test(name))
     return local
       ? localOff({enable_thinking: false}, {enable_thinking: false}, name)
       : {enable_thinking: false}
   if (/^gpt-5\.[1-9]\d*(?:-mini|-nano)?(?:-\d{4}-\d{2}-\d{2})?$/.test(name)) return {reasoning_effort: 'none'}
   return undefined
 }
+
+/**
+ * DashScope's commercial Qwen3 models with the hybrid thinking switch (Model Studio's
+ * deep-thinking guide: the Plus, Flash and Turbo series, `enable_thinking`, off by default):
+ * `qwen-plus`, `qwen-turbo` and their `-latest`, and their snapshots from 2025-04-28 (the first
+ * on Qwen3; `qwen-plus-2025-01-25` and older are Qwen2.5 and take no switch), `qwen-flash` and
+ * its snapshots. Another `qwen-…` (`qwen-max`, `qwen-plus-character`) gets nothing.
+ */
+const QWEN_HYBRID =
+  /^qwen-(?:(?:plus|turbo)(?:-latest|-2025-(?:04-28|0[5-9]-\d\d|1[0-2]-\d\d)|-20(?:2[6-9]|[3-9]\d)-\d\d-\d\d)?|flash(?:-latest|-\d{4}-\d\d-\d\d)?)$/
 
 /** A local server's switch ({@link thinkingOffFields}): the vendor's field, the template's, Ollama's. */
 function localOff(

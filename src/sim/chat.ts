@@ -994,6 +994,20 @@ function functionSchemas(tools: unknown): unknown[] {
     .map((t) => t?.function?.parameters)
 }
 
+/**
+ * `openrouter-errors`: a provider's 400 as OpenRouter relays it, its own "Provider returned
+ * error" with the provider's body as text in `metadata.raw` (the provider named Alibaba: DashScope
+ * behind OpenRouter). Another status goes as it was.
+ */
+function openRouterWrapped(error: ChatSimError): ChatSimError {
+  if (error.status !== 400) return error
+  const message = 'Provider returned error'
+  return new ChatSimError(400, message, error.type, null, null, {
+    error: {message, code: 400, metadata: {raw: JSON.stringify(error.body()), provider_name: 'Alibaba'}},
+    user_id: 'user_sim',
+  })
+}
+
 function sendChatError(request: SimRequest, error: ChatSimError): void {
   sendJson(request.res, error.status, error.body())
 }
@@ -1020,9 +1034,11 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
     if (options.checkAuth && !authorized(context, request)) return
     let plan: ChatPlan
     let body: Record<string, any>
+    let relayed = false
     try {
       const raw = request.body as Record<string, any> | undefined
       const selection = selectQuirks(request.headers, raw?.model)
+      relayed = selection.quirks.has('openrouter-errors')
       if (selection.unknown.length > 0) throw bad(unknownQuirkMessage(selection.unknown))
       body = raw && typeof raw === 'object' && !Array.isArray(raw) ? {...raw, model: selection.model} : raw!
       // a text-only model refuses media before anything else (DeepSeek's deserializer)
@@ -1095,7 +1111,8 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
         quirks: selection.quirks,
       })
     } catch (error) {
-      if (error instanceof ChatSimError) return sendChatError(request, error)
+      if (error instanceof ChatSimError)
+        return sendChatError(request, relayed ? openRouterWrapped(error) : error)
       throw error
     }
     const scale = context.options.timeScale

@@ -3282,6 +3282,55 @@ describe("DashScope's refusal of history tool-call arguments that are not JSON",
     expect(JSON.stringify(body)).toBe(before)
   })
 
+  it("read in OpenRouter's metadata.raw (DashScope as its Alibaba provider), only on a 400", () => {
+    const openrouter = JSON.stringify({
+      error: {
+        message: 'Provider returned error',
+        code: 400,
+        metadata: {raw: dashscope, provider_name: 'Alibaba'},
+      },
+      user_id: 'user_1',
+    })
+    const sent = encodeUpstreamRequest(codex(), 'chat', 'qwen/qwen3-coder').sent
+    const a = new UpstreamAdaptations()
+    expect(a.learn('openrouter', 'qwen/qwen3-coder', openrouter, sent)).toBe(
+      "refused a history tool call's arguments that are not JSON: sent again with each such call's arguments repaired",
+    )
+    expect(a.get('openrouter', 'qwen/qwen3-coder')).toEqual({repairArgs: true})
+    // the same relayed as another status, or another raw text: nothing learned
+    const b = new UpstreamAdaptations()
+    expect(b.learn('openrouter', 'q', openrouter, sent, 422)).toBeUndefined()
+    const other = JSON.stringify({
+      error: {
+        message: 'Provider returned error',
+        code: 400,
+        metadata: {raw: 'Bad request', provider_name: 'Alibaba'},
+      },
+    })
+    expect(b.learn('openrouter', 'q', other, sent)).toBeUndefined()
+    expect(b.get('openrouter', 'q')).toBeUndefined()
+  })
+
+  it("another rule reads OpenRouter's metadata.raw the same way (a refused field)", () => {
+    const sent = encodeUpstreamRequest(
+      decodeClientRequest(
+        'responses',
+        {model: 'gpt-5.5', input: 'hi', reasoning: {effort: 'high'}},
+        {model: 'gpt-5.5', stream: false},
+      ),
+      'chat',
+      'openai/gpt-4.1',
+    ).sent
+    expect(sent.fields).toContain('reasoning_effort')
+    const raw = openai('Unrecognized request argument supplied: reasoning_effort', null)
+    const relayed = JSON.stringify({
+      error: {message: 'Provider returned error', code: 400, metadata: {raw, provider_name: 'OpenAI'}},
+    })
+    const a = new UpstreamAdaptations()
+    expect(a.learn('openrouter', 'openai/gpt-4.1', relayed, sent)).toMatch(/reasoning_effort/)
+    expect(a.get('openrouter', 'openai/gpt-4.1')?.drop).toEqual(['reasoning_effort'])
+  })
+
   it('not learned from other words, nor from a Gemini or Messages upstream', () => {
     const a = new UpstreamAdaptations()
     const sent = encodeUpstreamRequest(codex(), 'chat', 'q').sent

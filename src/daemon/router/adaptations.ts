@@ -502,6 +502,22 @@ function errorParts(errorText: string): {param: unknown; message: string} {
 }
 
 /**
+ * The provider's own error body that OpenRouter relays as text in `error.metadata.raw` (`{"error":
+ * {"message": "Provider returned error", "code": 400, "metadata": {"raw": "<the body>",
+ * "provider_name": "Alibaba"}}}`): JSON or plain words, as the provider wrote them. Undefined for
+ * another body; a byte search first, so an error of another shape is not parsed again.
+ */
+function providerRaw(errorText: string): string | undefined {
+  if (!errorText.includes('"raw"')) return undefined
+  try {
+    const raw = (JSON.parse(errorText) as {error?: {metadata?: {raw?: unknown}}})?.error?.metadata?.raw
+    return typeof raw === 'string' && raw !== '' ? raw : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
  * A refusal of the web search tool itself, in the server's own message (not an echo of the body):
  * it names the tool and refuses its kind ("Input tag 'web_search_20250305' found using 'type' does
  * not match any of the expected tags", "unknown tool type web_search"); not a refusal of one of its
@@ -1569,12 +1585,16 @@ export class UpstreamAdaptations {
     status = 400,
   ): string | undefined {
     // what this refusal teaches, judged against what the request was sent with
-    return this.settle(
-      provider,
-      model,
-      sent.adaptedWith,
-      decide(errorText, sent, sent.adaptedWith ?? {}, status, model),
-    )
+    const known = sent.adaptedWith ?? {}
+    let decision = decide(errorText, sent, known, status, model)
+    // OpenRouter relays a provider's 400 as its own "Provider returned error", the provider's body
+    // as text in `error.metadata.raw`: the rules read the provider's words there (DashScope's
+    // refusal of history arguments behind OpenRouter's Alibaba), as they would from the provider
+    if (decision === undefined && status === 400) {
+      const raw = providerRaw(errorText)
+      if (raw !== undefined) decision = decide(raw, sent, known, status, model)
+    }
+    return this.settle(provider, model, sent.adaptedWith, decision)
   }
 
   /**

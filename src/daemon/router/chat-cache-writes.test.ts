@@ -37,13 +37,29 @@ const STREAM =
     .map((c) => `data: ${JSON.stringify({id: 'c', object: 'chat.completion.chunk', model: 'm', ...c})}\n\n`)
     .join('') + 'data: [DONE]\n\n'
 
+// the same with DashScope's breakdown of the writes: 2000 of them kept one hour
+const BROKEN_DOWN = {
+  ...USAGE,
+  prompt_tokens_details: {
+    ...USAGE.prompt_tokens_details,
+    cache_creation: {ephemeral_5m_input_tokens: 48, ephemeral_1h_input_tokens: 2000},
+  },
+}
+const answerOf = (usage: unknown) => JSON.stringify({...JSON.parse(ANSWER), usage})
+const streamOf = (usage: unknown) => STREAM.replace(JSON.stringify(USAGE), JSON.stringify(usage))
+
 const received: Buffer[] = []
 let targets: ProxyTarget[] = []
 let upstream: Upstream
+let hourly: Upstream
 let gateway: ProxyGateway
 
 beforeAll(async () => {
   upstream = await startJudgedUpstream(received, () => undefined, {stream: STREAM, json: ANSWER})
+  hourly = await startJudgedUpstream(received, () => undefined, {
+    stream: streamOf(BROKEN_DOWN),
+    json: answerOf(BROKEN_DOWN),
+  })
   gateway = new ProxyGateway({route: () => ({targets})})
   await gateway.listen()
 })
@@ -51,6 +67,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway.close()
   upstream.close()
+  hourly.close()
 })
 
 const post = (path: string, body: unknown) =>
@@ -98,6 +115,47 @@ describe("DashScope's explicit-cache writes", () => {
       await res.text()
       const [result] = await gateway.settled(1)
       expect([stream, result.usage]).toEqual([stream, expect.objectContaining(WRITES)])
+    }
+  })
+})
+
+describe("DashScope's writes broken down (cache_creation): the 1-hour part", () => {
+  it('Claude Code translated to it: its usage breaks the writes down as Anthropic does; the row has the part', async () => {
+    gateway.results.length = 0
+    targets = [{...chatTarget('dashscope', 'qwen3-coder-plus', hourly.origin), translate: true}]
+    const res = await post('/v1/messages', {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 256,
+      messages: [{role: 'user', content: 'hi'}],
+    })
+    expect(res.status).toBe(200)
+    const {usage} = (await res.json()) as {usage: Record<string, unknown>}
+    expect(usage).toMatchObject({
+      input_tokens: 3019 - 2048,
+      cache_creation_input_tokens: 2048,
+      cache_creation: {ephemeral_5m_input_tokens: 48, ephemeral_1h_input_tokens: 2000},
+    })
+    const [result] = await gateway.settled(1)
+    expect(result.usage).toMatchObject({...WRITES, cache1hTokens: 2000})
+  })
+
+  it('a chat client passed through: the row has the part, stream or not', async () => {
+    targets = [chatTarget('dashscope', 'qwen3-coder-plus', hourly.origin)]
+    for (const stream of [false, true]) {
+      gateway.results.length = 0
+      const res = await post('/v1/chat/completions', {
+        model: 'qwen3-coder-plus',
+        messages: [{role: 'user', content: 'hi'}],
+        stream,
+        ...(stream ? {stream_options: {include_usage: true}} : {}),
+      })
+      expect(res.status).toBe(200)
+      await res.text()
+      const [result] = await gateway.settled(1)
+      expect([stream, result.usage]).toEqual([
+        stream,
+        expect.objectContaining({...WRITES, cache1hTokens: 2000}),
+      ])
     }
   })
 })

@@ -87,6 +87,8 @@ export const SIM_QUIRKS = [
   'template-kwargs',
   // DashScope's refusal of a history tool call whose arguments are not JSON
   'dashscope-args',
+  // a 400 as OpenRouter relays a provider's: "Provider returned error", the body in metadata.raw
+  'openrouter-errors',
   // a Responses server that takes function tools only (vLLM, llama.cpp): Codex's namespaces,
   // custom tools and `additional_tools` item refused
   'plain-tools',

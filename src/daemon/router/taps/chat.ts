@@ -73,7 +73,7 @@ export class ChatReader implements Reader {
     const u = this.last
     if (!u) return this.streamError === undefined ? undefined : streamedUsage(this.deltas)
     const prompt = obj(u.prompt_tokens_details)
-    return {
+    const usage: Usage = {
       inputTokens: num(u.prompt_tokens),
       outputTokens: num(u.completion_tokens),
       // OpenAI's in the details, DeepSeek's `prompt_cache_hit_tokens`, Moonshot's beside the
@@ -82,6 +82,11 @@ export class ChatReader implements Reader {
       cacheCreationTokens: cacheWrites(u, prompt),
       reasoningTokens: num(obj(u.completion_tokens_details)?.reasoning_tokens),
     }
+    // DashScope's breakdown of its writes, `cache_creation.ephemeral_1h_input_tokens`: the part
+    // kept one hour, as the Messages tap reads Anthropic's (never more than the writes)
+    const oneHour = obj(prompt?.cache_creation)?.ephemeral_1h_input_tokens
+    if (typeof oneHour === 'number') usage.cache1hTokens = Math.min(num(oneHour), usage.cacheCreationTokens)
+    return usage
   }
 }
 

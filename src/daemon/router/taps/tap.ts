@@ -23,7 +23,7 @@ export interface Usage {
   outputTokens: number
   cacheReadTokens: number
   cacheCreationTokens: number
-  /** The part of `cacheCreationTokens` kept one hour (Messages only; absent elsewhere). */
+  /** The part of `cacheCreationTokens` kept one hour (Messages, DashScope's chat breakdown; absent elsewhere). */
   cache1hTokens?: number
   reasoningTokens: number
   /**

@@ -128,6 +128,37 @@ describe('usage taps', () => {
     })
   })
 
+  it("chat: DashScope's breakdown of its writes, the 1-hour part in the row", () => {
+    const body = (cacheCreation: unknown) =>
+      JSON.stringify({
+        id: 'chatcmpl-1',
+        object: 'chat.completion',
+        choices: [{index: 0, message: {role: 'assistant', content: 'Hello!'}, finish_reason: 'stop'}],
+        usage: {
+          prompt_tokens: 3019,
+          completion_tokens: 104,
+          total_tokens: 3123,
+          prompt_tokens_details: {
+            cached_tokens: 0,
+            cache_creation_input_tokens: 2048,
+            cache_creation: cacheCreation,
+            cache_type: 'ephemeral',
+          },
+        },
+      })
+    expect(
+      tapped('chat', false, body({ephemeral_5m_input_tokens: 48, ephemeral_1h_input_tokens: 2000})),
+    ).toEqual({
+      inputTokens: 3019,
+      outputTokens: 104,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 2048,
+      cache1hTokens: 2000,
+      reasoningTokens: 0,
+    })
+    expect(tapped('chat', false, body({ephemeral_5m_input_tokens: 2048}))).not.toHaveProperty('cache1hTokens')
+  })
+
   it.each([
     ['DeepSeek', {prompt_cache_hit_tokens: 2048, prompt_cache_miss_tokens: 971}],
     ['Moonshot (Kimi)', {cached_tokens: 2048}],
