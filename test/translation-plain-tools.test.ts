@@ -276,7 +276,7 @@ describe('Codex on a Responses server that is not OpenAI', {timeout: 60_000}, ()
       adaptations: Array<{provider: string; rules: string[]}>
     }
     expect(learned.adaptations.find((a) => a.provider === 'sim-responses')?.rules).toContain(
-      "Codex's namespaces and custom tools sent as plain functions (they were refused)",
+      "Codex's namespaces and custom tools sent as plain functions, its agent_message items as user messages (they were refused)",
     )
   })
 })

@@ -166,6 +166,42 @@ export const REMOTE_COMPACTION_REFUSAL =
 const COMPACTION_ITEM_REFUSAL =
   "a compaction item (the history OpenAI's remote compaction folded, encrypted so that only OpenAI reads it) cannot be translated: another vendor's model would get the conversation without everything before it. Route this conversation to a Responses upstream (OpenAI's API), or start a new one on this route (Codex then compacts locally: see remote compaction in docs/TRANSLATION.md)"
 
+/**
+ * An `agent_message` item whose task another vendor cannot read: `encrypted_content` that is
+ * OpenAI's ciphertext (`gAAAAA…`), which a Codex parent on OpenAI's API writes. Leaving it out would
+ * send the sub-agent its task's preamble without the task: refused by name.
+ */
+const AGENT_MESSAGE_CIPHERTEXT_REFUSAL =
+  "an agent_message item (Codex's message between its agents) holds its text encrypted by OpenAI, which another vendor cannot read: the sub-agent would run without its task. Give the agents that talk to each other the same upstream family (a parent on OpenAI's API, its sub-agents on OpenAI's API too)"
+
+/** OpenAI's ciphertext (Fernet tokens start with version byte 0x80: `gAAAAA` in base64). */
+const OPENAI_CIPHERTEXT = /^gAAAAA/
+
+/**
+ * Codex's `agent_message` item (multi-agent v2: a parent's task for a sub-agent, a sub-agent's
+ * report to its parent) as the text of a user turn: a line `Message from AUTHOR:`, then its
+ * `input_text` parts and its `encrypted_content` parts, which hold the text itself when the parent
+ * was not on OpenAI's API (Codex stores a `spawn_agent` call's `message` there as it came). The
+ * recipient is the model the request is for: left out. OpenAI's ciphertext is refused by name, and
+ * an item with no text at all too, rather than the model getting an empty turn.
+ */
+function agentMessageText(item: Body): TextPart {
+  const texts: string[] = []
+  const content = typeof item.content === 'string' ? [{type: 'input_text', text: item.content}] : item.content
+  for (const part of Array.isArray(content) ? content : []) {
+    if (!isObject(part)) continue
+    const text = str(part.type === 'encrypted_content' ? part.encrypted_content : part.text)
+    if (!text) continue
+    if (part.type === 'encrypted_content' && OPENAI_CIPHERTEXT.test(text))
+      throw new TranslationError(AGENT_MESSAGE_CIPHERTEXT_REFUSAL)
+    texts.push(text)
+  }
+  if (!texts.length)
+    throw new TranslationError("an agent_message item (Codex's message between its agents) holds no text")
+  const author = str(item.author)
+  return {type: 'text', text: `${author ? `Message from ${author}:\n` : ''}${texts.join('')}`}
+}
+
 function decodeRequest(body: unknown, ctx: CodecContext): Request {
   if (!isObject(body)) throw new TranslationError('request body must be a JSON object')
   const system: TextPart[] = []
@@ -218,7 +254,8 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
         push('assistant', [search])
         searched = true
       }
-    } else if (type === 'compaction' || type === 'compaction_summary')
+    } else if (type === 'agent_message') push('user', [agentMessageText(item)])
+    else if (type === 'compaction' || type === 'compaction_summary')
       throw new TranslationError(COMPACTION_ITEM_REFUSAL)
     else if (type === 'compaction_trigger') throw new TranslationError(REMOTE_COMPACTION_REFUSAL)
     else if (type === 'tool_search_call' || type === 'tool_search_output') {

@@ -1414,7 +1414,9 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
       `${[a.media.images ? 'images' : '', a.media.files ? 'files' : ''].filter(Boolean).join(' and ')} sent as a line of text (a text-only model)`,
     )
   if (a.plainTools)
-    rules.push("Codex's namespaces and custom tools sent as plain functions (they were refused)")
+    rules.push(
+      "Codex's namespaces and custom tools sent as plain functions, its agent_message items as user messages (they were refused)",
+    )
   else if (a.liteOff)
     rules.push(
       "Codex's Responses Lite requests sent as for a model that is not Lite: its tools in `tools`, without the Lite header (refused)",
@@ -1636,7 +1638,10 @@ export class UpstreamAdaptations {
       })
     return this.settle(provider, model, adaptedWith, {
       next: {...adaptedWith, plainTools: true},
-      note: "refused Codex's tool shapes: sent again with every tool a plain function",
+      // (the plain request has Codex's `agent_message` items as user messages too)
+      note: /agent_message/i.test(errorText)
+        ? "refused Codex's agent_message item: sent again with it as a user message, every tool a plain function"
+        : "refused Codex's tool shapes: sent again with every tool a plain function",
     })
   }
 

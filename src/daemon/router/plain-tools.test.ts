@@ -9,9 +9,11 @@ import type {IncomingHttpHeaders} from 'node:http'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {
+  holdsAgentMessage,
   holdsOpenAiToolShapes,
   isLocalServer,
   isOpenAiApi,
+  isOpenAiResponsesHost,
   refusesOpenAiToolShapes,
   withoutLiteItem,
 } from './plain-tools.js'
@@ -129,6 +131,8 @@ const receivedHeaders: IncomingHttpHeaders[] = []
 let refusal: Refusal | undefined
 /** Refuses every request with Codex's Lite header while set (Azure OpenAI, a model that is not Lite). */
 let liteRefusal: Refusal | undefined
+/** Refuses every request with an `agent_message` item while set (Ollama, xAI, a relay). */
+let agentRefusal: Refusal | undefined
 /** Refuses every request while set (a missing key). */
 let refuseAll: Refusal | undefined
 let upstream: Upstream
@@ -142,6 +146,7 @@ beforeAll(async () => {
     (body, headers) => {
       receivedHeaders[received.length - 1] = headers
       if (liteRefusal && headers['x-openai-internal-codex-responses-lite'] === 'true') return liteRefusal
+      if (agentRefusal && JSON.stringify(body).includes('"agent_message"')) return agentRefusal
       return refuseAll ?? (refusal && JSON.stringify(body).includes('"namespace"') ? refusal : undefined)
     },
     {stream: STREAM, json: ANSWER},
@@ -473,7 +478,7 @@ describe('a Responses server elsewhere that refuses them', () => {
       expect(received).toHaveLength(3)
       expect(String(received[2])).not.toContain('"namespace"')
       expect(learnedAdaptations().find((a) => a.provider === 'relay')?.rules).toContain(
-        "Codex's namespaces and custom tools sent as plain functions (they were refused)",
+        "Codex's namespaces and custom tools sent as plain functions, its agent_message items as user messages (they were refused)",
       )
     } finally {
       refusal = undefined
@@ -511,6 +516,116 @@ describe('a Responses server elsewhere that refuses them', () => {
     } finally {
       refusal = undefined
     }
+  })
+})
+
+/**
+ * A Codex sub-agent's first request (multi-agent v2), cut down: its task in an `agent_message` item
+ * from its parent, which was not on OpenAI's API (the task as it came, in `encrypted_content`), and
+ * a function tool only, so nothing but the item makes the request plain.
+ */
+const childBody = () => ({
+  model: 'gpt-5.6-sol',
+  instructions: 'You are Codex.',
+  input: [
+    {
+      type: 'agent_message',
+      author: '/root',
+      recipient: '/root/worker',
+      content: [
+        {type: 'input_text', text: 'Task from your parent. Payload:\n'},
+        {type: 'encrypted_content', encrypted_content: 'Count the files in src.'},
+      ],
+    },
+  ],
+  tools: [{type: 'function', name: 'exec', description: 'Run.', parameters: params('cmd'), strict: false}],
+  store: false,
+  stream: false,
+})
+/** The task as the plain request carries it. */
+const CHILD_TASK = {
+  type: 'message',
+  role: 'user',
+  content: [
+    {
+      type: 'input_text',
+      text: 'Message from /root:\nTask from your parent. Payload:\nCount the files in src.',
+    },
+  ],
+}
+
+describe("Codex's agent_message items (a sub-agent's task) on a Responses server that is not OpenAI's", () => {
+  it('on this machine: a user message from the first request, the rest as it came', async () => {
+    received.length = 0
+    agentRefusal = {status: 400, body: {error: {message: 'unknown input item type: "agent_message"'}}}
+    route = {targets: [target('ollama')]}
+    try {
+      const res = await post(childBody())
+      expect(res.status).toBe(200)
+      expect(received).toHaveLength(1)
+      expect(sent(0).input).toEqual([CHILD_TASK])
+      expect(sent(0).tools).toEqual(childBody().tools)
+    } finally {
+      agentRefusal = undefined
+    }
+  })
+
+  for (const [server, refused] of [
+    ['ollama', {status: 400, body: {error: {message: 'unknown input item type: "agent_message"'}}}],
+    [
+      'xai',
+      {
+        status: 422,
+        body: 'Failed to deserialize the JSON body into the target type: input: data did not match any variant of untagged enum ModelInput at line 1 column 912',
+      },
+    ],
+    ['relay', {status: 400, body: {error: {message: "Invalid input type 'agent_message' at index 17"}}}],
+  ] as Array<[string, Refusal]>)
+    it(`elsewhere: learned from ${server}'s refusal, sent again with the task as a user message, later ones at once`, async () => {
+      received.length = 0
+      gateway.results.length = 0
+      agentRefusal = refused
+      route = {targets: [target(`${server}-agents`, 'sim')]}
+      try {
+        const res = await post(childBody())
+        expect(res.status).toBe(200)
+        expect(received).toHaveLength(2)
+        expect(String(received[0])).toContain('"agent_message"')
+        expect(sent(1).input).toEqual([CHILD_TASK])
+        const [result] = await gateway.settled(1)
+        expect(result.error).toBe(
+          server === 'xai'
+            ? `${server}-agents refused Codex's tool shapes: sent again with every tool a plain function`
+            : `${server}-agents refused Codex's agent_message item: sent again with it as a user message, every tool a plain function`,
+        )
+        const later = await post(childBody())
+        expect(later.status).toBe(200)
+        expect(received).toHaveLength(3)
+        expect(sent(2).input).toEqual([CHILD_TASK])
+      } finally {
+        agentRefusal = undefined
+      }
+    })
+
+  it("passes it as it came to a server taken for OpenAI's (which reads it), and never for a provider set so", async () => {
+    for (const t of [target('openai-agents', 'sim'), target('relay-never', undefined, 'never')]) {
+      received.length = 0
+      route = {targets: [t]}
+      const res = await post(childBody())
+      expect(res.status).toBe(200)
+      expect(received).toHaveLength(1)
+      expect(sent(0).input).toEqual(childBody().input)
+    }
+  })
+
+  it("passes OpenAI's ciphertext through as it came to a server on this machine: the codecs cannot read it", async () => {
+    received.length = 0
+    route = {targets: [target('ollama-cipher')]}
+    const body = childBody()
+    body.input[0].content[1] = {type: 'encrypted_content', encrypted_content: 'gAAAAABpZ-opaque'}
+    const res = await post(body)
+    expect(res.status).toBe(200)
+    expect(sent(0).input).toEqual(body.input)
   })
 })
 
@@ -611,7 +726,7 @@ describe("a hosted server that refuses Codex's Responses Lite request", () => {
         `azure-strict ${NOTE}; azure-strict refused Codex's tool shapes: sent again with every tool a plain function`,
       )
       expect(learnedAdaptations().find((a) => a.provider === 'azure-strict')?.rules).toEqual([
-        "Codex's namespaces and custom tools sent as plain functions (they were refused)",
+        "Codex's namespaces and custom tools sent as plain functions, its agent_message items as user messages (they were refused)",
       ])
     } finally {
       liteRefusal = undefined
@@ -775,6 +890,30 @@ describe('plain-tools helpers', () => {
       expect(withoutLiteItem(Buffer.from(body))).toBeUndefined()
   })
 
+  it("knows the hosts of OpenAI's own Responses API, and finds an agent_message item by its bytes", () => {
+    for (const url of [
+      'https://api.openai.com/v1',
+      'https://chatgpt.com/backend-api/codex',
+      'https://my-res.openai.azure.com/openai/v1',
+      'https://my-res.cognitiveservices.azure.com/openai/v1',
+      'https://proj.services.ai.azure.com/api/projects/p/openai/v1',
+    ])
+      expect([url, isOpenAiResponsesHost(url)]).toEqual([url, true])
+    for (const url of [
+      'https://api.deepseek.com/v1',
+      'https://api.x.ai/v1',
+      'https://openrouter.ai/api/v1',
+      'https://chatgpt.com.evil.test/v1',
+      'http://api.openai.com/v1',
+      'http://127.0.0.1:11434/v1',
+    ])
+      expect([url, isOpenAiResponsesHost(url)]).toEqual([url, false])
+    expect(holdsAgentMessage(Buffer.from('{"input":[{"type":"agent_message"}]}'))).toBe(true)
+    expect(holdsAgentMessage(Buffer.from('{"input":[{"type":"message","content":"agent message"}]}'))).toBe(
+      false,
+    )
+  })
+
   it('finds the shapes by their bytes, and the refusals by their words', () => {
     expect(holdsOpenAiToolShapes(Buffer.from('{"tools":[{"type":"namespace"}]}'))).toBe(true)
     expect(holdsOpenAiToolShapes(Buffer.from('{"input":[{"type":"additional_tools"}]}'))).toBe(true)
@@ -786,6 +925,8 @@ describe('plain-tools helpers', () => {
       "{'type': 'literal_error', 'loc': ('body', 'tools', 11, 'CodeInterpreter', 'type'), 'input': 'namespace'}",
       'Failed to parse tools: Unsupported tool type',
       'Failed to deserialize the JSON body into the target type: input: data did not match any variant of untagged enum ModelInput',
+      'unknown input item type: "agent_message"',
+      "Invalid input type 'agent_message' at index 17",
       JSON.stringify(AZURE_LITE_REFUSAL.body),
       JSON.stringify(NOT_LITE_REFUSAL.body),
       openRouterUnion(['tools', 12]),

@@ -46,6 +46,31 @@ export function holdsOpenAiToolShapes(body: Buffer): boolean {
   )
 }
 
+const AGENT_MESSAGE = Buffer.from('"agent_message"')
+
+/**
+ * Whether a Responses body holds Codex's `agent_message` item (or the word): multi-agent v2's task
+ * for a sub-agent, and a sub-agent's report to its parent. Only OpenAI's Responses API takes the
+ * item: Ollama refuses it (400 `unknown input item type: "agent_message"`), xAI too (a 422, "did not
+ * match any variant of untagged enum"), a relay with "Invalid input type 'agent_message'", and
+ * DeepSeek drops it without a word, so the sub-agent runs with no task. Searched from the start,
+ * where a sub-agent's task is; a body without it is searched whole (about 100 µs for 256 KB).
+ */
+export function holdsAgentMessage(body: Buffer): boolean {
+  return body.indexOf(AGENT_MESSAGE) !== -1
+}
+
+/**
+ * Whether `baseUrl` is a host that serves OpenAI's own Responses API, which reads Codex's
+ * `agent_message` items: OpenAI's API, ChatGPT's backend (Codex signed in with ChatGPT), Azure
+ * OpenAI. Any other Responses server gets the items as user messages ({@link holdsAgentMessage}).
+ */
+export function isOpenAiResponsesHost(baseUrl: string): boolean {
+  return /^https:\/\/(?:api\.openai\.com|chatgpt\.com|[^/?#]*\.(?:openai\.azure\.com|cognitiveservices\.azure\.com|services\.ai\.azure\.com))(?:[:/?#]|$)/i.test(
+    baseUrl,
+  )
+}
+
 const local = new Map<string, boolean>()
 
 /** Whether `baseUrl` is OpenAI's own API (`https://api.openai.com`, any path after it). */
@@ -105,14 +130,18 @@ function privateV4(host: string): boolean {
  * Responses API input item type: 'additional_tools'"), llama.cpp's ("'type' of tool must be
  * 'function'"), Ollama's ("Unsupported tool type"), xAI's 422 for an input item it has no variant
  * of ("did not match any variant of untagged enum"); a hosted server's refusal of Codex's
- * "Responses Lite" request ({@link refusesCodexLite}); OpenRouter's schema error for a tool that is
+ * "Responses Lite" request ({@link refusesCodexLite}); a refusal of Codex's `agent_message` item
+ * by name (Ollama's `unknown input item type: "agent_message"`, a relay's "Invalid input type
+ * 'agent_message' at index 17"), which the plain request sends as a user message; OpenRouter's schema error for a tool that is
  * neither a function nor one of its own (a zod `invalid_union` at `["tools", N]` whose variants
  * expected `openrouter:datetime` and the like), its words nested in a JSON string, so its quotes
  * escaped and its line breaks `\n`.
  */
 export function refusesOpenAiToolShapes(errorText: string): boolean {
   return (
-    /namespace|additional_tools|'custom'|"custom"|tool type|type' of tool|untagged enum/i.test(errorText) ||
+    /namespace|additional_tools|'custom'|"custom"|tool type|type' of tool|untagged enum|agent_message/i.test(
+      errorText,
+    ) ||
     refusesCodexLite(errorText) ||
     (errorText.includes('invalid_union') &&
       /expected\W*openrouter:/.test(errorText) &&

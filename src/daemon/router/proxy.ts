@@ -26,7 +26,14 @@ import {upstreamModel} from '../../gateway/policy.js'
 import {defaultPools, upstreamPath} from './pools.js'
 import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget} from './proxy-types.js'
 import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-line.js'
-import {holdsOpenAiToolShapes, isLocalServer, isOpenAiApi, withoutLiteItem} from './plain-tools.js'
+import {
+  holdsAgentMessage,
+  holdsOpenAiToolShapes,
+  isLocalServer,
+  isOpenAiApi,
+  isOpenAiResponsesHost,
+  withoutLiteItem,
+} from './plain-tools.js'
 import {relay} from './relay.js'
 import {withSystemTurnsHoisted} from './system-turns.js'
 import type {RelayContext} from './relay.js'
@@ -400,18 +407,25 @@ export async function proxyRequest(
    * tools and `additional_tools` item as plain functions (./plain-tools.ts): when the body holds
    * one of them and the server is on this machine or the local network (not the simulator, which
    * is OpenAI's API), or refused them before. The provider's `plainTools` setting overrides the
-   * guess: `always` whatever the host, `never` not at all. Any other request passes through as it
-   * came.
+   * guess: `always` whatever the host, `never` not at all. A body with Codex's `agent_message`
+   * items goes so to any server that is not OpenAI's (./plain-tools.ts `holdsAgentMessage`). Any
+   * other request passes through as it came.
    */
   function plainWanted(target: ProxyTarget, learned: UpstreamAdaptation | undefined): boolean {
     const provider = target.provider
     const setting = provider.plainTools
     if (provider.family !== 'responses' || setting === 'never' || COMPACT.test(request.url)) return false
+    const plain =
+      setting === 'always' ||
+      learned?.plainTools === true ||
+      (provider.origin !== 'sim' && isLocalServer(provider.baseUrl))
+    if (plain && holdsOpenAiToolShapes(request.body)) return true
+    // Codex's `agent_message` items (a sub-agent's task, its report) as user messages to any server
+    // that is not OpenAI's, by rule: DeepSeek drops them without a word, so no refusal could teach
+    // it (the host looked at first: the body searched only for such a server)
     return (
-      (setting === 'always' ||
-        learned?.plainTools === true ||
-        (provider.origin !== 'sim' && isLocalServer(provider.baseUrl))) &&
-      holdsOpenAiToolShapes(request.body)
+      (plain || (provider.origin !== 'sim' && !isOpenAiResponsesHost(provider.baseUrl))) &&
+      holdsAgentMessage(request.body)
     )
   }
 
@@ -791,7 +805,7 @@ export async function proxyRequest(
       upstream.headers['content-encoding'] === undefined &&
       !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
       !COMPACT.test(request.url) &&
-      holdsOpenAiToolShapes(request.body)
+      (holdsOpenAiToolShapes(request.body) || holdsAgentMessage(request.body))
     ) {
       errorText = await errorBody(upstream.body)
       const change =
