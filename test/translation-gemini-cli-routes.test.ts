@@ -7,10 +7,13 @@
  *   `thinkingLevel` by Gemini 2.5: "Thinking level is not supported for this model."; a utility
  *   call's `thinkingBudget: 0` by 2.5 Pro) is learned per model on the pass-through, the request
  *   going again at once in the form the model takes, and later ones so from the start.
+ * - its `web_fetch` (Google's URL context tool, alone in a request of its own) on a translated
+ *   route: a 400 that says why, nothing sent, so Gemini CLI fetches the page itself and asks again
+ *   without the tool, which translates (not an answer from memory).
  * The real daemon, the simulator (its `no-thinking-level` and `thinking-only` quirks, its Gemini 3
  * signature check), the Google Gen AI SDK.
  */
-import {GoogleGenAI} from '@google/genai'
+import {ApiError, GoogleGenAI} from '@google/genai'
 import type {Content, Part} from '@google/genai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
@@ -153,5 +156,36 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
       200,
       'sim-gemini refused thinkingBudget 0: sent again without it, the model decides',
     ])
+  })
+
+  it("web_fetch's URL context to a chat route: a 400 that says why, nothing sent; Gemini CLI's fallback goes through", async () => {
+    await takeSimCalls(simOrigin, /./)
+    const prompt =
+      "Follow the user's instructions to process the authorized URLs.\n\n<authorized_urls>\nhttps://example.com/changelog\n</authorized_urls>\n"
+    const error = await client('chat')
+      .models.generateContent({
+        model: 'gemini-3-flash-preview',
+        contents: [{role: 'user', parts: [{text: prompt}]}],
+        config: {tools: [{urlContext: {}}]},
+      })
+      .catch((e: unknown) => e)
+    // (Gemini CLI retries no 400: its WebFetchTool takes the throw as the primary fetch failing)
+    expect(error).toBeInstanceOf(ApiError)
+    expect((error as ApiError).status).toBe(400)
+    expect((error as Error).message).toContain(
+      "Gemini's URL context tool cannot be translated to a chat completions upstream: it has no tool that reads a web page",
+    )
+    expect(await takeSimCalls(simOrigin, /\/chat\/completions$/)).toHaveLength(0)
+    const [row] = await rows('chat', 2).then((r) => r.slice(-1))
+    expect(row.status).toBe(400)
+    // the fallback: the page's text in the prompt, no tool
+    const answer = await client('chat').models.generateContent({
+      model: 'gemini-3-flash-preview',
+      contents: [{role: 'user', parts: [{text: 'Summarize this page: Changelog. v2 adds X.'}]}],
+    })
+    expect(answer.text).toBeTruthy()
+    const sent = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    expect(sent).toHaveLength(1)
+    expect(sent[0].tools).toBeUndefined()
   })
 })

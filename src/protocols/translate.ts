@@ -151,6 +151,8 @@ export function encodeUpstreamRequest(
   adapt?: UpstreamAdaptation,
 ): {body: Buffer; path: string; sent: SentRequest} {
   const codec = CODECS[upstream]
+  // (a built-in tool no other family has: a key test each, only for bodies that offer one)
+  if (client.request.builtinTools && upstream !== 'gemini') refuseUrlContext(client.request, upstream)
   const names = toolNamesFor(client, upstream)
   // a text-only model's refusal of images or files: each goes as a line that says what was there
   let request = withSearchesAsText(
@@ -303,6 +305,35 @@ function messagesSent(body: Record<string, unknown>, sent: SentRequest): void {
   if (choice === 'any' || choice === 'tool') sent.forcedTool = true
   const messages = body.messages as Array<{role?: unknown}> | undefined
   if (messages?.at(-1)?.role === 'assistant') sent.prefill = true
+}
+
+const UPSTREAM_NAMES: Record<Family, string> = {
+  chat: 'a chat completions',
+  responses: 'a Responses',
+  messages: 'a Messages',
+  gemini: 'a Gemini',
+}
+
+/**
+ * A Gemini request whose point is Google's URL context (Gemini CLI's `web_fetch` sends
+ * `tools: [{urlContext: {}}]` alone, in a request of its own), to an upstream of another family,
+ * which has no tool that reads a page: refused, since its model would answer from memory as
+ * though it had read it, and Gemini CLI takes that answer. On a 400 Gemini CLI fetches the pages
+ * itself and asks the model again without the tool (its `web-fetch-fallback`), which translates.
+ * Beside function declarations the tool is only left out, as web search is.
+ */
+function refuseUrlContext(request: Request, upstream: Family): void {
+  if (request.tools.length > 0 || request.webSearch) return
+  const urlContext = request.builtinTools!.some((b) => {
+    const raw = b.raw as {urlContext?: unknown; url_context?: unknown} | null
+    return (
+      b.family === 'gemini' && raw !== null && (raw.urlContext !== undefined || raw.url_context !== undefined)
+    )
+  })
+  if (!urlContext) return
+  throw new TranslationError(
+    `Gemini's URL context tool cannot be translated to ${UPSTREAM_NAMES[upstream]} upstream: it has no tool that reads a web page, and its model would answer from memory as though it had read it. Gemini CLI fetches the page itself after this refusal; route this agent to a Gemini provider to have the model read it`,
+  )
 }
 
 /**
