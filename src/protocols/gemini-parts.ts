@@ -2,9 +2,28 @@
  * What the Gemini codec's answer and stream code share: a candidate's parts, finish reasons and
  * usage in both directions.
  */
-import type {CodecContext, Part, StopReason, Usage} from './ir.js'
+import type {CodecContext, Opaque, Part, StopReason, Usage} from './ir.js'
+import {wrapOpaque} from './ir.js'
 import type {Body} from './responses-items.js'
 import {isObject, newId, num} from './responses-items.js'
+
+/** Gemini 3 accepts this in place of a thought signature it did not make (documented). */
+export const SKIP_SIGNATURE = 'skip_thought_signature_validator'
+
+/**
+ * The `thoughtSignature` of a call in a Gemini client's answer: its own (wrapped when another
+ * family made it), else on an answer's first call Google's skip value. Gemini CLI keeps a call's
+ * signature in its history and sends it back, and Gemini 3 refuses a turn whose first call has
+ * none ("Function call is missing a thought_signature in functionCall parts"): a call a fallback
+ * of another family made would otherwise break the turn when it goes to Gemini again. The same
+ * value every time, so the history's bytes do not change.
+ */
+export const callSignature = (signature: Opaque | undefined, first: boolean): {thoughtSignature?: string} =>
+  signature
+    ? {thoughtSignature: wrapOpaque('gemini', signature)}
+    : first
+      ? {thoughtSignature: SKIP_SIGNATURE}
+      : {}
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
 

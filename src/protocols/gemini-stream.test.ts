@@ -171,3 +171,78 @@ describe('gemini stream encoder: text chunks written as text', () => {
     )
   })
 })
+
+describe("a call another vendor made, in a Gemini client's answer", () => {
+  const SKIP = 'skip_thought_signature_validator'
+  const calls = (signed?: boolean): StreamEvent[] => [
+    {type: 'start', id: 'r1', model: 'gpt-x'},
+    {
+      type: 'block_start',
+      index: 0,
+      block: {
+        type: 'tool_call',
+        id: 'call_1',
+        name: 'list_directory',
+        ...(signed && {signature: {family: 'chat', value: 'OWN'}}),
+      },
+    },
+    {type: 'tool_args_delta', index: 0, json: '{"dir_path":"."}'},
+    {type: 'block_stop', index: 0},
+    {type: 'block_start', index: 1, block: {type: 'tool_call', id: 'call_2', name: 'read_file'}},
+    {type: 'tool_args_delta', index: 1, json: '{"path":"a"}'},
+    {type: 'block_stop', index: 1},
+    {type: 'stop', reason: 'tool_use'},
+    {type: 'end'},
+  ]
+  const partsOf = (sse: string): unknown[] =>
+    sse
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: '))
+      .flatMap((e) => JSON.parse(e.slice(6)).candidates[0].content?.parts ?? [])
+  const signatures = (parts: unknown[]): unknown[] =>
+    (parts as Array<{functionCall?: unknown; thoughtSignature?: unknown}>)
+      .filter((p) => p.functionCall)
+      .map((p) => p.thoughtSignature)
+
+  it("streamed: the answer's first call gets Google's skip value (Gemini 3 takes the turn), the next none", () => {
+    const parts = partsOf(encode(calls()))
+    expect(signatures(parts)).toEqual([SKIP, undefined])
+    // the same bytes for the same answer (the history Gemini CLI sends back does not change)
+    expect(encode(calls())).toBe(encode(calls()))
+    // a call with a signature of its own keeps it
+    expect(signatures(partsOf(encode(calls(true))))).toEqual(['gwx1.chat.OWN', undefined])
+  })
+
+  it('whole: the same, and the skip value read back is no signature for another vendor', () => {
+    const answer = geminiCodec.encodeResponse({
+      id: 'r',
+      model: 'gpt-x',
+      parts: [
+        {type: 'text', text: 'Looking.'},
+        {type: 'tool_call', id: 'call_1', name: 'list_directory', arguments: '{}'},
+        {type: 'tool_call', id: 'call_2', name: 'read_file', arguments: '{}'},
+      ],
+      stop: 'tool_use',
+      usage: {
+        inputTokens: 1,
+        outputTokens: 1,
+        cacheReadTokens: 0,
+        cacheCreationTokens: 0,
+        reasoningTokens: 0,
+      },
+    }) as {candidates: Array<{content: {parts: unknown[]}}>}
+    const parts = answer.candidates[0].content.parts
+    expect(signatures(parts)).toEqual([SKIP, undefined])
+    const request = geminiCodec.decodeRequest(
+      {
+        contents: [
+          {role: 'user', parts: [{text: 'look'}]},
+          {role: 'model', parts},
+        ],
+      },
+      {model: 'g'},
+    )
+    const [call] = request.messages.flatMap((m) => m.parts).filter((p) => p.type === 'tool_call')
+    expect(call).toEqual({type: 'tool_call', id: 'call_1', name: 'list_directory', arguments: '{}'})
+  })
+})

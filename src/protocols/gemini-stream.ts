@@ -17,7 +17,14 @@ import type {
   WebSearchPart,
 } from './ir.js'
 import {wrapOpaque} from './ir.js'
-import {failedFinish, finishReasonOf, stopOfFinish, usageFromGemini, usageToGemini} from './gemini-parts.js'
+import {
+  callSignature,
+  failedFinish,
+  finishReasonOf,
+  stopOfFinish,
+  usageFromGemini,
+  usageToGemini,
+} from './gemini-parts.js'
 import {groundingOf, mergeSearches, searchesOfGrounding} from './web-search.js'
 import type {Body} from './responses-items.js'
 import {fullUsage, hasForeignOpaque, isObject, newId} from './responses-items.js'
@@ -192,6 +199,8 @@ export class GeminiStreamEncoder implements StreamEncoder {
   private readonly calls = new Map<number, {id: string; name: string; args: string; signature?: Opaque}>()
   private readonly thinking = new Map<number, ReasoningPart>()
   private readonly reasoning: Part[] = []
+  /** Whether a call of this answer was written (only the first gets the skip signature). */
+  private called = false
   /** The searches the upstream ran, for the last chunk's `groundingMetadata`. */
   private searches?: Array<Omit<WebSearchPart, 'type'>>
   /** The end of a text chunk, after its part (see textChunk), and the model and id it names. */
@@ -304,11 +313,10 @@ export class GeminiStreamEncoder implements StreamEncoder {
     } catch {
       // unparseable arguments: the call goes out with none
     }
+    const first = !this.called
+    this.called = true
     return this.chunk([
-      {
-        functionCall: {name: call.name, args, id: call.id},
-        ...(call.signature && {thoughtSignature: wrapOpaque('gemini', call.signature)}),
-      },
+      {functionCall: {name: call.name, args, id: call.id}, ...callSignature(call.signature, first)},
     ])
   }
 

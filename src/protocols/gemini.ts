@@ -29,6 +29,8 @@ import {
   failedFinish,
   finishReasonOf,
   partsOfCandidate,
+  callSignature,
+  SKIP_SIGNATURE,
   stopOfFinish,
   usageFromGemini,
   usageToGemini,
@@ -37,8 +39,7 @@ import type {Body} from './responses-items.js'
 import {fullUsage, hasForeignOpaque, isObject, newId, restoreCarried} from './responses-items.js'
 import {objectTools} from './tool-schemas.js'
 
-/** Gemini 3 accepts this in place of a thought signature it did not make (documented). */
-export const SKIP_SIGNATURE = 'skip_thought_signature_validator'
+export {SKIP_SIGNATURE}
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
 
@@ -156,7 +157,8 @@ function decodeRequest(
           arguments: JSON.stringify(isObject(fc.args) ? fc.args : {}),
         }
         calls++
-        if (sig) call.signature = sig
+        // (the skip value the gateway gave a call another vendor made is no signature)
+        if (sig && sig.value !== SKIP_SIGNATURE) call.signature = sig
         pending.push({id: call.id, name: call.name})
         parts.push(call)
       } else if (isObject(p.functionResponse)) {
@@ -514,6 +516,7 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
 export function clientParts(parts: Part[], ctx?: CodecContext): Body[] {
   const out: Body[] = []
   const reasoning: Part[] = []
+  let firstCall = true
   for (const part of parts) {
     if (part.type === 'text') out.push({text: part.text})
     else if (part.type === 'reasoning') {
@@ -529,8 +532,9 @@ export function clientParts(parts: Part[], ctx?: CodecContext): Body[] {
       if (hasForeignOpaque(reasoning, 'gemini')) ctx?.carry?.set(part.id, [...reasoning])
       out.push({
         functionCall: {name: part.name, args: parseArgs(part.arguments), id: part.id},
-        ...(part.signature && {thoughtSignature: wrapOpaque('gemini', part.signature)}),
+        ...callSignature(part.signature, firstCall),
       })
+      firstCall = false
     } else if (part.type === 'image' && part.data)
       out.push({inlineData: {mimeType: part.mediaType ?? 'image/png', data: part.data}})
   }

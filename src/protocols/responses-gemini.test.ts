@@ -281,7 +281,11 @@ describe('Gemini CLI on a Responses upstream', () => {
       (c) => (c.candidates as Array<{content: {parts: unknown[]}}>)[0].content.parts,
     )
     expect(parts).toContainEqual({text: 'Need the file', thought: true})
-    expect(parts).toContainEqual({functionCall: {name: 'read_file', args: {path: 'a.ts'}, id: 'call_u'}})
+    // (the answer's first call, unsigned: Google's skip value, which Gemini 3 takes if the turn goes there)
+    expect(parts).toContainEqual({
+      functionCall: {name: 'read_file', args: {path: 'a.ts'}, id: 'call_u'},
+      thoughtSignature: 'skip_thought_signature_validator',
+    })
     expect(chunks.at(-1)).toMatchObject({
       candidates: [{finishReason: 'STOP'}],
       usageMetadata: {promptTokenCount: 9, candidatesTokenCount: 4},

@@ -151,6 +151,8 @@ export function encodeUpstreamRequest(
   adapt?: UpstreamAdaptation,
 ): {body: Buffer; path: string; sent: SentRequest} {
   const codec = CODECS[upstream]
+  // (a built-in tool no other family has: a key test each, only for bodies that offer one)
+  if (client.request.builtinTools && upstream !== 'gemini') refuseUrlContext(client.request, upstream)
   const names = toolNamesFor(client, upstream)
   // a text-only model's refusal of images or files: each goes as a line that says what was there
   let request = withSearchesAsText(
@@ -305,6 +307,47 @@ function messagesSent(body: Record<string, unknown>, sent: SentRequest): void {
   if (messages?.at(-1)?.role === 'assistant') sent.prefill = true
 }
 
+const UPSTREAM_NAMES: Record<Family, string> = {
+  chat: 'a chat completions',
+  responses: 'a Responses',
+  messages: 'a Messages',
+  gemini: 'a Gemini',
+}
+
+/**
+ * A Gemini request whose point is Google's URL context (Gemini CLI's `web_fetch` sends
+ * `tools: [{urlContext: {}}]` alone, in a request of its own), to an upstream of another family,
+ * which has no tool that reads a page: refused, since its model would answer from memory as
+ * though it had read it, and Gemini CLI takes that answer. On a 400 Gemini CLI fetches the pages
+ * itself and asks the model again without the tool (its `web-fetch-fallback`), which translates.
+ * Beside function declarations the tool is only left out, as web search is.
+ */
+function refuseUrlContext(request: Request, upstream: Family): void {
+  if (request.tools.length > 0 || request.webSearch) return
+  const urlContext = request.builtinTools!.some((b) => {
+    const raw = b.raw as {urlContext?: unknown; url_context?: unknown} | null
+    return (
+      b.family === 'gemini' && raw !== null && (raw.urlContext !== undefined || raw.url_context !== undefined)
+    )
+  })
+  if (!urlContext) return
+  throw new TranslationError(
+    `Gemini's URL context tool cannot be translated to ${UPSTREAM_NAMES[upstream]} upstream: it has no tool that reads a web page, and its model would answer from memory as though it had read it. Gemini CLI fetches the page itself after this refusal; route this agent to a Gemini provider to have the model read it`,
+  )
+}
+
+/**
+ * The thinking config of a Gemini body passed through (its `thinkingLevel`, its numeric
+ * `thinkingBudget`), which the proxy reads only after a 400, to learn what the model refused.
+ */
+export function geminiThinkingSent(body: Record<string, unknown>): {level?: string; budget?: number} {
+  const thinking = geminiThinking(body) as {thinkingLevel?: unknown; thinkingBudget?: unknown} | undefined
+  return {
+    ...(typeof thinking?.thinkingLevel === 'string' && {level: thinking.thinkingLevel}),
+    ...(typeof thinking?.thinkingBudget === 'number' && {budget: thinking.thinkingBudget}),
+  }
+}
+
 /** A Gemini body's `generationConfig.thinkingConfig`, if any. */
 function geminiThinking(body: Record<string, unknown>): {thinkingBudget?: unknown} | undefined {
   const config = body.generationConfig as {thinkingConfig?: {thinkingBudget?: unknown}} | undefined
@@ -357,6 +400,13 @@ export interface UpstreamAdaptation {
    * before, is left out.
    */
   thinkingBudget?: {zero?: boolean; min?: number; max?: number; over?: number; under?: number}
+  /**
+   * A Gemini `thinkingLevel` the model refused (a Gemini 2.5 model: "Thinking level is not
+   * supported for this model."; Gemini CLI sends one to gemini-3 names and those it does not
+   * know): left out of a body passed through, so the model decides. The translated encoder
+   * writes only a budget.
+   */
+  noThinkingLevel?: boolean
   /** How tool-call ids must look (Mistral: 9 letters and digits; OpenAI chat: at most 40). */
   toolIds?: ToolIdRule
   /** An assistant message between tool results and a user message right after them (Mistral). */
@@ -679,10 +729,11 @@ export function adaptPassedMessages(
 
 /**
  * A Gemini body passed through untranslated (Gemini CLI on Gemini) with what was learned of its
- * upstream model applied: only its function declarations held to the most the model takes
- * (`toolCap`, ./tool-cap.ts), everything else as the client sent it. Its bytes for the upstream,
- * and what the log row says was left out (pushed to `notes`). Called only for an upstream model
- * learned so.
+ * upstream model applied: its function declarations held to the most the model takes (`toolCap`,
+ * ./tool-cap.ts), and its thinking config in the form the model takes (a model of another
+ * generation than the one Gemini CLI named: `noThinkingLevel`, `thinkingBudget`), everything else
+ * as the client sent it. Its bytes for the upstream, and what the log row says was left out
+ * (pushed to `notes`). Called only for an upstream model learned so.
  */
 export function adaptPassedGemini(
   body: Record<string, unknown>,
@@ -691,7 +742,18 @@ export function adaptPassedGemini(
 ): Buffer {
   const capped = adapt.toolCap !== undefined ? geminiBodyWithinToolCap(body, adapt.toolCap) : undefined
   if (capped) notes?.push(capped.note)
-  return upstreamBytes(capped?.body ?? body)
+  const out = capped?.body ?? body
+  if (adapt.noThinkingLevel) leaveOutThinkingLevel(out)
+  if (adapt.thinkingBudget) adaptGeminiBudget(out, adapt.thinkingBudget)
+  return upstreamBytes(out)
+}
+
+/** A Gemini body's `thinkingConfig` without its `thinkingLevel` (`includeThoughts` kept). */
+function leaveOutThinkingLevel(body: Record<string, unknown>): void {
+  const thinking = geminiThinking(body) as Record<string, unknown> | undefined
+  if (!thinking || thinking.thinkingLevel === undefined) return
+  const {thinkingLevel: _, ...rest} = thinking
+  body.generationConfig = {...(body.generationConfig as Record<string, unknown>), thinkingConfig: rest}
 }
 
 /**

@@ -777,3 +777,60 @@ describe('web search beside functions to a Gemini upstream, by the model sent', 
     ])
   })
 })
+
+describe("Gemini CLI's web_fetch (Google's URL context) on a translated route", () => {
+  // what Gemini CLI 0.61's `web-fetch` alias sends: the prompt, the URL context tool alone
+  const webFetch = {
+    contents: [
+      {
+        role: 'user',
+        parts: [
+          {
+            text: "Follow the user's instructions to process the authorized URLs.\n\n<authorized_urls>\nhttps://example.com/changelog\n</authorized_urls>\n",
+          },
+        ],
+      },
+    ],
+    generationConfig: {temperature: 0},
+    tools: [{urlContext: {}}],
+  }
+
+  it('is refused for every other family with a 400 that says why (Gemini CLI then fetches the page itself)', () => {
+    const client = decodeClientRequest('gemini', webFetch, {model: 'gemini-3-flash-preview', stream: false})
+    for (const [upstream, name] of [
+      ['chat', 'a chat completions'],
+      ['responses', 'a Responses'],
+      ['messages', 'a Messages'],
+    ] as const) {
+      let error: unknown
+      try {
+        encodeUpstreamRequest(client, upstream, 'm')
+      } catch (e) {
+        error = e
+      }
+      expect(error).toBeInstanceOf(TranslationError)
+      expect((error as TranslationError).status).toBe(400)
+      expect((error as Error).message).toBe(
+        `Gemini's URL context tool cannot be translated to ${name} upstream: it has no tool that reads a web page, and its model would answer from memory as though it had read it. Gemini CLI fetches the page itself after this refusal; route this agent to a Gemini provider to have the model read it`,
+      )
+    }
+  })
+
+  it('beside function declarations it is only left out; the fallback without it goes through', () => {
+    const withFunctions = {
+      ...webFetch,
+      tools: [
+        {urlContext: {}},
+        {functionDeclarations: [{name: 'read_file', parametersJsonSchema: {type: 'object'}}]},
+      ],
+    }
+    const client = decodeClientRequest('gemini', withFunctions, {model: 'g', stream: false})
+    expect(encoded(client, 'chat').tools.map((t: any) => t.function.name)).toEqual(['read_file'])
+    const fallback = decodeClientRequest(
+      'gemini',
+      {...webFetch, tools: undefined},
+      {model: 'g', stream: false},
+    )
+    expect(encoded(fallback, 'messages').tools).toBeUndefined()
+  })
+})

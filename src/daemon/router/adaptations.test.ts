@@ -2,9 +2,11 @@ import {describe, expect, it} from 'vitest'
 
 import {
   adaptPassedChat,
+  adaptPassedGemini,
   adaptPassedMessages,
   decodeClientRequest,
   encodeUpstreamRequest,
+  geminiThinkingSent,
   sentOfPassedChat,
   sentOfPassedMessages,
 } from '../../protocols/translate.js'
@@ -3431,5 +3433,64 @@ describe('more tools than the model takes', () => {
     )
     expect(a.learnToolCap('google', 'gemini-2.5-pro', geminiCap, 512, {toolCap: 512})).toBeUndefined()
     expect(a.learnToolCap('google', 'other', openai('bad', null), 520, undefined)).toBeUndefined()
+  })
+})
+
+describe('Gemini CLI passed through to a Gemini model of another generation: its thinking config', () => {
+  const google = (message: string) =>
+    JSON.stringify({error: {code: 400, message, status: 'INVALID_ARGUMENT'}})
+  const withThinking = (thinkingConfig: Record<string, unknown>) => ({
+    contents: [{role: 'user', parts: [{text: 'hi'}]}],
+    generationConfig: {temperature: 1, thinkingConfig},
+  })
+
+  it("gemini-3's thinkingLevel refused by Gemini 2.5: learned per model, left out, includeThoughts kept", () => {
+    const a = new UpstreamAdaptations()
+    const body = withThinking({includeThoughts: true, thinkingLevel: 'HIGH'})
+    const refused = google('Thinking level is not supported for this model.')
+    expect(
+      a.learnPassedGeminiThinking('google', 'gemini-2.5-flash', refused, geminiThinkingSent(body), undefined),
+    ).toBe('refused thinkingLevel HIGH: sent again without it, the model decides')
+    const learned = a.get('google', 'gemini-2.5-flash')!
+    expect(learned).toEqual({noThinkingLevel: true})
+    expect(JSON.parse(adaptPassedGemini(body, learned).toString())).toEqual(
+      withThinking({includeThoughts: true}),
+    )
+    expect(describeAdaptation(learned)).toContain('thinkingLevel left out (the model takes none)')
+    // Vertex's words too; a body without a level, or another refusal, learns nothing
+    const vertex = google(
+      'Unable to submit request because thinking_level MEDIUM is not supported by this model.',
+    )
+    expect(a.learnPassedGeminiThinking('vertex', 'm', vertex, {level: 'MEDIUM'}, undefined)).toMatch(
+      /^refused thinkingLevel MEDIUM/,
+    )
+    expect(a.learnPassedGeminiThinking('google', 'x', refused, {budget: 512}, undefined)).toBeUndefined()
+    expect(
+      a.learnPassedGeminiThinking(
+        'google',
+        'x',
+        google('Request contains an invalid argument.'),
+        {level: 'HIGH'},
+        undefined,
+      ),
+    ).toBeUndefined()
+    // learned already: the same refusal again is the client's
+    expect(
+      a.learnPassedGeminiThinking('google', 'gemini-2.5-flash', refused, {level: 'HIGH'}, learned),
+    ).toBeUndefined()
+  })
+
+  it("a utility call's thinkingBudget 0 refused by a Pro model: left out, as a translated request's", () => {
+    const a = new UpstreamAdaptations()
+    const body = withThinking({thinkingBudget: 0})
+    const refused = google('Budget 0 is invalid. This model only works in thinking mode.')
+    expect(
+      a.learnPassedGeminiThinking('google', 'gemini-2.5-pro', refused, geminiThinkingSent(body), undefined),
+    ).toBe('refused thinkingBudget 0: sent again without it, the model decides')
+    const learned = a.get('google', 'gemini-2.5-pro')!
+    expect(JSON.parse(adaptPassedGemini(body, learned).toString())).toEqual(withThinking({}))
+    // a budget the model takes goes as it was
+    const fine = withThinking({thinkingBudget: 512})
+    expect(JSON.parse(adaptPassedGemini(fine, learned).toString())).toEqual(fine)
   })
 })

@@ -716,6 +716,31 @@ function budgetRefusal(
   return {learned, note: `refused thinkingBudget ${sent}: sent again without it, the model decides`}
 }
 
+/**
+ * A Gemini model's refusal of the thinking config of a Gemini body passed through (Gemini CLI
+ * routed to a model of another generation than the one it named): Gemini 2.5's "Thinking level
+ * is not supported for this model." (Vertex: "thinking_level MEDIUM is not supported by this
+ * model"), the level left out from then on; a budget's refusal, as a translated request's
+ * ({@link budgetRefusal}).
+ */
+function passedThinkingRefusal(
+  errorText: string,
+  sent: {level?: string; budget?: number},
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  if (
+    sent.level !== undefined &&
+    /thinking[ _]level\b.{0,40}not supported/i.test(errorParts(errorText).message)
+  )
+    return {
+      next: {...known, noThinkingLevel: true},
+      note: `refused thinkingLevel ${sent.level}: sent again without it, the model decides`,
+    }
+  const budget = budgetRefusal(errorText, sent.budget)
+  if (!budget) return undefined
+  return {next: {...known, thinkingBudget: {...known.thinkingBudget, ...budget.learned}}, note: budget.note}
+}
+
 /** Where a chat or Responses body holds a tool-call id (an error's `param`). */
 const TOOL_ID_PARAM = /^(?:messages\[\d+\]\.(?:tool_calls\[\d+\]\.id|tool_call_id)|input\[\d+\]\.call_id)$/
 
@@ -1434,6 +1459,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     rules.push(`thinking budget kept within ${budget.min ?? 0}-${budget.max ?? '…'}`)
   if (budget?.over !== undefined) rules.push(`a thinking budget from ${budget.over} up left out`)
   if (budget?.under !== undefined) rules.push(`a thinking budget up to ${budget.under} left out`)
+  if (a.noThinkingLevel) rules.push('thinkingLevel left out (the model takes none)')
   if (a.toolIds?.alnum !== undefined) rules.push(`tool-call ids as ${a.toolIds.alnum} letters and digits`)
   if (a.toolIds?.max !== undefined) rules.push(`tool-call ids of at most ${a.toolIds.max} characters`)
   if (a.bridgeToolTurns) rules.push('an assistant message between tool results and a user message')
@@ -1660,6 +1686,27 @@ export class UpstreamAdaptations {
     adaptedWith: UpstreamAdaptation | undefined,
   ): string | undefined {
     return this.settle(provider, model, adaptedWith, toolCapRefusal(errorText, sent, adaptedWith ?? {}))
+  }
+
+  /**
+   * Learns from a 400 of `provider`'s `model` to a Gemini request passed through untranslated
+   * whose thinking config was `sent`, sent with `adaptedWith` learned: a thinking level or budget
+   * the model refused, its requests going in the form it takes from then on. Says so for the log
+   * row, as {@link learn} does; else undefined.
+   */
+  learnPassedGeminiThinking(
+    provider: string,
+    model: string,
+    errorText: string,
+    sent: {level?: string; budget?: number},
+    adaptedWith: UpstreamAdaptation | undefined,
+  ): string | undefined {
+    return this.settle(
+      provider,
+      model,
+      adaptedWith,
+      passedThinkingRefusal(errorText, sent, adaptedWith ?? {}),
+    )
   }
 
   /** Keeps what a refusal taught (`decided`), unless another request learned something meanwhile. */

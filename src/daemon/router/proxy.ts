@@ -112,14 +112,19 @@ async function passedBody(
 
 /**
  * Whether what was learned of an upstream model rewrites a body of `family` passed through to it
- * (a Gemini body: only for more function declarations than the model takes).
+ * (a Gemini body: only for more function declarations than the model takes, or a thinking config
+ * it refused).
  */
 const rewritesPassed = (family: Family, learned: UpstreamAdaptation | undefined): boolean =>
   family === 'chat'
     ? rewritesChatBody(learned)
     : family === 'messages'
       ? rewritesMessagesBody(learned)
-      : family === 'gemini' && learned?.toolCap !== undefined
+      : family === 'gemini' &&
+        learned !== undefined &&
+        (learned.toolCap !== undefined ||
+          learned.noThinkingLevel === true ||
+          learned.thinkingBudget !== undefined)
 
 /**
  * What translated upstreams were found to refuse, and the context windows upstreams stated, per
@@ -753,9 +758,11 @@ export async function proxyRequest(
       }
     }
     // Gemini CLI's function declarations (its MCP servers' tools) past the most a Gemini model
-    // takes ("At most 512 function declarations can be specified."): learned, and the request
-    // goes again with the client's first ones, as later ones do (read only for a body that
-    // offers any)
+    // takes ("At most 512 function declarations can be specified."), or its thinking config
+    // refused by a model of another generation than it named ("Thinking level is not supported
+    // for this model.", "Budget 0 is invalid. This model only works in thinking mode."): learned,
+    // and the request goes again in the form the model takes, as later ones do (read only for a
+    // body that offers declarations or holds a thinking config)
     if (
       !translated &&
       family === 'gemini' &&
@@ -763,12 +770,13 @@ export async function proxyRequest(
       passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
       upstream.headers['content-encoding'] === undefined &&
       !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
-      body.indexOf('"functionDeclarations"') !== -1
+      (body.indexOf('"functionDeclarations"') !== -1 || body.indexOf('"thinkingConfig"') !== -1)
     ) {
       errorText = await errorBody(upstream.body)
       const upstreamModelName = model ?? prepared.requestedModel ?? ''
       let change: string | undefined
-      if (typeof errorText === 'string' && toolCapStated(errorText) !== undefined) {
+      const capStated = typeof errorText === 'string' && toolCapStated(errorText) !== undefined
+      if (typeof errorText === 'string' && (capStated || /thinking/i.test(errorText))) {
         let sentBody: unknown
         try {
           sentBody = parseJsonBytes(body)
@@ -777,8 +785,22 @@ export async function proxyRequest(
         }
         if (sentBody && typeof sentBody === 'object' && !Array.isArray(sentBody)) {
           const [translate] = translationLoaded ?? (await loadTranslation())
-          const count = translate.geminiDeclarationCount(sentBody as Record<string, unknown>)
-          change = adaptations.learnToolCap(provider.name, upstreamModelName, errorText, count, passedWith)
+          const sent = sentBody as Record<string, unknown>
+          change = capStated
+            ? adaptations.learnToolCap(
+                provider.name,
+                upstreamModelName,
+                errorText,
+                translate.geminiDeclarationCount(sent),
+                passedWith,
+              )
+            : adaptations.learnPassedGeminiThinking(
+                provider.name,
+                upstreamModelName,
+                errorText,
+                translate.geminiThinkingSent(sent),
+                passedWith,
+              )
         }
       }
       if (change) {

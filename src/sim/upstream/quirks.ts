@@ -29,6 +29,7 @@ export const SIM_QUIRKS = [
   'no-json-mode',
   'no-minimal-effort',
   'thinking-only',
+  'no-thinking-level',
   'max-output-32000',
   'mistral-extra',
   'mistral-ids',
@@ -509,11 +510,16 @@ function minimalEffortRefusal(
 
 /**
  * Gemini's refusal of a thinking budget (`thinking-only`, Gemini 2.5 Pro: thinking cannot be
- * turned off, budgets 128-32 768), as its message, or undefined.
+ * turned off, budgets 128-32 768) or of a thinking level (`no-thinking-level`), as its message,
+ * or undefined.
  */
 export function refusedThinkingBudget(body: Record<string, unknown>, quirks: Quirks): string | undefined {
+  const config = body.generationConfig as
+    {thinkingConfig?: {thinkingBudget?: unknown; thinkingLevel?: unknown}} | undefined
+  // `no-thinking-level`: a Gemini 2.5 model, which takes a budget only
+  if (quirks.has('no-thinking-level') && config?.thinkingConfig?.thinkingLevel !== undefined)
+    return 'Thinking level is not supported for this model.'
   if (!quirks.has('thinking-only')) return undefined
-  const config = body.generationConfig as {thinkingConfig?: {thinkingBudget?: unknown}} | undefined
   const budget = config?.thinkingConfig?.thinkingBudget
   if (typeof budget !== 'number' || budget === -1) return undefined
   if (budget === 0) return 'Budget 0 is invalid. This model only works in thinking mode.'
