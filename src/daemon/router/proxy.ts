@@ -87,6 +87,19 @@ const WRAPPED_MARKER = '"gwx1.'
  * for the log row. Called only for an upstream model learned so (`rewritesChatBody`,
  * `rewritesMessagesBody`): any other request costs the Map lookup that finds nothing.
  */
+/** A body a client sent, parsed, when it is a JSON object; else undefined (the client's to see). */
+function sentObject(body: Buffer): Record<string, unknown> | undefined {
+  let json: unknown
+  try {
+    json = parseJsonBytes(body)
+  } catch {
+    return undefined
+  }
+  return json && typeof json === 'object' && !Array.isArray(json)
+    ? (json as Record<string, unknown>)
+    : undefined
+}
+
 async function passedBody(
   family: 'chat' | 'messages' | 'gemini',
   body: Buffer,
@@ -728,16 +741,11 @@ export async function proxyRequest(
           ? adaptations.learnSchemaKeys(provider.name, upstreamModelName, errorText, passedWith)
           : undefined
       if (change === undefined && typeof errorText === 'string') {
-        let sentBody: unknown
-        try {
-          sentBody = parseJsonBytes(body)
-        } catch {
-          // (not JSON: the client's to see)
-        }
-        if (sentBody && typeof sentBody === 'object' && !Array.isArray(sentBody)) {
+        const sentBody = sentObject(body)
+        if (sentBody) {
           const [translate] = translationLoaded ?? (await loadTranslation())
           const sent = (family === 'chat' ? translate.sentOfPassedChat : translate.sentOfPassedMessages)(
-            sentBody as Record<string, unknown>,
+            sentBody,
             passedWith,
           )
           change = adaptations.learn(provider.name, upstreamModelName, errorText, sent, status)
@@ -777,15 +785,9 @@ export async function proxyRequest(
       let change: string | undefined
       const capStated = typeof errorText === 'string' && toolCapStated(errorText) !== undefined
       if (typeof errorText === 'string' && (capStated || /thinking/i.test(errorText))) {
-        let sentBody: unknown
-        try {
-          sentBody = parseJsonBytes(body)
-        } catch {
-          // (not JSON: the client's to see)
-        }
-        if (sentBody && typeof sentBody === 'object' && !Array.isArray(sentBody)) {
+        const sent = sentObject(body)
+        if (sent) {
           const [translate] = translationLoaded ?? (await loadTranslation())
-          const sent = sentBody as Record<string, unknown>
           change = capStated
             ? adaptations.learnToolCap(
                 provider.name,

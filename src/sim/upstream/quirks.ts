@@ -822,6 +822,19 @@ export function toolChoiceRefusal(
   return undefined
 }
 
+/** DashScope's 400 in its body's shape: its code and `request_id`, the message at the start. */
+function dashscopeRefusal(message: string): {status: number; message: string; raw: unknown} {
+  return {
+    status: 400,
+    message,
+    raw: {
+      error: {code: 'invalid_parameter_error', param: null, message, type: 'invalid_request_error'},
+      id: 'chatcmpl-sim',
+      request_id: 'sim',
+    },
+  }
+}
+
 /**
  * `dashscope-args`: DashScope's 400 for a history whose tool call's `arguments` is not JSON (Qwen3
  * Coder and Qwen3.5 write broken ones, and so does a stream cut at its token limit), refused on
@@ -841,17 +854,9 @@ export function argumentsRefusal(
       try {
         JSON.parse(args)
       } catch {
-        const message =
-          '<400> InternalError.Algo.InvalidParameter: The "function.arguments" parameter of the code model must be in JSON format.'
-        return {
-          status: 400,
-          message,
-          raw: {
-            error: {code: 'invalid_parameter_error', param: null, message, type: 'invalid_request_error'},
-            id: 'chatcmpl-sim',
-            request_id: 'sim',
-          },
-        }
+        return dashscopeRefusal(
+          '<400> InternalError.Algo.InvalidParameter: The "function.arguments" parameter of the code model must be in JSON format.',
+        )
       }
     }
   }
@@ -1182,16 +1187,7 @@ export function thinkingRefusal(
   const xai = xaiRefusal(model, quirks, effort !== undefined, body.stop !== undefined)
   if (xai) return xai
   if (quirks.has('dashscope-thinking') && body.stream !== true && body.enable_thinking !== false) {
-    const message = 'parameter.enable_thinking must be set to false for non-streaming calls'
-    return {
-      status: 400,
-      message,
-      raw: {
-        error: {code: 'invalid_parameter_error', param: null, message, type: 'invalid_request_error'},
-        id: 'chatcmpl-sim',
-        request_id: 'sim',
-      },
-    }
+    return dashscopeRefusal('parameter.enable_thinking must be set to false for non-streaming calls')
   }
   return undefined
 }
