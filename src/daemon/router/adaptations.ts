@@ -871,13 +871,8 @@ function conversationRefusal(
  */
 function signatureRefusal(errorText: string, message: string): ThoughtSignatureField | undefined {
   if (errorText.includes('reasoning details to be preserved')) {
-    let raw: unknown
-    try {
-      raw = (JSON.parse(errorText) as {error?: {metadata?: {raw?: unknown}}})?.error?.metadata?.raw
-    } catch {
-      return undefined
-    }
-    return typeof raw === 'string' &&
+    const raw = providerRaw(errorText)
+    return raw !== undefined &&
       /^Gemini models require OpenRouter reasoning details to be preserved/.test(raw)
       ? 'reasoning_details'
       : undefined

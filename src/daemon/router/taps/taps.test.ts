@@ -106,13 +106,20 @@ describe('usage taps', () => {
   })
 
   it.each([
+    // writes (a part of prompt_tokens)
     [
       'DashScope (its explicit cache)',
       {prompt_tokens_details: {cached_tokens: 0, cache_creation_input_tokens: 2048}},
+      0,
+      2048,
     ],
-    ['OpenRouter', {prompt_tokens_details: {cached_tokens: 0, cache_write_tokens: 2048}}],
-    ['LiteLLM', {cache_creation_input_tokens: 2048}],
-  ])('chat: the cache writes %s reports, in the row', (_, fields) => {
+    ['OpenRouter', {prompt_tokens_details: {cached_tokens: 0, cache_write_tokens: 2048}}, 0, 2048],
+    ['LiteLLM', {cache_creation_input_tokens: 2048}, 0, 2048],
+    // reads
+    ['DeepSeek', {prompt_cache_hit_tokens: 2048, prompt_cache_miss_tokens: 971}, 2048, 0],
+    ['Moonshot (Kimi)', {cached_tokens: 2048}, 2048, 0],
+    ['OpenAI', {prompt_tokens_details: {cached_tokens: 2048}}, 2048, 0],
+  ])('chat: the cache counts %s reports, in the row', (_, fields, reads, writes) => {
     const body = JSON.stringify({
       id: 'chatcmpl-1',
       object: 'chat.completion',
@@ -122,8 +129,8 @@ describe('usage taps', () => {
     expect(tapped('chat', false, body)).toEqual({
       inputTokens: 3019,
       outputTokens: 104,
-      cacheReadTokens: 0,
-      cacheCreationTokens: 2048,
+      cacheReadTokens: reads,
+      cacheCreationTokens: writes,
       reasoningTokens: 0,
     })
   })
@@ -157,26 +164,6 @@ describe('usage taps', () => {
       reasoningTokens: 0,
     })
     expect(tapped('chat', false, body({ephemeral_5m_input_tokens: 2048}))).not.toHaveProperty('cache1hTokens')
-  })
-
-  it.each([
-    ['DeepSeek', {prompt_cache_hit_tokens: 2048, prompt_cache_miss_tokens: 971}],
-    ['Moonshot (Kimi)', {cached_tokens: 2048}],
-    ['OpenAI', {prompt_tokens_details: {cached_tokens: 2048}}],
-  ])('chat: the cache reads %s reports, in the row', (_, fields) => {
-    const body = JSON.stringify({
-      id: 'chatcmpl-1',
-      object: 'chat.completion',
-      choices: [{index: 0, message: {role: 'assistant', content: 'Hello!'}, finish_reason: 'stop'}],
-      usage: {prompt_tokens: 3019, completion_tokens: 104, total_tokens: 3123, ...fields},
-    })
-    expect(tapped('chat', false, body)).toEqual({
-      inputTokens: 3019,
-      outputTokens: 104,
-      cacheReadTokens: 2048,
-      cacheCreationTokens: 0,
-      reasoningTokens: 0,
-    })
   })
 
   it('responses: response.completed of a stream, and a JSON body; the response id Codex records', () => {
