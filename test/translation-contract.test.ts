@@ -849,6 +849,18 @@ describe('where peers break: Claude Code on a quirky chat upstream', {timeout: 6
     expect(row.output_tokens).toBe(done.usage.output_tokens)
   })
 
+  it("DeepSeek V4's call heads at the index before their arguments: each call named, with its own arguments", async () => {
+    const project = newProject()
+    const done = await ask('parallel-tools,shifted-index', project)
+    const calls = done.content.filter((b) => b.type === 'tool_use') as Array<{name: string; input: any}>
+    expect(calls.map((c) => c.name)).toEqual(['get_weather', 'get_time'])
+    // read as sent, the second call ran with {} and a third, with no name, held its arguments
+    expect(calls[0].input).toEqual({city: expect.any(String)})
+    expect(calls[1].input).toEqual(calls[0].input)
+    const [row] = await rowsOf(project, 1)
+    expect(row.status).toBe(200)
+  })
+
   it("OpenAI's padding on every chunk (obfuscation): the client's stream is the one without it, usage exact", async () => {
     const stream = async (quirk: string, project: string): Promise<string> => {
       const res = await fetch(`${base}/v1/messages`, {

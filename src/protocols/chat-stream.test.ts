@@ -167,6 +167,33 @@ describe('chat stream decoder', () => {
         [['a', '{"o":{"p":1},"q":2}']],
       ],
       [
+        "DeepSeek V4's: a call's head at the index before, its arguments at the next (agno #8879)",
+        [
+          tc(0, {name: 'Read', arguments: '{"p":'}, 'call_a'),
+          tc(0, {arguments: '"x"}'}),
+          tc(0, {name: 'Read', arguments: ''}, 'call_b'),
+          tc(1, {arguments: '{"p":'}),
+          tc(1, {arguments: '"y"}'}),
+        ],
+        [
+          ['Read', '{"p":"x"}'],
+          ['Read', '{"p":"y"}'],
+        ],
+      ],
+      [
+        "a call's arguments before its id and name, at an index of its own (vercel/ai #5885)",
+        [
+          tc(0, {name: 'a', arguments: ''}, 'call_a'),
+          tc(1, {arguments: '{"y":2}'}),
+          tc(1, {name: 'b'}, 'call_b'),
+          tc(0, {arguments: '{"x":1}'}),
+        ],
+        [
+          ['a', '{"x":1}'],
+          ['b', '{"y":2}'],
+        ],
+      ],
+      [
         'a call after text that closed the one before',
         [
           tc(0, {name: 'a', arguments: '{}'}, 'call_a'),

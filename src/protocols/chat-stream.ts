@@ -771,8 +771,28 @@ export class ChatStreamDecoder implements StreamDecoder {
     if (this.held || this.promptReasoning !== undefined) this.settleContent(out)
     this.closeText(out)
     const open = [...this.calls.values()].filter((c) => c.open)
+    if (open.some((c) => c.block === undefined && !c.name)) this.foldNameless(open, out)
     open.sort((a, b) => (a.block ?? Infinity) - (b.block ?? Infinity))
     for (const call of open) this.closeCall(call, out)
+  }
+
+  /**
+   * Arguments that came at an index of their own with neither an id nor a name, and never got
+   * one, belong to the call started last when that call still has none: DeepSeek V4 streams a
+   * call's head (id, name) at the index of the call before it and its arguments at the next index
+   * (agno #8879). Read as they came, the named call would run with `{}` and a call with no name
+   * would hold the arguments. Folded only at the end, so a server that sends a call's arguments
+   * before its name (vercel/ai #5885) still gets them on its own call.
+   */
+  private foldNameless(open: OpenCall[], out: StreamEvent[]): void {
+    let target: OpenCall | undefined
+    for (const c of open)
+      if (c.block !== undefined && (target === undefined || c.block > (target.block as number))) target = c
+    for (const c of open) {
+      if (c.block !== undefined || c.name || !target || target.args !== '') continue
+      if (c.pending) this.argsDelta(target, c.pending, out)
+      c.open = false
+    }
   }
 }
 

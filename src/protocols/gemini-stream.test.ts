@@ -11,13 +11,22 @@ import type {CodecContext, StreamEvent} from './ir.js'
 let server: Server | undefined
 afterEach(() => server?.close())
 
-/** Serves `body`, or each of `body`'s strings as its own write a few ms apart (as the gateway does). */
-async function serve(body: string | string[], sse: boolean): Promise<GoogleGenAI> {
+/**
+ * Serves `body`, or each of `body`'s strings as its own write a few ms apart (as the gateway does).
+ * `gate`: awaited before each write after the first, so that a piece reaches the client in a read
+ * of its own however loaded the machine is (a fixed pause alone let two pieces meet in one read).
+ */
+async function serve(
+  body: string | string[],
+  sse: boolean,
+  gate?: () => Promise<void>,
+): Promise<GoogleGenAI> {
   server = createServer((_req, res) => {
     res.writeHead(200, {'content-type': sse ? 'text/event-stream' : 'application/json'})
     if (typeof body === 'string') return res.end(body)
     void (async () => {
-      for (const piece of body) {
+      for (const [i, piece] of body.entries()) {
+        if (i > 0 && gate) await gate()
         res.write(piece)
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
@@ -102,17 +111,22 @@ describe('gemini stream encoder, read by @google/genai', () => {
     {type: 'text_delta', index: 0, text: 'Hi'},
     {type: 'error', status: 503, message: 'upstream overloaded'},
   ]
-  const read = async (ai: GoogleGenAI) => {
+  const read = async (ai: GoogleGenAI, onChunk?: () => void) => {
     let text = ''
-    for await (const chunk of await ai.models.generateContentStream({model: 'm', contents: 'hi'}))
+    for await (const chunk of await ai.models.generateContentStream({model: 'm', contents: 'hi'})) {
       text += chunk.text
+      onChunk?.()
+    }
     return text
   }
 
   it('makes the SDK throw ApiError with the message on an error chunk', async () => {
     const enc = geminiCodec.streamEncoder({model: 'm'})
-    const ai = await serve(broken.map((e) => enc.event(e)).filter(Boolean), true)
-    await expect(read(ai)).rejects.toThrow(/upstream overloaded/)
+    // the error chunk is written only once the client has read the text before it
+    let read1!: () => void
+    const textRead = new Promise<void>((resolve) => (read1 = resolve))
+    const ai = await serve(broken.map((e) => enc.event(e)).filter(Boolean), true, () => textRead)
+    await expect(read(ai, () => read1())).rejects.toThrow(/upstream overloaded/)
   })
 
   it('makes the SDK throw when the error chunk arrives in one read with the text before it', async () => {

@@ -929,10 +929,22 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
     }
     const bySize = (args: string): string[] => args.match(/[\s\S]{1,8}/g) ?? []
     const pieces = whole ? [] : calls.map((call) => argsPieces(call.arguments, quirks, bySize))
-    // One call: its pieces in order; parallel calls: interleaved by index (0, 1, 0, 1, ...).
-    for (let i = 0; pieces.some((list) => i < list.length); i++)
-      for (const [index, list] of pieces.entries())
-        if (i < list.length) events.push(chunk({tool_calls: [{index, function: {arguments: list[i]}}]}))
+    if (quirks.has('shifted-index')) {
+      // DeepSeek V4's (agno #8879): one call after the other, each call's head at the index of the
+      // call before it (the first at 0), its arguments at its own index
+      const heads = events.splice(events.length - calls.length, calls.length)
+      for (const [index, head] of heads.entries()) {
+        type Head = {choices: Array<{delta: {tool_calls: Array<{index: number}>}}>}
+        ;(head.data as Head).choices[0].delta.tool_calls[0].index = Math.max(index - 1, 0)
+        events.push(head)
+        for (const piece of pieces[index] ?? [])
+          events.push(chunk({tool_calls: [{index, function: {arguments: piece}}]}))
+      }
+    } else
+      // One call: its pieces in order; parallel calls: interleaved by index (0, 1, 0, 1, ...).
+      for (let i = 0; pieces.some((list) => i < list.length); i++)
+        for (const [index, list] of pieces.entries())
+          if (i < list.length) events.push(chunk({tool_calls: [{index, function: {arguments: list[i]}}]}))
   }
   for (const [i, piece] of plan.content.entries()) {
     if (plan.errorAfter !== undefined && i === plan.errorAfter) {

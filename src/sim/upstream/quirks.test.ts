@@ -105,6 +105,25 @@ describe('chat quirks', () => {
     )
   })
 
+  it("shifted-index: each call's head at the index before it, its arguments at its own", async () => {
+    const {events} = await chat({model: 'gpt-x+parallel-tools+shifted-index', tools: chatTools, stream: true})
+    const deltas = toolDeltas(events).map((d: any) => [
+      d.index,
+      d.id ?? '',
+      d.function.name ?? '',
+      d.function.arguments,
+    ])
+    expect(deltas.filter((d) => d[1] !== '')).toEqual([
+      [0, expect.stringMatching(/^call_/), 'get_weather', ''],
+      [0, expect.stringMatching(/^call_/), 'get_time', ''],
+    ])
+    const args = (index: number) => deltas.filter((d) => d[1] === '' && d[0] === index).map((d) => d[3])
+    expect(JSON.parse(args(0).join(''))).toEqual({city: expect.any(String)})
+    expect(JSON.parse(args(1).join(''))).toEqual({zone: expect.any(String)})
+    // the second call's arguments come after its head
+    expect(deltas.findIndex((d) => d[0] === 1)).toBeGreaterThan(deltas.findIndex((d) => d[2] === 'get_time'))
+  })
+
   it('empty-args: arguments "" and no argument deltas', async () => {
     const {json} = await chat({model: 'gpt-x+empty-args', tools: chatTools})
     expect(json?.choices[0].message.tool_calls[0].function).toEqual({name: 'get_weather', arguments: ''})

@@ -100,6 +100,9 @@ export const SIM_QUIRKS = [
   // `additional_tools` item, OpenAI's of a model that is not a Lite one
   'lite-azure',
   'not-lite',
+  // DeepSeek V4's chat stream: a call's head at the index of the call before it, its arguments at
+  // its own index
+  'shifted-index',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
