@@ -51,6 +51,7 @@ const RESPONSES_MODELS: Record<string, string> = {
 const OTHER_TARGETS: Record<string, {provider: string; model: string}> = {
   'gemini-pro': {provider: 'sim-gemini', model: 'gemini-2.5-pro+thinking-only'},
   opus: {provider: 'sim-messages', model: 'claude-opus-4+max-output-32000'},
+  'gemini-flash': {provider: 'sim-gemini', model: 'gemini-2.0-flash+max-output-8192'},
 }
 
 beforeAll(async () => {
@@ -73,6 +74,9 @@ beforeAll(async () => {
       'chat',
     ]),
     policy('opus', OTHER_TARGETS.opus.provider, OTHER_TARGETS.opus.model, ['chat', 'gemini']),
+    policy('gemini-flash', OTHER_TARGETS['gemini-flash'].provider, OTHER_TARGETS['gemini-flash'].model, [
+      'messages',
+    ]),
   ]))
   for (const id of [...Object.keys(MODELS), ...Object.keys(RESPONSES_MODELS), ...Object.keys(OTHER_TARGETS)])
     keys.set(id, await issueKeyOverApi(base, `adapt-${id}`, 'generic_agent', `adapt-${id}`))
@@ -657,6 +661,24 @@ describe(
         }),
       )
       expect(budgets(await geminiCalls())).toEqual([null, 2048])
+    })
+
+    it("Claude Code's 32 000 output tokens on Gemini 2.0 Flash: capped at the 8 192 Google's error states", async () => {
+      await geminiCalls()
+      const client = new Anthropic({baseURL: base, apiKey: keys.get('gemini-flash')!, maxRetries: 0})
+      const params = claudeCode({max_tokens: 32000, thinking: undefined, output_config: undefined})
+      const answer = await client.messages.stream(params).finalMessage()
+      expect(answer.content.length).toBeGreaterThan(0)
+      const maxima = (calls: Array<Record<string, any>>) =>
+        calls.map((c) => c.generationConfig?.maxOutputTokens)
+      expect(maxima(await geminiCalls())).toEqual([32000, 8192])
+      const rows = await logRows('adapt-gemini-flash')
+      expect(rows.map((r) => [r.status, r.error])).toEqual([
+        [200, 'sim-gemini refused max_tokens 32000: sent again with 8192, its limit'],
+      ])
+      // learned: the next request goes with the limit from the start
+      await client.messages.stream(params).finalMessage()
+      expect(maxima(await geminiCalls())).toEqual([8192])
     })
 
     it("a chat client's max_tokens above Claude Opus 4's output limit: capped at the 32 000 Anthropic's error states", async () => {

@@ -190,7 +190,11 @@ export function encodeUpstreamRequest(
     refusesForcedWhileThinking(model) &&
     thinkingOffForForcedCall(body, adapt?.drop)
   if (adapt) adaptBody(body, adapt, client.request.responseFormat)
-  const max = body.max_tokens ?? body.max_completion_tokens ?? body.max_output_tokens
+  const max =
+    body.max_tokens ??
+    body.max_completion_tokens ??
+    body.max_output_tokens ??
+    (body.generationConfig as {maxOutputTokens?: unknown} | undefined)?.maxOutputTokens
   const format = (body.response_format as {type?: unknown} | undefined)?.type
   // chat `reasoning_effort`, Responses `reasoning.effort`
   const effort = body.reasoning_effort ?? (body.reasoning as {effort?: unknown} | undefined)?.effort
@@ -860,6 +864,10 @@ function adaptBody(
     for (const field of ['max_tokens', 'max_completion_tokens'])
       if (typeof body[field] === 'number' && (body[field] as number) > adapt.maxTokens)
         body[field] = adapt.maxTokens
+    // Gemini's, in its generation config (the encoder made the object: it is this body's own)
+    const config = body.generationConfig as {maxOutputTokens?: unknown} | undefined
+    if (typeof config?.maxOutputTokens === 'number' && config.maxOutputTokens > adapt.maxTokens)
+      config.maxOutputTokens = adapt.maxTokens
     // Messages: a thinking budget must stay under max_tokens (and at 1 024 or more)
     const thinking = body.thinking as {type?: unknown; budget_tokens?: unknown} | undefined
     const max = body.max_tokens

@@ -341,6 +341,21 @@ describe('outputLimit', () => {
     ).toBe(8192)
   })
 
+  it("reads Google's exclusive range of maxOutputTokens (Gemini 2.0 Flash, Gemma: 8 192)", () => {
+    const google = (sent: number, end: number) =>
+      JSON.stringify({
+        error: {
+          code: 400,
+          message: `Unable to submit request because it has a maxOutputTokens value of ${sent} but the supported range is from 1 (inclusive) to ${end} (exclusive). Update the value and try again.`,
+          status: 'INVALID_ARGUMENT',
+        },
+      })
+    expect(outputLimit(google(32000, 8193), 32000)).toBe(8192)
+    expect(outputLimit(google(65536, 65536), 65536)).toBe(65535)
+    // not below what was sent: nothing to learn
+    expect(outputLimit(google(8192, 8193), 8192)).toBeUndefined()
+  })
+
   it('reads none from a limit that depends on the prompt, a limit not below what was sent, or another 400', () => {
     expect(
       outputLimit(

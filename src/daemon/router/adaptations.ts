@@ -456,12 +456,23 @@ export function refusedField(errorText: string, sent: readonly string[]): string
  * The most output tokens an upstream's 400 says it takes, when it refused a `max_tokens` (or
  * `max_completion_tokens`) above it: DeepSeek's "the valid range of max_tokens is [1, 8192]",
  * OpenAI's "This model supports at most 16384 completion tokens", "must be less than or equal to
- * 8192". Undefined for anything else, and for a limit that depends on the prompt's length
- * (vLLM's "maximum context length is ... your request has ... input tokens": the field is dropped
- * instead, and vLLM's default, the context left, applies).
+ * 8192", Google's "a maxOutputTokens value of 32000 but the supported range is from 1 (inclusive)
+ * to 8193 (exclusive)" (Gemini 2.0 Flash, Gemma; Vertex AI and the Gemini API). Undefined for
+ * anything else, and for a limit that depends on the prompt's length (vLLM's "maximum context
+ * length is ... your request has ... input tokens": the field is dropped instead, and vLLM's
+ * default, the context left, applies).
  */
 export function outputLimit(errorText: string, sent: number | undefined): number | undefined {
-  if (sent === undefined || !/max_(?:completion_)?tokens/.test(errorText)) return undefined
+  if (sent === undefined) return undefined
+  const exclusive =
+    /maxOutputTokens value of \d+ but the supported range is from \d+ \(inclusive\) to (\d+) \(exclusive\)/i.exec(
+      errorText,
+    )?.[1]
+  if (exclusive !== undefined) {
+    const n = Number(exclusive) - 1
+    return Number.isSafeInteger(n) && n >= 1 && n < sent ? n : undefined
+  }
+  if (!/max_(?:completion_)?tokens/.test(errorText)) return undefined
   if (/context length|input tokens|context_window/i.test(errorText)) {
     // Groq names the context window beside a fixed maximum: only its "less than or equal to"
     if (!/less than or equal to/i.test(errorText)) return undefined

@@ -17,6 +17,7 @@ import {
   NO_QUIRKS,
   pickedTool,
   quirkAnswer,
+  refusedMaxOutputTokens,
   refusedThinkingBudget,
   selectQuirks,
   toolCapRefusal,
@@ -273,7 +274,10 @@ function handle(context: SimContext) {
       context.sendError(request, 400, unknownQuirkMessage(selection.unknown))
       return
     }
-    const refused = method === 'countTokens' ? undefined : refusedThinkingBudget(body, quirks)
+    const refused =
+      method === 'countTokens'
+        ? undefined
+        : (refusedThinkingBudget(body, quirks) ?? refusedMaxOutputTokens(body, quirks))
     if (refused) {
       context.sendError(request, 400, refused)
       return

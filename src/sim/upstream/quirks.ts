@@ -31,6 +31,7 @@ export const SIM_QUIRKS = [
   'thinking-only',
   'no-thinking-level',
   'max-output-32000',
+  'max-output-8192',
   'mistral-extra',
   'mistral-ids',
   'mistral-order',
@@ -527,6 +528,17 @@ export function refusedThinkingBudget(body: Record<string, unknown>, quirks: Qui
   if (typeof budget !== 'number' || budget === -1) return undefined
   if (budget === 0) return 'Budget 0 is invalid. This model only works in thinking mode.'
   return budget < 128 || budget > 32768 ? `The thinking budget (${budget}) is invalid.` : undefined
+}
+
+/**
+ * Google's refusal of a `maxOutputTokens` above a model's output limit (`max-output-8192`: Gemini
+ * 2.0 Flash's and Gemma's 8 192), as its message (the Gemini API's and Vertex AI's words), or
+ * undefined.
+ */
+export function refusedMaxOutputTokens(body: Record<string, unknown>, quirks: Quirks): string | undefined {
+  const max = (body.generationConfig as {maxOutputTokens?: unknown} | undefined)?.maxOutputTokens
+  if (!quirks.has('max-output-8192') || typeof max !== 'number' || max <= 8192) return undefined
+  return `Unable to submit request because it has a maxOutputTokens value of ${max} but the supported range is from 1 (inclusive) to 8193 (exclusive). Update the value and try again.`
 }
 
 /**
