@@ -134,7 +134,8 @@ const SUBAGENT_PROMPT = `Count the files in this folder and say how many. tool:$
 /**
  * --subagent: the upstream families: translated to chat and Messages, and a Responses server that is
  * not OpenAI's (a second `gwctl sim` added as a provider on 127.0.0.1), which gets Codex's request on
- * the plain path (its tools as functions, its `agent_message` items as user messages).
+ * the plain path (its tools as functions, its `agent_message` items as user messages); `--to`
+ * names others (gemini).
  */
 const SUBAGENT_TO = ['chat', 'messages', 'responses']
 /** --subagent: the plain-path provider's name, and the variable its key is read from. */
@@ -820,7 +821,9 @@ const upstreamsOf = (agent) =>
   WEB_SEARCH
     ? WEB_SEARCH_TO[agent.name].filter((f) => FAMILY_NAMES.includes(f))
     : SUBAGENT
-      ? SUBAGENT_TO.filter((f) => FAMILY_NAMES.includes(f))
+      ? TO
+        ? FAMILY_NAMES
+        : SUBAGENT_TO
       : FAMILY_NAMES.filter(
           (f) => f !== agent.family || (TO?.has(f) && !(TOOL_SEARCH && agent.name === 'codex')),
         )
@@ -907,24 +910,23 @@ async function overflowRun(agent, up, {tmp, origin, binDir, key, agentId, simOri
 const SUBAGENT_TASK = 'Count the files in this folder and say how many.'
 
 /**
- * --subagent: the user turns' texts of an upstream request: chat's and Messages' user messages,
- * Responses' user messages (input_text parts).
+ * --subagent: the text parts of an upstream request's user turns, each on its own: chat's and
+ * Messages' user messages, Responses' user messages (input_text parts), Gemini's user contents.
  */
 function userTexts(up, body) {
+  const texts = (content) =>
+    typeof content === 'string'
+      ? [content]
+      : (Array.isArray(content) ? content : [])
+          .filter((c) => typeof c.text === 'string' && (c.type ?? 'text') !== 'thinking')
+          .map((c) => c.text)
   if (up === 'responses')
     return (Array.isArray(body.input) ? body.input : [])
       .filter((i) => (i.type ?? 'message') === 'message' && i.role === 'user')
-      .map((i) => textOf(i.content))
-  return (body.messages ?? [])
-    .filter((m) => m.role === 'user')
-    .map((m) =>
-      Array.isArray(m.content)
-        ? m.content
-            .filter((c) => c.type === 'text')
-            .map((c) => c.text)
-            .join('')
-        : textOf(m.content),
-    )
+      .flatMap((i) => texts(i.content))
+  if (up === 'gemini')
+    return (body.contents ?? []).filter((c) => c.role === 'user').flatMap((c) => texts(c.parts))
+  return (body.messages ?? []).filter((m) => m.role === 'user').flatMap((m) => texts(m.content))
 }
 
 /**
