@@ -36,6 +36,12 @@
 //                                          sub-agent tools, Codex 0.17x) through translation to each other
 //                                          family: the call must come back with its namespace, which Codex
 //                                          needs to run it
+//   npm run test:agents -- --subagent      Codex (gpt-6.2-sol, multi-agent v2) spawns a sub-agent with
+//                                          its collaboration spawn_agent, then waits for it, through
+//                                          translation to chat and Messages and to a Responses server on
+//                                          this machine (a second `gwctl sim`: the plain path; --to narrows
+//                                          or names others): the child's task (an `agent_message` item)
+//                                          and its report reach the upstream as user turns
 //   npm run test:agents -- --lite          Codex on gpt-6.2-sol, a model of its catalog marked
 //                                          `use_responses_lite` (Codex 0.144+): its tools come in an
 //                                          `additional_tools` input item, not `tools`; through
@@ -86,7 +92,7 @@ const BIN = join(ROOT, 'bin', 'gwctl.cjs')
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
   console.log(
-    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] [--model messages=claude-opus-4-8] [--reasoning] | --pdf | --overflow | --tool-search | --namespace | --lite | --web-search] [--only claude,codex,gemini,opencode,qwen] [--latest | --version claude=X,codex=Y] [--keep] [--verbose] [--strace]',
+    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] [--model messages=claude-opus-4-8] [--reasoning] | --pdf | --overflow | --tool-search | --namespace | --subagent | --lite | --web-search] [--only claude,codex,gemini,opencode,qwen] [--latest | --version claude=X,codex=Y] [--keep] [--verbose] [--strace]',
   )
   process.exit(0)
 }
