@@ -64,8 +64,8 @@ describe("Codex's tool_search through a chat upstream", {timeout: 60_000}, () =>
       expect(answer.output).toHaveLength(1)
       const call = answer.output[0] as unknown as Record<string, unknown>
       expect(call).toMatchObject({type: 'tool_search_call', execution: 'client', status: 'completed'})
-      // (the simulator's argument: the user's first 20 characters)
-      expect(call.arguments).toEqual({query: 'find issues tool:too'})
+      // (the simulator's argument: the user's words without the `tool:NAME` that picked the tool)
+      expect(call.arguments).toEqual({query: 'find issues'})
       expect(call.call_id).toEqual(expect.any(String))
     }
 

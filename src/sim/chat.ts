@@ -59,7 +59,7 @@ import {
   objectArgs,
   unknownQuirkMessage,
 } from './upstream/quirks.js'
-import {instanceOf} from './upstream/common.js'
+import {instanceOf, namedArgs} from './upstream/common.js'
 import {chatHistoryProblem} from './upstream/turn-checks.js'
 
 /** A simulated model. */
@@ -611,6 +611,13 @@ export function planChat(
       : undefined
   if (historyProblem) throw bad(historyProblem, 'messages')
   const snippet = prompt.replace(/\s+/g, ' ').trim().slice(0, 60)
+  // the user's request itself: the last paragraph (an agent's context, Codex's
+  // `<environment_context>`, comes before it in the same message on a translated route)
+  const request =
+    prompt
+      .trim()
+      .split(/\n\s*\n/)
+      .at(-1) ?? ''
   const lengthMatch = /\[words=(\d+)\]/.exec(prompt)
 
   // a tool's result whose media follow it in a user message of their own (a translated Claude Code
@@ -678,7 +685,9 @@ export function planChat(
   // `tool-search`: after Codex's search (its `tool_search` function) loaded the tools, the loaded
   // tool the user's words name is called, not the result answered
   const loaded =
-    quirks.has('tool-search') && last.role === 'tool' && body.tool_choice !== 'none'
+    (quirks.has('tool-search') || quirks.has('named-tool')) &&
+    last.role === 'tool' &&
+    body.tool_choice !== 'none'
       ? pickedTool(
           toolNames,
           prompt,
@@ -700,9 +709,10 @@ export function planChat(
     const path = quirks.has('read-path')
       ? [...prompt.matchAll(/(?:^|\s)(\/[^\s"'`]+)/g)].at(-1)?.[1]
       : undefined
-    // `named`: a tool the user's words picked, called as a model does that means to call it: its
-    // required properties only (all when none is listed), each a value of its type (Claude Code's
-    // WebSearch refuses a string for its optional domain lists)
+    // `named`: a tool the user's words picked, called as a model does that means to call it
+    // (`namedArgs`: its required properties, each a value of its type: Claude Code's WebSearch
+    // refuses a string for its optional domain lists, Codex's spawn_agent a task name of any
+    // other characters than lowercase letters, digits and underscores)
     const callOf = (tool: any, named = false): {name: string; args: Record<string, unknown>} => {
       const fn = tool?.function ?? {}
       const schemas = (fn.parameters?.properties ?? {}) as Record<string, any>
@@ -714,14 +724,8 @@ export function planChat(
       const args: Record<string, unknown> = {}
       const pathProps = path ? props.filter((key) => /path$/i.test(key)) : []
       if (path && pathProps.length > 0) for (const key of pathProps) args[key] = path
-      else
-        for (const key of props) {
-          const type = schemas[key]?.type
-          args[key] =
-            named && type !== undefined && type !== 'string' && !schemas[key]?.enum
-              ? instanceOf(schemas[key])
-              : snippet.slice(0, 20) || 'value'
-        }
+      else if (named) Object.assign(args, namedArgs(fn.parameters, request))
+      else for (const key of props) args[key] = snippet.slice(0, 20) || 'value'
       return {name: String(fn.name ?? 'tool'), args}
     }
     // a function the `tool_choice` names is the one called, as a model must; else `tool-search`

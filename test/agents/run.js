@@ -36,6 +36,12 @@
 //                                          sub-agent tools, Codex 0.17x) through translation to each other
 //                                          family: the call must come back with its namespace, which Codex
 //                                          needs to run it
+//   npm run test:agents -- --subagent      Codex (gpt-6.2-sol, multi-agent v2) spawns a sub-agent with
+//                                          its collaboration spawn_agent, then waits for it, through
+//                                          translation to chat and Messages and to a Responses server on
+//                                          this machine (a second `gwctl sim`: the plain path; --to narrows
+//                                          or names others): the child's task (an `agent_message` item)
+//                                          and its report reach the upstream as user turns
 //   npm run test:agents -- --lite          Codex on gpt-6.2-sol, a model of its catalog marked
 //                                          `use_responses_lite` (Codex 0.144+): its tools come in an
 //                                          `additional_tools` input item, not `tools`; through
@@ -86,7 +92,7 @@ const BIN = join(ROOT, 'bin', 'gwctl.cjs')
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
   console.log(
-    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] [--model messages=claude-opus-4-8] [--reasoning] | --pdf | --overflow | --tool-search | --namespace | --lite | --web-search] [--only claude,codex,gemini,opencode,qwen] [--latest | --version claude=X,codex=Y] [--keep] [--verbose] [--strace]',
+    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] [--model messages=claude-opus-4-8] [--reasoning] | --pdf | --overflow | --tool-search | --namespace | --subagent | --lite | --web-search] [--only claude,codex,gemini,opencode,qwen] [--latest | --version claude=X,codex=Y] [--keep] [--verbose] [--strace]',
   )
   process.exit(0)
 }
@@ -125,6 +131,23 @@ const NAMESPACED_TOOL = 'multi_agent_v1__close_agent'
 // upstream must get them, and the call (its `exec` of the `functions` namespace) must run
 const LITE = argv.includes('--lite')
 const LITE_TOOL = 'functions__exec'
+// --subagent: Codex (multi-agent v2, the default of gpt-6.2-sol) spawns a sub-agent with its
+// collaboration namespace's spawn_agent (the sim's `named-tool` quirk calls it with arguments of its
+// schema); the child's request carries its task in an `agent_message` item
+const SUBAGENT = argv.includes('--subagent')
+const SUBAGENT_TOOL = 'collaboration__spawn_agent'
+const SUBAGENT_PROMPT = `Count the files in this folder and say how many. tool:${SUBAGENT_TOOL} tool:collaboration__wait_agent`
+/**
+ * --subagent: the upstream families: translated to chat and Messages, and a Responses server that is
+ * not OpenAI's (a second `gwctl sim` added as a provider on 127.0.0.1), which gets Codex's request on
+ * the plain path (its tools as functions, its `agent_message` items as user messages); `--to`
+ * names others (gemini).
+ */
+const SUBAGENT_TO = ['chat', 'messages', 'responses']
+/** --subagent: the plain-path provider's name, and the variable its key is read from. */
+const PLAIN_SIM = {name: 'suite-plain-sim', keyEnv: 'GWCTL_SUITE_PLAIN_SIM_KEY'}
+/** --subagent: the origin of the plain path's own `gwctl sim` (set once it listens). */
+let plainSimOrigin
 // --web-search: each CLI's own web search through translation (the sim's `named-tool` quirk calls
 // Claude Code's WebSearch and Gemini CLI's google_web_search; Codex's prompt says "search the web")
 const WEB_SEARCH = argv.includes('--web-search')
@@ -144,7 +167,14 @@ const WEB_SEARCH_PROMPT = {
 /** --web-search: the tools each CLI gets (Codex: its own set, with web_search = "live"). */
 const WEB_SEARCH_TOOL = {claude: ['WebSearch'], gemini: ['google_web_search']}
 const TRANSLATE =
-  (argv.includes('--translate') || PDF || OVERFLOW || TOOL_SEARCH || NAMESPACE || LITE || WEB_SEARCH) &&
+  (argv.includes('--translate') ||
+    PDF ||
+    OVERFLOW ||
+    TOOL_SEARCH ||
+    NAMESPACE ||
+    LITE ||
+    SUBAGENT ||
+    WEB_SEARCH) &&
   !DIRECT &&
   !BIND &&
   !RUN
@@ -166,7 +196,7 @@ const QUIRKS = [
   ...(PDF || OVERFLOW ? ['read-path'] : []),
   ...(OVERFLOW ? ['context-8k'] : []),
   ...(TOOL_SEARCH ? ['tool-search'] : []),
-  ...(NAMESPACE || WEB_SEARCH ? ['named-tool'] : []),
+  ...(NAMESPACE || WEB_SEARCH || SUBAGENT ? ['named-tool'] : []),
 ]
 const TO =
   PDF || OVERFLOW
@@ -178,7 +208,7 @@ const ONLY = PDF
   ? new Set(['claude', 'gemini'])
   : OVERFLOW
     ? new Set(['claude'])
-    : NAMESPACE || LITE
+    : NAMESPACE || LITE || SUBAGENT
       ? new Set(['codex'])
       : WEB_SEARCH || TOOL_SEARCH
         ? new Set(
@@ -796,9 +826,13 @@ const FAMILY_NAMES = Object.keys(UPSTREAMS).filter((f) => !TO || TO.has(f))
 const upstreamsOf = (agent) =>
   WEB_SEARCH
     ? WEB_SEARCH_TO[agent.name].filter((f) => FAMILY_NAMES.includes(f))
-    : FAMILY_NAMES.filter(
-        (f) => f !== agent.family || (TO?.has(f) && !(TOOL_SEARCH && agent.name === 'codex')),
-      )
+    : SUBAGENT
+      ? TO
+        ? FAMILY_NAMES
+        : SUBAGENT_TO
+      : FAMILY_NAMES.filter(
+          (f) => f !== agent.family || (TO?.has(f) && !(TOOL_SEARCH && agent.name === 'codex')),
+        )
 const runsOf = (list) => list.reduce((n, a) => n + upstreamsOf(a).length, 0)
 const translatePolicy = (agent, up) => `suite-${agent.name}-to-${up}`
 /** A log row's note for usage the upstream did not report (quirk `no-usage`), estimated. */
@@ -878,13 +912,57 @@ async function overflowRun(agent, up, {tmp, origin, binDir, key, agentId, simOri
   return {ok: problems.length === 0, ms: result.ms, problems, notes, result}
 }
 
+/** --subagent: the words of the task the sim's spawn_agent call gives the child (the prompt's). */
+const SUBAGENT_TASK = 'Count the files in this folder and say how many.'
+
+/**
+ * --subagent: the text parts of an upstream request's user turns, each on its own: chat's and
+ * Messages' user messages, Responses' user messages (input_text parts), Gemini's user contents.
+ */
+function userTexts(up, body) {
+  const texts = (content) =>
+    typeof content === 'string'
+      ? [content]
+      : (Array.isArray(content) ? content : [])
+          .filter((c) => typeof c.text === 'string' && (c.type ?? 'text') !== 'thinking')
+          .map((c) => c.text)
+  if (up === 'responses')
+    return (Array.isArray(body.input) ? body.input : [])
+      .filter((i) => (i.type ?? 'message') === 'message' && i.role === 'user')
+      .flatMap((i) => texts(i.content))
+  if (up === 'gemini')
+    return (body.contents ?? []).filter((c) => c.role === 'user').flatMap((c) => texts(c.parts))
+  return (body.messages ?? []).filter((m) => m.role === 'user').flatMap((m) => texts(m.content))
+}
+
+/**
+ * --subagent: what the upstream saw of the sub-agent: spawn_agent's result (Codex's answer to the
+ * call), the child's task as a user turn, wait_agent's result, the child's report to the parent,
+ * and how many requests still held an `agent_message` item (none may: another vendor, or a
+ * Responses server that is not OpenAI's, cannot read it).
+ */
+function subagentTurns(up, calls) {
+  const fam = UPSTREAMS[up]
+  const results = calls.flatMap((r) => fam.resultTexts(r.body))
+  const texts = calls.flatMap((r) => userTexts(up, r.body))
+  return {
+    spawned: results.find((t) => /task_name/.test(t)),
+    task: texts.find((t) => /^Message from \/root:\n/.test(t) && t.includes(SUBAGENT_TASK)),
+    waited: results.some((t) => /Wait completed|timed_out/.test(t)),
+    report: texts.find((t) => /^Message from \/root\/\w+:\n/.test(t)),
+    items: calls.filter((r) => JSON.stringify(r.body).includes('"type":"agent_message"')).length,
+  }
+}
+
 /**
  * One `--translate` run: the CLI on a policy whose route for its family is `sim-<up>:<model>`
  * with `translate: true`. The prompt makes the sim call the CLI's first tool; the CLI runs it and
  * sends the result back, and the upstream must get that second turn (with the reasoning of the
  * first when it asked for reasoning) and answer it ("The tool answered: ...").
  */
-async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOrigin, mcpSdk}) {
+async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOrigin: gatewaySim, mcpSdk}) {
+  // --subagent's Responses run: the plain path's own simulator got the requests
+  const simOrigin = SUBAGENT && up === 'responses' ? plainSimOrigin : gatewaySim
   const home = join(tmp, `${agent.name}-to-${up}-home`)
   const workdir = join(tmp, `${agent.name}-to-${up}-work`)
   mkdirSync(join(home, 'tmp'), {recursive: true})
@@ -909,15 +987,17 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
         ? TOOL_SEARCH_PROMPT[agent.name]
         : NAMESPACE
           ? `Close the sub-agent a1 with tool:${NAMESPACED_TOOL} and say what it answered.`
-          : WEB_SEARCH
-            ? WEB_SEARCH_PROMPT[agent.name]
-            : TOOL_PROMPT,
+          : SUBAGENT
+            ? SUBAGENT_PROMPT
+            : WEB_SEARCH
+              ? WEB_SEARCH_PROMPT[agent.name]
+              : TOOL_PROMPT,
     // --tool-search: Claude Code's own tool set (ToolSearch and its deferred tools come with it);
     // --web-search: Claude Code's WebSearch and Gemini CLI's google_web_search only
     tools: pdf ? [agent.readTool] : WEB_SEARCH ? (WEB_SEARCH_TOOL[agent.name] ?? true) : !TOOL_SEARCH,
     webSearch: WEB_SEARCH,
     reasoning: REASONING,
-    lite: LITE,
+    lite: LITE || SUBAGENT,
     // --tool-search: Codex gets the suite's MCP server, each call of it logged to mcpLog
     mcp: mcpTools
       ? {name: 'github', command: process.execPath, args: [join(HERE, 'mcp-server.js'), mcpSdk, mcpLog]}
@@ -1149,6 +1229,29 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
     if (/unsupported call/.test(String(output))) problems.push(`Codex did not run the call: ${output}`)
   }
 
+  if (SUBAGENT && calls.length > 0) {
+    // the parent called spawn_agent with arguments Codex took (its answer names the child's task),
+    // the child's request carried its task (Codex's `agent_message` item) as a user turn, and the
+    // parent got the child's final answer, again as a user turn (after its wait_agent, or at once)
+    const sub = subagentTurns(up, calls)
+    notes.push(
+      `spawn_agent answered: ${JSON.stringify(String(sub.spawned ?? 'no answer').slice(0, 100))}`,
+      `the child's task upstream: ${JSON.stringify(String(sub.task ?? 'none').slice(0, 160))}`,
+      `the child's report to the parent: ${JSON.stringify(String(sub.report ?? 'none').slice(0, 120))}`,
+      // a child that finished before the parent's next turn has its report in that turn: no wait
+      sub.waited ? 'the parent waited for it (wait_agent)' : "the report came with the parent's next turn",
+    )
+    if (!/"task_name":"\/root\/\w+"/.test(String(sub.spawned)))
+      problems.push(`Codex did not spawn the sub-agent: ${String(sub.spawned).slice(0, 200)}`)
+    if (!sub.task)
+      problems.push(
+        `no request carried the child's task as a user ${up === 'responses' ? 'message' : 'turn'} ("Message from /root: … ${SUBAGENT_TASK}")`,
+      )
+    if (!sub.report) problems.push("the child's final answer did not reach the parent as a user turn")
+    if (sub.items > 0)
+      problems.push(`${sub.items} request(s) reached the upstream with an agent_message item`)
+  }
+
   if (LITE && calls.length > 0) {
     // Codex sent no `tools`: the upstream had the item's tools as functions, called the first
     // (exec), and Codex ran it (its "unsupported call: ..." when the call came back wrong). With
@@ -1246,8 +1349,13 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
   }
 
   const answer = agent.answerOf(result.stdout)
-  // --web-search: Codex prints the search answer's text (the sim's names the query)
-  const wantAnswer = searchOnly ? 'Web search results for "' : 'The tool answered'
+  // --web-search: Codex prints the search answer's text (the sim's names the query); --subagent's
+  // Responses run: the plain sim's answer to the child's report, which it echoes
+  const wantAnswer = searchOnly
+    ? 'Web search results for "'
+    : SUBAGENT && up === 'responses'
+      ? 'PONG from sim: Message from /root/'
+      : 'The tool answered'
   if (!answer.includes(wantAnswer))
     problems.push(`the output has no "${wantAnswer}": ${JSON.stringify(answer.slice(0, 200))}`)
   if (textOnly) {
@@ -1378,6 +1486,28 @@ async function main() {
       origin = simOrigin = await startSim(gwEnv)
       log(`mode: direct (each CLI -> gwctl sim at ${origin}); temp ${tmp}`)
     } else {
+      if (SUBAGENT && agents.some((a) => upstreamsOf(a).includes('responses'))) {
+        // --subagent: a Responses server on this machine that is not the gateway's own simulator
+        // (which stands for OpenAI's API): a second `gwctl sim`, added as a provider before the
+        // policy that routes to it
+        plainSimOrigin = await startSim(gwEnv)
+        gwEnv[PLAIN_SIM.keyEnv] = 'sim-key'
+        await gwctl(
+          [
+            'providers',
+            'add',
+            PLAIN_SIM.name,
+            '--family',
+            'responses',
+            '--base-url',
+            `${plainSimOrigin}/v1`,
+            '--api-key-env',
+            PLAIN_SIM.keyEnv,
+            '--json',
+          ],
+          gwEnv,
+        )
+      }
       if (TRANSLATE)
         // one policy per run, written before the gateway starts (it loads policies at start)
         for (const agent of agents)
@@ -1390,7 +1520,7 @@ async function main() {
                 '--family',
                 agent.family,
                 '--target',
-                `sim-${up}:${[UPSTREAMS[up].model, ...QUIRKS].join('+')}`,
+                `${SUBAGENT && up === 'responses' ? PLAIN_SIM.name : `sim-${up}`}:${[UPSTREAMS[up].model, ...QUIRKS].join('+')}`,
                 '--translate',
                 '--json',
               ],

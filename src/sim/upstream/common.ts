@@ -75,6 +75,11 @@ export function simAnswer(options: {
   /** The call's arguments, as given (a tool the user's words picked: quirks.ts `pickedTool`). */
   toolArgs?: Record<string, unknown>
   /**
+   * The schema of a tool the user's words named (quirks.ts `pickedTool`, no arguments of its own):
+   * the call's arguments are {@link namedArgs}, as a model writes them that means to call it.
+   */
+  namedSchema?: unknown
+  /**
    * The tool takes one string, `input` (a Responses custom tool as the gateway sends it elsewhere,
    * {@link inputOnly}): the call's arguments are `{input}`, the user's words, as a model writes them.
    */
@@ -97,6 +102,9 @@ export function simAnswer(options: {
   if (options.toolName && (options.forceTool || wantsTool(options.lastUserText))) {
     const args =
       options.toolArgs ??
+      (options.namedSchema !== undefined
+        ? namedArgs(options.namedSchema, options.lastUserText)
+        : undefined) ??
       (options.forcedSchema !== undefined
         ? (instanceOf(options.forcedSchema) as Record<string, unknown>)
         : options.inputArg
@@ -125,6 +133,49 @@ export function deltas(text: string, parts = 3): string[] {
   const out: string[] = []
   for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size))
   return out
+}
+
+/**
+ * The arguments a model writes for a tool it means to call (one the user's words named: the
+ * `named-tool` quirk), read from the tool's schema: its required properties (every property when
+ * none is listed); an enum's first value; a value of its type for any other non-string; for a
+ * string, `words` (without a `tool:NAME`, which tells the model which tool, and is no input of it;
+ * 60 characters at most),
+ * or, for a property that names or identifies something (`task_name`, `agent_id`, `id`), those
+ * words as an identifier: lowercase letters, digits and underscores, which such a field takes
+ * (Codex's `spawn_agent` refuses any other task name; its schema says so only in prose).
+ */
+export function namedArgs(schema: unknown, words: string): Record<string, unknown> {
+  const s = (schema && typeof schema === 'object' ? schema : {}) as Record<string, unknown>
+  const properties = (s.properties && typeof s.properties === 'object' ? s.properties : {}) as Record<
+    string,
+    unknown
+  >
+  const required = Array.isArray(s.required) ? s.required.filter((k) => k in properties) : []
+  const text =
+    words
+      .replace(/\btool:[\w.:-]*\w/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, 60)
+      .trim() || 'sim'
+  const args: Record<string, unknown> = {}
+  for (const key of required.length > 0 ? required : Object.keys(properties)) {
+    const property = (properties[key] ?? {}) as Record<string, unknown>
+    const type = String(Array.isArray(property.type) ? property.type[0] : (property.type ?? 'string'))
+    if (Array.isArray(property.enum) && property.enum.length > 0) args[key] = property.enum[0]
+    else if (type.toLowerCase() !== 'string') args[key] = instanceOf(property)
+    else if (/(?:^|_)(?:name|id)$/i.test(key))
+      args[key] =
+        text
+          .toLowerCase()
+          .replace(/[^a-z0-9]+/g, '_')
+          .replace(/^_+|_+$/g, '')
+          .slice(0, 24)
+          .replace(/_+$/, '') || 'sim'
+    else args[key] = text
+  }
+  return args
 }
 
 /** A minimal JSON value fitting a JSON Schema (or Gemini's OpenAPI-style schema). */

@@ -186,6 +186,11 @@ export function geminiAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer 
     toolName,
     forceTool: !!picked || mode === 'ANY',
     toolArgs: picked?.args,
+    // a function the user's words named: arguments of its schema (not one of a single `input`)
+    namedSchema:
+      picked && !picked.args && !inputOnly(declarationSchema(body.tools, picked.name))
+        ? (declarationSchema(body.tools, picked.name) ?? {})
+        : undefined,
     // (the signature of the call binds its arguments: `{query}` to a custom tool came back `{input}`)
     inputArg: toolName !== undefined && inputOnly(declarationSchema(body.tools, toolName)),
     jsonSchema: json ? (config.responseJsonSchema ?? config.responseSchema ?? {type: 'object'}) : undefined,

@@ -189,6 +189,11 @@ function modelAnswer(body: Body, quirks: Quirks, thinks: boolean): SimAnswer {
       answered || search ? undefined : (picked?.name ?? ((called ?? customTool)?.name as string | undefined)),
     forceTool: !!picked || !!asked || toolChoice?.type === 'any' || toolChoice?.type === 'tool',
     toolArgs: picked?.args,
+    // a tool the user's words named: arguments of its schema
+    namedSchema:
+      picked && !picked.args
+        ? (tools.find((t) => isCustomTool(t) && t.name === picked.name)?.input_schema ?? {})
+        : undefined,
     forcedSchema: called ? (called.input_schema ?? {}) : undefined,
     messagesCache: true,
     toolResult: loaded ? undefined : lastToolResult(body.messages),

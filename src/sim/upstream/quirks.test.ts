@@ -307,7 +307,8 @@ describe('chat quirks', () => {
     const second = await chat({model: 'gpt-x+tool-search', tools: loaded, messages: searched})
     const call = second.json!.choices[0].message.tool_calls[0]
     expect(call.function.name).toBe('mcp__github__search_issues')
-    expect(JSON.parse(call.function.arguments)).toEqual({query: 'Find the issues (sea'})
+    // the user's words without the `tool:NAME` that picked the tool
+    expect(JSON.parse(call.function.arguments)).toEqual({query: 'Find the issues (search:github), then .'})
 
     // its result is answered; so is the search's when the tool named is not offered, or without the quirk
     const third = await chat({
@@ -349,7 +350,7 @@ describe('chat quirks', () => {
       )
     const call = await ask('gpt-x+named-tool', 'Close it with tool:multi_agent_v1__close_agent now.')
     expect(call.name).toBe('multi_agent_v1__close_agent')
-    expect(JSON.parse(call.arguments)).toEqual({target: 'Close it with tool:m'})
+    expect(JSON.parse(call.arguments)).toEqual({target: 'Close it with now.'})
     expect((await ask('gpt-x', 'Close it with tool:multi_agent_v1__close_agent')).name).toBe('exec_command')
     expect((await ask('gpt-x+named-tool', 'Close it with tool:gone')).name).toBe('exec_command')
     // its required properties only, each of its type: Claude Code's WebSearch takes no string
@@ -376,7 +377,7 @@ describe('chat quirks', () => {
     })
     const searchCall = searched.json!.choices[0].message.tool_calls[0].function
     expect(searchCall.name).toBe('WebSearch')
-    expect(JSON.parse(searchCall.arguments)).toEqual({query: 'Find it with tool:We'})
+    expect(JSON.parse(searchCall.arguments)).toEqual({query: 'Find it with .'})
   })
 
   it("tool-search and named-tool on the vendor upstreams: the picked tool, and Claude Code's words after a result answered", () => {

@@ -249,7 +249,8 @@ export function quirkCalls(first: Call, second: Call | undefined, quirks: Quirks
  * offered tool: that tool, its arguments as usual), for a vendor upstream of the simulator;
  * undefined otherwise. `answered`: the name of the tool whose result the request ends with, where
  * it does: after Codex's `tool_search` (its output loaded the tools), `tool-search` calls the tool
- * `tool:NAME` names once it is offered; any other result is answered, never followed by a call.
+ * `tool:NAME` names once it is offered; under `named-tool`, the result of one tool the words name
+ * is followed by a call of the next they name; any other result is answered, never followed by a call.
  */
 export function pickedTool(
   names: readonly string[],
@@ -258,9 +259,18 @@ export function pickedTool(
   answered?: string,
 ): {name: string; args?: Record<string, unknown>} | undefined {
   if (answered !== undefined) {
-    if (answered !== 'tool_search' || !quirks.has('tool-search')) return undefined
-    const loaded = /\btool:([\w.:-]*\w)/.exec(userText)?.[1]
-    return loaded && names.includes(loaded) ? {name: loaded} : undefined
+    if (answered === 'tool_search' && quirks.has('tool-search')) {
+      const loaded = /\btool:([\w.:-]*\w)/.exec(userText)?.[1]
+      return loaded && names.includes(loaded) ? {name: loaded} : undefined
+    }
+    if (!quirks.has('named-tool')) return undefined
+    // `named-tool` with several tools named: the one named after the tool just answered (Codex's
+    // spawn_agent, then its wait_agent, so the parent waits for its sub-agent's report), by its
+    // own name or `namespace__name`
+    const named = [...userText.matchAll(/\btool:([\w.:-]*\w)/g)].map((m) => m[1])
+    const at = named.findIndex((n) => n === answered || n.endsWith(`__${answered}`))
+    const next = at >= 0 ? named[at + 1] : undefined
+    return next && names.includes(next) ? {name: next} : undefined
   }
   const select = quirks.has('tool-search') ? /\bselect:([\w,-]*\w)/.exec(userText)?.[1] : undefined
   if (select && names.includes('ToolSearch')) return {name: 'ToolSearch', args: {query: `select:${select}`}}

@@ -38,12 +38,21 @@ import {
 
 type Body = Record<string, unknown>
 
+/**
+ * The text of the last user turn: a user message's last text part, or Codex's `agent_message` item
+ * (a sub-agent's task, which OpenAI reads as the turn's words): its text parts and the plain text
+ * a parent that is not on OpenAI's API stores in its `encrypted_content` parts.
+ */
 function lastUserText(input: unknown): string {
   if (typeof input === 'string') return input
   if (!Array.isArray(input)) return ''
   for (let i = input.length - 1; i >= 0; i--) {
     const item = input[i] as Body
     if (item?.role === 'user') return lastTextOf(item.content)
+    if (item?.type === 'agent_message' && Array.isArray(item.content))
+      return (item.content as Body[])
+        .map((p) => String((p?.type === 'encrypted_content' ? p.encrypted_content : p?.text) ?? ''))
+        .join('')
   }
   return ''
 }
@@ -210,7 +219,7 @@ function responsesCall(
   // `tool-search`: after a search (a `tool_search` function) loaded the tools, the loaded tool the
   // user's words name
   const loaded =
-    quirks.has('tool-search') && lastItem?.type === 'function_call_output'
+    (quirks.has('tool-search') || quirks.has('named-tool')) && lastItem?.type === 'function_call_output'
       ? pickedTool(
           names,
           userText,
@@ -240,6 +249,12 @@ function responsesCall(
       toolChoice === 'required' ||
       (toolChoice as Body | undefined)?.type === 'function',
     toolArgs: picked?.args,
+    // a function the user's words named: arguments of its schema (Codex's spawn_agent takes a
+    // `task_name` and a `message`, and refuses a call without them)
+    namedSchema:
+      picked && !picked.args && tool && !tool.custom && !inputOnly(tool.parameters)
+        ? (tool.parameters ?? {})
+        : undefined,
     jsonSchema: ((body.text as Body | undefined)?.format as Body | undefined)?.schema,
     toolResult: outputItem && !loaded ? toolResultText(outputItem.output) : undefined,
   })
