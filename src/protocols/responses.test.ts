@@ -13,6 +13,34 @@ const run = (events: Array<Record<string, unknown>>, end = true): StreamEvent[] 
 }
 
 describe('responses decodeRequest', () => {
+  it("reads a configuration_update item's effort (it holds until the next one), the request's summary kept", () => {
+    const update = (effort: string) => ({type: 'configuration_update', reasoning: {effort}})
+    const input = [
+      {type: 'message', role: 'user', content: 'Plan it.'},
+      {type: 'message', role: 'assistant', content: 'A plan.'},
+      update('high'),
+      {type: 'message', role: 'user', content: 'Now the hard part.'},
+      {type: 'message', role: 'assistant', content: 'Done.'},
+      update('low'),
+      {type: 'message', role: 'user', content: 'Rename a file.'},
+    ]
+    const r = responsesCodec.decodeRequest(
+      {model: 'gpt-6-astra', input, reasoning: {effort: 'medium', summary: 'auto'}},
+      {},
+    )
+    expect(r.reasoning).toEqual({include: true, effort: 'low'})
+    // the item is no message: the conversation reads as it would without it
+    expect(r.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user'])
+    // an update to none turns thinking off; one with no request-level reasoning still counts
+    expect(responsesCodec.decodeRequest({model: 'm', input: [update('none')]}, {}).reasoning).toEqual({
+      disabled: true,
+    })
+    expect(responsesCodec.decodeRequest({model: 'm', input: [update('high')]}, {}).reasoning).toEqual({
+      include: false,
+      effort: 'high',
+    })
+  })
+
   it.each(['xhigh', 'max', 'ultra'])(
     "Codex's effort %s (above high: GPT-5.x's, GPT-6's) is the IR's high, not none",
     (effort) => {

@@ -222,6 +222,8 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   let additional: unknown[] | undefined
   // the tools Codex's tool searches loaded (tool-search.ts)
   const loaded: Body[] = []
+  // the effort of the last `configuration_update` item, which holds from its place on
+  let updatedEffort: string | undefined
   for (const item of Array.isArray(input) ? input : []) {
     if (!isObject(item)) continue
     const type = item.type ?? (item.role ? 'message' : undefined)
@@ -255,7 +257,12 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
         searched = true
       }
     } else if (type === 'agent_message') push('user', [agentMessageText(item)])
-    else if (type === 'compaction' || type === 'compaction_summary')
+    else if (type === 'configuration_update') {
+      // OpenAI's change of effort mid-conversation that keeps the cached prefix (GPT-6 Astra): it
+      // holds until the next one, so the answer due is made at the last one's effort
+      const effort = isObject(item.reasoning) ? str(item.reasoning.effort) : undefined
+      if (effort) updatedEffort = effort
+    } else if (type === 'compaction' || type === 'compaction_summary')
       throw new TranslationError(COMPACTION_ITEM_REFUSAL)
     else if (type === 'compaction_trigger') throw new TranslationError(REMOTE_COMPACTION_REFUSAL)
     else if (type === 'tool_search_call' || type === 'tool_search_output') {
@@ -307,16 +314,15 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   if (typeof body.top_p === 'number') request.topP = body.top_p
   const format = responseFormat(body.text)
   if (format) request.responseFormat = format
-  if (isObject(body.reasoning)) {
-    const effort = str(body.reasoning.effort)
+  if (isObject(body.reasoning) || updatedEffort) {
+    const reasoning = isObject(body.reasoning) ? body.reasoning : {}
+    const effort = updatedEffort ?? str(reasoning.effort)
     if (effort === 'none') request.reasoning = {disabled: true}
     else
       request.reasoning = {
         // (`summary: "none"` asks for none)
         include:
-          body.reasoning.summary !== undefined &&
-          body.reasoning.summary !== null &&
-          body.reasoning.summary !== 'none',
+          reasoning.summary !== undefined && reasoning.summary !== null && reasoning.summary !== 'none',
         ...(effort && EFFORTS[effort] ? {effort: EFFORTS[effort]} : {}),
         ...(effort === 'xhigh'
           ? {beyond: 'xhigh'}
