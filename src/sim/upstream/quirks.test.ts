@@ -1429,6 +1429,30 @@ describe('thinking and efforts refused in the servers’ words', () => {
     expect((await post('/v1/responses', {model: 'gpt-5.5+not-lite', input: item([fn])})).status).toBe(200)
   })
 
+  it("azure-store: Azure's 400 for a reasoning item named by its id with store false; store true, or no such item, passes", async () => {
+    const input = [
+      {type: 'message', id: 'msg_1', role: 'user', content: 'hi'},
+      {type: 'reasoning', id: 'rs_9', summary: []},
+      {type: 'message', id: 'msg_2', role: 'user', content: 'again'},
+    ]
+    for (const store of [false, undefined]) {
+      const refused = await post('/v1/responses', {model: 'gpt-5.4+azure-store', input, store})
+      expect([refused.status, refused.json!.error]).toEqual([
+        400,
+        {
+          message:
+            "Item with id 'rs_9' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.",
+          type: 'invalid_request_error',
+          param: 'input',
+          code: null,
+        },
+      ])
+    }
+    expect((await post('/v1/responses', {model: 'gpt-5.4+azure-store', input, store: true})).status).toBe(200)
+    const firstTurn = {model: 'gpt-5.4+azure-store', input: [input[0]], store: false}
+    expect((await post('/v1/responses', firstTurn)).status).toBe(200)
+  })
+
   it("dashscope-thinking: DashScope's 400 for a non-stream call without enable_thinking false; streams pass", async () => {
     const refused = await chat({model: 'sim-mini+dashscope-thinking'})
     expect([refused.status, refused.json!.error]).toEqual([
