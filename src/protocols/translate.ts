@@ -376,6 +376,13 @@ export interface UpstreamAdaptation {
    */
   liteOff?: boolean
   /**
+   * Responses: a server that refused an item named by its id in a request sent with `store: false`
+   * (Azure OpenAI behind a domain of its own, which keeps no item then): the requests passed through
+   * to it go with `store: true`, as Codex sends them to a provider it knows is Azure
+   * (daemon/router/plain-tools.ts `withStoreTrue`).
+   */
+  storeTrue?: boolean
+  /**
    * Messages: the thinking form the model takes, where it refused the other (`"thinking.type.
    * enabled" is not supported for this model`, `adaptive thinking is not supported on this model`).
    */

@@ -3494,3 +3494,39 @@ describe('Gemini CLI passed through to a Gemini model of another generation: its
     expect(JSON.parse(adaptPassedGemini(fine, learned).toString())).toEqual(fine)
   })
 })
+
+describe("Azure OpenAI's refusal of an item named by its id with store false", () => {
+  const AZURE = JSON.stringify({
+    error: {
+      message:
+        "Item with id 'rs_0a1b2c' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.",
+      type: 'invalid_request_error',
+      param: 'input',
+      code: null,
+    },
+  })
+
+  it('learned once per model, in its words only; described for doctor', () => {
+    const a = new UpstreamAdaptations()
+    expect(a.learnStoreTrue('azure-apim', 'gpt-5.4', AZURE, undefined)).toBe(
+      'refused an item named by its id with store false (Azure OpenAI keeps no items then): sent again with store true',
+    )
+    const learned = a.get('azure-apim', 'gpt-5.4')!
+    expect(learned).toEqual({storeTrue: true})
+    expect(describeAdaptation(learned)).toEqual([
+      "Codex's requests sent with store true, so the items it names by id are found (refused with store false: Azure OpenAI keeps no items then)",
+    ])
+    // learned already: the same refusal again is the client's
+    expect(a.learnStoreTrue('azure-apim', 'gpt-5.4', AZURE, learned)).toBeUndefined()
+    // other words (an item missing for another reason, the conversation's) teach nothing
+    for (const words of [
+      "Item with id 'rs_0a1b2c' not found.",
+      'Previous response with id resp_1 not found.',
+      "Invalid 'input[3].id': string too long.",
+    ])
+      expect(
+        a.learnStoreTrue('azure-apim', 'other', JSON.stringify({error: {message: words}}), undefined),
+      ).toBe(undefined)
+    expect(a.get('azure-apim', 'other')).toBeUndefined()
+  })
+})

@@ -33,7 +33,7 @@ import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
 import {thinkingOffFields} from '../../protocols/thinking-off.js'
 import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
-import {refusesCodexLite, refusesOpenAiToolShapes} from './plain-tools.js'
+import {refusesCodexLite, refusesOpenAiToolShapes, refusesStoreFalse} from './plain-tools.js'
 
 /**
  * Top-level fields a translated chat or Responses request may go without, or with another name,
@@ -1441,6 +1441,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     rules.push(
       "Codex's Responses Lite requests sent as for a model that is not Lite: its tools in `tools`, without the Lite header (refused)",
     )
+  if (a.storeTrue)
+    rules.push(
+      "Codex's requests sent with store true, so the items it names by id are found (refused with store false: Azure OpenAI keeps no items then)",
+    )
   if (a.drop?.length) rules.push(`sent without ${a.drop.join(', ')}`)
   if (a.maxCompletionTokens) rules.push('max_tokens sent as max_completion_tokens')
   if (a.maxTokens !== undefined) rules.push(`max_tokens capped at ${a.maxTokens}`)
@@ -1663,6 +1667,25 @@ export class UpstreamAdaptations {
       note: /agent_message/i.test(errorText)
         ? "refused Codex's agent_message item: sent again with it as a user message, every tool a plain function"
         : "refused Codex's tool shapes: sent again with every tool a plain function",
+    })
+  }
+
+  /**
+   * Learns from a 400 of `provider`'s `model` to a Responses request passed through with `store:
+   * false`: Azure OpenAI's refusal of an item named by its id (./plain-tools.ts
+   * `refusesStoreFalse`, an Azure behind a domain of its own), its requests going with `store:
+   * true` from now on (`storeTrue`). Says so for the log row, as {@link learn} does; else undefined.
+   */
+  learnStoreTrue(
+    provider: string,
+    model: string,
+    errorText: string,
+    adaptedWith: UpstreamAdaptation | undefined,
+  ): string | undefined {
+    if (adaptedWith?.storeTrue || !refusesStoreFalse(errorText)) return undefined
+    return this.settle(provider, model, adaptedWith, {
+      next: {...adaptedWith, storeTrue: true},
+      note: 'refused an item named by its id with store false (Azure OpenAI keeps no items then): sent again with store true',
     })
   }
 
