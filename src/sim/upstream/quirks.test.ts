@@ -1453,6 +1453,24 @@ describe('thinking and efforts refused in the servers’ words', () => {
     expect((await post('/v1/responses', firstTurn)).status).toBe(200)
   })
 
+  it("no-json-tools: Gemini 2.x's 400 for function declarations beside a JSON response mime type; either alone passes", async () => {
+    const path = '/v1beta/models/gemini-2.5-flash+no-json-tools:generateContent'
+    const contents = [{role: 'user', parts: [{text: 'hi'}]}]
+    const tools = [{functionDeclarations: [{name: 'f', parametersJsonSchema: {type: 'object'}}]}]
+    const json = {responseMimeType: 'application/json', responseJsonSchema: {type: 'object'}}
+    const refused = await post(path, {contents, tools, generationConfig: json})
+    expect([refused.status, refused.json!.error]).toEqual([
+      400,
+      {
+        code: 400,
+        message: "Function calling with a response mime type: 'application/json' is unsupported",
+        status: 'INVALID_ARGUMENT',
+      },
+    ])
+    expect((await post(path, {contents, tools})).status).toBe(200)
+    expect((await post(path, {contents, generationConfig: json})).status).toBe(200)
+  })
+
   it("dashscope-thinking: DashScope's 400 for a non-stream call without enable_thinking false; streams pass", async () => {
     const refused = await chat({model: 'sim-mini+dashscope-thinking'})
     expect([refused.status, refused.json!.error]).toEqual([

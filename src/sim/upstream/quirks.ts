@@ -103,6 +103,8 @@ export const SIM_QUIRKS = [
   // Azure OpenAI: no item kept of a request sent with `store: false`, so a later request that
   // names a reasoning item by its id is refused
   'azure-store',
+  // Gemini 2.0 and 2.5: function declarations beside a JSON response mime type refused
+  'no-json-tools',
   // DeepSeek V4's chat stream: a call's head at the index of the call before it, its arguments at
   // its own index
   'shifted-index',
@@ -1088,6 +1090,23 @@ export function callIdRefusal(contents: unknown, quirks: Quirks): string | undef
     })
   })
   return lines.length > 0 ? lines.join('\n') : undefined
+}
+
+/**
+ * `no-json-tools`: Gemini 2.0's and 2.5's 400 (status `INVALID_ARGUMENT`) for a request that offers
+ * function declarations with `generationConfig.responseMimeType: application/json` (a JSON schema
+ * or JSON mode beside tools: `codex exec --output-schema`), in Google's words. Gemini 3 takes the
+ * two together. Undefined without declarations or without the JSON mime type.
+ */
+export function jsonWithToolsRefusal(
+  body: Record<string, unknown>,
+  declarations: number,
+  quirks: Quirks,
+): string | undefined {
+  if (!quirks.has('no-json-tools') || declarations === 0) return undefined
+  const config = body.generationConfig as {responseMimeType?: unknown} | undefined
+  if (config?.responseMimeType !== 'application/json') return undefined
+  return "Function calling with a response mime type: 'application/json' is unsupported"
 }
 
 // ---- thinking and efforts refused ----
