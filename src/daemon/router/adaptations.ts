@@ -642,6 +642,23 @@ function jsonRefusal(
   errorText: string,
   sent: SentRequest,
 ): {learned: UpstreamAdaptation; note: string} | undefined {
+  // Gemini 2.0 and 2.5 take no JSON response mime type beside function declarations, in Google's
+  // words (Gemini 3 takes both: learned per model, not by name): a request with tools goes with
+  // the instruction alone, as a Messages upstream gets a schema beside tools
+  if (sent.upstream === 'gemini') {
+    const asked = sent.request?.responseFormat
+    if (
+      asked === undefined ||
+      asked.type === 'text' ||
+      sent.request!.tools.length === 0 ||
+      !/function calling with a response mime type: .application\/json. is unsupported/i.test(errorText)
+    )
+      return undefined
+    return {
+      learned: {json: 'instruction'},
+      note: 'refused a JSON response beside function tools: sent again without the JSON mime type, an instruction to answer JSON at the end of the system instruction',
+    }
+  }
   const format = sent.responseFormat
   if (format !== 'json_schema' && format !== 'json_object') return undefined
   const {param, message} = errorParts(errorText)
@@ -1186,6 +1203,8 @@ function decide(
     if (rule) return rule
   }
   if (sent.upstream === 'gemini') {
+    const json = jsonRefusal(errorText, sent)
+    if (json) return {next: {...known, ...json.learned}, note: json.note}
     const budget = budgetRefusal(errorText, sent.thinkingBudget)
     if (!budget) return undefined
     return {next: {...known, thinkingBudget: {...known.thinkingBudget, ...budget.learned}}, note: budget.note}
@@ -1450,7 +1469,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.maxTokens !== undefined) rules.push(`max_tokens capped at ${a.maxTokens}`)
   for (const [from, to] of Object.entries(a.effort ?? {})) rules.push(`effort ${from} sent as ${to}`)
   if (a.json === 'json_object') rules.push('a JSON schema sent as JSON mode, the schema in the system prompt')
-  else if (a.json === 'instruction') rules.push('JSON asked for in the system prompt only')
+  else if (a.json === 'instruction')
+    rules.push(
+      'JSON asked for in the system prompt only (to Gemini: in a request with function tools, which it refuses beside a JSON response)',
+    )
   if (a.jsonInstruction) rules.push("JSON mode with the word 'json' in the system prompt")
   const budget = a.thinkingBudget
   if (budget?.zero) rules.push('a thinking budget of 0 left out')
