@@ -380,6 +380,13 @@ export interface UpstreamAdaptation {
    */
   liteOff?: boolean
   /**
+   * Responses: a server that refused an item named by its id in a request sent with `store: false`
+   * (Azure OpenAI behind a domain of its own, which keeps no item then): the requests passed through
+   * to it go with `store: true`, as Codex sends them to a provider it knows is Azure
+   * (daemon/router/plain-tools.ts `withStoreTrue`).
+   */
+  storeTrue?: boolean
+  /**
    * Messages: the thinking form the model takes, where it refused the other (`"thinking.type.
    * enabled" is not supported for this model`, `adaptive thinking is not supported on this model`).
    */
@@ -909,7 +916,13 @@ function adaptBody(
       if (typeof body[field] === 'number' && (body[field] as number) < adapt.minOutputTokens)
         body[field] = adapt.minOutputTokens
   const instruction = jsonInstructionText(format)
-  if (body.response_format === undefined || instruction === undefined) return
+  if (instruction === undefined) return
+  // (a Gemini body: its JSON is asked for in generationConfig)
+  if (adapt.json === 'instruction' && body.generationConfig !== undefined) {
+    geminiJsonAsInstruction(body, instruction)
+    return
+  }
+  if (body.response_format === undefined) return
   if (adapt.json === 'instruction') delete body.response_format
   else if (adapt.json === 'json_object') body.response_format = {type: 'json_object'}
   // JSON mode alone says nothing of a schema, no JSON mode says nothing at all: the instruction
@@ -965,6 +978,26 @@ function adaptGeminiBudget(
 }
 
 /** `text` at the end of a chat body's first system message (one made first when there is none). */
+/**
+ * A Gemini body that offers function declarations with a JSON response mime type, for a model that
+ * refused the two together (Gemini 2.0 and 2.5: "Function calling with a response mime type:
+ * 'application/json' is unsupported"): without `responseMimeType` and its schema, `instruction`
+ * (the schema in words, as a Messages upstream gets it beside tools) at the end of its system
+ * instruction. A body without declarations keeps its JSON mode, which the model takes.
+ */
+function geminiJsonAsInstruction(body: Record<string, unknown>, instruction: string): void {
+  const config = body.generationConfig as Record<string, unknown>
+  if (config.responseMimeType !== 'application/json') return
+  const tools = Array.isArray(body.tools) ? (body.tools as Array<{functionDeclarations?: unknown}>) : []
+  if (!tools.some((t) => Array.isArray(t?.functionDeclarations) && t.functionDeclarations.length > 0)) return
+  const {responseMimeType: _, responseJsonSchema: __, responseSchema: ___, ...rest} = config
+  if (Object.keys(rest).length > 0) body.generationConfig = rest
+  else delete body.generationConfig
+  const system = body.systemInstruction as {parts?: unknown} | undefined
+  const parts = Array.isArray(system?.parts) ? (system.parts as unknown[]) : []
+  body.systemInstruction = {...system, parts: [...parts, {text: instruction}]}
+}
+
 function addSystemText(body: Record<string, unknown>, text: string): void {
   const messages = Array.isArray(body.messages)
     ? (body.messages as Array<Record<string, unknown>>)

@@ -3509,3 +3509,110 @@ describe('Gemini CLI passed through to a Gemini model of another generation: its
     expect(JSON.parse(adaptPassedGemini(fine, learned).toString())).toEqual(fine)
   })
 })
+
+describe("Azure OpenAI's refusal of an item named by its id with store false", () => {
+  const AZURE = JSON.stringify({
+    error: {
+      message:
+        "Item with id 'rs_0a1b2c' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.",
+      type: 'invalid_request_error',
+      param: 'input',
+      code: null,
+    },
+  })
+
+  it('learned once per model, in its words only; described for doctor', () => {
+    const a = new UpstreamAdaptations()
+    expect(a.learnStoreTrue('azure-apim', 'gpt-5.4', AZURE, undefined)).toBe(
+      'refused an item named by its id with store false (Azure OpenAI keeps no items then): sent again with store true',
+    )
+    const learned = a.get('azure-apim', 'gpt-5.4')!
+    expect(learned).toEqual({storeTrue: true})
+    expect(describeAdaptation(learned)).toEqual([
+      "Codex's requests sent with store true, so the items it names by id are found (refused with store false: Azure OpenAI keeps no items then)",
+    ])
+    // learned already: the same refusal again is the client's
+    expect(a.learnStoreTrue('azure-apim', 'gpt-5.4', AZURE, learned)).toBeUndefined()
+    // other words (an item missing for another reason, the conversation's) teach nothing
+    for (const words of [
+      "Item with id 'rs_0a1b2c' not found.",
+      'Previous response with id resp_1 not found.',
+      "Invalid 'input[3].id': string too long.",
+    ])
+      expect(
+        a.learnStoreTrue('azure-apim', 'other', JSON.stringify({error: {message: words}}), undefined),
+      ).toBe(undefined)
+    expect(a.get('azure-apim', 'other')).toBeUndefined()
+  })
+})
+
+describe("Gemini 2.x's refusal of a JSON response beside function tools", () => {
+  const schema = {type: 'object', properties: {city: {type: 'string'}}, required: ['city']}
+  const GOOGLE = JSON.stringify({
+    error: {
+      code: 400,
+      message: "Function calling with a response mime type: 'application/json' is unsupported",
+      status: 'INVALID_ARGUMENT',
+    },
+  })
+  /** Codex's `exec --output-schema` request: its instructions, the schema, a tool unless `tools` is false. */
+  const codex = (tools = true) =>
+    decodeClientRequest(
+      'responses',
+      {
+        model: 'gpt-5.5',
+        instructions: 'You are Codex.',
+        input: 'Where?',
+        ...(tools
+          ? {tools: [{type: 'function', name: 'shell', parameters: {type: 'object', properties: {}}}]}
+          : {}),
+        text: {format: {type: 'json_schema', name: 'out', schema, strict: true}},
+      },
+      {model: 'gpt-5.5', stream: false},
+    )
+  const instruction = `Respond with one JSON object only, with no other text, that matches this JSON schema:\n${JSON.stringify(schema)}`
+
+  it('learned per model from those words, for a request with tools; the mime type then left out, the instruction last in systemInstruction', () => {
+    const a = new UpstreamAdaptations()
+    const first = encodeUpstreamRequest(codex(), 'gemini', 'gemini-2.5-flash')
+    expect(JSON.parse(first.body.toString()).generationConfig).toEqual({
+      responseMimeType: 'application/json',
+      responseJsonSchema: schema,
+    })
+    expect(a.learn('google', 'gemini-2.5-flash', GOOGLE, first.sent)).toBe(
+      'refused a JSON response beside function tools: sent again without the JSON mime type, an instruction to answer JSON at the end of the system instruction',
+    )
+    const learned = a.get('google', 'gemini-2.5-flash')!
+    expect(learned).toEqual({json: 'instruction'})
+    expect(describeAdaptation(learned)).toEqual([
+      'JSON asked for in the system prompt only (to Gemini: in a request with function tools, which it refuses beside a JSON response)',
+    ])
+    const again = JSON.parse(
+      encodeUpstreamRequest(codex(), 'gemini', 'gemini-2.5-flash', {}, learned).body.toString(),
+    )
+    expect(again).not.toHaveProperty('generationConfig')
+    expect(again.systemInstruction).toEqual({parts: [{text: 'You are Codex.'}, {text: instruction}]})
+    expect(again.tools[0].functionDeclarations.map((d: {name: string}) => d.name)).toEqual(['shell'])
+    // without tools the model takes JSON mode: it keeps it
+    const noTools = JSON.parse(
+      encodeUpstreamRequest(codex(false), 'gemini', 'gemini-2.5-flash', {}, learned).body.toString(),
+    )
+    expect(noTools.generationConfig).toEqual({
+      responseMimeType: 'application/json',
+      responseJsonSchema: schema,
+    })
+    expect(noTools.systemInstruction).toEqual({parts: [{text: 'You are Codex.'}]})
+  })
+
+  it('not learned from other words, nor for a request without tools or without JSON', () => {
+    const a = new UpstreamAdaptations()
+    const other = JSON.stringify({error: {code: 400, message: 'Request contains an invalid argument.'}})
+    expect(a.learn('google', 'm', other, encodeUpstreamRequest(codex(), 'gemini', 'm').sent)).toBeUndefined()
+    expect(a.learn('google', 'm', GOOGLE, encodeUpstreamRequest(codex(false), 'gemini', 'm').sent)).toBe(
+      undefined,
+    )
+    const plain = decodeClientRequest('responses', {model: 'g', input: 'hi'}, {model: 'g', stream: false})
+    expect(a.learn('google', 'm', GOOGLE, encodeUpstreamRequest(plain, 'gemini', 'm').sent)).toBeUndefined()
+    expect(a.get('google', 'm')).toBeUndefined()
+  })
+})

@@ -33,7 +33,7 @@ import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
 import {thinkingOffFields} from '../../protocols/thinking-off.js'
 import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
-import {refusesCodexLite, refusesOpenAiToolShapes} from './plain-tools.js'
+import {refusesCodexLite, refusesOpenAiToolShapes, refusesStoreFalse} from './plain-tools.js'
 
 /**
  * Top-level fields a translated chat or Responses request may go without, or with another name,
@@ -653,6 +653,23 @@ function jsonRefusal(
   errorText: string,
   sent: SentRequest,
 ): {learned: UpstreamAdaptation; note: string} | undefined {
+  // Gemini 2.0 and 2.5 take no JSON response mime type beside function declarations, in Google's
+  // words (Gemini 3 takes both: learned per model, not by name): a request with tools goes with
+  // the instruction alone, as a Messages upstream gets a schema beside tools
+  if (sent.upstream === 'gemini') {
+    const asked = sent.request?.responseFormat
+    if (
+      asked === undefined ||
+      asked.type === 'text' ||
+      sent.request!.tools.length === 0 ||
+      !/function calling with a response mime type: .application\/json. is unsupported/i.test(errorText)
+    )
+      return undefined
+    return {
+      learned: {json: 'instruction'},
+      note: 'refused a JSON response beside function tools: sent again without the JSON mime type, an instruction to answer JSON at the end of the system instruction',
+    }
+  }
   const format = sent.responseFormat
   if (format !== 'json_schema' && format !== 'json_object') return undefined
   const {param, message} = errorParts(errorText)
@@ -1197,6 +1214,8 @@ function decide(
     if (rule) return rule
   }
   if (sent.upstream === 'gemini') {
+    const json = jsonRefusal(errorText, sent)
+    if (json) return {next: {...known, ...json.learned}, note: json.note}
     const budget = budgetRefusal(errorText, sent.thinkingBudget)
     if (!budget) return undefined
     return {next: {...known, thinkingBudget: {...known.thinkingBudget, ...budget.learned}}, note: budget.note}
@@ -1452,12 +1471,19 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     rules.push(
       "Codex's Responses Lite requests sent as for a model that is not Lite: its tools in `tools`, without the Lite header (refused)",
     )
+  if (a.storeTrue)
+    rules.push(
+      "Codex's requests sent with store true, so the items it names by id are found (refused with store false: Azure OpenAI keeps no items then)",
+    )
   if (a.drop?.length) rules.push(`sent without ${a.drop.join(', ')}`)
   if (a.maxCompletionTokens) rules.push('max_tokens sent as max_completion_tokens')
   if (a.maxTokens !== undefined) rules.push(`max_tokens capped at ${a.maxTokens}`)
   for (const [from, to] of Object.entries(a.effort ?? {})) rules.push(`effort ${from} sent as ${to}`)
   if (a.json === 'json_object') rules.push('a JSON schema sent as JSON mode, the schema in the system prompt')
-  else if (a.json === 'instruction') rules.push('JSON asked for in the system prompt only')
+  else if (a.json === 'instruction')
+    rules.push(
+      'JSON asked for in the system prompt only (to Gemini: in a request with function tools, which it refuses beside a JSON response)',
+    )
   if (a.jsonInstruction) rules.push("JSON mode with the word 'json' in the system prompt")
   const budget = a.thinkingBudget
   if (budget?.zero) rules.push('a thinking budget of 0 left out')
@@ -1674,6 +1700,25 @@ export class UpstreamAdaptations {
       note: /agent_message/i.test(errorText)
         ? "refused Codex's agent_message item: sent again with it as a user message, every tool a plain function"
         : "refused Codex's tool shapes: sent again with every tool a plain function",
+    })
+  }
+
+  /**
+   * Learns from a 400 of `provider`'s `model` to a Responses request passed through with `store:
+   * false`: Azure OpenAI's refusal of an item named by its id (./plain-tools.ts
+   * `refusesStoreFalse`, an Azure behind a domain of its own), its requests going with `store:
+   * true` from now on (`storeTrue`). Says so for the log row, as {@link learn} does; else undefined.
+   */
+  learnStoreTrue(
+    provider: string,
+    model: string,
+    errorText: string,
+    adaptedWith: UpstreamAdaptation | undefined,
+  ): string | undefined {
+    if (adaptedWith?.storeTrue || !refusesStoreFalse(errorText)) return undefined
+    return this.settle(provider, model, adaptedWith, {
+      next: {...adaptedWith, storeTrue: true},
+      note: 'refused an item named by its id with store false (Azure OpenAI keeps no items then): sent again with store true',
     })
   }
 

@@ -13,9 +13,12 @@ import {
   holdsOpenAiToolShapes,
   isLocalServer,
   isOpenAiApi,
+  isAzureHost,
   isOpenAiResponsesHost,
   refusesOpenAiToolShapes,
+  refusesStoreFalse,
   withoutLiteItem,
+  withStoreTrue,
 } from './plain-tools.js'
 import {learnedAdaptations, type ProxyTarget} from './proxy.js'
 import type {GatewayRoute, Refusal, Upstream} from './proxy-fixture.js'
@@ -912,6 +915,40 @@ describe('plain-tools helpers', () => {
     expect(holdsAgentMessage(Buffer.from('{"input":[{"type":"message","content":"agent message"}]}'))).toBe(
       false,
     )
+  })
+
+  it("knows Azure's hosts; turns a body's store false into true, ids kept; knows Azure's refusal of an unkept item", () => {
+    for (const url of [
+      'https://my-res.openai.azure.com/openai/v1',
+      'https://MY-RES.OPENAI.AZURE.COM',
+      'https://my-res.cognitiveservices.azure.com/openai/v1',
+      'https://proj.services.ai.azure.com/api/projects/p/openai/v1',
+    ])
+      expect([url, isAzureHost(url)]).toEqual([url, true])
+    for (const url of [
+      'https://api.openai.com/v1',
+      'https://chatgpt.com/backend-api/codex',
+      'http://my-res.openai.azure.com/openai/v1',
+      'https://openai.azure.com.evil.test/v1',
+      'https://llm.example.com/azure/openai/v1',
+    ])
+      expect([url, isAzureHost(url)]).toEqual([url, false])
+    const body =
+      '{"model":"m","input":[{"type":"reasoning","id":"rs_1","summary":[]}],"store":false,"stream":true}'
+    expect(String(withStoreTrue(Buffer.from(body)))).toBe(body.replace('"store":false', '"store":true'))
+    for (const other of ['{"input":"hi","store":true}', '{"input":"hi"}', '{"input":"\\"store\\":false"}'])
+      expect(withStoreTrue(Buffer.from(other))).toBeUndefined()
+    expect(
+      refusesStoreFalse(
+        JSON.stringify({
+          error: {
+            message:
+              "Item with id 'rs_68a' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.",
+          },
+        }),
+      ),
+    ).toBe(true)
+    expect(refusesStoreFalse("Item with id 'rs_68a' not found.")).toBe(false)
   })
 
   it('finds the shapes by their bytes, and the refusals by their words', () => {

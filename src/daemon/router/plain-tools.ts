@@ -191,3 +191,58 @@ export function withoutLiteItem(body: Buffer): Buffer | undefined {
   if (input.length === request.input.length) return undefined
   return Buffer.from(JSON.stringify({...request, input, tools}))
 }
+
+/**
+ * Whether `baseUrl` is Azure OpenAI's (or Azure AI Foundry's) Responses API, which keeps no item
+ * of a request sent with `store: false` and then refuses any later request that names one of its
+ * items by id: "Item with id 'rs_…' not found. Items are not persisted when `store` is set to
+ * false." Codex sends every item with its id since 0.146 (openai/codex PR #34645) and `store:
+ * true` only to a provider it knows is Azure, by its name or host (PR #3528), which a provider
+ * behind gwctl never is to Codex ({@link withStoreTrue}).
+ */
+export function isAzureHost(baseUrl: string): boolean {
+  return /^https:\/\/[^/?#]*\.(?:openai\.azure\.com|cognitiveservices\.azure\.com|services\.ai\.azure\.com)(?:[:/?#]|$)/i.test(
+    baseUrl,
+  )
+}
+
+const azure = new WeakMap<object, boolean>()
+
+/**
+ * {@link isAzureHost} of a provider's base URL, found once per provider (the routing engine keeps
+ * its providers' objects from one request to the next): a map lookup for every later request.
+ */
+export function azureProvider(provider: {baseUrl: string}): boolean {
+  let known = azure.get(provider)
+  if (known === undefined) azure.set(provider, (known = isAzureHost(provider.baseUrl)))
+  return known
+}
+
+const STORE_FALSE = Buffer.from('"store":false')
+const STORE_TRUE = Buffer.from('"store":true')
+
+/**
+ * A Responses body with its `"store":false` as `"store":true` (what Codex sends a provider it
+ * knows is Azure), its items and their ids as they came: Azure then keeps the items and finds
+ * them by their ids on the next turn. Searched from the end, where Codex writes the field (after
+ * its history and tools), in the compact form every client writes; undefined for a body that does
+ * not hold it (a client that asked for `store: true` itself, or left it out).
+ */
+export function withStoreTrue(body: Buffer): Buffer | undefined {
+  const at = body.lastIndexOf(STORE_FALSE)
+  if (at === -1) return undefined
+  return Buffer.concat([body.subarray(0, at), STORE_TRUE, body.subarray(at + STORE_FALSE.length)])
+}
+
+/**
+ * Whether an upstream's error is Azure OpenAI's refusal of an item named by its id in a request
+ * sent with `store: false` ("Item with id 'rs_…' not found. Items are not persisted when `store`
+ * is set to false. Try again with `store` set to true, or remove this item from your input."):
+ * learned per provider and model, the request sent again with `store: true` (an Azure behind a
+ * custom domain or an API gateway, which {@link isAzureHost} does not know).
+ */
+export function refusesStoreFalse(errorText: string): boolean {
+  return /Item with id '[^']{1,200}' not found\. Items are not persisted when .store. is set to false/.test(
+    errorText,
+  )
+}

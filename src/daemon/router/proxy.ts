@@ -27,12 +27,14 @@ import {defaultPools, upstreamPath} from './pools.js'
 import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget} from './proxy-types.js'
 import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-line.js'
 import {
+  azureProvider,
   holdsAgentMessage,
   holdsOpenAiToolShapes,
   isLocalServer,
   isOpenAiApi,
   isOpenAiResponsesHost,
   withoutLiteItem,
+  withStoreTrue,
 } from './plain-tools.js'
 import {relay} from './relay.js'
 import {withSystemTurnsHoisted} from './system-turns.js'
@@ -338,7 +340,7 @@ export async function proxyRequest(
           if (family === 'chat' || family === 'messages' || family === 'gemini') {
             passedWith = adaptations.get(target.provider.name, model ?? prepared.requestedModel ?? '')
             body = await passedBytes(body, target, passedWith)
-          } else if (passedWith?.liteOff && family === 'responses') body = withoutLiteItem(body) ?? body
+          } else if (family === 'responses') body = passedResponses(body, target, passedWith)
         }
       } catch (error) {
         target.breaker?.release()
@@ -593,6 +595,24 @@ export async function proxyRequest(
       // (its mid-conversation system messages too, which only Anthropic takes: ./system-turns.ts)
       body = withoutBillingBlock(withSystemTurnsHoisted(body))
     }
+    return body
+  }
+
+  /**
+   * A Responses body passed through to `target`, as it goes upstream: Codex's Lite request as for a
+   * model that is not Lite where the model refused it (`liteOff`, ./plain-tools.ts
+   * `withoutLiteItem`); `store: false` as `store: true` to Azure OpenAI, by its host or learned from
+   * its refusal (`storeTrue`), which keeps no items otherwise and refuses the ids Codex sends on
+   * the next turn (./plain-tools.ts `withStoreTrue`). Any other goes as it came: a flag test and a
+   * lookup of the provider, a byte search only for a body to Azure.
+   */
+  function passedResponses(
+    body: Buffer,
+    target: ProxyTarget,
+    learned: UpstreamAdaptation | undefined,
+  ): Buffer {
+    if (learned?.liteOff) body = withoutLiteItem(body) ?? body
+    if (learned?.storeTrue || azureProvider(target.provider)) body = withStoreTrue(body) ?? body
     return body
   }
 
@@ -853,7 +873,7 @@ export async function proxyRequest(
         return tryTarget(
           i,
           model,
-          withoutLiteItem(bytes) ?? bytes,
+          passedResponses(bytes, target, learned),
           credential,
           undefined,
           learned,
@@ -865,6 +885,39 @@ export async function proxyRequest(
         tried--
         adapted.push(`${provider.name} ${change}`)
         return tryTarget(i, model, again.body, credential, {...again, adapted: 1})
+      }
+    }
+    // Azure OpenAI's refusal of an item named by its id in a request sent with `store: false`
+    // ("Item with id 'rs_…' not found. Items are not persisted when `store` is set to false."),
+    // which Codex cannot get past and which comes only on a later turn: learned, and the request
+    // goes again with `store: true`, as later ones do (an Azure behind a domain of its own; one at
+    // Azure's own hosts gets it from the first request: `passedResponses`). Read only for a body
+    // that holds `"store":false`.
+    if (
+      !translated &&
+      family === 'responses' &&
+      status === 400 &&
+      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
+      passedWith?.storeTrue !== true &&
+      upstream.headers['content-encoding'] === undefined &&
+      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
+      !COMPACT.test(request.url)
+    ) {
+      const again = withStoreTrue(body)
+      if (again) {
+        // (read already when Codex's tool shapes were looked for in it, above)
+        errorText ??= await errorBody(upstream.body)
+        const upstreamModelName = model ?? prepared.requestedModel ?? ''
+        const change =
+          typeof errorText === 'string'
+            ? adaptations.learnStoreTrue(provider.name, upstreamModelName, errorText, passedWith)
+            : undefined
+        if (change) {
+          tried--
+          adapted.push(`${provider.name} ${change}`)
+          const learned = adaptations.get(provider.name, upstreamModelName)
+          return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+        }
       }
     }
     if (status >= 500 || status === 429) {

@@ -14,6 +14,7 @@ import type {Quirks} from './quirks.js'
 import {
   callIdRefusal,
   geminiSchemaRefusal,
+  jsonWithToolsRefusal,
   NO_QUIRKS,
   pickedTool,
   quirkAnswer,
@@ -325,7 +326,9 @@ function handle(context: SimContext) {
     const calling =
       method === 'countTokens'
         ? undefined
-        : (searchBesideFunctionsProblem(model, body) ?? functionCallingProblem(body))
+        : (searchBesideFunctionsProblem(model, body) ??
+          functionCallingProblem(body) ??
+          jsonWithToolsRefusal(body, declarations.length, quirks))
     if (calling) {
       context.sendError(request, 400, calling)
       return

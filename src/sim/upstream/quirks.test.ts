@@ -1430,6 +1430,48 @@ describe('thinking and efforts refused in the servers’ words', () => {
     expect((await post('/v1/responses', {model: 'gpt-5.5+not-lite', input: item([fn])})).status).toBe(200)
   })
 
+  it("azure-store: Azure's 400 for a reasoning item named by its id with store false; store true, or no such item, passes", async () => {
+    const input = [
+      {type: 'message', id: 'msg_1', role: 'user', content: 'hi'},
+      {type: 'reasoning', id: 'rs_9', summary: []},
+      {type: 'message', id: 'msg_2', role: 'user', content: 'again'},
+    ]
+    for (const store of [false, undefined]) {
+      const refused = await post('/v1/responses', {model: 'gpt-5.4+azure-store', input, store})
+      expect([refused.status, refused.json!.error]).toEqual([
+        400,
+        {
+          message:
+            "Item with id 'rs_9' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.",
+          type: 'invalid_request_error',
+          param: 'input',
+          code: null,
+        },
+      ])
+    }
+    expect((await post('/v1/responses', {model: 'gpt-5.4+azure-store', input, store: true})).status).toBe(200)
+    const firstTurn = {model: 'gpt-5.4+azure-store', input: [input[0]], store: false}
+    expect((await post('/v1/responses', firstTurn)).status).toBe(200)
+  })
+
+  it("no-json-tools: Gemini 2.x's 400 for function declarations beside a JSON response mime type; either alone passes", async () => {
+    const path = '/v1beta/models/gemini-2.5-flash+no-json-tools:generateContent'
+    const contents = [{role: 'user', parts: [{text: 'hi'}]}]
+    const tools = [{functionDeclarations: [{name: 'f', parametersJsonSchema: {type: 'object'}}]}]
+    const json = {responseMimeType: 'application/json', responseJsonSchema: {type: 'object'}}
+    const refused = await post(path, {contents, tools, generationConfig: json})
+    expect([refused.status, refused.json!.error]).toEqual([
+      400,
+      {
+        code: 400,
+        message: "Function calling with a response mime type: 'application/json' is unsupported",
+        status: 'INVALID_ARGUMENT',
+      },
+    ])
+    expect((await post(path, {contents, tools})).status).toBe(200)
+    expect((await post(path, {contents, generationConfig: json})).status).toBe(200)
+  })
+
   it("dashscope-thinking: DashScope's 400 for a non-stream call without enable_thinking false; streams pass", async () => {
     const refused = await chat({model: 'sim-mini+dashscope-thinking'})
     expect([refused.status, refused.json!.error]).toEqual([

@@ -101,6 +101,11 @@ export const SIM_QUIRKS = [
   // `additional_tools` item, OpenAI's of a model that is not a Lite one
   'lite-azure',
   'not-lite',
+  // Azure OpenAI: no item kept of a request sent with `store: false`, so a later request that
+  // names a reasoning item by its id is refused
+  'azure-store',
+  // Gemini 2.0 and 2.5: function declarations beside a JSON response mime type refused
+  'no-json-tools',
   // DeepSeek V4's chat stream: a call's head at the index of the call before it, its arguments at
   // its own index
   'shifted-index',
@@ -462,6 +467,28 @@ export function plainToolsRefusal(
       code: 400,
     }
   return undefined
+}
+
+/**
+ * `azure-store`: Azure OpenAI's 400 for a request sent with `store: false` (or without `store: true`)
+ * whose input names a reasoning item by its id (`rs_…`, as Codex sends its history since 0.146):
+ * Azure kept no item of the earlier answer, so it finds none, in its words. Undefined with `store:
+ * true` (the items are taken as found) or without such an item (Codex's first turn).
+ */
+export function storeFalseRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; type: string; param: string; code: null} | undefined {
+  if (!quirks.has('azure-store') || body.store === true) return undefined
+  const items = Array.isArray(body.input) ? (body.input as Array<{type?: unknown; id?: unknown}>) : []
+  const named = items.find((item) => item?.type === 'reasoning' && typeof item.id === 'string')
+  if (!named) return undefined
+  return {
+    message: `Item with id '${String(named.id)}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`,
+    type: 'invalid_request_error',
+    param: 'input',
+    code: null,
+  }
 }
 
 /**
@@ -1085,6 +1112,23 @@ export function callIdRefusal(contents: unknown, quirks: Quirks): string | undef
     })
   })
   return lines.length > 0 ? lines.join('\n') : undefined
+}
+
+/**
+ * `no-json-tools`: Gemini 2.0's and 2.5's 400 (status `INVALID_ARGUMENT`) for a request that offers
+ * function declarations with `generationConfig.responseMimeType: application/json` (a JSON schema
+ * or JSON mode beside tools: `codex exec --output-schema`), in Google's words. Gemini 3 takes the
+ * two together. Undefined without declarations or without the JSON mime type.
+ */
+export function jsonWithToolsRefusal(
+  body: Record<string, unknown>,
+  declarations: number,
+  quirks: Quirks,
+): string | undefined {
+  if (!quirks.has('no-json-tools') || declarations === 0) return undefined
+  const config = body.generationConfig as {responseMimeType?: unknown} | undefined
+  if (config?.responseMimeType !== 'application/json') return undefined
+  return "Function calling with a response mime type: 'application/json' is unsupported"
 }
 
 // ---- thinking and efforts refused ----

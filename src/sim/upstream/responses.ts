@@ -16,6 +16,7 @@ import {
   argsPieces,
   argsText,
   liteRefusal,
+  storeFalseRefusal,
   pickedTool,
   plainToolsRefusal,
   quirkAnswer,
@@ -362,6 +363,11 @@ function handle(context: SimContext) {
     const lite = liteRefusal(body, request.headers, quirks)
     if (lite) {
       sendJson(request.res, 400, {error: lite})
+      return
+    }
+    const unkept = storeFalseRefusal(body, quirks)
+    if (unkept) {
+      sendJson(request.res, 400, {error: unkept})
       return
     }
     const refused = unsupportedResponsesParameter(body, quirks)
