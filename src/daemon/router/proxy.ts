@@ -28,10 +28,12 @@ import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget}
 import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-line.js'
 import {
   holdsAgentMessage,
+  holdsCallOutput,
   holdsOpenAiToolShapes,
   isLocalServer,
   isOpenAiApi,
   isOpenAiResponsesHost,
+  withAdjacentOutputs,
   withoutLiteItem,
 } from './plain-tools.js'
 import {relay} from './relay.js'
@@ -338,7 +340,7 @@ export async function proxyRequest(
           if (family === 'chat' || family === 'messages' || family === 'gemini') {
             passedWith = adaptations.get(target.provider.name, model ?? prepared.requestedModel ?? '')
             body = await passedBytes(body, target, passedWith)
-          } else if (passedWith?.liteOff && family === 'responses') body = withoutLiteItem(body) ?? body
+          } else if (passedWith && family === 'responses') body = passedResponses(body, passedWith)
         }
       } catch (error) {
         target.breaker?.release()
@@ -596,6 +598,17 @@ export async function proxyRequest(
     return body
   }
 
+  /**
+   * Codex's body passed through to a Responses server with what was learned of its model applied:
+   * its Lite request as for a model that is not Lite (`liteOff`), each tool call's output right
+   * after the call (`adjacentOutputs`, DeepSeek). The client's bytes when neither changes them.
+   */
+  function passedResponses(body: Buffer, learned: UpstreamAdaptation): Buffer {
+    if (learned.liteOff) body = withoutLiteItem(body) ?? body
+    if (learned.adjacentOutputs) body = withAdjacentOutputs(body) ?? body
+    return body
+  }
+
   /** One try of target `i`: true when it answered (relayed), false to go on with the next. */
   async function tryTarget(
     i: number,
@@ -697,7 +710,8 @@ export async function proxyRequest(
         adaptations.noteStatedWindow(provider.name, translated.upstreamModel, errorText as string, family)
         // (the row says what was learned before what the encoding then left out)
         const at = adapted.length
-        const again = await translateFor(target, model)
+        // (Codex's tools made plain for a Responses server stay plain: ./plain-tools.ts)
+        const again = await translateFor(target, model, !target.translate)
         if (again !== 'answered') {
           tried--
           adapted.splice(at, 0, `${provider.name} ${change}`)
@@ -853,7 +867,7 @@ export async function proxyRequest(
         return tryTarget(
           i,
           model,
-          withoutLiteItem(bytes) ?? bytes,
+          passedResponses(bytes, learned),
           credential,
           undefined,
           learned,
@@ -865,6 +879,38 @@ export async function proxyRequest(
         tried--
         adapted.push(`${provider.name} ${change}`)
         return tryTarget(i, model, again.body, credential, {...again, adapted: 1})
+      }
+    }
+    // Codex's history refused by a Responses server that pairs tool calls and outputs by position
+    // (DeepSeek's "No tool output found for tool call call_…": a hook's developer message, a
+    // reasoning item between a call and its output), which its later requests keep: learned, and
+    // the request goes again with each output right after its call, as later ones do (read only
+    // for a body that holds an output; after the tool shapes' reading above, whose text it reuses)
+    if (
+      !translated &&
+      family === 'responses' &&
+      status === 400 &&
+      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
+      upstream.headers['content-encoding'] === undefined &&
+      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
+      !COMPACT.test(request.url) &&
+      holdsCallOutput(body)
+    ) {
+      errorText ??= await errorBody(upstream.body)
+      const upstreamModelName = model ?? prepared.requestedModel ?? ''
+      const change =
+        typeof errorText === 'string'
+          ? adaptations.learnAdjacentOutputs(provider.name, upstreamModelName, errorText, passedWith)
+          : undefined
+      if (change) {
+        const learned = adaptations.get(provider.name, upstreamModelName)!
+        const again = passedResponses((stripped ?? (await untranslated())).bodyFor(model), learned)
+        // (a history whose outputs follow their calls already: the refusal is the client's)
+        if (!again.equals(body)) {
+          tried--
+          adapted.push(`${provider.name} ${change}`)
+          return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+        }
       }
     }
     if (status >= 500 || status === 429) {
