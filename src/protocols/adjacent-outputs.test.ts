@@ -1,11 +1,15 @@
 /**
  * A Responses history for a server that pairs calls and outputs by position (DeepSeek's
  * `/v1/responses`): each batch of calls followed directly by its outputs, what stood between
- * them after those, everything else in its order.
+ * them after those, everything else in its order. And Codex's history with a message between a
+ * call and its output translated to each family: the results right after the calls (chat refuses
+ * "An assistant message with 'tool_calls' must be followed by tool messages", Anthropic a
+ * tool_result not first in the next user turn).
  */
 import {describe, expect, it} from 'vitest'
 
 import {adjacentOutputs} from './adjacent-outputs.js'
+import {decodeClientRequest, encodeUpstreamRequest} from './translate.js'
 
 const user = (text: string) => ({type: 'message', role: 'user', content: [{type: 'input_text', text}]})
 const developer = (text: string) => ({
@@ -89,6 +93,77 @@ describe('adjacentOutputs', () => {
       output('b'),
       developer('hook b'),
       user('thanks'),
+    ])
+  })
+})
+
+describe("translated: Codex's history with a message between a call and its output", () => {
+  const codex = (between: unknown) => ({
+    model: 'gpt-5.6-sol',
+    instructions: 'You are Codex.',
+    input: [user('List the files.'), call('c1'), call('c2'), between, output('c1'), output('c2')],
+    tools: [{type: 'function', name: 'exec', parameters: {type: 'object', properties: {}}}],
+  })
+  const encode = (between: unknown, upstream: 'chat' | 'messages' | 'gemini' | 'responses') => {
+    const client = decodeClientRequest('responses', codex(between), {toResponses: true})
+    return JSON.parse(
+      encodeUpstreamRequest(
+        client,
+        upstream,
+        'm',
+        upstream === 'responses' ? {plainTools: true} : {},
+      ).body.toString(),
+    ) as Record<string, any>
+  }
+  const HOOK = developer('PostToolUse: 2 files.')
+  const SAID = user('Also check the tests.')
+
+  it("chat: the tool messages right after the assistant's calls, the user's words after them", () => {
+    for (const between of [HOOK, SAID]) {
+      const roles = encode(between, 'chat').messages.map((m: {role: string}) => m.role)
+      expect(roles).toEqual(
+        between === HOOK
+          ? ['system', 'user', 'assistant', 'tool', 'tool']
+          : ['system', 'user', 'assistant', 'tool', 'tool', 'user'],
+      )
+    }
+    // the hook's words reach the model, in the system prompt (where Codex's developer messages go)
+    expect(encode(HOOK, 'chat').messages[0].content).toContain('PostToolUse: 2 files.')
+  })
+
+  it('Messages: the tool results first in the next user turn, the text after them', () => {
+    const messages = encode(SAID, 'messages').messages
+    expect(messages.map((m: {role: string}) => m.role)).toEqual(['user', 'assistant', 'user'])
+    expect(messages[2].content.map((b: {type: string}) => b.type)).toEqual([
+      'tool_result',
+      'tool_result',
+      'text',
+    ])
+    expect(encode(HOOK, 'messages').messages[2].content.map((b: {type: string}) => b.type)).toEqual([
+      'tool_result',
+      'tool_result',
+    ])
+  })
+
+  it('Gemini: the function responses first in the turn after the calls, the text after them', () => {
+    const contents = encode(SAID, 'gemini').contents
+    expect(contents.map((c: {role: string}) => c.role)).toEqual(['user', 'model', 'user'])
+    expect(contents[2].parts.map((p: Record<string, unknown>) => Object.keys(p)[0])).toEqual([
+      'functionResponse',
+      'functionResponse',
+      'text',
+    ])
+  })
+
+  it("Responses (Codex's tools made plain for a server that is not OpenAI's): the outputs right after the calls", () => {
+    const types = encode(SAID, 'responses').input.map((i: {type: string; role?: string}) => i.role ?? i.type)
+    expect(types).toEqual([
+      'user',
+      'function_call',
+      'function_call',
+      'function_call_output',
+      'function_call_output',
+      'user',
     ])
   })
 })
