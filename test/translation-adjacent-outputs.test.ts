@@ -4,12 +4,16 @@
  * output) had every later request of the session refused ("No tool output found for tool call
  * call_…"). The gateway learns the rule from that refusal, once per provider and model: the request
  * goes again at once with each output right after its call, so Codex sees no failure, and every
- * later request goes so from the first try, with the same bytes for the same history. The real
- * daemon, the simulator's `adjacent-outputs` quirk (DeepSeek's words), the official OpenAI SDK.
+ * later request goes so from the first try, with the same bytes for the same history. Codex's
+ * tools made plain for such a server on this machine (through the codecs) learn it too, the
+ * request going again plain. The real daemon, the simulator's `adjacent-outputs` quirk (DeepSeek's
+ * words), the official OpenAI SDK.
  */
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import type {Simulator} from '../src/sim/server.js'
+import {startSim} from '../src/sim/server.js'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {runCli} from './helpers/cli.js'
 import {
@@ -26,24 +30,42 @@ let base = ''
 let home = ''
 let simOrigin = ''
 let key = ''
+let plainKey = ''
+/** A simulator of the test's own on 127.0.0.1, which the gateway takes for a server on this machine (Codex's tools go plain). */
+let ownSim: Simulator
 let stop: () => Promise<void> = async () => {}
 /** The first turn's history as it went again, rewritten. */
 let rewritten: unknown[] = []
 
 beforeAll(async () => {
-  ;({base, home, simOrigin, stop} = await startSimGatewayWithPolicies([
-    {
-      id: 'adjacent',
-      routes: {responses: [{provider: 'sim-responses', model: MODEL}]},
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    },
-  ]))
+  ownSim = await startSim({timeScale: 100})
+  ;({base, home, simOrigin, stop} = await startSimGatewayWithPolicies(
+    [
+      {
+        id: 'adjacent',
+        routes: {responses: [{provider: 'sim-responses', model: MODEL}]},
+        fallbacks: true,
+        breaker: DEFAULT_BREAKER,
+        timeouts: DEFAULT_TIMEOUTS,
+      },
+      {
+        id: 'adjacent-plain',
+        routes: {responses: [{provider: 'local-deepseek', model: `${MODEL}+plain-tools`}]},
+        fallbacks: true,
+        breaker: DEFAULT_BREAKER,
+        timeouts: DEFAULT_TIMEOUTS,
+      },
+    ],
+    [{name: 'local-deepseek', family: 'responses', baseUrl: ownSim.origin, credential: {secret: 'sim-key'}}],
+  ))
   key = await issueKeyOverApi(base, 'adjacent', 'codex', 'adjacent')
+  plainKey = await issueKeyOverApi(base, 'adjacent-plain', 'codex', 'adjacent-plain')
 }, 120_000)
 
-afterAll(() => stop())
+afterAll(async () => {
+  await stop()
+  await ownSim?.close()
+})
 
 const user = (text: string) => ({
   type: 'message' as const,
@@ -175,3 +197,41 @@ describe("Codex passed through to DeepSeek's Responses API", {timeout: 60_000}, 
     )
   })
 })
+
+describe(
+  "Codex's tools made plain for a server on this machine that pairs calls and outputs by position",
+  {timeout: 60_000},
+  () => {
+    it('learned from the refusal of the plain request, which goes again plain, the output right after its call', async () => {
+      await takeSimCalls(ownSim.origin, MODEL_CALL)
+      const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: plainKey, maxRetries: 0})
+      const said = {
+        type: 'message' as const,
+        role: 'assistant' as const,
+        content: [{type: 'output_text' as const, text: 'Listing them now.'}],
+      }
+      const request = codexRequest([
+        user('List the files.'),
+        call('call_1', 'ls'),
+        said,
+        output('call_1', 'a.ts'),
+      ])
+      // Codex's apply_patch, a custom tool: the body goes to this server through the codecs, plain
+      ;(request.tools as unknown[]).push({type: 'custom', name: 'apply_patch', description: 'Patch files.'})
+      const answer = await openai.responses.create(request)
+      expect(answer.status).toBe('completed')
+
+      const [refused, again, ...more] = await takeSimCalls(ownSim.origin, MODEL_CALL)
+      expect(more).toEqual([])
+      const order = (body: Record<string, any>) =>
+        body.input.map((i: {type: string; role?: string}) => i.role ?? i.type)
+      expect(order(refused)).toEqual(['user', 'function_call', 'assistant', 'function_call_output'])
+      expect(order(again)).toEqual(['user', 'function_call', 'function_call_output', 'assistant'])
+      // both plain: the custom tool a function each time (this server refuses it otherwise)
+      for (const body of [refused, again])
+        expect(body.tools.map((t: {type: string}) => t.type)).toEqual(['function', 'function'])
+      const [row] = await projectLogRows(base, 'adjacent-plain', 1)
+      expect([row.status, row.error]).toEqual([200, NOTE.replace('sim-responses', 'local-deepseek')])
+    })
+  },
+)
