@@ -427,12 +427,19 @@ function joinRuns(messages: Message[]): Message[] {
 function pairedTurn(turn: Message, calls: ToolCallPart[]): Message {
   const open = new Map(calls.map((c) => [c.id, c]))
   let orphans = false
+  // a result after the turn's text (Codex's hook or user message between a call and its output,
+  // Gemini CLI's text before its responses): the results go first, as chat and Messages need
+  // them and the Gemini and Responses encoders keep the order they are given (DeepSeek's
+  // Responses API refuses anything between a call and its output)
+  let other = false
+  let late = false
   for (const p of turn.parts)
     if (p.type === 'tool_result') {
+      if (other) late = true
       if (open.has(p.callId)) open.delete(p.callId)
       else orphans = true
-    }
-  if (!orphans && open.size === 0) return turn
+    } else other = true
+  if (!orphans && !late && open.size === 0) return turn
   // the results first (an unanswered call's, then the turn's own), then the rest: the Responses
   // encoder keeps the order it is given
   const parts: Part[] = [...open.values()].map(noResult)

@@ -7,6 +7,7 @@
 import type {EventSourceMessage} from 'eventsource-parser'
 import {createParser} from 'eventsource-parser'
 
+import {adjacentOutputs} from './adjacent-outputs.js'
 import {alternatingMessages, chatCodec, chatMediaPart, decodeResponseFormat, takesCacheMarks} from './chat.js'
 import {budgetEffort, effortBudget} from './cm-common.js'
 import type {ThoughtSignatureField, ToolIdRule} from './conversation-rules.js'
@@ -386,6 +387,13 @@ export interface UpstreamAdaptation {
    * (daemon/router/plain-tools.ts `withStoreTrue`).
    */
   storeTrue?: boolean
+  /**
+   * Responses: a server that pairs tool calls and outputs by position, refusing any item between
+   * them (DeepSeek's "No tool output found for tool call call_…", a developer message of a Codex
+   * hook there): each batch of calls goes followed directly by its outputs, what stood between
+   * after them (adjacent-outputs.ts), in a translated body and in Codex's passed through.
+   */
+  adjacentOutputs?: boolean
   /**
    * Messages: the thinking form the model takes, where it refused the other (`"thinking.type.
    * enabled" is not supported for this model`, `adaptive thinking is not supported on this model`).
@@ -898,6 +906,7 @@ function adaptBody(
   if (adapt.thoughtSignatures) dummySignatures(body, adapt.thoughtSignatures)
   if (adapt.noCallIds) withoutCallIds(body)
   if (adapt.repairArgs) repairToolArguments(body)
+  if (adapt.adjacentOutputs && Array.isArray(body.input)) body.input = adjacentOutputs(body.input)
   if (adapt.effort) {
     const effort = typeof body.reasoning_effort === 'string' ? adapt.effort[body.reasoning_effort] : undefined
     if (effort !== undefined) body.reasoning_effort = effort

@@ -3616,3 +3616,78 @@ describe("Gemini 2.x's refusal of a JSON response beside function tools", () => 
     expect(a.get('google', 'm')).toBeUndefined()
   })
 })
+
+describe("DeepSeek's Responses API: a tool call and its output paired by position", () => {
+  const deepseek = (message: string) =>
+    JSON.stringify({
+      error: {message, type: 'invalid_request_error', param: null, code: 'invalid_request_error'},
+    })
+  const NOTE =
+    "refused a tool call's output not right after the call: sent again with each call's output right after it, what stood between after them"
+  const RULE =
+    "each tool call's output sent right after the call, the items between them after it (it pairs them by position)"
+
+  it('Codex passed through: learned per model from either wording, described, and learned once', () => {
+    const a = new UpstreamAdaptations()
+    const refused = deepseek('No tool output found for tool call call_00_ET_SpXxxavgyEWZu15ec5Tb1552')
+    expect(a.learnAdjacentOutputs('deepseek', 'deepseek-v4-pro', refused, undefined)).toBe(NOTE)
+    const learned = a.get('deepseek', 'deepseek-v4-pro')!
+    expect(learned).toEqual({adjacentOutputs: true})
+    expect(describeAdaptation(learned)).toEqual([RULE])
+    expect(a.list()[0]).toMatchObject({provider: 'deepseek', model: 'deepseek-v4-pro', rules: [RULE]})
+    // the same refusal again, with the rule applied: the client's
+    expect(a.learnAdjacentOutputs('deepseek', 'deepseek-v4-pro', refused, learned)).toBeUndefined()
+    // the output's side of the same rule, what was learned before kept
+    const other = deepseek('No tool call found for tool output with call_id read_note-2-1.')
+    expect(a.learnAdjacentOutputs('deepseek', 'deepseek-v4-flash', other, undefined)).toBe(NOTE)
+    const lite = openai(
+      'X-OpenAI-Internal-Codex-Responses-Lite only supports function tools, custom tools, and client-executed tool search.',
+      'tools',
+    )
+    expect(a.learnPlainTools('relay', 'm', lite, undefined)).toMatch(/Lite/)
+    expect(a.learnAdjacentOutputs('relay', 'm', other, a.get('relay', 'm'))).toBe(NOTE)
+    expect(a.get('relay', 'm')).toEqual({liteOff: true, adjacentOutputs: true})
+  })
+
+  it("learns nothing from OpenAI's own refusal of a missing output, or from other words", () => {
+    const a = new UpstreamAdaptations()
+    for (const words of [
+      // OpenAI's: the output is missing, not misplaced (no order would help)
+      openai('No tool output found for function call call_abc.', 'input'),
+      openai('tool type custom not supported', 'tools'),
+      // the words quoted inside another message (a client's pasted error)
+      deepseek('Invalid input: "No tool output found for tool call call_1"'),
+    ])
+      expect(a.learnAdjacentOutputs('deepseek', 'm', words, undefined)).toBeUndefined()
+    expect(a.list()).toEqual([])
+  })
+
+  it("translated to a Responses upstream (Codex's tools made plain, another family's client): learned, and its body rewritten", () => {
+    const codex = {
+      model: 'deepseek-v4-flash',
+      input: [
+        {type: 'message', role: 'user', content: [{type: 'input_text', text: 'List files.'}]},
+        {type: 'function_call', call_id: 'c1', name: 'exec', arguments: '{"cmd":"ls"}'},
+        {type: 'message', role: 'assistant', content: [{type: 'output_text', text: 'Running.'}]},
+        {type: 'function_call_output', call_id: 'c1', output: 'a b'},
+      ],
+      tools: [{type: 'function', name: 'exec', parameters: {type: 'object', properties: {}}}],
+    }
+    const client = decodeClientRequest('responses', codex, {toResponses: true})
+    const first = encodeUpstreamRequest(client, 'responses', 'deepseek-v4-flash', {plainTools: true})
+    const types = (body: Buffer) =>
+      (JSON.parse(body.toString()) as {input: Array<{type: string; role?: string}>}).input.map(
+        (i) => i.role ?? i.type,
+      )
+    expect(types(first.body)).toEqual(['user', 'function_call', 'assistant', 'function_call_output'])
+    const a = new UpstreamAdaptations()
+    const refused = deepseek('No tool output found for tool call c1')
+    expect(a.learn('deepseek', 'deepseek-v4-flash', refused, first.sent)).toBe(NOTE)
+    const learned = a.get('deepseek', 'deepseek-v4-flash')
+    const again = encodeUpstreamRequest(client, 'responses', 'deepseek-v4-flash', {plainTools: true}, learned)
+    expect(types(again.body)).toEqual(['user', 'function_call', 'function_call_output', 'assistant'])
+    // a chat upstream never learns it from these words (no such body there)
+    const chat = encodeUpstreamRequest(client, 'chat', 'deepseek-chat')
+    expect(new UpstreamAdaptations().learn('deepseek', 'deepseek-chat', refused, chat.sent)).toBeUndefined()
+  })
+})

@@ -787,6 +787,22 @@ const TOOL_ID_PARAM = /^(?:messages\[\d+\]\.(?:tool_calls\[\d+\]\.id|tool_call_i
  * A `param` that names another place of the body (`messages[3].content`) is no such refusal,
  * whatever its message quotes.
  */
+/**
+ * DeepSeek's `/v1/responses` refusing a call and its output that are not next to each other
+ * (a developer message, a reasoning item between them): "No tool output found for tool call
+ * call_00_…", or, from the output's side, "No tool call found for tool output with call_id …".
+ * OpenAI's API pairs them by `call_id` and never says either.
+ */
+const SEPARATED_OUTPUT = /^No tool (?:output found for tool call|call found for tool output with call_id) \S+/
+
+/** The log row's words for the rule learned from {@link SEPARATED_OUTPUT}. */
+const ADJACENT_NOTE =
+  "refused a tool call's output not right after the call: sent again with each call's output right after it, what stood between after them"
+
+/** Whether an upstream's error refuses a call and its output that are not next to each other. */
+export const refusesSeparatedOutputs = (errorText: string): boolean =>
+  SEPARATED_OUTPUT.test(errorParts(errorText).message)
+
 function conversationRefusal(
   errorText: string,
   sent: SentRequest,
@@ -797,6 +813,10 @@ function conversationRefusal(
   // the conversation), not the upstream's
   if (ECHOES_INPUT.test(message)) return undefined
   const chat = sent.upstream === undefined || sent.upstream === 'chat'
+  // a Responses server that pairs calls and outputs by position (DeepSeek): a translated body
+  // (another family's client, or Codex's tools made plain) goes with each output after its call
+  if (sent.upstream === 'responses' && !known.adjacentOutputs && SEPARATED_OUTPUT.test(message))
+    return {next: {...known, adjacentOutputs: true}, note: ADJACENT_NOTE}
   // Cerebras's own wording, at the start of its message (its `param` is "validation_error")
   const history =
     /^messages\.\d+\.assistant\.(reasoning_content|reasoning): property '[^']*' is unsupported/i.exec(message)
@@ -1475,6 +1495,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     rules.push(
       "Codex's requests sent with store true, so the items it names by id are found (refused with store false: Azure OpenAI keeps no items then)",
     )
+  if (a.adjacentOutputs)
+    rules.push(
+      "each tool call's output sent right after the call, the items between them after it (it pairs them by position)",
+    )
   if (a.drop?.length) rules.push(`sent without ${a.drop.join(', ')}`)
   if (a.maxCompletionTokens) rules.push('max_tokens sent as max_completion_tokens')
   if (a.maxTokens !== undefined) rules.push(`max_tokens capped at ${a.maxTokens}`)
@@ -1719,6 +1743,26 @@ export class UpstreamAdaptations {
     return this.settle(provider, model, adaptedWith, {
       next: {...adaptedWith, storeTrue: true},
       note: 'refused an item named by its id with store false (Azure OpenAI keeps no items then): sent again with store true',
+    })
+  }
+
+  /**
+   * Learns from a 400 of `provider`'s `model` to a Responses request passed through untranslated
+   * (Codex), sent with `adaptedWith` learned: only a refusal of a call and its output that are not
+   * next to each other ({@link refusesSeparatedOutputs}), the server's requests going with each
+   * output right after its call from then on. Says so for the log row, as {@link learn} does; else
+   * undefined.
+   */
+  learnAdjacentOutputs(
+    provider: string,
+    model: string,
+    errorText: string,
+    adaptedWith: UpstreamAdaptation | undefined,
+  ): string | undefined {
+    if (adaptedWith?.adjacentOutputs || !refusesSeparatedOutputs(errorText)) return undefined
+    return this.settle(provider, model, adaptedWith, {
+      next: {...adaptedWith, adjacentOutputs: true},
+      note: ADJACENT_NOTE,
     })
   }
 

@@ -1,3 +1,5 @@
+import {adjacentOutputs} from '../../protocols/adjacent-outputs.js'
+
 /**
  * Codex on a Responses server that is not OpenAI's. Codex 0.17x sends OpenAI's newest tool shapes
  * on every request: its sub-agent and MCP tools in `namespace` tools, `exec` and `apply_patch` as
@@ -245,4 +247,29 @@ export function refusesStoreFalse(errorText: string): boolean {
   return /Item with id '[^']{1,200}' not found\. Items are not persisted when .store. is set to false/.test(
     errorText,
   )
+}
+
+const CALL_OUTPUT = Buffer.from('_call_output"')
+
+/** Whether a Responses body holds a tool call's output (or the words): one a refusal of their order may be about. */
+export const holdsCallOutput = (body: Buffer): boolean => body.lastIndexOf(CALL_OUTPUT) !== -1
+
+/**
+ * A Responses body with each batch of tool calls followed directly by their outputs
+ * (../../protocols/adjacent-outputs.ts), for a server that refused a call and its output that were
+ * not next to each other (DeepSeek's `/v1/responses`, a Codex hook's developer message between
+ * them). Undefined for a body that is not JSON, holds no output, or is so already: it goes as it came.
+ */
+export function withAdjacentOutputs(body: Buffer): Buffer | undefined {
+  if (!holdsCallOutput(body)) return undefined
+  let json: unknown
+  try {
+    json = JSON.parse(body.toString('utf8'))
+  } catch {
+    return undefined
+  }
+  const request = json as {input?: unknown}
+  if (!json || typeof json !== 'object' || !Array.isArray(request.input)) return undefined
+  const input = adjacentOutputs(request.input)
+  return input === request.input ? undefined : Buffer.from(JSON.stringify({...request, input}))
 }

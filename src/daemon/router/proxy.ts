@@ -29,10 +29,12 @@ import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-l
 import {
   azureProvider,
   holdsAgentMessage,
+  holdsCallOutput,
   holdsOpenAiToolShapes,
   isLocalServer,
   isOpenAiApi,
   isOpenAiResponsesHost,
+  withAdjacentOutputs,
   withoutLiteItem,
   withStoreTrue,
 } from './plain-tools.js'
@@ -599,12 +601,14 @@ export async function proxyRequest(
   }
 
   /**
-   * A Responses body passed through to `target`, as it goes upstream: Codex's Lite request as for a
-   * model that is not Lite where the model refused it (`liteOff`, ./plain-tools.ts
-   * `withoutLiteItem`); `store: false` as `store: true` to Azure OpenAI, by its host or learned from
-   * its refusal (`storeTrue`), which keeps no items otherwise and refuses the ids Codex sends on
-   * the next turn (./plain-tools.ts `withStoreTrue`). Any other goes as it came: a flag test and a
-   * lookup of the provider, a byte search only for a body to Azure.
+   * Codex's body passed through to a Responses server, as it goes upstream, with what was learned
+   * of its model applied: its Lite request as for a model that is not Lite where the model refused
+   * it (`liteOff`, ./plain-tools.ts `withoutLiteItem`), each tool call's output right after the
+   * call (`adjacentOutputs`, DeepSeek: ./plain-tools.ts `withAdjacentOutputs`); and `store: false`
+   * as `store: true` to Azure OpenAI, by its host or learned from its refusal (`storeTrue`), which
+   * keeps no items otherwise and refuses the ids Codex sends on the next turn (./plain-tools.ts
+   * `withStoreTrue`). Any other goes as it came: flag tests and a lookup of the provider, a byte
+   * search only for a body to Azure.
    */
   function passedResponses(
     body: Buffer,
@@ -612,6 +616,7 @@ export async function proxyRequest(
     learned: UpstreamAdaptation | undefined,
   ): Buffer {
     if (learned?.liteOff) body = withoutLiteItem(body) ?? body
+    if (learned?.adjacentOutputs) body = withAdjacentOutputs(body) ?? body
     if (learned?.storeTrue || azureProvider(target.provider)) body = withStoreTrue(body) ?? body
     return body
   }
@@ -717,7 +722,8 @@ export async function proxyRequest(
         adaptations.noteStatedWindow(provider.name, translated.upstreamModel, errorText as string, family)
         // (the row says what was learned before what the encoding then left out)
         const at = adapted.length
-        const again = await translateFor(target, model)
+        // (Codex's tools made plain for a Responses server stay plain: ./plain-tools.ts)
+        const again = await translateFor(target, model, !target.translate)
         if (again !== 'answered') {
           tried--
           adapted.splice(at, 0, `${provider.name} ${change}`)
@@ -916,6 +922,38 @@ export async function proxyRequest(
           tried--
           adapted.push(`${provider.name} ${change}`)
           const learned = adaptations.get(provider.name, upstreamModelName)
+          return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+        }
+      }
+    }
+    // Codex's history refused by a Responses server that pairs tool calls and outputs by position
+    // (DeepSeek's "No tool output found for tool call call_…": a hook's developer message, a
+    // reasoning item between a call and its output), which its later requests keep: learned, and
+    // the request goes again with each output right after its call, as later ones do (read only
+    // for a body that holds an output; after the tool shapes' reading above, whose text it reuses)
+    if (
+      !translated &&
+      family === 'responses' &&
+      status === 400 &&
+      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
+      upstream.headers['content-encoding'] === undefined &&
+      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
+      !COMPACT.test(request.url) &&
+      holdsCallOutput(body)
+    ) {
+      errorText ??= await errorBody(upstream.body)
+      const upstreamModelName = model ?? prepared.requestedModel ?? ''
+      const change =
+        typeof errorText === 'string'
+          ? adaptations.learnAdjacentOutputs(provider.name, upstreamModelName, errorText, passedWith)
+          : undefined
+      if (change) {
+        const learned = adaptations.get(provider.name, upstreamModelName)!
+        const again = passedResponses((stripped ?? (await untranslated())).bodyFor(model), target, learned)
+        // (a history whose outputs follow their calls already: the refusal is the client's)
+        if (!again.equals(body)) {
+          tried--
+          adapted.push(`${provider.name} ${change}`)
           return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
         }
       }

@@ -1472,6 +1472,39 @@ describe('thinking and efforts refused in the servers’ words', () => {
     expect((await post(path, {contents, generationConfig: json})).status).toBe(200)
   })
 
+  it("adjacent-outputs: DeepSeek's 400 for an item between a tool call and its output; a batch of calls and its outputs passes", async () => {
+    const fn = {type: 'function', name: 'exec', parameters: {type: 'object', properties: {}}}
+    const user = {type: 'message', role: 'user', content: 'list the files'}
+    const hook = {type: 'message', role: 'developer', content: 'PostToolUse: 2 files.'}
+    const call = (id: string) => ({type: 'function_call', call_id: id, name: 'exec', arguments: '{}'})
+    const output = (id: string) => ({type: 'function_call_output', call_id: id, output: 'a b'})
+    const ask = (input: unknown[]) =>
+      post('/v1/responses', {model: 'deepseek-v4-flash+adjacent-outputs', input, tools: [fn]})
+    const deepseek = (message: string) => ({
+      message,
+      type: 'invalid_request_error',
+      param: null,
+      code: 'invalid_request_error',
+    })
+    const between = await ask([user, call('call_00_a'), hook, output('call_00_a')])
+    expect([between.status, between.json!.error]).toEqual([
+      400,
+      deepseek('No tool output found for tool call call_00_a'),
+    ])
+    // a reasoning item between is refused too; an output whose call is not right before it
+    expect((await ask([user, call('a'), {type: 'reasoning', summary: []}, output('a')])).status).toBe(400)
+    const early = await ask([user, output('a'), call('a')])
+    expect(early.json!.error).toEqual(deepseek('No tool call found for tool output with call_id a'))
+    // the same history with each output right after its call, and parallel calls' batch, pass
+    expect((await ask([user, call('a'), output('a'), hook])).status).toBe(200)
+    expect((await ask([user, call('a'), call('b'), output('b'), output('a'), hook])).status).toBe(200)
+    // without the quirk, the order is the client's own
+    expect(
+      (await post('/v1/responses', {model: 'deepseek-v4-flash', input: [user, call('a'), hook, output('a')]}))
+        .status,
+    ).toBe(200)
+  })
+
   it("dashscope-thinking: DashScope's 400 for a non-stream call without enable_thinking false; streams pass", async () => {
     const refused = await chat({model: 'sim-mini+dashscope-thinking'})
     expect([refused.status, refused.json!.error]).toEqual([

@@ -109,6 +109,9 @@ export const SIM_QUIRKS = [
   // DeepSeek V4's chat stream: a call's head at the index of the call before it, its arguments at
   // its own index
   'shifted-index',
+  // DeepSeek's `/v1/responses`: a tool call and its output paired by position, any item between
+  // them refused
+  'adjacent-outputs',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -489,6 +492,44 @@ export function storeFalseRefusal(
     param: 'input',
     code: null,
   }
+}
+
+/**
+ * `adjacent-outputs`: a Responses history refused as DeepSeek's `/v1/responses` refuses it when an
+ * item stands between a tool call and its output (a Codex hook's developer message, a reasoning
+ * item), in its words: "No tool output found for tool call CALL_ID", or "No tool call found for
+ * tool output with call_id CALL_ID" for an output whose call is not right before it. A batch of
+ * calls followed by all their outputs (parallel calls) is taken, as DeepSeek takes it.
+ */
+export function separatedOutputRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; type: string; param: null; code: string} | undefined {
+  if (!quirks.has('adjacent-outputs') || !Array.isArray(body.input)) return undefined
+  const refusal = (message: string) => ({
+    message,
+    type: 'invalid_request_error',
+    param: null,
+    code: 'invalid_request_error',
+  })
+  // the calls of the batch still waiting for their outputs; whether an output has come since
+  const open: string[] = []
+  let answering = false
+  for (const item of body.input as Array<{type?: unknown; call_id?: unknown} | null>) {
+    const type = item?.type
+    const id = typeof item?.call_id === 'string' ? item.call_id : ''
+    if (type === 'function_call' || type === 'custom_tool_call') {
+      if (answering && open.length > 0) return refusal(`No tool output found for tool call ${open[0]}`)
+      answering = false
+      open.push(id)
+    } else if (type === 'function_call_output' || type === 'custom_tool_call_output') {
+      const at = open.indexOf(id)
+      if (at === -1) return refusal(`No tool call found for tool output with call_id ${id}`)
+      open.splice(at, 1)
+      answering = true
+    } else if (open.length > 0) return refusal(`No tool output found for tool call ${open[0]}`)
+  }
+  return open.length > 0 ? refusal(`No tool output found for tool call ${open[0]}`) : undefined
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   plainToolsRefusal,
   quirkAnswer,
   selectQuirks,
+  separatedOutputRefusal,
   toolCapRefusal,
   unknownQuirkMessage,
   unsupportedResponsesParameter,
@@ -358,6 +359,11 @@ function handle(context: SimContext) {
     const plain = plainToolsRefusal(body, quirks)
     if (plain) {
       sendJson(request.res, 400, {error: plain})
+      return
+    }
+    const separated = separatedOutputRefusal(body, quirks)
+    if (separated) {
+      sendJson(request.res, 400, {error: separated})
       return
     }
     const lite = liteRefusal(body, request.headers, quirks)
