@@ -619,24 +619,29 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const reasoning = requestReasoning(b.thinking, turns.effort ?? output.effort)
   const user = isObj(b.metadata) ? str(b.metadata.user_id) : undefined
   const cacheKey = user ? sessionOf(user) : undefined
+  // (the optional members set one by one: a spread of a literal makes and copies an object, twelve
+  // a request)
   const request: Request = {
     model: str(b.model) ?? null,
     system,
     messages: turns.messages,
     tools,
-    ...(builtin.length ? {builtinTools: builtin} : {}),
-    ...(choice ? {toolChoice: choice} : {}),
-    ...(parallel !== undefined ? {parallelToolCalls: parallel} : {}),
-    ...(num(b.max_tokens) !== undefined ? {maxTokens: num(b.max_tokens)} : {}),
-    ...(num(b.temperature) !== undefined ? {temperature: num(b.temperature)} : {}),
-    ...(num(b.top_p) !== undefined ? {topP: num(b.top_p)} : {}),
-    ...(stop.length ? {stop} : {}),
-    ...(output.format ? {responseFormat: output.format} : {}),
-    ...(reasoning ? {reasoning} : {}),
     stream: b.stream === true,
-    ...(user ? {user} : {}),
-    ...(cacheKey ? {cacheKey} : {}),
   }
+  if (builtin.length) request.builtinTools = builtin
+  if (choice) request.toolChoice = choice
+  if (parallel !== undefined) request.parallelToolCalls = parallel
+  const maxTokens = num(b.max_tokens)
+  if (maxTokens !== undefined) request.maxTokens = maxTokens
+  const temperature = num(b.temperature)
+  if (temperature !== undefined) request.temperature = temperature
+  const topP = num(b.top_p)
+  if (topP !== undefined) request.topP = topP
+  if (stop.length) request.stop = stop
+  if (output.format) request.responseFormat = output.format
+  if (reasoning) request.reasoning = reasoning
+  if (user) request.user = user
+  if (cacheKey) request.cacheKey = cacheKey
   if (search) request.webSearch = search.tool
   if (refs.searches) request.searchesInHistory = true
   if (refs.leftOut) request.leftOut = [...refs.leftOut]
