@@ -383,7 +383,9 @@ function decodeTurns(
     else messages.push(turn)
     joinNext = false
   }
-  return {messages, system, ...(effort ? {effort} : {})}
+  const turns: {messages: Message[]; system: TextPart[]; effort?: Effort} = {messages, system}
+  if (effort) turns.effort = effort
+  return turns
 }
 
 function decodeTools(raw: unknown): {
@@ -401,11 +403,10 @@ function decodeTools(raw: unknown): {
       // Anthropic's web search (Claude Code's WebSearch asks for it in a request of its own)
       search = {tool: webSearchTool(t), name: str(t.name) ?? 'web_search'}
     } else if (isObj(t) && (t.type === undefined || t.type === 'custom') && typeof t.name === 'string') {
-      const tool: FunctionTool = {
-        name: t.name,
-        ...(typeof t.description === 'string' ? {description: t.description} : {}),
-        parameters: isObj(t.input_schema) ? t.input_schema : {type: 'object', properties: {}},
-      }
+      // (members in the same order, a description set only when there: no literal spread per tool)
+      const tool = {name: t.name} as FunctionTool
+      if (typeof t.description === 'string') tool.description = t.description
+      tool.parameters = isObj(t.input_schema) ? t.input_schema : {type: 'object', properties: {}}
       if (t.defer_loading === true) (deferred ??= new Map()).set(t.name, tool)
       else tools.push(tool)
     } else builtin.push({family: 'messages', raw: t})
