@@ -1,5 +1,6 @@
 // Where the daemon's CPU goes under load: `node bench/profile.js [--translated] [--stream]
-// [--seconds N] [--warmup N] [--connections N] [--top N] [--rate N] [--no-prof] [--body agent[:KB]]`
+// [--seconds N] [--warmup N] [--connections N] [--top N] [--rate N] [--no-prof] [--body agent[:KB]]
+// [--interval µs]`
 // (build first; `--body agent`: a coding agent's 64 KB chat request, `agentChatBody` in agent-requests.js). Starts the simulator and the daemon as
 // bench/run.js does (the same state, policies and keys), the daemon under `node --cpu-prof`,
 // loads it with autocannon, stops it with SIGTERM (so V8 writes the profile) and prints the
@@ -30,6 +31,8 @@ const {values: opts} = parseArgs({
     'no-prof': {type: 'boolean', default: false},
     warmup: {type: 'string', default: '3'},
     body: {type: 'string', default: ''},
+    // the profiler's sampling interval in µs (V8's default 1000): finer for small differences
+    interval: {type: 'string'},
   },
 })
 const agentKb = /^agent(?::(\d+))?$/.exec(opts.body)
@@ -37,7 +40,8 @@ if (opts.body && (!agentKb || opts.translated))
   throw new Error('--body: agent or agent:KB, untranslated only')
 
 const dir = mkdtempSync(join(tmpdir(), 'gwctl-prof-'))
-if (!opts['no-prof']) process.env.GWCTL_BENCH_DAEMON_ARGS = `--cpu-prof --cpu-prof-dir=${dir}`
+if (!opts['no-prof'])
+  process.env.GWCTL_BENCH_DAEMON_ARGS = `--cpu-prof --cpu-prof-dir=${dir}${opts.interval ? ` --cpu-prof-interval=${opts.interval}` : ''}`
 const sim = await startChild('node', ['bench/servers.js', 'sim'])
 const gateway = opts.bare
   ? await bareTarget(`http://127.0.0.1:${sim.port}`)

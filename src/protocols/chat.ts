@@ -637,38 +637,43 @@ function requestEffort(r: Request): Effort | undefined {
 function encodeRequest(request: Request, model: string, ctx?: CodecContext): Record<string, unknown> {
   refuseSearchRequest(request)
   // (a schema whose top level is a union, which OpenAI refuses, as one object)
-  const tools = objectTools(request.tools).map((t) => ({
-    type: 'function',
-    function: {
-      name: t.name,
-      ...(t.description !== undefined ? {description: t.description} : {}),
-      parameters: t.parameters,
-    },
-  }))
+  const tools = objectTools(request.tools).map((t) => {
+    const fn: Record<string, unknown> = {name: t.name}
+    if (t.description !== undefined) fn.description = t.description
+    fn.parameters = t.parameters
+    return {type: 'function', function: fn}
+  })
   const builtin = (request.builtinTools ?? []).filter((t) => t.family === 'chat').map((t) => t.raw)
   const allTools = [...tools, ...builtin]
   const effort = requestEffort(request)
-  return {
+  // The body's members in the order they are sent, each optional one set (or assigned, as a spread
+  // would: a name already there keeps its place) only when there: a spread of a literal makes and
+  // copies an object, a dozen a request.
+  const body: Record<string, unknown> = {
     model,
     messages: encodeMessages(request, takesCacheMarks(model) && ctx?.noCacheMarks !== true),
-    ...(allTools.length ? {tools: allTools} : {}),
-    ...(allTools.length && request.toolChoice ? {tool_choice: encodeToolChoice(request.toolChoice)} : {}),
-    ...(allTools.length && request.parallelToolCalls !== undefined
-      ? {parallel_tool_calls: request.parallelToolCalls}
-      : {}),
-    ...(request.maxTokens !== undefined ? {max_tokens: request.maxTokens} : {}),
-    ...(request.temperature !== undefined ? {temperature: request.temperature} : {}),
-    ...(request.topP !== undefined ? {top_p: request.topP} : {}),
-    ...(request.stop?.length ? {stop: request.stop} : {}),
-    ...(request.responseFormat ? {response_format: encodeResponseFormat(request.responseFormat)} : {}),
-    ...(effort ? {reasoning_effort: effort} : {}),
-    // (a name test only for a request that asked for no thinking)
-    ...(request.reasoning?.disabled ? thinkingOffFields(model, ctx?.localServer === true) : undefined),
-    ...(request.user && request.user.length <= 64 ? {user: request.user} : {}),
-    // (a flag read: set only for OpenAI's own API and a request with a key, ../daemon/router/proxy.ts)
-    ...(ctx?.cacheKeys ? cacheKeyField(request) : undefined),
-    ...(request.stream ? {stream: true, stream_options: {include_usage: true}} : {}),
   }
+  if (allTools.length) {
+    body.tools = allTools
+    if (request.toolChoice) body.tool_choice = encodeToolChoice(request.toolChoice)
+    if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls
+  }
+  if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens
+  if (request.temperature !== undefined) body.temperature = request.temperature
+  if (request.topP !== undefined) body.top_p = request.topP
+  if (request.stop?.length) body.stop = request.stop
+  if (request.responseFormat) body.response_format = encodeResponseFormat(request.responseFormat)
+  if (effort) body.reasoning_effort = effort
+  // (a name test only for a request that asked for no thinking)
+  if (request.reasoning?.disabled) Object.assign(body, thinkingOffFields(model, ctx?.localServer === true))
+  if (request.user && request.user.length <= 64) body.user = request.user
+  // (a flag read: set only for OpenAI's own API and a request with a key, ../daemon/router/proxy.ts)
+  if (ctx?.cacheKeys) Object.assign(body, cacheKeyField(request))
+  if (request.stream) {
+    body.stream = true
+    body.stream_options = {include_usage: true}
+  }
+  return body
 }
 
 /**

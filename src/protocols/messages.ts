@@ -383,7 +383,9 @@ function decodeTurns(
     else messages.push(turn)
     joinNext = false
   }
-  return {messages, system, ...(effort ? {effort} : {})}
+  const turns: {messages: Message[]; system: TextPart[]; effort?: Effort} = {messages, system}
+  if (effort) turns.effort = effort
+  return turns
 }
 
 function decodeTools(raw: unknown): {
@@ -401,11 +403,10 @@ function decodeTools(raw: unknown): {
       // Anthropic's web search (Claude Code's WebSearch asks for it in a request of its own)
       search = {tool: webSearchTool(t), name: str(t.name) ?? 'web_search'}
     } else if (isObj(t) && (t.type === undefined || t.type === 'custom') && typeof t.name === 'string') {
-      const tool: FunctionTool = {
-        name: t.name,
-        ...(typeof t.description === 'string' ? {description: t.description} : {}),
-        parameters: isObj(t.input_schema) ? t.input_schema : {type: 'object', properties: {}},
-      }
+      // (members in the same order, a description set only when there: no literal spread per tool)
+      const tool = {name: t.name} as FunctionTool
+      if (typeof t.description === 'string') tool.description = t.description
+      tool.parameters = isObj(t.input_schema) ? t.input_schema : {type: 'object', properties: {}}
       if (t.defer_loading === true) (deferred ??= new Map()).set(t.name, tool)
       else tools.push(tool)
     } else builtin.push({family: 'messages', raw: t})
@@ -619,24 +620,29 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const reasoning = requestReasoning(b.thinking, turns.effort ?? output.effort)
   const user = isObj(b.metadata) ? str(b.metadata.user_id) : undefined
   const cacheKey = user ? sessionOf(user) : undefined
+  // (the optional members set one by one: a spread of a literal makes and copies an object, twelve
+  // a request)
   const request: Request = {
     model: str(b.model) ?? null,
     system,
     messages: turns.messages,
     tools,
-    ...(builtin.length ? {builtinTools: builtin} : {}),
-    ...(choice ? {toolChoice: choice} : {}),
-    ...(parallel !== undefined ? {parallelToolCalls: parallel} : {}),
-    ...(num(b.max_tokens) !== undefined ? {maxTokens: num(b.max_tokens)} : {}),
-    ...(num(b.temperature) !== undefined ? {temperature: num(b.temperature)} : {}),
-    ...(num(b.top_p) !== undefined ? {topP: num(b.top_p)} : {}),
-    ...(stop.length ? {stop} : {}),
-    ...(output.format ? {responseFormat: output.format} : {}),
-    ...(reasoning ? {reasoning} : {}),
     stream: b.stream === true,
-    ...(user ? {user} : {}),
-    ...(cacheKey ? {cacheKey} : {}),
   }
+  if (builtin.length) request.builtinTools = builtin
+  if (choice) request.toolChoice = choice
+  if (parallel !== undefined) request.parallelToolCalls = parallel
+  const maxTokens = num(b.max_tokens)
+  if (maxTokens !== undefined) request.maxTokens = maxTokens
+  const temperature = num(b.temperature)
+  if (temperature !== undefined) request.temperature = temperature
+  const topP = num(b.top_p)
+  if (topP !== undefined) request.topP = topP
+  if (stop.length) request.stop = stop
+  if (output.format) request.responseFormat = output.format
+  if (reasoning) request.reasoning = reasoning
+  if (user) request.user = user
+  if (cacheKey) request.cacheKey = cacheKey
   if (search) request.webSearch = search.tool
   if (refs.searches) request.searchesInHistory = true
   if (refs.leftOut) request.leftOut = [...refs.leftOut]

@@ -200,24 +200,23 @@ export function encodeUpstreamRequest(
   // chat `reasoning_effort`, Responses `reasoning.effort`
   const effort = body.reasoning_effort ?? (body.reasoning as {effort?: unknown} | undefined)?.effort
   const budget = geminiThinking(body)?.thinkingBudget
-  const sent: SentRequest = {
-    upstream,
-    request,
-    ...(adapt ? {adaptedWith: adapt} : {}),
-    fields: Object.keys(body),
-    ...(typeof max === 'number' ? {maxTokens: max} : {}),
-    ...(typeof format === 'string' ? {responseFormat: format} : {}),
-    ...(typeof effort === 'string' ? {effort} : {}),
-    ...(typeof budget === 'number' ? {thinkingBudget: budget} : {}),
-    // (a refusal of the search is learned from a Messages or Responses upstream, and from Gemini 3,
-    // whose search beside functions goes by the model's name, gemini.ts)
-    ...((upstream === 'messages' ||
+  // (members set one by one, not spread from a literal each: every `...{}` makes an object and
+  // copies it, five a request)
+  const sent: SentRequest = {upstream, request, fields: Object.keys(body)}
+  if (adapt) sent.adaptedWith = adapt
+  if (typeof max === 'number') sent.maxTokens = max
+  if (typeof format === 'string') sent.responseFormat = format
+  if (typeof effort === 'string') sent.effort = effort
+  if (typeof budget === 'number') sent.thinkingBudget = budget
+  // (a refusal of the search is learned from a Messages or Responses upstream, and from Gemini 3,
+  // whose search beside functions goes by the model's name, gemini.ts)
+  if (
+    (upstream === 'messages' ||
       upstream === 'responses' ||
       (upstream === 'gemini' && searchesBesideFunctions(model))) &&
     optionalSearch(request)
-      ? {optionalSearch: true}
-      : {}),
-  }
+  )
+    sent.optionalSearch = true
   // what the encoder changed that the log row should say (an image left out, images.ts)
   const notes = (body as Record<symbol, unknown>)[ENCODER_NOTES] as string[] | undefined
   if (notes) sent.notes = notes

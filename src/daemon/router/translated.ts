@@ -62,15 +62,17 @@ export function readAll(body: Dispatcher.ResponseData['body'], cap: number): Pro
       chunks.push(chunk)
     }
     let ended = false
+    // `on`, not `once`: a stream emits each of these once, and `once` wraps every listener (an
+    // object and a bound function a listener, a request) and unwraps it when it runs
     body.on('data', onData)
-    body.once('end', () => {
+    body.on('end', () => {
       ended = true
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))
     })
-    body.once('error', reject)
+    body.on('error', reject)
     // destroyed without an error (not expected of undici): settled, never left pending (an Error
     // made after every answer's end would cost its stack trace, ~10 µs)
-    body.once('close', () => {
+    body.on('close', () => {
       if (!ended) reject(new Error('the answer closed before its end'))
     })
   })
