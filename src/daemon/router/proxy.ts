@@ -243,6 +243,41 @@ function pause(ms: number, clientGone: ClientGone, sleep?: (ms: number) => Promi
   })
 }
 
+/**
+ * Waits for Codex's request after `upstream`'s 429 as ./rate-limit.ts says (`retried` tries again
+ * and `waited` ms so far): the milliseconds it waited, when the request may go again now (the
+ * target's breaker permit taken); else the 429's body, read, for the client (a wait too long or
+ * not stated short, the breaker open, the client gone). Its body is read first (a JSON error,
+ * small): Google states the wait only there.
+ */
+async function waitFor429(
+  upstream: {headers: Record<string, string | string[] | undefined>; body: {text(): Promise<string>}},
+  target: ProxyTarget,
+  clientGone: ClientGone,
+  sleep: ProxyOptions['sleep'],
+  retried: number,
+  waited: number,
+): Promise<number | string | Error | undefined> {
+  // (a compressed body or a stream is not read here: the relay passes it as it came)
+  if (
+    upstream.headers['content-encoding'] !== undefined ||
+    /text\/event-stream/i.test(String(upstream.headers['content-type'] ?? ''))
+  )
+    return undefined
+  const text = await errorBody(upstream.body)
+  if (typeof text !== 'string') return text
+  const said = headerWaitMs(upstream.headers)
+  const read = said === undefined ? bodyWait(text) : undefined
+  const wait = said ?? read?.retryMs ?? RETRY_429.fixedMs[retried] ?? RETRY_429.capMs
+  if (read?.long || waited + wait > RETRY_429.capMs) return text
+  // (an open breaker, or a half-open trial that this 429 reopened, is not waited for)
+  if (target.breaker && !target.breaker.canTry()) return text
+  if (!(await pause(wait, clientGone, sleep))) return text
+  // taken as any try takes it (the breaker may have opened meanwhile, on other requests' failures)
+  if (target.breaker && !target.breaker.tryAcquire()) return text
+  return wait
+}
+
 /** Sends one request through the targets; never throws for upstream trouble (see the result). */
 export async function proxyRequest(
   request: ProxyRequest,
@@ -624,36 +659,6 @@ export async function proxyRequest(
     return body
   }
 
-  /**
-   * Waits for Codex's request after `upstream`'s 429 as ./rate-limit.ts says: the milliseconds it
-   * waited, when the request may go again now (the target's breaker permit taken); else the 429's
-   * body, read, for the client (a wait too long or not stated short, the breaker open, the client
-   * gone). Its body is read first (a JSON error, small): Google states the wait only there.
-   */
-  async function waitFor429(
-    upstream: {headers: Record<string, string | string[] | undefined>; body: {text(): Promise<string>}},
-    target: ProxyTarget,
-  ): Promise<number | string | Error | undefined> {
-    // (a compressed body or a stream is not read here: the relay passes it as it came)
-    if (
-      upstream.headers['content-encoding'] !== undefined ||
-      /text\/event-stream/i.test(String(upstream.headers['content-type'] ?? ''))
-    )
-      return undefined
-    const text = await errorBody(upstream.body)
-    if (typeof text !== 'string') return text
-    const said = headerWaitMs(upstream.headers)
-    const read = said === undefined ? bodyWait(text) : undefined
-    const wait = said ?? read?.retryMs ?? RETRY_429.fixedMs[retried429] ?? RETRY_429.capMs
-    if (read?.long || waited429 + wait > RETRY_429.capMs) return text
-    // (an open breaker, or a half-open trial that this 429 reopened, is not waited for)
-    if (target.breaker && !target.breaker.canTry()) return text
-    if (!(await pause(wait, clientGone, options.sleep))) return text
-    // taken as any try takes it (the breaker may have opened meanwhile, on other requests' failures)
-    if (target.breaker && !target.breaker.tryAcquire()) return text
-    return wait
-  }
-
   /** One try of target `i`: true when it answered (relayed), false to go on with the next. */
   async function tryTarget(
     i: number,
@@ -937,7 +942,7 @@ export async function proxyRequest(
       // Codex never retries a 429 (./rate-limit.ts): with nothing left to try, the same request
       // goes again to the same target after the wait its upstream states, when short
       if (status === 429 && retried429 < RETRY_429.tries && isCodexClient(request.headers)) {
-        const waited = await waitFor429(upstream, target)
+        const waited = await waitFor429(upstream, target, clientGone, options.sleep, retried429, waited429)
         if (typeof waited === 'number') {
           waited429 += waited
           retried429++
