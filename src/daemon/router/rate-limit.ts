@@ -1,11 +1,13 @@
 /**
  * An upstream's 429, read for how long it asks to be left alone.
  *
- * - Codex never retries a 429: `retry_429` is false for every provider it knows, hard-coded
- *   (openai/codex #30471, #23304), so a rate-limited upstream ends its turn at once with
- *   "exceeded retry limit, last status: 429 Too Many Requests". The proxy waits for it when the
- *   429 is the last answer left and the wait is short ({@link RETRY_429}, ./proxy.ts), as
- *   peers found a gateway must (lidge-jun/opencodex #865, cc-switch #7460).
+ * - Codex does not retry a 429 that says no `retry-after`: `retry_429` is false for every provider,
+ *   hard-coded (openai/codex #30471, #23304), so such a 429 ends its turn at once with "exceeded
+ *   retry limit, last status: 429 Too Many Requests". (One with `retry-after` it retries itself,
+ *   waiting what it says, up to 5 times: "Reconnecting... 1/5", measured with Codex 0.171; it
+ *   reads no `retry-after-ms`.) The proxy waits for it when such a 429 is the last answer left and
+ *   the wait is short ({@link RETRY_429}, ./proxy.ts), as peers found a gateway must
+ *   (lidge-jun/opencodex #865, cc-switch #7460).
  * - Google states its wait in the body only: `error.details[]` holds a
  *   `type.googleapis.com/google.rpc.RetryInfo` with `retryDelay` ("37s"), and a `QuotaFailure`
  *   naming the quota (`...PerMinute...`, `...PerDay...`). No header says it, so a translated

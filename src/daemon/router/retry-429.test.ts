@@ -1,8 +1,9 @@
 /**
- * A 429 with nothing left to try: Codex, which never retries one, gets its request sent again to
- * the same target after the short wait the upstream states (header, else Google's RetryInfo, else
- * 2 s then 4 s; at most 2 more tries, 30 s in all); any other client, a long wait, a daily quota
- * get the 429 at once, as before. A translated answer of a Gemini upstream's 429 says Google's
+ * A 429 with nothing left to try: Codex, which retries none that says no `retry-after`, gets its
+ * request sent again to the same target after the short wait the upstream states
+ * (`retry-after-ms`, else Google's RetryInfo, else 2 s then 4 s; at most 2 more tries, 30 s in
+ * all); one with `retry-after` (which Codex retries itself), any other client, a long wait, a daily
+ * quota get the 429 at once, as before. A translated answer of a Gemini upstream's 429 says Google's
  * wait in `retry-after`. The proxy in front of the simulator (faults queued with `times`), each
  * wait either real and short (`retry-after-ms`) or recorded by an injected sleep.
  */
@@ -129,24 +130,34 @@ describe('Codex on a single target answered 429', () => {
 
   it('stops at 30 s waited in all: a second wait of 20 s is not taken', async () => {
     fakeWaits(true)
-    sim.faults.add(parseFault('status=429,retry-after=20,times=3,path=/responses'))
+    sim.faults.add(parseFault('status=429,retry-after-ms=20000,times=3,path=/responses'))
     const res = await ask(CODEX_HEADERS)
     expect(res.status).toBe(429)
-    expect(res.headers.get('retry-after')).toBe('20')
+    expect(res.headers.get('retry-after-ms')).toBe('20000')
     expect(waits).toEqual([20_000])
     expect(upstreamCalls('/responses')).toHaveLength(2)
   })
 
   it('a longer wait goes to the client at once, as before', async () => {
     fakeWaits(true)
-    sim.faults.add(parseFault('status=429,retry-after=60,path=/responses'))
+    sim.faults.add(parseFault('status=429,retry-after-ms=60000,path=/responses'))
     const res = await ask(CODEX_HEADERS)
     expect(res.status).toBe(429)
-    expect(res.headers.get('retry-after')).toBe('60')
+    expect(res.headers.get('retry-after-ms')).toBe('60000')
     expect(waits).toEqual([])
     expect(upstreamCalls('/responses')).toHaveLength(1)
     await gateway.settled(1)
     expect(row().error).toBe('sim-responses: upstream answered 429')
+  })
+
+  it('a 429 with retry-after goes to Codex as it came: Codex retries that one itself', async () => {
+    fakeWaits(true)
+    sim.faults.add(parseFault('status=429,retry-after=1,path=/responses'))
+    const res = await ask(CODEX_HEADERS)
+    expect(res.status).toBe(429)
+    expect(res.headers.get('retry-after')).toBe('1')
+    expect(waits).toEqual([])
+    expect(upstreamCalls('/responses')).toHaveLength(1)
   })
 
   it('a client that is not Codex gets the 429 at once, as before', async () => {
