@@ -65,6 +65,8 @@ export interface SimContext {
     message: string,
     type?: string,
     headers?: Record<string, string>,
+    /** Google's `error.details` (a quota fault's: faults.ts `quotaDetails`). */
+    details?: unknown[],
   ): void
   /** The fault that applies to this request (from its header or the queue), if any. */
   fault(request: SimRequest): Fault | undefined

@@ -11,6 +11,10 @@
  *                   (the connection stays open until the client gives up)
  * - `malformed`     a 200 whose JSON is cut in half (a JSON answer), or whose middle stream event is
  *                   (`content-length` then matches the cut body)
+ * - `retry-after=S`, `retry-after-ms=MS` the error answer's `retry-after` / `retry-after-ms` header
+ * - `retry-delay=D` the error body's `error.details[]` holds Google's `RetryInfo` with `retryDelay`
+ *                   D (`37s`) after a `QuotaFailure` of a per-minute quota (Gemini's 429)
+ * - `per-day`       that `QuotaFailure` names a daily quota instead (Gemini's free tier spent)
  * - `times=N`       a queued fault applies N times (default 1; 0 = forever)
  * - `path=P`, `method=M` a queued fault only matches requests whose path contains P / method M
  */
@@ -24,6 +28,11 @@ export interface Fault {
   stall?: boolean
   message?: string
   retryAfter?: string
+  retryAfterMs?: string
+  /** Google's `RetryInfo.retryDelay` in the error body (`37s`). */
+  retryDelay?: string
+  /** The body's `QuotaFailure` names a daily quota. */
+  perDay?: boolean
   times?: number
   path?: string
   method?: string
@@ -72,6 +81,17 @@ export function parseFault(spec: string): Fault {
       case 'retry-after':
         fault.retryAfter = value
         break
+      case 'retry-after-ms':
+        fault.retryAfterMs = value
+        break
+      case 'retry-delay':
+        if (!/^\d+(\.\d+)?s$/.test(value))
+          throw new Error(`fault "retry-delay" needs a duration such as 37s, got "${value}"`)
+        fault.retryDelay = value
+        break
+      case 'per-day':
+        fault.perDay = true
+        break
       case 'path':
         fault.path = value
         break
@@ -80,7 +100,7 @@ export function parseFault(spec: string): Fault {
         break
       default:
         throw new Error(
-          `unknown fault "${key}" (known: status, delay, chunk-delay, reset, malformed, stall, times, message, retry-after, path, method)`,
+          `unknown fault "${key}" (known: status, delay, chunk-delay, reset, malformed, stall, times, message, retry-after, retry-after-ms, retry-delay, per-day, path, method)`,
         )
     }
   }
@@ -112,4 +132,30 @@ export class FaultQueue {
     }
     return fault
   }
+}
+
+/**
+ * Google's `error.details` of a quota's 429 for a fault with `retry-delay` or `per-day`: the quota
+ * it ran out of (`QuotaFailure`) and, with a delay, when to try again (`RetryInfo`), as the Gemini
+ * API answers them (its free tier: `GenerateRequestsPerMinutePerProjectPerModel-FreeTier`).
+ */
+export function quotaDetails(fault: Fault): unknown[] | undefined {
+  if (fault.retryDelay === undefined && !fault.perDay) return undefined
+  const per = fault.perDay ? 'PerDay' : 'PerMinute'
+  const details: unknown[] = [
+    {
+      '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+      violations: [
+        {
+          quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests',
+          quotaId: `GenerateRequests${per}PerProjectPerModel-FreeTier`,
+          quotaDimensions: {location: 'global', model: 'gemini-2.5-flash'},
+          quotaValue: fault.perDay ? '250' : '10',
+        },
+      ],
+    },
+  ]
+  if (fault.retryDelay !== undefined)
+    details.push({'@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: fault.retryDelay})
+  return details
 }

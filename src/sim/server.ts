@@ -18,7 +18,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import {nestsDeeperThan} from '../core/json-depth.js'
 import type {Fault} from './faults.js'
-import {FaultQueue, parseFault} from './faults.js'
+import {FaultQueue, parseFault, quotaDetails} from './faults.js'
 import type {ErrorFormatter, SimContext, SimModule, SimOptions} from './context.js'
 import {SIM_API_PREFIX, SimClock} from './context.js'
 import {gammaModule} from './gamma.js'
@@ -76,9 +76,12 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
     clock,
     origin: () => origin,
     errorFormat: (prefix, format, headers) => formatters.push([prefix, format, headers]),
-    sendError: (request, status, message, type = defaultErrorType(status), headers = {}) => {
+    sendError: (request, status, message, type = defaultErrorType(status), headers = {}, details) => {
       const [, format = defaultFormat, headersOf] = formatterFor(request.path) ?? []
       const body = format(status, message, type)
+      // (Google's details, in any family's `error` object: a relay in front of Gemini keeps them)
+      const error = (body as {error?: unknown} | null)?.error
+      if (details && error && typeof error === 'object') (error as Record<string, unknown>).details = details
       sendJson(request.res, status, body, {...headersOf?.(body), ...headers})
     },
     fault: (request) => faultsByRequest.get(request),
@@ -186,13 +189,16 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
       return
     }
     if (fault?.status !== undefined) {
-      const headers: Record<string, string> = fault.retryAfter ? {'retry-after': fault.retryAfter} : {}
+      const headers: Record<string, string> = {}
+      if (fault.retryAfter) headers['retry-after'] = fault.retryAfter
+      if (fault.retryAfterMs) headers['retry-after-ms'] = fault.retryAfterMs
       context.sendError(
         request,
         fault.status,
         fault.message ?? `simulated fault: status ${fault.status}`,
         defaultErrorType(fault.status),
         headers,
+        quotaDetails(fault),
       )
       return
     }

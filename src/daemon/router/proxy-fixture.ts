@@ -154,6 +154,8 @@ export interface ProxyGatewayOptions {
   family?: (req: IncomingMessage) => Family
   /** Sees each answer before the proxy writes to it (e.g. to spy on its socket). */
   onResponse?: (res: ServerResponse) => void
+  /** The proxy's waits after a 429 (`ProxyOptions.sleep`; default a timer). */
+  sleep?: (ms: number) => Promise<void>
 }
 
 /**
@@ -179,6 +181,7 @@ export class ProxyGateway {
           fallbacks: route.fallbacks ?? true,
           timeouts: route.timeouts ?? DEFAULT_TIMEOUTS,
           pools: this.pools,
+          sleep: options.sleep,
         }),
       )
     })

@@ -72,6 +72,11 @@ export interface ProxyOptions {
   signal?: AbortSignal
   /** Opaque turn-2 state kept for translated clients that cannot carry it (one per daemon). */
   carry?: CarryStore
+  /**
+   * Waits `ms` before Codex's request goes again after a 429 (./rate-limit.ts); default a timer.
+   * Tests pass one that returns at once and records the waits asked for.
+   */
+  sleep?: (ms: number) => Promise<void>
 }
 
 export interface ProxyAttempt {

@@ -7,7 +7,9 @@
  *   fallbacks). After the first byte, a failure ends an SSE answer with an error event in the
  *   entrance's protocol.
  * - No target answered: 502 (the reason included); every target's breaker open: 503. Both in
- *   the entrance's error shape. An upstream 5xx/429 with nothing left to try is passed through.
+ *   the entrance's error shape. An upstream 5xx/429 with nothing left to try is passed through;
+ *   after a 429 Codex would not retry (one without `retry-after`), Codex's request first goes
+ *   again to the same target after the short wait the upstream states (./rate-limit.ts).
  * - The gateway key never leaves: every credential header and `?key=` are dropped and the
  *   provider's credential is set in its protocol's form. Only protocol headers are forwarded.
  * - A client disconnect aborts the upstream request at once.
@@ -39,6 +41,7 @@ import {
   withStoreTrue,
 } from './plain-tools.js'
 import {relay} from './relay.js'
+import {bodyWait, headerWaitMs, isCodexClient, RETRY_429, waitedNote} from './rate-limit.js'
 import {withSystemTurnsHoisted} from './system-turns.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
@@ -222,6 +225,66 @@ class ClientGone {
   }
 }
 
+/**
+ * Waits `ms` (with `sleep`, else a timer): true when the time is up, false at once when the client
+ * leaves first.
+ */
+function pause(ms: number, clientGone: ClientGone, sleep?: (ms: number) => Promise<void>): Promise<boolean> {
+  if (clientGone.aborted) return Promise.resolve(false)
+  return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined
+    const gone = (): void => {
+      if (timer) clearTimeout(timer)
+      resolve(false)
+    }
+    const done = (): void => {
+      clientGone.removeListener('abort', gone)
+      resolve(!clientGone.aborted)
+    }
+    clientGone.once('abort', gone)
+    if (sleep) void sleep(ms).then(done, done)
+    else timer = setTimeout(done, ms)
+  })
+}
+
+/**
+ * Waits for Codex's request after `upstream`'s 429 as ./rate-limit.ts says (`retried` tries again
+ * and `waited` ms so far): the milliseconds it waited, when the request may go again now (the
+ * target's breaker permit taken); else the 429's body, read, for the client (a wait too long or
+ * not stated short, the breaker open, the client gone). Its body is read first (a JSON error,
+ * small): Google states the wait only there.
+ */
+async function waitFor429(
+  upstream: {headers: Record<string, string | string[] | undefined>; body: {text(): Promise<string>}},
+  target: ProxyTarget,
+  clientGone: ClientGone,
+  sleep: ProxyOptions['sleep'],
+  retried: number,
+  waited: number,
+): Promise<number | string | Error | undefined> {
+  // Codex retries a 429 that carries `retry-after` itself, waiting what it says, up to 5 times
+  // ("Reconnecting... 1/5": measured with Codex 0.171; it reads no `retry-after-ms`): that one
+  // goes to it as it came. (A compressed body or a stream is not read here either.)
+  if (
+    typeof upstream.headers['retry-after'] === 'string' ||
+    upstream.headers['content-encoding'] !== undefined ||
+    /text\/event-stream/i.test(String(upstream.headers['content-type'] ?? ''))
+  )
+    return undefined
+  const text = await errorBody(upstream.body)
+  if (typeof text !== 'string') return text
+  const said = headerWaitMs(upstream.headers)
+  const read = said === undefined ? bodyWait(text) : undefined
+  const wait = said ?? read?.retryMs ?? RETRY_429.fixedMs[retried] ?? RETRY_429.capMs
+  if (read?.long || waited + wait > RETRY_429.capMs) return text
+  // (an open breaker, or a half-open trial that this 429 reopened, is not waited for)
+  if (target.breaker && !target.breaker.canTry()) return text
+  if (!(await pause(wait, clientGone, sleep))) return text
+  // taken as any try takes it (the breaker may have opened meanwhile, on other requests' failures)
+  if (target.breaker && !target.breaker.tryAcquire()) return text
+  return wait
+}
+
 /** Sends one request through the targets; never throws for upstream trouble (see the result). */
 export async function proxyRequest(
   request: ProxyRequest,
@@ -291,6 +354,9 @@ export async function proxyRequest(
   let silent = false
   // set by a try after which no other target may be tried (a failure with fallbacks off)
   let stop = false
+  /** Codex's tries again after a 429, and the milliseconds waited for them (./rate-limit.ts). */
+  let retried429 = 0
+  let waited429 = 0
   /** The first translated target that could not take the request, when a later one was tried. */
   let untranslatable:
     {message: string; provider: string; upstreamFamily: ProxyResult['upstreamFamily']} | undefined
@@ -960,12 +1026,32 @@ export async function proxyRequest(
     }
     if (status >= 500 || status === 429) {
       const message = `${provider.name}: upstream answered ${status}`
+      // (each 429 counts, a waited try's too, as when a client retries it itself)
       target.breaker?.recordFailure(message)
-      attempts.push({provider: provider.name, status, error: message})
       if (options.fallbacks && canTryAfter(targets, i)) {
+        attempts.push({provider: provider.name, status, error: message})
         await upstream.body.dump().catch(() => undefined)
         return false
       }
+      // Codex retries no 429 without `retry-after` (./rate-limit.ts): with nothing left to try,
+      // the same request goes again to the same target after the wait its upstream states, when short
+      if (status === 429 && retried429 < RETRY_429.tries && isCodexClient(request.headers)) {
+        const waited = await waitFor429(upstream, target, clientGone, options.sleep, retried429, waited429)
+        if (typeof waited === 'number') {
+          waited429 += waited
+          retried429++
+          const note = waitedNote(provider.name, waited429, retried429)
+          const at = adapted.findIndex((n) => n.endsWith('(Codex does not retry one)'))
+          if (at === -1) adapted.push(note)
+          else adapted[at] = note
+          tried--
+          return tryTarget(i, model, body, credential, translated, passedWith, passedAdapted)
+        }
+        errorText = waited
+        // the client left while it waited: nothing more to send (the proxy answers 499)
+        if (clientGone.aborted) return false
+      }
+      attempts.push({provider: provider.name, status, error: message})
       result.error = message
     } else {
       attempts.push({provider: provider.name, status})

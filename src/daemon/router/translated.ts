@@ -31,6 +31,7 @@ import type {UpstreamAdaptations} from './adaptations.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
+import {retryAfterFromBody} from './rate-limit.js'
 import type {FailedBeforeFirstByte, RelayContext} from './relay.js'
 import type {Family} from '../../store/schema.js'
 
@@ -355,6 +356,12 @@ export async function relayTranslated(
     for (const name of ['retry-after', 'retry-after-ms', 'x-should-retry']) {
       const value = upstream.headers[name]
       if (typeof value === 'string') passed[name] = value
+    }
+    // Google states its wait in the body only (RetryInfo): said as the header the client's SDK
+    // reads (./rate-limit.ts)
+    if (status === 429 && passed['retry-after'] === undefined && passed['retry-after-ms'] === undefined) {
+      const seconds = retryAfterFromBody(text)
+      if (seconds !== undefined) passed['retry-after'] = seconds
     }
     // a prompt past the model's context window, in the words the agent acts on (Claude Code
     // compacts on "prompt is too long", Codex knows `context_length_exceeded`): a 400, as every

@@ -1,0 +1,95 @@
+/** How a 429 is read for its wait, and who is Codex (./rate-limit.ts). */
+import {describe, expect, it} from 'vitest'
+
+import {parseFault, quotaDetails} from '../../sim/faults.js'
+import {bodyWait, headerWaitMs, isCodexClient, retryAfterFromBody, waitedNote} from './rate-limit.js'
+
+/** Google's 429 as the Gemini API answers it (free tier, per minute), cut to its details. */
+const google = (retryDelay: unknown, quotaId = 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier') => ({
+  error: {
+    code: 429,
+    message: 'You exceeded your current quota. Please retry in 37.5s.',
+    status: 'RESOURCE_EXHAUSTED',
+    details: [
+      {'@type': 'type.googleapis.com/google.rpc.Help', links: [{description: 'Learn more', url: 'x'}]},
+      {'@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{quotaId}]},
+      {'@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay},
+    ],
+  },
+})
+
+describe('isCodexClient', () => {
+  it.each([
+    [{originator: 'codex_exec'}, true],
+    [{originator: 'codex_cli_rs'}, true],
+    [{originator: 'codex_vscode'}, true],
+    [{originator: 'Codex Desktop'}, true],
+    [{'user-agent': 'codex_cli_rs/0.171.0 (Mac OS 15.5.0; arm64) iTerm.app/3.5.10'}, true],
+    [{'user-agent': 'OpenAI/JS 5.23.2'}, false],
+    [{'user-agent': 'claude-cli/2.1.332 (external, cli)'}, false],
+    [{}, false],
+  ])('%j: %s', (headers, codex) => expect(isCodexClient(headers)).toBe(codex))
+})
+
+describe('headerWaitMs', () => {
+  it('reads retry-after-ms first, then retry-after in seconds or as a date', () => {
+    expect(headerWaitMs({'retry-after-ms': '250', 'retry-after': '9'})).toBe(250)
+    expect(headerWaitMs({'retry-after': '1.5'})).toBe(1500)
+    expect(headerWaitMs({'retry-after': new Date(10_000).toUTCString()}, 4_000)).toBe(6_000)
+    expect(headerWaitMs({'retry-after': 'soon'})).toBeUndefined()
+    expect(headerWaitMs({})).toBeUndefined()
+  })
+})
+
+describe('bodyWait', () => {
+  it("reads Google's RetryInfo, in the API's shape and in its OpenAI-compatible endpoint's list", () => {
+    expect(bodyWait(JSON.stringify(google('37s')))).toEqual({retryMs: 37_000})
+    expect(bodyWait(JSON.stringify([google('0.5s')]))).toEqual({retryMs: 500})
+    expect(bodyWait(JSON.stringify(google({seconds: 2, nanos: 500_000_000})))).toEqual({retryMs: 2500})
+  })
+
+  it('a daily quota, or OpenAI insufficient_quota, is a long wait whatever the delay', () => {
+    expect(
+      bodyWait(JSON.stringify(google('20s', 'GenerateRequestsPerDayPerProjectPerModel-FreeTier'))),
+    ).toEqual({retryMs: 20_000, long: true})
+    const openai = {
+      error: {
+        message: 'You exceeded your current quota',
+        type: 'insufficient_quota',
+        code: 'insufficient_quota',
+      },
+    }
+    expect(bodyWait(JSON.stringify(openai))).toEqual({long: true})
+  })
+
+  it('says nothing of other bodies', () => {
+    expect(bodyWait('{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}')).toBeUndefined()
+    expect(bodyWait('<html>google.rpc.RetryInfo</html>')).toBeUndefined()
+    expect(retryAfterFromBody('{"error":{"message":"slow down"}}')).toBeUndefined()
+  })
+
+  it('gives retry-after in whole seconds, rounded up', () => {
+    expect(retryAfterFromBody(JSON.stringify(google('37.2s')))).toBe('38')
+  })
+})
+
+describe('the simulator answers Google quota details for a fault that asks', () => {
+  it('per minute with its delay; per day; none without either key', () => {
+    const [quota, retry] = quotaDetails(parseFault('status=429,retry-delay=37s'))!
+    expect(quota).toMatchObject({
+      violations: [{quotaId: 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier'}],
+    })
+    expect(retry).toEqual({'@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '37s'})
+    expect(quotaDetails(parseFault('status=429,per-day'))).toHaveLength(1)
+    expect(quotaDetails(parseFault('status=429,retry-after=1'))).toBeUndefined()
+    expect(() => parseFault('status=429,retry-delay=37')).toThrow(/duration such as 37s/)
+  })
+})
+
+describe('waitedNote', () => {
+  it('says the waits of one request on its row', () => {
+    expect(waitedNote('gemini', 2000, 1)).toBe('gemini waited 2s for a 429 (Codex does not retry one)')
+    expect(waitedNote('gemini', 6000, 2)).toBe('gemini waited 6s for 2 429s (Codex does not retry one)')
+    expect(waitedNote('gemini', 37_400, 1)).toBe('gemini waited 37s for a 429 (Codex does not retry one)')
+  })
+})

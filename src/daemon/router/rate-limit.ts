@@ -1,0 +1,133 @@
+/**
+ * An upstream's 429, read for how long it asks to be left alone.
+ *
+ * - Codex does not retry a 429 that says no `retry-after`: `retry_429` is false for every provider,
+ *   hard-coded (openai/codex #30471, #23304), so such a 429 ends its turn at once with "exceeded
+ *   retry limit, last status: 429 Too Many Requests". (One with `retry-after` it retries itself,
+ *   waiting what it says, up to 5 times: "Reconnecting... 1/5", measured with Codex 0.171; it
+ *   reads no `retry-after-ms`.) The proxy waits for it when such a 429 is the last answer left and
+ *   the wait is short ({@link RETRY_429}, ./proxy.ts), as peers found a gateway must
+ *   (lidge-jun/opencodex #865, cc-switch #7460).
+ * - Google states its wait in the body only: `error.details[]` holds a
+ *   `type.googleapis.com/google.rpc.RetryInfo` with `retryDelay` ("37s"), and a `QuotaFailure`
+ *   naming the quota (`...PerMinute...`, `...PerDay...`). No header says it, so a translated
+ *   answer gets `retry-after` from it (./translated.ts), which the Anthropic and OpenAI SDKs
+ *   (Claude Code's included) honour.
+ *
+ * Read only on a 429: nothing here runs for a request that succeeds.
+ */
+import type {IncomingHttpHeaders} from 'node:http'
+
+/** How Codex's requests are waited for: at most this many more tries, this long waited in all. */
+export const RETRY_429 = {
+  tries: 2,
+  capMs: 30_000,
+  /** The waits when the upstream states none: 2 s, then 4 s. */
+  fixedMs: [2_000, 4_000] as readonly number[],
+}
+
+/**
+ * Whether a request is Codex's own: its `originator` header (`codex_cli_rs` for the terminal UI,
+ * `codex_exec`, `codex_vscode`, `Codex Desktop`...) or its user agent, which starts with the same
+ * word (`codex_exec/0.171.0 (Debian 12.0.0; x86_64) ...`).
+ */
+export function isCodexClient(headers: IncomingHttpHeaders): boolean {
+  const originator = headers.originator
+  return (
+    (typeof originator === 'string' && /^codex/i.test(originator)) ||
+    /^codex/i.test(headers['user-agent'] ?? '')
+  )
+}
+
+/**
+ * The wait an answer's headers state, in milliseconds: `retry-after-ms` (OpenAI's SDKs' own), else
+ * `retry-after` in seconds or as an HTTP date; undefined when neither says one.
+ */
+export function headerWaitMs(headers: IncomingHttpHeaders, now = Date.now()): number | undefined {
+  const ms = headers['retry-after-ms']
+  if (typeof ms === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(ms)) return Math.ceil(Number(ms))
+  const value = headers['retry-after']
+  if (typeof value !== 'string' || value.trim() === '') return undefined
+  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) return Math.ceil(Number(value) * 1000)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+/** What a 429's body says of waiting: Google's stated delay, or that no short wait helps. */
+export interface BodyWait {
+  /** Google's `RetryInfo.retryDelay`, in milliseconds. */
+  retryMs?: number
+  /**
+   * No short wait will do: a daily quota (Google's `QuotaFailure` naming a `PerDay` quota, whatever
+   * its `retryDelay`), or OpenAI's `insufficient_quota` (billing, not a rate).
+   */
+  long?: true
+}
+
+/**
+ * Reads a 429's body for its wait: Google's `error.details[]` (the API's `{"error": …}`, or the
+ * list its OpenAI-compatible endpoint answers, `[{"error": …}]`), OpenAI's `insufficient_quota`.
+ * Undefined when it says nothing of either (or is not JSON).
+ */
+export function bodyWait(text: string): BodyWait | undefined {
+  // (a byte search first: most 429s hold neither)
+  const google = text.includes('google.rpc.')
+  const quota = text.includes('insufficient_quota')
+  if (!google && !quota) return undefined
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  if (Array.isArray(json)) json = json[0]
+  const error = (json as {error?: unknown} | null)?.error
+  if (!error || typeof error !== 'object') return undefined
+  const {code, type, details} = error as {code?: unknown; type?: unknown; details?: unknown}
+  if (code === 'insufficient_quota' || type === 'insufficient_quota') return {long: true}
+  if (!Array.isArray(details)) return undefined
+  const wait: BodyWait = {}
+  for (const detail of details as Array<Record<string, unknown> | null>) {
+    const kind = typeof detail?.['@type'] === 'string' ? detail['@type'] : ''
+    if (kind.endsWith('google.rpc.RetryInfo')) {
+      const ms = durationMs(detail!.retryDelay)
+      if (ms !== undefined) wait.retryMs = ms
+    } else if (kind.endsWith('google.rpc.QuotaFailure') && Array.isArray(detail!.violations)) {
+      for (const violation of detail!.violations as Array<Record<string, unknown> | null>) {
+        const id = violation?.quotaId
+        if (typeof id === 'string' && /PerDay/i.test(id)) wait.long = true
+      }
+    }
+  }
+  return wait.retryMs === undefined && !wait.long ? undefined : wait
+}
+
+/** A protobuf Duration in its JSON form (`"37s"`, `"0.5s"`; or `{seconds, nanos}`), in milliseconds. */
+function durationMs(value: unknown): number | undefined {
+  if (typeof value === 'string') {
+    const m = /^\s*(\d+(?:\.\d+)?)s\s*$/.exec(value)
+    return m ? Math.ceil(Number(m[1]) * 1000) : undefined
+  }
+  if (value && typeof value === 'object') {
+    const {seconds, nanos} = value as {seconds?: unknown; nanos?: unknown}
+    const s = Number(seconds ?? 0)
+    const n = Number(nanos ?? 0)
+    if (Number.isFinite(s) && Number.isFinite(n)) return Math.ceil(s * 1000 + n / 1e6)
+  }
+  return undefined
+}
+
+/**
+ * The `retry-after` (whole seconds) a translated 429 gets from Google's `RetryInfo` when the
+ * upstream sent no header of its own; undefined otherwise.
+ */
+export function retryAfterFromBody(text: string): string | undefined {
+  const ms = bodyWait(text)?.retryMs
+  return ms === undefined ? undefined : String(Math.ceil(ms / 1000))
+}
+
+/** The log row's note for the waits of one request (`ms` in all, `tries` more tries). */
+export function waitedNote(provider: string, ms: number, tries: number): string {
+  const seconds = ms >= 10_000 ? String(Math.round(ms / 1000)) : String(Math.round(ms / 100) / 10)
+  return `${provider} waited ${seconds}s for ${tries === 1 ? 'a 429' : `${tries} 429s`} (Codex does not retry one)`
+}
