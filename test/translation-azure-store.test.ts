@@ -48,6 +48,8 @@ beforeAll(async () => {
 afterAll(() => stop())
 
 const RESPONSES = /\/responses$/
+/** The headers Codex 0.171 sends (`codex exec`): the rules are Codex's. */
+const CODEX = {originator: 'codex_exec', 'user-agent': 'codex_exec/0.171.0 (Debian 12.0.0; x86_64) xterm'}
 
 /** Codex 0.171's request, cut down: an id on every item, `store: false`, its reasoning carried back encrypted. */
 const codex = (input: unknown[], store = false): any => ({
@@ -83,7 +85,12 @@ async function twoTurns(client: OpenAI, store = false) {
 describe('Codex passed through to an Azure the host does not tell', {timeout: 60_000}, () => {
   it('the id refused once: store true learned, the request sent again at once, later ones with it from the start', async () => {
     await takeSimCalls(simOrigin, RESPONSES)
-    const client = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('azure-learned')!, maxRetries: 0})
+    const client = new OpenAI({
+      baseURL: `${base}/v1`,
+      apiKey: keys.get('azure-learned')!,
+      maxRetries: 0,
+      defaultHeaders: CODEX,
+    })
     const {first, second} = await twoTurns(client)
     expect(second.status).toBe('completed')
     const sent = await takeSimCalls(simOrigin, RESPONSES)
@@ -114,7 +121,12 @@ describe('Codex passed through to an Azure the host does not tell', {timeout: 60
 
   it("a client's own store: true goes as it came, in one try each", async () => {
     await takeSimCalls(simOrigin, RESPONSES)
-    const client = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('azure-own-store')!, maxRetries: 0})
+    const client = new OpenAI({
+      baseURL: `${base}/v1`,
+      apiKey: keys.get('azure-own-store')!,
+      maxRetries: 0,
+      defaultHeaders: CODEX,
+    })
     const {second} = await twoTurns(client, true)
     expect(second.status).toBe('completed')
     expect((await takeSimCalls(simOrigin, RESPONSES)).map((s) => s.store)).toEqual([true, true])
@@ -160,7 +172,12 @@ describe("Codex passed through to Azure OpenAI's own hosts", {timeout: 60_000}, 
       .flatMap((r) => (RESPONSES.test(r.path) ? [(r.body as {store?: unknown}).store] : []))
 
   it('store true from the first request, by the host: no refusal, nothing learned', async () => {
-    const client = new OpenAI({baseURL: `${gateway.url}/v1`, apiKey: 'client', maxRetries: 0})
+    const client = new OpenAI({
+      baseURL: `${gateway.url}/v1`,
+      apiKey: 'client',
+      maxRetries: 0,
+      defaultHeaders: CODEX,
+    })
     const {second} = await twoTurns(client)
     expect(second.status).toBe('completed')
     expect(sentStores()).toEqual([true, true])
@@ -170,10 +187,22 @@ describe("Codex passed through to Azure OpenAI's own hosts", {timeout: 60_000}, 
     ])
   })
 
+  it("another client's store: false is its own: sent as it came, nothing learned", async () => {
+    gateway.results.length = 0
+    const client = new OpenAI({baseURL: `${gateway.url}/v1`, apiKey: 'client', maxRetries: 0})
+    await expect(twoTurns(client)).rejects.toThrow(/Items are not persisted when `store` is set to false/)
+    expect(sentStores()).toEqual([false, false])
+  })
+
   it('the same server at a host that does not tell: refused once, then learned', async () => {
     baseUrl = sim.origin
     gateway.results.length = 0
-    const client = new OpenAI({baseURL: `${gateway.url}/v1`, apiKey: 'client', maxRetries: 0})
+    const client = new OpenAI({
+      baseURL: `${gateway.url}/v1`,
+      apiKey: 'client',
+      maxRetries: 0,
+      defaultHeaders: CODEX,
+    })
     const {second} = await twoTurns(client)
     expect(second.status).toBe('completed')
     expect(sentStores()).toEqual([false, false, true])

@@ -673,8 +673,9 @@ export async function proxyRequest(
    * call (`adjacentOutputs`, DeepSeek: ./plain-tools.ts `withAdjacentOutputs`); and `store: false`
    * as `store: true` to Azure OpenAI, by its host or learned from its refusal (`storeTrue`), which
    * keeps no items otherwise and refuses the ids Codex sends on the next turn (./plain-tools.ts
-   * `withStoreTrue`). Any other goes as it came: flag tests and a lookup of the provider, a byte
-   * search only for a body to Azure.
+   * `withStoreTrue`; Codex's requests only, as Codex itself does for a provider it knows is
+   * Azure). Any other goes as it came: flag tests and a lookup of the provider, a header test and a
+   * byte search only for a body to Azure.
    */
   function passedResponses(
     body: Buffer,
@@ -683,7 +684,9 @@ export async function proxyRequest(
   ): Buffer {
     if (learned?.liteOff) body = withoutLiteItem(body) ?? body
     if (learned?.adjacentOutputs) body = withAdjacentOutputs(body) ?? body
-    if (learned?.storeTrue || azureProvider(target.provider)) body = withStoreTrue(body) ?? body
+    // (Codex's only: another client's `store: false` is its own choice that Azure keep nothing)
+    if ((learned?.storeTrue || azureProvider(target.provider)) && isCodexClient(request.headers))
+      body = withStoreTrue(body) ?? body
     return body
   }
 
@@ -963,8 +966,8 @@ export async function proxyRequest(
     // ("Item with id 'rs_…' not found. Items are not persisted when `store` is set to false."),
     // which Codex cannot get past and which comes only on a later turn: learned, and the request
     // goes again with `store: true`, as later ones do (an Azure behind a domain of its own; one at
-    // Azure's own hosts gets it from the first request: `passedResponses`). Read only for a body
-    // that holds `"store":false`.
+    // Azure's own hosts gets it from the first request: `passedResponses`). Read only for Codex's
+    // body that holds `"store":false` (another client's `store: false` is its own to keep).
     if (
       !translated &&
       family === 'responses' &&
@@ -972,6 +975,7 @@ export async function proxyRequest(
       passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
       passedWith?.storeTrue !== true &&
       upstream.headers['content-encoding'] === undefined &&
+      isCodexClient(request.headers) &&
       !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
       !COMPACT.test(request.url)
     ) {
