@@ -1054,6 +1054,13 @@ export async function proxyRequest(
         errorText = waited
         // the client left while it waited: nothing more to send (the proxy answers 499)
         if (clientGone.aborted) return false
+        // a wait stated in `retry-after-ms` only, which Codex does not read: as `retry-after` too,
+        // in whole seconds, so that Codex waits it out itself rather than end its turn
+        const ms = upstream.headers['retry-after-ms']
+        if (typeof ms === 'string' && upstream.headers['retry-after'] === undefined) {
+          const wait = headerWaitMs(upstream.headers)
+          if (wait !== undefined) upstream.headers['retry-after'] = String(Math.ceil(wait / 1000))
+        }
       }
       attempts.push({provider: provider.name, status, error: message})
       result.error = message
