@@ -1349,15 +1349,21 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
   }
 
   const answer = agent.answerOf(result.stdout)
-  // --web-search: Codex prints the search answer's text (the sim's names the query); --subagent's
-  // Responses run: the plain sim's answer to the child's report, which it echoes
-  const wantAnswer = searchOnly
-    ? 'Web search results for "'
+  // --web-search: Codex prints the search answer's text (the sim's names the query); --subagent:
+  // the sim's answer to the child's report, which it echoes, when the report came as the last turn
+  // (always on the plain Responses path; translated, when the child finished before the parent's
+  // wait_agent result came back), else its answer to that tool result
+  const wantAnswers = searchOnly
+    ? ['Web search results for "']
     : SUBAGENT && up === 'responses'
-      ? 'PONG from sim: Message from /root/'
-      : 'The tool answered'
-  if (!answer.includes(wantAnswer))
-    problems.push(`the output has no "${wantAnswer}": ${JSON.stringify(answer.slice(0, 200))}`)
+      ? ['PONG from sim: Message from /root/']
+      : SUBAGENT
+        ? ['The tool answered', 'PONG from sim: Message from /root/']
+        : ['The tool answered']
+  if (!wantAnswers.some((want) => answer.includes(want)))
+    problems.push(
+      `the output has no "${wantAnswers.join('" or "')}": ${JSON.stringify(answer.slice(0, 200))}`,
+    )
   if (textOnly) {
     const refused = calls.some((r) => withPdf(r.body))
     const asLine = calls.some((r) => lined(r.body))
