@@ -11,12 +11,18 @@ import {describe, expect, it} from 'vitest'
 
 import {BoundedCarry} from './carry.js'
 import type {Family} from './ir.js'
-import {decodeClientRequest, encodeUpstreamRequest, StreamTranslator, TranslationError} from './translate.js'
+import {
+  decodeClientRequest,
+  encodeUpstreamRequest,
+  StreamTranslator,
+  translateResponseText,
+  TranslationError,
+} from './translate.js'
 
 const FAMILIES: Family[] = ['chat', 'responses', 'messages', 'gemini']
 // (FUZZ_SEED / FUZZ_RUNS: a longer hunt by hand; CI runs the seeded default)
 const SEED = Number(process.env.FUZZ_SEED ?? 20261128)
-const RUNS = Number(process.env.FUZZ_RUNS ?? 150)
+const RUNS = Number(process.env.FUZZ_RUNS ?? 100)
 
 // ---------------------------------------------------------------------------------------------
 // Text: ASCII, any code point, lone surrogates (a truncated emoji in a pasted log), JSON-ish
@@ -1085,22 +1091,31 @@ function chatUpstream(a: Answer): string {
     out += chunk({[v.reasoningField ? 'reasoning' : 'reasoning_content']: piece})
   for (const piece of a.text)
     out += chunk({content: piece, ...(v.nulls ? {role: 'assistant', tool_calls: null} : {})})
-  a.calls.forEach((call, index) => {
-    argPieces(call).forEach((piece, i) => {
-      const head = i === 0 || v.repeatHead
+  // (Gemini's OpenAI-compatible endpoint: each call whole in a chunk of its own, with no index)
+  if (v.noIndex && v.whole)
+    for (const call of a.calls)
       out += chunk({
         tool_calls: [
-          {
-            // (an index left out only after a call's first piece, and only with one call: as the
-            // servers that leave it out do; without an index two calls' pieces cannot be told apart)
-            ...(v.noIndex && i > 0 && a.calls.length === 1 ? {} : {index}),
-            ...(head ? {id: call.id, type: 'function'} : {}),
-            function: {...(head ? {name: call.name} : {}), arguments: piece},
-          },
+          {id: call.id, type: 'function', function: {name: call.name, arguments: JSON.stringify(call.args)}},
         ],
       })
+  else
+    a.calls.forEach((call, index) => {
+      argPieces(call).forEach((piece, i) => {
+        const head = i === 0 || v.repeatHead
+        out += chunk({
+          tool_calls: [
+            {
+              // (an index left out only after a call's first piece, and only with one call: as the
+              // servers that leave it out do; without an index two calls' pieces cannot be told apart)
+              ...(v.noIndex && i > 0 && a.calls.length === 1 ? {} : {index}),
+              ...(head ? {id: call.id, type: 'function'} : {}),
+              function: {...(head ? {name: call.name} : {}), arguments: piece},
+            },
+          ],
+        })
+      })
     })
-  })
   if (a.finish)
     out += chunk({}, a.calls.length ? 'tool_calls' : 'stop', a.usage === 'with-finish' ? {usage} : {})
   if (a.usage === 'after')
@@ -1595,6 +1610,207 @@ describe('fuzz: upstream streams through each decoder and encoder', () => {
             expect(wellFormed(read.reasoning), 'reasoning').toBe(
               wellFormed(a.reasoning?.pieces.join('') ?? ''),
             )
+            expect(read.calls).toEqual(a.calls.map((c) => ({name: c.name, args: c.args})))
+          }
+        }),
+        {seed: SEED, numRuns: Math.ceil(RUNS / 2)},
+      )
+    })
+})
+
+// ---------------------------------------------------------------------------------------------
+// Whole (non-stream) answers: the same abstract answer as each family's JSON
+// ---------------------------------------------------------------------------------------------
+
+function chatAnswer(a: Answer): unknown {
+  const text = a.text.join('')
+  return {
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    created: 1,
+    model: 'up',
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: a.text.length ? text : null,
+          ...(a.reasoning
+            ? {[a.variant.reasoningField ? 'reasoning' : 'reasoning_content']: a.reasoning.pieces.join('')}
+            : {}),
+          ...(a.calls.length
+            ? {
+                tool_calls: a.calls.map((c) => ({
+                  id: c.id,
+                  type: 'function',
+                  function: {name: c.name, arguments: JSON.stringify(c.args)},
+                })),
+              }
+            : a.variant.nulls
+              ? {tool_calls: null, refusal: null}
+              : {}),
+        },
+        finish_reason: a.finish ? (a.calls.length ? 'tool_calls' : 'stop') : null,
+      },
+    ],
+    ...(a.usage === 'none' ? {} : {usage: {prompt_tokens: 10, completion_tokens: 5, total_tokens: 15}}),
+  }
+}
+
+function messagesAnswer(a: Answer): unknown {
+  const content: unknown[] = []
+  if (a.reasoning)
+    content.push({
+      type: 'thinking',
+      thinking: a.reasoning.pieces.join(''),
+      signature: a.reasoning.signature ?? '',
+    })
+  if (a.text.length) content.push({type: 'text', text: a.text.join('')})
+  for (const c of a.calls) content.push({type: 'tool_use', id: c.id, name: c.name, input: c.args})
+  return {
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    model: 'up',
+    content,
+    stop_reason: a.finish ? (a.calls.length ? 'tool_use' : 'end_turn') : null,
+    stop_sequence: null,
+    usage: a.usage === 'none' ? {input_tokens: 0, output_tokens: 0} : {input_tokens: 10, output_tokens: 5},
+  }
+}
+
+function responsesAnswer(a: Answer): unknown {
+  const output: unknown[] = []
+  if (a.reasoning)
+    output.push({
+      type: 'reasoning',
+      id: 'rs_1',
+      summary: [{type: 'summary_text', text: a.reasoning.pieces.join('')}],
+      ...(a.reasoning.signature ? {encrypted_content: a.reasoning.signature} : {}),
+    })
+  if (a.text.length)
+    output.push({
+      type: 'message',
+      id: 'msg_1',
+      role: 'assistant',
+      status: 'completed',
+      content: [{type: 'output_text', text: a.text.join(''), annotations: []}],
+    })
+  for (const c of a.calls)
+    output.push({
+      type: 'function_call',
+      id: `fc_${c.id}`,
+      call_id: c.id,
+      name: c.name,
+      arguments: JSON.stringify(c.args),
+      status: 'completed',
+    })
+  return {
+    id: 'resp_1',
+    object: 'response',
+    model: 'up',
+    status: 'completed',
+    output,
+    usage: a.usage === 'none' ? null : {input_tokens: 10, output_tokens: 5, total_tokens: 15},
+  }
+}
+
+function geminiAnswer(a: Answer): unknown {
+  const parts: unknown[] = []
+  if (a.reasoning)
+    parts.push({
+      text: a.reasoning.pieces.join(''),
+      thought: true,
+      ...(a.reasoning.signature ? {thoughtSignature: a.reasoning.signature} : {}),
+    })
+  if (a.text.length) parts.push({text: a.text.join('')})
+  for (const c of a.calls)
+    parts.push({functionCall: {name: c.name, args: c.args, ...(a.variant.noIndex ? {} : {id: c.id})}})
+  return {
+    candidates: [{content: {role: 'model', parts}, finishReason: 'STOP', index: 0}],
+    ...(a.usage === 'none'
+      ? {}
+      : {usageMetadata: {promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15}}),
+    modelVersion: 'up',
+    responseId: 'r1',
+  }
+}
+
+const ANSWER: Record<Family, (a: Answer) => unknown> = {
+  chat: chatAnswer,
+  messages: messagesAnswer,
+  responses: responsesAnswer,
+  gemini: geminiAnswer,
+}
+
+/** The text and calls of a client's whole answer. */
+function readAnswer(
+  family: Family,
+  body: Record<string, any>,
+): {text: string; calls: Array<{name: string; args: unknown}>} {
+  switch (family) {
+    case 'chat': {
+      const m = body.choices[0].message
+      return {
+        text: m.content ?? '',
+        calls: (m.tool_calls ?? []).map((c: any) => ({
+          name: c.function.name,
+          args: JSON.parse(c.function.arguments),
+        })),
+      }
+    }
+    case 'messages':
+      return {
+        text: body.content
+          .filter((b: any) => b.type === 'text')
+          .map((b: any) => b.text)
+          .join(''),
+        calls: body.content
+          .filter((b: any) => b.type === 'tool_use')
+          .map((b: any) => ({name: b.name, args: b.input})),
+      }
+    case 'responses':
+      return {
+        text: body.output
+          .filter((i: any) => i.type === 'message')
+          .flatMap((i: any) => i.content.map((c: any) => c.text ?? ''))
+          .join(''),
+        calls: body.output
+          .filter((i: any) => i.type === 'function_call')
+          .map((i: any) => ({name: i.name, args: JSON.parse(i.arguments)})),
+      }
+    default: {
+      const parts = body.candidates[0].content?.parts ?? []
+      return {
+        text: parts
+          .filter((p: any) => typeof p.text === 'string' && !p.thought)
+          .map((p: any) => p.text)
+          .join(''),
+        calls: parts
+          .filter((p: any) => p.functionCall)
+          .map((p: any) => ({name: p.functionCall.name, args: p.functionCall.args ?? {}})),
+      }
+    }
+  }
+}
+
+describe('fuzz: whole upstream answers through each decoder and encoder', () => {
+  for (const upstream of FAMILIES)
+    it(`a ${upstream} answer reaches every client family with its text and calls`, () => {
+      const clients = Object.fromEntries(FAMILIES.map((f) => [f, streamingClient(f)])) as Record<
+        Family,
+        ReturnType<typeof streamingClient>
+      >
+      fc.assert(
+        fc.property(answer, (a) => {
+          const body = JSON.parse(JSON.stringify(ANSWER[upstream](a))) as unknown
+          for (const family of FAMILIES) {
+            const out = translateResponseText(upstream, clients[family], body, {
+              carry: new BoundedCarry(),
+              newId: (p) => `${p}_1`,
+            })
+            const read = readAnswer(family, JSON.parse(out.text) as Record<string, any>)
+            expect(wellFormed(read.text)).toBe(wellFormed(a.text.join('')))
             expect(read.calls).toEqual(a.calls.map((c) => ({name: c.name, args: c.args})))
           }
         }),
