@@ -20,7 +20,8 @@ import {
 } from './translate.js'
 
 const FAMILIES: Family[] = ['chat', 'responses', 'messages', 'gemini']
-// (FUZZ_SEED / FUZZ_RUNS: a longer hunt by hand; CI runs the seeded default)
+// (FUZZ_SEED / FUZZ_RUNS: a longer hunt by hand, FUZZ_SHOW=1 printing refusals and failing bodies;
+// CI runs the seeded default)
 const SEED = Number(process.env.FUZZ_SEED ?? 20261128)
 const RUNS = Number(process.env.FUZZ_RUNS ?? 100)
 
