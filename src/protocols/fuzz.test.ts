@@ -23,7 +23,7 @@ const FAMILIES: Family[] = ['chat', 'responses', 'messages', 'gemini']
 // (FUZZ_SEED / FUZZ_RUNS: a longer hunt by hand, FUZZ_SHOW=1 printing refusals and failing bodies;
 // CI runs the seeded default)
 const SEED = Number(process.env.FUZZ_SEED ?? 20261128)
-const RUNS = Number(process.env.FUZZ_RUNS ?? 100)
+const RUNS = Number(process.env.FUZZ_RUNS ?? 200)
 
 // ---------------------------------------------------------------------------------------------
 // Text: ASCII, any code point, lone surrogates (a truncated emoji in a pasted log), JSON-ish
@@ -993,6 +993,10 @@ interface Answer {
   reasoning?: {pieces: string[]; signature?: string}
   text: string[]
   calls: StreamCall[]
+  /** Text after the calls (a second text block). */
+  after: string[]
+  /** Interleaved thinking: a signed thinking block before each call but the first (Claude's, between tools). */
+  between: boolean
   /** The upstream says why it stopped (a chat `finish_reason`…); else it ends without. */
   finish: boolean
   usage: 'none' | 'with-finish' | 'after'
@@ -1031,6 +1035,8 @@ const answer: fc.Arbitrary<Answer> = fc.record(
       {requiredKeys: ['pieces']},
     ),
     text: fc.array(streamText, {maxLength: 5}),
+    after: fc.array(streamText, {maxLength: 2}),
+    between: fc.boolean(),
     calls: fc.uniqueArray(
       fc.record({
         id: fc.stringMatching(/^call_[a-zA-Z0-9]{1,8}$/),
@@ -1053,8 +1059,19 @@ const answer: fc.Arbitrary<Answer> = fc.record(
       whole: fc.boolean(),
     }),
   },
-  {requiredKeys: ['text', 'calls', 'finish', 'usage', 'variant']},
+  {requiredKeys: ['text', 'calls', 'after', 'between', 'finish', 'usage', 'variant']},
 )
+
+/** The thinking before call `k` of an answer with interleaved thinking. */
+const betweenText = (k: number): string => `between ${k}`
+
+/** The text and reasoning a client should read of `a` from `upstream` (what that family carries). */
+function expected(upstream: Family, a: Answer): {text: string; reasoning: string} {
+  const interleaved = upstream === 'messages' || upstream === 'responses'
+  let reasoning = a.reasoning?.pieces.join('') ?? ''
+  if (interleaved && a.between) for (let k = 1; k < a.calls.length; k++) reasoning += betweenText(k)
+  return {text: a.text.join('') + (interleaved ? a.after.join('') : ''), reasoning}
+}
 
 /** A call's argument text cut at its cut points. */
 function argPieces(call: StreamCall): string[] {
@@ -1169,7 +1186,17 @@ function messagesUpstream(a: Answer): string {
     out += named('content_block_stop', {index})
     index++
   }
-  for (const call of a.calls) {
+  a.calls.forEach((call, k) => {
+    if (a.between && k > 0) {
+      out += named('content_block_start', {
+        index,
+        content_block: {type: 'thinking', thinking: '', signature: ''},
+      })
+      out += named('content_block_delta', {index, delta: {type: 'thinking_delta', thinking: betweenText(k)}})
+      out += named('content_block_delta', {index, delta: {type: 'signature_delta', signature: `sig${k}`}})
+      out += named('content_block_stop', {index})
+      index++
+    }
     out += named('content_block_start', {
       index,
       content_block: {type: 'tool_use', id: call.id, name: call.name, input: v.whole ? call.args : {}},
@@ -1178,6 +1205,13 @@ function messagesUpstream(a: Answer): string {
     if (!v.whole)
       for (const piece of argPieces(call))
         out += named('content_block_delta', {index, delta: {type: 'input_json_delta', partial_json: piece}})
+    out += named('content_block_stop', {index})
+    index++
+  })
+  if (a.after.length) {
+    out += named('content_block_start', {index, content_block: {type: 'text', text: ''}})
+    for (const piece of a.after)
+      out += named('content_block_delta', {index, delta: {type: 'text_delta', text: piece}})
     out += named('content_block_stop', {index})
     index++
   }
@@ -1205,77 +1239,44 @@ function responsesUpstream(a: Answer): string {
   let out = ev('response.created', {response}) + ev('response.in_progress', {response})
   const output: unknown[] = []
   let oi = 0
-  if (a.reasoning) {
-    const item = {type: 'reasoning', id: 'rs_1', summary: [] as unknown[]}
+  const reasoning = (id: string, pieces: string[], signature?: string): void => {
+    const item = {type: 'reasoning', id, summary: [] as unknown[]}
+    const at = {item_id: id, output_index: oi, summary_index: 0}
     out += ev('response.output_item.added', {output_index: oi, item})
-    out += ev('response.reasoning_summary_part.added', {
-      item_id: 'rs_1',
-      output_index: oi,
-      summary_index: 0,
-      part: {type: 'summary_text', text: ''},
-    })
-    for (const delta of a.reasoning.pieces)
-      out += ev('response.reasoning_summary_text.delta', {
-        item_id: 'rs_1',
-        output_index: oi,
-        summary_index: 0,
-        delta,
-      })
-    const text = a.reasoning.pieces.join('')
-    out += ev('response.reasoning_summary_text.done', {
-      item_id: 'rs_1',
-      output_index: oi,
-      summary_index: 0,
-      text,
-    })
-    out += ev('response.reasoning_summary_part.done', {
-      item_id: 'rs_1',
-      output_index: oi,
-      summary_index: 0,
-      part: {type: 'summary_text', text},
-    })
+    out += ev('response.reasoning_summary_part.added', {...at, part: {type: 'summary_text', text: ''}})
+    for (const delta of pieces) out += ev('response.reasoning_summary_text.delta', {...at, delta})
+    const text = pieces.join('')
+    out += ev('response.reasoning_summary_text.done', {...at, text})
+    out += ev('response.reasoning_summary_part.done', {...at, part: {type: 'summary_text', text}})
     const done = {
       ...item,
       summary: [{type: 'summary_text', text}],
-      ...(a.reasoning.signature ? {encrypted_content: a.reasoning.signature} : {}),
+      ...(signature ? {encrypted_content: signature} : {}),
     }
     out += ev('response.output_item.done', {output_index: oi, item: done})
     output.push(done)
     oi++
   }
-  if (a.text.length) {
-    const item = {
-      type: 'message',
-      id: 'msg_1',
-      role: 'assistant',
-      status: 'in_progress',
-      content: [] as unknown[],
-    }
+  const message = (id: string, pieces: string[]): void => {
+    const item = {type: 'message', id, role: 'assistant', status: 'in_progress', content: [] as unknown[]}
+    const at = {item_id: id, output_index: oi, content_index: 0}
     out += ev('response.output_item.added', {output_index: oi, item})
-    out += ev('response.content_part.added', {
-      item_id: 'msg_1',
-      output_index: oi,
-      content_index: 0,
-      part: {type: 'output_text', text: '', annotations: []},
-    })
-    for (const delta of a.text)
-      out += ev('response.output_text.delta', {
-        item_id: 'msg_1',
-        output_index: oi,
-        content_index: 0,
-        delta,
-        logprobs: [],
-      })
-    const text = a.text.join('')
-    out += ev('response.output_text.done', {item_id: 'msg_1', output_index: oi, content_index: 0, text})
+    out += ev('response.content_part.added', {...at, part: {type: 'output_text', text: '', annotations: []}})
+    for (const delta of pieces) out += ev('response.output_text.delta', {...at, delta, logprobs: []})
+    const text = pieces.join('')
+    out += ev('response.output_text.done', {...at, text})
     const part = {type: 'output_text', text, annotations: []}
-    out += ev('response.content_part.done', {item_id: 'msg_1', output_index: oi, content_index: 0, part})
+    out += ev('response.content_part.done', {...at, part})
     const done = {...item, status: 'completed', content: [part]}
     out += ev('response.output_item.done', {output_index: oi, item: done})
     output.push(done)
     oi++
   }
-  for (const call of a.calls) {
+  if (a.reasoning) reasoning('rs_1', a.reasoning.pieces, a.reasoning.signature)
+  if (a.text.length) message('msg_1', a.text)
+  a.calls.forEach((call, k) => {
+    // (a reasoning model's reasoning item before each further call)
+    if (a.between && k > 0) reasoning(`rs_b${k}`, [betweenText(k)], `enc${k}`)
     const id = `fc_${call.id}`
     const item = {
       type: 'function_call',
@@ -1294,7 +1295,8 @@ function responsesUpstream(a: Answer): string {
     out += ev('response.output_item.done', {output_index: oi, item: done})
     output.push(done)
     oi++
-  }
+  })
+  if (a.after.length) message('msg_2', a.after)
   if (a.finish)
     out += ev('response.completed', {
       response: {
@@ -1607,10 +1609,9 @@ describe('fuzz: upstream streams through each decoder and encoder', () => {
             // (an answer without its end is cut: the client is told so, as an error, not a whole answer)
             if (read.error) continue
             // (a lone surrogate the upstream escaped goes on as it came, or as U+FFFD)
-            expect(wellFormed(read.text)).toBe(wellFormed(a.text.join('')))
-            expect(wellFormed(read.reasoning), 'reasoning').toBe(
-              wellFormed(a.reasoning?.pieces.join('') ?? ''),
-            )
+            const want = expected(upstream, a)
+            expect(wellFormed(read.text)).toBe(wellFormed(want.text))
+            expect(wellFormed(read.reasoning), 'reasoning').toBe(wellFormed(want.reasoning))
             expect(read.calls).toEqual(a.calls.map((c) => ({name: c.name, args: c.args})))
           }
         }),
