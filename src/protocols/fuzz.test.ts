@@ -1555,21 +1555,60 @@ const READ: Record<Family, (text: string) => ClientRead> = {
   gemini: readGeminiClient,
 }
 
-/** A client's streaming request of `family` that offers the answer's tools. */
+/**
+ * The tool names each client family offers for the answer's three tools: names its own API takes
+ * that another family refuses (a digit first, which Gemini refuses; Claude Code's MCP plugin tools
+ * past 64 characters; Gemini's `.` and `:`), which go upstream renamed (tool-names.ts) and must
+ * come back under the client's own.
+ */
+const CLIENT_NAMES: Record<Family, Record<string, string>> = {
+  chat: {Bash: 'Bash', read_file: '9_read', grep: 'grep-x'},
+  responses: {Bash: 'Bash', read_file: '9_read', grep: 'grep-x'},
+  messages: {Bash: 'Bash', read_file: '9_read', grep: `mcp__plugin_${'x'.repeat(60)}__grep`},
+  gemini: {Bash: 'Bash', read_file: 'srv.read:v2', grep: '_grep'},
+}
+const BASE_NAMES = ['Bash', 'read_file', 'grep']
+
+/** The tool names of an upstream body, in order. */
+function upstreamNames(upstream: Family, body: Record<string, any>): string[] {
+  const tools = (body.tools ?? []) as any[]
+  if (upstream === 'chat') return tools.map((t) => t.function.name)
+  if (upstream === 'gemini')
+    return tools.flatMap((t) => (t.functionDeclarations ?? []).map((d: any) => d.name))
+  return tools.map((t) => t.name)
+}
+
+/** A client's streaming request of `family` that offers the answer's tools, and their names upstream. */
 function streamingClient(family: Family) {
   const c: Conversation = {
     rounds: [{user: {texts: ['hi'], image: false, asString: true}}],
-    tools: ['Bash', 'read_file', 'grep'],
+    tools: BASE_NAMES.map((n) => CLIENT_NAMES[family][n]),
     stream: true,
     nulls: false,
   }
-  return decodeClientRequest(family, RENDER[family](c), {
+  const client = decodeClientRequest(family, RENDER[family](c), {
     model: family === 'gemini' ? 'gemini-x' : undefined,
     stream: true,
     carry: new BoundedCarry(),
     toResponses: family === 'responses',
   })
+  const names = {} as Record<Family, Record<string, string>>
+  for (const upstream of FAMILIES) {
+    const body = JSON.parse(encodeUpstreamRequest(client, upstream, 'm').body.toString()) as Record<
+      string,
+      any
+    >
+    const sent = upstreamNames(upstream, body)
+    names[upstream] = Object.fromEntries(BASE_NAMES.map((n, i) => [n, sent[i]]))
+  }
+  return {client, names}
 }
+
+/** `a` with its calls named as `names` says. */
+const named_ = (a: Answer, names: Record<string, string>): Answer => ({
+  ...a,
+  calls: a.calls.map((c) => ({...c, name: names[c.name]})),
+})
 
 /** `text`'s UTF-8 bytes cut at `cuts`. */
 function byteChunks(text: string, cuts: number[]): Buffer[] {
@@ -1594,9 +1633,11 @@ describe('fuzz: upstream streams through each decoder and encoder', () => {
       >
       fc.assert(
         fc.property(answer, fc.array(fc.nat(), {maxLength: 12}), (a, cuts) => {
-          const sse = UPSTREAM[upstream](a)
           for (const family of FAMILIES) {
-            const t = new StreamTranslator(upstream, clients[family], {
+            const {client, names} = clients[family]
+            // (the upstream calls the tools by the names it was sent)
+            const sse = UPSTREAM[upstream](named_(a, names[upstream]))
+            const t = new StreamTranslator(upstream, client, {
               carry: new BoundedCarry(),
               newId: (p) => `${p}_1`,
             })
@@ -1612,7 +1653,9 @@ describe('fuzz: upstream streams through each decoder and encoder', () => {
             const want = expected(upstream, a)
             expect(wellFormed(read.text)).toBe(wellFormed(want.text))
             expect(wellFormed(read.reasoning), 'reasoning').toBe(wellFormed(want.reasoning))
-            expect(read.calls).toEqual(a.calls.map((c) => ({name: c.name, args: c.args})))
+            expect(read.calls).toEqual(
+              a.calls.map((c) => ({name: CLIENT_NAMES[family][c.name], args: c.args})),
+            )
           }
         }),
         {seed: SEED, numRuns: Math.ceil(RUNS / 2)},
@@ -1805,15 +1848,18 @@ describe('fuzz: whole upstream answers through each decoder and encoder', () => 
       >
       fc.assert(
         fc.property(answer, (a) => {
-          const body = JSON.parse(JSON.stringify(ANSWER[upstream](a))) as unknown
           for (const family of FAMILIES) {
-            const out = translateResponseText(upstream, clients[family], body, {
+            const {client, names} = clients[family]
+            const body = JSON.parse(JSON.stringify(ANSWER[upstream](named_(a, names[upstream])))) as unknown
+            const out = translateResponseText(upstream, client, body, {
               carry: new BoundedCarry(),
               newId: (p) => `${p}_1`,
             })
             const read = readAnswer(family, JSON.parse(out.text) as Record<string, any>)
             expect(wellFormed(read.text)).toBe(wellFormed(a.text.join('')))
-            expect(read.calls).toEqual(a.calls.map((c) => ({name: c.name, args: c.args})))
+            expect(read.calls).toEqual(
+              a.calls.map((c) => ({name: CLIENT_NAMES[family][c.name], args: c.args})),
+            )
           }
         }),
         {seed: SEED, numRuns: Math.ceil(RUNS / 2)},
