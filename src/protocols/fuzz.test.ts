@@ -1104,7 +1104,18 @@ function chatUpstream(a: Answer): string {
       ...extra,
     })
   const usage = {prompt_tokens: 10, completion_tokens: 5, total_tokens: 15}
-  let out = v.role ? chunk({role: 'assistant', content: ''}) : ''
+  // (Azure OpenAI's first chunk: no choices, its prompt's filter results)
+  let out = v.pings
+    ? data({
+        id: '',
+        object: '',
+        created: 0,
+        model: '',
+        choices: [],
+        prompt_filter_results: [{prompt_index: 0}],
+      })
+    : ''
+  if (v.role) out += chunk({role: 'assistant', content: ''})
   for (const piece of a.reasoning?.pieces ?? [])
     out += chunk({[v.reasoningField ? 'reasoning' : 'reasoning_content']: piece})
   for (const piece of a.text)
@@ -1128,7 +1139,11 @@ function chatUpstream(a: Answer): string {
               // servers that leave it out do; without an index two calls' pieces cannot be told apart)
               ...(v.noIndex && i > 0 && a.calls.length === 1 ? {} : {index}),
               ...(head ? {id: call.id, type: 'function'} : {}),
-              function: {...(head ? {name: call.name} : {}), arguments: piece},
+              // (`arguments: null` in a call's head, as some servers write an empty start)
+              function: {
+                ...(head ? {name: call.name} : {}),
+                arguments: v.nulls && piece === '' ? null : piece,
+              },
             },
           ],
         })
@@ -1354,7 +1369,17 @@ function geminiUpstream(a: Answer): string {
     )
   if (a.finish) {
     const last = data({
-      candidates: [{content: {role: 'model', parts: [{text: held ?? ''}]}, finishReason: 'STOP', index: 0}],
+      // (a finish chunk whose content has no parts, as Gemini sends one)
+      candidates: [
+        {
+          content:
+            a.variant.pings && held === undefined
+              ? {role: 'model'}
+              : {role: 'model', parts: [{text: held ?? ''}]},
+          finishReason: 'STOP',
+          index: 0,
+        },
+      ],
       ...(a.usage === 'none' ? {} : usage),
       modelVersion: 'up',
       responseId: 'r1',
