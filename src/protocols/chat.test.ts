@@ -198,6 +198,40 @@ describe('chat decodeRequest', () => {
   })
 })
 
+describe('chat decodeRequest: calls sent back with empty ids', () => {
+  // (found by fuzz.test.ts: the results went as text and each call as unanswered; to a Messages
+  // upstream two such calls went as one id, `toolu_0`)
+  it('gives each call an id of its own and pairs the results without one in order', () => {
+    const call = (name: string, args: string) => ({
+      id: '',
+      type: 'function',
+      function: {name, arguments: args},
+    })
+    const r = chatCodec.decodeRequest(
+      {
+        model: 'm',
+        messages: [
+          {role: 'user', content: 'read both'},
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [call('read', '{"p":"a"}'), call('read', '{"p":"b"}')],
+          },
+          {role: 'tool', tool_call_id: '', content: 'A'},
+          {role: 'tool', tool_call_id: '', content: 'B'},
+          {role: 'tool', tool_call_id: '', content: 'C'},
+        ],
+      },
+      {newId: (p) => `${p}${Math.random().toString(36).slice(2, 8)}`},
+    )
+    const ids = r.messages[1].parts.map((p) => p.type === 'tool_call' && p.id)
+    expect(new Set(ids).size).toBe(2)
+    expect(ids).not.toContain('')
+    // (a third result has no call left: it keeps its empty id, and the pairing makes it text)
+    expect(r.messages[2].parts.map((p) => p.type === 'tool_result' && p.callId)).toEqual([...ids, ''])
+  })
+})
+
 describe('chat encodeRequest', () => {
   it('writes one system message, reasoning_content only for chat reasoning, tool messages and their images', () => {
     const body = chatCodec.encodeRequest(

@@ -214,10 +214,38 @@ function decodeAssistant(m: Json, ctx: CodecContext): Message {
   return {role: 'assistant', parts: applyCarry(parts, ctx.carry, true)}
 }
 
+/** An assistant message as it came and as decoded, and how many of its empty-id calls were answered. */
+interface EmptyIds {
+  raw: Json
+  turn: Message
+  answered: number
+}
+
+/**
+ * The id given to the next unanswered call of `last` that came with an empty id, or `''` when none
+ * is left. Read only for a tool message without an id.
+ */
+function emptyIdCall(last: EmptyIds): string {
+  const raws = arr(last.raw.tool_calls)
+  const calls = last.turn.parts.filter((p) => p.type === 'tool_call')
+  let seen = 0
+  for (let i = 0; i < raws.length && i < calls.length; i++) {
+    const raw = raws[i]
+    if (isObj(raw) && str(raw.id)) continue
+    if (seen++ === last.answered) {
+      last.answered++
+      return calls[i].id
+    }
+  }
+  return ''
+}
+
 function decodeMessages(raw: unknown, ctx: CodecContext): {system: TextPart[]; messages: Message[]} {
   const system: TextPart[] = []
   const messages: Message[] = []
   const names = new Map<string, string>()
+  // the last assistant message, for a result without an id (emptyIdCall)
+  let last: EmptyIds | undefined
   const userTurn = (): Message => {
     const last = messages.at(-1)
     if (last?.role === 'user' && last.parts.every((p) => p.type === 'tool_result')) return last
@@ -235,8 +263,12 @@ function decodeMessages(raw: unknown, ctx: CodecContext): {system: TextPart[]; m
       const turn = decodeAssistant(m, ctx)
       for (const p of turn.parts) if (p.type === 'tool_call') names.set(p.id, p.name)
       messages.push(turn)
+      last = {raw: m, turn, answered: 0}
     } else if (role === 'tool') {
-      const callId = str(m.tool_call_id) ?? ''
+      let callId = str(m.tool_call_id) ?? ''
+      // a call that came with an empty id (a server that writes none, sent back as it came) got an
+      // id of its own above: its result, also without one, answers it, in order
+      if (!callId && last) callId = emptyIdCall(last)
       const name = names.get(callId)
       userTurn().parts.push({
         type: 'tool_result',

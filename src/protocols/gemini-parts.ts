@@ -105,7 +105,7 @@ export function partsOfCandidate(candidate: Body, ctx?: CodecContext): Part[] {
       const fc = p.functionCall
       parts.push({
         type: 'tool_call',
-        id: str(fc.id) ?? newId(ctx, 'call'),
+        id: str(fc.id) || newId(ctx, 'call'),
         name: str(fc.name) ?? '',
         arguments: JSON.stringify(isObject(fc.args) ? fc.args : {}),
         ...(sig && {signature: sig}),

@@ -149,7 +149,7 @@ export class GeminiStreamDecoder implements StreamDecoder {
         index,
         block: {
           type: 'tool_call',
-          id: str(fc.id) ?? newId(this.ctx, 'call'),
+          id: str(fc.id) || newId(this.ctx, 'call'),
           name: str(fc.name) ?? '',
           ...(sig && {signature: sig}),
         },

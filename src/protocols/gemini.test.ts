@@ -119,6 +119,37 @@ describe("gemini decodeRequest: a response's own id, and a call of an older turn
     const late = r.messages.at(-1)!.parts[0]
     expect(late.type === 'tool_result' && glob.type === 'tool_call' && late.callId === glob.id).toBe(false)
   })
+
+  // (found by fuzz.test.ts: both calls went upstream as one id, "" to chat, `toolu_0` to Anthropic)
+  it('an empty id, as a serializer that writes default fields sends it, is no id: each call gets its own', () => {
+    const r = geminiCodec.decodeRequest(
+      {
+        contents: [
+          {role: 'user', parts: [{text: 'read both'}]},
+          {
+            role: 'model',
+            parts: [
+              {functionCall: {name: 'read_file', args: {p: 'a'}, id: ''}},
+              {functionCall: {name: 'read_file', args: {p: 'b'}, id: ''}},
+            ],
+          },
+          {
+            role: 'user',
+            parts: [
+              {functionResponse: {name: 'read_file', response: {output: 'A'}, id: ''}},
+              {functionResponse: {name: 'read_file', response: {output: 'B'}, id: ''}},
+            ],
+          },
+        ],
+      },
+      {model: 'gemini-2.5-pro', stream: false},
+    )
+    expect(r.messages[1].parts.map((p) => p.type === 'tool_call' && p.id)).toEqual(['call_1_0', 'call_1_1'])
+    expect(r.messages[2].parts.map((p) => p.type === 'tool_result' && p.callId)).toEqual([
+      'call_1_0',
+      'call_1_1',
+    ])
+  })
 })
 
 describe('gemini encodeRequest', () => {
@@ -295,6 +326,19 @@ describe('gemini stream decoder', () => {
       {type: 'usage', usage: {inputTokens: 5, outputTokens: 2, cacheReadTokens: 0, reasoningTokens: 0}},
       {type: 'end'},
     ])
+  })
+
+  it('a call with an empty id gets one of its own, in a stream and in an answer', () => {
+    const chunk = {
+      candidates: [{content: {parts: [{functionCall: {name: 'f', args: {}, id: ''}}]}, finishReason: 'STOP'}],
+    }
+    expect(run([chunk])).toContainEqual({
+      type: 'block_start',
+      index: 0,
+      block: {type: 'tool_call', id: 'call_n', name: 'f'},
+    })
+    const answer = geminiCodec.decodeResponse(chunk, {newId: (p) => `${p}_1`})
+    expect(answer.parts[0]).toMatchObject({type: 'tool_call', id: 'call_1'})
   })
 
   it('no finishReason, MALFORMED_FUNCTION_CALL, OTHER and an error chunk are errors', () => {

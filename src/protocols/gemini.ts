@@ -152,7 +152,8 @@ function decodeRequest(
         const fc = p.functionCall
         const call: ToolCallPart = {
           type: 'tool_call',
-          id: str(fc.id) ?? `call_${turn}_${calls}`,
+          // (an empty id, as a serializer that writes default fields gives one, is none)
+          id: str(fc.id) || `call_${turn}_${calls}`,
           name: str(fc.name) ?? '',
           arguments: JSON.stringify(isObject(fc.args) ? fc.args : {}),
         }
@@ -164,7 +165,7 @@ function decodeRequest(
       } else if (isObject(p.functionResponse)) {
         const fr = p.functionResponse
         const name = str(fr.name) ?? ''
-        let id = str(fr.id)
+        let id = str(fr.id) || undefined
         // by id, else by name (Gemini CLI makes its own id for a call that came without one)
         let at = id ? pending.findIndex((c) => c.id === id) : -1
         if (at < 0) at = pending.findIndex((c) => c.name === name)

@@ -153,8 +153,16 @@ function encodeTurns(request: Request, notes: ImageNotes): Array<{role: string; 
         ...t.content.filter((b) => b.type === 'tool_result'),
         ...t.content.filter((b) => b.type !== 'tool_result'),
       ]
+  // Anthropic refuses a conversation that does not open with a user turn ("messages: first message
+  // must use the "user" role") or has none, which chat and Responses take: a chat UI's greeting
+  // before the user's first message, a history trimmed from the front, a user turn of blank text
+  // left out above. A user turn of one "." goes first, as LiteLLM sends it.
+  if (turns[0]?.role !== 'user') turns.unshift({role: 'user', content: [{type: 'text', text: OPENING_TEXT}]})
   return turns
 }
+
+/** The text of the user turn put before a conversation that opens with the assistant's. */
+export const OPENING_TEXT = '.'
 
 /**
  * Anthropic refuses thinking when the last assistant turns of the running tool loop (after the

@@ -838,6 +838,32 @@ describe('messages encodeRequest', () => {
     }
     expect(messagesCodec.encodeRequest(messagesCodec.decodeRequest(body, {}), 'm')).toEqual(body)
   })
+
+  // (found by fuzz.test.ts) Anthropic refuses "messages: first message must use the "user" role"
+  it.each([
+    [
+      'a chat UI greeting first',
+      [
+        {role: 'assistant', content: 'How can I help?'},
+        {role: 'user', content: 'Hi'},
+      ],
+    ],
+    [
+      'a user turn of blank text before the answer',
+      [
+        {role: 'user', content: ' '},
+        {role: 'assistant', content: 'a'},
+      ],
+    ],
+    ['no turn with anything in it', [{role: 'user', content: ''}]],
+  ])('opens with a user turn where the conversation does not (%s)', (_, messages) => {
+    const client = decodeClientRequest('chat', {model: 'gpt-x', messages}, {})
+    const sent = JSON.parse(encodeUpstreamRequest(client, 'messages', 'claude-x').body.toString())
+    expect(sent.messages[0]).toMatchObject({role: 'user', content: [{type: 'text', text: '.'}]})
+    expect(sent.messages.map((m: {role: string}) => m.role)).toEqual(
+      sent.messages.map((_: unknown, i: number) => (i % 2 ? 'assistant' : 'user')),
+    )
+  })
 })
 
 describe("messages encodeRequest: Anthropic's current models (adaptive thinking, no sampling)", () => {
