@@ -181,17 +181,45 @@ describe('chat stream decoder', () => {
         ],
       ],
       [
-        "a call's arguments before its id and name, at an index of its own (vercel/ai #5885)",
+        "DeepSeek V4's shifted heads, four calls: each call's own arguments",
         [
-          tc(0, {name: 'a', arguments: ''}, 'call_a'),
+          tc(0, {name: 'Read', arguments: ''}, 'call_a'),
+          tc(0, {arguments: '{"p":"x"}'}),
+          tc(0, {name: 'Bash', arguments: ''}, 'call_b'),
+          tc(1, {arguments: '{"cmd":"y"}'}),
+          tc(1, {name: 'Grep', arguments: ''}, 'call_c'),
+          tc(2, {arguments: '{"pattern":"z"}'}),
+          tc(2, {name: 'Glob', arguments: ''}, 'call_d'),
+          tc(3, {arguments: '{"glob":"*"}'}),
+        ],
+        [
+          ['Read', '{"p":"x"}'],
+          ['Bash', '{"cmd":"y"}'],
+          ['Grep', '{"pattern":"z"}'],
+          ['Glob', '{"glob":"*"}'],
+        ],
+      ],
+      [
+        "one call's head at index 0, its arguments at index 1",
+        [tc(0, {name: 'Read', arguments: ''}, 'call_a'), tc(1, {arguments: '{"p":"x"}'})],
+        [['Read', '{"p":"x"}']],
+      ],
+      [
+        "a call's arguments before its id and name (vercel/ai #5885), after a call with arguments",
+        [
+          tc(0, {name: 'a', arguments: '{"x":1}'}, 'call_a'),
           tc(1, {arguments: '{"y":2}'}),
           tc(1, {name: 'b'}, 'call_b'),
-          tc(0, {arguments: '{"x":1}'}),
         ],
         [
           ['a', '{"x":1}'],
           ['b', '{"y":2}'],
         ],
+      ],
+      [
+        "a call's arguments before its id and name, alone (vercel/ai #5885)",
+        [tc(0, {arguments: '{"y":2}'}), tc(0, {name: 'b'}, 'call_b')],
+        [['b', '{"y":2}']],
       ],
       [
         'a call after text that closed the one before',
@@ -207,6 +235,20 @@ describe('chat stream decoder', () => {
       ],
     ] as Array<[string, unknown[], Array<[string, string]>]>)('%s', (_name, chunks, expected) => {
       expect(calls(chunks)).toEqual(expected)
+    })
+
+    it("keeps each shifted head's own id", () => {
+      const ids = decode([
+        tc(0, {name: 'Read', arguments: ''}, 'call_a'),
+        tc(0, {arguments: '{}'}),
+        tc(0, {name: 'Bash', arguments: ''}, 'call_b'),
+        tc(1, {arguments: '{}'}),
+        tc(1, {name: 'Grep', arguments: ''}, 'call_c'),
+        tc(2, {arguments: '{}'}),
+        chunk({}, 'tool_calls'),
+        '[DONE]',
+      ]).flatMap((e) => (e.type === 'block_start' && e.block.type === 'tool_call' ? [e.block.id] : []))
+      expect(ids).toEqual(['call_a', 'call_b', 'call_c'])
     })
   })
 

@@ -692,6 +692,16 @@ export class ChatStreamDecoder implements StreamDecoder {
     // (an object, llama.cpp's and TGI's, is its JSON text: a whole value, on the call's first chunk)
     const args = argsText(fn.arguments) ?? ''
     let call = this.calls.get(key)
+    // DeepSeek V4's shifted heads (foldNameless), three calls or more: the next call's head where
+    // the call before it put its arguments, which go to that call now, before the head opens its own
+    if (call && id && call.block === undefined && !call.name && call.pending) {
+      const owner = this.lastUnargued()
+      if (owner) {
+        this.argsDelta(owner, call.pending, out)
+        call.open = false
+        call = undefined
+      }
+    }
     if (call && call.block !== undefined) {
       // A server that reuses index 0 for every call (new id each time): a new call.
       if (id && call.id !== id) {
@@ -781,18 +791,28 @@ export class ChatStreamDecoder implements StreamDecoder {
    * one, belong to the call started last when that call still has none: DeepSeek V4 streams a
    * call's head (id, name) at the index of the call before it and its arguments at the next index
    * (agno #8879). Read as they came, the named call would run with `{}` and a call with no name
-   * would hold the arguments. Folded only at the end, so a server that sends a call's arguments
-   * before its name (vercel/ai #5885) still gets them on its own call.
+   * would hold the arguments. Folded at the end, or when the next call's head comes where they
+   * are (three calls or more), never while the call started last has arguments of its own: a
+   * server that sends a call's arguments before its id and name (vercel/ai #5885) still gets them
+   * on that call.
    */
   private foldNameless(open: OpenCall[], out: StreamEvent[]): void {
-    let target: OpenCall | undefined
-    for (const c of open)
-      if (c.block !== undefined && (target === undefined || c.block > (target.block as number))) target = c
     for (const c of open) {
-      if (c.block !== undefined || c.name || !target || target.args !== '') continue
-      if (c.pending) this.argsDelta(target, c.pending, out)
+      if (c.block !== undefined || c.name) continue
+      const owner = this.lastUnargued()
+      if (!owner) continue
+      if (c.pending) this.argsDelta(owner, c.pending, out)
       c.open = false
     }
+  }
+
+  /** The open call started last, when it has no arguments yet; undefined otherwise. */
+  private lastUnargued(): OpenCall | undefined {
+    let last: OpenCall | undefined
+    for (const c of this.calls.values())
+      if (c.open && c.block !== undefined && (last === undefined || c.block > (last.block as number)))
+        last = c
+    return last?.args === '' ? last : undefined
   }
 }
 

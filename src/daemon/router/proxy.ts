@@ -50,6 +50,7 @@ import type {LearnedAdaptation} from './adaptations.js'
 import type {UpstreamAdaptation} from '../../protocols/translate.js'
 import {
   MAX_ADAPTATIONS_A_REQUEST,
+  refusesSeparatedOutputs,
   rewritesChatBody,
   rewritesMessagesBody,
   sentMedia,
@@ -1012,20 +1013,22 @@ export async function proxyRequest(
       holdsCallOutput(body)
     ) {
       errorText ??= await errorBody(upstream.body)
+      // the body as sent with each output right after its call; none for a history whose outputs
+      // follow their calls already: that refusal is the client's, and nothing is learned from it
+      const again =
+        typeof errorText === 'string' && !passedWith?.adjacentOutputs && refusesSeparatedOutputs(errorText)
+          ? withAdjacentOutputs(body)
+          : undefined
       const upstreamModelName = model ?? prepared.requestedModel ?? ''
       const change =
-        typeof errorText === 'string'
+        again && typeof errorText === 'string'
           ? adaptations.learnAdjacentOutputs(provider.name, upstreamModelName, errorText, passedWith)
           : undefined
-      if (change) {
-        const learned = adaptations.get(provider.name, upstreamModelName)!
-        const again = passedResponses((stripped ?? (await untranslated())).bodyFor(model), target, learned)
-        // (a history whose outputs follow their calls already: the refusal is the client's)
-        if (!again.equals(body)) {
-          tried--
-          adapted.push(`${provider.name} ${change}`)
-          return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
-        }
+      if (again && change) {
+        tried--
+        adapted.push(`${provider.name} ${change}`)
+        const learned = adaptations.get(provider.name, upstreamModelName)
+        return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
       }
     }
     if (status >= 500 || status === 429) {

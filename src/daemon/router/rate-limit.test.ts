@@ -70,6 +70,10 @@ describe('bodyWait', () => {
 
   it('gives retry-after in whole seconds, rounded up', () => {
     expect(retryAfterFromBody(JSON.stringify(google('37.2s')))).toBe('38')
+    // a spent daily quota: none, whatever its retryDelay
+    expect(
+      retryAfterFromBody(JSON.stringify(google('20s', 'GenerateRequestsPerDayPerProjectPerModel-FreeTier'))),
+    ).toBeUndefined()
   })
 })
 

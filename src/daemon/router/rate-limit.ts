@@ -119,11 +119,14 @@ function durationMs(value: unknown): number | undefined {
 
 /**
  * The `retry-after` (whole seconds) a translated 429 gets from Google's `RetryInfo` when the
- * upstream sent no header of its own; undefined otherwise.
+ * upstream sent no header of its own; undefined otherwise, and for a daily quota.
  */
 export function retryAfterFromBody(text: string): string | undefined {
-  const ms = bodyWait(text)?.retryMs
-  return ms === undefined ? undefined : String(Math.ceil(ms / 1000))
+  const wait = bodyWait(text)
+  // (a spent daily quota: no wait of seconds helps, and Codex would retry it 5 times, each a
+  // failure of the provider's breaker)
+  if (wait?.long || wait?.retryMs === undefined) return undefined
+  return String(Math.ceil(wait.retryMs / 1000))
 }
 
 /** The log row's note for the waits of one request (`ms` in all, `tries` more tries). */
