@@ -603,7 +603,8 @@ describe('chat stream decoder: chunks read without a parse', () => {
     const starts = events.filter((e) => e.type === 'block_start')
     expect(starts.map((e) => (e as {block: {name?: string}}).block.name)).toEqual(['shell', 'read', 'evil'])
     expect(argsOf(starts[0].index)).toBe('{"cmd":"ls -l"}')
-    expect(argsOf(starts[1].index)).toBe('{"path":"a\u00e9"} x')
+    // (the text after the object is no JSON: left out, ./args-guard.ts)
+    expect(argsOf(starts[1].index)).toBe('{"path":"a\u00e9"} ')
   })
 
   it('keeps no template when the delta key occurs twice in the chunk', () => {
