@@ -9,14 +9,19 @@
  * call cut open by the token limit is never closed, and goes on as it came.
  *
  * Cost on a valid call: one look at each byte outside strings; inside a string (a Write tool's
- * file, nearly all of its bytes) an `indexOf` for the next quote.
+ * file, nearly all of its bytes) an `indexOf` for the next quote that is not escaped.
  */
 import {syntaxRepairedArguments} from './conversation-rules.js'
 
 const QUOTE = 34 // "
 const COMMA = 44
-/** A string's bytes up to its next quote or backslash. */
-const PLAIN = /[^"\\]*/y
+
+/** Whether the backslashes right before `text[end]` (from `from` on) are an odd run. */
+function oddBackslashes(text: string, from: number, end: number): boolean {
+  let k = end - 1
+  while (k >= from && text.charCodeAt(k) === 92) k--
+  return ((end - 1 - k) & 1) === 1
+}
 
 export class ArgsGuard {
   /** Closers of the arrays and objects open, innermost last. */
@@ -55,14 +60,15 @@ export class ArgsGuard {
           i++
           continue
         }
-        // to the next quote or backslash at once
-        PLAIN.lastIndex = i
-        PLAIN.test(text)
-        i = PLAIN.lastIndex
-        if (i >= n) break
-        if (text.charCodeAt(i) === QUOTE) this.inString = false
-        else this.escaped = true
-        i++
+        // to the next quote not escaped (an odd run of backslashes before it), at once
+        let q = text.indexOf('"', i)
+        while (q >= 0 && oddBackslashes(text, i, q)) q = text.indexOf('"', q + 1)
+        if (q < 0) {
+          this.escaped = oddBackslashes(text, i, n)
+          break
+        }
+        this.inString = false
+        i = q + 1
         continue
       }
       const c = text.charCodeAt(i)
