@@ -86,7 +86,7 @@ describe('tool call arguments that are no JSON', {timeout: 60_000}, () => {
       const rows = await projectLogRows(base, `args-${quirk}`, 3)
       expect(rows.map((r) => r.error)).toEqual(
         Array(3).fill(
-          "sim-chat: repaired a tool call's arguments (no JSON as they came; their syntax fixed)",
+          "sim-chat: repaired a tool call's arguments (not JSON as they came: their syntax fixed)",
         ),
       )
     })

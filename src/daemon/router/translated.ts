@@ -145,7 +145,7 @@ function addNote(result: RelayContext['result'], note: string): void {
 
 /** The log row's note on tool calls whose arguments were no JSON (research47 #2). */
 const repairedArgsNote = (provider: string, count: number): string =>
-  `${provider}: repaired ${count === 1 ? "a tool call's arguments" : `${count} tool calls' arguments`} (no JSON as they came; their syntax fixed)`
+  `${provider}: repaired ${count === 1 ? "a tool call's arguments" : `${count} tool calls' arguments`} (not JSON as they came: their syntax fixed)`
 
 export {continuationBody} from '../../protocols/pause.js'
 
