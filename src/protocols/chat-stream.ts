@@ -2,6 +2,7 @@
  * Chat Completions streams: the decoder of an upstream's `chat.completion.chunk` events and the
  * encoder of a chat client's stream.
  */
+import {ArgsGuard} from './args-guard.js'
 import {DetailsMerger, detailsSignature, detailsText, extraSignature} from './chat-signatures.js'
 import type {Json} from './cm-common.js'
 import {
@@ -133,6 +134,8 @@ interface OpenCall {
   nextName?: string
   /** Google's `extra_content` (its thought signature), as a chat signature. */
   signature?: Opaque
+  /** What of the arguments can go out before the call's end (./args-guard.ts). */
+  guard?: ArgsGuard
 }
 
 /** The start of a tool call's block (its signature only when it has one: one shape for most). */
@@ -226,6 +229,8 @@ export class ChatStreamDecoder implements StreamDecoder {
   private merged?: DetailsMerger
   /** See {@link StreamDecoder.thinkInPrompt}. */
   thinkInPrompt: ThinkInPrompt | undefined
+  /** See {@link StreamDecoder.repairedArgs}. */
+  repairedArgs = 0
   /**
    * The reasoning of a model whose template opens `<think>` in the prompt (`ctx.thinkOpen`), so
    * far: given as the answer's text too if no `</think>` comes (undefined when not inside it).
@@ -745,7 +750,8 @@ export class ChatStreamDecoder implements StreamDecoder {
 
   private argsDelta(call: OpenCall, json: string, out: StreamEvent[]): void {
     call.args += json
-    out.push({type: 'tool_args_delta', index: call.block as number, json})
+    const sent = (call.guard ??= new ArgsGuard()).feed(json)
+    if (sent) out.push({type: 'tool_args_delta', index: call.block as number, json: sent})
   }
 
   private closeText(out: StreamEvent[]): void {
@@ -770,8 +776,13 @@ export class ChatStreamDecoder implements StreamDecoder {
     if (call.block === undefined) {
       call.block = this.next++
       out.push({type: 'block_start', index: call.block, block: callStart(call)})
-      call.args = call.pending
-      if (call.args) out.push({type: 'tool_args_delta', index: call.block, json: call.args})
+      if (call.pending) this.argsDelta(call, call.pending, out)
+    }
+    if (call.guard) {
+      // arguments that are no JSON: the rest of their syntax repair, or of what came
+      const {json, repaired} = call.guard.finish(call.args)
+      if (json) out.push({type: 'tool_args_delta', index: call.block, json})
+      if (repaired) this.repairedArgs++
     }
     if (call.args.trim() === '') out.push({type: 'tool_args_delta', index: call.block, json: '{}'})
     out.push({type: 'block_stop', index: call.block})

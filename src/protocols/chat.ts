@@ -17,6 +17,7 @@ import type {Json} from './cm-common.js'
 import {
   applyCarry,
   argsText,
+  repairedArgsText,
   arr,
   bodyObject,
   budgetEffort,
@@ -748,6 +749,7 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
   // known to answer so or the content has a `</think>` (a byte search)
   let think: {reasoning: string; text: string; unclosed?: boolean} | undefined
   let inPrompt: ThinkInPrompt | undefined
+  let repaired = 0
   if (content) {
     think = splitThink(content)
     // (learned, unless the server gave the reasoning apart: then the content is the answer, as the
@@ -772,6 +774,12 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
       name: str(fn.name) ?? '',
       arguments: argsText(fn.arguments) || '{}',
     }
+    // arguments that are no JSON (Qwen3-Coder's and GLM's tool parsers): their syntax repaired
+    const fixed = repairedArgsText(part.arguments)
+    if (fixed !== undefined) {
+      part.arguments = fixed
+      repaired++
+    }
     // Google's thought signature on the call (its OpenAI-compatible endpoint, Vertex's)
     if (call.extra_content !== undefined) {
       const signature = extraSignature(call.extra_content)
@@ -792,6 +800,7 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
     usage: decodeChatUsage(b.usage ?? choice.usage),
   }
   if (inPrompt) response.thinkInPrompt = inPrompt
+  if (repaired) response.repairedArgs = repaired
   return response
 }
 

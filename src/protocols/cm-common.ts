@@ -6,6 +6,7 @@ import {randomUUID} from 'node:crypto'
 
 import type {CarryStore, CodecContext, Effort, Family, Part, ReasoningPart, ToolCallPart} from './ir.js'
 import {TranslationError} from './ir.js'
+import {syntaxRepairedArguments} from './conversation-rules.js'
 
 export type Json = Record<string, unknown>
 
@@ -32,14 +33,33 @@ export function parseDataUrl(url: string): {mediaType: string; data: string} | u
   return m ? {mediaType: m[1], data: m[2]} : undefined
 }
 
-/** Tool arguments text as a JSON object (invalid, empty or not an object -> `{}`). */
+/**
+ * Tool arguments text as a JSON object: where it is none, its syntax repaired
+ * (`syntaxRepairedArguments`: single quotes, a trailing comma, a fence…); else `{}`.
+ */
 export function argsObject(args: string): Json {
   try {
     const v: unknown = JSON.parse(args)
-    return isObj(v) ? v : {}
+    // (a string may hold the object: encoded twice)
+    if (typeof v !== 'string') return isObj(v) ? v : {}
   } catch {
-    return {}
+    // (repaired below)
   }
+  const fixed = syntaxRepairedArguments(args)
+  return fixed === undefined ? {} : (JSON.parse(fixed) as Json)
+}
+
+/**
+ * Tool arguments text that is no JSON (or a JSON string), with its syntax repaired; undefined
+ * where it is JSON or cannot be repaired.
+ */
+export function repairedArgsText(args: string): string | undefined {
+  try {
+    if (typeof JSON.parse(args) !== 'string') return undefined
+  } catch {
+    // (repaired below)
+  }
+  return syntaxRepairedArguments(args)
 }
 
 /**

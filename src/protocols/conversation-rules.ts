@@ -303,12 +303,104 @@ export function repairedArguments(text: string): string {
 }
 
 /**
+ * Tool-call arguments that do not parse, with only their syntax repaired, as the tool parsers of
+ * vLLM, SGLang and llama.cpp write them for Qwen3-Coder and GLM (research47 #2): a ```json fence
+ * or words around the object, text after it, a second object run on after the first (`{…}{…}`:
+ * the first is kept, the second had lost its call's name), a JSON string that holds the object
+ * (encoded twice), single quotes for double ones outside double-quoted strings, a comma before a
+ * closing bracket. Undefined where that does not give one JSON object: above all arguments cut
+ * open (a stream stopped at its token limit), which are never closed here, since a cut command
+ * must not run as a whole one (`repairedArguments` closes them, for history only).
+ */
+export function syntaxRepairedArguments(text: string): string | undefined {
+  const start = text.indexOf('{')
+  if (start < 0) return encodedTwice(text)
+  let body = text
+  if (body.includes("'", start)) body = doubleQuoted(body)
+  if (body.includes(',', start)) body = body.replace(TRAILING_COMMA, (_, string?: string) => string ?? '')
+  const first = closeJson(body, start, body.length, false).closed
+  if (first === undefined) return encodedTwice(text)
+  try {
+    const value: unknown = JSON.parse(first)
+    if (value && typeof value === 'object' && !Array.isArray(value)) return first
+  } catch {
+    // (not an object: maybe a string holding one)
+  }
+  return encodedTwice(text)
+}
+
+/** A comma, then only whitespace, before a closing bracket (strings are skipped whole). */
+const TRAILING_COMMA = /("(?:[^"\\]|\\.)*")|,(?=\s*[}\]])/g
+
+/** `"{\"a\": 1}"`: the object a JSON string holds (once more repaired where it needs it). */
+function encodedTwice(text: string): string | undefined {
+  let inner: unknown
+  try {
+    inner = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  if (typeof inner !== 'string' || inner === text) return undefined
+  try {
+    const value: unknown = JSON.parse(inner)
+    return value && typeof value === 'object' && !Array.isArray(value) ? inner : undefined
+  } catch {
+    return inner.includes('{') && !inner.trimStart().startsWith('"')
+      ? syntaxRepairedArguments(inner)
+      : undefined
+  }
+}
+
+/**
+ * Python's repr of a dict as JSON: each single-quoted string outside double-quoted ones becomes a
+ * double-quoted one (a `"` inside it escaped, an escaped `\'` a plain `'`).
+ */
+function doubleQuoted(text: string): string {
+  let out = ''
+  let from = 0
+  let quote = ''
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (quote) {
+      if (c === '\\') {
+        if (quote === "'" && text[i + 1] === "'") {
+          out += text.slice(from, i) + "'"
+          from = i + 2
+        }
+        i++
+      } else if (c === quote) {
+        if (quote === "'") {
+          out += text.slice(from, i) + '"'
+          from = i + 1
+        }
+        quote = ''
+      } else if (c === '"' && quote === "'") {
+        out += text.slice(from, i) + '\\"'
+        from = i + 1
+      }
+    } else if (c === '"' || c === "'") {
+      quote = c
+      if (c === "'") {
+        out += text.slice(from, i) + '"'
+        from = i + 1
+      }
+    }
+  }
+  return out + text.slice(from)
+}
+
+/**
  * `text` from `start` to `end` with what is open at its end closed (a string, then each array and
  * object), cut after the first complete value, a trailing comma or whitespace dropped and a
  * trailing colon given `null`; and where the last comma outside strings is, for a shorter try.
  * Undefined `closed` where a bracket does not match.
  */
-function closeJson(text: string, start: number, end: number): {closed?: string; lastComma: number} {
+function closeJson(
+  text: string,
+  start: number,
+  end: number,
+  close = true,
+): {closed?: string; lastComma: number} {
   const open: string[] = []
   let inString = false
   let escaped = false
@@ -330,6 +422,8 @@ function closeJson(text: string, start: number, end: number): {closed?: string; 
       if (open.length === 0) return {closed: text.slice(start, i + 1), lastComma}
     } else if (c === ',') lastComma = i
   }
+  // (a syntax repair invents nothing: what is still open at the end stays unrepaired)
+  if (!close) return {lastComma}
   let head = text.slice(start, i)
   if (inString) head = (escaped ? head.slice(0, -1) : head) + '"'
   else {

@@ -22,6 +22,7 @@ import type {
 } from './ir.js'
 import {omittedFileText, searchesOf, TranslationError, unwrapOpaque, wrapOpaque} from './ir.js'
 import {GeminiStreamDecoder, GeminiStreamEncoder} from './gemini-stream.js'
+import {argsObject} from './cm-common.js'
 import type {ImageNotes} from './images.js'
 import {ENCODER_NOTES, fitImage, imageNote} from './images.js'
 import {groundingOf, searchesOfGrounding} from './web-search.js'
@@ -287,14 +288,8 @@ function decodeRequest(
 const ownSig = (opaque: Opaque | undefined): string | undefined =>
   opaque?.family === 'gemini' && opaque.value ? opaque.value : undefined
 
-function parseArgs(args: string): Body {
-  try {
-    const parsed: unknown = JSON.parse(args)
-    return isObject(parsed) ? parsed : {}
-  } catch {
-    return {}
-  }
-}
+/** A call's arguments as Gemini's `args` object (see `argsObject`: no JSON, its syntax repaired). */
+const parseArgs = (args: string): Body => argsObject(args)
 
 function guessMime(url: string): string {
   const ext = /\.([a-z0-9]+)(?:[?#]|$)/i.exec(url)?.[1]?.toLowerCase()

@@ -461,6 +461,8 @@ export interface Response {
   usage: Usage
   /** Chat upstreams: see {@link StreamDecoder.thinkInPrompt}. */
   thinkInPrompt?: ThinkInPrompt
+  /** Chat upstreams: see {@link StreamDecoder.repairedArgs}. */
+  repairedArgs?: number
 }
 
 /**
@@ -693,6 +695,8 @@ export interface StreamDecoder {
   continuation?(): StreamDecoder
   /** Chat: what the answer showed of a template that opens `<think>` in the prompt, if anything. */
   readonly thinkInPrompt?: ThinkInPrompt
+  /** Chat: how many tool calls' arguments were no JSON and went out with their syntax repaired. */
+  readonly repairedArgs?: number
   /** Messages: the answer's content blocks as they came (with `CodecContext.keepContent`). */
   keptContent?(): unknown[]
   /**

@@ -3,7 +3,7 @@
  * upstreams. Streams are in `messages-stream.ts`.
  */
 import type {Json} from './cm-common.js'
-import {applyCarry, arr, bodyObject, isObj, makeId, num, storeCarry, str} from './cm-common.js'
+import {applyCarry, argsObject, arr, bodyObject, isObj, makeId, num, storeCarry, str} from './cm-common.js'
 import {MessagesStreamEncoder} from './messages-stream-encoder.js'
 import {
   MessagesStreamDecoder,
@@ -747,15 +747,8 @@ const searchCount = (parts: readonly Part[]): number => {
 
 const q = JSON.stringify
 
-/** A tool call's arguments as Messages' `input` object (arguments that are no JSON object: `{}`). */
-function toolInput(args: string): unknown {
-  try {
-    const input: unknown = JSON.parse(args || '{}')
-    return isObj(input) ? input : {}
-  } catch {
-    return {}
-  }
-}
+/** A tool call's arguments as Messages' `input` object (see `argsObject`; none: `{}`). */
+const toolInput = (args: string): unknown => (args ? argsObject(args) : {})
 
 /** {@link encodeResponse} written as text: the same bytes, without the object. */
 function encodeResponseText(response: Response, ctx?: CodecContext): string {

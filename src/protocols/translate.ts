@@ -1161,7 +1161,14 @@ export function translateResponseText(
   client: ClientRequest,
   body: unknown,
   ctx: CodecContext = {},
-): {text: string; usage: Usage; id: string; estimated?: string; thinkInPrompt?: ThinkInPrompt} {
+): {
+  text: string
+  usage: Usage
+  id: string
+  estimated?: string
+  thinkInPrompt?: ThinkInPrompt
+  repairedArgs?: number
+} {
   const response = CODECS[upstream].decodeResponse(body, decodeContext(upstream, client, ctx))
   clientCallNames(response.parts, toolNamesFor(client, upstream))
   const estimated = fillMissingUsage(response.usage, client.request, outputChars(response.parts))
@@ -1175,6 +1182,7 @@ export function translateResponseText(
       id: response.id,
       estimated,
       thinkInPrompt,
+      repairedArgs: response.repairedArgs,
     }
   const out = codec.encodeResponse(response, encodeCtx)
   return {
@@ -1183,6 +1191,7 @@ export function translateResponseText(
     id: String(out.id ?? ''),
     estimated,
     thinkInPrompt,
+    repairedArgs: response.repairedArgs,
   }
 }
 
@@ -1300,6 +1309,11 @@ export class StreamTranslator {
   /** A chat upstream's answer showed a template that opens `<think>` in the prompt (ir.ts `ThinkInPrompt`). */
   get thinkInPrompt(): ThinkInPrompt | undefined {
     return this.decoder.thinkInPrompt
+  }
+
+  /** A chat upstream's tool calls whose arguments were no JSON and went out repaired. */
+  get repairedArgs(): number {
+    return this.decoder.repairedArgs ?? 0
   }
 
   push(chunk: Uint8Array): string {

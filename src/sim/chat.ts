@@ -42,6 +42,7 @@ import {
   selectQuirks,
   strictFieldsProblem,
   argumentsRefusal,
+  brokenArgsText,
   unsupportedParameter,
   extraInputs,
   contextRefusal,
@@ -750,7 +751,7 @@ export function planChat(
     const withId = (call: {name: string; args: unknown}) => ({
       id: `call_${(++sequence).toString(36)}`,
       name: call.name,
-      arguments: quirks.has('empty-args') ? '' : JSON.stringify(call.args),
+      arguments: quirks.has('empty-args') ? '' : brokenArgsText(call.args, quirks),
     })
     toolCall = withId(first)
     if (more.length > 0) moreToolCalls = more.map(withId)

@@ -1414,7 +1414,12 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
         /^\S+ paused the turn \(pause_turn\): continued \d+ times?$/.test(n)) ||
       // `think-open-in-prompt`: the gateway learned the model's template from its first answer
       (QUIRKS.includes('think-open-in-prompt') &&
-        /^\S+: the answer closed a <\/think> it never opened/.test(n))
+        /^\S+: the answer closed a <\/think> it never opened/.test(n)) ||
+      // `single-quote-args`, `trailing-comma-args`, `fenced-args`: the call's arguments repaired
+      (QUIRKS.some(
+        (q) => /-args$/.test(q) && q !== 'cut-args' && q !== 'empty-args' && q !== 'object-args',
+      ) &&
+        /^\S+: repaired (?:a tool call's|\d+ tool calls') arguments/.test(n))
     if (r.status !== 200 || !notes.every(tested))
       problems.push(`gateway log: row ${r.id} is ${r.status} ${r.error ?? ''}`)
     if (QUIRKS.includes('no-usage') && r.status === 200 && !estimated)

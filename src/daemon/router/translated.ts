@@ -146,6 +146,10 @@ function addNote(result: RelayContext['result'], note: string): void {
   result.error = result.error ? `${result.error}; ${note}` : note
 }
 
+/** The log row's note on tool calls whose arguments were no JSON (research47 #2). */
+const repairedArgsNote = (provider: string, count: number): string =>
+  `${provider}: repaired ${count === 1 ? "a tool call's arguments" : `${count} tool calls' arguments`} (not JSON as they came: their syntax fixed)`
+
 export {continuationBody} from '../../protocols/pause.js'
 
 /**
@@ -485,6 +489,7 @@ export async function relayTranslated(
     if (paused && out.usage) result.usage = {...result.usage, ...billedPrompts(out.usage, billed)}
     if (out.estimated) addNote(result, estimatedUsageNote(provider.name, out.estimated))
     if (out.thinkInPrompt) thinkInPrompt(result, translation, provider.name, out.thinkInPrompt)
+    if (out.repairedArgs) addNote(result, repairedArgsNote(provider.name, out.repairedArgs))
     if (upFamily === 'messages') {
       const dropped = droppedThinking((body as {input_transformations?: unknown}).input_transformations)
       if (dropped) addNote(result, droppedThinkingNote(provider.name, dropped))
@@ -641,6 +646,8 @@ export async function relayTranslated(
   if (translator.estimated) addNote(result, estimatedUsageNote(provider.name, translator.estimated))
   const seen = translator.thinkInPrompt
   if (seen) thinkInPrompt(result, translation, provider.name, seen)
+  const repaired = translator.repairedArgs
+  if (repaired) addNote(result, repairedArgsNote(provider.name, repaired))
   const dropped = translator.droppedThinking()
   if (dropped) addNote(result, droppedThinkingNote(provider.name, dropped))
   target.breaker?.recordSuccess()

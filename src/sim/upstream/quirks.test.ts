@@ -105,6 +105,22 @@ describe('chat quirks', () => {
     )
   })
 
+  it('single-quote-args, trailing-comma-args, fenced-args: arguments as broken tool parsers write them', async () => {
+    const argsOf = async (quirk: string, stream: boolean) => {
+      const {events, json} = await chat({model: `gpt-x+${quirk}`, tools: chatTools, stream})
+      return stream
+        ? toolDeltas(events)
+            .map((d: any) => d.function.arguments ?? '')
+            .join('')
+        : (json as any).choices[0].message.tool_calls[0].function.arguments
+    }
+    for (const stream of [true, false]) {
+      expect(await argsOf('single-quote-args', stream)).toMatch(/^\{'city': '[^']*'\}$/)
+      expect(await argsOf('trailing-comma-args', stream)).toMatch(/^\{"city":"[^"]*", \}$/)
+      expect(await argsOf('fenced-args', stream)).toMatch(/^```json\n\{"city":"[^"]*"\}\n```$/)
+    }
+  })
+
   it("shifted-index: each call's head at the index before it, its arguments at its own", async () => {
     const {events} = await chat({model: 'gpt-x+parallel-tools+shifted-index', tools: chatTools, stream: true})
     const deltas = toolDeltas(events).map((d: any) => [

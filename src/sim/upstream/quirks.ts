@@ -112,6 +112,11 @@ export const SIM_QUIRKS = [
   // DeepSeek's `/v1/responses`: a tool call and its output paired by position, any item between
   // them refused
   'adjacent-outputs',
+  // Qwen3-Coder and GLM under vLLM, SGLang and llama.cpp tool parsers: a call's arguments that are
+  // no JSON (a Python dict's single quotes, a trailing comma, a ```json fence)
+  'single-quote-args',
+  'trailing-comma-args',
+  'fenced-args',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -305,6 +310,32 @@ export function quirkAnswer(
 /** Argument text as sent: empty under `empty-args`. */
 export function argsText(args: Args, quirks: Quirks): string {
   return quirks.has('empty-args') ? '' : JSON.stringify(args)
+}
+
+/**
+ * A chat call's argument text as a broken tool parser writes it: a Python dict's repr under
+ * `single-quote-args`, a comma before the last `}` under `trailing-comma-args`, in a ```json
+ * fence under `fenced-args`; else as JSON.
+ */
+export function brokenArgsText(args: unknown, quirks: Quirks): string {
+  const json = JSON.stringify(args)
+  if (quirks.has('single-quote-args')) return pyRepr(args)
+  if (quirks.has('trailing-comma-args') && json.length > 2 && json.endsWith('}'))
+    return json.slice(0, -1) + ', }'
+  if (quirks.has('fenced-args')) return '```json\n' + json + '\n```'
+  return json
+}
+
+/** Python's repr of a JSON value: single-quoted strings, `, ` and `: ` between members. */
+function pyRepr(v: unknown): string {
+  if (typeof v === 'string')
+    return `'${JSON.stringify(v).slice(1, -1).replace(/\\"/g, '"').replace(/'/g, "\\'")}'`
+  if (Array.isArray(v)) return `[${v.map(pyRepr).join(', ')}]`
+  if (v && typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${pyRepr(k)}: ${pyRepr(x)}`)
+      .join(', ')}}`
+  return JSON.stringify(v)
 }
 
 /** Argument stream pieces: none under `empty-args`, cut mid-token under `cut-args`. */

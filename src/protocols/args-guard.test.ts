@@ -1,0 +1,96 @@
+import {describe, expect, test} from 'vitest'
+
+import {ArgsGuard} from './args-guard.js'
+import {syntaxRepairedArguments} from './conversation-rules.js'
+
+/** What a client gets for `pieces`: the deltas sent as they came, then the call's end. */
+function stream(pieces: string[]): {deltas: string[]; text: string; repaired: boolean} {
+  const guard = new ArgsGuard()
+  const deltas = pieces.map((p) => guard.feed(p))
+  const end = guard.finish(pieces.join(''))
+  deltas.push(end.json)
+  return {deltas, text: deltas.join(''), repaired: end.repaired}
+}
+
+/** `text` cut into pieces of `size` characters. */
+const cut = (text: string, size: number): string[] =>
+  Array.from({length: Math.ceil(text.length / size)}, (_, i) => text.slice(i * size, (i + 1) * size))
+
+describe('syntaxRepairedArguments', () => {
+  test.each([
+    [`{'command': 'ls -la', 'n': [1, 2,]}`, {command: 'ls -la', n: [1, 2]}],
+    [`{"a": "x, }", "b": 1,}`, {a: 'x, }', b: 1}],
+    ['```json\n{"path": "/a"}\n```', {path: '/a'}],
+    [JSON.stringify(JSON.stringify({path: '/a'})), {path: '/a'}],
+    [JSON.stringify(`{'path': '/a',}`), {path: '/a'}],
+    [`{"path": "/a"}{"path": "/b"}`, {path: '/a'}],
+    [`{"path": "/a"}\nDone.`, {path: '/a'}],
+    [`{'say': "it's \\"x\\"", 'q': 'he said "y"'}`, {say: `it's "x"`, q: 'he said "y"'}],
+  ])('%s', (text, meant) => {
+    const fixed = syntaxRepairedArguments(text)
+    expect(fixed && JSON.parse(fixed)).toEqual(meant)
+  })
+
+  test('never closes arguments cut open: a cut command must not run as a whole one', () => {
+    for (const text of [
+      `{"command": "rm -rf /tmp/x`,
+      `{'command': 'rm -rf /tmp/x`,
+      `{"a": 1,`,
+      `{"a": [1`,
+      'nope',
+    ])
+      expect(syntaxRepairedArguments(text)).toBeUndefined()
+  })
+})
+
+describe('ArgsGuard', () => {
+  const valid = JSON.stringify({
+    file_path: '/tmp/a.ts',
+    content: 'const a = {"x": [1, 2,], \'y\': `z`}\n// }{ \\" \\\\',
+    list: [1, {b: [true, null]}, 'c'],
+  })
+
+  test('a valid call goes out byte for byte, whatever its pieces', () => {
+    for (const size of [1, 2, 3, 7, 64, valid.length]) {
+      const {text, repaired} = stream(cut(valid, size))
+      expect(text).toBe(valid)
+      expect(repaired).toBe(false)
+    }
+    // an array, as llama.cpp may send: as it came
+    expect(stream(['["x", {"y": 1}]']).text).toBe('["x", {"y": 1}]')
+  })
+
+  test.each([
+    [`{'command': 'ls -la', 'timeout': 5}`, {command: 'ls -la', timeout: 5}],
+    [`{"command": "ls", "timeout": 5, }`, {command: 'ls', timeout: 5}],
+    ['```json\n{"command": "ls"}\n```', {command: 'ls'}],
+    [JSON.stringify(JSON.stringify({command: 'ls'})), {command: 'ls'}],
+    [`{"command": "ls"}{"command": "pwd"}`, {command: 'ls'}],
+    [`{"command": "ls"} </tool_call>`, {command: 'ls'}],
+    [`{"command": "ls", "args": ["-l", "-a",], }`, {command: 'ls', args: ['-l', '-a']}],
+  ])('%s: the deltas add up to JSON that parses, in any pieces', (text, meant) => {
+    for (const size of [1, 2, 5, text.length]) {
+      const {text: sent, repaired} = stream(cut(text, size))
+      expect(JSON.parse(sent)).toEqual(meant)
+      expect(repaired).toBe(true)
+    }
+  })
+
+  test('a comma goes out once the next token shows it is not a trailing one', () => {
+    const guard = new ArgsGuard()
+    expect(guard.feed('{"a": 1,')).toBe('{"a": 1')
+    expect(guard.feed(' "b": 2}')).toBe(', "b": 2}')
+  })
+
+  test('a call cut open by the token limit is not closed: it goes on as it came', () => {
+    for (const text of [
+      `{"command": "rm -rf /tmp/x`,
+      `{'command': 'rm -rf /tmp/x`,
+      `{"command": "rm", "args": ["-rf",`,
+    ]) {
+      const {text: sent, repaired} = stream(cut(text, 3))
+      expect(sent).toBe(text)
+      expect(repaired).toBe(false)
+    }
+  })
+})
