@@ -6,28 +6,9 @@
  */
 import type {GwError} from '../core/errors.js'
 import {AuthError, InterruptedError, NotFoundError, UpstreamError, isAbortError} from '../core/errors.js'
+import {headerValue, parseRetryAfter} from '../core/retry-after.js'
 
-/** Parses `Retry-After` (seconds or an HTTP date) and `retry-after-ms`; undefined when absent. */
-export function parseRetryAfter(
-  headers: Record<string, string | string[] | undefined>,
-  now = Date.now(),
-): number | undefined {
-  const ms = headerValue(headers, 'retry-after-ms')
-  if (ms && /^\d+(\.\d+)?$/.test(ms)) return Math.ceil(Number(ms))
-  const value = headerValue(headers, 'retry-after')
-  if (!value) return undefined
-  if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000)
-  const date = Date.parse(value)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
-}
-
-export function headerValue(
-  headers: Record<string, string | string[] | undefined>,
-  name: string,
-): string | undefined {
-  const v = headers[name]
-  return Array.isArray(v) ? v[0] : v
-}
+export {headerValue, parseRetryAfter}
 
 /** What an error body of the platform says, in any of the shapes it uses. */
 export interface UpstreamProblem {

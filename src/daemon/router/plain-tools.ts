@@ -68,9 +68,7 @@ export function holdsAgentMessage(body: Buffer): boolean {
  * OpenAI. Any other Responses server gets the items as user messages ({@link holdsAgentMessage}).
  */
 export function isOpenAiResponsesHost(baseUrl: string): boolean {
-  return /^https:\/\/(?:api\.openai\.com|chatgpt\.com|[^/?#]*\.(?:openai\.azure\.com|cognitiveservices\.azure\.com|services\.ai\.azure\.com))(?:[:/?#]|$)/i.test(
-    baseUrl,
-  )
+  return /^https:\/\/(?:api\.openai\.com|chatgpt\.com)(?:[:/?#]|$)/i.test(baseUrl) || isAzureHost(baseUrl)
 }
 
 /** Whether `baseUrl` is OpenAI's own API (`https://api.openai.com`, any path after it). */

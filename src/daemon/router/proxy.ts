@@ -41,7 +41,8 @@ import {
   withStoreTrue,
 } from './plain-tools.js'
 import {relay} from './relay.js'
-import {bodyWait, headerWaitMs, isCodexClient, RETRY_429, waitedNote} from './rate-limit.js'
+import {bodyWait, isCodexClient, RETRY_429, waitedNote} from './rate-limit.js'
+import {parseRetryAfter} from '../../core/retry-after.js'
 import {withSystemTurnsHoisted} from './system-turns.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
@@ -274,7 +275,7 @@ async function waitFor429(
     return undefined
   const text = await errorBody(upstream.body)
   if (typeof text !== 'string') return text
-  const said = headerWaitMs(upstream.headers)
+  const said = parseRetryAfter(upstream.headers)
   const read = said === undefined ? bodyWait(text) : undefined
   const wait = said ?? read?.retryMs ?? RETRY_429.fixedMs[retried] ?? RETRY_429.capMs
   if (read?.long || waited + wait > RETRY_429.capMs) return text
@@ -1061,7 +1062,7 @@ export async function proxyRequest(
         // in whole seconds, so that Codex waits it out itself rather than end its turn
         const ms = upstream.headers['retry-after-ms']
         if (typeof ms === 'string' && upstream.headers['retry-after'] === undefined) {
-          const wait = headerWaitMs(upstream.headers)
+          const wait = parseRetryAfter(upstream.headers)
           if (wait !== undefined) upstream.headers['retry-after'] = String(Math.ceil(wait / 1000))
         }
       }

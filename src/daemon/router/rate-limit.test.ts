@@ -2,7 +2,8 @@
 import {describe, expect, it} from 'vitest'
 
 import {parseFault, quotaDetails} from '../../sim/faults.js'
-import {bodyWait, headerWaitMs, isCodexClient, retryAfterFromBody, waitedNote} from './rate-limit.js'
+import {parseRetryAfter} from '../../core/retry-after.js'
+import {bodyWait, isCodexClient, retryAfterFromBody, waitedNote} from './rate-limit.js'
 
 /** Google's 429 as the Gemini API answers it (free tier, per minute), cut to its details. */
 const google = (retryDelay: unknown, quotaId = 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier') => ({
@@ -31,13 +32,13 @@ describe('isCodexClient', () => {
   ])('%j: %s', (headers, codex) => expect(isCodexClient(headers)).toBe(codex))
 })
 
-describe('headerWaitMs', () => {
+describe('parseRetryAfter, as the 429 wait reads it', () => {
   it('reads retry-after-ms first, then retry-after in seconds or as a date', () => {
-    expect(headerWaitMs({'retry-after-ms': '250', 'retry-after': '9'})).toBe(250)
-    expect(headerWaitMs({'retry-after': '1.5'})).toBe(1500)
-    expect(headerWaitMs({'retry-after': new Date(10_000).toUTCString()}, 4_000)).toBe(6_000)
-    expect(headerWaitMs({'retry-after': 'soon'})).toBeUndefined()
-    expect(headerWaitMs({})).toBeUndefined()
+    expect(parseRetryAfter({'retry-after-ms': '250', 'retry-after': '9'})).toBe(250)
+    expect(parseRetryAfter({'retry-after': '1.5'})).toBe(1500)
+    expect(parseRetryAfter({'retry-after': new Date(10_000).toUTCString()}, 4_000)).toBe(6_000)
+    expect(parseRetryAfter({'retry-after': 'soon'})).toBeUndefined()
+    expect(parseRetryAfter({})).toBeUndefined()
   })
 })
 

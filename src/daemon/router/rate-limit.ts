@@ -39,20 +39,6 @@ export function isCodexClient(headers: IncomingHttpHeaders): boolean {
   )
 }
 
-/**
- * The wait an answer's headers state, in milliseconds: `retry-after-ms` (OpenAI's SDKs' own), else
- * `retry-after` in seconds or as an HTTP date; undefined when neither says one.
- */
-export function headerWaitMs(headers: IncomingHttpHeaders, now = Date.now()): number | undefined {
-  const ms = headers['retry-after-ms']
-  if (typeof ms === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(ms)) return Math.ceil(Number(ms))
-  const value = headers['retry-after']
-  if (typeof value !== 'string' || value.trim() === '') return undefined
-  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) return Math.ceil(Number(value) * 1000)
-  const date = Date.parse(value)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
-}
-
 /** What a 429's body says of waiting: Google's stated delay, or that no short wait helps. */
 export interface BodyWait {
   /** Google's `RetryInfo.retryDelay`, in milliseconds. */
