@@ -984,3 +984,54 @@ describe('plain-tools helpers', () => {
       expect([words, refusesOpenAiToolShapes(words)]).toEqual([words, false])
   })
 })
+
+describe("DeepSeek's refusal of a call and its output apart, passed through", () => {
+  const DEEPSEEK: Refusal = {
+    status: 400,
+    body: {
+      error: {
+        message: 'No tool output found for tool call call_00_a',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_request_error',
+      },
+    },
+  }
+  const turn = (between: unknown[]) => ({
+    model: 'deepseek-v4-flash',
+    input: [
+      {type: 'message', role: 'user', content: [{type: 'input_text', text: 'List the files.'}]},
+      {type: 'function_call', call_id: 'call_00_a', name: 'exec', arguments: '{}'},
+      ...between,
+      {type: 'function_call_output', call_id: 'call_00_a', output: 'a b'},
+    ],
+    tools: [{type: 'function', name: 'exec', parameters: params('cmd')}],
+    store: false,
+  })
+
+  it("a history whose outputs follow their calls already: the refusal is the client's, nothing learned, one try", async () => {
+    received.length = 0
+    refuseAll = DEEPSEEK
+    route = {targets: [target('ds-adjacent', 'sim')]}
+    try {
+      const res = await post(turn([]))
+      expect(res.status).toBe(400)
+      expect(received).toHaveLength(1)
+      expect(learnedAdaptations().find((a) => a.provider === 'ds-adjacent')).toBeUndefined()
+      // the same words for a history with a message between them: learned, sent again rewritten
+      const hook = {type: 'message', role: 'developer', content: [{type: 'input_text', text: 'hook'}]}
+      await post(turn([hook]))
+      expect(received).toHaveLength(3)
+      const again = JSON.parse(String(received[2])) as {input: Array<{type: string}>}
+      expect(again.input.map((i) => i.type)).toEqual([
+        'message',
+        'function_call',
+        'function_call_output',
+        'message',
+      ])
+      expect(learnedAdaptations().find((a) => a.provider === 'ds-adjacent')).toBeDefined()
+    } finally {
+      refuseAll = undefined
+    }
+  })
+})
