@@ -1034,8 +1034,12 @@ export async function proxyRequest(
     }
     if (status >= 500 || status === 429) {
       const message = `${provider.name}: upstream answered ${status}`
-      // (each 429 counts, a waited try's too, as when a client retries it itself)
-      target.breaker?.recordFailure(message)
+      // A client request's 429s count once: a try the gateway waited for (Codex's, below) is the
+      // same request again, its first 429 already counted, so that one agent's waits do not open
+      // the breaker on their own. (A try that took a half-open trial, the breaker having opened on
+      // other requests meanwhile, counts: its 429 opens the breaker again, as any trial's does.)
+      if (status !== 429 || retried429 === 0 || target.breaker?.state !== 'closed')
+        target.breaker?.recordFailure(message)
       if (options.fallbacks && canTryAfter(targets, i)) {
         attempts.push({provider: provider.name, status, error: message})
         await upstream.body.dump().catch(() => undefined)
