@@ -609,6 +609,9 @@ export async function proxyRequest(
       isOpenAiApi(target.provider.baseUrl)
     )
       ctx.cacheKeys = true
+    // Azure OpenAI keeps the items the next turn names by id only with `store: true` (the host
+    // looked at, once per provider, only for a Responses upstream)
+    if (target.provider.family === 'responses' && azureProvider(target.provider)) ctx.storeTrue = true
     // a local server reads a model's switch of thinking off from its chat template's arguments
     // (thinking-off.ts `thinkingOffFields`): a map lookup only for a request that asked for no
     // thinking (not the simulator, which stands for the vendors' APIs)
