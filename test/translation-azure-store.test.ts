@@ -8,6 +8,7 @@
  * once. A client's own `store: true` goes as it came. The simulator's `+azure-store` models refuse
  * as Azure does; the official OpenAI SDK.
  */
+import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
@@ -40,8 +41,15 @@ beforeAll(async () => {
   ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
     policy('azure-learned', 'gpt-5.4+azure-store'),
     policy('azure-own-store', 'gpt-5.5+azure-store'),
+    {
+      id: 'azure-translated',
+      routes: {messages: [{provider: 'sim-responses', model: 'gpt-5.6+azure-store', translate: true}]},
+      fallbacks: true,
+      breaker: DEFAULT_BREAKER,
+      timeouts: DEFAULT_TIMEOUTS,
+    },
   ]))
-  for (const id of ['azure-learned', 'azure-own-store'])
+  for (const id of ['azure-learned', 'azure-own-store', 'azure-translated'])
     keys.set(id, await issueKeyOverApi(base, id, 'codex', id))
 }, 120_000)
 
@@ -110,7 +118,7 @@ describe('Codex passed through to an Azure the host does not tell', {timeout: 60
       adaptations: Array<{provider: string; model: string; rules: string[]}>
     }
     expect(adaptations.find((a) => a.model === 'gpt-5.4+azure-store')?.rules).toEqual([
-      "Codex's requests sent with store true, so the items it names by id are found (refused with store false: Azure OpenAI keeps no items then)",
+      "Codex's requests and translated ones sent with store true, so the items they name by id are found (refused with store false: Azure OpenAI keeps no items then)",
     ])
     // the next turn: one try, store true from the start
     await client.responses.create(
@@ -137,6 +145,54 @@ describe('Codex passed through to an Azure the host does not tell', {timeout: 60
   })
 })
 
+/** Claude Code's two turns with thinking, the first's thinking block (its signature the upstream's reasoning item) sent back. */
+async function claudeTwoTurns(client: Anthropic) {
+  const ask = (messages: Anthropic.MessageParam[]) =>
+    client.messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 4000,
+      thinking: {type: 'enabled', budget_tokens: 2000},
+      messages,
+    })
+  const first = await ask([{role: 'user', content: 'Say hello.'}])
+  expect(first.content[0]).toMatchObject({type: 'thinking', signature: expect.any(String)})
+  const history: Anthropic.MessageParam[] = [
+    {role: 'user', content: 'Say hello.'},
+    {role: 'assistant', content: first.content as Anthropic.ContentBlockParam[]},
+    {role: 'user', content: 'Again.'},
+  ]
+  return {history, second: await ask(history), ask}
+}
+
+describe('Claude Code translated to an Azure the host does not tell', {timeout: 60_000}, () => {
+  it("the reasoning item's id refused once: store true learned, sent again at once, later turns with it from the start", async () => {
+    await takeSimCalls(simOrigin, RESPONSES)
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('azure-translated')!, maxRetries: 0})
+    const {history, second, ask} = await claudeTwoTurns(client)
+    expect(second.stop_reason).toBe('end_turn')
+    const sent = await takeSimCalls(simOrigin, RESPONSES)
+    // the second turn names the first's reasoning item by its id: refused with store false
+    expect(sent.map((s) => s.store)).toEqual([false, false, true])
+    expect(sent[1].input).toContainEqual(
+      expect.objectContaining({type: 'reasoning', id: expect.stringMatching(/^rs_/)}),
+    )
+    expect({...sent[2], store: false}).toEqual(sent[1])
+    expect((await projectLogRows(base, 'azure-translated', 2)).map((r) => [r.status, r.error])).toEqual([
+      [200, null],
+      [
+        200,
+        'sim-responses refused an item named by its id with store false (Azure OpenAI keeps no items then): sent again with store true',
+      ],
+    ])
+    await ask([
+      ...history,
+      {role: 'assistant', content: 'Hello again.'},
+      {role: 'user', content: 'Once more.'},
+    ])
+    expect((await takeSimCalls(simOrigin, RESPONSES)).map((s) => s.store)).toEqual([true])
+  })
+})
+
 describe("Codex passed through to Azure OpenAI's own hosts", {timeout: 60_000}, () => {
   const AZURE = 'https://my-res.openai.azure.com'
   let sim: Simulator
@@ -146,11 +202,13 @@ describe("Codex passed through to Azure OpenAI's own hosts", {timeout: 60_000}, 
   beforeAll(async () => {
     sim = await startSim({timeScale: 100})
     gateway = new ProxyGateway({
-      route: () => ({
+      route: (family) => ({
         targets: [
           {
             provider: {name: 'azure', family: 'responses', baseUrl, credential: {secret: 'k'}},
             model: 'gpt-5.4+azure-store',
+            // (Claude Code's requests: translated)
+            ...(family === 'responses' ? {} : {translate: true as const}),
           },
         ],
       }),
@@ -180,6 +238,18 @@ describe("Codex passed through to Azure OpenAI's own hosts", {timeout: 60_000}, 
     })
     const {second} = await twoTurns(client)
     expect(second.status).toBe('completed')
+    expect(sentStores()).toEqual([true, true])
+    expect(gateway.results.map((r) => [r.status, r.error])).toEqual([
+      [200, null],
+      [200, null],
+    ])
+  })
+
+  it('a translated request (Claude Code with thinking) goes with store true from the first, by the host', async () => {
+    gateway.results.length = 0
+    const client = new Anthropic({baseURL: gateway.url, apiKey: 'client', maxRetries: 0})
+    const {second} = await claudeTwoTurns(client)
+    expect(second.stop_reason).toBe('end_turn')
     expect(sentStores()).toEqual([true, true])
     expect(gateway.results.map((r) => [r.status, r.error])).toEqual([
       [200, null],

@@ -580,6 +580,13 @@ export interface CodecContext {
    */
   plainTools?: boolean
   /**
+   * Responses upstreams: Azure OpenAI, by its host (daemon/router/plain-tools.ts `azureProvider`),
+   * which keeps no item of a request sent with `store: false` and then refuses the reasoning items
+   * the next turn names by their ids: the requests go with `store: true`, as Codex sends them to a
+   * provider it knows is Azure.
+   */
+  storeTrue?: boolean
+  /**
    * Chat upstreams: OpenAI's own API (`api.openai.com`), whose chat completions take the
    * request's cache key as `prompt_cache_key`; most other chat servers refuse the field.
    */

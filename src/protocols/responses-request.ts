@@ -210,9 +210,10 @@ export function encodeRequest(request: Request, model: string, ctx?: CodecContex
   const effort = search && asked === 'minimal' ? 'low' : asked
   if (request.reasoning && !request.reasoning.disabled) {
     body.reasoning = {...(effort ? {effort} : {}), ...(request.reasoning.include ? {summary: 'auto'} : {})}
-    body.store = false
+    // (Azure's: kept, so that the next turn's reasoning items, named by their ids, are found)
+    body.store = ctx?.storeTrue === true
     body.include = ['reasoning.encrypted_content']
-  }
+  } else if (ctx?.storeTrue) body.store = true
   // the pages a search found (without it OpenAI names only those the answer cites)
   if (search)
     body.include = [...((body.include as string[] | undefined) ?? []), 'web_search_call.action.sources']

@@ -381,9 +381,9 @@ export interface UpstreamAdaptation {
   liteOff?: boolean
   /**
    * Responses: a server that refused an item named by its id in a request sent with `store: false`
-   * (Azure OpenAI behind a domain of its own, which keeps no item then): the requests passed through
-   * to it go with `store: true`, as Codex sends them to a provider it knows is Azure
-   * (daemon/router/plain-tools.ts `withStoreTrue`).
+   * (Azure OpenAI behind a domain of its own, which keeps no item then): Codex's requests passed
+   * through to it go with `store: true`, as Codex sends them to a provider it knows is Azure
+   * (daemon/router/plain-tools.ts `withStoreTrue`), and so do translated ones.
    */
   storeTrue?: boolean
   /**
@@ -906,6 +906,8 @@ function adaptBody(
   if (adapt.noCallIds) withoutCallIds(body)
   if (adapt.repairArgs) repairToolArguments(body)
   if (adapt.adjacentOutputs && Array.isArray(body.input)) body.input = adjacentOutputs(body.input)
+  // (learned of a Responses server only)
+  if (adapt.storeTrue) body.store = true
   if (adapt.effort) {
     const effort = typeof body.reasoning_effort === 'string' ? adapt.effort[body.reasoning_effort] : undefined
     if (effort !== undefined) body.reasoning_effort = effort

@@ -25,7 +25,10 @@ export interface ProviderConfig {
   /** Unique name, e.g. `anthropic`, `openai`, `platform`, `sim-messages`. */
   name: string
   family: Family
-  /** Upstream base URL without the protocol path, e.g. `https://api.anthropic.com`. */
+  /**
+   * Upstream base URL as the vendor gives it for its SDK, e.g. `https://api.anthropic.com`,
+   * `https://api.z.ai/api/paas/v4` (joined with a request's path: daemon/router/pools.ts `upstreamPath`).
+   */
   baseUrl: string
   credential?: Credential
   /** Requested model -> upstream model. */

@@ -42,7 +42,8 @@ export default class ProvidersAdd extends BaseCommand {
       options: [...FAMILIES],
     }),
     'base-url': Flags.string({
-      description: 'Upstream base URL, e.g. https://api.anthropic.com.',
+      description:
+        'Upstream base URL as the vendor gives it for its SDK, e.g. https://api.anthropic.com or https://api.z.ai/api/paas/v4 (a base ending in its own version gets /chat/completions, not /v1/chat/completions).',
       required: true,
     }),
     'api-key-env': Flags.string({

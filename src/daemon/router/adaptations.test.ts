@@ -3529,7 +3529,7 @@ describe("Azure OpenAI's refusal of an item named by its id with store false", (
     const learned = a.get('azure-apim', 'gpt-5.4')!
     expect(learned).toEqual({storeTrue: true})
     expect(describeAdaptation(learned)).toEqual([
-      "Codex's requests sent with store true, so the items it names by id are found (refused with store false: Azure OpenAI keeps no items then)",
+      "Codex's requests and translated ones sent with store true, so the items they name by id are found (refused with store false: Azure OpenAI keeps no items then)",
     ])
     // learned already: the same refusal again is the client's
     expect(a.learnStoreTrue('azure-apim', 'gpt-5.4', AZURE, learned)).toBeUndefined()

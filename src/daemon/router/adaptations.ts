@@ -799,6 +799,10 @@ const SEPARATED_OUTPUT = /^No tool (?:output found for tool call|call found for 
 const ADJACENT_NOTE =
   "refused a tool call's output not right after the call: sent again with each call's output right after it, what stood between after them"
 
+/** The log row's words for the rule learned from Azure's refusal of `store: false` (`refusesStoreFalse`). */
+const STORE_NOTE =
+  'refused an item named by its id with store false (Azure OpenAI keeps no items then): sent again with store true'
+
 /** Whether an upstream's error refuses a call and its output that are not next to each other. */
 export const refusesSeparatedOutputs = (errorText: string): boolean =>
   SEPARATED_OUTPUT.test(errorParts(errorText).message)
@@ -817,6 +821,10 @@ function conversationRefusal(
   // (another family's client, or Codex's tools made plain) goes with each output after its call
   if (sent.upstream === 'responses' && !known.adjacentOutputs && SEPARATED_OUTPUT.test(message))
     return {next: {...known, adjacentOutputs: true}, note: ADJACENT_NOTE}
+  // Azure OpenAI behind a domain of its own, which kept no item of the turn before (sent with
+  // `store: false`) and finds none of the reasoning items named by their ids: `store: true`
+  if (sent.upstream === 'responses' && !known.storeTrue && refusesStoreFalse(message))
+    return {next: {...known, storeTrue: true}, note: STORE_NOTE}
   // Cerebras's own wording, at the start of its message (its `param` is "validation_error")
   const history =
     /^messages\.\d+\.assistant\.(reasoning_content|reasoning): property '[^']*' is unsupported/i.exec(message)
@@ -1493,7 +1501,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     )
   if (a.storeTrue)
     rules.push(
-      "Codex's requests sent with store true, so the items it names by id are found (refused with store false: Azure OpenAI keeps no items then)",
+      "Codex's requests and translated ones sent with store true, so the items they name by id are found (refused with store false: Azure OpenAI keeps no items then)",
     )
   if (a.adjacentOutputs)
     rules.push(
@@ -1742,7 +1750,7 @@ export class UpstreamAdaptations {
     if (adaptedWith?.storeTrue || !refusesStoreFalse(errorText)) return undefined
     return this.settle(provider, model, adaptedWith, {
       next: {...adaptedWith, storeTrue: true},
-      note: 'refused an item named by its id with store false (Azure OpenAI keeps no items then): sent again with store true',
+      note: STORE_NOTE,
     })
   }
 

@@ -72,24 +72,33 @@ export function defaultPools(): UpstreamPools {
   return sharedPools
 }
 
-const parsedBases = new Map<string, {origin: string; path: string}>()
+const parsedBases = new Map<string, {origin: string; path: string; versioned: boolean}>()
 
-/** Joins a provider base URL and an entrance path (`.../v1` + `/v1/x` -> `.../v1/x`). */
+/**
+ * A base path that ends in its API's version (`/v1`, `/api/paas/v4`, `/api/v3`, `/v1beta`), or in
+ * Google's OpenAI-compatible `/v1beta/openai`: the base URL as the vendor's OpenAI SDK settings give
+ * it, to which a path without the version is joined.
+ */
+const VERSIONED_BASE = /\/v\d+[a-z]*\d*(?:\/openai)?$/
+/** An entrance path's version: dropped after a base that has its own. */
+const ENTRANCE_VERSION = /^\/v1(?:beta|alpha)?(?=[/?])/
+
+/**
+ * Joins a provider base URL and an entrance path. A base that ends in a version takes the path
+ * without the entrance's (`.../v1` + `/v1/x` -> `.../v1/x`; Z.AI's `.../api/paas/v4` +
+ * `/v1/chat/completions` -> `.../api/paas/v4/chat/completions`, as OpenAI's SDK joins its
+ * `baseURL`); any other base (an origin, Anthropic-style `.../api/anthropic`, a proxy's prefix)
+ * takes the path whole.
+ */
 export function upstreamPath(baseUrl: string, path: string): {origin: string; path: string} {
   let base = parsedBases.get(baseUrl)
   if (!base) {
     const url = new URL(baseUrl)
-    base = {origin: url.origin, path: url.pathname.replace(/\/+$/, '')}
+    const basePath = url.pathname.replace(/\/+$/, '')
+    base = {origin: url.origin, path: basePath, versioned: VERSIONED_BASE.test(basePath)}
     if (parsedBases.size > 1000) parsedBases.clear()
     parsedBases.set(baseUrl, base)
   }
-  const basePath = base.path
-  let rest = path
-  for (const version of ['/v1', '/v1beta']) {
-    if (basePath.endsWith(version) && (rest.startsWith(version + '/') || rest.startsWith(version + '?'))) {
-      rest = rest.slice(version.length)
-      break
-    }
-  }
-  return {origin: base.origin, path: basePath + rest}
+  const rest = base.versioned && path.startsWith('/v1') ? path.replace(ENTRANCE_VERSION, '') : path
+  return {origin: base.origin, path: base.path + rest}
 }

@@ -615,6 +615,31 @@ describe('upstreamPath', () => {
       '/x/v1beta/models/g:countTokens',
     )
   })
+
+  it("takes a base that ends in another version as OpenAI's SDK takes its baseURL: the entrance's version dropped", () => {
+    const join = (base: string, path: string) => upstreamPath(base, path).path
+    // Z.AI (GLM) and BigModel, Volcengine Ark: their documented OpenAI-compatible base URLs
+    expect(join('https://api.z.ai/api/paas/v4', '/v1/chat/completions')).toBe('/api/paas/v4/chat/completions')
+    expect(join('https://open.bigmodel.cn/api/paas/v4/', '/v1/models')).toBe('/api/paas/v4/models')
+    expect(join('https://ark.cn-beijing.volces.com/api/v3', '/v1/chat/completions')).toBe(
+      '/api/v3/chat/completions',
+    )
+    // Google's OpenAI-compatible endpoint
+    expect(join('https://generativelanguage.googleapis.com/v1beta/openai', '/v1/chat/completions')).toBe(
+      '/v1beta/openai/chat/completions',
+    )
+    // a Gemini base that names v1: the entrance's v1beta gives way to it
+    expect(join('https://h/v1', '/v1beta/models/g:generateContent?alt=sse')).toBe(
+      '/v1/models/g:generateContent?alt=sse',
+    )
+    expect(join('https://api.groq.com/openai/v1', '/v1/chat/completions')).toBe('/openai/v1/chat/completions')
+    // no version in the base: the path whole (Anthropic-style bases, origins, a proxy's prefix)
+    expect(join('https://api.z.ai/api/anthropic', '/v1/messages')).toBe('/api/anthropic/v1/messages')
+    expect(join('https://openrouter.ai/api', '/v1/chat/completions')).toBe('/api/v1/chat/completions')
+    expect(join('https://api.deepseek.com', '/v1/chat/completions')).toBe('/v1/chat/completions')
+    // a path that only starts like a version is not one
+    expect(join('https://h/api/v4', '/v1x/y')).toBe('/api/v4/v1x/y')
+  })
 })
 
 describe('topLevelFields', () => {

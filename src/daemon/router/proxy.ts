@@ -609,6 +609,9 @@ export async function proxyRequest(
       isOpenAiApi(target.provider.baseUrl)
     )
       ctx.cacheKeys = true
+    // Azure OpenAI keeps the items the next turn names by id only with `store: true` (the host
+    // looked at, once per provider, only for a Responses upstream)
+    if (target.provider.family === 'responses' && azureProvider(target.provider)) ctx.storeTrue = true
     // a local server reads a model's switch of thinking off from its chat template's arguments
     // (thinking-off.ts `thinkingOffFields`): a map lookup only for a request that asked for no
     // thinking (not the simulator, which stands for the vendors' APIs)
@@ -1034,8 +1037,12 @@ export async function proxyRequest(
     }
     if (status >= 500 || status === 429) {
       const message = `${provider.name}: upstream answered ${status}`
-      // (each 429 counts, a waited try's too, as when a client retries it itself)
-      target.breaker?.recordFailure(message)
+      // A client request's 429s count once: a try the gateway waited for (Codex's, below) is the
+      // same request again, its first 429 already counted, so that one agent's waits do not open
+      // the breaker on their own. (A try that took a half-open trial, the breaker having opened on
+      // other requests meanwhile, counts: its 429 opens the breaker again, as any trial's does.)
+      if (status !== 429 || retried429 === 0 || target.breaker?.state !== 'closed')
+        target.breaker?.recordFailure(message)
       if (options.fallbacks && canTryAfter(targets, i)) {
         attempts.push({provider: provider.name, status, error: message})
         await upstream.body.dump().catch(() => undefined)

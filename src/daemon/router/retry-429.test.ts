@@ -4,8 +4,9 @@
  * (`retry-after-ms`, else Google's RetryInfo, else 2 s then 4 s; at most 2 more tries, 30 s in
  * all); one with `retry-after` (which Codex retries itself), any other client, a long wait, a daily
  * quota get the 429 at once, as before. A translated answer of a Gemini upstream's 429 says Google's
- * wait in `retry-after`. The proxy in front of the simulator (faults queued with `times`), each
- * wait either real and short (`retry-after-ms`) or recorded by an injected sleep.
+ * wait in `retry-after`. A request's 429s are one breaker failure, its waited tries not again. The
+ * proxy in front of the simulator (faults queued with `times`), each wait either real and short
+ * (`retry-after-ms`) or recorded by an injected sleep.
  */
 import Anthropic from '@anthropic-ai/sdk'
 import {setTimeout as sleep} from 'node:timers/promises'
@@ -222,17 +223,52 @@ describe('Codex through translation to Gemini answered 429 (the wait in the body
   })
 })
 
-describe('the breaker counts each 429, a waited try too', () => {
-  it('opened by the second 429: no third try', async () => {
+describe("the breaker counts a request's 429s once, its waited tries not again", () => {
+  it('three 429s of one request are one failure: both waits happen, the breaker stays closed', async () => {
     fakeWaits(true)
     const breaker = new CircuitBreaker('sim-responses', {failureThreshold: 2, cooldownMs: 60_000})
     route = (family) => ({targets: [target(family, {breaker})]})
     sim.faults.add(parseFault('status=429,times=3,path=/responses'))
     const res = await ask(CODEX_HEADERS)
     expect(res.status).toBe(429)
+    expect(waits).toEqual([2000, 4000])
+    expect(upstreamCalls('/responses')).toHaveLength(3)
+    expect(breaker.snapshot()).toMatchObject({state: 'closed', consecutiveFailures: 1})
+  })
+
+  it('two requests that each wait twice are two failures, not six (threshold 3: still closed)', async () => {
+    fakeWaits(true)
+    const breaker = new CircuitBreaker('sim-responses', {failureThreshold: 3, cooldownMs: 60_000})
+    route = (family) => ({targets: [target(family, {breaker})]})
+    sim.faults.add(parseFault('status=429,times=6,path=/responses'))
+    expect((await ask(CODEX_HEADERS)).status).toBe(429)
+    expect((await ask(CODEX_HEADERS)).status).toBe(429)
+    expect(upstreamCalls('/responses')).toHaveLength(6)
+    expect(breaker.snapshot()).toMatchObject({state: 'closed', consecutiveFailures: 2})
+    // a third client request's 429 is the third failure
+    sim.faults.add(parseFault('status=429,path=/responses'))
+    expect((await ask(OPENAI_SDK_HEADERS)).status).toBe(429)
+    expect(breaker.state).toBe('open')
+  })
+
+  it('a waited try that took a half-open trial (the breaker opened meanwhile) opens it again on its 429', async () => {
+    let now = 0
+    const breaker = new CircuitBreaker('sim-responses', {failureThreshold: 2, cooldownMs: 1000}, () => now)
+    options.sleep = (ms) => {
+      waits.push(ms)
+      // other requests open the breaker while this one waits, and its cooldown passes
+      breaker.recordFailure('another request')
+      now += 1000
+      return Promise.resolve()
+    }
+    route = (family) => ({targets: [target(family, {breaker})]})
+    sim.faults.add(parseFault('status=429,times=2,path=/responses'))
+    const res = await ask(CODEX_HEADERS)
+    expect(res.status).toBe(429)
     expect(waits).toEqual([2000])
     expect(upstreamCalls('/responses')).toHaveLength(2)
     expect(breaker.state).toBe('open')
+    expect(breaker.canTry()).toBe(false)
   })
 
   it('a half-open trial answered 429 is not waited for (the breaker opens again, as before)', async () => {
