@@ -64,6 +64,28 @@ describe('buildProvider', () => {
     })
   })
 
+  it.each([
+    ['https://api.deepseek.com/v1/chat/completions', 'chat/completions', 'https://api.deepseek.com/v1'],
+    ['https://api.z.ai/api/paas/v4/chat/completions/', 'chat/completions', 'https://api.z.ai/api/paas/v4'],
+    ['https://api.openai.com/v1/responses', 'responses', 'https://api.openai.com/v1'],
+    ['https://api.anthropic.com/v1/messages', 'messages', 'https://api.anthropic.com/v1'],
+    [
+      'https://generativelanguage.googleapis.com/v1beta/models/gemini-3-pro:streamGenerateContent',
+      'models/gemini-3-pro:streamGenerateContent',
+      'https://generativelanguage.googleapis.com/v1beta',
+    ],
+  ])(
+    'refuses an endpoint given as the base URL (%s), its base in the hint, exit 2',
+    async (baseUrl, named, hint) => {
+      await expect(buildProvider({...base, baseUrl})).rejects.toMatchObject({
+        exitCode: 2,
+        code: 'invalid_provider',
+        message: `The base URL names an endpoint (${named}), not a base: gwctl adds each request's path to it.`,
+        hint: `Give its base: --base-url ${hint}`,
+      })
+    },
+  )
+
   it('refuses both credential kinds, and an empty stdin key', async () => {
     await expect(buildProvider({...base, apiKeyEnv: 'A', apiKeySecret: 'b'})).rejects.toMatchObject({
       exitCode: 2,

@@ -87,6 +87,13 @@ function hasUserinfo(url: string): boolean {
   }
 }
 
+/**
+ * A base URL that ends in an endpoint of the four protocols (a URL pasted from a vendor's curl
+ * example): the gateway would add the request's path after it, and every request would be a 404.
+ */
+const ENDPOINT_PATH =
+  /(?:\/chat\/completions|\/responses|\/messages|\/models\/[^/]+:(?:stream)?generateContent)$/i
+
 /** The provider `add` would store, validated against PROVIDER_SCHEMA (exit 2 on a problem). */
 export async function buildProvider(input: AddProviderInput): Promise<ProviderConfig> {
   if (input.apiKeyEnv !== undefined && input.apiKeySecret !== undefined) {
@@ -103,6 +110,14 @@ export async function buildProvider(input: AddProviderInput): Promise<ProviderCo
       code: 'invalid_provider',
       hint: 'Listings would show them and the gateway never sends them: pass the key with --api-key-env or --api-key-stdin.',
     })
+  }
+  const endpoint = ENDPOINT_PATH.exec(input.baseUrl.replace(/\/+$/, ''))
+  if (endpoint) {
+    const base = input.baseUrl.replace(/\/+$/, '').slice(0, endpoint.index)
+    throw new UsageError(
+      `The base URL names an endpoint (${endpoint[0].replace(/^\//, '')}), not a base: gwctl adds each request's path to it.`,
+      {code: 'invalid_provider', hint: `Give its base: --base-url ${base}`},
+    )
   }
   const provider: ProviderConfig = {
     name: input.name,
