@@ -382,3 +382,73 @@ describe('providers add warns about a credential that will not work', () => {
     expect(set.stderr).not.toContain('warning')
   })
 })
+
+describe('providers add from a preset', () => {
+  it('a known name alone fills in its family, base URL and key variable; --preset under another name; flags win', async () => {
+    const byName = await runCli(['providers', 'add', 'deepseek'], {
+      home: home.home,
+      env: {DEEPSEEK_API_KEY: 'k'},
+    })
+    expect(byName.exitCode, byName.stderr).toBe(0)
+    expect(byName.stdout).toBe(
+      'Added provider deepseek (chat, https://api.deepseek.com, credential: env DEEPSEEK_API_KEY) from preset deepseek.\n',
+    )
+    const glm = await runCli(
+      ['providers', 'add', 'glm', '--preset', 'zai-coding', '--api-key-env', 'GLM_KEY', '--json'],
+      {
+        home: home.home,
+        env: {GLM_KEY: 'k'},
+      },
+    )
+    expect(glm.exitCode, glm.stderr).toBe(0)
+    expect(json(glm)).toEqual({
+      provider: {
+        name: 'glm',
+        family: 'chat',
+        baseUrl: 'https://api.z.ai/api/coding/paas/v4',
+        origin: 'user',
+        credential: {env: 'GLM_KEY'},
+        preset: 'zai-coding',
+      },
+      appliesOn: 'gwctl gateway restart',
+    })
+    // a server on this machine needs no key: no warning about one
+    const local = await runCli(['providers', 'add', 'box', '--preset', 'ollama'], {home: home.home})
+    expect(local.exitCode).toBe(0)
+    expect(local.stderr).not.toContain('warning')
+    const list = json(await runCli(['providers', 'list', '--json'], {home: home.home})) as {
+      providers: Array<{name: string; family: string; baseUrl: string}>
+    }
+    expect(list.providers.filter((p) => ['deepseek', 'glm', 'box'].includes(p.name))).toMatchObject([
+      {name: 'deepseek', family: 'chat', baseUrl: 'https://api.deepseek.com'},
+      {name: 'glm', family: 'chat', baseUrl: 'https://api.z.ai/api/coding/paas/v4'},
+      {name: 'box', family: 'chat', baseUrl: 'http://127.0.0.1:11434/v1'},
+    ])
+  })
+
+  it('an unknown preset, or neither a preset nor --family and --base-url: exit 2, saying what to give', async () => {
+    const unknown = await runCli(['providers', 'add', 'x', '--preset', 'nope', '--json'], {home: home.home})
+    expect(unknown.exitCode).toBe(2)
+    expect(json(unknown).error).toMatchObject({code: 'unknown_preset', message: 'No preset named "nope".'})
+    const bare = await runCli(['providers', 'add', 'corp2'], {home: home.home})
+    expect(bare.exitCode).toBe(2)
+    expect(bare.stderr).toContain('Missing --family and --base-url for provider "corp2".')
+    expect(bare.stderr).toContain('--preset NAME')
+  })
+
+  it('providers presets lists them, as JSON too', async () => {
+    const table = await runCli(['providers', 'presets'], {home: home.home})
+    expect(table.exitCode).toBe(0)
+    expect(table.stdout).toMatch(/^PRESET +FAMILY +BASE URL +KEY +WHAT\n/)
+    expect(table.stdout).toMatch(/\nzai +chat +https:\/\/api\.z\.ai\/api\/paas\/v4 +ZAI_API_KEY +/)
+    const listed = json(await runCli(['providers', 'presets', '--json'], {home: home.home})) as {
+      presets: Array<{name: string; family: string; baseUrl: string; keyEnv?: string}>
+    }
+    expect(listed.presets.find((p) => p.name === 'ollama')).toEqual({
+      name: 'ollama',
+      family: 'chat',
+      baseUrl: 'http://127.0.0.1:11434/v1',
+      about: 'Ollama on this machine',
+    })
+  })
+})

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {buildProvider, circuitLabel, credentialLabel, parseModelMappings} from './providers.js'
+import {buildProvider, circuitLabel, credentialLabel, parseModelMappings, withPreset} from './providers.js'
 import type {ProviderView} from './providers.js'
 
 const base = {name: 'corp', family: 'chat', baseUrl: 'https://llm.example.com/v1/'}
@@ -146,6 +146,64 @@ describe('labels', () => {
     )
     expect(credentialLabel({...view(null), credential: {secret: '[redacted]'}, origin: 'sim'})).toBe(
       'simulator',
+    )
+  })
+})
+
+describe('withPreset', () => {
+  it("fills in a preset's family, base URL and key variable: by --preset, or by the name when neither is given", () => {
+    expect(withPreset({name: 'deepseek'})).toMatchObject({
+      family: 'chat',
+      baseUrl: 'https://api.deepseek.com',
+      apiKeyEnv: 'DEEPSEEK_API_KEY',
+      preset: 'deepseek',
+    })
+    expect(withPreset({name: 'glm', preset: 'zai'})).toMatchObject({
+      name: 'glm',
+      family: 'chat',
+      baseUrl: 'https://api.z.ai/api/paas/v4',
+      apiKeyEnv: 'ZAI_API_KEY',
+    })
+    // a name that is a preset, given its family and base URL: no preset
+    expect(withPreset({name: 'deepseek', family: 'chat', baseUrl: 'https://proxy.example/v1'})).toMatchObject(
+      {
+        baseUrl: 'https://proxy.example/v1',
+        apiKeyEnv: undefined,
+        preset: undefined,
+      },
+    )
+  })
+
+  it("flags win; the vendor's key variable only for a new provider at the vendor's own base URL with no credential given", () => {
+    expect(withPreset({name: 'ds', preset: 'deepseek', apiKeyEnv: 'MINE'}).apiKeyEnv).toBe('MINE')
+    expect(withPreset({name: 'ds', preset: 'deepseek', apiKeySecret: 'k'}).apiKeyEnv).toBeUndefined()
+    // replaced: the provider's own credential is kept (addProvider)
+    expect(withPreset({name: 'ds', preset: 'deepseek', replace: true}).apiKeyEnv).toBeUndefined()
+    expect(withPreset({name: 'ds', preset: 'deepseek', baseUrl: 'https://relay.example/v1'})).toMatchObject({
+      family: 'chat',
+      baseUrl: 'https://relay.example/v1',
+      apiKeyEnv: undefined,
+    })
+    // a local server: no key
+    expect(withPreset({name: 'ollama'})).toMatchObject({
+      baseUrl: 'http://127.0.0.1:11434/v1',
+      apiKeyEnv: undefined,
+    })
+  })
+
+  it('exit 2 for an unknown preset, and for neither a preset nor both flags', () => {
+    expect(() => withPreset({name: 'x', preset: 'nope'})).toThrow(
+      expect.objectContaining({exitCode: 2, code: 'unknown_preset'}),
+    )
+    expect(() => withPreset({name: 'corp'})).toThrow(
+      expect.objectContaining({
+        exitCode: 2,
+        code: 'missing_flags',
+        message: 'Missing --family and --base-url for provider "corp".',
+      }),
+    )
+    expect(() => withPreset({name: 'corp', family: 'chat'})).toThrow(
+      expect.objectContaining({message: 'Missing --base-url for provider "corp".'}),
     )
   })
 })

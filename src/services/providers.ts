@@ -12,6 +12,7 @@ import {homeFile} from '../store/paths.js'
 import {StateStore, withState} from '../store/state.js'
 import {agentViews} from '../gateway/views.js'
 import {gatewayGet, liveGatewayPort} from './gateway-api.js'
+import {PROVIDER_PRESETS, providerPreset} from './provider-presets.js'
 
 /** A provider as listed: redacted, with its breaker and where policies use it. */
 export interface ProviderView extends ProviderConfig {
@@ -38,8 +39,16 @@ export interface ProviderList {
 
 export interface AddProviderInput {
   name: string
-  family: string
-  baseUrl: string
+  /** The protocol family; the preset's when not given. */
+  family?: string
+  /** The base URL; the preset's when not given. */
+  baseUrl?: string
+  /**
+   * A known provider (./provider-presets.ts) whose family, base URL and key variable fill in what
+   * is not given; without it, the preset named like the provider when neither family nor base
+   * URL is given (`gwctl providers add deepseek`).
+   */
+  preset?: string
   /** Name of the environment variable holding the key. */
   apiKeyEnv?: string
   /** The key itself (from stdin); stored 0600 in the state, never printed. */
@@ -94,8 +103,47 @@ function hasUserinfo(url: string): boolean {
 const ENDPOINT_PATH =
   /(?:\/chat\/completions|\/responses|\/messages|\/models\/[^/]+:(?:stream)?generateContent)$/i
 
+/**
+ * `input` with its preset's family, base URL and (for a new provider given no credential) key
+ * variable filled in, and the preset used; exit 2 for an unknown preset, or for a provider with
+ * neither its family and base URL nor a preset.
+ */
+export function withPreset(input: AddProviderInput): AddProviderInput & {family: string; baseUrl: string} {
+  const named =
+    input.preset ?? (input.family === undefined && input.baseUrl === undefined ? input.name : undefined)
+  const preset = named === undefined ? undefined : providerPreset(named)
+  if (input.preset !== undefined && !preset) {
+    throw new UsageError(`No preset named "${input.preset}".`, {
+      code: 'unknown_preset',
+      hint: `Presets: ${PROVIDER_PRESETS.map((p) => p.name).join(', ')} (gwctl providers presets).`,
+    })
+  }
+  const family = input.family ?? preset?.family
+  const baseUrl = input.baseUrl ?? preset?.baseUrl
+  if (family === undefined || baseUrl === undefined) {
+    const missing = [family === undefined ? '--family' : '', baseUrl === undefined ? '--base-url' : '']
+    throw new UsageError(`Missing ${missing.filter(Boolean).join(' and ')} for provider "${input.name}".`, {
+      code: 'missing_flags',
+      hint: `Give them, or start from a known provider: --preset NAME (${PROVIDER_PRESETS.slice(0, 6)
+        .map((p) => p.name)
+        .join(', ')}, ...: gwctl providers presets).`,
+    })
+  }
+  const keyEnv =
+    preset?.keyEnv !== undefined &&
+    input.apiKeyEnv === undefined &&
+    input.apiKeySecret === undefined &&
+    !input.replace &&
+    // (the key variable is the vendor's: not sent to a base URL given in its place)
+    input.baseUrl === undefined
+      ? preset.keyEnv
+      : input.apiKeyEnv
+  return {...input, family, baseUrl, apiKeyEnv: keyEnv, preset: preset?.name}
+}
+
 /** The provider `add` would store, validated against PROVIDER_SCHEMA (exit 2 on a problem). */
-export async function buildProvider(input: AddProviderInput): Promise<ProviderConfig> {
+export async function buildProvider(given: AddProviderInput): Promise<ProviderConfig> {
+  const input = withPreset(given)
   if (input.apiKeyEnv !== undefined && input.apiKeySecret !== undefined) {
     throw new UsageError('Give either --api-key-env or --api-key-stdin, not both.', {code: 'invalid_flags'})
   }
@@ -171,7 +219,10 @@ function plainToolsOf(value: string | undefined, family: Family): PlainTools {
  * Adds a provider to the state file (under its lock), or with `replace` puts it in the place of
  * the one of that name. Returns it redacted, and whether it replaced one.
  */
-export async function addProvider(input: AddProviderInput): Promise<ProviderConfig & {replaced?: boolean}> {
+export async function addProvider(
+  given: AddProviderInput,
+): Promise<ProviderConfig & {replaced?: boolean; preset?: string}> {
+  const input = withPreset(given)
   const provider = await buildProvider(input)
   const replaced = await withState((store) => {
     const index = store.data.providers.findIndex((p) => p.name === provider.name)
@@ -212,8 +263,11 @@ export async function addProvider(input: AddProviderInput): Promise<ProviderConf
     store.data.providers[index] = provider
     return true
   }, homeFile('state'))
-  const redacted = redactProvider(provider)
-  return replaced ? {...redacted, replaced} : redacted
+  // (a copy: what was stored stays as it was)
+  const redacted: ProviderConfig & {replaced?: boolean; preset?: string} = {...redactProvider(provider)}
+  if (replaced) redacted.replaced = true
+  if (input.preset !== undefined) redacted.preset = input.preset
+  return redacted
 }
 
 /** Removes a provider; refused (exit 2) while a policy still routes to it. */

@@ -5,6 +5,7 @@ import {UsageError} from '../../core/errors.js'
 import {colorErr, err, out, warn} from '../../core/output.js'
 import type {ProviderConfig} from '../../store/schema.js'
 import {FAMILIES, PLAIN_TOOLS} from '../../store/schema.js'
+import {providerPreset} from '../../services/provider-presets.js'
 import {addProvider, credentialLabel} from '../../services/providers.js'
 import {readAllStdin} from '../../cli/stdin.js'
 
@@ -12,6 +13,8 @@ export default class ProvidersAdd extends BaseCommand {
   static summary = 'Adds an upstream provider to the gateway.'
   static description =
     'Validates the provider and writes it to the state file under its lock; `gwctl gateway restart` applies it. ' +
+    'A known provider needs no family or base URL: --preset (or a NAME that is a preset, given neither) fills in its family, ' +
+    'base URL and key variable (`gwctl providers presets` lists them; flags given win). ' +
     'The credential is the name of an environment variable (--api-key-env, read at each request) or a key piped on stdin ' +
     '(--api-key-stdin), stored in the 0600 state file and never printed. ' +
     "--plain-tools (a responses provider's) says when Codex's namespaces, custom tools and Lite item go to it as plain functions: " +
@@ -20,6 +23,8 @@ export default class ProvidersAdd extends BaseCommand {
     'never: as they came, whatever the host, nothing learned (a local relay in front of OpenAI).'
 
   static examples = [
+    '<%= config.bin %> providers add deepseek',
+    '<%= config.bin %> providers add glm --preset zai-coding',
     '<%= config.bin %> providers add anthropic-eu --family messages --base-url https://api.anthropic.com --api-key-env ANTHROPIC_EU_KEY',
     '$ printf %s "$KEY" | <%= config.bin %> providers add corp-chat --family chat --base-url https://llm.example.com/v1 --api-key-stdin',
     '<%= config.bin %> providers add litellm --family responses --base-url http://localhost:4000 --api-key-env LITELLM_KEY --plain-tools never',
@@ -36,15 +41,17 @@ export default class ProvidersAdd extends BaseCommand {
   }
 
   static flags = {
+    preset: Flags.string({
+      description:
+        'A known provider whose family, base URL and key variable fill in what is not given (gwctl providers presets).',
+    }),
     family: Flags.string({
-      description: 'Protocol the provider speaks.',
-      required: true,
+      description: "Protocol the provider speaks (the preset's when not given).",
       options: [...FAMILIES],
     }),
     'base-url': Flags.string({
       description:
         'Upstream base URL as the vendor gives it for its SDK, e.g. https://api.anthropic.com or https://api.z.ai/api/paas/v4 (a base ending in its own version gets /chat/completions, not /v1/chat/completions).',
-      required: true,
     }),
     'api-key-env': Flags.string({
       description: 'Environment variable holding the key (read at each request).',
@@ -72,6 +79,7 @@ export default class ProvidersAdd extends BaseCommand {
     const secret = flags['api-key-stdin'] ? await readAllStdin('--api-key-stdin', this.signal) : undefined
     const provider = await addProvider({
       name: args.name,
+      preset: flags.preset,
       family: flags.family,
       baseUrl: flags['base-url'],
       apiKeyEnv: flags['api-key-env'],
@@ -82,8 +90,10 @@ export default class ProvidersAdd extends BaseCommand {
       plainTools: flags['plain-tools'],
       replace: flags.replace,
     })
-    const envName = flags['api-key-env']
-    if (!provider.credential) {
+    // (a preset's key variable counts as given)
+    const envName = provider.credential && 'env' in provider.credential ? provider.credential.env : undefined
+    // (a preset of a server on this machine, which needs none, says so in its own line)
+    if (!provider.credential && !(provider.preset && !providerPreset(provider.preset)?.keyEnv)) {
       warn(
         `${provider.name} has no credential: requests go upstream without a key. Add one with --api-key-env VAR or --api-key-stdin if the upstream needs it.`,
       )
@@ -94,7 +104,7 @@ export default class ProvidersAdd extends BaseCommand {
     }
     if (!this.jsonEnabled()) {
       out(
-        `${provider.replaced ? 'Replaced' : 'Added'} provider ${provider.name} (${provider.family}, ${provider.baseUrl}, credential: ${credentialLabel(provider)}${provider.plainTools ? `, plain tools: ${provider.plainTools}` : ''}).`,
+        `${provider.replaced ? 'Replaced' : 'Added'} provider ${provider.name} (${provider.family}, ${provider.baseUrl}, credential: ${credentialLabel(provider)}${provider.plainTools ? `, plain tools: ${provider.plainTools}` : ''})${provider.preset ? ` from preset ${provider.preset}` : ''}.`,
       )
       err(colorErr().dim('Run `gwctl gateway restart` to apply it.'))
     }
