@@ -26,6 +26,11 @@ describe('syntaxRepairedArguments', () => {
     [`{"path": "/a"}{"path": "/b"}`, {path: '/a'}],
     [`{"path": "/a"}\nDone.`, {path: '/a'}],
     [`{'say': "it's \\"x\\"", 'q': 'he said "y"'}`, {say: `it's "x"`, q: 'he said "y"'}],
+    // Python's literals, as values only: in a string (single-quoted or double) they stay words
+    [`{'path': 'a', 'recursive': True, 'limit': None}`, {path: 'a', recursive: true, limit: null}],
+    [`{"flags": [True, False,None], "n": {"x":None}}`, {flags: [true, false, null], n: {x: null}}],
+    [`{'say': 'True, None: False', "q": "x: True}"}`, {say: 'True, None: False', q: 'x: True}'}],
+    [`{"a": True,}`, {a: true}],
   ])('%s', (text, meant) => {
     const fixed = syntaxRepairedArguments(text)
     expect(fixed && JSON.parse(fixed)).toEqual(meant)
@@ -68,12 +73,24 @@ describe('ArgsGuard', () => {
     [`{"command": "ls"}{"command": "pwd"}`, {command: 'ls'}],
     [`{"command": "ls"} </tool_call>`, {command: 'ls'}],
     [`{"command": "ls", "args": ["-l", "-a",], }`, {command: 'ls', args: ['-l', '-a']}],
+    [`{"path": "src", "recursive": True, "limit": None}`, {path: 'src', recursive: true, limit: null}],
+    [`{'path': 'src', 'recursive': False}`, {path: 'src', recursive: false}],
   ])('%s: the deltas add up to JSON that parses, in any pieces', (text, meant) => {
     for (const size of [1, 2, 5, text.length]) {
       const {text: sent, repaired} = stream(cut(text, size))
       expect(JSON.parse(sent)).toEqual(meant)
       expect(repaired).toBe(true)
     }
+  })
+
+  test("Python's literals: held from the first byte of one, a word in a string passes", () => {
+    const guard = new ArgsGuard()
+    expect(guard.feed('{"say": "True or None", "recursive": ')).toBe('{"say": "True or None", "recursive": ')
+    expect(guard.feed('Tr')).toBe('')
+    expect(guard.feed('ue, "n": 1}')).toBe('')
+    const all = '{"say": "True or None", "recursive": True, "n": 1}'
+    // (the space after the colon went out already; the repair's remainder starts before it)
+    expect(guard.finish(all)).toEqual({json: ' true, "n": 1}', repaired: true})
   })
 
   test('a comma goes out once the next token shows it is not a trailing one', () => {

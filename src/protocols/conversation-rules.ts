@@ -308,7 +308,8 @@ export function repairedArguments(text: string): string {
  * or words around the object, text after it, a second object run on after the first (`{…}{…}`:
  * the first is kept, the second had lost its call's name), a JSON string that holds the object
  * (encoded twice), single quotes for double ones outside double-quoted strings, a comma before a
- * closing bracket. Undefined where that does not give one JSON object: above all arguments cut
+ * closing bracket, Python's `True`, `False` and `None` as values for JSON's `true`, `false` and
+ * `null` (Qwen and GLM under some tool parsers: `{'path': 'a', 'recursive': True}`). Undefined where that does not give one JSON object: above all arguments cut
  * open (a stream stopped at its token limit), which are never closed here, since a cut command
  * must not run as a whole one (`repairedArguments` closes them, for history only).
  */
@@ -318,6 +319,7 @@ export function syntaxRepairedArguments(text: string): string | undefined {
   let body = text
   if (body.includes("'", start)) body = doubleQuoted(body)
   if (body.includes(',', start)) body = body.replace(TRAILING_COMMA, (_, string?: string) => string ?? '')
+  if (PYTHON_LITERAL.test(body)) body = body.replace(PYTHON_LITERALS, jsonLiteral)
   const first = closeJson(body, start, body.length, false).closed
   if (first === undefined) return encodedTwice(text)
   try {
@@ -331,6 +333,13 @@ export function syntaxRepairedArguments(text: string): string | undefined {
 
 /** A comma, then only whitespace, before a closing bracket (strings are skipped whole). */
 const TRAILING_COMMA = /("(?:[^"\\]|\\.)*")|,(?=\s*[}\]])/g
+
+/** Python's `True`, `False` or `None` somewhere (maybe inside a string: PYTHON_LITERALS tells). */
+const PYTHON_LITERAL = /\b(?:True|False|None)\b/
+/** Python's `True`, `False` or `None` as a value, outside strings (strings are skipped whole). */
+const PYTHON_LITERALS = /("(?:[^"\\]|\\.)*")|(?<=[:,[]\s*)(True|False|None)(?=\s*[,}\]])/g
+const jsonLiteral = (_: string, string?: string, literal?: string): string =>
+  string ?? (literal === 'True' ? 'true' : literal === 'False' ? 'false' : 'null')
 
 /** `"{\"a\": 1}"`: the object a JSON string holds (once more repaired where it needs it). */
 function encodedTwice(text: string): string | undefined {
