@@ -1,7 +1,8 @@
 /**
  * A chat upstream whose tool calls' arguments are no JSON, as the tool parsers of vLLM, SGLang and
  * llama.cpp write them for Qwen3-Coder and GLM (the simulator's `single-quote-args`,
- * `trailing-comma-args`, `fenced-args`, `python-literal-args`; research47 #2): a Messages client (Claude Code, whose JSON
+ * `trailing-comma-args`, `fenced-args`, `python-literal-args`; Qwen3-Coder's own `<parameter=…>`
+ * form as LM Studio passed it on, `parameter-args`; research47 #2): a Messages client (Claude Code, whose JSON
  * parse of the streamed input failed the turn; `{}` when not streamed) and a Responses client
  * (Codex) get the arguments the model meant, and the log row says they were repaired. A valid
  * call's argument bytes go out as they came. The real daemon, the official SDKs.
@@ -13,7 +14,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {issueKeyOverApi, projectLogRows, startSimGatewayWithPolicies} from './helpers/gateway.js'
 
-const BROKEN = ['single-quote-args', 'trailing-comma-args', 'fenced-args'] as const
+const BROKEN = ['single-quote-args', 'trailing-comma-args', 'fenced-args', 'parameter-args'] as const
 /** Python's literals, alone (double-quoted strings) and in the whole repr of a dict. */
 const PYTHON = ['python-literal-args', 'python-literal-args+single-quote-args'] as const
 const QUIRKS = [...BROKEN, ...PYTHON, 'plain'] as const

@@ -36,6 +36,34 @@ describe('syntaxRepairedArguments', () => {
     expect(fixed && JSON.parse(fixed)).toEqual(meant)
   })
 
+  test.each([
+    // LM Studio 0.3.29's stream of Qwen3-Coder (opencode #1585), on one line
+    ['<parameter=pattern>**</parameter>', {pattern: '**'}],
+    // the model's own layout: a newline around each value, trimmed once; JSON values read as JSON
+    [
+      '<parameter=path>\nsrc/a.ts\n</parameter>\n<parameter=limit>\n20\n</parameter>\n<parameter=opts>\n{"deep": true}\n</parameter>\n',
+      {path: 'src/a.ts', limit: 20, opts: {deep: true}},
+    ],
+    // inside its function and tool_call tags; a value of several lines keeps its inner newlines
+    [
+      '<tool_call>\n<function=Write>\n<parameter=content>\n\nline 1\nline 2 {x}\n\n</parameter>\n</function>\n</tool_call>',
+      {content: '\nline 1\nline 2 {x}\n'},
+    ],
+  ])("Qwen3-Coder's <parameter=…> form: %j", (text, meant) => {
+    const fixed = syntaxRepairedArguments(text)
+    expect(fixed && JSON.parse(fixed)).toEqual(meant)
+  })
+
+  test('<parameter=…> left open, or with other text, is not guessed at', () => {
+    for (const text of [
+      '<parameter=command>\nrm -rf /tmp/x',
+      '<parameter=a>1</parameter> and then <parameter=b>2',
+      '<parameter=a>1</parameter>\nDone.',
+      '<function=ls>\n</function>',
+    ])
+      expect(syntaxRepairedArguments(text)).toBeUndefined()
+  })
+
   test('never closes arguments cut open: a cut command must not run as a whole one', () => {
     for (const text of [
       `{"command": "rm -rf /tmp/x`,
@@ -75,6 +103,7 @@ describe('ArgsGuard', () => {
     [`{"command": "ls", "args": ["-l", "-a",], }`, {command: 'ls', args: ['-l', '-a']}],
     [`{"path": "src", "recursive": True, "limit": None}`, {path: 'src', recursive: true, limit: null}],
     [`{'path': 'src', 'recursive': False}`, {path: 'src', recursive: false}],
+    ['<parameter=path>\nsrc/a.ts\n</parameter>\n<parameter=n>\n2\n</parameter>\n', {path: 'src/a.ts', n: 2}],
   ])('%s: the deltas add up to JSON that parses, in any pieces', (text, meant) => {
     for (const size of [1, 2, 5, text.length]) {
       const {text: sent, repaired} = stream(cut(text, size))

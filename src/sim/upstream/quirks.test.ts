@@ -105,7 +105,7 @@ describe('chat quirks', () => {
     )
   })
 
-  it('single-quote-args, trailing-comma-args, fenced-args: arguments as broken tool parsers write them', async () => {
+  it('single-quote-args, trailing-comma-args, fenced-args, parameter-args: arguments as broken tool parsers write them', async () => {
     const argsOf = async (quirk: string, stream: boolean) => {
       const {events, json} = await chat({model: `gpt-x+${quirk}`, tools: chatTools, stream})
       return stream
@@ -118,6 +118,7 @@ describe('chat quirks', () => {
       expect(await argsOf('single-quote-args', stream)).toMatch(/^\{'city': '[^']*'\}$/)
       expect(await argsOf('trailing-comma-args', stream)).toMatch(/^\{"city":"[^"]*", \}$/)
       expect(await argsOf('fenced-args', stream)).toMatch(/^```json\n\{"city":"[^"]*"\}\n```$/)
+      expect(await argsOf('parameter-args', stream)).toMatch(/^<parameter=city>\n[^<]*\n<\/parameter>\n$/)
     }
   })
 

@@ -119,6 +119,8 @@ export const SIM_QUIRKS = [
   'fenced-args',
   // the same parsers: Python's literals (`True`, `False`, `None`) in a call's arguments
   'python-literal-args',
+  // Qwen3-Coder's own `<parameter=NAME>` format passed on as a call's arguments (LM Studio 0.3.29)
+  'parameter-args',
   // a server that escapes per UTF-16 unit (a JS server, Python's `ensure_ascii`) and streams an
   // emoji's surrogate pair split across two chunks
   'split-surrogate',
@@ -331,9 +333,14 @@ export function argsText(args: Args, quirks: Quirks): string {
  * A chat call's argument text as a broken tool parser writes it: a Python dict's repr under
  * `single-quote-args`, a comma before the last `}` under `trailing-comma-args`, in a ```json
  * fence under `fenced-args`, Python's `True`, `False` and `None` for JSON's literals under
- * `python-literal-args` (with `single-quote-args` too: the whole repr); else as JSON.
+ * `python-literal-args` (with `single-quote-args` too: the whole repr), Qwen3-Coder's
+ * `<parameter=NAME>\nVALUE\n</parameter>\n` for each under `parameter-args`; else as JSON.
  */
 export function brokenArgsText(args: unknown, quirks: Quirks): string {
+  if (quirks.has('parameter-args') && args && typeof args === 'object' && !Array.isArray(args))
+    return Object.entries(args)
+      .map(([k, v]) => `<parameter=${k}>\n${typeof v === 'string' ? v : JSON.stringify(v)}\n</parameter>\n`)
+      .join('')
   const literals = quirks.has('python-literal-args')
   if (quirks.has('single-quote-args')) return pyRepr(args, literals)
   const json = literals ? pyLiterals(JSON.stringify(args)) : JSON.stringify(args)
