@@ -1430,7 +1430,8 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
       // `think-open-in-prompt`: the gateway learned the model's template from its first answer
       (QUIRKS.includes('think-open-in-prompt') &&
         /^\S+: the answer closed a <\/think> it never opened/.test(n)) ||
-      // `single-quote-args`, `trailing-comma-args`, `fenced-args`: the call's arguments repaired
+      // `single-quote-args`, `trailing-comma-args`, `fenced-args`, `python-literal-args`,
+      // `parameter-args`: the call's arguments repaired
       (QUIRKS.some(
         (q) => /-args$/.test(q) && q !== 'cut-args' && q !== 'empty-args' && q !== 'object-args',
       ) &&
