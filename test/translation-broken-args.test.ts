@@ -1,7 +1,8 @@
 /**
  * A chat upstream whose tool calls' arguments are no JSON, as the tool parsers of vLLM, SGLang and
  * llama.cpp write them for Qwen3-Coder and GLM (the simulator's `single-quote-args`,
- * `trailing-comma-args`, `fenced-args`; research47 #2): a Messages client (Claude Code, whose JSON
+ * `trailing-comma-args`, `fenced-args`, `python-literal-args`; Qwen3-Coder's own `<parameter=…>`
+ * form as LM Studio passed it on, `parameter-args`; research47 #2): a Messages client (Claude Code, whose JSON
  * parse of the streamed input failed the turn; `{}` when not streamed) and a Responses client
  * (Codex) get the arguments the model meant, and the log row says they were repaired. A valid
  * call's argument bytes go out as they came. The real daemon, the official SDKs.
@@ -13,7 +14,13 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {issueKeyOverApi, projectLogRows, startSimGatewayWithPolicies} from './helpers/gateway.js'
 
-const QUIRKS = ['single-quote-args', 'trailing-comma-args', 'fenced-args', 'plain'] as const
+const BROKEN = ['single-quote-args', 'trailing-comma-args', 'fenced-args', 'parameter-args'] as const
+/** Python's literals, alone (double-quoted strings) and in the whole repr of a dict. */
+const PYTHON = ['python-literal-args', 'python-literal-args+single-quote-args'] as const
+const QUIRKS = [...BROKEN, ...PYTHON, 'plain'] as const
+
+/** A policy's id for `quirk` (an id takes no `+`). */
+const idOf = (quirk: string): string => `args-${quirk.replace(/\+/g, '-')}`
 
 let base = ''
 let stop: () => Promise<void> = async () => {}
@@ -24,7 +31,7 @@ beforeAll(async () => {
     QUIRKS.map((quirk) => {
       const model = quirk === 'plain' ? 'sim-mini' : `sim-mini+${quirk}`
       return {
-        id: `args-${quirk}`,
+        id: idOf(quirk),
         routes: {
           messages: [{provider: 'sim-chat', model, translate: true}],
           responses: [{provider: 'sim-chat', model, translate: true}],
@@ -36,7 +43,7 @@ beforeAll(async () => {
     }),
   ))
   for (const quirk of QUIRKS)
-    keys.set(quirk, await issueKeyOverApi(base, `args-${quirk}`, 'generic_agent', `args-${quirk}`))
+    keys.set(quirk, await issueKeyOverApi(base, idOf(quirk), 'generic_agent', idOf(quirk)))
 }, 120_000)
 
 afterAll(() => stop())
@@ -70,7 +77,7 @@ async function streamedInput(key: string): Promise<string> {
 }
 
 describe('tool call arguments that are no JSON', {timeout: 60_000}, () => {
-  for (const quirk of QUIRKS.filter((q) => q !== 'plain'))
+  for (const quirk of BROKEN)
     it(`${quirk}: Claude Code gets the arguments the model meant, stream and not; the row says so`, async () => {
       const client = new Anthropic({baseURL: base, apiKey: keys.get(quirk)!, maxRetries: 0})
       for (const answer of [
@@ -83,7 +90,54 @@ describe('tool call arguments that are no JSON', {timeout: 60_000}, () => {
       }
       // what Claude Code's own stream reader parses: the deltas joined
       expect(JSON.parse(await streamedInput(keys.get(quirk)!))).toEqual({command: 'List the files.'})
-      const rows = await projectLogRows(base, `args-${quirk}`, 3)
+      const rows = await projectLogRows(base, idOf(quirk), 3)
+      expect(rows.map((r) => r.error)).toEqual(
+        Array(3).fill(
+          "sim-chat: repaired a tool call's arguments (not JSON as they came: their syntax fixed)",
+        ),
+      )
+    })
+
+  for (const quirk of PYTHON)
+    it(`${quirk}: True, False, None reach Claude Code as JSON's, stream and not; the row says so`, async () => {
+      const client = new Anthropic({baseURL: base, apiKey: keys.get(quirk)!, maxRetries: 0})
+      const withFlag = {
+        ...params,
+        tools: [
+          {
+            ...params.tools[0],
+            input_schema: {
+              type: 'object' as const,
+              properties: {command: {type: 'string'}, run_in_background: {type: 'boolean'}},
+            },
+          },
+        ],
+      }
+      const meant = {command: 'List the files.', run_in_background: true}
+      for (const answer of [
+        await client.messages.create(withFlag),
+        await client.messages.stream(withFlag).finalMessage(),
+      ]) {
+        const call = answer.content.find((b) => b.type === 'tool_use')!
+        expect(call.input).toEqual(meant)
+      }
+      const response = await fetch(`${base}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-api-key': keys.get(quirk)!,
+          'anthropic-version': '2023-06-01',
+        },
+        body: JSON.stringify({...withFlag, stream: true}),
+      })
+      const deltas = [...(await response.text()).matchAll(/^data: (.*)$/gm)]
+        .map((m) => JSON.parse(m[1]) as {delta?: {type?: string; partial_json?: string}})
+        .filter((e) => e.delta?.type === 'input_json_delta')
+        .map((e) => e.delta!.partial_json!)
+      // no delta carries the literal as it came: held from its first byte, repaired at the end
+      expect(deltas.join('')).not.toMatch(/True|False|None/)
+      expect(JSON.parse(deltas.join(''))).toEqual(meant)
+      const rows = await projectLogRows(base, idOf(quirk), 3)
       expect(rows.map((r) => r.error)).toEqual(
         Array(3).fill(
           "sim-chat: repaired a tool call's arguments (not JSON as they came: their syntax fixed)",

@@ -26,9 +26,42 @@ describe('syntaxRepairedArguments', () => {
     [`{"path": "/a"}{"path": "/b"}`, {path: '/a'}],
     [`{"path": "/a"}\nDone.`, {path: '/a'}],
     [`{'say': "it's \\"x\\"", 'q': 'he said "y"'}`, {say: `it's "x"`, q: 'he said "y"'}],
+    // Python's literals, as values only: in a string (single-quoted or double) they stay words
+    [`{'path': 'a', 'recursive': True, 'limit': None}`, {path: 'a', recursive: true, limit: null}],
+    [`{"flags": [True, False,None], "n": {"x":None}}`, {flags: [true, false, null], n: {x: null}}],
+    [`{'say': 'True, None: False', "q": "x: True}"}`, {say: 'True, None: False', q: 'x: True}'}],
+    [`{"a": True,}`, {a: true}],
   ])('%s', (text, meant) => {
     const fixed = syntaxRepairedArguments(text)
     expect(fixed && JSON.parse(fixed)).toEqual(meant)
+  })
+
+  test.each([
+    // LM Studio 0.3.29's stream of Qwen3-Coder (opencode #1585), on one line
+    ['<parameter=pattern>**</parameter>', {pattern: '**'}],
+    // the model's own layout: a newline around each value, trimmed once; JSON values read as JSON
+    [
+      '<parameter=path>\nsrc/a.ts\n</parameter>\n<parameter=limit>\n20\n</parameter>\n<parameter=opts>\n{"deep": true}\n</parameter>\n',
+      {path: 'src/a.ts', limit: 20, opts: {deep: true}},
+    ],
+    // inside its function and tool_call tags; a value of several lines keeps its inner newlines
+    [
+      '<tool_call>\n<function=Write>\n<parameter=content>\n\nline 1\nline 2 {x}\n\n</parameter>\n</function>\n</tool_call>',
+      {content: '\nline 1\nline 2 {x}\n'},
+    ],
+  ])("Qwen3-Coder's <parameter=…> form: %j", (text, meant) => {
+    const fixed = syntaxRepairedArguments(text)
+    expect(fixed && JSON.parse(fixed)).toEqual(meant)
+  })
+
+  test('<parameter=…> left open, or with other text, is not guessed at', () => {
+    for (const text of [
+      '<parameter=command>\nrm -rf /tmp/x',
+      '<parameter=a>1</parameter> and then <parameter=b>2',
+      '<parameter=a>1</parameter>\nDone.',
+      '<function=ls>\n</function>',
+    ])
+      expect(syntaxRepairedArguments(text)).toBeUndefined()
   })
 
   test('never closes arguments cut open: a cut command must not run as a whole one', () => {
@@ -68,12 +101,25 @@ describe('ArgsGuard', () => {
     [`{"command": "ls"}{"command": "pwd"}`, {command: 'ls'}],
     [`{"command": "ls"} </tool_call>`, {command: 'ls'}],
     [`{"command": "ls", "args": ["-l", "-a",], }`, {command: 'ls', args: ['-l', '-a']}],
+    [`{"path": "src", "recursive": True, "limit": None}`, {path: 'src', recursive: true, limit: null}],
+    [`{'path': 'src', 'recursive': False}`, {path: 'src', recursive: false}],
+    ['<parameter=path>\nsrc/a.ts\n</parameter>\n<parameter=n>\n2\n</parameter>\n', {path: 'src/a.ts', n: 2}],
   ])('%s: the deltas add up to JSON that parses, in any pieces', (text, meant) => {
     for (const size of [1, 2, 5, text.length]) {
       const {text: sent, repaired} = stream(cut(text, size))
       expect(JSON.parse(sent)).toEqual(meant)
       expect(repaired).toBe(true)
     }
+  })
+
+  test("Python's literals: held from the first byte of one, a word in a string passes", () => {
+    const guard = new ArgsGuard()
+    expect(guard.feed('{"say": "True or None", "recursive": ')).toBe('{"say": "True or None", "recursive": ')
+    expect(guard.feed('Tr')).toBe('')
+    expect(guard.feed('ue, "n": 1}')).toBe('')
+    const all = '{"say": "True or None", "recursive": True, "n": 1}'
+    // (the space after the colon went out already; the repair's remainder starts before it)
+    expect(guard.finish(all)).toEqual({json: ' true, "n": 1}', repaired: true})
   })
 
   test('a comma goes out once the next token shows it is not a trailing one', () => {

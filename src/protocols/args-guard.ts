@@ -1,12 +1,13 @@
 /**
  * A streamed tool call's arguments checked as they come, so that what a client gets adds up to
  * JSON that parses (research47 #2: Qwen3-Coder and GLM under vLLM, SGLang and llama.cpp write
- * `{'command': 'ls'}`, a trailing comma, a ```json fence, `{…}{…}`; Claude Code's JSON parse of
- * such a tool_use fails the turn). Bytes pass through while they can still be the start of one
- * JSON object; a comma is held until the next token shows it is not a trailing one; from the
- * first byte that cannot be (a `'`, a fence, text after the object) the rest is held, and at the
- * call's end {@link syntaxRepairedArguments} gives the remainder to send. Nothing is invented: a
- * call cut open by the token limit is never closed, and goes on as it came.
+ * `{'command': 'ls'}`, a trailing comma, a ```json fence, `{…}{…}`, Python's `True`; Claude
+ * Code's JSON parse of such a tool_use fails the turn). Bytes pass through while they can still be
+ * the start of one JSON object; a comma is held until the next token shows it is not a trailing
+ * one; from the first byte that cannot be (a `'`, a fence, a `T`, `F` or `N` outside strings, text
+ * after the object) the rest is held, and at the call's end {@link syntaxRepairedArguments} gives
+ * the remainder to send. Nothing is invented: a call cut open by the token limit is never closed,
+ * and goes on as it came.
  *
  * Cost on a valid call: one look at each byte outside strings; inside a string (a Write tool's
  * file, nearly all of its bytes) an `indexOf` for the next quote that is not escaped.
@@ -91,7 +92,8 @@ export class ArgsGuard {
         this.open = this.open.slice(0, -1)
         if (!this.open) this.where = 2
       } else if (c === COMMA) holdFrom = i
-      else if (c === 39 || c === 96) return this.breakAt(text, i)
+      // a `'`, a fence; Python's `True`, `False`, `None` (no JSON token starts with T, F or N)
+      else if (c === 39 || c === 96 || c === 84 || c === 70 || c === 78) return this.breakAt(text, i)
       i++
     }
     if (holdFrom < 0) {

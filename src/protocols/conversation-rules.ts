@@ -308,16 +308,21 @@ export function repairedArguments(text: string): string {
  * or words around the object, text after it, a second object run on after the first (`{…}{…}`:
  * the first is kept, the second had lost its call's name), a JSON string that holds the object
  * (encoded twice), single quotes for double ones outside double-quoted strings, a comma before a
- * closing bracket. Undefined where that does not give one JSON object: above all arguments cut
+ * closing bracket, Python's `True`, `False` and `None` as values for JSON's `true`, `false` and
+ * `null` (Qwen and GLM under some tool parsers: `{'path': 'a', 'recursive': True}`);
+ * Qwen3-Coder's `<parameter=NAME>` form ({@link parameterArguments}). Undefined where that does not give one JSON object: above all arguments cut
  * open (a stream stopped at its token limit), which are never closed here, since a cut command
  * must not run as a whole one (`repairedArguments` closes them, for history only).
  */
 export function syntaxRepairedArguments(text: string): string | undefined {
+  // Qwen3-Coder's own format, passed on as the arguments (LM Studio 0.3.29's stream)
+  if (text.trimStart().startsWith('<')) return parameterArguments(text)
   const start = text.indexOf('{')
   if (start < 0) return encodedTwice(text)
   let body = text
   if (body.includes("'", start)) body = doubleQuoted(body)
   if (body.includes(',', start)) body = body.replace(TRAILING_COMMA, (_, string?: string) => string ?? '')
+  if (PYTHON_LITERAL.test(body)) body = body.replace(PYTHON_LITERALS, jsonLiteral)
   const first = closeJson(body, start, body.length, false).closed
   if (first === undefined) return encodedTwice(text)
   try {
@@ -329,8 +334,47 @@ export function syntaxRepairedArguments(text: string): string | undefined {
   return encodedTwice(text)
 }
 
+/** One `<parameter=NAME>VALUE</parameter>` of Qwen3-Coder's format, or a tag around them. */
+const PARAMETER = /<parameter=([^>\n]+)>([\s\S]*?)<\/parameter>|<\/?(?:tool_call|function(?:=[^>\n]*)?)>|\s+/y
+
+/**
+ * Qwen3-Coder's tool-call format as a call's arguments, as LM Studio 0.3.29 streamed it
+ * (lmstudio-bug-tracker #1071; opencode #1585: `<parameter=pattern>**</parameter>`; QwenLM/qwen-code
+ * #167, #783): `<parameter=path>\nsrc/a.ts\n</parameter>…`, maybe inside its `<function=NAME>`
+ * and `<tool_call>` tags, as a JSON object: each parameter a key, its value as JSON where it parses
+ * as JSON, else the text with its surrounding newline trimmed (as the Qwen parsers read it). A
+ * parameter left open (a call cut by the token limit) or any other text: undefined.
+ */
+function parameterArguments(text: string): string | undefined {
+  const args: Record<string, unknown> = {}
+  let found = false
+  PARAMETER.lastIndex = 0
+  while (PARAMETER.lastIndex < text.length) {
+    const m = PARAMETER.exec(text)
+    if (!m) return undefined
+    if (m[1] === undefined) continue
+    let value = m[2]
+    if (value.startsWith('\n')) value = value.slice(1)
+    if (value.endsWith('\n')) value = value.slice(0, -1)
+    try {
+      args[m[1].trim()] = JSON.parse(value)
+    } catch {
+      args[m[1].trim()] = value
+    }
+    found = true
+  }
+  return found ? JSON.stringify(args) : undefined
+}
+
 /** A comma, then only whitespace, before a closing bracket (strings are skipped whole). */
 const TRAILING_COMMA = /("(?:[^"\\]|\\.)*")|,(?=\s*[}\]])/g
+
+/** Python's `True`, `False` or `None` somewhere (maybe inside a string: PYTHON_LITERALS tells). */
+const PYTHON_LITERAL = /\b(?:True|False|None)\b/
+/** Python's `True`, `False` or `None` as a value, outside strings (strings are skipped whole). */
+const PYTHON_LITERALS = /("(?:[^"\\]|\\.)*")|(?<=[:,[]\s*)(True|False|None)(?=\s*[,}\]])/g
+const jsonLiteral = (_: string, string?: string, literal?: string): string =>
+  string ?? (literal === 'True' ? 'true' : literal === 'False' ? 'false' : 'null')
 
 /** `"{\"a\": 1}"`: the object a JSON string holds (once more repaired where it needs it). */
 function encodedTwice(text: string): string | undefined {

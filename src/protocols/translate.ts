@@ -1256,6 +1256,11 @@ export class StreamTranslator {
   private readonly request: Request
   /** Tools renamed for the upstream (tool-names.ts): its calls go to the client under their own names. */
   private readonly names: Map<string, string> | undefined
+  /**
+   * High surrogates held back from the end of a delta, by block index, until the block's next
+   * delta shows whether its low surrogate follows (see {@link mended}); undefined when none is.
+   */
+  private surrogates: Map<number, HeldSurrogate> | undefined
 
   constructor(upstream: Family, client: ClientRequest, ctx: CodecContext = {}) {
     this.request = client.request
@@ -1409,11 +1414,38 @@ export class StreamTranslator {
         this.usage.add(event.usage)
         if (this.holding) continue
       } else if (event.type === 'text_delta' || event.type === 'reasoning_delta') {
+        // (a delta that ends in a high surrogate or is not well-formed, or a block with one held)
+        let text = event.text
+        if (this.surrogates !== undefined || !wellFormedWhole(text)) {
+          text = this.mended(event.type, event.index, text)
+          if (!text && event.text) continue
+          if (text !== event.text) event = {type: event.type, index: event.index, text}
+        }
         this.deltas++
-        this.chars += event.text.length
+        this.chars += text.length
       } else if (event.type === 'tool_args_delta') {
+        let json = event.json
+        if (this.surrogates !== undefined || !wellFormedWhole(json)) {
+          json = this.mended(event.type, event.index, json)
+          if (!json && event.json) continue
+          if (json !== event.json) event = {type: event.type, index: event.index, json}
+        }
         this.deltas++
-        this.chars += event.json.length
+        this.chars += json.length
+      } else if (event.type === 'block_stop') {
+        // a high surrogate held to the block's end had no low one after it: a replacement character
+        const held = this.surrogates?.get(event.index)
+        if (held) {
+          this.dropHeld(event.index)
+          const index = event.index
+          this.out += this.encoder.event(
+            held.type === 'tool_args_delta'
+              ? {type: held.type, index, json: REPLACEMENT}
+              : {type: held.type, index, text: REPLACEMENT},
+          )
+          this.deltas++
+          this.chars++
+        }
       } else if (event.type === 'block_start') {
         const block = event.block
         if (block.type === 'tool_call') {
@@ -1468,6 +1500,59 @@ export class StreamTranslator {
     this.out = ''
     return out
   }
+
+  /**
+   * A delta's text as the client may be given it: well-formed UTF-16. An upstream that escapes per
+   * UTF-16 unit (a JS server, Python's `ensure_ascii`) may end one chunk with an emoji's high
+   * surrogate (`\ud83d`) and start the next with its low one (`\ude00`). Each sent as it came is
+   * a lone surrogate escaped in the client's JSON: Codex's serde_json refuses such an event
+   * ("lone leading surrogate in hex escape"; 0.171 drops the delta, and a `response.completed`
+   * holding one ends the turn: "stream closed before response.completed"), a JS client shows two
+   * U+FFFD. So a high surrogate that ends a delta is held and put before the block's next delta;
+   * one that no low surrogate follows (the next delta, the block's end), and any other lone
+   * surrogate, becomes U+FFFD. '' when all there is is held.
+   */
+  private mended(type: HeldSurrogate['type'], index: number, text: string): string {
+    const held = this.surrogates?.get(index)
+    if (held) {
+      this.dropHeld(index)
+      text = held.unit + text
+    }
+    const last = text.charCodeAt(text.length - 1)
+    if (last >= 0xd800 && last <= 0xdbff) {
+      ;(this.surrogates ??= new Map()).set(index, {type, unit: text.slice(-1)})
+      text = text.slice(0, -1)
+    }
+    return (text as WellFormedString).toWellFormed()
+  }
+
+  private dropHeld(index: number): void {
+    const held = this.surrogates
+    if (!held) return
+    held.delete(index)
+    if (held.size === 0) this.surrogates = undefined
+  }
+}
+
+/** A high surrogate held back from the end of a block's delta (StreamTranslator `mended`). */
+interface HeldSurrogate {
+  type: 'text_delta' | 'reasoning_delta' | 'tool_args_delta'
+  unit: string
+}
+
+/** Node 20's `String.prototype.isWellFormed` and `toWellFormed` (ES2024, past this project's lib). */
+type WellFormedString = string & {isWellFormed(): boolean; toWellFormed(): string}
+
+const REPLACEMENT = '\ufffd'
+
+/**
+ * A delta that can go as it is: well-formed and not ending in a high surrogate. A string of
+ * Latin-1 characters only (nearly every English or code delta) is well-formed at once in V8;
+ * another is scanned natively.
+ */
+function wellFormedWhole(text: string): boolean {
+  const last = text.charCodeAt(text.length - 1)
+  return !(last >= 0xd800 && last <= 0xdbff) && (text as WellFormedString).isWellFormed()
 }
 
 export {upstreamErrorMessage} from './errors.js'

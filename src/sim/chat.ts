@@ -43,6 +43,7 @@ import {
   strictFieldsProblem,
   argumentsRefusal,
   brokenArgsText,
+  splitSurrogatePieces,
   unsupportedParameter,
   extraInputs,
   contextRefusal,
@@ -672,12 +673,18 @@ export function planChat(
   } else if (body.response_format?.type === 'json_object' || asked) {
     text = JSON.stringify({reply: text, provider: provider.name, model: model.id})
   }
-  const reasoning = reasoningOn
+  let reasoning = reasoningOn
     ? words(
         `Let me think about "${snippet.slice(0, 30)}". The user wants a short answer, so I will keep it brief.`,
       )
     : []
   let content = words(text)
+  // `split-surrogate`: an emoji at the end of the text and of the reasoning, its pair split
+  // across two chunks of a stream (joined whole in a JSON answer)
+  if (quirks.has('split-surrogate')) {
+    reasoning = splitSurrogatePieces(reasoning)
+    content = splitSurrogatePieces(content)
+  }
 
   let toolCall: ChatPlan['toolCall']
   let moreToolCalls: ChatPlan['moreToolCalls']
@@ -726,7 +733,13 @@ export function planChat(
       const pathProps = path ? props.filter((key) => /path$/i.test(key)) : []
       if (path && pathProps.length > 0) for (const key of pathProps) args[key] = path
       else if (named) Object.assign(args, namedArgs(fn.parameters, request))
-      else for (const key of props) args[key] = snippet.slice(0, 20) || 'value'
+      else
+        for (const key of props)
+          // `python-literal-args`: a boolean property true, so that the call has a literal to write
+          args[key] =
+            quirks.has('python-literal-args') && schemas[key]?.type === 'boolean'
+              ? true
+              : snippet.slice(0, 20) || 'value'
       return {name: String(fn.name ?? 'tool'), args}
     }
     // a function the `tool_choice` names is the one called, as a model must; else `tool-search`

@@ -186,6 +186,8 @@ const STRACE = argv.includes('--strace')
 const onlyAt = argv.indexOf('--only')
 const toAt = argv.indexOf('--to')
 const quirkAt = argv.indexOf('--quirk')
+/** The emoji the sim's `split-surrogate` quirk streams with its surrogate pair split. */
+const SPLIT_EMOJI = '\u{1F600}'
 const QUIRKS = [
   ...(quirkAt >= 0
     ? String(argv[quirkAt + 1] ?? '')
@@ -1005,6 +1007,9 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
   })
   // --web-search: Claude Code 2.1.3xx defers WebSearch behind ToolSearch; off, it is an ordinary tool
   if (WEB_SEARCH && agent.name === 'claude') env.ENABLE_TOOL_SEARCH = 'false'
+  // --quirk split-surrogate: Codex logs each SSE event its serde_json refused (a lone surrogate:
+  // "lone leading surrogate in hex escape") at debug level, then drops it
+  if (QUIRKS.includes('split-surrogate') && agent.name === 'codex') env.RUST_LOG = 'codex_api::sse=debug'
   // 240 s: Gemini CLI retries its JSON-mode router call (with backoff, about 90 s) when the
   // chat and messages sims answer it with plain text (they have no JSON-schema mode)
   const command = ['timeout', '240', join(binDir, agent.bin), ...args]
@@ -1364,6 +1369,16 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
     problems.push(
       `the output has no "${wantAnswers.join('" or "')}": ${JSON.stringify(answer.slice(0, 200))}`,
     )
+  if (QUIRKS.includes('split-surrogate') && up === 'chat' && agent.family !== 'chat') {
+    // the sim split an emoji's surrogate pair across two chunks of its text, reasoning and tool
+    // arguments: the CLI must have got it whole, in events it could read
+    notes.push(`the answer ends ${JSON.stringify(answer.trimEnd().slice(-12))}`)
+    if (!answer.includes(SPLIT_EMOJI)) problems.push(`the output lacks the emoji ${SPLIT_EMOJI} whole`)
+    if (answer.includes('\ufffd')) problems.push('the output has U+FFFD where the emoji was')
+    const refused = `${result.stdout}\n${result.stderr}`.match(/Failed to parse SSE event.*/g) ?? []
+    if (agent.name === 'codex') notes.push(`Codex refused ${refused.length} SSE event(s)`)
+    if (refused.length > 0) problems.push(`Codex refused ${refused.length} SSE event(s): ${refused[0]}`)
+  }
   if (textOnly) {
     const refused = calls.some((r) => withPdf(r.body))
     const asLine = calls.some((r) => lined(r.body))
@@ -1415,7 +1430,8 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
       // `think-open-in-prompt`: the gateway learned the model's template from its first answer
       (QUIRKS.includes('think-open-in-prompt') &&
         /^\S+: the answer closed a <\/think> it never opened/.test(n)) ||
-      // `single-quote-args`, `trailing-comma-args`, `fenced-args`: the call's arguments repaired
+      // `single-quote-args`, `trailing-comma-args`, `fenced-args`, `python-literal-args`,
+      // `parameter-args`: the call's arguments repaired
       (QUIRKS.some(
         (q) => /-args$/.test(q) && q !== 'cut-args' && q !== 'empty-args' && q !== 'object-args',
       ) &&

@@ -105,7 +105,7 @@ describe('chat quirks', () => {
     )
   })
 
-  it('single-quote-args, trailing-comma-args, fenced-args: arguments as broken tool parsers write them', async () => {
+  it('single-quote-args, trailing-comma-args, fenced-args, parameter-args: arguments as broken tool parsers write them', async () => {
     const argsOf = async (quirk: string, stream: boolean) => {
       const {events, json} = await chat({model: `gpt-x+${quirk}`, tools: chatTools, stream})
       return stream
@@ -118,7 +118,60 @@ describe('chat quirks', () => {
       expect(await argsOf('single-quote-args', stream)).toMatch(/^\{'city': '[^']*'\}$/)
       expect(await argsOf('trailing-comma-args', stream)).toMatch(/^\{"city":"[^"]*", \}$/)
       expect(await argsOf('fenced-args', stream)).toMatch(/^```json\n\{"city":"[^"]*"\}\n```$/)
+      expect(await argsOf('parameter-args', stream)).toMatch(/^<parameter=city>\n[^<]*\n<\/parameter>\n$/)
     }
+  })
+
+  it('python-literal-args: a boolean property as True, alone or in the whole repr', async () => {
+    const tools = [
+      {
+        type: 'function',
+        function: {
+          name: 'list',
+          parameters: {properties: {path: {type: 'string'}, recursive: {type: 'boolean'}}},
+        },
+      },
+    ]
+    const argsOf = async (quirks: string, stream: boolean) => {
+      const {events, json} = await chat({model: `gpt-x+${quirks}`, tools, stream})
+      return stream
+        ? toolDeltas(events)
+            .map((d: any) => d.function.arguments ?? '')
+            .join('')
+        : (json as any).choices[0].message.tool_calls[0].function.arguments
+    }
+    for (const stream of [true, false]) {
+      expect(await argsOf('python-literal-args', stream)).toBe('{"path":"weather","recursive":True}')
+      expect(await argsOf('python-literal-args+single-quote-args', stream)).toBe(
+        "{'path': 'weather', 'recursive': True}",
+      )
+    }
+  })
+
+  it("split-surrogate: an emoji's pair split across two chunks of text, reasoning and arguments", async () => {
+    const raw = (await chat({model: 'sim-reasoner+reasoning-content+split-surrogate', stream: true})).text
+    // each unit escaped alone, as a server escaping per UTF-16 unit writes it
+    expect(raw).toContain(' \\ud83d"')
+    expect(raw).toContain('"\\ude00.')
+    const {events} = await chat({model: 'sim-reasoner+reasoning-content+split-surrogate', stream: true})
+    const pieces = (field: string) =>
+      events
+        .flatMap((e) => (e.data === '[DONE]' ? [] : [e.data.choices?.[0]?.delta?.[field]]))
+        .filter(Boolean)
+    for (const field of ['content', 'reasoning_content']) {
+      const list = pieces(field) as string[]
+      expect(list.at(-2)?.endsWith(' \ud83d')).toBe(true)
+      expect(list.at(-1)).toBe('\ude00.')
+      expect(list.join('').endsWith(' \u{1F600}.')).toBe(true)
+    }
+    const call = await chat({model: 'gpt-x+split-surrogate', tools: chatTools, stream: true})
+    const args = toolDeltas(call.events).map((d: any) => d.function.arguments ?? '')
+    const cut = args.findIndex((a: string) => a.endsWith('\ud83d'))
+    expect(args[cut + 1]?.startsWith('\ude00')).toBe(true)
+    expect(JSON.parse(args.join(''))).toEqual({city: 'weather \u{1F600}'})
+    // a JSON answer has the emoji whole
+    const whole = await chat({model: 'gpt-x+split-surrogate'})
+    expect(whole.json?.choices[0].message.content).toMatch(/ \u{1F600}\.$/u)
   })
 
   it("shifted-index: each call's head at the index before it, its arguments at its own", async () => {

@@ -117,6 +117,13 @@ export const SIM_QUIRKS = [
   'single-quote-args',
   'trailing-comma-args',
   'fenced-args',
+  // the same parsers: Python's literals (`True`, `False`, `None`) in a call's arguments
+  'python-literal-args',
+  // Qwen3-Coder's own `<parameter=NAME>` format passed on as a call's arguments (LM Studio 0.3.29)
+  'parameter-args',
+  // a server that escapes per UTF-16 unit (a JS server, Python's `ensure_ascii`) and streams an
+  // emoji's surrogate pair split across two chunks
+  'split-surrogate',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -244,14 +251,24 @@ function quoted(args: Args): Args {
   return Object.fromEntries(keys.map((k) => [k, typeof args[k] === 'string' ? `said "${args[k]}"` : args[k]]))
 }
 
+/** `split-surrogate` ends every string value with {@link SPLIT_EMOJI}, whose pair a piece cut splits. */
+function withEmoji(args: Args): Args {
+  const keys = Object.keys(args)
+  return Object.fromEntries(
+    keys.map((k) => [k, typeof args[k] === 'string' ? `${args[k]} ${SPLIT_EMOJI}` : args[k]]),
+  )
+}
+
 /**
  * The tool calls of an answer under `parallel-tools` (the first two tools, or the first one twice
- * with different arguments) and `cut-args` (string values with escaped quotes).
+ * with different arguments), `cut-args` (string values with escaped quotes) and `split-surrogate`
+ * (string values ending with an emoji).
  */
 export function quirkCalls(first: Call, second: Call | undefined, quirks: Quirks): Call[] {
   let calls = [first]
   if (quirks.has('parallel-tools')) calls.push(second ?? {name: first.name, args: variant(first.args)})
   if (quirks.has('cut-args')) calls = calls.map((c) => ({...c, args: quoted(c.args)}))
+  if (quirks.has('split-surrogate')) calls = calls.map((c) => ({...c, args: withEmoji(c.args)}))
   return calls
 }
 
@@ -315,33 +332,80 @@ export function argsText(args: Args, quirks: Quirks): string {
 /**
  * A chat call's argument text as a broken tool parser writes it: a Python dict's repr under
  * `single-quote-args`, a comma before the last `}` under `trailing-comma-args`, in a ```json
- * fence under `fenced-args`; else as JSON.
+ * fence under `fenced-args`, Python's `True`, `False` and `None` for JSON's literals under
+ * `python-literal-args` (with `single-quote-args` too: the whole repr), Qwen3-Coder's
+ * `<parameter=NAME>\nVALUE\n</parameter>\n` for each under `parameter-args`; else as JSON.
  */
 export function brokenArgsText(args: unknown, quirks: Quirks): string {
-  const json = JSON.stringify(args)
-  if (quirks.has('single-quote-args')) return pyRepr(args)
+  if (quirks.has('parameter-args') && args && typeof args === 'object' && !Array.isArray(args))
+    return Object.entries(args)
+      .map(([k, v]) => `<parameter=${k}>\n${typeof v === 'string' ? v : JSON.stringify(v)}\n</parameter>\n`)
+      .join('')
+  const literals = quirks.has('python-literal-args')
+  if (quirks.has('single-quote-args')) return pyRepr(args, literals)
+  const json = literals ? pyLiterals(JSON.stringify(args)) : JSON.stringify(args)
   if (quirks.has('trailing-comma-args') && json.length > 2 && json.endsWith('}'))
     return json.slice(0, -1) + ', }'
   if (quirks.has('fenced-args')) return '```json\n' + json + '\n```'
   return json
 }
 
-/** Python's repr of a JSON value: single-quoted strings, `, ` and `: ` between members. */
-function pyRepr(v: unknown): string {
-  if (typeof v === 'string')
-    return `'${JSON.stringify(v).slice(1, -1).replace(/\\"/g, '"').replace(/'/g, "\\'")}'`
-  if (Array.isArray(v)) return `[${v.map(pyRepr).join(', ')}]`
-  if (v && typeof v === 'object')
-    return `{${Object.entries(v)
-      .map(([k, x]) => `${pyRepr(k)}: ${pyRepr(x)}`)
-      .join(', ')}}`
-  return JSON.stringify(v)
+/** JSON's `true`, `false` and `null` outside strings written as Python's. */
+function pyLiterals(json: string): string {
+  return json.replace(
+    /("(?:[^"\\]|\\.)*")|true|false|null/g,
+    (m, string?: string) => string ?? (m === 'null' ? 'None' : m === 'true' ? 'True' : 'False'),
+  )
 }
 
-/** Argument stream pieces: none under `empty-args`, cut mid-token under `cut-args`. */
+/**
+ * Python's repr of a JSON value: single-quoted strings, `, ` and `: ` between members; with
+ * `literals`, Python's `True`, `False` and `None`.
+ */
+function pyRepr(v: unknown, literals = false): string {
+  if (typeof v === 'string')
+    return `'${JSON.stringify(v).slice(1, -1).replace(/\\"/g, '"').replace(/'/g, "\\'")}'`
+  if (Array.isArray(v)) return `[${v.map((x) => pyRepr(x, literals)).join(', ')}]`
+  if (v && typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${pyRepr(k)}: ${pyRepr(x, literals)}`)
+      .join(', ')}}`
+  return literals ? pyLiterals(JSON.stringify(v)) : JSON.stringify(v)
+}
+
+/** An emoji (U+1F600) whose two UTF-16 units `split-surrogate` streams in two chunks. */
+export const SPLIT_EMOJI = '\u{1F600}'
+
+/**
+ * `split-surrogate`: streamed text pieces with {@link SPLIT_EMOJI} added at the end, its high
+ * surrogate ending one piece and its low surrogate starting the next (as a server that escapes
+ * per UTF-16 unit writes them: `"\ud83d"`, then `"\ude00"`). Joined, they are well-formed.
+ */
+export function splitSurrogatePieces(pieces: readonly string[]): string[] {
+  if (pieces.length === 0) return [...pieces]
+  return [...pieces.slice(0, -1), `${pieces.at(-1)} ${SPLIT_EMOJI[0]}`, `${SPLIT_EMOJI[1]}.`]
+}
+
+/**
+ * Argument stream pieces: none under `empty-args`, cut mid-token under `cut-args`; under
+ * `split-surrogate`, cut again between the two units of the first surrogate pair.
+ */
 export function argsPieces(text: string, quirks: Quirks, normal: (text: string) => string[]): string[] {
   if (quirks.has('empty-args') || text === '') return []
-  return quirks.has('cut-args') ? cutPieces(text) : normal(text)
+  const pieces = quirks.has('cut-args') ? cutPieces(text) : normal(text)
+  if (!quirks.has('split-surrogate')) return pieces
+  const at = text.indexOf(SPLIT_EMOJI)
+  if (at < 0) return pieces
+  // the pieces up to the pair's low unit, that one cut there, the rest
+  const out: string[] = []
+  let end = 0
+  for (const piece of pieces) {
+    const start = end
+    end += piece.length
+    if (start <= at && at + 1 < end) out.push(piece.slice(0, at + 1 - start), piece.slice(at + 1 - start))
+    else out.push(piece)
+  }
+  return out
 }
 
 /**
