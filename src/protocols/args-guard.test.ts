@@ -1,7 +1,9 @@
-import {describe, expect, test} from 'vitest'
+import {describe, expect, it, test} from 'vitest'
 
 import {ArgsGuard} from './args-guard.js'
+import {chatChunk, chatSse, chatToolChunk, parseSse} from './cm-test-helpers.js'
 import {syntaxRepairedArguments} from './conversation-rules.js'
+import {decodeClientRequest, StreamTranslator, translateResponseText} from './translate.js'
 
 /** What a client gets for `pieces`: the deltas sent as they came, then the call's end. */
 function stream(pieces: string[]): {deltas: string[]; text: string; repaired: boolean} {
@@ -52,6 +54,33 @@ describe('syntaxRepairedArguments', () => {
   ])("Qwen3-Coder's <parameter=…> form: %j", (text, meant) => {
     const fixed = syntaxRepairedArguments(text)
     expect(fixed && JSON.parse(fixed)).toEqual(meant)
+  })
+
+  test("<parameter=…> typed by the tool's schema: a string parameter keeps its text, JSON and all", () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        file_path: {type: 'string'},
+        content: {type: 'string'},
+        note: {type: ['string', 'null']},
+        limit: {type: 'integer'},
+        opts: {type: 'object'},
+      },
+    }
+    const text =
+      '<parameter=file_path>\npackage.json\n</parameter>\n<parameter=content>\n{"name": "x"}\n</parameter>\n' +
+      '<parameter=note>\n42\n</parameter>\n<parameter=limit>\n20\n</parameter>\n<parameter=opts>\n{"deep": true}\n</parameter>\n'
+    const typed = syntaxRepairedArguments(text, () => schema)
+    expect(typed && JSON.parse(typed)).toEqual({
+      file_path: 'package.json',
+      content: '{"name": "x"}',
+      note: '42',
+      limit: 20,
+      opts: {deep: true},
+    })
+    // no schema known (a tool renamed for the upstream): each value as JSON where it parses
+    const untyped = syntaxRepairedArguments(text)
+    expect(untyped && JSON.parse(untyped)).toMatchObject({content: {name: 'x'}, note: 42})
   })
 
   test('<parameter=…> left open, or with other text, is not guessed at', () => {
@@ -138,5 +167,75 @@ describe('ArgsGuard', () => {
       expect(sent).toBe(text)
       expect(repaired).toBe(false)
     }
+  })
+})
+
+describe("<parameter=…> arguments of a chat upstream's answer, typed by the client's tool (CodecContext `tools`)", () => {
+  const WRITE = {
+    name: 'Write',
+    parameters: {type: 'object', properties: {file_path: {type: 'string'}, content: {type: 'string'}}},
+  }
+  const client = decodeClientRequest(
+    'messages',
+    {
+      model: 'x',
+      max_tokens: 100,
+      stream: true,
+      tools: [{name: 'Write', input_schema: WRITE.parameters}],
+      messages: [{role: 'user', content: 'write package.json'}],
+    },
+    {},
+  )
+  const ARGS =
+    '<parameter=file_path>\npackage.json\n</parameter>\n<parameter=content>\n{"name": "x"}\n</parameter>\n'
+  const MEANT = {file_path: 'package.json', content: '{"name": "x"}'}
+
+  it('a stream: the input_json_deltas add up to the file as text', () => {
+    const t = new StreamTranslator('chat', client, {newId: (p) => `${p}1`, tools: client.request.tools})
+    const sse = chatSse([
+      chatChunk({role: 'assistant', content: ''}),
+      chatToolChunk(0, {name: 'Write', arguments: ''}, 'call_1'),
+      chatToolChunk(0, {arguments: ARGS.slice(0, 30)}),
+      chatToolChunk(0, {arguments: ARGS.slice(30)}),
+      chatChunk({}, 'tool_calls'),
+      '[DONE]',
+    ])
+    const out = t.push(Buffer.from(sse)) + t.end()
+    const json = parseSse(out)
+      .map((e) => JSON.parse(e.data) as {type: string; delta?: {partial_json?: string}})
+      .filter((d) => d.type === 'content_block_delta')
+      .map((d) => d.delta?.partial_json ?? '')
+      .join('')
+    expect(JSON.parse(json)).toEqual(MEANT)
+  })
+
+  it('a JSON answer: the same', () => {
+    const answer = {
+      id: 'c1',
+      object: 'chat.completion',
+      model: 'x',
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{id: 'call_1', type: 'function', function: {name: 'Write', arguments: ARGS}}],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+      usage: {prompt_tokens: 9, completion_tokens: 9, total_tokens: 18},
+    }
+    const {text} = translateResponseText(
+      'chat',
+      {...client, request: {...client.request, stream: false}},
+      answer,
+      {
+        tools: client.request.tools,
+      },
+    )
+    const message = JSON.parse(text) as {content: Array<{type: string; input?: unknown}>}
+    expect(message.content.find((b) => b.type === 'tool_use')?.input).toEqual(MEANT)
   })
 })

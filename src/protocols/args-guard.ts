@@ -13,6 +13,7 @@
  * file, nearly all of its bytes) an `indexOf` for the next quote that is not escaped.
  */
 import {syntaxRepairedArguments} from './conversation-rules.js'
+import type {JsonSchema} from './ir.js'
 
 const QUOTE = 34 // "
 const COMMA = 44
@@ -119,14 +120,14 @@ export class ArgsGuard {
    * otherwise what was held, as it came (the client's parse fails as it would have: nothing
    * sent can be taken back, and nothing is invented).
    */
-  finish(all: string): {json: string; repaired: boolean} {
+  finish(all: string, schema?: () => JsonSchema | undefined): {json: string; repaired: boolean} {
     const held = this.held
     this.held = ''
     if (!this.broken) return {json: held, repaired: false}
     const sent = all.slice(0, this.sent)
     // (whitespace around what was sent is no matter to JSON)
     const head = sent.trim()
-    const fixed = syntaxRepairedArguments(all)
+    const fixed = syntaxRepairedArguments(all, schema)
     if (fixed !== undefined && fixed.startsWith(head)) return {json: fixed.slice(head.length), repaired: true}
     return {json: held, repaired: false}
   }

@@ -24,6 +24,7 @@ import {
   THINK_OPEN,
   THINK_TAGS,
   thinkingChunkText,
+  toolSchema,
 } from './cm-common.js'
 import type {
   BlockStart,
@@ -780,7 +781,7 @@ export class ChatStreamDecoder implements StreamDecoder {
     }
     if (call.guard) {
       // arguments that are no JSON: the rest of their syntax repair, or of what came
-      const {json, repaired} = call.guard.finish(call.args)
+      const {json, repaired} = call.guard.finish(call.args, toolSchema(this.ctx, call.name))
       if (json) out.push({type: 'tool_args_delta', index: call.block, json})
       if (repaired) this.repairedArgs++
     }

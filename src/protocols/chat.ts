@@ -18,6 +18,7 @@ import {
   applyCarry,
   argsText,
   repairedArgsText,
+  toolSchema,
   arr,
   bodyObject,
   budgetEffort,
@@ -775,7 +776,7 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
       arguments: argsText(fn.arguments) || '{}',
     }
     // arguments that are no JSON (Qwen3-Coder's and GLM's tool parsers): their syntax repaired
-    const fixed = repairedArgsText(part.arguments)
+    const fixed = repairedArgsText(part.arguments, toolSchema(ctx, part.name))
     if (fixed !== undefined) {
       part.arguments = fixed
       repaired++

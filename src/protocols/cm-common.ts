@@ -4,7 +4,16 @@
  */
 import {randomUUID} from 'node:crypto'
 
-import type {CarryStore, CodecContext, Effort, Family, Part, ReasoningPart, ToolCallPart} from './ir.js'
+import type {
+  CarryStore,
+  CodecContext,
+  Effort,
+  Family,
+  JsonSchema,
+  Part,
+  ReasoningPart,
+  ToolCallPart,
+} from './ir.js'
 import {TranslationError} from './ir.js'
 import {syntaxRepairedArguments} from './conversation-rules.js'
 
@@ -53,14 +62,21 @@ export function argsObject(args: string): Json {
  * Tool arguments text that is no JSON (or a JSON string), with its syntax repaired; undefined
  * where it is JSON or cannot be repaired.
  */
-export function repairedArgsText(args: string): string | undefined {
+export function repairedArgsText(args: string, schema?: () => JsonSchema | undefined): string | undefined {
   try {
     if (typeof JSON.parse(args) !== 'string') return undefined
   } catch {
     // (repaired below)
   }
-  return syntaxRepairedArguments(args)
+  return syntaxRepairedArguments(args, schema)
 }
+
+/**
+ * The schema of the client's tool `name` (CodecContext `tools`), for a repair of its call's
+ * arguments; looked up only when one is repaired.
+ */
+export const toolSchema = (ctx: CodecContext | undefined, name: string) => (): JsonSchema | undefined =>
+  ctx?.tools?.find((t) => t.name === name)?.parameters
 
 /**
  * A chat tool call's `arguments` as text: a string as it is; a JSON object or array, which

@@ -29,7 +29,7 @@
 import {createHash} from 'node:crypto'
 
 import {SKIP_THOUGHT_SIGNATURE} from './chat-signatures.js'
-import type {Message, Part, ToolCallPart, ToolResultPart} from './ir.js'
+import type {JsonSchema, Message, Part, ToolCallPart, ToolResultPart} from './ir.js'
 
 /** How the tool-call ids of a request must look to its upstream. */
 export interface ToolIdRule {
@@ -310,13 +310,17 @@ export function repairedArguments(text: string): string {
  * (encoded twice), single quotes for double ones outside double-quoted strings, a comma before a
  * closing bracket, Python's `True`, `False` and `None` as values for JSON's `true`, `false` and
  * `null` (Qwen and GLM under some tool parsers: `{'path': 'a', 'recursive': True}`);
- * Qwen3-Coder's `<parameter=NAME>` form ({@link parameterArguments}). Undefined where that does not give one JSON object: above all arguments cut
+ * Qwen3-Coder's `<parameter=NAME>` form ({@link parameterArguments}, typed by the tool's `schema`
+ * when it is known). Undefined where that does not give one JSON object: above all arguments cut
  * open (a stream stopped at its token limit), which are never closed here, since a cut command
  * must not run as a whole one (`repairedArguments` closes them, for history only).
  */
-export function syntaxRepairedArguments(text: string): string | undefined {
+export function syntaxRepairedArguments(
+  text: string,
+  schema?: () => JsonSchema | undefined,
+): string | undefined {
   // Qwen3-Coder's own format, passed on as the arguments (LM Studio 0.3.29's stream)
-  if (text.trimStart().startsWith('<')) return parameterArguments(text)
+  if (text.trimStart().startsWith('<')) return parameterArguments(text, schema?.())
   const start = text.indexOf('{')
   if (start < 0) return encodedTwice(text)
   let body = text
@@ -341,11 +345,18 @@ const PARAMETER = /<parameter=([^>\n]+)>([\s\S]*?)<\/parameter>|<\/?(?:tool_call
  * Qwen3-Coder's tool-call format as a call's arguments, as LM Studio 0.3.29 streamed it
  * (lmstudio-bug-tracker #1071; opencode #1585: `<parameter=pattern>**</parameter>`; QwenLM/qwen-code
  * #167, #783): `<parameter=path>\nsrc/a.ts\n</parameter>…`, maybe inside its `<function=NAME>`
- * and `<tool_call>` tags, as a JSON object: each parameter a key, its value as JSON where it parses
- * as JSON, else the text with its surrounding newline trimmed (as the Qwen parsers read it). A
- * parameter left open (a call cut by the token limit) or any other text: undefined.
+ * and `<tool_call>` tags, as a JSON object: each parameter a key, its value the text with its
+ * surrounding newline trimmed where the tool's schema says the parameter is a string (a Write's
+ * `content` that holds JSON stays the file's text), else as JSON where it parses as JSON, else the
+ * text (as the Qwen parsers read it, by the schema). A parameter left open (a call cut by the
+ * token limit) or any other text: undefined.
  */
-function parameterArguments(text: string): string | undefined {
+function parameterArguments(text: string, schema: JsonSchema | undefined): string | undefined {
+  const properties = schema?.properties
+  const typeOf = (key: string): unknown =>
+    properties && typeof properties === 'object'
+      ? (properties as Record<string, {type?: unknown} | undefined>)[key]?.type
+      : undefined
   const args: Record<string, unknown> = {}
   let found = false
   PARAMETER.lastIndex = 0
@@ -356,15 +367,25 @@ function parameterArguments(text: string): string | undefined {
     let value = m[2]
     if (value.startsWith('\n')) value = value.slice(1)
     if (value.endsWith('\n')) value = value.slice(0, -1)
-    try {
-      args[m[1].trim()] = JSON.parse(value)
-    } catch {
-      args[m[1].trim()] = value
-    }
+    const key = m[1].trim()
     found = true
+    if (takesText(typeOf(key))) {
+      args[key] = value
+      continue
+    }
+    try {
+      args[key] = JSON.parse(value)
+    } catch {
+      args[key] = value
+    }
   }
   return found ? JSON.stringify(args) : undefined
 }
+
+/** A schema `type` of a string only (`"string"`, `["string", "null"]`). */
+const takesText = (type: unknown): boolean =>
+  type === 'string' ||
+  (Array.isArray(type) && type.includes('string') && type.every((t) => t === 'string' || t === 'null'))
 
 /** A comma, then only whitespace, before a closing bracket (strings are skipped whole). */
 const TRAILING_COMMA = /("(?:[^"\\]|\\.)*")|,(?=\s*[}\]])/g

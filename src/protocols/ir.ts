@@ -597,6 +597,11 @@ export interface CodecContext {
    * model's switch of thinking off from `chat_template_kwargs` (thinking-off.ts `thinkingOffFields`).
    */
   localServer?: boolean
+  /**
+   * Chat upstreams' decoders: the client's tools, whose schemas type the parameters of a call's
+   * arguments in Qwen3-Coder's `<parameter=…>` form when they are repaired (conversation-rules.ts).
+   */
+  tools?: readonly FunctionTool[]
   /** Makes ids for things the source had none for (Gemini tool calls, responses). */
   newId?: (prefix: string) => string
   /**

@@ -395,9 +395,11 @@ export async function relayTranslated(
     requestIdHeader(family),
     result.requestId,
   )
+  // (the client's tools: the schemas of calls whose arguments a chat upstream's answer must have repaired)
+  const tools = translation.client.request.tools
   const ctxCodec = translation.thinkOpen
-    ? {carry: translation.carry, thinkOpen: true}
-    : {carry: translation.carry}
+    ? {carry: translation.carry, thinkOpen: true, tools}
+    : {carry: translation.carry, tools}
   if (!translation.client.request.stream) {
     let body: unknown
     let failure: string | undefined
