@@ -1,8 +1,8 @@
 /**
  * A tool call with arguments that are not JSON in Codex's history (Qwen3-Coder's broken JSON, a
  * stream cut at its token limit: Codex keeps each call's arguments exactly as the model wrote
- * them), to DashScope, which refuses every later request for it (the simulator's `dashscope-args`
- * quirk, in DashScope's words): one failed try, learned for the model, and from then on each such
+ * them), to DashScope or MiniMax, which refuse every later request for it (the simulator's
+ * `dashscope-args` and `minimax-args` quirks, in each one's words): one failed try, learned for the model, and from then on each such
  * call goes with its arguments repaired. The real daemon, the official OpenAI SDK.
  */
 import OpenAI from 'openai'
@@ -13,6 +13,8 @@ import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gat
 const MODEL = 'qwen3-coder-plus+dashscope-args'
 // DashScope behind OpenRouter: its refusal in OpenRouter's `metadata.raw`
 const RELAYED = 'qwen3-coder-plus+dashscope-args+openrouter-errors'
+// MiniMax, which refuses it in its own words
+const MINIMAX = 'MiniMax-M2.7+minimax-args'
 
 let base = ''
 let simOrigin = ''
@@ -21,7 +23,7 @@ let keys = new Map<string, string>()
 
 beforeAll(async () => {
   ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
-    {coder: MODEL, relayed: RELAYED},
+    {coder: MODEL, relayed: RELAYED, minimax: MINIMAX},
     {prefix: 'repair-args', provider: 'sim-chat', families: ['responses']},
   ))
 }, 120_000)
@@ -83,6 +85,28 @@ describe("DashScope's refusal of a history call's arguments that are not JSON", 
     const learned = adaptations.find((a) => a.provider === 'sim-chat' && a.model === MODEL)
     expect(learned.rules).toEqual([
       "history tool calls' arguments that are not JSON repaired (closed, or {})",
+    ])
+  })
+
+  it("MiniMax's words for it (invalid function arguments json string, 2013): learned the same way", async () => {
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('minimax')!, maxRetries: 0})
+    await takeSimCalls(simOrigin, /./)
+    const first = await openai.responses.create({model: 'gpt-5.5', input: history('go on'), tools})
+    expect(first.status).toBe('completed')
+    const tries = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    expect(tries.map(argumentsSent)).toEqual([
+      ['{"command": ["bash", "-lc", "ls -la', '{"command":["ls"]}'],
+      ['{"command": ["bash", "-lc", "ls -la"]}', '{"command":["ls"]}'],
+    ])
+    await openai.responses.create({model: 'gpt-5.5', input: history('and now?'), tools})
+    const [next] = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    expect(argumentsSent(next)).toEqual(['{"command": ["bash", "-lc", "ls -la"]}', '{"command":["ls"]}'])
+    expect((await projectLogRows(base, 'repair-args-minimax', 2)).map((r) => [r.status, r.error])).toEqual([
+      [
+        200,
+        "sim-chat refused a history tool call's arguments that are not JSON: sent again with each such call's arguments repaired",
+      ],
+      [200, null],
     ])
   })
 

@@ -7,7 +7,7 @@
  */
 import {describe, expect, it} from 'vitest'
 
-import {alternatingMessages, chatCodec} from './chat.js'
+import {alternatingMessages, chatCodec, roleRuns} from './chat.js'
 import type {Message, Request} from './ir.js'
 import {messagesCodec} from './messages.js'
 
@@ -250,5 +250,51 @@ describe("a chat client's own messages passed through, for an upstream that refu
     ])
     // (the client's objects are left as they were)
     expect(messages).toEqual(copy)
+  })
+
+  it("merges a run of system messages (opencode's plugins): strings a blank line apart, else the parts in order", () => {
+    const messages = [
+      {role: 'system', content: 'You are opencode.'},
+      {role: 'system', content: '<EXTREMELY_IMPORTANT>You have superpowers.</EXTREMELY_IMPORTANT>'},
+      {role: 'system', content: [{type: 'text', text: 'Env: linux', cache_control: {type: 'ephemeral'}}]},
+      {role: 'user', content: 'hi'},
+      {role: 'assistant', content: 'Hello.'},
+      {role: 'system', content: 'a reminder'},
+      {role: 'user', content: 'go on'},
+    ]
+    const copy = structuredClone(messages)
+    expect(alternatingMessages(messages)).toEqual([
+      {
+        role: 'system',
+        content: [
+          {
+            type: 'text',
+            text: 'You are opencode.\n\n<EXTREMELY_IMPORTANT>You have superpowers.</EXTREMELY_IMPORTANT>',
+          },
+          {type: 'text', text: 'Env: linux', cache_control: {type: 'ephemeral'}},
+        ],
+      },
+      {role: 'user', content: 'hi'},
+      {role: 'assistant', content: 'Hello.'},
+      // (one on its own between turns is no run: left where it is)
+      {role: 'system', content: 'a reminder'},
+      {role: 'user', content: 'go on'},
+    ])
+    expect(messages).toEqual(copy)
+    // one system message: the same array
+    const one = [messages[0], messages[3]]
+    expect(alternatingMessages(one)).toBe(one)
+  })
+
+  it('tells runs of turns and runs of system messages apart (a refusal is judged by the one it names)', () => {
+    const s = {role: 'system', content: 's'}
+    const u = {role: 'user', content: 'u'}
+    const a = {role: 'assistant', content: 'a'}
+    const t = {role: 'tool', tool_call_id: 't', content: 't'}
+    expect(roleRuns([s, u, a, u])).toEqual({turns: false, system: false})
+    expect(roleRuns([s, s, u])).toEqual({turns: false, system: true})
+    expect(roleRuns([s, u, u])).toEqual({turns: true, system: false})
+    expect(roleRuns([s, s, u, a, a])).toEqual({turns: true, system: true})
+    expect(roleRuns([u, a, t, t, u])).toEqual({turns: false, system: false})
   })
 })

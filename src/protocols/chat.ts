@@ -560,20 +560,41 @@ function pushMessage(out: Json[], message: Json): void {
 
 /**
  * A chat client's messages passed through with successive user or assistant messages as one, as
- * the encoder sends them ({@link pushMessage}); the same array when they alternate already. For an
- * upstream found to refuse such runs (adaptations.ts `alternateRoles`).
+ * the encoder sends them ({@link pushMessage}), and successive system messages as one (their texts
+ * as a user run's: MiniMax and Qwen3.5's chat template refuse a second system message, and the
+ * encoder sends one); the same array when there is no such run. For an upstream found to refuse
+ * such runs (adaptations.ts `alternateRoles`).
  */
 export function alternatingMessages(messages: unknown[]): unknown[] {
-  let runs = false
-  for (let i = 1; i < messages.length && !runs; i++) {
-    const role = (messages[i] as Json | null)?.role
-    runs = (role === 'user' || role === 'assistant') && (messages[i - 1] as Json | null)?.role === role
-  }
-  if (!runs) return messages
+  const runs = roleRuns(messages, true)
+  if (!runs.turns && !runs.system) return messages
   const out: Json[] = []
-  // (copies: a merge writes into the message it keeps)
-  for (const m of messages) pushMessage(out, m && typeof m === 'object' ? {...(m as Json)} : (m as Json))
+  for (const m of messages) {
+    // (copies: a merge writes into the message it keeps)
+    const copy = m && typeof m === 'object' ? {...(m as Json)} : (m as Json)
+    const last = out[out.length - 1]
+    if (copy?.role === 'system' && last?.role === 'system') mergeUser(last, copy)
+    else pushMessage(out, copy)
+  }
   return out
+}
+
+/**
+ * Whether a chat client's messages hold a run of user or assistant messages (`turns`) and one of
+ * system messages (`system`), for a refusal to be judged by the one it names; with `first`, only
+ * whether there is any (the scan ends at the first).
+ */
+export function roleRuns(messages: unknown[], first = false): {turns: boolean; system: boolean} {
+  const runs = {turns: false, system: false}
+  for (let i = 1; i < messages.length; i++) {
+    const role = (messages[i] as Json | null)?.role
+    if ((messages[i - 1] as Json | null)?.role !== role) continue
+    if (role === 'user' || role === 'assistant') runs.turns = true
+    else if (role === 'system') runs.system = true
+    else continue
+    if (first || (runs.turns && runs.system)) break
+  }
+  return runs
 }
 
 /** A content part list of a chat message's content (a string as one text part). */

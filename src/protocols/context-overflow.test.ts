@@ -114,6 +114,80 @@ describe('readContextOverflow', () => {
     )
   })
 
+  it("reads DashScope's, LM Studio's, MiniMax's, vLLM's engine's, Bedrock's and TGI's words", () => {
+    const cases: Array<[string, string, {inputTokens?: number; limit?: number; completionTokens?: number}]> =
+      [
+        // DashScope (QwenLM/qwen-code #98): the most input it takes, nothing of the request's
+        [
+          '<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 129024]',
+          {limit: 129024},
+        ],
+        // LM Studio (lmstudio-bug-tracker #546), its older wording (page-assist #356) and its n_keep one
+        [
+          'Trying to keep the first 111490 tokens when context the overflows. However, the model is loaded with context length of only 32768 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input',
+          {inputTokens: 111490, limit: 32768},
+        ],
+        [
+          'Trying to keep the first 6547 tokens when context overflows. However, the model is loaded with a context length of only 4096 tokens, which is not enough.',
+          {inputTokens: 6547, limit: 4096},
+        ],
+        [
+          'The number of tokens to keep from the initial prompt is greater than the context length (n_keep: 13055>= n_ctx: 4096). Try to load the model with a larger context length, or provide a shorter input.',
+          {inputTokens: 13055, limit: 4096},
+        ],
+        [
+          'The number of tokens to keep from the initial prompt is greater than the context length. Try to load the model with a larger context length, or provide a shorter input',
+          {},
+        ],
+        // MiniMax (MiniMax-AI/MiniMax-M2 #119): 2013 is its code for invalid params, no count
+        ['invalid params, context window exceeds limit (2013)', {}],
+        // vLLM's engine (openrag #128), as Xinference quotes it (deepagents #468)
+        [
+          'The decoder prompt (length 15983) is longer than the maximum model length of 8192. Make sure that `max_model_len` is no smaller than the number of text tokens plus multimodal tokens.',
+          {inputTokens: 15983, limit: 8192},
+        ],
+        [
+          '{"detail":"[address=0.0.0.0:43769, pid=1065] The decoder prompt (length 66501) is longer than the maximum model length of 65536. Make sure that `max_model_len` is no smaller than the number of text tokens."}',
+          {inputTokens: 66501, limit: 65536},
+        ],
+        // Bedrock
+        ['Input is too long for requested model.', {}],
+        // TGI: the input alone past the total, the completion's room, the input's own limit
+        [
+          'Input validation error: `inputs` tokens + `max_new_tokens` must be <= 32769. Given: 40000 `inputs` tokens and 8192 `max_new_tokens`',
+          {inputTokens: 40000, limit: 32769},
+        ],
+        [
+          'Input validation error: `inputs` tokens + `max_new_tokens` must be <= 32769. Given: 30000 `inputs` tokens and 8192 `max_new_tokens`',
+          {inputTokens: 30000, limit: 32769, completionTokens: 8192},
+        ],
+        [
+          'Input validation error: `inputs` must have less than 4096 tokens. Given: 5000',
+          {inputTokens: 5000, limit: 4096},
+        ],
+      ].map(([message, expected]) => [message as string, '', expected as object])
+    for (const [message, raw, expected] of cases)
+      expect(readContextOverflow(message, raw || JSON.stringify({error: {message}})), message).toEqual(
+        expected,
+      )
+    // DashScope's other ranges are no overflow
+    for (const message of [
+      '<400> InternalError.Algo.InvalidParameter: Range of max_tokens should be [1, 8192]',
+      'invalid params, invalid function arguments json string, tool_call_id: call_1 (2013)',
+    ])
+      expect(readContextOverflow(message, '{}'), message).toBeUndefined()
+    // said to Claude Code in the words it compacts on, the counts where stated
+    expect(contextOverflowError('messages', {limit: 129024}, 'up').message).toBe('prompt is too long: up')
+    expect(contextOverflowError('messages', {inputTokens: 66501, limit: 65536}, 'up').message).toBe(
+      'prompt is too long: 66501 tokens > 65536 maximum (up)',
+    )
+    expect(contextOverflowError('responses', {limit: 129024}, 'up')).toEqual({
+      message:
+        'Your input exceeds the context window of this model (129024 tokens). Please adjust your input and try again. (up)',
+      code: 'context_length_exceeded',
+    })
+  })
+
   it('is no overflow for any other error', () => {
     expect(
       readContextOverflow(

@@ -98,15 +98,55 @@ export function readContextOverflow(message: string, raw = ''): ContextOverflow 
   // Mistral: "Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum context length"
   m = /prompt contains (\d+) tokens[^]*?too large for model with (\d+) maximum context length/i.exec(message)
   if (m) return {inputTokens: num(m[1]), limit: num(m[2])}
+  // vLLM's engine (and Xinference in front of it, as a 500): "The decoder prompt (length 66501) is
+  // longer than the maximum model length of 65536. Make sure that `max_model_len` is no smaller
+  // than the number of text tokens."
+  m = /decoder prompt \(length (\d+)\) is longer than the maximum model length of (\d+)/i.exec(message)
+  if (m) return {inputTokens: num(m[1]), limit: num(m[2])}
+  // LM Studio: "Trying to keep the first 111490 tokens when context the overflows. However, the
+  // model is loaded with context length of only 32768 tokens, which is not enough." (older: "when
+  // context overflows ... with a context length of only"); its older "The number of tokens to keep
+  // from the initial prompt is greater than the context length (n_keep: 13055>= n_ctx: 4096)"
+  m =
+    /keep the first (\d+) tokens when context (?:the )?overflows[^]*?context length of only (\d+) tokens/i.exec(
+      message,
+    )
+  if (m) return {inputTokens: num(m[1]), limit: num(m[2])}
+  m =
+    /number of tokens to keep from the initial prompt is greater than the context length(?:\s*\(n_keep:\s*(\d+)\s*>=?\s*n_ctx:\s*(\d+)\))?/i.exec(
+      message,
+    )
+  if (m) return {inputTokens: num(m[1]), limit: num(m[2])}
+  // DashScope (Qwen on Model Studio): "<400> InternalError.Algo.InvalidParameter: Range of input
+  // length should be [1, 129024]", the most input tokens the model takes and nothing of the request's
+  m = /range of input length should be \[1,\s*(\d+)\]/i.exec(message)
+  if (m) return {limit: num(m[1])}
+  // TGI (Hugging Face endpoints): "`inputs` tokens + `max_new_tokens` must be <= 32769. Given: 40000
+  // `inputs` tokens and 8192 `max_new_tokens`": the input alone past it, or the completion's room;
+  // "`inputs` must have less than 4096 tokens. Given: 5000"
+  m =
+    /`?inputs`? tokens \+ `?max_new_tokens`? must be <= (\d+)\. Given: (\d+) `?inputs`? tokens and (\d+) `?max_new_tokens`?/i.exec(
+      message,
+    )
+  if (m) {
+    const [limit, input, completion] = [Number(m[1]), Number(m[2]), Number(m[3])]
+    return input > limit
+      ? {inputTokens: input, limit}
+      : {inputTokens: input, limit, completionTokens: completion}
+  }
+  m = /`?inputs`? must have less than (\d+) tokens\. Given: (\d+)/i.exec(message)
+  if (m) return {inputTokens: num(m[2]), limit: num(m[1])}
   // llama.cpp: "the request exceeds the available context size, try increasing it", the counts beside it
   if (/exceeds the available context size/i.test(message)) {
     const n = (key: string) => num(new RegExp(`"${key}"\\s*:\\s*(\\d+)`).exec(raw)?.[1])
     return {inputTokens: n('n_prompt_tokens'), limit: n('n_ctx')}
   }
-  // the code OpenAI and others set, or the words of the rest (Zhipu 1261 "Prompt exceeds max length")
+  // the code OpenAI and others set, or the words of the rest (Zhipu 1261 "Prompt exceeds max length",
+  // MiniMax's "invalid params, context window exceeds limit (2013)", Bedrock's "Input is too long
+  // for requested model.")
   if (
     /"code"\s*:\s*"context_length_exceeded"/.test(raw) ||
-    /context[_ ]length[_ ]exceeded|exceeds? (?:the )?(?:model'?s? )?(?:maximum )?context (?:window|length)|context window (?:is )?exceeded|prompt exceeds max length|prompt (?:is )?too long/i.test(
+    /context[_ ]length[_ ]exceeded|exceeds? (?:the )?(?:model'?s? )?(?:maximum )?context (?:window|length)|context window (?:is )?exceeded|context window exceeds limit|prompt exceeds max length|prompt (?:is )?too long|input is too long for requested model/i.test(
       message,
     )
   )

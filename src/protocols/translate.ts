@@ -8,7 +8,14 @@ import type {EventSourceMessage} from 'eventsource-parser'
 import {createParser} from 'eventsource-parser'
 
 import {adjacentOutputs} from './adjacent-outputs.js'
-import {alternatingMessages, chatCodec, chatMediaPart, decodeResponseFormat, takesCacheMarks} from './chat.js'
+import {
+  alternatingMessages,
+  chatCodec,
+  chatMediaPart,
+  decodeResponseFormat,
+  roleRuns,
+  takesCacheMarks,
+} from './chat.js'
 import {budgetEffort, effortBudget} from './cm-common.js'
 import type {ThoughtSignatureField, ToolIdRule} from './conversation-rules.js'
 import {
@@ -282,6 +289,8 @@ export interface SentRequest {
   notes?: string[]
   /** A chat body passed through held successive user or assistant messages. */
   successiveRoles?: boolean
+  /** A chat body passed through held successive system messages. */
+  successiveSystem?: boolean
   /**
    * How many tools a body passed through offered (a translated request's are its `request`'s),
    * counted on a refusal only.
@@ -509,8 +518,10 @@ export interface UpstreamAdaptation {
   /**
    * Chat: successive user or assistant messages refused (DeepSeek's "does not support successive
    * user or assistant messages", a strict chat template's "Conversation roles must alternate
-   * user/assistant/user/assistant/..."): a chat client's messages passed through go with each run
-   * as one message, as a translated request's always do (chat.ts `alternatingMessages`).
+   * user/assistant/user/assistant/..."), or several system messages (MiniMax's "invalid chat
+   * setting (2013)", Qwen3.5's template's "System message must be at the beginning."): a chat
+   * client's messages passed through go with each run as one message, as a translated request's
+   * always do (chat.ts `alternatingMessages`).
    */
   alternateRoles?: boolean
   /** The fewest output tokens the upstream takes ("Expected a value >= 16"): a smaller maximum is raised to it. */
@@ -695,8 +706,11 @@ export function sentOfPassedChat(
     sent.forcedTool = true
     if (chatThinkingIsOff(body)) sent.thinkingOff = 'disabled'
   }
-  if (Array.isArray(body.messages) && alternatingMessages(body.messages) !== body.messages)
-    sent.successiveRoles = true
+  if (Array.isArray(body.messages)) {
+    const runs = roleRuns(body.messages)
+    if (runs.turns) sent.successiveRoles = true
+    if (runs.system) sent.successiveSystem = true
+  }
   if (Array.isArray(body.tools)) sent.tools = body.tools.length
   return sent
 }

@@ -47,6 +47,7 @@ import {
   unsupportedParameter,
   extraInputs,
   contextRefusal,
+  contextWordsRefusal,
   refusedHistory,
   refusedMedia,
   kimiRefusal,
@@ -1091,6 +1092,9 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
         )
       const overflow = contextRefusal(body, selection.quirks, promptTokensOf(body.messages as Msg[]))
       if (overflow) throw bad(overflow, null, 'invalid_request_error')
+      const words = contextWordsRefusal(selection.quirks, promptTokensOf(body.messages as Msg[]))
+      if (words)
+        throw new ChatSimError(words.status, words.message, 'invalid_request_error', null, null, words.raw)
       const strict = selection.quirks.has('strict-fields') ? strictFieldsProblem(body) : undefined
       if (strict) throw bad(strict)
       const extras = extraInputs(body, selection.quirks)

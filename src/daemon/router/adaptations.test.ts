@@ -3299,6 +3299,41 @@ describe("DashScope's refusal of history tool-call arguments that are not JSON",
     expect(JSON.stringify(body)).toBe(before)
   })
 
+  it("MiniMax's words for it (both its error bodies): the same rule, learned once per model", () => {
+    const message =
+      'invalid params, invalid function arguments json string, tool_call_id: call_function_l3f47bwz5v3g_1 (2013)'
+    for (const words of [
+      JSON.stringify({
+        type: 'error',
+        error: {type: 'bad_request_error', message, http_code: '400'},
+        request_id: '0660b0',
+      }),
+      JSON.stringify({error: {message, type: 'bad_request_error', param: '', code: null}}),
+    ]) {
+      const a = new UpstreamAdaptations()
+      const first = encodeUpstreamRequest(codex(), 'chat', 'MiniMax-M2.7')
+      expect(a.learn('minimax', 'MiniMax-M2.7', words, first.sent)).toBe(
+        "refused a history tool call's arguments that are not JSON: sent again with each such call's arguments repaired",
+      )
+      const learned = a.get('minimax', 'MiniMax-M2.7')
+      expect(learned).toEqual({repairArgs: true})
+      const again = encodeUpstreamRequest(codex(), 'chat', 'MiniMax-M2.7', {}, learned)
+      expect(calls(again.body)).toEqual(['{"command": ["bash","-lc","ls"]}', '{"command":["pwd"]}'])
+      expect(a.learn('minimax', 'MiniMax-M2.7', words, again.sent)).toBeUndefined()
+    }
+    // its other 2013s teach nothing of it
+    const other = JSON.stringify({
+      type: 'error',
+      error: {
+        type: 'bad_request_error',
+        message: 'invalid params, context window exceeds limit (2013)',
+        http_code: '400',
+      },
+    })
+    const sent = encodeUpstreamRequest(codex(), 'chat', 'MiniMax-M2.7').sent
+    expect(new UpstreamAdaptations().learn('minimax', 'MiniMax-M2.7', other, sent)).toBeUndefined()
+  })
+
   it("read in OpenRouter's metadata.raw (DashScope as its Alibaba provider), only on a 400", () => {
     const openrouter = JSON.stringify({
       error: {
@@ -3689,5 +3724,93 @@ describe("DeepSeek's Responses API: a tool call and its output paired by positio
     // a chat upstream never learns it from these words (no such body there)
     const chat = encodeUpstreamRequest(client, 'chat', 'deepseek-chat')
     expect(new UpstreamAdaptations().learn('deepseek', 'deepseek-chat', refused, chat.sent)).toBeUndefined()
+  })
+})
+
+describe("several system messages of a chat client passed through, refused (MiniMax, Qwen3.5's template)", () => {
+  const body = (messages: unknown[]) => ({model: 'MiniMax-M2.7', stream: true, messages})
+  const two = [
+    {role: 'system', content: 'You are opencode.'},
+    {role: 'system', content: 'You have superpowers.'},
+    {role: 'user', content: 'hi'},
+  ]
+  const minimax = (message: string) =>
+    JSON.stringify({
+      type: 'error',
+      error: {type: 'bad_request_error', message, http_code: '400'},
+      request_id: 'r',
+    })
+  const words = [
+    minimax('invalid params, invalid chat setting (2013)'),
+    minimax('invalid params, chat content has invalid message role: system (2013)'),
+    // llama.cpp's 400 for Qwen3.5's template; vLLM's
+    JSON.stringify({
+      error: {
+        code: 400,
+        message:
+          "\n------------\nWhile executing CallExpression at line 85, column 32 in source:\n...first %}↵            {{- raise_exception('System message must be at the beginnin...\n                                           ^\nError: Jinja Exception: System message must be at the beginning.",
+        type: 'invalid_request_error',
+      },
+    }),
+    JSON.stringify({
+      object: 'error',
+      message: 'System message must be at the beginning.',
+      type: 'BadRequestError',
+      param: null,
+      code: 400,
+    }),
+  ]
+
+  it('learned from each wording: the run goes as one message, from then on', () => {
+    for (const refusal of words) {
+      const a = new UpstreamAdaptations()
+      expect(a.learn('mm', 'MiniMax-M2.7', refusal, sentOfPassedChat(body(two)), 400), refusal).toBe(
+        'refused several system messages in a row: sent again with each run of messages of one role as one message',
+      )
+      const learned = a.get('mm', 'MiniMax-M2.7')!
+      expect(learned).toEqual({alternateRoles: true})
+      expect(JSON.parse(adaptPassedChat(body(two), learned).toString()).messages).toEqual([
+        {role: 'system', content: 'You are opencode.\n\nYou have superpowers.'},
+        {role: 'user', content: 'hi'},
+      ])
+      expect(describeAdaptation(learned)).toEqual([
+        'successive user, assistant or system messages sent as one message',
+      ])
+      // refused again: learned already, the client sees it
+      expect(
+        a.learn('mm', 'MiniMax-M2.7', refusal, sentOfPassedChat(body(two), learned), 400),
+      ).toBeUndefined()
+    }
+  })
+
+  it('nothing learned for a body without a run of system messages (the refusal is of something else)', () => {
+    const oneSystem = [
+      {role: 'system', content: 'a'},
+      {role: 'user', content: 'hi'},
+      {role: 'user', content: 'again'},
+    ]
+    const between = [
+      {role: 'system', content: 'a'},
+      {role: 'user', content: 'hi'},
+      {role: 'assistant', content: 'Hello.'},
+      {role: 'system', content: 'b'},
+      {role: 'user', content: 'go on'},
+    ]
+    for (const messages of [oneSystem, between])
+      for (const refusal of words)
+        expect(
+          new UpstreamAdaptations().learn('mm', 'm', refusal, sentOfPassedChat(body(messages)), 400),
+        ).toBeUndefined()
+    // DeepSeek's words for user runs still need a run of turns, not of system messages
+    const deepseek = JSON.stringify({
+      error: {
+        message:
+          'deepseek-reasoner does not support successive user or assistant messages (messages[0] and messages[1] in your input).',
+        type: 'invalid_request_error',
+      },
+    })
+    expect(
+      new UpstreamAdaptations().learn('ds', 'm', deepseek, sentOfPassedChat(body(two)), 400),
+    ).toBeUndefined()
   })
 })

@@ -867,12 +867,14 @@ function conversationRefusal(
       note: 'refused an assistant turn without reasoning_content: sent again with it on every assistant turn (the reasoning there, or empty)',
     }
   // DashScope's refusal of a history tool call whose arguments are not JSON (Qwen3-Coder's broken
-  // ones, a stream cut at its token limit), after its `<400> InternalError.Algo.InvalidParameter: `:
+  // ones, a stream cut at its token limit), after its `<400> InternalError.Algo.InvalidParameter: `,
+  // and MiniMax's ("invalid params, invalid function arguments json string, tool_call_id: … (2013)"):
   // the call stays in the client's history, so every later turn would be refused the same way
   if (
     chat &&
     !known.repairArgs &&
-    /^(?:[^\n]{0,80}?: )?the "function\.arguments" parameter .{0,40}must be in json format/i.test(message)
+    (/^(?:[^\n]{0,80}?: )?the "function\.arguments" parameter .{0,40}must be in json format/i.test(message) ||
+      /^invalid params, invalid function arguments json string\b/i.test(message))
   )
     return {
       next: {...known, repairArgs: true},
@@ -1217,6 +1219,22 @@ function decide(
     return {
       next: {...known, alternateRoles: true},
       note: 'refused successive user or assistant messages: sent again with each run as one message',
+    }
+  // several system messages in a row of a chat client passed through (opencode's plugins, Cline's
+  // and others' context blocks; a translated request sends one): MiniMax's "invalid params, invalid
+  // chat setting (2013)" or "chat content has invalid message role: system (2013)", Qwen3.5's chat
+  // template's "System message must be at the beginning." (vLLM, llama.cpp): the run goes as one
+  // message, as user runs do (the same rule)
+  if (
+    sent.successiveSystem &&
+    !known.alternateRoles &&
+    /invalid params, invalid chat setting|invalid message role: system|system message must be at the beginning/i.test(
+      errorText,
+    )
+  )
+    return {
+      next: {...known, alternateRoles: true},
+      note: 'refused several system messages in a row: sent again with each run of messages of one role as one message',
     }
   // OpenAI's refusal of a tool schema whose top level is a union (a zod union of an MCP tool),
   // which a translated request never sends: a chat client's tools passed through go as one object
@@ -1570,7 +1588,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.noThinkingUnstreamed)
     rules.push('a non-stream request sent with enable_thinking false, so its answer has no reasoning')
   if (a.minOutputTokens !== undefined) rules.push(`max_tokens raised to at least ${a.minOutputTokens}`)
-  if (a.alternateRoles) rules.push('successive user or assistant messages sent as one message')
+  if (a.alternateRoles) rules.push('successive user, assistant or system messages sent as one message')
   if (a.objectSchemas)
     rules.push('tool schemas whose top level is a union (oneOf, anyOf, allOf) sent as one object each')
   if (a.toolCap !== undefined)

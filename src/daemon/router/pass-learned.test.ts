@@ -375,6 +375,59 @@ describe('a chat request passed through, refused for what a translated one is ad
     expect(String(received[0])).toBe(plain)
   })
 
+  it("MiniMax's refusal of several system messages: the run sent as one message, from then on", async () => {
+    targets = [target('minimax-system', 'MiniMax-M2.7')]
+    judge = (b) =>
+      (b.messages as Array<{role: string}>).filter((m) => m.role === 'system').length > 1
+        ? {
+            status: 400,
+            body: {
+              type: 'error',
+              error: {
+                type: 'bad_request_error',
+                message: 'invalid params, invalid chat setting (2013)',
+                http_code: '400',
+              },
+              request_id: 'r1',
+            },
+          }
+        : undefined
+    const body = {
+      model: 'MiniMax-M2.7',
+      messages: [
+        {role: 'system', content: 'You are opencode.'},
+        {role: 'system', content: 'You have superpowers.'},
+        {role: 'user', content: 'hi'},
+      ],
+    }
+    expect((await post(JSON.stringify(body))).status).toBe(200)
+    expect(received).toHaveLength(2)
+    expect(sent(1)).toEqual({
+      model: 'MiniMax-M2.7',
+      messages: [
+        {role: 'system', content: 'You are opencode.\n\nYou have superpowers.'},
+        {role: 'user', content: 'hi'},
+      ],
+    })
+    expect((await gateway.settled(1))[0].error).toBe(
+      'minimax-system refused several system messages in a row: sent again with each run of messages of one role as one message',
+    )
+    // the next request: merged from the start, one try
+    received.length = 0
+    expect((await post(JSON.stringify(body))).status).toBe(200)
+    expect(received).toHaveLength(1)
+    expect(sent(0).messages).toEqual([
+      {role: 'system', content: 'You are opencode.\n\nYou have superpowers.'},
+      {role: 'user', content: 'hi'},
+    ])
+    // a server that takes them (nothing learned of it) gets them byte for byte
+    targets = [target('takes-systems', 'MiniMax-M2.7')]
+    judge = () => undefined
+    received.length = 0
+    expect((await post(JSON.stringify(body))).status).toBe(200)
+    expect(String(received[0])).toBe(JSON.stringify(body))
+  })
+
   it("leaves a refusal that teaches nothing the client's, as it came, after one try", async () => {
     targets = [target('plain', 'some-model')]
     const refusal = {

@@ -40,7 +40,7 @@ import {
   withoutLiteItem,
   withStoreTrue,
 } from './plain-tools.js'
-import {relay} from './relay.js'
+import {OVERFLOW_500, relay} from './relay.js'
 import {bodyWait, isCodexClient, RETRY_429, waitedNote} from './rate-limit.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
 import {withSystemTurnsHoisted} from './system-turns.js'
@@ -1035,7 +1035,18 @@ export async function proxyRequest(
         return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
       }
     }
-    if (status >= 500 || status === 429) {
+    // Xinference's refusal of a prompt past the window (vLLM's words, as a 500) with no other
+    // target to try: a refusal like a 400's, which the relays answer in the agent's words (read
+    // only for a 500 that is no stream; relay.ts OVERFLOW_500)
+    if (
+      status === 500 &&
+      !(options.fallbacks && canTryAfter(targets, i)) &&
+      upstream.headers['content-encoding'] === undefined &&
+      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? ''))
+    )
+      errorText ??= await errorBody(upstream.body)
+    const overflow500 = status === 500 && typeof errorText === 'string' && OVERFLOW_500.test(errorText)
+    if ((status >= 500 || status === 429) && !overflow500) {
       const message = `${provider.name}: upstream answered ${status}`
       // A client request's 429s count once: a try the gateway waited for (Codex's, below) is the
       // same request again, its first 429 already counted, so that one agent's waits do not open

@@ -158,8 +158,21 @@ function inFamilyShape(family: Family, text: string): boolean {
   return typeof error.message === 'string'
 }
 
-/** Words an error about a prompt past the context window has (a cheap test before the reading). */
-const MAYBE_OVERFLOW = /context|too long|token/i
+/**
+ * Words an error about a prompt past the context window has (a cheap test before the reading;
+ * DashScope's "Range of input length should be [1, 129024]" has none of the others).
+ */
+const MAYBE_OVERFLOW = /context|too long|token|input length/i
+
+/**
+ * A 500 that refuses a prompt past the context window, in vLLM's engine's words ("The decoder
+ * prompt (length 66501) is longer than the maximum model length of 65536"): Xinference answers
+ * vLLM's error so (langchain-ai/deepagents #468, xorbitsai/inference #3785), where vLLM's own
+ * server answers it with a 400. No failure of the server: the same prompt is refused every time,
+ * and an agent that retries a 500 (Claude Code does, many times) never compacts. Read as the 400
+ * it stands for when there is no other target to try (the proxy, the relays).
+ */
+export const OVERFLOW_500 = /decoder prompt \(length \d+\) is longer than the maximum model length/i
 
 /**
  * A same-family upstream's refusal of a prompt past its context window in other words than the
@@ -176,7 +189,11 @@ async function overflowAnswer(
   provider: string,
   requestId: string,
 ): Promise<{window?: number; answer?: {body: string; said: string}} | undefined> {
-  if ((status !== 400 && status !== 413 && status !== 422) || !MAYBE_OVERFLOW.test(text)) return undefined
+  if (
+    !(status === 400 || status === 413 || status === 422 || (status === 500 && OVERFLOW_500.test(text))) ||
+    !MAYBE_OVERFLOW.test(text)
+  )
+    return undefined
   const {contextOverflowError, inEntranceWords, readContextOverflow, saysOverflow} =
     await import('../../protocols/context-overflow.js')
   const said = upstreamErrorMessage(text) ?? text.replace(/\s+/g, ' ').trim().slice(0, 300)

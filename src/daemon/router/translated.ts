@@ -32,6 +32,7 @@ import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
 import {retryAfterFromBody} from './rate-limit.js'
+import {OVERFLOW_500} from './relay.js'
 import type {FailedBeforeFirstByte, RelayContext} from './relay.js'
 import type {Family} from '../../store/schema.js'
 
@@ -369,8 +370,11 @@ export async function relayTranslated(
     }
     // a prompt past the model's context window, in the words the agent acts on (Claude Code
     // compacts on "prompt is too long", Codex knows `context_length_exceeded`): a 400, as every
-    // vendor answers it
-    const overflow = status < 500 && status !== 429 ? readContextOverflow(said, text) : undefined
+    // vendor answers it but Xinference (vLLM's words as a 500)
+    const overflow =
+      (status < 500 && status !== 429) || (status === 500 && OVERFLOW_500.test(text))
+        ? readContextOverflow(said, text)
+        : undefined
     // the window it states is kept, an overflow or only the completion's room
     if (overflow?.limit) result.contextWindow = overflow.limit
     if (overflow && saysOverflow(family, overflow)) {

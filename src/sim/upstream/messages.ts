@@ -21,6 +21,7 @@ import {
   messagesToolChoiceRefusal,
   refusedMaxOutput,
   contextRefusal,
+  contextWordsRefusal,
   selectQuirks,
   toolCapRefusal,
   unknownQuirkMessage,
@@ -400,6 +401,12 @@ function handleMessages(context: SimContext) {
     const overflow = contextRefusal(body, quirks, answer.usage.prompt)
     if (overflow) {
       context.sendError(request, 400, overflow, 'invalid_request_error', {'request-id': simId('req_')})
+      return
+    }
+    // MiniMax's Anthropic endpoint says it in its own words and body (`minimax-context`)
+    const words = quirks.has('minimax-context') ? contextWordsRefusal(quirks, answer.usage.prompt) : undefined
+    if (words) {
+      sendJson(request.res, words.status, words.raw)
       return
     }
     const requestId = simId('req_')

@@ -1616,6 +1616,115 @@ describe('thinking and efforts refused in the servers’ words', () => {
     expect((await chat({model: 'qwen3-coder-plus', messages: history('{"cmd": "ls')})).status).toBe(200)
   })
 
+  it("minimax-args: MiniMax's 400 for it, the call's id in its words", async () => {
+    const messages = [
+      {role: 'user', content: 'list files'},
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {id: 'call_function_ab_1', type: 'function', function: {name: 'shell', arguments: '{"cmd'}},
+        ],
+      },
+      {role: 'tool', tool_call_id: 'call_function_ab_1', content: 'error'},
+    ]
+    const refused = await chat({model: 'MiniMax-M2.7+minimax-args', messages})
+    expect([refused.status, refused.json]).toEqual([
+      400,
+      {
+        type: 'error',
+        error: {
+          type: 'bad_request_error',
+          message:
+            'invalid params, invalid function arguments json string, tool_call_id: call_function_ab_1 (2013)',
+          http_code: '400',
+        },
+        request_id: 'sim',
+      },
+    ])
+  })
+
+  it("minimax-system, system-first: several system messages refused in MiniMax's words, Qwen3.5's template's", async () => {
+    const two = [
+      {role: 'system', content: 'a'},
+      {role: 'system', content: 'b'},
+      {role: 'user', content: 'hi'},
+    ]
+    const minimax = await chat({model: 'MiniMax-M2.7+minimax-system', messages: two})
+    expect([minimax.status, minimax.json!.error.message]).toEqual([
+      400,
+      'invalid params, invalid chat setting (2013)',
+    ])
+    const qwen = await chat({model: 'qwen3.5-35b+system-first', messages: two})
+    expect(qwen.status).toBe(400)
+    expect(qwen.json!.error).toMatchObject({code: 400, type: 'invalid_request_error'})
+    expect(qwen.json!.error.message).toMatch(
+      /Error: Jinja Exception: System message must be at the beginning\.$/,
+    )
+    // one system message, first: taken; a second one anywhere is refused by both
+    const one = [
+      {role: 'system', content: 'a b'},
+      {role: 'user', content: 'hi'},
+    ]
+    expect((await chat({model: 'MiniMax-M2.7+minimax-system', messages: one})).status).toBe(200)
+    expect((await chat({model: 'qwen3.5-35b+system-first', messages: one})).status).toBe(200)
+    const later = [
+      ...one,
+      {role: 'assistant', content: 'Hello.'},
+      {role: 'system', content: 'c'},
+      {role: 'user', content: 'go'},
+    ]
+    expect((await chat({model: 'MiniMax-M2.7+minimax-system', messages: later})).status).toBe(400)
+    expect((await chat({model: 'qwen3.5-35b+system-first', messages: later})).status).toBe(400)
+  })
+
+  it("dashscope-context, lmstudio-context, minimax-context, vllm-context, xinference-context: a prompt past the window in each vendor's words", async () => {
+    const long = Array.from({length: 2200}, (_, i) => `line ${i} of a long tool output`).join('\n')
+    const ask = (quirks: string, content = long) =>
+      chat({model: `sim-mini+${quirks}`, max_tokens: 100000, messages: [{role: 'user', content}]})
+    const dashscope = await ask('dashscope-context')
+    expect([dashscope.status, dashscope.json!.error.message]).toEqual([
+      400,
+      '<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 8192]',
+    ])
+    const lmstudio = await ask('lmstudio-context+context-4k')
+    expect(lmstudio.status).toBe(400)
+    expect(lmstudio.json!.error).toMatch(
+      /^Trying to keep the first \d+ tokens when context the overflows\. However, the model is loaded with context length of only 4096 tokens, which is not enough\./,
+    )
+    const minimax = await ask('minimax-context')
+    expect([minimax.status, minimax.json!.error]).toEqual([
+      400,
+      {
+        type: 'bad_request_error',
+        message: 'invalid params, context window exceeds limit (2013)',
+        http_code: '400',
+      },
+    ])
+    const vllm = await ask('vllm-context')
+    expect([vllm.status, vllm.json!.type, vllm.json!.code]).toEqual([400, 'BadRequestError', 400])
+    expect(vllm.json!.message).toMatch(
+      /^The decoder prompt \(length \d+\) is longer than the maximum model length of 8192\./,
+    )
+    const xinference = await ask('xinference-context')
+    expect(xinference.status).toBe(500)
+    expect(xinference.json!.detail).toMatch(
+      /^\[address=[^\]]+\] The decoder prompt \(length \d+\) is longer than the maximum model length of 8192\./,
+    )
+    // the prompt alone is counted: a short one with a large max_tokens is answered, even with context-8k
+    expect((await ask('minimax-context+context-8k', 'hi')).status).toBe(200)
+    // MiniMax's Anthropic endpoint says it the same way
+    const messages = await post('/v1/messages', {
+      model: 'MiniMax-M2.7+minimax-context',
+      max_tokens: 1024,
+      messages: [{role: 'user', content: long}],
+    })
+    expect([messages.status, messages.json!.error.message]).toEqual([
+      400,
+      'invalid params, context window exceeds limit (2013)',
+    ])
+  })
+
   it('template-kwargs: thinking on unless chat_template_kwargs turns it off; a top-level switch ignored', async () => {
     const reasoning = async (extra: Json) => {
       const answer = await chat({model: 'Qwen/Qwen3.6-35B-A3B+template-kwargs', ...extra})

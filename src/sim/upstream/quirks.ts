@@ -54,6 +54,13 @@ export const SIM_QUIRKS = [
   'context-8k',
   'context-4k',
   'context-128k',
+  // a prompt past the window refused in other vendors' words: DashScope's, LM Studio's, MiniMax's,
+  // vLLM's engine's (a 400) and Xinference's (the same words as a 500)
+  'dashscope-context',
+  'lmstudio-context',
+  'minimax-context',
+  'vllm-context',
+  'xinference-context',
   'adaptive-only',
   'no-adaptive',
   'pause-turn',
@@ -87,8 +94,12 @@ export const SIM_QUIRKS = [
   // vLLM, SGLang, llama.cpp: a model that thinks by default, turned off only by its chat
   // template's arguments (`chat_template_kwargs`)
   'template-kwargs',
-  // DashScope's refusal of a history tool call whose arguments are not JSON
+  // DashScope's and MiniMax's refusal of a history tool call whose arguments are not JSON
   'dashscope-args',
+  'minimax-args',
+  // several system messages refused: MiniMax's 2013, Qwen3.5's chat template (llama.cpp's 400)
+  'minimax-system',
+  'system-first',
   // a 400 as OpenRouter relays a provider's: "Provider returned error", the body in metadata.raw
   'openrouter-errors',
   // a Responses server that takes function tools only (vLLM, llama.cpp): Codex's namespaces,
@@ -782,6 +793,21 @@ export function refusedHistory(
   const messages = body.messages as Array<Record<string, unknown> | null>
   for (const [i, m] of messages.entries()) {
     if (!m || typeof m !== 'object') continue
+    // `minimax-system`: MiniMax's refusal of a second system message (MiniMax-AI/MiniMax-M2 #51,
+    // openclaw #19386); `system-first`: Qwen3.5's chat template's of a system message anywhere but
+    // first, as llama.cpp answers its exception (a 400)
+    if (m.role === 'system' && i > 0) {
+      if (quirks.has('minimax-system') && messages.slice(0, i).some((x) => x?.role === 'system')) {
+        const {message, raw} = minimaxRefusal('invalid params, invalid chat setting (2013)')
+        return {message, type: 'bad_request_error', code: null, param: null, raw}
+      }
+      if (quirks.has('system-first')) {
+        const message =
+          "\n------------\nWhile executing CallExpression at line 85, column 32 in source:\n...first %}\u21b5            {{- raise_exception('System message must be at the beginnin...\n                                           ^\nError: Jinja Exception: System message must be at the beginning."
+        const type = 'invalid_request_error'
+        return {message, type, code: null, param: null, raw: {error: {code: 400, message, type}}}
+      }
+    }
     if (quirks.has('reasoning-not-back') && m.role === 'assistant' && m.reasoning_content !== undefined) {
       const message = `messages.${i}.assistant.reasoning_content: property 'messages.${i}.assistant.reasoning_content' is unsupported`
       const type = 'invalid_request_error'
@@ -873,6 +899,15 @@ export function refusedMedia(
   return undefined
 }
 
+/** The quirks that say a prompt past the window in another vendor's words (contextWordsRefusal). */
+const CONTEXT_WORDS: readonly SimQuirk[] = [
+  'dashscope-context',
+  'lmstudio-context',
+  'minimax-context',
+  'vllm-context',
+  'xinference-context',
+]
+
 /** The context windows of quirks `context-8k`, `context-4k` and `context-128k`. */
 export const CONTEXT_8K = 8192
 const CONTEXT_4K = 4096
@@ -895,11 +930,66 @@ export function contextRefusal(
       : quirks.has('context-128k')
         ? CONTEXT_128K
         : undefined
-  if (window === undefined) return undefined
+  // (another vendor's words asked for: said by contextWordsRefusal instead)
+  if (window === undefined || CONTEXT_WORDS.some((q) => quirks.has(q))) return undefined
   const asked = body.max_completion_tokens ?? body.max_tokens
   const completion = typeof asked === 'number' ? asked : 0
   if (promptTokens + completion <= window) return undefined
   return `This model's maximum context length is ${window} tokens. However, you requested ${promptTokens + completion} tokens (${promptTokens} in the messages, ${completion} in the completion). Please reduce the length of the messages or completion.`
+}
+
+/** MiniMax's 400 in its body's shape (its OpenAI and Anthropic endpoints alike): code 2013 in the message. */
+function minimaxRefusal(message: string): {status: number; message: string; raw: unknown} {
+  return {
+    status: 400,
+    message,
+    raw: {type: 'error', error: {type: 'bad_request_error', message, http_code: '400'}, request_id: 'sim'},
+  }
+}
+
+/**
+ * A prompt past the window (the window of `context-8k`, `context-4k` or `context-128k`; 8 192
+ * without one) refused in another vendor's words and error body, the prompt alone counted (each of
+ * them refuses the input, its room for the completion aside): `dashscope-context`, DashScope's
+ * "Range of input length should be [1, W]"; `lmstudio-context`, LM Studio's "Trying to keep the
+ * first P tokens when context the overflows ..." (`{"error": "…"}`); `minimax-context`, MiniMax's
+ * "invalid params, context window exceeds limit (2013)"; `vllm-context`, vLLM's engine's "The
+ * decoder prompt (length P) is longer than the maximum model length of W."; `xinference-context`,
+ * the same words as Xinference answers them, a 500 with `detail`. Undefined when the prompt fits
+ * or none is asked for.
+ */
+export function contextWordsRefusal(
+  quirks: Quirks,
+  promptTokens: number,
+): {status: number; message: string; raw: unknown} | undefined {
+  const window = quirks.has('context-4k')
+    ? CONTEXT_4K
+    : quirks.has('context-128k')
+      ? CONTEXT_128K
+      : CONTEXT_8K
+  if (promptTokens <= window || !CONTEXT_WORDS.some((q) => quirks.has(q))) return undefined
+  if (quirks.has('dashscope-context'))
+    return dashscopeRefusal(
+      `<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, ${window}]`,
+    )
+  if (quirks.has('lmstudio-context')) {
+    const message = `Trying to keep the first ${promptTokens} tokens when context the overflows. However, the model is loaded with context length of only ${window} tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input`
+    return {status: 400, message, raw: {error: message}}
+  }
+  if (quirks.has('minimax-context'))
+    return minimaxRefusal('invalid params, context window exceeds limit (2013)')
+  const vllm = `The decoder prompt (length ${promptTokens}) is longer than the maximum model length of ${window}. Make sure that \`max_model_len\` is no smaller than the number of text tokens.`
+  if (quirks.has('vllm-context'))
+    return {
+      status: 400,
+      message: vllm,
+      raw: {object: 'error', message: vllm, type: 'BadRequestError', param: null, code: 400},
+    }
+  if (quirks.has('xinference-context')) {
+    const message = `[address=127.0.0.1:40471, pid=1065] ${vllm}`
+    return {status: 500, message, raw: {detail: message}}
+  }
+  return undefined
 }
 
 // ---- Kimi (Moonshot) and the servers in front of it ----
@@ -1033,15 +1123,21 @@ export function argumentsRefusal(
   body: Record<string, unknown>,
   quirks: Quirks,
 ): {status: number; message: string; raw: unknown} | undefined {
-  if (!quirks.has('dashscope-args') || !Array.isArray(body.messages)) return undefined
+  const minimax = quirks.has('minimax-args')
+  if ((!quirks.has('dashscope-args') && !minimax) || !Array.isArray(body.messages)) return undefined
   for (const m of body.messages as Array<{role?: unknown; tool_calls?: unknown}>) {
     if (m?.role !== 'assistant' || !Array.isArray(m.tool_calls)) continue
-    for (const call of m.tool_calls as Array<{function?: {arguments?: unknown}}>) {
+    for (const call of m.tool_calls as Array<{id?: unknown; function?: {arguments?: unknown}}>) {
       const args = call?.function?.arguments
       if (typeof args !== 'string') continue
       try {
         JSON.parse(args)
       } catch {
+        // `minimax-args`: MiniMax's words, the call's id in them (MiniMax-AI/cli #235)
+        if (minimax)
+          return minimaxRefusal(
+            `invalid params, invalid function arguments json string, tool_call_id: ${String(call.id)} (2013)`,
+          )
         return dashscopeRefusal(
           '<400> InternalError.Algo.InvalidParameter: The "function.arguments" parameter of the code model must be in JSON format.',
         )

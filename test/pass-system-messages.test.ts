@@ -1,0 +1,88 @@
+/**
+ * A chat client passed through with several system messages (opencode with a plugin that adds one,
+ * Cline's and others' context blocks) to MiniMax, which refuses them ("invalid params, invalid chat
+ * setting (2013)"), or to a Qwen3.5 model under llama.cpp, whose chat template raises "System
+ * message must be at the beginning.": one failed try, learned for the model, and from then on the
+ * run goes as one system message. A server that takes several gets them as they came. The real
+ * daemon, the simulator's `minimax-system` and `system-first` quirks, the official OpenAI SDK.
+ */
+import OpenAI from 'openai'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+
+let base = ''
+let simOrigin = ''
+let stop: () => Promise<void> = async () => {}
+let keys = new Map<string, string>()
+
+beforeAll(async () => {
+  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
+    {
+      minimax: ['sim-chat', 'MiniMax-M2.7+minimax-system'],
+      qwen: ['sim-chat', 'Qwen/Qwen3.5-35B-A3B+system-first'],
+      plain: ['sim-chat', 'deepseek-chat'],
+    },
+    {prefix: 'sysmsg', families: ['chat']},
+  ))
+}, 120_000)
+
+afterAll(() => stop())
+
+/** opencode with the superpowers plugin: its system prompt, the plugin's, then the user's turn. */
+const messages = (text: string): OpenAI.Chat.ChatCompletionMessageParam[] => [
+  {role: 'system', content: 'You are opencode, an interactive CLI tool.'},
+  {role: 'system', content: '<EXTREMELY_IMPORTANT>You have superpowers.</EXTREMELY_IMPORTANT>'},
+  {role: 'user', content: text},
+]
+const MERGED = {
+  role: 'system',
+  content:
+    'You are opencode, an interactive CLI tool.\n\n<EXTREMELY_IMPORTANT>You have superpowers.</EXTREMELY_IMPORTANT>',
+}
+const NOTE =
+  'sim-chat refused several system messages in a row: sent again with each run of messages of one role as one message'
+
+describe('several system messages passed through to a server that refuses them', {timeout: 60_000}, () => {
+  for (const id of ['minimax', 'qwen'])
+    it(`${id}: one failed try, then the run goes as one system message, on every later request`, async () => {
+      const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(id)!, maxRetries: 0})
+      await takeSimCalls(simOrigin, /./)
+      const first = await openai.chat.completions.create({model: 'm', messages: messages('hi')})
+      expect(first.choices[0].message.content).toBeTruthy()
+      const tries = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+      expect(tries.map((t) => t.messages.map((m: any) => m.role))).toEqual([
+        ['system', 'system', 'user'],
+        ['system', 'user'],
+      ])
+      expect(tries[1].messages).toEqual([MERGED, {role: 'user', content: 'hi'}])
+      // a stream, the next turn: merged from the start
+      const stream = await openai.chat.completions.create({
+        model: 'm',
+        messages: messages('go on'),
+        stream: true,
+      })
+      for await (const _ of stream) void _
+      const [next] = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+      expect(next.messages).toEqual([MERGED, {role: 'user', content: 'go on'}])
+      expect((await projectLogRows(base, `sysmsg-${id}`, 2)).map((r) => [r.status, r.error])).toEqual([
+        [200, NOTE],
+        [200, null],
+      ])
+      const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
+      expect(
+        adaptations.find(
+          (a) => a.provider === 'sim-chat' && a.model.includes(id === 'qwen' ? 'Qwen' : 'MiniMax'),
+        ).rules,
+      ).toEqual(['successive user, assistant or system messages sent as one message'])
+    })
+
+  it('a server that takes several system messages gets them as the client sent them', async () => {
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('plain')!, maxRetries: 0})
+    await takeSimCalls(simOrigin, /./)
+    await openai.chat.completions.create({model: 'm', messages: messages('hi')})
+    const calls = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    expect(calls).toHaveLength(1)
+    expect(calls[0].messages).toEqual(messages('hi'))
+  })
+})

@@ -1,0 +1,161 @@
+/**
+ * A prompt past the window in the words of DashScope ("Range of input length should be [1, W]"),
+ * LM Studio ("Trying to keep the first P tokens when context the overflows ... context length of
+ * only W tokens"), MiniMax ("invalid params, context window exceeds limit (2013)"), vLLM's engine
+ * ("The decoder prompt (length P) is longer than the maximum model length of W") and Xinference
+ * (the same, as a 500): Claude Code gets "prompt is too long" (with both numbers where they are
+ * stated) and compacts, Codex `context_length_exceeded`, a chat client passed through OpenAI's
+ * words; the window stated is kept. The real daemon, the simulator's `*-context` quirks, the
+ * official SDKs.
+ */
+import Anthropic from '@anthropic-ai/sdk'
+import OpenAI from 'openai'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+
+let base = ''
+let simOrigin = ''
+let stop: () => Promise<void> = async () => {}
+let keys = new Map<string, string>()
+
+const MODELS = {
+  dashscope: 'qwen3-coder-plus+dashscope-context',
+  lmstudio: 'qwen/qwen3-coder-30b+lmstudio-context+context-4k',
+  minimax: 'MiniMax-M2.7+minimax-context',
+  vllm: 'Qwen/Qwen3-Coder-30B-A3B-Instruct+vllm-context',
+  xinference: 'qwen3-coder+xinference-context',
+}
+
+beforeAll(async () => {
+  // (each policy's chat route passes a chat client through; its messages and responses routes translate)
+  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
+    {
+      ...Object.fromEntries(Object.entries(MODELS).map(([id, model]) => [id, ['sim-chat', model]])),
+      // Claude Code passed through to MiniMax's Anthropic endpoint
+      minimaxsame: ['sim-messages', 'MiniMax-M2.7+minimax-context'],
+    },
+    {prefix: 'ctxw', families: ['messages', 'responses', 'chat']},
+  ))
+}, 120_000)
+
+afterAll(() => stop())
+
+// about 11 000 of the simulator's tokens: past each window on its own
+const LONG = Array.from({length: 2200}, (_, i) => `line ${i} of a long tool output`).join('\n')
+
+async function refusal<T>(promise: Promise<T>): Promise<{status: number; message: string; error?: any}> {
+  return promise.then(
+    () => {
+      throw new Error('expected a refusal')
+    },
+    (error: any) => ({status: error.status, message: error.message, error: error.error}),
+  )
+}
+
+/** Claude Code's turn with LONG in it (its refusal, read). */
+const claudeCode = (id: string) =>
+  refusal(
+    new Anthropic({baseURL: base, apiKey: keys.get(id)!, maxRetries: 0}).messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1024,
+      messages: [{role: 'user', content: LONG}],
+    }),
+  )
+
+/** What Claude Code reads of a prompt-too-long error (its own expression). */
+const claudeCodeReads = (message: string) => {
+  const m = /prompt is too long[^0-9]*(\d+)\s*tokens?\s*>\s*(\d+)/i.exec(message)
+  return m ? {actual: Number(m[1]), limit: Number(m[2])} : undefined
+}
+
+describe(
+  "a prompt past the window in DashScope's, LM Studio's, MiniMax's and vLLM's words",
+  {timeout: 60_000},
+  () => {
+    it('Claude Code translated: "prompt is too long", the counts where the upstream states them, the words after', async () => {
+      await takeSimCalls(simOrigin, /./)
+      const said: Record<string, {message: string; read?: {actual: number; limit: number}}> = {}
+      for (const id of Object.keys(MODELS)) {
+        const refused = await claudeCode(id)
+        expect([id, refused.status, refused.error.error.type]).toEqual([id, 400, 'invalid_request_error'])
+        expect(refused.error.error.message, id).toMatch(/^prompt is too long: /)
+        said[id] = {message: refused.error.error.message, read: claudeCodeReads(refused.error.error.message)}
+      }
+      // DashScope and MiniMax state no prompt count: Claude Code compacts on the words alone
+      expect(said.dashscope.read).toBeUndefined()
+      expect(said.dashscope.message).toContain(
+        'upstream answered 400: <400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 8192]',
+      )
+      expect(said.minimax.read).toBeUndefined()
+      expect(said.minimax.message).toContain('invalid params, context window exceeds limit (2013)')
+      // LM Studio, vLLM, Xinference state both
+      expect(said.lmstudio.read?.limit).toBe(4096)
+      expect(said.vllm.read?.limit).toBe(8192)
+      expect(said.xinference.read?.limit).toBe(8192)
+      for (const id of ['lmstudio', 'vllm', 'xinference']) expect(said[id].read!.actual).toBeGreaterThan(8192)
+      // Xinference's 500, said as the 400 it is; a refusal, not a failure: each request went once
+      expect(said.xinference.message).toContain('upstream answered 500: ')
+      expect(await takeSimCalls(simOrigin, /\/chat\/completions$/)).toHaveLength(5)
+      const [row] = await projectLogRows(base, 'ctxw-xinference', 1)
+      expect(row.status).toBe(400)
+      expect(row.error).toContain('The decoder prompt (length')
+    })
+
+    it('Codex translated: context_length_exceeded, with the window where stated', async () => {
+      for (const [id, window] of [
+        ['dashscope', '8192 tokens'],
+        ['minimax', undefined],
+        ['xinference', '8192 tokens; this request has'],
+      ] as const) {
+        const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(id)!, maxRetries: 0})
+        const refused = await refusal(
+          openai.responses.create({
+            model: 'gpt-5-codex',
+            store: false,
+            input: [{role: 'user', content: LONG}],
+          }),
+        )
+        expect([id, refused.status]).toEqual([id, 400])
+        expect(refused.error).toMatchObject({code: 'context_length_exceeded'})
+        expect(refused.error.message).toMatch(
+          window
+            ? new RegExp(`^Your input exceeds the context window of this model \\(${window}`)
+            : /^Your input exceeds the context window of this model\. /,
+        )
+      }
+    })
+
+    it("a chat client passed through: DashScope's and Xinference's words in OpenAI's, with its code", async () => {
+      for (const id of ['dashscope', 'xinference', 'lmstudio']) {
+        const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(id)!, maxRetries: 0})
+        const refused = await refusal(
+          openai.chat.completions.create({model: 'qwen3-coder', messages: [{role: 'user', content: LONG}]}),
+        )
+        expect([id, refused.status, refused.error.code]).toEqual([id, 400, 'context_length_exceeded'])
+        expect(refused.error.message).toMatch(/^This model's maximum context length /)
+      }
+    })
+
+    it("Claude Code passed through to MiniMax's Anthropic endpoint: the same words", async () => {
+      await takeSimCalls(simOrigin, /./)
+      const refused = await claudeCode('minimaxsame')
+      expect(refused.status).toBe(400)
+      expect(refused.error.error.message).toBe(
+        'prompt is too long: sim-messages: upstream answered 400: invalid params, context window exceeds limit (2013)',
+      )
+      expect(await takeSimCalls(simOrigin, /\/v1\/messages$/)).toHaveLength(1)
+    })
+
+    it('the window each refusal stated is kept (none where none is stated)', async () => {
+      const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
+      const window = (model: string) =>
+        adaptations.find((a) => a.provider === 'sim-chat' && a.model === model)?.window?.tokens
+      expect(window(MODELS.dashscope)).toBe(8192)
+      expect(window(MODELS.lmstudio)).toBe(4096)
+      expect(window(MODELS.vllm)).toBe(8192)
+      expect(window(MODELS.xinference)).toBe(8192)
+      expect(window(MODELS.minimax)).toBeUndefined()
+    })
+  },
+)
