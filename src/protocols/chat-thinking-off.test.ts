@@ -11,6 +11,7 @@ import {geminiCodec} from './gemini.js'
 import type {Request} from './ir.js'
 import {messagesCodec} from './messages.js'
 import {responsesCodec} from './responses.js'
+import {thinkingOffForForcedCall} from './thinking-off.js'
 
 const OFF: Record<string, () => Request> = {
   'Claude Code (thinking disabled)': () =>
@@ -50,6 +51,11 @@ const SWITCHES: Array<[string, Record<string, unknown>]> = [
   ['glm-4.5-air', {thinking: {type: 'disabled'}}],
   ['glm-4.7', {thinking: {type: 'disabled'}}],
   ['glm-5.1', {thinking: {type: 'disabled'}}],
+  // GLM-5.3 has no off switch (Z.AI's 1210): the least effort it takes
+  ['glm-5.3', {reasoning_effort: 'low'}],
+  ['glm-5.3-flash', {reasoning_effort: 'low'}],
+  ['z-ai/glm-5.3', {reasoning_effort: 'low'}],
+  ['GLM-5.3-FlashX', {reasoning_effort: 'low'}],
   ['qwen3-max', {enable_thinking: false}],
   ['qwen3.5-plus', {enable_thinking: false}],
   // DashScope's Qwen3-based Plus, Flash and Turbo: hybrid thinking, the same switch
@@ -131,6 +137,9 @@ const LOCAL_SWITCHES: Array<[string, Record<string, unknown>]> = [
   // vLLM's and SGLang's names (Hugging Face repos)
   ['Qwen/Qwen3.6-35B-A3B', {enable_thinking: false, chat_template_kwargs: {enable_thinking: false}}],
   ['zai-org/GLM-4.7-Flash', {thinking: {type: 'disabled'}, chat_template_kwargs: {enable_thinking: false}}],
+  // GLM-5.3's template reads `reasoning_effort` only (anything but low or high is max)
+  ['zai-org/GLM-5.3-Flash', {reasoning_effort: 'low', chat_template_kwargs: {reasoning_effort: 'low'}}],
+  ['glm-5.3-flash:latest', {reasoning_effort: 'low', chat_template_kwargs: {reasoning_effort: 'low'}}],
   ['moonshotai/Kimi-K2.6', {thinking: {type: 'disabled'}, chat_template_kwargs: {thinking: false}}],
   ['deepseek-ai/DeepSeek-V4-Flash', {thinking: {type: 'disabled'}, chat_template_kwargs: {thinking: false}}],
   // llama-server's alias
@@ -171,5 +180,56 @@ describe('chat encoder: thinking off to a local server (vLLM, SGLang, llama.cpp,
         switches(chatCodec.encodeRequest(OFF['Codex (effort none)'](), model, {localServer: true})),
         model,
       ).toEqual({})
+  })
+})
+
+describe('chat encoder: the efforts of a model that always thinks (GLM-5.3: low, high, max)', () => {
+  const claudeCode = (effort: string) =>
+    messagesCodec.decodeRequest(
+      {
+        model: 'claude-opus-5-5',
+        max_tokens: 32000,
+        thinking: {type: 'adaptive'},
+        output_config: {effort},
+        messages: [{role: 'user', content: 'hi'}],
+      },
+      {},
+    )
+  const codex = (effort: string) =>
+    responsesCodec.decodeRequest({model: 'gpt-5.5', input: 'hi', reasoning: {effort}}, {})
+
+  it("sends each client's effort as one GLM-5.3 takes: medium as high, minimal as low, Codex's xhigh as max", () => {
+    for (const model of ['glm-5.3', 'glm-5.3-flash', 'z-ai/glm-5.3', 'glm-5.3:cloud']) {
+      const sent = (request: Request) => chatCodec.encodeRequest(request, model).reasoning_effort
+      expect(sent(claudeCode('low')), model).toBe('low')
+      expect(sent(claudeCode('medium')), model).toBe('high')
+      expect(sent(claudeCode('high')), model).toBe('high')
+      // (the Messages decoder keeps no effort above high: Claude Code's xhigh and max are high)
+      expect(sent(claudeCode('max')), model).toBe('high')
+      expect(sent(codex('minimal')), model).toBe('low')
+      expect(sent(codex('medium')), model).toBe('high')
+      expect(sent(codex('xhigh')), model).toBe('max')
+    }
+  })
+
+  it('leaves the effort of every other model as it was', () => {
+    for (const model of ['glm-5.1', 'glm-5.30-x', 'glm-5.2', 'deepseek-v4-pro', 'gpt-5.5', 'sim-mini']) {
+      const sent = (request: Request) => chatCodec.encodeRequest(request, model).reasoning_effort
+      expect(sent(claudeCode('medium')), model).toBe('medium')
+      expect(sent(claudeCode('max')), model).toBe('high')
+      expect(sent(codex('minimal')), model).toBe('minimal')
+    }
+  })
+
+  it('sends no switch for a forced tool call to it: low is not off', () => {
+    const body: Record<string, unknown> = {
+      model: 'glm-5.3',
+      messages: [{role: 'user', content: 'hi'}],
+      tools: [{type: 'function', function: {name: 'f', parameters: {type: 'object'}}}],
+      tool_choice: 'required',
+      reasoning_effort: 'high',
+    }
+    expect(thinkingOffForForcedCall(body)).toBe(false)
+    expect(body.reasoning_effort).toBe('high')
   })
 })

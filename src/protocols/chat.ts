@@ -56,7 +56,7 @@ import type {
   ToolChoice,
 } from './ir.js'
 import {documentName, isDocument, namedDocumentText, omittedFileText, TranslationError} from './ir.js'
-import {thinkingOffFields} from './thinking-off.js'
+import {chatEffort, thinkingOffFields} from './thinking-off.js'
 import {objectTools} from './tool-schemas.js'
 
 // ---- decoding a chat client's request ----
@@ -718,7 +718,8 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
   if (request.topP !== undefined) body.top_p = request.topP
   if (request.stop?.length) body.stop = request.stop
   if (request.responseFormat) body.response_format = encodeResponseFormat(request.responseFormat)
-  if (effort) body.reasoning_effort = effort
+  // (as the model takes it: GLM-5.3 has no medium, thinking-off.ts; a name test for such an effort only)
+  if (effort) body.reasoning_effort = chatEffort(model, effort, request.reasoning?.beyond)
   // (a name test only for a request that asked for no thinking)
   if (request.reasoning?.disabled) Object.assign(body, thinkingOffFields(model, ctx?.localServer === true))
   if (request.user && request.user.length <= 64) body.user = request.user

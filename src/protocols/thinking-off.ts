@@ -15,8 +15,9 @@
  *   `thinking: {type: "disabled"}` (api-docs.deepseek.com/guides/thinking_mode);
  * - Kimi K2.5 on (`kimi-k2.5`, `kimi-k2.6`, `kimi-k2.7-code`, `kimi-for-coding`, `kimi-k3`): the same
  *   field (can1357/oh-my-pi #1077);
- * - GLM-4.5 to GLM-5.x: the same (docs.bigmodel.cn, GLM-4.5: `thinking.type` enabled or disabled;
- *   GLM-4.7 and GLM-5 think by default);
+ * - GLM-4.5 to GLM-5.2: the same (docs.bigmodel.cn, GLM-4.5: `thinking.type` enabled or disabled;
+ *   GLM-4.7 and GLM-5 think by default); GLM-5.3 (`glm-5.3`, `-flash`, `-flashx`) has no off
+ *   switch ({@link ALWAYS_THINKS}): `reasoning_effort: "low"`, the least it takes;
  * - Qwen3 (`qwen3-…`, `qwen3.5-…`; DashScope, where they think by default): `enable_thinking: false`,
  *   the field DashScope documents and research42's non-stream rule already writes; DashScope's
  *   Qwen3-based Plus, Flash and Turbo ({@link QWEN_HYBRID}) the same: hybrid thinking, off by
@@ -48,6 +49,12 @@
  */
 export function thinkingOffFields(model: string, local = false): Record<string, unknown> | undefined {
   const name = model.slice(model.lastIndexOf('/') + 1).toLowerCase()
+  // (its template reads `reasoning_effort` alone: GLM-5.3-Flash's first line takes `low` or `high`
+  // and makes anything else, none or absent included, `max`)
+  if (ALWAYS_THINKS.test(name))
+    return local
+      ? {reasoning_effort: 'low', chat_template_kwargs: {reasoning_effort: 'low'}}
+      : {reasoning_effort: 'low'}
   if (/^(?:deepseek-v4|kimi-(?:k2\.[5-9]|k[3-9]|for-coding)|glm-(?:4\.[5-9]|5))/.test(name)) {
     const off = {thinking: {type: 'disabled'}}
     if (!local) return off
@@ -60,6 +67,33 @@ export function thinkingOffFields(model: string, local = false): Record<string, 
       : {enable_thinking: false}
   if (/^gpt-5\.[1-9]\d*(?:-mini|-nano)?(?:-\d{4}-\d{2}-\d{2})?$/.test(name)) return {reasoning_effort: 'none'}
   return undefined
+}
+
+/**
+ * GLM-5.3 (`glm-5.3`, `glm-5.3-flash`, `glm-5.3-flashx`, any `vendor/` prefix or Ollama `:tag`):
+ * it always thinks, and takes only the efforts `low`, `high` and `max`. Z.AI's and BigModel's
+ * standard routes refuse `thinking: {type: "disabled"}`, `reasoning_effort` `none`, `medium` and
+ * `xhigh` with code 1210, "This model always engages in thinking and cannot be disabled; please use
+ * low, high, or max" (NousResearch/hermes-agent PR #97286, #98465, #96838's probes; lobehub PR
+ * #18301 quoting Z.AI's docs: "use reasoning_effort low instead of turning thinking off"); its
+ * coding route takes them but thinks next to nothing at `medium`, and its chat template makes any
+ * value but `low` and `high` the most, `max` (osaurus-ai/vmlx-swift PR #441). Leaving the field out
+ * is the server's default, `max` too: "no thinking" is `low`.
+ */
+const ALWAYS_THINKS = /(?:^|\/)glm-5\.3(?!\d)/i
+
+/**
+ * The `reasoning_effort` a chat request sends its model for `effort` (`beyond`: the client's
+ * effort above `high`, ir.ts `ReasoningSettings`): the effort itself, but for a model that takes
+ * only some ({@link ALWAYS_THINKS}: `low`, `high`, `max`), where `minimal` is `low`, `medium` is
+ * `high` (the nearer of the two it takes, and no less thinking than asked) and one above `high` is
+ * `max`. A name test only for an effort such a model does not take: `low` and a plain `high` go
+ * as they are.
+ */
+export function chatEffort(model: string, effort: string, beyond?: string): string {
+  if (effort === 'low' || (effort === 'high' && beyond === undefined)) return effort
+  if (!ALWAYS_THINKS.test(model)) return effort
+  return effort === 'minimal' ? 'low' : effort === 'medium' ? 'high' : effort === 'high' ? 'max' : effort
 }
 
 /**
@@ -140,7 +174,8 @@ export function thinkingOffForForcedCall(
   if (choice !== 'required' && (typeof choice !== 'object' || type !== 'function')) return false
   if (chatThinkingIsOff(body)) return false
   const off = typeof body.model === 'string' ? thinkingOffFields(body.model) : undefined
-  if (!off) return false
+  // (a model that cannot stop thinking has only its least effort: no switch to send)
+  if (!off || !chatThinkingIsOff(off)) return false
   const fields = Object.keys(off).filter((field) => !drop.includes(field))
   if (fields.length === 0) return false
   delete body.reasoning_effort

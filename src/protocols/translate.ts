@@ -923,6 +923,14 @@ function adaptBody(
   // (learned of a Responses server only)
   if (adapt.storeTrue) body.store = true
   if (adapt.effort) {
+    // "off" refused by a model that always thinks (GLM-5.3's 1210, adaptations.ts): the chat switch
+    // the gateway sent for a request that asked for no thinking goes, its least effort in its place
+    if (adapt.effort.none !== undefined && body.reasoning_effort === undefined) {
+      let off = false
+      if ((body.thinking as {type?: unknown} | undefined)?.type === 'disabled') off = delete body.thinking
+      if (body.enable_thinking === false) off = delete body.enable_thinking
+      if (off) body.reasoning_effort = 'none'
+    }
     const effort = typeof body.reasoning_effort === 'string' ? adapt.effort[body.reasoning_effort] : undefined
     if (effort !== undefined) body.reasoning_effort = effort
     const reasoning = body.reasoning as {effort?: unknown} | undefined

@@ -590,10 +590,11 @@ export function planChat(
   const kwargs = body.chat_template_kwargs
   const templateOff = template && (kwargs?.enable_thinking === false || kwargs?.thinking === false)
   // DeepSeek V4, which thinks unless told `thinking: {type: "disabled"}` (its history rules are
-  // not simulated here)
+  // not simulated here); `zai-always-thinks`, GLM-5.3, which always does
   const thinksByDefault = template
     ? !templateOff
-    : /^deepseek-v4/i.test(model.id) && body.thinking?.type !== 'disabled'
+    : (/^deepseek-v4/i.test(model.id) && body.thinking?.type !== 'disabled') ||
+      quirks.has('zai-always-thinks')
   const reasoningOn =
     (thinks || thinksByDefault) &&
     (template ? !templateOff : thinking !== false) &&

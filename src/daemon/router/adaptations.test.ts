@@ -13,6 +13,7 @@ import {
 import {reshapeReasoningHistory} from '../../protocols/conversation-rules.js'
 import type {UpstreamAdaptation} from '../../protocols/translate.js'
 import {
+  alwaysThinkingEfforts,
   describeAdaptation,
   extraFields,
   mediaCount,
@@ -832,6 +833,158 @@ describe('Gemini and Messages upstreams', () => {
     expect(body({thinking: 'enabled'}, 'claude-opus-4-8')).toMatchObject({
       thinking: {type: 'enabled', budget_tokens: 10000},
     })
+  })
+})
+
+describe("a thinking form refused in the words of an Anthropic-compatible server that is not Anthropic's", () => {
+  const bad = (message: string) =>
+    JSON.stringify({type: 'error', error: {type: 'bad_request_error', message, http_code: '400'}})
+  const invalid = (message: string) =>
+    JSON.stringify({type: 'error', error: {type: 'invalid_request_error', message}})
+
+  it("MiniMax-M3's refusal of thinking.type enabled: sent again as adaptive", () => {
+    const words = bad('invalid params, invalid thinking.type: "enabled" (allowed: adaptive, disabled) (2013)')
+    const codex = decodeClientRequest(
+      'responses',
+      {model: 'gpt-5.5', input: 'hi', reasoning: {effort: 'high'}},
+      {model: 'gpt-5.5', stream: true},
+    )
+    const first = encodeUpstreamRequest(codex, 'messages', 'MiniMax-M3')
+    expect(JSON.parse(first.body.toString()).thinking).toMatchObject({type: 'enabled'})
+    const a = new UpstreamAdaptations()
+    expect(a.learn('minimax', 'MiniMax-M3', words, first.sent)).toBe(
+      'refused thinking.type enabled: sent again as adaptive thinking with output_config.effort',
+    )
+    expect(a.get('minimax', 'MiniMax-M3')).toEqual({thinking: 'adaptive'})
+    const again = JSON.parse(
+      encodeUpstreamRequest(
+        codex,
+        'messages',
+        'MiniMax-M3',
+        {},
+        a.get('minimax', 'MiniMax-M3'),
+      ).body.toString(),
+    )
+    expect(again.thinking).toEqual({type: 'adaptive'})
+    expect(again.output_config).toEqual({effort: 'high'})
+    // its escaped form through a relay; and nothing for a request that sent adaptive, or for the
+    // words with adaptive not among those allowed
+    expect(
+      new UpstreamAdaptations().learn(
+        'p',
+        'm',
+        bad('invalid params, invalid thinking.type: \\"enabled\\" (allowed: adaptive, disabled) (2013)'),
+        first.sent,
+      ),
+    ).toMatch(/^refused thinking.type enabled/)
+    expect(
+      new UpstreamAdaptations().learn('p', 'm', words, {...first.sent, thinking: 'adaptive'}),
+    ).toBeUndefined()
+    expect(
+      new UpstreamAdaptations().learn(
+        'p',
+        'm',
+        bad('invalid params, invalid thinking.type: "enabled" (allowed: disabled) (2013)'),
+        first.sent,
+      ),
+    ).toBeUndefined()
+  })
+
+  const REFUSALS = [
+    // zod (freellmapi #632), zod 4
+    "Invalid request: thinking.type: Invalid enum value. Expected 'enabled' | 'disabled', received 'adaptive'",
+    'thinking.type: Invalid option: expected one of "enabled"|"disabled"',
+    // pydantic's literal
+    "thinking.type: Input should be 'enabled' or 'disabled'",
+    "body.thinking.type: Input should be 'enabled' or 'disabled'",
+    // MiniMax's form
+    'invalid params, invalid thinking.type: "adaptive" (allowed: enabled, disabled) (2013)',
+    // a relay's validation (9router #2023), DashScope's Anthropic endpoint (claude-code #29531)
+    'Validation: `thinking.type` must be `enabled` or `disabled`',
+    'event:error\ndata:{"code":"InvalidParameter","message":"Only \'enabled\' and \'disabled\' are supported for thinking; \'adaptive\' is not supported.","request_id":"647ffb95"}\n\n',
+    // pydantic's discriminator (learned before)
+    "Input tag 'adaptive' found using 'type' does not match any of the expected tags: 'disabled', 'enabled'",
+  ]
+
+  it("Claude Code's adaptive thinking refused by a relay's schema: sent again enabled with a budget", () => {
+    const cc = {
+      model: 'qwen3.7-plus',
+      max_tokens: 32000,
+      thinking: {type: 'adaptive', display: 'omitted'},
+      output_config: {effort: 'high'},
+      messages: [{role: 'user', content: 'x'}],
+    }
+    for (const message of REFUSALS) {
+      const a = new UpstreamAdaptations()
+      expect(a.learn('relay', 'qwen3.7-plus', invalid(message), sentOfPassedMessages(cc)), message).toBe(
+        'refused adaptive thinking: sent again with thinking.type enabled and a budget',
+      )
+      expect(a.get('relay', 'qwen3.7-plus'), message).toEqual({thinking: 'enabled'})
+      const again = JSON.parse(adaptPassedMessages(cc, a.get('relay', 'qwen3.7-plus')!).toString())
+      expect(again.thinking, message).toMatchObject({type: 'enabled'})
+      expect((again.thinking as {budget_tokens: number}).budget_tokens, message).toBeGreaterThanOrEqual(1024)
+    }
+  })
+
+  it("FastAPI's 422 for adaptive thinking, by its place and the input refused", () => {
+    const sent = sentOfPassedMessages({
+      model: 'qwen3-coder-30b',
+      max_tokens: 32000,
+      thinking: {type: 'adaptive'},
+      messages: [{role: 'user', content: 'x'}],
+    })
+    const detail = (loc: string[], input: unknown) =>
+      JSON.stringify({
+        detail: [
+          {
+            type: 'literal_error',
+            loc,
+            msg: "Input should be 'enabled' or 'disabled'",
+            input,
+            ctx: {expected: "'enabled' or 'disabled'"},
+          },
+        ],
+      })
+    const a = new UpstreamAdaptations()
+    expect(a.learn('omlx', 'q', detail(['body', 'thinking', 'type'], 'adaptive'), sent, 422)).toBe(
+      'refused adaptive thinking: sent again with thinking.type enabled and a budget',
+    )
+    // another place, or another input: the client's to see
+    expect(
+      new UpstreamAdaptations().learn(
+        'omlx',
+        'q',
+        detail(['body', 'tool_choice', 'type'], 'adaptive'),
+        sent,
+        422,
+      ),
+    ).toBeUndefined()
+    expect(
+      new UpstreamAdaptations().learn('omlx', 'q', detail(['body', 'thinking', 'type'], 'x'), sent, 422),
+    ).toBeUndefined()
+  })
+
+  it('learns none of them from a request that sent enabled, or no thinking', () => {
+    const enabled = {
+      upstream: 'messages' as const,
+      fields: ['model', 'messages', 'thinking'],
+      thinking: 'enabled' as const,
+    }
+    const none = {upstream: 'messages' as const, fields: ['model', 'messages']}
+    for (const message of REFUSALS) {
+      expect(new UpstreamAdaptations().learn('p', 'm', invalid(message), enabled), message).toBeUndefined()
+      expect(new UpstreamAdaptations().learn('p', 'm', invalid(message), none), message).toBeUndefined()
+    }
+    // words about another field's enum
+    const adaptive = {...enabled, thinking: 'adaptive' as const}
+    expect(
+      new UpstreamAdaptations().learn(
+        'p',
+        'm',
+        invalid("tool_choice.type: Input should be 'auto', 'any' or 'tool'"),
+        adaptive,
+      ),
+    ).toBeUndefined()
   })
 })
 
@@ -3168,6 +3321,126 @@ describe("a model's switch of thinking off the upstream refuses", () => {
     const sent = {upstream: 'messages' as const, fields: ['model', 'messages', 'thinking', 'max_tokens']}
     expect(a.learn('p', 'm', openai('Extra inputs are not permitted', 'thinking'), sent)).toBeUndefined()
     expect(a.learn('p', 'm', "Unrecognized request argument supplied: 'thinking'", sent)).toBeUndefined()
+  })
+})
+
+describe('a model that always thinks refuses "off" and the efforts it does not take (GLM-5.3)', () => {
+  const zai = (message: string) => JSON.stringify({error: {code: '1210', message}})
+  const WORDS = zai(
+    'This model always engages in thinking and cannot be disabled; please use low, high, or max',
+  )
+  const BIGMODEL = zai('该模型始终思考，不支持关闭思考；请使用 low、high 或 max。')
+  const off = () =>
+    decodeClientRequest(
+      'messages',
+      {model: 'c', max_tokens: 100, thinking: {type: 'disabled'}, messages: [{role: 'user', content: 'hi'}]},
+      {model: 'c', stream: false},
+    )
+  const effort = (value: string) =>
+    decodeClientRequest(
+      'messages',
+      {
+        model: 'c',
+        max_tokens: 32000,
+        thinking: {type: 'adaptive'},
+        output_config: {effort: value},
+        messages: [{role: 'user', content: 'hi'}],
+      },
+      {model: 'c', stream: false},
+    )
+  const body = (request: ReturnType<typeof off>, model: string, adapt?: UpstreamAdaptation) =>
+    JSON.parse(encodeUpstreamRequest(request, 'chat', model, {}, adapt).body.toString())
+
+  it('reads the efforts it lists, in English and in Chinese', () => {
+    expect(alwaysThinkingEfforts(JSON.parse(WORDS).error.message)).toEqual(['low', 'high', 'max'])
+    expect(alwaysThinkingEfforts(JSON.parse(BIGMODEL).error.message)).toEqual(['low', 'high', 'max'])
+    expect(alwaysThinkingEfforts('Thinking cannot be disabled for this model')).toBeUndefined()
+    expect(alwaysThinkingEfforts("Supported values are: 'low', 'medium', and 'high'.")).toBeUndefined()
+  })
+
+  it("learns from the gateway's own switch refused: the retry sends the least effort, and medium goes as high", () => {
+    // a name the gateway does not know always thinks (a later GLM): the switch goes, refused once
+    for (const words of [WORDS, BIGMODEL]) {
+      const a = new UpstreamAdaptations()
+      const first = encodeUpstreamRequest(off(), 'chat', 'glm-5.4')
+      expect(JSON.parse(first.body.toString()).thinking).toEqual({type: 'disabled'})
+      expect(a.learn('zai', 'glm-5.4', words, first.sent)).toBe(
+        'refused thinking off (it always thinks, at low, high, max): sent again with reasoning_effort low',
+      )
+      expect(a.get('zai', 'glm-5.4')).toEqual({
+        effort: {none: 'low', minimal: 'low', medium: 'high', xhigh: 'max'},
+      })
+      const again = body(off(), 'glm-5.4', a.get('zai', 'glm-5.4'))
+      expect(again.thinking).toBeUndefined()
+      expect(again.reasoning_effort).toBe('low')
+      // the same refusal taught the main agent's medium: no second failed try
+      expect(body(effort('medium'), 'glm-5.4', a.get('zai', 'glm-5.4')).reasoning_effort).toBe('high')
+      expect(body(effort('high'), 'glm-5.4', a.get('zai', 'glm-5.4')).reasoning_effort).toBe('high')
+    }
+  })
+
+  it('learns from an effort refused, for a name that does not say it (a proxy alias)', () => {
+    const a = new UpstreamAdaptations()
+    const first = encodeUpstreamRequest(effort('medium'), 'chat', 'coding-model')
+    expect(first.sent.effort).toBe('medium')
+    expect(a.learn('zai', 'coding-model', WORDS, first.sent)).toBe(
+      'refused reasoning_effort medium (it always thinks, at low, high, max): sent again with reasoning_effort high',
+    )
+    expect(body(effort('medium'), 'coding-model', a.get('zai', 'coding-model')).reasoning_effort).toBe('high')
+    // a Responses upstream's effort, in its field
+    const codex = decodeClientRequest(
+      'responses',
+      {model: 'gpt-5.5', input: 'hi', reasoning: {effort: 'minimal'}},
+      {model: 'gpt-5.5', stream: false},
+    )
+    const responses = encodeUpstreamRequest(codex, 'responses', 'glm-relay')
+    expect(new UpstreamAdaptations().learn('r', 'glm-relay', WORDS, responses.sent)).toBe(
+      'refused reasoning.effort minimal (it always thinks, at low, high, max): sent again with reasoning.effort low',
+    )
+  })
+
+  it('teaches nothing for an effort it takes, nor a request that sent neither an effort nor a switch', () => {
+    const a = new UpstreamAdaptations()
+    expect(
+      a.learn('zai', 'm', WORDS, encodeUpstreamRequest(effort('high'), 'chat', 'm').sent),
+    ).toBeUndefined()
+    // (no switch known for the name: nothing was sent that the words could be about)
+    expect(a.learn('zai', 'm', WORDS, encodeUpstreamRequest(off(), 'chat', 'sim-mini').sent)).toBeUndefined()
+    // a chat client's own thinking: disabled, passed through: not the gateway's to change
+    const passed = sentOfPassedChat({
+      model: 'm',
+      thinking: {type: 'disabled'},
+      messages: [{role: 'user', content: 'hi'}],
+    })
+    expect(a.learn('zai', 'm', WORDS, passed)).toBeUndefined()
+    expect(a.list()).toEqual([])
+  })
+
+  it('by its name, GLM-5.3 is sent what it takes from the first try', () => {
+    expect(body(off(), 'glm-5.3')).toMatchObject({reasoning_effort: 'low'})
+    expect(body(off(), 'glm-5.3')).not.toHaveProperty('thinking')
+    expect(body(effort('medium'), 'glm-5.3').reasoning_effort).toBe('high')
+    expect(body(effort('medium'), 'glm-5.3-flash').reasoning_effort).toBe('high')
+  })
+
+  it("a Messages upstream's refusal of thinking.type disabled in the same words: output_config.effort low", () => {
+    const a = new UpstreamAdaptations()
+    const sent = {
+      upstream: 'messages' as const,
+      fields: ['model', 'messages', 'max_tokens', 'thinking'],
+      thinkingOff: 'disabled' as const,
+    }
+    expect(a.learn('zai-anthropic', 'glm-5.3', WORDS, sent)).toBe(
+      'refused thinking.type disabled: sent again with output_config.effort low (it cannot stop thinking)',
+    )
+    expect(a.get('zai-anthropic', 'glm-5.3')).toEqual({claude: {thinkingOff: 'low'}})
+  })
+
+  it('says what it learned, in words', () => {
+    expect(describeAdaptation({effort: {none: 'low', medium: 'high'}})).toEqual([
+      'thinking off (effort none) sent as effort low',
+      'effort medium sent as high',
+    ])
   })
 })
 

@@ -218,6 +218,36 @@ const THINKING_TOOL_CHOICE =
   /^(?:[^\n]{0,80}?: )?(?:thinking mode does not support this tool_choice|\S+ does not support this tool_choice|tool_choice '(?:specified|required)' is incompatible with thinking enabled|the tool_choice parameter does not support being set to required or object in thinking mode)/i
 
 /**
+ * A refusal of `thinking.type: adaptive`: Anthropic's words for its older models, pydantic's
+ * discriminator ("Input tag 'adaptive' found using 'type' ..."), and a relay's or server's own
+ * schema that knows only enabled and disabled, which Claude Code 2.1.3xx's adaptive thinking for
+ * any model name meets: zod's "thinking.type: Invalid enum value. Expected 'enabled' | 'disabled',
+ * received 'adaptive'" (freellmapi #632; zod 4's "Invalid option: expected one of
+ * \"enabled\"|\"disabled\""), pydantic's literal "thinking.type: Input should be 'enabled' or
+ * 'disabled'", a relay's "Validation: `thinking.type` must be `enabled` or `disabled`" (9router
+ * #2023), DashScope's "Only 'enabled' and 'disabled' are supported for thinking; 'adaptive' is not
+ * supported." (claude-code #29531), MiniMax's form "invalid thinking.type: \"adaptive\" (allowed:
+ * enabled, disabled)".
+ */
+const ADAPTIVE_REFUSED =
+  /adaptive thinking is not supported|thinking\.type\.adaptive["'`]? is not supported|tag ['"]adaptive['"]|received\W{0,3}adaptive\b|thinking\.type\W[^\n]{0,24}?(?:expected|should be|must be)(?: one of)?\W{0,3}enabled\W{0,4}(?:(?:or|and)\W{1,3}|\|\W{0,3})?disabled\b|only\W{0,3}enabled\W{0,3}and\W{0,3}disabled\W{0,3}are supported for thinking|invalid thinking\.type\W{0,4}adaptive\W{0,4}\(allowed:/i
+
+/**
+ * FastAPI's 422 for `thinking.type: adaptive` (a Messages endpoint of an MLX or Python server:
+ * jundot/omlx #56), by its place and the input refused: `{"detail": [{"type": "literal_error",
+ * "loc": ["body", "thinking", "type"], "msg": "Input should be 'enabled' or 'disabled'", "input":
+ * "adaptive", ...}]}`.
+ */
+const FASTAPI_ADAPTIVE =
+  /"loc"\s*:\s*\[\s*"body"\s*,\s*"thinking"\s*,\s*"type"\s*\][^{}]*"input"\s*:\s*"adaptive"/
+
+/** What a refusal of adaptive thinking teaches: `enabled` with a budget. */
+const adaptiveRefused = (known: UpstreamAdaptation): {next: UpstreamAdaptation; note: string} => ({
+  next: {...known, thinking: 'enabled'},
+  note: 'refused adaptive thinking: sent again with thinking.type enabled and a budget',
+})
+
+/**
  * What a Messages upstream's 400 teaches (Anthropic's current models, and Anthropic-compatible
  * servers): the thinking form its model takes, when it refused the other (Opus 4.7 on: "\"thinking.
  * type.enabled\" is not supported for this model. Use \"thinking.type.adaptive\" and \"output_config.
@@ -258,22 +288,20 @@ function claudeRefusal(
       next: {...known, effortOnlyWithThinking: true},
       note: 'refused output_config.effort beside thinking.type disabled: sent again without the effort (requests that turn thinking off, from now on)',
     }
-  // (the quotes may come escaped, a proxy's message holding Anthropic's as a JSON string)
-  if (sent.thinking === 'enabled' && /thinking\.type\.enabled\W{0,8}is not supported/i.test(message))
-    return {
-      next: {...known, thinking: 'adaptive'},
-      note: 'refused thinking.type enabled: sent again as adaptive thinking with output_config.effort',
-    }
+  // (the quotes may come escaped, a proxy's message holding Anthropic's as a JSON string; MiniMax's
+  // Anthropic endpoint for M3: "invalid params, invalid thinking.type: \"enabled\" (allowed:
+  // adaptive, disabled) (2013)", cherry-studio #16431)
   if (
-    sent.thinking === 'adaptive' &&
-    /adaptive thinking is not supported|thinking\.type\.adaptive["'`]? is not supported|tag ['"]adaptive['"]/i.test(
+    sent.thinking === 'enabled' &&
+    /thinking\.type\.enabled\W{0,8}is not supported|invalid thinking\.type\W{0,4}enabled\W{0,4}\(allowed:[^)]*\badaptive\b/i.test(
       message,
     )
   )
     return {
-      next: {...known, thinking: 'enabled'},
-      note: 'refused adaptive thinking: sent again with thinking.type enabled and a budget',
+      next: {...known, thinking: 'adaptive'},
+      note: 'refused thinking.type enabled: sent again as adaptive thinking with output_config.effort',
     }
+  if (sent.thinking === 'adaptive' && ADAPTIVE_REFUSED.test(message)) return adaptiveRefused(known)
   const claude = claudeLearned(message, sent, known)
   if (claude) return claude
   // (anywhere in the message: Bedrock's "The model returned the following errors: temperature is
@@ -366,7 +394,13 @@ function claudeLearned(
       {thinkingOff: 'disabled'},
       'thinks unless told not to: sent again with thinking.type disabled',
     )
-  if (sent.thinkingOff === 'disabled' && /thinking\.type\.disabled\W{0,8}is not supported/i.test(message)) {
+  // (and an Anthropic-compatible server of a model that always thinks, in Z.AI's words for GLM-5.3:
+  // "... cannot be disabled; please use low, high, or max", its least effort then)
+  if (
+    sent.thinkingOff === 'disabled' &&
+    (/thinking\.type\.disabled\W{0,8}is not supported/i.test(message) ||
+      alwaysThinkingEfforts(message)?.includes('low') === true)
+  ) {
     const between = /thinking\.type\.between_tools/i.test(message)
     return learn(
       {thinkingOff: between ? 'between_tools' : 'low'},
@@ -1082,6 +1116,58 @@ export function supportedValues(errorText: string): string[] {
 }
 
 /**
+ * The efforts a model that always thinks lists when it refuses "off" or another effort: Z.AI's 1210
+ * for GLM-5.3, "This model always engages in thinking and cannot be disabled; please use low, high,
+ * or max", BigModel's "该模型始终思考，不支持关闭思考；请使用 low、high 或 max。" (hermes-agent PR
+ * #97286, #98465). Undefined for other words.
+ */
+export function alwaysThinkingEfforts(message: string): string[] | undefined {
+  const list =
+    /cannot be disabled\W{0,3}please use ([\w ,]{1,80})|不支持关闭思考\W{0,3}请使用([\w、 或]{1,80})/i.exec(
+      message,
+    )
+  if (!list) return undefined
+  const values = (list[1] ?? list[2]).split(/[\s,、]+|或/).filter((v) => EFFORTS.includes(v.toLowerCase()))
+  return values.length > 0 ? values.map((v) => v.toLowerCase()) : undefined
+}
+
+/**
+ * What a refusal of "off" or an effort by a model that always thinks ({@link alwaysThinkingEfforts})
+ * teaches a chat or Responses request: every effort it does not take goes as the nearest it lists
+ * (`effort`, the map `supportedValues`' refusals feed), `none` as the least, so that one refusal
+ * covers the helper call that asked for no thinking and the main agent's `medium` alike. "Off" is
+ * the gateway's own switch for a request that asked for no thinking (`thinking: disabled`,
+ * `enable_thinking: false`: the retry sends the least effort in its place, translate.ts
+ * `adaptBody`) or an effort `none`. Null for such words about an effort it takes (nothing to
+ * learn), undefined for other words.
+ */
+function alwaysThinkingRefusal(
+  message: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | null | undefined {
+  const listed = alwaysThinkingEfforts(message)
+  if (listed === undefined) return undefined
+  const switched =
+    sent.request?.reasoning?.disabled === true &&
+    (sent.fields.includes('thinking') || sent.fields.includes('enable_thinking'))
+  const from = sent.effort ?? (switched ? 'none' : undefined)
+  if (from === undefined || listed.includes(from)) return null
+  const effort: Record<string, string> = {...known.effort}
+  for (const value of EFFORTS) {
+    const instead = listed.includes(value) ? undefined : nearestEffort(value, listed)
+    if (instead !== undefined) effort[value] = instead
+  }
+  const instead = effort[from]
+  if (instead === undefined) return null
+  const field = sent.fields.includes('reasoning') ? 'reasoning.effort' : 'reasoning_effort'
+  return {
+    next: {...known, effort},
+    note: `refused ${from === 'none' ? 'thinking off' : `${field} ${from}`} (it always thinks, at ${listed.join(', ')}): sent again with ${field} ${instead}`,
+  }
+}
+
+/**
  * The supported effort nearest `sent` (a tie goes to the higher one: the client asked for some
  * reasoning); `none` only for `minimal`, the one that is nearly none.
  */
@@ -1175,6 +1261,8 @@ function decide(
   // a 422 is a validation error of any kind (FastAPI servers echo the whole body in it): beyond
   // the fields it names above, only DeepSeek's older refusal of a JSON schema is learned from one
   if (status === 422) {
+    if (sent.upstream === 'messages' && sent.thinking === 'adaptive' && FASTAPI_ADAPTIVE.test(errorText))
+      return adaptiveRefused(known)
     const json = jsonRefusal(errorText, sent)
     return json && {next: {...known, ...json.learned}, note: json.note}
   }
@@ -1413,6 +1501,8 @@ function thinkingRefusal(
   known: UpstreamAdaptation,
 ): {next: UpstreamAdaptation; note: string} | null | undefined {
   const {param, message} = errorParts(errorText)
+  const always = alwaysThinkingRefusal(message, sent, known)
+  if (always !== undefined) return always
   if (saysNoThinking(message)) {
     const field = sent.fields.includes('reasoning_effort')
       ? 'reasoning_effort'
@@ -1528,7 +1618,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.drop?.length) rules.push(`sent without ${a.drop.join(', ')}`)
   if (a.maxCompletionTokens) rules.push('max_tokens sent as max_completion_tokens')
   if (a.maxTokens !== undefined) rules.push(`max_tokens capped at ${a.maxTokens}`)
-  for (const [from, to] of Object.entries(a.effort ?? {})) rules.push(`effort ${from} sent as ${to}`)
+  for (const [from, to] of Object.entries(a.effort ?? {}))
+    rules.push(
+      from === 'none' ? `thinking off (effort none) sent as effort ${to}` : `effort ${from} sent as ${to}`,
+    )
   if (a.json === 'json_object') rules.push('a JSON schema sent as JSON mode, the schema in the system prompt')
   else if (a.json === 'instruction')
     rules.push(

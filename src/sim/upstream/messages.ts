@@ -18,6 +18,7 @@ import {
   quirkAnswer,
   ollamaMessagesThinkingRefusal,
   deepseekEffortRefusal,
+  messagesThinkingFormRefusal,
   messagesToolChoiceRefusal,
   refusedMaxOutput,
   contextRefusal,
@@ -362,7 +363,9 @@ function handleMessages(context: SimContext) {
       return
     }
     const deepseek =
-      messagesToolChoiceRefusal(body, selection.model, quirks) ?? deepseekEffortRefusal(body, quirks)
+      messagesToolChoiceRefusal(body, selection.model, quirks) ??
+      deepseekEffortRefusal(body, quirks) ??
+      messagesThinkingFormRefusal(body, quirks)
     if (deepseek) {
       sendJson(request.res, 400, deepseek.raw)
       return

@@ -1737,6 +1737,64 @@ describe('thinking and efforts refused in the servers’ words', () => {
     expect(await reasoning({chat_template_kwargs: {thinking: false}})).toBe(false)
   })
 
+  it("zai-always-thinks: Z.AI's 1210 for thinking disabled or an effort GLM-5.3 does not take; it always thinks", async () => {
+    const words = 'This model always engages in thinking and cannot be disabled; please use low, high, or max'
+    for (const extra of [
+      {thinking: {type: 'disabled'}},
+      {reasoning_effort: 'medium'},
+      {reasoning_effort: 'none'},
+    ]) {
+      const refused = await chat({model: 'glm-5.3+zai-always-thinks', ...extra})
+      expect([refused.status, refused.json], JSON.stringify(extra)).toEqual([
+        400,
+        {error: {code: '1210', message: words}},
+      ])
+    }
+    for (const extra of [
+      {},
+      {reasoning_effort: 'low'},
+      {reasoning_effort: 'high'},
+      {reasoning_effort: 'max'},
+    ]) {
+      const answer = await chat({model: 'glm-5.3+zai-always-thinks', ...extra})
+      expect(answer.status, JSON.stringify(extra)).toBe(200)
+      expect(answer.json!.choices[0].message.reasoning_content, JSON.stringify(extra)).toBeTruthy()
+    }
+  })
+
+  it("minimax-thinking and enum-thinking: MiniMax-M3's refusal of enabled, a zod relay's of adaptive", async () => {
+    const messages = (model: string, thinking: Json) =>
+      post('/v1/messages', {model, max_tokens: 4096, thinking, messages: [{role: 'user', content: 'hi'}]})
+    const enabled = await messages('MiniMax-M3+minimax-thinking', {type: 'enabled', budget_tokens: 2048})
+    expect([enabled.status, enabled.json]).toEqual([
+      400,
+      {
+        type: 'error',
+        error: {
+          type: 'bad_request_error',
+          message: 'invalid params, invalid thinking.type: "enabled" (allowed: adaptive, disabled) (2013)',
+          http_code: '400',
+        },
+      },
+    ])
+    expect((await messages('MiniMax-M3+minimax-thinking', {type: 'adaptive'})).status).toBe(200)
+    const adaptive = await messages('qwen3.7-plus+enum-thinking', {type: 'adaptive', display: 'omitted'})
+    expect([adaptive.status, adaptive.json]).toEqual([
+      400,
+      {
+        type: 'error',
+        error: {
+          type: 'invalid_request_error',
+          message:
+            "Invalid request: thinking.type: Invalid enum value. Expected 'enabled' | 'disabled', received 'adaptive'",
+        },
+      },
+    ])
+    expect(
+      (await messages('qwen3.7-plus+enum-thinking', {type: 'enabled', budget_tokens: 2048})).status,
+    ).toBe(200)
+  })
+
   it("Responses: OpenAI's minimum of 16 output tokens", async () => {
     const refused = await post('/v1/responses', {model: 'gpt-4.1', input: 'quota', max_output_tokens: 1})
     expect([refused.status, refused.json!.error]).toEqual([

@@ -91,6 +91,12 @@ export const SIM_QUIRKS = [
   'tools-no-effort',
   'xai-params',
   'dashscope-thinking',
+  // a model that always thinks: Z.AI's GLM-5.3 (1210: no off switch, efforts low, high, max only)
+  'zai-always-thinks',
+  // a thinking form refused by an Anthropic-compatible server: MiniMax-M3's refusal of `enabled`,
+  // a relay's zod schema that knows only `enabled` and `disabled` (Claude Code's adaptive refused)
+  'minimax-thinking',
+  'enum-thinking',
   // vLLM, SGLang, llama.cpp: a model that thinks by default, turned off only by its chat
   // template's arguments (`chat_template_kwargs`)
   'template-kwargs',
@@ -1414,6 +1420,35 @@ export function deepseekEffortRefusal(
 }
 
 /**
+ * A thinking form an Anthropic-compatible server that is not Anthropic's refuses, as its whole
+ * error body: `minimax-thinking`, MiniMax-M3's Anthropic endpoint, to `thinking.type: enabled`
+ * (`{"type":"error","error":{"type":"bad_request_error","message":"invalid params, invalid
+ * thinking.type: \"enabled\" (allowed: adaptive, disabled) (2013)","http_code":"400"}}`,
+ * cherry-studio #16431); `enum-thinking`, a relay whose zod schema knows only `enabled` and
+ * `disabled`, to `adaptive` ("Invalid request: thinking.type: Invalid enum value. Expected
+ * 'enabled' | 'disabled', received 'adaptive'", freellmapi #632). Undefined when it takes the form.
+ */
+export function messagesThinkingFormRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; raw: unknown} | undefined {
+  const type = (body.thinking as {type?: unknown} | undefined)?.type
+  if (quirks.has('minimax-thinking') && type === 'enabled') {
+    const message = 'invalid params, invalid thinking.type: "enabled" (allowed: adaptive, disabled) (2013)'
+    return {message, raw: {type: 'error', error: {type: 'bad_request_error', message, http_code: '400'}}}
+  }
+  if (quirks.has('enum-thinking') && type === 'adaptive') {
+    const message =
+      "Invalid request: thinking.type: Invalid enum value. Expected 'enabled' | 'disabled', received 'adaptive'"
+    return {message, raw: {type: 'error', error: {type: 'invalid_request_error', message}}}
+  }
+  return undefined
+}
+
+/** `zai-always-thinks`: the efforts GLM-5.3 takes on Z.AI's standard route. */
+const ZAI_EFFORTS = ['low', 'high', 'max']
+
+/**
  * `tool-choice-auto-only` on the Messages endpoint: DeepSeek's and Kimi's Anthropic endpoints,
  * whose models think by default and refuse a forced `tool_choice` (`any`, `tool`) unless
  * `thinking.type` is `disabled`: Kimi's (`kimi*`) "tool_choice 'specified' is incompatible with
@@ -1454,7 +1489,11 @@ export function messagesToolChoiceRefusal(
  * - `xai-params`: xAI's refusal of `reasoningEffort` (and of `stop`, which its reasoning models
  *   take none of), `{code, error}` with the field in camelCase;
  * - `dashscope-thinking`: DashScope's Qwen3, which thinks unless told not to and refuses a
- *   non-stream request without `enable_thinking: false`.
+ *   non-stream request without `enable_thinking: false`;
+ * - `zai-always-thinks`: Z.AI's GLM-5.3, which always thinks: `thinking.type: disabled`, or a
+ *   `reasoning_effort` other than `low`, `high` and `max`, gets its 1210 (`{"error":{"code":"1210",
+ *   "message":"This model always engages in thinking and cannot be disabled; please use low, high,
+ *   or max"}}`; hermes-agent PR #97286).
  * Undefined when the request is one the model takes.
  */
 export function thinkingRefusal(
@@ -1487,6 +1526,15 @@ export function thinkingRefusal(
     )
   const xai = xaiRefusal(model, quirks, effort !== undefined, body.stop !== undefined)
   if (xai) return xai
+  if (
+    quirks.has('zai-always-thinks') &&
+    ((body.thinking as {type?: unknown} | undefined)?.type === 'disabled' ||
+      (effort !== undefined && !ZAI_EFFORTS.includes(String(effort))))
+  ) {
+    const message =
+      'This model always engages in thinking and cannot be disabled; please use low, high, or max'
+    return {status: 400, message, raw: {error: {code: '1210', message}}}
+  }
   if (quirks.has('dashscope-thinking') && body.stream !== true && body.enable_thinking !== false) {
     return dashscopeRefusal('parameter.enable_thinking must be set to false for non-streaming calls')
   }

@@ -1,0 +1,186 @@
+/**
+ * Thinking settings refused by servers that are not the vendor's own words for them:
+ * - GLM-5.3 has no off switch (Z.AI's 1210, the simulator's `zai-always-thinks`): by its name,
+ *   Claude Code's helper calls (`thinking: disabled`), Gemini CLI's `thinkingBudget: 0` and
+ *   Codex's effort `none` reach it as `reasoning_effort: "low"`, and Claude Code's effort `medium`
+ *   as `high`, each on the first try; a model whose name does not say so (a later GLM) refuses the
+ *   gateway's `thinking: disabled` once, and that one refusal teaches every effort it lists;
+ * - MiniMax-M3's Anthropic endpoint refuses `thinking.type: enabled` (`minimax-thinking`): Codex
+ *   translated onto it goes again as adaptive;
+ * - a relay's zod schema refuses Claude Code's adaptive thinking (`enum-thinking`): passed through,
+ *   it goes again as `enabled` with a budget.
+ * The real daemon, the simulator's chat and Messages upstreams, the official SDKs.
+ */
+import Anthropic from '@anthropic-ai/sdk'
+import {GoogleGenAI} from '@google/genai'
+import OpenAI from 'openai'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {codexRequest} from './helpers/codex.js'
+import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+
+let base = ''
+let simOrigin = ''
+let stop: () => Promise<void> = async () => {}
+let keys = new Map<string, string>()
+
+beforeAll(async () => {
+  // (each policy's messages route passes to a Messages model, translates to a chat one; its
+  // responses and gemini routes translate)
+  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
+    {
+      glm: ['sim-chat', 'glm-5.3+zai-always-thinks'],
+      later: ['sim-chat', 'glm-5.4+zai-always-thinks'],
+      minimax: ['sim-messages', 'MiniMax-M3+minimax-thinking'],
+      relay: ['sim-messages', 'qwen3.7-plus+enum-thinking'],
+    },
+    {prefix: 'thinkrules', families: ['messages', 'responses', 'gemini']},
+  ))
+}, 120_000)
+
+afterAll(() => stop())
+
+const CHAT = /\/chat\/completions$/
+const MESSAGES = /\/v1\/messages$/
+const rows = (id: string, count = 1) => projectLogRows(base, `thinkrules-${id}`, count)
+const learned = async (model: string): Promise<string[]> => {
+  const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {
+    adaptations: Array<{model: string; rules: string[]}>
+  }
+  return adaptations.find((a) => a.model === model)?.rules ?? []
+}
+
+/** Claude Code 2.1.332's helper call (a title), thinking off. */
+const helperCall = (): any => ({
+  model: 'claude-haiku-4-5',
+  max_tokens: 512,
+  thinking: {type: 'disabled'},
+  messages: [{role: 'user', content: 'Write a title for this chat'}],
+})
+
+/** Claude Code 2.1.332's main request, for a model that takes adaptive thinking (effort medium). */
+const mainCall = (model = 'claude-opus-5-5'): any => ({
+  model,
+  max_tokens: 32000,
+  thinking: {type: 'adaptive', display: 'omitted'},
+  output_config: {effort: 'medium'},
+  messages: [{role: 'user', content: 'Say hello.'}],
+})
+
+describe('GLM-5.3, which always thinks', {timeout: 60_000}, () => {
+  it("by its name: Claude Code's helper call goes with effort low, its medium as high, each on the first try", async () => {
+    await takeSimCalls(simOrigin, /./)
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('glm')!, maxRetries: 0})
+    const title = await client.messages.create(helperCall())
+    expect(title.content.some((b) => b.type === 'text')).toBe(true)
+    const main = await client.messages.stream(mainCall()).finalMessage()
+    expect(main.content.map((b) => b.type)).toEqual(['thinking', 'text'])
+    const sent = await takeSimCalls(simOrigin, CHAT)
+    expect(sent.map((b) => [b.thinking, b.reasoning_effort])).toEqual([
+      [undefined, 'low'],
+      [undefined, 'high'],
+    ])
+    expect((await rows('glm', 2)).map((r) => [r.status, r.error])).toEqual([
+      [200, null],
+      [200, null],
+    ])
+  })
+
+  it("Gemini CLI's thinkingBudget 0 and Codex's effort none: low too", async () => {
+    await takeSimCalls(simOrigin, /./)
+    const ai = new GoogleGenAI({apiKey: keys.get('glm')!, httpOptions: {baseUrl: base}})
+    const gemini = await ai.models.generateContent({
+      model: 'gemini-2.5-flash',
+      contents: [{role: 'user', parts: [{text: 'Write a title for this chat'}]}],
+      config: {thinkingConfig: {thinkingBudget: 0}},
+    })
+    expect(gemini.candidates?.[0]?.content?.parts?.some((p) => p.text)).toBe(true)
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('glm')!, maxRetries: 0})
+    const codex = await openai.responses.create({
+      model: 'gpt-5.5',
+      input: 'Write a title for this chat',
+      reasoning: {effort: 'none'},
+    })
+    expect(codex.status).toBe('completed')
+    const sent = await takeSimCalls(simOrigin, CHAT)
+    expect(sent.map((b) => [b.thinking, b.reasoning_effort])).toEqual([
+      [undefined, 'low'],
+      [undefined, 'low'],
+    ])
+  })
+
+  it('a name that does not say it: one refusal of the switch teaches every effort it lists', async () => {
+    await takeSimCalls(simOrigin, /./)
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('later')!, maxRetries: 0})
+    const title = await client.messages.create(helperCall())
+    expect(title.content.some((b) => b.type === 'text')).toBe(true)
+    const tries = await takeSimCalls(simOrigin, CHAT)
+    expect(tries.map((b) => [b.thinking, b.reasoning_effort])).toEqual([
+      [{type: 'disabled'}, undefined],
+      [undefined, 'low'],
+    ])
+    // the main agent's medium: one try, as the model takes it
+    const main = await client.messages.stream(mainCall()).finalMessage()
+    expect(main.content.map((b) => b.type)).toEqual(['thinking', 'text'])
+    const [next] = await takeSimCalls(simOrigin, CHAT)
+    expect(next.reasoning_effort).toBe('high')
+    // and the next helper call goes with low from the start
+    await client.messages.create(helperCall())
+    const again = await takeSimCalls(simOrigin, CHAT)
+    expect(again.map((b) => [b.thinking, b.reasoning_effort])).toEqual([[undefined, 'low']])
+    expect((await rows('later', 3)).map((r) => [r.status, r.error])).toEqual([
+      [
+        200,
+        'sim-chat refused thinking off (it always thinks, at low, high, max): sent again with reasoning_effort low',
+      ],
+      [200, null],
+      [200, null],
+    ])
+    expect(await learned('glm-5.4+zai-always-thinks')).toEqual([
+      'thinking off (effort none) sent as effort low',
+      'effort minimal sent as low',
+      'effort medium sent as high',
+      'effort xhigh sent as max',
+    ])
+  })
+})
+
+describe('a thinking form an Anthropic-compatible server refuses', {timeout: 60_000}, () => {
+  it("MiniMax-M3 refuses thinking.type enabled: Codex's effort goes again as adaptive, and so from then on", async () => {
+    await takeSimCalls(simOrigin, /./)
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('minimax')!, maxRetries: 0})
+    const first = await openai.responses.create(codexRequest('Say hello.'))
+    expect(first.status).toBe('completed')
+    const tries = await takeSimCalls(simOrigin, MESSAGES)
+    expect(tries.map((b) => b.thinking?.type)).toEqual(['enabled', 'adaptive'])
+    expect(tries[1].output_config).toEqual({effort: 'high'})
+    await openai.responses.create(codexRequest('Say hello again.'))
+    const next = await takeSimCalls(simOrigin, MESSAGES)
+    expect(next.map((b) => b.thinking?.type)).toEqual(['adaptive'])
+    expect((await rows('minimax', 2)).map((r) => [r.status, r.error])).toEqual([
+      [
+        200,
+        'sim-messages refused thinking.type enabled: sent again as adaptive thinking with output_config.effort',
+      ],
+      [200, null],
+    ])
+  })
+
+  it("a relay's zod schema refuses Claude Code's adaptive thinking, passed through: enabled with a budget", async () => {
+    await takeSimCalls(simOrigin, /./)
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('relay')!, maxRetries: 0})
+    const first = await client.messages.stream(mainCall('qwen3.7-plus')).finalMessage()
+    expect(first.content.some((b) => b.type === 'text')).toBe(true)
+    const tries = await takeSimCalls(simOrigin, MESSAGES)
+    expect(tries.map((b) => b.thinking?.type)).toEqual(['adaptive', 'enabled'])
+    expect(tries[1].thinking.budget_tokens).toBeGreaterThanOrEqual(1024)
+    expect(tries[1].thinking.budget_tokens).toBeLessThan(32000)
+    await client.messages.stream(mainCall('qwen3.7-plus')).finalMessage()
+    const next = await takeSimCalls(simOrigin, MESSAGES)
+    expect(next.map((b) => b.thinking?.type)).toEqual(['enabled'])
+    expect((await rows('relay', 2)).map((r) => [r.status, r.error])).toEqual([
+      [200, 'sim-messages refused adaptive thinking: sent again with thinking.type enabled and a budget'],
+      [200, null],
+    ])
+  })
+})
