@@ -116,15 +116,15 @@ async function learnedWindow(
   try {
     const res = await (
       await daemonClient(port)
-    ).request<{adaptations?: Array<{provider: string; model: string; window?: {tokens: number}}>}>(
-      'GET',
-      '/api/adaptations',
-      {headersTimeoutMs: 2000},
-    )
+    ).request<{
+      adaptations?: Array<{provider: string; model: string; window?: {tokens: number; cut?: boolean}}>
+    }>('GET', '/api/adaptations', {headersTimeoutMs: 2000})
     const found = res.body.adaptations?.find(
       (a) => a.provider === target.provider && a.model === target.model,
     )
-    const tokens = found?.window?.tokens
+    // (not a window Ollama cut a prompt to: its fix is the server's setting, and once that is
+    // raised the window kept here is stale; doctor says so)
+    const tokens = found?.window?.cut ? undefined : found?.window?.tokens
     return typeof tokens === 'number' && tokens > 0
       ? {tokens, provider: target.provider, model: target.model}
       : undefined

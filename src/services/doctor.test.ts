@@ -27,4 +27,11 @@ describe("doctor's advice on a learned context window", () => {
     expect(windowAdvice({tokens: 131_072, entrance: 'chat'})).toBeUndefined()
     expect(windowAdvice(undefined)).toBeUndefined()
   })
+
+  it("a window Ollama cut a prompt to: the server's setting, whatever the agent", () => {
+    for (const entrance of ['messages', 'responses', 'chat', 'gemini'])
+      expect(windowAdvice({tokens: 4096, entrance, cut: true})).toBe(
+        "raise OLLAMA_CONTEXT_LENGTH where Ollama runs (64000 or more for an agent: Claude Code's first request alone is 12,000 to 25,000 tokens) or num_ctx in the model's Modelfile, and restart it",
+      )
+  })
 })

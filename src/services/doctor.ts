@@ -420,7 +420,7 @@ interface LearnedView {
   model: string
   learnedAt: number
   rules: string[]
-  window?: {tokens: number; entrance: string}
+  window?: {tokens: number; entrance: string; cut?: boolean}
 }
 
 /**
@@ -430,9 +430,15 @@ interface LearnedView {
  * config.toml (`model_context_window`, `model_auto_compact_token_limit`: 90 % of it here).
  * Undefined when there is nothing to do.
  */
-export function windowAdvice(window: {tokens: number; entrance: string} | undefined): string | undefined {
+export function windowAdvice(
+  window: {tokens: number; entrance: string; cut?: boolean} | undefined,
+): string | undefined {
   if (!window) return undefined
   const {tokens, entrance} = window
+  // Ollama cut a longer prompt to its context without a word (daemon/router/ollama-cut.ts): the
+  // fix is the server's setting; an agent that compacted to a window this small would lose as much
+  if (window.cut)
+    return `raise OLLAMA_CONTEXT_LENGTH where Ollama runs (64000 or more for an agent: Claude Code's first request alone is 12,000 to 25,000 tokens) or num_ctx in the model's Modelfile, and restart it`
   const assumes = `Claude Code assumes up to ${CLAUDE_CODE_MOST_WINDOW.toLocaleString('en-US')}`
   if (entrance === 'messages') {
     const setting = claudeCodeWindowSetting(tokens)

@@ -48,6 +48,7 @@ import {
   extraInputs,
   contextRefusal,
   contextWordsRefusal,
+  ollamaReportedPrompt,
   refusedHistory,
   refusedMedia,
   kimiRefusal,
@@ -787,6 +788,8 @@ export function planChat(
   )
   const completion = reasoningOut.length + content.length + toolTokens
   const cached = cache.lookup(messages, promptTokensOf)
+  // `ollama-truncate`: Ollama's count of what it kept of a prompt past its context, no cache
+  const reported = ollamaReportedPrompt(quirks, promptTokens)
   return {
     id: `chatcmpl-sim${(++sequence).toString(36)}${Math.floor(nowSeconds).toString(36)}`,
     created: Math.floor(nowSeconds),
@@ -799,10 +802,10 @@ export function planChat(
     ...(quirks.size > 0 ? {quirks} : {}),
     finishReason,
     usage: {
-      prompt_tokens: promptTokens,
+      prompt_tokens: reported ?? promptTokens,
       completion_tokens: completion,
-      total_tokens: promptTokens + completion,
-      prompt_tokens_details: {cached_tokens: cached},
+      total_tokens: (reported ?? promptTokens) + completion,
+      prompt_tokens_details: {cached_tokens: reported === undefined ? cached : 0},
       completion_tokens_details: {reasoning_tokens: reasoningOut.length},
     },
     errorAfter: prompt.includes('[error-mid-stream]')

@@ -2219,6 +2219,25 @@ describe('what was learned, in words', () => {
     expect(store.get('local', 'qwen3-32b')).toBeUndefined()
   })
 
+  it('keeps a window Ollama cut a prompt to as such, until a refusal states one', () => {
+    const store = new UpstreamAdaptations()
+    store.noteWindow('ollama', 'qwen3:8b', 4096, 'messages', true)
+    expect(store.list()).toMatchObject([
+      {
+        provider: 'ollama',
+        model: 'qwen3:8b',
+        rules: [
+          'a context window of 4,096 tokens (its num_ctx, read from a longer prompt it cut without a word, its start dropped)',
+        ],
+        window: {tokens: 4096, entrance: 'messages', cut: true},
+      },
+    ])
+    expect(store.get('ollama', 'qwen3:8b')).toBeUndefined()
+    // the server's context raised, its refusal (context shift off) states the new one
+    store.noteWindow('ollama', 'qwen3:8b', 65_536, 'messages')
+    expect(store.list()[0].window).toEqual({tokens: 65_536, entrance: 'messages'})
+  })
+
   it('keeps the window a refusal the request learned past states (vLLM, OpenAI, SGLang), and none from other words', () => {
     const store = new UpstreamAdaptations()
     store.noteStatedWindow(

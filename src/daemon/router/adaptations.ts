@@ -1583,14 +1583,15 @@ export interface LearnedAdaptation {
   rules: string[]
   /**
    * Its context window (tokens), as its refusal of a longer prompt stated it, and the entrance
-   * (the agent's protocol) of that prompt.
+   * (the agent's protocol) of that prompt; `cut`: read from a prompt the upstream cut to it
+   * without a word (Ollama: ./ollama-cut.ts), whose fix is the server's setting.
    */
-  window?: {tokens: number; entrance: Family}
+  window?: {tokens: number; entrance: Family; cut?: true}
 }
 
-/** A window in words, as a rule line. */
-const windowRule = (tokens: number): string =>
-  `a context window of ${tokens.toLocaleString('en-US')} tokens (stated in its refusal of a longer prompt)`
+/** A window in words, as a rule line: stated in a refusal, or read from a prompt cut to it (`cut`). */
+const windowRule = (tokens: number, cut?: true): string =>
+  `a context window of ${tokens.toLocaleString('en-US')} tokens (${cut ? 'its num_ctx, read from a longer prompt it cut without a word, its start dropped' : 'stated in its refusal of a longer prompt'})`
 
 /** What an adaptation does to requests, in words (see {@link UpstreamAdaptation}). */
 export function describeAdaptation(a: UpstreamAdaptation): string[] {
@@ -1701,7 +1702,7 @@ export class UpstreamAdaptations {
   private readonly learnedAt = new Map<string, number>()
 
   /** Each target's context window, as an overflow stated it (see `noteWindow`). */
-  private readonly windows = new Map<string, {tokens: number; entrance: Family; at: number}>()
+  private readonly windows = new Map<string, {tokens: number; entrance: Family; at: number; cut?: true}>()
 
   /** Everything learned so far, the latest first. */
   list(): LearnedAdaptation[] {
@@ -1712,13 +1713,21 @@ export class UpstreamAdaptations {
         const adaptation = this.byTarget.get(key)
         const window = this.windows.get(key)
         const rules = adaptation ? describeAdaptation(adaptation) : []
-        if (window) rules.push(windowRule(window.tokens))
+        if (window) rules.push(windowRule(window.tokens, window.cut))
         return {
           provider,
           model,
           learnedAt: Math.max(this.learnedAt.get(key) ?? 0, window?.at ?? 0),
           rules,
-          ...(window ? {window: {tokens: window.tokens, entrance: window.entrance}} : {}),
+          ...(window
+            ? {
+                window: {
+                  tokens: window.tokens,
+                  entrance: window.entrance,
+                  ...(window.cut ? {cut: window.cut} : {}),
+                },
+              }
+            : {}),
         }
       })
       .sort((a, b) => b.learnedAt - a.learnedAt)
@@ -1728,16 +1737,17 @@ export class UpstreamAdaptations {
    * Keeps the context window (`tokens`) that `provider`'s `model` stated when it refused a
    * prompt that came in on `entrance` (the latest refusal's entrance: one agent's advice at a
    * time): `gwctl doctor` tells the agent's user how to have the agent compact before it (Claude
-   * Code 2.1.3xx assumes up to 1 000 000 tokens). Nothing about requests changes. At
-   * most MAX_TARGETS are kept, the oldest dropped.
+   * Code 2.1.3xx assumes up to 1 000 000 tokens). `cut`: no refusal, the upstream cut a longer
+   * prompt to it without a word (Ollama, ./ollama-cut.ts): doctor names the server's setting
+   * instead. Nothing about requests changes. At most MAX_TARGETS are kept, the oldest dropped.
    */
-  noteWindow(provider: string, model: string, tokens: number, entrance: Family): void {
+  noteWindow(provider: string, model: string, tokens: number, entrance: Family, cut = false): void {
     // (a request without a model, or a name no model has: an upstream that ignores names would
     // otherwise keep one entry for each)
     if (!Number.isSafeInteger(tokens) || tokens <= 0 || !model || model.length > 256) return
     const key = `${provider}\n${model}`
     this.windows.delete(key)
-    this.windows.set(key, {tokens, entrance, at: Date.now()})
+    this.windows.set(key, {tokens, entrance, at: Date.now(), ...(cut ? {cut: true as const} : {})})
     if (this.windows.size > MAX_TARGETS) this.windows.delete(this.windows.keys().next().value!)
   }
 

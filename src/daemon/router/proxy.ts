@@ -40,6 +40,7 @@ import {
   withoutLiteItem,
   withStoreTrue,
 } from './plain-tools.js'
+import {cutNote, cutWindow, holdsMedia, mayBeOllama} from './ollama-cut.js'
 import {OVERFLOW_500, relay} from './relay.js'
 import {bodyWait, isCodexClient, RETRY_429, waitedNote} from './rate-limit.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
@@ -1154,6 +1155,23 @@ export async function proxyRequest(
         result.contextWindow,
         family,
       )
+    // Ollama's silent cut of a prompt longer than its context (./ollama-cut.ts): an answer whose
+    // reported input has the cut's shape, for a request clearly larger (two integer tests; the
+    // rest only when they pass). The answer stands (a stream went out already): the row says it,
+    // the window is kept for doctor.
+    const usage = result.usage
+    if (usage && status < 300) {
+      const kept = usage.inputTokens + usage.cacheReadTokens + usage.cacheCreationTokens
+      const window = cutWindow(kept, body.length)
+      const upstreamModelName = translated
+        ? translated.upstreamModel
+        : (model ?? prepared.requestedModel ?? '')
+      if (window !== undefined && mayBeOllama(provider, upstreamModelName) && !holdsMedia(body)) {
+        const note = cutNote(provider.name, window, kept, body.length)
+        result.error = result.error ? `${result.error}; ${note}` : note
+        adaptations.noteWindow(provider.name, upstreamModelName, window, family, true)
+      }
+    }
     if (!outcome) return true
     // headers, then a body that failed before its first byte: nothing reached the client, so this
     // is a failure like a connect error (the attempt's status is the one the upstream sent)

@@ -23,6 +23,7 @@ import {
   refusedMaxOutput,
   contextRefusal,
   contextWordsRefusal,
+  ollamaReportedPrompt,
   selectQuirks,
   toolCapRefusal,
   unknownQuirkMessage,
@@ -400,6 +401,11 @@ function handleMessages(context: SimContext) {
       return
     }
     const answer = messagesAnswer(body, quirks)
+    // `ollama-truncate`: Ollama's Anthropic endpoint, which reports what it kept of a prompt past
+    // its context as the whole input, and no cache
+    const reported = ollamaReportedPrompt(quirks, answer.usage.prompt)
+    if (reported !== undefined)
+      answer.usage = {...answer.usage, prompt: reported, cacheRead: 0, cacheCreation: 0}
     // an Anthropic-compatible server that says it in the chat API's words (DeepSeek's)
     const overflow = contextRefusal(body, quirks, answer.usage.prompt)
     if (overflow) {

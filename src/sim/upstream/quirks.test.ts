@@ -1907,3 +1907,38 @@ describe('more tools than the model takes', () => {
     )
   })
 })
+
+describe("ollama-truncate: Ollama's silent cut of a prompt past its context (4 096)", () => {
+  // about 11 000 of the simulator's tokens
+  const LONG = Array.from({length: 2200}, (_, i) => `line ${i} of a long tool output`).join('\n')
+
+  it('chat: a 200 that reports 2 050 prompt tokens (half its context and two) and no cache; a short prompt as it is', async () => {
+    const body = {model: 'qwen3:8b+ollama-truncate', messages: [{role: 'user', content: LONG}]}
+    const cut = await chat(body)
+    expect(cut.status).toBe(200)
+    expect(cut.json!.usage).toMatchObject({prompt_tokens: 2050, prompt_tokens_details: {cached_tokens: 0}})
+    // the same streamed, with its usage chunk
+    const streamed = await chat({...body, stream: true, stream_options: {include_usage: true}})
+    expect(streamed.events.find((e) => e.data?.usage)?.data.usage.prompt_tokens).toBe(2050)
+    const short = await chat({model: 'qwen3:8b+ollama-truncate', messages: [{role: 'user', content: 'hi'}]})
+    expect(short.json!.usage.prompt_tokens).toBeLessThan(100)
+  })
+
+  it('its Anthropic endpoint: input_tokens 2 050, no cache, streamed or not', async () => {
+    const body = {
+      model: 'qwen3:8b+ollama-truncate',
+      max_tokens: 100,
+      messages: [{role: 'user', content: LONG}],
+    }
+    const cut = await post('/v1/messages', body)
+    expect(cut.status).toBe(200)
+    expect(cut.json!.usage).toMatchObject({
+      input_tokens: 2050,
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+    })
+    const streamed = await post('/v1/messages', {...body, stream: true})
+    const start = streamed.events.find((e) => e.event === 'message_start')!
+    expect(start.data.message.usage.input_tokens).toBe(2050)
+  })
+})

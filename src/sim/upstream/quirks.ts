@@ -141,6 +141,9 @@ export const SIM_QUIRKS = [
   // a server that escapes per UTF-16 unit (a JS server, Python's `ensure_ascii`) and streams an
   // emoji's surrogate pair split across two chunks
   'split-surrogate',
+  // Ollama's silent cut of a prompt longer than its context (4 096, its default below 24 GiB of
+  // VRAM) to half of it and two, reported as the whole input
+  'ollama-truncate',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -996,6 +999,21 @@ export function contextWordsRefusal(
     return {status: 500, message, raw: {detail: message}}
   }
   return undefined
+}
+
+/** The context of quirk `ollama-truncate`: Ollama's default below 24 GiB of VRAM. */
+export const OLLAMA_CONTEXT = 4096
+
+/**
+ * Quirk `ollama-truncate`: the prompt count Ollama reports for a prompt of `promptTokens` (the
+ * simulator's count). Since 0.30.11 a prompt past its context is cut to `num_ctx - floor((num_ctx
+ * - num_keep) / 2)` tokens (`num_keep` 4), 2 050 of 4 096, its start dropped, and the answer is
+ * a 200 that reports only those (ollama/ollama #17427, #17889). Ollama reports no cached tokens.
+ * Undefined without the quirk.
+ */
+export function ollamaReportedPrompt(quirks: Quirks, promptTokens: number): number | undefined {
+  if (!quirks.has('ollama-truncate')) return undefined
+  return promptTokens < OLLAMA_CONTEXT ? promptTokens : OLLAMA_CONTEXT - Math.floor((OLLAMA_CONTEXT - 4) / 2)
 }
 
 // ---- Kimi (Moonshot) and the servers in front of it ----
