@@ -1,8 +1,10 @@
 import {Args, Flags} from '@oclif/core'
 
+import type {AppliesOn} from '../../cli/applies-on.js'
+import {printAppliesOn} from '../../cli/applies-on.js'
 import {BaseCommand} from '../../core/base-command.js'
 import {UsageError} from '../../core/errors.js'
-import {colorErr, err, out, warn} from '../../core/output.js'
+import {out, warn} from '../../core/output.js'
 import type {ProviderConfig} from '../../store/schema.js'
 import {FAMILIES, PLAIN_TOOLS} from '../../store/schema.js'
 import {addProvider, credentialLabel} from '../../services/providers.js'
@@ -11,7 +13,7 @@ import {readAllStdin} from '../../cli/stdin.js'
 export default class ProvidersAdd extends BaseCommand {
   static summary = 'Adds an upstream provider to the gateway.'
   static description =
-    'Validates the provider and writes it to the state file under its lock; `gwctl gateway restart` applies it. ' +
+    'Validates the provider and writes it to the state file under its lock; a running gateway loads it on `gwctl gateway restart`, a stopped one when it starts. ' +
     'The credential is the name of an environment variable (--api-key-env, read at each request) or a key piped on stdin ' +
     '(--api-key-stdin), stored in the 0600 state file and never printed. ' +
     "--plain-tools (a responses provider's) says when Codex's namespaces, custom tools and Lite item go to it as plain functions: " +
@@ -66,7 +68,7 @@ export default class ProvidersAdd extends BaseCommand {
     }),
   }
 
-  async run(): Promise<{provider: ProviderConfig; appliesOn: string}> {
+  async run(): Promise<{provider: ProviderConfig; appliesOn: AppliesOn}> {
     const {args, flags} = await this.parse(ProvidersAdd)
     const secret = flags['api-key-stdin'] ? await readAllStdin('--api-key-stdin', this.signal) : undefined
     const provider = await addProvider({
@@ -95,9 +97,9 @@ export default class ProvidersAdd extends BaseCommand {
       out(
         `${provider.replaced ? 'Replaced' : 'Added'} provider ${provider.name} (${provider.family}, ${provider.baseUrl}, credential: ${credentialLabel(provider)}${provider.plainTools ? `, plain tools: ${provider.plainTools}` : ''}).`,
       )
-      err(colorErr().dim('Run `gwctl gateway restart` to apply it.'))
     }
-    return {provider, appliesOn: 'gwctl gateway restart'}
+    const appliesOn = await printAppliesOn(this.jsonEnabled())
+    return {provider, appliesOn}
   }
 }
 
