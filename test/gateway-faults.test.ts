@@ -121,6 +121,16 @@ describe('gateway faults end to end', () => {
     ])
     expect(json(liveJson).appliesOn).toBe('gwctl gateway restart')
     expect(liveJson.stderr).toBe('')
+    // a key for the policy just written: the daemon has not loaded it, and says so instead of
+    // "Unknown policyId" beside a `policies list` that shows it (the README's route, enable order)
+    const early = await cli([...keyIssueArgs('codex-b', 'codex'), '--policy-id', 'team-b'])
+    expect(early.exitCode).toBe(2)
+    expect(early.stderr).toBe(
+      'Error: The running gateway has not loaded policy "team-b" yet: it reads policies when it starts, and this one was written since.\n' +
+        'Run `gwctl gateway restart`, then this command again.\n',
+    )
+    const unknown = await cli([...keyIssueArgs('codex-b', 'codex'), '--policy-id', 'team-c', '--json'])
+    expect(json(unknown).error.code).toBe('unknown_policy')
     expect((await cli(['gateway', 'stop'])).exitCode).toBe(0)
     const stoppedJson = await cli(['policies', 'remove', 'team-b', '--json'])
     expect(json(stoppedJson).appliesOn).toBe('gwctl gateway start')

@@ -178,7 +178,7 @@ async function issueOnce(input: IssueKeyInput, options: {signal?: AbortSignal}):
           await sleep(100, undefined, {signal: options.signal})
           continue
         }
-        throw fromDaemonError(error)
+        throw await notLoadedPolicy(fromDaemonError(error), request.policyId)
       }
     }
     const response = await withState((store) => {
@@ -188,6 +188,26 @@ async function issueOnce(input: IssueKeyInput, options: {signal?: AbortSignal}):
     }, homeFile('state'))
     if (response) return {...response, via: 'state-file', rotated: identity.existing}
   }
+}
+
+/**
+ * The running daemon loaded its policies at start. A policy written since (`policies route`, then
+ * `agents enable --policy` or `key issue --policy-id`, the README's order) is unknown to it, and
+ * its "Unknown policyId" contradicts `policies list`: say that the gateway has not loaded it yet
+ * and what loads it.
+ */
+async function notLoadedPolicy(error: GwError, policyId: string | undefined): Promise<GwError> {
+  if (error.code !== 'unknown_policy' || !policyId) return error
+  try {
+    const store = await StateStore.open(homeFile('state'))
+    if (!store.data.policies.some((p) => p.id === policyId)) return error
+  } catch {
+    return error // an unreadable state file: the daemon's own words
+  }
+  return new UsageError(
+    `The running gateway has not loaded policy "${policyId}" yet: it reads policies when it starts, and this one was written since.`,
+    {code: 'policy_not_loaded', hint: 'Run `gwctl gateway restart`, then this command again.'},
+  )
 }
 
 /** The flag of `gwctl key issue` that sets each field of the issue request. */
