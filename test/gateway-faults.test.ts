@@ -131,7 +131,14 @@ describe('gateway faults end to end', () => {
     )
     const unknown = await cli([...keyIssueArgs('codex-b', 'codex'), '--policy-id', 'team-c', '--json'])
     expect(json(unknown).error.code).toBe('unknown_policy')
+    const listHint =
+      'See `gwctl policies list`; `gwctl policies route ID --family FAMILY --target PROVIDER` creates one.'
+    expect(json(unknown).error.hint).toBe(listHint)
     expect((await cli(['gateway', 'stop'])).exitCode).toBe(0)
+    // the same words when the state file answers (gateway stopped)
+    const unknownStopped = await cli([...keyIssueArgs('codex-b', 'codex'), '--policy-id', 'team-c', '--json'])
+    expect(unknownStopped.exitCode).toBe(2)
+    expect(json(unknownStopped).error).toMatchObject({code: 'unknown_policy', hint: listHint})
     const stoppedJson = await cli(['policies', 'remove', 'team-b', '--json'])
     expect(json(stoppedJson).appliesOn).toBe('gwctl gateway start')
   })
