@@ -347,9 +347,15 @@ describe('agents enable/disable', () => {
     expect(readFileSync(paths.claude, 'utf8')).toBe(CLAUDE)
   }, 90_000)
 
-  it('enable on a running gateway with no provider for the agent says so (its requests would get 503)', async () => {
+  it('enable says when the gateway is stopped, or runs with no provider for the agent (its requests would get 503)', async () => {
     const {cli, home} = await setup({install: ['claude', 'codex']})
     cleanups.push(() => killDaemon(home))
+    // no gateway yet: the agent would get "connection refused", and is told so
+    const early = await cli(['agents', 'enable', 'codex'])
+    expect(early.exitCode).toBe(0)
+    expect(early.stderr).toContain(
+      'The gateway is not running: start it with `gwctl gateway start` (until then codex gets "connection refused").',
+    )
     // the quick start's first try: no --sim, no vendor key, nothing configured
     expect((await cli(['gateway', 'start'])).exitCode).toBe(0)
     const bare = await cli(['agents', 'enable', 'claude-code'])

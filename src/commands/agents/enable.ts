@@ -72,23 +72,31 @@ export default class AgentsEnable extends BaseCommand {
       if (result.statusline === 'gwctl') out('  statusLine: gwctl statusline')
       else if (result.statusline === 'user')
         err(colorErr().dim('Your own statusLine is kept; pass --replace to use `gwctl statusline` instead.'))
-      await warnUnrouted(result)
+      await routeAdvice(result)
     }
     return result
   }
 }
 
 /**
- * A route without a provider (a gateway started without `--sim` or vendor keys, the quick start's
- * first try) answers every request of the agent 503, and Claude Code retries those for minutes
- * without a word: say so at once, with the ways to give it one. Only a running gateway knows its
+ * What the agent meets on its first request, when it is not an answer. A stopped gateway: a
+ * refused connection. A route without a provider (a gateway started without `--sim` or vendor
+ * keys, the quick start's first try): a 503 on every request, which Claude Code retries for
+ * minutes without a word. Say so at once, with what to do. Only a running gateway knows its
  * routes (the default ones are made at its start); any failure to ask it stays silent.
  */
-async function warnUnrouted(result: EnableResult): Promise<void> {
+async function routeAdvice(result: EnableResult): Promise<void> {
   try {
     const {listAgents} = await import('../../services/gateway-keys.js')
     const {isGatewayRunning} = await import('../../services/gateway.js')
-    if (!isGatewayRunning()) return
+    if (!isGatewayRunning()) {
+      err(
+        colorErr().dim(
+          `The gateway is not running: start it with \`gwctl gateway start\` (until then ${result.tool} gets "connection refused").`,
+        ),
+      )
+      return
+    }
     const agent = (await listAgents()).find((a) => a.agentId === result.agentId)
     if (!agent || agent.enabled) return
     const family = agent.route.family
