@@ -347,6 +347,32 @@ describe('agents enable/disable', () => {
     expect(readFileSync(paths.claude, 'utf8')).toBe(CLAUDE)
   }, 90_000)
 
+  it('enable says when the gateway is stopped, or runs with no provider for the agent (its requests would get 503)', async () => {
+    const {cli, home} = await setup({install: ['claude', 'codex']})
+    cleanups.push(() => killDaemon(home))
+    // no gateway yet: the agent would get "connection refused", and is told so
+    const early = await cli(['agents', 'enable', 'codex'])
+    expect(early.exitCode).toBe(0)
+    expect(early.stderr).toContain(
+      'The gateway is not running: start it with `gwctl gateway start` (until then codex gets "connection refused").',
+    )
+    // the quick start's first try: no --sim, no vendor key, nothing configured
+    expect((await cli(['gateway', 'start'])).exitCode).toBe(0)
+    const bare = await cli(['agents', 'enable', 'claude-code'])
+    expect(bare.exitCode).toBe(0)
+    expect(bare.stderr).toContain(
+      "warning: policy claude_code_default has no provider for messages requests, so the gateway answers claude-code's requests 503.",
+    )
+    expect(bare.stderr).toContain('`gwctl gateway restart --sim`')
+    expect(json(await cli(['agents', 'enable', 'codex', '--json'])).tool).toBe('codex')
+    // with a provider for its route, nothing to say
+    expect((await cli(['gateway', 'restart', '--sim'])).exitCode).toBe(0)
+    const routed = await cli(['agents', 'enable', 'claude-code'])
+    expect(routed.exitCode, routed.stderr).toBe(0)
+    expect(routed.stdout).toContain('already bound')
+    expect(routed.stderr).not.toContain('warning')
+  })
+
   it('routes the bound agent through a running gateway; rotation and port changes make bindings stale', async () => {
     const {cli, paths, port, home} = await setup({install: ['claude']})
     cleanups.push(() => killDaemon(home))

@@ -52,7 +52,7 @@ describe('providers (gateway stopped: the state file)', () => {
     expect(add.stdout).toBe(
       'Added provider corp (messages, https://llm.example.com, credential: secret (stored)).\n',
     )
-    expect(add.stderr).toContain('gwctl gateway restart')
+    expect(add.stderr).toContain('it loads this when it starts (`gwctl gateway start`)')
     const env = await cli([
       'providers',
       'add',
@@ -411,7 +411,9 @@ describe('policies (gateway stopped: the state file)', () => {
     const set = await cli(['policies', 'set', 'team-a', '--file', file])
     expect(set.exitCode).toBe(0)
     expect(set.stdout).toBe('Created policy team-a.\n')
-    expect(set.stderr).toContain('Run `gwctl gateway restart` to apply it.')
+    expect(set.stderr).toContain(
+      'The gateway is not running: it loads this when it starts (`gwctl gateway start`).',
+    )
 
     const before = readFileSync(join(home, 'state.json'), 'utf8')
     const cross = await cli(

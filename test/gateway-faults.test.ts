@@ -65,7 +65,10 @@ describe('gateway faults end to end', () => {
     const route = await cli(['policies', 'route', 'default', '--family', 'chat', '--target', 'sim-chat'])
     expect(route.exitCode).toBe(0)
     expect(route.stdout.endsWith('\n')).toBe(true)
-    expect(route.stderr).toMatch(/(^|\n)Run `gwctl gateway restart` to apply it\.\n$/)
+    // no gateway runs yet: it loads the change when it starts (a restart hint would be wrong)
+    expect(route.stderr).toMatch(
+      /(^|\n)The gateway is not running: it loads this when it starts \(`gwctl gateway start`\)\.\n$/,
+    )
     // the hint after a table starts on a line of its own and ends its line (a report had them run together)
     const added = await cli([
       'providers',
@@ -80,7 +83,9 @@ describe('gateway faults end to end', () => {
     ])
     expect(added.exitCode).toBe(0)
     expect(added.stdout.endsWith('\n')).toBe(true)
-    expect(added.stderr).toMatch(/(^|\n)Run `gwctl gateway restart` to apply it\.\n$/)
+    expect(added.stderr).toMatch(
+      /(^|\n)The gateway is not running: it loads this when it starts \(`gwctl gateway start`\)\.\n$/,
+    )
     const show = await cli(['policies', 'show', 'default'])
     expect(show.stdout).toContain('chat -> sim-chat')
     expect(show.stdout).toContain('responses, messages, gemini: on defaults')
@@ -98,6 +103,44 @@ describe('gateway faults end to end', () => {
       body: JSON.stringify({model: 'sim-mini', messages: [{role: 'user', content: 'hi'}]}),
     })
     expect(chat.status).toBe(200)
+
+    // with the gateway running the change waits for a restart, and the hint says so; --json names
+    // the command that applies it in each state
+    const live = await cli(['policies', 'route', 'default', '--family', 'gemini', '--target', 'sim-gemini'])
+    expect(live.exitCode, live.stderr).toBe(0)
+    expect(live.stderr).toBe('Run `gwctl gateway restart` to apply it.\n')
+    const liveJson = await cli([
+      'policies',
+      'route',
+      'team-b',
+      '--family',
+      'chat',
+      '--target',
+      'sim-chat',
+      '--json',
+    ])
+    expect(json(liveJson).appliesOn).toBe('gwctl gateway restart')
+    expect(liveJson.stderr).toBe('')
+    // a key for the policy just written: the daemon has not loaded it, and says so instead of
+    // "Unknown policyId" beside a `policies list` that shows it (the README's route, enable order)
+    const early = await cli([...keyIssueArgs('codex-b', 'codex'), '--policy-id', 'team-b'])
+    expect(early.exitCode).toBe(2)
+    expect(early.stderr).toBe(
+      'Error: The running gateway has not loaded policy "team-b" yet: it reads policies when it starts, and this one was written since.\n' +
+        'Run `gwctl gateway restart`, then this command again.\n',
+    )
+    const unknown = await cli([...keyIssueArgs('codex-b', 'codex'), '--policy-id', 'team-c', '--json'])
+    expect(json(unknown).error.code).toBe('unknown_policy')
+    const listHint =
+      'See `gwctl policies list`; `gwctl policies route ID --family FAMILY --target PROVIDER` creates one.'
+    expect(json(unknown).error.hint).toBe(listHint)
+    expect((await cli(['gateway', 'stop'])).exitCode).toBe(0)
+    // the same words when the state file answers (gateway stopped)
+    const unknownStopped = await cli([...keyIssueArgs('codex-b', 'codex'), '--policy-id', 'team-c', '--json'])
+    expect(unknownStopped.exitCode).toBe(2)
+    expect(json(unknownStopped).error).toMatchObject({code: 'unknown_policy', hint: listHint})
+    const stoppedJson = await cli(['policies', 'remove', 'team-b', '--json'])
+    expect(json(stoppedJson).appliesOn).toBe('gwctl gateway start')
   })
 
   it('`gateway start` runs the daemon from its own entry point, without oclif; a bad argument there exits 2', async () => {
@@ -181,7 +224,9 @@ describe('gateway faults end to end', () => {
     ])
     expect(add.exitCode).toBe(0)
     expect(add.stdout).toBe('Added provider p1 (chat, http://127.0.0.1:9/v1, credential: none).\n')
-    expect(add.stderr).toMatch(/\nRun `gwctl gateway restart` to apply it\.\n$/)
+    expect(add.stderr).toMatch(
+      /\nThe gateway is not running: it loads this when it starts \(`gwctl gateway start`\)\.\n$/,
+    )
     const list = await cli(['providers', 'list'])
     expect(list.exitCode).toBe(0)
     expect(list.stdout).toMatch(/^NAME +FAMILY .*\n(.*\n)*p1 +chat .* unknown \(gateway stopped\)\n$/)
@@ -189,10 +234,12 @@ describe('gateway faults end to end', () => {
     const route = await cli(['policies', 'route', 'default', '--family', 'chat', '--target', 'p1'])
     expect(route.exitCode).toBe(0)
     expect(route.stdout).toBe('Updated policy default: chat -> p1\n')
-    expect(route.stderr).toBe('Run `gwctl gateway restart` to apply it.\n')
+    expect(route.stderr).toBe(
+      'The gateway is not running: it loads this when it starts (`gwctl gateway start`).\n',
+    )
     // what a terminal shows when both streams go to it, in order
     expect(list.stdout + route.stdout + route.stderr).toContain(
-      'unknown (gateway stopped)\nUpdated policy default: chat -> p1\nRun `gwctl gateway restart` to apply it.\n',
+      'unknown (gateway stopped)\nUpdated policy default: chat -> p1\nThe gateway is not running: it loads this when it starts (`gwctl gateway start`).\n',
     )
   })
 })

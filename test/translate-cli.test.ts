@@ -1,6 +1,7 @@
 /**
  * `gwctl policies route --translate` from the command line: refused without the flag (exit 2, the
- * hint names it), marked and labelled with it, kept by a reorder, shown by `policies show/list`.
+ * hint names it), marked and labelled with it, kept by a reorder, shown by `policies show/list`;
+ * a mistyped provider is named.
  */
 import {afterEach, describe, expect, it} from 'vitest'
 
@@ -73,5 +74,31 @@ describe('policies route --translate', {timeout: 60_000}, () => {
       'platform',
     ])
     expect(again.exitCode).toBe(2)
+  })
+
+  it('a typo in a provider name names the provider meant', async () => {
+    const t = tempHome()
+    cleanups.push(t.cleanup)
+    const cli = (args: string[]) => runCli(args, {home: t.home})
+    expect((await cli(['config', 'set', 'base-url', 'http://127.0.0.1:9/api/v1'])).exitCode).toBe(0)
+    const typo = await cli([
+      'policies',
+      'route',
+      'claude-on-chat',
+      '--family',
+      'messages',
+      '--target',
+      'platfrom:deepseek-v3',
+      '--translate',
+    ])
+    expect(typo.exitCode).toBe(2)
+    expect(typo.stderr).toContain(
+      'Error: The policy is not valid: policy claude-on-chat: messages target "platfrom" is not a known provider (did you mean "platform"?)\n',
+    )
+    // nothing near: the providers there are
+    const far = await cli(['policies', 'route', 'p', '--family', 'chat', '--target', 'corp-llm'])
+    expect(far.stderr).toContain(
+      '"corp-llm" is not a known provider (known: sim-chat, sim-responses, sim-messages, sim-gemini, openai, openai-responses, anthropic, gemini, platform)',
+    )
   })
 })

@@ -140,16 +140,22 @@ export function errorFromResponse(
 }
 
 /**
- * A 404 for an endpoint (not for a task id) almost always means a base URL without `/api/v1`.
+ * A 404 for an endpoint (not for a task id) almost always means a base URL without `/api/v1`
+ * (the platform's) or without `/v1` (the local gateway's).
  * Returns the hint, or undefined when the 404 is about a record.
  */
 function missingEndpointHint(message: string, context: ErrorContext): string | undefined {
-  if (context.answeredBy === 'gateway') return undefined
   const base = context.baseUrl?.replace(/\/+$/, '')
   const saysEndpoint =
     /no such (endpoint|route|path)|cannot (get|post|delete)|unknown (endpoint|route|path)|route not found/i.test(
       message,
     )
+  if (context.answeredBy === 'gateway') {
+    // The gateway's model endpoints are OpenAI's paths below /v1: its bare origin, which
+    // `gateway start` prints, is the usual mistake (`GWCTL_BASE_URL=http://127.0.0.1:4317`).
+    if (!saysEndpoint || base === undefined || /\/v1$/.test(new URL(base).pathname)) return undefined
+    return `No such endpoint below ${base}: the gateway's base URL ends in /v1 (e.g. ${new URL(base).origin}/v1). Fix it with GWCTL_BASE_URL or \`gwctl config set base-url\`.`
+  }
   const baseLacksApi = base !== undefined && !/\/api\/v1$/.test(new URL(base).pathname)
   if (!saysEndpoint && !baseLacksApi) return undefined
   return base

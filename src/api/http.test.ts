@@ -195,6 +195,28 @@ describe('errorFromResponse: the one place that words HTTP errors', () => {
     expect(task.code).toBe('not_found')
   })
 
+  it("a 404 for an endpoint below the gateway's bare origin hints at /v1", () => {
+    const answered = {answeredBy: 'gateway' as const}
+    const bare = errorFromResponse(
+      404,
+      {error: {message: 'No such endpoint: GET /models. See GET /help.'}},
+      {},
+      {...answered, baseUrl: 'http://127.0.0.1:41531'},
+    )
+    expect(bare).toMatchObject({code: 'no_such_endpoint', exitCode: 7})
+    expect(bare.hint).toBe(
+      "No such endpoint below http://127.0.0.1:41531: the gateway's base URL ends in /v1 (e.g. http://127.0.0.1:41531/v1). Fix it with GWCTL_BASE_URL or `gwctl config set base-url`.",
+    )
+    // below /v1 the 404 is about something else (a model the route does not know): no base-URL hint
+    const model = errorFromResponse(
+      404,
+      {error: {message: 'model "x" does not exist'}},
+      {},
+      {...answered, baseUrl: 'http://127.0.0.1:41531/v1'},
+    )
+    expect(model.code).toBe('not_found')
+  })
+
   it('a 504 after the user own --timeout says so; a 429 says how long Retry-After asks', () => {
     const late = errorFromResponse(504, {error: {message: 'no first token'}}, {}, {userTimeoutSeconds: 1})
     expect(late.hint).toContain('Your --timeout 1')

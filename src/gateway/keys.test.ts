@@ -115,7 +115,12 @@ describe('issueKey', () => {
     const second = issueKey(state, validateIssueRequest(base), 1_005_000)
     index.add(second.key, second.agent)
     expect(second.response.agentId).toBe(first.response.agentId)
-    expect(index.verify(first.response.keyValue)).toMatchObject({ok: false, status: 401, reason: 'revoked'})
+    expect(index.verify(first.response.keyValue)).toMatchObject({
+      ok: false,
+      status: 401,
+      reason: 'revoked',
+      message: 'The gateway key was revoked (a newer key was issued for this agent).',
+    })
     expect(index.verify(second.response.keyValue).ok).toBe(true)
   })
 
@@ -195,7 +200,13 @@ describe('KeyIndex.verify', () => {
     expect(index.verify(flip(key, 12)).ok).toBe(false)
 
     issued.key.revokedAt = 1_000_500
-    expect(index.verify(key)).toMatchObject({ok: false, status: 401, reason: 'revoked'})
+    // revoked with no newer key (`gwctl key revoke`): not told that a newer one was issued
+    expect(index.verify(key)).toMatchObject({
+      ok: false,
+      status: 401,
+      reason: 'revoked',
+      message: 'The gateway key was revoked (`gwctl key revoke`); the agent has no newer key.',
+    })
     delete issued.key.revokedAt
     expect(index.verify(key).ok).toBe(true)
 
@@ -216,7 +227,11 @@ describe('removeAgentInState (agents remove)', () => {
     index.rebuild()
     expect(state.agents).toEqual([])
     expect(state.keys[0].revokedAt).toBe(2000)
-    expect(index.verify(r.response.keyValue)).toMatchObject({ok: false, status: 401})
+    expect(index.verify(r.response.keyValue)).toMatchObject({
+      ok: false,
+      status: 401,
+      message: 'The gateway key was revoked: its agent was removed (`gwctl agents remove`).',
+    })
   })
 
   it('refuses a bound agent and one with sub-agents (409), an unknown id (404), no id (400)', () => {

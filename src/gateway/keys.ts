@@ -163,13 +163,22 @@ export class KeyIndex {
   private standing(record: KeyRecord): Verification {
     const agent = this.agents.get(record.agentId)
     if (record.revokedAt !== undefined || !agent) {
-      return {
-        ok: false,
-        status: 401,
-        reason: 'revoked',
-        message: 'The gateway key was revoked (a newer key was issued for this agent).',
-      }
+      return {ok: false, status: 401, reason: 'revoked', message: this.revokedMessage(record, agent)}
     }
     return {ok: true, key: record, agent}
+  }
+
+  /**
+   * Why a key stopped working, in words the user can act on: a rotation (a newer key of the same
+   * agent), a `key revoke`, or an `agents remove`. Only a refused request gets here.
+   */
+  private revokedMessage(record: KeyRecord, agent: AgentRecord | undefined): string {
+    if (!agent) return 'The gateway key was revoked: its agent was removed (`gwctl agents remove`).'
+    const newer = this.state.keys.some(
+      (k) => k.agentId === record.agentId && k.id !== record.id && k.createdAt >= record.createdAt,
+    )
+    return newer
+      ? 'The gateway key was revoked (a newer key was issued for this agent).'
+      : 'The gateway key was revoked (`gwctl key revoke`); the agent has no newer key.'
   }
 }

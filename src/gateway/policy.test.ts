@@ -72,7 +72,11 @@ describe('resolveTargets', () => {
   it('policyProblems names unknown and cross-family targets', () => {
     expect(policyProblems(policy({chat: [{provider: 'a'}, {provider: 'zz'}]}), providers)).toEqual([
       'policy p1: chat target "a" speaks messages, not chat',
-      'policy p1: chat target "zz" is not a known provider',
+      'policy p1: chat target "zz" is not a known provider (known: a, b, c)',
+    ])
+    // a typo of a provider's name names the one meant
+    expect(policyProblems(policy({messages: [{provider: 'aa'}]}), providers)).toEqual([
+      'policy p1: messages target "aa" is not a known provider (did you mean "a"?)',
     ])
   })
 })

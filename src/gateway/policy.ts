@@ -6,6 +6,7 @@ import type {ValidateFunction} from 'ajv'
 
 import type {FieldHelp} from '../core/schema-errors.js'
 import {describeSchemaErrors} from '../core/schema-errors.js'
+import {closest} from '../core/suggest.js'
 
 import type {Credential, Family, PolicyConfig, PolicyTarget, ProviderConfig} from '../store/schema.js'
 import {POLICY_SCHEMA, PROVIDER_SCHEMA} from '../store/schema.js'
@@ -71,9 +72,14 @@ export function policyProblems(policy: PolicyConfig, providers: readonly Provide
   for (const family of FAMILIES) {
     for (const target of policy.routes[family] ?? []) {
       const provider = byName.get(target.provider)
-      if (!provider)
-        problems.push(`policy ${policy.id}: ${family} target "${target.provider}" is not a known provider`)
-      else if (provider.family !== family && !target.translate)
+      if (!provider) {
+        // a typo is the usual cause: name the provider meant, else the ones there are
+        const names = providers.map((p) => p.name)
+        const near = closest(target.provider, names)
+        problems.push(
+          `policy ${policy.id}: ${family} target "${target.provider}" is not a known provider (${near ? `did you mean "${near}"?` : `known: ${names.join(', ') || 'none'}`})`,
+        )
+      } else if (provider.family !== family && !target.translate)
         problems.push(
           `policy ${policy.id}: ${family} target "${target.provider}" speaks ${provider.family}, not ${family}`,
         )

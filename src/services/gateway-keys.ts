@@ -178,16 +178,45 @@ async function issueOnce(input: IssueKeyInput, options: {signal?: AbortSignal}):
           await sleep(100, undefined, {signal: options.signal})
           continue
         }
-        throw fromDaemonError(error)
+        throw await notLoadedPolicy(fromDaemonError(error), request.policyId)
       }
     }
     const response = await withState((store) => {
       // A daemon that started meanwhile owns the keys: hand over to it.
       if (runningDaemon()) return undefined
       return issueKey(store.data, validateIssueRequest(request)).response
-    }, homeFile('state'))
+    }, homeFile('state')).catch(async (error: unknown) => {
+      throw await notLoadedPolicy(error as GwError, request.policyId)
+    })
     if (response) return {...response, via: 'state-file', rotated: identity.existing}
   }
+}
+
+/**
+ * The running daemon loaded its policies at start. A policy written since (`policies route`, then
+ * `agents enable --policy` or `key issue --policy-id`, the README's order) is unknown to it, and
+ * its "Unknown policyId" contradicts `policies list`: say that the gateway has not loaded it yet
+ * and what loads it. A policy that is nowhere gets a hint to the list of them.
+ */
+async function notLoadedPolicy(error: GwError, policyId: string | undefined): Promise<GwError> {
+  if (!(error instanceof GwError) || error.code !== 'unknown_policy' || !policyId) return error
+  let written: boolean
+  try {
+    const store = await StateStore.open(homeFile('state'))
+    written = store.data.policies.some((p) => p.id === policyId)
+  } catch {
+    return error // an unreadable state file: the daemon's own words
+  }
+  // a policy that does not exist at all (a typo): where the policies are, and how one is made
+  if (!written)
+    return new UsageError(error.message, {
+      code: error.code,
+      hint: 'See `gwctl policies list`; `gwctl policies route ID --family FAMILY --target PROVIDER` creates one.',
+    })
+  return new UsageError(
+    `The running gateway has not loaded policy "${policyId}" yet: it reads policies when it starts, and this one was written since.`,
+    {code: 'policy_not_loaded', hint: 'Run `gwctl gateway restart`, then this command again.'},
+  )
 }
 
 /** The flag of `gwctl key issue` that sets each field of the issue request. */

@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
-import {colorErr, err, out} from '../../core/output.js'
+import {colorErr, err, out, warn} from '../../core/output.js'
 import type {EnableResult} from '../../services/agent-binding.js'
 import {enableAgent} from '../../services/agent-binding.js'
 
@@ -72,7 +72,39 @@ export default class AgentsEnable extends BaseCommand {
       if (result.statusline === 'gwctl') out('  statusLine: gwctl statusline')
       else if (result.statusline === 'user')
         err(colorErr().dim('Your own statusLine is kept; pass --replace to use `gwctl statusline` instead.'))
+      await routeAdvice(result)
     }
     return result
+  }
+}
+
+/**
+ * What the agent meets on its first request, when it is not an answer. A stopped gateway: a
+ * refused connection. A route without a provider (a gateway started without `--sim` or vendor
+ * keys, the quick start's first try): a 503 on every request, which Claude Code retries for
+ * minutes without a word. Say so at once, with what to do. Only a running gateway knows its
+ * routes (the default ones are made at its start); any failure to ask it stays silent.
+ */
+async function routeAdvice(result: EnableResult): Promise<void> {
+  try {
+    const {listAgents} = await import('../../services/gateway-keys.js')
+    const {isGatewayRunning} = await import('../../services/gateway.js')
+    if (!isGatewayRunning()) {
+      err(
+        colorErr().dim(
+          `The gateway is not running: start it with \`gwctl gateway start\` (until then ${result.tool} gets "connection refused").`,
+        ),
+      )
+      return
+    }
+    const agent = (await listAgents()).find((a) => a.agentId === result.agentId)
+    if (!agent || agent.enabled) return
+    const family = agent.route.family
+    warn(
+      `policy ${agent.policyId} has no provider for ${family} requests, so the gateway answers ${result.tool}'s requests 503. ` +
+        `Add one (\`gwctl providers add NAME --family ${family} ...\`, then \`gwctl gateway restart\`), route the policy to one (\`gwctl policies route ${agent.policyId} --family ${family} --target ...\`), or try it offline: \`gwctl gateway restart --sim\`.`,
+    )
+  } catch {
+    // the binding is done; this was only advice
   }
 }

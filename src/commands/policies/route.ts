@@ -1,7 +1,9 @@
 import {Args, Flags} from '@oclif/core'
 
+import type {AppliesOn} from '../../cli/applies-on.js'
+import {printAppliesOn} from '../../cli/applies-on.js'
 import {BaseCommand} from '../../core/base-command.js'
-import {colorErr, err, out} from '../../core/output.js'
+import {out} from '../../core/output.js'
 import type {PolicyConfig} from '../../store/schema.js'
 import {FAMILIES} from '../../store/schema.js'
 import {routePolicy, routeLines} from '../../services/policies.js'
@@ -12,7 +14,7 @@ export default class PoliciesRoute extends BaseCommand {
     'Replaces the targets of --family with the --target values, tried in the order given (PROVIDER, or PROVIDER:MODEL to rewrite the model). ' +
     'Creates the policy with default fallbacks, breaker and timeouts when it does not exist. A target of another family or an unknown provider exits 2, ' +
     'unless --translate marks the cross-family targets: requests and answers are then translated between the two protocols (docs/TRANSLATION.md). ' +
-    '`gwctl gateway restart` applies it.'
+    'A running gateway loads it on `gwctl gateway restart`, a stopped one when it starts.'
 
   static examples = [
     '<%= config.bin %> policies route default --family messages --target anthropic --target sim-messages:claude-sim',
@@ -39,7 +41,7 @@ export default class PoliciesRoute extends BaseCommand {
     }),
   }
 
-  async run(): Promise<{policy: PolicyConfig; created: boolean; appliesOn: string}> {
+  async run(): Promise<{policy: PolicyConfig; created: boolean; appliesOn: AppliesOn}> {
     const {args, flags} = await this.parse(PoliciesRoute)
     const result = await routePolicy(args.id, flags.family, flags.target, {translate: flags.translate})
     if (!this.jsonEnabled()) {
@@ -47,8 +49,8 @@ export default class PoliciesRoute extends BaseCommand {
         l.startsWith(`${flags.family} -> `),
       )
       out(`${result.created ? 'Created' : 'Updated'} policy ${result.policy.id}: ${line ?? flags.family}`)
-      err(colorErr().dim('Run `gwctl gateway restart` to apply it.'))
     }
-    return {policy: result.policy, created: result.created, appliesOn: 'gwctl gateway restart'}
+    const appliesOn = await printAppliesOn(this.jsonEnabled())
+    return {policy: result.policy, created: result.created, appliesOn}
   }
 }

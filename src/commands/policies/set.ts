@@ -1,9 +1,11 @@
 import {readFile} from 'node:fs/promises'
 import {Args, Flags} from '@oclif/core'
 
+import type {AppliesOn} from '../../cli/applies-on.js'
+import {printAppliesOn} from '../../cli/applies-on.js'
 import {BaseCommand} from '../../core/base-command.js'
 import {NotFoundError, UsageError} from '../../core/errors.js'
-import {colorErr, err, out} from '../../core/output.js'
+import {out} from '../../core/output.js'
 import type {PolicyConfig} from '../../store/schema.js'
 import {setPolicy} from '../../services/policies.js'
 import {readAllStdin} from '../../cli/stdin.js'
@@ -13,7 +15,7 @@ export default class PoliciesSet extends BaseCommand {
   static description =
     'The JSON is checked against the policy schema and the routing rules (every target names a known provider of its route family; ' +
     'cross-family targets are refused) before it is written; a problem exits 2 and names it. Missing fallbacks, breaker and timeouts ' +
-    'take the defaults. `gwctl gateway restart` applies it.'
+    'take the defaults. A running gateway loads it on `gwctl gateway restart`, a stopped one when it starts.'
 
   static examples = [
     '<%= config.bin %> policies set team-a --file team-a.json',
@@ -28,7 +30,7 @@ export default class PoliciesSet extends BaseCommand {
     file: Flags.string({description: 'JSON file of the policy, or - for stdin.', required: true}),
   }
 
-  async run(): Promise<{policy: PolicyConfig; created: boolean; appliesOn: string}> {
+  async run(): Promise<{policy: PolicyConfig; created: boolean; appliesOn: AppliesOn}> {
     const {args, flags} = await this.parse(PoliciesSet)
     let text: string
     if (flags.file === '-') text = await readAllStdin('--file -', this.signal)
@@ -50,8 +52,8 @@ export default class PoliciesSet extends BaseCommand {
     const result = await setPolicy(args.id, text)
     if (!this.jsonEnabled()) {
       out(`${result.created ? 'Created' : 'Replaced'} policy ${result.policy.id}.`)
-      err(colorErr().dim('Run `gwctl gateway restart` to apply it.'))
     }
-    return {...result, appliesOn: 'gwctl gateway restart'}
+    const appliesOn = await printAppliesOn(this.jsonEnabled())
+    return {...result, appliesOn}
   }
 }

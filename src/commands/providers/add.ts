@@ -1,8 +1,10 @@
 import {Args, Flags} from '@oclif/core'
 
+import type {AppliesOn} from '../../cli/applies-on.js'
+import {printAppliesOn} from '../../cli/applies-on.js'
 import {BaseCommand} from '../../core/base-command.js'
 import {UsageError} from '../../core/errors.js'
-import {colorErr, err, out, warn} from '../../core/output.js'
+import {out, warn} from '../../core/output.js'
 import type {ProviderConfig} from '../../store/schema.js'
 import {FAMILIES, PLAIN_TOOLS} from '../../store/schema.js'
 import {providerPreset} from '../../services/provider-presets.js'
@@ -12,7 +14,7 @@ import {readAllStdin} from '../../cli/stdin.js'
 export default class ProvidersAdd extends BaseCommand {
   static summary = 'Adds an upstream provider to the gateway.'
   static description =
-    'Validates the provider and writes it to the state file under its lock; `gwctl gateway restart` applies it. ' +
+    'Validates the provider and writes it to the state file under its lock; a running gateway loads it on `gwctl gateway restart`, a stopped one when it starts. ' +
     'A known provider needs no family or base URL: --preset (or a NAME that is a preset, given neither) fills in its family, ' +
     'base URL and key variable (`gwctl providers presets` lists them; flags given win). ' +
     'The credential is the name of an environment variable (--api-key-env, read at each request) or a key piped on stdin ' +
@@ -74,7 +76,7 @@ export default class ProvidersAdd extends BaseCommand {
     }),
   }
 
-  async run(): Promise<{provider: ProviderConfig; appliesOn: string}> {
+  async run(): Promise<{provider: ProviderConfig; appliesOn: AppliesOn}> {
     const {args, flags} = await this.parse(ProvidersAdd)
     const secret = flags['api-key-stdin'] ? await readAllStdin('--api-key-stdin', this.signal) : undefined
     const provider = await addProvider({
@@ -106,9 +108,9 @@ export default class ProvidersAdd extends BaseCommand {
       out(
         `${provider.replaced ? 'Replaced' : 'Added'} provider ${provider.name} (${provider.family}, ${provider.baseUrl}, credential: ${credentialLabel(provider)}${provider.plainTools ? `, plain tools: ${provider.plainTools}` : ''})${provider.preset ? ` from preset ${provider.preset}` : ''}.`,
       )
-      err(colorErr().dim('Run `gwctl gateway restart` to apply it.'))
     }
-    return {provider, appliesOn: 'gwctl gateway restart'}
+    const appliesOn = await printAppliesOn(this.jsonEnabled())
+    return {provider, appliesOn}
   }
 }
 
