@@ -410,7 +410,8 @@ describe('providers add from a preset', () => {
         credential: {env: 'GLM_KEY'},
         preset: 'zai-coding',
       },
-      appliesOn: 'gwctl gateway restart',
+      // (no gateway runs: it loads the provider when it starts)
+      appliesOn: 'gwctl gateway start',
     })
     // a server on this machine needs no key: no warning about one
     const local = await runCli(['providers', 'add', 'box', '--preset', 'ollama'], {home: home.home})
