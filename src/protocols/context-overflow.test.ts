@@ -75,8 +75,16 @@ describe('readContextOverflow', () => {
         '{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}}',
         {inputTokens: 9000, limit: 8192},
       ],
+      // its newer server: the counts in the message
+      [
+        'request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it',
+        '{"error":{"code":400,"message":"request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error"}}',
+        {inputTokens: 9000, limit: 8192},
+      ],
       // no numbers: the code, or the words
       ['Context window exceeded', '{"error":{"code":"context_length_exceeded"}}', {}],
+      // Ollama with its context shift off (a DeepSeek-family model)
+      ['the prompt is longer than the context length currently available to the model', '', {}],
       ['Prompt exceeds max length', '{"error":{"code":"1261"}}', {}],
     ]
     for (const [message, raw, want] of cases) expect(readContextOverflow(message, raw), message).toEqual(want)

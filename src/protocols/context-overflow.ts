@@ -136,17 +136,21 @@ export function readContextOverflow(message: string, raw = ''): ContextOverflow 
   }
   m = /`?inputs`? must have less than (\d+) tokens\. Given: (\d+)/i.exec(message)
   if (m) return {inputTokens: num(m[2]), limit: num(m[1])}
-  // llama.cpp: "the request exceeds the available context size, try increasing it", the counts beside it
+  // llama.cpp: "the request exceeds the available context size, try increasing it", the counts beside it;
+  // its newer server: "request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it"
   if (/exceeds the available context size/i.test(message)) {
+    m = /request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)/i.exec(message)
+    if (m) return {inputTokens: num(m[1]), limit: num(m[2])}
     const n = (key: string) => num(new RegExp(`"${key}"\\s*:\\s*(\\d+)`).exec(raw)?.[1])
     return {inputTokens: n('n_prompt_tokens'), limit: n('n_ctx')}
   }
   // the code OpenAI and others set, or the words of the rest (Zhipu 1261 "Prompt exceeds max length",
   // MiniMax's "invalid params, context window exceeds limit (2013)", Bedrock's "Input is too long
-  // for requested model.")
+  // for requested model.", Ollama's with its context shift off, a DeepSeek-family model: "the
+  // prompt is longer than the context length currently available to the model")
   if (
     /"code"\s*:\s*"context_length_exceeded"/.test(raw) ||
-    /context[_ ]length[_ ]exceeded|exceeds? (?:the )?(?:model'?s? )?(?:maximum )?context (?:window|length)|context window (?:is )?exceeded|context window exceeds limit|prompt exceeds max length|prompt (?:is )?too long|input is too long for requested model/i.test(
+    /context[_ ]length[_ ]exceeded|exceeds? (?:the )?(?:model'?s? )?(?:maximum )?context (?:window|length)|context window (?:is )?exceeded|context window exceeds limit|prompt exceeds max length|prompt (?:is )?too long|prompt is longer than the context length|input is too long for requested model/i.test(
       message,
     )
   )
