@@ -166,7 +166,7 @@ class HistogramSums {
 /**
  * The series the last row was folded into, by what that row named (raw, before the labels' caps):
  * a gateway's rows come mostly in runs of one agent, policy, provider and model, and the next row
- * of the run finds its series by five comparisons, without building three keys and looking them up.
+ * of the run finds its series by six comparisons, without building three keys and looking them up.
  */
 interface LastSeries {
   entrance: string
