@@ -139,6 +139,60 @@ describe('LogStore', () => {
     expect(byModel).toEqual({a: 1, 'a\u0000b': 1})
   })
 
+  it('rolls up a batch of runs (the bucket before kept) as row by row, each field of a bucket apart', () => {
+    // runs of three rows, each run after one of the first bucket, which differs from it in that
+    // run's field(s) only
+    const kinds: Array<Partial<LogEntry>> = [
+      {},
+      {agentId: 'agent-b'},
+      {agentId: null},
+      {keyPrefix: 'gw-bbbb…'},
+      {policyId: 'strict'},
+      {provider: 'other-up'},
+      {model: 'claude-y'},
+      {project: 'proj-2'},
+      {project: null},
+      {status: 502},
+      {broken: true},
+      {fallback: true},
+      {time: T0 + HOUR},
+      {},
+    ]
+    const rows = kinds
+      .flatMap((kind) => [{}, kind])
+      .flatMap((kind, i) =>
+        [0, 1, 2].map((n) => entry({inputTokens: 1 + i * 3 + n, ...kind, requestId: `r_${i}_${n}`})),
+      )
+    for (const row of rows) store.append(row)
+    store.flush()
+    const keyOf = {
+      agent: (r: LogEntry) => r.agentId,
+      key: (r: LogEntry) => r.keyPrefix,
+      provider: (r: LogEntry) => r.provider,
+      model: (r: LogEntry) => r.model,
+      project: (r: LogEntry) => r.project,
+    }
+    for (const [pivot, of] of Object.entries(keyOf)) {
+      const expected: Record<string, [number, number, number]> = {}
+      for (const r of rows) {
+        const sum = (expected[String(of(r))] ??= [0, 0, 0])
+        sum[0]++
+        sum[1] += r.inputTokens
+        sum[2] += r.status >= 400 || r.broken ? 1 : 0
+      }
+      const got = store.usage({pivot: pivot as keyof typeof keyOf})
+      expect(
+        Object.fromEntries(got.map((u) => [String(u.key), [u.requests, u.inputTokens, u.errors]])),
+      ).toEqual(expected)
+    }
+    // the policy, the status class, the fallback flag and the hour are a bucket's too
+    expect(store.usage({policyId: 'strict'})[0]?.requests).toBe(3)
+    expect(store.usage({status: '5xx'})[0]?.requests).toBe(6)
+    expect(store.usage({status: 'fallback'})[0]?.requests).toBe(3)
+    expect(store.usage({since: (T0 + HOUR - 1) / 1000})[0]?.requests).toBe(3)
+    expect(store.usage({since: (T0 + HOUR - HOUR / 2) / 1000})[0]?.requests).toBe(3)
+  })
+
   it('writes a full batch at once', async () => {
     const small = await LogStore.open(join(home.home, 'small.db'), {batchSize: 2, flushMs: 60_000})
     small.append(entry())

@@ -846,6 +846,9 @@ export class LogWriter {
  */
 function rollUp(values: ArrayLike<unknown>): Iterable<HourSum> {
   const hours = new Map<string, HourSum>()
+  // the bucket of the row before: the next row of it (most of a batch) adds to it without its key
+  // built and looked up
+  let last: HourSum | undefined
   for (let o = 0; o < values.length; o += ROW_COLUMNS) {
     const time = values[o + F.time] as number
     const status = values[o + F.status] as number
@@ -853,46 +856,70 @@ function rollUp(values: ArrayLike<unknown>): Iterable<HourSum> {
     const hour = Math.floor(time / HOUR_MS)
     const fallback = values[o + F.fallback] as number
     const klass = statusClass(status, broken)
-    const isError = status >= 400 || broken ? 1 : 0
-    const key = bucketKey(hour, values, o, klass, fallback)
-    const sum = hours.get(key)
-    const input = values[o + F.inputTokens] as number
-    const output = values[o + F.outputTokens] as number
-    const cacheRead = values[o + F.cacheReadTokens] as number
-    const cacheCreation = values[o + F.cacheCreationTokens] as number
-    const reasoning = values[o + F.reasoningTokens] as number
-    const cache1h = values[o + F.cache1hTokens] as number
-    if (sum) {
-      sum.requests++
-      sum.isError += isError
-      sum.inputTokens += input
-      sum.outputTokens += output
-      sum.cacheReadTokens += cacheRead
-      sum.cacheCreationTokens += cacheCreation
-      sum.cache1hTokens += cache1h
-      sum.reasoningTokens += reasoning
-    } else
-      hours.set(key, {
-        hour,
-        agentId: text(values[o + F.agentId]),
-        keyPrefix: text(values[o + F.keyPrefix]),
-        policyId: text(values[o + F.policyId]),
-        provider: text(values[o + F.provider]),
-        model: text(values[o + F.model]),
-        project: text(values[o + F.project]),
-        statusClass: klass,
-        fallback,
-        requests: 1,
-        isError,
-        inputTokens: input,
-        outputTokens: output,
-        cacheReadTokens: cacheRead,
-        cacheCreationTokens: cacheCreation,
-        cache1hTokens: cache1h,
-        reasoningTokens: reasoning,
-      })
+    let sum = last !== undefined && inBucket(last, hour, values, o, klass, fallback) ? last : undefined
+    if (sum === undefined) {
+      const key = bucketKey(hour, values, o, klass, fallback)
+      sum = hours.get(key)
+      if (sum === undefined) {
+        sum = {
+          hour,
+          agentId: text(values[o + F.agentId]),
+          keyPrefix: text(values[o + F.keyPrefix]),
+          policyId: text(values[o + F.policyId]),
+          provider: text(values[o + F.provider]),
+          model: text(values[o + F.model]),
+          project: text(values[o + F.project]),
+          statusClass: klass,
+          fallback,
+          requests: 0,
+          isError: 0,
+          inputTokens: 0,
+          outputTokens: 0,
+          cacheReadTokens: 0,
+          cacheCreationTokens: 0,
+          cache1hTokens: 0,
+          reasoningTokens: 0,
+        }
+        hours.set(key, sum)
+      }
+    }
+    sum.requests++
+    sum.isError += status >= 400 || broken ? 1 : 0
+    sum.inputTokens += values[o + F.inputTokens] as number
+    sum.outputTokens += values[o + F.outputTokens] as number
+    sum.cacheReadTokens += values[o + F.cacheReadTokens] as number
+    sum.cacheCreationTokens += values[o + F.cacheCreationTokens] as number
+    sum.cache1hTokens += values[o + F.cache1hTokens] as number
+    sum.reasoningTokens += values[o + F.reasoningTokens] as number
+    last = sum
   }
   return hours.values()
+}
+
+/**
+ * Whether the row at `o` in `v` goes into bucket `sum`: the fields its key joins, equal. (A field
+ * holding a NUL makes a JSON key, which tells null from '': such rows may then share a bucket
+ * that their keys would have split, and add up to the same hourly row, which sums them anyway.)
+ */
+function inBucket(
+  sum: HourSum,
+  hour: number,
+  v: ArrayLike<unknown>,
+  o: number,
+  klass: string,
+  fallback: number,
+): boolean {
+  return (
+    sum.hour === hour &&
+    sum.statusClass === klass &&
+    sum.fallback === fallback &&
+    sum.agentId === text(v[o + F.agentId]) &&
+    sum.keyPrefix === text(v[o + F.keyPrefix]) &&
+    sum.policyId === text(v[o + F.policyId]) &&
+    sum.provider === text(v[o + F.provider]) &&
+    sum.model === text(v[o + F.model]) &&
+    sum.project === text(v[o + F.project])
+  )
 }
 
 /** Slots of the counters the writer thread shares with the store (an Int32Array). */

@@ -143,18 +143,46 @@ class HistogramSums {
 
   constructor(readonly bounds: readonly number[]) {}
 
-  observe(key: string, labels: () => Record<string, string>, value: number): void {
+  /** The series of `key`, made (with `labels()`) on its first value. */
+  seriesOf(key: string, labels: () => Record<string, string>): HistogramSeries {
     let s = this.series.get(key)
     if (!s) {
       s = {labels: labels(), counts: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0}
       this.series.set(key, s)
     }
+    return s
+  }
+
+  /** Adds `value` to series `s` (one of this histogram's). */
+  add(s: HistogramSeries, value: number): void {
     let i = 0
     while (i < this.bounds.length && value > this.bounds[i]) i++
     s.counts[i]++
     s.sum += value
     s.count++
   }
+}
+
+/**
+ * The series the last row was folded into, by what that row named (raw, before the labels' caps):
+ * a gateway's rows come mostly in runs of one agent, policy, provider and model, and the next row
+ * of the run finds its series by six comparisons, without building three keys and looking them up.
+ */
+interface LastSeries {
+  entrance: string
+  agentId: string | null
+  policyId: string | null
+  provider: string | null
+  rawModel: string | null
+  klass: '2xx' | '4xx' | '5xx'
+  policyLabel: string
+  providerLabel: string
+  route: RouteSeries
+  duration: HistogramSeries
+  /** Made at the run's first row with a first-byte time. */
+  ttfb: HistogramSeries | undefined
+  timingKey: string
+  model: string
 }
 
 /** What prom-client's Histogram keeps per label set (lib/histogram.js, major 15). */
@@ -184,6 +212,7 @@ export class GatewayMetrics {
   /** prom-client's registry and the pricer: made at the first scrape. */
   private ready: Promise<PromClient.Registry> | undefined
   private pricer: SumsPricer | undefined
+  private last: LastSeries | undefined
 
   constructor(
     private readonly sources: MetricsSources = {},
@@ -198,29 +227,19 @@ export class GatewayMetrics {
   /** Folds one finished request in. */
   record(entry: LogEntry): void {
     const klass = statusClass(entry.status, entry.broken) as '2xx' | '4xx' | '5xx'
-    const entrance = entry.entrance
-    const agent = this.labels.agent.value(entry.agentId)
-    const policy = this.labels.policy.value(entry.policyId)
-    const provider = this.labels.provider.value(entry.provider)
     const rawModel = entry.model ?? entry.requestedModel
-    const model = this.labels.model.value(rawModel)
-    // the row's own model and provider are part of the key (two names cut to one label are priced
-    // each at its own price); both are bounded: past a label's cap they are `other`, not the name
-    const priced = model !== 'other' && provider !== 'other'
-    const key = `${entrance}\u0000${agent}\u0000${policy}\u0000${provider}\u0000${model}${priced ? `\u0000${entry.provider ?? ''}\u0000${rawModel ?? ''}` : ''}`
-    let s = this.series.get(key)
-    if (!s) {
-      s = {
-        labels: {entrance, agent, policy, provider, model},
-        model: priced ? rawModel : null,
-        provider: priced ? entry.provider : null,
-        requests: {'2xx': 0, '4xx': 0, '5xx': 0},
-        tokens: [0, 0, 0, 0, 0],
-        uncachedInput: 0,
-        cache1h: 0,
-      }
-      this.series.set(key, s)
-    }
+    let last = this.last
+    if (
+      last === undefined ||
+      last.rawModel !== rawModel ||
+      last.provider !== entry.provider ||
+      last.agentId !== entry.agentId ||
+      last.policyId !== entry.policyId ||
+      last.entrance !== entry.entrance ||
+      last.klass !== klass
+    )
+      last = this.last = this.seriesOf(entry, rawModel, klass)
+    const s = last.route
     s.requests[klass]++
     s.tokens[0] += entry.inputTokens
     s.tokens[1] += entry.outputTokens
@@ -241,19 +260,66 @@ export class GatewayMetrics {
         cacheCreationTokens: entry.cacheCreationTokens,
         cache1hTokens: cache1h,
       })
-    const timingKey = `${entrance}\u0000${provider}\u0000${model}`
-    this.duration.observe(
-      `${timingKey}\u0000${klass}`,
-      () => ({entrance, provider, model, status_class: klass}),
-      entry.latencyMs / 1000,
-    )
-    if (entry.ttfbMs !== null)
-      this.ttfb.observe(timingKey, () => ({entrance, provider, model}), entry.ttfbMs / 1000)
+    this.duration.add(last.duration, entry.latencyMs / 1000)
+    if (entry.ttfbMs !== null) {
+      const {entrance, providerLabel: provider, model} = last
+      last.ttfb ??= this.ttfb.seriesOf(last.timingKey, () => ({entrance, provider, model}))
+      this.ttfb.add(last.ttfb, entry.ttfbMs / 1000)
+    }
     if (entry.fallback) {
+      const policy = last.policyLabel
+      const provider = last.providerLabel
       const fallbackKey = `${policy}\u0000${provider}`
       const f = this.fallbacks.get(fallbackKey)
       if (f) f.count++
       else this.fallbacks.set(fallbackKey, {labels: {policy, provider}, count: 1})
+    }
+  }
+
+  /** The series of a row (found by their keys, made on a first row): the start of a run. */
+  private seriesOf(entry: LogEntry, rawModel: string | null, klass: '2xx' | '4xx' | '5xx'): LastSeries {
+    const entrance = entry.entrance
+    const agent = this.labels.agent.value(entry.agentId)
+    const policy = this.labels.policy.value(entry.policyId)
+    const provider = this.labels.provider.value(entry.provider)
+    const model = this.labels.model.value(rawModel)
+    // the row's own model and provider are part of the key (two names cut to one label are priced
+    // each at its own price); both are bounded: past a label's cap they are `other`, not the name
+    const priced = model !== 'other' && provider !== 'other'
+    const key = `${entrance}\u0000${agent}\u0000${policy}\u0000${provider}\u0000${model}${priced ? `\u0000${entry.provider ?? ''}\u0000${rawModel ?? ''}` : ''}`
+    let route = this.series.get(key)
+    if (!route) {
+      route = {
+        labels: {entrance, agent, policy, provider, model},
+        model: priced ? rawModel : null,
+        provider: priced ? entry.provider : null,
+        requests: {'2xx': 0, '4xx': 0, '5xx': 0},
+        tokens: [0, 0, 0, 0, 0],
+        uncachedInput: 0,
+        cache1h: 0,
+      }
+      this.series.set(key, route)
+    }
+    const timingKey = `${entrance}\u0000${provider}\u0000${model}`
+    return {
+      entrance,
+      agentId: entry.agentId,
+      policyId: entry.policyId,
+      provider: entry.provider,
+      rawModel,
+      klass,
+      policyLabel: policy,
+      providerLabel: provider,
+      route,
+      duration: this.duration.seriesOf(`${timingKey}\u0000${klass}`, () => ({
+        entrance,
+        provider,
+        model,
+        status_class: klass,
+      })),
+      ttfb: undefined,
+      timingKey,
+      model,
     }
   }
 

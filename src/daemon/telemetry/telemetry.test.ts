@@ -185,6 +185,54 @@ describe('GatewayMetrics', () => {
     expect(models.size).toBe(201) // 200 kept, then "other"
     expect(text).toMatch(/gwctl_requests_total\{[^}]*model="other",status_class="2xx"\} 800/)
   })
+
+  it('rows in runs (the last series kept) count as the same rows one by one, in any order', async () => {
+    // every field the series of a row depends on, changed alone and together
+    const kinds: Array<Partial<LogEntry>> = [
+      {},
+      {ttfbMs: null},
+      {agentId: 'agt_2'},
+      {agentId: null},
+      {policyId: 'other-policy'},
+      {provider: 'sim-messages', model: 'sim-large'},
+      {model: null, requestedModel: 'asked-for'},
+      {model: null, requestedModel: null},
+      {entrance: 'messages'},
+      {status: 429},
+      {status: 503, fallback: true, ttfbMs: null},
+      {status: 200, broken: true},
+      {fallback: true, provider: 'sim-messages'},
+    ]
+    // runs of three of each (the first of a run without a first byte: its later rows make that
+    // series); times in eighths of a second, whose sums are exact in any order
+    const runs = kinds.flatMap((kind, i) =>
+      [0, 1, 2].map((n) =>
+        row({ttfbMs: 250, ...kind, latencyMs: 125 * (1 + i + n), ...(n === 0 ? {ttfbMs: null} : {})}),
+      ),
+    )
+    const inRuns = new GatewayMetrics()
+    for (const entry of runs) inRuns.record(entry)
+    // the same rows interleaved: no row follows one of its own series
+    const interleaved = new GatewayMetrics()
+    for (let n = 0; n < 3; n++) for (let i = 0; i < kinds.length; i++) interleaved.record(runs[i * 3 + n])
+    const text = await inRuns.text()
+    expect(text).toBe(await interleaved.text())
+    // each row right after a row of the first kind, which differs from it only in that kind's fields
+    const first = row({ttfbMs: 250, latencyMs: 125})
+    const afterFirst = new GatewayMetrics()
+    const firstsThenRows = new GatewayMetrics()
+    for (const entry of runs) {
+      afterFirst.record(first)
+      afterFirst.record(entry)
+    }
+    for (const _ of runs) firstsThenRows.record(first)
+    for (const entry of runs) firstsThenRows.record(entry)
+    expect(await afterFirst.text()).toBe(await firstsThenRows.text())
+    const route = 'entrance="chat",agent="agt_2",policy="default-codex",provider="sim-chat",model="sim-mini"'
+    expect(text).toContain(`gwctl_requests_total{${route},status_class="2xx"} 3`)
+    expect(text).toContain(`gwctl_fallbacks_total{policy="default-codex",provider="sim-messages"} 3`)
+    expect(text).toMatch(/gwctl_requests_total\{[^}]*model="asked-for",status_class="2xx"\} 3/)
+  })
 })
 
 describe('budget gauges', () => {
