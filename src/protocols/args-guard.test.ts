@@ -83,6 +83,15 @@ describe('syntaxRepairedArguments', () => {
     expect(untyped && JSON.parse(untyped)).toMatchObject({content: {name: 'x'}, note: 42})
   })
 
+  test.each([
+    ['<tool_call>{"a": 1,}</tool_call>', {a: 1}],
+    ['<|python_tag|>{"a": 1}', {a: 1}],
+    ["<think>x</think>{'a': 1}", {a: 1}],
+  ])('a tag before the object, with no <parameter=…>: the object taken out (%s)', (text, meant) => {
+    const fixed = syntaxRepairedArguments(text)
+    expect(fixed && JSON.parse(fixed)).toEqual(meant)
+  })
+
   test('<parameter=…> left open, or with other text, is not guessed at', () => {
     for (const text of [
       '<parameter=command>\nrm -rf /tmp/x',
@@ -133,6 +142,7 @@ describe('ArgsGuard', () => {
     [`{"path": "src", "recursive": True, "limit": None}`, {path: 'src', recursive: true, limit: null}],
     [`{'path': 'src', 'recursive': False}`, {path: 'src', recursive: false}],
     ['<parameter=path>\nsrc/a.ts\n</parameter>\n<parameter=n>\n2\n</parameter>\n', {path: 'src/a.ts', n: 2}],
+    ['<tool_call>{"command": "ls",}</tool_call>', {command: 'ls'}],
   ])('%s: the deltas add up to JSON that parses, in any pieces', (text, meant) => {
     for (const size of [1, 2, 5, text.length]) {
       const {text: sent, repaired} = stream(cut(text, size))

@@ -319,8 +319,10 @@ export function syntaxRepairedArguments(
   text: string,
   schema?: () => JsonSchema | undefined,
 ): string | undefined {
-  // Qwen3-Coder's own format, passed on as the arguments (LM Studio 0.3.29's stream)
-  if (text.trimStart().startsWith('<')) return parameterArguments(text, schema?.())
+  // Qwen3-Coder's own format, passed on as the arguments (LM Studio 0.3.29's stream); any other text
+  // that starts with a tag (`<tool_call>{…}`, `<|python_tag|>{…}`) has its object taken out below
+  if (text.trimStart().startsWith('<') && text.includes('<parameter='))
+    return parameterArguments(text, schema?.())
   const start = text.indexOf('{')
   if (start < 0) return encodedTwice(text)
   let body = text
