@@ -413,6 +413,13 @@ export interface UpstreamAdaptation {
   /** `reasoning_effort` values refused, each with the nearest one the upstream named. */
   effort?: Readonly<Record<string, string>>
   /**
+   * Chat: a model that always thinks refused thinking off (GLM-5.3's 1210: "cannot be disabled;
+   * please use low, high, or max"): the switch off the gateway sends for a request that asked for
+   * no thinking goes as `effort.none` instead. Its own flag: an `effort.none` learned from another
+   * refusal (a client's `reasoning_effort: none`) says nothing of the switch.
+   */
+  alwaysThinks?: boolean
+  /**
    * A request for JSON: `json_object`, the schema refused (DeepSeek takes JSON mode only), so
    * JSON mode with the schema in the system prompt; `instruction`, JSON mode refused too, so
    * only the system prompt says it.
@@ -925,7 +932,7 @@ function adaptBody(
   if (adapt.effort) {
     // "off" refused by a model that always thinks (GLM-5.3's 1210, adaptations.ts): the chat switch
     // the gateway sent for a request that asked for no thinking goes, its least effort in its place
-    if (adapt.effort.none !== undefined && body.reasoning_effort === undefined) {
+    if (adapt.alwaysThinks && adapt.effort.none !== undefined && body.reasoning_effort === undefined) {
       let off = false
       if ((body.thinking as {type?: unknown} | undefined)?.type === 'disabled') off = delete body.thinking
       if (body.enable_thinking === false) off = delete body.enable_thinking

@@ -3388,6 +3388,7 @@ describe('a model that always thinks refuses "off" and the efforts it does not t
       )
       expect(a.get('zai', 'glm-5.4')).toEqual({
         effort: {none: 'low', minimal: 'low', medium: 'high', xhigh: 'max'},
+        alwaysThinks: true,
       })
       const again = body(off(), 'glm-5.4', a.get('zai', 'glm-5.4'))
       expect(again.thinking).toBeUndefined()
@@ -3396,6 +3397,37 @@ describe('a model that always thinks refuses "off" and the efforts it does not t
       expect(body(effort('medium'), 'glm-5.4', a.get('zai', 'glm-5.4')).reasoning_effort).toBe('high')
       expect(body(effort('high'), 'glm-5.4', a.get('zai', 'glm-5.4')).reasoning_effort).toBe('high')
     }
+  })
+
+  it("an effort none learned from other words (a client's own reasoning_effort none refused) leaves the switch off alone", () => {
+    // OpenAI-style "Supported values are" for a chat client's none: effort.none learned, nothing of
+    // a model that always thinks
+    const a = new UpstreamAdaptations()
+    const sent = {
+      upstream: 'chat' as const,
+      fields: ['model', 'messages', 'reasoning_effort'],
+      effort: 'none',
+    }
+    a.learn(
+      'dash',
+      'qwen3.7-plus',
+      JSON.stringify({
+        error: {
+          message: "Invalid value: 'none'. Supported values are: 'low', 'medium', and 'high'.",
+          type: 'invalid_request_error',
+          param: 'reasoning_effort',
+          code: 'unsupported_value',
+        },
+      }),
+      sent,
+    )
+    const learned = a.get('dash', 'qwen3.7-plus')
+    expect(learned?.effort?.none).toBe('low')
+    expect(learned?.alwaysThinks).toBeUndefined()
+    // Claude Code's helper call (thinking off) still goes with the switch off, not with an effort
+    const helper = body(off(), 'qwen3.7-plus', learned)
+    expect(helper.reasoning_effort).toBeUndefined()
+    expect(helper.enable_thinking ?? helper.thinking).toBeDefined()
   })
 
   it('learns from an effort refused, for a name that does not say it (a proxy alias)', () => {

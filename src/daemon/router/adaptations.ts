@@ -1162,7 +1162,7 @@ function alwaysThinkingRefusal(
   if (instead === undefined) return null
   const field = sent.fields.includes('reasoning') ? 'reasoning.effort' : 'reasoning_effort'
   return {
-    next: {...known, effort},
+    next: {...known, effort, alwaysThinks: true},
     note: `refused ${from === 'none' ? 'thinking off' : `${field} ${from}`} (it always thinks, at ${listed.join(', ')}): sent again with ${field} ${instead}`,
   }
 }
