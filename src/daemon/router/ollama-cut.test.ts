@@ -169,6 +169,9 @@ describe('an answer Ollama cut, through the proxy', () => {
   it('passed through (Claude Code to its Anthropic endpoint): 200, the row says it, the window is kept', async () => {
     targets = [messagesTarget('ollama-pass', 'qwen3:8b', ollama.origin)]
     input = KEPT
+    // the first answer of the cut's shape is not said yet: the next one with the same count is
+    await (await post(claudeCode())).text()
+    expect(gateway.results.at(-1)!.error).toBeNull()
     const res = await post(claudeCode())
     expect(res.status).toBe(200)
     expect(((await res.json()) as any).usage.input_tokens).toBe(KEPT)
@@ -188,6 +191,7 @@ describe('an answer Ollama cut, through the proxy', () => {
 
   it('streamed: the same', async () => {
     targets = [messagesTarget('ollama-stream', 'qwen3:8b', ollama.origin)]
+    await (await post(claudeCode(true))).text()
     const res = await post(claudeCode(true))
     expect(res.status).toBe(200)
     expect(await res.text()).toContain('message_stop')
@@ -199,6 +203,7 @@ describe('an answer Ollama cut, through the proxy', () => {
 
   it('translated to its chat API (port 11434 not needed: the name says Ollama)', async () => {
     targets = [{...chatTarget('ollama-chat', 'qwen3:8b', ollama.origin), translate: true}]
+    await (await post(claudeCode())).text()
     const res = await post(claudeCode())
     expect(res.status).toBe(200)
     expect(((await res.json()) as any).usage.input_tokens).toBe(KEPT)
@@ -223,5 +228,15 @@ describe('an answer Ollama cut, through the proxy', () => {
     await (await post({...claudeCode(), messages: [{role: 'user', content: LONG.slice(0, 9000)}]})).text()
     expect(gateway.results.at(-1)!.error).toBeNull()
     expect(windowOf('ollama-whole')).toBeUndefined()
+  })
+
+  it("counts of the cut's shape that differ from turn to turn (an Ollama that reported a turn's new tokens only) are no cut", async () => {
+    targets = [messagesTarget('ollama-new-only', 'qwen3:8b', ollama.origin)]
+    for (const count of [KEPT, 4095, KEPT, 8192]) {
+      input = count
+      await (await post(claudeCode())).text()
+      expect(gateway.results.at(-1)!.error).toBeNull()
+    }
+    expect(windowOf('ollama-new-only')).toBeUndefined()
   })
 })

@@ -43,6 +43,24 @@ export function cutWindow(promptTokens: number, sentBytes: number): number | und
   return undefined
 }
 
+/** The last count of a cut's shape each provider's model reported (bounded: a few models each). */
+const lastCut = new Map<string, number>()
+
+/**
+ * Whether a count of a cut's shape (`kept`) is the second in a row of `provider`'s `model`: a prompt
+ * cut to the context keeps the same count on every turn (the window's share), where a count of
+ * that shape by chance does not come twice (about one count in 80 has one; an Ollama before PR
+ * #16428, June 2026, reported only a turn's new tokens, which differ from turn to turn). The
+ * first cut of a conversation goes unsaid; the next turn's says it.
+ */
+export function cutConfirmed(provider: string, model: string, kept: number): boolean {
+  const key = `${provider}\u0000${model}`
+  const before = lastCut.get(key)
+  if (lastCut.size >= 1000 && before === undefined) lastCut.clear()
+  lastCut.set(key, kept)
+  return before === kept
+}
+
 /**
  * Whether `provider`'s `model` may be an Ollama that cuts prompts: a provider named `ollama…`, a
  * base URL whose host names it (`http://ollama:11434`, a container's) or on Ollama's port 11434.

@@ -40,7 +40,7 @@ import {
   withoutLiteItem,
   withStoreTrue,
 } from './plain-tools.js'
-import {cutNote, cutWindow, holdsMedia, mayBeOllama} from './ollama-cut.js'
+import {cutConfirmed, cutNote, cutWindow, holdsMedia, mayBeOllama} from './ollama-cut.js'
 import {OVERFLOW_500, relay} from './relay.js'
 import {bodyWait, isCodexClient, RETRY_429, waitedNote} from './rate-limit.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
@@ -1157,8 +1157,8 @@ export async function proxyRequest(
       )
     // Ollama's silent cut of a prompt longer than its context (./ollama-cut.ts): an answer whose
     // reported input has the cut's shape, for a request clearly larger (two integer tests; the
-    // rest only when they pass). The answer stands (a stream went out already): the row says it,
-    // the window is kept for doctor.
+    // rest only when they pass), the same count as the model's answer of that shape before. The
+    // answer stands (a stream went out already): the row says it, the window is kept for doctor.
     const usage = result.usage
     if (usage && status < 300) {
       const kept = usage.inputTokens + usage.cacheReadTokens + usage.cacheCreationTokens
@@ -1166,7 +1166,12 @@ export async function proxyRequest(
       const upstreamModelName = translated
         ? translated.upstreamModel
         : (model ?? prepared.requestedModel ?? '')
-      if (window !== undefined && mayBeOllama(provider, upstreamModelName) && !holdsMedia(body)) {
+      if (
+        window !== undefined &&
+        mayBeOllama(provider, upstreamModelName) &&
+        !holdsMedia(body) &&
+        cutConfirmed(provider.name, upstreamModelName, kept)
+      ) {
         const note = cutNote(provider.name, window, kept, body.length)
         result.error = result.error ? `${result.error}; ${note}` : note
         adaptations.noteWindow(provider.name, upstreamModelName, window, family, true)
