@@ -437,6 +437,23 @@ describe('providers add from a preset', () => {
     expect(bare.stderr).toContain('--preset NAME')
   })
 
+  it("--replace keeps the provider's own key over the preset's variable; a provider new under --replace gets the variable", async () => {
+    const stored = await runCli(['providers', 'add', 'ds2', '--preset', 'deepseek', '--api-key-stdin'], {
+      home: home.home,
+      input: 'sk-mine',
+    })
+    expect(stored.exitCode, stored.stderr).toBe(0)
+    const again = await runCli(['providers', 'add', 'ds2', '--preset', 'deepseek', '--replace', '--json'], {
+      home: home.home,
+    })
+    expect(again.exitCode, again.stderr).toBe(0)
+    expect(json(again).provider.credential).toEqual({secret: '[redacted]'})
+    const fresh = await runCli(['providers', 'add', 'ds3', '--preset', 'deepseek', '--replace', '--json'], {
+      home: home.home,
+    })
+    expect(json(fresh).provider.credential).toEqual({env: 'DEEPSEEK_API_KEY'})
+  })
+
   it('providers presets lists them, as JSON too', async () => {
     const table = await runCli(['providers', 'presets'], {home: home.home})
     expect(table.exitCode).toBe(0)

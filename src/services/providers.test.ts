@@ -177,8 +177,12 @@ describe('withPreset', () => {
   it("flags win; the vendor's key variable only for a new provider at the vendor's own base URL with no credential given", () => {
     expect(withPreset({name: 'ds', preset: 'deepseek', apiKeyEnv: 'MINE'}).apiKeyEnv).toBe('MINE')
     expect(withPreset({name: 'ds', preset: 'deepseek', apiKeySecret: 'k'}).apiKeyEnv).toBeUndefined()
-    // replaced: the provider's own credential is kept (addProvider)
-    expect(withPreset({name: 'ds', preset: 'deepseek', replace: true}).apiKeyEnv).toBeUndefined()
+    // marked as the preset's: a provider replaced keeps its own credential (addProvider)
+    expect(withPreset({name: 'ds', preset: 'deepseek', replace: true})).toMatchObject({
+      apiKeyEnv: 'DEEPSEEK_API_KEY',
+      presetKey: true,
+    })
+    expect(withPreset({name: 'ds', preset: 'deepseek', apiKeyEnv: 'MINE'}).presetKey).toBe(false)
     expect(withPreset({name: 'ds', preset: 'deepseek', baseUrl: 'https://relay.example/v1'})).toMatchObject({
       family: 'chat',
       baseUrl: 'https://relay.example/v1',
@@ -189,6 +193,24 @@ describe('withPreset', () => {
       baseUrl: 'http://127.0.0.1:11434/v1',
       apiKeyEnv: undefined,
     })
+  })
+
+  it("exit 2 for a family the preset's base URL does not speak, naming the preset that does", () => {
+    expect(() => withPreset({name: 'glm', preset: 'zai', family: 'messages'})).toThrow(
+      expect.objectContaining({
+        exitCode: 2,
+        message: 'Preset "zai" is a chat provider: its base URL takes no messages requests.',
+        hint: 'For messages: --preset zai-anthropic',
+      }),
+    )
+    expect(() => withPreset({name: 'x', preset: 'groq', family: 'messages'})).toThrow(
+      expect.objectContaining({hint: "Give the messages endpoint's --base-url too, or leave --family out."}),
+    )
+    // with its own base URL, the family is the user's
+    expect(
+      withPreset({name: 'x', preset: 'zai', family: 'messages', baseUrl: 'https://relay.example'}).family,
+    ).toBe('messages')
+    expect(withPreset({name: 'x', preset: 'zai', family: 'chat'}).family).toBe('chat')
   })
 
   it('exit 2 for an unknown preset, and for neither a preset nor both flags', () => {

@@ -49,6 +49,8 @@ export interface AddProviderInput {
    * URL is given (`gwctl providers add deepseek`).
    */
   preset?: string
+  /** Set by {@link withPreset}: `apiKeyEnv` is the preset's, not given (a replaced provider keeps its own). */
+  presetKey?: boolean
   /** Name of the environment variable holding the key. */
   apiKeyEnv?: string
   /** The key itself (from stdin); stored 0600 in the state, never printed. */
@@ -129,16 +131,37 @@ export function withPreset(input: AddProviderInput): AddProviderInput & {family:
         .join(', ')}, ...: gwctl providers presets).`,
     })
   }
-  const keyEnv =
+  // a preset's base URL speaks its family: another family there would be a 404 on every request
+  if (preset && input.baseUrl === undefined && family !== preset.family) {
+    const instead = PROVIDER_PRESETS.filter(
+      (p) => p.family === family && p.keyEnv !== undefined && p.keyEnv === preset.keyEnv,
+    ).map((p) => p.name)
+    throw new UsageError(
+      `Preset "${preset.name}" is a ${preset.family} provider: its base URL takes no ${family} requests.`,
+      {
+        code: 'invalid_flags',
+        hint: instead.length
+          ? `For ${family}: --preset ${instead.join(' or --preset ')}`
+          : `Give the ${family} endpoint's --base-url too, or leave --family out.`,
+      },
+    )
+  }
+  // (the key variable is the vendor's: not sent to a base URL given in its place; a provider
+  // replaced keeps its own credential, addProvider)
+  const presetKey =
     preset?.keyEnv !== undefined &&
     input.apiKeyEnv === undefined &&
     input.apiKeySecret === undefined &&
-    !input.replace &&
-    // (the key variable is the vendor's: not sent to a base URL given in its place)
     input.baseUrl === undefined
-      ? preset.keyEnv
-      : input.apiKeyEnv
-  return {...input, family, baseUrl, apiKeyEnv: keyEnv, preset: preset?.name}
+  const keyEnv = presetKey ? preset.keyEnv : input.apiKeyEnv
+  return {
+    ...input,
+    family,
+    baseUrl,
+    apiKeyEnv: keyEnv,
+    preset: preset?.name,
+    presetKey: presetKey || input.presetKey === true,
+  }
 }
 
 /** The provider `add` would store, validated against PROVIDER_SCHEMA (exit 2 on a problem). */
@@ -247,9 +270,12 @@ export async function addProvider(
         },
       )
     }
-    if (!provider.credential && old.credential) {
+    // (a preset's key variable stands for no credential given: the provider's own is kept)
+    if ((!provider.credential || input.presetKey) && old.credential) {
+      if (originOf(old.baseUrl) === originOf(provider.baseUrl)) provider.credential = old.credential
       // the key was given for the old host: never sent to another one without being given again
-      if (originOf(old.baseUrl) !== originOf(provider.baseUrl)) {
+      // (a preset's variable, the vendor's own, goes to the vendor's host in its place)
+      else if (!input.presetKey)
         throw new UsageError(
           `Provider "${provider.name}" moves from ${originOf(old.baseUrl)} to ${originOf(provider.baseUrl)}: its credential is not carried to another host.`,
           {
@@ -257,8 +283,6 @@ export async function addProvider(
             hint: 'Give it again with --api-key-env VAR or --api-key-stdin (or none, for a server that needs no key: remove the provider and add it).',
           },
         )
-      }
-      provider.credential = old.credential
     }
     store.data.providers[index] = provider
     return true
