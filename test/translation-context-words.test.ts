@@ -13,6 +13,7 @@ import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+import {claudeCodeReads} from './helpers/claude-code.js'
 
 let base = ''
 let simOrigin = ''
@@ -62,12 +63,6 @@ const claudeCode = (id: string) =>
       messages: [{role: 'user', content: LONG}],
     }),
   )
-
-/** What Claude Code reads of a prompt-too-long error (its own expression). */
-const claudeCodeReads = (message: string) => {
-  const m = /prompt is too long[^0-9]*(\d+)\s*tokens?\s*>\s*(\d+)/i.exec(message)
-  return m ? {actual: Number(m[1]), limit: Number(m[2])} : undefined
-}
 
 describe(
   "a prompt past the window in DashScope's, LM Studio's, MiniMax's and vLLM's words",

@@ -16,6 +16,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {runCli} from './helpers/cli.js'
 import {issueKeyOverApi, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
+import {claudeCodeReads} from './helpers/claude-code.js'
 
 let base = ''
 let home = ''
@@ -66,12 +67,6 @@ const askLong = (apiKey: string) =>
       messages: [{role: 'user', content: LONG}],
     }),
   )
-
-/** What Claude Code reads of a prompt-too-long error (its own expression). */
-const claudeCodeReads = (message: string) => {
-  const m = /prompt is too long[^0-9]*(\d+)\s*tokens?\s*>\s*(\d+)/i.exec(message)
-  return m ? {actual: Number(m[1]), limit: Number(m[2])} : undefined
-}
 
 async function refusal<T>(promise: Promise<T>): Promise<{status: number; message: string; error?: any}> {
   return promise.then(

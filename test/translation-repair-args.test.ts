@@ -59,8 +59,9 @@ const argumentsSent = (body: Record<string, any>): string[] =>
     .map((c) => c.function.arguments)
 
 describe("DashScope's refusal of a history call's arguments that are not JSON", {timeout: 60_000}, () => {
-  it('one failed try, then the history goes repaired, on every later turn from the start', async () => {
-    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('coder')!, maxRetries: 0})
+  /** One refused try, then the history repaired, on every later turn from the start; the rows. */
+  async function learnsTheRepair(key: string, project: string): Promise<void> {
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(key)!, maxRetries: 0})
     await takeSimCalls(simOrigin, /./)
     const first = await openai.responses.create({model: 'gpt-5.5', input: history('go on'), tools})
     expect(first.status).toBe('completed')
@@ -74,13 +75,17 @@ describe("DashScope's refusal of a history call's arguments that are not JSON", 
     await openai.responses.create({model: 'gpt-5.5', input: history('and now?'), tools})
     const [next] = await takeSimCalls(simOrigin, /\/chat\/completions$/)
     expect(argumentsSent(next)).toEqual(['{"command": ["bash", "-lc", "ls -la"]}', '{"command":["ls"]}'])
-    expect((await projectLogRows(base, 'repair-args-coder', 2)).map((r) => [r.status, r.error])).toEqual([
+    expect((await projectLogRows(base, project, 2)).map((r) => [r.status, r.error])).toEqual([
       [
         200,
         "sim-chat refused a history tool call's arguments that are not JSON: sent again with each such call's arguments repaired",
       ],
       [200, null],
     ])
+  }
+
+  it('one failed try, then the history goes repaired, on every later turn from the start', async () => {
+    await learnsTheRepair('coder', 'repair-args-coder')
     const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
     const learned = adaptations.find((a) => a.provider === 'sim-chat' && a.model === MODEL)
     expect(learned.rules).toEqual([
@@ -89,25 +94,7 @@ describe("DashScope's refusal of a history call's arguments that are not JSON", 
   })
 
   it("MiniMax's words for it (invalid function arguments json string, 2013): learned the same way", async () => {
-    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('minimax')!, maxRetries: 0})
-    await takeSimCalls(simOrigin, /./)
-    const first = await openai.responses.create({model: 'gpt-5.5', input: history('go on'), tools})
-    expect(first.status).toBe('completed')
-    const tries = await takeSimCalls(simOrigin, /\/chat\/completions$/)
-    expect(tries.map(argumentsSent)).toEqual([
-      ['{"command": ["bash", "-lc", "ls -la', '{"command":["ls"]}'],
-      ['{"command": ["bash", "-lc", "ls -la"]}', '{"command":["ls"]}'],
-    ])
-    await openai.responses.create({model: 'gpt-5.5', input: history('and now?'), tools})
-    const [next] = await takeSimCalls(simOrigin, /\/chat\/completions$/)
-    expect(argumentsSent(next)).toEqual(['{"command": ["bash", "-lc", "ls -la"]}', '{"command":["ls"]}'])
-    expect((await projectLogRows(base, 'repair-args-minimax', 2)).map((r) => [r.status, r.error])).toEqual([
-      [
-        200,
-        "sim-chat refused a history tool call's arguments that are not JSON: sent again with each such call's arguments repaired",
-      ],
-      [200, null],
-    ])
+    await learnsTheRepair('minimax', 'repair-args-minimax')
   })
 
   it('the same refusal relayed by OpenRouter (its words in metadata.raw): learned the same way', async () => {

@@ -105,20 +105,24 @@ describe('chat quirks', () => {
     )
   })
 
+  /** The first tool call's arguments the quirks give, streamed (its deltas joined) or not. */
+  const argsOf = async (quirks: string, stream: boolean, tools: unknown[]) => {
+    const {events, json} = await chat({model: `gpt-x+${quirks}`, tools, stream})
+    return stream
+      ? toolDeltas(events)
+          .map((d: any) => d.function.arguments ?? '')
+          .join('')
+      : (json as any).choices[0].message.tool_calls[0].function.arguments
+  }
+
   it('single-quote-args, trailing-comma-args, fenced-args, parameter-args: arguments as broken tool parsers write them', async () => {
-    const argsOf = async (quirk: string, stream: boolean) => {
-      const {events, json} = await chat({model: `gpt-x+${quirk}`, tools: chatTools, stream})
-      return stream
-        ? toolDeltas(events)
-            .map((d: any) => d.function.arguments ?? '')
-            .join('')
-        : (json as any).choices[0].message.tool_calls[0].function.arguments
-    }
     for (const stream of [true, false]) {
-      expect(await argsOf('single-quote-args', stream)).toMatch(/^\{'city': '[^']*'\}$/)
-      expect(await argsOf('trailing-comma-args', stream)).toMatch(/^\{"city":"[^"]*", \}$/)
-      expect(await argsOf('fenced-args', stream)).toMatch(/^```json\n\{"city":"[^"]*"\}\n```$/)
-      expect(await argsOf('parameter-args', stream)).toMatch(/^<parameter=city>\n[^<]*\n<\/parameter>\n$/)
+      expect(await argsOf('single-quote-args', stream, chatTools)).toMatch(/^\{'city': '[^']*'\}$/)
+      expect(await argsOf('trailing-comma-args', stream, chatTools)).toMatch(/^\{"city":"[^"]*", \}$/)
+      expect(await argsOf('fenced-args', stream, chatTools)).toMatch(/^```json\n\{"city":"[^"]*"\}\n```$/)
+      expect(await argsOf('parameter-args', stream, chatTools)).toMatch(
+        /^<parameter=city>\n[^<]*\n<\/parameter>\n$/,
+      )
     }
   })
 
@@ -132,17 +136,9 @@ describe('chat quirks', () => {
         },
       },
     ]
-    const argsOf = async (quirks: string, stream: boolean) => {
-      const {events, json} = await chat({model: `gpt-x+${quirks}`, tools, stream})
-      return stream
-        ? toolDeltas(events)
-            .map((d: any) => d.function.arguments ?? '')
-            .join('')
-        : (json as any).choices[0].message.tool_calls[0].function.arguments
-    }
     for (const stream of [true, false]) {
-      expect(await argsOf('python-literal-args', stream)).toBe('{"path":"weather","recursive":True}')
-      expect(await argsOf('python-literal-args+single-quote-args', stream)).toBe(
+      expect(await argsOf('python-literal-args', stream, tools)).toBe('{"path":"weather","recursive":True}')
+      expect(await argsOf('python-literal-args+single-quote-args', stream, tools)).toBe(
         "{'path': 'weather', 'recursive': True}",
       )
     }
