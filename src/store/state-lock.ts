@@ -26,6 +26,9 @@ export interface StateLockOptions {
  */
 export const OWNERLESS_LOCK_GRACE_MS = 1000
 
+/** A lock untouched this long is stale whatever its owner file says (a reused pid). */
+const LOCK_STALE_MS = 60_000
+
 /** The state files whose lock this process holds (resolved paths). */
 const held = new Set<string>()
 
@@ -77,7 +80,7 @@ function ownerAlive(path: string): boolean {
   }
   // A pid, or no usable one: no file, or one a holder killed while writing it left empty or cut
   // short (judged like no file: without this, such a lock counted as live until proper-lockfile's
-  // 10 s staleness, past every load's wait).
+  // staleness, past every load's wait).
   if (Number.isInteger(pid) && pid > 0) return processAlive(pid)
   try {
     return Date.now() - statSync(`${path}.lock`).ctimeMs < OWNERLESS_LOCK_GRACE_MS
@@ -89,7 +92,7 @@ function ownerAlive(path: string): boolean {
 /**
  * Takes the cross-process lock of the state file; resolves to its release function. The holder's
  * pid is kept beside the lock, so a lock left by a killed process is broken at once instead of
- * after the 10 s staleness period.
+ * after the staleness period (60 s: a live holder keeps its lock however long it is busy).
  */
 export async function lockState(
   path: string = homeFile('state'),
@@ -110,7 +113,12 @@ export async function lockFile(path: string, options: StateLockOptions = {}): Pr
   const attempt = (retries: number) =>
     lockfile.lock(path, {
       realpath: false,
-      stale: 10_000,
+      // A holder is judged by its pid first (`ownerAlive`, below); the lock's age is the last word
+      // only for a pid that lies (reused). A holder whose event loop a long synchronous write
+      // blocks (logs.pending's apply of 200 000 rows on a loaded machine, 10 s and more) cannot
+      // touch the lock meanwhile: at a 10 s staleness a waiter took the lock of that live holder,
+      // whose release then removed the waiter's lock under it (ENOENT), two holders at once.
+      stale: LOCK_STALE_MS,
       update: 2_000,
       retries: {retries, minTimeout: 100, maxTimeout: 100, factor: 1},
       onCompromised: options.onCompromised ?? (() => undefined),
