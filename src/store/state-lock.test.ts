@@ -125,6 +125,21 @@ describe('state lock takeover', () => {
     await expect(lockState(path, {waitMs: 0})).rejects.toBeInstanceOf(StateLockedError)
   })
 
+  it('respects a live holder whose lock went untouched for 15 s (its loop blocked by a long write)', async () => {
+    // logs.pending's apply of 200 000 rows, one synchronous transaction, on a loaded machine:
+    // at proper-lockfile's old 10 s staleness this lock was taken from its live holder
+    const holder = spawn('sleep', ['30'], {stdio: 'ignore'})
+    children.push(holder.pid!)
+    leaveLock(holder.pid!, 15_000)
+    await expect(lockState(path, {waitMs: 300})).rejects.toBeInstanceOf(StateLockedError)
+    expect(readFileSync(`${path}.lock.owner`, 'utf8')).toBe(`${holder.pid}\n`)
+    // untouched past 60 s, the lock is stale whatever its owner file says (a pid reused)
+    rmSync(`${path}.lock`, {recursive: true})
+    leaveLock(holder.pid!, 61_000)
+    const release = await lockState(path, {waitMs: 300})
+    await release()
+  })
+
   it('takes the lock as soon as a live holder dies while it waits', async () => {
     const holder = spawn('sleep', ['30'], {stdio: 'ignore'})
     children.push(holder.pid!)
