@@ -392,7 +392,8 @@ export interface UpstreamAdaptation {
    * Responses: a server that refused an item named by its id in a request sent with `store: false`
    * (Azure OpenAI behind a domain of its own, which keeps no item then): Codex's requests passed
    * through to it go with `store: true`, as Codex sends them to a provider it knows is Azure
-   * (daemon/router/plain-tools.ts `withStoreTrue`), and so do translated ones.
+   * (daemon/router/plain-tools.ts `withStoreTrue`), and so do translated ones (the Responses
+   * encoder's `storeTrue`, set by the proxy).
    */
   storeTrue?: boolean
   /**
@@ -927,8 +928,6 @@ function adaptBody(
   if (adapt.noCallIds) withoutCallIds(body)
   if (adapt.repairArgs) repairToolArguments(body)
   if (adapt.adjacentOutputs && Array.isArray(body.input)) body.input = adjacentOutputs(body.input)
-  // (learned of a Responses server only)
-  if (adapt.storeTrue) body.store = true
   if (adapt.effort) {
     // "off" refused by a model that always thinks (GLM-5.3's 1210, adaptations.ts): the chat switch
     // the gateway sent for a request that asked for no thinking goes, its least effort in its place

@@ -610,9 +610,10 @@ export async function proxyRequest(
       isOpenAiApi(target.provider.baseUrl)
     )
       ctx.cacheKeys = true
-    // Azure OpenAI keeps the items the next turn names by id only with `store: true` (the host
-    // looked at, once per provider, only for a Responses upstream)
-    if (target.provider.family === 'responses' && azureProvider(target.provider)) ctx.storeTrue = true
+    // Azure OpenAI keeps the items the next turn names by id only with `store: true`: by its host
+    // (looked at once per provider, only for a Responses upstream), or learned from its refusal
+    if (target.provider.family === 'responses' && (adapt?.storeTrue || azureProvider(target.provider)))
+      ctx.storeTrue = true
     // a local server reads a model's switch of thinking off from its chat template's arguments
     // (thinking-off.ts `thinkingOffFields`): a map lookup only for a request that asked for no
     // thinking (not the simulator, which stands for the vendors' APIs)
