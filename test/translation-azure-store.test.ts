@@ -229,6 +229,15 @@ describe("Codex passed through to Azure OpenAI's own hosts", {timeout: 60_000}, 
       .splice(0)
       .flatMap((r) => (RESPONSES.test(r.path) ? [(r.body as {store?: unknown}).store] : []))
 
+  /** Both turns went with store true, each answered in one try, nothing learned or noted. */
+  const storedFromTheFirst = () => {
+    expect(sentStores()).toEqual([true, true])
+    expect(gateway.results.map((r) => [r.status, r.error])).toEqual([
+      [200, null],
+      [200, null],
+    ])
+  }
+
   it('store true from the first request, by the host: no refusal, nothing learned', async () => {
     const client = new OpenAI({
       baseURL: `${gateway.url}/v1`,
@@ -238,11 +247,7 @@ describe("Codex passed through to Azure OpenAI's own hosts", {timeout: 60_000}, 
     })
     const {second} = await twoTurns(client)
     expect(second.status).toBe('completed')
-    expect(sentStores()).toEqual([true, true])
-    expect(gateway.results.map((r) => [r.status, r.error])).toEqual([
-      [200, null],
-      [200, null],
-    ])
+    storedFromTheFirst()
   })
 
   it('a translated request (Claude Code with thinking) goes with store true from the first, by the host', async () => {
@@ -250,11 +255,7 @@ describe("Codex passed through to Azure OpenAI's own hosts", {timeout: 60_000}, 
     const client = new Anthropic({baseURL: gateway.url, apiKey: 'client', maxRetries: 0})
     const {second} = await claudeTwoTurns(client)
     expect(second.stop_reason).toBe('end_turn')
-    expect(sentStores()).toEqual([true, true])
-    expect(gateway.results.map((r) => [r.status, r.error])).toEqual([
-      [200, null],
-      [200, null],
-    ])
+    storedFromTheFirst()
   })
 
   it("another client's store: false is its own: sent as it came, nothing learned", async () => {
