@@ -431,6 +431,15 @@ describe('providers add from a preset', () => {
     const unknown = await runCli(['providers', 'add', 'x', '--preset', 'nope', '--json'], {home: home.home})
     expect(unknown.exitCode).toBe(2)
     expect(json(unknown).error).toMatchObject({code: 'unknown_preset', message: 'No preset named "nope".'})
+    // a family the preset's base URL does not speak: the preset that does, in the hint
+    const family = await runCli(['providers', 'add', 'glm9', '--preset', 'zai', '--family', 'messages'], {
+      home: home.home,
+    })
+    expect(family.exitCode).toBe(2)
+    expect(family.stderr).toContain(
+      'Preset "zai" is a chat provider: its base URL takes no messages requests.',
+    )
+    expect(family.stderr).toContain('For messages: --preset zai-anthropic')
     const bare = await runCli(['providers', 'add', 'corp2'], {home: home.home})
     expect(bare.exitCode).toBe(2)
     expect(bare.stderr).toContain('Missing --family and --base-url for provider "corp2".')

@@ -139,7 +139,8 @@ export function withPreset(input: AddProviderInput): AddProviderInput & {family:
     throw new UsageError(
       `Preset "${preset.name}" is a ${preset.family} provider: its base URL takes no ${family} requests.`,
       {
-        code: 'invalid_flags',
+        // (not `invalid_flags`, whose hint the command replaces with its usage line)
+        code: 'preset_family',
         hint: instead.length
           ? `For ${family}: --preset ${instead.join(' or --preset ')}`
           : `Give the ${family} endpoint's --base-url too, or leave --family out.`,
