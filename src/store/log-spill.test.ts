@@ -298,6 +298,70 @@ describe('log side file', () => {
     expect(counts().ids).toEqual(['b0', 'b1', 'b2'])
   })
 
+  it('applySpill commits in chunks with a turn of the event loop between them (the lock holder keeps its lock fresh)', async () => {
+    const w = await writer()
+    const other = lock()
+    w.write(batch('c', 10))
+    w.close()
+    open.length = 0
+    other.exec('ROLLBACK')
+    other.close()
+    // work queued on the loop after a chunk (proper-lockfile's touch of the lock) runs before the next
+    const ran: number[] = []
+    const seen: Array<[number, number[]]> = []
+    const done = await LogWriter.applySpill(path, {
+      busyMs: 100,
+      chunkRows: 4,
+      afterChunk: (applied) => {
+        seen.push([applied, [...ran]])
+        setImmediate(() => ran.push(applied))
+      },
+    })
+    expect(done).toEqual({applied: 10, skipped: 0, torn: 0})
+    expect(seen).toEqual([
+      [4, []],
+      [8, [4]],
+      [10, [4, 8]],
+    ])
+    expect(counts()).toMatchObject({rows: 10, hourly: 10, committed: 10})
+    expect(counts().ids).toEqual(Array.from({length: 10}, (_, i) => `c${i}`))
+    expect(statSync(pending).size).toBe(0)
+  })
+
+  it('applySpill stopped between two chunks (another process takes the lock) leaves the rest waiting, and the next apply commits only the rest', async () => {
+    const w = await writer()
+    const other = lock()
+    w.write(batch('d', 10))
+    w.close()
+    open.length = 0
+    other.exec('ROLLBACK')
+    other.close()
+    const kept = readFileSync(pending)
+    let taken: Database.Database | undefined
+    await expect(
+      LogWriter.applySpill(path, {
+        busyMs: 50,
+        chunkRows: 4,
+        afterChunk: () => {
+          taken ??= lock()
+        },
+      }),
+    ).rejects.toMatchObject({code: expect.stringMatching(/^SQLITE_BUSY/)})
+    taken?.exec('ROLLBACK')
+    taken?.close()
+    // the first chunk is committed with its sequence; the file is left whole
+    expect(readFileSync(pending)).toEqual(kept)
+    expect(counts()).toMatchObject({rows: 4, hourly: 4, committed: 4})
+    expect(LogWriter.pending(path).rows).toBe(6)
+    expect(await LogWriter.applySpill(path, {busyMs: 100, chunkRows: 4})).toEqual({
+      applied: 6,
+      skipped: 4,
+      torn: 0,
+    })
+    expect(counts().ids).toEqual(Array.from({length: 10}, (_, i) => `d${i}`))
+    expect(counts()).toMatchObject({rows: 10, hourly: 10, committed: 10})
+  })
+
   it('applySpill drops a torn last line and keeps every whole row', async () => {
     await tornSpill('t', 2)
     expect(LogWriter.pending(path)).toMatchObject({rows: 2, torn: 1})

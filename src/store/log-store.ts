@@ -249,6 +249,8 @@ const ROW_COLUMNS = 23
 const ROW_VALUES = `(${Array(ROW_COLUMNS).fill('?').join(', ')})`
 /** Rows per INSERT statement, largest first (64 rows bind 1 472 values; SQLite allows 32 766). */
 const INSERT_CHUNKS = [64, 16, 4, 1]
+/** Rows per transaction when a command applies the side file (`applySpill`): tens of ms each. */
+const APPLY_CHUNK_ROWS = 5000
 
 /** Where each field sits in a row's values (the column order of INSERT_LOGS). */
 const F = {
@@ -394,6 +396,8 @@ export class LogWriter {
    * (`applied`: how many of the file's rows that was).
    */
   private readonly replayInTransaction: () => SpilledRows & {applied: number}
+  /** One transaction around one chunk of a command's apply (`applySpill`): rows, roll-up, sequence. */
+  private readonly applyInTransaction: (values: ArrayLike<unknown>, maxSeq: number) => void
   private readonly now: () => number
   private readonly spillFile: string
   private pruneTimer: NodeJS.Timeout | undefined
@@ -470,6 +474,12 @@ export class LogWriter {
       return {...spilled, applied: rows}
     })
     this.replayInTransaction = replay.immediate.bind(replay)
+    const apply = db.transaction((values: ArrayLike<unknown>, maxSeq: number) => {
+      this.insertRows(values)
+      for (const sum of rollUp(values)) this.upsertHour.run(sum)
+      this.upsertCommitted.run(maxSeq)
+    })
+    this.applyInTransaction = apply.immediate.bind(apply)
   }
 
   /**
@@ -492,17 +502,30 @@ export class LogWriter {
   /**
    * Applies the side file of the log database at `path` once, for a command run while no gateway
    * owns the file (services/log-pending.ts takes the side file's lock and checks that no daemon
-   * runs first): the rows above the committed sequence are committed with their roll-up and the
-   * new highest sequence in one transaction, exactly as the daemon's replay does, then the file
-   * is emptied. A kill before the commit leaves every row in the file; after it, the rows at or
-   * below the committed sequence, which every later replay skips. Waits up to `busyMs` for
-   * another process's write lock, then throws SQLite's busy error (as it throws a read-only or
-   * damaged database): the rows then stay in the file. A missing database is created, as the
-   * daemon's start would.
+   * runs first): the rows above the committed sequence are committed in sequence order, in
+   * transactions of `APPLY_CHUNK_ROWS` rows that each hold their rows, their roll-up and the new
+   * committed sequence, then the file is emptied. A kill at any point leaves every row either
+   * committed (at or below the committed sequence, skipped by every later replay) or still waiting.
+   *
+   * Why chunks, and a turn of the event loop between them: the command holds the file's lock
+   * (proper-lockfile), which it keeps by touching the lock every few seconds from a timer. One
+   * transaction of 200 000 rows blocked the loop past 10 s on a loaded machine, long enough for a
+   * starting daemon to judge the lock stale and take it from its live holder (stop 48's CI). A
+   * chunk takes tens of milliseconds.
+   *
+   * Waits up to `busyMs` for another process's write lock at each chunk, then throws SQLite's busy
+   * error (as it throws a read-only or damaged database): the rows not yet committed then stay in
+   * the file. A missing database is created, as the daemon's start would.
    */
   static async applySpill(
     path: string,
-    options: {busyMs: number},
+    options: {
+      busyMs: number
+      /** Rows per transaction (tests: several chunks from a few rows). */
+      chunkRows?: number
+      /** Called after each chunk's commit with the rows applied so far (tests). */
+      afterChunk?: (applied: number) => void
+    },
   ): Promise<{applied: number; skipped: number; torn: number}> {
     mkdirSync(dirname(path), {recursive: true, mode: 0o700})
     privateFiles(path)
@@ -515,14 +538,28 @@ export class LogWriter {
       db.exec(SPILL_SCHEMA)
       addColumns(db)
       const writer = new LogWriter(db, {})
-      const spilled = writer.replayInTransaction()
+      const spilled = readSpill(writer.spillFile, ROW_COLUMNS)
+      // no other writer of the side table: the caller holds the file's lock and no daemon runs
+      const committed = (writer.selectCommitted.get() as number | undefined) ?? 0
+      // in sequence order, so that each chunk's committed sequence covers exactly the rows before it
+      const order: number[] = []
+      for (let r = 0; r < spilled.seqs.length; r++) if (spilled.seqs[r] > committed) order.push(r)
+      order.sort((a, b) => spilled.seqs[a] - spilled.seqs[b])
+      const chunkRows = Math.max(1, options.chunkRows ?? APPLY_CHUNK_ROWS)
+      for (let start = 0; start < order.length; start += chunkRows) {
+        if (start > 0) await new Promise(setImmediate)
+        const end = Math.min(order.length, start + chunkRows)
+        const values: unknown[] = []
+        for (let i = start; i < end; i++) {
+          const r = order[i]
+          for (let c = 0; c < ROW_COLUMNS; c++) values.push(spilled.values[r * ROW_COLUMNS + c])
+        }
+        writer.applyInTransaction(values, spilled.seqs[order[end - 1]])
+        options.afterChunk?.(end)
+      }
       // committed: the rows at or below the committed sequence are skipped from here on
       truncateSpill(writer.spillFile, 0)
-      return {
-        applied: spilled.applied,
-        skipped: spilled.seqs.length - spilled.applied,
-        torn: spilled.bad,
-      }
+      return {applied: order.length, skipped: spilled.seqs.length - order.length, torn: spilled.bad}
     } finally {
       db.close()
     }
