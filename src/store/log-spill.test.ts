@@ -91,6 +91,17 @@ async function writer(): Promise<LogWriter> {
   return w
 }
 
+/** A gateway stopped while logs.db was locked: `n` rows (`prefix`0, ...) wait in the side file. */
+async function stoppedUnderLock(prefix: string, n: number): Promise<void> {
+  const w = await writer()
+  const other = lock()
+  w.write(batch(prefix, n))
+  w.close()
+  open.length = 0
+  other.exec('ROLLBACK')
+  other.close()
+}
+
 /**
  * A side file of `n` whole rows (`prefix`0, ...) that logs.db does not hold, then a torn last line
  * (a write cut by a crash: no newline), with no writer open.
@@ -299,13 +310,7 @@ describe('log side file', () => {
   })
 
   it('applySpill commits in chunks with a turn of the event loop between them (the lock holder keeps its lock fresh)', async () => {
-    const w = await writer()
-    const other = lock()
-    w.write(batch('c', 10))
-    w.close()
-    open.length = 0
-    other.exec('ROLLBACK')
-    other.close()
+    await stoppedUnderLock('c', 10)
     // work queued on the loop after a chunk (proper-lockfile's touch of the lock) runs before the next
     const ran: number[] = []
     const seen: Array<[number, number[]]> = []
@@ -329,13 +334,7 @@ describe('log side file', () => {
   })
 
   it('applySpill stopped between two chunks (another process takes the lock) leaves the rest waiting, and the next apply commits only the rest', async () => {
-    const w = await writer()
-    const other = lock()
-    w.write(batch('d', 10))
-    w.close()
-    open.length = 0
-    other.exec('ROLLBACK')
-    other.close()
+    await stoppedUnderLock('d', 10)
     const kept = readFileSync(pending)
     let taken: Database.Database | undefined
     await expect(
