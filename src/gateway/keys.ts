@@ -102,6 +102,11 @@ export class KeyIndex {
    * checked on every request (it is a field of the record), and a reload clears it.
    */
   private readonly verified = new Map<string, KeyRecord>()
+  /**
+   * Each agent's newest key (and how many share its creation time), so that a refused request
+   * tells a rotation from a `key revoke` without a scan of every key.
+   */
+  private readonly newest = new Map<string, {id: string; createdAt: number; count: number}>()
 
   constructor(private readonly state: GatewayState) {
     this.rebuild()
@@ -112,13 +117,24 @@ export class KeyIndex {
     this.byHash.clear()
     this.agents.clear()
     this.verified.clear()
-    for (const key of this.state.keys) this.byHash.set(key.hash, key)
+    this.newest.clear()
+    for (const key of this.state.keys) this.remember(key)
     for (const agent of this.state.agents) this.agents.set(agent.id, agent)
+  }
+
+  private remember(key: KeyRecord): void {
+    this.byHash.set(key.hash, key)
+    const newest = this.newest.get(key.agentId)
+    if (!newest || key.createdAt > newest.createdAt) {
+      this.newest.set(key.agentId, {id: key.id, createdAt: key.createdAt, count: 1})
+    } else if (key.createdAt === newest.createdAt && key.id !== newest.id) {
+      newest.count++
+    }
   }
 
   /** Records a new key and agent (the state already holds them). */
   add(key: KeyRecord, agent: AgentRecord): void {
-    this.byHash.set(key.hash, key)
+    this.remember(key)
     this.agents.set(agent.id, agent)
   }
 
@@ -174,9 +190,9 @@ export class KeyIndex {
    */
   private revokedMessage(record: KeyRecord, agent: AgentRecord | undefined): string {
     if (!agent) return 'The gateway key was revoked: its agent was removed (`gwctl agents remove`).'
-    const newer = this.state.keys.some(
-      (k) => k.agentId === record.agentId && k.id !== record.id && k.createdAt >= record.createdAt,
-    )
+    // another key of the agent as new or newer: the newest is another, or shares its time
+    const newest = this.newest.get(record.agentId)
+    const newer = newest !== undefined && (newest.id !== record.id || newest.count > 1)
     return newer
       ? 'The gateway key was revoked (a newer key was issued for this agent).'
       : 'The gateway key was revoked (`gwctl key revoke`); the agent has no newer key.'
