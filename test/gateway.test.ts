@@ -293,6 +293,15 @@ describe('status and doctor', {timeout: 120_000}, () => {
     await cli(keyIssueArgs('a', 'codex'))
     const up = await cli(['status', '--quiet'])
     expect(up).toMatchObject({exitCode: 0, stdout: '', stderr: ''})
+    // --quiet is the cheap liveness check with --json too: its answer, not the whole snapshot
+    const upJson = await cli(['status', '--quiet', '--json'])
+    expect(upJson.exitCode).toBe(0)
+    expect(Object.keys(json(upJson))).toEqual(['healthy', 'gateway'])
+    expect(json(upJson).gateway).toMatchObject({
+      state: 'Running',
+      port: expect.any(Number),
+      pid: expect.any(Number),
+    })
     const snapshot = json(await cli(['status', '--json']))
     expect(snapshot).toMatchObject({
       healthy: true,
