@@ -280,6 +280,35 @@ describe('crash safety', {timeout: 120_000}, () => {
   })
 })
 
+describe('key issue on a policy that routes nowhere for the kind', {timeout: 120_000}, () => {
+  it('warns (exit 0, stdout only the key) when the running gateway has no provider for its family', async () => {
+    const {cli} = await setup()
+    const add = ['providers', 'add', 'corp', '--family', 'messages', '--base-url', 'http://127.0.0.1:9']
+    expect((await cli([...add, '--api-key-env', 'CORP_KEY'])).exitCode).toBe(0)
+    expect(
+      (await cli(['policies', 'route', 'team', '--family', 'messages', '--target', 'corp'])).exitCode,
+    ).toBe(0)
+    // stopped: the state file is written and not judged (the default routes are made at start)
+    const early = await cli([...keyIssueArgs('early', 'gemini_cli'), '--policy-id', 'team'])
+    expect([early.exitCode, early.stderr.includes('warning')]).toEqual([0, false])
+    expect((await cli(['gateway', 'start'])).exitCode).toBe(0)
+
+    const routed = await cli([...keyIssueArgs('cc', 'claude_code'), '--policy-id', 'team'])
+    expect(routed.exitCode).toBe(0)
+    expect(routed.stderr).not.toContain('warning')
+    const gemini = await cli([...keyIssueArgs('gm', 'gemini_cli'), '--policy-id', 'team'])
+    expect(gemini.exitCode).toBe(0)
+    expect(gemini.stdout).toMatch(/^keyValue: gw-\S+\n$/)
+    expect(gemini.stderr).toContain(
+      "warning: policy team has no provider for gemini requests, which a gemini_cli agent sends: the gateway answers each of this key's requests 503.",
+    )
+    const codex = json(await cli([...keyIssueArgs('cx', 'codex'), '--policy-id', 'team', '--json']))
+    expect(codex.warnings).toEqual([
+      expect.stringContaining('policy team has no provider for responses requests'),
+    ])
+  })
+})
+
 describe('status and doctor', {timeout: 120_000}, () => {
   it('status --quiet exits 6 when stopped and 0 when running, printing nothing', async () => {
     const {cli} = await setup()
