@@ -309,6 +309,38 @@ describe('key issue on a policy that routes nowhere for the kind', {timeout: 120
   })
 })
 
+describe('doctor: a routed provider whose key variable the gateway lacks', {timeout: 120_000}, () => {
+  it('fails (exit 3) naming the variable and where to set it, and passes once the gateway has it', async () => {
+    const {cli} = await setup()
+    const add = ['providers', 'add', 'ds', '--family', 'chat', '--base-url', 'http://127.0.0.1:9']
+    expect((await cli([...add, '--api-key-env', 'GWCTL_TEST_DS_KEY'])).exitCode).toBe(0)
+    expect((await cli(['policies', 'route', 'team', '--family', 'chat', '--target', 'ds'])).exitCode).toBe(0)
+    const check = async (extra: Record<string, string> = {}) => {
+      const r = await cli(['doctor', '--json'], extra)
+      return {exitCode: r.exitCode, ...json(r).checks.find((c: {id: string}) => c.id === 'credentials')}
+    }
+    // stopped: the shell `gateway start` would pass on
+    expect(await check()).toMatchObject({
+      exitCode: 3,
+      ok: false,
+      detail: expect.stringContaining('not set in this shell'),
+      hint: expect.stringContaining('`gwctl gateway start`'),
+    })
+    expect((await cli(['gateway', 'start'])).exitCode).toBe(0)
+    // running: the gateway's own environment, whatever this shell has now (its default routes
+    // of chat go to the one chat provider too)
+    expect(await check({GWCTL_TEST_DS_KEY: 'k'})).toMatchObject({
+      exitCode: 3,
+      ok: false,
+      detail:
+        "not set in the running gateway's environment: ds (GWCTL_TEST_DS_KEY, policies default, claude_code_default, team): each request routed to it fails (502)",
+      hint: expect.stringContaining('`export GWCTL_TEST_DS_KEY=...`, then `gwctl gateway restart`'),
+    })
+    expect((await cli(['gateway', 'restart'], {GWCTL_TEST_DS_KEY: 'k'})).exitCode).toBe(0)
+    expect(await check()).toMatchObject({ok: true})
+  })
+})
+
 describe('status and doctor', {timeout: 120_000}, () => {
   it('status --quiet exits 6 when stopped and 0 when running, printing nothing', async () => {
     const {cli} = await setup()
