@@ -279,8 +279,15 @@ describe('agents enable/disable', () => {
     }
     const backups = () => (existsSync(join(home, 'bindings')) ? readdirSync(join(home, 'bindings')) : [])
 
-    expect((await cli(['agents', 'enable', 'claude-code'])).exitCode).toBe(0)
-    expect((await cli(['agents', 'enable', 'gemini-cli'])).exitCode).toBe(0)
+    const claudeBound = await cli(['agents', 'enable', 'claude-code'])
+    expect(claudeBound.exitCode).toBe(0)
+    expect(claudeBound.stderr).not.toContain('folder you trust')
+    const geminiBound = await cli(['agents', 'enable', 'gemini-cli'])
+    expect(geminiBound.exitCode).toBe(0)
+    // Gemini CLI skips ~/.gemini/.env in a folder not trusted: `gemini -p` there reads no key
+    expect(geminiBound.stderr).toContain(
+      'Gemini CLI reads ~/.gemini/.env only in a folder you trust: trust it when `gemini` asks, or for `gemini -p` in a new folder pass --skip-trust (or set GEMINI_CLI_TRUST_WORKSPACE=true).',
+    )
     assertClean()
     expect(readFileSync(paths.claude, 'utf8')).not.toContain(SECRET) // taken out while bound
     // the originals are in 0600 backups beside the state, named by their hash

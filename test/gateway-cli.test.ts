@@ -461,6 +461,41 @@ describe('policies (gateway stopped: the state file)', () => {
     expect((await cli(['policies', 'show', 'team-a'])).exitCode).toBe(7)
     expect((await cli(['policies', 'remove', 'team-a'])).exitCode).toBe(7)
   })
+
+  it('a target model close to one the provider lists: saved, with a "did you mean" warning', async () => {
+    const {cli} = await stopped()
+    const typo = await cli(['policies', 'route', 'team', '--family', 'chat', '--target', 'sim-chat:sim-mni'])
+    expect(typo.exitCode).toBe(0)
+    expect(typo.stdout).toBe('Created policy team: chat -> sim-chat:sim-mni\n')
+    expect(typo.stderr).toContain(
+      'warning: sim-chat:sim-mni: sim-chat lists no model "sim-mni"; did you mean "sim-mini"?',
+    )
+    // a name the list has (with a simulator quirk), or one far from every listed name: no warning
+    const fine = await cli([
+      'policies',
+      'route',
+      'team',
+      '--family',
+      'chat',
+      '--target',
+      'sim-chat:sim-pro+cut-args',
+      '--target',
+      'sim-chat:gpt-5.5-mini',
+    ])
+    expect(fine.exitCode).toBe(0)
+    expect(fine.stderr).not.toContain('warning')
+    // a preset's documented names, in --json (stdout stays one document) and through `policies set`
+    expect((await cli(['providers', 'add', 'deepseek'])).exitCode).toBe(0)
+    const set = await cli(
+      ['policies', 'set', 'ds', '--file', '-', '--json'],
+      '{"routes":{"messages":[{"provider":"deepseek","model":"deepseek-chta","translate":true}]}}',
+    )
+    expect(set.exitCode).toBe(0)
+    expect(json(set).warnings).toEqual([
+      'deepseek:deepseek-chta: deepseek lists no model "deepseek-chta"; did you mean "deepseek-chat"? (kept as given: the provider may have added it)',
+    ])
+    expect(set.stderr).not.toContain('warning')
+  })
 })
 
 function entry(over: Partial<LogEntry> = {}): LogEntry {

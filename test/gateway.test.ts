@@ -280,6 +280,67 @@ describe('crash safety', {timeout: 120_000}, () => {
   })
 })
 
+describe('key issue on a policy that routes nowhere for the kind', {timeout: 120_000}, () => {
+  it('warns (exit 0, stdout only the key) when the running gateway has no provider for its family', async () => {
+    const {cli} = await setup()
+    const add = ['providers', 'add', 'corp', '--family', 'messages', '--base-url', 'http://127.0.0.1:9']
+    expect((await cli([...add, '--api-key-env', 'CORP_KEY'])).exitCode).toBe(0)
+    expect(
+      (await cli(['policies', 'route', 'team', '--family', 'messages', '--target', 'corp'])).exitCode,
+    ).toBe(0)
+    // stopped: the state file is written and not judged (the default routes are made at start)
+    const early = await cli([...keyIssueArgs('early', 'gemini_cli'), '--policy-id', 'team'])
+    expect([early.exitCode, early.stderr.includes('warning')]).toEqual([0, false])
+    expect((await cli(['gateway', 'start'])).exitCode).toBe(0)
+
+    const routed = await cli([...keyIssueArgs('cc', 'claude_code'), '--policy-id', 'team'])
+    expect(routed.exitCode).toBe(0)
+    expect(routed.stderr).not.toContain('warning')
+    const gemini = await cli([...keyIssueArgs('gm', 'gemini_cli'), '--policy-id', 'team'])
+    expect(gemini.exitCode).toBe(0)
+    expect(gemini.stdout).toMatch(/^keyValue: gw-\S+\n$/)
+    expect(gemini.stderr).toContain(
+      "warning: policy team has no provider for gemini requests, which a gemini_cli agent sends: the gateway answers each of this key's requests 503.",
+    )
+    const codex = json(await cli([...keyIssueArgs('cx', 'codex'), '--policy-id', 'team', '--json']))
+    expect(codex.warnings).toEqual([
+      expect.stringContaining('policy team has no provider for responses requests'),
+    ])
+  })
+})
+
+describe('doctor: a routed provider whose key variable the gateway lacks', {timeout: 120_000}, () => {
+  it('fails (exit 3) naming the variable and where to set it, and passes once the gateway has it', async () => {
+    const {cli} = await setup()
+    const add = ['providers', 'add', 'ds', '--family', 'chat', '--base-url', 'http://127.0.0.1:9']
+    expect((await cli([...add, '--api-key-env', 'GWCTL_TEST_DS_KEY'])).exitCode).toBe(0)
+    expect((await cli(['policies', 'route', 'team', '--family', 'chat', '--target', 'ds'])).exitCode).toBe(0)
+    const check = async (extra: Record<string, string> = {}) => {
+      const r = await cli(['doctor', '--json'], extra)
+      return {exitCode: r.exitCode, ...json(r).checks.find((c: {id: string}) => c.id === 'credentials')}
+    }
+    // stopped: the shell `gateway start` would pass on
+    expect(await check()).toMatchObject({
+      exitCode: 3,
+      ok: false,
+      detail: expect.stringContaining('not set in this shell'),
+      hint: expect.stringContaining('`gwctl gateway start`'),
+    })
+    expect((await cli(['gateway', 'start'])).exitCode).toBe(0)
+    // running: the gateway's own environment, whatever this shell has now (its default routes
+    // of chat go to the one chat provider too)
+    expect(await check({GWCTL_TEST_DS_KEY: 'k'})).toMatchObject({
+      exitCode: 3,
+      ok: false,
+      detail:
+        "not set in the running gateway's environment: ds (GWCTL_TEST_DS_KEY, policies default, claude_code_default, team): each request routed to it fails (502)",
+      hint: expect.stringContaining('`export GWCTL_TEST_DS_KEY=...`, then `gwctl gateway restart`'),
+    })
+    expect((await cli(['gateway', 'restart'], {GWCTL_TEST_DS_KEY: 'k'})).exitCode).toBe(0)
+    expect(await check()).toMatchObject({ok: true})
+  })
+})
+
 describe('status and doctor', {timeout: 120_000}, () => {
   it('status --quiet exits 6 when stopped and 0 when running, printing nothing', async () => {
     const {cli} = await setup()
@@ -293,6 +354,15 @@ describe('status and doctor', {timeout: 120_000}, () => {
     await cli(keyIssueArgs('a', 'codex'))
     const up = await cli(['status', '--quiet'])
     expect(up).toMatchObject({exitCode: 0, stdout: '', stderr: ''})
+    // --quiet is the cheap liveness check with --json too: its answer, not the whole snapshot
+    const upJson = await cli(['status', '--quiet', '--json'])
+    expect(upJson.exitCode).toBe(0)
+    expect(Object.keys(json(upJson))).toEqual(['healthy', 'gateway'])
+    expect(json(upJson).gateway).toMatchObject({
+      state: 'Running',
+      port: expect.any(Number),
+      pid: expect.any(Number),
+    })
     const snapshot = json(await cli(['status', '--json']))
     expect(snapshot).toMatchObject({
       healthy: true,

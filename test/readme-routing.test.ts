@@ -42,7 +42,8 @@ describe('the translation example, as written', {timeout: 120_000}, () => {
       const cli = (args: string[]) => runCli(args, {home: t.home, env: {GWCTL_GATEWAY_PORT: String(port)}})
       cleanups.push(t.cleanup, () => killDaemon(t.home))
       // what comes before the example: the platform configured, Claude Code installed, a gateway
-      mkdirSync(join(t.home, 'user-home', '.claude'), {recursive: true})
+      for (const folder of ['.claude', '.codex', '.gemini'])
+        mkdirSync(join(t.home, 'user-home', folder), {recursive: true})
       expect((await cli(['config', 'set', 'base-url', 'http://127.0.0.1:9/api/v1'])).exitCode).toBe(0)
       expect((await cli(['config', 'set', 'api-key', 'sk-example'])).exitCode).toBe(0)
       expect((await cli(['gateway', 'start', '--sim'])).exitCode).toBe(0)
@@ -58,6 +59,10 @@ describe('the translation example, as written', {timeout: 120_000}, () => {
         policyId: string
       }>
       expect(agents.find((a) => a.name === 'claude-code')?.policyId).toBe('claude-on-chat')
+      // and each other agent the example enables, on the policy it names
+      for (const line of lines.filter((l) => l[0] === 'agents' && l[1] === 'enable')) {
+        expect(agents.find((a) => a.name === line[2])?.policyId).toBe(line[line.indexOf('--policy') + 1])
+      }
     })
   }
 })

@@ -156,7 +156,18 @@ describe('--json prints one document', () => {
   it('status --quiet --json with the gateway stopped (exit 6)', async () => {
     const r = await runCli(['status', '--quiet', '--json'], {home: home.home})
     expect(r.exitCode).toBe(6)
-    expect(json(r)).toMatchObject({healthy: false, gateway: {state: 'Stopped'}})
+    // only the liveness check's answer, in the snapshot's words: no state file or agents read
+    expect(json(r)).toEqual({
+      healthy: false,
+      gateway: {
+        state: 'Stopped',
+        url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+        port: expect.any(Number),
+        pid: null,
+      },
+      problem: 'The gateway is not running.',
+      fix: 'Start it with `gwctl gateway start`.',
+    })
     const quiet = await runCli(['status', '--quiet'], {home: home.home})
     expect(quiet.exitCode).toBe(6)
     expect(quiet.stdout + quiet.stderr).toBe('')

@@ -3,6 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../core/base-command.js'
 import {ExitCode} from '../core/errors.js'
 import {colorErr, err, formatDuration, out, printFields, printJson, printTable} from '../core/output.js'
+import type {GatewayLiveness} from '../services/gateway.js'
 import type {StatusSnapshot} from '../services/status.js'
 import type {TelemetryStatus} from '../gateway/telemetry.js'
 import {homeFile} from '../store/paths.js'
@@ -21,7 +22,7 @@ function telemetryLine(t: TelemetryStatus, url: string): string {
 export default class Status extends BaseCommand {
   static summary = 'Prints a one-time snapshot: gateway state, agents, agents per route, latest request.'
   static description =
-    'Exits 0 when the gateway runs and answers, 6 when it is stopped or unhealthy. --quiet prints nothing (for scripts).'
+    'Exits 0 when the gateway runs and answers, 6 when it is stopped or unhealthy. --quiet only checks that (for scripts): it prints nothing, or with --json only {healthy, gateway} (and problem, fix).'
   static examples = [
     '<%= config.bin %> status',
     '<%= config.bin %> status --quiet && echo gateway up',
@@ -31,18 +32,23 @@ export default class Status extends BaseCommand {
   static flags = {
     quiet: Flags.boolean({
       char: 'q',
-      description: 'Print nothing; only the exit code tells (--json still prints).',
+      description:
+        'Only check that the gateway runs and answers: print nothing, the exit code tells (--json: {healthy, gateway}).',
     }),
   }
 
-  async run(): Promise<StatusSnapshot | {healthy: true}> {
+  async run(): Promise<StatusSnapshot | GatewayLiveness> {
     const {flags} = await this.parse(Status)
-    if (flags.quiet && !this.jsonEnabled()) {
+    if (flags.quiet) {
       // Scripts call this in loops: only whether the gateway runs and answers, nothing else loaded
-      // (no state file, no agent discovery).
-      const {gatewayAnswers} = await import('../services/gateway.js')
-      if (!(await gatewayAnswers({signal: this.signal}))) this.exit(ExitCode.gatewayDown)
-      return {healthy: true}
+      // (no state file, no agent discovery). --json prints that answer as its one document.
+      const {gatewayLiveness} = await import('../services/gateway.js')
+      const live = await gatewayLiveness({signal: this.signal})
+      if (!live.healthy) {
+        if (this.jsonEnabled()) printJson(live)
+        this.exit(ExitCode.gatewayDown)
+      }
+      return live
     }
     const {getStatus} = await import('../services/status.js')
     const snapshot = await getStatus({signal: this.signal})

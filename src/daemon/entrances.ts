@@ -101,9 +101,12 @@ function entranceHandler(
       const hint =
         verdict.reason === 'missing'
           ? ` Send it as ${describeForms(credentials)}.`
-          : verdict.reason === 'revoked' || verdict.reason === 'unknown'
-            ? ' Issue one with `gwctl key issue`.'
-            : ''
+          : verdict.rotated
+            ? // issuing again would rotate once more and revoke the key now in use
+              " Use that key (`gwctl key list` shows its prefix; `gwctl agents enable AGENT --rotate` rewrites a bound agent's config)."
+            : verdict.reason === 'revoked' || verdict.reason === 'unknown'
+              ? ' Issue one with `gwctl key issue`.'
+              : ''
       sendError(request.res, e.family, verdict.status, verdict.message + hint, {
         code: verdict.reason === 'forged' ? 'invalid_api_key' : 'unauthorized',
       })

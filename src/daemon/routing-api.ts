@@ -137,17 +137,25 @@ export interface ProviderView extends ProviderConfig {
   families: Family[]
   /** Ids of the policies with a target naming this provider. */
   policies: string[]
+  /**
+   * Set when the credential's variable is not in the gateway's own environment (it reads it there
+   * at each request): every request to the provider fails until the gateway is started with it.
+   */
+  credentialUnset?: true
 }
 
 function providerView(routing: Routing, provider: ProviderConfig): ProviderView {
   const policies = [...routing.policies.values()]
     .filter((p) => FAMILIES.some((f) => (p.routes[f] ?? []).some((t) => t.provider === provider.name)))
     .map((p) => p.id)
+  const credential = provider.credential
+  const unset = credential !== undefined && 'env' in credential && !process.env[credential.env]
   return {
     ...redactProvider(provider),
     circuit: routing.router.breakers.snapshotOf(provider.name),
     families: [provider.family],
     policies,
+    ...(unset ? {credentialUnset: true as const} : {}),
   }
 }
 

@@ -391,7 +391,10 @@ describe('gateway server (real socket)', () => {
     const responses = ENTRANCES[1]
     const revoked = await call(responses, responses.forms[0](first.body.keyValue))
     expect(revoked.status).toBe(401)
-    expect(revoked.body.error.message).toMatch(/revoked/)
+    // a rotated key points at the newer one: issuing yet another would revoke the key in use
+    expect(revoked.body.error.message).toBe(
+      "The gateway key was revoked (a newer key was issued for this agent). Use that key (`gwctl key list` shows its prefix; `gwctl agents enable AGENT --rotate` rewrites a bound agent's config).",
+    )
     expect((await call(responses, responses.forms[0](second.body.keyValue))).status).toBe(503)
   })
 

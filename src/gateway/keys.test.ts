@@ -124,6 +124,32 @@ describe('issueKey', () => {
     expect(index.verify(second.response.keyValue).ok).toBe(true)
   })
 
+  it('tells a rotation from a revoke without reading every key: a refused request costs O(1)', () => {
+    const state = initialState()
+    const index = new KeyIndex(state)
+    const first = issueKey(state, validateIssueRequest(base), 1_000_000)
+    index.add(first.key, first.agent)
+    const second = issueKey(state, validateIssueRequest(base), 1_005_000)
+    index.add(second.key, second.agent)
+    const other = issueKey(state, validateIssueRequest({...base, agentName: 'ci'}), 1_006_000)
+    index.add(other.key, other.agent)
+    other.key.revokedAt = 1_007_000
+    // a refused request may no longer walk the state's keys (a gateway of thousands of agents)
+    Object.defineProperty(state, 'keys', {
+      get() {
+        throw new Error('state.keys read on a refused request')
+      },
+    })
+    expect(index.verify(first.response.keyValue)).toMatchObject({
+      reason: 'revoked',
+      message: 'The gateway key was revoked (a newer key was issued for this agent).',
+    })
+    expect(index.verify(other.response.keyValue)).toMatchObject({
+      reason: 'revoked',
+      message: 'The gateway key was revoked (`gwctl key revoke`); the agent has no newer key.',
+    })
+  })
+
   it('a retry that sends the retry token of the last issue is not held to the 5 s limit; any other issue is', () => {
     const state = initialState()
     const token = {...base, retryToken: 'a'.repeat(32)}

@@ -89,7 +89,14 @@ const VERIFIED_CACHE_SIZE = 4096
 
 export type Verification =
   | {ok: true; key: KeyRecord; agent: AgentRecord}
-  | {ok: false; status: 400 | 401; reason: 'missing' | 'forged' | 'unknown' | 'revoked'; message: string}
+  | {
+      ok: false
+      status: 400 | 401
+      reason: 'missing' | 'forged' | 'unknown' | 'revoked'
+      message: string
+      /** A revoked key whose agent has a newer one (a rotation): that one is the key to use. */
+      rotated?: true
+    }
 
 /** The O(1) index hash -> key record, kept in step with the state by the daemon. */
 export class KeyIndex {
@@ -102,6 +109,11 @@ export class KeyIndex {
    * checked on every request (it is a field of the record), and a reload clears it.
    */
   private readonly verified = new Map<string, KeyRecord>()
+  /**
+   * Each agent's newest key (and how many share its creation time), so that a refused request
+   * tells a rotation from a `key revoke` without a scan of every key.
+   */
+  private readonly newest = new Map<string, {id: string; createdAt: number; count: number}>()
 
   constructor(private readonly state: GatewayState) {
     this.rebuild()
@@ -112,13 +124,24 @@ export class KeyIndex {
     this.byHash.clear()
     this.agents.clear()
     this.verified.clear()
-    for (const key of this.state.keys) this.byHash.set(key.hash, key)
+    this.newest.clear()
+    for (const key of this.state.keys) this.remember(key)
     for (const agent of this.state.agents) this.agents.set(agent.id, agent)
+  }
+
+  private remember(key: KeyRecord): void {
+    this.byHash.set(key.hash, key)
+    const newest = this.newest.get(key.agentId)
+    if (!newest || key.createdAt > newest.createdAt) {
+      this.newest.set(key.agentId, {id: key.id, createdAt: key.createdAt, count: 1})
+    } else if (key.createdAt === newest.createdAt && key.id !== newest.id) {
+      newest.count++
+    }
   }
 
   /** Records a new key and agent (the state already holds them). */
   add(key: KeyRecord, agent: AgentRecord): void {
-    this.byHash.set(key.hash, key)
+    this.remember(key)
     this.agents.set(agent.id, agent)
   }
 
@@ -163,22 +186,29 @@ export class KeyIndex {
   private standing(record: KeyRecord): Verification {
     const agent = this.agents.get(record.agentId)
     if (record.revokedAt !== undefined || !agent) {
-      return {ok: false, status: 401, reason: 'revoked', message: this.revokedMessage(record, agent)}
+      const rotated = agent !== undefined && this.hasNewer(record)
+      return {
+        ok: false,
+        status: 401,
+        reason: 'revoked',
+        message: !agent
+          ? 'The gateway key was revoked: its agent was removed (`gwctl agents remove`).'
+          : rotated
+            ? 'The gateway key was revoked (a newer key was issued for this agent).'
+            : 'The gateway key was revoked (`gwctl key revoke`); the agent has no newer key.',
+        ...(rotated ? {rotated: true as const} : {}),
+      }
     }
     return {ok: true, key: record, agent}
   }
 
   /**
-   * Why a key stopped working, in words the user can act on: a rotation (a newer key of the same
-   * agent), a `key revoke`, or an `agents remove`. Only a refused request gets here.
+   * Whether another key of the agent is as new or newer: a rotation, told apart from a `key
+   * revoke` (or an `agents remove`). Only a refused request gets here.
    */
-  private revokedMessage(record: KeyRecord, agent: AgentRecord | undefined): string {
-    if (!agent) return 'The gateway key was revoked: its agent was removed (`gwctl agents remove`).'
-    const newer = this.state.keys.some(
-      (k) => k.agentId === record.agentId && k.id !== record.id && k.createdAt >= record.createdAt,
-    )
-    return newer
-      ? 'The gateway key was revoked (a newer key was issued for this agent).'
-      : 'The gateway key was revoked (`gwctl key revoke`); the agent has no newer key.'
+  private hasNewer(record: KeyRecord): boolean {
+    // another key of the agent as new or newer: the newest is another, or shares its time
+    const newest = this.newest.get(record.agentId)
+    return newest !== undefined && (newest.id !== record.id || newest.count > 1)
   }
 }

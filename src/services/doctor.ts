@@ -262,6 +262,43 @@ const policiesCheck: DoctorCheck = {
   },
 }
 
+const credentialsCheck: DoctorCheck = {
+  id: 'credentials',
+  title: "Routed providers' key variables are set where the gateway reads them",
+  async run() {
+    const {listProviders} = await import('./providers.js')
+    let list
+    try {
+      list = await listProviders()
+    } catch {
+      return {ok: true, detail: 'skipped: the providers cannot be listed (see the state and gateway checks)'}
+    }
+    // the running gateway says what its own environment lacks; a stopped one starts with this shell's
+    const running = list.source === 'gateway'
+    const unset = list.providers.filter(
+      (p) =>
+        p.policies.length > 0 &&
+        p.credential !== undefined &&
+        'env' in p.credential &&
+        (running ? p.credentialUnset === true : !process.env[p.credential.env]),
+    )
+    if (unset.length === 0) return {ok: true, detail: 'every routed provider with a key variable has it'}
+    const where = running
+      ? "the running gateway's environment"
+      : 'this shell, which `gwctl gateway start` passes on'
+    const names = unset.map(
+      (p) =>
+        `${p.name} (${(p.credential as {env: string}).env}, ${p.policies.length === 1 ? 'policy' : 'policies'} ${p.policies.join(', ')})`,
+    )
+    const variable = (unset[0].credential as {env: string}).env
+    return {
+      ok: false,
+      detail: `not set in ${where}: ${names.join('; ')}: each request routed to ${unset.length === 1 ? 'it' : 'them'} fails (502)`,
+      hint: `The gateway reads a key variable from its own environment, the one it was started from: \`export ${variable}=...\`, then \`gwctl gateway ${running ? 'restart' : 'start'}\` in that shell.`,
+    }
+  },
+}
+
 const gatewayCheck: DoctorCheck = {
   id: 'gateway',
   title: 'A running gateway answers',
@@ -494,6 +531,7 @@ export const DOCTOR_CHECKS: DoctorCheck[] = [
   logDbCheck,
   logPendingCheck,
   policiesCheck,
+  credentialsCheck,
   scanPathsCheck,
   bindingsCheck,
   telemetryCheck,

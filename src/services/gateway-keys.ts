@@ -286,6 +286,27 @@ export async function listAgents(options: {signal?: AbortSignal} = {}): Promise<
   return agentViews(store.data)
 }
 
+/**
+ * The route a new key of the running gateway cannot use: its agent's policy has no provider for
+ * the family its kind speaks (the gateway answers every request 503). Only a running gateway
+ * knows its routes (the default ones are made at its start), so a key written to the state file
+ * is not judged; a generic agent speaks whichever family it likes, so it is not either.
+ */
+export async function unroutedKey(
+  issued: Pick<IssuedKey, 'agentId' | 'via'>,
+  agentType: string,
+  options: {signal?: AbortSignal} = {},
+): Promise<{policyId: string; family: string} | undefined> {
+  if (issued.via !== 'daemon' || agentType === 'generic_agent') return undefined
+  try {
+    const agent = (await listAgents(options)).find((a) => a.agentId === issued.agentId)
+    if (!agent || agent.enabled) return undefined
+    return {policyId: agent.policyId, family: agent.route.family}
+  } catch {
+    return undefined // the key is issued; this is only advice
+  }
+}
+
 /** Revokes one key: via the daemon when it runs (effective at once), else in the state file. */
 export async function revokeGatewayKey(keyId: string, options: {signal?: AbortSignal} = {}): Promise<void> {
   const running = runningDaemon()

@@ -127,9 +127,39 @@ export async function getGatewayInfo(
  * state `Running`, without asking for the whole snapshot.
  */
 export async function gatewayAnswers(options: {signal?: AbortSignal} = {}): Promise<boolean> {
+  return (await gatewayLiveness(options)).healthy
+}
+
+/** `gwctl status --quiet --json`: the liveness check's answer, in the snapshot's own words. */
+export interface GatewayLiveness {
+  healthy: boolean
+  gateway: {state: 'Running' | 'Stopped' | 'Unhealthy'; url: string; port: number; pid: number | null}
+  problem?: string
+  fix?: string
+}
+
+/** What `gatewayAnswers` checks (the pid file and `/health`), with the fields a script reads. */
+export async function gatewayLiveness(options: {signal?: AbortSignal} = {}): Promise<GatewayLiveness> {
   const running = runningDaemon()
-  if (!running) return false
-  return probeHealth(running.port, {signal: options.signal, timeoutMs: PROBE_TIMEOUT_MS})
+  const port = running?.port || resolvePort()
+  const gateway = {url: `http://127.0.0.1:${port}`, port, pid: running?.pid ?? null}
+  if (!running) {
+    return {
+      healthy: false,
+      gateway: {state: 'Stopped', ...gateway},
+      problem: 'The gateway is not running.',
+      fix: 'Start it with `gwctl gateway start`.',
+    }
+  }
+  if (await probeHealth(port, {signal: options.signal, timeoutMs: PROBE_TIMEOUT_MS})) {
+    return {healthy: true, gateway: {state: 'Running', ...gateway}}
+  }
+  return {
+    healthy: false,
+    gateway: {state: 'Unhealthy', ...gateway},
+    problem: `The gateway process (pid ${running.pid}) is alive but did not answer within ${PROBE_TIMEOUT_MS / 1000} s.`,
+    fix: HUNG_HINT,
+  }
 }
 
 /** The daemon's own entry point (no oclif: see `daemon/main.ts`). */

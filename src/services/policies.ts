@@ -11,6 +11,7 @@ import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS, FAMILIES} from '../store/schema.js'
 import {homeFile} from '../store/paths.js'
 import type {GatewayState} from '../store/state-schema.js'
 import {StateStore, withState} from '../store/state.js'
+import {targetModelWarnings} from './model-hints.js'
 
 /** Every policy in the state file. */
 export async function listPolicies(): Promise<PolicyConfig[]> {
@@ -111,7 +112,10 @@ export function parsePolicyText(id: string, text: string): Record<string, unknow
 }
 
 /** Creates or replaces a policy from JSON text. */
-export async function setPolicy(id: string, text: string): Promise<{policy: PolicyConfig; created: boolean}> {
+export async function setPolicy(
+  id: string,
+  text: string,
+): Promise<{policy: PolicyConfig; created: boolean; warnings: string[]}> {
   const candidate = parsePolicyText(id, text)
   const schema = await schemaProblems('policy', candidate)
   if (schema.length > 0) refuse(schema)
@@ -122,7 +126,7 @@ export async function setPolicy(id: string, text: string): Promise<{policy: Poli
     const index = store.data.policies.findIndex((p) => p.id === id)
     if (index >= 0) store.data.policies[index] = policy
     else store.data.policies.push(policy)
-    return {policy, created: index < 0}
+    return {policy, created: index < 0, warnings: targetModelWarnings(policy, knownProviders(store.data))}
   }, homeFile('state'))
 }
 
@@ -150,7 +154,7 @@ export async function routePolicy(
   family: string,
   targets: readonly string[],
   options: {translate?: boolean} = {},
-): Promise<{policy: PolicyConfig; created: boolean; providers: ProviderConfig[]}> {
+): Promise<{policy: PolicyConfig; created: boolean; providers: ProviderConfig[]; warnings: string[]}> {
   if (!(FAMILIES as readonly string[]).includes(family)) {
     throw new UsageError(`"${family}" is not a family (${FAMILIES.join(', ')}).`, {code: 'invalid_family'})
   }
@@ -183,7 +187,8 @@ export async function routePolicy(
     if (problems.length > 0) refuse(problems)
     if (existing) store.data.policies[store.data.policies.indexOf(existing)] = policy
     else store.data.policies.push(policy)
-    return {policy, created: !existing, providers}
+    const warnings = targetModelWarnings(policy, providers, [family as Family])
+    return {policy, created: !existing, providers, warnings}
   }, homeFile('state'))
 }
 

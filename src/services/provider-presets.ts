@@ -16,6 +16,11 @@ export interface ProviderPreset {
   keyEnv?: string
   /** What it is, for `gwctl providers presets`. */
   about: string
+  /**
+   * The model names the vendor documents, where it keeps a short fixed list: only for "did you
+   * mean" on a policy target's model (`model-hints.ts`), never to refuse one.
+   */
+  models?: readonly string[]
 }
 
 export const PROVIDER_PRESETS: readonly ProviderPreset[] = [
@@ -48,6 +53,7 @@ export const PROVIDER_PRESETS: readonly ProviderPreset[] = [
     baseUrl: 'https://api.deepseek.com',
     keyEnv: 'DEEPSEEK_API_KEY',
     about: 'DeepSeek',
+    models: ['deepseek-chat', 'deepseek-reasoner'],
   },
   {
     name: 'deepseek-anthropic',
@@ -55,6 +61,7 @@ export const PROVIDER_PRESETS: readonly ProviderPreset[] = [
     baseUrl: 'https://api.deepseek.com/anthropic',
     keyEnv: 'DEEPSEEK_API_KEY',
     about: "DeepSeek's Anthropic-compatible endpoint",
+    models: ['deepseek-chat', 'deepseek-reasoner'],
   },
   {
     name: 'zai',

@@ -27,6 +27,8 @@ export interface ProviderView extends ProviderConfig {
    * loads it): `added` (not live yet), `removed` (still live), `changed` (live with old values).
    */
   pending?: 'added' | 'removed' | 'changed'
+  /** From the running gateway: its own environment lacks the credential's variable. */
+  credentialUnset?: true
 }
 
 export interface ProviderList {

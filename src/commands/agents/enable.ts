@@ -67,6 +67,7 @@ export default class AgentsEnable extends BaseCommand {
           `${result.tool} ${result.outcome === 'rebound' ? 'rebound' : 'bound'} to ${result.baseUrl} with ${result.keyIssued ? 'a new' : 'its'} key ${result.keyPrefix}.`,
         )
         for (const f of result.files) out(`  wrote ${f}`)
+        if (result.tool === 'gemini-cli') err(colorErr().dim(GEMINI_TRUST_NOTE))
         err(colorErr().dim(`Undo with \`gwctl agents disable ${result.tool}\`.`))
       }
       if (result.statusline === 'gwctl') out('  statusLine: gwctl statusline')
@@ -77,6 +78,14 @@ export default class AgentsEnable extends BaseCommand {
     return result
   }
 }
+
+/**
+ * Gemini CLI (0.61: folder trust is on unless settings turn it off) reads `~/.gemini/.env` only
+ * in a folder the user trusted; elsewhere `gemini -p` says "you must specify the GEMINI_API_KEY
+ * environment variable", as if nothing were bound. Trusting a folder is the user's call, not ours.
+ */
+const GEMINI_TRUST_NOTE =
+  'Gemini CLI reads ~/.gemini/.env only in a folder you trust: trust it when `gemini` asks, or for `gemini -p` in a new folder pass --skip-trust (or set GEMINI_CLI_TRUST_WORKSPACE=true).'
 
 /**
  * What the agent meets on its first request, when it is not an answer. A stopped gateway: a

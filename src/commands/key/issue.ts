@@ -1,10 +1,10 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
-import {colorErr, err, out} from '../../core/output.js'
+import {colorErr, err, out, warn} from '../../core/output.js'
 import {AGENT_KINDS} from '../../gateway/agent-kinds.js'
 import type {IssuedKey} from '../../services/gateway-keys.js'
-import {issueGatewayKey} from '../../services/gateway-keys.js'
+import {issueGatewayKey, unroutedKey} from '../../services/gateway-keys.js'
 
 export default class KeyIssue extends BaseCommand {
   static summary = 'Issues a gateway key for an agent (rotating its previous key).'
@@ -44,7 +44,7 @@ export default class KeyIssue extends BaseCommand {
     'employee-role': Flags.string({description: 'Owner role (default: setting employee.role).'}),
   }
 
-  async run(): Promise<IssuedKey> {
+  async run(): Promise<IssuedKey & {warnings: string[]}> {
     const {flags} = await this.parse(KeyIssue)
     const issued = await issueGatewayKey(
       {
@@ -62,6 +62,14 @@ export default class KeyIssue extends BaseCommand {
       },
       {signal: this.signal},
     )
+    // a key whose every request would be refused: said now, not found by the agent's first 503
+    const unrouted = await unroutedKey(issued, flags['agent-type'], {signal: this.signal})
+    const warnings = unrouted
+      ? [
+          `policy ${unrouted.policyId} has no provider for ${unrouted.family} requests, which a ${flags['agent-type']} agent sends: the gateway answers each of this key's requests 503. ` +
+            `Route it (\`gwctl policies route ${unrouted.policyId} --family ${unrouted.family} --target PROVIDER[:MODEL]\`, then \`gwctl gateway restart\`), or issue the key with a --policy-id that does.`,
+        ]
+      : []
     if (!this.jsonEnabled()) {
       out(`keyValue: ${issued.keyValue}`)
       const c = colorErr()
@@ -70,7 +78,8 @@ export default class KeyIssue extends BaseCommand {
           `${issued.rotated ? 'Rotated: the previous key of this agent no longer works. ' : ''}agentId ${issued.agentId}, policy ${issued.policyId}, key ${issued.keyPrefix} (${issued.via === 'daemon' ? 'live in the running gateway' : 'written to the state file; the gateway loads it when it starts'}). The key is shown only once.`,
         ),
       )
+      for (const w of warnings) warn(w)
     }
-    return issued
+    return {...issued, warnings}
   }
 }

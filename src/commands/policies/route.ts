@@ -3,7 +3,7 @@ import {Args, Flags} from '@oclif/core'
 import type {AppliesOn} from '../../cli/applies-on.js'
 import {printAppliesOn} from '../../cli/applies-on.js'
 import {BaseCommand} from '../../core/base-command.js'
-import {out} from '../../core/output.js'
+import {out, warn} from '../../core/output.js'
 import type {PolicyConfig} from '../../store/schema.js'
 import {FAMILIES} from '../../store/schema.js'
 import {routePolicy, routeLines} from '../../services/policies.js'
@@ -41,7 +41,7 @@ export default class PoliciesRoute extends BaseCommand {
     }),
   }
 
-  async run(): Promise<{policy: PolicyConfig; created: boolean; appliesOn: AppliesOn}> {
+  async run(): Promise<{policy: PolicyConfig; created: boolean; warnings: string[]; appliesOn: AppliesOn}> {
     const {args, flags} = await this.parse(PoliciesRoute)
     const result = await routePolicy(args.id, flags.family, flags.target, {translate: flags.translate})
     if (!this.jsonEnabled()) {
@@ -50,7 +50,8 @@ export default class PoliciesRoute extends BaseCommand {
       )
       out(`${result.created ? 'Created' : 'Updated'} policy ${result.policy.id}: ${line ?? flags.family}`)
     }
+    if (!this.jsonEnabled()) for (const w of result.warnings) warn(w)
     const appliesOn = await printAppliesOn(this.jsonEnabled())
-    return {policy: result.policy, created: result.created, appliesOn}
+    return {policy: result.policy, created: result.created, warnings: result.warnings, appliesOn}
   }
 }

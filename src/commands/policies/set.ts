@@ -5,7 +5,7 @@ import type {AppliesOn} from '../../cli/applies-on.js'
 import {printAppliesOn} from '../../cli/applies-on.js'
 import {BaseCommand} from '../../core/base-command.js'
 import {NotFoundError, UsageError} from '../../core/errors.js'
-import {out} from '../../core/output.js'
+import {out, warn} from '../../core/output.js'
 import type {PolicyConfig} from '../../store/schema.js'
 import {setPolicy} from '../../services/policies.js'
 import {readAllStdin} from '../../cli/stdin.js'
@@ -30,7 +30,7 @@ export default class PoliciesSet extends BaseCommand {
     file: Flags.string({description: 'JSON file of the policy, or - for stdin.', required: true}),
   }
 
-  async run(): Promise<{policy: PolicyConfig; created: boolean; appliesOn: AppliesOn}> {
+  async run(): Promise<{policy: PolicyConfig; created: boolean; warnings: string[]; appliesOn: AppliesOn}> {
     const {args, flags} = await this.parse(PoliciesSet)
     let text: string
     if (flags.file === '-') text = await readAllStdin('--file -', this.signal)
@@ -52,6 +52,7 @@ export default class PoliciesSet extends BaseCommand {
     const result = await setPolicy(args.id, text)
     if (!this.jsonEnabled()) {
       out(`${result.created ? 'Created' : 'Replaced'} policy ${result.policy.id}.`)
+      for (const w of result.warnings) warn(w)
     }
     const appliesOn = await printAppliesOn(this.jsonEnabled())
     return {...result, appliesOn}
