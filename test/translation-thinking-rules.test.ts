@@ -254,6 +254,34 @@ describe("Claude Code's efforts above high, refused", {timeout: 60_000}, () => {
     ])
   })
 
+  it("Claude Code's /effort max stated mid-conversation: the retry, and the next request, at high", async () => {
+    await takeSimCalls(simOrigin, /./)
+    // (Claude Code's user agent: its mid-conversation system messages are hoisted into the system
+    // prompt, the last statement's effort the request's, before what was learned is applied)
+    const client = new Anthropic({
+      baseURL: base,
+      apiKey: keys.get('levels')!,
+      maxRetries: 0,
+      defaultHeaders: {'user-agent': 'claude-cli/2.1.332 (external, sdk-cli)'},
+    })
+    const stated = (): any => ({
+      ...mainCall('qwen3.7-plus', 'max'),
+      messages: [
+        {role: 'user', content: 'Say hello.'},
+        {role: 'assistant', content: 'Hello.'},
+        {role: 'user', content: 'Again.'},
+        {role: 'system', content: [], output_config: {effort: 'max'}},
+      ],
+    })
+    const first = await client.messages.stream(stated()).finalMessage()
+    expect(first.content.some((b) => b.type === 'text')).toBe(true)
+    await client.messages.stream(stated()).finalMessage()
+    const tries = await takeSimCalls(simOrigin, MESSAGES)
+    // (learned by the test before: high from the first try)
+    expect(tries.map((b) => b.output_config)).toEqual([{effort: 'high'}, {effort: 'high'}])
+    expect(tries.every((b) => b.messages.every((m: {role: string}) => m.role !== 'system'))).toBe(true)
+  })
+
   it('GPT-5.5 by its name gets xhigh; a model that refuses it teaches high from the one refusal', async () => {
     await takeSimCalls(simOrigin, /./)
     const client = new Anthropic({baseURL: base, apiKey: keys.get('gpt')!, maxRetries: 0})
