@@ -7,8 +7,12 @@
  *   gateway's `thinking: disabled` once, and that one refusal teaches every effort it lists;
  * - MiniMax-M3's Anthropic endpoint refuses `thinking.type: enabled` (`minimax-thinking`): Codex
  *   translated onto it goes again as adaptive;
- * - a relay's zod schema refuses Claude Code's adaptive thinking (`enum-thinking`): passed through,
- *   it goes again as `enabled` with a budget.
+ * - a relay's zod schema refuses Claude Code's adaptive thinking (`enum-thinking`), or a pydantic
+ *   one without an `adaptive` member (`pydantic-thinking`): passed through, it goes again as
+ *   `enabled` with a budget;
+ * - Claude Code's efforts above high (`/effort max`, `xhigh`): GLM-5.3 gets its `max`, GPT-5.5 its
+ *   `xhigh` (refused by a model that has none: `high` from the one refusal); a Messages server that
+ *   takes low, medium and high only (`effort-levels`) refuses `max` once, and gets `high`.
  * The real daemon, the simulator's chat and Messages upstreams, the official SDKs.
  */
 import Anthropic from '@anthropic-ai/sdk'
@@ -33,6 +37,9 @@ beforeAll(async () => {
       later: ['sim-chat', 'glm-5.4+zai-always-thinks'],
       minimax: ['sim-messages', 'MiniMax-M3+minimax-thinking'],
       relay: ['sim-messages', 'qwen3.7-plus+enum-thinking'],
+      pyrelay: ['sim-messages', 'qwen3.7-plus+pydantic-thinking'],
+      levels: ['sim-messages', 'qwen3.7-plus+effort-levels'],
+      gpt: ['sim-chat', 'gpt-5.5+no-minimal-effort'],
     },
     {prefix: 'thinkrules', families: ['messages', 'responses', 'gemini']},
   ))
@@ -59,11 +66,11 @@ const helperCall = (): any => ({
 })
 
 /** Claude Code 2.1.332's main request, for a model that takes adaptive thinking (effort medium). */
-const mainCall = (model = 'claude-opus-5-5'): any => ({
+const mainCall = (model = 'claude-opus-5-5', effort = 'medium'): any => ({
   model,
   max_tokens: 32000,
   thinking: {type: 'adaptive', display: 'omitted'},
-  output_config: {effort: 'medium'},
+  output_config: {effort},
   messages: [{role: 'user', content: 'Say hello.'}],
 })
 
@@ -81,6 +88,25 @@ describe('GLM-5.3, which always thinks', {timeout: 60_000}, () => {
       [undefined, 'high'],
     ])
     expect((await rows('glm', 2)).map((r) => [r.status, r.error])).toEqual([
+      [200, null],
+      [200, null],
+    ])
+  })
+
+  it("Claude Code's /effort max and xhigh: max, its most, on the first try", async () => {
+    await takeSimCalls(simOrigin, /./)
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('glm')!, maxRetries: 0})
+    for (const effort of ['max', 'xhigh']) {
+      const main = await client.messages.stream(mainCall('claude-opus-5-5', effort)).finalMessage()
+      expect(
+        main.content.map((b) => b.type),
+        effort,
+      ).toEqual(['thinking', 'text'])
+    }
+    const sent = await takeSimCalls(simOrigin, CHAT)
+    expect(sent.map((b) => b.reasoning_effort)).toEqual(['max', 'max'])
+    // (the two rows after the test before's two)
+    expect((await rows('glm', 4)).slice(2).map((r) => [r.status, r.error])).toEqual([
       [200, null],
       [200, null],
     ])
@@ -180,6 +206,93 @@ describe('a thinking form an Anthropic-compatible server refuses', {timeout: 60_
     expect(next.map((b) => b.thinking?.type)).toEqual(['enabled'])
     expect((await rows('relay', 2)).map((r) => [r.status, r.error])).toEqual([
       [200, 'sim-messages refused adaptive thinking: sent again with thinking.type enabled and a budget'],
+      [200, null],
+    ])
+  })
+})
+
+describe('a pydantic schema without adaptive thinking', {timeout: 60_000}, () => {
+  it("refuses Claude Code's adaptive thinking (thinking.adaptive: Extra inputs), passed through: enabled with a budget", async () => {
+    await takeSimCalls(simOrigin, /./)
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('pyrelay')!, maxRetries: 0})
+    const first = await client.messages.stream(mainCall('qwen3.7-plus')).finalMessage()
+    expect(first.content.some((b) => b.type === 'text')).toBe(true)
+    const tries = await takeSimCalls(simOrigin, MESSAGES)
+    expect(tries.map((b) => b.thinking?.type)).toEqual(['adaptive', 'enabled'])
+    await client.messages.stream(mainCall('qwen3.7-plus')).finalMessage()
+    expect((await takeSimCalls(simOrigin, MESSAGES)).map((b) => b.thinking?.type)).toEqual(['enabled'])
+    expect((await rows('pyrelay', 2)).map((r) => [r.status, r.error])).toEqual([
+      [200, 'sim-messages refused adaptive thinking: sent again with thinking.type enabled and a budget'],
+      [200, null],
+    ])
+  })
+})
+
+describe("Claude Code's efforts above high, refused", {timeout: 60_000}, () => {
+  it('a Messages server that takes low, medium and high: max refused once, high from then on (xhigh too)', async () => {
+    await takeSimCalls(simOrigin, /./)
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('levels')!, maxRetries: 0})
+    const first = await client.messages.stream(mainCall('qwen3.7-plus', 'max')).finalMessage()
+    expect(first.content.some((b) => b.type === 'text')).toBe(true)
+    const tries = await takeSimCalls(simOrigin, MESSAGES)
+    expect(tries.map((b) => b.output_config)).toEqual([{effort: 'max'}, {effort: 'high'}])
+    await client.messages.stream(mainCall('qwen3.7-plus', 'xhigh')).finalMessage()
+    await client.messages.stream(mainCall('qwen3.7-plus', 'medium')).finalMessage()
+    const next = await takeSimCalls(simOrigin, MESSAGES)
+    expect(next.map((b) => b.output_config)).toEqual([{effort: 'high'}, {effort: 'medium'}])
+    expect((await rows('levels', 3)).map((r) => [r.status, r.error])).toEqual([
+      [
+        200,
+        'sim-messages refused output_config.effort max (it takes low, medium, high): sent again with high',
+      ],
+      [200, null],
+      [200, null],
+    ])
+    expect(await learned('qwen3.7-plus+effort-levels')).toEqual([
+      'effort xhigh sent as high',
+      'effort max sent as high',
+    ])
+  })
+
+  it("Claude Code's /effort max stated mid-conversation: the retry, and the next request, at high", async () => {
+    await takeSimCalls(simOrigin, /./)
+    // (Claude Code's user agent: its mid-conversation system messages are hoisted into the system
+    // prompt, the last statement's effort the request's, before what was learned is applied)
+    const client = new Anthropic({
+      baseURL: base,
+      apiKey: keys.get('levels')!,
+      maxRetries: 0,
+      defaultHeaders: {'user-agent': 'claude-cli/2.1.332 (external, sdk-cli)'},
+    })
+    const stated = (): any => ({
+      ...mainCall('qwen3.7-plus', 'max'),
+      messages: [
+        {role: 'user', content: 'Say hello.'},
+        {role: 'assistant', content: 'Hello.'},
+        {role: 'user', content: 'Again.'},
+        {role: 'system', content: [], output_config: {effort: 'max'}},
+      ],
+    })
+    const first = await client.messages.stream(stated()).finalMessage()
+    expect(first.content.some((b) => b.type === 'text')).toBe(true)
+    await client.messages.stream(stated()).finalMessage()
+    const tries = await takeSimCalls(simOrigin, MESSAGES)
+    // (learned by the test before: high from the first try)
+    expect(tries.map((b) => b.output_config)).toEqual([{effort: 'high'}, {effort: 'high'}])
+    expect(tries.every((b) => b.messages.every((m: {role: string}) => m.role !== 'system'))).toBe(true)
+  })
+
+  it('GPT-5.5 by its name gets xhigh; a model that refuses it teaches high from the one refusal', async () => {
+    await takeSimCalls(simOrigin, /./)
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('gpt')!, maxRetries: 0})
+    const first = await client.messages.stream(mainCall('claude-opus-5-5', 'max')).finalMessage()
+    expect(first.content.some((b) => b.type === 'text')).toBe(true)
+    const tries = await takeSimCalls(simOrigin, CHAT)
+    expect(tries.map((b) => b.reasoning_effort)).toEqual(['xhigh', 'high'])
+    await client.messages.stream(mainCall('claude-opus-5-5', 'xhigh')).finalMessage()
+    expect((await takeSimCalls(simOrigin, CHAT)).map((b) => b.reasoning_effort)).toEqual(['high'])
+    expect((await rows('gpt', 2)).map((r) => [r.status, r.error])).toEqual([
+      [200, 'sim-chat refused reasoning_effort xhigh: sent again with high'],
       [200, null],
     ])
   })

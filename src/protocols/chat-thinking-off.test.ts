@@ -198,14 +198,15 @@ describe('chat encoder: the efforts of a model that always thinks (GLM-5.3: low,
   const codex = (effort: string) =>
     responsesCodec.decodeRequest({model: 'gpt-5.5', input: 'hi', reasoning: {effort}}, {})
 
-  it("sends each client's effort as one GLM-5.3 takes: medium as high, minimal as low, Codex's xhigh as max", () => {
+  it("sends each client's effort as one GLM-5.3 takes: medium as high, minimal as low, xhigh and max as max", () => {
     for (const model of ['glm-5.3', 'glm-5.3-flash', 'z-ai/glm-5.3', 'glm-5.3:cloud']) {
       const sent = (request: Request) => chatCodec.encodeRequest(request, model).reasoning_effort
       expect(sent(claudeCode('low')), model).toBe('low')
       expect(sent(claudeCode('medium')), model).toBe('high')
       expect(sent(claudeCode('high')), model).toBe('high')
-      // (the Messages decoder keeps no effort above high: Claude Code's xhigh and max are high)
-      expect(sent(claudeCode('max')), model).toBe('high')
+      // Claude Code's two above high (`/effort max`): its most, max
+      expect(sent(claudeCode('max')), model).toBe('max')
+      expect(sent(claudeCode('xhigh')), model).toBe('max')
       expect(sent(codex('minimal')), model).toBe('low')
       expect(sent(codex('medium')), model).toBe('high')
       expect(sent(codex('xhigh')), model).toBe('max')
@@ -216,9 +217,57 @@ describe('chat encoder: the efforts of a model that always thinks (GLM-5.3: low,
     for (const model of ['glm-5.1', 'glm-5.30-x', 'glm-5.2', 'deepseek-v4-pro', 'gpt-5.5', 'sim-mini']) {
       const sent = (request: Request) => chatCodec.encodeRequest(request, model).reasoning_effort
       expect(sent(claudeCode('medium')), model).toBe('medium')
-      expect(sent(claudeCode('max')), model).toBe('high')
       expect(sent(codex('minimal')), model).toBe('minimal')
     }
+  })
+
+  it('sends an effort above high as the most the model is known to take, else high', () => {
+    const sent = (request: Request, model: string) => chatCodec.encodeRequest(request, model).reasoning_effort
+    const responses = (request: Request, model: string) =>
+      (responsesCodec.encodeRequest(request, model).reasoning as {effort?: string}).effort
+    // OpenAI's GPT-5.2 on and gpt-5.1-codex-max: xhigh, their most, for Claude Code's xhigh and max
+    for (const model of [
+      'gpt-5.2',
+      'gpt-5.5',
+      'openai/gpt-5.4-pro',
+      'gpt-5.3-codex',
+      'gpt-5.1-codex-max',
+      'gpt-5.10',
+    ])
+      for (const effort of ['xhigh', 'max']) {
+        expect(sent(claudeCode(effort), model), `${model} ${effort}`).toBe('xhigh')
+        expect(responses(claudeCode(effort), model), `${model} ${effort}`).toBe('xhigh')
+        expect(responses(codex(effort), model), `${model} ${effort}`).toBe('xhigh')
+      }
+    // GPT-6: its max for a max; an xhigh it is not known to take goes as high
+    for (const model of ['gpt-6', 'gpt-6.2-sol']) {
+      expect(sent(claudeCode('max'), model), model).toBe('max')
+      expect(responses(claudeCode('max'), model), model).toBe('max')
+      expect(sent(claudeCode('xhigh'), model), model).toBe('high')
+    }
+    // GLM-5.3 on Responses too (an OpenAI-compatible Responses server in front of it)
+    expect(responses(claudeCode('xhigh'), 'glm-5.3')).toBe('max')
+    // a model not known to take more: high, as before
+    for (const model of [
+      'gpt-5.1',
+      'gpt-5',
+      'gpt-5.5-mini',
+      'gpt-5.4-nano-2026-03-01',
+      'gpt-5.1-codex-max-mini',
+      'o3',
+      'gpt-4.1',
+      'deepseek-v4-pro',
+      'kimi-k2.6',
+      'qwen3.6-plus',
+      'gpt-60',
+    ])
+      for (const effort of ['xhigh', 'max']) {
+        expect(sent(claudeCode(effort), model), `${model} ${effort}`).toBe('high')
+        expect(responses(claudeCode(effort), model), `${model} ${effort}`).toBe('high')
+      }
+    // a plain high stays high everywhere
+    expect(sent(claudeCode('high'), 'gpt-5.5')).toBe('high')
+    expect(responses(codex('high'), 'gpt-5.5')).toBe('high')
   })
 
   it('sends no switch for a forced tool call to it: low is not off', () => {

@@ -381,7 +381,8 @@ export interface ReasoningSettings {
   /**
    * The client's effort above `high` (`effort` is then `high`, the most every family has): `xhigh`
    * (GPT-5.x's, Anthropic's), `max` (Anthropic's; GPT-6's `max` and `ultra`). Claude models that
-   * take them (Opus 4.7 on) get them; every other upstream gets `high`.
+   * take them (Opus 4.7 on) get them, a chat or Responses model the most it is known to take
+   * (thinking-off.ts `beyondEffort`: GLM-5.3's `max`, GPT-5.2 on's `xhigh`); any other `high`.
    */
   beyond?: 'xhigh' | 'max'
   /** Tokens the model may spend thinking (Anthropic `budget_tokens`, Gemini `thinkingBudget`). */

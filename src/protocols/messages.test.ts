@@ -236,9 +236,17 @@ describe('messages decodeRequest', () => {
       effort: 'low',
     })
     expect(decode({...adaptive, output_config: {effort: 'medium'}}).reasoning?.effort).toBe('medium')
-    // the two levels above high have no equivalent elsewhere
-    for (const effort of ['high', 'xhigh', 'max'])
-      expect(decode({...adaptive, output_config: {effort}}).reasoning?.effort).toBe('high')
+    // the two levels above high are high, with the client's own kept for an upstream that takes it
+    expect(decode({...adaptive, output_config: {effort: 'high'}}).reasoning).toEqual({
+      include: true,
+      effort: 'high',
+    })
+    for (const effort of ['xhigh', 'max'])
+      expect(decode({...adaptive, output_config: {effort}}).reasoning).toEqual({
+        include: true,
+        effort: 'high',
+        beyond: effort,
+      })
     expect(decode({output_config: {effort: 'low'}}).reasoning).toEqual({effort: 'low'})
     expect(
       decode({thinking: {type: 'enabled', budget_tokens: 5000}, output_config: {effort: 'high'}}).reasoning,
@@ -597,7 +605,16 @@ describe("messages decodeRequest: a system message's tool changes and effort (Cl
         output_config: {effort: 'low'},
       },
     )
-    expect(later.reasoning).toEqual({include: true, effort: 'high'})
+    expect(later.reasoning).toEqual({include: true, effort: 'high', beyond: 'max'})
+    // a later statement below high: the one above it before holds no more
+    const down = decode(
+      [user('a'), statement('max'), {role: 'assistant', content: 'ok'}, user('b'), statement('medium')],
+      {
+        thinking: {type: 'adaptive'},
+        output_config: {effort: 'xhigh'},
+      },
+    )
+    expect(down.reasoning).toEqual({include: true, effort: 'medium'})
     // thinking turned off stays off
     expect(decode([user('a'), statement('high')], {thinking: {type: 'disabled'}}).reasoning).toEqual({
       disabled: true,

@@ -333,6 +333,12 @@ function statedEffort(m: Json): Effort | undefined {
   return config && typeof config.effort === 'string' ? MESSAGES_EFFORT[config.effort] : undefined
 }
 
+/** Anthropic's effort above `high` (`xhigh`, `max`) an `output_config` states, for the IR's `beyond`. */
+function statedBeyond(m: Json): 'xhigh' | 'max' | undefined {
+  const effort = isObj(m.output_config) ? m.output_config.effort : undefined
+  return effort === 'xhigh' || effort === 'max' ? effort : undefined
+}
+
 /**
  * The turns of a Messages request, and the text of its mid-conversation system messages. No other
  * family has a system message at a position of its own (several system messages, or one after the
@@ -344,17 +350,22 @@ function decodeTurns(
   raw: unknown,
   ctx: CodecContext,
   refs: ToolReferences,
-): {messages: Message[]; system: TextPart[]; effort?: Effort} {
+): {messages: Message[]; system: TextPart[]; effort?: Effort; beyond?: 'xhigh' | 'max'} {
   const names = new Map<string, string>()
   const messages: Message[] = []
   const system: TextPart[] = []
   let effort: Effort | undefined
+  let beyond: 'xhigh' | 'max' | undefined
   let joinNext = false
   for (const item of arr(raw)) {
     const m = isObj(item) ? item : {}
     if (m.role === 'system') {
       system.push(...systemMessageParts(m, refs))
-      effort = statedEffort(m) ?? effort
+      const stated = statedEffort(m)
+      if (stated) {
+        effort = stated
+        beyond = statedBeyond(m)
+      }
       joinNext = true
       continue
     }
@@ -383,8 +394,12 @@ function decodeTurns(
     else messages.push(turn)
     joinNext = false
   }
-  const turns: {messages: Message[]; system: TextPart[]; effort?: Effort} = {messages, system}
+  const turns: {messages: Message[]; system: TextPart[]; effort?: Effort; beyond?: 'xhigh' | 'max'} = {
+    messages,
+    system,
+  }
   if (effort) turns.effort = effort
+  if (beyond) turns.beyond = beyond
   return turns
 }
 
@@ -502,7 +517,10 @@ function decodeThinking(v: unknown): ReasoningSettings | undefined {
   return undefined
 }
 
-/** Anthropic's effort levels, as the IR's (the two above `high` have no equivalent elsewhere). */
+/**
+ * Anthropic's effort levels, as the IR's: the two above `high` are `high` with the IR's `beyond`
+ * (each upstream gets the most it takes: thinking-off.ts `beyondEffort`).
+ */
 const MESSAGES_EFFORT: Record<string, Effort> = {
   low: 'low',
   medium: 'medium',
@@ -516,25 +534,30 @@ const MESSAGES_EFFORT: Record<string, Effort> = {
  * structured output's JSON schema (`output_config.format`, or the deprecated beta `output_format`).
  * `task_budget` has no equivalent elsewhere.
  */
-function decodeOutputConfig(b: Json): {effort?: Effort; format?: ResponseFormat} {
+function decodeOutputConfig(b: Json): {effort?: Effort; beyond?: 'xhigh' | 'max'; format?: ResponseFormat} {
   const config = isObj(b.output_config) ? b.output_config : undefined
   const effort = config && typeof config.effort === 'string' ? MESSAGES_EFFORT[config.effort] : undefined
+  const beyond = statedBeyond(b)
   const raw = config && config.format !== undefined ? config.format : b.output_format
   const format =
     isObj(raw) && raw.type === 'json_schema' && isObj(raw.schema)
       ? ({type: 'json_schema', schema: raw.schema} as ResponseFormat)
       : undefined
-  return {...(effort ? {effort} : {}), ...(format ? {format} : {})}
+  return {...(effort ? {effort} : {}), ...(beyond ? {beyond} : {}), ...(format ? {format} : {})}
 }
 
 /**
  * The reasoning a request asks: its `thinking`, with `output_config`'s effort (thinking turned
  * off stays off: the effort then only says how much to write, which no other family has).
  */
-function requestReasoning(thinking: unknown, effort: Effort | undefined): ReasoningSettings | undefined {
+function requestReasoning(
+  thinking: unknown,
+  effort: Effort | undefined,
+  beyond: 'xhigh' | 'max' | undefined,
+): ReasoningSettings | undefined {
   const reasoning = decodeThinking(thinking)
   if (!effort || reasoning?.disabled) return reasoning
-  return {...reasoning, effort}
+  return beyond ? {...reasoning, effort, beyond} : {...reasoning, effort}
 }
 
 /** How Claude Code's attribution line starts. */
@@ -617,7 +640,10 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   if (forced && !tools.includes(forced)) tools.push(forced)
   const stop = arr(b.stop_sequences).filter((s): s is string => typeof s === 'string')
   const output = decodeOutputConfig(b)
-  const reasoning = requestReasoning(b.thinking, turns.effort ?? output.effort)
+  // (a mid-conversation statement's effort holds over the request's own, its `beyond` with it)
+  const reasoning = turns.effort
+    ? requestReasoning(b.thinking, turns.effort, turns.beyond)
+    : requestReasoning(b.thinking, output.effort, output.beyond)
   const user = isObj(b.metadata) ? str(b.metadata.user_id) : undefined
   const cacheKey = user ? sessionOf(user) : undefined
   // (the optional members set one by one: a spread of a literal makes and copies an object, twelve

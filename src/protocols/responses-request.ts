@@ -7,14 +7,17 @@ import type {CodecContext, Effort, ImagePart, ReasoningPart, Request} from './ir
 import {documentName, isDocument, namedDocumentText, omittedFileText} from './ir.js'
 import type {Body} from './responses-items.js'
 import {customInput, parseOwnReasoning} from './responses-items.js'
+import {beyondEffort} from './thinking-off.js'
 import {objectTools} from './tool-schemas.js'
 
 /** The fewest output tokens OpenAI's Responses API takes (its documented minimum of `max_output_tokens`). */
 export const MIN_OUTPUT_TOKENS = 16
 
-function effortOf(request: Request): Effort | undefined {
+function effortOf(request: Request, model: string): Effort | 'xhigh' | 'max' | undefined {
   const r = request.reasoning
   if (!r || r.disabled) return undefined
+  // (an effort above `high`, as the most the model is known to take: a name test for it only)
+  if (r.beyond && r.effort === 'high') return beyondEffort(model, r.beyond) ?? 'high'
   if (r.effort) return r.effort
   if (r.budgetTokens === undefined) return undefined
   return r.budgetTokens <= 1024 ? 'low' : r.budgetTokens <= 8192 ? 'medium' : 'high'
@@ -206,7 +209,7 @@ export function encodeRequest(request: Request, model: string, ctx?: CodecContex
     }
   // OpenAI refuses its web search with the `minimal` effort ("The following tools cannot be used
   // with reasoning.effort 'minimal': web_search")
-  const asked = effortOf(request)
+  const asked = effortOf(request, model)
   const effort = search && asked === 'minimal' ? 'low' : asked
   if (request.reasoning && !request.reasoning.disabled) {
     body.reasoning = {...(effort ? {effort} : {}), ...(request.reasoning.include ? {summary: 'auto'} : {})}

@@ -85,15 +85,37 @@ const ALWAYS_THINKS = /(?:^|\/)glm-5\.3(?!\d)/i
 /**
  * The `reasoning_effort` a chat request sends its model for `effort` (`beyond`: the client's
  * effort above `high`, ir.ts `ReasoningSettings`): the effort itself, but for a model that takes
- * only some ({@link ALWAYS_THINKS}: `low`, `high`, `max`), where `minimal` is `low`, `medium` is
- * `high` (the nearer of the two it takes, and no less thinking than asked) and one above `high` is
- * `max`. A name test only for an effort such a model does not take: `low` and a plain `high` go
- * as they are.
+ * only some ({@link ALWAYS_THINKS}: `low`, `high`, `max`), where `minimal` is `low` and `medium` is
+ * `high` (the nearer of the two it takes, and no less thinking than asked); one above `high` is the
+ * most the model is known to take ({@link beyondEffort}), else `high`. A name test only for an
+ * effort such a model does not take, or one above `high`: `low` and a plain `high` go as they are.
  */
-export function chatEffort(model: string, effort: string, beyond?: string): string {
+export function chatEffort(model: string, effort: string, beyond?: 'xhigh' | 'max'): string {
   if (effort === 'low' || (effort === 'high' && beyond === undefined)) return effort
+  if (effort === 'high') return beyondEffort(model, beyond!) ?? 'high'
   if (!ALWAYS_THINKS.test(model)) return effort
-  return effort === 'minimal' ? 'low' : effort === 'medium' ? 'high' : effort === 'high' ? 'max' : effort
+  return effort === 'minimal' ? 'low' : effort === 'medium' ? 'high' : effort
+}
+
+/**
+ * The effort above `high` a chat or Responses model takes for a client's `beyond` (Claude Code's
+ * `xhigh` and `max`, Codex's `xhigh`), by its name (any `vendor/` prefix aside), or undefined where
+ * none is known (the request then goes with `high`, which every model with efforts takes):
+ * - GLM-5.3 ({@link ALWAYS_THINKS}): `max`, its most (`xhigh` is refused with its 1210);
+ * - OpenAI's GPT-5.2 on and `gpt-5.1-codex-max` (OpenAI's reference: "`xhigh` is supported for all
+ *   models after gpt-5.1-codex-max"): `xhigh`, their most, for either; not their `-mini` and
+ *   `-nano` (not said of them). GPT-6's `max` goes to a GPT-6 (`gpt-6…`) for a client's `max`.
+ * A server whose model refuses it after all ("Supported values are: 'low', 'medium', and
+ * 'high'.", the 1210's list) teaches the nearest it takes, from the one failed try
+ * (../daemon/router/adaptations.ts).
+ */
+export function beyondEffort(model: string, beyond: 'xhigh' | 'max'): 'xhigh' | 'max' | undefined {
+  const name = model.slice(model.lastIndexOf('/') + 1).toLowerCase()
+  if (ALWAYS_THINKS.test(name)) return 'max'
+  if (/^gpt-6(?:\.\d+)?(?![\d.])/.test(name)) return beyond === 'max' ? 'max' : undefined
+  if (/^gpt-5\.(?:[2-9]|\d\d)(?!\d)(?!.*-(?:mini|nano)(?:-|$))|^gpt-5\.1-codex-max(?!-mini)/.test(name))
+    return 'xhigh'
+  return undefined
 }
 
 /**

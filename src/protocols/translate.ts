@@ -942,6 +942,10 @@ function adaptBody(
     const reasoning = body.reasoning as {effort?: unknown} | undefined
     const nested = typeof reasoning?.effort === 'string' ? adapt.effort[reasoning.effort] : undefined
     if (nested !== undefined) body.reasoning = {...reasoning, effort: nested}
+    // (Messages: `output_config.effort`, a value the model refused)
+    const config = body.output_config as {effort?: unknown} | undefined
+    const configured = typeof config?.effort === 'string' ? adapt.effort[config.effort] : undefined
+    if (configured !== undefined) body.output_config = {...config, effort: configured}
   }
   // (after the efforts learned: "none" is what the model takes beside tools, whatever was asked)
   if (adapt.effortWithTools && Array.isArray(body.tools) && body.tools.length > 0) {

@@ -904,6 +904,9 @@ describe("a thinking form refused in the words of an Anthropic-compatible server
     'event:error\ndata:{"code":"InvalidParameter","message":"Only \'enabled\' and \'disabled\' are supported for thinking; \'adaptive\' is not supported.","request_id":"647ffb95"}\n\n',
     // pydantic's discriminator (learned before)
     "Input tag 'adaptive' found using 'type' does not match any of the expected tags: 'disabled', 'enabled'",
+    // pydantic's refusal of a member its schema does not have, and its plain-text form
+    'thinking.adaptive: Extra inputs are not permitted',
+    '1 validation error for MessagesRequest\nthinking.adaptive\n  Extra inputs are not permitted [type=extra_forbidden, input_value={}, input_type=dict]',
   ]
 
   it("Claude Code's adaptive thinking refused by a relay's schema: sent again enabled with a budget", () => {
@@ -961,6 +964,37 @@ describe("a thinking form refused in the words of an Anthropic-compatible server
     ).toBeUndefined()
     expect(
       new UpstreamAdaptations().learn('omlx', 'q', detail(['body', 'thinking', 'type'], 'x'), sent, 422),
+    ).toBeUndefined()
+    // the member it does not have, pydantic's extra_forbidden
+    const extra = JSON.stringify({
+      detail: [
+        {
+          type: 'extra_forbidden',
+          loc: ['body', 'thinking', 'adaptive'],
+          msg: 'Extra inputs are not permitted',
+          input: {},
+        },
+      ],
+    })
+    expect(new UpstreamAdaptations().learn('omlx', 'q', extra, sent, 422)).toBe(
+      'refused adaptive thinking: sent again with thinking.type enabled and a budget',
+    )
+  })
+
+  it("a part of adaptive thinking refused is not adaptive thinking refused (block_binding's own rule)", () => {
+    const sent = sentOfPassedMessages({
+      model: 'm',
+      max_tokens: 32000,
+      thinking: {type: 'adaptive'},
+      messages: [{role: 'user', content: 'x'}],
+    })
+    expect(
+      new UpstreamAdaptations().learn(
+        'p',
+        'm',
+        invalid('thinking.adaptive.block_binding: Extra inputs are not permitted'),
+        sent,
+      ),
     ).toBeUndefined()
   })
 
@@ -4136,5 +4170,206 @@ describe("several system messages of a chat client passed through, refused (Mini
     expect(
       new UpstreamAdaptations().learn('ds', 'm', deepseek, sentOfPassedChat(body(two)), 400),
     ).toBeUndefined()
+  })
+})
+
+describe('an output_config.effort a Messages upstream refuses', () => {
+  const invalid = (message: string) =>
+    JSON.stringify({type: 'error', error: {type: 'invalid_request_error', message}})
+  /** Claude Code 2.1.332's main request at `/effort EFFORT`. */
+  const cc = (effort: string, extra: Record<string, unknown> = {}) => ({
+    model: 'qwen3.7-plus',
+    max_tokens: 32000,
+    thinking: {type: 'adaptive', display: 'omitted'},
+    output_config: {effort},
+    messages: [{role: 'user', content: 'x'}],
+    ...extra,
+  })
+  const again = (body: Record<string, unknown>, a: UpstreamAdaptations) =>
+    JSON.parse(adaptPassedMessages(body, a.get('p', 'm')!).toString())
+
+  it('a value refused with those it takes: xhigh and max step down to the nearest, from the one refusal', () => {
+    const WORDS = [
+      // pydantic's literal (Anthropic's own wording), its plain-text form with the input echoed
+      "output_config.effort: Input should be 'low', 'medium' or 'high'",
+      "1 validation error for MessagesRequest\noutput_config.effort\n  Input should be 'low', 'medium' or 'high' [type=literal_error, input_value='max', input_type=str]",
+      // zod's
+      "output_config.effort: Invalid enum value. Expected 'low' | 'medium' | 'high', received 'max'",
+      // OpenAI's form
+      "Unsupported value: 'output_config.effort' does not support 'max' with this model. Supported values are: 'low', 'medium', and 'high'.",
+    ]
+    for (const words of WORDS) {
+      const a = new UpstreamAdaptations()
+      expect(a.learn('p', 'm', invalid(words), sentOfPassedMessages(cc('max'))), words).toBe(
+        'refused output_config.effort max (it takes low, medium, high): sent again with high',
+      )
+      expect(a.get('p', 'm'), words).toEqual({effort: {xhigh: 'high', max: 'high'}})
+      expect(rewritesMessagesBody(a.get('p', 'm')), words).toBe(true)
+      // the retry, and the next request at xhigh: high; one it takes stays as it was
+      expect(again(cc('max'), a).output_config, words).toEqual({effort: 'high'})
+      expect(again(cc('xhigh'), a).output_config, words).toEqual({effort: 'high'})
+      expect(again(cc('medium'), a).output_config, words).toEqual({effort: 'medium'})
+      expect(again(cc('max'), a).thinking, words).toEqual({type: 'adaptive', display: 'omitted'})
+    }
+    expect(describeAdaptation({effort: {xhigh: 'high', max: 'high'}})).toEqual([
+      'effort xhigh sent as high',
+      'effort max sent as high',
+    ])
+  })
+
+  it("a list with xhigh: max goes as xhigh; Z.AI's list for GLM-5.3: medium as high", () => {
+    const a = new UpstreamAdaptations()
+    expect(
+      a.learn(
+        'p',
+        'm',
+        invalid(
+          "effort 'max' is not supported for this model. Supported values are: 'low', 'medium', 'high' and 'xhigh'.",
+        ),
+        sentOfPassedMessages(cc('max')),
+      ),
+    ).toBe('refused output_config.effort max (it takes low, medium, high, xhigh): sent again with xhigh')
+    expect(again(cc('max'), a).output_config).toEqual({effort: 'xhigh'})
+    const z = new UpstreamAdaptations()
+    expect(
+      z.learn(
+        'p',
+        'm',
+        invalid('This model always engages in thinking and cannot be disabled; please use low, high, or max'),
+        sentOfPassedMessages(cc('medium')),
+      ),
+    ).toBe('refused output_config.effort medium (it takes low, high, max): sent again with high')
+    expect(again(cc('medium'), z).output_config).toEqual({effort: 'high'})
+    expect(again(cc('max'), z).output_config).toEqual({effort: 'max'})
+  })
+
+  it('the value alone: one above high goes as high, another without the field', () => {
+    const a = new UpstreamAdaptations()
+    expect(
+      a.learn(
+        'p',
+        'm',
+        invalid("effort 'xhigh' is not supported for this model"),
+        sentOfPassedMessages(cc('xhigh')),
+      ),
+    ).toBe('refused output_config.effort xhigh: sent again with high')
+    expect(again(cc('xhigh'), a).output_config).toEqual({effort: 'high'})
+    const b = new UpstreamAdaptations()
+    expect(
+      b.learn('p', 'm', invalid('effort "medium" is not supported'), sentOfPassedMessages(cc('medium'))),
+    ).toBe('refused output_config.effort medium: sent again without it')
+    expect(again(cc('medium'), b).output_config).toBeUndefined()
+  })
+
+  it('the field refused: the requests go without it (the model its default effort)', () => {
+    for (const words of [
+      'output_config.effort: Extra inputs are not permitted',
+      'This model does not support the effort parameter.',
+    ]) {
+      const a = new UpstreamAdaptations()
+      expect(a.learn('p', 'm', invalid(words), sentOfPassedMessages(cc('high'))), words).toBe(
+        'refused output_config.effort: sent again without it',
+      )
+      expect(again(cc('high'), a).output_config, words).toBeUndefined()
+      // (another part of output_config stays)
+      const format = {type: 'json_schema', schema: {type: 'object'}}
+      expect(again(cc('high', {output_config: {effort: 'high', format}}), a).output_config, words).toEqual({
+        format,
+      })
+    }
+    // the whole output_config, as before
+    const b = new UpstreamAdaptations()
+    expect(
+      b.learn(
+        'p',
+        'm',
+        invalid('output_config: Extra inputs are not permitted'),
+        sentOfPassedMessages(cc('high')),
+      ),
+    ).toBe('refused output_config: sent again without it')
+  })
+
+  it('learns nothing from words about a value it takes, the thinking form, or no effort sent', () => {
+    const learn = (words: string, body: Record<string, unknown>) =>
+      new UpstreamAdaptations().learn('p', 'm', invalid(words), sentOfPassedMessages(body))
+    // it lists the value sent: the refusal is of something else
+    expect(
+      learn("output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'", cc('max')),
+    ).toBeUndefined()
+    // thinking off beside a high effort (Claude 5's), read by its own rules
+    expect(
+      learn(
+        '"thinking.type" value "disabled" is not supported with "output_config.effort" value "xhigh" for this model',
+        cc('xhigh', {thinking: {type: 'disabled'}}),
+      ),
+    ).toBeUndefined()
+    // no effort sent
+    const {output_config: _, ...none} = cc('high')
+    expect(learn("output_config.effort: Input should be 'low', 'medium' or 'high'", none)).toBeUndefined()
+    // another field's values
+    expect(learn("tool_choice.type: Input should be 'auto', 'any' or 'tool'", cc('max'))).toBeUndefined()
+  })
+
+  it("Codex's xhigh translated to a Claude model that refuses it: high from the one refusal", () => {
+    const codex = decodeClientRequest(
+      'responses',
+      {model: 'gpt-5.5', input: 'hi', reasoning: {effort: 'xhigh'}},
+      {},
+    )
+    const first = encodeUpstreamRequest(codex, 'messages', 'claude-opus-5-5')
+    expect(JSON.parse(first.body.toString()).output_config).toEqual({effort: 'xhigh'})
+    const a = new UpstreamAdaptations()
+    expect(
+      a.learn(
+        'p',
+        'm',
+        invalid("output_config.effort: Input should be 'low', 'medium' or 'high'"),
+        first.sent,
+      ),
+    ).toBe('refused output_config.effort xhigh (it takes low, medium, high): sent again with high')
+    const next = encodeUpstreamRequest(codex, 'messages', 'claude-opus-5-5', {}, a.get('p', 'm'))
+    expect(JSON.parse(next.body.toString()).output_config).toEqual({effort: 'high'})
+    expect(next.sent.effort).toBe('high')
+  })
+})
+
+describe("an effort above high a chat or Responses model refuses (OpenAI's before GPT-5.2)", () => {
+  it("Claude Code's max sent as xhigh by the name, refused: high from then on, chat and Responses alike", () => {
+    const cc = decodeClientRequest(
+      'messages',
+      {
+        model: 'claude-opus-5-5',
+        max_tokens: 32000,
+        thinking: {type: 'adaptive'},
+        output_config: {effort: 'max'},
+        messages: [{role: 'user', content: 'x'}],
+      },
+      {},
+    )
+    for (const [family, param] of [
+      ['chat', 'reasoning_effort'],
+      ['responses', 'reasoning.effort'],
+    ] as const) {
+      const effortOf = (body: Buffer) => {
+        const b = JSON.parse(body.toString())
+        return family === 'chat' ? b.reasoning_effort : b.reasoning.effort
+      }
+      const first = encodeUpstreamRequest(cc, family, 'gpt-5.5')
+      expect(effortOf(first.body), family).toBe('xhigh')
+      const a = new UpstreamAdaptations()
+      const refusal = JSON.stringify({
+        error: {
+          message: `Unsupported value: '${param}' does not support 'xhigh' with this model. Supported values are: 'low', 'medium', and 'high'.`,
+          type: 'invalid_request_error',
+          param,
+          code: 'unsupported_value',
+        },
+      })
+      expect(a.learn('o', 'gpt-5.5', refusal, first.sent), family).toBe(
+        `refused ${param} xhigh: sent again with high`,
+      )
+      const next = encodeUpstreamRequest(cc, family, 'gpt-5.5', {}, a.get('o', 'gpt-5.5'))
+      expect(effortOf(next.body), family).toBe('high')
+    }
   })
 })

@@ -134,6 +134,8 @@ export const rewritesChatBody = (a: UpstreamAdaptation | undefined): boolean => 
  */
 const MESSAGES_BODY_RULES = [
   'drop',
+  // an `output_config.effort` value refused, as the nearest the model takes
+  'effort',
   'thinking',
   'maxTokens',
   'minOutputTokens',
@@ -227,19 +229,22 @@ const THINKING_TOOL_CHOICE =
  * 'disabled'", a relay's "Validation: `thinking.type` must be `enabled` or `disabled`" (9router
  * #2023), DashScope's "Only 'enabled' and 'disabled' are supported for thinking; 'adaptive' is not
  * supported." (claude-code #29531), MiniMax's form "invalid thinking.type: \"adaptive\" (allowed:
- * enabled, disabled)".
+ * enabled, disabled)", pydantic's refusal of the member it does not have, "thinking.adaptive: Extra
+ * inputs are not permitted" (its plain-text form puts the words on the next line; not
+ * `thinking.adaptive.block_binding`, a part of adaptive thinking, read below).
  */
 const ADAPTIVE_REFUSED =
-  /adaptive thinking is not supported|thinking\.type\.adaptive["'`]? is not supported|tag ['"]adaptive['"]|received\W{0,3}adaptive\b|thinking\.type\W[^\n]{0,24}?(?:expected|should be|must be)(?: one of)?\W{0,3}enabled\W{0,4}(?:(?:or|and)\W{1,3}|\|\W{0,3})?disabled\b|only\W{0,3}enabled\W{0,3}and\W{0,3}disabled\W{0,3}are supported for thinking|invalid thinking\.type\W{0,4}adaptive\W{0,4}\(allowed:/i
+  /adaptive thinking is not supported|thinking\.adaptive\W{0,4}extra inputs are not permitted|thinking\.type\.adaptive["'`]? is not supported|tag ['"]adaptive['"]|received\W{0,3}adaptive\b|thinking\.type\W[^\n]{0,24}?(?:expected|should be|must be)(?: one of)?\W{0,3}enabled\W{0,4}(?:(?:or|and)\W{1,3}|\|\W{0,3})?disabled\b|only\W{0,3}enabled\W{0,3}and\W{0,3}disabled\W{0,3}are supported for thinking|invalid thinking\.type\W{0,4}adaptive\W{0,4}\(allowed:/i
 
 /**
  * FastAPI's 422 for `thinking.type: adaptive` (a Messages endpoint of an MLX or Python server:
  * jundot/omlx #56), by its place and the input refused: `{"detail": [{"type": "literal_error",
  * "loc": ["body", "thinking", "type"], "msg": "Input should be 'enabled' or 'disabled'", "input":
- * "adaptive", ...}]}`.
+ * "adaptive", ...}]}`, or by the member it does not have (`"loc": ["body", "thinking",
+ * "adaptive"]`, `extra_forbidden`).
  */
 const FASTAPI_ADAPTIVE =
-  /"loc"\s*:\s*\[\s*"body"\s*,\s*"thinking"\s*,\s*"type"\s*\][^{}]*"input"\s*:\s*"adaptive"/
+  /"loc"\s*:\s*\[\s*"body"\s*,\s*"thinking"\s*,\s*(?:"type"\s*\][^{}]*"input"\s*:\s*"adaptive"|"adaptive"\s*\][^{}]*"(?:msg|type)"\s*:\s*"(?:Extra inputs are not permitted|extra_forbidden)")/
 
 /** What a refusal of adaptive thinking teaches: `enabled` with a budget. */
 const adaptiveRefused = (known: UpstreamAdaptation): {next: UpstreamAdaptation; note: string} => ({
@@ -302,6 +307,11 @@ function claudeRefusal(
       note: 'refused thinking.type enabled: sent again as adaptive thinking with output_config.effort',
     }
   if (sent.thinking === 'adaptive' && ADAPTIVE_REFUSED.test(message)) return adaptiveRefused(known)
+  const effort =
+    sent.effort !== undefined
+      ? messagesEffortRefusal(message, sent.effort, sent.thinkingOff !== undefined, known)
+      : undefined
+  if (effort) return effort
   const claude = claudeLearned(message, sent, known)
   if (claude) return claude
   // (anywhere in the message: Bedrock's "The model returned the following errors: temperature is
@@ -330,6 +340,89 @@ function claudeRefusal(
   return {
     next: {...known, drop: [...new Set([...(known.drop ?? []), field])]},
     note: `refused ${field}: sent again without it`,
+  }
+}
+
+/**
+ * What a Messages upstream's refusal of the `output_config.effort` it was sent teaches (an
+ * Anthropic-compatible server, or a Claude model, that does not take the effort or that value;
+ * Claude Code sends one for any model name, `xhigh` and `max` included):
+ * - the field itself refused by its path ("output_config.effort: Extra inputs are not permitted",
+ *   pydantic's; "unknown", "unrecognized") or in words ("does not support the effort parameter",
+ *   "effort is not supported"): the requests go without it (the model's default effort);
+ * - the value, with the values it takes (pydantic's "output_config.effort: Input should be 'low',
+ *   'medium' or 'high'", zod's "Expected 'low' | 'medium' | 'high', received 'max'", "Supported
+ *   values are: ...", Z.AI's "please use low, high, or max"): every effort it does not take goes as
+ *   the nearest it lists, so that `xhigh` and `max` both step down from the one failed try;
+ * - the value alone ("effort 'max' is not supported for this model"): one above `high` goes as
+ *   `high`, which every model with efforts takes; any other goes without the field.
+ * Words about the thinking form (`thinking.type` beside an effort, read elsewhere) are not read
+ * here, nor Z.AI's list for a body that turned thinking off (its own rule). Undefined for other
+ * words.
+ */
+function messagesEffortRefusal(
+  message: string,
+  sent: string,
+  off: boolean,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  if (
+    !(/\beffort\b/i.test(message) || (!off && alwaysThinkingEfforts(message) !== undefined)) ||
+    /thinking\.type|thinking\W{1,4}type/i.test(message)
+  )
+    return undefined
+  const drop = (note: string) => ({
+    next: {...known, drop: [...new Set([...(known.drop ?? []), 'output_config.effort'])]},
+    note: `refused output_config.effort${note}: sent again without it`,
+  })
+  if (
+    new RegExp(`output_config\\.effort\\W{0,4}${REFUSES.source}`, 'i').test(message) ||
+    /does not support (?:the )?\W?effort\b|\beffort(?: parameter)?\W{0,2} is not supported(?: for this model)?\W{0,3}$/im.test(
+      message,
+    )
+  )
+    return drop('')
+  const value = sent.toLowerCase()
+  if (!EFFORTS.includes(value)) return undefined
+  // (without the input a validator echoes: pydantic's `input_value='max'`, `"input": "max"`, zod's
+  // `received 'max'`)
+  const said = message.replace(/input_value=\S+|['"]input['"]\s*:\s*['"]\w*['"]|received\W{0,3}\w+/gi, '')
+  if (
+    !/not supported|unsupported|not (?:a )?valid|invalid|should be|expected|must be|please use|not allowed|allowed values/i.test(
+      said,
+    )
+  )
+    return undefined
+  // the values it takes: those quoted after its words for a list, or Z.AI's list
+  const phrase = /should be|expected|one of|supported values|valid values|please use|allowed|must be/i.exec(
+    said,
+  )
+  const quoted = phrase
+    ? [...said.slice(phrase.index).matchAll(/['"`]([a-z]{3,7})['"`]/gi)].map((m) => m[1].toLowerCase())
+    : []
+  const listed = [...new Set([...quoted, ...(alwaysThinkingEfforts(said) ?? [])])].filter((v) =>
+    EFFORTS.includes(v),
+  )
+  // the value it was sent among those it lists: the refusal is not of it
+  if (listed.includes(value)) return undefined
+  if (listed.length === 0) {
+    // the value alone, named as refused
+    if (!new RegExp(`\\b${value}\\b`, 'i').test(said)) return undefined
+    if (value !== 'xhigh' && value !== 'max') return drop(` ${value}`)
+    const effort = {...known.effort, [value]: 'high'}
+    return {next: {...known, effort}, note: `refused output_config.effort ${value}: sent again with high`}
+  }
+  const effort: Record<string, string> = {...known.effort}
+  // (Anthropic's efforts: a Messages body has no `none` or `minimal`)
+  for (const v of ['low', 'medium', 'high', 'xhigh', 'max']) {
+    const instead = listed.includes(v) ? undefined : nearestEffort(v, listed)
+    if (instead !== undefined) effort[v] = instead
+  }
+  const instead = effort[value]
+  if (instead === undefined) return drop(` ${value}`)
+  return {
+    next: {...known, effort},
+    note: `refused output_config.effort ${value} (it takes ${listed.join(', ')}): sent again with ${instead}`,
   }
 }
 

@@ -656,19 +656,21 @@ export async function proxyRequest(
     target: ProxyTarget,
     learned: UpstreamAdaptation | undefined,
   ): Promise<Buffer> {
-    if (rewritesPassed(family, learned)) {
-      // (what it left out, said on the log row once)
-      const notes: string[] = []
-      body = await passedBody(family as 'chat' | 'messages' | 'gemini', body, learned!, notes)
-      for (const note of notes) if (!adapted.includes(note)) adapted.push(note)
-    }
     if (
       family === 'messages' &&
       sendsBillingLine(request.headers['user-agent']) &&
       !isAnthropicApi(target.provider.baseUrl)
     ) {
-      // (its mid-conversation system messages too, which only Anthropic takes: ./system-turns.ts)
+      // (its mid-conversation system messages too, which only Anthropic takes: ./system-turns.ts;
+      // before what was learned, which holds the effort a statement hoisted sets to what the
+      // model takes, and keeps away an effort it refused)
       body = withoutBillingBlock(withSystemTurnsHoisted(body))
+    }
+    if (rewritesPassed(family, learned)) {
+      // (what it left out, said on the log row once)
+      const notes: string[] = []
+      body = await passedBody(family as 'chat' | 'messages' | 'gemini', body, learned!, notes)
+      for (const note of notes) if (!adapted.includes(note)) adapted.push(note)
     }
     return body
   }

@@ -1791,6 +1791,56 @@ describe('thinking and efforts refused in the servers’ words', () => {
     ).toBe(200)
   })
 
+  it('pydantic-thinking and effort-levels: adaptive as a member it lacks, efforts above high', async () => {
+    const messages = (model: string, extra: Json) =>
+      post('/v1/messages', {model, max_tokens: 4096, messages: [{role: 'user', content: 'hi'}], ...extra})
+    const adaptive = await messages('qwen3.7-plus+pydantic-thinking', {thinking: {type: 'adaptive'}})
+    expect([adaptive.status, adaptive.json]).toEqual([
+      400,
+      {
+        type: 'error',
+        error: {type: 'invalid_request_error', message: 'thinking.adaptive: Extra inputs are not permitted'},
+      },
+    ])
+    expect(
+      (await messages('qwen3.7-plus+pydantic-thinking', {thinking: {type: 'enabled', budget_tokens: 2048}}))
+        .status,
+    ).toBe(200)
+    for (const effort of ['xhigh', 'max']) {
+      const refused = await messages('m+effort-levels', {
+        thinking: {type: 'adaptive'},
+        output_config: {effort},
+      })
+      expect([refused.status, refused.json], effort).toEqual([
+        400,
+        {
+          type: 'error',
+          error: {
+            type: 'invalid_request_error',
+            message: "output_config.effort: Input should be 'low', 'medium' or 'high'",
+          },
+        },
+      ])
+    }
+    for (const effort of ['low', 'medium', 'high'])
+      expect(
+        (await messages('m+effort-levels', {thinking: {type: 'adaptive'}, output_config: {effort}})).status,
+        effort,
+      ).toBe(200)
+  })
+
+  it("no-minimal-effort: o3's refusal of an effort above high too", async () => {
+    const refused = await post('/v1/chat/completions', {
+      model: 'o3+no-minimal-effort',
+      messages: [{role: 'user', content: 'hi'}],
+      reasoning_effort: 'xhigh',
+    })
+    expect([refused.status, (refused.json as {error: {message: string}}).error.message]).toEqual([
+      400,
+      "Unsupported value: 'reasoning_effort' does not support 'xhigh' with this model. Supported values are: 'low', 'medium', and 'high'.",
+    ])
+  })
+
   it("Responses: OpenAI's minimum of 16 output tokens", async () => {
     const refused = await post('/v1/responses', {model: 'gpt-4.1', input: 'quota', max_output_tokens: 1})
     expect([refused.status, refused.json!.error]).toEqual([

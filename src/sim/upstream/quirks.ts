@@ -97,6 +97,10 @@ export const SIM_QUIRKS = [
   // a relay's zod schema that knows only `enabled` and `disabled` (Claude Code's adaptive refused)
   'minimax-thinking',
   'enum-thinking',
+  // the same from a pydantic schema: `adaptive` as a member it does not have; and a server that
+  // takes `output_config.effort` low, medium and high only (Claude Code's xhigh and max refused)
+  'pydantic-thinking',
+  'effort-levels',
   // vLLM, SGLang, llama.cpp: a model that thinks by default, turned off only by its chat
   // template's arguments (`chat_template_kwargs`)
   'template-kwargs',
@@ -474,7 +478,7 @@ export function strictFieldsProblem(body: Record<string, unknown>): string | und
  * DeepSeek's JSON output: a `json_schema` response format refused (no `param`), JSON mode taken
  * only when the messages say "json"; `no-json-mode`, a model without JSON output (o1-mini), refuses
  * `response_format`; `no-minimal-effort`, a reasoning model that takes only low, medium and high
- * (o3), refuses `minimal` and `none` and says what it takes. Undefined when the request is one the
+ * (o3), refuses `minimal`, `none` and those above high (`xhigh`, `max`) and says what it takes. Undefined when the request is one the
  * model takes.
  */
 export function unsupportedParameter(
@@ -691,13 +695,19 @@ export function liteRefusal(
   }
 }
 
-/** `no-minimal-effort`: o3's refusal of the efforts `minimal` and `none`, naming what it takes. */
+/** `no-minimal-effort`: o3's refusal of an effort but low, medium and high, naming what it takes. */
 function minimalEffortRefusal(
   param: string,
   effort: unknown,
   quirks: Quirks,
 ): {message: string; param: string; code: string} | undefined {
-  if (!quirks.has('no-minimal-effort') || (effort !== 'minimal' && effort !== 'none')) return undefined
+  // (o3 takes none above high either: OpenAI's xhigh came with GPT-5.1-Codex-Max)
+  if (
+    !quirks.has('no-minimal-effort') ||
+    typeof effort !== 'string' ||
+    ['low', 'medium', 'high'].includes(effort)
+  )
+    return undefined
   return {
     message: `Unsupported value: '${param}' does not support '${effort}' with this model. Supported values are: 'low', 'medium', and 'high'.`,
     param,
@@ -1444,7 +1454,12 @@ export function deepseekEffortRefusal(
  * thinking.type: \"enabled\" (allowed: adaptive, disabled) (2013)","http_code":"400"}}`,
  * cherry-studio #16431); `enum-thinking`, a relay whose zod schema knows only `enabled` and
  * `disabled`, to `adaptive` ("Invalid request: thinking.type: Invalid enum value. Expected
- * 'enabled' | 'disabled', received 'adaptive'", freellmapi #632). Undefined when it takes the form.
+ * 'enabled' | 'disabled', received 'adaptive'", freellmapi #632); `pydantic-thinking`, a pydantic
+ * schema without an `adaptive` member, to `adaptive` ("thinking.adaptive: Extra inputs are not
+ * permitted"); `effort-levels`, a server that takes `output_config.effort` low, medium and high
+ * only, to another (`xhigh`, `max`: "output_config.effort: Input should be 'low', 'medium' or
+ * 'high'", in Anthropic's own wording for a value it does not know). Undefined when it takes the
+ * request.
  */
 export function messagesThinkingFormRefusal(
   body: Record<string, unknown>,
@@ -1458,6 +1473,19 @@ export function messagesThinkingFormRefusal(
   if (quirks.has('enum-thinking') && type === 'adaptive') {
     const message =
       "Invalid request: thinking.type: Invalid enum value. Expected 'enabled' | 'disabled', received 'adaptive'"
+    return {message, raw: {type: 'error', error: {type: 'invalid_request_error', message}}}
+  }
+  if (quirks.has('pydantic-thinking') && type === 'adaptive') {
+    const message = 'thinking.adaptive: Extra inputs are not permitted'
+    return {message, raw: {type: 'error', error: {type: 'invalid_request_error', message}}}
+  }
+  const effort = (body.output_config as {effort?: unknown} | undefined)?.effort
+  if (
+    quirks.has('effort-levels') &&
+    effort !== undefined &&
+    !['low', 'medium', 'high'].includes(String(effort))
+  ) {
+    const message = "output_config.effort: Input should be 'low', 'medium' or 'high'"
     return {message, raw: {type: 'error', error: {type: 'invalid_request_error', message}}}
   }
   return undefined
