@@ -320,9 +320,11 @@ export interface FunctionTool {
   /**
    * A Responses `custom` (free-form) tool, such as Codex's `apply_patch`: elsewhere it is a
    * function with one string parameter `input`, and its calls come back to a Responses client as
-   * `custom_tool_call` items. `format` is the tool's grammar, kept for a Responses upstream.
+   * `custom_tool_call` items. `format` is the tool's grammar, kept for a Responses upstream, and
+   * `description` the client's own where `description` says it otherwise for the function
+   * (responses.ts `functionDescription`).
    */
-  custom?: {format?: unknown}
+  custom?: {format?: unknown; description?: string}
   /**
    * A tool of a Responses `namespace` (Codex 0.17x's sub-agent tools `multi_agent_v1`): elsewhere
    * it is a function named `<namespace>__<tool>`, and its calls go back to a Responses client under

@@ -151,7 +151,12 @@ export function encodeRequest(request: Request, model: string, ctx?: CodecContex
       ? {
           type: 'custom',
           name: tool.name,
-          ...(tool.description ? {description: tool.description} : {}),
+          // (the client's own words: responses.ts rewrites a line of them for a function)
+          ...(tool.custom.description
+            ? {description: tool.custom.description}
+            : tool.description
+              ? {description: tool.description}
+              : {}),
           ...(tool.custom.format !== undefined ? {format: tool.custom.format} : {}),
         }
       : {
