@@ -556,6 +556,13 @@ export interface ClaudeLearned {
    * nothing): thinking blocks go back without it.
    */
   noBlockBinding?: boolean
+  /**
+   * It refused thinking beside an assistant tool-call turn without a thinking block anywhere in
+   * the history, not only in the running tool loop (Kimi's coding endpoint: "thinking is enabled
+   * but reasoning_content is missing in assistant tool call message at index 156"): such a
+   * history goes with thinking off.
+   */
+  thinkingEveryToolTurn?: boolean
 }
 
 /** What every codec's functions may be given. */
@@ -581,6 +588,12 @@ export interface CodecContext {
    * tools as functions, OpenAI's hosted tools left out: responses-request.ts).
    */
   plainTools?: boolean
+  /**
+   * Responses upstreams, with `plainTools`: a server that wants every reasoning item back with its
+   * text (DeepSeek's, learned: translate.ts `UpstreamAdaptation.reasoningTextBack`): one whose text
+   * Codex did not keep goes as an empty `reasoning_text` part, not left out.
+   */
+  reasoningTextBack?: boolean
   /**
    * Responses upstreams: Azure OpenAI, by its host (daemon/router/plain-tools.ts `azureProvider`),
    * which keeps no item of a request sent with `store: false` and then refuses the reasoning items

@@ -93,7 +93,9 @@ export function encodeRequest(request: Request, model: string, ctx?: CodecContex
       } else if (part.type === 'reasoning') {
         flush()
         if (plain && !part.encrypted && !part.signature && !part.redacted) {
-          if (part.text) input.push(textReasoning(part, input.length))
+          // (DeepSeek's thinking mode refuses a tool call's turn without its reasoning: there, one
+          // Codex kept no text of goes as an empty part, which it takes)
+          if (part.text || ctx?.reasoningTextBack) input.push(textReasoning(part, input.length))
           continue
         }
         if (part.encrypted?.family !== 'responses' || !part.encrypted.value) continue
