@@ -126,6 +126,24 @@ describe('chat quirks', () => {
     }
   })
 
+  it("raw-input-args: a tool of one string `input` gets that string raw; another tool's arguments stay JSON", async () => {
+    const free = [
+      {
+        type: 'function',
+        function: {
+          name: 'apply_patch',
+          parameters: {type: 'object', properties: {input: {type: 'string'}}, required: ['input']},
+        },
+      },
+    ]
+    for (const stream of [true, false]) {
+      const raw = await argsOf('raw-input-args', stream, free)
+      expect(raw).not.toMatch(/^\{/)
+      expect(raw.length).toBeGreaterThan(0)
+      expect(await argsOf('raw-input-args', stream, chatTools)).toMatch(/^\{"city":"[^"]*"\}$/)
+    }
+  })
+
   it('python-literal-args: a boolean property as True, alone or in the whole repr', async () => {
     const tools = [
       {

@@ -138,6 +138,9 @@ export const SIM_QUIRKS = [
   'python-literal-args',
   // Qwen3-Coder's own `<parameter=NAME>` format passed on as a call's arguments (LM Studio 0.3.29)
   'parameter-args',
+  // a free-form tool's input (a function of one string `input`: Codex's apply_patch elsewhere)
+  // written raw as the call's arguments, as a chat model told "do not wrap the patch in JSON" does
+  'raw-input-args',
   // a server that escapes per UTF-16 unit (a JS server, Python's `ensure_ascii`) and streams an
   // emoji's surrogate pair split across two chunks
   'split-surrogate',
@@ -354,9 +357,18 @@ export function argsText(args: Args, quirks: Quirks): string {
  * `single-quote-args`, a comma before the last `}` under `trailing-comma-args`, in a ```json
  * fence under `fenced-args`, Python's `True`, `False` and `None` for JSON's literals under
  * `python-literal-args` (with `single-quote-args` too: the whole repr), Qwen3-Coder's
- * `<parameter=NAME>\nVALUE\n</parameter>\n` for each under `parameter-args`; else as JSON.
+ * `<parameter=NAME>\nVALUE\n</parameter>\n` for each under `parameter-args`; the one string
+ * `input` itself, not JSON, under `raw-input-args`; else as JSON.
  */
 export function brokenArgsText(args: unknown, quirks: Quirks): string {
+  if (
+    quirks.has('raw-input-args') &&
+    args &&
+    typeof args === 'object' &&
+    Object.keys(args).length === 1 &&
+    typeof (args as {input?: unknown}).input === 'string'
+  )
+    return (args as {input: string}).input
   if (quirks.has('parameter-args') && args && typeof args === 'object' && !Array.isArray(args))
     return Object.entries(args)
       .map(([k, v]) => `<parameter=${k}>\n${typeof v === 'string' ? v : JSON.stringify(v)}\n</parameter>\n`)
