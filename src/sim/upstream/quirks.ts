@@ -141,6 +141,9 @@ export const SIM_QUIRKS = [
   // a free-form tool's input (a function of one string `input`: Codex's apply_patch elsewhere)
   // written raw as the call's arguments, as a chat model told "do not wrap the patch in JSON" does
   'raw-input-args',
+  // DeepSeek's Responses API in thinking mode: reasoning as `reasoning_text` content, wanted back
+  // on a tool call's turn
+  'reasoning-text',
   // a server that escapes per UTF-16 unit (a JS server, Python's `ensure_ascii`) and streams an
   // emoji's surrogate pair split across two chunks
   'split-surrogate',
@@ -619,6 +622,38 @@ export function storeFalseRefusal(
     param: 'input',
     code: null,
   }
+}
+
+/**
+ * `reasoning-text`: a Responses history refused as DeepSeek's `/v1/responses` in thinking mode
+ * refuses it when a tool call's turn (the items after the last user message or tool output) has
+ * no reasoning item with `reasoning_text` content before the call (an empty text is taken), in
+ * its words (lidge-jun/opencodex #1594).
+ */
+export function reasoningTextRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; type: string; param: null; code: string} | undefined {
+  if (!quirks.has('reasoning-text') || !Array.isArray(body.input)) return undefined
+  let reasoned = false
+  for (const item of body.input as Array<{type?: unknown; role?: unknown; content?: unknown} | null>) {
+    const type = item?.type
+    if (type === 'reasoning')
+      reasoned =
+        Array.isArray(item?.content) &&
+        (item.content as Array<{type?: unknown} | null>).some((part) => part?.type === 'reasoning_text')
+    else if (type === 'function_call' || type === 'custom_tool_call') {
+      if (!reasoned)
+        return {
+          message: 'The `reasoning_text` in the thinking mode must be passed back to the API.',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_request_error',
+        }
+    } else if (item?.role === 'user' || type === 'function_call_output' || type === 'custom_tool_call_output')
+      reasoned = false
+  }
+  return undefined
 }
 
 /**
