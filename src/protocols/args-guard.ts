@@ -118,12 +118,17 @@ export class ArgsGuard {
    * At the call's end, with its whole arguments: what is left to send. Arguments that broke and
    * whose syntax repair starts with what was sent: the repair's remainder (`repaired` true);
    * otherwise what was held, as it came (the client's parse fails as it would have: nothing
-   * sent can be taken back, and nothing is invented).
+   * sent can be taken back, and nothing is invented). `raw`, asked only where the arguments
+   * broke: they are free text to pass on whole (a custom tool's input), never repaired.
    */
-  finish(all: string, schema?: () => JsonSchema | undefined): {json: string; repaired: boolean} {
+  finish(
+    all: string,
+    schema?: () => JsonSchema | undefined,
+    raw?: () => boolean,
+  ): {json: string; repaired: boolean} {
     const held = this.held
     this.held = ''
-    if (!this.broken) return {json: held, repaired: false}
+    if (!this.broken || raw?.()) return {json: held, repaired: false}
     const sent = all.slice(0, this.sent)
     // (whitespace around what was sent is no matter to JSON)
     const head = sent.trim()

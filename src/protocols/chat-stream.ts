@@ -24,6 +24,7 @@ import {
   THINK_OPEN,
   THINK_TAGS,
   thinkingChunkText,
+  keepsRawInput,
   toolSchema,
 } from './cm-common.js'
 import type {
@@ -781,7 +782,9 @@ export class ChatStreamDecoder implements StreamDecoder {
     }
     if (call.guard) {
       // arguments that are no JSON: the rest of their syntax repair, or of what came
-      const {json, repaired} = call.guard.finish(call.args, toolSchema(this.ctx, call.name))
+      const {json, repaired} = call.guard.finish(call.args, toolSchema(this.ctx, call.name), () =>
+        keepsRawInput(this.ctx, call.name, call.args),
+      )
       if (json) out.push({type: 'tool_args_delta', index: call.block, json})
       if (repaired) this.repairedArgs++
     }

@@ -17,6 +17,7 @@ import type {Json} from './cm-common.js'
 import {
   applyCarry,
   argsText,
+  keepsRawInput,
   repairedArgsText,
   toolSchema,
   arr,
@@ -798,8 +799,9 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
       arguments: argsText(fn.arguments) || '{}',
     }
     // arguments that are no JSON (Qwen3-Coder's and GLM's tool parsers): their syntax repaired
+    // (a custom tool's free text aside: it is the input as the model wrote it)
     const fixed = repairedArgsText(part.arguments, toolSchema(ctx, part.name))
-    if (fixed !== undefined) {
+    if (fixed !== undefined && !keepsRawInput(ctx, part.name, part.arguments)) {
       part.arguments = fixed
       repaired++
     }

@@ -15,7 +15,7 @@ import type {
   ToolCallPart,
 } from './ir.js'
 import {TranslationError} from './ir.js'
-import {syntaxRepairedArguments} from './conversation-rules.js'
+import {isParameterForm, syntaxRepairedArguments} from './conversation-rules.js'
 
 export type Json = Record<string, unknown>
 
@@ -77,6 +77,17 @@ export function repairedArgsText(args: string, schema?: () => JsonSchema | undef
  */
 export const toolSchema = (ctx: CodecContext | undefined, name: string) => (): JsonSchema | undefined =>
   ctx?.tools?.find((t) => t.name === name)?.parameters
+
+/**
+ * Whether the arguments of a call of the client's tool `name` that are no JSON stay as they came,
+ * unrepaired: a Responses client's custom tool (Codex's `apply_patch`, code-mode `exec`) takes
+ * free text, and a chat model writes a patch or JavaScript there raw, which the syntax repair
+ * would cut to the first `{…}` it holds (a patch's `cfg = {}`, a call's `{"command": …}`).
+ * Qwen3-Coder's `<parameter=input>` form is still read (it gives the `{"input": …}` object).
+ * Looked up only where a repair would run.
+ */
+export const keepsRawInput = (ctx: CodecContext | undefined, name: string, args: string): boolean =>
+  !!ctx?.tools?.some((t) => t.name === name && t.custom) && !isParameterForm(args)
 
 /**
  * A chat tool call's `arguments` as text: a string as it is; a JSON object or array, which

@@ -321,8 +321,7 @@ export function syntaxRepairedArguments(
 ): string | undefined {
   // Qwen3-Coder's own format, passed on as the arguments (LM Studio 0.3.29's stream); any other text
   // that starts with a tag (`<tool_call>{…}`, `<|python_tag|>{…}`) has its object taken out below
-  if (text.trimStart().startsWith('<') && text.includes('<parameter='))
-    return parameterArguments(text, schema?.())
+  if (isParameterForm(text)) return parameterArguments(text, schema?.())
   const start = text.indexOf('{')
   if (start < 0) return encodedTwice(text)
   let body = text
@@ -339,6 +338,10 @@ export function syntaxRepairedArguments(
   }
   return encodedTwice(text)
 }
+
+/** Whether a call's arguments are in Qwen3-Coder's `<parameter=NAME>` form ({@link parameterArguments}). */
+export const isParameterForm = (text: string): boolean =>
+  text.trimStart().startsWith('<') && text.includes('<parameter=')
 
 /** One `<parameter=NAME>VALUE</parameter>` of Qwen3-Coder's format, or a tag around them. */
 const PARAMETER = /<parameter=([^>\n]+)>([\s\S]*?)<\/parameter>|<\/?(?:tool_call|function(?:=[^>\n]*)?)>|\s+/y

@@ -320,9 +320,11 @@ export interface FunctionTool {
   /**
    * A Responses `custom` (free-form) tool, such as Codex's `apply_patch`: elsewhere it is a
    * function with one string parameter `input`, and its calls come back to a Responses client as
-   * `custom_tool_call` items. `format` is the tool's grammar, kept for a Responses upstream.
+   * `custom_tool_call` items. `format` is the tool's grammar, kept for a Responses upstream, and
+   * `description` the client's own where `description` says it otherwise for the function
+   * (responses.ts `functionDescription`).
    */
-  custom?: {format?: unknown}
+  custom?: {format?: unknown; description?: string}
   /**
    * A tool of a Responses `namespace` (Codex 0.17x's sub-agent tools `multi_agent_v1`): elsewhere
    * it is a function named `<namespace>__<tool>`, and its calls go back to a Responses client under
@@ -555,6 +557,13 @@ export interface ClaudeLearned {
    * nothing): thinking blocks go back without it.
    */
   noBlockBinding?: boolean
+  /**
+   * It refused thinking beside an assistant tool-call turn without a thinking block anywhere in
+   * the history, not only in the running tool loop (Kimi's coding endpoint: "thinking is enabled
+   * but reasoning_content is missing in assistant tool call message at index 156"): such a
+   * history goes with thinking off.
+   */
+  thinkingEveryToolTurn?: boolean
 }
 
 /** What every codec's functions may be given. */
@@ -580,6 +589,12 @@ export interface CodecContext {
    * tools as functions, OpenAI's hosted tools left out: responses-request.ts).
    */
   plainTools?: boolean
+  /**
+   * Responses upstreams, with `plainTools`: a server that wants every reasoning item back with its
+   * text (DeepSeek's, learned: translate.ts `UpstreamAdaptation.reasoningTextBack`): one whose text
+   * Codex did not keep goes as an empty `reasoning_text` part, not left out.
+   */
+  reasoningTextBack?: boolean
   /**
    * Responses upstreams: Azure OpenAI, by its host (daemon/router/plain-tools.ts `azureProvider`),
    * which keeps no item of a request sent with `store: false` and then refuses the reasoning items

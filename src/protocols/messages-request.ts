@@ -166,13 +166,15 @@ export const OPENING_TEXT = '.'
 
 /**
  * Anthropic refuses thinking when the last assistant turns of the running tool loop (after the
- * last user turn with more than tool results) hold a tool_use without a thinking block first.
+ * last user turn with more than tool results) hold a tool_use without a thinking block first;
+ * Kimi's coding endpoint when any assistant turn of the history does (`everyTurn`, learned).
  */
-function thinkingWouldBreak(turns: Array<{role: string; content: Json[]}>): boolean {
+function thinkingWouldBreak(turns: Array<{role: string; content: Json[]}>, everyTurn = false): boolean {
   let from = 0
-  turns.forEach((t, i) => {
-    if (t.role === 'user' && t.content.some((b) => b.type !== 'tool_result')) from = i + 1
-  })
+  if (!everyTurn)
+    turns.forEach((t, i) => {
+      if (t.role === 'user' && t.content.some((b) => b.type !== 'tool_result')) from = i + 1
+    })
   return turns
     .slice(from)
     .some(
@@ -522,7 +524,8 @@ export function encodeMessagesRequest(
   const off = learned?.thinkingOff ?? claude.off
   // (a history read only where it matters: a request that thinks, or a model that thinks unless
   // told not to)
-  const breaks = (budget !== undefined || off !== 'omit') && thinkingWouldBreak(turns)
+  const breaks =
+    (budget !== undefined || off !== 'omit') && thinkingWouldBreak(turns, learned?.thinkingEveryToolTurn)
   if (budget !== undefined && (forced || breaks)) budget = undefined
   const tools: unknown[] = jsonTool
     ? [jsonTool]

@@ -51,15 +51,53 @@ export const fullUsage = (usage: Partial<Usage> | undefined): Usage => ({...empt
 export const isCustomTool = (request: Request | undefined, name: string): boolean =>
   !!request?.tools.some((tool) => tool.name === name && tool.custom)
 
-/** The free-form input of a custom tool call from its IR arguments `{"input": …}`. */
+/**
+ * The free-form input of a custom tool call from its IR arguments `{"input": …}`. A model of
+ * another family that gets the tool as a function of one string `input` also writes it in other
+ * shapes, as Codex's peers found (cc-switch #3669, copilot-api #242, codex #35361), recovered
+ * here so that Codex gets the patch or the code and not an object of it: the input raw (kept as
+ * it came, chat.ts), the input in a key of another name (`{"patch": …}`, `{"code": …}`: the
+ * object's one key), Codex's shell form of a patch (`{"command": ["apply_patch", PATCH]}`), a JSON
+ * string of it; then one ``` fence around the whole input, and a patch's heredoc
+ * (`apply_patch <<'EOF'` … `EOF`), taken off.
+ */
 export function customInput(args: string): string {
+  let parsed: unknown
   try {
-    const parsed: unknown = JSON.parse(args)
-    if (isObject(parsed) && typeof parsed.input === 'string') return parsed.input
+    parsed = JSON.parse(args)
   } catch {
     // not JSON: the model wrote the input itself
+    return unwrappedInput(args)
   }
+  if (isObject(parsed)) {
+    if (typeof parsed.input === 'string') return unwrappedInput(parsed.input)
+    const keys = Object.keys(parsed)
+    const only = keys.length === 1 ? parsed[keys[0]] : undefined
+    if (typeof only === 'string') return unwrappedInput(only)
+    const command = parsed.command ?? parsed.cmd
+    if (Array.isArray(command) && command[0] === 'apply_patch' && typeof command[1] === 'string')
+      return unwrappedInput(command[1])
+  } else if (typeof parsed === 'string') return unwrappedInput(parsed)
   return args
+}
+
+/** One ``` fence around the whole text (its language tag and all). */
+const FENCED = /^\s*```[^\n`]*\n([\s\S]*?)\n?```\s*$/
+/** A patch in a shell heredoc, as Codex's shell runs it: `apply_patch <<'EOF'\n…\nEOF`. */
+const HEREDOC = /^\s*(?:apply_patch\s*)?<<-?\s*(['"]?)(\w+)\1[ \t]*\n([\s\S]*?)\n\2\s*$/
+
+/** A custom tool's input without a fence around it, and a patch without its heredoc. */
+function unwrappedInput(input: string): string {
+  // (a byte looked at before either test: nearly every input has neither)
+  if (input.includes('```')) {
+    const fenced = FENCED.exec(input)
+    if (fenced) input = fenced[1]
+  }
+  if (input.includes('<<')) {
+    const heredoc = HEREDOC.exec(input)
+    if (heredoc && heredoc[3].trimStart().startsWith('*** Begin Patch')) input = heredoc[3]
+  }
+  return input
 }
 
 /** The one opaque a reasoning part carries (a Responses item has one string field for it). */

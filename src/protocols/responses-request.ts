@@ -96,7 +96,9 @@ export function encodeRequest(request: Request, model: string, ctx?: CodecContex
       } else if (part.type === 'reasoning') {
         flush()
         if (plain && !part.encrypted && !part.signature && !part.redacted) {
-          if (part.text) input.push(textReasoning(part, input.length))
+          // (DeepSeek's thinking mode refuses a tool call's turn without its reasoning: there, one
+          // Codex kept no text of goes as an empty part, which it takes)
+          if (part.text || ctx?.reasoningTextBack) input.push(textReasoning(part, input.length))
           continue
         }
         if (part.encrypted?.family !== 'responses' || !part.encrypted.value) continue
@@ -154,7 +156,12 @@ export function encodeRequest(request: Request, model: string, ctx?: CodecContex
       ? {
           type: 'custom',
           name: tool.name,
-          ...(tool.description ? {description: tool.description} : {}),
+          // (the client's own words: responses.ts rewrites a line of them for a function)
+          ...(tool.custom.description
+            ? {description: tool.custom.description}
+            : tool.description
+              ? {description: tool.description}
+              : {}),
           ...(tool.custom.format !== undefined ? {format: tool.custom.format} : {}),
         }
       : {

@@ -375,14 +375,38 @@ function functionTool(tool: Body): FunctionTool | undefined {
       ...(typeof tool.description === 'string' ? {description: tool.description} : {}),
       parameters: isObject(tool.parameters) ? tool.parameters : {type: 'object', properties: {}},
     }
-  if (tool.type === 'custom')
+  if (tool.type === 'custom') {
+    if (typeof tool.description !== 'string')
+      return {name: tool.name, parameters: structuredClone(CUSTOM_PARAMETERS), custom: {format: tool.format}}
+    const description = functionDescription(tool.description)
     return {
       name: tool.name,
-      ...(typeof tool.description === 'string' ? {description: tool.description} : {}),
+      description,
       parameters: structuredClone(CUSTOM_PARAMETERS),
-      custom: {format: tool.format},
+      custom: {
+        format: tool.format,
+        ...(description !== tool.description ? {description: tool.description} : {}),
+      },
     }
+  }
   return undefined
+}
+
+/** Codex's line that tells the model not to wrap its `apply_patch` input in JSON. */
+const FREEFORM_LINE = 'This is a FREEFORM tool, so do not wrap the patch in JSON.'
+
+/**
+ * A custom tool's description for the function of one string `input` it becomes for any upstream
+ * but a Responses one that takes custom tools: Codex's `apply_patch` says "This is a FREEFORM
+ * tool, so do not wrap the patch in JSON.", which a chat model told to call a JSON function
+ * follows by writing the patch raw as the arguments, or in a key of its own choosing (codex-relay
+ * #65, cc-switch #3669); that line says where the patch goes instead, the rest of Codex's words
+ * kept. The same words on every turn: the prompt cache holds.
+ */
+function functionDescription(description: string): string {
+  return description.includes(FREEFORM_LINE)
+    ? description.replace(FREEFORM_LINE, 'Put the whole patch text in the `input` string.')
+    : description
 }
 
 /** The IR's name of a tool of a Responses `namespace` (FunctionTool.namespace); `name` without one. */

@@ -389,6 +389,14 @@ export interface UpstreamAdaptation {
    */
   liteOff?: boolean
   /**
+   * Responses: a server that refused a tool call's turn without its reasoning ("The
+   * `reasoning_text` in the thinking mode must be passed back to the API.": DeepSeek's, in thinking
+   * mode, whose reasoning items hold `reasoning_text` content Codex does not send back): its
+   * requests go through the Responses codecs (with `plainTools`), each reasoning item with its text
+   * as `reasoning_text`, an empty one where Codex kept none (responses-request.ts).
+   */
+  reasoningTextBack?: boolean
+  /**
    * Responses: a server that refused an item named by its id in a request sent with `store: false`
    * (Azure OpenAI behind a domain of its own, which keeps no item then): Codex's requests passed
    * through to it go with `store: true`, as Codex sends them to a provider it knows is Azure

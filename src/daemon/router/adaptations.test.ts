@@ -4373,3 +4373,142 @@ describe("an effort above high a chat or Responses model refuses (OpenAI's befor
     }
   })
 })
+
+describe("DeepSeek's Responses API: a turn without its reasoning_text (research49 #4)", () => {
+  const refused = JSON.stringify({
+    error: {
+      message: 'The `reasoning_text` in the thinking mode must be passed back to the API.',
+      type: 'invalid_request_error',
+      param: null,
+      code: 'invalid_request_error',
+    },
+  })
+  const NOTE =
+    'refused a tool call turn without its reasoning_text: sent again through the codecs, each reasoning item with its text as reasoning_text (empty where Codex kept none)'
+  const RULE =
+    "Codex's reasoning sent back as reasoning_text, an empty one where Codex kept none, its tools as plain functions (a turn without it was refused)"
+
+  it('Codex passed through: learned per model, described, once', () => {
+    const a = new UpstreamAdaptations()
+    expect(a.learnPlainTools('ds', 'deepseek-v4-pro', refused, undefined)).toBe(NOTE)
+    const learned = a.get('ds', 'deepseek-v4-pro')!
+    expect(learned).toEqual({plainTools: true, reasoningTextBack: true})
+    expect(describeAdaptation(learned)).toEqual([RULE])
+    expect(a.learnPlainTools('ds', 'deepseek-v4-pro', refused, learned)).toBeUndefined()
+    // a model that had its tools made plain before learns it too; the chat rule's words do not
+    expect(
+      a.learnPlainTools('ds', 'm2', openai('tool type custom not supported', 'tools'), undefined),
+    ).toMatch(/plain function/)
+    expect(a.learnPlainTools('ds', 'm2', refused, a.get('ds', 'm2'))).toBe(NOTE)
+    expect(a.get('ds', 'm2')).toEqual({plainTools: true, reasoningTextBack: true})
+    const chatWords = refused.replace('reasoning_text', 'reasoning_content')
+    expect(new UpstreamAdaptations().learnPlainTools('ds', 'm', chatWords, undefined)).toBeUndefined()
+  })
+
+  it('sends a reasoning item whose text Codex did not keep as an empty reasoning_text, only where learned', () => {
+    const client = decodeClientRequest(
+      'responses',
+      {
+        model: 'deepseek-v4-pro',
+        input: [
+          {type: 'message', role: 'user', content: [{type: 'input_text', text: 'hi'}]},
+          {type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: null},
+          {type: 'function_call', call_id: 'c1', name: 'shell', arguments: '{}'},
+          {type: 'function_call_output', call_id: 'c1', output: 'x'},
+          {type: 'reasoning', id: 'rs_2', summary: [{type: 'summary_text', text: 'Read it.'}]},
+          {type: 'function_call', call_id: 'c2', name: 'shell', arguments: '{}'},
+          {type: 'function_call_output', call_id: 'c2', output: 'y'},
+        ],
+        tools: [{type: 'custom', name: 'apply_patch'}],
+      },
+      {},
+    )
+    const reasoningSent = (ctx: Record<string, unknown>) =>
+      (
+        JSON.parse(encodeUpstreamRequest(client, 'responses', 'deepseek-v4-pro', ctx).body.toString()) as {
+          input: Array<Record<string, unknown>>
+        }
+      ).input.filter((i) => i.type === 'reasoning')
+    expect(reasoningSent({plainTools: true, reasoningTextBack: true})).toEqual([
+      {type: 'reasoning', id: 'rs_1', summary: [], content: [{type: 'reasoning_text', text: ''}]},
+      {type: 'reasoning', id: 'rs_2', summary: [], content: [{type: 'reasoning_text', text: 'Read it.'}]},
+    ])
+    // gpt-oss on vLLM (plain, not learned): as before, only the one with text
+    expect(reasoningSent({plainTools: true}).map((i) => i.id)).toEqual(['rs_2'])
+  })
+})
+
+describe("Kimi's Anthropic endpoint: a tool call turn without thinking (research49 #5)", () => {
+  const refused = JSON.stringify({
+    error: {
+      type: 'invalid_request_error',
+      message:
+        'thinking is enabled but reasoning_content is missing in assistant tool call message at index 1',
+    },
+    type: 'error',
+  })
+  const NOTE =
+    'refused thinking beside an earlier tool call turn without thinking: sent again with thinking off (a history with such a turn, from now on)'
+  const tools = [{type: 'function', name: 'shell', parameters: {type: 'object', properties: {}}}]
+  const user = (text: string) => ({type: 'message', role: 'user', content: [{type: 'input_text', text}]})
+  // Codex at effort high, an earlier turn's call made without thinking (effort none, a fallback)
+  const codex = (withCall: boolean) =>
+    decodeClientRequest(
+      'responses',
+      {
+        model: 'kimi-for-coding',
+        reasoning: {effort: 'high'},
+        tools,
+        input: [
+          user('hi'),
+          ...(withCall
+            ? [
+                {type: 'function_call', call_id: 'c1', name: 'shell', arguments: '{}'},
+                {type: 'function_call_output', call_id: 'c1', output: 'x'},
+              ]
+            : []),
+          {type: 'message', role: 'assistant', content: [{type: 'output_text', text: 'done'}]},
+          user('again'),
+        ],
+      },
+      {},
+    )
+  const thinkingOf = (withCall: boolean, adapt?: UpstreamAdaptation) =>
+    (
+      JSON.parse(
+        encodeUpstreamRequest(codex(withCall), 'messages', 'kimi-for-coding', {}, adapt).body.toString(),
+      ) as {thinking?: {type: string}}
+    ).thinking?.type
+
+  it('is learned on a Messages upstream, and such a history then goes with thinking off', () => {
+    const first = encodeUpstreamRequest(codex(true), 'messages', 'kimi-for-coding')
+    expect(thinkingOf(true)).toBe('enabled')
+    const a = new UpstreamAdaptations()
+    expect(a.learn('kimi', 'kimi-for-coding', refused, first.sent)).toBe(NOTE)
+    const learned = a.get('kimi', 'kimi-for-coding')!
+    expect(learned).toEqual({claude: {thinkingEveryToolTurn: true}})
+    expect(describeAdaptation(learned)).toEqual([
+      'thinking turned off for a history with an assistant tool call turn without thinking (refused)',
+    ])
+    expect(thinkingOf(true, learned)).not.toBe('enabled')
+    // a history without such a turn keeps its thinking
+    expect(thinkingOf(false, learned)).toBe('enabled')
+    // sent again so and refused the same: the client's to see
+    const again = encodeUpstreamRequest(codex(true), 'messages', 'kimi-for-coding', {}, learned)
+    expect(a.learn('kimi', 'kimi-for-coding', refused, again.sent)).toBeUndefined()
+  })
+
+  it('is learned from nothing else, and on chat still as reasoning_content', () => {
+    const a = new UpstreamAdaptations()
+    // no thinking was sent: not this
+    const off = encodeUpstreamRequest(
+      decodeClientRequest('responses', {model: 'k', input: 'hi', reasoning: {effort: 'none'}}, {}),
+      'messages',
+      'kimi-for-coding',
+    )
+    expect(a.learn('kimi', 'kimi-for-coding', refused, off.sent)).toBeUndefined()
+    expect(a.learn('kimi', 'k2', refused, {upstream: 'chat', fields: ['model', 'messages']})).toMatch(
+      /reasoning_content/,
+    )
+  })
+})

@@ -33,7 +33,12 @@ import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
 import {thinkingOffFields} from '../../protocols/thinking-off.js'
 import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
-import {refusesCodexLite, refusesOpenAiToolShapes, refusesStoreFalse} from './plain-tools.js'
+import {
+  refusesCodexLite,
+  refusesOpenAiToolShapes,
+  refusesReasoningTextLoss,
+  refusesStoreFalse,
+} from './plain-tools.js'
 
 /**
  * Top-level fields a translated chat or Responses request may go without, or with another name,
@@ -466,6 +471,22 @@ function claudeLearned(
     return learn(
       {noForcedTools: true},
       'refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt',
+    )
+  // Kimi's coding endpoint (`kimi-for-coding`) wants thinking on every assistant tool-call turn of
+  // the history, in its chat words (borawong/AiMaMi #10: "thinking is enabled but
+  // reasoning_content is missing in assistant tool call message at index 156"): a history with
+  // such a turn (Codex's at effort none, another target's answer, an unsigned block dropped) goes
+  // with thinking off, as a running tool loop without it does
+  if (
+    sent.thinking !== undefined &&
+    !known.claude?.thinkingEveryToolTurn &&
+    /^(?:[^\n]{0,80}?: )?thinking is enabled but reasoning_content is missing in assistant tool call message\b/i.test(
+      message,
+    )
+  )
+    return learn(
+      {thinkingEveryToolTurn: true},
+      'refused thinking beside an earlier tool call turn without thinking: sent again with thinking off (a history with such a turn, from now on)',
     )
   if (
     sent.prefill &&
@@ -1693,7 +1714,11 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     rules.push(
       `${[a.media.images ? 'images' : '', a.media.files ? 'files' : ''].filter(Boolean).join(' and ')} sent as a line of text (a text-only model)`,
     )
-  if (a.plainTools)
+  if (a.reasoningTextBack)
+    rules.push(
+      "Codex's reasoning sent back as reasoning_text, an empty one where Codex kept none, its tools as plain functions (a turn without it was refused)",
+    )
+  else if (a.plainTools)
     rules.push(
       "Codex's namespaces and custom tools sent as plain functions, its agent_message items as user messages (they were refused)",
     )
@@ -1754,6 +1779,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     rules.push('a last assistant message (prefill) sent as a user turn asking to continue it')
   if (a.claude?.dropUnboundThinking)
     rules.push("thinking blocks sent with block_binding drop_block (a changed conversation's are dropped)")
+  if (a.claude?.thinkingEveryToolTurn)
+    rules.push(
+      'thinking turned off for a history with an assistant tool call turn without thinking (refused)',
+    )
   if (a.claude?.noBlockBinding) rules.push('thinking blocks sent without block_binding (refused)')
   if (a.repairArgs) rules.push("history tool calls' arguments that are not JSON repaired (closed, or {})")
   if (a.reasoningHistory === 'drop') rules.push("the history's reasoning left out")
@@ -1934,6 +1963,16 @@ export class UpstreamAdaptations {
     errorText: string,
     adaptedWith: UpstreamAdaptation | undefined,
   ): string | undefined {
+    // DeepSeek's reasoning_text wanted back: the codecs' path gives Codex that text as the item's
+    // summary, and sends it back as the item's `reasoning_text` (an empty one for an item whose
+    // text Codex did not keep: the turns passed through before)
+    if (refusesReasoningTextLoss(errorText))
+      return adaptedWith?.reasoningTextBack
+        ? undefined
+        : this.settle(provider, model, adaptedWith, {
+            next: {...adaptedWith, plainTools: true, reasoningTextBack: true},
+            note: 'refused a tool call turn without its reasoning_text: sent again through the codecs, each reasoning item with its text as reasoning_text (empty where Codex kept none)',
+          })
     if (adaptedWith?.plainTools || !refusesOpenAiToolShapes(errorText)) return undefined
     if (!adaptedWith?.liteOff && refusesCodexLite(errorText))
       return this.settle(provider, model, adaptedWith, {

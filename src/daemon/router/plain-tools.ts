@@ -150,6 +150,16 @@ export function refusesOpenAiToolShapes(errorText: string): boolean {
 }
 
 /**
+ * Whether an upstream's error refuses a tool call's turn without the reasoning the model gave in
+ * it as `reasoning_text` (DeepSeek's Responses API in thinking mode: "The `reasoning_text` in the
+ * thinking mode must be passed back to the API.", lidge-jun/opencodex #1594), which Codex does not
+ * send back on a pass-through (it keeps a reasoning item's summary and encrypted content only).
+ */
+export function refusesReasoningTextLoss(errorText: string): boolean {
+  return /the \\?`?reasoning_text\\?`? in the thinking mode must be passed back/i.test(errorText)
+}
+
+/**
  * Whether an upstream's error refuses Codex's "Responses Lite" request as such (the header
  * `x-openai-internal-codex-responses-lite` honoured): Azure OpenAI's 400 for a tool of its item
  * that is not a function, a custom tool or the client-run tool search ("X-OpenAI-Internal-Codex-

@@ -614,6 +614,9 @@ export async function proxyRequest(
     // (looked at once per provider, only for a Responses upstream), or learned from its refusal
     if (target.provider.family === 'responses' && (adapt?.storeTrue || azureProvider(target.provider)))
       ctx.storeTrue = true
+    // DeepSeek's Responses API refused a turn without its reasoning_text: every reasoning item goes
+    // back with its text, an empty one where Codex kept none (learned, with `plainTools`)
+    if (plainTools && adapt?.reasoningTextBack) ctx.reasoningTextBack = true
     // a local server reads a model's switch of thinking off from its chat template's arguments
     // (thinking-off.ts `thinkingOffFields`): a map lookup only for a request that asked for no
     // thinking (not the simulator, which stands for the vendors' APIs)

@@ -126,6 +126,24 @@ describe('chat quirks', () => {
     }
   })
 
+  it("raw-input-args: a tool of one string `input` gets that string raw; another tool's arguments stay JSON", async () => {
+    const free = [
+      {
+        type: 'function',
+        function: {
+          name: 'apply_patch',
+          parameters: {type: 'object', properties: {input: {type: 'string'}}, required: ['input']},
+        },
+      },
+    ]
+    for (const stream of [true, false]) {
+      const raw = await argsOf('raw-input-args', stream, free)
+      expect(raw).not.toMatch(/^\{/)
+      expect(raw.length).toBeGreaterThan(0)
+      expect(await argsOf('raw-input-args', stream, chatTools)).toMatch(/^\{"city":"[^"]*"\}$/)
+    }
+  })
+
   it('python-literal-args: a boolean property as True, alone or in the whole repr', async () => {
     const tools = [
       {
@@ -1535,6 +1553,36 @@ describe('thinking and efforts refused in the servers’ words', () => {
     ])
     expect((await post(path, {contents, tools})).status).toBe(200)
     expect((await post(path, {contents, generationConfig: json})).status).toBe(200)
+  })
+
+  it("reasoning-text: DeepSeek's reasoning as reasoning_text content; its 400 for a call's turn without it", async () => {
+    const fn = {type: 'function', name: 'exec', parameters: {type: 'object', properties: {}}}
+    const user = {type: 'message', role: 'user', content: 'use a tool'}
+    const call = {type: 'function_call', call_id: 'a', name: 'exec', arguments: '{}'}
+    const output = {type: 'function_call_output', call_id: 'a', output: 'a b'}
+    const ask = (input: unknown[]) =>
+      post('/v1/responses', {
+        model: 'deepseek-v4-pro+reasoning-text',
+        input,
+        tools: [fn],
+        reasoning: {effort: 'high', summary: 'auto'},
+        include: ['reasoning.encrypted_content'],
+      })
+    const first = await ask([user])
+    expect(first.json!.output[0]).toEqual({
+      type: 'reasoning',
+      id: expect.any(String),
+      summary: [],
+      content: [{type: 'reasoning_text', text: expect.any(String)}],
+    })
+    const refused = await ask([user, {type: 'reasoning', summary: []}, call, output])
+    expect([refused.status, refused.json!.error.message]).toEqual([
+      400,
+      'The `reasoning_text` in the thinking mode must be passed back to the API.',
+    ])
+    expect((await ask([user, call, output])).status).toBe(400)
+    const empty = {type: 'reasoning', summary: [], content: [{type: 'reasoning_text', text: ''}]}
+    expect((await ask([user, empty, call, output])).status).toBe(200)
   })
 
   it("adjacent-outputs: DeepSeek's 400 for an item between a tool call and its output; a batch of calls and its outputs passes", async () => {

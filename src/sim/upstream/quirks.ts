@@ -142,6 +142,12 @@ export const SIM_QUIRKS = [
   'python-literal-args',
   // Qwen3-Coder's own `<parameter=NAME>` format passed on as a call's arguments (LM Studio 0.3.29)
   'parameter-args',
+  // a free-form tool's input (a function of one string `input`: Codex's apply_patch elsewhere)
+  // written raw as the call's arguments, as a chat model told "do not wrap the patch in JSON" does
+  'raw-input-args',
+  // DeepSeek's Responses API in thinking mode: reasoning as `reasoning_text` content, wanted back
+  // on a tool call's turn
+  'reasoning-text',
   // a server that escapes per UTF-16 unit (a JS server, Python's `ensure_ascii`) and streams an
   // emoji's surrogate pair split across two chunks
   'split-surrogate',
@@ -358,9 +364,18 @@ export function argsText(args: Args, quirks: Quirks): string {
  * `single-quote-args`, a comma before the last `}` under `trailing-comma-args`, in a ```json
  * fence under `fenced-args`, Python's `True`, `False` and `None` for JSON's literals under
  * `python-literal-args` (with `single-quote-args` too: the whole repr), Qwen3-Coder's
- * `<parameter=NAME>\nVALUE\n</parameter>\n` for each under `parameter-args`; else as JSON.
+ * `<parameter=NAME>\nVALUE\n</parameter>\n` for each under `parameter-args`; the one string
+ * `input` itself, not JSON, under `raw-input-args`; else as JSON.
  */
 export function brokenArgsText(args: unknown, quirks: Quirks): string {
+  if (
+    quirks.has('raw-input-args') &&
+    args &&
+    typeof args === 'object' &&
+    Object.keys(args).length === 1 &&
+    typeof (args as {input?: unknown}).input === 'string'
+  )
+    return (args as {input: string}).input
   if (quirks.has('parameter-args') && args && typeof args === 'object' && !Array.isArray(args))
     return Object.entries(args)
       .map(([k, v]) => `<parameter=${k}>\n${typeof v === 'string' ? v : JSON.stringify(v)}\n</parameter>\n`)
@@ -611,6 +626,38 @@ export function storeFalseRefusal(
     param: 'input',
     code: null,
   }
+}
+
+/**
+ * `reasoning-text`: a Responses history refused as DeepSeek's `/v1/responses` in thinking mode
+ * refuses it when a tool call's turn (the items after the last user message or tool output) has
+ * no reasoning item with `reasoning_text` content before the call (an empty text is taken), in
+ * its words (lidge-jun/opencodex #1594).
+ */
+export function reasoningTextRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; type: string; param: null; code: string} | undefined {
+  if (!quirks.has('reasoning-text') || !Array.isArray(body.input)) return undefined
+  let reasoned = false
+  for (const item of body.input as Array<{type?: unknown; role?: unknown; content?: unknown} | null>) {
+    const type = item?.type
+    if (type === 'reasoning')
+      reasoned =
+        Array.isArray(item?.content) &&
+        (item.content as Array<{type?: unknown} | null>).some((part) => part?.type === 'reasoning_text')
+    else if (type === 'function_call' || type === 'custom_tool_call') {
+      if (!reasoned)
+        return {
+          message: 'The `reasoning_text` in the thinking mode must be passed back to the API.',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_request_error',
+        }
+    } else if (item?.role === 'user' || type === 'function_call_output' || type === 'custom_tool_call_output')
+      reasoned = false
+  }
+  return undefined
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   plainToolsRefusal,
   quirkAnswer,
   selectQuirks,
+  reasoningTextRefusal,
   separatedOutputRefusal,
   toolCapRefusal,
   unknownQuirkMessage,
@@ -361,6 +362,11 @@ function handle(context: SimContext) {
       sendJson(request.res, 400, {error: plain})
       return
     }
+    const unreasoned = reasoningTextRefusal(body, quirks)
+    if (unreasoned) {
+      sendJson(request.res, 400, {error: unreasoned})
+      return
+    }
     const separated = separatedOutputRefusal(body, quirks)
     if (separated) {
       sendJson(request.res, 400, {error: separated})
@@ -433,12 +439,20 @@ function handle(context: SimContext) {
     const include = Array.isArray(body.include) ? (body.include as string[]) : []
     const items: Body[] = []
     if (answer.thinking) {
-      const item: Body = {
-        type: 'reasoning',
-        id: simId('rs_'),
-        summary: (body.reasoning as Body).summary ? [{type: 'summary_text', text: answer.thinking}] : [],
-      }
-      if (include.includes('reasoning.encrypted_content'))
+      // (DeepSeek's: the text as `reasoning_text` content, no summary, nothing encrypted)
+      const item: Body = quirks.has('reasoning-text')
+        ? {
+            type: 'reasoning',
+            id: simId('rs_'),
+            summary: [],
+            content: [{type: 'reasoning_text', text: answer.thinking}],
+          }
+        : {
+            type: 'reasoning',
+            id: simId('rs_'),
+            summary: (body.reasoning as Body).summary ? [{type: 'summary_text', text: answer.thinking}] : [],
+          }
+      if (include.includes('reasoning.encrypted_content') && !quirks.has('reasoning-text'))
         item.encrypted_content = encryptReasoning(answer.thinking)
       items.push(item)
     }
