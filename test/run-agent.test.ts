@@ -22,13 +22,15 @@ afterEach(async () => {
 
 /** The stand-in agent: records its start, asks the gateway once, prints the status, exits. */
 const FAKE_AGENT = `
-import {writeFileSync, appendFileSync} from 'node:fs'
+import {writeFileSync, appendFileSync, readFileSync} from 'node:fs'
 const tool = process.env.FAKE_TOOL
 const args = process.argv.slice(2)
 const env = process.env
 const record = {tool, args, cwd: process.cwd(), env: {}}
-for (const k of ['ANTHROPIC_BASE_URL', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_API_KEY', 'GWCTL_GATEWAY_KEY', 'GOOGLE_GEMINI_BASE_URL', 'GEMINI_API_KEY', 'CLAUDE_CODE_AUTO_COMPACT_WINDOW'])
+for (const k of ['ANTHROPIC_BASE_URL', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_API_KEY', 'GWCTL_GATEWAY_KEY', 'GOOGLE_GEMINI_BASE_URL', 'GEMINI_API_KEY', 'CLAUDE_CODE_AUTO_COMPACT_WINDOW', 'GEMINI_CLI_SYSTEM_DEFAULTS_PATH'])
   if (env[k] !== undefined) record.env[k] = env[k]
+// the system defaults Gemini CLI would read, as it runs
+try { record.systemDefaults = readFileSync(env.GEMINI_CLI_SYSTEM_DEFAULTS_PATH, 'utf8') } catch {}
 let url, headers = {'content-type': 'application/json'}, body
 if (tool === 'claude') {
   url = env.ANTHROPIC_BASE_URL + '/v1/messages'
@@ -308,6 +310,75 @@ describe('gwctl run', () => {
     const theirs = await s.cli(['run', 'codex', '--policy', 'small', '--', 'c'])
     expect(theirs.stderr).not.toContain('compacts in time')
     expect(s.agentRecord().args).not.toContain('model_context_window=4096')
+  })
+
+  it("tells Gemini CLI the window through system defaults of the run's own, removed after; its own settings stand", async () => {
+    const s = await setup()
+    const route = await s.cli([
+      'policies',
+      'route',
+      'small',
+      '--family',
+      'gemini',
+      '--target',
+      'sim-chat:sim-reasoner+context-128k',
+      '--translate',
+    ])
+    expect(route.exitCode, route.stderr).toBe(0)
+    await started(s)
+    // no system settings of this machine's: the test's own paths
+    const system = {
+      GEMINI_CLI_SYSTEM_SETTINGS_PATH: join(s.home, 'etc', 'settings.json'),
+      GEMINI_CLI_SYSTEM_DEFAULTS_PATH: join(s.home, 'etc', 'system-defaults.json'),
+    }
+    const before = s.hashes()
+    const first = await s.cli(['run', 'gemini-cli', '--policy', 'small', '--', 'a'], system)
+    expect(first.exitCode, first.stderr).toBe(0)
+    expect(first.stderr).not.toContain('compresses in time')
+    expect(s.agentRecord().env.GEMINI_CLI_SYSTEM_DEFAULTS_PATH).toBe(system.GEMINI_CLI_SYSTEM_DEFAULTS_PATH)
+    // the upstream refuses a completion past its window of 131 072 tokens, which the gateway keeps
+    const res = await fetch(`http://127.0.0.1:${s.port}/v1beta/models/gemini-2.5-pro:generateContent`, {
+      method: 'POST',
+      headers: {'x-goog-api-key': s.agentRecord().env.GEMINI_API_KEY, 'content-type': 'application/json'},
+      body: JSON.stringify({
+        contents: [{role: 'user', parts: [{text: 'hi'}]}],
+        generationConfig: {maxOutputTokens: 200_000},
+      }),
+    })
+    await res.text()
+
+    // told: 80 % of 131 072 is 0.1 of the 1 048 576 it assumes, in a file of the run's own
+    const told = await s.cli(['run', 'gemini-cli', '--policy', 'small', '--', 'b'], system)
+    expect(told.exitCode, told.stderr).toBe(0)
+    expect(told.stderr).toContain(
+      'sim-chat sim-reasoner+context-128k holds 131,072 tokens (its refusal said so): model.compressionThreshold 0.1 set, so it compacts in time',
+    )
+    const record = s.agentRecord()
+    const file: string = record.env.GEMINI_CLI_SYSTEM_DEFAULTS_PATH
+    expect(file).not.toBe(system.GEMINI_CLI_SYSTEM_DEFAULTS_PATH)
+    expect(JSON.parse(record.systemDefaults)).toEqual({model: {compressionThreshold: 0.1}})
+    expect(existsSync(dirname(file))).toBe(false)
+
+    // the user's own system defaults: kept in it, the key added
+    mkdirSync(join(s.home, 'etc'))
+    writeFileSync(
+      system.GEMINI_CLI_SYSTEM_DEFAULTS_PATH,
+      '{\n  // ours\n  "ui": {"theme": "Dracula"}, "model": {"name": "x"}\n}\n',
+    )
+    await s.cli(['run', 'gemini-cli', '--policy', 'small', '--', 'c'], system)
+    expect(JSON.parse(s.agentRecord().systemDefaults)).toEqual({
+      ui: {theme: 'Dracula'},
+      model: {name: 'x', compressionThreshold: 0.1},
+    })
+    expect(readFileSync(system.GEMINI_CLI_SYSTEM_DEFAULTS_PATH, 'utf8')).toContain('// ours')
+
+    // a threshold chosen in any of its settings files (here the system's) stands: nothing told
+    writeFileSync(system.GEMINI_CLI_SYSTEM_SETTINGS_PATH, '{"model": {"compressionThreshold": 0.3}}\n')
+    const own = await s.cli(['run', 'gemini-cli', '--policy', 'small', '--', 'd'], system)
+    expect(own.exitCode, own.stderr).toBe(0)
+    expect(own.stderr).not.toContain('compacts in time')
+    expect(s.agentRecord().env.GEMINI_CLI_SYSTEM_DEFAULTS_PATH).toBe(system.GEMINI_CLI_SYSTEM_DEFAULTS_PATH)
+    expect(s.hashes()).toEqual(before)
   })
 
   it("returns the agent's exit code unchanged", async () => {

@@ -39,3 +39,23 @@ export function codexWindowSettings(tokens: number): {
 } {
   return {model_context_window: tokens, model_auto_compact_token_limit: Math.floor(tokens * CODEX_COMPACT_AT)}
 }
+
+/**
+ * The window Gemini CLI assumes for every model but Gemma 4 (0.61.0's `tokenLimit`: 1 048 576),
+ * whatever the model behind the gateway holds.
+ */
+export const GEMINI_CLI_ASSUMED_WINDOW = 1_048_576
+/** Gemini CLI compresses at this part of the window it assumes unless told otherwise. */
+export const GEMINI_CLI_DEFAULT_THRESHOLD = 0.5
+/** gwctl has Gemini CLI compress at this part of a learned window. */
+export const GEMINI_CLI_COMPRESS_AT = 0.8
+
+/**
+ * Gemini CLI's `model.compressionThreshold` for a window of `tokens`: the part of the window it
+ * assumes at which 80 % of the real one is used, 3 decimals (rounded down; at least 0.001, as it
+ * takes 0 for "not set"). Undefined when its own half of 1 048 576 comes in time already.
+ */
+export function geminiCompressionThreshold(tokens: number): number | undefined {
+  const part = Math.floor((GEMINI_CLI_COMPRESS_AT * tokens * 1000) / GEMINI_CLI_ASSUMED_WINDOW) / 1000
+  return part >= GEMINI_CLI_DEFAULT_THRESHOLD ? undefined : Math.max(0.001, part)
+}

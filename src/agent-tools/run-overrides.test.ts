@@ -1,9 +1,9 @@
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {claudeRouteEntries, claudeSetsCompactWindow} from './run-overrides.js'
+import {claudeRouteEntries, claudeSetsCompactWindow, geminiWindowDefaults} from './run-overrides.js'
 
 const dirs: string[] = []
 afterEach(() => {
@@ -39,5 +39,53 @@ describe("Claude Code's settings files, as gwctl run reads them", () => {
     const path = settings('{\n  // mine\n  "env": {"ANTHROPIC_BASE_URL": "http://x", "OTHER": "1"}\n}')
     expect(claudeRouteEntries(path)).toEqual(['ANTHROPIC_BASE_URL'])
     expect(claudeRouteEntries(settings('{"model": "opus"}'))).toEqual([])
+  })
+})
+
+describe("Gemini CLI's settings files, as gwctl run reads them for a window", () => {
+  const folder = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'gwctl-gemini-settings-'))
+    dirs.push(dir)
+    return dir
+  }
+  const paths = (dir: string) => ({
+    userFile: join(dir, 'user.json'),
+    cwd: join(dir, 'project'),
+    env: {
+      GEMINI_CLI_SYSTEM_SETTINGS_PATH: join(dir, 'system.json'),
+      GEMINI_CLI_SYSTEM_DEFAULTS_PATH: join(dir, 'defaults.json'),
+    },
+  })
+
+  it('adds the threshold to the system defaults (none: the key alone; theirs: kept beside it)', () => {
+    const dir = folder()
+    expect(geminiWindowDefaults(0.1, paths(dir))).toEqual({model: {compressionThreshold: 0.1}})
+    writeFileSync(join(dir, 'defaults.json'), '{\n  // ours\n  "general": {"vimMode": true}\n}')
+    expect(geminiWindowDefaults(0.1, paths(dir))).toEqual({
+      general: {vimMode: true},
+      model: {compressionThreshold: 0.1},
+    })
+  })
+
+  it("leaves it to the user's own threshold in any file, and to a defaults file that does not parse", () => {
+    for (const file of ['user.json', 'system.json', 'defaults.json']) {
+      const dir = folder()
+      writeFileSync(join(dir, file), '{"model": {"compressionThreshold": 0.3}}')
+      expect(geminiWindowDefaults(0.1, paths(dir))).toBeUndefined()
+    }
+    const project = folder()
+    mkdirSync(join(project, 'project', '.gemini'), {recursive: true})
+    writeFileSync(
+      join(project, 'project', '.gemini', 'settings.json'),
+      '{"model": {"compressionThreshold": 0.3}}',
+    )
+    expect(geminiWindowDefaults(0.1, paths(project))).toBeUndefined()
+    const broken = folder()
+    writeFileSync(join(broken, 'defaults.json'), '{"model": ')
+    expect(geminiWindowDefaults(0.1, paths(broken))).toBeUndefined()
+    // another model setting of the user's is no threshold
+    const other = folder()
+    writeFileSync(join(other, 'user.json'), '{"model": {"name": "gemini-2.5-pro"}}')
+    expect(geminiWindowDefaults(0.1, paths(other))).toEqual({model: {compressionThreshold: 0.1}})
   })
 })

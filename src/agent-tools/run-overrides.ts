@@ -23,7 +23,7 @@
  *   validateAuthMethod, `validateNonInteractiveAuth.ts`, `config/environment.ts` loadEnvironment.)
  */
 import {readFileSync} from 'node:fs'
-import {join, resolve} from 'node:path'
+import {dirname, join, resolve} from 'node:path'
 
 import {ConfigError} from '../core/errors.js'
 
@@ -99,6 +99,70 @@ export function checkGeminiAuth(settings: {userFile: string; cwd: string; home: 
       hint: `Bind it with \`gwctl agents enable gemini-cli\` (undone exactly by \`agents disable\`), or set security.auth.selectedType to "gemini-api-key" in ${file}.`,
     },
   )
+}
+
+/** Gemini CLI's system settings file (0.61.0 `getSystemSettingsPath`), which ranks over all others. */
+function geminiSystemSettingsPath(env: NodeJS.ProcessEnv): string {
+  if (env.GEMINI_CLI_SYSTEM_SETTINGS_PATH) return env.GEMINI_CLI_SYSTEM_SETTINGS_PATH
+  if (process.platform === 'darwin') return '/Library/Application Support/GeminiCli/settings.json'
+  if (process.platform === 'win32') return 'C:\\ProgramData\\gemini-cli\\settings.json'
+  return '/etc/gemini-cli/settings.json'
+}
+
+/**
+ * Gemini CLI's system defaults file (`GEMINI_CLI_SYSTEM_DEFAULTS_PATH`, else `system-defaults.json`
+ * beside the system settings): the lowest of its settings, under the user's and the project's.
+ */
+export function geminiSystemDefaultsPath(env: NodeJS.ProcessEnv): string {
+  return (
+    env.GEMINI_CLI_SYSTEM_DEFAULTS_PATH ||
+    join(dirname(geminiSystemSettingsPath(env)), 'system-defaults.json')
+  )
+}
+
+/** A Gemini CLI settings file: null when there is none, undefined when it is no JSON object. */
+function geminiSettingsFile(path: string): Record<string, unknown> | null | undefined {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch {
+    return null
+  }
+  try {
+    const settings: unknown = JSON.parse(stripJsonComments(text))
+    return settings && typeof settings === 'object' && !Array.isArray(settings)
+      ? (settings as Record<string, unknown>)
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The system defaults Gemini CLI runs with when it is to compress at `threshold`
+ * (`model.compressionThreshold`): the user's own defaults file with that key added, or that key
+ * alone. Undefined when a settings file chooses a threshold already (the user's, the project's
+ * `.gemini/settings.json`, the system's, the defaults'), or the defaults file there does not parse
+ * (Gemini CLI reports it; a run does not put it aside).
+ */
+export function geminiWindowDefaults(
+  threshold: number,
+  settings: {userFile: string; cwd: string; env: NodeJS.ProcessEnv},
+): Record<string, unknown> | undefined {
+  const defaults = geminiSettingsFile(geminiSystemDefaultsPath(settings.env))
+  if (defaults === undefined) return undefined
+  const files = [
+    settings.userFile,
+    join(settings.cwd, '.gemini', 'settings.json'),
+    geminiSystemSettingsPath(settings.env),
+  ].map(geminiSettingsFile)
+  const chooses = (file: Record<string, unknown> | null | undefined): boolean => {
+    const model = file?.model as Record<string, unknown> | undefined
+    return !!model && typeof model === 'object' && model.compressionThreshold !== undefined
+  }
+  if ([...files, defaults].some(chooses)) return undefined
+  const model = defaults?.model && typeof defaults.model === 'object' ? defaults.model : {}
+  return {...defaults, model: {...model, compressionThreshold: threshold}}
 }
 
 /** The variables of Claude Code's settings `env` that would send a run elsewhere. */

@@ -13,7 +13,7 @@ export default class Run extends BaseCommand {
     'Claude Code ANTHROPIC_BASE_URL + ANTHROPIC_AUTH_TOKEN; Codex -c model_provider overrides with the key in a variable; ' +
     'Gemini CLI GOOGLE_GEMINI_BASE_URL + GEMINI_API_KEY (and a gwctl-owned system settings copy selecting API-key auth). ' +
     "The key is the agent name's own, issued on the first run and reused; an agent bound with `gwctl agents enable` runs with its binding's key. " +
-    "When the gateway learned the context window of the model behind the run's route (from its refusal of a longer prompt), the agent is told it so that it compacts in time: CLAUDE_CODE_AUTO_COMPACT_WINDOW, or Codex's -c model_context_window and model_auto_compact_token_limit; a window the user set stands. " +
+    "When the gateway learned the context window of the model behind the run's route (from its refusal of a longer prompt), the agent is told it so that it compacts in time: CLAUDE_CODE_AUTO_COMPACT_WINDOW, Codex's -c model_context_window and model_auto_compact_token_limit, or Gemini CLI's model.compressionThreshold in a system defaults file of the run's own (GEMINI_CLI_SYSTEM_DEFAULTS_PATH, removed when it ends); a window the user set stands. " +
     "Standard streams, the terminal, signals and the exit status are the agent's."
 
   static examples = [

@@ -289,7 +289,8 @@ describe('a chat client on a Messages upstream', () => {
     const request: Request = chatCodec.decodeRequest(chatTurn1, {carry})
     const up = messagesCodec.encodeRequest(request, 'claude-sonnet-4-5')
     expect(up.thinking).toEqual({type: 'enabled', budget_tokens: 10000})
-    expect(up.max_tokens).toBe(14096)
+    // (the chat client set no limit: Claude Code's own default)
+    expect(up.max_tokens).toBe(32000)
     expect(up.system).toEqual([{type: 'text', text: 'Be brief.', cache_control: {type: 'ephemeral'}}])
     expect(up.messages).toEqual([
       {

@@ -319,7 +319,16 @@ describe('chat encodeRequest', () => {
       {...base, toolChoice: {type: 'required'}, parallelToolCalls: true},
       'm',
     )
-    expect(none).toEqual({model: 'm', messages: []})
+    expect(none).toEqual({model: 'm', messages: [], max_tokens: 32000})
+  })
+
+  it('sends max_tokens 32 000 when the client set none (Codex, Gemini CLI), none to a local server', () => {
+    expect(chatCodec.encodeRequest(base, 'glm-5.2').max_tokens).toBe(32000)
+    expect(chatCodec.encodeRequest({...base, maxTokens: 900}, 'glm-5.2').max_tokens).toBe(900)
+    expect(chatCodec.encodeRequest(base, 'qwen3', {localServer: true})).not.toHaveProperty('max_tokens')
+    expect(chatCodec.encodeRequest({...base, maxTokens: 900}, 'qwen3', {localServer: true}).max_tokens).toBe(
+      900,
+    )
   })
 
   it("writes the request's cache key as prompt_cache_key only for OpenAI's own API (ctx.cacheKeys)", () => {
@@ -327,14 +336,16 @@ describe('chat encodeRequest', () => {
     expect(chatCodec.encodeRequest(keyed, 'gpt-5.4', {cacheKeys: true})).toEqual({
       model: 'gpt-5.4',
       messages: [],
+      max_tokens: 32000,
       prompt_cache_key: 'conv-1',
     })
     // another chat server (most refuse the field), and a request without a key
-    expect(chatCodec.encodeRequest(keyed, 'm', {})).toEqual({model: 'm', messages: []})
-    expect(chatCodec.encodeRequest(keyed, 'm')).toEqual({model: 'm', messages: []})
+    expect(chatCodec.encodeRequest(keyed, 'm', {})).toEqual({model: 'm', messages: [], max_tokens: 32000})
+    expect(chatCodec.encodeRequest(keyed, 'm')).toEqual({model: 'm', messages: [], max_tokens: 32000})
     expect(chatCodec.encodeRequest(base, 'gpt-5.4', {cacheKeys: true})).toEqual({
       model: 'gpt-5.4',
       messages: [],
+      max_tokens: 32000,
     })
   })
 

@@ -56,7 +56,14 @@ import type {
   ToolCallPart,
   ToolChoice,
 } from './ir.js'
-import {documentName, isDocument, namedDocumentText, omittedFileText, TranslationError} from './ir.js'
+import {
+  DEFAULT_MAX_TOKENS,
+  documentName,
+  isDocument,
+  namedDocumentText,
+  omittedFileText,
+  TranslationError,
+} from './ir.js'
 import {chatEffort, thinkingOffFields} from './thinking-off.js'
 import {objectTools} from './tool-schemas.js'
 
@@ -715,6 +722,10 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
     if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls
   }
   if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens
+  // a client that sets none (Codex, Gemini CLI) would be cut at the server's default (4 096 on GLM
+  // at Z.AI and Ark): a generous one instead, except to a local server, whose default is the rest
+  // of its window already and whose window may be smaller than it
+  else if (ctx?.localServer !== true) body.max_tokens = DEFAULT_MAX_TOKENS
   if (request.temperature !== undefined) body.temperature = request.temperature
   if (request.topP !== undefined) body.top_p = request.topP
   if (request.stop?.length) body.stop = request.stop

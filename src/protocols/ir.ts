@@ -608,9 +608,11 @@ export interface CodecContext {
    */
   cacheKeys?: boolean
   /**
-   * Chat upstreams, set only for a request that asked for no thinking: the server is on this
-   * machine or the local network (vLLM, SGLang, llama.cpp, LM Studio, Ollama), which reads a
-   * model's switch of thinking off from `chat_template_kwargs` (thinking-off.ts `thinkingOffFields`).
+   * Chat upstreams, set only for a request that asked for no thinking or set no `max_tokens`: the
+   * server is on this machine or the local network (vLLM, SGLang, llama.cpp, LM Studio, Ollama),
+   * which reads a model's switch of thinking off from `chat_template_kwargs` (thinking-off.ts
+   * `thinkingOffFields`) and whose own output limit is the rest of its window (no
+   * {@link DEFAULT_MAX_TOKENS}).
    */
   localServer?: boolean
   /**
@@ -639,6 +641,14 @@ export interface CodecContext {
    */
   keepContent?: boolean
 }
+
+/**
+ * The `max_tokens` a chat or Messages upstream is sent when the client sets none (Codex and Gemini
+ * CLI never do): Claude Code's own default. Left out, a chat server cuts at its own default (4 096
+ * on GLM at Z.AI and Ark), and the thinking of a high effort can take all of it. A server whose cap
+ * is lower says so and it is learned (daemon/router/adaptations.ts `outputLimit`).
+ */
+export const DEFAULT_MAX_TOKENS = 32_000
 
 const WRAP = 'gwx1.'
 

@@ -19,12 +19,9 @@ import type {
 } from './ir.js'
 import type {ImageNotes} from './images.js'
 import {ENCODER_NOTES, fitImage, imageNote} from './images.js'
-import {documentText, isDocument, jsonInstructionText, omittedFileText} from './ir.js'
+import {DEFAULT_MAX_TOKENS, documentText, isDocument, jsonInstructionText, omittedFileText} from './ir.js'
 import {objectTools} from './tool-schemas.js'
 
-const DEFAULT_MAX_TOKENS = 8192
-/** `max_tokens` with adaptive thinking when the client sets none (Claude Code's own default). */
-const ADAPTIVE_MAX_TOKENS = 32_000
 /** Anthropic's smallest thinking budget. */
 export const MIN_BUDGET = 1024
 
@@ -557,11 +554,10 @@ export function encodeMessagesRequest(
         : request.topP !== undefined
           ? {top_p: request.topP}
           : {}
+  // a client that sets no limit (Codex, Gemini CLI) gets Claude Code's own default, thinking
+  // dropped or not: adaptive thinking has no budget to keep the answer's room, and the thinking of
+  // a high effort leaves room in it
   if (budget === undefined && request.maxTokens === undefined) maxTokens = DEFAULT_MAX_TOKENS
-  // adaptive thinking has no budget to keep the answer's room: a client that sets no limit (Codex)
-  // gets Claude Code's own default, which the thinking of a high effort leaves room in
-  else if (budget !== undefined && form === 'adaptive' && request.maxTokens === undefined)
-    maxTokens = Math.max(maxTokens, ADAPTIVE_MAX_TOKENS)
   let thinking: Record<string, unknown> | undefined
   if (budget !== undefined) thinking = thinkingFields(request, budget, form, claude.only)
   else {

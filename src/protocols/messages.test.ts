@@ -674,7 +674,7 @@ describe('messages encodeRequest', () => {
         ],
       },
     ])
-    expect(body.max_tokens).toBe(8192)
+    expect(body.max_tokens).toBe(32000)
   })
 
   it('adds breakpoints like Claude Code when the client set none, and keeps the client’s exactly', () => {
@@ -735,7 +735,7 @@ describe('messages encodeRequest', () => {
       'm',
     )
     expect(withSig.thinking).toEqual({type: 'enabled', budget_tokens: 3000})
-    expect(withSig.max_tokens).toBe(8192)
+    expect(withSig.max_tokens).toBe(32000)
     expect(withSig.temperature).toBeUndefined()
     expect(withSig.top_p).toBeUndefined()
     const foreign = messagesCodec.encodeRequest(
@@ -781,7 +781,17 @@ describe('messages encodeRequest', () => {
     [{reasoning: {budgetTokens: 5000}, maxTokens: 1000}, {max_tokens: 1000}],
     [
       {reasoning: {budgetTokens: 20000}},
-      {thinking: {type: 'enabled', budget_tokens: 20000}, max_tokens: 24096},
+      {thinking: {type: 'enabled', budget_tokens: 20000}, max_tokens: 32000},
+    ],
+    // a client that sets no limit (Codex, Gemini CLI) gets 32 000, room for the answer kept above
+    // a budget near it
+    [
+      {reasoning: {budgetTokens: 30000}},
+      {thinking: {type: 'enabled', budget_tokens: 30000}, max_tokens: 34096},
+    ],
+    [
+      {reasoning: {effort: 'low' as const}},
+      {thinking: {type: 'enabled', budget_tokens: 4096}, max_tokens: 32000},
     ],
     [
       {
@@ -791,7 +801,7 @@ describe('messages encodeRequest', () => {
       },
       {tool_choice: {type: 'any'}},
     ],
-    [{reasoning: {disabled: true}}, {max_tokens: 8192}],
+    [{reasoning: {disabled: true}}, {max_tokens: 32000}],
   ])('sets thinking and max_tokens: %j', (fields, expected) => {
     const body = messagesCodec.encodeRequest({...base, messages: [user('q')], ...fields}, 'm')
     expect(body).toMatchObject(expected)

@@ -179,7 +179,7 @@ export function functionCallItem(
   ctx: CodecContext | undefined,
   call: {id: string; name: string; arguments: string},
   itemId: string,
-  status: 'in_progress' | 'completed',
+  status: 'in_progress' | 'completed' | 'incomplete',
 ): Body {
   const tool = ctx?.request?.tools.find((t) => t.name === call.name)
   if (tool?.toolSearch) return toolSearchCallItem(call, itemId, status)
@@ -192,7 +192,7 @@ export function functionCallItem(
       id: itemId,
       call_id: call.id,
       ...named,
-      input: status === 'completed' ? customInput(call.arguments) : '',
+      input: status !== 'in_progress' ? customInput(call.arguments) : '',
       status,
     }
   return {
@@ -200,7 +200,7 @@ export function functionCallItem(
     id: itemId,
     call_id: call.id,
     ...named,
-    arguments: status === 'completed' ? call.arguments || '{}' : '',
+    arguments: status !== 'in_progress' ? call.arguments || '{}' : '',
     status,
   }
 }

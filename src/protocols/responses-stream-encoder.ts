@@ -64,6 +64,13 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   private readonly reasoning: Part[] = []
   private stop: StopReason = 'end'
   private usage: Partial<Usage> = {}
+  /**
+   * The call whose block stopped last, its closing events held until the next event: a `stop`
+   * for the token limit right after it says the limit cut its arguments, and such a call is never
+   * sent as done (Codex runs a call as soon as its `response.output_item.done` comes, whatever
+   * its status or the response's); the response lists it `incomplete`.
+   */
+  private heldCall?: EncBlock
 
   constructor(private readonly ctx?: CodecContext & {model?: string}) {
     this.model = ctx?.request?.model ?? ctx?.model ?? ''
@@ -73,6 +80,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     if (this.finished) return ''
     let out = ''
     if (!this.started && event.type !== 'error') out += this.start(event.type === 'start' ? event : undefined)
+    if (this.heldCall) out += this.releaseCall(event)
     switch (event.type) {
       case 'block_start':
         out += this.blockStart(event.index, event.block)
@@ -121,7 +129,10 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         this.usage = {...this.usage, ...event.usage}
         break
       case 'end':
-        for (const index of [...this.blocks.keys()]) out += this.blockStop(index)
+        for (const index of [...this.blocks.keys()]) {
+          out += this.blockStop(index)
+          if (this.heldCall) out += this.releaseCall(event)
+        }
         out += this.complete()
         break
       case 'error': {
@@ -320,32 +331,42 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         part: summaryPart,
       })
       out += this.emit('response.output_item.done', {output_index: block.outputIndex, item})
-    } else if (block.call) {
-      const call = {id: block.call.id, name: block.call.name, arguments: block.text || '{}'}
-      if (hasForeignOpaque(this.reasoning, 'responses')) this.ctx?.carry?.set(call.id, [...this.reasoning])
-      const item = functionCallItem(this.ctx, call, block.itemId, 'completed')
-      this.output[block.outputIndex] = item
-      if (block.call.custom) {
-        const input = customInput(call.arguments)
-        out += this.emit('response.custom_tool_call_input.delta', {
-          item_id: block.itemId,
-          output_index: block.outputIndex,
-          delta: input,
-        })
-        out += this.emit('response.custom_tool_call_input.done', {
-          item_id: block.itemId,
-          output_index: block.outputIndex,
-          input,
-        })
-      } else if (!block.call.search)
-        out += this.emit('response.function_call_arguments.done', {
-          item_id: block.itemId,
-          output_index: block.outputIndex,
-          arguments: call.arguments,
-        })
-      out += this.emit('response.output_item.done', {output_index: block.outputIndex, item})
-    }
+    } else if (block.call) this.heldCall = block
     return out
+  }
+
+  /** The held call's closing events, or, when the token limit cut it, none ({@link heldCall}). */
+  private releaseCall(next: StreamEvent): string {
+    const block = this.heldCall!
+    this.heldCall = undefined
+    const call = {id: block.call!.id, name: block.call!.name, arguments: block.text || '{}'}
+    if (hasForeignOpaque(this.reasoning, 'responses')) this.ctx?.carry?.set(call.id, [...this.reasoning])
+    if (next.type === 'stop' && next.reason === 'max_tokens') {
+      this.output[block.outputIndex] = functionCallItem(this.ctx, call, block.itemId, 'incomplete')
+      return ''
+    }
+    const item = functionCallItem(this.ctx, call, block.itemId, 'completed')
+    this.output[block.outputIndex] = item
+    let out = ''
+    if (block.call!.custom) {
+      const input = customInput(call.arguments)
+      out += this.emit('response.custom_tool_call_input.delta', {
+        item_id: block.itemId,
+        output_index: block.outputIndex,
+        delta: input,
+      })
+      out += this.emit('response.custom_tool_call_input.done', {
+        item_id: block.itemId,
+        output_index: block.outputIndex,
+        input,
+      })
+    } else if (!block.call!.search)
+      out += this.emit('response.function_call_arguments.done', {
+        item_id: block.itemId,
+        output_index: block.outputIndex,
+        arguments: call.arguments,
+      })
+    return out + this.emit('response.output_item.done', {output_index: block.outputIndex, item})
   }
 
   private complete(): string {

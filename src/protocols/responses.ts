@@ -526,7 +526,9 @@ function encodeResponse(response: Response, ctx?: CodecContext): Record<string, 
         output.push(reasoningItem(sig, newId(ctx, 'rs')))
       }
       if (hasForeignOpaque(reasoning, 'responses')) ctx?.carry?.set(part.id, [...reasoning])
-      output.push(functionCallItem(ctx, part, newId(ctx, 'fc'), 'completed'))
+      // the answer's last part, a call, when the token limit stopped it: its arguments were cut
+      const cut = response.stop === 'max_tokens' && part === response.parts[response.parts.length - 1]
+      output.push(functionCallItem(ctx, part, newId(ctx, 'fc'), cut ? 'incomplete' : 'completed'))
     } else if (part.type === 'web_search') output.push(webSearchItem(part, newId(ctx, 'ws')))
   }
   const {status, incomplete_details} = statusOf(response.stop)

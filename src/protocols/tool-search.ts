@@ -119,10 +119,10 @@ export const isToolSearch = (request: Request | undefined, name: string): boolea
 export function toolSearchCallItem(
   call: {id: string; arguments: string},
   itemId: string,
-  status: 'in_progress' | 'completed',
+  status: 'in_progress' | 'completed' | 'incomplete',
 ): Body {
   let args: unknown = {}
-  if (status === 'completed')
+  if (status !== 'in_progress')
     try {
       const parsed: unknown = JSON.parse(call.arguments || '{}')
       if (isObject(parsed)) args = parsed

@@ -16,13 +16,17 @@
  * name), never in argv.
  */
 import {spawn} from 'node:child_process'
-import {accessSync, constants, readFileSync} from 'node:fs'
-import {homedir} from 'node:os'
+import {accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {homedir, tmpdir} from 'node:os'
 import {delimiter, isAbsolute, join} from 'node:path'
 
 import {ConfigError, GatewayDownError, GwError, NotFoundError, UsageError} from '../core/errors.js'
 import {agentHome} from '../agent-tools/agent-homes.js'
-import {claudeCodeWindowSetting, codexWindowSettings} from '../agent-tools/context-window.js'
+import {
+  claudeCodeWindowSetting,
+  codexWindowSettings,
+  geminiCompressionThreshold,
+} from '../agent-tools/context-window.js'
 import {TOOL_AGENT_TYPE} from '../agent-tools/discovery.js'
 import type {RunTool} from '../agent-tools/run-overrides.js'
 import {
@@ -31,6 +35,7 @@ import {
   claudeProjectSettings,
   claudeRouteEntries,
   claudeSetsCompactWindow,
+  geminiWindowDefaults,
   runOverrides,
 } from '../agent-tools/run-overrides.js'
 import {displayPrefix} from '../gateway/keys.js'
@@ -88,6 +93,11 @@ export interface RunPlan {
    * which the run told the agent so that it compacts in time.
    */
   window?: LearnedWindow
+  /**
+   * A folder of the run's own that the agent reads while it runs (Gemini CLI's system defaults),
+   * removed when it ends: no file of the user's is touched.
+   */
+  runFolder?: string
 }
 
 /** A context window the gateway learned for the first target of a run's route. */
@@ -109,7 +119,7 @@ async function learnedWindow(
   port: number,
   state: GatewayState,
   policyId: string,
-  family: 'messages' | 'responses',
+  family: 'messages' | 'responses' | 'gemini',
 ): Promise<{tokens: number; provider: string; model: string} | undefined> {
   const target = state.policies.find((p) => p.id === policyId)?.routes[family]?.[0]
   if (!target?.model) return undefined
@@ -137,18 +147,23 @@ async function learnedWindow(
  * What tells the agent a learned window, so that it compacts before the upstream refuses
  * (../agent-tools/context-window.ts): Claude Code's `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (it takes
  * 100 000 to 1 000 000; below, only a renamed model helps, which doctor says), Codex's `model_context_window` and
- * `model_auto_compact_token_limit` as `-c` overrides. Nothing where the user set them already
+ * `model_auto_compact_token_limit` as `-c` overrides; Gemini CLI, which assumes 1 048 576 tokens
+ * for every model and has no flag or variable for it, `model.compressionThreshold` in a system
+ * defaults file of the run's own (`GEMINI_CLI_SYSTEM_DEFAULTS_PATH`, the lowest of its settings:
+ * the user's own defaults file copied into it). Nothing where the user set them already
  * (the variable in the environment, or a window in Claude Code's settings files: the user's, the
  * project's, the local one, `autoCompactWindow` as `/autocompact` writes it included; either key
- * in one of Codex's config.toml files: `CODEX_HOME`'s, the system's, the project's) or the agent
- * assumes no more.
+ * in one of Codex's config.toml files: `CODEX_HOME`'s, the system's, the project's; a threshold in
+ * any of Gemini CLI's settings files) or the agent assumes no more.
  */
 function windowOverrides(
   tool: RunTool,
   tokens: number,
   env: NodeJS.ProcessEnv,
   cwd: string,
-): {set?: Record<string, string>; args?: string[]; told: string} | undefined {
+):
+  | {set?: Record<string, string>; args?: string[]; defaults?: Record<string, unknown>; told: string}
+  | undefined {
   if (tool === 'claude-code') {
     const setting = claudeCodeWindowSetting(tokens)
     // (below 100 000 only a model name of the user's choosing helps: doctor says so)
@@ -171,6 +186,12 @@ function windowOverrides(
       args: Object.entries(keys).flatMap(([key, value]) => ['-c', `${key}=${value}`]),
       told: 'model_context_window',
     }
+  }
+  if (tool === 'gemini-cli') {
+    const threshold = geminiCompressionThreshold(tokens)
+    if (threshold === undefined) return undefined
+    const defaults = geminiWindowDefaults(threshold, {userFile: agentHome(tool, env).configFile, cwd, env})
+    return defaults && {defaults, told: `model.compressionThreshold ${threshold}`}
   }
   return undefined
 }
@@ -397,10 +418,18 @@ export async function prepareRun(options: RunOptions): Promise<RunPlan> {
   for (const name of overrides.unset) delete childEnv[name]
   Object.assign(childEnv, overrides.set)
   const policyId = agent?.policyId ?? options.policyId ?? ''
-  const family = tool === 'claude-code' ? 'messages' : tool === 'codex' ? 'responses' : undefined
-  const learned = family ? await learnedWindow(port, after, policyId, family) : undefined
+  const family = tool === 'claude-code' ? 'messages' : tool === 'codex' ? 'responses' : 'gemini'
+  const learned = await learnedWindow(port, after, policyId, family)
   const told = learned ? windowOverrides(tool, learned.tokens, env, process.cwd()) : undefined
   if (told?.set) Object.assign(childEnv, told.set)
+  // (written last: nothing after it throws before the agent starts, and runAgent removes it)
+  let runFolder: string | undefined
+  if (told?.defaults) {
+    runFolder = mkdtempSync(join(tmpdir(), 'gwctl-run-'))
+    const file = join(runFolder, 'system-defaults.json')
+    writeFileSync(file, `${JSON.stringify(told.defaults, null, 2)}\n`, {mode: 0o600})
+    childEnv.GEMINI_CLI_SYSTEM_DEFAULTS_PATH = file
+  }
   return {
     tool,
     executable,
@@ -414,6 +443,7 @@ export async function prepareRun(options: RunOptions): Promise<RunPlan> {
     keySource: bound ? 'binding' : key.issued ? 'issued' : 'run-key',
     ...(started ? {startedGateway: started} : {}),
     ...(learned && told ? {window: {...learned, told: told.told}} : {}),
+    ...(runFolder ? {runFolder} : {}),
   }
 }
 
@@ -450,6 +480,7 @@ export function runAgent(plan: RunPlan, args: string[]): Promise<RunExit> {
     }
     const done = (): void => {
       for (const [signal, handler] of handlers) process.off(signal, handler)
+      if (plan.runFolder) rmSync(plan.runFolder, {recursive: true, force: true})
     }
     child.once('error', (error) => {
       done()

@@ -19,13 +19,25 @@ describe("doctor's advice on a learned context window", () => {
     expect(windowAdvice({tokens: 1_000_000, entrance: 'messages'})).toBeUndefined()
   })
 
-  it('tells Codex through its config.toml; Gemini CLI and chat clients get nothing; no window, no advice', () => {
+  it('tells Codex through its config.toml; chat clients get nothing; no window, no advice', () => {
     expect(windowAdvice({tokens: 131_072, entrance: 'responses'})).toBe(
       'for Codex, set model_context_window = 131072 and model_auto_compact_token_limit = 117964 in ~/.codex/config.toml (`gwctl run codex` sets them) so that it compacts in time',
     )
-    expect(windowAdvice({tokens: 131_072, entrance: 'gemini'})).toBeUndefined()
     expect(windowAdvice({tokens: 131_072, entrance: 'chat'})).toBeUndefined()
     expect(windowAdvice(undefined)).toBeUndefined()
+  })
+
+  it('tells Gemini CLI the part of its assumed 1 048 576 tokens at which 80 % of the window is used', () => {
+    // GLM's 200 000: 0.8 x 200 000 / 1 048 576 = 0.1525..., rounded down
+    expect(windowAdvice({tokens: 200_000, entrance: 'gemini'})).toBe(
+      'Gemini CLI assumes 1,048,576 tokens for every model and compresses at half of it: set "model": {"compressionThreshold": 0.152} in ~/.gemini/settings.json (`gwctl run gemini-cli` sets it) so that it compresses in time',
+    )
+    // a small local model: never 0 (which Gemini CLI takes for "not set")
+    expect(windowAdvice({tokens: 4096, entrance: 'gemini'})).toContain('"compressionThreshold": 0.003}')
+    expect(windowAdvice({tokens: 1000, entrance: 'gemini'})).toContain('"compressionThreshold": 0.001}')
+    // from 655 360 on, its own half of 1 048 576 comes before 80 % of the window: nothing to do
+    expect(windowAdvice({tokens: 655_359, entrance: 'gemini'})).toContain('0.499')
+    expect(windowAdvice({tokens: 655_360, entrance: 'gemini'})).toBeUndefined()
   })
 
   it("a window Ollama cut a prompt to: the server's setting, whatever the agent", () => {

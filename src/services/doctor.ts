@@ -9,6 +9,8 @@ import {
   CLAUDE_CODE_MOST_WINDOW,
   claudeCodeWindowSetting,
   codexWindowSettings,
+  GEMINI_CLI_ASSUMED_WINDOW,
+  geminiCompressionThreshold,
 } from '../agent-tools/context-window.js'
 import {DEFAULT_PORT, runningDaemon} from '../gateway/pidfile.js'
 import {describePortTaken, isPortFree} from '../gateway/port-holder.js'
@@ -464,7 +466,9 @@ interface LearnedView {
  * How to have the agent behind a learned window compact before the upstream refuses (docs/
  * TRANSLATION.md, "Compacting in time"): Claude Code (a Messages entrance) assumes up to 1 000 000 tokens (2.1.3xx; 200 000 before);
  * Codex (a Responses entrance) takes the window and the usage that starts its compaction from its
- * config.toml (`model_context_window`, `model_auto_compact_token_limit`: 90 % of it here).
+ * config.toml (`model_context_window`, `model_auto_compact_token_limit`: 90 % of it here);
+ * Gemini CLI (a Gemini entrance) assumes 1 048 576 tokens for every model and compresses at the
+ * part of it its settings' `model.compressionThreshold` says (80 % of the window here).
  * Undefined when there is nothing to do.
  */
 export function windowAdvice(
@@ -487,6 +491,11 @@ export function windowAdvice(
   if (entrance === 'responses') {
     const keys = codexWindowSettings(tokens)
     return `for Codex, set model_context_window = ${keys.model_context_window} and model_auto_compact_token_limit = ${keys.model_auto_compact_token_limit} in ~/.codex/config.toml (\`gwctl run codex\` sets them) so that it compacts in time`
+  }
+  if (entrance === 'gemini') {
+    const threshold = geminiCompressionThreshold(tokens)
+    if (threshold === undefined) return undefined
+    return `Gemini CLI assumes ${GEMINI_CLI_ASSUMED_WINDOW.toLocaleString('en-US')} tokens for every model and compresses at half of it: set "model": {"compressionThreshold": ${threshold}} in ~/.gemini/settings.json (\`gwctl run gemini-cli\` sets it) so that it compresses in time`
   }
   return undefined
 }

@@ -618,10 +618,11 @@ export async function proxyRequest(
     // back with its text, an empty one where Codex kept none (learned, with `plainTools`)
     if (plainTools && adapt?.reasoningTextBack) ctx.reasoningTextBack = true
     // a local server reads a model's switch of thinking off from its chat template's arguments
-    // (thinking-off.ts `thinkingOffFields`): a map lookup only for a request that asked for no
-    // thinking (not the simulator, which stands for the vendors' APIs)
+    // (thinking-off.ts `thinkingOffFields`), and gets no default `max_tokens` (chat.ts): a map
+    // lookup only for a request that asked for no thinking or set no limit (not the simulator,
+    // which stands for the vendors' APIs)
     if (
-      client.request.reasoning?.disabled &&
+      (client.request.reasoning?.disabled || client.request.maxTokens === undefined) &&
       target.provider.family === 'chat' &&
       target.provider.origin !== 'sim' &&
       isLocalServer(target.provider.baseUrl)
