@@ -2,7 +2,8 @@
  * The translated relay on the wire (a Messages client, a chat upstream, in this process): what
  * each socket write to the client holds. A stream's first event goes out alone, at once, even
  * when the upstream's first read held many events; the rest of each upstream read goes out in
- * one write, before the upstream sends its next read (nothing waits for the whole answer). The
+ * one write, before the upstream sends its next read (nothing waits for the whole answer), the
+ * chunks of one read (each event a chunk, as servers write them) as one chunk of the body. The
  * headers the client gets, and a non-stream answer in one write with its exact length.
  */
 import type {IncomingMessage, ServerResponse} from 'node:http'
@@ -111,6 +112,12 @@ beforeAll(async () => {
       res.end(': a comment after [DONE]\n\n')
       return
     }
+    if (JSON.stringify(body.messages).includes('per event')) {
+      // each event a chunk of its own, as servers write them, all in one read of the gateway
+      for (const event of READS.join('').split(/(?<=\n\n)/)) res.write(event)
+      res.end()
+      return
+    }
     for (const [i, read] of READS.entries()) {
       if (i > 0) await new Promise<void>((resolve) => (next = resolve))
       if (i < READS.length - 1) res.write(read)
@@ -214,6 +221,30 @@ describe('translated stream on the wire', () => {
     expect(answer.headers['x-request-id']).toBeUndefined()
     expect(answer.headers['x-ratelimit-remaining-requests']).toBe('40')
     expect(results[0]).toMatchObject({status: 200, stream: true, requestId: 'up-stream', error: null})
+    expect(results[0].usage).toMatchObject({inputTokens: 3, outputTokens: 5})
+  })
+
+  it('translates the chunks of one upstream read together: the first event alone, the rest in one chunk', async () => {
+    const answer = await ask(true, () => {}, 'per event')
+    expect(answer.status).toBe(200)
+    const events = [...answer.body.toString().matchAll(/^event: (\w+)$/gm)].map((m) => m[1])
+    expect(events).toEqual([
+      'message_start',
+      'content_block_start',
+      ...Array(5).fill('content_block_delta'),
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ])
+    expect(writes).toHaveLength(2)
+    expect(writes[0]).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+    expect(writes[0]).toContain('event: message_start')
+    expect(writes[0]).not.toContain('content_block')
+    // every other event of the read in one chunk of the body (one write of the relay), then its end
+    expect(writes[1]).toMatch(
+      /^[0-9a-f]+\r\nevent: content_block_start\n[^\r]*message_stop[^\r]*\r\n0\r\n\r\n$/,
+    )
+    expect(results[0]).toMatchObject({status: 200, stream: true, error: null})
     expect(results[0].usage).toMatchObject({inputTokens: 3, outputTokens: 5})
   })
 
