@@ -9,7 +9,9 @@
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {request} from 'node:http'
 import type {Socket} from 'node:net'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
+
+import {StreamTranslator} from '../../protocols/translate.js'
 
 import type {ProviderConfig} from '../../store/schema.js'
 import type {Upstream} from './proxy-fixture.js'
@@ -246,6 +248,23 @@ describe('translated stream on the wire', () => {
     )
     expect(results[0]).toMatchObject({status: 200, stream: true, error: null})
     expect(results[0].usage).toMatchObject({inputTokens: 3, outputTokens: 5})
+  })
+
+  it('fails the stream, not the gateway, when translating a read throws', async () => {
+    const push = vi.spyOn(StreamTranslator.prototype, 'push').mockImplementationOnce(() => {
+      throw new Error('boom')
+    })
+    try {
+      const answer = await ask(true, () => {}, 'per event')
+      expect(answer.status).toBe(200)
+      // the client's stream ends with its error event; the row says why
+      expect(answer.body.toString()).toMatch(/event: error\ndata: .*boom/)
+      for (let i = 0; i < 100 && results.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
+      expect(results[0]).toMatchObject({status: 200, stream: true, broken: true})
+      expect(results[0].error).toMatch(/up: stream broke after the first byte: .*boom/)
+    } finally {
+      push.mockRestore()
+    }
   })
 
   it('ends the answer with its terminal event, though the upstream body ends later', async () => {

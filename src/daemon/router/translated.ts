@@ -604,11 +604,20 @@ export async function relayTranslated(
           }, STOPPED_GRACE_MS)
       }
     }
+    // (what throws there fails the body, as it did thrown in its 'data' event: undici destroys the
+    // socket with it, not the process)
+    const translateLater = (): void => {
+      try {
+        translate()
+      } catch (error) {
+        body.destroy(error as Error)
+      }
+    }
     body.on('data', (chunk: Buffer) => {
       if (pending !== undefined) pending.push(chunk)
       else {
         pending = [chunk]
-        process.nextTick(translate)
+        process.nextTick(translateLater)
       }
     })
     body.on('end', () => {
