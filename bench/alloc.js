@@ -1,4 +1,4 @@
-// Where the daemon's request path allocates: `node bench/alloc.js [--translated] [--seconds N]
+// Where the daemon's request path allocates: `node bench/alloc.js [--translated] [--stream] [--seconds N]
 // [--rate N] [--top N]` (build first). Starts the simulator and the daemon as bench/run.js does,
 // the daemon with `--inspect` on a free loopback port; after a warm-up, V8's sampling heap
 // profiler (every 512 bytes, with the objects minor and major GCs collected: garbage is what a
@@ -9,11 +9,12 @@
 import {parseArgs} from 'node:util'
 import autocannon from 'autocannon'
 import {WebSocket} from 'undici'
-import {CHAT_BODY, freePort, startChild, startGatewayTarget} from './targets.js'
+import {CHAT_BODY, STREAM_BODY, freePort, startChild, startGatewayTarget} from './targets.js'
 
 const {values: opts} = parseArgs({
   options: {
     translated: {type: 'boolean', default: false},
+    stream: {type: 'boolean', default: false},
     seconds: {type: 'string', default: '5'},
     rate: {type: 'string', default: '2000'},
     top: {type: 'string', default: '30'},
@@ -30,7 +31,7 @@ const load = (seconds) =>
     url: `${t.origin}${t.path ?? '/v1/chat/completions'}`,
     method: 'POST',
     headers: t.headers,
-    body: t.body ?? CHAT_BODY,
+    body: opts.stream ? (t.streamBody ?? STREAM_BODY) : (t.body ?? CHAT_BODY),
     connections: 64,
     duration: seconds,
     overallRate: Number(opts.rate),

@@ -1,17 +1,18 @@
 // Syscalls a request on the request thread: `node bench/syscalls.js [--bare] [--translated]
-// [--requests N]` (Linux, strace on PATH; build first). Starts the simulator and the daemon (or
+// [--stream] [--requests N]` (Linux, strace on PATH; build first). Starts the simulator and the daemon (or
 // the bare pass-through) as bench/profile.js does, warms it up, then attaches `strace -c` to the
 // request thread only (its tid is the pid) for a fixed number of requests at a fixed rate and
 // prints each syscall's count a request: counted, not timed, so it reads the same on a busy machine.
 import {spawn} from 'node:child_process'
 import {parseArgs} from 'node:util'
 import autocannon from 'autocannon'
-import {CHAT_BODY, startChild, startGatewayTarget} from './targets.js'
+import {CHAT_BODY, STREAM_BODY, startChild, startGatewayTarget} from './targets.js'
 
 const {values: opts} = parseArgs({
   options: {
     bare: {type: 'boolean', default: false},
     translated: {type: 'boolean', default: false},
+    stream: {type: 'boolean', default: false},
     requests: {type: 'string', default: '4000'},
     connections: {type: 'string', default: '64'},
   },
@@ -36,7 +37,7 @@ const load = (amount) =>
     url: `${target.origin}${target.path ?? '/v1/chat/completions'}`,
     method: 'POST',
     headers: target.headers,
-    body: target.body ?? CHAT_BODY,
+    body: opts.stream ? (target.streamBody ?? STREAM_BODY) : (target.body ?? CHAT_BODY),
     connections: Number(opts.connections),
     amount,
     overallRate: 1500,

@@ -2,13 +2,16 @@
  * The translated relay on the wire (a Messages client, a chat upstream, in this process): what
  * each socket write to the client holds. A stream's first event goes out alone, at once, even
  * when the upstream's first read held many events; the rest of each upstream read goes out in
- * one write, before the upstream sends its next read (nothing waits for the whole answer). The
+ * one write, before the upstream sends its next read (nothing waits for the whole answer), the
+ * chunks of one read (each event a chunk, as servers write them) as one chunk of the body. The
  * headers the client gets, and a non-stream answer in one write with its exact length.
  */
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {request} from 'node:http'
 import type {Socket} from 'node:net'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
+
+import {StreamTranslator} from '../../protocols/translate.js'
 
 import type {ProviderConfig} from '../../store/schema.js'
 import type {Upstream} from './proxy-fixture.js'
@@ -109,6 +112,12 @@ beforeAll(async () => {
       res.write(READS.join(''))
       await new Promise<void>((resolve) => (next = resolve))
       res.end(': a comment after [DONE]\n\n')
+      return
+    }
+    if (JSON.stringify(body.messages).includes('per event')) {
+      // each event a chunk of its own, as servers write them, all in one read of the gateway
+      for (const event of READS.join('').split(/(?<=\n\n)/)) res.write(event)
+      res.end()
       return
     }
     for (const [i, read] of READS.entries()) {
@@ -215,6 +224,47 @@ describe('translated stream on the wire', () => {
     expect(answer.headers['x-ratelimit-remaining-requests']).toBe('40')
     expect(results[0]).toMatchObject({status: 200, stream: true, requestId: 'up-stream', error: null})
     expect(results[0].usage).toMatchObject({inputTokens: 3, outputTokens: 5})
+  })
+
+  it('translates the chunks of one upstream read together: the first event alone, the rest in one chunk', async () => {
+    const answer = await ask(true, () => {}, 'per event')
+    expect(answer.status).toBe(200)
+    const events = [...answer.body.toString().matchAll(/^event: (\w+)$/gm)].map((m) => m[1])
+    expect(events).toEqual([
+      'message_start',
+      'content_block_start',
+      ...Array(5).fill('content_block_delta'),
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ])
+    expect(writes).toHaveLength(2)
+    expect(writes[0]).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+    expect(writes[0]).toContain('event: message_start')
+    expect(writes[0]).not.toContain('content_block')
+    // every other event of the read in one chunk of the body (one write of the relay), then its end
+    expect(writes[1]).toMatch(
+      /^[0-9a-f]+\r\nevent: content_block_start\n[^\r]*message_stop[^\r]*\r\n0\r\n\r\n$/,
+    )
+    expect(results[0]).toMatchObject({status: 200, stream: true, error: null})
+    expect(results[0].usage).toMatchObject({inputTokens: 3, outputTokens: 5})
+  })
+
+  it('fails the stream, not the gateway, when translating a read throws', async () => {
+    const push = vi.spyOn(StreamTranslator.prototype, 'push').mockImplementationOnce(() => {
+      throw new Error('boom')
+    })
+    try {
+      const answer = await ask(true, () => {}, 'per event')
+      expect(answer.status).toBe(200)
+      // the client's stream ends with its error event; the row says why
+      expect(answer.body.toString()).toMatch(/event: error\ndata: .*boom/)
+      for (let i = 0; i < 100 && results.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
+      expect(results[0]).toMatchObject({status: 200, stream: true, broken: true})
+      expect(results[0].error).toMatch(/up: stream broke after the first byte: .*boom/)
+    } finally {
+      push.mockRestore()
+    }
   })
 
   it('ends the answer with its terminal event, though the upstream body ends later', async () => {

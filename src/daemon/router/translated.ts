@@ -578,13 +578,22 @@ export async function relayTranslated(
       send(data)
       res.uncork()
     }
-    body.on('data', (chunk: Buffer) => {
+    // undici hands on each chunk of a chunked body as a 'data' event of its own, and an upstream
+    // writes one chunk an event (a chat stream's 20 events of one read are 20 'data' events in
+    // one tick): the chunks of a tick are translated together at its end, one push and one write
+    // for them, not one each (the client gets the same bytes; the first event still goes out as
+    // soon as it is translated)
+    let pending: Buffer[] | undefined
+    const translate = (): void => {
+      const chunks = pending
+      if (chunks === undefined) return
+      pending = undefined
       if (translator.done) return
       if (res.destroyed) {
         resolve({error: new Error('client closed the connection')})
         return
       }
-      const data = translator.push(chunk)
+      const data = translator.push(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
       if (translator.done) sendLast(data)
       else {
         send(data)
@@ -594,8 +603,26 @@ export async function relayTranslated(
             body.destroy()
           }, STOPPED_GRACE_MS)
       }
+    }
+    // (what throws there fails the body, as it did thrown in its 'data' event: undici destroys the
+    // socket with it, not the process)
+    const translateLater = (): void => {
+      try {
+        translate()
+      } catch (error) {
+        body.destroy(error as Error)
+      }
+    }
+    body.on('data', (chunk: Buffer) => {
+      if (pending !== undefined) pending.push(chunk)
+      else {
+        pending = [chunk]
+        process.nextTick(translateLater)
+      }
     })
     body.on('end', () => {
+      // (the chunks before it first, should their tick not have come yet)
+      translate()
       clearTimeout(grace)
       const rest = translator.end()
       // a paused answer's end is not the client's: its continuation follows
@@ -604,6 +631,7 @@ export async function relayTranslated(
       resolve(undefined)
     })
     body.on('error', (error) => {
+      translate()
       if (translator.upstreamStopped && !res.destroyed) endStopped()
       else resolve({error})
     })
