@@ -14,6 +14,7 @@ import {
   chatMediaPart,
   decodeResponseFormat,
   roleRuns,
+  systemFirstMessages,
   takesCacheMarks,
 } from './chat.js'
 import {budgetEffort, effortBudget} from './cm-common.js'
@@ -291,6 +292,8 @@ export interface SentRequest {
   successiveRoles?: boolean
   /** A chat body passed through held successive system messages. */
   successiveSystem?: boolean
+  /** A chat body passed through held a system message after a user, assistant or tool message. */
+  lateSystem?: boolean
   /**
    * How many tools a body passed through offered (a translated request's are its `request`'s),
    * counted on a refusal only.
@@ -532,6 +535,14 @@ export interface UpstreamAdaptation {
    * always do (chat.ts `alternatingMessages`).
    */
   alternateRoles?: boolean
+  /**
+   * Chat: a system message after the conversation began refused (Qwen3.5's template's "System
+   * message must be at the beginning.", MiniMax's "invalid chat setting (2013)" for a second one),
+   * a lone one between turns as well as a run: a chat client's messages passed through go with
+   * every system message folded into the first, at the front, as a translated request's always do
+   * (chat.ts `systemFirstMessages`).
+   */
+  systemFirst?: boolean
   /** The fewest output tokens the upstream takes ("Expected a value >= 16"): a smaller maximum is raised to it. */
   minOutputTokens?: number
   /**
@@ -616,6 +627,7 @@ export function adaptPassedChat(
     }
   }
   if (adapt.objectSchemas && Array.isArray(out.tools)) out.tools = out.tools.map(objectChatTool)
+  if (adapt.systemFirst && Array.isArray(out.messages)) out.messages = systemFirstMessages(out.messages)
   if (adapt.alternateRoles && Array.isArray(out.messages)) out.messages = alternatingMessages(out.messages)
   if (adapt.media && Array.isArray(out.messages))
     out.messages = withoutRefusedChatMedia(
@@ -718,6 +730,7 @@ export function sentOfPassedChat(
     const runs = roleRuns(body.messages)
     if (runs.turns) sent.successiveRoles = true
     if (runs.system) sent.successiveSystem = true
+    if (runs.late) sent.lateSystem = true
   }
   if (Array.isArray(body.tools)) sent.tools = body.tools.length
   return sent
