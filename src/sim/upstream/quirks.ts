@@ -58,6 +58,7 @@ export const SIM_QUIRKS = [
   // vLLM's engine's (a 400) and Xinference's (the same words as a 500)
   'dashscope-context',
   'lmstudio-context',
+  'lmstudio-mlx-context',
   'minimax-context',
   'vllm-context',
   'xinference-context',
@@ -912,6 +913,7 @@ export function refusedMedia(
 const CONTEXT_WORDS: readonly SimQuirk[] = [
   'dashscope-context',
   'lmstudio-context',
+  'lmstudio-mlx-context',
   'minimax-context',
   'vllm-context',
   'xinference-context',
@@ -961,7 +963,8 @@ function minimaxRefusal(message: string): {status: number; message: string; raw:
  * without one) refused in another vendor's words and error body, the prompt alone counted (each of
  * them refuses the input, its room for the completion aside): `dashscope-context`, DashScope's
  * "Range of input length should be [1, W]"; `lmstudio-context`, LM Studio's "Trying to keep the
- * first P tokens when context the overflows ..." (`{"error": "…"}`); `minimax-context`, MiniMax's
+ * first P tokens when context the overflows ..." (`{"error": "…"}`); `lmstudio-mlx-context`, its MLX
+ * engine's (and llama.cpp's) 500 "Context size has been exceeded.", no counts; `minimax-context`, MiniMax's
  * "invalid params, context window exceeds limit (2013)"; `vllm-context`, vLLM's engine's "The
  * decoder prompt (length P) is longer than the maximum model length of W."; `xinference-context`,
  * the same words as Xinference answers them, a 500 with `detail`. Undefined when the prompt fits
@@ -984,6 +987,10 @@ export function contextWordsRefusal(
   if (quirks.has('lmstudio-context')) {
     const message = `Trying to keep the first ${promptTokens} tokens when context the overflows. However, the model is loaded with context length of only ${window} tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input`
     return {status: 400, message, raw: {error: message}}
+  }
+  if (quirks.has('lmstudio-mlx-context')) {
+    const message = 'Context size has been exceeded.'
+    return {status: 500, message, raw: {error: {code: 500, message, type: 'server_error'}}}
   }
   if (quirks.has('minimax-context'))
     return minimaxRefusal('invalid params, context window exceeds limit (2013)')
