@@ -86,6 +86,12 @@ describe('readContextOverflow', () => {
       // Ollama with its context shift off (a DeepSeek-family model)
       ['the prompt is longer than the context length currently available to the model', '', {}],
       ['Prompt exceeds max length', '{"error":{"code":"1261"}}', {}],
+      // Cerebras: its body unwrapped, the code beside the counts
+      [
+        'Please reduce the length of the messages or completion. Current length is 202427 while limit is 131072',
+        '{"message":"Please reduce the length of the messages or completion. Current length is 202427 while limit is 131072","type":"invalid_request_error","param":"validation_error","code":"context_length_exceeded"}',
+        {inputTokens: 202427, limit: 131072},
+      ],
       // LM Studio's MLX engine and llama.cpp (a 500), no counts
       [
         'Context size has been exceeded.',

@@ -68,6 +68,13 @@ export function readContextOverflow(message: string, raw = ''): ContextOverflow 
     if (input > limit) return {inputTokens: input, limit}
     return input + completion > limit ? {inputTokens: input, limit, completionTokens: completion} : undefined
   }
+  // Cerebras (and Hugging Face's router in front of it), its error body unwrapped, with `code:
+  // context_length_exceeded`: "Please reduce the length of the messages or completion. Current
+  // length is 202427 while limit is 131072" (cline #5140, opencode #1551): its count is read as the
+  // prompt's (the cases seen are past the window by far more than any completion's room, and
+  // Claude Code compacts by the gap)
+  m = /current length is (\d+) while limit is (\d+)/i.exec(message)
+  if (m) return {inputTokens: num(m[1]), limit: num(m[2])}
   // Anthropic: "prompt is too long: 208000 tokens > 200000 maximum"
   m = /prompt is too long:?\s*(\d+)\s*tokens?\s*>\s*(\d+)/i.exec(message)
   if (m) return {inputTokens: num(m[1]), limit: num(m[2])}

@@ -57,6 +57,7 @@ export const SIM_QUIRKS = [
   // a prompt past the window refused in other vendors' words: DashScope's, LM Studio's, MiniMax's,
   // vLLM's engine's (a 400) and Xinference's (the same words as a 500)
   'dashscope-context',
+  'cerebras-context',
   'lmstudio-context',
   'lmstudio-mlx-context',
   'minimax-context',
@@ -912,6 +913,7 @@ export function refusedMedia(
 /** The quirks that say a prompt past the window in another vendor's words (contextWordsRefusal). */
 const CONTEXT_WORDS: readonly SimQuirk[] = [
   'dashscope-context',
+  'cerebras-context',
   'lmstudio-context',
   'lmstudio-mlx-context',
   'minimax-context',
@@ -967,7 +969,9 @@ function minimaxRefusal(message: string): {status: number; message: string; raw:
  * engine's (and llama.cpp's) 500 "Context size has been exceeded.", no counts; `minimax-context`, MiniMax's
  * "invalid params, context window exceeds limit (2013)"; `vllm-context`, vLLM's engine's "The
  * decoder prompt (length P) is longer than the maximum model length of W."; `xinference-context`,
- * the same words as Xinference answers them, a 500 with `detail`. Undefined when the prompt fits
+ * the same words as Xinference answers them, a 500 with `detail`; `cerebras-context`, Cerebras's
+ * "Please reduce the length of the messages or completion. Current length is P while limit is W"
+ * (its body unwrapped, `code: context_length_exceeded`). Undefined when the prompt fits
  * or none is asked for.
  */
 export function contextWordsRefusal(
@@ -987,6 +991,19 @@ export function contextWordsRefusal(
   if (quirks.has('lmstudio-context')) {
     const message = `Trying to keep the first ${promptTokens} tokens when context the overflows. However, the model is loaded with context length of only ${window} tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input`
     return {status: 400, message, raw: {error: message}}
+  }
+  if (quirks.has('cerebras-context')) {
+    const message = `Please reduce the length of the messages or completion. Current length is ${promptTokens} while limit is ${window}`
+    return {
+      status: 400,
+      message,
+      raw: {
+        message,
+        type: 'invalid_request_error',
+        param: 'validation_error',
+        code: 'context_length_exceeded',
+      },
+    }
   }
   if (quirks.has('lmstudio-mlx-context')) {
     const message = 'Context size has been exceeded.'
