@@ -1086,6 +1086,17 @@ export function wellFormedEscapes(json: string): string {
   return json.replace(LONE_SURROGATE, '$1\\ufffd')
 }
 
+/**
+ * A whole answer's JSON text for the client with each lone surrogate as U+FFFD, as a stream's
+ * deltas go (StreamTranslator `mended`): an upstream that cut an emoji in half in its text or in
+ * a tool call's arguments (`"\ud83d"`, parsed to a lone surrogate) would otherwise have it escaped
+ * alone in the client's JSON, which Codex's serde_json refuses ("lone leading surrogate in hex
+ * escape"). The encoders write every string with `JSON.stringify`, which writes a pair as itself
+ * and only a lone surrogate as an escape: one search of the text, and nothing more for an answer
+ * without one.
+ */
+const wellFormedAnswer = (json: string): string => (json.includes('\\ud') ? wellFormedEscapes(json) : json)
+
 /** `usage` with the prompt counts of `earlier` added (a paused turn's earlier calls, ./pause.ts). */
 export function addPrompts(usage: Usage, earlier: Usage): Usage {
   const sum: Usage = {
@@ -1220,7 +1231,7 @@ export function translateResponseText(
   const thinkInPrompt = response.thinkInPrompt
   if (codec.encodeResponseText)
     return {
-      text: codec.encodeResponseText(response, encodeCtx),
+      text: wellFormedAnswer(codec.encodeResponseText(response, encodeCtx)),
       usage: response.usage,
       id: response.id,
       estimated,
@@ -1229,7 +1240,7 @@ export function translateResponseText(
     }
   const out = codec.encodeResponse(response, encodeCtx)
   return {
-    text: JSON.stringify(out),
+    text: wellFormedAnswer(JSON.stringify(out)),
     usage: response.usage,
     id: String(out.id ?? ''),
     estimated,
