@@ -1130,9 +1130,21 @@ export class UsageCollector {
 
 /**
  * The context the upstream's decoder reads an answer with: for a Messages upstream asked for
- * JSON through the `json_answer` tool (messages-request.ts), that tool's call is the answer's text.
+ * JSON through the `json_answer` tool (messages-request.ts), that tool's call is the answer's text;
+ * for a chat upstream given the client's tools (`tools`, whose schemas type a call's arguments in
+ * Qwen3-Coder's `<parameter=…>` form), the tools it got under another name (one it refuses: an MCP
+ * tool's dot, a name past 64 characters; tool-names.ts) under that name, the one its calls come
+ * with (the decoder reads a call before it goes back to the client's name), so that such a call is
+ * typed by the client's schema too. Nothing is copied for a request whose names all fit.
  */
 function decodeContext(upstream: Family, client: ClientRequest, ctx: CodecContext): CodecContext {
+  if (ctx.tools !== undefined && upstream === 'chat') {
+    const names = toolNamesFor(client, upstream)
+    if (names)
+      ctx = Object.assign({}, ctx, {
+        tools: ctx.tools.map((t) => (names.has(t.name) ? {...t, name: names.get(t.name)!} : t)),
+      })
+  }
   if (upstream !== 'messages' || !jsonAnswerTool(client.request)) return ctx
   return Object.assign({}, ctx, {jsonAnswer: true})
 }
