@@ -77,6 +77,52 @@ describe('several system messages passed through to a server that refuses them',
       ).toEqual(['successive user, assistant or system messages sent as one message'])
     })
 
+  // a lone system message between turns (a harness's reminder passed on): no run, but the same
+  // refusal; folded into the first system message, at the front
+  const between = (text: string): OpenAI.Chat.ChatCompletionMessageParam[] => [
+    {role: 'system', content: 'You are terse.'},
+    {role: 'user', content: 'Hi'},
+    {role: 'assistant', content: 'Hello.'},
+    {role: 'system', content: 'From now on answer in French.'},
+    {role: 'user', content: text},
+  ]
+  const FOLDED = [
+    {role: 'system', content: 'You are terse.\n\nFrom now on answer in French.'},
+    {role: 'user', content: 'Hi'},
+    {role: 'assistant', content: 'Hello.'},
+  ]
+  for (const [id, model] of [
+    ['minimax', 'MiniMax'],
+    ['qwen', 'Qwen'],
+  ])
+    it(`${id}: a lone system message between turns, one failed try, then folded into the first`, async () => {
+      const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(id)!, maxRetries: 0})
+      await takeSimCalls(simOrigin, /./)
+      const first = await openai.chat.completions.create({model: 'm', messages: between('Sky?')})
+      expect(first.choices[0].message.content).toBeTruthy()
+      const tries = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+      expect(tries.map((t) => t.messages.map((m: any) => m.role))).toEqual([
+        ['system', 'user', 'assistant', 'system', 'user'],
+        ['system', 'user', 'assistant', 'user'],
+      ])
+      expect(tries[1].messages).toEqual([...FOLDED, {role: 'user', content: 'Sky?'}])
+      await openai.chat.completions.create({model: 'm', messages: between('Sea?')})
+      const [next] = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+      expect(next.messages).toEqual([...FOLDED, {role: 'user', content: 'Sea?'}])
+      const rows = await projectLogRows(base, `sysmsg-${id}`, 4)
+      expect(rows.slice(-2).map((r) => [r.status, r.error])).toEqual([
+        [
+          200,
+          'sim-chat refused a system message after the first turn: sent again with every system message folded into the first',
+        ],
+        [200, null],
+      ])
+      const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
+      expect(adaptations.find((a) => a.provider === 'sim-chat' && a.model.includes(model)).rules).toContain(
+        'system messages after the first turn folded into the first system message',
+      )
+    })
+
   it('a server that takes several system messages gets them as the client sent them', async () => {
     const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('plain')!, maxRetries: 0})
     await takeSimCalls(simOrigin, /./)

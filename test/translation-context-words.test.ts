@@ -3,7 +3,7 @@
  * LM Studio ("Trying to keep the first P tokens when context the overflows ... context length of
  * only W tokens"), MiniMax ("invalid params, context window exceeds limit (2013)"), vLLM's engine
  * ("The decoder prompt (length P) is longer than the maximum model length of W") and Xinference
- * (the same, as a 500): Claude Code gets "prompt is too long" (with both numbers where they are
+ * (the same, as a 500), LM Studio's MLX engine ("Context size has been exceeded.", a 500), Cerebras ("Current length is P while limit is W"): Claude Code gets "prompt is too long" (with both numbers where they are
  * stated) and compacts, Codex `context_length_exceeded`, a chat client passed through OpenAI's
  * words; the window stated is kept. The real daemon, the simulator's `*-context` quirks, the
  * official SDKs.
@@ -26,6 +26,8 @@ const MODELS = {
   minimax: 'MiniMax-M2.7+minimax-context',
   vllm: 'Qwen/Qwen3-Coder-30B-A3B-Instruct+vllm-context',
   xinference: 'qwen3-coder+xinference-context',
+  lmstudiomlx: 'qwen/qwen3-coder-next-mlx+lmstudio-mlx-context',
+  cerebras: 'gpt-oss-120b+cerebras-context',
 }
 
 beforeAll(async () => {
@@ -84,14 +86,23 @@ describe(
       )
       expect(said.minimax.read).toBeUndefined()
       expect(said.minimax.message).toContain('invalid params, context window exceeds limit (2013)')
+      // LM Studio's MLX engine: a 500 without counts, said as the 400 it is
+      expect(said.lmstudiomlx.read).toBeUndefined()
+      expect(said.lmstudiomlx.message).toBe(
+        'prompt is too long: sim-chat (chat, translated): upstream answered 500: Context size has been exceeded.',
+      )
       // LM Studio, vLLM, Xinference state both
       expect(said.lmstudio.read?.limit).toBe(4096)
       expect(said.vllm.read?.limit).toBe(8192)
       expect(said.xinference.read?.limit).toBe(8192)
-      for (const id of ['lmstudio', 'vllm', 'xinference']) expect(said[id].read!.actual).toBeGreaterThan(8192)
+      // (and Cerebras, its body unwrapped)
+      expect(said.cerebras.read?.limit).toBe(8192)
+      expect(said.cerebras.message).toContain('Current length is')
+      for (const id of ['lmstudio', 'vllm', 'xinference', 'cerebras'])
+        expect(said[id].read!.actual).toBeGreaterThan(8192)
       // Xinference's 500, said as the 400 it is; a refusal, not a failure: each request went once
       expect(said.xinference.message).toContain('upstream answered 500: ')
-      expect(await takeSimCalls(simOrigin, /\/chat\/completions$/)).toHaveLength(5)
+      expect(await takeSimCalls(simOrigin, /\/chat\/completions$/)).toHaveLength(7)
       const [row] = await projectLogRows(base, 'ctxw-xinference', 1)
       expect(row.status).toBe(400)
       expect(row.error).toContain('The decoder prompt (length')
@@ -102,6 +113,8 @@ describe(
         ['dashscope', '8192 tokens'],
         ['minimax', undefined],
         ['xinference', '8192 tokens; this request has'],
+        ['lmstudiomlx', undefined],
+        ['cerebras', '8192 tokens; this request has'],
       ] as const) {
         const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(id)!, maxRetries: 0})
         const refused = await refusal(
@@ -122,7 +135,7 @@ describe(
     })
 
     it("a chat client passed through: DashScope's and Xinference's words in OpenAI's, with its code", async () => {
-      for (const id of ['dashscope', 'xinference', 'lmstudio']) {
+      for (const id of ['dashscope', 'xinference', 'lmstudio', 'lmstudiomlx']) {
         const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(id)!, maxRetries: 0})
         const refused = await refusal(
           openai.chat.completions.create({model: 'qwen3-coder', messages: [{role: 'user', content: LONG}]}),
@@ -151,6 +164,8 @@ describe(
       expect(window(MODELS.vllm)).toBe(8192)
       expect(window(MODELS.xinference)).toBe(8192)
       expect(window(MODELS.minimax)).toBeUndefined()
+      expect(window(MODELS.lmstudiomlx)).toBeUndefined()
+      expect(window(MODELS.cerebras)).toBe(8192)
     })
   },
 )

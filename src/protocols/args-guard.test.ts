@@ -3,6 +3,7 @@ import {describe, expect, it, test} from 'vitest'
 import {ArgsGuard} from './args-guard.js'
 import {chatChunk, chatSse, chatToolChunk, parseSse} from './cm-test-helpers.js'
 import {syntaxRepairedArguments} from './conversation-rules.js'
+import {upstreamToolNames} from './tool-names.js'
 import {decodeClientRequest, StreamTranslator, translateResponseText} from './translate.js'
 
 /** What a client gets for `pieces`: the deltas sent as they came, then the call's end. */
@@ -247,5 +248,79 @@ describe("<parameter=…> arguments of a chat upstream's answer, typed by the cl
     )
     const message = JSON.parse(text) as {content: Array<{type: string; input?: unknown}>}
     expect(message.content.find((b) => b.type === 'tool_use')?.input).toEqual(MEANT)
+  })
+
+  // a tool whose name the upstream refuses (an MCP tool's dot) goes renamed, and the upstream calls
+  // it by that name: its arguments are typed by the client's tool all the same
+  const renamedClient = decodeClientRequest(
+    'messages',
+    {
+      model: 'x',
+      max_tokens: 100,
+      stream: true,
+      tools: [{name: 'mcp__fs__write.file', input_schema: WRITE.parameters}],
+      messages: [{role: 'user', content: 'write package.json'}],
+    },
+    {},
+  )
+  const upstreamName = upstreamToolNames(renamedClient.request, 'chat')!.get('mcp__fs__write.file')!
+
+  it('a tool renamed for the upstream: typed by the client tool it stands for, in a stream', () => {
+    expect(upstreamName).not.toBe('mcp__fs__write.file')
+    const t = new StreamTranslator('chat', renamedClient, {
+      newId: (p) => `${p}1`,
+      tools: renamedClient.request.tools,
+    })
+    const sse = chatSse([
+      chatChunk({role: 'assistant', content: ''}),
+      chatToolChunk(0, {name: upstreamName, arguments: ''}, 'call_1'),
+      chatToolChunk(0, {arguments: ARGS}),
+      chatChunk({}, 'tool_calls'),
+      '[DONE]',
+    ])
+    const events = parseSse(t.push(Buffer.from(sse)) + t.end()).map(
+      (e) =>
+        JSON.parse(e.data) as {
+          type: string
+          content_block?: {name?: string}
+          delta?: {partial_json?: string}
+        },
+    )
+    expect(events.find((d) => d.type === 'content_block_start')?.content_block?.name).toBe(
+      'mcp__fs__write.file',
+    )
+    const json = events
+      .filter((d) => d.type === 'content_block_delta')
+      .map((d) => d.delta?.partial_json ?? '')
+      .join('')
+    expect(JSON.parse(json)).toEqual(MEANT)
+  })
+
+  it('a tool renamed for the upstream: the same in a JSON answer', () => {
+    const answer = {
+      id: 'c1',
+      object: 'chat.completion',
+      model: 'x',
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{id: 'call_1', type: 'function', function: {name: upstreamName, arguments: ARGS}}],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+    }
+    const {text} = translateResponseText(
+      'chat',
+      {...renamedClient, request: {...renamedClient.request, stream: false}},
+      answer,
+      {tools: renamedClient.request.tools},
+    )
+    const message = JSON.parse(text) as {content: Array<{type: string; name?: string; input?: unknown}>}
+    const call = message.content.find((b) => b.type === 'tool_use')
+    expect([call?.name, call?.input]).toEqual(['mcp__fs__write.file', MEANT])
   })
 })

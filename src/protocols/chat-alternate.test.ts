@@ -7,7 +7,7 @@
  */
 import {describe, expect, it} from 'vitest'
 
-import {alternatingMessages, chatCodec, roleRuns} from './chat.js'
+import {alternatingMessages, chatCodec, roleRuns, systemFirstMessages} from './chat.js'
 import type {Message, Request} from './ir.js'
 import {messagesCodec} from './messages.js'
 
@@ -291,10 +291,60 @@ describe("a chat client's own messages passed through, for an upstream that refu
     const u = {role: 'user', content: 'u'}
     const a = {role: 'assistant', content: 'a'}
     const t = {role: 'tool', tool_call_id: 't', content: 't'}
-    expect(roleRuns([s, u, a, u])).toEqual({turns: false, system: false})
-    expect(roleRuns([s, s, u])).toEqual({turns: false, system: true})
-    expect(roleRuns([s, u, u])).toEqual({turns: true, system: false})
-    expect(roleRuns([s, s, u, a, a])).toEqual({turns: true, system: true})
-    expect(roleRuns([u, a, t, t, u])).toEqual({turns: false, system: false})
+    expect(roleRuns([s, u, a, u])).toEqual({turns: false, system: false, late: false})
+    expect(roleRuns([s, s, u])).toEqual({turns: false, system: true, late: false})
+    expect(roleRuns([s, u, u])).toEqual({turns: true, system: false, late: false})
+    expect(roleRuns([s, s, u, a, a])).toEqual({turns: true, system: true, late: false})
+    expect(roleRuns([u, a, t, t, u])).toEqual({turns: false, system: false, late: false})
+    // a system message after a turn, alone or not
+    expect(roleRuns([s, u, a, s, u])).toEqual({turns: false, system: false, late: true})
+    expect(roleRuns([u, s])).toEqual({turns: false, system: false, late: true})
+    expect(roleRuns([s, s, u, s, s])).toEqual({turns: false, system: true, late: true})
+  })
+})
+
+describe("a chat client's system messages after the first turn, for an upstream that refused them", () => {
+  it('folds every system message after the first into the first, at the front; the same array without a late one', () => {
+    const messages = [
+      {role: 'system', content: 'You are terse.', name: 'op'},
+      {role: 'user', content: 'Hi'},
+      {role: 'assistant', content: 'Hello.'},
+      {role: 'system', content: 'From now on answer in French.'},
+      {role: 'user', content: 'Sky?'},
+      {role: 'system', content: [{type: 'text', text: 'Env: linux'}]},
+    ]
+    const copy = structuredClone(messages)
+    expect(systemFirstMessages(messages)).toEqual([
+      {
+        role: 'system',
+        name: 'op',
+        content: [
+          {type: 'text', text: 'You are terse.\n\nFrom now on answer in French.'},
+          {type: 'text', text: 'Env: linux'},
+        ],
+      },
+      {role: 'user', content: 'Hi'},
+      {role: 'assistant', content: 'Hello.'},
+      {role: 'user', content: 'Sky?'},
+    ])
+    expect(messages).toEqual(copy)
+    // a system message only after the first turn: it goes first
+    expect(
+      systemFirstMessages([
+        {role: 'user', content: 'Hi'},
+        {role: 'system', content: 'be brief'},
+        {role: 'user', content: 'again'},
+      ]),
+    ).toEqual([
+      {role: 'system', content: 'be brief'},
+      {role: 'user', content: 'Hi'},
+      {role: 'user', content: 'again'},
+    ])
+    const leading = [
+      {role: 'system', content: 'a'},
+      {role: 'system', content: 'b'},
+      {role: 'user', content: 'c'},
+    ]
+    expect(systemFirstMessages(leading)).toBe(leading)
   })
 })

@@ -273,6 +273,28 @@ describe('chat stream decoder', () => {
     ])
   })
 
+  it("takes Cerebras's usage on its finish chunk, OpenAI's fields read, its time_info beside them", () => {
+    // Cerebras's last chunk: the finish reason, the usage and its timings in one
+    const events = decode([
+      `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-oss-120b","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":2048,"completion_tokens":120,"total_tokens":2168,"prompt_tokens_details":{"cached_tokens":1536},"completion_tokens_details":{"reasoning_tokens":80}},"time_info":{"queue_time":0.0002,"prompt_time":0.01,"completion_time":0.05,"total_time":0.07,"created":1}}`,
+      '[DONE]',
+    ])
+    expect(events.slice(1)).toEqual([
+      {type: 'stop', reason: 'end'},
+      {
+        type: 'usage',
+        usage: {
+          inputTokens: 2048,
+          outputTokens: 120,
+          cacheReadTokens: 1536,
+          cacheCreationTokens: 0,
+          reasoningTokens: 80,
+        },
+      },
+      {type: 'end'},
+    ])
+  })
+
   it("takes Moonshot's usage in the finish chunk's choice, and its cache hits beside the counts", () => {
     const usage = {prompt_tokens: 1000, completion_tokens: 5, total_tokens: 1005, cached_tokens: 900}
     // Kimi's text chunks (a template after the first) and its finish chunk, byte for byte

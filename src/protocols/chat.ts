@@ -588,21 +588,62 @@ export function alternatingMessages(messages: unknown[]): unknown[] {
 }
 
 /**
- * Whether a chat client's messages hold a run of user or assistant messages (`turns`) and one of
- * system messages (`system`), for a refusal to be judged by the one it names; with `first`, only
- * whether there is any (the scan ends at the first).
+ * Whether a chat client's messages hold a run of user or assistant messages (`turns`), one of
+ * system messages (`system`) and a system message after a message of another role (`late`), for
+ * a refusal to be judged by the one it names; with `first`, only whether there is a run of either
+ * (the scan ends at the first).
  */
-export function roleRuns(messages: unknown[], first = false): {turns: boolean; system: boolean} {
-  const runs = {turns: false, system: false}
-  for (let i = 1; i < messages.length; i++) {
+export function roleRuns(
+  messages: unknown[],
+  first = false,
+): {turns: boolean; system: boolean; late: boolean} {
+  const runs = {turns: false, system: false, late: false}
+  let turn = false
+  for (let i = 0; i < messages.length; i++) {
     const role = (messages[i] as Json | null)?.role
-    if ((messages[i - 1] as Json | null)?.role !== role) continue
+    if (role !== 'system') turn = true
+    else if (turn) runs.late = true
+    if (i === 0 || (messages[i - 1] as Json | null)?.role !== role) continue
     if (role === 'user' || role === 'assistant') runs.turns = true
     else if (role === 'system') runs.system = true
     else continue
-    if (first || (runs.turns && runs.system)) break
+    if (first || (runs.turns && runs.system && runs.late)) break
   }
   return runs
+}
+
+/**
+ * A chat client's messages passed through with every system message after the first folded into
+ * the first, at the front (its text after the first's: strings a blank line apart, else the parts
+ * in order); the same array when no system message follows a message of another role. For an
+ * upstream found to refuse a system message after the conversation began (adaptations.ts
+ * `systemFirst`): Qwen3.5's and later Qwen templates raise "System message must be at the
+ * beginning." for any system message not first (a lone one between turns: a chat client passing
+ * on a hook's or a harness's reminder, Claude Code's translated ones), MiniMax answers "invalid
+ * chat setting (2013)" for any second one.
+ *
+ * Folded into the first rather than sent as a user turn (wrapped in a tag, as some proxies do): a
+ * system message is an instruction of the operator's, and a user turn would have the model read it
+ * as the user's words, of less weight, and answer it as a turn of its own; in the system prompt it
+ * keeps its authority, which is what the translation does for every system message of a chat
+ * client (the chat decoder reads them all into the system prompt) and what the servers that take
+ * such messages themselves do (vLLM-MLX's `_collapse_system_messages`, Rapid-MLX #1742's retry
+ * with "one combined leading system message"). Its place in time is lost (a model reads it as
+ * holding from the start), as it is in every such fold. The first system message's bytes change
+ * when a late one comes, so a prefix cache holds from there on, not before it: the same cost as
+ * the translation's, and the only form these templates render.
+ */
+export function systemFirstMessages(messages: unknown[]): unknown[] {
+  if (!roleRuns(messages).late) return messages
+  let head: Json | undefined
+  const rest: unknown[] = []
+  for (const m of messages) {
+    if ((m as Json | null)?.role !== 'system') rest.push(m)
+    // (a copy: the merge writes into it)
+    else if (head === undefined) head = {...(m as Json)}
+    else mergeUser(head, m as Json)
+  }
+  return [head, ...rest]
 }
 
 /** A content part list of a chat message's content (a string as one text part). */

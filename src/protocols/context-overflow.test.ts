@@ -86,6 +86,24 @@ describe('readContextOverflow', () => {
       // Ollama with its context shift off (a DeepSeek-family model)
       ['the prompt is longer than the context length currently available to the model', '', {}],
       ['Prompt exceeds max length', '{"error":{"code":"1261"}}', {}],
+      // Cerebras: its body unwrapped, the code beside the counts
+      [
+        'Please reduce the length of the messages or completion. Current length is 202427 while limit is 131072',
+        '{"message":"Please reduce the length of the messages or completion. Current length is 202427 while limit is 131072","type":"invalid_request_error","param":"validation_error","code":"context_length_exceeded"}',
+        {inputTokens: 202427, limit: 131072},
+      ],
+      // LM Studio's MLX engine and llama.cpp (a 500), no counts
+      [
+        'Context size has been exceeded.',
+        '{"error":{"code":500,"message":"Context size has been exceeded.","type":"server_error"}}',
+        {},
+      ],
+      // LM Studio 0.4.21's words, with both counts (lmstudio-bug-tracker #2322)
+      [
+        'Input does not fit in context length. The input has 31430 tokens, but the context length only supports 30000 tokens.',
+        '',
+        {inputTokens: 31430, limit: 30000},
+      ],
     ]
     for (const [message, raw, want] of cases) expect(readContextOverflow(message, raw), message).toEqual(want)
   })

@@ -68,6 +68,13 @@ export function readContextOverflow(message: string, raw = ''): ContextOverflow 
     if (input > limit) return {inputTokens: input, limit}
     return input + completion > limit ? {inputTokens: input, limit, completionTokens: completion} : undefined
   }
+  // Cerebras (and Hugging Face's router in front of it), its error body unwrapped, with `code:
+  // context_length_exceeded`: "Please reduce the length of the messages or completion. Current
+  // length is 202427 while limit is 131072" (cline #5140, opencode #1551): its count is read as the
+  // prompt's (the cases seen are past the window by far more than any completion's room, and
+  // Claude Code compacts by the gap)
+  m = /current length is (\d+) while limit is (\d+)/i.exec(message)
+  if (m) return {inputTokens: num(m[1]), limit: num(m[2])}
   // Anthropic: "prompt is too long: 208000 tokens > 200000 maximum"
   m = /prompt is too long:?\s*(\d+)\s*tokens?\s*>\s*(\d+)/i.exec(message)
   if (m) return {inputTokens: num(m[1]), limit: num(m[2])}
@@ -117,6 +124,10 @@ export function readContextOverflow(message: string, raw = ''): ContextOverflow 
       message,
     )
   if (m) return {inputTokens: num(m[1]), limit: num(m[2])}
+  // LM Studio 0.4.21 and later: "Input does not fit in context length. The input has 31430 tokens,
+  // but the context length only supports 30000 tokens." (lmstudio-bug-tracker #2322)
+  m = /input has (\d+) tokens, but the context length only supports (\d+) tokens/i.exec(message)
+  if (m) return {inputTokens: num(m[1]), limit: num(m[2])}
   // DashScope (Qwen on Model Studio): "<400> InternalError.Algo.InvalidParameter: Range of input
   // length should be [1, 129024]", the most input tokens the model takes and nothing of the request's
   m = /range of input length should be \[1,\s*(\d+)\]/i.exec(message)
@@ -147,10 +158,11 @@ export function readContextOverflow(message: string, raw = ''): ContextOverflow 
   // the code OpenAI and others set, or the words of the rest (Zhipu 1261 "Prompt exceeds max length",
   // MiniMax's "invalid params, context window exceeds limit (2013)", Bedrock's "Input is too long
   // for requested model.", Ollama's with its context shift off, a DeepSeek-family model: "the
-  // prompt is longer than the context length currently available to the model")
+  // prompt is longer than the context length currently available to the model"; LM Studio's MLX
+  // engine's and llama.cpp's 500 "Context size has been exceeded.", no counts: relay.ts OVERFLOW_500)
   if (
     /"code"\s*:\s*"context_length_exceeded"/.test(raw) ||
-    /context[_ ]length[_ ]exceeded|exceeds? (?:the )?(?:model'?s? )?(?:maximum )?context (?:window|length)|context window (?:is )?exceeded|context window exceeds limit|prompt exceeds max length|prompt (?:is )?too long|prompt is longer than the context length|input is too long for requested model/i.test(
+    /context[_ ]length[_ ]exceeded|exceeds? (?:the )?(?:model'?s? )?(?:maximum )?context (?:window|length)|context window (?:is )?exceeded|context window exceeds limit|prompt exceeds max length|prompt (?:is )?too long|prompt is longer than the context length|input is too long for requested model|context size has been exceeded|input does not fit in context length/i.test(
       message,
     )
   )

@@ -7,7 +7,7 @@ import {describe, expect, it} from 'vitest'
 
 import {chatChunk, chatSse, chatToolChunk, parseSse} from './cm-test-helpers.js'
 import type {Family} from './ir.js'
-import {decodeClientRequest, StreamTranslator} from './translate.js'
+import {decodeClientRequest, StreamTranslator, translateResponseText} from './translate.js'
 
 const EMOJI = '\u{1F600}'
 const [HIGH, LOW] = [EMOJI[0], EMOJI[1]]
@@ -179,5 +179,56 @@ describe('a lone surrogate from a chat upstream', () => {
       chatChunk({}, 'stop'),
     ])
     expect(deltas('messages', out)).toEqual([`ok ${EMOJI}`, ' done \u00e9'])
+  })
+})
+
+describe('a lone surrogate in a non-stream chat answer', () => {
+  /** A chat upstream's JSON answer: a text and a tool call's arguments, each with a lone surrogate escaped. */
+  const answer = JSON.parse(
+    '{"id":"c1","object":"chat.completion","model":"x","choices":[{"index":0,"message":{"role":"assistant",' +
+      '"content":"cut \\ud83d here","tool_calls":[{"id":"t1","type":"function","function":{"name":"write",' +
+      '"arguments":"{\\"text\\":\\"half \\ud83d\\"}"}}]},"finish_reason":"tool_calls"}],' +
+      '"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}',
+  ) as unknown
+  const requests: Record<Family, Record<string, unknown>> = {
+    chat: {
+      ...bodies.chat,
+      stream: false,
+      tools: [{type: 'function', function: {name: 'write', parameters: {}}}],
+    },
+    messages: {...bodies.messages, stream: false, tools: [{name: 'write', input_schema: {type: 'object'}}]},
+    responses: {
+      ...bodies.responses,
+      stream: false,
+      tools: [{type: 'function', name: 'write', parameters: {}}],
+    },
+    gemini: {...bodies.gemini, tools: [{functionDeclarations: [{name: 'write', parameters: {}}]}]},
+  }
+  for (const client of FAMILIES)
+    it(`reaches a ${client} client as U+FFFD, in the text and in the call's arguments`, () => {
+      const request = decodeClientRequest(
+        client,
+        requests[client],
+        client === 'gemini' ? ({model: 'x', stream: false} as never) : {},
+      )
+      const {text} = translateResponseText('chat', request, answer, {newId: (p) => `${p}1`})
+      expect(text).not.toMatch(ESCAPED_SURROGATE)
+      const out = JSON.stringify(JSON.parse(text))
+      expect(out).toContain('cut \ufffd here')
+      expect(out).toContain('half \ufffd')
+    })
+
+  it('leaves a pair and an escaped backslash before "ud83d" as they were', () => {
+    const request = decodeClientRequest('chat', {...bodies.chat, stream: false}, {})
+    const body = {
+      id: 'c1',
+      object: 'chat.completion',
+      model: 'x',
+      choices: [
+        {index: 0, message: {role: 'assistant', content: `ok ${EMOJI} \\ud83d`}, finish_reason: 'stop'},
+      ],
+    }
+    const {text} = translateResponseText('chat', request, body, {newId: (p) => `${p}1`})
+    expect(JSON.parse(text).choices[0].message.content).toBe(`ok ${EMOJI} \\ud83d`)
   })
 })

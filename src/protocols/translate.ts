@@ -14,6 +14,7 @@ import {
   chatMediaPart,
   decodeResponseFormat,
   roleRuns,
+  systemFirstMessages,
   takesCacheMarks,
 } from './chat.js'
 import {budgetEffort, effortBudget} from './cm-common.js'
@@ -291,6 +292,8 @@ export interface SentRequest {
   successiveRoles?: boolean
   /** A chat body passed through held successive system messages. */
   successiveSystem?: boolean
+  /** A chat body passed through held a system message after a user, assistant or tool message. */
+  lateSystem?: boolean
   /**
    * How many tools a body passed through offered (a translated request's are its `request`'s),
    * counted on a refusal only.
@@ -540,6 +543,14 @@ export interface UpstreamAdaptation {
    * always do (chat.ts `alternatingMessages`).
    */
   alternateRoles?: boolean
+  /**
+   * Chat: a system message after the conversation began refused (Qwen3.5's template's "System
+   * message must be at the beginning.", MiniMax's "invalid chat setting (2013)" for a second one),
+   * a lone one between turns as well as a run: a chat client's messages passed through go with
+   * every system message folded into the first, at the front, as a translated request's always do
+   * (chat.ts `systemFirstMessages`).
+   */
+  systemFirst?: boolean
   /** The fewest output tokens the upstream takes ("Expected a value >= 16"): a smaller maximum is raised to it. */
   minOutputTokens?: number
   /**
@@ -624,6 +635,7 @@ export function adaptPassedChat(
     }
   }
   if (adapt.objectSchemas && Array.isArray(out.tools)) out.tools = out.tools.map(objectChatTool)
+  if (adapt.systemFirst && Array.isArray(out.messages)) out.messages = systemFirstMessages(out.messages)
   if (adapt.alternateRoles && Array.isArray(out.messages)) out.messages = alternatingMessages(out.messages)
   if (adapt.media && Array.isArray(out.messages))
     out.messages = withoutRefusedChatMedia(
@@ -726,6 +738,7 @@ export function sentOfPassedChat(
     const runs = roleRuns(body.messages)
     if (runs.turns) sent.successiveRoles = true
     if (runs.system) sent.successiveSystem = true
+    if (runs.late) sent.lateSystem = true
   }
   if (Array.isArray(body.tools)) sent.tools = body.tools.length
   return sent
@@ -1085,6 +1098,17 @@ export function wellFormedEscapes(json: string): string {
   return json.replace(LONE_SURROGATE, '$1\\ufffd')
 }
 
+/**
+ * A whole answer's JSON text for the client with each lone surrogate as U+FFFD, as a stream's
+ * deltas go (StreamTranslator `mended`): an upstream that cut an emoji in half in its text or in
+ * a tool call's arguments (`"\ud83d"`, parsed to a lone surrogate) would otherwise have it escaped
+ * alone in the client's JSON, which Codex's serde_json refuses ("lone leading surrogate in hex
+ * escape"). The encoders write every string with `JSON.stringify`, which writes a pair as itself
+ * and only a lone surrogate as an escape: one search of the text, and nothing more for an answer
+ * without one.
+ */
+const wellFormedAnswer = (json: string): string => (json.includes('\\ud') ? wellFormedEscapes(json) : json)
+
 /** `usage` with the prompt counts of `earlier` added (a paused turn's earlier calls, ./pause.ts). */
 export function addPrompts(usage: Usage, earlier: Usage): Usage {
   const sum: Usage = {
@@ -1118,9 +1142,21 @@ export class UsageCollector {
 
 /**
  * The context the upstream's decoder reads an answer with: for a Messages upstream asked for
- * JSON through the `json_answer` tool (messages-request.ts), that tool's call is the answer's text.
+ * JSON through the `json_answer` tool (messages-request.ts), that tool's call is the answer's text;
+ * for a chat upstream given the client's tools (`tools`, whose schemas type a call's arguments in
+ * Qwen3-Coder's `<parameter=…>` form), the tools it got under another name (one it refuses: an MCP
+ * tool's dot, a name past 64 characters; tool-names.ts) under that name, the one its calls come
+ * with (the decoder reads a call before it goes back to the client's name), so that such a call is
+ * typed by the client's schema too. Nothing is copied for a request whose names all fit.
  */
 function decodeContext(upstream: Family, client: ClientRequest, ctx: CodecContext): CodecContext {
+  if (ctx.tools !== undefined && upstream === 'chat') {
+    const names = toolNamesFor(client, upstream)
+    if (names)
+      ctx = Object.assign({}, ctx, {
+        tools: ctx.tools.map((t) => (names.has(t.name) ? {...t, name: names.get(t.name)!} : t)),
+      })
+  }
   if (upstream !== 'messages' || !jsonAnswerTool(client.request)) return ctx
   return Object.assign({}, ctx, {jsonAnswer: true})
 }
@@ -1219,7 +1255,7 @@ export function translateResponseText(
   const thinkInPrompt = response.thinkInPrompt
   if (codec.encodeResponseText)
     return {
-      text: codec.encodeResponseText(response, encodeCtx),
+      text: wellFormedAnswer(codec.encodeResponseText(response, encodeCtx)),
       usage: response.usage,
       id: response.id,
       estimated,
@@ -1228,7 +1264,7 @@ export function translateResponseText(
     }
   const out = codec.encodeResponse(response, encodeCtx)
   return {
-    text: JSON.stringify(out),
+    text: wellFormedAnswer(JSON.stringify(out)),
     usage: response.usage,
     id: String(out.id ?? ''),
     estimated,

@@ -4141,20 +4141,13 @@ describe("several system messages of a chat client passed through, refused (Mini
     }
   })
 
-  it('nothing learned for a body without a run of system messages (the refusal is of something else)', () => {
+  it('nothing learned for a body without a run of system messages or a late one (the refusal is of something else)', () => {
     const oneSystem = [
       {role: 'system', content: 'a'},
       {role: 'user', content: 'hi'},
       {role: 'user', content: 'again'},
     ]
-    const between = [
-      {role: 'system', content: 'a'},
-      {role: 'user', content: 'hi'},
-      {role: 'assistant', content: 'Hello.'},
-      {role: 'system', content: 'b'},
-      {role: 'user', content: 'go on'},
-    ]
-    for (const messages of [oneSystem, between])
+    for (const messages of [oneSystem])
       for (const refusal of words)
         expect(
           new UpstreamAdaptations().learn('mm', 'm', refusal, sentOfPassedChat(body(messages)), 400),
@@ -4170,6 +4163,57 @@ describe("several system messages of a chat client passed through, refused (Mini
     expect(
       new UpstreamAdaptations().learn('ds', 'm', deepseek, sentOfPassedChat(body(two)), 400),
     ).toBeUndefined()
+  })
+
+  const between = [
+    {role: 'system', content: 'You are terse.'},
+    {role: 'user', content: 'hi'},
+    {role: 'assistant', content: 'Hello.'},
+    {role: 'system', content: 'From now on answer in French.'},
+    {role: 'user', content: 'go on'},
+  ]
+  const FOLD_NOTE =
+    'refused a system message after the first turn: sent again with every system message folded into the first'
+
+  it('a lone system message between turns, refused in each wording: folded into the first, from then on', () => {
+    for (const refusal of words) {
+      const a = new UpstreamAdaptations()
+      expect(a.learn('mm', 'MiniMax-M2.7', refusal, sentOfPassedChat(body(between)), 400), refusal).toBe(
+        FOLD_NOTE,
+      )
+      const learned = a.get('mm', 'MiniMax-M2.7')!
+      expect(learned).toEqual({systemFirst: true})
+      expect(JSON.parse(adaptPassedChat(body(between), learned).toString()).messages).toEqual([
+        {role: 'system', content: 'You are terse.\n\nFrom now on answer in French.'},
+        {role: 'user', content: 'hi'},
+        {role: 'assistant', content: 'Hello.'},
+        {role: 'user', content: 'go on'},
+      ])
+      expect(describeAdaptation(learned)).toEqual([
+        'system messages after the first turn folded into the first system message',
+      ])
+      expect(
+        a.learn('mm', 'MiniMax-M2.7', refusal, sentOfPassedChat(body(between), learned), 400),
+      ).toBeUndefined()
+    }
+  })
+
+  it('a body with a leading run and a late one learns the fold alone: one system message, at the front', () => {
+    const both = [...two, {role: 'assistant', content: 'Hello.'}, {role: 'system', content: 'late'}]
+    const a = new UpstreamAdaptations()
+    expect(a.learn('q', 'Qwen3.5', words[2], sentOfPassedChat(body(both)), 400)).toBe(FOLD_NOTE)
+    const learned = a.get('q', 'Qwen3.5')!
+    expect(JSON.parse(adaptPassedChat(body(both), learned).toString()).messages).toEqual([
+      {role: 'system', content: 'You are opencode.\n\nYou have superpowers.\n\nlate'},
+      {role: 'user', content: 'hi'},
+      {role: 'assistant', content: 'Hello.'},
+    ])
+    // a body with no late system message is sent as it came under the fold alone
+    const plain = [
+      {role: 'system', content: 'a'},
+      {role: 'user', content: 'b'},
+    ]
+    expect(JSON.parse(adaptPassedChat(body(plain), learned).toString()).messages).toEqual(plain)
   })
 })
 

@@ -116,6 +116,7 @@ const CHAT_BODY_RULES = [
   'json',
   'jsonInstruction',
   'alternateRoles',
+  'systemFirst',
   'repairArgs',
 ] as const satisfies ReadonlyArray<keyof UpstreamAdaptation>
 
@@ -1422,6 +1423,21 @@ function decide(
       next: {...known, alternateRoles: true},
       note: 'refused successive user or assistant messages: sent again with each run as one message',
     }
+  // a system message after the conversation began, of a chat client passed through (a lone one
+  // between turns: a harness's reminder, a hook's context; or a run there), in the same words: every
+  // system message goes folded into the first, at the front, which these templates take. Before the
+  // rule for runs: a body with both is taken by this one alone (one system message, at the front)
+  if (
+    sent.lateSystem &&
+    !known.systemFirst &&
+    /invalid params, invalid chat setting|invalid message role: system|system message must be at the beginning/i.test(
+      errorText,
+    )
+  )
+    return {
+      next: {...known, systemFirst: true},
+      note: 'refused a system message after the first turn: sent again with every system message folded into the first',
+    }
   // several system messages in a row of a chat client passed through (opencode's plugins, Cline's
   // and others' context blocks; a translated request sends one): MiniMax's "invalid params, invalid
   // chat setting (2013)" or "chat content has invalid message role: system (2013)", Qwen3.5's chat
@@ -1804,6 +1820,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.noThinkingUnstreamed)
     rules.push('a non-stream request sent with enable_thinking false, so its answer has no reasoning')
   if (a.minOutputTokens !== undefined) rules.push(`max_tokens raised to at least ${a.minOutputTokens}`)
+  if (a.systemFirst) rules.push('system messages after the first turn folded into the first system message')
   if (a.alternateRoles) rules.push('successive user, assistant or system messages sent as one message')
   if (a.objectSchemas)
     rules.push('tool schemas whose top level is a union (oneOf, anyOf, allOf) sent as one object each')

@@ -168,11 +168,14 @@ const MAYBE_OVERFLOW = /context|too long|token|input length/i
  * A 500 that refuses a prompt past the context window, in vLLM's engine's words ("The decoder
  * prompt (length 66501) is longer than the maximum model length of 65536"): Xinference answers
  * vLLM's error so (langchain-ai/deepagents #468, xorbitsai/inference #3785), where vLLM's own
- * server answers it with a 400. No failure of the server: the same prompt is refused every time,
- * and an agent that retries a 500 (Claude Code does, many times) never compacts. Read as the 400
- * it stands for when there is no other target to try (the proxy, the relays).
+ * server answers it with a 400; or in LM Studio's MLX engine's and llama.cpp's, `{"error":{"code":
+ * 500,"message":"Context size has been exceeded.","type":"server_error"}}` (lmstudio-bug-tracker
+ * #2339, which names the MLX path's words). No failure of the server: the same prompt is refused
+ * every time, and an agent that retries a 500 (Claude Code does, many times) never compacts. Read
+ * as the 400 it stands for when there is no other target to try (the proxy, the relays).
  */
-export const OVERFLOW_500 = /decoder prompt \(length \d+\) is longer than the maximum model length/i
+export const OVERFLOW_500 =
+  /decoder prompt \(length \d+\) is longer than the maximum model length|context size has been exceeded/i
 
 /**
  * A same-family upstream's refusal of a prompt past its context window in other words than the

@@ -1722,7 +1722,7 @@ describe('thinking and efforts refused in the servers’ words', () => {
     expect((await chat({model: 'qwen3.5-35b+system-first', messages: later})).status).toBe(400)
   })
 
-  it("dashscope-context, lmstudio-context, minimax-context, vllm-context, xinference-context: a prompt past the window in each vendor's words", async () => {
+  it("dashscope-context, cerebras-context, lmstudio-context, lmstudio-mlx-context, minimax-context, vllm-context, xinference-context: a prompt past the window in each vendor's words", async () => {
     const long = Array.from({length: 2200}, (_, i) => `line ${i} of a long tool output`).join('\n')
     const ask = (quirks: string, content = long) =>
       chat({model: `sim-mini+${quirks}`, max_tokens: 100000, messages: [{role: 'user', content}]})
@@ -1755,6 +1755,21 @@ describe('thinking and efforts refused in the servers’ words', () => {
     expect(xinference.json!.detail).toMatch(
       /^\[address=[^\]]+\] The decoder prompt \(length \d+\) is longer than the maximum model length of 8192\./,
     )
+    const cerebras = await ask('cerebras-context')
+    expect(cerebras.status).toBe(400)
+    expect(cerebras.json).toMatchObject({
+      type: 'invalid_request_error',
+      param: 'validation_error',
+      code: 'context_length_exceeded',
+    })
+    expect(cerebras.json!.message).toMatch(
+      /^Please reduce the length of the messages or completion\. Current length is \d+ while limit is 8192$/,
+    )
+    const mlx = await ask('lmstudio-mlx-context')
+    expect([mlx.status, mlx.json]).toEqual([
+      500,
+      {error: {code: 500, message: 'Context size has been exceeded.', type: 'server_error'}},
+    ])
     // the prompt alone is counted: a short one with a large max_tokens is answered, even with context-8k
     expect((await ask('minimax-context+context-8k', 'hi')).status).toBe(200)
     // MiniMax's Anthropic endpoint says it the same way

@@ -57,7 +57,9 @@ export const SIM_QUIRKS = [
   // a prompt past the window refused in other vendors' words: DashScope's, LM Studio's, MiniMax's,
   // vLLM's engine's (a 400) and Xinference's (the same words as a 500)
   'dashscope-context',
+  'cerebras-context',
   'lmstudio-context',
+  'lmstudio-mlx-context',
   'minimax-context',
   'vllm-context',
   'xinference-context',
@@ -968,7 +970,9 @@ export function refusedMedia(
 /** The quirks that say a prompt past the window in another vendor's words (contextWordsRefusal). */
 const CONTEXT_WORDS: readonly SimQuirk[] = [
   'dashscope-context',
+  'cerebras-context',
   'lmstudio-context',
+  'lmstudio-mlx-context',
   'minimax-context',
   'vllm-context',
   'xinference-context',
@@ -1018,10 +1022,13 @@ function minimaxRefusal(message: string): {status: number; message: string; raw:
  * without one) refused in another vendor's words and error body, the prompt alone counted (each of
  * them refuses the input, its room for the completion aside): `dashscope-context`, DashScope's
  * "Range of input length should be [1, W]"; `lmstudio-context`, LM Studio's "Trying to keep the
- * first P tokens when context the overflows ..." (`{"error": "…"}`); `minimax-context`, MiniMax's
+ * first P tokens when context the overflows ..." (`{"error": "…"}`); `lmstudio-mlx-context`, its MLX
+ * engine's (and llama.cpp's) 500 "Context size has been exceeded.", no counts; `minimax-context`, MiniMax's
  * "invalid params, context window exceeds limit (2013)"; `vllm-context`, vLLM's engine's "The
  * decoder prompt (length P) is longer than the maximum model length of W."; `xinference-context`,
- * the same words as Xinference answers them, a 500 with `detail`. Undefined when the prompt fits
+ * the same words as Xinference answers them, a 500 with `detail`; `cerebras-context`, Cerebras's
+ * "Please reduce the length of the messages or completion. Current length is P while limit is W"
+ * (its body unwrapped, `code: context_length_exceeded`). Undefined when the prompt fits
  * or none is asked for.
  */
 export function contextWordsRefusal(
@@ -1041,6 +1048,23 @@ export function contextWordsRefusal(
   if (quirks.has('lmstudio-context')) {
     const message = `Trying to keep the first ${promptTokens} tokens when context the overflows. However, the model is loaded with context length of only ${window} tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input`
     return {status: 400, message, raw: {error: message}}
+  }
+  if (quirks.has('cerebras-context')) {
+    const message = `Please reduce the length of the messages or completion. Current length is ${promptTokens} while limit is ${window}`
+    return {
+      status: 400,
+      message,
+      raw: {
+        message,
+        type: 'invalid_request_error',
+        param: 'validation_error',
+        code: 'context_length_exceeded',
+      },
+    }
+  }
+  if (quirks.has('lmstudio-mlx-context')) {
+    const message = 'Context size has been exceeded.'
+    return {status: 500, message, raw: {error: {code: 500, message, type: 'server_error'}}}
   }
   if (quirks.has('minimax-context'))
     return minimaxRefusal('invalid params, context window exceeds limit (2013)')
