@@ -858,7 +858,7 @@ function searchLinks(text) {
  */
 /** --overflow: the upstream's refusal of a prompt past its window, in each vendor's words the sim has. */
 const OVERFLOW_WORDS =
-  /maximum context length is 8192|Range of input length should be|context length of only 8192|context window exceeds limit|decoder prompt \(length \d+\) is longer/
+  /maximum context length is 8192|Range of input length should be|context length of only 8192|context window exceeds limit|decoder prompt \(length \d+\) is longer|Context size has been exceeded|Current length is \d+ while limit is 8192/
 
 async function overflowRun(agent, up, {tmp, origin, binDir, key, agentId, simOrigin}) {
   const home = join(tmp, `${agent.name}-overflow-home`)
@@ -913,10 +913,11 @@ async function overflowRun(agent, up, {tmp, origin, binDir, key, agentId, simOri
   notes.push(
     `windows kept: ${windows.map((a) => `${a.provider} ${a.model} ${a.window.tokens} (${a.window.entrance})`).join('; ') || 'none'}`,
   )
-  // (MiniMax's words state no window: none to keep)
+  // (MiniMax's and LM Studio's MLX engine's words state no window: none to keep)
   if (
     refused.length > 0 &&
     !QUIRKS.includes('minimax-context') &&
+    !QUIRKS.includes('lmstudio-mlx-context') &&
     !windows.some((a) => a.window.tokens === 8192 && a.window.entrance === 'messages')
   )
     problems.push("the gateway did not keep the window of 8 192 tokens the upstream's refusal stated")
