@@ -621,8 +621,15 @@ export async function relayTranslated(
       }
     })
     body.on('end', () => {
-      // (the chunks before it first, should their tick not have come yet)
-      translate()
+      // (the chunks before it first, should their tick not have come yet; a throw there fails the
+      // stream, as in its tick, never the process from an event handler)
+      try {
+        translate()
+      } catch (error) {
+        clearTimeout(grace)
+        resolve({error: error as Error})
+        return
+      }
       clearTimeout(grace)
       const rest = translator.end()
       // a paused answer's end is not the client's: its continuation follows
@@ -631,7 +638,11 @@ export async function relayTranslated(
       resolve(undefined)
     })
     body.on('error', (error) => {
-      translate()
+      try {
+        translate()
+      } catch {
+        // the body's own error is the one to report
+      }
       if (translator.upstreamStopped && !res.destroyed) endStopped()
       else resolve({error})
     })
