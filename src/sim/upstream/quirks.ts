@@ -60,6 +60,7 @@ export const SIM_QUIRKS = [
   'cerebras-context',
   'lmstudio-context',
   'lmstudio-mlx-context',
+  'lmstudio-fit-context',
   'minimax-context',
   'vllm-context',
   'xinference-context',
@@ -114,6 +115,8 @@ export const SIM_QUIRKS = [
   'system-first',
   // a 400 as OpenRouter relays a provider's: "Provider returned error", the body in metadata.raw
   'openrouter-errors',
+  // LM Studio: a streamed request's refusal as a 200 stream of one `event: error`
+  'stream-errors',
   // a Responses server that takes function tools only (vLLM, llama.cpp): Codex's namespaces,
   // custom tools and `additional_tools` item refused
   'plain-tools',
@@ -973,6 +976,7 @@ const CONTEXT_WORDS: readonly SimQuirk[] = [
   'cerebras-context',
   'lmstudio-context',
   'lmstudio-mlx-context',
+  'lmstudio-fit-context',
   'minimax-context',
   'vllm-context',
   'xinference-context',
@@ -1022,7 +1026,9 @@ function minimaxRefusal(message: string): {status: number; message: string; raw:
  * without one) refused in another vendor's words and error body, the prompt alone counted (each of
  * them refuses the input, its room for the completion aside): `dashscope-context`, DashScope's
  * "Range of input length should be [1, W]"; `lmstudio-context`, LM Studio's "Trying to keep the
- * first P tokens when context the overflows ..." (`{"error": "…"}`); `lmstudio-mlx-context`, its MLX
+ * first P tokens when context the overflows ..." (`{"error": "…"}`); `lmstudio-fit-context`, its
+ * 0.4.21 words "Input does not fit in context length. The input has P tokens, but the context
+ * length only supports W tokens." (the same body); `lmstudio-mlx-context`, its MLX
  * engine's (and llama.cpp's) 500 "Context size has been exceeded.", no counts; `minimax-context`, MiniMax's
  * "invalid params, context window exceeds limit (2013)"; `vllm-context`, vLLM's engine's "The
  * decoder prompt (length P) is longer than the maximum model length of W."; `xinference-context`,
@@ -1061,6 +1067,10 @@ export function contextWordsRefusal(
         code: 'context_length_exceeded',
       },
     }
+  }
+  if (quirks.has('lmstudio-fit-context')) {
+    const message = `Input does not fit in context length. The input has ${promptTokens} tokens, but the context length only supports ${window} tokens.`
+    return {status: 400, message, raw: {error: message}}
   }
   if (quirks.has('lmstudio-mlx-context')) {
     const message = 'Context size has been exceeded.'
