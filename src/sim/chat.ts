@@ -1156,7 +1156,14 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
         throw new ChatSimError(choice.status, choice.message, 'invalid_request_error', null, null, choice.raw)
       const history = refusedHistory(body, selection.quirks)
       if (history)
-        throw new ChatSimError(400, history.message, history.type, history.code, history.param, history.raw)
+        throw new ChatSimError(
+          history.status ?? 400,
+          history.message,
+          history.type,
+          history.code,
+          history.param,
+          history.raw,
+        )
       plan = planChat(body, cache, context.clock.now() / 1000, {
         anyModel: options.anyModel,
         quirks: selection.quirks,

@@ -113,6 +113,7 @@ export const SIM_QUIRKS = [
   // several system messages refused: MiniMax's 2013, Qwen3.5's chat template (llama.cpp's 400)
   'minimax-system',
   'system-first',
+  'ollama-system-first',
   // a 400 as OpenRouter relays a provider's: "Provider returned error", the body in metadata.raw
   'openrouter-errors',
   // LM Studio: a streamed request's refusal as a 200 stream of one `event: error`
@@ -851,7 +852,9 @@ export function extraInputs(body: Record<string, unknown>, quirks: Quirks): unkn
 export function refusedHistory(
   body: Record<string, unknown>,
   quirks: Quirks,
-): {message: string; type: string; code: string | null; param: string | null; raw?: unknown} | undefined {
+):
+  | {message: string; type: string; code: string | null; param: string | null; raw?: unknown; status?: number}
+  | undefined {
   if (!Array.isArray(body.messages)) return undefined
   // Mistral's error body has no `error` wrapper
   const mistral = (message: string, type: string, code: string | null) => ({
@@ -872,9 +875,21 @@ export function refusedHistory(
         const {message, raw} = minimaxRefusal('invalid params, invalid chat setting (2013)')
         return {message, type: 'bad_request_error', code: null, param: null, raw}
       }
-      if (quirks.has('system-first')) {
+      // (`ollama-system-first`: the same exception as Ollama answers it, a 500, ollama/ollama #18241)
+      if (quirks.has('system-first') || quirks.has('ollama-system-first')) {
         const message =
           "\n------------\nWhile executing CallExpression at line 85, column 32 in source:\n...first %}\u21b5            {{- raise_exception('System message must be at the beginnin...\n                                           ^\nError: Jinja Exception: System message must be at the beginning."
+        if (quirks.has('ollama-system-first')) {
+          const type = 'server_error'
+          return {
+            message,
+            type,
+            code: null,
+            param: null,
+            status: 500,
+            raw: {error: {code: 500, message, type}},
+          }
+        }
         const type = 'invalid_request_error'
         return {message, type, code: null, param: null, raw: {error: {code: 400, message, type}}}
       }
