@@ -2,9 +2,10 @@
  * A chat client passed through with several system messages (opencode with a plugin that adds one,
  * Cline's and others' context blocks) to MiniMax, which refuses them ("invalid params, invalid chat
  * setting (2013)"), or to a Qwen3.5 model under llama.cpp, whose chat template raises "System
- * message must be at the beginning.": one failed try, learned for the model, and from then on the
+ * message must be at the beginning." (a 400; Ollama's a 500, read by those words): one failed try, learned for the model, and from then on the
  * run goes as one system message. A server that takes several gets them as they came. The real
- * daemon, the simulator's `minimax-system` and `system-first` quirks, the official OpenAI SDK.
+ * daemon, the simulator's `minimax-system`, `system-first` and `ollama-system-first` quirks, the
+ * official OpenAI SDK.
  */
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -21,6 +22,8 @@ beforeAll(async () => {
     {
       minimax: ['sim-chat', 'MiniMax-M2.7+minimax-system'],
       qwen: ['sim-chat', 'Qwen/Qwen3.5-35B-A3B+system-first'],
+      // the same template under Ollama, which answers its exception with a 500
+      ollama: ['sim-chat', 'qwen3.6:35b+ollama-system-first'],
       plain: ['sim-chat', 'deepseek-chat'],
     },
     {prefix: 'sysmsg', families: ['chat']},
@@ -44,7 +47,8 @@ const NOTE =
   'sim-chat refused several system messages in a row: sent again with each run of messages of one role as one message'
 
 describe('several system messages passed through to a server that refuses them', {timeout: 60_000}, () => {
-  for (const id of ['minimax', 'qwen'])
+  const MODEL: Record<string, string> = {minimax: 'MiniMax', qwen: 'Qwen', ollama: 'qwen3.6'}
+  for (const id of ['minimax', 'qwen', 'ollama'])
     it(`${id}: one failed try, then the run goes as one system message, on every later request`, async () => {
       const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(id)!, maxRetries: 0})
       await takeSimCalls(simOrigin, /./)
@@ -70,11 +74,9 @@ describe('several system messages passed through to a server that refuses them',
         [200, null],
       ])
       const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
-      expect(
-        adaptations.find(
-          (a) => a.provider === 'sim-chat' && a.model.includes(id === 'qwen' ? 'Qwen' : 'MiniMax'),
-        ).rules,
-      ).toEqual(['successive user, assistant or system messages sent as one message'])
+      expect(adaptations.find((a) => a.provider === 'sim-chat' && a.model.includes(MODEL[id])).rules).toEqual(
+        ['successive user, assistant or system messages sent as one message'],
+      )
     })
 
   // a lone system message between turns (a harness's reminder passed on): no run, but the same
@@ -91,10 +93,7 @@ describe('several system messages passed through to a server that refuses them',
     {role: 'user', content: 'Hi'},
     {role: 'assistant', content: 'Hello.'},
   ]
-  for (const [id, model] of [
-    ['minimax', 'MiniMax'],
-    ['qwen', 'Qwen'],
-  ])
+  for (const [id, model] of Object.entries(MODEL))
     it(`${id}: a lone system message between turns, one failed try, then folded into the first`, async () => {
       const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(id)!, maxRetries: 0})
       await takeSimCalls(simOrigin, /./)

@@ -359,6 +359,21 @@ describe('gwctl run', () => {
     expect(JSON.parse(record.systemDefaults)).toEqual({model: {compressionThreshold: 0.1}})
     expect(existsSync(dirname(file))).toBe(false)
 
+    // run with a Gemma 4 model (its -m, or GEMINI_MODEL), for which it assumes 256 000: the part
+    // of that (0.8 x 131 072 / 256 000 = 0.409)
+    for (const [args, env] of [
+      [['-m', 'gemma-4-31b-it', 'b'], {}],
+      [['b'], {GEMINI_MODEL: 'gemma-4-26b-a4b-it'}],
+    ] as const) {
+      const gemma = await s.cli(['run', 'gemini-cli', '--policy', 'small', '--', ...args], {
+        ...system,
+        ...env,
+      })
+      expect(gemma.exitCode, gemma.stderr).toBe(0)
+      expect(gemma.stderr).toContain('model.compressionThreshold 0.409 set')
+      expect(JSON.parse(s.agentRecord().systemDefaults)).toEqual({model: {compressionThreshold: 0.409}})
+    }
+
     // the user's own system defaults: kept in it, the key added
     mkdirSync(join(s.home, 'etc'))
     writeFileSync(

@@ -30,6 +30,8 @@ const MODELS = {
   cerebras: 'gpt-oss-120b+cerebras-context',
 }
 
+const LM_STREAM = 'qwen/qwen3-coder-30b+lmstudio-fit-context+stream-errors+context-4k'
+
 beforeAll(async () => {
   // (each policy's chat route passes a chat client through; its messages and responses routes translate)
   ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
@@ -37,6 +39,8 @@ beforeAll(async () => {
       ...Object.fromEntries(Object.entries(MODELS).map(([id, model]) => [id, ['sim-chat', model]])),
       // Claude Code passed through to MiniMax's Anthropic endpoint
       minimaxsame: ['sim-messages', 'MiniMax-M2.7+minimax-context'],
+      // LM Studio 0.4.21 refusing a streamed request: a 200 stream of one error event
+      lmstream: ['sim-chat', LM_STREAM],
     },
     {prefix: 'ctxw', families: ['messages', 'responses', 'chat']},
   ))
@@ -153,6 +157,43 @@ describe(
         'prompt is too long: sim-messages: upstream answered 400: invalid params, context window exceeds limit (2013)',
       )
       expect(await takeSimCalls(simOrigin, /\/v1\/messages$/)).toHaveLength(1)
+    })
+
+    it("LM Studio's overflow inside a 200 stream: Claude Code and Codex streaming get their words, the window is kept", async () => {
+      await takeSimCalls(simOrigin, /./)
+      const anthropic = new Anthropic({baseURL: base, apiKey: keys.get('lmstream')!, maxRetries: 0})
+      const claude = await refusal(
+        anthropic.messages
+          .stream({model: 'claude-sonnet-4-5', max_tokens: 1024, messages: [{role: 'user', content: LONG}]})
+          .finalMessage(),
+      )
+      expect(claude.message).toMatch(/prompt is too long: \d+ tokens > 4096 maximum/)
+      // both counts, as Claude Code's reactive compaction reads them
+      const said = /"message":"(prompt is too long[^"]*)"/.exec(claude.message)?.[1]
+      expect(claudeCodeReads(said!)?.limit).toBe(4096)
+      const codex = await fetch(`${base}/v1/responses`, {
+        method: 'POST',
+        headers: {'content-type': 'application/json', authorization: `Bearer ${keys.get('lmstream')}`},
+        body: JSON.stringify({
+          model: 'gpt-5-codex',
+          stream: true,
+          store: false,
+          input: [{role: 'user', content: LONG}],
+        }),
+      })
+      expect(codex.status).toBe(200)
+      const failed = (await codex.text()).split('\n\n').find((e) => e.startsWith('event: response.failed'))
+      expect(failed).toMatch(
+        /"code":"context_length_exceeded","message":"Your input exceeds the context window of this model \(4096 tokens; this request has \d+\)/,
+      )
+      // each request went once; the row says what happened; the window is kept
+      expect(await takeSimCalls(simOrigin, /\/chat\/completions$/)).toHaveLength(2)
+      const [row] = await projectLogRows(base, 'ctxw-lmstream', 1)
+      expect(row.error).toContain('Input does not fit in context length.')
+      const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
+      expect(
+        adaptations.find((a) => a.provider === 'sim-chat' && a.model === LM_STREAM)?.window?.tokens,
+      ).toBe(4096)
     })
 
     it('the window each refusal stated is kept (none where none is stated)', async () => {

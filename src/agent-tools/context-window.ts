@@ -45,6 +45,19 @@ export function codexWindowSettings(tokens: number): {
  * whatever the model behind the gateway holds.
  */
 export const GEMINI_CLI_ASSUMED_WINDOW = 1_048_576
+/** The window Gemini CLI 0.61.0 assumes for its two Gemma 4 models (`GEMMA_4_TOKEN_LIMIT`). */
+export const GEMINI_CLI_GEMMA_4_WINDOW = 256_000
+const GEMINI_CLI_GEMMA_4 = new Set(['gemma-4-31b-it', 'gemma-4-26b-a4b-it'])
+
+/**
+ * The window Gemini CLI assumes for the model it is run with (its `tokenLimit`: the two Gemma 4
+ * names by name, every other 1 048 576), the part of which its compression threshold is.
+ */
+export function geminiCliAssumedWindow(model: string | undefined): number {
+  return model !== undefined && GEMINI_CLI_GEMMA_4.has(model)
+    ? GEMINI_CLI_GEMMA_4_WINDOW
+    : GEMINI_CLI_ASSUMED_WINDOW
+}
 /** Gemini CLI compresses at this part of the window it assumes unless told otherwise. */
 export const GEMINI_CLI_DEFAULT_THRESHOLD = 0.5
 /** gwctl has Gemini CLI compress at this part of a learned window. */
@@ -52,10 +65,14 @@ export const GEMINI_CLI_COMPRESS_AT = 0.8
 
 /**
  * Gemini CLI's `model.compressionThreshold` for a window of `tokens`: the part of the window it
- * assumes at which 80 % of the real one is used, 3 decimals (rounded down; at least 0.001, as it
- * takes 0 for "not set"). Undefined when its own half of 1 048 576 comes in time already.
+ * assumes (`assumed`: 1 048 576, 256 000 for Gemma 4, {@link geminiCliAssumedWindow}) at which 80 %
+ * of the real one is used, 3 decimals (rounded down; at least 0.001, as it takes 0 for "not set").
+ * Undefined when its own half of the window it assumes comes in time already.
  */
-export function geminiCompressionThreshold(tokens: number): number | undefined {
-  const part = Math.floor((GEMINI_CLI_COMPRESS_AT * tokens * 1000) / GEMINI_CLI_ASSUMED_WINDOW) / 1000
+export function geminiCompressionThreshold(
+  tokens: number,
+  assumed = GEMINI_CLI_ASSUMED_WINDOW,
+): number | undefined {
+  const part = Math.floor((GEMINI_CLI_COMPRESS_AT * tokens * 1000) / assumed) / 1000
   return part >= GEMINI_CLI_DEFAULT_THRESHOLD ? undefined : Math.max(0.001, part)
 }

@@ -3,7 +3,12 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {claudeRouteEntries, claudeSetsCompactWindow, geminiWindowDefaults} from './run-overrides.js'
+import {
+  claudeRouteEntries,
+  claudeSetsCompactWindow,
+  geminiCliModel,
+  geminiWindowDefaults,
+} from './run-overrides.js'
 
 const dirs: string[] = []
 afterEach(() => {
@@ -55,6 +60,25 @@ describe("Gemini CLI's settings files, as gwctl run reads them for a window", ()
       GEMINI_CLI_SYSTEM_SETTINGS_PATH: join(dir, 'system.json'),
       GEMINI_CLI_SYSTEM_DEFAULTS_PATH: join(dir, 'defaults.json'),
     },
+  })
+
+  it('reads the model it runs as it chooses it: -m, --model, GEMINI_MODEL, then its settings files', () => {
+    const dir = folder()
+    const at = paths(dir)
+    expect(geminiCliModel([], at)).toBeUndefined()
+    writeFileSync(join(dir, 'defaults.json'), '{"model": {"name": "from-defaults"}}')
+    expect(geminiCliModel([], at)).toBe('from-defaults')
+    writeFileSync(join(dir, 'user.json'), '{"model": {"name": "from-user"}}')
+    expect(geminiCliModel([], at)).toBe('from-user')
+    mkdirSync(join(dir, 'project', '.gemini'), {recursive: true})
+    writeFileSync(join(dir, 'project', '.gemini', 'settings.json'), '{"model": {"name": "from-project"}}')
+    expect(geminiCliModel([], at)).toBe('from-project')
+    writeFileSync(join(dir, 'system.json'), '{"model": {"name": "from-system"}}')
+    expect(geminiCliModel([], at)).toBe('from-system')
+    expect(geminiCliModel([], {...at, env: {...at.env, GEMINI_MODEL: 'from-env'}})).toBe('from-env')
+    expect(geminiCliModel(['-p', 'hi', '-m', 'gemma-4-31b-it'], at)).toBe('gemma-4-31b-it')
+    expect(geminiCliModel(['--model=gemma-4-26b-a4b-it'], at)).toBe('gemma-4-26b-a4b-it')
+    expect(geminiCliModel(['--model', 'x'], {...at, env: {...at.env, GEMINI_MODEL: 'from-env'}})).toBe('x')
   })
 
   it('adds the threshold to the system defaults (none: the key alone; theirs: kept beside it)', () => {

@@ -139,6 +139,33 @@ function geminiSettingsFile(path: string): Record<string, unknown> | null | unde
 }
 
 /**
+ * The model Gemini CLI runs with, as it chooses it: its `-m`/`--model` argument, else
+ * `GEMINI_MODEL`, else `model.name` in its settings (the system's over the project's over the
+ * user's over the system defaults'); undefined when none names one (its default).
+ */
+export function geminiCliModel(
+  args: readonly string[],
+  settings: {userFile: string; cwd: string; env: NodeJS.ProcessEnv},
+): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if ((arg === '-m' || arg === '--model') && i + 1 < args.length) return args[i + 1]
+    if (arg.startsWith('--model=')) return arg.slice('--model='.length)
+  }
+  if (settings.env.GEMINI_MODEL) return settings.env.GEMINI_MODEL
+  for (const path of [
+    geminiSystemSettingsPath(settings.env),
+    join(settings.cwd, '.gemini', 'settings.json'),
+    settings.userFile,
+    geminiSystemDefaultsPath(settings.env),
+  ]) {
+    const model = geminiSettingsFile(path)?.model as Record<string, unknown> | undefined
+    if (model && typeof model === 'object' && typeof model.name === 'string') return model.name
+  }
+  return undefined
+}
+
+/**
  * The system defaults Gemini CLI runs with when it is to compress at `threshold`
  * (`model.compressionThreshold`): the user's own defaults file with that key added, or that key
  * alone. Undefined when a settings file chooses a threshold already (the user's, the project's

@@ -67,6 +67,7 @@ export default class Run extends BaseCommand {
       policyId: flags.policy,
       start: flags.start,
       signal: this.signal,
+      args: theirs,
     })
     if (!flags.quiet) {
       const how =

@@ -24,6 +24,12 @@ export interface ContextOverflow {
   completionTokens?: number
 }
 
+/**
+ * Words an error about a prompt past the context window has (a cheap test before the reading;
+ * DashScope's "Range of input length should be [1, 129024]" has none of the others).
+ */
+export const MAYBE_OVERFLOW = /context|too long|token|input length/i
+
 const num = (s: string | undefined): number | undefined => (s === undefined ? undefined : Number(s))
 
 /**

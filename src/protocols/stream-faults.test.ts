@@ -581,3 +581,49 @@ describe.each(FAMILIES)('a %s upstream', (upstream) => {
     })
   })
 })
+
+describe('a prompt past the window said inside a stream (LM Studio: a 200 and one error event)', () => {
+  const lmstudio: Case = {
+    name: 'LM Studio 0.4.21',
+    upstream: 'chat',
+    body: `event: error\n${data({error: 'Input does not fit in context length. The input has 9000 tokens, but the context length only supports 4096 tokens.'})}`,
+    expect: {error: /./},
+  }
+  const WORDS: Record<Exclude<Family, 'chat'>, RegExp> = {
+    // what Claude Code's reactive compaction reads, both counts in it
+    messages: /prompt is too long: 9000 tokens > 4096 maximum \(Input does not fit/,
+    // Codex: `context_length_exceeded` in response.failed
+    responses: /exceeds the context window of this model \(4096 tokens; this request has 9000\)/,
+    gemini: /The input token count \(9000\) exceeds the maximum number of tokens allowed \(4096\)/,
+  }
+
+  it.each(['messages', 'responses', 'gemini'] as const)(
+    'to a %s client: in the words the agent compacts on, the window kept',
+    async (client) => {
+      const {out, translator} = translate(lmstudio, client)
+      answer = out
+      const read = await readWithSdk(client)
+      expect(read.error, out).toMatch(WORDS[client])
+      expect(translator.error).toMatchObject({status: 400, truncated: false})
+      expect(translator.contextWindow).toBe(4096)
+      if (client === 'responses') expect(out).toContain('"code":"context_length_exceeded"')
+      if (client === 'messages') expect(out).toContain('"type":"invalid_request_error"')
+    },
+  )
+
+  it('after some of the answer, or another error, the words stay as they came', () => {
+    const late = translate(
+      {...lmstudio, body: chatText + lmstudio.body.replace('event: error\n', '')},
+      'messages',
+    )
+    expect(late.out).toContain('"message":"Input does not fit in context length.')
+    expect(late.out).not.toContain('prompt is too long')
+    expect(late.translator.contextWindow).toBeUndefined()
+    const other = translate(
+      {...lmstudio, body: `event: error\n${data({error: 'Model failed to load'})}`},
+      'messages',
+    )
+    expect(other.translator.error).toMatchObject({status: 502, message: 'Model failed to load'})
+    expect(other.translator.contextWindow).toBeUndefined()
+  })
+})

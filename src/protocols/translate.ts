@@ -36,6 +36,13 @@ import {
   messagesBodyWithinToolCap,
   requestWithinToolCap,
 } from './tool-cap.js'
+import {
+  contextOverflowError,
+  inEntranceWords,
+  MAYBE_OVERFLOW,
+  readContextOverflow,
+  saysOverflow,
+} from './context-overflow.js'
 import {clientToolName, renameTools, upstreamToolNames} from './tool-names.js'
 import {chatBodyWithoutSchemaKeys, objectTool, withoutSchemaKeys} from './tool-schemas.js'
 import type {
@@ -1279,6 +1286,22 @@ export function translateResponseText(
  * ends without its terminal event, or sends an error event, is reported in `error` (and the
  * client gets its own protocol's error event).
  */
+/**
+ * An upstream's stream error event that states a prompt past the context window (`said`: its
+ * message), in the words of the client's protocol (context-overflow.ts), with the window it
+ * states; undefined for any other error. A cheap word test first: most stream errors are not one.
+ */
+function streamedOverflow(
+  family: Family,
+  said: string,
+): {message: string; code?: string; window: number | undefined} | undefined {
+  if (!MAYBE_OVERFLOW.test(said) || inEntranceWords(family, said)) return undefined
+  const overflow = readContextOverflow(said, said)
+  if (!overflow || !saysOverflow(family, overflow)) return undefined
+  const words = contextOverflowError(family, overflow, said)
+  return {message: words.message, code: words.code, window: overflow.limit}
+}
+
 export class StreamTranslator {
   readonly usage = new UsageCollector()
   /**
@@ -1289,6 +1312,8 @@ export class StreamTranslator {
   error: {status: number; message: string; truncated: boolean} | undefined
   /** The answer's id, from the first event. */
   id: string | undefined
+  /** The context window an overflow stated in the stream gave (its error event), if it did. */
+  contextWindow: number | undefined
   /**
    * Given the first text the stream produces as soon as it is encoded (then never again), instead
    * of returning it from `push`: the client's first byte does not wait for the rest of the
@@ -1330,6 +1355,7 @@ export class StreamTranslator {
   /** What of the usage was estimated at the stream's end (`fillMissingUsage`), if anything. */
   estimated: string | undefined
   private readonly request: Request
+  private readonly clientFamily: Family
   /** Tools renamed for the upstream (tool-names.ts): its calls go to the client under their own names. */
   private readonly names: Map<string, string> | undefined
   /**
@@ -1340,6 +1366,7 @@ export class StreamTranslator {
 
   constructor(upstream: Family, client: ClientRequest, ctx: CodecContext = {}) {
     this.request = client.request
+    this.clientFamily = client.family
     this.names = toolNamesFor(client, upstream)
     this.continuable = continuable(upstream, client)
     const decode = decodeContext(upstream, client, ctx)
@@ -1530,6 +1557,18 @@ export class StreamTranslator {
           this.chars += name.length
         }
       } else if (event.type === 'error') {
+        // a prompt past the window said inside the stream, before any of the answer (LM Studio
+        // answers a streamed request that does not fit with a 200 and one `event: error`): in the
+        // words the agent compacts on, as the relay says an error status's (Claude Code reads
+        // "prompt is too long" in a stream's error event too; Codex `context_length_exceeded` in
+        // `response.failed`)
+        if (this.deltas === 0 && !this.truncating) {
+          const overflow = streamedOverflow(this.clientFamily, event.message)
+          if (overflow) {
+            this.contextWindow = overflow.window
+            event = {type: 'error', status: 400, message: overflow.message, code: overflow.code}
+          }
+        }
         // the log row keeps what the client was told, code included
         const message = event.code ? `${event.code}: ${event.message}` : event.message
         this.error = {status: event.status, message, truncated: this.truncating}

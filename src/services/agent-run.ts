@@ -25,6 +25,7 @@ import {agentHome} from '../agent-tools/agent-homes.js'
 import {
   claudeCodeWindowSetting,
   codexWindowSettings,
+  geminiCliAssumedWindow,
   geminiCompressionThreshold,
 } from '../agent-tools/context-window.js'
 import {TOOL_AGENT_TYPE} from '../agent-tools/discovery.js'
@@ -35,6 +36,7 @@ import {
   claudeProjectSettings,
   claudeRouteEntries,
   claudeSetsCompactWindow,
+  geminiCliModel,
   geminiWindowDefaults,
   runOverrides,
 } from '../agent-tools/run-overrides.js'
@@ -68,6 +70,8 @@ export interface RunOptions {
   start?: boolean
   env?: NodeJS.ProcessEnv
   signal?: AbortSignal
+  /** The agent's own arguments (Gemini CLI's `-m` chooses the window it assumes). */
+  args?: readonly string[]
 }
 
 /** What a run starts, and what the user is told about it. */
@@ -161,6 +165,7 @@ function windowOverrides(
   tokens: number,
   env: NodeJS.ProcessEnv,
   cwd: string,
+  args: readonly string[],
 ):
   | {set?: Record<string, string>; args?: string[]; defaults?: Record<string, unknown>; told: string}
   | undefined {
@@ -188,9 +193,14 @@ function windowOverrides(
     }
   }
   if (tool === 'gemini-cli') {
-    const threshold = geminiCompressionThreshold(tokens)
+    const settings = {userFile: agentHome(tool, env).configFile, cwd, env}
+    // (a part of the window it assumes for the model it runs: Gemma 4's is a quarter of the rest's)
+    const threshold = geminiCompressionThreshold(
+      tokens,
+      geminiCliAssumedWindow(geminiCliModel(args, settings)),
+    )
     if (threshold === undefined) return undefined
-    const defaults = geminiWindowDefaults(threshold, {userFile: agentHome(tool, env).configFile, cwd, env})
+    const defaults = geminiWindowDefaults(threshold, settings)
     return defaults && {defaults, told: `model.compressionThreshold ${threshold}`}
   }
   return undefined
@@ -420,7 +430,9 @@ export async function prepareRun(options: RunOptions): Promise<RunPlan> {
   const policyId = agent?.policyId ?? options.policyId ?? ''
   const family = tool === 'claude-code' ? 'messages' : tool === 'codex' ? 'responses' : 'gemini'
   const learned = await learnedWindow(port, after, policyId, family)
-  const told = learned ? windowOverrides(tool, learned.tokens, env, process.cwd()) : undefined
+  const told = learned
+    ? windowOverrides(tool, learned.tokens, env, process.cwd(), options.args ?? [])
+    : undefined
   if (told?.set) Object.assign(childEnv, told.set)
   // (written last: nothing after it throws before the agent starts, and runAgent removes it)
   let runFolder: string | undefined

@@ -30,7 +30,12 @@ describe("doctor's advice on a learned context window", () => {
   it('tells Gemini CLI the part of its assumed 1 048 576 tokens at which 80 % of the window is used', () => {
     // GLM's 200 000: 0.8 x 200 000 / 1 048 576 = 0.1525..., rounded down
     expect(windowAdvice({tokens: 200_000, entrance: 'gemini'})).toBe(
-      'Gemini CLI assumes 1,048,576 tokens for every model and compresses at half of it: set "model": {"compressionThreshold": 0.152} in ~/.gemini/settings.json (`gwctl run gemini-cli` sets it) so that it compresses in time',
+      'Gemini CLI assumes 1,048,576 tokens for every model but Gemma 4 and compresses at half of it: set "model": {"compressionThreshold": 0.152} in ~/.gemini/settings.json (`gwctl run gemini-cli` sets it) so that it compresses in time',
+    )
+    // a window where Gemma 4's own 256 000 would not come in time either: its threshold beside
+    // (0.8 x 131 072 / 256 000 = 0.4096...)
+    expect(windowAdvice({tokens: 131_072, entrance: 'gemini'})).toContain(
+      '"compressionThreshold": 0.1} (0.409 when it runs gemma-4-31b-it or gemma-4-26b-a4b-it, for which it assumes 256,000) in ~/.gemini/settings.json',
     )
     // a small local model: never 0 (which Gemini CLI takes for "not set")
     expect(windowAdvice({tokens: 4096, entrance: 'gemini'})).toContain('"compressionThreshold": 0.003}')

@@ -10,6 +10,7 @@ import {
   claudeCodeWindowSetting,
   codexWindowSettings,
   GEMINI_CLI_ASSUMED_WINDOW,
+  GEMINI_CLI_GEMMA_4_WINDOW,
   geminiCompressionThreshold,
 } from '../agent-tools/context-window.js'
 import {DEFAULT_PORT, runningDaemon} from '../gateway/pidfile.js'
@@ -495,7 +496,13 @@ export function windowAdvice(
   if (entrance === 'gemini') {
     const threshold = geminiCompressionThreshold(tokens)
     if (threshold === undefined) return undefined
-    return `Gemini CLI assumes ${GEMINI_CLI_ASSUMED_WINDOW.toLocaleString('en-US')} tokens for every model and compresses at half of it: set "model": {"compressionThreshold": ${threshold}} in ~/.gemini/settings.json (\`gwctl run gemini-cli\` sets it) so that it compresses in time`
+    // (the part is of the window it assumes: a quarter of it for its two Gemma 4 models)
+    const gemma = geminiCompressionThreshold(tokens, GEMINI_CLI_GEMMA_4_WINDOW)
+    const forGemma =
+      gemma !== undefined
+        ? ` (${gemma} when it runs gemma-4-31b-it or gemma-4-26b-a4b-it, for which it assumes ${GEMINI_CLI_GEMMA_4_WINDOW.toLocaleString('en-US')})`
+        : ''
+    return `Gemini CLI assumes ${GEMINI_CLI_ASSUMED_WINDOW.toLocaleString('en-US')} tokens for every model but Gemma 4 and compresses at half of it: set "model": {"compressionThreshold": ${threshold}}${forGemma} in ~/.gemini/settings.json (\`gwctl run gemini-cli\` sets it) so that it compresses in time`
   }
   return undefined
 }

@@ -1047,6 +1047,17 @@ function sendChatError(request: SimRequest, error: ChatSimError): void {
   sendJson(request.res, error.status, error.body())
 }
 
+/**
+ * Quirk `stream-errors`: a streamed request refused as LM Studio refuses it, a 200 event stream of
+ * one `event: error` holding the error body, then its end (lmstudio-bug-tracker #2322; nugget/
+ * thane-ai-agent #1395: "the streaming call answers 200, opens the stream, and delivers the reason
+ * as an `event: error` frame").
+ */
+function sendStreamedError(request: SimRequest, error: ChatSimError): void {
+  request.res.writeHead(200, {'content-type': 'text/event-stream', 'cache-control': 'no-cache'})
+  request.res.end(`event: error\ndata: ${JSON.stringify(error.body())}\n\n`)
+}
+
 function authorized(context: SimContext, request: SimRequest): boolean {
   const key = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '')?.[1]?.trim()
   if (key && (context.options.apiKey === undefined || key === context.options.apiKey)) return true
@@ -1070,10 +1081,12 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
     let plan: ChatPlan
     let body: Record<string, any>
     let relayed = false
+    let inStream = false
     try {
       const raw = request.body as Record<string, any> | undefined
       const selection = selectQuirks(request.headers, raw?.model)
       relayed = selection.quirks.has('openrouter-errors')
+      inStream = selection.quirks.has('stream-errors') && raw?.stream === true
       if (selection.unknown.length > 0) throw bad(unknownQuirkMessage(selection.unknown))
       body = raw && typeof raw === 'object' && !Array.isArray(raw) ? {...raw, model: selection.model} : raw!
       // a text-only model refuses media before anything else (DeepSeek's deserializer)
@@ -1143,14 +1156,23 @@ export function chatCompletionsHandler(context: SimContext, options: ChatMountOp
         throw new ChatSimError(choice.status, choice.message, 'invalid_request_error', null, null, choice.raw)
       const history = refusedHistory(body, selection.quirks)
       if (history)
-        throw new ChatSimError(400, history.message, history.type, history.code, history.param, history.raw)
+        throw new ChatSimError(
+          history.status ?? 400,
+          history.message,
+          history.type,
+          history.code,
+          history.param,
+          history.raw,
+        )
       plan = planChat(body, cache, context.clock.now() / 1000, {
         anyModel: options.anyModel,
         quirks: selection.quirks,
       })
     } catch (error) {
-      if (error instanceof ChatSimError)
-        return sendChatError(request, relayed ? openRouterWrapped(error) : error)
+      if (error instanceof ChatSimError) {
+        const refusal = relayed ? openRouterWrapped(error) : error
+        return inStream ? sendStreamedError(request, refusal) : sendChatError(request, refusal)
+      }
       throw error
     }
     const scale = context.options.timeScale

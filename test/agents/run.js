@@ -105,7 +105,7 @@ const PDF = argv.includes('--pdf')
 // --overflow: Claude Code reads a file past a chat model's context window (the sim's `context-8k`):
 // the gateway must say "prompt is too long: N tokens > 8192 maximum", which Claude Code compacts on;
 // with `--quirk dashscope-context` (lmstudio-, minimax-, vllm-, xinference-) the upstream refuses in
-// that vendor's words instead
+// that vendor's words instead; with `stream-errors` too, inside a 200 stream as LM Studio does
 const OVERFLOW = argv.includes('--overflow')
 // --tool-search: Claude Code's ToolSearch loads WebFetch (a deferred tool) through translation (the
 // sim's `tool-search` quirk calls ToolSearch with the prompt's `select:WebFetch`); Codex's
@@ -858,7 +858,7 @@ function searchLinks(text) {
  */
 /** --overflow: the upstream's refusal of a prompt past its window, in each vendor's words the sim has. */
 const OVERFLOW_WORDS =
-  /maximum context length is 8192|Range of input length should be|context length of only 8192|context window exceeds limit|decoder prompt \(length \d+\) is longer|Context size has been exceeded|Current length is \d+ while limit is 8192/
+  /maximum context length is 8192|Range of input length should be|context length of only 8192|context window exceeds limit|decoder prompt \(length \d+\) is longer|Context size has been exceeded|Current length is \d+ while limit is 8192|context length only supports 8192 tokens/
 
 async function overflowRun(agent, up, {tmp, origin, binDir, key, agentId, simOrigin}) {
   const home = join(tmp, `${agent.name}-overflow-home`)
@@ -899,7 +899,10 @@ async function overflowRun(agent, up, {tmp, origin, binDir, key, agentId, simOri
   }
   rows.sort((a, b) => a.id - b.id)
   // DeepSeek's words, or another vendor's where a quirk asks for them (`--quirk minimax-context`)
-  const refused = rows.filter((r) => r.status === 400 && OVERFLOW_WORDS.test(r.error ?? ''))
+  // (a 400, or the 200 stream whose error event said it: `--quirk lmstudio-fit-context,stream-errors`)
+  const refused = rows.filter(
+    (r) => (r.status === 400 || r.status === 200) && OVERFLOW_WORDS.test(r.error ?? ''),
+  )
   notes.push(
     `sim (${up}) saw ${calls.length} model call(s), ${summarising.length} of them Claude Code's summarization (compaction)`,
     `gateway log: ${rows.map((r) => `${r.status}${r.error ? ` (${r.error.slice(0, 90)}…)` : ''}`).join('; ')}`,

@@ -4165,6 +4165,42 @@ describe("several system messages of a chat client passed through, refused (Mini
     ).toBeUndefined()
   })
 
+  it("Ollama's 500 for the template's exception: learned by its words alone, never from another 500", () => {
+    const ollama = JSON.stringify({
+      error: {
+        code: 500,
+        message:
+          "\n------------\nWhile executing CallExpression at line 85, column 32 in source:\n...first %}↵            {{- raise_exception('System message must be at the beginnin...\n                                           ^\nError: Jinja Exception: System message must be at the beginning.",
+        type: 'server_error',
+      },
+    })
+    const a = new UpstreamAdaptations()
+    expect(a.learn('ollama', 'qwen3.6', ollama, sentOfPassedChat(body(two)), 500)).toBe(
+      'refused several system messages in a row: sent again with each run of messages of one role as one message',
+    )
+    expect(a.get('ollama', 'qwen3.6')).toEqual({alternateRoles: true})
+    // a 500 in other words, or the words for a body with one system message first, teach nothing
+    for (const [refusal, messages] of [
+      [JSON.stringify({error: 'model runner has unexpectedly stopped'}), two],
+      [JSON.stringify({error: {code: 500, message: 'internal error', type: 'server_error'}}), two],
+      [
+        ollama,
+        [
+          {role: 'system', content: 'a'},
+          {role: 'user', content: 'hi'},
+        ],
+      ],
+    ] as const)
+      expect(
+        new UpstreamAdaptations().learn('ollama', 'm', refusal, sentOfPassedChat(body([...messages])), 500),
+      ).toBeUndefined()
+    // nor a 502 or 503 with the words
+    for (const status of [502, 503])
+      expect(
+        new UpstreamAdaptations().learn('ollama', 'm', ollama, sentOfPassedChat(body(two)), status),
+      ).toBeUndefined()
+  })
+
   const between = [
     {role: 'system', content: 'You are terse.'},
     {role: 'user', content: 'hi'},

@@ -1304,6 +1304,44 @@ export function nearestEffort(sent: string, supported: readonly string[]): strin
 }
 
 /**
+ * A chat client's system messages passed through where the model's template takes none: after the
+ * conversation began, or several in a row. MiniMax's "invalid params, invalid chat setting (2013)"
+ * or "chat content has invalid message role: system (2013)", Qwen3.5's and later chat templates'
+ * "System message must be at the beginning." (a 400 from vLLM and llama.cpp, a 500 from Ollama:
+ * ollama/ollama #18241, Mochocyang/QMAI #59; read by those words only, never a bare 500).
+ */
+function systemOrderRefusal(
+  errorText: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  if (!sent.lateSystem && !sent.successiveSystem) return undefined
+  if (
+    !/invalid params, invalid chat setting|invalid message role: system|system message must be at the beginning/i.test(
+      errorText,
+    )
+  )
+    return undefined
+  // a system message after the conversation began (a lone one between turns: a harness's
+  // reminder, a hook's context; or a run there): every system message goes folded into the
+  // first, at the front, which these templates take. Before the rule for runs: a body with both
+  // is taken by this one alone (one system message, at the front)
+  if (sent.lateSystem && !known.systemFirst)
+    return {
+      next: {...known, systemFirst: true},
+      note: 'refused a system message after the first turn: sent again with every system message folded into the first',
+    }
+  // several in a row (opencode's plugins, Cline's and others' context blocks; a translated request
+  // sends one): the run goes as one message, as user runs do (the same rule)
+  if (sent.successiveSystem && !known.alternateRoles)
+    return {
+      next: {...known, alternateRoles: true},
+      note: 'refused several system messages in a row: sent again with each run of messages of one role as one message',
+    }
+  return undefined
+}
+
+/**
  * What a refusal teaches a request that was sent with `known` learned: the next state and the
  * log row's note, or undefined when it teaches nothing.
  */
@@ -1325,8 +1363,9 @@ function decide(
     }
   }
   // llama.cpp answers its refusal of images with a 500, older vLLM its refusal of a file with a
-  // 501: nothing else is learned from one
-  if (status >= 500) return undefined
+  // 501, Ollama its chat template's refusal of a system message's place with a 500: nothing else
+  // is learned from one
+  if (status >= 500) return status === 500 ? systemOrderRefusal(errorText, sent, known) : undefined
   // more tools than the model takes (a translated request's count with its web search, which the
   // upstream counts as one)
   if (status === 400) {
@@ -1423,37 +1462,8 @@ function decide(
       next: {...known, alternateRoles: true},
       note: 'refused successive user or assistant messages: sent again with each run as one message',
     }
-  // a system message after the conversation began, of a chat client passed through (a lone one
-  // between turns: a harness's reminder, a hook's context; or a run there), in the same words: every
-  // system message goes folded into the first, at the front, which these templates take. Before the
-  // rule for runs: a body with both is taken by this one alone (one system message, at the front)
-  if (
-    sent.lateSystem &&
-    !known.systemFirst &&
-    /invalid params, invalid chat setting|invalid message role: system|system message must be at the beginning/i.test(
-      errorText,
-    )
-  )
-    return {
-      next: {...known, systemFirst: true},
-      note: 'refused a system message after the first turn: sent again with every system message folded into the first',
-    }
-  // several system messages in a row of a chat client passed through (opencode's plugins, Cline's
-  // and others' context blocks; a translated request sends one): MiniMax's "invalid params, invalid
-  // chat setting (2013)" or "chat content has invalid message role: system (2013)", Qwen3.5's chat
-  // template's "System message must be at the beginning." (vLLM, llama.cpp): the run goes as one
-  // message, as user runs do (the same rule)
-  if (
-    sent.successiveSystem &&
-    !known.alternateRoles &&
-    /invalid params, invalid chat setting|invalid message role: system|system message must be at the beginning/i.test(
-      errorText,
-    )
-  )
-    return {
-      next: {...known, alternateRoles: true},
-      note: 'refused several system messages in a row: sent again with each run of messages of one role as one message',
-    }
+  const system = systemOrderRefusal(errorText, sent, known)
+  if (system) return system
   // OpenAI's refusal of a tool schema whose top level is a union (a zod union of an MCP tool),
   // which a translated request never sends: a chat client's tools passed through go as one object
   if (

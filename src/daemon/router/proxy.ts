@@ -832,12 +832,15 @@ export async function proxyRequest(
         status === 422 ||
         // OpenRouter's refusal of a forced tool_choice (adaptations.ts reads only its words)
         (status === 404 && family === 'chat' && body.indexOf('"tool_choice"') !== -1) ||
-        // llama.cpp's refusal of images is a 500, older vLLM's of a file part a 501: read for a
-        // chat body with media and no target to fall back to, as for a translated one
+        // llama.cpp's refusal of images is a 500, older vLLM's of a file part a 501, Ollama's of a
+        // system message's place a 500: read for a chat body with media, or with a system message
+        // (adaptations.ts reads only its template's words), and no target to fall back to, as for a translated one
         ((status === 500 || status === 501) &&
           family === 'chat' &&
           !(options.fallbacks && canTryAfter(targets, i)) &&
-          (body.indexOf('"image_url"') !== -1 || body.indexOf('"file"') !== -1))) &&
+          (body.indexOf('"image_url"') !== -1 ||
+            body.indexOf('"file"') !== -1 ||
+            (status === 500 && body.indexOf('"system"') !== -1)))) &&
       passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
       upstream.headers['content-encoding'] === undefined &&
       !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? ''))

@@ -160,7 +160,8 @@ function inFamilyShape(family: Family, text: string): boolean {
 
 /**
  * Words an error about a prompt past the context window has (a cheap test before the reading;
- * DashScope's "Range of input length should be [1, 129024]" has none of the others).
+ * DashScope's "Range of input length should be [1, 129024]" has none of the others). The same as
+ * context-overflow.ts `MAYBE_OVERFLOW`, kept here so that module loads only for an error that may be one.
  */
 const MAYBE_OVERFLOW = /context|too long|token|input length/i
 

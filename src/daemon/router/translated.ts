@@ -670,6 +670,8 @@ export async function relayTranslated(
     const message = `${upstreamNamed(provider, family)}: ${translator.error.message}`
     result.error = message
     result.broken = true
+    // (an overflow said in the stream: the window it states is kept, as from an error status)
+    if (translator.contextWindow) result.contextWindow = translator.contextWindow
     // a truncated stream is the upstream failing; an error event of its own (a refusal, an
     // overload it reported) is an answer, as on pass-through routes: the breaker is not told
     if (translator.error.truncated) target.breaker?.recordFailure(message)

@@ -1722,7 +1722,7 @@ describe('thinking and efforts refused in the servers’ words', () => {
     expect((await chat({model: 'qwen3.5-35b+system-first', messages: later})).status).toBe(400)
   })
 
-  it("dashscope-context, cerebras-context, lmstudio-context, lmstudio-mlx-context, minimax-context, vllm-context, xinference-context: a prompt past the window in each vendor's words", async () => {
+  it("dashscope-context, cerebras-context, lmstudio-context, lmstudio-fit-context, lmstudio-mlx-context, minimax-context, vllm-context, xinference-context: a prompt past the window in each vendor's words", async () => {
     const long = Array.from({length: 2200}, (_, i) => `line ${i} of a long tool output`).join('\n')
     const ask = (quirks: string, content = long) =>
       chat({model: `sim-mini+${quirks}`, max_tokens: 100000, messages: [{role: 'user', content}]})
@@ -1765,6 +1765,11 @@ describe('thinking and efforts refused in the servers’ words', () => {
     expect(cerebras.json!.message).toMatch(
       /^Please reduce the length of the messages or completion\. Current length is \d+ while limit is 8192$/,
     )
+    const fit = await ask('lmstudio-fit-context+context-4k')
+    expect(fit.status).toBe(400)
+    expect(fit.json!.error).toMatch(
+      /^Input does not fit in context length\. The input has \d+ tokens, but the context length only supports 4096 tokens\.$/,
+    )
     const mlx = await ask('lmstudio-mlx-context')
     expect([mlx.status, mlx.json]).toEqual([
       500,
@@ -1782,6 +1787,29 @@ describe('thinking and efforts refused in the servers’ words', () => {
       400,
       'invalid params, context window exceeds limit (2013)',
     ])
+  })
+
+  it('stream-errors: a streamed request refused as LM Studio refuses it, a 200 stream of one error event', async () => {
+    const long = Array.from({length: 2200}, (_, i) => `line ${i} of a long tool output`).join('\n')
+    const streamed = await chat({
+      model: 'sim-mini+lmstudio-fit-context+stream-errors',
+      stream: true,
+      messages: [{role: 'user', content: long}],
+    })
+    expect(streamed.status).toBe(200)
+    expect(streamed.events).toHaveLength(1)
+    expect(streamed.events[0]!.event).toBe('error')
+    expect(streamed.events[0]!.data.error).toMatch(/^Input does not fit in context length\./)
+    // the same request not streamed: the 400 as before
+    const whole = await chat({
+      model: 'sim-mini+lmstudio-fit-context+stream-errors',
+      messages: [{role: 'user', content: long}],
+    })
+    expect(whole.status).toBe(400)
+    // a request that fits streams its answer
+    const fits = await chat({model: 'sim-mini+lmstudio-fit-context+stream-errors', stream: true})
+    expect(fits.status).toBe(200)
+    expect(fits.events.at(-1)!.data).toBe('[DONE]')
   })
 
   it('template-kwargs: thinking on unless chat_template_kwargs turns it off; a top-level switch ignored', async () => {

@@ -60,6 +60,7 @@ export const SIM_QUIRKS = [
   'cerebras-context',
   'lmstudio-context',
   'lmstudio-mlx-context',
+  'lmstudio-fit-context',
   'minimax-context',
   'vllm-context',
   'xinference-context',
@@ -112,8 +113,11 @@ export const SIM_QUIRKS = [
   // several system messages refused: MiniMax's 2013, Qwen3.5's chat template (llama.cpp's 400)
   'minimax-system',
   'system-first',
+  'ollama-system-first',
   // a 400 as OpenRouter relays a provider's: "Provider returned error", the body in metadata.raw
   'openrouter-errors',
+  // LM Studio: a streamed request's refusal as a 200 stream of one `event: error`
+  'stream-errors',
   // a Responses server that takes function tools only (vLLM, llama.cpp): Codex's namespaces,
   // custom tools and `additional_tools` item refused
   'plain-tools',
@@ -848,7 +852,9 @@ export function extraInputs(body: Record<string, unknown>, quirks: Quirks): unkn
 export function refusedHistory(
   body: Record<string, unknown>,
   quirks: Quirks,
-): {message: string; type: string; code: string | null; param: string | null; raw?: unknown} | undefined {
+):
+  | {message: string; type: string; code: string | null; param: string | null; raw?: unknown; status?: number}
+  | undefined {
   if (!Array.isArray(body.messages)) return undefined
   // Mistral's error body has no `error` wrapper
   const mistral = (message: string, type: string, code: string | null) => ({
@@ -869,9 +875,21 @@ export function refusedHistory(
         const {message, raw} = minimaxRefusal('invalid params, invalid chat setting (2013)')
         return {message, type: 'bad_request_error', code: null, param: null, raw}
       }
-      if (quirks.has('system-first')) {
+      // (`ollama-system-first`: the same exception as Ollama answers it, a 500, ollama/ollama #18241)
+      if (quirks.has('system-first') || quirks.has('ollama-system-first')) {
         const message =
           "\n------------\nWhile executing CallExpression at line 85, column 32 in source:\n...first %}\u21b5            {{- raise_exception('System message must be at the beginnin...\n                                           ^\nError: Jinja Exception: System message must be at the beginning."
+        if (quirks.has('ollama-system-first')) {
+          const type = 'server_error'
+          return {
+            message,
+            type,
+            code: null,
+            param: null,
+            status: 500,
+            raw: {error: {code: 500, message, type}},
+          }
+        }
         const type = 'invalid_request_error'
         return {message, type, code: null, param: null, raw: {error: {code: 400, message, type}}}
       }
@@ -973,6 +991,7 @@ const CONTEXT_WORDS: readonly SimQuirk[] = [
   'cerebras-context',
   'lmstudio-context',
   'lmstudio-mlx-context',
+  'lmstudio-fit-context',
   'minimax-context',
   'vllm-context',
   'xinference-context',
@@ -1022,7 +1041,9 @@ function minimaxRefusal(message: string): {status: number; message: string; raw:
  * without one) refused in another vendor's words and error body, the prompt alone counted (each of
  * them refuses the input, its room for the completion aside): `dashscope-context`, DashScope's
  * "Range of input length should be [1, W]"; `lmstudio-context`, LM Studio's "Trying to keep the
- * first P tokens when context the overflows ..." (`{"error": "…"}`); `lmstudio-mlx-context`, its MLX
+ * first P tokens when context the overflows ..." (`{"error": "…"}`); `lmstudio-fit-context`, its
+ * 0.4.21 words "Input does not fit in context length. The input has P tokens, but the context
+ * length only supports W tokens." (the same body); `lmstudio-mlx-context`, its MLX
  * engine's (and llama.cpp's) 500 "Context size has been exceeded.", no counts; `minimax-context`, MiniMax's
  * "invalid params, context window exceeds limit (2013)"; `vllm-context`, vLLM's engine's "The
  * decoder prompt (length P) is longer than the maximum model length of W."; `xinference-context`,
@@ -1061,6 +1082,10 @@ export function contextWordsRefusal(
         code: 'context_length_exceeded',
       },
     }
+  }
+  if (quirks.has('lmstudio-fit-context')) {
+    const message = `Input does not fit in context length. The input has ${promptTokens} tokens, but the context length only supports ${window} tokens.`
+    return {status: 400, message, raw: {error: message}}
   }
   if (quirks.has('lmstudio-mlx-context')) {
     const message = 'Context size has been exceeded.'
