@@ -331,6 +331,32 @@ describe('chat encodeRequest', () => {
     )
   })
 
+  it("caps the default at a model's documented output cap (gpt-4o 16 384), never a client's own limit", () => {
+    expect(chatCodec.encodeRequest(base, 'gpt-4o').max_tokens).toBe(16384)
+    expect(chatCodec.encodeRequest(base, 'gpt-4o-mini-2024-07-18').max_tokens).toBe(16384)
+    expect(chatCodec.encodeRequest(base, 'openai/gpt-4o').max_tokens).toBe(16384)
+    expect(chatCodec.encodeRequest(base, 'gpt-4-turbo').max_tokens).toBe(4096)
+    expect(chatCodec.encodeRequest(base, 'gpt-3.5-turbo-0125').max_tokens).toBe(4096)
+    // not a prefix match: gpt-4.1 and gpt-4o-realtime-like names keep the default
+    expect(chatCodec.encodeRequest(base, 'gpt-4.1').max_tokens).toBe(32000)
+    expect(chatCodec.encodeRequest(base, 'gpt-4o-audio-preview-x').max_tokens).toBe(32000)
+    expect(chatCodec.encodeRequest(base, 'deepseek-chat').max_tokens).toBe(32000)
+    // the client's own, larger: the client's (a refusal of it is learned)
+    expect(chatCodec.encodeRequest({...base, maxTokens: 20000}, 'gpt-4o').max_tokens).toBe(20000)
+  })
+
+  it("writes the limit as max_completion_tokens to OpenAI's own API (ctx.openAiApi), the client's or the default", () => {
+    const sent = chatCodec.encodeRequest(base, 'o4-mini', {openAiApi: true})
+    expect(sent.max_completion_tokens).toBe(32000)
+    expect(sent).not.toHaveProperty('max_tokens')
+    expect(chatCodec.encodeRequest({...base, maxTokens: 900}, 'gpt-5.4', {openAiApi: true})).toEqual({
+      model: 'gpt-5.4',
+      messages: [],
+      max_completion_tokens: 900,
+    })
+    expect(chatCodec.encodeRequest(base, 'gpt-4o', {openAiApi: true}).max_completion_tokens).toBe(16384)
+  })
+
   it("writes the request's cache key as prompt_cache_key only for OpenAI's own API (ctx.cacheKeys)", () => {
     const keyed: Request = {...base, cacheKey: 'conv-1'}
     expect(chatCodec.encodeRequest(keyed, 'gpt-5.4', {cacheKeys: true})).toEqual({

@@ -57,7 +57,7 @@ import type {
   ToolChoice,
 } from './ir.js'
 import {
-  DEFAULT_MAX_TOKENS,
+  defaultMaxTokens,
   documentName,
   isDocument,
   namedDocumentText,
@@ -762,11 +762,15 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
     if (request.toolChoice) body.tool_choice = encodeToolChoice(request.toolChoice)
     if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls
   }
-  if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens
+  // (OpenAI's own API: as `max_completion_tokens`, which its reasoning models take and
+  // `max_tokens` they refuse)
+  const limitField = ctx?.openAiApi === true ? 'max_completion_tokens' : 'max_tokens'
+  if (request.maxTokens !== undefined) body[limitField] = request.maxTokens
   // a client that sets none (Codex, Gemini CLI) would be cut at the server's default (4 096 on GLM
-  // at Z.AI and Ark): a generous one instead, except to a local server, whose default is the rest
-  // of its window already and whose window may be smaller than it
-  else if (ctx?.localServer !== true) body.max_tokens = DEFAULT_MAX_TOKENS
+  // at Z.AI and Ark): a generous one instead (the model's own cap where it is known to be lower),
+  // except to a local server, whose default is the rest of its window already and whose window
+  // may be smaller than it
+  else if (ctx?.localServer !== true) body[limitField] = defaultMaxTokens(model)
   if (request.temperature !== undefined) body.temperature = request.temperature
   if (request.topP !== undefined) body.top_p = request.topP
   if (request.stop?.length) body.stop = request.stop

@@ -608,6 +608,12 @@ export interface CodecContext {
    */
   cacheKeys?: boolean
   /**
+   * Chat upstreams: OpenAI's own API (`api.openai.com`), whose chat completions take the output
+   * limit as `max_completion_tokens` on every model and refuse `max_tokens` on its reasoning ones
+   * (o-series, gpt-5): sent so from the first request.
+   */
+  openAiApi?: boolean
+  /**
    * Chat upstreams, set only for a request that asked for no thinking or set no `max_tokens`: the
    * server is on this machine or the local network (vLLM, SGLang, llama.cpp, LM Studio, Ollama),
    * which reads a model's switch of thinking off from `chat_template_kwargs` (thinking-off.ts
@@ -649,6 +655,45 @@ export interface CodecContext {
  * is lower says so and it is learned (daemon/router/adaptations.ts `outputLimit`).
  */
 export const DEFAULT_MAX_TOKENS = 32_000
+
+/**
+ * The documented output caps below {@link DEFAULT_MAX_TOKENS} of models still routed to, by name
+ * (a provider's prefix such as `openai/` aside): each refuses a larger `max_tokens` (OpenAI's "max_tokens is too large: 32000. This model supports at most 16384 completion tokens",
+ * Anthropic's "max_tokens: 32000 > 8192"), which is learned, at the cost of a failed request per
+ * model after each start. Only models whose cap cannot change (a dated model or its alias): the
+ * moving aliases (DeepSeek's `deepseek-chat`, 8K today) are left to the learned cap, which follows
+ * them. Sources: OpenAI's model pages (gpt-4o and gpt-4o-mini 16 384; gpt-4-turbo, gpt-4 and
+ * gpt-3.5-turbo 4 096; gpt-4.1 is 32 768), Anthropic's models overview (Claude 3.5 Haiku and
+ * Sonnet 8 192, Claude 3 Haiku and Opus 4 096).
+ */
+const OUTPUT_CAPS: ReadonlyArray<readonly [RegExp, number]> = [
+  [/^(?:[\w.-]+\/)?(?:chatgpt-)?gpt-4o(?:-mini)?(?:-\d{4}-\d\d-\d\d|-latest)?$/, 16_384],
+  [/^(?:[\w.-]+\/)?gpt-(?:4-turbo|4|3\.5-turbo)(?:-\d{4}(?:-\d\d-\d\d)?|-preview|-16k)?$/, 4096],
+  [/^(?:[\w.-]+\/)?claude-3-5-(?:haiku|sonnet)/, 8192],
+  [/^(?:[\w.-]+\/)?claude-3-(?:haiku|opus)/, 4096],
+]
+
+const defaultLimits = new Map<string, number>()
+
+/**
+ * The `max_tokens` a request whose client set none is sent: {@link DEFAULT_MAX_TOKENS}, or the
+ * model's documented cap where that is lower ({@link OUTPUT_CAPS}).
+ */
+export function defaultMaxTokens(model: string): number {
+  // (one lookup a request: the names tested once a model)
+  let known = defaultLimits.get(model)
+  if (known === undefined) {
+    known = DEFAULT_MAX_TOKENS
+    for (const [name, cap] of OUTPUT_CAPS)
+      if (name.test(model)) {
+        known = cap
+        break
+      }
+    if (defaultLimits.size >= 256) defaultLimits.clear()
+    defaultLimits.set(model, known)
+  }
+  return known
+}
 
 const WRAP = 'gwx1.'
 

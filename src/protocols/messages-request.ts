@@ -19,7 +19,14 @@ import type {
 } from './ir.js'
 import type {ImageNotes} from './images.js'
 import {ENCODER_NOTES, fitImage, imageNote} from './images.js'
-import {DEFAULT_MAX_TOKENS, documentText, isDocument, jsonInstructionText, omittedFileText} from './ir.js'
+import {
+  DEFAULT_MAX_TOKENS,
+  defaultMaxTokens,
+  documentText,
+  isDocument,
+  jsonInstructionText,
+  omittedFileText,
+} from './ir.js'
 import {objectTools} from './tool-schemas.js'
 
 /** Anthropic's smallest thinking budget. */
@@ -260,7 +267,7 @@ function webSearchTool(search: WebSearchTool): Json {
 }
 
 /** The thinking budget, or undefined when thinking is off, and the max_tokens to send. */
-function thinkingAndMax(request: Request): {budget?: number; maxTokens: number} {
+function thinkingAndMax(request: Request, model: string): {budget?: number; maxTokens: number} {
   const r = request.reasoning
   let budget =
     !r || r.disabled ? undefined : (r.budgetTokens ?? (r.effort ? effortBudget(r.effort) : undefined))
@@ -268,7 +275,7 @@ function thinkingAndMax(request: Request): {budget?: number; maxTokens: number} 
   if (request.maxTokens === undefined)
     return {
       budget,
-      maxTokens: budget === undefined ? DEFAULT_MAX_TOKENS : Math.max(DEFAULT_MAX_TOKENS, budget + 4096),
+      maxTokens: budget === undefined ? defaultMaxTokens(model) : Math.max(DEFAULT_MAX_TOKENS, budget + 4096),
     }
   if (budget !== undefined && budget >= request.maxTokens) budget = request.maxTokens - 1
   return {
@@ -514,7 +521,7 @@ export function encodeMessagesRequest(
     if (last?.role === 'user') last.content.push(text)
     else system.push(text)
   }
-  let {budget, maxTokens} = thinkingAndMax(request)
+  let {budget, maxTokens} = thinkingAndMax(request, model)
   const form = ctx?.thinkingForm ?? (claude.adaptive ? 'adaptive' : 'enabled')
   // a forced tool call and thinking cannot go together; nor thinking `enabled` and a tool loop
   // whose turns hold no Anthropic-signed thinking
@@ -557,7 +564,7 @@ export function encodeMessagesRequest(
   // a client that sets no limit (Codex, Gemini CLI) gets Claude Code's own default, thinking
   // dropped or not: adaptive thinking has no budget to keep the answer's room, and the thinking of
   // a high effort leaves room in it
-  if (budget === undefined && request.maxTokens === undefined) maxTokens = DEFAULT_MAX_TOKENS
+  if (budget === undefined && request.maxTokens === undefined) maxTokens = defaultMaxTokens(model)
   let thinking: Record<string, unknown> | undefined
   if (budget !== undefined) thinking = thinkingFields(request, budget, form, claude.only)
   else {

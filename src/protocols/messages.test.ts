@@ -808,6 +808,17 @@ describe('messages encodeRequest', () => {
     if (!('thinking' in expected)) expect(body.thinking).toBeUndefined()
   })
 
+  it("caps the default max_tokens at a Claude 3 model's documented output (8 192, 4 096), not a client's own", () => {
+    const ask = (model: string, fields = {}) =>
+      messagesCodec.encodeRequest({...base, messages: [user('q')], ...fields}, model).max_tokens
+    expect(ask('claude-3-5-haiku-20241022')).toBe(8192)
+    expect(ask('claude-3-5-sonnet-latest')).toBe(8192)
+    expect(ask('claude-3-haiku-20240307')).toBe(4096)
+    expect(ask('claude-3-7-sonnet-latest')).toBe(32000)
+    expect(ask('claude-sonnet-4-5')).toBe(32000)
+    expect(ask('claude-3-5-haiku-20241022', {maxTokens: 1000})).toBe(1000)
+  })
+
   it('asks for JSON in the system prompt, maps tools and tool choice', () => {
     const body = messagesCodec.encodeRequest(
       {

@@ -602,14 +602,13 @@ export async function proxyRequest(
     const upstreamModelName = model ?? client.request.model ?? ''
     const adapt = adaptations.get(target.provider.name, upstreamModelName)
     const ctx: CodecContext = plainTools ? {carry, plainTools} : {carry}
-    // a cache key (Codex's, a Claude Code session's) to OpenAI's own chat completions, which take
-    // it (chat.ts `cacheKeyField`): the host looked at only for a request that has one
-    if (
-      client.request.cacheKey !== undefined &&
-      target.provider.family === 'chat' &&
-      isOpenAiApi(target.provider.baseUrl)
-    )
-      ctx.cacheKeys = true
+    // OpenAI's own chat completions: the output limit as `max_completion_tokens` (its reasoning
+    // models refuse `max_tokens`), and a cache key (Codex's, a Claude Code session's) as it takes
+    // it (chat.ts `cacheKeyField`); the host looked at for a chat upstream only
+    if (target.provider.family === 'chat' && isOpenAiApi(target.provider.baseUrl)) {
+      ctx.openAiApi = true
+      if (client.request.cacheKey !== undefined) ctx.cacheKeys = true
+    }
     // Azure OpenAI keeps the items the next turn names by id only with `store: true`: by its host
     // (looked at once per provider, only for a Responses upstream), or learned from its refusal
     if (target.provider.family === 'responses' && (adapt?.storeTrue || azureProvider(target.provider)))
