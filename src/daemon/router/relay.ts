@@ -383,19 +383,61 @@ export async function relay(
         res.once('drain', resume)
       }
     }
-    body.on('data', (chunk: Buffer) => {
+    // undici hands on each chunk of a chunked body as a 'data' event of its own, and an upstream
+    // writes one chunk an event (a chat stream's 20 events of one read are 20 'data' events in
+    // one tick): a stream's chunks of a tick go to the client together at its end, one write (one chunk
+    // of the chunked answer) for them, not one each. No byte waits longer: node:http holds a
+    // response's writes until the next tick anyway (it corks the socket), and the first write
+    // still goes out with the headers in the same socket write as before.
+    let pending: Buffer[] | undefined
+    const relayPending = (): void => {
+      const chunks = pending
+      if (chunks === undefined) return
+      pending = undefined
       if (res.destroyed) {
         resolve({error: new Error('client closed the connection')})
         return
       }
+      const chunk = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
       const out = redactor ? redactor.push(chunk) : chunk
       send(filter ? filter.push(out) : out)
       if (tapped) {
         if (sse) tapLater(chunk)
         else (tap ??= createUsageTap(family, false)).feed(chunk)
       }
-    })
+    }
+    // (what throws there fails the body, as it did thrown in its 'data' event)
+    const relayLater = (): void => {
+      try {
+        relayPending()
+      } catch (error) {
+        body.destroy(error as Error)
+      }
+    }
+    body.on(
+      'data',
+      sse
+        ? (chunk: Buffer) => {
+            if (pending !== undefined) pending.push(chunk)
+            else {
+              pending = [chunk]
+              process.nextTick(relayLater)
+            }
+          }
+        : // (a JSON answer comes in a chunk or few: each goes as it comes)
+          (chunk: Buffer) => {
+            pending = [chunk]
+            relayPending()
+          },
+    )
     body.on('end', () => {
+      // (the chunks before it first, should their tick not have come yet)
+      try {
+        relayPending()
+      } catch (error) {
+        resolve({error})
+        return
+      }
       const rest = redactor?.flush()
       if (rest?.length && !res.destroyed) send(filter ? filter.push(rest) : rest)
       if (filter && !res.destroyed) send(filter.flush())
@@ -414,7 +456,15 @@ export async function relay(
       if (!res.destroyed && !res.writableEnded) res.end()
       resolve(undefined)
     })
-    body.on('error', (error) => resolve({error}))
+    body.on('error', (error) => {
+      // (what came before the error is the client's, as it was when each chunk went at once)
+      try {
+        relayPending()
+      } catch {
+        // the body's own error is the one to report
+      }
+      resolve({error})
+    })
   })
   // Past this point the answer has been handed to the socket (a success) or has failed: the
   // usage parse below no longer delays a byte to the client.
