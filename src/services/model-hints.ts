@@ -3,12 +3,13 @@
  * accepted by every check (any name is a valid model) and shows only at request time, as the
  * upstream's 404 or, on the simulator, which answers any name, not at all. Where the provider's
  * model names are known (the simulator's list, a preset's documented names, the provider's own
- * model map), a name close to one of them but not one of them is worth a warning. Never a
+ * model map, its API's list as `gwctl providers models` last fetched it), a name close to one of them but not one of them is worth a warning. Never a
  * refusal: providers add models all the time, so a name far from every known one says nothing.
  */
 import {SIM_MODELS} from '../gateway/effective-providers.js'
 import type {Family, PolicyConfig, ProviderConfig} from '../store/schema.js'
 import {FAMILIES} from '../store/schema.js'
+import {cachedModels} from './provider-models.js'
 import {PROVIDER_PRESETS} from './provider-presets.js'
 
 /** The model names a provider is known to serve, or none when nothing is known. */
@@ -23,6 +24,8 @@ export function knownModels(provider: ProviderConfig): string[] {
     names.add(requested)
     names.add(upstream)
   }
+  // the provider's own list, as `gwctl providers models` last asked it
+  if (provider.origin !== 'sim') for (const m of cachedModels(provider)) names.add(m)
   return [...names]
 }
 

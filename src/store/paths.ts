@@ -79,6 +79,8 @@ export const files = {
   runKeys: 'run-keys.json',
   /** The statusline's figures, published by the running daemon (daemon/statusline-file.ts). */
   statusline: 'statusline.json',
+  /** Each provider's own model list as its API last gave it (services/provider-models.ts). */
+  providerModels: 'provider-models.json',
 } as const
 
 /** Absolute path of one of {@link files}. */
