@@ -550,6 +550,11 @@ describe('gateway routing end to end', {timeout: 120_000}, () => {
     const cli = (args: string[]) => runCli(args, {home: t.home})
     writeFileSync(join(t.home, 'settings.json'), '{}')
     const healthy = await cli(['doctor', '--json'])
+    // the verdict under both names: `ok`, and `healthy` as `status --json` names its own
+    expect([json(healthy).healthy, json(healthy).ok]).toEqual([
+      healthy.exitCode === 0,
+      healthy.exitCode === 0,
+    ])
     expect(json(healthy).checks.filter((c: any) => ['log-db', 'policies'].includes(c.id))).toEqual([
       expect.objectContaining({id: 'log-db', ok: true}),
       expect.objectContaining({id: 'policies', ok: true}),
@@ -578,6 +583,7 @@ describe('gateway routing end to end', {timeout: 120_000}, () => {
 
     const result = await cli(['doctor', '--json'])
     expect(result.exitCode).toBe(3)
+    expect(json(result)).toMatchObject({ok: false, healthy: false})
     const checks = json(result).checks
     const logDb = checks.find((c: any) => c.id === 'log-db')
     expect(logDb.ok).toBe(false)

@@ -10,7 +10,7 @@ export default class Doctor extends BaseCommand {
     'Prints one line per check with pass or fail and a fix hint. Exits 0 only when every check passes, else 3.'
   static examples = ['<%= config.bin %> doctor', '<%= config.bin %> doctor --json']
 
-  async run(): Promise<{ok: boolean; checks: DoctorResult[]}> {
+  async run(): Promise<{ok: boolean; healthy: boolean; checks: DoctorResult[]}> {
     await this.parse(Doctor)
     const result = await runDoctor()
     if (this.jsonEnabled()) {

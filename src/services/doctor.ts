@@ -554,10 +554,13 @@ export const DOCTOR_CHECKS: DoctorCheck[] = [
   adaptationsCheck,
 ]
 
-/** Runs every check (one failing check never stops the others). */
+/**
+ * Runs every check (one failing check never stops the others). `healthy` says the same as `ok`,
+ * under the name `gwctl status --json` gives its verdict: a script reads one field of either.
+ */
 export async function runDoctor(
   checks: readonly DoctorCheck[] = DOCTOR_CHECKS,
-): Promise<{ok: boolean; checks: DoctorResult[]}> {
+): Promise<{ok: boolean; healthy: boolean; checks: DoctorResult[]}> {
   const results: DoctorResult[] = []
   for (const check of checks) {
     let outcome: CheckOutcome
@@ -568,7 +571,8 @@ export async function runDoctor(
     }
     results.push({id: check.id, title: check.title, ...outcome})
   }
-  return {ok: results.every((r) => r.ok), checks: results}
+  const ok = results.every((r) => r.ok)
+  return {ok, healthy: ok, checks: results}
 }
 
 /** The files `logs.db.damaged-<time>` beside the log database, oldest first. */
