@@ -159,7 +159,7 @@ describe(
       expect(await takeSimCalls(simOrigin, /\/v1\/messages$/)).toHaveLength(1)
     })
 
-    it("LM Studio's overflow inside a 200 stream: Claude Code and Codex streaming get their words, the window is kept", async () => {
+    it("LM Studio's overflow inside a 200 stream: Claude Code and Codex streaming get a 400 in their words, the window is kept", async () => {
       await takeSimCalls(simOrigin, /./)
       const anthropic = new Anthropic({baseURL: base, apiKey: keys.get('lmstream')!, maxRetries: 0})
       const claude = await refusal(
@@ -167,28 +167,30 @@ describe(
           .stream({model: 'claude-sonnet-4-5', max_tokens: 1024, messages: [{role: 'user', content: LONG}]})
           .finalMessage(),
       )
-      expect(claude.message).toMatch(/prompt is too long: \d+ tokens > 4096 maximum/)
-      // both counts, as Claude Code's reactive compaction reads them
-      const said = /"message":"(prompt is too long[^"]*)"/.exec(claude.message)?.[1]
-      expect(claudeCodeReads(said!)?.limit).toBe(4096)
-      const codex = await fetch(`${base}/v1/responses`, {
-        method: 'POST',
-        headers: {'content-type': 'application/json', authorization: `Bearer ${keys.get('lmstream')}`},
-        body: JSON.stringify({
+      // nothing of the stream had gone out: the 400 an error answer would have been, both counts
+      // in it as Claude Code's reactive compaction reads them
+      expect([claude.status, claude.error.error.type]).toEqual([400, 'invalid_request_error'])
+      expect(claude.error.error.message).toMatch(
+        /^prompt is too long: \d+ tokens > 4096 maximum \(Input does not fit/,
+      )
+      expect(claudeCodeReads(claude.error.error.message)?.limit).toBe(4096)
+      const codex = await refusal(
+        new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('lmstream')!, maxRetries: 0}).responses.create({
           model: 'gpt-5-codex',
           stream: true,
           store: false,
           input: [{role: 'user', content: LONG}],
         }),
-      })
-      expect(codex.status).toBe(200)
-      const failed = (await codex.text()).split('\n\n').find((e) => e.startsWith('event: response.failed'))
-      expect(failed).toMatch(
-        /"code":"context_length_exceeded","message":"Your input exceeds the context window of this model \(4096 tokens; this request has \d+\)/,
+      )
+      expect(codex.status).toBe(400)
+      expect(codex.error).toMatchObject({code: 'context_length_exceeded'})
+      expect(codex.error.message).toMatch(
+        /^Your input exceeds the context window of this model \(4096 tokens; this request has \d+\)/,
       )
       // each request went once; the row says what happened; the window is kept
       expect(await takeSimCalls(simOrigin, /\/chat\/completions$/)).toHaveLength(2)
       const [row] = await projectLogRows(base, 'ctxw-lmstream', 1)
+      expect(row.status).toBe(400)
       expect(row.error).toContain('Input does not fit in context length.')
       const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {adaptations: any[]}
       expect(

@@ -1309,7 +1309,18 @@ export class StreamTranslator {
    * event or with an event that is not JSON (the upstream failed); otherwise the upstream sent an
    * error event of its own (a refusal, an overload: the upstream answered).
    */
-  error: {status: number; message: string; truncated: boolean} | undefined
+  error:
+    | {
+        status: number
+        message: string
+        truncated: boolean
+        /** The error's own words and code, as the client's error answer would say them. */
+        said: string
+        code?: string
+        /** The words are the entrance's for a prompt past the context window. */
+        overflow?: true
+      }
+    | undefined
   /** The answer's id, from the first event. */
   id: string | undefined
   /** The context window an overflow stated in the stream gave (its error event), if it did. */
@@ -1562,16 +1573,20 @@ export class StreamTranslator {
         // words the agent compacts on, as the relay says an error status's (Claude Code reads
         // "prompt is too long" in a stream's error event too; Codex `context_length_exceeded` in
         // `response.failed`)
+        let overflowed = false
         if (this.deltas === 0 && !this.truncating) {
           const overflow = streamedOverflow(this.clientFamily, event.message)
           if (overflow) {
             this.contextWindow = overflow.window
+            overflowed = true
             event = {type: 'error', status: 400, message: overflow.message, code: overflow.code}
           }
         }
         // the log row keeps what the client was told, code included
         const message = event.code ? `${event.code}: ${event.message}` : event.message
-        this.error = {status: event.status, message, truncated: this.truncating}
+        this.error = {status: event.status, message, truncated: this.truncating, said: event.message}
+        if (event.code) this.error.code = event.code
+        if (overflowed) this.error.overflow = true
         // the tokens that did stream, when the upstream broke before reporting its usage
         const counted = this.usage.get()
         if (this.deltas > 0 && (counted?.outputTokens ?? 0) < this.deltas)

@@ -1107,6 +1107,8 @@ export async function proxyRequest(
     if (translated) {
       const [, {relayTranslated, continuationBody, continuationFailed}] =
         translationLoaded ?? (await loadTranslation())
+      // (a stream whose first event is an error may still go to the next target)
+      relayContext.canFallBack = options.fallbacks && canTryAfter(targets, i)
       let relayed = await relayTranslated(
         relayContext,
         upstream,

@@ -230,6 +230,11 @@ export interface RelayContext {
   timeouts: TimeoutSettings
   /** Set when the client left (or the caller aborted). */
   clientGone: {readonly aborted: boolean}
+  /**
+   * Whether a failure of this attempt before its first byte can fall back to the next target (the
+   * policy falls back and one is left); set by the proxy for each attempt.
+   */
+  canFallBack?: boolean
 }
 
 /**

@@ -316,3 +316,86 @@ describe('a JSON answer that is an error alone (a relay of the one-api kind)', (
     },
   )
 })
+
+describe("an upstream whose stream's first event is its error (nothing went to the client)", () => {
+  // Gemini's in-stream 503, OpenRouter's first-line error, a 429 said so
+  const FIRST: Array<[Family, string, number, RegExp]> = [
+    [
+      'gemini',
+      data({error: {code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE'}}),
+      503,
+      /overloaded/,
+    ],
+    ['chat', data({error: {code: 502, message: 'Provider returned error'}}), 502, /Provider returned error/],
+    [
+      'chat',
+      data({error: {code: 429, message: 'Rate limit exceeded', type: 'rate_limit_error'}}),
+      429,
+      /Rate limit/,
+    ],
+  ]
+
+  it.each(FIRST)(
+    '%s upstream (%#): with no target left, the client gets that status as an error answer in its shape',
+    async (up, body, status, words) => {
+      for (const client of FAMILIES.filter((f) => f !== up)) {
+        const {res, text, result, row, breaker} = await run(client, up, {body, then: 'end'})
+        expect([client, res.status]).toEqual([client, status])
+        expect(res.headers.get('content-type')).toContain('application/json')
+        expect(text).toMatch(words)
+        expect(result).toMatchObject({status})
+        expect(row.status).toBe(status)
+        expect(row.error).toMatch(words)
+        // an upstream failure: the breaker counts it
+        expect(breaker).toBe('open')
+      }
+    },
+  )
+
+  it('goes to the next target when the policy has one, the failing one counted', async () => {
+    const sim = await startUpstream((_req, res) => {
+      res.writeHead(200, {'content-type': 'text/event-stream'})
+      res.end(TEXT.chat + chatChunk({}, 'stop') + 'data: [DONE]\n\n')
+    })
+    try {
+      script = {body: FIRST[0][1], then: 'end'}
+      const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
+      const second: ProviderConfig = {
+        name: 'up-second',
+        family: 'chat',
+        baseUrl: sim.origin,
+        credential: {secret: 'k'},
+      }
+      targets = () => [
+        {provider: provider('gemini'), translate: true, breaker: breakers.get('up')},
+        {provider: second, translate: true, breaker: breakers.get('second')},
+      ]
+      const res = await fetch(gateway.url + PATH.messages, {
+        method: 'POST',
+        headers: {'content-type': 'application/json'},
+        body: JSON.stringify(BODY.messages),
+      })
+      const text = await res.text()
+      const [result] = await gateway.settled()
+      expect(res.status).toBe(200)
+      expect(text).toContain('Hello')
+      expect(text).not.toContain('overloaded')
+      expect(result).toMatchObject({provider: 'up-second', fallback: true})
+      expect(result.error).toMatch(/fell back after: .*overloaded/)
+      expect(breakers.snapshotOf('up').state).toBe('open')
+    } finally {
+      sim.close()
+    }
+  })
+
+  it('a refusal said so (a 4xx) is answered with its status, the breaker not counting it', async () => {
+    const body = data({
+      error: {code: 400, message: 'Invalid request: unknown field', type: 'invalid_request_error'},
+    })
+    const {res, text, breaker} = await run('messages', 'chat', {body, then: 'end'})
+    expect(res.status).toBe(400)
+    expect(JSON.parse(text)).toMatchObject({type: 'error', error: {type: 'invalid_request_error'}})
+    expect(text).toContain('unknown field')
+    expect(breaker).toBe('closed')
+  })
+})

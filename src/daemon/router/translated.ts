@@ -529,8 +529,17 @@ export async function relayTranslated(
     translator = new StreamTranslator(upFamily, translation.client, ctxCodec)
     result.status = status
     headers.push('content-type', 'text/event-stream', 'cache-control', 'no-cache')
+  }
+  // The stream's headers go with its first output (node:http would hold them until then anyway):
+  // a stream whose first event is an error has sent the client nothing, and is answered as an
+  // error status is (below)
+  let headed = paused?.translator !== undefined
+  const head = (): void => {
+    headed = true
     res.writeHead(status, headers)
   }
+  /** The upstream's error, when it was the stream's first event (nothing went to the client). */
+  let early: NonNullable<StreamTranslator['error']> | undefined
   // a Messages upstream's pause is held back from the client while the turn may be continued
   translator.holdPause = translator.continuable && (paused?.count ?? 0) < MAX_CONTINUATIONS
   const body = upstream.body
@@ -538,7 +547,8 @@ export async function relayTranslated(
     body.resume()
   }
   const send = (data: string): void => {
-    if (data.length === 0 || res.destroyed || res.writableEnded) return
+    if (data.length === 0 || early || res.destroyed || res.writableEnded) return
+    if (!headed) head()
     if (result.ttfbMs === null) result.ttfbMs = performance.now() - started
     if (!res.write(data)) {
       body.pause()
@@ -550,7 +560,8 @@ export async function relayTranslated(
   // it when the upstream's body ends (a later read, or the same one a tick later). What the
   // upstream sends after its terminal event is read and dropped, as before.
   const sendLast = (data: string): void => {
-    if (res.destroyed || res.writableEnded) return
+    if (early || res.destroyed || res.writableEnded) return
+    if (!headed) head()
     if (data.length > 0 && result.ttfbMs === null) result.ttfbMs = performance.now() - started
     if (data.length > 0) res.end(data)
     else res.end()
@@ -575,6 +586,12 @@ export async function relayTranslated(
     // rather than after the rest of that upstream read is translated. The rest of each read is
     // one write, sent at the end of the tick.
     translator.onFirstOutput = (data: string): void => {
+      // an error before anything else (Gemini's in-stream 503 "The model is overloaded",
+      // OpenRouter's first-line error, LM Studio's overflow): kept from the client's stream
+      if (translator.error && !headed) {
+        early = translator.error
+        return
+      }
       send(data)
       res.uncork()
     }
@@ -648,7 +665,13 @@ export async function relayTranslated(
     })
   })
   clearTimeout(grace)
+  // (from here an error event is the gateway's own, for a stream the client may have begun)
+  translator.onFirstOutput = undefined
   result.usage = streamRowUsage(family, translator)
+  // (an overflow said in the stream: the window it states is kept, as from an error status)
+  if (translator.contextWindow) result.contextWindow = translator.contextWindow
+  if (early && !(ctx.clientGone.aborted || res.destroyed))
+    return earlyError(ctx, target, provider, early, body)
   if (broken && (ctx.clientGone.aborted || result.clientAborted || res.destroyed)) {
     result.clientAborted = true
     result.error = 'client closed the connection'
@@ -670,8 +693,6 @@ export async function relayTranslated(
     const message = `${upstreamNamed(provider, family)}: ${translator.error.message}`
     result.error = message
     result.broken = true
-    // (an overflow said in the stream: the window it states is kept, as from an error status)
-    if (translator.contextWindow) result.contextWindow = translator.contextWindow
     // a truncated stream is the upstream failing; an error event of its own (a refusal, an
     // overload it reported) is an answer, as on pass-through routes: the breaker is not told
     if (translator.error.truncated) target.breaker?.recordFailure(message)
@@ -698,6 +719,45 @@ export async function relayTranslated(
   const dropped = translator.droppedThinking()
   if (dropped) addNote(result, droppedThinkingNote(provider.name, dropped))
   target.breaker?.recordSuccess()
+}
+
+/**
+ * A translated stream whose first event was the upstream's error (nothing reached the client):
+ * answered as an error status would have been. An upstream failure (a 5xx or 429 in the event, a
+ * stream that ended with nothing) goes to the next target when there is one, the breaker counting
+ * it; else, and for a refusal (a 4xx: a prompt past the window in the entrance's words), the client
+ * gets an error answer with that status in its own protocol's shape, which its SDK retries as it
+ * would the upstream's (Claude Code retried only an `overloaded_error` event, and compacts on a
+ * 400's "prompt is too long" as on the event's).
+ */
+function earlyError(
+  ctx: RelayContext,
+  target: ProxyTarget,
+  provider: {name: string; family: Family},
+  early: NonNullable<StreamTranslator['error']>,
+  body: Dispatcher.ResponseData['body'],
+): FailedBeforeFirstByte | undefined {
+  const {res, family, result} = ctx
+  const message = `${upstreamNamed(provider, family)}: ${early.message}`
+  const failure = early.truncated || early.status >= 500 || early.status === 429
+  body.destroy()
+  if (failure && ctx.canFallBack) return {failedBeforeFirstByte: message, silent: false}
+  result.status = early.status
+  result.error = message
+  result.ttfbMs = performance.now() - ctx.started
+  if (failure) target.breaker?.recordFailure(message)
+  else target.breaker?.recordSuccess()
+  sendFamilyError(
+    res,
+    family,
+    early.status,
+    early.overflow ? early.said : `${upstreamNamed(provider, family)}: ${early.said}`,
+    {
+      requestId: result.requestId,
+      ...(early.code ? {code: early.code} : {}),
+    },
+  )
+  return undefined
 }
 
 /**
