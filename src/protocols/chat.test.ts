@@ -337,6 +337,11 @@ describe('chat encodeRequest', () => {
     expect(chatCodec.encodeRequest(base, 'openai/gpt-4o').max_tokens).toBe(16384)
     expect(chatCodec.encodeRequest(base, 'gpt-4-turbo').max_tokens).toBe(4096)
     expect(chatCodec.encodeRequest(base, 'gpt-3.5-turbo-0125').max_tokens).toBe(4096)
+    expect(chatCodec.encodeRequest(base, 'gpt-4').max_tokens).toBe(8192)
+    expect(chatCodec.encodeRequest(base, 'gpt-4-0613').max_tokens).toBe(8192)
+    expect(chatCodec.encodeRequest(base, 'gpt-4o-2024-05-13').max_tokens).toBe(4096)
+    expect(chatCodec.encodeRequest(base, 'gpt-4-0125-preview').max_tokens).toBe(4096)
+    expect(chatCodec.encodeRequest(base, 'gpt-4-turbo-2024-04-09').max_tokens).toBe(4096)
     // not a prefix match: gpt-4.1 and gpt-4o-realtime-like names keep the default
     expect(chatCodec.encodeRequest(base, 'gpt-4.1').max_tokens).toBe(32000)
     expect(chatCodec.encodeRequest(base, 'gpt-4o-audio-preview-x').max_tokens).toBe(32000)
@@ -345,16 +350,16 @@ describe('chat encodeRequest', () => {
     expect(chatCodec.encodeRequest({...base, maxTokens: 20000}, 'gpt-4o').max_tokens).toBe(20000)
   })
 
-  it("writes the limit as max_completion_tokens to OpenAI's own API (ctx.openAiApi), the client's or the default", () => {
+  it("writes the client's limit as max_completion_tokens to OpenAI's own API (ctx.openAiApi), and no default", () => {
+    // its own default is the model's cap (reasoning counted in it): 32 000 would cut a long turn
     const sent = chatCodec.encodeRequest(base, 'o4-mini', {openAiApi: true})
-    expect(sent.max_completion_tokens).toBe(32000)
+    expect(sent).not.toHaveProperty('max_completion_tokens')
     expect(sent).not.toHaveProperty('max_tokens')
     expect(chatCodec.encodeRequest({...base, maxTokens: 900}, 'gpt-5.4', {openAiApi: true})).toEqual({
       model: 'gpt-5.4',
       messages: [],
       max_completion_tokens: 900,
     })
-    expect(chatCodec.encodeRequest(base, 'gpt-4o', {openAiApi: true}).max_completion_tokens).toBe(16384)
   })
 
   it("writes the request's cache key as prompt_cache_key only for OpenAI's own API (ctx.cacheKeys)", () => {

@@ -770,7 +770,9 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
   // at Z.AI and Ark): a generous one instead (the model's own cap where it is known to be lower),
   // except to a local server, whose default is the rest of its window already and whose window
   // may be smaller than it
-  else if (ctx?.localServer !== true) body[limitField] = defaultMaxTokens(model)
+  // OpenAI's own API neither: its default is the model's own cap (o3 and gpt-5 100 000 and more,
+  // their reasoning counted in it), where 32 000 would cut a long turn of a high effort
+  else if (ctx?.localServer !== true && ctx?.openAiApi !== true) body[limitField] = defaultMaxTokens(model)
   if (request.temperature !== undefined) body.temperature = request.temperature
   if (request.topP !== undefined) body.top_p = request.topP
   if (request.stop?.length) body.stop = request.stop

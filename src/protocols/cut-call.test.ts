@@ -125,4 +125,47 @@ describe('a call cut by the token limit, to Codex', () => {
       ['call_2', 'incomplete'],
     ])
   })
+
+  it('a whole call the limit stopped right after (its arguments JSON): done, for Codex to run (review50 F1)', () => {
+    const whole = '{"input":"*** Begin Patch\\n*** Add File: a.txt\\n+hello\\n*** End Patch"}'
+    const events = fromChat('length', whole)
+    expect(doneCalls(events)).toEqual(['call_1', 'call_2'])
+    expect(events.at(-1)!.response.output.map((i: any) => i.status)).toEqual(['completed', 'completed'])
+    // Gemini sends every call whole: one that ends at MAX_TOKENS is done too
+    const client = codex(true)
+    const t = new StreamTranslator('gemini', client, {newId: (p) => `${p}1`, tools: client.request.tools})
+    const gemini = `data: ${JSON.stringify({
+      candidates: [
+        {
+          content: {role: 'model', parts: [{functionCall: {name: 'shell', args: {command: ['ls']}}}]},
+          finishReason: 'MAX_TOKENS',
+        },
+      ],
+      usageMetadata: {promptTokenCount: 3, candidatesTokenCount: 4},
+    })}\n\n`
+    const fromGemini = parseSse(t.push(Buffer.from(gemini)) + t.end()).map((e) => JSON.parse(e.data))
+    expect(fromGemini.filter((e) => e.type === 'response.output_item.done')).toHaveLength(1)
+    // not streamed: completed
+    const body = {
+      id: 'c1',
+      object: 'chat.completion',
+      model: 'm',
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'length',
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              {id: 'call_1', type: 'function', function: {name: 'shell', arguments: '{"command":["ls"]}'}},
+            ],
+          },
+        },
+      ],
+      usage: {prompt_tokens: 10, completion_tokens: 4096},
+    }
+    const out = translateResponse('chat', codex(false), body, {}).body as any
+    expect(out.output.map((i: any) => [i.call_id, i.status])).toEqual([['call_1', 'completed']])
+  })
 })

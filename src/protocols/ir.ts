@@ -662,13 +662,19 @@ export const DEFAULT_MAX_TOKENS = 32_000
  * Anthropic's "max_tokens: 32000 > 8192"), which is learned, at the cost of a failed request per
  * model after each start. Only models whose cap cannot change (a dated model or its alias): the
  * moving aliases (DeepSeek's `deepseek-chat`, 8K today) are left to the learned cap, which follows
- * them. Sources: OpenAI's model pages (gpt-4o and gpt-4o-mini 16 384; gpt-4-turbo, gpt-4 and
- * gpt-3.5-turbo 4 096; gpt-4.1 is 32 768), Anthropic's models overview (Claude 3.5 Haiku and
+ * them. Sources: OpenAI's model pages (gpt-4o and gpt-4o-mini 16 384, gpt-4o-2024-05-13 4 096;
+ * gpt-4 8 192; gpt-4-turbo, the gpt-4 previews and gpt-3.5-turbo 4 096; gpt-4.1 is 32 768), Anthropic's models overview (Claude 3.5 Haiku and
  * Sonnet 8 192, Claude 3 Haiku and Opus 4 096).
  */
 const OUTPUT_CAPS: ReadonlyArray<readonly [RegExp, number]> = [
+  // (the first that matches: gpt-4o's first snapshot had gpt-4-turbo's 4 096)
+  [/^(?:[\w.-]+\/)?gpt-4o-2024-05-13$/, 4096],
   [/^(?:[\w.-]+\/)?(?:chatgpt-)?gpt-4o(?:-mini)?(?:-\d{4}-\d\d-\d\d|-latest)?$/, 16_384],
-  [/^(?:[\w.-]+\/)?gpt-(?:4-turbo|4|3\.5-turbo)(?:-\d{4}(?:-\d\d-\d\d)?|-preview|-16k)?$/, 4096],
+  [/^(?:[\w.-]+\/)?gpt-4(?:-\d{4})?$/, 8192],
+  [
+    /^(?:[\w.-]+\/)?gpt-(?:4-turbo(?:-\d{4}-\d\d-\d\d|-preview)?|4-\d{4}-preview|4-vision-preview|3\.5-turbo(?:-\d{4}|-16k)?)$/,
+    4096,
+  ],
   [/^(?:[\w.-]+\/)?claude-3-5-(?:haiku|sonnet)/, 8192],
   [/^(?:[\w.-]+\/)?claude-3-(?:haiku|opus)/, 4096],
 ]

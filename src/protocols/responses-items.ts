@@ -61,6 +61,20 @@ export const isCustomTool = (request: Request | undefined, name: string): boolea
  * string of it; then one ``` fence around the whole input, and a patch's heredoc
  * (`apply_patch <<'EOF'` … `EOF`), taken off.
  */
+/**
+ * Whether a call's arguments are whole: a JSON object. A call the token limit stopped right after
+ * is cut only when they are not (Gemini sends every call whole; a chat model's last call may have
+ * ended just before the limit): a whole call is still sent as done, for the client to run.
+ */
+export function wholeArguments(args: string): boolean {
+  try {
+    const parsed: unknown = JSON.parse(args)
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+  } catch {
+    return false
+  }
+}
+
 export function customInput(args: string): string {
   let parsed: unknown
   try {

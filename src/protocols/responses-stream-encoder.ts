@@ -13,6 +13,7 @@ import type {
 import type {Body} from './responses-items.js'
 import {
   customInput,
+  wholeArguments,
   fullUsage,
   functionCallItem,
   hasForeignOpaque,
@@ -66,7 +67,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   private usage: Partial<Usage> = {}
   /**
    * The call whose block stopped last, its closing events held until the next event: a `stop`
-   * for the token limit right after it says the limit cut its arguments, and such a call is never
+   * for the token limit right after it says the limit cut its arguments (unless they are whole
+   * JSON: `wholeArguments`), and such a call is never
    * sent as done (Codex runs a call as soon as its `response.output_item.done` comes, whatever
    * its status or the response's); the response lists it `incomplete`.
    */
@@ -341,7 +343,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     this.heldCall = undefined
     const call = {id: block.call!.id, name: block.call!.name, arguments: block.text || '{}'}
     if (hasForeignOpaque(this.reasoning, 'responses')) this.ctx?.carry?.set(call.id, [...this.reasoning])
-    if (next.type === 'stop' && next.reason === 'max_tokens') {
+    if (next.type === 'stop' && next.reason === 'max_tokens' && !wholeArguments(call.arguments)) {
       this.output[block.outputIndex] = functionCallItem(this.ctx, call, block.itemId, 'incomplete')
       return ''
     }

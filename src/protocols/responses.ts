@@ -36,6 +36,7 @@ import {
   signaturePart,
   statusOf,
   usageFromResponses,
+  wholeArguments,
 } from './responses-items.js'
 import {encodeRequest} from './responses-request.js'
 import {citationsOfOutput, citePages, webSearchItem, webSearchOfItem} from './web-search.js'
@@ -526,8 +527,12 @@ function encodeResponse(response: Response, ctx?: CodecContext): Record<string, 
         output.push(reasoningItem(sig, newId(ctx, 'rs')))
       }
       if (hasForeignOpaque(reasoning, 'responses')) ctx?.carry?.set(part.id, [...reasoning])
-      // the answer's last part, a call, when the token limit stopped it: its arguments were cut
-      const cut = response.stop === 'max_tokens' && part === response.parts[response.parts.length - 1]
+      // the answer's last part, a call, when the token limit stopped it: its arguments were cut,
+      // unless they are whole
+      const cut =
+        response.stop === 'max_tokens' &&
+        part === response.parts[response.parts.length - 1] &&
+        !wholeArguments(part.arguments)
       output.push(functionCallItem(ctx, part, newId(ctx, 'fc'), cut ? 'incomplete' : 'completed'))
     } else if (part.type === 'web_search') output.push(webSearchItem(part, newId(ctx, 'ws')))
   }
