@@ -150,6 +150,26 @@ describe('issueKey', () => {
     })
   })
 
+  it('a rotation whose new key was revoked since: the old key is not sent to a key that no longer works (review50 F2)', () => {
+    const state = initialState()
+    const live = new KeyIndex(state)
+    const first = issueKey(state, validateIssueRequest(base), 1_000_000)
+    live.add(first.key, first.agent)
+    const second = issueKey(state, validateIssueRequest(base), 1_005_000)
+    live.add(second.key, second.agent)
+    first.key.revokedAt = 1_005_000
+    second.key.revokedAt = 1_006_000
+    // the live index and one built afresh (a daemon restart) say the same
+    for (const index of [live, new KeyIndex(state)]) {
+      const verdict = index.verify(first.response.keyValue)
+      expect(verdict).toMatchObject({
+        reason: 'revoked',
+        message: 'The gateway key was revoked (`gwctl key revoke`); the agent has no newer key.',
+      })
+      expect(verdict).not.toHaveProperty('rotated')
+    }
+  })
+
   it('a retry that sends the retry token of the last issue is not held to the 5 s limit; any other issue is', () => {
     const state = initialState()
     const token = {...base, retryToken: 'a'.repeat(32)}

@@ -110,10 +110,10 @@ export class KeyIndex {
    */
   private readonly verified = new Map<string, KeyRecord>()
   /**
-   * Each agent's newest key (and how many share its creation time), so that a refused request
-   * tells a rotation from a `key revoke` without a scan of every key.
+   * Each agent's keys, so that a refused request tells a rotation from a `key revoke` by a look at
+   * that agent's keys only, not a scan of every key.
    */
-  private readonly newest = new Map<string, {id: string; createdAt: number; count: number}>()
+  private readonly byAgent = new Map<string, KeyRecord[]>()
 
   constructor(private readonly state: GatewayState) {
     this.rebuild()
@@ -124,19 +124,16 @@ export class KeyIndex {
     this.byHash.clear()
     this.agents.clear()
     this.verified.clear()
-    this.newest.clear()
+    this.byAgent.clear()
     for (const key of this.state.keys) this.remember(key)
     for (const agent of this.state.agents) this.agents.set(agent.id, agent)
   }
 
   private remember(key: KeyRecord): void {
     this.byHash.set(key.hash, key)
-    const newest = this.newest.get(key.agentId)
-    if (!newest || key.createdAt > newest.createdAt) {
-      this.newest.set(key.agentId, {id: key.id, createdAt: key.createdAt, count: 1})
-    } else if (key.createdAt === newest.createdAt && key.id !== newest.id) {
-      newest.count++
-    }
+    const keys = this.byAgent.get(key.agentId)
+    if (keys) keys.push(key)
+    else this.byAgent.set(key.agentId, [key])
   }
 
   /** Records a new key and agent (the state already holds them). */
@@ -203,12 +200,15 @@ export class KeyIndex {
   }
 
   /**
-   * Whether another key of the agent is as new or newer: a rotation, told apart from a `key
-   * revoke` (or an `agents remove`). Only a refused request gets here.
+   * Whether the agent has another key as new or newer that still works: a rotation, told apart
+   * from a `key revoke` (or an `agents remove`), and from a rotation whose new key was revoked
+   * since (then no key of the agent works, and the user needs a new one). Only a refused request
+   * gets here.
    */
   private hasNewer(record: KeyRecord): boolean {
-    // another key of the agent as new or newer: the newest is another, or shares its time
-    const newest = this.newest.get(record.agentId)
-    return newest !== undefined && (newest.id !== record.id || newest.count > 1)
+    for (const key of this.byAgent.get(record.agentId) ?? [])
+      if (key.id !== record.id && key.createdAt >= record.createdAt && key.revokedAt === undefined)
+        return true
+    return false
   }
 }

@@ -109,6 +109,11 @@ describe("a chat model's call of a custom tool, to Codex", () => {
     })
   })
 
+  it("keeps a custom tool's own JSON input: one key of another name is no wrapper (review50b B2)", () => {
+    for (const raw of ['{"query":"select 1"}', '{"name":"x"}'])
+      expect(itemFor('apply_patch', raw)).toMatchObject({type: 'custom_tool_call', input: raw})
+  })
+
   it("keeps an input that holds a fence or a heredoc of its own, and repairs a function's arguments as before", () => {
     const md = '*** Begin Patch\n*** Add File: a.md\n+```sh\n+cat <<EOF\n+x\n+EOF\n+```\n*** End Patch'
     expect(itemFor('apply_patch', JSON.stringify({input: md})).input).toBe(md)

@@ -57,7 +57,7 @@ export const isCustomTool = (request: Request | undefined, name: string): boolea
  * shapes, as Codex's peers found (cc-switch #3669, copilot-api #242, codex #35361), recovered
  * here so that Codex gets the patch or the code and not an object of it: the input raw (kept as
  * it came, chat.ts), the input in a key of another name (`{"patch": …}`, `{"code": …}`: the
- * object's one key), Codex's shell form of a patch (`{"command": ["apply_patch", PATCH]}`), a JSON
+ * object's one key, of the names models use for it), Codex's shell form of a patch (`{"command": ["apply_patch", PATCH]}`), a JSON
  * string of it; then one ``` fence around the whole input, and a patch's heredoc
  * (`apply_patch <<'EOF'` … `EOF`), taken off.
  */
@@ -75,6 +75,19 @@ export function wholeArguments(args: string): boolean {
   }
 }
 
+/** The keys a chat model wraps a custom tool's input in (cc-switch #3669, copilot-api #242). */
+const WRAPPER_KEYS = new Set([
+  'input',
+  'patch',
+  'code',
+  'command',
+  'cmd',
+  'script',
+  'content',
+  'text',
+  'diff',
+])
+
 export function customInput(args: string): string {
   let parsed: unknown
   try {
@@ -85,8 +98,9 @@ export function customInput(args: string): string {
   }
   if (isObject(parsed)) {
     if (typeof parsed.input === 'string') return unwrappedInput(parsed.input)
+    // (the key names models put it under: a custom tool's own JSON input, `{"query": …}`, stays)
     const keys = Object.keys(parsed)
-    const only = keys.length === 1 ? parsed[keys[0]] : undefined
+    const only = keys.length === 1 && WRAPPER_KEYS.has(keys[0]) ? parsed[keys[0]] : undefined
     if (typeof only === 'string') return unwrappedInput(only)
     const command = parsed.command ?? parsed.cmd
     if (Array.isArray(command) && command[0] === 'apply_patch' && typeof command[1] === 'string')

@@ -19,6 +19,17 @@ describe('didYouMean', () => {
   it.each(['sim-mini', 'gpt-6', 'deepseek-v4-pro', 'claude-opus-5-5', 'x'])('%s: no guess', (name) => {
     expect(didYouMean(name, known)).toBeUndefined()
   })
+
+  // another version of a listed model is no typo: a model newer than the list (review50b B1)
+  it.each([
+    ['glm-4.7', 'glm-4.6'],
+    ['claude-opus-4-6', 'claude-opus-4-5'],
+    ['deepseek-v3.2', 'deepseek-v3.1'],
+    ['gpt-5.6-mini', 'gpt-5.5-mini'],
+    ['o4-mini', 'o3-mini'],
+  ])('%s beside %s: no guess', (name, listed) => {
+    expect(didYouMean(name, [...known, listed])).toBeUndefined()
+  })
 })
 
 describe('knownModels and targetModelWarnings', () => {

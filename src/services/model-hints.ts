@@ -46,6 +46,22 @@ function distance(a: string, b: string): number {
 }
 
 /**
+ * Whether two names of one length differ in one digit only (a version: `glm-4.7`, `glm-4.6`); two
+ * digits swapped (`qwen3-23b` for `qwen3-32b`) stay a typo.
+ */
+function versionsApart(a: string, b: string): boolean {
+  if (a.length !== b.length) return false
+  let apart = 0
+  for (let i = 0; i < a.length; i++) {
+    const x = a.charCodeAt(i)
+    const y = b.charCodeAt(i)
+    if (x === y) continue
+    if (x < 48 || x > 57 || y < 48 || y > 57 || ++apart > 1) return false
+  }
+  return apart === 1
+}
+
+/**
  * The known name `name` is probably a typo of: the same name in other case, else the nearest one
  * within a quarter of its length (at least one edit, at most three). Undefined for a known name or
  * one far from all of them (a model the list does not have yet).
@@ -57,6 +73,9 @@ export function didYouMean(name: string, known: readonly string[]): string | und
   const allowed = Math.min(3, Math.max(1, Math.floor(name.length / 4)))
   let best: {name: string; d: number} | undefined
   for (const k of known) {
+    // another version of a known model (glm-4.7 beside glm-4.6, o4-mini beside o3-mini) is no
+    // typo: likely a model newer than the list
+    if (versionsApart(name, k)) continue
     const d = distance(name, k)
     if (d <= allowed && (!best || d < best.d)) best = {name: k, d}
   }
