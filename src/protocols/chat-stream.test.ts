@@ -899,6 +899,37 @@ describe('chat stream encoder: text chunks', () => {
   })
 })
 
+describe("xAI's reasoning, counted beside the completion (research50 #2)", () => {
+  it('counts it in the output where the total says it is not in the completion; elsewhere as it is', () => {
+    // xAI: total = prompt + completion + reasoning
+    expect(
+      decodeChatUsage({
+        prompt_tokens: 14,
+        completion_tokens: 2,
+        total_tokens: 333,
+        completion_tokens_details: {reasoning_tokens: 317},
+      }),
+    ).toMatchObject({inputTokens: 14, outputTokens: 319, reasoningTokens: 317})
+    // OpenAI and the others: the reasoning is part of the completion already
+    expect(
+      decodeChatUsage({
+        prompt_tokens: 14,
+        completion_tokens: 319,
+        total_tokens: 333,
+        completion_tokens_details: {reasoning_tokens: 317},
+      }),
+    ).toMatchObject({outputTokens: 319, reasoningTokens: 317})
+    // no total: as it came
+    expect(
+      decodeChatUsage({
+        prompt_tokens: 14,
+        completion_tokens: 2,
+        completion_tokens_details: {reasoning_tokens: 317},
+      }),
+    ).toMatchObject({outputTokens: 2})
+  })
+})
+
 describe('the cache writes of Claude behind a chat server', () => {
   it("reads OpenRouter's cache_write_tokens and LiteLLM's cache_creation_input_tokens", () => {
     expect(

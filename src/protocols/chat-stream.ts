@@ -101,6 +101,14 @@ export function decodeChatUsage(raw: unknown): Usage {
       0,
     reasoningTokens: num(completion.reasoning_tokens) ?? 0,
   }
+  // xAI counts the reasoning beside the completion, not in it (its total is prompt + completion +
+  // reasoning: vercel/ai #12425, inspect_ai #5528): the output is both, as every other server
+  // counts it (two additions, on an answer that says it reasoned)
+  if (usage.reasoningTokens > 0) {
+    const total = num(u.total_tokens)
+    if (total !== undefined && total === usage.inputTokens + usage.outputTokens + usage.reasoningTokens)
+      usage.outputTokens += usage.reasoningTokens
+  }
   // (only where DashScope breaks its writes down: no other chat usage carries the member)
   if (isObj(prompt.cache_creation)) {
     const oneHour = num(prompt.cache_creation.ephemeral_1h_input_tokens)

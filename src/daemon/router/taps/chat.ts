@@ -82,6 +82,13 @@ export class ChatReader implements Reader {
       cacheCreationTokens: cacheWrites(u, prompt),
       reasoningTokens: num(obj(u.completion_tokens_details)?.reasoning_tokens),
     }
+    // xAI's reasoning beside the completion (its total says so): in the output, as the
+    // translation reads it (protocols/chat-stream.ts `decodeChatUsage`)
+    if (
+      usage.reasoningTokens > 0 &&
+      num(u.total_tokens) === usage.inputTokens + usage.outputTokens + usage.reasoningTokens
+    )
+      usage.outputTokens += usage.reasoningTokens
     // DashScope's breakdown of its writes, `cache_creation.ephemeral_1h_input_tokens`: the part
     // kept one hour, as the Messages tap reads Anthropic's (never more than the writes)
     const oneHour = obj(prompt?.cache_creation)?.ephemeral_1h_input_tokens

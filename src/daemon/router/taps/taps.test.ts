@@ -135,6 +135,26 @@ describe('usage taps', () => {
     })
   })
 
+  it("chat: xAI's reasoning beside the completion is counted in the output (its total says so)", () => {
+    const xai = JSON.stringify({
+      id: 'x',
+      choices: [{index: 0, message: {role: 'assistant', content: 'hi'}, finish_reason: 'stop'}],
+      usage: {
+        prompt_tokens: 14,
+        completion_tokens: 2,
+        total_tokens: 333,
+        completion_tokens_details: {reasoning_tokens: 317},
+      },
+    })
+    expect(tapped('chat', false, xai)).toMatchObject({
+      inputTokens: 14,
+      outputTokens: 319,
+      reasoningTokens: 317,
+    })
+    // OpenAI's: the reasoning inside the completion already
+    expect(tapped('chat', true, chatStream)).toMatchObject({outputTokens: 3, reasoningTokens: 1})
+  })
+
   it("chat: DashScope's breakdown of its writes, the 1-hour part in the row", () => {
     const body = (cacheCreation: unknown) =>
       JSON.stringify({
