@@ -1,6 +1,7 @@
 /**
  * Codex's `prompt_cache_key` to OpenAI's own chat completions (Responses translated to chat): the
- * key goes to `api.openai.com`, which takes it, and to no other chat server (most refuse it); one
+ * key goes to `api.openai.com` and Moonshot's API, which take it, as `x-grok-conv-id` to xAI, and
+ * to no other chat server (most refuse it); one
  * that refuses it anyway learns to go without. A chat client's own key, passed through, goes as it
  * came. The proxy in this process; `api.openai.com` is a scripted upstream on 127.0.0.1 (the
  * gateway's connection pool for that origin is pointed there: nothing leaves this machine).
@@ -9,9 +10,14 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {ProxyTarget} from './proxy.js'
 import type {Refusal, Upstream} from './proxy-fixture.js'
-import {CHAT_ANSWER, chatTarget, ProxyGateway, startJudgedUpstream} from './proxy-fixture.js'
+import {CHAT_ANSWER, chatTarget, ProxyGateway, startJudgedUpstream, startUpstream} from './proxy-fixture.js'
 
 const OPENAI = 'https://api.openai.com'
+const MOONSHOT = 'https://api.moonshot.ai'
+const XAI = 'https://api.x.ai'
+/** The headers of each request xAI's stand-in got. */
+const xaiHeaders: Array<Record<string, unknown>> = []
+let xai: Upstream
 
 const received: Buffer[] = []
 let refusal: ((body: Record<string, unknown>) => Refusal | undefined) | undefined
@@ -31,16 +37,26 @@ beforeAll(async () => {
     stream: CHAT_STREAM,
     json: CHAT_ANSWER,
   })
+  xai = await startUpstream((req, res) => {
+    xaiHeaders.push({...req.headers})
+    res.writeHead(200, {'content-type': 'application/json'})
+    res.end(CHAT_ANSWER)
+  })
   gateway = new ProxyGateway({route: () => ({targets})})
-  // OpenAI's origin, served by the scripted upstream
+  // OpenAI's and Moonshot's origins, served by the scripted upstream; xAI's by its stand-in
   const get = gateway.pools.get.bind(gateway.pools)
-  gateway.pools.get = (origin, timeouts) => get(origin === OPENAI ? upstream.origin : origin, timeouts)
+  gateway.pools.get = (origin, timeouts) =>
+    get(
+      origin === OPENAI || origin === MOONSHOT ? upstream.origin : origin === XAI ? xai.origin : origin,
+      timeouts,
+    )
   await gateway.listen()
 })
 
 afterAll(async () => {
   await gateway.close()
   upstream.close()
+  xai.close()
 })
 
 const post = (path: string, body: unknown) =>
@@ -82,6 +98,26 @@ describe('prompt_cache_key to a chat upstream', () => {
       ],
       prompt_cache_key: 'conv-019a',
     })
+  })
+
+  it("Codex to Moonshot's (Kimi's) chat completions: its key goes as prompt_cache_key, as Kimi's own clients send it", async () => {
+    received.length = 0
+    targets = [translated('kimi', 'kimi-k2.6', `${MOONSHOT}/v1`)]
+    expect((await post('/v1/responses', codex)).status).toBe(200)
+    expect(sent(0)).toMatchObject({model: 'kimi-k2.6', prompt_cache_key: 'conv-019a'})
+  })
+
+  it("Codex to xAI: the conversation named in x-grok-conv-id (its cache's routing), no body field", async () => {
+    xaiHeaders.length = 0
+    targets = [translated('xai', 'grok-4.3', `${XAI}/v1`)]
+    const r = await post('/v1/responses', codex)
+    expect(r.status, await r.text()).toBe(200)
+    expect(xaiHeaders).toHaveLength(1)
+    expect(xaiHeaders[0]['x-grok-conv-id']).toBe('conv-019a')
+    // a request without a key: no header
+    const {prompt_cache_key: _, ...keyless} = codex
+    expect((await post('/v1/responses', keyless)).status).toBe(200)
+    expect(xaiHeaders[1]).not.toHaveProperty('x-grok-conv-id')
   })
 
   it('Codex to another chat server: no key', async () => {

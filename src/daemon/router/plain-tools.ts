@@ -76,6 +76,24 @@ export function isOpenAiApi(baseUrl: string): boolean {
   return /^https:\/\/api\.openai\.com(?:[:/?#]|$)/i.test(baseUrl)
 }
 
+/**
+ * Moonshot's API (Kimi: `api.moonshot.ai`, `api.moonshot.cn`, `api.kimi.com/coding`), whose chat
+ * completions take a conversation's `prompt_cache_key` as OpenAI's do (its own SDK and kimi-cli
+ * send the session's id so: MoonshotAI/kimi-cli #12, Kilo Code #5722).
+ */
+export function isMoonshotApi(baseUrl: string): boolean {
+  return /^https:\/\/api\.(?:moonshot\.(?:ai|cn)|kimi\.com)(?:[:/?#]|$)/i.test(baseUrl)
+}
+
+/**
+ * xAI's API (`api.x.ai`): its prompt cache holds a conversation's prefix on one machine when the
+ * requests name it in the `x-grok-conv-id` header (xAI's prompt caching guide; codex-router #265
+ * measured 3.9 % cached without it, 99.6 % with it).
+ */
+export function isXaiApi(baseUrl: string): boolean {
+  return /^https:\/\/api\.x\.ai(?:[:/?#]|$)/i.test(baseUrl)
+}
+
 const local = new Map<string, boolean>()
 
 /**

@@ -34,7 +34,9 @@ import {
   holdsCallOutput,
   holdsOpenAiToolShapes,
   isLocalServer,
+  isMoonshotApi,
   isOpenAiApi,
+  isXaiApi,
   isOpenAiResponsesHost,
   withAdjacentOutputs,
   withoutLiteItem,
@@ -169,6 +171,21 @@ interface TranslatedRequest {
   upstreamModel: string
   /** How many refused fields this request has gone again without. */
   adapted?: number
+}
+
+/**
+ * A translated request's conversation (its cache key: Codex's `prompt_cache_key`, a Claude Code
+ * session) named to xAI in `x-grok-conv-id`, which keeps its prefix cached on one machine
+ * (./plain-tools.ts `isXaiApi`); any other request's headers as they are.
+ */
+function conversationHeader(
+  headers: Record<string, string>,
+  translated: TranslatedRequest | undefined,
+  provider: {baseUrl: string},
+): Record<string, string> {
+  const key = translated?.translation.client.request.cacheKey
+  if (key !== undefined && isXaiApi(provider.baseUrl)) headers['x-grok-conv-id'] = key
+  return headers
 }
 
 /** The body of a count-tokens request (`/v1/messages/count_tokens`, `:countTokens`). */
@@ -608,7 +625,12 @@ export async function proxyRequest(
     if (target.provider.family === 'chat' && isOpenAiApi(target.provider.baseUrl)) {
       ctx.openAiApi = true
       if (client.request.cacheKey !== undefined) ctx.cacheKeys = true
-    }
+    } else if (
+      client.request.cacheKey !== undefined &&
+      target.provider.family === 'chat' &&
+      isMoonshotApi(target.provider.baseUrl)
+    )
+      ctx.cacheKeys = true
     // Azure OpenAI keeps the items the next turn names by id only with `store: true`: by its host
     // (looked at once per provider, only for a Responses upstream), or learned from its refusal
     if (target.provider.family === 'responses' && (adapt?.storeTrue || azureProvider(target.provider)))
@@ -747,17 +769,21 @@ export async function proxyRequest(
       upstream = await pools.get(origin, options.timeouts).request({
         method: request.method as 'POST',
         path: fullPath,
-        headers: forwardHeaders(
-          request.headers,
+        headers: conversationHeader(
+          forwardHeaders(
+            request.headers,
+            provider,
+            credential,
+            body.length,
+            // (Codex's tools made plain for a Responses server, or its Lite request sent as for a
+            // model that is not Lite: its headers go as passed through, but its Lite header: ./headers.ts)
+            translated === undefined
+              ? passedWith?.liteOff === true && family === 'responses' && 'noLite'
+              : provider.family !== family || 'noLite',
+            translated?.sent.beta,
+          ),
+          translated,
           provider,
-          credential,
-          body.length,
-          // (Codex's tools made plain for a Responses server, or its Lite request sent as for a
-          // model that is not Lite: its headers go as passed through, but its Lite header: ./headers.ts)
-          translated === undefined
-            ? passedWith?.liteOff === true && family === 'responses' && 'noLite'
-            : provider.family !== family || 'noLite',
-          translated?.sent.beta,
         ),
         body: body.length > 0 ? body : undefined,
         // An upstream may answer a large body (413) without reading it: the unread rest would
