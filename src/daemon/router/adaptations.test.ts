@@ -4341,6 +4341,22 @@ describe('an output_config.effort a Messages upstream refuses', () => {
     expect(again(cc('medium'), b).output_config).toBeUndefined()
   })
 
+  it("the value named in a field's wording: that value steps down, the field stays for the others (review50b B5)", () => {
+    for (const [words, value] of [
+      ["This model does not support effort 'max'.", 'max'],
+      ['This model does not support the effort level max', 'max'],
+      ["claude-opus-4-5 does not support effort 'xhigh'", 'xhigh'],
+      ["output_config.effort: 'max' is only available on Opus 4.6 and later", 'max'],
+    ] as const) {
+      const a = new UpstreamAdaptations()
+      expect(a.learn('p', 'm', invalid(words), sentOfPassedMessages(cc(value))), words).toBe(
+        `refused output_config.effort ${value}: sent again with high`,
+      )
+      expect(a.get('p', 'm')?.drop, words).toBeUndefined()
+      expect(again(cc('low'), a).output_config, words).toEqual({effort: 'low'})
+    }
+  })
+
   it('the field refused: the requests go without it (the model its default effort)', () => {
     for (const words of [
       'output_config.effort: Extra inputs are not permitted',

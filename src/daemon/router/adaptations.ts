@@ -381,20 +381,25 @@ function messagesEffortRefusal(
     next: {...known, drop: [...new Set([...(known.drop ?? []), 'output_config.effort'])]},
     note: `refused output_config.effort${note}: sent again without it`,
   })
+  const value = sent.toLowerCase()
+  // the words name the value sent ("does not support effort 'max'", "the effort level max"): a
+  // refusal of that value, not of the field (dropped, every later effort would go unsaid)
+  const namesValue =
+    EFFORTS.includes(value) && new RegExp(`effort(?: level)?\\W{0,3}${value}\\b`, 'i').test(message)
   if (
-    new RegExp(`output_config\\.effort\\W{0,4}${REFUSES.source}`, 'i').test(message) ||
-    /does not support (?:the )?\W?effort\b|\beffort(?: parameter)?\W{0,2} is not supported(?: for this model)?\W{0,3}$/im.test(
-      message,
-    )
+    !namesValue &&
+    (new RegExp(`output_config\\.effort\\W{0,4}${REFUSES.source}`, 'i').test(message) ||
+      /does not support (?:the )?\W?effort\b|\beffort(?: parameter)?\W{0,2} is not supported(?: for this model)?\W{0,3}$/im.test(
+        message,
+      ))
   )
     return drop('')
-  const value = sent.toLowerCase()
   if (!EFFORTS.includes(value)) return undefined
   // (without the input a validator echoes: pydantic's `input_value='max'`, `"input": "max"`, zod's
   // `received 'max'`)
   const said = message.replace(/input_value=\S+|['"]input['"]\s*:\s*['"]\w*['"]|received\W{0,3}\w+/gi, '')
   if (
-    !/not supported|unsupported|not (?:a )?valid|invalid|should be|expected|must be|please use|not allowed|allowed values/i.test(
+    !/not supported|does not support|unsupported|only available|not (?:a )?valid|invalid|should be|expected|must be|please use|not allowed|allowed values/i.test(
       said,
     )
   )
