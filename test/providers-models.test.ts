@@ -125,11 +125,26 @@ describe('gwctl providers models', {timeout: 60_000}, () => {
         '--family',
         'messages',
         '--target',
-        'corp:glm-4.7',
+        'corp:glm-4.5-ari',
         '--translate',
       ])
       expect(typo.exitCode, typo.stderr).toBe(0)
-      expect(typo.stderr).toContain('corp:glm-4.7: corp lists no model "glm-4.7"; did you mean "glm-4.6"?')
+      expect(typo.stderr).toContain(
+        'corp:glm-4.5-ari: corp lists no model "glm-4.5-ari"; did you mean "glm-4.5-air"?',
+      )
+      // another version of a listed one (a model newer than the list): no guess
+      const newer = await cli([
+        'policies',
+        'route',
+        'team2',
+        '--family',
+        'messages',
+        '--target',
+        'corp:glm-4.7',
+        '--translate',
+      ])
+      expect(newer.exitCode, newer.stderr).toBe(0)
+      expect(newer.stderr).not.toContain('did you mean')
     } finally {
       cleanup()
     }
