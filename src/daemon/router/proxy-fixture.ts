@@ -5,7 +5,7 @@
  */
 import type {IncomingHttpHeaders, IncomingMessage, Server, ServerResponse} from 'node:http'
 import {createServer} from 'node:http'
-import type {AddressInfo} from 'node:net'
+import type {AddressInfo, Socket} from 'node:net'
 
 import type {Family, TimeoutSettings} from '../../store/schema.js'
 import {DEFAULT_TIMEOUTS} from '../../store/schema.js'
@@ -58,6 +58,27 @@ export async function startUpstream(handler: UpstreamHandler): Promise<Upstream>
   const server = createServer(async (req, res) => handler(req, res, await readBody(req)))
   const origin = await listen(server)
   return {origin, close: () => shut(server)}
+}
+
+/**
+ * Records what each write to `res`'s socket holds, in order, into `writes` (`_write`, or `_writev`
+ * for the writes of a corked tick, joined): the chunks a client receives, as the relays wrote them.
+ */
+export function recordSocketWrites(res: ServerResponse, writes: string[]): void {
+  const socket = res.socket as Socket & {
+    _write: (chunk: Buffer | string, encoding: string, cb: () => void) => void
+    _writev: (chunks: Array<{chunk: Buffer | string}>, cb: () => void) => void
+  }
+  const write = socket._write
+  const writev = socket._writev
+  socket._write = function (c, encoding, cb) {
+    writes.push(String(c))
+    write.call(this, c, encoding, cb)
+  }
+  socket._writev = function (chunks, cb) {
+    writes.push(chunks.map((c) => String(c.chunk)).join(''))
+    writev.call(this, chunks, cb)
+  }
 }
 
 /** An upstream's refusal of a request: its status and JSON body. */

@@ -7,13 +7,14 @@
  */
 import type {IncomingMessage, Server, ServerResponse} from 'node:http'
 import {createServer, request} from 'node:http'
-import type {AddressInfo, Socket} from 'node:net'
+import type {AddressInfo} from 'node:net'
 import {performance} from 'node:perf_hooks'
 import {Readable} from 'node:stream'
 import type {Dispatcher} from 'undici'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import type {ProxyResult} from './proxy-types.js'
+import {recordSocketWrites} from './proxy-fixture.js'
 import {relay} from './relay.js'
 
 const event = (content: string): string =>
@@ -65,20 +66,7 @@ async function start(options: {readClient?: boolean} = {}): Promise<Run> {
   }
   let relayed!: Promise<unknown>
   const server = createServer((req, res: ServerResponse) => {
-    const socket = res.socket as Socket & {
-      _write: (chunk: Buffer | string, encoding: string, cb: () => void) => void
-      _writev: (chunks: Array<{chunk: Buffer | string}>, cb: () => void) => void
-    }
-    const write = socket._write
-    const writev = socket._writev
-    socket._write = function (c, encoding, cb) {
-      writes.push(String(c))
-      write.call(this, c, encoding, cb)
-    }
-    socket._writev = function (chunks, cb) {
-      writes.push(chunks.map((c) => String(c.chunk)).join(''))
-      writev.call(this, chunks, cb)
-    }
+    recordSocketWrites(res, writes)
     const upstream = {
       statusCode: 200,
       headers: {'content-type': 'text/event-stream', 'x-request-id': 'up-1'},

@@ -8,14 +8,13 @@
  */
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {request} from 'node:http'
-import type {Socket} from 'node:net'
 import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
 
 import {StreamTranslator} from '../../protocols/translate.js'
 
 import type {ProviderConfig} from '../../store/schema.js'
 import type {Upstream} from './proxy-fixture.js'
-import {ProxyGateway, startUpstream} from './proxy-fixture.js'
+import {ProxyGateway, recordSocketWrites, startUpstream} from './proxy-fixture.js'
 
 const chunk = (payload: Record<string, unknown>): string => `data: ${JSON.stringify(payload)}\n\n`
 const delta = (content: string, extra: Record<string, unknown> = {}): string =>
@@ -46,23 +45,10 @@ let next: () => void = () => {}
 /** The socket writes of the last answer, in order (each as text). */
 let writes: string[] = []
 
-/** Records what each write to the client's socket holds (`_write` or, corked, `_writev`). */
+/** Records what each write to the client's socket holds. */
 function spy(res: ServerResponse): void {
-  const socket = res.socket as Socket & {
-    _write: (chunk: Buffer | string, encoding: string, cb: () => void) => void
-    _writev: (chunks: Array<{chunk: Buffer | string}>, cb: () => void) => void
-  }
   writes = []
-  const write = socket._write
-  const writev = socket._writev
-  socket._write = function (c, encoding, cb) {
-    writes.push(String(c))
-    write.call(this, c, encoding, cb)
-  }
-  socket._writev = function (chunks, cb) {
-    writes.push(chunks.map((c) => String(c.chunk)).join(''))
-    writev.call(this, chunks, cb)
-  }
+  recordSocketWrites(res, writes)
 }
 
 const gateway = new ProxyGateway({
