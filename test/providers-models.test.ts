@@ -195,6 +195,11 @@ describe('gwctl providers models', {timeout: 60_000}, () => {
   it('the simulator lists its own; errors name what to fix, with their exit codes, never the key', async () => {
     const {cleanup, cli} = setup()
     try {
+      const simText = await cli(['providers', 'models', 'sim-chat'])
+      expect([simText.stdout, simText.stderr]).toEqual([
+        'sim-mini\nsim-pro\nsim-reasoner\n',
+        "sim-chat (chat, the simulator): 3 models, the simulator's list\n",
+      ])
       const sim = await cli(['providers', 'models', 'sim-chat', '--json'])
       expect(sim.exitCode, sim.stderr).toBe(0)
       expect(json(sim)).toMatchObject({models: ['sim-mini', 'sim-pro', 'sim-reasoner'], source: 'simulator'})

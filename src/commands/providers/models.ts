@@ -50,7 +50,7 @@ export default class ProvidersModels extends BaseCommand {
           : 'listed now'
     err(
       colorErr().dim(
-        `${list.provider} (${list.family}, ${list.baseUrl}): ${list.models.length} model${list.models.length === 1 ? '' : 's'}, ${when}`,
+        `${list.provider} (${list.family}, ${list.source === 'simulator' ? 'the simulator' : list.baseUrl}): ${list.models.length} model${list.models.length === 1 ? '' : 's'}, ${when}`,
       ),
     )
     for (const model of list.models) out(model)
