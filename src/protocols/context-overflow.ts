@@ -238,3 +238,20 @@ export function inEntranceWords(family: Family, text: string): boolean {
   if (family === 'gemini') return /input token count/i.test(text)
   return /context_length_exceeded/.test(text)
 }
+
+/**
+ * An upstream's error said where no status says it (a stream's error event, a 200 whose body is an
+ * error alone) that states a prompt past the context window (`said`: its message), in the words
+ * of the client's protocol, with the window it states; undefined for any other error, and for
+ * words the client's protocol already has. A cheap word test first: most errors are not one.
+ */
+export function saidOverflow(
+  family: Family,
+  said: string,
+): {message: string; code?: string; window: number | undefined} | undefined {
+  if (!MAYBE_OVERFLOW.test(said) || inEntranceWords(family, said)) return undefined
+  const overflow = readContextOverflow(said, said)
+  if (!overflow || !saysOverflow(family, overflow)) return undefined
+  const words = contextOverflowError(family, overflow, said)
+  return {message: words.message, code: words.code, window: overflow.limit}
+}

@@ -36,13 +36,7 @@ import {
   messagesBodyWithinToolCap,
   requestWithinToolCap,
 } from './tool-cap.js'
-import {
-  contextOverflowError,
-  inEntranceWords,
-  MAYBE_OVERFLOW,
-  readContextOverflow,
-  saysOverflow,
-} from './context-overflow.js'
+import {saidOverflow} from './context-overflow.js'
 import {clientToolName, renameTools, upstreamToolNames} from './tool-names.js'
 import {chatBodyWithoutSchemaKeys, objectTool, withoutSchemaKeys} from './tool-schemas.js'
 import type {
@@ -1286,22 +1280,6 @@ export function translateResponseText(
  * ends without its terminal event, or sends an error event, is reported in `error` (and the
  * client gets its own protocol's error event).
  */
-/**
- * An upstream's stream error event that states a prompt past the context window (`said`: its
- * message), in the words of the client's protocol (context-overflow.ts), with the window it
- * states; undefined for any other error. A cheap word test first: most stream errors are not one.
- */
-function streamedOverflow(
-  family: Family,
-  said: string,
-): {message: string; code?: string; window: number | undefined} | undefined {
-  if (!MAYBE_OVERFLOW.test(said) || inEntranceWords(family, said)) return undefined
-  const overflow = readContextOverflow(said, said)
-  if (!overflow || !saysOverflow(family, overflow)) return undefined
-  const words = contextOverflowError(family, overflow, said)
-  return {message: words.message, code: words.code, window: overflow.limit}
-}
-
 export class StreamTranslator {
   readonly usage = new UsageCollector()
   /**
@@ -1575,7 +1553,7 @@ export class StreamTranslator {
         // `response.failed`)
         let overflowed = false
         if (this.deltas === 0 && !this.truncating) {
-          const overflow = streamedOverflow(this.clientFamily, event.message)
+          const overflow = saidOverflow(this.clientFamily, event.message)
           if (overflow) {
             this.contextWindow = overflow.window
             overflowed = true

@@ -12,6 +12,7 @@ import {writeFileAtomic} from '../core/atomic-file.js'
 import {AuthError, ConfigError, NotFoundError, UpstreamError, isAbortError} from '../core/errors.js'
 import {SIM_MODELS} from '../gateway/effective-providers.js'
 import {resolveCredential} from '../gateway/policy.js'
+import {upstreamPath} from '../gateway/upstream-path.js'
 import {homeFile} from '../store/paths.js'
 import type {Family, ProviderConfig} from '../store/schema.js'
 import {StateStore} from '../store/state.js'
@@ -80,12 +81,8 @@ export function listRequest(
   key: string | undefined,
   page?: string,
 ): {url: string; headers: Record<string, string>} {
-  const base = new URL(baseUrl)
-  const basePath = base.pathname.replace(/\/+$/, '')
-  const versioned = /\/v\d+[a-z]*\d*(?:\/openai)?$/.test(basePath)
-  const entrance = family === 'gemini' ? '/v1beta/models' : '/v1/models'
-  const path = versioned ? entrance.replace(/^\/v1(?:beta)?/, '') : entrance
-  const url = new URL(base.origin + basePath + path)
+  const {origin, path} = upstreamPath(baseUrl, family === 'gemini' ? '/v1beta/models' : '/v1/models')
+  const url = new URL(origin + path)
   const headers: Record<string, string> = {accept: 'application/json'}
   if (family === 'messages') {
     headers['anthropic-version'] = '2023-06-01'

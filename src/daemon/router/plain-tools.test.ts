@@ -846,6 +846,9 @@ describe('plain-tools helpers', () => {
       'http://gpu-box.local:8000',
       'http://studio.lan',
       'http://[fd12::1]:8000',
+      // IPv4-mapped (the URL parser writes them in hex)
+      'http://[::ffff:127.0.0.1]:1234/v1',
+      'http://[::ffff:192.168.1.20]:8000',
     ])
       expect([url, isLocalServer(url)]).toEqual([url, true])
     for (const url of [
@@ -853,6 +856,7 @@ describe('plain-tools helpers', () => {
       'https://openrouter.ai/api/v1',
       'http://172.32.0.1',
       'http://8.8.8.8',
+      'http://[::ffff:8.8.8.8]',
       'https://relay.example.com',
       'not a url',
     ])

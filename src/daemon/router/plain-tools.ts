@@ -122,8 +122,12 @@ function localHost(baseUrl: string): boolean {
     const v6 = host.slice(1, -1)
     // loopback, unique local (fc00::/7), link-local (fe80::/10), an IPv4-mapped one
     if (v6 === '::1' || /^f[cd]/.test(v6) || /^fe[89ab]/.test(v6)) return true
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(v6)
-    return mapped ? privateV4(mapped[1]) : false
+    // (the URL parser writes an IPv4-mapped address in hex: `[::ffff:127.0.0.1]` is `[::ffff:7f00:1]`)
+    const mapped = /^::ffff:([\da-f]{1,4}):([\da-f]{1,4})$/.exec(v6)
+    if (!mapped) return false
+    const high = parseInt(mapped[1]!, 16)
+    const low = parseInt(mapped[2]!, 16)
+    return privateV4(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`)
   }
   if (/^\d+\.\d+\.\d+\.\d+$/.test(host)) return privateV4(host)
   if (host === 'localhost' || !host.includes('.')) return true

@@ -5,7 +5,9 @@
  * only shows here: the status, the row's usage and error, the breaker, and an upstream that goes
  * silent or drops the connection mid-answer (the client gets its error event, never a hang).
  */
-import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
+import {afterAll, afterEach, beforeAll, describe, expect, it, vi} from 'vitest'
+
+import {StreamTranslator} from '../../protocols/translate.js'
 
 import type {Family, ProviderConfig, TimeoutSettings} from '../../store/schema.js'
 import {BreakerRegistry} from './breaker.js'
@@ -114,7 +116,9 @@ async function run(client: Family, up: Family, s: typeof script, stream = true) 
   const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
   targets = () => [{provider: provider(up), translate: true, breaker: breakers.get('up')}]
   const started = performance.now()
-  const res = await fetch(gateway.url + PATH[client], {
+  // (a Gemini client's JSON answer is another method's)
+  const path = stream || client !== 'gemini' ? PATH[client] : '/v1beta/models/up:generateContent'
+  const res = await fetch(gateway.url + path, {
     method: 'POST',
     headers: {'content-type': 'application/json'},
     body: JSON.stringify(stream ? BODY[client] : {...(BODY[client] as object), stream: false}),
@@ -284,7 +288,7 @@ describe("a Messages upstream's refusal stop to a Responses client", () => {
 })
 
 describe('a JSON answer that is an error alone (a relay of the one-api kind)', () => {
-  it.each(DIRECTIONS.filter(([, client]) => client !== 'gemini'))(
+  it.each(DIRECTIONS)(
     '%s upstream, %s client: the upstream\'s words and status in the client\'s error, not a 502 "cannot be translated"',
     async (up, client) => {
       const body = JSON.stringify({
@@ -313,6 +317,68 @@ describe('a JSON answer that is an error alone (a relay of the one-api kind)', (
       )
       expect(refused.res.status).toBe(400)
       expect(refused.breaker).toBe('closed')
+    },
+  )
+})
+
+describe('a JSON answer that is an error alone stating a prompt past the window (LM Studio, llama.cpp relays)', () => {
+  const said =
+    'Input does not fit in context length. The input has 9000 tokens, but the context length only supports 4096 tokens.'
+  const WORDS: Record<Family, RegExp> = {
+    chat: /"code":"context_length_exceeded"/,
+    responses: /"code":"context_length_exceeded"/,
+    messages: /prompt is too long: 9000 tokens > 4096 maximum/,
+    gemini: /input token count/i,
+  }
+  it.each(DIRECTIONS.filter(([up]) => up === 'chat' || up === 'messages'))(
+    '%s upstream, %s client: a 400 in the overflow words the agent compacts on, the window kept',
+    async (up, client) => {
+      const {res, text, result, breaker} = await run(
+        client,
+        up,
+        {body: JSON.stringify({error: said}), then: 'end', json: true},
+        false,
+      )
+      expect(res.status).toBe(400)
+      expect(text).toMatch(WORDS[client])
+      expect(result).toMatchObject({status: 400, contextWindow: 4096})
+      expect(result.error).toContain('with an error: Input does not fit')
+      expect(breaker).toBe('closed')
+    },
+  )
+  it("words already the client's own are a 400 whatever the body's code", async () => {
+    const body = JSON.stringify({
+      error: {message: 'prompt is too long: 9000 tokens > 4096 maximum', code: 500},
+    })
+    const {res, text, breaker} = await run('messages', 'chat', {body, then: 'end', json: true}, false)
+    expect(res.status).toBe(400)
+    expect(JSON.parse(text)).toMatchObject({
+      error: {message: 'prompt is too long: 9000 tokens > 4096 maximum'},
+    })
+    expect(breaker).toBe('closed')
+  })
+})
+
+describe('a translation that throws as the stream ends', () => {
+  // (a fault of gwctl's own translator, which no upstream should find: it fails that stream, as a
+  // throw in a chunk's translation does, never the daemon; the end runs from a timer and from the
+  // body's events, where a throw would be the process's)
+  afterEach(() => {
+    vi.restoreAllMocks()
+  })
+  it.each(['end', 'stall'] as const)(
+    'chat upstream that stops, then %s without its last event: the client gets an error event, the row a broken stream',
+    async (then) => {
+      vi.spyOn(StreamTranslator.prototype, 'end').mockImplementationOnce(() => {
+        throw new Error('translator fault')
+      })
+      // (no `[DONE]`: the answer is ended by the gateway, at the body's end or the grace's)
+      const body = TEXT.chat + chatChunk({}, 'stop')
+      const {res, text, result} = await run('messages', 'chat', {body, then})
+      expect(res.status).toBe(200)
+      expect(text).toContain('Hello')
+      expect(text).toMatch(ERROR_EVENT.messages('stream broke after the first byte: translator fault'))
+      expect(result).toMatchObject({status: 200, broken: true})
     },
   )
 })

@@ -22,7 +22,13 @@ import {
   translateResponseText,
   upstreamErrorMessage,
 } from '../../protocols/translate.js'
-import {contextOverflowError, readContextOverflow, saysOverflow} from '../../protocols/context-overflow.js'
+import {
+  contextOverflowError,
+  inEntranceWords,
+  readContextOverflow,
+  saidOverflow,
+  saysOverflow,
+} from '../../protocols/context-overflow.js'
 import type {CarryStore, ThinkInPrompt, Usage} from '../../protocols/ir.js'
 import {parseJsonBytes, utf8Bytes} from '../../protocols/json-bytes.js'
 import {decodeMessagesUsage, droppedThinking, droppedThinkingNote} from '../../protocols/messages-stream.js'
@@ -428,6 +434,20 @@ export async function relayTranslated(
     const said = failure ? undefined : errorOnly(body)
     if (said) {
       const message = `${upstreamNamed(provider, family)}: upstream answered ${status} with an error: ${redact(said.message)}`
+      // a prompt past the window said so (LM Studio, llama.cpp-based relays): the entrance's
+      // overflow answer, a 400 the agent compacts on, the window kept
+      const overflow = said.status === 429 ? undefined : saidOverflow(family, redact(said.message))
+      if (overflow || (said.status !== 429 && inEntranceWords(family, said.message))) {
+        if (overflow?.window) result.contextWindow = overflow.window
+        target.breaker?.recordSuccess()
+        result.status = 400
+        result.error = message
+        sendFamilyError(res, family, 400, overflow?.message ?? redact(said.message), {
+          requestId: result.requestId,
+          ...(overflow?.code ? {code: overflow.code} : {}),
+        })
+        return
+      }
       if (said.status >= 500 || said.status === 429) target.breaker?.recordFailure(message)
       else target.breaker?.recordSuccess()
       result.status = said.status
@@ -572,14 +592,24 @@ export async function relayTranslated(
   // STOPPED_GRACE_MS after the stop (time for the usage that follows it)
   let grace: NodeJS.Timeout | undefined
   const broken = await new Promise<{error: unknown} | undefined>((resolve) => {
+    // (called from a timer and from the body's events: a throw in the translation fails the
+    // stream, never the process)
     const endStopped = (): void => {
       clearTimeout(grace)
-      if (!translator.done) {
-        const rest = translator.end()
-        if (translator.paused) send(rest)
-        else sendLast(rest)
+      try {
+        if (!translator.done) finish()
+      } catch (error) {
+        resolve({error})
+        return
       }
       resolve(undefined)
+    }
+    // the client's end of the answer (a paused answer's end is not the client's: its
+    // continuation follows)
+    const finish = (): void => {
+      const rest = translator.end()
+      if (translator.paused) send(rest)
+      else sendLast(rest)
     }
     // The first event goes out as soon as it is translated, with the headers: node:http holds a
     // response's writes until the next tick (it corks the socket), so it is uncorked at once
@@ -642,16 +672,14 @@ export async function relayTranslated(
       // stream, as in its tick, never the process from an event handler)
       try {
         translate()
+        clearTimeout(grace)
+        finish()
       } catch (error) {
         clearTimeout(grace)
-        resolve({error: error as Error})
+        // (an answer already whole and ended is not broken by what failed after it)
+        resolve(translator.done && res.writableEnded ? undefined : {error: error as Error})
         return
       }
-      clearTimeout(grace)
-      const rest = translator.end()
-      // a paused answer's end is not the client's: its continuation follows
-      if (translator.paused) send(rest)
-      else sendLast(rest)
       resolve(undefined)
     })
     body.on('error', (error) => {
