@@ -111,6 +111,20 @@ const BUDGETS: Record<Effort, number> = {minimal: 1024, low: 4096, medium: 10_00
 
 export const effortBudget = (effort: Effort): number => BUDGETS[effort]
 
+/** What a thinking budget cut to a client's limit leaves the answer (half of a smaller limit). */
+const ANSWER_ROOM = 4096
+
+/**
+ * A thinking budget within a client's limit, which holds the thinking and the answer together (in
+ * every family's meaning): one that would leave the answer less than 4 096 tokens (half of a limit
+ * under 8 192) is lowered to leave it that, not to the limit less one token, where a model that
+ * thinks its whole budget answers nothing; never under `least` (the upstream's smallest budget).
+ */
+export function budgetWithin(budget: number, maxTokens: number, least: number): number {
+  const room = Math.min(ANSWER_ROOM, Math.floor(maxTokens / 2))
+  return budget > maxTokens - room ? Math.max(least, maxTokens - room) : budget
+}
+
 /** A thinking budget as an effort: under 4k low, under 16k medium, else high. */
 export function budgetEffort(budget: number): Effort {
   if (budget < 4096) return 'low'

@@ -22,7 +22,7 @@ import type {
 } from './ir.js'
 import {omittedFileText, searchesOf, TranslationError, unwrapOpaque, wrapOpaque} from './ir.js'
 import {GeminiStreamDecoder, GeminiStreamEncoder} from './gemini-stream.js'
-import {argsObject} from './cm-common.js'
+import {argsObject, budgetWithin} from './cm-common.js'
 import type {ImageNotes} from './images.js'
 import {ENCODER_NOTES, fitImage, imageNote} from './images.js'
 import {groundingOf, searchesOfGrounding} from './web-search.js'
@@ -468,8 +468,16 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
   if (r) {
     const thinking: Body = {}
     if (r.disabled) thinking.thinkingBudget = 0
-    else if (r.budgetTokens !== undefined) thinking.thinkingBudget = r.budgetTokens
-    else if (r.effort) thinking.thinkingBudget = BUDGETS[r.effort]
+    else {
+      const budget = r.budgetTokens ?? (r.effort ? BUDGETS[r.effort] : undefined)
+      // (Gemini counts the thoughts in maxOutputTokens: a budget the limit cuts keeps the answer's
+      // room; 128 is the least 2.5 Pro takes)
+      if (budget !== undefined)
+        thinking.thinkingBudget =
+          request.maxTokens !== undefined && budget > 0
+            ? budgetWithin(budget, request.maxTokens, 128)
+            : budget
+    }
     if (!r.disabled && r.include !== undefined) thinking.includeThoughts = r.include
     if (Object.keys(thinking).length) config.thinkingConfig = thinking
   }

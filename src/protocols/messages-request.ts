@@ -4,7 +4,7 @@
  * required `max_tokens`) and the prompt-cache breakpoints a client of another family never set.
  */
 import type {Json} from './cm-common.js'
-import {argsObject, budgetEffort, effortBudget} from './cm-common.js'
+import {argsObject, budgetEffort, budgetWithin, effortBudget} from './cm-common.js'
 import type {
   CodecContext,
   ImagePart,
@@ -277,7 +277,9 @@ function thinkingAndMax(request: Request, model: string): {budget?: number; maxT
       budget,
       maxTokens: budget === undefined ? defaultMaxTokens(model) : Math.max(DEFAULT_MAX_TOKENS, budget + 4096),
     }
-  if (budget !== undefined && budget >= request.maxTokens) budget = request.maxTokens - 1
+  // (the answer's room kept: a limit of 1 024 or less has none for thinking)
+  if (budget !== undefined) budget = budgetWithin(budget, request.maxTokens, MIN_BUDGET)
+  if (budget !== undefined && budget >= request.maxTokens) budget = undefined
   return {
     budget: budget !== undefined && budget >= MIN_BUDGET ? budget : undefined,
     maxTokens: request.maxTokens,
@@ -384,7 +386,7 @@ const EFFORT_RANK = {low: 0, medium: 1, high: 2} as const
 /**
  * Anthropic's `output_config.effort` for adaptive thinking: the request's effort, or its budget's;
  * a lower one where the client's `max_tokens` cut the thinking's `budget` (Codex's `high` with a
- * limit of 8 000 is `medium`), so that the answer keeps its room.
+ * limit of 16 000 is `medium`, of 8 000 `low`), so that the answer keeps its room.
  */
 function adaptiveEffort(request: Request, budget: number, beyond: boolean): string | undefined {
   const r = request.reasoning

@@ -774,9 +774,19 @@ describe('messages encodeRequest', () => {
       {reasoning: {effort: 'high' as const}, maxTokens: 64000},
       {thinking: {type: 'enabled', budget_tokens: 24000}, max_tokens: 64000},
     ],
+    // a budget the client's limit cuts leaves the answer 4 096 (half of a smaller limit), not the
+    // one token that a model thinking its whole budget would answer in
     [
       {reasoning: {budgetTokens: 5000}, maxTokens: 3000},
-      {thinking: {type: 'enabled', budget_tokens: 2999}, max_tokens: 3000},
+      {thinking: {type: 'enabled', budget_tokens: 1500}, max_tokens: 3000},
+    ],
+    [
+      {reasoning: {effort: 'high' as const}, maxTokens: 8192},
+      {thinking: {type: 'enabled', budget_tokens: 4096}, max_tokens: 8192},
+    ],
+    [
+      {reasoning: {budgetTokens: 5000}, maxTokens: 1500},
+      {thinking: {type: 'enabled', budget_tokens: 1024}, max_tokens: 1500},
     ],
     [{reasoning: {budgetTokens: 5000}, maxTokens: 1000}, {max_tokens: 1000}],
     [
@@ -983,9 +993,11 @@ describe("messages encodeRequest: Anthropic's current models (adaptive thinking,
     expect(body).not.toHaveProperty('temperature')
     // no limit from the client: room for adaptive thinking and the answer (Claude Code's default)
     expect(body.max_tokens).toBe(32000)
-    // the client's own limit stands, and the effort its budget left: high in 8 000 tokens is medium
+    // the client's own limit stands, and the effort its budget left with 4 096 kept for the answer:
+    // high in 8 000 tokens is low (3 904), in 16 000 medium (11 904)
     expect(encode({...codex, maxTokens: 4000}, 'claude-opus-4-8').max_tokens).toBe(4000)
-    expect(encode({...codex, maxTokens: 8000}, 'claude-opus-4-8').output_config).toEqual({effort: 'medium'})
+    expect(encode({...codex, maxTokens: 8000}, 'claude-opus-4-8').output_config).toEqual({effort: 'low'})
+    expect(encode({...codex, maxTokens: 16000}, 'claude-opus-4-8').output_config).toEqual({effort: 'medium'})
     expect(encode({...codex, maxTokens: 64000}, 'claude-opus-4-8').output_config).toEqual({effort: 'high'})
     // a client that does not say whether it shows thinking (a chat client) gets its text
     expect(encode({...codex, reasoning: {effort: 'low'}}, 'claude-opus-4-8').thinking).toEqual({
@@ -1069,7 +1081,7 @@ describe("messages encodeRequest: Anthropic's current models (adaptive thinking,
     })
     expect(encode(xhigh, 'claude-sonnet-4-6').output_config).toEqual({effort: 'high'})
     // a client limit that cuts the thinking lowers it as any effort
-    expect(encode({...xhigh, maxTokens: 8000}, 'claude-opus-5-5').output_config).toEqual({effort: 'medium'})
+    expect(encode({...xhigh, maxTokens: 16000}, 'claude-opus-5-5').output_config).toEqual({effort: 'medium'})
   })
 
   it('Claude 5: a client that turns thinking off gets the way the model takes it; one that says nothing, its default', () => {
