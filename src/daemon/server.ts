@@ -122,7 +122,8 @@ export function sendError(
   message: string,
   options: {code?: string; headers?: Record<string, string>} = {},
 ): void {
-  sendJson(res, status, errorBody(family, status, message, {code: options.code}), options.headers)
+  const retryAfter = family === 'gemini' ? options.headers?.['retry-after'] : undefined
+  sendJson(res, status, errorBody(family, status, message, {code: options.code, retryAfter}), options.headers)
 }
 
 let isoSecond = -1

@@ -52,7 +52,7 @@ export function errorBody(
   family: Family,
   status: number,
   message: string,
-  options: {code?: string; requestId?: string} = {},
+  options: {code?: string; requestId?: string; retryAfter?: string} = {},
 ): unknown {
   switch (family) {
     case 'messages':
@@ -61,8 +61,21 @@ export function errorBody(
         error: {type: errorType(family, status), message},
         request_id: options.requestId ?? null,
       }
-    case 'gemini':
-      return {error: {code: status, message, status: googleStatus(status)}}
+    case 'gemini': {
+      // a wait (the `retry-after` seconds sent with it) as Google states it, in the body: Gemini
+      // CLI and Google's SDKs read RetryInfo, not the header
+      const wait = options.retryAfter !== undefined ? Number(options.retryAfter) : NaN
+      return {
+        error: {
+          code: status,
+          message,
+          status: googleStatus(status),
+          ...(Number.isFinite(wait) && wait >= 0
+            ? {details: [{'@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${wait}s`}]}
+            : {}),
+        },
+      }
+    }
     default:
       return {error: {message, type: errorType(family, status), param: null, code: options.code ?? null}}
   }

@@ -53,7 +53,8 @@ export function sendFamilyError(
 ): string {
   const requestId = options.requestId ?? mintRequestId()
   if (res.headersSent || res.destroyed) return requestId
-  const text = JSON.stringify(errorBody(family, status, message, {requestId, code: options.code}))
+  const retryAfter = family === 'gemini' ? options.headers?.['retry-after'] : undefined
+  const text = JSON.stringify(errorBody(family, status, message, {requestId, code: options.code, retryAfter}))
   res.writeHead(status, {
     ...options.headers,
     'content-type': 'application/json',

@@ -65,7 +65,13 @@ const BODY: Record<Family, unknown> = {
 }
 
 /** What the scripted upstream does: write `body`, then end, go silent or drop the connection. */
-let script: {body: string; then: 'end' | 'stall' | 'drop' | 'heartbeat'; json?: boolean} = {
+let script: {
+  body: string
+  then: 'end' | 'stall' | 'drop' | 'heartbeat'
+  json?: boolean
+  status?: number
+  headers?: Record<string, string>
+} = {
   body: '',
   then: 'end',
 }
@@ -76,7 +82,10 @@ const {results} = gateway
 
 beforeAll(async () => {
   upstream = await startUpstream((_req, res) => {
-    res.writeHead(200, {'content-type': script.json ? 'application/json' : 'text/event-stream'})
+    res.writeHead(script.status ?? 200, {
+      'content-type': script.json ? 'application/json' : 'text/event-stream',
+      ...script.headers,
+    })
     if (script.then === 'end') {
       res.end(script.body)
       return
@@ -357,6 +366,40 @@ describe('a JSON answer that is an error alone stating a prompt past the window 
     })
     expect(breaker).toBe('closed')
   })
+})
+
+describe('a 429 with retry-after to a Gemini client (Gemini CLI reads the wait from the body only)', () => {
+  it.each(['chat', 'messages', 'responses'] as const)(
+    '%s upstream: the wait as Google states it, RetryInfo in the error details, and the header kept',
+    async (up) => {
+      for (const stream of [true, false]) {
+        const body = JSON.stringify({error: {message: 'Rate limit reached', type: 'rate_limit_error'}})
+        const {res, text} = await run(
+          'gemini',
+          up,
+          {body, then: 'end', json: true, status: 429, headers: {'retry-after': '7'}},
+          stream,
+        )
+        expect(res.status).toBe(429)
+        expect(res.headers.get('retry-after')).toBe('7')
+        expect(JSON.parse(text)).toMatchObject({
+          error: {
+            code: 429,
+            status: 'RESOURCE_EXHAUSTED',
+            details: [{'@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '7s'}],
+          },
+        })
+      }
+      // no wait said: no details; another client's body stays its own shape
+      const plain = await run(
+        'gemini',
+        up,
+        {body: JSON.stringify({error: {message: 'busy'}}), then: 'end', json: true, status: 429},
+        false,
+      )
+      expect(JSON.parse(plain.text).error.details).toBeUndefined()
+    },
+  )
 })
 
 describe('a translation that throws as the stream ends', () => {
