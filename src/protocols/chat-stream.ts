@@ -124,7 +124,10 @@ export function chatUsage(u: Partial<Usage>): Json {
     prompt_tokens: input,
     completion_tokens: output,
     total_tokens: input + output,
-    prompt_tokens_details: {cached_tokens: u.cacheReadTokens ?? 0},
+    // (the prompt written to the cache as OpenAI's GPT-5.6 and OpenRouter say it, when any was)
+    prompt_tokens_details: u.cacheCreationTokens
+      ? {cached_tokens: u.cacheReadTokens ?? 0, cache_write_tokens: u.cacheCreationTokens}
+      : {cached_tokens: u.cacheReadTokens ?? 0},
     completion_tokens_details: {reasoning_tokens: u.reasoningTokens ?? 0},
   }
 }

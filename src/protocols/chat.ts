@@ -959,7 +959,7 @@ function encodeResponseText(response: Response, ctx?: CodecContext): string {
   const u = response.usage
   const input = u.inputTokens ?? 0
   const output = u.outputTokens ?? 0
-  return `{"id":${q(id)},"object":"chat.completion","created":${Math.floor(Date.now() / 1000)},"model":${q(model)},"choices":[{"index":0,"message":{"role":"assistant","content":${content}${reasoning ? `,"reasoning_content":${q(reasoning)}` : ''}${calls ? `,"tool_calls":[${calls}]` : ''}},"logprobs":null,"finish_reason":${q(CHAT_FINISH[response.stop])}}],"usage":{"prompt_tokens":${n(input)},"completion_tokens":${n(output)},"total_tokens":${n(input + output)},"prompt_tokens_details":{"cached_tokens":${n(u.cacheReadTokens ?? 0)}},"completion_tokens_details":{"reasoning_tokens":${n(u.reasoningTokens ?? 0)}}}}`
+  return `{"id":${q(id)},"object":"chat.completion","created":${Math.floor(Date.now() / 1000)},"model":${q(model)},"choices":[{"index":0,"message":{"role":"assistant","content":${content}${reasoning ? `,"reasoning_content":${q(reasoning)}` : ''}${calls ? `,"tool_calls":[${calls}]` : ''}},"logprobs":null,"finish_reason":${q(CHAT_FINISH[response.stop])}}],"usage":{"prompt_tokens":${n(input)},"completion_tokens":${n(output)},"total_tokens":${n(input + output)},"prompt_tokens_details":{"cached_tokens":${n(u.cacheReadTokens ?? 0)}${u.cacheCreationTokens ? `,"cache_write_tokens":${n(u.cacheCreationTokens)}` : ''}},"completion_tokens_details":{"reasoning_tokens":${n(u.reasoningTokens ?? 0)}}}}`
 }
 
 export const chatCodec: Codec = {

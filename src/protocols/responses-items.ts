@@ -32,13 +32,18 @@ export function usageFromResponses(raw: unknown): Partial<Usage> | undefined {
     outputTokens: num(raw.output_tokens),
     cacheReadTokens: num(input.cached_tokens),
     reasoningTokens: num(output.reasoning_tokens),
+    // (GPT-5.6 on: the prompt written to the cache, billed at 1.25 times the input)
+    ...(input.cache_write_tokens !== undefined ? {cacheCreationTokens: num(input.cache_write_tokens)} : {}),
   }
 }
 
 export function usageToResponses(usage: Usage): Body {
   return {
     input_tokens: usage.inputTokens,
-    input_tokens_details: {cached_tokens: usage.cacheReadTokens},
+    input_tokens_details:
+      usage.cacheCreationTokens > 0
+        ? {cached_tokens: usage.cacheReadTokens, cache_write_tokens: usage.cacheCreationTokens}
+        : {cached_tokens: usage.cacheReadTokens},
     output_tokens: usage.outputTokens,
     output_tokens_details: {reasoning_tokens: usage.reasoningTokens},
     total_tokens: usage.inputTokens + usage.outputTokens,

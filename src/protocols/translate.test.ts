@@ -168,6 +168,61 @@ describe('translation through the IR', () => {
     })
   })
 
+  it("carries GPT-5.6's cache writes (cache_write_tokens) both ways: Claude Code told cache_creation_input_tokens, Codex told cache_write_tokens", () => {
+    const claude = decodeClientRequest(
+      'messages',
+      {model: 'x', max_tokens: 64, messages: [{role: 'user', content: 'Hi'}]},
+      {},
+    )
+    const fromOpenAi = translateResponse('responses', claude, {
+      id: 'resp_1',
+      object: 'response',
+      status: 'completed',
+      model: 'gpt-5.6-luna',
+      output: [{type: 'message', role: 'assistant', content: [{type: 'output_text', text: 'Hello'}]}],
+      usage: {
+        input_tokens: 18014,
+        input_tokens_details: {cached_tokens: 0, cache_write_tokens: 18011},
+        output_tokens: 4,
+        output_tokens_details: {reasoning_tokens: 0},
+      },
+    })
+    expect(fromOpenAi.body.usage).toMatchObject({
+      input_tokens: 3,
+      cache_creation_input_tokens: 18011,
+      cache_read_input_tokens: 0,
+    })
+    expect(fromOpenAi.usage).toMatchObject({inputTokens: 18014, cacheCreationTokens: 18011})
+    const codex = decodeClientRequest('responses', {model: 'x', input: 'Hi'}, {})
+    const fromAnthropic = translateResponse('messages', codex, {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude',
+      content: [{type: 'text', text: 'Hello'}],
+      stop_reason: 'end_turn',
+      usage: {input_tokens: 3, cache_read_input_tokens: 5, cache_creation_input_tokens: 2, output_tokens: 4},
+    })
+    expect((fromAnthropic.body.usage as any).input_tokens_details).toEqual({
+      cached_tokens: 5,
+      cache_write_tokens: 2,
+    })
+    const chat = decodeClientRequest('chat', {model: 'x', messages: [{role: 'user', content: 'Hi'}]}, {})
+    const toChat = translateResponse('messages', chat, {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude',
+      content: [{type: 'text', text: 'Hello'}],
+      stop_reason: 'end_turn',
+      usage: {input_tokens: 3, cache_read_input_tokens: 5, cache_creation_input_tokens: 2, output_tokens: 4},
+    })
+    expect((toChat.body.usage as any).prompt_tokens_details).toEqual({
+      cached_tokens: 5,
+      cache_write_tokens: 2,
+    })
+  })
+
   describe('usage an upstream did not report', () => {
     const long = 'word '.repeat(400) // 2 000 characters: 500 tokens by the estimate
     const request = {

@@ -4,7 +4,8 @@
  *
  * Usage is a pure function of the request so tests can predict it to the token:
  * - `prompt`   = simTokens(JSON of the prompt-bearing fields: system/instructions, messages/input/contents, tools)
- * - `cacheRead` = floor(prompt / 4), `cacheCreation` = floor(prompt / 8) (Messages only)
+ * - `cacheRead` = floor(prompt / 4), `cacheCreation` = floor(prompt / 8) (Messages, and OpenAI's
+ *   GPT-5.6 on, which report it)
  * - `reasoning` = simTokens(thinking text) when the request asks for reasoning/thinking, else 0
  * - `output`   = simTokens(reply text, or the tool call's JSON arguments)
  */

@@ -260,6 +260,8 @@ function responsesCall(
         : undefined,
     jsonSchema: ((body.text as Body | undefined)?.format as Body | undefined)?.schema,
     toolResult: outputItem && !loaded ? toolResultText(outputItem.output) : undefined,
+    // OpenAI's GPT-5.6 on report the prompt written to the cache (`cache_write_tokens`)
+    messagesCache: writesCache(body.model),
   })
   const callable = new Map(byName)
   if (search) {
@@ -269,6 +271,14 @@ function responsesCall(
   }
   return {answer: quirkAnswer(answer, candidates[1]?.key, quirks, simTokens), callable}
 }
+
+/**
+ * A model that reports its cache writes (`input_tokens_details.cache_write_tokens`): OpenAI's
+ * GPT-5.6 and later, which bill them at 1.25 times the input; earlier ones write for free and
+ * say nothing of it.
+ */
+export const writesCache = (model: unknown): boolean =>
+  typeof model === 'string' && /^(?:openai\/)?gpt-(?:5\.(?:[6-9]|\d\d)|[6-9])/.test(model)
 
 /** The output item of the sim's call of a tool: a `function_call`, or a custom tool's call. */
 function callItem(
@@ -324,7 +334,10 @@ export function responsesUsage(answer: SimAnswer): Body {
   const output = u.output + u.reasoning
   return {
     input_tokens: u.prompt,
-    input_tokens_details: {cached_tokens: u.cacheRead},
+    input_tokens_details:
+      u.cacheCreation > 0
+        ? {cached_tokens: u.cacheRead, cache_write_tokens: u.cacheCreation}
+        : {cached_tokens: u.cacheRead},
     output_tokens: output,
     output_tokens_details: {reasoning_tokens: u.reasoning},
     total_tokens: u.prompt + output,

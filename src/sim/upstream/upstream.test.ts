@@ -42,6 +42,18 @@ describe('responses upstream', () => {
     expect(reasoning?.encrypted_content).toBeTruthy()
   })
 
+  it("reports cache writes (cache_write_tokens) for OpenAI's GPT-5.6 on, as OpenAI does, and none for earlier models", async () => {
+    const input = 'say hi, '.repeat(40)
+    const prompt = simTokens(JSON.stringify([null, input, null]))
+    const late = await openai().responses.create({model: 'gpt-5.6-luna', input, store: false})
+    expect(late.usage?.input_tokens_details).toEqual({
+      cached_tokens: Math.floor(prompt / 4),
+      cache_write_tokens: Math.floor(prompt / 8),
+    })
+    const early = await openai().responses.create({model: 'gpt-5.4-mini', input, store: false})
+    expect(early.usage?.input_tokens_details).toEqual({cached_tokens: Math.floor(prompt / 4)})
+  })
+
   it('streams the exact event sequence the SDK accumulates', async () => {
     const stream = openai().responses.stream({
       model: 'gpt-sim',

@@ -45,7 +45,8 @@ export class ResponsesReader implements Reader {
       inputTokens: num(u.input_tokens),
       outputTokens: num(u.output_tokens),
       cacheReadTokens: num(obj(u.input_tokens_details)?.cached_tokens),
-      cacheCreationTokens: 0,
+      // GPT-5.6 on: the prompt written to the cache (billed at 1.25 times the input)
+      cacheCreationTokens: num(obj(u.input_tokens_details)?.cache_write_tokens),
       reasoningTokens: num(obj(u.output_tokens_details)?.reasoning_tokens),
       ...(this.id ? {responseId: this.id} : {}),
     }

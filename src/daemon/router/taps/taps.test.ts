@@ -211,6 +211,31 @@ describe('usage taps', () => {
     expect(tapped('responses', false, JSON.stringify(body))).toEqual(expected)
   })
 
+  it("responses: GPT-5.6's cache writes (input_tokens_details.cache_write_tokens) in the row, stream and JSON", () => {
+    const usage = {
+      input_tokens: 9080,
+      input_tokens_details: {cached_tokens: 0, cache_write_tokens: 9077},
+      output_tokens: 7,
+      output_tokens_details: {reasoning_tokens: 2},
+      total_tokens: 9087,
+    }
+    const expected = {
+      inputTokens: 9080,
+      outputTokens: 7,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 9077,
+      reasoningTokens: 2,
+      responseId: 'resp_w',
+    }
+    const completed = {type: 'response.completed', response: {id: 'resp_w', status: 'completed', usage}}
+    expect(
+      tapped('responses', true, `event: response.completed\ndata: ${JSON.stringify(completed)}\n\n`, 9),
+    ).toEqual(expected)
+    expect(
+      tapped('responses', false, JSON.stringify({id: 'resp_w', object: 'response', output: [], usage})),
+    ).toEqual(expected)
+  })
+
   it('messages: message_start then cumulative message_delta usage (overwritten, never added)', () => {
     // input 11 + cache read 3 + cache write 2 = 16 prompt tokens; output 7 (not 1 + 5 + 7)
     expect(tapped('messages', true, messagesStream, 11)).toEqual({
