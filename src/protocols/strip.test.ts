@@ -23,42 +23,6 @@ describe('stripWrapped', () => {
     expect(body.thinking).toBeUndefined()
   })
 
-  it("tells DeepSeek's Anthropic endpoint thinking disabled (it thinks unless told not to), its effort left out", () => {
-    const history = () => [
-      {role: 'user', content: 'weather?'},
-      {
-        role: 'assistant',
-        content: [
-          {type: 'thinking', thinking: 'from a chat upstream', signature: 'gwx1.chat.'},
-          {type: 'tool_use', id: 't1', name: 'w', input: {}},
-        ],
-      },
-      {role: 'user', content: [{type: 'tool_result', tool_use_id: 't1', content: 'sunny'}]},
-    ]
-    const adaptive: Record<string, any> = {
-      model: 'deepseek-v4-pro',
-      thinking: {type: 'adaptive'},
-      output_config: {effort: 'high'},
-      messages: history(),
-    }
-    expect(stripWrapped('messages', adaptive)).toBe(true)
-    expect(adaptive.thinking).toEqual({type: 'disabled'})
-    expect(adaptive.output_config).toBeUndefined()
-    // no thinking said (its default, on), a structured output kept
-    const unsaid: Record<string, any> = {
-      model: 'deepseek-v4-flash',
-      output_config: {effort: 'low', format: {type: 'json_schema', schema: {}}},
-      messages: history(),
-    }
-    stripWrapped('messages', unsaid)
-    expect(unsaid.thinking).toEqual({type: 'disabled'})
-    expect(unsaid.output_config).toEqual({format: {type: 'json_schema', schema: {}}})
-    // Anthropic's model: no thinking field is thinking off, as before
-    const claude: Record<string, any> = {model: 'claude-sonnet-4-5', messages: history()}
-    stripWrapped('messages', claude)
-    expect(claude.thinking).toBeUndefined()
-  })
-
   it("a search another vendor ran, as the gateway wrote it, goes to Anthropic as text; Anthropic's own stays", () => {
     const own = {
       type: 'web_search_tool_result',

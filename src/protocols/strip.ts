@@ -57,21 +57,13 @@ function stripMessages(body: Json): boolean {
   }
   // With thinking on, Anthropic wants the running tool loop's assistant turns to start with
   // thinking: without the removed blocks the request goes with thinking off instead of a 400.
-  // Anthropic takes a request without `thinking` as thinking off; DeepSeek's Anthropic endpoint
-  // thinks unless told not to, and then refuses the history ("The `content[].thinking` in the
-  // thinking mode must be passed back to the API": claude-code #62995, claude-code-router
-  // #1639): it is told `disabled`, without an effort
-  if (removed && loopLacksThinking(body.messages)) {
-    const on = !isObj(body.thinking) || body.thinking.type !== 'disabled'
-    if (typeof body.model === 'string' && /deepseek/i.test(body.model)) {
-      if (on) body.thinking = {type: 'disabled'}
-      if (isObj(body.output_config) && 'effort' in body.output_config) {
-        const {effort: _effort, ...rest} = body.output_config
-        if (Object.keys(rest).length > 0) body.output_config = rest
-        else delete body.output_config
-      }
-    } else if (isObj(body.thinking) && on) delete body.thinking
-  }
+  if (
+    removed &&
+    isObj(body.thinking) &&
+    body.thinking.type !== 'disabled' &&
+    loopLacksThinking(body.messages)
+  )
+    delete body.thinking
   return removed
 }
 
