@@ -248,9 +248,12 @@ export function inEntranceWords(family: Family, text: string): boolean {
 export function saidOverflow(
   family: Family,
   said: string,
+  raw = said,
 ): {message: string; code?: string; window: number | undefined} | undefined {
   if (!MAYBE_OVERFLOW.test(said) || inEntranceWords(family, said)) return undefined
-  const overflow = readContextOverflow(said, said)
+  // (`raw`: the whole error, whose fields beside the words may state the numbers: llama.cpp's
+  // `n_prompt_tokens` and `n_ctx`)
+  const overflow = readContextOverflow(said, raw)
   if (!overflow || !saysOverflow(family, overflow)) return undefined
   const words = contextOverflowError(family, overflow, said)
   return {message: words.message, code: words.code, window: overflow.limit}

@@ -64,13 +64,17 @@ export function errorBody(
     case 'gemini': {
       // a wait (the `retry-after` seconds sent with it) as Google states it, in the body: Gemini
       // CLI and Google's SDKs read RetryInfo, not the header
-      const wait = options.retryAfter !== undefined ? Number(options.retryAfter) : NaN
+      // (seconds only: an HTTP date or anything else says no duration Google would write)
+      const wait =
+        options.retryAfter !== undefined && /^\d+(?:\.\d+)?$/.test(options.retryAfter)
+          ? Number(options.retryAfter)
+          : NaN
       return {
         error: {
           code: status,
           message,
           status: googleStatus(status),
-          ...(Number.isFinite(wait) && wait >= 0
+          ...(Number.isFinite(wait)
             ? {details: [{'@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${wait}s`}]}
             : {}),
         },

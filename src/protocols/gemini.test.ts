@@ -191,13 +191,15 @@ describe('gemini encodeRequest', () => {
     ])
     expect(body.generationConfig).toEqual({thinkingConfig: {thinkingBudget: 24576, includeThoughts: false}})
     // the thoughts count in maxOutputTokens: a budget the client's limit cuts leaves the answer
-    // 4 096 (half of a smaller limit), 128 at least; Gemini's dynamic -1 and a budget that fits go as they are
+    // 4 096 (half of a smaller limit), 512 at least (Gemini refuses less), never more than asked; Gemini's dynamic -1 and a budget that fits go as they are
     const within = (reasoning: object, maxTokens: number) =>
       (geminiCodec.encodeRequest({...base, reasoning, maxTokens} as typeof base, 'g').generationConfig as any)
         .thinkingConfig.thinkingBudget
     expect(within({effort: 'high'}, 8192)).toBe(4096)
     expect(within({effort: 'high'}, 2000)).toBe(1000)
-    expect(within({budgetTokens: 5000}, 200)).toBe(128)
+    expect(within({budgetTokens: 5000}, 200)).toBe(512)
+    expect(within({effort: 'minimal'}, 800)).toBe(512)
+    expect(within({budgetTokens: 100}, 150)).toBe(100)
     expect(within({budgetTokens: -1}, 2000)).toBe(-1)
     expect(within({effort: 'medium'}, 32000)).toBe(8192)
     // Gemini refuses a function calling config of any mode without declarations: none is sent

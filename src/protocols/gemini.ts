@@ -471,11 +471,11 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
     else {
       const budget = r.budgetTokens ?? (r.effort ? BUDGETS[r.effort] : undefined)
       // (Gemini counts the thoughts in maxOutputTokens: a budget the limit cuts keeps the answer's
-      // room; 128 is the least 2.5 Pro takes)
+      // room, never under 512, the least 2.5 Flash-Lite and others take, nor above the client's own)
       if (budget !== undefined)
         thinking.thinkingBudget =
           request.maxTokens !== undefined && budget > 0
-            ? budgetWithin(budget, request.maxTokens, 128)
+            ? budgetWithin(budget, request.maxTokens, Math.min(budget, 512))
             : budget
     }
     if (!r.disabled && r.include !== undefined) thinking.includeThoughts = r.include

@@ -365,6 +365,11 @@ describe('a JSON answer that is an error alone stating a prompt past the window 
       error: {message: 'prompt is too long: 9000 tokens > 4096 maximum'},
     })
     expect(breaker).toBe('closed')
+    // a chat client's own words get its code too, as on an error status
+    const chat = JSON.stringify({error: {message: 'context_length_exceeded: 9000 > 4096', code: 500}})
+    const own = await run('chat', 'messages', {body: chat, then: 'end', json: true}, false)
+    expect(own.res.status).toBe(400)
+    expect(JSON.parse(own.text)).toMatchObject({error: {code: 'context_length_exceeded'}})
   })
 })
 

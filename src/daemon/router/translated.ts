@@ -436,7 +436,8 @@ export async function relayTranslated(
       const message = `${upstreamNamed(provider, family)}: upstream answered ${status} with an error: ${redact(said.message)}`
       // a prompt past the window said so (LM Studio, llama.cpp-based relays): the entrance's
       // overflow answer, a 400 the agent compacts on, the window kept
-      const overflow = said.status === 429 ? undefined : saidOverflow(family, redact(said.message))
+      const overflow =
+        said.status === 429 ? undefined : saidOverflow(family, redact(said.message), JSON.stringify(body))
       if (overflow || (said.status !== 429 && inEntranceWords(family, said.message))) {
         if (overflow?.window) result.contextWindow = overflow.window
         target.breaker?.recordSuccess()
@@ -444,7 +445,11 @@ export async function relayTranslated(
         result.error = message
         sendFamilyError(res, family, 400, overflow?.message ?? redact(said.message), {
           requestId: result.requestId,
-          ...(overflow?.code ? {code: overflow.code} : {}),
+          ...(overflow?.code
+            ? {code: overflow.code}
+            : family === 'chat' || family === 'responses'
+              ? {code: 'context_length_exceeded'}
+              : {}),
         })
         return
       }
