@@ -148,17 +148,20 @@ describe('translation through the IR', () => {
     expect(messagesEvents(out).at(-1)!.event).toBe('error')
   })
 
+  /** A Messages upstream's answer with cache reads and writes. */
+  const CLAUDE_ANSWER = {
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude',
+    content: [{type: 'text', text: 'Hello'}],
+    stop_reason: 'end_turn',
+    usage: {input_tokens: 3, cache_read_input_tokens: 5, cache_creation_input_tokens: 2, output_tokens: 4},
+  }
+
   it('translates a whole answer with its usage', () => {
     const client = decodeClientRequest('chat', {model: 'x', messages: [{role: 'user', content: 'Hi'}]}, {})
-    const out = translateResponse('messages', client, {
-      id: 'msg_1',
-      type: 'message',
-      role: 'assistant',
-      model: 'claude',
-      content: [{type: 'text', text: 'Hello'}],
-      stop_reason: 'end_turn',
-      usage: {input_tokens: 3, cache_read_input_tokens: 5, cache_creation_input_tokens: 2, output_tokens: 4},
-    })
+    const out = translateResponse('messages', client, CLAUDE_ANSWER)
     expect((out.body.choices as any)[0].message.content).toBe('Hello')
     expect(out.usage).toMatchObject({
       inputTokens: 10,
@@ -194,29 +197,13 @@ describe('translation through the IR', () => {
     })
     expect(fromOpenAi.usage).toMatchObject({inputTokens: 18014, cacheCreationTokens: 18011})
     const codex = decodeClientRequest('responses', {model: 'x', input: 'Hi'}, {})
-    const fromAnthropic = translateResponse('messages', codex, {
-      id: 'msg_1',
-      type: 'message',
-      role: 'assistant',
-      model: 'claude',
-      content: [{type: 'text', text: 'Hello'}],
-      stop_reason: 'end_turn',
-      usage: {input_tokens: 3, cache_read_input_tokens: 5, cache_creation_input_tokens: 2, output_tokens: 4},
-    })
+    const fromAnthropic = translateResponse('messages', codex, CLAUDE_ANSWER)
     expect((fromAnthropic.body.usage as any).input_tokens_details).toEqual({
       cached_tokens: 5,
       cache_write_tokens: 2,
     })
     const chat = decodeClientRequest('chat', {model: 'x', messages: [{role: 'user', content: 'Hi'}]}, {})
-    const toChat = translateResponse('messages', chat, {
-      id: 'msg_1',
-      type: 'message',
-      role: 'assistant',
-      model: 'claude',
-      content: [{type: 'text', text: 'Hello'}],
-      stop_reason: 'end_turn',
-      usage: {input_tokens: 3, cache_read_input_tokens: 5, cache_creation_input_tokens: 2, output_tokens: 4},
-    })
+    const toChat = translateResponse('messages', chat, CLAUDE_ANSWER)
     expect((toChat.body.usage as any).prompt_tokens_details).toEqual({
       cached_tokens: 5,
       cache_write_tokens: 2,
