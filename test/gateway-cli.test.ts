@@ -488,11 +488,12 @@ describe('policies (gateway stopped: the state file)', () => {
     expect((await cli(['providers', 'add', 'deepseek'])).exitCode).toBe(0)
     const set = await cli(
       ['policies', 'set', 'ds', '--file', '-', '--json'],
-      '{"routes":{"messages":[{"provider":"deepseek","model":"deepseek-chta","translate":true}]}}',
+      '{"routes":{"messages":[{"provider":"deepseek","model":"deepseek-v4-prp","translate":true},{"provider":"deepseek","model":"deepseek-chat","translate":true}]}}',
     )
     expect(set.exitCode).toBe(0)
     expect(json(set).warnings).toEqual([
-      'deepseek:deepseek-chta: deepseek lists no model "deepseek-chta"; did you mean "deepseek-chat"? (kept as given: the provider may have added it)',
+      'deepseek:deepseek-v4-prp: deepseek lists no model "deepseek-v4-prp"; did you mean "deepseek-v4-pro"? (kept as given: the provider may have added it)',
+      'deepseek:deepseek-chat: deepseek retired "deepseek-chat" on 2026-07-24; use "deepseek-v4-flash" (kept as given: requests naming it are refused upstream)',
     ])
     expect(set.stderr).not.toContain('warning')
   })

@@ -564,6 +564,13 @@ export interface ClaudeLearned {
    * history goes with thinking off.
    */
   thinkingEveryToolTurn?: boolean
+  /**
+   * It refused an assistant tool-call turn without a thinking block while thinking, and checks
+   * only that one is there, not its signature (DeepSeek's Anthropic endpoint, whose models think
+   * unless told not to: "The `content[].thinking` in the thinking mode must be passed back to the
+   * API."): such a turn goes with an empty thinking block at its head, thinking kept on.
+   */
+  emptyThinking?: boolean
 }
 
 /** What every codec's functions may be given. */

@@ -28,6 +28,7 @@ import {
   omittedFileText,
 } from './ir.js'
 import {objectTools} from './tool-schemas.js'
+import {withEmptyThinking} from './thinking-history.js'
 
 /** Anthropic's smallest thinking budget. */
 export const MIN_BUDGET = 1024
@@ -498,11 +499,14 @@ export function encodeMessagesRequest(
   ctx?: CodecContext,
 ): Record<string, unknown> {
   const images: ImageNotes = {seen: 0}
-  const turns = encodeTurns(request, images)
+  let turns = encodeTurns(request, images)
   // (a blank system prompt goes, and with it the cache mark it would get)
   const system = request.system.filter((p) => said(p.text)).map(textBlock)
   const claude = claudeThinking(model)
   const learned = ctx?.claude
+  // a server that wants a thinking block on every tool-call turn and checks only that one is there
+  // (DeepSeek's, learned): an empty one where the history has none, thinking kept on
+  if (learned?.emptyThinking) turns = withEmptyThinking(turns) ?? turns
   const jsonTool = jsonAnswerTool(request)
   // a model that refuses a forced tool choice (Claude 5.5) gets `auto`, and the call asked for in
   // the prompt

@@ -74,6 +74,7 @@ import {BLOCK_BINDING_BETA, forcedCallText, jsonAnswerTool, MIN_BUDGET} from './
 import {responsesCodec} from './responses.js'
 import {ChunkText} from './sse-template.js'
 import {chatThinkingIsOff, refusesForcedWhileThinking, thinkingOffForForcedCall} from './thinking-off.js'
+import {thinkingOffForToolTurns, withEmptyThinking} from './thinking-history.js'
 
 export {TranslationError} from './ir.js'
 export {geminiDeclarationCount} from './tool-cap.js'
@@ -785,6 +786,12 @@ export function adaptPassedMessages(
   }
   if (adapt.thinking) passedThinkingForm(out, adapt.thinking)
   if (adapt.claude?.noForcedTools) unforcedMessagesChoice(out)
+  // an assistant tool-call turn without thinking: DeepSeek's endpoint takes it with an empty block,
+  // Kimi's with thinking off (./thinking-history.ts)
+  if (adapt.claude?.emptyThinking && (out.thinking as {type?: unknown} | undefined)?.type !== 'disabled') {
+    const messages = Array.isArray(out.messages) ? withEmptyThinking(out.messages as unknown[]) : undefined
+    if (messages) out.messages = messages
+  } else if (adapt.claude?.thinkingEveryToolTurn) thinkingOffForToolTurns(out)
   adaptBody(out, adapt, undefined)
   return upstreamBytes(out)
 }

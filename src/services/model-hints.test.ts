@@ -45,7 +45,7 @@ describe('knownModels and targetModelWarnings', () => {
 
   it('reads the simulator, a preset by its base URL and the provider model map', () => {
     expect(knownModels(sim)).toEqual(['sim-mini', 'sim-pro', 'sim-reasoner'])
-    expect(knownModels(deepseek)).toEqual(['deepseek-chat', 'deepseek-reasoner'])
+    expect(knownModels(deepseek)).toEqual(['deepseek-v4-flash', 'deepseek-v4-pro'])
     expect(knownModels(mapped)).toEqual(['fast', 'qwen3-32b'])
     expect(knownModels(plain)).toEqual([])
   })
@@ -60,7 +60,7 @@ describe('knownModels and targetModelWarnings', () => {
           {provider: 'other', model: 'sim-mni'},
           {provider: 'sim-chat'},
         ],
-        messages: [{provider: 'ds', model: 'deepseek-reasoner'}],
+        messages: [{provider: 'ds', model: 'deepseek-v4-pro'}],
       },
       fallbacks: true,
       breaker: {failureThreshold: 5, cooldownMs: 1},
@@ -72,5 +72,23 @@ describe('knownModels and targetModelWarnings', () => {
       'corp:qwen3-23b: corp lists no model "qwen3-23b"; did you mean "qwen3-32b"? (kept as given: the provider may have added it)',
     ])
     expect(targetModelWarnings(policy, providers, ['messages'])).toEqual([])
+  })
+
+  it("names a model its preset's vendor retired, and the one to use (DeepSeek's V3 names)", () => {
+    const policy: PolicyConfig = {
+      id: 'p',
+      routes: {
+        chat: [{provider: 'ds', model: 'deepseek-chat'}],
+        messages: [{provider: 'ds', model: 'deepseek-v4-flash'}],
+      },
+      fallbacks: true,
+      breaker: {failureThreshold: 5, cooldownMs: 1},
+      timeouts: {connectMs: 1, firstByteMs: 1, idleMs: 1},
+    }
+    expect(targetModelWarnings(policy, [deepseek])).toEqual([
+      'ds:deepseek-chat: ds retired "deepseek-chat" on 2026-07-24; use "deepseek-v4-flash" (kept as given: requests naming it are refused upstream)',
+    ])
+    // (another provider's model of that name is its own)
+    expect(targetModelWarnings(policy, [{...deepseek, baseUrl: 'https://relay.example'}])).toEqual([])
   })
 })

@@ -29,6 +29,16 @@ export function knownModels(provider: ProviderConfig): string[] {
   return [...names]
 }
 
+/** What a preset of `provider`'s base URL says of `model` if its vendor retired it. */
+function retiredModel(provider: ProviderConfig, model: string): {on: string; use: string} | undefined {
+  if (provider.origin === 'sim') return undefined
+  const base = provider.baseUrl.replace(/\/+$/, '')
+  for (const preset of PROVIDER_PRESETS)
+    if (preset.baseUrl === base && preset.retired && Object.hasOwn(preset.retired, model))
+      return preset.retired[model]
+  return undefined
+}
+
 /** Damerau-Levenshtein distance (adjacent transpositions count one), case-sensitive. */
 function distance(a: string, b: string): number {
   const rows: number[][] = Array.from({length: a.length + 1}, (_, i) => [i])
@@ -99,6 +109,13 @@ export function targetModelWarnings(
       const provider = byName.get(target.provider)
       if (!provider || !target.model) continue
       const model = provider.origin === 'sim' ? target.model.split('+')[0] : target.model
+      const retired = retiredModel(provider, model)
+      if (retired) {
+        warnings.push(
+          `${target.provider}:${target.model}: ${provider.name} retired "${model}" on ${retired.on}; use "${retired.use}" (kept as given: requests naming it are refused upstream)`,
+        )
+        continue
+      }
       const guess = didYouMean(model, knownModels(provider))
       if (guess) {
         warnings.push(

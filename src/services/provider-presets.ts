@@ -21,6 +21,20 @@ export interface ProviderPreset {
    * mean" on a policy target's model (`model-hints.ts`), never to refuse one.
    */
   models?: readonly string[]
+  /**
+   * Names the vendor retired, each with the date and the name it points to now: a policy target
+   * that still names one gets a warning (`model-hints.ts`), never a refusal.
+   */
+  retired?: Readonly<Record<string, {on: string; use: string}>>
+}
+
+/**
+ * DeepSeek's V3 names, retired on 2026-07-24 for the V4 models (any-llm #1172); until then they
+ * were V4 Flash without and with thinking.
+ */
+const DEEPSEEK_RETIRED = {
+  'deepseek-chat': {on: '2026-07-24', use: 'deepseek-v4-flash'},
+  'deepseek-reasoner': {on: '2026-07-24', use: 'deepseek-v4-flash'},
 }
 
 export const PROVIDER_PRESETS: readonly ProviderPreset[] = [
@@ -53,7 +67,8 @@ export const PROVIDER_PRESETS: readonly ProviderPreset[] = [
     baseUrl: 'https://api.deepseek.com',
     keyEnv: 'DEEPSEEK_API_KEY',
     about: 'DeepSeek',
-    models: ['deepseek-chat', 'deepseek-reasoner'],
+    models: ['deepseek-v4-flash', 'deepseek-v4-pro'],
+    retired: DEEPSEEK_RETIRED,
   },
   {
     name: 'deepseek-anthropic',
@@ -61,7 +76,8 @@ export const PROVIDER_PRESETS: readonly ProviderPreset[] = [
     baseUrl: 'https://api.deepseek.com/anthropic',
     keyEnv: 'DEEPSEEK_API_KEY',
     about: "DeepSeek's Anthropic-compatible endpoint",
-    models: ['deepseek-chat', 'deepseek-reasoner'],
+    models: ['deepseek-v4-flash', 'deepseek-v4-pro'],
+    retired: DEEPSEEK_RETIRED,
   },
   {
     name: 'zai',

@@ -152,10 +152,14 @@ const MESSAGES_BODY_RULES = [
 
 /**
  * Whether what was learned of an upstream model rewrites a Messages body passed through to it (of
- * what a refusal taught of the model beyond its thinking form, only a forced tool choice refused).
+ * what a refusal taught of the model beyond its thinking form: a forced tool choice refused, and a
+ * tool-call turn without thinking refused: DeepSeek's empty block, Kimi's thinking off).
  */
 export const rewritesMessagesBody = (a: UpstreamAdaptation | undefined): boolean =>
-  holdsAny(a, MESSAGES_BODY_RULES) || a?.claude?.noForcedTools === true
+  holdsAny(a, MESSAGES_BODY_RULES) ||
+  a?.claude?.noForcedTools === true ||
+  a?.claude?.emptyThinking === true ||
+  a?.claude?.thinkingEveryToolTurn === true
 
 /**
  * The most tools an upstream's refusal of more states it takes: OpenAI's "Invalid 'tools': array
@@ -493,6 +497,20 @@ function claudeLearned(
     return learn(
       {thinkingEveryToolTurn: true},
       'refused thinking beside an earlier tool call turn without thinking: sent again with thinking off (a history with such a turn, from now on)',
+    )
+  // DeepSeek's Anthropic endpoint, whose models think unless told not to, wants a thinking block
+  // on every assistant tool-call turn of the history (claude-code #62995, claude-code-router PR
+  // #1639): a turn Claude Code kept without one (an empty block it dropped), another target's
+  // answer after a fallback, one whose vendor's signed blocks gwctl took out. It checks only that
+  // the block is there: such a turn gets an empty one, thinking kept on
+  if (
+    sent.thinkingOff !== 'disabled' &&
+    !known.claude?.emptyThinking &&
+    /the \\?`?content\[\]\.thinking\\?`? in the thinking mode must be passed back/i.test(message)
+  )
+    return learn(
+      {emptyThinking: true},
+      'refused an assistant tool call turn without a thinking block: sent again with an empty one at the head of each such turn (from now on)',
     )
   if (
     sent.prefill &&
@@ -1814,6 +1832,8 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     rules.push(
       'thinking turned off for a history with an assistant tool call turn without thinking (refused)',
     )
+  if (a.claude?.emptyThinking)
+    rules.push('an empty thinking block at the head of each assistant tool call turn without one (refused)')
   if (a.claude?.noBlockBinding) rules.push('thinking blocks sent without block_binding (refused)')
   if (a.repairArgs) rules.push("history tool calls' arguments that are not JSON repaired (closed, or {})")
   if (a.reasoningHistory === 'drop') rules.push("the history's reasoning left out")

@@ -345,4 +345,101 @@ describe('a Messages request passed through, refused for what a translated one i
       'deepseek-choice-always refused a forced tool_choice in thinking mode: sent again with thinking.type disabled (and no output_config.effort), the forced choice kept; deepseek-choice-always refused a forced tool_choice: sent again with tool_choice auto, the call asked for at the end of the prompt',
     )
   })
+
+  /** A history whose second turn called Bash, kept with no thinking block (and `extra` turns' blocks). */
+  const toolLoop = (first: Record<string, unknown>[] = []) => [
+    {role: 'user', content: [{type: 'text', text: 'list the files'}]},
+    {
+      role: 'assistant',
+      content: [...first, {type: 'tool_use', id: 'toolu_1', name: 'Bash', input: {command: 'ls'}}],
+    },
+    {role: 'user', content: [{type: 'tool_result', tool_use_id: 'toolu_1', content: 'a.txt'}]},
+  ]
+  const lacksThinking = (b: Record<string, unknown>): boolean =>
+    (b.thinking as {type?: string} | undefined)?.type !== 'disabled' &&
+    (b.messages as Array<{role: string; content: Array<{type: string}>}>).some(
+      (m) =>
+        m.role === 'assistant' &&
+        m.content.some((c) => c.type === 'tool_use') &&
+        !m.content.some((c) => c.type === 'thinking'),
+    )
+
+  it("DeepSeek's Anthropic endpoint: a tool call turn without thinking refused, sent again with an empty thinking block at its head, and from then on", async () => {
+    targets = [target('deepseek-history', 'deepseek-v4-pro')]
+    judge = (b) =>
+      lacksThinking(b)
+        ? deepseek('The `content[].thinking` in the thinking mode must be passed back to the API.')
+        : undefined
+    const body = claudeCode('deepseek-v4-pro', {
+      messages: toolLoop(),
+      thinking: {type: 'adaptive'},
+      output_config: {effort: 'high'},
+    })
+    const answer = await post(body)
+    expect(answer.status).toBe(200)
+    expect(await answer.text()).toBe(MESSAGES_STREAM)
+    expect(received).toHaveLength(2)
+    const asCame = {...body, system: SYSTEM}
+    expect(String(received[0])).toBe(JSON.stringify(asCame))
+    const placeheld = {
+      ...asCame,
+      messages: toolLoop([{type: 'thinking', thinking: '', signature: ''}]),
+    }
+    // thinking kept on, its effort kept, every other byte as the client sent it
+    expect(String(received[1])).toBe(JSON.stringify(placeheld))
+    expect((await gateway.settled(1))[0].error).toBe(
+      'deepseek-history refused an assistant tool call turn without a thinking block: sent again with an empty one at the head of each such turn (from now on)',
+    )
+    expect(learnedAdaptations().find((a) => a.provider === 'deepseek-history')?.rules).toEqual([
+      'an empty thinking block at the head of each assistant tool call turn without one (refused)',
+    ])
+    // the next turn: one try; a turn with its own thinking, and a request with none to fix, as they came
+    received.length = 0
+    expect((await post(body)).status).toBe(200)
+    const thought = claudeCode('deepseek-v4-pro', {
+      messages: toolLoop([{type: 'thinking', thinking: 'ls it', signature: 'c2ln'}]),
+    })
+    expect((await post(thought)).status).toBe(200)
+    const plain = claudeCode('deepseek-v4-pro')
+    expect((await post(plain)).status).toBe(200)
+    expect(received.map(String)).toEqual([
+      JSON.stringify(placeheld),
+      JSON.stringify({...thought, system: SYSTEM}),
+      JSON.stringify({...plain, system: SYSTEM}),
+    ])
+  })
+
+  it("Kimi's Anthropic endpoint: the same refused in its words, sent again with thinking off (no effort, no clear_thinking edit)", async () => {
+    targets = [target('kimi-history', 'kimi-k2.6')]
+    judge = (b) =>
+      lacksThinking(b)
+        ? 'thinking is enabled but reasoning_content is missing in assistant tool call message at index 1'
+        : undefined
+    const body = claudeCode('kimi-k2.6', {
+      messages: toolLoop(),
+      thinking: {type: 'adaptive'},
+      output_config: {effort: 'high'},
+    })
+    const answer = await post(body)
+    expect(answer.status).toBe(200)
+    expect(received).toHaveLength(2)
+    const asCame = {...body, system: SYSTEM}
+    expect(String(received[0])).toBe(JSON.stringify(asCame))
+    expect(String(received[1])).toBe(
+      JSON.stringify({
+        ...without(asCame, 'context_management', 'output_config'),
+        thinking: {type: 'disabled'},
+      }),
+    )
+    expect(learnedAdaptations().find((a) => a.provider === 'kimi-history')?.rules).toEqual([
+      'thinking turned off for a history with an assistant tool call turn without thinking (refused)',
+    ])
+    // a history whose tool turns all think keeps thinking on, one try
+    received.length = 0
+    const thought = claudeCode('kimi-k2.6', {
+      messages: toolLoop([{type: 'thinking', thinking: 'ls it', signature: 'c2ln'}]),
+    })
+    expect((await post(thought)).status).toBe(200)
+    expect(received.map(String)).toEqual([JSON.stringify({...thought, system: SYSTEM})])
+  })
 })

@@ -19,6 +19,7 @@ import {
   ollamaMessagesThinkingRefusal,
   deepseekEffortRefusal,
   messagesThinkingFormRefusal,
+  messagesThinkingHistoryRefusal,
   messagesToolChoiceRefusal,
   refusedMaxOutput,
   contextRefusal,
@@ -365,6 +366,7 @@ function handleMessages(context: SimContext) {
     }
     const deepseek =
       messagesToolChoiceRefusal(body, selection.model, quirks) ??
+      messagesThinkingHistoryRefusal(body, selection.model, quirks) ??
       deepseekEffortRefusal(body, quirks) ??
       messagesThinkingFormRefusal(body, quirks)
     if (deepseek) {
@@ -379,7 +381,9 @@ function handleMessages(context: SimContext) {
       prefillProblem(body, model) ??
       messagesImageProblem(body) ??
       messagesContentProblem(body) ??
-      messagesHistoryProblem(body)
+      // (DeepSeek's and Kimi's endpoints verify no signature, and check a tool turn's thinking their
+      // own way: messagesThinkingHistoryRefusal)
+      messagesHistoryProblem(body, quirks.has('reasoning-content-required'))
     if (refused) {
       context.sendError(request, 400, refused, 'invalid_request_error', {'request-id': simId('req_')})
       return

@@ -1312,6 +1312,46 @@ describe('thinking and efforts refused in the servers’ words', () => {
       expect((await messages(body)).status).toBe(200)
   })
 
+  it("reasoning-content-required on the Messages endpoint: DeepSeek's and Kimi's refusal of a tool call turn without thinking; an empty unsigned block taken by DeepSeek", async () => {
+    const loop = (first: Json[]) => [
+      {role: 'user', content: 'list the files'},
+      {role: 'assistant', content: [...first, {type: 'tool_use', id: 'toolu_1', name: 'Bash', input: {}}]},
+      {role: 'user', content: [{type: 'tool_result', tool_use_id: 'toolu_1', content: 'a.txt'}]},
+    ]
+    const messages = (model: string, first: Json[], body: Json = {}) =>
+      post('/v1/messages', {
+        model: `${model}+reasoning-content-required`,
+        max_tokens: 64,
+        messages: loop(first),
+        ...body,
+      })
+    const deepseek = await messages('deepseek-v4-pro', [])
+    expect(deepseek.status).toBe(400)
+    expect(deepseek.json).toEqual({
+      error: {
+        message: 'The `content[].thinking` in the thinking mode must be passed back to the API.',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_request_error',
+      },
+    })
+    const kimi = await messages('kimi-k2.6', [], {thinking: {type: 'adaptive'}})
+    expect(kimi.status).toBe(400)
+    expect(kimi.json).toEqual({
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message:
+          'thinking is enabled but reasoning_content is missing in assistant tool call message at index 1',
+      },
+    })
+    // an empty unsigned block (no signature verified), or thinking off: taken
+    const empty = [{type: 'thinking', thinking: '', signature: ''}]
+    expect((await messages('deepseek-v4-pro', empty)).status).toBe(200)
+    expect((await messages('deepseek-v4-pro', [], {thinking: {type: 'disabled'}})).status).toBe(200)
+    expect((await messages('kimi-k2.6', [], {thinking: {type: 'disabled'}})).status).toBe(200)
+  })
+
   it("tool-choice-auto-only on the Messages endpoint: DeepSeek's and Kimi's refusal of a forced choice while thinking, the forced tool called with thinking disabled", async () => {
     const tools = [
       {name: 'Bash', input_schema: {type: 'object', properties: {command: {type: 'string'}}}},

@@ -1620,6 +1620,42 @@ export function messagesToolChoiceRefusal(
 }
 
 /**
+ * `reasoning-content-required` on the Messages endpoint: DeepSeek's and Kimi's Anthropic
+ * endpoints, whose models think unless `thinking.type` is `disabled`, refuse an assistant tool-call
+ * turn without a thinking block in the history: DeepSeek's (`deepseek*`) "The `content[].thinking`
+ * in the thinking mode must be passed back to the API." in its OpenAI-shaped body (claude-code
+ * #62995), which checks only that a block is there (an empty one, unsigned, is taken); Kimi's (any
+ * other name) "thinking is enabled but reasoning_content is missing in assistant tool call message
+ * at index N" (cc-switch #3219), in Anthropic's error body. Undefined when it takes the request.
+ */
+export function messagesThinkingHistoryRefusal(
+  body: Record<string, unknown>,
+  model: string,
+  quirks: Quirks,
+): {message: string; raw: unknown} | undefined {
+  if (!quirks.has('reasoning-content-required') || !Array.isArray(body.messages)) return undefined
+  if ((body.thinking as {type?: unknown} | undefined)?.type === 'disabled') return undefined
+  const at = (body.messages as Array<Record<string, unknown> | null>).findIndex((m) => {
+    if (m?.role !== 'assistant' || !Array.isArray(m.content)) return false
+    const blocks = m.content as Array<{type?: unknown} | null>
+    return (
+      blocks.some((b) => b?.type === 'tool_use') &&
+      !blocks.some((b) => b?.type === 'thinking' || b?.type === 'redacted_thinking')
+    )
+  })
+  if (at < 0) return undefined
+  if (/^deepseek/i.test(model)) {
+    const message = 'The `content[].thinking` in the thinking mode must be passed back to the API.'
+    return {
+      message,
+      raw: {error: {message, type: 'invalid_request_error', param: null, code: 'invalid_request_error'}},
+    }
+  }
+  const message = `thinking is enabled but reasoning_content is missing in assistant tool call message at index ${at}`
+  return {message, raw: {type: 'error', error: {type: 'invalid_request_error', message}}}
+}
+
+/**
  * A chat server's refusal of how a request asked its model to think, as the status and whole
  * error body it answers with:
  * - `ollama-no-think`: Ollama's model without thinking, to a `reasoning_effort` ("\"llama3.1:8b\"

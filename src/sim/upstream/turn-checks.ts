@@ -115,8 +115,10 @@ function toolPairingProblem(messages: Body[]): string | undefined {
  * Anthropic Messages: tool calls and results paired (toolPairingProblem); every thinking block's
  * signature must be the sim's for its text (bound or not: the binding is bindingProblem's); with
  * thinking enabled, the last assistant turn that calls a tool must start with a thinking block.
+ * `unsigned`: an Anthropic-compatible server that verifies no signature (DeepSeek's, Kimi's):
+ * neither of the thinking checks.
  */
-export function messagesHistoryProblem(body: Body): string | undefined {
+export function messagesHistoryProblem(body: Body, unsigned = false): string | undefined {
   const messages = Array.isArray(body.messages) ? (body.messages as Body[]) : []
   const pairing = toolPairingProblem(messages)
   if (pairing) return pairing
@@ -130,6 +132,8 @@ export function messagesHistoryProblem(body: Body): string | undefined {
     if (names.has(tool?.name)) return 'tools: Tool names must be unique.'
     names.add(tool?.name)
   }
+  // (a server that is not Anthropic's, in thinking mode: no signature verified, its own rule)
+  if (unsigned) return undefined
   for (const [n, message] of messages.entries()) {
     if (message?.role !== 'assistant') continue
     for (const [m, block] of blocksOf(message.content).entries()) {
