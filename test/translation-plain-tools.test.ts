@@ -111,6 +111,7 @@ beforeAll(async () => {
       policy('plain-always', 'ollama-remote', 'gpt-oss-120b+plain-tools'),
       policy('lite-azure', 'sim-responses', 'gpt-6.2-sol+lite-azure'),
       policy('not-lite', 'sim-responses', 'gpt-5.5+not-lite'),
+      policy('plain-answered', 'sim-responses', 'minimax-m3+custom-as-function'),
     ],
     [
       {name: 'local-vllm', family: 'responses', baseUrl: `http://127.0.0.1:${port}/v1`},
@@ -135,6 +136,7 @@ beforeAll(async () => {
     'plain-always',
     'lite-azure',
     'not-lite',
+    'plain-answered',
   ])
     keys.set(id, await issueKeyOverApi(base, id, 'codex', id))
 }, 120_000)
@@ -276,10 +278,65 @@ describe('Codex on a Responses server that is not OpenAI', {timeout: 60_000}, ()
       adaptations: Array<{provider: string; rules: string[]}>
     }
     expect(learned.adaptations.find((a) => a.provider === 'sim-responses')?.rules).toContain(
-      "Codex's namespaces and custom tools sent as plain functions, its agent_message items as user messages (they were refused)",
+      "Codex's namespaces and custom tools sent as plain functions, its agent_message items as user messages (refused, or answered as plain calls)",
     )
   })
 })
+
+describe(
+  'a Responses server that takes Codex custom tools without a word and answers one as a function',
+  {timeout: 60_000},
+  () => {
+    /** Codex's apply_patch, its free-form grammar tool, alone (the tool the simulator calls). */
+    const patchRequest = () => ({
+      model: 'gpt-5.5-codex',
+      instructions: 'You are Codex.',
+      input: [
+        {type: 'message', role: 'user', content: [{type: 'input_text', text: 'use a tool to fix the typo'}]},
+      ],
+      tools: [
+        {
+          type: 'custom',
+          name: 'apply_patch',
+          description: 'Edit files with a patch.',
+          format: {type: 'grammar', syntax: 'lark', definition: 'start: /(.|\\n)+/'},
+        },
+      ],
+      tool_choice: 'auto',
+      store: false,
+      stream: true,
+    })
+
+    it('MiniMax M3: its function call of apply_patch learned from the answer; later requests go plain and Codex gets its custom call', async () => {
+      const MODEL_CALL = /\/v1\/responses$/
+      await takeSimCalls(simOrigin, MODEL_CALL)
+      const stream = (): Promise<OpenAI.Responses.Response> =>
+        client('plain-answered')
+          .responses.stream(patchRequest() as unknown as OpenAI.Responses.ResponseCreateParamsStreaming)
+          .finalResponse()
+      // the first answer as it came: the call Codex refuses ("incompatible payload")
+      const first = await stream()
+      expect(first.output.find((o) => o.type === 'function_call')).toMatchObject({name: 'apply_patch'})
+      const [sent] = await takeSimCalls(simOrigin, MODEL_CALL)
+      expect(sent.tools.map((t: {type: string}) => t.type)).toEqual(['custom'])
+      const [row] = await projectLogRows(base, 'plain-answered', 1)
+      expect([row.status, row.error]).toEqual([
+        200,
+        "sim-responses answered Codex's tool apply_patch as a plain function call (its tool shapes taken but not implemented): later requests go with every tool a plain function, the calls given back to Codex in its shapes",
+      ])
+      // the next turn: plain functions upstream, and Codex's custom call back, its input unwrapped
+      const second = await stream()
+      const [plain] = await takeSimCalls(simOrigin, MODEL_CALL)
+      expect(plain.tools.map((t: {type: string; name: string}) => [t.type, t.name])).toEqual([
+        ['function', 'apply_patch'],
+      ])
+      const call = second.output.find((o) => o.type === 'custom_tool_call') as {name: string; input: unknown}
+      expect(call.name).toBe('apply_patch')
+      expect(typeof call.input).toBe('string')
+      expect(second.output.some((o) => o.type === 'function_call')).toBe(false)
+    })
+  },
+)
 
 /** The requests the daemon's simulator got for a model since the last call, headers and bodies (the record cleared). */
 async function takeSimRequests(): Promise<

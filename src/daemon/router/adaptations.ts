@@ -1769,7 +1769,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     )
   else if (a.plainTools)
     rules.push(
-      "Codex's namespaces and custom tools sent as plain functions, its agent_message items as user messages (they were refused)",
+      "Codex's namespaces and custom tools sent as plain functions, its agent_message items as user messages (refused, or answered as plain calls)",
     )
   else if (a.liteOff)
     rules.push(
@@ -2009,6 +2009,22 @@ export class UpstreamAdaptations {
    * they name one of the shapes (or refuse that request too), as plain functions. Says so for the
    * log row, as {@link learn} does; else undefined.
    */
+  /**
+   * A Responses server that answered Codex's custom or namespaced tool `name` as a plain function
+   * call (./plain-tools.ts `calledAsFunction`): its requests with those shapes go through the
+   * codecs from now on, every tool a plain function and the calls back to Codex in their shape.
+   * The note for the log row, or undefined when that was known already.
+   */
+  learnPlainToolsFromAnswer(provider: string, model: string, name: string): string | undefined {
+    // (what is known now: another request may have learned something while this one streamed)
+    const known = this.get(provider, model)
+    if (known?.plainTools) return undefined
+    return this.settle(provider, model, known, {
+      next: {...known, plainTools: true},
+      note: `answered Codex's tool ${name} as a plain function call (its tool shapes taken but not implemented): later requests go with every tool a plain function, the calls given back to Codex in its shapes`,
+    })
+  }
+
   learnPlainTools(
     provider: string,
     model: string,

@@ -9,6 +9,7 @@ import type {IncomingHttpHeaders} from 'node:http'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {
+  calledAsFunction,
   holdsAgentMessage,
   holdsOpenAiToolShapes,
   isLocalServer,
@@ -481,7 +482,7 @@ describe('a Responses server elsewhere that refuses them', () => {
       expect(received).toHaveLength(3)
       expect(String(received[2])).not.toContain('"namespace"')
       expect(learnedAdaptations().find((a) => a.provider === 'relay')?.rules).toContain(
-        "Codex's namespaces and custom tools sent as plain functions, its agent_message items as user messages (they were refused)",
+        "Codex's namespaces and custom tools sent as plain functions, its agent_message items as user messages (refused, or answered as plain calls)",
       )
     } finally {
       refusal = undefined
@@ -687,9 +688,15 @@ describe("a hosted server that refuses Codex's Responses Lite request", () => {
         expect(sent(2).tools).toEqual(standardTools())
         expect(String(received[2])).not.toContain('"additional_tools"')
         expect(receivedHeaders[2]['x-openai-internal-codex-responses-lite']).toBeUndefined()
+        // (and its streamed answer, a call of `multi_agent_v1__spawn_agent` without its namespace,
+        // shows a server that took the shapes but does not implement them: plain tools from now on)
         expect(learnedAdaptations().find((a) => a.provider === name)?.rules).toEqual([
-          "Codex's Responses Lite requests sent as for a model that is not Lite: its tools in `tools`, without the Lite header (refused)",
+          "Codex's namespaces and custom tools sent as plain functions, its agent_message items as user messages (refused, or answered as plain calls)",
         ])
+        const [, later] = await gateway.settled(2)
+        expect(later.error).toBe(
+          `${name} answered Codex's tool multi_agent_v1__spawn_agent as a plain function call (its tool shapes taken but not implemented): later requests go with every tool a plain function, the calls given back to Codex in its shapes`,
+        )
       } finally {
         liteRefusal = undefined
       }
@@ -729,7 +736,7 @@ describe("a hosted server that refuses Codex's Responses Lite request", () => {
         `azure-strict ${NOTE}; azure-strict refused Codex's tool shapes: sent again with every tool a plain function`,
       )
       expect(learnedAdaptations().find((a) => a.provider === 'azure-strict')?.rules).toEqual([
-        "Codex's namespaces and custom tools sent as plain functions, its agent_message items as user messages (they were refused)",
+        "Codex's namespaces and custom tools sent as plain functions, its agent_message items as user messages (refused, or answered as plain calls)",
       ])
     } finally {
       liteRefusal = undefined
@@ -1037,5 +1044,39 @@ describe("DeepSeek's refusal of a call and its output apart, passed through", ()
     } finally {
       refuseAll = undefined
     }
+  })
+})
+
+describe('calledAsFunction: a Codex tool shape answered as a plain function call', () => {
+  const body = Buffer.from(
+    JSON.stringify({
+      input: [
+        {type: 'additional_tools', tools: [{type: 'custom', name: 'exec'}]},
+        {type: 'message', role: 'user', content: 'hi'},
+      ],
+      tools: [
+        {type: 'function', name: 'exec_command', parameters: {}},
+        {type: 'custom', name: 'apply_patch', format: {type: 'grammar'}},
+        {type: 'namespace', name: 'mcp__fs', tools: [{type: 'function', name: 'read'}]},
+      ],
+    }),
+  )
+  it.each([
+    [['apply_patch'], 'apply_patch'],
+    [['exec'], 'exec'],
+    [['read'], 'read'],
+    [['mcp__fs__read'], 'mcp__fs__read'],
+    [['mcp__fs.read'], 'mcp__fs.read'],
+    [['exec_command', 'apply_patch'], 'apply_patch'],
+    [['exec_command'], undefined],
+    [[], undefined],
+  ])('%j -> %s', (called, found) => {
+    expect(calledAsFunction(body, called)).toBe(found)
+  })
+  it('a body without the shapes is not parsed, nor one that is no JSON', () => {
+    expect(
+      calledAsFunction(Buffer.from('{"tools":[{"type":"function","name":"apply_patch"}]}'), ['apply_patch']),
+    ).toBeUndefined()
+    expect(calledAsFunction(Buffer.from('{"custom" broken'), ['apply_patch'])).toBeUndefined()
   })
 })

@@ -48,6 +48,44 @@ export function holdsOpenAiToolShapes(body: Buffer): boolean {
   )
 }
 
+/**
+ * The first of an answer's plain function calls (`called`: their names, none in a namespace) that
+ * names one of Codex's custom tools, or a namespaced tool of the request by its bare name or the
+ * names servers give it (`ns__tool`, `ns.tool`): a server that took the shapes without a word and
+ * does not implement them (MiniMax M3's Responses API: router-for-me/CLIProxyAPI #5753; a DeepSeek
+ * V4 server, antirez/ds4 #745), whose call Codex refuses ("tool apply_patch invoked with
+ * incompatible payload", "unsupported call"). `body`: the request as sent. Undefined when none does.
+ */
+export function calledAsFunction(body: Buffer, called: readonly string[]): string | undefined {
+  if (called.length === 0 || !holdsOpenAiToolShapes(body)) return undefined
+  let json: {tools?: unknown; input?: unknown}
+  try {
+    json = JSON.parse(body.toString('utf8')) as typeof json
+  } catch {
+    return undefined
+  }
+  const names = new Set<string>()
+  const read = (tools: unknown): void => {
+    if (!Array.isArray(tools)) return
+    for (const t of tools as Array<{type?: unknown; name?: unknown; tools?: unknown}>) {
+      if (t?.type === 'custom' && typeof t.name === 'string') names.add(t.name)
+      else if (t?.type === 'namespace' && typeof t.name === 'string' && Array.isArray(t.tools))
+        for (const inner of t.tools as Array<{name?: unknown}>)
+          if (typeof inner?.name === 'string')
+            for (const n of [inner.name, `${t.name}__${inner.name}`, `${t.name}.${inner.name}`]) names.add(n)
+    }
+  }
+  read(json.tools)
+  if (Array.isArray(json.input))
+    for (const item of json.input as Array<{type?: unknown; tools?: unknown}>)
+      if (item?.type === 'additional_tools') read(item.tools)
+  // (a plain function of the same name as a custom or namespaced one: Codex runs it as it came)
+  if (Array.isArray(json.tools))
+    for (const t of json.tools as Array<{type?: unknown; name?: unknown}>)
+      if (t?.type === 'function' && typeof t.name === 'string') names.delete(t.name)
+  return called.find((name) => names.has(name))
+}
+
 const AGENT_MESSAGE = Buffer.from('"agent_message"')
 
 /**

@@ -31,6 +31,7 @@ import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget}
 import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-line.js'
 import {
   azureProvider,
+  calledAsFunction,
   holdsAgentMessage,
   holdsCallOutput,
   holdsOpenAiToolShapes,
@@ -1199,6 +1200,27 @@ export async function proxyRequest(
     // rest only when they pass), the same count as the model's answer of that shape before. The
     // answer stands (a stream went out already): the row says it, the window is kept for doctor.
     const usage = result.usage
+    // Codex's custom or namespaced tool answered as a plain function call by a Responses server
+    // that took the shapes without a word (MiniMax M3): learned, so its next requests go with
+    // plain tools and the calls come back to Codex in their shapes (this answer stands: Codex
+    // tells the model its call failed, and the model calls again). Read only for an answer that
+    // made a function call, to a request that holds the shapes.
+    if (
+      usage?.functionCalls &&
+      family === 'responses' &&
+      !translated &&
+      status < 300 &&
+      provider.plainTools !== 'never' &&
+      !isOpenAiResponsesHost(provider.baseUrl)
+    ) {
+      const name = calledAsFunction(body, usage.functionCalls)
+      const note =
+        name === undefined
+          ? undefined
+          : adaptations.learnPlainToolsFromAnswer(provider.name, model ?? prepared.requestedModel ?? '', name)
+      if (note)
+        result.error = result.error ? `${result.error}; ${provider.name} ${note}` : `${provider.name} ${note}`
+    }
     if (usage && status < 300) {
       const kept = usage.inputTokens + usage.cacheReadTokens + usage.cacheCreationTokens
       const window = cutWindow(kept, body.length)

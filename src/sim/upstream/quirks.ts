@@ -154,6 +154,9 @@ export const SIM_QUIRKS = [
   // DeepSeek's Responses API in thinking mode: reasoning as `reasoning_text` content, wanted back
   // on a tool call's turn
   'reasoning-text',
+  // a Responses server that takes Codex's custom tools without a word and answers one as a plain
+  // function call, its input wrapped in JSON (MiniMax M3: CLIProxyAPI #5753)
+  'custom-as-function',
   // a server that escapes per UTF-16 unit (a JS server, Python's `ensure_ascii`) and streams an
   // emoji's surrogate pair split across two chunks
   'split-surrogate',

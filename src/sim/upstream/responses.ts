@@ -287,7 +287,8 @@ function callItem(
   quirks: Quirks,
 ): Body {
   const namespace = tool?.namespace === undefined ? {} : {namespace: tool.namespace}
-  if (tool?.custom) {
+  // (`custom-as-function`: a function call of the custom tool's name, its input in JSON)
+  if (tool?.custom && !quirks.has('custom-as-function')) {
     const input = call.args.input
     return {
       type: 'custom_tool_call',

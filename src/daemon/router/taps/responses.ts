@@ -11,12 +11,23 @@ export class ResponsesReader implements Reader {
   lastSequence?: number
   terminal?: boolean
   streamError?: string
+  /** The names of the answer's function calls without a namespace (see `Usage.functionCalls`). */
+  private calls?: string[]
   readonly terminalName = 'response.completed'
   onPayload(payload: Json): void {
     const type = payload.type
     if (type === 'response.output_text.delta' || type === 'response.function_call_arguments.delta')
       this.deltas++
-    else if (type === 'error') this.streamError ??= errorMessage(payload)
+    else if (type === 'response.output_item.added') {
+      const item = obj(payload.item)
+      if (
+        item?.type === 'function_call' &&
+        typeof item.name === 'string' &&
+        item.namespace === undefined &&
+        (this.calls ??= []).length < 16
+      )
+        this.calls.push(item.name)
+    } else if (type === 'error') this.streamError ??= errorMessage(payload)
     else if (type === 'response.failed') {
       const error = obj(obj(payload.response)?.error)
       this.streamError ??= error ? errorMessage({error}) : 'response.failed'
@@ -42,6 +53,7 @@ export class ResponsesReader implements Reader {
       return streamed && this.id ? {...streamed, responseId: this.id} : streamed
     }
     return {
+      ...(this.calls ? {functionCalls: this.calls} : {}),
       inputTokens: num(u.input_tokens),
       outputTokens: num(u.output_tokens),
       cacheReadTokens: num(obj(u.input_tokens_details)?.cached_tokens),

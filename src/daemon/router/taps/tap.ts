@@ -31,6 +31,12 @@ export interface Usage {
    * request-id header (Responses: `resp_…`, Codex's `response_id`); the log row keys on it.
    */
   responseId?: string
+  /**
+   * Responses streams: the names of the plain `function_call` items the answer made (no
+   * `namespace`), at most 16: a server that took Codex's custom tools and answered one as a
+   * function is found by them (../plain-tools.ts `calledAsFunction`).
+   */
+  functionCalls?: string[]
 }
 
 export interface UsageTap {
