@@ -383,9 +383,15 @@ export interface UpstreamAdaptation {
   /**
    * Responses: a server that refused Codex's namespaces, custom tools or `additional_tools` item:
    * its requests with those go through the Responses codecs, every tool a plain function
-   * (daemon/router/plain-tools.ts).
+   * (daemon/router/plain-tools.ts); or answered one of them as a plain function call.
    */
   plainTools?: boolean
+  /**
+   * Chat: a server whose streamed tool-call deltas came without their `index` (learned from an
+   * answer passed through): a chat client's streams from it get the index numbered on the way
+   * (daemon/router/tool-index.ts).
+   */
+  indexToolCalls?: boolean
   /**
    * Responses: a server that refused Codex's "Responses Lite" request as such (Azure OpenAI, a
    * model that is not Lite): its Lite requests go as Codex sends them for a model that is not Lite,

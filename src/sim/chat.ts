@@ -928,30 +928,38 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
     const calls = [plan.toolCall, ...(plan.moreToolCalls ?? [])]
     // `object-args`: the whole object on the call's first chunk, no argument deltas after it
     const whole = quirks.has('object-args')
-    for (const [index, call] of calls.entries()) {
-      const {id, name, arguments: args} = call
-      const first = index === 0
-      events.push(
-        chunk({
-          tool_calls: [
-            {
-              index,
-              id,
-              type: 'function',
-              function: {name, arguments: whole ? objectArgs(args) : ''},
-              // Google's: the signature on the call's first delta
-              ...(first && quirks.has('extra-content') ? {extra_content: extraContent(call)} : {}),
-            },
-          ],
-          // OpenRouter's: the call's signature beside the call's first delta
-          ...(first && quirks.has('reasoning-details')
-            ? {reasoning_details: [encryptedDetail(call, plan.reasoning.length > 0 ? 1 : 0)]}
-            : {}),
-        }),
-      )
-    }
+    if (quirks.has('no-tool-index'))
+      // Gemini's: each call whole in one delta, id, name and arguments, no index
+      for (const {id, name, arguments: args} of calls)
+        events.push(chunk({tool_calls: [{id, type: 'function', function: {name, arguments: args}}]}))
+    else
+      for (const [index, call] of calls.entries()) {
+        const {id, name, arguments: args} = call
+        const first = index === 0
+        events.push(
+          chunk({
+            tool_calls: [
+              {
+                index,
+                id,
+                type: 'function',
+                function: {name, arguments: whole ? objectArgs(args) : ''},
+                // Google's: the signature on the call's first delta
+                ...(first && quirks.has('extra-content') ? {extra_content: extraContent(call)} : {}),
+              },
+            ],
+            // OpenRouter's: the call's signature beside the call's first delta
+            ...(first && quirks.has('reasoning-details')
+              ? {reasoning_details: [encryptedDetail(call, plan.reasoning.length > 0 ? 1 : 0)]}
+              : {}),
+          }),
+        )
+      }
     const bySize = (args: string): string[] => args.match(/[\s\S]{1,8}/g) ?? []
-    const pieces = whole ? [] : calls.map((call) => argsPieces(call.arguments, quirks, bySize))
+    const pieces =
+      whole || quirks.has('no-tool-index')
+        ? []
+        : calls.map((call) => argsPieces(call.arguments, quirks, bySize))
     if (quirks.has('shifted-index')) {
       // DeepSeek V4's (agno #8879): one call after the other, each call's head at the index of the
       // call before it (the first at 0), its arguments at its own index

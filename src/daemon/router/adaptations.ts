@@ -1832,6 +1832,8 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     rules.push(
       'thinking turned off for a history with an assistant tool call turn without thinking (refused)',
     )
+  if (a.indexToolCalls)
+    rules.push('streamed tool calls numbered (their index left out; learned from an answer)')
   if (a.claude?.emptyThinking)
     rules.push('an empty thinking block at the head of each assistant tool call turn without one (refused)')
   if (a.claude?.noBlockBinding) rules.push('thinking blocks sent without block_binding (refused)')
@@ -2015,6 +2017,20 @@ export class UpstreamAdaptations {
    * codecs from now on, every tool a plain function and the calls back to Codex in their shape.
    * The note for the log row, or undefined when that was known already.
    */
+  /**
+   * A chat server whose streamed tool-call deltas came without their index (./tool-index.ts): a
+   * chat client's streams from it get them numbered from now on. The note for the log row, or
+   * undefined when that was known already.
+   */
+  learnIndexToolCalls(provider: string, model: string): string | undefined {
+    const known = this.get(provider, model)
+    if (known?.indexToolCalls) return undefined
+    return this.settle(provider, model, known, {
+      next: {...known, indexToolCalls: true},
+      note: "streamed tool calls without their index, which chat clients refuse or drop: the gateway numbers them in this provider's streams from now on",
+    })
+  }
+
   learnPlainToolsFromAnswer(provider: string, model: string, name: string): string | undefined {
     // (what is known now: another request may have learned something while this one streamed)
     const known = this.get(provider, model)

@@ -27,6 +27,7 @@ import {forwardHeaders, mintRequestId, requestIdHeader} from './headers.js'
 import {upstreamModel} from '../../gateway/policy.js'
 import {upstreamPath} from '../../gateway/upstream-path.js'
 import {defaultPools} from './pools.js'
+import {omitsToolCallIndex} from './tool-index.js'
 import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget} from './proxy-types.js'
 import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-line.js'
 import {
@@ -1187,7 +1188,12 @@ export async function proxyRequest(
         )
       }
       outcome = relayed
-    } else outcome = await relay(relayContext, upstream, status, target, credential, errorText)
+    } else {
+      // a chat stream from an upstream that leaves its tool calls' index out (./tool-index.ts)
+      relayContext.indexToolCalls =
+        family === 'chat' && (passedWith?.indexToolCalls === true || omitsToolCallIndex(provider.baseUrl))
+      outcome = await relay(relayContext, upstream, status, target, credential, errorText)
+    }
     if (result.contextWindow)
       adaptations.noteWindow(
         provider.name,
@@ -1218,6 +1224,12 @@ export async function proxyRequest(
         name === undefined
           ? undefined
           : adaptations.learnPlainToolsFromAnswer(provider.name, model ?? prepared.requestedModel ?? '', name)
+      if (note)
+        result.error = result.error ? `${result.error}; ${provider.name} ${note}` : `${provider.name} ${note}`
+    }
+    if (usage?.unindexedToolCalls && family === 'chat' && !translated && !relayContext.indexToolCalls) {
+      // (this answer went as it came: the client may have dropped its calls; the next ones are numbered)
+      const note = adaptations.learnIndexToolCalls(provider.name, model ?? prepared.requestedModel ?? '')
       if (note)
         result.error = result.error ? `${result.error}; ${provider.name} ${note}` : `${provider.name} ${note}`
     }

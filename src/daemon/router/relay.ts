@@ -14,14 +14,21 @@ import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'
 import type {ProxyResult, ProxyTarget} from './proxy-types.js'
 import {SecretRedactor} from './redact.js'
 import {createUsageTap} from './taps/index.js'
+import {ToolCallIndexer} from './tool-index.js'
 import type {StreamOutcome, UsageTap} from './taps/tap.js'
 
 /**
  * Drops the usage-only chunk (`"choices":[]` with `usage`) of a chat stream whose client did not
- * ask for usage. Complete events pass on at once; only an incomplete trailing event waits for
- * its end (a client could not use half an event anyway).
+ * ask for usage (`dropUsage`), and with an `indexer` numbers the tool-call deltas of an upstream
+ * that leaves their index out (./tool-index.ts). Complete events pass on at once; only an
+ * incomplete trailing event waits for its end (a client could not use half an event anyway).
  */
 export class ChatUsageChunkFilter {
+  constructor(
+    private readonly dropUsage = true,
+    private readonly indexer?: ToolCallIndexer,
+  ) {}
+
   private pending = ''
   private readonly decoder = new TextDecoder()
   /** The decoder may hold the start of a character (the last chunk decoded ended in a byte >= 0x80). */
@@ -46,7 +53,8 @@ export class ChatUsageChunkFilter {
     for (let m = boundary.exec(text); m; m = boundary.exec(text)) {
       const end = m.index + m[0].length
       const event = text.slice(start, end)
-      if (!this.isUsageOnly(event)) out += event
+      if (!(this.dropUsage && this.isUsageOnly(event)))
+        out += this.indexer && event.includes(TOOL_CALLS) ? this.indexer.event(event) : event
       start = end
     }
     this.pending = text.slice(start)
@@ -69,12 +77,28 @@ export class ChatUsageChunkFilter {
     const n = bytes.length
     let kept: Buffer[] | undefined
     let start = 0 // where the current event starts
-    let keptFrom = 0 // where the bytes kept since the last dropped event start
+    let keptFrom = 0 // where the bytes kept since the last dropped or rewritten event start
+    // (with an indexer: where the next `"tool_calls"` is, searched once for the events before it)
+    let calls = this.indexer ? latin1.indexOf(TOOL_CALLS) : -1
     // without a CR, push's boundaries are the `\n\n` found left to right
     for (let at = latin1.indexOf('\n\n'); at !== -1; at = latin1.indexOf('\n\n', start)) {
       const end = at + 2
-      if (mayHoldNoChoices(latin1, start, end) && this.isUsageOnly(bytes.toString('utf8', start, end))) {
+      let replaced: string | undefined
+      if (
+        this.dropUsage &&
+        mayHoldNoChoices(latin1, start, end) &&
+        this.isUsageOnly(bytes.toString('utf8', start, end))
+      )
+        replaced = ''
+      else if (calls !== -1 && calls < end) {
+        const event = bytes.toString('utf8', start, end)
+        const indexed = this.indexer!.event(event)
+        if (indexed !== event) replaced = indexed
+        calls = latin1.indexOf(TOOL_CALLS, end)
+      }
+      if (replaced !== undefined) {
         ;(kept ??= []).push(bytes.subarray(keptFrom, start))
+        if (replaced !== '') kept.push(Buffer.from(replaced))
         keptFrom = end
       }
       start = end
@@ -91,7 +115,8 @@ export class ChatUsageChunkFilter {
   flush(): string {
     const rest = this.pending + this.decoder.decode()
     this.pending = ''
-    return this.isUsageOnly(rest) ? '' : rest
+    if (this.dropUsage && this.isUsageOnly(rest)) return ''
+    return this.indexer && rest.includes(TOOL_CALLS) ? this.indexer.event(rest) : rest
   }
 
   private isUsageOnly(event: string): boolean {
@@ -111,6 +136,7 @@ export class ChatUsageChunkFilter {
 }
 
 const CHOICES = '"choices"'
+const TOOL_CALLS = '"tool_calls"'
 
 /** ASCII whitespace as `\s` reads it (a byte >= 0x80 might be one of its others: not skipped). */
 const isAsciiSpace = (c: number): boolean => c === 0x20 || (c >= 0x09 && c <= 0x0d)
@@ -227,6 +253,11 @@ export interface RelayContext {
   started: number
   /** The proxy asked upstream for stream usage the client did not ask for (chat). */
   addedUsage: boolean
+  /**
+   * A chat stream passed through from an upstream that leaves the tool-call deltas' index out
+   * (./tool-index.ts): numbered on the way. Set for each try.
+   */
+  indexToolCalls?: boolean
   timeouts: TimeoutSettings
   /** Set when the client left (or the caller aborted). */
   clientGone: {readonly aborted: boolean}
@@ -340,7 +371,10 @@ export async function relay(
   // (a stream's first byte waits for no bookkeeping that can wait)
   const tapped = status < 300
   let tap: UsageTap | undefined
-  const filter = sse && ctx.addedUsage && status < 300 ? new ChatUsageChunkFilter() : undefined
+  const filter =
+    sse && status < 300 && (ctx.addedUsage || ctx.indexToolCalls)
+      ? new ChatUsageChunkFilter(ctx.addedUsage, ctx.indexToolCalls ? new ToolCallIndexer() : undefined)
+      : undefined
   // the provider key quoted back in an answer is masked (a key shorter than 8 characters is a
   // test value that could also be an ordinary word of the answer)
   const redactor =

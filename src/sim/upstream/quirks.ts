@@ -154,6 +154,9 @@ export const SIM_QUIRKS = [
   // DeepSeek's Responses API in thinking mode: reasoning as `reasoning_text` content, wanted back
   // on a tool call's turn
   'reasoning-text',
+  // Gemini's OpenAI-compatible endpoint: each streamed tool call whole in one delta, without its
+  // `index` (AstrBotDevs/AstrBot #6661)
+  'no-tool-index',
   // a Responses server that takes Codex's custom tools without a word and answers one as a plain
   // function call, its input wrapped in JSON (MiniMax M3: CLIProxyAPI #5753)
   'custom-as-function',

@@ -13,6 +13,8 @@ export class ChatReader implements Reader {
   streamError?: string
   readonly terminalName = '[DONE]'
   readonly usageKey = USAGE_KEY
+  /** A streamed tool-call delta came without its index (see `Usage.unindexedToolCalls`). */
+  private unindexed = false
   onJsonUsage(usage: Json): void {
     this.last = usage
   }
@@ -32,6 +34,9 @@ export class ChatReader implements Reader {
           (typeof delta.content === 'string' ? delta.content !== '' : delta.tool_calls !== undefined)
         )
           this.deltas++
+        // a tool-call delta without its index (Gemini's OpenAI-compatible endpoint, some relays)
+        if (!this.unindexed && Array.isArray(delta?.tool_calls))
+          for (const call of delta.tool_calls) if (typeof obj(call)?.index !== 'number') this.unindexed = true
       }
     }
   }
@@ -93,6 +98,7 @@ export class ChatReader implements Reader {
     // kept one hour, as the Messages tap reads Anthropic's (never more than the writes)
     const oneHour = obj(prompt?.cache_creation)?.ephemeral_1h_input_tokens
     if (typeof oneHour === 'number') usage.cache1hTokens = Math.min(num(oneHour), usage.cacheCreationTokens)
+    if (this.unindexed) usage.unindexedToolCalls = true
     return usage
   }
 }

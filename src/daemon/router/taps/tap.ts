@@ -37,6 +37,11 @@ export interface Usage {
    * function is found by them (../plain-tools.ts `calledAsFunction`).
    */
   functionCalls?: string[]
+  /**
+   * Chat streams: a tool-call delta came without its `index`, which OpenAI's format requires and
+   * clients reassemble calls by (../tool-index.ts).
+   */
+  unindexedToolCalls?: true
 }
 
 export interface UsageTap {

@@ -1,0 +1,104 @@
+import {describe, expect, it} from 'vitest'
+
+import {ChatUsageChunkFilter} from './relay.js'
+import {omitsToolCallIndex, ToolCallIndexer} from './tool-index.js'
+
+const event = (delta: Record<string, unknown>, choice = 0) =>
+  `data: ${JSON.stringify({id: 'c', choices: [{index: choice, delta}]})}\n\n`
+const call = (id: string | undefined, args: string, name?: string) => ({
+  ...(id ? {id, type: 'function'} : {}),
+  function: {...(name ? {name} : {}), arguments: args},
+})
+const indexes = (text: string): unknown[] =>
+  text
+    .split('\n')
+    .filter((l) => l.startsWith('data: {'))
+    .flatMap((l) =>
+      (
+        JSON.parse(l.slice(6)) as {choices: Array<{delta: {tool_calls?: Array<{index?: unknown}>}}>}
+      ).choices.flatMap((c) => (c.delta.tool_calls ?? []).map((t) => t.index)),
+    )
+
+describe('ToolCallIndexer', () => {
+  it('numbers each new call id, a delta without an id continues the call before it, the index first', () => {
+    const indexer = new ToolCallIndexer()
+    const one = indexer.event(event({tool_calls: [call('call_a', '{"pa', 'read')]}))
+    expect(one).toBe(
+      `data: ${JSON.stringify({id: 'c', choices: [{index: 0, delta: {tool_calls: [{index: 0, id: 'call_a', type: 'function', function: {name: 'read', arguments: '{"pa'}}]}}]})}\n\n`,
+    )
+    expect(indexes(indexer.event(event({tool_calls: [call(undefined, 'th":1}')]})))).toEqual([0])
+    expect(
+      indexes(indexer.event(event({tool_calls: [call('call_b', '{}', 'ls'), call('call_c', '{}', 'ls')]}))),
+    ).toEqual([1, 2])
+    // the same id again (a server that repeats it on each delta) keeps its index
+    expect(indexes(indexer.event(event({tool_calls: [call('call_a', '')]})))).toEqual([0])
+    // another choice numbers its own calls
+    expect(indexes(indexer.event(event({tool_calls: [call('call_d', '{}', 'ls')]}, 1)))).toEqual([0])
+  })
+
+  it('leaves an event with indexes, or no JSON, as the same string', () => {
+    const indexer = new ToolCallIndexer()
+    const indexed = event({tool_calls: [{index: 3, ...call('call_a', '{}', 'ls')}]})
+    expect(indexer.event(indexed)).toBe(indexed)
+    // after it, a call without one gets the next free index
+    expect(indexes(indexer.event(event({tool_calls: [call('call_b', '{}', 'ls')]})))).toEqual([4])
+    for (const other of ['data: [DONE]\n\n', ': keep-alive\n\n', 'data: {broken\n\n', event({content: 'hi'})])
+      expect(indexer.event(other)).toBe(other)
+  })
+})
+
+describe('ChatUsageChunkFilter with an indexer', () => {
+  const stream = [
+    event({content: 'Reading.'}),
+    event({tool_calls: [call('call_a', '{"path":"a"}', 'read')]}),
+    event({tool_calls: [call('call_b', '{"path":"b"}', 'read')]}),
+    `data: ${JSON.stringify({id: 'c', choices: [], usage: {prompt_tokens: 1}})}\n\n`,
+    'data: [DONE]\n\n',
+  ].join('')
+
+  const through = (filter: ChatUsageChunkFilter, chunks: string[]): string => {
+    let out = ''
+    for (const c of chunks) {
+      const sent = filter.push(Buffer.from(c))
+      out += typeof sent === 'string' ? sent : Buffer.from(sent).toString('utf8')
+    }
+    return out + filter.flush()
+  }
+
+  it('numbers the calls whole, split mid-event, or with CRs; keeps the usage chunk unless it drops it', () => {
+    const whole = through(new ChatUsageChunkFilter(false, new ToolCallIndexer()), [stream])
+    expect(indexes(whole)).toEqual([0, 1])
+    expect(whole).toContain('"usage"')
+    expect(whole.startsWith(event({content: 'Reading.'}))).toBe(true)
+    const cut = Math.floor(stream.length / 2)
+    expect(
+      indexes(
+        through(new ChatUsageChunkFilter(false, new ToolCallIndexer()), [
+          stream.slice(0, cut),
+          stream.slice(cut),
+        ]),
+      ),
+    ).toEqual([0, 1])
+    const crlf = through(new ChatUsageChunkFilter(false, new ToolCallIndexer()), [
+      stream.replaceAll('\n', '\r\n'),
+    ])
+    expect(indexes(crlf)).toEqual([0, 1])
+    const dropped = through(new ChatUsageChunkFilter(true, new ToolCallIndexer()), [stream])
+    expect(indexes(dropped)).toEqual([0, 1])
+    expect(dropped).not.toContain('"usage"')
+    // without an indexer, the stream's bytes as they came (the usage chunk only dropped)
+    expect(through(new ChatUsageChunkFilter(false), [stream])).toBe(stream)
+  })
+})
+
+describe('omitsToolCallIndex', () => {
+  it.each([
+    ['https://generativelanguage.googleapis.com/v1beta/openai', true],
+    ['https://generativelanguage.googleapis.com/v1beta/openai/', true],
+    ['https://generativelanguage.googleapis.com', false],
+    ['https://api.openai.com/v1', false],
+    ['http://127.0.0.1:8080/openai', false],
+  ])('%s: %s', (url, omits) => {
+    expect(omitsToolCallIndex(url)).toBe(omits)
+  })
+})
