@@ -45,6 +45,16 @@ import {
   withoutLiteItem,
   withStoreTrue,
 } from './plain-tools.js'
+import {
+  foreignCiphertextRefusal,
+  holdsEncryptedContent,
+  namesCompactionItem,
+  refusesForeignCiphertext,
+  strippedNote,
+  unrepairableCiphertext,
+  withoutReasoningCiphertext,
+} from './encrypted-content.js'
+import {errorBody as familyErrorBody} from '../../protocols/errors.js'
 import {cutConfirmed, cutNote, cutWindow, holdsMedia, mayBeOllama} from './ollama-cut.js'
 import {OVERFLOW_500, relay} from './relay.js'
 import {bodyWait, isCodexClient, RETRY_429, waitedNote} from './rate-limit.js'
@@ -810,6 +820,8 @@ export async function proxyRequest(
     // budget of 0; a max_tokens above a model's limit): learned, and the request goes again
     // without it (adaptations.ts); any other 400 goes to the client as it came.
     let errorText: string | Error | undefined
+    /** The upstream refused encrypted content another account made (not another block's to learn from). */
+    let refusedCiphertext = false
     if (
       translated &&
       // DeepSeek's older refusal of a JSON schema came as 422; llama.cpp's refusal of images as
@@ -956,6 +968,48 @@ export async function proxyRequest(
         }
       }
     }
+    // Encrypted content another provider or account made, refused (OpenAI's `invalid_encrypted_content`,
+    // ChatGPT's "could not be verified" with `code: null`: ./encrypted-content.ts): Codex's
+    // conversation answered elsewhere before (a fallback, a route changed). The request goes again
+    // at once without its reasoning items' ciphertext (once: the body sent again holds none), not
+    // learned (it is the conversation's); a compaction item or an agent_message's encrypted text,
+    // which cannot be left out, is answered a 400 that says so. Read only for a 400 to a body that
+    // holds an `encrypted_content` key (a byte search); the error's words tested before the body is parsed.
+    if (
+      !translated &&
+      family === 'responses' &&
+      status === 400 &&
+      upstream.headers['content-encoding'] === undefined &&
+      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
+      holdsEncryptedContent(body)
+    ) {
+      errorText = await errorBody(upstream.body)
+      if (typeof errorText === 'string' && refusesForeignCiphertext(errorText)) {
+        refusedCiphertext = true
+        const again =
+          passedAdapted < MAX_ADAPTATIONS_A_REQUEST && !namesCompactionItem(errorText)
+            ? withoutReasoningCiphertext(body)
+            : undefined
+        if (again) {
+          tried--
+          adapted.push(strippedNote(provider.name, again))
+          return tryTarget(i, model, again.body, credential, undefined, passedWith, passedAdapted + 1)
+        }
+        const held = unrepairableCiphertext(body)
+        if (held) {
+          // (relayed as the upstream's refusal: its status, its request id, the breaker settled)
+          errorText = JSON.stringify(
+            familyErrorBody('responses', 400, foreignCiphertextRefusal(provider.name, held), {
+              code: 'invalid_encrypted_content',
+            }),
+          )
+          upstream.headers['content-type'] = 'application/json'
+          adapted.push(
+            `${provider.name} refused another account's encrypted content that cannot be left out (${held === 'compaction' ? 'a compaction item' : 'an encrypted agent_message'}): answered 400, start a new conversation`,
+          )
+        }
+      }
+    }
     // Codex's namespaces, custom tools or `additional_tools` item refused by a Responses server
     // that is not OpenAI's (vLLM's 400, llama.cpp's, Ollama's 500, xAI's 422: ./plain-tools.ts):
     // learned, and the request goes again with every tool a plain function, as later ones do
@@ -963,6 +1017,7 @@ export async function proxyRequest(
     if (
       !translated &&
       family === 'responses' &&
+      !refusedCiphertext &&
       provider.plainTools !== 'never' &&
       (status === 400 || status === 422 || status === 500) &&
       passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
@@ -971,7 +1026,8 @@ export async function proxyRequest(
       !COMPACT.test(request.url) &&
       (holdsOpenAiToolShapes(request.body) || holdsAgentMessage(request.body))
     ) {
-      errorText = await errorBody(upstream.body)
+      // (read already when encrypted content was looked for in it, above)
+      errorText ??= await errorBody(upstream.body)
       const change =
         typeof errorText === 'string'
           ? adaptations.learnPlainTools(
@@ -1018,6 +1074,7 @@ export async function proxyRequest(
       family === 'responses' &&
       status === 400 &&
       passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
+      !refusedCiphertext &&
       passedWith?.storeTrue !== true &&
       upstream.headers['content-encoding'] === undefined &&
       isCodexClient(request.headers) &&
@@ -1053,6 +1110,7 @@ export async function proxyRequest(
       passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
       upstream.headers['content-encoding'] === undefined &&
       !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
+      !refusedCiphertext &&
       !COMPACT.test(request.url) &&
       holdsCallOutput(body)
     ) {

@@ -1577,6 +1577,51 @@ describe('thinking and efforts refused in the servers’ words', () => {
     expect((await post('/v1/responses', firstTurn)).status).toBe(200)
   })
 
+  it("encrypted-foreign: reasoning bound to the key that made it, another key's (or a foreign compaction item) refused in ChatGPT's words", async () => {
+    const model = 'gpt-5.5+encrypted-foreign'
+    const user = {type: 'message', role: 'user', content: 'hi'}
+    const first = {model, input: [user], reasoning: {effort: 'low'}, include: ['reasoning.encrypted_content']}
+    const answer = (key: string) =>
+      post('/v1/responses', first, {authorization: `Bearer ${key}`}).then((r) =>
+        (r.json!.output as Json[]).find((i) => i.type === 'reasoning')!,
+      )
+    const mine = await answer('key-a')
+    const theirs = await answer('key-b')
+    expect(mine.encrypted_content).not.toBe(theirs.encrypted_content)
+    const turn = (items: Json[], key = 'key-a') =>
+      post('/v1/responses', {...first, input: [user, ...items, user]}, {authorization: `Bearer ${key}`})
+    expect((await turn([mine])).status).toBe(200)
+    const refused = await turn([theirs])
+    expect([refused.status, refused.json!.error]).toEqual([
+      400,
+      {
+        message: `The encrypted content for item ${String(theirs.id)} could not be verified. Reason: Encrypted content could not be decrypted or parsed.`,
+        type: 'invalid_request_error',
+        param: null,
+        code: null,
+      },
+    ])
+    // the sim's own compaction is taken, another's refused by its id
+    const own = {
+      type: 'compaction',
+      id: 'cmp_1',
+      encrypted_content: Buffer.from('sim-compaction:3').toString('base64'),
+    }
+    expect((await turn([own])).status).toBe(200)
+    const foreign = await turn([{...own, encrypted_content: 'gAAAAABforeign=='}])
+    expect([foreign.status, (foreign.json!.error as Json).message]).toEqual([
+      400,
+      'The encrypted content for item cmp_1 could not be verified. Reason: Encrypted content could not be decrypted or parsed.',
+    ])
+    // without the quirk, any key's reasoning is the sim's
+    const plain = (await post('/v1/responses', {...first, model: 'gpt-5.5'}, {authorization: 'Bearer key-b'}))
+      .json!
+    const item = (plain.output as Json[]).find((i) => i.type === 'reasoning')!
+    expect(
+      (await post('/v1/responses', {...first, model: 'gpt-5.5', input: [user, item, user]})).status,
+    ).toBe(200)
+  })
+
   it("no-json-tools: Gemini 2.x's 400 for function declarations beside a JSON response mime type; either alone passes", async () => {
     const path = '/v1beta/models/gemini-2.5-flash+no-json-tools:generateContent'
     const contents = [{role: 'user', parts: [{text: 'hi'}]}]

@@ -9,7 +9,7 @@
  * docs/SIMULATOR.md for what each one imitates.
  */
 import type {SimAnswer} from './common.js'
-import {functionCallSignature, SKIP_THOUGHT_SIGNATURE} from './turn-checks.js'
+import {functionCallSignature, SKIP_THOUGHT_SIGNATURE, verifyEncryptedReasoning} from './turn-checks.js'
 
 export const SIM_QUIRKS = [
   'parallel-tools',
@@ -166,6 +166,9 @@ export const SIM_QUIRKS = [
   // Ollama's silent cut of a prompt longer than its context (4 096, its default below 24 GiB of
   // VRAM) to half of it and two, reported as the whole input
   'ollama-truncate',
+  // encrypted content bound to the account (the key) that made it: another account's reasoning or
+  // compaction item refused as ChatGPT's backend refuses it (`code: null`)
+  'encrypted-foreign',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -638,6 +641,42 @@ export function storeFalseRefusal(
     param: 'input',
     code: null,
   }
+}
+
+/**
+ * `encrypted-foreign`: encrypted content bound to the account that made it, as OpenAI's is (an API
+ * key, an Azure deployment, a ChatGPT account: each reads only its own). A reasoning input item's
+ * `encrypted_content` must be the sim's for the request's account (`account`: `simAccount` of its
+ * key; the sim mints its reasoning so under the quirk), and a `compaction` item's (`cmp_…`) the
+ * sim's own (what its `/v1/responses/compact` gives); any other is refused in the words of
+ * ChatGPT's backend, `code: null` (lidge-jun/opencodex #2269). Undefined for a history without one.
+ */
+export function foreignEncryptedRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+  account: string,
+): {message: string; type: string; param: null; code: null} | undefined {
+  if (!quirks.has('encrypted-foreign') || !Array.isArray(body.input)) return undefined
+  for (const item of body.input as Array<Record<string, unknown> | null>) {
+    const type = item?.type
+    const value = item?.encrypted_content
+    if (value === undefined) continue
+    const foreign =
+      type === 'reasoning'
+        ? !verifyEncryptedReasoning(value, account)
+        : type === 'compaction' || type === 'compaction_summary'
+          ? typeof value !== 'string' ||
+            !/^sim-compaction:\d+$/.test(Buffer.from(value, 'base64').toString('utf8'))
+          : false
+    if (foreign)
+      return {
+        message: `The encrypted content for item ${String(item!.id ?? (type === 'reasoning' ? 'rs_unknown' : 'cmp_unknown'))} could not be verified. Reason: Encrypted content could not be decrypted or parsed.`,
+        type: 'invalid_request_error',
+        param: null,
+        code: null,
+      }
+  }
+  return undefined
 }
 
 /**

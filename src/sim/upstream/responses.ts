@@ -15,6 +15,7 @@ import {
   NO_QUIRKS,
   argsPieces,
   argsText,
+  foreignEncryptedRefusal,
   liteRefusal,
   storeFalseRefusal,
   pickedTool,
@@ -29,7 +30,7 @@ import {
   xaiRefusal,
 } from './quirks.js'
 import {openAiNameProblem} from '../chat.js'
-import {encryptReasoning, responsesHistoryProblem} from './turn-checks.js'
+import {encryptReasoning, responsesHistoryProblem, simAccount} from './turn-checks.js'
 import {
   searchAnswer,
   searchDomain,
@@ -442,7 +443,14 @@ function handle(context: SimContext) {
       })
       return
     }
-    const problem = responsesHistoryProblem(body.input)
+    // (under `encrypted-foreign`, the account's own ciphertext only, refused in ChatGPT's words)
+    const account = quirks.has('encrypted-foreign') ? simAccount(bearer(request.headers)!) : undefined
+    const foreign = account === undefined ? undefined : foreignEncryptedRefusal(body, quirks, account)
+    if (foreign) {
+      sendJson(request.res, 400, {error: foreign})
+      return
+    }
+    const problem = account === undefined ? responsesHistoryProblem(body.input) : undefined
     if (problem) {
       sendJson(request.res, 400, errorBody('responses', 400, problem, {code: 'invalid_encrypted_content'}))
       return
@@ -467,7 +475,7 @@ function handle(context: SimContext) {
             summary: (body.reasoning as Body).summary ? [{type: 'summary_text', text: answer.thinking}] : [],
           }
       if (include.includes('reasoning.encrypted_content') && !quirks.has('reasoning-text'))
-        item.encrypted_content = encryptReasoning(answer.thinking)
+        item.encrypted_content = encryptReasoning(answer.thinking, account)
       items.push(item)
     }
     const annotations = answer.search ? citedText(answer.search).annotations : []

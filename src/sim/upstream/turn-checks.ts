@@ -59,17 +59,24 @@ export function functionCallSignature(name: string, args: unknown): string {
   return Buffer.from(`simsig:${hash('functionCall', `${name}:${stableJson(args ?? {})}`)}`).toString('base64')
 }
 
-/** The `encrypted_content` of a Responses reasoning item. */
-export function encryptReasoning(text: string): string {
-  return Buffer.from(`simenc:${hash('reasoning', text)}:${text}`).toString('base64')
+/**
+ * The `encrypted_content` of a Responses reasoning item; with `account` (quirk `encrypted-foreign`:
+ * {@link simAccount} of the request's key), one only that account reads.
+ */
+export function encryptReasoning(text: string, account?: string): string {
+  const payload = account === undefined ? text : `${account}:${text}`
+  return Buffer.from(`simenc:${hash('reasoning', payload)}:${text}`).toString('base64')
 }
 
-/** True when the sim made this `encrypted_content`. */
-export function verifyEncryptedReasoning(value: unknown): boolean {
+/** True when the sim made this `encrypted_content` (for `account`, when given). */
+export function verifyEncryptedReasoning(value: unknown, account?: string): boolean {
   if (typeof value !== 'string') return false
   const m = /^simenc:([0-9a-f]{32}):([\s\S]*)$/.exec(Buffer.from(value, 'base64').toString('utf8'))
-  return !!m && m[1] === hash('reasoning', m[2]) && encryptReasoning(m[2]) === value
+  return !!m && encryptReasoning(m[2], account) === value
 }
+
+/** The account a key stands for (quirk `encrypted-foreign`): a hash of it, never the key itself. */
+export const simAccount = (key: string): string => hash('account', key).slice(0, 12)
 
 const blocksOf = (content: unknown): Body[] => (Array.isArray(content) ? (content as Body[]) : [])
 
