@@ -208,18 +208,11 @@ describe("another account's encrypted reasoning refused: sent again without it",
     expect(received).toHaveLength(2)
     // the first try as Codex sent it
     expect(JSON.parse(String(received[0]))).toEqual(body)
-    // the second: no ciphertext at all, the item with a summary kept, the empty one left out
+    // the second: no ciphertext at all, both encrypted reasoning items left out (one kept with its
+    // id and summary alone would be looked up by its id, which store: false never kept)
     expect(received[1].includes('"encrypted_content"')).toBe(false)
     const again = sent(1)
-    expect(again.input).toEqual(
-      body.input
-        .filter((item) => (item as {id?: string}).id !== 'rs_0a2')
-        .map((item) =>
-          (item as {id?: string}).id === 'rs_0a1'
-            ? {type: 'reasoning', id: 'rs_0a1', summary: [{type: 'summary_text', text: '**Listing files**'}]}
-            : item,
-        ),
-    )
+    expect(again.input).toEqual(body.input.filter((item) => (item as {type?: string}).type !== 'reasoning'))
     // everything else as it came (its include too: the answer's reasoning is this account's)
     const {input: _i, ...rest} = again as unknown as Record<string, unknown>
     const {input: _j, ...restSent} = body
@@ -228,7 +221,7 @@ describe("another account's encrypted reasoning refused: sent again without it",
     expect(result.status).toBe(200)
     expect(result.attempts).toEqual([{provider: 'openai-a', status: 200}])
     expect(result.error).toBe(
-      "openai-a refused another account's encrypted reasoning: sent again without it (reasoning items: 1 kept with their summary, 1 empty left out)",
+      "openai-a refused another account's encrypted reasoning: sent again without it (2 reasoning items left out)",
     )
     // the conversation's, not the model's: nothing learned, the next turn refused and sent again too
     expect(learnedAdaptations().find((a) => a.provider === 'openai-a')).toBeUndefined()
@@ -249,7 +242,7 @@ describe("another account's encrypted reasoning refused: sent again without it",
     }
   })
 
-  it('a reasoning item with content keeps it; one with only an empty summary text is left out', () => {
+  it('every reasoning item with ciphertext is left out, whatever text it has; one without any stays', () => {
     const body = Buffer.from(
       JSON.stringify({
         input: [
@@ -263,19 +256,20 @@ describe("another account's encrypted reasoning refused: sent again without it",
           {
             type: 'reasoning',
             id: 'rs_2',
-            summary: [{type: 'summary_text', text: ''}],
+            summary: [{type: 'summary_text', text: 'a summary'}],
             encrypted_content: 'x',
           },
           {type: 'reasoning', id: 'rs_3', summary: [{type: 'summary_text', text: 'kept as it was'}]},
+          {type: 'message', role: 'user', content: 'hi'},
         ],
       }),
     )
     const again = withoutReasoningCiphertext(body)!
-    expect(again).toMatchObject({stripped: 1, dropped: 1})
+    expect(again.dropped).toBe(2)
     expect(JSON.parse(String(again.body))).toEqual({
       input: [
-        {type: 'reasoning', id: 'rs_1', summary: [], content: [{type: 'reasoning_text', text: 'why'}]},
         {type: 'reasoning', id: 'rs_3', summary: [{type: 'summary_text', text: 'kept as it was'}]},
+        {type: 'message', role: 'user', content: 'hi'},
       ],
     })
     // nothing to take out: no second try
@@ -401,11 +395,9 @@ describe("the simulator's encrypted-foreign quirk: a conversation answered by ac
     expect(res.status).toBe(200)
     expect(sim.requests).toHaveLength(2)
     const retried = sim.requests[1].body as {input: Array<Record<string, unknown>>}
-    expect(retried.input.find((i) => i.type === 'reasoning')).toEqual({
-      type: 'reasoning',
-      id: reasoning.id,
-      summary: reasoning.summary,
-    })
+    // (B's reasoning item left out whole; the rest of the conversation as it came)
+    expect(retried.input.some((i) => i.type === 'reasoning' || i.id === reasoning.id)).toBe(false)
+    expect(retried.input).toHaveLength(second.input.length - 1)
     const [result] = await gateway.settled(1)
     expect(result.error).toContain("account-a refused another account's encrypted reasoning")
   })

@@ -12,7 +12,7 @@
  *   Encrypted content could not be decrypted or parsed.` with `code: null`;
  * - a relay: the same words inside its own message, escaped.
  *
- * The request goes again at once to the same target without the ciphertext of its reasoning items
+ * The request goes again at once to the same target without its encrypted reasoning items
  * ({@link withoutReasoningCiphertext}): the model loses its earlier reasoning, not the
  * conversation (what 9router #2667, bifrost #5892, opencodex #2269 and sub2api #999 do). Nothing is
  * learned: it is the conversation's, and every request of it that gets the refusal goes so. A
@@ -45,25 +45,20 @@ export const namesCompactionItem = (errorText: string): boolean => /\bcmp_[A-Za-
 
 type Item = Record<string, unknown>
 
-/** Whether a reasoning item has text of its own: a summary or a content part with some. */
-const hasText = (parts: unknown): boolean =>
-  Array.isArray(parts) &&
-  parts.some((p) => typeof (p as Item | null)?.text === 'string' && (p as Item).text !== '')
-
-/** A Responses body without the encrypted reasoning, and how many items it changed. */
+/** A Responses body without the encrypted reasoning, and how many items it left out. */
 export interface StrippedBody {
   body: Buffer
-  /** Reasoning items kept without their ciphertext (they have a summary or content). */
-  stripped: number
-  /** Reasoning items left out, which held nothing else. */
+  /** Reasoning items left out (each held another account's ciphertext). */
   dropped: number
 }
 
 /**
- * A Responses body with `encrypted_content` removed from every reasoning item of its `input`, and
- * an item left with no summary text and no content (`summary: []`, Codex's for a model that gave
- * none) left out; every other item as it came. Undefined for a body that is not JSON or holds no
- * such reasoning item (sent so already: the refusal is about something else).
+ * A Responses body without the reasoning items of its `input` that carry `encrypted_content`;
+ * every other item as it came. The whole item goes, not only its ciphertext: an item kept with its
+ * id and summary alone is one OpenAI looks up by its id, which under `store: false` (Codex's) it
+ * never kept and under another account it does not have ("Item with id 'rs_…' not found",
+ * sub2api #3139 leaves them out for that), so it would be refused again. Undefined for a body that
+ * is not JSON or holds no such item (sent so already: the refusal is about something else).
  */
 export function withoutReasoningCiphertext(body: Buffer): StrippedBody | undefined {
   let json: unknown
@@ -74,32 +69,18 @@ export function withoutReasoningCiphertext(body: Buffer): StrippedBody | undefin
   }
   const request = json as {input?: unknown}
   if (!json || typeof json !== 'object' || !Array.isArray(request.input)) return undefined
-  let stripped = 0
-  let dropped = 0
-  const input: unknown[] = []
-  for (const item of request.input as unknown[]) {
+  const input = (request.input as unknown[]).filter((item) => {
     const reasoning = item as Item | null
-    if (reasoning?.type !== 'reasoning' || reasoning.encrypted_content === undefined) {
-      input.push(item)
-      continue
-    }
-    if (hasText(reasoning.summary) || hasText(reasoning.content)) {
-      const {encrypted_content: _, ...rest} = reasoning
-      input.push(rest)
-      stripped++
-    } else dropped++
-  }
-  if (stripped + dropped === 0) return undefined
-  return {body: Buffer.from(JSON.stringify({...request, input})), stripped, dropped}
+    return reasoning?.type !== 'reasoning' || reasoning.encrypted_content === undefined
+  })
+  const dropped = request.input.length - input.length
+  if (dropped === 0) return undefined
+  return {body: Buffer.from(JSON.stringify({...request, input})), dropped}
 }
 
 /** The log row's note of a request sent again so. */
 export function strippedNote(provider: string, sent: StrippedBody): string {
-  const counts = [
-    sent.stripped > 0 ? `${sent.stripped} kept with their summary` : '',
-    sent.dropped > 0 ? `${sent.dropped} empty left out` : '',
-  ].filter(Boolean)
-  return `${provider} refused another account's encrypted reasoning: sent again without it (reasoning items: ${counts.join(', ')})`
+  return `${provider} refused another account's encrypted reasoning: sent again without it (${sent.dropped} reasoning item${sent.dropped === 1 ? '' : 's'} left out)`
 }
 
 /** What encrypted content a body holds that cannot be left out. */
