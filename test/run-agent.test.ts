@@ -27,7 +27,7 @@ const tool = process.env.FAKE_TOOL
 const args = process.argv.slice(2)
 const env = process.env
 const record = {tool, args, cwd: process.cwd(), env: {}}
-for (const k of ['ANTHROPIC_BASE_URL', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_API_KEY', 'GWCTL_GATEWAY_KEY', 'GOOGLE_GEMINI_BASE_URL', 'GEMINI_API_KEY', 'CLAUDE_CODE_AUTO_COMPACT_WINDOW', 'GEMINI_CLI_SYSTEM_DEFAULTS_PATH'])
+for (const k of ['ANTHROPIC_BASE_URL', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_API_KEY', 'GWCTL_GATEWAY_KEY', 'GOOGLE_GEMINI_BASE_URL', 'GEMINI_API_KEY', 'CLAUDE_CODE_AUTO_COMPACT_WINDOW', 'CLAUDE_CODE_AUTO_MODE_SERVER', 'GEMINI_CLI_SYSTEM_DEFAULTS_PATH'])
   if (env[k] !== undefined) record.env[k] = env[k]
 // the system defaults Gemini CLI would read, as it runs
 try { record.systemDefaults = readFileSync(env.GEMINI_CLI_SYSTEM_DEFAULTS_PATH, 'utf8') } catch {}
@@ -256,6 +256,11 @@ describe('gwctl run', () => {
     expect(first.exitCode, first.stderr).toBe(0)
     expect(first.stderr).not.toContain('compacts in time')
     expect(s.agentRecord().env.CLAUDE_CODE_AUTO_COMPACT_WINDOW).toBeUndefined()
+    // a route that is not Anthropic's API: Claude Code's auto mode told not to ask it for its
+    // classifier's verdicts (no other server answers them); the user's own setting stands
+    expect(s.agentRecord().env.CLAUDE_CODE_AUTO_MODE_SERVER).toBe('0')
+    await s.cli(['run', 'claude-code', '--policy', 'small', '--', 'a'], {CLAUDE_CODE_AUTO_MODE_SERVER: '1'})
+    expect(s.agentRecord().env.CLAUDE_CODE_AUTO_MODE_SERVER).toBe('1')
     const claudeKey = s.agentRecord().env.ANTHROPIC_AUTH_TOKEN
     await ask('/v1/messages', claudeKey, {
       model: 'claude-x',

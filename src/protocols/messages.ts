@@ -4,6 +4,7 @@
  */
 import type {Json} from './cm-common.js'
 import {applyCarry, argsObject, arr, bodyObject, isObj, makeId, num, storeCarry, str} from './cm-common.js'
+import {startsWithClassifier} from './classifier.js'
 import {MessagesStreamEncoder} from './messages-stream-encoder.js'
 import {
   MessagesStreamDecoder,
@@ -666,7 +667,11 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   if (topP !== undefined) request.topP = topP
   if (stop.length) request.stop = stop
   if (output.format) request.responseFormat = output.format
-  if (reasoning) request.reasoning = reasoning
+  // Claude Code's auto-mode classifier call without `thinking`: thinking off (its effort aside),
+  // or a model that thinks by default misses its verdict's deadline (./classifier.ts)
+  if (!request.stream && b.thinking === undefined && startsWithClassifier(b.system))
+    request.reasoning = {disabled: true}
+  else if (reasoning) request.reasoning = reasoning
   if (user) request.user = user
   if (cacheKey) request.cacheKey = cacheKey
   if (search) request.webSearch = search.tool

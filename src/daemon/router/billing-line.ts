@@ -32,13 +32,8 @@ export function sendsBillingLine(userAgent: string | undefined): boolean {
   return userAgent !== undefined && userAgent.startsWith('claude-cli/')
 }
 
-/**
- * Whether a provider is Anthropic's own API (`api.anthropic.com`, or another host of
- * `anthropic.com`), which reads the line: it keeps it.
- */
-export function isAnthropicApi(baseUrl: string): boolean {
-  return /^https?:\/\/(?:[^/?#@]*\.)?anthropic\.com(?:[:/?#]|$)/i.test(baseUrl)
-}
+/** Anthropic's own API reads the line: it keeps it. */
+export {isAnthropicApi} from '../../gateway/vendor-hosts.js'
 
 /**
  * `body` without Claude Code's attribution block, when its system prompt starts with one followed

@@ -7,6 +7,8 @@ import {randomBytes} from 'node:crypto'
 import type {IncomingHttpHeaders} from 'node:http'
 
 import type {Family, ProviderConfig} from '../../store/schema.js'
+import {isAnthropicApi} from './billing-line.js'
+import {asksSafeguards, withoutAutoModeBetas} from './safeguards.js'
 
 /** Request headers forwarded upstream: protocol headers only, never credentials or cookies. */
 const FORWARD_HEADERS = new Set([
@@ -104,6 +106,13 @@ export function forwardHeaders(
   }
   if (translated === 'noLite')
     for (const name in headers) if (name.startsWith(CODEX_INTERNAL)) delete headers[name]
+  // Claude Code's auto-mode betas, which only Anthropic's API reads (./safeguards.ts)
+  const betas = headers['anthropic-beta']
+  if (betas !== undefined && asksSafeguards(betas) && !isAnthropicApi(provider.baseUrl)) {
+    const kept = withoutAutoModeBetas(betas)
+    if (kept === undefined) delete headers['anthropic-beta']
+    else headers['anthropic-beta'] = kept
+  }
   // fault injection and quirks of the simulator reach only simulator providers
   if (provider.origin === 'sim') {
     if (typeof incoming['x-sim-fault'] === 'string') headers['x-sim-fault'] = incoming['x-sim-fault']

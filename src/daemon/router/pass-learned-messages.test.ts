@@ -442,4 +442,36 @@ describe('a Messages request passed through, refused for what a translated one i
     expect((await post(thought)).status).toBe(200)
     expect(received.map(String)).toEqual([JSON.stringify({...thought, system: SYSTEM})])
   })
+
+  it("Claude Code's auto-mode classifier call without thinking: sent with thinking disabled (its effort out), one try", async () => {
+    targets = [target('deepseek-classifier', 'deepseek-v4-pro')]
+    const classifier = {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 64,
+      temperature: 0,
+      system: [
+        BILLING,
+        {type: 'text', text: 'You are a security monitor for autonomous AI coding agents. Decide.'},
+      ],
+      messages: [{role: 'user', content: '<transcript>Bash: rm -rf build</transcript>'}],
+      stop_sequences: ['</block>'],
+      output_config: {effort: 'high'},
+    }
+    const answer = await post(classifier)
+    expect(answer.status).toBe(200)
+    expect(received).toHaveLength(1)
+    expect(sent(0)).toEqual({
+      ...without(classifier, 'output_config'),
+      model: 'deepseek-v4-pro',
+      system: [classifier.system[1]],
+      thinking: {type: 'disabled'},
+    })
+    // the same words in a streamed request's transcript (Claude Code's main agent): as it came
+    received.length = 0
+    const main = claudeCode('deepseek-v4-pro', {
+      messages: [{role: 'user', content: 'You are a security monitor for autonomous AI coding agents'}],
+    })
+    expect((await post(main)).status).toBe(200)
+    expect(received.map(String)).toEqual([JSON.stringify({...main, system: SYSTEM})])
+  })
 })

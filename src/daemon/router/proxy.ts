@@ -28,6 +28,8 @@ import {upstreamModel} from '../../gateway/policy.js'
 import {upstreamPath} from '../../gateway/upstream-path.js'
 import {defaultPools} from './pools.js'
 import {omitsToolCallIndex} from './tool-index.js'
+import {asksSafeguards, withoutSafeguards} from './safeguards.js'
+import {classifierThinkingOff, holdsClassifierPrompt} from '../../protocols/classifier.js'
 import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget} from './proxy-types.js'
 import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-line.js'
 import {
@@ -704,6 +706,28 @@ export async function proxyRequest(
       // before what was learned, which holds the effort a statement hoisted sets to what the
       // model takes, and keeps away an effort it refused)
       body = withoutBillingBlock(withSystemTurnsHoisted(body))
+    }
+    // Claude Code's auto-mode `safeguards`, which only Anthropic's API answers (./safeguards.ts;
+    // the betas go in forwardHeaders)
+    if (
+      family === 'messages' &&
+      asksSafeguards(request.headers['anthropic-beta']) &&
+      !isAnthropicApi(target.provider.baseUrl)
+    )
+      body = withoutSafeguards(body, sentObject)
+    // Claude Code's auto-mode classifier call (not streamed) to a server that is not Anthropic's,
+    // without `thinking`: sent with thinking off, or a model that thinks by default misses the
+    // verdict's deadline (../../protocols/classifier.ts; a byte search of the unstreamed bodies only)
+    if (
+      family === 'messages' &&
+      !prepared.stream &&
+      sendsBillingLine(request.headers['user-agent']) &&
+      !isAnthropicApi(target.provider.baseUrl) &&
+      holdsClassifierPrompt(body)
+    ) {
+      const sent = sentObject(body)
+      const off = sent ? classifierThinkingOff(sent) : undefined
+      if (off) body = Buffer.from(JSON.stringify(off))
     }
     if (rewritesPassed(family, learned)) {
       // (what it left out, said on the log row once)

@@ -1,0 +1,84 @@
+/**
+ * Claude Code's auto-mode `safeguards` field and betas passed through: to a server that is not
+ * Anthropic's they go without both (the other betas kept); unit rules of the beta list.
+ */
+import type {IncomingHttpHeaders} from 'node:http'
+
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import type {ProxyTarget} from './proxy.js'
+import type {Upstream} from './proxy-fixture.js'
+import {
+  MESSAGES_ANSWER,
+  MESSAGES_STREAM,
+  messagesTarget,
+  ProxyGateway,
+  startJudgedUpstream,
+} from './proxy-fixture.js'
+import {asksSafeguards, withoutAutoModeBetas} from './safeguards.js'
+
+const received: Buffer[] = []
+const headers: IncomingHttpHeaders[] = []
+let upstream: Upstream
+let targets: ProxyTarget[] = []
+const gateway = new ProxyGateway({route: () => ({targets})})
+
+beforeAll(async () => {
+  upstream = await startJudgedUpstream(
+    received,
+    (_b, h) => {
+      headers.push(h)
+      return undefined
+    },
+    {stream: MESSAGES_STREAM, json: MESSAGES_ANSWER},
+  )
+  await gateway.listen()
+})
+
+afterAll(async () => {
+  await gateway.close()
+  upstream.close()
+})
+
+const BETAS =
+  'claude-code-20250219,dangerous-tool-use-2026-09-03,afk-mode-2026-01-31,interleaved-thinking-2025-05-14'
+
+describe("Claude Code's auto-mode safeguards to a server that is not Anthropic's", () => {
+  it('goes without the field and its two betas; the rest of the body and the other betas as they came', async () => {
+    targets = [messagesTarget('zai', 'glm-5.3', upstream.origin)]
+    const body = {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 32000,
+      messages: [{role: 'user', content: 'hi'}],
+      stream: true,
+      safeguards: [{type: 'dangerous_tool_use', classifier_context: {version: 1, transcript: 'User: hi'}}],
+    }
+    const res = await fetch(`${gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': 'gw',
+        'anthropic-version': '2023-06-01',
+        'anthropic-beta': BETAS,
+        'user-agent': 'claude-cli/2.1.290 (external, cli)',
+      },
+      body: JSON.stringify(body),
+    })
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe(MESSAGES_STREAM)
+    const {safeguards: _, ...rest} = body
+    expect(String(received.at(-1))).toBe(JSON.stringify({...rest, model: 'glm-5.3'}))
+    expect(headers.at(-1)!['anthropic-beta']).toBe('claude-code-20250219,interleaved-thinking-2025-05-14')
+  })
+})
+
+describe('the beta list', () => {
+  it('knows the ask, and keeps every other beta', () => {
+    expect(asksSafeguards(BETAS)).toBe(true)
+    expect(asksSafeguards(['a', 'dangerous-tool-use-2026-09-03'])).toBe(true)
+    expect(asksSafeguards('interleaved-thinking-2025-05-14')).toBe(false)
+    expect(asksSafeguards(undefined)).toBe(false)
+    expect(withoutAutoModeBetas('dangerous-tool-use-2026-09-03, afk-mode-2026-01-31')).toBeUndefined()
+    expect(withoutAutoModeBetas(BETAS)).toBe('claude-code-20250219,interleaved-thinking-2025-05-14')
+  })
+})

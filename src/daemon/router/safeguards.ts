@@ -1,0 +1,51 @@
+/**
+ * Claude Code's auto mode on a server that is not Anthropic's. From 2.1.278 Claude Code asks
+ * Anthropic's API to classify its tool actions itself: every Messages request carries a
+ * `safeguards` field (`[{"type": "dangerous_tool_use", "classifier_context": {...}}]`, a condensed
+ * transcript for the classifier) under the betas `dangerous-tool-use-2026-09-03` and
+ * `afk-mode-2026-01-31`, and reads the verdicts back from `safeguard_results`. Only Anthropic's API
+ * answers them. Another vendor's Anthropic-compatible endpoint (DeepSeek's, Z.AI's, Kimi's,
+ * MiniMax's, a relay) gets a field and betas it does not know, and a strict one refuses them, which
+ * Claude Code takes worse than an answer without results (a 400 fails closed; without results it
+ * says once that it classifies locally, and does: farion1231/cc-switch #7518, #7625;
+ * router-for-me/CLIProxyAPI #6009; decolua/9router #4173; zai-org/feedback #785). Such a request
+ * passed through goes without both; to Anthropic's API it goes as it came, and the results come back
+ * byte for byte. A translated request never carried them (the Messages decoder reads no such field).
+ * `gwctl run claude-code` on such a route also sets `CLAUDE_CODE_AUTO_MODE_SERVER=0`, which stops
+ * Claude Code asking (and its notice).
+ */
+
+/** The auto-mode betas' names, each followed by its date. */
+const AUTO_MODE_BETA = /^(?:dangerous-tool-use|afk-mode)-/
+
+/** Whether a request's `anthropic-beta` asks for the server's classifier (a substring test). */
+export function asksSafeguards(beta: string | string[] | undefined): boolean {
+  if (beta === undefined) return false
+  return (Array.isArray(beta) ? beta.join(',') : beta).includes('dangerous-tool-use-')
+}
+
+/** An `anthropic-beta` value without the auto-mode betas; undefined when none is left. */
+export function withoutAutoModeBetas(beta: string): string | undefined {
+  const kept = beta
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b !== '' && !AUTO_MODE_BETA.test(b))
+  return kept.length > 0 ? kept.join(',') : undefined
+}
+
+const FIELD = Buffer.from('"safeguards"')
+
+/**
+ * A Messages body without its top-level `safeguards` (the bytes as they came when it has none, or
+ * is not JSON). Claude Code writes it after the conversation: searched from the end.
+ */
+export function withoutSafeguards(
+  body: Buffer,
+  parse: (b: Buffer) => Record<string, unknown> | undefined,
+): Buffer {
+  if (body.lastIndexOf(FIELD) === -1) return body
+  const json = parse(body)
+  if (!json || !('safeguards' in json)) return body
+  const {safeguards: _, ...rest} = json
+  return Buffer.from(JSON.stringify(rest))
+}
