@@ -7,6 +7,7 @@ import {DetailsMerger, detailsSignature, detailsText, extraSignature} from './ch
 import type {Json} from './cm-common.js'
 import {
   argsText,
+  answerCallId,
   arr,
   chatReasoningSignature,
   closesPromptThink,
@@ -134,7 +135,10 @@ export function chatUsage(u: Partial<Usage>): Json {
 
 interface OpenCall {
   block?: number
+  /** The id the client is given (cm-common.ts `answerCallId`). */
   id: string
+  /** The id the upstream sent with the call's first delta, if any (the same on its later ones). */
+  upstreamId?: string
   name: string
   args: string
   /** Argument text that came before the name (a block needs its name to start). */
@@ -224,6 +228,8 @@ export class ChatStreamDecoder implements StreamDecoder {
   private next = 0
   private open?: {kind: 'text' | 'reasoning'; index: number}
   private calls = new Map<number, OpenCall>()
+  /** The ids the upstream gave this answer's calls so far (made at the first call with an id). */
+  private upstreamIds?: Set<string>
   private sawTools = false
   /** Its finish reason came (see {@link StreamDecoder.stopped}). */
   stopped = false
@@ -722,7 +728,7 @@ export class ChatStreamDecoder implements StreamDecoder {
     }
     if (call && call.block !== undefined) {
       // A server that reuses index 0 for every call (new id each time): a new call.
-      if (id && call.id !== id) {
+      if (id && call.upstreamId !== id) {
         this.closeCall(call, out)
         call = undefined
       } else if (!id && (name || call.nextName) && endsWithBrace(call.args) && isCompleteJson(call.args)) {
@@ -743,7 +749,7 @@ export class ChatStreamDecoder implements StreamDecoder {
       if (this.held || this.promptReasoning !== undefined) this.settleContent(out)
       this.closeText(out)
       this.closeDoneCalls(out)
-      call = {id: id || makeId(this.ctx, 'call_'), name: '', args: '', pending: '', open: true}
+      call = {id: this.clientCallId(id), upstreamId: id, name: '', args: '', pending: '', open: true}
       this.calls.set(key, call)
     }
     if (name && call.block === undefined) call.name += name
@@ -759,6 +765,19 @@ export class ChatStreamDecoder implements StreamDecoder {
       return
     }
     if (args) this.argsDelta(call, args, out)
+  }
+
+  /**
+   * The id the client is given for a call that starts with the upstream's `id`: that id, or one
+   * of our own for an id that cannot be trusted to be unique (a repeat within this answer, Kimi's
+   * `Bash:0`, one of the history's: cm-common.ts `answerCallId`). Once per call.
+   */
+  private clientCallId(id: string | undefined): string {
+    if (!id) return makeId(this.ctx, 'call_')
+    const seen = (this.upstreamIds ??= new Set())
+    const repeated = seen.has(id)
+    seen.add(id)
+    return answerCallId(id, this.ctx, repeated)
   }
 
   private argsDelta(call: OpenCall, json: string, out: StreamEvent[]): void {

@@ -20,6 +20,7 @@ import {
   keepsRawInput,
   repairedArgsText,
   toolSchema,
+  answerCallId,
   arr,
   bodyObject,
   budgetEffort,
@@ -847,12 +848,17 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
   const answer = think ? think.text : content
   if (answer) parts.push({type: 'text', text: answer})
   if (typeof m.refusal === 'string' && m.refusal) parts.push({type: 'text', text: m.refusal})
+  // (the ids the upstream gave the calls so far: one that comes again is not the client's id)
+  let upstreamIds: Set<string> | undefined
   for (const raw of arr(m.tool_calls)) {
     const call = isObj(raw) ? raw : {}
     const fn = isObj(call.function) ? call.function : {}
+    const upstreamId = str(call.id)
+    const repeated = upstreamId !== undefined && upstreamIds?.has(upstreamId) === true
+    if (upstreamId) (upstreamIds ??= new Set()).add(upstreamId)
     const part: ToolCallPart = {
       type: 'tool_call',
-      id: str(call.id) || makeId(ctx, 'call_'),
+      id: answerCallId(upstreamId, ctx, repeated),
       name: str(fn.name) ?? '',
       arguments: argsText(fn.arguments) || '{}',
     }

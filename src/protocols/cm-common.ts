@@ -30,6 +30,36 @@ export function makeId(ctx: CodecContext | undefined, prefix: string): string {
   return ctx?.newId?.(prefix) ?? prefix + randomUUID().replace(/-/g, '').slice(0, 24)
 }
 
+/**
+ * An id that names a call's place, not the call: Kimi's `{tool name}:{N}` (`Bash:0`,
+ * `functions.Bash:0`), N its position in the answer, from 0 on every turn (NVIDIA NIM, Fireworks,
+ * vLLM's and SGLang's Kimi parsers), or in the history the client sent (SGLang's, which a windowed
+ * history makes count again); or digits alone (`0`: a counter, not an id).
+ */
+const POSITIONAL_CALL_ID = /(?:^|:)\d+$/
+
+/**
+ * The id a client is given for a tool call of a chat upstream's answer that came with `id`: that
+ * id, unless it cannot be trusted to be unique in the client's conversation, then one of our own
+ * (`call_…`). It cannot be when it is missing, when an earlier call of the same answer came with
+ * it (`repeated`), when it has a positional shape ({@link POSITIONAL_CALL_ID}), or when the
+ * request's history already has a call or a result of that id (`ctx.historyCallIds`). Kimi K3's
+ * `Bash:0` comes again on the next turn with other arguments: Claude Code then takes the call
+ * for one it has answered ("Tool Call Interrupted", or a loop), Anthropic refuses the history
+ * ("tool_use ids must be unique"), and what the gateway carries by call id (./carry.ts) is
+ * overwritten. A chat upstream takes any id back on the next turn, so the client's own is fine.
+ * One regex test and a set lookup, once per call (not per chunk).
+ */
+export function answerCallId(
+  id: string | undefined,
+  ctx: CodecContext | undefined,
+  repeated: boolean,
+): string {
+  if (!id || repeated || POSITIONAL_CALL_ID.test(id) || ctx?.historyCallIds?.().has(id) === true)
+    return makeId(ctx, 'call_')
+  return id
+}
+
 /** The body of a request or answer, or a 400 naming what it should have been. */
 export function bodyObject(body: unknown, what: string): Json {
   if (!isObj(body)) throw new TranslationError(`${what} must be a JSON object`)

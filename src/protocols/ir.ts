@@ -636,6 +636,12 @@ export interface CodecContext {
   /** Makes ids for things the source had none for (Gemini tool calls, responses). */
   newId?: (prefix: string) => string
   /**
+   * Chat upstreams' decoders: the tool-call ids of the client's history (its calls and their
+   * results), computed on the first call (translate.ts `decodeContext`): an answer's call that
+   * comes with one of them is given a new id (cm-common.ts `answerCallId`).
+   */
+  historyCallIds?: () => ReadonlySet<string>
+  /**
    * The client's request, decoded (given to the encoders of the client's answer): which tools
    * are custom, whether a chat client asked for stream usage, the model it asked for.
    */

@@ -95,6 +95,23 @@ export interface ClientRequest {
   includeUsage: boolean
   /** The upstream names of tools each upstream family would refuse (tool-names.ts), once known. */
   toolNames?: Partial<Record<Family, Map<string, string> | null>>
+  /** The tool-call ids of the history (its calls and results), once a chat upstream's answer asked. */
+  callIds?: ReadonlySet<string>
+}
+
+/**
+ * The tool-call ids of `client`'s history, its calls' and its results', computed once (the first
+ * call of a chat upstream's answer asks: cm-common.ts `answerCallId`).
+ */
+function historyCallIds(client: ClientRequest): ReadonlySet<string> {
+  if (client.callIds) return client.callIds
+  const ids = new Set<string>()
+  for (const m of client.request.messages)
+    for (const p of m.parts)
+      if (p.type === 'tool_call') ids.add(p.id)
+      else if (p.type === 'tool_result') ids.add(p.callId)
+  client.callIds = ids
+  return ids
 }
 
 /** The renamed tools of `client`'s request for an `upstream` (undefined: none), computed once. */
@@ -1161,15 +1178,17 @@ export class UsageCollector {
  * Qwen3-Coder's `<parameter=…>` form), the tools it got under another name (one it refuses: an MCP
  * tool's dot, a name past 64 characters; tool-names.ts) under that name, the one its calls come
  * with (the decoder reads a call before it goes back to the client's name), so that such a call is
- * typed by the client's schema too. Nothing is copied for a request whose names all fit.
+ * typed by the client's schema too; and for a chat upstream, the history's tool-call ids
+ * (`historyCallIds`, computed only when the answer has a call: one that comes with such an id is
+ * given another, cm-common.ts `answerCallId`).
  */
 function decodeContext(upstream: Family, client: ClientRequest, ctx: CodecContext): CodecContext {
-  if (ctx.tools !== undefined && upstream === 'chat') {
-    const names = toolNamesFor(client, upstream)
-    if (names)
-      ctx = Object.assign({}, ctx, {
-        tools: ctx.tools.map((t) => (names.has(t.name) ? {...t, name: names.get(t.name)!} : t)),
-      })
+  if (upstream === 'chat') {
+    const names = ctx.tools !== undefined ? toolNamesFor(client, upstream) : undefined
+    const decode: CodecContext = Object.assign({}, ctx, {historyCallIds: () => historyCallIds(client)})
+    if (names && ctx.tools)
+      decode.tools = ctx.tools.map((t) => (names.has(t.name) ? {...t, name: names.get(t.name)!} : t))
+    return decode
   }
   if (upstream !== 'messages' || !jsonAnswerTool(client.request)) return ctx
   return Object.assign({}, ctx, {jsonAnswer: true})

@@ -764,13 +764,14 @@ export function planChat(
               ),
         ]
       : quirkCalls(callOf(tools[0]), tools[1] ? callOf(tools[1]) : undefined, quirks)
-    const withId = (call: {name: string; args: unknown}) => ({
-      id: `call_${(++sequence).toString(36)}`,
+    // (`kimi-ids`: Kimi K3's `{name}:{position}`, from 0 on every answer)
+    const withId = (call: {name: string; args: unknown}, position: number) => ({
+      id: quirks.has('kimi-ids') ? `${call.name}:${position}` : `call_${(++sequence).toString(36)}`,
       name: call.name,
       arguments: quirks.has('empty-args') ? '' : brokenArgsText(call.args, quirks),
     })
-    toolCall = withId(first)
-    if (more.length > 0) moreToolCalls = more.map(withId)
+    toolCall = withId(first, 0)
+    if (more.length > 0) moreToolCalls = more.map((call, i) => withId(call, i + 1))
     content = []
   }
 

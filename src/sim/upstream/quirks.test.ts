@@ -98,6 +98,18 @@ describe('chat quirks', () => {
     ])
   })
 
+  it("kimi-ids: Kimi K3's `{name}:{position}`, from 0 on every answer, stream and not", async () => {
+    for (let answer = 0; answer < 2; answer++) {
+      const {events} = await chat({model: 'kimi-k3+kimi-ids+parallel-tools', tools: chatTools, stream: true})
+      expect(toolDeltas(events).flatMap((d: Json) => (d.id ? [d.id] : []))).toEqual([
+        'get_weather:0',
+        'get_time:1',
+      ])
+      const whole = await chat({model: 'kimi-k3', tools: chatTools.slice(0, 1)}, {'x-sim-quirk': 'kimi-ids'})
+      expect(whole.json?.choices[0].message.tool_calls.map((c: Json) => c.id)).toEqual(['get_weather:0'])
+    }
+  })
+
   it('cut-args: one piece per chunk, cut mid-string and inside \\"', async () => {
     const {events} = await chat({model: 'gpt-x', tools: chatTools, stream: true}, {'x-sim-quirk': 'cut-args'})
     expect(toolDeltas(events).slice(1)).toEqual(

@@ -40,6 +40,9 @@ export const SIM_QUIRKS = [
   'no-usage',
   // Kimi (Moonshot) and the servers in front of it
   'kimi-temperature',
+  // Kimi K3 (NVIDIA NIM, Fireworks, vLLM's and SGLang's parsers): a tool call's id is its name and
+  // its position in the answer, `Bash:0`, the same on every turn
+  'kimi-ids',
   'reasoning-content-required',
   'usage-in-choice',
   'object-args',

@@ -276,6 +276,33 @@ describe('messages: tool calls and results paired, as Anthropic checks them', ()
   const call = {type: 'tool_use', id: 'toolu_a', name: 'lookup', input: {}}
   const body = (messages: Json[]) => ({model: 'claude-sonnet-4-5', max_tokens: 64, tools, messages})
 
+  it("refuses a call whose id an earlier call of the history has (Kimi K3's `Bash:0` of every turn)", async () => {
+    const result = (id: string) => ({type: 'tool_result', tool_use_id: id, content: 'x'})
+    const twice = await post(
+      '/v1/messages',
+      body([
+        {role: 'user', content: 'go'},
+        {role: 'assistant', content: [call]},
+        {role: 'user', content: [result('toolu_a')]},
+        {role: 'assistant', content: [{type: 'text', text: 'again'}, call]},
+        {role: 'user', content: [result('toolu_a')]},
+      ]),
+    )
+    expect(twice.status).toBe(400)
+    expect(twice.json.error.message).toBe('messages.3.content.1: `tool_use` ids must be unique')
+    const apart = await post(
+      '/v1/messages',
+      body([
+        {role: 'user', content: 'go'},
+        {role: 'assistant', content: [call]},
+        {role: 'user', content: [result('toolu_a')]},
+        {role: 'assistant', content: [{...call, id: 'toolu_b'}]},
+        {role: 'user', content: [result('toolu_b')]},
+      ]),
+    )
+    expect(apart.status).toBe(200)
+  })
+
   it('refuses a call without a result in the next message, and a result of no call', async () => {
     const missing = await post(
       '/v1/messages',

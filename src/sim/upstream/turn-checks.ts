@@ -81,6 +81,23 @@ export const simAccount = (key: string): string => hash('account', key).slice(0,
 const blocksOf = (content: unknown): Body[] => (Array.isArray(content) ? (content as Body[]) : [])
 
 /**
+ * Anthropic Messages: a `tool_use` id that an earlier `tool_use` of the history has, in Anthropic's
+ * words (a history whose chat upstream named its calls by position, Kimi K3's `Bash:0` of every
+ * turn; opencode #1279, claude-code #20901).
+ */
+function toolIdRepeatProblem(messages: Body[]): string | undefined {
+  const ids = new Set<string>()
+  for (const [n, message] of messages.entries())
+    for (const [m, block] of blocksOf(message?.content).entries()) {
+      if (block?.type !== 'tool_use') continue
+      const id = String(block.id)
+      if (ids.has(id)) return `messages.${n}.content.${m}: \`tool_use\` ids must be unique`
+      ids.add(id)
+    }
+  return undefined
+}
+
+/**
  * Anthropic Messages: each `tool_use` answered by a `tool_result` in the next message, each
  * `tool_result` answering a `tool_use` of the message before, in Anthropic's words.
  */
@@ -127,6 +144,8 @@ function toolPairingProblem(messages: Body[]): string | undefined {
  */
 export function messagesHistoryProblem(body: Body, unsigned = false): string | undefined {
   const messages = Array.isArray(body.messages) ? (body.messages as Body[]) : []
+  const repeated = toolIdRepeatProblem(messages)
+  if (repeated) return repeated
   const pairing = toolPairingProblem(messages)
   if (pairing) return pairing
   const media = messagesMediaProblem(messages)
