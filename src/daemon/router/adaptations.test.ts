@@ -222,6 +222,17 @@ describe('UpstreamAdaptations', () => {
     expect(a.learn('glm', 'glm-4.6', refusal, first.sent)).toBe(
       'refused its web search tool: sent again without it',
     )
+    // MiniMax's words for it name no tool (claude-code-hub #1262): learned the same way
+    const minimax = JSON.stringify({
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message: 'invalid params, function name or parameters is empty (2013)',
+      },
+    })
+    expect(
+      a.learn('minimax', 'MiniMax-M3', minimax, encodeUpstreamRequest(codex, 'messages', 'MiniMax-M3').sent),
+    ).toBe('refused its web search tool: sent again without it')
     const again = encodeUpstreamRequest(codex, 'messages', 'glm-4.6', {}, a.get('glm', 'glm-4.6'))
     expect(JSON.parse(again.body.toString()).tools.map((t: {name: string}) => t.name)).toEqual(['shell'])
     expect(describeAdaptation(a.get('glm', 'glm-4.6')!)).toEqual(['web search beside functions left out'])

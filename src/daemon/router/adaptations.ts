@@ -717,6 +717,12 @@ export function searchToolRefused(errorText: string): boolean {
     )
   )
     return true
+  // MiniMax's Anthropic endpoint, which reads Anthropic's search tool as a function without a name
+  // or schema: "invalid params, function name or parameters is empty (2013)" (ding113/
+  // claude-code-hub #1262). Its words name no tool: read only for a request that sent the search
+  // beside functions it could go without (the caller's `optionalSearch`), sent again once without
+  // it; a refusal of another tool comes back as it came
+  if (/function name or parameters is empty/i.test(message)) return true
   if (!/web_search/i.test(message)) return false
   if (/web_search(?:_\d{8})?\.\w/i.test(message)) return false
   return /\b(?:tags?|unknown|unsupported|not supported|does not match|invalid tool|not allowed|not available|not enabled|no such tool)\b/i.test(
