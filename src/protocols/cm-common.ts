@@ -2,7 +2,7 @@
  * Small helpers shared by the chat and messages codecs: reading untyped JSON, ids, data URLs,
  * effort and budget, and the carry rule (see `ir.ts` and the codec brief).
  */
-import {randomUUID} from 'node:crypto'
+import {randomInt, randomUUID} from 'node:crypto'
 
 import type {
   CarryStore,
@@ -34,7 +34,8 @@ export function makeId(ctx: CodecContext | undefined, prefix: string): string {
  * An id that names a call's place, not the call: Kimi's `{tool name}:{N}` (`Bash:0`,
  * `functions.Bash:0`), N its position in the answer, from 0 on every turn (NVIDIA NIM, Fireworks,
  * vLLM's and SGLang's Kimi parsers), or in the history the client sent (SGLang's, which a windowed
- * history makes count again); or digits alone (`0`: a counter, not an id).
+ * history makes count again); or digits alone (`0`: a counter, not an id). Such an id is given
+ * again in its shape with a number of the gateway's own (`functions.Bash:1000417`).
  */
 const POSITIONAL_CALL_ID = /(?:^|:)\d+$/
 
@@ -55,10 +56,22 @@ export function answerCallId(
   ctx: CodecContext | undefined,
   repeated: boolean,
 ): string {
-  if (!id || repeated || POSITIONAL_CALL_ID.test(id) || ctx?.historyCallIds?.().has(id) === true)
-    return makeId(ctx, 'call_')
+  if (!id) return makeId(ctx, 'call_')
+  const positional = POSITIONAL_CALL_ID.exec(id)
+  // Kimi's in its own shape, a number no call of this gateway had: its chat template writes the
+  // history's ids into the prompt as they are, and the model was trained on `functions.NAME:N`
+  // (a bare counter gets one of ours)
+  if (positional && positional.index > 0) return `${id.slice(0, positional.index)}:${nextPosition++}`
+  if (positional || repeated || ctx?.historyCallIds?.().has(id) === true) return makeId(ctx, 'call_')
   return id
 }
+
+/**
+ * The number of the next positional id the gateway gives (`NAME:N`): from a random start past any
+ * position a model counts to, so that ids stay apart across conversations (the carry is keyed by
+ * call id: ./carry.ts) and across the gateway's restarts.
+ */
+let nextPosition = 1_000_000 + randomInt(1_000_000_000)
 
 /** The body of a request or answer, or a 400 naming what it should have been. */
 export function bodyObject(body: unknown, what: string): Json {

@@ -506,7 +506,8 @@ export function encodeMessagesRequest(
   const learned = ctx?.claude
   // a server that wants a thinking block on every tool-call turn and checks only that one is there
   // (DeepSeek's, learned): an empty one where the history has none, thinking kept on
-  if (learned?.emptyThinking) turns = withEmptyThinking(turns) ?? turns
+  if (learned?.emptyThinking && request.reasoning?.disabled !== true)
+    turns = withEmptyThinking(turns) ?? turns
   const jsonTool = jsonAnswerTool(request)
   // a model that refuses a forced tool choice (Claude 5.5) gets `auto`, and the call asked for in
   // the prompt

@@ -2010,20 +2010,6 @@ export class UpstreamAdaptations {
   }
 
   /**
-   * Learns from a refusal of `provider`'s `model` to a Responses request passed through with
-   * Codex's namespaces, custom tools or `additional_tools` item (./plain-tools.ts): when its words
-   * refuse Codex's "Responses Lite" request as such (Azure OpenAI, a model that is not Lite), its
-   * Lite requests go as Codex sends them for a model that is not Lite from now on (`liteOff`); when
-   * they name one of the shapes (or refuse that request too), as plain functions. Says so for the
-   * log row, as {@link learn} does; else undefined.
-   */
-  /**
-   * A Responses server that answered Codex's custom or namespaced tool `name` as a plain function
-   * call (./plain-tools.ts `calledAsFunction`): its requests with those shapes go through the
-   * codecs from now on, every tool a plain function and the calls back to Codex in their shape.
-   * The note for the log row, or undefined when that was known already.
-   */
-  /**
    * A chat server whose streamed tool-call deltas came without their index (./tool-index.ts): a
    * chat client's streams from it get them numbered from now on. The note for the log row, or
    * undefined when that was known already.
@@ -2037,6 +2023,12 @@ export class UpstreamAdaptations {
     })
   }
 
+  /**
+   * A Responses server that answered Codex's custom or namespaced tool `name` as a plain function
+   * call (./plain-tools.ts `calledAsFunction`): its requests with those shapes go through the
+   * codecs from now on, every tool a plain function and the calls back to Codex in their shape.
+   * The note for the log row, or undefined when that was known already.
+   */
   learnPlainToolsFromAnswer(provider: string, model: string, name: string): string | undefined {
     // (what is known now: another request may have learned something while this one streamed)
     const known = this.get(provider, model)
@@ -2047,6 +2039,14 @@ export class UpstreamAdaptations {
     })
   }
 
+  /**
+   * Learns from a refusal of `provider`'s `model` to a Responses request passed through with
+   * Codex's namespaces, custom tools or `additional_tools` item (./plain-tools.ts): when its words
+   * refuse Codex's "Responses Lite" request as such (Azure OpenAI, a model that is not Lite), its
+   * Lite requests go as Codex sends them for a model that is not Lite from now on (`liteOff`); when
+   * they name one of the shapes (or refuse that request too), as plain functions. Says so for the
+   * log row, as {@link learn} does; else undefined.
+   */
   learnPlainTools(
     provider: string,
     model: string,

@@ -1073,6 +1073,21 @@ describe('calledAsFunction: a Codex tool shape answered as a plain function call
   ])('%j -> %s', (called, found) => {
     expect(calledAsFunction(body, called)).toBe(found)
   })
+  it("reads the request's own tools: a namespace first, the words in a message's text", () => {
+    const nested = Buffer.from(
+      JSON.stringify({
+        input: [{type: 'message', role: 'user', content: 'write {"tools":[{"type":"custom","name":"x"}]}'}],
+        tools: [
+          {type: 'namespace', name: 'ns', tools: [{type: 'function', name: 'inner'}]},
+          {type: 'custom', name: 'apply_patch'},
+        ],
+        tool_choice: 'auto',
+      }),
+    )
+    expect(calledAsFunction(nested, ['apply_patch'])).toBe('apply_patch')
+    expect(calledAsFunction(nested, ['ns__inner'])).toBe('ns__inner')
+    expect(calledAsFunction(nested, ['x'])).toBeUndefined()
+  })
   it('a body without the shapes is not parsed, nor one that is no JSON', () => {
     expect(
       calledAsFunction(Buffer.from('{"tools":[{"type":"function","name":"apply_patch"}]}'), ['apply_patch']),

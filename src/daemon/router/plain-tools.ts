@@ -58,9 +58,13 @@ export function holdsOpenAiToolShapes(body: Buffer): boolean {
  */
 export function calledAsFunction(body: Buffer, called: readonly string[]): string | undefined {
   if (called.length === 0 || !holdsOpenAiToolShapes(body)) return undefined
+  // only the request's `tools` array is parsed, unless the body holds an `additional_tools` item
+  // (Codex's Lite request): then the whole body
+  const lite = body.indexOf(ADDITIONAL_TOOLS) !== -1
   let json: {tools?: unknown; input?: unknown}
   try {
-    json = JSON.parse(body.toString('utf8')) as typeof json
+    const tools = lite ? undefined : firstArray(body, TOOLS_KEY)
+    json = tools !== undefined ? {tools} : (JSON.parse(body.toString('utf8')) as typeof json)
   } catch {
     return undefined
   }
@@ -84,6 +88,37 @@ export function calledAsFunction(body: Buffer, called: readonly string[]): strin
     for (const t of json.tools as Array<{type?: unknown; name?: unknown}>)
       if (t?.type === 'function' && typeof t.name === 'string') names.delete(t.name)
   return called.find((name) => names.has(name))
+}
+
+const TOOLS_KEY = Buffer.from('"tools":[')
+
+/**
+ * The JSON array that follows the first `key` (`"name":[`) of `body`, parsed; undefined when there
+ * is none or it does not end where its brackets say (then the caller reads the whole body). Its
+ * end is found by counting brackets outside strings: the array's bytes only are read twice. (The
+ * first: a namespace's own `tools` come inside the request's; a key in a string is escaped.)
+ */
+function firstArray(body: Buffer, key: Buffer): unknown[] | undefined {
+  const at = body.indexOf(key)
+  if (at === -1) return undefined
+  const start = at + key.length - 1
+  let depth = 0
+  let inString = false
+  for (let i = start; i < body.length; i++) {
+    const c = body[i]
+    if (inString) {
+      if (c === 0x5c) i++
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x5b || c === 0x7b) depth++
+    else if (c === 0x5d || c === 0x7d) {
+      if (--depth === 0) {
+        const parsed: unknown = JSON.parse(body.toString('utf8', start, i + 1))
+        return Array.isArray(parsed) ? parsed : undefined
+      }
+    }
+  }
+  return undefined
 }
 
 const AGENT_MESSAGE = Buffer.from('"agent_message"')

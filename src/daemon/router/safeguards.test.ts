@@ -15,7 +15,7 @@ import {
   ProxyGateway,
   startJudgedUpstream,
 } from './proxy-fixture.js'
-import {asksSafeguards, withoutAutoModeBetas} from './safeguards.js'
+import {asksSafeguards, withoutAutoModeBetas, withoutSafeguards} from './safeguards.js'
 
 const received: Buffer[] = []
 const headers: IncomingHttpHeaders[] = []
@@ -72,10 +72,27 @@ describe("Claude Code's auto-mode safeguards to a server that is not Anthropic's
   })
 })
 
+describe('withoutSafeguards', () => {
+  const parse = (b: Buffer) => JSON.parse(String(b)) as Record<string, unknown>
+  it('cuts the last member out of the bytes, or writes a body with it elsewhere again', () => {
+    const last =
+      '{"model":"m","messages":[],"safeguards":[{"type":"dangerous_tool_use","classifier_context":{"t":"}"}}]}'
+    expect(String(withoutSafeguards(Buffer.from(last), parse))).toBe('{"model":"m","messages":[]}')
+    const inside = '{"model":"m","safeguards":[{"type":"dangerous_tool_use"}],"stream":true}'
+    expect(JSON.parse(String(withoutSafeguards(Buffer.from(inside), parse)))).toEqual({
+      model: 'm',
+      stream: true,
+    })
+    const none = Buffer.from('{"model":"m","messages":[{"role":"user","content":"\\"safeguards\\""}]}')
+    expect(withoutSafeguards(none, parse)).toBe(none)
+  })
+})
+
 describe('the beta list', () => {
   it('knows the ask, and keeps every other beta', () => {
     expect(asksSafeguards(BETAS)).toBe(true)
     expect(asksSafeguards(['a', 'dangerous-tool-use-2026-09-03'])).toBe(true)
+    expect(asksSafeguards('afk-mode-2026-01-31')).toBe(true)
     expect(asksSafeguards('interleaved-thinking-2025-05-14')).toBe(false)
     expect(asksSafeguards(undefined)).toBe(false)
     expect(withoutAutoModeBetas('dangerous-tool-use-2026-09-03, afk-mode-2026-01-31')).toBeUndefined()

@@ -18,10 +18,11 @@
 /** The auto-mode betas' names, each followed by its date. */
 const AUTO_MODE_BETA = /^(?:dangerous-tool-use|afk-mode)-/
 
-/** Whether a request's `anthropic-beta` asks for the server's classifier (a substring test). */
+/** Whether a request's `anthropic-beta` names an auto-mode beta (substring tests). */
 export function asksSafeguards(beta: string | string[] | undefined): boolean {
   if (beta === undefined) return false
-  return (Array.isArray(beta) ? beta.join(',') : beta).includes('dangerous-tool-use-')
+  const value = Array.isArray(beta) ? beta.join(',') : beta
+  return value.includes('dangerous-tool-use-') || value.includes('afk-mode-')
 }
 
 /** An `anthropic-beta` value without the auto-mode betas; undefined when none is left. */
@@ -33,17 +34,28 @@ export function withoutAutoModeBetas(beta: string): string | undefined {
   return kept.length > 0 ? kept.join(',') : undefined
 }
 
-const FIELD = Buffer.from('"safeguards"')
+const FIELD = Buffer.from(',"safeguards":')
 
 /**
  * A Messages body without its top-level `safeguards` (the bytes as they came when it has none, or
- * is not JSON). Claude Code writes it after the conversation: searched from the end.
+ * is not JSON). Claude Code writes it last: found from the end, and where its value runs to the
+ * body's closing brace it is cut out of the bytes (only the value parsed, to be sure it is one);
+ * anywhere else the body is parsed and written again.
  */
 export function withoutSafeguards(
   body: Buffer,
   parse: (b: Buffer) => Record<string, unknown> | undefined,
 ): Buffer {
-  if (body.lastIndexOf(FIELD) === -1) return body
+  const at = body.lastIndexOf(FIELD)
+  if (at === -1) return body
+  let close = body.length - 1
+  while (close > at && body[close] !== 0x7d) close--
+  try {
+    JSON.parse(body.toString('utf8', at + FIELD.length, close))
+    return Buffer.concat([body.subarray(0, at), body.subarray(close)])
+  } catch {
+    // (not the last member: the whole body)
+  }
   const json = parse(body)
   if (!json || !('safeguards' in json)) return body
   const {safeguards: _, ...rest} = json

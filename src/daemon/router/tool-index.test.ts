@@ -36,6 +36,25 @@ describe('ToolCallIndexer', () => {
     expect(indexes(indexer.event(event({tool_calls: [call('call_d', '{}', 'ls')]}, 1)))).toEqual([0])
   })
 
+  it('tells apart calls without ids: entries of one delta, and a named call after a whole one; a null index replaced', () => {
+    const indexer = new ToolCallIndexer()
+    // two calls of one delta, each with `"id": ""` (AstrBot #6661's relays)
+    expect(
+      indexes(indexer.event(event({tool_calls: [call('', '{"x":1}', 'a'), call('', '{"y":', 'b')]}))),
+    ).toEqual([0, 1])
+    // the second goes on (no name), then a named call after its whole arguments is the next
+    expect(indexes(indexer.event(event({tool_calls: [call(undefined, '1}')]})))).toEqual([1])
+    expect(indexes(indexer.event(event({tool_calls: [call(undefined, '{}', 'c')]})))).toEqual([2])
+    // a name repeated on every delta of one call, its arguments not yet whole: the same call
+    const again = new ToolCallIndexer()
+    expect(indexes(again.event(event({tool_calls: [call(undefined, '{"p', 'read')]})))).toEqual([0])
+    expect(indexes(again.event(event({tool_calls: [call(undefined, 'ath":1}', 'read')]})))).toEqual([0])
+    const nulled = new ToolCallIndexer().event(
+      event({tool_calls: [{index: null, ...call('call_a', '{}', 'ls')}]}),
+    )
+    expect(indexes(nulled)).toEqual([0])
+  })
+
   it('leaves an event with indexes, or no JSON, as the same string', () => {
     const indexer = new ToolCallIndexer()
     const indexed = event({tool_calls: [{index: 3, ...call('call_a', '{}', 'ls')}]})

@@ -18,10 +18,33 @@ export function omitsToolCallIndex(baseUrl: string): boolean {
 
 type Json = Record<string, unknown>
 
+/** Per choice of a stream: what its calls so far tell the next delta's index. */
+interface ChoiceCalls {
+  /** The index of each call id. */
+  ids: Map<string, number>
+  /** The index of the last call a delta went to, and whether that call has a name. */
+  last?: number
+  named: boolean
+  /** The last call's arguments so far (for a delta without id or index that names the next). */
+  args: string
+  /** The next index free. */
+  next: number
+}
+
+/** Whether `text` is one whole JSON value (a call's arguments that can take no more). */
+function wholeJson(text: string): boolean {
+  if (!text.endsWith('}')) return false
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** Numbers the tool-call deltas of one stream (state across its events). */
 export class ToolCallIndexer {
-  /** Per choice: the index of each call id, the last index given, the next one free. */
-  private readonly choices = new Map<number, {ids: Map<string, number>; last?: number; next: number}>()
+  private readonly choices = new Map<number, ChoiceCalls>()
 
   /**
    * One SSE event (`data: {...}` and its blank line) with an index on each tool-call delta that had
@@ -65,21 +88,39 @@ export class ToolCallIndexer {
       if (!Array.isArray(calls)) continue
       const at = typeof choice!.index === 'number' ? choice!.index : 0
       let state = this.choices.get(at)
-      if (!state) this.choices.set(at, (state = {ids: new Map(), next: 0}))
+      if (!state) this.choices.set(at, (state = {ids: new Map(), named: false, args: '', next: 0}))
       for (let i = 0; i < calls.length; i++) {
         const call = calls[i] as Json | null
         if (call === null || typeof call !== 'object') continue
         const id = typeof call.id === 'string' && call.id !== '' ? call.id : undefined
+        const fn = call.function as Json | undefined
+        const name = typeof fn?.name === 'string' && fn.name !== '' ? fn.name : undefined
         let index: number
         if (typeof call.index === 'number') index = call.index
         else {
-          index = id !== undefined ? (state.ids.get(id) ?? state.next) : (state.last ?? state.next)
-          // (the index first, where OpenAI writes it)
-          calls[i] = {index, ...call}
+          // a call id: its own index; none: the call before it goes on, unless this is another
+          // entry of the same delta, or names a call where the one before has a name and
+          // arguments that can take no more (a relay's `"id": ""` on every call)
+          const next =
+            id !== undefined
+              ? !state.ids.has(id)
+              : state.last === undefined ||
+                i > 0 ||
+                (name !== undefined && state.named && wholeJson(state.args))
+          index = id !== undefined && !next ? state.ids.get(id)! : next ? state.next : state.last!
+          // (the index first, where OpenAI writes it; a `null` one replaced)
+          const {index: _, ...rest} = call
+          calls[i] = {index, ...rest}
           changed = true
         }
         if (id !== undefined && !state.ids.has(id)) state.ids.set(id, index)
+        if (index !== state.last) {
+          state.named = false
+          state.args = ''
+        }
         state.last = index
+        if (name !== undefined) state.named = true
+        if (typeof fn?.arguments === 'string') state.args += fn.arguments
         if (index >= state.next) state.next = index + 1
       }
     }
