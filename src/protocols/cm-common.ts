@@ -61,7 +61,9 @@ export function answerCallId(
   // Kimi's in its own shape, a number no call of this gateway had: its chat template writes the
   // history's ids into the prompt as they are, and the model was trained on `functions.NAME:N`
   // (a bare counter gets one of ours)
-  if (positional && positional.index > 0) return `${id.slice(0, positional.index)}:${nextPosition++}`
+  // (not to a Messages client: Anthropic's API, which the conversation may go on to, takes no `:`)
+  if (positional && positional.index > 0 && ctx?.plainCallIds !== true)
+    return `${id.slice(0, positional.index)}:${nextPosition++}`
   if (positional || repeated || ctx?.historyCallIds?.().has(id) === true) return makeId(ctx, 'call_')
   return id
 }

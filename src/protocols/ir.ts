@@ -642,6 +642,12 @@ export interface CodecContext {
    */
   historyCallIds?: () => ReadonlySet<string>
   /**
+   * Chat upstreams' decoders, for a Messages client: a call id the gateway gives instead of the
+   * upstream's is `call_…` always (Anthropic's API, which the conversation may go on to, takes
+   * `[a-zA-Z0-9_-]` only), not Kimi's `NAME:N` shape.
+   */
+  plainCallIds?: boolean
+  /**
    * The client's request, decoded (given to the encoders of the client's answer): which tools
    * are custom, whether a chat client asked for stream usage, the model it asked for.
    */

@@ -504,10 +504,6 @@ export function encodeMessagesRequest(
   const system = request.system.filter((p) => said(p.text)).map(textBlock)
   const claude = claudeThinking(model)
   const learned = ctx?.claude
-  // a server that wants a thinking block on every tool-call turn and checks only that one is there
-  // (DeepSeek's, learned): an empty one where the history has none, thinking kept on
-  if (learned?.emptyThinking && request.reasoning?.disabled !== true)
-    turns = withEmptyThinking(turns) ?? turns
   const jsonTool = jsonAnswerTool(request)
   // a model that refuses a forced tool choice (Claude 5.5) gets `auto`, and the call asked for in
   // the prompt
@@ -533,6 +529,11 @@ export function encodeMessagesRequest(
   // a forced tool call and thinking cannot go together; nor thinking `enabled` and a tool loop
   // whose turns hold no Anthropic-signed thinking
   const off = learned?.thinkingOff ?? claude.off
+  // a server that wants a thinking block on every tool-call turn and checks only that one is there
+  // (DeepSeek's, learned): an empty one where the history has none, thinking kept on (not where
+  // thinking goes off as `disabled`: a model told otherwise, or nothing, may still think)
+  if (learned?.emptyThinking && !(request.reasoning?.disabled === true && off === 'disabled'))
+    turns = withEmptyThinking(turns) ?? turns
   // (a history read only where it matters: a request that thinks, or a model that thinks unless
   // told not to)
   const breaks =

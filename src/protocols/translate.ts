@@ -1185,7 +1185,10 @@ export class UsageCollector {
 function decodeContext(upstream: Family, client: ClientRequest, ctx: CodecContext): CodecContext {
   if (upstream === 'chat') {
     const names = ctx.tools !== undefined ? toolNamesFor(client, upstream) : undefined
-    const decode: CodecContext = Object.assign({}, ctx, {historyCallIds: () => historyCallIds(client)})
+    const decode: CodecContext = Object.assign({}, ctx, {
+      historyCallIds: () => historyCallIds(client),
+      plainCallIds: client.family === 'messages',
+    })
     if (names && ctx.tools)
       decode.tools = ctx.tools.map((t) => (names.has(t.name) ? {...t, name: names.get(t.name)!} : t))
     return decode

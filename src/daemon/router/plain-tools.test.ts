@@ -1087,6 +1087,14 @@ describe('calledAsFunction: a Codex tool shape answered as a plain function call
     expect(calledAsFunction(nested, ['apply_patch'])).toBe('apply_patch')
     expect(calledAsFunction(nested, ['ns__inner'])).toBe('ns__inner')
     expect(calledAsFunction(nested, ['x'])).toBeUndefined()
+    // a tool search's output in the history holds `tools` of its own, before the request's
+    const searched = Buffer.from(
+      JSON.stringify({
+        input: [{type: 'tool_search_output', call_id: 'c', tools: [{type: 'function', name: 'found'}]}],
+        tools: [{type: 'custom', name: 'apply_patch'}],
+      }),
+    )
+    expect(calledAsFunction(searched, ['apply_patch'])).toBe('apply_patch')
   })
   it('a body without the shapes is not parsed, nor one that is no JSON', () => {
     expect(

@@ -94,14 +94,24 @@ const TOOLS_KEY = Buffer.from('"tools":[')
 
 /**
  * The JSON array that follows the first `key` (`"name":[`) of `body`, parsed; undefined when there
- * is none or it does not end where its brackets say (then the caller reads the whole body). Its
- * end is found by counting brackets outside strings: the array's bytes only are read twice. (The
- * first: a namespace's own `tools` come inside the request's; a key in a string is escaped.)
+ * is none, it does not end where its brackets say, or the key comes again after it (then the
+ * caller reads the whole body). Its end is found by counting brackets outside strings: the array's
+ * bytes only are read twice. (The first: a namespace's own `tools` come inside the request's; a key
+ * in a string is escaped.)
  */
 function firstArray(body: Buffer, key: Buffer): unknown[] | undefined {
   const at = body.indexOf(key)
   if (at === -1) return undefined
-  const start = at + key.length - 1
+  const end = arrayEnd(body, at + key.length - 1)
+  // another such key after it: the first was an input item's (a tool search's output, an MCP
+  // listing), the request's own comes later: the caller reads the whole body
+  if (end === -1 || body.indexOf(key, end) !== -1) return undefined
+  const parsed: unknown = JSON.parse(body.toString('utf8', at + key.length - 1, end + 1))
+  return Array.isArray(parsed) ? parsed : undefined
+}
+
+/** Where the JSON array or object that opens at `start` closes (brackets outside strings); -1 if it does not. */
+function arrayEnd(body: Buffer, start: number): number {
   let depth = 0
   let inString = false
   for (let i = start; i < body.length; i++) {
@@ -111,14 +121,9 @@ function firstArray(body: Buffer, key: Buffer): unknown[] | undefined {
       else if (c === 0x22) inString = false
     } else if (c === 0x22) inString = true
     else if (c === 0x5b || c === 0x7b) depth++
-    else if (c === 0x5d || c === 0x7d) {
-      if (--depth === 0) {
-        const parsed: unknown = JSON.parse(body.toString('utf8', start, i + 1))
-        return Array.isArray(parsed) ? parsed : undefined
-      }
-    }
+    else if ((c === 0x5d || c === 0x7d) && --depth === 0) return i
   }
-  return undefined
+  return -1
 }
 
 const AGENT_MESSAGE = Buffer.from('"agent_message"')

@@ -83,6 +83,8 @@ describe('withoutSafeguards', () => {
       model: 'm',
       stream: true,
     })
+    const first = '{ "safeguards": [{"type": "dangerous_tool_use"}], "model": "m" }'
+    expect(JSON.parse(String(withoutSafeguards(Buffer.from(first), parse)))).toEqual({model: 'm'})
     const none = Buffer.from('{"model":"m","messages":[{"role":"user","content":"\\"safeguards\\""}]}')
     expect(withoutSafeguards(none, parse)).toBe(none)
   })

@@ -35,6 +35,7 @@ export function withoutAutoModeBetas(beta: string): string | undefined {
 }
 
 const FIELD = Buffer.from(',"safeguards":')
+const KEY = Buffer.from('"safeguards"')
 
 /**
  * A Messages body without its top-level `safeguards` (the bytes as they came when it has none, or
@@ -47,15 +48,16 @@ export function withoutSafeguards(
   parse: (b: Buffer) => Record<string, unknown> | undefined,
 ): Buffer {
   const at = body.lastIndexOf(FIELD)
-  if (at === -1) return body
-  let close = body.length - 1
-  while (close > at && body[close] !== 0x7d) close--
-  try {
-    JSON.parse(body.toString('utf8', at + FIELD.length, close))
-    return Buffer.concat([body.subarray(0, at), body.subarray(close)])
-  } catch {
-    // (not the last member: the whole body)
-  }
+  if (at !== -1) {
+    let close = body.length - 1
+    while (close > at && body[close] !== 0x7d) close--
+    try {
+      JSON.parse(body.toString('utf8', at + FIELD.length, close))
+      return Buffer.concat([body.subarray(0, at), body.subarray(close)])
+    } catch {
+      // (not the last member: the whole body)
+    }
+  } else if (body.lastIndexOf(KEY) === -1) return body
   const json = parse(body)
   if (!json || !('safeguards' in json)) return body
   const {safeguards: _, ...rest} = json

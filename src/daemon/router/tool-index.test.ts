@@ -45,10 +45,20 @@ describe('ToolCallIndexer', () => {
     // the second goes on (no name), then a named call after its whole arguments is the next
     expect(indexes(indexer.event(event({tool_calls: [call(undefined, '1}')]})))).toEqual([1])
     expect(indexes(indexer.event(event({tool_calls: [call(undefined, '{}', 'c')]})))).toEqual([2])
-    // a name repeated on every delta of one call, its arguments not yet whole: the same call
+    // a name repeated on every delta of one call, a last one without arguments too: the same call
     const again = new ToolCallIndexer()
     expect(indexes(again.event(event({tool_calls: [call(undefined, '{"p', 'read')]})))).toEqual([0])
     expect(indexes(again.event(event({tool_calls: [call(undefined, 'ath":1}', 'read')]})))).toEqual([0])
+    expect(indexes(again.event(event({tool_calls: [call(undefined, '', 'read')]})))).toEqual([0])
+    // OpenAI's shape with the id blanked: each call opens named with no arguments, goes on unnamed
+    const blanked = new ToolCallIndexer()
+    const steps = [
+      call(undefined, '', 'read'),
+      call(undefined, '{"p":1}\n'),
+      call(undefined, '', 'read'),
+      call(undefined, '{"p":2}'),
+    ]
+    expect(steps.flatMap((c) => indexes(blanked.event(event({tool_calls: [c]}))))).toEqual([0, 0, 1, 1])
     const nulled = new ToolCallIndexer().event(
       event({tool_calls: [{index: null, ...call('call_a', '{}', 'ls')}]}),
     )

@@ -27,13 +27,18 @@ interface ChoiceCalls {
   named: boolean
   /** The last call's arguments so far (for a delta without id or index that names the next). */
   args: string
+  /**
+   * The server names the call again on its later deltas (a relay that copies the name onto every
+   * one): a named delta without arguments then goes on with the call before it.
+   */
+  repeatsName: boolean
   /** The next index free. */
   next: number
 }
 
 /** Whether `text` is one whole JSON value (a call's arguments that can take no more). */
 function wholeJson(text: string): boolean {
-  if (!text.endsWith('}')) return false
+  if (!text.trimEnd().endsWith('}')) return false
   try {
     JSON.parse(text)
     return true
@@ -88,25 +93,32 @@ export class ToolCallIndexer {
       if (!Array.isArray(calls)) continue
       const at = typeof choice!.index === 'number' ? choice!.index : 0
       let state = this.choices.get(at)
-      if (!state) this.choices.set(at, (state = {ids: new Map(), named: false, args: '', next: 0}))
+      if (!state)
+        this.choices.set(at, (state = {ids: new Map(), named: false, args: '', repeatsName: false, next: 0}))
       for (let i = 0; i < calls.length; i++) {
         const call = calls[i] as Json | null
         if (call === null || typeof call !== 'object') continue
         const id = typeof call.id === 'string' && call.id !== '' ? call.id : undefined
         const fn = call.function as Json | undefined
         const name = typeof fn?.name === 'string' && fn.name !== '' ? fn.name : undefined
+        const args = typeof fn?.arguments === 'string' ? fn.arguments : ''
         let index: number
         if (typeof call.index === 'number') index = call.index
         else {
           // a call id: its own index; none: the call before it goes on, unless this is another
           // entry of the same delta, or names a call where the one before has a name and
-          // arguments that can take no more (a relay's `"id": ""` on every call)
+          // arguments that can take no more (a relay's `"id": ""` on every call), but for a
+          // server that names the call on every delta, a named one with no arguments
           const next =
             id !== undefined
               ? !state.ids.has(id)
               : state.last === undefined ||
                 i > 0 ||
-                (name !== undefined && state.named && wholeJson(state.args))
+                (name !== undefined &&
+                  state.named &&
+                  wholeJson(state.args) &&
+                  !(state.repeatsName && args === ''))
+          if (id === undefined && !next && name !== undefined && state.named) state.repeatsName = true
           index = id !== undefined && !next ? state.ids.get(id)! : next ? state.next : state.last!
           // (the index first, where OpenAI writes it; a `null` one replaced)
           const {index: _, ...rest} = call
@@ -120,7 +132,7 @@ export class ToolCallIndexer {
         }
         state.last = index
         if (name !== undefined) state.named = true
-        if (typeof fn?.arguments === 'string') state.args += fn.arguments
+        state.args += args
         if (index >= state.next) state.next = index + 1
       }
     }

@@ -91,6 +91,9 @@ function toolIdRepeatProblem(messages: Body[]): string | undefined {
     for (const [m, block] of blocksOf(message?.content).entries()) {
       if (block?.type !== 'tool_use') continue
       const id = String(block.id)
+      // (and one of characters Anthropic's API does not take: Kimi's `Bash:0` passed on as it came)
+      if (!/^[a-zA-Z0-9_-]+$/.test(id))
+        return `messages.${n}.content.${m}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`
       if (ids.has(id)) return `messages.${n}.content.${m}: \`tool_use\` ids must be unique`
       ids.add(id)
     }
