@@ -35,31 +35,32 @@ function streamCalls(
   return [...calls.values()]
 }
 
+/** Kimi's whole chat answer: `calls` (an id left out where it has none), after `reasoning` if any. */
+const kimiAnswer = (calls: Array<{id?: string; name: string; args: string}>, reasoning?: string) => ({
+  id: 'c1',
+  object: 'chat.completion',
+  model: 'kimi-k3',
+  choices: [
+    {
+      index: 0,
+      message: {
+        role: 'assistant',
+        content: null,
+        ...(reasoning !== undefined ? {reasoning_content: reasoning} : {}),
+        tool_calls: calls.map((c) => ({
+          ...(c.id !== undefined ? {id: c.id} : {}),
+          type: 'function',
+          function: {name: c.name, arguments: c.args},
+        })),
+      },
+      finish_reason: 'tool_calls',
+    },
+  ],
+})
+
 /** The calls of a whole chat answer whose `tool_calls` are `calls`, decoded. */
 function wholeCalls(calls: Array<{id?: string; name: string; args: string}>, ctx: CodecContext = {}) {
-  const response = chatCodec.decodeResponse(
-    {
-      id: 'c1',
-      object: 'chat.completion',
-      model: 'kimi-k3',
-      choices: [
-        {
-          index: 0,
-          message: {
-            role: 'assistant',
-            content: null,
-            tool_calls: calls.map((c) => ({
-              ...(c.id !== undefined ? {id: c.id} : {}),
-              type: 'function',
-              function: {name: c.name, arguments: c.args},
-            })),
-          },
-          finish_reason: 'tool_calls',
-        },
-      ],
-    },
-    ctx,
-  )
+  const response = chatCodec.decodeResponse(kimiAnswer(calls), ctx)
   return response.parts.flatMap((p) =>
     p.type === 'tool_call' ? [{id: p.id, name: p.name, args: p.arguments}] : [],
   )
@@ -254,25 +255,7 @@ describe("Kimi's ids and the carry of a chat client's reasoning", () => {
           text = translateResponseText(
             'chat',
             client,
-            {
-              id: 'c1',
-              object: 'chat.completion',
-              model: 'kimi-k3',
-              choices: [
-                {
-                  index: 0,
-                  message: {
-                    role: 'assistant',
-                    content: null,
-                    reasoning_content: reasoning,
-                    tool_calls: [
-                      {id: 'Bash:0', type: 'function', function: {name: 'Bash', arguments: `{"n":${turn}}`}},
-                    ],
-                  },
-                  finish_reason: 'tool_calls',
-                },
-              ],
-            },
+            kimiAnswer([{id: 'Bash:0', name: 'Bash', args: `{"n":${turn}}`}], reasoning),
             {carry},
           ).text
         }

@@ -5,6 +5,7 @@
 import {ArgsGuard} from './args-guard.js'
 import {DetailsMerger, detailsSignature, detailsText, extraSignature} from './chat-signatures.js'
 import type {Json} from './cm-common.js'
+import {endsWithBrace} from './json-bytes.js'
 import {
   argsText,
   answerCallId,
@@ -160,13 +161,6 @@ const callStart = (call: OpenCall): BlockStart =>
   call.signature
     ? {type: 'tool_call', id: call.id, name: call.name, signature: call.signature}
     : {type: 'tool_call', id: call.id, name: call.name}
-
-/** Whether `args` ends with `}` (white space after it aside): a cheap test before a parse. */
-function endsWithBrace(args: string): boolean {
-  let i = args.length - 1
-  while (i >= 0 && args.charCodeAt(i) <= 32) i--
-  return i >= 0 && args.charCodeAt(i) === 125
-}
 
 /**
  * A chunk that carried nothing but one text (or reasoning) delta, split around that delta's

@@ -16,6 +16,8 @@
  * Anthropic's, with `thinking: {"type": "disabled"}`.
  */
 
+import {messagesThinkingOff} from './thinking-off.js'
+
 /** The words the classifier's system prompt starts with. */
 export const CLASSIFIER_PROMPT = 'You are a security monitor for autonomous AI coding agents'
 
@@ -36,13 +38,8 @@ export const holdsClassifierPrompt = (body: Buffer): boolean => body.indexOf(NEE
 export function classifierThinkingOff(body: Record<string, unknown>): Record<string, unknown> | undefined {
   if (body.thinking !== undefined || body.stream === true || !startsWithClassifier(body.system))
     return undefined
-  const out: Record<string, unknown> = {...body, thinking: {type: 'disabled'}}
-  const config = body.output_config as Record<string, unknown> | undefined
-  if (config && typeof config === 'object' && 'effort' in config) {
-    const {effort: _, ...rest} = config
-    if (Object.keys(rest).length === 0) delete out.output_config
-    else out.output_config = rest
-  }
+  const out = {...body}
+  messagesThinkingOff(out)
   return out
 }
 

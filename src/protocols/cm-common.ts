@@ -141,16 +141,7 @@ export const keepsRawInput = (ctx: CodecContext | undefined, name: string, args:
 export const argsText = (v: unknown): string | undefined =>
   typeof v === 'string' ? v : typeof v === 'object' && v !== null ? JSON.stringify(v) : undefined
 
-/** Whether `text` is one complete JSON value (a streamed tool call's arguments are done). */
-export function isCompleteJson(text: string): boolean {
-  if (text.trim() === '') return false
-  try {
-    JSON.parse(text)
-    return true
-  } catch {
-    return false
-  }
-}
+export {isCompleteJson} from './json-bytes.js'
 
 const BUDGETS: Record<Effort, number> = {minimal: 1024, low: 4096, medium: 10_000, high: 24_000}
 

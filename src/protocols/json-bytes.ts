@@ -56,3 +56,21 @@ export function utf8Bytes(text: string): Buffer {
   into.copy(out, 0, 0, written)
   return out
 }
+
+/** Whether `text` is one complete JSON value (a streamed tool call's arguments are done). */
+export function isCompleteJson(text: string): boolean {
+  if (text.trim() === '') return false
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Whether `args` ends with `}` (white space after it aside): a cheap test before a parse. */
+export function endsWithBrace(args: string): boolean {
+  let i = args.length - 1
+  while (i >= 0 && args.charCodeAt(i) <= 32) i--
+  return i >= 0 && args.charCodeAt(i) === 125
+}

@@ -10,6 +10,8 @@
  * or the Messages encoder's turns (the same shape).
  */
 
+import {messagesThinkingOff} from './thinking-off.js'
+
 type Block = {type?: unknown}
 type Turn = {role?: unknown; content?: unknown}
 
@@ -59,13 +61,7 @@ export function withEmptyThinking<T>(messages: readonly T[]): T[] | undefined {
 export function thinkingOffForToolTurns(body: Record<string, unknown>): boolean {
   const thinking = body.thinking as {type?: unknown} | undefined
   if (thinking?.type === 'disabled' || !toolTurnWithoutThinking(body.messages)) return false
-  body.thinking = {type: 'disabled'}
-  const config = body.output_config as Record<string, unknown> | undefined
-  if (config && typeof config === 'object' && 'effort' in config) {
-    const {effort: _, ...rest} = config
-    if (Object.keys(rest).length === 0) delete body.output_config
-    else body.output_config = rest
-  }
+  messagesThinkingOff(body)
   const management = body.context_management as {edits?: unknown} | undefined
   if (management && Array.isArray(management.edits)) {
     const edits = management.edits.filter(

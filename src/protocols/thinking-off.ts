@@ -174,6 +174,24 @@ export function chatThinkingIsOff(body: Record<string, unknown>): boolean {
  * set"). A body that forces nothing, already has thinking off, or whose model has no known
  * switch stays as it was. True when it changed.
  */
+/**
+ * A Messages body (in place) with thinking turned off: `thinking: {type: "disabled"}`, without the
+ * `output_config.effort` that goes only with thinking on (DeepSeek's Anthropic endpoint refuses the
+ * two together: "thinking options type cannot be disabled when reasoning_effort is set"). False,
+ * and nothing changed, when it had thinking disabled already.
+ */
+export function messagesThinkingOff(body: Record<string, unknown>): boolean {
+  if ((body.thinking as {type?: unknown} | undefined)?.type === 'disabled') return false
+  body.thinking = {type: 'disabled'}
+  const config = body.output_config as Record<string, unknown> | undefined
+  if (config && typeof config === 'object' && 'effort' in config) {
+    const {effort: _, ...rest} = config
+    if (Object.keys(rest).length > 0) body.output_config = rest
+    else delete body.output_config
+  }
+  return true
+}
+
 export function thinkingOffForForcedCall(
   body: Record<string, unknown>,
   drop: readonly string[] = [],
@@ -181,17 +199,7 @@ export function thinkingOffForForcedCall(
   const choice = body.tool_choice
   if (choice === undefined || choice === null) return false
   const type = (choice as {type?: unknown}).type
-  if (type === 'any' || type === 'tool') {
-    if ((body.thinking as {type?: unknown} | undefined)?.type === 'disabled') return false
-    body.thinking = {type: 'disabled'}
-    const config = body.output_config as Record<string, unknown> | undefined
-    if (config && typeof config === 'object' && 'effort' in config) {
-      const {effort: _, ...rest} = config
-      if (Object.keys(rest).length > 0) body.output_config = rest
-      else delete body.output_config
-    }
-    return true
-  }
+  if (type === 'any' || type === 'tool') return messagesThinkingOff(body)
   // (chat: `required`, or a named function)
   if (choice !== 'required' && (typeof choice !== 'object' || type !== 'function')) return false
   if (chatThinkingIsOff(body)) return false

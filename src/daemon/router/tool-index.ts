@@ -16,6 +16,8 @@ export function omitsToolCallIndex(baseUrl: string): boolean {
   return /^https:\/\/generativelanguage\.googleapis\.com\/[^?#]*\/openai(?:[/?#]|$)/i.test(baseUrl)
 }
 
+import {endsWithBrace, isCompleteJson} from '../../protocols/json-bytes.js'
+
 type Json = Record<string, unknown>
 
 /** Per choice of a stream: what its calls so far tell the next delta's index. */
@@ -36,16 +38,8 @@ interface ChoiceCalls {
   next: number
 }
 
-/** Whether `text` is one whole JSON value (a call's arguments that can take no more). */
-function wholeJson(text: string): boolean {
-  if (!text.trimEnd().endsWith('}')) return false
-  try {
-    JSON.parse(text)
-    return true
-  } catch {
-    return false
-  }
-}
+/** Whether a call's arguments are one whole JSON value (they can take no more), as the chat decoder reads it. */
+const wholeJson = (text: string): boolean => endsWithBrace(text) && isCompleteJson(text)
 
 /** Numbers the tool-call deltas of one stream (state across its events). */
 export class ToolCallIndexer {
