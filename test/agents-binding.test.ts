@@ -201,6 +201,54 @@ describe('agents enable/disable', () => {
     expect(state().keys.every((k: any) => typeof k.revokedAt === 'number')).toBe(true)
   }, 90_000)
 
+  it("Claude Code on a route that does not start at Anthropic's API: auto mode classified locally while bound, said, undone exactly", async () => {
+    const {cli, paths} = await setup({install: ['claude']})
+    const add = await cli(
+      ['providers', 'add', 'glm', '--family', 'chat', '--base-url', 'https://open.bigmodel.cn/api/paas/v4'],
+      {},
+    )
+    expect(add.exitCode, add.stderr).toBe(0)
+    const route = await cli([
+      'policies',
+      'route',
+      'claude_code_default',
+      '--family',
+      'messages',
+      '--target',
+      'glm:glm-5.3',
+      '--translate',
+    ])
+    expect(route.exitCode, route.stderr).toBe(0)
+    const on = await cli(['agents', 'enable', 'claude-code'])
+    expect(on.exitCode, on.stderr).toBe(0)
+    expect(on.stdout).toContain(
+      "  auto mode: classified locally (CLAUDE_CODE_AUTO_MODE_SERVER=0: the route does not start at Anthropic's API)",
+    )
+    const bound = readFileSync(paths.claude, 'utf8')
+    expect(bound.startsWith('{\r\n  // mine\r\n  "model":   "opus",\r\n')).toBe(true)
+    expect(bound).toMatch(/"FOO": "1",[\s\S]*"CLAUDE_CODE_AUTO_MODE_SERVER": "0"/)
+
+    // the route moves to Anthropic's API: the command says what to run, and that run takes it out
+    const back = await cli(
+      ['policies', 'route', 'claude_code_default', '--family', 'messages', '--target', 'anthropic'],
+      {
+        ANTHROPIC_API_KEY: 'sk-ant-test',
+      },
+    )
+    expect(back.exitCode, back.stderr).toBe(0)
+    expect(back.stderr).toContain(
+      'run `gwctl agents enable claude-code` so that its auto mode asks Anthropic',
+    )
+    const again = await cli(['agents', 'enable', 'claude-code'])
+    expect(again.stdout).toContain('claude-code rebound')
+    expect(again.stdout).not.toContain('auto mode')
+    expect(readFileSync(paths.claude, 'utf8')).not.toContain('CLAUDE_CODE_AUTO_MODE_SERVER')
+
+    const off = await cli(['agents', 'disable', 'claude-code'])
+    expect(off.exitCode, off.stderr).toBe(0)
+    expect(readFileSync(paths.claude, 'utf8')).toBe(CLAUDE)
+  }, 60_000)
+
   it('keeps a user edit made while bound and restores the value gwctl replaced', async () => {
     const {cli, paths} = await setup({install: ['codex', 'claude']})
     expect((await cli(['agents', 'enable', 'codex'])).exitCode).toBe(0)

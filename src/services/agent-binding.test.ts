@@ -5,6 +5,7 @@ import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 import {tempHome} from '../../test/helpers/cli.js'
 import {StateStore, withState} from '../store/state.js'
 import {disableAgents, enableAgent, listAgentRows, reconcileBinding} from './agent-binding.js'
+import {routePolicy} from './policies.js'
 
 describe('agent binding service', () => {
   let home: string
@@ -30,6 +31,9 @@ describe('agent binding service', () => {
     env: join(home, 'user', '.gemini', '.env'),
   })
   const state = async () => (await StateStore.open(join(home, 'state.json'))).data
+  // (the gateway is not running here: that problem is every binding's)
+  const autoModeProblems = (rows: Array<{binding: {problems?: Array<{problem: string}>}}>) =>
+    (rows[0].binding.problems ?? []).filter((p) => p.problem.startsWith('auto mode'))
 
   it('settles an enable killed between its two Gemini files, then binds and undoes exactly', async () => {
     mkdirSync(join(home, 'user', '.gemini'), {recursive: true})
@@ -118,5 +122,98 @@ describe('agent binding service', () => {
       ['reviewer', 'claude-code', true, false],
     ])
     expect(await listAgentRows({env})).toEqual([]) // nothing holds a key, nothing was scanned
+  })
+
+  it("writes Claude Code's local auto-mode classifier while its route does not start at Anthropic's API, decides again on enable, undoes exactly", async () => {
+    mkdirSync(join(home, 'user', '.claude'), {recursive: true})
+    const path = join(home, 'user', '.claude', 'settings.json')
+    writeFileSync(path, '{"a": 1}')
+    const deepseek = {
+      name: 'ds',
+      family: 'messages' as const,
+      baseUrl: 'https://api.deepseek.com/anthropic',
+      credential: {secret: 'k'},
+    }
+    await withState((store) => void store.data.providers.push(deepseek), join(home, 'state.json'))
+    const policy = 'claude_code_default'
+    expect((await routePolicy(policy, 'messages', ['ds:deepseek-v4-flash'])).warnings).toEqual([])
+    const bound = await enableAgent({agent: 'claude-code', env})
+    expect(bound.autoModeLocal).toBe(true)
+    expect((await state()).agents.find((a) => a.id === bound.agentId)?.policyId).toBe(policy)
+    const settings = () => JSON.parse(readFileSync(path, 'utf8')) as {env: Record<string, string>}
+    expect(settings().env.CLAUDE_CODE_AUTO_MODE_SERVER).toBe('0')
+    expect(autoModeProblems(await listAgentRows({env}))).toEqual([])
+    expect(await enableAgent({agent: 'claude-code', env})).toMatchObject({outcome: 'already-bound'})
+
+    // the route moves to Anthropic's API: said, and the next enable takes gwctl's switch out
+    const toAnthropic = await routePolicy(policy, 'messages', ['anthropic'])
+    expect(toAnthropic.warnings).toEqual([
+      `claude-code is bound with policy ${policy}, whose Messages route now starts at Anthropic's API: run \`gwctl agents enable claude-code\` so that its auto mode asks Anthropic's classifier again.`,
+    ])
+    expect(await enableAgent({agent: 'claude-code', env})).toMatchObject({
+      outcome: 'rebound',
+      keyIssued: false,
+    })
+    expect(settings().env).not.toHaveProperty('CLAUDE_CODE_AUTO_MODE_SERVER')
+    expect(settings().env.ANTHROPIC_AUTH_TOKEN).toMatch(/^gw-/)
+
+    // and back (translated this time): the binding is stale until enable writes it again
+    const back = await routePolicy(policy, 'messages', ['ds'])
+    expect(back.warnings).toEqual([expect.stringContaining('no longer starts at Anthropic')])
+    const [row] = await listAgentRows({env})
+    expect(row.binding.state).toBe('stale')
+    expect(autoModeProblems([row])).toEqual([
+      {
+        problem: `auto mode asks Anthropic's classifier, which policy ${policy}'s first Messages target (ds) does not answer`,
+        fix: 'gwctl agents enable claude-code',
+      },
+    ])
+    expect(await enableAgent({agent: 'claude-code', env})).toMatchObject({
+      outcome: 'rebound',
+      keyIssued: false,
+    })
+    expect(settings().env.CLAUDE_CODE_AUTO_MODE_SERVER).toBe('0')
+    expect(autoModeProblems(await listAgentRows({env}))).toEqual([])
+
+    const [off] = await disableAgents({agent: 'claude-code', env})
+    expect(off).toMatchObject({restore: 'exact'})
+    expect(readFileSync(path, 'utf8')).toBe('{"a": 1}')
+  })
+
+  it("keeps the user's own auto-mode setting, from before binding or set while bound", async () => {
+    mkdirSync(join(home, 'user', '.claude'), {recursive: true})
+    const path = join(home, 'user', '.claude', 'settings.json')
+    const mine = '{\n  "env": {"CLAUDE_CODE_AUTO_MODE_SERVER": "1"}\n}\n'
+    writeFileSync(path, mine)
+    await withState(
+      (store) =>
+        void store.data.providers.push({
+          name: 'glm',
+          family: 'messages',
+          baseUrl: 'https://open.bigmodel.cn/api/anthropic',
+          credential: {secret: 'k'},
+        }),
+      join(home, 'state.json'),
+    )
+    await routePolicy('claude_code_default', 'messages', ['glm'])
+    expect(await enableAgent({agent: 'claude-code', env})).not.toHaveProperty('autoModeLocal')
+    const settings = () => JSON.parse(readFileSync(path, 'utf8')) as {env: Record<string, string>}
+    expect(settings().env.CLAUDE_CODE_AUTO_MODE_SERVER).toBe('1')
+    expect(autoModeProblems(await listAgentRows({env}))).toEqual([])
+    expect((await disableAgents({agent: 'claude-code', env}))[0]).toMatchObject({restore: 'exact'})
+    expect(readFileSync(path, 'utf8')).toBe(mine)
+
+    // no value before binding; "1" set by the user while bound stays through enable and disable
+    writeFileSync(path, '{"a": 1}')
+    vi.setSystemTime(new Date('2026-11-01T00:00:10Z'))
+    await enableAgent({agent: 'claude-code', env})
+    expect(settings().env.CLAUDE_CODE_AUTO_MODE_SERVER).toBe('0')
+    const edited = JSON.parse(readFileSync(path, 'utf8')) as {env: Record<string, string>}
+    edited.env.CLAUDE_CODE_AUTO_MODE_SERVER = '1'
+    writeFileSync(path, JSON.stringify(edited))
+    expect(await enableAgent({agent: 'claude-code', env})).toMatchObject({outcome: 'rebound'})
+    expect(settings().env.CLAUDE_CODE_AUTO_MODE_SERVER).toBe('1')
+    await disableAgents({agent: 'claude-code', env})
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({a: 1, env: {CLAUDE_CODE_AUTO_MODE_SERVER: '1'}})
   })
 })

@@ -44,6 +44,7 @@ import type {BindingRecord, GatewayState} from '../store/state-schema.js'
 import type {Family} from '../store/schema.js'
 import {StateStore, withState} from '../store/state.js'
 import {backupsDir, originalOf, pruneOriginals, saveOriginal, upgradeOriginal} from './binding-originals.js'
+import {autoModeLocal} from './auto-mode.js'
 import {resolvePort} from './gateway.js'
 import {issueGatewayKey, listAgents, revokeGatewayKey, withEmployeeDefaults} from './gateway-keys.js'
 
@@ -102,6 +103,11 @@ export interface EnableResult {
    * kept: pass `replace`).
    */
   statusline?: 'gwctl' | 'user'
+  /**
+   * Claude Code: true when its settings now have auto mode classify locally
+   * (`CLAUDE_CODE_AUTO_MODE_SERVER=0`, gwctl's: the policy does not start at Anthropic's API).
+   */
+  autoModeLocal?: true
 }
 
 export interface DisableOptions {
@@ -229,8 +235,8 @@ function portOfUrl(url: string | undefined): number | undefined {
 
 /**
  * The binding state of `tool` from the state and its files as they are now. Stale: the config
- * points at another port or a key that is not live, the gateway is not running, or a change was
- * interrupted.
+ * points at another port or a key that is not live, the gateway is not running, a change was
+ * interrupted, or Claude Code's auto mode asks a classifier its route does not answer.
  */
 export function bindingStatus(
   tool: AgentTool,
@@ -269,6 +275,22 @@ export function bindingStatus(
       problems.push({
         problem:
           target.key === undefined ? 'its config holds no gateway key' : 'its key was revoked or rotated',
+        fix: enable,
+      })
+    }
+    // Claude Code's settings without the local classifier of auto mode, where its route does not
+    // start at Anthropic's API (bound before, or the route changed since): its notice would stop it
+    const policyId = state.agents.find((a) => a.id === record.agentId)?.policyId
+    if (
+      options.binder.withAutoMode !== undefined &&
+      texts[0] !== null &&
+      policyId !== undefined &&
+      options.binder.withAutoMode(texts[0], null, true) !== texts[0] &&
+      autoModeLocal(state, policyId)
+    ) {
+      const first = state.policies.find((p) => p.id === policyId)?.routes.messages?.[0]
+      problems.push({
+        problem: `auto mode asks Anthropic's classifier, which policy ${policyId}'s first Messages target (${first?.provider ?? '?'}) does not answer`,
         fix: enable,
       })
     }
@@ -411,13 +433,32 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
     options.statusline !== undefined &&
     statuslineNow !== 'gwctl' &&
     (options.statusline.replace === true || statuslineNow === 'none')
+  // Claude Code's auto mode: classified locally while the agent's policy does not start at
+  // Anthropic's API (./auto-mode.ts), decided again on each enable (a route changed since)
+  const original =
+    binder.withAutoMode !== undefined
+      ? record
+        ? ((await originalOf(record.files[0]))?.toString('utf8') ?? null)
+        : texts[0]
+      : undefined
+  const autoModeFor = (policyId: string | undefined) =>
+    original === undefined
+      ? undefined
+      : {local: policyId !== undefined && autoModeLocal(state, policyId), original}
+  const recordPolicy = record ? state.agents.find((a) => a.id === record.agentId)?.policyId : undefined
+  const autoModeNow = autoModeFor(recordPolicy)
+  const autoModeStale =
+    autoModeNow !== undefined &&
+    texts[0] !== null &&
+    binder.withAutoMode?.(texts[0], autoModeNow.original, autoModeNow.local) !== texts[0]
   if (
     record &&
     status.state === 'bound' &&
     !status.modified &&
     !options.rotate &&
     !options.policyId &&
-    !statuslineWanted
+    !statuslineWanted &&
+    !autoModeStale
   ) {
     const key = state.keys.find((k) => k.id === record.keyId)
     return {
@@ -445,14 +486,14 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
   let keyId: string
   let keyPrefix: string
   let agentId: string
+  let autoMode = autoModeNow
   if (reusable && inConfig) {
     keyValue = inConfig
     keyId = reusable
     keyPrefix = state.keys.find((k) => k.id === reusable)!.prefix
     agentId = record!.agentId
   } else {
-    const policyId =
-      options.policyId ?? (record ? state.agents.find((a) => a.id === record.agentId)?.policyId : undefined)
+    const policyId = options.policyId ?? recordPolicy
     const request = {
       ...(await employee()),
       agentName,
@@ -473,10 +514,12 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
     keyId = issued.keyId
     keyPrefix = issued.keyPrefix
     agentId = issued.agentId
+    autoMode = autoModeFor(issued.policyId)
   }
 
   const next = binder.bind(texts, paths, baseUrl, keyValue, {
     ...(options.statusline && tool === 'claude-code' ? {statusline: options.statusline} : {}),
+    ...(autoMode ? {autoMode} : {}),
   })
   const now = Math.floor(Date.now() / 1000)
   // 1. intent, with the hashes of the originals, whose bytes are backed up (and fsynced) before the
@@ -554,6 +597,9 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
     files: paths,
     outcome: record ? 'rebound' : 'bound',
     keyIssued: !reusable,
+    ...(autoMode?.local && binder.withAutoMode?.(next[0], null, false) !== next[0]
+      ? {autoModeLocal: true as const}
+      : {}),
     ...(options.statusline && binder.statusline
       ? {statusline: binder.statusline(next) === 'gwctl' ? ('gwctl' as const) : ('user' as const)}
       : {}),

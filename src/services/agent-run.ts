@@ -49,7 +49,7 @@ import {StateStore} from '../store/state.js'
 import {employee, liveKeyId, loadBinder} from './agent-binding.js'
 import {daemonClient, gatewayAnswers, startGatewayAsLastRan} from './gateway.js'
 import {issueGatewayKey} from './gateway-keys.js'
-import {isAnthropicApi} from '../gateway/vendor-hosts.js'
+import {autoModeLocal} from './auto-mode.js'
 
 /** The names `gwctl run` takes for each tool (its own name first). */
 const RUN_NAMES: Record<string, RunTool> = {
@@ -146,20 +146,6 @@ async function learnedWindow(
   } catch {
     return undefined
   }
-}
-
-/**
- * Whether policy `policyId`'s Messages route starts at Anthropic's own API, passed through (true
- * too where the route or its provider cannot be read: nothing is changed then).
- */
-function routesToAnthropic(state: GatewayState, policyId: string): boolean {
-  const target = state.policies.find((p) => p.id === policyId)?.routes.messages?.[0]
-  if (!target) return true
-  if (target.translate) return false
-  const provider = state.providers.find((p) => p.name === target.provider)
-  // (the simulator's, which is no provider of the state file, answers no safeguards)
-  if (!provider) return !/^sim-/.test(target.provider)
-  return provider.family === 'messages' && isAnthropicApi(provider.baseUrl)
 }
 
 /**
@@ -456,7 +442,7 @@ export async function prepareRun(options: RunOptions): Promise<RunPlan> {
   if (
     tool === 'claude-code' &&
     env.CLAUDE_CODE_AUTO_MODE_SERVER === undefined &&
-    !routesToAnthropic(after, policyId)
+    autoModeLocal(after, policyId)
   )
     childEnv.CLAUDE_CODE_AUTO_MODE_SERVER = '0'
   // (written last: nothing after it throws before the agent starts, and runAgent removes it)

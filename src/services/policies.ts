@@ -11,6 +11,7 @@ import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS, FAMILIES} from '../store/schema.js'
 import {homeFile} from '../store/paths.js'
 import type {GatewayState} from '../store/state-schema.js'
 import {StateStore, withState} from '../store/state.js'
+import {autoModeChanged} from './auto-mode.js'
 import {targetModelWarnings} from './model-hints.js'
 
 /** Every policy in the state file. */
@@ -123,10 +124,13 @@ export async function setPolicy(
     const problems = await checkPolicy(candidate, knownProviders(store.data))
     if (problems.length > 0) refuse(problems)
     const policy = candidate as unknown as PolicyConfig
+    const before = {policies: [...store.data.policies], providers: store.data.providers}
     const index = store.data.policies.findIndex((p) => p.id === id)
     if (index >= 0) store.data.policies[index] = policy
     else store.data.policies.push(policy)
-    return {policy, created: index < 0, warnings: targetModelWarnings(policy, knownProviders(store.data))}
+    const warnings = targetModelWarnings(policy, knownProviders(store.data))
+    const autoMode = autoModeChanged(before, store.data, id)
+    return {policy, created: index < 0, warnings: autoMode ? [...warnings, autoMode] : warnings}
   }, homeFile('state'))
 }
 
@@ -185,9 +189,12 @@ export async function routePolicy(
     const providers = knownProviders(store.data)
     const problems = await checkPolicy(policy, providers)
     if (problems.length > 0) refuse(problems)
+    const prior = {policies: [...store.data.policies], providers: store.data.providers}
     if (existing) store.data.policies[store.data.policies.indexOf(existing)] = policy
     else store.data.policies.push(policy)
     const warnings = targetModelWarnings(policy, providers, [family as Family])
+    const autoMode = family === 'messages' ? autoModeChanged(prior, store.data, id) : undefined
+    if (autoMode) warnings.push(autoMode)
     return {policy, created: !existing, providers, warnings}
   }, homeFile('state'))
 }

@@ -2,7 +2,8 @@
  * What route binding writes into each agent's own config, and how it is taken out again.
  *
  * - Claude Code: `settings.json` `env.ANTHROPIC_BASE_URL` and `env.ANTHROPIC_AUTH_TOKEN`
- *   (Claude Code applies its settings' `env` block to its process).
+ *   (Claude Code applies its settings' `env` block to its process), and `env.CLAUDE_CODE_AUTO_MODE_SERVER
+ *   = "0"` while its policy does not start at Anthropic's API ({@link withAutoMode}).
  * - Codex: `config.toml` `model_provider = "gwctl"` and a `[model_providers.gwctl]` table with
  *   the gateway's `/v1`, `wire_api = "responses"` and the key as `experimental_bearer_token`
  *   (Codex sends it as `Authorization: Bearer`, no variable to export).
@@ -61,6 +62,8 @@ export interface ToolBinder {
   target(texts: Array<string | null>): BindingTarget
   /** The family the binding routes through, when the config chooses it (OpenCode). */
   family?(texts: Array<string | null>): Family
+  /** Claude Code: its settings' text with auto mode classified locally or not ({@link withAutoMode}). */
+  withAutoMode?(text: string, original: string | null, local: boolean): string
   /** Claude Code: whose `statusLine` the settings hold (`gwctl statusline`, the user's, none). */
   statusline?(texts: Array<string | null>): 'gwctl' | 'user' | 'none'
   /**
@@ -77,6 +80,27 @@ export interface ToolBinder {
 export interface BindExtras {
   /** Write Claude Code's `statusLine`; a user's own is kept unless `replace`. */
   statusline?: {replace?: boolean}
+  /**
+   * Whether Claude Code should classify its auto mode's actions locally (the bound policy's
+   * Messages route does not start at Anthropic's API: ../../services/auto-mode.ts), and its
+   * settings as they were before binding (a value of the user's own there stands).
+   */
+  autoMode?: {local: boolean; original: string | null}
+}
+
+/** Claude Code's own switch of auto mode to its local classifier (2.1.278), in its settings. */
+export const AUTO_MODE_KEYS = ['env', 'CLAUDE_CODE_AUTO_MODE_SERVER']
+
+/**
+ * Claude Code's settings `text` with gwctl's `env.CLAUDE_CODE_AUTO_MODE_SERVER: "0"` when `local`,
+ * without it when not. Only where the settings before binding (`original`) had no value of their
+ * own, and a value other than gwctl's `"0"` set while bound stays: the user's choice either way.
+ */
+export function withAutoMode(text: string, original: string | null, local: boolean): string {
+  if (hasJsonValue(original, AUTO_MODE_KEYS)) return text
+  const now = getJsonValue(text, AUTO_MODE_KEYS)
+  if (local) return now === undefined ? setJsonValue(text, AUTO_MODE_KEYS, '0') : text
+  return now === '0' ? setJsonValue(text, AUTO_MODE_KEYS, undefined) : text
 }
 
 /** The command gwctl's `statusLine` runs. */
@@ -143,11 +167,13 @@ const claudeBinder: ToolBinder = {
   bind(texts, paths, baseUrl, key, extras) {
     this.check(texts, paths)
     let text = applyJson(texts[0] ?? '', CLAUDE_ENTRIES, baseUrl, key)
+    if (extras?.autoMode) text = withAutoMode(text, extras.autoMode.original, extras.autoMode.local)
     // the user's own statusLine stays unless --replace (the original keeps it for disable)
     if (extras?.statusline && (extras.statusline.replace || !hasJsonValue(text, ['statusLine'])))
       text = setJsonValue(text, ['statusLine'], {type: 'command', command: STATUSLINE_COMMAND, padding: 0})
     return [text]
   },
+  withAutoMode,
   statusline(texts) {
     return hasGwctlStatusline(texts[0]) ? 'gwctl' : hasJsonValue(texts[0], ['statusLine']) ? 'user' : 'none'
   },
@@ -159,7 +185,9 @@ const claudeBinder: ToolBinder = {
   },
   strip(texts, originals) {
     const notes: string[] = []
-    let text = stripJson(texts[0], originals[0], CLAUDE_ENTRIES, 'settings.json', notes)
+    // gwctl's auto-mode switch goes first (stripJson then removes an `env` it left empty)
+    const own = texts[0] === null ? null : withAutoMode(texts[0], originals[0], false)
+    let text = stripJson(own, originals[0], CLAUDE_ENTRIES, 'settings.json', notes)
     // gwctl's statusLine goes; the user's from before comes back (an object: not a JsonEntry)
     if (text !== null && hasGwctlStatusline(text)) {
       const old = hasGwctlStatusline(originals[0]) ? undefined : getJsonValue(originals[0], ['statusLine'])

@@ -67,6 +67,10 @@ export default class AgentsEnable extends BaseCommand {
           `${result.tool} ${result.outcome === 'rebound' ? 'rebound' : 'bound'} to ${result.baseUrl} with ${result.keyIssued ? 'a new' : 'its'} key ${result.keyPrefix}.`,
         )
         for (const f of result.files) out(`  wrote ${f}`)
+        if (result.autoModeLocal)
+          out(
+            "  auto mode: classified locally (CLAUDE_CODE_AUTO_MODE_SERVER=0: the route does not start at Anthropic's API)",
+          )
         if (result.tool === 'gemini-cli') err(colorErr().dim(GEMINI_TRUST_NOTE))
         err(colorErr().dim(`Undo with \`gwctl agents disable ${result.tool}\`.`))
       }
