@@ -433,6 +433,12 @@ export interface UpstreamAdaptation {
    */
   storeTrue?: boolean
   /**
+   * Responses: a server that refused a namespace tool's empty `description` (Azure OpenAI's
+   * `empty_string`, behind a domain of its own): Codex's `functions` namespace goes with Codex's
+   * words for every other one (daemon/router/plain-tools.ts `withNamespaceDescriptions`).
+   */
+  namespaceDescriptions?: boolean
+  /**
    * Responses: a server that pairs tool calls and outputs by position, refusing any item between
    * them (DeepSeek's "No tool output found for tool call call_…", a developer message of a Codex
    * hook there): each batch of calls goes followed directly by its outputs, what stood between

@@ -37,6 +37,7 @@ import {
   refusesCodexLite,
   refusesOpenAiToolShapes,
   refusesReasoningTextLoss,
+  refusesEmptyDescription,
   refusesStoreFalse,
 } from './plain-tools.js'
 
@@ -981,6 +982,10 @@ const ADJACENT_NOTE =
 const STORE_NOTE =
   'refused an item named by its id with store false (Azure OpenAI keeps no items then): sent again with store true'
 
+/** The log row's words for the rule learned from a refused empty namespace description. */
+const NAMESPACE_NOTE =
+  "refused a namespace tool's empty description: sent again with Codex's words for it (Tools in the functions namespace.)"
+
 /** Whether an upstream's error refuses a call and its output that are not next to each other. */
 export const refusesSeparatedOutputs = (errorText: string): boolean =>
   SEPARATED_OUTPUT.test(errorParts(errorText).message)
@@ -1785,6 +1790,8 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     rules.push(
       "Codex's requests and translated ones sent with store true, so the items they name by id are found (refused with store false: Azure OpenAI keeps no items then)",
     )
+  if (a.namespaceDescriptions)
+    rules.push("Codex's namespaces without a description sent with Codex's words for one (refused empty)")
   if (a.adjacentOutputs)
     rules.push(
       "each tool call's output sent right after the call, the items between them after it (it pairs them by position)",
@@ -2094,6 +2101,26 @@ export class UpstreamAdaptations {
     return this.settle(provider, model, adaptedWith, {
       next: {...adaptedWith, storeTrue: true},
       note: STORE_NOTE,
+    })
+  }
+
+  /**
+   * Learns from a 400 of `provider`'s `model` to Codex's Responses request passed through with a
+   * namespace tool whose description is empty: the refusal of it (./plain-tools.ts
+   * `refusesEmptyDescription`, an Azure behind a domain of its own), its requests going with the
+   * namespace described from now on (`namespaceDescriptions`). Says so for the log row, as
+   * {@link learn} does; else undefined.
+   */
+  learnNamespaceDescriptions(
+    provider: string,
+    model: string,
+    errorText: string,
+    adaptedWith: UpstreamAdaptation | undefined,
+  ): string | undefined {
+    if (adaptedWith?.namespaceDescriptions || !refusesEmptyDescription(errorText)) return undefined
+    return this.settle(provider, model, adaptedWith, {
+      next: {...adaptedWith, namespaceDescriptions: true},
+      note: NAMESPACE_NOTE,
     })
   }
 

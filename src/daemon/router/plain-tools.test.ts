@@ -17,7 +17,9 @@ import {
   isAzureHost,
   isOpenAiResponsesHost,
   refusesOpenAiToolShapes,
+  refusesEmptyDescription,
   refusesStoreFalse,
+  withNamespaceDescriptions,
   withoutLiteItem,
   withStoreTrue,
 } from './plain-tools.js'
@@ -960,6 +962,39 @@ describe('plain-tools helpers', () => {
       ),
     ).toBe(true)
     expect(refusesStoreFalse("Item with id 'rs_68a' not found.")).toBe(false)
+  })
+
+  it("describes a namespace Codex sent with an empty description, every other byte as it came; reads Azure's refusal of it", () => {
+    const body =
+      '{"input":[{"type":"additional_tools","tools":[{"type":"namespace","name":"functions","description":"","tools":[]},' +
+      '{"type":"namespace","name":"clock","description":"Tools in the clock namespace.","tools":[]},' +
+      '{"type": "namespace", "name": "mcp__a\\"b", "description": "", "tools": []}]}],"text":"\\"description\\":\\"\\""}'
+    expect(String(withNamespaceDescriptions(Buffer.from(body)))).toBe(
+      body
+        .replace('"description":"","tools"', '"description":"Tools in the functions namespace.","tools"')
+        .replace('"description": ""', '"description": "Tools in the mcp__a\\"b namespace."'),
+    )
+    for (const other of [
+      '{"tools":[{"type":"namespace","name":"f","description":"F.","tools":[]}]}',
+      '{"tools":[{"type":"function","name":"f","description":""}]}',
+      '{"input":"\\"namespace\\" \\"description\\":\\"\\""}',
+    ])
+      expect(withNamespaceDescriptions(Buffer.from(other))).toBeUndefined()
+    const azure = {
+      error: {
+        message:
+          "Invalid 'input[0].tools[0].description': empty string. Expected a string with minimum length 1, but got an empty string instead.",
+        type: 'invalid_request_error',
+        param: 'input[0].tools[0].description',
+        code: 'empty_string',
+      },
+    }
+    expect(refusesEmptyDescription(JSON.stringify(azure))).toBe(true)
+    expect(refusesEmptyDescription(JSON.stringify({error: {...azure.error, message: 'Bad.'}}))).toBe(true)
+    expect(
+      refusesEmptyDescription(JSON.stringify({error: {...azure.error, param: 'input', message: 'Bad.'}})),
+    ).toBe(false)
+    expect(refusesEmptyDescription("Invalid 'instructions': empty string.")).toBe(false)
   })
 
   it('finds the shapes by their bytes, and the refusals by their words', () => {

@@ -357,6 +357,45 @@ export function refusesStoreFalse(errorText: string): boolean {
   )
 }
 
+/**
+ * A namespace tool with an empty description, as Codex 0.147 and later sends its `functions`
+ * namespace (in the Lite item, or in `tools`): `"type":"namespace","name":"functions",
+ * "description":""` (openai/codex #37380, #37952), in Codex's order of the fields.
+ */
+const EMPTY_NAMESPACE_DESCRIPTION =
+  /("type"\s*:\s*"namespace"\s*,\s*"name"\s*:\s*"((?:[^"\\]|\\.){1,200})"\s*,\s*"description"\s*:\s*)""/g
+const EMPTY_DESCRIPTION = /"description"\s*:\s*""/
+
+/**
+ * Codex's body with each namespace tool's empty `description` given the words Codex gives every
+ * other namespace, `Tools in the <name> namespace.`, and nothing else changed (the same bytes each
+ * turn, so the server's prompt cache holds). Azure OpenAI refuses the empty string, and the field
+ * left out ("Invalid 'input[0].tools[0].description': empty string. Expected a string with minimum
+ * length 1", `code: empty_string`; openai/codex #37380, #37432, #37675; maximhq/bifrost #6047;
+ * BerriAI/litellm #36366), on every request of a Lite model. Undefined for a body without one.
+ */
+export function withNamespaceDescriptions(body: Buffer): Buffer | undefined {
+  if (body.indexOf('"namespace"') === -1) return undefined
+  const text = body.toString('utf8')
+  if (!EMPTY_DESCRIPTION.test(text)) return undefined
+  const filled = text.replace(
+    EMPTY_NAMESPACE_DESCRIPTION,
+    (_all, head: string, name: string) => `${head}"Tools in the ${name} namespace."`,
+  )
+  return filled === text ? undefined : Buffer.from(filled)
+}
+
+/**
+ * Whether an upstream's error refuses an empty tool description (Azure OpenAI's `empty_string` at
+ * `…tools[N].description`): learned per provider and model where its host does not say Azure.
+ */
+export function refusesEmptyDescription(errorText: string): boolean {
+  return (
+    /tools\[\d+\]\.description'?: empty string/.test(errorText) ||
+    (/"empty_string"/.test(errorText) && /tools\[\d+\]\.description/.test(errorText))
+  )
+}
+
 const CALL_OUTPUT = Buffer.from('_call_output"')
 
 /** Whether a Responses body holds a tool call's output (or the words): one a refusal of their order may be about. */

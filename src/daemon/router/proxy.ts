@@ -34,6 +34,7 @@ import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget}
 import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-line.js'
 import {
   azureProvider,
+  withNamespaceDescriptions,
   calledAsFunction,
   holdsAgentMessage,
   holdsCallOutput,
@@ -759,6 +760,9 @@ export async function proxyRequest(
     // (Codex's only: another client's `store: false` is its own choice that Azure keep nothing)
     if ((learned?.storeTrue || azureProvider(target.provider)) && isCodexClient(request.headers))
       body = withStoreTrue(body) ?? body
+    // (Azure refuses Codex's `functions` namespace with its empty description, every Lite request)
+    if (learned?.namespaceDescriptions || azureProvider(target.provider))
+      body = withNamespaceDescriptions(body) ?? body
     return body
   }
 
@@ -1155,6 +1159,35 @@ export async function proxyRequest(
         adapted.push(`${provider.name} ${change}`)
         const learned = adaptations.get(provider.name, upstreamModelName)
         return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+      }
+    }
+    // A namespace tool's empty description refused (Azure OpenAI's `empty_string`, behind a domain
+    // of its own; one at Azure's hosts gets it described from the first request: `passedResponses`):
+    // learned, and the request goes again with it described, as later ones do
+    if (
+      !translated &&
+      family === 'responses' &&
+      status === 400 &&
+      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
+      !refusedCiphertext &&
+      passedWith?.namespaceDescriptions !== true &&
+      upstream.headers['content-encoding'] === undefined &&
+      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? ''))
+    ) {
+      const again = withNamespaceDescriptions(body)
+      if (again) {
+        errorText ??= await errorBody(upstream.body)
+        const upstreamModelName = model ?? prepared.requestedModel ?? ''
+        const change =
+          typeof errorText === 'string'
+            ? adaptations.learnNamespaceDescriptions(provider.name, upstreamModelName, errorText, passedWith)
+            : undefined
+        if (change) {
+          tried--
+          adapted.push(`${provider.name} ${change}`)
+          const learned = adaptations.get(provider.name, upstreamModelName)
+          return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+        }
       }
     }
     // Xinference's refusal of a prompt past the window (vLLM's words, as a 500) with no other

@@ -1565,6 +1565,40 @@ describe('thinking and efforts refused in the servers’ words', () => {
     expect((await post('/v1/responses', {model: 'gpt-5.5+not-lite', input: item([fn])})).status).toBe(200)
   })
 
+  it("azure-namespace-description: Azure's 400 for a namespace without a description, in tools or in the Lite item; a described one passes", async () => {
+    const model = 'gpt-6.2-sol+azure-namespace-description'
+    const ns = (description?: string) => ({
+      type: 'namespace',
+      name: 'functions',
+      ...(description === undefined ? {} : {description}),
+      tools: [{type: 'function', name: 'wait', parameters: {type: 'object', properties: {}}}],
+    })
+    const lite = (tool: object) => [
+      {type: 'additional_tools', role: 'developer', tools: [tool]},
+      {type: 'message', role: 'user', content: 'hi'},
+    ]
+    const empty = await post('/v1/responses', {model, input: lite(ns(''))})
+    expect([empty.status, empty.json!.error]).toEqual([
+      400,
+      {
+        message:
+          "Invalid 'input[0].tools[0].description': empty string. Expected a string with minimum length 1, but got an empty string instead.",
+        type: 'invalid_request_error',
+        param: 'input[0].tools[0].description',
+        code: 'empty_string',
+      },
+    ])
+    const missing = await post('/v1/responses', {model, input: 'hi', tools: [ns()]})
+    expect([missing.status, missing.json!.error.param, missing.json!.error.code]).toEqual([
+      400,
+      'tools[0].description',
+      'missing_required_parameter',
+    ])
+    expect(
+      (await post('/v1/responses', {model, input: lite(ns('Tools in the functions namespace.'))})).status,
+    ).toBe(200)
+  })
+
   it("azure-store: Azure's 400 for a reasoning item named by its id with store false; store true, or no such item, passes", async () => {
     const input = [
       {type: 'message', id: 'msg_1', role: 'user', content: 'hi'},

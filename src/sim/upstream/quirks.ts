@@ -134,6 +134,9 @@ export const SIM_QUIRKS = [
   // Azure OpenAI: no item kept of a request sent with `store: false`, so a later request that
   // names a reasoning item by its id is refused
   'azure-store',
+  // Azure OpenAI: a namespace tool's description must be a string of one character or more
+  // (Codex's `functions` namespace goes with "")
+  'azure-namespace-description',
   // Gemini 2.0 and 2.5: function declarations beside a JSON response mime type refused
   'no-json-tools',
   // DeepSeek V4's chat stream: a call's head at the index of the call before it, its arguments at
@@ -750,6 +753,46 @@ export function separatedOutputRefusal(
     } else if (open.length > 0) return refusal(`No tool output found for tool call ${open[0]}`)
   }
   return open.length > 0 ? refusal(`No tool output found for tool call ${open[0]}`) : undefined
+}
+
+/**
+ * `azure-namespace-description`: Azure OpenAI's 400 for a namespace tool whose `description` is
+ * empty or missing, in `tools` or in the Lite request's `additional_tools` item, in its words
+ * (openai/codex #37380: "Invalid 'input[0].tools[0].description': empty string. Expected a string
+ * with minimum length 1, but got an empty string instead.", `code: empty_string`).
+ */
+export function namespaceDescriptionRefusal(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; type: string; param: string; code: string} | undefined {
+  if (!quirks.has('azure-namespace-description')) return undefined
+  type Tool = {type?: unknown; description?: unknown} | null
+  const lists: Array<[string, unknown]> = [['tools', body.tools]]
+  if (Array.isArray(body.input))
+    for (const [i, item] of (body.input as Array<{type?: unknown; tools?: unknown} | null>).entries())
+      if (item?.type === 'additional_tools') lists.push([`input[${i}].tools`, item.tools])
+  for (const [at, list] of lists) {
+    if (!Array.isArray(list)) continue
+    for (const [j, tool] of (list as Tool[]).entries()) {
+      if (tool?.type !== 'namespace' || (typeof tool.description === 'string' && tool.description !== ''))
+        continue
+      const param = `${at}[${j}].description`
+      return tool.description === ''
+        ? {
+            message: `Invalid '${param}': empty string. Expected a string with minimum length 1, but got an empty string instead.`,
+            type: 'invalid_request_error',
+            param,
+            code: 'empty_string',
+          }
+        : {
+            message: `Missing required parameter: '${param}'.`,
+            type: 'invalid_request_error',
+            param,
+            code: 'missing_required_parameter',
+          }
+    }
+  }
+  return undefined
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   argsPieces,
   argsText,
   foreignEncryptedRefusal,
+  namespaceDescriptionRefusal,
   liteRefusal,
   storeFalseRefusal,
   pickedTool,
@@ -390,6 +391,11 @@ function handle(context: SimContext) {
     const lite = liteRefusal(body, request.headers, quirks)
     if (lite) {
       sendJson(request.res, 400, {error: lite})
+      return
+    }
+    const undescribed = namespaceDescriptionRefusal(body, quirks)
+    if (undescribed) {
+      sendJson(request.res, 400, {error: undescribed})
       return
     }
     const unkept = storeFalseRefusal(body, quirks)
