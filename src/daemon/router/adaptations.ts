@@ -20,7 +20,9 @@
  * maximum below the fewest output tokens a server takes, a forced `tool_choice` refused in
  * thinking mode (sent with thinking off, or as `auto` with the call asked for in words), Codex's
  * tool shapes refused by a Responses server that is not OpenAI's (plain-tools.ts), and more tools
- * than a model takes (its stated cap: the client's first ones go, ../../protocols/tool-cap.ts).
+ * than a model takes (its stated cap: the client's first ones go, ../../protocols/tool-cap.ts),
+ * and a top-level field of a Responses body passed through (Codex 0.155's `access_programs`) that a
+ * strict server does not know (any but those its answer depends on: `RESPONSES_NEEDED`).
  * Only these optional fields are ever dropped, renamed, capped or changed, and only when the
  * upstream's error names one that was sent; anything else (a 400 about the conversation, a field
  * the answer depends on) reaches the client
