@@ -792,6 +792,21 @@ export function sentOfPassedMessages(
 }
 
 /**
+ * What a Responses body passed through sent (Codex on a Responses server), for adaptations.ts to
+ * judge a refusal of it against, as {@link sentOfPassedChat} does for chat: its top-level fields
+ * (a strict server's refusal of one it does not know, Codex 0.155's `access_programs`, is learned
+ * away) and whether it asked for a stream (said only of a body passed through).
+ */
+export function sentOfPassedResponses(
+  body: Record<string, unknown>,
+  adaptedWith?: UpstreamAdaptation,
+): SentRequest {
+  const sent: SentRequest = {upstream: 'responses', fields: Object.keys(body), stream: body.stream === true}
+  if (adaptedWith) sent.adaptedWith = adaptedWith
+  return sent
+}
+
+/**
  * A Messages body passed through untranslated (Claude Code on an Anthropic-compatible server:
  * Ollama, a relay, Anthropic's API behind a model the policy maps to) with what was learned of
  * its upstream model applied: the thinking form it takes (`enabled` with a budget, or `adaptive`

@@ -9,6 +9,7 @@ import {
   geminiThinkingSent,
   sentOfPassedChat,
   sentOfPassedMessages,
+  sentOfPassedResponses,
 } from '../../protocols/translate.js'
 import {reshapeReasoningHistory} from '../../protocols/conversation-rules.js'
 import type {UpstreamAdaptation} from '../../protocols/translate.js'
@@ -27,6 +28,7 @@ import {
   rewritesMessagesBody,
   supportedValues,
   toolCapStated,
+  unknownResponsesFields,
   UpstreamAdaptations,
 } from './adaptations.js'
 
@@ -630,6 +632,159 @@ describe('a Responses upstream', () => {
       'refused reasoning: sent again without it',
     )
     expect(a.get('r', 'm')).toEqual({drop: ['reasoning']})
+  })
+})
+
+describe("a Responses body passed through (Codex's) refused for a top-level field the server does not know", () => {
+  /** Codex 0.155's body, signed in with ChatGPT, cut down. */
+  const codex = {
+    model: 'muse-spark-1.3',
+    instructions: 'You are Codex.',
+    input: [{type: 'message', role: 'user', content: [{type: 'input_text', text: 'hi'}]}],
+    tools: [{type: 'function', name: 'exec', parameters: {type: 'object', properties: {}}}],
+    tool_choice: 'auto',
+    parallel_tool_calls: true,
+    reasoning: {effort: 'medium', summary: 'auto'},
+    store: false,
+    stream: true,
+    include: ['reasoning.encrypted_content'],
+    prompt_cache_key: 'k',
+    access_programs: {cyber: 'standard'},
+  }
+  const fields = Object.keys(codex)
+  /** OpenCode Go's 400 (lidge-jun/opencodex #4853). */
+  const go = (field: string) =>
+    JSON.stringify({error: {message: `unknown parameter \`${field}\``, type: 'invalid_request_error'}})
+
+  it('learns the field per provider and model, and says so', () => {
+    const a = new UpstreamAdaptations()
+    expect(a.learn('go', 'muse-spark-1.3', go('access_programs'), sentOfPassedResponses(codex))).toBe(
+      'refused access_programs (a field it does not know): sent again without it',
+    )
+    const learned = a.get('go', 'muse-spark-1.3')
+    expect(learned).toEqual({drop: ['access_programs']})
+    expect(a.get('go', 'other')).toBeUndefined()
+    expect(describeAdaptation(learned!)).toEqual(['sent without access_programs'])
+    // the next field it refuses, in a request sent with the first learned, adds to it
+    const {access_programs: _, ...without} = codex
+    const next = a.learn(
+      'go',
+      'muse-spark-1.3',
+      go('prompt_cache_key'),
+      sentOfPassedResponses(without, learned),
+    )
+    expect(next).toBe('refused prompt_cache_key (a field it does not know): sent again without it')
+    expect(a.get('go', 'muse-spark-1.3')).toEqual({drop: ['access_programs', 'prompt_cache_key']})
+    // the same refusal again, with nothing new to learn: the client's
+    expect(
+      a.learn(
+        'go',
+        'muse-spark-1.3',
+        go('access_programs'),
+        sentOfPassedResponses(codex, a.get('go', 'muse-spark-1.3')),
+      ),
+    ).toBeUndefined()
+  })
+
+  it('never learns away a field the request cannot go without, nor one it did not send', () => {
+    for (const field of ['input', 'model', 'tools', 'instructions', 'stream', 'tool_choice']) {
+      const a = new UpstreamAdaptations()
+      expect(a.learn('go', 'm', go(field), sentOfPassedResponses(codex)), field).toBeUndefined()
+      expect(a.get('go', 'm'), field).toBeUndefined()
+    }
+    // `text` (a JSON schema's format) too
+    expect(unknownResponsesFields(go('text'), [...fields, 'text'])).toBeUndefined()
+    // a field not sent, or a part of one (a refused value of a known field, not an unknown field)
+    expect(unknownResponsesFields(go('client_metadata'), fields)).toBeUndefined()
+    expect(unknownResponsesFields(go('reasoning.summary'), fields)).toBeUndefined()
+    expect(
+      unknownResponsesFields(
+        openai(
+          "Unsupported parameter: 'reasoning.effort' is not supported with this model.",
+          'reasoning.effort',
+        ),
+        fields,
+      ),
+    ).toBeUndefined()
+    // a list that names one it cannot go without beside one it can: nothing
+    expect(
+      unknownResponsesFields(
+        openai('Unrecognized request argument supplied: access_programs, tools', null),
+        fields,
+      ),
+    ).toBeUndefined()
+    // OpenAI's refusal of the program for an organization (not a field it does not know)
+    expect(
+      unknownResponsesFields(
+        openai(
+          'The access_programs parameter is not enabled for this organization.',
+          'access_programs.cyber',
+        ),
+        fields,
+      ),
+    ).toBeUndefined()
+    // words about something else, and an echo of the request that holds the words
+    expect(unknownResponsesFields(openai('Invalid input: messages malformed.', null), fields)).toBeUndefined()
+    expect(
+      unknownResponsesFields(
+        "1 validation error for Request\ninput\n  Value error, bad [type=value_error, input_value='unknown parameter `access_programs`']",
+        fields,
+      ),
+    ).toBeUndefined()
+    // nothing but the field rule is learned from a body passed through (its tool shapes, `store`
+    // and the order of its outputs have rules of their own)
+    const a = new UpstreamAdaptations()
+    expect(
+      a.learn(
+        'r',
+        'm',
+        openai(
+          "Unsupported parameter: 'reasoning.effort' is not supported with this model.",
+          'reasoning.effort',
+        ),
+        sentOfPassedResponses(codex),
+      ),
+    ).toBeUndefined()
+  })
+
+  it("reads other servers' words for a field they do not know", () => {
+    const named = (text: string) => unknownResponsesFields(text, fields)
+    expect(
+      named(
+        'Error from provider (Console Go): Upstream request failed: [invalid_request_error] unknown parameter `access_programs`',
+      ),
+    ).toEqual(['access_programs'])
+    expect(named(openai("Unknown parameter: 'access_programs'.", 'access_programs'))).toEqual([
+      'access_programs',
+    ])
+    expect(named('unknown field `access_programs`, expected one of `model`, `input`, `tools`')).toEqual([
+      'access_programs',
+    ])
+    expect(named('json: unknown field "access_programs"')).toEqual(['access_programs'])
+    expect(named("Unrecognized key(s) in object: 'access_programs'")).toEqual(['access_programs'])
+    expect(
+      named(openai('Unrecognized request argument supplied: access_programs, prompt_cache_key', null)),
+    ).toEqual(['access_programs', 'prompt_cache_key'])
+    expect(
+      named(
+        "1 validation error for ResponsesRequest\naccess_programs\n  Extra inputs are not permitted [type=extra_forbidden, input_value={'cyber': 'standard'}, input_type=dict]",
+      ),
+    ).toEqual(['access_programs'])
+    const fastapi = JSON.stringify({
+      detail: [
+        {
+          type: 'extra_forbidden',
+          loc: ['body', 'access_programs'],
+          msg: 'Extra inputs are not permitted',
+          input: {cyber: 'standard'},
+        },
+      ],
+    })
+    expect(named(fastapi)).toEqual(['access_programs'])
+    const a = new UpstreamAdaptations()
+    expect(a.learn('vllm', 'm', fastapi, sentOfPassedResponses(codex), 422)).toBe(
+      'refused access_programs (a field it does not know): sent again without it',
+    )
   })
 })
 

@@ -20,7 +20,9 @@
  * maximum below the fewest output tokens a server takes, a forced `tool_choice` refused in
  * thinking mode (sent with thinking off, or as `auto` with the call asked for in words), Codex's
  * tool shapes refused by a Responses server that is not OpenAI's (plain-tools.ts), and more tools
- * than a model takes (its stated cap: the client's first ones go, ../../protocols/tool-cap.ts).
+ * than a model takes (its stated cap: the client's first ones go, ../../protocols/tool-cap.ts),
+ * and a top-level field of a Responses body passed through (Codex 0.155's `access_programs`) that a
+ * strict server does not know (any but those its answer depends on: `RESPONSES_NEEDED`).
  * Only these optional fields are ever dropped, renamed, capped or changed, and only when the
  * upstream's error names one that was sent; anything else (a 400 about the conversation, a field
  * the answer depends on) reaches the client
@@ -86,6 +88,93 @@ const ADAPTABLE = [
 const chatOnly = (field: string, sent: SentRequest): boolean =>
   (field === 'thinking' && sent.upstream === 'messages') ||
   (field === 'chat_template_kwargs' && sent.stream !== undefined)
+
+/**
+ * The top-level fields of a Responses body passed through (Codex's) that its answer depends on: a
+ * refusal that names one as unknown is the client's to see, never learned away
+ * ({@link unknownResponsesFields}). Any other field such a body sent (Codex 0.155's
+ * `access_programs`, its `client_metadata`, `service_tier`, `prompt_cache_key`, `include`,
+ * `store`...) a strict server may refuse as one it does not know, and the request then goes
+ * without it.
+ */
+const RESPONSES_NEEDED: readonly string[] = [
+  'model',
+  'input',
+  'instructions',
+  'tools',
+  'tool_choice',
+  'stream',
+  // its `format` (a JSON schema: `codex exec --output-schema`)
+  'text',
+  'previous_response_id',
+  'conversation',
+  'prompt',
+  'background',
+]
+
+/**
+ * A server's words for a field it does not know, the field's name right after them: OpenCode Go's
+ * "unknown parameter `access_programs`" (lidge-jun/opencodex #4853), OpenAI's "Unknown parameter:
+ * 'x'.", serde's "unknown field `x`, expected one of ...", Go's `json: unknown field "x"`, zod's
+ * "Unrecognized key(s) in object: 'x'" and "Unrecognized key: \"x\"", "Unsupported parameter:
+ * 'x'". A name followed by a dot or a bracket is a part of a field (`reasoning.effort`): no match.
+ */
+const UNKNOWN_FIELD =
+  /\b(?:unknown|unrecogni[sz]ed|unsupported|unexpected)\s+(?:request\s+)?(?:parameter|param|field|argument|key|property)s?(?:\(s\))?(?:\s+supplied|\s+in object)?\s*:?\s*[`'"]?([A-Za-z_][\w-]{0,63})[`'"]?(?![\w.[-])/gi
+
+/** Pydantic's plain-text refusal of a field: its name on a line of its own, then its words. */
+const PYDANTIC_EXTRA = /^([A-Za-z_]\w{0,63})\s*\n\s+Extra inputs are not permitted/gm
+
+/**
+ * The top-level fields of a Responses body passed through (`sent`: its fields) that an upstream's
+ * refusal names as fields it does not know ({@link UNKNOWN_FIELD}, FastAPI's `extra_forbidden`
+ * list, a strict server's list after "Unrecognized request argument supplied:", pydantic's plain
+ * text, an error whose `param` is the field with such words): undefined when it names none that
+ * was sent, or one the request cannot go without ({@link RESPONSES_NEEDED}: nothing is learned,
+ * the client sees the refusal).
+ */
+export function unknownResponsesFields(errorText: string, sent: readonly string[]): string[] | undefined {
+  const judge = (names: readonly string[]): string[] | undefined => {
+    const named = [...new Set(names.filter((n) => sent.includes(n)))]
+    if (named.length === 0 || named.some((n) => RESPONSES_NEEDED.includes(n))) return undefined
+    return named
+  }
+  const extras = extraFields(errorText)
+  if (extras.length > 0) return extras.length === judge(extras)?.length ? extras : undefined
+  const {param, message} = errorParts(errorText)
+  const pydantic = [...message.matchAll(PYDANTIC_EXTRA)].map((m) => m[1])
+  if (pydantic.length > 0) return judge(pydantic)
+  // (field names in an echo of the request are the client's words, not what was refused)
+  if (ECHOES_INPUT.test(message)) return undefined
+  const listed = LISTS_FIELDS.exec(message)
+  if (listed) return judge(listed[1].split(/[\s,`'"]+/))
+  const words = [...message.matchAll(UNKNOWN_FIELD)].map((m) => m[1])
+  if (words.length > 0) return judge(words)
+  if (typeof param === 'string' && /^[A-Za-z_]\w*$/.test(param) && REFUSES.test(message))
+    return judge([param])
+  return undefined
+}
+
+/**
+ * What a refusal of a Responses body passed through (Codex's) teaches: the top-level fields it
+ * does not know ({@link unknownResponsesFields}), which its requests go without from then on (`drop`,
+ * cut out of the bytes: ./top-fields.ts). Nothing else is read from such a refusal here (its
+ * tool shapes, `store`, the order of its outputs have rules of their own: ./plain-tools.ts).
+ */
+function passedResponsesRefusal(
+  errorText: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+  status: number,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  if (status !== 400 && status !== 422) return undefined
+  const fields = unknownResponsesFields(errorText, sent.fields)
+  if (fields === undefined) return undefined
+  return {
+    next: {...known, drop: [...new Set([...(known.drop ?? []), ...fields])]},
+    note: `refused ${fields.join(', ')} (a field it does not know): sent again without ${fields.length > 1 ? 'them' : 'it'}`,
+  }
+}
 
 /** Targets remembered at most (the oldest learned is forgotten first). */
 const MAX_TARGETS = 1000
@@ -1386,6 +1475,10 @@ function decide(
   status: number,
   model: string,
 ): {next: UpstreamAdaptation; note: string} | undefined {
+  // a Responses body passed through (Codex's; `stream` is said only of a body passed through):
+  // only a field it does not know is learned here, what passedResponses applies
+  if (sent.upstream === 'responses' && sent.stream !== undefined)
+    return passedResponsesRefusal(errorText, sent, known, status)
   // a text-only model refused the images or files of the conversation: each goes as a line
   const media = mediaRefusal(errorText, sent, status)
   if (media) {

@@ -63,6 +63,7 @@ import {OVERFLOW_500, relay} from './relay.js'
 import {bodyWait, isCodexClient, RETRY_429, waitedNote} from './rate-limit.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
 import {withSystemTurnsHoisted} from './system-turns.js'
+import {withoutTopFields} from './top-fields.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
 import {acquireTarget, canTryAfter} from './targets.js'
@@ -747,14 +748,17 @@ export async function proxyRequest(
    * as `store: true` to Azure OpenAI, by its host or learned from its refusal (`storeTrue`), which
    * keeps no items otherwise and refuses the ids Codex sends on the next turn (./plain-tools.ts
    * `withStoreTrue`; Codex's requests only, as Codex itself does for a provider it knows is
-   * Azure). Any other goes as it came: flag tests and a lookup of the provider, a header test and a
-   * byte search only for a body to Azure.
+   * Azure); without the top-level fields the model's server refused as fields it does not know
+   * (`drop`: Codex 0.155's `access_programs`, cut out of the bytes, ./top-fields.ts). Any other goes
+   * as it came: flag tests and a lookup of the provider, a header test and a byte search only for a
+   * body to Azure.
    */
   function passedResponses(
     body: Buffer,
     target: ProxyTarget,
     learned: UpstreamAdaptation | undefined,
   ): Buffer {
+    if (learned?.drop !== undefined) body = withoutTopFields(body, learned.drop) ?? body
     if (learned?.liteOff) body = withoutLiteItem(body) ?? body
     if (learned?.adjacentOutputs) body = withAdjacentOutputs(body) ?? body
     // (Codex's only: another client's `store: false` is its own choice that Azure keep nothing)
@@ -1187,6 +1191,47 @@ export async function proxyRequest(
           adapted.push(`${provider.name} ${change}`)
           const learned = adaptations.get(provider.name, upstreamModelName)
           return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+        }
+      }
+    }
+    // A Responses body passed through (Codex's) refused for a top-level field the server does not
+    // know (Codex 0.155's `access_programs` on OpenCode Go: "unknown parameter `access_programs`",
+    // lidge-jun/opencodex #4853; any field but those its answer depends on: adaptations.ts
+    // `unknownResponsesFields`): learned, and the request goes again at once without it, as the
+    // model's later ones do (`passedResponses`). Read only where relay() would buffer the answer
+    // anyway, after the rules above (their words are theirs), whose reading of the error it reuses
+    if (
+      !translated &&
+      family === 'responses' &&
+      (status === 400 || status === 422) &&
+      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
+      !refusedCiphertext &&
+      upstream.headers['content-encoding'] === undefined &&
+      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? ''))
+    ) {
+      errorText ??= await errorBody(upstream.body)
+      const sentBody = typeof errorText === 'string' ? sentObject(body) : undefined
+      if (sentBody) {
+        const [translate] = translationLoaded ?? (await loadTranslation())
+        const upstreamModelName = model ?? prepared.requestedModel ?? ''
+        const change = adaptations.learn(
+          provider.name,
+          upstreamModelName,
+          errorText as string,
+          translate.sentOfPassedResponses(sentBody, passedWith),
+          status,
+        )
+        if (change) {
+          // the client's bytes again, with what is learned now (the same bytes as later turns)
+          const learned = adaptations.get(provider.name, upstreamModelName)
+          const bytes = (stripped ?? (await untranslated())).bodyFor(model)
+          const again = passedResponses(bytes, target, learned)
+          // (a rule learned that changes nothing of this body: the refusal is the client's)
+          if (!again.equals(body)) {
+            tried--
+            adapted.push(`${provider.name} ${change}`)
+            return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+          }
         }
       }
     }

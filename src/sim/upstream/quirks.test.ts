@@ -1716,6 +1716,36 @@ describe('thinking and efforts refused in the servers’ words', () => {
     expect((await ask([user, empty, call, output])).status).toBe(200)
   })
 
+  it("strict-responses-fields: OpenCode Go's 400 for a top-level field it does not know; the reference's fields pass", async () => {
+    const known = {
+      model: 'muse-spark-1.3+strict-responses-fields',
+      input: [{type: 'message', role: 'user', content: 'hi'}],
+      instructions: 'Be brief.',
+      store: false,
+      include: ['reasoning.encrypted_content'],
+      prompt_cache_key: 'k',
+      reasoning: {effort: 'low', summary: 'auto'},
+      parallel_tool_calls: true,
+      tool_choice: 'auto',
+    }
+    const refused = await post('/v1/responses', {...known, access_programs: {cyber: 'standard'}})
+    expect([refused.status, refused.json!.error]).toEqual([
+      400,
+      {
+        message: 'unknown parameter `access_programs`',
+        type: 'invalid_request_error',
+        param: null,
+        code: null,
+      },
+    ])
+    const made = await post('/v1/responses', {...known, totally_made_up_param: 1})
+    expect(made.json!.error).toMatchObject({message: 'unknown parameter `totally_made_up_param`'})
+    expect((await post('/v1/responses', known)).status).toBe(200)
+    // without the quirk, any field is taken
+    const loose = {...known, model: 'muse-spark-1.3', access_programs: {cyber: 'standard'}}
+    expect((await post('/v1/responses', loose)).status).toBe(200)
+  })
+
   it("adjacent-outputs: DeepSeek's 400 for an item between a tool call and its output; a batch of calls and its outputs passes", async () => {
     const fn = {type: 'function', name: 'exec', parameters: {type: 'object', properties: {}}}
     const user = {type: 'message', role: 'user', content: 'list the files'}

@@ -175,6 +175,9 @@ export const SIM_QUIRKS = [
   // encrypted content bound to the account (the key) that made it: another account's reasoning or
   // compaction item refused as ChatGPT's backend refuses it (`code: null`)
   'encrypted-foreign',
+  // a strict Responses server (OpenCode Go): a top-level field it does not know refused, Codex
+  // 0.155's `access_programs` (lidge-jun/opencodex #4853)
+  'strict-responses-fields',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
@@ -625,6 +628,58 @@ export function plainToolsRefusal(
       code: 400,
     }
   return undefined
+}
+
+/**
+ * The top-level fields of OpenAI's Responses API reference (what a strict Responses server knows;
+ * Codex 0.155's `access_programs`, OpenAI's private field, is not one of them).
+ */
+export const RESPONSES_FIELDS: readonly string[] = [
+  'model',
+  'input',
+  'instructions',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'max_tool_calls',
+  'stream',
+  'stream_options',
+  'store',
+  'include',
+  'reasoning',
+  'text',
+  'max_output_tokens',
+  'temperature',
+  'top_p',
+  'top_logprobs',
+  'truncation',
+  'metadata',
+  'user',
+  'safety_identifier',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'previous_response_id',
+  'conversation',
+  'prompt',
+  'background',
+  'service_tier',
+  'context_management',
+]
+
+/**
+ * `strict-responses-fields`: a Responses request with a top-level field outside
+ * {@link RESPONSES_FIELDS} refused as OpenCode Go's gateway refuses one (lidge-jun/opencodex #4853,
+ * #4907), the first such field named: "unknown parameter `access_programs`". Undefined for a
+ * request of known fields only.
+ */
+export function unknownResponsesParameter(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+): {message: string; type: string; param: null; code: null} | undefined {
+  if (!quirks.has('strict-responses-fields')) return undefined
+  const unknown = Object.keys(body).find((k) => !RESPONSES_FIELDS.includes(k))
+  if (unknown === undefined) return undefined
+  return {message: `unknown parameter \`${unknown}\``, type: 'invalid_request_error', param: null, code: null}
 }
 
 /**

@@ -27,6 +27,7 @@ import {
   separatedOutputRefusal,
   toolCapRefusal,
   unknownQuirkMessage,
+  unknownResponsesParameter,
   unsupportedResponsesParameter,
   xaiRefusal,
 } from './quirks.js'
@@ -366,6 +367,12 @@ function handle(context: SimContext) {
     }
     if (body.input === undefined) {
       context.sendError(request, 400, 'Missing required parameter: input', 'invalid_request_error')
+      return
+    }
+    // (a strict server's schema refuses a field it does not know before it reads any)
+    const unknownField = unknownResponsesParameter(body, quirks)
+    if (unknownField) {
+      sendJson(request.res, 400, {error: unknownField})
       return
     }
     const tooMany = toolCapRefusal('responses', Array.isArray(body.tools) ? body.tools.length : 0, quirks)

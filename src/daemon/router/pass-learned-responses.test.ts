@@ -1,0 +1,176 @@
+/**
+ * A Responses body passed through (Codex's) refused by a strict server for a top-level field it
+ * does not know (Codex 0.155's `access_programs` on OpenCode Go: "unknown parameter
+ * `access_programs`", lidge-jun/opencodex #4853): learned per provider and model, the request sent
+ * again at once without it, and the model's later requests without it from the first try; the
+ * client's bytes otherwise as they came (the member cut out of them, not the body written again). A
+ * refusal of a field the request cannot go without reaches the client as it came. A scripted
+ * upstream judged by the simulator's own `strict-responses-fields` rule, behind the proxy.
+ */
+import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
+
+import {unknownResponsesParameter} from '../../sim/upstream/quirks.js'
+import {learnedAdaptations, type ProxyTarget} from './proxy.js'
+import type {Refusal, Upstream} from './proxy-fixture.js'
+import {ProxyGateway, startJudgedUpstream} from './proxy-fixture.js'
+
+const ANSWER = JSON.stringify({
+  id: 'resp_1',
+  object: 'response',
+  created_at: 1,
+  status: 'completed',
+  model: 'muse-spark-1.3',
+  output: [
+    {
+      type: 'message',
+      id: 'msg_1',
+      role: 'assistant',
+      status: 'completed',
+      content: [{type: 'output_text', text: 'done', annotations: []}],
+    },
+  ],
+  usage: {input_tokens: 9, output_tokens: 1, total_tokens: 10},
+})
+const STREAM = [
+  {type: 'response.created', response: {id: 'resp_1', status: 'in_progress', output: []}},
+  {type: 'response.completed', response: JSON.parse(ANSWER) as unknown},
+]
+  .map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`)
+  .join('')
+
+const received: Buffer[] = []
+/** A refusal of every request while set (another server's words). */
+let refuseAll: Refusal | undefined
+let upstream: Upstream
+let targets: ProxyTarget[] = []
+const gateway = new ProxyGateway({route: () => ({targets})})
+
+beforeAll(async () => {
+  const strict = new Set(['strict-responses-fields' as const])
+  upstream = await startJudgedUpstream(
+    received,
+    (body) => {
+      if (refuseAll) return refuseAll
+      const refused = unknownResponsesParameter(body, strict)
+      return refused && {status: 400, body: {error: refused}}
+    },
+    {stream: STREAM, json: ANSWER},
+  )
+  await gateway.listen()
+})
+
+afterEach(() => {
+  received.length = 0
+  refuseAll = undefined
+  gateway.results.length = 0
+})
+
+afterAll(async () => {
+  await gateway.close()
+  upstream.close()
+})
+
+const target = (name: string): ProxyTarget => ({
+  provider: {
+    name,
+    family: 'responses',
+    baseUrl: `${upstream.origin}/v1`,
+    credential: {secret: 'upstream-key'},
+  },
+})
+
+const CODEX_HEADERS = {originator: 'codex_exec', 'user-agent': 'codex_exec/0.155.0'}
+
+const post = (body: string) =>
+  fetch(`${gateway.url}/v1/responses`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json', authorization: 'Bearer client', ...CODEX_HEADERS},
+    body,
+  })
+
+/**
+ * Codex 0.155's body signed in with ChatGPT, cut down, as raw text: a number and escapes that
+ * `JSON.stringify` would write otherwise (`1.0`, `\u00e9`, `\/`), so a body written again would
+ * show.
+ */
+const codexText = (model: string, text: string, stream = false) =>
+  `{"model":"${model}","instructions":"You are Codex.","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"${text} caf\\u00e9 a\\/b"}]}],` +
+  `"tools":[{"type":"function","name":"exec","parameters":{"type":"object","properties":{}}}],"tool_choice":"auto","parallel_tool_calls":true,` +
+  `"reasoning":{"effort":"medium","summary":"auto"},"store":false,"stream":${stream},"include":["reasoning.encrypted_content"],` +
+  `"prompt_cache_key":"s-1","access_programs":{"cyber":"standard"},"temperature":1.0}`
+
+const ACCESS = ',"access_programs":{"cyber":"standard"}'
+const NOTE = 'opencode-go refused access_programs (a field it does not know): sent again without it'
+
+describe("Codex's access_programs refused by a strict Responses server", () => {
+  it('learned at once: sent again without it, the bytes otherwise as they came, the client gets 200', async () => {
+    targets = [target('opencode-go')]
+    const body = codexText('muse-spark-1.3', 'List the files.')
+    const res = await post(body)
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as {id: string}).id).toBe('resp_1')
+    expect(received).toHaveLength(2)
+    // the first try as Codex sent it; the second the same bytes without the member
+    expect(String(received[0])).toBe(body)
+    expect(String(received[1])).toBe(body.replace(ACCESS, ''))
+    const [result] = await gateway.settled(1)
+    expect([result.status, result.error]).toEqual([200, NOTE])
+    expect(result.attempts).toEqual([{provider: 'opencode-go', status: 200}])
+    expect(learnedAdaptations().find((a) => a.provider === 'opencode-go')).toMatchObject({
+      model: 'muse-spark-1.3',
+      rules: ['sent without access_programs'],
+    })
+  })
+
+  it("the model's later requests go without it from the first try (a stream too); another model learns its own", async () => {
+    targets = [target('opencode-go')]
+    const body = codexText('muse-spark-1.3', 'Read a.ts.', true)
+    const res = await post(body)
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe(STREAM)
+    expect(received.map(String)).toEqual([body.replace(ACCESS, '')])
+    const [result] = await gateway.settled(1)
+    expect(result.error).toBeNull()
+    // another model of the provider is refused once, as the first was
+    const other = codexText('muse-spark-1.2', 'hi')
+    expect((await post(other)).status).toBe(200)
+    expect(received.map(String).slice(1)).toEqual([other, other.replace(ACCESS, '')])
+  })
+
+  it('a refusal of a field the request cannot go without reaches the client as it came, after one try, nothing learned', async () => {
+    targets = [target('strict-input')]
+    for (const field of ['input', 'model', 'tools', 'instructions']) {
+      refuseAll = {
+        status: 400,
+        body: {error: {message: `unknown parameter \`${field}\``, type: 'invalid_request_error'}},
+      }
+      received.length = 0
+      const res = await post(codexText('m', 'hi'))
+      expect([field, res.status]).toEqual([field, 400])
+      expect(await res.json()).toEqual(refuseAll.body)
+      expect(received).toHaveLength(1)
+    }
+    expect(learnedAdaptations().find((a) => a.provider === 'strict-input')).toBeUndefined()
+  })
+
+  it('a field it refuses on every try is dropped once per field, at most three a request', async () => {
+    targets = [target('strict-many')]
+    // Codex's body with three more fields the server does not know, refused one at a time
+    const body = codexText('m', 'hi').replace(/\}$/, ',"client_metadata":{"a":"b"},"x_one":1,"x_two":2}')
+    const res = await post(body)
+    // access_programs, client_metadata, x_one learned; x_two refused to the client
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as {error: {message: string}}).error.message).toBe('unknown parameter `x_two`')
+    expect(received).toHaveLength(4)
+    expect(String(received[3])).toBe(
+      body.replace(ACCESS, '').replace(',"client_metadata":{"a":"b"},"x_one":1', ''),
+    )
+    // the next request learns the last and goes
+    received.length = 0
+    expect((await post(body)).status).toBe(200)
+    expect(received.map(String)).toEqual([
+      body.replace(ACCESS, '').replace(',"client_metadata":{"a":"b"},"x_one":1', ''),
+      body.replace(ACCESS, '').replace(',"client_metadata":{"a":"b"},"x_one":1,"x_two":2', ''),
+    ])
+  })
+})

@@ -1,0 +1,64 @@
+import {describe, expect, it} from 'vitest'
+
+import {withoutTopFields} from './top-fields.js'
+
+const cut = (text: string, fields: string[]): string | undefined =>
+  withoutTopFields(Buffer.from(text), fields)?.toString('utf8')
+
+describe('withoutTopFields', () => {
+  it('cuts a top-level member out of the bytes, first, in the middle or last, the rest as it came', () => {
+    const body = '{"model":"m","access_programs":{"cyber":"standard"},"input":[{"a":1.0}],"stream":true}'
+    expect(cut(body, ['access_programs'])).toBe('{"model":"m","input":[{"a":1.0}],"stream":true}')
+    expect(cut(body, ['model'])).toBe(
+      '{"access_programs":{"cyber":"standard"},"input":[{"a":1.0}],"stream":true}',
+    )
+    expect(cut(body, ['stream'])).toBe(
+      '{"model":"m","access_programs":{"cyber":"standard"},"input":[{"a":1.0}]}',
+    )
+    expect(cut(body, ['model', 'stream', 'access_programs'])).toBe('{"input":[{"a":1.0}]}')
+    expect(cut(body, ['model', 'stream', 'access_programs', 'input'])).toBe('{}')
+    // (every value kind; whitespace between members kept as it was)
+    expect(cut('{ "a" : 1 ,\n "b": null, "c": "x\\"}", "d": [1, {"b": 2}] }', ['b'])).toBe(
+      '{ "a" : 1 ,\n "c": "x\\"}", "d": [1, {"b": 2}] }',
+    )
+  })
+
+  it('leaves a nested member of that name, a name in a string, and a part of a member (a dot) alone', () => {
+    const body =
+      '{"input":[{"type":"message","content":"\\"access_programs\\": 1","access_programs":2}],"text":{"access_programs":3}}'
+    expect(cut(body, ['access_programs'])).toBeUndefined()
+    expect(cut('{"reasoning":{"summary":"auto"}}', ['reasoning.summary'])).toBeUndefined()
+    // a string that ends in an escaped backslash
+    expect(cut('{"a":"x\\\\","access_programs":{},"b":"\\\\\\""}', ['access_programs'])).toBe(
+      '{"a":"x\\\\","b":"\\\\\\""}',
+    )
+  })
+
+  it('gives undefined for a body that is not a JSON object, or cut short', () => {
+    expect(cut('[{"access_programs":1}]', ['access_programs'])).toBeUndefined()
+    expect(cut('{"access_programs":{"cyber":"standard"', ['access_programs'])).toBeUndefined()
+    expect(cut('{"access_programs":"open', ['access_programs'])).toBeUndefined()
+    expect(cut('not json "access_programs"', ['access_programs'])).toBeUndefined()
+  })
+
+  it('gives a Codex body byte for byte as JSON would write it without the field', () => {
+    const codex = {
+      model: 'muse-spark-1.3',
+      instructions: 'You are Codex. “Quotes” — and an emoji 😀.',
+      input: [{type: 'message', role: 'user', content: [{type: 'input_text', text: 'a\nb\t"c"'}]}],
+      tools: [{type: 'function', name: 'f', parameters: {type: 'object', properties: {}}}],
+      tool_choice: 'auto',
+      parallel_tool_calls: true,
+      reasoning: {effort: 'medium', summary: 'auto'},
+      store: false,
+      stream: true,
+      include: ['reasoning.encrypted_content'],
+      prompt_cache_key: 'k',
+      access_programs: {cyber: 'standard'},
+    }
+    const {access_programs: _, ...rest} = codex
+    expect(withoutTopFields(Buffer.from(JSON.stringify(codex)), ['access_programs'])).toEqual(
+      Buffer.from(JSON.stringify(rest)),
+    )
+  })
+})
