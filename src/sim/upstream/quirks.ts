@@ -172,6 +172,10 @@ export const SIM_QUIRKS = [
   // encrypted content bound to the account (the key) that made it: another account's reasoning or
   // compaction item refused as ChatGPT's backend refuses it (`code: null`)
   'encrypted-foreign',
+  // a host fronting Claude that validates `anthropic-beta`: values it does not know refused in
+  // Anthropic's words, each named (Vertex AI, Azure Foundry, relays), or as Bedrock does, none named
+  'strict-betas',
+  'bedrock-betas',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
