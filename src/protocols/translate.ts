@@ -301,6 +301,11 @@ export interface SentRequest {
   prefill?: boolean
   /** Messages: the `anthropic-beta` header the request needs (`thinking.block_binding`'s). */
   beta?: string
+  /**
+   * Messages: the `anthropic-beta` header as it went upstream (the client's passed through, or
+   * {@link beta}), set by the proxy on a refusal only, for adaptations.ts to judge it against.
+   */
+  betas?: string
   /** Chat: Anthropic's cache marks went on content parts (`cache_control`, chat.ts `takesCacheMarks`). */
   cacheMarks?: boolean
   /** It offered the upstream's web search beside functions, not forced ({@link optionalSearch}). */
@@ -509,6 +514,17 @@ export interface UpstreamAdaptation {
   media?: RefusedMedia
   /** Messages: what refusals taught of the model beyond its thinking form. */
   claude?: ClaudeLearned
+  /**
+   * Messages: `anthropic-beta` values the upstream refused by name (Anthropic's "Unexpected
+   * value(s) `A`, `B` for the `anthropic-beta` header", as Vertex, Azure Foundry and relays pass
+   * it on): the header goes without them (daemon/router/headers.ts), the body as it was.
+   */
+  refusedBetas?: readonly string[]
+  /**
+   * Messages: a refusal of the `anthropic-beta` header that names no value (Bedrock's "invalid beta
+   * flag"): the requests go without the header.
+   */
+  noBetas?: boolean
   /** Chat: Anthropic's cache marks on content parts refused (a server named for Claude that takes none). */
   noCacheMarks?: boolean
   /**

@@ -1468,6 +1468,62 @@ function systemOrderRefusal(
  * What a refusal teaches a request that was sent with `known` learned: the next state and the
  * log row's note, or undefined when it teaches nothing.
  */
+/**
+ * `anthropic-beta` values a Messages upstream refused, by Anthropic's words as the hosts that front
+ * Claude (Vertex AI, Azure Foundry) and relays pass them on: "Unexpected value(s)
+ * \`advisor-tool-2026-03-01\` for the \`anthropic-beta\` header. Please consult our documentation
+ * at docs.anthropic.com or try again without the header." (several: "\`a\`, \`b\`"; anthropics/
+ * claude-code #70563, #46105; QuantumNous/new-api #2975). Each Claude Code release adds betas such
+ * a host does not know yet, and every request is refused. Read from the error's whole text (a
+ * relay's wrapping keeps the words).
+ */
+const UNEXPECTED_BETAS =
+  /Unexpected value\(s\)\s+([^\n]{1,4000}?)\s+for the\s+\W{0,2}anthropic-beta\W{0,2}\s+header/i
+
+/** Bedrock's refusal of a value of the header, which names none (router-for-me/CLIProxyAPI #4750, new-api #3041). */
+const INVALID_BETA_FLAG = /\binvalid beta flag\b/i
+
+/** The values of an `anthropic-beta` header, in order (trimmed, none empty). */
+export function betaValues(header: string): string[] {
+  const values: string[] = []
+  for (const value of header.split(',')) {
+    const trimmed = value.trim()
+    if (trimmed !== '') values.push(trimmed)
+  }
+  return values
+}
+
+/**
+ * What a Messages upstream's refusal of the `anthropic-beta` values it was sent (`sent.betas`)
+ * teaches: those it names, among those sent, go no more (the others kept, in order); named none
+ * (Bedrock's "invalid beta flag"), the header goes no more. A body field that depends on a beta
+ * then dropped (`context_management`) is refused next, and learned away as such (claudeRefusal).
+ * Undefined for any other words, and for values named that were not sent (a relay's own).
+ */
+function betaRefusal(
+  errorText: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  if (sent.betas === undefined) return undefined
+  const values = betaValues(sent.betas)
+  if (values.length === 0) return undefined
+  const named = UNEXPECTED_BETAS.exec(errorText)
+  if (named) {
+    const refused = [...named[1].matchAll(/[\w.:-]+/g)].map((m) => m[0]).filter((v) => values.includes(v))
+    if (refused.length === 0) return undefined
+    return {
+      next: {...known, refusedBetas: [...new Set([...(known.refusedBetas ?? []), ...refused])]},
+      note: `refused anthropic-beta ${refused.join(', ')}: sent again without ${refused.length > 1 ? 'them' : 'it'}`,
+    }
+  }
+  if (known.noBetas || !INVALID_BETA_FLAG.test(errorText)) return undefined
+  return {
+    next: {...known, noBetas: true},
+    note: 'refused its anthropic-beta values (invalid beta flag, none named): sent again without the header',
+  }
+}
+
 function decide(
   errorText: string,
   sent: SentRequest,
@@ -1475,6 +1531,11 @@ function decide(
   status: number,
   model: string,
 ): {next: UpstreamAdaptation; note: string} | undefined {
+  // `anthropic-beta` values a Messages upstream refused (its header, not the body)
+  if (status === 400 && sent.betas !== undefined) {
+    const betas = betaRefusal(errorText, sent, known)
+    if (betas) return betas
+  }
   // a Responses body passed through (Codex's; `stream` is said only of a body passed through):
   // only a field it does not know is learned here, what passedResponses applies
   if (sent.upstream === 'responses' && sent.stream !== undefined)
@@ -1943,6 +2004,9 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.claude?.emptyThinking)
     rules.push('an empty thinking block at the head of each assistant tool call turn without one (refused)')
   if (a.claude?.noBlockBinding) rules.push('thinking blocks sent without block_binding (refused)')
+  if (a.noBetas) rules.push('sent without the anthropic-beta header (invalid beta flag)')
+  else if (a.refusedBetas?.length)
+    rules.push(`anthropic-beta sent without ${a.refusedBetas.join(', ')} (refused)`)
   if (a.repairArgs) rules.push("history tool calls' arguments that are not JSON repaired (closed, or {})")
   if (a.reasoningHistory === 'drop') rules.push("the history's reasoning left out")
   else if (a.reasoningHistory === 'reasoning_content')

@@ -6,6 +6,7 @@
 import {randomBytes} from 'node:crypto'
 import type {IncomingHttpHeaders} from 'node:http'
 
+import type {UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family, ProviderConfig} from '../../store/schema.js'
 import {isAnthropicApi} from './billing-line.js'
 import {asksSafeguards, withoutAutoModeBetas} from './safeguards.js'
@@ -92,6 +93,8 @@ export function forwardHeaders(
   translated: boolean | 'noLite' = false,
   /** A translated Messages request's `anthropic-beta` (what its body needs: translate.ts). */
   beta?: string,
+  /** What was learned of the upstream model (the betas it refused: {@link withoutLearnedBetas}). */
+  learned?: UpstreamAdaptation,
 ): Record<string, string> {
   const headers: Record<string, string> = {}
   for (const name in incoming) {
@@ -123,12 +126,41 @@ export function forwardHeaders(
   if (length > 0) headers['content-length'] = String(length)
   if (provider.family === 'messages') headers['anthropic-version'] ??= '2023-06-01'
   if (beta !== undefined) headers['anthropic-beta'] = beta
+  // `anthropic-beta` values the upstream model refused (adaptations.ts): flag tests of what the
+  // proxy looked up anyway, the header split only when something was learned of it
+  if (learned !== undefined && (learned.noBetas || learned.refusedBetas) && 'anthropic-beta' in headers) {
+    const kept = withoutLearnedBetas(headers['anthropic-beta'], learned)
+    if (kept === undefined) delete headers['anthropic-beta']
+    else headers['anthropic-beta'] = kept
+  }
   if (credential) {
     if (provider.family === 'messages') headers['x-api-key'] = credential
     else if (provider.family === 'gemini') headers['x-goog-api-key'] = credential
     else headers.authorization = `Bearer ${credential}`
   }
   return headers
+}
+
+/**
+ * An `anthropic-beta` value without the values `learned` says the upstream model refused (its
+ * `refusedBetas`; every one for `noBetas`), the others kept in order; undefined when none is left,
+ * and the value as it came when nothing of it was refused.
+ */
+export function withoutLearnedBetas(
+  beta: string,
+  learned: Pick<UpstreamAdaptation, 'refusedBetas' | 'noBetas'>,
+): string | undefined {
+  if (learned.noBetas) return undefined
+  const refused = learned.refusedBetas
+  if (!refused?.length) return beta
+  const values = beta.split(',')
+  const kept: string[] = []
+  for (const value of values) {
+    const trimmed = value.trim()
+    if (trimmed !== '' && !refused.includes(trimmed)) kept.push(trimmed)
+  }
+  if (kept.length === values.length) return beta
+  return kept.length > 0 ? kept.join(',') : undefined
 }
 
 /** Whether an answer header of this (lower-case) name is passed back to the client. */

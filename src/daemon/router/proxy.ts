@@ -23,7 +23,7 @@ import type {ServerResponse} from 'node:http'
 import {performance} from 'node:perf_hooks'
 
 import {answerNoTarget, describeError, isSilence, sendFamilyError} from './error-shape.js'
-import {forwardHeaders, mintRequestId, requestIdHeader} from './headers.js'
+import {forwardHeaders, mintRequestId, requestIdHeader, withoutLearnedBetas} from './headers.js'
 import {upstreamModel} from '../../gateway/policy.js'
 import {upstreamPath} from '../../gateway/upstream-path.js'
 import {defaultPools} from './pools.js'
@@ -810,27 +810,30 @@ export async function proxyRequest(
     // a translated request's path is the provider family's own (its query included)
     const fullPath = prepared.query && !translated ? `${path}?${prepared.query}` : path
 
+    const headers = conversationHeader(
+      forwardHeaders(
+        request.headers,
+        provider,
+        credential,
+        body.length,
+        // (Codex's tools made plain for a Responses server, or its Lite request sent as for a
+        // model that is not Lite: its headers go as passed through, but its Lite header: ./headers.ts)
+        translated === undefined
+          ? passedWith?.liteOff === true && family === 'responses' && 'noLite'
+          : provider.family !== family || 'noLite',
+        translated?.sent.beta,
+        // (the `anthropic-beta` values its model refused: ./headers.ts)
+        translated ? translated.sent.adaptedWith : passedWith,
+      ),
+      translated,
+      provider,
+    )
     let upstream
     try {
       upstream = await pools.get(origin, options.timeouts).request({
         method: request.method as 'POST',
         path: fullPath,
-        headers: conversationHeader(
-          forwardHeaders(
-            request.headers,
-            provider,
-            credential,
-            body.length,
-            // (Codex's tools made plain for a Responses server, or its Lite request sent as for a
-            // model that is not Lite: its headers go as passed through, but its Lite header: ./headers.ts)
-            translated === undefined
-              ? passedWith?.liteOff === true && family === 'responses' && 'noLite'
-              : provider.family !== family || 'noLite',
-            translated?.sent.beta,
-          ),
-          translated,
-          provider,
-        ),
+        headers,
         body: body.length > 0 ? body : undefined,
         // An upstream may answer a large body (413) without reading it: the unread rest would
         // block the next request on that keep-alive connection. Such requests get their own.
@@ -869,9 +872,17 @@ export async function proxyRequest(
       (translated.adapted ?? 0) < MAX_ADAPTATIONS_A_REQUEST
     ) {
       errorText = await errorBody(upstream.body)
+      // (the `anthropic-beta` it went with, for a refusal of a value: adaptations.ts)
+      const betas = provider.family === 'messages' ? headers['anthropic-beta'] : undefined
       const change =
         typeof errorText === 'string'
-          ? adaptations.learn(provider.name, translated.upstreamModel, errorText, translated.sent, status)
+          ? adaptations.learn(
+              provider.name,
+              translated.upstreamModel,
+              errorText,
+              betas === undefined ? translated.sent : {...translated.sent, betas},
+              status,
+            )
           : undefined
       if (change) {
         adaptations.noteStatedWindow(provider.name, translated.upstreamModel, errorText as string, family)
@@ -932,6 +943,9 @@ export async function proxyRequest(
             sentBody,
             passedWith,
           )
+          // (the `anthropic-beta` it went with, for a refusal of a value: adaptations.ts)
+          if (family === 'messages' && headers['anthropic-beta'] !== undefined)
+            sent.betas = headers['anthropic-beta']
           change = adaptations.learn(provider.name, upstreamModelName, errorText, sent, status)
         }
       }
@@ -940,8 +954,15 @@ export async function proxyRequest(
         const learned = adaptations.get(provider.name, upstreamModelName)
         const at = adapted.length
         const again = await passedBytes((stripped ?? prepared).bodyFor(model), target, learned)
-        // (a rule learned that changes nothing of this body: the refusal is the client's)
-        if (!again.equals(body)) {
+        // (a rule learned that changes nothing of this body, nor of its betas: the refusal is the client's)
+        const beta = headers['anthropic-beta']
+        if (
+          !again.equals(body) ||
+          (family === 'messages' &&
+            beta !== undefined &&
+            learned !== undefined &&
+            withoutLearnedBetas(beta, learned) !== beta)
+        ) {
           adaptations.noteStatedWindow(provider.name, upstreamModelName, errorText as string, family)
           tried--
           adapted.splice(at, 0, `${provider.name} ${change}`)
@@ -1327,6 +1348,7 @@ export async function proxyRequest(
               again.length,
               true,
               translated.sent.beta,
+              translated.sent.adaptedWith,
             ),
             body: again,
             reset: again.length > RESET_BODY_BYTES,

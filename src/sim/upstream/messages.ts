@@ -375,6 +375,11 @@ function handleMessages(context: SimContext) {
     }
     const model = claudeModel(selection.model, quirks)
     const betas = betaValues(request.headers)
+    const refusedBetas = strictBetasProblem(betas, body, quirks)
+    if (refusedBetas) {
+      context.sendError(request, 400, refusedBetas, 'invalid_request_error', {'request-id': simId('req_')})
+      return
+    }
     const refused =
       claudeSettingsProblem(body, model, betas) ??
       toolChoiceProblem(body, model) ??
@@ -532,6 +537,57 @@ function handleMessages(context: SimContext) {
     if (!quirks.has('no-terminal')) push({type: 'message_stop'})
     await sendSse(request.res, events, {fault: context.fault(request), headers: {'request-id': requestId}})
   }
+}
+
+/**
+ * `strict-betas`: the betas a host fronting Claude knows (Vertex AI, Azure Foundry, a relay that
+ * validates them); any other is refused in Anthropic's words, each named.
+ */
+const STRICT_BETAS = [
+  'claude-code-20250219',
+  'interleaved-thinking-2025-05-14',
+  'context-management-2025-06-27',
+  'fine-grained-tool-streaming-2025-05-14',
+  'prompt-caching-2024-07-31',
+  'token-efficient-tools-2025-02-19',
+  'context-1m-2025-08-07',
+  'effort-2025-11-24',
+  BINDING_BETA,
+]
+
+/** `bedrock-betas`: the betas Bedrock's `anthropic_beta` takes (AWS's Claude Messages API page). */
+const BEDROCK_BETAS = [
+  'computer-use-2024-10-22',
+  'computer-use-2025-01-24',
+  'token-efficient-tools-2025-02-19',
+  'interleaved-thinking-2025-05-14',
+  'output-128k-2025-02-19',
+  'dev-full-thinking-2025-05-14',
+  'context-1m-2025-08-07',
+  'context-management-2025-06-27',
+  'effort-2025-11-24',
+  'tool-search-tool-2025-10-19',
+  'tool-examples-2025-10-29',
+]
+
+/**
+ * A host's refusal of `anthropic-beta` values it does not know (`strict-betas`: Anthropic's
+ * "Unexpected value(s) \`A\`, \`B\` for the \`anthropic-beta\` header. ..."; `bedrock-betas`:
+ * Bedrock's "invalid beta flag", naming none), and, under either, of a `context_management` sent
+ * without its beta (pydantic's "Extra inputs are not permitted", as Anthropic refuses a beta's
+ * field without it). Undefined without those quirks, or when nothing is refused.
+ */
+function strictBetasProblem(betas: readonly string[], body: Body, quirks: Quirks): string | undefined {
+  const strict = quirks.has('strict-betas')
+  if (!strict && !quirks.has('bedrock-betas')) return undefined
+  const unknown = betas.filter((b) => !(strict ? STRICT_BETAS : BEDROCK_BETAS).includes(b))
+  if (unknown.length > 0)
+    return strict
+      ? `Unexpected value(s) ${unknown.map((b) => `\`${b}\``).join(', ')} for the \`anthropic-beta\` header. Please consult our documentation at docs.anthropic.com or try again without the header.`
+      : 'invalid beta flag'
+  if (body.context_management !== undefined && !betas.some((b) => b.startsWith('context-management-')))
+    return 'context_management: Extra inputs are not permitted'
+  return undefined
 }
 
 /** The values of the request's `anthropic-beta` header(s). */

@@ -178,6 +178,10 @@ export const SIM_QUIRKS = [
   // a strict Responses server (OpenCode Go): a top-level field it does not know refused, Codex
   // 0.155's `access_programs` (lidge-jun/opencodex #4853)
   'strict-responses-fields',
+  // a host fronting Claude that validates `anthropic-beta`: values it does not know refused in
+  // Anthropic's words, each named (Vertex AI, Azure Foundry, relays), or as Bedrock does, none named
+  'strict-betas',
+  'bedrock-betas',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
