@@ -444,6 +444,11 @@ export interface UpstreamAdaptation {
    */
   namespaceDescriptions?: boolean
   /**
+   * Messages: a relay in front of Claude that refused Claude Code's 1-hour cache (`cache_control`'s
+   * `ttl`, `scope`): its requests passed through go without them (daemon/router/cache-ttl.ts).
+   */
+  cacheTtlOff?: boolean
+  /**
    * Responses: a server that pairs tool calls and outputs by position, refusing any item between
    * them (DeepSeek's "No tool output found for tool call call_…", a developer message of a Codex
    * hook there): each batch of calls goes followed directly by its outputs, what stood between

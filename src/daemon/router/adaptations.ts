@@ -35,6 +35,7 @@ import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
 import {thinkingOffFields} from '../../protocols/thinking-off.js'
 import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
+import {refusesCacheTtl} from './cache-ttl.js'
 import {
   refusesCodexLite,
   refusesOpenAiToolShapes,
@@ -1071,6 +1072,10 @@ const ADJACENT_NOTE =
 const STORE_NOTE =
   'refused an item named by its id with store false (Azure OpenAI keeps no items then): sent again with store true'
 
+/** The log row's words for the rule learned from a refused 1-hour cache. */
+const CACHE_TTL_NOTE =
+  "refused cache_control's ttl (Claude Code's 1-hour cache): sent again without ttl and scope (the 5-minute cache)"
+
 /** The log row's words for the rule learned from a refused empty namespace description. */
 const NAMESPACE_NOTE =
   "refused a namespace tool's empty description: sent again with Codex's words for it (Tools in the functions namespace.)"
@@ -1944,6 +1949,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     rules.push(
       "Codex's requests and translated ones sent with store true, so the items they name by id are found (refused with store false: Azure OpenAI keeps no items then)",
     )
+  if (a.cacheTtlOff)
+    rules.push(
+      "Claude Code's 1-hour cache sent as the 5-minute one: cache_control without ttl and scope (refused)",
+    )
   if (a.namespaceDescriptions)
     rules.push("Codex's namespaces without a description sent with Codex's words for one (refused empty)")
   if (a.adjacentOutputs)
@@ -2258,6 +2267,25 @@ export class UpstreamAdaptations {
     return this.settle(provider, model, adaptedWith, {
       next: {...adaptedWith, storeTrue: true},
       note: STORE_NOTE,
+    })
+  }
+
+  /**
+   * Learns from a 400 of `provider`'s `model` (a relay in front of Claude) to a Messages request
+   * passed through with a `cache_control`'s `ttl` or `scope`: the refusal of either
+   * (./cache-ttl.ts `refusesCacheTtl`), its requests going without them from now on
+   * (`cacheTtlOff`). Says so for the log row, as {@link learn} does; else undefined.
+   */
+  learnCacheTtlOff(
+    provider: string,
+    model: string,
+    errorText: string,
+    adaptedWith: UpstreamAdaptation | undefined,
+  ): string | undefined {
+    if (adaptedWith?.cacheTtlOff || !refusesCacheTtl(errorText)) return undefined
+    return this.settle(provider, model, adaptedWith, {
+      next: {...adaptedWith, cacheTtlOff: true},
+      note: CACHE_TTL_NOTE,
     })
   }
 

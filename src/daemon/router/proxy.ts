@@ -29,6 +29,7 @@ import {upstreamPath} from '../../gateway/upstream-path.js'
 import {defaultPools} from './pools.js'
 import {omitsToolCallIndex} from './tool-index.js'
 import {asksSafeguards, withoutSafeguards} from './safeguards.js'
+import {isClaudeModel, withoutCacheTtl} from './cache-ttl.js'
 import {classifierThinkingOff, holdsClassifierPrompt} from '../../protocols/classifier.js'
 import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget} from './proxy-types.js'
 import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-line.js'
@@ -731,6 +732,18 @@ export async function proxyRequest(
       const off = sent ? classifierThinkingOff(sent) : undefined
       if (off) body = Buffer.from(JSON.stringify(off))
     }
+    // Claude Code's 1-hour cache (`ttl`, `scope` of its `cache_control`s) to a server that is not
+    // Anthropic's: left out for a model that is not Claude's (no such server takes it), or where a
+    // relay in front of Claude refused it (`cacheTtlOff`); a byte search first (./cache-ttl.ts)
+    if (
+      family === 'messages' &&
+      !isAnthropicApi(target.provider.baseUrl) &&
+      (learned?.cacheTtlOff ||
+        !isClaudeModel(
+          upstreamModel(target, prepared.requestedModel ?? undefined) ?? prepared.requestedModel,
+        ))
+    )
+      body = withoutCacheTtl(body) ?? body
     if (rewritesPassed(family, learned)) {
       // (what it left out, said on the log row once)
       const notes: string[] = []
@@ -1184,6 +1197,34 @@ export async function proxyRequest(
         adapted.push(`${provider.name} ${change}`)
         const learned = adaptations.get(provider.name, upstreamModelName)
         return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+      }
+    }
+    // A relay in front of Claude that refuses Claude Code's 1-hour cache ("`cache_control.ttl: 1h`
+    // is not supported"): learned, and the request goes again without `ttl` and `scope`, as later
+    // ones do (`passedBytes`; read only for a Messages body that holds either)
+    if (
+      !translated &&
+      family === 'messages' &&
+      status === 400 &&
+      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
+      passedWith?.cacheTtlOff !== true &&
+      upstream.headers['content-encoding'] === undefined &&
+      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? ''))
+    ) {
+      const again = withoutCacheTtl(body)
+      if (again) {
+        errorText ??= await errorBody(upstream.body)
+        const upstreamModelName = model ?? prepared.requestedModel ?? ''
+        const change =
+          typeof errorText === 'string'
+            ? adaptations.learnCacheTtlOff(provider.name, upstreamModelName, errorText, passedWith)
+            : undefined
+        if (change) {
+          tried--
+          adapted.push(`${provider.name} ${change}`)
+          const learned = adaptations.get(provider.name, upstreamModelName)
+          return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+        }
       }
     }
     // A namespace tool's empty description refused (Azure OpenAI's `empty_string`, behind a domain
