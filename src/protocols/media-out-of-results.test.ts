@@ -178,6 +178,13 @@ describe('responsesMediaOutOfOutputs', () => {
     ])
   })
 
+  it("an empty text left (a translated result's cache mark) is no text: the placeholder", () => {
+    expect(responsesMediaOutOfOutputs([output('a', [image('u'), itext('')])])).toEqual([
+      output('a', '[image attached below]'),
+      {type: 'message', role: 'user', content: [image('u')]},
+    ])
+  })
+
   it('nothing to move: the same array', () => {
     const input = [call('a'), output('a', 'ok'), output('b', [itext('t')]), user('hi')]
     expect(responsesMediaOutOfOutputs(input)).toBe(input)

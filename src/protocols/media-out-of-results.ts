@@ -18,7 +18,7 @@
  *   every other mark stays where it was.
  * - Responses: a `function_call_output` (or `custom_tool_call_output`) whose `output` array holds
  *   `input_image` or `input_file` parts keeps the rest: its texts as one string output (joined by
- *   a newline), or the placeholder when none is left (any other part keeps the array); the moved
+ *   a newline), or the placeholder when no text is left (any other part keeps the array); the moved
  *   parts go, in their order, in one `{"type":"message","role":"user","content":[...]}` item right
  *   after the run of adjacent outputs they came from.
  *
@@ -117,12 +117,9 @@ function outputMediaOut(item: unknown): {item: Item; media: unknown[]} | undefin
   const media = output.filter((p) => RESPONSES_MEDIA.has(typeOf(p) as string))
   const kept = output.filter((p) => !RESPONSES_MEDIA.has(typeOf(p) as string))
   const texts = kept.every((p) => typeOf(p) === 'input_text' && typeof (p as Item).text === 'string')
-  const rest =
-    kept.length === 0
-      ? placeholder(media)
-      : texts
-        ? kept.map((p) => (p as Item).text as string).join('\n')
-        : kept
+  // (an empty text, which a translated result's cache mark leaves, is no text)
+  const text = texts ? kept.map((p) => (p as Item).text as string).join('\n') : undefined
+  const rest = text === undefined ? kept : text === '' ? placeholder(media) : text
   return {item: {...(item as Item), output: rest}, media}
 }
 
