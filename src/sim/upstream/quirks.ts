@@ -172,6 +172,9 @@ export const SIM_QUIRKS = [
   // encrypted content bound to the account (the key) that made it: another account's reasoning or
   // compaction item refused as ChatGPT's backend refuses it (`code: null`)
   'encrypted-foreign',
+  // an image inside a tool result refused, the same image in a user turn taken: LM Studio's and
+  // Ollama's `/v1/messages`, Zen's `/v1/responses` (./media-in-results.ts)
+  'text-tool-results',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]
