@@ -9,6 +9,11 @@ import {createParser} from 'eventsource-parser'
 
 import {adjacentOutputs} from './adjacent-outputs.js'
 import {
+  messagesHoldMediaInResults,
+  messagesMediaOutOfResults,
+  responsesMediaOutOfOutputs,
+} from './media-out-of-results.js'
+import {
   alternatingMessages,
   chatCodec,
   chatMediaPart,
@@ -310,6 +315,11 @@ export interface SentRequest {
   cacheMarks?: boolean
   /** It offered the upstream's web search beside functions, not forced ({@link optionalSearch}). */
   optionalSearch?: boolean
+  /**
+   * A Messages body passed through: it held an image or document inside a tool result (a refusal
+   * of media there is learned only then; a translated request's is read from `request`).
+   */
+  mediaInResults?: boolean
   /** What the encoder changed for this upstream that the log row says (an image left out). */
   notes?: string[]
   /** A chat body passed through held successive user or assistant messages. */
@@ -455,6 +465,13 @@ export interface UpstreamAdaptation {
    * after them (adjacent-outputs.ts), in a translated body and in Codex's passed through.
    */
   adjacentOutputs?: boolean
+  /**
+   * Messages and Responses: a server that takes an image in a user turn but refused one inside a
+   * tool result (Ollama's and LM Studio's `/v1/messages`, a Responses server that is not OpenAI's):
+   * images and documents inside results go right after them, the results keeping their text or a
+   * placeholder line (media-out-of-results.ts), in a Messages or Responses body passed through.
+   */
+  mediaOutOfResults?: boolean
   /**
    * Messages: the thinking form the model takes, where it refused the other (`"thinking.type.
    * enabled" is not supported for this model`, `adaptive thinking is not supported on this model`).
@@ -808,6 +825,7 @@ export function sentOfPassedMessages(
   if (adaptedWith) sent.adaptedWith = adaptedWith
   if (typeof body.max_tokens === 'number') sent.maxTokens = body.max_tokens
   if (Array.isArray(body.tools)) sent.tools = body.tools.length
+  if (messagesHoldMediaInResults(body)) sent.mediaInResults = true
   messagesSent(body, sent)
   return sent
 }
@@ -1022,6 +1040,12 @@ function adaptBody(
   if (adapt.noCallIds) withoutCallIds(body)
   if (adapt.repairArgs) repairToolArguments(body)
   if (adapt.adjacentOutputs && Array.isArray(body.input)) body.input = adjacentOutputs(body.input)
+  // images and documents inside tool results, refused there: right after the results (a Messages
+  // body's, passed through or translated; a translated Responses body's)
+  if (adapt.mediaOutOfResults) {
+    if (Array.isArray(body.messages)) body.messages = messagesMediaOutOfResults(body.messages)
+    if (Array.isArray(body.input)) body.input = responsesMediaOutOfOutputs(body.input)
+  }
   if (adapt.effort) {
     // "off" refused by a model that always thinks (GLM-5.3's 1210, adaptations.ts): the chat switch
     // the gateway sent for a request that asked for no thinking goes, its least effort in its place

@@ -239,6 +239,8 @@ const MESSAGES_BODY_RULES = [
   'effortOnlyWithThinking',
   'forcedThinkingOff',
   'toolCap',
+  // images and documents inside tool results refused there (Ollama's, LM Studio's)
+  'mediaOutOfResults',
 ] as const satisfies ReadonlyArray<keyof UpstreamAdaptation>
 
 /**
@@ -1067,6 +1069,54 @@ const SEPARATED_OUTPUT = /^No tool (?:output found for tool call|call found for 
 /** The log row's words for the rule learned from {@link SEPARATED_OUTPUT}. */
 const ADJACENT_NOTE =
   "refused a tool call's output not right after the call: sent again with each call's output right after it, what stood between after them"
+
+/**
+ * Whether an upstream's error refuses an image or document inside a tool result (a request that
+ * held one: the caller's to know), in the servers' words: LM Studio's `/v1/messages` "Only text
+ * tool_result blocks are supported when tool_result.content is an array." (lmstudio #425);
+ * Ollama's (local and cloud, ollama #18055) and Zen/OpenCode Go's Responses API's pydantic "Input
+ * should be a valid string" (opencode #48740, a 422); for a Responses upstream, a relay's bare
+ * "Invalid input" whose `param` names a `content` (`messages.12.content`: command-code #795). Read
+ * from the error's message (and `param`), not from its whole text.
+ */
+export function refusesMediaInResults(errorText: string, family: 'messages' | 'responses'): boolean {
+  const {param, message} = errorParts(errorText)
+  if (/\bOnly text tool_result blocks are supported\b/i.test(message)) return true
+  if (/\bInput should be a valid string\b/.test(message)) return true
+  return (
+    family === 'responses' &&
+    /^Invalid input\.?$/i.test(message.trim()) &&
+    typeof param === 'string' &&
+    /(?:^|\.)content(?:$|[.[])/.test(param)
+  )
+}
+
+/** The log row's words for the rule learned from {@link refusesMediaInResults}. */
+const MEDIA_OUT_NOTE =
+  'refused an image or document inside a tool result: sent again with each one right after the results, in a user turn, the result keeping its text (or "[image attached below]")'
+
+/** Whether a translated request's conversation holds media inside a tool result. */
+const mediaInResults = (request: Request): boolean =>
+  request.messages.some((m) =>
+    m.parts.some((p) => p.type === 'tool_result' && p.content.some((c) => c.type === 'image')),
+  )
+
+/**
+ * A refusal of media inside tool results ({@link refusesMediaInResults}) of a Messages or Responses
+ * request that held some: a Messages body passed through (`sent.mediaInResults`) or a translated
+ * request (its `request`). Undefined for any other request or refusal.
+ */
+function mediaInResultsRefusal(
+  errorText: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  const family = sent.upstream
+  if (known.mediaOutOfResults || (family !== 'messages' && family !== 'responses')) return undefined
+  if (!(sent.mediaInResults || (sent.request !== undefined && mediaInResults(sent.request)))) return undefined
+  if (!refusesMediaInResults(errorText, family)) return undefined
+  return {next: {...known, mediaOutOfResults: true}, note: MEDIA_OUT_NOTE}
+}
 
 /** The log row's words for the rule learned from Azure's refusal of `store: false` (`refusesStoreFalse`). */
 const STORE_NOTE =
@@ -1955,6 +2005,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     )
   if (a.namespaceDescriptions)
     rules.push("Codex's namespaces without a description sent with Codex's words for one (refused empty)")
+  if (a.mediaOutOfResults)
+    rules.push(
+      'images and documents inside tool results sent right after the results, in the user turn, the result keeping its text (refused inside them)',
+    )
   if (a.adjacentOutputs)
     rules.push(
       "each tool call's output sent right after the call, the items between them after it (it pairs them by position)",
@@ -2162,6 +2216,9 @@ export class UpstreamAdaptations {
       const raw = providerRaw(errorText)
       if (raw !== undefined) decision = decide(raw, sent, known, status, model)
     }
+    // an image or document inside a tool result refused (only for a request that held one)
+    if (decision === undefined && (status === 400 || status === 422))
+      decision = mediaInResultsRefusal(errorText, sent, known)
     return this.settle(provider, model, sent.adaptedWith, decision)
   }
 
@@ -2327,6 +2384,28 @@ export class UpstreamAdaptations {
       next: {...adaptedWith, adjacentOutputs: true},
       note: ADJACENT_NOTE,
     })
+  }
+
+  /**
+   * Learns from a 400 or 422 of `provider`'s `model` to a Responses request passed through
+   * untranslated (Codex) that held an image or file inside a tool call's output, sent with
+   * `adaptedWith` learned: only a refusal of media there ({@link refusesMediaInResults}), the
+   * server's requests going with it moved out of the outputs from then on (`mediaOutOfResults`).
+   * Says so for the log row, as {@link learn} does; else undefined.
+   */
+  learnMediaOutOfResults(
+    provider: string,
+    model: string,
+    errorText: string,
+    adaptedWith: UpstreamAdaptation | undefined,
+  ): string | undefined {
+    const sent: SentRequest = {upstream: 'responses', fields: [], mediaInResults: true}
+    return this.settle(
+      provider,
+      model,
+      adaptedWith,
+      mediaInResultsRefusal(errorText, sent, adaptedWith ?? {}),
+    )
   }
 
   /**

@@ -72,6 +72,7 @@ import type {LearnedAdaptation} from './adaptations.js'
 import type {UpstreamAdaptation} from '../../protocols/translate.js'
 import {
   MAX_ADAPTATIONS_A_REQUEST,
+  refusesMediaInResults,
   refusesSeparatedOutputs,
   rewritesChatBody,
   rewritesMessagesBody,
@@ -85,6 +86,7 @@ import type * as TranslateModuleNs from '../../protocols/translate.js'
 import type {ClientRequest, SentRequest} from '../../protocols/translate.js'
 import type {CodecContext, Family} from '../../protocols/ir.js'
 import {parseJsonBytes} from '../../protocols/json-bytes.js'
+import {mayHoldMediaInResults, withMediaOutOfOutputs} from '../../protocols/media-out-of-results.js'
 
 export {sendFamilyError} from './error-shape.js'
 export {defaultPools, UpstreamPools} from './pools.js'
@@ -774,6 +776,8 @@ export async function proxyRequest(
     if (learned?.drop !== undefined) body = withoutTopFields(body, learned.drop) ?? body
     if (learned?.liteOff) body = withoutLiteItem(body) ?? body
     if (learned?.adjacentOutputs) body = withAdjacentOutputs(body) ?? body
+    // (images inside tool outputs refused there: after the outputs, ../../protocols/media-out-of-results.ts)
+    if (learned?.mediaOutOfResults) body = withMediaOutOfOutputs(body) ?? body
     // (Codex's only: another client's `store: false` is its own choice that Azure keep nothing)
     if ((learned?.storeTrue || azureProvider(target.provider)) && isCodexClient(request.headers))
       body = withStoreTrue(body) ?? body
@@ -1252,6 +1256,42 @@ export async function proxyRequest(
           tried--
           adapted.push(`${provider.name} ${change}`)
           const learned = adaptations.get(provider.name, upstreamModelName)
+          return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+        }
+      }
+    }
+    // An image or file inside Codex's tool call output (its view_image, a screenshot) refused by a
+    // Responses server that takes one in a user message (Zen/OpenCode Go's 422 "Input should be a
+    // valid string", a relay's "Invalid input": adaptations.ts `refusesMediaInResults`), which
+    // the history keeps: learned, and the request goes again with the media in a user message right
+    // after the outputs, as later ones do (read only for a body that holds such media: a byte
+    // search, then the rewrite; a Messages body's is learned by the block for its family above)
+    if (
+      !translated &&
+      family === 'responses' &&
+      (status === 400 || status === 422) &&
+      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
+      !refusedCiphertext &&
+      passedWith?.mediaOutOfResults !== true &&
+      upstream.headers['content-encoding'] === undefined &&
+      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
+      !COMPACT.test(request.url) &&
+      mayHoldMediaInResults('responses', body)
+    ) {
+      errorText ??= await errorBody(upstream.body)
+      const upstreamModelName = model ?? prepared.requestedModel ?? ''
+      const change =
+        typeof errorText === 'string' &&
+        refusesMediaInResults(errorText, 'responses') &&
+        withMediaOutOfOutputs(body) !== undefined
+          ? adaptations.learnMediaOutOfResults(provider.name, upstreamModelName, errorText, passedWith)
+          : undefined
+      if (change) {
+        const learned = adaptations.get(provider.name, upstreamModelName)
+        const again = passedResponses((stripped ?? (await untranslated())).bodyFor(model), target, learned)
+        if (!again.equals(body)) {
+          tried--
+          adapted.push(`${provider.name} ${change}`)
           return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
         }
       }

@@ -32,6 +32,7 @@ import {
 import type {DroppedThinking} from './turn-checks.js'
 import {answerBinding, bindingProblem, messagesHistoryProblem, thinkingSignature} from './turn-checks.js'
 import {messagesImageProblem} from './media-checks.js'
+import {messagesMediaInResultRefusal} from './media-in-results.js'
 import {
   BINDING_BETA,
   claudeModel,
@@ -357,6 +358,12 @@ function handleMessages(context: SimContext) {
       ollamaMessagesThinkingRefusal(body, selection.model, quirks)
     if (refusedFirst) {
       context.sendError(request, 400, refusedFirst, 'invalid_request_error', {'request-id': simId('req_')})
+      return
+    }
+    // `text-tool-results`: LM Studio's refusal of an image inside a tool result
+    const mediaInResult = messagesMediaInResultRefusal(body, quirks)
+    if (mediaInResult) {
+      sendJson(request.res, mediaInResult.status, mediaInResult.raw)
       return
     }
     const tooMany = toolCapRefusal('messages', Array.isArray(body.tools) ? body.tools.length : 0, quirks)

@@ -182,6 +182,9 @@ export const SIM_QUIRKS = [
   // Anthropic's words, each named (Vertex AI, Azure Foundry, relays), or as Bedrock does, none named
   'strict-betas',
   'bedrock-betas',
+  // an image inside a tool result refused, the same image in a user turn taken: LM Studio's and
+  // Ollama's `/v1/messages`, Zen's `/v1/responses` (./media-in-results.ts)
+  'text-tool-results',
 ] as const
 
 export type SimQuirk = (typeof SIM_QUIRKS)[number]

@@ -11,6 +11,7 @@ import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'
 import {bearer, deltas, inputOnly, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
 import type {Quirks} from './quirks.js'
+import {responsesMediaInOutputRefusal} from './media-in-results.js'
 import {
   NO_QUIRKS,
   argsPieces,
@@ -393,6 +394,12 @@ function handle(context: SimContext) {
     const separated = separatedOutputRefusal(body, quirks)
     if (separated) {
       sendJson(request.res, 400, {error: separated})
+      return
+    }
+    // `text-tool-results`: Zen's refusal of an image inside a tool call's output
+    const mediaInOutput = responsesMediaInOutputRefusal(body, quirks)
+    if (mediaInOutput) {
+      sendJson(request.res, mediaInOutput.status, mediaInOutput.raw)
       return
     }
     const lite = liteRefusal(body, request.headers, quirks)
