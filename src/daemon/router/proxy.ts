@@ -874,6 +874,38 @@ export async function proxyRequest(
     let errorText: string | Error | undefined
     /** The upstream refused encrypted content another account made (not another block's to learn from). */
     let refusedCiphertext = false
+    /**
+     * A 400 to a body passed through whose words may teach one rule of a byte rewrite (`store`,
+     * the 1-hour cache, a namespace's description): not compressed, no stream, tries left.
+     */
+    const passedRefusal = () =>
+      !translated &&
+      status === 400 &&
+      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
+      upstream.headers['content-encoding'] === undefined &&
+      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? ''))
+    /**
+     * Sends `again` (the body as sent with one rule's rewrite) when the upstream's words teach that
+     * rule (`learn`, the Adaptations method that reads them), as the model's
+     * later requests go: the try's outcome, else undefined (the refusal goes on to other readers).
+     */
+    const retryLearned = async (
+      again: Buffer | undefined,
+      learn: 'learnStoreTrue' | 'learnCacheTtlOff' | 'learnNamespaceDescriptions',
+    ): Promise<boolean | undefined> => {
+      if (!again) return undefined
+      errorText ??= await errorBody(upstream.body)
+      const upstreamModelName = model ?? prepared.requestedModel ?? ''
+      const change =
+        typeof errorText === 'string'
+          ? adaptations[learn](provider.name, upstreamModelName, errorText, passedWith)
+          : undefined
+      if (!change) return undefined
+      tried--
+      adapted.push(`${provider.name} ${change}`)
+      const learned = adaptations.get(provider.name, upstreamModelName)
+      return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+    }
     if (
       translated &&
       // DeepSeek's older refusal of a JSON schema came as 422; llama.cpp's refusal of images as
@@ -1140,33 +1172,16 @@ export async function proxyRequest(
     // Azure's own hosts gets it from the first request: `passedResponses`). Read only for Codex's
     // body that holds `"store":false` (another client's `store: false` is its own to keep).
     if (
-      !translated &&
       family === 'responses' &&
-      status === 400 &&
-      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
+      passedRefusal() &&
       !refusedCiphertext &&
       passedWith?.storeTrue !== true &&
-      upstream.headers['content-encoding'] === undefined &&
       isCodexClient(request.headers) &&
-      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
       !COMPACT.test(request.url)
     ) {
-      const again = withStoreTrue(body)
-      if (again) {
-        // (read already when Codex's tool shapes were looked for in it, above)
-        errorText ??= await errorBody(upstream.body)
-        const upstreamModelName = model ?? prepared.requestedModel ?? ''
-        const change =
-          typeof errorText === 'string'
-            ? adaptations.learnStoreTrue(provider.name, upstreamModelName, errorText, passedWith)
-            : undefined
-        if (change) {
-          tried--
-          adapted.push(`${provider.name} ${change}`)
-          const learned = adaptations.get(provider.name, upstreamModelName)
-          return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
-        }
-      }
+      // (read already when Codex's tool shapes were looked for in it, above)
+      const sent = await retryLearned(withStoreTrue(body), 'learnStoreTrue')
+      if (sent !== undefined) return sent
     }
     // Codex's history refused by a Responses server that pairs tool calls and outputs by position
     // (DeepSeek's "No tool output found for tool call call_…": a hook's developer message, a
@@ -1206,59 +1221,21 @@ export async function proxyRequest(
     // A relay in front of Claude that refuses Claude Code's 1-hour cache ("`cache_control.ttl: 1h`
     // is not supported"): learned, and the request goes again without `ttl` and `scope`, as later
     // ones do (`passedBytes`; read only for a Messages body that holds either)
-    if (
-      !translated &&
-      family === 'messages' &&
-      status === 400 &&
-      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
-      passedWith?.cacheTtlOff !== true &&
-      upstream.headers['content-encoding'] === undefined &&
-      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? ''))
-    ) {
-      const again = withoutCacheTtl(body)
-      if (again) {
-        errorText ??= await errorBody(upstream.body)
-        const upstreamModelName = model ?? prepared.requestedModel ?? ''
-        const change =
-          typeof errorText === 'string'
-            ? adaptations.learnCacheTtlOff(provider.name, upstreamModelName, errorText, passedWith)
-            : undefined
-        if (change) {
-          tried--
-          adapted.push(`${provider.name} ${change}`)
-          const learned = adaptations.get(provider.name, upstreamModelName)
-          return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
-        }
-      }
+    if (family === 'messages' && passedWith?.cacheTtlOff !== true && passedRefusal()) {
+      const sent = await retryLearned(withoutCacheTtl(body), 'learnCacheTtlOff')
+      if (sent !== undefined) return sent
     }
     // A namespace tool's empty description refused (Azure OpenAI's `empty_string`, behind a domain
     // of its own; one at Azure's hosts gets it described from the first request: `passedResponses`):
     // learned, and the request goes again with it described, as later ones do
     if (
-      !translated &&
       family === 'responses' &&
-      status === 400 &&
-      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
-      !refusedCiphertext &&
       passedWith?.namespaceDescriptions !== true &&
-      upstream.headers['content-encoding'] === undefined &&
-      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? ''))
+      !refusedCiphertext &&
+      passedRefusal()
     ) {
-      const again = withNamespaceDescriptions(body)
-      if (again) {
-        errorText ??= await errorBody(upstream.body)
-        const upstreamModelName = model ?? prepared.requestedModel ?? ''
-        const change =
-          typeof errorText === 'string'
-            ? adaptations.learnNamespaceDescriptions(provider.name, upstreamModelName, errorText, passedWith)
-            : undefined
-        if (change) {
-          tried--
-          adapted.push(`${provider.name} ${change}`)
-          const learned = adaptations.get(provider.name, upstreamModelName)
-          return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
-        }
-      }
+      const sent = await retryLearned(withNamespaceDescriptions(body), 'learnNamespaceDescriptions')
+      if (sent !== undefined) return sent
     }
     // An image or file inside Codex's tool call output (its view_image, a screenshot) refused by a
     // Responses server that takes one in a user message (Zen/OpenCode Go's 422 "Input should be a
