@@ -25,6 +25,7 @@
  * The rewrite depends only on the history, so every turn gets the same bytes for the same history
  * (the upstream's prompt cache).
  */
+import {withInputMapped} from './responses-input.js'
 
 type Item = Record<string, unknown>
 
@@ -146,16 +147,7 @@ export function mayHoldMediaInResults(family: 'messages' | 'responses', body: Bu
  */
 export function withMediaOutOfOutputs(body: Buffer): Buffer | undefined {
   if (!mayHoldMediaInResults('responses', body)) return undefined
-  let json: unknown
-  try {
-    json = JSON.parse(body.toString('utf8'))
-  } catch {
-    return undefined
-  }
-  const request = json as {input?: unknown}
-  if (!json || typeof json !== 'object' || !Array.isArray(request.input)) return undefined
-  const input = responsesMediaOutOfOutputs(request.input)
-  return input === request.input ? undefined : Buffer.from(JSON.stringify({...request, input}))
+  return withInputMapped(body, responsesMediaOutOfOutputs)
 }
 
 /**

@@ -1,4 +1,5 @@
 import {adjacentOutputs} from '../../protocols/adjacent-outputs.js'
+import {withInputMapped} from '../../protocols/responses-input.js'
 
 /**
  * Codex on a Responses server that is not OpenAI's. Codex 0.17x sends OpenAI's newest tool shapes
@@ -409,14 +410,5 @@ export const holdsCallOutput = (body: Buffer): boolean => body.lastIndexOf(CALL_
  */
 export function withAdjacentOutputs(body: Buffer): Buffer | undefined {
   if (!holdsCallOutput(body)) return undefined
-  let json: unknown
-  try {
-    json = JSON.parse(body.toString('utf8'))
-  } catch {
-    return undefined
-  }
-  const request = json as {input?: unknown}
-  if (!json || typeof json !== 'object' || !Array.isArray(request.input)) return undefined
-  const input = adjacentOutputs(request.input)
-  return input === request.input ? undefined : Buffer.from(JSON.stringify({...request, input}))
+  return withInputMapped(body, adjacentOutputs)
 }
