@@ -610,6 +610,14 @@ export interface CodecContext {
    */
   storeTrue?: boolean
   /**
+   * Responses upstreams: OpenAI's own hosts (its API, ChatGPT's backend, Azure OpenAI), whose
+   * input messages take an assistant message's `phase` (`commentary`, `final_answer`): each
+   * assistant message of the history goes with its phase, derived from the history, for a model
+   * that labels its messages so (responses-request.ts `usesPhase`). Other Responses servers may
+   * refuse the member: they get none.
+   */
+  phases?: boolean
+  /**
    * Chat upstreams: OpenAI's own API (`api.openai.com`), whose chat completions take the
    * request's cache key as `prompt_cache_key`; most other chat servers refuse the field.
    */

@@ -66,6 +66,42 @@ function textReasoning(part: ReasoningPart, at: number): Body {
 }
 
 /**
+ * Whether `model` labels its assistant messages with a `phase` (any `vendor/` prefix aside):
+ * OpenAI's GPT-5.3-codex and every later GPT (5.3, 5.4, 5.5, …, 6), whose guidance is to send it
+ * back on every assistant message of the history. Earlier models (GPT-5.2, the `gpt-5.x-codex`
+ * before 5.3, GPT-4o) get none: they were made before it, so it would tell them nothing. A name
+ * test only: an Azure deployment of another name gets none either.
+ */
+export function usesPhase(model: string): boolean {
+  const name = model.slice(model.lastIndexOf('/') + 1).toLowerCase()
+  return /^gpt-(?:5\.(?:[3-9]|[1-9]\d)|[6-9](?:\.\d+)?|[1-9]\d(?:\.\d+)?)(?![\d.])/.test(name)
+}
+
+/**
+ * `ctx.phases`: the `phase` of each assistant `message` item of one assistant turn, the items
+ * from `start` on in `input`. A turn is a run of consecutive assistant messages of the history
+ * (one answer of the model: Messages' assistant content, chat's assistant message with its
+ * `tool_calls`, Gemini's model content, however the client split it), up to the next user
+ * message (a prompt, or the results of its calls). Within it, the text that ends it, with no
+ * function or custom tool call after it, is its `final_answer`; every other text is `commentary`
+ * (a preamble before the turn's calls, a text a reasoning item cut in two). A turn that ends in a
+ * call (the results come in the next user message) holds commentary only. Nothing is carried
+ * from the upstream's answer: the same history gives the same phases on every turn, so the
+ * prompt cache's prefix holds, and a history that was never the upstream's (Claude's, Gemini's)
+ * gets them too.
+ */
+function withPhases(input: Body[], start: number): void {
+  let last = -1
+  for (let at = input.length - 1; at >= start && last === -1; at--) {
+    const type = input[at].type
+    if (type === 'function_call' || type === 'custom_tool_call') break
+    if (type === 'message') last = at
+  }
+  for (let at = start; at < input.length; at++)
+    if (input[at].type === 'message') input[at].phase = at === last ? 'final_answer' : 'commentary'
+}
+
+/**
  * `ctx.plainTools`: for a Responses server that is not OpenAI's (vLLM, Ollama, llama.cpp, LM
  * Studio, sglang, a relay), which takes function tools only: a custom tool (Codex's `exec`,
  * `apply_patch`) goes as a function of one string `input`, its calls and their outputs as function
@@ -80,7 +116,15 @@ export function encodeRequest(request: Request, model: string, ctx?: CodecContex
   const customs = new Set(plain ? [] : request.tools.filter((t) => t.custom).map((t) => t.name))
   const callNames = new Map<string, string>()
   const input: Body[] = []
+  const phases = ctx?.phases === true && usesPhase(model)
+  // where the assistant turn being written began in `input` (-1: none is)
+  let turn = -1
   for (const message of request.messages) {
+    if (phases)
+      if (message.role !== 'assistant') {
+        if (turn !== -1) withPhases(input, turn)
+        turn = -1
+      } else if (turn === -1) turn = input.length
     let content: Body[] = []
     const flush = () => {
       if (content.length) input.push({type: 'message', role: message.role, content})
@@ -147,6 +191,7 @@ export function encodeRequest(request: Request, model: string, ctx?: CodecContex
     }
     flush()
   }
+  if (phases && turn !== -1) withPhases(input, turn)
   const body: Body = {model, input}
   const instructions = request.system.map((p) => p.text).join('\n\n')
   if (instructions) body.instructions = instructions

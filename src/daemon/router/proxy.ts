@@ -656,6 +656,14 @@ export async function proxyRequest(
     // (looked at once per provider, only for a Responses upstream), or learned from its refusal
     if (target.provider.family === 'responses' && (adapt?.storeTrue || azureProvider(target.provider)))
       ctx.storeTrue = true
+    // OpenAI's own hosts (and Azure learned so; the simulator, which stands for them) take an
+    // assistant message's `phase`, which GPT-5.3 and later want back (responses-request.ts)
+    if (
+      target.provider.family === 'responses' &&
+      !plainTools &&
+      (ctx.storeTrue || target.provider.origin === 'sim' || isOpenAiResponsesHost(target.provider.baseUrl))
+    )
+      ctx.phases = true
     // DeepSeek's Responses API refused a turn without its reasoning_text: every reasoning item goes
     // back with its text, an empty one where Codex kept none (learned, with `plainTools`)
     if (plainTools && adapt?.reasoningTextBack) ctx.reasoningTextBack = true
