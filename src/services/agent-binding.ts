@@ -44,7 +44,7 @@ import type {BindingRecord, GatewayState} from '../store/state-schema.js'
 import type {Family} from '../store/schema.js'
 import {StateStore, withState} from '../store/state.js'
 import {backupsDir, originalOf, pruneOriginals, saveOriginal, upgradeOriginal} from './binding-originals.js'
-import {autoModeLocal} from './auto-mode.js'
+import {autoModeLocal, firstMessagesTarget} from './auto-mode.js'
 import {resolvePort} from './gateway.js'
 import {issueGatewayKey, listAgents, revokeGatewayKey, withEmployeeDefaults} from './gateway-keys.js'
 
@@ -288,9 +288,8 @@ export function bindingStatus(
       options.binder.withAutoMode(texts[0], null, true) !== texts[0] &&
       autoModeLocal(state, policyId)
     ) {
-      const first = state.policies.find((p) => p.id === policyId)?.routes.messages?.[0]
       problems.push({
-        problem: `auto mode asks Anthropic's classifier, which policy ${policyId}'s first Messages target (${first?.provider ?? '?'}) does not answer`,
+        problem: `auto mode asks Anthropic's classifier, which policy ${policyId}'s first Messages target (${firstMessagesTarget(state, policyId)?.provider}) does not answer`,
         fix: enable,
       })
     }

@@ -9,7 +9,24 @@
  * (../daemon/router/safeguards.ts: the gateway sends such a server neither the field nor its betas).
  */
 import {isAnthropicApi} from '../gateway/vendor-hosts.js'
+import type {PolicyTarget} from '../store/schema.js'
 import type {GatewayState} from '../store/state-schema.js'
+
+/**
+ * The first target of policy `policyId`'s Messages route as the gateway routes it: its own, or on
+ * a policy without Messages targets the user's first Messages provider
+ * (../gateway/effective-providers.ts; the built-in ones after it are the gateway's to choose when
+ * it starts). Undefined where there is none to read.
+ */
+export function firstMessagesTarget(
+  state: Pick<GatewayState, 'policies' | 'providers'>,
+  policyId: string,
+): PolicyTarget | undefined {
+  const policy = state.policies.find((p) => p.id === policyId)
+  if (!policy) return undefined
+  const user = state.providers.find((p) => p.family === 'messages')
+  return policy.routes.messages?.[0] ?? (user ? {provider: user.name} : undefined)
+}
 
 /**
  * Whether policy `policyId`'s Messages route starts somewhere other than Anthropic's own API
@@ -21,12 +38,7 @@ export function autoModeLocal(
   state: Pick<GatewayState, 'policies' | 'providers'>,
   policyId: string,
 ): boolean {
-  const policy = state.policies.find((p) => p.id === policyId)
-  if (!policy) return false
-  // a policy without Messages targets routes to the Messages providers, the user's first
-  // (../gateway/effective-providers.ts); the built-in ones after them are the gateway's to choose
-  const user = state.providers.find((p) => p.family === 'messages')
-  const target = policy.routes.messages?.[0] ?? (user ? {provider: user.name, translate: false} : undefined)
+  const target = firstMessagesTarget(state, policyId)
   if (!target) return false
   if (target.translate) return true
   const provider = state.providers.find((p) => p.name === target.provider)

@@ -762,6 +762,23 @@ describe("a Responses body passed through (Codex's) refused for a top-level fiel
     ])
     expect(named('json: unknown field "access_programs"')).toEqual(['access_programs'])
     expect(named("Unrecognized key(s) in object: 'access_programs'")).toEqual(['access_programs'])
+    // zod's list: every key it names at once (one try, not one a key)
+    expect(named("Unrecognized key(s) in object: 'access_programs', 'prompt_cache_key'")).toEqual([
+      'access_programs',
+      'prompt_cache_key',
+    ])
+    // a value refused, the field named as its param: the field stays
+    for (const [message, param] of [
+      ["Invalid value for 'service_tier': 'flex' is not supported with this model.", 'service_tier'],
+      ["Unsupported value: 'service_tier' does not support 'priority' with this model.", 'service_tier'],
+      ['parallel_tool_calls is unsupported when tools is empty', 'parallel_tool_calls'],
+    ])
+      expect([message, unknownResponsesFields(openai(message, param), [...fields, 'service_tier'])]).toEqual([
+        message,
+        undefined,
+      ])
+    // a param beside words for a field the server does not know at all
+    expect(named(openai('Unknown field.', 'access_programs'))).toEqual(['access_programs'])
     expect(
       named(openai('Unrecognized request argument supplied: access_programs, prompt_cache_key', null)),
     ).toEqual(['access_programs', 'prompt_cache_key'])

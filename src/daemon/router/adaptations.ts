@@ -151,7 +151,15 @@ export function unknownResponsesFields(errorText: string, sent: readonly string[
   if (listed) return judge(listed[1].split(/[\s,`'"]+/))
   const words = [...message.matchAll(UNKNOWN_FIELD)].map((m) => m[1])
   if (words.length > 0) return judge(words)
-  if (typeof param === 'string' && /^[A-Za-z_]\w*$/.test(param) && REFUSES.test(message))
+  // a bare `param` beside words for a field it does not know, never for a value it does not take
+  // ("Invalid value for 'service_tier': 'flex' is not supported", "... is unsupported when tools is
+  // empty": the field stays, its value is the client's)
+  if (
+    typeof param === 'string' &&
+    /^[A-Za-z_]\w*$/.test(param) &&
+    UNKNOWN_WORDS.test(message) &&
+    !/^\s*(?:invalid|unsupported) value\b|\bwhen\b/i.test(message)
+  )
     return judge([param])
   return undefined
 }
@@ -305,7 +313,10 @@ const ONLY_ALLOWED =
 
 /** A strict server's list of the fields it does not take, after its words. */
 const LISTS_FIELDS =
-  /(?:unrecognized request arguments? supplied|unsupported parameters?(?:\(s\))?):\s*([\w.`'", ]{1,300})/i
+  /(?:unrecognized request arguments? supplied|unsupported parameters?(?:\(s\))?|unrecognized keys?(?:\(s\))? in object):\s*([\w.`'", ]{1,300})/i
+
+/** Words for a field a server does not know at all (not a value of it it does not take). */
+const UNKNOWN_WORDS = /(?:extra inputs|not permitted|unknown|unrecogni[sz]ed)/i
 
 /** A refusal's words for a field it does not take ("Extra inputs are not permitted"). */
 const REFUSES = /(?:extra inputs|not permitted|not supported|unsupported|unknown|unrecognized)/i
@@ -1082,12 +1093,42 @@ const ADJACENT_NOTE =
 export function refusesMediaInResults(errorText: string, family: 'messages' | 'responses'): boolean {
   const {param, message} = errorParts(errorText)
   if (/\bOnly text tool_result blocks are supported\b/i.test(message)) return true
-  if (/\bInput should be a valid string\b/.test(message)) return true
+  // pydantic's words for any string field: Ollama's whole message, or at a content path (Zen's
+  // `param`, a FastAPI `detail` entry's `loc`), never another field's (`metadata.user_id`)
+  if (/\bInput should be a valid string\b/.test(message))
+    return typeof param === 'string'
+      ? CONTENT_PATH.test(param)
+      : /^Input should be a valid string\b/.test(message.trim()) || detailAtContent(errorText)
   return (
     family === 'responses' &&
     /^Invalid input\.?$/i.test(message.trim()) &&
     typeof param === 'string' &&
-    /(?:^|\.)content(?:$|[.[])/.test(param)
+    CONTENT_PATH.test(param)
+  )
+}
+
+/** A path through a message's `content` (or a call output's `output`): `messages.14.user.content.str`. */
+const CONTENT_PATH = /(?:^|\.)(?:content|output)(?:$|[.[])/
+
+/** Whether a FastAPI error (`{"detail": [{"loc": [...], "msg": ...}]}`) says a string was wanted at a content. */
+function detailAtContent(errorText: string): boolean {
+  let detail: unknown
+  try {
+    detail = (JSON.parse(errorText) as {detail?: unknown}).detail
+  } catch {
+    return false
+  }
+  return (
+    Array.isArray(detail) &&
+    detail.some((d: {loc?: unknown; msg?: unknown} | null) => {
+      const loc = d?.loc
+      return (
+        typeof d?.msg === 'string' &&
+        /\bInput should be a valid string\b/.test(d.msg) &&
+        Array.isArray(loc) &&
+        loc.some((part) => part === 'content' || part === 'output')
+      )
+    })
   )
 }
 

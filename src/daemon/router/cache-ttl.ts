@@ -10,32 +10,54 @@
  * rest of the body byte for byte (the same bytes each turn, so the server's cache holds).
  */
 
-/** A `cache_control` object of flat members, as Claude Code writes it (not one inside a string: its quotes would be escaped). */
-const CACHE_CONTROL = /"cache_control"(\s*):(\s*)\{([^{}"]*(?:"(?:[^"\\]|\\.)*"[^{}"]*)*)\}/g
-const TTL_OR_SCOPE = /"(?:ttl|scope)"\s*:/
+const CACHE_CONTROL = Buffer.from('"cache_control"')
+const TTL = Buffer.from('"ttl"')
+const SCOPE = Buffer.from('"scope"')
+
+/** Whether byte `c` is JSON whitespace. */
+const space = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 
 /**
  * A Messages body with each `cache_control`'s `ttl` and `scope` left out, every other byte as it
- * came; undefined when it holds neither (a byte search for `"ttl"` and `"scope"` first).
+ * came; undefined when none holds either. Read by bytes: each `"cache_control"` (one not inside a
+ * string: its quotes would be escaped there) is followed to its object of flat members, and only
+ * an object that holds `"ttl"` or `"scope"` is parsed and written again (Claude Code's four marks:
+ * a search through the body, nothing decoded for a body without them).
  */
 export function withoutCacheTtl(body: Buffer): Buffer | undefined {
-  if (body.indexOf('"ttl"') === -1 && body.indexOf('"scope"') === -1) return undefined
-  const text = body.toString('utf8')
-  let changed = false
-  const next = text.replace(CACHE_CONTROL, (all, before: string, after: string, members: string) => {
-    if (!TTL_OR_SCOPE.test(members)) return all
-    let parsed: Record<string, unknown>
+  let parts: Buffer[] | undefined
+  let kept = 0
+  for (
+    let at = body.indexOf(CACHE_CONTROL);
+    at !== -1;
+    at = body.indexOf(CACHE_CONTROL, at + CACHE_CONTROL.length)
+  ) {
+    let i = at + CACHE_CONTROL.length
+    while (space(body[i])) i++
+    if (body[i] !== 0x3a) continue
+    i++
+    while (space(body[i])) i++
+    if (body[i] !== 0x7b) continue
+    const close = body.indexOf(0x7d, i)
+    if (close === -1) break
+    const object = body.subarray(i, close + 1)
+    // (flat and short, as Claude Code writes it: anything else is not one of its marks)
+    if (object.length > 256 || object.indexOf(0x7b, 1) !== -1) continue
+    if (object.indexOf(TTL) === -1 && object.indexOf(SCOPE) === -1) continue
+    let members: Record<string, unknown>
     try {
-      parsed = JSON.parse(`{${members}}`) as Record<string, unknown>
+      members = JSON.parse(object.toString('utf8')) as Record<string, unknown>
     } catch {
-      return all
+      continue
     }
-    delete parsed.ttl
-    delete parsed.scope
-    changed = true
-    return `"cache_control"${before}:${after}${JSON.stringify(parsed)}`
-  })
-  return changed ? Buffer.from(next) : undefined
+    delete members.ttl
+    delete members.scope
+    ;(parts ??= []).push(body.subarray(kept, i), Buffer.from(JSON.stringify(members)))
+    kept = close + 1
+  }
+  if (!parts) return undefined
+  parts.push(body.subarray(kept))
+  return Buffer.concat(parts)
 }
 
 /**

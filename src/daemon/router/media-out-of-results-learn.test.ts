@@ -95,6 +95,33 @@ describe('refusesMediaInResults', () => {
       )
       expect(refusesMediaInResults(message, 'messages')).toBe(false)
     }
+    // pydantic's words for another string field (FastAPI's detail list, a param elsewhere): not it
+    const userId = JSON.stringify({
+      detail: [
+        {type: 'string_type', loc: ['body', 'metadata', 'user_id'], msg: 'Input should be a valid string'},
+      ],
+    })
+    expect(refusesMediaInResults(userId, 'messages')).toBe(false)
+    const elsewhere = JSON.stringify({
+      error: {message: 'Input should be a valid string', param: 'metadata.user_id'},
+    })
+    expect(
+      refusesMediaInResults(
+        JSON.stringify({error: {message: 'x: Input should be a valid string', param: 'metadata.user_id'}}),
+        'messages',
+      ),
+    ).toBe(false)
+    expect(refusesMediaInResults(elsewhere, 'messages')).toBe(false)
+    const atContent = JSON.stringify({
+      detail: [
+        {
+          type: 'string_type',
+          loc: ['body', 'messages', 2, 'content', 0, 'content'],
+          msg: 'Input should be a valid string',
+        },
+      ],
+    })
+    expect(refusesMediaInResults(atContent, 'messages')).toBe(true)
   })
 })
 

@@ -365,7 +365,6 @@ export function refusesStoreFalse(errorText: string): boolean {
  */
 const EMPTY_NAMESPACE_DESCRIPTION =
   /("type"\s*:\s*"namespace"\s*,\s*"name"\s*:\s*"((?:[^"\\]|\\.){1,200})"\s*,\s*"description"\s*:\s*)""/g
-const EMPTY_DESCRIPTION = /"description"\s*:\s*""/
 
 /**
  * Codex's body with each namespace tool's empty `description` given the words Codex gives every
@@ -376,9 +375,13 @@ const EMPTY_DESCRIPTION = /"description"\s*:\s*""/
  * BerriAI/litellm #36366), on every request of a Lite model. Undefined for a body without one.
  */
 export function withNamespaceDescriptions(body: Buffer): Buffer | undefined {
-  if (body.indexOf('"namespace"') === -1) return undefined
+  // (byte searches first: a body is decoded only where Codex's empty description stands)
+  if (
+    body.indexOf('"namespace"') === -1 ||
+    (body.indexOf('"description":""') === -1 && body.indexOf('"description": ""') === -1)
+  )
+    return undefined
   const text = body.toString('utf8')
-  if (!EMPTY_DESCRIPTION.test(text)) return undefined
   const filled = text.replace(
     EMPTY_NAMESPACE_DESCRIPTION,
     (_all, head: string, name: string) => `${head}"Tools in the ${name} namespace."`,
