@@ -16,18 +16,21 @@
  * a model that is not Claude's, Volcengine Ark: each refuses the request, every turn, once the
  * history holds a reference; daemon/router/tool-search.ts says when).
  */
-import type {Json} from './cm-common.js'
-import {isObj} from './cm-common.js'
 import type {FunctionTool, ReferencedTool} from './ir.js'
 import {toolReferenceText} from './ir.js'
 import {parseJsonBytes} from './json-bytes.js'
+
+// (not ./cm-common.js's: the proxy loads this module for a body passed through, without the codecs)
+type Json = Record<string, unknown>
+const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /**
  * A Messages tool as the IR's function tool: a client tool (no `type`, or `custom`) with a name;
  * undefined for a server tool (Anthropic's web search, its tool search, a computer-use tool).
  */
 export function messagesFunctionTool(t: unknown): FunctionTool | undefined {
-  if (!isObj(t) || (t.type !== undefined && t.type !== 'custom') || typeof t.name !== 'string') return undefined
+  if (!isObj(t) || (t.type !== undefined && t.type !== 'custom') || typeof t.name !== 'string')
+    return undefined
   // (members in the same order, a description set only when there: no literal spread per tool)
   const tool = {name: t.name} as FunctionTool
   if (typeof t.description === 'string') tool.description = t.description
@@ -176,7 +179,12 @@ export function withDeferredToolsLoaded(body: Buffer): Buffer | undefined {
       known.set(fn.name, {raw: undeferred, fn})
     } else deferred.set(fn.name, {raw, fn})
   }
-  const {loaded, texts} = loadReferencedTools(known, (name) => deferred.get(name), runs, (t) => t.fn)
+  const {loaded, texts} = loadReferencedTools(
+    known,
+    (name) => deferred.get(name),
+    runs,
+    (t) => t.fn,
+  )
   for (let i = 0; i < runs.length; i++) runs[i].block.text = texts[i].text
   for (const tool of loaded) shown.push(without(tool.raw, 'defer_loading'))
   // a deferred tool the request forces is the model's too (a server refuses a forced tool it was

@@ -26,7 +26,6 @@ import type {
   Part,
   ReasoningPart,
   ReasoningSettings,
-  ReferencedTool,
   Request,
   Response,
   ResponseFormat,
