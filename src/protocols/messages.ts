@@ -26,7 +26,6 @@ import type {
   Part,
   ReasoningPart,
   ReasoningSettings,
-  ReferencedTool,
   Request,
   Response,
   ResponseFormat,
@@ -36,7 +35,8 @@ import type {
   WebSearchPart,
   WebSearchTool,
 } from './ir.js'
-import {TranslationError, toolReferenceText, toolRemovalText, unwrapOpaque, wrapOpaque} from './ir.js'
+import {isServerToolSearch, loadReferencedTools, messagesFunctionTool} from './deferred-tools.js'
+import {TranslationError, toolRemovalText, unwrapOpaque, wrapOpaque} from './ir.js'
 
 // ---- decoding a Messages client's request ----
 
@@ -418,14 +418,12 @@ function decodeTools(raw: unknown): {
     if (isObj(t) && typeof t.type === 'string' && t.type.startsWith('web_search_')) {
       // Anthropic's web search (Claude Code's WebSearch asks for it in a request of its own)
       search = {tool: webSearchTool(t), name: str(t.name) ?? 'web_search'}
-    } else if (isObj(t) && (t.type === undefined || t.type === 'custom') && typeof t.name === 'string') {
-      // (members in the same order, a description set only when there: no literal spread per tool)
-      const tool = {name: t.name} as FunctionTool
-      if (typeof t.description === 'string') tool.description = t.description
-      tool.parameters = isObj(t.input_schema) ? t.input_schema : {type: 'object', properties: {}}
-      if (t.defer_loading === true) (deferred ??= new Map()).set(t.name, tool)
-      else tools.push(tool)
-    } else builtin.push({family: 'messages', raw: t})
+      continue
+    }
+    const tool = messagesFunctionTool(t)
+    if (!tool) builtin.push({family: 'messages', raw: t})
+    else if ((t as Json).defer_loading === true) (deferred ??= new Map()).set(tool.name, tool)
+    else tools.push(tool)
   }
   return {tools, builtin, deferred, search}
 }
@@ -458,15 +456,11 @@ function webSearchTool(t: Json): WebSearchTool {
 }
 
 /**
- * Anthropic's tool search, for an upstream of another family: a tool with `defer_loading: true` is
- * not shown to the model until a `tool_reference` in a tool result names it (Claude Code 2.1.3xx
- * defers most of its tools, MCP tools included, and its ToolSearch tool answers with references;
- * it also sends a `DeferredToolPlaceholder` that is never to be called). As Anthropic does, a
- * deferred tool nobody referenced is left out, and a referenced one is the model's from then on:
- * it joins the tools after the others, in the order of first reference, so the tool list only grows
- * at its end as a conversation loads more (a prompt cache keeps the longest prefix). Each reference
- * becomes the text Claude Code's ToolSearch tells the model to expect: the tool's definition as a
- * `<function>` line in a `<functions>` block (a tool the request does not define: its name only).
+ * Anthropic's tool search, for an upstream of another family (./deferred-tools.ts: the rule, which
+ * a Messages body passed through to a server that is not Anthropic's gets in its own form): a
+ * deferred tool nobody referenced is left out, a referenced one joins the tools after the others
+ * in the order of first reference, and each run of references is written as the tools'
+ * definitions in a `<functions>` block.
  */
 function loadDeferredTools(
   tools: FunctionTool[],
@@ -476,22 +470,16 @@ function loadDeferredTools(
   if (refs.runs.length === 0) return
   const known = new Map<string, FunctionTool>()
   for (const tool of tools) known.set(tool.name, tool)
-  for (const run of refs.runs) {
-    const references: ReferencedTool[] = []
-    for (const name of run.names) {
-      let tool = known.get(name)
-      const loaded = tool ? undefined : (deferred?.get(name) ?? refs.defined?.get(name))
-      if (loaded) {
-        tools.push(loaded)
-        known.set(name, loaded)
-        tool = loaded
-      }
-      references.push(
-        tool ? {name, description: tool.description ?? '', parameters: tool.parameters} : {name},
-      )
-    }
-    run.part.text = toolReferenceText(references)
-    run.part.references = references
+  const {loaded, texts} = loadReferencedTools(
+    known,
+    (name) => deferred?.get(name) ?? refs.defined?.get(name),
+    refs.runs,
+    (tool) => tool,
+  )
+  tools.push(...loaded)
+  for (let i = 0; i < refs.runs.length; i++) {
+    refs.runs[i].part.text = texts[i].text
+    refs.runs[i].part.references = texts[i].references
   }
 }
 
@@ -623,7 +611,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const {tools, builtin, deferred, search} = decodeTools(b.tools)
   // Anthropic's own tool search (a `tool_search_tool_*` server tool, which no other family runs):
   // its deferred tools go as ordinary tools, or the model would have none of them
-  if (deferred && builtin.some((t) => /^tool_search_tool_/.test(String((t.raw as {type?: unknown})?.type)))) {
+  if (deferred && builtin.some((t) => isServerToolSearch(t.raw))) {
     tools.push(...deferred.values())
     // (the tools a system message defines still join)
     if (refs.defined) loadDeferredTools(tools, undefined, refs)

@@ -459,6 +459,12 @@ export interface UpstreamAdaptation {
    */
   cacheTtlOff?: boolean
   /**
+   * Messages: a relay in front of Claude that refused Claude Code's tool search (`defer_loading`
+   * tools, `tool_reference` blocks): its requests passed through go with the deferred tools loaded
+   * as a translated request's are, without the tool-search betas (daemon/router/tool-search.ts).
+   */
+  deferralOff?: boolean
+  /**
    * Responses: a server that pairs tool calls and outputs by position, refusing any item between
    * them (DeepSeek's "No tool output found for tool call call_…", a developer message of a Codex
    * hook there): each batch of calls goes followed directly by its outputs, what stood between

@@ -445,6 +445,9 @@ export async function prepareRun(options: RunOptions): Promise<RunPlan> {
     autoModeLocal(after, policyId)
   )
     childEnv.CLAUDE_CODE_AUTO_MODE_SERVER = '0'
+  // (its tool search is left on: the gateway loads the deferred tools for a server that does not,
+  // ../daemon/router/tool-search.ts, and Anthropic's API keeps the benefit; ENABLE_TOOL_SEARCH=false
+  // would lose it on every route)
   // (written last: nothing after it throws before the agent starts, and runAgent removes it)
   let runFolder: string | undefined
   if (told?.defaults) {

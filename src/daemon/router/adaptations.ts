@@ -36,6 +36,7 @@ import {thinkingOffFields} from '../../protocols/thinking-off.js'
 import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
 import {refusesCacheTtl} from './cache-ttl.js'
+import {refusesDeferredTools} from './tool-search.js'
 import {
   refusesCodexLite,
   refusesOpenAiToolShapes,
@@ -1167,6 +1168,10 @@ const STORE_NOTE =
 const CACHE_TTL_NOTE =
   "refused cache_control's ttl (Claude Code's 1-hour cache): sent again without ttl and scope (the 5-minute cache)"
 
+/** The log row's words for the rule learned from a refused tool search. */
+const DEFERRAL_NOTE =
+  "refused Claude Code's tool search (deferred tools, tool_reference blocks): sent again with the referenced tools loaded, the others left out, each reference as its definition"
+
 /** The log row's words for the rule learned from a refused empty namespace description. */
 const NAMESPACE_NOTE =
   "refused a namespace tool's empty description: sent again with Codex's words for it (Tools in the functions namespace.)"
@@ -2044,6 +2049,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     rules.push(
       "Claude Code's 1-hour cache sent as the 5-minute one: cache_control without ttl and scope (refused)",
     )
+  if (a.deferralOff)
+    rules.push(
+      "Claude Code's tool search done by the gateway: deferred tools loaded when referenced, the others left out, each tool_reference as the tool's definition (refused)",
+    )
   if (a.namespaceDescriptions)
     rules.push("Codex's namespaces without a description sent with Codex's words for one (refused empty)")
   if (a.mediaOutOfResults)
@@ -2384,6 +2393,26 @@ export class UpstreamAdaptations {
     return this.settle(provider, model, adaptedWith, {
       next: {...adaptedWith, cacheTtlOff: true},
       note: CACHE_TTL_NOTE,
+    })
+  }
+
+  /**
+   * Learns from a 400 of `provider`'s `model` (a relay in front of Claude) to a Messages request
+   * passed through with Claude Code's tool search (`defer_loading` tools, `tool_reference`
+   * blocks; the caller's to know): the refusal of it (./tool-search.ts `refusesDeferredTools`),
+   * its requests going with the deferred tools loaded from now on (`deferralOff`). Says so for the
+   * log row, as {@link learn} does; else undefined.
+   */
+  learnDeferralOff(
+    provider: string,
+    model: string,
+    errorText: string,
+    adaptedWith: UpstreamAdaptation | undefined,
+  ): string | undefined {
+    if (adaptedWith?.deferralOff || !refusesDeferredTools(errorText)) return undefined
+    return this.settle(provider, model, adaptedWith, {
+      next: {...adaptedWith, deferralOff: true},
+      note: DEFERRAL_NOTE,
     })
   }
 

@@ -10,6 +10,7 @@ import type {UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family, ProviderConfig} from '../../store/schema.js'
 import {isAnthropicApi} from './billing-line.js'
 import {asksSafeguards, withoutAutoModeBetas} from './safeguards.js'
+import {asksToolSearch, withoutToolSearchBetas} from './tool-search.js'
 
 /** Request headers forwarded upstream: protocol headers only, never credentials or cookies. */
 const FORWARD_HEADERS = new Set([
@@ -95,6 +96,8 @@ export function forwardHeaders(
   beta?: string,
   /** What was learned of the upstream model (the betas it refused: {@link withoutLearnedBetas}). */
   learned?: UpstreamAdaptation,
+  /** A Messages body that goes with its deferred tools loaded: without the tool-search betas (./tool-search.ts). */
+  toolSearchOff = false,
 ): Record<string, string> {
   const headers: Record<string, string> = {}
   for (const name in incoming) {
@@ -113,6 +116,13 @@ export function forwardHeaders(
   const betas = headers['anthropic-beta']
   if (betas !== undefined && asksSafeguards(betas) && !isAnthropicApi(provider.baseUrl)) {
     const kept = withoutAutoModeBetas(betas)
+    if (kept === undefined) delete headers['anthropic-beta']
+    else headers['anthropic-beta'] = kept
+  }
+  // tool search done by the gateway (./tool-search.ts): a server that honours the beta would defer
+  // even the tools that go as ordinary ones (Z.AI's)
+  if (toolSearchOff && asksToolSearch(headers['anthropic-beta'])) {
+    const kept = withoutToolSearchBetas(headers['anthropic-beta'])
     if (kept === undefined) delete headers['anthropic-beta']
     else headers['anthropic-beta'] = kept
   }

@@ -30,6 +30,7 @@ import {defaultPools} from './pools.js'
 import {omitsToolCallIndex} from './tool-index.js'
 import {asksSafeguards, withoutSafeguards} from './safeguards.js'
 import {isClaudeModel, withoutCacheTtl} from './cache-ttl.js'
+import {holdsDeferral, withDeferredToolsLoaded} from '../../protocols/deferred-tools.js'
 import {classifierThinkingOff, holdsClassifierPrompt} from '../../protocols/classifier.js'
 import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget} from './proxy-types.js'
 import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-line.js'
@@ -388,6 +389,8 @@ export async function proxyRequest(
   const carry = options.carry
   /** The request for untranslated targets, once looked at for wrapped values. */
   let stripped: typeof prepared | undefined
+  /** Whether the client's body holds Claude Code's tool search ({@link holdsDeferralSent}). */
+  let heldDeferral: boolean | undefined
   /** The client's request decoded for translation (on the first translated target tried). */
   let client: ClientRequest | undefined
   let tried = 0
@@ -698,6 +701,31 @@ export async function proxyRequest(
     return {body, path, translation, sent, upstreamModel: upstreamModelName}
   }
 
+  /** Whether the client's body holds `defer_loading` or `tool_reference` (one byte search a request). */
+  function holdsDeferralSent(): boolean {
+    return (heldDeferral ??= holdsDeferral(request.body))
+  }
+
+  /** Whether `target`'s upstream model is Claude's (a relay in front of Anthropic's models). */
+  function isClaudeUpstream(target: ProxyTarget): boolean {
+    return isClaudeModel(
+      upstreamModel(target, prepared.requestedModel ?? undefined) ?? prepared.requestedModel,
+    )
+  }
+
+  /**
+   * Whether a Messages body passed through to `target` goes with Claude Code's tool search done
+   * by the gateway (./tool-search.ts): to a server that is not Anthropic's API, by rule for a model
+   * that is not Claude's, or learned (`deferralOff`) from a relay in front of Claude.
+   */
+  function loadsDeferredTools(target: ProxyTarget, learned: UpstreamAdaptation | undefined): boolean {
+    return (
+      family === 'messages' &&
+      !isAnthropicApi(target.provider.baseUrl) &&
+      (learned?.deferralOff === true || !isClaudeUpstream(target))
+    )
+  }
+
   /**
    * A chat or Messages body passed through to `target`, as it goes upstream: with what was learned
    * of its model (`learned`) applied; a Messages body from Claude Code to a server other than
@@ -748,12 +776,14 @@ export async function proxyRequest(
     if (
       family === 'messages' &&
       !isAnthropicApi(target.provider.baseUrl) &&
-      (learned?.cacheTtlOff ||
-        !isClaudeModel(
-          upstreamModel(target, prepared.requestedModel ?? undefined) ?? prepared.requestedModel,
-        ))
+      (learned?.cacheTtlOff || !isClaudeUpstream(target))
     )
       body = withoutCacheTtl(body) ?? body
+    // Claude Code's tool search (`defer_loading` tools, `tool_reference` blocks) to such a server:
+    // the deferred tools loaded as a translated request's are, for a model that is not Claude's (no
+    // such server implements deferral), or where a relay in front of Claude refused it
+    // (`deferralOff`); a byte search first (./tool-search.ts, ../../protocols/deferred-tools.ts)
+    if (loadsDeferredTools(target, learned)) body = withDeferredToolsLoaded(body) ?? body
     if (rewritesPassed(family, learned)) {
       // (what it left out, said on the log row once)
       const notes: string[] = []
@@ -849,6 +879,11 @@ export async function proxyRequest(
         translated?.sent.beta,
         // (the `anthropic-beta` values its model refused: ./headers.ts)
         translated ? translated.sent.adaptedWith : passedWith,
+        // (the tool-search betas, for a body whose deferred tools the gateway loads: ./tool-search.ts)
+        translated === undefined &&
+          request.headers['anthropic-beta'] !== undefined &&
+          loadsDeferredTools(target, passedWith) &&
+          holdsDeferralSent(),
       ),
       translated,
       provider,
@@ -1232,6 +1267,38 @@ export async function proxyRequest(
     if (family === 'messages' && passedWith?.cacheTtlOff !== true && passedRefusal()) {
       const sent = await retryLearned(withoutCacheTtl(body), 'learnCacheTtlOff')
       if (sent !== undefined) return sent
+    }
+    // A relay in front of Claude that refuses Claude Code's tool search (OpenRouter's "Deferred
+    // custom tools are only supported on Anthropic models ...", Ark's "invalid value:
+    // tool_reference", Kimi's bare "Invalid request Error": ./tool-search.ts): learned, and the
+    // request goes again with its deferred tools loaded, without the tool-search betas, as later
+    // ones do (`passedBytes`; read only for a Messages body that holds either key and that the
+    // rewrite changes)
+    if (
+      !translated &&
+      family === 'messages' &&
+      status === 400 &&
+      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
+      passedWith?.deferralOff !== true &&
+      upstream.headers['content-encoding'] === undefined &&
+      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
+      !isAnthropicApi(provider.baseUrl)
+    ) {
+      const again = withDeferredToolsLoaded(body)
+      if (again) {
+        errorText ??= await errorBody(upstream.body)
+        const upstreamModelName = model ?? prepared.requestedModel ?? ''
+        const change =
+          typeof errorText === 'string'
+            ? adaptations.learnDeferralOff(provider.name, upstreamModelName, errorText, passedWith)
+            : undefined
+        if (change) {
+          tried--
+          adapted.push(`${provider.name} ${change}`)
+          const learned = adaptations.get(provider.name, upstreamModelName)
+          return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+        }
+      }
     }
     // A namespace tool's empty description refused (Azure OpenAI's `empty_string`, behind a domain
     // of its own; one at Azure's hosts gets it described from the first request: `passedResponses`):

@@ -25,14 +25,18 @@ export function asksSafeguards(beta: string | string[] | undefined): boolean {
   return value.includes('dangerous-tool-use-') || value.includes('afk-mode-')
 }
 
-/** An `anthropic-beta` value without the auto-mode betas; undefined when none is left. */
-export function withoutAutoModeBetas(beta: string): string | undefined {
+/** An `anthropic-beta` value without the betas `names` matches; undefined when none is left. */
+export function withoutBetasNamed(beta: string, names: RegExp): string | undefined {
   const kept = beta
     .split(',')
     .map((b) => b.trim())
-    .filter((b) => b !== '' && !AUTO_MODE_BETA.test(b))
+    .filter((b) => b !== '' && !names.test(b))
   return kept.length > 0 ? kept.join(',') : undefined
 }
+
+/** An `anthropic-beta` value without the auto-mode betas; undefined when none is left. */
+export const withoutAutoModeBetas = (beta: string): string | undefined =>
+  withoutBetasNamed(beta, AUTO_MODE_BETA)
 
 const FIELD = Buffer.from(',"safeguards":')
 const KEY = Buffer.from('"safeguards"')

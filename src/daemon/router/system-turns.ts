@@ -44,8 +44,8 @@ function leftOutLine(type: unknown): Json {
  * them):
  * - a `tool_addition` of a `tool_reference`: the named tool of `tools` loses its `defer_loading`
  *   (where it stays: a server that shows every tool, as these do, renders the same prompt; one
- *   that hides deferred tools shows it from then on). A server that loads deferred tools itself
- *   does not exist outside Anthropic: nothing more can be done for one;
+ *   that hides deferred tools shows it from then on; for a model that is not Claude's the gateway
+ *   then loads the deferred tools itself, after this: ./tool-search.ts);
  * - a `tool_addition` of a `tool_definition`: the tool joins the end of `tools` (unless a tool of
  *   its name is there, which is then no longer deferred);
  * - a `tool_removal`: `tools` stays as it was (the cache prefix) and a line tells the model the

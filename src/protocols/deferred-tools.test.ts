@@ -1,0 +1,230 @@
+/**
+ * Anthropic's tool search in Messages form, for a body passed through to a server that does not
+ * implement it (Claude Code's deferred tools and `tool_reference` blocks): the translated route's
+ * rule (./messages.ts), every other byte as it came.
+ */
+import {describe, expect, it} from 'vitest'
+
+import {holdsDeferral, withDeferredToolsLoaded} from './deferred-tools.js'
+import {messagesCodec} from './messages.js'
+
+// Claude Code 2.1.332's tools and its turns after the model called ToolSearch (as recorded from the
+// real CLI, cut: ./messages.test.ts): the placeholder it always defers, deferred tools, and a
+// result of tool_reference blocks followed by "Tool loaded."
+const schema = (prop: string) => ({
+  type: 'object',
+  properties: {[prop]: {type: 'string'}},
+  required: [prop],
+  additionalProperties: false,
+})
+const tool = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  description: `${name} does it.`,
+  input_schema: schema(name === 'ToolSearch' ? 'query' : 'x'),
+  ...extra,
+})
+const placeholder = {
+  name: 'DeferredToolPlaceholder',
+  description: 'Reserved placeholder that keeps deferred tool loading active; never call this tool.',
+  input_schema: {type: 'object', properties: {}},
+  defer_loading: true,
+}
+const deferred = (name: string) => tool(name, {defer_loading: true})
+const turn1 = {role: 'user', content: [{type: 'text', text: 'fetch example.com'}]}
+const search = (id: string, query: string) => ({
+  role: 'assistant',
+  content: [{type: 'tool_use', id, name: 'ToolSearch', input: {query}}],
+})
+const loaded = (id: string, refs: unknown[]) => ({
+  role: 'user',
+  content: [
+    {type: 'tool_result', tool_use_id: id, content: refs},
+    {type: 'text', text: 'Tool loaded.', cache_control: {type: 'ephemeral'}},
+  ],
+})
+const ref = (name: string, extra: Record<string, unknown> = {}) => ({
+  type: 'tool_reference',
+  tool_name: name,
+  ...extra,
+})
+const body = (tools: unknown[], messages: unknown[], extra: Record<string, unknown> = {}) => ({
+  model: 'kimi-for-coding',
+  max_tokens: 32000,
+  messages,
+  system: [{type: 'text', text: 'You are Claude Code.', cache_control: {type: 'ephemeral'}}],
+  tools,
+  stream: true,
+  ...extra,
+})
+const rewrite = (b: unknown): unknown => {
+  const out = withDeferredToolsLoaded(Buffer.from(JSON.stringify(b)))
+  return out === undefined ? undefined : JSON.parse(String(out))
+}
+const line = (name: string, prop = 'x') =>
+  `<function>${JSON.stringify({description: `${name} does it.`, name, parameters: schema(prop)})}</function>`
+const functions = (...lines: string[]) => ({
+  type: 'text',
+  text: `<functions>\n${lines.join('\n')}\n</functions>`,
+})
+
+describe('withDeferredToolsLoaded', () => {
+  it('leaves out a deferred tool nobody referenced, the placeholder included', () => {
+    const sent = body(
+      [tool('Agent'), tool('ToolSearch'), deferred('WebFetch'), placeholder, tool('Write')],
+      [turn1],
+    )
+    expect(rewrite(sent)).toEqual({...sent, tools: [tool('Agent'), tool('ToolSearch'), tool('Write')]})
+  })
+
+  it('loads referenced tools after the others in the order of first reference; each run of references one <functions> block', () => {
+    const sent = body(
+      [
+        tool('ToolSearch'),
+        deferred('Cron'),
+        tool('Read'),
+        deferred('Monitor'),
+        deferred('Never'),
+        deferred('WebFetch'),
+        placeholder,
+        tool('Write'),
+      ],
+      [
+        turn1,
+        search('toolu_1', 'select:Monitor,Read'),
+        loaded('toolu_1', [
+          ref('Monitor'),
+          ref('Read'),
+          ref('Gone'),
+          {type: 'text', text: 'and'},
+          ref('Cron'),
+        ]),
+        search('toolu_2', 'select:Cron,WebFetch'),
+        loaded('toolu_2', [ref('Cron'), ref('WebFetch')]),
+      ],
+    )
+    const out = rewrite(sent) as {tools: unknown[]; messages: Array<{content: unknown[]}>}
+    expect(out.tools).toEqual([
+      tool('ToolSearch'),
+      tool('Read'),
+      tool('Write'),
+      tool('Monitor'),
+      tool('Cron'),
+      tool('WebFetch'),
+    ])
+    expect(out.messages[2].content).toEqual([
+      {
+        type: 'tool_result',
+        tool_use_id: 'toolu_1',
+        content: [
+          functions(line('Monitor'), line('Read'), '<function>{"name":"Gone"}</function>'),
+          {type: 'text', text: 'and'},
+          functions(line('Cron')),
+        ],
+      },
+      {type: 'text', text: 'Tool loaded.', cache_control: {type: 'ephemeral'}},
+    ])
+    expect(out.messages[4].content[0]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'toolu_2',
+      content: [functions(line('Cron'), line('WebFetch'))],
+    })
+    // the rest as it came, in its order
+    expect({...out, tools: sent.tools, messages: sent.messages}).toEqual(sent)
+    expect(Object.keys(out)).toEqual(Object.keys(sent))
+  })
+
+  it("writes the same text as the translated route's decoder", () => {
+    const sent = body(
+      [tool('ToolSearch'), deferred('WebFetch'), placeholder],
+      [turn1, search('toolu_1', 'select:WebFetch'), loaded('toolu_1', [ref('WebFetch'), ref('Gone')])],
+    )
+    const decoded = messagesCodec.decodeRequest(sent, {})
+    const result = decoded.messages[2].parts[0] as {content: Array<{text: string}>}
+    const out = rewrite(sent) as {messages: Array<{content: Array<{content: Array<{text: string}>}>}>}
+    expect(out.messages[2].content[0].content[0].text).toBe(result.content[0].text)
+    expect(decoded.tools.map((t) => t.name)).toEqual(['ToolSearch', 'WebFetch'])
+  })
+
+  it("keeps the cache marks where they were, a reference's on its run's block", () => {
+    const sent = body(
+      [tool('ToolSearch'), tool('WebFetch', {defer_loading: true, cache_control: {type: 'ephemeral'}})],
+      [
+        turn1,
+        search('toolu_1', 'select:WebFetch'),
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_1',
+              content: [ref('WebFetch', {cache_control: {type: 'ephemeral', ttl: '1h'}})],
+              cache_control: {type: 'ephemeral'},
+            },
+          ],
+        },
+      ],
+    )
+    const out = rewrite(sent) as {tools: unknown[]; messages: Array<{content: unknown[]}>; system: unknown}
+    expect(out.tools).toEqual([tool('ToolSearch'), tool('WebFetch', {cache_control: {type: 'ephemeral'}})])
+    expect(out.messages[2].content).toEqual([
+      {
+        type: 'tool_result',
+        tool_use_id: 'toolu_1',
+        content: [{...functions(line('WebFetch')), cache_control: {type: 'ephemeral', ttl: '1h'}}],
+        cache_control: {type: 'ephemeral'},
+      },
+    ])
+    expect(out.system).toEqual(sent.system)
+  })
+
+  it('is deterministic, and a turn keeps the bytes of the turn before but for the tools it loads', () => {
+    const tools = [tool('ToolSearch'), deferred('Cron'), deferred('WebFetch'), placeholder]
+    const first = [turn1, search('toolu_1', 'select:WebFetch'), loaded('toolu_1', [ref('WebFetch')])]
+    const second = [
+      ...first,
+      search('toolu_2', 'select:Cron'),
+      loaded('toolu_2', [ref('Cron')]),
+      {role: 'assistant', content: [{type: 'text', text: 'done'}]},
+    ]
+    const a = withDeferredToolsLoaded(Buffer.from(JSON.stringify(body(tools, first))))
+    const again = withDeferredToolsLoaded(Buffer.from(JSON.stringify(body(tools, first))))
+    expect(String(again)).toBe(String(a))
+    const b = JSON.parse(
+      String(withDeferredToolsLoaded(Buffer.from(JSON.stringify(body(tools, second))))),
+    ) as {
+      tools: unknown[]
+      messages: unknown[]
+    }
+    const parsedA = JSON.parse(String(a)) as {tools: unknown[]; messages: unknown[]}
+    expect(b.messages.slice(0, 3)).toEqual(parsedA.messages)
+    expect(b.tools).toEqual([...parsedA.tools, tool('Cron')])
+  })
+
+  it('gives the model a deferred tool the request forces', () => {
+    const sent = body([tool('Read'), deferred('WebFetch'), placeholder], [turn1], {
+      tool_choice: {type: 'tool', name: 'WebFetch'},
+    })
+    expect((rewrite(sent) as {tools: unknown[]}).tools).toEqual([tool('Read'), tool('WebFetch')])
+  })
+
+  it("un-defers the tools in place beside Anthropic's own tool search", () => {
+    const server = {type: 'tool_search_tool_regex_20251119', name: 'tool_search_tool'}
+    const sent = body([server, deferred('get_weather'), tool('Read')], [turn1])
+    expect((rewrite(sent) as {tools: unknown[]}).tools).toEqual([server, tool('get_weather'), tool('Read')])
+  })
+
+  it('leaves a body without deferral alone: undefined, no parse', () => {
+    for (const b of [
+      body([tool('Read')], [turn1]),
+      // the words inside a string only, or nothing to change
+      body([tool('Read')], [{role: 'user', content: 'what is "defer_loading"?'}]),
+      body([tool('Read', {defer_loading: false})], [turn1]),
+      // not JSON
+      '{"defer_loading": tru',
+    ]) {
+      const bytes = Buffer.from(typeof b === 'string' ? b : JSON.stringify(b))
+      expect(withDeferredToolsLoaded(bytes)).toBeUndefined()
+    }
+    expect(holdsDeferral(Buffer.from(JSON.stringify(body([tool('Read')], [turn1]))))).toBe(false)
+  })
+})
