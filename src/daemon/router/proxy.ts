@@ -783,7 +783,8 @@ export async function proxyRequest(
     // the deferred tools loaded as a translated request's are, for a model that is not Claude's (no
     // such server implements deferral), or where a relay in front of Claude refused it
     // (`deferralOff`); a byte search first (./tool-search.ts, ../../protocols/deferred-tools.ts)
-    if (loadsDeferredTools(target, learned)) body = withDeferredToolsLoaded(body) ?? body
+    if (loadsDeferredTools(target, learned) && holdsDeferralSent())
+      body = withDeferredToolsLoaded(body) ?? body
     if (rewritesPassed(family, learned)) {
       // (what it left out, said on the log row once)
       const notes: string[] = []
@@ -919,7 +920,7 @@ export async function proxyRequest(
     let refusedCiphertext = false
     /**
      * A 400 to a body passed through whose words may teach one rule of a byte rewrite (`store`,
-     * the 1-hour cache, a namespace's description): not compressed, no stream, tries left.
+     * the 1-hour cache, tool search, a namespace's description): not compressed, no stream, tries left.
      */
     const passedRefusal = () =>
       !translated &&
@@ -934,7 +935,7 @@ export async function proxyRequest(
      */
     const retryLearned = async (
       again: Buffer | undefined,
-      learn: 'learnStoreTrue' | 'learnCacheTtlOff' | 'learnNamespaceDescriptions',
+      learn: 'learnStoreTrue' | 'learnCacheTtlOff' | 'learnDeferralOff' | 'learnNamespaceDescriptions',
     ): Promise<boolean | undefined> => {
       if (!again) return undefined
       errorText ??= await errorBody(upstream.body)
@@ -1275,30 +1276,13 @@ export async function proxyRequest(
     // ones do (`passedBytes`; read only for a Messages body that holds either key and that the
     // rewrite changes)
     if (
-      !translated &&
       family === 'messages' &&
-      status === 400 &&
-      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
       passedWith?.deferralOff !== true &&
-      upstream.headers['content-encoding'] === undefined &&
-      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
-      !isAnthropicApi(provider.baseUrl)
+      !isAnthropicApi(provider.baseUrl) &&
+      passedRefusal()
     ) {
-      const again = withDeferredToolsLoaded(body)
-      if (again) {
-        errorText ??= await errorBody(upstream.body)
-        const upstreamModelName = model ?? prepared.requestedModel ?? ''
-        const change =
-          typeof errorText === 'string'
-            ? adaptations.learnDeferralOff(provider.name, upstreamModelName, errorText, passedWith)
-            : undefined
-        if (change) {
-          tried--
-          adapted.push(`${provider.name} ${change}`)
-          const learned = adaptations.get(provider.name, upstreamModelName)
-          return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
-        }
-      }
+      const sent = await retryLearned(withDeferredToolsLoaded(body), 'learnDeferralOff')
+      if (sent !== undefined) return sent
     }
     // A namespace tool's empty description refused (Azure OpenAI's `empty_string`, behind a domain
     // of its own; one at Azure's hosts gets it described from the first request: `passedResponses`):
