@@ -76,6 +76,12 @@ describe('withDeferredToolsLoaded', () => {
     expect(rewrite(sent)).toEqual({...sent, tools: [tool('Agent'), tool('ToolSearch'), tool('Write')]})
   })
 
+  it('every tool deferred and none loaded yet: no tools and no tool_choice (a choice among none is refused)', () => {
+    const sent = body([deferred('WebFetch'), placeholder], [turn1], {tool_choice: {type: 'auto'}})
+    const {tools: _tools, tool_choice: _choice, ...rest} = sent as Record<string, unknown>
+    expect(rewrite(sent)).toEqual(rest)
+  })
+
   it('loads referenced tools after the others in the order of first reference; each run of references one <functions> block', () => {
     const sent = body(
       [

@@ -18,7 +18,7 @@
  */
 import type {FunctionTool, ReferencedTool} from './ir.js'
 import {toolReferenceText} from './ir.js'
-import {parseJsonBytes} from './json-bytes.js'
+import {parseJsonBytes, utf8Bytes} from './json-bytes.js'
 
 // (not ./cm-common.js's: the proxy loads this module for a body passed through, without the codecs)
 type Json = Record<string, unknown>
@@ -196,7 +196,12 @@ export function withDeferredToolsLoaded(body: Buffer): Buffer | undefined {
   }
   if (shown.length !== tools.length || shown.some((t, i) => t !== tools[i])) {
     json.tools = shown
+    // (every tool deferred, none loaded yet: no tools, and no choice among none, which a server refuses)
+    if (shown.length === 0) {
+      delete json.tools
+      delete json.tool_choice
+    }
     changed = true
   }
-  return changed ? Buffer.from(JSON.stringify(json)) : undefined
+  return changed ? utf8Bytes(JSON.stringify(json)) : undefined
 }

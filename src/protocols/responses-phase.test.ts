@@ -160,10 +160,44 @@ describe('responses encodeRequest: phase', () => {
     ])
   })
 
-  it('the same history gives the same phases on every turn (the prompt cache holds)', () => {
+  it('a text after its own call is commentary too: the results come next, the turn goes on', () => {
+    const body = encodeRequest(
+      ir([
+        {role: 'user', parts: [{type: 'text', text: 'go'}]},
+        {
+          role: 'assistant',
+          parts: [
+            {type: 'tool_call', id: 'call_1', name: 'shell', arguments: '{}'},
+            {type: 'text', text: 'Running it.'},
+          ],
+        },
+        {
+          role: 'user',
+          parts: [{type: 'tool_result', callId: 'call_1', content: [{type: 'text', text: 'ok'}]}],
+        },
+        {role: 'assistant', parts: [{type: 'text', text: 'Done.'}]},
+      ]),
+      'gpt-5.5',
+      ON,
+    )
+    expect(phases(body)).toEqual([
+      ['Running it.', 'commentary'],
+      ['Done.', 'final_answer'],
+    ])
+  })
+
+  it('the next turn keeps the phases the turn before went with (the prompt cache holds)', () => {
     const first = encodeRequest(claudeCode(), 'gpt-5.5', ON)
-    const again = encodeRequest(claudeCode(), 'gpt-5.5', ON)
-    expect(JSON.stringify(again.input)).toBe(JSON.stringify(first.input))
+    // the answer to "And b.txt?" and a new question: the history before it goes as it went
+    const next = claudeCode()
+    next.messages.push(
+      {role: 'assistant', parts: [{type: 'text', text: 'It says bye.'}]},
+      {role: 'user', parts: [{type: 'text', text: 'And c.txt?'}]},
+    )
+    const again = encodeRequest(next, 'gpt-5.5', ON)
+    const before = JSON.stringify(first.input)
+    expect(JSON.stringify(again.input).startsWith(before.slice(0, -1))).toBe(true)
+    expect(phases(again).at(-1)).toEqual(['It says bye.', 'final_answer'])
   })
 
   it('none without ctx.phases (a Responses server that is not OpenAI’s), nor with plain tools', () => {

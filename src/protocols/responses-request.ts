@@ -85,16 +85,21 @@ export function usesPhase(model: string): boolean {
  * message (a prompt, or the results of its calls). Within it, the text that ends it, with no
  * function or custom tool call after it, is its `final_answer`; every other text is `commentary`
  * (a preamble before the turn's calls, a text a reasoning item cut in two). A turn that ends in a
- * call (the results come in the next user message) holds commentary only. Nothing is carried
+ * call, or holds one anywhere (a text after its call included: the results come in the next user
+ * message, the model's turn goes on), holds commentary only. Nothing is carried
  * from the upstream's answer: the same history gives the same phases on every turn, so the
  * prompt cache's prefix holds, and a history that was never the upstream's (Claude's, Gemini's)
  * gets them too.
  */
 function withPhases(input: Body[], start: number): void {
   let last = -1
-  for (let at = input.length - 1; at >= start && last === -1; at--) {
+  for (let at = start; at < input.length; at++) {
     const type = input[at].type
-    if (type === 'function_call' || type === 'custom_tool_call') break
+    // (a call anywhere in the turn, a text after it too: the results come next, the turn goes on)
+    if (type === 'function_call' || type === 'custom_tool_call') {
+      last = -1
+      break
+    }
     if (type === 'message') last = at
   }
   for (let at = start; at < input.length; at++)

@@ -779,6 +779,9 @@ describe("a Responses body passed through (Codex's) refused for a top-level fiel
       ])
     // a param beside words for a field the server does not know at all
     expect(named(openai('Unknown field.', 'access_programs'))).toEqual(['access_programs'])
+    expect(named(openai("Parameter 'access_programs' is not supported.", 'access_programs'))).toEqual([
+      'access_programs',
+    ])
     expect(
       named(openai('Unrecognized request argument supplied: access_programs, prompt_cache_key', null)),
     ).toEqual(['access_programs', 'prompt_cache_key'])

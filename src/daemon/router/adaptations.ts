@@ -158,7 +158,7 @@ export function unknownResponsesFields(errorText: string, sent: readonly string[
   if (
     typeof param === 'string' &&
     /^[A-Za-z_]\w*$/.test(param) &&
-    UNKNOWN_WORDS.test(message) &&
+    REFUSES.test(message) &&
     !/^\s*(?:invalid|unsupported) value\b|\bwhen\b/i.test(message)
   )
     return judge([param])
@@ -315,9 +315,6 @@ const ONLY_ALLOWED =
 /** A strict server's list of the fields it does not take, after its words. */
 const LISTS_FIELDS =
   /(?:unrecognized request arguments? supplied|unsupported parameters?(?:\(s\))?|unrecognized keys?(?:\(s\))? in object):\s*([\w.`'", ]{1,300})/i
-
-/** Words for a field a server does not know at all (not a value of it it does not take). */
-const UNKNOWN_WORDS = /(?:extra inputs|not permitted|unknown|unrecogni[sz]ed)/i
 
 /** A refusal's words for a field it does not take ("Extra inputs are not permitted"). */
 const REFUSES = /(?:extra inputs|not permitted|not supported|unsupported|unknown|unrecognized)/i
@@ -1099,7 +1096,9 @@ export function refusesMediaInResults(errorText: string, family: 'messages' | 'r
   if (/\bInput should be a valid string\b/.test(message))
     return typeof param === 'string'
       ? CONTENT_PATH.test(param)
-      : /^Input should be a valid string\b/.test(message.trim()) || detailAtContent(errorText)
+      : /^Input should be a valid string\b/.test(message.trim()) ||
+          PYDANTIC_AT_CONTENT.test(message) ||
+          detailAtContent(errorText)
   return (
     family === 'responses' &&
     /^Invalid input\.?$/i.test(message.trim()) &&
@@ -1107,6 +1106,10 @@ export function refusesMediaInResults(errorText: string, family: 'messages' | 'r
     CONTENT_PATH.test(param)
   )
 }
+
+/** pydantic's plain text: the location on a line of its own, through a content or output, then its words. */
+const PYDANTIC_AT_CONTENT =
+  /(?:^|\n)\s*[\w.[\]-]*\b(?:content|output)\b[\w.[\]-]*\s*\n\s+Input should be a valid string\b/
 
 /** A path through a message's `content` (or a call output's `output`): `messages.14.user.content.str`. */
 const CONTENT_PATH = /(?:^|\.)(?:content|output)(?:$|[.[])/

@@ -123,6 +123,29 @@ describe("Claude Code's 1-hour cache passed through", () => {
     expect(gateway.results.map((r) => r.error)).toEqual([null])
   })
 
+  it("to a vendor's host that serves its own models only, Claude Code's claude- name unmapped (Z.AI): the 5-minute cache", async () => {
+    const ZAI = 'https://api.z.ai'
+    targets = [
+      {
+        provider: {
+          name: 'zai',
+          family: 'messages',
+          baseUrl: `${ZAI}/api/anthropic`,
+          credential: {secret: 'k'},
+        },
+      },
+    ]
+    // (Z.AI's origin, served by the scripted upstream: nothing leaves this machine)
+    const get = gateway.pools.get.bind(gateway.pools)
+    gateway.pools.get = (origin, timeouts) => get(origin === ZAI ? upstream.origin : origin, timeouts)
+    try {
+      expect((await post(claudeCode('claude-sonnet-4-5'))).status).toBe(200)
+    } finally {
+      gateway.pools.get = get
+    }
+    expect(received.map(String)).toEqual([fiveMinutes(claudeCode('claude-sonnet-4-5'))])
+  })
+
   it('to a relay in front of Claude: as it came; refused, learned and sent again at once without ttl and scope, later requests so from the first try', async () => {
     targets = [messagesTarget('relay', 'claude-sonnet-4-5', upstream.origin)]
     expect((await post(claudeCode('claude-sonnet-4-5'))).status).toBe(200)

@@ -9,6 +9,7 @@
  * by leaving the two members out: each such `cache_control` goes as `{"type": "ephemeral"}`, the
  * rest of the body byte for byte (the same bytes each turn, so the server's cache holds).
  */
+import {servesOwnModelsOnly} from '../../gateway/vendor-hosts.js'
 
 const CACHE_CONTROL = Buffer.from('"cache_control"')
 const TTL = Buffer.from('"ttl"')
@@ -72,3 +73,15 @@ export function refusesCacheTtl(errorText: string): boolean {
 /** Whether a model name is Claude's (a relay in front of Anthropic's models may take the 1-hour cache). */
 export const isClaudeModel = (model: string | null | undefined): boolean =>
   typeof model === 'string' && /claude/i.test(model)
+
+const ownOnly = new WeakMap<object, boolean>()
+
+/**
+ * `servesOwnModelsOnly` of a provider's base URL (../../gateway/vendor-hosts.ts), found once per
+ * provider (the routing engine keeps its providers' objects from one request to the next).
+ */
+export function ownModelsOnly(provider: {baseUrl: string}): boolean {
+  let known = ownOnly.get(provider)
+  if (known === undefined) ownOnly.set(provider, (known = servesOwnModelsOnly(provider.baseUrl)))
+  return known
+}

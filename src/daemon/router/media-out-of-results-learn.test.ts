@@ -122,6 +122,19 @@ describe('refusesMediaInResults', () => {
       ],
     })
     expect(refusesMediaInResults(atContent, 'messages')).toBe(true)
+    // pydantic's plain text: the location's line, then the words
+    expect(
+      refusesMediaInResults(
+        '1 validation error for ChatRequest\nmessages.3.content\n  Input should be a valid string',
+        'messages',
+      ),
+    ).toBe(true)
+    expect(
+      refusesMediaInResults(
+        '1 validation error for ChatRequest\nmetadata.user_id\n  Input should be a valid string',
+        'messages',
+      ),
+    ).toBe(false)
   })
 })
 

@@ -29,7 +29,7 @@ import {upstreamPath} from '../../gateway/upstream-path.js'
 import {defaultPools} from './pools.js'
 import {omitsToolCallIndex} from './tool-index.js'
 import {asksSafeguards, withoutSafeguards} from './safeguards.js'
-import {isClaudeModel, withoutCacheTtl} from './cache-ttl.js'
+import {isClaudeModel, ownModelsOnly, withoutCacheTtl} from './cache-ttl.js'
 import {holdsDeferral, withDeferredToolsLoaded} from '../../protocols/deferred-tools.js'
 import {classifierThinkingOff, holdsClassifierPrompt} from '../../protocols/classifier.js'
 import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget} from './proxy-types.js'
@@ -706,10 +706,15 @@ export async function proxyRequest(
     return (heldDeferral ??= holdsDeferral(request.body))
   }
 
-  /** Whether `target`'s upstream model is Claude's (a relay in front of Anthropic's models). */
+  /**
+   * Whether `target`'s upstream model is Claude's (a relay in front of Anthropic's models): by its
+   * name, never at a vendor's host that serves its own models only (Z.AI's Anthropic endpoint
+   * without a model mapping gets Claude Code's `claude-…` name for GLM).
+   */
   function isClaudeUpstream(target: ProxyTarget): boolean {
-    return isClaudeModel(
-      upstreamModel(target, prepared.requestedModel ?? undefined) ?? prepared.requestedModel,
+    return (
+      isClaudeModel(upstreamModel(target, prepared.requestedModel ?? undefined) ?? prepared.requestedModel) &&
+      !ownModelsOnly(target.provider)
     )
   }
 
