@@ -175,6 +175,13 @@ describe('agent binding service', () => {
     expect(settings().env.CLAUDE_CODE_AUTO_MODE_SERVER).toBe('0')
     expect(autoModeProblems(await listAgentRows({env}))).toEqual([])
 
+    // gwctl's copy of the settings before binding gone: an enable that changes nothing still answers
+    const {backupsDir} = await import('./binding-originals.js')
+    const {renameSync} = await import('node:fs')
+    renameSync(backupsDir(), `${backupsDir()}.away`)
+    expect(await enableAgent({agent: 'claude-code', env})).toMatchObject({outcome: 'already-bound'})
+    renameSync(`${backupsDir()}.away`, backupsDir())
+
     const [off] = await disableAgents({agent: 'claude-code', env})
     expect(off).toMatchObject({restore: 'exact'})
     expect(readFileSync(path, 'utf8')).toBe('{"a": 1}')

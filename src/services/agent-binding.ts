@@ -434,10 +434,16 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
     (options.statusline.replace === true || statuslineNow === 'none')
   // Claude Code's auto mode: classified locally while the agent's policy does not start at
   // Anthropic's API (./auto-mode.ts), decided again on each enable (a route changed since)
+  // (the settings before binding: a value there is the user's; where gwctl's copy of them cannot
+  // be read, the settings as they are, whose value then stands: an enable that would change nothing
+  // else is no place to fail on a backup the disable will name)
   const original =
     binder.withAutoMode !== undefined
       ? record
-        ? ((await originalOf(record.files[0]))?.toString('utf8') ?? null)
+        ? await originalOf(record.files[0]).then(
+            (b) => b?.toString('utf8') ?? null,
+            () => texts[0],
+          )
         : texts[0]
       : undefined
   const autoModeFor = (policyId: string | undefined) =>
