@@ -9,7 +9,7 @@ import type {IncomingHttpHeaders} from 'node:http'
 import type {UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family, ProviderConfig} from '../../store/schema.js'
 import {isAnthropicApi} from './billing-line.js'
-import {asksSafeguards, withoutAutoModeBetas} from './safeguards.js'
+import {asksSafeguards, withoutAutoModeBetas, withoutBetas} from './safeguards.js'
 import {asksToolSearch, withoutToolSearchBetas} from './tool-search.js'
 
 /** Request headers forwarded upstream: protocol headers only, never credentials or cookies. */
@@ -115,16 +115,12 @@ export function forwardHeaders(
   // Claude Code's auto-mode betas, which only Anthropic's API reads (./safeguards.ts)
   const betas = headers['anthropic-beta']
   if (betas !== undefined && asksSafeguards(betas) && !isAnthropicApi(provider.baseUrl)) {
-    const kept = withoutAutoModeBetas(betas)
-    if (kept === undefined) delete headers['anthropic-beta']
-    else headers['anthropic-beta'] = kept
+    keepBetas(headers, withoutAutoModeBetas)
   }
   // tool search done by the gateway (./tool-search.ts): a server that honours the beta would defer
   // even the tools that go as ordinary ones (Z.AI's)
   if (toolSearchOff && asksToolSearch(headers['anthropic-beta'])) {
-    const kept = withoutToolSearchBetas(headers['anthropic-beta'])
-    if (kept === undefined) delete headers['anthropic-beta']
-    else headers['anthropic-beta'] = kept
+    keepBetas(headers, withoutToolSearchBetas)
   }
   // fault injection and quirks of the simulator reach only simulator providers
   if (provider.origin === 'sim') {
@@ -139,9 +135,7 @@ export function forwardHeaders(
   // `anthropic-beta` values the upstream model refused (adaptations.ts): flag tests of what the
   // proxy looked up anyway, the header split only when something was learned of it
   if (learned !== undefined && (learned.noBetas || learned.refusedBetas) && 'anthropic-beta' in headers) {
-    const kept = withoutLearnedBetas(headers['anthropic-beta'], learned)
-    if (kept === undefined) delete headers['anthropic-beta']
-    else headers['anthropic-beta'] = kept
+    keepBetas(headers, (beta) => withoutLearnedBetas(beta, learned))
   }
   if (credential) {
     if (provider.family === 'messages') headers['x-api-key'] = credential
@@ -162,15 +156,14 @@ export function withoutLearnedBetas(
 ): string | undefined {
   if (learned.noBetas) return undefined
   const refused = learned.refusedBetas
-  if (!refused?.length) return beta
-  const values = beta.split(',')
-  const kept: string[] = []
-  for (const value of values) {
-    const trimmed = value.trim()
-    if (trimmed !== '' && !refused.includes(trimmed)) kept.push(trimmed)
-  }
-  if (kept.length === values.length) return beta
-  return kept.length > 0 ? kept.join(',') : undefined
+  return refused?.length ? withoutBetas(beta, (name) => refused.includes(name)) : beta
+}
+
+/** `headers` with its `anthropic-beta` replaced by `without`'s answer (taken out when undefined). */
+function keepBetas(headers: Record<string, string>, without: (beta: string) => string | undefined): void {
+  const kept = without(headers['anthropic-beta'])
+  if (kept === undefined) delete headers['anthropic-beta']
+  else headers['anthropic-beta'] = kept
 }
 
 /** Whether an answer header of this (lower-case) name is passed back to the client. */

@@ -15,7 +15,7 @@ import {
   ProxyGateway,
   startJudgedUpstream,
 } from './proxy-fixture.js'
-import {asksSafeguards, withoutAutoModeBetas, withoutSafeguards} from './safeguards.js'
+import {asksSafeguards, withoutAutoModeBetas, withoutBetas, withoutSafeguards} from './safeguards.js'
 
 const received: Buffer[] = []
 const headers: IncomingHttpHeaders[] = []
@@ -99,5 +99,13 @@ describe('the beta list', () => {
     expect(asksSafeguards(undefined)).toBe(false)
     expect(withoutAutoModeBetas('dangerous-tool-use-2026-09-03, afk-mode-2026-01-31')).toBeUndefined()
     expect(withoutAutoModeBetas(BETAS)).toBe('claude-code-20250219,interleaved-thinking-2025-05-14')
+  })
+
+  it('splits one way for every rule: the value as it came when nothing goes, empty names dropped', () => {
+    const none = () => false
+    expect(withoutBetas('a-1, b-2', none)).toBe('a-1, b-2')
+    expect(withoutBetas('a-1, ,b-2', none)).toBe('a-1,b-2')
+    expect(withoutBetas(' a-1 , b-2 ', (name) => name === 'a-1')).toBe('b-2')
+    expect(withoutBetas('a-1', () => true)).toBeUndefined()
   })
 })

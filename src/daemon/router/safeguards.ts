@@ -25,18 +25,25 @@ export function asksSafeguards(beta: string | string[] | undefined): boolean {
   return value.includes('dangerous-tool-use-') || value.includes('afk-mode-')
 }
 
-/** An `anthropic-beta` value without the betas `names` matches; undefined when none is left. */
-export function withoutBetasNamed(beta: string, names: RegExp): string | undefined {
-  const kept = beta
-    .split(',')
-    .map((b) => b.trim())
-    .filter((b) => b !== '' && !names.test(b))
+/**
+ * An `anthropic-beta` value without the betas `drop` names: the value as it came when none is
+ * dropped, undefined when none is left. The one splitter of every rule that takes betas out (auto
+ * mode's here, tool search's, the ones an upstream refused: headers.ts).
+ */
+export function withoutBetas(beta: string, drop: (name: string) => boolean): string | undefined {
+  const values = beta.split(',')
+  const kept: string[] = []
+  for (const value of values) {
+    const name = value.trim()
+    if (name !== '' && !drop(name)) kept.push(name)
+  }
+  if (kept.length === values.length) return beta
   return kept.length > 0 ? kept.join(',') : undefined
 }
 
 /** An `anthropic-beta` value without the auto-mode betas; undefined when none is left. */
 export const withoutAutoModeBetas = (beta: string): string | undefined =>
-  withoutBetasNamed(beta, AUTO_MODE_BETA)
+  withoutBetas(beta, (name) => AUTO_MODE_BETA.test(name))
 
 const FIELD = Buffer.from(',"safeguards":')
 const KEY = Buffer.from('"safeguards"')

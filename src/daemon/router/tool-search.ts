@@ -21,7 +21,7 @@
  * by rule to a model that is not Claude's, learned from these refusals for a relay in front of
  * Claude (`deferralOff`, which may implement deferral).
  */
-import {withoutBetasNamed} from './safeguards.js'
+import {withoutBetas} from './safeguards.js'
 
 /**
  * Whether a Messages server's error refuses Claude Code's tool search, to a body that held
@@ -48,4 +48,4 @@ export function asksToolSearch(beta: string | undefined): boolean {
 
 /** An `anthropic-beta` value without the tool-search betas; undefined when none is left. */
 export const withoutToolSearchBetas = (beta: string): string | undefined =>
-  withoutBetasNamed(beta, TOOL_SEARCH_BETA)
+  withoutBetas(beta, (name) => TOOL_SEARCH_BETA.test(name))
