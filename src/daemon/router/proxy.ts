@@ -74,7 +74,6 @@ import type {UpstreamAdaptation} from '../../protocols/translate.js'
 import {
   MAX_ADAPTATIONS_A_REQUEST,
   refusesMediaInResults,
-  refusesSeparatedOutputs,
   rewritesChatBody,
   rewritesMessagesBody,
   sentMedia,
@@ -924,12 +923,13 @@ export async function proxyRequest(
     /** The upstream refused encrypted content another account made (not another block's to learn from). */
     let refusedCiphertext = false
     /**
-     * A 400 to a body passed through whose words may teach one rule of a byte rewrite (`store`,
-     * the 1-hour cache, tool search, a namespace's description): not compressed, no stream, tries left.
+     * A 400 (or a 422, `or422`) to a body passed through whose words may teach one rule of a
+     * rewrite (`store`, adjacent outputs, the 1-hour cache, tool search, a namespace's description,
+     * media out of results, unknown fields): not compressed, no stream, tries left.
      */
-    const passedRefusal = () =>
+    const passedRefusal = (or422 = false) =>
       !translated &&
-      status === 400 &&
+      (status === 400 || (or422 && status === 422)) &&
       passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
       upstream.headers['content-encoding'] === undefined &&
       !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? ''))
@@ -940,7 +940,12 @@ export async function proxyRequest(
      */
     const retryLearned = async (
       again: Buffer | undefined,
-      learn: 'learnStoreTrue' | 'learnCacheTtlOff' | 'learnDeferralOff' | 'learnNamespaceDescriptions',
+      learn:
+        | 'learnStoreTrue'
+        | 'learnAdjacentOutputs'
+        | 'learnCacheTtlOff'
+        | 'learnDeferralOff'
+        | 'learnNamespaceDescriptions',
     ): Promise<boolean | undefined> => {
       if (!again) return undefined
       errorText ??= await errorBody(upstream.body)
@@ -953,6 +958,21 @@ export async function proxyRequest(
       tried--
       adapted.push(`${provider.name} ${change}`)
       const learned = adaptations.get(provider.name, upstreamModelName)
+      return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
+    }
+    /**
+     * Codex's bytes passed through again with what was learned of the model now (`change`, the
+     * learning's note): the same bytes as its later turns (`passedResponses`); undefined when
+     * nothing was learned, or what was changes nothing of this body (the refusal is the client's).
+     */
+    const retryResponsesLearned = async (change: string | undefined): Promise<boolean | undefined> => {
+      if (!change) return undefined
+      const upstreamModelName = model ?? prepared.requestedModel ?? ''
+      const learned = adaptations.get(provider.name, upstreamModelName)
+      const again = passedResponses((stripped ?? (await untranslated())).bodyFor(model), target, learned)
+      if (again.equals(body)) return undefined
+      tried--
+      adapted.push(`${provider.name} ${change}`)
       return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
     }
     if (
@@ -1238,34 +1258,17 @@ export async function proxyRequest(
     // the request goes again with each output right after its call, as later ones do (read only
     // for a body that holds an output; after the tool shapes' reading above, whose text it reuses)
     if (
-      !translated &&
       family === 'responses' &&
-      status === 400 &&
-      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
-      upstream.headers['content-encoding'] === undefined &&
-      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
+      passedWith?.adjacentOutputs !== true &&
+      passedRefusal() &&
       !refusedCiphertext &&
       !COMPACT.test(request.url) &&
       holdsCallOutput(body)
     ) {
-      errorText ??= await errorBody(upstream.body)
-      // the body as sent with each output right after its call; none for a history whose outputs
-      // follow their calls already: that refusal is the client's, and nothing is learned from it
-      const again =
-        typeof errorText === 'string' && !passedWith?.adjacentOutputs && refusesSeparatedOutputs(errorText)
-          ? withAdjacentOutputs(body)
-          : undefined
-      const upstreamModelName = model ?? prepared.requestedModel ?? ''
-      const change =
-        again && typeof errorText === 'string'
-          ? adaptations.learnAdjacentOutputs(provider.name, upstreamModelName, errorText, passedWith)
-          : undefined
-      if (again && change) {
-        tried--
-        adapted.push(`${provider.name} ${change}`)
-        const learned = adaptations.get(provider.name, upstreamModelName)
-        return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
-      }
+      // (no rewrite for a history whose outputs follow their calls already: that refusal is the
+      // client's, and nothing is learned from it)
+      const sent = await retryLearned(withAdjacentOutputs(body), 'learnAdjacentOutputs')
+      if (sent !== undefined) return sent
     }
     // A relay in front of Claude that refuses Claude Code's 1-hour cache ("`cache_control.ttl: 1h`
     // is not supported"): learned, and the request goes again without `ttl` and `scope`, as later
@@ -1308,14 +1311,10 @@ export async function proxyRequest(
     // after the outputs, as later ones do (read only for a body that holds such media: a byte
     // search, then the rewrite; a Messages body's is learned by the block for its family above)
     if (
-      !translated &&
       family === 'responses' &&
-      (status === 400 || status === 422) &&
-      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
-      !refusedCiphertext &&
       passedWith?.mediaOutOfResults !== true &&
-      upstream.headers['content-encoding'] === undefined &&
-      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
+      passedRefusal(true) &&
+      !refusedCiphertext &&
       !COMPACT.test(request.url) &&
       mayHoldMediaInResults('responses', body)
     ) {
@@ -1327,15 +1326,8 @@ export async function proxyRequest(
         withMediaOutOfOutputs(body) !== undefined
           ? adaptations.learnMediaOutOfResults(provider.name, upstreamModelName, errorText, passedWith)
           : undefined
-      if (change) {
-        const learned = adaptations.get(provider.name, upstreamModelName)
-        const again = passedResponses((stripped ?? (await untranslated())).bodyFor(model), target, learned)
-        if (!again.equals(body)) {
-          tried--
-          adapted.push(`${provider.name} ${change}`)
-          return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
-        }
-      }
+      const sent = await retryResponsesLearned(change)
+      if (sent !== undefined) return sent
     }
     // A Responses body passed through (Codex's) refused for a top-level field the server does not
     // know (Codex 0.155's `access_programs` on OpenCode Go: "unknown parameter `access_programs`",
@@ -1343,15 +1335,7 @@ export async function proxyRequest(
     // `unknownResponsesFields`): learned, and the request goes again at once without it, as the
     // model's later ones do (`passedResponses`). Read only where relay() would buffer the answer
     // anyway, after the rules above (their words are theirs), whose reading of the error it reuses
-    if (
-      !translated &&
-      family === 'responses' &&
-      (status === 400 || status === 422) &&
-      passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
-      !refusedCiphertext &&
-      upstream.headers['content-encoding'] === undefined &&
-      !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? ''))
-    ) {
+    if (family === 'responses' && passedRefusal(true) && !refusedCiphertext) {
       errorText ??= await errorBody(upstream.body)
       const sentBody = typeof errorText === 'string' ? sentObject(body) : undefined
       if (sentBody) {
@@ -1364,18 +1348,8 @@ export async function proxyRequest(
           translate.sentOfPassedResponses(sentBody, passedWith),
           status,
         )
-        if (change) {
-          // the client's bytes again, with what is learned now (the same bytes as later turns)
-          const learned = adaptations.get(provider.name, upstreamModelName)
-          const bytes = (stripped ?? (await untranslated())).bodyFor(model)
-          const again = passedResponses(bytes, target, learned)
-          // (a rule learned that changes nothing of this body: the refusal is the client's)
-          if (!again.equals(body)) {
-            tried--
-            adapted.push(`${provider.name} ${change}`)
-            return tryTarget(i, model, again, credential, undefined, learned, passedAdapted + 1)
-          }
-        }
+        const sent = await retryResponsesLearned(change)
+        if (sent !== undefined) return sent
       }
     }
     // Xinference's refusal of a prompt past the window (vLLM's words, as a 500) with no other
