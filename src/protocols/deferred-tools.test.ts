@@ -233,4 +233,41 @@ describe('withDeferredToolsLoaded', () => {
     }
     expect(holdsDeferral(Buffer.from(JSON.stringify(body([tool('Read')], [turn1]))))).toBe(false)
   })
+
+  it('splices: what it does not change goes byte for byte as it came, written any way', () => {
+    const tools = [tool('ToolSearch'), deferred('WebFetch'), placeholder]
+    const talk = {role: 'user', content: 'what does "tool_reference" mean?'}
+    const messages = [turn1, talk, search('toolu_1', 'select:WebFetch'), loaded('toolu_1', [ref('WebFetch')])]
+    const spaced = JSON.stringify(body(tools, messages, {metadata: {user_id: 'u'}}), null, 2)
+    const out = String(withDeferredToolsLoaded(Buffer.from(spaced)))
+    // the same as for the body written compactly
+    expect(JSON.parse(out)).toEqual(rewrite(body(tools, messages, {metadata: {user_id: 'u'}})))
+    // the members and messages it leaves alone, with their spaces
+    for (const kept of [turn1, talk, search('toolu_1', 'select:WebFetch')])
+      expect(out).toContain(JSON.stringify(kept, null, 2).replaceAll('\n', '\n    '))
+    expect(out).toContain(
+      `"system": ${JSON.stringify(body([], []).system, null, 2).replaceAll('\n', '\n  ')}`,
+    )
+    expect(out.endsWith(`"metadata": {\n    "user_id": "u"\n  }\n}`)).toBe(true)
+    // the message with the reference and the tools, written as JSON writes them
+    const written = loaded('toolu_1', [])
+    written.content[0] = {type: 'tool_result', tool_use_id: 'toolu_1', content: [functions(line('WebFetch'))]}
+    expect(out).toContain(JSON.stringify(written))
+    expect(out).toContain(`"tools": ${JSON.stringify([tool('ToolSearch'), tool('WebFetch')])}`)
+  })
+
+  it('takes out tools and tool_choice wherever they stand, with their separators', () => {
+    const b = `{"tool_choice":{"type":"auto"} , "tools":[${JSON.stringify(placeholder)}],"model":"m","messages":[]}`
+    expect(String(withDeferredToolsLoaded(Buffer.from(b)))).toBe('{"model":"m","messages":[]}')
+  })
+
+  it('gives undefined where a value it reads is not JSON, and reads the last of a name given twice', () => {
+    expect(
+      withDeferredToolsLoaded(Buffer.from('{"tools":[{"defer_loading":true,}],"messages":[]}')),
+    ).toBeUndefined()
+    const twice = `{"tools":[],"messages":[],"tools":[${JSON.stringify(tool('Read'))},${JSON.stringify(placeholder)}]}`
+    expect(String(withDeferredToolsLoaded(Buffer.from(twice)))).toBe(
+      `{"tools":[],"messages":[],"tools":[${JSON.stringify(tool('Read'))}]}`,
+    )
+  })
 })

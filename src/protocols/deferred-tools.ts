@@ -19,6 +19,7 @@
 import type {FunctionTool, ReferencedTool} from './ir.js'
 import {toolReferenceText} from './ir.js'
 import {parseJsonBytes, utf8Bytes} from './json-bytes.js'
+import {arrayElements, topMembers, withMembers, type MemberSpan} from './json-spans.js'
 
 // (not ./cm-common.js's: the proxy loads this module for a body passed through, without the codecs)
 type Json = Record<string, unknown>
@@ -106,24 +107,42 @@ function without(o: Json, key: string): Json {
  *   runs), deferred tools stay where they are, without `defer_loading`.
  * The rewrite depends on the body alone (the same body, the same bytes), and a turn's history is
  * written as it was the turn before: only the tools grow, at their end, when the model loads one.
- * Undefined when the body holds neither key (a byte search), is not JSON, or nothing changes.
+ * Spliced (./json-spans.ts): `tools`, `tool_choice` and each message that holds a reference are
+ * parsed and written again, every other byte goes as it came (a 180 KB turn of Claude Code's is
+ * not parsed whole). Undefined when the body holds neither key (a byte search), is not a JSON
+ * object, a value it reads is not JSON, or nothing changes.
  */
 export function withDeferredToolsLoaded(body: Buffer): Buffer | undefined {
   if (!holdsDeferral(body)) return undefined
-  let json: unknown
+  const members = topMembers(body)
+  if (!members) return undefined
   try {
-    json = parseJsonBytes(body)
+    return deferralRewrite(body, members)
   } catch {
+    // (a value it reads is not JSON: the body goes as it came, and the server says what it thinks)
     return undefined
   }
-  if (!isObj(json)) return undefined
-  let changed = false
+}
 
-  // each run of references, where its text block goes
+/** {@link withDeferredToolsLoaded} on a body's members: only `tools`, `tool_choice` and the messages holding a reference are parsed. */
+function deferralRewrite(body: Buffer, members: readonly MemberSpan[]): Buffer | undefined {
+  // (a name given twice: the last, as a parse reads it)
+  const find = (name: string) => members.findLastIndex((m) => m.name === name)
+  const valueOf = (k: number): unknown =>
+    k === -1 ? undefined : parseJsonBytes(body.subarray(members[k].value, members[k].end))
+  const edits = new Map<number, Buffer | null>()
+
+  // each run of references, where its text block goes; the messages that hold one, parsed
   const runs: Array<{names: string[]; block: Json}> = []
-  const messages = Array.isArray(json.messages) ? json.messages : []
-  for (let m = 0; m < messages.length; m++) {
-    const message = messages[m] as unknown
+  const rewritten: Array<{start: number; end: number; message: Json}> = []
+  const m = find('messages')
+  let next = m === -1 ? -1 : body.indexOf(TOOL_REFERENCE, members[m].value)
+  const elements = next !== -1 && next < members[m].end ? arrayElements(body, members[m].value) : undefined
+  for (const element of elements ?? []) {
+    if (next === -1) break
+    if (next >= element.end) continue
+    next = body.indexOf(TOOL_REFERENCE, element.end)
+    const message = parseJsonBytes(body.subarray(element.start, element.end))
     if (!isObj(message) || !Array.isArray(message.content)) continue
     let content: unknown[] | undefined
     for (let c = 0; c < message.content.length; c++) {
@@ -151,26 +170,25 @@ export function withDeferredToolsLoaded(body: Buffer): Buffer | undefined {
       content ??= [...message.content]
       content[c] = {...block, content: parts}
     }
-    if (content) {
-      messages[m] = {...message, content}
-      changed = true
-    }
+    if (content) rewritten.push({start: element.start, end: element.end, message: {...message, content}})
   }
 
-  const tools = Array.isArray(json.tools) ? (json.tools as unknown[]) : []
+  const t = find('tools')
+  const toolsValue = valueOf(t)
+  const tools = Array.isArray(toolsValue) ? (toolsValue as unknown[]) : []
   const serverSearch = tools.some(isServerToolSearch)
   const shown: unknown[] = []
   const known = new Map<string, BodyTool>()
   const deferred = new Map<string, BodyTool>()
-  for (const t of tools) {
-    const fn = messagesFunctionTool(t)
+  for (const tool of tools) {
+    const fn = messagesFunctionTool(tool)
     if (!fn) {
-      shown.push(t)
+      shown.push(tool)
       continue
     }
-    const raw = t as Json
+    const raw = tool as Json
     if (raw.defer_loading !== true) {
-      shown.push(t)
+      shown.push(tool)
       known.set(fn.name, {raw, fn})
     } else if (serverSearch) {
       // its deferred tools as ordinary ones, where they are
@@ -183,25 +201,35 @@ export function withDeferredToolsLoaded(body: Buffer): Buffer | undefined {
     known,
     (name) => deferred.get(name),
     runs,
-    (t) => t.fn,
+    (tool) => tool.fn,
   )
   for (let i = 0; i < runs.length; i++) runs[i].block.text = texts[i].text
   for (const tool of loaded) shown.push(without(tool.raw, 'defer_loading'))
   // a deferred tool the request forces is the model's too (a server refuses a forced tool it was
   // not given)
-  const choice = json.tool_choice
+  const c = find('tool_choice')
+  const choice = valueOf(c)
   if (isObj(choice) && choice.type === 'tool' && typeof choice.name === 'string' && !known.has(choice.name)) {
     const forced = deferred.get(choice.name)
     if (forced) shown.push(without(forced.raw, 'defer_loading'))
   }
-  if (shown.length !== tools.length || shown.some((t, i) => t !== tools[i])) {
-    json.tools = shown
+  if (shown.length !== tools.length || shown.some((tool, i) => tool !== tools[i])) {
     // (every tool deferred, none loaded yet: no tools, and no choice among none, which a server refuses)
     if (shown.length === 0) {
-      delete json.tools
-      delete json.tool_choice
-    }
-    changed = true
+      edits.set(t, null)
+      if (c !== -1) edits.set(c, null)
+    } else edits.set(t, utf8Bytes(JSON.stringify(shown)))
   }
-  return changed ? utf8Bytes(JSON.stringify(json)) : undefined
+  if (rewritten.length > 0) {
+    // the messages array with those messages written again, every other byte as it came
+    const parts: Buffer[] = []
+    let from = members[m].value
+    for (const {start, end, message} of rewritten) {
+      parts.push(body.subarray(from, start), utf8Bytes(JSON.stringify(message)))
+      from = end
+    }
+    parts.push(body.subarray(from, members[m].end))
+    edits.set(m, Buffer.concat(parts))
+  }
+  return edits.size > 0 ? withMembers(body, members, edits) : undefined
 }

@@ -1,0 +1,150 @@
+/**
+ * Where the members of a JSON object and the elements of a JSON array lie in its bytes, for a
+ * rewrite of a body passed through that must leave every other byte as it came (a server's prompt
+ * cache matches the bytes of the turn before; a parse and a write of a 200 KB agent body costs
+ * milliseconds that a splice does not). Strings are skipped by a search for their closing quote, so
+ * a body is scanned in about its count of strings. The scan trusts what it is given to be JSON of
+ * a client: a value's bytes are parsed (`JSON.parse`) by whoever reads them, which is where
+ * malformed JSON inside one is found.
+ */
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+
+/** Whether byte `c` is JSON whitespace. */
+const space = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
+
+/** Where the string whose opening quote is at `at` ends (the index after its closing quote); -1 if it does not. */
+function stringEnd(body: Buffer, at: number): number {
+  let from = at + 1
+  for (;;) {
+    const quote = body.indexOf(QUOTE, from)
+    if (quote === -1) return -1
+    // an even run of backslashes before it: the quote closes the string
+    let slashes = 0
+    while (body[quote - 1 - slashes] === BACKSLASH) slashes++
+    if (slashes % 2 === 0) return quote + 1
+    from = quote + 1
+  }
+}
+
+/** Where the JSON value that starts at `at` ends (the index after it); -1 if it does not. */
+export function valueEnd(body: Buffer, at: number): number {
+  const first = body[at]
+  if (first === QUOTE) return stringEnd(body, at)
+  if (first === 0x7b || first === 0x5b) {
+    let depth = 0
+    for (let i = at; i < body.length; i++) {
+      const c = body[i]
+      if (c === QUOTE) {
+        const end = stringEnd(body, i)
+        if (end === -1) return -1
+        i = end - 1
+      } else if (c === 0x7b || c === 0x5b) depth++
+      else if ((c === 0x7d || c === 0x5d) && --depth === 0) return i + 1
+    }
+    return -1
+  }
+  // a number or a literal: up to the next delimiter
+  let i = at
+  while (i < body.length && body[i] !== 0x2c && body[i] !== 0x7d && body[i] !== 0x5d && !space(body[i])) i++
+  return i === at ? -1 : i
+}
+
+/** A member of a JSON object in its bytes: its name as written, where it starts (its name's quote), where its value starts and where it ends. */
+export interface MemberSpan {
+  name: string
+  start: number
+  value: number
+  end: number
+}
+
+/**
+ * The members of the JSON object `body` is (white space around it allowed), in their order; undefined
+ * when it is not one. A name is read as written (latin1: a name with an escape or a character
+ * beyond ASCII is not the name it decodes to, which no rule here looks for).
+ */
+export function topMembers(body: Buffer): MemberSpan[] | undefined {
+  const members: MemberSpan[] = []
+  let i = 0
+  while (space(body[i])) i++
+  if (body[i] !== 0x7b) return undefined
+  i++
+  for (;;) {
+    while (space(body[i])) i++
+    if (body[i] === 0x7d && members.length === 0) break
+    if (body[i] !== QUOTE) return undefined
+    const start = i
+    const nameEnd = stringEnd(body, i)
+    if (nameEnd === -1) return undefined
+    const name = body.toString('latin1', start + 1, nameEnd - 1)
+    i = nameEnd
+    while (space(body[i])) i++
+    if (body[i] !== 0x3a) return undefined
+    i++
+    while (space(body[i])) i++
+    const value = i
+    const end = valueEnd(body, i)
+    if (end === -1) return undefined
+    members.push({name, start, value, end})
+    i = end
+    while (space(body[i])) i++
+    if (body[i] === 0x2c) {
+      i++
+      continue
+    }
+    if (body[i] === 0x7d) break
+    return undefined
+  }
+  return members
+}
+
+/** The elements of the JSON array whose `[` is at `at`, each as its start and end; undefined when there is none there. */
+export function arrayElements(body: Buffer, at: number): Array<{start: number; end: number}> | undefined {
+  if (body[at] !== 0x5b) return undefined
+  const elements: Array<{start: number; end: number}> = []
+  let i = at + 1
+  for (;;) {
+    while (space(body[i])) i++
+    if (body[i] === 0x5d && elements.length === 0) return elements
+    const start = i
+    const end = valueEnd(body, i)
+    if (end === -1) return undefined
+    elements.push({start, end})
+    i = end
+    while (space(body[i])) i++
+    if (body[i] === 0x2c) {
+      i++
+      continue
+    }
+    return body[i] === 0x5d ? elements : undefined
+  }
+}
+
+/**
+ * An object's bytes with some of its members' values replaced (`edits`: by the member's index, the
+ * new value's bytes, or null to take the member out), every other byte as it came: a member taken
+ * out goes with the separator before it (after it, for the first).
+ */
+export function withMembers(
+  body: Buffer,
+  members: readonly MemberSpan[],
+  edits: ReadonlyMap<number, Buffer | null>,
+): Buffer {
+  const kept = members.map((_, k) => k).filter((k) => edits.get(k) !== null)
+  if (kept.length === 0) {
+    // every member out: the braces, and what stood before and after them
+    return Buffer.concat([body.subarray(0, members[0].start), body.subarray(members.at(-1)!.end)])
+  }
+  const parts: Buffer[] = [body.subarray(0, members[0].start)]
+  kept.forEach((k, n) => {
+    const m = members[k]
+    const replaced = edits.get(k)
+    if (replaced) parts.push(body.subarray(m.start, m.value), replaced)
+    else parts.push(body.subarray(m.start, m.end))
+    // the separator that followed it in the body (up to the next member), before another kept one
+    if (n < kept.length - 1) parts.push(body.subarray(m.end, members[k + 1].start))
+  })
+  parts.push(body.subarray(members.at(-1)!.end))
+  return Buffer.concat(parts)
+}
