@@ -222,5 +222,21 @@ describe('agent binding service', () => {
     expect(settings().env.CLAUDE_CODE_AUTO_MODE_SERVER).toBe('1')
     await disableAgents({agent: 'claude-code', env})
     expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({a: 1, env: {CLAUDE_CODE_AUTO_MODE_SERVER: '1'}})
+
+    // the user's own value deleted while bound: no longer theirs, and one enable writes gwctl's
+    vi.setSystemTime(new Date('2026-11-01T00:00:20Z'))
+    await enableAgent({agent: 'claude-code', env})
+    expect(settings().env.CLAUDE_CODE_AUTO_MODE_SERVER).toBe('1')
+    const deleted = JSON.parse(readFileSync(path, 'utf8')) as {env: Record<string, string>}
+    delete deleted.env.CLAUDE_CODE_AUTO_MODE_SERVER
+    writeFileSync(path, JSON.stringify(deleted))
+    expect(await enableAgent({agent: 'claude-code', env})).toMatchObject({
+      outcome: 'rebound',
+      autoModeLocal: true,
+    })
+    expect(settings().env.CLAUDE_CODE_AUTO_MODE_SERVER).toBe('0')
+    expect(await enableAgent({agent: 'claude-code', env})).toMatchObject({outcome: 'already-bound'})
+    await disableAgents({agent: 'claude-code', env})
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({a: 1, env: {}})
   })
 })

@@ -437,11 +437,19 @@ export async function enableAgent(options: EnableOptions): Promise<EnableResult>
   // (the settings before binding: a value there is the user's; where gwctl's copy of them cannot
   // be read, the settings as they are, whose value then stands: an enable that would change nothing
   // else is no place to fail on a backup the disable will name)
+  // (a file the user edited since gwctl wrote it: its edit is the baseline from this enable on, as
+  // the intent below records it, so a value of theirs deleted while bound is no longer theirs)
   const original =
     binder.withAutoMode !== undefined
       ? record
-        ? await originalOf(record.files[0]).then(
-            (b) => b?.toString('utf8') ?? null,
+        ? await Promise.all(record.files.map((f) => originalOf(f))).then(
+            (backups) => {
+              const originals = backups.map((b) => b?.toString('utf8') ?? null)
+              const edited = record.files.some(
+                (f, i) => f.writtenHash !== null && hashBytes(texts[i]) !== f.writtenHash,
+              )
+              return edited ? binder.strip(texts, originals).texts[0] : originals[0]
+            },
             () => texts[0],
           )
         : texts[0]
