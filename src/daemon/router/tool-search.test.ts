@@ -9,6 +9,7 @@ import type {IncomingHttpHeaders} from 'node:http'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import {withDeferredToolsLoaded} from '../../protocols/deferred-tools.js'
+import {loaded as loadedRefs, placeholder, ref, search} from '../../protocols/deferred-tools-fixture.js'
 import {forwardHeaders} from './headers.js'
 import type {ProxyTarget} from './proxy.js'
 import {learnedAdaptations} from './proxy.js'
@@ -116,41 +117,23 @@ const schema = {
 
 /**
  * Claude Code 2.1.332's request after its ToolSearch loaded WebFetch (its shape as recorded from the
- * real CLI, cut: ../../protocols/messages.test.ts): ToolSearch and Read shown, WebFetch and the
- * placeholder deferred, the search's result a tool_reference block.
+ * real CLI, cut: ../../protocols/deferred-tools-fixture.ts): ToolSearch and Read shown, WebFetch and
+ * the placeholder deferred, the search's result a tool_reference block.
  */
 const claudeCode = (model: string, text = 'fetch example.com') =>
   JSON.stringify({
     model,
     messages: [
       {role: 'user', content: [{type: 'text', text}]},
-      {
-        role: 'assistant',
-        content: [{type: 'tool_use', id: 'toolu_1', name: 'ToolSearch', input: {query: 'select:WebFetch'}}],
-      },
-      {
-        role: 'user',
-        content: [
-          {
-            type: 'tool_result',
-            tool_use_id: 'toolu_1',
-            content: [{type: 'tool_reference', tool_name: 'WebFetch'}],
-          },
-          {type: 'text', text: 'Tool loaded.', cache_control: {type: 'ephemeral'}},
-        ],
-      },
+      search('toolu_1', 'select:WebFetch'),
+      loadedRefs('toolu_1', [ref('WebFetch')]),
     ],
     system: [{type: 'text', text: 'You are Claude Code.', cache_control: {type: 'ephemeral'}}],
     tools: [
       {name: 'ToolSearch', description: 'Searches the deferred tools.', input_schema: schema},
       {name: 'Read', description: 'Reads a file.', input_schema: schema},
       {name: 'WebFetch', description: 'Fetches a page.', input_schema: schema, defer_loading: true},
-      {
-        name: 'DeferredToolPlaceholder',
-        description: 'Reserved placeholder that keeps deferred tool loading active; never call this tool.',
-        input_schema: {type: 'object', properties: {}},
-        defer_loading: true,
-      },
+      placeholder,
     ],
     metadata: {user_id: 'user_abc_account__session_1'},
     max_tokens: 32000,
