@@ -4,8 +4,6 @@
  * route, for a model that is not Claude's from the first request; learned from a relay's refusal for
  * one that is; the tool-search betas left out with it.
  */
-import type {IncomingHttpHeaders} from 'node:http'
-
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import {withDeferredToolsLoaded} from '../../protocols/deferred-tools.js'
@@ -13,14 +11,7 @@ import {loaded as loadedRefs, placeholder, ref, search} from '../../protocols/de
 import {forwardHeaders} from './headers.js'
 import type {ProxyTarget} from './proxy.js'
 import {learnedAdaptations} from './proxy.js'
-import type {Upstream} from './proxy-fixture.js'
-import {
-  MESSAGES_ANSWER,
-  MESSAGES_STREAM,
-  messagesTarget,
-  ProxyGateway,
-  startJudgedUpstream,
-} from './proxy-fixture.js'
+import {judgedMessagesGateway, messagesTarget} from './proxy-fixture.js'
 import {asksToolSearch, refusesDeferredTools, withoutToolSearchBetas} from './tool-search.js'
 
 const OPENROUTER =
@@ -75,37 +66,24 @@ describe('refusesDeferredTools', () => {
   })
 })
 
-const received: Buffer[] = []
-const headers: IncomingHttpHeaders[] = []
 let refuse = false
-let upstream: Upstream
 let targets: ProxyTarget[] = []
-const gateway = new ProxyGateway({route: () => ({targets})})
+const {gateway, upstream, received, headers, start, clear, close} = judgedMessagesGateway(
+  (b) => {
+    const sent = JSON.stringify(b)
+    return refuse && (sent.includes('"defer_loading"') || sent.includes('"tool_reference"'))
+      ? {status: 400, body: {error: {message: OPENROUTER, code: 400}}}
+      : undefined
+  },
+  {route: () => ({targets})},
+)
 
-beforeAll(async () => {
-  upstream = await startJudgedUpstream(
-    received,
-    (b, h) => {
-      headers.push(h)
-      const sent = JSON.stringify(b)
-      return refuse && (sent.includes('"defer_loading"') || sent.includes('"tool_reference"'))
-        ? {status: 400, body: {error: {message: OPENROUTER, code: 400}}}
-        : undefined
-    },
-    {stream: MESSAGES_STREAM, json: MESSAGES_ANSWER},
-  )
-  await gateway.listen()
-})
+beforeAll(start)
 afterEach(() => {
-  received.length = 0
-  headers.length = 0
+  clear()
   refuse = false
-  gateway.results.length = 0
 })
-afterAll(async () => {
-  await gateway.close()
-  upstream.close()
-})
+afterAll(close)
 
 const BETAS = 'claude-code-20250219,advanced-tool-use-2025-11-20,interleaved-thinking-2025-05-14'
 const schema = {
