@@ -10,10 +10,10 @@
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {ProxyGateway} from '../src/daemon/router/proxy-fixture.js'
+import type {ProxyGateway} from '../src/daemon/router/proxy-fixture.js'
 import type {Simulator} from '../src/sim/server.js'
-import {startSim} from '../src/sim/server.js'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
+import {AZURE, azureSimGateway} from './helpers/azure.js'
 import {
   issueKeyOverApi,
   projectLogRows,
@@ -139,30 +139,20 @@ describe('Codex passed through to an Azure the host does not tell', {timeout: 60
 })
 
 describe("Codex passed through to Azure OpenAI's own hosts", {timeout: 60_000}, () => {
-  const AZURE = 'https://my-res.openai.azure.com'
   let sim: Simulator
   let gateway: ProxyGateway
+  let close: () => Promise<void> = async () => {}
   beforeAll(async () => {
-    sim = await startSim({timeScale: 100})
-    gateway = new ProxyGateway({
-      route: () => ({
-        targets: [
-          {
-            provider: {name: 'azure', family: 'responses', baseUrl: AZURE, credential: {secret: 'k'}},
-            model: MODEL,
-          },
-        ],
-      }),
-    })
-    // Azure's origin, served by the simulator (nothing leaves this machine)
-    const get = gateway.pools.get.bind(gateway.pools)
-    gateway.pools.get = (origin, timeouts) => get(origin === AZURE ? sim.origin : origin, timeouts)
-    await gateway.listen()
+    ;({sim, gateway, close} = await azureSimGateway(() => ({
+      targets: [
+        {
+          provider: {name: 'azure', family: 'responses', baseUrl: AZURE, credential: {secret: 'k'}},
+          model: MODEL,
+        },
+      ],
+    })))
   })
-  afterAll(async () => {
-    await gateway.close()
-    await sim.close()
-  })
+  afterAll(() => close())
 
   it('the namespace described from the first request: one try, through the official SDK', async () => {
     const client = new OpenAI({

@@ -12,10 +12,10 @@ import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {ProxyGateway} from '../src/daemon/router/proxy-fixture.js'
+import type {ProxyGateway} from '../src/daemon/router/proxy-fixture.js'
 import type {Simulator} from '../src/sim/server.js'
-import {startSim} from '../src/sim/server.js'
 import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
+import {AZURE, azureSimGateway} from './helpers/azure.js'
 import {READ_FILE_TOOL} from './helpers/codex.js'
 import {
   issueKeyOverApi,
@@ -194,35 +194,25 @@ describe('Claude Code translated to an Azure the host does not tell', {timeout: 
 })
 
 describe("Codex passed through to Azure OpenAI's own hosts", {timeout: 60_000}, () => {
-  const AZURE = 'https://my-res.openai.azure.com'
   let sim: Simulator
   let gateway: ProxyGateway
+  let close: () => Promise<void> = async () => {}
   let baseUrl = AZURE
 
   beforeAll(async () => {
-    sim = await startSim({timeScale: 100})
-    gateway = new ProxyGateway({
-      route: (family) => ({
-        targets: [
-          {
-            provider: {name: 'azure', family: 'responses', baseUrl, credential: {secret: 'k'}},
-            model: 'gpt-5.4+azure-store',
-            // (Claude Code's requests: translated)
-            ...(family === 'responses' ? {} : {translate: true as const}),
-          },
-        ],
-      }),
-    })
-    // Azure's origin, served by the simulator (nothing leaves this machine)
-    const get = gateway.pools.get.bind(gateway.pools)
-    gateway.pools.get = (origin, timeouts) => get(origin === AZURE ? sim.origin : origin, timeouts)
-    await gateway.listen()
+    ;({sim, gateway, close} = await azureSimGateway((family) => ({
+      targets: [
+        {
+          provider: {name: 'azure', family: 'responses', baseUrl, credential: {secret: 'k'}},
+          model: 'gpt-5.4+azure-store',
+          // (Claude Code's requests: translated)
+          ...(family === 'responses' ? {} : {translate: true as const}),
+        },
+      ],
+    })))
   })
 
-  afterAll(async () => {
-    await gateway.close()
-    await sim.close()
-  })
+  afterAll(() => close())
 
   const sentStores = () =>
     sim.requests

@@ -6,47 +6,20 @@
 import {describe, expect, it} from 'vitest'
 
 import {holdsDeferral, withDeferredToolsLoaded} from './deferred-tools.js'
+import {
+  deferred,
+  functions,
+  line,
+  loaded,
+  placeholder,
+  ref,
+  search,
+  tool,
+  turn1,
+} from './deferred-tools-fixture.js'
 import {messagesCodec} from './messages.js'
 
-// Claude Code 2.1.332's tools and its turns after the model called ToolSearch (as recorded from the
-// real CLI, cut: ./messages.test.ts): the placeholder it always defers, deferred tools, and a
-// result of tool_reference blocks followed by "Tool loaded."
-const schema = (prop: string) => ({
-  type: 'object',
-  properties: {[prop]: {type: 'string'}},
-  required: [prop],
-  additionalProperties: false,
-})
-const tool = (name: string, extra: Record<string, unknown> = {}) => ({
-  name,
-  description: `${name} does it.`,
-  input_schema: schema(name === 'ToolSearch' ? 'query' : 'x'),
-  ...extra,
-})
-const placeholder = {
-  name: 'DeferredToolPlaceholder',
-  description: 'Reserved placeholder that keeps deferred tool loading active; never call this tool.',
-  input_schema: {type: 'object', properties: {}},
-  defer_loading: true,
-}
-const deferred = (name: string) => tool(name, {defer_loading: true})
-const turn1 = {role: 'user', content: [{type: 'text', text: 'fetch example.com'}]}
-const search = (id: string, query: string) => ({
-  role: 'assistant',
-  content: [{type: 'tool_use', id, name: 'ToolSearch', input: {query}}],
-})
-const loaded = (id: string, refs: unknown[]) => ({
-  role: 'user',
-  content: [
-    {type: 'tool_result', tool_use_id: id, content: refs},
-    {type: 'text', text: 'Tool loaded.', cache_control: {type: 'ephemeral'}},
-  ],
-})
-const ref = (name: string, extra: Record<string, unknown> = {}) => ({
-  type: 'tool_reference',
-  tool_name: name,
-  ...extra,
-})
+// Claude Code's request over the fixture's tools and turns (./deferred-tools-fixture.ts)
 const body = (tools: unknown[], messages: unknown[], extra: Record<string, unknown> = {}) => ({
   model: 'kimi-for-coding',
   max_tokens: 32000,
@@ -60,12 +33,6 @@ const rewrite = (b: unknown): unknown => {
   const out = withDeferredToolsLoaded(Buffer.from(JSON.stringify(b)))
   return out === undefined ? undefined : JSON.parse(String(out))
 }
-const line = (name: string, prop = 'x') =>
-  `<function>${JSON.stringify({description: `${name} does it.`, name, parameters: schema(prop)})}</function>`
-const functions = (...lines: string[]) => ({
-  type: 'text',
-  text: `<functions>\n${lines.join('\n')}\n</functions>`,
-})
 
 describe('withDeferredToolsLoaded', () => {
   it('leaves out a deferred tool nobody referenced, the placeholder included', () => {

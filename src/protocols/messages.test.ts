@@ -6,6 +6,7 @@ import {serveOnce} from './cm-test-helpers.js'
 import type {Family, Message, Request, Response} from './ir.js'
 import {TranslationError, emptyUsage} from './ir.js'
 import {chatCodec} from './chat.js'
+import * as claudeCode from './deferred-tools-fixture.js'
 import {messagesCodec} from './messages.js'
 import {claudeThinking} from './messages-request.js'
 import {droppedThinking, MessagesStreamDecoder} from './messages-stream.js'
@@ -274,45 +275,16 @@ describe('messages decodeRequest', () => {
 
 describe("messages decodeRequest: Anthropic's tool search (deferred tools, tool_reference)", () => {
   // Claude Code 2.1.332's tools and its turn after the model called ToolSearch with
-  // `select:WebFetch` (recorded from the real CLI): the placeholder it always defers, the loaded
-  // tool deferred too, and the result a tool_reference followed by "Tool loaded."
-  const schema = (prop: string) => ({
-    type: 'object',
-    properties: {[prop]: {type: 'string'}},
-    required: [prop],
-    additionalProperties: false,
-  })
-  const tool = (name: string, extra: Record<string, unknown> = {}) => ({
-    name,
-    description: `${name} does it.`,
-    input_schema: schema(name === 'ToolSearch' ? 'query' : 'x'),
-    ...extra,
-  })
-  const placeholder = {
-    name: 'DeferredToolPlaceholder',
-    description: 'Reserved placeholder that keeps deferred tool loading active; never call this tool.',
-    input_schema: {type: 'object', properties: {}},
-    defer_loading: true,
-  }
-  const turn1 = [{role: 'user', content: [{type: 'text', text: 'fetch example.com'}]}]
-  const called = {
-    role: 'assistant',
-    content: [{type: 'tool_use', id: 'toolu_1', name: 'ToolSearch', input: {query: 'select:WebFetch'}}],
-  }
-  const loaded = (refs: unknown[]) => ({
-    role: 'user',
-    content: [
-      {type: 'tool_result', tool_use_id: 'toolu_1', content: refs},
-      {type: 'text', text: 'Tool loaded.', cache_control: {type: 'ephemeral'}},
-    ],
-  })
+  // `select:WebFetch` (recorded from the real CLI: ./deferred-tools-fixture.ts): the placeholder it
+  // always defers, the loaded tool deferred too, and the result a tool_reference followed by
+  // "Tool loaded."
+  const {schema, tool, placeholder, turn1, search, loaded, line} = claudeCode
+  const called = search('toolu_1', 'select:WebFetch')
   const decode = (tools: unknown[], messages: unknown[]) =>
     messagesCodec.decodeRequest({model: 'm', max_tokens: 10, tools, messages}, {})
-  const line = (name: string, prop = 'x') =>
-    `<function>${JSON.stringify({description: `${name} does it.`, name, parameters: schema(prop)})}</function>`
 
   it('leaves out a deferred tool nobody referenced, the placeholder included', () => {
-    const r = decode([tool('Agent'), tool('ToolSearch'), placeholder, tool('Write')], turn1)
+    const r = decode([tool('Agent'), tool('ToolSearch'), placeholder, tool('Write')], [turn1])
     expect(r.tools.map((t) => t.name)).toEqual(['Agent', 'ToolSearch', 'Write'])
     expect(r.builtinTools).toBeUndefined()
   })
@@ -326,7 +298,7 @@ describe("messages decodeRequest: Anthropic's tool search (deferred tools, tool_
         placeholder,
         tool('Write'),
       ],
-      [...turn1, called, loaded([{type: 'tool_reference', tool_name: 'WebFetch'}])],
+      [turn1, called, loaded('toolu_1', [{type: 'tool_reference', tool_name: 'WebFetch'}])],
     )
     // the list grows at its end only: a prompt cache keeps the prefix before it
     expect(r.tools.map((t) => t.name)).toEqual(['Agent', 'ToolSearch', 'Write', 'WebFetch'])
@@ -360,7 +332,7 @@ describe("messages decodeRequest: Anthropic's tool search (deferred tools, tool_
       content: [{type: 'tool_use', id: 'toolu_2', name: 'ToolSearch', input: {query: 'select:Cron'}}],
     }
     const r = decode(tools, [
-      ...turn1,
+      turn1,
       called,
       {
         role: 'user',
@@ -409,7 +381,7 @@ describe("messages decodeRequest: Anthropic's tool search (deferred tools, tool_
           tool('get_weather', {defer_loading: true}),
           tool('get_time', {defer_loading: true}),
         ],
-        turn1,
+        [turn1],
       )
       expect(r.tools.map((t) => t.name)).toEqual(['get_weather', 'get_time'])
       const chat = chatCodec.encodeRequest(r, 'up', {}) as {tools: Array<{function: {name: string}}>}
@@ -425,7 +397,7 @@ describe("messages decodeRequest: Anthropic's tool search (deferred tools, tool_
         max_tokens: 10,
         tools: [tool('Read'), deferredTool],
         tool_choice: {type: 'tool', name: 'WebFetch'},
-        messages: turn1,
+        messages: [turn1],
       },
       {},
     )
@@ -438,7 +410,7 @@ describe("messages decodeRequest: Anthropic's tool search (deferred tools, tool_
         max_tokens: 10,
         tools: [tool('ToolSearch'), deferredTool],
         tool_choice: {type: 'tool', name: 'WebFetch'},
-        messages: [...turn1, called, loaded([{type: 'tool_reference', tool_name: 'WebFetch'}])],
+        messages: [turn1, called, loaded('toolu_1', [{type: 'tool_reference', tool_name: 'WebFetch'}])],
       },
       {},
     )
@@ -448,7 +420,7 @@ describe("messages decodeRequest: Anthropic's tool search (deferred tools, tool_
   it('goes to every other family as a tool result any of them takes', () => {
     const r = decode(
       [tool('ToolSearch'), tool('WebFetch', {defer_loading: true}), placeholder],
-      [...turn1, called, loaded([{type: 'tool_reference', tool_name: 'WebFetch'}])],
+      [turn1, called, loaded('toolu_1', [{type: 'tool_reference', tool_name: 'WebFetch'}])],
     )
     const chat = chatCodec.encodeRequest(r, 'up', {}) as {
       tools: Array<{function: {name: string}}>

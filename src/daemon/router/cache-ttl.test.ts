@@ -8,14 +8,7 @@ import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import {refusesCacheTtl, withoutCacheTtl} from './cache-ttl.js'
 import type {ProxyTarget} from './proxy.js'
 import {learnedAdaptations} from './proxy.js'
-import type {Upstream} from './proxy-fixture.js'
-import {
-  MESSAGES_ANSWER,
-  MESSAGES_STREAM,
-  messagesTarget,
-  ProxyGateway,
-  startJudgedUpstream,
-} from './proxy-fixture.js'
+import {judgedMessagesGateway, messagesTarget} from './proxy-fixture.js'
 
 describe('withoutCacheTtl', () => {
   it("leaves out each cache_control's ttl and scope, nothing else", () => {
@@ -48,38 +41,28 @@ describe('withoutCacheTtl', () => {
   })
 })
 
-const received: Buffer[] = []
 let refuseTtl = false
-let upstream: Upstream
 let targets: ProxyTarget[] = []
-const gateway = new ProxyGateway({route: () => ({targets})})
+const {gateway, upstream, received, start, clear, close} = judgedMessagesGateway(
+  (b) =>
+    refuseTtl && JSON.stringify(b).includes('"ttl"')
+      ? {
+          status: 400,
+          body: {
+            type: 'error',
+            error: {type: 'invalid_request_error', message: '`cache_control.ttl: 1h` is not supported'},
+          },
+        }
+      : undefined,
+  {route: () => ({targets})},
+)
 
-beforeAll(async () => {
-  upstream = await startJudgedUpstream(
-    received,
-    (b) =>
-      refuseTtl && JSON.stringify(b).includes('"ttl"')
-        ? {
-            status: 400,
-            body: {
-              type: 'error',
-              error: {type: 'invalid_request_error', message: '`cache_control.ttl: 1h` is not supported'},
-            },
-          }
-        : undefined,
-    {stream: MESSAGES_STREAM, json: MESSAGES_ANSWER},
-  )
-  await gateway.listen()
-})
+beforeAll(start)
 afterEach(() => {
-  received.length = 0
+  clear()
   refuseTtl = false
-  gateway.results.length = 0
 })
-afterAll(async () => {
-  await gateway.close()
-  upstream.close()
-})
+afterAll(close)
 
 /** Claude Code's request with its 1-hour cache on, as it writes it. */
 const claudeCode = (model: string, text = 'hi') =>

@@ -10,59 +10,42 @@ import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import type {ProxyTarget} from './proxy.js'
 import {learnedAdaptations} from './proxy.js'
-import type {Upstream} from './proxy-fixture.js'
-import {
-  MESSAGES_ANSWER,
-  MESSAGES_STREAM,
-  messagesTarget,
-  ProxyGateway,
-  startJudgedUpstream,
-} from './proxy-fixture.js'
+import {judgedMessagesGateway, MESSAGES_STREAM, messagesTarget} from './proxy-fixture.js'
 
-/** What the upstream received, raw. */
-const received: Buffer[] = []
 /**
  * How the upstream judges a request: the message of its 400 (in Anthropic's error body), a whole
  * error body of another shape, or nothing (it answers).
  */
 let judge: (body: Record<string, unknown>) => string | Record<string, unknown> | undefined = () => undefined
-let upstream: Upstream
 let targets: ProxyTarget[] = []
-const gateway = new ProxyGateway({route: () => ({targets})})
+/** A scripted upstream behind the gateway; `received`: what it received, raw. */
+const {gateway, upstream, received, start, clear, close} = judgedMessagesGateway(
+  // (a refusal in Ollama's Anthropic error body, as Anthropic's: type, error.type, error.message)
+  (b) => {
+    const message = judge(b)
+    return message === undefined
+      ? undefined
+      : {
+          status: 400,
+          body:
+            typeof message === 'string'
+              ? {type: 'error', error: {type: 'invalid_request_error', message}, request_id: 'req_1'}
+              : message,
+        }
+  },
+  {route: () => ({targets})},
+)
 
 const target = (name: string, model: string): ProxyTarget => messagesTarget(name, model, upstream.origin)
 
-beforeAll(async () => {
-  // (a refusal in Ollama's Anthropic error body, as Anthropic's: type, error.type, error.message)
-  upstream = await startJudgedUpstream(
-    received,
-    (b) => {
-      const message = judge(b)
-      return message === undefined
-        ? undefined
-        : {
-            status: 400,
-            body:
-              typeof message === 'string'
-                ? {type: 'error', error: {type: 'invalid_request_error', message}, request_id: 'req_1'}
-                : message,
-          }
-    },
-    {stream: MESSAGES_STREAM, json: MESSAGES_ANSWER},
-  )
-  await gateway.listen()
-})
+beforeAll(start)
 
 afterEach(() => {
-  received.length = 0
+  clear()
   judge = () => undefined
-  gateway.results.length = 0
 })
 
-afterAll(async () => {
-  await gateway.close()
-  upstream.close()
-})
+afterAll(close)
 
 const CLAUDE_CODE = 'claude-cli/2.1.332 (external, cli)'
 

@@ -232,3 +232,68 @@ export class ProxyGateway {
     await this.pools.close()
   }
 }
+
+/** A judged Messages upstream behind a `ProxyGateway`: what the tests of a pass-through rule use. */
+export interface JudgedMessagesGateway {
+  /** The gateway, made at once, listening after `start()`. */
+  gateway: ProxyGateway
+  /** The upstream (its origin once `start()` has run). */
+  upstream: {readonly origin: string}
+  /** Each request's body as the upstream received it, in order. */
+  received: Buffer[]
+  /** Each request's headers as the upstream received them, in order. */
+  headers: IncomingHttpHeaders[]
+  /** Starts the upstream, then the gateway (each on a free port of 127.0.0.1). */
+  start: () => Promise<void>
+  /** Forgets the requests received and the gateway's results (between tests). */
+  clear: () => void
+  /** Closes the gateway (its pools too) and the upstream. */
+  close: () => Promise<void>
+}
+
+/**
+ * A judged upstream (`startJudgedUpstream`: refuses as `judge` says, else answers Messages'
+ * `MESSAGES_STREAM` or `MESSAGES_ANSWER`) behind a `ProxyGateway` over `options`; both started by
+ * `start()`. Made at once, so a test file may destructure it at its top.
+ */
+export function judgedMessagesGateway(
+  judge: (body: Record<string, unknown>, headers: IncomingHttpHeaders) => Refusal | undefined,
+  options: ProxyGatewayOptions,
+): JudgedMessagesGateway {
+  const received: Buffer[] = []
+  const headers: IncomingHttpHeaders[] = []
+  const gateway = new ProxyGateway(options)
+  let started: Upstream | undefined
+  const upstream = {
+    get origin(): string {
+      if (!started) throw new Error('the upstream is not listening: call start() first')
+      return started.origin
+    },
+  }
+  return {
+    gateway,
+    upstream,
+    received,
+    headers,
+    start: async () => {
+      started = await startJudgedUpstream(
+        received,
+        (body, h) => {
+          headers.push(h)
+          return judge(body, h)
+        },
+        {stream: MESSAGES_STREAM, json: MESSAGES_ANSWER},
+      )
+      await gateway.listen()
+    },
+    clear: () => {
+      received.length = 0
+      headers.length = 0
+      gateway.results.length = 0
+    },
+    close: async () => {
+      await gateway.close()
+      started?.close()
+    },
+  }
+}

@@ -2,43 +2,20 @@
  * Claude Code's auto-mode `safeguards` field and betas passed through: to a server that is not
  * Anthropic's they go without both (the other betas kept); unit rules of the beta list.
  */
-import type {IncomingHttpHeaders} from 'node:http'
-
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {ProxyTarget} from './proxy.js'
-import type {Upstream} from './proxy-fixture.js'
-import {
-  MESSAGES_ANSWER,
-  MESSAGES_STREAM,
-  messagesTarget,
-  ProxyGateway,
-  startJudgedUpstream,
-} from './proxy-fixture.js'
+import {judgedMessagesGateway, MESSAGES_STREAM, messagesTarget} from './proxy-fixture.js'
 import {asksSafeguards, withoutAutoModeBetas, withoutBetas, withoutSafeguards} from './safeguards.js'
 
-const received: Buffer[] = []
-const headers: IncomingHttpHeaders[] = []
-let upstream: Upstream
 let targets: ProxyTarget[] = []
-const gateway = new ProxyGateway({route: () => ({targets})})
-
-beforeAll(async () => {
-  upstream = await startJudgedUpstream(
-    received,
-    (_b, h) => {
-      headers.push(h)
-      return undefined
-    },
-    {stream: MESSAGES_STREAM, json: MESSAGES_ANSWER},
-  )
-  await gateway.listen()
+const {gateway, upstream, received, headers, start, close} = judgedMessagesGateway(() => undefined, {
+  route: () => ({targets}),
 })
 
-afterAll(async () => {
-  await gateway.close()
-  upstream.close()
-})
+beforeAll(start)
+
+afterAll(close)
 
 const BETAS =
   'claude-code-20250219,dangerous-tool-use-2026-09-03,afk-mode-2026-01-31,interleaved-thinking-2025-05-14'

@@ -4,22 +4,14 @@
  * route, for a model that is not Claude's from the first request; learned from a relay's refusal for
  * one that is; the tool-search betas left out with it.
  */
-import type {IncomingHttpHeaders} from 'node:http'
-
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import {withDeferredToolsLoaded} from '../../protocols/deferred-tools.js'
+import {loaded as loadedRefs, placeholder, ref, search} from '../../protocols/deferred-tools-fixture.js'
 import {forwardHeaders} from './headers.js'
 import type {ProxyTarget} from './proxy.js'
 import {learnedAdaptations} from './proxy.js'
-import type {Upstream} from './proxy-fixture.js'
-import {
-  MESSAGES_ANSWER,
-  MESSAGES_STREAM,
-  messagesTarget,
-  ProxyGateway,
-  startJudgedUpstream,
-} from './proxy-fixture.js'
+import {judgedMessagesGateway, messagesTarget} from './proxy-fixture.js'
 import {asksToolSearch, refusesDeferredTools, withoutToolSearchBetas} from './tool-search.js'
 
 const OPENROUTER =
@@ -74,37 +66,24 @@ describe('refusesDeferredTools', () => {
   })
 })
 
-const received: Buffer[] = []
-const headers: IncomingHttpHeaders[] = []
 let refuse = false
-let upstream: Upstream
 let targets: ProxyTarget[] = []
-const gateway = new ProxyGateway({route: () => ({targets})})
+const {gateway, upstream, received, headers, start, clear, close} = judgedMessagesGateway(
+  (b) => {
+    const sent = JSON.stringify(b)
+    return refuse && (sent.includes('"defer_loading"') || sent.includes('"tool_reference"'))
+      ? {status: 400, body: {error: {message: OPENROUTER, code: 400}}}
+      : undefined
+  },
+  {route: () => ({targets})},
+)
 
-beforeAll(async () => {
-  upstream = await startJudgedUpstream(
-    received,
-    (b, h) => {
-      headers.push(h)
-      const sent = JSON.stringify(b)
-      return refuse && (sent.includes('"defer_loading"') || sent.includes('"tool_reference"'))
-        ? {status: 400, body: {error: {message: OPENROUTER, code: 400}}}
-        : undefined
-    },
-    {stream: MESSAGES_STREAM, json: MESSAGES_ANSWER},
-  )
-  await gateway.listen()
-})
+beforeAll(start)
 afterEach(() => {
-  received.length = 0
-  headers.length = 0
+  clear()
   refuse = false
-  gateway.results.length = 0
 })
-afterAll(async () => {
-  await gateway.close()
-  upstream.close()
-})
+afterAll(close)
 
 const BETAS = 'claude-code-20250219,advanced-tool-use-2025-11-20,interleaved-thinking-2025-05-14'
 const schema = {
@@ -116,41 +95,23 @@ const schema = {
 
 /**
  * Claude Code 2.1.332's request after its ToolSearch loaded WebFetch (its shape as recorded from the
- * real CLI, cut: ../../protocols/messages.test.ts): ToolSearch and Read shown, WebFetch and the
- * placeholder deferred, the search's result a tool_reference block.
+ * real CLI, cut: ../../protocols/deferred-tools-fixture.ts): ToolSearch and Read shown, WebFetch and
+ * the placeholder deferred, the search's result a tool_reference block.
  */
 const claudeCode = (model: string, text = 'fetch example.com') =>
   JSON.stringify({
     model,
     messages: [
       {role: 'user', content: [{type: 'text', text}]},
-      {
-        role: 'assistant',
-        content: [{type: 'tool_use', id: 'toolu_1', name: 'ToolSearch', input: {query: 'select:WebFetch'}}],
-      },
-      {
-        role: 'user',
-        content: [
-          {
-            type: 'tool_result',
-            tool_use_id: 'toolu_1',
-            content: [{type: 'tool_reference', tool_name: 'WebFetch'}],
-          },
-          {type: 'text', text: 'Tool loaded.', cache_control: {type: 'ephemeral'}},
-        ],
-      },
+      search('toolu_1', 'select:WebFetch'),
+      loadedRefs('toolu_1', [ref('WebFetch')]),
     ],
     system: [{type: 'text', text: 'You are Claude Code.', cache_control: {type: 'ephemeral'}}],
     tools: [
       {name: 'ToolSearch', description: 'Searches the deferred tools.', input_schema: schema},
       {name: 'Read', description: 'Reads a file.', input_schema: schema},
       {name: 'WebFetch', description: 'Fetches a page.', input_schema: schema, defer_loading: true},
-      {
-        name: 'DeferredToolPlaceholder',
-        description: 'Reserved placeholder that keeps deferred tool loading active; never call this tool.',
-        input_schema: {type: 'object', properties: {}},
-        defer_loading: true,
-      },
+      placeholder,
     ],
     metadata: {user_id: 'user_abc_account__session_1'},
     max_tokens: 32000,
