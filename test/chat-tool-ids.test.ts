@@ -96,16 +96,23 @@ async function streamedChunks(project: string): Promise<Array<Record<string, any
     .map((line) => JSON.parse(line.slice(6)) as Record<string, any>)
 }
 
+/** The first turn of `project`: the AI SDK refuses it with `refused`, and the row says what was learned. */
+async function refusedOnce(project: string, refused: string, row: string): Promise<void> {
+  const first = await aiSdkTurn(project)
+  expect(first.calls).toEqual([])
+  expect(first.errors.join('\n')).toContain(refused)
+  const [logged] = await projectLogRows(base, project, 1)
+  expect([logged.status, logged.error]).toEqual([200, row])
+}
+
 describe('a chat stream whose tool calls open without their id', {timeout: 60_000}, () => {
   it('fails the AI SDK once, is learned, and later streams carry ids; the usage row stays exact', async () => {
-    const first = await aiSdkTurn('toolids')
-    expect(first.errors.join('\n')).toContain("Expected 'id' to be a string.")
     // (the client closed the stream at that delta, before its usage)
-    const [row] = await projectLogRows(base, 'toolids', 1)
-    expect([row.status, row.error]).toEqual([
-      200,
+    await refusedOnce(
+      'toolids',
+      "Expected 'id' to be a string.",
       "client closed the connection; sim-chat streamed tool calls without their id, which AI SDK clients refuse: the gateway names them in this provider's streams from now on",
-    ])
+    )
 
     // the bytes: the call's first delta with its id right after its index, the rest as they came
     const chunks = await streamedChunks('toolids')
@@ -145,13 +152,11 @@ describe('a chat stream whose tool calls open without their id', {timeout: 60_00
   })
 
   it('a delta role that is not assistant: the same, the first written as OpenAI writes it', async () => {
-    const first = await aiSdkTurn('toolrole')
-    expect(first.errors.join('\n')).toContain('Invalid input: expected \\"assistant\\"')
-    const [row] = await projectLogRows(base, 'toolrole', 1)
-    expect([row.status, row.error]).toEqual([
-      200,
+    await refusedOnce(
+      'toolrole',
+      'Invalid input: expected \\"assistant\\"',
       "sim-chat streamed a delta role that is not assistant, which AI SDK clients refuse: the gateway writes OpenAI's in this provider's streams from now on",
-    ])
+    )
     const chunks = await streamedChunks('toolrole')
     const roles = chunks.filter((c) => c.choices.length > 0).map((c) => c.choices[0].delta.role)
     expect(roles[0]).toBe('assistant')
