@@ -425,6 +425,13 @@ export interface UpstreamAdaptation {
    */
   indexToolCalls?: boolean
   /**
+   * Chat: a server whose streamed tool calls open without their `id` (or with a number), or whose
+   * deltas carry a `role` that is not `"assistant"` (learned from an answer passed through): a chat
+   * client's streams from it get ids and OpenAI's role written on the way
+   * (daemon/router/tool-index.ts).
+   */
+  idToolCalls?: boolean
+  /**
    * Responses: a server that refused Codex's "Responses Lite" request as such (Azure OpenAI, a
    * model that is not Lite): its Lite requests go as Codex sends them for a model that is not Lite,
    * the `additional_tools` item's tools in `tools`, without the Lite header

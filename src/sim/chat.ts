@@ -910,8 +910,22 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
   // a server that ignores `stream_options.include_usage` (quirk `no-usage`) never names usage
   const noUsage = quirks.has('no-usage')
   const usageNull = plan.includeUsage && !noUsage ? {usage: null} : {}
+  // `empty-delta-role`: every delta after the first with `"role": ""` (a server's struct whose
+  // role is written even when it has none)
+  const emptyRole = quirks.has('empty-delta-role')
   const chunk = (delta: Record<string, unknown>, finish: string | null = null): SseEvent => ({
-    data: {...base(), choices: [{index: 0, delta, logprobs: null, finish_reason: finish}], ...usageNull},
+    data: {
+      ...base(),
+      choices: [
+        {
+          index: 0,
+          delta: emptyRole && delta.role === undefined ? {role: '', ...delta} : delta,
+          logprobs: null,
+          finish_reason: finish,
+        },
+      ],
+      ...usageNull,
+    },
   })
   const events: SseEvent[] = [chunk({role: 'assistant', content: ''})]
   if (plan.reasoning.length > 0 && quirks.has('think-tags'))
@@ -942,7 +956,8 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
             tool_calls: [
               {
                 index,
-                id,
+                // GLM's, NVIDIA NIM's, vLLM's gpt-oss: the call opened without its id
+                ...(quirks.has('no-tool-call-id') ? {} : {id}),
                 type: 'function',
                 function: {name, arguments: whole ? objectArgs(args) : ''},
                 // Google's: the signature on the call's first delta

@@ -2117,6 +2117,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     )
   if (a.indexToolCalls)
     rules.push('streamed tool calls numbered (their index left out; learned from an answer)')
+  if (a.idToolCalls)
+    rules.push(
+      'streamed tool calls given ids and the delta role written as assistant (left out or empty; learned from an answer)',
+    )
   if (a.claude?.emptyThinking)
     rules.push('an empty thinking block at the head of each assistant tool call turn without one (refused)')
   if (a.claude?.noBlockBinding) rules.push('thinking blocks sent without block_binding (refused)')
@@ -2303,6 +2307,24 @@ export class UpstreamAdaptations {
     return this.settle(provider, model, known, {
       next: {...known, indexToolCalls: true},
       note: "streamed tool calls without their index, which chat clients refuse or drop: the gateway numbers them in this provider's streams from now on",
+    })
+  }
+
+  /**
+   * A chat server whose streamed tool calls open without their id, or whose deltas carry a role
+   * that is not "assistant" (`seen`: `id` when a call came without one; ./tool-index.ts): a chat
+   * client's streams from it get both written as OpenAI streams them from now on. The note for the
+   * log row, or undefined when that was known already.
+   */
+  learnIdToolCalls(provider: string, model: string, seen: 'id' | 'role'): string | undefined {
+    const known = this.get(provider, model)
+    if (known?.idToolCalls) return undefined
+    return this.settle(provider, model, known, {
+      next: {...known, idToolCalls: true},
+      note:
+        seen === 'id'
+          ? "streamed tool calls without their id, which AI SDK clients refuse: the gateway names them in this provider's streams from now on"
+          : "streamed a delta role that is not assistant, which AI SDK clients refuse: the gateway writes OpenAI's in this provider's streams from now on",
     })
   }
 

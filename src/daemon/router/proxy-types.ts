@@ -122,6 +122,11 @@ export interface ProxyResult {
    * (tokens): learned per provider and model (`GET /api/adaptations`, `gwctl doctor`).
    */
   contextWindow?: number
+  /**
+   * A chat stream opened a tool call without its id, or streamed a delta role that is not
+   * "assistant" (./taps/tap.ts `UsageTap.idlessToolCalls`): learned per provider and model.
+   */
+  idlessToolCalls?: 'id' | 'role'
 }
 
 /** The result of a request the gateway answered itself, before any upstream was tried. */

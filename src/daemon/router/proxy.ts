@@ -1470,6 +1470,8 @@ export async function proxyRequest(
       // a chat stream from an upstream that leaves its tool calls' index out (./tool-index.ts)
       relayContext.indexToolCalls =
         family === 'chat' && (passedWith?.indexToolCalls === true || omitsToolCallIndex(provider.baseUrl))
+      // ... or opens them without their id, or streams an empty role (the same filter)
+      relayContext.idToolCalls = family === 'chat' && passedWith?.idToolCalls === true
       outcome = await relay(relayContext, upstream, status, target, credential, errorText)
     }
     if (result.contextWindow)
@@ -1508,6 +1510,17 @@ export async function proxyRequest(
     if (usage?.unindexedToolCalls && family === 'chat' && !translated && !relayContext.indexToolCalls) {
       // (this answer went as it came: the client may have dropped its calls; the next ones are numbered)
       const note = adaptations.learnIndexToolCalls(provider.name, model ?? prepared.requestedModel ?? '')
+      if (note)
+        result.error = result.error ? `${result.error}; ${provider.name} ${note}` : `${provider.name} ${note}`
+    }
+    if (result.idlessToolCalls && family === 'chat' && !translated && !relayContext.idToolCalls) {
+      // (this answer went as it came: an AI SDK client refused it, closing the stream before its
+      // usage; the next ones carry ids)
+      const note = adaptations.learnIdToolCalls(
+        provider.name,
+        model ?? prepared.requestedModel ?? '',
+        result.idlessToolCalls,
+      )
       if (note)
         result.error = result.error ? `${result.error}; ${provider.name} ${note}` : `${provider.name} ${note}`
     }

@@ -14,19 +14,19 @@ import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'
 import type {ProxyResult, ProxyTarget} from './proxy-types.js'
 import {SecretRedactor} from './redact.js'
 import {createUsageTap} from './taps/index.js'
-import {ToolCallIndexer} from './tool-index.js'
+import {ToolCallNormaliser} from './tool-index.js'
 import type {StreamOutcome, UsageTap} from './taps/tap.js'
 
 /**
  * Drops the usage-only chunk (`"choices":[]` with `usage`) of a chat stream whose client did not
- * ask for usage (`dropUsage`), and with an `indexer` numbers the tool-call deltas of an upstream
- * that leaves their index out (./tool-index.ts). Complete events pass on at once; only an
+ * ask for usage (`dropUsage`), and with a `normaliser` writes the tool-call deltas of an upstream
+ * that leaves their index or id out as OpenAI streams them (./tool-index.ts). Complete events pass on at once; only an
  * incomplete trailing event waits for its end (a client could not use half an event anyway).
  */
 export class ChatUsageChunkFilter {
   constructor(
     private readonly dropUsage = true,
-    private readonly indexer?: ToolCallIndexer,
+    private readonly normaliser?: ToolCallNormaliser,
   ) {}
 
   private pending = ''
@@ -54,7 +54,7 @@ export class ChatUsageChunkFilter {
       const end = m.index + m[0].length
       const event = text.slice(start, end)
       if (!(this.dropUsage && this.isUsageOnly(event)))
-        out += this.indexer && event.includes(TOOL_CALLS) ? this.indexer.event(event) : event
+        out += this.normaliser && this.normaliser.mark(event) !== -1 ? this.normaliser.event(event) : event
       start = end
     }
     this.pending = text.slice(start)
@@ -78,8 +78,8 @@ export class ChatUsageChunkFilter {
     let kept: Buffer[] | undefined
     let start = 0 // where the current event starts
     let keptFrom = 0 // where the bytes kept since the last dropped or rewritten event start
-    // (with an indexer: where the next `"tool_calls"` is, searched once for the events before it)
-    let calls = this.indexer ? latin1.indexOf(TOOL_CALLS) : -1
+    // (with a normaliser: where the next event it reads is, searched once for the events before it)
+    let calls = this.normaliser ? this.normaliser.mark(latin1) : -1
     // without a CR, push's boundaries are the `\n\n` found left to right
     for (let at = latin1.indexOf('\n\n'); at !== -1; at = latin1.indexOf('\n\n', start)) {
       const end = at + 2
@@ -92,9 +92,9 @@ export class ChatUsageChunkFilter {
         replaced = ''
       else if (calls !== -1 && calls < end) {
         const event = bytes.toString('utf8', start, end)
-        const indexed = this.indexer!.event(event)
-        if (indexed !== event) replaced = indexed
-        calls = latin1.indexOf(TOOL_CALLS, end)
+        const written = this.normaliser!.event(event)
+        if (written !== event) replaced = written
+        calls = this.normaliser!.mark(latin1, end)
       }
       if (replaced !== undefined) {
         ;(kept ??= []).push(bytes.subarray(keptFrom, start))
@@ -116,7 +116,7 @@ export class ChatUsageChunkFilter {
     const rest = this.pending + this.decoder.decode()
     this.pending = ''
     if (this.dropUsage && this.isUsageOnly(rest)) return ''
-    return this.indexer && rest.includes(TOOL_CALLS) ? this.indexer.event(rest) : rest
+    return this.normaliser && this.normaliser.mark(rest) !== -1 ? this.normaliser.event(rest) : rest
   }
 
   private isUsageOnly(event: string): boolean {
@@ -136,7 +136,6 @@ export class ChatUsageChunkFilter {
 }
 
 const CHOICES = '"choices"'
-const TOOL_CALLS = '"tool_calls"'
 
 /** ASCII whitespace as `\s` reads it (a byte >= 0x80 might be one of its others: not skipped). */
 const isAsciiSpace = (c: number): boolean => c === 0x20 || (c >= 0x09 && c <= 0x0d)
@@ -258,6 +257,12 @@ export interface RelayContext {
    * (./tool-index.ts): numbered on the way. Set for each try.
    */
   indexToolCalls?: boolean
+  /**
+   * A chat stream passed through from an upstream that opens tool calls without their id, or
+   * streams a delta's role that is not `"assistant"` (./tool-index.ts): written on the way. Set
+   * for each try.
+   */
+  idToolCalls?: boolean
   timeouts: TimeoutSettings
   /** Set when the client left (or the caller aborted). */
   clientGone: {readonly aborted: boolean}
@@ -372,8 +377,13 @@ export async function relay(
   const tapped = status < 300
   let tap: UsageTap | undefined
   const filter =
-    sse && status < 300 && (ctx.addedUsage || ctx.indexToolCalls)
-      ? new ChatUsageChunkFilter(ctx.addedUsage, ctx.indexToolCalls ? new ToolCallIndexer() : undefined)
+    sse && status < 300 && (ctx.addedUsage || ctx.indexToolCalls || ctx.idToolCalls)
+      ? new ChatUsageChunkFilter(
+          ctx.addedUsage,
+          ctx.indexToolCalls || ctx.idToolCalls
+            ? new ToolCallNormaliser({index: ctx.indexToolCalls, ids: ctx.idToolCalls})
+            : undefined,
+        )
       : undefined
   // the provider key quoted back in an answer is masked (a key shorter than 8 characters is a
   // test value that could also be an ordinary word of the answer)
@@ -513,6 +523,7 @@ export async function relay(
     tap.end()
   }
   result.usage = tap?.usage() ?? null
+  if (sse && family === 'chat') result.idlessToolCalls = tap?.idlessToolCalls()
   const malformed = broken ? undefined : tap?.malformed()
   // the client got what the upstream sent; the log row says it was not what the protocol promises
   if (malformed) result.error = `${target.provider.name}: upstream answered ${status} with ${malformed}`

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {ChatUsageChunkFilter} from './relay.js'
-import {omitsToolCallIndex, ToolCallIndexer} from './tool-index.js'
+import {omitsToolCallIndex, ToolCallNormaliser} from './tool-index.js'
 
 const event = (delta: Record<string, unknown>, choice = 0) =>
   `data: ${JSON.stringify({id: 'c', choices: [{index: choice, delta}]})}\n\n`
@@ -19,9 +19,11 @@ const indexes = (text: string): unknown[] =>
       ).choices.flatMap((c) => (c.delta.tool_calls ?? []).map((t) => t.index)),
     )
 
-describe('ToolCallIndexer', () => {
+const numbering = () => new ToolCallNormaliser({index: true})
+
+describe('ToolCallNormaliser numbering calls', () => {
   it('numbers each new call id, a delta without an id continues the call before it, the index first', () => {
-    const indexer = new ToolCallIndexer()
+    const indexer = numbering()
     const one = indexer.event(event({tool_calls: [call('call_a', '{"pa', 'read')]}))
     expect(one).toBe(
       `data: ${JSON.stringify({id: 'c', choices: [{index: 0, delta: {tool_calls: [{index: 0, id: 'call_a', type: 'function', function: {name: 'read', arguments: '{"pa'}}]}}]})}\n\n`,
@@ -37,7 +39,7 @@ describe('ToolCallIndexer', () => {
   })
 
   it('tells apart calls without ids: entries of one delta, and a named call after a whole one; a null index replaced', () => {
-    const indexer = new ToolCallIndexer()
+    const indexer = numbering()
     // two calls of one delta, each with `"id": ""` (AstrBot #6661's relays)
     expect(
       indexes(indexer.event(event({tool_calls: [call('', '{"x":1}', 'a'), call('', '{"y":', 'b')]}))),
@@ -46,12 +48,12 @@ describe('ToolCallIndexer', () => {
     expect(indexes(indexer.event(event({tool_calls: [call(undefined, '1}')]})))).toEqual([1])
     expect(indexes(indexer.event(event({tool_calls: [call(undefined, '{}', 'c')]})))).toEqual([2])
     // a name repeated on every delta of one call, a last one without arguments too: the same call
-    const again = new ToolCallIndexer()
+    const again = numbering()
     expect(indexes(again.event(event({tool_calls: [call(undefined, '{"p', 'read')]})))).toEqual([0])
     expect(indexes(again.event(event({tool_calls: [call(undefined, 'ath":1}', 'read')]})))).toEqual([0])
     expect(indexes(again.event(event({tool_calls: [call(undefined, '', 'read')]})))).toEqual([0])
     // OpenAI's shape with the id blanked: each call opens named with no arguments, goes on unnamed
-    const blanked = new ToolCallIndexer()
+    const blanked = numbering()
     const steps = [
       call(undefined, '', 'read'),
       call(undefined, '{"p":1}\n'),
@@ -59,14 +61,12 @@ describe('ToolCallIndexer', () => {
       call(undefined, '{"p":2}'),
     ]
     expect(steps.flatMap((c) => indexes(blanked.event(event({tool_calls: [c]}))))).toEqual([0, 0, 1, 1])
-    const nulled = new ToolCallIndexer().event(
-      event({tool_calls: [{index: null, ...call('call_a', '{}', 'ls')}]}),
-    )
+    const nulled = numbering().event(event({tool_calls: [{index: null, ...call('call_a', '{}', 'ls')}]}))
     expect(indexes(nulled)).toEqual([0])
   })
 
   it('leaves an event with indexes, or no JSON, as the same string', () => {
-    const indexer = new ToolCallIndexer()
+    const indexer = numbering()
     const indexed = event({tool_calls: [{index: 3, ...call('call_a', '{}', 'ls')}]})
     expect(indexer.event(indexed)).toBe(indexed)
     // after it, a call without one gets the next free index
@@ -95,28 +95,179 @@ describe('ChatUsageChunkFilter with an indexer', () => {
   }
 
   it('numbers the calls whole, split mid-event, or with CRs; keeps the usage chunk unless it drops it', () => {
-    const whole = through(new ChatUsageChunkFilter(false, new ToolCallIndexer()), [stream])
+    const whole = through(new ChatUsageChunkFilter(false, numbering()), [stream])
     expect(indexes(whole)).toEqual([0, 1])
     expect(whole).toContain('"usage"')
     expect(whole.startsWith(event({content: 'Reading.'}))).toBe(true)
     const cut = Math.floor(stream.length / 2)
     expect(
       indexes(
-        through(new ChatUsageChunkFilter(false, new ToolCallIndexer()), [
-          stream.slice(0, cut),
-          stream.slice(cut),
-        ]),
+        through(new ChatUsageChunkFilter(false, numbering()), [stream.slice(0, cut), stream.slice(cut)]),
       ),
     ).toEqual([0, 1])
-    const crlf = through(new ChatUsageChunkFilter(false, new ToolCallIndexer()), [
-      stream.replaceAll('\n', '\r\n'),
-    ])
+    const crlf = through(new ChatUsageChunkFilter(false, numbering()), [stream.replaceAll('\n', '\r\n')])
     expect(indexes(crlf)).toEqual([0, 1])
-    const dropped = through(new ChatUsageChunkFilter(true, new ToolCallIndexer()), [stream])
+    const dropped = through(new ChatUsageChunkFilter(true, numbering()), [stream])
     expect(indexes(dropped)).toEqual([0, 1])
     expect(dropped).not.toContain('"usage"')
     // without an indexer, the stream's bytes as they came (the usage chunk only dropped)
     expect(through(new ChatUsageChunkFilter(false), [stream])).toBe(stream)
+  })
+})
+
+const naming = () => new ToolCallNormaliser({ids: true})
+const chunkOf = (choices: unknown[], id: unknown = 'chatcmpl-9') =>
+  `data: ${JSON.stringify({id, object: 'chat.completion.chunk', choices})}\n\n`
+
+describe('ToolCallNormaliser naming calls', () => {
+  it('names a call opened without a usable id right after its index, a number id as its string, once per call', () => {
+    const namer = naming()
+    // GLM's: the call opened by its index, type and name, no id
+    const opened = chunkOf([
+      {
+        index: 0,
+        delta: {tool_calls: [{index: 0, type: 'function', function: {name: 'read', arguments: ''}}]},
+      },
+    ])
+    expect(namer.event(opened)).toBe(
+      'data: {"id":"chatcmpl-9","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_chatcmpl-9_0_0","type":"function","function":{"name":"read","arguments":""}}]}}]}\n\n',
+    )
+    // its later deltas (no id, as OpenAI's) go as they came
+    const more = chunkOf([{index: 0, delta: {tool_calls: [{index: 0, function: {arguments: '{"p":1}'}}]}}])
+    expect(namer.event(more)).toBe(more)
+    // null, "" and a number on a new call; an id it has stays; the index where it came
+    const rest = chunkOf(
+      [
+        {
+          index: 0,
+          delta: {
+            tool_calls: [
+              {type: 'function', index: 1, id: null, function: {name: 'ls', arguments: '{}'}},
+              {index: 2, id: '', function: {name: 'ls', arguments: '{}'}},
+              {index: 3, id: 123, function: {name: 'ls', arguments: '{}'}},
+              {index: 4, id: 'call_own', function: {name: 'ls', arguments: '{}'}},
+            ],
+          },
+        },
+      ],
+      null,
+    )
+    const calls = (
+      JSON.parse(namer.event(rest).slice(6)) as {choices: Array<{delta: {tool_calls: unknown[]}}>}
+    ).choices[0].delta.tool_calls
+    expect(calls).toEqual([
+      {type: 'function', index: 1, id: 'call_x_0_1', function: {name: 'ls', arguments: '{}'}},
+      {index: 2, id: 'call_x_0_2', function: {name: 'ls', arguments: '{}'}},
+      {index: 3, id: '123', function: {name: 'ls', arguments: '{}'}},
+      {index: 4, id: 'call_own', function: {name: 'ls', arguments: '{}'}},
+    ])
+    expect(Object.keys(calls[0] as object)).toEqual(['type', 'index', 'id', 'function'])
+    // a later number id is a string too; a later "" stays (the client takes it)
+    const later = namer.event(
+      chunkOf([{index: 0, delta: {tool_calls: [{index: 3, id: 123, function: {arguments: ''}}]}}]),
+    )
+    expect(later).toContain('{"index":3,"id":"123","function"')
+    const blank = chunkOf([{index: 0, delta: {tool_calls: [{index: 2, id: '', function: {arguments: ''}}]}}])
+    expect(namer.event(blank)).toBe(blank)
+    // another choice opens its own calls; a chunk id that is a number is written as one
+    expect(
+      namer.event(chunkOf([{index: 1, delta: {tool_calls: [{index: 0, function: {name: 'ls'}}]}}], 7)),
+    ).toContain('{"index":0,"id":"call_7_1_0","function"')
+  })
+
+  it("writes a choice's first role that is not assistant as OpenAI's, leaves the later ones out", () => {
+    const namer = naming()
+    const first = chunkOf([{index: 0, delta: {role: '', content: ''}, finish_reason: null}])
+    expect(namer.event(first)).toBe(
+      'data: {"id":"chatcmpl-9","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n',
+    )
+    expect(namer.event(chunkOf([{index: 0, delta: {role: '', content: 'Hi'}}]))).toBe(
+      'data: {"id":"chatcmpl-9","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n',
+    )
+    // after OpenAI's own first delta, an empty role is left out; "assistant" and null stay
+    const other = naming()
+    const own = chunkOf([{index: 0, delta: {role: 'assistant', content: ''}}])
+    expect(other.event(own)).toBe(own)
+    expect(other.event(chunkOf([{index: 0, delta: {role: '', content: 'a'}}]))).not.toContain('"role"')
+    const nulled = chunkOf([{index: 0, delta: {role: null, content: 'b'}}])
+    expect(other.event(nulled)).toBe(nulled)
+  })
+
+  it('with the index too: numbers the calls first, then names them', () => {
+    const both = new ToolCallNormaliser({index: true, ids: true})
+    const out = both.event(
+      chunkOf([{index: 0, delta: {tool_calls: [{id: '', function: {name: 'a', arguments: '{}'}}]}}]),
+    )
+    expect(out).toContain('{"index":0,"id":"call_chatcmpl-9_0_0","function"')
+  })
+})
+
+describe('ChatUsageChunkFilter with a normaliser that names calls', () => {
+  // vLLM's gpt-oss under a Go relay: ids left out, "role":"" on every delta after the first
+  const stream = [
+    chunkOf([{index: 0, delta: {role: 'assistant', content: ''}}]),
+    chunkOf([{index: 0, delta: {role: '', content: 'Reading. "role" \u00e9'}}]),
+    chunkOf([
+      {
+        index: 0,
+        delta: {
+          role: '',
+          tool_calls: [{index: 0, type: 'function', function: {name: 'read', arguments: ''}}],
+        },
+      },
+    ]),
+    chunkOf([{index: 0, delta: {role: '', tool_calls: [{index: 0, function: {arguments: '{"path":"a"}'}}]}}]),
+    chunkOf([{index: 0, delta: {}, finish_reason: 'tool_calls'}]),
+    'data: [DONE]\n\n',
+  ].join('')
+  const expected = [
+    chunkOf([{index: 0, delta: {role: 'assistant', content: ''}}]),
+    chunkOf([{index: 0, delta: {content: 'Reading. "role" \u00e9'}}]),
+    chunkOf([
+      {
+        index: 0,
+        delta: {
+          tool_calls: [
+            {index: 0, id: 'call_chatcmpl-9_0_0', type: 'function', function: {name: 'read', arguments: ''}},
+          ],
+        },
+      },
+    ]),
+    chunkOf([{index: 0, delta: {tool_calls: [{index: 0, function: {arguments: '{"path":"a"}'}}]}}]),
+    chunkOf([{index: 0, delta: {}, finish_reason: 'tool_calls'}]),
+    'data: [DONE]\n\n',
+  ].join('')
+
+  const through = (filter: ChatUsageChunkFilter, chunks: Buffer[]): string => {
+    const out: Buffer[] = []
+    for (const c of chunks) {
+      const sent = filter.push(c)
+      out.push(typeof sent === 'string' ? Buffer.from(sent) : Buffer.from(sent))
+    }
+    out.push(Buffer.from(filter.flush()))
+    return Buffer.concat(out).toString('utf8')
+  }
+
+  it('writes the stream as OpenAI streams it whole, cut at every byte, or with CRs', () => {
+    const bytes = Buffer.from(stream)
+    expect(through(new ChatUsageChunkFilter(false, naming()), [bytes])).toBe(expected)
+    // (cut inside the é too: its two bytes in two chunks)
+    for (let cut = 1; cut < bytes.length; cut++)
+      expect(
+        through(new ChatUsageChunkFilter(false, naming()), [bytes.subarray(0, cut), bytes.subarray(cut)]),
+      ).toBe(expected)
+    const crlf = through(new ChatUsageChunkFilter(false, naming()), [
+      Buffer.from(stream.replaceAll('\n\n', '\r\n\r\n')),
+    ])
+    // (an event written anew ends in LFs, as the indexer writes it)
+    expect(crlf.replaceAll('\r\n', '\n')).toBe(expected)
+  })
+
+  it('passes a stream with ids and no empty role as the same bytes, the same chunk', () => {
+    const own = Buffer.from(expected)
+    const filter = new ChatUsageChunkFilter(false, naming())
+    expect(filter.push(own)).toBe(own)
+    expect(filter.flush()).toBe('')
   })
 })
 

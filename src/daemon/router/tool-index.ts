@@ -1,14 +1,24 @@
 /**
- * A chat stream's tool-call deltas without their `index`: OpenAI's streaming format numbers each
- * call of a choice (`choices[].delta.tool_calls[].index`), and a client that reassembles calls by it
- * refuses or drops a delta without one: opencode (the AI SDK's schema: "invalid input at
- * `choices[0].delta.tool_calls[0].index`: expected number, got undefined"), the `genai` crate,
- * OpenAI's Python `ChatCompletionStreamState`. Gemini's OpenAI-compatible endpoint and some relays
- * leave it out (AstrBotDevs/AstrBot #6661, CaddyGlow/ccproxy-api PR #49, router-for-me/CLIProxyAPI
- * PR #27). A chat client's stream passed through from such an upstream gets the index the gateway
- * numbers: a new call id is the next index, a delta without an id continues the call before it.
- * Only for an upstream known to leave it out (by its host, or learned from an answer: the chat tap
- * sees it), so every other stream goes byte for byte as it came.
+ * A chat stream's tool-call deltas as the clients that reassemble them need them, written on the
+ * way for an upstream known to stream them otherwise (by its host, or learned from an answer: the
+ * chat tap sees it), so every other stream goes byte for byte as it came.
+ *
+ * - **Their `index`.** OpenAI's streaming format numbers each call of a choice
+ *   (`choices[].delta.tool_calls[].index`), and a client that reassembles calls by it refuses or
+ *   drops a delta without one: opencode (the AI SDK's schema: "invalid input at
+ *   `choices[0].delta.tool_calls[0].index`: expected number, got undefined"), the `genai` crate,
+ *   OpenAI's Python `ChatCompletionStreamState`. Gemini's OpenAI-compatible endpoint and some
+ *   relays leave it out (AstrBotDevs/AstrBot #6661, CaddyGlow/ccproxy-api PR #49,
+ *   router-for-me/CLIProxyAPI PR #27). The gateway numbers them: a new call id is the next index,
+ *   a delta without an id continues the call before it.
+ * - **Their `id`, and the delta's `role`.** The AI SDK's OpenAI-compatible provider (opencode,
+ *   Kilo) ends the turn on the first delta of a new call without a string `id` ("Expected 'id' to
+ *   be a string.") and on a `role` that is not `"assistant"` (its schema: `"role": ""`). GLM, Kimi,
+ *   NVIDIA NIM, vLLM's gpt-oss and some relays stream them so (anomalyco/opencode PR #12585 and
+ *   #28427, OmniRoute #8316). The gateway writes `call_<chunk id>_<choice>_<index>` for a call
+ *   opened without one (nothing random: the same stream gives the same bytes, and the client
+ *   sends the id back as it got it), a number id as its string, and the first such role of a
+ *   choice as `"assistant"` (OpenAI's first delta), the later ones left out (OpenAI sends none).
  */
 
 /** Gemini's OpenAI-compatible chat completions (`.../v1beta/openai/`), which number no call. */
@@ -41,13 +51,44 @@ interface ChoiceCalls {
 /** Whether a call's arguments are one whole JSON value (they can take no more), as the chat decoder reads it. */
 const wholeJson = (text: string): boolean => endsWithBrace(text) && isCompleteJson(text)
 
-/** Numbers the tool-call deltas of one stream (state across its events). */
-export class ToolCallIndexer {
+/** What a stream's {@link ToolCallNormaliser} writes. */
+export interface ToolCallFixes {
+  /** Each tool-call delta's `index`, where one is left out. */
+  index?: boolean
+  /** A call's `id` where its first delta has none (or a number), and the delta's `role` where it is not `"assistant"`. */
+  ids?: boolean
+}
+
+/** Per choice of a stream: the calls opened so far, and whether its role was sent. */
+interface ChoiceIds {
+  opened: Set<number>
+  roled: boolean
+}
+
+const TOOL_CALLS = '"tool_calls"'
+const ROLE = '"role"'
+
+/** Writes the tool-call deltas of one stream as OpenAI streams them (state across its events). */
+export class ToolCallNormaliser {
   private readonly choices = new Map<number, ChoiceCalls>()
+  private readonly named = new Map<number, ChoiceIds>()
+
+  constructor(private readonly fix: ToolCallFixes) {}
 
   /**
-   * One SSE event (`data: {...}` and its blank line) with an index on each tool-call delta that had
-   * none; the same string when none lacked one (or it is no JSON chunk).
+   * Where in `text`, from `from`, the next thing is that an event must hold to be read (`"tool_calls"`,
+   * and with `ids` `"role"`); -1 when none: an event without it goes as it came, unparsed.
+   */
+  mark(text: string, from = 0): number {
+    const calls = text.indexOf(TOOL_CALLS, from)
+    if (!this.fix.ids) return calls
+    const role = text.indexOf(ROLE, from)
+    return calls === -1 ? role : role === -1 ? calls : Math.min(calls, role)
+  }
+
+  /**
+   * One SSE event (`data: {...}` and its blank line) with its tool-call deltas written as OpenAI
+   * writes them; the same string when none needed it (or it is no JSON chunk).
    */
   event(text: string): string {
     const lines = text.split(/\r\n|\n|\r/)
@@ -62,7 +103,10 @@ export class ToolCallIndexer {
     } catch {
       return text
     }
-    if (!this.number(payload)) return text
+    // (both: the index first, so that the ids go by it)
+    const numbered = this.fix.index === true && this.number(payload)
+    const named = this.fix.ids === true && this.name(payload)
+    if (!numbered && !named) return text
     const json = JSON.stringify(payload)
     let placed = false
     const out: string[] = []
@@ -74,6 +118,60 @@ export class ToolCallIndexer {
       }
     }
     return out.join('\n')
+  }
+
+  /**
+   * Gives each call of `payload` opened without a usable id one, a number id its string, and a
+   * delta's role that is not `"assistant"` OpenAI's (in place); true when any.
+   */
+  private name(payload: Json): boolean {
+    const choices = payload.choices
+    if (!Array.isArray(choices)) return false
+    const chunk =
+      typeof payload.id === 'string' && payload.id !== ''
+        ? payload.id
+        : typeof payload.id === 'number'
+          ? String(payload.id)
+          : 'x'
+    let changed = false
+    for (const choice of choices as Array<Json | null>) {
+      const delta = choice?.delta as Json | undefined
+      if (delta === null || typeof delta !== 'object') continue
+      const at = typeof choice!.index === 'number' ? choice!.index : 0
+      let state = this.named.get(at)
+      if (!state) this.named.set(at, (state = {opened: new Set(), roled: false}))
+      if (typeof delta.role === 'string' && delta.role !== 'assistant') {
+        // the first as OpenAI's first delta has it (in its place), later ones left out as OpenAI does
+        if (state.roled) delete delta.role
+        else delta.role = 'assistant'
+        changed = true
+      }
+      if (delta.role === 'assistant') state.roled = true
+      const calls = delta.tool_calls
+      if (!Array.isArray(calls)) continue
+      for (let i = 0; i < calls.length; i++) {
+        const call = calls[i] as Json | null
+        // (a call without an index cannot be told opened or not: left as it came)
+        if (call === null || typeof call !== 'object' || typeof call.index !== 'number') continue
+        const opens = !state.opened.has(call.index)
+        state.opened.add(call.index)
+        let id: string | undefined
+        if (typeof call.id === 'number') id = String(call.id)
+        else if (opens && !(typeof call.id === 'string' && call.id !== ''))
+          id = `call_${chunk}_${at}_${call.index}`
+        if (id === undefined) continue
+        // right after the index, where OpenAI writes it; the rest in the order it came
+        const written: Json = {}
+        for (const key in call) {
+          if (key === 'id') continue
+          written[key] = call[key]
+          if (key === 'index') written.id = id
+        }
+        calls[i] = written
+        changed = true
+      }
+    }
+    return changed
   }
 
   /** Gives each tool-call delta of `payload` without an index one (in place); true when any. */

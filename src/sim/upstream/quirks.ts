@@ -163,6 +163,12 @@ export const SIM_QUIRKS = [
   // Gemini's OpenAI-compatible endpoint: each streamed tool call whole in one delta, without its
   // `index` (AstrBotDevs/AstrBot #6661)
   'no-tool-index',
+  // GLM, Kimi, NVIDIA NIM, vLLM's gpt-oss: a streamed tool call opened (its index, name and type)
+  // without its `id` (anomalyco/opencode PR #12585)
+  'no-tool-call-id',
+  // a chat stream whose deltas after the first carry `"role": ""` (zhipu/glm-5 on an
+  // OpenAI-compatible server: anomalyco/opencode #28427)
+  'empty-delta-role',
   // a Responses server that takes Codex's custom tools without a word and answers one as a plain
   // function call, its input wrapped in JSON (MiniMax M3: CLIProxyAPI #5753)
   'custom-as-function',

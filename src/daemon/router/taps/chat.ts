@@ -15,6 +15,10 @@ export class ChatReader implements Reader {
   readonly usageKey = USAGE_KEY
   /** A streamed tool-call delta came without its index (see `Usage.unindexedToolCalls`). */
   private unindexed = false
+  /** A streamed tool call opened without a string id, or a delta's role that is not `"assistant"` (see `UsageTap.idlessToolCalls`). */
+  idlessToolCalls?: 'id' | 'role'
+  /** The calls opened so far, by choice. */
+  private opened?: Map<number, Set<number>>
   onJsonUsage(usage: Json): void {
     this.last = usage
   }
@@ -37,7 +41,27 @@ export class ChatReader implements Reader {
         // a tool-call delta without its index (Gemini's OpenAI-compatible endpoint, some relays)
         if (!this.unindexed && Array.isArray(delta?.tool_calls))
           for (const call of delta.tool_calls) if (typeof obj(call)?.index !== 'number') this.unindexed = true
+        // a call opened without its id, a number id, an empty role (GLM, Kimi, NIM, vLLM's gpt-oss)
+        if (delta && this.idlessToolCalls !== 'id')
+          this.noteIds(delta, typeof choice!.index === 'number' ? choice!.index : 0)
       }
+    }
+  }
+  /** Notes a call of `delta` opened without a string id, a number id, or a role that is not `"assistant"`. */
+  private noteIds(delta: Json, at: number): void {
+    if (typeof delta.role === 'string' && delta.role !== 'assistant') this.idlessToolCalls = 'role'
+    if (!Array.isArray(delta.tool_calls)) return
+    this.opened ??= new Map()
+    let opened = this.opened.get(at)
+    if (!opened) this.opened.set(at, (opened = new Set()))
+    for (const c of delta.tool_calls) {
+      const call = obj(c)
+      // (a call without an index: opened or not, the indexer's to tell)
+      if (typeof call?.index !== 'number') continue
+      const opens = !opened.has(call.index)
+      opened.add(call.index)
+      if (typeof call.id === 'number' || (opens && !(typeof call.id === 'string' && call.id !== '')))
+        this.idlessToolCalls = 'id'
     }
   }
   /** OpenAI pads every stream chunk with a random-length `obfuscation` string: not part of a template. */

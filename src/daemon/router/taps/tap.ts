@@ -63,6 +63,13 @@ export interface UsageTap {
    * either.
    */
   outcome(): StreamOutcome
+  /**
+   * Chat streams, after `end()`: a tool call opened without a string `id` (`id`, a number id too),
+   * or else a delta's `role` that is not `"assistant"` (`role`), which AI SDK clients refuse
+   * (../tool-index.ts). Apart from the usage: such a client closes the stream at that delta, before
+   * the usage comes.
+   */
+  idlessToolCalls(): 'id' | 'role' | undefined
 }
 
 export type StreamOutcome =
@@ -94,6 +101,8 @@ export interface Reader {
   stopped?: boolean
   /** Set by the reader to the message of an error event the upstream sent in the stream. */
   streamError?: string
+  /** Chat: set by the reader as `UsageTap.idlessToolCalls` tells it. */
+  idlessToolCalls?: 'id' | 'role'
   /** The terminal event's name, for the log row of a stream that ended without it. */
   readonly terminalName: string
   /**
@@ -267,6 +276,10 @@ export class Tap implements UsageTap {
     if (reader.streamError !== undefined) return {kind: 'error', message: reader.streamError}
     if (reader.terminal || reader.stopped) return {kind: 'complete'}
     return {kind: 'truncated', expected: reader.terminalName}
+  }
+
+  idlessToolCalls(): 'id' | 'role' | undefined {
+    return this.reader.idlessToolCalls
   }
 
   nextSequence(): number {

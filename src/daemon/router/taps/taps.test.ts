@@ -155,6 +155,33 @@ describe('usage taps', () => {
     expect(tapped('chat', true, chatStream)).toMatchObject({outputTokens: 3, reasoningTokens: 1})
   })
 
+  it("chat: a tool call opened without its id, a number id, a role that is not assistant (no usage needed); none in OpenAI's", () => {
+    const events = (...deltas: unknown[]) =>
+      [
+        ...deltas.map((delta) => `data: ${JSON.stringify({id: 'c', choices: [{index: 0, delta}]})}`),
+        'data: [DONE]',
+      ].join('\n\n') + '\n\n'
+    const opened = {index: 0, id: 'call_a', type: 'function', function: {name: 'ls', arguments: ''}}
+    const more = {index: 0, function: {arguments: '{}'}}
+    const seen = (text: string) => {
+      const tap = createUsageTap('chat', true)
+      tap.feed(Buffer.from(text))
+      tap.end()
+      return tap.idlessToolCalls()
+    }
+    // OpenAI's: the id on the call's first delta only, the role on the first delta only
+    expect(seen(events({role: 'assistant', content: ''}, {tool_calls: [opened]}, {tool_calls: [more]}))).toBe(
+      undefined,
+    )
+    const {id: _, ...withoutId} = opened
+    expect(seen(events({tool_calls: [withoutId]}, {tool_calls: [more]}))).toBe('id')
+    expect(seen(events({tool_calls: [{...opened, id: ''}]}))).toBe('id')
+    expect(seen(events({tool_calls: [opened]}, {tool_calls: [{...more, id: 7}]}))).toBe('id')
+    expect(seen(events({role: 'assistant'}, {role: '', tool_calls: [opened]}))).toBe('role')
+    // both: the id is what the row names
+    expect(seen(events({role: ''}, {tool_calls: [withoutId]}))).toBe('id')
+  })
+
   it("chat: DashScope's breakdown of its writes, the 1-hour part in the row", () => {
     const body = (cacheCreation: unknown) =>
       JSON.stringify({

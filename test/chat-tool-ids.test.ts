@@ -1,0 +1,168 @@
+/**
+ * A chat client's stream passed through from an upstream that opens its tool calls without their
+ * `id` (GLM, Kimi, NVIDIA NIM, vLLM's gpt-oss) or streams `"role": ""`: the AI SDK's
+ * OpenAI-compatible provider (opencode, Kilo) ends the turn ("Expected 'id' to be a string.", or
+ * its schema's `expected "assistant"`). The chat tap sees it; the provider and model learn it, and
+ * their later streams get an id on each call and OpenAI's role (the first went as it came). The
+ * real daemon, the simulator's `no-tool-call-id` and `empty-delta-role` quirks, and the AI SDK's
+ * `streamText` as the client: `@ai-sdk/openai-compatible` pinned at 1.0.56, the last release that
+ * refuses both, as the clients ship it (later ones take a missing id, still not a number one).
+ */
+import {createOpenAICompatible} from '@ai-sdk/openai-compatible'
+import {streamText, tool} from 'ai'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {z} from 'zod'
+
+import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
+import {issueKeyOverApi, projectLogRows, startSimGatewayWithPolicies} from './helpers/gateway.js'
+
+let base = ''
+let stop: () => Promise<void> = async () => {}
+const keys: Record<string, string> = {}
+
+const policy = (id: string, model: string) => ({
+  id,
+  routes: {chat: [{provider: 'sim-chat', model}]},
+  fallbacks: true,
+  breaker: DEFAULT_BREAKER,
+  timeouts: DEFAULT_TIMEOUTS,
+})
+
+beforeAll(async () => {
+  ;({base, stop} = await startSimGatewayWithPolicies([
+    policy('toolids', 'sim-pro+no-tool-call-id'),
+    policy('toolrole', 'sim-pro+empty-delta-role'),
+  ]))
+  for (const id of ['toolids', 'toolrole']) keys[id] = await issueKeyOverApi(base, id, 'generic_agent', id)
+}, 120_000)
+
+afterAll(() => stop())
+
+const PROMPT = 'Use a tool to read /tmp/notes.txt.'
+
+/** One turn of the AI SDK's `streamText` with a tool, through the gateway: its calls and errors. */
+async function aiSdkTurn(
+  project: string,
+): Promise<{calls: Array<{id: string; input: unknown}>; errors: string[]}> {
+  const provider = createOpenAICompatible({name: 'gwctl', baseURL: `${base}/v1`, apiKey: keys[project]})
+  const calls: Array<{id: string; input: unknown}> = []
+  const errors: string[] = []
+  const result = streamText({
+    model: provider.chatModel('sim-pro'),
+    maxRetries: 0,
+    prompt: PROMPT,
+    tools: {
+      read_file: tool({description: 'Read a file', inputSchema: z.object({path: z.string()})}),
+    },
+    // (a chunk its schema refuses: an error part; a call without an id: the stream throws)
+    onError: ({error}) => {
+      errors.push((error as Error).message)
+    },
+  })
+  try {
+    for await (const part of result.fullStream)
+      if (part.type === 'tool-call') calls.push({id: part.toolCallId, input: part.input})
+  } catch (error) {
+    errors.push((error as Error).message)
+  }
+  return {calls, errors}
+}
+
+/** The events of one streamed answer with its usage, raw (as the client's SSE parser sees them). */
+async function streamedChunks(project: string): Promise<Array<Record<string, any>>> {
+  const response = await fetch(`${base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json', authorization: `Bearer ${keys[project]}`},
+    body: JSON.stringify({
+      model: 'sim-pro',
+      stream: true,
+      stream_options: {include_usage: true},
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'read_file',
+            parameters: {type: 'object', properties: {path: {type: 'string'}}, required: ['path']},
+          },
+        },
+      ],
+      messages: [{role: 'user', content: PROMPT}],
+    }),
+  })
+  expect(response.status).toBe(200)
+  return (await response.text())
+    .split('\n')
+    .filter((line) => line.startsWith('data: {'))
+    .map((line) => JSON.parse(line.slice(6)) as Record<string, any>)
+}
+
+/** The first turn of `project`: the AI SDK refuses it with `refused`, and the row says what was learned. */
+async function refusedOnce(project: string, refused: string, row: string): Promise<void> {
+  const first = await aiSdkTurn(project)
+  expect(first.calls).toEqual([])
+  expect(first.errors.join('\n')).toContain(refused)
+  const [logged] = await projectLogRows(base, project, 1)
+  expect([logged.status, logged.error]).toEqual([200, row])
+}
+
+describe('a chat stream whose tool calls open without their id', {timeout: 60_000}, () => {
+  it('fails the AI SDK once, is learned, and later streams carry ids; the usage row stays exact', async () => {
+    // (the client closed the stream at that delta, before its usage)
+    await refusedOnce(
+      'toolids',
+      "Expected 'id' to be a string.",
+      "client closed the connection; sim-chat streamed tool calls without their id, which AI SDK clients refuse: the gateway names them in this provider's streams from now on",
+    )
+
+    // the bytes: the call's first delta with its id right after its index, the rest as they came
+    const chunks = await streamedChunks('toolids')
+    const opened = chunks.find((c) => c.choices[0]?.delta?.tool_calls)!
+    const [call] = opened.choices[0].delta.tool_calls
+    expect(Object.keys(call).slice(0, 2)).toEqual(['index', 'id'])
+    expect(call).toMatchObject({
+      index: 0,
+      id: `call_${opened.id}_0_0`,
+      type: 'function',
+      function: {name: 'read_file'},
+    })
+    const later = chunks.filter((c) => c.choices[0]?.delta?.tool_calls).slice(1)
+    expect(later.length).toBeGreaterThan(0)
+    expect(later.every((c) => c.choices[0].delta.tool_calls[0].id === undefined)).toBe(true)
+    // (its usage chunk as the upstream counted it, in the row as it was)
+    const usage = chunks.find((c) => c.usage)!.usage
+    const rows = await projectLogRows(base, 'toolids', 2)
+    expect(rows[1]).toMatchObject({
+      status: 200,
+      error: null,
+      inputTokens: usage.prompt_tokens,
+      outputTokens: usage.completion_tokens,
+    })
+
+    const again = await aiSdkTurn('toolids')
+    expect(again.errors).toEqual([])
+    expect(again.calls).toEqual([
+      {id: expect.stringMatching(/^call_chatcmpl-/), input: {path: expect.any(String)}},
+    ])
+    const {adaptations} = (await (await fetch(`${base}/api/adaptations`)).json()) as {
+      adaptations: Array<{provider: string; model: string; rules: string[]}>
+    }
+    expect(adaptations.find((a) => a.model === 'sim-pro+no-tool-call-id')?.rules).toContain(
+      'streamed tool calls given ids and the delta role written as assistant (left out or empty; learned from an answer)',
+    )
+  })
+
+  it('a delta role that is not assistant: the same, the first written as OpenAI writes it', async () => {
+    await refusedOnce(
+      'toolrole',
+      'Invalid input: expected \\"assistant\\"',
+      "sim-chat streamed a delta role that is not assistant, which AI SDK clients refuse: the gateway writes OpenAI's in this provider's streams from now on",
+    )
+    const chunks = await streamedChunks('toolrole')
+    const roles = chunks.filter((c) => c.choices.length > 0).map((c) => c.choices[0].delta.role)
+    expect(roles[0]).toBe('assistant')
+    expect(roles.slice(1).every((role) => role === undefined)).toBe(true)
+    const again = await aiSdkTurn('toolrole')
+    expect(again.errors).toEqual([])
+    expect(again.calls).toHaveLength(1)
+  })
+})
