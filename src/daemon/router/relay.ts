@@ -381,7 +381,11 @@ export async function relay(
       ? new ChatUsageChunkFilter(
           ctx.addedUsage,
           ctx.indexToolCalls || ctx.idToolCalls
-            ? new ToolCallNormaliser({index: ctx.indexToolCalls, ids: ctx.idToolCalls})
+            ? new ToolCallNormaliser({
+                index: ctx.indexToolCalls,
+                ids: ctx.idToolCalls,
+                stream: result.requestId,
+              })
             : undefined,
         )
       : undefined

@@ -173,6 +173,11 @@ describe('ToolCallNormaliser naming calls', () => {
     expect(
       namer.event(chunkOf([{index: 1, delta: {tool_calls: [{index: 0, function: {name: 'ls'}}]}}], 7)),
     ).toContain('{"index":0,"id":"call_7_1_0","function"')
+    // a chunk without an id: the answer's request id in its place, so two answers never repeat one
+    const unnamed = chunkOf([{index: 0, delta: {tool_calls: [{index: 0, function: {name: 'ls'}}]}}], null)
+    expect(new ToolCallNormaliser({ids: true, stream: 'req_7f'}).event(unnamed)).toContain(
+      '{"index":0,"id":"call_req_7f_0_0","function"',
+    )
   })
 
   it("writes a choice's first role that is not assistant as OpenAI's, leaves the later ones out", () => {

@@ -57,6 +57,8 @@ export interface ToolCallFixes {
   index?: boolean
   /** A call's `id` where its first delta has none (or a number), and the delta's `role` where it is not `"assistant"`. */
   ids?: boolean
+  /** The id of the call's chunk where the chunk has none (the gateway's request id: unique to the answer). */
+  stream?: string
 }
 
 /** Per choice of a stream: the calls opened so far, and whether its role was sent. */
@@ -132,7 +134,7 @@ export class ToolCallNormaliser {
         ? payload.id
         : typeof payload.id === 'number'
           ? String(payload.id)
-          : 'x'
+          : (this.fix.stream ?? 'x')
     let changed = false
     for (const choice of choices as Array<Json | null>) {
       const delta = choice?.delta as Json | undefined
