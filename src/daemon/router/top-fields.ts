@@ -2,8 +2,11 @@
  * A JSON body's top-level members cut out of its bytes, everything else byte for byte as it came:
  * a Responses body passed through (Codex's) to a server that refused a field it does not know
  * (./adaptations.ts, `drop`: Codex 0.155's `access_programs` on OpenCode Go, lidge-jun/opencodex
- * #4853), which must not otherwise change (the server's prompt cache matches the bytes of the turn
- * before). Called only for an upstream model that learned such a field.
+ * #4853), or a value inside its `reasoning` (an effort the model does not take, sent as the nearest
+ * it does; the effort or the summary it refuses, left out: Ollama's refusal of Codex's `xhigh`,
+ * ollama/ollama #17252; OpenAI's of `reasoning.effort` for gpt-4o-mini, openai/codex #36735),
+ * which must not otherwise change (the server's prompt cache matches the bytes of the turn
+ * before). Called only for an upstream model that learned such a rule.
  */
 
 const QUOTE = 0x22
@@ -49,27 +52,28 @@ function valueEnd(body: Buffer, at: number): number {
   return i === at ? -1 : i
 }
 
+/** A member of a JSON object in a body's bytes: its name's quote, its value's first byte, the end of its value. */
+interface Member {
+  name: string
+  start: number
+  value: number
+  end: number
+}
+
 /**
- * `body` (a JSON object) without its top-level members named in `fields` (their names as written:
- * a name with an escape in it is not one of them; a name with a dot, a part of a member, is left
- * alone), the bytes around them as they came; undefined when it holds none of them or is not a
- * JSON object. A byte search for each name first: a body that holds none is not scanned. Its
- * strings are skipped by a search for their closing quote, so a 256 KB Codex body is scanned in
- * about its count of strings.
+ * The members of the JSON object whose `{` is at `at` (their names as written: a name with an
+ * escape in it keeps its backslash, so matches no plain name), and the index after its `}`;
+ * undefined when no object starts there or it does not end. Its strings are skipped by a search
+ * for their closing quote, so a 256 KB Codex body is scanned in about its count of strings.
  */
-export function withoutTopFields(body: Buffer, fields: readonly string[]): Buffer | undefined {
-  const names = fields.filter((f) => !f.includes('.') && body.indexOf(`"${f}"`) !== -1)
-  if (names.length === 0) return undefined
-  const wanted = new Set(names)
-  /** Each member's start (its name's quote) and end (after its value). */
-  const members: Array<{start: number; end: number; cut: boolean}> = []
-  let i = 0
-  while (space(body[i])) i++
+function objectMembers(body: Buffer, at: number): {members: Member[]; end: number} | undefined {
+  let i = at
   if (body[i] !== 0x7b) return undefined
   i++
+  const members: Member[] = []
   for (;;) {
     while (space(body[i])) i++
-    if (body[i] === 0x7d && members.length === 0) break
+    if (body[i] === 0x7d && members.length === 0) return {members, end: i + 1}
     if (body[i] !== QUOTE) return undefined
     const start = i
     const nameEnd = stringEnd(body, i)
@@ -80,29 +84,169 @@ export function withoutTopFields(body: Buffer, fields: readonly string[]): Buffe
     if (body[i] !== 0x3a) return undefined
     i++
     while (space(body[i])) i++
+    const value = i
     const end = valueEnd(body, i)
     if (end === -1) return undefined
-    members.push({start, end, cut: wanted.has(name)})
+    members.push({name, start, value, end})
     i = end
     while (space(body[i])) i++
     if (body[i] === 0x2c) {
       i++
       continue
     }
-    if (body[i] === 0x7d) break
+    if (body[i] === 0x7d) return {members, end: i + 1}
     return undefined
   }
-  if (!members.some((m) => m.cut)) return undefined
-  // the bytes kept: from each kept member's start to its end, with what stood between two kept
-  // members (the comma, its spaces) as it came; the body's head and tail as they came
-  const kept = members.filter((m) => !m.cut)
-  const parts: Buffer[] = []
-  parts.push(body.subarray(0, members[0].start))
+}
+
+/** The top-level members of `body`, a JSON object with only space around it; undefined when it is not one. */
+function topMembers(body: Buffer): Member[] | undefined {
+  let i = 0
+  while (space(body[i])) i++
+  const object = objectMembers(body, i)
+  if (object === undefined) return undefined
+  let j = object.end
+  while (space(body[j])) j++
+  return j === body.length ? object.members : undefined
+}
+
+/** A part of a body's bytes replaced: `from` to `to`, by `bytes` (none: cut out). */
+interface Edit {
+  from: number
+  to: number
+  bytes?: Buffer
+}
+
+/**
+ * The parts of an object's bytes (its `members`, found in them) that go when the members `cut`
+ * go: all but each kept member's own bytes and what stood between two kept members (the comma,
+ * its spaces), so the object's head and tail, and the separators left, are as they came.
+ */
+function cuts(members: readonly Member[], cut: ReadonlySet<Member>): Edit[] {
+  const kept = members.filter((m) => !cut.has(m))
+  const edits: Edit[] = []
+  /** Where the bytes not yet kept begin. */
+  let from = members[0].start
   kept.forEach((m, k) => {
-    parts.push(body.subarray(m.start, m.end))
-    // the separator that followed it in the body (up to the next member), before another kept one
-    if (k < kept.length - 1) parts.push(body.subarray(m.end, members[members.indexOf(m) + 1].start))
+    if (m.start > from) edits.push({from, to: m.start})
+    // with the separator that followed it in the body (up to the next member), before another kept one
+    from = k < kept.length - 1 ? members[members.indexOf(m) + 1].start : m.end
   })
-  parts.push(body.subarray(members.at(-1)!.end))
+  const last = members.at(-1)!.end
+  if (last > from) edits.push({from, to: last})
+  return edits
+}
+
+/** `body` with `edits` (apart, in any order) made. */
+function edited(body: Buffer, edits: Edit[]): Buffer {
+  const parts: Buffer[] = []
+  let at = 0
+  for (const edit of [...edits].sort((x, y) => x.from - y.from)) {
+    parts.push(body.subarray(at, edit.from))
+    if (edit.bytes) parts.push(edit.bytes)
+    at = edit.to
+  }
+  parts.push(body.subarray(at))
   return Buffer.concat(parts)
+}
+
+/**
+ * `body` (a JSON object) without its top-level members named in `fields` (their names as written:
+ * a name with an escape in it is not one of them; a name with a dot, a part of a member, is left
+ * alone), the bytes around them as they came; undefined when it holds none of them or is not a
+ * JSON object. A byte search for each name first: a body that holds none is not scanned.
+ */
+export function withoutTopFields(body: Buffer, fields: readonly string[]): Buffer | undefined {
+  const names = fields.filter((f) => !f.includes('.') && body.indexOf(`"${f}"`) !== -1)
+  if (names.length === 0) return undefined
+  const members = topMembers(body)
+  if (members === undefined) return undefined
+  const cut = new Set(members.filter((m) => names.includes(m.name)))
+  if (cut.size === 0) return undefined
+  return edited(body, cuts(members, cut))
+}
+
+/** What was learned of a model's `reasoning` (./adaptations.ts): efforts sent as others, parts it goes without. */
+export interface ReasoningRules {
+  /** Each effort refused, with the one sent in its place. */
+  effort?: Readonly<Record<string, string>>
+  /** The fields learned away (`reasoning.effort`, `reasoning.summary` are read). */
+  drop?: readonly string[]
+}
+
+/**
+ * `body` (a Responses body passed through: Codex's) with what was learned of its model's
+ * `reasoning` applied: its effort's value as the one sent in its place (`"xhigh"` as `"high"`),
+ * or its effort or summary left out (a `reasoning` left empty goes whole: no server is known to
+ * refuse a request without one, while `{}` is the shape only some take). Only those bytes change,
+ * the rest byte for byte as it came (the server's prompt cache matches the turn before). Undefined
+ * when there is nothing to change (no `reasoning`, an effort not refused); `'unsafe'` when the
+ * bytes cannot be changed so with certainty (a name twice, an escape in the effort's value, no
+ * JSON object): the caller writes the body again from its parse, or sends it as it came.
+ */
+export function withReasoningAdapted(body: Buffer, rules: ReasoningRules): Buffer | 'unsafe' | undefined {
+  if (body.indexOf('"reasoning"') === -1) return undefined
+  const top = topMembers(body)
+  if (top === undefined) return 'unsafe'
+  const found = top.filter((m) => m.name === 'reasoning')
+  if (found.length !== 1) return found.length === 0 ? undefined : 'unsafe'
+  const [reasoning] = found
+  // (`null`: no reasoning asked for; another value is the server's to judge)
+  if (body[reasoning.value] !== 0x7b) return undefined
+  const inner = objectMembers(body, reasoning.value)
+  if (inner === undefined || inner.end !== reasoning.end) return 'unsafe'
+  const named = (name: string) => inner.members.filter((m) => m.name === name)
+  const [effort, summary] = [named('effort'), named('summary')]
+  if (effort.length > 1 || summary.length > 1) return 'unsafe'
+  const cut = new Set<Member>()
+  if (rules.drop?.includes('reasoning.effort') && effort[0]) cut.add(effort[0])
+  if (rules.drop?.includes('reasoning.summary') && summary[0]) cut.add(summary[0])
+  // every member of `reasoning` cut: the whole member goes
+  if (cut.size > 0 && cut.size === inner.members.length) return edited(body, cuts(top, new Set([reasoning])))
+  const edits = cut.size > 0 ? cuts(inner.members, cut) : []
+  if (effort[0] && !cut.has(effort[0]) && rules.effort) {
+    const raw = body.toString('latin1', effort[0].value, effort[0].end)
+    if (raw.startsWith('"')) {
+      if (raw.includes('\\')) return 'unsafe'
+      const value = raw.slice(1, -1)
+      const instead = Object.hasOwn(rules.effort, value) ? rules.effort[value] : undefined
+      if (instead !== undefined && instead !== value)
+        edits.push({from: effort[0].value, to: effort[0].end, bytes: Buffer.from(JSON.stringify(instead))})
+    }
+  }
+  return edits.length > 0 ? edited(body, edits) : undefined
+}
+
+/**
+ * `body` parsed and written again with what was learned of its `reasoning` applied, as
+ * {@link withReasoningAdapted} does in its bytes: for a body whose bytes cannot be changed so
+ * with certainty (an escape in the effort's value, a name twice: JSON's parse keeps the last).
+ * Undefined when it is no JSON object or there is nothing to change.
+ */
+export function reasoningRewritten(body: Buffer, rules: ReasoningRules): Buffer | undefined {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body.toString('utf8'))
+  } catch {
+    return undefined
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined
+  const object = parsed as Record<string, unknown>
+  const reasoning = object.reasoning
+  if (!reasoning || typeof reasoning !== 'object' || Array.isArray(reasoning)) return undefined
+  const next: Record<string, unknown> = {...(reasoning as Record<string, unknown>)}
+  if (rules.drop?.includes('reasoning.effort')) delete next.effort
+  if (rules.drop?.includes('reasoning.summary')) delete next.summary
+  const effort = next.effort
+  if (typeof effort === 'string' && rules.effort && Object.hasOwn(rules.effort, effort))
+    next.effort = rules.effort[effort]
+  const before = Object.keys(reasoning)
+  if (
+    before.length === Object.keys(next).length &&
+    before.every((k) => next[k] === (reasoning as Record<string, unknown>)[k])
+  )
+    return undefined
+  if (Object.keys(next).length === 0) delete object.reasoning
+  else object.reasoning = next
+  return Buffer.from(JSON.stringify(object))
 }
