@@ -177,9 +177,9 @@ export interface ReasoningRules {
 /**
  * `body` (a Responses body passed through: Codex's) with what was learned of its model's
  * `reasoning` applied: its effort's value as the one sent in its place (`"xhigh"` as `"high"`),
- * or its effort or summary left out (a `reasoning` left empty goes whole: no server is known to
- * refuse a request without one, while `{}` is the shape only some take). Only those bytes change,
- * the rest byte for byte as it came (the server's prompt cache matches the turn before). Undefined
+ * or its effort or summary left out (a `reasoning` left empty goes whole: the field is optional in
+ * OpenAI's API, while whether a model without reasoning takes `{}` is not verified). Only those
+ * bytes change, the rest byte for byte as it came (the server's prompt cache matches the turn before). Undefined
  * when there is nothing to change (no `reasoning`, an effort not refused); `'unsafe'` when the
  * bytes cannot be changed so with certainty (a name twice, an escape in the effort's value, no
  * JSON object): the caller writes the body again from its parse, or sends it as it came.
