@@ -13,11 +13,11 @@
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {runCli} from './helpers/cli.js'
 import {
   issueKeyOverApi,
   projectLogRows,
+  simPolicy,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -34,13 +34,7 @@ let simOrigin = ''
 let stop: () => Promise<void> = async () => {}
 const keys = new Map<string, string>()
 
-const policy = (id: string, routes: Record<string, unknown>) => ({
-  id: `effort-${id}`,
-  routes,
-  fallbacks: true,
-  breaker: DEFAULT_BREAKER,
-  timeouts: DEFAULT_TIMEOUTS,
-})
+const policy = (id: string, routes: Record<string, unknown>) => simPolicy(`effort-${id}`, routes)
 
 beforeAll(async () => {
   ;({base, home, simOrigin, stop} = await startSimGatewayWithPolicies([
@@ -51,7 +45,7 @@ beforeAll(async () => {
     policy('translated', {
       chat: [{provider: 'sim-responses', model: 'qwen3.6:35b+ollama-effort', translate: true}],
     }),
-  ] as never))
+  ]))
   for (const id of ['codex-ollama', 'codex-mini', 'chat-ollama', 'chat-sglang', 'translated'])
     keys.set(
       id,
@@ -96,20 +90,29 @@ const rules = async (model: string): Promise<string[] | undefined> => {
 /** A log row's tokens. */
 const tokens = (row: Record<string, any>) => [row.inputTokens, row.outputTokens]
 
+/**
+ * Codex's first request through policy `effort-ID`: its answer (completed), the two tries the
+ * simulator got (the refused one, the one sent again; no third) and its log row.
+ */
+async function firstTurn(id: string, body: Record<string, any>) {
+  await takeSimCalls(simOrigin, /./)
+  const answer = await client(id).responses.create(body as never)
+  expect(answer.status).toBe('completed')
+  const [refused, again, ...more] = await takeSimCalls(simOrigin, RESPONSES)
+  expect(more).toEqual([])
+  const [row] = await projectLogRows(base, `effort-${id}`, 1)
+  return {answer, refused, again, row}
+}
+
 describe("Codex's effort passed through to a Responses server that refuses it", {timeout: 60_000}, () => {
   it("Ollama's refusal of xhigh: sent again at once with max (the nearest it lists), the rest as Codex sent it", async () => {
-    await takeSimCalls(simOrigin, /./)
     const openai = client('codex-ollama')
     const body = codex('xhigh', 'List the files.')
-    const answer = await openai.responses.create(body as never)
-    expect(answer.status).toBe('completed')
-    const [refused, again, ...more] = await takeSimCalls(simOrigin, RESPONSES)
-    expect(more).toEqual([])
+    const {answer, refused, again, row} = await firstTurn('codex-ollama', body)
     expect(JSON.stringify(refused)).toBe(JSON.stringify({...body, model: OLLAMA}))
     expect(JSON.stringify(again)).toBe(
       JSON.stringify({...body, model: OLLAMA, reasoning: {effort: 'max', summary: 'auto'}}),
     )
-    const [row] = await projectLogRows(base, 'effort-codex-ollama', 1)
     expect([row.status, row.error]).toEqual([
       200,
       'sim-responses refused reasoning.effort xhigh (it takes high, medium, low, max, none): sent again with max',
@@ -138,23 +141,17 @@ describe("Codex's effort passed through to a Responses server that refuses it", 
   })
 
   it("gpt-4o-mini's refusal of reasoning.effort: sent again without it, the summary kept; later in one try", async () => {
-    await takeSimCalls(simOrigin, /./)
-    const openai = client('codex-mini')
     const body = codex('none', 'hi')
-    const answer = await openai.responses.create(body as never)
-    expect(answer.status).toBe('completed')
-    const [refused, again, ...more] = await takeSimCalls(simOrigin, RESPONSES)
-    expect(more).toEqual([])
+    const {answer, refused, again, row} = await firstTurn('codex-mini', body)
     expect(refused.reasoning).toEqual({effort: 'none', summary: 'auto'})
     expect(JSON.stringify(again)).toBe(JSON.stringify({...body, model: MINI, reasoning: {summary: 'auto'}}))
-    const [row] = await projectLogRows(base, 'effort-codex-mini', 1)
     expect([row.status, row.error]).toEqual([
       200,
       'sim-responses refused reasoning.effort: sent again without it',
     ])
     expect(tokens(row)).toEqual([answer.usage!.input_tokens, answer.usage!.output_tokens])
     expect(await rules(MINI)).toEqual(['sent without reasoning.effort'])
-    await openai.responses.create(codex('high', 'again') as never)
+    await client('codex-mini').responses.create(codex('high', 'again') as never)
     expect((await takeSimCalls(simOrigin, RESPONSES)).map((c) => c.reasoning)).toEqual([{summary: 'auto'}])
   })
 })

@@ -915,6 +915,10 @@ export function liteRefusal(
   }
 }
 
+/** Whether `quirk` is asked for and `effort` is one, other than low, medium and high (all an o3 or SGLang's literal takes). */
+const beyondLowToHigh = (quirk: SimQuirk, effort: unknown, quirks: Quirks): effort is string =>
+  quirks.has(quirk) && typeof effort === 'string' && !['low', 'medium', 'high'].includes(effort)
+
 /** `no-minimal-effort`: o3's refusal of an effort but low, medium and high, naming what it takes. */
 function minimalEffortRefusal(
   param: string,
@@ -922,12 +926,7 @@ function minimalEffortRefusal(
   quirks: Quirks,
 ): {message: string; param: string; code: string} | undefined {
   // (o3 takes none above high either: OpenAI's xhigh came with GPT-5.1-Codex-Max)
-  if (
-    !quirks.has('no-minimal-effort') ||
-    typeof effort !== 'string' ||
-    ['low', 'medium', 'high'].includes(effort)
-  )
-    return undefined
+  if (!beyondLowToHigh('no-minimal-effort', effort, quirks)) return undefined
   return {
     message: `Unsupported value: '${param}' does not support '${effort}' with this model. Supported values are: 'low', 'medium', and 'high'.`,
     param,
@@ -1846,12 +1845,7 @@ function pydanticEffortRefusal(
   effort: unknown,
   quirks: Quirks,
 ): {status: number; message: string; raw: unknown} | undefined {
-  if (
-    !quirks.has('pydantic-effort') ||
-    typeof effort !== 'string' ||
-    ['low', 'medium', 'high'].includes(effort)
-  )
-    return undefined
+  if (!beyondLowToHigh('pydantic-effort', effort, quirks)) return undefined
   const error = `{'type': 'literal_error', 'loc': ('body', 'reasoning_effort'), 'msg': "Input should be 'low', 'medium' or 'high'", 'input': '${effort}', 'ctx': {'expected': "'low', 'medium' or 'high'"}}`
   const message = `1 validation error:\n  ${error}\n\n  File "/sgl-workspace/sglang/python/sglang/srt/entrypoints/http_server.py", line 1324, in openai_v1_chat_completions\n    POST /v1/chat/completions [${error}]`
   return {status: 400, message, raw: {object: 'error', message, type: 'Bad Request', param: null, code: 400}}
