@@ -60,19 +60,18 @@ export interface MemberSpan {
 }
 
 /**
- * The members of the JSON object `body` is (white space around it allowed), in their order; undefined
- * when it is not one. A name is read as written (latin1: a name with an escape or a character
- * beyond ASCII is not the name it decodes to, which no rule here looks for).
+ * The members of the JSON object whose `{` is at `at` (their names as written, latin1: a name with
+ * an escape in it keeps its backslash, so matches no plain name), and the index after its `}`;
+ * undefined when no object starts there or it does not end.
  */
-export function topMembers(body: Buffer): MemberSpan[] | undefined {
-  const members: MemberSpan[] = []
-  let i = 0
-  while (space(body[i])) i++
+export function objectMembers(body: Buffer, at: number): {members: MemberSpan[]; end: number} | undefined {
+  let i = at
   if (body[i] !== 0x7b) return undefined
   i++
+  const members: MemberSpan[] = []
   for (;;) {
     while (space(body[i])) i++
-    if (body[i] === 0x7d && members.length === 0) break
+    if (body[i] === 0x7d && members.length === 0) return {members, end: i + 1}
     if (body[i] !== QUOTE) return undefined
     const start = i
     const nameEnd = stringEnd(body, i)
@@ -93,10 +92,20 @@ export function topMembers(body: Buffer): MemberSpan[] | undefined {
       i++
       continue
     }
-    if (body[i] === 0x7d) break
+    if (body[i] === 0x7d) return {members, end: i + 1}
     return undefined
   }
-  return members
+}
+
+/** The members of the JSON object `body` is (only white space around it), in their order; undefined when it is not one. */
+export function topMembers(body: Buffer): MemberSpan[] | undefined {
+  let i = 0
+  while (space(body[i])) i++
+  const object = objectMembers(body, i)
+  if (object === undefined) return undefined
+  let j = object.end
+  while (space(body[j])) j++
+  return j === body.length ? object.members : undefined
 }
 
 /** The elements of the JSON array whose `[` is at `at`, each as its start and end; undefined when there is none there. */
@@ -121,30 +130,61 @@ export function arrayElements(body: Buffer, at: number): Array<{start: number; e
   }
 }
 
+/** A part of a body's bytes replaced: `from` to `to`, by `bytes` (none: cut out). */
+export interface Edit {
+  from: number
+  to: number
+  bytes?: Buffer
+}
+
 /**
- * An object's bytes with some of its members' values replaced (`edits`: by the member's index, the
- * new value's bytes, or null to take the member out), every other byte as it came: a member taken
- * out goes with the separator before it (after it, for the first).
+ * The parts of an object's bytes (its `members`, found in them) that go when the members `cut`
+ * go: all but each kept member's own bytes and what stood between two kept members (the comma,
+ * its spaces), so the object's head and tail, and the separators left, are as they came.
+ */
+export function memberCuts(members: readonly MemberSpan[], cut: ReadonlySet<MemberSpan>): Edit[] {
+  const kept = members.filter((m) => !cut.has(m))
+  const edits: Edit[] = []
+  /** Where the bytes not yet kept begin. */
+  let from = members[0].start
+  kept.forEach((m, k) => {
+    if (m.start > from) edits.push({from, to: m.start})
+    // with the separator that followed it in the body (up to the next member), before another kept one
+    from = k < kept.length - 1 ? members[members.indexOf(m) + 1].start : m.end
+  })
+  const last = members.at(-1)!.end
+  if (last > from) edits.push({from, to: last})
+  return edits
+}
+
+/** `body` with `edits` (apart, in any order) made. */
+export function edited(body: Buffer, edits: readonly Edit[]): Buffer {
+  const parts: Buffer[] = []
+  let at = 0
+  for (const edit of [...edits].sort((x, y) => x.from - y.from)) {
+    parts.push(body.subarray(at, edit.from))
+    if (edit.bytes) parts.push(edit.bytes)
+    at = edit.to
+  }
+  parts.push(body.subarray(at))
+  return Buffer.concat(parts)
+}
+
+/**
+ * An object's bytes with some of its members' values replaced (`changes`: by the member's index,
+ * the new value's bytes, or null to take the member out), every other byte as it came: a member
+ * taken out goes with the separator after it (before it, for the last).
  */
 export function withMembers(
   body: Buffer,
   members: readonly MemberSpan[],
-  edits: ReadonlyMap<number, Buffer | null>,
+  changes: ReadonlyMap<number, Buffer | null>,
 ): Buffer {
-  const kept = members.map((_, k) => k).filter((k) => edits.get(k) !== null)
-  if (kept.length === 0) {
-    // every member out: the braces, and what stood before and after them
-    return Buffer.concat([body.subarray(0, members[0].start), body.subarray(members.at(-1)!.end)])
+  const cut = new Set<MemberSpan>()
+  const edits: Edit[] = []
+  for (const [k, bytes] of changes) {
+    if (bytes === null) cut.add(members[k])
+    else edits.push({from: members[k].value, to: members[k].end, bytes})
   }
-  const parts: Buffer[] = [body.subarray(0, members[0].start)]
-  kept.forEach((k, n) => {
-    const m = members[k]
-    const replaced = edits.get(k)
-    if (replaced) parts.push(body.subarray(m.start, m.value), replaced)
-    else parts.push(body.subarray(m.start, m.end))
-    // the separator that followed it in the body (up to the next member), before another kept one
-    if (n < kept.length - 1) parts.push(body.subarray(m.end, members[k + 1].start))
-  })
-  parts.push(body.subarray(members.at(-1)!.end))
-  return Buffer.concat(parts)
+  return edited(body, cut.size > 0 ? [...memberCuts(members, cut), ...edits] : edits)
 }

@@ -847,7 +847,8 @@ export function sentOfPassedMessages(
  * What a Responses body passed through sent (Codex on a Responses server), for adaptations.ts to
  * judge a refusal of it against, as {@link sentOfPassedChat} does for chat: its top-level fields
  * (a strict server's refusal of one it does not know, Codex 0.155's `access_programs`, is learned
- * away) and whether it asked for a stream (said only of a body passed through).
+ * away), its reasoning's effort (a value the model refuses is learned) and whether it asked for a
+ * stream (said only of a body passed through).
  */
 export function sentOfPassedResponses(
   body: Record<string, unknown>,
@@ -855,6 +856,9 @@ export function sentOfPassedResponses(
 ): SentRequest {
   const sent: SentRequest = {upstream: 'responses', fields: Object.keys(body), stream: body.stream === true}
   if (adaptedWith) sent.adaptedWith = adaptedWith
+  // (its effort as it went: a value the model refuses is learned, adaptations.ts)
+  const effort = (body.reasoning as {effort?: unknown} | null | undefined)?.effort
+  if (typeof effort === 'string') sent.effort = effort
   return sent
 }
 

@@ -283,7 +283,8 @@ export const AGENTS = [
           // does not know only when told the model takes them
           ...(reasoning
             ? [
-                'model_reasoning_effort = "high"',
+                // (`reasoning`: the effort, `high` unless --effort names another)
+                `model_reasoning_effort = "${reasoning === true ? 'high' : reasoning}"`,
                 'model_reasoning_summary = "detailed"',
                 'model_supports_reasoning_summaries = true',
               ]

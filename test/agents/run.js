@@ -92,7 +92,7 @@ const BIN = join(ROOT, 'bin', 'gwctl.cjs')
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
   console.log(
-    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] [--model messages=claude-opus-4-8] [--reasoning] | --pdf | --overflow | --tool-search | --namespace | --subagent | --lite | --web-search] [--only claude,codex,gemini,opencode,qwen] [--latest | --version claude=X,codex=Y] [--keep] [--verbose] [--strace]',
+    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] [--model messages=claude-opus-4-8] [--reasoning] [--effort xhigh] | --pdf | --overflow | --tool-search | --namespace | --subagent | --lite | --web-search] [--only claude,codex,gemini,opencode,qwen] [--latest | --version claude=X,codex=Y] [--keep] [--verbose] [--strace]',
   )
   process.exit(0)
 }
@@ -180,8 +180,12 @@ const TRANSLATE =
   !DIRECT &&
   !BIND &&
   !RUN
-// --reasoning: Codex asks for reasoning and its summary (it sends none for a model it does not know)
-const REASONING = argv.includes('--reasoning')
+// --reasoning: Codex asks for reasoning and its summary (it sends none for a model it does not know);
+// --effort xhigh: at that effort (its `model_reasoning_effort`; implies --reasoning), as a user with
+// `xhigh` in their config does (`--quirk ollama-effort`: refused once, then the nearest taken)
+const effortAt = argv.indexOf('--effort')
+const EFFORT = effortAt >= 0 ? String(argv[effortAt + 1] ?? '') : undefined
+const REASONING = argv.includes('--reasoning') || EFFORT !== undefined
 const KEEP = argv.includes('--keep')
 const VERBOSE = argv.includes('--verbose')
 const STRACE = argv.includes('--strace')
@@ -1011,7 +1015,7 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
     // --web-search: Claude Code's WebSearch and Gemini CLI's google_web_search only
     tools: pdf ? [agent.readTool] : WEB_SEARCH ? (WEB_SEARCH_TOOL[agent.name] ?? true) : !TOOL_SEARCH,
     webSearch: WEB_SEARCH,
-    reasoning: REASONING,
+    reasoning: REASONING && (EFFORT ?? 'high'),
     lite: LITE || SUBAGENT,
     // --tool-search: Codex gets the suite's MCP server, each call of it logged to mcpLog
     mcp: mcpTools

@@ -137,6 +137,10 @@ export async function takeSimCalls(simOrigin: string, path: RegExp): Promise<Arr
     .map((r) => (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as Record<string, any>)
 }
 
+/** A policy `id` of `routes` (family -> its targets), with fallbacks and the default breaker and timeouts. */
+export const simPolicy = (id: string, routes: Record<string, unknown>): PolicyConfig =>
+  ({id, routes, fallbacks: true, breaker: DEFAULT_BREAKER, timeouts: DEFAULT_TIMEOUTS}) as PolicyConfig
+
 /**
  * A gateway in front of the simulator with a policy `PREFIX-ID` for each of `models` (id -> the
  * upstream model of `provider`, or a `[provider, model]` of its own) whose `families` routes
@@ -155,13 +159,10 @@ export async function startTranslatedRoutes(
       const families =
         options.families ??
         (['messages', 'responses', 'chat', 'gemini'] as const).filter((f) => !provider.endsWith(f))
-      return {
-        id: `${prefix}-${id}`,
-        routes: Object.fromEntries(families.map((f) => [f, [{provider, model, translate: true}]])),
-        fallbacks: true,
-        breaker: DEFAULT_BREAKER,
-        timeouts: DEFAULT_TIMEOUTS,
-      }
+      return simPolicy(
+        `${prefix}-${id}`,
+        Object.fromEntries(families.map((f) => [f, [{provider, model, translate: true}]])),
+      )
     }),
   )
   const keys = new Map<string, string>()

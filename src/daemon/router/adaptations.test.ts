@@ -731,17 +731,22 @@ describe("a Responses body passed through (Codex's) refused for a top-level fiel
         fields,
       ),
     ).toBeUndefined()
-    // nothing but the field rule is learned from a body passed through (its tool shapes, `store`
-    // and the order of its outputs have rules of their own)
+    // nothing but the field rule and the reasoning's (./effort-refusals.test.ts) is learned from a
+    // body passed through (its tool shapes, `store` and the order of its outputs have rules of
+    // their own)
     const a = new UpstreamAdaptations()
     expect(
       a.learn(
         'r',
         'm',
-        openai(
-          "Unsupported parameter: 'reasoning.effort' is not supported with this model.",
-          'reasoning.effort',
-        ),
+        JSON.stringify({
+          error: {
+            message: 'tool type custom not supported',
+            type: 'BadRequestError',
+            param: 'tools',
+            code: 400,
+          },
+        }),
         sentOfPassedResponses(codex),
       ),
     ).toBeUndefined()

@@ -166,10 +166,12 @@ export function unknownResponsesFields(errorText: string, sent: readonly string[
 }
 
 /**
- * What a refusal of a Responses body passed through (Codex's) teaches: the top-level fields it
- * does not know ({@link unknownResponsesFields}), which its requests go without from then on (`drop`,
- * cut out of the bytes: ./top-fields.ts). Nothing else is read from such a refusal here (its
- * tool shapes, `store`, the order of its outputs have rules of their own: ./plain-tools.ts).
+ * What a refusal of a Responses body passed through (Codex's) teaches: its reasoning's effort (a
+ * value the model does not take, or the effort itself) or summary refused
+ * ({@link passedReasoningRefusal}), and the top-level fields it does not know
+ * ({@link unknownResponsesFields}), which its requests go without from then on (`drop`, cut out of
+ * the bytes: ./top-fields.ts). Nothing else is read from such a refusal here (its tool shapes,
+ * `store`, the order of its outputs have rules of their own: ./plain-tools.ts).
  */
 function passedResponsesRefusal(
   errorText: string,
@@ -178,11 +180,92 @@ function passedResponsesRefusal(
   status: number,
 ): {next: UpstreamAdaptation; note: string} | undefined {
   if (status !== 400 && status !== 422) return undefined
+  if (sent.fields.includes('reasoning')) {
+    const reasoning = passedReasoningRefusal(errorText, sent, known)
+    if (reasoning) return reasoning
+  }
   const fields = unknownResponsesFields(errorText, sent.fields)
   if (fields === undefined) return undefined
   return {
     next: {...known, drop: [...new Set([...(known.drop ?? []), ...fields])]},
     note: `refused ${fields.join(', ')} (a field it does not know): sent again without ${fields.length > 1 ? 'them' : 'it'}`,
+  }
+}
+
+/**
+ * What a refusal of the `reasoning` of a Responses body passed through teaches (spliced in its
+ * bytes from then on: ./top-fields.ts `withReasoningAdapted`):
+ * - the effort's value, refused with those the model takes (OpenAI's "Unsupported value:
+ *   'reasoning.effort' does not support 'xhigh' with this model. Supported values are: ...",
+ *   Ollama's `invalid reasoning value: "xhigh" (must be ...)`, pydantic's and zod's words:
+ *   {@link refusedEffortValues}): each effort it does not take goes as the nearest it lists
+ *   ({@link effortsLearned});
+ * - the effort itself, refused by its place with the words for a field it does not take (OpenAI's
+ *   "Unsupported parameter: 'reasoning.effort' is not supported with this model.", `param:
+ *   reasoning.effort`, to gpt-4o-mini: openai/codex #36735; xAI's "does not support parameter
+ *   reasoningEffort"): the requests go without it, the summary kept;
+ * - the summary refused by its place (`param: reasoning.summary`): without it, the effort kept.
+ * Undefined for other words.
+ */
+function passedReasoningRefusal(
+  errorText: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  const {param, message} = errorParts(errorText)
+  const named = (part: string) =>
+    param === `reasoning.${part}` ||
+    ((param === undefined || param === null) && new RegExp(`['"\`]reasoning\\.${part}['"\`]`).test(message))
+  if (sent.effort !== undefined) {
+    const listed =
+      refusedEffortValues(errorText, sent.effort) ??
+      (named('effort') ? supportedValues(errorText).filter((v) => EFFORTS.includes(v)) : [])
+    if (listed.length > 0)
+      return listed.includes(sent.effort)
+        ? undefined
+        : effortsLearned(listed, sent.effort, 'reasoning.effort', known)
+  }
+  const drop = (part: string) => ({
+    next: {...known, drop: [...new Set([...(known.drop ?? []), `reasoning.${part}`])]},
+    note: `refused reasoning.${part}: sent again without it`,
+  })
+  if (
+    sent.effort !== undefined &&
+    ((named('effort') && REFUSES.test(message) && !/^\s*(?:invalid|unsupported) value\b/i.test(message)) ||
+      /\bdoes not support parameter reasoningEffort\b/.test(message))
+  )
+    return drop('effort')
+  if (param === 'reasoning.summary') return drop('summary')
+  return undefined
+}
+
+/**
+ * What a refusal of the effort `sent` (of `field`) that lists the efforts the model takes teaches:
+ * every effort it does not list goes as the nearest it lists ({@link nearestEffort}: a tie to the
+ * higher, `none` only for `minimal`), so that one refusal covers Codex's `xhigh` and `minimal`
+ * alike; a mapping learned before of an effort it lists goes. None near `sent`: the field goes.
+ */
+function effortsLearned(
+  listed: readonly string[],
+  sent: string,
+  field: string,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} {
+  const effort: Record<string, string> = {...known.effort}
+  for (const value of EFFORTS) {
+    const instead = listed.includes(value) ? undefined : nearestEffort(value, listed)
+    if (instead !== undefined) effort[value] = instead
+    else delete effort[value]
+  }
+  const instead = effort[sent]
+  if (instead === undefined)
+    return {
+      next: {...known, drop: [...new Set([...(known.drop ?? []), field])]},
+      note: `refused ${field} ${sent} (it takes ${listed.join(', ')}): sent again without it`,
+    }
+  return {
+    next: {...known, effort},
+    note: `refused ${field} ${sent} (it takes ${listed.join(', ')}): sent again with ${instead}`,
   }
 }
 
@@ -1458,6 +1541,85 @@ export function supportedValues(errorText: string): string[] {
 }
 
 /**
+ * The efforts a server lists when it refuses the effort value `sent`, in its own words for it:
+ * - Ollama's `invalid reasoning value: "xhigh" (must be "high", "medium", "low", "max", or "none")`
+ *   (ollama/ollama #17252, its `/v1/chat/completions` and `/v1/responses` alike; the quotes single
+ *   or double), the value refused being `sent`;
+ * - pydantic's `literal_error` (SGLang's and vLLM's 400, FastAPI's 422), whose `loc` ends in
+ *   `reasoning_effort` (or `reasoning`, `effort`), whose `msg` is "Input should be 'low', 'medium'
+ *   or 'high'" and whose `input` is `sent`, as Python writes it (`'loc': ('body',
+ *   'reasoning_effort')`, CLIProxyAPI #1572) or as JSON (`"loc": ["body", "reasoning_effort"]`),
+ *   and its plain text (`reasoning_effort\n  Input should be ... [type=literal_error,
+ *   input_value='xhigh', ...]`): a narrow exception to {@link ECHOES_INPUT}, the place naming the
+ *   field and the echo only the refused value;
+ * - zod's "Expected 'low' | 'medium' | 'high', received 'xhigh'" (Kimi's "expected one of ...",
+ *   CLIProxyAPI #1307), `received` being `sent`, with the effort named in the message or `sent` a
+ *   value only an effort has (`xhigh`, `max`, `minimal`, `none`; never beside `verbosity`, whose
+ *   values are low, medium and high too).
+ * Undefined for other words, for a list without an effort, and for a list that holds `sent` (no
+ * refusal of it).
+ */
+export function refusedEffortValues(errorText: string, sent: string): string[] | undefined {
+  const value = sent.toLowerCase()
+  if (!EFFORTS.includes(value)) return undefined
+  // (quoted values, in JSON's escaped quotes too when a proxy wrapped the body as text)
+  const quoted = (list: string) =>
+    [...list.matchAll(/\\?['"`]([a-z]{3,7})\\?['"`]/gi)].map((m) => m[1].toLowerCase())
+  const judged = (list: string[]): string[] | undefined => {
+    const efforts = [...new Set(list.filter((v) => EFFORTS.includes(v)))]
+    return efforts.length > 0 && !efforts.includes(value) ? efforts : undefined
+  }
+  const {message} = errorParts(errorText)
+  const ollama = /\binvalid reasoning value:\s*\\?["']([\w-]{1,16})\\?["']\s*\(must be ([^)]{1,200})\)/i.exec(
+    message,
+  )
+  if (ollama) return ollama[1].toLowerCase() === value ? judged(quoted(ollama[2])) : undefined
+  if (/literal_error/.test(message)) {
+    // each error of the list, as Python or JSON writes it: its place, its words, its input
+    for (const m of message.matchAll(PYDANTIC_LITERAL)) {
+      const loc = [...m[1].matchAll(/['"]([\w-]+)['"]/g)].map((p) => p[1])
+      if (!effortPlace(loc) || m[4].toLowerCase() !== value) continue
+      return judged(quoted(m[3]))
+    }
+    const plain = PYDANTIC_LITERAL_TEXT.exec(message)
+    if (plain && effortPlace(plain[1].split('.')) && plain[3].toLowerCase() === value)
+      return judged(quoted(plain[2]))
+    return undefined
+  }
+  const zod =
+    /\bexpected(?: one of)?:?\s*((?:\\?['"][a-z]{3,7}\\?['"]\s*(?:\||,|or)?\s*){1,8}),?\s*received\s*\\?['"]([\w-]{1,16})\\?['"]/i.exec(
+      message,
+    )
+  if (
+    zod &&
+    zod[2].toLowerCase() === value &&
+    !/verbosity/i.test(message) &&
+    (/effort/i.test(message) || !['low', 'medium', 'high'].includes(value))
+  )
+    return judged(quoted(zod[1]))
+  return undefined
+}
+
+/** Whether a validation error's place (`loc`, a path) is an effort's: `reasoning_effort`, `reasoning.effort`, `effort`. */
+const effortPlace = (loc: readonly string[]): boolean => {
+  const last = loc.at(-1)
+  return last === 'reasoning_effort' || last === 'effort' || last === 'reasoning'
+}
+
+/**
+ * One error of pydantic's list, in Python's repr (`{'type': 'literal_error', 'loc': ('body',
+ * 'reasoning_effort'), 'msg': "Input should be 'low', 'medium' or 'high'", 'input': 'xhigh', ...}`)
+ * or as FastAPI's JSON: its `loc` (1), the quote of its `msg` (2), its words after "Input should
+ * be" (3) and its `input` (4).
+ */
+const PYDANTIC_LITERAL =
+  /['"]type['"]\s*:\s*['"]literal_error['"]\s*,\s*['"]loc['"]\s*:\s*[[(]([^\])]{0,200})[\])]\s*,\s*['"]msg['"]\s*:\s*(\\?["'])Input should be ((?:(?!\2)[^\n]){1,200})\2\s*,\s*['"]input['"]\s*:\s*['"]([\w-]{1,16})['"]/g
+
+/** pydantic's plain text: the place on a line of its own, its words, the input after `input_value=`. */
+const PYDANTIC_LITERAL_TEXT =
+  /^\s*([\w.]{1,80})\s*\n\s+Input should be ([^\n[]{1,200}?)\s*\[type=literal_error, input_value='([\w-]{1,16})'/m
+
+/**
  * The efforts a model that always thinks lists when it refuses "off" or another effort: Z.AI's 1210
  * for GLM-5.3, "This model always engages in thinking and cannot be disabled; please use low, high,
  * or max", BigModel's "该模型始终思考，不支持关闭思考；请使用 low、high 或 max。" (hermes-agent PR
@@ -1677,6 +1839,19 @@ function decide(
   if (choice) return choice
   // (a 404 is read only for the words above: any other stays what it is)
   if (status === 404) return undefined
+  // an effort's value refused in a server's own words (Ollama's, pydantic's literal_error, zod's),
+  // with the values it takes: the nearest of them (OpenAI's "Supported values are" is read below,
+  // with the field it names)
+  if (sent.effort !== undefined && sent.upstream !== 'messages' && sent.upstream !== 'gemini') {
+    const listed = refusedEffortValues(errorText, sent.effort)
+    if (listed)
+      return effortsLearned(
+        listed,
+        sent.effort,
+        sent.fields.includes('reasoning_effort') ? 'reasoning_effort' : 'reasoning.effort',
+        known,
+      )
+  }
   // FastAPI servers (Mistral's API) name each field they do not take by its place in the body
   const extras = extraFields(errorText)
   if (extras.length > 0) {

@@ -5,11 +5,20 @@
  * again at once without it, and the model's later requests without it from the first try; the
  * client's bytes otherwise as they came (the member cut out of them, not the body written again). A
  * refusal of a field the request cannot go without reaches the client as it came. A scripted
- * upstream judged by the simulator's own `strict-responses-fields` rule, behind the proxy.
+ * upstream judged by the simulator's own `strict-responses-fields` rule, behind the proxy. Codex's
+ * reasoning effort refused (Ollama's `xhigh`: ollama/ollama #17252; gpt-4o-mini's refusal of
+ * `reasoning.effort`: openai/codex #36735) is learned the same way, only that value changed in the
+ * client's bytes (or the effort cut out of them): the `ollama-effort` and `no-effort-model` rules,
+ * the quirk from the model's name.
  */
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
-import {unknownResponsesParameter} from '../../sim/upstream/quirks.js'
+import {
+  ollamaEffortRefusal,
+  selectQuirks,
+  unknownResponsesParameter,
+  unsupportedResponsesParameter,
+} from '../../sim/upstream/quirks.js'
 import {learnedAdaptations, type ProxyTarget} from './proxy.js'
 import type {Refusal, Upstream} from './proxy-fixture.js'
 import {ProxyGateway, startJudgedUpstream} from './proxy-fixture.js'
@@ -52,7 +61,17 @@ beforeAll(async () => {
     (body) => {
       if (refuseAll) return refuseAll
       const refused = unknownResponsesParameter(body, strict)
-      return refused && {status: 400, body: {error: refused}}
+      if (refused) return {status: 400, body: {error: refused}}
+      // the effort's quirks, by the model's name (`glm-5.2:cloud+ollama-effort`)
+      const {quirks} = selectQuirks({}, body.model)
+      const ollama = ollamaEffortRefusal((body.reasoning as {effort?: unknown} | undefined)?.effort, quirks)
+      if (ollama)
+        return {
+          status: 400,
+          body: {error: {message: ollama, type: 'invalid_request_error', param: null, code: null}},
+        }
+      const effort = unsupportedResponsesParameter(body, quirks)
+      return effort && {status: 400, body: {error: {...effort, type: 'invalid_request_error'}}}
     },
     {stream: STREAM, json: ANSWER},
   )
@@ -172,5 +191,70 @@ describe("Codex's access_programs refused by a strict Responses server", () => {
       body.replace(ACCESS, '').replace(',"client_metadata":{"a":"b"},"x_one":1', ''),
       body.replace(ACCESS, '').replace(',"client_metadata":{"a":"b"},"x_one":1,"x_two":2', ''),
     ])
+  })
+})
+
+/**
+ * Codex's body, cut down, as raw text: a number and escapes that `JSON.stringify` would write
+ * otherwise (`1.0`, `\u00e9`, `\/`), and the effort's words inside the prompt, so a body written
+ * again, or a change outside `reasoning`, would show.
+ */
+const effortText = (model: string, reasoning: string, stream = false) =>
+  `{"model":"${model}","instructions":"You are Codex.","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"set \\"reasoning\\":{\\"effort\\":\\"xhigh\\"} caf\\u00e9 a\\/b"}]}],` +
+  `"tool_choice":"auto","reasoning":${reasoning},"store":false,"stream":${stream},"include":["reasoning.encrypted_content"],"temperature":1.0}`
+
+describe("Codex's effort refused by a Responses server, passed through", () => {
+  it("Ollama's xhigh: sent again with max, that value alone changed; the next request in one try", async () => {
+    targets = [target('ollama')]
+    const model = 'glm-5.2:cloud+ollama-effort'
+    const body = effortText(model, '{"effort":"xhigh","summary":"auto"}')
+    const res = await post(body)
+    expect(res.status).toBe(200)
+    expect(received.map(String)).toEqual([
+      body,
+      body.replace('"reasoning":{"effort":"xhigh"', '"reasoning":{"effort":"max"'),
+    ])
+    const [result] = await gateway.settled(1)
+    expect([result.status, result.error]).toEqual([
+      200,
+      'ollama refused reasoning.effort xhigh (it takes high, medium, low, max, none): sent again with max',
+    ])
+    expect(result.attempts).toEqual([{provider: 'ollama', status: 200}])
+    // a stream, with the effort's value spaced otherwise: one try
+    received.length = 0
+    const spaced = effortText(model, '{ "summary": "auto", "effort" : "xhigh" }', true)
+    const next = await post(spaced)
+    expect(await next.text()).toBe(STREAM)
+    expect(received.map(String)).toEqual([spaced.replace('"effort" : "xhigh"', '"effort" : "max"')])
+  })
+
+  it("gpt-4o-mini's refusal of reasoning.effort: the member cut out, the summary kept; reasoning whole when it is all", async () => {
+    targets = [target('openai')]
+    const model = 'gpt-4o-mini+no-effort-model'
+    const body = effortText(model, '{"effort":"none","summary":"auto"}')
+    expect((await post(body)).status).toBe(200)
+    expect(received.map(String)).toEqual([
+      body,
+      body.replace('{"effort":"none","summary":"auto"}', '{"summary":"auto"}'),
+    ])
+    const [result] = await gateway.settled(1)
+    expect(result.error).toBe('openai refused reasoning.effort: sent again without it')
+    received.length = 0
+    // a body whose reasoning holds only the effort: without reasoning
+    const only = effortText(model, '{"effort":"low"}')
+    expect((await post(only)).status).toBe(200)
+    expect(received.map(String)).toEqual([only.replace('"reasoning":{"effort":"low"},', '')])
+  })
+
+  it('a body the gateway cannot splice with certainty (the effort escaped) is written again, the value mapped', async () => {
+    targets = [target('ollama-2')]
+    const model = 'glm-5.2:cloud+ollama-effort'
+    // learned first
+    expect((await post(effortText(model, '{"effort":"xhigh"}'))).status).toBe(200)
+    received.length = 0
+    const escaped = effortText(model, '{"effort":"xhig\\u0068"}')
+    expect((await post(escaped)).status).toBe(200)
+    expect(received).toHaveLength(1)
+    expect(JSON.parse(String(received[0]))).toEqual({...JSON.parse(escaped), reasoning: {effort: 'max'}})
   })
 })

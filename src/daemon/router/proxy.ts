@@ -65,7 +65,7 @@ import {OVERFLOW_500, relay} from './relay.js'
 import {bodyWait, isCodexClient, RETRY_429, waitedNote} from './rate-limit.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
 import {withSystemTurnsHoisted} from './system-turns.js'
-import {withoutTopFields} from './top-fields.js'
+import {reasoningRewritten, withoutTopFields, withReasoningAdapted} from './top-fields.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
 import {acquireTarget, canTryAfter} from './targets.js'
@@ -807,7 +807,10 @@ export async function proxyRequest(
    * keeps no items otherwise and refuses the ids Codex sends on the next turn (./plain-tools.ts
    * `withStoreTrue`; Codex's requests only, as Codex itself does for a provider it knows is
    * Azure); without the top-level fields the model's server refused as fields it does not know
-   * (`drop`: Codex 0.155's `access_programs`, cut out of the bytes, ./top-fields.ts). Any other goes
+   * (`drop`: Codex 0.155's `access_programs`, cut out of the bytes, ./top-fields.ts); with its
+   * reasoning's effort as the nearest the model takes where it refused Codex's (`effort`: Ollama's
+   * `xhigh`), or without the effort or summary it refused (`drop`: `reasoning.effort` to
+   * gpt-4o-mini), that value alone changed in the bytes (./top-fields.ts). Any other goes
    * as it came: flag tests and a lookup of the provider, a header test and a byte search only for a
    * body to Azure.
    */
@@ -817,6 +820,12 @@ export async function proxyRequest(
     learned: UpstreamAdaptation | undefined,
   ): Buffer {
     if (learned?.drop !== undefined) body = withoutTopFields(body, learned.drop) ?? body
+    // (an effort the model refused as the nearest it takes, its effort or summary refused left out:
+    // spliced in the bytes, the body written again only where they cannot be with certainty)
+    if (learned?.effort !== undefined || learned?.drop?.some((f) => f.startsWith('reasoning.'))) {
+      const adapted = withReasoningAdapted(body, learned)
+      body = (adapted === 'unsafe' ? reasoningRewritten(body, learned) : adapted) ?? body
+    }
     if (learned?.liteOff) body = withoutLiteItem(body) ?? body
     if (learned?.adjacentOutputs) body = withAdjacentOutputs(body) ?? body
     // (images inside tool outputs refused there: after the outputs, ../../protocols/media-out-of-results.ts)

@@ -1,6 +1,11 @@
 import {describe, expect, it} from 'vitest'
 
-import {withoutTopFields} from './top-fields.js'
+import {
+  reasoningRewritten,
+  type ReasoningRules,
+  withoutTopFields,
+  withReasoningAdapted,
+} from './top-fields.js'
 
 const cut = (text: string, fields: string[]): string | undefined =>
   withoutTopFields(Buffer.from(text), fields)?.toString('utf8')
@@ -60,5 +65,71 @@ describe('withoutTopFields', () => {
     expect(withoutTopFields(Buffer.from(JSON.stringify(codex)), ['access_programs'])).toEqual(
       Buffer.from(JSON.stringify(rest)),
     )
+  })
+})
+
+const adapt = (text: string, rules: ReasoningRules): string | undefined => {
+  const out = withReasoningAdapted(Buffer.from(text), rules)
+  return typeof out === 'string' ? out : out?.toString('utf8')
+}
+
+describe('withReasoningAdapted', () => {
+  const XHIGH = {effort: {xhigh: 'high', minimal: 'low'}}
+
+  it("replaces the effort's value alone, every other byte as it came", () => {
+    const body =
+      '{"model":"m","reasoning" : { "effort" : "xhigh" ,"summary":"auto"},"input":[{"text":"\\"reasoning\\":{\\"effort\\":\\"xhigh\\"}"}],"temperature":1.0}'
+    expect(adapt(body, XHIGH)).toBe(body.replace('"effort" : "xhigh"', '"effort" : "high"'))
+    expect(adapt('{"reasoning":{"effort":"minimal"}}', XHIGH)).toBe('{"reasoning":{"effort":"low"}}')
+  })
+
+  it('cuts the effort or the summary out of reasoning, and reasoning whole when nothing is left', () => {
+    const body = '{"model":"m","reasoning":{"effort":"none", "summary":"auto"},"stream":true}'
+    expect(adapt(body, {drop: ['reasoning.effort']})).toBe(
+      '{"model":"m","reasoning":{"summary":"auto"},"stream":true}',
+    )
+    expect(adapt(body, {drop: ['reasoning.summary']})).toBe(
+      '{"model":"m","reasoning":{"effort":"none"},"stream":true}',
+    )
+    expect(adapt(body, {drop: ['reasoning.effort', 'reasoning.summary']})).toBe('{"model":"m","stream":true}')
+    expect(adapt('{"reasoning":{"effort":"none"}}', {drop: ['reasoning.effort']})).toBe('{}')
+    // a cut and a value changed in one body
+    expect(
+      adapt('{"reasoning":{"summary":"auto","effort":"xhigh","generate_summary":null}}', {
+        ...XHIGH,
+        drop: ['reasoning.summary'],
+      }),
+    ).toBe('{"reasoning":{"effort":"high","generate_summary":null}}')
+  })
+
+  it('gives undefined where nothing changes: no reasoning, an effort not refused, null', () => {
+    expect(adapt('{"model":"m","input":"reasoning"}', XHIGH)).toBeUndefined()
+    expect(adapt('{"reasoning":{"effort":"high"}}', XHIGH)).toBeUndefined()
+    expect(adapt('{"reasoning":null}', XHIGH)).toBeUndefined()
+    expect(adapt('{"reasoning":{"summary":"auto"}}', {drop: ['reasoning.effort']})).toBeUndefined()
+    // (an inherited name is no effort learned)
+    expect(adapt('{"reasoning":{"effort":"constructor"}}', XHIGH)).toBeUndefined()
+    // a nested reasoning is not the request's
+    expect(adapt('{"input":[{"type":"reasoning","reasoning":{"effort":"xhigh"}}]}', XHIGH)).toBeUndefined()
+  })
+
+  it("says 'unsafe' where the bytes cannot be changed with certainty, and the parse does it then", () => {
+    const twice = '{"reasoning":{"effort":"low"},"reasoning":{"effort":"xhigh"}}'
+    const escaped = '{"reasoning":{"effort":"x\\u0068igh"}}'
+    for (const body of [
+      twice,
+      escaped,
+      '{"reasoning":{"effort":"xhigh","effort":"low"}}',
+      '{"reasoning":{"effort":"xhigh"}} x',
+    ])
+      expect(adapt(body, XHIGH), body).toBe('unsafe')
+    expect(reasoningRewritten(Buffer.from(twice), XHIGH)?.toString()).toBe('{"reasoning":{"effort":"high"}}')
+    expect(
+      reasoningRewritten(Buffer.from('{"reasoning":{"effort":"none"}}'), {
+        drop: ['reasoning.effort'],
+      })?.toString(),
+    ).toBe('{}')
+    expect(reasoningRewritten(Buffer.from('{"reasoning":{"effort":"high"}}'), XHIGH)).toBeUndefined()
+    expect(reasoningRewritten(Buffer.from('{"reasoning":'), XHIGH)).toBeUndefined()
   })
 })

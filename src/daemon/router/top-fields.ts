@@ -2,11 +2,14 @@
  * A JSON body's top-level members cut out of its bytes, everything else byte for byte as it came:
  * a Responses body passed through (Codex's) to a server that refused a field it does not know
  * (./adaptations.ts, `drop`: Codex 0.155's `access_programs` on OpenCode Go, lidge-jun/opencodex
- * #4853), which must not otherwise change (the server's prompt cache matches the bytes of the turn
- * before). Called only for an upstream model that learned such a field.
+ * #4853), or a value inside its `reasoning` (an effort the model does not take, sent as the nearest
+ * it does; the effort or the summary it refuses, left out: Ollama's refusal of Codex's `xhigh`,
+ * ollama/ollama #17252; OpenAI's of `reasoning.effort` for gpt-4o-mini, openai/codex #36735),
+ * which must not otherwise change (the server's prompt cache matches the bytes of the turn
+ * before). Called only for an upstream model that learned such a rule.
  */
 
-import {topMembers, withMembers} from '../../protocols/json-spans.js'
+import {edited, memberCuts, objectMembers, topMembers, type MemberSpan} from '../../protocols/json-spans.js'
 
 /**
  * `body` (a JSON object) without its top-level members named in `fields` (their names as written:
@@ -19,11 +22,94 @@ export function withoutTopFields(body: Buffer, fields: readonly string[]): Buffe
   const names = fields.filter((f) => !f.includes('.') && body.indexOf(`"${f}"`) !== -1)
   if (names.length === 0) return undefined
   const members = topMembers(body)
-  if (!members) return undefined
-  const wanted = new Set(names)
-  const edits = new Map<number, null>()
-  members.forEach((m, k) => {
-    if (wanted.has(m.name)) edits.set(k, null)
-  })
-  return edits.size > 0 ? withMembers(body, members, edits) : undefined
+  if (members === undefined) return undefined
+  const cut = new Set(members.filter((m) => names.includes(m.name)))
+  if (cut.size === 0) return undefined
+  return edited(body, memberCuts(members, cut))
+}
+
+/** What was learned of a model's `reasoning` (./adaptations.ts): efforts sent as others, parts it goes without. */
+export interface ReasoningRules {
+  /** Each effort refused, with the one sent in its place. */
+  effort?: Readonly<Record<string, string>>
+  /** The fields learned away (`reasoning.effort`, `reasoning.summary` are read). */
+  drop?: readonly string[]
+}
+
+/**
+ * `body` (a Responses body passed through: Codex's) with what was learned of its model's
+ * `reasoning` applied: its effort's value as the one sent in its place (`"xhigh"` as `"high"`),
+ * or its effort or summary left out (a `reasoning` left empty goes whole: the field is optional in
+ * OpenAI's API, while whether a model without reasoning takes `{}` is not verified). Only those
+ * bytes change, the rest byte for byte as it came (the server's prompt cache matches the turn before). Undefined
+ * when there is nothing to change (no `reasoning`, an effort not refused); `'unsafe'` when the
+ * bytes cannot be changed so with certainty (a name twice, an escape in the effort's value, no
+ * JSON object): the caller writes the body again from its parse, or sends it as it came.
+ */
+export function withReasoningAdapted(body: Buffer, rules: ReasoningRules): Buffer | 'unsafe' | undefined {
+  if (body.indexOf('"reasoning"') === -1) return undefined
+  const top = topMembers(body)
+  if (top === undefined) return 'unsafe'
+  const found = top.filter((m) => m.name === 'reasoning')
+  if (found.length !== 1) return found.length === 0 ? undefined : 'unsafe'
+  const [reasoning] = found
+  // (`null`: no reasoning asked for; another value is the server's to judge)
+  if (body[reasoning.value] !== 0x7b) return undefined
+  const inner = objectMembers(body, reasoning.value)
+  if (inner === undefined || inner.end !== reasoning.end) return 'unsafe'
+  const named = (name: string) => inner.members.filter((m) => m.name === name)
+  const [effort, summary] = [named('effort'), named('summary')]
+  if (effort.length > 1 || summary.length > 1) return 'unsafe'
+  const cut = new Set<MemberSpan>()
+  if (rules.drop?.includes('reasoning.effort') && effort[0]) cut.add(effort[0])
+  if (rules.drop?.includes('reasoning.summary') && summary[0]) cut.add(summary[0])
+  // every member of `reasoning` cut: the whole member goes
+  if (cut.size > 0 && cut.size === inner.members.length)
+    return edited(body, memberCuts(top, new Set([reasoning])))
+  const edits = cut.size > 0 ? memberCuts(inner.members, cut) : []
+  if (effort[0] && !cut.has(effort[0]) && rules.effort) {
+    const raw = body.toString('latin1', effort[0].value, effort[0].end)
+    if (raw.startsWith('"')) {
+      if (raw.includes('\\')) return 'unsafe'
+      const value = raw.slice(1, -1)
+      const instead = Object.hasOwn(rules.effort, value) ? rules.effort[value] : undefined
+      if (instead !== undefined && instead !== value)
+        edits.push({from: effort[0].value, to: effort[0].end, bytes: Buffer.from(JSON.stringify(instead))})
+    }
+  }
+  return edits.length > 0 ? edited(body, edits) : undefined
+}
+
+/**
+ * `body` parsed and written again with what was learned of its `reasoning` applied, as
+ * {@link withReasoningAdapted} does in its bytes: for a body whose bytes cannot be changed so
+ * with certainty (an escape in the effort's value, a name twice: JSON's parse keeps the last).
+ * Undefined when it is no JSON object or there is nothing to change.
+ */
+export function reasoningRewritten(body: Buffer, rules: ReasoningRules): Buffer | undefined {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body.toString('utf8'))
+  } catch {
+    return undefined
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined
+  const object = parsed as Record<string, unknown>
+  const reasoning = object.reasoning
+  if (!reasoning || typeof reasoning !== 'object' || Array.isArray(reasoning)) return undefined
+  const next: Record<string, unknown> = {...(reasoning as Record<string, unknown>)}
+  if (rules.drop?.includes('reasoning.effort')) delete next.effort
+  if (rules.drop?.includes('reasoning.summary')) delete next.summary
+  const effort = next.effort
+  if (typeof effort === 'string' && rules.effort && Object.hasOwn(rules.effort, effort))
+    next.effort = rules.effort[effort]
+  const before = Object.keys(reasoning)
+  if (
+    before.length === Object.keys(next).length &&
+    before.every((k) => next[k] === (reasoning as Record<string, unknown>)[k])
+  )
+    return undefined
+  if (Object.keys(next).length === 0) delete object.reasoning
+  else object.reasoning = next
+  return Buffer.from(JSON.stringify(object))
 }

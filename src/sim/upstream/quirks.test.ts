@@ -2093,6 +2093,84 @@ describe('thinking and efforts refused in the servers’ words', () => {
     ])
   })
 
+  it("ollama-effort: Ollama's words for an effort it does not map, on chat and Responses; max and none taken", async () => {
+    const words = 'invalid reasoning value: "xhigh" (must be "high", "medium", "low", "max", or "none")'
+    const chatRefused = await post('/v1/chat/completions', {
+      model: 'glm-5.2:cloud+ollama-effort',
+      messages: [{role: 'user', content: 'hi'}],
+      reasoning_effort: 'xhigh',
+    })
+    expect([chatRefused.status, (chatRefused.json as {error: {message: string}}).error.message]).toEqual([
+      400,
+      words,
+    ])
+    const responsesRefused = await post('/v1/responses', {
+      model: 'glm-5.2:cloud+ollama-effort',
+      input: 'hi',
+      reasoning: {effort: 'xhigh', summary: 'auto'},
+    })
+    expect([responsesRefused.status, responsesRefused.json!.error]).toEqual([
+      400,
+      {message: words, type: 'invalid_request_error', param: null, code: null},
+    ])
+    for (const effort of ['max', 'none', 'high'])
+      expect(
+        (
+          await post('/v1/responses', {
+            model: 'glm-5.2:cloud+ollama-effort',
+            input: 'hi',
+            reasoning: {effort},
+          })
+        ).status,
+        effort,
+      ).toBe(200)
+  })
+
+  it("pydantic-effort: SGLang's literal_error for an effort outside low, medium and high", async () => {
+    const refused = await post('/v1/chat/completions', {
+      model: 'glm-5+pydantic-effort',
+      messages: [{role: 'user', content: 'hi'}],
+      reasoning_effort: 'xhigh',
+    })
+    expect(refused.status).toBe(400)
+    expect(refused.json).toMatchObject({object: 'error', type: 'Bad Request', param: null, code: 400})
+    expect((refused.json as {message: string}).message).toContain(
+      "{'type': 'literal_error', 'loc': ('body', 'reasoning_effort'), 'msg': \"Input should be 'low', 'medium' or 'high'\", 'input': 'xhigh'",
+    )
+    const taken = await post('/v1/chat/completions', {
+      model: 'glm-5+pydantic-effort',
+      messages: [{role: 'user', content: 'hi'}],
+      reasoning_effort: 'high',
+    })
+    expect(taken.status).toBe(200)
+  })
+
+  it("no-effort-model: OpenAI's refusal of reasoning.effort on Responses, none included; the summary taken", async () => {
+    const refused = await post('/v1/responses', {
+      model: 'gpt-4o-mini+no-effort-model',
+      input: 'hi',
+      reasoning: {effort: 'none', summary: 'auto'},
+    })
+    expect([refused.status, refused.json!.error]).toEqual([
+      400,
+      {
+        message: "Unsupported parameter: 'reasoning.effort' is not supported with this model.",
+        type: 'invalid_request_error',
+        param: 'reasoning.effort',
+        code: 'unsupported_parameter',
+      },
+    ])
+    expect(
+      (
+        await post('/v1/responses', {
+          model: 'gpt-4o-mini+no-effort-model',
+          input: 'hi',
+          reasoning: {summary: 'auto'},
+        })
+      ).status,
+    ).toBe(200)
+  })
+
   it("Responses: OpenAI's minimum of 16 output tokens", async () => {
     const refused = await post('/v1/responses', {model: 'gpt-4.1', input: 'quota', max_output_tokens: 1})
     expect([refused.status, refused.json!.error]).toEqual([

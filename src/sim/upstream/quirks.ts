@@ -97,6 +97,12 @@ export const SIM_QUIRKS = [
   'tools-no-effort',
   'xai-params',
   'dashscope-thinking',
+  // an effort value refused with those the model takes, in a server's own words: Ollama's (0.32:
+  // Codex's xhigh and minimal, chat and Responses), SGLang's pydantic literal_error (chat); and the
+  // effort itself refused on Responses, as OpenAI does for gpt-4o-mini (openai/codex #36735)
+  'ollama-effort',
+  'pydantic-effort',
+  'no-effort-model',
   // a model that always thinks: Z.AI's GLM-5.3 (1210: no off switch, efforts low, high, max only)
   'zai-always-thinks',
   // a thinking form refused by an Anthropic-compatible server: MiniMax-M3's refusal of `enabled`,
@@ -591,7 +597,8 @@ export function unsupportedParameter(
 
 /**
  * OpenAI's refusal of a Responses request's parameter, as its `error` object: `no-reasoning`
- * (gpt-4.1, gpt-4o) refuses a `reasoning` with an effort or a summary; `no-minimal-effort` (o3)
+ * (gpt-4.1, gpt-4o) refuses a `reasoning` with an effort or a summary; `no-effort-model` the
+ * effort alone, any value (gpt-4o-mini to Codex 0.146's `none`: openai/codex #36735); `no-minimal-effort` (o3)
  * refuses the efforts `minimal` and `none` and says what it takes. Undefined when the model takes
  * the request.
  */
@@ -601,6 +608,13 @@ export function unsupportedResponsesParameter(
 ): {message: string; param: string; code: string} | undefined {
   const reasoning = body.reasoning as {effort?: unknown; summary?: unknown} | undefined
   if (!reasoning || typeof reasoning !== 'object') return undefined
+  // (`no-effort-model`: the effort alone, whatever its value, `none` included; the summary taken)
+  if (quirks.has('no-effort-model') && reasoning.effort !== undefined)
+    return {
+      message: "Unsupported parameter: 'reasoning.effort' is not supported with this model.",
+      param: 'reasoning.effort',
+      code: 'unsupported_parameter',
+    }
   if (quirks.has('no-reasoning') && (reasoning.effort !== undefined || reasoning.summary !== undefined)) {
     const param = reasoning.effort !== undefined ? 'reasoning.effort' : 'reasoning.summary'
     return {
@@ -907,6 +921,10 @@ export function liteRefusal(
   }
 }
 
+/** Whether `quirk` is asked for and `effort` is one, other than low, medium and high (all an o3 or SGLang's literal takes). */
+const beyondLowToHigh = (quirk: SimQuirk, effort: unknown, quirks: Quirks): effort is string =>
+  quirks.has(quirk) && typeof effort === 'string' && !['low', 'medium', 'high'].includes(effort)
+
 /** `no-minimal-effort`: o3's refusal of an effort but low, medium and high, naming what it takes. */
 function minimalEffortRefusal(
   param: string,
@@ -914,12 +932,7 @@ function minimalEffortRefusal(
   quirks: Quirks,
 ): {message: string; param: string; code: string} | undefined {
   // (o3 takes none above high either: OpenAI's xhigh came with GPT-5.1-Codex-Max)
-  if (
-    !quirks.has('no-minimal-effort') ||
-    typeof effort !== 'string' ||
-    ['low', 'medium', 'high'].includes(effort)
-  )
-    return undefined
+  if (!beyondLowToHigh('no-minimal-effort', effort, quirks)) return undefined
   return {
     message: `Unsupported value: '${param}' does not support '${effort}' with this model. Supported values are: 'low', 'medium', and 'high'.`,
     param,
@@ -1814,6 +1827,36 @@ export function messagesThinkingHistoryRefusal(
   return {message, raw: {type: 'error', error: {type: 'invalid_request_error', message}}}
 }
 
+/** The efforts Ollama 0.32 maps (ollama/ollama #17252): Codex's `xhigh` and `minimal` are not among them. */
+const OLLAMA_EFFORTS = ['high', 'medium', 'low', 'max', 'none']
+
+/**
+ * `ollama-effort`: Ollama's refusal of an effort it does not map, in its words, the message of its
+ * `/v1` error body, on chat (`reasoning_effort`) and Responses (`reasoning.effort`) alike:
+ * `invalid reasoning value: "xhigh" (must be "high", "medium", "low", "max", or "none")`. Undefined
+ * for an effort it takes, or none.
+ */
+export function ollamaEffortRefusal(effort: unknown, quirks: Quirks): string | undefined {
+  if (!quirks.has('ollama-effort') || typeof effort !== 'string' || OLLAMA_EFFORTS.includes(effort))
+    return undefined
+  return `invalid reasoning value: "${effort}" (must be "high", "medium", "low", "max", or "none")`
+}
+
+/**
+ * `pydantic-effort`: SGLang's 400 for a `reasoning_effort` outside its schema's literal (low,
+ * medium, high), its pydantic error as Python writes it, twice (CLIProxyAPI #1572), in its error
+ * body (`"type": "Bad Request"`, `"code": 400`). Undefined for an effort it takes, or none.
+ */
+function pydanticEffortRefusal(
+  effort: unknown,
+  quirks: Quirks,
+): {status: number; message: string; raw: unknown} | undefined {
+  if (!beyondLowToHigh('pydantic-effort', effort, quirks)) return undefined
+  const error = `{'type': 'literal_error', 'loc': ('body', 'reasoning_effort'), 'msg': "Input should be 'low', 'medium' or 'high'", 'input': '${effort}', 'ctx': {'expected': "'low', 'medium' or 'high'"}}`
+  const message = `1 validation error:\n  ${error}\n\n  File "/sgl-workspace/sglang/python/sglang/srt/entrypoints/http_server.py", line 1324, in openai_v1_chat_completions\n    POST /v1/chat/completions [${error}]`
+  return {status: 400, message, raw: {object: 'error', message, type: 'Bad Request', param: null, code: 400}}
+}
+
 /**
  * A chat server's refusal of how a request asked its model to think, as the status and whole
  * error body it answers with:
@@ -1825,6 +1868,8 @@ export function messagesThinkingHistoryRefusal(
  *   without one;
  * - `xai-params`: xAI's refusal of `reasoningEffort` (and of `stop`, which its reasoning models
  *   take none of), `{code, error}` with the field in camelCase;
+ * - `ollama-effort`, `pydantic-effort`: an effort outside Ollama's (high, medium, low, max, none)
+ *   in its words; outside SGLang's literal (low, medium, high) in pydantic's;
  * - `dashscope-thinking`: DashScope's Qwen3, which thinks unless told not to and refuses a
  *   non-stream request without `enable_thinking: false`;
  * - `zai-always-thinks`: Z.AI's GLM-5.3, which always thinks: `thinking.type: disabled`, or a
@@ -1848,6 +1893,10 @@ export function thinkingRefusal(
     return openai(`"${model}" does not support thinking`)
   if (quirks.has('ollama-think-value') && typeof effort === 'string')
     return openai(`think value "${effort}" is not supported for this model`, 'api_error')
+  const ollamaEffort = ollamaEffortRefusal(effort, quirks)
+  if (ollamaEffort) return openai(ollamaEffort)
+  const pydantic = pydanticEffortRefusal(effort, quirks)
+  if (pydantic) return pydantic
   const tools = Array.isArray(body.tools) && body.tools.length > 0
   if (
     tools &&

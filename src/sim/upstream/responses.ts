@@ -28,6 +28,7 @@ import {
   separatedOutputRefusal,
   toolCapRefusal,
   unknownQuirkMessage,
+  ollamaEffortRefusal,
   unknownResponsesParameter,
   unsupportedResponsesParameter,
   xaiRefusal,
@@ -415,6 +416,17 @@ function handle(context: SimContext) {
     const unkept = storeFalseRefusal(body, quirks)
     if (unkept) {
       sendJson(request.res, 400, {error: unkept})
+      return
+    }
+    // `ollama-effort`: Ollama's `/v1/responses`, an effort it does not map
+    const ollamaEffort = ollamaEffortRefusal(
+      (body.reasoning as {effort?: unknown} | null | undefined)?.effort,
+      quirks,
+    )
+    if (ollamaEffort) {
+      sendJson(request.res, 400, {
+        error: {message: ollamaEffort, type: 'invalid_request_error', param: null, code: null},
+      })
       return
     }
     const refused = unsupportedResponsesParameter(body, quirks)
