@@ -96,22 +96,26 @@ async function streamedChunks(project: string): Promise<Array<Record<string, any
     .map((line) => JSON.parse(line.slice(6)) as Record<string, any>)
 }
 
-/** The first turn of `project`: the AI SDK refuses it with `refused`, and the row says what was learned. */
+/**
+ * The first turn of `project`: the AI SDK refuses it with `refused`, and the row says what was
+ * learned (after "client closed the connection; " where the client closed the stream at that delta
+ * before the upstream's last byte reached the gateway: a race the machine's load decides).
+ */
 async function refusedOnce(project: string, refused: string, row: string): Promise<void> {
   const first = await aiSdkTurn(project)
   expect(first.calls).toEqual([])
   expect(first.errors.join('\n')).toContain(refused)
   const [logged] = await projectLogRows(base, project, 1)
-  expect([logged.status, logged.error]).toEqual([200, row])
+  expect(logged.status).toBe(200)
+  expect([row, `client closed the connection; ${row}`]).toContain(logged.error)
 }
 
 describe('a chat stream whose tool calls open without their id', {timeout: 60_000}, () => {
   it('fails the AI SDK once, is learned, and later streams carry ids; the usage row stays exact', async () => {
-    // (the client closed the stream at that delta, before its usage)
     await refusedOnce(
       'toolids',
       "Expected 'id' to be a string.",
-      "client closed the connection; sim-chat streamed tool calls without their id, which AI SDK clients refuse: the gateway names them in this provider's streams from now on",
+      "sim-chat streamed tool calls without their id, which AI SDK clients refuse: the gateway names them in this provider's streams from now on",
     )
 
     // the bytes: the call's first delta with its id right after its index, the rest as they came
