@@ -13,20 +13,13 @@ import {streamText, tool} from 'ai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {z} from 'zod'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {issueKeyOverApi, projectLogRows, startSimGatewayWithPolicies} from './helpers/gateway.js'
+import {issueKeyOverApi, projectLogRows, simPolicy, startSimGatewayWithPolicies} from './helpers/gateway.js'
 
 let base = ''
 let stop: () => Promise<void> = async () => {}
 const keys: Record<string, string> = {}
 
-const policy = (id: string, model: string) => ({
-  id,
-  routes: {chat: [{provider: 'sim-chat', model}]},
-  fallbacks: true,
-  breaker: DEFAULT_BREAKER,
-  timeouts: DEFAULT_TIMEOUTS,
-})
+const policy = (id: string, model: string) => simPolicy(id, {chat: [{provider: 'sim-chat', model}]})
 
 beforeAll(async () => {
   ;({base, stop} = await startSimGatewayWithPolicies([

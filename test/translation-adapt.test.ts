@@ -11,10 +11,10 @@ import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {
   issueKeyOverApi,
   projectLogRows,
+  simPolicy,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -55,13 +55,11 @@ const OTHER_TARGETS: Record<string, {provider: string; model: string}> = {
 }
 
 beforeAll(async () => {
-  const policy = (id: string, provider: string, model: string, families: string[]) => ({
-    id: `adapt-${id}`,
-    routes: Object.fromEntries(families.map((f) => [f, [{provider, model, translate: true}]])),
-    fallbacks: true,
-    breaker: DEFAULT_BREAKER,
-    timeouts: DEFAULT_TIMEOUTS,
-  })
+  const policy = (id: string, provider: string, model: string, families: string[]) =>
+    simPolicy(
+      `adapt-${id}`,
+      Object.fromEntries(families.map((f) => [f, [{provider, model, translate: true}]])),
+    )
   ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
     ...Object.entries(MODELS).map(([id, model]) =>
       policy(id, 'sim-chat', model, ['messages', 'responses', 'gemini']),

@@ -15,10 +15,10 @@ import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {PolicyTarget} from '../src/store/schema.js'
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {
   issueKeyOverApi,
   projectLogRows,
+  simPolicy,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -69,13 +69,7 @@ const IDS = ['messages', 'chat', 'openai', 'ollama'] as const
 beforeAll(async () => {
   await new Promise<void>((resolve) => ollama.listen(0, '127.0.0.1', resolve))
   const port = (ollama.address() as AddressInfo).port
-  const policy = (id: string, target: PolicyTarget) => ({
-    id: `agentmsg-${id}`,
-    routes: {responses: [target]},
-    fallbacks: true,
-    breaker: DEFAULT_BREAKER,
-    timeouts: DEFAULT_TIMEOUTS,
-  })
+  const policy = (id: string, target: PolicyTarget) => simPolicy(`agentmsg-${id}`, {responses: [target]})
   ;({base, simOrigin, stop} = await startSimGatewayWithPolicies(
     [
       policy('messages', {provider: 'sim-messages', model: 'claude-sonnet-4-5', translate: true}),

@@ -14,12 +14,12 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {ProxyGateway} from '../src/daemon/router/proxy-fixture.js'
 import type {Simulator} from '../src/sim/server.js'
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {AZURE, azureSimGateway} from './helpers/azure.js'
 import {READ_FILE_TOOL} from './helpers/codex.js'
 import {
   issueKeyOverApi,
   projectLogRows,
+  simPolicy,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -29,25 +29,15 @@ let simOrigin = ''
 let stop: () => Promise<void> = async () => {}
 const keys = new Map<string, string>()
 
-const policy = (id: string, model: string) => ({
-  id,
-  routes: {responses: [{provider: 'sim-responses', model}]},
-  fallbacks: true,
-  breaker: DEFAULT_BREAKER,
-  timeouts: DEFAULT_TIMEOUTS,
-})
+const policy = (id: string, model: string) => simPolicy(id, {responses: [{provider: 'sim-responses', model}]})
 
 beforeAll(async () => {
   ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
     policy('azure-learned', 'gpt-5.4+azure-store'),
     policy('azure-own-store', 'gpt-5.5+azure-store'),
-    {
-      id: 'azure-translated',
-      routes: {messages: [{provider: 'sim-responses', model: 'gpt-5.6+azure-store', translate: true}]},
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    },
+    simPolicy('azure-translated', {
+      messages: [{provider: 'sim-responses', model: 'gpt-5.6+azure-store', translate: true}],
+    }),
   ]))
   for (const id of ['azure-learned', 'azure-own-store', 'azure-translated'])
     keys.set(id, await issueKeyOverApi(base, id, 'codex', id))

@@ -12,8 +12,7 @@ import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {issueKeyOverApi, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
+import {issueKeyOverApi, simPolicy, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
 let simOrigin = ''
@@ -21,18 +20,13 @@ let stop: () => Promise<void> = async () => {}
 const keys = new Map<string, string>()
 
 beforeAll(async () => {
-  const policy = (id: string, routes: Record<string, unknown>) => ({
-    id,
-    routes,
-    fallbacks: true,
-    breaker: DEFAULT_BREAKER,
-    timeouts: DEFAULT_TIMEOUTS,
-  })
   ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
-    policy('cc-chat', {messages: [{provider: 'sim-chat', model: 'sim-mini', translate: true}]}),
-    policy('cc-own', {messages: [{provider: 'sim-messages', model: 'claude-sonnet-4-5'}]}),
-    policy('to-messages', {chat: [{provider: 'sim-messages', model: 'claude-sonnet-4-5', translate: true}]}),
-    policy('gemini-chat', {gemini: [{provider: 'sim-chat', model: 'sim-mini', translate: true}]}),
+    simPolicy('cc-chat', {messages: [{provider: 'sim-chat', model: 'sim-mini', translate: true}]}),
+    simPolicy('cc-own', {messages: [{provider: 'sim-messages', model: 'claude-sonnet-4-5'}]}),
+    simPolicy('to-messages', {
+      chat: [{provider: 'sim-messages', model: 'claude-sonnet-4-5', translate: true}],
+    }),
+    simPolicy('gemini-chat', {gemini: [{provider: 'sim-chat', model: 'sim-mini', translate: true}]}),
   ]))
   for (const id of ['cc-chat', 'cc-own', 'to-messages', 'gemini-chat'])
     keys.set(id, await issueKeyOverApi(base, id, 'generic_agent', id))

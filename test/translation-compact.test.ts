@@ -10,10 +10,10 @@ import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {PolicyTarget} from '../src/store/schema.js'
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {
   issueKeyOverApi,
   projectLogRows,
+  simPolicy,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -24,13 +24,7 @@ let stop: () => Promise<void> = async () => {}
 const keys = new Map<string, string>()
 
 beforeAll(async () => {
-  const policy = (id: string, target: PolicyTarget) => ({
-    id: `compact-${id}`,
-    routes: {responses: [target]},
-    fallbacks: true,
-    breaker: DEFAULT_BREAKER,
-    timeouts: DEFAULT_TIMEOUTS,
-  })
+  const policy = (id: string, target: PolicyTarget) => simPolicy(`compact-${id}`, {responses: [target]})
   ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
     policy('openai', {provider: 'sim-responses', model: 'gpt-5.5'}),
     policy('chat', {provider: 'sim-chat', model: 'deepseek-chat', translate: true}),

@@ -13,10 +13,10 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {Simulator} from '../src/sim/server.js'
 import {startSim} from '../src/sim/server.js'
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {
   issueKeyOverApi,
   projectLogRows,
+  simPolicy,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -31,17 +31,12 @@ let ownSim: Simulator
 let stop: () => Promise<void> = async () => {}
 const keys = new Map<string, string>()
 
-const policy = (id: string, provider: string, model: string) => ({
-  id,
-  routes: {
+const policy = (id: string, provider: string, model: string) =>
+  simPolicy(id, {
     messages: [{provider, model, translate: true}],
     responses: [{provider, model, translate: true}],
     chat: [{provider, model}],
-  },
-  fallbacks: true,
-  breaker: DEFAULT_BREAKER,
-  timeouts: DEFAULT_TIMEOUTS,
-})
+  })
 
 beforeAll(async () => {
   ownSim = await startSim({timeScale: 100})

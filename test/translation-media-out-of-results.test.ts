@@ -13,11 +13,11 @@ import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {runCli} from './helpers/cli.js'
 import {
   issueKeyOverApi,
   projectLogRows,
+  simPolicy,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -32,23 +32,15 @@ let simOrigin = ''
 const keys: Record<string, string> = {}
 let stop: () => Promise<void> = async () => {}
 
-const policy = (id: string, routes: Record<string, unknown>) => ({
-  id,
-  routes,
-  fallbacks: true,
-  breaker: DEFAULT_BREAKER,
-  timeouts: DEFAULT_TIMEOUTS,
-})
-
 beforeAll(async () => {
   ;({base, home, simOrigin, stop} = await startSimGatewayWithPolicies([
-    policy('img-messages', {messages: [{provider: 'sim-messages', model: MESSAGES_MODEL}]}),
-    policy('img-responses', {responses: [{provider: 'sim-responses', model: RESPONSES_MODEL}]}),
+    simPolicy('img-messages', {messages: [{provider: 'sim-messages', model: MESSAGES_MODEL}]}),
+    simPolicy('img-responses', {responses: [{provider: 'sim-responses', model: RESPONSES_MODEL}]}),
     // Codex translated onto an Anthropic-compatible server (LM Studio's `/v1/messages`)
-    policy('img-translated', {
+    simPolicy('img-translated', {
       responses: [{provider: 'sim-messages', model: TRANSLATED_MODEL, translate: true}],
     }),
-  ] as never))
+  ]))
   keys.messages = await issueKeyOverApi(base, 'img-messages', 'claude_code', 'img-messages')
   keys.responses = await issueKeyOverApi(base, 'img-responses', 'codex', 'img-responses')
   keys.translated = await issueKeyOverApi(base, 'img-translated', 'codex', 'img-translated')

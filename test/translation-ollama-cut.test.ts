@@ -13,10 +13,9 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {Simulator} from '../src/sim/server.js'
 import {startSim} from '../src/sim/server.js'
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import type {Family} from '../src/store/schema.js'
 import {runCli} from './helpers/cli.js'
-import {issueKeyOverApi, projectLogRows, startSimGatewayWithPolicies} from './helpers/gateway.js'
+import {issueKeyOverApi, projectLogRows, simPolicy, startSimGatewayWithPolicies} from './helpers/gateway.js'
 
 let sim: Simulator
 let base = ''
@@ -25,13 +24,8 @@ let stop: () => Promise<void> = async () => {}
 const keys = new Map<string, string>()
 
 const MODEL = 'qwen3:8b+ollama-truncate'
-const policy = (id: string, provider: string, translate?: true) => ({
-  id,
-  routes: {messages: [{provider, model: MODEL, ...(translate ? {translate} : {})}]},
-  fallbacks: true,
-  breaker: DEFAULT_BREAKER,
-  timeouts: DEFAULT_TIMEOUTS,
-})
+const policy = (id: string, provider: string, translate?: true) =>
+  simPolicy(id, {messages: [{provider, model: MODEL, ...(translate ? {translate} : {})}]})
 
 beforeAll(async () => {
   // an Ollama of its own (the gateway's simulator is named `sim-…`, which says nothing of Ollama)

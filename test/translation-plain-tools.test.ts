@@ -17,11 +17,11 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {Simulator} from '../src/sim/server.js'
 import {startSim} from '../src/sim/server.js'
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {codexLiteTools, liteParams} from './helpers/codex.js'
 import {
   issueKeyOverApi,
   projectLogRows,
+  simPolicy,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -89,13 +89,8 @@ let ownSim: Simulator
 let stop: () => Promise<void> = async () => {}
 const keys = new Map<string, string>()
 
-const policy = (id: string, provider: string, model: string) => ({
-  id,
-  routes: {responses: [{provider, model}]},
-  fallbacks: true,
-  breaker: DEFAULT_BREAKER,
-  timeouts: DEFAULT_TIMEOUTS,
-})
+const policy = (id: string, provider: string, model: string) =>
+  simPolicy(id, {responses: [{provider, model}]})
 
 beforeAll(async () => {
   await new Promise<void>((resolve) => vllm.listen(0, '127.0.0.1', resolve))

@@ -13,11 +13,11 @@ import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {runCli} from './helpers/cli.js'
 import {
   issueKeyOverApi,
   projectLogRows,
+  simPolicy,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -40,15 +40,13 @@ const MODELS: Record<string, string> = {
 }
 
 beforeAll(async () => {
-  const policy = (id: string, model: string) => ({
-    id: `text-${id}`,
-    routes: Object.fromEntries(
-      ['messages', 'responses', 'gemini'].map((f) => [f, [{provider: 'sim-chat', model, translate: true}]]),
-    ),
-    fallbacks: true,
-    breaker: DEFAULT_BREAKER,
-    timeouts: DEFAULT_TIMEOUTS,
-  })
+  const policy = (id: string, model: string) =>
+    simPolicy(
+      `text-${id}`,
+      Object.fromEntries(
+        ['messages', 'responses', 'gemini'].map((f) => [f, [{provider: 'sim-chat', model, translate: true}]]),
+      ),
+    )
   ;({base, home, simOrigin, stop} = await startSimGatewayWithPolicies([
     ...Object.entries(MODELS).map(([id, model]) => policy(id, model)),
     // llama.cpp without a projector first, a model that sees images after it

@@ -11,23 +11,20 @@ import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {issueKeyOverApi, projectLogRows, startSimGatewayWithPolicies} from './helpers/gateway.js'
+import {issueKeyOverApi, projectLogRows, simPolicy, startSimGatewayWithPolicies} from './helpers/gateway.js'
 
 let base = ''
 let stop: () => Promise<void> = async () => {}
 const keys = new Map<string, string>()
 
 beforeAll(async () => {
-  const policy = (id: string, model: string) => ({
-    id,
-    routes: Object.fromEntries(
-      ['messages', 'responses', 'gemini'].map((f) => [f, [{provider: 'sim-chat', model, translate: true}]]),
-    ),
-    fallbacks: true,
-    breaker: DEFAULT_BREAKER,
-    timeouts: DEFAULT_TIMEOUTS,
-  })
+  const policy = (id: string, model: string) =>
+    simPolicy(
+      id,
+      Object.fromEntries(
+        ['messages', 'responses', 'gemini'].map((f) => [f, [{provider: 'sim-chat', model, translate: true}]]),
+      ),
+    )
   ;({base, stop} = await startSimGatewayWithPolicies([
     policy('usage-none', 'sim-mini+no-usage'),
     policy('usage-reported', 'sim-mini'),

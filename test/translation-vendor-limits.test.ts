@@ -11,8 +11,7 @@ import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {issueKeyOverApi, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
+import {issueKeyOverApi, simPolicy, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
 let simOrigin = ''
@@ -22,13 +21,8 @@ const keys = new Map<string, string>()
 const PDF = Buffer.from('%PDF-1.7\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n').toString('base64')
 
 beforeAll(async () => {
-  const policy = (id: string, provider: string, model: string, families: string[]) => ({
-    id,
-    routes: Object.fromEntries(families.map((f) => [f, [{provider, model, translate: true}]])),
-    fallbacks: true,
-    breaker: DEFAULT_BREAKER,
-    timeouts: DEFAULT_TIMEOUTS,
-  })
+  const policy = (id: string, provider: string, model: string, families: string[]) =>
+    simPolicy(id, Object.fromEntries(families.map((f) => [f, [{provider, model, translate: true}]])))
   ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
     policy('doc-chat', 'sim-chat', 'sim-mini', ['messages', 'responses', 'gemini']),
     policy('doc-messages', 'sim-messages', 'claude-sonnet-4-5', ['chat', 'responses', 'gemini']),
