@@ -5,7 +5,7 @@ import type {Family, ProviderConfig, TimeoutSettings} from '../../store/schema.j
 import type {CarryStore} from '../../protocols/ir.js'
 import type {CircuitBreaker} from './breaker.js'
 import type {UpstreamPools} from './pools.js'
-import type {Usage} from './taps/index.js'
+import type {ToolCallFaults, Usage} from './taps/index.js'
 
 export interface ProxyTarget {
   provider: ProviderConfig
@@ -123,10 +123,10 @@ export interface ProxyResult {
    */
   contextWindow?: number
   /**
-   * A chat stream opened a tool call without its id, or streamed a delta role that is not
-   * "assistant" (./taps/tap.ts `UsageTap.idlessToolCalls`): learned per provider and model.
+   * What a chat stream's tool calls lacked of OpenAI's format (./taps/tap.ts
+   * `UsageTap.toolCallFaults`): learned per provider and model.
    */
-  idlessToolCalls?: 'id' | 'role'
+  toolCallFaults?: ToolCallFaults
 }
 
 /** The result of a request the gateway answered itself, before any upstream was tried. */

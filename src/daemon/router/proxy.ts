@@ -1516,19 +1516,21 @@ export async function proxyRequest(
       if (note)
         result.error = result.error ? `${result.error}; ${provider.name} ${note}` : `${provider.name} ${note}`
     }
-    if (usage?.unindexedToolCalls && family === 'chat' && !translated && !relayContext.indexToolCalls) {
+    // (a stream's tool-call faults apart from its usage: a client that refuses such a delta closes
+    // the stream there, before the usage comes)
+    const faults = result.toolCallFaults
+    if (faults?.unindexed && family === 'chat' && !translated && !relayContext.indexToolCalls) {
       // (this answer went as it came: the client may have dropped its calls; the next ones are numbered)
       const note = adaptations.learnIndexToolCalls(provider.name, model ?? prepared.requestedModel ?? '')
       if (note)
         result.error = result.error ? `${result.error}; ${provider.name} ${note}` : `${provider.name} ${note}`
     }
-    if (result.idlessToolCalls && family === 'chat' && !translated && !relayContext.idToolCalls) {
-      // (this answer went as it came: an AI SDK client refused it, closing the stream before its
-      // usage; the next ones carry ids)
+    if (faults?.idless && family === 'chat' && !translated && !relayContext.idToolCalls) {
+      // (this answer went as it came: an AI SDK client refused it; the next ones carry ids)
       const note = adaptations.learnIdToolCalls(
         provider.name,
         model ?? prepared.requestedModel ?? '',
-        result.idlessToolCalls,
+        faults.idless,
       )
       if (note)
         result.error = result.error ? `${result.error}; ${provider.name} ${note}` : `${provider.name} ${note}`

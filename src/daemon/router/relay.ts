@@ -527,7 +527,7 @@ export async function relay(
     tap.end()
   }
   result.usage = tap?.usage() ?? null
-  if (sse && family === 'chat') result.idlessToolCalls = tap?.idlessToolCalls()
+  if (sse && family === 'chat') result.toolCallFaults = tap?.toolCallFaults()
   const malformed = broken ? undefined : tap?.malformed()
   // the client got what the upstream sent; the log row says it was not what the protocol promises
   if (malformed) result.error = `${target.provider.name}: upstream answered ${status} with ${malformed}`

@@ -82,11 +82,24 @@ export class ToolCallNormaliser {
    * and with `ids` `"role"`); -1 when none: an event without it goes as it came, unparsed.
    */
   mark(text: string, from = 0): number {
-    const calls = text.indexOf(TOOL_CALLS, from)
-    if (!this.fix.ids) return calls
-    const role = text.indexOf(ROLE, from)
+    if (!this.fix.ids) return text.indexOf(TOOL_CALLS, from)
+    // each needle searched again only once the events passed it, a miss kept for the rest of the
+    // text: a chunk with a role in every event and no tool call is read once, not once an event
+    if (from === 0 || text !== this.marked) {
+      this.marked = text
+      this.calls = text.indexOf(TOOL_CALLS, from)
+      this.role = text.indexOf(ROLE, from)
+    } else {
+      if (this.calls !== -1 && this.calls < from) this.calls = text.indexOf(TOOL_CALLS, from)
+      if (this.role !== -1 && this.role < from) this.role = text.indexOf(ROLE, from)
+    }
+    const {calls, role} = this
     return calls === -1 ? role : role === -1 ? calls : Math.min(calls, role)
   }
+  /** The text {@link mark} searched last, and where its needles are next (-1: none after). */
+  private marked?: string
+  private calls = -1
+  private role = -1
 
   /**
    * One SSE event (`data: {...}` and its blank line) with its tool-call deltas written as OpenAI

@@ -1,4 +1,4 @@
-import type {Json, Reader, Usage} from './tap.js'
+import type {Json, Reader, ToolCallFaults, Usage} from './tap.js'
 import {errorMessage, num, obj, streamedUsage} from './tap.js'
 
 const USAGE_KEY = Buffer.from('"usage"')
@@ -13,10 +13,8 @@ export class ChatReader implements Reader {
   streamError?: string
   readonly terminalName = '[DONE]'
   readonly usageKey = USAGE_KEY
-  /** A streamed tool-call delta came without its index (see `Usage.unindexedToolCalls`). */
-  private unindexed = false
-  /** A streamed tool call opened without a string id, or a delta's role that is not `"assistant"` (see `UsageTap.idlessToolCalls`). */
-  idlessToolCalls?: 'id' | 'role'
+  /** What the stream's tool calls lacked of OpenAI's format (see `UsageTap.toolCallFaults`). */
+  toolCallFaults?: ToolCallFaults
   /** The calls opened so far, by choice. */
   private opened?: Map<number, Set<number>>
   onJsonUsage(usage: Json): void {
@@ -39,29 +37,38 @@ export class ChatReader implements Reader {
         )
           this.deltas++
         // a tool-call delta without its index (Gemini's OpenAI-compatible endpoint, some relays)
-        if (!this.unindexed && Array.isArray(delta?.tool_calls))
-          for (const call of delta.tool_calls) if (typeof obj(call)?.index !== 'number') this.unindexed = true
+        if (!this.toolCallFaults?.unindexed && Array.isArray(delta?.tool_calls))
+          for (const call of delta.tool_calls)
+            if (typeof obj(call)?.index !== 'number') (this.toolCallFaults ??= {}).unindexed = true
         // a call opened without its id, a number id, an empty role (GLM, Kimi, NIM, vLLM's gpt-oss)
-        if (delta && this.idlessToolCalls !== 'id')
+        if (delta && this.toolCallFaults?.idless !== 'id')
           this.noteIds(delta, typeof choice!.index === 'number' ? choice!.index : 0)
       }
     }
   }
   /** Notes a call of `delta` opened without a string id, a number id, or a role that is not `"assistant"`. */
   private noteIds(delta: Json, at: number): void {
-    if (typeof delta.role === 'string' && delta.role !== 'assistant') this.idlessToolCalls = 'role'
+    if (typeof delta.role === 'string' && delta.role !== 'assistant')
+      (this.toolCallFaults ??= {}).idless = 'role'
     if (!Array.isArray(delta.tool_calls)) return
     this.opened ??= new Map()
     let opened = this.opened.get(at)
     if (!opened) this.opened.set(at, (opened = new Set()))
     for (const c of delta.tool_calls) {
       const call = obj(c)
-      // (a call without an index: opened or not, the indexer's to tell)
-      if (typeof call?.index !== 'number') continue
-      const opens = !opened.has(call.index)
-      opened.add(call.index)
+      if (!call) continue
+      let opens: boolean
+      if (typeof call.index === 'number') {
+        opens = !opened.has(call.index)
+        opened.add(call.index)
+      } else {
+        // a call without an index as well (numbered on the way once that is learned): one that
+        // names its function opens it, as the indexer reads it
+        const fn = obj(call.function)
+        opens = typeof fn?.name === 'string' && fn.name !== ''
+      }
       if (typeof call.id === 'number' || (opens && !(typeof call.id === 'string' && call.id !== '')))
-        this.idlessToolCalls = 'id'
+        (this.toolCallFaults ??= {}).idless = 'id'
     }
   }
   /** OpenAI pads every stream chunk with a random-length `obfuscation` string: not part of a template. */
@@ -122,7 +129,6 @@ export class ChatReader implements Reader {
     // kept one hour, as the Messages tap reads Anthropic's (never more than the writes)
     const oneHour = obj(prompt?.cache_creation)?.ephemeral_1h_input_tokens
     if (typeof oneHour === 'number') usage.cache1hTokens = Math.min(num(oneHour), usage.cacheCreationTokens)
-    if (this.unindexed) usage.unindexedToolCalls = true
     return usage
   }
 }

@@ -7,7 +7,7 @@ import {ResponsesReader} from './responses.js'
 import type {UsageTap} from './tap.js'
 import {Tap} from './tap.js'
 
-export type {Usage, UsageTap} from './tap.js'
+export type {ToolCallFaults, Usage, UsageTap} from './tap.js'
 
 /** A usage tap for an answer of `family`; `sse` when the answer is `text/event-stream`. */
 export function createUsageTap(family: Family, sse: boolean): UsageTap {

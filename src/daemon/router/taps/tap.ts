@@ -37,11 +37,17 @@ export interface Usage {
    * function is found by them (../plain-tools.ts `calledAsFunction`).
    */
   functionCalls?: string[]
-  /**
-   * Chat streams: a tool-call delta came without its `index`, which OpenAI's format requires and
-   * clients reassemble calls by (../tool-index.ts).
-   */
-  unindexedToolCalls?: true
+}
+
+/**
+ * What a chat stream's tool calls lacked of OpenAI's format (../tool-index.ts): a delta without its
+ * `index`, which clients reassemble calls by (`unindexed`); a call opened without a string `id`
+ * (`idless: 'id'`, a number id too), or else a delta's `role` that is not `"assistant"`
+ * (`idless: 'role'`), which AI SDK clients refuse.
+ */
+export interface ToolCallFaults {
+  unindexed?: true
+  idless?: 'id' | 'role'
 }
 
 export interface UsageTap {
@@ -64,12 +70,11 @@ export interface UsageTap {
    */
   outcome(): StreamOutcome
   /**
-   * Chat streams, after `end()`: a tool call opened without a string `id` (`id`, a number id too),
-   * or else a delta's `role` that is not `"assistant"` (`role`), which AI SDK clients refuse
-   * (../tool-index.ts). Apart from the usage: such a client closes the stream at that delta, before
-   * the usage comes.
+   * Chat streams, after `end()`: what their tool calls lacked of OpenAI's format; undefined when
+   * nothing. Apart from the usage: a client that refuses such a delta closes the stream there,
+   * before the usage comes.
    */
-  idlessToolCalls(): 'id' | 'role' | undefined
+  toolCallFaults(): ToolCallFaults | undefined
 }
 
 export type StreamOutcome =
@@ -101,8 +106,8 @@ export interface Reader {
   stopped?: boolean
   /** Set by the reader to the message of an error event the upstream sent in the stream. */
   streamError?: string
-  /** Chat: set by the reader as `UsageTap.idlessToolCalls` tells it. */
-  idlessToolCalls?: 'id' | 'role'
+  /** Chat: set by the reader as `UsageTap.toolCallFaults` tells it. */
+  toolCallFaults?: ToolCallFaults
   /** The terminal event's name, for the log row of a stream that ended without it. */
   readonly terminalName: string
   /**
@@ -278,8 +283,8 @@ export class Tap implements UsageTap {
     return {kind: 'truncated', expected: reader.terminalName}
   }
 
-  idlessToolCalls(): 'id' | 'role' | undefined {
-    return this.reader.idlessToolCalls
+  toolCallFaults(): ToolCallFaults | undefined {
+    return this.reader.toolCallFaults
   }
 
   nextSequence(): number {

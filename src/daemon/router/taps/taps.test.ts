@@ -167,7 +167,7 @@ describe('usage taps', () => {
       const tap = createUsageTap('chat', true)
       tap.feed(Buffer.from(text))
       tap.end()
-      return tap.idlessToolCalls()
+      return tap.toolCallFaults()?.idless
     }
     // OpenAI's: the id on the call's first delta only, the role on the first delta only
     expect(seen(events({role: 'assistant', content: ''}, {tool_calls: [opened]}, {tool_calls: [more]}))).toBe(
@@ -180,6 +180,14 @@ describe('usage taps', () => {
     expect(seen(events({role: 'assistant'}, {role: '', tool_calls: [opened]}))).toBe('role')
     // both: the id is what the row names
     expect(seen(events({role: ''}, {tool_calls: [withoutId]}))).toBe('id')
+    // a call without its index as well: one that names its function opens it; no usage needed
+    const bare = {type: 'function', function: {name: 'ls', arguments: '{}'}}
+    const tap = createUsageTap('chat', true)
+    tap.feed(Buffer.from(events({tool_calls: [bare]}, {tool_calls: [{function: {arguments: ''}}]})))
+    tap.end()
+    expect(tap.toolCallFaults()).toEqual({unindexed: true, idless: 'id'})
+    // Gemini's: its calls carry ids, not indexes
+    expect(seen(events({tool_calls: [{...bare, id: 'function-call-1'}]}))).toBe(undefined)
   })
 
   it("chat: DashScope's breakdown of its writes, the 1-hour part in the row", () => {
