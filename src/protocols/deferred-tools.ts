@@ -219,6 +219,11 @@ function deferralRewrite(body: Buffer, members: readonly MemberSpan[]): Buffer |
       edits.set(t, null)
       if (c !== -1) edits.set(c, null)
     } else edits.set(t, utf8Bytes(JSON.stringify(shown)))
+    // (a name given twice: the ones a parse would not keep go, as the whole body's write left them)
+    members.forEach((member, k) => {
+      if (k !== t && k !== c && (member.name === 'tools' || (member.name === 'tool_choice' && edits.has(c))))
+        edits.set(k, null)
+    })
   }
   if (rewritten.length > 0) {
     // the messages array with those messages written again, every other byte as it came

@@ -229,15 +229,25 @@ function passedReasoningRefusal(
     next: {...known, drop: [...new Set([...(known.drop ?? []), `reasoning.${part}`])]},
     note: `refused reasoning.${part}: sent again without it`,
   })
+  // (not where the words refuse the value: "Unsupported value", "Invalid value" anywhere, a
+  // relay's prefix before them; serde's "unknown variant `xhigh`"; "Reasoning effort 'minimal' is
+  // not supported with the web_search tool", which names the value it refuses)
   if (
     sent.effort !== undefined &&
-    ((named('effort') && REFUSES.test(message) && !/^\s*(?:invalid|unsupported) value\b/i.test(message)) ||
+    ((named('effort') &&
+      REFUSES.test(message) &&
+      !/\b(?:invalid|unsupported|unknown) (?:value|variant)\b/i.test(message) &&
+      !quotes(message, sent.effort)) ||
       /\bdoes not support parameter reasoningEffort\b/.test(message))
   )
     return drop('effort')
   if (param === 'reasoning.summary') return drop('summary')
   return undefined
 }
+
+/** Whether `message` names `value` in quotes (', ", `), as a refusal of that value does. */
+const quotes = (message: string, value: string): boolean =>
+  new RegExp(`['"\`]${value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}['"\`]`).test(message)
 
 /**
  * What a refusal of the effort `sent` (of `field`) that lists the efforts the model takes teaches:

@@ -292,4 +292,25 @@ describe("an effort refused in Codex's Responses body passed through", () => {
     ).toBeUndefined()
     expect(a.get('p', 'm')).toBeUndefined()
   })
+
+  it('never learns the effort away from a refusal of its value (no list in it): the value named, or the words for a value', () => {
+    const a = new UpstreamAdaptations()
+    const sent = sentOfPassedResponses(codex)
+    for (const refusal of [
+      // serde's, a server written in Rust
+      openai(
+        "Invalid 'reasoning.effort': unknown variant `xhigh`, expected one of `low`, `medium`, `high`",
+        'reasoning.effort',
+      ),
+      openai("'reasoning.effort' has an unsupported value 'xhigh'", null),
+      // a relay's prefix before OpenAI's words
+      openai(
+        "litellm.BadRequestError: OpenAIException - Unsupported value: 'reasoning.effort' does not support 'xhigh' with this model.",
+        null,
+      ),
+      openai("Reasoning effort 'xhigh' is not supported with the web_search tool.", 'reasoning.effort'),
+    ])
+      expect(a.learn('p', 'm', refusal, sent), refusal).toBeUndefined()
+    expect(a.get('p', 'm')).toBeUndefined()
+  })
 })

@@ -81,7 +81,8 @@ describe('the beta list', () => {
   it('splits one way for every rule: the value as it came when nothing goes, empty names dropped', () => {
     const none = () => false
     expect(withoutBetas('a-1, b-2', none)).toBe('a-1, b-2')
-    expect(withoutBetas('a-1, ,b-2', none)).toBe('a-1,b-2')
+    expect(withoutBetas('a-1, ,b-2,', none)).toBe('a-1, ,b-2,')
+    expect(withoutBetas('a-1, ,b-2', (name) => name === 'b-2')).toBe('a-1')
     expect(withoutBetas(' a-1 , b-2 ', (name) => name === 'a-1')).toBe('b-2')
     expect(withoutBetas('a-1', () => true)).toBeUndefined()
   })

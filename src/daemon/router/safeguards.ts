@@ -27,17 +27,19 @@ export function asksSafeguards(beta: string | string[] | undefined): boolean {
 
 /**
  * An `anthropic-beta` value without the betas `drop` names: the value as it came when none is
- * dropped, undefined when none is left. The one splitter of every rule that takes betas out (auto
+ * dropped (empty names and all), else the names left joined by commas, undefined when none is left. The one splitter of every rule that takes betas out (auto
  * mode's here, tool search's, the ones an upstream refused: headers.ts).
  */
 export function withoutBetas(beta: string, drop: (name: string) => boolean): string | undefined {
-  const values = beta.split(',')
   const kept: string[] = []
-  for (const value of values) {
+  let dropped = false
+  for (const value of beta.split(',')) {
     const name = value.trim()
-    if (name !== '' && !drop(name)) kept.push(name)
+    if (name === '') continue
+    if (drop(name)) dropped = true
+    else kept.push(name)
   }
-  if (kept.length === values.length) return beta
+  if (!dropped) return beta
   return kept.length > 0 ? kept.join(',') : undefined
 }
 
