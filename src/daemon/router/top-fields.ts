@@ -9,6 +9,7 @@
  * before). Called only for an upstream model that learned such a rule.
  */
 
+import {parseJsonBytes, utf8Bytes} from '../../protocols/json-bytes.js'
 import {edited, memberCuts, objectMembers, topMembers, type MemberSpan} from '../../protocols/json-spans.js'
 
 /**
@@ -89,7 +90,7 @@ export function withReasoningAdapted(body: Buffer, rules: ReasoningRules): Buffe
 export function reasoningRewritten(body: Buffer, rules: ReasoningRules): Buffer | undefined {
   let parsed: unknown
   try {
-    parsed = JSON.parse(body.toString('utf8'))
+    parsed = parseJsonBytes(body)
   } catch {
     return undefined
   }
@@ -111,5 +112,5 @@ export function reasoningRewritten(body: Buffer, rules: ReasoningRules): Buffer 
     return undefined
   if (Object.keys(next).length === 0) delete object.reasoning
   else object.reasoning = next
-  return Buffer.from(JSON.stringify(object))
+  return utf8Bytes(JSON.stringify(object))
 }
