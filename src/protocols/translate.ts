@@ -288,6 +288,8 @@ export interface SentRequest {
   responseFormat?: string
   /** Chat `reasoning_effort`, Responses `reasoning.effort`, Messages `output_config.effort`. */
   effort?: string
+  /** A Responses body passed through asked for a reasoning summary (`reasoning.summary`). */
+  reasoningSummary?: true
   /** Gemini `generationConfig.thinkingConfig.thinkingBudget`. */
   thinkingBudget?: number
   /** Messages `thinking.type`, when it thinks. */
@@ -857,8 +859,10 @@ export function sentOfPassedResponses(
   const sent: SentRequest = {upstream: 'responses', fields: Object.keys(body), stream: body.stream === true}
   if (adaptedWith) sent.adaptedWith = adaptedWith
   // (its effort as it went: a value the model refuses is learned, adaptations.ts)
-  const effort = (body.reasoning as {effort?: unknown} | null | undefined)?.effort
-  if (typeof effort === 'string') sent.effort = effort
+  const reasoning = body.reasoning as {effort?: unknown; summary?: unknown} | null | undefined
+  if (typeof reasoning?.effort === 'string') sent.effort = reasoning.effort
+  // (and its summary: a refusal of one it did not ask for teaches nothing)
+  if (reasoning?.summary !== undefined && reasoning.summary !== null) sent.reasoningSummary = true
   return sent
 }
 

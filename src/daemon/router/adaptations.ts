@@ -241,7 +241,7 @@ function passedReasoningRefusal(
       /\bdoes not support parameter reasoningEffort\b/.test(message))
   )
     return drop('effort')
-  if (param === 'reasoning.summary') return drop('summary')
+  if (param === 'reasoning.summary' && sent.reasoningSummary) return drop('summary')
   return undefined
 }
 

@@ -278,6 +278,18 @@ describe("an effort refused in Codex's Responses body passed through", () => {
       '{"error":{"message":"Bad Request"}}',
     ])
       expect(a.learn('p', 'm', refusal, sent), refusal).toBeUndefined()
+    // the summary's words to a body that asked for none
+    expect(
+      a.learn(
+        'p',
+        'm',
+        openai(
+          "Unsupported parameter: 'reasoning.summary' is not supported with this model.",
+          'reasoning.summary',
+        ),
+        sentOfPassedResponses({...codex, reasoning: {effort: 'high'}}),
+      ),
+    ).toBeUndefined()
     // the effort's words to a body that sent none
     expect(
       a.learn(
