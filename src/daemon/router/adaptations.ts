@@ -1565,7 +1565,8 @@ export function supportedValues(errorText: string): string[] {
  * - zod's "Expected 'low' | 'medium' | 'high', received 'xhigh'" (Kimi's "expected one of ...",
  *   CLIProxyAPI #1307), `received` being `sent`, with the effort named in the message or `sent` a
  *   value only an effort has (`xhigh`, `max`, `minimal`, `none`; never beside `verbosity`, whose
- *   values are low, medium and high too).
+ *   values are low, medium and high too); serde's "unknown variant `xhigh`, expected one of `low`,
+ *   `medium`, `high`" (a server written in Rust) on the same terms.
  * Undefined for other words, for a list without an effort, and for a list that holds `sent` (no
  * refusal of it).
  */
@@ -1607,6 +1608,17 @@ export function refusedEffortValues(errorText: string, sent: string): string[] |
     (/effort/i.test(message) || !['low', 'medium', 'high'].includes(value))
   )
     return judged(quoted(zod[1]))
+  // serde's (a server written in Rust): "unknown variant `xhigh`, expected one of `low`, `medium`,
+  // `high`", on the same terms as zod's
+  const serde =
+    /\bunknown variant `([\w-]{1,16})`, expected (?:one of )?((?:`[a-z]{3,7}`(?:, | or )?){1,8})/i.exec(message)
+  if (
+    serde &&
+    serde[1].toLowerCase() === value &&
+    !/verbosity/i.test(message) &&
+    (/effort/i.test(message) || !['low', 'medium', 'high'].includes(value))
+  )
+    return judged(quoted(serde[2]))
   return undefined
 }
 

@@ -305,15 +305,28 @@ describe("an effort refused in Codex's Responses body passed through", () => {
     expect(a.get('p', 'm')).toBeUndefined()
   })
 
+  it("serde's refusal of the value (a server written in Rust): the nearest it lists", () => {
+    const a = new UpstreamAdaptations()
+    const refusal = openai(
+      "Invalid 'reasoning.effort': unknown variant `xhigh`, expected one of `minimal`, `low`, `medium`, `high` at line 1 column 812",
+      'reasoning.effort',
+    )
+    expect(a.learn('p', 'm', refusal, sentOfPassedResponses(codex))).toBe(
+      'refused reasoning.effort xhigh (it takes minimal, low, medium, high): sent again with high',
+    )
+    // another field's variant, and an effort's own value beside verbosity: nothing
+    expect(
+      refusedEffortValues('unknown variant `loud`, expected one of `low`, `high`', 'xhigh'),
+    ).toBeUndefined()
+    expect(
+      refusedEffortValues('text.verbosity: unknown variant `high`, expected one of `low`, `medium`', 'high'),
+    ).toBeUndefined()
+  })
+
   it('never learns the effort away from a refusal of its value (no list in it): the value named, or the words for a value', () => {
     const a = new UpstreamAdaptations()
     const sent = sentOfPassedResponses(codex)
     for (const refusal of [
-      // serde's, a server written in Rust
-      openai(
-        "Invalid 'reasoning.effort': unknown variant `xhigh`, expected one of `low`, `medium`, `high`",
-        'reasoning.effort',
-      ),
       openai("'reasoning.effort' has an unsupported value 'xhigh'", null),
       // a relay's prefix before OpenAI's words
       openai(
