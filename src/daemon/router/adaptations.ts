@@ -1611,7 +1611,9 @@ export function refusedEffortValues(errorText: string, sent: string): string[] |
   // serde's (a server written in Rust): "unknown variant `xhigh`, expected one of `low`, `medium`,
   // `high`", on the same terms as zod's
   const serde =
-    /\bunknown variant `([\w-]{1,16})`, expected (?:one of )?((?:`[a-z]{3,7}`(?:, | or )?){1,8})/i.exec(message)
+    /\bunknown variant `([\w-]{1,16})`, expected (?:one of )?((?:`[a-z]{3,7}`(?:, | or )?){1,8})/i.exec(
+      message,
+    )
   if (
     serde &&
     serde[1].toLowerCase() === value &&
