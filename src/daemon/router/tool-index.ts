@@ -16,9 +16,10 @@
  *   be a string.") and on a `role` that is not `"assistant"` (its schema: `"role": ""`). GLM, Kimi,
  *   NVIDIA NIM, vLLM's gpt-oss and some relays stream them so (anomalyco/opencode PR #12585 and
  *   #28427, OmniRoute #8316). The gateway writes `call_<chunk id>_<choice>_<index>` for a call
- *   opened without one (nothing random: the same stream gives the same bytes, and the client
- *   sends the id back as it got it), a number id as its string, and the first such role of a
- *   choice as `"assistant"` (OpenAI's first delta), the later ones left out (OpenAI sends none).
+ *   opened without one (the answer's request id where the chunk has none; the client keeps the
+ *   id and sends it back as it got it, so the prompt cache holds), a number id as its string, and
+ *   the first such role of a choice as `"assistant"` (OpenAI's first delta), the later ones left
+ *   out (OpenAI sends none).
  */
 
 /** Gemini's OpenAI-compatible chat completions (`.../v1beta/openai/`), which number no call. */
