@@ -43,7 +43,7 @@ describe('withoutCacheTtl', () => {
 
 let refuseTtl = false
 let targets: ProxyTarget[] = []
-const {gateway, upstream, received, start, clear, close} = judgedMessagesGateway(
+const {gateway, upstream, received, start, clear, close, post} = judgedMessagesGateway(
   (b) =>
     refuseTtl && JSON.stringify(b).includes('"ttl"')
       ? {
@@ -85,18 +85,6 @@ const fiveMinutes = (body: string) =>
   body
     .replace('{"type":"ephemeral","ttl":"1h","scope":"global"}', '{"type":"ephemeral"}')
     .replace('{"type":"ephemeral","ttl":"1h"}', '{"type":"ephemeral"}')
-
-const post = (body: string): Promise<Response> =>
-  fetch(`${gateway.url}/v1/messages`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-api-key': 'gw',
-      'anthropic-version': '2023-06-01',
-      'user-agent': 'claude-cli/2.1.332 (external, cli)',
-    },
-    body,
-  })
 
 describe("Claude Code's 1-hour cache passed through", () => {
   it('to a model that is not Claude (DeepSeek, Kimi, MiniMax behind their Anthropic endpoints): the 5-minute cache from the first request', async () => {

@@ -19,7 +19,15 @@ import {judgedMessagesGateway, MESSAGES_STREAM, messagesTarget} from './proxy-fi
 let judge: (body: Record<string, unknown>) => string | Record<string, unknown> | undefined = () => undefined
 let targets: ProxyTarget[] = []
 /** A scripted upstream behind the gateway; `received`: what it received, raw. */
-const {gateway, upstream, received, start, clear, close} = judgedMessagesGateway(
+const {
+  gateway,
+  upstream,
+  received,
+  start,
+  clear,
+  close,
+  post: claudeCodePost,
+} = judgedMessagesGateway(
   // (a refusal in Ollama's Anthropic error body, as Anthropic's: type, error.type, error.message)
   (b) => {
     const message = judge(b)
@@ -50,16 +58,7 @@ afterAll(close)
 const CLAUDE_CODE = 'claude-cli/2.1.332 (external, cli)'
 
 const post = (body: unknown, userAgent = CLAUDE_CODE): Promise<Response> =>
-  fetch(`${gateway.url}/v1/messages`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-api-key': 'gw',
-      'anthropic-version': '2023-06-01',
-      'user-agent': userAgent,
-    },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  })
+  claudeCodePost(body, {'user-agent': userAgent})
 
 const sent = (i: number): Record<string, unknown> =>
   JSON.parse(String(received[i])) as Record<string, unknown>

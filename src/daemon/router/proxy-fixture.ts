@@ -249,6 +249,11 @@ export interface JudgedMessagesGateway {
   clear: () => void
   /** Closes the gateway (its pools too) and the upstream. */
   close: () => Promise<void>
+  /**
+   * Posts `body` (bytes as they are, else its JSON) to the gateway's `/v1/messages` as Claude Code
+   * 2.1.332 does (its key, `anthropic-version`, its user agent), `headers` over those.
+   */
+  post: (body: unknown, headers?: Record<string, string>) => Promise<Response>
 }
 
 /**
@@ -295,5 +300,17 @@ export function judgedMessagesGateway(
       await gateway.close()
       started?.close()
     },
+    post: (body, extra = {}) =>
+      fetch(`${gateway.url}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-api-key': 'gw',
+          'anthropic-version': '2023-06-01',
+          'user-agent': 'claude-cli/2.1.332 (external, cli)',
+          ...extra,
+        },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
   }
 }

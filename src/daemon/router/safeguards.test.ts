@@ -9,7 +9,7 @@ import {judgedMessagesGateway, MESSAGES_STREAM, messagesTarget} from './proxy-fi
 import {asksSafeguards, withoutAutoModeBetas, withoutBetas, withoutSafeguards} from './safeguards.js'
 
 let targets: ProxyTarget[] = []
-const {gateway, upstream, received, headers, start, close} = judgedMessagesGateway(() => undefined, {
+const {upstream, received, headers, start, close, post} = judgedMessagesGateway(() => undefined, {
   route: () => ({targets}),
 })
 
@@ -30,16 +30,9 @@ describe("Claude Code's auto-mode safeguards to a server that is not Anthropic's
       stream: true,
       safeguards: [{type: 'dangerous_tool_use', classifier_context: {version: 1, transcript: 'User: hi'}}],
     }
-    const res = await fetch(`${gateway.url}/v1/messages`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-api-key': 'gw',
-        'anthropic-version': '2023-06-01',
-        'anthropic-beta': BETAS,
-        'user-agent': 'claude-cli/2.1.290 (external, cli)',
-      },
-      body: JSON.stringify(body),
+    const res = await post(body, {
+      'anthropic-beta': BETAS,
+      'user-agent': 'claude-cli/2.1.290 (external, cli)',
     })
     expect(res.status).toBe(200)
     expect(await res.text()).toBe(MESSAGES_STREAM)

@@ -68,7 +68,16 @@ describe('refusesDeferredTools', () => {
 
 let refuse = false
 let targets: ProxyTarget[] = []
-const {gateway, upstream, received, headers, start, clear, close} = judgedMessagesGateway(
+const {
+  gateway,
+  upstream,
+  received,
+  headers,
+  start,
+  clear,
+  close,
+  post: claudeCodePost,
+} = judgedMessagesGateway(
   (b) => {
     const sent = JSON.stringify(b)
     return refuse && (sent.includes('"defer_loading"') || sent.includes('"tool_reference"'))
@@ -136,18 +145,7 @@ const loaded = (body: string) => {
   return JSON.stringify(sent)
 }
 
-const post = (body: string): Promise<Response> =>
-  fetch(`${gateway.url}/v1/messages`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-api-key': 'gw',
-      'anthropic-version': '2023-06-01',
-      'anthropic-beta': BETAS,
-      'user-agent': 'claude-cli/2.1.332 (external, cli)',
-    },
-    body,
-  })
+const post = (body: string): Promise<Response> => claudeCodePost(body, {'anthropic-beta': BETAS})
 
 describe("Claude Code's tool search passed through", () => {
   it('the rewrite is the one the proxy sends', () => {
