@@ -8,8 +8,7 @@
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {issueKeyOverApi, projectLogRows, startSimGatewayWithPolicies} from './helpers/gateway.js'
+import {issueKeyOverApi, projectLogRows, simPolicy, startSimGatewayWithPolicies} from './helpers/gateway.js'
 
 let base = ''
 let stop: () => Promise<void> = async () => {}
@@ -17,13 +16,7 @@ let key = ''
 
 beforeAll(async () => {
   ;({base, stop} = await startSimGatewayWithPolicies([
-    {
-      id: 'toolindex',
-      routes: {chat: [{provider: 'sim-chat', model: 'sim-pro+no-tool-index+parallel-tools'}]},
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    },
+    simPolicy('toolindex', {chat: [{provider: 'sim-chat', model: 'sim-pro+no-tool-index+parallel-tools'}]}),
   ]))
   key = await issueKeyOverApi(base, 'toolindex', 'generic_agent', 'toolindex')
 }, 120_000)

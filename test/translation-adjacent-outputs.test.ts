@@ -14,11 +14,11 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {Simulator} from '../src/sim/server.js'
 import {startSim} from '../src/sim/server.js'
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {runCli} from './helpers/cli.js'
 import {
   issueKeyOverApi,
   projectLogRows,
+  simPolicy,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -41,20 +41,8 @@ beforeAll(async () => {
   ownSim = await startSim({timeScale: 100})
   ;({base, home, simOrigin, stop} = await startSimGatewayWithPolicies(
     [
-      {
-        id: 'adjacent',
-        routes: {responses: [{provider: 'sim-responses', model: MODEL}]},
-        fallbacks: true,
-        breaker: DEFAULT_BREAKER,
-        timeouts: DEFAULT_TIMEOUTS,
-      },
-      {
-        id: 'adjacent-plain',
-        routes: {responses: [{provider: 'local-deepseek', model: `${MODEL}+plain-tools`}]},
-        fallbacks: true,
-        breaker: DEFAULT_BREAKER,
-        timeouts: DEFAULT_TIMEOUTS,
-      },
+      simPolicy('adjacent', {responses: [{provider: 'sim-responses', model: MODEL}]}),
+      simPolicy('adjacent-plain', {responses: [{provider: 'local-deepseek', model: `${MODEL}+plain-tools`}]}),
     ],
     [{name: 'local-deepseek', family: 'responses', baseUrl: ownSim.origin, credential: {secret: 'sim-key'}}],
   ))

@@ -12,11 +12,11 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {ProxyGateway} from '../src/daemon/router/proxy-fixture.js'
 import type {Simulator} from '../src/sim/server.js'
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {AZURE, azureSimGateway} from './helpers/azure.js'
 import {
   issueKeyOverApi,
   projectLogRows,
+  simPolicy,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -89,13 +89,7 @@ describe('Codex passed through to an Azure the host does not tell', {timeout: 60
   let key = ''
   beforeAll(async () => {
     ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
-      {
-        id: 'azure-learned',
-        routes: {responses: [{provider: 'sim-responses', model: MODEL}]},
-        fallbacks: true,
-        breaker: DEFAULT_BREAKER,
-        timeouts: DEFAULT_TIMEOUTS,
-      },
+      simPolicy('azure-learned', {responses: [{provider: 'sim-responses', model: MODEL}]}),
     ]))
     key = await issueKeyOverApi(base, 'azure-learned', 'codex', 'azure-learned')
   }, 120_000)

@@ -11,8 +11,7 @@ import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {issueKeyOverApi, projectLogRows, startSimGatewayWithPolicies} from './helpers/gateway.js'
+import {issueKeyOverApi, projectLogRows, simPolicy, startSimGatewayWithPolicies} from './helpers/gateway.js'
 
 const BROKEN = ['single-quote-args', 'trailing-comma-args', 'fenced-args', 'parameter-args'] as const
 /** Python's literals, alone (double-quoted strings) and in the whole repr of a dict. */
@@ -30,16 +29,10 @@ beforeAll(async () => {
   ;({base, stop} = await startSimGatewayWithPolicies(
     QUIRKS.map((quirk) => {
       const model = quirk === 'plain' ? 'sim-mini' : `sim-mini+${quirk}`
-      return {
-        id: idOf(quirk),
-        routes: {
-          messages: [{provider: 'sim-chat', model, translate: true}],
-          responses: [{provider: 'sim-chat', model, translate: true}],
-        },
-        fallbacks: true,
-        breaker: DEFAULT_BREAKER,
-        timeouts: DEFAULT_TIMEOUTS,
-      }
+      return simPolicy(idOf(quirk), {
+        messages: [{provider: 'sim-chat', model, translate: true}],
+        responses: [{provider: 'sim-chat', model, translate: true}],
+      })
     }),
   ))
   for (const quirk of QUIRKS)

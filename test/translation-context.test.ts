@@ -13,9 +13,8 @@ import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {runCli} from './helpers/cli.js'
-import {issueKeyOverApi, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
+import {issueKeyOverApi, simPolicy, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
 import {claudeCodeReads} from './helpers/claude-code.js'
 
 let base = ''
@@ -27,27 +26,18 @@ let sameKey = ''
 
 beforeAll(async () => {
   ;({base, home, simOrigin, stop} = await startSimGatewayWithPolicies([
-    {
-      // the same family, not translated: an Anthropic-compatible server that says it in the chat
-      // API's words (DeepSeek's Anthropic endpoint, a local server)
-      id: 'ctx-same',
-      routes: {messages: [{provider: 'sim-messages', model: 'claude-sonnet-4-5+context-8k'}]},
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    },
-    {
-      id: 'ctx',
-      routes: Object.fromEntries(
+    // the same family, not translated: an Anthropic-compatible server that says it in the chat
+    // API's words (DeepSeek's Anthropic endpoint, a local server)
+    simPolicy('ctx-same', {messages: [{provider: 'sim-messages', model: 'claude-sonnet-4-5+context-8k'}]}),
+    simPolicy(
+      'ctx',
+      Object.fromEntries(
         ['messages', 'responses', 'gemini'].map((f) => [
           f,
           [{provider: 'sim-chat', model: 'deepseek-chat+context-8k', translate: true}],
         ]),
       ),
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    },
+    ),
   ]))
   key = await issueKeyOverApi(base, 'ctx', 'generic_agent', 'ctx')
   sameKey = await issueKeyOverApi(base, 'ctx-same', 'generic_agent', 'ctx-same')

@@ -18,8 +18,7 @@ import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {Family} from '../src/store/schema.js'
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {issueKeyOverApi, startSimGatewayWithPolicies} from './helpers/gateway.js'
+import {issueKeyOverApi, simPolicy, startSimGatewayWithPolicies} from './helpers/gateway.js'
 
 const FAMILIES: Family[] = ['chat', 'responses', 'messages', 'gemini']
 /** The model each simulated upstream is asked for (chat: the reasoning model, DeepSeek-like). */
@@ -76,18 +75,17 @@ let simOrigin = ''
 beforeAll(async () => {
   // one policy per upstream family: every other entrance translated to its simulator
   ;({home, base, simOrigin, stop} = await startSimGatewayWithPolicies(
-    FAMILIES.map((up) => ({
-      id: `to-${up}`,
-      routes: Object.fromEntries(
-        FAMILIES.filter((f) => f !== up).map((f) => [
-          f,
-          [{provider: `sim-${up}`, model: UPSTREAM_MODEL[up], translate: true}],
-        ]),
+    FAMILIES.map((up) =>
+      simPolicy(
+        `to-${up}`,
+        Object.fromEntries(
+          FAMILIES.filter((f) => f !== up).map((f) => [
+            f,
+            [{provider: `sim-${up}`, model: UPSTREAM_MODEL[up], translate: true}],
+          ]),
+        ),
       ),
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    })),
+    ),
   ))
   for (const up of FAMILIES)
     keys.set(up, await issueKeyOverApi(base, `via-${up}`, 'generic_agent', `to-${up}`))

@@ -8,8 +8,7 @@
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {issueKeyOverApi, startSimGatewayWithPolicies} from './helpers/gateway.js'
+import {issueKeyOverApi, simPolicy, startSimGatewayWithPolicies} from './helpers/gateway.js'
 
 let base = ''
 let key = ''
@@ -17,13 +16,9 @@ let stop: () => Promise<void> = async () => {}
 
 beforeAll(async () => {
   ;({base, stop} = await startSimGatewayWithPolicies([
-    {
-      id: 'custom-raw',
-      routes: {responses: [{provider: 'sim-chat', model: 'sim-mini+raw-input-args', translate: true}]},
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    },
+    simPolicy('custom-raw', {
+      responses: [{provider: 'sim-chat', model: 'sim-mini+raw-input-args', translate: true}],
+    }),
   ]))
   key = await issueKeyOverApi(base, 'custom-raw', 'generic_agent', 'custom-raw')
 }, 120_000)

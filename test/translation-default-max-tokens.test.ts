@@ -11,10 +11,10 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import type {Simulator} from '../src/sim/server.js'
 import {startSim} from '../src/sim/server.js'
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {
   issueKeyOverApi,
   projectLogRows,
+  simPolicy,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -37,15 +37,14 @@ const ROUTES: Record<string, {provider: string; model: string}> = {
 beforeAll(async () => {
   ownSim = await startSim({timeScale: 100})
   ;({base, simOrigin, stop} = await startSimGatewayWithPolicies(
-    Object.entries(ROUTES).map(([id, {provider, model}]) => ({
-      id: `maxdef-${id}`,
-      routes: Object.fromEntries(
-        ['messages', 'responses', 'gemini'].map((f) => [f, [{provider, model, translate: true}]]),
+    Object.entries(ROUTES).map(([id, {provider, model}]) =>
+      simPolicy(
+        `maxdef-${id}`,
+        Object.fromEntries(
+          ['messages', 'responses', 'gemini'].map((f) => [f, [{provider, model, translate: true}]]),
+        ),
       ),
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    })),
+    ),
     [{name: 'local-vllm', family: 'chat', baseUrl: `${ownSim.origin}/v1`, credential: {secret: 'sim-key'}}],
   ))
   for (const id of Object.keys(ROUTES))

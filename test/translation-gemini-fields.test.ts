@@ -13,11 +13,11 @@ import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {runCli} from './helpers/cli.js'
 import {
   issueKeyOverApi,
   projectLogRows,
+  simPolicy,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -42,22 +42,15 @@ const PASSED = {provider: 'sim-chat', model: 'gemini-2.5-flash-lite+gemini-schem
 
 beforeAll(async () => {
   ;({base, home, simOrigin, stop} = await startSimGatewayWithPolicies([
-    ...Object.entries(ROUTES).map(([id, {provider, model}]) => ({
-      id: `gfields-${id}`,
-      routes: Object.fromEntries(
-        ['messages', 'responses', 'chat'].map((f) => [f, [{provider, model, translate: true}]]),
+    ...Object.entries(ROUTES).map(([id, {provider, model}]) =>
+      simPolicy(
+        `gfields-${id}`,
+        Object.fromEntries(
+          ['messages', 'responses', 'chat'].map((f) => [f, [{provider, model, translate: true}]]),
+        ),
       ),
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    })),
-    {
-      id: 'gfields-passed',
-      routes: {chat: [PASSED]},
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    },
+    ),
+    simPolicy('gfields-passed', {chat: [PASSED]}),
   ]))
   for (const id of [...Object.keys(ROUTES), 'passed'])
     keys.set(id, await issueKeyOverApi(base, `gfields-${id}`, 'generic_agent', `gfields-${id}`))

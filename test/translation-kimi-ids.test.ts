@@ -9,8 +9,7 @@
 import Anthropic from '@anthropic-ai/sdk'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {issueKeyOverApi, startSimGatewayWithPolicies} from './helpers/gateway.js'
+import {issueKeyOverApi, simPolicy, startSimGatewayWithPolicies} from './helpers/gateway.js'
 
 let base = ''
 let stop: () => Promise<void> = async () => {}
@@ -19,22 +18,10 @@ let claudeKey = ''
 
 beforeAll(async () => {
   ;({base, stop} = await startSimGatewayWithPolicies([
-    {
-      id: 'kimi-ids',
-      routes: {
-        messages: [{provider: 'sim-chat', model: 'kimi-k3+kimi-ids+parallel-tools', translate: true}],
-      },
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    },
-    {
-      id: 'claude',
-      routes: {messages: [{provider: 'sim-messages', model: 'claude-sonnet-4-5'}]},
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    },
+    simPolicy('kimi-ids', {
+      messages: [{provider: 'sim-chat', model: 'kimi-k3+kimi-ids+parallel-tools', translate: true}],
+    }),
+    simPolicy('claude', {messages: [{provider: 'sim-messages', model: 'claude-sonnet-4-5'}]}),
   ]))
   key = await issueKeyOverApi(base, 'kimi-ids', 'generic_agent', 'kimi-ids')
   claudeKey = await issueKeyOverApi(base, 'claude', 'generic_agent', 'claude')

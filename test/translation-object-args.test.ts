@@ -6,8 +6,7 @@
 import Anthropic from '@anthropic-ai/sdk'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {issueKeyOverApi, startSimGatewayWithPolicies} from './helpers/gateway.js'
+import {issueKeyOverApi, simPolicy, startSimGatewayWithPolicies} from './helpers/gateway.js'
 
 let base = ''
 let stop: () => Promise<void> = async () => {}
@@ -15,13 +14,9 @@ let key = ''
 
 beforeAll(async () => {
   ;({base, stop} = await startSimGatewayWithPolicies([
-    {
-      id: 'object-args',
-      routes: {messages: [{provider: 'sim-chat', model: 'sim-mini+object-args', translate: true}]},
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    },
+    simPolicy('object-args', {
+      messages: [{provider: 'sim-chat', model: 'sim-mini+object-args', translate: true}],
+    }),
   ]))
   key = await issueKeyOverApi(base, 'object-args', 'generic_agent', 'object-args')
 }, 120_000)

@@ -15,10 +15,10 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {messagesAnswer, messagesUsage} from '../src/sim/upstream/messages.js'
 import {selectQuirks} from '../src/sim/upstream/quirks.js'
 import {encryptedResult} from '../src/sim/upstream/web-search.js'
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {
   issueKeyOverApi,
   projectLogRows,
+  simPolicy,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -30,18 +30,15 @@ const keys = new Map<string, string>()
 
 beforeAll(async () => {
   ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
-    {
-      id: 'pause',
-      routes: Object.fromEntries(
+    simPolicy(
+      'pause',
+      Object.fromEntries(
         ['responses', 'gemini'].map((f) => [
           f,
           [{provider: 'sim-messages', model: 'sim-mini+pause-turn', translate: true}],
         ]),
       ),
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    },
+    ),
   ]))
   for (const agent of ['codex', 'gemini', 'cap'])
     keys.set(agent, await issueKeyOverApi(base, `pause-${agent}`, 'generic_agent', 'pause'))

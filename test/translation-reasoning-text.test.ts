@@ -12,10 +12,10 @@
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {
   issueKeyOverApi,
   projectLogRows,
+  simPolicy,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -30,13 +30,7 @@ let stop: () => Promise<void> = async () => {}
 
 beforeAll(async () => {
   ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
-    {
-      id: 'reasoning-text',
-      routes: {responses: [{provider: 'sim-responses', model: MODEL}]},
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    },
+    simPolicy('reasoning-text', {responses: [{provider: 'sim-responses', model: MODEL}]}),
   ]))
   key = await issueKeyOverApi(base, 'reasoning-text', 'codex', 'reasoning-text')
 }, 120_000)

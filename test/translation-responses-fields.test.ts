@@ -10,11 +10,11 @@
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {runCli} from './helpers/cli.js'
 import {
   issueKeyOverApi,
   projectLogRows,
+  simPolicy,
   startSimGatewayWithPolicies,
   takeSimCalls,
 } from './helpers/gateway.js'
@@ -30,13 +30,7 @@ let stop: () => Promise<void> = async () => {}
 
 beforeAll(async () => {
   ;({base, home, simOrigin, stop} = await startSimGatewayWithPolicies([
-    {
-      id: 'strict',
-      routes: {responses: [{provider: 'sim-responses', model: MODEL}]},
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    },
+    simPolicy('strict', {responses: [{provider: 'sim-responses', model: MODEL}]}),
   ]))
   key = await issueKeyOverApi(base, 'strict', 'codex', 'strict')
 }, 120_000)

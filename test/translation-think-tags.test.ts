@@ -11,8 +11,7 @@ import {GoogleGenAI} from '@google/genai'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {issueKeyOverApi, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
+import {issueKeyOverApi, simPolicy, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
 let simOrigin = ''
@@ -24,18 +23,15 @@ const THOUGHT =
 
 beforeAll(async () => {
   ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
-    {
-      id: 'think-tags',
-      routes: Object.fromEntries(
+    simPolicy(
+      'think-tags',
+      Object.fromEntries(
         ['messages', 'responses', 'gemini'].map((f) => [
           f,
           [{provider: 'sim-chat', model: 'sim-mini+think-tags', translate: true}],
         ]),
       ),
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    },
+    ),
   ]))
   key = await issueKeyOverApi(base, 'think-tags', 'generic_agent', 'think-tags')
 }, 120_000)

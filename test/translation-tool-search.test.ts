@@ -10,8 +10,7 @@
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
-import {issueKeyOverApi, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
+import {issueKeyOverApi, simPolicy, startSimGatewayWithPolicies, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
 let simOrigin = ''
@@ -20,13 +19,9 @@ let key = ''
 
 beforeAll(async () => {
   ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
-    {
-      id: 'tsearch',
-      routes: {responses: [{provider: 'sim-chat', model: 'sim-mini+named-tool', translate: true}]},
-      fallbacks: true,
-      breaker: DEFAULT_BREAKER,
-      timeouts: DEFAULT_TIMEOUTS,
-    },
+    simPolicy('tsearch', {
+      responses: [{provider: 'sim-chat', model: 'sim-mini+named-tool', translate: true}],
+    }),
   ]))
   key = await issueKeyOverApi(base, 'tsearch', 'codex', 'tsearch')
 }, 120_000)

@@ -9,10 +9,9 @@
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {DEFAULT_BREAKER, DEFAULT_TIMEOUTS} from '../src/store/schema.js'
 import {withState} from '../src/store/state.js'
 import {freePort, json, runCli, tempHome} from './helpers/cli.js'
-import {issueKeyOverApi, killDaemon} from './helpers/gateway.js'
+import {issueKeyOverApi, killDaemon, simPolicy} from './helpers/gateway.js'
 
 const started: string[] = []
 const cleanups: Array<() => void> = []
@@ -184,13 +183,11 @@ describe('1-hour cache writes through the gateway', () => {
     try {
       await withState(
         (store) =>
-          void store.data.policies.push({
-            id: 'to-messages',
-            routes: {chat: [{provider: 'sim-messages', model: 'claude-sonnet-4-5', translate: true}]},
-            fallbacks: true,
-            breaker: DEFAULT_BREAKER,
-            timeouts: DEFAULT_TIMEOUTS,
-          }),
+          void store.data.policies.push(
+            simPolicy('to-messages', {
+              chat: [{provider: 'sim-messages', model: 'claude-sonnet-4-5', translate: true}],
+            }),
+          ),
         join(home, 'state.json'),
       )
     } finally {
