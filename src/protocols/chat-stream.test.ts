@@ -481,6 +481,92 @@ describe('chat stream decoder', () => {
   })
 })
 
+describe('an empty finish_reason on every chunk (SenseNova, Perplexity, Together, OpenCode Zen hy3; research55 F1)', () => {
+  const hy3 = [
+    chunk({role: 'assistant', reasoning_content: 'Thinking'}, ''),
+    chunk({content: 'Let me read it.'}, ''),
+    chunk(
+      {tool_calls: [{index: 0, id: 'call_1', type: 'function', function: {name: 'Read', arguments: ''}}]},
+      '',
+    ),
+    chunk({tool_calls: [{index: 0, function: {arguments: '{"file_path":"/a"}'}}]}, ''),
+    chunk({}, 'tool_calls'),
+    {choices: [], usage: {prompt_tokens: 9, completion_tokens: 4}},
+    '[DONE]',
+  ]
+
+  it('is no stop: the reasoning, the text and the call all come, and the stop is the real one', () => {
+    const events = decode(hy3)
+    expect(events.filter((e) => e.type === 'stop')).toEqual([{type: 'stop', reason: 'tool_use'}])
+    const stopAt = events.findIndex((e) => e.type === 'stop')
+    // every block is opened and closed before the stop
+    expect(events.slice(stopAt).some((e) => e.type === 'block_start' || e.type === 'text_delta')).toBe(false)
+    expect(
+      events.filter((e) => e.type === 'block_start').map((e) => (e as {block: {type: string}}).block.type),
+    ).toEqual(['reasoning', 'text', 'tool_call'])
+    expect(events.at(-1)).toEqual({type: 'end'})
+  })
+
+  it('a decoder fed chunk by chunk is not stopped before the real finish', () => {
+    const decoder = chatCodec.streamDecoder({})
+    const events = parseSse(chatSse(hy3))
+    for (const e of events.slice(0, 4)) decoder.event(e.event, e.data)
+    expect(decoder.stopped).toBeFalsy()
+    decoder.event(undefined, events[4].data)
+    expect(decoder.stopped).toBe(true)
+  })
+
+  it('is read the same through the text template (the chunks after the first read without a parse)', () => {
+    const text = ['Spr', 'ing ', 'is ', 'here', '.']
+    const events = decode([
+      chunk({role: 'assistant', content: ''}, ''),
+      ...text.map((t) => chunk({content: t}, '')),
+      chunk({}, 'stop'),
+      '[DONE]',
+    ])
+    expect(
+      events
+        .filter((e) => e.type === 'text_delta')
+        .map((e) => (e as {text: string}).text)
+        .join(''),
+    ).toBe('Spring is here.')
+    expect(events.filter((e) => e.type === 'stop')).toEqual([{type: 'stop', reason: 'end'}])
+  })
+})
+
+describe('finish_reason tool_calls with no call (LM Studio, relays; research55 F2)', () => {
+  it('is an end of the turn, not tool_use: a Messages client is not told to run nothing', () => {
+    expect(chatFinish('tool_calls', false)).toBe('end')
+    expect(chatFinish('function_call', false)).toBe('end')
+    expect(chatFinish('tool_calls', true)).toBe('tool_use')
+    const events = decode([
+      chunk({content: 'Let me read the file.'}),
+      chunk({tool_calls: []}, 'tool_calls'),
+      '[DONE]',
+    ])
+    expect(events.filter((e) => e.type === 'stop')).toEqual([{type: 'stop', reason: 'end'}])
+  })
+
+  it('in a JSON answer too', () => {
+    const response = chatCodec.decodeResponse(
+      {
+        id: 'c1',
+        model: 'up',
+        choices: [
+          {
+            index: 0,
+            message: {role: 'assistant', content: 'Let me read the file.', tool_calls: []},
+            finish_reason: 'tool_calls',
+          },
+        ],
+        usage: {prompt_tokens: 3, completion_tokens: 5},
+      },
+      {},
+    )
+    expect(response.stop).toBe('end')
+  })
+})
+
 describe("Z.ai's finish reasons (GLM)", () => {
   it('sensitive is a filter, model_context_window_exceeded the context window', () => {
     expect(chatFinish('sensitive', false)).toBe('content_filter')
@@ -720,10 +806,15 @@ describe('chat stream decoder: chunks read without a parse', () => {
         type: 'stop',
         reason: 'max_tokens',
       })
+      // (tool_calls with no call: the end of the turn, research55 F2)
       expect(same([roleFirst(), thinking('t'), finish('"tool_calls"'), '[DONE]'])).toContainEqual({
         type: 'stop',
-        reason: 'tool_use',
+        reason: 'end',
       })
+      // an empty finish is no finish yet (research55 F1): the text after it still comes
+      const empty = same([roleFirst(), text('a'), finish('""'), text('b'), finish('"stop"'), '[DONE]'])
+      expect(texts(empty)).toEqual(['a', 'b'])
+      expect(empty.filter((e) => e.type === 'stop')).toEqual([{type: 'stop', reason: 'end'}])
       same([roleFirst(), text('a'), finish('"st\\u006fp \\"x\\""'), '[DONE]'])
       // an answer the server cut off is an error, read from the template as from a parse
       expect(

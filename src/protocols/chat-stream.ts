@@ -45,15 +45,29 @@ import type {
 import type {StringTemplate} from './sse-template.js'
 import {learnTemplate, templateString} from './sse-template.js'
 
-/** A chat `finish_reason` (missing or unknown: `tool_use` when tool calls were seen, else `end`). */
+/**
+ * A chat `finish_reason` (missing or unknown: `tool_use` when tool calls were seen, else `end`).
+ * `tool_calls` without a call (an empty `tool_calls` array: LM Studio, relays) is `end`: a
+ * Messages client told `tool_use` with no `tool_use` block ends its turn running nothing and
+ * saying nothing (opencode2api #27).
+ */
 export function chatFinish(reason: unknown, sawTools: boolean): StopReason {
   if (reason === 'length') return 'max_tokens'
-  if (reason === 'tool_calls' || reason === 'function_call') return 'tool_use'
   // (Z.ai's GLM names its filter `sensitive`, and its context's end `model_context_window_exceeded`)
   if (reason === 'content_filter' || reason === 'sensitive') return 'content_filter'
   if (reason === 'model_context_window_exceeded') return 'context_window'
   // Some servers (vLLM, older proxies) say `stop` after tool calls: the client must run them.
   return sawTools ? 'tool_use' : 'end'
+}
+
+/**
+ * A choice's `finish_reason` when it has one: not `null`, not missing, and not `""`, which
+ * SenseNova, Perplexity, Together and some relays (OpenCode Zen's hy3) send on every chunk before
+ * the real one (read as the stop, it would end the client's answer at its first chunk).
+ */
+export function finishOf(choice: {finish_reason?: unknown}): unknown {
+  const reason = choice.finish_reason
+  return reason === null || reason === undefined || reason === '' ? undefined : reason
 }
 
 /**
@@ -313,8 +327,9 @@ export class ChatStreamDecoder implements StreamDecoder {
         else this.content(content, out)
       } else if (Array.isArray(delta.content)) this.chunks(delta.content, out)
       for (const raw of arr(delta.tool_calls)) if (isObj(raw)) this.toolCall(raw, out)
-      if (choice.finish_reason !== null && choice.finish_reason !== undefined && !this.stopped) {
-        const broken = brokenFinish(choice.finish_reason)
+      const finish = finishOf(choice)
+      if (finish !== undefined && !this.stopped) {
+        const broken = brokenFinish(finish)
         if (broken) {
           this.done = true
           out.push({type: 'error', status: 502, message: broken})
@@ -323,7 +338,7 @@ export class ChatStreamDecoder implements StreamDecoder {
         this.closeAll(out)
         this.stopped = true
         justStopped = true
-        out.push({type: 'stop', reason: chatFinish(choice.finish_reason, this.sawTools)})
+        out.push({type: 'stop', reason: chatFinish(finish, this.sawTools)})
       }
     }
     // Moonshot's streams (Kimi) put it in the choice, on the finish chunk: looked for only there,
@@ -347,7 +362,7 @@ export class ChatStreamDecoder implements StreamDecoder {
   private learn(chunk: Json, choice: Json, data: string): void {
     this.template = undefined
     if (arr(chunk.choices).length !== 1) return
-    if (choice.finish_reason !== null && choice.finish_reason !== undefined) return
+    if (finishOf(choice) !== undefined) return
     const delta = choice.delta
     if (!isObj(delta)) return
     const keys = Object.keys(delta)

@@ -145,6 +145,55 @@ const sdkStream = async (sse: string) => {
   }
 }
 
+describe('end_turn after a tool call (vLLM on a named tool_choice, LiteLLM ollama_chat; research55 F2)', () => {
+  const call = [
+    {
+      type: 'content_block_start',
+      index: 0,
+      content_block: {type: 'tool_use', id: 'toolu_1', name: 'Read', input: {}},
+    },
+    {
+      type: 'content_block_delta',
+      index: 0,
+      delta: {type: 'input_json_delta', partial_json: '{"file_path":"/a"}'},
+    },
+    {type: 'content_block_stop', index: 0},
+  ]
+  it('is tool_use: a chat client told stop would not run the call', () => {
+    const events = decode([
+      start,
+      ...call,
+      {type: 'message_delta', delta: {stop_reason: 'end_turn'}, usage: {output_tokens: 7}},
+      {type: 'message_stop'},
+    ])
+    expect(events.filter((e) => e.type === 'stop')).toEqual([{type: 'stop', reason: 'tool_use'}])
+    const answer = messagesCodec.decodeResponse({
+      id: 'msg_1',
+      model: 'claude-x',
+      content: [{type: 'tool_use', id: 'toolu_1', name: 'Read', input: {file_path: '/a'}}],
+      stop_reason: 'end_turn',
+      usage: {input_tokens: 5, output_tokens: 7},
+    })
+    expect(answer.stop).toBe('tool_use')
+  })
+  it('text alone stays the end, and max_tokens after a call stays max_tokens', () => {
+    const text = [
+      {type: 'content_block_start', index: 0, content_block: {type: 'text', text: ''}},
+      {type: 'content_block_delta', index: 0, delta: {type: 'text_delta', text: 'Done.'}},
+      {type: 'content_block_stop', index: 0},
+    ]
+    const stops = (blocks: Array<Record<string, unknown>>, reason: string) =>
+      decode([
+        start,
+        ...blocks,
+        {type: 'message_delta', delta: {stop_reason: reason}, usage: {output_tokens: 2}},
+        {type: 'message_stop'},
+      ]).filter((e) => e.type === 'stop')
+    expect(stops(text, 'end_turn')).toEqual([{type: 'stop', reason: 'end'}])
+    expect(stops(call, 'max_tokens')).toEqual([{type: 'stop', reason: 'max_tokens'}])
+  })
+})
+
 describe('messages stream encoder', () => {
   it('writes thinking with a wrapped signature and tool use the Anthropic SDK reads, with usage in message_delta', async () => {
     const carry = new BoundedCarry()

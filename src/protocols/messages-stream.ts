@@ -187,6 +187,8 @@ export class MessagesStreamDecoder implements StreamDecoder {
   private blocks = new Map<number, {index: number; tool: boolean; args: boolean; json?: boolean}>()
   /** The answer's JSON came as the forced `json_answer` call (`CodecContext.jsonAnswer`). */
   private json = false
+  /** A client tool call came (a Messages server that says `end_turn` after one meant `tool_use`). */
+  private sawCall = false
   private counters: Counters = {input: 0, cacheRead: 0, cacheCreation: 0, output: 0, thinking: 0}
   private template?: DeltaTemplate
   /** Upstream block index -> a web search's call (its query's JSON so far). */
@@ -390,7 +392,10 @@ export class MessagesStreamDecoder implements StreamDecoder {
           this.held = undefined
           const seq = str(d.stop_sequence)
           // the answer's JSON came as a forced call: to the client it is the end of a turn
-          const reason = this.json && d.stop_reason === 'tool_use' ? 'end' : messagesStop(d.stop_reason)
+          let reason = this.json && d.stop_reason === 'tool_use' ? 'end' : messagesStop(d.stop_reason)
+          // a call then `end_turn` (vLLM's Anthropic endpoint on a named tool_choice, LiteLLM's
+          // ollama_chat): the client must still run it
+          if (reason === 'end' && this.sawCall) reason = 'tool_use'
           out.push({type: 'stop', reason, ...(seq ? {stopSequence: seq} : {})})
           this.stopped = true
         }
@@ -472,6 +477,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
       ]
     }
     if (c.type === 'tool_use') {
+      this.sawCall = true
       const input = isObj(c.input) && Object.keys(c.input).length ? JSON.stringify(c.input) : ''
       this.blocks.set(upstream, {index: this.next++, tool: true, args: input !== ''})
       const id = str(c.id) || makeId(this.ctx, 'toolu_')

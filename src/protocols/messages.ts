@@ -29,6 +29,7 @@ import type {
   Request,
   Response,
   ResponseFormat,
+  StopReason,
   TextPart,
   ToolChoice,
   ToolResultPart,
@@ -670,6 +671,17 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
 
 // ---- answers ----
 
+/**
+ * The IR stop of a Messages answer: its forced JSON call is the end of a turn to the client, and
+ * `end_turn` (or none) after a tool call is `tool_use` (vLLM's Anthropic endpoint on a named
+ * `tool_choice`, LiteLLM's `ollama_chat`): a chat client told `stop` would not run the call.
+ */
+function messagesAnswerStop(reason: unknown, json: boolean, parts: Part[]): StopReason {
+  if (json && reason === 'tool_use') return 'end'
+  const stop = messagesStop(reason)
+  return stop === 'end' && parts.some((p) => p.type === 'tool_call') ? 'tool_use' : stop
+}
+
 function decodeResponse(body: unknown, ctx?: CodecContext): Response {
   const b = bodyObject(body, 'Messages answer')
   if (!Array.isArray(b.content)) throw new TranslationError('Messages answer has no content', 502)
@@ -720,7 +732,7 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
     model: str(b.model) ?? ctx?.request?.model ?? '',
     parts: joined,
     // the answer's JSON came as a forced call: to the client it is the end of a turn
-    stop: json && b.stop_reason === 'tool_use' ? 'end' : messagesStop(b.stop_reason),
+    stop: messagesAnswerStop(b.stop_reason, json, joined),
     ...(stopSequence ? {stopSequence} : {}),
     usage: decodeMessagesUsage(b.usage),
   }

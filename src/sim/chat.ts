@@ -913,7 +913,9 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
   // `empty-delta-role`: every delta after the first with `"role": ""` (a server's struct whose
   // role is written even when it has none)
   const emptyRole = quirks.has('empty-delta-role')
-  const chunk = (delta: Record<string, unknown>, finish: string | null = null): SseEvent => ({
+  // `empty-finish`: `"finish_reason": ""` on every chunk before the one that finishes
+  const notYet = quirks.has('empty-finish') ? '' : null
+  const chunk = (delta: Record<string, unknown>, finish: string | null = notYet): SseEvent => ({
     data: {
       ...base(),
       choices: [

@@ -1682,6 +1682,64 @@ describe("a FastAPI server's 422 for fields it does not take (Mistral)", () => {
   })
 })
 
+describe("NVIDIA NIM's pydantic v1 text for a chat client's sampling fields (Kilo's penalties; research55 F5)", () => {
+  const nim = (...fields: string[]) =>
+    JSON.stringify({
+      error: fields
+        .map((f) => `body -> ${f}\n  Extra inputs are not permitted (type=extra_forbidden)`)
+        .join('\n'),
+    })
+  const KILO = [
+    'model',
+    'messages',
+    'stream',
+    'stream_options',
+    'tools',
+    'presence_penalty',
+    'frequency_penalty',
+  ]
+
+  it('reads every field it names, and nothing when one is another error or at another place', () => {
+    expect(extraFields(nim('presence_penalty', 'frequency_penalty'))).toEqual([
+      'presence_penalty',
+      'frequency_penalty',
+    ])
+    const missing = JSON.stringify({
+      error:
+        'body -> presence_penalty\n  Extra inputs are not permitted (type=extra_forbidden)\nbody -> model\n  field required (type=value_error.missing)',
+    })
+    expect(extraFields(missing)).toEqual([])
+    expect(extraFields(nim('messages -> 2 -> name'))).toEqual([])
+  })
+
+  it('learns both away at once for a chat body passed through; a field the answer needs is never learned', () => {
+    const a = new UpstreamAdaptations()
+    expect(
+      a.learn('nim', 'z-ai/glm-5.1', nim('presence_penalty', 'frequency_penalty'), {fields: KILO}, 422),
+    ).toBe('refused presence_penalty, frequency_penalty: sent again without them')
+    expect(a.get('nim', 'z-ai/glm-5.1')).toEqual({drop: ['presence_penalty', 'frequency_penalty']})
+    const body = {
+      model: 'z-ai/glm-5.1',
+      messages: [{role: 'user', content: 'hi'}],
+      presence_penalty: 0,
+      frequency_penalty: 0,
+    }
+    expect(JSON.parse(adaptPassedChat(body, a.get('nim', 'z-ai/glm-5.1')!).toString())).toEqual({
+      model: 'z-ai/glm-5.1',
+      messages: [{role: 'user', content: 'hi'}],
+    })
+    const b = new UpstreamAdaptations()
+    expect(b.learn('nim', 'm', nim('presence_penalty', 'tools'), {fields: KILO}, 422)).toBeUndefined()
+    // (a seed, named in OpenAI's words with its param)
+    const c = new UpstreamAdaptations()
+    expect(
+      c.learn('o', 'o3', openai("Unsupported parameter: 'seed' is not supported with this model.", 'seed'), {
+        fields: [...KILO, 'seed'],
+      }),
+    ).toBe('refused seed: sent again without it')
+  })
+})
+
 describe('the second reading: echoes, unrelated refusals, wordings', () => {
   const schemaSent = {fields: ['model', 'messages', 'response_format'], responseFormat: 'json_schema'}
 

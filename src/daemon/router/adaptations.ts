@@ -80,6 +80,17 @@ const ADAPTABLE = [
   // (Azure Foundry's "Unrecognized request argument supplied: prompt_cache_key", NVIDIA NIM's
   // "Unsupported parameter(s): prompt_cache_key"): the cache then matches by the prefix alone
   'prompt_cache_key',
+  // chat: sampling settings a chat client sends by default (Kilo's penalties) that a strict server
+  // refuses (NVIDIA NIM's 422 "body -> presence_penalty  Extra inputs are not permitted",
+  // Kilo-Org/kilocode #9652; OpenAI's reasoning models): the model then samples as its server
+  // does. None changes the answer's shape
+  'presence_penalty',
+  'frequency_penalty',
+  'repetition_penalty',
+  'seed',
+  'top_k',
+  'min_p',
+  'logit_bias',
 ] as const
 
 /**
@@ -1495,6 +1506,24 @@ const HISTORY_FIELDS: readonly string[] = [
 ]
 
 /**
+ * The top-level fields of pydantic v1's text of `extra_forbidden` errors (`body -> FIELD` on a line,
+ * then the words): empty when one of its errors is another (a missing field, a wrong type) or at
+ * another place (`body -> messages -> 2 -> name`), which the request cannot go without.
+ */
+function pydanticV1Extras(text: string): string[] {
+  const fields: string[] = []
+  const lines = text.split('\n')
+  for (let i = 0; i < lines.length; i++) {
+    const at = /^\s*body -> (.+?)\s*$/.exec(lines[i])
+    if (!at) continue
+    const why = lines[i + 1] ?? ''
+    if (!/\(type=extra_forbidden\)\s*$/.test(why) || !/^[A-Za-z_]\w{0,63}$/.test(at[1])) return []
+    fields.push(at[1])
+  }
+  return fields
+}
+
+/**
  * The top-level fields a FastAPI server refused as unknown (pydantic's `extra_forbidden`, `loc:
  * ["body", FIELD]`): Mistral's API answers 422 `{"message": {"detail": [...]}}` (its older answers
  * hold that detail as JSON text in `message`, others put it at the top). Empty for anything else.
@@ -1506,7 +1535,12 @@ export function extraFields(errorText: string): string[] {
   } catch {
     return []
   }
-  const root = body as {detail?: unknown; message?: unknown}
+  const root = body as {detail?: unknown; message?: unknown; error?: unknown}
+  // pydantic v1's text (NVIDIA NIM: `{"error": "body -> presence_penalty\n  Extra inputs are not
+  // permitted (type=extra_forbidden)\nbody -> frequency_penalty\n  ..."}`)
+  const text =
+    typeof root?.error === 'string' ? root.error : typeof root?.detail === 'string' ? root.detail : ''
+  if (text.includes('type=extra_forbidden')) return pydanticV1Extras(text)
   let message = root?.message
   if (typeof message === 'string' && message.startsWith('{')) {
     try {

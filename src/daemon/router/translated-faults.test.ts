@@ -170,6 +170,36 @@ describe('an upstream that goes silent mid-answer', () => {
   )
 })
 
+describe('a chat upstream whose chunks say "finish_reason": "" (SenseNova, Perplexity, Together)', () => {
+  // an empty finish is none yet (research55 F1): read as the stop, the stall after it would end
+  // the client's answer as a whole one
+  const EMPTY = chatChunk({role: 'assistant', content: ''}, '') + chatChunk({content: 'Hello'}, '')
+  it.each(FAMILIES.filter((f) => f !== 'chat'))(
+    '%s client: silent before the real finish is an answer broken off, not a whole one',
+    async (client) => {
+      const {text, result, breaker} = await run(client, 'chat', {body: EMPTY, then: 'stall'})
+      expect(text).toContain('Hello')
+      expect(text).toMatch(ERROR_EVENT[client]('up-\\S+: stream broke after the first byte'))
+      expect(text).not.toMatch(/message_stop|response\.completed|"finishReason":"STOP"/)
+      expect(result).toMatchObject({status: 200, broken: true})
+      expect(breaker).toBe('open')
+    },
+  )
+  it.each(FAMILIES.filter((f) => f !== 'chat'))('%s client: the real finish ends it', async (client) => {
+    const body =
+      EMPTY +
+      chatChunk({content: ' there'}, '') +
+      chatChunk({}, 'stop') +
+      data({choices: [], usage: {prompt_tokens: 7, completion_tokens: 3, total_tokens: 10}}) +
+      'data: [DONE]\n\n'
+    const {text, result, row} = await run(client, 'chat', {body, then: 'end'})
+    expect(text).toContain(' there')
+    expect(text).not.toMatch(ERROR_EVENT[client](''))
+    expect(result.error).toBeNull()
+    expect(row).toMatchObject({inputTokens: 7, outputTokens: 3})
+  })
+})
+
 describe('an upstream that drops the connection mid-answer', () => {
   it.each(DIRECTIONS)(
     '%s upstream, %s client: the error event; the row and breaker a failure',

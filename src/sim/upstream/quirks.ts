@@ -33,6 +33,9 @@ export const SIM_QUIRKS = [
   'max-output-32000',
   'max-output-8192',
   'mistral-extra',
+  // NVIDIA NIM's 422 for sampling fields it does not take, in pydantic v1's text (Kilo's
+  // penalties: Kilo-Org/kilocode #9652)
+  'nim-extra',
   'mistral-ids',
   'mistral-order',
   'max-id-40',
@@ -175,6 +178,9 @@ export const SIM_QUIRKS = [
   // a chat stream whose deltas after the first carry `"role": ""` (zhipu/glm-5 on an
   // OpenAI-compatible server: anomalyco/opencode #28427)
   'empty-delta-role',
+  // a chat stream whose chunks carry `"finish_reason": ""` until the real one (SenseNova, Perplexity,
+  // Together, OpenCode Zen's hy3)
+  'empty-finish',
   // a Responses server that takes Codex's custom tools without a word and answers one as a plain
   // function call, its input wrapped in JSON (MiniMax M3: CLIProxyAPI #5753)
   'custom-as-function',
@@ -985,6 +991,7 @@ export function refusedMaxOutput(
 
 /** Top-level chat fields Mistral's API refuses as unknown (as its users report them). */
 const MISTRAL_EXTRAS = ['reasoning_effort', 'user', 'max_completion_tokens', 'seed', 'n', 'metadata']
+const NIM_EXTRAS = ['presence_penalty', 'frequency_penalty', 'seed']
 
 /**
  * `mistral-extra`: Mistral's 422 for top-level fields it does not take, one pydantic
@@ -992,6 +999,16 @@ const MISTRAL_EXTRAS = ['reasoning_effort', 'user', 'max_completion_tokens', 'se
  * when the request has none.
  */
 export function extraInputs(body: Record<string, unknown>, quirks: Quirks): unknown {
+  if (quirks.has('nim-extra')) {
+    const extras = NIM_EXTRAS.filter((f) => body[f] !== undefined)
+    if (extras.length === 0) return undefined
+    // (pydantic v1's words, one field after the other, as one string)
+    return {
+      error: extras
+        .map((f) => `body -> ${f}\n  Extra inputs are not permitted (type=extra_forbidden)`)
+        .join('\n'),
+    }
+  }
   if (!quirks.has('mistral-extra')) return undefined
   const extras = MISTRAL_EXTRAS.filter((f) => body[f] !== undefined)
   if (extras.length === 0) return undefined
