@@ -63,6 +63,29 @@ export function finishReasonOf(stop: StopReason): string {
   return 'STOP'
 }
 
+/**
+ * Whether a part answers rather than thinks: anything but a thought and an empty text (the
+ * carrier of a bare `thoughtSignature`).
+ */
+export function answerPart(part: unknown): boolean {
+  if (!isObject(part)) return false
+  if (part.thought === true) return false
+  return !(
+    typeof part.text === 'string' &&
+    part.text === '' &&
+    Object.keys(part).every((k) => k === 'text' || k === 'thoughtSignature')
+  )
+}
+
+/**
+ * Whether a `usageMetadata` is a thought-only answer's: thoughts counted, no candidate token.
+ * Google's backend ends such a turn without `finishReason` (FINISH_REASON_UNSPECIFIED, dropped
+ * by proto3; router-for-me/CLIProxyAPI #5226): with no answer part seen, the stream is whole.
+ */
+export function thoughtOnlyUsage(raw: unknown): boolean {
+  return isObject(raw) && num(raw.thoughtsTokenCount) > 0 && num(raw.candidatesTokenCount) === 0
+}
+
 export function usageFromGemini(raw: unknown): Partial<Usage> | undefined {
   if (!isObject(raw)) return undefined
   const thoughts = num(raw.thoughtsTokenCount)

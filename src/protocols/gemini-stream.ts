@@ -18,10 +18,12 @@ import type {
 } from './ir.js'
 import {wrapOpaque} from './ir.js'
 import {
+  answerPart,
   callSignature,
   failedFinish,
   finishReasonOf,
   stopOfFinish,
+  thoughtOnlyUsage,
   usageFromGemini,
   usageToGemini,
 } from './gemini-parts.js'
@@ -39,6 +41,10 @@ export class GeminiStreamDecoder implements StreamDecoder {
   private open: {index: number; kind: 'text' | 'reasoning'} | undefined
   private toolCalls = false
   private heldUsage: Partial<Usage> | undefined
+  /** A part that answers (text, a call: see answerPart) came. */
+  private answered = false
+  /** The last `usageMetadata` was a thought-only answer's (see thoughtOnlyUsage). */
+  private thoughtOnly = false
   /** The searches of the grounding so far (see mergeSearches). */
   private grounding: WebSearchPart[] | undefined
 
@@ -80,7 +86,11 @@ export class GeminiStreamDecoder implements StreamDecoder {
       Array.isArray(chunk.candidates) && isObject(chunk.candidates[0]) ? chunk.candidates[0] : {}
     const parts =
       isObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : []
-    for (const p of parts) if (isObject(p)) this.part(out, p)
+    for (const p of parts) {
+      if (!isObject(p)) continue
+      if (answerPart(p)) this.answered = true
+      this.part(out, p)
+    }
     // Google Search grounding may come in pieces (the queries in one chunk, the pages found in
     // later ones): gathered, and handed on once, when the answer finishes
     if (candidate.groundingMetadata !== undefined)
@@ -91,7 +101,10 @@ export class GeminiStreamDecoder implements StreamDecoder {
     const finish = str(candidate.finishReason)
     const blocked = isObject(chunk.promptFeedback) && chunk.promptFeedback.blockReason !== undefined
     const usage = usageFromGemini(chunk.usageMetadata)
-    if (usage) this.heldUsage = usage
+    if (usage) {
+      this.heldUsage = usage
+      this.thoughtOnly = thoughtOnlyUsage(chunk.usageMetadata)
+    }
     // (a prompt blocked is a filter's stop, whatever its candidate says)
     const failed = blocked ? undefined : failedFinish(finish)
     if (failed) {
@@ -113,9 +126,21 @@ export class GeminiStreamDecoder implements StreamDecoder {
   end(): StreamEvent[] {
     if (this.done) return []
     this.done = true
-    if (!this.finished)
-      return [{type: 'error', status: 502, message: 'upstream stream ended before a chunk with finishReason'}]
     const out: StreamEvent[] = []
+    if (!this.finished) {
+      // Google's thought-only answer ends without finishReason (see thoughtOnlyUsage): whole, it
+      // stops as STOP would; any other stream without one was cut
+      if (!this.thoughtOnly || this.answered || !this.heldUsage)
+        return [
+          {type: 'error', status: 502, message: 'upstream stream ended before a chunk with finishReason'},
+        ]
+      this.close(out)
+      this.handSearches(out)
+      this.finished = true
+      out.push({type: 'stop', reason: 'end'}, {type: 'usage', usage: this.heldUsage})
+      out.push({type: 'end'})
+      return out
+    }
     this.close(out)
     // grounding that came after the chunk with finishReason
     this.handSearches(out)

@@ -377,6 +377,85 @@ describe('gemini stream decoder', () => {
   })
 })
 
+describe("Google's thought-only answer without finishReason (CLIProxyAPI #5226)", () => {
+  const run = (chunks: unknown[]): StreamEvent[] => {
+    const dec = geminiCodec.streamDecoder({newId: (p) => `${p}_n`})
+    return [...chunks.flatMap((c) => dec.event(undefined, JSON.stringify(c))), ...dec.end()]
+  }
+  // thoughts, no candidate token, total = prompt + thoughts, no finishReason anywhere
+  const thoughtUsage = {
+    promptTokenCount: 40,
+    totalTokenCount: 52,
+    thoughtsTokenCount: 12,
+    cachedContentTokenCount: 8,
+  }
+  const thoughts = {
+    candidates: [{content: {role: 'model', parts: [{text: 'pondering', thought: true}]}, index: 0}],
+    usageMetadata: {promptTokenCount: 40, totalTokenCount: 40},
+    responseId: 'r',
+    modelVersion: 'gemini-3-pro',
+  }
+  const last = {candidates: [{content: {role: 'model', parts: []}, index: 0}], usageMetadata: thoughtUsage}
+  const usage = {inputTokens: 40, outputTokens: 12, cacheReadTokens: 8, reasoningTokens: 12}
+
+  it('stops with end and the held usage, the reasoning block closed', () => {
+    expect(run([thoughts, last])).toEqual([
+      {type: 'start', id: 'r', model: 'gemini-3-pro'},
+      {type: 'block_start', index: 0, block: {type: 'reasoning'}},
+      {type: 'reasoning_delta', index: 0, text: 'pondering'},
+      {type: 'block_stop', index: 0},
+      {type: 'stop', reason: 'end'},
+      {type: 'usage', usage},
+      {type: 'end'},
+    ])
+  })
+
+  it('the same with the thoughts not shown (no part at all), and candidatesTokenCount 0', () => {
+    const zero = {...last, usageMetadata: {...thoughtUsage, candidatesTokenCount: 0}}
+    expect(run([zero])).toEqual([
+      {type: 'start', id: 'resp_n', model: ''},
+      {type: 'stop', reason: 'end'},
+      {type: 'usage', usage},
+      {type: 'end'},
+    ])
+  })
+
+  it('a bare thoughtSignature on an empty text is no answer either', () => {
+    const signed = {candidates: [{content: {parts: [{text: '', thoughtSignature: 'S'}]}}]}
+    expect(run([thoughts, signed, last]).slice(-3)).toEqual([
+      {type: 'stop', reason: 'end'},
+      {type: 'usage', usage},
+      {type: 'end'},
+    ])
+  })
+
+  const cut = {type: 'error', status: 502, message: 'upstream stream ended before a chunk with finishReason'}
+  it('any other stream without finishReason stays an error', () => {
+    // cut mid-text (text seen, even with a thought-only usage)
+    const text = {candidates: [{content: {parts: [{text: 'Hel'}]}}]}
+    expect(run([thoughts, text, last]).at(-1)).toEqual(cut)
+    // a call seen
+    const call = {candidates: [{content: {parts: [{functionCall: {name: 'f', args: {}}}]}}]}
+    expect(run([thoughts, call, last]).at(-1)).toEqual(cut)
+    // no usage
+    expect(run([thoughts]).at(-1)).toEqual(cut)
+    // candidate tokens
+    const counted = {...last, usageMetadata: {...thoughtUsage, candidatesTokenCount: 3}}
+    expect(run([thoughts, counted]).at(-1)).toEqual(cut)
+    // no thoughts counted
+    const none = {...last, usageMetadata: {promptTokenCount: 40, totalTokenCount: 40}}
+    expect(run([thoughts, none]).at(-1)).toEqual(cut)
+    // a thought-only usage, then a later one that is not (the last wins)
+    expect(run([last, thoughts]).at(-1)).toEqual(cut)
+  })
+
+  it('an answer (not a stream) of that shape is a whole one: stop end, usage exact', () => {
+    const answer = geminiCodec.decodeResponse({...thoughts, usageMetadata: thoughtUsage})
+    expect(answer).toMatchObject({stop: 'end', parts: [{type: 'reasoning', text: 'pondering'}]})
+    expect(answer.usage).toEqual({...usage, cacheCreationTokens: 0})
+  })
+})
+
 describe('schemas with OpenAPI type names (Gemini CLI router call)', () => {
   it('normalises responseJsonSchema and parametersJsonSchema type names before another vendor sees them', () => {
     const request = geminiCodec.decodeRequest(

@@ -505,6 +505,9 @@ export async function relay(
         outcome = tap.outcome()
         if (outcome.kind === 'truncated' && !res.destroyed)
           endWithErrorEvent(truncatedMessage(outcome.expected))
+        // a whole answer whose upstream left its terminal event out (Gemini's thought-only
+        // answer): the client gets the event its protocol promises
+        else if (outcome.kind === 'complete' && outcome.append && !res.destroyed) endWith(outcome.append)
       }
       if (!res.destroyed && !res.writableEnded) res.end()
       resolve(undefined)
@@ -581,6 +584,11 @@ export async function relay(
 
   /** Ends the client's stream with an error event in its protocol, on a line of its own. */
   function endWithErrorEvent(message: string): void {
+    endWith(streamErrorEvent(family, 502, message, tap?.nextSequence() ?? 0))
+  }
+
+  /** Ends the client's stream with `event`, on a line of its own. */
+  function endWith(event: string): void {
     const tail =
       typeof last === 'string'
         ? last.slice(-2)
@@ -589,6 +597,6 @@ export async function relay(
             Math.max(0, last.byteLength - 2),
           )
     const separator = tail === '' || tail.endsWith('\n\n') || tail === '\r\r' ? '' : '\n\n'
-    res.end(separator + streamErrorEvent(family, 502, message, tap?.nextSequence() ?? 0))
+    res.end(separator + event)
   }
 }

@@ -210,6 +210,47 @@ describe('a stream that ends cleanly without its terminal event (sim quirk `no-t
   })
 })
 
+describe("Google's thought-only answer without finishReason (sim quirk `thoughts-no-finish`)", () => {
+  it('gemini passed through: the STOP chunk appended, no error, the breaker untouched', async () => {
+    const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
+    targets = (f) => [{provider: simProvider(`up-${f}`, f), breaker: breakers.get('up')}]
+    const {res, text, result} = await send('gemini', true, {'x-sim-quirk': 'thoughts-no-finish'})
+    expect(res.status).toBe(200)
+    expect(text).not.toMatch(/"error":\{/)
+    expect(text).toMatch(
+      /data: \{"candidates":\[\{"content":\{"role":"model","parts":\[\]\},"finishReason":"STOP","index":0\}\],"usageMetadata":\{[^\n]*"thoughtsTokenCount":\d+[^\n]*\}\}\n\n$/,
+    )
+    expect(result.error).toBeNull()
+    expect(result.broken).toBeUndefined()
+    expect(result.usage?.reasoningTokens).toBeGreaterThan(0)
+    expect(result.usage?.outputTokens).toBe(result.usage?.reasoningTokens)
+    expect(breakers.snapshotOf('up')).toMatchObject({state: 'closed', consecutiveFailures: 0})
+  })
+
+  // the end each entrance's client expects: chat's stop, Codex's response.completed, Claude Code's end_turn
+  const normalEnd: Partial<Record<Family, RegExp>> = {
+    chat: /"finish_reason":"stop"[\s\S]*data: \[DONE\]/,
+    responses: /event: response\.completed\ndata: \{[^\n]*"status":"completed"/,
+    messages: /"stop_reason":"end_turn"[\s\S]*event: message_stop/,
+  }
+  it.each(['chat', 'responses', 'messages'] as const)(
+    '%s entrance translated to it: its normal end, no error, the breaker untouched',
+    async (family) => {
+      const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
+      targets = () => [
+        {provider: simProvider('up-gemini', 'gemini'), translate: true, breaker: breakers.get('up')},
+      ]
+      const {res, text, result} = await send(family, true, {'x-sim-quirk': 'thoughts-no-finish'})
+      expect(res.status).toBe(200)
+      expect(text).toMatch(normalEnd[family]!)
+      expect(text).not.toMatch(/event: error|"error":\{/)
+      expect(result.error).toBeNull()
+      expect(result.usage?.reasoningTokens).toBeGreaterThan(0)
+      expect(breakers.snapshotOf('up').consecutiveFailures).toBe(0)
+    },
+  )
+})
+
 describe('an upstream error event mid-stream (issue 25, item 3)', () => {
   const withMarker = (family: Family): unknown => {
     const body = FAMILIES[family].body(true) as Record<string, any>

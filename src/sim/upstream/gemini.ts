@@ -363,6 +363,10 @@ function handle(context: SimContext) {
       // on the candidate, with the finish reason (a stream's last chunk)
       ...(answer.search ? {groundingMetadata: groundingMetadata(answer.search)} : {}),
     }
+    if (quirks.has('thoughts-no-finish')) {
+      await thoughtsNoFinish(request, answer, includeThoughts, chunk, method === 'generateContent', context)
+      return
+    }
     const usageMetadata = geminiUsage(answer)
     const parts: Body[] = []
     if (answer.thinking && includeThoughts) parts.push({text: answer.thinking, thought: true})
@@ -426,6 +430,49 @@ function handle(context: SimContext) {
       {fault: context.fault(request)},
     )
   }
+}
+
+/**
+ * Quirk `thoughts-no-finish`: a thinking model's turn that is only thinking, as Google's backend
+ * ends it: the thoughts (shown when `includeThoughts`), a usage of thoughts and no candidate token
+ * (`totalTokenCount` = prompt + thoughts, no `candidatesTokenCount`), and no `finishReason` on any
+ * chunk nor on the answer.
+ */
+async function thoughtsNoFinish(
+  request: SimRequest,
+  answer: SimAnswer,
+  includeThoughts: boolean,
+  chunk: (parts: Body[], extra?: Body) => Body,
+  whole: boolean,
+  context: SimContext,
+): Promise<void> {
+  const thoughts = answer.thinking ?? `The user wants an answer. Thinking it over before saying anything.`
+  const reasoning = answer.usage.reasoning || simTokens(thoughts)
+  const u = answer.usage
+  const usageMetadata: Body = {
+    promptTokenCount: u.prompt,
+    totalTokenCount: u.prompt + reasoning,
+    ...(u.cacheRead ? {cachedContentTokenCount: u.cacheRead} : {}),
+    thoughtsTokenCount: reasoning,
+    promptTokensDetails: [{modality: 'TEXT', tokenCount: u.prompt}],
+  }
+  const parts: Body[] = includeThoughts ? [{text: thoughts, thought: true}] : []
+  if (whole) {
+    sendJson(request.res, 200, {...chunk(parts), usageMetadata})
+    return
+  }
+  if (request.query.get('alt') !== 'sse') {
+    context.sendError(request, 400, 'the simulator only streams with ?alt=sse')
+    return
+  }
+  const events: Body[] = includeThoughts
+    ? [chunk(parts), {...chunk([]), usageMetadata}]
+    : [{...chunk([]), usageMetadata}]
+  await sendSse(
+    request.res,
+    events.map((data) => ({data})),
+    {fault: context.fault(request)},
+  )
 }
 
 export function registerGemini(router: SimRouter, context: SimContext): void {

@@ -852,6 +852,31 @@ describe('gemini quirks', () => {
     const normal = await post(path, {contents: [{parts: [{text: 'x'}]}]})
     expect(normal.events.at(-1)?.data.candidates[0].finishReason).toBe('STOP')
   })
+
+  it('thoughts-no-finish: thoughts, a usage of thoughts only, no finishReason (stream and answer)', async () => {
+    const path = '/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse'
+    const body = {
+      contents: [{parts: [{text: 'x'}]}],
+      generationConfig: {thinkingConfig: {includeThoughts: true}},
+    }
+    const {events} = await post(path, body, {'x-sim-quirk': 'thoughts-no-finish'})
+    expect(events.every((e) => e.data.candidates[0].finishReason === undefined)).toBe(true)
+    const parts = events.flatMap((e) => e.data.candidates[0].content.parts)
+    expect(parts.length).toBeGreaterThan(0)
+    expect(parts.every((p: Json) => p.thought === true)).toBe(true)
+    const usage = events.at(-1)?.data.usageMetadata
+    expect(usage.candidatesTokenCount).toBeUndefined()
+    expect(usage.thoughtsTokenCount).toBeGreaterThan(0)
+    expect(usage.totalTokenCount).toBe(usage.promptTokenCount + usage.thoughtsTokenCount)
+    // without includeThoughts: no part at all, the same usage; the answer (not a stream) alike
+    const hidden = await post(path, {contents: body.contents}, {'x-sim-quirk': 'thoughts-no-finish'})
+    expect(hidden.events.flatMap((e) => e.data.candidates[0].content.parts)).toEqual([])
+    expect(hidden.events.at(-1)?.data.usageMetadata.thoughtsTokenCount).toBeGreaterThan(0)
+    const whole = await post('/v1beta/models/gemini-3-pro+thoughts-no-finish:generateContent', body)
+    expect(whole.json?.candidates[0].finishReason).toBeUndefined()
+    expect(whole.json?.candidates[0].content.parts[0].thought).toBe(true)
+    expect(whole.json?.usageMetadata.candidatesTokenCount).toBeUndefined()
+  })
 })
 
 describe('Kimi quirks (chat)', () => {

@@ -148,6 +148,9 @@ export const SIM_QUIRKS = [
   'azure-namespace-description',
   // Gemini 2.0 and 2.5: function declarations beside a JSON response mime type refused
   'no-json-tools',
+  // Gemini's thought-only turn: thoughts, no candidate token, and no `finishReason` (proto3 drops
+  // FINISH_REASON_UNSPECIFIED: router-for-me/CLIProxyAPI #5226)
+  'thoughts-no-finish',
   // DeepSeek V4's chat stream: a call's head at the index of the call before it, its arguments at
   // its own index
   'shifted-index',

@@ -1,3 +1,4 @@
+import {answerPart, thoughtOnlyUsage} from '../../../protocols/gemini-parts.js'
 import type {Json, Reader, Usage} from './tap.js'
 import {errorMessage, num, obj, streamedUsage} from './tap.js'
 
@@ -8,6 +9,8 @@ export class GeminiReader implements Reader {
   private last?: Json
   /** Chunks that streamed text (the usage of a stream that broke before any usageMetadata). */
   private deltas = 0
+  /** A part that answers (text, a call) came: the stream is no thought-only answer. */
+  private answered = false
   terminal?: boolean
   streamError?: string
   readonly terminalName = 'a chunk with finishReason'
@@ -22,10 +25,26 @@ export class GeminiReader implements Reader {
       for (const candidate of candidates) {
         if (typeof obj(candidate)?.finishReason === 'string') this.terminal = true
         const parts = obj(obj(candidate)?.content)?.parts
-        if (Array.isArray(parts) && parts.length > 0) this.deltas++
+        if (Array.isArray(parts) && parts.length > 0) {
+          this.deltas++
+          if (!this.answered && parts.some(answerPart)) this.answered = true
+        }
       }
     const usage = obj(payload.usageMetadata)
     if (usage) this.last = usage
+  }
+  /**
+   * Google's thought-only answer ends without `finishReason` (protocols/gemini-parts.ts
+   * `thoughtOnlyUsage`): whole, the chunk Gemini would have ended it with, STOP and the last
+   * usage. Gemini CLI reads it as its thought-only answer and retries with its nudge
+   * (THINKING_ONLY_RESPONSE) instead of a blind retry (NO_FINISH_REASON); see docs/TRANSLATION.md.
+   */
+  missingTerminal(): string | undefined {
+    if (this.answered || this.streamError !== undefined || !thoughtOnlyUsage(this.last)) return undefined
+    return `data: ${JSON.stringify({
+      candidates: [{content: {role: 'model', parts: []}, finishReason: 'STOP', index: 0}],
+      usageMetadata: this.last,
+    })}\n\n`
   }
   usage(): Usage | undefined {
     const u = this.last

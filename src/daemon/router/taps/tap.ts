@@ -64,7 +64,8 @@ export interface UsageTap {
   /**
    * SSE only, after `end()`: how the stream ended. `complete`: its protocol's terminal event came
    * (`[DONE]`, `message_stop`, `response.completed`/`.incomplete`/`.failed`, a chunk with
-   * `finishReason`) or, for chat and Messages, the answer's stop (`Reader.stopped`); `error`: the
+   * `finishReason`) or, for chat and Messages, the answer's stop (`Reader.stopped`), or the
+   * reader found the answer whole without it (`Reader.missingTerminal`, `append`); `error`: the
    * upstream sent an error event (the client saw it); `truncated`: it ended cleanly without
    * either.
    */
@@ -77,8 +78,14 @@ export interface UsageTap {
   toolCallFaults(): ToolCallFaults | undefined
 }
 
+/**
+ * `append`: a complete stream's terminal event its upstream left out (Reader.missingTerminal),
+ * for the relay to send the client.
+ */
 export type StreamOutcome =
-  {kind: 'complete'} | {kind: 'error'; message: string} | {kind: 'truncated'; expected: string}
+  | {kind: 'complete'; append?: string}
+  | {kind: 'error'; message: string}
+  | {kind: 'truncated'; expected: string}
 
 export type Json = Record<string, unknown>
 
@@ -104,6 +111,12 @@ export interface Reader {
    * official SDKs read it.
    */
   stopped?: boolean
+  /**
+   * SSE, optional: the terminal event a stream that ended cleanly without one lacked, when its
+   * answer is nonetheless whole (Gemini's thought-only answer, which ends without
+   * `finishReason`); the stream is then complete and the event is appended for the client.
+   */
+  missingTerminal?(): string | undefined
   /** Set by the reader to the message of an error event the upstream sent in the stream. */
   streamError?: string
   /** Chat: set by the reader as `UsageTap.toolCallFaults` tells it. */
@@ -280,6 +293,8 @@ export class Tap implements UsageTap {
     const reader = this.reader
     if (reader.streamError !== undefined) return {kind: 'error', message: reader.streamError}
     if (reader.terminal || reader.stopped) return {kind: 'complete'}
+    const append = reader.missingTerminal?.()
+    if (append !== undefined) return {kind: 'complete', append}
     return {kind: 'truncated', expected: reader.terminalName}
   }
 

@@ -446,3 +446,51 @@ describe('a stream that breaks with an error event (issue 25, item 3)', () => {
     expect(broken('chat', chunk('a') + 'data: [DONE]\n\n').usage).toBeUndefined()
   })
 })
+
+describe("gemini: Google's thought-only answer without finishReason (CLIProxyAPI #5226)", () => {
+  function ended(text: string) {
+    const tap = createUsageTap('gemini', true)
+    tap.feed(Buffer.from(text))
+    tap.end()
+    return {usage: tap.usage(), outcome: tap.outcome()}
+  }
+  const thought =
+    'data: {"candidates":[{"content":{"role":"model","parts":[{"text":"hmm","thought":true}]},"index":0}],"usageMetadata":{"promptTokenCount":40,"totalTokenCount":40}}\r\n\r\n'
+  const usage = {promptTokenCount: 40, totalTokenCount: 52, thoughtsTokenCount: 12}
+  const last = (u: object = usage) =>
+    `data: ${JSON.stringify({candidates: [{content: {role: 'model', parts: []}, index: 0}], usageMetadata: u})}\r\n\r\n`
+
+  it('complete, with the chunk Gemini would have ended it with (STOP, the last usage)', () => {
+    const r = ended(thought + last())
+    expect(r.outcome).toEqual({
+      kind: 'complete',
+      append: `data: ${JSON.stringify({
+        candidates: [{content: {role: 'model', parts: []}, finishReason: 'STOP', index: 0}],
+        usageMetadata: usage,
+      })}\n\n`,
+    })
+    expect(r.usage).toEqual({
+      inputTokens: 40,
+      outputTokens: 12,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
+      reasoningTokens: 12,
+    })
+    // candidatesTokenCount 0 is the same
+    expect(ended(thought + last({...usage, candidatesTokenCount: 0})).outcome.kind).toBe('complete')
+  })
+
+  it('truncated as before: text seen, a call seen, no usage, candidate tokens, no thoughts', () => {
+    const truncated = {kind: 'truncated', expected: 'a chunk with finishReason'}
+    const text = 'data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hel"}]}}]}\n\n'
+    const call = 'data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{}}}]}}]}\n\n'
+    expect(ended(thought + text + last()).outcome).toEqual(truncated)
+    expect(ended(thought + call + last()).outcome).toEqual(truncated)
+    expect(ended(thought).outcome).toEqual(truncated)
+    expect(ended(thought + last({...usage, candidatesTokenCount: 3})).outcome).toEqual(truncated)
+    expect(ended(thought + last({promptTokenCount: 40, totalTokenCount: 40})).outcome).toEqual(truncated)
+    // an error chunk stays the error
+    const error = 'data: {"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}\n\n'
+    expect(ended(thought + last() + error).outcome.kind).toBe('error')
+  })
+})
