@@ -41,7 +41,7 @@ const BASH = {
 }
 
 describe('"finish_reason": "" on every chunk of a chat upstream', {timeout: 60_000}, () => {
-  it('is no stop: Claude Code gets the reasoning, the call and stop_reason tool_use, stream and not', async () => {
+  it("is no stop: Claude Code's stream gets the reasoning, the call and stop_reason tool_use (its JSON answer the same)", async () => {
     const client = new Anthropic({baseURL: base, apiKey: key, maxRetries: 0})
     const params = {
       model: 'claude-sonnet-4-5',
@@ -57,8 +57,18 @@ describe('"finish_reason": "" on every chunk of a chat upstream', {timeout: 60_0
       expect(answer.stop_reason).toBe('tool_use')
       expect((answer.content[1] as Anthropic.ToolUseBlock).name).toBe('Bash')
     }
-    // the upstream did send the empty finishes (the quirk is on)
-    expect((await takeSimCalls(simOrigin, /\/chat\/completions$/)).length).toBe(2)
+    const sent = await takeSimCalls(simOrigin, /\/chat\/completions$/)
+    // (the JSON answer has one finish, the real one: the stream is what the quirk changes)
+    expect(sent.map((b) => b.stream)).toEqual([true, undefined])
+    // the upstream's stream did carry the empty finishes (the quirk is on)
+    const raw = await fetch(`${simOrigin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json', authorization: 'Bearer x'},
+      body: JSON.stringify({...sent[0], stream: true}),
+    })
+    const events = (await raw.text()).split('\n\n').filter((e) => e.startsWith('data: {'))
+    expect(events.filter((e) => e.includes('"finish_reason":""')).length).toBe(events.length - 1 - 1)
+    expect(events.at(-2)).toContain('"finish_reason":"tool_calls"')
   })
 
   it('a text answer comes whole, ended once, as end_turn', async () => {

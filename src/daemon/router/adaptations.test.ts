@@ -1710,6 +1710,35 @@ describe("NVIDIA NIM's pydantic v1 text for a chat client's sampling fields (Kil
     })
     expect(extraFields(missing)).toEqual([])
     expect(extraFields(nim('messages -> 2 -> name'))).toEqual([])
+    // a line of the server's own size is read by trims and a prefix, nothing that backtracks
+    expect(
+      extraFields(JSON.stringify({error: `body -> ${' \t'.repeat(30_000)}x\n  (type=extra_forbidden)`})),
+    ).toEqual(['x'])
+  })
+
+  it('never learns a sampling field the message lists as one it takes, or names in words that are no refusal', () => {
+    const fields = [...KILO, 'logprobs']
+    const serde = JSON.stringify({
+      error: {
+        message:
+          'Failed to deserialize the JSON body into the target type: unknown field `logprobs`, expected one of `model`, `messages`, `stream`, `presence_penalty`, `frequency_penalty`, `max_tokens` at line 1 column 200',
+      },
+    })
+    expect(refusedField(serde, fields)).toBeUndefined()
+    const prose = JSON.stringify({
+      error: {
+        message:
+          'Sampling parameters like presence_penalty are ignored; the request failed because messages[1].content is empty',
+      },
+    })
+    expect(refusedField(prose, fields)).toBeUndefined()
+    // in a refusal's words, bare: learned
+    expect(
+      refusedField(
+        JSON.stringify({error: {message: 'presence_penalty is not supported for this model'}}),
+        fields,
+      ),
+    ).toBe('presence_penalty')
   })
 
   it('learns both away at once for a chat body passed through; a field the answer needs is never learned', () => {

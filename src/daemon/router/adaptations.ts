@@ -822,13 +822,35 @@ export function refusedField(errorText: string, sent: readonly string[]): string
     if (field) return field
   }
   // no `param`: a field the message names, quoted, or bare when its name cannot be a word of
-  // prose ("Unrecognized request argument supplied: reasoning_effort"; not "user" or "temperature")
-  return candidates.find((f) =>
-    new RegExp(f.includes('_') ? `(^|[^a-z_])${f}($|[^a-z_])` : `['"\`]${f}(?:\\.[a-z_]+)?['"\`]`).test(
-      message,
-    ),
+  // prose ("Unrecognized request argument supplied: reasoning_effort"; not "user" or "temperature").
+  // The fields a server lists as the ones it takes (serde's "unknown field `logprobs`, expected one
+  // of `model`, ..., `presence_penalty`") are not what it refused; a sampling field is named in
+  // words of a refusal only (not "presence_penalty is ignored; ... messages[1].content is empty")
+  const named = message.split(TAKES_LIST)[0]
+  const refuses = REFUSES.test(named)
+  return candidates.find(
+    (f) =>
+      (refuses || !SAMPLING.has(f)) &&
+      new RegExp(f.includes('_') ? `(^|[^a-z_])${f}($|[^a-z_])` : `['"\`]${f}(?:\\.[a-z_]+)?['"\`]`).test(
+        named,
+      ),
   )
 }
+
+/** A server's words before the list of the fields it takes. */
+const TAKES_LIST =
+  /\b(?:expected one of|(?:supported|valid|allowed|accepted) (?:parameters|fields|arguments|keys) (?:are|is|include)\b)/i
+
+/** The sampling fields of {@link ADAPTABLE}: learned from a message only in words of a refusal. */
+const SAMPLING: ReadonlySet<string> = new Set([
+  'presence_penalty',
+  'frequency_penalty',
+  'repetition_penalty',
+  'seed',
+  'top_k',
+  'min_p',
+  'logit_bias',
+])
 
 /**
  * The most output tokens an upstream's 400 says it takes, when it refused a `max_tokens` (or
@@ -1514,11 +1536,13 @@ function pydanticV1Extras(text: string): string[] {
   const fields: string[] = []
   const lines = text.split('\n')
   for (let i = 0; i < lines.length; i++) {
-    const at = /^\s*body -> (.+?)\s*$/.exec(lines[i])
-    if (!at) continue
-    const why = lines[i + 1] ?? ''
-    if (!/\(type=extra_forbidden\)\s*$/.test(why) || !/^[A-Za-z_]\w{0,63}$/.test(at[1])) return []
-    fields.push(at[1])
+    // (trims and a prefix test, no regex over the line: an error body's size is the server's)
+    const line = lines[i].trim()
+    if (!line.startsWith('body -> ')) continue
+    const name = line.slice('body -> '.length).trim()
+    const why = (lines[i + 1] ?? '').trimEnd()
+    if (!why.endsWith('(type=extra_forbidden)') || !/^[A-Za-z_]\w{0,63}$/.test(name)) return []
+    fields.push(name)
   }
   return fields
 }
