@@ -434,6 +434,13 @@ export interface UpstreamAdaptation {
    */
   idToolCalls?: boolean
   /**
+   * Chat: a server whose streams end a choice without a `finish_reason`, or with a vendor's outside
+   * OpenAI's (Z.ai's `sensitive`, vLLM's `abort`), which the AI SDK reads as unknown (learned from
+   * an answer passed through): a chat client's streams from it get OpenAI's written on the way
+   * (daemon/router/tool-index.ts).
+   */
+  openAiFinish?: boolean
+  /**
    * Responses: a server that refused Codex's "Responses Lite" request as such (Azure OpenAI, a
    * model that is not Lite): its Lite requests go as Codex sends them for a model that is not Lite,
    * the `additional_tools` item's tools in `tools`, without the Lite header

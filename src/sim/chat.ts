@@ -890,11 +890,23 @@ export function completionObject(plan: ChatPlan, withProvider: boolean): Record<
     created: plan.created,
     model: plan.model,
     ...(withProvider ? {provider: plan.provider.name} : {}),
-    choices: [{index: 0, message, logprobs: null, finish_reason: plan.finishReason}],
+    choices: [{index: 0, message, logprobs: null, finish_reason: wireFinish(plan)}],
     ...(plan.quirks?.has('no-usage')
       ? {}
       : {usage: plan.quirks?.has('usage-in-choice') ? moonshotUsage(plan.usage) : plan.usage}),
   }
+}
+
+/**
+ * The `finish_reason` an answer says: none (`no-finish-reason`), Z.ai's `network_error`
+ * (`broken-finish`) or `sensitive` (`vendor-finish`) in place of any, else the plan's.
+ */
+function wireFinish(plan: ChatPlan): string | null {
+  const quirks = plan.quirks ?? NO_QUIRKS
+  if (quirks.has('no-finish-reason')) return null
+  if (quirks.has('broken-finish')) return 'network_error'
+  if (quirks.has('vendor-finish')) return 'sensitive'
+  return plan.finishReason
 }
 
 /** The SSE events of a streamed answer, `[DONE]` included (or the error event instead). */
@@ -1014,7 +1026,7 @@ export function completionChunks(plan: ChatPlan, withProvider: boolean): SseEven
       chunk({content: i === 0 && quirks.has('mistral-thinking') ? [{type: 'text', text: piece}] : piece}),
     )
   }
-  const finish = quirks.has('no-finish-reason') ? null : plan.finishReason
+  const finish = wireFinish(plan)
   if (quirks.has('usage-in-choice') && !noUsage) {
     // Moonshot's: on the finish chunk's choice, with or without `include_usage`, in its shape
     const choice = {index: 0, delta: {}, finish_reason: finish, usage: moonshotUsage(plan.usage)}

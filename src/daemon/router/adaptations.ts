@@ -2378,6 +2378,10 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     rules.push(
       'streamed tool calls given ids and the delta role written as assistant (left out or empty; learned from an answer)',
     )
+  if (a.openAiFinish)
+    rules.push(
+      "streamed finish reasons written as OpenAI's (a missing one as stop or tool_calls, sensitive as content_filter, a broken one as an error; learned from an answer)",
+    )
   if (a.claude?.emptyThinking)
     rules.push('an empty thinking block at the head of each assistant tool call turn without one (refused)')
   if (a.claude?.noBlockBinding) rules.push('thinking blocks sent without block_binding (refused)')
@@ -2582,6 +2586,22 @@ export class UpstreamAdaptations {
         seen === 'id'
           ? "streamed tool calls without their id, which AI SDK clients refuse: the gateway names them in this provider's streams from now on"
           : "streamed a delta role that is not assistant, which AI SDK clients refuse: the gateway writes OpenAI's in this provider's streams from now on",
+    })
+  }
+
+  /**
+   * A chat server whose stream ended a choice without a finish_reason (`said` null) or with a
+   * vendor's outside OpenAI's (`said`: Z.ai's `sensitive`, vLLM's `abort`), which AI SDK clients
+   * (opencode, Kilo) read as unknown and loop on (./tool-index.ts): a chat client's streams from
+   * it get OpenAI's written from now on. The note for the log row, or undefined when that was
+   * known already.
+   */
+  learnOpenAiFinish(provider: string, model: string, said: string | null): string | undefined {
+    const known = this.get(provider, model)
+    if (known?.openAiFinish) return undefined
+    return this.settle(provider, model, known, {
+      next: {...known, openAiFinish: true},
+      note: `streamed ${said === null ? 'no finish_reason' : `finish_reason ${said}`}, which AI SDK clients (opencode, Kilo) read as unknown and loop on: the gateway writes OpenAI's in this provider's streams from now on`,
     })
   }
 

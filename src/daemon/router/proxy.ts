@@ -1481,6 +1481,8 @@ export async function proxyRequest(
         family === 'chat' && (passedWith?.indexToolCalls === true || omitsToolCallIndex(provider.baseUrl))
       // ... or opens them without their id, or streams an empty role (the same filter)
       relayContext.idToolCalls = family === 'chat' && passedWith?.idToolCalls === true
+      // ... or ends a choice without an OpenAI finish_reason (the same filter)
+      relayContext.finishReasons = family === 'chat' && passedWith?.openAiFinish === true
       outcome = await relay(relayContext, upstream, status, target, credential, errorText)
     }
     if (result.contextWindow)
@@ -1531,6 +1533,16 @@ export async function proxyRequest(
         provider.name,
         model ?? prepared.requestedModel ?? '',
         faults.idless,
+      )
+      if (note)
+        result.error = result.error ? `${result.error}; ${provider.name} ${note}` : `${provider.name} ${note}`
+    }
+    if (faults?.finish !== undefined && family === 'chat' && !translated && !relayContext.finishReasons) {
+      // (this answer went as it came: an AI SDK client read its finish as unknown; the next ones get OpenAI's)
+      const note = adaptations.learnOpenAiFinish(
+        provider.name,
+        model ?? prepared.requestedModel ?? '',
+        faults.finish,
       )
       if (note)
         result.error = result.error ? `${result.error}; ${provider.name} ${note}` : `${provider.name} ${note}`

@@ -263,6 +263,12 @@ export interface RelayContext {
    * for each try.
    */
   idToolCalls?: boolean
+  /**
+   * A chat stream passed through from an upstream that ends a choice without a `finish_reason`, or
+   * with a vendor's the AI SDK reads as unknown (./tool-index.ts): OpenAI's written on the way.
+   * Set for each try.
+   */
+  finishReasons?: boolean
   timeouts: TimeoutSettings
   /** Set when the client left (or the caller aborted). */
   clientGone: {readonly aborted: boolean}
@@ -376,18 +382,18 @@ export async function relay(
   // (a stream's first byte waits for no bookkeeping that can wait)
   const tapped = status < 300
   let tap: UsageTap | undefined
+  const normaliser =
+    sse && status < 300 && (ctx.indexToolCalls || ctx.idToolCalls || ctx.finishReasons)
+      ? new ToolCallNormaliser({
+          index: ctx.indexToolCalls,
+          ids: ctx.idToolCalls,
+          finish: ctx.finishReasons,
+          stream: result.requestId,
+        })
+      : undefined
   const filter =
-    sse && status < 300 && (ctx.addedUsage || ctx.indexToolCalls || ctx.idToolCalls)
-      ? new ChatUsageChunkFilter(
-          ctx.addedUsage,
-          ctx.indexToolCalls || ctx.idToolCalls
-            ? new ToolCallNormaliser({
-                index: ctx.indexToolCalls,
-                ids: ctx.idToolCalls,
-                stream: result.requestId,
-              })
-            : undefined,
-        )
+    sse && status < 300 && (ctx.addedUsage || normaliser)
+      ? new ChatUsageChunkFilter(ctx.addedUsage, normaliser)
       : undefined
   // the provider key quoted back in an answer is masked (a key shorter than 8 characters is a
   // test value that could also be an ordinary word of the answer)
@@ -503,6 +509,9 @@ export async function relay(
         tap.end()
         tapEnded = true
         outcome = tap.outcome()
+        // a finish that said the answer broke off, written as an error event (./tool-index.ts)
+        if (outcome.kind === 'complete' && normaliser?.stoppedWith !== undefined)
+          outcome = {kind: 'error', message: normaliser.stoppedWith}
         if (outcome.kind === 'truncated' && !res.destroyed)
           endWithErrorEvent(truncatedMessage(outcome.expected))
         // a whole answer whose upstream left its terminal event out (Gemini's thought-only

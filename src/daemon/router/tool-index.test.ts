@@ -287,3 +287,134 @@ describe('omitsToolCallIndex', () => {
     expect(omitsToolCallIndex(url)).toBe(omits)
   })
 })
+
+describe('ToolCallNormaliser writing finishes', () => {
+  const head = {id: 'chatcmpl-7', object: 'chat.completion.chunk', created: 1730000000, model: 'glm-5.1'}
+  const chunk = (choices: unknown[], more: Record<string, unknown> = {}) =>
+    `data: ${JSON.stringify({...head, choices, ...more})}\n\n`
+  const usage = chunk([], {usage: {prompt_tokens: 9, completion_tokens: 2, total_tokens: 11}})
+  const done = 'data: [DONE]\n\n'
+  const finishing = () => new ToolCallNormaliser({finish: true})
+  const through = (filter: ChatUsageChunkFilter, chunks: Buffer[]): string => {
+    const out: Buffer[] = []
+    for (const c of chunks) {
+      const sent = filter.push(c)
+      out.push(Buffer.from(sent))
+    }
+    out.push(Buffer.from(filter.flush()))
+    return Buffer.concat(out).toString('utf8')
+  }
+  /** `stream` through a filter, whole and cut at every byte: one text. */
+  const written = (stream: string, dropUsage = false, normaliser = finishing): string => {
+    const bytes = Buffer.from(stream)
+    const whole = through(new ChatUsageChunkFilter(dropUsage, normaliser()), [bytes])
+    for (let cut = 1; cut < bytes.length; cut++)
+      expect(
+        through(new ChatUsageChunkFilter(dropUsage, normaliser()), [
+          bytes.subarray(0, cut),
+          bytes.subarray(cut),
+        ]),
+      ).toBe(whole)
+    return whole
+  }
+  const text = (content: string, finish_reason: string | null = null) =>
+    chunk([{index: 0, delta: {content}, logprobs: null, finish_reason}])
+  const opened = chunk([
+    {
+      index: 0,
+      delta: {
+        tool_calls: [{index: 0, id: 'call_a', type: 'function', function: {name: 'ls', arguments: '{}'}}],
+      },
+      finish_reason: null,
+    },
+  ])
+  const finishOf = (finish: string) => chunk([{index: 0, delta: {}, finish_reason: finish}])
+
+  it("passes a stream with OpenAI's finish as the same bytes, the same chunk", () => {
+    for (const finish of ['stop', 'length', 'tool_calls', 'content_filter']) {
+      const own = Buffer.from(
+        chunk([{index: 0, delta: {role: 'assistant', content: ''}, finish_reason: null}]) +
+          text('Hé "finish_reason": "x"') +
+          finishOf(finish) +
+          usage +
+          done,
+      )
+      for (const normaliser of [
+        finishing,
+        () => new ToolCallNormaliser({ids: true, index: true, finish: true}),
+      ]) {
+        const filter = new ChatUsageChunkFilter(false, normaliser())
+        expect(filter.push(own)).toBe(own)
+        expect(filter.flush()).toBe('')
+      }
+    }
+    // SenseNova's "" on every chunk before its finish: unread, as it came
+    const empty = Buffer.from(text('a', '') + text('b', '') + finishOf('stop') + done)
+    expect(new ChatUsageChunkFilter(false, finishing()).push(empty)).toBe(empty)
+  })
+
+  it("writes a missing finish before the usage chunk or [DONE], with the stream's id, created and model", () => {
+    const stop = finishOf('stop')
+    expect(written(text('Hi') + text('.') + usage + done)).toBe(text('Hi') + text('.') + stop + usage + done)
+    // the usage chunk dropped (the client did not ask for it): before [DONE]
+    expect(written(text('Hi') + usage + done, true)).toBe(text('Hi') + stop + done)
+    // "" until the end (Perplexity's, SenseNova's): the same
+    expect(written(text('Hi', '') + text('.', '') + done)).toBe(text('Hi', '') + text('.', '') + stop + done)
+    // a call opened: tool_calls
+    expect(written(text('Reading.') + opened + usage + done)).toBe(
+      text('Reading.') + opened + finishOf('tool_calls') + usage + done,
+    )
+    // each choice its own (the AI SDK reads the first choice of a chunk)
+    const two =
+      chunk([{index: 0, delta: {content: 'a'}, finish_reason: null}]) +
+      chunk([{index: 1, delta: {content: 'b'}, finish_reason: null}]) +
+      chunk([{index: 1, delta: {}, finish_reason: 'stop'}])
+    expect(written(two + done)).toBe(two + stop + done)
+    // an answer of nothing: choice 0 finished; a stream cut before [DONE]: left to the relay's error event
+    expect(written(done)).toBe(
+      `data: ${JSON.stringify({choices: [{index: 0, delta: {}, finish_reason: 'stop'}]})}\n\n` + done,
+    )
+    expect(written(text('Hi'))).toBe(text('Hi'))
+  })
+
+  it("writes a vendor's finish as OpenAI's, and one that says the answer broke off as an error event", () => {
+    expect(written(text('Hi') + finishOf('sensitive') + usage + done)).toBe(
+      text('Hi') + finishOf('content_filter') + usage + done,
+    )
+    expect(written(text('Hi', 'model_context_window_exceeded') + done)).toBe(text('Hi', 'length') + done)
+    // any other: the choice's own end
+    expect(written(text('Hi') + finishOf('eos') + done)).toBe(text('Hi') + finishOf('stop') + done)
+    expect(written(opened + finishOf('end_turn') + done)).toBe(opened + finishOf('tool_calls') + done)
+    const error = (code: string) =>
+      `data: ${JSON.stringify({error: {message: `upstream stopped the answer: finish_reason ${code}`, type: 'upstream_error', code}})}\n\n`
+    for (const code of ['error', 'abort', 'network_error', 'insufficient_system_resource']) {
+      const normaliser = finishing()
+      // the chunk that held nothing else: the error event in its place, no stop after it
+      expect(
+        through(new ChatUsageChunkFilter(false, normaliser), [
+          Buffer.from(text('Hi') + finishOf(code) + usage + done),
+        ]),
+      ).toBe(text('Hi') + error(code) + usage + done)
+      expect(normaliser.stoppedWith).toBe(`upstream stopped the answer: finish_reason ${code}`)
+    }
+    // with text (or usage) in it: the chunk kept without its finish, then the error event
+    expect(written(text('Hi', 'abort') + done)).toBe(text('Hi') + error('abort') + done)
+    expect(new ToolCallNormaliser({finish: true}).event(text('Hi', 'abort').trimEnd())).toBe(
+      text('Hi') + error('abort'),
+    )
+  })
+
+  it("maps as the translation's chat decoder reads them (protocols/chat-stream.ts)", async () => {
+    const {brokenFinish, chatFinish, CHAT_FINISH} = await import('../../protocols/chat-stream.js')
+    for (const reason of ['sensitive', 'model_context_window_exceeded', 'eos']) {
+      const normaliser = finishing()
+      const out = normaliser.event(text('Hi', reason))
+      expect(JSON.parse(out.slice(6)).choices[0].finish_reason).toBe(CHAT_FINISH[chatFinish(reason, false)])
+    }
+    for (const reason of ['error', 'abort', 'network_error', 'insufficient_system_resource']) {
+      const normaliser = finishing()
+      normaliser.event(finishOf(reason))
+      expect(normaliser.stoppedWith).toBe(brokenFinish(reason))
+    }
+  })
+})

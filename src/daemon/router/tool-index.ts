@@ -20,6 +20,15 @@
  *   id and sends it back as it got it, so the prompt cache holds), a number id as its string, and
  *   the first such role of a choice as `"assistant"` (OpenAI's first delta), the later ones left
  *   out (OpenAI sends none).
+ * - **Their `finish_reason`.** The AI SDK maps any finish but OpenAI's five, none included, to
+ *   `unknown`, and opencode's step loop goes on after an `unknown` finish without a tool call: a
+ *   request storm (anomalyco/opencode #49414). GLM on DashScope or NVIDIA NIM, Qwen previews and
+ *   Groq's Kimi end answers without one; Z.ai says `sensitive`, `network_error` and
+ *   `model_context_window_exceeded`, vLLM `abort`, DeepSeek `insufficient_system_resource`,
+ *   OpenRouter `error`. The gateway writes a vendor's finish as OpenAI's (`sensitive` as
+ *   `content_filter`, the window's end as `length`, a finish that says the answer broke off as an
+ *   error event in its place), and a choice without one gets one before the usage chunk or
+ *   `[DONE]`: `tool_calls` when it opened a call, else `stop`.
  */
 
 /** Gemini's OpenAI-compatible chat completions (`.../v1beta/openai/`), which number no call. */
@@ -52,12 +61,45 @@ interface ChoiceCalls {
 /** Whether a call's arguments are one whole JSON value (they can take no more), as the chat decoder reads it. */
 const wholeJson = (text: string): boolean => endsWithBrace(text) && isCompleteJson(text)
 
+/** The `finish_reason`s of OpenAI's chat streams, all the AI SDK maps to one of its own. */
+export const OPENAI_FINISH: ReadonlySet<string> = new Set([
+  'stop',
+  'length',
+  'tool_calls',
+  'content_filter',
+  'function_call',
+])
+
+/**
+ * OpenAI's finish for a vendor's (as protocols/chat-stream.ts `chatFinish` reads it for a
+ * translated answer; not imported: that module is the translation's, loaded only for one):
+ * Z.ai's filter and its context window's end; any other the choice's own end.
+ */
+const VENDOR_FINISH: Readonly<Record<string, string>> = {
+  sensitive: 'content_filter',
+  model_context_window_exceeded: 'length',
+}
+
+/**
+ * The finishes that say the answer broke off rather than ended (chat-stream.ts `brokenFinish`):
+ * OpenRouter's `error`, vLLM's `abort`, DeepSeek's `insufficient_system_resource`, Z.ai's
+ * `network_error`. Written as an error event, as a translated answer ends with one.
+ */
+const BROKEN_FINISH: ReadonlySet<string> = new Set([
+  'error',
+  'abort',
+  'insufficient_system_resource',
+  'network_error',
+])
+
 /** What a stream's {@link ToolCallNormaliser} writes. */
 export interface ToolCallFixes {
   /** Each tool-call delta's `index`, where one is left out. */
   index?: boolean
   /** A call's `id` where its first delta has none (or a number), and the delta's `role` where it is not `"assistant"`. */
   ids?: boolean
+  /** A choice's `finish_reason` as OpenAI's: a vendor's mapped, a missing one written before the usage chunk or `[DONE]`. */
+  finish?: boolean
   /** The id of the call's chunk where the chunk has none (the gateway's request id: unique to the answer). */
   stream?: string
 }
@@ -70,41 +112,113 @@ interface ChoiceIds {
 
 const TOOL_CALLS = '"tool_calls"'
 const ROLE = '"role"'
+const FINISH = '"finish_reason"'
+const CHOICES = '"choices"'
+const DONE = '[DONE]'
 
-/** Writes the tool-call deltas of one stream as OpenAI streams them (state across its events). */
+/** Where the value of the member whose key ends at `at` starts in `text` (after `:` and blanks). */
+function valueAt(text: string, at: number): number {
+  let i = at
+  while (i < text.length && ' \t\n\r:'.includes(text[i])) i++
+  return i
+}
+
+/** The next `"finish_reason"` in `text` from `from` whose value is neither `null` nor `""` (a finish); -1: none. */
+function finishAt(text: string, from: number): number {
+  for (let at = text.indexOf(FINISH, from); at !== -1; at = text.indexOf(FINISH, from)) {
+    const value = valueAt(text, at + FINISH.length)
+    if (!text.startsWith('null', value) && !text.startsWith('""', value)) return at
+    from = value
+  }
+  return -1
+}
+
+/** The next `"choices": []` in `text` from `from` (a usage chunk's); -1: none. */
+function noChoicesAt(text: string, from: number): number {
+  for (let at = text.indexOf(CHOICES, from); at !== -1; at = text.indexOf(CHOICES, from)) {
+    const open = valueAt(text, at + CHOICES.length)
+    if (text[open] === '[' && text[valueAt(text, open + 1)] === ']') return at
+    from = open
+  }
+  return -1
+}
+
+/** Per stream: what the finish written needs (fix `finish`). */
+interface Finishes {
+  /** The first chunk's `id`, `created` and `model`, for a finish chunk written. */
+  head?: Json
+  /** The choices seen, those that opened a tool call, those finished. */
+  seen: Set<number>
+  called: Set<number>
+  finished: Set<number>
+}
+
+/** A chunk whose choices carry no delta (or an empty one) and no usage, nor the chunk. */
+function holdsNothing(payload: Json): boolean {
+  if (payload.usage !== null && typeof payload.usage === 'object') return false
+  for (const choice of payload.choices as Array<Json | null>) {
+    if (choice === null || typeof choice !== 'object') continue
+    if (choice.usage !== null && typeof choice.usage === 'object') return false
+    const delta = choice.delta
+    if (delta !== null && typeof delta === 'object' && Object.keys(delta).length > 0) return false
+  }
+  return true
+}
+
+/** Writes the tool-call deltas (and finishes) of one stream as OpenAI streams them (state across its events). */
 export class ToolCallNormaliser {
   private readonly choices = new Map<number, ChoiceCalls>()
   private readonly named = new Map<number, ChoiceIds>()
+  private readonly finishes?: Finishes
+  /** What an event must hold to be read: each needle's search. */
+  private readonly needles: Array<(text: string, from: number) => number>
+  /**
+   * The message of the error event written for a finish that says the answer broke off (the
+   * first): the log row says the stream ended with it.
+   */
+  stoppedWith?: string
 
-  constructor(private readonly fix: ToolCallFixes) {}
+  constructor(private readonly fix: ToolCallFixes) {
+    this.needles = [(text, from) => text.indexOf(TOOL_CALLS, from)]
+    if (fix.ids) this.needles.push((text, from) => text.indexOf(ROLE, from))
+    if (fix.finish) {
+      this.finishes = {seen: new Set(), called: new Set(), finished: new Set()}
+      this.needles.push(finishAt, noChoicesAt, (text, from) => text.indexOf(DONE, from))
+    }
+    this.at = this.needles.map(() => -1)
+  }
 
   /**
-   * Where in `text`, from `from`, the next thing is that an event must hold to be read (`"tool_calls"`,
-   * and with `ids` `"role"`); -1 when none: an event without it goes as it came, unparsed.
+   * Where in `text`, from `from`, the next thing is that an event must hold to be read (`"tool_calls"`;
+   * with `ids` `"role"`; with `finish` a `finish_reason` that is neither null nor `""`, a usage
+   * chunk's `"choices": []`, `[DONE]`, and every event until the first chunk was read); -1 when
+   * none: an event without it goes as it came, unparsed.
    */
   mark(text: string, from = 0): number {
-    if (!this.fix.ids) return text.indexOf(TOOL_CALLS, from)
+    // (the first chunk's id, created and model, for a finish written)
+    if (this.finishes && !this.finishes.head) return from
+    if (this.needles.length === 1) return text.indexOf(TOOL_CALLS, from)
     // each needle searched again only once the events passed it, a miss kept for the rest of the
     // text: a chunk with a role in every event and no tool call is read once, not once an event
+    const {at, needles} = this
     if (from === 0 || text !== this.marked) {
       this.marked = text
-      this.calls = text.indexOf(TOOL_CALLS, from)
-      this.role = text.indexOf(ROLE, from)
-    } else {
-      if (this.calls !== -1 && this.calls < from) this.calls = text.indexOf(TOOL_CALLS, from)
-      if (this.role !== -1 && this.role < from) this.role = text.indexOf(ROLE, from)
-    }
-    const {calls, role} = this
-    return calls === -1 ? role : role === -1 ? calls : Math.min(calls, role)
+      for (let i = 0; i < needles.length; i++) at[i] = needles[i](text, from)
+    } else
+      for (let i = 0; i < needles.length; i++)
+        if (at[i] !== -1 && at[i] < from) at[i] = needles[i](text, from)
+    let next = -1
+    for (const found of at) if (found !== -1 && (next === -1 || found < next)) next = found
+    return next
   }
-  /** The text {@link mark} searched last, and where its needles are next (-1: none after). */
+  /** The text {@link mark} searched last, and where each needle is next in it (-1: none after). */
   private marked?: string
-  private calls = -1
-  private role = -1
+  private readonly at: number[]
 
   /**
-   * One SSE event (`data: {...}` and its blank line) with its tool-call deltas written as OpenAI
-   * writes them; the same string when none needed it (or it is no JSON chunk).
+   * One SSE event (`data: {...}` and its blank line) with its tool-call deltas (and finishes)
+   * written as OpenAI writes them, a finish chunk before it where one is missing; the same string
+   * when none needed it (or it is no JSON chunk).
    */
   event(text: string): string {
     const lines = text.split(/\r\n|\n|\r/)
@@ -112,7 +226,9 @@ export class ToolCallNormaliser {
     let count = 0
     for (const line of lines)
       if (line.startsWith('data:')) data += (count++ === 0 ? '' : '\n') + line.slice(5).replace(/^ /, '')
-    if (count === 0 || data[0] !== '{') return text
+    if (count === 0) return text
+    if (data === DONE) return this.finishes ? this.unfinished() + text : text
+    if (data[0] !== '{') return text
     let payload: Json
     try {
       payload = JSON.parse(data) as Json
@@ -122,7 +238,12 @@ export class ToolCallNormaliser {
     // (both: the index first, so that the ids go by it)
     const numbered = this.fix.index === true && this.number(payload)
     const named = this.fix.ids === true && this.name(payload)
-    if (!numbered && !named) return text
+    const finished = this.finishes ? this.finish(payload) : undefined
+    const before = finished?.before ?? ''
+    if (!numbered && !named && !finished?.changed) return before + text
+    const after = finished?.after ?? ''
+    // a chunk that held nothing but a finish that says the answer broke off: the error event in its place
+    if (after !== '' && holdsNothing(payload)) return before + after
     const json = JSON.stringify(payload)
     let placed = false
     const out: string[] = []
@@ -133,7 +254,66 @@ export class ToolCallNormaliser {
         out.push(`data: ${json}`)
       }
     }
-    return out.join('\n')
+    const written = out.join('\n')
+    return before + written + (after === '' || /(?:\n\n|\r\r)$/.test(written) ? '' : '\n\n') + after
+  }
+
+  /**
+   * Notes the choices of `payload`, their calls and finishes, and writes a vendor's finish as
+   * OpenAI's (in place; `changed`); `before`: the finish chunks of the choices without one, for a
+   * usage chunk (`"choices": []`); `after`: the error event of a finish that says the answer broke
+   * off.
+   */
+  private finish(payload: Json): {changed: boolean; before: string; after: string} {
+    const f = this.finishes!
+    f.head ??= {
+      ...(payload.id === undefined ? {} : {id: payload.id}),
+      object: 'chat.completion.chunk',
+      ...(payload.created === undefined ? {} : {created: payload.created}),
+      ...(payload.model === undefined ? {} : {model: payload.model}),
+    }
+    const choices = payload.choices
+    if (!Array.isArray(choices)) return {changed: false, before: '', after: ''}
+    if (choices.length === 0) return {changed: false, before: this.unfinished(), after: ''}
+    let changed = false
+    let after = ''
+    for (const choice of choices as Array<Json | null>) {
+      if (choice === null || typeof choice !== 'object') continue
+      const at = typeof choice.index === 'number' ? choice.index : 0
+      f.seen.add(at)
+      const calls = (choice.delta as Json | null | undefined)?.tool_calls
+      if (Array.isArray(calls) && calls.length > 0) f.called.add(at)
+      const reason = choice.finish_reason
+      if (typeof reason !== 'string' || reason === '') continue
+      f.finished.add(at)
+      if (OPENAI_FINISH.has(reason)) continue
+      changed = true
+      if (BROKEN_FINISH.has(reason)) {
+        // (the stream's first such: one error event; the AI SDK ends the step with `error`)
+        choice.finish_reason = null
+        if (this.stoppedWith !== undefined) continue
+        const message = `upstream stopped the answer: finish_reason ${reason}`
+        this.stoppedWith = message
+        after += `data: ${JSON.stringify({error: {message, type: 'upstream_error', code: reason}})}\n\n`
+      } else choice.finish_reason = VENDOR_FINISH[reason] ?? (f.called.has(at) ? 'tool_calls' : 'stop')
+    }
+    return {changed, before: '', after}
+  }
+
+  /**
+   * The finish chunks of the choices seen without one (choice 0 when none was seen): `tool_calls`
+   * where the choice opened a call, else `stop`, with the stream's own id, created and model.
+   */
+  private unfinished(): string {
+    const f = this.finishes!
+    let out = ''
+    for (const at of f.seen.size === 0 ? [0] : f.seen) {
+      if (f.finished.has(at)) continue
+      f.finished.add(at)
+      const finish = f.called.has(at) ? 'tool_calls' : 'stop'
+      out += `data: ${JSON.stringify({...f.head, choices: [{index: at, delta: {}, finish_reason: finish}]})}\n\n`
+    }
+    return out
   }
 
   /**

@@ -245,12 +245,27 @@ describe('chat quirks', () => {
     expect(json?.choices[0].message).not.toHaveProperty('reasoning_content')
   })
 
-  it('no-finish-reason: no chunk has a finish_reason, [DONE] still ends the stream', async () => {
+  it('no-finish-reason: no chunk has a finish_reason, [DONE] still ends the stream; a JSON answer says null', async () => {
     const {events} = await chat({model: 'gpt-x+no-finish-reason', stream: true})
     expect(events.at(-1)?.data).toBe('[DONE]')
     expect(events.slice(0, -1).every((e) => e.data.choices[0].finish_reason === null)).toBe(true)
     const normal = await chat({model: 'gpt-x', stream: true})
     expect(normal.events.at(-2)?.data.choices[0].finish_reason).toBe('stop')
+    const {json} = await chat({model: 'gpt-x+no-finish-reason'})
+    expect(json?.choices[0].finish_reason).toBe(null)
+  })
+
+  it("vendor-finish, broken-finish: Z.ai's sensitive, network_error as the finish, stream and JSON answer", async () => {
+    for (const [quirk, finish] of [
+      ['vendor-finish', 'sensitive'],
+      ['broken-finish', 'network_error'],
+    ]) {
+      const {events} = await chat({model: `gpt-x+${quirk}`, stream: true})
+      expect(events.at(-2)?.data.choices[0].finish_reason).toBe(finish)
+      expect(events.slice(0, -2).every((e) => e.data.choices[0].finish_reason === null)).toBe(true)
+      const {json} = await chat({model: `gpt-x+${quirk}`})
+      expect(json?.choices[0].finish_reason).toBe(finish)
+    }
   })
 
   it('usage-last: usage on the finish chunk itself, no choices:[] chunk, even without include_usage', async () => {

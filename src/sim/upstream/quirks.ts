@@ -184,6 +184,10 @@ export const SIM_QUIRKS = [
   // a chat stream whose chunks carry `"finish_reason": ""` until the real one (SenseNova, Perplexity,
   // Together, OpenCode Zen's hy3)
   'empty-finish',
+  // a chat answer that ends with Z.ai's `sensitive` (its filter), a finish the AI SDK reads as
+  // unknown (anomalyco/opencode #49414); `broken-finish`: Z.ai's `network_error` (the answer broke off)
+  'vendor-finish',
+  'broken-finish',
   // a Responses server that takes Codex's custom tools without a word and answers one as a plain
   // function call, its input wrapped in JSON (MiniMax M3: CLIProxyAPI #5753)
   'custom-as-function',

@@ -1,5 +1,6 @@
 import type {Json, Reader, ToolCallFaults, Usage} from './tap.js'
 import {errorMessage, num, obj, streamedUsage} from './tap.js'
+import {OPENAI_FINISH} from '../tool-index.js'
 
 const USAGE_KEY = Buffer.from('"usage"')
 
@@ -13,8 +14,18 @@ export class ChatReader implements Reader {
   streamError?: string
   readonly terminalName = '[DONE]'
   readonly usageKey = USAGE_KEY
-  /** What the stream's tool calls lacked of OpenAI's format (see `UsageTap.toolCallFaults`). */
-  toolCallFaults?: ToolCallFaults
+  /** What the stream lacked of OpenAI's format so far (see `UsageTap.toolCallFaults`). */
+  private faults?: ToolCallFaults
+  /**
+   * What the stream lacked of OpenAI's format (see `UsageTap.toolCallFaults`): with no finish by
+   * `[DONE]` (an error event aside), `finish: null`. A stream that ended without either is
+   * truncated, and the relay ends it with an error event the client shows.
+   */
+  get toolCallFaults(): ToolCallFaults | undefined {
+    if (this.terminal && !this.stopped && this.streamError === undefined && this.faults?.finish === undefined)
+      return {...this.faults, finish: null}
+    return this.faults
+  }
   /** The calls opened so far, by choice. */
   private opened?: Map<number, Set<number>>
   onJsonUsage(usage: Json): void {
@@ -29,7 +40,14 @@ export class ChatReader implements Reader {
     if (Array.isArray(choices)) {
       for (const c of choices) {
         const choice = obj(c)
-        if (typeof choice?.finish_reason === 'string') this.stopped = true
+        // (`""` on every chunk is SenseNova's, Perplexity's, Together's "not yet")
+        const finish = choice?.finish_reason
+        if (typeof finish === 'string' && finish !== '') {
+          this.stopped = true
+          // a vendor's finish the AI SDK reads as unknown (Z.ai's `sensitive`, vLLM's `abort`)
+          if (!OPENAI_FINISH.has(finish) && this.faults?.finish === undefined)
+            (this.faults ??= {}).finish = finish
+        }
         const delta = obj(choice?.delta)
         if (
           delta &&
@@ -37,19 +55,18 @@ export class ChatReader implements Reader {
         )
           this.deltas++
         // a tool-call delta without its index (Gemini's OpenAI-compatible endpoint, some relays)
-        if (!this.toolCallFaults?.unindexed && Array.isArray(delta?.tool_calls))
+        if (!this.faults?.unindexed && Array.isArray(delta?.tool_calls))
           for (const call of delta.tool_calls)
-            if (typeof obj(call)?.index !== 'number') (this.toolCallFaults ??= {}).unindexed = true
+            if (typeof obj(call)?.index !== 'number') (this.faults ??= {}).unindexed = true
         // a call opened without its id, a number id, an empty role (GLM, Kimi, NIM, vLLM's gpt-oss)
-        if (delta && this.toolCallFaults?.idless !== 'id')
+        if (delta && this.faults?.idless !== 'id')
           this.noteIds(delta, typeof choice!.index === 'number' ? choice!.index : 0)
       }
     }
   }
   /** Notes a call of `delta` opened without a string id, a number id, or a role that is not `"assistant"`. */
   private noteIds(delta: Json, at: number): void {
-    if (typeof delta.role === 'string' && delta.role !== 'assistant')
-      (this.toolCallFaults ??= {}).idless = 'role'
+    if (typeof delta.role === 'string' && delta.role !== 'assistant') (this.faults ??= {}).idless = 'role'
     if (!Array.isArray(delta.tool_calls)) return
     this.opened ??= new Map()
     let opened = this.opened.get(at)
@@ -68,7 +85,7 @@ export class ChatReader implements Reader {
         opens = typeof fn?.name === 'string' && fn.name !== ''
       }
       if (typeof call.id === 'number' || (opens && !(typeof call.id === 'string' && call.id !== '')))
-        (this.toolCallFaults ??= {}).idless = 'id'
+        (this.faults ??= {}).idless = 'id'
     }
   }
   /** OpenAI pads every stream chunk with a random-length `obfuscation` string: not part of a template. */

@@ -40,14 +40,17 @@ export interface Usage {
 }
 
 /**
- * What a chat stream's tool calls lacked of OpenAI's format (../tool-index.ts): a delta without its
+ * What a chat stream lacked of OpenAI's format (../tool-index.ts): a delta without its
  * `index`, which clients reassemble calls by (`unindexed`); a call opened without a string `id`
  * (`idless: 'id'`, a number id too), or else a delta's `role` that is not `"assistant"`
- * (`idless: 'role'`), which AI SDK clients refuse.
+ * (`idless: 'role'`), which AI SDK clients refuse; a finish AI SDK clients read as `unknown` and
+ * loop on (`finish`): null when the stream reached `[DONE]` without any (`""` is none), else the
+ * vendor's value outside OpenAI's (Z.ai's `sensitive`, vLLM's `abort`).
  */
 export interface ToolCallFaults {
   unindexed?: true
   idless?: 'id' | 'role'
+  finish?: string | null
 }
 
 export interface UsageTap {
@@ -71,9 +74,9 @@ export interface UsageTap {
    */
   outcome(): StreamOutcome
   /**
-   * Chat streams, after `end()`: what their tool calls lacked of OpenAI's format; undefined when
-   * nothing. Apart from the usage: a client that refuses such a delta closes the stream there,
-   * before the usage comes.
+   * Chat streams, after `end()`: what their tool calls (or their finish) lacked of OpenAI's
+   * format; undefined when nothing. Apart from the usage: a client that refuses such a delta
+   * closes the stream there, before the usage comes.
    */
   toolCallFaults(): ToolCallFaults | undefined
 }
@@ -105,8 +108,8 @@ export interface Reader {
   /** Set by the reader when its protocol's terminal event was seen. */
   terminal?: boolean
   /**
-   * Chat and Messages: set by the reader when the answer's stop came (a `finish_reason`, a
-   * `stop_reason` in `message_delta`): a stream that ends cleanly after it is whole without its
+   * Chat and Messages: set by the reader when the answer's stop came (a `finish_reason` that is
+   * not `""`, a `stop_reason` in `message_delta`): a stream that ends cleanly after it is whole without its
    * terminal event (servers that leave `[DONE]` out, a relay that drops `message_stop`), as the
    * official SDKs read it.
    */
@@ -119,8 +122,8 @@ export interface Reader {
   missingTerminal?(): string | undefined
   /** Set by the reader to the message of an error event the upstream sent in the stream. */
   streamError?: string
-  /** Chat: set by the reader as `UsageTap.toolCallFaults` tells it. */
-  toolCallFaults?: ToolCallFaults
+  /** Chat: what the reader read as `UsageTap.toolCallFaults` tells it (after the stream's end). */
+  readonly toolCallFaults?: ToolCallFaults
   /** The terminal event's name, for the log row of a stream that ended without it. */
   readonly terminalName: string
   /**

@@ -185,9 +185,49 @@ describe('usage taps', () => {
     const tap = createUsageTap('chat', true)
     tap.feed(Buffer.from(events({tool_calls: [bare]}, {tool_calls: [{function: {arguments: ''}}]})))
     tap.end()
-    expect(tap.toolCallFaults()).toEqual({unindexed: true, idless: 'id'})
+    // (and no finish by [DONE]: that too)
+    expect(tap.toolCallFaults()).toEqual({unindexed: true, idless: 'id', finish: null})
     // Gemini's: its calls carry ids, not indexes
     expect(seen(events({tool_calls: [{...bare, id: 'function-call-1'}]}))).toBe(undefined)
+  })
+
+  it('chat: a finish the AI SDK reads as unknown (none by [DONE], a vendor\'s); "" is no finish; none in OpenAI\'s', () => {
+    const stream = (...finishes: Array<string | null | undefined>) =>
+      [
+        ...finishes.map(
+          (finish_reason, i) =>
+            `data: ${JSON.stringify({id: 'c', choices: [{index: 0, delta: {content: `${i}`}, finish_reason}]})}`,
+        ),
+        'data: [DONE]',
+      ].join('\n\n') + '\n\n'
+    const read = (text: string) => {
+      const tap = createUsageTap('chat', true)
+      tap.feed(Buffer.from(text))
+      tap.end()
+      return {faults: tap.toolCallFaults(), outcome: tap.outcome().kind}
+    }
+    for (const openai of ['stop', 'length', 'tool_calls', 'content_filter', 'function_call'])
+      expect(read(stream(null, openai))).toEqual({faults: undefined, outcome: 'complete'})
+    // SenseNova's, Perplexity's: "" until the last chunk
+    expect(read(stream('', '', 'stop'))).toEqual({faults: undefined, outcome: 'complete'})
+    expect(read(stream(null, null))).toEqual({faults: {finish: null}, outcome: 'complete'})
+    expect(read(stream('', ''))).toEqual({faults: {finish: null}, outcome: 'complete'})
+    expect(read(stream(null, 'sensitive'))).toEqual({faults: {finish: 'sensitive'}, outcome: 'complete'})
+    expect(read(stream('abort')).faults).toEqual({finish: 'abort'})
+    // the first vendor's value is the one the row names
+    expect(read(stream('network_error', 'stop')).faults).toEqual({finish: 'network_error'})
+    // an error event ends it: no finish needed
+    expect(
+      read(
+        `data: ${JSON.stringify({id: 'c', choices: [{index: 0, delta: {content: 'a'}}]})}\n\ndata: {"error":{"message":"x"}}\n\ndata: [DONE]\n\n`,
+      ).faults,
+    ).toBe(undefined)
+    // a stream cut after "" chunks (no [DONE]): truncated, not complete, and no finish fault (the
+    // relay ends it with an error event)
+    const cut = stream('', '').replace('data: [DONE]\n\n', '')
+    expect(read(cut)).toEqual({faults: undefined, outcome: 'truncated'})
+    // a stream cut after its finish, [DONE] left out: complete, as before
+    expect(read(stream(null, 'stop').replace('data: [DONE]\n\n', '')).outcome).toBe('complete')
   })
 
   it("chat: DashScope's breakdown of its writes, the 1-hour part in the row", () => {
