@@ -1,7 +1,8 @@
 import {describe, expect, it} from 'vitest'
 
+import {derivedCacheKey, headerCacheKey} from './cache-key.js'
 import {geminiCodec} from './gemini.js'
-import type {Request} from './ir.js'
+import type {Message, Request} from './ir.js'
 import {decodeClientRequest, encodeUpstreamRequest} from './translate.js'
 
 const upstream = (
@@ -124,5 +125,91 @@ describe('gemini encodeRequest: empty text parts', () => {
       role: 'model',
       parts: [{text: '', thoughtSignature: 'SIG'}],
     })
+  })
+})
+
+const text = (t: string) => ({type: 'text' as const, text: t})
+const request = (system: string, messages: Message[]): Request => ({
+  model: null,
+  system: system ? [text(system)] : [],
+  messages,
+  tools: [],
+  stream: false,
+})
+const user = (...parts: string[]): Message => ({role: 'user', parts: parts.map(text)})
+const DERIVED = /^gw-[\w-]{32}$/
+
+describe('headerCacheKey', () => {
+  it('the first of x-session-affinity, x-session-id, session-id', () => {
+    expect(headerCacheKey({'x-session-id': 'b', 'x-session-affinity': 'a', 'session-id': 'c'})).toBe('a')
+    expect(headerCacheKey({'x-session-id': 'b', 'session-id': 'c'})).toBe('b')
+    expect(headerCacheKey({'session-id': 'c'})).toBe('c')
+    expect(headerCacheKey({'x-session-affinity': '', 'session-id': 'c'})).toBe('c')
+    expect(headerCacheKey({'user-agent': 'x'})).toBeUndefined()
+  })
+
+  it('over 64 characters: a hash of it, the same for the same id', () => {
+    expect(headerCacheKey({'x-session-id': 's'.repeat(64)})).toBe('s'.repeat(64))
+    const long = headerCacheKey({'x-session-id': 's'.repeat(65)})
+    expect(long).toMatch(DERIVED)
+    expect(headerCacheKey({'x-session-id': 's'.repeat(65)})).toBe(long)
+    expect(headerCacheKey({'x-session-id': 's'.repeat(66)})).not.toBe(long)
+  })
+})
+
+describe('derivedCacheKey', () => {
+  const context = '<session_context>/home/u/work</session_context>'
+  const first = user(context, 'use a tool')
+
+  it('the same on every turn of a conversation', () => {
+    const key = derivedCacheKey(request('You are Gemini CLI.', [first]), 'agent-1')
+    expect(key).toMatch(DERIVED)
+    const turn2 = request('You are Gemini CLI.', [
+      first,
+      {role: 'assistant', parts: [text('Which tool?')]},
+      user('read notes.txt'),
+    ])
+    expect(derivedCacheKey(turn2, 'agent-1')).toBe(key)
+  })
+
+  it('another first prompt, directory, system prompt or agent: another key', () => {
+    const key = derivedCacheKey(request('You are Gemini CLI.', [first]), 'agent-1')
+    const others = [
+      derivedCacheKey(request('You are Gemini CLI.', [user(context, 'fix it')]), 'agent-1'),
+      derivedCacheKey(
+        request('You are Gemini CLI.', [user('<session_context>/srv</session_context>', 'use a tool')]),
+        'agent-1',
+      ),
+      derivedCacheKey(request('You are Qwen Code.', [first]), 'agent-1'),
+      derivedCacheKey(request('You are Gemini CLI.', [first]), 'agent-2'),
+      derivedCacheKey(request('You are Gemini CLI.', [first])),
+    ]
+    expect(new Set([key, ...others]).size).toBe(6)
+  })
+
+  it('a prompt after a long context in one string tells conversations apart (its end is read)', () => {
+    const context = 'x'.repeat(10_000)
+    const a = derivedCacheKey(request('', [user(`${context}\nfix the build`)]))
+    const b = derivedCacheKey(request('', [user(`${context}\nrun the tests`)]))
+    expect(a).not.toBe(b)
+  })
+
+  it('reads a bounded part only: the middle of a long part, text parts after the 8th, other turns', () => {
+    const mid = (c: string) => `${'a'.repeat(1000)}${c}${'b'.repeat(1000)}`
+    expect(derivedCacheKey(request('', [user(mid('1'))]))).toBe(
+      derivedCacheKey(request('', [user(mid('2'))])),
+    )
+    const nine = (last: string) => user('1', '2', '3', '4', '5', '6', '7', '8', last)
+    expect(derivedCacheKey(request('', [nine('x')]))).toBe(derivedCacheKey(request('', [nine('y')])))
+  })
+
+  it('the first user turn, not an assistant turn before it; a turn of no text still gets one', () => {
+    const lead: Message = {role: 'assistant', parts: [text('Hello!')]}
+    expect(derivedCacheKey(request('s', [lead, first]))).toBe(derivedCacheKey(request('s', [first])))
+    expect(
+      derivedCacheKey(
+        request('s', [{role: 'user', parts: [{type: 'image', mediaType: 'image/png', data: 'AA=='}]}]),
+      ),
+    ).toMatch(DERIVED)
   })
 })

@@ -82,6 +82,7 @@ import {chatThinkingIsOff, refusesForcedWhileThinking, thinkingOffForForcedCall}
 import {thinkingOffForToolTurns, withEmptyThinking} from './thinking-history.js'
 
 export {TranslationError} from './ir.js'
+export {derivedCacheKey, headerCacheKey} from './cache-key.js'
 export {geminiDeclarationCount} from './tool-cap.js'
 export {REMOTE_COMPACTION_REFUSAL} from './responses.js'
 

@@ -3,7 +3,8 @@
  * key goes to `api.openai.com` and Moonshot's API, which take it, as `x-grok-conv-id` to xAI, and
  * to no other chat server (most refuse it); one
  * that refuses it anyway learns to go without. A chat client's own key, passed through, goes as it
- * came. The proxy in this process; `api.openai.com` is a scripted upstream on 127.0.0.1 (the
+ * came. A request whose body names no key: its session header's, else (to an upstream that routes
+ * by one) a key derived from its first turn. The proxy in this process; `api.openai.com` is a scripted upstream on 127.0.0.1 (the
  * gateway's connection pool for that origin is pointed there: nothing leaves this machine).
  */
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -114,10 +115,21 @@ describe('prompt_cache_key to a chat upstream', () => {
     expect(r.status, await r.text()).toBe(200)
     expect(xaiHeaders).toHaveLength(1)
     expect(xaiHeaders[0]['x-grok-conv-id']).toBe('conv-019a')
-    // a request without a key: no header
+    // a request without a key: one derived from its first turn (protocols/cache-key.ts), the same
+    // on its next turn
     const {prompt_cache_key: _, ...keyless} = codex
     expect((await post('/v1/responses', keyless)).status).toBe(200)
-    expect(xaiHeaders[1]).not.toHaveProperty('x-grok-conv-id')
+    const turn2 = {
+      ...keyless,
+      input: [
+        ...keyless.input,
+        {type: 'message', role: 'assistant', content: [{type: 'output_text', text: 'hello'}]},
+        {type: 'message', role: 'user', content: [{type: 'input_text', text: 'again'}]},
+      ],
+    }
+    expect((await post('/v1/responses', turn2)).status).toBe(200)
+    expect(xaiHeaders[1]['x-grok-conv-id']).toMatch(/^gw-[\w-]{32}$/)
+    expect(xaiHeaders[2]['x-grok-conv-id']).toBe(xaiHeaders[1]['x-grok-conv-id'])
   })
 
   it('Codex to another chat server: no key', async () => {
@@ -126,6 +138,77 @@ describe('prompt_cache_key to a chat upstream', () => {
     expect((await post('/v1/responses', codex)).status).toBe(200)
     expect(sent(0)).toHaveProperty('messages')
     expect(sent(0)).not.toHaveProperty('prompt_cache_key')
+  })
+
+  it("Gemini CLI (no id anywhere) to OpenAI's chat completions: a key derived from its first turn, kept on turn 2", async () => {
+    received.length = 0
+    targets = [translated('openai', 'gpt-5.4', `${OPENAI}/v1`)]
+    const first = {
+      role: 'user',
+      parts: [{text: '<session_context>/home/u/work</session_context>'}, {text: 'hi'}],
+    }
+    const system = {parts: [{text: 'You are Gemini CLI.'}]}
+    const path = '/v1beta/models/gemini-3.8-flash:generateContent'
+    expect((await post(path, {systemInstruction: system, contents: [first]})).status).toBe(200)
+    const contents = [
+      first,
+      {role: 'model', parts: [{text: 'hello'}]},
+      {role: 'user', parts: [{text: 'again'}]},
+    ]
+    expect((await post(path, {systemInstruction: system, contents})).status).toBe(200)
+    const other = {role: 'user', parts: [first.parts[0], {text: 'bye'}]}
+    expect((await post(path, {systemInstruction: system, contents: [other]})).status).toBe(200)
+    const got = received.map((b) => JSON.parse(String(b)).prompt_cache_key as string)
+    expect(got[0]).toMatch(/^gw-[\w-]{32}$/)
+    expect(got[1]).toBe(got[0])
+    expect(got[2]).toMatch(/^gw-[\w-]{32}$/)
+    expect(got[2]).not.toBe(got[0])
+  })
+
+  it("OpenCode's session header to OpenAI's chat completions is the key; to another chat server none", async () => {
+    received.length = 0
+    const opencode = {model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{role: 'user', content: 'hi'}]}
+    const withSession = (path: string, body: unknown) =>
+      fetch(`${gateway.url}${path}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-api-key': 'client-key',
+          'x-session-affinity': 'ses_1',
+        },
+        body: JSON.stringify(body),
+      })
+    targets = [translated('openai', 'gpt-5.4', `${OPENAI}/v1`)]
+    expect((await withSession('/v1/messages', opencode)).status).toBe(200)
+    targets = [translated('deepseek', 'deepseek-v4-flash', upstream.origin)]
+    expect((await withSession('/v1/messages', opencode)).status).toBe(200)
+    expect(sent(0)).toMatchObject({prompt_cache_key: 'ses_1'})
+    expect(sent(1)).not.toHaveProperty('prompt_cache_key')
+  })
+
+  it('a keyless request translated to another chat server: no key derived', async () => {
+    received.length = 0
+    targets = [translated('deepseek', 'deepseek-v4-flash', upstream.origin)]
+    const {prompt_cache_key: _, ...keyless} = codex
+    expect((await post('/v1/responses', keyless)).status).toBe(200)
+    expect(sent(0)).not.toHaveProperty('prompt_cache_key')
+  })
+
+  it("a chat client without a key, passed through to OpenAI's chat completions with a session header: as it came", async () => {
+    received.length = 0
+    targets = [chatTarget('openai', 'gpt-5.4', `${OPENAI}/v1`)]
+    const body = {model: 'gpt-5.4', messages: [{role: 'user', content: 'hi'}]}
+    const res = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: 'Bearer client-key',
+        'x-session-id': 'ses_2',
+      },
+      body: JSON.stringify(body),
+    })
+    expect(res.status).toBe(200)
+    expect(String(received[0])).toBe(JSON.stringify(body))
   })
 
   it("a chat client's own key, passed through, goes as it came", async () => {

@@ -175,6 +175,7 @@ export class Router {
           pools: this.pools,
           signal: input.signal,
           carry: this.carry,
+          agentId: identity.agentId ?? undefined,
         },
       )
     } catch (error) {

@@ -73,6 +73,11 @@ export interface ProxyOptions {
   /** Opaque turn-2 state kept for translated clients that cannot carry it (one per daemon). */
   carry?: CarryStore
   /**
+   * The agent the request is from (its gateway key's), which a translated request's derived cache
+   * key is a hash of, with its first turn (protocols/cache-key.ts), so that no two agents share one.
+   */
+  agentId?: string
+  /**
    * Waits `ms` before Codex's request goes again after a 429 (./rate-limit.ts); default a timer.
    * Tests pass one that returns at once and records the waits asked for.
    */

@@ -196,7 +196,7 @@ interface TranslatedRequest {
 
 /**
  * A translated request's conversation (its cache key: Codex's `prompt_cache_key`, a Claude Code
- * session) named to xAI in `x-grok-conv-id`, which keeps its prefix cached on one machine
+ * session, a session header, or one derived from its first turn) named to xAI in `x-grok-conv-id`, which keeps its prefix cached on one machine
  * (./plain-tools.ts `isXaiApi`); any other request's headers as they are.
  */
 function conversationHeader(
@@ -207,6 +207,21 @@ function conversationHeader(
   const key = translated?.translation.client.request.cacheKey
   if (key !== undefined && isXaiApi(provider.baseUrl)) headers['x-grok-conv-id'] = key
   return headers
+}
+
+/**
+ * Whether `provider` routes a prompt to its cache by a conversation's key, where one derived from
+ * the first turn helps: a Responses server not on this machine or network (OpenAI's, Azure's; a
+ * local server's cache is on one machine), OpenAI's and Moonshot's chat completions, and xAI
+ * (`x-grok-conv-id`). Any other upstream has no such key (a Messages or Gemini upstream, another
+ * chat server, which refuses the field).
+ */
+function routesByCacheKey(provider: ProxyTarget['provider']): boolean {
+  if (provider.family === 'responses') return provider.origin === 'sim' || !isLocalServer(provider.baseUrl)
+  return (
+    isXaiApi(provider.baseUrl) ||
+    (provider.family === 'chat' && (isOpenAiApi(provider.baseUrl) || isMoonshotApi(provider.baseUrl)))
+  )
 }
 
 /** The body of a count-tokens request (`/v1/messages/count_tokens`, `:countTokens`). */
@@ -640,6 +655,16 @@ export async function proxyRequest(
       return 'answered'
     }
     const upstreamModelName = model ?? client.request.model ?? ''
+    // a conversation whose body named no cache key (OpenCode's Anthropic provider, Gemini CLI, Qwen
+    // Code): the session its headers name, else, for an upstream that routes to its cache by a key,
+    // one derived from its first turn (protocols/cache-key.ts): a few header lookups, and a hash of
+    // at most ~5 KB, only for such a request (not for a Responses client's own tools made plain)
+    if (client.request.cacheKey === undefined && !plainTools) {
+      const named = translate.headerCacheKey(request.headers)
+      if (named !== undefined) client.request.cacheKey = named
+      else if (routesByCacheKey(target.provider))
+        client.request.cacheKey = translate.derivedCacheKey(client.request, options.agentId)
+    }
     const adapt = adaptations.get(target.provider.name, upstreamModelName)
     const ctx: CodecContext = plainTools ? {carry, plainTools} : {carry}
     // OpenAI's own chat completions: the output limit as `max_completion_tokens` (its reasoning
