@@ -13,6 +13,7 @@ import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import {headerCacheKey} from '../src/protocols/cache-key.js'
 import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
 
 let base = ''
@@ -199,10 +200,17 @@ describe('a cache key for a client whose body names none', {timeout: 60_000}, ()
     // only `x-session-id` (and Codex's `session-id`) read as well
     await post('/v1/messages', key, {...body, messages: first}, {'session-id': 'thread-9'})
     const calls = await takeSimCalls(simOrigin, /\/responses$/)
-    expect(calls.map((c) => c.prompt_cache_key)).toEqual([OPENCODE_SESSION, OPENCODE_SESSION, 'thread-9'])
+    // (the session's hash, never its id: review58)
+    const opencodeKey = headerCacheKey({'x-session-id': OPENCODE_SESSION})
+    expect(calls.map((c) => c.prompt_cache_key)).toEqual([
+      opencodeKey,
+      opencodeKey,
+      headerCacheKey({'session-id': 'thread-9'}),
+    ])
+    expect(JSON.stringify(calls)).not.toContain(OPENCODE_SESSION)
   })
 
-  it('a session header over 64 characters goes as a hash of it', async () => {
+  it('a session header over 64 characters goes as a hash of it too', async () => {
     await takeSimCalls(simOrigin, /\/responses$/)
     const body = {model: 'claude-sonnet-4-5', max_tokens: 256, messages: [{role: 'user', content: 'hi'}]}
     await post('/v1/messages', keys.get('responses')!, body, {'x-session-id': 's'.repeat(100)})

@@ -140,20 +140,22 @@ const user = (...parts: string[]): Message => ({role: 'user', parts: parts.map(t
 const DERIVED = /^gw-[\w-]{32}$/
 
 describe('headerCacheKey', () => {
+  const h = (value: string) => headerCacheKey({'x-session-id': value})
   it('the first of x-session-affinity, x-session-id, session-id', () => {
-    expect(headerCacheKey({'x-session-id': 'b', 'x-session-affinity': 'a', 'session-id': 'c'})).toBe('a')
-    expect(headerCacheKey({'x-session-id': 'b', 'session-id': 'c'})).toBe('b')
-    expect(headerCacheKey({'session-id': 'c'})).toBe('c')
-    expect(headerCacheKey({'x-session-affinity': '', 'session-id': 'c'})).toBe('c')
+    expect(headerCacheKey({'x-session-id': 'b', 'x-session-affinity': 'a', 'session-id': 'c'})).toBe(h('a'))
+    expect(headerCacheKey({'x-session-id': 'b', 'session-id': 'c'})).toBe(h('b'))
+    expect(headerCacheKey({'session-id': 'c'})).toBe(h('c'))
+    expect(headerCacheKey({'x-session-affinity': '', 'session-id': 'c'})).toBe(h('c'))
     expect(headerCacheKey({'user-agent': 'x'})).toBeUndefined()
   })
 
-  it('over 64 characters: a hash of it, the same for the same id', () => {
-    expect(headerCacheKey({'x-session-id': 's'.repeat(64)})).toBe('s'.repeat(64))
-    const long = headerCacheKey({'x-session-id': 's'.repeat(65)})
-    expect(long).toMatch(DERIVED)
-    expect(headerCacheKey({'x-session-id': 's'.repeat(65)})).toBe(long)
-    expect(headerCacheKey({'x-session-id': 's'.repeat(66)})).not.toBe(long)
+  it('a hash of the id, never the id itself: the same for the same id, another for another (review58)', () => {
+    expect(h('ses_1')).toMatch(DERIVED)
+    expect(h('ses_1')).not.toContain('ses_1')
+    expect(h('ses_1')).toBe(h('ses_1'))
+    expect(h('ses_2')).not.toBe(h('ses_1'))
+    expect(h('s'.repeat(65))).toMatch(DERIVED)
+    expect(h('s'.repeat(66))).not.toBe(h('s'.repeat(65)))
   })
 })
 

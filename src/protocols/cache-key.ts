@@ -6,8 +6,8 @@
  * (docs/TRANSLATION.md, the prompt cache).
  *
  * - {@link headerCacheKey}: the client's session id, from the first of {@link SESSION_HEADERS} it
- *   sent (OpenCode 1.18: `x-session-affinity` and `x-session-id`, `ses_…`). One over 64 characters
- *   (OpenAI's limit) goes as a hash of it.
+ *   sent (OpenCode 1.18: `x-session-affinity` and `x-session-id`, `ses_…`), as a hash of it: the
+ *   id itself goes to no upstream.
  * - {@link derivedCacheKey}: a key derived, with no state, from what every turn of a conversation
  *   repeats: the agent, the start of the system prompt and the first user turn's text. It is the
  *   same on every turn (later turns are not read), differs between conversations (their first
@@ -28,8 +28,6 @@ import type {Request} from './ir.js'
 /** The headers a client names its session in, in the order they are read. */
 export const SESSION_HEADERS = ['x-session-affinity', 'x-session-id', 'session-id'] as const
 
-/** OpenAI's longest `prompt_cache_key`. */
-const MAX_KEY = 64
 /** Characters of the system prompt's first part, and of each text part of the first user turn. */
 const HEAD = 512
 /** Characters of the end of a text part longer than {@link HEAD} + this. */
@@ -40,13 +38,16 @@ const PARTS = 8
 /** `gw-` and 32 characters of `text`'s SHA-256 (base64url: 192 bits). */
 const hashed = (text: string): string => `gw-${hash('sha256', text, 'base64url').slice(0, 32)}`
 
-/** The session id a client named in its headers (hashed when over 64 characters), if any. */
+/**
+ * The key of the session a client named in its headers, if any: its hash, never the id itself (a
+ * translated route sends no client header upstream, and the hash is as stable a key).
+ */
 export function headerCacheKey(
   headers: Readonly<Record<string, string | string[] | undefined>>,
 ): string | undefined {
   for (const name of SESSION_HEADERS) {
     const value = headers[name]
-    if (typeof value === 'string' && value !== '') return value.length <= MAX_KEY ? value : hashed(value)
+    if (typeof value === 'string' && value !== '') return hashed(value)
   }
   return undefined
 }

@@ -9,6 +9,7 @@
  */
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import {headerCacheKey} from '../../protocols/cache-key.js'
 import type {ProxyTarget} from './proxy.js'
 import type {Refusal, Upstream} from './proxy-fixture.js'
 import {CHAT_ANSWER, chatTarget, ProxyGateway, startJudgedUpstream, startUpstream} from './proxy-fixture.js'
@@ -182,7 +183,36 @@ describe('prompt_cache_key to a chat upstream', () => {
     expect((await withSession('/v1/messages', opencode)).status).toBe(200)
     targets = [translated('deepseek', 'deepseek-v4-flash', upstream.origin)]
     expect((await withSession('/v1/messages', opencode)).status).toBe(200)
-    expect(sent(0)).toMatchObject({prompt_cache_key: 'ses_1'})
+    expect(sent(0)).toMatchObject({prompt_cache_key: headerCacheKey({'x-session-affinity': 'ses_1'})})
+    expect(sent(1)).not.toHaveProperty('prompt_cache_key')
+  })
+
+  it("a key derived for OpenAI's chat completions is not sent to a fallback that does not route by one (review58)", async () => {
+    received.length = 0
+    // OpenAI's answers 503; the fallback, a Responses server on this machine (its cache is one
+    // machine's: no key), gets the request without the key derived for OpenAI's
+    refusal = (body) =>
+      body.model === 'gpt-5.4'
+        ? {status: 503, body: {error: {message: 'overloaded', type: 'server_error'}}}
+        : undefined
+    targets = [
+      translated('openai', 'gpt-5.4', `${OPENAI}/v1`),
+      {
+        provider: {name: 'local', family: 'responses', baseUrl: upstream.origin, credential: {secret: 'k'}},
+        model: 'qwen3',
+        translate: true,
+      },
+    ]
+    try {
+      // (a Gemini CLI-like chat client without a key; the answer of the stand-in is chat's, which a
+      // Responses decoder refuses: only what each target got matters here)
+      await post('/v1/chat/completions', {model: 'gpt-5.4', messages: [{role: 'user', content: 'hi'}]})
+    } finally {
+      refusal = undefined
+    }
+    expect(received).toHaveLength(2)
+    expect(sent(0).prompt_cache_key).toMatch(/^gw-[\w-]{32}$/)
+    expect(sent(1).model).toBe('qwen3')
     expect(sent(1)).not.toHaveProperty('prompt_cache_key')
   })
 

@@ -407,6 +407,8 @@ export async function proxyRequest(
   let heldDeferral: boolean | undefined
   /** The client's request decoded for translation (on the first translated target tried). */
   let client: ClientRequest | undefined
+  /** The client's request holds a cache key derived for a target (not its own, nor its header's). */
+  let derivedKey = false
   let tried = 0
   // the last failed try went silent (a first-byte or idle timeout): 504 rather than 502
   let silent = false
@@ -659,11 +661,18 @@ export async function proxyRequest(
     // Code): the session its headers name, else, for an upstream that routes to its cache by a key,
     // one derived from its first turn (protocols/cache-key.ts): a few header lookups, and a hash of
     // at most ~5 KB, only for such a request (not for a Responses client's own tools made plain)
-    if (client.request.cacheKey === undefined && !plainTools) {
+    // (the request is every target's: a key derived for one that routes by it is taken off again for
+    // a fallback that does not)
+    if (derivedKey && (plainTools || !routesByCacheKey(target.provider))) {
+      client.request.cacheKey = undefined
+      derivedKey = false
+    } else if (client.request.cacheKey === undefined && !plainTools) {
       const named = translate.headerCacheKey(request.headers)
       if (named !== undefined) client.request.cacheKey = named
-      else if (routesByCacheKey(target.provider))
+      else if (routesByCacheKey(target.provider)) {
         client.request.cacheKey = translate.derivedCacheKey(client.request, options.agentId)
+        derivedKey = true
+      }
     }
     const adapt = adaptations.get(target.provider.name, upstreamModelName)
     const ctx: CodecContext = plainTools ? {carry, plainTools} : {carry}

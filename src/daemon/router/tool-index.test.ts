@@ -404,6 +404,32 @@ describe('ToolCallNormaliser writing finishes', () => {
     )
   })
 
+  it("writes no finish for Azure's first chunk of prompt_filter_results, a heartbeat, or after the upstream's error (review58)", () => {
+    // Azure OpenAI's stream opens with `"choices": []` and its prompt filter results, no usage
+    const azure = `data: ${JSON.stringify({choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: [{prompt_index: 0}]})}\n\n`
+    expect(written(azure + text('Hi') + opened + usage + done)).toBe(
+      azure + text('Hi') + opened + finishOf('tool_calls') + usage + done,
+    )
+    // a relay's empty chunk mid-answer: nothing before it
+    const empty = chunk([])
+    expect(written(text('Hi') + empty + text('.') + usage + done)).toBe(
+      text('Hi') + empty + text('.') + finishOf('stop') + usage + done,
+    )
+    // the upstream's own error event, then [DONE]: the answer ended with it, no stop after it
+    const error = `data: ${JSON.stringify({error: {message: 'Provider returned error', code: 502}})}\n\n`
+    expect(written(text('Hi') + error + done)).toBe(text('Hi') + error + done)
+    // OpenRouter's: the error object beside `finish_reason: "error"`, as it came (the AI SDK reads
+    // the error), no second error event of the gateway's
+    const openrouter = chunk([{index: 0, delta: {}, finish_reason: 'error'}], {
+      error: {message: 'upstream died', code: 502},
+    })
+    const normaliser = finishing()
+    expect(
+      through(new ChatUsageChunkFilter(false, normaliser), [Buffer.from(text('Hi') + openrouter + done)]),
+    ).toBe(text('Hi') + openrouter + done)
+    expect(normaliser.stoppedWith).toBeUndefined()
+  })
+
   it("maps as the translation's chat decoder reads them (protocols/chat-stream.ts)", async () => {
     const {brokenFinish, chatFinish, CHAT_FINISH} = await import('../../protocols/chat-stream.js')
     for (const reason of ['sensitive', 'model_context_window_exceeded', 'eos']) {

@@ -115,6 +115,7 @@ const ROLE = '"role"'
 const FINISH = '"finish_reason"'
 const CHOICES = '"choices"'
 const DONE = '[DONE]'
+const ERROR = '"error"'
 
 /** Where the value of the member whose key ends at `at` starts in `text` (after `:` and blanks). */
 function valueAt(text: string, at: number): number {
@@ -145,8 +146,10 @@ function noChoicesAt(text: string, from: number): number {
 
 /** Per stream: what the finish written needs (fix `finish`). */
 interface Finishes {
-  /** The first chunk's `id`, `created` and `model`, for a finish chunk written. */
+  /** The first chunk's with choices `id`, `created` and `model`, for a finish chunk written. */
   head?: Json
+  /** The upstream's own error event came: the answer ended with it, no finish is written after it. */
+  errored?: boolean
   /** The choices seen, those that opened a tool call, those finished. */
   seen: Set<number>
   called: Set<number>
@@ -183,7 +186,12 @@ export class ToolCallNormaliser {
     if (fix.ids) this.needles.push((text, from) => text.indexOf(ROLE, from))
     if (fix.finish) {
       this.finishes = {seen: new Set(), called: new Set(), finished: new Set()}
-      this.needles.push(finishAt, noChoicesAt, (text, from) => text.indexOf(DONE, from))
+      this.needles.push(
+        finishAt,
+        noChoicesAt,
+        (text, from) => text.indexOf(DONE, from),
+        (text, from) => text.indexOf(ERROR, from),
+      )
     }
     this.at = this.needles.map(() => -1)
   }
@@ -266,15 +274,31 @@ export class ToolCallNormaliser {
    */
   private finish(payload: Json): {changed: boolean; before: string; after: string} {
     const f = this.finishes!
+    const choices = payload.choices
+    // the upstream's own error event (OpenRouter's beside its `finish_reason: "error"`, a bare
+    // `{"error": ...}`): the answer ends with it, as the AI SDK reads it; nothing is written after
+    if (payload.error !== undefined && payload.error !== null) {
+      f.errored = true
+      return {changed: false, before: '', after: ''}
+    }
+    if (!Array.isArray(choices)) return {changed: false, before: '', after: ''}
+    if (choices.length === 0)
+      // a usage chunk after the choices (not Azure's first chunk of `prompt_filter_results`, nor a
+      // relay's heartbeat): the finishes that did not come go before it
+      return {
+        changed: false,
+        before:
+          payload.usage !== null && typeof payload.usage === 'object' && f.seen.size > 0
+            ? this.unfinished()
+            : '',
+        after: '',
+      }
     f.head ??= {
       ...(payload.id === undefined ? {} : {id: payload.id}),
       object: 'chat.completion.chunk',
       ...(payload.created === undefined ? {} : {created: payload.created}),
       ...(payload.model === undefined ? {} : {model: payload.model}),
     }
-    const choices = payload.choices
-    if (!Array.isArray(choices)) return {changed: false, before: '', after: ''}
-    if (choices.length === 0) return {changed: false, before: this.unfinished(), after: ''}
     let changed = false
     let after = ''
     for (const choice of choices as Array<Json | null>) {
@@ -306,6 +330,7 @@ export class ToolCallNormaliser {
    */
   private unfinished(): string {
     const f = this.finishes!
+    if (f.errored) return ''
     let out = ''
     for (const at of f.seen.size === 0 ? [0] : f.seen) {
       if (f.finished.has(at)) continue

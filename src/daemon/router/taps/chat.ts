@@ -45,7 +45,13 @@ export class ChatReader implements Reader {
         if (typeof finish === 'string' && finish !== '') {
           this.stopped = true
           // a vendor's finish the AI SDK reads as unknown (Z.ai's `sensitive`, vLLM's `abort`)
-          if (!OPENAI_FINISH.has(finish) && this.faults?.finish === undefined)
+          // (not beside the upstream's error object: OpenRouter's `finish_reason: "error"` with it
+          // is read by the AI SDK as the error it is)
+          if (
+            !OPENAI_FINISH.has(finish) &&
+            this.faults?.finish === undefined &&
+            (payload.error === undefined || payload.error === null)
+          )
             (this.faults ??= {}).finish = finish
         }
         const delta = obj(choice?.delta)

@@ -222,6 +222,13 @@ describe('usage taps', () => {
         `data: ${JSON.stringify({id: 'c', choices: [{index: 0, delta: {content: 'a'}}]})}\n\ndata: {"error":{"message":"x"}}\n\ndata: [DONE]\n\n`,
       ).faults,
     ).toBe(undefined)
+    // OpenRouter's error object beside its `finish_reason: "error"`: the AI SDK reads the error,
+    // nothing to learn
+    expect(
+      read(
+        `data: ${JSON.stringify({id: 'c', choices: [{index: 0, delta: {}, finish_reason: 'error'}], error: {message: 'x', code: 502}})}\n\ndata: [DONE]\n\n`,
+      ).faults,
+    ).toBe(undefined)
     // a stream cut after "" chunks (no [DONE]): truncated, not complete, and no finish fault (the
     // relay ends it with an error event)
     const cut = stream('', '').replace('data: [DONE]\n\n', '')
