@@ -6,7 +6,9 @@
  *   usage) and no error event; the row is an answer and the breaker counts no failure;
  * - a Messages client translated to it (`@anthropic-ai/sdk`) gets its thinking and `end_turn`,
  *   the usage exact.
- * A stream cut without its finish (`no-terminal`) stays an error and a breaker failure.
+ * A stream cut without its finish (`no-terminal`) stays an error and a breaker failure, a cut
+ * mid-thinking too (the last chunk a thought with its running usage of thoughts, as Gemini 2.5
+ * streams it: `+thoughts-no-finish+no-terminal`).
  */
 import Anthropic from '@anthropic-ai/sdk'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -112,6 +114,25 @@ describe("Google's thought-only answer without finishReason", {timeout: 60_000},
     expect(text).toMatch(
       /"error":\{"code":502,"message":"sim-gemini: stream ended without its terminal event/,
     )
+    expect((await circuit()).consecutiveFailures).toBe(before + 1)
+  })
+
+  it('cut after a thought chunk with its usage of thoughts (Gemini 2.5) stays an error and a breaker failure', async () => {
+    const before = (await circuit()).consecutiveFailures
+    const text = await geminiStream(`${MODEL}+no-terminal`)
+    const events = chunks(text)
+    // the upstream's last chunk: a thought with a usage of thoughts only, no finishReason
+    const upstreamLast = events.at(-2)!
+    expect(upstreamLast.candidates[0].content.parts[0].thought).toBe(true)
+    expect(upstreamLast.usageMetadata.thoughtsTokenCount).toBeGreaterThan(0)
+    expect(upstreamLast.usageMetadata.candidatesTokenCount).toBeUndefined()
+    expect(text).not.toContain('"finishReason"')
+    expect(events.at(-1)).toMatchObject({
+      error: {
+        code: 502,
+        message: expect.stringMatching(/^sim-gemini: stream ended without its terminal event/),
+      },
+    })
     expect((await circuit()).consecutiveFailures).toBe(before + 1)
   })
 })

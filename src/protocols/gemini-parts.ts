@@ -77,10 +77,18 @@ export function answerPart(part: unknown): boolean {
   )
 }
 
+/** Whether a part is a thought (`thought: true`, its text shown or empty). */
+export function thoughtPart(part: unknown): boolean {
+  return isObject(part) && part.thought === true
+}
+
 /**
  * Whether a `usageMetadata` is a thought-only answer's: thoughts counted, no candidate token.
  * Google's backend ends such a turn without `finishReason` (FINISH_REASON_UNSPECIFIED, dropped
- * by proto3; router-for-me/CLIProxyAPI #5226): with no answer part seen, the stream is whole.
+ * by proto3; router-for-me/CLIProxyAPI #5226): the stream is whole when no answer part came and
+ * the chunk that carried the last such usage had no part of its own (no thought, no text, no
+ * call: `parts: []`, no content, or a bare signature). Gemini 2.5 puts a usage of this shape on
+ * every thought chunk, so a stream whose last usage rode on a thought chunk was cut mid-thinking.
  */
 export function thoughtOnlyUsage(raw: unknown): boolean {
   return isObject(raw) && num(raw.thoughtsTokenCount) > 0 && num(raw.candidatesTokenCount) === 0

@@ -24,6 +24,7 @@ import {
   finishReasonOf,
   stopOfFinish,
   thoughtOnlyUsage,
+  thoughtPart,
   usageFromGemini,
   usageToGemini,
 } from './gemini-parts.js'
@@ -43,7 +44,10 @@ export class GeminiStreamDecoder implements StreamDecoder {
   private heldUsage: Partial<Usage> | undefined
   /** A part that answers (text, a call: see answerPart) came. */
   private answered = false
-  /** The last `usageMetadata` was a thought-only answer's (see thoughtOnlyUsage). */
+  /**
+   * The last `usageMetadata` was a thought-only answer's (see thoughtOnlyUsage) and its chunk had
+   * no part of its own: no thought (Gemini 2.5 counts thoughts on each thought chunk), no answer.
+   */
   private thoughtOnly = false
   /** The searches of the grounding so far (see mergeSearches). */
   private grounding: WebSearchPart[] | undefined
@@ -86,9 +90,11 @@ export class GeminiStreamDecoder implements StreamDecoder {
       Array.isArray(chunk.candidates) && isObject(chunk.candidates[0]) ? chunk.candidates[0] : {}
     const parts =
       isObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : []
+    let thought = false
     for (const p of parts) {
       if (!isObject(p)) continue
       if (answerPart(p)) this.answered = true
+      else if (thoughtPart(p)) thought = true
       this.part(out, p)
     }
     // Google Search grounding may come in pieces (the queries in one chunk, the pages found in
@@ -103,7 +109,7 @@ export class GeminiStreamDecoder implements StreamDecoder {
     const usage = usageFromGemini(chunk.usageMetadata)
     if (usage) {
       this.heldUsage = usage
-      this.thoughtOnly = thoughtOnlyUsage(chunk.usageMetadata)
+      this.thoughtOnly = !thought && thoughtOnlyUsage(chunk.usageMetadata)
     }
     // (a prompt blocked is a filter's stop, whatever its candidate says)
     const failed = blocked ? undefined : failedFinish(finish)
@@ -128,8 +134,9 @@ export class GeminiStreamDecoder implements StreamDecoder {
     this.done = true
     const out: StreamEvent[] = []
     if (!this.finished) {
-      // Google's thought-only answer ends without finishReason (see thoughtOnlyUsage): whole, it
-      // stops as STOP would; any other stream without one was cut
+      // Google's thought-only answer ends without finishReason (see thoughtOnlyUsage: a usage of
+      // thoughts only, last, on a chunk without a part of its own): whole, it stops as STOP
+      // would; any other stream without one was cut (mid-thinking, too, on Gemini 2.5)
       if (!this.thoughtOnly || this.answered || !this.heldUsage)
         return [
           {type: 'error', status: 502, message: 'upstream stream ended before a chunk with finishReason'},

@@ -449,6 +449,25 @@ describe("Google's thought-only answer without finishReason (CLIProxyAPI #5226)"
     expect(run([last, thoughts]).at(-1)).toEqual(cut)
   })
 
+  it('cut after a thought chunk with usage stays an error (Gemini 2.5 counts thoughts on each)', () => {
+    // raw gemini-2.5-flash shape: every thought chunk carries a usage of thoughts, no candidate token
+    const thought25 = (text: string, n: number) => ({
+      candidates: [{content: {parts: [{text, thought: true}], role: 'model'}, index: 0}],
+      usageMetadata: {promptTokenCount: 29, totalTokenCount: 29 + n, thoughtsTokenCount: n},
+      modelVersion: 'gemini-2.5-flash',
+    })
+    const chunks = [thought25('**Initiating**', 59), thought25('**Weighing**', 120)]
+    expect(run(chunks).at(-1)).toEqual(cut)
+    expect(run(chunks.slice(0, 1)).at(-1)).toEqual(cut)
+    // then the ending chunk, no part of its own: whole
+    expect(run([...chunks, last]).slice(-3)).toEqual([
+      {type: 'stop', reason: 'end'},
+      {type: 'usage', usage},
+      {type: 'end'},
+    ])
+    expect(run([...chunks, {usageMetadata: thoughtUsage}]).at(-1)).toEqual({type: 'end'})
+  })
+
   it('an answer (not a stream) of that shape is a whole one: stop end, usage exact', () => {
     const answer = geminiCodec.decodeResponse({...thoughts, usageMetadata: thoughtUsage})
     expect(answer).toMatchObject({stop: 'end', parts: [{type: 'reasoning', text: 'pondering'}]})

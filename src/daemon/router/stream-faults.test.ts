@@ -76,12 +76,12 @@ afterAll(async () => {
   await sim.close()
 })
 
-async function send(family: Family, stream: boolean, headers: Record<string, string> = {}) {
+async function send(family: Family, stream: boolean, headers: Record<string, string> = {}, body?: unknown) {
   const spec = FAMILIES[family]
   const res = await fetch(gateway.url + spec.path(stream), {
     method: 'POST',
     headers: {'content-type': 'application/json', ...headers},
-    body: JSON.stringify(spec.body(stream)),
+    body: JSON.stringify(body ?? spec.body(stream)),
   })
   const text = await res.text()
   const [result] = await gateway.settled()
@@ -249,6 +249,63 @@ describe("Google's thought-only answer without finishReason (sim quirk `thoughts
       expect(breakers.snapshotOf('up').consecutiveFailures).toBe(0)
     },
   )
+
+  // the thoughts shown: each thought chunk with the running usage of thoughts (Gemini 2.5), then
+  // the ending chunk with no part; with `no-terminal` the stream ends after the last thought chunk
+  const shown = {
+    contents: [{role: 'user', parts: [{text: 'faults'}]}],
+    generationConfig: {thinkingConfig: {includeThoughts: true}},
+  }
+  const thinking = {
+    model: 'claude-sim',
+    max_tokens: 4096,
+    stream: true,
+    thinking: {type: 'enabled', budget_tokens: 2048},
+    messages: [{role: 'user', content: 'faults'}],
+  }
+
+  it('gemini passed through, the thoughts shown: whole after the ending chunk', async () => {
+    const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
+    targets = (f) => [{provider: simProvider(`up-${f}`, f), breaker: breakers.get('up')}]
+    const {text, result} = await send('gemini', true, {'x-sim-quirk': 'thoughts-no-finish'}, shown)
+    expect(text).toMatch(/"thought":true\}\][^\n]*"usageMetadata":\{[^\n]*"thoughtsTokenCount":\d+/)
+    expect(text).toMatch(/"finishReason":"STOP"[^\n]*\n\n$/)
+    expect(result.error).toBeNull()
+    expect(breakers.snapshotOf('up')).toMatchObject({state: 'closed', consecutiveFailures: 0})
+  })
+
+  it('gemini passed through, cut after a thought chunk with usage: truncated, the error event, a breaker failure', async () => {
+    const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
+    targets = (f) => [{provider: simProvider(`up-${f}`, f), breaker: breakers.get('up')}]
+    const quirk = {'x-sim-quirk': 'thoughts-no-finish,no-terminal'}
+    const {res, text, result} = await send('gemini', true, quirk, shown)
+    expect(res.status).toBe(200)
+    // the upstream's last chunk is a thought chunk with a usage of thoughts only
+    expect(text).toMatch(/"thought":true\}\][^\n]*"thoughtsTokenCount":\d+[^\n]*\n\n(\r?\n)?data: \{"error"/)
+    expect(text).not.toMatch(/"finishReason"/)
+    expect(text).toMatch(
+      /data: \{"error":\{"code":502,"message":"up-gemini: stream ended without its terminal event \(a chunk with finishReason\)"[^\n]*\n\n$/,
+    )
+    expect(result).toMatchObject({status: 200, broken: true})
+    expect(result.error).toMatch(/stream ended without its terminal event/)
+    expect(breakers.snapshotOf('up')).toMatchObject({state: 'open', consecutiveFailures: 1})
+  })
+
+  it('messages translated to gemini, cut after a thought chunk with usage: a 502 error event, a breaker failure', async () => {
+    const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
+    targets = () => [
+      {provider: simProvider('up-gemini', 'gemini'), translate: true, breaker: breakers.get('up')},
+    ]
+    const quirk = {'x-sim-quirk': 'thoughts-no-finish,no-terminal'}
+    const {res, text, result} = await send('messages', true, quirk, thinking)
+    expect(res.status).toBe(200)
+    expect(text).toContain('"type":"thinking_delta"')
+    expect(text).not.toMatch(/end_turn|message_stop/)
+    expect(text).toMatch(/event: error\ndata: [^\n]*upstream stream ended before a chunk with finishReason/)
+    expect(result).toMatchObject({status: 200, broken: true})
+    expect(result.error).toMatch(/upstream stream ended before a chunk with finishReason/)
+    expect(breakers.snapshotOf('up')).toMatchObject({state: 'open', consecutiveFailures: 1})
+  })
 })
 
 describe('an upstream error event mid-stream (issue 25, item 3)', () => {

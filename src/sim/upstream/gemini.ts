@@ -364,7 +364,15 @@ function handle(context: SimContext) {
       ...(answer.search ? {groundingMetadata: groundingMetadata(answer.search)} : {}),
     }
     if (quirks.has('thoughts-no-finish')) {
-      await thoughtsNoFinish(request, answer, includeThoughts, chunk, method === 'generateContent', context)
+      await thoughtsNoFinish(
+        request,
+        answer,
+        quirks,
+        includeThoughts,
+        chunk,
+        method === 'generateContent',
+        context,
+      )
       return
     }
     const usageMetadata = geminiUsage(answer)
@@ -413,7 +421,16 @@ function handle(context: SimContext) {
       return
     }
     const events: Body[] = []
-    if (answer.thinking && includeThoughts) events.push(chunk([{text: answer.thinking, thought: true}]))
+    // the thoughts with the usage of thoughts so far, no candidate token yet (Gemini 2.5)
+    if (answer.thinking && includeThoughts)
+      events.push({
+        ...chunk([{text: answer.thinking, thought: true}]),
+        usageMetadata: {
+          promptTokenCount: answer.usage.prompt,
+          totalTokenCount: answer.usage.prompt + answer.usage.reasoning,
+          thoughtsTokenCount: answer.usage.reasoning,
+        },
+      })
     if (answer.tool) events.push(chunk(parts.filter((p) => p.functionCall !== undefined)))
     else {
       const shown = parts.filter((p) => p.toolCall !== undefined || p.toolResponse !== undefined)
@@ -434,13 +451,17 @@ function handle(context: SimContext) {
 
 /**
  * Quirk `thoughts-no-finish`: a thinking model's turn that is only thinking, as Google's backend
- * ends it: the thoughts (shown when `includeThoughts`), a usage of thoughts and no candidate token
- * (`totalTokenCount` = prompt + thoughts, no `candidatesTokenCount`), and no `finishReason` on any
- * chunk nor on the answer.
+ * ends it: the thoughts (shown when `includeThoughts`), each thought chunk with the running usage
+ * of thoughts as Gemini 2.5 streams it, then a chunk with `parts: []` and the final usage of
+ * thoughts and no candidate token (`totalTokenCount` = prompt + thoughts, no
+ * `candidatesTokenCount`; that ending chunk's shape after CLIProxyAPI #5226's description), and
+ * no `finishReason` on any chunk nor on the answer. With `no-terminal` too, the stream ends after
+ * its last thought chunk, without that ending chunk (a cut mid-thinking).
  */
 async function thoughtsNoFinish(
   request: SimRequest,
   answer: SimAnswer,
+  quirks: Quirks,
   includeThoughts: boolean,
   chunk: (parts: Body[], extra?: Body) => Body,
   whole: boolean,
@@ -449,13 +470,14 @@ async function thoughtsNoFinish(
   const thoughts = answer.thinking ?? `The user wants an answer. Thinking it over before saying anything.`
   const reasoning = answer.usage.reasoning || simTokens(thoughts)
   const u = answer.usage
-  const usageMetadata: Body = {
+  const usageOf = (thinking: number): Body => ({
     promptTokenCount: u.prompt,
-    totalTokenCount: u.prompt + reasoning,
+    totalTokenCount: u.prompt + thinking,
     ...(u.cacheRead ? {cachedContentTokenCount: u.cacheRead} : {}),
-    thoughtsTokenCount: reasoning,
+    thoughtsTokenCount: thinking,
     promptTokensDetails: [{modality: 'TEXT', tokenCount: u.prompt}],
-  }
+  })
+  const usageMetadata = usageOf(reasoning)
   const parts: Body[] = includeThoughts ? [{text: thoughts, thought: true}] : []
   if (whole) {
     sendJson(request.res, 200, {...chunk(parts), usageMetadata})
@@ -465,9 +487,19 @@ async function thoughtsNoFinish(
     context.sendError(request, 400, 'the simulator only streams with ?alt=sse')
     return
   }
-  const events: Body[] = includeThoughts
-    ? [chunk(parts), {...chunk([]), usageMetadata}]
-    : [{...chunk([]), usageMetadata}]
+  const events: Body[] = []
+  if (includeThoughts) {
+    // the running usage of thoughts on each thought chunk (Gemini 2.5)
+    const pieces = deltas(thoughts)
+    let seen = 0
+    for (const [i, text] of pieces.entries()) {
+      seen += text.length
+      const running =
+        i === pieces.length - 1 ? reasoning : Math.max(1, Math.floor((reasoning * seen) / thoughts.length))
+      events.push({...chunk([{text, thought: true}]), usageMetadata: usageOf(running)})
+    }
+  }
+  if (!quirks.has('no-terminal') || !includeThoughts) events.push({...chunk([]), usageMetadata})
   await sendSse(
     request.res,
     events.map((data) => ({data})),

@@ -883,6 +883,26 @@ describe('gemini quirks', () => {
     expect(usage.candidatesTokenCount).toBeUndefined()
     expect(usage.thoughtsTokenCount).toBeGreaterThan(0)
     expect(usage.totalTokenCount).toBe(usage.promptTokenCount + usage.thoughtsTokenCount)
+    // as Gemini 2.5 streams it: each thought chunk with the running usage of thoughts, then the
+    // ending chunk with no part and the final usage
+    expect(events.at(-1)?.data.candidates[0].content.parts).toEqual([])
+    const thoughtChunks = events.slice(0, -1)
+    expect(thoughtChunks.length).toBeGreaterThan(1)
+    const running = thoughtChunks.map((e) => e.data.usageMetadata.thoughtsTokenCount as number)
+    expect(running.every((n, i) => n > 0 && n >= (running[i - 1] ?? 0))).toBe(true)
+    expect(running.at(-1)).toBe(usage.thoughtsTokenCount)
+    expect(thoughtChunks.every((e) => e.data.usageMetadata.candidatesTokenCount === undefined)).toBe(true)
+    // a thinking stream that answers: its thought chunk counts the thoughts too, no candidate yet
+    const answered = await post(path, body)
+    const thought = answered.events.find((e) => e.data.candidates[0].content.parts[0]?.thought === true)
+    expect(thought?.data.usageMetadata.thoughtsTokenCount).toBeGreaterThan(0)
+    expect(thought?.data.usageMetadata.candidatesTokenCount).toBeUndefined()
+    expect(answered.events.at(-1)?.data.candidates[0].finishReason).toBe('STOP')
+    // with no-terminal: cut after the last thought chunk, without the ending chunk
+    const cut = await post(path, body, {'x-sim-quirk': 'thoughts-no-finish,no-terminal'})
+    expect(cut.events.map((e) => e.data)).toEqual(
+      thoughtChunks.map((e) => ({...e.data, responseId: expect.any(String)})),
+    )
     // without includeThoughts: no part at all, the same usage; the answer (not a stream) alike
     const hidden = await post(path, {contents: body.contents}, {'x-sim-quirk': 'thoughts-no-finish'})
     expect(hidden.events.flatMap((e) => e.data.candidates[0].content.parts)).toEqual([])

@@ -540,4 +540,28 @@ describe("gemini: Google's thought-only answer without finishReason (CLIProxyAPI
     const error = 'data: {"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}\n\n'
     expect(ended(thought + last() + error).outcome.kind).toBe('error')
   })
+
+  it('cut after a thought chunk with usage stays truncated (Gemini 2.5 counts thoughts on each)', () => {
+    const truncated = {kind: 'truncated', expected: 'a chunk with finishReason'}
+    // raw gemini-2.5-flash shape: every thought chunk carries a usage of thoughts, no candidate token
+    const thought25 = (text: string, thoughts: number) =>
+      `data: ${JSON.stringify({
+        candidates: [{content: {parts: [{text, thought: true}], role: 'model'}, index: 0}],
+        usageMetadata: {promptTokenCount: 29, totalTokenCount: 29 + thoughts, thoughtsTokenCount: thoughts},
+        modelVersion: 'gemini-2.5-flash',
+      })}\r\n\r\n`
+    const cut = thought25('**Initiating**', 59) + thought25('**Weighing**', 120)
+    expect(ended(cut).outcome).toEqual(truncated)
+    expect(ended(thought25('**Initiating**', 59)).outcome).toEqual(truncated)
+    // an empty thought with the usage is a thought part all the same
+    const emptyThought = last().replace('"parts":[]', '"parts":[{"text":"","thought":true}]')
+    expect(ended(thought + emptyThought).outcome).toEqual(truncated)
+    // the same chunks, then the ending chunk (no part of its own): whole
+    expect(ended(cut + last()).outcome.kind).toBe('complete')
+    // ending with no content at all, or a bare signature, is the same
+    const noContent = `data: ${JSON.stringify({candidates: [{index: 0}], usageMetadata: usage})}\r\n\r\n`
+    expect(ended(cut + noContent).outcome.kind).toBe('complete')
+    const signed = last().replace('"parts":[]', '"parts":[{"text":"","thoughtSignature":"S"}]')
+    expect(ended(cut + signed).outcome.kind).toBe('complete')
+  })
 })
