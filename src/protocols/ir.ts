@@ -147,12 +147,24 @@ export interface RefusedMedia {
    * chat and Responses upstreams get its text, Messages and Gemini upstreams a text document.
    */
   files?: boolean
+  /** Audio (`audio/*`: a chat client's `input_audio`). */
+  audio?: boolean
+  /** Video (`video/*`: a chat client's `video_url`). */
+  video?: boolean
+}
+
+/** The kind of media `p` is, as {@link RefusedMedia} names it (a text document, sent as its text, none). */
+export function mediaKind(p: ImagePart): keyof RefusedMedia | undefined {
+  if (!isDocument(p)) return 'images'
+  if (p.mediaType!.startsWith('audio/')) return 'audio'
+  if (p.mediaType!.startsWith('video/')) return 'video'
+  return isTextDocument(p) ? undefined : 'files'
 }
 
 /** Whether `p` is media of a kind `refused` names (a text document, sent as its text, never is). */
 function isRefused(p: ImagePart, refused: RefusedMedia): boolean {
-  if (!isDocument(p)) return refused.images === true
-  return refused.files === true && !isTextDocument(p)
+  const kind = mediaKind(p)
+  return kind !== undefined && refused[kind] === true
 }
 
 /** A text document with its bytes (no refusal learned here names it), without decoding it. */
@@ -161,7 +173,7 @@ const isTextDocument = (p: ImagePart): boolean =>
 
 /** The line that stands in for a media part `model` refused (`[image/png image not attached: m takes no images]`). */
 const refusedMediaLine = (p: ImagePart, model: string): string =>
-  omittedFileText(p, `${model || 'this model'} takes no ${isDocument(p) ? 'files' : 'images'}`)
+  omittedFileText(p, `${model || 'this model'} takes no ${mediaKind(p) ?? 'files'}`)
 
 /** The line that stands in for `p` when the media it is were refused, else undefined. */
 export const refusedMediaText = (p: ImagePart, refused: RefusedMedia, model: string): string | undefined =>
