@@ -64,6 +64,7 @@ import {
   namedDocumentText,
   omittedFileText,
   TranslationError,
+  verbosityOf,
 } from './ir.js'
 import {chatEffort, thinkingOffFields} from './thinking-off.js'
 import {objectTools} from './tool-schemas.js'
@@ -394,6 +395,9 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     ...(maxTokens !== undefined ? {maxTokens} : {}),
     ...(num(b.temperature) !== undefined ? {temperature: num(b.temperature)} : {}),
     ...(num(b.top_p) !== undefined ? {topP: num(b.top_p)} : {}),
+    // (vLLM's and SGLang's extension: for a Messages or Gemini upstream)
+    ...(num(b.top_k) !== undefined ? {topK: num(b.top_k)} : {}),
+    ...(verbosityOf(b.verbosity) ? {verbosity: verbosityOf(b.verbosity)} : {}),
     ...(stop.length ? {stop: stop as string[]} : {}),
     ...(responseFormat ? {responseFormat} : {}),
     ...(reasoning ? {reasoning} : {}),
@@ -843,6 +847,9 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
   if (request.topP !== undefined) body.top_p = request.topP
   if (request.stop?.length) body.stop = request.stop
   if (request.responseFormat) body.response_format = encodeResponseFormat(request.responseFormat)
+  // GPT-5's verbosity, to OpenAI's own API only: another chat server may refuse a field it does
+  // not know (and one of OpenAI's models that refuses it is learned away, adaptations.ts)
+  if (request.verbosity && ctx?.openAiApi === true) body.verbosity = request.verbosity
   // (as the model takes it: GLM-5.3 has no medium, thinking-off.ts; a name test for such an effort only)
   if (effort) body.reasoning_effort = chatEffort(model, effort, request.reasoning?.beyond)
   // (a name test only for a request that asked for no thinking)

@@ -376,6 +376,12 @@ export type ResponseFormat =
 
 export type Effort = 'minimal' | 'low' | 'medium' | 'high'
 
+export type Verbosity = 'low' | 'medium' | 'high'
+
+/** A client's verbosity, when it is one OpenAI names. */
+export const verbosityOf = (v: unknown): Verbosity | undefined =>
+  v === 'low' || v === 'medium' || v === 'high' ? v : undefined
+
 /**
  * What a request for JSON says in its system prompt where the upstream cannot be held to it: a
  * Messages upstream (no JSON mode), a chat upstream that refused the schema (DeepSeek) or JSON
@@ -431,8 +437,19 @@ export interface Request {
   maxTokens?: number
   temperature?: number
   topP?: number
+  /**
+   * Sample from the k likeliest tokens (Gemini `topK`, Messages `top_k`: Gemini CLI sends 64 on
+   * every call); OpenAI's chat completions and Responses have none.
+   */
+  topK?: number
   stop?: string[]
   responseFormat?: ResponseFormat
+  /**
+   * How long an answer the client asked for (Responses `text.verbosity`, chat `verbosity`: GPT-5's,
+   * which Codex sends for its catalog models): kept for a Responses upstream and OpenAI's own chat
+   * completions; no other family has it.
+   */
+  verbosity?: Verbosity
   reasoning?: ReasoningSettings
   stream: boolean
   /** Responses `previous_response_id` (a translating route holds or refuses it). */

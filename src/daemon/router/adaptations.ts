@@ -91,6 +91,10 @@ const ADAPTABLE = [
   'top_k',
   'min_p',
   'logit_bias',
+  // chat: GPT-5's verbosity, sent to OpenAI's own API only, which refuses it for its older models
+  // ("Unsupported parameter: 'verbosity' is not supported with this model.", param `verbosity`):
+  // the model's own length then
+  'verbosity',
 ] as const
 
 /**
@@ -785,6 +789,13 @@ export function refusedField(errorText: string, sent: readonly string[]): string
       (typeof param !== 'string' && /['"`]reasoning\.summary['"`]/.test(message)))
   )
     return 'reasoning.summary'
+  // a Responses `text.verbosity` a model does not take ("Unsupported value: 'low' is not supported
+  // with the 'gpt-4.1' model. Supported values are: 'medium'."): the text format stays
+  if (
+    sent.includes('text') &&
+    (param === 'text.verbosity' || (typeof param !== 'string' && /['"`]text\.verbosity['"`]/.test(message)))
+  )
+    return 'text.verbosity'
   const candidates = ADAPTABLE.filter((f) => sent.includes(f))
   // a `param` names what was refused: another one (`messages[0].role`, a tool's schema) is no
   // refusal of these, whatever field names its message quotes
