@@ -175,7 +175,9 @@ describe('chat decodeRequest', () => {
 
   it('refuses what it cannot carry', () => {
     const audio = {model: 'm', messages: [{role: 'user', content: [{type: 'input_audio'}]}]}
-    expect(() => chatCodec.decodeRequest(audio, {})).toThrow(TranslationError)
+    expect(() => chatCodec.decodeRequest(audio, {})).toThrow(/type "input_audio" without its data/)
+    const unknown = {model: 'm', messages: [{role: 'user', content: [{type: 'audio_url'}]}]}
+    expect(() => chatCodec.decodeRequest(unknown, {})).toThrow(TranslationError)
     expect(() => chatCodec.decodeRequest({model: 'm', messages: [], n: 2}, {})).toThrow(/n > 1/)
   })
 

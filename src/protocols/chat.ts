@@ -64,6 +64,7 @@ import {
   namedDocumentText,
   omittedFileText,
   TranslationError,
+  verbosityOf,
 } from './ir.js'
 import {chatEffort, thinkingOffFields} from './thinking-off.js'
 import {objectTools} from './tool-schemas.js'
@@ -80,6 +81,13 @@ function contentParts(content: unknown, where: string): Array<TextPart | ImagePa
       return {type: 'text', text: str(part.text) ?? str(part.refusal) ?? ''}
     if (part.type === 'image_url') return imageUrlPart(part)
     if (part.type === 'file') return filePart(isObj(part.file) ? part.file : {}, where)
+    if (part.type === 'input_audio' || part.type === 'video_url') {
+      const media = part.type === 'input_audio' ? inputAudioPart(part) : videoUrlPart(part)
+      if (media) return media
+      throw new TranslationError(
+        `${where}: a content part of type "${part.type}" without its data or URL cannot be translated`,
+      )
+    }
     throw new TranslationError(`${where}: content part type "${String(part.type)}" cannot be translated`)
   })
 }
@@ -90,13 +98,71 @@ function imageUrlPart(part: Json): ImagePart {
   return data ? {type: 'image', ...data} : {type: 'image', url}
 }
 
+/** The media type of an `input_audio` part's `format` (OpenAI's `wav` and `mp3`, and the others Qwen Code and audio servers name). */
+const AUDIO_FORMATS: Record<string, string> = {
+  mp3: 'audio/mpeg',
+  mpeg: 'audio/mpeg',
+  wav: 'audio/wav',
+  m4a: 'audio/mp4',
+  mp4: 'audio/mp4',
+  flac: 'audio/flac',
+  ogg: 'audio/ogg',
+  opus: 'audio/ogg',
+  webm: 'audio/webm',
+  aac: 'audio/aac',
+}
+
 /**
- * A chat content part's image or file as the IR's (a chat body passed through, whose media a
- * text-only model refused); undefined for any other part, and for a file by `file_id`.
+ * An `input_audio` part (`{data, format}`): OpenAI's has the bare base64 in `data`, Qwen Code's a
+ * data URL (`data:audio/mpeg;base64,...`); a data URL's own type wins, else the `format`'s
+ * (`audio/<format>` for one not listed, `audio/wav` for none). Undefined without data.
+ */
+function inputAudioPart(part: Json): ImagePart | undefined {
+  const audio = isObj(part.input_audio) ? part.input_audio : {}
+  const raw = str(audio.data)
+  if (!raw) return undefined
+  const data = parseDataUrl(raw)
+  if (data) return {type: 'image', ...data}
+  const format = str(audio.format)?.toLowerCase()
+  const mediaType = format ? (AUDIO_FORMATS[format] ?? `audio/${format}`) : 'audio/wav'
+  return {type: 'image', mediaType, data: raw}
+}
+
+/** A video file's type by its URL's extension (`video/mp4` for another, or none). */
+function videoType(url: string): string {
+  const ext = /\.([a-z0-9]+)(?:[?#]|$)/i.exec(url)?.[1]?.toLowerCase()
+  return ext === 'webm'
+    ? 'video/webm'
+    : ext === 'mov'
+      ? 'video/quicktime'
+      : ext === 'mpeg' || ext === 'mpg'
+        ? 'video/mpeg'
+        : ext === 'avi'
+          ? 'video/x-msvideo'
+          : 'video/mp4'
+}
+
+/**
+ * A `video_url` part (Qwen Code's, vLLM's and DashScope's; `video_url` an object with `url`, or the
+ * URL itself): a data URL as its bytes, an http(s) URL as a URL with the type its extension says.
+ * Undefined without a URL.
+ */
+function videoUrlPart(part: Json): ImagePart | undefined {
+  const url = str(isObj(part.video_url) ? part.video_url.url : part.video_url)
+  if (!url) return undefined
+  const data = parseDataUrl(url)
+  return data ? {type: 'image', ...data} : {type: 'image', mediaType: videoType(url), url}
+}
+
+/**
+ * A chat content part's image, file, audio or video as the IR's (a chat body passed through, whose
+ * media a model refused); undefined for any other part, and for a file by `file_id`.
  */
 export function chatMediaPart(raw: unknown): ImagePart | undefined {
   if (!isObj(raw)) return undefined
   if (raw.type === 'image_url') return imageUrlPart(raw)
+  if (raw.type === 'input_audio') return inputAudioPart(raw)
+  if (raw.type === 'video_url') return videoUrlPart(raw)
   if (raw.type !== 'file' || !isObj(raw.file) || str(raw.file.file_data) === undefined) return undefined
   return filePart(raw.file, 'file')
 }
@@ -329,6 +395,9 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     ...(maxTokens !== undefined ? {maxTokens} : {}),
     ...(num(b.temperature) !== undefined ? {temperature: num(b.temperature)} : {}),
     ...(num(b.top_p) !== undefined ? {topP: num(b.top_p)} : {}),
+    // (vLLM's and SGLang's extension: for a Messages or Gemini upstream)
+    ...(num(b.top_k) !== undefined ? {topK: num(b.top_k)} : {}),
+    ...(verbosityOf(b.verbosity) ? {verbosity: verbosityOf(b.verbosity)} : {}),
     ...(stop.length ? {stop: stop as string[]} : {}),
     ...(responseFormat ? {responseFormat} : {}),
     ...(reasoning ? {reasoning} : {}),
@@ -778,6 +847,9 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
   if (request.topP !== undefined) body.top_p = request.topP
   if (request.stop?.length) body.stop = request.stop
   if (request.responseFormat) body.response_format = encodeResponseFormat(request.responseFormat)
+  // GPT-5's verbosity, to OpenAI's own API only: another chat server may refuse a field it does
+  // not know (and one of OpenAI's models that refuses it is learned away, adaptations.ts)
+  if (request.verbosity && ctx?.openAiApi === true) body.verbosity = request.verbosity
   // (as the model takes it: GLM-5.3 has no medium, thinking-off.ts; a name test for such an effort only)
   if (effort) body.reasoning_effort = chatEffort(model, effort, request.reasoning?.beyond)
   // (a name test only for a request that asked for no thinking)

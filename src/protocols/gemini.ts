@@ -257,6 +257,7 @@ function decodeRequest(
   const config = isObject(body.generationConfig) ? body.generationConfig : {}
   if (typeof config.temperature === 'number') request.temperature = config.temperature
   if (typeof config.topP === 'number') request.topP = config.topP
+  if (typeof config.topK === 'number') request.topK = config.topK
   if (typeof config.maxOutputTokens === 'number') request.maxTokens = config.maxOutputTokens
   if (Array.isArray(config.stopSequences))
     request.stop = config.stopSequences.filter((s) => typeof s === 'string')
@@ -457,6 +458,7 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
   const config: Body = {}
   if (request.temperature !== undefined) config.temperature = request.temperature
   if (request.topP !== undefined) config.topP = request.topP
+  if (request.topK !== undefined) config.topK = request.topK
   if (request.maxTokens !== undefined) config.maxOutputTokens = request.maxTokens
   if (request.stop?.length) config.stopSequences = request.stop
   const format = request.responseFormat

@@ -147,12 +147,24 @@ export interface RefusedMedia {
    * chat and Responses upstreams get its text, Messages and Gemini upstreams a text document.
    */
   files?: boolean
+  /** Audio (`audio/*`: a chat client's `input_audio`). */
+  audio?: boolean
+  /** Video (`video/*`: a chat client's `video_url`). */
+  video?: boolean
+}
+
+/** The kind of media `p` is, as {@link RefusedMedia} names it (a text document, sent as its text, none). */
+export function mediaKind(p: ImagePart): keyof RefusedMedia | undefined {
+  if (!isDocument(p)) return 'images'
+  if (p.mediaType!.startsWith('audio/')) return 'audio'
+  if (p.mediaType!.startsWith('video/')) return 'video'
+  return isTextDocument(p) ? undefined : 'files'
 }
 
 /** Whether `p` is media of a kind `refused` names (a text document, sent as its text, never is). */
 function isRefused(p: ImagePart, refused: RefusedMedia): boolean {
-  if (!isDocument(p)) return refused.images === true
-  return refused.files === true && !isTextDocument(p)
+  const kind = mediaKind(p)
+  return kind !== undefined && refused[kind] === true
 }
 
 /** A text document with its bytes (no refusal learned here names it), without decoding it. */
@@ -161,7 +173,7 @@ const isTextDocument = (p: ImagePart): boolean =>
 
 /** The line that stands in for a media part `model` refused (`[image/png image not attached: m takes no images]`). */
 const refusedMediaLine = (p: ImagePart, model: string): string =>
-  omittedFileText(p, `${model || 'this model'} takes no ${isDocument(p) ? 'files' : 'images'}`)
+  omittedFileText(p, `${model || 'this model'} takes no ${mediaKind(p) ?? 'files'}`)
 
 /** The line that stands in for `p` when the media it is were refused, else undefined. */
 export const refusedMediaText = (p: ImagePart, refused: RefusedMedia, model: string): string | undefined =>
@@ -364,6 +376,12 @@ export type ResponseFormat =
 
 export type Effort = 'minimal' | 'low' | 'medium' | 'high'
 
+export type Verbosity = 'low' | 'medium' | 'high'
+
+/** A client's verbosity, when it is one OpenAI names. */
+export const verbosityOf = (v: unknown): Verbosity | undefined =>
+  v === 'low' || v === 'medium' || v === 'high' ? v : undefined
+
 /**
  * What a request for JSON says in its system prompt where the upstream cannot be held to it: a
  * Messages upstream (no JSON mode), a chat upstream that refused the schema (DeepSeek) or JSON
@@ -419,8 +437,19 @@ export interface Request {
   maxTokens?: number
   temperature?: number
   topP?: number
+  /**
+   * Sample from the k likeliest tokens (Gemini `topK`, Messages `top_k`: Gemini CLI sends 64 on
+   * every call); OpenAI's chat completions and Responses have none.
+   */
+  topK?: number
   stop?: string[]
   responseFormat?: ResponseFormat
+  /**
+   * How long an answer the client asked for (Responses `text.verbosity`, chat `verbosity`: GPT-5's,
+   * which Codex sends for its catalog models): kept for a Responses upstream and OpenAI's own chat
+   * completions; no other family has it.
+   */
+  verbosity?: Verbosity
   reasoning?: ReasoningSettings
   stream: boolean
   /** Responses `previous_response_id` (a translating route holds or refuses it). */

@@ -560,15 +560,17 @@ export function encodeMessagesRequest(
           ? encodeToolChoice(unforce ? {type: 'auto'} : request.toolChoice, request.parallelToolCalls)
           : undefined
   // thinking takes no sampling settings; Opus 4.7 on take none at all (unless the model refused
-  // adaptive thinking: then its name said wrong)
-  const sampling =
-    budget !== undefined || (claude.only && form === 'adaptive')
-      ? {}
-      : request.temperature !== undefined
-        ? {temperature: request.temperature}
-        : request.topP !== undefined
-          ? {top_p: request.topP}
-          : {}
+  // adaptive thinking: then its name said wrong); `top_k` goes beside either of the other two
+  // (Gemini CLI's 64, with its temperature)
+  const sampled = !(budget !== undefined || (claude.only && form === 'adaptive'))
+  const sampling: Json = !sampled
+    ? {}
+    : request.temperature !== undefined
+      ? {temperature: request.temperature}
+      : request.topP !== undefined
+        ? {top_p: request.topP}
+        : {}
+  if (sampled && request.topK !== undefined) sampling.top_k = request.topK
   // a client that sets no limit (Codex, Gemini CLI) gets Claude Code's own default, thinking
   // dropped or not: adaptive thinking has no budget to keep the answer's room, and the thinking of
   // a high effort leaves room in it

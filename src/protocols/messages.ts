@@ -654,6 +654,8 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   if (temperature !== undefined) request.temperature = temperature
   const topP = num(b.top_p)
   if (topP !== undefined) request.topP = topP
+  const topK = num(b.top_k)
+  if (topK !== undefined) request.topK = topK
   if (stop.length) request.stop = stop
   if (output.format) request.responseFormat = output.format
   // Claude Code's auto-mode classifier call without `thinking`: thinking off (its effort aside),

@@ -264,6 +264,7 @@ export function encodeRequest(request: Request, model: string, ctx?: CodecContex
             }
           : {type: format.type},
     }
+  if (request.verbosity) body.text = {...(body.text as Body | undefined), verbosity: request.verbosity}
   // OpenAI refuses its web search with the `minimal` effort ("The following tools cannot be used
   // with reasoning.effort 'minimal': web_search")
   const asked = effortOf(request, model)

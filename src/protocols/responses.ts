@@ -21,7 +21,7 @@ import type {
   WebSearchPart,
   WebSearchTool,
 } from './ir.js'
-import {TranslationError, unwrapOpaque} from './ir.js'
+import {TranslationError, unwrapOpaque, verbosityOf} from './ir.js'
 import type {Body} from './responses-items.js'
 import {
   restoreCarried,
@@ -315,6 +315,9 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   if (typeof body.top_p === 'number') request.topP = body.top_p
   const format = responseFormat(body.text)
   if (format) request.responseFormat = format
+  // (Codex's on GPT-5.x, opencode's openai provider's)
+  const verbosity = isObject(body.text) ? verbosityOf(body.text.verbosity) : undefined
+  if (verbosity) request.verbosity = verbosity
   if (isObject(body.reasoning) || updatedEffort) {
     const reasoning = isObject(body.reasoning) ? body.reasoning : {}
     const effort = updatedEffort ?? str(reasoning.effort)

@@ -1850,5 +1850,12 @@ function documentTokens(p: ImagePart): number {
   const text = documentText(p)
   if (text !== undefined) return Math.ceil(text.length / CHARS_PER_TOKEN)
   if (p.data === undefined) return IMAGE_TOKENS
-  return Math.max(IMAGE_TOKENS, Math.ceil((p.data.length * 3) / 4 / PDF_BYTES_PER_TOKEN))
+  const bytes = (p.data.length * 3) / 4
+  // audio and video (Gemini's 32 tokens a second of audio, 263 of video: about 500 bytes a token
+  // of an mp3 at 128 kbit/s and of a 1 Mbit/s video)
+  if (/^(?:audio|video)\//.test(p.mediaType ?? '')) return Math.ceil(bytes / MEDIA_BYTES_PER_TOKEN)
+  return Math.max(IMAGE_TOKENS, Math.ceil(bytes / PDF_BYTES_PER_TOKEN))
 }
+
+/** Bytes of audio or video counted as one token. */
+const MEDIA_BYTES_PER_TOKEN = 500

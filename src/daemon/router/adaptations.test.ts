@@ -2310,7 +2310,7 @@ describe("a text-only model's refusal of images and files", () => {
     })
 
   it('counts the media a request carries (a text file is text)', () => {
-    expect(mediaCount(request.request)).toEqual({images: 1, files: 1})
+    expect(mediaCount(request.request)).toEqual({images: 1, files: 1, audio: 0, video: 0})
   })
 
   it("reads which media each server's wording refuses", () => {
@@ -2349,6 +2349,38 @@ describe("a text-only model's refusal of images and files", () => {
       ).toEqual({
         files: true,
       })
+  })
+
+  it("reads a refusal of audio or video (a chat client's input_audio and video_url), and learns only that", () => {
+    const av = sentOfPassedChat({
+      model: 'm',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {type: 'image_url', image_url: {url: `data:image/png;base64,${PNG}`}},
+            {type: 'video_url', video_url: {url: 'data:video/mp4;base64,AAAA'}},
+            {type: 'input_audio', input_audio: {data: 'SUQz', format: 'mp3'}},
+          ],
+        },
+      ],
+    })
+    expect(mediaCount(av.request!)).toEqual({images: 1, files: 0, audio: 1, video: 1})
+    expect(mediaRefusal(deepseek('video_url'), av)).toEqual({video: true})
+    expect(mediaRefusal(deepseek('input_audio'), av)).toEqual({audio: true})
+    for (const [message, learned] of [
+      ["Unsupported chat content part type: 'input_audio'", {audio: true}],
+      ['This model does not support audio input.', {audio: true}],
+      ['Video input is not supported for this model', {video: true}],
+      ['At most 0 video(s) may be provided in one prompt.', {video: true}],
+      ['deepseek-coder is not a multimodal model None', {images: true, audio: true, video: true}],
+    ] as const)
+      expect(mediaRefusal(openai(message, null), av), message).toEqual(learned)
+    // none sent: nothing learned
+    expect(mediaRefusal(deepseek('input_audio'), sent)).toBeUndefined()
+    expect(describeAdaptation({media: {audio: true, video: true}})).toEqual([
+      'audio and video sent as a line of text (a text-only model)',
+    ])
   })
 
   it('learns nothing from a refusal of media the request did not send, or of anything else', () => {

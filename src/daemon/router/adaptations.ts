@@ -91,6 +91,10 @@ const ADAPTABLE = [
   'top_k',
   'min_p',
   'logit_bias',
+  // chat: GPT-5's verbosity, sent to OpenAI's own API only, which refuses it for its older models
+  // ("Unsupported parameter: 'verbosity' is not supported with this model.", param `verbosity`):
+  // the model's own length then
+  'verbosity',
 ] as const
 
 /**
@@ -785,6 +789,13 @@ export function refusedField(errorText: string, sent: readonly string[]): string
       (typeof param !== 'string' && /['"`]reasoning\.summary['"`]/.test(message)))
   )
     return 'reasoning.summary'
+  // a Responses `text.verbosity` a model does not take ("Unsupported value: 'low' is not supported
+  // with the 'gpt-4.1' model. Supported values are: 'medium'."): the text format stays
+  if (
+    sent.includes('text') &&
+    (param === 'text.verbosity' || (typeof param !== 'string' && /['"`]text\.verbosity['"`]/.test(message)))
+  )
+    return 'text.verbosity'
   const candidates = ADAPTABLE.filter((f) => sent.includes(f))
   // a `param` names what was refused: another one (`messages[0].role`, a tool's schema) is no
   // refusal of these, whatever field names its message quotes
@@ -975,14 +986,16 @@ function refusalMessage(errorText: string): string | undefined {
 }
 
 /**
- * How many images and binary files (a PDF; a text file goes as its text) a request's turns and
- * tool results carry. Here, not in protocols/ir.ts: this module is on the daemon's request path,
- * which loads the translation only for a translated route.
+ * How many images, binary files (a PDF; a text file goes as its text), audio and video files a
+ * request's turns and tool results carry. Here, not in protocols/ir.ts: this module is on the
+ * daemon's request path, which loads the translation only for a translated route.
  */
-export function mediaCount(request: Request): {images: number; files: number} {
-  const count = {images: 0, files: 0}
+export function mediaCount(request: Request): {images: number; files: number; audio: number; video: number} {
+  const count = {images: 0, files: 0, audio: 0, video: 0}
   const add = (p: ImagePart) => {
     if (p.mediaType === undefined || p.mediaType.startsWith('image/')) count.images++
+    else if (p.mediaType.startsWith('audio/')) count.audio++
+    else if (p.mediaType.startsWith('video/')) count.video++
     else if (!p.mediaType.startsWith('text/') || p.data === undefined) count.files++
   }
   for (const m of request.messages)
@@ -992,11 +1005,24 @@ export function mediaCount(request: Request): {images: number; files: number} {
   return count
 }
 
-/** Whether a translated request sent any image or binary file (see {@link mediaCount}). */
+/** Whether a translated request sent any image, binary file, audio or video (see {@link mediaCount}). */
 export function sentMedia(sent: SentRequest): boolean {
   if (!sent.request) return false
-  const {images, files} = mediaCount(sent.request)
-  return images + files > 0
+  const {images, files, audio, video} = mediaCount(sent.request)
+  return images + files + audio + video > 0
+}
+
+const MEDIA_KINDS = ['images', 'files', 'audio', 'video'] as const
+
+/** The kinds of media a refusal names, by the chat part type its words name. */
+const PART_KIND: Record<string, keyof RefusedMedia> = {
+  image_url: 'images',
+  input_image: 'images',
+  file: 'files',
+  input_file: 'files',
+  input_audio: 'audio',
+  audio_url: 'audio',
+  video_url: 'video',
 }
 
 /**
@@ -1020,16 +1046,28 @@ export function mediaRefusal(errorText: string, sent: SentRequest, status = 400)
   if (message === undefined || ECHOES_INPUT.test(message)) return undefined
   let refused: RefusedMedia | undefined
   const variant = /unknown variant `?(\w+)`?, expected `?text`?/i.exec(message)?.[1]
+  // (a part type vLLM does not know, or one its model takes none of: "Unsupported chat content part
+  // type: 'input_audio'", "... does not support audio input", "At most 0 video(s) may be provided")
+  const other =
+    /(?:unsupported (?:chat )?content part type|unknown part type)\W+(input_audio|audio_url|video_url)\b/i.exec(
+      message,
+    )?.[1] ??
+    /\bmodel (?:does not|doesn't|cannot) (?:support|accept) (audio|video)(?: inputs?)?(?:\s*[.,;]|\s*$)|^(audio|video) inputs? (?:is|are) not supported (?:for|by) (?:this|the) model\b|\bat most 0 (audio|video)\(?s?\)? may be provided\b/i
+      .exec(message)
+      ?.slice(1)
+      .find((m) => m !== undefined)
   if (variant !== undefined) {
-    if (variant === 'image_url' || variant === 'input_image') refused = {images: true}
-    else if (variant === 'file' || variant === 'input_file') refused = {files: true}
-    else return undefined
+    const kind = PART_KIND[variant]
+    if (kind === undefined) return undefined
+    refused = {[kind]: true}
   } else if (
     /is not a multimodal model|content\.type\b[^\]]*\[\s*['"]text['"]\s*\]|^messages\[\d+\]\.content must be a string/i.test(
       message,
     )
   )
-    refused = {images: true, files: true}
+    refused = {images: true, files: true, audio: true, video: true}
+  else if (other !== undefined)
+    refused = {[PART_KIND[other] ?? (other.toLowerCase() as 'audio' | 'video')]: true}
   else if (
     /^image input is not supported|not compiled for multimodal|(?:unsupported (?:chat )?content part type|unknown part type)\W+image_url|image_url is only supported by certain models|\bmodel (?:does not|doesn't|cannot) (?:support|accept) (?:images?|image inputs?|vision)(?:\s*(?:input)?\s*[.,;]|\s*$)|^(?:image|vision|multimodal) inputs? (?:is|are) not supported (?:for|by) (?:this|the) model\b/i.test(
       message,
@@ -1040,12 +1078,13 @@ export function mediaRefusal(errorText: string, sent: SentRequest, status = 400)
     refused = {files: true}
   if (!refused) return undefined
   const count = mediaCount(sent.request)
-  const learned: RefusedMedia = {
-    ...(refused.images && count.images > 0 ? {images: true} : {}),
-    ...(refused.files && count.files > 0 ? {files: true} : {}),
-  }
-  return learned.images || learned.files ? learned : undefined
+  const learned: RefusedMedia = {}
+  for (const kind of MEDIA_KINDS) if (refused[kind] && count[kind] > 0) learned[kind] = true
+  return MEDIA_KINDS.some((kind) => learned[kind]) ? learned : undefined
 }
+
+/** The kinds of media `media` names, in words (`images and audio`). */
+const mediaWords = (media: RefusedMedia): string => MEDIA_KINDS.filter((kind) => media[kind]).join(' and ')
 
 /**
  * A refusal of how a request asked for JSON, and what to learn from it: DeepSeek takes JSON mode
@@ -1892,10 +1931,9 @@ function decide(
   const media = mediaRefusal(errorText, sent, status)
   if (media) {
     const merged: RefusedMedia = {...known.media, ...media}
-    const what = [merged.images ? 'images' : '', merged.files ? 'files' : ''].filter(Boolean).join(' and ')
     return {
       next: {...known, media: merged},
-      note: `refused ${what} (a text-only model): sent again with a line in place of each`,
+      note: `refused ${mediaWords(merged)} (a text-only model): sent again with a line in place of each`,
     }
   }
   // llama.cpp answers its refusal of images with a 500, older vLLM its refusal of a file with a
@@ -2285,10 +2323,8 @@ const windowRule = (tokens: number, cut?: true): string =>
 /** What an adaptation does to requests, in words (see {@link UpstreamAdaptation}). */
 export function describeAdaptation(a: UpstreamAdaptation): string[] {
   const rules: string[] = []
-  if (a.media?.images || a.media?.files)
-    rules.push(
-      `${[a.media.images ? 'images' : '', a.media.files ? 'files' : ''].filter(Boolean).join(' and ')} sent as a line of text (a text-only model)`,
-    )
+  if (a.media && mediaWords(a.media))
+    rules.push(`${mediaWords(a.media)} sent as a line of text (a text-only model)`)
   if (a.reasoningTextBack)
     rules.push(
       "Codex's reasoning sent back as reasoning_text, an empty one where Codex kept none, its tools as plain functions (a turn without it was refused)",

@@ -292,6 +292,51 @@ describe('a chat request passed through, refused for what a translated one is ad
     expect(JSON.stringify(sent(1))).toContain('[image/png image not attached: qwen2.5-coder takes no images]')
   })
 
+  it("a text-only model's refusal of Qwen Code's video and audio parts: each as a line, from then on", async () => {
+    targets = [target('deepseek-av', 'deepseek-chat')]
+    // DeepSeek's deserializer names the first part it does not know
+    judge = (b) => {
+      const type = /"type":"(video_url|input_audio)"/.exec(JSON.stringify(b.messages))?.[1]
+      return type
+        ? deepseekRefusal(
+            `Failed to deserialize the JSON body into the target type: messages[0]: unknown variant \`${type}\`, expected \`text\` at line 1 column 90`,
+          )
+        : undefined
+    }
+    const body = {
+      model: 'deepseek-chat',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {type: 'text', text: 'What is in these files?'},
+            {type: 'video_url', video_url: {url: 'data:video/mp4;base64,AAAAIGZ0eXA='}},
+            {type: 'input_audio', input_audio: {data: 'data:audio/mpeg;base64,SUQzBA==', format: 'mp3'}},
+          ],
+        },
+      ],
+    }
+    expect((await post(JSON.stringify(body))).status).toBe(200)
+    expect(received).toHaveLength(3)
+    expect(sent(2).messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          {type: 'text', text: 'What is in these files?'},
+          {type: 'text', text: '[video/mp4 file not attached: deepseek-chat takes no video]'},
+          {type: 'text', text: '[audio/mpeg file not attached: deepseek-chat takes no audio]'},
+        ],
+      },
+    ])
+    expect((await gateway.settled(1))[0].error).toBe(
+      'deepseek-av refused video (a text-only model): sent again with a line in place of each; ' +
+        'deepseek-av refused audio and video (a text-only model): sent again with a line in place of each',
+    )
+    received.length = 0
+    expect((await post(JSON.stringify(body))).status).toBe(200)
+    expect(received).toHaveLength(1)
+  })
+
   it("DeepSeek's refusal of a JSON schema: JSON mode with the schema in the system prompt, from then on", async () => {
     targets = [target('deepseek-json', 'deepseek-chat')]
     judge = (b) =>

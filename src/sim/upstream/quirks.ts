@@ -1156,7 +1156,10 @@ export function refusedMedia(
     if (!Array.isArray(m?.content)) continue
     for (const part of m.content as Array<{type?: unknown} | null>) {
       const type = part?.type
-      if (textOnly && (type === 'image_url' || type === 'file')) {
+      if (
+        textOnly &&
+        (type === 'image_url' || type === 'file' || type === 'input_audio' || type === 'video_url')
+      ) {
         const column = JSON.stringify(body).indexOf(`"type":"${type}"`) + 1
         return {
           status: 400,
