@@ -51,6 +51,12 @@ describe("a chat client's audio and video parts", () => {
     expect(media({type: 'input_audio', input_audio: audio})).toEqual([{type: 'image', mediaType, data: MP3}])
   })
 
+  it('input_audio by URL (Qwen Code for a file it references, DashScope): the file by its URL (review59)', () => {
+    expect(
+      media({type: 'input_audio', input_audio: {data: 'https://x.test/a/voice.mp3', format: 'mp3'}}),
+    ).toEqual([{type: 'image', mediaType: 'audio/mpeg', url: 'https://x.test/a/voice.mp3'}])
+  })
+
   it.each([
     ['a data URL (Qwen Code)', {url: `data:video/mp4;base64,${MP4}`}, {mediaType: 'video/mp4', data: MP4}],
     [

@@ -38,6 +38,7 @@ import {
   THINK_OPEN,
   THINK_TAGS,
   thinkingChunkText,
+  topKOf,
 } from './cm-common.js'
 import type {
   Codec,
@@ -125,6 +126,8 @@ function inputAudioPart(part: Json): ImagePart | undefined {
   if (data) return {type: 'image', ...data}
   const format = str(audio.format)?.toLowerCase()
   const mediaType = format ? (AUDIO_FORMATS[format] ?? `audio/${format}`) : 'audio/wav'
+  // a URL (Qwen Code's for a file it references, DashScope's documented form): the file by its URL
+  if (/^(?:https?|gs):\/\//i.test(raw)) return {type: 'image', mediaType, url: raw}
   return {type: 'image', mediaType, data: raw}
 }
 
@@ -396,7 +399,8 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     ...(num(b.temperature) !== undefined ? {temperature: num(b.temperature)} : {}),
     ...(num(b.top_p) !== undefined ? {topP: num(b.top_p)} : {}),
     // (vLLM's and SGLang's extension: for a Messages or Gemini upstream)
-    ...(num(b.top_k) !== undefined ? {topK: num(b.top_k)} : {}),
+    // (a whole number of at least 1: -1 and 0 are vLLM's "off", which Claude and Gemini refuse)
+    ...(topKOf(b.top_k) !== undefined ? {topK: topKOf(b.top_k)} : {}),
     ...(verbosityOf(b.verbosity) ? {verbosity: verbosityOf(b.verbosity)} : {}),
     ...(stop.length ? {stop: stop as string[]} : {}),
     ...(responseFormat ? {responseFormat} : {}),

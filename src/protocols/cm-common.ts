@@ -24,6 +24,12 @@ export const str = (v: unknown): string | undefined => (typeof v === 'string' ? 
 export const num = (v: unknown): number | undefined =>
   typeof v === 'number' && Number.isFinite(v) ? v : undefined
 export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
+/**
+ * A sampling `top_k` carried to another family: a whole number of at least 1 (vLLM's -1 and 0 mean
+ * "off", which Claude and Gemini refuse; Gemini takes no fraction); undefined for any other.
+ */
+export const topKOf = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isInteger(v) && v >= 1 ? v : undefined
 
 /** `ctx.newId` or a random id of our own. */
 export function makeId(ctx: CodecContext | undefined, prefix: string): string {

@@ -22,7 +22,7 @@ import type {
 } from './ir.js'
 import {omittedFileText, searchesOf, TranslationError, unwrapOpaque, wrapOpaque} from './ir.js'
 import {GeminiStreamDecoder, GeminiStreamEncoder} from './gemini-stream.js'
-import {argsObject, budgetWithin} from './cm-common.js'
+import {argsObject, budgetWithin, topKOf} from './cm-common.js'
 import type {ImageNotes} from './images.js'
 import {ENCODER_NOTES, fitImage, imageNote} from './images.js'
 import {groundingOf, searchesOfGrounding} from './web-search.js'
@@ -257,7 +257,7 @@ function decodeRequest(
   const config = isObject(body.generationConfig) ? body.generationConfig : {}
   if (typeof config.temperature === 'number') request.temperature = config.temperature
   if (typeof config.topP === 'number') request.topP = config.topP
-  if (typeof config.topK === 'number') request.topK = config.topK
+  if (topKOf(config.topK) !== undefined) request.topK = config.topK as number
   if (typeof config.maxOutputTokens === 'number') request.maxTokens = config.maxOutputTokens
   if (Array.isArray(config.stopSequences))
     request.stop = config.stopSequences.filter((s) => typeof s === 'string')

@@ -3,7 +3,18 @@
  * upstreams. Streams are in `messages-stream.ts`.
  */
 import type {Json} from './cm-common.js'
-import {applyCarry, argsObject, arr, bodyObject, isObj, makeId, num, storeCarry, str} from './cm-common.js'
+import {
+  applyCarry,
+  argsObject,
+  arr,
+  bodyObject,
+  isObj,
+  makeId,
+  num,
+  storeCarry,
+  str,
+  topKOf,
+} from './cm-common.js'
 import {startsWithClassifier} from './classifier.js'
 import {MessagesStreamEncoder} from './messages-stream-encoder.js'
 import {
@@ -654,7 +665,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   if (temperature !== undefined) request.temperature = temperature
   const topP = num(b.top_p)
   if (topP !== undefined) request.topP = topP
-  const topK = num(b.top_k)
+  const topK = topKOf(b.top_k)
   if (topK !== undefined) request.topK = topK
   if (stop.length) request.stop = stop
   if (output.format) request.responseFormat = output.format

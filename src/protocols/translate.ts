@@ -1031,8 +1031,9 @@ function adaptBody(
       const parent = body[name]
       if (parent && typeof parent === 'object' && part in parent) {
         const {[part]: _, ...rest} = parent as Record<string, unknown>
-        // (Messages `output_config.effort`, its only part: no empty object left)
-        if (name === 'output_config' && Object.keys(rest).length === 0) delete body[name]
+        // (Messages `output_config.effort`, Responses `text.verbosity`, its only part: no empty
+        // object left)
+        if ((name === 'output_config' || name === 'text') && Object.keys(rest).length === 0) delete body[name]
         else body[name] = rest
       }
     }

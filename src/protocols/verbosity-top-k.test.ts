@@ -79,6 +79,12 @@ describe('verbosity', () => {
       encodeUpstreamRequest(client, 'responses', 'gpt-4.1', {}, a.get('oai', 'gpt-4.1')).body.toString(),
     )
     expect(again.text).toEqual({format: {type: 'json_object'}})
+    // verbosity alone: no empty `text` left behind once it is learned away (review59)
+    const alone = decodeClientRequest('responses', {...codex, text: {verbosity: 'low'}}, {})
+    const without = JSON.parse(
+      encodeUpstreamRequest(alone, 'responses', 'gpt-4.1', {}, a.get('oai', 'gpt-4.1')).body.toString(),
+    )
+    expect(without).not.toHaveProperty('text')
   })
 })
 
@@ -158,5 +164,33 @@ describe('top_k', () => {
     )
     expect(again).not.toHaveProperty('top_k')
     expect(again.temperature).toBe(1)
+  })
+
+  it("is learned away from an Anthropic-compatible server's own words for a field it does not know (review59)", () => {
+    for (const message of [
+      'Unknown parameter: top_k',
+      "Unrecognized key(s) in object: 'top_k'",
+      'top_k: Extra inputs are not permitted',
+    ]) {
+      const a = new UpstreamAdaptations()
+      const sent = encodeUpstreamRequest(
+        decodeClientRequest('gemini', geminiCli, {}),
+        'messages',
+        'kimi-k3',
+      ).sent
+      const refusal = JSON.stringify({type: 'error', error: {type: 'invalid_request_error', message}})
+      expect(a.learn('kimi', 'kimi-k3', refusal, sent)).toBe('refused top_k: sent again without it')
+    }
+  })
+
+  it('is carried only as a whole number of at least 1 (-1 and 0 are vLLM\'s "off"; Gemini takes no fraction) (review59)', () => {
+    const chat = (top_k: unknown) => ({model: 'm', top_k, messages: [{role: 'user', content: 'hi'}]})
+    for (const off of [-1, 0, 40.5, '40', null])
+      expect(decodeClientRequest('chat', chat(off), {}).request).not.toHaveProperty('topK')
+    const gemini = {...geminiCli, generationConfig: {...geminiCli.generationConfig, topK: 0}}
+    expect(decodeClientRequest('gemini', gemini, {}).request).not.toHaveProperty('topK')
+    const messages = {model: 'c', max_tokens: 9, top_k: -1, messages: [{role: 'user', content: 'hi'}]}
+    expect(decodeClientRequest('messages', messages, {}).request).not.toHaveProperty('topK')
+    expect(upstreamBody('chat', chat(-1), 'messages', 'claude-sonnet-4-5')).not.toHaveProperty('top_k')
   })
 })

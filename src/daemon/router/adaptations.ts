@@ -555,12 +555,23 @@ function claudeRefusal(
         : // a server that does not know Claude Code's context editing (its beta's field)
           sent.fields.includes('context_management') && refused('context_management')
           ? 'context_management'
-          : undefined
+          : // Gemini CLI's `topK` to an Anthropic-compatible server that does not know it, in its
+            // own words ("Unknown parameter: top_k", zod's "Unrecognized key(s) in object: 'top_k'")
+            sent.fields.includes('top_k') && (refused('top_k') || namesUnknown(message, 'top_k'))
+            ? 'top_k'
+            : undefined
   if (field === undefined || !sent.fields.includes(field.split('.')[0])) return undefined
   return {
     next: {...known, drop: [...new Set([...(known.drop ?? []), field])]},
     note: `refused ${field}: sent again without it`,
   }
+}
+
+/** `message` names `field` as one it does not know ({@link UNKNOWN_FIELD}, {@link LISTS_FIELDS}). */
+function namesUnknown(message: string, field: string): boolean {
+  if ([...message.matchAll(UNKNOWN_FIELD)].some((m) => m[1] === field)) return true
+  const listed = LISTS_FIELDS.exec(message)
+  return listed !== null && listed[1].split(/[\s,`'"]+/).includes(field)
 }
 
 /**
