@@ -46,6 +46,22 @@ import {
 } from './plain-tools.js'
 
 /**
+ * Chat sampling settings a chat client sends by default (Kilo's penalties) that a strict server
+ * refuses (NVIDIA NIM's 422 "body -> presence_penalty  Extra inputs are not permitted",
+ * Kilo-Org/kilocode #9652; OpenAI's reasoning models): the model then samples as its server does.
+ * None changes the answer's shape. Learned from a message only in words of a refusal.
+ */
+const SAMPLING_FIELDS = [
+  'presence_penalty',
+  'frequency_penalty',
+  'repetition_penalty',
+  'seed',
+  'top_k',
+  'min_p',
+  'logit_bias',
+] as const
+
+/**
  * Top-level fields a translated chat or Responses request may go without, or with another name,
  * when refused. A Responses `reasoning` is refused by its part (`reasoning.effort`, from OpenAI's
  * models without reasoning), `include` by its item.
@@ -80,17 +96,7 @@ const ADAPTABLE = [
   // (Azure Foundry's "Unrecognized request argument supplied: prompt_cache_key", NVIDIA NIM's
   // "Unsupported parameter(s): prompt_cache_key"): the cache then matches by the prefix alone
   'prompt_cache_key',
-  // chat: sampling settings a chat client sends by default (Kilo's penalties) that a strict server
-  // refuses (NVIDIA NIM's 422 "body -> presence_penalty  Extra inputs are not permitted",
-  // Kilo-Org/kilocode #9652; OpenAI's reasoning models): the model then samples as its server
-  // does. None changes the answer's shape
-  'presence_penalty',
-  'frequency_penalty',
-  'repetition_penalty',
-  'seed',
-  'top_k',
-  'min_p',
-  'logit_bias',
+  ...SAMPLING_FIELDS,
   // chat: GPT-5's verbosity, sent to OpenAI's own API only, which refuses it for its older models
   // ("Unsupported parameter: 'verbosity' is not supported with this model.", param `verbosity`):
   // the model's own length then
@@ -864,15 +870,7 @@ const TAKES_LIST =
   /\b(?:expected one of|(?:supported|valid|allowed|accepted) (?:parameters|fields|arguments|keys) (?:are|is|include)\b)/i
 
 /** The sampling fields of {@link ADAPTABLE}: learned from a message only in words of a refusal. */
-const SAMPLING: ReadonlySet<string> = new Set([
-  'presence_penalty',
-  'frequency_penalty',
-  'repetition_penalty',
-  'seed',
-  'top_k',
-  'min_p',
-  'logit_bias',
-])
+const SAMPLING: ReadonlySet<string> = new Set(SAMPLING_FIELDS)
 
 /**
  * The most output tokens an upstream's 400 says it takes, when it refused a `max_tokens` (or
