@@ -1447,6 +1447,10 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
       // `think-open-in-prompt`: the gateway learned the model's template from its first answer
       (QUIRKS.includes('think-open-in-prompt') &&
         /^\S+: the answer closed a <\/think> it never opened/.test(n)) ||
+      // `no-finish-reason`, `vendor-finish`, `broken-finish` on a chat client's pass-through: the
+      // gateway learned to write OpenAI's finish in this provider's streams
+      (QUIRKS.some((q) => ['no-finish-reason', 'vendor-finish', 'broken-finish'].includes(q)) &&
+        /streamed (?:no finish_reason|finish_reason \S+), which AI SDK clients/.test(n)) ||
       // `single-quote-args`, `trailing-comma-args`, `fenced-args`, `python-literal-args`,
       // `parameter-args`: the call's arguments repaired
       (QUIRKS.some(
