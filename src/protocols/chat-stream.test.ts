@@ -250,6 +250,43 @@ describe('chat stream decoder', () => {
       ]).flatMap((e) => (e.type === 'block_start' && e.block.type === 'tool_call' ? [e.block.id] : []))
       expect(ids).toEqual(['call_a', 'call_b', 'call_c'])
     })
+
+    it('leaves out a call that never gets a name, counts it, and ends the turn when no call is left', () => {
+      const decoder = chatCodec.streamDecoder({})
+      const events = decodeAll(
+        decoder,
+        chatSse([
+          tc(0, {arguments: '{"p":'}, 'call_a'),
+          tc(0, {arguments: '"x"}'}),
+          chunk({}, 'tool_calls'),
+          '[DONE]',
+        ]),
+      )
+      expect(events.filter((e) => e.type === 'block_start')).toEqual([])
+      expect(events.filter((e) => e.type === 'tool_args_delta')).toEqual([])
+      expect(events).toContainEqual({type: 'stop', reason: 'end'})
+      expect(decoder.namelessCalls).toBe(1)
+    })
+
+    it('keeps the named call beside a nameless one that has arguments of its own', () => {
+      const decoder = chatCodec.streamDecoder({})
+      const events = decodeAll(
+        decoder,
+        chatSse([
+          tc(0, {name: 'Read', arguments: '{"p":"x"}'}, 'call_a'),
+          tc(1, {arguments: '{"q":1}'}, 'call_b'),
+          chunk({}, 'tool_calls'),
+          '[DONE]',
+        ]),
+      )
+      expect(
+        events.flatMap((e) =>
+          e.type === 'block_start' && e.block.type === 'tool_call' ? [e.block.name] : [],
+        ),
+      ).toEqual(['Read'])
+      expect(events).toContainEqual({type: 'stop', reason: 'tool_use'})
+      expect(decoder.namelessCalls).toBe(1)
+    })
   })
 
   it('takes usage on the finish chunk and reads DeepSeek cache hits', () => {

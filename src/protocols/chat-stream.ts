@@ -258,6 +258,8 @@ export class ChatStreamDecoder implements StreamDecoder {
   thinkInPrompt: ThinkInPrompt | undefined
   /** See {@link StreamDecoder.repairedArgs}. */
   repairedArgs = 0
+  /** See {@link StreamDecoder.namelessCalls}. */
+  namelessCalls = 0
   /**
    * The reasoning of a model whose template opens `<think>` in the prompt (`ctx.thinkOpen`), so
    * far: given as the answer's text too if no `</think>` comes (undefined when not inside it).
@@ -717,7 +719,6 @@ export class ChatStreamDecoder implements StreamDecoder {
   }
 
   private toolCall(raw: Json, out: StreamEvent[]): void {
-    this.sawTools = true
     const fn = isObj(raw.function) ? raw.function : {}
     const key = num(raw.index) ?? 0
     const id = str(raw.id)
@@ -769,6 +770,7 @@ export class ChatStreamDecoder implements StreamDecoder {
       call.pending += args
       if (!call.name) return
       call.block = this.next++
+      this.sawTools = true
       out.push({type: 'block_start', index: call.block, block: callStart(call)})
       if (call.pending) this.argsDelta(call, call.pending, out)
       return
@@ -815,7 +817,15 @@ export class ChatStreamDecoder implements StreamDecoder {
     if (!call.open) return
     call.open = false
     if (call.block === undefined) {
+      // A call that never got a name (and no named call to fold it into: foldNameless) can be run
+      // by no client, and a nameless call in the history is the next turn's 400 upstream (OpenAI's
+      // `function.name` takes 1-64 characters): left out, and counted for the log row.
+      if (!call.name) {
+        this.namelessCalls++
+        return
+      }
       call.block = this.next++
+      this.sawTools = true
       out.push({type: 'block_start', index: call.block, block: callStart(call)})
       if (call.pending) this.argsDelta(call, call.pending, out)
     }

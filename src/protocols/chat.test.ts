@@ -411,6 +411,27 @@ describe('chat encodeRequest', () => {
 })
 
 describe('chat answers', () => {
+  it('leaves out a tool call with no name, and counts it', () => {
+    const r = chatCodec.decodeResponse({
+      choices: [
+        {
+          message: {
+            role: 'assistant',
+            content: 'Let me look.',
+            tool_calls: [
+              {id: 'a', type: 'function', function: {arguments: '{"p":"x"}'}},
+              {id: 'b', type: 'function', function: {name: '', arguments: '{}'}},
+            ],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+    })
+    expect(r.parts).toEqual([{type: 'text', text: 'Let me look.'}])
+    expect(r.stop).toBe('end')
+    expect(r.namelessCalls).toBe(2)
+  })
+
   it('decodes content, reasoning, tool calls, finish reasons and usage', () => {
     const r = chatCodec.decodeResponse({
       id: 'chatcmpl-1',

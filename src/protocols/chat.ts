@@ -909,6 +909,7 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
   let think: {reasoning: string; text: string; unclosed?: boolean} | undefined
   let inPrompt: ThinkInPrompt | undefined
   let repaired = 0
+  let nameless = 0
   if (content) {
     think = splitThink(content)
     // (learned, unless the server gave the reasoning apart: then the content is the answer, as the
@@ -932,10 +933,16 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
     const upstreamId = str(call.id)
     const repeated = upstreamId !== undefined && upstreamIds?.has(upstreamId) === true
     if (upstreamId) (upstreamIds ??= new Set()).add(upstreamId)
+    const name = str(fn.name)
+    // (a call with no name can be run by no client, and is the next turn's 400 upstream: left out)
+    if (!name) {
+      nameless++
+      continue
+    }
     const part: ToolCallPart = {
       type: 'tool_call',
       id: answerCallId(upstreamId, ctx, repeated),
-      name: str(fn.name) ?? '',
+      name,
       arguments: argsText(fn.arguments) || '{}',
     }
     // arguments that are no JSON (Qwen3-Coder's and GLM's tool parsers): their syntax repaired
@@ -966,6 +973,7 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
   }
   if (inPrompt) response.thinkInPrompt = inPrompt
   if (repaired) response.repairedArgs = repaired
+  if (nameless) response.namelessCalls = nameless
   return response
 }
 

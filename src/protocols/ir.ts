@@ -495,6 +495,8 @@ export interface Response {
   thinkInPrompt?: ThinkInPrompt
   /** Chat upstreams: see {@link StreamDecoder.repairedArgs}. */
   repairedArgs?: number
+  /** Chat upstreams: see {@link StreamDecoder.namelessCalls}. */
+  namelessCalls?: number
 }
 
 /**
@@ -842,6 +844,8 @@ export interface StreamDecoder {
   readonly thinkInPrompt?: ThinkInPrompt
   /** Chat: how many tool calls' arguments were no JSON and went out with their syntax repaired. */
   readonly repairedArgs?: number
+  /** Chat: how many tool calls never got a name, and were left out of the answer. */
+  readonly namelessCalls?: number
   /** Messages: the answer's content blocks as they came (with `CodecContext.keepContent`). */
   keptContent?(): unknown[]
   /**

@@ -1378,6 +1378,7 @@ export function translateResponseText(
   estimated?: string
   thinkInPrompt?: ThinkInPrompt
   repairedArgs?: number
+  namelessCalls?: number
 } {
   const response = CODECS[upstream].decodeResponse(body, decodeContext(upstream, client, ctx))
   clientCallNames(response.parts, toolNamesFor(client, upstream))
@@ -1393,6 +1394,7 @@ export function translateResponseText(
       estimated,
       thinkInPrompt,
       repairedArgs: response.repairedArgs,
+      namelessCalls: response.namelessCalls,
     }
   const out = codec.encodeResponse(response, encodeCtx)
   return {
@@ -1402,6 +1404,7 @@ export function translateResponseText(
     estimated,
     thinkInPrompt,
     repairedArgs: response.repairedArgs,
+    namelessCalls: response.namelessCalls,
   }
 }
 
@@ -1544,6 +1547,11 @@ export class StreamTranslator {
   /** A chat upstream's tool calls whose arguments were no JSON and went out repaired. */
   get repairedArgs(): number {
     return this.decoder.repairedArgs ?? 0
+  }
+
+  /** A chat upstream's tool calls that never got a name, left out of the answer. */
+  get namelessCalls(): number {
+    return this.decoder.namelessCalls ?? 0
   }
 
   push(chunk: Uint8Array): string {

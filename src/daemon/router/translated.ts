@@ -157,6 +157,10 @@ function addNote(result: RelayContext['result'], note: string): void {
 const repairedArgsNote = (provider: string, count: number): string =>
   `${provider}: repaired ${count === 1 ? "a tool call's arguments" : `${count} tool calls' arguments`} (not JSON as they came: their syntax fixed)`
 
+/** The log row's note on tool calls that never got a name, left out of the answer. */
+const namelessCallsNote = (provider: string, count: number): string =>
+  `${provider}: left out ${count === 1 ? 'a tool call' : `${count} tool calls`} with no name (no client can run one, and the next turn would be refused with it)`
+
 export {continuationBody} from '../../protocols/pause.js'
 
 /**
@@ -521,6 +525,7 @@ export async function relayTranslated(
     if (out.estimated) addNote(result, estimatedUsageNote(provider.name, out.estimated))
     if (out.thinkInPrompt) thinkInPrompt(result, translation, provider.name, out.thinkInPrompt)
     if (out.repairedArgs) addNote(result, repairedArgsNote(provider.name, out.repairedArgs))
+    if (out.namelessCalls) addNote(result, namelessCallsNote(provider.name, out.namelessCalls))
     if (upFamily === 'messages') {
       const dropped = droppedThinking((body as {input_transformations?: unknown}).input_transformations)
       if (dropped) addNote(result, droppedThinkingNote(provider.name, dropped))
@@ -749,6 +754,8 @@ export async function relayTranslated(
   if (seen) thinkInPrompt(result, translation, provider.name, seen)
   const repaired = translator.repairedArgs
   if (repaired) addNote(result, repairedArgsNote(provider.name, repaired))
+  const nameless = translator.namelessCalls
+  if (nameless) addNote(result, namelessCallsNote(provider.name, nameless))
   const dropped = translator.droppedThinking()
   if (dropped) addNote(result, droppedThinkingNote(provider.name, dropped))
   target.breaker?.recordSuccess()
