@@ -7,6 +7,8 @@ import {wrapOpaque} from './ir.js'
 import type {Body} from './responses-items.js'
 import {isObject, newId, num} from './responses-items.js'
 
+export {answerPart, thoughtOnlyUsage, thoughtPart} from './gemini-thoughts.js'
+
 /** Gemini 3 accepts this in place of a thought signature it did not make (documented). */
 export const SKIP_SIGNATURE = 'skip_thought_signature_validator'
 
@@ -61,37 +63,6 @@ export function finishReasonOf(stop: StopReason): string {
   if (stop === 'max_tokens' || stop === 'context_window') return 'MAX_TOKENS'
   if (stop === 'content_filter' || stop === 'refusal') return 'SAFETY'
   return 'STOP'
-}
-
-/**
- * Whether a part answers rather than thinks: anything but a thought and an empty text (the
- * carrier of a bare `thoughtSignature`).
- */
-export function answerPart(part: unknown): boolean {
-  if (!isObject(part)) return false
-  if (part.thought === true) return false
-  return !(
-    typeof part.text === 'string' &&
-    part.text === '' &&
-    Object.keys(part).every((k) => k === 'text' || k === 'thoughtSignature')
-  )
-}
-
-/** Whether a part is a thought (`thought: true`, its text shown or empty). */
-export function thoughtPart(part: unknown): boolean {
-  return isObject(part) && part.thought === true
-}
-
-/**
- * Whether a `usageMetadata` is a thought-only answer's: thoughts counted, no candidate token.
- * Google's backend ends such a turn without `finishReason` (FINISH_REASON_UNSPECIFIED, dropped
- * by proto3; router-for-me/CLIProxyAPI #5226): the stream is whole when no answer part came and
- * the chunk that carried the last such usage had no part of its own (no thought, no text, no
- * call: `parts: []`, no content, or a bare signature). Gemini 2.5 puts a usage of this shape on
- * every thought chunk, so a stream whose last usage rode on a thought chunk was cut mid-thinking.
- */
-export function thoughtOnlyUsage(raw: unknown): boolean {
-  return isObject(raw) && num(raw.thoughtsTokenCount) > 0 && num(raw.candidatesTokenCount) === 0
 }
 
 export function usageFromGemini(raw: unknown): Partial<Usage> | undefined {

@@ -1,4 +1,4 @@
-import {answerPart, thoughtOnlyUsage, thoughtPart} from '../../../protocols/gemini-parts.js'
+import {answerPart, thoughtOnlyUsage, thoughtPart} from '../../../protocols/gemini-thoughts.js'
 import type {Json, Reader, Usage} from './tap.js'
 import {errorMessage, num, obj, streamedUsage} from './tap.js'
 
