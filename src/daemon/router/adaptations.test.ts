@@ -2314,8 +2314,9 @@ describe("a text-only model's refusal of images and files", () => {
   })
 
   it("reads which media each server's wording refuses", () => {
-    expect(mediaRefusal(deepseek('image_url'), sent)).toEqual({images: true})
-    expect(mediaRefusal(deepseek('file'), sent)).toEqual({files: true})
+    // serde's "expected `text`": every kind the request sent, whichever it named first
+    expect(mediaRefusal(deepseek('image_url'), sent)).toEqual({images: true, files: true})
+    expect(mediaRefusal(deepseek('file'), sent)).toEqual({images: true, files: true})
     // vLLM, Zhipu's 1210, Groq: the media of the request, whole
     for (const message of [
       'deepseek-coder is not a multimodal model None',
@@ -2366,8 +2367,10 @@ describe("a text-only model's refusal of images and files", () => {
       ],
     })
     expect(mediaCount(av.request!)).toEqual({images: 1, files: 0, audio: 1, video: 1})
-    expect(mediaRefusal(deepseek('video_url'), av)).toEqual({video: true})
-    expect(mediaRefusal(deepseek('input_audio'), av)).toEqual({audio: true})
+    for (const variant of ['video_url', 'input_audio', 'image_url'])
+      expect(mediaRefusal(deepseek(variant), av)).toEqual({images: true, audio: true, video: true})
+    // (a kind the request did not send: the refusal is not of this request's media)
+    expect(mediaRefusal(deepseek('file'), av)).toBeUndefined()
     for (const [message, learned] of [
       ["Unsupported chat content part type: 'input_audio'", {audio: true}],
       ['This model does not support audio input.', {audio: true}],
@@ -2380,6 +2383,9 @@ describe("a text-only model's refusal of images and files", () => {
     expect(mediaRefusal(deepseek('input_audio'), sent)).toBeUndefined()
     expect(describeAdaptation({media: {audio: true, video: true}})).toEqual([
       'audio and video sent as a line of text (a text-only model)',
+    ])
+    expect(describeAdaptation({media: {images: true, files: true, audio: true, video: true}})).toEqual([
+      'images, files, audio and video sent as a line of text (a text-only model)',
     ])
   })
 
@@ -2435,8 +2441,9 @@ describe("a text-only model's refusal of images and files", () => {
 
   it('sends each refused image or file as a line, the rest of the request as it was, and then learns nothing more', () => {
     const store = new UpstreamAdaptations()
+    // serde's refusal names the image, and `text` as all it reads: the PDF goes as a line too
     expect(store.learn('ds', 'deepseek-chat', deepseek('image_url'), sent)).toBe(
-      'refused images (a text-only model): sent again with a line in place of each',
+      'refused images and files (a text-only model): sent again with a line in place of each',
     )
     const again = encodeUpstreamRequest(
       request,
@@ -2448,28 +2455,17 @@ describe("a text-only model's refusal of images and files", () => {
     const body = JSON.parse(again.body.toString())
     const text = JSON.stringify(body)
     expect(text).not.toContain('image_url')
+    expect(text).not.toContain('"type":"file"')
     expect(text).toContain('[image/png image not attached: deepseek-chat takes no images]')
-    // the PDF still goes as a file, the text file as its text, the words as they were
-    expect(text).toContain('"type":"file"')
-    expect(text).toContain('notes')
+    const tool = body.messages.find((m: any) => m.role === 'tool')
+    expect(tool.content).toBe('[application/pdf file not attached: deepseek-chat takes no files]\nnotes')
+    // the text file as its text, the words as they were
     expect(text).toContain('Why is it broken?')
     // the client's request is untouched: a later encoding without the rule sends the image
     expect(encodeUpstreamRequest(request, 'chat', 'deepseek-chat').body.toString()).toContain('image_url')
-
-    expect(store.learn('ds', 'deepseek-chat', deepseek('file'), again.sent, 400)).toBe(
-      'refused images and files (a text-only model): sent again with a line in place of each',
-    )
-    const third = encodeUpstreamRequest(
-      request,
-      'chat',
-      'deepseek-chat',
-      {},
-      store.get('ds', 'deepseek-chat'),
-    )
-    const tool = JSON.parse(third.body.toString()).messages.find((m: any) => m.role === 'tool')
-    expect(tool.content).toBe('[application/pdf file not attached: deepseek-chat takes no files]\nnotes')
     // the same refusal again (nothing left to take out): the 400 is the client's
-    expect(store.learn('ds', 'deepseek-chat', deepseek('image_url'), third.sent)).toBeUndefined()
+    expect(store.learn('ds', 'deepseek-chat', deepseek('image_url'), again.sent)).toBeUndefined()
+    expect(store.learn('ds', 'deepseek-chat', deepseek('file'), again.sent, 400)).toBeUndefined()
   })
 })
 

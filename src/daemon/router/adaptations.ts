@@ -1066,9 +1066,11 @@ export function mediaRefusal(errorText: string, sent: SentRequest, status = 400)
       ?.slice(1)
       .find((m) => m !== undefined)
   if (variant !== undefined) {
+    // serde names the first part it could not read, and `text` as the only type it reads: every
+    // kind of media the request sent is refused, not only the one named (one try, not one a kind)
     const kind = PART_KIND[variant]
-    if (kind === undefined) return undefined
-    refused = {[kind]: true}
+    if (kind === undefined || mediaCount(sent.request)[kind] === 0) return undefined
+    refused = {images: true, files: true, audio: true, video: true}
   } else if (
     /is not a multimodal model|content\.type\b[^\]]*\[\s*['"]text['"]\s*\]|^messages\[\d+\]\.content must be a string/i.test(
       message,
@@ -1093,7 +1095,10 @@ export function mediaRefusal(errorText: string, sent: SentRequest, status = 400)
 }
 
 /** The kinds of media `media` names, in words (`images and audio`). */
-const mediaWords = (media: RefusedMedia): string => MEDIA_KINDS.filter((kind) => media[kind]).join(' and ')
+const mediaWords = (media: RefusedMedia): string => {
+  const kinds = MEDIA_KINDS.filter((kind) => media[kind])
+  return kinds.length > 2 ? `${kinds.slice(0, -1).join(', ')} and ${kinds.at(-1)}` : kinds.join(' and ')
+}
 
 /**
  * A refusal of how a request asked for JSON, and what to learn from it: DeepSeek takes JSON mode
