@@ -118,7 +118,7 @@ describe('a request for JSON to a Messages upstream', () => {
     expect(object.tools[0].input_schema).toEqual({type: 'object'})
   })
 
-  it('keeps the instruction where a forced call does not fit: client tools, tool turns, a schema not of an object, a prefill', () => {
+  it('keeps the instruction where a forced call does not fit: client tools, a schema not of an object, a prefill', () => {
     const tools = [{type: 'function', function: {name: 'f', parameters: {type: 'object', properties: {}}}}]
     const withTools = upstreamBody(decodeClientRequest('chat', {...chatJson, tools}, {}))
     expect(withTools.tools.map((t: {name: string}) => t.name)).toEqual(['f'])
@@ -135,6 +135,19 @@ describe('a request for JSON to a Messages upstream', () => {
     )
     expect(array.tools).toBeUndefined()
     expect(JSON.stringify(array.system)).toMatch(/Respond with one JSON object only/)
+    // an assistant prefill: Anthropic prefills a forced call's answer itself
+    const prefill = upstreamBody(
+      decodeClientRequest(
+        'chat',
+        {...chatJson, messages: [...chatJson.messages, {role: 'assistant', content: '{"reasoning":'}]},
+        {},
+      ),
+    )
+    expect(prefill.tool_choice).toBeUndefined()
+    expect(JSON.stringify(prefill.system)).toMatch(/Respond with one JSON object only/)
+  })
+
+  it("forces the call with tool turns in the history: Gemini CLI's router after its first prompt", () => {
     const turns = upstreamBody(
       decodeClientRequest(
         'chat',
@@ -153,17 +166,59 @@ describe('a request for JSON to a Messages upstream', () => {
         {},
       ),
     )
-    expect(turns.tool_choice).toBeUndefined()
-    // an assistant prefill: Anthropic prefills a forced call's answer itself
-    const prefill = upstreamBody(
+    expect(turns.tool_choice).toEqual({type: 'tool', name: 'json_answer', disable_parallel_tool_use: true})
+    expect(turns.tools.map((t: {name: string}) => t.name)).toEqual(['json_answer'])
+    // the history's call and its result go as they were
+    expect(turns.messages.map((m: any) => m.content.map((b: any) => b.type))).toEqual([
+      ['text'],
+      ['tool_use'],
+      ['tool_result'],
+    ])
+    // Gemini CLI's router call: the session so far (a call with Gemini 3's skip signature, its
+    // result with an image), the new prompt, JSON of a schema, no tools; thinking asked for
+    const router = upstreamBody(
       decodeClientRequest(
-        'chat',
-        {...chatJson, messages: [...chatJson.messages, {role: 'assistant', content: '{"reasoning":'}]},
+        'gemini',
+        {
+          contents: [
+            {role: 'user', parts: [{text: 'Read the screenshot.'}]},
+            {
+              role: 'model',
+              parts: [
+                {
+                  functionCall: {id: 'read_file__call_2', name: 'read_file', args: {path: 'a.png'}},
+                  thoughtSignature: 'skip_thought_signature_validator',
+                },
+              ],
+            },
+            {
+              role: 'user',
+              parts: [
+                {functionResponse: {id: 'read_file__call_2', name: 'read_file', response: {output: ''}}},
+                {inlineData: {mimeType: 'image/png', data: 'iVBORw0KGgo='}},
+              ],
+            },
+            {role: 'model', parts: [{text: 'It shows a login page.'}]},
+            {role: 'user', parts: [{text: 'Now fix the button.'}]},
+          ],
+          generationConfig: {
+            responseMimeType: 'application/json',
+            responseJsonSchema: schema,
+            thinkingConfig: {thinkingBudget: 8192},
+          },
+        },
         {},
       ),
     )
-    expect(prefill.tool_choice).toBeUndefined()
-    expect(JSON.stringify(prefill.system)).toMatch(/Respond with one JSON object only/)
+    expect(router.tool_choice).toEqual({type: 'tool', name: 'json_answer', disable_parallel_tool_use: true})
+    expect(router.tools).toEqual([
+      {
+        name: 'json_answer',
+        description: 'Give the answer: one JSON value of this schema.',
+        input_schema: schema,
+      },
+    ])
+    expect(router.thinking).toBeUndefined()
   })
 
   it("gives the call back as the answer's text: chat, Gemini and Responses clients, whole", () => {

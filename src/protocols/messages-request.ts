@@ -216,11 +216,14 @@ export const JSON_ANSWER_TOOL = 'json_answer'
 
 /**
  * The tool that carries the answer of a request for JSON (a JSON object, or one of a schema of
- * type object) that has no tools of its own and no tool turns, else undefined. Anthropic has no
- * JSON mode, and an instruction alone lets the model write prose or a fenced block around the
- * JSON (Gemini CLI's JSON calls then retry until they give up, about 100 s); a forced call's
- * input is always one JSON object, of the tool's schema. The upstream's call of this tool is
- * given back as the answer's text (messages.ts, messages-stream.ts: `CodecContext.jsonAnswer`).
+ * type object) that has no tools of its own, else undefined. Anthropic has no JSON mode, and an
+ * instruction alone lets the model write prose or a fenced block around the JSON (Gemini CLI's
+ * JSON calls then retry until they give up, about 100 s); a forced call's input is always one
+ * JSON object, of the tool's schema. Tool turns in the history do not stand in the way: Gemini
+ * CLI's model router asks for JSON before every prompt with the session so far, its calls and
+ * their results included, and Anthropic takes a call in the history of a tool the request does
+ * not define (as when an MCP server of Claude Code's went away). The upstream's call of this tool
+ * is given back as the answer's text (messages.ts, messages-stream.ts: `CodecContext.jsonAnswer`).
  */
 export function jsonAnswerTool(
   request: Request,
@@ -232,8 +235,6 @@ export function jsonAnswerTool(
   if (!schema || typeof schema !== 'object' || schema.type !== 'object') return undefined
   // an assistant prefill: Anthropic prefills the answer itself to force a call
   if (request.messages.at(-1)?.role === 'assistant') return undefined
-  for (const m of request.messages)
-    for (const p of m.parts) if (p.type === 'tool_call' || p.type === 'tool_result') return undefined
   return {
     name: JSON_ANSWER_TOOL,
     description: 'Give the answer: one JSON value of this schema.',
