@@ -9,14 +9,16 @@
  *   sent (OpenCode 1.18: `x-session-affinity` and `x-session-id`, `ses_…`), as a hash of it: the
  *   id itself goes to no upstream.
  * - {@link derivedCacheKey}: a key derived, with no state, from what every turn of a conversation
- *   repeats: the agent, the start of the system prompt and the first user turn's text. It is the
- *   same on every turn (later turns are not read), differs between conversations (their first
- *   turns differ: Gemini CLI's and Qwen Code's carry the date, the working directory and its
- *   files, then the prompt), and says nothing of the text (a SHA-256 of it). Only a bounded part
- *   is hashed: the first {@link HEAD} characters of the system prompt's first part and of each of
- *   the first {@link PARTS} text parts of the first user turn, with each part's length and, for a
- *   longer one, its last {@link TAIL} characters (a prompt written after a long context in one
- *   string).
+ *   repeats: the agent, the start of the system prompt and the first user turn's first text part.
+ *   It is the same on every turn (later turns are not read) and after a resume, differs between
+ *   conversations of different folders or days (Gemini CLI's and Qwen Code's first part is their
+ *   context: the date, the working directory and its files), and says nothing of the text (a
+ *   SHA-256 of it). Only the first text part: both clients rewrite the rest of their first turn
+ *   when a session is resumed (Gemini CLI drops the first prompt, Qwen Code moves its date
+ *   reminder to the new one: audit56), and a key that changed there sent the resumed conversation
+ *   to a cold cache. Only a bounded part is hashed: the first {@link HEAD} characters of the
+ *   system prompt's first part and of that text part, with its length and, for a longer one, its
+ *   last {@link TAIL} characters (a prompt written after a long context in one string).
  *
  * Two conversations that happen to get one key (the same first turn of one agent) lose nothing but
  * the spread of their requests over the upstream's machines: the key only routes.
@@ -32,9 +34,6 @@ export const SESSION_HEADERS = ['x-session-affinity', 'x-session-id', 'session-i
 const HEAD = 512
 /** Characters of the end of a text part longer than {@link HEAD} + this. */
 const TAIL = 128
-/** Text parts of the first user turn read. */
-const PARTS = 8
-
 /** `gw-` and 32 characters of `text`'s SHA-256 (base64url: 192 bits). */
 const hashed = (text: string): string => `gw-${hash('sha256', text, 'base64url').slice(0, 32)}`
 
@@ -55,20 +54,16 @@ export function headerCacheKey(
 /**
  * A key for `request`'s conversation, the same on each of its turns: a hash of `agent` (the
  * gateway's agent id, so that two agents' conversations never share one), the start of the system
- * prompt and the first user turn's text.
+ * prompt and the first user turn's first text part.
  */
 export function derivedCacheKey(request: Request, agent = ''): string {
   let text = `${agent}\u0000${request.system[0]?.text.slice(0, HEAD) ?? ''}`
   const first = request.messages.find((m) => m.role === 'user')
-  if (first) {
-    let read = 0
-    for (const part of first.parts) {
-      if (part.type !== 'text') continue
-      const t = part.text
-      text += `\u0000${t.length}:${t.slice(0, HEAD)}`
-      if (t.length > HEAD + TAIL) text += `\u0000${t.slice(-TAIL)}`
-      if (++read === PARTS) break
-    }
+  const part = first?.parts.find((p) => p.type === 'text')
+  if (part) {
+    const t = part.text
+    text += `\u0000${t.length}:${t.slice(0, HEAD)}`
+    if (t.length > HEAD + TAIL) text += `\u0000${t.slice(-TAIL)}`
   }
   return hashed(text)
 }
