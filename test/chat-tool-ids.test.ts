@@ -8,11 +8,9 @@
  * `streamText` as the client: `@ai-sdk/openai-compatible` pinned at 1.0.56, the last release that
  * refuses both, as the clients ship it (later ones take a missing id, still not a number one).
  */
-import {createOpenAICompatible} from '@ai-sdk/openai-compatible'
-import {streamText, tool} from 'ai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {z} from 'zod'
 
+import {aiSdkTurn as turnOf, streamedChunks as chunksOf, TOOL_PROMPT} from './helpers/ai-sdk.js'
 import {issueKeyOverApi, projectLogRows, simPolicy, startSimGatewayWithPolicies} from './helpers/gateway.js'
 
 let base = ''
@@ -31,63 +29,23 @@ beforeAll(async () => {
 
 afterAll(() => stop())
 
-const PROMPT = 'Use a tool to read /tmp/notes.txt.'
+/** One turn of the AI SDK's `streamText` with a tool, as `project`'s agent (see helpers/ai-sdk.ts). */
+const aiSdkTurn = (project: string) => turnOf(base, keys[project], true)
 
-/** One turn of the AI SDK's `streamText` with a tool, through the gateway: its calls and errors. */
-async function aiSdkTurn(
-  project: string,
-): Promise<{calls: Array<{id: string; input: unknown}>; errors: string[]}> {
-  const provider = createOpenAICompatible({name: 'gwctl', baseURL: `${base}/v1`, apiKey: keys[project]})
-  const calls: Array<{id: string; input: unknown}> = []
-  const errors: string[] = []
-  const result = streamText({
-    model: provider.chatModel('sim-pro'),
-    maxRetries: 0,
-    prompt: PROMPT,
-    tools: {
-      read_file: tool({description: 'Read a file', inputSchema: z.object({path: z.string()})}),
-    },
-    // (a chunk its schema refuses: an error part; a call without an id: the stream throws)
-    onError: ({error}) => {
-      errors.push((error as Error).message)
-    },
-  })
-  try {
-    for await (const part of result.fullStream)
-      if (part.type === 'tool-call') calls.push({id: part.toolCallId, input: part.input})
-  } catch (error) {
-    errors.push((error as Error).message)
-  }
-  return {calls, errors}
-}
-
-/** The events of one streamed answer with its usage, raw (as the client's SSE parser sees them). */
-async function streamedChunks(project: string): Promise<Array<Record<string, any>>> {
-  const response = await fetch(`${base}/v1/chat/completions`, {
-    method: 'POST',
-    headers: {'content-type': 'application/json', authorization: `Bearer ${keys[project]}`},
-    body: JSON.stringify({
-      model: 'sim-pro',
-      stream: true,
-      stream_options: {include_usage: true},
-      tools: [
-        {
-          type: 'function',
-          function: {
-            name: 'read_file',
-            parameters: {type: 'object', properties: {path: {type: 'string'}}, required: ['path']},
-          },
+/** The raw chunks of one streamed answer with the same tool. */
+const streamedChunks = (project: string) =>
+  chunksOf(base, keys[project], {
+    tools: [
+      {
+        type: 'function',
+        function: {
+          name: 'read_file',
+          parameters: {type: 'object', properties: {path: {type: 'string'}}, required: ['path']},
         },
-      ],
-      messages: [{role: 'user', content: PROMPT}],
-    }),
+      },
+    ],
+    messages: [{role: 'user', content: TOOL_PROMPT}],
   })
-  expect(response.status).toBe(200)
-  return (await response.text())
-    .split('\n')
-    .filter((line) => line.startsWith('data: {'))
-    .map((line) => JSON.parse(line.slice(6)) as Record<string, any>)
-}
 
 /**
  * The first turn of `project`: the AI SDK refuses it with `refused`, and the row says what was
