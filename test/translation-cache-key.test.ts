@@ -218,7 +218,7 @@ describe('a cache key for a client whose body names none', {timeout: 60_000}, ()
     expect(call.prompt_cache_key).toMatch(DERIVED)
   })
 
-  it("Gemini CLI: a key derived from its first turn, the same on turn 2, another for another conversation's", async () => {
+  it("Gemini CLI: a key derived from its first turn's context, the same on turn 2 and after a resume, another for another folder's", async () => {
     await takeSimCalls(simOrigin, /\/responses$/)
     const key = keys.get('responses')!
     const turn1 = geminiBody([geminiFirst('use a tool')])
@@ -227,22 +227,29 @@ describe('a cache key for a client whose body names none', {timeout: 60_000}, ()
       {role: 'model', parts: [{text: 'Which tool?'}]},
       {role: 'user', parts: [{text: 'read notes.txt'}]},
     ])
+    // resumed (`--resume latest`): the first turn without its prompt (audit56)
+    const resumed = geminiBody([
+      {role: 'user', parts: [{text: sessionContext('/home/u/work')}]},
+      {role: 'model', parts: [{text: 'Done.'}]},
+      {role: 'user', parts: [{text: 'go on'}]},
+    ])
     await post(GEMINI_PATH, key, turn1, GEMINI_HEADERS)
     await post(GEMINI_PATH, key, turn2, GEMINI_HEADERS)
-    // another prompt; the same prompt in another directory; the same conversation from another agent
-    await post(GEMINI_PATH, key, geminiBody([geminiFirst('explain this repo')]), GEMINI_HEADERS)
+    await post(GEMINI_PATH, key, resumed, GEMINI_HEADERS)
+    // the same prompt in another directory; the same conversation from another agent
     await post(GEMINI_PATH, key, geminiBody([geminiFirst('use a tool', '/home/u/other')]), GEMINI_HEADERS)
     await post(GEMINI_PATH, keys.get('other')!, turn2, GEMINI_HEADERS)
     const got = (await takeSimCalls(simOrigin, /\/responses$/)).map((c) => c.prompt_cache_key as string)
     expect(got).toHaveLength(5)
     for (const k of got) expect(k).toMatch(DERIVED)
     expect(got[1]).toBe(got[0])
-    expect(new Set(got).size).toBe(4)
+    expect(got[2]).toBe(got[0])
+    expect(new Set(got).size).toBe(3)
     // (nothing of the text in it)
     expect(got[0]).not.toMatch(/tool|Gemini/)
   })
 
-  it('Qwen Code: a key derived from its first turn, the same on turn 2', async () => {
+  it('Qwen Code: a key derived from its first turn, the same on turn 2 and after a resume moved its date reminder', async () => {
     await takeSimCalls(simOrigin, /\/responses$/)
     const key = keys.get('responses')!
     await post('/v1/chat/completions', key, qwenBody([qwenFirst('use a tool')]))
@@ -255,12 +262,25 @@ describe('a cache key for a client whose body names none', {timeout: 60_000}, ()
         {role: 'user', content: 'read notes.txt'},
       ]),
     )
-    await post('/v1/chat/completions', key, qwenBody([qwenFirst('fix the build')]))
+    // `--continue`: the date reminder of the first turn moved to the new prompt
+    const first = qwenFirst('use a tool')
+    const dated = {
+      ...first,
+      content: [
+        ...first.content.slice(0, 1),
+        {
+          type: 'text',
+          text: '<system-reminder>\nThe current date is: Sunday, November 29, 2026.\n</system-reminder>',
+        },
+        ...first.content.slice(1),
+      ],
+    }
+    await post('/v1/chat/completions', key, qwenBody([dated]))
     const got = (await takeSimCalls(simOrigin, /\/responses$/)).map((c) => c.prompt_cache_key as string)
+    expect(got).toHaveLength(3)
     expect(got[0]).toMatch(DERIVED)
     expect(got[1]).toBe(got[0])
-    expect(got[2]).toMatch(DERIVED)
-    expect(got[2]).not.toBe(got[0])
+    expect(got[2]).toBe(got[0])
   })
 
   it("a body's own key holds over the headers' session", async () => {

@@ -11,9 +11,9 @@
  * - {@link derivedCacheKey}: a key derived, with no state, from what every turn of a conversation
  *   repeats: the agent, the start of the system prompt and the first user turn's first text part.
  *   It is the same on every turn (later turns are not read) and after a resume, differs between
- *   conversations of different folders or days (Gemini CLI's and Qwen Code's first part is their
- *   context: the date, the working directory and its files), and says nothing of the text (a
- *   SHA-256 of it). Only the first text part: both clients rewrite the rest of their first turn
+ *   Gemini CLI's conversations of different folders or days (its first part is its context: the
+ *   date, the working directory and its files; Qwen Code's is its skill list, the same for one
+ *   agent's conversations), and says nothing of the text (a SHA-256 of it). Only the first text part: both clients rewrite the rest of their first turn
  *   when a session is resumed (Gemini CLI drops the first prompt, Qwen Code moves its date
  *   reminder to the new one: audit56), and a key that changed there sent the resumed conversation
  *   to a cold cache. Only a bounded part is hashed: the first {@link HEAD} characters of the
