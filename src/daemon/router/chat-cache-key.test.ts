@@ -141,7 +141,7 @@ describe('prompt_cache_key to a chat upstream', () => {
     expect(sent(0)).not.toHaveProperty('prompt_cache_key')
   })
 
-  it("Gemini CLI (no id anywhere) to OpenAI's chat completions: a key derived from its first turn, kept on turn 2", async () => {
+  it("Gemini CLI (no id anywhere) to OpenAI's chat completions: a key derived from its first turn's context, kept on turn 2", async () => {
     received.length = 0
     targets = [translated('openai', 'gpt-5.4', `${OPENAI}/v1`)]
     const first = {
@@ -157,7 +157,9 @@ describe('prompt_cache_key to a chat upstream', () => {
       {role: 'user', parts: [{text: 'again'}]},
     ]
     expect((await post(path, {systemInstruction: system, contents})).status).toBe(200)
-    const other = {role: 'user', parts: [first.parts[0], {text: 'bye'}]}
+    // another folder's conversation (the prompt alone does not tell them apart: a resumed session
+    // drops it from its first turn)
+    const other = {role: 'user', parts: [{text: '<session_context>/srv</session_context>'}, {text: 'hi'}]}
     expect((await post(path, {systemInstruction: system, contents: [other]})).status).toBe(200)
     const got = received.map((b) => JSON.parse(String(b)).prompt_cache_key as string)
     expect(got[0]).toMatch(/^gw-[\w-]{32}$/)
