@@ -370,6 +370,14 @@ function encodeModelParts(parts: Part[], notes: ImageNotes): Body[] {
  */
 export const searchesBesideFunctions = (model: string): boolean => /^(?:models\/)?gemini-3/.test(model)
 
+/**
+ * Whether the model takes no `thinkingBudget` by its name: Gemma on the Gemini API refuses any,
+ * 0 included (Gemma 4: "Thinking budget is not supported for this model.", it always thinks;
+ * Gemma 3: "Thinking is not enabled for models/gemma-3-27b-it"). The encoder leaves it out from
+ * the first request; another name for such a model is learned from its refusal (adaptations.ts).
+ */
+export const takesNoThinkingBudget = (model: string): boolean => /(?:^|\/)gemma-/i.test(model)
+
 function encodeRequest(request: Request, model: string): Record<string, unknown> {
   const callNames = new Map<string, string>()
   const contents: Body[] = []
@@ -469,7 +477,9 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
   const r = request.reasoning
   if (r) {
     const thinking: Body = {}
-    if (r.disabled) thinking.thinkingBudget = 0
+    if (takesNoThinkingBudget(model)) {
+      // (no budget: the model decides how much it thinks)
+    } else if (r.disabled) thinking.thinkingBudget = 0
     else {
       const budget = r.budgetTokens ?? (r.effort ? BUDGETS[r.effort] : undefined)
       // (Gemini counts the thoughts in maxOutputTokens: a budget the limit cuts keeps the answer's

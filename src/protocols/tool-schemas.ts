@@ -43,10 +43,23 @@ interface Strip {
  */
 export function withoutSchemaKeys(request: Request, refused: readonly string[]): Request {
   if (request.tools.length === 0 || refused.length === 0) return request
-  let tools: FunctionTool[] | undefined
   const keys = new Set(refused)
+  return withSchemas(request, (schema) => stripSchemaKeys(schema, keys))
+}
+
+/**
+ * `request` with every type list of its tools' schemas written as one type ({@link oneTypeSchema}),
+ * for an upstream that reads them as Gemini's `Schema` proto and refused a list (copy on write).
+ */
+export function withOneTypes(request: Request): Request {
+  return request.tools.length === 0 ? request : withSchemas(request, oneTypeSchema)
+}
+
+/** `request` with `change` made to each tool's schema; the same request when none changed. */
+function withSchemas(request: Request, change: (schema: JsonSchema) => JsonSchema): Request {
+  let tools: FunctionTool[] | undefined
   request.tools.forEach((tool, i) => {
-    const parameters = stripSchemaKeys(tool.parameters, keys)
+    const parameters = change(tool.parameters)
     if (parameters !== tool.parameters) (tools ??= request.tools.slice())[i] = {...tool, parameters}
   })
   return tools ? {...request, tools} : request
@@ -59,13 +72,24 @@ export function withoutSchemaKeys(request: Request, refused: readonly string[]):
  * bytes then go as they came). Copy on write: `body` itself is left as it is.
  */
 export function chatBodyWithoutSchemaKeys(body: Body, refused: readonly string[]): Body | undefined {
-  if (!Array.isArray(body.tools) || refused.length === 0) return undefined
-  let tools: unknown[] | undefined
+  if (refused.length === 0) return undefined
   const keys = new Set(refused)
+  return chatBodyWithSchemas(body, (schema) => stripSchemaKeys(schema, keys))
+}
+
+/**
+ * A chat completions body passed through, with its tools' type lists written as one type each
+ * ({@link oneTypeSchema}), or undefined when none held one (copy on write).
+ */
+export const chatBodyWithOneTypes = (body: Body): Body | undefined => chatBodyWithSchemas(body, oneTypeSchema)
+
+function chatBodyWithSchemas(body: Body, change: (schema: JsonSchema) => JsonSchema): Body | undefined {
+  if (!Array.isArray(body.tools)) return undefined
+  let tools: unknown[] | undefined
   body.tools.forEach((tool: unknown, i) => {
     const fn = isObject(tool) ? tool.function : undefined
     if (!isObject(tool) || !isObject(fn) || !isObject(fn.parameters)) return
-    const parameters = stripSchemaKeys(fn.parameters as JsonSchema, keys)
+    const parameters = change(fn.parameters as JsonSchema)
     if (parameters !== fn.parameters)
       (tools ??= (body.tools as unknown[]).slice())[i] = {...tool, function: {...fn, parameters}}
   })
@@ -84,7 +108,93 @@ export function chatBodyWithoutSchemaKeys(body: Body, refused: readonly string[]
 export function stripSchemaKeys(schema: JsonSchema, refused: ReadonlySet<string>): JsonSchema {
   const inline = refused.has('$ref') || DEFINITIONS.some((k) => refused.has(k))
   const s: Strip = {refused, inline, root: schema, refs: ['#'], inlined: 0}
-  return strip(schema, s) as JsonSchema
+  const out = strip(schema, s) as JsonSchema
+  // (the top level's `type: object` stays, whatever was learned: Vertex refuses parameters without
+  // it, "parameters schema should be of type OBJECT", and so does a forced call)
+  return schema.type === 'object' && out.type === undefined ? {type: 'object', ...out} : out
+}
+
+/**
+ * Keywords that say what one type's values hold: with a type list made `anyOf`, they go to the
+ * branch of their type.
+ */
+const TYPE_KEYWORDS: ReadonlyMap<string, readonly string[]> = new Map([
+  ['array', ['items', 'minItems', 'maxItems']],
+  ['object', ['properties', 'required', 'minProperties', 'maxProperties']],
+])
+
+/**
+ * One schema with each JSON Schema type list as Gemini's OpenAPI subset says it (its `Schema`
+ * proto's `type` is one enum: a list is refused, "Unknown name \"type\" at '…': Proto field is
+ * not repeating, cannot start list."), recursively: `["T", "null"]` as `type: T, nullable: true`
+ * (a `null` gone from its `enum`), one type as itself, several as `anyOf` one branch each (the
+ * keywords of arrays and objects in their branch, the rest on the schema); a tuple's `items: [S…]`
+ * as `items: S`, several as `items: {anyOf: [S…]}`. Copy on write (a schema with no list is
+ * returned as it came) and deterministic: a request sends the same bytes on every turn.
+ */
+export function oneTypeSchema(schema: JsonSchema): JsonSchema {
+  return oneTypes(schema) as JsonSchema
+}
+
+function oneTypes(schema: unknown): unknown {
+  if (Array.isArray(schema)) {
+    let out: unknown[] | undefined
+    for (let i = 0; i < schema.length; i++) {
+      const next = oneTypes(schema[i])
+      if (next !== schema[i]) (out ??= schema.slice())[i] = next
+    }
+    return out ?? schema
+  }
+  if (!isObject(schema)) return schema
+  let out: Body | undefined
+  for (const key of Object.keys(schema)) {
+    const value = schema[key]
+    let next = value
+    if (NAMED_SCHEMAS.has(key) && isObject(value)) {
+      let named: Body | undefined
+      for (const name of Object.keys(value)) {
+        const inner = oneTypes(value[name])
+        if (inner !== value[name]) (named ??= {...value})[name] = inner
+      }
+      next = named ?? value
+    } else if (key === 'items' && Array.isArray(value)) {
+      const items = oneTypes(value) as unknown[]
+      next = items.length === 1 ? items[0] : items.length === 0 ? {} : {anyOf: items}
+    } else if (key !== 'type' && !DATA.has(key)) next = oneTypes(value)
+    if (next !== value) (out ??= {...schema})[key] = next
+  }
+  const node = out ?? schema
+  return Array.isArray(node.type) ? oneType(node, node.type) : node
+}
+
+/** A schema whose `type` is a list, with one type (or `anyOf`) in its place. */
+function oneType(node: Body, list: unknown[]): Body {
+  const named = [...new Set(list.filter((t): t is string => typeof t === 'string'))]
+  const nullable = named.includes('null')
+  const kinds = named.filter((t) => t !== 'null')
+  const moved = kinds.length > 1 && node.anyOf === undefined
+  const out: Body = {}
+  for (const key of Object.keys(node)) {
+    if (key !== 'type') {
+      if (!(moved && kinds.some((k) => TYPE_KEYWORDS.get(k)?.includes(key)))) out[key] = node[key]
+      continue
+    }
+    if (kinds.length === 0) {
+      if (nullable) out.type = 'null'
+      continue
+    }
+    // (beside an anyOf of its own, the first type: one anyOf per schema)
+    if (kinds.length === 1 || !moved) out.type = kinds[0]
+    else
+      out.anyOf = kinds.map((kind) => {
+        const branch: Body = {type: kind}
+        for (const k of TYPE_KEYWORDS.get(kind) ?? []) if (node[k] !== undefined) branch[k] = node[k]
+        return branch
+      })
+    if (nullable) out.nullable = true
+  }
+  if (nullable && kinds.length > 0 && Array.isArray(out.enum)) out.enum = out.enum.filter((v) => v !== null)
+  return out
 }
 
 function strip(schema: unknown, s: Strip): unknown {

@@ -43,7 +43,13 @@ import {
 } from './tool-cap.js'
 import {saidOverflow} from './context-overflow.js'
 import {clientToolName, renameTools, upstreamToolNames} from './tool-names.js'
-import {chatBodyWithoutSchemaKeys, objectTool, withoutSchemaKeys} from './tool-schemas.js'
+import {
+  chatBodyWithOneTypes,
+  chatBodyWithoutSchemaKeys,
+  objectTool,
+  withOneTypes,
+  withoutSchemaKeys,
+} from './tool-schemas.js'
 import type {
   ClaudeLearned,
   Codec,
@@ -195,6 +201,7 @@ export function encodeUpstreamRequest(
   if (adapt?.noWebSearch && optionalSearch(request)) request = {...request, webSearch: undefined}
   // tool-schema keywords a Gemini behind a chat server (or a relay) refused: gone from every schema
   if (adapt?.schemaKeys) request = withoutSchemaKeys(request, adapt.schemaKeys)
+  if (adapt?.typeLists) request = withOneTypes(request)
   // more tools than the model takes: the client's first, a line saying which were left out
   let capNote: string | undefined
   if (adapt?.toolCap !== undefined) {
@@ -521,12 +528,20 @@ export interface UpstreamAdaptation {
   /** JSON mode kept, with the instruction in the system prompt (DeepSeek's prompt must say "json"). */
   jsonInstruction?: boolean
   /**
-   * A Gemini thinking budget the model refused: `zero`, a budget of 0 (Gemini 2.5 Pro cannot turn
+   * A Gemini thinking budget the model refused: `none`, any budget (Gemma 4: "Thinking budget is
+   * not supported for this model.") is left out, -1 and 0 included; `zero`, a budget of 0 (Gemini 2.5 Pro cannot turn
    * thinking off) is left out, so the model decides; a budget outside `min`-`max` is brought into
    * it; where the model named no range, a budget from `over` up (or up to `under`), refused
    * before, is left out.
    */
-  thinkingBudget?: {zero?: boolean; min?: number; max?: number; over?: number; under?: number}
+  thinkingBudget?: {
+    none?: boolean
+    zero?: boolean
+    min?: number
+    max?: number
+    over?: number
+    under?: number
+  }
   /**
    * A Gemini `thinkingLevel` the model refused (a Gemini 2.5 model: "Thinking level is not
    * supported for this model."; Gemini CLI sends one to gemini-3 names and those it does not
@@ -590,6 +605,12 @@ export interface UpstreamAdaptation {
    * from every tool's schema (tool-schemas.ts).
    */
   schemaKeys?: readonly string[]
+  /**
+   * A list of types in a tool's schema refused (Gemini's `Schema` proto behind a chat server or a
+   * relay: "Unknown name \"type\" at '…': Proto field is not repeating, cannot start list."): each
+   * goes as one type, `nullable` or `anyOf` (tool-schemas.ts `oneTypeSchema`).
+   */
+  typeLists?: boolean
   /**
    * Gemini: the `id` of function calls and responses refused (Vertex AI: "Unknown name \"id\" at
    * 'contents[1].parts[0].function_call'"): both go without it, Gemini pairing them by order and
@@ -719,6 +740,7 @@ export function adaptPassedChat(
   notes?: string[],
 ): Buffer {
   let out = (adapt.schemaKeys && chatBodyWithoutSchemaKeys(body, adapt.schemaKeys)) || {...body}
+  if (adapt.typeLists) out = chatBodyWithOneTypes(out) ?? out
   if (adapt.toolCap !== undefined) {
     const capped = chatBodyWithinToolCap(out, adapt.toolCap)
     if (capped) {
@@ -1146,9 +1168,10 @@ function adaptGeminiBudget(
 ): void {
   const thinking = geminiThinking(body)
   const budget = thinking?.thinkingBudget
-  if (!thinking || typeof budget !== 'number' || budget === -1) return
+  if (!thinking || typeof budget !== 'number' || (budget === -1 && !learned.none)) return
   let next: number | undefined = budget
-  if (budget === 0) next = learned.zero ? undefined : 0
+  if (learned.none) next = undefined
+  else if (budget === 0) next = learned.zero ? undefined : 0
   else if (
     (learned.over !== undefined && budget >= learned.over) ||
     (learned.under !== undefined && budget <= learned.under)

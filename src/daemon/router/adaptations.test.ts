@@ -864,6 +864,115 @@ describe('Gemini and Messages upstreams', () => {
     expect(config(big, {thinkingBudget: {over: 40000}}).thinkingConfig.thinkingBudget).toBe(31999)
   })
 
+  it("Gemma 4's refusal of any budget: learned from Google's words, the budget left out from then on (0 too)", () => {
+    const refused = JSON.stringify({
+      error: {
+        code: 400,
+        message: 'Thinking budget is not supported for this model.',
+        status: 'INVALID_ARGUMENT',
+        details: [
+          {
+            '@type': 'type.googleapis.com/google.rpc.BadRequest',
+            fieldViolations: [
+              {
+                field: 'generationConfig.thinking_config',
+                description: 'Thinking budget is not supported for this model.',
+              },
+            ],
+          },
+        ],
+      },
+    })
+    // Claude Code's body (adaptive thinking, effort high), to a Gemma 4 named otherwise (a relay's alias)
+    const claude = decodeClientRequest(
+      'messages',
+      {
+        model: 'claude-opus-5',
+        max_tokens: 32000,
+        stream: true,
+        thinking: {type: 'adaptive'},
+        output_config: {effort: 'high'},
+        messages: [{role: 'user', content: 'hi'}],
+      },
+      {},
+    )
+    const first = encodeUpstreamRequest(claude, 'gemini', 'gemma4-31b')
+    expect(first.sent.thinkingBudget).toBe(24576)
+    const a = new UpstreamAdaptations()
+    expect(a.learn('google', 'gemma4-31b', refused, first.sent)).toBe(
+      'refused thinkingBudget 24576: sent again without it (the model takes none)',
+    )
+    const learned = a.get('google', 'gemma4-31b')!
+    expect(learned).toEqual({thinkingBudget: {none: true}})
+    expect(describeAdaptation(learned)).toEqual(['thinkingBudget left out (the model takes none)'])
+    const again = encodeUpstreamRequest(claude, 'gemini', 'gemma4-31b', {}, learned)
+    expect(JSON.parse(again.body.toString()).generationConfig).toEqual({
+      maxOutputTokens: 32000,
+      thinkingConfig: {includeThoughts: true},
+    })
+    expect(again.sent.thinkingBudget).toBeUndefined()
+    // the same refusal again (nothing new): the client's
+    expect(a.learn('google', 'gemma4-31b', refused, {...gemini(512), adaptedWith: learned})).toBeUndefined()
+    // a disabled request (budget 0): refused alike, left out alike
+    const b = new UpstreamAdaptations()
+    expect(b.learn('google', 'gemma4-26b', refused, gemini(0))).toBe(
+      'refused thinkingBudget 0: sent again without it (the model takes none)',
+    )
+    const request = (thinking: unknown) =>
+      decodeClientRequest(
+        'messages',
+        {model: 'c', max_tokens: 1000, thinking, messages: [{role: 'user', content: 'hi'}]},
+        {},
+      )
+    const off = encodeUpstreamRequest(
+      request({type: 'disabled'}),
+      'gemini',
+      'gemma4-26b',
+      {},
+      b.get('google', 'gemma4-26b'),
+    )
+    expect(JSON.parse(off.body.toString()).generationConfig).toEqual({
+      maxOutputTokens: 1000,
+      thinkingConfig: {},
+    })
+    // a budget in other words is no such refusal
+    expect(
+      new UpstreamAdaptations().learn(
+        'g',
+        'm',
+        google('Thinking level is not supported for this model.'),
+        gemini(512),
+      ),
+    ).toBeUndefined()
+  })
+
+  it('a gemma- name goes without a budget from the first request (Gemma 3 and 4 take none)', () => {
+    const request = (thinking: unknown) =>
+      decodeClientRequest(
+        'messages',
+        {
+          model: 'c',
+          max_tokens: 32000,
+          thinking,
+          output_config: {effort: 'high'},
+          messages: [{role: 'user', content: 'hi'}],
+        },
+        {},
+      )
+    for (const model of ['gemma-4-31b-it', 'models/gemma-4-26b-a4b-it', 'google/gemma-3-27b-it']) {
+      const adaptive = encodeUpstreamRequest(request({type: 'adaptive'}), 'gemini', model)
+      expect(JSON.parse(adaptive.body.toString()).generationConfig.thinkingConfig).toEqual({
+        includeThoughts: true,
+      })
+      expect(adaptive.sent.thinkingBudget).toBeUndefined()
+      const off = encodeUpstreamRequest(request({type: 'disabled'}), 'gemini', model)
+      expect(JSON.parse(off.body.toString()).generationConfig).not.toHaveProperty('thinkingConfig')
+    }
+    // a Gemini name keeps its budget
+    const gemini = encodeUpstreamRequest(request({type: 'adaptive'}), 'gemini', 'gemini-2.5-flash')
+    expect(gemini.sent.thinkingBudget).toBe(24576)
+  })
+
   it("caps max_tokens at Anthropic's stated limit, with a thinking budget kept under it, and learns nothing else from a Messages upstream", () => {
     const anthropic = (message: string) =>
       JSON.stringify({type: 'error', error: {type: 'invalid_request_error', message}})
@@ -2845,6 +2954,124 @@ describe("Gemini's refusal of unknown fields: tool-schema keywords, the ids of f
     expect(a.get('g', 'm')).toBeUndefined()
   })
 
+  describe('a list of types (an MCP tool\'s ["string", "null"]): never `type` gone', () => {
+    const listLine = (name: string, at: string) =>
+      `Invalid JSON payload received. Unknown name "${name}" at 'tools[0].function_declarations[${at}': Proto field is not repeating, cannot start list.`
+    const READ = {
+      type: 'object',
+      properties: {
+        file_path: {type: 'string'},
+        limit: {type: ['integer', 'null']},
+        mode: {type: ['string', 'null'], enum: ['a', 'b', null], description: 'how'},
+        value: {type: ['string', 'array'], items: {type: 'string'}, description: 'one or many'},
+        pair: {type: 'array', items: [{type: 'string'}, {type: ['number', 'null']}]},
+        single: {type: 'array', items: [{type: 'string'}]},
+        only: {type: ['boolean']},
+      },
+      required: ['file_path'],
+    }
+    const ONE_TYPE = {
+      type: 'object',
+      properties: {
+        file_path: {type: 'string'},
+        limit: {type: 'integer', nullable: true},
+        mode: {type: 'string', nullable: true, enum: ['a', 'b'], description: 'how'},
+        value: {
+          anyOf: [{type: 'string'}, {type: 'array', items: {type: 'string'}}],
+          description: 'one or many',
+        },
+        pair: {type: 'array', items: {anyOf: [{type: 'string'}, {type: 'number', nullable: true}]}},
+        single: {type: 'array', items: {type: 'string'}},
+        only: {type: 'boolean'},
+      },
+      required: ['file_path'],
+    }
+    const refusal = google(listLine('type', '1].parameters.properties[0].value'))
+    const passed = () => ({
+      model: 'gemini-3.5-flash',
+      messages: [{role: 'user', content: 'hi'}],
+      tools: [{type: 'function', function: {name: 'Read', parameters: READ}}],
+    })
+
+    it("learned as typeLists from Google's words, not as the keyword `type`", () => {
+      const a = new UpstreamAdaptations()
+      expect(a.learnSchemaKeys('google-openai', 'gemini-3.5-flash', refusal, undefined)).toBe(
+        'refused a list of types in a tool schema: sent again with one type each (nullable, or anyOf)',
+      )
+      const learned = a.get('google-openai', 'gemini-3.5-flash')!
+      expect(learned).toEqual({typeLists: true})
+      expect(rewritesChatBody(learned)).toBe(true)
+      expect(describeAdaptation(learned)).toEqual([
+        "tool schemas' type lists sent as one type each (nullable, or anyOf: Gemini's schema subset)",
+      ])
+      // the same refusal again: nothing new, the client's
+      expect(a.learnSchemaKeys('google-openai', 'gemini-3.5-flash', refusal, learned)).toBeUndefined()
+      // a tuple's items alike; in a translated request's refusal too; with unknown keywords in the same 400
+      const b = new UpstreamAdaptations()
+      const both = google(schemaLine('$schema'), listLine('items', '0].parameters.properties[4].value'))
+      expect(b.learn('g', 'gemini-2.5-pro', both, chatSent())).toBe(
+        'refused the tool-schema keyword $schema, refused a list of types in a tool schema: sent again without it, with one type each (nullable, or anyOf)',
+      )
+      expect(b.get('g', 'gemini-2.5-pro')).toEqual({schemaKeys: ['$schema'], typeLists: true})
+    })
+
+    it('a structural keyword is never learned as refused, whatever the line says; other reasons teach nothing', () => {
+      const a = new UpstreamAdaptations()
+      for (const name of ['type', 'properties', 'items', 'required', 'enum'])
+        expect(
+          a.learn('g', 'm', google(schemaLine(name, '.properties[0].value')), chatSent()),
+        ).toBeUndefined()
+      // a list refused for a keyword that is no type or items; a line with no reason
+      expect(a.learn('g', 'm', google(listLine('enum', '0].parameters')), chatSent())).toBeUndefined()
+      const bare = `Invalid JSON payload received. Unknown name "$schema" at 'tools[0].function_declarations[0].parameters'`
+      expect(a.learn('g', 'm', google(bare), chatSent())).toBeUndefined()
+      expect(a.get('g', 'm')).toBeUndefined()
+    })
+
+    it('a chat body passed through: each list as one type, the root type object kept, the same bytes each time', () => {
+      const body = () => adaptPassedChat(passed(), {typeLists: true}).toString()
+      const sent = JSON.parse(body())
+      expect(sent.tools[0].function.parameters).toEqual(ONE_TYPE)
+      expect(body()).toBe(body())
+      // a body with no list goes as it came
+      const plain = {
+        ...passed(),
+        tools: [{type: 'function', function: {name: 'Ls', parameters: {type: 'object'}}}],
+      }
+      expect(JSON.parse(adaptPassedChat(plain, {typeLists: true}).toString())).toEqual(plain)
+    })
+
+    it('a translated request: chat and a Gemini relay alike', () => {
+      const claude = decodeClientRequest(
+        'messages',
+        {
+          model: 'c',
+          max_tokens: 1024,
+          messages: [{role: 'user', content: 'hi'}],
+          tools: [{name: 'Read', input_schema: READ}],
+        },
+        {},
+      )
+      const chat = JSON.parse(
+        encodeUpstreamRequest(claude, 'chat', 'gemini-2.5-pro', {}, {typeLists: true}).body.toString(),
+      )
+      expect(chat.tools[0].function.parameters).toEqual(ONE_TYPE)
+      const relay = JSON.parse(
+        encodeUpstreamRequest(claude, 'gemini', 'gemini-2.5-pro', {}, {typeLists: true}).body.toString(),
+      )
+      expect(relay.tools[0].functionDeclarations[0].parametersJsonSchema).toEqual(ONE_TYPE)
+      // not learned: Gemini's own parametersJsonSchema takes the lists, sent as they came
+      const native = JSON.parse(encodeUpstreamRequest(claude, 'gemini', 'gemini-2.5-pro').body.toString())
+      expect(native.tools[0].functionDeclarations[0].parametersJsonSchema).toEqual(READ)
+    })
+
+    it("a rule that strips `type` (learned before this fix) keeps the root's type object", () => {
+      const body = JSON.parse(adaptPassedChat(passed(), {schemaKeys: ['type']}).toString())
+      expect(body.tools[0].function.parameters).toMatchObject({type: 'object', required: ['file_path']})
+      expect(body.tools[0].function.parameters.properties.file_path).toEqual({})
+    })
+  })
+
   it('a chat request passed through: only tool-schema keywords are learned, kept with what was learned before', () => {
     const a = new UpstreamAdaptations()
     // the ids of calls (a chat upstream writes its own), a name at another place, another refusal
@@ -4206,6 +4433,21 @@ describe('Gemini CLI passed through to a Gemini model of another generation: its
     // a budget the model takes goes as it was
     const fine = withThinking({thinkingBudget: 512})
     expect(JSON.parse(adaptPassedGemini(fine, learned).toString())).toEqual(fine)
+  })
+
+  it('Gemini CLI routed to Gemma 4: any budget refused, left out (-1 included), includeThoughts kept', () => {
+    const a = new UpstreamAdaptations()
+    const body = withThinking({thinkingBudget: 8192, includeThoughts: true})
+    const refused = google('Thinking budget is not supported for this model.')
+    expect(
+      a.learnPassedGeminiThinking('google', 'gemma-4-31b-it', refused, geminiThinkingSent(body), undefined),
+    ).toBe('refused thinkingBudget 8192: sent again without it (the model takes none)')
+    const learned = a.get('google', 'gemma-4-31b-it')!
+    expect(JSON.parse(adaptPassedGemini(body, learned).toString())).toEqual(
+      withThinking({includeThoughts: true}),
+    )
+    const dynamic = withThinking({thinkingBudget: -1})
+    expect(JSON.parse(adaptPassedGemini(dynamic, learned).toString())).toEqual(withThinking({}))
   })
 })
 

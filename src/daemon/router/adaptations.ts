@@ -319,6 +319,7 @@ const CHAT_BODY_RULES = [
   'reasoningHistory',
   'thoughtSignatures',
   'schemaKeys',
+  'typeLists',
   'autoToolChoice',
   'forcedThinkingOff',
   'effortWithTools',
@@ -1174,7 +1175,8 @@ function jsonRefusal(
 }
 
 /**
- * A Gemini model's refusal of the thinking budget sent: "Budget 0 is invalid. This model only
+ * A Gemini model's refusal of the thinking budget sent: "Thinking budget is not supported for this
+ * model." (Gemma 4: any budget, 0 included, left out from then on), "Budget 0 is invalid. This model only
  * works in thinking mode." (Gemini 2.5 Pro: the budget is left out, the model decides), "The
  * thinking budget (31999) is invalid." (outside the model's range, 128-32 768 for 2.5 Pro,
  * 0-24 576 for 2.5 Flash: brought into the range when the error states it, else left out, and
@@ -1186,6 +1188,12 @@ function budgetRefusal(
 ): {learned: NonNullable<UpstreamAdaptation['thinkingBudget']>; note: string} | undefined {
   if (sent === undefined) return undefined
   const {message} = errorParts(errorText)
+  // Gemma 4 on the Gemini API takes no budget at all, 0 included (it always thinks)
+  if (/thinking budget is not supported/i.test(message))
+    return {
+      learned: {none: true},
+      note: `refused thinkingBudget ${sent}: sent again without it (the model takes none)`,
+    }
   if (sent === 0 && /budget 0 is invalid/i.test(message))
     return {learned: {zero: true}, note: 'refused thinkingBudget 0: sent again without it, the model decides'}
   if (sent <= 0 || !new RegExp(`thinking budget\\W*${sent}\\W*is invalid`, 'i').test(message))
@@ -1505,12 +1513,38 @@ function signatureRefusal(errorText: string, message: string): ThoughtSignatureF
 }
 
 /**
- * Gemini's words for a field it does not know, with the field's place in the body as its API
- * names it (proto names): `Invalid JSON payload received. Unknown name "$schema" at
- * 'tools[0].function_declarations[0].parameters': Cannot find field.`, one line each, in its
- * own error body or in a relay's message (LiteLLM's, its quotes escaped once or twice).
+ * Gemini's words for a field it cannot read, with the field's place in the body as its API names
+ * it (proto names), and why: `Invalid JSON payload received. Unknown name "$schema" at
+ * 'tools[0].function_declarations[0].parameters': Cannot find field.` (a field it does not know),
+ * `Unknown name "type" at '…parameters.properties[0].value': Proto field is not repeating, cannot
+ * start list.` (a field it knows, given a list: JSON Schema's `"type": ["string", "null"]`), one
+ * line each, in its own error body or in a relay's message (LiteLLM's, its quotes escaped once or
+ * twice).
  */
-const UNKNOWN_NAME = /Unknown name \\*"([$\w-]{1,64})\\*" at \\*'([^'\\]{1,300})\\*'/g
+const UNKNOWN_NAME =
+  /Unknown name \\*"([$\w-]{1,64})\\*" at \\*'([^'\\]{1,300})\\*'(?::[ \t]*([A-Za-z][^\n"\\]{0,80}))?/g
+
+/** Why a line says a name is unknown: a field Gemini does not know (the only one learned as such). */
+const CANNOT_FIND = /^Cannot find field/i
+
+/** Why a line says a known field is refused: a list where Gemini's proto takes one value. */
+const NOT_REPEATING = /^Proto field is not repeating/i
+
+/**
+ * Keywords a tool's schema cannot go without (root `type: object` included: Vertex refuses a
+ * schema without it, "parameters schema should be of type OBJECT"): never learned as refused,
+ * whatever a line says of them.
+ */
+const STRUCTURAL_KEYS: ReadonlySet<string> = new Set([
+  'type',
+  'properties',
+  'items',
+  'required',
+  'enum',
+  'anyOf',
+  'nullable',
+  'description',
+])
 
 /** Where a function declaration's schema is: the keywords refused in it. */
 const SCHEMA_PLACE =
@@ -1527,7 +1561,11 @@ const CALL_ID_PLACE =
  * Codex's and opencode's tools carry `$schema`, `exclusiveMinimum`, `propertyNames`, `const`,
  * `additionalProperties`, `$ref`), all learned at once and added to those learned before; the
  * `id` of function calls and responses, which Vertex AI refuses (a Gemini upstream: its calls
- * and responses pair by order and name). Anything else it names is the client's to see.
+ * and responses pair by order and name). Only a line that says `Cannot find field.` names an
+ * unknown keyword; a `type` (or tuple `items`) given a list ("Proto field is not repeating, cannot
+ * start list.": an MCP tool's `["string", "null"]`) teaches `typeLists`, each list written as one
+ * type (tool-schemas.ts), never `type` gone; a structural keyword ({@link STRUCTURAL_KEYS}) is
+ * never learned. Anything else it names is the client's to see.
  */
 function unknownNames(
   errorText: string,
@@ -1538,26 +1576,37 @@ function unknownNames(
   if (!errorText.includes('Unknown name') || ECHOES_INPUT.test(errorText)) return undefined
   const keys: string[] = []
   let ids = false
-  for (const [, name, place] of errorText.matchAll(UNKNOWN_NAME)) {
+  let lists = false
+  for (const [, name, place, why = ''] of errorText.matchAll(UNKNOWN_NAME)) {
     if (SCHEMA_PLACE.test(place) && tools) {
-      if (!keys.includes(name)) keys.push(name)
-    } else if (name === 'id' && CALL_ID_PLACE.test(place) && upstream === 'gemini') ids = true
+      if (NOT_REPEATING.test(why) && (name === 'type' || name === 'items')) lists = true
+      else if (!CANNOT_FIND.test(why) || STRUCTURAL_KEYS.has(name)) return undefined
+      else if (!keys.includes(name)) keys.push(name)
+    } else if (name === 'id' && CALL_ID_PLACE.test(place) && upstream === 'gemini' && CANNOT_FIND.test(why))
+      ids = true
     else return undefined
   }
   const learned = keys.filter((k) => !known.schemaKeys?.includes(k))
   const newIds = ids && !known.noCallIds
-  if (learned.length === 0 && !newIds) return undefined
+  const newLists = lists && !known.typeLists
+  if (learned.length === 0 && !newIds && !newLists) return undefined
   const notes: string[] = []
   if (learned.length > 0)
     notes.push(`refused the tool-schema keyword${learned.length > 1 ? 's' : ''} ${learned.join(', ')}`)
   if (newIds) notes.push('refused the id of function calls and responses')
+  if (newLists) notes.push('refused a list of types in a tool schema')
+  const gone = learned.length + (newIds ? 1 : 0)
+  const how: string[] = []
+  if (gone > 0) how.push(`without ${gone > 1 ? 'them' : 'it'}`)
+  if (newLists) how.push('with one type each (nullable, or anyOf)')
   return {
     next: {
       ...known,
       ...(learned.length > 0 ? {schemaKeys: [...(known.schemaKeys ?? []), ...learned]} : {}),
       ...(newIds ? {noCallIds: true} : {}),
+      ...(newLists ? {typeLists: true} : {}),
     },
-    note: `${notes.join(', ')}: sent again without ${learned.length + (newIds ? 1 : 0) > 1 ? 'them' : 'it'}`,
+    note: `${notes.join(', ')}: sent again ${how.join(', ')}`,
   }
 }
 
@@ -2387,6 +2436,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
     )
   if (a.jsonInstruction) rules.push("JSON mode with the word 'json' in the system prompt")
   const budget = a.thinkingBudget
+  if (budget?.none) rules.push('thinkingBudget left out (the model takes none)')
   if (budget?.zero) rules.push('a thinking budget of 0 left out')
   if (budget?.min !== undefined || budget?.max !== undefined)
     rules.push(`thinking budget kept within ${budget.min ?? 0}-${budget.max ?? '…'}`)
@@ -2400,6 +2450,8 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.noCacheMarks) rules.push('no cache marks on content parts (cache_control refused)')
   if (a.schemaKeys?.length)
     rules.push(`tool schemas sent without ${a.schemaKeys.join(', ')} (Gemini's schema subset)`)
+  if (a.typeLists)
+    rules.push("tool schemas' type lists sent as one type each (nullable, or anyOf: Gemini's schema subset)")
   if (a.noCallIds) rules.push('function calls and responses sent without ids (paired by order and name)')
   if (a.thinking === 'adaptive') rules.push('thinking sent as adaptive, with output_config.effort')
   else if (a.thinking === 'enabled') rules.push('thinking sent as enabled, with a budget (adaptive refused)')
@@ -2593,8 +2645,9 @@ export class UpstreamAdaptations {
   /**
    * Learns from a 400 of `provider`'s `model` to a chat request passed through untranslated (a
    * chat client on a chat upstream), which held tools and was sent with `adaptedWith` learned:
-   * only Gemini's refusal of tool-schema keywords behind a chat server (Google's
-   * OpenAI-compatible endpoint, a relay to Gemini), when every name it refuses is one of them.
+   * only Gemini's refusal of tool-schema keywords (or of a list of types) behind a chat server
+   * (Google's OpenAI-compatible endpoint, a relay to Gemini), when every name it refuses is one of
+   * them.
    * Anything else such a request is refused for is the client's to see, as it came. Says what
    * was learned for the log row, as {@link learn} does; else undefined.
    */

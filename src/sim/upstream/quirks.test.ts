@@ -868,6 +868,26 @@ describe('gemini quirks', () => {
     expect(normal.events.at(-1)?.data.candidates[0].finishReason).toBe('STOP')
   })
 
+  it("no-thinking-budget: any thinkingBudget refused in Google's words (Gemma 4), 0 and -1 included; none taken", async () => {
+    const path = '/v1beta/models/gemma-4-31b-it+no-thinking-budget:generateContent'
+    const config = (thinkingConfig: Json) => ({
+      contents: [{parts: [{text: 'x'}]}],
+      generationConfig: {thinkingConfig},
+    })
+    for (const thinkingBudget of [24576, 0, -1]) {
+      const refused = await post(path, config({thinkingBudget, includeThoughts: true}))
+      expect(refused.status).toBe(400)
+      expect(refused.json).toEqual({
+        error: {
+          code: 400,
+          message: 'Thinking budget is not supported for this model.',
+          status: 'INVALID_ARGUMENT',
+        },
+      })
+    }
+    expect((await post(path, config({includeThoughts: true}))).status).toBe(200)
+  })
+
   it('thoughts-no-finish: thoughts, a usage of thoughts only, no finishReason (stream and answer)', async () => {
     const path = '/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse'
     const body = {
@@ -1265,6 +1285,47 @@ describe("Gemini's schema subset and Vertex AI's call ids", () => {
     expect(taken.status).toBe(200)
     // without the quirk: taken as it is
     expect((await chat({model: 'gemini-2.5-flash', tools})).status).toBe(200)
+  })
+
+  it('gemini-schema: a list of types (or a tuple of items) refused as Google words it; one type with nullable taken', async () => {
+    const listed = {
+      type: 'object',
+      properties: {
+        path: {type: 'string'},
+        limit: {type: ['integer', 'null']},
+        pair: {type: 'array', items: [{type: 'string'}]},
+      },
+    }
+    const refused = await chat({
+      model: 'gemini-2.5-flash+gemini-schema',
+      tools: [{type: 'function', function: {name: 'Read', parameters: listed}}],
+    })
+    expect(refused.status).toBe(400)
+    expect(refused.json).toEqual([
+      {
+        error: {
+          code: 400,
+          message: [
+            `Invalid JSON payload received. Unknown name "type" at 'tools[0].function_declarations[0].parameters.properties[1].value': Proto field is not repeating, cannot start list.`,
+            `Invalid JSON payload received. Unknown name "items" at 'tools[0].function_declarations[0].parameters.properties[2].value': Proto field is not repeating, cannot start list.`,
+          ].join('\n'),
+          status: 'INVALID_ARGUMENT',
+        },
+      },
+    ])
+    const one = {
+      type: 'object',
+      properties: {
+        path: {type: 'string'},
+        limit: {type: 'integer', nullable: true},
+        pair: {type: 'array', items: {type: 'string'}},
+      },
+    }
+    const taken = await chat({
+      model: 'gemini-2.5-flash+gemini-schema',
+      tools: [{type: 'function', function: {name: 'Read', parameters: one}}],
+    })
+    expect(taken.status).toBe(200)
   })
 
   const contents = (id: boolean) => [

@@ -30,6 +30,8 @@ export const SIM_QUIRKS = [
   'no-minimal-effort',
   'thinking-only',
   'no-thinking-level',
+  // Gemma 4 on the Gemini API: any thinkingBudget refused, 0 included
+  'no-thinking-budget',
   'max-output-32000',
   'max-output-8192',
   'mistral-extra',
@@ -955,8 +957,8 @@ function minimalEffortRefusal(
 
 /**
  * Gemini's refusal of a thinking budget (`thinking-only`, Gemini 2.5 Pro: thinking cannot be
- * turned off, budgets 128-32 768) or of a thinking level (`no-thinking-level`), as its message,
- * or undefined.
+ * turned off, budgets 128-32 768; `no-thinking-budget`, Gemma 4: any budget, 0 and -1 included)
+ * or of a thinking level (`no-thinking-level`), as its message, or undefined.
  */
 export function refusedThinkingBudget(body: Record<string, unknown>, quirks: Quirks): string | undefined {
   const config = body.generationConfig as
@@ -964,8 +966,10 @@ export function refusedThinkingBudget(body: Record<string, unknown>, quirks: Qui
   // `no-thinking-level`: a Gemini 2.5 model, which takes a budget only
   if (quirks.has('no-thinking-level') && config?.thinkingConfig?.thinkingLevel !== undefined)
     return 'Thinking level is not supported for this model.'
-  if (!quirks.has('thinking-only')) return undefined
   const budget = config?.thinkingConfig?.thinkingBudget
+  if (quirks.has('no-thinking-budget') && budget !== undefined)
+    return 'Thinking budget is not supported for this model.'
+  if (!quirks.has('thinking-only')) return undefined
   if (typeof budget !== 'number' || budget === -1) return undefined
   if (budget === 0) return 'Budget 0 is invalid. This model only works in thinking mode.'
   return budget < 128 || budget > 32768 ? `The thinking budget (${budget}) is invalid.` : undefined
@@ -1625,6 +1629,13 @@ function unknownKeywords(schema: unknown, path: string, out: string[]): void {
       out.push(`Invalid JSON payload received. Unknown name "${key}" at '${path}': Cannot find field.`)
       continue
     }
+    // the proto's `type` is one enum, its `items` one schema: a list (`["string", "null"]`, a tuple) is refused
+    if ((key === 'type' || key === 'items') && Array.isArray(value)) {
+      out.push(
+        `Invalid JSON payload received. Unknown name "${key}" at '${path}': Proto field is not repeating, cannot start list.`,
+      )
+      continue
+    }
     if (NAMED.has(key) && value !== null && typeof value === 'object')
       Object.values(value as Record<string, unknown>).forEach((v, i) =>
         unknownKeywords(v, `${path}.${protoName(key)}[${i}].value`, out),
@@ -1636,7 +1647,9 @@ function unknownKeywords(schema: unknown, path: string, out: string[]): void {
 /**
  * Quirk `gemini-schema`: Gemini's refusal of tool-schema keywords outside its subset, in Google's
  * words, one line each (`Invalid JSON payload received. Unknown name "$schema" at
- * 'tools[0].function_declarations[0].parameters': Cannot find field.`). `schemas` are the
+ * 'tools[0].function_declarations[0].parameters': Cannot find field.`), and of a list where its
+ * proto takes one value (`Unknown name "type" at '…properties[0].value': Proto field is not
+ * repeating, cannot start list.`: a type list, a tuple's `items`). `schemas` are the
  * function declarations' schemas in order. Undefined when they hold none.
  */
 export function geminiSchemaRefusal(schemas: readonly unknown[], quirks: Quirks): string | undefined {
