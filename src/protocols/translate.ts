@@ -204,12 +204,13 @@ export function encodeUpstreamRequest(
   const body = codec.encodeRequest(
     names ? renameTools(request, names) : request,
     model,
-    adapt?.thinking || adapt?.claude || adapt?.noCacheMarks
+    adapt?.thinking || adapt?.claude || adapt?.noCacheMarks || adapt?.geminiResultMedia
       ? {
           ...ctx,
           thinkingForm: adapt.thinking ?? ctx.thinkingForm,
           claude: adapt.claude,
           noCacheMarks: adapt.noCacheMarks,
+          geminiResultMedia: adapt.geminiResultMedia,
         }
       : ctx,
   )
@@ -534,6 +535,15 @@ export interface UpstreamAdaptation {
    * writes only a budget.
    */
   noThinkingLevel?: boolean
+  /**
+   * Gemini: where the images and documents of a function's result go, the other layout refused
+   * (gemini.ts `resultsWithMedia`): `flat`, after every `functionResponse` of the turn (Gemini
+   * 2.5 on Vertex: "`function_response.parts` is not supported for this model"); `nested`, in
+   * each `functionResponse`'s `parts` (a Gemini 3 whose name does not say so: "Please ensure that
+   * the number of function response parts is equal to the number of function call parts of the
+   * function call turn.").
+   */
+  geminiResultMedia?: 'nested' | 'flat'
   /** How tool-call ids must look (Mistral: 9 letters and digits; OpenAI chat: at most 40). */
   toolIds?: ToolIdRule
   /** An assistant message between tool results and a user message right after them (Mistral). */
