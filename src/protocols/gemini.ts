@@ -400,6 +400,13 @@ function functionResponse(part: ToolResultPart, callNames: Map<string, string>, 
   }
 }
 
+/**
+ * The layout a Gemini body's result media went in (`nested` or `flat`), set on a body only when a
+ * tool result held one: what translate.ts tells the proxy (`SentRequest.geminiResultMedia`), so
+ * that a refusal of it is learned (daemon/router/adaptations.ts).
+ */
+export const RESULT_MEDIA = Symbol('gwctl.geminiResultMedia')
+
 /** Whether a user message holds an image or a document inside a tool result. */
 const mediaInResults = (message: Message): boolean =>
   message.parts.some((p) => p.type === 'tool_result' && p.content.some((c) => c.type === 'image'))
@@ -468,19 +475,16 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
   const callNames = new Map<string, string>()
   const contents: Body[] = []
   const images: ImageNotes = {seen: 0}
+  let layout: 'nested' | 'flat' | undefined // (of the results' media: only when one held some)
   for (const message of request.messages) {
     let parts: Body[]
     if (message.role === 'assistant') {
       for (const p of message.parts) if (p.type === 'tool_call') callNames.set(p.id, p.name)
       parts = encodeModelParts(message.parts, images)
-    } else if (mediaInResults(message))
-      parts = resultsWithMedia(
-        message,
-        callNames,
-        images,
-        ctx?.geminiResultMedia ?? (multimodalResponses(model) ? 'nested' : 'flat'),
-      )
-    else {
+    } else if (mediaInResults(message)) {
+      layout ??= ctx?.geminiResultMedia ?? (multimodalResponses(model) ? 'nested' : 'flat')
+      parts = resultsWithMedia(message, callNames, images, layout)
+    } else {
       parts = []
       for (const part of message.parts) {
         if (part.type === 'text') {
@@ -577,6 +581,7 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
   if (Object.keys(config).length) body.generationConfig = config
   const left = imageNote(images)
   if (left) (body as Record<symbol, unknown>)[ENCODER_NOTES] = [left]
+  if (layout) (body as Record<symbol, unknown>)[RESULT_MEDIA] = layout
   return body
 }
 

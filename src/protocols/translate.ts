@@ -33,7 +33,7 @@ import {
   shapeToolIds,
   withoutCallIds,
 } from './conversation-rules.js'
-import {geminiCodec, searchesBesideFunctions} from './gemini.js'
+import {geminiCodec, RESULT_MEDIA, searchesBesideFunctions} from './gemini.js'
 import {ENCODER_NOTES} from './images.js'
 import {
   chatBodyWithinToolCap,
@@ -254,6 +254,10 @@ export function encodeUpstreamRequest(
   // what the encoder changed that the log row should say (an image left out, images.ts)
   const notes = (body as Record<symbol, unknown>)[ENCODER_NOTES] as string[] | undefined
   if (notes) sent.notes = notes
+  if (upstream === 'gemini') {
+    const layout = (body as Record<symbol, unknown>)[RESULT_MEDIA] as SentRequest['geminiResultMedia']
+    if (layout) sent.geminiResultMedia = layout
+  }
   if (forcedOff) (sent.notes ??= []).push(FORCED_OFF_NOTE)
   if (capNote) sent.notes = [...(sent.notes ?? []), capNote]
   // (set after the literal: no spread more on every other request)
@@ -324,6 +328,11 @@ export interface SentRequest {
    * of media there is learned only then; a translated request's is read from `request`).
    */
   mediaInResults?: boolean
+  /**
+   * A translated Gemini body whose tool results held images or documents: where they went, in
+   * each `functionResponse`'s `parts` (`nested`) or after every response of the turn (`flat`).
+   */
+  geminiResultMedia?: 'nested' | 'flat'
   /** What the encoder changed for this upstream that the log row says (an image left out). */
   notes?: string[]
   /** A chat body passed through held successive user or assistant messages. */
