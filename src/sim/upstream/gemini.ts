@@ -337,7 +337,7 @@ function handle(context: SimContext) {
       method === 'countTokens'
         ? undefined
         : (geminiImageProblem(body.contents) ??
-          geminiResultMediaProblem(model, body.contents) ??
+          geminiResultMediaProblem(model, body.contents, quirks.has('media-in-responses')) ??
           geminiHistoryProblem(model, body.contents))
     if (problem) {
       context.sendError(request, 400, problem)

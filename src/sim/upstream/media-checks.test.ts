@@ -88,5 +88,8 @@ describe("the simulator's Gemini refuses a function result's media where the mod
     expect(geminiResultMediaProblem('gemma-4-27b-it', flat)).toBeUndefined()
     expect(geminiResultMediaProblem('gemma-4-27b-it', nested)).toBeUndefined()
     expect(geminiResultMediaProblem('gemma-4-27b-it', interleaved)).toBe(RESPONSE_COUNT_REFUSAL)
+    // quirk `media-in-responses`: Gemini 3's rule behind any name
+    expect(geminiResultMediaProblem('team-gemini', flat, true)).toBe(RESPONSE_COUNT_REFUSAL)
+    expect(geminiResultMediaProblem('team-gemini', nested, true)).toBeUndefined()
   })
 })

@@ -87,12 +87,16 @@ export const RESPONSE_PARTS_REFUSAL =
  * function responses) and refuses an `inlineData` or `fileData` part after a `functionResponse`
  * of the same content (gemini-cli PR #25765, router-for-me/CLIProxyAPI #5415); a `gemini-2*` model
  * refuses a response's `parts` (gemini-cli #19436); any other model takes media after the
- * responses but not between two of them (gemini-cli PR #16137: a parallel turn's). Undefined when
- * none applies.
+ * responses but not between two of them (gemini-cli PR #16137: a parallel turn's). `nestedOnly`
+ * (quirk `media-in-responses`): the Gemini 3 rule whatever the name. Undefined when none applies.
  */
-export function geminiResultMediaProblem(model: string, contents: unknown): string | undefined {
+export function geminiResultMediaProblem(
+  model: string,
+  contents: unknown,
+  nestedOnly = false,
+): string | undefined {
   if (!Array.isArray(contents)) return undefined
-  const three = model.startsWith('gemini-3')
+  const three = nestedOnly || model.startsWith('gemini-3')
   for (const c of contents as Body[]) {
     if (!Array.isArray(c?.parts) || c.role === 'model') continue
     let responded = false
