@@ -2,6 +2,8 @@ import {describe, expect, it} from 'vitest'
 
 import {geminiCodec, SKIP_SIGNATURE} from './gemini.js'
 import type {Request, StreamEvent} from './ir.js'
+import type {UpstreamAdaptation} from './translate.js'
+import {decodeClientRequest, encodeUpstreamRequest} from './translate.js'
 
 const base: Request = {model: 'g', system: [], messages: [], tools: [], stream: false}
 
@@ -539,5 +541,127 @@ describe('gemini decodeRequest: a thought sent back in pieces, as a stream gave 
       {text: 'two', thought: true, thoughtSignature: 'gwx1.messages.Yg=='},
     ])
     expect(parts.filter((p) => p.type === 'reasoning')).toHaveLength(2)
+  })
+})
+
+describe("a tool's images to Gemini: nested in its functionResponse (Gemini 3+), else after every response", () => {
+  const png =
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
+  const image = {type: 'image', source: {type: 'base64', media_type: 'image/png', data: png}}
+  // Claude Code's turn: two parallel Reads of screenshots, then its trailing reminder
+  const claudeCode = (results: unknown[][] = [[image], [image]]) => ({
+    model: 'claude-opus-5',
+    max_tokens: 8000,
+    stream: true,
+    tools: [
+      {
+        name: 'Read',
+        description: 'read',
+        input_schema: {type: 'object', properties: {file_path: {type: 'string'}}},
+      },
+    ],
+    messages: [
+      {role: 'user', content: 'look at both screenshots'},
+      {
+        role: 'assistant',
+        content: [
+          {type: 'tool_use', id: 'toolu_1', name: 'Read', input: {file_path: 'a.png'}},
+          {type: 'tool_use', id: 'toolu_2', name: 'Read', input: {file_path: 'b.png'}},
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          {type: 'tool_result', tool_use_id: 'toolu_1', content: results[0]},
+          {type: 'tool_result', tool_use_id: 'toolu_2', content: results[1]},
+          {type: 'text', text: '<system-reminder>x</system-reminder>'},
+        ],
+      },
+    ],
+  })
+  const sent = (model: string, body = claudeCode(), adapt?: UpstreamAdaptation) => {
+    const out = encodeUpstreamRequest(decodeClientRequest('messages', body, {}), 'gemini', model, {}, adapt)
+    return {bytes: out.body.toString(), contents: JSON.parse(out.body.toString()).contents as any[]}
+  }
+  const inline = {inlineData: {mimeType: 'image/png', data: png}}
+  const response = (id: string, output: string, parts?: unknown[]) => ({
+    functionResponse: {name: 'Read', id, response: {output}, ...(parts && {parts})},
+  })
+  const reminder = {text: '<system-reminder>x</system-reminder>'}
+
+  it('gemini-3.8-flash: one functionResponse per call, each with its image in parts, then the text', () => {
+    const {contents} = sent('gemini-3.8-flash')
+    expect(contents).toHaveLength(3)
+    expect(contents[2]).toEqual({
+      role: 'user',
+      parts: [
+        response('toolu_1', '[image attached]', [inline]),
+        response('toolu_2', '[image attached]', [inline]),
+        reminder,
+      ],
+    })
+    // (Gemini 3 names, dotted or not, with models/ before them)
+    for (const model of ['gemini-3-pro-preview', 'models/gemini-3.1-flash-lite', 'gemini-4-pro'])
+      expect(sent(model).contents[2].parts.map((p: any) => Object.keys(p))).toEqual([
+        ['functionResponse'],
+        ['functionResponse'],
+        ['text'],
+      ])
+  })
+
+  it('gemini-2.5-flash (and Gemma, an alias): every response first, then the images, then the text', () => {
+    for (const model of ['gemini-2.5-flash', 'gemma-4-27b-it', 'my-gemini'])
+      expect(sent(model).contents[2]).toEqual({
+        role: 'user',
+        parts: [response('toolu_1', ''), response('toolu_2', ''), inline, inline, reminder],
+      })
+  })
+
+  it("a result's text stays in the response; a PDF nests too; an error keeps its field", () => {
+    const pdf = {type: 'document', source: {type: 'base64', media_type: 'application/pdf', data: 'JVBERi0x'}}
+    const body = claudeCode([
+      [{type: 'text', text: 'Read a.png'}, image],
+      [pdf, image],
+    ])
+    ;(body.messages[2].content as any[])[1].is_error = true
+    const parts = sent('gemini-3.8-flash', body).contents[2].parts
+    expect(parts[0]).toEqual(response('toolu_1', 'Read a.png', [inline]))
+    expect(parts[1]).toEqual({
+      functionResponse: {
+        name: 'Read',
+        id: 'toolu_2',
+        response: {error: '[image and document attached]'},
+        parts: [{inlineData: {mimeType: 'application/pdf', data: 'JVBERi0x'}}, inline],
+      },
+    })
+    expect(sent('gemini-2.5-flash', body).contents[2].parts.map((p: any) => Object.keys(p)[0])).toEqual([
+      'functionResponse',
+      'functionResponse',
+      'inlineData',
+      'inlineData',
+      'inlineData',
+      'text',
+    ])
+  })
+
+  it('a layout learned (geminiResultMedia) goes over the name; the bytes are the same turn after turn', () => {
+    expect(sent('gemini-2.5-flash', undefined, {geminiResultMedia: 'nested'}).contents[2].parts[0]).toEqual(
+      response('toolu_1', '[image attached]', [inline]),
+    )
+    expect(sent('gemini-3.8-flash', undefined, {geminiResultMedia: 'flat'}).contents[2].parts[2]).toEqual(
+      inline,
+    )
+    expect(sent('gemini-3.8-flash').bytes).toBe(sent('gemini-3.8-flash').bytes)
+    expect(sent('gemini-2.5-flash').bytes).toBe(sent('gemini-2.5-flash').bytes)
+  })
+
+  it('results without media go as before (text after them, as it came)', () => {
+    const body = claudeCode([[{type: 'text', text: 'A'}], [{type: 'text', text: 'B'}]])
+    for (const model of ['gemini-3.8-flash', 'gemini-2.5-flash'])
+      expect(sent(model, body).contents[2].parts).toEqual([
+        response('toolu_1', 'A'),
+        response('toolu_2', 'B'),
+        reminder,
+      ])
   })
 })

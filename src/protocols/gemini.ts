@@ -18,6 +18,7 @@ import type {
   StopReason,
   TextPart,
   ToolCallPart,
+  ToolResultPart,
   WebSearchTool,
 } from './ir.js'
 import {omittedFileText, searchesOf, TranslationError, unwrapOpaque, wrapOpaque} from './ir.js'
@@ -184,6 +185,12 @@ function decodeRequest(
                 type: 'image',
                 mediaType: str(media.inlineData.mimeType),
                 data: str(media.inlineData.data) ?? '',
+              })
+            else if (isObject(media) && isObject(media.fileData))
+              out.push({
+                type: 'image',
+                url: str(media.fileData.fileUri) ?? '',
+                ...(str(media.fileData.mimeType) && {mediaType: str(media.fileData.mimeType)}),
               })
         parts.push({
           type: 'tool_result',
@@ -378,32 +385,120 @@ export const searchesBesideFunctions = (model: string): boolean => /^(?:models\/
  */
 export const takesNoThinkingBudget = (model: string): boolean => /(?:^|\/)gemma-/i.test(model)
 
-function encodeRequest(request: Request, model: string): Record<string, unknown> {
+/**
+ * Whether the upstream model takes the images and documents of a function's result inside its
+ * `functionResponse` (`parts`, "multimodal function responses"): Gemini 3 and later, dotted names
+ * too (`gemini-3.8-flash`), as Gemini CLI decides it. Gemini 2.5 on Vertex refuses them there
+ * ("`function_response.parts` is not supported for this model"), and so is every model whose name
+ * does not say Gemini 3 or later (Gemma, an alias): their media go after the responses. A refusal
+ * of either layout is learned per model (`CodecContext.geminiResultMedia`).
+ */
+export const multimodalResponses = (model: string): boolean =>
+  /^(?:models\/)?gemini-(?:[3-9]|\d{2,})/.test(model)
+
+/** A tool result as Gemini's `functionResponse` part, its text as the response (the media not in it). */
+function functionResponse(part: ToolResultPart, callNames: Map<string, string>, text?: string): Body {
+  text ??= part.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
+  return {
+    functionResponse: {
+      name: part.name ?? callNames.get(part.callId) ?? '',
+      id: part.callId,
+      response: part.isError ? {error: text} : {output: text},
+    },
+  }
+}
+
+/**
+ * The layout a Gemini body's result media went in (`nested` or `flat`), set on a body only when a
+ * tool result held one: what translate.ts tells the proxy (`SentRequest.geminiResultMedia`), so
+ * that a refusal of it is learned (daemon/router/adaptations.ts).
+ */
+export const RESULT_MEDIA = Symbol('gwctl.geminiResultMedia')
+
+/** Whether a user message holds an image or a document inside a tool result. */
+const mediaInResults = (message: Message): boolean =>
+  message.parts.some((p) => p.type === 'tool_result' && p.content.some((c) => c.type === 'image'))
+
+/**
+ * The parts of a user message whose tool results hold images or documents (Claude Code's Read of a
+ * screenshot, Codex's `view_image`), so that the content holds one `functionResponse` per call,
+ * first, never a medium between two of them (Gemini 3 and Vertex refuse a medium beside a
+ * response, Gemini 2.x one between the responses of parallel calls: "Please ensure that the
+ * number of function response parts is equal to the number of function call parts of the
+ * function call turn."):
+ * - `nested` (Gemini 3 and later): each result's media in its response's `parts`, its text in the
+ *   response (`[image attached]` where it had none), a file Gemini does not read as a line of that
+ *   text; the message's other parts after the responses.
+ * - `flat` (any other model): every response in its order, then the results' media in theirs,
+ *   then the message's other parts.
+ */
+function resultsWithMedia(
+  message: Message,
+  callNames: Map<string, string>,
+  notes: ImageNotes,
+  layout: 'nested' | 'flat',
+): Body[] {
+  const responses: Body[] = []
+  const media: Body[] = []
+  const rest: Body[] = []
+  for (const part of message.parts) {
+    if (part.type === 'text') {
+      if (part.text) rest.push({text: part.text}) // (an empty one refused, as below)
+    } else if (part.type === 'image') rest.push(imagePart(part, notes))
+    else if (part.type === 'tool_result') {
+      if (layout === 'flat') {
+        responses.push(functionResponse(part, callNames))
+        for (const c of part.content) if (c.type === 'image') media.push(imagePart(c, notes))
+        continue
+      }
+      let text = ''
+      const lines: string[] = []
+      const nested: Body[] = []
+      let images = false
+      let documents = false
+      for (const c of part.content) {
+        if (c.type === 'text') text += c.text
+        else if (c.type === 'image') {
+          const encoded = imagePart(c, notes)
+          if (typeof encoded.text === 'string') lines.push(encoded.text)
+          else {
+            nested.push(encoded)
+            if (c.mediaType === undefined || c.mediaType.startsWith('image/')) images = true
+            else documents = true
+          }
+        }
+      }
+      if (lines.length) text = [text, ...lines].filter(Boolean).join('\n')
+      if (!text && nested.length)
+        text = `[${images && documents ? 'image and document' : images ? 'image' : 'document'} attached]`
+      const response = functionResponse(part, callNames, text)
+      if (nested.length) (response.functionResponse as Body).parts = nested
+      responses.push(response)
+    }
+  }
+  return [...responses, ...media, ...rest]
+}
+
+function encodeRequest(request: Request, model: string, ctx?: CodecContext): Record<string, unknown> {
   const callNames = new Map<string, string>()
   const contents: Body[] = []
   const images: ImageNotes = {seen: 0}
+  let layout: 'nested' | 'flat' | undefined // (of the results' media: only when one held some)
   for (const message of request.messages) {
     let parts: Body[]
     if (message.role === 'assistant') {
       for (const p of message.parts) if (p.type === 'tool_call') callNames.set(p.id, p.name)
       parts = encodeModelParts(message.parts, images)
+    } else if (mediaInResults(message)) {
+      layout ??= ctx?.geminiResultMedia ?? (multimodalResponses(model) ? 'nested' : 'flat')
+      parts = resultsWithMedia(message, callNames, images, layout)
     } else {
       parts = []
       for (const part of message.parts) {
         if (part.type === 'text') {
           if (part.text) parts.push({text: part.text}) // (an empty one refused, as above)
         } else if (part.type === 'image') parts.push(imagePart(part, images))
-        else if (part.type === 'tool_result') {
-          const text = part.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
-          parts.push({
-            functionResponse: {
-              name: part.name ?? callNames.get(part.callId) ?? '',
-              id: part.callId,
-              response: part.isError ? {error: text} : {output: text},
-            },
-          })
-          for (const c of part.content) if (c.type === 'image') parts.push(imagePart(c, images))
-        }
+        else if (part.type === 'tool_result') parts.push(functionResponse(part, callNames))
       }
     }
     if (!parts.length) continue
@@ -496,6 +591,7 @@ function encodeRequest(request: Request, model: string): Record<string, unknown>
   if (Object.keys(config).length) body.generationConfig = config
   const left = imageNote(images)
   if (left) (body as Record<symbol, unknown>)[ENCODER_NOTES] = [left]
+  if (layout) (body as Record<symbol, unknown>)[RESULT_MEDIA] = layout
   return body
 }
 

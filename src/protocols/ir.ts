@@ -618,6 +618,13 @@ export interface CodecContext {
   /** Chat upstreams: the server refused Anthropic's cache marks on content parts (`cache_control`). */
   noCacheMarks?: boolean
   /**
+   * Gemini upstreams: where the images and documents of a function's result go, learned from a
+   * refusal of the other layout (daemon/router/adaptations.ts), over what the model's name says
+   * (gemini.ts `multimodalResponses`): `nested`, in the `functionResponse`'s own `parts`; `flat`,
+   * after every `functionResponse` of the turn.
+   */
+  geminiResultMedia?: 'nested' | 'flat'
+  /**
    * Chat upstreams: the model's chat template opens `<think>` in the prompt (learned,
    * ../daemon/router/adaptations.ts): its answer's content is reasoning up to `</think>`.
    */

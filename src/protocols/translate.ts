@@ -33,7 +33,7 @@ import {
   shapeToolIds,
   withoutCallIds,
 } from './conversation-rules.js'
-import {geminiCodec, searchesBesideFunctions} from './gemini.js'
+import {geminiCodec, RESULT_MEDIA, searchesBesideFunctions} from './gemini.js'
 import {ENCODER_NOTES} from './images.js'
 import {
   chatBodyWithinToolCap,
@@ -211,12 +211,13 @@ export function encodeUpstreamRequest(
   const body = codec.encodeRequest(
     names ? renameTools(request, names) : request,
     model,
-    adapt?.thinking || adapt?.claude || adapt?.noCacheMarks
+    adapt?.thinking || adapt?.claude || adapt?.noCacheMarks || adapt?.geminiResultMedia
       ? {
           ...ctx,
           thinkingForm: adapt.thinking ?? ctx.thinkingForm,
           claude: adapt.claude,
           noCacheMarks: adapt.noCacheMarks,
+          geminiResultMedia: adapt.geminiResultMedia,
         }
       : ctx,
   )
@@ -260,6 +261,10 @@ export function encodeUpstreamRequest(
   // what the encoder changed that the log row should say (an image left out, images.ts)
   const notes = (body as Record<symbol, unknown>)[ENCODER_NOTES] as string[] | undefined
   if (notes) sent.notes = notes
+  if (upstream === 'gemini') {
+    const layout = (body as Record<symbol, unknown>)[RESULT_MEDIA] as SentRequest['geminiResultMedia']
+    if (layout) sent.geminiResultMedia = layout
+  }
   if (forcedOff) (sent.notes ??= []).push(FORCED_OFF_NOTE)
   if (capNote) sent.notes = [...(sent.notes ?? []), capNote]
   // (set after the literal: no spread more on every other request)
@@ -330,6 +335,11 @@ export interface SentRequest {
    * of media there is learned only then; a translated request's is read from `request`).
    */
   mediaInResults?: boolean
+  /**
+   * A translated Gemini body whose tool results held images or documents: where they went, in
+   * each `functionResponse`'s `parts` (`nested`) or after every response of the turn (`flat`).
+   */
+  geminiResultMedia?: 'nested' | 'flat'
   /** What the encoder changed for this upstream that the log row says (an image left out). */
   notes?: string[]
   /** A chat body passed through held successive user or assistant messages. */
@@ -549,6 +559,15 @@ export interface UpstreamAdaptation {
    * writes only a budget.
    */
   noThinkingLevel?: boolean
+  /**
+   * Gemini: where the images and documents of a function's result go, the other layout refused
+   * (gemini.ts `resultsWithMedia`): `flat`, after every `functionResponse` of the turn (Gemini
+   * 2.5 on Vertex: "`function_response.parts` is not supported for this model"); `nested`, in
+   * each `functionResponse`'s `parts` (a Gemini 3 whose name does not say so: "Please ensure that
+   * the number of function response parts is equal to the number of function call parts of the
+   * function call turn.").
+   */
+  geminiResultMedia?: 'nested' | 'flat'
   /** How tool-call ids must look (Mistral: 9 letters and digits; OpenAI chat: at most 40). */
   toolIds?: ToolIdRule
   /** An assistant message between tool results and a user message right after them (Mistral). */

@@ -846,6 +846,126 @@ describe('Gemini and Messages upstreams', () => {
     expect(b.learn('g', 'n', google('Invalid value at contents[0].'), gemini(30000))).toBeUndefined()
   })
 
+  describe("where a function result's images go (Claude Code's two screenshots)", () => {
+    const png = 'iVBORw0KGgo='
+    const image = {type: 'image', source: {type: 'base64', media_type: 'image/png', data: png}}
+    const client = (results: unknown[] = [image]) =>
+      decodeClientRequest(
+        'messages',
+        {
+          model: 'c',
+          max_tokens: 8000,
+          tools: [{name: 'Read', input_schema: {type: 'object', properties: {}}}],
+          messages: [
+            {role: 'user', content: 'look at both'},
+            {
+              role: 'assistant',
+              content: [
+                {type: 'tool_use', id: 't1', name: 'Read', input: {}},
+                {type: 'tool_use', id: 't2', name: 'Read', input: {}},
+              ],
+            },
+            {
+              role: 'user',
+              content: [
+                {type: 'tool_result', tool_use_id: 't1', content: results},
+                {type: 'tool_result', tool_use_id: 't2', content: results},
+                {type: 'text', text: '<system-reminder>x</system-reminder>'},
+              ],
+            },
+          ],
+        },
+        {model: 'c', stream: false},
+      )
+    const encode = (model: string, adapt?: UpstreamAdaptation, results?: unknown[]) =>
+      encodeUpstreamRequest(client(results), 'gemini', model, {}, adapt)
+    const keys = (out: ReturnType<typeof encode>) =>
+      JSON.parse(out.body.toString()).contents[2].parts.map((p: object) => Object.keys(p)[0])
+    const PARTS = google(
+      'Unable to submit request because `function_response.parts` is not supported for this model.',
+    )
+    const COUNT = google(
+      'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.',
+    )
+
+    it('says the layout sent only for a body whose results held media', () => {
+      expect(encode('gemini-3.8-flash').sent.geminiResultMedia).toBe('nested')
+      expect(encode('gemini-2.5-flash').sent.geminiResultMedia).toBe('flat')
+      expect(encode('gemini-2.5-flash', {geminiResultMedia: 'nested'}).sent.geminiResultMedia).toBe('nested')
+      expect(encode('gemini-3.8-flash', undefined, [{type: 'text', text: 'A'}]).sent).not.toHaveProperty(
+        'geminiResultMedia',
+      )
+    })
+
+    it('learns the flat layout from `function_response.parts` refused, per model, and sends it', () => {
+      const a = new UpstreamAdaptations()
+      // a Gemini 2.5 on Vertex behind a gemini-3 name (a relay's)
+      const first = encode('gemini-3-pro-vertex')
+      expect(a.learn('v', 'gemini-3-pro-vertex', PARTS, first.sent)).toBe(
+        'refused images and documents inside a functionResponse (function_response.parts): sent again with them after every functionResponse of the turn',
+      )
+      const learned = a.get('v', 'gemini-3-pro-vertex')
+      expect(learned).toEqual({geminiResultMedia: 'flat'})
+      expect(a.get('v', 'gemini-3.8-flash')).toBeUndefined()
+      expect(describeAdaptation(learned!)).toEqual([
+        "images and documents of a function's result sent after every functionResponse of the turn (refused inside it: function_response.parts)",
+      ])
+      const again = encode('gemini-3-pro-vertex', learned)
+      expect(keys(again)).toEqual([
+        'functionResponse',
+        'functionResponse',
+        'inlineData',
+        'inlineData',
+        'text',
+      ])
+      // the same bytes on the next turn
+      expect(encode('gemini-3-pro-vertex', learned).body.equals(again.body)).toBe(true)
+      // learned once: the other layout's refusal now teaches nothing (no back and forth)
+      expect(a.learn('v', 'gemini-3-pro-vertex', COUNT, again.sent)).toBeUndefined()
+    })
+
+    it('learns nesting from the part count refused on a body with media after the responses', () => {
+      const a = new UpstreamAdaptations()
+      // an alias of Gemini 3.8 Flash
+      const first = encode('team-gemini')
+      expect(keys(first)).toEqual([
+        'functionResponse',
+        'functionResponse',
+        'inlineData',
+        'inlineData',
+        'text',
+      ])
+      expect(a.learn('g', 'team-gemini', COUNT, first.sent)).toBe(
+        "refused images and documents beside the functionResponse parts: sent again with each inside its functionResponse's parts, one part per call",
+      )
+      const learned = a.get('g', 'team-gemini')!
+      expect(learned).toEqual({geminiResultMedia: 'nested'})
+      expect(describeAdaptation(learned)[0]).toMatch(/inside its functionResponse \(parts\)/)
+      expect(keys(encode('team-gemini', learned))).toEqual(['functionResponse', 'functionResponse', 'text'])
+      // Vertex AI's words for the same layout, to a request that does not end with a model turn
+      const b = new UpstreamAdaptations()
+      expect(
+        b.learn(
+          'vertex',
+          'team-gemini',
+          google('Requests ending with a model turn are not supported.'),
+          first.sent,
+        ),
+      ).toMatch(/^refused images and documents beside/)
+    })
+
+    it('learns nothing from those words for a body without media in results, or the layout it did not send', () => {
+      const a = new UpstreamAdaptations()
+      const text = encode('team-gemini', undefined, [{type: 'text', text: 'A'}])
+      expect(a.learn('g', 'team-gemini', COUNT, text.sent)).toBeUndefined()
+      expect(a.learn('g', 'gemini-2.5-flash', PARTS, encode('gemini-2.5-flash').sent)).toBeUndefined()
+      expect(a.learn('g', 'gemini-3.8-flash', COUNT, encode('gemini-3.8-flash').sent)).toBeUndefined()
+      expect(
+        a.learn('g', 'gemini-3.8-flash', google('Invalid value at contents[2].'), encode('m').sent),
+      ).toBeUndefined()
+    })
+  })
+
   it('sends the budget learned', () => {
     const request = (thinking: unknown) =>
       decodeClientRequest(

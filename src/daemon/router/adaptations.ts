@@ -1350,6 +1350,46 @@ function mediaInResultsRefusal(
   return {next: {...known, mediaOutOfResults: true}, note: MEDIA_OUT_NOTE}
 }
 
+/** The log row's words for the rules learned from Gemini's refusal of where a result's media went. */
+const RESULT_MEDIA_NOTES = {
+  flat: 'refused images and documents inside a functionResponse (function_response.parts): sent again with them after every functionResponse of the turn',
+  nested:
+    "refused images and documents beside the functionResponse parts: sent again with each inside its functionResponse's parts, one part per call",
+} as const
+
+/**
+ * A Gemini model's refusal of where a translated request put the images and documents of function
+ * results (gemini.ts `resultsWithMedia`, by the model's name until a refusal teaches otherwise):
+ * - inside the response (`nested`): Gemini 2.5 on Vertex AI, "Unable to submit request because
+ *   `function_response.parts` is not supported for this model." (gemini-cli #19436): after the
+ *   responses from then on;
+ * - after the responses (`flat`): a Gemini 3 whose name does not say so (an alias, a relay's
+ *   name), "Please ensure that the number of function response parts is equal to the number of
+ *   function call parts of the function call turn." (gemini-cli PR #16137, #25765), or Vertex AI's
+ *   "Requests ending with a model turn are not supported." to a request that did not end with one
+ *   (router-for-me/CLIProxyAPI #5415): inside them from then on.
+ * Learned once per model (a rule learned is not turned back: a model that refuses both layouts
+ * would have every request sent twice).
+ */
+function resultMediaRefusal(
+  errorText: string,
+  sent: SentRequest,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  const layout = sent.geminiResultMedia
+  if (layout === undefined || known.geminiResultMedia !== undefined) return undefined
+  const {message} = errorParts(errorText)
+  const refused =
+    layout === 'nested'
+      ? /function_response\.parts\W*(?:is|are) not supported/i.test(message)
+      : /number of function response parts is equal to the number of function call parts/i.test(message) ||
+        (/requests ending with a model turn are not supported/i.test(message) &&
+          sent.request?.messages.at(-1)?.role !== 'assistant')
+  if (!refused) return undefined
+  const next = layout === 'nested' ? 'flat' : 'nested'
+  return {next: {...known, geminiResultMedia: next}, note: RESULT_MEDIA_NOTES[next]}
+}
+
 /** The log row's words for the rule learned from Azure's refusal of `store: false` (`refusesStoreFalse`). */
 const STORE_NOTE =
   'refused an item named by its id with store false (Azure OpenAI keeps no items then): sent again with store true'
@@ -2140,6 +2180,8 @@ function decide(
   if (sent.upstream === 'gemini') {
     const json = jsonRefusal(errorText, sent)
     if (json) return {next: {...known, ...json.learned}, note: json.note}
+    const media = resultMediaRefusal(errorText, sent, known)
+    if (media) return media
     const budget = budgetRefusal(errorText, sent.thinkingBudget)
     if (!budget) return undefined
     return {next: {...known, thinkingBudget: {...known.thinkingBudget, ...budget.learned}}, note: budget.note}
@@ -2417,6 +2459,14 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (a.mediaOutOfResults)
     rules.push(
       'images and documents inside tool results sent right after the results, in the user turn, the result keeping its text (refused inside them)',
+    )
+  if (a.geminiResultMedia === 'nested')
+    rules.push(
+      "images and documents of a function's result sent inside its functionResponse (parts), one part per call (refused beside the responses)",
+    )
+  else if (a.geminiResultMedia === 'flat')
+    rules.push(
+      "images and documents of a function's result sent after every functionResponse of the turn (refused inside it: function_response.parts)",
     )
   if (a.adjacentOutputs)
     rules.push(

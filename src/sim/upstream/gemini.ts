@@ -8,7 +8,7 @@ import {sendJson} from '../router.js'
 import type {SimContext} from '../context.js'
 import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'
-import {geminiImageProblem} from './media-checks.js'
+import {geminiImageProblem, geminiResultMediaProblem} from './media-checks.js'
 import {bearer, deltas, header, inputOnly, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
 import type {Quirks} from './quirks.js'
 import {
@@ -336,7 +336,9 @@ function handle(context: SimContext) {
     const problem =
       method === 'countTokens'
         ? undefined
-        : (geminiImageProblem(body.contents) ?? geminiHistoryProblem(model, body.contents))
+        : (geminiImageProblem(body.contents) ??
+          geminiResultMediaProblem(model, body.contents, quirks.has('media-in-responses')) ??
+          geminiHistoryProblem(model, body.contents))
     if (problem) {
       context.sendError(request, 400, problem)
       return

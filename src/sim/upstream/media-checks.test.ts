@@ -1,6 +1,12 @@
 import {describe, expect, it} from 'vitest'
 
-import {geminiImageProblem, messagesImageProblem} from './media-checks.js'
+import {
+  geminiImageProblem,
+  geminiResultMediaProblem,
+  messagesImageProblem,
+  RESPONSE_COUNT_REFUSAL,
+  RESPONSE_PARTS_REFUSAL,
+} from './media-checks.js'
 
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46, 0x49, 0x46, 0, 1]).toString('base64')
 const image = (media_type: string, data: string) => ({
@@ -42,5 +48,48 @@ describe('the simulator refuses images as Anthropic and Gemini do', () => {
       'application/pdf',
     ])
       expect(geminiImageProblem(contents(type))).toBeUndefined()
+  })
+})
+
+describe("the simulator's Gemini refuses a function result's media where the model does not take them", () => {
+  const png = {inlineData: {mimeType: 'image/png', data: 'AAAA'}}
+  const fr = (id: string, parts?: unknown[]) => ({
+    functionResponse: {name: 'Read', id, response: {output: ''}, ...(parts && {parts})},
+  })
+  const turn = (...parts: unknown[]) => [
+    {role: 'user', parts: [{text: 'look'}]},
+    {
+      role: 'model',
+      parts: [{functionCall: {name: 'Read', args: {}}}, {functionCall: {name: 'Read', args: {}}}],
+    },
+    {role: 'user', parts},
+  ]
+  const text = {text: '<system-reminder>x</system-reminder>'}
+  const interleaved = turn(fr('a'), png, fr('b'), png, text)
+  const flat = turn(fr('a'), fr('b'), png, png, text)
+  const nested = turn(fr('a', [png]), fr('b', [png]), text)
+
+  it('gemini-3*: media beside the responses refused in the part-count words, nested taken', () => {
+    for (const model of ['gemini-3.8-flash', 'gemini-3-pro-preview']) {
+      expect(geminiResultMediaProblem(model, interleaved)).toBe(RESPONSE_COUNT_REFUSAL)
+      expect(geminiResultMediaProblem(model, flat)).toBe(RESPONSE_COUNT_REFUSAL)
+      expect(geminiResultMediaProblem(model, turn(fr('a'), png))).toBe(RESPONSE_COUNT_REFUSAL)
+      expect(geminiResultMediaProblem(model, nested)).toBeUndefined()
+    }
+  })
+
+  it("gemini-2*: a response's parts refused, media between two responses refused, after them taken", () => {
+    expect(geminiResultMediaProblem('gemini-2.5-flash', nested)).toBe(RESPONSE_PARTS_REFUSAL)
+    expect(geminiResultMediaProblem('gemini-2.5-flash', interleaved)).toBe(RESPONSE_COUNT_REFUSAL)
+    expect(geminiResultMediaProblem('gemini-2.5-flash', flat)).toBeUndefined()
+    // (one call answered, its image after it: Gemini CLI's layout for Gemini 2.5)
+    expect(geminiResultMediaProblem('gemini-2.5-pro', turn(fr('a'), png))).toBeUndefined()
+    // another model (Gemma, an alias): media after the responses, or inside them
+    expect(geminiResultMediaProblem('gemma-4-27b-it', flat)).toBeUndefined()
+    expect(geminiResultMediaProblem('gemma-4-27b-it', nested)).toBeUndefined()
+    expect(geminiResultMediaProblem('gemma-4-27b-it', interleaved)).toBe(RESPONSE_COUNT_REFUSAL)
+    // quirk `media-in-responses`: Gemini 3's rule behind any name
+    expect(geminiResultMediaProblem('team-gemini', flat, true)).toBe(RESPONSE_COUNT_REFUSAL)
+    expect(geminiResultMediaProblem('team-gemini', nested, true)).toBeUndefined()
   })
 })

@@ -70,3 +70,49 @@ export function geminiImageProblem(contents: unknown): string | undefined {
   }
   return undefined
 }
+
+const isMedia = (p: Body | undefined): boolean => p?.inlineData !== undefined || p?.fileData !== undefined
+
+/** Google's refusal of a function-call turn's response parts that do not match its calls. */
+export const RESPONSE_COUNT_REFUSAL =
+  'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.'
+
+/** Vertex's and Gemini 2.5's refusal of media inside a function response (gemini-cli #19436). */
+export const RESPONSE_PARTS_REFUSAL =
+  'Unable to submit request because `function_response.parts` is not supported for this model. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini'
+
+/**
+ * Gemini's refusal of where a request put the images and documents of function results, by the
+ * model's name: a `gemini-3*` model takes them only inside the response (its `parts`: multimodal
+ * function responses) and refuses an `inlineData` or `fileData` part after a `functionResponse`
+ * of the same content (gemini-cli PR #25765, router-for-me/CLIProxyAPI #5415); a `gemini-2*` model
+ * refuses a response's `parts` (gemini-cli #19436); any other model takes media after the
+ * responses but not between two of them (gemini-cli PR #16137: a parallel turn's). `nestedOnly`
+ * (quirk `media-in-responses`): the Gemini 3 rule whatever the name. Undefined when none applies.
+ */
+export function geminiResultMediaProblem(
+  model: string,
+  contents: unknown,
+  nestedOnly = false,
+): string | undefined {
+  if (!Array.isArray(contents)) return undefined
+  const three = nestedOnly || model.startsWith('gemini-3')
+  for (const c of contents as Body[]) {
+    if (!Array.isArray(c?.parts) || c.role === 'model') continue
+    let responded = false
+    let mediaAfter = false
+    for (const p of c.parts as Body[]) {
+      const response = p?.functionResponse as Body | undefined
+      if (response !== undefined) {
+        if (Array.isArray(response.parts) && response.parts.length > 0 && model.startsWith('gemini-2'))
+          return RESPONSE_PARTS_REFUSAL
+        if (mediaAfter) return RESPONSE_COUNT_REFUSAL
+        responded = true
+      } else if (responded && isMedia(p)) {
+        if (three) return RESPONSE_COUNT_REFUSAL
+        mediaAfter = true
+      }
+    }
+  }
+  return undefined
+}

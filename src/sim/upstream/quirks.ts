@@ -89,6 +89,9 @@ export const SIM_QUIRKS = [
   // Gemini's schema subset behind a chat server or a relay; Vertex AI's refusal of call ids
   'gemini-schema',
   'vertex-no-ids',
+  // a Gemini 3 behind a name that does not say so (an alias, a relay's): a function result's
+  // media taken only inside its response
+  'media-in-responses',
   // a forced tool_choice refused: Z.AI's 400 (GLM), OpenRouter's 404
   'tool-choice-auto-only',
   'tool-choice-404',
