@@ -34,3 +34,37 @@ describe('opaque wrapping', () => {
     expect(unwrapOpaque('messages', 'gwx1.chat.')).toEqual({family: 'chat', value: ''})
   })
 })
+
+describe("Gemini CLI's router relabels its calls", () => {
+  it('finds what was carried for `call_e` on the call it names `update_topic__call_e`', async () => {
+    const {decodeClientRequest, encodeUpstreamRequest} = await import('./translate.js')
+    const carry = new BoundedCarry()
+    carry.set('call_e', [
+      {type: 'reasoning', text: 'I should name the topic.', signature: {family: 'chat', value: ''}},
+    ])
+    const history = (id: string) => ({
+      contents: [
+        {role: 'user', parts: [{text: 'Fix the build.'}]},
+        {role: 'model', parts: [{functionCall: {id, name: 'update_topic', args: {topic: 'build'}}}]},
+        {role: 'user', parts: [{functionResponse: {id, name: 'update_topic', response: {output: 'ok'}}}]},
+        {role: 'user', parts: [{text: 'go on'}]},
+      ],
+    })
+    const assistant = (id: string) =>
+      JSON.parse(
+        encodeUpstreamRequest(
+          decodeClientRequest('gemini', history(id), {carry}),
+          'chat',
+          'deepseek-v4-flash',
+        ).body.toString(),
+      ).messages.find((m: {role: string}) => m.role === 'assistant')
+    // the main call's id, and the router's relabelled one: the reasoning goes back on both
+    for (const id of ['call_e', 'update_topic__call_e']) {
+      const turn = assistant(id)
+      expect(turn.reasoning_content, id).toBe('I should name the topic.')
+      expect(turn.tool_calls[0].id).toBe(id)
+    }
+    // another tool's prefix, or none carried: nothing found
+    expect(assistant('other_tool__call_e').reasoning_content).toBeUndefined()
+  })
+})

@@ -14,7 +14,7 @@ import type {
   ReasoningPart,
   ToolCallPart,
 } from './ir.js'
-import {TranslationError} from './ir.js'
+import {carriedId, TranslationError} from './ir.js'
 import {isParameterForm, syntaxRepairedArguments} from './conversation-rules.js'
 
 export type Json = Record<string, unknown>
@@ -223,7 +223,8 @@ export function applyCarry(parts: Part[], carry: CarryStore | undefined, markerO
       out.push(part)
       continue
     }
-    const kept = carry.get(part.id)
+    const id = carriedId(carry, part)
+    const kept = id === undefined ? undefined : carry.get(id)
     const replaceable =
       segment.length === 0 ||
       (markerOnly &&
@@ -237,12 +238,13 @@ export function applyCarry(parts: Part[], carry: CarryStore | undefined, markerO
       for (const i of [...segment].reverse()) out.splice(i, 1)
       out.splice(at, 0, ...carried)
     }
-    const sig = kept?.find((p): p is ToolCallPart => p.type === 'tool_call' && p.id === part.id)?.signature
+    const sig = kept?.find((p): p is ToolCallPart => p.type === 'tool_call' && p.id === id)?.signature
     out.push(!part.signature && sig ? {...part, signature: sig} : part)
     segment = []
   }
   return out
 }
+
 
 /**
  * The signature of a chat message's reasoning: the field it came in, `reasoning` (Cerebras,

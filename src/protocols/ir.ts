@@ -556,6 +556,21 @@ export interface CarryStore {
   set(key: string, parts: Part[]): void
 }
 
+/**
+ * The id `call`'s carried parts are kept under: its own, or for a call Gemini CLI named
+ * `<name>__<id>` (the history of its model router's JSON calls, which relabels every call of the
+ * session so: `update_topic__call_e` for the main calls' `call_e`) the id after that prefix.
+ * Without it the router call lost the reasoning of every earlier turn (DeepSeek V4 refused it
+ * once a restart: test:agents --translate --resume, stop 56). Undefined when neither is carried.
+ */
+export function carriedId(carry: CarryStore, call: ToolCallPart): string | undefined {
+  if (carry.get(call.id)) return call.id
+  const prefix = `${call.name}__`
+  if (call.name === '' || !call.id.startsWith(prefix)) return undefined
+  const id = call.id.slice(prefix.length)
+  return carry.get(id) ? id : undefined
+}
+
 /** How a Messages upstream is asked to think: `enabled` with a budget, or `adaptive` with an effort. */
 export type ThinkingForm = 'adaptive' | 'enabled'
 

@@ -5,7 +5,7 @@
 import {randomUUID} from 'node:crypto'
 
 import type {CodecContext, Message, Opaque, Part, ReasoningPart, Request, StopReason, Usage} from './ir.js'
-import {emptyUsage, wrapOpaque} from './ir.js'
+import {carriedId, emptyUsage, wrapOpaque} from './ir.js'
 import {toolSearchCallItem} from './tool-search.js'
 
 export type Body = Record<string, unknown>
@@ -282,7 +282,8 @@ export function restoreCarried(message: Message, ctx: CodecContext): void {
   if (first < 0 || message.parts.slice(0, first).some((p) => p.type === 'reasoning')) return
   for (const part of message.parts)
     if (part.type === 'tool_call') {
-      const kept = ctx.carry.get(part.id)
+      const id = carriedId(ctx.carry, part)
+      const kept = id === undefined ? undefined : ctx.carry.get(id)
       if (kept?.length) {
         message.parts.splice(first, 0, ...kept)
         return
