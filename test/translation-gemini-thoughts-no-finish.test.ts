@@ -4,8 +4,9 @@
  * `finishReason` on its last chunk. The real daemon, the simulator's `+thoughts-no-finish` model:
  * - a Gemini client passed through gets the chunk Gemini would have ended with (STOP, the last
  *   usage) and no error event; the row is an answer and the breaker counts no failure;
- * - a Messages client translated to it (`@anthropic-ai/sdk`) gets its thinking and `end_turn`,
- *   the usage exact.
+ * - a Messages client translated to it (`@anthropic-ai/sdk`) gets its thinking, then, since the
+ *   turn has no text nor call (research56 F4), an `overloaded_error` event Claude Code retries,
+ *   not an `end_turn` it cannot go on from; the row counts the thoughts, the breaker no failure.
  * A stream cut without its finish (`no-terminal`) stays an error and a breaker failure, a cut
  * mid-thinking too (the last chunk a thought with its running usage of thoughts, as Gemini 2.5
  * streams it: `+thoughts-no-finish+no-terminal`).
@@ -86,25 +87,27 @@ describe("Google's thought-only answer without finishReason", {timeout: 60_000},
     expect(await circuit()).toMatchObject({state: 'closed', consecutiveFailures: 0})
   })
 
-  it('translated to Messages (@anthropic-ai/sdk): the thinking, end_turn, the usage exact', async () => {
+  it('translated to Messages (@anthropic-ai/sdk): the thinking, then an overloaded_error event (no text, no call)', async () => {
     const client = new Anthropic({baseURL: base, apiKey: keys.get('msg')!, maxRetries: 0})
-    const message = await client.messages
-      .stream({
-        model: 'claude-sonnet-4-5',
-        max_tokens: 4096,
-        thinking: {type: 'enabled', budget_tokens: 2048},
-        messages: [{role: 'user', content: 'Think about it.'}],
-      })
-      .finalMessage()
-    expect(message.stop_reason).toBe('end_turn')
-    expect(message.content.map((b) => b.type)).toEqual(['thinking'])
+    const stream = client.messages.stream({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 4096,
+      thinking: {type: 'enabled', budget_tokens: 2048},
+      messages: [{role: 'user', content: 'Think about it.'}],
+    })
+    const error = await stream.finalMessage().then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    )
+    expect(error?.message).toMatch(/"type":"overloaded_error"/)
+    expect(error?.message).toContain('the upstream answered nothing')
+    expect(stream.currentMessage?.content.map((b) => b.type)).toEqual(['thinking'])
     const [row] = await projectLogRows(base, 'gtnf-msg')
-    expect(row).toMatchObject({status: 200, error: null})
+    expect(row).toMatchObject({status: 200, broken: true})
+    expect(row!.error).toMatch(/after its thoughts streamed: the client got a retryable error event$/)
+    // the thoughts the upstream counted are on the row
     expect(row!.reasoningTokens).toBeGreaterThan(0)
-    // the client's usage is the upstream's, as logged: thoughts as output, the prompt as input
-    expect(message.usage.output_tokens).toBe(row!.outputTokens)
-    expect(message.usage.output_tokens).toBe(row!.reasoningTokens)
-    expect(message.usage.input_tokens + (message.usage.cache_read_input_tokens ?? 0)).toBe(row!.inputTokens)
+    expect(row!.outputTokens).toBe(row!.reasoningTokens)
     expect(await circuit()).toMatchObject({state: 'closed', consecutiveFailures: 0})
   })
 

@@ -7,6 +7,8 @@ import {wrapOpaque} from './ir.js'
 import type {Body} from './responses-items.js'
 import {isObject, newId, num} from './responses-items.js'
 
+import {answerPart} from './gemini-thoughts.js'
+
 export {answerPart, thoughtOnlyUsage, thoughtPart} from './gemini-thoughts.js'
 
 /** Gemini 3 accepts this in place of a thought signature it did not make (documented). */
@@ -50,6 +52,37 @@ export function failedFinish(finish: string | undefined): string | undefined {
   return finish === 'MALFORMED_FUNCTION_CALL'
     ? 'upstream produced a malformed function call'
     : `upstream stopped the answer: finishReason ${finish}`
+}
+
+/**
+ * What a translated client is told of a Gemini answer that ended STOP with no answer part (no
+ * text, no call: no part at all, or thoughts only), which Gemini sends now and then, most often
+ * right after a function response (AstrBot #6735, google/adk-js #344). An agent can do nothing
+ * with such a turn (Claude Code: "API returned an empty or malformed response (HTTP 200)", or it
+ * stops mid-task): the relay sends the request again once before the client has seen any of it
+ * (../daemon/router/translated.ts), else the client gets this as a retryable error.
+ */
+export const EMPTY_ANSWER = 'the upstream answered nothing (Gemini finishReason STOP with no text or call)'
+
+/**
+ * The status of {@link EMPTY_ANSWER}'s error event in a stream: 529, which a Messages client gets
+ * as `overloaded_error` (the one error event Claude Code retries), the others as a server error.
+ */
+export const EMPTY_ANSWER_STATUS = 529
+
+/**
+ * Whether a Gemini `generateContent` answer is {@link EMPTY_ANSWER}'s: ended STOP (or with no
+ * finishReason, read as STOP) with no answer part, the prompt not blocked.
+ */
+export function emptyAnswer(body: unknown): boolean {
+  if (!isObject(body) || isObject(body.error)) return false
+  if (isObject(body.promptFeedback) && body.promptFeedback.blockReason !== undefined) return false
+  const candidate = Array.isArray(body.candidates) && isObject(body.candidates[0]) ? body.candidates[0] : {}
+  const finish = candidate.finishReason
+  if (finish !== undefined && finish !== 'STOP') return false
+  const parts =
+    isObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : []
+  return !parts.some(answerPart)
 }
 
 /** The IR stop reason of a `finishReason` (STOP after function calls is `tool_use`). */

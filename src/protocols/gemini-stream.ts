@@ -20,6 +20,8 @@ import {wrapOpaque} from './ir.js'
 import {
   answerPart,
   callSignature,
+  EMPTY_ANSWER,
+  EMPTY_ANSWER_STATUS,
   failedFinish,
   finishReasonOf,
   stopOfFinish,
@@ -35,7 +37,16 @@ import {fullUsage, hasForeignOpaque, isObject, newId} from './responses-items.js
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
 
 export class GeminiStreamDecoder implements StreamDecoder {
+  /**
+   * The answer's `start` was handed on. It waits for the first thought or answer part (or the
+   * finish): before it there is nothing to show, and an answer that ends STOP with no part at all
+   * has then sent the client nothing, so the relay may send the request again (EMPTY_ANSWER).
+   */
   private started = false
+  /** The start's id and model, from the first chunk. */
+  private startOf: {id: string; model: string} | undefined
+  /** Events of parts before the start that show nothing (a bare thoughtSignature), held with it. */
+  private before: StreamEvent[] | undefined
   private finished = false
   private done = false
   private next = 0
@@ -78,14 +89,11 @@ export class GeminiStreamDecoder implements StreamDecoder {
       ]
     }
     const out: StreamEvent[] = []
-    if (!this.started) {
-      this.started = true
-      out.push({
-        type: 'start',
+    if (this.startOf === undefined)
+      this.startOf = {
         id: str(chunk.responseId) ?? newId(this.ctx, 'resp'),
         model: str(chunk.modelVersion) ?? '',
-      })
-    }
+      }
     const candidate =
       Array.isArray(chunk.candidates) && isObject(chunk.candidates[0]) ? chunk.candidates[0] : {}
     const parts =
@@ -115,10 +123,14 @@ export class GeminiStreamDecoder implements StreamDecoder {
     const failed = blocked ? undefined : failedFinish(finish)
     if (failed) {
       this.done = true
-      out.push({type: 'error', status: 502, message: failed})
+      const error: StreamEvent = {type: 'error', status: 502, message: failed}
+      if (!this.started) return [error]
+      out.push(error)
       return out
     }
     if ((finish || blocked) && !this.finished) {
+      // STOP with no answer part: thoughts only, or nothing
+      if (!this.answered && finish === 'STOP' && !blocked) return this.empty(out)
       this.close(out)
       this.handSearches(out)
       this.finished = true
@@ -126,6 +138,37 @@ export class GeminiStreamDecoder implements StreamDecoder {
       out.push({type: 'stop', reason})
       if (this.heldUsage) out.push({type: 'usage', usage: this.heldUsage})
     } else if (this.finished && usage) out.push({type: 'usage', usage})
+    if (!this.started) return this.begin(out, thought)
+    return out
+  }
+
+  /**
+   * The first events of the answer, after its start, once a thought or an answer part came or it
+   * finished; none before (a bare thoughtSignature's events are held until then).
+   */
+  private begin(out: StreamEvent[], thought: boolean): StreamEvent[] {
+    if (!thought && !this.answered && !this.finished) {
+      if (out.length > 0) (this.before ??= []).push(...out)
+      return []
+    }
+    this.started = true
+    const start: StreamEvent = {type: 'start', id: this.startOf!.id, model: this.startOf!.model}
+    const before = this.before
+    this.before = undefined
+    return before ? [start, ...before, ...out] : [start, ...out]
+  }
+
+  /**
+   * An answer that ended STOP (or Google's thought-only ending) with no answer part: the
+   * EMPTY_ANSWER error. Alone when the client was sent nothing of the answer yet (the relay may
+   * send the request again); else after this chunk's thoughts and the usage (the row counts them).
+   */
+  private empty(out: StreamEvent[]): StreamEvent[] {
+    this.done = true
+    const error: StreamEvent = {type: 'error', status: EMPTY_ANSWER_STATUS, message: EMPTY_ANSWER}
+    if (!this.started) return [error]
+    if (this.heldUsage) out.push({type: 'usage', usage: this.heldUsage})
+    out.push(error)
     return out
   }
 
@@ -136,17 +179,13 @@ export class GeminiStreamDecoder implements StreamDecoder {
     if (!this.finished) {
       // Google's thought-only answer ends without finishReason (see thoughtOnlyUsage: a usage of
       // thoughts only, last, on a chunk without a part of its own): whole, it stops as STOP
-      // would; any other stream without one was cut (mid-thinking, too, on Gemini 2.5)
+      // would, and so it is an answer with no answer part (empty); any other stream without one
+      // was cut (mid-thinking, too, on Gemini 2.5)
       if (!this.thoughtOnly || this.answered || !this.heldUsage)
         return [
           {type: 'error', status: 502, message: 'upstream stream ended before a chunk with finishReason'},
         ]
-      this.close(out)
-      this.handSearches(out)
-      this.finished = true
-      out.push({type: 'stop', reason: 'end'}, {type: 'usage', usage: this.heldUsage})
-      out.push({type: 'end'})
-      return out
+      return this.empty(out)
     }
     this.close(out)
     // grounding that came after the chunk with finishReason

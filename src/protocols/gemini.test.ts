@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {geminiCodec, SKIP_SIGNATURE} from './gemini.js'
+import {EMPTY_ANSWER, EMPTY_ANSWER_STATUS} from './gemini-parts.js'
 import type {Request, StreamEvent} from './ir.js'
 import type {UpstreamAdaptation} from './translate.js'
 import {decodeClientRequest, encodeUpstreamRequest} from './translate.js'
@@ -400,35 +401,28 @@ describe("Google's thought-only answer without finishReason (CLIProxyAPI #5226)"
   const last = {candidates: [{content: {role: 'model', parts: []}, index: 0}], usageMetadata: thoughtUsage}
   const usage = {inputTokens: 40, outputTokens: 12, cacheReadTokens: 8, reasoningTokens: 12}
 
-  it('stops with end and the held usage, the reasoning block closed', () => {
+  // whole, as STOP, and so an answer with no answer part (research56 F4): a translated client's
+  // retryable error, after the thoughts and the usage
+  const empty = {type: 'error', status: EMPTY_ANSWER_STATUS, message: EMPTY_ANSWER}
+
+  it('is whole: the thoughts, the held usage, then the empty answer error', () => {
     expect(run([thoughts, last])).toEqual([
       {type: 'start', id: 'r', model: 'gemini-3-pro'},
       {type: 'block_start', index: 0, block: {type: 'reasoning'}},
       {type: 'reasoning_delta', index: 0, text: 'pondering'},
-      {type: 'block_stop', index: 0},
-      {type: 'stop', reason: 'end'},
       {type: 'usage', usage},
-      {type: 'end'},
+      empty,
     ])
   })
 
-  it('the same with the thoughts not shown (no part at all), and candidatesTokenCount 0', () => {
+  it('the same with the thoughts not shown (no part at all), and candidatesTokenCount 0: the error alone', () => {
     const zero = {...last, usageMetadata: {...thoughtUsage, candidatesTokenCount: 0}}
-    expect(run([zero])).toEqual([
-      {type: 'start', id: 'resp_n', model: ''},
-      {type: 'stop', reason: 'end'},
-      {type: 'usage', usage},
-      {type: 'end'},
-    ])
+    expect(run([zero])).toEqual([empty])
   })
 
   it('a bare thoughtSignature on an empty text is no answer either', () => {
     const signed = {candidates: [{content: {parts: [{text: '', thoughtSignature: 'S'}]}}]}
-    expect(run([thoughts, signed, last]).slice(-3)).toEqual([
-      {type: 'stop', reason: 'end'},
-      {type: 'usage', usage},
-      {type: 'end'},
-    ])
+    expect(run([thoughts, signed, last]).slice(-2)).toEqual([{type: 'usage', usage}, empty])
   })
 
   const cut = {type: 'error', status: 502, message: 'upstream stream ended before a chunk with finishReason'}
@@ -461,13 +455,9 @@ describe("Google's thought-only answer without finishReason (CLIProxyAPI #5226)"
     const chunks = [thought25('**Initiating**', 59), thought25('**Weighing**', 120)]
     expect(run(chunks).at(-1)).toEqual(cut)
     expect(run(chunks.slice(0, 1)).at(-1)).toEqual(cut)
-    // then the ending chunk, no part of its own: whole
-    expect(run([...chunks, last]).slice(-3)).toEqual([
-      {type: 'stop', reason: 'end'},
-      {type: 'usage', usage},
-      {type: 'end'},
-    ])
-    expect(run([...chunks, {usageMetadata: thoughtUsage}]).at(-1)).toEqual({type: 'end'})
+    // then the ending chunk, no part of its own: whole (and empty)
+    expect(run([...chunks, last]).slice(-2)).toEqual([{type: 'usage', usage}, empty])
+    expect(run([...chunks, {usageMetadata: thoughtUsage}]).at(-1)).toEqual(empty)
   })
 
   it('an answer (not a stream) of that shape is a whole one: stop end, usage exact', () => {

@@ -1468,6 +1468,45 @@ export async function proxyRequest(
         translated.translation,
         errorText,
       )
+      // A Gemini answer with no text nor call (translated.ts `AnsweredNothing`), of which the client
+      // saw nothing: the same request again, once, its answer relayed as any
+      if (relayed !== undefined && 'answeredNothing' in relayed) {
+        let next
+        try {
+          if (clientGone.aborted) throw clientGone.reason
+          next = await pools.get(origin, options.timeouts).request({
+            method: request.method as 'POST',
+            path: fullPath,
+            headers,
+            body: body.length > 0 ? body : undefined,
+            reset: body.length > RESET_BODY_BYTES,
+            signal: clientGone as unknown as EventEmitter,
+          })
+        } catch (error) {
+          next = undefined
+          relayed = {
+            failedBeforeFirstByte: `${provider.name}: the request sent again after an empty answer: ${describeError(error, options.timeouts)}`,
+            silent: isSilence(error),
+          }
+        }
+        if (next) {
+          if (next.statusCode >= 500 || next.statusCode === 429)
+            target.breaker?.recordFailure(
+              `${provider.name}: the request sent again after an empty answer: upstream answered ${next.statusCode}`,
+            )
+          relayed = await relayTranslated(
+            relayContext,
+            next,
+            next.statusCode,
+            target,
+            credential,
+            translated.translation,
+            undefined,
+            undefined,
+            true,
+          )
+        }
+      }
       // A Messages upstream paused the turn (pause_turn): the same request again with the turn's
       // content so far as its last assistant message, read into the same client answer
       // (translated.ts), until it ends or the continuations run out
@@ -1508,7 +1547,8 @@ export async function proxyRequest(
           paused,
         )
       }
-      outcome = relayed
+      // (an answer sent again or continued is never AnsweredNothing: translated.ts answers it)
+      outcome = relayed !== undefined && 'answeredNothing' in relayed ? undefined : relayed
     } else {
       // a chat stream from an upstream that leaves its tool calls' index out (./tool-index.ts)
       relayContext.indexToolCalls =

@@ -29,6 +29,7 @@ import {
   saidOverflow,
   saysOverflow,
 } from '../../protocols/context-overflow.js'
+import {EMPTY_ANSWER, emptyAnswer} from '../../protocols/gemini-parts.js'
 import type {CarryStore, ThinkInPrompt, Usage} from '../../protocols/ir.js'
 import {parseJsonBytes, utf8Bytes} from '../../protocols/json-bytes.js'
 import {decodeMessagesUsage, droppedThinking, droppedThinkingNote} from '../../protocols/messages-stream.js'
@@ -162,6 +163,42 @@ const namelessCallsNote = (provider: string, count: number): string =>
   `${provider}: left out ${count === 1 ? 'a tool call' : `${count} tool calls`} with no name (no client can run one, and the next turn would be refused with it)`
 
 export {continuationBody} from '../../protocols/pause.js'
+
+/**
+ * A Gemini answer that ended STOP with no answer part (EMPTY_ANSWER: no text, no call) and of which
+ * the client was sent nothing: the proxy sends the same request again, once, and hands its answer
+ * to {@link relayTranslated} with `again`. The breaker is not settled until then.
+ */
+export interface AnsweredNothing {
+  answeredNothing: true
+}
+
+/** The log row's note on an answer sent again after an empty one (a whole answer came). */
+const sentAgainNote = (provider: string): string =>
+  `${provider}: ${EMPTY_ANSWER}: the request went again once, unseen by the client`
+
+/**
+ * An empty answer (EMPTY_ANSWER) of which the client saw nothing: the proxy sends the request
+ * again (`again` unset), or, for the answer to that, a 502 in the client's shape that its SDK
+ * retries, the row saying why. The upstream answered: no breaker failure.
+ */
+function answeredNothing(
+  ctx: RelayContext,
+  target: ProxyTarget,
+  again: boolean | undefined,
+): AnsweredNothing | undefined {
+  if (!again) return {answeredNothing: true}
+  const {res, family, result} = ctx
+  const message = `${upstreamNamed(target.provider, family)}: ${EMPTY_ANSWER}, twice (sent again once): the client got a 502 to retry`
+  result.status = 502
+  result.error = result.error ? `${result.error}; ${message}` : message
+  result.ttfbMs = performance.now() - ctx.started
+  target.breaker?.recordSuccess()
+  sendFamilyError(res, family, 502, `${upstreamNamed(target.provider, family)}: ${EMPTY_ANSWER}`, {
+    requestId: result.requestId,
+  })
+  return undefined
+}
 
 /**
  * What a chat answer showed of a template that opens `<think>` in the prompt: learned for the
@@ -332,7 +369,9 @@ export async function relayTranslated(
   errorText?: string | Error,
   /** The turn this answer continues (a paused one's continuation), if any. */
   paused?: PausedTurn,
-): Promise<FailedBeforeFirstByte | PausedTurn | undefined> {
+  /** This answer is the one to the request sent again after an empty answer (AnsweredNothing). */
+  again?: boolean,
+): Promise<FailedBeforeFirstByte | PausedTurn | AnsweredNothing | undefined> {
   const {res, family, result, started} = ctx
   const provider = target.provider
   const upFamily = provider.family
@@ -464,6 +503,9 @@ export async function relayTranslated(
       sendFamilyError(res, family, said.status, message, {requestId: result.requestId})
       return
     }
+    // a Gemini answer that ended STOP with no text nor call: sent again once, then a 502 to retry
+    if (!failure && upFamily === 'gemini' && paused === undefined && emptyAnswer(body))
+      return answeredNothing(ctx, target, again)
     // a Messages upstream's turn that paused: joined to the answers before it, and continued while
     // the continuations last (nothing is added for an answer that did not pause: one comparison)
     let billed: unknown
@@ -526,6 +568,7 @@ export async function relayTranslated(
     if (out.thinkInPrompt) thinkInPrompt(result, translation, provider.name, out.thinkInPrompt)
     if (out.repairedArgs) addNote(result, repairedArgsNote(provider.name, out.repairedArgs))
     if (out.namelessCalls) addNote(result, namelessCallsNote(provider.name, out.namelessCalls))
+    if (again) addNote(result, sentAgainNote(provider.name))
     if (upFamily === 'messages') {
       const dropped = droppedThinking((body as {input_transformations?: unknown}).input_transformations)
       if (dropped) addNote(result, droppedThinkingNote(provider.name, dropped))
@@ -708,8 +751,13 @@ export async function relayTranslated(
   result.usage = streamRowUsage(family, translator)
   // (an overflow said in the stream: the window it states is kept, as from an error status)
   if (translator.contextWindow) result.contextWindow = translator.contextWindow
-  if (early && !(ctx.clientGone.aborted || res.destroyed))
+  if (early && !(ctx.clientGone.aborted || res.destroyed)) {
+    if (early.said === EMPTY_ANSWER && paused === undefined) {
+      body.destroy()
+      return answeredNothing(ctx, target, again)
+    }
     return earlyError(ctx, target, provider, early, body)
+  }
   if (broken && (ctx.clientGone.aborted || result.clientAborted || res.destroyed)) {
     result.clientAborted = true
     result.error = 'client closed the connection'
@@ -728,12 +776,17 @@ export async function relayTranslated(
     return
   }
   if (translator.error) {
-    const message = `${upstreamNamed(provider, family)}: ${translator.error.message}`
-    result.error = message
+    // (an empty answer after its thoughts streamed: the client was told to retry; the upstream
+    // answered, though Google's thought-only ending is read at the stream's end)
+    const empty = translator.error.said === EMPTY_ANSWER
+    const message = empty
+      ? `${upstreamNamed(provider, family)}: ${EMPTY_ANSWER} after its thoughts streamed${again ? ' (sent again once)' : ''}: the client got a retryable error event`
+      : `${upstreamNamed(provider, family)}: ${translator.error.message}`
+    result.error = result.error && empty ? `${result.error}; ${message}` : message
     result.broken = true
     // a truncated stream is the upstream failing; an error event of its own (a refusal, an
     // overload it reported) is an answer, as on pass-through routes: the breaker is not told
-    if (translator.error.truncated) target.breaker?.recordFailure(message)
+    if (translator.error.truncated && !empty) target.breaker?.recordFailure(message)
     else target.breaker?.recordSuccess()
     return
   }
@@ -758,6 +811,7 @@ export async function relayTranslated(
   if (nameless) addNote(result, namelessCallsNote(provider.name, nameless))
   const dropped = translator.droppedThinking()
   if (dropped) addNote(result, droppedThinkingNote(provider.name, dropped))
+  if (again) addNote(result, sentAgainNote(provider.name))
   target.breaker?.recordSuccess()
 }
 

@@ -2,6 +2,8 @@
  * Simulated Gemini upstream: `POST /v1beta/models/{model}:generateContent`,
  * `:streamGenerateContent?alt=sse` (data-only SSE, no `[DONE]`) and `:countTokens`.
  */
+import {createHash} from 'node:crypto'
+
 import {errorBody} from '../../protocols/errors.js'
 import type {SimRequest, SimRouter} from '../router.js'
 import {sendJson} from '../router.js'
@@ -252,7 +254,7 @@ function authenticated(request: SimRequest): boolean {
   )
 }
 
-function handle(context: SimContext) {
+function handle(context: SimContext, emptied: Set<string>) {
   return async (request: SimRequest): Promise<void> => {
     const {method} = request.params
     let rawModel = request.params.model
@@ -364,6 +366,14 @@ function handle(context: SimContext) {
       finishReason: 'STOP',
       // on the candidate, with the finish reason (a stream's last chunk)
       ...(answer.search ? {groundingMetadata: groundingMetadata(answer.search)} : {}),
+    }
+    if (
+      (quirks.has('empty-stop') || quirks.has('empty-stop-thought')) &&
+      lastIsFunctionResponse(body.contents) &&
+      firstAfterResult(emptied, model, body.contents)
+    ) {
+      await emptyStop(request, answer, quirks, includeThoughts, chunk, method === 'generateContent', context)
+      return
     }
     if (quirks.has('thoughts-no-finish')) {
       await thoughtsNoFinish(
@@ -509,11 +519,81 @@ async function thoughtsNoFinish(
   )
 }
 
+/** Requests of an `empty-stop` quirk kept (a digest each) before the memory is cleared. */
+const EMPTIED_KEPT = 10_000
+
+/**
+ * Whether this is the first request with these contents for the model (`empty-stop`: the first
+ * answer after a function response is empty, the same request sent again gets a whole one).
+ */
+function firstAfterResult(emptied: Set<string>, model: string, contents: unknown): boolean {
+  const key = createHash('sha256')
+    .update(model)
+    .update('\0')
+    .update(JSON.stringify(contents))
+    .digest('base64')
+  if (emptied.has(key)) return false
+  if (emptied.size >= EMPTIED_KEPT) emptied.clear()
+  emptied.add(key)
+  return true
+}
+
+/**
+ * Quirks `empty-stop` and `empty-stop-thought`: Gemini's empty STOP right after a function
+ * response (AstrBot #6735, google/adk-js #344). `empty-stop`: `finishReason: STOP` with `content:
+ * {role: "model"}` and no part at all; `empty-stop-thought`: a thought (shown with
+ * `includeThoughts`, streamed in a chunk of its own) and then STOP on a chunk whose only part is an
+ * empty text with a `thoughtSignature` (no part when thoughts are not shown), the usage one of
+ * thoughts. The stream or the answer alike; its usage has no candidate token.
+ */
+async function emptyStop(
+  request: SimRequest,
+  answer: SimAnswer,
+  quirks: Quirks,
+  includeThoughts: boolean,
+  chunk: (parts: Body[], extra?: Body) => Body,
+  whole: boolean,
+  context: SimContext,
+): Promise<void> {
+  const u = answer.usage
+  const thought = quirks.has('empty-stop-thought')
+  const thoughts = answer.thinking ?? 'The tool answered. Thinking about what to do next.'
+  const reasoning = thought ? u.reasoning || simTokens(thoughts) : 0
+  const usageMetadata: Body = {
+    promptTokenCount: u.prompt,
+    totalTokenCount: u.prompt + reasoning,
+    ...(reasoning ? {thoughtsTokenCount: reasoning} : {}),
+  }
+  const shown: Body[] = thought && includeThoughts ? [{text: thoughts, thought: true}] : []
+  const signed: Body[] = thought && includeThoughts ? [{text: '', thoughtSignature: 'c2lt'}] : []
+  const stop = (parts: Body[]): Body => {
+    const c = chunk(parts, {finishReason: 'STOP'})
+    const [candidate] = c.candidates as Body[]
+    // no part at all: `content` with its role only, as Gemini writes it
+    const content = parts.length ? candidate!.content : {role: 'model'}
+    return {...c, candidates: [{...candidate, content}], usageMetadata}
+  }
+  if (whole) {
+    sendJson(request.res, 200, stop(shown))
+    return
+  }
+  if (request.query.get('alt') !== 'sse') {
+    context.sendError(request, 400, 'the simulator only streams with ?alt=sse')
+    return
+  }
+  const events: Body[] = shown.length ? [{...chunk(shown), usageMetadata}, stop(signed)] : [stop([])]
+  await sendSse(
+    request.res,
+    events.map((data) => ({data})),
+    {fault: context.fault(request)},
+  )
+}
+
 export function registerGemini(router: SimRouter, context: SimContext): void {
   context.errorFormat('/v1beta/', (status, message) => errorBody('gemini', status, message))
   router.add(
     'POST',
     /^\/v1beta\/models\/(?<model>[^/:]+):(?<method>generateContent|streamGenerateContent|countTokens)$/,
-    handle(context),
+    handle(context, new Set()),
   )
 }

@@ -932,6 +932,65 @@ describe('gemini quirks', () => {
     expect(whole.json?.candidates[0].content.parts[0].thought).toBe(true)
     expect(whole.json?.usageMetadata.candidatesTokenCount).toBeUndefined()
   })
+
+  it('empty-stop: the first answer after a function response is STOP with no part; the same request again is whole', async () => {
+    const path = '/v1beta/models/gemini-2.5-flash+empty-stop:streamGenerateContent?alt=sse'
+    // (contents of this test's own, so that no other test's request was emptied before)
+    const contents = (tag: string) => [
+      {role: 'user', parts: [{text: `read a ${tag}`}]},
+      {role: 'model', parts: [{functionCall: {name: 'read', args: {path: 'a'}}}]},
+      {role: 'user', parts: [{functionResponse: {name: 'read', response: {content: 'file body'}}}]},
+    ]
+    const tools = [{functionDeclarations: [{name: 'read', parameters: {type: 'object'}}]}]
+    const body = {contents: contents('stream'), tools}
+    const first = await post(path, body)
+    expect(first.events).toHaveLength(1)
+    expect(first.events[0]!.data.candidates[0]).toEqual({
+      content: {role: 'model'},
+      finishReason: 'STOP',
+      index: 0,
+    })
+    expect(first.events[0]!.data.usageMetadata.candidatesTokenCount).toBeUndefined()
+    const again = await post(path, body)
+    const parts = again.events.flatMap((e) => e.data.candidates[0].content.parts)
+    expect(parts.some((p: Json) => typeof p.text === 'string' && p.text.length > 0)).toBe(true)
+    expect(again.events.at(-1)?.data.candidates[0].finishReason).toBe('STOP')
+    // a first turn (no function response last) is answered
+    const plain = await post(path, {contents: [{role: 'user', parts: [{text: 'hi'}]}]})
+    expect(plain.events.flatMap((e) => e.data.candidates[0].content.parts).length).toBeGreaterThan(0)
+    // the answer (not a stream) alike
+    const whole = '/v1beta/models/gemini-2.5-flash+empty-stop:generateContent'
+    const json = {contents: contents('json'), tools}
+    expect((await post(whole, json)).json?.candidates[0]).toEqual({
+      content: {role: 'model'},
+      finishReason: 'STOP',
+      index: 0,
+    })
+    expect((await post(whole, json)).json?.candidates[0].content.parts.length).toBeGreaterThan(0)
+  })
+
+  it('empty-stop-thought: a thought, then STOP on a bare signature; whole when sent again', async () => {
+    const path = '/v1beta/models/gemini-2.5-flash+empty-stop-thought:streamGenerateContent?alt=sse'
+    const body = {
+      contents: [
+        {role: 'user', parts: [{text: 'read b'}]},
+        {role: 'model', parts: [{functionCall: {name: 'read', args: {path: 'b'}}}]},
+        {role: 'user', parts: [{functionResponse: {name: 'read', response: {content: 'b body'}}}]},
+      ],
+      generationConfig: {thinkingConfig: {includeThoughts: true}},
+    }
+    const first = await post(path, body)
+    expect(first.events.map((e) => e.data.candidates[0].content.parts)).toEqual([
+      [{text: expect.any(String), thought: true}],
+      [{text: '', thoughtSignature: expect.any(String)}],
+    ])
+    expect(first.events.at(-1)?.data.candidates[0].finishReason).toBe('STOP')
+    expect(first.events.at(-1)?.data.usageMetadata.thoughtsTokenCount).toBeGreaterThan(0)
+    const again = await post(path, body)
+    expect(
+      again.events.flatMap((e) => e.data.candidates[0].content.parts).some((p: Json) => p.text && !p.thought),
+    ).toBe(true)
+  })
 })
 
 describe('Kimi quirks (chat)', () => {

@@ -156,6 +156,10 @@ export const SIM_QUIRKS = [
   // Gemini's thought-only turn: thoughts, no candidate token, and no `finishReason` (proto3 drops
   // FINISH_REASON_UNSPECIFIED: router-for-me/CLIProxyAPI #5226)
   'thoughts-no-finish',
+  // Gemini's empty STOP right after a function response (no part, or a thought only), once: the
+  // same request sent again gets a whole answer (AstrBot #6735, google/adk-js #344)
+  'empty-stop',
+  'empty-stop-thought',
   // DeepSeek V4's chat stream: a call's head at the index of the call before it, its arguments at
   // its own index
   'shifted-index',
