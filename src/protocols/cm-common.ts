@@ -245,7 +245,6 @@ export function applyCarry(parts: Part[], carry: CarryStore | undefined, markerO
   return out
 }
 
-
 /**
  * The signature of a chat message's reasoning: the field it came in, `reasoning` (Cerebras,
  * OpenRouter, newer vLLM) or `reasoning_content` (DeepSeek; the value is empty), so that it goes
