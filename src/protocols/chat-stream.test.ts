@@ -256,16 +256,42 @@ describe('chat stream decoder', () => {
       const events = decodeAll(
         decoder,
         chatSse([
+          chunk({content: 'Let me look.'}),
           tc(0, {arguments: '{"p":'}, 'call_a'),
           tc(0, {arguments: '"x"}'}),
           chunk({}, 'tool_calls'),
           '[DONE]',
         ]),
       )
-      expect(events.filter((e) => e.type === 'block_start')).toEqual([])
+      expect(events.filter((e) => e.type === 'block_start')).toEqual([
+        {type: 'block_start', index: 0, block: {type: 'text'}},
+      ])
       expect(events.filter((e) => e.type === 'tool_args_delta')).toEqual([])
       expect(events).toContainEqual({type: 'stop', reason: 'end'})
       expect(decoder.namelessCalls).toBe(1)
+    })
+
+    it('ends an answer of nothing but a nameless call with a 502 (the client retries), finish or not', () => {
+      for (const finish of [[chunk({}, 'tool_calls')], []]) {
+        const decoder = chatCodec.streamDecoder({})
+        const events = decodeAll(decoder, chatSse([tc(0, {arguments: '{}'}, 'call_a'), ...finish, '[DONE]']))
+        expect(events.filter((e) => e.type === 'block_start' || e.type === 'stop')).toEqual([])
+        expect(events.at(-1)).toEqual({
+          type: 'error',
+          status: 502,
+          message: 'the upstream answered only tool calls with no name (nothing a client can run)',
+        })
+      }
+    })
+
+    it('counts no empty stub (no id, no name, no arguments) before a text answer', () => {
+      const decoder = chatCodec.streamDecoder({})
+      const events = decodeAll(
+        decoder,
+        chatSse([tc(0, {}), chunk({content: 'Hi'}), chunk({}, 'stop'), '[DONE]']),
+      )
+      expect(events).toContainEqual({type: 'stop', reason: 'end'})
+      expect(decoder.namelessCalls).toBe(0)
     })
 
     it('keeps the named call beside a nameless one that has arguments of its own', () => {

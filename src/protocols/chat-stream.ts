@@ -338,6 +338,11 @@ export class ChatStreamDecoder implements StreamDecoder {
           return out
         }
         this.closeAll(out)
+        if (this.onlyNameless()) {
+          this.done = true
+          out.push({type: 'error', status: 502, message: ONLY_NAMELESS})
+          return out
+        }
         this.stopped = true
         justStopped = true
         out.push({type: 'stop', reason: chatFinish(finish, this.sawTools)})
@@ -678,6 +683,10 @@ export class ChatStreamDecoder implements StreamDecoder {
     if (!this.started) out.push({type: 'start', id: makeId(this.ctx, 'chatcmpl-'), model: ''})
     if (!this.stopped) {
       this.closeAll(out)
+      if (this.onlyNameless()) {
+        out.push({type: 'error', status: 502, message: ONLY_NAMELESS})
+        return out
+      }
       out.push({type: 'stop', reason: chatFinish(undefined, this.sawTools)})
       if (this.usage) out.push({type: 'usage', usage: this.usage})
     }
@@ -821,7 +830,8 @@ export class ChatStreamDecoder implements StreamDecoder {
       // by no client, and a nameless call in the history is the next turn's 400 upstream (OpenAI's
       // `function.name` takes 1-64 characters): left out, and counted for the log row.
       if (!call.name) {
-        this.namelessCalls++
+        // (an empty stub, no id and no arguments, before the real answer: nothing was left out)
+        if (call.upstreamId || call.pending || call.args) this.namelessCalls++
         return
       }
       call.block = this.next++
@@ -870,6 +880,11 @@ export class ChatStreamDecoder implements StreamDecoder {
     }
   }
 
+  /** Whether the answer, closed, was nothing but tool calls that never got a name. */
+  private onlyNameless(): boolean {
+    return this.namelessCalls > 0 && this.next === 0
+  }
+
   /** The open call started last, when it has no arguments yet; undefined otherwise. */
   private lastUnargued(): OpenCall | undefined {
     let last: OpenCall | undefined
@@ -879,6 +894,12 @@ export class ChatStreamDecoder implements StreamDecoder {
     return last?.args === '' ? last : undefined
   }
 }
+
+/**
+ * An answer of nothing but tool calls with no name: no client can run them, and an empty turn
+ * would stop the agent mid-task saying nothing; a 502 its SDK retries.
+ */
+export const ONLY_NAMELESS = 'the upstream answered only tool calls with no name (nothing a client can run)'
 
 /** Writes a stream for a chat client. */
 export class ChatStreamEncoder implements StreamEncoder {

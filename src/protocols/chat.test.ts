@@ -430,6 +430,17 @@ describe('chat answers', () => {
     expect(r.parts).toEqual([{type: 'text', text: 'Let me look.'}])
     expect(r.stop).toBe('end')
     expect(r.namelessCalls).toBe(2)
+    // nothing but a nameless call: a 502 the client retries, not an empty turn
+    expect(() =>
+      chatCodec.decodeResponse({
+        choices: [
+          {
+            message: {role: 'assistant', content: null, tool_calls: [{id: 'a', function: {arguments: '{}'}}]},
+            finish_reason: 'tool_calls',
+          },
+        ],
+      }),
+    ).toThrow(/only tool calls with no name/)
   })
 
   it('decodes content, reasoning, tool calls, finish reasons and usage', () => {

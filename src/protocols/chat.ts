@@ -11,6 +11,7 @@ import {
   chatFinish,
   chatUsage,
   decodeChatUsage,
+  ONLY_NAMELESS,
 } from './chat-stream.js'
 import {DETAILS, detailsOf, detailsPart, EXTRA, extraOf, extraSignature} from './chat-signatures.js'
 import type {Json} from './cm-common.js'
@@ -961,6 +962,7 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
   }
   const broken = brokenFinish(choice.finish_reason)
   if (broken) throw new TranslationError(broken, 502)
+  if (nameless && parts.length === 0) throw new TranslationError(ONLY_NAMELESS, 502)
   const hasTools = parts.some((p) => p.type === 'tool_call')
   let stop: StopReason = chatFinish(choice.finish_reason, hasTools)
   if (typeof m.refusal === 'string' && m.refusal && !answer) stop = 'refusal'

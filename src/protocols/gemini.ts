@@ -379,9 +379,11 @@ export const searchesBesideFunctions = (model: string): boolean => /^(?:models\/
 
 /**
  * Whether the model takes no `thinkingBudget` by its name: Gemma on the Gemini API refuses any,
- * 0 included (Gemma 4: "Thinking budget is not supported for this model.", it always thinks;
- * Gemma 3: "Thinking is not enabled for models/gemma-3-27b-it"). The encoder leaves it out from
- * the first request; another name for such a model is learned from its refusal (adaptations.ts).
+ * 0 included (Gemma 4: "Thinking budget is not supported for this model.", it always thinks).
+ * The encoder leaves it out from the first request; another name for such a model is learned from
+ * its refusal (adaptations.ts). (Gemma 3 refuses thinking whole, `includeThoughts` too: "Thinking
+ * is not enabled for models/gemma-3-27b-it"; not handled, and it takes no tools or system prompt
+ * on the Gemini API either, so no agent gets that far.)
  */
 export const takesNoThinkingBudget = (model: string): boolean => /(?:^|\/)gemma-/i.test(model)
 

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import type {Request} from './ir.js'
-import {chatBodyWithoutSchemaKeys, stripSchemaKeys, withoutSchemaKeys} from './tool-schemas.js'
+import {chatBodyWithoutSchemaKeys, oneTypeSchema, stripSchemaKeys, withoutSchemaKeys} from './tool-schemas.js'
 
 const keys = (...k: string[]) => new Set(k)
 
@@ -153,5 +153,20 @@ describe('chatBodyWithoutSchemaKeys', () => {
     )
     expect(chatBodyWithoutSchemaKeys({model: 'm', tools: [plain]}, ['$schema'])).toBeUndefined()
     expect(chatBodyWithoutSchemaKeys({model: 'm'}, ['$schema'])).toBeUndefined()
+  })
+})
+
+describe('oneTypeSchema (a type list for Google, review61)', () => {
+  it('makes a nullable of ["T", "null"], whatever nullable said beside it, and drops an enum of null alone', () => {
+    expect(oneTypeSchema({nullable: false, type: ['string', 'null']})).toEqual({
+      type: 'string',
+      nullable: true,
+    })
+    expect(oneTypeSchema({type: ['string', 'null'], enum: [null]})).toEqual({type: 'string', nullable: true})
+    expect(oneTypeSchema({type: ['string', 'null'], enum: ['a', null]})).toEqual({
+      type: 'string',
+      nullable: true,
+      enum: ['a'],
+    })
   })
 })

@@ -193,7 +193,15 @@ function oneType(node: Body, list: unknown[]): Body {
       })
     if (nullable) out.nullable = true
   }
-  if (nullable && kinds.length > 0 && Array.isArray(out.enum)) out.enum = out.enum.filter((v) => v !== null)
+  if (nullable && kinds.length > 0) {
+    // (a `nullable: false` beside the list, in whatever order its keys came, says less than it)
+    out.nullable = true
+    // null is what `nullable` says now; an enum of null alone would allow nothing
+    if (Array.isArray(out.enum)) {
+      out.enum = out.enum.filter((v) => v !== null)
+      if (out.enum.length === 0) delete out.enum
+    }
+  }
   return out
 }
 

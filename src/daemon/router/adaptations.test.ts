@@ -1066,7 +1066,7 @@ describe('Gemini and Messages upstreams', () => {
     ).toBeUndefined()
   })
 
-  it('a gemma- name goes without a budget from the first request (Gemma 3 and 4 take none)', () => {
+  it('a gemma- name goes without a budget from the first request (Gemma 4 takes none)', () => {
     const request = (thinking: unknown) =>
       decodeClientRequest(
         'messages',
@@ -2546,6 +2546,18 @@ describe("a text-only model's refusal of images and files", () => {
     // serde's "expected `text`": every kind the request sent, whichever it named first
     expect(mediaRefusal(deepseek('image_url'), sent)).toEqual({images: true, files: true})
     expect(mediaRefusal(deepseek('file'), sent)).toEqual({images: true, files: true})
+    // a longer list (a server that reads images, TGI's): only the kind named (review61)
+    for (const expected of ['`text` or `image_url`', '`text`, `image_url`'])
+      expect(
+        mediaRefusal(
+          JSON.stringify({
+            error: {
+              message: `messages[1]: unknown variant \`file\`, expected ${expected} at line 1 column 9`,
+            },
+          }),
+          sent,
+        ),
+      ).toEqual({files: true})
     // vLLM, Zhipu's 1210, Groq: the media of the request, whole
     for (const message of [
       'deepseek-coder is not a multimodal model None',

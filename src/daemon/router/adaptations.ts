@@ -1055,7 +1055,8 @@ export function mediaRefusal(errorText: string, sent: SentRequest, status = 400)
   const message = refusalMessage(errorText)
   if (message === undefined || ECHOES_INPUT.test(message)) return undefined
   let refused: RefusedMedia | undefined
-  const variant = /unknown variant `?(\w+)`?, expected `?text`?/i.exec(message)?.[1]
+  const serde = /unknown variant `?(\w+)`?, expected `?text`?(\s*(?:,|or\b))?/i.exec(message)
+  const variant = serde?.[1]
   // (a part type vLLM does not know, or one its model takes none of: "Unsupported chat content part
   // type: 'input_audio'", "... does not support audio input", "At most 0 video(s) may be provided")
   const other =
@@ -1067,11 +1068,12 @@ export function mediaRefusal(errorText: string, sent: SentRequest, status = 400)
       ?.slice(1)
       .find((m) => m !== undefined)
   if (variant !== undefined) {
-    // serde names the first part it could not read, and `text` as the only type it reads: every
-    // kind of media the request sent is refused, not only the one named (one try, not one a kind)
+    // serde names the first part it could not read, and the types it reads: `text` alone (DeepSeek)
+    // refuses every kind of media the request sent, not only the one named (one try, not one a
+    // kind); a longer list (`text` or `image_url`: TGI, mistral.rs) only the one named
     const kind = PART_KIND[variant]
     if (kind === undefined || mediaCount(sent.request)[kind] === 0) return undefined
-    refused = {images: true, files: true, audio: true, video: true}
+    refused = serde?.[2] ? {[kind]: true} : {images: true, files: true, audio: true, video: true}
   } else if (
     /is not a multimodal model|content\.type\b[^\]]*\[\s*['"]text['"]\s*\]|^messages\[\d+\]\.content must be a string/i.test(
       message,

@@ -660,7 +660,7 @@ export async function proxyRequest(
     // a conversation whose body named no cache key (OpenCode's Anthropic provider, Gemini CLI, Qwen
     // Code): the session its headers name, else, for an upstream that routes to its cache by a key,
     // one derived from its first turn (protocols/cache-key.ts): a few header lookups, and a hash of
-    // at most ~5 KB, only for such a request (not for a Responses client's own tools made plain)
+    // at most ~1 KB, only for such a request (not for a Responses client's own tools made plain)
     // (the request is every target's: a key derived for one that routes by it is taken off again for
     // a fallback that does not)
     if (derivedKey && (plainTools || !routesByCacheKey(target.provider))) {
