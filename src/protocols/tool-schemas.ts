@@ -198,8 +198,9 @@ function oneType(node: Body, list: unknown[]): Body {
     out.nullable = true
     // null is what `nullable` says now; an enum of null alone would allow nothing
     if (Array.isArray(out.enum)) {
-      out.enum = out.enum.filter((v) => v !== null)
-      if (out.enum.length === 0) delete out.enum
+      const values = out.enum.filter((v) => v !== null)
+      if (values.length > 0) out.enum = values
+      else delete out.enum
     }
   }
   return out
