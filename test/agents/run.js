@@ -1715,29 +1715,9 @@ async function resumeRun(agent, up, ctx) {
     `resumed: gateway log: ${rows.length} new row(s): ${rows.map((r) => `${r.status}${r.error ? ` (${r.error})` : ''} ${r.model}->${r.upstreamModel}`).join('; ')}`,
   )
   if (rows.length < 2) problems.push(`resumed: gateway log: ${rows.length} new row(s), want at least 2`)
-  // Gemini CLI's router call names the calls of its history `<tool>__<id>` (its main calls `<id>`),
-  // which the carry does not know: to chat (`sim-reasoner`, DeepSeek V4's rule) that turn goes
-  // without reasoning_content and is refused once, and the gateway learns to send it (empty) on
-  // every assistant turn (adaptations.ts; in memory, once a model). Known (audit56), not a failure:
-  // the row's note says so, and the notes here
-  const learned = (r) =>
-    agent.name === 'gemini' &&
-    up === 'chat' &&
-    agent.isMainRow?.(r) === false &&
-    /^\S+ refused an assistant turn without reasoning_content: sent again with it on every assistant turn/.test(
-      r.error ?? '',
-    )
-  for (const r of rows.filter(learned))
-    notes.push(
-      `resumed: row ${r.id} (the router call, its history's call ids <tool>__<id>, unknown to the carry): ${r.error}`,
-    )
-  problems.push(
-    ...rowProblems(
-      agent,
-      up,
-      rows.filter((r) => !learned(r)),
-    ).map((p) => `resumed: ${p}`),
-  )
+  // (Gemini CLI's router call names the calls of its history `<tool>__<id>`, its main calls `<id>`:
+  // the carry finds them under either, so its turns keep their reasoning to chat too)
+  problems.push(...rowProblems(agent, up, rows).map((p) => `resumed: ${p}`))
   const history = agent.history({home, workdir})
   if (!history.problem) notes.push(`resumed: history ${basename(history.file)}: ${fmtUsage(history.usage)}`)
   return {problems, notes, result}
