@@ -409,9 +409,10 @@ function functionResponse(part: ToolResultPart, callNames: Map<string, string>, 
 }
 
 /**
- * The layout a Gemini body's result media went in (`nested` or `flat`), set on a body only when a
- * tool result held one: what translate.ts tells the proxy (`SentRequest.geminiResultMedia`), so
- * that a refusal of it is learned (daemon/router/adaptations.ts).
+ * The layout a Gemini body's result media went in (`nested` or `flat`), set on a body only when an
+ * `inlineData` or `fileData` part went in a user content with tool results (inside them or beside
+ * them): what translate.ts tells the proxy (`SentRequest.geminiResultMedia`), so that a refusal of
+ * it is learned (daemon/router/adaptations.ts).
  */
 export const RESULT_MEDIA = Symbol('gwctl.geminiResultMedia')
 

@@ -341,8 +341,9 @@ export interface SentRequest {
    */
   mediaInResults?: boolean
   /**
-   * A translated Gemini body whose tool results held images or documents: where they went, in
-   * each `functionResponse`'s `parts` (`nested`) or after every response of the turn (`flat`).
+   * A translated Gemini body that sent images or documents in a user content with tool results
+   * (inside them or beside them): where they went, in each `functionResponse`'s `parts` (`nested`)
+   * or after every response of the turn (`flat`).
    */
   geminiResultMedia?: 'nested' | 'flat'
   /** Such a body's `contents` ended with a `model` content (set only with {@link geminiResultMedia}). */
