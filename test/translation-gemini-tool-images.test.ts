@@ -8,8 +8,12 @@
  * response (`functionResponse.parts`), other models every response first and the images after;
  * a Gemini 3 behind a name that does not say so learns nesting from the refusal, once. The real
  * daemon, the simulator's Gemini (its `media-in-responses` quirk), the official Anthropic SDK.
+ * A chat client (opencode: a tool message takes text only, the image in the user message after
+ * it) has its image beside the response: in that response's `parts` for Gemini 3, after it
+ * otherwise, and an alias learns nesting from it too (the official OpenAI SDK).
  */
 import Anthropic from '@anthropic-ai/sdk'
+import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {
@@ -26,6 +30,8 @@ const MODELS: Record<string, string> = {
   // a Gemini 3 behind an alias: the name says nothing, the refusal teaches it
   alias: 'team-gemini+media-in-responses',
 }
+/** The chat client's policies (`chat-<id>`): another alias, learned apart from the one above. */
+const CHAT: Record<string, string> = {three: MODELS.three, alias: 'chat-gemini+media-in-responses'}
 
 let base = ''
 let simOrigin = ''
@@ -33,13 +39,18 @@ let stop: () => Promise<void> = async () => {}
 const keys = new Map<string, string>()
 
 beforeAll(async () => {
-  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies(
-    Object.entries(MODELS).map(([id, model]) =>
+  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
+    ...Object.entries(MODELS).map(([id, model]) =>
       simPolicy(`gimg-${id}`, {messages: [{provider: 'sim-gemini', model, translate: true}]}),
     ),
-  ))
+    ...Object.entries(CHAT).map(([id, model]) =>
+      simPolicy(`gimg-chat-${id}`, {chat: [{provider: 'sim-gemini', model, translate: true}]}),
+    ),
+  ]))
   for (const id of Object.keys(MODELS))
     keys.set(id, await issueKeyOverApi(base, `gimg-${id}`, 'claude_code', `gimg-${id}`))
+  for (const id of Object.keys(CHAT))
+    keys.set(`chat-${id}`, await issueKeyOverApi(base, `gimg-chat-${id}`, 'generic_agent', `gimg-chat-${id}`))
 }, 120_000)
 
 afterAll(() => stop())
@@ -154,5 +165,72 @@ describe("Claude Code's two screenshots translated onto Gemini", {timeout: 60_00
       role: 'user',
       parts: [response('toolu_01C', '[image attached]', [inline]), {text: REMINDER}],
     })
+  })
+})
+
+describe("a chat client's image beside its tool message translated onto Gemini", {timeout: 60_000}, () => {
+  const chat = (id: string) =>
+    new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get(`chat-${id}`)!, maxRetries: 0})
+  const turn: OpenAI.ChatCompletionMessageParam[] = [
+    {role: 'user', content: 'What is in before.png?'},
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        {
+          id: 'call_1',
+          type: 'function',
+          function: {name: 'read', arguments: '{"filePath":"/tmp/before.png"}'},
+        },
+      ],
+    },
+    {role: 'tool', tool_call_id: 'call_1', content: 'Image read successfully'},
+    {role: 'user', content: [{type: 'image_url', image_url: {url: `data:image/png;base64,${PNG}`}}]},
+  ]
+  const ask = (id: string) =>
+    chat(id).chat.completions.create({
+      model: 'gpt-4o',
+      tools: [{type: 'function', function: {name: 'read', parameters: {type: 'object'}}}],
+      messages: turn,
+    })
+  const READ = {
+    role: 'user',
+    parts: [
+      {
+        functionResponse: {
+          name: 'read',
+          id: 'call_1',
+          response: {output: 'Image read successfully'},
+          parts: [inline],
+        },
+      },
+    ],
+  }
+
+  it('gemini-3.8-flash: the image inside the response it follows; answered 200 in one try', async () => {
+    await geminiCalls()
+    const answer = await ask('three')
+    expect(answer.choices[0].message.content).toBeTruthy()
+    const [sent, ...more] = await geminiCalls()
+    expect(more).toEqual([])
+    expect(sent.contents[2]).toEqual(READ)
+    const [row] = await projectLogRows(base, 'gimg-chat-three', 1)
+    expect([row.status, row.error]).toEqual([200, null])
+  })
+
+  it('a Gemini 3 behind an alias: the image after the response refused once, nesting learned, sent again', async () => {
+    await geminiCalls()
+    const answer = await ask('alias')
+    expect(answer.choices[0].message.content).toBeTruthy()
+    const [refused, again, ...more] = await geminiCalls()
+    expect(more).toEqual([])
+    expect(refused.contents[2].parts).toEqual([
+      {functionResponse: {name: 'read', id: 'call_1', response: {output: 'Image read successfully'}}},
+      inline,
+    ])
+    expect(again.contents[2]).toEqual(READ)
+    const [row] = await projectLogRows(base, 'gimg-chat-alias', 1)
+    expect(row.status).toBe(200)
+    expect(row.error).toMatch(/refused images and documents beside the functionResponse parts/)
   })
 })

@@ -1,5 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
+import {geminiResultMediaProblem} from '../sim/upstream/media-checks.js'
 import {geminiCodec, SKIP_SIGNATURE} from './gemini.js'
 import {EMPTY_ANSWER, EMPTY_ANSWER_STATUS} from './gemini-parts.js'
 import type {Request, StreamEvent} from './ir.js'
@@ -634,15 +635,34 @@ describe("a tool's images to Gemini: nested in its functionResponse (Gemini 3+),
     ])
   })
 
-  it('a layout learned (geminiResultMedia) goes over the name; the bytes are the same turn after turn', () => {
+  it('a layout learned (geminiResultMedia) goes over the name', () => {
     expect(sent('gemini-2.5-flash', undefined, {geminiResultMedia: 'nested'}).contents[2].parts[0]).toEqual(
       response('toolu_1', '[image attached]', [inline]),
     )
     expect(sent('gemini-3.8-flash', undefined, {geminiResultMedia: 'flat'}).contents[2].parts[2]).toEqual(
       inline,
     )
-    expect(sent('gemini-3.8-flash').bytes).toBe(sent('gemini-3.8-flash').bytes)
-    expect(sent('gemini-2.5-flash').bytes).toBe(sent('gemini-2.5-flash').bytes)
+  })
+
+  it("turn N+1's contents start with turn N's, in both layouts (the prompt cache's prefix)", () => {
+    const turn = claudeCode()
+    const next = claudeCode()
+    next.messages.push(
+      {
+        role: 'assistant',
+        content: [{type: 'tool_use', id: 'toolu_3', name: 'Read', input: {file_path: 'c.png'}}],
+      },
+      {role: 'user', content: [{type: 'tool_result', tool_use_id: 'toolu_3', content: [image]}]} as any,
+    )
+    for (const model of ['gemini-3.8-flash', 'gemini-2.5-flash']) {
+      const before = sent(model, turn)
+      const after = sent(model, next)
+      expect(after.contents).toHaveLength(5)
+      expect(after.contents.slice(0, before.contents.length)).toEqual(before.contents)
+      // (as bytes too: the first contents serialized the same)
+      const prefix = JSON.stringify(before.contents).slice(0, -1)
+      expect(JSON.stringify(after.contents).startsWith(prefix)).toBe(true)
+    }
   })
 
   it('results without media go as before (text after them, as it came)', () => {
@@ -653,5 +673,175 @@ describe("a tool's images to Gemini: nested in its functionResponse (Gemini 3+),
         response('toolu_2', 'B'),
         reminder,
       ])
+  })
+})
+
+describe("images beside a tool's results to Gemini: in the response they follow (Gemini 3+), else after every response", () => {
+  const png =
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
+  const inline = {inlineData: {mimeType: 'image/png', data: png}}
+  const encode = (family: 'chat' | 'responses' | 'messages', body: unknown, model: string) => {
+    const out = encodeUpstreamRequest(decodeClientRequest(family, body, {}), 'gemini', model, {})
+    return {sent: out.sent, contents: JSON.parse(out.body.toString()).contents as any[]}
+  }
+  const response = (name: string, id: string, output: string, parts?: unknown[]) => ({
+    functionResponse: {name, id, response: {output}, ...(parts && {parts})},
+  })
+  // opencode (any chat client): a tool message takes text only, the image in a user message after it
+  const chat = {
+    model: 'x',
+    messages: [
+      {role: 'user', content: 'look at a.png'},
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {id: 'call_1', type: 'function', function: {name: 'read', arguments: '{"path":"a.png"}'}},
+        ],
+      },
+      {role: 'tool', tool_call_id: 'call_1', content: 'Image read successfully'},
+      {role: 'user', content: [{type: 'image_url', image_url: {url: `data:image/png;base64,${png}`}}]},
+    ],
+    tools: [{type: 'function', function: {name: 'read', parameters: {type: 'object', properties: {}}}}],
+  }
+  // Codex's older view_image: the output a string, then a user message with the image
+  const codex = {
+    model: 'x',
+    input: [
+      {type: 'message', role: 'user', content: [{type: 'input_text', text: 'look at a.png'}]},
+      {type: 'function_call', call_id: 'call_1', name: 'view_image', arguments: '{"path":"a.png"}'},
+      {type: 'function_call_output', call_id: 'call_1', output: 'attached local image path: a.png'},
+      {
+        type: 'message',
+        role: 'user',
+        content: [{type: 'input_image', image_url: `data:image/png;base64,${png}`}],
+      },
+    ],
+    tools: [{type: 'function', name: 'view_image', parameters: {type: 'object', properties: {}}}],
+  }
+  // Claude Code: a result with an image, one without, and an image pasted in the same turn
+  const image = {type: 'image', source: {type: 'base64', media_type: 'image/png', data: png}}
+  const claude = {
+    model: 'x',
+    max_tokens: 1000,
+    messages: [
+      {role: 'user', content: 'look'},
+      {
+        role: 'assistant',
+        content: [
+          {type: 'tool_use', id: 'toolu_1', name: 'Read', input: {}},
+          {type: 'tool_use', id: 'toolu_2', name: 'Bash', input: {}},
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          {type: 'tool_result', tool_use_id: 'toolu_1', content: [image]},
+          {type: 'tool_result', tool_use_id: 'toolu_2', content: 'ok'},
+          {type: 'text', text: 'and this one'},
+          image,
+        ],
+      },
+    ],
+  }
+
+  it('gemini-3.8-flash: the image goes in the last response before it; nothing after the responses but text', () => {
+    const three = 'gemini-3.8-flash'
+    const a = encode('chat', chat, three)
+    expect(a.contents[2]).toEqual({
+      role: 'user',
+      parts: [response('read', 'call_1', 'Image read successfully', [inline])],
+    })
+    expect(a.sent.geminiResultMedia).toBe('nested')
+    const b = encode('responses', codex, three)
+    expect(b.contents.at(-1)).toEqual({
+      role: 'user',
+      parts: [response('view_image', 'call_1', 'attached local image path: a.png', [inline])],
+    })
+    expect(b.sent.geminiResultMedia).toBe('nested')
+    const c = encode('messages', claude, three)
+    expect(c.contents[2].parts).toEqual([
+      response('Read', 'toolu_1', '[image attached]', [inline]),
+      response('Bash', 'toolu_2', 'ok', [inline]),
+      {text: 'and this one'},
+    ])
+    // the simulator's Gemini 3 takes them all
+    for (const {contents} of [a, b, c]) expect(geminiResultMediaProblem(three, contents)).toBeUndefined()
+  })
+
+  it('gemini-2.5-flash: every response first, the image after them (as before), the layout said', () => {
+    const a = encode('chat', chat, 'gemini-2.5-flash')
+    expect(a.contents[2]).toEqual({
+      role: 'user',
+      parts: [response('read', 'call_1', 'Image read successfully'), inline],
+    })
+    expect(a.sent.geminiResultMedia).toBe('flat')
+    expect(encode('messages', claude, 'gemini-2.5-flash').contents[2].parts).toEqual([
+      response('Read', 'toolu_1', ''),
+      response('Bash', 'toolu_2', 'ok'),
+      inline,
+      {text: 'and this one'},
+      inline,
+    ])
+  })
+
+  it('a URL inside a response (the Gemini API takes no fileData there) goes as a line of its text; flat keeps fileData', () => {
+    const url = {
+      ...codex,
+      input: [
+        codex.input[0],
+        codex.input[1],
+        {
+          type: 'function_call_output',
+          call_id: 'call_1',
+          output: [{type: 'input_image', image_url: 'https://example.com/a.png'}],
+        },
+      ],
+    }
+    const nested = encode('responses', url, 'gemini-3.8-flash')
+    expect(nested.contents.at(-1).parts).toEqual([
+      response(
+        'view_image',
+        'call_1',
+        '[image at https://example.com/a.png not attached: the Gemini API takes no URL inside a function response]',
+      ),
+    ])
+    // (no medium went: no layout said, nothing to learn from a refusal)
+    expect(nested.sent).not.toHaveProperty('geminiResultMedia')
+    const flat = encode('responses', url, 'gemini-2.5-flash')
+    expect(flat.contents.at(-1).parts[1]).toEqual({
+      fileData: {mimeType: 'image/png', fileUri: 'https://example.com/a.png'},
+    })
+    expect(flat.sent.geminiResultMedia).toBe('flat')
+  })
+
+  it('no layout said when every medium became a line (a spreadsheet); a turn without media as before', () => {
+    const xls = {
+      type: 'document',
+      source: {type: 'base64', media_type: 'application/vnd.ms-excel', data: 'AAAA'},
+    }
+    const body = {
+      ...claude,
+      messages: [
+        ...claude.messages.slice(0, 2),
+        {
+          role: 'user',
+          content: [
+            {type: 'tool_result', tool_use_id: 'toolu_1', content: [xls]},
+            {type: 'tool_result', tool_use_id: 'toolu_2', content: 'ok'},
+          ],
+        },
+      ],
+    }
+    for (const model of ['gemini-3.8-flash', 'gemini-2.5-flash']) {
+      const out = encode('messages', body, model)
+      expect(out.sent).not.toHaveProperty('geminiResultMedia')
+      expect(JSON.stringify(out.contents)).not.toMatch(/inlineData|fileData/)
+    }
+    const plain = {...chat, messages: chat.messages.slice(0, 3)}
+    expect(encode('chat', plain, 'gemini-3.8-flash').contents[2]).toEqual({
+      role: 'user',
+      parts: [response('read', 'call_1', 'Image read successfully')],
+    })
   })
 })

@@ -411,89 +411,158 @@ function functionResponse(part: ToolResultPart, callNames: Map<string, string>, 
 }
 
 /**
- * The layout a Gemini body's result media went in (`nested` or `flat`), set on a body only when a
- * tool result held one: what translate.ts tells the proxy (`SentRequest.geminiResultMedia`), so
- * that a refusal of it is learned (daemon/router/adaptations.ts).
+ * The layout a Gemini body's result media went in (`nested` or `flat`), set on a body only when an
+ * `inlineData` or `fileData` part went in a user content with tool results (inside them or beside
+ * them): what translate.ts tells the proxy (`SentRequest.geminiResultMedia`), so that a refusal of
+ * it is learned (daemon/router/adaptations.ts).
  */
 export const RESULT_MEDIA = Symbol('gwctl.geminiResultMedia')
 
-/** Whether a user message holds an image or a document inside a tool result. */
-const mediaInResults = (message: Message): boolean =>
-  message.parts.some((p) => p.type === 'tool_result' && p.content.some((c) => c.type === 'image'))
+/**
+ * Whether the user messages `from`..`to` (one Gemini content: a chat client's tool messages and
+ * the user message after them, Claude Code's one message) hold a tool result and an image or a
+ * document, inside a result or beside them (opencode's image in the user message after its tool
+ * messages, older Codex's `view_image`, Claude Code's pasted image).
+ */
+function mediaWithResults(messages: Message[], from: number, to: number): boolean {
+  let results = false
+  let media = false
+  for (let i = from; i <= to; i++)
+    for (const p of messages[i].parts)
+      if (p.type === 'image') media = true
+      else if (p.type === 'tool_result') {
+        results = true
+        if (!media) media = p.content.some((c) => c.type === 'image')
+      }
+  return results && media
+}
+
+/** A tool result of the nested layout, as its media come: its text, the lines said in it, its parts. */
+interface Nesting {
+  part: ToolResultPart
+  text: string
+  lines: string[]
+  parts: Body[]
+  images: boolean
+  documents: boolean
+}
 
 /**
- * The parts of a user message whose tool results hold images or documents (Claude Code's Read of a
- * screenshot, Codex's `view_image`), so that the content holds one `functionResponse` per call,
- * first, never a medium between two of them (Gemini 3 and Vertex refuse a medium beside a
- * response, Gemini 2.x one between the responses of parallel calls: "Please ensure that the
+ * A medium into `into`'s response: its bytes (`inlineData`) in its `parts`; a URL (`fileData`,
+ * which the Gemini API takes nowhere inside a function response: "not supported in Gemini API",
+ * Google's SDKs say) or a file Gemini does not read as a line of its text. Whether bytes went.
+ */
+function nestMedium(into: Nesting, medium: ImagePart, notes: ImageNotes): boolean {
+  const encoded = imagePart(medium, notes)
+  if (typeof encoded.text === 'string') into.lines.push(encoded.text)
+  else if (encoded.fileData !== undefined)
+    into.lines.push(omittedFileText(medium, 'the Gemini API takes no URL inside a function response'))
+  else {
+    into.parts.push(encoded)
+    if (medium.mediaType === undefined || medium.mediaType.startsWith('image/')) into.images = true
+    else into.documents = true
+    return true
+  }
+  return false
+}
+
+/**
+ * The parts of a Gemini user content whose tool results hold images or documents, or have some
+ * beside them (Claude Code's Read of a screenshot, Codex's `view_image`, opencode's image in the
+ * user message after its tool messages), so that the content holds one `functionResponse` per
+ * call, first, never a medium between or after them (Gemini 3 and Vertex refuse a medium beside
+ * a response, Gemini 2.x one between the responses of parallel calls: "Please ensure that the
  * number of function response parts is equal to the number of function call parts of the
  * function call turn."):
  * - `nested` (Gemini 3 and later): each result's media in its response's `parts`, its text in the
- *   response (`[image attached]` where it had none), a file Gemini does not read as a line of that
- *   text; the message's other parts after the responses.
+ *   response (`[image attached]` where it had none), a file Gemini does not read, or a URL, as a
+ *   line of that text; a medium beside the results in the `parts` of the response it follows (the
+ *   first one's, for one before them all), as the decoder reads it back; the other parts after
+ *   the responses.
  * - `flat` (any other model): every response in its order, then the results' media in theirs,
- *   then the message's other parts.
+ *   then the other parts (the media beside the results among them).
+ * `media`: whether an `inlineData` or `fileData` part went (every medium may have become a line).
  */
 function resultsWithMedia(
-  message: Message,
+  parts: Part[],
   callNames: Map<string, string>,
   notes: ImageNotes,
   layout: 'nested' | 'flat',
-): Body[] {
+): {parts: Body[]; media: boolean} {
   const responses: Body[] = []
   const media: Body[] = []
   const rest: Body[] = []
-  for (const part of message.parts) {
-    if (part.type === 'text') {
-      if (part.text) rest.push({text: part.text}) // (an empty one refused, as below)
-    } else if (part.type === 'image') rest.push(imagePart(part, notes))
-    else if (part.type === 'tool_result') {
-      if (layout === 'flat') {
+  let sent = false
+  if (layout === 'flat') {
+    for (const part of parts)
+      if (part.type === 'text') {
+        if (part.text) rest.push({text: part.text}) // (an empty one refused, as in encodeRequest)
+      } else if (part.type === 'image') rest.push(imagePart(part, notes))
+      else if (part.type === 'tool_result') {
         responses.push(functionResponse(part, callNames))
         for (const c of part.content) if (c.type === 'image') media.push(imagePart(c, notes))
-        continue
       }
-      let text = ''
-      const lines: string[] = []
-      const nested: Body[] = []
-      let images = false
-      let documents = false
-      for (const c of part.content) {
-        if (c.type === 'text') text += c.text
-        else if (c.type === 'image') {
-          const encoded = imagePart(c, notes)
-          if (typeof encoded.text === 'string') lines.push(encoded.text)
-          else {
-            nested.push(encoded)
-            if (c.mediaType === undefined || c.mediaType.startsWith('image/')) images = true
-            else documents = true
-          }
-        }
-      }
-      if (lines.length) text = [text, ...lines].filter(Boolean).join('\n')
-      if (!text && nested.length)
-        text = `[${images && documents ? 'image and document' : images ? 'image' : 'document'} attached]`
-      const response = functionResponse(part, callNames, text)
-      if (nested.length) (response.functionResponse as Body).parts = nested
-      responses.push(response)
+    sent = [...media, ...rest].some((p) => p.inlineData !== undefined || p.fileData !== undefined)
+    return {parts: [...responses, ...media, ...rest], media: sent}
+  }
+  const nestings: Nesting[] = []
+  const leading: ImagePart[] = [] // (beside the results, before the first)
+  for (const part of parts) {
+    if (part.type === 'text') {
+      if (part.text) rest.push({text: part.text})
+    } else if (part.type === 'image') {
+      const last = nestings.at(-1)
+      if (last === undefined) leading.push(part)
+      else if (nestMedium(last, part, notes)) sent = true
+    } else if (part.type === 'tool_result') {
+      const nesting: Nesting = {part, text: '', lines: [], parts: [], images: false, documents: false}
+      for (const c of part.content)
+        if (c.type === 'text') nesting.text += c.text
+        else if (c.type === 'image' && nestMedium(nesting, c, notes)) sent = true
+      if (!nestings.length) for (const medium of leading) if (nestMedium(nesting, medium, notes)) sent = true
+      nestings.push(nesting)
     }
   }
-  return [...responses, ...media, ...rest]
+  for (const n of nestings) {
+    let text = n.lines.length ? [n.text, ...n.lines].filter(Boolean).join('\n') : n.text
+    if (!text && n.parts.length)
+      text = `[${n.images && n.documents ? 'image and document' : n.images ? 'image' : 'document'} attached]`
+    const response = functionResponse(n.part, callNames, text)
+    if (n.parts.length) (response.functionResponse as Body).parts = n.parts
+    responses.push(response)
+  }
+  return {parts: [...responses, ...rest], media: sent}
+}
+
+/** The last of the user messages from `from` on (before the next assistant message). */
+function runEnd(messages: Message[], from: number): number {
+  let to = from
+  while (to + 1 < messages.length && messages[to + 1].role !== 'assistant') to++
+  return to
 }
 
 function encodeRequest(request: Request, model: string, ctx?: CodecContext): Record<string, unknown> {
   const callNames = new Map<string, string>()
   const contents: Body[] = []
   const images: ImageNotes = {seen: 0}
-  let layout: 'nested' | 'flat' | undefined // (of the results' media: only when one held some)
-  for (const message of request.messages) {
+  let layout: 'nested' | 'flat' | undefined // (of the results' media: only when one went)
+  const messages = request.messages
+  let plainTo = -1 // (the last user message of a run found without media beside results)
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]
     let parts: Body[]
     if (message.role === 'assistant') {
       for (const p of message.parts) if (p.type === 'tool_call') callNames.set(p.id, p.name)
       parts = encodeModelParts(message.parts, images)
-    } else if (mediaInResults(message)) {
-      layout ??= ctx?.geminiResultMedia ?? (multimodalResponses(model) ? 'nested' : 'flat')
-      parts = resultsWithMedia(message, callNames, images, layout)
+    } else if (i > plainTo && mediaWithResults(messages, i, (plainTo = runEnd(messages, i)))) {
+      // the run's user messages, one content: its media placed as the model takes them
+      const to = plainTo
+      const chosen = ctx?.geminiResultMedia ?? (multimodalResponses(model) ? 'nested' : 'flat')
+      const run = i === to ? message.parts : messages.slice(i, to + 1).flatMap((m) => m.parts)
+      const out = resultsWithMedia(run, callNames, images, chosen)
+      if (out.media) layout ??= chosen
+      parts = out.parts
+      i = to
     } else {
       parts = []
       for (const part of message.parts) {

@@ -263,7 +263,12 @@ export function encodeUpstreamRequest(
   if (notes) sent.notes = notes
   if (upstream === 'gemini') {
     const layout = (body as Record<symbol, unknown>)[RESULT_MEDIA] as SentRequest['geminiResultMedia']
-    if (layout) sent.geminiResultMedia = layout
+    if (layout) {
+      sent.geminiResultMedia = layout
+      // (what Vertex's "Requests ending with a model turn" is judged against: the body sent, whose
+      // empty last user message may have gone, not the client's)
+      if ((body.contents as Array<{role?: string}>).at(-1)?.role === 'model') sent.geminiEndsWithModel = true
+    }
   }
   if (forcedOff) (sent.notes ??= []).push(FORCED_OFF_NOTE)
   if (capNote) sent.notes = [...(sent.notes ?? []), capNote]
@@ -336,10 +341,13 @@ export interface SentRequest {
    */
   mediaInResults?: boolean
   /**
-   * A translated Gemini body whose tool results held images or documents: where they went, in
-   * each `functionResponse`'s `parts` (`nested`) or after every response of the turn (`flat`).
+   * A translated Gemini body that sent images or documents in a user content with tool results
+   * (inside them or beside them): where they went, in each `functionResponse`'s `parts` (`nested`)
+   * or after every response of the turn (`flat`).
    */
   geminiResultMedia?: 'nested' | 'flat'
+  /** Such a body's `contents` ended with a `model` content (set only with {@link geminiResultMedia}). */
+  geminiEndsWithModel?: true
   /** What the encoder changed for this upstream that the log row says (an image left out). */
   notes?: string[]
   /** A chat body passed through held successive user or assistant messages. */

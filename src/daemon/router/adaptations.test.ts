@@ -954,6 +954,91 @@ describe('Gemini and Messages upstreams', () => {
       ).toMatch(/^refused images and documents beside/)
     })
 
+    it("judges Vertex's 'model turn' words against the body sent: an empty last user message left out teaches nothing", () => {
+      // Claude Code's history with a result's image, then an answer and an empty user text: the
+      // encoder leaves the empty text out, so the body ends with the model's turn
+      const body = (last: string) =>
+        decodeClientRequest(
+          'messages',
+          {
+            model: 'c',
+            max_tokens: 8000,
+            tools: [{name: 'Read', input_schema: {type: 'object', properties: {}}}],
+            messages: [
+              {role: 'user', content: 'look'},
+              {role: 'assistant', content: [{type: 'tool_use', id: 't1', name: 'Read', input: {}}]},
+              {role: 'user', content: [{type: 'tool_result', tool_use_id: 't1', content: [image]}]},
+              {role: 'assistant', content: [{type: 'text', text: 'a cat'}]},
+              {role: 'user', content: [{type: 'text', text: last}]},
+            ],
+          },
+          {model: 'c', stream: false},
+        )
+      const MODEL_TURN = google('Requests ending with a model turn are not supported.')
+      const empty = encodeUpstreamRequest(body(''), 'gemini', 'team-gemini', {})
+      expect(JSON.parse(empty.body.toString()).contents.at(-1).role).toBe('model')
+      expect(empty.sent.geminiEndsWithModel).toBe(true)
+      expect(new UpstreamAdaptations().learn('v', 'team-gemini', MODEL_TURN, empty.sent)).toBeUndefined()
+      const asked = encodeUpstreamRequest(body('and now?'), 'gemini', 'team-gemini', {})
+      expect(asked.sent).not.toHaveProperty('geminiEndsWithModel')
+      expect(new UpstreamAdaptations().learn('v', 'team-gemini', MODEL_TURN, asked.sent)).toMatch(
+        /^refused images and documents beside/,
+      )
+    })
+
+    it('never learns nesting for a gemini-1* or gemini-2* name (they refuse it; no way back)', () => {
+      const a = new UpstreamAdaptations()
+      for (const model of ['gemini-2.5-flash', 'models/gemini-2.0-flash', 'gemini-1.5-pro']) {
+        const first = encode(model)
+        expect(first.sent.geminiResultMedia).toBe('flat')
+        expect(a.learn('g', model, COUNT, first.sent)).toBeUndefined()
+        expect(
+          a.learn('g', model, google('Requests ending with a model turn are not supported.'), first.sent),
+        ).toBeUndefined()
+        expect(a.get('g', model)).toBeUndefined()
+      }
+      // (another name that does not say Gemini 3 still learns it)
+      expect(a.learn('g', 'gemini-exp-1206', COUNT, encode('gemini-exp-1206').sent)).toMatch(
+        /^refused images/,
+      )
+    })
+
+    it("learns nesting for an alias from an image beside the results (a chat client's user message after its tool message)", () => {
+      const chat = decodeClientRequest(
+        'chat',
+        {
+          model: 'c',
+          tools: [{type: 'function', function: {name: 'read', parameters: {type: 'object', properties: {}}}}],
+          messages: [
+            {role: 'user', content: 'look'},
+            {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{id: 'c1', type: 'function', function: {name: 'read', arguments: '{}'}}],
+            },
+            {role: 'tool', tool_call_id: 'c1', content: 'Image read'},
+            {role: 'user', content: [{type: 'image_url', image_url: {url: `data:image/png;base64,${png}`}}]},
+          ],
+        },
+        {model: 'c', stream: false},
+      )
+      const first = encodeUpstreamRequest(chat, 'gemini', 'team-gemini', {})
+      expect(first.sent.geminiResultMedia).toBe('flat')
+      const a = new UpstreamAdaptations()
+      expect(a.learn('g', 'team-gemini', COUNT, first.sent)).toMatch(/^refused images and documents beside/)
+      const again = encodeUpstreamRequest(chat, 'gemini', 'team-gemini', {}, a.get('g', 'team-gemini'))
+      expect(JSON.parse(again.body.toString()).contents[2].parts).toEqual([
+        {
+          functionResponse: {
+            name: 'read',
+            id: 'c1',
+            response: {output: 'Image read'},
+            parts: [{inlineData: {mimeType: 'image/png', data: png}}],
+          },
+        },
+      ])
+    })
+
     it('learns nothing from those words for a body without media in results, or the layout it did not send', () => {
       const a = new UpstreamAdaptations()
       const text = encode('team-gemini', undefined, [{type: 'text', text: 'A'}])

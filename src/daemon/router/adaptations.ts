@@ -1368,8 +1368,9 @@ const RESULT_MEDIA_NOTES = {
  * - after the responses (`flat`): a Gemini 3 whose name does not say so (an alias, a relay's
  *   name), "Please ensure that the number of function response parts is equal to the number of
  *   function call parts of the function call turn." (gemini-cli PR #16137, #25765), or Vertex AI's
- *   "Requests ending with a model turn are not supported." to a request that did not end with one
- *   (router-for-me/CLIProxyAPI #5415): inside them from then on.
+ *   "Requests ending with a model turn are not supported." to a body whose contents did not end with
+ *   one (router-for-me/CLIProxyAPI #5415): inside them from then on; never for a `gemini-1*` or
+ *   `gemini-2*` name, which refuses them inside.
  * Learned once per model (a rule learned is not turned back: a model that refuses both layouts
  * would have every request sent twice).
  */
@@ -1377,6 +1378,7 @@ function resultMediaRefusal(
   errorText: string,
   sent: SentRequest,
   known: UpstreamAdaptation,
+  model: string,
 ): {next: UpstreamAdaptation; note: string} | undefined {
   const layout = sent.geminiResultMedia
   if (layout === undefined || known.geminiResultMedia !== undefined) return undefined
@@ -1385,10 +1387,12 @@ function resultMediaRefusal(
     layout === 'nested'
       ? /function_response\.parts\W*(?:is|are) not supported/i.test(message)
       : /number of function response parts is equal to the number of function call parts/i.test(message) ||
-        (/requests ending with a model turn are not supported/i.test(message) &&
-          sent.request?.messages.at(-1)?.role !== 'assistant')
+        (/requests ending with a model turn are not supported/i.test(message) && !sent.geminiEndsWithModel)
   if (!refused) return undefined
   const next = layout === 'nested' ? 'flat' : 'nested'
+  // (a Gemini 1.x or 2.x name refuses nesting: those words have another cause there, and a rule
+  // learned is not turned back)
+  if (next === 'nested' && /^(?:models\/)?gemini-[12]\b/.test(model)) return undefined
   return {next: {...known, geminiResultMedia: next}, note: RESULT_MEDIA_NOTES[next]}
 }
 
@@ -2182,7 +2186,7 @@ function decide(
   if (sent.upstream === 'gemini') {
     const json = jsonRefusal(errorText, sent)
     if (json) return {next: {...known, ...json.learned}, note: json.note}
-    const media = resultMediaRefusal(errorText, sent, known)
+    const media = resultMediaRefusal(errorText, sent, known, model)
     if (media) return media
     const budget = budgetRefusal(errorText, sent.thinkingBudget)
     if (!budget) return undefined

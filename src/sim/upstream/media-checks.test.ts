@@ -5,6 +5,7 @@ import {
   geminiResultMediaProblem,
   messagesImageProblem,
   RESPONSE_COUNT_REFUSAL,
+  RESPONSE_FILE_DATA_REFUSAL,
   RESPONSE_PARTS_REFUSAL,
 } from './media-checks.js'
 
@@ -91,5 +92,15 @@ describe("the simulator's Gemini refuses a function result's media where the mod
     // quirk `media-in-responses`: Gemini 3's rule behind any name
     expect(geminiResultMediaProblem('team-gemini', flat, true)).toBe(RESPONSE_COUNT_REFUSAL)
     expect(geminiResultMediaProblem('team-gemini', nested, true)).toBeUndefined()
+  })
+
+  it('a URL (fileData) inside a response refused, for any model (the Gemini API takes none there)', () => {
+    const url = {fileData: {mimeType: 'image/png', fileUri: 'https://example.com/a.png'}}
+    for (const model of ['gemini-3.8-flash', 'gemma-4-27b-it'])
+      expect(geminiResultMediaProblem(model, turn(fr('a', [png]), fr('b', [png, url]), text))).toBe(
+        RESPONSE_FILE_DATA_REFUSAL('contents[2].parts[1].function_response.parts[1]'),
+      )
+    // (after the responses, where Gemini 2.5 takes it)
+    expect(geminiResultMediaProblem('gemini-2.5-flash', turn(fr('a'), fr('b'), url))).toBeUndefined()
   })
 })

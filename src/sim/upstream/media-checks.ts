@@ -82,13 +82,22 @@ export const RESPONSE_PARTS_REFUSAL =
   'Unable to submit request because `function_response.parts` is not supported for this model. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini'
 
 /**
+ * The simulator's refusal of a URL (`fileData`) inside a function response's `parts`, which the
+ * Gemini API does not take ("This data type is not supported in Gemini API", Google's SDKs on
+ * `FunctionResponseFileData`; the wording of its 400 is not known: this one says where).
+ */
+export const RESPONSE_FILE_DATA_REFUSAL = (path: string): string =>
+  `Invalid value at '${path}.file_data': file_data is not supported in a function response on the Gemini API.`
+
+/**
  * Gemini's refusal of where a request put the images and documents of function results, by the
  * model's name: a `gemini-3*` model takes them only inside the response (its `parts`: multimodal
  * function responses) and refuses an `inlineData` or `fileData` part after a `functionResponse`
  * of the same content (gemini-cli PR #25765, router-for-me/CLIProxyAPI #5415); a `gemini-2*` model
  * refuses a response's `parts` (gemini-cli #19436); any other model takes media after the
  * responses but not between two of them (gemini-cli PR #16137: a parallel turn's). `nestedOnly`
- * (quirk `media-in-responses`): the Gemini 3 rule whatever the name. Undefined when none applies.
+ * (quirk `media-in-responses`): the Gemini 3 rule whatever the name. A `fileData` part inside a
+ * response is refused for any model ({@link RESPONSE_FILE_DATA_REFUSAL}). Undefined when none applies.
  */
 export function geminiResultMediaProblem(
   model: string,
@@ -97,15 +106,19 @@ export function geminiResultMediaProblem(
 ): string | undefined {
   if (!Array.isArray(contents)) return undefined
   const three = nestedOnly || model.startsWith('gemini-3')
-  for (const c of contents as Body[]) {
+  for (const [i, c] of (contents as Body[]).entries()) {
     if (!Array.isArray(c?.parts) || c.role === 'model') continue
     let responded = false
     let mediaAfter = false
-    for (const p of c.parts as Body[]) {
+    for (const [j, p] of (c.parts as Body[]).entries()) {
       const response = p?.functionResponse as Body | undefined
       if (response !== undefined) {
-        if (Array.isArray(response.parts) && response.parts.length > 0 && model.startsWith('gemini-2'))
-          return RESPONSE_PARTS_REFUSAL
+        if (Array.isArray(response.parts) && response.parts.length > 0) {
+          if (model.startsWith('gemini-2')) return RESPONSE_PARTS_REFUSAL
+          const k = (response.parts as Body[]).findIndex((q) => q?.fileData !== undefined)
+          if (k >= 0)
+            return RESPONSE_FILE_DATA_REFUSAL(`contents[${i}].parts[${j}].function_response.parts[${k}]`)
+        }
         if (mediaAfter) return RESPONSE_COUNT_REFUSAL
         responded = true
       } else if (responded && isMedia(p)) {
