@@ -210,7 +210,9 @@ describe("a Gemini stream's start waits for its first part", () => {
   it('a failed finish with nothing before it is the error alone (nothing sent: it may fall back)', () => {
     expect(
       dec().event(undefined, JSON.stringify({candidates: [{finishReason: 'MALFORMED_FUNCTION_CALL'}]})),
-    ).toEqual([{type: 'error', status: 502, message: 'upstream produced a malformed function call'}])
+    ).toEqual([
+      {type: 'error', status: 502, message: 'upstream produced a malformed function call', answered: true},
+    ])
   })
 })
 

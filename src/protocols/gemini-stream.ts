@@ -123,7 +123,8 @@ export class GeminiStreamDecoder implements StreamDecoder {
     const failed = blocked ? undefined : failedFinish(finish)
     if (failed) {
       this.done = true
-      const error: StreamEvent = {type: 'error', status: 502, message: failed}
+      // (the model's answer, not the upstream failing: the breaker is not told of it)
+      const error: StreamEvent = {type: 'error', status: 502, message: failed, answered: true}
       if (!this.started) return [error]
       out.push(error)
       return out

@@ -833,7 +833,9 @@ function earlyError(
 ): FailedBeforeFirstByte | undefined {
   const {res, family, result} = ctx
   const message = `${upstreamNamed(provider, family)}: ${early.message}`
-  const failure = early.truncated || early.status >= 500 || early.status === 429
+  // (a failed finish is the model's answer, as it was once the stream had begun: the client gets
+  // the 502, the breaker is not told, no other target is tried)
+  const failure = !early.answered && (early.truncated || early.status >= 500 || early.status === 429)
   body.destroy()
   if (failure && ctx.canFallBack) return {failedBeforeFirstByte: message, silent: false}
   result.status = early.status
