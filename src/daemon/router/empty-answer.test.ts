@@ -4,6 +4,8 @@
  * once, the same bytes; a second empty answer is a 502 the client's SDK retries; one whose thoughts
  * streamed ends with a retryable error event. None is a breaker failure; the row says each.
  */
+import type {IncomingHttpHeaders, IncomingMessage, ServerResponse} from 'node:http'
+
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import {EMPTY_ANSWER} from '../../protocols/gemini-parts.js'
@@ -36,18 +38,27 @@ const SIGNED_STOP = {
   usageMetadata: {promptTokenCount: 900, thoughtsTokenCount: 40, totalTokenCount: 940},
 }
 
+type Answer = {stream: unknown[]} | {json: unknown} | {status: number; json: unknown}
 /** What the upstream answers, one entry a request, in order (the last one again after). */
-let answers: Array<{stream: unknown[]} | {json: unknown} | {status: number; json: unknown}> = []
+let answers: Answer[] = []
 const received: Buffer[] = []
+/** The headers of each request the upstream received. */
+const receivedHeaders: IncomingHttpHeaders[] = []
+/** The same of a second upstream, B (a target after the first, in `run`'s `two`). */
+let answersB: Answer[] = []
+const receivedB: Buffer[] = []
 let upstream: Upstream
+let upstreamB: Upstream
 let targets: () => ProxyTarget[] = () => []
 const gateway = new ProxyGateway({route: () => ({targets: targets(), timeouts: TIMEOUTS})})
 const {results} = gateway
 
-beforeAll(async () => {
-  upstream = await startUpstream((_req, res, body) => {
-    const answer = answers[Math.min(received.length, answers.length - 1)]!
-    received.push(body)
+const answering =
+  (list: () => Answer[], got: Buffer[], headers?: IncomingHttpHeaders[]) =>
+  (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
+    const answer = list()[Math.min(got.length, list().length - 1)]!
+    got.push(body)
+    headers?.push(req.headers)
     if ('stream' in answer) {
       res.writeHead(200, {'content-type': 'text/event-stream'})
       res.end(answer.stream.map(data).join(''))
@@ -55,18 +66,26 @@ beforeAll(async () => {
     }
     res.writeHead('status' in answer ? answer.status : 200, {'content-type': 'application/json'})
     res.end(JSON.stringify(answer.json))
-  })
+  }
+
+beforeAll(async () => {
+  upstream = await startUpstream(answering(() => answers, received, receivedHeaders))
+  upstreamB = await startUpstream(answering(() => answersB, receivedB))
   await gateway.listen()
 })
 
 afterEach(() => {
   results.length = 0
   received.length = 0
+  receivedHeaders.length = 0
+  receivedB.length = 0
+  answersB = [{stream: [WHOLE]}]
 })
 
 afterAll(async () => {
   await gateway.close()
   upstream.close()
+  upstreamB.close()
 })
 
 const provider: ProviderConfig = {
@@ -127,19 +146,38 @@ const BODY: Record<Exclude<Family, 'gemini'>, Record<string, unknown>> = {
   },
 }
 
-async function run(client: Exclude<Family, 'gemini'>, stream: boolean) {
+async function run(
+  client: Exclude<Family, 'gemini'>,
+  stream: boolean,
+  {two = false, headers = {}}: {two?: boolean; headers?: Record<string, string>} = {},
+) {
   const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
   targets = () => [
     {provider: {...provider, baseUrl: upstream.origin}, translate: true, breaker: breakers.get('up')},
+    ...(two
+      ? [
+          {
+            provider: {...provider, name: 'up-gemini-b', baseUrl: upstreamB.origin},
+            translate: true,
+            breaker: breakers.get('b'),
+          },
+        ]
+      : []),
   ]
   const res = await fetch(gateway.url + PATH[client], {
     method: 'POST',
-    headers: {'content-type': 'application/json'},
+    headers: {'content-type': 'application/json', ...headers},
     body: JSON.stringify({...BODY[client], stream}),
   })
   const text = await res.text()
   const [result] = await gateway.settled()
-  return {res, text, result: result!, breaker: breakers.snapshotOf('up').state}
+  return {
+    res,
+    text,
+    result: result!,
+    breaker: breakers.snapshotOf('up').state,
+    failures: breakers.snapshotOf('up').consecutiveFailures,
+  }
 }
 
 const SENT_AGAIN = `up-gemini: ${EMPTY_ANSWER}: the request went again once, unseen by the client`
@@ -198,6 +236,81 @@ describe("Gemini's empty STOP, translated: sent again once", () => {
     expect(result.error).toMatch(/The model is overloaded/)
     expect(breaker).toBe('open')
   })
+})
+
+describe("Gemini's empty STOP, translated: the resend's status, headers; a failed finish", () => {
+  it('the answer sent again answers 503 with a target after: the next target answers (as a first answer would)', async () => {
+    answers = [
+      {stream: [EMPTY]},
+      {status: 503, json: {error: {code: 503, message: 'The model is overloaded.'}}},
+    ]
+    const {res, text, result, breaker} = await run('messages', true, {two: true})
+    expect(res.status).toBe(200)
+    expect(text).toContain('Done: a holds file body.')
+    expect(received).toHaveLength(2)
+    expect(receivedB).toHaveLength(1)
+    expect(result).toMatchObject({status: 200, provider: 'up-gemini-b', fallback: true})
+    expect(result.error).toMatch(/fell back after: up-gemini: upstream answered 503/)
+    // (a 503 counts, as any first answer's)
+    expect(breaker).toBe('open')
+  })
+
+  it('the same for a JSON answer', async () => {
+    answers = [{json: EMPTY}, {status: 429, json: {error: {code: 429, message: 'Resource exhausted.'}}}]
+    answersB = [{json: WHOLE}]
+    const {res, text, result} = await run('chat', false, {two: true})
+    expect(res.status).toBe(200)
+    expect(text).toContain('Done: a holds file body.')
+    expect(receivedB).toHaveLength(1)
+    expect(result).toMatchObject({status: 200, provider: 'up-gemini-b'})
+  })
+
+  it("the request sent again goes without the client's idempotency key", async () => {
+    answers = [{stream: [EMPTY]}, {stream: [WHOLE]}]
+    const {res} = await run('chat', true, {headers: {'idempotency-key': 'stainless-retry-1'}})
+    expect(res.status).toBe(200)
+    expect(receivedHeaders).toHaveLength(2)
+    expect(receivedHeaders[0]!['idempotency-key']).toBe('stainless-retry-1')
+    expect(receivedHeaders[1]!['idempotency-key']).toBeUndefined()
+    expect(received[1]!.equals(received[0]!)).toBe(true)
+  })
+
+  it.each([
+    ['MALFORMED_FUNCTION_CALL', /upstream produced a malformed function call/],
+    ['UNEXPECTED_TOOL_CALL', /finishReason UNEXPECTED_TOOL_CALL/],
+    ['OTHER', /finishReason OTHER/],
+  ])(
+    'a stream whose first event is a failed finish (%s): a 502 in the client shape, the model answered (no breaker failure, no other target)',
+    async (finish, said) => {
+      answers = [
+        {
+          stream: [
+            {
+              candidates: [
+                {
+                  content: {role: 'model'},
+                  finishReason: finish,
+                  finishMessage: 'Malformed: print(x)',
+                  index: 0,
+                },
+              ],
+              usageMetadata: usage,
+            },
+          ],
+        },
+      ]
+      const {res, text, result, breaker, failures} = await run('messages', true, {two: true})
+      expect(res.status).toBe(502)
+      expect(text).toMatch(/"type":"api_error"/)
+      expect(text).toMatch(said)
+      expect(received).toHaveLength(1)
+      expect(receivedB).toHaveLength(0)
+      expect(result.status).toBe(502)
+      expect(result.error).toMatch(said)
+      expect(breaker).toBe('closed')
+      expect(failures).toBe(0)
+    },
+  )
 })
 
 describe("Gemini's empty STOP, translated: twice, or after thoughts", () => {

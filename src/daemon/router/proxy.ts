@@ -882,6 +882,11 @@ export async function proxyRequest(
     translated?: TranslatedRequest,
     passedWith?: UpstreamAdaptation,
     passedAdapted = 0,
+    /**
+     * The same request sent again after a Gemini answer with no text nor call (translated.ts
+     * `AnsweredNothing`), which the client did not see: its answer is relayed with `again`.
+     */
+    again = false,
   ): Promise<boolean> {
     const target = targets[i]
     const provider = target.provider
@@ -936,6 +941,9 @@ export async function proxyRequest(
       translated,
       provider,
     )
+    // (a relay that honours the client's idempotency key would answer the resend with the empty
+    // answer it kept)
+    if (again) for (const name of Object.keys(headers)) if (name.includes('idempotency')) delete headers[name]
     let upstream
     try {
       upstream = await pools.get(origin, options.timeouts).request({
@@ -1431,7 +1439,7 @@ export async function proxyRequest(
           if (at === -1) adapted.push(note)
           else adapted[at] = note
           tried--
-          return tryTarget(i, model, body, credential, translated, passedWith, passedAdapted)
+          return tryTarget(i, model, body, credential, translated, passedWith, passedAdapted, again)
         }
         errorText = waited
         // the client left while it waited: nothing more to send (the proxy answers 499)
@@ -1467,45 +1475,16 @@ export async function proxyRequest(
         credential,
         translated.translation,
         errorText,
+        undefined,
+        again || undefined,
       )
       // A Gemini answer with no text nor call (translated.ts `AnsweredNothing`), of which the client
-      // saw nothing: the same request again, once, its answer relayed as any
+      // saw nothing: the same request again, once, as a try of the same target (its status read as
+      // any first answer's: a 5xx/429 falls back, Codex's 429 waits), its answer relayed `again`
       if (relayed !== undefined && 'answeredNothing' in relayed) {
-        let next
-        try {
-          if (clientGone.aborted) throw clientGone.reason
-          next = await pools.get(origin, options.timeouts).request({
-            method: request.method as 'POST',
-            path: fullPath,
-            headers,
-            body: body.length > 0 ? body : undefined,
-            reset: body.length > RESET_BODY_BYTES,
-            signal: clientGone as unknown as EventEmitter,
-          })
-        } catch (error) {
-          next = undefined
-          relayed = {
-            failedBeforeFirstByte: `${provider.name}: the request sent again after an empty answer: ${describeError(error, options.timeouts)}`,
-            silent: isSilence(error),
-          }
-        }
-        if (next) {
-          if (next.statusCode >= 500 || next.statusCode === 429)
-            target.breaker?.recordFailure(
-              `${provider.name}: the request sent again after an empty answer: upstream answered ${next.statusCode}`,
-            )
-          relayed = await relayTranslated(
-            relayContext,
-            next,
-            next.statusCode,
-            target,
-            credential,
-            translated.translation,
-            undefined,
-            undefined,
-            true,
-          )
-        }
+        attempts.pop()
+        tried--
+        return tryTarget(i, model, body, credential, translated, passedWith, passedAdapted, true)
       }
       // A Messages upstream paused the turn (pause_turn): the same request again with the turn's
       // content so far as its last assistant message, read into the same client answer
