@@ -188,6 +188,33 @@ describe("a Gemini stream's start waits for its first part", () => {
     expect(out.at(-1)).toEqual({type: 'stop', reason: 'end'})
   })
 
+  it('an empty thought (a signature on `thought: true` with no text) is held as a bare signature: a STOP after it is the error alone', () => {
+    const d = dec()
+    expect(
+      d.event(
+        undefined,
+        JSON.stringify({
+          candidates: [{content: {parts: [{text: '', thought: true, thoughtSignature: 'S'}]}}],
+        }),
+      ),
+    ).toEqual([])
+    expect(
+      d.event(undefined, JSON.stringify({candidates: [{content: {role: 'model'}, finishReason: 'STOP'}]})),
+    ).toEqual([{type: 'error', status: 529, message: EMPTY_ANSWER}])
+    // (followed by an answer, its events follow the start as a bare signature's)
+    const whole = dec()
+    expect(
+      whole.event(undefined, JSON.stringify({candidates: [{content: {parts: [{text: '', thought: true}]}}]})),
+    ).toEqual([])
+    const out = whole.event(
+      undefined,
+      JSON.stringify({candidates: [{content: {parts: [{text: 'Hi'}]}, finishReason: 'STOP'}]}),
+    )
+    expect(out[0]).toMatchObject({type: 'start'})
+    expect(out).toContainEqual({type: 'text_delta', index: 1, text: 'Hi'})
+    expect(out.at(-1)).toEqual({type: 'stop', reason: 'end'})
+  })
+
   it('a call and STOP is whole (tool_use); MAX_TOKENS and a filter with no part are their stops, not empty', () => {
     const call = dec().event(
       undefined,
