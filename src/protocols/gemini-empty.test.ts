@@ -4,7 +4,7 @@
  * translated client never gets it as a whole turn (Claude Code: `end_turn` with no block, "API
  * returned an empty or malformed response (HTTP 200)"): the stream's start waits for the first
  * thought or answer part, so an answer with no part has sent nothing (the relay sends the request
- * again); one whose thoughts streamed ends with a retryable error in the client's shape.
+ * again); one whose thoughts streamed ends with an error event in the client's shape.
  */
 import {describe, expect, it} from 'vitest'
 

@@ -2,7 +2,7 @@
  * Gemini's empty STOP through the translated relay (research56 F4; in this process, a scripted
  * Gemini upstream): an answer with no text nor call of which the client saw nothing goes again
  * once, the same bytes; a second empty answer is a 502 the client's SDK retries; one whose thoughts
- * streamed ends with a retryable error event. None is a breaker failure; the row says each.
+ * streamed ends with an error event (Messages' `overloaded_error`, which Claude Code retries). None is a breaker failure; the row says each.
  */
 import type {IncomingHttpHeaders, IncomingMessage, ServerResponse} from 'node:http'
 
@@ -13,7 +13,7 @@ import type {Family, ProviderConfig, TimeoutSettings} from '../../store/schema.j
 import {BreakerRegistry} from './breaker.js'
 import type {ProxyTarget} from './proxy.js'
 import type {Upstream} from './proxy-fixture.js'
-import {ProxyGateway, startUpstream} from './proxy-fixture.js'
+import {ProxyGateway, recordSocketWrites, startUpstream} from './proxy-fixture.js'
 
 const TIMEOUTS: TimeoutSettings = {connectMs: 1_000, firstByteMs: 1_000, idleMs: 1_000}
 
@@ -38,7 +38,8 @@ const SIGNED_STOP = {
   usageMetadata: {promptTokenCount: 900, thoughtsTokenCount: 40, totalTokenCount: 940},
 }
 
-type Answer = {stream: unknown[]} | {json: unknown} | {status: number; json: unknown}
+/** (`pauseMs`: the stream's first chunk alone, then the rest that much later) */
+type Answer = {stream: unknown[]; pauseMs?: number} | {json: unknown} | {status: number; json: unknown}
 /** What the upstream answers, one entry a request, in order (the last one again after). */
 let answers: Answer[] = []
 const received: Buffer[] = []
@@ -50,17 +51,40 @@ const receivedB: Buffer[] = []
 let upstream: Upstream
 let upstreamB: Upstream
 let targets: () => ProxyTarget[] = () => []
-const gateway = new ProxyGateway({route: () => ({targets: targets(), timeouts: TIMEOUTS})})
+/** What each write to the client's socket held, in order, and when (the last request's). */
+const writes: string[] = []
+const writtenAt: number[] = []
+writes.push = (...chunks: string[]) => {
+  for (const _ of chunks) writtenAt.push(performance.now())
+  return Array.prototype.push.apply(writes, chunks)
+}
+/** When the upstream sent the rest of a stream with `pauseMs`. */
+let restSentAt = 0
+const gateway = new ProxyGateway({
+  route: () => ({targets: targets(), timeouts: TIMEOUTS}),
+  onResponse: (res) => {
+    writes.length = 0
+    writtenAt.length = 0
+    recordSocketWrites(res, writes)
+  },
+})
 const {results} = gateway
 
 const answering =
   (list: () => Answer[], got: Buffer[], headers?: IncomingHttpHeaders[]) =>
-  (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
+  async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
     const answer = list()[Math.min(got.length, list().length - 1)]!
     got.push(body)
     headers?.push(req.headers)
     if ('stream' in answer) {
       res.writeHead(200, {'content-type': 'text/event-stream'})
+      if (answer.pauseMs !== undefined) {
+        res.write(data(answer.stream[0]))
+        await new Promise((resolve) => setTimeout(resolve, answer.pauseMs))
+        restSentAt = performance.now()
+        res.end(answer.stream.slice(1).map(data).join(''))
+        return
+      }
       res.end(answer.stream.map(data).join(''))
       return
     }
@@ -216,11 +240,16 @@ describe("Gemini's empty STOP, translated: sent again once", () => {
     expect(breaker).toBe('closed')
   })
 
-  it('a whole answer goes once; its start waits for no part (a chunk without one first)', async () => {
-    answers = [{stream: [{usageMetadata: usage}, WHOLE]}]
+  it('a whole answer goes once; its start waits for its first part (a chunk without one first, 150 ms before)', async () => {
+    answers = [{stream: [{usageMetadata: usage}, WHOLE], pauseMs: 150}]
     const {text, result} = await run('messages', true)
     expect(received).toHaveLength(1)
     expect(text.match(/event: message_start/g)).toHaveLength(1)
+    // the client's first byte (the head and message_start) went once the text came, not at the
+    // first chunk, 150 ms before it
+    const first = writes.findIndex((w) => w.includes('event: message_start'))
+    expect(first).toBe(0)
+    expect(writtenAt[0]).toBeGreaterThanOrEqual(restSentAt)
     expect(text).toContain('Done: a holds file body.')
     expect(result).toMatchObject({status: 200, error: null})
   })
@@ -352,7 +381,7 @@ describe("Gemini's empty STOP, translated: twice, or after thoughts", () => {
     expect(received).toHaveLength(1)
     expect(result).toMatchObject({status: 200, broken: true})
     expect(result.error).toMatch(
-      /answered nothing .* after its thoughts streamed: the client got a retryable error event/,
+      /answered nothing .* after its thoughts streamed: the client got an error event/,
     )
     expect(result.usage).toMatchObject({inputTokens: 900, outputTokens: 40})
     expect(breaker).toBe('closed')

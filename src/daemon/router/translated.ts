@@ -780,7 +780,7 @@ export async function relayTranslated(
     // answered, though Google's thought-only ending is read at the stream's end)
     const empty = translator.error.said === EMPTY_ANSWER
     const message = empty
-      ? `${upstreamNamed(provider, family)}: ${EMPTY_ANSWER} after its thoughts streamed${again ? ' (sent again once)' : ''}: the client got a retryable error event`
+      ? `${upstreamNamed(provider, family)}: ${EMPTY_ANSWER} after its thoughts streamed${again ? ' (sent again once)' : ''}: the client got an error event`
       : `${upstreamNamed(provider, family)}: ${translator.error.message}`
     result.error = result.error && empty ? `${result.error}; ${message}` : message
     result.broken = true
