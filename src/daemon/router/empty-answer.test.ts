@@ -182,7 +182,7 @@ async function run(
       ? [
           {
             provider: {...provider, name: 'up-gemini-b', baseUrl: upstreamB.origin},
-            translate: true,
+            translate: true as const,
             breaker: breakers.get('b'),
           },
         ]
@@ -343,6 +343,25 @@ describe("Gemini's empty STOP, translated: the resend's status, headers; a faile
 })
 
 describe("Gemini's empty STOP, translated: twice, or after thoughts", () => {
+  it.each([true, false])(
+    'twice empty with a target after (stream %s): the next target answers, the first not counted a failure',
+    async (stream) => {
+      answers = stream ? [{stream: [EMPTY]}] : [{json: EMPTY}]
+      answersB = stream ? [{stream: [WHOLE]}] : [{json: WHOLE}]
+      const {res, text, result, breaker, failures} = await run('messages', stream, {two: true})
+      expect(res.status).toBe(200)
+      expect(text).toContain('Done: a holds file body.')
+      expect(received).toHaveLength(2)
+      expect(receivedB).toHaveLength(1)
+      expect(result).toMatchObject({status: 200, provider: 'up-gemini-b', fallback: true})
+      expect(result.error).toMatch(
+        /fell back after: .*the upstream answered nothing .*, twice \(sent again once\)/,
+      )
+      expect(breaker).toBe('closed')
+      expect(failures).toBe(0)
+    },
+  )
+
   it.each([
     [
       'messages',

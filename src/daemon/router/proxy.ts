@@ -896,9 +896,10 @@ export async function proxyRequest(
      * that failed before its first byte): false to go on with the next target, or, with none
      * left (or fallbacks off), to have the proxy answer 502/504.
      */
-    const failed = (message: string, wentSilent: boolean, status?: number): false => {
-      // a 5xx/429 was counted when it came in
-      if (status === undefined || (status < 500 && status !== 429)) target.breaker?.recordFailure(message)
+    const failed = (message: string, wentSilent: boolean, status?: number, answered?: true): false => {
+      // a 5xx/429 was counted when it came in; an answer of nothing is no failure of the target
+      if (answered) target.breaker?.recordSuccess()
+      else if (status === undefined || (status < 500 && status !== 429)) target.breaker?.recordFailure(message)
       attempts.push({provider: provider.name, ...(status === undefined ? {} : {status}), error: message})
       result.error = message
       result.status = 0
@@ -1625,6 +1626,6 @@ export async function proxyRequest(
       return false
     }
     attempts.pop()
-    return failed(outcome.failedBeforeFirstByte, outcome.silent, status)
+    return failed(outcome.failedBeforeFirstByte, outcome.silent, status, outcome.answered)
   }
 }

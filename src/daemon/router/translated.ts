@@ -179,16 +179,23 @@ const sentAgainNote = (provider: string): string =>
 
 /**
  * An empty answer (EMPTY_ANSWER) of which the client saw nothing: the proxy sends the request
- * again (`again` unset), or, for the answer to that, a 502 in the client's shape that its SDK
- * retries, the row saying why. The upstream answered: no breaker failure.
+ * again (`again` unset); for the answer to that, the next target when the policy has one (an
+ * upstream that answers nothing every time is routed around), else a 502 in the client's shape
+ * that its SDK retries, the row saying why. The upstream answered: no breaker failure.
  */
 function answeredNothing(
   ctx: RelayContext,
   target: ProxyTarget,
   again: boolean | undefined,
-): AnsweredNothing | undefined {
+): AnsweredNothing | FailedBeforeFirstByte | undefined {
   if (!again) return {answeredNothing: true}
   const {res, family, result} = ctx
+  if (ctx.canFallBack)
+    return {
+      failedBeforeFirstByte: `${upstreamNamed(target.provider, family)}: ${EMPTY_ANSWER}, twice (sent again once)`,
+      silent: false,
+      answered: true,
+    }
   const message = `${upstreamNamed(target.provider, family)}: ${EMPTY_ANSWER}, twice (sent again once): the client got a 502 to retry`
   result.status = 502
   result.error = result.error ? `${result.error}; ${message}` : message
