@@ -899,7 +899,8 @@ export async function proxyRequest(
     const failed = (message: string, wentSilent: boolean, status?: number, answered?: true): false => {
       // a 5xx/429 was counted when it came in; an answer of nothing is no failure of the target
       if (answered) target.breaker?.recordSuccess()
-      else if (status === undefined || (status < 500 && status !== 429)) target.breaker?.recordFailure(message)
+      else if (status === undefined || (status < 500 && status !== 429))
+        target.breaker?.recordFailure(message)
       attempts.push({provider: provider.name, ...(status === undefined ? {} : {status}), error: message})
       result.error = message
       result.status = 0
