@@ -237,6 +237,9 @@ describe("Gemini's empty STOP, translated: sent again once", () => {
     expect(received).toHaveLength(2)
     expect(received[1]!.equals(received[0]!)).toBe(true)
     expect(result).toMatchObject({status: 200, error: SENT_AGAIN})
+    // (the row bills both prompts: Google's usage of the empty answer, then the whole one's; a stream's
+    // empty answer's usage is not kept yet)
+    expect(result.usage).toMatchObject({inputTokens: 1800, outputTokens: 8})
     expect(breaker).toBe('closed')
   })
 
@@ -384,6 +387,7 @@ describe("Gemini's empty STOP, translated: twice, or after thoughts", () => {
       expect(result.error).toMatch(
         /the upstream answered nothing .*, twice \(sent again once\): the client got a 502 to retry/,
       )
+      if (!stream) expect(result.usage).toMatchObject({inputTokens: 1800, outputTokens: 0})
       expect(breaker).toBe('closed')
     },
   )

@@ -1486,7 +1486,21 @@ export async function proxyRequest(
       if (relayed !== undefined && 'answeredNothing' in relayed) {
         attempts.pop()
         tried--
-        return tryTarget(i, model, body, credential, translated, passedWith, passedAdapted, true)
+        // (the empty answer's usage, which Google bills: added to the row of the answer to the resend)
+        const billed = result.usage
+        const sent = await tryTarget(i, model, body, credential, translated, passedWith, passedAdapted, true)
+        if (billed && result.provider === provider.name)
+          result.usage = result.usage
+            ? {
+                ...result.usage,
+                inputTokens: result.usage.inputTokens + billed.inputTokens,
+                outputTokens: result.usage.outputTokens + billed.outputTokens,
+                cacheReadTokens: result.usage.cacheReadTokens + billed.cacheReadTokens,
+                cacheCreationTokens: result.usage.cacheCreationTokens + billed.cacheCreationTokens,
+                reasoningTokens: result.usage.reasoningTokens + billed.reasoningTokens,
+              }
+            : billed
+        return sent
       }
       // A Messages upstream paused the turn (pause_turn): the same request again with the turn's
       // content so far as its last assistant message, read into the same client answer

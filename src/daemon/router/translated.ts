@@ -29,7 +29,7 @@ import {
   saidOverflow,
   saysOverflow,
 } from '../../protocols/context-overflow.js'
-import {EMPTY_ANSWER, emptyAnswer} from '../../protocols/gemini-parts.js'
+import {EMPTY_ANSWER, emptyAnswer, usageFromGemini} from '../../protocols/gemini-parts.js'
 import type {CarryStore, ThinkInPrompt, Usage} from '../../protocols/ir.js'
 import {parseJsonBytes, utf8Bytes} from '../../protocols/json-bytes.js'
 import {decodeMessagesUsage, droppedThinking, droppedThinkingNote} from '../../protocols/messages-stream.js'
@@ -511,8 +511,19 @@ export async function relayTranslated(
       return
     }
     // a Gemini answer that ended STOP with no text nor call: sent again once, then a 502 to retry
-    if (!failure && upFamily === 'gemini' && paused === undefined && emptyAnswer(body))
+    if (!failure && upFamily === 'gemini' && paused === undefined && emptyAnswer(body)) {
+      // (its usage, which Google bills, for the row: the proxy adds it to the next answer's)
+      const billed = usageFromGemini((body as {usageMetadata?: unknown}).usageMetadata)
+      if (billed)
+        result.usage = {
+          inputTokens: billed.inputTokens ?? 0,
+          outputTokens: billed.outputTokens ?? 0,
+          cacheReadTokens: billed.cacheReadTokens ?? 0,
+          cacheCreationTokens: billed.cacheCreationTokens ?? 0,
+          reasoningTokens: billed.reasoningTokens ?? 0,
+        }
       return answeredNothing(ctx, target, again)
+    }
     // a Messages upstream's turn that paused: joined to the answers before it, and continued while
     // the continuations last (nothing is added for an answer that did not pause: one comparison)
     let billed: unknown
