@@ -4,7 +4,7 @@
  * translated client never gets it as a whole turn (Claude Code: `end_turn` with no block, "API
  * returned an empty or malformed response (HTTP 200)"): the stream's start waits for the first
  * thought or answer part, so an answer with no part has sent nothing (the relay sends the request
- * again); one whose thoughts streamed ends with a retryable error in the client's shape.
+ * again); one whose thoughts streamed ends with an error event in the client's shape.
  */
 import {describe, expect, it} from 'vitest'
 
@@ -188,6 +188,33 @@ describe("a Gemini stream's start waits for its first part", () => {
     expect(out.at(-1)).toEqual({type: 'stop', reason: 'end'})
   })
 
+  it('an empty thought (a signature on `thought: true` with no text) is held as a bare signature: a STOP after it is the error alone', () => {
+    const d = dec()
+    expect(
+      d.event(
+        undefined,
+        JSON.stringify({
+          candidates: [{content: {parts: [{text: '', thought: true, thoughtSignature: 'S'}]}}],
+        }),
+      ),
+    ).toEqual([])
+    expect(
+      d.event(undefined, JSON.stringify({candidates: [{content: {role: 'model'}, finishReason: 'STOP'}]})),
+    ).toEqual([{type: 'error', status: 529, message: EMPTY_ANSWER}])
+    // (followed by an answer, its events follow the start as a bare signature's)
+    const whole = dec()
+    expect(
+      whole.event(undefined, JSON.stringify({candidates: [{content: {parts: [{text: '', thought: true}]}}]})),
+    ).toEqual([])
+    const out = whole.event(
+      undefined,
+      JSON.stringify({candidates: [{content: {parts: [{text: 'Hi'}]}, finishReason: 'STOP'}]}),
+    )
+    expect(out[0]).toMatchObject({type: 'start'})
+    expect(out).toContainEqual({type: 'text_delta', index: 1, text: 'Hi'})
+    expect(out.at(-1)).toEqual({type: 'stop', reason: 'end'})
+  })
+
   it('a call and STOP is whole (tool_use); MAX_TOKENS and a filter with no part are their stops, not empty', () => {
     const call = dec().event(
       undefined,
@@ -210,7 +237,9 @@ describe("a Gemini stream's start waits for its first part", () => {
   it('a failed finish with nothing before it is the error alone (nothing sent: it may fall back)', () => {
     expect(
       dec().event(undefined, JSON.stringify({candidates: [{finishReason: 'MALFORMED_FUNCTION_CALL'}]})),
-    ).toEqual([{type: 'error', status: 502, message: 'upstream produced a malformed function call'}])
+    ).toEqual([
+      {type: 'error', status: 502, message: 'upstream produced a malformed function call', answered: true},
+    ])
   })
 })
 

@@ -60,7 +60,7 @@ export function failedFinish(finish: string | undefined): string | undefined {
  * right after a function response (AstrBot #6735, google/adk-js #344). An agent can do nothing
  * with such a turn (Claude Code: "API returned an empty or malformed response (HTTP 200)", or it
  * stops mid-task): the relay sends the request again once before the client has seen any of it
- * (../daemon/router/translated.ts), else the client gets this as a retryable error.
+ * (../daemon/router/translated.ts), else the client gets this as an error (an error event once the stream began: one Claude Code retries).
  */
 export const EMPTY_ANSWER = 'the upstream answered nothing (Gemini finishReason STOP with no text or call)'
 

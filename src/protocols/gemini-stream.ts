@@ -102,7 +102,9 @@ export class GeminiStreamDecoder implements StreamDecoder {
     for (const p of parts) {
       if (!isObject(p)) continue
       if (answerPart(p)) this.answered = true
-      else if (thoughtPart(p)) thought = true
+      // (an empty thought shows nothing: held as a bare signature is, so that an answer of nothing
+      // else may still go again unseen)
+      else if (thoughtPart(p) && typeof p.text === 'string' && p.text !== '') thought = true
       this.part(out, p)
     }
     // Google Search grounding may come in pieces (the queries in one chunk, the pages found in
@@ -123,7 +125,8 @@ export class GeminiStreamDecoder implements StreamDecoder {
     const failed = blocked ? undefined : failedFinish(finish)
     if (failed) {
       this.done = true
-      const error: StreamEvent = {type: 'error', status: 502, message: failed}
+      // (the model's answer, not the upstream failing: the breaker is not told of it)
+      const error: StreamEvent = {type: 'error', status: 502, message: failed, answered: true}
       if (!this.started) return [error]
       out.push(error)
       return out

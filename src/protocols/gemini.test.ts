@@ -373,6 +373,7 @@ describe('gemini stream decoder', () => {
       type: 'error',
       status: 502,
       message: 'upstream stopped the answer: finishReason OTHER',
+      answered: true,
     })
     expect(run([{candidates: [{finishReason: 'SAFETY'}]}]).at(-2)).toEqual({
       type: 'stop',

@@ -530,7 +530,12 @@ export type StreamEvent =
   | {type: 'stop'; reason: StopReason; stopSequence?: string}
   | {type: 'usage'; usage: Partial<Usage>}
   | {type: 'end'}
-  | {type: 'error'; status: number; message: string; code?: string}
+  /**
+   * The upstream broke or reported an error. `answered`: the error is the model's own answer (a
+   * finish that says the answer broke off, as Gemini's MALFORMED_FUNCTION_CALL), not the upstream
+   * failing: no breaker failure, and no other target is tried for it.
+   */
+  | {type: 'error'; status: number; message: string; code?: string; answered?: true}
 
 export type BlockStart =
   | {type: 'text'}

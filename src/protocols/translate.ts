@@ -1481,6 +1481,8 @@ export class StreamTranslator {
         code?: string
         /** The words are the entrance's for a prompt past the context window. */
         overflow?: true
+        /** The error is the model's own answer (a failed finish), not the upstream failing. */
+        answered?: true
       }
     | undefined
   /** The answer's id, from the first event. */
@@ -1754,6 +1756,7 @@ export class StreamTranslator {
         this.error = {status: event.status, message, truncated: this.truncating, said: event.message}
         if (event.code) this.error.code = event.code
         if (overflowed) this.error.overflow = true
+        if (event.answered) this.error.answered = true
         // the tokens that did stream, when the upstream broke before reporting its usage
         const counted = this.usage.get()
         if (this.deltas > 0 && (counted?.outputTokens ?? 0) < this.deltas)

@@ -2,8 +2,10 @@
  * Gemini's empty STOP through the translated relay (research56 F4; in this process, a scripted
  * Gemini upstream): an answer with no text nor call of which the client saw nothing goes again
  * once, the same bytes; a second empty answer is a 502 the client's SDK retries; one whose thoughts
- * streamed ends with a retryable error event. None is a breaker failure; the row says each.
+ * streamed ends with an error event (Messages' `overloaded_error`, which Claude Code retries). None is a breaker failure; the row says each.
  */
+import type {IncomingHttpHeaders, IncomingMessage, ServerResponse} from 'node:http'
+
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import {EMPTY_ANSWER} from '../../protocols/gemini-parts.js'
@@ -11,7 +13,7 @@ import type {Family, ProviderConfig, TimeoutSettings} from '../../store/schema.j
 import {BreakerRegistry} from './breaker.js'
 import type {ProxyTarget} from './proxy.js'
 import type {Upstream} from './proxy-fixture.js'
-import {ProxyGateway, startUpstream} from './proxy-fixture.js'
+import {ProxyGateway, recordSocketWrites, startUpstream} from './proxy-fixture.js'
 
 const TIMEOUTS: TimeoutSettings = {connectMs: 1_000, firstByteMs: 1_000, idleMs: 1_000}
 
@@ -36,37 +38,78 @@ const SIGNED_STOP = {
   usageMetadata: {promptTokenCount: 900, thoughtsTokenCount: 40, totalTokenCount: 940},
 }
 
+/** (`pauseMs`: the stream's first chunk alone, then the rest that much later) */
+type Answer = {stream: unknown[]; pauseMs?: number} | {json: unknown} | {status: number; json: unknown}
 /** What the upstream answers, one entry a request, in order (the last one again after). */
-let answers: Array<{stream: unknown[]} | {json: unknown} | {status: number; json: unknown}> = []
+let answers: Answer[] = []
 const received: Buffer[] = []
+/** The headers of each request the upstream received. */
+const receivedHeaders: IncomingHttpHeaders[] = []
+/** The same of a second upstream, B (a target after the first, in `run`'s `two`). */
+let answersB: Answer[] = []
+const receivedB: Buffer[] = []
 let upstream: Upstream
+let upstreamB: Upstream
 let targets: () => ProxyTarget[] = () => []
-const gateway = new ProxyGateway({route: () => ({targets: targets(), timeouts: TIMEOUTS})})
+/** What each write to the client's socket held, in order, and when (the last request's). */
+const writes: string[] = []
+const writtenAt: number[] = []
+writes.push = (...chunks: string[]) => {
+  for (const _ of chunks) writtenAt.push(performance.now())
+  return Array.prototype.push.apply(writes, chunks)
+}
+/** When the upstream sent the rest of a stream with `pauseMs`. */
+let restSentAt = 0
+const gateway = new ProxyGateway({
+  route: () => ({targets: targets(), timeouts: TIMEOUTS}),
+  onResponse: (res) => {
+    writes.length = 0
+    writtenAt.length = 0
+    recordSocketWrites(res, writes)
+  },
+})
 const {results} = gateway
 
-beforeAll(async () => {
-  upstream = await startUpstream((_req, res, body) => {
-    const answer = answers[Math.min(received.length, answers.length - 1)]!
-    received.push(body)
+const answering =
+  (list: () => Answer[], got: Buffer[], headers?: IncomingHttpHeaders[]) =>
+  async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
+    const answer = list()[Math.min(got.length, list().length - 1)]!
+    got.push(body)
+    headers?.push(req.headers)
     if ('stream' in answer) {
       res.writeHead(200, {'content-type': 'text/event-stream'})
+      if (answer.pauseMs !== undefined) {
+        res.write(data(answer.stream[0]))
+        await new Promise((resolve) => setTimeout(resolve, answer.pauseMs))
+        restSentAt = performance.now()
+        res.end(answer.stream.slice(1).map(data).join(''))
+        return
+      }
       res.end(answer.stream.map(data).join(''))
       return
     }
     res.writeHead('status' in answer ? answer.status : 200, {'content-type': 'application/json'})
     res.end(JSON.stringify(answer.json))
-  })
+  }
+
+beforeAll(async () => {
+  upstream = await startUpstream(answering(() => answers, received, receivedHeaders))
+  upstreamB = await startUpstream(answering(() => answersB, receivedB))
   await gateway.listen()
 })
 
 afterEach(() => {
   results.length = 0
   received.length = 0
+  receivedHeaders.length = 0
+  receivedB.length = 0
+  answersB = [{stream: [WHOLE]}]
 })
 
 afterAll(async () => {
   await gateway.close()
   upstream.close()
+  upstreamB.close()
 })
 
 const provider: ProviderConfig = {
@@ -127,19 +170,38 @@ const BODY: Record<Exclude<Family, 'gemini'>, Record<string, unknown>> = {
   },
 }
 
-async function run(client: Exclude<Family, 'gemini'>, stream: boolean) {
+async function run(
+  client: Exclude<Family, 'gemini'>,
+  stream: boolean,
+  {two = false, headers = {}}: {two?: boolean; headers?: Record<string, string>} = {},
+) {
   const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
   targets = () => [
     {provider: {...provider, baseUrl: upstream.origin}, translate: true, breaker: breakers.get('up')},
+    ...(two
+      ? [
+          {
+            provider: {...provider, name: 'up-gemini-b', baseUrl: upstreamB.origin},
+            translate: true as const,
+            breaker: breakers.get('b'),
+          },
+        ]
+      : []),
   ]
   const res = await fetch(gateway.url + PATH[client], {
     method: 'POST',
-    headers: {'content-type': 'application/json'},
+    headers: {'content-type': 'application/json', ...headers},
     body: JSON.stringify({...BODY[client], stream}),
   })
   const text = await res.text()
   const [result] = await gateway.settled()
-  return {res, text, result: result!, breaker: breakers.snapshotOf('up').state}
+  return {
+    res,
+    text,
+    result: result!,
+    breaker: breakers.snapshotOf('up').state,
+    failures: breakers.snapshotOf('up').consecutiveFailures,
+  }
 }
 
 const SENT_AGAIN = `up-gemini: ${EMPTY_ANSWER}: the request went again once, unseen by the client`
@@ -175,14 +237,22 @@ describe("Gemini's empty STOP, translated: sent again once", () => {
     expect(received).toHaveLength(2)
     expect(received[1]!.equals(received[0]!)).toBe(true)
     expect(result).toMatchObject({status: 200, error: SENT_AGAIN})
+    // (the row bills both prompts: Google's usage of the empty answer, then the whole one's; a stream's
+    // empty answer's usage is not kept yet)
+    expect(result.usage).toMatchObject({inputTokens: 1800, outputTokens: 8})
     expect(breaker).toBe('closed')
   })
 
-  it('a whole answer goes once; its start waits for no part (a chunk without one first)', async () => {
-    answers = [{stream: [{usageMetadata: usage}, WHOLE]}]
+  it('a whole answer goes once; its start waits for its first part (a chunk without one first, 150 ms before)', async () => {
+    answers = [{stream: [{usageMetadata: usage}, WHOLE], pauseMs: 150}]
     const {text, result} = await run('messages', true)
     expect(received).toHaveLength(1)
     expect(text.match(/event: message_start/g)).toHaveLength(1)
+    // the client's first byte (the head and message_start) went once the text came, not at the
+    // first chunk, 150 ms before it
+    const first = writes.findIndex((w) => w.includes('event: message_start'))
+    expect(first).toBe(0)
+    expect(writtenAt[0]).toBeGreaterThanOrEqual(restSentAt)
     expect(text).toContain('Done: a holds file body.')
     expect(result).toMatchObject({status: 200, error: null})
   })
@@ -200,7 +270,101 @@ describe("Gemini's empty STOP, translated: sent again once", () => {
   })
 })
 
+describe("Gemini's empty STOP, translated: the resend's status, headers; a failed finish", () => {
+  it('the answer sent again answers 503 with a target after: the next target answers (as a first answer would)', async () => {
+    answers = [
+      {stream: [EMPTY]},
+      {status: 503, json: {error: {code: 503, message: 'The model is overloaded.'}}},
+    ]
+    const {res, text, result, breaker} = await run('messages', true, {two: true})
+    expect(res.status).toBe(200)
+    expect(text).toContain('Done: a holds file body.')
+    expect(received).toHaveLength(2)
+    expect(receivedB).toHaveLength(1)
+    expect(result).toMatchObject({status: 200, provider: 'up-gemini-b', fallback: true})
+    expect(result.error).toMatch(/fell back after: up-gemini: upstream answered 503/)
+    // (a 503 counts, as any first answer's)
+    expect(breaker).toBe('open')
+  })
+
+  it('the same for a JSON answer', async () => {
+    answers = [{json: EMPTY}, {status: 429, json: {error: {code: 429, message: 'Resource exhausted.'}}}]
+    answersB = [{json: WHOLE}]
+    const {res, text, result} = await run('chat', false, {two: true})
+    expect(res.status).toBe(200)
+    expect(text).toContain('Done: a holds file body.')
+    expect(receivedB).toHaveLength(1)
+    expect(result).toMatchObject({status: 200, provider: 'up-gemini-b'})
+  })
+
+  it("the request sent again goes without the client's idempotency key", async () => {
+    answers = [{stream: [EMPTY]}, {stream: [WHOLE]}]
+    const {res} = await run('chat', true, {headers: {'idempotency-key': 'stainless-retry-1'}})
+    expect(res.status).toBe(200)
+    expect(receivedHeaders).toHaveLength(2)
+    expect(receivedHeaders[0]!['idempotency-key']).toBe('stainless-retry-1')
+    expect(receivedHeaders[1]!['idempotency-key']).toBeUndefined()
+    expect(received[1]!.equals(received[0]!)).toBe(true)
+  })
+
+  it.each([
+    ['MALFORMED_FUNCTION_CALL', /upstream produced a malformed function call/],
+    ['UNEXPECTED_TOOL_CALL', /finishReason UNEXPECTED_TOOL_CALL/],
+    ['OTHER', /finishReason OTHER/],
+  ])(
+    'a stream whose first event is a failed finish (%s): a 502 in the client shape, the model answered (no breaker failure, no other target)',
+    async (finish, said) => {
+      answers = [
+        {
+          stream: [
+            {
+              candidates: [
+                {
+                  content: {role: 'model'},
+                  finishReason: finish,
+                  finishMessage: 'Malformed: print(x)',
+                  index: 0,
+                },
+              ],
+              usageMetadata: usage,
+            },
+          ],
+        },
+      ]
+      const {res, text, result, breaker, failures} = await run('messages', true, {two: true})
+      expect(res.status).toBe(502)
+      expect(text).toMatch(/"type":"api_error"/)
+      expect(text).toMatch(said)
+      expect(received).toHaveLength(1)
+      expect(receivedB).toHaveLength(0)
+      expect(result.status).toBe(502)
+      expect(result.error).toMatch(said)
+      expect(breaker).toBe('closed')
+      expect(failures).toBe(0)
+    },
+  )
+})
+
 describe("Gemini's empty STOP, translated: twice, or after thoughts", () => {
+  it.each([true, false])(
+    'twice empty with a target after (stream %s): the next target answers, the first not counted a failure',
+    async (stream) => {
+      answers = stream ? [{stream: [EMPTY]}] : [{json: EMPTY}]
+      answersB = stream ? [{stream: [WHOLE]}] : [{json: WHOLE}]
+      const {res, text, result, breaker, failures} = await run('messages', stream, {two: true})
+      expect(res.status).toBe(200)
+      expect(text).toContain('Done: a holds file body.')
+      expect(received).toHaveLength(2)
+      expect(receivedB).toHaveLength(1)
+      expect(result).toMatchObject({status: 200, provider: 'up-gemini-b', fallback: true})
+      expect(result.error).toMatch(
+        /fell back after: .*the upstream answered nothing .*, twice \(sent again once\)/,
+      )
+      expect(breaker).toBe('closed')
+      expect(failures).toBe(0)
+    },
+  )
+
   it.each([
     [
       'messages',
@@ -223,6 +387,7 @@ describe("Gemini's empty STOP, translated: twice, or after thoughts", () => {
       expect(result.error).toMatch(
         /the upstream answered nothing .*, twice \(sent again once\): the client got a 502 to retry/,
       )
+      if (!stream) expect(result.usage).toMatchObject({inputTokens: 1800, outputTokens: 0})
       expect(breaker).toBe('closed')
     },
   )
@@ -239,7 +404,7 @@ describe("Gemini's empty STOP, translated: twice, or after thoughts", () => {
     expect(received).toHaveLength(1)
     expect(result).toMatchObject({status: 200, broken: true})
     expect(result.error).toMatch(
-      /answered nothing .* after its thoughts streamed: the client got a retryable error event/,
+      /answered nothing .* after its thoughts streamed: the client got an error event/,
     )
     expect(result.usage).toMatchObject({inputTokens: 900, outputTokens: 40})
     expect(breaker).toBe('closed')

@@ -882,6 +882,11 @@ export async function proxyRequest(
     translated?: TranslatedRequest,
     passedWith?: UpstreamAdaptation,
     passedAdapted = 0,
+    /**
+     * The same request sent again after a Gemini answer with no text nor call (translated.ts
+     * `AnsweredNothing`), which the client did not see: its answer is relayed with `again`.
+     */
+    again = false,
   ): Promise<boolean> {
     const target = targets[i]
     const provider = target.provider
@@ -891,9 +896,11 @@ export async function proxyRequest(
      * that failed before its first byte): false to go on with the next target, or, with none
      * left (or fallbacks off), to have the proxy answer 502/504.
      */
-    const failed = (message: string, wentSilent: boolean, status?: number): false => {
-      // a 5xx/429 was counted when it came in
-      if (status === undefined || (status < 500 && status !== 429)) target.breaker?.recordFailure(message)
+    const failed = (message: string, wentSilent: boolean, status?: number, answered?: true): false => {
+      // a 5xx/429 was counted when it came in; an answer of nothing is no failure of the target
+      if (answered) target.breaker?.recordSuccess()
+      else if (status === undefined || (status < 500 && status !== 429))
+        target.breaker?.recordFailure(message)
       attempts.push({provider: provider.name, ...(status === undefined ? {} : {status}), error: message})
       result.error = message
       result.status = 0
@@ -936,6 +943,9 @@ export async function proxyRequest(
       translated,
       provider,
     )
+    // (a relay that honours the client's idempotency key would answer the resend with the empty
+    // answer it kept)
+    if (again) for (const name of Object.keys(headers)) if (name.includes('idempotency')) delete headers[name]
     let upstream
     try {
       upstream = await pools.get(origin, options.timeouts).request({
@@ -1431,7 +1441,7 @@ export async function proxyRequest(
           if (at === -1) adapted.push(note)
           else adapted[at] = note
           tried--
-          return tryTarget(i, model, body, credential, translated, passedWith, passedAdapted)
+          return tryTarget(i, model, body, credential, translated, passedWith, passedAdapted, again)
         }
         errorText = waited
         // the client left while it waited: nothing more to send (the proxy answers 499)
@@ -1467,45 +1477,30 @@ export async function proxyRequest(
         credential,
         translated.translation,
         errorText,
+        undefined,
+        again || undefined,
       )
       // A Gemini answer with no text nor call (translated.ts `AnsweredNothing`), of which the client
-      // saw nothing: the same request again, once, its answer relayed as any
+      // saw nothing: the same request again, once, as a try of the same target (its status read as
+      // any first answer's: a 5xx/429 falls back, Codex's 429 waits), its answer relayed `again`
       if (relayed !== undefined && 'answeredNothing' in relayed) {
-        let next
-        try {
-          if (clientGone.aborted) throw clientGone.reason
-          next = await pools.get(origin, options.timeouts).request({
-            method: request.method as 'POST',
-            path: fullPath,
-            headers,
-            body: body.length > 0 ? body : undefined,
-            reset: body.length > RESET_BODY_BYTES,
-            signal: clientGone as unknown as EventEmitter,
-          })
-        } catch (error) {
-          next = undefined
-          relayed = {
-            failedBeforeFirstByte: `${provider.name}: the request sent again after an empty answer: ${describeError(error, options.timeouts)}`,
-            silent: isSilence(error),
-          }
-        }
-        if (next) {
-          if (next.statusCode >= 500 || next.statusCode === 429)
-            target.breaker?.recordFailure(
-              `${provider.name}: the request sent again after an empty answer: upstream answered ${next.statusCode}`,
-            )
-          relayed = await relayTranslated(
-            relayContext,
-            next,
-            next.statusCode,
-            target,
-            credential,
-            translated.translation,
-            undefined,
-            undefined,
-            true,
-          )
-        }
+        attempts.pop()
+        tried--
+        // (the empty answer's usage, which Google bills: added to the row of the answer to the resend)
+        const billed = result.usage
+        const sent = await tryTarget(i, model, body, credential, translated, passedWith, passedAdapted, true)
+        if (billed && result.provider === provider.name)
+          result.usage = result.usage
+            ? {
+                ...result.usage,
+                inputTokens: result.usage.inputTokens + billed.inputTokens,
+                outputTokens: result.usage.outputTokens + billed.outputTokens,
+                cacheReadTokens: result.usage.cacheReadTokens + billed.cacheReadTokens,
+                cacheCreationTokens: result.usage.cacheCreationTokens + billed.cacheCreationTokens,
+                reasoningTokens: result.usage.reasoningTokens + billed.reasoningTokens,
+              }
+            : billed
+        return sent
       }
       // A Messages upstream paused the turn (pause_turn): the same request again with the turn's
       // content so far as its last assistant message, read into the same client answer
@@ -1646,6 +1641,6 @@ export async function proxyRequest(
       return false
     }
     attempts.pop()
-    return failed(outcome.failedBeforeFirstByte, outcome.silent, status)
+    return failed(outcome.failedBeforeFirstByte, outcome.silent, status, outcome.answered)
   }
 }

@@ -288,6 +288,11 @@ export interface FailedBeforeFirstByte {
   failedBeforeFirstByte: string
   /** The upstream went silent (a timeout), not a reset or another error: 504 rather than 502. */
   silent: boolean
+  /**
+   * The upstream answered (Gemini's empty answer, twice: translated.ts `answeredNothing`), though
+   * with nothing the client can use: the next target is tried, the breaker not told of a failure.
+   */
+  answered?: true
 }
 
 /**

@@ -29,7 +29,7 @@ import {
   saidOverflow,
   saysOverflow,
 } from '../../protocols/context-overflow.js'
-import {EMPTY_ANSWER, emptyAnswer} from '../../protocols/gemini-parts.js'
+import {EMPTY_ANSWER, emptyAnswer, usageFromGemini} from '../../protocols/gemini-parts.js'
 import type {CarryStore, ThinkInPrompt, Usage} from '../../protocols/ir.js'
 import {parseJsonBytes, utf8Bytes} from '../../protocols/json-bytes.js'
 import {decodeMessagesUsage, droppedThinking, droppedThinkingNote} from '../../protocols/messages-stream.js'
@@ -179,16 +179,23 @@ const sentAgainNote = (provider: string): string =>
 
 /**
  * An empty answer (EMPTY_ANSWER) of which the client saw nothing: the proxy sends the request
- * again (`again` unset), or, for the answer to that, a 502 in the client's shape that its SDK
- * retries, the row saying why. The upstream answered: no breaker failure.
+ * again (`again` unset); for the answer to that, the next target when the policy has one (an
+ * upstream that answers nothing every time is routed around), else a 502 in the client's shape
+ * that its SDK retries, the row saying why. The upstream answered: no breaker failure.
  */
 function answeredNothing(
   ctx: RelayContext,
   target: ProxyTarget,
   again: boolean | undefined,
-): AnsweredNothing | undefined {
+): AnsweredNothing | FailedBeforeFirstByte | undefined {
   if (!again) return {answeredNothing: true}
   const {res, family, result} = ctx
+  if (ctx.canFallBack)
+    return {
+      failedBeforeFirstByte: `${upstreamNamed(target.provider, family)}: ${EMPTY_ANSWER}, twice (sent again once)`,
+      silent: false,
+      answered: true,
+    }
   const message = `${upstreamNamed(target.provider, family)}: ${EMPTY_ANSWER}, twice (sent again once): the client got a 502 to retry`
   result.status = 502
   result.error = result.error ? `${result.error}; ${message}` : message
@@ -504,8 +511,19 @@ export async function relayTranslated(
       return
     }
     // a Gemini answer that ended STOP with no text nor call: sent again once, then a 502 to retry
-    if (!failure && upFamily === 'gemini' && paused === undefined && emptyAnswer(body))
+    if (!failure && upFamily === 'gemini' && paused === undefined && emptyAnswer(body)) {
+      // (its usage, which Google bills, for the row: the proxy adds it to the next answer's)
+      const billed = usageFromGemini((body as {usageMetadata?: unknown}).usageMetadata)
+      if (billed)
+        result.usage = {
+          inputTokens: billed.inputTokens ?? 0,
+          outputTokens: billed.outputTokens ?? 0,
+          cacheReadTokens: billed.cacheReadTokens ?? 0,
+          cacheCreationTokens: billed.cacheCreationTokens ?? 0,
+          reasoningTokens: billed.reasoningTokens ?? 0,
+        }
       return answeredNothing(ctx, target, again)
+    }
     // a Messages upstream's turn that paused: joined to the answers before it, and continued while
     // the continuations last (nothing is added for an answer that did not pause: one comparison)
     let billed: unknown
@@ -780,7 +798,7 @@ export async function relayTranslated(
     // answered, though Google's thought-only ending is read at the stream's end)
     const empty = translator.error.said === EMPTY_ANSWER
     const message = empty
-      ? `${upstreamNamed(provider, family)}: ${EMPTY_ANSWER} after its thoughts streamed${again ? ' (sent again once)' : ''}: the client got a retryable error event`
+      ? `${upstreamNamed(provider, family)}: ${EMPTY_ANSWER} after its thoughts streamed${again ? ' (sent again once)' : ''}: the client got an error event`
       : `${upstreamNamed(provider, family)}: ${translator.error.message}`
     result.error = result.error && empty ? `${result.error}; ${message}` : message
     result.broken = true
@@ -833,7 +851,9 @@ function earlyError(
 ): FailedBeforeFirstByte | undefined {
   const {res, family, result} = ctx
   const message = `${upstreamNamed(provider, family)}: ${early.message}`
-  const failure = early.truncated || early.status >= 500 || early.status === 429
+  // (a failed finish is the model's answer, as it was once the stream had begun: the client gets
+  // the 502, the breaker is not told, no other target is tried)
+  const failure = !early.answered && (early.truncated || early.status >= 500 || early.status === 429)
   body.destroy()
   if (failure && ctx.canFallBack) return {failedBeforeFirstByte: message, silent: false}
   result.status = early.status
