@@ -1757,6 +1757,7 @@ export class StreamTranslator {
         if (event.code) this.error.code = event.code
         if (overflowed) this.error.overflow = true
         if (event.answered) this.error.answered = true
+        if (event.usage) this.usage.add(event.usage)
         // the tokens that did stream, when the upstream broke before reporting its usage
         const counted = this.usage.get()
         if (this.deltas > 0 && (counted?.outputTokens ?? 0) < this.deltas)
