@@ -96,6 +96,11 @@ describe("Gemini's empty STOP after a tool result, translated", {timeout: 60_000
     const [row] = await projectLogRows(base, 'ges-msg')
     expect(row).toMatchObject({status: 200, error: SENT_AGAIN})
     expect(row!.broken ?? false).toBe(false)
+    // the row bills both answers' prompts (Google bills the empty one, the same prompt); the client
+    // is told its own (Anthropic's input_tokens leave the cache's reads out, the row's hold them)
+    const prompt = message.usage.input_tokens + (message.usage.cache_read_input_tokens ?? 0)
+    expect(prompt).toBeGreaterThan(0)
+    expect(row!.inputTokens).toBe(2 * prompt)
     expect(await circuit()).toMatchObject({state: 'closed', consecutiveFailures: 0})
   })
 

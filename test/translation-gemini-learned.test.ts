@@ -33,6 +33,12 @@ const ROUTES: Record<string, {provider: string; model: string}> = {
   'gemma-alias': {provider: 'sim-gemini', model: 'gemma4-31b+no-thinking-budget'},
   // Gemma 4 by its own name: no budget from the first request
   'gemma-named': {provider: 'sim-gemini', model: 'gemma-4-31b-it+no-thinking-budget'},
+  // Gemma 4 refusing the level sent (the simulator's Gemini 2.5 quirk): learned
+  'gemma4-level': {provider: 'sim-gemini', model: 'gemma-4-26b-a4b-it+no-thinking-level'},
+  // Gemma 3 by its name (the simulator refuses any thinking config for it): none from the first request
+  'gemma3-named': {provider: 'sim-gemini', model: 'gemma-3-27b-it'},
+  // Gemma 3 behind an alias: learned from its refusal
+  'gemma3-alias': {provider: 'sim-gemini', model: 'gemma3-27b+no-thinking'},
   'types-chat': {provider: 'sim-chat', model: 'gemini-2.0-flash+gemini-schema'},
   'types-relay': {provider: 'sim-gemini', model: 'gemini-2.5-pro+gemini-schema'},
 }
@@ -112,7 +118,67 @@ describe("Gemma 4's refusal of any thinking budget", {timeout: 60_000}, () => {
     const calls = await geminiCalls()
     expect(calls).toHaveLength(1)
     expect(budgetOf(calls[0])).toBeUndefined()
+    // (its effort as Gemma 4's level: MINIMAL or HIGH, the two it takes)
+    expect(calls[0].generationConfig.thinkingConfig.thinkingLevel).toBe('HIGH')
     expect((await projectLogRows(base, 'glearn-gemma-named', 1))[0]).toMatchObject({status: 200, error: null})
+  })
+
+  it('Claude Code on Gemma 4 that refuses the level sent: learned, sent again without it', async () => {
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('gemma4-level')!, maxRetries: 0})
+    await geminiCalls()
+    const first = await client.messages.create({...params, messages: [{role: 'user', content: 'Say hi.'}]})
+    expect(first.content.some((b) => b.type === 'text')).toBe(true)
+    const calls = await geminiCalls()
+    expect(calls).toHaveLength(2)
+    expect(calls[0].generationConfig.thinkingConfig).toEqual({thinkingLevel: 'HIGH', includeThoughts: true})
+    expect(calls[1].generationConfig.thinkingConfig).toEqual({includeThoughts: true})
+    const [row] = await projectLogRows(base, 'glearn-gemma4-level', 1)
+    expect(row).toMatchObject({status: 200})
+    expect(row.error).toMatch(/refused thinkingLevel HIGH: sent again without it, the model decides/)
+  })
+})
+
+describe("Gemma 3's refusal of any thinking config", {timeout: 60_000}, () => {
+  const params = {
+    model: 'claude-sonnet-4-5',
+    max_tokens: 8192,
+    thinking: {type: 'enabled' as const, budget_tokens: 4096},
+  }
+
+  it('Claude Code on a gemma-3 name: no thinking config from the first request, answered at once', async () => {
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('gemma3-named')!, maxRetries: 0})
+    await geminiCalls()
+    const answer = await client.messages.create({...params, messages: [{role: 'user', content: 'Say hi.'}]})
+    expect(answer.content.some((b) => b.type === 'text')).toBe(true)
+    const calls = await geminiCalls()
+    expect(calls).toHaveLength(1)
+    expect(calls[0].generationConfig).not.toHaveProperty('thinkingConfig')
+    expect((await projectLogRows(base, 'glearn-gemma3-named', 1))[0]).toMatchObject({
+      status: 200,
+      error: null,
+    })
+  })
+
+  it("Codex on an alias: Google's refusal learned, sent again without the config; the next request right at once", async () => {
+    const openai = new OpenAI({baseURL: `${base}/v1`, apiKey: keys.get('gemma3-alias')!, maxRetries: 0})
+    await geminiCalls()
+    const ask = () =>
+      openai.responses.create({
+        model: 'gpt-5-codex',
+        store: false,
+        reasoning: {effort: 'low'},
+        input: 'Say hi.',
+      })
+    expect((await ask()).status).toBe('completed')
+    const calls = await geminiCalls()
+    expect(calls).toHaveLength(2)
+    expect(calls[0].generationConfig.thinkingConfig).toBeDefined()
+    expect(calls[1].generationConfig ?? {}).not.toHaveProperty('thinkingConfig')
+    const [row] = await projectLogRows(base, 'glearn-gemma3-alias', 1)
+    expect(row).toMatchObject({status: 200})
+    expect(row.error).toMatch(/refused thinkingConfig: sent again without it \(the model does not think\)/)
+    expect((await ask()).status).toBe('completed')
+    expect(await geminiCalls()).toHaveLength(1)
   })
 })
 

@@ -85,6 +85,17 @@ export function emptyAnswer(body: unknown): boolean {
   return !parts.some(answerPart)
 }
 
+/**
+ * The error message of a Gemini `generateContent` answer that broke off ({@link failedFinish}:
+ * MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, OTHER, ...), the prompt not blocked; else undefined.
+ */
+export function failedAnswer(body: unknown): string | undefined {
+  if (!isObject(body) || isObject(body.error)) return undefined
+  if (isObject(body.promptFeedback) && body.promptFeedback.blockReason !== undefined) return undefined
+  const candidate = Array.isArray(body.candidates) && isObject(body.candidates[0]) ? body.candidates[0] : {}
+  return failedFinish(str(candidate.finishReason))
+}
+
 /** The IR stop reason of a `finishReason` (STOP after function calls is `tool_use`). */
 export function stopOfFinish(finish: string | undefined, toolCalls: boolean): StopReason {
   if (finish === 'MAX_TOKENS') return 'max_tokens'

@@ -127,7 +127,8 @@ export class GeminiStreamDecoder implements StreamDecoder {
       this.done = true
       // (the model's answer, not the upstream failing: the breaker is not told of it)
       const error: StreamEvent = {type: 'error', status: 502, message: failed, answered: true}
-      if (!this.started) return [error]
+      // (nothing went to the client: the usage Google bills rides on the error, for the row)
+      if (!this.started) return [this.heldUsage ? {...error, usage: this.heldUsage} : error]
       out.push(error)
       return out
     }
@@ -169,7 +170,9 @@ export class GeminiStreamDecoder implements StreamDecoder {
   private empty(out: StreamEvent[]): StreamEvent[] {
     this.done = true
     const error: StreamEvent = {type: 'error', status: EMPTY_ANSWER_STATUS, message: EMPTY_ANSWER}
-    if (!this.started) return [error]
+    // (nothing went to the client: the usage Google bills rides on the error, for the row; the
+    // proxy adds it to the row of the answer to the request sent again)
+    if (!this.started) return [this.heldUsage ? {...error, usage: this.heldUsage} : error]
     if (this.heldUsage) out.push({type: 'usage', usage: this.heldUsage})
     out.push(error)
     return out

@@ -417,9 +417,9 @@ describe("Google's thought-only answer without finishReason (CLIProxyAPI #5226)"
     ])
   })
 
-  it('the same with the thoughts not shown (no part at all), and candidatesTokenCount 0: the error alone', () => {
+  it('the same with the thoughts not shown (no part at all), and candidatesTokenCount 0: the error alone, with the usage Google bills (for the row)', () => {
     const zero = {...last, usageMetadata: {...thoughtUsage, candidatesTokenCount: 0}}
-    expect(run([zero])).toEqual([empty])
+    expect(run([zero])).toEqual([{...empty, usage}])
   })
 
   it('a bare thoughtSignature on an empty text is no answer either', () => {

@@ -6,6 +6,7 @@ import type {
   Codec,
   CodecContext,
   Effort,
+  ReasoningSettings,
   FunctionTool,
   ImagePart,
   JsonSchema,
@@ -381,11 +382,35 @@ export const searchesBesideFunctions = (model: string): boolean => /^(?:models\/
  * Whether the model takes no `thinkingBudget` by its name: Gemma on the Gemini API refuses any,
  * 0 included (Gemma 4: "Thinking budget is not supported for this model.", it always thinks).
  * The encoder leaves it out from the first request; another name for such a model is learned from
- * its refusal (adaptations.ts). (Gemma 3 refuses thinking whole, `includeThoughts` too: "Thinking
- * is not enabled for models/gemma-3-27b-it"; not handled, and it takes no tools or system prompt
- * on the Gemini API either, so no agent gets that far.)
+ * its refusal (adaptations.ts).
  */
 export const takesNoThinkingBudget = (model: string): boolean => /(?:^|\/)gemma-/i.test(model)
+
+/**
+ * Whether the model takes no `thinkingConfig` at all by its name: Gemma 3 (`gemma-3-27b-it`,
+ * `gemma-3n-e4b-it`) does not think, and the Gemini API refuses any thinking config for it, a budget
+ * of 0 and a lone `includeThoughts` too: "Thinking is not enabled for models/gemma-3-27b-it" (the
+ * words Google answers Gemini 2.0 with, lobehub #7985). Another name for such a model is learned
+ * from the refusal (adaptations.ts `noThinking`).
+ */
+export const takesNoThinking = (model: string): boolean => /(?:^|\/)gemma-3(?!\d)/i.test(model)
+
+/**
+ * Gemma 4's thinking level (`gemma-4-31b-it`, `gemma-4-26b-a4b-it`): the Gemini API takes
+ * `thinkingLevel` `MINIMAL` or `HIGH` only, `LOW` and `MEDIUM` refused (earendil-works/pi PR
+ * #2811), and no budget. The client's effort, as Gemini 3's levels read it (decodeRequest: the
+ * level is the effort), on the two: none, minimal and low as `MINIMAL` (Gemma 4 cannot stop
+ * thinking), medium and above as `HIGH`; a budget alone as the effort of the same size (`BUDGETS`);
+ * nothing for a request that names neither. Another model's name gets no level.
+ */
+function gemmaLevel(model: string, r: ReasoningSettings): 'MINIMAL' | 'HIGH' | undefined {
+  if (!/(?:^|\/)gemma-4(?!\d)/i.test(model)) return undefined
+  if (r.disabled) return 'MINIMAL'
+  const effort =
+    r.effort ?? (r.budgetTokens === undefined ? undefined : r.budgetTokens <= BUDGETS.low ? 'low' : 'high')
+  if (effort === undefined) return undefined
+  return effort === 'minimal' || effort === 'low' ? 'MINIMAL' : 'HIGH'
+}
 
 /**
  * Whether the upstream model takes the images and documents of a function's result inside its
@@ -644,7 +669,9 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
   if (r) {
     const thinking: Body = {}
     if (takesNoThinkingBudget(model)) {
-      // (no budget: the model decides how much it thinks)
+      // (no budget: the model decides how much it thinks, Gemma 4 at the level asked)
+      const level = gemmaLevel(model, r)
+      if (level) thinking.thinkingLevel = level
     } else if (r.disabled) thinking.thinkingBudget = 0
     else {
       const budget = r.budgetTokens ?? (r.effort ? BUDGETS[r.effort] : undefined)
@@ -657,7 +684,8 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
             : budget
     }
     if (!r.disabled && r.include !== undefined) thinking.includeThoughts = r.include
-    if (Object.keys(thinking).length) config.thinkingConfig = thinking
+    // (a model that does not think refuses any thinking config: none goes)
+    if (Object.keys(thinking).length && !takesNoThinking(model)) config.thinkingConfig = thinking
   }
   if (Object.keys(config).length) body.generationConfig = config
   const left = imageNote(images)

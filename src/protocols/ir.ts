@@ -533,9 +533,11 @@ export type StreamEvent =
   /**
    * The upstream broke or reported an error. `answered`: the error is the model's own answer (a
    * finish that says the answer broke off, as Gemini's MALFORMED_FUNCTION_CALL), not the upstream
-   * failing: no breaker failure, and no other target is tried for it.
+   * failing: no breaker failure, and no other target is tried for it. `usage`: what the upstream
+   * billed for an answer of which the client was sent nothing (Gemini's empty or failed first
+   * finish): the log row counts it, the client is told none.
    */
-  | {type: 'error'; status: number; message: string; code?: string; answered?: true}
+  | {type: 'error'; status: number; message: string; code?: string; answered?: true; usage?: Partial<Usage>}
 
 export type BlockStart =
   | {type: 'text'}

@@ -240,7 +240,8 @@ export function encodeUpstreamRequest(
   const format = (body.response_format as {type?: unknown} | undefined)?.type
   // chat `reasoning_effort`, Responses `reasoning.effort`
   const effort = body.reasoning_effort ?? (body.reasoning as {effort?: unknown} | undefined)?.effort
-  const budget = geminiThinking(body)?.thinkingBudget
+  const thinking = geminiThinking(body) as {thinkingBudget?: unknown; thinkingLevel?: unknown} | undefined
+  const budget = thinking?.thinkingBudget
   // (members set one by one, not spread from a literal each: every `...{}` makes an object and
   // copies it, five a request)
   const sent: SentRequest = {upstream, request, fields: Object.keys(body)}
@@ -249,6 +250,10 @@ export function encodeUpstreamRequest(
   if (typeof format === 'string') sent.responseFormat = format
   if (typeof effort === 'string') sent.effort = effort
   if (typeof budget === 'number') sent.thinkingBudget = budget
+  if (thinking !== undefined) {
+    sent.thinkingConfig = true
+    if (typeof thinking.thinkingLevel === 'string') sent.thinkingLevel = thinking.thinkingLevel
+  }
   // (a refusal of the search is learned from a Messages or Responses upstream, and from Gemini 3,
   // whose search beside functions goes by the model's name, gemini.ts)
   if (
@@ -310,6 +315,10 @@ export interface SentRequest {
   reasoningSummary?: true
   /** Gemini `generationConfig.thinkingConfig.thinkingBudget`. */
   thinkingBudget?: number
+  /** Gemini `generationConfig.thinkingConfig.thinkingLevel` (Gemma 4's). */
+  thinkingLevel?: string
+  /** Gemini: a `generationConfig.thinkingConfig` was sent. */
+  thinkingConfig?: true
   /** Messages `thinking.type`, when it thinks. */
   thinking?: ThinkingForm
   /** Messages `thinking.display` was sent. */
@@ -418,12 +427,20 @@ function refuseUrlContext(request: Request, upstream: Family): void {
  * The thinking config of a Gemini body passed through (its `thinkingLevel`, its numeric
  * `thinkingBudget`), which the proxy reads only after a 400, to learn what the model refused.
  */
-export function geminiThinkingSent(body: Record<string, unknown>): {level?: string; budget?: number} {
+export function geminiThinkingSent(body: Record<string, unknown>): GeminiThinkingSent {
   const thinking = geminiThinking(body) as {thinkingLevel?: unknown; thinkingBudget?: unknown} | undefined
   return {
     ...(typeof thinking?.thinkingLevel === 'string' && {level: thinking.thinkingLevel}),
     ...(typeof thinking?.thinkingBudget === 'number' && {budget: thinking.thinkingBudget}),
+    ...(thinking !== undefined && {config: true as const}),
   }
+}
+
+/** A Gemini body's thinking config as sent: its level, its numeric budget, whether it had one at all. */
+export interface GeminiThinkingSent {
+  level?: string
+  budget?: number
+  config?: true
 }
 
 /** A Gemini body's `generationConfig.thinkingConfig`, if any. */
@@ -563,10 +580,14 @@ export interface UpstreamAdaptation {
   /**
    * A Gemini `thinkingLevel` the model refused (a Gemini 2.5 model: "Thinking level is not
    * supported for this model."; Gemini CLI sends one to gemini-3 names and those it does not
-   * know): left out of a body passed through, so the model decides. The translated encoder
-   * writes only a budget.
+   * know; the translated encoder, to Gemma 4): left out, so the model decides.
    */
   noThinkingLevel?: boolean
+  /**
+   * A Gemini model that does not think and refuses any `thinkingConfig` ("Thinking is not enabled
+   * for models/gemma-3-27b-it": Gemma 3, Gemini 2.0 by another name): the whole config left out.
+   */
+  noThinking?: boolean
   /**
    * Gemini: where the images and documents of a function's result go, the other layout refused
    * (gemini.ts `resultsWithMedia`): `flat`, after every `functionResponse` of the turn (Gemini
@@ -973,9 +994,18 @@ export function adaptPassedGemini(
   const capped = adapt.toolCap !== undefined ? geminiBodyWithinToolCap(body, adapt.toolCap) : undefined
   if (capped) notes?.push(capped.note)
   const out = capped?.body ?? body
+  if (adapt.noThinking) leaveOutThinking(out)
   if (adapt.noThinkingLevel) leaveOutThinkingLevel(out)
   if (adapt.thinkingBudget) adaptGeminiBudget(out, adapt.thinkingBudget)
   return upstreamBytes(out)
+}
+
+/** A Gemini body without its `thinkingConfig` (a model that does not think). */
+function leaveOutThinking(body: Record<string, unknown>): void {
+  if (!geminiThinking(body)) return
+  const {thinkingConfig: _, ...rest} = body.generationConfig as Record<string, unknown>
+  if (Object.keys(rest).length > 0) body.generationConfig = rest
+  else delete body.generationConfig
 }
 
 /** A Gemini body's `thinkingConfig` without its `thinkingLevel` (`includeThoughts` kept). */
@@ -1108,6 +1138,8 @@ function adaptBody(
       else delete body.thinking
     }
   }
+  if (adapt.noThinking) leaveOutThinking(body)
+  if (adapt.noThinkingLevel) leaveOutThinkingLevel(body)
   if (adapt.thinkingBudget) adaptGeminiBudget(body, adapt.thinkingBudget)
   if (adapt.effortOnlyWithThinking) withoutEffortWhenOff(body)
   // (before the conversation rules: a user message it adds after tool results is bridged too)
@@ -1757,6 +1789,7 @@ export class StreamTranslator {
         if (event.code) this.error.code = event.code
         if (overflowed) this.error.overflow = true
         if (event.answered) this.error.answered = true
+        if (event.usage) this.usage.add(event.usage)
         // the tokens that did stream, when the upstream broke before reporting its usage
         const counted = this.usage.get()
         if (this.deltas > 0 && (counted?.outputTokens ?? 0) < this.deltas)

@@ -1151,7 +1151,7 @@ describe('Gemini and Messages upstreams', () => {
     ).toBeUndefined()
   })
 
-  it('a gemma- name goes without a budget from the first request (Gemma 4 takes none)', () => {
+  it('a gemma- name goes without a budget from the first request; Gemma 4 at its level, Gemma 3 with no thinking config', () => {
     const request = (thinking: unknown) =>
       decodeClientRequest(
         'messages',
@@ -1164,18 +1164,132 @@ describe('Gemini and Messages upstreams', () => {
         },
         {},
       )
-    for (const model of ['gemma-4-31b-it', 'models/gemma-4-26b-a4b-it', 'google/gemma-3-27b-it']) {
+    const config = (sent: {body: Buffer}) =>
+      (JSON.parse(sent.body.toString()) as {generationConfig: Record<string, unknown>}).generationConfig
+    for (const model of ['gemma-4-31b-it', 'models/gemma-4-26b-a4b-it']) {
       const adaptive = encodeUpstreamRequest(request({type: 'adaptive'}), 'gemini', model)
-      expect(JSON.parse(adaptive.body.toString()).generationConfig.thinkingConfig).toEqual({
-        includeThoughts: true,
-      })
+      expect(config(adaptive).thinkingConfig).toEqual({thinkingLevel: 'HIGH', includeThoughts: true})
       expect(adaptive.sent.thinkingBudget).toBeUndefined()
+      // (Gemma 4 cannot stop thinking: the least it takes)
       const off = encodeUpstreamRequest(request({type: 'disabled'}), 'gemini', model)
-      expect(JSON.parse(off.body.toString()).generationConfig).not.toHaveProperty('thinkingConfig')
+      expect(config(off).thinkingConfig).toEqual({thinkingLevel: 'MINIMAL'})
+    }
+    // Gemma 3 does not think: no thinking config at all, whatever the client asked
+    for (const model of ['gemma-3-27b-it', 'google/gemma-3n-e4b-it']) {
+      for (const thinking of [{type: 'adaptive'}, {type: 'disabled'}, {type: 'enabled', budget_tokens: 4096}])
+        expect(config(encodeUpstreamRequest(request(thinking), 'gemini', model))).toEqual({
+          maxOutputTokens: 32000,
+        })
     }
     // a Gemini name keeps its budget
     const gemini = encodeUpstreamRequest(request({type: 'adaptive'}), 'gemini', 'gemini-2.5-flash')
     expect(gemini.sent.thinkingBudget).toBe(24576)
+  })
+
+  it.each([
+    ['none', 'MINIMAL'],
+    ['minimal', 'MINIMAL'],
+    ['low', 'MINIMAL'],
+    ['medium', 'HIGH'],
+    ['high', 'HIGH'],
+    ['xhigh', 'HIGH'],
+  ])("Codex's effort %s to Gemma 4: thinkingLevel %s", (effort, level) => {
+    const codex = decodeClientRequest(
+      'responses',
+      {model: 'gpt-5', input: 'hi', reasoning: {effort, summary: 'auto'}},
+      {},
+    )
+    const sent = encodeUpstreamRequest(codex, 'gemini', 'gemma-4-31b-it')
+    const thinking = (JSON.parse(sent.body.toString()) as {generationConfig: {thinkingConfig: unknown}})
+      .generationConfig.thinkingConfig
+    expect(thinking).toMatchObject({thinkingLevel: level})
+    expect(thinking).not.toHaveProperty('thinkingBudget')
+    expect(sent.sent.thinkingLevel).toBe(level)
+  })
+
+  it.each([
+    [{type: 'enabled', budget_tokens: 1024}, undefined, 'MINIMAL'],
+    [{type: 'enabled', budget_tokens: 16000}, undefined, 'HIGH'],
+    [{type: 'adaptive'}, 'max', 'HIGH'],
+    [{type: 'adaptive'}, 'low', 'MINIMAL'],
+  ])("Claude Code's thinking %j, effort %s, to Gemma 4: thinkingLevel %s", (thinking, effort, level) => {
+    const claude = decodeClientRequest(
+      'messages',
+      {
+        model: 'c',
+        max_tokens: 32000,
+        thinking,
+        ...(effort ? {output_config: {effort}} : {}),
+        messages: [{role: 'user', content: 'hi'}],
+      },
+      {},
+    )
+    const sent = encodeUpstreamRequest(claude, 'gemini', 'gemma-4-26b-a4b-it')
+    expect(JSON.parse(sent.body.toString()).generationConfig.thinkingConfig).toEqual({
+      thinkingLevel: level,
+      includeThoughts: true,
+    })
+  })
+
+  it("Gemma 4's refusal of the level sent, and Gemma 3's of any thinking config: learned per model, sent again without", () => {
+    const claude = decodeClientRequest(
+      'messages',
+      {
+        model: 'c',
+        max_tokens: 1000,
+        thinking: {type: 'adaptive'},
+        output_config: {effort: 'high'},
+        messages: [{role: 'user', content: 'hi'}],
+      },
+      {},
+    )
+    const config = (sent: {body: Buffer}) =>
+      (JSON.parse(sent.body.toString()) as {generationConfig: Record<string, unknown>}).generationConfig
+    const a = new UpstreamAdaptations()
+    const first = encodeUpstreamRequest(claude, 'gemini', 'gemma-4-31b-it')
+    expect(
+      a.learn(
+        'google',
+        'gemma-4-31b-it',
+        google('Thinking level is not supported for this model.'),
+        first.sent,
+      ),
+    ).toBe('refused thinkingLevel HIGH: sent again without it, the model decides')
+    const level = a.get('google', 'gemma-4-31b-it')!
+    expect(level).toEqual({noThinkingLevel: true})
+    const again = encodeUpstreamRequest(claude, 'gemini', 'gemma-4-31b-it', {}, level)
+    expect(config(again)).toEqual({maxOutputTokens: 1000, thinkingConfig: {includeThoughts: true}})
+    // another name for Gemma 3 (an alias): its budget refused in Google's words, the whole config left out
+    const alias = encodeUpstreamRequest(claude, 'gemini', 'my-gemma3')
+    expect(config(alias).thinkingConfig).toBeDefined()
+    expect(
+      a.learn('google', 'my-gemma3', google('Thinking is not enabled for models/my-gemma3'), alias.sent),
+    ).toBe('refused thinkingConfig: sent again without it (the model does not think)')
+    const none = a.get('google', 'my-gemma3')!
+    expect(none).toEqual({noThinking: true})
+    expect(describeAdaptation(none)).toEqual(['thinkingConfig left out (the model does not think)'])
+    expect(config(encodeUpstreamRequest(claude, 'gemini', 'my-gemma3', {}, none))).toEqual({
+      maxOutputTokens: 1000,
+    })
+    // Gemini CLI passed through to it: the same
+    const body = {
+      contents: [{role: 'user', parts: [{text: 'hi'}]}],
+      generationConfig: {temperature: 1, thinkingConfig: {thinkingBudget: 0}},
+    }
+    const b = new UpstreamAdaptations()
+    expect(
+      b.learnPassedGeminiThinking(
+        'google',
+        'my-gemma3',
+        google('Thinking is not enabled for models/my-gemma3'),
+        geminiThinkingSent(body),
+        undefined,
+      ),
+    ).toBe('refused thinkingConfig: sent again without it (the model does not think)')
+    expect(JSON.parse(adaptPassedGemini(body, b.get('google', 'my-gemma3')!).toString())).toEqual({
+      contents: body.contents,
+      generationConfig: {temperature: 1},
+    })
   })
 
   it("caps max_tokens at Anthropic's stated limit, with a thinking budget kept under it, and learns nothing else from a Messages upstream", () => {

@@ -33,7 +33,7 @@ import type {ImagePart, RefusedMedia, Request} from '../../protocols/ir.js'
 import {upstreamErrorMessage} from '../../protocols/errors.js'
 import type {ThoughtSignatureField} from '../../protocols/conversation-rules.js'
 import {thinkingOffFields} from '../../protocols/thinking-off.js'
-import type {SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
+import type {GeminiThinkingSent, SentRequest, UpstreamAdaptation} from '../../protocols/translate.js'
 import type {Family} from '../../store/schema.js'
 import {refusesCacheTtl} from './cache-ttl.js'
 import {refusesDeferredTools} from './tool-search.js'
@@ -1214,17 +1214,28 @@ function budgetRefusal(
 }
 
 /**
- * A Gemini model's refusal of the thinking config of a Gemini body passed through (Gemini CLI
- * routed to a model of another generation than the one it named): Gemini 2.5's "Thinking level
- * is not supported for this model." (Vertex: "thinking_level MEDIUM is not supported by this
- * model"), the level left out from then on; a budget's refusal, as a translated request's
+ * A Gemini model's refusal of the thinking config sent, translated or in a Gemini body passed
+ * through (Gemini CLI routed to a model of another generation than the one it named): a model that
+ * does not think, "Thinking is not enabled for models/gemma-3-27b-it" (Gemma 3; Gemini 2.0,
+ * lobehub #7985), the whole config left out from then on; Gemini 2.5's "Thinking level is not
+ * supported for this model." (Vertex: "thinking_level MEDIUM is not supported by this model"; Gemma
+ * 4's for a level it does not take), the level left out from then on; a budget's refusal
  * ({@link budgetRefusal}).
  */
-function passedThinkingRefusal(
+function thinkingConfigRefusal(
   errorText: string,
-  sent: {level?: string; budget?: number},
+  sent: GeminiThinkingSent,
   known: UpstreamAdaptation,
 ): {next: UpstreamAdaptation; note: string} | undefined {
+  if (
+    sent.config &&
+    !known.noThinking &&
+    /thinking is not enabled for\b/i.test(errorParts(errorText).message)
+  )
+    return {
+      next: {...known, noThinking: true},
+      note: 'refused thinkingConfig: sent again without it (the model does not think)',
+    }
   if (
     sent.level !== undefined &&
     /thinking[ _]level\b.{0,40}not supported/i.test(errorParts(errorText).message)
@@ -2188,9 +2199,15 @@ function decide(
     if (json) return {next: {...known, ...json.learned}, note: json.note}
     const media = resultMediaRefusal(errorText, sent, known, model)
     if (media) return media
-    const budget = budgetRefusal(errorText, sent.thinkingBudget)
-    if (!budget) return undefined
-    return {next: {...known, thinkingBudget: {...known.thinkingBudget, ...budget.learned}}, note: budget.note}
+    return thinkingConfigRefusal(
+      errorText,
+      {
+        ...(sent.thinkingLevel !== undefined && {level: sent.thinkingLevel}),
+        ...(sent.thinkingBudget !== undefined && {budget: sent.thinkingBudget}),
+        ...(sent.thinkingConfig && {config: true as const}),
+      },
+      known,
+    )
   }
   const json = jsonRefusal(errorText, sent)
   if (json) return {next: {...known, ...json.learned}, note: json.note}
@@ -2499,6 +2516,7 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (budget?.over !== undefined) rules.push(`a thinking budget from ${budget.over} up left out`)
   if (budget?.under !== undefined) rules.push(`a thinking budget up to ${budget.under} left out`)
   if (a.noThinkingLevel) rules.push('thinkingLevel left out (the model takes none)')
+  if (a.noThinking) rules.push('thinkingConfig left out (the model does not think)')
   if (a.toolIds?.alnum !== undefined) rules.push(`tool-call ids as ${a.toolIds.alnum} letters and digits`)
   if (a.toolIds?.max !== undefined) rules.push(`tool-call ids of at most ${a.toolIds.max} characters`)
   if (a.bridgeToolTurns) rules.push('an assistant message between tool results and a user message')
@@ -2966,14 +2984,14 @@ export class UpstreamAdaptations {
     provider: string,
     model: string,
     errorText: string,
-    sent: {level?: string; budget?: number},
+    sent: GeminiThinkingSent,
     adaptedWith: UpstreamAdaptation | undefined,
   ): string | undefined {
     return this.settle(
       provider,
       model,
       adaptedWith,
-      passedThinkingRefusal(errorText, sent, adaptedWith ?? {}),
+      thinkingConfigRefusal(errorText, sent, adaptedWith ?? {}),
     )
   }
 

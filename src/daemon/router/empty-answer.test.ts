@@ -60,6 +60,8 @@ writes.push = (...chunks: string[]) => {
 }
 /** When the upstream sent the rest of a stream with `pauseMs`. */
 let restSentAt = 0
+/** The upstream answers whose connection closed before they ended (the gateway aborted them). */
+let cutOff = 0
 const gateway = new ProxyGateway({
   route: () => ({targets: targets(), timeouts: TIMEOUTS}),
   onResponse: (res) => {
@@ -76,6 +78,9 @@ const answering =
     const answer = list()[Math.min(got.length, list().length - 1)]!
     got.push(body)
     headers?.push(req.headers)
+    res.on('close', () => {
+      if (!res.writableEnded) cutOff++
+    })
     if ('stream' in answer) {
       res.writeHead(200, {'content-type': 'text/event-stream'})
       if (answer.pauseMs !== undefined) {
@@ -104,6 +109,7 @@ afterEach(() => {
   receivedHeaders.length = 0
   receivedB.length = 0
   answersB = [{stream: [WHOLE]}]
+  cutOff = 0
 })
 
 afterAll(async () => {
@@ -224,6 +230,8 @@ describe("Gemini's empty STOP, translated: sent again once", () => {
     expect(received[1]!.equals(received[0]!)).toBe(true)
     expect(result).toMatchObject({status: 200, error: SENT_AGAIN})
     expect(result.broken ?? false).toBe(false)
+    // (the row bills both prompts: Google's usage of the empty answer, then the whole one's)
+    expect(result.usage).toMatchObject({inputTokens: 1800, outputTokens: 8})
     expect(breaker).toBe('closed')
   })
 
@@ -237,8 +245,7 @@ describe("Gemini's empty STOP, translated: sent again once", () => {
     expect(received).toHaveLength(2)
     expect(received[1]!.equals(received[0]!)).toBe(true)
     expect(result).toMatchObject({status: 200, error: SENT_AGAIN})
-    // (the row bills both prompts: Google's usage of the empty answer, then the whole one's; a stream's
-    // empty answer's usage is not kept yet)
+    // (the row bills both prompts: Google's usage of the empty answer, then the whole one's)
     expect(result.usage).toMatchObject({inputTokens: 1800, outputTokens: 8})
     expect(breaker).toBe('closed')
   })
@@ -267,6 +274,33 @@ describe("Gemini's empty STOP, translated: sent again once", () => {
     expect(received).toHaveLength(2)
     expect(result.error).toMatch(/The model is overloaded/)
     expect(breaker).toBe('open')
+  })
+
+  it('the client leaves while the start is held (no part yet): a 499 row, the upstream request aborted', async () => {
+    answers = [{stream: [{usageMetadata: usage}, WHOLE], pauseMs: 1500}]
+    const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
+    targets = () => [
+      {provider: {...provider, baseUrl: upstream.origin}, translate: true, breaker: breakers.get('up')},
+    ]
+    const leave = new AbortController()
+    const answer = fetch(gateway.url + PATH.messages, {
+      method: 'POST',
+      headers: {'content-type': 'application/json'},
+      body: JSON.stringify({...BODY.messages, stream: true}),
+      signal: leave.signal,
+    })
+    // (the head waits for the first part: the fetch has no response to give yet)
+    setTimeout(() => leave.abort(), 150)
+    await expect(answer).rejects.toThrow()
+    const [result] = await gateway.settled()
+    expect(writes).toHaveLength(0)
+    expect(result).toMatchObject({status: 499, clientAborted: true, error: 'client closed the connection'})
+    expect(received).toHaveLength(1)
+    // (the upstream's side of the connection closes a moment later, before its answer's end)
+    for (let waited = 0; cutOff === 0 && waited < 800; waited += 20)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(cutOff).toBe(1)
+    expect(breakers.snapshotOf('up')).toMatchObject({state: 'closed', consecutiveFailures: 0})
   })
 })
 
@@ -343,6 +377,36 @@ describe("Gemini's empty STOP, translated: the resend's status, headers; a faile
       expect(failures).toBe(0)
     },
   )
+
+  it.each([
+    ['MALFORMED_FUNCTION_CALL', /upstream produced a malformed function call/],
+    ['UNEXPECTED_TOOL_CALL', /finishReason UNEXPECTED_TOOL_CALL/],
+  ])(
+    'a JSON answer with a failed finish (%s): the same 502, its usage on the row, no breaker failure, no other target',
+    async (finish, said) => {
+      answers = [
+        {
+          json: {
+            candidates: [{content: {role: 'model'}, finishReason: finish, index: 0}],
+            usageMetadata: usage,
+          },
+        },
+      ]
+      answersB = [{json: WHOLE}]
+      const {res, text, result, breaker, failures} = await run('messages', false, {two: true})
+      expect(res.status).toBe(502)
+      expect(text).toMatch(/"type":"api_error"/)
+      expect(text).toMatch(said)
+      expect(received).toHaveLength(1)
+      expect(receivedB).toHaveLength(0)
+      expect(result.status).toBe(502)
+      expect(result.error).toMatch(said)
+      expect(breaker).toBe('closed')
+      expect(failures).toBe(0)
+      // (Google bills the answer: its usage on the row)
+      expect(result.usage).toMatchObject({inputTokens: 900, outputTokens: 0})
+    },
+  )
 })
 
 describe("Gemini's empty STOP, translated: twice, or after thoughts", () => {
@@ -387,7 +451,7 @@ describe("Gemini's empty STOP, translated: twice, or after thoughts", () => {
       expect(result.error).toMatch(
         /the upstream answered nothing .*, twice \(sent again once\): the client got a 502 to retry/,
       )
-      if (!stream) expect(result.usage).toMatchObject({inputTokens: 1800, outputTokens: 0})
+      expect(result.usage).toMatchObject({inputTokens: 1800, outputTokens: 0})
       expect(breaker).toBe('closed')
     },
   )

@@ -170,6 +170,7 @@ const rewritesPassed = (family: Family, learned: UpstreamAdaptation | undefined)
         learned !== undefined &&
         (learned.toolCap !== undefined ||
           learned.noThinkingLevel === true ||
+          learned.noThinking === true ||
           learned.thinkingBudget !== undefined)
 
 /**

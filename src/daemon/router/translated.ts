@@ -29,7 +29,7 @@ import {
   saidOverflow,
   saysOverflow,
 } from '../../protocols/context-overflow.js'
-import {EMPTY_ANSWER, emptyAnswer, usageFromGemini} from '../../protocols/gemini-parts.js'
+import {EMPTY_ANSWER, emptyAnswer, failedAnswer, usageFromGemini} from '../../protocols/gemini-parts.js'
 import type {CarryStore, ThinkInPrompt, Usage} from '../../protocols/ir.js'
 import {parseJsonBytes, utf8Bytes} from '../../protocols/json-bytes.js'
 import {decodeMessagesUsage, droppedThinking, droppedThinkingNote} from '../../protocols/messages-stream.js'
@@ -171,6 +171,19 @@ export {continuationBody} from '../../protocols/pause.js'
  */
 export interface AnsweredNothing {
   answeredNothing: true
+}
+
+/** The usage Google bills for a Gemini answer the client gets none of (its `usageMetadata`), if any. */
+function billedGemini(body: unknown): Usage | null {
+  const billed = usageFromGemini((body as {usageMetadata?: unknown}).usageMetadata)
+  if (!billed) return null
+  return {
+    inputTokens: billed.inputTokens ?? 0,
+    outputTokens: billed.outputTokens ?? 0,
+    cacheReadTokens: billed.cacheReadTokens ?? 0,
+    cacheCreationTokens: billed.cacheCreationTokens ?? 0,
+    reasoningTokens: billed.reasoningTokens ?? 0,
+  }
 }
 
 /** The log row's note on an answer sent again after an empty one (a whole answer came). */
@@ -510,18 +523,25 @@ export async function relayTranslated(
       sendFamilyError(res, family, said.status, message, {requestId: result.requestId})
       return
     }
+    // a Gemini answer that broke off (MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, OTHER): the
+    // model's answer, as a stream's first event says it (earlyError): a 502 in the client's shape,
+    // its usage billed on the row, no breaker failure, no other target
+    const broke = !failure && upFamily === 'gemini' ? failedAnswer(body) : undefined
+    if (broke) {
+      const message = `${upstreamNamed(provider, family)}: ${broke}`
+      result.status = 502
+      result.error = message
+      result.ttfbMs = performance.now() - started
+      result.usage = billedGemini(body)
+      target.breaker?.recordSuccess()
+      sendFamilyError(res, family, 502, message, {requestId: result.requestId})
+      return
+    }
     // a Gemini answer that ended STOP with no text nor call: sent again once, then a 502 to retry
     if (!failure && upFamily === 'gemini' && paused === undefined && emptyAnswer(body)) {
       // (its usage, which Google bills, for the row: the proxy adds it to the next answer's)
-      const billed = usageFromGemini((body as {usageMetadata?: unknown}).usageMetadata)
-      if (billed)
-        result.usage = {
-          inputTokens: billed.inputTokens ?? 0,
-          outputTokens: billed.outputTokens ?? 0,
-          cacheReadTokens: billed.cacheReadTokens ?? 0,
-          cacheCreationTokens: billed.cacheCreationTokens ?? 0,
-          reasoningTokens: billed.reasoningTokens ?? 0,
-        }
+      const billed = billedGemini(body)
+      if (billed) result.usage = billed
       return answeredNothing(ctx, target, again)
     }
     // a Messages upstream's turn that paused: joined to the answers before it, and continued while
@@ -776,9 +796,13 @@ export async function relayTranslated(
     }
     return earlyError(ctx, target, provider, early, body)
   }
-  if (broken && (ctx.clientGone.aborted || result.clientAborted || res.destroyed)) {
+  // the client left: while the answer's start was held (nothing sent, not even the headers: a
+  // Gemini answer before its first part), a 499, as the proxy records a client that left before
+  // an answer; the upstream request was aborted with it (the body's signal)
+  if ((broken || !headed) && (ctx.clientGone.aborted || result.clientAborted || res.destroyed)) {
     result.clientAborted = true
     result.error = 'client closed the connection'
+    if (!headed) result.status = 499
     target.breaker?.release()
     body.destroy()
     return

@@ -285,7 +285,7 @@ function handle(context: SimContext, emptied: Set<string>) {
     const refused =
       method === 'countTokens'
         ? undefined
-        : (refusedThinkingBudget(body, quirks) ?? refusedMaxOutputTokens(body, quirks))
+        : (refusedThinkingBudget(body, quirks, model) ?? refusedMaxOutputTokens(body, quirks))
     if (refused) {
       context.sendError(request, 400, refused)
       return

@@ -888,6 +888,38 @@ describe('gemini quirks', () => {
     expect((await post(path, config({includeThoughts: true}))).status).toBe(200)
   })
 
+  it("by name: Gemma 3 refuses any thinking config, Gemma 4 a budget and any level but MINIMAL and HIGH, in Google's words", async () => {
+    const config = (thinkingConfig: Json) => ({
+      contents: [{parts: [{text: 'x'}]}],
+      generationConfig: {thinkingConfig},
+    })
+    const said = async (model: string, thinkingConfig: Json) => {
+      const answer = await post(`/v1beta/models/${model}:generateContent`, config(thinkingConfig))
+      return answer.status === 200 ? 200 : (answer.json as {error: {message: string}}).error.message
+    }
+    for (const thinking of [{thinkingBudget: 0}, {includeThoughts: true}, {thinkingLevel: 'HIGH'}])
+      expect(await said('gemma-3-27b-it', thinking)).toBe('Thinking is not enabled for models/gemma-3-27b-it')
+    expect(await said('gemma-3n-e4b-it', {includeThoughts: true})).toBe(
+      'Thinking is not enabled for models/gemma-3n-e4b-it',
+    )
+    expect(await said('gemma3-x+no-thinking', {includeThoughts: true})).toBe(
+      'Thinking is not enabled for models/gemma3-x',
+    )
+    expect(
+      (await post('/v1beta/models/gemma-3-27b-it:generateContent', {contents: [{parts: [{text: 'x'}]}]}))
+        .status,
+    ).toBe(200)
+    for (const level of ['LOW', 'MEDIUM'])
+      expect(await said('gemma-4-31b-it', {thinkingLevel: level})).toBe(
+        'Thinking level is not supported for this model.',
+      )
+    expect(await said('gemma-4-31b-it', {thinkingBudget: 1024})).toBe(
+      'Thinking budget is not supported for this model.',
+    )
+    for (const level of ['MINIMAL', 'HIGH'])
+      expect(await said('gemma-4-31b-it', {thinkingLevel: level, includeThoughts: true})).toBe(200)
+  })
+
   it('thoughts-no-finish: thoughts, a usage of thoughts only, no finishReason (stream and answer)', async () => {
     const path = '/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse'
     const body = {

@@ -32,6 +32,8 @@ export const SIM_QUIRKS = [
   'no-thinking-level',
   // Gemma 4 on the Gemini API: any thinkingBudget refused, 0 included
   'no-thinking-budget',
+  // Gemma 3 (and Gemini 2.0) on the Gemini API: any thinkingConfig refused
+  'no-thinking',
   'max-output-32000',
   'max-output-8192',
   'mistral-extra',
@@ -963,18 +965,34 @@ function minimalEffortRefusal(
 }
 
 /**
- * Gemini's refusal of a thinking budget (`thinking-only`, Gemini 2.5 Pro: thinking cannot be
- * turned off, budgets 128-32 768; `no-thinking-budget`, Gemma 4: any budget, 0 and -1 included)
- * or of a thinking level (`no-thinking-level`), as its message, or undefined.
+ * Gemini's refusal of a thinking config, as its message, or undefined: of any (`no-thinking`, and
+ * a `gemma-3` name: a model that does not think); of a thinking budget (`thinking-only`, Gemini 2.5
+ * Pro: thinking cannot be turned off, budgets 128-32 768; `no-thinking-budget` and a `gemma-4`
+ * name, Gemma 4: any budget, 0 and -1 included); of a thinking level (`no-thinking-level`; a
+ * `gemma-4` name: any but `MINIMAL` and `HIGH`).
  */
-export function refusedThinkingBudget(body: Record<string, unknown>, quirks: Quirks): string | undefined {
+export function refusedThinkingBudget(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+  model = '',
+): string | undefined {
   const config = body.generationConfig as
     {thinkingConfig?: {thinkingBudget?: unknown; thinkingLevel?: unknown}} | undefined
-  // `no-thinking-level`: a Gemini 2.5 model, which takes a budget only
-  if (quirks.has('no-thinking-level') && config?.thinkingConfig?.thinkingLevel !== undefined)
+  // Gemma 3: "Thinking is not enabled for models/gemma-3-27b-it", a budget of 0 or a lone
+  // includeThoughts too (the words Google answers Gemini 2.0 with, lobehub #7985)
+  if (config?.thinkingConfig !== undefined && (quirks.has('no-thinking') || /^gemma-3(?!\d)/.test(model)))
+    return `Thinking is not enabled for models/${model}`
+  const gemma4 = /^gemma-4(?!\d)/.test(model)
+  const level = config?.thinkingConfig?.thinkingLevel
+  // `no-thinking-level`: a Gemini 2.5 model, which takes a budget only; Gemma 4 takes MINIMAL and
+  // HIGH only (earendil-works/pi PR #2811)
+  if (
+    level !== undefined &&
+    (quirks.has('no-thinking-level') || (gemma4 && level !== 'MINIMAL' && level !== 'HIGH'))
+  )
     return 'Thinking level is not supported for this model.'
   const budget = config?.thinkingConfig?.thinkingBudget
-  if (quirks.has('no-thinking-budget') && budget !== undefined)
+  if ((quirks.has('no-thinking-budget') || gemma4) && budget !== undefined)
     return 'Thinking budget is not supported for this model.'
   if (!quirks.has('thinking-only')) return undefined
   if (typeof budget !== 'number' || budget === -1) return undefined
