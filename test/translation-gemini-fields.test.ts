@@ -14,19 +14,13 @@ import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {runCli} from './helpers/cli.js'
-import {
-  issueKeyOverApi,
-  projectLogRows,
-  simPolicy,
-  startSimGatewayWithPolicies,
-  takeSimCalls,
-} from './helpers/gateway.js'
+import type {GeminiRoutes} from './helpers/gateway.js'
+import {projectLogRows, startGeminiRoutes} from './helpers/gateway.js'
 
 let base = ''
 let home = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-const keys = new Map<string, string>()
+let keys = new Map<string, string>()
+let routes: GeminiRoutes | undefined
 
 /** Each test its own model: what is learned is kept per provider and model. */
 const ROUTES: Record<string, {provider: string; model: string}> = {
@@ -41,25 +35,14 @@ const ROUTES: Record<string, {provider: string; model: string}> = {
 const PASSED = {provider: 'sim-chat', model: 'gemini-2.5-flash-lite+gemini-schema'}
 
 beforeAll(async () => {
-  ;({base, home, simOrigin, stop} = await startSimGatewayWithPolicies([
-    ...Object.entries(ROUTES).map(([id, {provider, model}]) =>
-      simPolicy(
-        `gfields-${id}`,
-        Object.fromEntries(
-          ['messages', 'responses', 'chat'].map((f) => [f, [{provider, model, translate: true}]]),
-        ),
-      ),
-    ),
-    simPolicy('gfields-passed', {chat: [PASSED]}),
-  ]))
-  for (const id of [...Object.keys(ROUTES), 'passed'])
-    keys.set(id, await issueKeyOverApi(base, `gfields-${id}`, 'generic_agent', `gfields-${id}`))
+  routes = await startGeminiRoutes('gfields', ROUTES, PASSED)
+  ;({base, home, keys} = routes)
 }, 120_000)
 
-afterAll(() => stop())
+afterAll(() => routes?.stop())
 
-const chatCalls = () => takeSimCalls(simOrigin, /\/chat\/completions$/)
-const geminiCalls = () => takeSimCalls(simOrigin, /:(?:streamGenerateContent|generateContent)$/)
+const chatCalls = () => routes!.chatCalls()
+const geminiCalls = () => routes!.geminiCalls()
 
 /** A schema as Claude Code's tools write them (zod-to-json-schema), with a shared definition. */
 const BASH_SCHEMA = {

@@ -14,18 +14,12 @@ import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {
-  issueKeyOverApi,
-  projectLogRows,
-  simPolicy,
-  startSimGatewayWithPolicies,
-  takeSimCalls,
-} from './helpers/gateway.js'
+import type {GeminiRoutes} from './helpers/gateway.js'
+import {projectLogRows, startGeminiRoutes} from './helpers/gateway.js'
 
 let base = ''
-let simOrigin = ''
-let stop: () => Promise<void> = async () => {}
-const keys = new Map<string, string>()
+let keys = new Map<string, string>()
+let routes: GeminiRoutes | undefined
 
 /** Each test its own model: what is learned is kept per provider and model. */
 const ROUTES: Record<string, {provider: string; model: string}> = {
@@ -47,25 +41,14 @@ const ROUTES: Record<string, {provider: string; model: string}> = {
 const PASSED = {provider: 'sim-chat', model: 'gemini-2.5-flash-lite+gemini-schema'}
 
 beforeAll(async () => {
-  ;({base, simOrigin, stop} = await startSimGatewayWithPolicies([
-    ...Object.entries(ROUTES).map(([id, {provider, model}]) =>
-      simPolicy(
-        `glearn-${id}`,
-        Object.fromEntries(
-          ['messages', 'responses', 'chat'].map((f) => [f, [{provider, model, translate: true}]]),
-        ),
-      ),
-    ),
-    simPolicy('glearn-passed', {chat: [PASSED]}),
-  ]))
-  for (const id of [...Object.keys(ROUTES), 'passed'])
-    keys.set(id, await issueKeyOverApi(base, `glearn-${id}`, 'generic_agent', `glearn-${id}`))
+  routes = await startGeminiRoutes('glearn', ROUTES, PASSED)
+  ;({base, keys} = routes)
 }, 120_000)
 
-afterAll(() => stop())
+afterAll(() => routes?.stop())
 
-const chatCalls = () => takeSimCalls(simOrigin, /\/chat\/completions$/)
-const geminiCalls = () => takeSimCalls(simOrigin, /:(?:streamGenerateContent|generateContent)$/)
+const chatCalls = () => routes!.chatCalls()
+const geminiCalls = () => routes!.geminiCalls()
 
 const budgetOf = (call: Record<string, any>): unknown => call.generationConfig?.thinkingConfig?.thinkingBudget
 

@@ -40,6 +40,7 @@ import {
 } from './gemini-parts.js'
 import type {Body} from './responses-items.js'
 import {fullUsage, hasForeignOpaque, isObject, newId, restoreCarried} from './responses-items.js'
+import {mapSchema} from './schema-walk.js'
 import {objectTools} from './tool-schemas.js'
 
 export {SKIP_SIGNATURE}
@@ -56,28 +57,15 @@ const upperType = (v: unknown): boolean => typeof v === 'string' && TYPE_NAMES.h
  * copied (Gemini CLI sends its ~20 tools' schemas on every turn).
  */
 export function normaliseSchema(schema: unknown): unknown {
-  if (Array.isArray(schema)) {
-    let out: unknown[] | undefined
-    for (let i = 0; i < schema.length; i++) {
-      const value: unknown = schema[i]
-      const next = normaliseSchema(value)
-      if (next !== value) (out ??= schema.slice())[i] = next
-    }
-    return out ?? schema
-  }
-  if (!isObject(schema)) return schema
-  let out: Body | undefined
-  for (const key of Object.keys(schema)) {
-    const value = schema[key]
-    let next = value
+  return mapSchema(schema, (key, value, walk) => {
     if (key === 'type') {
-      if (upperType(value)) next = (value as string).toLowerCase()
-      else if (Array.isArray(value) && value.some(upperType))
-        next = value.map((v) => (upperType(v) ? (v as string).toLowerCase() : v))
-    } else if (key !== 'enum' && key !== 'required' && key !== 'example') next = normaliseSchema(value)
-    if (next !== value) (out ??= {...schema})[key] = next
-  }
-  return out ?? schema
+      if (upperType(value)) return (value as string).toLowerCase()
+      if (Array.isArray(value) && value.some(upperType))
+        return value.map((v) => (upperType(v) ? (v as string).toLowerCase() : v))
+      return value
+    }
+    return key !== 'enum' && key !== 'required' && key !== 'example' ? walk(value) : value
+  })
 }
 
 const partsOf = (content: unknown): unknown[] =>

@@ -12,6 +12,7 @@
  */
 import type {FunctionTool, JsonSchema, Request} from './ir.js'
 import {isObject} from './responses-items.js'
+import {mapNamed, mapSchema} from './schema-walk.js'
 
 type Body = Record<string, unknown>
 
@@ -137,34 +138,18 @@ export function oneTypeSchema(schema: JsonSchema): JsonSchema {
 }
 
 function oneTypes(schema: unknown): unknown {
-  if (Array.isArray(schema)) {
-    let out: unknown[] | undefined
-    for (let i = 0; i < schema.length; i++) {
-      const next = oneTypes(schema[i])
-      if (next !== schema[i]) (out ??= schema.slice())[i] = next
-    }
-    return out ?? schema
-  }
-  if (!isObject(schema)) return schema
-  let out: Body | undefined
-  for (const key of Object.keys(schema)) {
-    const value = schema[key]
-    let next = value
-    if (NAMED_SCHEMAS.has(key) && isObject(value)) {
-      let named: Body | undefined
-      for (const name of Object.keys(value)) {
-        const inner = oneTypes(value[name])
-        if (inner !== value[name]) (named ??= {...value})[name] = inner
+  return mapSchema(
+    schema,
+    (key, value, walk) => {
+      if (NAMED_SCHEMAS.has(key) && isObject(value)) return mapNamed(value, walk)
+      if (key === 'items' && Array.isArray(value)) {
+        const items = walk(value) as unknown[]
+        return items.length === 1 ? items[0] : items.length === 0 ? {} : {anyOf: items}
       }
-      next = named ?? value
-    } else if (key === 'items' && Array.isArray(value)) {
-      const items = oneTypes(value) as unknown[]
-      next = items.length === 1 ? items[0] : items.length === 0 ? {} : {anyOf: items}
-    } else if (key !== 'type' && !DATA.has(key)) next = oneTypes(value)
-    if (next !== value) (out ??= {...schema})[key] = next
-  }
-  const node = out ?? schema
-  return Array.isArray(node.type) ? oneType(node, node.type) : node
+      return key !== 'type' && !DATA.has(key) ? walk(value) : value
+    },
+    (node) => (Array.isArray(node.type) ? oneType(node, node.type) : node),
+  )
 }
 
 /** A schema whose `type` is a list, with one type (or `anyOf`) in its place. */

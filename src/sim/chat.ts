@@ -63,7 +63,7 @@ import {
   objectArgs,
   unknownQuirkMessage,
 } from './upstream/quirks.js'
-import {instanceOf, namedArgs} from './upstream/common.js'
+import {instanceOf, namedArgs, textAsked} from './upstream/common.js'
 import {chatHistoryProblem} from './upstream/turn-checks.js'
 
 /** A simulated model. */
@@ -693,26 +693,41 @@ export function planChat(
   let moreToolCalls: ChatPlan['moreToolCalls']
   const tools = Array.isArray(body.tools) ? body.tools : []
   const toolNames = tools.map((t: any) => t?.function?.name)
+  // text, not a call, under `tool_choice: "none"` or when the user's last words ask for text only
+  // (an agent's compaction prompt, with its tools still offered: Claude Code's `/compact`), unless
+  // the tool choice forces a call
+  const forcesCall = body.tool_choice === 'required' || typeof body.tool_choice?.function?.name === 'string'
+  const textOnly = body.tool_choice === 'none' || (!forcesCall && textAsked(prompt))
+  // the tool message answered: the last message, or the one before a user message holding only
+  // the result's media (a translated tool result with an image: Claude Code's Read of a PNG)
+  const answeredTool = last.role === 'tool' ? last : mediaAfterTool?.tool
+  // the user's words the chain reads: after a result's media, those before the tool message
+  const chainWords =
+    answeredTool && answeredTool !== last
+      ? contentText(
+          messages.slice(0, messages.indexOf(answeredTool)).findLast((m) => (m.role ?? 'user') === 'user')
+            ?.content,
+        ).text
+      : prompt
   // `tool-search`: after Codex's search (its `tool_search` function) loaded the tools, the loaded
-  // tool the user's words name is called, not the result answered
+  // tool the user's words name is called, not the result answered; `named-tool`: the next tool
+  // the words name after the one answered
   const loaded =
-    (quirks.has('tool-search') || quirks.has('named-tool')) &&
-    last.role === 'tool' &&
-    body.tool_choice !== 'none'
+    (quirks.has('tool-search') || quirks.has('named-tool')) && answeredTool && !textOnly
       ? pickedTool(
           toolNames,
-          prompt,
+          chainWords,
           quirks,
           String(
             messages
               .flatMap((m: any) => (Array.isArray(m.tool_calls) ? m.tool_calls : []))
-              .findLast((c: any) => c?.id === last.tool_call_id)?.function?.name,
+              .findLast((c: any) => c?.id === answeredTool.tool_call_id)?.function?.name,
           ),
         )
       : undefined
   if (
     tools.length > 0 &&
-    body.tool_choice !== 'none' &&
+    !textOnly &&
     (((last.role ?? 'user') === 'user' && !mediaAfterTool && !toolThenWords) || loaded)
   ) {
     // `read-path`: the last absolute path of the user's words for the tool's path argument (an

@@ -28,6 +28,14 @@
 //                                          JSON (Gemini CLI's router calls) goes as a forced json_answer
 //                                          call, to Responses Gemini CLI's and Qwen Code's derived
 //                                          prompt_cache_keys are the same after the resume (audit56)
+//   npm run test:agents -- --translate --compact   Claude Code (2.1.332) compacts its session after
+//                                          the first prompt (and the resumed one, with --resume):
+//                                          `claude -p /compact --continue` through the same route (--to
+//                                          narrows). Its summary request ("Respond with TEXT ONLY", its
+//                                          tools still offered) must reach the upstream, be answered in
+//                                          text, and become the session's compact boundary; every new
+//                                          row is 200 (audit56: through chat it failed, "summarization
+//                                          produced empty response", the sim calling a tool)
 //   npm run test:agents -- --pdf           Claude Code and Gemini CLI read a PDF (their file-reading tool)
 //   npm run test:agents -- --pdf --quirk text-only   the same on a model that takes no files (DeepSeek)
 //                                          through translation to chat: it must reach the upstream as a
@@ -101,7 +109,7 @@ const BIN = join(ROOT, 'bin', 'gwctl.cjs')
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
   console.log(
-    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] [--model messages=claude-opus-4-8] [--reasoning] [--effort xhigh] [--resume] | --pdf | --overflow | --tool-search | --namespace | --subagent | --lite | --web-search] [--only claude,codex,gemini,opencode,qwen] [--latest | --version claude=X,codex=Y] [--keep] [--verbose] [--strace]',
+    'usage: npm run test:agents [-- --direct | --bind | --run | --translate [--to chat,responses,messages,gemini] [--quirk q1,q2] [--model messages=claude-opus-4-8] [--reasoning] [--effort xhigh] [--resume] [--compact] | --pdf | --overflow | --tool-search | --namespace | --subagent | --lite | --web-search] [--only claude,codex,gemini,opencode,qwen] [--latest | --version claude=X,codex=Y] [--keep] [--verbose] [--strace]',
   )
   process.exit(0)
 }
@@ -191,6 +199,11 @@ const RESUME_ARGS = {
   opencode: (args, prompt) => ['run', '--continue', prompt],
   qwen: (args) => ['--continue', ...args],
 }
+// --compact (with --translate): Claude Code's `/compact` of the session after its first prompt (and
+// the resumed one), through the same route
+const COMPACT = argv.includes('--compact')
+/** --compact: the words that open Claude Code's summary request (2.1.332). */
+const COMPACT_WORDS = 'Respond with TEXT ONLY. Do NOT call any tools.'
 /**
  * --resume: the CLIs whose requests name no session, whose cache key on a Responses upstream the
  * gateway derives from the conversation (src/protocols/cache-key.ts): it must hold across the resume.
@@ -258,9 +271,11 @@ const ONLY = PDF
           )
         : onlyAt >= 0
           ? new Set(String(argv[onlyAt + 1] ?? '').split(','))
-          : undefined
+          : COMPACT
+            ? new Set(['claude'])
+            : undefined
 if (
-  RESUME &&
+  (RESUME || COMPACT) &&
   (!argv.includes('--translate') ||
     PDF ||
     OVERFLOW ||
@@ -274,7 +289,7 @@ if (
     RUN)
 ) {
   console.error(
-    '--resume goes with --translate alone (and --to, --only, --quirk, --model, --reasoning, --effort)',
+    '--resume and --compact go with --translate alone (and --to, --only, --quirk, --model, --reasoning, --effort)',
   )
   process.exit(2)
 }
@@ -1560,29 +1575,107 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
       problems.push(...diff(`history usage vs gateway row ${main.id}`, told, want))
     }
   }
-  if (!RESUME) return {ok: problems.length === 0, ms: result.ms, problems, notes, result}
-  const resumed = await resumeRun(agent, up, {
-    home,
-    workdir,
-    origin,
-    binDir,
-    key,
-    agentId,
-    simOrigin,
-    firstCount,
-    firstRows: rows,
-    first: result,
-  })
-  problems.push(...resumed.problems)
-  notes.push(...resumed.notes)
-  const both = (name) => `${result[name]}\n--- resumed (${RESUME_PROMPT}) ---\n${resumed.result[name]}`
+  if (!RESUME && !COMPACT) return {ok: problems.length === 0, ms: result.ms, problems, notes, result}
+  // --resume, then --compact: each later run's problems, notes and output after the first's
+  const later = []
+  if (RESUME) {
+    const resumed = await resumeRun(agent, up, {
+      home,
+      workdir,
+      origin,
+      binDir,
+      key,
+      agentId,
+      simOrigin,
+      firstCount,
+      firstRows: rows,
+      first: result,
+    })
+    later.push({title: `resumed (${RESUME_PROMPT})`, ...resumed})
+  }
+  // (Claude Code's alone: the other CLIs compact on their own, past a token limit)
+  if (COMPACT && agent.name === 'claude')
+    later.push({
+      title: 'compacted (/compact)',
+      ...(await compactRun(agent, up, {home, workdir, origin, binDir, key, agentId, simOrigin})),
+    })
+  for (const l of later) {
+    problems.push(...l.problems)
+    notes.push(...l.notes)
+  }
+  const all = (name) =>
+    [result[name], ...later.map((l) => `--- ${l.title} ---\n${l.result[name]}`)].join('\n')
   return {
     ok: problems.length === 0,
-    ms: result.ms + resumed.result.ms,
+    ms: result.ms + later.reduce((n, l) => n + l.result.ms, 0),
     problems,
     notes,
-    result: {stdout: both('stdout'), stderr: both('stderr')},
+    result: {stdout: all('stdout'), stderr: all('stderr')},
   }
+}
+
+/**
+ * `--compact`: Claude Code's `/compact` of the session (`claude -p /compact --continue`, in its home
+ * and work folder, through the same route). It must exit 0 without "Error during compaction" (what
+ * an empty summary gives: "summarization produced empty response"); the upstream must get the
+ * summary request (COMPACT_WORDS in its last user turn) and answer it in text; the session's
+ * history must hold the compact boundary; every new gateway row passes {@link rowProblems}.
+ */
+async function compactRun(agent, up, ctx) {
+  const {home, workdir, origin, binDir, key, agentId, simOrigin} = ctx
+  const problems = []
+  const notes = []
+  const fam = UPSTREAMS[up]
+  const seenCount = ((await getJson(`${simOrigin}/__sim/requests`)).body.requests ?? []).length
+  const seenRows = new Set(((await gatewayLogs(origin, agentId)) ?? []).map((r) => r.id))
+  const {env, args} = agent.prepare({home, binDir, origin, key, prompt: '/compact', tools: true})
+  const compactArgs = [...args, '--continue']
+  const command = ['timeout', '240', join(binDir, agent.bin), ...compactArgs]
+  const result = await run(command[0], command.slice(1), {cwd: workdir, env, timeoutMs: 250_000})
+  notes.push(`compacted: ${agent.bin} ${compactArgs.join(' ')} (${(result.ms / 1000).toFixed(1)} s)`)
+  if (result.code !== 0)
+    problems.push(`compacted: exit ${result.code}${result.code === 124 ? ' (timed out)' : ''}`)
+  const answer = agent.answerOf(result.stdout)
+  if (/Error during compaction/.test(answer))
+    problems.push(`compacted: Claude Code said ${JSON.stringify(answer)}`)
+
+  // the summary request as the upstream got it, and the sim's answer to it
+  const {body} = await getJson(`${simOrigin}/__sim/requests`)
+  const calls = (body.requests ?? [])
+    .slice(seenCount)
+    .filter((r) => r.method === 'POST' && fam.isModelCall(r.path))
+  if (KEEP)
+    writeFileSync(
+      join(dirname(home), `${agent.name}-to-${up}-compacted-sim-requests.json`),
+      JSON.stringify({requests: calls}, null, 2),
+    )
+  const summary = calls.find((r) => JSON.stringify(r.body).includes(COMPACT_WORDS))
+  notes.push(`compacted: sim (${up}) saw ${calls.length} model call(s)`)
+  if (!summary) problems.push(`compacted: no request to the ${up} upstream holds "${COMPACT_WORDS}"`)
+  else
+    notes.push(
+      `compacted: the summary request ${fam.hasTools(summary.body) ? 'offered tools' : 'offered no tool'}`,
+    )
+  const history = agent.history({home, workdir})
+  const boundary =
+    history.file !== undefined &&
+    readJsonl(history.file).some((l) => l.type === 'system' && l.subtype === 'compact_boundary')
+  if (!boundary) problems.push('compacted: the session history holds no compact boundary')
+
+  // the new rows: the summary request logged, 200, translated to `up`
+  const fresh = async () => ((await gatewayLogs(origin, agentId)) ?? []).filter((r) => !seenRows.has(r.id))
+  let rows = await fresh()
+  for (let i = 0; i < 20 && rows.length < calls.length; i++) {
+    await sleep(100)
+    rows = await fresh()
+  }
+  rows.sort((a, b) => a.id - b.id)
+  notes.push(
+    `compacted: gateway log: ${rows.length} new row(s): ${rows.map((r) => `${r.status}${r.error ? ` (${r.error})` : ''} ${r.model}->${r.upstreamModel}`).join('; ')}`,
+  )
+  if (rows.length === 0) problems.push('compacted: gateway log: no new row')
+  problems.push(...rowProblems(agent, up, rows).map((p) => `compacted: ${p}`))
+  return {problems, notes, result}
 }
 
 /** A Messages request's system prompt as one text. */

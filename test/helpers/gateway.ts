@@ -171,6 +171,56 @@ export async function startTranslatedRoutes(
   return {base, simOrigin, stop, keys}
 }
 
+/** What {@link startGeminiRoutes} started. */
+export interface GeminiRoutes {
+  base: string
+  home: string
+  simOrigin: string
+  stop: () => Promise<void>
+  keys: Map<string, string>
+  chatCalls: () => Promise<Array<Record<string, any>>>
+  geminiCalls: () => Promise<Array<Record<string, any>>>
+}
+
+/**
+ * The set-up of the Gemini translation files (translation-gemini-learned, -fields): a gateway in
+ * front of the simulator with a policy `PREFIX-ID` for each of `routes` whose Messages, Responses
+ * and chat entrances translate to its provider and model (each test its own model: what is learned
+ * is kept per provider and model), a policy `PREFIX-passed` whose chat entrance passes through to
+ * `passed` (a chat client on a chat upstream: opencode, qwen-code), a key of each (a generic agent
+ * whose project is the policy's id; `passed` under the id `passed`), and the simulator's chat and
+ * Gemini calls since the last look ({@link takeSimCalls}).
+ */
+export async function startGeminiRoutes(
+  prefix: string,
+  routes: Record<string, {provider: string; model: string}>,
+  passed: {provider: string; model: string},
+): Promise<GeminiRoutes> {
+  const {base, home, simOrigin, stop} = await startSimGatewayWithPolicies([
+    ...Object.entries(routes).map(([id, {provider, model}]) =>
+      simPolicy(
+        `${prefix}-${id}`,
+        Object.fromEntries(
+          ['messages', 'responses', 'chat'].map((f) => [f, [{provider, model, translate: true}]]),
+        ),
+      ),
+    ),
+    simPolicy(`${prefix}-passed`, {chat: [passed]}),
+  ])
+  const keys = new Map<string, string>()
+  for (const id of [...Object.keys(routes), 'passed'])
+    keys.set(id, await issueKeyOverApi(base, `${prefix}-${id}`, 'generic_agent', `${prefix}-${id}`))
+  return {
+    base,
+    home,
+    simOrigin,
+    stop,
+    keys,
+    chatCalls: () => takeSimCalls(simOrigin, /\/chat\/completions$/),
+    geminiCalls: () => takeSimCalls(simOrigin, /:(?:streamGenerateContent|generateContent)$/),
+  }
+}
+
 /**
  * The log rows of the agent whose project is `project` (its keys' project), oldest first, once
  * there are `count` of them (a row is written just after its answer): from the gateway at `base`.

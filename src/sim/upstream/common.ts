@@ -51,6 +51,38 @@ export function wantsTool(lastUserText: string): boolean {
   return /\b(use|call)\s+(a\s+|the\s+)?tools?\b/i.test(lastUserText)
 }
 
+/**
+ * The words of a request for an answer in text only, as each agent writes its compaction prompt
+ * (the tools are often still offered, so that the request shares the session's cached prefix):
+ * - Claude Code 2.1.332's `/compact`: "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools."
+ * - Qwen Code 0.24.4's compression sharing the cache: "Do not call tools; tool execution is
+ *   disabled for this request. First, reason in your <analysis> block. Then, produce the
+ *   <state_snapshot> XML."
+ * - Codex 0.171: "You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary…"
+ * - Gemini CLI 0.61.0: "First, reason in your scratchpad. Then, generate the updated
+ *   <state_snapshot>.", then "Critically evaluate the <state_snapshot> you just generated."
+ * - OpenCode 1.18.33: "Create a new anchored summary from the conversation history…", or with a
+ *   summary before it "Construct a new summary that combines both."
+ */
+const TEXT_ONLY_WORDS = [
+  /\brespond with text only\b/i,
+  /\bdo not (?:call|use) (?:any )?tools\b/i,
+  /\bcontext checkpoint compaction\b/i,
+  /\b(?:generate|produce) the (?:updated )?<state_snapshot>/i,
+  /\bcritically evaluate the <state_snapshot>/i,
+  /\bcreate a new anchored summary\b/i,
+  /\bconstruct a new summary that combines both\b/i,
+]
+
+/**
+ * True when the user's last words ask for an answer in text, not a tool call (an agent's
+ * compaction prompt, {@link TEXT_ONLY_WORDS}): a model follows them, so every family of the sim
+ * answers such a request in text unless the client's tool choice forces a tool.
+ */
+export function textAsked(lastUserText: string): boolean {
+  return TEXT_ONLY_WORDS.some((words) => words.test(lastUserText))
+}
+
 /** True for a schema whose one property is the string `input` (a Responses custom tool elsewhere). */
 export function inputOnly(schema: unknown): boolean {
   if (!schema || typeof schema !== 'object') return false

@@ -11,7 +11,17 @@ import type {SimContext} from '../context.js'
 import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'
 import {geminiImageProblem, geminiResultMediaProblem} from './media-checks.js'
-import {bearer, deltas, header, inputOnly, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
+import {
+  bearer,
+  deltas,
+  header,
+  inputOnly,
+  lastTextOf,
+  simAnswer,
+  simId,
+  textAsked,
+  toolResultText,
+} from './common.js'
 import type {Quirks} from './quirks.js'
 import {
   callIdRefusal,
@@ -171,11 +181,16 @@ export function geminiAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer 
   const json = config.responseMimeType === 'application/json'
   const userText = lastUserText(body.contents)
   const names = declaredNames(body.tools)
+  // text, not a call, under mode NONE or when the user's last words ask for text only (an agent's
+  // compaction prompt), unless mode ANY forces a call
+  const textOnly = mode === 'NONE' || (mode !== 'ANY' && textAsked(userText))
   // `tool-search`: after Codex's search loaded the tools, the loaded tool the user's words name
-  const loaded = lastIsFunctionResponse(body.contents)
-    ? pickedTool(names, userText, quirks, lastResponseName(body.contents) ?? '')
-    : undefined
-  const answered = lastIsFunctionResponse(body.contents) && !loaded
+  const loaded =
+    lastIsFunctionResponse(body.contents) && !textOnly
+      ? pickedTool(names, userText, quirks, lastResponseName(body.contents) ?? '')
+      : undefined
+  // (a response answered, or text asked for: no call)
+  const answered = (lastIsFunctionResponse(body.contents) && !loaded) || textOnly
   // Google Search runs when there is no function to call instead (Gemini CLI's web search), or
   // beside functions (Gemini 3) when the user's words ask for it
   const search =

@@ -9,7 +9,7 @@ import type {SimContext} from '../context.js'
 import type {SseEvent} from '../sse.js'
 import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'
-import {bearer, deltas, header, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
+import {bearer, deltas, header, lastTextOf, simAnswer, simId, textAsked, toolResultText} from './common.js'
 import type {Quirks} from './quirks.js'
 import {
   NO_QUIRKS,
@@ -174,11 +174,18 @@ function modelAnswer(body: Body, quirks: Quirks, thinks: boolean): SimAnswer {
     toolChoice?.type === 'tool' ? tools.find((t) => isCustomTool(t) && t.name === toolChoice.name) : undefined
   const userText = lastUserText(body.messages)
   const names = tools.filter(isCustomTool).map((t) => String(t.name))
+  // text, not a call, under `tool_choice: {type: "none"}` or when the user's last words ask for
+  // text only (an agent's compaction prompt), unless the tool choice forces a call
+  const textOnly =
+    toolChoice?.type === 'none' ||
+    (toolChoice?.type !== 'any' && toolChoice?.type !== 'tool' && textAsked(userText))
   // `tool-search`: after Codex's search loaded the tools, the loaded tool the user's words name
-  const loaded = lastIsToolResult(body.messages)
-    ? pickedTool(names, userText, quirks, lastResultTool(body.messages) ?? '')
-    : undefined
-  const answered = lastIsToolResult(body.messages) && !loaded
+  const loaded =
+    lastIsToolResult(body.messages) && !textOnly
+      ? pickedTool(names, userText, quirks, lastResultTool(body.messages) ?? '')
+      : undefined
+  // (a result answered, or text asked for: no call)
+  const answered = (lastIsToolResult(body.messages) && !loaded) || textOnly
   const search = answered || loaded ? undefined : searchTool(tools, toolChoice, userText)
   // a tool the prompt asks for by name ("call the tool f", "calling the json_answer tool"): a model
   // follows it as it would a forced choice (what a model that refuses forcing is told instead)

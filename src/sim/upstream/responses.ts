@@ -9,7 +9,7 @@ import type {SimContext} from '../context.js'
 import type {SseEvent} from '../sse.js'
 import {sendSse, simTokens} from '../sse.js'
 import type {SimAnswer} from './common.js'
-import {bearer, deltas, inputOnly, lastTextOf, simAnswer, simId, toolResultText} from './common.js'
+import {bearer, deltas, inputOnly, lastTextOf, simAnswer, simId, textAsked, toolResultText} from './common.js'
 import type {Quirks} from './quirks.js'
 import {responsesMediaInOutputRefusal} from './media-in-results.js'
 import {
@@ -216,7 +216,14 @@ function responsesCall(
   const reasoning = body.reasoning as Body | undefined
   const userText = lastUserText(input)
   const tools = requestTools(body)
-  const search = outputItem ? undefined : searchTool(tools, toolChoice, userText)
+  // text, not a call, under `tool_choice: "none"` or when the user's last words ask for text only
+  // (an agent's compaction prompt), unless the tool choice forces a call
+  const textOnly =
+    toolChoice === 'none' ||
+    (toolChoice !== 'required' &&
+      (typeof toolChoice !== 'object' || toolChoice === null) &&
+      textAsked(userText))
+  const search = outputItem || textOnly ? undefined : searchTool(tools, toolChoice, userText)
   const candidates = callableTools(tools)
   // each tool by its key, and a namespace's tools by their own name too (the first holding it)
   const byName = new Map<string, Callable>()
@@ -227,7 +234,9 @@ function responsesCall(
   // `tool-search`: after a search (a `tool_search` function) loaded the tools, the loaded tool the
   // user's words name
   const loaded =
-    (quirks.has('tool-search') || quirks.has('named-tool')) && lastItem?.type === 'function_call_output'
+    (quirks.has('tool-search') || quirks.has('named-tool')) &&
+    lastItem?.type === 'function_call_output' &&
+    !textOnly
       ? pickedTool(
           names,
           userText,
@@ -235,9 +244,10 @@ function responsesCall(
           String(items.findLast((i) => i?.type === 'function_call' && i.call_id === lastItem.call_id)?.name),
         )
       : undefined
-  const picked = loaded ?? (outputItem || search ? undefined : pickedTool(names, userText, quirks))
+  const picked =
+    loaded ?? (outputItem || search || textOnly ? undefined : pickedTool(names, userText, quirks))
   const tool =
-    (outputItem && !loaded) || search
+    (outputItem && !loaded) || search || textOnly
       ? undefined
       : picked
         ? byName.get(picked.name)
