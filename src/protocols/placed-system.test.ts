@@ -88,6 +88,20 @@ describe('a Messages system message mid-conversation, to a Responses upstream', 
   })
 })
 
+describe('a place found again when the history is paired', () => {
+  it('a call without a result: its error result first, the system message after it, before the text', () => {
+    const body = claudeCode(false)
+    body.messages = [
+      {role: 'user', content: 'List the files.'},
+      {role: 'assistant', content: [{type: 'tool_use', id: 'toolu_1', name: 'Bash', input: {}}]},
+      {role: 'system', content: ENV},
+      {role: 'user', content: 'Go on.'},
+    ]
+    const sent = encode('messages', body, 'responses', {systemInPlace: true})
+    expect(roles(sent.input)).toEqual(['user', 'function_call', 'function_call_output', 'developer', 'user'])
+  })
+})
+
 describe("Codex's developer item mid-conversation", () => {
   const codex = {
     model: 'gpt-5.6-sol',
