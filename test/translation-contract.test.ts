@@ -559,12 +559,18 @@ describe('around translation', {timeout: 60_000}, () => {
           .filter((m: any) => m.role === 'system')
           .map((m: any) => m.content)
           .join('\n'),
-      responses: (b) => b.instructions ?? '',
+      // (OpenAI's Responses API, which the simulator stands for, takes it where it stood: a
+      // developer message after the last user turn, the instructions as on a turn without it)
+      responses: (b) =>
+        [
+          b.instructions ?? '',
+          ...b.input.filter((i: any) => i.role === 'developer').map((i: any) => i.content[0].text),
+        ].join('\n'),
       gemini: (b) => (b.systemInstruction?.parts ?? []).map((p: any) => p.text).join('\n'),
     }
     const lastRole: Record<Exclude<Family, 'messages'>, (body: any) => string> = {
       chat: (b) => b.messages.at(-1).role,
-      responses: (b) => b.input.at(-1).role,
+      responses: (b) => b.input.at(-2).role,
       gemini: (b) => b.contents.at(-1).role,
     }
     for (const up of ['chat', 'responses', 'gemini'] as const)
@@ -608,6 +614,14 @@ describe('around translation', {timeout: 60_000}, () => {
         expect(system, up).toContain('Be brief.')
         expect(system.indexOf(agentTypes), up).toBeGreaterThan(system.indexOf('Be brief.'))
         expect(lastRole[up](body), up).toBe('user')
+        if (up === 'responses') {
+          expect(body.instructions).not.toContain(agentTypes)
+          expect(body.input.at(-1)).toEqual({
+            type: 'message',
+            role: 'developer',
+            content: [{type: 'input_text', text: agentTypes}],
+          })
+        }
       }
   })
 

@@ -49,6 +49,7 @@ import type {
   ImagePart,
   Message,
   Part,
+  PlacedSystem,
   ReasoningSettings,
   Request,
   Response,
@@ -62,9 +63,12 @@ import type {
 import {
   defaultMaxTokens,
   documentName,
+  inPlaceSystem,
   isDocument,
   namedDocumentText,
   omittedFileText,
+  placedHere,
+  settlePlaced,
   TranslationError,
   verbosityOf,
 } from './ir.js'
@@ -321,9 +325,14 @@ function emptyIdCall(last: EmptyIds): string {
   return ''
 }
 
-function decodeMessages(raw: unknown, ctx: CodecContext): {system: TextPart[]; messages: Message[]} {
+function decodeMessages(
+  raw: unknown,
+  ctx: CodecContext,
+): {system: TextPart[]; messages: Message[]; placed: PlacedSystem[]} {
   const system: TextPart[] = []
   const messages: Message[] = []
+  // (a system message after one of another role: its place, for OpenAI's own API, ir.ts)
+  const placed: PlacedSystem[] = []
   const names = new Map<string, string>()
   // the last assistant message, for a result without an id (emptyIdCall)
   let last: EmptyIds | undefined
@@ -337,9 +346,12 @@ function decodeMessages(raw: unknown, ctx: CodecContext): {system: TextPart[]; m
   for (const item of arr(raw)) {
     const m = isObj(item) ? item : {}
     const role = m.role
-    if (role === 'system' || role === 'developer')
-      system.push(...texts(contentParts(m.content, `${role} message`)))
-    else if (role === 'user') userTurn().parts.push(...contentParts(m.content, 'user message'))
+    if (role === 'system' || role === 'developer') {
+      const parts = texts(contentParts(m.content, `${role} message`))
+      system.push(...parts)
+      const here = placedHere(messages, parts)
+      if (here) placed.push(here)
+    } else if (role === 'user') userTurn().parts.push(...contentParts(m.content, 'user message'))
     else if (role === 'assistant') {
       const turn = decodeAssistant(m, ctx)
       for (const p of turn.parts) if (p.type === 'tool_call') names.set(p.id, p.name)
@@ -359,7 +371,8 @@ function decodeMessages(raw: unknown, ctx: CodecContext): {system: TextPart[]; m
       })
     } else throw new TranslationError(`chat message role "${String(role)}" cannot be translated`)
   }
-  return {system, messages}
+  settlePlaced(placed, messages)
+  return {system, messages, placed}
 }
 
 function decodeTools(raw: unknown): {tools: FunctionTool[]; builtin: Array<{family: 'chat'; raw: unknown}>} {
@@ -381,7 +394,7 @@ function decodeTools(raw: unknown): {tools: FunctionTool[]; builtin: Array<{fami
 function decodeRequest(body: unknown, ctx: CodecContext): Request {
   const b = bodyObject(body, 'chat request')
   if (typeof b.n === 'number' && b.n > 1) throw new TranslationError('n > 1 cannot be translated')
-  const {system, messages} = decodeMessages(b.messages, ctx)
+  const {system, messages, placed} = decodeMessages(b.messages, ctx)
   const {tools, builtin} = decodeTools(b.tools)
   const stop = typeof b.stop === 'string' ? [b.stop] : arr(b.stop).filter((s) => typeof s === 'string')
   const maxTokens = num(b.max_completion_tokens) ?? num(b.max_tokens)
@@ -392,6 +405,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     model: str(b.model) ?? null,
     system,
     messages,
+    ...(placed.length ? {placedSystem: placed} : {}),
     tools,
     ...(builtin.length ? {builtinTools: builtin} : {}),
     ...(toolChoice ? {toolChoice} : {}),
@@ -584,28 +598,63 @@ function withCacheMark(message: Json): void {
   }
 }
 
-function encodeMessages(request: Request, cache: boolean): Json[] {
+/** Texts a blank line apart, empty ones left out (a system prompt, a system message). */
+function joinedText(parts: readonly TextPart[]): string {
+  let text = ''
+  for (const p of parts) if (p.text !== '') text += text ? '\n\n' + p.text : p.text
+  return text
+}
+
+/**
+ * `inPlace` (OpenAI's own API, `CodecContext.systemInPlace`): a system message the client sent
+ * after the conversation began goes where it stood, as a `system` message, and the system prompt
+ * is the rest (ir.ts `inPlaceSystem`), the same on every turn. Where it stood right before a turn's
+ * tool results it goes after them (OpenAI: "An assistant message with 'tool_calls' must be followed
+ * by tool messages"), and inside an assistant turn (two of the client's, joined) before the turn.
+ */
+function encodeMessages(request: Request, cache: boolean, inPlace = false): Json[] {
   const out: Json[] = []
   const marked = cache ? cacheMarked(request) : undefined
-  let system = ''
-  for (const p of request.system) if (p.text !== '') system += system ? '\n\n' + p.text : p.text
+  const split = inPlace ? inPlaceSystem(request) : undefined
+  const system = joinedText(split?.system ?? request.system)
   if (system) {
     out.push({role: 'system', content: system})
     if (marked?.has(SYSTEM_MARK)) withCacheMark(out[0])
   }
-  for (const m of request.messages) {
+  const placed = split?.placed ?? []
+  let next = 0
+  const pushPlaced = () => {
+    const text = joinedText(placed[next++].parts)
+    if (text) out.push({role: 'system', content: text})
+  }
+  for (let i = 0; i < request.messages.length; i++) {
+    const m = request.messages[i]
     if (m.role === 'assistant') {
+      while (next < placed.length && placed[next].message <= i) pushPlaced()
       const a = encodeAssistant(m)
       if (a) pushMessage(out, a)
       continue
     }
     const before = out.length
     const content = out[before - 1]?.content
-    encodeUser(m, out)
+    if (next < placed.length && placed[next].message <= i) {
+      // the turn in pieces, a system message between (its results first, together)
+      let lead = 0
+      while (lead < m.parts.length && m.parts[lead].type === 'tool_result') lead++
+      let from = 0
+      while (next < placed.length && placed[next].message <= i) {
+        const at = Math.max(placed[next].part, lead)
+        if (at > from) encodeUser({role: 'user', parts: m.parts.slice(from, at)}, out)
+        from = Math.max(from, at)
+        pushPlaced()
+      }
+      if (from < m.parts.length) encodeUser({role: 'user', parts: m.parts.slice(from)}, out)
+    } else encodeUser(m, out)
     // (a turn merged into the user message before it: the mark on that message's last part)
     if (marked?.has(m) && (out.length > before || (before > 0 && out[before - 1].content !== content)))
       withCacheMark(out[out.length - 1])
   }
+  while (next < placed.length) pushPlaced()
   return out
 }
 
@@ -830,7 +879,11 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
   // copies an object, a dozen a request.
   const body: Record<string, unknown> = {
     model,
-    messages: encodeMessages(request, takesCacheMarks(model) && ctx?.noCacheMarks !== true),
+    messages: encodeMessages(
+      request,
+      takesCacheMarks(model) && ctx?.noCacheMarks !== true,
+      ctx?.systemInPlace === true,
+    ),
   }
   if (allTools.length) {
     body.tools = allTools

@@ -414,9 +414,21 @@ export interface ReasoningSettings {
 export interface Request {
   /** The model the client asked for (Gemini: from the path). */
   model: string | null
-  /** System prompt / instructions / developer messages, in order. */
+  /**
+   * System prompt / instructions / developer messages, in order: every system text of the request,
+   * those the client sent after the conversation began included (see {@link placedSystem}), as
+   * most upstreams get them, one system prompt.
+   */
   system: TextPart[]
   messages: Message[]
+  /**
+   * The system messages the client sent after the conversation began, with their places (set by
+   * the decoders; see {@link PlacedSystem}). Their parts are in `system` too: an upstream that
+   * takes such a message where it stood ({@link CodecContext.systemInPlace}) gets them there and
+   * the rest of `system` as its system prompt ({@link inPlaceSystem}); every other one gets
+   * `system`.
+   */
+  placedSystem?: PlacedSystem[]
   tools: FunctionTool[]
   /**
    * Built-in tools the source protocol named (web search, code interpreter, ...) that have no
@@ -458,6 +470,89 @@ export interface Request {
   cacheKey?: string
   /** An end-user id (`user`, `metadata.user_id`), passed where the target has one. */
   user?: string
+}
+
+/**
+ * A system message the client sent after the conversation began: a Messages `role: "system"`
+ * message (Claude Code 2.1.3xx's `# Environment` after the first tool result, its date, its agent
+ * types), a Responses `developer` or `system` input item after the first turn (Codex's), a chat
+ * client's `system` or `developer` message after one of another role. It stood before part `part`
+ * of `messages[message]` (`part` 0: before the message; `message` equal to the count of messages:
+ * after the last one); `parts` are the same objects as in `Request.system`, where it is folded for
+ * an upstream that takes no system message there.
+ */
+export interface PlacedSystem {
+  message: number
+  part: number
+  parts: TextPart[]
+}
+
+/**
+ * The system prompt and the placed system messages for an upstream that takes a system message
+ * where it stood (OpenAI's Responses API takes a `developer` message anywhere in `input`, its chat
+ * completions a `system` message anywhere): `system` without the parts of `placedSystem`, and the
+ * placed messages, in order. So the system prompt is the same on every turn of a conversation and
+ * the upstream's prompt cache keeps the whole prefix when such a message comes (Claude Code's
+ * first one after its first tool result made every token after the old prompt's end a miss).
+ * Undefined for a request without any, or whose placed parts are not all in `system` (a rewrite
+ * that made new parts): the fold then, as to any other upstream.
+ */
+export function inPlaceSystem(request: Request): {system: TextPart[]; placed: PlacedSystem[]} | undefined {
+  const placed = request.placedSystem
+  if (!placed?.length) return undefined
+  const moved = new Set<TextPart>()
+  for (const p of placed) for (const part of p.parts) moved.add(part)
+  const system = request.system.filter((p) => !moved.has(p))
+  return system.length + moved.size === request.system.length ? {system, placed} : undefined
+}
+
+/**
+ * A decoder's record of a system message at the end of the turn it followed (`messages` being
+ * the turns so far: the message's place there, the turn's part count), or undefined before the
+ * first turn (the system prompt's there anyway).
+ */
+export function placedHere(messages: readonly Message[], parts: TextPart[]): PlacedSystem | undefined {
+  const last = messages.at(-1)
+  return last && parts.length ? {message: messages.length - 1, part: last.parts.length, parts} : undefined
+}
+
+/**
+ * The decoders' records ({@link placedHere}) once the turns are read: one that ended a turn
+ * (the turn after it was one of its own, not joined to that one) stood before the next turn, or
+ * after the last.
+ */
+export function settlePlaced(placed: PlacedSystem[], messages: readonly Message[]): void {
+  for (const p of placed)
+    if (p.part >= messages[p.message].parts.length) {
+      p.message++
+      p.part = 0
+    }
+}
+
+/**
+ * The places of `placed` in the turns `rewrite` makes of `messages` (which it may change in place):
+ * a part moved, added or turned into text, turns joined or added (conversation-rules.ts
+ * `pairToolResults`). Each one is found again by the part it stood before (after the last turn:
+ * after the last again); one whose part is gone is left out, and so is folded into the system
+ * prompt as to any other upstream.
+ */
+export function placedAfter(
+  placed: readonly PlacedSystem[],
+  messages: readonly Message[],
+  rewrite: () => readonly Message[],
+): PlacedSystem[] {
+  const anchors = placed.map((p) => messages[p.message]?.parts[p.part])
+  const out = rewrite()
+  const at = new Map<Part, {message: number; part: number}>()
+  for (let i = 0; i < out.length; i++)
+    for (let j = 0; j < out[i].parts.length; j++) at.set(out[i].parts[j], {message: i, part: j})
+  const kept: PlacedSystem[] = []
+  for (let k = 0; k < placed.length; k++) {
+    const anchor = anchors[k]
+    const place = anchor === undefined ? {message: out.length, part: 0} : at.get(anchor)
+    if (place) kept.push({...place, parts: placed[k].parts})
+  }
+  return kept
 }
 
 export type StopReason =
@@ -677,6 +772,17 @@ export interface CodecContext {
    * refuse the member: they get none.
    */
   phases?: boolean
+  /**
+   * Responses and chat upstreams: OpenAI's own (its Responses API, ChatGPT's backend, Azure
+   * OpenAI, the simulator that stands for them; its chat completions at `api.openai.com`), which
+   * take a developer or system message anywhere in the conversation: a system message the client
+   * sent after the conversation began goes where it stood ({@link inPlaceSystem}), not into the
+   * system prompt. Other servers keep the fold: DeepSeek's Responses API refuses any item between
+   * a call and its output, and the chat templates behind vLLM, llama.cpp and Ollama (their chat
+   * and Responses endpoints alike) refuse a system message after the first turn (Qwen3.5's
+   * "System message must be at the beginning.").
+   */
+  systemInPlace?: boolean
   /**
    * Chat upstreams: OpenAI's own API (`api.openai.com`), whose chat completions take the
    * request's cache key as `prompt_cache_key`; most other chat servers refuse the field.

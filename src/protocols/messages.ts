@@ -34,6 +34,7 @@ import type {
   FunctionTool,
   ImagePart,
   Message,
+  PlacedSystem,
   Part,
   ReasoningPart,
   ReasoningSettings,
@@ -48,7 +49,7 @@ import type {
   WebSearchTool,
 } from './ir.js'
 import {isServerToolSearch, loadReferencedTools, messagesFunctionTool} from './deferred-tools.js'
-import {TranslationError, toolRemovalText, unwrapOpaque, wrapOpaque} from './ir.js'
+import {placedHere, settlePlaced, TranslationError, toolRemovalText, unwrapOpaque, wrapOpaque} from './ir.js'
 
 // ---- decoding a Messages client's request ----
 
@@ -352,28 +353,40 @@ function statedBeyond(m: Json): 'xhigh' | 'max' | undefined {
   return effort === 'xhigh' || effort === 'max' ? effort : undefined
 }
 
+/** The turns of a Messages request, with its mid-conversation system messages ({@link decodeTurns}). */
+interface Turns {
+  messages: Message[]
+  system: TextPart[]
+  placed: PlacedSystem[]
+  effort?: Effort
+  beyond?: 'xhigh' | 'max'
+}
+
 /**
- * The turns of a Messages request, and the text of its mid-conversation system messages. No other
- * family has a system message at a position of its own (several system messages, or one after the
- * first turn, are refused by many chat templates and by Gemini): they join the system prompt, after
- * the top-level one, in order, with their cache marks; the turns around one that was taken out are
- * one turn when they have the same role, as Anthropic reads consecutive turns of a role.
+ * The turns of a Messages request, and the text of its mid-conversation system messages. Few other
+ * upstreams take a system message at a position of its own (several system messages, or one after
+ * the first turn, are refused by many chat templates and by Gemini): they join the system prompt,
+ * after the top-level one, in order, with their cache marks, and each one's place is kept beside
+ * (`placed`: OpenAI's Responses API and chat completions get it there, ir.ts `inPlaceSystem`); the
+ * turns around one that was taken out are one turn when they have the same role, as Anthropic
+ * reads consecutive turns of a role (its place then inside that turn).
  */
-function decodeTurns(
-  raw: unknown,
-  ctx: CodecContext,
-  refs: ToolReferences,
-): {messages: Message[]; system: TextPart[]; effort?: Effort; beyond?: 'xhigh' | 'max'} {
+function decodeTurns(raw: unknown, ctx: CodecContext, refs: ToolReferences): Turns {
   const names = new Map<string, string>()
   const messages: Message[] = []
   const system: TextPart[] = []
+  const placed: PlacedSystem[] = []
   let effort: Effort | undefined
   let beyond: 'xhigh' | 'max' | undefined
   let joinNext = false
   for (const item of arr(raw)) {
     const m = isObj(item) ? item : {}
     if (m.role === 'system') {
-      system.push(...systemMessageParts(m, refs))
+      const parts = systemMessageParts(m, refs)
+      system.push(...parts)
+      // (one before the first turn is the system prompt's anywhere; an effort statement has no text)
+      const here = placedHere(messages, parts)
+      if (here) placed.push(here)
       const stated = statedEffort(m)
       if (stated) {
         effort = stated
@@ -407,10 +420,8 @@ function decodeTurns(
     else messages.push(turn)
     joinNext = false
   }
-  const turns: {messages: Message[]; system: TextPart[]; effort?: Effort; beyond?: 'xhigh' | 'max'} = {
-    messages,
-    system,
-  }
+  settlePlaced(placed, messages)
+  const turns: Turns = {messages, system, placed}
   if (effort) turns.effort = effort
   if (beyond) turns.beyond = beyond
   return turns
@@ -656,6 +667,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     tools,
     stream: b.stream === true,
   }
+  if (turns.placed.length) request.placedSystem = turns.placed
   if (builtin.length) request.builtinTools = builtin
   if (choice) request.toolChoice = choice
   if (parallel !== undefined) request.parallelToolCalls = parallel

@@ -4,7 +4,7 @@
  * `store: false` with encrypted reasoning asked for when reasoning is on.
  */
 import type {CodecContext, Effort, ImagePart, ReasoningPart, Request} from './ir.js'
-import {documentName, isDocument, namedDocumentText, omittedFileText} from './ir.js'
+import {documentName, inPlaceSystem, isDocument, namedDocumentText, omittedFileText} from './ir.js'
 import type {Body} from './responses-items.js'
 import {customInput, parseOwnReasoning} from './responses-items.js'
 import {beyondEffort} from './thinking-off.js'
@@ -100,10 +100,12 @@ function withPhases(input: Body[], start: number): void {
       last = -1
       break
     }
-    if (type === 'message') last = at
+    if (type === 'message' && input[at].role === 'assistant') last = at
   }
+  // (a developer message placed in the turn has none)
   for (let at = start; at < input.length; at++)
-    if (input[at].type === 'message') input[at].phase = at === last ? 'final_answer' : 'commentary'
+    if (input[at].type === 'message' && input[at].role === 'assistant')
+      input[at].phase = at === last ? 'final_answer' : 'commentary'
 }
 
 /**
@@ -124,7 +126,21 @@ export function encodeRequest(request: Request, model: string, ctx?: CodecContex
   const phases = ctx?.phases === true && usesPhase(model)
   // where the assistant turn being written began in `input` (-1: none is)
   let turn = -1
-  for (const message of request.messages) {
+  // (a system message the client sent after the conversation began: where it stood, for OpenAI's
+  // own servers, the system prompt the rest, ir.ts `inPlaceSystem`)
+  const split = ctx?.systemInPlace ? inPlaceSystem(request) : undefined
+  const placed = split?.placed ?? []
+  let next = 0
+  // (one that stood before part `j` of message `i`, or earlier)
+  const due = (i: number, j: number): boolean =>
+    next < placed.length &&
+    (placed[next].message < i || (placed[next].message === i && placed[next].part <= j))
+  const developer = () => {
+    const content = placed[next++].parts.flatMap((p) => (p.text ? [{type: 'input_text', text: p.text}] : []))
+    if (content.length) input.push({type: 'message', role: 'developer', content})
+  }
+  for (let i = 0; i < request.messages.length; i++) {
+    const message = request.messages[i]
     if (phases)
       if (message.role !== 'assistant') {
         if (turn !== -1) withPhases(input, turn)
@@ -135,7 +151,12 @@ export function encodeRequest(request: Request, model: string, ctx?: CodecContex
       if (content.length) input.push({type: 'message', role: message.role, content})
       content = []
     }
-    for (const part of message.parts) {
+    for (let j = 0; j < message.parts.length; j++) {
+      if (due(i, j)) {
+        flush()
+        while (due(i, j)) developer()
+      }
+      const part = message.parts[j]
       if (part.type === 'text')
         content.push({type: message.role === 'assistant' ? 'output_text' : 'input_text', text: part.text})
       else if (part.type === 'image') {
@@ -196,9 +217,10 @@ export function encodeRequest(request: Request, model: string, ctx?: CodecContex
     }
     flush()
   }
+  while (next < placed.length) developer()
   if (phases && turn !== -1) withPhases(input, turn)
   const body: Body = {model, input}
-  const instructions = request.system.map((p) => p.text).join('\n\n')
+  const instructions = (split?.system ?? request.system).map((p) => p.text).join('\n\n')
   if (instructions) body.instructions = instructions
   // (a schema whose top level is a union, which OpenAI refuses, as one object)
   const tools: unknown[] = objectTools(request.tools).map((tool) =>

@@ -10,6 +10,7 @@ import type {
   ImagePart,
   Message,
   Part,
+  PlacedSystem,
   ReasoningPart,
   Request,
   Response,
@@ -21,7 +22,7 @@ import type {
   WebSearchPart,
   WebSearchTool,
 } from './ir.js'
-import {TranslationError, unwrapOpaque, verbosityOf} from './ir.js'
+import {placedAfter, placedHere, settlePlaced, TranslationError, unwrapOpaque, verbosityOf} from './ir.js'
 import type {Body} from './responses-items.js'
 import {
   restoreCarried,
@@ -209,6 +210,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   if (typeof body.instructions === 'string' && body.instructions)
     system.push({type: 'text', text: body.instructions})
   const messages: Message[] = []
+  let placed: PlacedSystem[] = []
   const callNames = new Map<string, string>()
   const push = (role: Message['role'], parts: Part[]) => {
     if (!parts.length) return
@@ -232,9 +234,13 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
       if (Array.isArray(item.tools)) additional = [...(additional ?? []), ...(item.tools as unknown[])]
     } else if (type === 'message') {
       const parts = contentParts(item.content)
-      if (item.role === 'system' || item.role === 'developer')
-        system.push(...parts.filter((p): p is TextPart => p.type === 'text'))
-      else push(item.role === 'assistant' ? 'assistant' : 'user', parts)
+      if (item.role === 'system' || item.role === 'developer') {
+        const texts = parts.filter((p): p is TextPart => p.type === 'text')
+        system.push(...texts)
+        // (after the first turn: its place kept too, for an upstream that takes it there)
+        const here = placedHere(messages, texts)
+        if (here) placed.push(here)
+      } else push(item.role === 'assistant' ? 'assistant' : 'user', parts)
     } else if (type === 'function_call' || type === 'custom_tool_call') {
       const id = str(item.call_id) ?? str(item.id) ?? ''
       const name = namespaced(str(item.namespace), str(item.name) ?? '')
@@ -271,7 +277,14 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
       if (search) push(search.role, [search.part])
     }
   }
-  for (const message of messages) if (message.role === 'assistant') restoreCarried(message, ctx)
+  settlePlaced(placed, messages)
+  const restore = () => {
+    for (const message of messages) if (message.role === 'assistant') restoreCarried(message, ctx)
+    return messages
+  }
+  // (a carried part goes into a turn: the places found again, only in a request with one)
+  if (placed.length) placed = placedAfter(placed, messages, restore)
+  else restore()
 
   const tools: FunctionTool[] = []
   const builtinTools: NonNullable<Request['builtinTools']> = []
@@ -303,6 +316,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
     tools,
     stream: body.stream === true,
   }
+  if (placed.length) request.placedSystem = placed
   if (builtinTools.length) request.builtinTools = builtinTools
   if (webSearch) request.webSearch = webSearch
   if (searched) request.searchesInHistory = true

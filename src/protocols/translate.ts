@@ -73,6 +73,7 @@ import {
   emptyUsage,
   isDocument,
   jsonInstructionText,
+  placedAfter,
   refusedMediaText,
   TranslationError,
   withoutRefusedMedia,
@@ -173,7 +174,12 @@ export function decodeClientRequest(
   const request = CODECS[family].decodeRequest(body, ctx)
   // every family refuses a history whose tool calls and results do not pair up
   const paired = pairToolResults(request.messages)
-  if (paired !== request.messages) request.messages = paired
+  if (paired !== request.messages) {
+    // (the system messages that stood between turns: found again in the turns paired)
+    if (request.placedSystem)
+      request.placedSystem = placedAfter(request.placedSystem, request.messages, () => paired)
+    request.messages = paired
+  }
   // (`toResponses`: a Responses client on a Responses server sent its tools as plain functions,
   // which keeps the conversation the server holds)
   if (request.previousResponseId && !ctx.toResponses) throw new TranslationError(PREVIOUS_RESPONSE_REFUSAL)

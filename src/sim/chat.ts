@@ -508,7 +508,7 @@ export class PromptCache {
    * a conversation costs one encoding of each message, not one of each prefix (an agent's
    * 100-message history made every request quadratic).
    */
-  lookup(messages: Msg[], tokensOf: (m: Msg[]) => number): number {
+  lookup<T = Msg>(messages: T[], tokensOf: (m: T[]) => number): number {
     const keys: string[] = []
     let key = ''
     for (const message of messages) {

@@ -682,6 +682,8 @@ export async function proxyRequest(
     // it (chat.ts `cacheKeyField`); the host looked at for a chat upstream only
     if (target.provider.family === 'chat' && isOpenAiApi(target.provider.baseUrl)) {
       ctx.openAiApi = true
+      // (and a system message the client sent mid-conversation where it stood: ir.ts `inPlaceSystem`)
+      if (client.request.placedSystem) ctx.systemInPlace = true
       if (client.request.cacheKey !== undefined) ctx.cacheKeys = true
     } else if (
       client.request.cacheKey !== undefined &&
@@ -699,8 +701,12 @@ export async function proxyRequest(
       target.provider.family === 'responses' &&
       !plainTools &&
       (ctx.storeTrue || target.provider.origin === 'sim' || isOpenAiResponsesHost(target.provider.baseUrl))
-    )
+    ) {
       ctx.phases = true
+      // a system message the client sent mid-conversation as a developer message where it stood, the
+      // instructions the same on every turn (ir.ts `inPlaceSystem`; other servers keep the fold)
+      if (client.request.placedSystem) ctx.systemInPlace = true
+    }
     // DeepSeek's Responses API refused a turn without its reasoning_text: every reasoning item goes
     // back with its text, an empty one where Codex kept none (learned, with `plainTools`)
     if (plainTools && adapt?.reasoningTextBack) ctx.reasoningTextBack = true

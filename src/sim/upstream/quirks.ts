@@ -21,6 +21,9 @@ export const SIM_QUIRKS = [
   'strict-fields',
   'no-terminal',
   'cache-1h',
+  // OpenAI's prompt cache: a request's cached tokens are those of the longest prefix an earlier
+  // request sent (the default is a quarter of the prompt, whatever it holds)
+  'prefix-cache',
   'obfuscation',
   'no-reasoning',
   'o-series',

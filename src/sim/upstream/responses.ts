@@ -33,7 +33,7 @@ import {
   unsupportedResponsesParameter,
   xaiRefusal,
 } from './quirks.js'
-import {openAiNameProblem} from '../chat.js'
+import {openAiNameProblem, PromptCache} from '../chat.js'
 import {encryptReasoning, responsesHistoryProblem, simAccount} from './turn-checks.js'
 import {
   searchAnswer,
@@ -360,7 +360,22 @@ export function responsesUsage(answer: SimAnswer): Body {
   }
 }
 
+/**
+ * `prefix-cache`: the tokens of the longest prefix of the prompt an earlier request sent, as
+ * OpenAI's prompt cache reads them: the instructions and tools first (the head of what the model
+ * reads), then the input items in order. A prefix's tokens are counted as the prompt's are, so
+ * a request that repeats an earlier one whole reads exactly that one's `input_tokens`.
+ */
+function prefixCached(cache: PromptCache, body: Body): number {
+  const input = Array.isArray(body.input) ? (body.input as unknown[]) : [body.input ?? null]
+  const head = [body.instructions ?? null, body.tools ?? null]
+  return cache.lookup<unknown>([head, ...input], (prefix) =>
+    simTokens(JSON.stringify([body.instructions ?? null, prefix.slice(1), body.tools ?? null])),
+  )
+}
+
 function handle(context: SimContext) {
+  const cache = new PromptCache()
   return async (request: SimRequest): Promise<void> => {
     if (!bearer(request.headers)) {
       context.sendError(request, 401, 'Missing bearer authentication in header', 'invalid_request_error')
@@ -498,6 +513,7 @@ function handle(context: SimContext) {
       return
     }
     const {answer, callable} = responsesCall(body, quirks)
+    if (quirks.has('prefix-cache')) answer.usage.cacheRead = prefixCached(cache, body)
     const created = Math.floor(context.clock.now() / 1000)
     const id = simId('resp_')
     const include = Array.isArray(body.include) ? (body.include as string[]) : []
