@@ -494,6 +494,38 @@ describe('schemas with OpenAPI type names (Gemini CLI router call)', () => {
     })
     expect(request.tools[0].parameters).toEqual({type: 'object', properties: {a: {type: 'string'}}})
   })
+
+  it("walks a property whatever its name (one called type, enum or example), never an example's data", () => {
+    const parameters = {
+      type: 'OBJECT',
+      properties: {
+        type: {type: 'STRING', enum: ['FILE', 'DIR']},
+        enum: {type: 'ARRAY', items: {type: 'STRING'}},
+        example: {type: 'OBJECT', properties: {required: {type: 'BOOLEAN'}}},
+        spec: {type: 'OBJECT', default: {type: 'OBJECT'}, example: {type: 'STRING'}},
+      },
+      required: ['type'],
+    }
+    const request = geminiCodec.decodeRequest(
+      {
+        contents: [{role: 'user', parts: [{text: 'list it'}]}],
+        tools: [{functionDeclarations: [{name: 'ls', parameters}]}],
+      },
+      {model: 'gemini-3.5-flash', stream: false},
+    )
+    expect(request.tools[0].parameters).toEqual({
+      type: 'object',
+      properties: {
+        type: {type: 'string', enum: ['FILE', 'DIR']},
+        enum: {type: 'array', items: {type: 'string'}},
+        example: {type: 'object', properties: {required: {type: 'boolean'}}},
+        spec: {type: 'object', default: {type: 'OBJECT'}, example: {type: 'STRING'}},
+      },
+      required: ['type'],
+    })
+    // (the client's schema as it came)
+    expect(parameters.properties.type.type).toBe('STRING')
+  })
 })
 
 describe('gemini decodeRequest: a thought sent back in pieces, as a stream gave it', () => {

@@ -40,7 +40,7 @@ import {
 } from './gemini-parts.js'
 import type {Body} from './responses-items.js'
 import {fullUsage, hasForeignOpaque, isObject, newId, restoreCarried} from './responses-items.js'
-import {mapSchema} from './schema-walk.js'
+import {DATA, mapNamed, mapSchema, NAMED_SCHEMAS} from './schema-walk.js'
 import {objectTools} from './tool-schemas.js'
 
 export {SKIP_SIGNATURE}
@@ -52,7 +52,9 @@ const TYPE_NAMES = new Set(['STRING', 'NUMBER', 'INTEGER', 'BOOLEAN', 'ARRAY', '
 const upperType = (v: unknown): boolean => typeof v === 'string' && TYPE_NAMES.has(v)
 
 /**
- * OpenAPI-style schema (`"type": "OBJECT"`) to JSON Schema's lower-case type names, recursively.
+ * OpenAPI-style schema (`"type": "OBJECT"`) to JSON Schema's lower-case type names, recursively:
+ * into every sub-schema, a property's whatever its name (a property called `type` or `enum` is a
+ * schema too), never into data (an enum's values, a default, an example).
  * Copy on write: a schema (or any part of it) with nothing to change is returned as it came, not
  * copied (Gemini CLI sends its ~20 tools' schemas on every turn).
  */
@@ -64,7 +66,8 @@ export function normaliseSchema(schema: unknown): unknown {
         return value.map((v) => (upperType(v) ? (v as string).toLowerCase() : v))
       return value
     }
-    return key !== 'enum' && key !== 'required' && key !== 'example' ? walk(value) : value
+    if (NAMED_SCHEMAS.has(key) && isObject(value)) return mapNamed(value, walk)
+    return DATA.has(key) ? value : walk(value)
   })
 }
 

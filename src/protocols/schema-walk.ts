@@ -9,6 +9,26 @@ import {isObject} from './responses-items.js'
 
 type Body = Record<string, unknown>
 
+/** Keywords whose value maps names (of properties, of definitions) to schemas: the names are no keywords. */
+export const NAMED_SCHEMAS = new Set([
+  'properties',
+  'patternProperties',
+  '$defs',
+  'definitions',
+  'dependentSchemas',
+])
+
+/** Keywords whose value is data, not a schema (an enum's values, a default object). */
+export const DATA = new Set([
+  'enum',
+  'const',
+  'default',
+  'example',
+  'examples',
+  'required',
+  'dependentRequired',
+])
+
 /** The walk of a value: `mapSchema` again, with the same visit. */
 export type Walk = (value: unknown) => unknown
 

@@ -12,15 +12,9 @@
  */
 import type {FunctionTool, JsonSchema, Request} from './ir.js'
 import {isObject} from './responses-items.js'
-import {mapNamed, mapSchema} from './schema-walk.js'
+import {DATA, mapNamed, mapSchema, NAMED_SCHEMAS} from './schema-walk.js'
 
 type Body = Record<string, unknown>
-
-/** Keywords whose value maps names (of properties, of definitions) to schemas: the names are no keywords. */
-const NAMED_SCHEMAS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'])
-
-/** Keywords whose value is data, not a schema (an enum's values, a default object). */
-const DATA = new Set(['enum', 'const', 'default', 'example', 'examples', 'required', 'dependentRequired'])
 
 /** The keywords that hold the definitions a `$ref` points to. */
 const DEFINITIONS = ['$defs', 'definitions']

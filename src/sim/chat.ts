@@ -63,7 +63,7 @@ import {
   objectArgs,
   unknownQuirkMessage,
 } from './upstream/quirks.js'
-import {instanceOf, namedArgs, textAsked} from './upstream/common.js'
+import {instanceOf, namedArgs, textAsked, withoutTextOnlyWords} from './upstream/common.js'
 import {chatHistoryProblem} from './upstream/turn-checks.js'
 
 /** A simulated model. */
@@ -615,7 +615,7 @@ export function planChat(
       ? chatHistoryProblem(messages)
       : undefined
   if (historyProblem) throw bad(historyProblem, 'messages')
-  const snippet = prompt.replace(/\s+/g, ' ').trim().slice(0, 60)
+  const snippet = withoutTextOnlyWords(prompt).replace(/\s+/g, ' ').trim().slice(0, 60)
   // the user's request itself: the last paragraph (an agent's context, Codex's
   // `<environment_context>`, comes before it in the same message on a translated route)
   const request =

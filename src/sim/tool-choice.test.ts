@@ -98,6 +98,72 @@ describe('chat: text when asked for text', () => {
   })
 })
 
+describe('after a compaction', () => {
+  it("chat: the session goes on calling tools, the summary's words not read as a request for text", async () => {
+    const summary = await openai().chat.completions.create({
+      model: 'sim-mini',
+      messages: [{role: 'user', content: CLAUDE_COMPACT}],
+      tools: [chatTool('Read')],
+    })
+    const text = summary.choices[0].message.content ?? ''
+    expect(text).not.toMatch(/TEXT ONLY|call any tools/i)
+    // Claude Code's next request: the summary, then the new prompt, one user message on chat
+    const next = await openai().chat.completions.create({
+      model: 'sim-mini+named-tool',
+      messages: [
+        {
+          role: 'user',
+          content: `This session is being continued from a previous conversation. Summary:\n${text}\n\nLook at /tmp/b.png tool:Read`,
+        },
+      ],
+      tools: [chatTool('Read'), chatTool('Bash')],
+    })
+    expect(next.choices[0].finish_reason).toBe('tool_calls')
+  })
+
+  it("gemini: a summary's thinking and text quote none of the words", async () => {
+    const answer = await genai().models.generateContent({
+      model: 'gemini-2.5-flash',
+      contents: [{role: 'user', parts: [{text: CLAUDE_COMPACT}]}],
+      config: {tools: [{functionDeclarations: [{name: 'Read', parametersJsonSchema: {type: 'object'}}]}]},
+    })
+    expect(answer.functionCalls).toBeUndefined()
+    expect(answer.text).toContain('PONG from sim')
+    expect(answer.text).not.toMatch(/TEXT ONLY|call any tools/i)
+  })
+})
+
+describe('gemini: mode ANY with allowedFunctionNames', () => {
+  it('calls the allowed function, with arguments of its schema, not the first declared', async () => {
+    const answer = await genai().models.generateContent({
+      model: 'gemini-2.5-flash',
+      contents: [{role: 'user', parts: [{text: 'hello'}]}],
+      config: {
+        tools: [
+          {
+            functionDeclarations: [
+              {name: 'Read', parametersJsonSchema: {type: 'object', properties: {path: {type: 'string'}}}},
+              {
+                name: 'Bash',
+                parametersJsonSchema: {
+                  type: 'object',
+                  properties: {command: {type: 'string'}, timeout: {type: 'integer'}},
+                  required: ['command', 'timeout'],
+                },
+              },
+            ],
+          },
+        ],
+        toolConfig: {functionCallingConfig: {mode: 'ANY' as never, allowedFunctionNames: ['Bash']}},
+      },
+    })
+    const call = answer.functionCalls?.[0]
+    expect(call?.name).toBe('Bash')
+    expect(Object.keys(call?.args ?? {}).sort()).toEqual(['command', 'timeout'])
+    expect(typeof call?.args?.timeout).toBe('number')
+  })
+})
+
 describe('chat: the named-tool chain after a tool result with an image', () => {
   it('calls the next named tool after a tool message and a user message holding only the image', async () => {
     const png =

@@ -1618,7 +1618,7 @@ async function translateRun(agent, up, {tmp, origin, binDir, key, agentId, simOr
  * `--compact`: Claude Code's `/compact` of the session (`claude -p /compact --continue`, in its home
  * and work folder, through the same route). It must exit 0 without "Error during compaction" (what
  * an empty summary gives: "summarization produced empty response"); the upstream must get the
- * summary request (COMPACT_WORDS in its last user turn) and answer it in text; the session's
+ * summary request (COMPACT_WORDS in the request it sent); the session's
  * history must hold the compact boundary; every new gateway row passes {@link rowProblems}.
  */
 async function compactRun(agent, up, ctx) {

@@ -83,6 +83,15 @@ export function textAsked(lastUserText: string): boolean {
   return TEXT_ONLY_WORDS.some((words) => words.test(lastUserText))
 }
 
+/**
+ * The user's words without an agent's text-only words ({@link TEXT_ONLY_WORDS}), for the answer to
+ * quote: a compaction summary that quoted them would sit in every later request of the session,
+ * and each would read as one more request for text only (no tool called again).
+ */
+export function withoutTextOnlyWords(text: string): string {
+  return TEXT_ONLY_WORDS.reduce((out, words) => out.replace(new RegExp(words.source, 'gi'), ''), text)
+}
+
 /** True for a schema whose one property is the string `input` (a Responses custom tool elsewhere). */
 export function inputOnly(schema: unknown): boolean {
   if (!schema || typeof schema !== 'object') return false
@@ -123,7 +132,7 @@ export function simAnswer(options: {
   toolResult?: string
 }): SimAnswer {
   const prompt = simTokens(JSON.stringify(options.promptParts ?? ''))
-  const snippet = options.lastUserText.replace(/\s+/g, ' ').trim().slice(0, 60)
+  const snippet = withoutTextOnlyWords(options.lastUserText).replace(/\s+/g, ' ').trim().slice(0, 60)
   const thinking = options.reasoning ? `The user wrote "${snippet}". A short answer will do.` : undefined
   const reasoning = thinking ? simTokens(thinking) : 0
   const usageBase = {

@@ -177,7 +177,8 @@ function declaredNames(tools: unknown): string[] {
 export function geminiAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer {
   const config = (body.generationConfig ?? {}) as Body
   const thinking = config.thinkingConfig as Body | undefined
-  const mode = ((body.toolConfig as Body | undefined)?.functionCallingConfig as Body | undefined)?.mode
+  const calling = (body.toolConfig as Body | undefined)?.functionCallingConfig as Body | undefined
+  const mode = calling?.mode
   const json = config.responseMimeType === 'application/json'
   const userText = lastUserText(body.contents)
   const names = declaredNames(body.tools)
@@ -196,7 +197,15 @@ export function geminiAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer 
   const search =
     answered || loaded || (names.length > 0 && !wantsSearch(userText)) ? undefined : searchTool(body.tools)
   const picked = loaded ?? (answered || search ? undefined : pickedTool(names, userText, quirks))
-  const toolName = answered || search ? undefined : (picked?.name ?? firstFunction(body.tools))
+  // mode ANY with `allowedFunctionNames` (how a client's forced tool reaches Gemini): one of those,
+  // with arguments of its schema, as the API holds the model to them
+  const allowed =
+    mode === 'ANY' && Array.isArray(calling?.allowedFunctionNames)
+      ? (calling.allowedFunctionNames as unknown[]).find(
+          (n): n is string => typeof n === 'string' && names.includes(n),
+        )
+      : undefined
+  const toolName = answered || search ? undefined : (picked?.name ?? allowed ?? firstFunction(body.tools))
   const answer = simAnswer({
     promptParts: [body.systemInstruction ?? null, body.contents ?? null, body.tools ?? null],
     lastUserText: userText,
@@ -204,6 +213,8 @@ export function geminiAnswer(body: Body, quirks: Quirks = NO_QUIRKS): SimAnswer 
     toolName,
     forceTool: !!picked || mode === 'ANY',
     toolArgs: picked?.args,
+    forcedSchema:
+      !picked && allowed !== undefined ? (declarationSchema(body.tools, allowed) ?? {}) : undefined,
     // a function the user's words named: arguments of its schema (not one of a single `input`)
     namedSchema:
       picked && !picked.args && !inputOnly(declarationSchema(body.tools, picked.name))
