@@ -92,6 +92,8 @@ describe('a quota no wait cures, through translation: the client is told not to 
         (e: unknown) => e,
       )
     expect(chat).toBeInstanceOf(OpenAI.RateLimitError)
+    // (OpenAI's code kept: Codex says "Quota exceeded. Check your plan and billing details." on it)
+    expect((chat as InstanceType<typeof OpenAI.APIError>).code).toBe('insufficient_quota')
     expect(upstreamCalls('/responses')).toHaveLength(2)
   })
 

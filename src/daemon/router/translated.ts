@@ -461,7 +461,15 @@ export async function relayTranslated(
       target.breaker?.recordSuccess()
       return
     }
-    sendFamilyError(res, family, status, message, {requestId: result.requestId, headers: passed, quotaSpent})
+    // (OpenAI's own code kept for an OpenAI client: Codex 0.171 then says "Quota exceeded. Check your
+    // plan and billing details." where it said "exceeded retry limit, last status: 429")
+    const code = quotaSpent && text.includes('insufficient_quota') ? 'insufficient_quota' : undefined
+    sendFamilyError(res, family, status, message, {
+      requestId: result.requestId,
+      headers: passed,
+      quotaSpent,
+      ...(code ? {code} : {}),
+    })
     if (status < 500 && status !== 429) target.breaker?.recordSuccess()
     return
   }
