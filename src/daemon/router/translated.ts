@@ -528,11 +528,18 @@ export async function relayTranslated(
         })
         return
       }
-      if (said.status >= 500 || said.status === 429) target.breaker?.recordFailure(message)
+      // (the client's answer: a 429 in it is the request's last, no breaker failure)
+      if (said.status === 429) settle429(target, message, false)
+      else if (said.status >= 500) target.breaker?.recordFailure(message)
       else target.breaker?.recordSuccess()
       result.status = said.status
       result.error = message
-      sendFamilyError(res, family, said.status, message, {requestId: result.requestId})
+      // (an `insufficient_quota` said so: no wait cures it, ./rate-limit.ts)
+      const quotaSpent = noWaitHelps(said.status, JSON.stringify(body))
+      sendFamilyError(res, family, said.status, message, {
+        requestId: result.requestId,
+        ...(quotaSpent ? {headers: {'x-should-retry': 'false'}, quotaSpent} : {}),
+      })
       return
     }
     // a Gemini answer that broke off (MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, OTHER): the
