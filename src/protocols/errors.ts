@@ -52,7 +52,7 @@ export function errorBody(
   family: Family,
   status: number,
   message: string,
-  options: {code?: string; requestId?: string; retryAfter?: string} = {},
+  options: {code?: string; requestId?: string; retryAfter?: string; quotaSpent?: boolean} = {},
 ): unknown {
   switch (family) {
     case 'messages':
@@ -69,14 +69,24 @@ export function errorBody(
         options.retryAfter !== undefined && /^\d+(?:\.\d+)?$/.test(options.retryAfter)
           ? Number(options.retryAfter)
           : NaN
+      const details: unknown[] = []
+      // a quota no wait helps (another family's daily quota, OpenAI's `insufficient_quota`), as
+      // Google names a spent daily quota: Gemini CLI (0.61, classifyGoogleError) ends the turn on a
+      // QuotaFailure whose quotaId holds "PerDay" ("You have exhausted your daily quota on this
+      // model.", TerminalQuotaError) where it would otherwise retry a 429 up to 10 times
+      if (options.quotaSpent)
+        details.push({
+          '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+          violations: [{quotaId: 'UpstreamQuotaPerDay', description: message}],
+        })
+      if (Number.isFinite(wait))
+        details.push({'@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${wait}s`})
       return {
         error: {
           code: status,
           message,
           status: googleStatus(status),
-          ...(Number.isFinite(wait)
-            ? {details: [{'@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${wait}s`}]}
-            : {}),
+          ...(details.length > 0 ? {details} : {}),
         },
       }
     }

@@ -67,6 +67,8 @@ export interface SimContext {
     headers?: Record<string, string>,
     /** Google's `error.details` (a quota fault's: faults.ts `quotaDetails`). */
     details?: unknown[],
+    /** OpenAI's `error.type` and `error.code` both (`insufficient_quota`), in place of the shape's. */
+    code?: string,
   ): void
   /** The fault that applies to this request (from its header or the queue), if any. */
   fault(request: SimRequest): Fault | undefined

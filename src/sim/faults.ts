@@ -15,6 +15,8 @@
  * - `retry-delay=D` the error body's `error.details[]` holds Google's `RetryInfo` with `retryDelay`
  *                   D (`37s`) after a `QuotaFailure` of a per-minute quota (Gemini's 429)
  * - `per-day`       that `QuotaFailure` names a daily quota instead (Gemini's free tier spent)
+ * - `insufficient-quota` OpenAI's billing 429: `type` and `code` `insufficient_quota` and its words
+ *                   ("You exceeded your current quota, ..."); the status is 429 unless `status=` says
  * - `times=N`       a queued fault applies N times (default 1; 0 = forever)
  * - `path=P`, `method=M` a queued fault only matches requests whose path contains P / method M
  */
@@ -33,6 +35,8 @@ export interface Fault {
   retryDelay?: string
   /** The body's `QuotaFailure` names a daily quota. */
   perDay?: boolean
+  /** OpenAI's `insufficient_quota` 429 (billing: no wait helps). */
+  insufficientQuota?: boolean
   times?: number
   path?: string
   method?: string
@@ -92,6 +96,10 @@ export function parseFault(spec: string): Fault {
       case 'per-day':
         fault.perDay = true
         break
+      case 'insufficient-quota':
+        fault.insufficientQuota = true
+        fault.status ??= 429
+        break
       case 'path':
         fault.path = value
         break
@@ -100,7 +108,7 @@ export function parseFault(spec: string): Fault {
         break
       default:
         throw new Error(
-          `unknown fault "${key}" (known: status, delay, chunk-delay, reset, malformed, stall, times, message, retry-after, retry-after-ms, retry-delay, per-day, path, method)`,
+          `unknown fault "${key}" (known: status, delay, chunk-delay, reset, malformed, stall, times, message, retry-after, retry-after-ms, retry-delay, per-day, insufficient-quota, path, method)`,
         )
     }
   }
@@ -159,3 +167,7 @@ export function quotaDetails(fault: Fault): unknown[] | undefined {
     details.push({'@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: fault.retryDelay})
   return details
 }
+
+/** OpenAI's words on its `insufficient_quota` 429 (as its API answers a key whose credit is spent). */
+export const INSUFFICIENT_QUOTA_MESSAGE =
+  'You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.'

@@ -18,7 +18,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import {nestsDeeperThan} from '../core/json-depth.js'
 import type {Fault} from './faults.js'
-import {FaultQueue, parseFault, quotaDetails} from './faults.js'
+import {FaultQueue, INSUFFICIENT_QUOTA_MESSAGE, parseFault, quotaDetails} from './faults.js'
 import type {ErrorFormatter, SimContext, SimModule, SimOptions} from './context.js'
 import {SIM_API_PREFIX, SimClock} from './context.js'
 import {gammaModule} from './gamma.js'
@@ -76,12 +76,13 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
     clock,
     origin: () => origin,
     errorFormat: (prefix, format, headers) => formatters.push([prefix, format, headers]),
-    sendError: (request, status, message, type = defaultErrorType(status), headers = {}, details) => {
+    sendError: (request, status, message, type = defaultErrorType(status), headers = {}, details, code) => {
       const [, format = defaultFormat, headersOf] = formatterFor(request.path) ?? []
       const body = format(status, message, type)
       // (Google's details, in any family's `error` object: a relay in front of Gemini keeps them)
       const error = (body as {error?: unknown} | null)?.error
       if (details && error && typeof error === 'object') (error as Record<string, unknown>).details = details
+      if (code && error && typeof error === 'object') Object.assign(error, {type: code, code})
       sendJson(request.res, status, body, {...headersOf?.(body), ...headers})
     },
     fault: (request) => faultsByRequest.get(request),
@@ -195,10 +196,12 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
       context.sendError(
         request,
         fault.status,
-        fault.message ?? `simulated fault: status ${fault.status}`,
+        fault.message ??
+          (fault.insufficientQuota ? INSUFFICIENT_QUOTA_MESSAGE : `simulated fault: status ${fault.status}`),
         defaultErrorType(fault.status),
         headers,
         quotaDetails(fault),
+        fault.insufficientQuota ? 'insufficient_quota' : undefined,
       )
       return
     }

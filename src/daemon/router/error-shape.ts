@@ -7,6 +7,7 @@ import type {ServerResponse} from 'node:http'
 import {errorBody} from '../../protocols/errors.js'
 import type {Family, TimeoutSettings} from '../../store/schema.js'
 import {mintRequestId, requestIdHeader} from './headers.js'
+import {retryAfterFromMs} from './rate-limit.js'
 import type {ProxyResult, ProxyTarget} from './proxy-types.js'
 
 /** A short, human reason for an upstream request error (timeouts named with their setting). */
@@ -49,12 +50,24 @@ export function sendFamilyError(
   family: Family,
   status: number,
   message: string,
-  options: {requestId?: string; headers?: Record<string, string>; code?: string} = {},
+  options: {requestId?: string; headers?: Record<string, string>; code?: string; quotaSpent?: boolean} = {},
 ): string {
   const requestId = options.requestId ?? mintRequestId()
   if (res.headersSent || res.destroyed) return requestId
-  const retryAfter = family === 'gemini' ? options.headers?.['retry-after'] : undefined
-  const text = JSON.stringify(errorBody(family, status, message, {requestId, code: options.code, retryAfter}))
+  // (a wait in `retry-after-ms` only: in whole seconds, rounded up, as Google writes none shorter)
+  const retryAfter =
+    family === 'gemini'
+      ? (options.headers?.['retry-after'] ??
+        (options.headers ? retryAfterFromMs(options.headers) : undefined))
+      : undefined
+  const text = JSON.stringify(
+    errorBody(family, status, message, {
+      requestId,
+      code: options.code,
+      retryAfter,
+      quotaSpent: options.quotaSpent,
+    }),
+  )
   res.writeHead(status, {
     ...options.headers,
     'content-type': 'application/json',

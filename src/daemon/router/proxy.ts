@@ -62,7 +62,7 @@ import {
 import {errorBody as familyErrorBody} from '../../protocols/errors.js'
 import {cutConfirmed, cutNote, cutWindow, holdsMedia, mayBeOllama} from './ollama-cut.js'
 import {OVERFLOW_500, relay} from './relay.js'
-import {bodyWait, isCodexClient, RETRY_429, waitedNote} from './rate-limit.js'
+import {bodyWait, isCodexClient, RETRY_429, retryAfterFromMs, settle429, waitedNote} from './rate-limit.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
 import {withSystemTurnsHoisted} from './system-turns.js'
 import {reasoningRewritten, withoutTopFields, withReasoningAdapted} from './top-fields.js'
@@ -1425,13 +1425,14 @@ export async function proxyRequest(
     const overflow500 = status === 500 && typeof errorText === 'string' && OVERFLOW_500.test(errorText)
     if ((status >= 500 || status === 429) && !overflow500) {
       const message = `${provider.name}: upstream answered ${status}`
-      // A client request's 429s count once: a try the gateway waited for (Codex's, below) is the
-      // same request again, its first 429 already counted, so that one agent's waits do not open
-      // the breaker on their own. (A try that took a half-open trial, the breaker having opened on
-      // other requests meanwhile, counts: its 429 opens the breaker again, as any trial's does.)
-      if (status !== 429 || retried429 === 0 || target.breaker?.state !== 'closed')
-        target.breaker?.recordFailure(message)
-      if (options.fallbacks && canTryAfter(targets, i)) {
+      const fallsBack = options.fallbacks && canTryAfter(targets, i)
+      // A 429 counts only when the request falls back on it (./rate-limit.ts `settle429`): a 429
+      // that is its last answer, and a try the gateway waited for (Codex's, below: only when
+      // nothing else is left), count nothing unless they took a half-open trial (the breaker
+      // having opened on other requests meanwhile), whose 429 opens the breaker again
+      if (status === 429) settle429(target, message, fallsBack)
+      else target.breaker?.recordFailure(message)
+      if (fallsBack) {
         attempts.push({provider: provider.name, status, error: message})
         await upstream.body.dump().catch(() => undefined)
         return false
@@ -1453,13 +1454,14 @@ export async function proxyRequest(
         errorText = waited
         // the client left while it waited: nothing more to send (the proxy answers 499)
         if (clientGone.aborted) return false
-        // a wait stated in `retry-after-ms` only, which Codex does not read: as `retry-after` too,
-        // in whole seconds, so that Codex waits it out itself rather than end its turn
-        const ms = upstream.headers['retry-after-ms']
-        if (typeof ms === 'string' && upstream.headers['retry-after'] === undefined) {
-          const wait = parseRetryAfter(upstream.headers)
-          if (wait !== undefined) upstream.headers['retry-after'] = String(Math.ceil(wait / 1000))
-        }
+      }
+      // a wait stated in `retry-after-ms` only, which neither Codex nor Claude Code's own retry
+      // loop reads: as `retry-after` too, in whole seconds (rounded up), so that Codex waits it out
+      // itself rather than end its turn, and Claude Code waits as long as asked (it retried after
+      // 0.7 s on a 1.5 s wait, audit57); a Gemini client gets it as RetryInfo (error-shape.ts)
+      if (status === 429) {
+        const seconds = retryAfterFromMs(upstream.headers)
+        if (seconds !== undefined) upstream.headers['retry-after'] = seconds
       }
       attempts.push({provider: provider.name, status, error: message})
       result.error = message

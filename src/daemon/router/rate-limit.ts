@@ -18,6 +18,9 @@
  */
 import type {IncomingHttpHeaders} from 'node:http'
 
+import {parseRetryAfter} from '../../core/retry-after.js'
+import type {ProxyTarget} from './proxy-types.js'
+
 /** How Codex's requests are waited for: at most this many more tries, this long waited in all. */
 export const RETRY_429 = {
   tries: 2,
@@ -113,6 +116,54 @@ export function retryAfterFromBody(text: string): string | undefined {
   // failure of the provider's breaker)
   if (wait?.long || wait?.retryMs === undefined) return undefined
   return String(Math.ceil(wait.retryMs / 1000))
+}
+
+/**
+ * Whether a 429 is one no wait cures (a daily quota, OpenAI's `insufficient_quota`: {@link bodyWait}).
+ * The client is told so, since Claude Code and the OpenAI SDKs retry any 429 otherwise (Claude
+ * Code 10 times over minutes, measured with 2.1.332 on a Gemini per-day 429): `x-should-retry:
+ * false`, which both SDKs obey before any status (anthropic-sdk-typescript and openai-node
+ * `shouldRetry`: "If the server explicitly says whether or not to retry, obey."), and to a Gemini
+ * client a `QuotaFailure` naming a daily quota (../../protocols/errors.ts).
+ */
+export function noWaitHelps(status: number, text: string): boolean {
+  return status === 429 && bodyWait(text)?.long === true
+}
+
+/** Why no wait cures a 429 ({@link noWaitHelps}), for the words the client is given. */
+export function spentQuota(text: string): string {
+  return text.includes('insufficient_quota')
+    ? 'no retry helps: insufficient_quota'
+    : 'no retry helps: a daily quota'
+}
+
+/**
+ * A wait given in `retry-after-ms` only, as `retry-after` in whole seconds (rounded up): the
+ * header Claude Code's own retry loop and Codex read (neither reads `-ms`). Undefined when
+ * `retry-after` is there already or `retry-after-ms` is no number.
+ */
+export function retryAfterFromMs(headers: IncomingHttpHeaders): string | undefined {
+  if (headers['retry-after'] !== undefined || typeof headers['retry-after-ms'] !== 'string') return undefined
+  const wait = parseRetryAfter(headers)
+  return wait === undefined ? undefined : String(Math.ceil(wait / 1000))
+}
+
+/**
+ * Settles the target's breaker for a 429. One that sends the request on to another target counts
+ * as a failure, so that later requests go to that target at once while the breaker is open. One
+ * that is the request's last answer (no other target left, or fallbacks off) does not: the breaker
+ * is per provider and could route nowhere else, the client retries on its own clock (Claude Code
+ * honours `retry-after`, Gemini CLI waits 5-30 s), and each such retry counted would soon turn the
+ * upstream's 429, with its wait and its words, into the gateway's 503 for every agent and every
+ * model of that provider (audit57: a Gemini per-day 429 retried by Claude Code opened it). Its
+ * permit is released without success or failure; a half-open trial answered 429 (the breaker not
+ * closed) still opens the breaker again, as any failed trial does.
+ */
+export function settle429(target: ProxyTarget, message: string, fallsBack: boolean): void {
+  const breaker = target.breaker
+  if (!breaker) return
+  if (fallsBack || breaker.state !== 'closed') breaker.recordFailure(message)
+  else breaker.release()
 }
 
 /** The log row's note for the waits of one request (`ms` in all, `tries` more tries). */

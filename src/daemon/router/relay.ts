@@ -12,6 +12,7 @@ import type {Family, TimeoutSettings} from '../../store/schema.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {mintRequestId, requestIdHeader, returnHeaders} from './headers.js'
 import type {ProxyResult, ProxyTarget} from './proxy-types.js'
+import {noWaitHelps} from './rate-limit.js'
 import {SecretRedactor} from './redact.js'
 import {createUsageTap} from './taps/index.js'
 import {ToolCallNormaliser} from './tool-index.js'
@@ -354,6 +355,10 @@ export async function relay(
       text = JSON.stringify(errorBody(family, status, message, {requestId: result.requestId}))
       headers['content-type'] = 'application/json'
     }
+    // a daily quota or OpenAI's `insufficient_quota`, which no wait cures: said so to the client's
+    // SDK (./rate-limit.ts `noWaitHelps`), unless the upstream said otherwise itself
+    if (headers['x-should-retry'] === undefined && noWaitHelps(status, text))
+      headers['x-should-retry'] = 'false'
     headers['content-length'] = String(Buffer.byteLength(text))
     result.status = status
     result.ttfbMs = performance.now() - started

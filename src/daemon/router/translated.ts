@@ -38,7 +38,7 @@ import type {UpstreamAdaptations} from './adaptations.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
-import {retryAfterFromBody} from './rate-limit.js'
+import {noWaitHelps, retryAfterFromBody, settle429, spentQuota} from './rate-limit.js'
 import {OVERFLOW_500} from './relay.js'
 import type {FailedBeforeFirstByte, RelayContext} from './relay.js'
 import type {Family} from '../../store/schema.js'
@@ -422,7 +422,10 @@ export async function relayTranslated(
       return
     }
     const said = upstreamErrorMessage(text) ?? (excerpt(text) || 'an empty body')
-    const message = `${upstreamNamed(provider, family)}: upstream answered ${status}: ${said}`
+    // a daily quota or OpenAI's `insufficient_quota`, which no wait cures: said so in the client's
+    // terms, or Claude Code retries it 10 times over minutes (./rate-limit.ts)
+    const quotaSpent = noWaitHelps(status, text)
+    const message = `${upstreamNamed(provider, family)}: upstream answered ${status}: ${said}${quotaSpent ? ` (${spentQuota(text)})` : ''}`
     result.status = status
     result.error = message
     result.ttfbMs = performance.now() - started
@@ -437,6 +440,7 @@ export async function relayTranslated(
       const seconds = retryAfterFromBody(text)
       if (seconds !== undefined) passed['retry-after'] = seconds
     }
+    if (quotaSpent) passed['x-should-retry'] = 'false'
     // a prompt past the model's context window, in the words the agent acts on (Claude Code
     // compacts on "prompt is too long", Codex knows `context_length_exceeded`): a 400, as every
     // vendor answers it but Xinference (vLLM's words as a 500)
@@ -457,7 +461,15 @@ export async function relayTranslated(
       target.breaker?.recordSuccess()
       return
     }
-    sendFamilyError(res, family, status, message, {requestId: result.requestId, headers: passed})
+    // (OpenAI's own code kept for an OpenAI client: Codex 0.171 then says "Quota exceeded. Check your
+    // plan and billing details." where it said "exceeded retry limit, last status: 429")
+    const code = quotaSpent && text.includes('insufficient_quota') ? 'insufficient_quota' : undefined
+    sendFamilyError(res, family, status, message, {
+      requestId: result.requestId,
+      headers: passed,
+      quotaSpent,
+      ...(code ? {code} : {}),
+    })
     if (status < 500 && status !== 429) target.breaker?.recordSuccess()
     return
   }
@@ -516,11 +528,18 @@ export async function relayTranslated(
         })
         return
       }
-      if (said.status >= 500 || said.status === 429) target.breaker?.recordFailure(message)
+      // (the client's answer: a 429 in it is the request's last, no breaker failure)
+      if (said.status === 429) settle429(target, message, false)
+      else if (said.status >= 500) target.breaker?.recordFailure(message)
       else target.breaker?.recordSuccess()
       result.status = said.status
       result.error = message
-      sendFamilyError(res, family, said.status, message, {requestId: result.requestId})
+      // (an `insufficient_quota` said so: no wait cures it, ./rate-limit.ts)
+      const quotaSpent = noWaitHelps(said.status, JSON.stringify(body))
+      sendFamilyError(res, family, said.status, message, {
+        requestId: result.requestId,
+        ...(quotaSpent ? {headers: {'x-should-retry': 'false'}, quotaSpent} : {}),
+      })
       return
     }
     // a Gemini answer that broke off (MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, OTHER): the
@@ -883,8 +902,12 @@ function earlyError(
   result.status = early.status
   result.error = message
   result.ttfbMs = performance.now() - ctx.started
-  if (failure) target.breaker?.recordFailure(message)
+  // (a 429 with no other target to go to is no failure of the provider: ./proxy.ts `settle429`)
+  if (failure && early.status === 429) settle429(target, message, false)
+  else if (failure) target.breaker?.recordFailure(message)
   else target.breaker?.recordSuccess()
+  // OpenAI's `insufficient_quota` in a Responses stream's `response.failed`: no wait cures it
+  const quotaSpent = early.status === 429 && early.code === 'insufficient_quota'
   sendFamilyError(
     res,
     family,
@@ -893,6 +916,7 @@ function earlyError(
     {
       requestId: result.requestId,
       ...(early.code ? {code: early.code} : {}),
+      ...(quotaSpent ? {headers: {'x-should-retry': 'false'}, quotaSpent} : {}),
     },
   )
   return undefined
