@@ -38,8 +38,17 @@ const SIGNED_STOP = {
   usageMetadata: {promptTokenCount: 900, thoughtsTokenCount: 40, totalTokenCount: 940},
 }
 
-/** (`pauseMs`: the stream's first chunk alone, then the rest that much later) */
-type Answer = {stream: unknown[]; pauseMs?: number} | {json: unknown} | {status: number; json: unknown}
+/**
+ * (`pauseMs`: the stream's first chunk alone, then the rest that much later; `reset`: the
+ * connection dropped before an answer; `firstThenReset`: a stream's first chunk, then its
+ * connection dropped)
+ */
+type Answer =
+  | {stream: unknown[]; pauseMs?: number}
+  | {json: unknown}
+  | {status: number; json: unknown}
+  | {reset: true}
+  | {firstThenReset: unknown}
 /** What the upstream answers, one entry a request, in order (the last one again after). */
 let answers: Answer[] = []
 const received: Buffer[] = []
@@ -81,6 +90,17 @@ const answering =
     res.on('close', () => {
       if (!res.writableEnded) cutOff++
     })
+    if ('reset' in answer) {
+      res.socket?.destroy()
+      return
+    }
+    if ('firstThenReset' in answer) {
+      res.writeHead(200, {'content-type': 'text/event-stream'})
+      res.write(data(answer.firstThenReset))
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      res.socket?.destroy()
+      return
+    }
     if ('stream' in answer) {
       res.writeHead(200, {'content-type': 'text/event-stream'})
       if (answer.pauseMs !== undefined) {
@@ -276,6 +296,36 @@ describe("Gemini's empty STOP, translated: sent again once", () => {
     expect(breaker).toBe('open')
   })
 
+  it.each([
+    ['messages', true, 'a 503', 503],
+    ['messages', false, 'a 503', 503],
+    ['responses', true, 'a 503', 503],
+    ['messages', true, 'a reset', 502],
+    ['chat', false, 'a reset', 502],
+  ] as const)(
+    "the answer sent again (to a %s client, stream %s) is %s: the row bills Google's usage of the empty answer once",
+    async (client, stream, resend, status) => {
+      answers = [
+        stream ? {stream: [EMPTY]} : {json: EMPTY},
+        resend === 'a reset'
+          ? {reset: true}
+          : {status: 503, json: {error: {code: 503, message: 'The model is overloaded.'}}},
+      ]
+      const {res, result} = await run(client, stream)
+      expect(res.status).toBe(status)
+      expect(received).toHaveLength(2)
+      expect(result.status).toBe(status)
+      // (900, not 1800; and no response id: the client saw no response)
+      expect(result.usage).toEqual({
+        inputTokens: 900,
+        outputTokens: 0,
+        cacheReadTokens: 0,
+        cacheCreationTokens: 0,
+        reasoningTokens: 0,
+      })
+    },
+  )
+
   it('the client leaves while the start is held (no part yet): a 499 row, the upstream request aborted', async () => {
     answers = [{stream: [{usageMetadata: usage}, WHOLE], pauseMs: 1500}]
     const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
@@ -375,6 +425,8 @@ describe("Gemini's empty STOP, translated: the resend's status, headers; a faile
       expect(result.error).toMatch(said)
       expect(breaker).toBe('closed')
       expect(failures).toBe(0)
+      // (Google bills the answer: its usage on the row)
+      expect(result.usage).toMatchObject({inputTokens: 900, outputTokens: 0})
     },
   )
 
