@@ -536,3 +536,45 @@ describe("Gemini's empty STOP, translated: twice, or after thoughts", () => {
     expect(breaker).toBe('closed')
   })
 })
+
+describe('a Gemini stream that fails while its start is held (nothing sent to the client)', () => {
+  const BEFORE_FIRST_BYTE = /up-gemini: upstream answered 200, then its body failed before the first byte/
+
+  it('a usage chunk, then a reset, with a target after: the next target answers, the first counted a failure', async () => {
+    answers = [{firstThenReset: {usageMetadata: usage}}]
+    const {res, text, result, breaker} = await run('messages', true, {two: true})
+    expect(res.status).toBe(200)
+    // one answer: B's, whole (no error event of A's before it)
+    expect(text.match(/event: message_start/g)).toHaveLength(1)
+    expect(text).not.toContain('event: error')
+    expect(text).toContain('Done: a holds file body.')
+    expect(receivedB).toHaveLength(1)
+    expect(result).toMatchObject({status: 200, provider: 'up-gemini-b', fallback: true})
+    expect(result.broken ?? false).toBe(false)
+    expect(result.error).toMatch(/^fell back after: /)
+    expect(result.error).toMatch(BEFORE_FIRST_BYTE)
+    expect(breaker).toBe('open')
+  })
+
+  it("the same with no target after: a 502 in the client's shape, not a 200 with an error event", async () => {
+    answers = [{firstThenReset: {usageMetadata: usage}}]
+    const {res, text, result, breaker} = await run('messages', true)
+    expect(res.status).toBe(502)
+    expect(res.headers.get('content-type')).toMatch(/application\/json/)
+    expect(JSON.parse(text)).toMatchObject({type: 'error', error: {type: 'api_error'}})
+    expect(result.status).toBe(502)
+    expect(result.broken ?? false).toBe(false)
+    expect(result.error).toMatch(BEFORE_FIRST_BYTE)
+    expect(result.error).not.toMatch(/after the first byte/)
+    expect(breaker).toBe('open')
+  })
+
+  it('a usage chunk, then silence past the idle timeout, to a chat client: a 504 in its shape', async () => {
+    answers = [{stream: [{usageMetadata: usage}, WHOLE], pauseMs: 1_500}]
+    const {res, text, result} = await run('chat', true)
+    expect(res.status).toBe(504)
+    expect(JSON.parse(text)).toMatchObject({error: {message: expect.stringMatching(BEFORE_FIRST_BYTE)}})
+    expect(result.status).toBe(504)
+    expect(result.error).toMatch(BEFORE_FIRST_BYTE)
+  })
+})
