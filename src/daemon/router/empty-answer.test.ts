@@ -3,6 +3,7 @@
  * Gemini upstream): an answer with no text nor call of which the client saw nothing goes again
  * once, the same bytes; a second empty answer is a 502 the client's SDK retries; one whose thoughts
  * streamed ends with an error event (Messages' `overloaded_error`, which Claude Code retries). None is a breaker failure; the row says each.
+ * A stream that fails while its start is held (nothing sent) fails before the first byte.
  */
 import type {IncomingHttpHeaders, IncomingMessage, ServerResponse} from 'node:http'
 
