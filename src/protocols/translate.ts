@@ -1014,12 +1014,18 @@ function leaveOutThinking(body: Record<string, unknown>): void {
   else delete body.generationConfig
 }
 
-/** A Gemini body's `thinkingConfig` without its `thinkingLevel` (`includeThoughts` kept). */
+/**
+ * A Gemini body's `thinkingConfig` without its `thinkingLevel` (`includeThoughts` kept; none left
+ * when nothing else was in it: Gemma 4's MINIMAL for a request with thinking off goes as no config,
+ * not as `thinkingConfig: {}`).
+ */
 function leaveOutThinkingLevel(body: Record<string, unknown>): void {
   const thinking = geminiThinking(body) as Record<string, unknown> | undefined
   if (!thinking || thinking.thinkingLevel === undefined) return
   const {thinkingLevel: _, ...rest} = thinking
-  body.generationConfig = {...(body.generationConfig as Record<string, unknown>), thinkingConfig: rest}
+  if (Object.keys(rest).length > 0)
+    body.generationConfig = {...(body.generationConfig as Record<string, unknown>), thinkingConfig: rest}
+  else leaveOutThinking(body)
 }
 
 /**

@@ -1259,6 +1259,19 @@ describe('Gemini and Messages upstreams', () => {
     expect(level).toEqual({noThinkingLevel: true})
     const again = encodeUpstreamRequest(claude, 'gemini', 'gemma-4-31b-it', {}, level)
     expect(config(again)).toEqual({maxOutputTokens: 1000, thinkingConfig: {includeThoughts: true}})
+    // a request with thinking off (MINIMAL, nothing else in its config): no config at all, not `{}`
+    const off = decodeClientRequest(
+      'messages',
+      {model: 'c', max_tokens: 1000, thinking: {type: 'disabled'}, messages: [{role: 'user', content: 'hi'}]},
+      {},
+    )
+    expect(config(encodeUpstreamRequest(off, 'gemini', 'gemma-4-31b-it'))).toEqual({
+      maxOutputTokens: 1000,
+      thinkingConfig: {thinkingLevel: 'MINIMAL'},
+    })
+    expect(config(encodeUpstreamRequest(off, 'gemini', 'gemma-4-31b-it', {}, level))).toEqual({
+      maxOutputTokens: 1000,
+    })
     // another name for Gemma 3 (an alias): its budget refused in Google's words, the whole config left out
     const alias = encodeUpstreamRequest(claude, 'gemini', 'my-gemma3')
     expect(config(alias).thinkingConfig).toBeDefined()
@@ -4715,6 +4728,8 @@ describe('Gemini CLI passed through to a Gemini model of another generation: its
     contents: [{role: 'user', parts: [{text: 'hi'}]}],
     generationConfig: {temperature: 1, thinkingConfig},
   })
+  /** The same body with no thinking config left. */
+  const without = {contents: [{role: 'user', parts: [{text: 'hi'}]}], generationConfig: {temperature: 1}}
 
   it("gemini-3's thinkingLevel refused by Gemini 2.5: learned per model, left out, includeThoughts kept", () => {
     const a = new UpstreamAdaptations()
@@ -4729,6 +4744,18 @@ describe('Gemini CLI passed through to a Gemini model of another generation: its
       withThinking({includeThoughts: true}),
     )
     expect(describeAdaptation(learned)).toContain('thinkingLevel left out (the model takes none)')
+    // a config of a level alone: left out whole, not sent as `thinkingConfig: {}`
+    expect(JSON.parse(adaptPassedGemini(withThinking({thinkingLevel: 'LOW'}), learned).toString())).toEqual(
+      without,
+    )
+    expect(
+      JSON.parse(
+        adaptPassedGemini(
+          {contents: without.contents, generationConfig: {thinkingConfig: {thinkingLevel: 'LOW'}}},
+          learned,
+        ).toString(),
+      ),
+    ).toEqual({contents: without.contents})
     // Vertex's words too; a body without a level, or another refusal, learns nothing
     const vertex = google(
       'Unable to submit request because thinking_level MEDIUM is not supported by this model.',

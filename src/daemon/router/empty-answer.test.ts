@@ -3,6 +3,7 @@
  * Gemini upstream): an answer with no text nor call of which the client saw nothing goes again
  * once, the same bytes; a second empty answer is a 502 the client's SDK retries; one whose thoughts
  * streamed ends with an error event (Messages' `overloaded_error`, which Claude Code retries). None is a breaker failure; the row says each.
+ * A stream that fails while its start is held (nothing sent) fails before the first byte.
  */
 import type {IncomingHttpHeaders, IncomingMessage, ServerResponse} from 'node:http'
 
@@ -38,8 +39,17 @@ const SIGNED_STOP = {
   usageMetadata: {promptTokenCount: 900, thoughtsTokenCount: 40, totalTokenCount: 940},
 }
 
-/** (`pauseMs`: the stream's first chunk alone, then the rest that much later) */
-type Answer = {stream: unknown[]; pauseMs?: number} | {json: unknown} | {status: number; json: unknown}
+/**
+ * (`pauseMs`: the stream's first chunk alone, then the rest that much later; `reset`: the
+ * connection dropped before an answer; `firstThenReset`: a stream's first chunk, then its
+ * connection dropped)
+ */
+type Answer =
+  | {stream: unknown[]; pauseMs?: number}
+  | {json: unknown}
+  | {status: number; json: unknown}
+  | {reset: true}
+  | {firstThenReset: unknown}
 /** What the upstream answers, one entry a request, in order (the last one again after). */
 let answers: Answer[] = []
 const received: Buffer[] = []
@@ -81,6 +91,17 @@ const answering =
     res.on('close', () => {
       if (!res.writableEnded) cutOff++
     })
+    if ('reset' in answer) {
+      res.socket?.destroy()
+      return
+    }
+    if ('firstThenReset' in answer) {
+      res.writeHead(200, {'content-type': 'text/event-stream'})
+      res.write(data(answer.firstThenReset))
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      res.socket?.destroy()
+      return
+    }
     if ('stream' in answer) {
       res.writeHead(200, {'content-type': 'text/event-stream'})
       if (answer.pauseMs !== undefined) {
@@ -276,6 +297,36 @@ describe("Gemini's empty STOP, translated: sent again once", () => {
     expect(breaker).toBe('open')
   })
 
+  it.each([
+    ['messages', true, 'a 503', 503],
+    ['messages', false, 'a 503', 503],
+    ['responses', true, 'a 503', 503],
+    ['messages', true, 'a reset', 502],
+    ['chat', false, 'a reset', 502],
+  ] as const)(
+    "the answer sent again (to a %s client, stream %s) is %s: the row bills Google's usage of the empty answer once",
+    async (client, stream, resend, status) => {
+      answers = [
+        stream ? {stream: [EMPTY]} : {json: EMPTY},
+        resend === 'a reset'
+          ? {reset: true}
+          : {status: 503, json: {error: {code: 503, message: 'The model is overloaded.'}}},
+      ]
+      const {res, result} = await run(client, stream)
+      expect(res.status).toBe(status)
+      expect(received).toHaveLength(2)
+      expect(result.status).toBe(status)
+      // (900, not 1800; and no response id: the client saw no response)
+      expect(result.usage).toEqual({
+        inputTokens: 900,
+        outputTokens: 0,
+        cacheReadTokens: 0,
+        cacheCreationTokens: 0,
+        reasoningTokens: 0,
+      })
+    },
+  )
+
   it('the client leaves while the start is held (no part yet): a 499 row, the upstream request aborted', async () => {
     answers = [{stream: [{usageMetadata: usage}, WHOLE], pauseMs: 1500}]
     const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
@@ -375,6 +426,8 @@ describe("Gemini's empty STOP, translated: the resend's status, headers; a faile
       expect(result.error).toMatch(said)
       expect(breaker).toBe('closed')
       expect(failures).toBe(0)
+      // (Google bills the answer: its usage on the row)
+      expect(result.usage).toMatchObject({inputTokens: 900, outputTokens: 0})
     },
   )
 
@@ -482,5 +535,47 @@ describe("Gemini's empty STOP, translated: twice, or after thoughts", () => {
     )
     expect(text).not.toContain('response.completed')
     expect(breaker).toBe('closed')
+  })
+})
+
+describe('a Gemini stream that fails while its start is held (nothing sent to the client)', () => {
+  const BEFORE_FIRST_BYTE = /up-gemini: upstream answered 200, then its body failed before the first byte/
+
+  it('a usage chunk, then a reset, with a target after: the next target answers, the first counted a failure', async () => {
+    answers = [{firstThenReset: {usageMetadata: usage}}]
+    const {res, text, result, breaker} = await run('messages', true, {two: true})
+    expect(res.status).toBe(200)
+    // one answer: B's, whole (no error event of A's before it)
+    expect(text.match(/event: message_start/g)).toHaveLength(1)
+    expect(text).not.toContain('event: error')
+    expect(text).toContain('Done: a holds file body.')
+    expect(receivedB).toHaveLength(1)
+    expect(result).toMatchObject({status: 200, provider: 'up-gemini-b', fallback: true})
+    expect(result.broken ?? false).toBe(false)
+    expect(result.error).toMatch(/^fell back after: /)
+    expect(result.error).toMatch(BEFORE_FIRST_BYTE)
+    expect(breaker).toBe('open')
+  })
+
+  it("the same with no target after: a 502 in the client's shape, not a 200 with an error event", async () => {
+    answers = [{firstThenReset: {usageMetadata: usage}}]
+    const {res, text, result, breaker} = await run('messages', true)
+    expect(res.status).toBe(502)
+    expect(res.headers.get('content-type')).toMatch(/application\/json/)
+    expect(JSON.parse(text)).toMatchObject({type: 'error', error: {type: 'api_error'}})
+    expect(result.status).toBe(502)
+    expect(result.broken ?? false).toBe(false)
+    expect(result.error).toMatch(BEFORE_FIRST_BYTE)
+    expect(result.error).not.toMatch(/after the first byte/)
+    expect(breaker).toBe('open')
+  })
+
+  it('a usage chunk, then silence past the idle timeout, to a chat client: a 504 in its shape', async () => {
+    answers = [{stream: [{usageMetadata: usage}, WHOLE], pauseMs: 1_500}]
+    const {res, text, result} = await run('chat', true)
+    expect(res.status).toBe(504)
+    expect(JSON.parse(text)).toMatchObject({error: {message: expect.stringMatching(BEFORE_FIRST_BYTE)}})
+    expect(result.status).toBe(504)
+    expect(result.error).toMatch(BEFORE_FIRST_BYTE)
   })
 })

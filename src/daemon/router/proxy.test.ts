@@ -597,6 +597,37 @@ describe('chat streams and client aborts', () => {
       upstream.close()
     }
   })
+
+  it("a client that leaves after the upstream's headers, before a JSON answer's first byte: a 499 row, as before any answer", async () => {
+    let upstreamClosedEarly: () => void = () => undefined
+    const closed = new Promise<void>((resolve) => (upstreamClosedEarly = resolve))
+    const upstream = await startUpstream(async (_req, res) => {
+      res.on('close', () => {
+        if (!res.writableEnded) upstreamClosedEarly()
+      })
+      res.writeHead(200, {'content-type': 'application/json'})
+      res.flushHeaders()
+      await sleep(1_500)
+      if (!res.destroyed) res.end(JSON.stringify({id: 'c1', choices: []}))
+    })
+    try {
+      route = (family) => ({targets: [{provider: provider('slow', family, upstream.origin)}]})
+      const controller = new AbortController()
+      const answer = fetch(`${gatewayUrl}/v1/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify({model: 'm', messages: []}),
+        signal: controller.signal,
+      })
+      // (the client has no response yet: its head goes with the first body byte)
+      setTimeout(() => controller.abort(), 300)
+      await expect(answer).rejects.toThrow()
+      await closed
+      const [result] = await gateway.settled(1)
+      expect(result).toMatchObject({status: 499, clientAborted: true, error: 'client closed the connection'})
+    } finally {
+      upstream.close()
+    }
+  })
 })
 
 describe('upstreamPath', () => {

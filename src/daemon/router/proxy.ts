@@ -1495,20 +1495,27 @@ export async function proxyRequest(
       if (relayed !== undefined && 'answeredNothing' in relayed) {
         attempts.pop()
         tried--
-        // (the empty answer's usage, which Google bills: added to the row of the answer to the resend)
+        // (the empty answer's usage, which Google bills: added to the row of the answer to the
+        // resend, or the row's alone when the resend set none: a 5xx, a reset, the client gone)
         const billed = result.usage
+        result.usage = null
         const sent = await tryTarget(i, model, body, credential, translated, passedWith, passedAdapted, true)
-        if (billed && result.provider === provider.name)
-          result.usage = result.usage
+        // (what the resend set, if anything: TypeScript keeps the null above across the call)
+        const resent = result.usage as typeof billed
+        if (billed && result.provider === provider.name) {
+          // (a Responses row keys on the id of the response the client saw: never the empty one's)
+          const {responseId: _, ...counts} = billed
+          result.usage = resent
             ? {
-                ...result.usage,
-                inputTokens: result.usage.inputTokens + billed.inputTokens,
-                outputTokens: result.usage.outputTokens + billed.outputTokens,
-                cacheReadTokens: result.usage.cacheReadTokens + billed.cacheReadTokens,
-                cacheCreationTokens: result.usage.cacheCreationTokens + billed.cacheCreationTokens,
-                reasoningTokens: result.usage.reasoningTokens + billed.reasoningTokens,
+                ...resent,
+                inputTokens: resent.inputTokens + billed.inputTokens,
+                outputTokens: resent.outputTokens + billed.outputTokens,
+                cacheReadTokens: resent.cacheReadTokens + billed.cacheReadTokens,
+                cacheCreationTokens: resent.cacheCreationTokens + billed.cacheCreationTokens,
+                reasoningTokens: resent.reasoningTokens + billed.reasoningTokens,
               }
-            : billed
+            : counts
+        }
         return sent
       }
       // A Messages upstream paused the turn (pause_turn): the same request again with the turn's

@@ -553,6 +553,13 @@ export async function relay(
   const malformed = broken ? undefined : tap?.malformed()
   // the client got what the upstream sent; the log row says it was not what the protocol promises
   if (malformed) result.error = `${target.provider.name}: upstream answered ${status} with ${malformed}`
+  // the client left after the upstream's headers, before the answer's first byte (an answer's head
+  // goes with it, but a stream's): as the proxy records a client that left before an answer, a 499
+  if (!broken && !headed) {
+    result.clientAborted = true
+    result.error = 'client closed the connection'
+    result.status = 499
+  }
   if (!broken) {
     if (outcome?.kind === 'truncated') {
       // the client got 200 and then the error event: the row keeps the 200 and says why it broke
@@ -575,6 +582,7 @@ export async function relay(
   if (clientGone.aborted || result.clientAborted || res.destroyed) {
     result.clientAborted = true
     result.error = 'client closed the connection'
+    if (!headed) result.status = 499
     target.breaker?.release()
     body.destroy()
     return

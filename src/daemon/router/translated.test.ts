@@ -237,17 +237,47 @@ describe('translated stream on the wire', () => {
   })
 
   it('fails the stream, not the gateway, when translating a read throws', async () => {
+    // the second read's translation throws, after the first went out
+    const real = StreamTranslator.prototype.push
+    let calls = 0
+    const push = vi.spyOn(StreamTranslator.prototype, 'push').mockImplementation(function (
+      this: StreamTranslator,
+      data: Buffer,
+    ) {
+      if (++calls === 2) throw new Error('boom')
+      return real.call(this, data)
+    })
+    try {
+      const answer = await ask(true, (text) => {
+        if (calls === 1 && text.includes('three ')) next()
+      })
+      expect(answer.status).toBe(200)
+      // the client's stream ends with its error event; the row says why
+      expect(answer.body.toString()).toContain('"three "')
+      expect(answer.body.toString()).toMatch(/event: error\ndata: .*boom/)
+      for (let i = 0; i < 100 && results.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
+      expect(results[0]).toMatchObject({status: 200, stream: true, broken: true})
+      expect(results[0].error).toMatch(/up: stream broke after the first byte: .*boom/)
+    } finally {
+      push.mockRestore()
+    }
+  })
+
+  it('the same on the first read, before anything went out: a 502 in the Messages shape', async () => {
     const push = vi.spyOn(StreamTranslator.prototype, 'push').mockImplementationOnce(() => {
       throw new Error('boom')
     })
     try {
       const answer = await ask(true, () => {}, 'per event')
-      expect(answer.status).toBe(200)
-      // the client's stream ends with its error event; the row says why
-      expect(answer.body.toString()).toMatch(/event: error\ndata: .*boom/)
+      expect(answer.status).toBe(502)
+      expect(JSON.parse(answer.body.toString())).toMatchObject({type: 'error', error: {type: 'api_error'}})
+      expect(answer.body.toString()).toContain('boom')
       for (let i = 0; i < 100 && results.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
-      expect(results[0]).toMatchObject({status: 200, stream: true, broken: true})
-      expect(results[0].error).toMatch(/up: stream broke after the first byte: .*boom/)
+      expect(results[0]).toMatchObject({status: 502})
+      expect(results[0].broken ?? false).toBe(false)
+      expect(results[0].error).toMatch(
+        /up: upstream answered 200, then its body failed before the first byte: .*boom/,
+      )
     } finally {
       push.mockRestore()
     }

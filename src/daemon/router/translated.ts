@@ -826,6 +826,16 @@ export async function relayTranslated(
     body.destroy()
     return
   }
+  if (broken && !headed) {
+    // nothing reached the client, not even the headers (a Gemini answer's start is held until its
+    // first part; a usage-only chunk, then a reset or silence): as relay.ts, the proxy tries the
+    // next target or answers 502/504 in the client's shape; it settles the breaker
+    body.destroy()
+    return {
+      failedBeforeFirstByte: `${provider.name}: upstream answered ${status}, then its body failed before the first byte: ${describeError(broken.error, ctx.timeouts)}`,
+      silent: isSilence(broken.error),
+    }
+  }
   if (broken) {
     const message = `${provider.name}: ${paused ? 'the continuation of a paused turn' : 'stream'} broke after the first byte: ${describeError(broken.error, ctx.timeouts)}`
     result.error = message
