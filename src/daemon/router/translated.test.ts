@@ -242,7 +242,7 @@ describe('translated stream on the wire', () => {
     let calls = 0
     const push = vi.spyOn(StreamTranslator.prototype, 'push').mockImplementation(function (
       this: StreamTranslator,
-      data: Buffer,
+      data: Uint8Array,
     ) {
       if (++calls === 2) throw new Error('boom')
       return real.call(this, data)
