@@ -336,6 +336,10 @@ export async function relay(
       return
     }
     if (credential) text = text.split(credential).join('[redacted]')
+    // a daily quota or OpenAI's `insufficient_quota`, which no wait cures (./rate-limit.ts
+    // `noWaitHelps`), read from the upstream's own words: a body in another family's shape is
+    // rewrapped below, and the rewrap keeps the words but not the code
+    const quotaSpent = noWaitHelps(status, text)
     const overflow = await overflowAnswer(family, status, text, target.provider.name, result.requestId)
     if (overflow?.window) result.contextWindow = overflow.window
     if (overflow?.answer) {
@@ -355,9 +359,12 @@ export async function relay(
       text = JSON.stringify(errorBody(family, status, message, {requestId: result.requestId}))
       headers['content-type'] = 'application/json'
     }
-    // a daily quota or OpenAI's `insufficient_quota`, which no wait cures: said so to the client's
-    // SDK (./rate-limit.ts `noWaitHelps`), unless the upstream said otherwise itself
-    if (headers['x-should-retry'] === undefined && noWaitHelps(status, text))
+    // (said so to the client's SDK, unless the upstream said otherwise itself)
+    if (
+      headers['x-should-retry'] === undefined &&
+      status === 429 &&
+      (quotaSpent || noWaitHelps(status, text))
+    )
       headers['x-should-retry'] = 'false'
     headers['content-length'] = String(Buffer.byteLength(text))
     result.status = status

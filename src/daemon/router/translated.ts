@@ -440,7 +440,7 @@ export async function relayTranslated(
       const seconds = retryAfterFromBody(text)
       if (seconds !== undefined) passed['retry-after'] = seconds
     }
-    if (quotaSpent) passed['x-should-retry'] = 'false'
+    if (quotaSpent && passed['x-should-retry'] === undefined) passed['x-should-retry'] = 'false'
     // a prompt past the model's context window, in the words the agent acts on (Claude Code
     // compacts on "prompt is too long", Codex knows `context_length_exceeded`): a 400, as every
     // vendor answers it but Xinference (vLLM's words as a 500)
@@ -528,7 +528,9 @@ export async function relayTranslated(
         })
         return
       }
-      // (the client's answer: a 429 in it is the request's last, no breaker failure)
+      // a 429 with another target left: that target, this one's breaker told (as a 429's status
+      // would); the client's answer otherwise, the request's last, no breaker failure
+      if (said.status === 429 && ctx.canFallBack) return {failedBeforeFirstByte: message, silent: false}
       if (said.status === 429) settle429(target, message, false)
       else if (said.status >= 500) target.breaker?.recordFailure(message)
       else target.breaker?.recordSuccess()
