@@ -192,3 +192,71 @@ describe("a chat client's later system message", () => {
     ])
   })
 })
+
+describe('a place before an empty turn, the history paired (review65 F1)', () => {
+  const text = (i: Body) =>
+    i.type === 'message'
+      ? `${i.role} ${i.content.map((c: Body) => c.text).join('')}`
+      : `${i.type} ${i.call_id}`
+
+  it("a chat client's system message before an empty assistant turn: still before the next turn", () => {
+    const body = {
+      model: 'gpt-5.6-sol',
+      messages: [
+        {role: 'system', content: 'TOP'},
+        {role: 'user', content: 'a'},
+        {role: 'system', content: 'S'},
+        {role: 'assistant', content: ''},
+        {role: 'user', content: 'b'},
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{id: 'c1', type: 'function', function: {name: 'exec', arguments: '{}'}}],
+        },
+        {role: 'user', content: 'c'},
+      ],
+      tools: [{type: 'function', function: {name: 'exec', parameters: {type: 'object', properties: {}}}}],
+    }
+    const sent = encode('chat', body, 'responses', {systemInPlace: true})
+    expect(sent.instructions).toBe('TOP')
+    expect(sent.input.map(text)).toEqual([
+      'user a',
+      'developer S',
+      'user b',
+      'function_call c1',
+      'function_call_output c1',
+      'user c',
+    ])
+    const chat = encode('chat', body, 'chat', {systemInPlace: true, openAiApi: true})
+    expect(chat.messages.map((m: Body) => m.role)).toEqual([
+      'system',
+      'user',
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'user',
+    ])
+  })
+
+  it('a Messages system message before an assistant turn of no blocks: still before the next turn', () => {
+    const body = claudeCode(false)
+    body.messages = [
+      {role: 'user', content: 'a'},
+      {role: 'system', content: ENV},
+      {role: 'assistant', content: []},
+      {role: 'user', content: 'b'},
+      {role: 'assistant', content: [{type: 'tool_use', id: 'toolu_1', name: 'Bash', input: {}}]},
+      {role: 'user', content: 'c'},
+    ]
+    const sent = encode('messages', body, 'responses', {systemInPlace: true})
+    expect(sent.input.map(text)).toEqual([
+      'user a',
+      `developer ${ENV}`,
+      'user b',
+      'function_call toolu_1',
+      'function_call_output toolu_1',
+      'user c',
+    ])
+  })
+})
