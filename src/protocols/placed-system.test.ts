@@ -7,7 +7,7 @@
  */
 import {describe, expect, it} from 'vitest'
 
-import type {CodecContext, Family} from './ir.js'
+import type {CarryStore, CodecContext, Family, Part} from './ir.js'
 import {decodeClientRequest, encodeUpstreamRequest} from './translate.js'
 
 type Body = Record<string, any>
@@ -258,5 +258,53 @@ describe('a place before an empty turn, the history paired (review65 F1)', () =>
       'function_call_output toolu_1',
       'user c',
     ])
+  })
+})
+
+describe("a Codex developer item inside an assistant run whose call's reasoning is carried (review65 F2)", () => {
+  it('stays right before the call, after the reasoning put back before it', () => {
+    const kept = new Map<string, Part[]>([
+      [
+        'c1',
+        [
+          {
+            type: 'reasoning',
+            text: 'Reading the tree.',
+            encrypted: {
+              family: 'responses',
+              value: JSON.stringify({id: 'rs_1', encrypted_content: 'gAAAA1'}),
+            },
+          },
+        ],
+      ],
+    ])
+    const carry: CarryStore = {get: (k) => kept.get(k), set: (k, parts) => void kept.set(k, parts)}
+    const body = {
+      model: 'gpt-5.6-sol',
+      instructions: 'You are Codex.',
+      input: [
+        {type: 'message', role: 'user', content: [{type: 'input_text', text: 'List the files.'}]},
+        {type: 'message', role: 'assistant', content: [{type: 'output_text', text: 'Looking.'}]},
+        {type: 'message', role: 'developer', content: [{type: 'input_text', text: 'PreToolUse: allowed.'}]},
+        {type: 'function_call', call_id: 'c1', name: 'exec', arguments: '{}'},
+        {type: 'function_call_output', call_id: 'c1', output: 'a b'},
+      ],
+      tools: [{type: 'function', name: 'exec', parameters: {type: 'object', properties: {}}}],
+    }
+    const client = decodeClientRequest('responses', body, {toResponses: true, carry})
+    const sent = JSON.parse(
+      encodeUpstreamRequest(client, 'responses', 'gpt-5.6-sol', {systemInPlace: true}).body.toString(),
+    ) as Body
+    expect(
+      sent.input.map((i: Body) => (i.role === 'developer' ? i.content[0].text : (i.role ?? i.type))),
+    ).toEqual([
+      'user',
+      'assistant',
+      'reasoning',
+      'PreToolUse: allowed.',
+      'function_call',
+      'function_call_output',
+    ])
+    expect(sent.input[2].encrypted_content).toBe('gAAAA1')
   })
 })
