@@ -530,6 +530,21 @@ export function settlePlaced(placed: PlacedSystem[], messages: readonly Message[
 }
 
 /**
+ * The part a placed system message stood before: the first one at or after its place, over turns
+ * without parts (a chat `{"role": "assistant", "content": ""}`, a Messages `content: []`, kept as
+ * turns of none); undefined only when no part follows (after the last turn). An empty turn's part 0
+ * is no part, and read as "after the last" it moved an old system message to the end of the
+ * conversation (review65 F1).
+ */
+function anchorOf(p: PlacedSystem, messages: readonly Message[]): Part | undefined {
+  for (let m = p.message, k = p.part; m < messages.length; m++, k = 0) {
+    const part = messages[m].parts[k]
+    if (part) return part
+  }
+  return undefined
+}
+
+/**
  * The places of `placed` in the turns `rewrite` makes of `messages` (which it may change in place):
  * a part moved, added or turned into text, turns joined or added (conversation-rules.ts
  * `pairToolResults`). Each one is found again by the part it stood before (after the last turn:
@@ -541,7 +556,7 @@ export function placedAfter(
   messages: readonly Message[],
   rewrite: () => readonly Message[],
 ): PlacedSystem[] {
-  const anchors = placed.map((p) => messages[p.message]?.parts[p.part])
+  const anchors = placed.map((p) => anchorOf(p, messages))
   const out = rewrite()
   const at = new Map<Part, {message: number; part: number}>()
   for (let i = 0; i < out.length; i++)

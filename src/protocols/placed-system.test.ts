@@ -7,7 +7,7 @@
  */
 import {describe, expect, it} from 'vitest'
 
-import type {CodecContext, Family} from './ir.js'
+import type {CarryStore, CodecContext, Family, Part} from './ir.js'
 import {decodeClientRequest, encodeUpstreamRequest} from './translate.js'
 
 type Body = Record<string, any>
@@ -190,5 +190,121 @@ describe("a chat client's later system message", () => {
       'You are a helper.',
       'The user is on a phone now.',
     ])
+  })
+})
+
+describe('a place before an empty turn, the history paired (review65 F1)', () => {
+  const text = (i: Body) =>
+    i.type === 'message'
+      ? `${i.role} ${i.content.map((c: Body) => c.text).join('')}`
+      : `${i.type} ${i.call_id}`
+
+  it("a chat client's system message before an empty assistant turn: still before the next turn", () => {
+    const body = {
+      model: 'gpt-5.6-sol',
+      messages: [
+        {role: 'system', content: 'TOP'},
+        {role: 'user', content: 'a'},
+        {role: 'system', content: 'S'},
+        {role: 'assistant', content: ''},
+        {role: 'user', content: 'b'},
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{id: 'c1', type: 'function', function: {name: 'exec', arguments: '{}'}}],
+        },
+        {role: 'user', content: 'c'},
+      ],
+      tools: [{type: 'function', function: {name: 'exec', parameters: {type: 'object', properties: {}}}}],
+    }
+    const sent = encode('chat', body, 'responses', {systemInPlace: true})
+    expect(sent.instructions).toBe('TOP')
+    expect(sent.input.map(text)).toEqual([
+      'user a',
+      'developer S',
+      'user b',
+      'function_call c1',
+      'function_call_output c1',
+      'user c',
+    ])
+    const chat = encode('chat', body, 'chat', {systemInPlace: true, openAiApi: true})
+    expect(chat.messages.map((m: Body) => m.role)).toEqual([
+      'system',
+      'user',
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'user',
+    ])
+  })
+
+  it('a Messages system message before an assistant turn of no blocks: still before the next turn', () => {
+    const body = claudeCode(false)
+    body.messages = [
+      {role: 'user', content: 'a'},
+      {role: 'system', content: ENV},
+      {role: 'assistant', content: []},
+      {role: 'user', content: 'b'},
+      {role: 'assistant', content: [{type: 'tool_use', id: 'toolu_1', name: 'Bash', input: {}}]},
+      {role: 'user', content: 'c'},
+    ]
+    const sent = encode('messages', body, 'responses', {systemInPlace: true})
+    expect(sent.input.map(text)).toEqual([
+      'user a',
+      `developer ${ENV}`,
+      'user b',
+      'function_call toolu_1',
+      'function_call_output toolu_1',
+      'user c',
+    ])
+  })
+})
+
+describe("a Codex developer item inside an assistant run whose call's reasoning is carried (review65 F2)", () => {
+  it('stays right before the call, after the reasoning put back before it', () => {
+    const kept = new Map<string, Part[]>([
+      [
+        'c1',
+        [
+          {
+            type: 'reasoning',
+            text: 'Reading the tree.',
+            encrypted: {
+              family: 'responses',
+              value: JSON.stringify({id: 'rs_1', encrypted_content: 'gAAAA1'}),
+            },
+          },
+        ],
+      ],
+    ])
+    const carry: CarryStore = {get: (k) => kept.get(k), set: (k, parts) => void kept.set(k, parts)}
+    const body = {
+      model: 'gpt-5.6-sol',
+      instructions: 'You are Codex.',
+      input: [
+        {type: 'message', role: 'user', content: [{type: 'input_text', text: 'List the files.'}]},
+        {type: 'message', role: 'assistant', content: [{type: 'output_text', text: 'Looking.'}]},
+        {type: 'message', role: 'developer', content: [{type: 'input_text', text: 'PreToolUse: allowed.'}]},
+        {type: 'function_call', call_id: 'c1', name: 'exec', arguments: '{}'},
+        {type: 'function_call_output', call_id: 'c1', output: 'a b'},
+      ],
+      tools: [{type: 'function', name: 'exec', parameters: {type: 'object', properties: {}}}],
+    }
+    const client = decodeClientRequest('responses', body, {toResponses: true, carry})
+    const sent = JSON.parse(
+      encodeUpstreamRequest(client, 'responses', 'gpt-5.6-sol', {systemInPlace: true}).body.toString(),
+    ) as Body
+    expect(
+      sent.input.map((i: Body) => (i.role === 'developer' ? i.content[0].text : (i.role ?? i.type))),
+    ).toEqual([
+      'user',
+      'assistant',
+      'reasoning',
+      'PreToolUse: allowed.',
+      'function_call',
+      'function_call_output',
+    ])
+    expect(sent.input[2].encrypted_content).toBe('gAAAA1')
   })
 })

@@ -503,12 +503,16 @@ export class PromptCache {
   private readonly seen = new Set<string>()
 
   /**
-   * Cached tokens of the longest known prefix of `messages`; remembers all of them. Each prefix
+   * Cached tokens of the longest prefix of `messages` an earlier request sent whole; remembers
+   * this one's whole (an earlier request's own prefixes are not known by themselves). Each prefix
    * is known by a chained hash (a prefix's key hashes the key before it and its last message), so
    * a conversation costs one encoding of each message, not one of each prefix (an agent's
-   * 100-message history made every request quadratic).
+   * 100-message history made every request quadratic). `whole`: a request that repeats an earlier
+   * one whole reads all of it (OpenAI's prompt cache, the Responses sim's `prefix-cache`); without
+   * it, only a shorter prefix counts: a repeat reads only an earlier, shorter request (the chat
+   * sim's count, as before).
    */
-  lookup<T = Msg>(messages: T[], tokensOf: (m: T[]) => number): number {
+  lookup<T = Msg>(messages: T[], tokensOf: (m: T[]) => number, whole = false): number {
     const keys: string[] = []
     let key = ''
     for (const message of messages) {
@@ -516,7 +520,7 @@ export class PromptCache {
       keys.push(key)
     }
     let cached = 0
-    for (let i = messages.length - 1; i >= 1; i--) {
+    for (let i = whole ? messages.length : messages.length - 1; i >= 1; i--) {
       if (this.seen.has(keys[i - 1])) {
         cached = tokensOf(messages.slice(0, i))
         break

@@ -842,6 +842,31 @@ describe('responses quirks', () => {
     expect(events.map((e) => e.event)).not.toContain('response.completed')
     expect(events.at(-1)?.event).toBe('response.output_item.done')
   })
+
+  it("prefix-cache: the same request again reads its whole prompt; the next turn reads the first's", async () => {
+    const first = {
+      model: 'gpt-r+prefix-cache',
+      stream: false,
+      instructions: `You are a prefix-cache probe. ${'Keep to the rules. '.repeat(40)}`,
+      input: [{type: 'message', role: 'user', content: [{type: 'input_text', text: 'Say hi.'}]}],
+    }
+    const usage = async (b: Json) => (await post('/v1/responses', b)).json!.usage as Json
+    const one = await usage(first)
+    expect(one.input_tokens_details.cached_tokens).toBe(0)
+    // (a retry of the same bytes: OpenAI reads it whole)
+    const again = await usage(first)
+    expect(again.input_tokens_details.cached_tokens).toBe(one.input_tokens)
+    const next = await usage({
+      ...first,
+      input: [
+        ...first.input,
+        {type: 'message', role: 'assistant', content: [{type: 'output_text', text: 'Hi.'}]},
+        {type: 'message', role: 'user', content: [{type: 'input_text', text: 'Again.'}]},
+      ],
+    })
+    expect(next.input_tokens_details.cached_tokens).toBe(again.input_tokens)
+    expect(next.input_tokens).toBeGreaterThan(one.input_tokens)
+  })
 })
 
 describe('gemini quirks', () => {

@@ -364,13 +364,16 @@ export function responsesUsage(answer: SimAnswer): Body {
  * `prefix-cache`: the tokens of the longest prefix of the prompt an earlier request sent, as
  * OpenAI's prompt cache reads them: the instructions and tools first (the head of what the model
  * reads), then the input items in order. A prefix's tokens are counted as the prompt's are, so
- * a request that repeats an earlier one whole reads exactly that one's `input_tokens`.
+ * a request that starts with the whole of an earlier one (the next turn of its conversation, or
+ * the same request again: a retry) reads exactly that one's `input_tokens`.
  */
 function prefixCached(cache: PromptCache, body: Body): number {
   const input = Array.isArray(body.input) ? (body.input as unknown[]) : [body.input ?? null]
   const head = [body.instructions ?? null, body.tools ?? null]
-  return cache.lookup<unknown>([head, ...input], (prefix) =>
-    simTokens(JSON.stringify([body.instructions ?? null, prefix.slice(1), body.tools ?? null])),
+  return cache.lookup<unknown>(
+    [head, ...input],
+    (prefix) => simTokens(JSON.stringify([body.instructions ?? null, prefix.slice(1), body.tools ?? null])),
+    true,
   )
 }
 
