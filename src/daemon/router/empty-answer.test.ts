@@ -571,7 +571,9 @@ describe('a Gemini stream that fails while its start is held (nothing sent to th
   })
 
   it('a usage chunk, then silence past the idle timeout, to a chat client: a 504 in its shape', async () => {
-    answers = [{stream: [{usageMetadata: usage}, WHOLE], pauseMs: 1_500}]
+    // (the rest long after the idle timeout: a loaded machine may read the first chunk late, and
+    // the idle clock starts then)
+    answers = [{stream: [{usageMetadata: usage}, WHOLE], pauseMs: 4_000}]
     const {res, text, result} = await run('chat', true)
     expect(res.status).toBe(504)
     expect(JSON.parse(text)).toMatchObject({error: {message: expect.stringMatching(BEFORE_FIRST_BYTE)}})
