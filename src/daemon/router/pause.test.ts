@@ -125,6 +125,9 @@ beforeAll(async () => {
     if (words.includes('fail-529')) {
       res.writeHead(529, {'content-type': 'application/json'})
       res.end(JSON.stringify({type: 'error', error: {type: 'overloaded_error', message: 'Overloaded'}}))
+    } else if (words.includes('fail-429')) {
+      res.writeHead(429, {'content-type': 'application/json', 'retry-after': '20'})
+      res.end(JSON.stringify({type: 'error', error: {type: 'rate_limit_error', message: 'Rate limited'}}))
     } else if (words.includes('fail-400')) {
       res.writeHead(400, {'content-type': 'application/json'})
       res.end(
@@ -223,6 +226,17 @@ describe('a paused turn continued, where it goes wrong', () => {
     // the paused answer's tokens stay counted
     expect(result.usage).toMatchObject({inputTokens: 10, outputTokens: 5})
     expect(breakers.snapshotOf('up').consecutiveFailures).toBe(1)
+  })
+
+  it("a stream whose continuation is rate limited (429): the turn ends as it is, no breaker failure (the request's last answer)", async () => {
+    const {status, text} = await ask('search fail-429', true)
+    expect(status).toBe(200)
+    expect(eventTypes(text).at(-1)).toBe('response.completed')
+    const result = await lastResult()
+    expect(result.error).toContain(
+      'up: the continuation of a paused turn: upstream answered 429: Rate limited',
+    )
+    expect(breakers.snapshotOf('up')).toMatchObject({state: 'closed', consecutiveFailures: 0})
   })
 
   it('a stream whose continuation cannot be sent (the connection reset): the turn ends as it is', async () => {

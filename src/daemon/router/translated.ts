@@ -971,7 +971,9 @@ async function continuationRefused(
     said = `its error answer broke off: ${describeError(error, ctx.timeouts)}`
   }
   const message = `${provider.name}: the continuation of a paused turn: upstream answered ${status}: ${said}`
-  if (failure) target.breaker?.recordFailure(message)
+  // (a 429 here is the request's last answer: no breaker failure, ./rate-limit.ts `settle429`)
+  if (status === 429) settle429(target, message, false)
+  else if (failure) target.breaker?.recordFailure(message)
   else target.breaker?.recordSuccess()
   endAsItIs(ctx, paused.translator, message)
   return undefined
