@@ -2,7 +2,7 @@
 // built-ins. Structure, not timings: each assertion names a load that once cost milliseconds
 // of every call (node:crypto 4-6 ms, ajv's compiler about 40 ms, ICU's collator 8-10 ms).
 import {spawnSync} from 'node:child_process'
-import {readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
@@ -236,5 +236,20 @@ describe('what a read command loads', () => {
     expect(call.stdout).toBe('today $2.00 · no active 5h window\n')
     const more = call.loaded.filter((m) => !bare.has(m))
     expect(more.filter((m) => /\b(net|stream|streams\/|tty)\b/.test(m))).toEqual([])
+  })
+})
+
+describe('the source text the daemon and commands hold', () => {
+  // V8 keeps a module's source in the heap while the module lives, one byte a character only when
+  // every character is Latin-1: one `≤` in a message doubled the daemon's 256 KB lifecycle chunk.
+  // scripts/bundle.js escapes what is past ASCII; the outputs above (`·`) prove the escapes mean
+  // the same characters.
+  it('every JavaScript file of dist/ is ASCII', () => {
+    const files = readdirSync(join(ROOT, 'dist'), {recursive: true, encoding: 'utf8'}).filter((f) =>
+      /\.c?js$/.test(f),
+    )
+    expect(files.length).toBeGreaterThan(50)
+    const wide = files.filter((f) => /[\u0080-\uffff]/.test(readFileSync(join(ROOT, 'dist', f), 'utf8')))
+    expect(wide).toEqual([])
   })
 })
