@@ -1675,6 +1675,21 @@ export class StreamTranslator {
     return addPrompts(usage, earlier)
   }
 
+  /**
+   * The usage of the log row of a stream the client left: {@link billedUsage}, with what the
+   * upstream reported that no event carried yet (`StreamDecoder.reportedUsage`). Only the
+   * upstream's own counts: no output is counted from the deltas, as a broken stream's is.
+   */
+  leftUsage(): Usage | undefined {
+    const held = this.decoder.reportedUsage?.()
+    if (!held) return this.billedUsage()
+    const usage = new UsageCollector()
+    usage.add(this.usage.get())
+    usage.add(held)
+    const earlier = this.decoder.earlierInput?.()
+    return earlier ? addPrompts(usage.get()!, earlier) : usage.get()
+  }
+
   /** The thinking blocks the upstream dropped from the request, in words (Messages), if any. */
   droppedThinking(): string | undefined {
     return this.decoder.droppedThinking?.()
