@@ -1254,6 +1254,12 @@ function adaptGeminiBudget(
   }
   if (next === budget) return
   const {thinkingBudget: _, ...rest} = thinking as Record<string, unknown>
+  // (a config of a budget alone goes as none, not as `thinkingConfig: {}`: an absent one is the
+  // model's default, as Google's API reference says; `includeThoughts` beside it is kept)
+  if (next === undefined && Object.keys(rest).length === 0) {
+    leaveOutThinking(body)
+    return
+  }
   const config = body.generationConfig as Record<string, unknown>
   body.generationConfig = {
     ...config,
