@@ -677,6 +677,10 @@ export class ChatStreamDecoder implements StreamDecoder {
     ]
   }
 
+  reportedUsage(): Partial<Usage> | undefined {
+    return this.usage
+  }
+
   private finish(): StreamEvent[] {
     this.done = true
     const out: StreamEvent[] = []

@@ -178,6 +178,10 @@ export class GeminiStreamDecoder implements StreamDecoder {
     return out
   }
 
+  reportedUsage(): Partial<Usage> | undefined {
+    return this.heldUsage
+  }
+
   end(): StreamEvent[] {
     if (this.done) return []
     this.done = true

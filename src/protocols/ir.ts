@@ -990,6 +990,12 @@ export interface StreamDecoder {
    * its blocks on from this one's and adding its output to this one's.
    */
   continuation?(): StreamDecoder
+  /**
+   * Gemini and chat: the usage the upstream reported that no event carried yet (Gemini's
+   * `usageMetadata`, on every chunk, goes to the client with the finish; a chat server that sends
+   * its usage before its stop is held until then). The row of a stream the client left counts it.
+   */
+  reportedUsage?(): Partial<Usage> | undefined
   /** Chat: what the answer showed of a template that opens `<think>` in the prompt, if anything. */
   readonly thinkInPrompt?: ThinkInPrompt
   /** Chat: how many tool calls' arguments were no JSON and went out with their syntax repaired. */

@@ -1254,6 +1254,12 @@ function adaptGeminiBudget(
   }
   if (next === budget) return
   const {thinkingBudget: _, ...rest} = thinking as Record<string, unknown>
+  // (a config of a budget alone goes as none, not as `thinkingConfig: {}`: an absent one is the
+  // model's default, as Google's API reference says; `includeThoughts` beside it is kept)
+  if (next === undefined && Object.keys(rest).length === 0) {
+    leaveOutThinking(body)
+    return
+  }
   const config = body.generationConfig as Record<string, unknown>
   body.generationConfig = {
     ...config,
@@ -1673,6 +1679,21 @@ export class StreamTranslator {
     const earlier = this.decoder.earlierInput?.()
     if (!usage || !earlier) return usage
     return addPrompts(usage, earlier)
+  }
+
+  /**
+   * The usage of the log row of a stream the client left: {@link billedUsage}, with what the
+   * upstream reported that no event carried yet (`StreamDecoder.reportedUsage`). Only the
+   * upstream's own counts: no output is counted from the deltas, as a broken stream's is.
+   */
+  leftUsage(): Usage | undefined {
+    const held = this.decoder.reportedUsage?.()
+    if (!held) return this.billedUsage()
+    const usage = new UsageCollector()
+    usage.add(this.usage.get())
+    usage.add(held)
+    const earlier = this.decoder.earlierInput?.()
+    return earlier ? addPrompts(usage.get()!, earlier) : usage.get()
   }
 
   /** The thinking blocks the upstream dropped from the request, in words (Messages), if any. */

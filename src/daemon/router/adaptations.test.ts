@@ -1062,7 +1062,8 @@ describe('Gemini and Messages upstreams', () => {
       JSON.parse(encodeUpstreamRequest(request(thinking), 'gemini', 'm', {}, adapt).body.toString())
         .generationConfig
     expect(config({type: 'disabled'}, undefined).thinkingConfig).toEqual({thinkingBudget: 0})
-    expect(config({type: 'disabled'}, {thinkingBudget: {zero: true}}).thinkingConfig).toEqual({})
+    // (Gemini 2.5 Pro's refusal of 0: nothing left of the config, so none goes, not `{}`)
+    expect(config({type: 'disabled'}, {thinkingBudget: {zero: true}})).not.toHaveProperty('thinkingConfig')
     const big = {type: 'enabled', budget_tokens: 31999}
     expect(config(big, {thinkingBudget: {min: 0, max: 24576}}).thinkingConfig.thinkingBudget).toBe(24576)
     expect(config(big, {thinkingBudget: {over: 30000}}).thinkingConfig).not.toHaveProperty('thinkingBudget')
@@ -1136,10 +1137,8 @@ describe('Gemini and Messages upstreams', () => {
       {},
       b.get('google', 'gemma4-26b'),
     )
-    expect(JSON.parse(off.body.toString()).generationConfig).toEqual({
-      maxOutputTokens: 1000,
-      thinkingConfig: {},
-    })
+    // (no `thinkingConfig: {}`: a config of the budget alone is left out whole)
+    expect(JSON.parse(off.body.toString()).generationConfig).toEqual({maxOutputTokens: 1000})
     // a budget in other words is no such refusal
     expect(
       new UpstreamAdaptations().learn(
@@ -4787,7 +4786,8 @@ describe('Gemini CLI passed through to a Gemini model of another generation: its
       a.learnPassedGeminiThinking('google', 'gemini-2.5-pro', refused, geminiThinkingSent(body), undefined),
     ).toBe('refused thinkingBudget 0: sent again without it, the model decides')
     const learned = a.get('google', 'gemini-2.5-pro')!
-    expect(JSON.parse(adaptPassedGemini(body, learned).toString())).toEqual(withThinking({}))
+    // (the budget was all of its config: none goes, not `thinkingConfig: {}`)
+    expect(JSON.parse(adaptPassedGemini(body, learned).toString())).toEqual(without)
     // a budget the model takes goes as it was
     const fine = withThinking({thinkingBudget: 512})
     expect(JSON.parse(adaptPassedGemini(fine, learned).toString())).toEqual(fine)
@@ -4805,7 +4805,7 @@ describe('Gemini CLI passed through to a Gemini model of another generation: its
       withThinking({includeThoughts: true}),
     )
     const dynamic = withThinking({thinkingBudget: -1})
-    expect(JSON.parse(adaptPassedGemini(dynamic, learned).toString())).toEqual(withThinking({}))
+    expect(JSON.parse(adaptPassedGemini(dynamic, learned).toString())).toEqual(without)
   })
 })
 

@@ -368,6 +368,9 @@ describe("Gemini's empty STOP, translated: the resend's status, headers; a faile
     expect(receivedB).toHaveLength(1)
     expect(result).toMatchObject({status: 200, provider: 'up-gemini-b', fallback: true})
     expect(result.error).toMatch(/fell back after: up-gemini: upstream answered 503/)
+    // (the empty answer's prompt, which Google billed, with the next target's answer: it used to
+    // be dropped once another target answered)
+    expect(result.usage).toMatchObject({inputTokens: 1800, outputTokens: 8})
     // (a 503 counts, as any first answer's)
     expect(breaker).toBe('open')
   })
@@ -380,6 +383,7 @@ describe("Gemini's empty STOP, translated: the resend's status, headers; a faile
     expect(text).toContain('Done: a holds file body.')
     expect(receivedB).toHaveLength(1)
     expect(result).toMatchObject({status: 200, provider: 'up-gemini-b'})
+    expect(result.usage).toMatchObject({inputTokens: 1800, outputTokens: 8})
   })
 
   it("the request sent again goes without the client's idempotency key", async () => {
@@ -477,6 +481,8 @@ describe("Gemini's empty STOP, translated: twice, or after thoughts", () => {
       expect(result.error).toMatch(
         /fell back after: .*the upstream answered nothing .*, twice \(sent again once\)/,
       )
+      // (both empty answers' prompts, which Google billed, with the next target's answer)
+      expect(result.usage).toMatchObject({inputTokens: 2700, outputTokens: 8})
       expect(breaker).toBe('closed')
       expect(failures).toBe(0)
     },

@@ -69,6 +69,8 @@ import {reasoningRewritten, withoutTopFields, withReasoningAdapted} from './top-
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
 import {acquireTarget, canTryAfter} from './targets.js'
+import {addBilled} from './taps/tap.js'
+import type {Usage} from './taps/tap.js'
 import type {LearnedAdaptation} from './adaptations.js'
 import type {UpstreamAdaptation} from '../../protocols/translate.js'
 import {
@@ -371,8 +373,20 @@ export async function proxyRequest(
   }
   /** What a refusal of the upstream changed in this request (adaptations.ts), for its log row. */
   const adapted: string[] = []
+  /**
+   * The usage of answers the client never saw but their upstream billed (Gemini's empty answer,
+   * translated.ts `AnsweredNothing`), summed: added to the row's usage at the end, whichever
+   * target answered after them, or none.
+   */
+  let unseen: Usage | undefined
+  /** Moves the usage of the try that just answered nothing into {@link unseen}. */
+  const keepUnseen = (): void => {
+    if (result.usage) unseen = addBilled(unseen ?? null, result.usage)
+    result.usage = null
+  }
   const finish = (): ProxyResult => {
     result.latencyMs = performance.now() - started
+    if (unseen) result.usage = addBilled(result.usage, unseen)
     // whatever the outcome, the row says what went again and how
     if (adapted.length > 0) result.error = [result.error, ...adapted].filter(Boolean).join('; ')
     return result
@@ -905,8 +919,11 @@ export async function proxyRequest(
      */
     const failed = (message: string, wentSilent: boolean, status?: number, answered?: true): false => {
       // a 5xx/429 was counted when it came in; an answer of nothing is no failure of the target
-      if (answered) target.breaker?.recordSuccess()
-      else if (status === undefined || (status < 500 && status !== 429))
+      // (its usage, which the upstream billed, stays the request's)
+      if (answered) {
+        target.breaker?.recordSuccess()
+        keepUnseen()
+      } else if (status === undefined || (status < 500 && status !== 429))
         target.breaker?.recordFailure(message)
       attempts.push({provider: provider.name, ...(status === undefined ? {} : {status}), error: message})
       result.error = message
@@ -1495,28 +1512,11 @@ export async function proxyRequest(
       if (relayed !== undefined && 'answeredNothing' in relayed) {
         attempts.pop()
         tried--
-        // (the empty answer's usage, which Google bills: added to the row of the answer to the
-        // resend, or the row's alone when the resend set none: a 5xx, a reset, the client gone)
-        const billed = result.usage
-        result.usage = null
-        const sent = await tryTarget(i, model, body, credential, translated, passedWith, passedAdapted, true)
-        // (what the resend set, if anything: TypeScript keeps the null above across the call)
-        const resent = result.usage as typeof billed
-        if (billed && result.provider === provider.name) {
-          // (a Responses row keys on the id of the response the client saw: never the empty one's)
-          const {responseId: _, ...counts} = billed
-          result.usage = resent
-            ? {
-                ...resent,
-                inputTokens: resent.inputTokens + billed.inputTokens,
-                outputTokens: resent.outputTokens + billed.outputTokens,
-                cacheReadTokens: resent.cacheReadTokens + billed.cacheReadTokens,
-                cacheCreationTokens: resent.cacheCreationTokens + billed.cacheCreationTokens,
-                reasoningTokens: resent.reasoningTokens + billed.reasoningTokens,
-              }
-            : counts
-        }
-        return sent
+        // (the empty answer's usage, which Google bills: added to the request's row at the end,
+        // to the usage of the answer to the resend, of a target after it, or alone when none set
+        // one: a 5xx, a reset, the client gone)
+        keepUnseen()
+        return tryTarget(i, model, body, credential, translated, passedWith, passedAdapted, true)
       }
       // A Messages upstream paused the turn (pause_turn): the same request again with the turn's
       // content so far as its last assistant message, read into the same client answer

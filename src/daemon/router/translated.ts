@@ -314,13 +314,16 @@ export function continuationFailed(
 
 /**
  * The log row's usage of a translated stream: every call's (./pause.ts), and for a Responses
- * client the response id it was given (Codex's history): the row keys on it.
+ * client the response id it was given (Codex's history): the row keys on it. `left`: the client
+ * left before the end, and the row counts what the upstream had reported by then, the usage it
+ * held for the stream's end included (StreamTranslator `leftUsage`).
  */
 function streamRowUsage(
   family: RelayContext['family'],
   translator: StreamTranslator,
+  left = false,
 ): RelayContext['result']['usage'] {
-  const usage = translator.billedUsage()
+  const usage = left ? translator.leftUsage() : translator.billedUsage()
   return usage && family === 'responses' && translator.id
     ? {responseId: translator.id, ...usage}
     : (usage ?? null)
@@ -824,6 +827,8 @@ export async function relayTranslated(
     result.clientAborted = true
     result.error = 'client closed the connection'
     if (!headed) result.status = 499
+    // (the upstream bills what it reported: a Gemini usage held for the finish counts)
+    result.usage = streamRowUsage(family, translator, true)
     target.breaker?.release()
     body.destroy()
     return

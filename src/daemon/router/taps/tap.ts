@@ -182,6 +182,29 @@ export function streamedUsage(deltas: number): Usage | undefined {
   }
 }
 
+/**
+ * `usage` with the counts of `billed` added: an answer the client never saw but the upstream
+ * billed (Gemini's empty answer, sent again or fallen back from) counts on the request's row.
+ * `usage`'s response id and function calls stay (the row keys on the answer the client saw).
+ */
+export function addBilled(usage: Usage | null, billed: Usage): Usage {
+  if (!usage) {
+    const {responseId: _, functionCalls: __, ...counts} = billed
+    return counts
+  }
+  const sum: Usage = {
+    ...usage,
+    inputTokens: usage.inputTokens + billed.inputTokens,
+    outputTokens: usage.outputTokens + billed.outputTokens,
+    cacheReadTokens: usage.cacheReadTokens + billed.cacheReadTokens,
+    cacheCreationTokens: usage.cacheCreationTokens + billed.cacheCreationTokens,
+    reasoningTokens: usage.reasoningTokens + billed.reasoningTokens,
+  }
+  if (usage.cache1hTokens !== undefined || billed.cache1hTokens !== undefined)
+    sum.cache1hTokens = (usage.cache1hTokens ?? 0) + (billed.cache1hTokens ?? 0)
+  return sum
+}
+
 export class Tap implements UsageTap {
   private readonly parser
   /** SSE only: a JSON answer is collected as bytes and decoded once. */
