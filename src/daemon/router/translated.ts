@@ -38,7 +38,7 @@ import type {UpstreamAdaptations} from './adaptations.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
-import {noWaitHelps, retryAfterFromBody, settle429, spentQuota} from './rate-limit.js'
+import {noWaitHelps, retryAfterFromBody, retryAfterFromMs, settle429, spentQuota} from './rate-limit.js'
 import {OVERFLOW_500} from './relay.js'
 import type {FailedBeforeFirstByte, RelayContext} from './relay.js'
 import type {Family} from '../../store/schema.js'
@@ -937,9 +937,9 @@ function earlyError(
 /**
  * A continuation of a paused turn answered with an error status. A stream already begun ends with
  * its protocol's error event (the status and the upstream's words); a JSON answer not begun is a
- * failed try the proxy may take to the next target when the status is a 5xx or a 429, and otherwise
- * gets the error in the client's shape as any translated error (`'answer'`: the caller does it),
- * the usage of the answers that paused in its row.
+ * failed try the proxy may take to the next target when the status is a 5xx, or a 429 with another
+ * target left, and otherwise gets the error in the client's shape as any translated error
+ * (`'answer'`: the caller does it), the usage of the answers that paused in its row.
  */
 async function continuationRefused(
   ctx: RelayContext,
@@ -953,12 +953,22 @@ async function continuationRefused(
   const provider = target.provider
   const failure = status >= 500 || status === 429
   if (!paused.translator) {
-    if (failure) {
+    // a 429 with no other target left is the request's last answer, as any other 429: the client
+    // gets it in its shape (its `retry-after`, `x-should-retry: false` for a spent quota), and the
+    // breaker no failure (./rate-limit.ts `settle429`), not a 502 and a failure
+    const last429 = status === 429 && !ctx.canFallBack
+    if (failure && !last429) {
       await upstream.body.dump().catch(() => undefined)
       return {
         failedBeforeFirstByte: `${provider.name}: the continuation of a paused turn: upstream answered ${status}`,
         silent: false,
       }
+    }
+    if (last429) {
+      settle429(target, `${provider.name}: the continuation of a paused turn: upstream answered 429`, false)
+      // (a wait in `retry-after-ms` only, as `retry-after` too: the proxy's rule for a first answer)
+      const seconds = retryAfterFromMs(upstream.headers)
+      if (seconds !== undefined) upstream.headers['retry-after'] = seconds
     }
     if (paused.billed !== undefined) result.usage = decodeMessagesUsage(paused.billed)
     return 'answer'
