@@ -858,8 +858,11 @@ export async function relayTranslated(
     result.error = result.error && empty ? `${result.error}; ${message}` : message
     result.broken = true
     // a truncated stream is the upstream failing; an error event of its own (a refusal, an
-    // overload it reported) is an answer, as on pass-through routes: the breaker is not told
+    // overload it reported) is an answer, as on pass-through routes: the breaker is not told; a
+    // rate limit or a spent quota said after the first byte is the request's last answer, as a
+    // 429's status (./rate-limit.ts `settle429`)
     if (translator.error.truncated && !empty) target.breaker?.recordFailure(message)
+    else if (translator.error.status === 429 && !empty) settle429(target, message, false)
     else target.breaker?.recordSuccess()
     return
   }
@@ -905,7 +908,11 @@ function earlyError(
   body: Dispatcher.ResponseData['body'],
 ): FailedBeforeFirstByte | undefined {
   const {res, family, result} = ctx
-  const message = `${upstreamNamed(provider, family)}: ${early.message}`
+  // OpenAI's `insufficient_quota` in a Responses stream's `response.failed` or a chat stream's
+  // error chunk: no wait cures it (./rate-limit.ts `noWaitHelps`), and the row says so
+  const quotaSpent = early.status === 429 && early.code === 'insufficient_quota'
+  const spent = quotaSpent ? ` (${spentQuota('insufficient_quota')})` : ''
+  const message = `${upstreamNamed(provider, family)}: ${early.message}${spent}`
   // (a failed finish is the model's answer, as it was once the stream had begun: the client gets
   // the 502, the breaker is not told, no other target is tried)
   const failure = !early.answered && (early.truncated || early.status >= 500 || early.status === 429)
@@ -918,13 +925,11 @@ function earlyError(
   if (failure && early.status === 429) settle429(target, message, false)
   else if (failure) target.breaker?.recordFailure(message)
   else target.breaker?.recordSuccess()
-  // OpenAI's `insufficient_quota` in a Responses stream's `response.failed`: no wait cures it
-  const quotaSpent = early.status === 429 && early.code === 'insufficient_quota'
   sendFamilyError(
     res,
     family,
     early.status,
-    early.overflow ? early.said : `${upstreamNamed(provider, family)}: ${early.said}`,
+    early.overflow ? early.said : `${upstreamNamed(provider, family)}: ${early.said}${spent}`,
     {
       requestId: result.requestId,
       ...(early.code ? {code: early.code} : {}),
