@@ -107,6 +107,9 @@ describe('a quota no wait cures, through translation: the client is told not to 
     }
     expect(body.error).toMatchObject({code: 429, status: 'RESOURCE_EXHAUSTED'})
     expect(body.error.message).toContain('You exceeded your current quota')
+    // (Google's words for a quota of none, which Gemini CLI reads before the details: its
+    // TerminalQuotaError then says this message, the upstream's words, not its own daily-quota text)
+    expect(body.error.message).toMatch(/limit: 0\)$/)
     const failure = body.error.details?.find(
       (d) => d['@type'] === 'type.googleapis.com/google.rpc.QuotaFailure',
     )
