@@ -666,13 +666,22 @@ export class ChatStreamDecoder implements StreamDecoder {
     this.done = true
     const e = isObj(raw) ? raw : {message: String(raw)}
     const code = e.code
-    const status = typeof code === 'number' && code >= 400 && code < 600 ? code : 502
+    const named = typeof code === 'string' ? code : typeof e.type === 'string' ? e.type : undefined
+    // a numeric code is the status (one-api relays: `"code": 429`); else OpenAI's code or type
+    // names a rate limit or a spent quota (`insufficient_quota`, as OpenAI-compatible servers say
+    // it in a stream: a 429, as its status would be, which the relay reads as a spent quota)
+    const status =
+      typeof code === 'number' && code >= 400 && code < 600
+        ? code
+        : named === 'insufficient_quota' || named === 'rate_limit_exceeded'
+          ? 429
+          : 502
     return [
       {
         type: 'error',
         status,
         message: str(e.message) ?? 'upstream stream error',
-        ...(typeof code === 'string' ? {code} : typeof e.type === 'string' ? {code: e.type} : {}),
+        ...(named !== undefined ? {code: named} : {}),
       },
     ]
   }

@@ -81,10 +81,20 @@ export function errorBody(
         })
       if (Number.isFinite(wait))
         details.push({'@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${wait}s`})
+      // OpenAI's `insufficient_quota` (no credit: a quota of none) said as Google says a quota of
+      // none, `limit: 0`: Gemini CLI (0.61, classifyGoogleError) reads that in the message before
+      // the details and ends the turn with the message itself as its TerminalQuotaError's, where a
+      // `PerDay` QuotaFailure alone ends it with its own "You have exhausted your daily quota on
+      // this model." and the upstream's words only in the error's cause (measured). The
+      // QuotaFailure stays, for clients that read only the details.
+      const noCredit =
+        options.quotaSpent &&
+        (options.code === 'insufficient_quota' || message.includes('insufficient_quota')) &&
+        !/limit:\s*0(?!\d|\.\d)/.test(message)
       return {
         error: {
           code: status,
-          message,
+          message: noCredit ? `${message} (limit: 0)` : message,
           status: googleStatus(status),
           ...(details.length > 0 ? {details} : {}),
         },

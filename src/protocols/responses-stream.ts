@@ -26,6 +26,9 @@ const jsonInner = (text: string): string => JSON.stringify(text).slice(1, -1)
 
 export class ResponsesStreamDecoder implements StreamDecoder {
   private started = false
+  /** The id and model of `response.created` / `in_progress`, for the start they hold back. */
+  private startId: string | undefined
+  private startModel: string | undefined
   private done = false
   private next = 0
   private toolCalls = false
@@ -54,11 +57,26 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     const out: StreamEvent[] = []
     const response = isObject(payload.response) ? payload.response : undefined
     if (!this.started && type !== 'error' && type !== 'response.failed') {
+      // The start waits for the first event past `response.created` and `response.in_progress`
+      // (an output item, even a reasoning one, or the end): a stream that fails before its output
+      // (`response.failed` with OpenAI's `insufficient_quota`, a rate limit, an overload) has then
+      // sent the client nothing, and the relay answers it as an error status, which the client's
+      // SDK reads (Claude Code's `x-should-retry`, a 429's status) and another target may take,
+      // where a Messages client given `message_start` first got only an in-stream error event.
+      // OpenAI sends `response.output_item.added` at once, a reasoning item's too, so the client's
+      // first byte waits for no reasoning.
+      const id = str(response?.id)
+      const model = str(response?.model)
+      if (type === 'response.created' || type === 'response.in_progress') {
+        if (id !== undefined) this.startId ??= id
+        if (model !== undefined) this.startModel ??= model
+        return out
+      }
       this.started = true
       out.push({
         type: 'start',
-        id: str(response?.id) ?? newId(this.ctx, 'resp'),
-        model: str(response?.model) ?? '',
+        id: this.startId ?? id ?? newId(this.ctx, 'resp'),
+        model: this.startModel ?? model ?? '',
       })
     }
     const oi = typeof payload.output_index === 'number' ? payload.output_index : 0

@@ -17,6 +17,9 @@
  * - `per-day`       that `QuotaFailure` names a daily quota instead (Gemini's free tier spent)
  * - `insufficient-quota` OpenAI's billing 429: `type` and `code` `insufficient_quota` and its words
  *                   ("You exceeded your current quota, ..."); the status is 429 unless `status=` says
+ * - `in-stream`     a streamed request gets the fault's error inside a 200 stream, before any output
+ *                   (Responses `response.failed` after `response.created`, chat a `data: {"error":…}`
+ *                   line, Messages `event: error`, Gemini an `{"error":…}` chunk); others its status
  * - `times=N`       a queued fault applies N times (default 1; 0 = forever)
  * - `path=P`, `method=M` a queued fault only matches requests whose path contains P / method M
  */
@@ -37,6 +40,8 @@ export interface Fault {
   perDay?: boolean
   /** OpenAI's `insufficient_quota` 429 (billing: no wait helps). */
   insufficientQuota?: boolean
+  /** A streamed request gets the error inside a 200 stream (see `inStreamError`, ./server.ts). */
+  inStream?: boolean
   times?: number
   path?: string
   method?: string
@@ -100,6 +105,9 @@ export function parseFault(spec: string): Fault {
         fault.insufficientQuota = true
         fault.status ??= 429
         break
+      case 'in-stream':
+        fault.inStream = true
+        break
       case 'path':
         fault.path = value
         break
@@ -108,7 +116,7 @@ export function parseFault(spec: string): Fault {
         break
       default:
         throw new Error(
-          `unknown fault "${key}" (known: status, delay, chunk-delay, reset, malformed, stall, times, message, retry-after, retry-after-ms, retry-delay, per-day, insufficient-quota, path, method)`,
+          `unknown fault "${key}" (known: status, delay, chunk-delay, reset, malformed, stall, times, message, retry-after, retry-after-ms, retry-delay, per-day, insufficient-quota, in-stream, path, method)`,
         )
     }
   }

@@ -1,4 +1,4 @@
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it} from 'vitest'
 
 import type {Simulator} from './server.js'
 import {startSim} from './server.js'
@@ -65,5 +65,47 @@ describe('simulator request record', () => {
     expect(chat.status).toBe(400)
     expect(((await chat.json()) as {error: {message: string}}).error.message).toContain('nests JSON deeper')
     expect((await fetch(`${sim.origin}/__sim/requests`)).status).toBe(200)
+  })
+})
+
+describe('the in-stream fault', () => {
+  let sim: Simulator
+  beforeAll(async () => {
+    sim = await startSim({})
+  })
+  afterAll(async () => {
+    await sim.close()
+  })
+
+  const ask = (path: string, body: unknown, fault: string) =>
+    fetch(`${sim.origin}${path}`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json', 'x-sim-fault': fault},
+      body: JSON.stringify(body),
+    })
+
+  it("says OpenAI's insufficient_quota inside a 200 stream: Responses after response.created, chat as a data line", async () => {
+    const responses = await ask(
+      '/v1/responses',
+      {model: 'gpt-5', input: 'hi', stream: true},
+      'insufficient-quota,in-stream',
+    )
+    expect(responses.status).toBe(200)
+    const events = [...(await responses.text()).matchAll(/^event: (.+)$/gm)].map((m) => m[1])
+    expect(events).toEqual(['response.created', 'response.in_progress', 'response.failed'])
+    const chat = await ask(
+      '/v1/chat/completions',
+      {model: 'sim-pro', messages: [{role: 'user', content: 'hi'}], stream: true},
+      'insufficient-quota,in-stream',
+    )
+    expect(chat.status).toBe(200)
+    const text = await chat.text()
+    expect(JSON.parse(text.split('\n')[0].slice('data: '.length)).error).toMatchObject({
+      code: 'insufficient_quota',
+    })
+    expect(text).toContain('data: [DONE]')
+    // a request for JSON gets the status, as without it
+    const json = await ask('/v1/responses', {model: 'gpt-5', input: 'hi'}, 'insufficient-quota,in-stream')
+    expect(json.status).toBe(429)
   })
 })

@@ -24,6 +24,8 @@ import {SIM_API_PREFIX, SimClock} from './context.js'
 import {gammaModule} from './gamma.js'
 import type {SimRequest} from './router.js'
 import {SimRouter, sendJson} from './router.js'
+import {sendSse} from './sse.js'
+import type {SseEvent} from './sse.js'
 import {chatModule} from './chat.js'
 import {upstreamModule} from './upstream/index.js'
 import {videosModule} from './videos.js'
@@ -71,18 +73,31 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
   const formatterFor = (path: string) =>
     formatters.filter(([prefix]) => path.startsWith(prefix)).sort((a, b) => b[0].length - a[0].length)[0]
 
+  /** An error's body in the shape registered for `path`, and that shape's headers. */
+  const errorOf = (
+    path: string,
+    status: number,
+    message: string,
+    type: string,
+    details?: unknown[],
+    code?: string,
+  ): [unknown, ((body: unknown) => Record<string, string>) | undefined] => {
+    const [, format = defaultFormat, headersOf] = formatterFor(path) ?? []
+    const body = format(status, message, type)
+    // (Google's details, in any family's `error` object: a relay in front of Gemini keeps them)
+    const error = (body as {error?: unknown} | null)?.error
+    if (details && error && typeof error === 'object') (error as Record<string, unknown>).details = details
+    if (code && error && typeof error === 'object') Object.assign(error, {type: code, code})
+    return [body, headersOf]
+  }
+
   const context: SimContext = {
     options,
     clock,
     origin: () => origin,
     errorFormat: (prefix, format, headers) => formatters.push([prefix, format, headers]),
     sendError: (request, status, message, type = defaultErrorType(status), headers = {}, details, code) => {
-      const [, format = defaultFormat, headersOf] = formatterFor(request.path) ?? []
-      const body = format(status, message, type)
-      // (Google's details, in any family's `error` object: a relay in front of Gemini keeps them)
-      const error = (body as {error?: unknown} | null)?.error
-      if (details && error && typeof error === 'object') (error as Record<string, unknown>).details = details
-      if (code && error && typeof error === 'object') Object.assign(error, {type: code, code})
+      const [body, headersOf] = errorOf(request.path, status, message, type, details, code)
       sendJson(request.res, status, body, {...headersOf?.(body), ...headers})
     },
     fault: (request) => faultsByRequest.get(request),
@@ -187,6 +202,10 @@ export async function startSim(input: SimOptions = {}): Promise<Simulator> {
     if (fault?.delayMs) await sleep(fault.delayMs)
     if (fault?.reset && !fault.chunkDelayMs && fault.status === undefined) {
       req.socket.destroy()
+      return
+    }
+    if (fault?.status !== undefined && fault.inStream && streams(path, body)) {
+      await sendSse(res, inStreamError(path, fault, errorOf), {fault: {...fault, reset: false}})
       return
     }
     if (fault?.status !== undefined) {
@@ -380,4 +399,55 @@ function cutJsonAnswer(res: ServerResponse): void {
     if (typeof chunk !== 'string' || !json) return end(chunk)
     return end(chunk.slice(0, Math.ceil(chunk.length / 2)))
   }) as ServerResponse['end']
+}
+
+/** Whether a request asks for a stream: `stream: true` in its body, or Gemini's `:streamGenerateContent`. */
+function streams(path: string, body: unknown): boolean {
+  return path.includes(':streamGenerateContent') || (body as {stream?: unknown} | null)?.stream === true
+}
+
+/**
+ * A fault's error said inside a 200 stream before any output (`in-stream`), as upstreams do once
+ * their headers went: a Responses stream's `response.created` and `response.in_progress`, then
+ * `response.failed` with the error's `code` and words (OpenAI's `insufficient_quota` so); a chat
+ * stream's `data:` line holding `{"error": …}` (OpenAI-compatible servers: vLLM, one-api relays),
+ * then `[DONE]`; a Messages stream's `event: error`; a Gemini stream's chunk holding `{"error": …}`.
+ */
+function inStreamError(
+  path: string,
+  fault: Fault,
+  errorOf: (
+    path: string,
+    status: number,
+    message: string,
+    type: string,
+    details?: unknown[],
+    code?: string,
+  ) => [unknown, unknown],
+): SseEvent[] {
+  const status = fault.status ?? 500
+  const message =
+    fault.message ??
+    (fault.insufficientQuota ? INSUFFICIENT_QUOTA_MESSAGE : `simulated fault: status ${status}`)
+  const code = fault.insufficientQuota ? 'insufficient_quota' : undefined
+  const [body] = errorOf(path, status, message, defaultErrorType(status), quotaDetails(fault), code)
+  if (path.endsWith('/responses')) {
+    const response = {id: 'resp_fault', object: 'response', model: 'sim', status: 'in_progress', output: []}
+    const failed = {
+      ...response,
+      status: 'failed',
+      error: {
+        code: code ?? (status === 429 ? 'rate_limit_exceeded' : 'server_error'),
+        message,
+      },
+    }
+    return [
+      {event: 'response.created', data: {type: 'response.created', sequence_number: 0, response}},
+      {event: 'response.in_progress', data: {type: 'response.in_progress', sequence_number: 1, response}},
+      {event: 'response.failed', data: {type: 'response.failed', sequence_number: 2, response: failed}},
+    ]
+  }
+  if (path.endsWith('/messages')) return [{event: 'error', data: body}]
+  if (path.endsWith('/chat/completions')) return [{data: body}, {data: '[DONE]'}]
+  return [{data: body}]
 }

@@ -125,6 +125,9 @@ beforeAll(async () => {
     if (words.includes('fail-529')) {
       res.writeHead(529, {'content-type': 'application/json'})
       res.end(JSON.stringify({type: 'error', error: {type: 'overloaded_error', message: 'Overloaded'}}))
+    } else if (words.includes('fail-429ms')) {
+      res.writeHead(429, {'content-type': 'application/json', 'retry-after-ms': '1500'})
+      res.end(JSON.stringify({type: 'error', error: {type: 'rate_limit_error', message: 'Slow down'}}))
     } else if (words.includes('fail-429')) {
       res.writeHead(429, {'content-type': 'application/json', 'retry-after': '20'})
       res.end(JSON.stringify({type: 'error', error: {type: 'rate_limit_error', message: 'Rate limited'}}))
@@ -182,8 +185,12 @@ async function ask(
     }),
     signal: options.signal,
   })
+  lastHeaders = res.headers
   return {status: res.status, text: await res.text()}
 }
+
+/** The headers of the last answer {@link ask} got. */
+let lastHeaders: Headers | undefined
 
 /** The result of the last request, once the proxy has returned it. */
 async function lastResult(): Promise<ProxyResult> {
@@ -279,6 +286,39 @@ describe('a paused turn continued, where it goes wrong', () => {
     const alone = await ask('search fail-529', false)
     expect(alone.status).toBe(502)
     expect(breakers.snapshotOf('up').consecutiveFailures).toBe(1)
+  })
+
+  it("a JSON answer whose continuation is rate limited (429), no other target: that 429 in the client's shape, its wait, no breaker failure", async () => {
+    const {status, text} = await ask('search fail-429', false)
+    expect(status).toBe(429)
+    expect(JSON.parse(text).error.message).toContain('Rate limited')
+    expect(lastHeaders?.get('retry-after')).toBe('20')
+    const result = await lastResult()
+    expect(result.status).toBe(429)
+    expect(result.error).toContain('up (messages, translated): upstream answered 429: Rate limited')
+    // the paused answer's tokens stay counted
+    expect(result.usage).toMatchObject({inputTokens: 10, outputTokens: 5})
+    expect(breakers.snapshotOf('up')).toMatchObject({state: 'closed', consecutiveFailures: 0})
+    // a wait said in `retry-after-ms` only: as `retry-after` too (whole seconds), as a first answer's
+    const ms = await ask('search fail-429ms', false)
+    expect(ms.status).toBe(429)
+    expect(lastHeaders?.get('retry-after')).toBe('2')
+    expect(lastHeaders?.get('retry-after-ms')).toBe('1500')
+    // with another target left, the 429 falls back (and counts), as before
+    const targets: ProxyTarget[] = [
+      {
+        provider: messagesProvider,
+        model: 'claude-x',
+        translate: true,
+        breaker: new BreakerRegistry().get('up'),
+      },
+      {provider: responsesProvider, model: 'gpt-x'},
+    ]
+    const fell = await ask('search fail-429', false, {targets, fallbacks: true})
+    expect(fell.status).toBe(200)
+    expect((await lastResult()).error).toContain(
+      'fell back after: up: the continuation of a paused turn: upstream answered 429',
+    )
   })
 
   it('the client leaving during a continuation aborts it and releases the breaker', async () => {

@@ -107,6 +107,9 @@ describe('a quota no wait cures, through translation: the client is told not to 
     }
     expect(body.error).toMatchObject({code: 429, status: 'RESOURCE_EXHAUSTED'})
     expect(body.error.message).toContain('You exceeded your current quota')
+    // (Google's words for a quota of none, which Gemini CLI reads before the details: its
+    // TerminalQuotaError then says this message, the upstream's words, not its own daily-quota text)
+    expect(body.error.message).toMatch(/limit: 0\)$/)
     const failure = body.error.details?.find(
       (d) => d['@type'] === 'type.googleapis.com/google.rpc.QuotaFailure',
     )
@@ -129,6 +132,65 @@ describe('a quota no wait cures, through translation: the client is told not to 
     expect(res.status).toBe(429)
     expect(res.headers.get('retry-after')).toBe('1')
     expect(res.headers.get('x-should-retry')).toBeNull()
+  })
+})
+
+describe('a quota no wait cures, said in a stream before any output', () => {
+  /** Claude Code's SDK streaming (as Claude Code asks), read to its end: the error it throws, if any. */
+  const streamClaude = async (): Promise<unknown> => {
+    try {
+      const stream = await claude().messages.create({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 64,
+        stream: true,
+        messages: [{role: 'user', content: 'hi'}],
+      })
+      let text = ''
+      for await (const event of stream)
+        if (event.type === 'content_block_delta' && event.delta.type === 'text_delta')
+          text += event.delta.text
+      return text
+    } catch (error) {
+      return error
+    }
+  }
+
+  it("a Responses stream's response.failed (insufficient_quota) after response.created: an HTTP 429 to Claude Code, x-should-retry: false, one request", async () => {
+    const breaker = new CircuitBreaker('sim-responses')
+    route = () => ({targets: [target('responses', {model: 'gpt-5', translate: true, breaker})]})
+    sim.faults.add(parseFault('insufficient-quota,in-stream,times=0,path=/responses'))
+    const error = (await streamClaude()) as InstanceType<typeof Anthropic.APIError>
+    expect(error).toBeInstanceOf(Anthropic.RateLimitError)
+    expect(error.headers?.get('x-should-retry')).toBe('false')
+    expect(error.message).toContain('You exceeded your current quota')
+    expect(error.message).toContain('no retry helps: insufficient_quota')
+    expect(upstreamCalls('/responses')).toHaveLength(1)
+    expect(gateway.results[0]).toMatchObject({status: 429})
+    expect(breaker.snapshot()).toMatchObject({state: 'closed', consecutiveFailures: 0})
+  })
+
+  it('with another target left: that target answers the stream', async () => {
+    route = () => ({
+      targets: [
+        target('responses', {model: 'gpt-5', translate: true}),
+        target('chat', {model: 'sim-pro', translate: true}),
+      ],
+      fallbacks: true,
+    })
+    sim.faults.add(parseFault('insufficient-quota,in-stream,path=/responses'))
+    const text = await streamClaude()
+    expect(typeof text).toBe('string')
+    expect(text).not.toBe('')
+    expect(gateway.results[0]).toMatchObject({status: 200, fallback: true, provider: 'sim-chat'})
+  })
+
+  it('a chat stream that starts with an error chunk (insufficient_quota): an HTTP 429 to Claude Code, x-should-retry: false', async () => {
+    route = () => ({targets: [target('chat', {model: 'sim-pro', translate: true})]})
+    sim.faults.add(parseFault('insufficient-quota,in-stream,times=0,path=/chat/completions'))
+    const error = (await streamClaude()) as InstanceType<typeof Anthropic.APIError>
+    expect(error).toBeInstanceOf(Anthropic.RateLimitError)
+    expect(error.headers?.get('x-should-retry')).toBe('false')
+    expect(upstreamCalls('/chat/completions')).toHaveLength(1)
   })
 })
 

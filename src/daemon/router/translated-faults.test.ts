@@ -309,6 +309,38 @@ describe('an upstream that stops its answer, then closes without its last event'
   })
 })
 
+describe("a chat upstream's error chunk naming a spent quota (OpenAI-compatible servers)", () => {
+  const quota = data({
+    error: {
+      message: 'You exceeded your current quota',
+      type: 'insufficient_quota',
+      code: 'insufficient_quota',
+    },
+  })
+  it("after the first byte: the client's in-stream rate-limit error, no breaker failure", async () => {
+    const {res, text, result, breaker} = await run('messages', 'chat', {body: TEXT.chat + quota, then: 'end'})
+    expect(res.status).toBe(200)
+    expect(text).toMatch(
+      /event: error\ndata: \{"type":"error","error":\{"type":"rate_limit_error","message":"[^"]*You exceeded your current quota/,
+    )
+    expect(result.error).toContain('insufficient_quota: You exceeded your current quota')
+    expect(breaker).toBe('closed')
+  })
+
+  it("as the stream's first chunk: an HTTP 429 that says no retry helps, no breaker failure", async () => {
+    const {res, text, result, breaker} = await run('messages', 'chat', {
+      body: quota + 'data: [DONE]\n\n',
+      then: 'end',
+    })
+    expect(res.status).toBe(429)
+    expect(res.headers.get('x-should-retry')).toBe('false')
+    expect(JSON.parse(text).error).toMatchObject({type: 'rate_limit_error'})
+    expect(JSON.parse(text).error.message).toContain('(no retry helps: insufficient_quota)')
+    expect(result).toMatchObject({status: 429})
+    expect(breaker).toBe('closed')
+  })
+})
+
 describe("a Messages upstream's refusal stop to a Responses client", () => {
   it('is incomplete for content_filter; the row an answer with the upstream usage', async () => {
     const body =

@@ -38,7 +38,7 @@ import type {UpstreamAdaptations} from './adaptations.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
-import {noWaitHelps, retryAfterFromBody, settle429, spentQuota} from './rate-limit.js'
+import {noWaitHelps, retryAfterFromBody, retryAfterFromMs, settle429, spentQuota} from './rate-limit.js'
 import {OVERFLOW_500} from './relay.js'
 import type {FailedBeforeFirstByte, RelayContext} from './relay.js'
 import type {Family} from '../../store/schema.js'
@@ -863,8 +863,11 @@ export async function relayTranslated(
     result.error = result.error && empty ? `${result.error}; ${message}` : message
     result.broken = true
     // a truncated stream is the upstream failing; an error event of its own (a refusal, an
-    // overload it reported) is an answer, as on pass-through routes: the breaker is not told
+    // overload it reported) is an answer, as on pass-through routes: the breaker is not told; a
+    // rate limit or a spent quota said after the first byte is the request's last answer, as a
+    // 429's status (./rate-limit.ts `settle429`)
     if (translator.error.truncated && !empty) target.breaker?.recordFailure(message)
+    else if (translator.error.status === 429 && !empty) settle429(target, message, false)
     else target.breaker?.recordSuccess()
     return
   }
@@ -910,7 +913,11 @@ function earlyError(
   body: Dispatcher.ResponseData['body'],
 ): FailedBeforeFirstByte | undefined {
   const {res, family, result} = ctx
-  const message = `${upstreamNamed(provider, family)}: ${early.message}`
+  // OpenAI's `insufficient_quota` in a Responses stream's `response.failed` or a chat stream's
+  // error chunk: no wait cures it (./rate-limit.ts `noWaitHelps`), and the row says so
+  const quotaSpent = early.status === 429 && early.code === 'insufficient_quota'
+  const spent = quotaSpent ? ` (${spentQuota('insufficient_quota')})` : ''
+  const message = `${upstreamNamed(provider, family)}: ${early.message}${spent}`
   // (a failed finish is the model's answer, as it was once the stream had begun: the client gets
   // the 502, the breaker is not told, no other target is tried)
   const failure = !early.answered && (early.truncated || early.status >= 500 || early.status === 429)
@@ -923,13 +930,11 @@ function earlyError(
   if (failure && early.status === 429) settle429(target, message, false)
   else if (failure) target.breaker?.recordFailure(message)
   else target.breaker?.recordSuccess()
-  // OpenAI's `insufficient_quota` in a Responses stream's `response.failed`: no wait cures it
-  const quotaSpent = early.status === 429 && early.code === 'insufficient_quota'
   sendFamilyError(
     res,
     family,
     early.status,
-    early.overflow ? early.said : `${upstreamNamed(provider, family)}: ${early.said}`,
+    early.overflow ? early.said : `${upstreamNamed(provider, family)}: ${early.said}${spent}`,
     {
       requestId: result.requestId,
       ...(early.code ? {code: early.code} : {}),
@@ -942,9 +947,9 @@ function earlyError(
 /**
  * A continuation of a paused turn answered with an error status. A stream already begun ends with
  * its protocol's error event (the status and the upstream's words); a JSON answer not begun is a
- * failed try the proxy may take to the next target when the status is a 5xx or a 429, and otherwise
- * gets the error in the client's shape as any translated error (`'answer'`: the caller does it),
- * the usage of the answers that paused in its row.
+ * failed try the proxy may take to the next target when the status is a 5xx, or a 429 with another
+ * target left, and otherwise gets the error in the client's shape as any translated error
+ * (`'answer'`: the caller does it), the usage of the answers that paused in its row.
  */
 async function continuationRefused(
   ctx: RelayContext,
@@ -958,12 +963,22 @@ async function continuationRefused(
   const provider = target.provider
   const failure = status >= 500 || status === 429
   if (!paused.translator) {
-    if (failure) {
+    // a 429 with no other target left is the request's last answer, as any other 429: the client
+    // gets it in its shape (its `retry-after`, `x-should-retry: false` for a spent quota), and the
+    // breaker no failure (./rate-limit.ts `settle429`), not a 502 and a failure
+    const last429 = status === 429 && !ctx.canFallBack
+    if (failure && !last429) {
       await upstream.body.dump().catch(() => undefined)
       return {
         failedBeforeFirstByte: `${provider.name}: the continuation of a paused turn: upstream answered ${status}`,
         silent: false,
       }
+    }
+    if (last429) {
+      settle429(target, `${provider.name}: the continuation of a paused turn: upstream answered 429`, false)
+      // (a wait in `retry-after-ms` only, as `retry-after` too: the proxy's rule for a first answer)
+      const seconds = retryAfterFromMs(upstream.headers)
+      if (seconds !== undefined) upstream.headers['retry-after'] = seconds
     }
     if (paused.billed !== undefined) result.usage = decodeMessagesUsage(paused.billed)
     return 'answer'
