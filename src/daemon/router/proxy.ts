@@ -46,6 +46,7 @@ import {
   isOpenAiApi,
   isXaiApi,
   isOpenAiResponsesHost,
+  simStandsForOtherServer,
   withAdjacentOutputs,
   withoutLiteItem,
   withStoreTrue,
@@ -704,8 +705,14 @@ export async function proxyRequest(
     ) {
       ctx.phases = true
       // a system message the client sent mid-conversation as a developer message where it stood, the
-      // instructions the same on every turn (ir.ts `inPlaceSystem`; other servers keep the fold)
-      if (client.request.placedSystem) ctx.systemInPlace = true
+      // instructions the same on every turn (ir.ts `inPlaceSystem`; other servers keep the fold, the
+      // simulator's stand-in for one too: ./plain-tools.ts `simStandsForOtherServer`)
+      if (
+        client.request.placedSystem &&
+        (target.provider.origin !== 'sim' ||
+          !simStandsForOtherServer(upstreamModelName, request.headers['x-sim-quirk']))
+      )
+        ctx.systemInPlace = true
     }
     // DeepSeek's Responses API refused a turn without its reasoning_text: every reasoning item goes
     // back with its text, an empty one where Codex kept none (learned, with `plainTools`)
