@@ -172,6 +172,7 @@ const rewritesPassed = (family: Family, learned: UpstreamAdaptation | undefined)
         (learned.toolCap !== undefined ||
           learned.noThinkingLevel === true ||
           learned.noThinking === true ||
+          learned.noSystemInstruction === true ||
           learned.thinkingBudget !== undefined)
 
 /**
@@ -1159,8 +1160,10 @@ export async function proxyRequest(
     // takes ("At most 512 function declarations can be specified."), or its thinking config
     // refused by a model of another generation than it named ("Thinking level is not supported
     // for this model.", "Budget 0 is invalid. This model only works in thinking mode."): learned,
-    // and the request goes again in the form the model takes, as later ones do (read only for a
-    // body that offers declarations or holds a thinking config)
+    // and the request goes again in the form the model takes, as later ones do; so does its system
+    // instruction, refused by Gemma 3 ("Developer instruction is not enabled for
+    // models/gemma-3-27b-it": then in the first user turn) (read only for a body that offers
+    // declarations or holds a thinking config or a system instruction)
     if (
       !translated &&
       family === 'gemini' &&
@@ -1168,13 +1171,17 @@ export async function proxyRequest(
       passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
       upstream.headers['content-encoding'] === undefined &&
       !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
-      (body.indexOf('"functionDeclarations"') !== -1 || body.indexOf('"thinkingConfig"') !== -1)
+      (body.indexOf('"functionDeclarations"') !== -1 ||
+        body.indexOf('"thinkingConfig"') !== -1 ||
+        body.indexOf('"systemInstruction"') !== -1)
     ) {
       errorText = await errorBody(upstream.body)
       const upstreamModelName = model ?? prepared.requestedModel ?? ''
       let change: string | undefined
       const capStated = typeof errorText === 'string' && toolCapStated(errorText) !== undefined
-      if (typeof errorText === 'string' && (capStated || /thinking/i.test(errorText))) {
+      if (typeof errorText === 'string' && /developer instruction is not enabled/i.test(errorText))
+        change = adaptations.learnPassedGeminiSystem(provider.name, upstreamModelName, errorText, passedWith)
+      else if (typeof errorText === 'string' && (capStated || /thinking/i.test(errorText))) {
         const sent = sentObject(body)
         if (sent) {
           const [translate] = translationLoaded ?? (await loadTranslation())
