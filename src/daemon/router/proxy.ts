@@ -65,7 +65,7 @@ import {cutConfirmed, cutNote, cutWindow, holdsMedia, mayBeOllama} from './ollam
 import {OVERFLOW_500, relay} from './relay.js'
 import {bodyWait, isCodexClient, RETRY_429, retryAfterFromMs, settle429, waitedNote} from './rate-limit.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
-import {withSystemTurnsHoisted} from './system-turns.js'
+import {withSystemTurnsPlaced} from './system-turns.js'
 import {reasoningRewritten, withoutTopFields, withReasoningAdapted} from './top-fields.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
@@ -784,7 +784,7 @@ export async function proxyRequest(
    * of its model (`learned`) applied; a Messages body from Claude Code to a server other than
    * Anthropic's API without Claude Code's attribution line, which changes every request and would
    * miss that server's prefix cache on every turn (./billing-line.ts), and with its mid-conversation
-   * system messages in its system prompt (./system-turns.ts).
+   * system messages in the user turns beside them (./system-turns.ts).
    */
   async function passedBytes(
     body: Buffer,
@@ -799,7 +799,7 @@ export async function proxyRequest(
       // (its mid-conversation system messages too, which only Anthropic takes: ./system-turns.ts;
       // before what was learned, which holds the effort a statement hoisted sets to what the
       // model takes, and keeps away an effort it refused)
-      body = withoutBillingBlock(withSystemTurnsHoisted(body))
+      body = withoutBillingBlock(withSystemTurnsPlaced(body))
     }
     // Claude Code's auto-mode `safeguards`, which only Anthropic's API answers (./safeguards.ts;
     // the betas go in forwardHeaders)
