@@ -249,21 +249,29 @@ describe("Claude Code's mid-conversation system messages", {timeout: 60_000}, ()
     )
   })
 
-  it("reach a Messages server that is not Anthropic's passed through: in its system prompt, at its end", async () => {
+  it("reach a Messages server that is not Anthropic's passed through: in the user turn before them, the system prompt as it came", async () => {
     await takeSimCalls(simOrigin, /./)
     const answer = await ask('cc-own', 'claude-cli/2.1.332 (external, cli)')
     expect(answer.type).toBe('message')
     const [body] = await takeSimCalls(simOrigin, /\/messages$/)
-    expect(body.messages).toEqual([{role: 'user', content: 'Read the docs.'}])
-    expect(body.system).toEqual([
-      {type: 'text', text: 'You are Claude Code.'},
-      {type: 'text', text: 'The docs MCP server connected; the lint server left.'},
+    expect(body.messages).toEqual([
       {
-        type: 'text',
-        text: '[The tool "mcp__lint__run" is no longer available: do not call it.]',
-        cache_control: {type: 'ephemeral'},
+        role: 'user',
+        content: [
+          {type: 'text', text: 'Read the docs.'},
+          {
+            type: 'text',
+            text: '<system-reminder>\nThe docs MCP server connected; the lint server left.\n</system-reminder>',
+          },
+          {
+            type: 'text',
+            text: '<system-reminder>\n[The tool "mcp__lint__run" is no longer available: do not call it.]\n</system-reminder>',
+            cache_control: {type: 'ephemeral'},
+          },
+        ],
       },
     ])
+    expect(body.system).toBe('You are Claude Code.')
     expect(body.tools).toEqual([
       tools[0],
       {name: 'mcp__docs__fetch', description: 'Fetches a page.', input_schema: schema},

@@ -35,6 +35,8 @@ beforeAll(async () => {
       flash: ['sim-gemini', 'gemini-2.5-flash+no-thinking-level'],
       // Gemini 2.5 Pro, which cannot turn thinking off, passed through
       pro: ['sim-gemini', 'gemini-2.5-pro+thinking-only'],
+      // Gemma 3, which takes no system instruction nor thinking config, passed through
+      gemma3: ['sim-gemini', 'gemma-3-27b-it'],
     },
     {prefix: 'gcli', families: ['gemini']},
   ))
@@ -136,6 +138,36 @@ describe('Gemini CLI routed to another model', {timeout: 60_000}, () => {
     await ask()
     const later = await takeSimCalls(simOrigin, GEMINI_PATH)
     expect(later.map((c) => c.generationConfig.thinkingConfig)).toEqual([{includeThoughts: true}])
+  })
+
+  it("Gemma 3's refusal of the system instruction: learned, sent again with it in the first user turn, later ones alike", async () => {
+    await takeSimCalls(simOrigin, GEMINI_PATH)
+    const ask = () =>
+      client('gemma3').models.generateContent({
+        model: 'gemini-2.5-flash',
+        contents: [{role: 'user', parts: [{text: 'Say hello.'}]}],
+        config: {systemInstruction: 'You are Gemini CLI.', thinkingConfig: {includeThoughts: true}},
+      })
+    expect((await ask()).candidates?.length).toBe(1)
+    const calls = await takeSimCalls(simOrigin, GEMINI_PATH)
+    // (Google's "Thinking is not enabled", then "Developer instruction is not enabled": each learned)
+    expect(calls).toHaveLength(3)
+    expect(calls[2]).not.toHaveProperty('systemInstruction')
+    expect(calls[2].contents).toEqual([
+      {role: 'user', parts: [{text: 'You are Gemini CLI.\n\n'}, {text: 'Say hello.'}]},
+    ])
+    const [row] = await rows('gemma3')
+    expect(row.status).toBe(200)
+    expect(row.error).toContain(
+      'sim-gemini refused systemInstruction: sent again with the system text in the first user turn (the model takes none)',
+    )
+    expect(await learned('gemma-3-27b-it')).toContain(
+      'the system prompt in the first user turn (systemInstruction refused)',
+    )
+    // the next request: one try, the same form
+    await ask()
+    const later = await takeSimCalls(simOrigin, GEMINI_PATH)
+    expect(later.map((c) => c.contents)).toEqual([calls[2].contents])
   })
 
   it("a utility call's thinkingBudget 0 to Gemini 2.5 Pro: learned, sent again without the budget", async () => {

@@ -33,6 +33,8 @@ const ROUTES: Record<string, {provider: string; model: string}> = {
   'gemma3-named': {provider: 'sim-gemini', model: 'gemma-3-27b-it'},
   // Gemma 3 behind an alias: learned from its refusal
   'gemma3-alias': {provider: 'sim-gemini', model: 'gemma3-27b+no-thinking'},
+  // Gemma 3 behind an alias that refuses a system instruction: learned from its refusal
+  'gemma3-sys-alias': {provider: 'sim-gemini', model: 'gemma3-it+no-system-instruction'},
   'types-chat': {provider: 'sim-chat', model: 'gemini-2.0-flash+gemini-schema'},
   'types-relay': {provider: 'sim-gemini', model: 'gemini-2.5-pro+gemini-schema'},
 }
@@ -161,6 +163,41 @@ describe("Gemma 3's refusal of any thinking config", {timeout: 60_000}, () => {
     expect(row).toMatchObject({status: 200})
     expect(row.error).toMatch(/refused thinkingConfig: sent again without it \(the model does not think\)/)
     expect((await ask()).status).toBe('completed')
+    expect(await geminiCalls()).toHaveLength(1)
+  })
+})
+
+describe("Gemma 3's refusal of a system instruction", {timeout: 60_000}, () => {
+  const SYSTEM = 'You are Claude Code, an agent.'
+  const params = {model: 'claude-sonnet-4-5', max_tokens: 1024, system: SYSTEM}
+
+  it('Claude Code on a gemma-3 name: the system prompt in the first user turn from the first request', async () => {
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('gemma3-named')!, maxRetries: 0})
+    await geminiCalls()
+    const answer = await client.messages.create({...params, messages: [{role: 'user', content: 'Say hi.'}]})
+    expect(answer.content.some((b) => b.type === 'text')).toBe(true)
+    const calls = await geminiCalls()
+    expect(calls).toHaveLength(1)
+    expect(calls[0]).not.toHaveProperty('systemInstruction')
+    expect(calls[0].contents[0]).toEqual({role: 'user', parts: [{text: `${SYSTEM}\n\n`}, {text: 'Say hi.'}]})
+  })
+
+  it("Claude Code on an alias: Google's refusal learned, sent again with the system prompt in the first user turn; the next request right at once", async () => {
+    const client = new Anthropic({baseURL: base, apiKey: keys.get('gemma3-sys-alias')!, maxRetries: 0})
+    await geminiCalls()
+    const ask = () => client.messages.create({...params, messages: [{role: 'user', content: 'Say hi.'}]})
+    expect((await ask()).content.some((b) => b.type === 'text')).toBe(true)
+    const calls = await geminiCalls()
+    expect(calls).toHaveLength(2)
+    expect(calls[0].systemInstruction).toEqual({parts: [{text: SYSTEM}]})
+    expect(calls[1]).not.toHaveProperty('systemInstruction')
+    expect(calls[1].contents[0].parts[0]).toEqual({text: `${SYSTEM}\n\n`})
+    const [row] = await projectLogRows(base, 'glearn-gemma3-sys-alias', 1)
+    expect(row).toMatchObject({status: 200})
+    expect(row.error).toMatch(
+      /refused systemInstruction: sent again with the system text in the first user turn/,
+    )
+    await ask()
     expect(await geminiCalls()).toHaveLength(1)
   })
 })

@@ -72,4 +72,22 @@ describe("Claude Code's mid-conversation system message to a Responses upstream"
     expect(rows[1].cacheReadTokens).toBe(rows[0].inputTokens)
     expect(rows[1].cacheReadTokens).toBeGreaterThan(0)
   })
+
+  it('is folded for the simulator standing for DeepSeek (`adjacent-outputs`), as for real DeepSeek', async () => {
+    await takeSimCalls(simOrigin, /\/responses$/)
+    const client = new Anthropic({
+      baseURL: base,
+      apiKey: keys.get('responses')!,
+      maxRetries: 0,
+      defaultHeaders: {'x-sim-quirk': 'adjacent-outputs'},
+    })
+    await client.messages.create(request(false))
+    await client.messages.create(request(true))
+    const [one, two] = await takeSimCalls(simOrigin, /\/responses$/)
+    // (DeepSeek's Responses API refuses an item between a call and its output: every system text
+    // in the instructions, the date's and the environment's)
+    expect(one.instructions).toContain("Today's date is 2026-07-01.")
+    expect(two.instructions).toContain(ENV)
+    expect(JSON.stringify(two.input)).not.toContain('"developer"')
+  })
 })

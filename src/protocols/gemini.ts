@@ -387,6 +387,42 @@ export const takesNoThinkingBudget = (model: string): boolean => /(?:^|\/)gemma-
 export const takesNoThinking = (model: string): boolean => /(?:^|\/)gemma-3(?!\d)/i.test(model)
 
 /**
+ * Whether the model takes no `systemInstruction` by its name: Gemma 3 on the Gemini API refuses one
+ * with 400 INVALID_ARGUMENT "Developer instruction is not enabled for models/gemma-3-27b-it". The
+ * encoder folds the system prompt into the first user turn from the first request
+ * ({@link systemIntoFirstTurn}); another name for such a model, and Gemini CLI passed through, learn
+ * it from the refusal (adaptations.ts `noSystemInstruction`).
+ */
+export const takesNoSystemInstruction = (model: string): boolean => takesNoThinking(model)
+
+/**
+ * A Gemini body whose `systemInstruction` (or `system_instruction`) goes as the first part of its
+ * first user turn (a user turn of its own before the first content when that is the model's), for
+ * a model that takes none: what Gemma's own chat template does with a system prompt (the system
+ * text, a blank line, the user's words, in the one turn). The first turn is the same on every
+ * request of a conversation, so the upstream's prefix cache holds as with a system instruction.
+ * Its text parts only (a system instruction holds nothing else); the body as it was when it has
+ * none.
+ */
+export function systemIntoFirstTurn(body: Record<string, unknown>): void {
+  const key = body.systemInstruction !== undefined ? 'systemInstruction' : 'system_instruction'
+  const system = body[key]
+  if (system === undefined) return
+  delete body[key]
+  const text = partsOf(system)
+    .map((p) => (isObject(p) && typeof p.text === 'string' ? p.text : ''))
+    .filter(Boolean)
+    .join('\n\n')
+  if (!text) return
+  const part = {text: `${text}\n\n`}
+  const contents = Array.isArray(body.contents) ? (body.contents as Body[]) : (body.contents = [])
+  const first = contents[0]
+  if (first && (first.role === undefined || first.role === 'user'))
+    contents[0] = {...first, parts: [part, ...(Array.isArray(first.parts) ? first.parts : [])]}
+  else contents.unshift({role: 'user', parts: [part]})
+}
+
+/**
  * Gemma 4's thinking level (`gemma-4-31b-it`, `gemma-4-26b-a4b-it`): the Gemini API takes
  * `thinkingLevel` `MINIMAL` or `HIGH` only, `LOW` and `MEDIUM` refused (earendil-works/pi PR
  * #2811), and no budget. The client's effort, as Gemini 3's levels read it (decodeRequest: the
@@ -596,6 +632,8 @@ function encodeRequest(request: Request, model: string, ctx?: CodecContext): Rec
   }
   const body: Body = {contents}
   if (request.system.length) body.systemInstruction = {parts: request.system.map((p) => ({text: p.text}))}
+  // (Gemma 3 takes none: the system prompt as the first user turn's first part)
+  if (takesNoSystemInstruction(model)) systemIntoFirstTurn(body)
   const tools: Body[] = []
   if (request.tools.length)
     tools.push({

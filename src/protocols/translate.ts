@@ -33,7 +33,7 @@ import {
   shapeToolIds,
   withoutCallIds,
 } from './conversation-rules.js'
-import {geminiCodec, RESULT_MEDIA, searchesBesideFunctions} from './gemini.js'
+import {geminiCodec, RESULT_MEDIA, searchesBesideFunctions, systemIntoFirstTurn} from './gemini.js'
 import {ENCODER_NOTES} from './images.js'
 import {
   chatBodyWithinToolCap,
@@ -273,6 +273,7 @@ export function encodeUpstreamRequest(
   const notes = (body as Record<symbol, unknown>)[ENCODER_NOTES] as string[] | undefined
   if (notes) sent.notes = notes
   if (upstream === 'gemini') {
+    if (body.systemInstruction !== undefined) sent.systemInstruction = true
     const layout = (body as Record<symbol, unknown>)[RESULT_MEDIA] as SentRequest['geminiResultMedia']
     if (layout) {
       sent.geminiResultMedia = layout
@@ -325,6 +326,8 @@ export interface SentRequest {
   thinkingLevel?: string
   /** Gemini: a `generationConfig.thinkingConfig` was sent. */
   thinkingConfig?: true
+  /** Gemini: a `systemInstruction` was sent. */
+  systemInstruction?: true
   /** Messages `thinking.type`, when it thinks. */
   thinking?: ThinkingForm
   /** Messages `thinking.display` was sent. */
@@ -594,6 +597,12 @@ export interface UpstreamAdaptation {
    * for models/gemma-3-27b-it": Gemma 3, Gemini 2.0 by another name): the whole config left out.
    */
   noThinking?: boolean
+  /**
+   * A Gemini model that refuses a `systemInstruction` ("Developer instruction is not enabled for
+   * models/gemma-3-27b-it": Gemma 3 on the Gemini API): the system text goes as the first part of
+   * the first user turn (gemini.ts `systemIntoFirstTurn`).
+   */
+  noSystemInstruction?: boolean
   /**
    * Gemini: where the images and documents of a function's result go, the other layout refused
    * (gemini.ts `resultsWithMedia`): `flat`, after every `functionResponse` of the turn (Gemini
@@ -1003,6 +1012,7 @@ export function adaptPassedGemini(
   if (adapt.noThinking) leaveOutThinking(out)
   if (adapt.noThinkingLevel) leaveOutThinkingLevel(out)
   if (adapt.thinkingBudget) adaptGeminiBudget(out, adapt.thinkingBudget)
+  if (adapt.noSystemInstruction) systemIntoFirstTurn(out)
   return upstreamBytes(out)
 }
 
@@ -1153,6 +1163,7 @@ function adaptBody(
   if (adapt.noThinking) leaveOutThinking(body)
   if (adapt.noThinkingLevel) leaveOutThinkingLevel(body)
   if (adapt.thinkingBudget) adaptGeminiBudget(body, adapt.thinkingBudget)
+  if (adapt.noSystemInstruction && Array.isArray(body.contents)) systemIntoFirstTurn(body)
   if (adapt.effortOnlyWithThinking) withoutEffortWhenOff(body)
   // (before the conversation rules: a user message it adds after tool results is bridged too)
   if (adapt.autoToolChoice) unforcedToolChoice(body)

@@ -1249,6 +1249,25 @@ function thinkingConfigRefusal(
   return {next: {...known, thinkingBudget: {...known.thinkingBudget, ...budget.learned}}, note: budget.note}
 }
 
+/**
+ * A Gemini model's refusal of a `systemInstruction`, translated or in a Gemini body passed through:
+ * Gemma 3 on the Gemini API, 400 INVALID_ARGUMENT "Developer instruction is not enabled for
+ * models/gemma-3-27b-it". From then on the system text goes as the first part of the first user
+ * turn (gemini.ts `systemIntoFirstTurn`), as Gemma's own chat template puts it.
+ */
+function systemInstructionRefusal(
+  errorText: string,
+  sent: boolean,
+  known: UpstreamAdaptation,
+): {next: UpstreamAdaptation; note: string} | undefined {
+  if (!sent || known.noSystemInstruction) return undefined
+  if (!/developer instruction is not enabled\b/i.test(errorParts(errorText).message)) return undefined
+  return {
+    next: {...known, noSystemInstruction: true},
+    note: 'refused systemInstruction: sent again with the system text in the first user turn (the model takes none)',
+  }
+}
+
 /** Where a chat or Responses body holds a tool-call id (an error's `param`). */
 const TOOL_ID_PARAM = /^(?:messages\[\d+\]\.(?:tool_calls\[\d+\]\.id|tool_call_id)|input\[\d+\]\.call_id)$/
 
@@ -2199,6 +2218,8 @@ function decide(
     if (json) return {next: {...known, ...json.learned}, note: json.note}
     const media = resultMediaRefusal(errorText, sent, known, model)
     if (media) return media
+    const instruction = systemInstructionRefusal(errorText, sent.systemInstruction === true, known)
+    if (instruction) return instruction
     return thinkingConfigRefusal(
       errorText,
       {
@@ -2517,6 +2538,8 @@ export function describeAdaptation(a: UpstreamAdaptation): string[] {
   if (budget?.under !== undefined) rules.push(`a thinking budget up to ${budget.under} left out`)
   if (a.noThinkingLevel) rules.push('thinkingLevel left out (the model takes none)')
   if (a.noThinking) rules.push('thinkingConfig left out (the model does not think)')
+  if (a.noSystemInstruction)
+    rules.push('the system prompt in the first user turn (systemInstruction refused)')
   if (a.toolIds?.alnum !== undefined) rules.push(`tool-call ids as ${a.toolIds.alnum} letters and digits`)
   if (a.toolIds?.max !== undefined) rules.push(`tool-call ids of at most ${a.toolIds.max} characters`)
   if (a.bridgeToolTurns) rules.push('an assistant message between tool results and a user message')
@@ -2992,6 +3015,26 @@ export class UpstreamAdaptations {
       model,
       adaptedWith,
       thinkingConfigRefusal(errorText, sent, adaptedWith ?? {}),
+    )
+  }
+
+  /**
+   * Learns from a 400 of `provider`'s `model` to a Gemini request passed through untranslated that
+   * held a `systemInstruction` (Gemini CLI on Gemma 3), sent with `adaptedWith` learned: the model
+   * takes none, and its requests go with the system text in the first user turn from then on.
+   * Says so for the log row, as {@link learn} does; else undefined.
+   */
+  learnPassedGeminiSystem(
+    provider: string,
+    model: string,
+    errorText: string,
+    adaptedWith: UpstreamAdaptation | undefined,
+  ): string | undefined {
+    return this.settle(
+      provider,
+      model,
+      adaptedWith,
+      systemInstructionRefusal(errorText, true, adaptedWith ?? {}),
     )
   }
 

@@ -150,6 +150,25 @@ export function isOpenAiResponsesHost(baseUrl: string): boolean {
   return /^https:\/\/(?:api\.openai\.com|chatgpt\.com)(?:[:/?#]|$)/i.test(baseUrl) || isAzureHost(baseUrl)
 }
 
+/**
+ * The simulator's quirks that stand for a Responses server which is not OpenAI's (docs/SIMULATOR.md):
+ * `adjacent-outputs`, DeepSeek's `/v1/responses`; `plain-tools`, vLLM's, llama.cpp's and Ollama's.
+ */
+const NOT_OPENAI_QUIRKS = new Set(['adjacent-outputs', 'plain-tools'])
+
+/**
+ * Whether a request to the simulator's Responses provider stands for a server that is not OpenAI's,
+ * by the quirks it names (the `+` suffixes of `model`, the client's `x-sim-quirk` header, as the
+ * simulator reads them): such a request gets what the gateway sends that server (a
+ * mid-conversation system message folded, as real DeepSeek gets it); any other stands for OpenAI's
+ * API, as before.
+ */
+export function simStandsForOtherServer(model: string, quirkHeader: string | string[] | undefined): boolean {
+  const header = Array.isArray(quirkHeader) ? quirkHeader.join(',') : (quirkHeader ?? '')
+  const names = [...header.split(','), ...model.split('+').slice(1)]
+  return names.some((name) => NOT_OPENAI_QUIRKS.has(name.trim()))
+}
+
 /** Whether `baseUrl` is OpenAI's own API (`https://api.openai.com`, any path after it). */
 export function isOpenAiApi(baseUrl: string): boolean {
   return /^https:\/\/api\.openai\.com(?:[:/?#]|$)/i.test(baseUrl)

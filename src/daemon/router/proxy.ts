@@ -46,6 +46,7 @@ import {
   isOpenAiApi,
   isXaiApi,
   isOpenAiResponsesHost,
+  simStandsForOtherServer,
   withAdjacentOutputs,
   withoutLiteItem,
   withStoreTrue,
@@ -64,7 +65,7 @@ import {cutConfirmed, cutNote, cutWindow, holdsMedia, mayBeOllama} from './ollam
 import {OVERFLOW_500, relay} from './relay.js'
 import {bodyWait, isCodexClient, RETRY_429, retryAfterFromMs, settle429, waitedNote} from './rate-limit.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
-import {withSystemTurnsHoisted} from './system-turns.js'
+import {withSystemTurnsPlaced} from './system-turns.js'
 import {reasoningRewritten, withoutTopFields, withReasoningAdapted} from './top-fields.js'
 import type {RelayContext} from './relay.js'
 import {prepare, RequestBodyError} from './request-body.js'
@@ -173,6 +174,7 @@ const rewritesPassed = (family: Family, learned: UpstreamAdaptation | undefined)
         (learned.toolCap !== undefined ||
           learned.noThinkingLevel === true ||
           learned.noThinking === true ||
+          learned.noSystemInstruction === true ||
           learned.thinkingBudget !== undefined)
 
 /**
@@ -718,8 +720,14 @@ export async function proxyRequest(
     ) {
       ctx.phases = true
       // a system message the client sent mid-conversation as a developer message where it stood, the
-      // instructions the same on every turn (ir.ts `inPlaceSystem`; other servers keep the fold)
-      if (client.request.placedSystem) ctx.systemInPlace = true
+      // instructions the same on every turn (ir.ts `inPlaceSystem`; other servers keep the fold, the
+      // simulator's stand-in for one too: ./plain-tools.ts `simStandsForOtherServer`)
+      if (
+        client.request.placedSystem &&
+        (target.provider.origin !== 'sim' ||
+          !simStandsForOtherServer(upstreamModelName, request.headers['x-sim-quirk']))
+      )
+        ctx.systemInPlace = true
     }
     // DeepSeek's Responses API refused a turn without its reasoning_text: every reasoning item goes
     // back with its text, an empty one where Codex kept none (learned, with `plainTools`)
@@ -790,7 +798,7 @@ export async function proxyRequest(
    * of its model (`learned`) applied; a Messages body from Claude Code to a server other than
    * Anthropic's API without Claude Code's attribution line, which changes every request and would
    * miss that server's prefix cache on every turn (./billing-line.ts), and with its mid-conversation
-   * system messages in its system prompt (./system-turns.ts).
+   * system messages in the user turns beside them (./system-turns.ts).
    */
   async function passedBytes(
     body: Buffer,
@@ -805,7 +813,7 @@ export async function proxyRequest(
       // (its mid-conversation system messages too, which only Anthropic takes: ./system-turns.ts;
       // before what was learned, which holds the effort a statement hoisted sets to what the
       // model takes, and keeps away an effort it refused)
-      body = withoutBillingBlock(withSystemTurnsHoisted(body))
+      body = withoutBillingBlock(withSystemTurnsPlaced(body))
     }
     // Claude Code's auto-mode `safeguards`, which only Anthropic's API answers (./safeguards.ts;
     // the betas go in forwardHeaders)
@@ -1169,8 +1177,10 @@ export async function proxyRequest(
     // takes ("At most 512 function declarations can be specified."), or its thinking config
     // refused by a model of another generation than it named ("Thinking level is not supported
     // for this model.", "Budget 0 is invalid. This model only works in thinking mode."): learned,
-    // and the request goes again in the form the model takes, as later ones do (read only for a
-    // body that offers declarations or holds a thinking config)
+    // and the request goes again in the form the model takes, as later ones do; so does its system
+    // instruction, refused by Gemma 3 ("Developer instruction is not enabled for
+    // models/gemma-3-27b-it": then in the first user turn) (read only for a body that offers
+    // declarations or holds a thinking config or a system instruction)
     if (
       !translated &&
       family === 'gemini' &&
@@ -1178,13 +1188,17 @@ export async function proxyRequest(
       passedAdapted < MAX_ADAPTATIONS_A_REQUEST &&
       upstream.headers['content-encoding'] === undefined &&
       !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
-      (body.indexOf('"functionDeclarations"') !== -1 || body.indexOf('"thinkingConfig"') !== -1)
+      (body.indexOf('"functionDeclarations"') !== -1 ||
+        body.indexOf('"thinkingConfig"') !== -1 ||
+        body.indexOf('"systemInstruction"') !== -1)
     ) {
       errorText = await errorBody(upstream.body)
       const upstreamModelName = model ?? prepared.requestedModel ?? ''
       let change: string | undefined
       const capStated = typeof errorText === 'string' && toolCapStated(errorText) !== undefined
-      if (typeof errorText === 'string' && (capStated || /thinking/i.test(errorText))) {
+      if (typeof errorText === 'string' && /developer instruction is not enabled/i.test(errorText))
+        change = adaptations.learnPassedGeminiSystem(provider.name, upstreamModelName, errorText, passedWith)
+      else if (typeof errorText === 'string' && (capStated || /thinking/i.test(errorText))) {
         const sent = sentObject(body)
         if (sent) {
           const [translate] = translationLoaded ?? (await loadTranslation())

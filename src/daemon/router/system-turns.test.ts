@@ -14,7 +14,7 @@ import {
   ProxyGateway,
   startJudgedUpstream,
 } from './proxy-fixture.js'
-import {withSystemTurnsHoisted} from './system-turns.js'
+import {withSystemTurnsPlaced} from './system-turns.js'
 
 const SYSTEM = [
   {type: 'text', text: "You are Claude Code, Anthropic's official CLI for Claude."},
@@ -48,35 +48,98 @@ const claudeBody = (messages: unknown[], system: unknown = SYSTEM, extra: Record
 const user = (text: string) => ({role: 'user', content: [{type: 'text', text}]})
 const parse = (b: Buffer) => JSON.parse(String(b)) as Record<string, any>
 
-describe('withSystemTurnsHoisted', () => {
-  it("moves a system message's text to the end of the system prompt, every other byte as it came", () => {
-    const out = withSystemTurnsHoisted(claudeBody([user('hi'), AGENTS]))
-    expect(String(out)).toBe(String(claudeBody([user('hi')], [...SYSTEM, ...AGENTS.content])))
-  })
+/** A system message's text as it goes in a user turn. */
+const reminder = (text: string, mark?: unknown) => ({
+  type: 'text',
+  text: `<system-reminder>\n${text}\n</system-reminder>`,
+  ...(mark !== undefined && {cache_control: mark}),
+})
 
-  it('keeps the system bytes of turn 1 at the head of turn 2 (the prefix cache holds)', () => {
-    const turn1 = String(withSystemTurnsHoisted(claudeBody([user('hi'), AGENTS])))
-    const skills = {role: 'system', content: 'Skills: commit, review.'}
-    const turn2 = withSystemTurnsHoisted(
-      claudeBody([user('hi'), AGENTS, {role: 'assistant', content: 'hello'}, user('more'), skills]),
+describe('withSystemTurnsPlaced', () => {
+  it('puts a system message after a user turn at its end, as a system-reminder block; every other byte as it came', () => {
+    const out = withSystemTurnsPlaced(claudeBody([user('hi'), AGENTS]))
+    expect(String(out)).toBe(
+      String(
+        claudeBody([
+          {
+            role: 'user',
+            content: [
+              {type: 'text', text: 'hi'},
+              reminder('Agent types: general-purpose, Explore.', {type: 'ephemeral'}),
+            ],
+          },
+        ]),
+      ),
     )
-    const system1 = JSON.stringify(parse(Buffer.from(turn1)).system)
-    const system2 = JSON.stringify(parse(turn2).system)
-    expect(system2.startsWith(system1.slice(0, -1))).toBe(true)
-    expect(parse(turn2).system.at(-1)).toEqual({type: 'text', text: 'Skills: commit, review.'})
-    expect(parse(turn2).messages.map((m: any) => m.role)).toEqual(['user', 'assistant', 'user'])
   })
 
-  it('makes a string system prompt its first block; a body without one gets the texts alone', () => {
-    expect(parse(withSystemTurnsHoisted(claudeBody([user('hi'), AGENTS], 'Be brief.'))).system).toEqual([
+  it('keeps the system prompt and the turns of request 1 at the head of request 2 (the prefix cache holds)', () => {
+    const date = {role: 'system', content: "Today's date is 2026-07-01."}
+    const one = parse(withSystemTurnsPlaced(claudeBody([user('hi'), date])))
+    const call = {role: 'assistant', content: [{type: 'tool_use', id: 't1', name: 'Bash', input: {}}]}
+    const result = {role: 'user', content: [{type: 'tool_result', tool_use_id: 't1', content: 'a.txt'}]}
+    const env = {role: 'system', content: [{type: 'text', text: '# Environment'}]}
+    const two = parse(withSystemTurnsPlaced(claudeBody([user('hi'), date, call, result, env])))
+    expect(two.system).toEqual(one.system)
+    expect(two.system).toEqual(SYSTEM)
+    expect(JSON.stringify(two.messages).startsWith(JSON.stringify(one.messages).slice(0, -1))).toBe(true)
+    expect(two.messages).toEqual([
+      {role: 'user', content: [{type: 'text', text: 'hi'}, reminder("Today's date is 2026-07-01.")]},
+      call,
+      {role: 'user', content: [...result.content, reminder('# Environment')]},
+    ])
+  })
+
+  it('puts one after an assistant turn at the start of the next user turn, after its tool results', () => {
+    const call = {role: 'assistant', content: [{type: 'tool_use', id: 't1', name: 'Bash', input: {}}]}
+    const result = {
+      role: 'user',
+      content: [
+        {type: 'tool_result', tool_use_id: 't1', content: 'a.txt'},
+        {type: 'text', text: 'go on'},
+      ],
+    }
+    const out = parse(withSystemTurnsPlaced(claudeBody([user('hi'), call, AGENTS, result])))
+    expect(out.messages[2]).toEqual({
+      role: 'user',
+      content: [
+        result.content[0],
+        reminder('Agent types: general-purpose, Explore.', {type: 'ephemeral'}),
+        result.content[1],
+      ],
+    })
+    // a string turn becomes its one text block
+    const plain = parse(
+      withSystemTurnsPlaced(
+        claudeBody([
+          user('hi'),
+          {role: 'assistant', content: 'ok'},
+          {role: 'system', content: 'S'},
+          {role: 'user', content: 'more'},
+        ]),
+      ),
+    )
+    expect(plain.messages[2]).toEqual({role: 'user', content: [reminder('S'), {type: 'text', text: 'more'}]})
+    expect(plain.system).toEqual(SYSTEM)
+  })
+
+  it('sends one with no user turn beside it to the end of the system prompt (a string one its first block)', () => {
+    const between = [user('hi'), {role: 'assistant', content: 'a'}, AGENTS, {role: 'assistant', content: 'b'}]
+    expect(parse(withSystemTurnsPlaced(claudeBody(between, 'Be brief.'))).system).toEqual([
       {type: 'text', text: 'Be brief.'},
       ...AGENTS.content,
     ])
     const none = Buffer.from(
-      JSON.stringify({model: 'm', messages: [user('hi'), {role: 'system', content: 'S'}]}),
+      JSON.stringify({
+        model: 'm',
+        messages: [
+          {role: 'assistant', content: 'a'},
+          {role: 'system', content: 'S'},
+        ],
+      }),
     )
-    expect(String(withSystemTurnsHoisted(none))).toBe(
-      '{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"system":[{"type":"text","text":"S"}]}',
+    expect(String(withSystemTurnsPlaced(none))).toBe(
+      '{"model":"m","messages":[{"role":"assistant","content":"a"}],"system":[{"type":"text","text":"S"}]}',
     )
   })
 
@@ -95,29 +158,30 @@ describe('withSystemTurnsHoisted', () => {
         },
       ],
     }
-    const out = parse(withSystemTurnsHoisted(claudeBody([user('hi'), changes])))
+    const out = parse(withSystemTurnsPlaced(claudeBody([user('hi'), changes])))
     expect(out.tools).toEqual([
       TOOLS[0],
       {name: 'mcp__docs__fetch', description: 'Fetches.', input_schema: schema},
       definition,
     ])
     // the message's cache mark on its last text, the removal's line
-    expect(out.system).toEqual([
-      ...SYSTEM,
-      {type: 'text', text: 'MCP tools changed.'},
+    expect(out.system).toEqual(SYSTEM)
+    expect(out.messages).toEqual([
       {
-        type: 'text',
-        text: '[The tool "Bash" is no longer available: do not call it.]',
-        cache_control: {type: 'ephemeral'},
+        role: 'user',
+        content: [
+          {type: 'text', text: 'hi'},
+          reminder('MCP tools changed.'),
+          reminder('[The tool "Bash" is no longer available: do not call it.]', {type: 'ephemeral'}),
+        ],
       },
     ])
-    expect(out.messages).toEqual([user('hi')])
   })
 
   it("takes a per-turn effort statement as the request's effort; any other block is a line", () => {
     const statement = {role: 'system', content: [], output_config: {effort: 'low'}}
     const out = parse(
-      withSystemTurnsHoisted(
+      withSystemTurnsPlaced(
         claudeBody([user('hi'), statement], SYSTEM, {
           thinking: {type: 'adaptive'},
           output_config: {effort: 'high'},
@@ -128,12 +192,13 @@ describe('withSystemTurnsHoisted', () => {
     expect(out.system).toEqual(SYSTEM)
     expect(out.messages).toEqual([user('hi')])
     // no output_config in the request: none added
-    expect(parse(withSystemTurnsHoisted(claudeBody([user('hi'), statement]))).output_config).toBeUndefined()
+    expect(parse(withSystemTurnsPlaced(claudeBody([user('hi'), statement]))).output_config).toBeUndefined()
     const odd = {role: 'system', content: [{type: 'image', source: {type: 'url', url: 'u'}}]}
-    expect(parse(withSystemTurnsHoisted(claudeBody([user('hi'), odd]))).system.at(-1)).toEqual({
-      type: 'text',
-      text: '[This system message held a block of type "image", left out: it cannot be sent to this model]',
-    })
+    expect(parse(withSystemTurnsPlaced(claudeBody([user('hi'), odd]))).messages[0].content.at(-1)).toEqual(
+      reminder(
+        '[This system message held a block of type "image", left out: it cannot be sent to this model]',
+      ),
+    )
   })
 
   it('leaves a body without a system message as it came (the same Buffer)', () => {
@@ -148,7 +213,7 @@ describe('withSystemTurnsHoisted', () => {
       ]),
       Buffer.from('{"messages":[{"role":"system"'),
     ]
-    for (const body of cases) expect(withSystemTurnsHoisted(body)).toBe(body)
+    for (const body of cases) expect(withSystemTurnsPlaced(body)).toBe(body)
   })
 })
 
@@ -191,16 +256,16 @@ describe("Claude Code's system messages passed through to a server that is not A
       body,
     })
 
-  it('go in its system prompt: the server answers, the bytes as stated', async () => {
+  it('go in the user turn beside them: the server answers, the bytes as stated', async () => {
     targets = [messagesTarget('deepseek', 'deepseek-v4', upstream.origin)]
     const answer = await send(claudeBody([user('hi'), AGENTS]), 'claude-cli/2.1.332 (external, cli)')
     expect(answer.status).toBe(200)
     expect(received).toHaveLength(1)
     expect(String(received[0])).toBe(
-      '{"model":"deepseek-v4","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],' +
+      '{"model":"deepseek-v4","messages":[{"role":"user","content":[{"type":"text","text":"hi"},' +
+        '{"type":"text","text":"<system-reminder>\\nAgent types: general-purpose, Explore.\\n</system-reminder>","cache_control":{"type":"ephemeral"}}]}],' +
         '"system":[{"type":"text","text":"You are Claude Code, Anthropic\'s official CLI for Claude."},' +
-        '{"type":"text","text":"The rest of the prompt.","cache_control":{"type":"ephemeral"}},' +
-        '{"type":"text","text":"Agent types: general-purpose, Explore.","cache_control":{"type":"ephemeral"}}],' +
+        '{"type":"text","text":"The rest of the prompt.","cache_control":{"type":"ephemeral"}}],' +
         // (the deferred tool nobody referenced left out: DeepSeek's model is not Claude's, ./tool-search.ts)
         '"tools":[{"name":"Bash","description":"Runs \\"system\\" commands","input_schema":{"type":"object","properties":{"x":{"type":"string"}}}}],' +
         '"max_tokens":32000,"stream":true}',

@@ -31,6 +31,7 @@ import {
   pickedTool,
   quirkAnswer,
   refusedMaxOutputTokens,
+  refusedSystemInstruction,
   refusedThinkingBudget,
   selectQuirks,
   toolCapRefusal,
@@ -311,7 +312,9 @@ function handle(context: SimContext, emptied: Set<string>) {
     const refused =
       method === 'countTokens'
         ? undefined
-        : (refusedThinkingBudget(body, quirks, model) ?? refusedMaxOutputTokens(body, quirks))
+        : (refusedThinkingBudget(body, quirks, model) ??
+          refusedSystemInstruction(body, quirks, model) ??
+          refusedMaxOutputTokens(body, quirks))
     if (refused) {
       context.sendError(request, 400, refused)
       return

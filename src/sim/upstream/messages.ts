@@ -3,6 +3,7 @@
  * (also with `?beta=true`), exact stream order, `request-id` header, Anthropic error shape.
  */
 import {errorBody} from '../../protocols/errors.js'
+import {PromptCache} from '../chat.js'
 import type {SimRequest, SimRouter} from '../router.js'
 import {sendJson} from '../router.js'
 import type {SimContext} from '../context.js'
@@ -348,7 +349,40 @@ function validate(context: SimContext, request: SimRequest, needMaxTokens: boole
   return body
 }
 
+/** A body's part as a server's prompt renders it: no cache marks, a string content as its text block. */
+function rendered(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(rendered)
+  if (typeof value !== 'object' || value === null) return value
+  const out: Body = {}
+  for (const [key, v] of Object.entries(value as Body)) {
+    if (key === 'cache_control') continue
+    out[key] = key === 'content' && typeof v === 'string' ? [{type: 'text', text: v}] : rendered(v)
+  }
+  return out
+}
+
+/**
+ * `prefix-cache` on the Messages endpoint: the tokens of the longest prefix of the prompt an
+ * earlier request sent whole, as a server with an automatic prefix cache reads them (DeepSeek's
+ * context cache, vLLM's and llama.cpp's prefix caching): the system prompt and tools first, then
+ * the messages in order, each as the prompt renders it (its cache marks are no tokens; a string
+ * content reads as its one text block). A prefix's tokens are counted as the prompt's are.
+ */
+function messagesPrefixCached(cache: PromptCache, body: Body): number {
+  const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : []
+  const head = rendered([body.system ?? null, body.tools ?? null])
+  return cache.lookup<unknown>(
+    [head, ...messages.map(rendered)],
+    (prefix) =>
+      simTokens(
+        JSON.stringify([body.system ?? null, messages.slice(0, prefix.length - 1), body.tools ?? null]),
+      ),
+    true,
+  )
+}
+
 function handleMessages(context: SimContext) {
+  const cache = new PromptCache()
   return async (request: SimRequest): Promise<void> => {
     if (!authenticate(context, request)) return
     const selection = selectQuirks(request.headers, (request.body as Body | undefined)?.model)
@@ -424,6 +458,8 @@ function handleMessages(context: SimContext) {
       return
     }
     const answer = messagesAnswer(body, quirks)
+    if (quirks.has('prefix-cache'))
+      answer.usage = {...answer.usage, cacheRead: messagesPrefixCached(cache, body), cacheCreation: 0}
     // `ollama-truncate`: Ollama's Anthropic endpoint, which reports what it kept of a prompt past
     // its context as the whole input, and no cache
     const reported = ollamaReportedPrompt(quirks, answer.usage.prompt)

@@ -913,6 +913,22 @@ describe('gemini quirks', () => {
     expect((await post(path, config({includeThoughts: true}))).status).toBe(200)
   })
 
+  it("Gemma 3 refuses a system instruction in Google's words, by name and with no-system-instruction", async () => {
+    const said = async (model: string, body: Json) => {
+      const answer = await post(`/v1beta/models/${model}:generateContent`, body)
+      return answer.status === 200 ? 200 : (answer.json as {error: {message: string}}).error.message
+    }
+    const withSystem = {systemInstruction: {parts: [{text: 'Be brief.'}]}, contents: [{parts: [{text: 'x'}]}]}
+    expect(await said('gemma-3-27b-it', withSystem)).toBe(
+      'Developer instruction is not enabled for models/gemma-3-27b-it',
+    )
+    expect(await said('gemma3-x+no-system-instruction', withSystem)).toBe(
+      'Developer instruction is not enabled for models/gemma3-x',
+    )
+    expect(await said('gemma-3-27b-it', {contents: [{parts: [{text: 'Be brief.\n\nx'}]}]})).toBe(200)
+    expect(await said('gemma-4-31b-it', withSystem)).toBe(200)
+  })
+
   it("by name: Gemma 3 refuses any thinking config, Gemma 4 a budget and any level but MINIMAL and HIGH, in Google's words", async () => {
     const config = (thinkingConfig: Json) => ({
       contents: [{parts: [{text: 'x'}]}],

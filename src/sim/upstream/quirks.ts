@@ -37,6 +37,8 @@ export const SIM_QUIRKS = [
   'no-thinking-budget',
   // Gemma 3 (and Gemini 2.0) on the Gemini API: any thinkingConfig refused
   'no-thinking',
+  // Gemma 3 on the Gemini API: any systemInstruction refused
+  'no-system-instruction',
   'max-output-32000',
   'max-output-8192',
   'mistral-extra',
@@ -1001,6 +1003,21 @@ export function refusedThinkingBudget(
   if (typeof budget !== 'number' || budget === -1) return undefined
   if (budget === 0) return 'Budget 0 is invalid. This model only works in thinking mode.'
   return budget < 128 || budget > 32768 ? `The thinking budget (${budget}) is invalid.` : undefined
+}
+
+/**
+ * Gemini's refusal of a system instruction, as its message, or undefined: Gemma 3 on the Gemini API
+ * takes none (`no-system-instruction`, and a `gemma-3` name): 400 INVALID_ARGUMENT "Developer
+ * instruction is not enabled for models/gemma-3-27b-it".
+ */
+export function refusedSystemInstruction(
+  body: Record<string, unknown>,
+  quirks: Quirks,
+  model = '',
+): string | undefined {
+  if (body.systemInstruction === undefined && body.system_instruction === undefined) return undefined
+  if (!quirks.has('no-system-instruction') && !/^gemma-3(?!\d)/.test(model)) return undefined
+  return `Developer instruction is not enabled for models/${model}`
 }
 
 /**
