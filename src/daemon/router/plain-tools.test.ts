@@ -9,6 +9,7 @@ import type {IncomingHttpHeaders} from 'node:http'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {
+  simStandsForOtherServer,
   calledAsFunction,
   holdsAgentMessage,
   holdsOpenAiToolShapes,
@@ -1136,5 +1137,24 @@ describe('calledAsFunction: a Codex tool shape answered as a plain function call
       calledAsFunction(Buffer.from('{"tools":[{"type":"function","name":"apply_patch"}]}'), ['apply_patch']),
     ).toBeUndefined()
     expect(calledAsFunction(Buffer.from('{"custom" broken'), ['apply_patch'])).toBeUndefined()
+  })
+})
+
+describe("the simulator's Responses provider: which server a request stands for", () => {
+  it('a quirk of any server that is not OpenAI stands for that server (its system messages folded), none for OpenAI', () => {
+    for (const quirk of [
+      'adjacent-outputs',
+      'reasoning-text',
+      'plain-tools',
+      'custom-as-function',
+      'xai-params',
+      'ollama-effort',
+      'text-tool-results',
+    ]) {
+      expect(simStandsForOtherServer(`sim-mini+${quirk}`, undefined), quirk).toBe(true)
+      expect(simStandsForOtherServer('sim-mini', `prefix-cache,${quirk}`), quirk).toBe(true)
+    }
+    expect(simStandsForOtherServer('gpt-5.5', undefined)).toBe(false)
+    expect(simStandsForOtherServer('gpt-5.5+prefix-cache', 'no-reasoning')).toBe(false)
   })
 })

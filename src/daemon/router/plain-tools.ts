@@ -152,9 +152,19 @@ export function isOpenAiResponsesHost(baseUrl: string): boolean {
 
 /**
  * The simulator's quirks that stand for a Responses server which is not OpenAI's (docs/SIMULATOR.md):
- * `adjacent-outputs`, DeepSeek's `/v1/responses`; `plain-tools`, vLLM's, llama.cpp's and Ollama's.
+ * `adjacent-outputs` and `reasoning-text`, DeepSeek's `/v1/responses`; `plain-tools`, vLLM's,
+ * llama.cpp's and Ollama's; `custom-as-function`, MiniMax's; `xai-params`, xAI's; `ollama-effort`,
+ * Ollama's; `text-tool-results`, LM Studio's.
  */
-const NOT_OPENAI_QUIRKS = new Set(['adjacent-outputs', 'plain-tools'])
+const NOT_OPENAI_QUIRKS = new Set([
+  'adjacent-outputs',
+  'reasoning-text',
+  'plain-tools',
+  'custom-as-function',
+  'xai-params',
+  'ollama-effort',
+  'text-tool-results',
+])
 
 /**
  * Whether a request to the simulator's Responses provider stands for a server that is not OpenAI's,

@@ -1190,7 +1190,8 @@ export async function proxyRequest(
       !/text\/event-stream/i.test(String(upstream.headers['content-type'] ?? '')) &&
       (body.indexOf('"functionDeclarations"') !== -1 ||
         body.indexOf('"thinkingConfig"') !== -1 ||
-        body.indexOf('"systemInstruction"') !== -1)
+        body.indexOf('"systemInstruction"') !== -1 ||
+        body.indexOf('"system_instruction"') !== -1) // Google's REST examples spell it so
     ) {
       errorText = await errorBody(upstream.body)
       const upstreamModelName = model ?? prepared.requestedModel ?? ''

@@ -1,0 +1,53 @@
+// A Gemini client passed through to Gemma 3, which refuses a system instruction ("Developer
+// instruction is not enabled for models/gemma-3-..."): learned from the 400 and sent again with the
+// system text in the first user turn, in either of Google's spellings (its REST examples write
+// `system_instruction`, its SDKs `systemInstruction`).
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {projectLogRows, startTranslatedRoutes, takeSimCalls} from './helpers/gateway.js'
+
+let base = ''
+let simOrigin = ''
+let stop: () => Promise<void> = async () => {}
+let keys = new Map<string, string>()
+
+beforeAll(async () => {
+  // a Gemini entrance on the Gemini provider: passed through (translate is moot for one family)
+  ;({base, simOrigin, stop, keys} = await startTranslatedRoutes(
+    {snake: ['sim-gemini', 'gemma-3-12b-it'], camel: ['sim-gemini', 'gemma-3-27b-it']},
+    {prefix: 'g3sys', families: ['gemini']},
+  ))
+}, 120_000)
+
+afterAll(() => stop())
+
+const GEMINI_PATH = /:(?:stream)?[gG]enerateContent$/
+const ask = (id: string, body: unknown) =>
+  fetch(`${base}/v1beta/models/gemini-2.5-flash:generateContent`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json', 'x-goog-api-key': keys.get(id)!},
+    body: JSON.stringify(body),
+  })
+
+describe('Gemma 3 passed through, its refusal of a system instruction', {timeout: 60_000}, () => {
+  for (const [id, key] of [
+    ['camel', 'systemInstruction'],
+    ['snake', 'system_instruction'],
+  ] as const)
+    it(`${key}: learned from the first 400, sent again in the first user turn, the next request right at once`, async () => {
+      await takeSimCalls(simOrigin, GEMINI_PATH)
+      const body = {[key]: {parts: [{text: 'You are a cat.'}]}, contents: [{parts: [{text: 'Hello there'}]}]}
+      const first = await ask(id, body)
+      const second = await ask(id, body)
+      expect([first.status, second.status]).toEqual([200, 200])
+      const calls = await takeSimCalls(simOrigin, GEMINI_PATH)
+      // the refused one, its resend, then the second request folded from the first try
+      expect(calls).toHaveLength(3)
+      for (const sent of calls.slice(1)) {
+        expect(sent.systemInstruction ?? sent.system_instruction).toBeUndefined()
+        expect(sent.contents[0].parts[0].text).toMatch(/^You are a cat\./)
+      }
+      const [row] = await projectLogRows(base, `g3sys-${id}`, 1)
+      expect(row.error ?? '').toMatch(/systemInstruction/)
+    })
+})
