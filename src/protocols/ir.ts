@@ -993,7 +993,8 @@ export interface StreamDecoder {
   /**
    * Gemini and chat: the usage the upstream reported that no event carried yet (Gemini's
    * `usageMetadata`, on every chunk, goes to the client with the finish; a chat server that sends
-   * its usage before its stop is held until then). The row of a stream the client left counts it.
+   * its usage before its stop is held until then). The row of a stream cut before its end (the
+   * client left, the upstream reset or went silent) counts it, as a pass-through route's does.
    */
   reportedUsage?(): Partial<Usage> | undefined
   /** Chat: what the answer showed of a template that opens `<think>` in the prompt, if anything. */

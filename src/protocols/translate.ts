@@ -1693,16 +1693,22 @@ export class StreamTranslator {
   }
 
   /**
-   * The usage of the log row of a stream the client left: {@link billedUsage}, with what the
-   * upstream reported that no event carried yet (`StreamDecoder.reportedUsage`). Only the
-   * upstream's own counts: no output is counted from the deltas, as a broken stream's is.
+   * The usage of the log row of a stream cut before its end (the client left; the upstream reset
+   * or went silent): {@link billedUsage}, with what the upstream reported that no event carried yet
+   * (`StreamDecoder.reportedUsage`), which it bills, as a pass-through route's row keeps it (the
+   * taps). Its output is never below what the events counted: a broken stream's error counts the
+   * deltas that streamed (`fail`), which may be more than the upstream's last count; a client that
+   * left gets no output made up from the deltas.
    */
-  leftUsage(): Usage | undefined {
+  cutUsage(): Usage | undefined {
     const held = this.decoder.reportedUsage?.()
     if (!held) return this.billedUsage()
+    const counted = this.usage.get()
     const usage = new UsageCollector()
-    usage.add(this.usage.get())
+    usage.add(counted)
     usage.add(held)
+    const output = Math.max(counted?.outputTokens ?? 0, held.outputTokens ?? 0)
+    usage.add({outputTokens: output})
     const earlier = this.decoder.earlierInput?.()
     return earlier ? addPrompts(usage.get()!, earlier) : usage.get()
   }

@@ -2,8 +2,10 @@
  * A client that leaves a stream before its end: the row keeps the usage the upstream had reported
  * by then (the upstream bills it), on pass-through and translated routes, in every family the
  * taps and decoders read; never counts the upstream did not give (no output made up from the
- * deltas, as a broken stream's is). In this process, with a scripted upstream that sends its
- * events and then holds the stream open.
+ * deltas, as a broken stream's is). An upstream that breaks off (a reset, a close before its
+ * finish) the same: its row keeps what it reported, a broken stream's output never below the
+ * deltas that streamed (review67 #1). In this process, with a scripted upstream that sends its
+ * events and then holds the stream open, resets it or ends it.
  */
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
@@ -18,6 +20,8 @@ const event = (name: string | undefined, payload: unknown): string =>
 /** What the upstream sends before it holds the stream open; `wrote` is called once it has. */
 let sent: string[] = []
 let wrote: () => void = () => undefined
+/** What the upstream does after it wrote (150 ms on): holds the stream open, resets it or ends it. */
+let after: 'hold' | 'reset' | 'end' = 'hold'
 let upstream: Upstream
 let target: ProxyTarget
 const gateway = new ProxyGateway({route: () => ({targets: [target]})})
@@ -27,13 +31,16 @@ beforeAll(async () => {
     res.writeHead(200, {'content-type': 'text/event-stream'})
     res.write(sent.join(''))
     wrote()
-    // (never ended: the client leaves first)
+    // (held: the client leaves first)
+    if (after === 'reset') setTimeout(() => res.socket?.destroy(), 150)
+    else if (after === 'end') setTimeout(() => res.end(), 150)
   })
   await gateway.listen()
 })
 
 afterEach(() => {
   gateway.results.length = 0
+  after = 'hold'
 })
 
 afterAll(async () => {
@@ -232,5 +239,80 @@ describe('a client that leaves a stream: the row keeps what the upstream reporte
       const result = await leave(client, upFamily, [...events], 'Hello')
       expect(result, `${client} from ${upFamily}`).toMatchObject({clientAborted: true, usage: null})
     }
+  })
+})
+
+/**
+ * Streams `events` from an `upFamily` upstream to a `client` (translated when they differ), the
+ * upstream breaking off `how` after them; the client reads to the end. The request's result.
+ */
+async function breakOff(
+  client: Family,
+  upFamily: Family,
+  events: string[],
+  how: 'reset' | 'end' = 'reset',
+): Promise<ProxyResult> {
+  sent = events
+  after = how
+  target = {
+    provider: {name: 'up', family: upFamily, baseUrl: upstream.origin, credential: {secret: 'upstream-key'}},
+    model: 'm',
+    ...(client === upFamily ? {} : {translate: true as const}),
+  }
+  const res = await fetch(gateway.url + PATH[client], {
+    method: 'POST',
+    headers: {'content-type': 'application/json'},
+    body: JSON.stringify(BODY[client]),
+  })
+  await res.text().catch(() => undefined)
+  const [result] = await gateway.settled(1)
+  return result!
+}
+
+describe('an upstream that breaks off a stream: the row keeps what it reported by then (review67 #1)', () => {
+  it('(contrast, held before) passed through, Gemini reset mid-answer: the last usageMetadata, as the tap reads it', async () => {
+    const result = await breakOff('gemini', 'gemini', GEMINI_TEXT)
+    expect(result.usage).toMatchObject(GEMINI_USAGE)
+  })
+
+  it('translated from Gemini to Messages, reset mid-answer: the prompt and cache Google reported (it used to be 0), the output its count', async () => {
+    const result = await breakOff('messages', 'gemini', GEMINI_TEXT)
+    expect(result).toMatchObject({status: 200, broken: true})
+    expect(result.usage).toMatchObject(GEMINI_USAGE)
+  })
+
+  it('translated from Gemini to chat, closed without its finish: the same', async () => {
+    const result = await breakOff('chat', 'gemini', GEMINI_TEXT, 'end')
+    expect(result).toMatchObject({status: 200, broken: true})
+    expect(result.error).toMatch(/ended before a chunk with finishReason/)
+    expect(result.usage).toMatchObject(GEMINI_USAGE)
+  })
+
+  it("translated from Gemini, more deltas streamed than its last count: the output is the deltas'", async () => {
+    const result = await breakOff('messages', 'gemini', [
+      ...GEMINI_TEXT,
+      ...[' there', ',', ' friend', '!'].map((text) =>
+        event(undefined, {candidates: [{content: {role: 'model', parts: [{text}]}, index: 0}]}),
+      ),
+    ])
+    expect(result).toMatchObject({status: 200, broken: true})
+    expect(result.usage).toMatchObject({inputTokens: 900, cacheReadTokens: 100, outputTokens: 5})
+  })
+
+  it('translated from a chat server that sends its usage on every chunk, reset mid-answer: its last (it used to be 0 in, 1 out)', async () => {
+    const result = await breakOff('messages', 'chat', [
+      chatChunk({role: 'assistant', content: 'Hello'}, {usage: {prompt_tokens: 700, completion_tokens: 2}}),
+    ])
+    expect(result).toMatchObject({status: 200, broken: true})
+    expect(result.usage).toMatchObject({inputTokens: 700, outputTokens: 2})
+  })
+
+  it("translated from Gemini, reset while the answer's start is held (a usage-only chunk): the 502 row keeps the prompt (it kept none)", async () => {
+    const result = await breakOff('messages', 'gemini', [
+      event(undefined, {usageMetadata: {promptTokenCount: 900}}),
+    ])
+    expect(result.status).toBe(502)
+    expect(result.error).toMatch(/its body failed before the first byte/)
+    expect(result.usage).toMatchObject({inputTokens: 900, outputTokens: 0})
   })
 })

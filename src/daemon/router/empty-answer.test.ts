@@ -232,6 +232,14 @@ async function run(
 }
 
 const SENT_AGAIN = `up-gemini: ${EMPTY_ANSWER}: the request went again once, unseen by the client`
+/**
+ * The note of a row answered by B after an answer of up-gemini's that the client never saw (its
+ * billed prompt: 900 tokens an answer): its tokens said, not counted under B's name (review67 #2).
+ */
+const unseenBy = (tokens: number): RegExp =>
+  new RegExp(
+    `up-gemini/up billed ${tokens} input tokens for what the client never got \\(not counted in this row, which is up-gemini-b/up's\\)`,
+  )
 
 describe("Gemini's empty STOP, translated: sent again once", () => {
   it('(warm-up: the translation modules load with the first translated request)', async () => {
@@ -368,9 +376,10 @@ describe("Gemini's empty STOP, translated: the resend's status, headers; a faile
     expect(receivedB).toHaveLength(1)
     expect(result).toMatchObject({status: 200, provider: 'up-gemini-b', fallback: true})
     expect(result.error).toMatch(/fell back after: up-gemini: upstream answered 503/)
-    // (the empty answer's prompt, which Google billed, with the next target's answer: it used to
-    // be dropped once another target answered)
-    expect(result.usage).toMatchObject({inputTokens: 1800, outputTokens: 8})
+    // (the empty answer's prompt, which Google billed, said on the row, not counted under B: a
+    // cost estimate would price it at B's rates, and B's line in `gwctl usage` would hold it)
+    expect(result.usage).toMatchObject({inputTokens: 900, outputTokens: 8})
+    expect(result.error).toMatch(unseenBy(900))
     // (a 503 counts, as any first answer's)
     expect(breaker).toBe('open')
   })
@@ -383,7 +392,8 @@ describe("Gemini's empty STOP, translated: the resend's status, headers; a faile
     expect(text).toContain('Done: a holds file body.')
     expect(receivedB).toHaveLength(1)
     expect(result).toMatchObject({status: 200, provider: 'up-gemini-b'})
-    expect(result.usage).toMatchObject({inputTokens: 1800, outputTokens: 8})
+    expect(result.usage).toMatchObject({inputTokens: 900, outputTokens: 8})
+    expect(result.error).toMatch(unseenBy(900))
   })
 
   it("the request sent again goes without the client's idempotency key", async () => {
@@ -481,12 +491,34 @@ describe("Gemini's empty STOP, translated: twice, or after thoughts", () => {
       expect(result.error).toMatch(
         /fell back after: .*the upstream answered nothing .*, twice \(sent again once\)/,
       )
-      // (both empty answers' prompts, which Google billed, with the next target's answer)
-      expect(result.usage).toMatchObject({inputTokens: 2700, outputTokens: 8})
+      // (both empty answers' prompts, which Google billed, said on the row, not under B)
+      expect(result.usage).toMatchObject({inputTokens: 900, outputTokens: 8})
+      expect(result.error).toMatch(unseenBy(1800))
       expect(breaker).toBe('closed')
       expect(failures).toBe(0)
     },
   )
+
+  it("twice empty, then another model of the same provider answers: the empty answers' tokens said, not counted under that model", async () => {
+    answers = [{stream: [EMPTY]}, {stream: [EMPTY]}, {stream: [WHOLE]}]
+    targets = () => [
+      {provider: {...provider, baseUrl: upstream.origin}, model: 'gemini-a', translate: true},
+      {provider: {...provider, baseUrl: upstream.origin}, model: 'gemini-b', translate: true},
+    ]
+    const res = await fetch(gateway.url + PATH.messages, {
+      method: 'POST',
+      headers: {'content-type': 'application/json'},
+      body: JSON.stringify({...BODY.messages, stream: true}),
+    })
+    expect(await res.text()).toContain('Done: a holds file body.')
+    const [result] = await gateway.settled()
+    expect(received).toHaveLength(3)
+    expect(result).toMatchObject({status: 200, provider: 'up-gemini', model: 'gemini-b', fallback: true})
+    expect(result!.usage).toMatchObject({inputTokens: 900, outputTokens: 8})
+    expect(result!.error).toMatch(
+      /up-gemini\/gemini-a billed 1800 input tokens for what the client never got \(not counted in this row, which is up-gemini\/gemini-b's\)/,
+    )
+  })
 
   it.each([
     [
@@ -560,6 +592,9 @@ describe('a Gemini stream that fails while its start is held (nothing sent to th
     expect(result.broken ?? false).toBe(false)
     expect(result.error).toMatch(/^fell back after: /)
     expect(result.error).toMatch(BEFORE_FIRST_BYTE)
+    // (the prompt Google reported before the reset, which it bills: said, not counted under B)
+    expect(result.usage).toMatchObject({inputTokens: 900, outputTokens: 8})
+    expect(result.error).toMatch(unseenBy(900))
     expect(breaker).toBe('open')
   })
 
@@ -573,6 +608,8 @@ describe('a Gemini stream that fails while its start is held (nothing sent to th
     expect(result.broken ?? false).toBe(false)
     expect(result.error).toMatch(BEFORE_FIRST_BYTE)
     expect(result.error).not.toMatch(/after the first byte/)
+    // (the prompt Google reported before the reset: the row used to keep no usage)
+    expect(result.usage).toMatchObject({inputTokens: 900, outputTokens: 0})
     expect(breaker).toBe('open')
   })
 
@@ -585,5 +622,6 @@ describe('a Gemini stream that fails while its start is held (nothing sent to th
     expect(JSON.parse(text)).toMatchObject({error: {message: expect.stringMatching(BEFORE_FIRST_BYTE)}})
     expect(result.status).toBe(504)
     expect(result.error).toMatch(BEFORE_FIRST_BYTE)
+    expect(result.usage).toMatchObject({inputTokens: 900, outputTokens: 0})
   })
 })

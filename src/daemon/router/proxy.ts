@@ -287,6 +287,26 @@ class ClientGone {
 }
 
 /**
+ * The log row's note on the usage of tries the client never saw (an empty answer, a translated
+ * stream that failed while its start was held) of another provider or model than the row's: the
+ * tokens said in words, not counted under the row's provider and model (review67 #2).
+ */
+function unseenNote(
+  provider: string | null,
+  model: string | null,
+  usage: Usage,
+  rowProvider: string | null,
+  rowModel: string | null,
+): string {
+  const named = (p: string | null, m: string | null): string => (m ? `${p ?? ''}/${m}` : (p ?? 'none'))
+  const tokens =
+    usage.outputTokens > 0
+      ? `${usage.inputTokens} input and ${usage.outputTokens} output tokens`
+      : `${usage.inputTokens} input tokens`
+  return `${named(provider, model)} billed ${tokens} for what the client never got (not counted in this row, which is ${named(rowProvider, rowModel)}'s)`
+}
+
+/**
  * Waits `ms` (with `sleep`, else a timer): true when the time is up, false at once when the client
  * leaves first.
  */
@@ -377,18 +397,38 @@ export async function proxyRequest(
   const adapted: string[] = []
   /**
    * The usage of answers the client never saw but their upstream billed (Gemini's empty answer,
-   * translated.ts `AnsweredNothing`), summed: added to the row's usage at the end, whichever
-   * target answered after them, or none.
+   * translated.ts `AnsweredNothing`; a translated stream that failed while its start was held,
+   * after a usage-only chunk), summed per provider and model (keyed by both, JSON).
    */
-  let unseen: Usage | undefined
-  /** Moves the usage of the try that just answered nothing into {@link unseen}. */
+  const unseen = new Map<string, {provider: string | null; model: string | null; usage: Usage}>()
+  /** Moves the usage of the try that just failed or answered nothing into {@link unseen}. */
   const keepUnseen = (): void => {
-    if (result.usage) unseen = addBilled(unseen ?? null, result.usage)
+    if (result.usage) {
+      const key = JSON.stringify([result.provider, result.model])
+      const kept = unseen.get(key)
+      unseen.set(key, {
+        provider: result.provider,
+        model: result.model,
+        usage: addBilled(kept?.usage ?? null, result.usage),
+      })
+    }
     result.usage = null
   }
   const finish = (): ProxyResult => {
     result.latencyMs = performance.now() - started
-    if (unseen) result.usage = addBilled(result.usage, unseen)
+    // The row's tokens count under its provider and model (the hourly roll-up, `gwctl usage`, the
+    // cost estimate at that model's prices): an unseen answer's go into its usage only when the
+    // same provider and model are the row's (a resend's answer, a 5xx after it with none after);
+    // another's (a fallback's answer) would put them on the wrong line and price, so the row says
+    // them in words instead (a store row holds one provider and model: review67 #2)
+    for (const kept of unseen.values()) {
+      if (kept.provider === result.provider && kept.model === result.model)
+        result.usage = addBilled(result.usage, kept.usage)
+      else {
+        const note = unseenNote(kept.provider, kept.model, kept.usage, result.provider, result.model)
+        result.error = result.error ? `${result.error}; ${note}` : note
+      }
+    }
     // whatever the outcome, the row says what went again and how
     if (adapted.length > 0) result.error = [result.error, ...adapted].filter(Boolean).join('; ')
     return result
@@ -926,13 +966,13 @@ export async function proxyRequest(
      * left (or fallbacks off), to have the proxy answer 502/504.
      */
     const failed = (message: string, wentSilent: boolean, status?: number, answered?: true): false => {
-      // a 5xx/429 was counted when it came in; an answer of nothing is no failure of the target
-      // (its usage, which the upstream billed, stays the request's)
-      if (answered) {
-        target.breaker?.recordSuccess()
-        keepUnseen()
-      } else if (status === undefined || (status < 500 && status !== 429))
+      // a 5xx/429 was counted when it came in; an answer of nothing is no failure of the target.
+      // Either way the usage the upstream billed (an empty answer's; a translated stream's usage
+      // chunk before it failed, its start held) stays the request's
+      if (answered) target.breaker?.recordSuccess()
+      else if (status === undefined || (status < 500 && status !== 429))
         target.breaker?.recordFailure(message)
+      keepUnseen()
       attempts.push({provider: provider.name, ...(status === undefined ? {} : {status}), error: message})
       result.error = message
       result.status = 0

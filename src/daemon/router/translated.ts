@@ -314,16 +314,17 @@ export function continuationFailed(
 
 /**
  * The log row's usage of a translated stream: every call's (./pause.ts), and for a Responses
- * client the response id it was given (Codex's history): the row keys on it. `left`: the client
- * left before the end, and the row counts what the upstream had reported by then, the usage it
- * held for the stream's end included (StreamTranslator `leftUsage`).
+ * client the response id it was given (Codex's history): the row keys on it. `cut`: the stream
+ * ended before its end (the client left; the upstream reset, went silent or closed without its
+ * finish), and the row counts what the upstream had reported by then, the usage it held for the
+ * stream's end included (StreamTranslator `cutUsage`), as a pass-through route's row does.
  */
 function streamRowUsage(
   family: RelayContext['family'],
   translator: StreamTranslator,
-  left = false,
+  cut = false,
 ): RelayContext['result']['usage'] {
-  const usage = left ? translator.leftUsage() : translator.billedUsage()
+  const usage = cut ? translator.cutUsage() : translator.billedUsage()
   return usage && family === 'responses' && translator.id
     ? {responseId: translator.id, ...usage}
     : (usage ?? null)
@@ -810,7 +811,8 @@ export async function relayTranslated(
   clearTimeout(grace)
   // (from here an error event is the gateway's own, for a stream the client may have begun)
   translator.onFirstOutput = undefined
-  result.usage = streamRowUsage(family, translator)
+  // (a stream the upstream closed before its finish: what it had reported, as when it reset)
+  result.usage = streamRowUsage(family, translator, translator.error?.truncated === true)
   // (an overflow said in the stream: the window it states is kept, as from an error status)
   if (translator.contextWindow) result.contextWindow = translator.contextWindow
   if (early && !(ctx.clientGone.aborted || res.destroyed)) {
@@ -836,8 +838,10 @@ export async function relayTranslated(
   if (broken && !headed) {
     // nothing reached the client, not even the headers (a Gemini answer's start is held until its
     // first part; a usage-only chunk, then a reset or silence): as relay.ts, the proxy tries the
-    // next target or answers 502/504 in the client's shape; it settles the breaker
+    // next target or answers 502/504 in the client's shape; it settles the breaker. The usage
+    // the upstream reported by then, which it bills, stays the request's (proxy.ts `keepUnseen`)
     body.destroy()
+    result.usage = streamRowUsage(family, translator, true)
     return {
       failedBeforeFirstByte: `${provider.name}: upstream answered ${status}, then its body failed before the first byte: ${describeError(broken.error, ctx.timeouts)}`,
       silent: isSilence(broken.error),
@@ -849,8 +853,9 @@ export async function relayTranslated(
     result.broken = true
     target.breaker?.recordFailure(message)
     sendLast(translator.fail(502, message))
-    // again: the error counts the tokens that streamed, which no usage of the upstream's did
-    result.usage = streamRowUsage(family, translator)
+    // again: what the upstream reported by then (a Gemini usageMetadata, a chat usage held for the
+    // stop: the row used to count neither), its output never below the deltas that streamed
+    result.usage = streamRowUsage(family, translator, true)
     return
   }
   if (translator.error) {
