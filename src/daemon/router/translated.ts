@@ -102,6 +102,15 @@ function parseAnswer(bytes: Buffer): unknown {
  */
 export const STOPPED_GRACE_MS = 2_000
 
+/**
+ * How long a translated Responses stream's start is held after the upstream's ack
+ * (`response.created`, `response.in_progress`) for a failure that would come with it (OpenAI's
+ * `insufficient_quota` in `response.failed`, answered as an HTTP 429) before it goes to the client
+ * anyway: 50 ms, vercel/ai #18154's `acceptedGraceMs` for the same peek (OpenAI sends the two
+ * events about 1 ms apart, "then nothing until the first output item at time-to-first-token").
+ */
+export const START_GRACE_MS = 50
+
 /** What a translated relay needs beyond the plain relay's context. */
 export interface Translation {
   client: ClientRequest
@@ -706,6 +715,11 @@ export async function relayTranslated(
   // dropped connection): the client's answer is whole, ended as at the stream's end, at most
   // STOPPED_GRACE_MS after the stop (time for the usage that follows it)
   let grace: NodeJS.Timeout | undefined
+  // A Responses upstream's ack holds the client's start (translator.holdsStart) for at most
+  // START_GRACE_MS: a failure or an output within it is read as now (the failure an HTTP answer or
+  // the next target); after it the start goes as it did at the ack, and a later failure is the
+  // stream's error event. SSE comments and keep-alives after the ack do not prolong it.
+  let held: NodeJS.Timeout | undefined
   const broken = await new Promise<{error: unknown} | undefined>((resolve) => {
     // (called from a timer and from the body's events: a throw in the translation fails the
     // stream, never the process)
@@ -740,6 +754,16 @@ export async function relayTranslated(
       send(data)
       res.uncork()
     }
+    // the start held past the ack's grace: through onFirstOutput, with the headers, at once (what
+    // the translation throws fails the body, as in translateLater)
+    const sendHeldStart = (): void => {
+      if (headed || early || translator.done || res.destroyed || !translator.holdsStart) return
+      try {
+        send(translator.flushStart())
+      } catch (error) {
+        body.destroy(error as Error)
+      }
+    }
     // undici hands on each chunk of a chunked body as a 'data' event of its own, and an upstream
     // writes one chunk an event (a chat stream's 20 events of one read are 20 'data' events in
     // one tick): the chunks of a tick are translated together at its end, one push and one write
@@ -759,6 +783,8 @@ export async function relayTranslated(
       if (translator.done) sendLast(data)
       else {
         send(data)
+        if (held === undefined && !headed && translator.holdsStart)
+          held = setTimeout(sendHeldStart, START_GRACE_MS)
         if (grace === undefined && translator.upstreamStopped)
           grace = setTimeout(() => {
             endStopped()
@@ -808,6 +834,7 @@ export async function relayTranslated(
     })
   })
   clearTimeout(grace)
+  clearTimeout(held)
   // (from here an error event is the gateway's own, for a stream the client may have begun)
   translator.onFirstOutput = undefined
   result.usage = streamRowUsage(family, translator)
