@@ -365,6 +365,51 @@ describe("a chat upstream's error chunk naming a spent quota (OpenAI-compatible 
   })
 })
 
+describe("a chat upstream's error chunk naming a rate limit (OpenAI-compatible servers), as the stream's first chunk", () => {
+  // Codex retries a 429 only with retry-after (docs/RELIABILITY.md, "A 429 Codex would not
+  // retry"): a bare one ended its turn, "exceeded retry limit, last status: 429" (review68 F2)
+  const CODEX = {originator: 'codex_exec', 'user-agent': 'codex_exec/0.171.0'}
+  const limited = (message: string) =>
+    data({error: {message, type: 'requests', code: 'rate_limit_exceeded'}}) + 'data: [DONE]\n\n'
+
+  it('reaches Codex as a 429 with the wait its words state as retry-after', async () => {
+    const body = limited('Rate limit reached for requests. Please try again in 1s.')
+    const {res, text, breaker} = await run('responses', 'chat', {body, then: 'end'}, true, CODEX)
+    expect(res.status).toBe(429)
+    expect(res.headers.get('retry-after')).toBe('1')
+    expect(res.headers.get('x-should-retry')).toBeNull()
+    expect(JSON.parse(text).error).toMatchObject({code: 'rate_limit_exceeded'})
+    expect(breaker).toBe('closed')
+  })
+
+  it('with no wait in its words: retry-after 2 (the first of the waits the gateway gives Codex)', async () => {
+    const {res} = await run(
+      'responses',
+      'chat',
+      {body: limited('Rate limit reached'), then: 'end'},
+      true,
+      CODEX,
+    )
+    expect(res.status).toBe(429)
+    expect(res.headers.get('retry-after')).toBe('2')
+  })
+
+  it('a spent quota gets none: no wait helps it', async () => {
+    const body =
+      data({
+        error: {
+          message: 'You exceeded your current quota',
+          type: 'insufficient_quota',
+          code: 'insufficient_quota',
+        },
+      }) + 'data: [DONE]\n\n'
+    const {res} = await run('responses', 'chat', {body, then: 'end'}, true, CODEX)
+    expect(res.status).toBe(429)
+    expect(res.headers.get('x-should-retry')).toBe('false')
+    expect(res.headers.get('retry-after')).toBeNull()
+  })
+})
+
 describe('a Responses upstream that acks at once and answers later (OpenAI: "then nothing until the first output item", vercel/ai #18154)', () => {
   const RESPONSE = {id: 'resp_up', object: 'response', model: 'up', status: 'in_progress', output: []}
   const ACK =

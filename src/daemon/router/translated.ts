@@ -38,7 +38,15 @@ import type {UpstreamAdaptations} from './adaptations.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
-import {noWaitHelps, retryAfterFromBody, retryAfterFromMs, settle429, spentQuota} from './rate-limit.js'
+import {
+  noWaitHelps,
+  RETRY_429,
+  retryAfterFromBody,
+  retryAfterFromMs,
+  retryAfterFromWords,
+  settle429,
+  spentQuota,
+} from './rate-limit.js'
 import {OVERFLOW_500} from './relay.js'
 import type {FailedBeforeFirstByte, RelayContext} from './relay.js'
 import type {Family} from '../../store/schema.js'
@@ -957,6 +965,15 @@ function earlyError(
   if (failure && early.status === 429) settle429(target, message, false)
   else if (failure) target.breaker?.recordFailure(message)
   else target.breaker?.recordSuccess()
+  // A rate limit said so (a chat chunk naming `rate_limit_exceeded`, a `response.failed`), not a
+  // spent quota: the wait its words state, else the first of Codex's waits (./rate-limit.ts
+  // RETRY_429), as `retry-after`. Codex retries no 429 without it (it ended the turn, "exceeded
+  // retry limit, last status: 429", where this was a 502 it retried before the stream's 429 was
+  // read); Claude Code and the OpenAI SDKs wait what it says; a Gemini client gets it as RetryInfo.
+  const wait =
+    early.status === 429 && !quotaSpent
+      ? (retryAfterFromWords(early.message) ?? String(RETRY_429.fixedMs[0]! / 1000))
+      : undefined
   sendFamilyError(
     res,
     family,
@@ -966,6 +983,7 @@ function earlyError(
       requestId: result.requestId,
       ...(early.code ? {code: early.code} : {}),
       ...(quotaSpent ? {headers: {'x-should-retry': 'false'}, quotaSpent} : {}),
+      ...(wait !== undefined ? {headers: {'retry-after': wait}} : {}),
     },
   )
   return undefined
