@@ -410,6 +410,23 @@ describe("a chat upstream's error chunk naming a rate limit (OpenAI-compatible s
   })
 })
 
+describe('a chat upstream whose chunks say "error": null', () => {
+  it('is an answer like any other (servers and gateways write it: gollm "explicit error: null must stream through")', async () => {
+    const body =
+      chatChunk({role: 'assistant', content: 'Hello'}, null, {error: null}) +
+      chatChunk({}, 'stop', {error: null}) +
+      'data: [DONE]\n\n'
+    for (const client of ['messages', 'responses', 'gemini'] as const) {
+      const {res, text, result} = await run(client, 'chat', {body, then: 'end'})
+      expect([client, res.status]).toEqual([client, 200])
+      expect(text).toContain('Hello')
+      expect(text).not.toMatch(ERROR_EVENT[client](''))
+      expect(result).toMatchObject({status: 200})
+      expect(result.broken).toBeUndefined()
+    }
+  })
+})
+
 describe('a Responses upstream that acks at once and answers later (OpenAI: "then nothing until the first output item", vercel/ai #18154)', () => {
   const RESPONSE = {id: 'resp_up', object: 'response', model: 'up', status: 'in_progress', output: []}
   const ACK =
