@@ -297,7 +297,9 @@ export class ChatStreamDecoder implements StreamDecoder {
       if (data.trim() === '') return []
       throw new Error(`upstream event data is not JSON: ${data.slice(0, 80)}`)
     }
-    if (chunk.error !== undefined) return this.fail(chunk.error)
+    // (`"error": null` on an answer's chunk is none: servers and gateways write it, e.g. gollm's
+    // test "explicit error: null must stream through"; review68)
+    if (chunk.error !== undefined && chunk.error !== null) return this.fail(chunk.error)
     return this.interpret(chunk, data)
   }
 

@@ -81,20 +81,22 @@ export function errorBody(
         })
       if (Number.isFinite(wait))
         details.push({'@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${wait}s`})
-      // OpenAI's `insufficient_quota` (no credit: a quota of none) said as Google says a quota of
-      // none, `limit: 0`: Gemini CLI (0.61, classifyGoogleError) reads that in the message before
-      // the details and ends the turn with the message itself as its TerminalQuotaError's, where a
-      // `PerDay` QuotaFailure alone ends it with its own "You have exhausted your daily quota on
-      // this model." and the upstream's words only in the error's cause (measured). The
-      // QuotaFailure stays, for clients that read only the details.
+      // OpenAI's `insufficient_quota` (nothing left to spend: an empty prepaid balance or a
+      // project's monthly budget reached, in the same words) said with Google's words for a quota
+      // of none, as `(remaining limit: 0)`, true of both. Gemini CLI (0.61, classifyGoogleError)
+      // tests the lowercased message before the details, `(status2 === 429 || ...) &&
+      // /limit:\s*0(?!\d|\.\d)/.test(lowerMessage)`, and ends the turn with the message itself as
+      // its TerminalQuotaError's, where a `PerDay` QuotaFailure alone ends it with its own "You
+      // have exhausted your daily quota on this model." and the upstream's words only in the
+      // error's cause (measured). The QuotaFailure stays, for clients that read only the details.
       const noCredit =
         options.quotaSpent &&
         (options.code === 'insufficient_quota' || message.includes('insufficient_quota')) &&
-        !/limit:\s*0(?!\d|\.\d)/.test(message)
+        !/limit:\s*0(?!\d|\.\d)/i.test(message)
       return {
         error: {
           code: status,
-          message: noCredit ? `${message} (limit: 0)` : message,
+          message: noCredit ? `${message} (remaining limit: 0)` : message,
           status: googleStatus(status),
           ...(details.length > 0 ? {details} : {}),
         },

@@ -1015,6 +1015,14 @@ export interface StreamDecoder {
    * `input_transformations`), if any.
    */
   droppedThinking?(): string | undefined
+  /**
+   * Responses: the answer's start is held back after the upstream's ack (`response.created`,
+   * `response.in_progress`), waiting for its first output or a failure; {@link flushStart} gives
+   * it now (the relay's grace ran out, ../daemon/router/translated.ts).
+   */
+  readonly holdsStart?: boolean
+  /** Responses: the start held back ({@link holdsStart}), emitted now; nothing when none is held. */
+  flushStart?(): StreamEvent[]
 }
 
 export interface StreamEncoder {

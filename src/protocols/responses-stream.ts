@@ -29,6 +29,8 @@ export class ResponsesStreamDecoder implements StreamDecoder {
   /** The id and model of `response.created` / `in_progress`, for the start they hold back. */
   private startId: string | undefined
   private startModel: string | undefined
+  /** An ack came and the start waits (see holdsStart). */
+  private holding = false
   private done = false
   private next = 0
   private toolCalls = false
@@ -41,6 +43,27 @@ export class ResponsesStreamDecoder implements StreamDecoder {
   private readonly seen = new Set<string>()
 
   constructor(private readonly ctx?: CodecContext) {}
+
+  /** The start is held back after the upstream's ack (`response.created` / `in_progress`). */
+  get holdsStart(): boolean {
+    return this.holding && !this.started && !this.done
+  }
+
+  /** The start held back after the ack, given now (the relay's grace ran out). */
+  flushStart(): StreamEvent[] {
+    const out: StreamEvent[] = []
+    if (this.holdsStart) this.start(out, undefined, undefined)
+    return out
+  }
+
+  private start(out: StreamEvent[], id: string | undefined, model: string | undefined): void {
+    this.started = true
+    out.push({
+      type: 'start',
+      id: this.startId ?? id ?? newId(this.ctx, 'resp'),
+      model: this.startModel ?? model ?? '',
+    })
+  }
 
   event(name: string | undefined, data: string): StreamEvent[] {
     if (this.done || data.trim() === '[DONE]') return []
@@ -58,26 +81,21 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     const response = isObject(payload.response) ? payload.response : undefined
     if (!this.started && type !== 'error' && type !== 'response.failed') {
       // The start waits for the first event past `response.created` and `response.in_progress`
-      // (an output item, even a reasoning one, or the end): a stream that fails before its output
+      // (an output item, even a reasoning one, or the end), or for the relay's short grace after
+      // them ({@link holdsStart}, ../daemon/router/translated.ts): a stream that fails at once
       // (`response.failed` with OpenAI's `insufficient_quota`, a rate limit, an overload) has then
       // sent the client nothing, and the relay answers it as an error status, which the client's
       // SDK reads (Claude Code's `x-should-retry`, a 429's status) and another target may take,
       // where a Messages client given `message_start` first got only an in-stream error event.
-      // OpenAI sends `response.output_item.added` at once, a reasoning item's too, so the client's
-      // first byte waits for no reasoning.
       const id = str(response?.id)
       const model = str(response?.model)
       if (type === 'response.created' || type === 'response.in_progress') {
         if (id !== undefined) this.startId ??= id
         if (model !== undefined) this.startModel ??= model
+        this.holding = true
         return out
       }
-      this.started = true
-      out.push({
-        type: 'start',
-        id: this.startId ?? id ?? newId(this.ctx, 'resp'),
-        model: this.startModel ?? model ?? '',
-      })
+      this.start(out, id, model)
     }
     const oi = typeof payload.output_index === 'number' ? payload.output_index : 0
     const ci = typeof payload.content_index === 'number' ? payload.content_index : 0

@@ -1667,6 +1667,21 @@ export class StreamTranslator {
     return this.decoder.namelessCalls ?? 0
   }
 
+  /**
+   * A Responses upstream acked (`response.created`, `in_progress`) and the answer's start is held
+   * back, waiting for its first output or a failure (responses-stream.ts); {@link flushStart}
+   * sends it now.
+   */
+  get holdsStart(): boolean {
+    return !this.finished && this.decoder.holdsStart === true
+  }
+
+  /** The start held back ({@link holdsStart}), encoded now (to `onFirstOutput` while that is set). */
+  flushStart(): string {
+    if (this.holdsStart && this.decoder.flushStart) this.emit(this.decoder.flushStart())
+    return this.take()
+  }
+
   push(chunk: Uint8Array): string {
     this.parser.feed(this.text.push(chunk))
     return this.take()

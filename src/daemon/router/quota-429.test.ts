@@ -108,8 +108,12 @@ describe('a quota no wait cures, through translation: the client is told not to 
     expect(body.error).toMatchObject({code: 429, status: 'RESOURCE_EXHAUSTED'})
     expect(body.error.message).toContain('You exceeded your current quota')
     // (Google's words for a quota of none, which Gemini CLI reads before the details: its
-    // TerminalQuotaError then says this message, the upstream's words, not its own daily-quota text)
-    expect(body.error.message).toMatch(/limit: 0\)$/)
+    // TerminalQuotaError then says this message, the upstream's words, not its own daily-quota text;
+    // "remaining": OpenAI says the same of an empty balance and of a monthly budget reached, a
+    // limit of $120 say, review68)
+    expect(body.error.message).toMatch(/\(remaining limit: 0\)$/)
+    // (Gemini CLI 0.61 classifyGoogleError's test, on the lowercased message)
+    expect(/limit:\s*0(?!\d|\.\d)/.test(body.error.message.toLowerCase())).toBe(true)
     const failure = body.error.details?.find(
       (d) => d['@type'] === 'type.googleapis.com/google.rpc.QuotaFailure',
     )

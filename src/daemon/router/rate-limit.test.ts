@@ -3,7 +3,7 @@ import {describe, expect, it} from 'vitest'
 
 import {parseFault, quotaDetails} from '../../sim/faults.js'
 import {parseRetryAfter} from '../../core/retry-after.js'
-import {bodyWait, isCodexClient, retryAfterFromBody, waitedNote} from './rate-limit.js'
+import {bodyWait, isCodexClient, retryAfterFromBody, retryAfterFromWords, waitedNote} from './rate-limit.js'
 
 /** Google's 429 as the Gemini API answers it (free tier, per minute), cut to its details. */
 const google = (retryDelay: unknown, quotaId = 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier') => ({
@@ -96,5 +96,16 @@ describe('waitedNote', () => {
     expect(waitedNote('gemini', 2000, 1)).toBe('gemini waited 2s for a 429 (Codex does not retry one)')
     expect(waitedNote('gemini', 6000, 2)).toBe('gemini waited 6s for 2 429s (Codex does not retry one)')
     expect(waitedNote('gemini', 37_400, 1)).toBe('gemini waited 37s for a 429 (Codex does not retry one)')
+  })
+})
+
+describe('retryAfterFromWords', () => {
+  it("reads OpenAI's and Google's stated waits as whole seconds, rounded up", () => {
+    expect(retryAfterFromWords('Rate limit reached for requests. Please try again in 1s.')).toBe('1')
+    expect(retryAfterFromWords('Limit 30000, Used 29950. Please try again in 1.054s. Visit …')).toBe('2')
+    expect(retryAfterFromWords('Please try again in 20ms.')).toBe('1')
+    expect(retryAfterFromWords('Please try again in 7m12s.')).toBe('432')
+    expect(retryAfterFromWords('Quota exceeded for metric … Please retry in 37.5s.')).toBe('38')
+    expect(retryAfterFromWords('Rate limit exceeded')).toBeUndefined()
   })
 })

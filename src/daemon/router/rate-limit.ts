@@ -138,6 +138,18 @@ export function spentQuota(text: string): string {
 }
 
 /**
+ * The wait a 429's words state, as `retry-after` in whole seconds (rounded up, at least 1): OpenAI's
+ * rate-limit messages ("Please try again in 1.054s.", "in 20ms", "in 7m12s") and Google's ("Please
+ * retry in 37.5s."). Undefined when they state none.
+ */
+export function retryAfterFromWords(text: string): string | undefined {
+  const m = /(?:try again|retry) in (?:(\d+)m)?(\d+(?:\.\d+)?)(ms|s)\b/i.exec(text)
+  if (!m) return undefined
+  const ms = Number(m[1] ?? 0) * 60_000 + Number(m[2]) * (m[3]!.toLowerCase() === 'ms' ? 1 : 1000)
+  return String(Math.max(1, Math.ceil(ms / 1000)))
+}
+
+/**
  * A wait given in `retry-after-ms` only, as `retry-after` in whole seconds (rounded up): the
  * header Claude Code's own retry loop and Codex read (neither reads `-ms`). Undefined when
  * `retry-after` is there already or `retry-after-ms` is no number.

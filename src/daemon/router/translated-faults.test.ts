@@ -71,13 +71,16 @@ let script: {
   json?: boolean
   status?: number
   headers?: Record<string, string>
+  /** Written `ms` after `body`, then the end (the stream idle or beating in between, as `then` says). */
+  after?: {ms: number; body: string}
 } = {
   body: '',
   then: 'end',
 }
 let upstream: Upstream
 let targets: () => ProxyTarget[] = () => []
-const gateway = new ProxyGateway({route: () => ({targets: targets(), timeouts: TIMEOUTS})})
+let timeouts = TIMEOUTS
+const gateway = new ProxyGateway({route: () => ({targets: targets(), timeouts})})
 const {results} = gateway
 
 beforeAll(async () => {
@@ -86,11 +89,24 @@ beforeAll(async () => {
       'content-type': script.json ? 'application/json' : 'text/event-stream',
       ...script.headers,
     })
-    if (script.then === 'end') {
+    if (script.then === 'end' && !script.after) {
       res.end(script.body)
       return
     }
     res.write(script.body)
+    const after = script.after
+    if (after) {
+      const beat = script.then === 'heartbeat' ? setInterval(() => res.write(': ping\n\n'), 50) : undefined
+      const last = setTimeout(() => {
+        clearInterval(beat)
+        res.end(after.body)
+      }, after.ms)
+      res.on('close', () => {
+        clearInterval(beat)
+        clearTimeout(last)
+      })
+      return
+    }
     if (script.then === 'drop') setTimeout(() => res.socket?.destroy(), 20)
     // 'heartbeat': an SSE comment every 50 ms, never the end (a server that keeps the stream
     // open: bifrost #6784), until the gateway closes the connection
@@ -105,6 +121,7 @@ beforeAll(async () => {
 
 afterEach(() => {
   results.length = 0
+  timeouts = TIMEOUTS
 })
 
 afterAll(async () => {
@@ -120,7 +137,13 @@ const provider = (family: Family): ProviderConfig => ({
 })
 
 /** Sends `client`'s stream request to an upstream of `up` that follows `s`. */
-async function run(client: Family, up: Family, s: typeof script, stream = true) {
+async function run(
+  client: Family,
+  up: Family,
+  s: typeof script,
+  stream = true,
+  headers: Record<string, string> = {},
+) {
   script = s
   const breakers = new BreakerRegistry(() => ({failureThreshold: 1, cooldownMs: 60_000}))
   targets = () => [{provider: provider(up), translate: true, breaker: breakers.get('up')}]
@@ -129,14 +152,15 @@ async function run(client: Family, up: Family, s: typeof script, stream = true) 
   const path = stream || client !== 'gemini' ? PATH[client] : '/v1beta/models/up:generateContent'
   const res = await fetch(gateway.url + path, {
     method: 'POST',
-    headers: {'content-type': 'application/json'},
+    headers: {'content-type': 'application/json', ...headers},
     body: JSON.stringify(stream ? BODY[client] : {...(BODY[client] as object), stream: false}),
   })
+  const headersMs = performance.now() - started
   const text = await res.text()
   const ms = performance.now() - started
   const [result] = await gateway.settled()
   const row = logEntryFor(client, {agentId: null, keyPrefix: null, policyId: null, project: null}, result)
-  return {res, text, ms, result, row, breaker: breakers.snapshotOf('up').state}
+  return {res, text, ms, headersMs, result, row, breaker: breakers.snapshotOf('up').state}
 }
 
 /** The client's error event, in its own protocol, with `message` in it. */
@@ -338,6 +362,148 @@ describe("a chat upstream's error chunk naming a spent quota (OpenAI-compatible 
     expect(JSON.parse(text).error.message).toContain('(no retry helps: insufficient_quota)')
     expect(result).toMatchObject({status: 429})
     expect(breaker).toBe('closed')
+  })
+})
+
+describe("a chat upstream's error chunk naming a rate limit (OpenAI-compatible servers), as the stream's first chunk", () => {
+  // Codex retries a 429 only with retry-after (docs/RELIABILITY.md, "A 429 Codex would not
+  // retry"): a bare one ended its turn, "exceeded retry limit, last status: 429" (review68 F2)
+  const CODEX = {originator: 'codex_exec', 'user-agent': 'codex_exec/0.171.0'}
+  const limited = (message: string) =>
+    data({error: {message, type: 'requests', code: 'rate_limit_exceeded'}}) + 'data: [DONE]\n\n'
+
+  it('reaches Codex as a 429 with the wait its words state as retry-after', async () => {
+    const body = limited('Rate limit reached for requests. Please try again in 1s.')
+    const {res, text, breaker} = await run('responses', 'chat', {body, then: 'end'}, true, CODEX)
+    expect(res.status).toBe(429)
+    expect(res.headers.get('retry-after')).toBe('1')
+    expect(res.headers.get('x-should-retry')).toBeNull()
+    expect(JSON.parse(text).error).toMatchObject({code: 'rate_limit_exceeded'})
+    expect(breaker).toBe('closed')
+  })
+
+  it('with no wait in its words: retry-after 2 (the first of the waits the gateway gives Codex)', async () => {
+    const {res} = await run(
+      'responses',
+      'chat',
+      {body: limited('Rate limit reached'), then: 'end'},
+      true,
+      CODEX,
+    )
+    expect(res.status).toBe(429)
+    expect(res.headers.get('retry-after')).toBe('2')
+  })
+
+  it('a spent quota gets none: no wait helps it', async () => {
+    const body =
+      data({
+        error: {
+          message: 'You exceeded your current quota',
+          type: 'insufficient_quota',
+          code: 'insufficient_quota',
+        },
+      }) + 'data: [DONE]\n\n'
+    const {res} = await run('responses', 'chat', {body, then: 'end'}, true, CODEX)
+    expect(res.status).toBe(429)
+    expect(res.headers.get('x-should-retry')).toBe('false')
+    expect(res.headers.get('retry-after')).toBeNull()
+  })
+})
+
+describe('a chat upstream whose chunks say "error": null', () => {
+  it('is an answer like any other (servers and gateways write it: gollm "explicit error: null must stream through")', async () => {
+    const body =
+      chatChunk({role: 'assistant', content: 'Hello'}, null, {error: null}) +
+      chatChunk({}, 'stop', {error: null}) +
+      'data: [DONE]\n\n'
+    for (const client of ['messages', 'responses', 'gemini'] as const) {
+      const {res, text, result} = await run(client, 'chat', {body, then: 'end'})
+      expect([client, res.status]).toEqual([client, 200])
+      expect(text).toContain('Hello')
+      expect(text).not.toMatch(ERROR_EVENT[client](''))
+      expect(result).toMatchObject({status: 200})
+      expect(result.broken).toBeUndefined()
+    }
+  })
+})
+
+describe('a Responses upstream that acks at once and answers later (OpenAI: "then nothing until the first output item", vercel/ai #18154)', () => {
+  const RESPONSE = {id: 'resp_up', object: 'response', model: 'up', status: 'in_progress', output: []}
+  const ACK =
+    named({type: 'response.created', sequence_number: 0, response: RESPONSE}) +
+    named({type: 'response.in_progress', sequence_number: 1, response: RESPONSE})
+  const ANSWER =
+    named({
+      type: 'response.output_item.added',
+      output_index: 0,
+      item: {type: 'message', id: 'msg_1', role: 'assistant', content: []},
+    }) +
+    named({
+      type: 'response.content_part.added',
+      output_index: 0,
+      content_index: 0,
+      part: {type: 'output_text', text: ''},
+    }) +
+    named({type: 'response.output_text.delta', output_index: 0, content_index: 0, delta: 'Hello'}) +
+    named({
+      type: 'response.completed',
+      response: {
+        ...RESPONSE,
+        status: 'completed',
+        usage: {input_tokens: 5, output_tokens: 1, total_tokens: 6},
+      },
+    })
+
+  it("gives the client its headers and start at the ack's grace, not at the first output item 1.2 s later; the row's time to first byte with them", async () => {
+    timeouts = {connectMs: 1_000, firstByteMs: 5_000, idleMs: 5_000}
+    // (the translation's modules load on the first translated request)
+    await run('messages', 'responses', {body: ACK + ANSWER, then: 'end'})
+    for (const client of ['messages', 'chat'] as const) {
+      results.length = 0
+      const {res, text, headersMs, result} = await run(client, 'responses', {
+        body: ACK,
+        then: 'end',
+        after: {ms: 1200, body: ANSWER},
+      })
+      expect([client, res.status]).toEqual([client, 200])
+      expect(text).toContain('Hello')
+      // (START_GRACE_MS after the ack; held to the item: ~1200 ms)
+      expect(headersMs, client).toBeLessThan(600)
+      expect(result.ttfbMs ?? Infinity, client).toBeLessThan(600)
+    }
+  })
+
+  it('SSE comments after the ack hold nothing past the grace', async () => {
+    const {res, text, headersMs} = await run('messages', 'responses', {
+      body: ACK,
+      then: 'heartbeat',
+      after: {ms: 1200, body: ANSWER},
+    })
+    expect(res.status).toBe(200)
+    expect(text).toContain('Hello')
+    expect(headersMs).toBeLessThan(600)
+  })
+
+  it("a failure after the grace is the stream's error event, as before the start was held", async () => {
+    const failed = named({
+      type: 'response.failed',
+      response: {
+        ...RESPONSE,
+        status: 'failed',
+        error: {code: 'rate_limit_exceeded', message: 'Rate limit reached for requests'},
+      },
+    })
+    const {res, text, result} = await run('messages', 'responses', {
+      body: ACK,
+      then: 'end',
+      after: {ms: 400, body: failed},
+    })
+    expect(res.status).toBe(200)
+    expect(text).toMatch(/^event: message_start\n/)
+    expect(text).toMatch(
+      /event: error\ndata: \{"type":"error","error":\{"type":"rate_limit_error","message":"[^"]*Rate limit reached/,
+    )
+    expect(result).toMatchObject({status: 200, broken: true})
   })
 })
 

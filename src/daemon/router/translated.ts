@@ -38,7 +38,15 @@ import type {UpstreamAdaptations} from './adaptations.js'
 import {describeError, isSilence, sendFamilyError} from './error-shape.js'
 import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
-import {noWaitHelps, retryAfterFromBody, retryAfterFromMs, settle429, spentQuota} from './rate-limit.js'
+import {
+  noWaitHelps,
+  RETRY_429,
+  retryAfterFromBody,
+  retryAfterFromMs,
+  retryAfterFromWords,
+  settle429,
+  spentQuota,
+} from './rate-limit.js'
 import {OVERFLOW_500} from './relay.js'
 import type {FailedBeforeFirstByte, RelayContext} from './relay.js'
 import type {Family} from '../../store/schema.js'
@@ -101,6 +109,15 @@ function parseAnswer(bytes: Buffer): unknown {
  * ends without it (the usage chunk of a chat stream follows its finish reason at once).
  */
 export const STOPPED_GRACE_MS = 2_000
+
+/**
+ * How long a translated Responses stream's start is held after the upstream's ack
+ * (`response.created`, `response.in_progress`) for a failure that would come with it (OpenAI's
+ * `insufficient_quota` in `response.failed`, answered as an HTTP 429) before it goes to the client
+ * anyway: 50 ms, vercel/ai #18154's `acceptedGraceMs` for the same peek (OpenAI sends the two
+ * events about 1 ms apart, "then nothing until the first output item at time-to-first-token").
+ */
+export const START_GRACE_MS = 50
 
 /** What a translated relay needs beyond the plain relay's context. */
 export interface Translation {
@@ -707,6 +724,11 @@ export async function relayTranslated(
   // dropped connection): the client's answer is whole, ended as at the stream's end, at most
   // STOPPED_GRACE_MS after the stop (time for the usage that follows it)
   let grace: NodeJS.Timeout | undefined
+  // A Responses upstream's ack holds the client's start (translator.holdsStart) for at most
+  // START_GRACE_MS: a failure or an output within it is read as now (the failure an HTTP answer or
+  // the next target); after it the start goes as it did at the ack, and a later failure is the
+  // stream's error event. SSE comments and keep-alives after the ack do not prolong it.
+  let held: NodeJS.Timeout | undefined
   const broken = await new Promise<{error: unknown} | undefined>((resolve) => {
     // (called from a timer and from the body's events: a throw in the translation fails the
     // stream, never the process)
@@ -741,6 +763,16 @@ export async function relayTranslated(
       send(data)
       res.uncork()
     }
+    // the start held past the ack's grace: through onFirstOutput, with the headers, at once (what
+    // the translation throws fails the body, as in translateLater)
+    const sendHeldStart = (): void => {
+      if (headed || early || translator.done || res.destroyed || !translator.holdsStart) return
+      try {
+        send(translator.flushStart())
+      } catch (error) {
+        body.destroy(error as Error)
+      }
+    }
     // undici hands on each chunk of a chunked body as a 'data' event of its own, and an upstream
     // writes one chunk an event (a chat stream's 20 events of one read are 20 'data' events in
     // one tick): the chunks of a tick are translated together at its end, one push and one write
@@ -760,6 +792,8 @@ export async function relayTranslated(
       if (translator.done) sendLast(data)
       else {
         send(data)
+        if (held === undefined && !headed && translator.holdsStart)
+          held = setTimeout(sendHeldStart, START_GRACE_MS)
         if (grace === undefined && translator.upstreamStopped)
           grace = setTimeout(() => {
             endStopped()
@@ -809,6 +843,7 @@ export async function relayTranslated(
     })
   })
   clearTimeout(grace)
+  clearTimeout(held)
   // (from here an error event is the gateway's own, for a stream the client may have begun)
   translator.onFirstOutput = undefined
   // (a stream the upstream closed before its finish: what it had reported, as when it reset)
@@ -935,6 +970,15 @@ function earlyError(
   if (failure && early.status === 429) settle429(target, message, false)
   else if (failure) target.breaker?.recordFailure(message)
   else target.breaker?.recordSuccess()
+  // A rate limit said so (a chat chunk naming `rate_limit_exceeded`, a `response.failed`), not a
+  // spent quota: the wait its words state, else the first of Codex's waits (./rate-limit.ts
+  // RETRY_429), as `retry-after`. Codex retries no 429 without it (it ended the turn, "exceeded
+  // retry limit, last status: 429", where this was a 502 it retried before the stream's 429 was
+  // read); Claude Code and the OpenAI SDKs wait what it says; a Gemini client gets it as RetryInfo.
+  const wait =
+    early.status === 429 && !quotaSpent
+      ? (retryAfterFromWords(early.message) ?? String(RETRY_429.fixedMs[0]! / 1000))
+      : undefined
   sendFamilyError(
     res,
     family,
@@ -944,6 +988,7 @@ function earlyError(
       requestId: result.requestId,
       ...(early.code ? {code: early.code} : {}),
       ...(quotaSpent ? {headers: {'x-should-retry': 'false'}, quotaSpent} : {}),
+      ...(wait !== undefined ? {headers: {'retry-after': wait}} : {}),
     },
   )
   return undefined
