@@ -437,7 +437,7 @@ export class GatewayMetrics {
     )
     histogram(
       'gwctl_time_to_first_byte_seconds',
-      "Time from the request to the upstream answer's first byte.",
+      'Time from the request to the first byte of its answer written to the client.',
       ['entrance', 'provider', 'model'],
       this.ttfb,
     )
