@@ -561,6 +561,30 @@ describe('a JSON answer that is an error alone (a relay of the one-api kind)', (
   )
 })
 
+describe('a JSON answer that is an error alone naming a rate limit (not a spent quota)', () => {
+  // Codex retries no 429 without `retry-after` (it ends the turn): the wait the words state, else 2 s
+  it.each(DIRECTIONS)(
+    '%s upstream, %s client: a 429 with retry-after, no x-should-retry',
+    async (up, client) => {
+      const said = (message: string) =>
+        JSON.stringify({error: {message, type: 'rate_limit_exceeded', code: 429}})
+      const stated = await run(
+        client,
+        up,
+        {body: said('Rate limit reached. Please try again in 7.2s.'), then: 'end', json: true},
+        false,
+      )
+      expect(stated.res.status).toBe(429)
+      expect(stated.res.headers.get('retry-after')).toBe('8')
+      expect(stated.res.headers.get('x-should-retry')).toBeNull()
+      expect(stated.breaker).toBe('closed')
+      const none = await run(client, up, {body: said('Too many requests'), then: 'end', json: true}, false)
+      expect(none.res.status).toBe(429)
+      expect(none.res.headers.get('retry-after')).toBe('2')
+    },
+  )
+})
+
 describe('a JSON answer that is an error alone stating a prompt past the window (LM Studio, llama.cpp relays)', () => {
   const said =
     'Input does not fit in context length. The input has 9000 tokens, but the context length only supports 4096 tokens.'

@@ -557,11 +557,18 @@ export async function relayTranslated(
       else target.breaker?.recordSuccess()
       result.status = said.status
       result.error = message
-      // (an `insufficient_quota` said so: no wait cures it, ./rate-limit.ts)
+      // (an `insufficient_quota` said so: no wait cures it, ./rate-limit.ts); any other 429 with
+      // the wait its words state, else the first of Codex's waits, as a stream's first-event 429
+      // gets it (`earlyError` below: Codex retries no 429 without `retry-after`)
       const quotaSpent = noWaitHelps(said.status, JSON.stringify(body))
+      const wait =
+        said.status === 429 && !quotaSpent
+          ? (retryAfterFromWords(said.message) ?? String(RETRY_429.fixedMs[0]! / 1000))
+          : undefined
       sendFamilyError(res, family, said.status, message, {
         requestId: result.requestId,
         ...(quotaSpent ? {headers: {'x-should-retry': 'false'}, quotaSpent} : {}),
+        ...(wait !== undefined ? {headers: {'retry-after': wait}} : {}),
       })
       return
     }
