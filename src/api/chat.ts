@@ -217,7 +217,8 @@ function parseChunk(data: string): ChatCompletionChunk {
       code: 'stream_bad_data',
     })
   }
-  if (value && typeof value === 'object' && 'error' in value) {
+  // (`"error": null` beside a chunk's choices is no error: OpenAI-compatible servers send it so)
+  if (value && typeof value === 'object' && value.error !== undefined && value.error !== null) {
     const e = value.error ?? {}
     const message = typeof e === 'string' ? e : String(e.message ?? 'unknown error')
     const details: Record<string, unknown> = {}

@@ -108,4 +108,15 @@ describe('retryAfterFromWords', () => {
     expect(retryAfterFromWords('Quota exceeded for metric … Please retry in 37.5s.')).toBe('38')
     expect(retryAfterFromWords('Rate limit exceeded')).toBeUndefined()
   })
+  it('reads hours, a minute alone and spelled units; a wait past a day is a day (digits, as HTTP wants them)', () => {
+    // OpenAI's and Groq's per-day limits (review70: was the 2 s default for a 74-minute wait)
+    expect(
+      retryAfterFromWords('Rate limit reached for tokens per day (TPD). Please try again in 1h14m26.4s.'),
+    ).toBe('4467')
+    expect(retryAfterFromWords('Please try again in 1m.')).toBe('60')
+    expect(retryAfterFromWords('Please try again in 6 seconds.')).toBe('6')
+    expect(retryAfterFromWords('Please retry in 2 minutes 30 seconds')).toBe('150')
+    expect(retryAfterFromWords('Please try again in 1000000000000000000000000s.')).toBe('86400')
+    expect(retryAfterFromWords('Please try again in moments')).toBeUndefined()
+  })
 })

@@ -137,16 +137,29 @@ export function spentQuota(text: string): string {
     : 'no retry helps: a daily quota'
 }
 
+/** One part of a stated wait: `1h`, `14m`, `26.4s`, `20ms`, `6 seconds`, `1 minute`. */
+const WAIT_PART = /(\d+(?:\.\d+)?) ?(milliseconds?|ms|hours?|h|minutes?|m|seconds?|s)(?![a-z])/gi
+const STATED_WAIT = new RegExp(`(?:try again|retry) in ((?:${WAIT_PART.source} ?)+)`, 'i')
+/** The longest wait given as `retry-after` from a 429's words: a day (a larger number would print as `1e+23`). */
+const MOST_STATED_WAIT_S = 86_400
+
 /**
- * The wait a 429's words state, as `retry-after` in whole seconds (rounded up, at least 1): OpenAI's
- * rate-limit messages ("Please try again in 1.054s.", "in 20ms", "in 7m12s") and Google's ("Please
- * retry in 37.5s."). Undefined when they state none.
+ * The wait a 429's words state, as `retry-after` in whole seconds (rounded up, at least 1, at most
+ * a day): OpenAI's and Groq's rate-limit messages ("Please try again in 1.054s.", "in 20ms", "in
+ * 7m12s", a per-day limit's "in 1h14m26.4s") and Google's ("Please retry in 37.5s."). Undefined
+ * when they state none.
  */
 export function retryAfterFromWords(text: string): string | undefined {
-  const m = /(?:try again|retry) in (?:(\d+)m)?(\d+(?:\.\d+)?)(ms|s)\b/i.exec(text)
-  if (!m) return undefined
-  const ms = Number(m[1] ?? 0) * 60_000 + Number(m[2]) * (m[3]!.toLowerCase() === 'ms' ? 1 : 1000)
-  return String(Math.max(1, Math.ceil(ms / 1000)))
+  const stated = STATED_WAIT.exec(text)?.[1]
+  if (stated === undefined) return undefined
+  let ms = 0
+  for (const [, amount, unit] of stated.matchAll(WAIT_PART)) {
+    const u = unit!.toLowerCase()
+    const each =
+      u === 'ms' || u.startsWith('milli') ? 1 : u[0] === 'h' ? 3_600_000 : u[0] === 'm' ? 60_000 : 1000
+    ms += Number(amount) * each
+  }
+  return String(Math.min(MOST_STATED_WAIT_S, Math.max(1, Math.ceil(ms / 1000))))
 }
 
 /**
