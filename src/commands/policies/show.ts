@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../core/base-command.js'
 import {out, printFields} from '../../core/output.js'
-import type {PolicyConfig} from '../../store/schema.js'
+import type {PolicyConfig, TimeoutSettings} from '../../store/schema.js'
 import {FAMILIES} from '../../store/schema.js'
 import {getPolicy, policiesWithProviders, routeLines} from '../../services/policies.js'
 
@@ -34,9 +34,7 @@ export default class PoliciesShow extends BaseCommand {
         breaker: policy.breaker
           ? `opens after ${policy.breaker.failureThreshold} consecutive failures, retries after ${policy.breaker.cooldownMs} ms`
           : undefined,
-        timeouts: policy.timeouts
-          ? `connect ${policy.timeouts.connectMs} ms, first byte ${policy.timeouts.firstByteMs} ms, idle ${policy.timeouts.idleMs} ms`
-          : undefined,
+        timeouts: policy.timeouts ? timeoutsLine(policy.timeouts) : undefined,
       })
       out('routes:')
       const lines = routeLines(policy, (await policiesWithProviders()).providers)
@@ -48,4 +46,17 @@ export default class PoliciesShow extends BaseCommand {
     }
     return policy
   }
+}
+
+/**
+ * The policy's timeouts in words. The first-byte timeout bounds a stream's wait for its headers;
+ * a request not streamed waits for its whole answer up to the idle timeout when that is longer
+ * (daemon/router/pools.ts `answerWaitMs`).
+ */
+function timeoutsLine(timeouts: TimeoutSettings): string {
+  const firstByte =
+    timeouts.idleMs > timeouts.firstByteMs
+      ? `first byte ${timeouts.firstByteMs} ms (a stream's; a request not streamed waits for its answer up to the idle timeout)`
+      : `first byte ${timeouts.firstByteMs} ms`
+  return `connect ${timeouts.connectMs} ms, ${firstByte}, idle ${timeouts.idleMs} ms`
 }

@@ -7,25 +7,46 @@ import type {ServerResponse} from 'node:http'
 import {errorBody} from '../../protocols/errors.js'
 import type {Family, TimeoutSettings} from '../../store/schema.js'
 import {mintRequestId, requestIdHeader} from './headers.js'
+import {answerWaitMs} from './pools.js'
 import {retryAfterFromMs} from './rate-limit.js'
 import type {ProxyResult, ProxyTarget} from './proxy-types.js'
 
-/** A short, human reason for an upstream request error (timeouts named with their setting). */
-export function describeError(error: unknown, timeouts: TimeoutSettings): string {
+/**
+ * A short, human reason for an upstream request error (timeouts named with their setting).
+ * `stream` is whether the request was streamed: one that was not waits for its answer's headers
+ * up to the idle timeout when that is longer (pools.ts `answerWaitMs`), and its timeout says so.
+ *
+ * A reset and a silence are said in words OpenCode's retry reads as a network failure: an error
+ * inside a stream is retried only when its message matches one of its patterns (OpenCode 1.18.33,
+ * its binary's retry list, strings `Rd=[...]`: `/terminated|fetch failed|...|connection lost|...|
+ * socket hang up|reset before headers|...|econnreset|etimedout/i` and
+ * `/^timeout$|\b(?:request|response|connection|network|stream|read) (?:timeout|timed out|time out)\b/i`),
+ * as the same fault met directly is (undici's "terminated", its own "SSE read timed out").
+ * "connection reset by upstream" and "upstream silent for N ms" alone matched none: OpenCode ended
+ * the session (audit58). Claude Code, Codex, Gemini CLI and Qwen Code retry the event whatever its
+ * words (they read its type, status or code).
+ */
+export function describeError(error: unknown, timeouts: TimeoutSettings, stream = true): string {
   const e = error as {code?: string; message?: string; cause?: {code?: string; message?: string}}
   const code = e?.code ?? e?.cause?.code
   switch (code) {
     case 'UND_ERR_CONNECT_TIMEOUT':
       return `connect timeout after ${timeouts.connectMs} ms`
-    case 'UND_ERR_HEADERS_TIMEOUT':
-      return `no answer within ${timeouts.firstByteMs} ms (first-byte timeout)`
+    case 'UND_ERR_HEADERS_TIMEOUT': {
+      const waited = answerWaitMs(timeouts, stream)
+      return waited === undefined
+        ? `no answer within ${timeouts.firstByteMs} ms (first-byte timeout)`
+        : `no answer within ${waited} ms (idle timeout: the wait of a request not streamed)`
+    }
     case 'UND_ERR_BODY_TIMEOUT':
-      return `upstream silent for ${timeouts.idleMs} ms (idle timeout)`
+      return `read timed out: upstream silent for ${timeouts.idleMs} ms (idle timeout)`
     case 'ECONNREFUSED':
       return 'connection refused'
     case 'ECONNRESET':
+      return 'connection reset by upstream (ECONNRESET)'
+    // undici's "other side closed": the upstream ended the connection (a FIN, not a reset)
     case 'UND_ERR_SOCKET':
-      return 'connection reset by upstream'
+      return 'connection lost: closed by upstream'
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return 'upstream host not found'

@@ -368,8 +368,9 @@ describe('a large body answered before it was read', () => {
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     route = () => ({
       targets: [{provider: provider('up', 'chat', origin)}],
-      // a hang shows as a first-byte timeout (502) rather than a test timeout
-      timeouts: {...DEFAULT_TIMEOUTS, firstByteMs: 3000},
+      // a hang shows as a first-byte timeout (502) rather than a test timeout (a request not
+      // streamed waits up to the idle timeout when that is longer: ./pools.ts)
+      timeouts: {...DEFAULT_TIMEOUTS, firstByteMs: 3000, idleMs: 3000},
     })
     const big = await chat(`{"model":"m","messages":[{"role":"user","content":"${'x'.repeat(8_000_000)}"}]}`)
     expect(big.status).toBe(413)

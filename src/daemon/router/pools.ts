@@ -65,6 +65,20 @@ export class UpstreamPools {
   }
 }
 
+/**
+ * How long a request waits for its answer's headers when that is not the pool's first-byte
+ * timeout (undefined: the pool's). A stream's headers come before its first event, so a silent
+ * one is caught at the first-byte timeout; an answer not streamed comes whole with its headers,
+ * so it waits up to the idle timeout when that is longer: a long compaction (Codex's
+ * `/responses/compact`), a JSON summary, Claude Code's non-streaming fallback with a large
+ * `max_tokens` may legitimately take minutes, and a 504 at the first-byte timeout would have its
+ * client send the whole request again (direct, the Anthropic and OpenAI SDKs wait 10 minutes).
+ * Given to undici per request (`headersTimeout`), not as a pool of its own.
+ */
+export function answerWaitMs(timeouts: TimeoutSettings, stream: boolean): number | undefined {
+  return stream || timeouts.idleMs <= timeouts.firstByteMs ? undefined : timeouts.idleMs
+}
+
 let sharedPools: UpstreamPools | undefined
 /** The process-wide pools used when {@link ProxyOptions.pools} is not given. */
 export function defaultPools(): UpstreamPools {

@@ -26,7 +26,7 @@ import {answerNoTarget, describeError, isSilence, sendFamilyError} from './error
 import {forwardHeaders, mintRequestId, requestIdHeader, withoutLearnedBetas} from './headers.js'
 import {upstreamModel} from '../../gateway/policy.js'
 import {upstreamPath} from '../../gateway/upstream-path.js'
-import {defaultPools} from './pools.js'
+import {answerWaitMs, defaultPools} from './pools.js'
 import {omitsToolCallIndex} from './tool-index.js'
 import {asksSafeguards, withoutSafeguards} from './safeguards.js'
 import {isClaudeModel, ownModelsOnly, withoutCacheTtl} from './cache-ttl.js'
@@ -377,6 +377,8 @@ export async function proxyRequest(
   const env = options.env ?? process.env
   const pools = options.pools ?? defaultPools()
   const prepared = prepare(request)
+  // a request not streamed waits for its answer's headers up to the idle timeout (./pools.ts)
+  const headersTimeout = answerWaitMs(options.timeouts, prepared.stream)
   const attempts: ProxyAttempt[] = []
   const result: ProxyResult = {
     status: 0,
@@ -1029,13 +1031,17 @@ export async function proxyRequest(
         // block the next request on that keep-alive connection. Such requests get their own.
         reset: body.length > RESET_BODY_BYTES,
         signal: clientGone as unknown as EventEmitter,
+        headersTimeout,
       })
     } catch (error) {
       if (clientGone.aborted) {
         target.breaker?.release()
         return false
       }
-      return failed(`${provider.name}: ${describeError(error, options.timeouts)}`, isSilence(error))
+      return failed(
+        `${provider.name}: ${describeError(error, options.timeouts, prepared.stream)}`,
+        isSilence(error),
+      )
     }
 
     const status = upstream.statusCode
@@ -1597,6 +1603,7 @@ export async function proxyRequest(
             body: again,
             reset: again.length > RESET_BODY_BYTES,
             signal: clientGone as unknown as EventEmitter,
+            headersTimeout,
           })
         } catch (error) {
           relayed = continuationFailed(relayContext, target, paused, error)

@@ -604,7 +604,12 @@ export async function relay(
       silent: isSilence(broken.error),
     }
   }
-  const message = `${target.provider.name}: stream broke after the first byte: ${reason}`
+  // a stream's headers go out at once (above): with no body byte after them, it broke before its
+  // first byte, as a translated route's row says; the client still gets the error event
+  const message =
+    result.ttfbMs === null
+      ? `${target.provider.name}: stream sent its headers, then nothing: ${reason}`
+      : `${target.provider.name}: stream broke after the first byte: ${reason}`
   result.error = message
   result.broken = true
   target.breaker?.recordFailure(message)

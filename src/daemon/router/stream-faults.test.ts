@@ -6,6 +6,9 @@
  * - the `no-terminal` quirk (a stream that ends cleanly without `[DONE]`, `message_stop`,
  *   `response.completed` or a `finishReason`): the client gets its protocol's error event, the
  *   result (the log row) an error and `broken`, the breaker a failure.
+ * audit58: a stream cut or silent mid-answer ends with an error event whose words OpenCode
+ * retries; a stream's headers then nothing is not "after the first byte"; an answer not streamed
+ * waits for its headers up to the idle timeout.
  */
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
@@ -22,7 +25,8 @@ const TIMEOUTS: TimeoutSettings = {connectMs: 1_000, firstByteMs: 1_000, idleMs:
 
 let sim: Simulator
 let targets: (family: Family) => ProxyTarget[]
-const gateway = new ProxyGateway({route: (family) => ({targets: targets(family), timeouts: TIMEOUTS})})
+let timeouts = TIMEOUTS
+const gateway = new ProxyGateway({route: (family) => ({targets: targets(family), timeouts})})
 const {results} = gateway
 
 const FAMILIES: Record<Family, {path: (stream: boolean) => string; body: (stream: boolean) => unknown}> = {
@@ -69,6 +73,7 @@ beforeAll(async () => {
 afterEach(() => {
   results.length = 0
   sim.faults.clear()
+  timeouts = TIMEOUTS
 })
 
 afterAll(async () => {
@@ -109,7 +114,7 @@ describe('a non-stream 200 whose body stalls after its headers (sim fault `stall
     expect(JSON.parse(text)).toBeTypeOf('object')
     expect(result).toMatchObject({status: 200, provider: `alt-${family}`, fallback: true})
     expect(result.error).toMatch(
-      /^fell back after: up-\S+: upstream answered 200, then its body failed before the first byte: upstream silent for 300 ms \(idle timeout\)/,
+      /^fell back after: up-\S+: upstream answered 200, then its body failed before the first byte: read timed out: upstream silent for 300 ms \(idle timeout\)/,
     )
     expect(result.usage?.outputTokens).toBeGreaterThan(0)
     expect(breakers.snapshotOf('up').state).toBe('open')
@@ -341,4 +346,116 @@ describe('an upstream error event mid-stream (issue 25, item 3)', () => {
       expect(row.outputTokens).toBeGreaterThan(0)
     },
   )
+})
+
+/**
+ * OpenCode 1.18.33's retry patterns for an error that is not an HTTP status, such as a stream's
+ * error event: read from its binary (`strings opencode | grep econnreset`, the list `Rd` of
+ * `function ga`), the ones a network failure or a timeout would match.
+ */
+const OPENCODE_RETRIED = [
+  /429|500|502|503|504|524/i,
+  /overloaded|service unavailable|service_unavailable|service-unavailable|internal error|internal_error|internal server error|server error|server_error|server-error|provider returned error|provider_returned_error|provider-returned-error/i,
+  /terminated|fetch failed|failed to fetch|network[-_\s]error|upstream connect|connection error|connection refused|connection lost|socket connection was closed|socket hang up|reset before headers|getaddrinfo|enotfound|eai_again|econnrefused|econnreset|etimedout/i,
+  /^timeout$|\b(?:request|response|connection|network|stream|read) (?:timeout|timed out|time out)\b/i,
+]
+
+/** The message of a stream's last event (its error event), in any of the four families' shapes. */
+function lastEventMessage(text: string): string {
+  const lines = text.split('\n').filter((line) => line.startsWith('data: '))
+  const body = JSON.parse(lines.at(-1)!.slice('data: '.length)) as {
+    message?: string
+    error?: {message?: string}
+  }
+  return body.error?.message ?? body.message ?? ''
+}
+
+describe('a stream cut or silent mid-answer (audit58 finding 1)', () => {
+  const cases = [
+    {name: 'cut', fault: 'reset,chunk-delay=20', words: /closed by upstream/},
+    {
+      name: 'silent past the idle timeout',
+      fault: 'chunk-delay=3000',
+      words: /upstream silent for 300 ms \(idle timeout\)/,
+    },
+  ]
+  const routes: {entrance: Family; upstream: Family}[] = [
+    ...families.map((f) => ({entrance: f, upstream: f})),
+    // OpenCode's own entrance on an OpenAI-compatible server
+    {entrance: 'messages', upstream: 'chat'},
+  ]
+  for (const c of cases)
+    it.each(routes)(
+      `${c.name}, $entrance entrance on $upstream: the last event's words are ones OpenCode retries`,
+      async ({entrance, upstream}) => {
+        const provider = simProvider(`up-${upstream}`, upstream)
+        targets = () => [entrance === upstream ? {provider} : {provider, translate: true}]
+        const {res, text, result} = await send(entrance, true, {'x-sim-fault': c.fault})
+        expect(res.status).toBe(200)
+        const message = lastEventMessage(text)
+        // the detail stays
+        expect(message).toMatch(/^up-\S+: stream /)
+        expect(message).toMatch(c.words)
+        expect(OPENCODE_RETRIED.some((pattern) => pattern.test(message))).toBe(true)
+        expect(result).toMatchObject({status: 200, broken: true})
+      },
+    )
+})
+
+describe("a pass-through stream's headers, then nothing (sim fault `stall`, audit58 finding 2)", () => {
+  it.each(families)('%s: the row says no body byte went, the client gets the error event', async (family) => {
+    targets = (f) => [{provider: simProvider(`up-${f}`, f)}]
+    const {res, text, result} = await send(family, true, {'x-sim-fault': 'stall'})
+    expect(res.status).toBe(200)
+    expect(result).toMatchObject({status: 200, broken: true, ttfbMs: null})
+    expect(result.error).toBe(
+      `up-${family}: stream sent its headers, then nothing: read timed out: upstream silent for 300 ms (idle timeout)`,
+    )
+    expect(lastEventMessage(text)).toBe(result.error)
+  })
+})
+
+describe('an answer not streamed waits for its headers up to the idle timeout (audit58 finding 3)', () => {
+  // (undici's header timer ticks in steps of about half a second: the delays leave room for it)
+  const slow = {connectMs: 1_000, firstByteMs: 500, idleMs: 3_000}
+
+  it.each(families)('%s: a JSON answer slower than the first-byte timeout is answered', async (family) => {
+    timeouts = slow
+    targets = (f) => [{provider: simProvider(`up-${f}`, f)}]
+    const {res, text, result} = await send(family, false, {'x-sim-fault': 'delay=2000'})
+    expect(res.status).toBe(200)
+    expect(JSON.parse(text)).toBeTypeOf('object')
+    expect(result.error).toBeNull()
+    expect(result.usage?.outputTokens).toBeGreaterThan(0)
+  })
+
+  it('messages entrance translated to chat: answered too', async () => {
+    timeouts = slow
+    targets = () => [{provider: simProvider('up-chat', 'chat'), translate: true}]
+    const {res, result} = await send('messages', false, {'x-sim-fault': 'delay=2000'})
+    expect(res.status).toBe(200)
+    expect(result.error).toBeNull()
+  })
+
+  it.each(families)('%s: a stream as slow gets the 504 at the first-byte timeout', async (family) => {
+    timeouts = slow
+    targets = (f) => [{provider: simProvider(`up-${f}`, f)}]
+    const {res, text, result} = await send(family, true, {'x-sim-fault': 'delay=2000'})
+    expect(res.status).toBe(504)
+    expect(inShape(family, 504, text)).toBe(true)
+    expect(text).toContain(`up-${family}: no answer within 500 ms (first-byte timeout)`)
+    expect(result.status).toBe(504)
+  })
+
+  it('a JSON answer slower than the idle timeout gets the 504 naming it', async () => {
+    timeouts = slow
+    targets = (f) => [{provider: simProvider(`up-${f}`, f)}]
+    const {res, text, result} = await send('messages', false, {'x-sim-fault': 'delay=5000'})
+    expect(res.status).toBe(504)
+    expect(inShape('messages', 504, text)).toBe(true)
+    expect(text).toContain('up-messages: no answer within 3000 ms (idle timeout')
+    expect(result.error).toMatch(
+      /no answer within 3000 ms \(idle timeout: the wait of a request not streamed\)$/,
+    )
+  })
 })
