@@ -443,7 +443,7 @@ describe('policies (gateway stopped: the state file)', () => {
     expect(show.stdout).toContain('routes:\n  chat -> corp\n  messages -> sim-messages:claude-sim\n')
     // a request not streamed waits for its answer up to the idle timeout (daemon/router/pools.ts)
     expect(show.stdout).toMatch(
-      /timeouts: +connect 5000 ms, first byte 120000 ms \(a stream's; a request not streamed waits for its answer up to the idle timeout\), idle 300000 ms/,
+      /timeouts: +connect 5000 ms, first byte 120000 ms \(a stream's; a request not streamed waits for its answer at its last target up to the idle timeout\), idle 300000 ms/,
     )
     const showJson = json(await cli(['policies', 'show', 'team-a', '--json']))
     expect(showJson).toEqual({

@@ -56,7 +56,7 @@ export default class PoliciesShow extends BaseCommand {
 function timeoutsLine(timeouts: TimeoutSettings): string {
   const firstByte =
     timeouts.idleMs > timeouts.firstByteMs
-      ? `first byte ${timeouts.firstByteMs} ms (a stream's; a request not streamed waits for its answer up to the idle timeout)`
+      ? `first byte ${timeouts.firstByteMs} ms (a stream's; a request not streamed waits for its answer at its last target up to the idle timeout)`
       : `first byte ${timeouts.firstByteMs} ms`
   return `connect ${timeouts.connectMs} ms, ${firstByte}, idle ${timeouts.idleMs} ms`
 }

@@ -377,8 +377,10 @@ export async function proxyRequest(
   const env = options.env ?? process.env
   const pools = options.pools ?? defaultPools()
   const prepared = prepare(request)
-  // a request not streamed waits for its answer's headers up to the idle timeout (./pools.ts)
-  const headersTimeout = answerWaitMs(options.timeouts, prepared.stream)
+  // A request not streamed waits for its answer's headers up to the idle timeout (./pools.ts)
+  // from the request's last target: one with another target after it goes on at the first-byte
+  // timeout, as the policy asks; a count of tokens is answered at once by a live upstream.
+  const answerWait = answerWaitMs(options.timeouts, prepared.stream || COUNT_TOKENS.test(request.url))
   const attempts: ProxyAttempt[] = []
   const result: ProxyResult = {
     status: 0,
@@ -1020,6 +1022,8 @@ export async function proxyRequest(
     // (a relay that honours the client's idempotency key would answer the resend with the empty
     // answer it kept)
     if (again) for (const name of Object.keys(headers)) if (name.includes('idempotency')) delete headers[name]
+    // (no other target after this one: an answer not streamed may wait up to the idle timeout)
+    const lastTarget = !(options.fallbacks && canTryAfter(targets, i))
     let upstream
     try {
       upstream = await pools.get(origin, options.timeouts).request({
@@ -1031,7 +1035,7 @@ export async function proxyRequest(
         // block the next request on that keep-alive connection. Such requests get their own.
         reset: body.length > RESET_BODY_BYTES,
         signal: clientGone as unknown as EventEmitter,
-        headersTimeout,
+        headersTimeout: lastTarget ? answerWait : undefined,
       })
     } catch (error) {
       if (clientGone.aborted) {
@@ -1039,7 +1043,7 @@ export async function proxyRequest(
         return false
       }
       return failed(
-        `${provider.name}: ${describeError(error, options.timeouts, prepared.stream)}`,
+        `${provider.name}: ${describeError(error, options.timeouts, !(lastTarget && answerWait !== undefined))}`,
         isSilence(error),
       )
     }
@@ -1603,7 +1607,7 @@ export async function proxyRequest(
             body: again,
             reset: again.length > RESET_BODY_BYTES,
             signal: clientGone as unknown as EventEmitter,
-            headersTimeout,
+            headersTimeout: lastTarget ? answerWait : undefined,
           })
         } catch (error) {
           relayed = continuationFailed(relayContext, target, paused, error)

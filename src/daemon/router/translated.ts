@@ -322,7 +322,7 @@ export function continuationFailed(
     target.breaker?.release()
     return undefined
   }
-  const message = `${target.provider.name}: the continuation of a paused turn failed: ${describeError(error, ctx.timeouts, ctx.result.stream)}`
+  const message = `${target.provider.name}: the continuation of a paused turn failed: ${describeError(error, ctx.timeouts, ctx.result.stream || ctx.canFallBack === true)}`
   if (!paused.translator) return {failedBeforeFirstByte: message, silent: isSilence(error)}
   target.breaker?.recordFailure(message)
   endAsItIs(ctx, paused.translator, message)
