@@ -404,11 +404,13 @@ export async function proxyRequest(
    * translated.ts `AnsweredNothing`; a translated stream that failed while its start was held,
    * after a usage-only chunk), summed per provider and model (keyed by both, JSON).
    */
-  const unseen = new Map<string, {provider: string | null; model: string | null; usage: Usage}>()
+  // (made by the first try whose usage the client never got: most requests have none)
+  let unseen: Map<string, {provider: string | null; model: string | null; usage: Usage}> | undefined
   /** Moves the usage of the try that just failed or answered nothing into {@link unseen}. */
   const keepUnseen = (): void => {
     if (result.usage) {
       const key = JSON.stringify([result.provider, result.model])
+      unseen ??= new Map()
       const kept = unseen.get(key)
       unseen.set(key, {
         provider: result.provider,
@@ -425,14 +427,15 @@ export async function proxyRequest(
     // same provider and model are the row's (a resend's answer, a 5xx after it with none after);
     // another's (a fallback's answer) would put them on the wrong line and price, so the row says
     // them in words instead (a store row holds one provider and model: review67 #2)
-    for (const kept of unseen.values()) {
-      if (kept.provider === result.provider && kept.model === result.model)
-        result.usage = addBilled(result.usage, kept.usage)
-      else {
-        const note = unseenNote(kept.provider, kept.model, kept.usage, result.provider, result.model)
-        result.error = result.error ? `${result.error}; ${note}` : note
+    if (unseen)
+      for (const kept of unseen.values()) {
+        if (kept.provider === result.provider && kept.model === result.model)
+          result.usage = addBilled(result.usage, kept.usage)
+        else {
+          const note = unseenNote(kept.provider, kept.model, kept.usage, result.provider, result.model)
+          result.error = result.error ? `${result.error}; ${note}` : note
+        }
       }
-    }
     // whatever the outcome, the row says what went again and how
     if (adapted.length > 0) result.error = [result.error, ...adapted].filter(Boolean).join('; ')
     return result
@@ -1035,7 +1038,8 @@ export async function proxyRequest(
         // block the next request on that keep-alive connection. Such requests get their own.
         reset: body.length > RESET_BODY_BYTES,
         signal: clientGone as unknown as EventEmitter,
-        headersTimeout: lastTarget ? answerWait : undefined,
+        // (the key only when set: undici's request options as they were for every other request)
+        ...(lastTarget && answerWait !== undefined ? {headersTimeout: answerWait} : {}),
       })
     } catch (error) {
       if (clientGone.aborted) {
@@ -1607,7 +1611,7 @@ export async function proxyRequest(
             body: again,
             reset: again.length > RESET_BODY_BYTES,
             signal: clientGone as unknown as EventEmitter,
-            headersTimeout: lastTarget ? answerWait : undefined,
+            ...(lastTarget && answerWait !== undefined ? {headersTimeout: answerWait} : {}),
           })
         } catch (error) {
           relayed = continuationFailed(relayContext, target, paused, error)
