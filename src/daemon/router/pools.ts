@@ -73,7 +73,9 @@ export class UpstreamPools {
  * `/responses/compact`), a JSON summary, Claude Code's non-streaming fallback with a large
  * `max_tokens` may legitimately take minutes, and a 504 at the first-byte timeout would have its
  * client send the whole request again (direct, the Anthropic and OpenAI SDKs wait 10 minutes).
- * Given to undici per request (`headersTimeout`), not as a pool of its own.
+ * Given to undici per request (`headersTimeout`), not as a pool of its own, and by proxy.ts only
+ * at a request's last target (with another target left the policy's first-byte timeout sends it
+ * on) and never for a count of tokens (`stream` true there: a live upstream answers at once).
  */
 export function answerWaitMs(timeouts: TimeoutSettings, stream: boolean): number | undefined {
   return stream || timeouts.idleMs <= timeouts.firstByteMs ? undefined : timeouts.idleMs
