@@ -488,5 +488,19 @@ describe('providers add from a preset', () => {
       baseUrl: 'http://127.0.0.1:11434/v1',
       about: 'Ollama on this machine',
     })
+    // xAI's Responses API by default (its chat completions carry no reasoning), chat under its own name
+    expect(listed.presets.find((p) => p.name === 'xai')).toMatchObject({
+      family: 'responses',
+      baseUrl: 'https://api.x.ai/v1',
+    })
+    expect(listed.presets.find((p) => p.name === 'xai-chat')).toMatchObject({
+      family: 'chat',
+      baseUrl: 'https://api.x.ai/v1',
+    })
+    const chat = await runCli(['providers', 'add', 'grok', '--preset', 'xai', '--family', 'chat'], {
+      home: home.home,
+    })
+    expect(chat.exitCode).toBe(2)
+    expect(chat.stderr).toContain('For chat: --preset xai-chat')
   })
 })

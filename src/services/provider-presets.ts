@@ -163,7 +163,24 @@ export const PROVIDER_PRESETS: readonly ProviderPreset[] = [
     keyEnv: 'MISTRAL_API_KEY',
     about: 'Mistral AI',
   },
-  {name: 'xai', family: 'chat', baseUrl: 'https://api.x.ai/v1', keyEnv: 'XAI_API_KEY', about: 'xAI (Grok)'},
+  // xAI's Responses API: its reasoning models' thinking comes back only there, as a reasoning item
+  // with `encrypted_content` the next turn sends back (xAI's docs call chat completions deprecated and
+  // return no reasoning content on it; without it Grok 4.7 stops reasoning from about the third round
+  // and loops: codex-router #888, pi PR #8124). `xai-chat` for a setup that wants chat completions.
+  {
+    name: 'xai',
+    family: 'responses',
+    baseUrl: 'https://api.x.ai/v1',
+    keyEnv: 'XAI_API_KEY',
+    about: "xAI's Responses API (Grok)",
+  },
+  {
+    name: 'xai-chat',
+    family: 'chat',
+    baseUrl: 'https://api.x.ai/v1',
+    keyEnv: 'XAI_API_KEY',
+    about: "xAI's chat completions (Grok; deprecated by xAI, no reasoning carried)",
+  },
   {
     name: 'together',
     family: 'chat',
