@@ -276,6 +276,14 @@ class ClientGone {
     return this
   }
 
+  /**
+   * The client's leaving no longer aborts the upstream request under way (its listeners, undici's,
+   * are let go): `listener` is told instead (a JSON answer read to its end for its usage: relay.ts).
+   */
+  tellInstead(listener: () => void): void {
+    this.listeners = [listener]
+  }
+
   abort(reason: unknown): void {
     if (this.aborted) return
     this.aborted = true
