@@ -102,6 +102,14 @@ describe('BudgetBook: the reservation race', () => {
     expect(b.views()[0]).toMatchObject({spent: 0.0022, reserved: 0})
   })
 
+  it("a request's billed tries of another provider (rows of their own) count with its row, the reservation released once", () => {
+    const {b} = book([record({limit: 1})])
+    const a = b.admit(who, estimate)!
+    b.settle(a.reservations, entry(NOW, 100, 100), [{...entry(NOW, 1000, 0), provider: 'q', status: 502}])
+    // $0.0011 answered + $0.001 billed for the try, nothing held
+    expect(b.views()[0]).toMatchObject({spent: 0.0021, reserved: 0})
+  })
+
   it('without reservations many would pass; with them the overshoot is bounded by the last one let through', () => {
     const {b} = book([record({limit: 0.01})])
     let spent = 0

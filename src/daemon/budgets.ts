@@ -231,8 +231,26 @@ export class BudgetBook {
     return cost ?? 0
   }
 
-  /** Releases the reservations of a finished request and counts what it really used. */
-  settle(reservations: readonly Reservation[], entry: LogEntry): void {
+  /**
+   * Releases the reservations of a finished request and counts what it really used: its row
+   * (`entry`), and the rows of its tries whose answers the client never got but their upstream
+   * billed (`tries`: ./router/log-entry.ts `billedTryEntries`).
+   */
+  settle(reservations: readonly Reservation[], entry: LogEntry, tries?: readonly LogEntry[]): void {
+    for (const r of reservations) {
+      const l = r.live
+      // a request of a period that has ended since: that period's count is gone
+      if (l.start !== r.start) continue
+      l.reserved = Math.max(l.reserved - r.amount, 0)
+      l.holding = Math.max(l.holding - 1, 0)
+      if (l.holding === 0) l.reserved = 0 // no float residue once nothing is under way
+    }
+    if (tries) for (const tried of tries) this.count(reservations, tried)
+    this.count(reservations, entry)
+  }
+
+  /** Counts a finished request's row in the periods its reservations were made in. */
+  private count(reservations: readonly Reservation[], entry: LogEntry): void {
     const tokens = {
       // usage counts as input what was neither read from nor written to the cache
       inputTokens: Math.max(entry.inputTokens - entry.cacheReadTokens - entry.cacheCreationTokens, 0),
@@ -246,13 +264,9 @@ export class BudgetBook {
       tokens.inputTokens + tokens.outputTokens + tokens.cacheReadTokens + tokens.cacheCreationTokens
     for (const r of reservations) {
       const l = r.live
-      // a request of a period that has ended since: that period's count is gone
-      if (l.start !== r.start) continue
-      l.reserved = Math.max(l.reserved - r.amount, 0)
-      l.holding = Math.max(l.holding - 1, 0)
-      if (l.holding === 0) l.reserved = 0 // no float residue once nothing is under way
-      // a request logged in the previous period (it arrived before the reset) is not this one's
-      if (entry.time < l.start || used === 0) continue
+      // a request of a period that has ended since: that period's count is gone; a request logged
+      // in the previous period (it arrived before the reset) is not this one's
+      if (l.start !== r.start || entry.time < l.start || used === 0) continue
       l.counter.add(entry.provider, entry.model, tokens)
       this.tell(l)
     }

@@ -238,7 +238,7 @@ const SENT_AGAIN = `up-gemini: ${EMPTY_ANSWER}: the request went again once, uns
  */
 const unseenBy = (tokens: number): RegExp =>
   new RegExp(
-    `up-gemini/up billed ${tokens} input tokens for what the client never got \\(not counted in this row, which is up-gemini-b/up's\\)`,
+    `up-gemini/up billed ${tokens} input tokens for what the client never got \\(counted in a row of its own, not in this one, which is up-gemini-b/up's\\)`,
   )
 
 describe("Gemini's empty STOP, translated: sent again once", () => {
@@ -516,8 +516,17 @@ describe("Gemini's empty STOP, translated: twice, or after thoughts", () => {
     expect(result).toMatchObject({status: 200, provider: 'up-gemini', model: 'gemini-b', fallback: true})
     expect(result!.usage).toMatchObject({inputTokens: 900, outputTokens: 8})
     expect(result!.error).toMatch(
-      /up-gemini\/gemini-a billed 1800 input tokens for what the client never got \(not counted in this row, which is up-gemini\/gemini-b's\)/,
+      /up-gemini\/gemini-a billed 1800 input tokens for what the client never got \(counted in a row of its own, not in this one, which is up-gemini\/gemini-b's\)/,
     )
+    // (that row: gemini-a's, of the first target)
+    expect(result!.billedTries).toMatchObject([
+      {
+        provider: 'up-gemini',
+        model: 'gemini-a',
+        usage: {inputTokens: 1800, outputTokens: 0},
+        fallback: false,
+      },
+    ])
   })
 
   it.each([

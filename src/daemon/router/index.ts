@@ -12,7 +12,7 @@ import type {BreakerSnapshot} from '../../gateway/events.js'
 import type {Clock} from './breaker.js'
 import {BreakerRegistry} from './breaker.js'
 import type {RequestIdentity} from './log-entry.js'
-import {logEntryFor} from './log-entry.js'
+import {billedTryEntries, logEntryFor} from './log-entry.js'
 import {resolveTargets, RouteError, upstreamModel} from '../../gateway/policy.js'
 import type {Admission, BudgetBook} from '../budgets.js'
 import {BudgetExceededError, estimateFromFacts, estimateRequest} from '../budgets.js'
@@ -206,9 +206,17 @@ export class Router {
       result.error = result.error ? `${admission.fallback.reason} ${result.error}` : admission.fallback.reason
     }
     const entry = logEntryFor(input.family, identity, result, time)
-    if (admission) book!.settle(admission.reservations, entry)
+    // (the tries of other providers whose answers the client never got but which were billed: a
+    // row each, of their provider and model; most requests have none)
+    const tries = result.billedTries ? billedTryEntries(input.family, identity, result, time) : undefined
+    if (admission) book!.settle(admission.reservations, entry, tries)
     this.options.logStore?.append(entry)
     emitGatewayEvent({type: 'request', entry})
+    if (tries)
+      for (const tried of tries) {
+        this.options.logStore?.append(tried)
+        emitGatewayEvent({type: 'request', entry: tried})
+      }
     return result
   }
 

@@ -47,3 +47,46 @@ export function logEntryFor(
     broken: result.broken,
   }
 }
+
+/**
+ * The rows of a request's tries whose upstream billed an answer the client never got, of another
+ * provider or model than its own row (ProxyResult `billedTries`): one each, so that the hourly
+ * roll-up and `gwctl usage` count their tokens under that provider and model, at its prices (a
+ * row holds one). Each is a 502 (an answer the gateway could not give the client: it went on to
+ * the next target), at the request's time, with no request id (the client saw none of it), and,
+ * as any row, counts as a request: one the gateway sent that upstream, which billed it.
+ */
+export function billedTryEntries(
+  entrance: Family,
+  identity: RequestIdentity,
+  result: ProxyResult,
+  time: number = Date.now() - result.latencyMs,
+): LogEntry[] {
+  const tries = result.billedTries
+  if (!tries) return []
+  return tries.map((tried) => ({
+    time,
+    agentId: identity.agentId,
+    keyPrefix: identity.keyPrefix,
+    policyId: identity.policyId,
+    entrance,
+    requestedModel: result.requestedModel,
+    provider: tried.provider,
+    model: tried.model,
+    status: 502,
+    fallback: tried.fallback,
+    inputTokens: tried.usage.inputTokens,
+    outputTokens: tried.usage.outputTokens,
+    cacheReadTokens: tried.usage.cacheReadTokens,
+    cacheCreationTokens: tried.usage.cacheCreationTokens,
+    cache1hTokens: tried.usage.cache1hTokens ?? 0,
+    reasoningTokens: tried.usage.reasoningTokens,
+    latencyMs: Math.round(tried.latencyMs * 100) / 100,
+    ttfbMs: null,
+    error: tried.error,
+    project: identity.project,
+    requestId: null,
+    upstreamFamily: tried.upstreamFamily ?? null,
+    broken: false,
+  }))
+}

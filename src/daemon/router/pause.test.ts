@@ -286,6 +286,32 @@ describe('a paused turn continued, where it goes wrong', () => {
     const alone = await ask('search fail-529', false)
     expect(alone.status).toBe(502)
     expect(breakers.snapshotOf('up').consecutiveFailures).toBe(1)
+    // the row keeps the usage of the call that paused (the upstream bills it), as a stream's does
+    const row = await lastResult()
+    expect(row.status).toBe(502)
+    expect(row.usage).toMatchObject({inputTokens: 10, outputTokens: 5})
+  })
+
+  it("a JSON answer whose continuation cannot be sent (the connection reset), no other target: a 502 row with the paused call's usage", async () => {
+    const {status} = await ask('search reset', false)
+    expect(status).toBe(502)
+    const result = await lastResult()
+    expect(result.error).toContain('up: the continuation of a paused turn failed:')
+    expect(result.usage).toMatchObject({inputTokens: 10, outputTokens: 5})
+  })
+
+  it("the client leaving during a JSON answer's continuation: a 499 row with the paused call's usage", async () => {
+    const controller = new AbortController()
+    const asked = ask('search hold', false, {signal: controller.signal}).catch((e: unknown) => e)
+    for (let i = 0; i < 200 && calls.length < 2; i++) await new Promise((r) => setTimeout(r, 10))
+    expect(calls).toHaveLength(2)
+    controller.abort()
+    await asked
+    await heldClosed
+    const result = await lastResult()
+    expect(result).toMatchObject({status: 499, clientAborted: true})
+    expect(result.usage).toMatchObject({inputTokens: 10, outputTokens: 5})
+    expect(breakers.snapshotOf('up').consecutiveFailures).toBe(0)
   })
 
   it("a JSON answer whose continuation is rate limited (429), no other target: that 429 in the client's shape, its wait, no breaker failure", async () => {

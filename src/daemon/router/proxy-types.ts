@@ -132,6 +132,30 @@ export interface ProxyResult {
    * `UsageTap.toolCallFaults`): learned per provider and model.
    */
   toolCallFaults?: ToolCallFaults
+  /**
+   * Tries of another provider or model than the row's whose upstream billed an answer the client
+   * never got (an empty answer, a translated stream that failed while its start was held, a paused
+   * JSON turn's calls before its continuation failed): each is logged as a row of its own
+   * (./log-entry.ts `billedTryEntries`), so that `gwctl usage` counts its tokens under its
+   * provider and model, at its prices.
+   */
+  billedTries?: BilledTry[]
+}
+
+/** A try the client never got the answer of, which its upstream billed (ProxyResult `billedTries`). */
+export interface BilledTry {
+  provider: string | null
+  model: string | null
+  /** What the upstream reported for it, summed over the tries of that provider and model. */
+  usage: Usage
+  /** Why the client never got it (the try's failure), and whose row holds the client's answer. */
+  error: string
+  /** The try was of a target other than the policy's first. */
+  fallback: boolean
+  /** The family its upstream speaks, when it was translated. */
+  upstreamFamily?: Family
+  /** Milliseconds from the request's start to the try's end. */
+  latencyMs: number
 }
 
 /** The result of a request the gateway answered itself, before any upstream was tried. */

@@ -605,17 +605,17 @@ describe('chat streams and client aborts', () => {
     }
   })
 
-  it("a client that leaves after the upstream's headers, before a JSON answer's first byte: a 499 row, as before any answer", async () => {
-    let upstreamClosedEarly: () => void = () => undefined
-    const closed = new Promise<void>((resolve) => (upstreamClosedEarly = resolve))
+  it("a client that leaves after the upstream's headers, before a JSON answer's first byte: a 499 row, as before any answer, with the answer's usage", async () => {
+    // (the answer is read on to its end for its usage, which the upstream bills: not aborted)
+    let upstreamClosed: (ended: boolean) => void = () => undefined
+    const closed = new Promise<boolean>((resolve) => (upstreamClosed = resolve))
     const upstream = await startUpstream(async (_req, res) => {
-      res.on('close', () => {
-        if (!res.writableEnded) upstreamClosedEarly()
-      })
+      res.on('close', () => upstreamClosed(res.writableEnded))
       res.writeHead(200, {'content-type': 'application/json'})
       res.flushHeaders()
       await sleep(1_500)
-      if (!res.destroyed) res.end(JSON.stringify({id: 'c1', choices: []}))
+      if (!res.destroyed)
+        res.end(JSON.stringify({id: 'c1', choices: [], usage: {prompt_tokens: 7, completion_tokens: 2}}))
     })
     try {
       route = (family) => ({targets: [{provider: provider('slow', family, upstream.origin)}]})
@@ -628,9 +628,10 @@ describe('chat streams and client aborts', () => {
       // (the client has no response yet: its head goes with the first body byte)
       setTimeout(() => controller.abort(), 300)
       await expect(answer).rejects.toThrow()
-      await closed
+      expect(await closed).toBe(true)
       const [result] = await gateway.settled(1)
       expect(result).toMatchObject({status: 499, clientAborted: true, error: 'client closed the connection'})
+      expect(result!.usage).toMatchObject({inputTokens: 7, outputTokens: 2})
     } finally {
       upstream.close()
     }

@@ -32,7 +32,14 @@ import {asksSafeguards, withoutSafeguards} from './safeguards.js'
 import {isClaudeModel, ownModelsOnly, withoutCacheTtl} from './cache-ttl.js'
 import {holdsDeferral, withDeferredToolsLoaded} from '../../protocols/deferred-tools.js'
 import {classifierThinkingOff, holdsClassifierPrompt} from '../../protocols/classifier.js'
-import type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget} from './proxy-types.js'
+import type {
+  BilledTry,
+  ProxyAttempt,
+  ProxyOptions,
+  ProxyRequest,
+  ProxyResult,
+  ProxyTarget,
+} from './proxy-types.js'
 import {isAnthropicApi, sendsBillingLine, withoutBillingBlock} from './billing-line.js'
 import {
   azureProvider,
@@ -95,7 +102,14 @@ export {sendFamilyError} from './error-shape.js'
 export {defaultPools, UpstreamPools} from './pools.js'
 export {upstreamPath} from '../../gateway/upstream-path.js'
 export {gatewayAnswered} from './proxy-types.js'
-export type {ProxyAttempt, ProxyOptions, ProxyRequest, ProxyResult, ProxyTarget} from './proxy-types.js'
+export type {
+  BilledTry,
+  ProxyAttempt,
+  ProxyOptions,
+  ProxyRequest,
+  ProxyResult,
+  ProxyTarget,
+} from './proxy-types.js'
 export {topLevelFields} from './request-body.js'
 
 type TranslateModule = typeof TranslateModuleNs
@@ -276,6 +290,14 @@ class ClientGone {
     return this
   }
 
+  /**
+   * The client's leaving no longer aborts the upstream request under way (its listeners, undici's,
+   * are let go): `listener` is told instead (a JSON answer read to its end for its usage: relay.ts).
+   */
+  tellInstead(listener: () => void): void {
+    this.listeners = [listener]
+  }
+
   abort(reason: unknown): void {
     if (this.aborted) return
     this.aborted = true
@@ -286,10 +308,20 @@ class ClientGone {
   }
 }
 
+/** A provider and model as the log's notes name them (`provider/model`). */
+const named = (p: string | null, m: string | null): string => (m ? `${p ?? ''}/${m}` : (p ?? 'none'))
+
+/** A usage's tokens in words: its input, and its output when there is any. */
+const tokensSaid = (usage: Usage): string =>
+  usage.outputTokens > 0
+    ? `${usage.inputTokens} input and ${usage.outputTokens} output tokens`
+    : `${usage.inputTokens} input tokens`
+
 /**
  * The log row's note on the usage of tries the client never saw (an empty answer, a translated
  * stream that failed while its start was held) of another provider or model than the row's: the
- * tokens said in words, not counted under the row's provider and model (review67 #2).
+ * tokens said in words, counted in a row of their own under that provider and model (review67 #2;
+ * ProxyResult `billedTries`), not under the row's.
  */
 function unseenNote(
   provider: string | null,
@@ -298,12 +330,17 @@ function unseenNote(
   rowProvider: string | null,
   rowModel: string | null,
 ): string {
-  const named = (p: string | null, m: string | null): string => (m ? `${p ?? ''}/${m}` : (p ?? 'none'))
-  const tokens =
-    usage.outputTokens > 0
-      ? `${usage.inputTokens} input and ${usage.outputTokens} output tokens`
-      : `${usage.inputTokens} input tokens`
-  return `${named(provider, model)} billed ${tokens} for what the client never got (not counted in this row, which is ${named(rowProvider, rowModel)}'s)`
+  return `${named(provider, model)} billed ${tokensSaid(usage)} for what the client never got (counted in a row of its own, not in this one, which is ${named(rowProvider, rowModel)}'s)`
+}
+
+/** The `error` of a billed try's own row: why the client never got it, and whose row has its answer. */
+function billedTryError(
+  why: string | undefined,
+  usage: Usage,
+  rowProvider: string | null,
+  rowModel: string | null,
+): string {
+  return `${why ? `${why}; ` : ''}billed ${tokensSaid(usage)} for what the client never got (its request's answer is in the row of ${named(rowProvider, rowModel)})`
 }
 
 /**
@@ -405,9 +442,12 @@ export async function proxyRequest(
    * after a usage-only chunk), summed per provider and model (keyed by both, JSON).
    */
   // (made by the first try whose usage the client never got: most requests have none)
-  let unseen: Map<string, {provider: string | null; model: string | null; usage: Usage}> | undefined
-  /** Moves the usage of the try that just failed or answered nothing into {@link unseen}. */
-  const keepUnseen = (): void => {
+  let unseen: Map<string, Omit<BilledTry, 'error'> & {why?: string}> | undefined
+  /**
+   * Moves the usage of the try that just failed (`why`) or answered nothing into {@link unseen},
+   * with what its own row would need should it be of another provider or model than the answer's.
+   */
+  const keepUnseen = (why?: string): void => {
     if (result.usage) {
       const key = JSON.stringify([result.provider, result.model])
       unseen ??= new Map()
@@ -416,6 +456,10 @@ export async function proxyRequest(
         provider: result.provider,
         model: result.model,
         usage: addBilled(kept?.usage ?? null, result.usage),
+        why: why ?? kept?.why,
+        fallback: result.fallback,
+        ...(result.upstreamFamily ? {upstreamFamily: result.upstreamFamily} : {}),
+        latencyMs: performance.now() - started,
       })
     }
     result.usage = null
@@ -425,8 +469,9 @@ export async function proxyRequest(
     // The row's tokens count under its provider and model (the hourly roll-up, `gwctl usage`, the
     // cost estimate at that model's prices): an unseen answer's go into its usage only when the
     // same provider and model are the row's (a resend's answer, a 5xx after it with none after);
-    // another's (a fallback's answer) would put them on the wrong line and price, so the row says
-    // them in words instead (a store row holds one provider and model: review67 #2)
+    // another's (a fallback's answer) would put them on the wrong line and price, so they go in a
+    // row of their own, of their provider and model (a store row holds one: review67 #2), and this
+    // row says them in words
     if (unseen)
       for (const kept of unseen.values()) {
         if (kept.provider === result.provider && kept.model === result.model)
@@ -434,6 +479,11 @@ export async function proxyRequest(
         else {
           const note = unseenNote(kept.provider, kept.model, kept.usage, result.provider, result.model)
           result.error = result.error ? `${result.error}; ${note}` : note
+          const {why, ...tried} = kept
+          ;(result.billedTries ??= []).push({
+            ...tried,
+            error: billedTryError(why, kept.usage, result.provider, result.model),
+          })
         }
       }
     // whatever the outcome, the row says what went again and how
@@ -979,7 +1029,7 @@ export async function proxyRequest(
       if (answered) target.breaker?.recordSuccess()
       else if (status === undefined || (status < 500 && status !== 429))
         target.breaker?.recordFailure(message)
-      keepUnseen()
+      keepUnseen(message)
       attempts.push({provider: provider.name, ...(status === undefined ? {} : {status}), error: message})
       result.error = message
       result.status = 0

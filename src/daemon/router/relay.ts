@@ -15,6 +15,7 @@ import type {ProxyResult, ProxyTarget} from './proxy-types.js'
 import {noWaitHelps} from './rate-limit.js'
 import {SecretRedactor} from './redact.js'
 import {createUsageTap} from './taps/index.js'
+import {MAX_TAPPED_JSON_BYTES} from './taps/tap.js'
 import {ToolCallNormaliser} from './tool-index.js'
 import type {StreamOutcome, UsageTap} from './taps/tap.js'
 
@@ -271,8 +272,11 @@ export interface RelayContext {
    */
   finishReasons?: boolean
   timeouts: TimeoutSettings
-  /** Set when the client left (or the caller aborted). */
-  clientGone: {readonly aborted: boolean}
+  /**
+   * Set when the client left (or the caller aborted). `tellInstead`: the client's leaving no longer
+   * aborts the upstream request; the listener is told instead.
+   */
+  clientGone: {readonly aborted: boolean; tellInstead?(listener: () => void): void}
   /**
    * Whether a failure of this attempt before its first byte can fall back to the next target (the
    * policy falls back and one is left); set by the proxy for each attempt.
@@ -442,6 +446,15 @@ export async function relay(
       process.nextTick(feedTap)
     }
   }
+  // A JSON answer whose client leaves before its end is read on to its end (bounded: what the tap
+  // keeps, and the idle timeout between chunks) for its usage, which the upstream bills: its row
+  // had none, the body dropped unread. The upstream request is no longer aborted when the client
+  // leaves; the body resumed instead, should it wait for the client's 'drain'. (One assignment for
+  // such an answer; a stream is aborted as before: its tap has read what came by then.)
+  const readOn = tapped && !sse && clientGone.tellInstead !== undefined && !clientGone.aborted
+  if (readOn) clientGone.tellInstead!(() => body.resume())
+  /** The JSON answer's bytes read after its client left (read on: {@link readOn}). */
+  let unsent = 0
   // 'data' events rather than `for await`: no Promise per chunk, and each chunk is written to
   // the client in the tick it arrives, before the usage tap reads it (the tap is off the
   // critical path). Backpressure: pause the upstream until the client drains.
@@ -471,6 +484,15 @@ export async function relay(
       if (chunks === undefined) return
       pending = undefined
       if (res.destroyed) {
+        if (readOn) {
+          // (the client gone: the rest is the tap's alone, up to what it keeps)
+          for (const chunk of chunks) {
+            unsent += chunk.length
+            ;(tap ??= createUsageTap(family, false)).feed(chunk)
+          }
+          if (unsent <= MAX_TAPPED_JSON_BYTES) return
+          body.destroy()
+        }
         resolve({error: new Error('client closed the connection')})
         return
       }
@@ -562,10 +584,12 @@ export async function relay(
   if (malformed) result.error = `${target.provider.name}: upstream answered ${status} with ${malformed}`
   // the client left after the upstream's headers, before the answer's first byte (an answer's head
   // goes with it, but a stream's): as the proxy records a client that left before an answer, a 499
-  if (!broken && !headed) {
+  // (with the usage of a JSON answer read on to its end); one that left during a JSON answer,
+  // read on so, keeps its status
+  if (!broken && (!headed || unsent > 0)) {
     result.clientAborted = true
     result.error = 'client closed the connection'
-    result.status = 499
+    if (!headed) result.status = 499
   }
   if (!broken) {
     if (outcome?.kind === 'truncated') {

@@ -304,6 +304,16 @@ const pausedNote = (provider: string): string =>
   `${provider} paused the turn (pause_turn) again after ${MAX_CONTINUATIONS} continuations: the client got it as it was`
 
 /**
+ * A JSON turn's calls that paused, on the row (`billed`, the sum the upstream reported: what it
+ * bills) before its continuation is answered: a continuation that fails or is refused, or whose
+ * client leaves, keeps them, as a stream's row does (`endAsItIs`). The proxy counts them with the
+ * try's usage (its `keepUnseen` for a failed try); an answer replaces them with every call's.
+ */
+function keepPausedUsage(result: RelayContext['result'], paused: PausedTurn): void {
+  if (!paused.translator && paused.billed !== undefined) result.usage = decodeMessagesUsage(paused.billed)
+}
+
+/**
  * The continuation of a paused turn could not be sent (a connect error, a timeout, the client
  * gone): a stream already begun ends with its protocol's error event; an answer not yet begun is
  * a failed try the proxy may take to the next target (it settles the breaker).
@@ -315,6 +325,7 @@ export function continuationFailed(
   error: unknown,
 ): FailedBeforeFirstByte | undefined {
   const {result} = ctx
+  keepPausedUsage(result, paused)
   if (ctx.clientGone.aborted) {
     result.clientAborted = true
     result.error = 'client closed the connection'
@@ -425,6 +436,7 @@ export async function relayTranslated(
   result.stream = translation.client.request.stream
   const redact = (text: string): string => (credential ? text.split(credential).join('[redacted]') : text)
 
+  if (paused) keepPausedUsage(result, paused)
   if (paused && status >= 400) {
     const refused = await continuationRefused(ctx, upstream, status, target, paused, redact)
     if (refused !== 'answer') return refused
@@ -1016,7 +1028,6 @@ async function continuationRefused(
   paused: PausedTurn,
   redact: (text: string) => string,
 ): Promise<FailedBeforeFirstByte | undefined | 'answer'> {
-  const {result} = ctx
   const provider = target.provider
   const failure = status >= 500 || status === 429
   if (!paused.translator) {
@@ -1037,7 +1048,6 @@ async function continuationRefused(
       const seconds = retryAfterFromMs(upstream.headers)
       if (seconds !== undefined) upstream.headers['retry-after'] = seconds
     }
-    if (paused.billed !== undefined) result.usage = decodeMessagesUsage(paused.billed)
     return 'answer'
   }
   let said: string

@@ -1,0 +1,144 @@
+/**
+ * A try whose upstream billed an answer the client never got, of another provider than the one
+ * that answered (Gemini's empty answer, twice, then a fallback's answer): its tokens go in a log row
+ * of their own, of that provider and model, which `gwctl usage --by provider` counts (review67 #2:
+ * they were in the answer's row's note only). Through the Router into logs.db, with a scripted
+ * Gemini upstream that answers nothing and a chat upstream that answers.
+ */
+import {createServer} from 'node:http'
+import type {AddressInfo} from 'node:net'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {tempHome} from '../../../test/helpers/cli.js'
+import {LogStore} from '../../store/log-store.js'
+import type {PolicyConfig, ProviderConfig} from '../../store/schema.js'
+import {Router} from './index.js'
+import type {Upstream} from './proxy-fixture.js'
+import {startUpstream} from './proxy-fixture.js'
+
+/** Gemini's empty answer (STOP, no part), whose prompt Google bills. */
+const EMPTY = {
+  candidates: [{content: {role: 'model'}, finishReason: 'STOP', index: 0}],
+  usageMetadata: {promptTokenCount: 900, totalTokenCount: 900},
+}
+const CHAT = {
+  id: 'c1',
+  object: 'chat.completion',
+  created: 1,
+  model: 'deepseek-chat',
+  choices: [{index: 0, message: {role: 'assistant', content: 'done'}, finish_reason: 'stop'}],
+  usage: {prompt_tokens: 700, completion_tokens: 9, total_tokens: 709},
+}
+
+let home: ReturnType<typeof tempHome>
+let store: LogStore
+let router: Router
+let gemini: Upstream
+let chat: Upstream
+let url: string
+let providers: ProviderConfig[]
+let policy: PolicyConfig
+
+beforeAll(async () => {
+  home = tempHome()
+  store = await LogStore.open(join(home.home, 'logs.db'))
+  router = new Router({logStore: store})
+  gemini = await startUpstream((_req, res) => {
+    res.writeHead(200, {'content-type': 'application/json'})
+    res.end(JSON.stringify(EMPTY))
+  })
+  chat = await startUpstream((_req, res) => {
+    res.writeHead(200, {'content-type': 'application/json'})
+    res.end(JSON.stringify(CHAT))
+  })
+  providers = [
+    {name: 'up-gemini', family: 'gemini', baseUrl: gemini.origin, credential: {secret: 'g-key'}},
+    {name: 'deepseek', family: 'chat', baseUrl: chat.origin, credential: {secret: 'd-key'}},
+  ]
+  policy = {
+    id: 'p',
+    routes: {
+      messages: [
+        {provider: 'up-gemini', model: 'gemini-2.5-pro', translate: true},
+        {provider: 'deepseek', model: 'deepseek-chat', translate: true},
+      ],
+    },
+    fallbacks: true,
+    breaker: {failureThreshold: 5, cooldownMs: 30_000},
+    timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 2_000},
+  }
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+    await router.route(
+      {
+        family: 'messages',
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+        policy,
+        providers,
+        identity: {agentId: 'agent-1', keyPrefix: null, policyId: 'p', project: null},
+      },
+      res,
+    )
+  })
+  server.listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return () => {
+    server.closeAllConnections()
+    server.close()
+  }
+})
+
+afterAll(async () => {
+  await router.close()
+  store.close()
+  gemini.close()
+  chat.close()
+  home.cleanup()
+})
+
+describe("a billed try of another provider than the answer's", () => {
+  it('is a row of its own in logs.db, of its provider and model, which `gwctl usage` counts there', async () => {
+    const res = await fetch(`${url}/v1/messages`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json'},
+      body: JSON.stringify({model: 'claude-x', max_tokens: 64, messages: [{role: 'user', content: 'hi'}]}),
+    })
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as {content: Array<{text: string}>}).content[0]!.text).toBe('done')
+    store.flush()
+    const rows = store.queryLogs()
+    expect(rows).toHaveLength(2)
+    const answer = rows.find((r) => r.provider === 'deepseek')
+    const tried = rows.find((r) => r.provider === 'up-gemini')
+    // the client's answer: its own tokens, the billed try named in its note
+    expect(answer).toMatchObject({status: 200, fallback: true, inputTokens: 700, outputTokens: 9})
+    expect(answer!.error).toContain(
+      "up-gemini/gemini-2.5-pro billed 1800 input tokens for what the client never got (counted in a row of its own, not in this one, which is deepseek/deepseek-chat's)",
+    )
+    // the try: both empty answers' prompts (sent again once), under Google's name, a 502
+    expect(tried).toMatchObject({
+      model: 'gemini-2.5-pro',
+      status: 502,
+      fallback: false,
+      inputTokens: 1800,
+      outputTokens: 0,
+      agentId: 'agent-1',
+      entrance: 'messages',
+      upstreamFamily: 'gemini',
+    })
+    expect(tried!.error).toMatch(
+      /twice \(sent again once\); billed 1800 input tokens for what the client never got/,
+    )
+    expect(tried!.error).toContain('in the row of deepseek/deepseek-chat')
+    // `gwctl usage --by provider`: each provider's tokens on its own line
+    const byProvider = store.usage({pivot: 'provider'})
+    expect(byProvider.find((u) => u.key === 'up-gemini')).toMatchObject({inputTokens: 1800, errors: 1})
+    expect(byProvider.find((u) => u.key === 'deepseek')).toMatchObject({inputTokens: 700, outputTokens: 9})
+  })
+})

@@ -1,0 +1,98 @@
+/**
+ * A passed-through JSON answer whose client left after the upstream's headers, before the answer's
+ * first byte reached it: the gateway reads the upstream's answer to its end (which the upstream
+ * bills) and the 499 row holds its usage; an answer that never ends is given up at the idle
+ * timeout, as before. In this process, with a scripted upstream that sends its headers, waits, then
+ * sends the body (or nothing more).
+ */
+import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
+
+import type {ProxyTarget} from './proxy.js'
+import type {Upstream} from './proxy-fixture.js'
+import {ProxyGateway, startUpstream} from './proxy-fixture.js'
+
+const ANSWER = JSON.stringify({
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  created: 1,
+  model: 'm',
+  choices: [{index: 0, message: {role: 'assistant', content: 'done'}, finish_reason: 'stop'}],
+  usage: {prompt_tokens: 1200, completion_tokens: 40, total_tokens: 1240},
+})
+
+/** Called once the upstream sent its headers. */
+let headersSent: () => void = () => undefined
+/** What the upstream does after its headers: its body 300 ms later, or nothing more. */
+let body: 'later' | 'never' = 'later'
+/** Resolved when the upstream's answer closed (ended, or its connection gone). */
+let upstreamClosed: Promise<void> = Promise.resolve()
+let upstream: Upstream
+let target: ProxyTarget
+const gateway = new ProxyGateway({
+  route: () => ({
+    targets: [target],
+    timeouts: {connectMs: 2_000, firstByteMs: 2_000, idleMs: 1_000},
+  }),
+})
+
+beforeAll(async () => {
+  upstream = await startUpstream((_req, res) => {
+    upstreamClosed = new Promise((resolve) => res.on('close', () => resolve()))
+    res.writeHead(200, {'content-type': 'application/json'})
+    res.flushHeaders()
+    headersSent()
+    if (body === 'later') setTimeout(() => res.end(ANSWER), 300)
+  })
+  target = {
+    provider: {name: 'up', family: 'chat', baseUrl: upstream.origin, credential: {secret: 'k'}},
+    model: 'm',
+  }
+  await gateway.listen()
+})
+
+afterEach(() => {
+  gateway.results.length = 0
+  body = 'later'
+})
+
+afterAll(async () => {
+  upstream.close()
+  await gateway.close()
+})
+
+/** A chat client that leaves once the upstream has sent its headers (before any byte reached it). */
+async function leaveAfterHeaders(): Promise<void> {
+  const sent = new Promise<void>((resolve) => (headersSent = resolve))
+  const controller = new AbortController()
+  const answer = fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: {'content-type': 'application/json'},
+    body: JSON.stringify({model: 'm', messages: [{role: 'user', content: 'hi'}]}),
+    signal: controller.signal,
+  }).catch(() => undefined)
+  await sent
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  controller.abort()
+  await answer
+}
+
+describe('a passed-through JSON answer whose client left before its first byte', () => {
+  it('the 499 row holds the usage of the answer the upstream went on to send (it bills it)', async () => {
+    await leaveAfterHeaders()
+    const [result] = await gateway.settled(1)
+    expect(result).toMatchObject({status: 499, clientAborted: true, error: 'client closed the connection'})
+    expect(result!.usage).toMatchObject({inputTokens: 1200, outputTokens: 40})
+  })
+
+  it('an answer that never ends is given up at the idle timeout: a 499 row without usage', async () => {
+    body = 'never'
+    const started = performance.now()
+    await leaveAfterHeaders()
+    const [result] = await gateway.settled(1)
+    expect(result).toMatchObject({status: 499, clientAborted: true})
+    expect(result!.usage).toBeNull()
+    // (the upstream's connection is let go, not held)
+    await upstreamClosed
+    expect(performance.now() - started).toBeLessThan(2_500)
+  })
+})
