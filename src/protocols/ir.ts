@@ -466,6 +466,12 @@ export interface Request {
   stream: boolean
   /** Responses `previous_response_id` (a translating route holds or refuses it). */
   previousResponseId?: string
+  /**
+   * Responses: the request's `store` is not false (the API's default): the client may name the
+   * answer's items by id in a later request (`item_reference`), so the answer's items are kept
+   * ({@link ItemStore}). Codex sends `store: false`: nothing kept for it.
+   */
+  storeItems?: boolean
   /** Responses `prompt_cache_key` / a client's cache hint, passed where the target has one. */
   cacheKey?: string
   /** An end-user id (`user`, `metadata.user_id`), passed where the target has one. */
@@ -671,6 +677,20 @@ export class TranslationError extends Error {
 export interface CarryStore {
   get(key: string): Part[] | undefined
   set(key: string, parts: Part[]): void
+  /** The items of gwctl's answers to Responses clients, for their `item_reference`s (one per daemon). */
+  readonly items?: ItemStore
+}
+
+/**
+ * The items of the answers gwctl encoded for a Responses client, as the parts each stood for, by
+ * the item id gwctl minted (`msg_…`, `rs_…`, `fc_…`, `ws_…`): the AI SDK's Responses provider sends
+ * an earlier answer's items back as `{"type": "item_reference", "id"}` unless told `store: false`,
+ * and only the server that answered can say what they were. Bounded, lost on restart.
+ */
+export interface ItemStore {
+  get(id: string): Part[] | undefined
+  /** `bytes`: about how much `parts` hold (the encoder's estimate: nothing is serialised to measure them). */
+  set(id: string, parts: Part[], bytes: number): void
 }
 
 /**

@@ -4,7 +4,17 @@
  */
 import {randomUUID} from 'node:crypto'
 
-import type {CodecContext, Message, Opaque, Part, ReasoningPart, Request, StopReason, Usage} from './ir.js'
+import type {
+  CodecContext,
+  ItemStore,
+  Message,
+  Opaque,
+  Part,
+  ReasoningPart,
+  Request,
+  StopReason,
+  Usage,
+} from './ir.js'
 import {carriedId, emptyUsage, wrapOpaque} from './ir.js'
 import {toolSearchCallItem} from './tool-search.js'
 
@@ -270,6 +280,37 @@ export function responseObject(fields: {
     tools: [],
     usage: fields.usage ? usageToResponses(fields.usage) : null,
   }
+}
+
+/**
+ * Where an answer's items are kept for the client's `item_reference`s: the daemon's item store,
+ * when the client's request left `store` on (ir.ts `Request.storeItems`); undefined otherwise.
+ */
+export const itemStoreOf = (ctx: CodecContext | undefined): ItemStore | undefined =>
+  ctx?.request?.storeItems ? ctx.carry?.items : undefined
+
+/**
+ * About how many bytes an answer item's parts hold, from the lengths of their strings (an
+ * opaque's value was read already, by the item written for the client): nothing serialised.
+ */
+export function partsBytes(parts: Part[]): number {
+  let bytes = 0
+  for (const part of parts) {
+    bytes += 64
+    if (part.type === 'text') bytes += part.text.length
+    else if (part.type === 'reasoning') {
+      bytes += part.text.length
+      const opaque = opaqueOf(part)
+      if (opaque) bytes += opaque.value.length
+    } else if (part.type === 'tool_call') {
+      bytes += part.id.length + part.name.length + part.arguments.length
+      if (part.signature) bytes += part.signature.value.length
+    } else if (part.type === 'web_search') {
+      bytes += part.query.length
+      for (const r of part.results) bytes += 32 + r.url.length + (r.title?.length ?? 0)
+    }
+  }
+  return bytes
 }
 
 /**

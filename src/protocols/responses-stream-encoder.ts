@@ -2,6 +2,7 @@
 import {webSearchItem} from './web-search.js'
 import type {
   CodecContext,
+  ItemStore,
   Opaque,
   Part,
   ReasoningPart,
@@ -18,7 +19,9 @@ import {
   functionCallItem,
   hasForeignOpaque,
   isCustomTool,
+  itemStoreOf,
   newId,
+  partsBytes,
   reasoningItem,
   responseObject,
   signaturePart,
@@ -73,9 +76,17 @@ export class ResponsesStreamEncoder implements StreamEncoder {
    * its status or the response's); the response lists it `incomplete`.
    */
   private heldCall?: EncBlock
+  /** Where each item's parts are kept when it is done, for the client's item_reference (`store` on). */
+  private readonly items: ItemStore | undefined
 
   constructor(private readonly ctx?: CodecContext & {model?: string}) {
     this.model = ctx?.request?.model ?? ctx?.model ?? ''
+    this.items = itemStoreOf(ctx)
+  }
+
+  /** Keeps a done item's parts by its id ({@link items}). */
+  private keep(id: string, parts: Part[]): void {
+    this.items?.set(id, parts, partsBytes(parts))
   }
 
   event(event: StreamEvent): string {
@@ -210,6 +221,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       out += this.emit('response.web_search_call.searching', ref)
       // (a failed search has no event of its own: its item's status says it)
       if (item.status === 'completed') out += this.emit('response.web_search_call.completed', ref)
+      if (this.items) this.keep(item.id as string, [{...start, type: 'web_search'}])
       return out + this.emit('response.output_item.done', {output_index: outputIndex, item})
     }
     if (start.type === 'text') {
@@ -277,6 +289,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     const item = reasoningItem(part, newId(this.ctx, 'rs'))
     const outputIndex = this.output.length
     this.output.push(item)
+    this.keep(item.id as string, [part])
     return (
       this.emit('response.output_item.added', {
         output_index: outputIndex,
@@ -300,6 +313,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         content: [part],
       }
       this.output[block.outputIndex] = item
+      if (this.items) this.keep(block.itemId, [{type: 'text', text: block.text}])
       out += this.emit('response.output_text.done', {
         item_id: block.itemId,
         output_index: block.outputIndex,
@@ -319,6 +333,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       this.reasoning.push(part)
       const item = reasoningItem(part, block.itemId)
       this.output[block.outputIndex] = item
+      this.keep(item.id as string, [part])
       const summaryPart = {type: 'summary_text', text: block.text}
       out += this.emit('response.reasoning_summary_text.done', {
         item_id: block.itemId,
@@ -342,6 +357,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     const block = this.heldCall!
     this.heldCall = undefined
     const call = {id: block.call!.id, name: block.call!.name, arguments: block.text || '{}'}
+    if (this.items) this.keep(block.itemId, [{type: 'tool_call', ...call}])
     if (hasForeignOpaque(this.reasoning, 'responses')) this.ctx?.carry?.set(call.id, [...this.reasoning])
     if (next.type === 'stop' && next.reason === 'max_tokens' && !wholeArguments(call.arguments)) {
       this.output[block.outputIndex] = functionCallItem(this.ctx, call, block.itemId, 'incomplete')

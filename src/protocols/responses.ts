@@ -30,8 +30,10 @@ import {
   functionCallItem,
   hasForeignOpaque,
   isObject,
+  itemStoreOf,
   newId,
   ownReasoning,
+  partsBytes,
   reasoningItem,
   responseObject,
   signaturePart,
@@ -204,6 +206,27 @@ function agentMessageText(item: Body): TextPart {
   return {type: 'text', text: `${author ? `Message from ${author}:\n` : ''}${texts.join('')}`}
 }
 
+/**
+ * The refusal of an `item_reference` whose item this gateway does not hold: one of an answer from
+ * before a restart, one evicted from the bounded store, one another server minted. Leaving it out
+ * would send the model the conversation without that turn of its own (the AI SDK, whose default
+ * `store` sends every earlier answer so, would get a reply to its first message: opencode PR
+ * #10142), so the request is refused, saying how to send the conversation whole.
+ */
+export const itemReferenceRefusal = (id: string): string =>
+  `an item_reference names item ${JSON.stringify(id)}, which this gateway does not hold (it keeps the items of its own recent answers in memory: not those from before a restart, long ago or of another server), and this route's upstream cannot look it up; send the conversation's items in full: \`store: false\` (the AI SDK: providerOptions.openai.store = false), as Codex does`
+
+/**
+ * The parts of an earlier answer's item named by an `item_reference`: copies of those the
+ * gateway kept when it wrote the item (carry.ts `BoundedItems`), so that what a later step does to
+ * a request's parts leaves the kept ones as they were. Refused when not held.
+ */
+function referencedParts(id: unknown, ctx: CodecContext): Part[] {
+  const kept = typeof id === 'string' ? ctx.carry?.items?.get(id) : undefined
+  if (!kept) throw new TranslationError(itemReferenceRefusal(typeof id === 'string' ? id : String(id)))
+  return kept.map((part) => ({...part}))
+}
+
 function decodeRequest(body: unknown, ctx: CodecContext): Request {
   if (!isObject(body)) throw new TranslationError('request body must be a JSON object')
   const system: TextPart[] = []
@@ -229,8 +252,16 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
   let updatedEffort: string | undefined
   for (const item of Array.isArray(input) ? input : []) {
     if (!isObject(item)) continue
-    const type = item.type ?? (item.role ? 'message' : undefined)
-    if (type === 'additional_tools') {
+    // (an item reference's `type` is optional in OpenAI's API: an item of an `id` alone is one)
+    const type =
+      item.type ?? (item.role ? 'message' : typeof item.id === 'string' ? 'item_reference' : undefined)
+    if (type === 'item_reference') {
+      // an earlier answer's item by its id: the parts it stood for, in its place
+      const parts = referencedParts(item.id, ctx)
+      for (const part of parts) if (part.type === 'tool_call') callNames.set(part.id, part.name)
+      if (parts.some((p) => p.type === 'web_search')) searched = true
+      push('assistant', parts)
+    } else if (type === 'additional_tools') {
       if (Array.isArray(item.tools)) additional = [...(additional ?? []), ...(item.tools as unknown[])]
     } else if (type === 'message') {
       const parts = contentParts(item.content)
@@ -350,6 +381,7 @@ function decodeRequest(body: unknown, ctx: CodecContext): Request {
       }
   }
   if (typeof body.previous_response_id === 'string') request.previousResponseId = body.previous_response_id
+  if (body.store !== false) request.storeItems = true
   if (typeof body.prompt_cache_key === 'string') request.cacheKey = body.prompt_cache_key
   if (typeof body.user === 'string') request.user = body.user
   return request
@@ -517,7 +549,11 @@ function decodeResponse(body: unknown, ctx?: CodecContext): Response {
 function encodeResponse(response: Response, ctx?: CodecContext): Record<string, unknown> {
   const output: Body[] = []
   const reasoning: Part[] = []
+  // each item's parts, kept by its id for the client's item_reference (a request with `store` on)
+  const items = itemStoreOf(ctx)
+  const keep = (item: Body, parts: Part[]) => items?.set(item.id as string, parts, partsBytes(parts))
   let message: Body | undefined
+  let texts: Part[] = []
   for (const part of response.parts) {
     if (part.type === 'text') {
       if (!message) {
@@ -529,19 +565,27 @@ function encodeResponse(response: Response, ctx?: CodecContext): Record<string, 
           content: [],
         }
         output.push(message)
+        texts = []
       }
       ;(message.content as Body[]).push({type: 'output_text', text: part.text, annotations: []})
+      texts.push(part)
       continue
     }
+    // (a message's text parts kept once they are all there)
+    if (message) keep(message, texts)
     message = undefined
     if (part.type === 'reasoning') {
       reasoning.push(part)
-      output.push(reasoningItem(part, newId(ctx, 'rs')))
+      const item = reasoningItem(part, newId(ctx, 'rs'))
+      output.push(item)
+      keep(item, [part])
     } else if (part.type === 'tool_call') {
       if (part.signature) {
         const sig = signaturePart(part.signature)
         reasoning.push(sig)
-        output.push(reasoningItem(sig, newId(ctx, 'rs')))
+        const item = reasoningItem(sig, newId(ctx, 'rs'))
+        output.push(item)
+        keep(item, [sig])
       }
       if (hasForeignOpaque(reasoning, 'responses')) ctx?.carry?.set(part.id, [...reasoning])
       // the answer's last part, a call, when the token limit stopped it: its arguments were cut,
@@ -550,9 +594,16 @@ function encodeResponse(response: Response, ctx?: CodecContext): Record<string, 
         response.stop === 'max_tokens' &&
         part === response.parts[response.parts.length - 1] &&
         !wholeArguments(part.arguments)
-      output.push(functionCallItem(ctx, part, newId(ctx, 'fc'), cut ? 'incomplete' : 'completed'))
-    } else if (part.type === 'web_search') output.push(webSearchItem(part, newId(ctx, 'ws')))
+      const item = functionCallItem(ctx, part, newId(ctx, 'fc'), cut ? 'incomplete' : 'completed')
+      output.push(item)
+      keep(item, [part])
+    } else if (part.type === 'web_search') {
+      const item = webSearchItem(part, newId(ctx, 'ws'))
+      output.push(item)
+      keep(item, [part])
+    }
   }
+  if (message) keep(message, texts)
   const {status, incomplete_details} = statusOf(response.stop)
   return responseObject({
     id: response.id,
