@@ -445,7 +445,10 @@ export async function relayTranslated(
     // a daily quota or OpenAI's `insufficient_quota`, which no wait cures: said so in the client's
     // terms, or Claude Code retries it 10 times over minutes (./rate-limit.ts)
     const quotaSpent = noWaitHelps(status, text)
-    const message = `${upstreamNamed(provider, family)}: upstream answered ${status}: ${said}${quotaSpent ? ` (${spentQuota(text)})` : ''}`
+    // (a paused turn's continuation refused, no other target left: the row names it, as the
+    // continuation's other failures do)
+    const which = paused ? 'the continuation of a paused turn: ' : ''
+    const message = `${upstreamNamed(provider, family)}: ${which}upstream answered ${status}: ${said}${quotaSpent ? ` (${spentQuota(text)})` : ''}`
     result.status = status
     result.error = message
     result.ttfbMs = performance.now() - started
