@@ -794,9 +794,17 @@ describe("Google's quota 429 as a stream's first event (Gemini's streamGenerateC
     },
   })
   // a Gemini stream's chunk; a relay's chat stream (one-api kinds forward Google's error as it was)
+  // or Messages stream (its `event: error`, Google's details kept, as the simulator says it)
   const UPSTREAMS: Array<[Family, (per: 'PerDay' | 'PerMinute') => string]> = [
     ['gemini', (per) => data(googleError(per, 429))],
     ['chat', (per) => data(googleError(per, 429)) + 'data: [DONE]\n\n'],
+    [
+      'messages',
+      (per) => {
+        const {message, details} = googleError(per, 429).error
+        return named({type: 'error', error: {type: 'rate_limit_error', message, details}})
+      },
+    ],
   ]
   const CASES = UPSTREAMS.flatMap(([up, body]) =>
     FAMILIES.filter((f) => f !== up).map((client) => [up, client, body] as const),
