@@ -684,6 +684,8 @@ export class ChatStreamDecoder implements StreamDecoder {
         status,
         message: str(e.message) ?? 'upstream stream error',
         ...(named !== undefined ? {code: named} : {}),
+        // Google's error as a relay forwards it (one-api kinds): its QuotaFailure and RetryInfo
+        ...(Array.isArray(e.details) ? {body: JSON.stringify({error: e})} : {}),
       },
     ]
   }

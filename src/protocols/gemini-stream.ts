@@ -85,6 +85,8 @@ export class GeminiStreamDecoder implements StreamDecoder {
           status: code >= 400 ? code : 502,
           message: str(chunk.error.message) ?? 'upstream error',
           ...(str(chunk.error.status) && {code: str(chunk.error.status)}),
+          // (a quota's 429 said so: its QuotaFailure and RetryInfo, ../daemon/router/rate-limit.ts)
+          ...(Array.isArray(chunk.error.details) && {body: data}),
         },
       ]
     }

@@ -651,9 +651,19 @@ export type StreamEvent =
    * finish that says the answer broke off, as Gemini's MALFORMED_FUNCTION_CALL), not the upstream
    * failing: no breaker failure, and no other target is tried for it. `usage`: what the upstream
    * billed for an answer of which the client was sent nothing (Gemini's empty or failed first
-   * finish): the log row counts it, the client is told none.
+   * finish): the log row counts it, the client is told none. `body`: the upstream's error as JSON
+   * text, kept when it holds Google's `details` (a `QuotaFailure` naming a daily quota, `RetryInfo`):
+   * the relay reads a 429's wait from it as from the same error answered with its status.
    */
-  | {type: 'error'; status: number; message: string; code?: string; answered?: true; usage?: Partial<Usage>}
+  | {
+      type: 'error'
+      status: number
+      message: string
+      code?: string
+      answered?: true
+      usage?: Partial<Usage>
+      body?: string
+    }
 
 export type BlockStart =
   | {type: 'text'}

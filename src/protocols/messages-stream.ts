@@ -415,6 +415,8 @@ export class MessagesStreamDecoder implements StreamDecoder {
             status: ERROR_STATUS[errType] ?? 502,
             message: str(e.message) ?? 'upstream stream error',
             code: errType,
+            // Google's details as a relay in front of Gemini keeps them (a quota's 429)
+            ...(Array.isArray(e.details) ? {body: JSON.stringify({error: e})} : {}),
           },
         ]
       }

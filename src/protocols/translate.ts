@@ -1544,6 +1544,8 @@ export class StreamTranslator {
         overflow?: true
         /** The error is the model's own answer (a failed finish), not the upstream failing. */
         answered?: true
+        /** The upstream's error as JSON text, when it holds Google's `details` (the IR event's). */
+        body?: string
       }
     | undefined
   /** The answer's id, from the first event. */
@@ -1854,6 +1856,7 @@ export class StreamTranslator {
         if (event.code) this.error.code = event.code
         if (overflowed) this.error.overflow = true
         if (event.answered) this.error.answered = true
+        if (event.body) this.error.body = event.body
         if (event.usage) this.usage.add(event.usage)
         // the tokens that did stream, when the upstream broke before reporting its usage
         const counted = this.usage.get()

@@ -260,6 +260,9 @@ describe('a paused turn continued, where it goes wrong', () => {
     expect(status).toBe(400)
     expect(JSON.parse(text).error.message).toContain('bad continuation')
     const result = await lastResult()
+    expect(result.error).toContain(
+      'the continuation of a paused turn: upstream answered 400: bad continuation',
+    )
     expect(result.usage).toMatchObject({inputTokens: 10, outputTokens: 5})
     expect(breakers.snapshotOf('up').consecutiveFailures).toBe(0)
   })
@@ -321,7 +324,10 @@ describe('a paused turn continued, where it goes wrong', () => {
     expect(lastHeaders?.get('retry-after')).toBe('20')
     const result = await lastResult()
     expect(result.status).toBe(429)
-    expect(result.error).toContain('up (messages, translated): upstream answered 429: Rate limited')
+    // (the row names the continuation, as the stream's does)
+    expect(result.error).toContain(
+      'up (messages, translated): the continuation of a paused turn: upstream answered 429: Rate limited',
+    )
     // the paused answer's tokens stay counted
     expect(result.usage).toMatchObject({inputTokens: 10, outputTokens: 5})
     expect(breakers.snapshotOf('up')).toMatchObject({state: 'closed', consecutiveFailures: 0})

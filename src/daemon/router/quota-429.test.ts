@@ -173,6 +173,18 @@ describe('a quota no wait cures, said in a stream before any output', () => {
     expect(breaker.snapshot()).toMatchObject({state: 'closed', consecutiveFailures: 0})
   })
 
+  it("Google's daily quota as a Gemini stream's first chunk (per-day,in-stream): an HTTP 429 to Claude Code, x-should-retry: false, one request", async () => {
+    route = () => ({targets: [target('gemini', {model: 'gemini-2.5-flash', translate: true})]})
+    sim.faults.add(parseFault('status=429,per-day,in-stream,times=0,path=/models/'))
+    const error = (await streamClaude()) as InstanceType<typeof Anthropic.APIError>
+    expect(error).toBeInstanceOf(Anthropic.RateLimitError)
+    expect(error.headers?.get('x-should-retry')).toBe('false')
+    expect(error.headers?.get('retry-after')).toBeNull()
+    expect(error.message).toContain('no retry helps: a daily quota')
+    // (the SDK retried it twice, on the `retry-after: 2` it was given)
+    expect(upstreamCalls('/models/')).toHaveLength(1)
+  })
+
   it('with another target left: that target answers the stream', async () => {
     route = () => ({
       targets: [

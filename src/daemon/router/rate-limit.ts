@@ -163,6 +163,16 @@ export function retryAfterFromWords(text: string): string | undefined {
 }
 
 /**
+ * The `retry-after` of a 429 said inside a 200 (a stream's first event, a JSON answer of an error
+ * alone) that no wait is known not to help: Google's `RetryInfo` in the error (`text`, its JSON;
+ * empty when none), else the wait its `words` state, else the first of Codex's waits
+ * ({@link RETRY_429}): Codex retries no 429 without it.
+ */
+export function saidRetryAfter(text: string, words: string): string {
+  return retryAfterFromBody(text) ?? retryAfterFromWords(words) ?? String(RETRY_429.fixedMs[0]! / 1000)
+}
+
+/**
  * A wait given in `retry-after-ms` only, as `retry-after` in whole seconds (rounded up): the
  * header Claude Code's own retry loop and Codex read (neither reads `-ms`). Undefined when
  * `retry-after` is there already or `retry-after-ms` is no number.

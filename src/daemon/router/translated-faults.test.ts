@@ -769,3 +769,91 @@ describe("an upstream whose stream's first event is its error (nothing went to t
     expect(breaker).toBe('closed')
   })
 })
+
+describe("Google's quota 429 as a stream's first event (Gemini's streamGenerateContent, relays that keep Google's error)", () => {
+  // answered as the same 429 said by its status: a daily quota `x-should-retry: false`, which
+  // Claude Code's and the OpenAI SDKs obey (./rate-limit.ts `noWaitHelps`), and to a Gemini client
+  // a QuotaFailure naming a daily quota; a per-minute one RetryInfo's delay as `retry-after` (close58)
+  const googleError = (per: 'PerDay' | 'PerMinute', code: number) => ({
+    error: {
+      code,
+      message: 'You exceeded your current quota, please check your plan and billing details.',
+      status: 'RESOURCE_EXHAUSTED',
+      details: [
+        {
+          '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+          violations: [
+            {
+              quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests',
+              quotaId: `GenerateRequests${per}PerProjectPerModel-FreeTier`,
+            },
+          ],
+        },
+        {'@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '37s'},
+      ],
+    },
+  })
+  // a Gemini stream's chunk; a relay's chat stream (one-api kinds forward Google's error as it was)
+  // or Messages stream (its `event: error`, Google's details kept, as the simulator says it)
+  const UPSTREAMS: Array<[Family, (per: 'PerDay' | 'PerMinute') => string]> = [
+    ['gemini', (per) => data(googleError(per, 429))],
+    ['chat', (per) => data(googleError(per, 429)) + 'data: [DONE]\n\n'],
+    [
+      'messages',
+      (per) => {
+        const {message, details} = googleError(per, 429).error
+        return named({type: 'error', error: {type: 'rate_limit_error', message, details}})
+      },
+    ],
+  ]
+  const CASES = UPSTREAMS.flatMap(([up, body]) =>
+    FAMILIES.filter((f) => f !== up).map((client) => [up, client, body] as const),
+  )
+
+  it.each(CASES)(
+    '%s upstream, %s client: a daily quota is a 429 that says no retry helps, no retry-after',
+    async (up, client, body) => {
+      const {res, text, result, breaker} = await run(client, up, {body: body('PerDay'), then: 'end'})
+      expect(res.status).toBe(429)
+      expect(res.headers.get('x-should-retry')).toBe('false')
+      expect(res.headers.get('retry-after')).toBeNull()
+      expect(result.error).toContain('(no retry helps: a daily quota)')
+      expect(breaker).toBe('closed')
+      if (client === 'gemini') {
+        const details = JSON.parse(text).error.details as Array<Record<string, unknown>>
+        // (Gemini CLI 0.61 classifyGoogleError: a quotaId that includes "PerDay" ends the turn)
+        expect(details.map((d) => d['@type'])).toEqual(['type.googleapis.com/google.rpc.QuotaFailure'])
+        expect(JSON.stringify(details)).toContain('PerDay')
+      }
+    },
+  )
+
+  it.each(CASES)(
+    "%s upstream, %s client: a per-minute quota's wait is RetryInfo's",
+    async (up, client, body) => {
+      const {res, text} = await run(client, up, {body: body('PerMinute'), then: 'end'})
+      expect(res.status).toBe(429)
+      expect(res.headers.get('retry-after')).toBe('37')
+      expect(res.headers.get('x-should-retry')).toBeNull()
+      if (client === 'gemini')
+        expect(JSON.parse(text).error.details).toEqual([
+          {'@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '37s'},
+        ])
+    },
+  )
+
+  it("a relay's 200 JSON answer of that error alone: the same waits", async () => {
+    const json = (per: 'PerDay' | 'PerMinute') => ({
+      body: JSON.stringify(googleError(per, 429)),
+      then: 'end' as const,
+      json: true,
+    })
+    const minute = await run('messages', 'chat', json('PerMinute'), false)
+    expect(minute.res.status).toBe(429)
+    expect(minute.res.headers.get('retry-after')).toBe('37')
+    const day = await run('messages', 'chat', json('PerDay'), false)
+    expect(day.res.status).toBe(429)
+    expect(day.res.headers.get('x-should-retry')).toBe('false')
+    expect(day.res.headers.get('retry-after')).toBeNull()
+  })
+})

@@ -40,10 +40,9 @@ import {isReturnedHeader, mintRequestId, requestIdHeader} from './headers.js'
 import type {ProxyTarget} from './proxy-types.js'
 import {
   noWaitHelps,
-  RETRY_429,
   retryAfterFromBody,
   retryAfterFromMs,
-  retryAfterFromWords,
+  saidRetryAfter,
   settle429,
   spentQuota,
 } from './rate-limit.js'
@@ -458,7 +457,10 @@ export async function relayTranslated(
     // a daily quota or OpenAI's `insufficient_quota`, which no wait cures: said so in the client's
     // terms, or Claude Code retries it 10 times over minutes (./rate-limit.ts)
     const quotaSpent = noWaitHelps(status, text)
-    const message = `${upstreamNamed(provider, family)}: upstream answered ${status}: ${said}${quotaSpent ? ` (${spentQuota(text)})` : ''}`
+    // (a paused turn's continuation refused, no other target left: the row names it, as the
+    // continuation's other failures do)
+    const which = paused ? 'the continuation of a paused turn: ' : ''
+    const message = `${upstreamNamed(provider, family)}: ${which}upstream answered ${status}: ${said}${quotaSpent ? ` (${spentQuota(text)})` : ''}`
     result.status = status
     result.error = message
     result.ttfbMs = performance.now() - started
@@ -569,14 +571,12 @@ export async function relayTranslated(
       else target.breaker?.recordSuccess()
       result.status = said.status
       result.error = message
-      // (an `insufficient_quota` said so: no wait cures it, ./rate-limit.ts); any other 429 with
-      // the wait its words state, else the first of Codex's waits, as a stream's first-event 429
-      // gets it (`earlyError` below: Codex retries no 429 without `retry-after`)
-      const quotaSpent = noWaitHelps(said.status, JSON.stringify(body))
-      const wait =
-        said.status === 429 && !quotaSpent
-          ? (retryAfterFromWords(said.message) ?? String(RETRY_429.fixedMs[0]! / 1000))
-          : undefined
+      // (an `insufficient_quota` or Google's daily quota said so: no wait cures it,
+      // ./rate-limit.ts); any other 429 with Google's RetryInfo, else the wait its words state,
+      // else the first of Codex's waits, as a stream's first-event 429 gets it (`earlyError` below)
+      const text = JSON.stringify(body)
+      const quotaSpent = noWaitHelps(said.status, text)
+      const wait = said.status === 429 && !quotaSpent ? saidRetryAfter(text, said.message) : undefined
       sendFamilyError(res, family, said.status, message, {
         requestId: result.requestId,
         ...(quotaSpent ? {headers: {'x-should-retry': 'false'}, quotaSpent} : {}),
@@ -973,9 +973,14 @@ function earlyError(
 ): FailedBeforeFirstByte | undefined {
   const {res, family, result} = ctx
   // OpenAI's `insufficient_quota` in a Responses stream's `response.failed` or a chat stream's
-  // error chunk: no wait cures it (./rate-limit.ts `noWaitHelps`), and the row says so
-  const quotaSpent = early.status === 429 && early.code === 'insufficient_quota'
-  const spent = quotaSpent ? ` (${spentQuota('insufficient_quota')})` : ''
+  // error chunk, or Google's daily quota in a Gemini stream's error chunk (its QuotaFailure, also
+  // as relays forward it): no wait cures it (./rate-limit.ts `noWaitHelps`), and the row says so,
+  // as of the same 429 answered with its status
+  const google = early.status === 429 ? (early.body ?? '') : ''
+  const quotaSpent = early.status === 429 && (early.code === 'insufficient_quota' || noWaitHelps(429, google))
+  const spent = quotaSpent
+    ? ` (${spentQuota(early.code === 'insufficient_quota' ? early.code : google)})`
+    : ''
   const message = `${upstreamNamed(provider, family)}: ${early.message}${spent}`
   // (a failed finish is the model's answer, as it was once the stream had begun: the client gets
   // the 502, the breaker is not told, no other target is tried)
@@ -989,15 +994,13 @@ function earlyError(
   if (failure && early.status === 429) settle429(target, message, false)
   else if (failure) target.breaker?.recordFailure(message)
   else target.breaker?.recordSuccess()
-  // A rate limit said so (a chat chunk naming `rate_limit_exceeded`, a `response.failed`), not a
-  // spent quota: the wait its words state, else the first of Codex's waits (./rate-limit.ts
-  // RETRY_429), as `retry-after`. Codex retries no 429 without it (it ended the turn, "exceeded
-  // retry limit, last status: 429", where this was a 502 it retried before the stream's 429 was
-  // read); Claude Code and the OpenAI SDKs wait what it says; a Gemini client gets it as RetryInfo.
-  const wait =
-    early.status === 429 && !quotaSpent
-      ? (retryAfterFromWords(early.message) ?? String(RETRY_429.fixedMs[0]! / 1000))
-      : undefined
+  // A rate limit said so (a chat chunk naming `rate_limit_exceeded`, a `response.failed`, Google's
+  // per-minute quota), not a spent quota: Google's RetryInfo, else the wait its words state, else
+  // the first of Codex's waits (./rate-limit.ts RETRY_429), as `retry-after`. Codex retries no 429
+  // without it (it ended the turn, "exceeded retry limit, last status: 429", where this was a 502
+  // it retried before the stream's 429 was read); Claude Code and the OpenAI SDKs wait what it
+  // says; a Gemini client gets it as RetryInfo.
+  const wait = early.status === 429 && !quotaSpent ? saidRetryAfter(google, early.message) : undefined
   sendFamilyError(
     res,
     family,
